@@ -1,0 +1,31 @@
+/* Emitters over core IR: CUDA-C for NVRTC (emit/cuda_c.c) and PTX text that
+ * the driver loads directly (emit/ptx.c). Both are deterministic: the same
+ * module and options give byte-identical text. */
+#ifndef KF_EMIT_H
+#define KF_EMIT_H
+
+#include "../ir/kforge.h"
+
+typedef struct {
+    uint32_t arch;       /* SM version: 80, 86, 89, 90 (default 90) */
+    bool lineinfo;       /* -g: PTX .file/.loc, CUDA-C #line */
+} kf_emit_opts;
+
+/* Maps each line of emitted text (1-based) back to the .kf location that
+ * produced it (loc.line == 0: none). Lets ptxas/NVRTC errors be reported at
+ * the .kf line. */
+typedef struct {
+    KF_VEC(kf_loc) lines;   /* lines.data[i] is the location of text line i+1 */
+} kf_linemap;
+
+/* Emits the kernel (or every kernel of the module when k is NULL) as one PTX
+ * module into out. A feature the arch lacks is an error in diags at its .kf
+ * location (KF_ERR_SOURCE). linemap may be NULL. */
+kf_status kf_ptx_emit(const kf_module *m, const kf_ir_kernel *k, const kf_emit_opts *o,
+                      kf_buf *out, kf_linemap *linemap, kf_diags *diags);
+/* The same for self-contained CUDA-C (extern "C" __global__ entries). */
+kf_status kf_cuda_emit(const kf_module *m, const kf_ir_kernel *k, const kf_emit_opts *o,
+                       kf_buf *out, kf_linemap *linemap, kf_diags *diags);
+void kf_linemap_free(kf_linemap *lm);
+
+#endif

@@ -1,0 +1,40 @@
+/* The CPU interpreter of core IR: executes one kernel launch exactly as the
+ * GPU would (LANGUAGE.md), reporting undefined behaviour instead of
+ * computing garbage. It is the reference back end for the golden tests.
+ *
+ * Every thread of a block has its own registers and program counter into
+ * kernel->ins; a block runs its threads in warps of 32 until each reaches a
+ * barrier, a warp operation, or the end; barriers and warp ops then complete
+ * together. Blocks run one after another. */
+#ifndef KF_INTERP_H
+#define KF_INTERP_H
+
+#include "kforge.h"
+
+/* One launch argument, in the kernel's binding order. */
+typedef struct {
+    bool is_buffer;
+    kf_value value;      /* scalars/vectors */
+    void *data;          /* buffers: host memory */
+    size_t bytes;        /* buffers: size in bytes */
+} kf_interp_arg;
+
+typedef struct {
+    uint32_t grid[3];
+    uint32_t block[3];
+} kf_interp_launch;
+
+typedef struct {
+    uint64_t instructions;   /* IR instructions executed, all threads */
+    uint64_t threads;
+} kf_interp_stats;
+
+/* Runs the launch. On a reported error (out-of-bounds access, read of an
+ * unwritten local array element, divergent barrier, incomplete warp op,
+ * integer division by zero) returns KF_ERR_RUNTIME with err->msg naming the
+ * kernel, file:line:col, block and thread, and err->loc set. Buffers written
+ * before the error keep their writes. stats may be NULL. */
+kf_status kf_interp_run(const kf_ir_kernel *k, const kf_interp_arg *args, uint32_t nargs,
+                        const kf_interp_launch *launch, kf_interp_stats *stats, kf_error *err);
+
+#endif

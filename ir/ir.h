@@ -1,0 +1,154 @@
+/* The core IR: the only program representation the back ends read (CUDA-C
+ * emitter, PTX emitter, CPU interpreter). See DESIGN.md section 2.
+ *
+ * Shape. One kf_ir_kernel per kernel; fns are inlined and @unroll loops
+ * expanded before this point. Values are typed virtual registers held in a
+ * flat array and named by 32-bit ids (id 0 is "no value"). They are NOT SSA:
+ * a `var` is one value written by several MOVs, which maps straight onto a
+ * PTX virtual register and onto a C local. Instructions are one flat array;
+ * control flow stays structured through marker instructions:
+ *
+ *     IF c ... [ELSE ...] ENDIF
+ *     LOOP ... [LATCH ...] ENDLOOP     BREAK / CONTINUE (innermost loop)
+ *
+ * LOOP repeats forever; BREAK jumps past ENDLOOP; CONTINUE jumps to LATCH (or
+ * to ENDLOOP when the loop has no LATCH, which then repeats). A `for` lowers
+ * to: init; LOOP; IF !(i < end) BREAK ENDIF; body; LATCH; i += step; ENDLOOP.
+ * kf_ir_link() fills `imm` of every marker with the index of its partner so a
+ * walker never searches (interp keeps a per-thread pc into this array, which
+ * is what lets a thread suspend at a barrier or warp op).
+ *
+ * Vectors are values too (f32x4): arithmetic, CVT and math apply per lane;
+ * EXTRACT/INSERT/SPLAT build and take them apart. Warp shuffles take 32- or
+ * 64-bit scalars only (lowering splits vectors; warp_sum/max/min lower to
+ * SHFL butterflies). Every conversion is an explicit CVT. */
+#ifndef KF_IR_H
+#define KF_IR_H
+
+#include "ast.h"
+
+typedef uint32_t kf_val;   /* index into kernel->vals; 0 = none */
+
+/* X(enum, name, nargs, has_dst)
+ * Operand conventions (a[0..3]); `type` is the result type unless stated. */
+#define KF_IR_OPS(X) \
+    X(KF_IR_NOP, "nop", 0, 0) \
+    X(KF_IR_CONST, "const", 0, 1)     /* imm: bits of the value in `type` (zero-extended; f16/bf16 bits, f32 bits, f64 bits, ints two's complement) */ \
+    X(KF_IR_PARAM, "param", 0, 1)     /* imm: parameter index; dst gets the scalar/vector value or buffer handle */ \
+    X(KF_IR_MOV, "mov", 1, 1)         /* dst = a0 (same type) */ \
+    X(KF_IR_BINOP, "binop", 2, 1)     /* sub: kf_op ADD..SHR plus MIN/MAX via sub=KF_IRB_*; dst = a0 op a1; per lane */ \
+    X(KF_IR_CMP, "cmp", 2, 1)         /* sub: kf_op EQ..GE; dst: bool; `type` = operand type (scalar) */ \
+    X(KF_IR_UNOP, "unop", 1, 1)       /* sub: KF_OP_NEG, KF_OP_NOT (bool), KF_OP_BNOT */ \
+    X(KF_IR_CVT, "cvt", 1, 1)         /* numeric conversion to `type` per contract (float->int truncates, saturates, NaN->0; int->float RN; narrowing RNE); per lane */ \
+    X(KF_IR_BITCAST, "bitcast", 1, 1) /* same size reinterpretation */ \
+    X(KF_IR_SELECT, "select", 3, 1)   /* dst = a0 ? a1 : a2 (a0 bool) */ \
+    X(KF_IR_MATH, "math", 3, 1)       /* sub: kf_builtin (EXP..FMA, CLZ, POPC, MUL_HI, MIN, MAX, ABS); args as the builtin; per lane */ \
+    X(KF_IR_SPLAT, "splat", 1, 1)     /* dst vector = a0 in every lane */ \
+    X(KF_IR_EXTRACT, "extract", 1, 1) /* dst = a0[imm] */ \
+    X(KF_IR_INSERT, "insert", 2, 1)   /* dst = a0 with lane imm replaced by a1 (dst may equal a0) */ \
+    X(KF_IR_SREG, "sreg", 0, 1)       /* imm: kf_ir_sreg; u32 */ \
+    X(KF_IR_VIEW, "view", 1, 1)       /* dst buffer = a0 reinterpreted with element type `type.elem` (length = bytes / size) */ \
+    X(KF_IR_LOAD, "load", 2, 1)       /* dst = a0[a1]; a0 buffer value, a1 index (u32/i32/u64/i64), `type` = element type */ \
+    X(KF_IR_STORE, "store", 3, 0)     /* a0[a1] = a2; `type` = element type */ \
+    X(KF_IR_ALOAD, "aload", 1, 1)     /* dst = arrays[imm][a0] (local or shared) */ \
+    X(KF_IR_ASTORE, "astore", 2, 0)   /* arrays[imm][a0] = a1 */ \
+    X(KF_IR_ATOMIC, "atomic", 4, 1)   /* sub: kf_builtin ATOMIC_*; dst = old; a0 buf, a1 index, a2 value (CAS: a2 expected, a3 new) */ \
+    X(KF_IR_SHFL, "shfl", 2, 1)       /* sub: kf_builtin SHFL/SHFL_XOR/SHFL_UP/SHFL_DOWN; a0 value (32/64-bit scalar), a1 u32 lane/mask/delta */ \
+    X(KF_IR_VOTE, "vote", 1, 1)       /* sub: kf_builtin BALLOT (u32) / ANY / ALL (bool); a0 bool */ \
+    X(KF_IR_BARRIER, "barrier", 0, 0) \
+    X(KF_IR_IF, "if", 1, 0)           /* a0 bool; imm: index of ELSE or ENDIF */ \
+    X(KF_IR_ELSE, "else", 0, 0)       /* imm: index of ENDIF */ \
+    X(KF_IR_ENDIF, "endif", 0, 0)     /* imm: index of IF */ \
+    X(KF_IR_LOOP, "loop", 0, 0)       /* imm: index of ENDLOOP */ \
+    X(KF_IR_LATCH, "latch", 0, 0)     /* imm: index of LOOP */ \
+    X(KF_IR_ENDLOOP, "endloop", 0, 0) /* imm: index of LOOP */ \
+    X(KF_IR_BREAK, "break", 0, 0)     /* imm: index of the innermost LOOP */ \
+    X(KF_IR_CONTINUE, "continue", 0, 0) /* imm: index of the innermost LOOP */ \
+    X(KF_IR_RET, "ret", 0, 0)
+
+typedef enum {
+#define X(e, n, na, d) e,
+    KF_IR_OPS(X)
+#undef X
+    KF_IR_OP_COUNT
+} kf_ir_op;
+extern const char *const kf_ir_op_names[KF_IR_OP_COUNT];
+extern const uint8_t kf_ir_op_nargs[KF_IR_OP_COUNT];
+
+/* BINOP sub-ops beyond kf_op: integer/float min and max come as MATH. */
+
+/* Special registers read by SREG. X(enum, name, ptx) */
+#define KF_IR_SREGS(X) \
+    X(KF_SR_TID_X, "thread_id.x", "%tid.x")     X(KF_SR_TID_Y, "thread_id.y", "%tid.y") \
+    X(KF_SR_TID_Z, "thread_id.z", "%tid.z")     X(KF_SR_CTAID_X, "block_id.x", "%ctaid.x") \
+    X(KF_SR_CTAID_Y, "block_id.y", "%ctaid.y")  X(KF_SR_CTAID_Z, "block_id.z", "%ctaid.z") \
+    X(KF_SR_NTID_X, "block_dim.x", "%ntid.x")   X(KF_SR_NTID_Y, "block_dim.y", "%ntid.y") \
+    X(KF_SR_NTID_Z, "block_dim.z", "%ntid.z")   X(KF_SR_NCTAID_X, "grid_dim.x", "%nctaid.x") \
+    X(KF_SR_NCTAID_Y, "grid_dim.y", "%nctaid.y") X(KF_SR_NCTAID_Z, "grid_dim.z", "%nctaid.z") \
+    X(KF_SR_LANE, "lane_id", "%laneid")
+
+typedef enum {
+#define X(e, n, p) e,
+    KF_IR_SREGS(X)
+#undef X
+    KF_SR_COUNT
+} kf_ir_sreg;
+extern const char *const kf_ir_sreg_names[KF_SR_COUNT];
+extern const char *const kf_ir_sreg_ptx[KF_SR_COUNT];
+
+typedef struct {
+    kf_type type;        /* scalar, vector or buffer (buffers: PARAM and VIEW results) */
+    const char *name;    /* source name for readable output, or NULL (temporaries) */
+    kf_loc loc;
+} kf_ir_value;
+
+typedef struct {
+    uint16_t op;         /* kf_ir_op */
+    uint16_t sub;        /* kf_op or kf_builtin, per op */
+    kf_type type;        /* see op table */
+    kf_val dst;
+    kf_val a[4];
+    uint64_t imm;
+    kf_loc loc;          /* the source statement/expression this came from */
+} kf_ir_ins;
+
+typedef struct {
+    const char *name;
+    kf_type type;        /* KF_TK_ARRAY; flags & KF_TF_SHARED for shared memory */
+    kf_loc loc;
+} kf_ir_array;
+
+typedef struct {
+    const char *name;
+    kf_type type;        /* buffer (flags & KF_TF_MUT) or scalar/vector */
+    kf_loc loc;
+} kf_ir_param;
+
+/* The kernel's default launch shape (LANGUAGE.md section 6). block is
+ * constant; the grid is evaluated on the host from scalar arguments by
+ * kf_schedule_grid (ir/kforge.h). */
+typedef struct {
+    uint32_t block[3];   /* 1 in unused dimensions */
+    uint32_t ngrid;      /* 0: no grid expression (grid = cdiv(count, block.x)) */
+    const kf_node *grid[3]; /* typed AST of each grid expression (arena of the module) */
+    kf_loc loc;
+} kf_schedule;
+
+typedef struct {
+    const char *name;
+    kf_loc loc;
+    kf_ir_param *params;  uint32_t nparams;
+    kf_ir_value *vals;    uint32_t nvals;   /* vals[0] unused */
+    kf_ir_ins *ins;       uint32_t nins;
+    kf_ir_array *arrays;  uint32_t narrays;
+    kf_schedule sched;
+} kf_ir_kernel;
+
+/* Fills the partner indices of structured markers (see the file comment).
+ * Returns false if the markers do not nest (a lowering bug). */
+bool kf_ir_link(kf_ir_kernel *k);
+/* Prints the kernel readably, one instruction per line with its source
+ * line ("; saxpy.kf:6"), indented by structure. */
+void kf_ir_print(kf_buf *out, const kf_ir_kernel *k);
+
+#endif

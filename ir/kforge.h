@@ -1,0 +1,78 @@
+/* The compiler driver's public API: source text in, checked and lowered
+ * module out, with kernel reflection (parameters in binding order, schedule)
+ * for the runtime. The passes run in the order listed in kf_compile():
+ * parse (grammar/) -> sema (ir/sema.c) -> lower (ir/lower.c). */
+#ifndef KF_KFORGE_H
+#define KF_KFORGE_H
+
+#include "ir.h"
+
+typedef struct {
+    const char *name;
+    const char *value;   /* source text of a constant expression, e.g. "128", "1e-6" */
+} kf_define;
+
+typedef struct {
+    const kf_define *defines;  /* -D NAME=VALUE overrides of module constants */
+    uint32_t ndefines;
+} kf_compile_opts;
+
+/* A compiled module: owns its arena (AST, IR, strings) and diagnostics. */
+typedef struct {
+    kf_arena arena;
+    const char *file;          /* display name used in locations */
+    char *source;              /* copy of the source text (NUL-terminated) */
+    size_t source_len;
+    kf_node *ast;              /* typed AST (KF_N_MODULE) */
+    kf_ir_kernel *kernels;     /* one per `kernel`, in source order */
+    uint32_t nkernels;
+    kf_diags diags;
+} kf_module;
+
+/* Compiles `source` (len bytes; need not be NUL-terminated). Always returns
+ * a module (NULL only when out of memory); status is KF_ERR_SOURCE when
+ * module->diags holds errors, in which case kernels may be absent. */
+kf_status kf_compile(const char *file, const char *source, size_t len,
+                     const kf_compile_opts *opts, kf_module **out);
+void kf_module_free(kf_module *m);
+/* The kernel named `name`, or the only kernel when name is NULL and there is
+ * exactly one; NULL otherwise. */
+const kf_ir_kernel *kf_module_kernel(const kf_module *m, const char *name);
+
+/* ---- the passes (called by kf_compile; exposed for tests) --------------- */
+typedef struct {
+    kf_arena *arena;
+    kf_diags *diags;
+    const char *file;
+    const char *src;
+    size_t len;
+} kf_pass_ctx;
+
+/* Parses into an AST (KF_N_MODULE). Syntax errors go to diags; returns NULL
+ * only if nothing could be built. */
+kf_node *kf_parse(kf_pass_ctx *cx);
+/* Resolves names, checks and annotates types, folds constants, applies
+ * overrides, validates schedules and fn rules. */
+kf_status kf_sema_check(kf_pass_ctx *cx, kf_node *module, const kf_compile_opts *opts);
+/* Lowers every kernel of a checked module to core IR. */
+kf_status kf_lower(kf_pass_ctx *cx, kf_node *module, kf_ir_kernel **kernels, uint32_t *nkernels);
+
+/* ---- runtime values and schedule evaluation ------------------------------ */
+/* A scalar or vector argument value. Bits are held per lane in `lane`
+ * (same encoding as kf_ir_ins.imm for the scalar type). */
+typedef struct {
+    kf_type type;
+    uint64_t lane[16];
+} kf_value;
+
+/* Parses a scalar argument ("1024", "-3", "1e-6", "0x10", "true") for a
+ * parameter of type t. Errors name the parameter. */
+kf_status kf_value_parse(const char *text, kf_type t, const char *param, kf_value *out, kf_error *err);
+
+/* Evaluates the kernel's grid for the given arguments (one per parameter in
+ * binding order; buffer entries are ignored). With no grid expression the
+ * grid is cdiv(count, block.x) and count must be > 0. */
+kf_status kf_schedule_grid(const kf_ir_kernel *k, const kf_value *args, uint64_t count,
+                           uint32_t grid[3], kf_error *err);
+
+#endif
