@@ -36,7 +36,7 @@ typedef uint32_t kf_val;   /* index into kernel->vals; 0 = none */
     X(KF_IR_CONST, "const", 0, 1)     /* imm: bits of the value in `type` (zero-extended; f16/bf16 bits, f32 bits, f64 bits, ints two's complement) */ \
     X(KF_IR_PARAM, "param", 0, 1)     /* imm: parameter index; dst gets the scalar/vector value or buffer handle */ \
     X(KF_IR_MOV, "mov", 1, 1)         /* dst = a0 (same type) */ \
-    X(KF_IR_BINOP, "binop", 2, 1)     /* sub: kf_op ADD..SHR plus MIN/MAX via sub=KF_IRB_*; dst = a0 op a1; per lane */ \
+    X(KF_IR_BINOP, "binop", 2, 1)     /* sub: kf_op ADD..SHR; dst = a0 op a1; per lane (min/max are MATH) */ \
     X(KF_IR_CMP, "cmp", 2, 1)         /* sub: kf_op EQ..GE; dst: bool; `type` = operand type (scalar) */ \
     X(KF_IR_UNOP, "unop", 1, 1)       /* sub: KF_OP_NEG, KF_OP_NOT (bool), KF_OP_BNOT */ \
     X(KF_IR_CVT, "cvt", 1, 1)         /* numeric conversion to `type` per contract (float->int truncates, saturates, NaN->0; int->float RN; narrowing RNE); per lane */ \
@@ -74,8 +74,6 @@ typedef enum {
 } kf_ir_op;
 extern const char *const kf_ir_op_names[KF_IR_OP_COUNT];
 extern const uint8_t kf_ir_op_nargs[KF_IR_OP_COUNT];
-
-/* BINOP sub-ops beyond kf_op: integer/float min and max come as MATH. */
 
 /* Special registers read by SREG. X(enum, name, ptx) */
 #define KF_IR_SREGS(X) \
@@ -122,6 +120,9 @@ typedef struct {
     const char *name;
     kf_type type;        /* buffer (flags & KF_TF_MUT) or scalar/vector */
     kf_loc loc;
+    uint32_t align;      /* buffers: largest element size (bytes) the kernel
+                            accesses it as, through VIEWs too; the runtime
+                            requires bound views to be aligned to it */
 } kf_ir_param;
 
 /* The kernel's default launch shape (LANGUAGE.md section 6). block is
