@@ -1,0 +1,27 @@
+/* Exact numeric conversions shared by the interpreter, the CLI (.npy, rand)
+ * and the golden references: f16/bf16 encoding with round-to-nearest-even
+ * from double in ONE rounding (no double rounding through f32), and the
+ * contract's float->int conversion (truncate toward zero, saturate, NaN->0). */
+#ifndef KF_NUMERIC_H
+#define KF_NUMERIC_H
+
+#include "types.h"
+
+uint16_t kf_f16_from_double(double x);   /* RNE, overflow -> inf, NaN kept */
+double kf_f16_to_double(uint16_t h);
+uint16_t kf_bf16_from_double(double x);  /* RNE */
+double kf_bf16_to_double(uint16_t h);
+uint32_t kf_f32_bits(float x);
+float kf_f32_from_bits(uint32_t b);
+
+/* Reads the lane bits (kf_value / IR CONST encoding) of scalar type s as a
+ * double / int64 / uint64, and writes a double or integer into bits of s
+ * with the contract's conversion rules (float->int: trunc, saturate, NaN->0;
+ * int->float and float narrowing: round to nearest even). */
+double kf_bits_to_double(kf_scalar s, uint64_t bits);
+int64_t kf_bits_to_i64(kf_scalar s, uint64_t bits);      /* sign/zero extended */
+uint64_t kf_bits_from_double(kf_scalar s, double x);
+uint64_t kf_bits_from_i64(kf_scalar s, int64_t x);       /* ints wrap; floats RNE */
+uint64_t kf_bits_from_u64(kf_scalar s, uint64_t x);      /* ints wrap; floats RNE */
+
+#endif
