@@ -190,6 +190,10 @@ static void int_value(kf_lexer *lx, const char *s, size_t len, uint64_t *val)
             continue;
         }
         int d = digit_value(c);
+        if (base == 10 && (c | 0x20) == 'e' && i + 1 == len) {
+            lex_error(lx, s, "exponent of '%.*s' has no digits (write 1e5 or 1e-6)", n, s);
+            return;
+        }
         if (d >= (int)base) {
             lex_error(lx, s, "invalid %s digit '%c' in '%.*s%s'%s", kind, c, n, s, more,
                       base == 10 && digits == 0 ? "" : base == 10 ? " (hex literals start with 0x)" : "");
