@@ -155,7 +155,7 @@ static kf_status decode_op(kf_ictx *c, uint32_t i, uint32_t *nconst, kf_idins *d
     case KF_IR_MOV: case KF_IR_BITCAST: case KF_IR_VIEW: d->h = IH_MOV; break;
     case KF_IR_BINOP: d->h = in->type.lanes == 1 ? pick_binop((kf_op)in->sub, s) : IH_BINOP; break;
     case KF_IR_CMP: d->h = pick_cmp((kf_op)in->sub, s); break;
-    case KF_IR_UNOP: d->h = IH_UNOP; break;
+    case KF_IR_UNOP: d->h = in->sub == KF_OP_NOT ? IH_NOT : IH_UNOP; break;
     case KF_IR_CVT:
         d->s_in = val_scalar(c, in->a[0]);
         d->h = pick_cvt(s, (kf_scalar)d->s_in, in->type.lanes);
@@ -178,6 +178,8 @@ static kf_status decode_op(kf_ictx *c, uint32_t i, uint32_t *nconst, kf_idins *d
         d->h = in->op == KF_IR_LOAD ? IH_LOAD : in->op == KF_IR_STORE ? IH_STORE : IH_ATOMIC;
         d->s_in = val_scalar(c, in->a[1]);
         d->eshift = log2_bytes(kf_type_elem_bytes(in->type));
+        if (in->op != KF_IR_ATOMIC && (d->s_in == KF_S_U32 || d->s_in == KF_S_I32))
+            d->h = in->op == KF_IR_LOAD ? IH_LOAD_X32 : IH_STORE_X32;
         break;
     case KF_IR_ALOAD: case KF_IR_ASTORE:
         if (in->imm >= k->narrays) return bad_ir(c, i, "array index");
@@ -360,6 +362,19 @@ static uint32_t sreg_value(const kf_ictx *c, const kf_ithread *t, uint32_t r)
     }
 }
 
+/* Copies one buffer element between memory and a slot, sizes fixed so
+ * the compiler inlines them. */
+static inline void copy_elem(bool load, uint8_t *p, kf_islot *v, unsigned eshift)
+{
+    switch (eshift) {
+    case 0: if (load) memcpy(v, p, 1); else memcpy(p, v, 1); break;
+    case 1: if (load) memcpy(v, p, 2); else memcpy(p, v, 2); break;
+    case 2: if (load) memcpy(v, p, 4); else memcpy(p, v, 4); break;
+    case 3: if (load) memcpy(v, p, 8); else memcpy(p, v, 8); break;
+    default: if (load) memcpy(v, p, 16); else memcpy(p, v, 16); break;
+    }
+}
+
 /* The generic handlers, out of the hot loop. */
 static kf_status run_generic(kf_ictx *c, kf_ithread *t, const kf_idins *d)
 {
@@ -482,6 +497,20 @@ kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t)
         case IH_MAX_U32: {
             uint32_t x = R[d->a[0]].u32[0], y = R[d->a[1]].u32[0];
             R[d->dst].u32[0] = x < y ? y : x;
+            break;
+        }
+        case IH_NOT: R[d->dst].u8[0] = !R[d->a[0]].u8[0]; break;
+        case IH_LOAD_X32: case IH_STORE_X32: {
+            /* a negative i32 index sign-extends to a huge u64: out of bounds */
+            uint64_t idx = d->s_in == KF_S_I32 ? (uint64_t)(int64_t)R[d->a[1]].i32[0] : R[d->a[1]].u32[0];
+            const kf_islot *b = &R[d->a[0]];
+            if (idx >= (b->u64[1] >> d->eshift)) {
+                st = buffer_fault(c, t, d, d->h == IH_STORE_X32);
+                goto out;
+            }
+            uint8_t *p = (uint8_t *)(uintptr_t)b->u64[0] + (idx << d->eshift);
+            kf_islot *v = &R[d->h == IH_LOAD_X32 ? d->dst : d->a[2]];
+            copy_elem(d->h == IH_LOAD_X32, p, v, d->eshift);
             break;
         }
         default:
