@@ -296,12 +296,19 @@ static kf_status run_grid(kf_ictx *c)
 kf_status kf_interp_run(const kf_ir_kernel *k, const kf_interp_arg *args, uint32_t nargs,
                         const kf_interp_launch *launch, kf_interp_stats *stats, kf_error *err)
 {
+    return kf_interp_run_budget(k, args, nargs, launch, KF_INTERP_MAX_STEPS, stats, err);
+}
+
+kf_status kf_interp_run_budget(const kf_ir_kernel *k, const kf_interp_arg *args, uint32_t nargs,
+                               const kf_interp_launch *launch, uint64_t budget, kf_interp_stats *stats,
+                               kf_error *err)
+{
     if (stats) *stats = (kf_interp_stats){0};
     if (!k || !launch || (nargs && !args))
         return kf_error_set(err, KF_ERR_USAGE, "kf_interp_run: missing kernel, launch or arguments");
     kf_status st = check_args(k, args, nargs, launch, err);
     if (st) return st;
-    kf_ictx c = {.k = k, .err = err, .budget = KF_INTERP_MAX_STEPS};
+    kf_ictx c = {.k = k, .err = err, .budget = budget};
     memcpy(c.grid, launch->grid, sizeof c.grid);
     memcpy(c.block, launch->block, sizeof c.block);
     c.nthreads = c.block[0] * c.block[1] * c.block[2];

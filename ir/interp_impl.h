@@ -113,6 +113,11 @@ kf_status kf_interp_decode(kf_ictx *c);
 kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t);
 
 /* interp.c */
+/* kf_interp_run with an explicit instruction budget (tests of the runaway
+ * report); kf_interp_run uses about 4e9. */
+kf_status kf_interp_run_budget(const kf_ir_kernel *k, const kf_interp_arg *args, uint32_t nargs,
+                               const kf_interp_launch *launch, uint64_t budget, kf_interp_stats *stats,
+                               kf_error *err);
 kf_status kf_interp_fault(kf_ictx *c, const kf_ithread *t, uint32_t ins, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

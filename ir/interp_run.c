@@ -177,7 +177,14 @@ static kf_status decode_op(kf_ictx *c, uint32_t i, uint32_t *nconst, kf_idins *d
     case KF_IR_LOAD: case KF_IR_STORE: case KF_IR_ATOMIC:
         d->h = in->op == KF_IR_LOAD ? IH_LOAD : in->op == KF_IR_STORE ? IH_STORE : IH_ATOMIC;
         d->s_in = val_scalar(c, in->a[1]);
-        d->eshift = log2_bytes(kf_type_elem_bytes(in->type));
+        if (in->op == KF_IR_ATOMIC) {
+            /* the element type is the buffer's, whatever `type` says */
+            kf_type bt = k->vals[in->a[0]].type;
+            d->s = bt.scalar, d->lanes = bt.lanes ? bt.lanes : 1;
+            d->eshift = log2_bytes(kf_type_elem_bytes(kf_type_elem(bt)));
+        } else {
+            d->eshift = log2_bytes(kf_type_elem_bytes(in->type));
+        }
         if (in->op != KF_IR_ATOMIC && (d->s_in == KF_S_U32 || d->s_in == KF_S_I32))
             d->h = in->op == KF_IR_LOAD ? IH_LOAD_X32 : IH_STORE_X32;
         break;
@@ -419,7 +426,7 @@ static kf_status run_generic(kf_ictx *c, kf_ithread *t, const kf_idins *d)
 
 static kf_status over_budget(kf_ictx *c, kf_ithread *t, const kf_idins *d)
 {
-    return kf_interp_fault(c, t, d->src, "more than %llu instructions executed: the kernel does not terminate?",
+    return kf_interp_fault(c, t, d->src, "instruction limit of %llu reached (an endless loop?)",
                            (unsigned long long)c->budget);
 }
 

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "interp_build.h"
+#include "interp_impl.h"
 
 /* ---- basic execution ---------------------------------------------------- */
 
@@ -140,6 +141,40 @@ static void barrier_exchanges_through_shared_memory(void **state)
     kf_error err = {0};
     assert_int_equal(tb_run(&b, 2, 64, args, &err, NULL), KF_OK);
     for (uint32_t i = 0; i < 128; i++) assert_int_equal(o[i], (63 - i % 64) * 3);
+}
+
+/* A shared-memory tree reduction: a barrier inside a loop is reached
+ * again and again by every thread. */
+static void barrier_inside_a_loop_tree_reduction(void **state)
+{
+    tb b;
+    tb_init(&b, "tree");
+    kf_val out = tb_param(&b, "out", t_buf(T_U32, true));
+    uint32_t sh = tb_array(&b, "sh", T_U32, 256, true);
+    kf_val t = tb_sreg(&b, KF_SR_TID_X);
+    tb_astore(&b, sh, t, tb_bin(&b, KF_OP_ADD, tb_gid(&b), tb_u32(&b, 1)));
+    tb_barrier(&b);
+    kf_val s = tb_val(&b, T_U32);
+    tb_mov(&b, s, tb_u32(&b, 128));
+    tb_loop(&b);
+    tb_if(&b, tb_cmp(&b, KF_OP_EQ, s, tb_u32(&b, 0)));
+    tb_break(&b);
+    tb_endif(&b);
+    tb_if(&b, tb_cmp(&b, KF_OP_LT, t, s));
+    tb_astore(&b, sh, t, tb_bin(&b, KF_OP_ADD, tb_aload(&b, sh, t), tb_aload(&b, sh, tb_bin(&b, KF_OP_ADD, t, s))));
+    tb_endif(&b);
+    tb_barrier(&b);
+    tb_latch(&b);
+    tb_mov(&b, s, tb_bin(&b, KF_OP_SHR, s, tb_u32(&b, 1)));
+    tb_endloop(&b);
+    tb_if(&b, tb_cmp(&b, KF_OP_EQ, t, tb_u32(&b, 0)));
+    tb_store(&b, out, tb_sreg(&b, KF_SR_CTAID_X), tb_aload(&b, sh, tb_u32(&b, 0)));
+    tb_endif(&b);
+    uint32_t o[3];
+    kf_interp_arg args[] = {tb_buf_arg(o, sizeof o)};
+    kf_error err = {0};
+    assert_int_equal(tb_run(&b, 3, 256, args, &err, NULL), KF_OK);
+    for (uint32_t k = 0; k < 3; k++) assert_int_equal(o[k], 256 * (256 * k + 1) + 255 * 256 / 2);
 }
 
 /* ---- warp builtins -------------------------------------------------------- */
@@ -845,6 +880,36 @@ static void argument_mismatches_are_usage_errors(void **state)
     assert_int_equal(kf_interp_run(&b.k, args, 4, &l, NULL, &err), KF_ERR_USAGE);
 }
 
+static void endless_loop_hits_the_instruction_limit(void **state)
+{
+    tb b;
+    tb_init(&b, "spin");
+    tb_loop(&b);
+    b.line = 3, b.col = 5;
+    tb_endloop(&b);
+    assert_true(kf_ir_link(&b.k));
+    kf_interp_launch l = {{1, 1, 1}, {2, 1, 1}};
+    kf_error err = {0};
+    assert_int_equal(kf_interp_run_budget(&b.k, NULL, 0, &l, 10000, NULL, &err), KF_ERR_RUNTIME);
+    assert_string_equal(err.msg, "kernel spin: t.kf:3:5: instruction limit of 10000 reached (an endless loop?) in "
+                                 "block (0,0,0) thread (0,0,0)");
+}
+
+static void malformed_ir_is_rejected_not_run(void **state)
+{
+    tb b;
+    tb_init(&b, "bad");
+    tb_loop(&b);
+    tb_endloop(&b);
+    b.ins[1].imm = 1;   /* ENDLOOP pointing at itself */
+    kf_interp_launch l = {{1, 1, 1}, {1, 1, 1}};
+    kf_error err = {0};
+    assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, NULL, &err), KF_ERR_USAGE);
+    tb_init(&b, "bad");
+    tb_ins(&b, KF_IR_MOV, 0, T_U32, T_U32, 57, 0, 0, 0, 0);   /* operand out of range */
+    assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, NULL, &err), KF_ERR_USAGE);
+}
+
 /* ---- throughput --------------------------------------------------------------- */
 
 /* A grid-stride f32 reduction over 4M elements: per element a load, a
@@ -899,6 +964,7 @@ int main(void)
         cmocka_unit_test(sreg_geometry_in_three_dimensions),
         cmocka_unit_test(loop_continue_and_break),
         cmocka_unit_test(barrier_exchanges_through_shared_memory),
+        cmocka_unit_test(barrier_inside_a_loop_tree_reduction),
         cmocka_unit_test(shfl_idx_wraps_mod_32_and_keeps_own_value_outside_warp),
         cmocka_unit_test(shfl_xor_masks_in_and_out_of_range),
         cmocka_unit_test(shfl_up_and_down_keep_own_value_past_the_edge),
@@ -927,6 +993,8 @@ int main(void)
         cmocka_unit_test(shfl_in_divergent_code_is_reported),
         cmocka_unit_test(integer_division_and_remainder_by_zero),
         cmocka_unit_test(argument_mismatches_are_usage_errors),
+        cmocka_unit_test(endless_loop_hits_the_instruction_limit),
+        cmocka_unit_test(malformed_ir_is_rejected_not_run),
         cmocka_unit_test(reduction_throughput),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
