@@ -74,6 +74,14 @@ void *kf_rt_alloc(size_t size);
 void kf_rt_free(void *p);
 char *kf_rt_strdup(const char *s);
 
+/* dlopen of a CUDA library (runtime/dl.c). With $env_var set only that
+ * path is tried (tests point it at a missing file). Otherwise, for NVRTC
+ * (toolkit = true) $CUDA_HOME/lib64, /usr/local/cuda/lib64 and the build's
+ * CUDA home are searched for stem and stem.<N>, then the loader path; the
+ * driver (toolkit = false) comes from the loader path. On failure returns
+ * NULL and `why` lists what was tried and dlerror(). */
+void *kf_rt_dlopen(const char *env_var, const char *stem, bool toolkit, char *why, size_t whylen);
+
 kf_status kf_cpu_open(kf_device *dev, kf_error *err);
 kf_status kf_cuda_open(kf_device *dev, int ordinal, kf_error *err);
 
