@@ -85,6 +85,15 @@ static kf_status cpu_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_
 
 static kf_status cpu_sync(kf_device *dev, kf_error *err) { return KF_OK; }
 
+static kf_status cpu_copy(kf_device *dev, uint64_t dst, uint64_t src, size_t bytes, kf_dispatch_mode mode,
+                          float *ms, kf_error *err)
+{
+    double t0 = now_ms();
+    memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+    if (ms) *ms = (float)(now_ms() - t0);
+    return KF_OK;
+}
+
 static const kf_device_ops cpu_ops = {
     .close = cpu_close,
     .alloc = cpu_alloc,
@@ -98,6 +107,8 @@ static const kf_device_ops cpu_ops = {
     .plan_pack = cpu_plan_pack,
     .launch = cpu_launch,
     .sync = cpu_sync,
+    .copy = cpu_copy,
+    .bench_bare = NULL,
 };
 
 /* Limits mirror a CUDA device so a launch valid here is valid there. */

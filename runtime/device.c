@@ -410,6 +410,11 @@ static kf_status check_limits(const kf_pipeline *p, const uint32_t grid[3], cons
         return kf_error_set(err, KF_ERR_USAGE,
                             "block (%u, %u, %u) has %llu threads, more than the device limit max_threads_per_block = %u (%s)",
                             block[0], block[1], block[2], (unsigned long long)threads, dp->max_threads_per_block, dp->name);
+    if (p->max_threads && threads > p->max_threads)
+        return kf_error_set(err, KF_ERR_USAGE,
+                            "block (%u, %u, %u) has %llu threads, more than kernel '%s' can run per block "
+                            "(max_threads_per_block = %u for its compiled code)",
+                            block[0], block[1], block[2], (unsigned long long)threads, p->name, p->max_threads);
     uint64_t shared = (uint64_t)dyn + p->static_shared;
     if (shared > dp->shared_per_block_optin)
         return kf_error_set(err, KF_ERR_USAGE,
@@ -469,6 +474,30 @@ kf_status kf_plan_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_err
 }
 
 void kf_plan_destroy(kf_plan *plan) { kf_rt_free(plan); }
+
+kf_status kf_plan_bench_bare(kf_plan *plan, uint32_t n, double *us, kf_error *err)
+{
+    const kf_device_ops *ops = plan->p->dev->ops;
+    if (!ops->bench_bare)
+        return kf_error_set(err, KF_ERR_USAGE, "a bare cuLaunchKernel loop needs a CUDA device, not %s",
+                            plan->p->dev->props.name);
+    if (plan->empty) return kf_error_set(err, KF_ERR_USAGE, "the plan launches nothing (empty grid)");
+    return ops->bench_bare(plan, n, us, err);
+}
+
+kf_status kf_buffer_copy(kf_buffer *dst, const kf_buffer *src, size_t bytes, kf_dispatch_mode mode, float *ms,
+                         kf_error *err)
+{
+    if (dst->dev != src->dev)
+        return kf_error_set(err, KF_ERR_USAGE, "copy between buffers of different devices");
+    if (bytes > dst->bytes || bytes > src->bytes)
+        return kf_error_set(err, KF_ERR_USAGE, "copy of %zu bytes does not fit (source %zu bytes, destination %zu)",
+                            bytes, src->bytes, dst->bytes);
+    if (mode == KF_DISPATCH_TIMED && !ms)
+        return kf_error_set(err, KF_ERR_USAGE, "a timed copy needs somewhere to put the time (ms is NULL)");
+    if (!bytes) return KF_OK;
+    return dst->dev->ops->copy(dst->dev, dst->addr, src->addr, bytes, mode, ms, err);
+}
 
 kf_status kf_dispatch(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const kf_launch *launch,
                       kf_dispatch_mode mode, float *ms, kf_error *err)

@@ -135,9 +135,20 @@ kf_status kf_plan_create(kf_pipeline *p, const kf_arg *args, uint32_t nargs, con
 kf_status kf_plan_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_error *err);
 void kf_plan_destroy(kf_plan *plan);
 
-/* Calls made so far to the runtime's one allocation function (every heap
- * block the runtime makes goes through it); lets tests prove a path
- * allocates nothing. */
+/* A device-to-device copy of `bytes` (a prefix of both buffers), in stream
+ * order; TIMED gives its device time in *ms (the copy-bandwidth reference of
+ * `kforge bench`). The CPU device copies with memcpy. */
+kf_status kf_buffer_copy(kf_buffer *dst, const kf_buffer *src, size_t bytes, kf_dispatch_mode mode, float *ms,
+                         kf_error *err);
+/* Benchmark reference: launches the plan n times straight through
+ * cuLaunchKernel (nothing of kforge in between), waits, and gives host
+ * microseconds per launch. CUDA devices only. */
+kf_status kf_plan_bench_bare(kf_plan *plan, uint32_t n, double *us_per_launch, kf_error *err);
+
+/* Calls made so far to the runtime's one allocation function (every
+ * device, buffer, pipeline, plan and launch-data block goes through it;
+ * only texts handed to the caller to free() are malloc'd); lets tests
+ * prove a path allocates nothing. */
 uint64_t kf_rt_alloc_count(void);
 
 #endif

@@ -25,6 +25,9 @@ typedef struct {
     void (*plan_pack)(kf_plan *plan);
     kf_status (*launch)(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_error *err);
     kf_status (*sync)(kf_device *dev, kf_error *err);
+    kf_status (*copy)(kf_device *dev, uint64_t dst, uint64_t src, size_t bytes, kf_dispatch_mode mode, float *ms,
+                      kf_error *err);
+    kf_status (*bench_bare)(kf_plan *plan, uint32_t n, double *us, kf_error *err);   /* NULL: unsupported */
 } kf_device_ops;
 
 struct kf_device {
@@ -55,6 +58,7 @@ struct kf_pipeline {
     const kf_ir_kernel *k;   /* NULL for raw kernels */
     uint32_t block[3];       /* default block; 0 = none */
     uint32_t static_shared;  /* bytes of static shared memory the code uses */
+    uint32_t max_threads;    /* the compiled code's limit (registers); 0 = the device's */
     kf_code_origin origin;
     char warning[512];       /* cache warning, "" if none */
     void *impl;
