@@ -148,6 +148,8 @@ static cursor bad_bytes(kf_lexer *lx, cursor p)
                                        "(names are ASCII; non-ASCII text may only appear in comments)", (unsigned)cp);
     else if (c >= 0x80) lex_error(lx, (const char *)p, "invalid UTF-8 byte 0x%02x; the source must be UTF-8", c);
     else if (c < 0x20 || c == 0x7f) lex_error(lx, (const char *)p, "unexpected control character 0x%02x", c);
+    else if (c == '?') lex_error(lx, (const char *)p, "unexpected character '?' (there is no ?: operator; "
+                                 "write select(cond, a, b) or an if statement)");
     else lex_error(lx, (const char *)p, "unexpected character '%c'", (char)c);
     if (c >= 0x20 && c < 0x7f) return p + 1;
     /* Swallow the rest of a run of binary garbage: one error is enough. */

@@ -44,6 +44,7 @@ typedef struct {
     kf_node *module;
     kf_list items;
     int prev_tk;               /* the token before the one being fed */
+    kf_token prev;
     kf_loc cur_loc;            /* the token being fed */
     bool stop;                 /* fatal: stop feeding tokens */
     bool deep_reported;
@@ -56,6 +57,20 @@ static kf_node *mk(kf_parser *px, kf_node_kind kind, kf_loc loc, kf_node *a, kf_
 static kf_node *mk_name(kf_parser *px, kf_node_kind kind, const kf_token *t, kf_node *a, kf_node *b, kf_node *c);
 static kf_node *mk_binary(kf_parser *px, kf_op op, const kf_token *t, kf_node *a, kf_node *b);
 static kf_node *mk_type(kf_parser *px, const kf_token *t);
+static kf_node *mk_buftype(kf_parser *px, const kf_token *amp, const kf_token *elem, bool mut);
+/* &[T] / &mut [T]: op = 1 when mut; `type` is the buffer type as a
+ * convenience (sema may recompute it from the element TYPE node). */
+static kf_node *mk_buftype(kf_parser *px, const kf_token *amp, const kf_token *elem, bool mut)
+{
+    kf_node *n = mk(px, KF_N_TYPE_BUF, amp->loc, mk_type(px, elem), NULL, NULL);
+    if (!n) return NULL;
+    n->op = mut;
+    n->type = elem->v.type;
+    n->type.kind = KF_TK_BUFFER;
+    n->type.flags = mut ? KF_TF_MUT : 0;
+    return n;
+}
+
 static kf_node *mk_for(kf_parser *px, const kf_token *kw, const kf_token *name, kf_node *a, kf_node *b, kf_node *s, kf_node *body, int unroll);
 static kf_node *mk_tuple(kf_parser *px, kf_loc loc, kf_list items);
 static kf_list list_one(kf_node *n);
@@ -133,11 +148,8 @@ param(X) ::= NAME(N) COLON ptype(T).        { X = mk_name(px, KF_N_PARAM, &N, T,
 
 ptype(X) ::= TYPE(T).                       { X = mk_type(px, &T); }
 ptype(X) ::= buftype(B).                    { X = B; }
-buftype(X) ::= AMP(A) LBRACKET TYPE(T) RBRACKET. { X = mk(px, KF_N_TYPE_BUF, A.loc, mk_type(px, &T), NULL, NULL); }
-buftype(X) ::= AMP(A) MUT LBRACKET TYPE(T) RBRACKET. {
-    X = mk(px, KF_N_TYPE_BUF, A.loc, mk_type(px, &T), NULL, NULL);
-    if (X) X->op = 1;
-}
+buftype(X) ::= AMP(A) LBRACKET TYPE(T) RBRACKET.     { X = mk_buftype(px, &A, &T, false); }
+buftype(X) ::= AMP(A) MUT LBRACKET TYPE(T) RBRACKET. { X = mk_buftype(px, &A, &T, true); }
 arrtype(X) ::= TYPE(T) LBRACKET expr(N) RBRACKET. { X = mk(px, KF_N_TYPE_ARRAY, T.loc, mk_type(px, &T), N, NULL); }
 
 /* ---- statements -------------------------------------------------------- */
@@ -424,8 +436,16 @@ static void syntax_error(kf_parser *px, int tk, const kf_token *tok)
                     "precedence; write 'a < b && b < c' or add parentheses", what);
         return;
     }
+    if (px->prev_tk != 0 && tok->loc.line > px->prev.loc.line && would_accept(px->engine, TK_SEMI)) {
+        kf_loc after = px->prev.loc;
+        after.col += px->prev.len;
+        parse_error(px, after, "missing ';' at the end of the statement (the next token, %s, is on line %u)",
+                    what, tok->loc.line);
+        return;
+    }
     kf_buf exp = {0};
     expected_list(px, &exp);
+    if (tk == TK_ASSIGN) kf_buf_puts(&exp, " (to compare, use '==')");
     if (exp.oom || !exp.len) parse_error(px, tok->loc, "unexpected %s", what);
     else parse_error(px, tok->loc, "unexpected %s, expected %s", what, exp.data);
     kf_buf_free(&exp);
@@ -466,6 +486,7 @@ kf_node *kf_parse(kf_pass_ctx *cx)
         px.cur_loc = tok.loc;
         kf_lemon(engine, tk, tok);
         px.prev_tk = tk;
+        px.prev = tok;
         if (tk == 0 || px.stop) break;
     }
     kf_lemonFinalize(engine);
