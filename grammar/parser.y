@@ -24,7 +24,7 @@
 %token_type {kf_token}
 %default_type {kf_node *}
 %extra_context {kf_parser *px}
-%stack_size 4000
+%stack_size 1000
 
 %include {
 #include <string.h>
@@ -36,6 +36,7 @@
 typedef struct {
     kf_node *head, *tail;
     uint32_t depth;            /* deepest item */
+    uint32_t len;              /* else-if chains: links so far */
 } kf_list;
 
 typedef struct {
@@ -54,6 +55,7 @@ typedef struct {
 static void parse_error(kf_parser *px, kf_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static kf_node *mk(kf_parser *px, kf_node_kind kind, kf_loc loc, kf_node *a, kf_node *b, kf_node *c);
+static void too_deep(kf_parser *px, kf_loc loc);
 static kf_node *mk_name(kf_parser *px, kf_node_kind kind, const kf_token *t, kf_node *a, kf_node *b, kf_node *c);
 static kf_node *mk_binary(kf_parser *px, kf_op op, const kf_token *t, kf_node *a, kf_node *b);
 static kf_node *mk_type(kf_parser *px, const kf_token *t);
@@ -75,6 +77,8 @@ static kf_node *mk_for(kf_parser *px, const kf_token *kw, const kf_token *name, 
 static kf_node *mk_tuple(kf_parser *px, kf_loc loc, kf_list items);
 static kf_list list_one(kf_node *n);
 static kf_list list_push(kf_list l, kf_node *n);
+static kf_list if_extend(kf_parser *px, kf_list chain, kf_node *elif);
+static kf_node *if_finish(kf_parser *px, kf_list chain, kf_node *els);
 static void syntax_error(kf_parser *px, int tk, const kf_token *tok);
 }
 
@@ -168,7 +172,8 @@ stmt(X) ::= VAR NAME(N) COLON arrtype(T) SEMI.               { X = mk_name(px, K
 stmt(X) ::= SHARED NAME(N) COLON arrtype(T) SEMI.            { X = mk_name(px, KF_N_SHARED, &N, T, NULL, NULL); }
 stmt(X) ::= expr(L) assign_op(O) expr(R) SEMI. { X = mk(px, KF_N_ASSIGN, O.loc, L, R, NULL); if (X) X->op = (uint16_t)O.v.ival; }
 stmt(X) ::= expr(E) SEMI.                   { X = mk(px, KF_N_EXPR, E ? E->loc : (kf_loc){0}, E, NULL, NULL); }
-stmt(X) ::= if_stmt(I).                     { X = I; }
+stmt(X) ::= if_chain(L).                    { X = if_finish(px, L, NULL); }
+stmt(X) ::= if_chain(L) ELSE block(E).      { X = if_finish(px, L, E); }
 stmt(X) ::= FOR(K) NAME(N) IN expr(A) DOTDOT expr(B) step(S) block(D).           { X = mk_for(px, &K, &N, A, B, S, D, 0); }
 stmt(X) ::= AT_UNROLL FOR(K) NAME(N) IN expr(A) DOTDOT expr(B) step(S) block(D). { X = mk_for(px, &K, &N, A, B, S, D, 1); }
 stmt(X) ::= WHILE(K) expr(C) block(B).      { X = mk(px, KF_N_WHILE, K.loc, C, B, NULL); }
@@ -180,9 +185,11 @@ stmt(X) ::= error.                          { X = NULL; }
 stmt(X) ::= error SEMI.                     { X = NULL; }
 stmt(X) ::= error block.                    { X = NULL; }
 
-if_stmt(X) ::= IF(K) expr(C) block(T).                  { X = mk(px, KF_N_IF, K.loc, C, T, NULL); }
-if_stmt(X) ::= IF(K) expr(C) block(T) ELSE block(E).    { X = mk(px, KF_N_IF, K.loc, C, T, E); }
-if_stmt(X) ::= IF(K) expr(C) block(T) ELSE if_stmt(E).  { X = mk(px, KF_N_IF, K.loc, C, T, E); }
+/* if / else if chains grow at the tail (IF.c = next IF) without deepening
+ * the parser stack. */
+%type if_chain {kf_list}
+if_chain(X) ::= IF(K) expr(C) block(T).                      { X = list_one(mk(px, KF_N_IF, K.loc, C, T, NULL)); }
+if_chain(X) ::= if_chain(L) ELSE IF(K) expr(C) block(T).     { X = if_extend(px, L, mk(px, KF_N_IF, K.loc, C, T, NULL)); }
 
 step(X) ::= .                               { X = NULL; }
 step(X) ::= STEP expr(E).                   { X = E; }
@@ -271,11 +278,7 @@ static kf_node *mk(kf_parser *px, kf_node_kind kind, kf_loc loc, kf_node *a, kf_
     if (depth_of(b) > d) d = depth_of(b);
     if (depth_of(c) > d) d = depth_of(c);
     n->aux = d + 1;
-    if (n->aux > KF_PARSE_MAX_DEPTH && !px->deep_reported) {
-        parse_error(px, loc, "expression or statement nested more than %d levels deep; split it up "
-                    "(with 'let' temporaries or shorter else-if chains)", KF_PARSE_MAX_DEPTH);
-        px->deep_reported = px->stop = true;
-    }
+    if (n->aux > KF_PARSE_MAX_DEPTH) too_deep(px, loc);
     return n;
 }
 
@@ -324,7 +327,7 @@ static kf_node *mk_tuple(kf_parser *px, kf_loc loc, kf_list items)
 
 static kf_list list_one(kf_node *n)
 {
-    return (kf_list){n, n, depth_of(n)};
+    return (kf_list){n, n, depth_of(n), 0};
 }
 
 /* Appends in O(1); a NULL item (an error production) is skipped. `n` may
@@ -339,6 +342,38 @@ static kf_list list_push(kf_list l, kf_node *n)
         if (!l.tail->next) break;
     }
     return l;
+}
+
+static void too_deep(kf_parser *px, kf_loc loc)
+{
+    if (px->deep_reported) return;
+    parse_error(px, loc, "expression or statement nested more than %d levels deep; split it up "
+                "(with 'let' temporaries or shorter else-if chains)", KF_PARSE_MAX_DEPTH);
+    px->deep_reported = px->stop = true;
+}
+
+/* Links `elif` as the else branch of the chain's last IF. The chain's depth
+ * is its length plus its deepest condition or block; past the limit the
+ * parse stops here, so the chain stays short enough to walk recursively. */
+static kf_list if_extend(kf_parser *px, kf_list chain, kf_node *elif)
+{
+    if (!chain.head || !elif) return chain;
+    chain.tail->c = elif;
+    chain.tail = elif;
+    chain.len++;
+    if (elif->aux > chain.depth) chain.depth = elif->aux;
+    if (chain.depth + chain.len > KF_PARSE_MAX_DEPTH) too_deep(px, elif->loc);
+    return chain;
+}
+
+static kf_node *if_finish(kf_parser *px, kf_list chain, kf_node *els)
+{
+    if (!chain.head) return NULL;
+    chain.tail->c = els;
+    if (els && els->aux > chain.depth) chain.depth = els->aux;
+    chain.head->aux = chain.depth + chain.len + 1;
+    if (chain.head->aux > KF_PARSE_MAX_DEPTH) too_deep(px, chain.head->loc);
+    return chain.head;
 }
 
 /* ---- syntax errors ---------------------------------------------------------- */
