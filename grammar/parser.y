@@ -46,6 +46,9 @@ typedef struct {
     kf_list items;
     int prev_tk;               /* the token before the one being fed */
     kf_token prev;
+    bool recovering;           /* after a syntax error, until a resync token */
+    uint32_t tok_nesting;      /* brackets open before the token being fed */
+    uint32_t err_nesting;      /* ... before the token of the last syntax error */
     kf_loc cur_loc;            /* the token being fed */
     bool stop;                 /* fatal: stop feeding tokens */
     bool deep_reported;
@@ -458,6 +461,8 @@ static bool ends_operand(int tk)
 
 static void syntax_error(kf_parser *px, int tk, const kf_token *tok)
 {
+    px->recovering = true;
+    px->err_nesting = px->tok_nesting;
     if (tk == TK_ILLEGAL || px->stop) return;   /* the lexer has said why */
     if (px->cx->diags->items.len >= KF_DIAG_LIMIT) {
         parse_error(px, tok->loc, "syntax error");   /* counted, not kept */
@@ -501,6 +506,27 @@ static void clear_aux(kf_node *n)
 
 /* ---- driver ------------------------------------------------------------------ */
 
+/* After a syntax error the driver itself drops tokens until one where a
+ * statement or item can start again: a ';', brace or keyword not nested
+ * deeper than the error was (so the ';' in `[f32; 4]` does not count), or
+ * the first token of a new line. Lemon's `error` rules then resynchronise on
+ * it. This keeps the rest of a broken statement from being re-read as new
+ * statements and reported again. */
+static bool resyncs(const kf_parser *px, int tk, const kf_token *tok, uint32_t nesting)
+{
+    if (tk == 0) return true;
+    if (nesting > px->err_nesting) return false;
+    if (tok->loc.line > px->prev.loc.line) return true;
+    switch (tk) {
+    case TK_SEMI: case TK_LBRACE: case TK_RBRACE: case TK_LET: case TK_VAR: case TK_SHARED: case TK_IF:
+    case TK_FOR: case TK_WHILE: case TK_BREAK: case TK_CONTINUE: case TK_RETURN: case TK_AT_UNROLL:
+    case TK_KERNEL: case TK_FN: case TK_CONST: case TK_AT_SCHEDULE:
+        return true;
+    default:
+        return false;
+    }
+}
+
 kf_node *kf_parse(kf_pass_ctx *cx)
 {
     kf_parser px = {.cx = cx};
@@ -515,11 +541,25 @@ kf_node *kf_parse(kf_pass_ctx *cx)
     kf_lemonInit(engine, &px);
     for (;;) {
         kf_token tok;
+        uint32_t nesting = px.lx.nesting;
         int tk = kf_lex_next(&px.lx, &tok);
         if (px.lx.stop) px.stop = true;
         if (px.stop) break;
-        px.cur_loc = tok.loc;
-        kf_lemon(engine, tk, tok);
+        if (!px.recovering || resyncs(&px, tk, &tok, nesting)) {
+            bool resync = px.recovering;
+            px.recovering = false;
+            px.tok_nesting = nesting;
+            px.cur_loc = tok.loc;
+            kf_lemon(engine, tk, tok);
+            /* A ';' or brace shifted by the error rules themselves ends the
+             * recovery at once (`if x < { ... }` parses its block). */
+            if (px.recovering && !resync && (tk == TK_SEMI || tk == TK_LBRACE || tk == TK_RBRACE) &&
+                engine->yytos > engine->yystack && engine->yytos->major == tk)
+                px.recovering = false, resync = true;
+            /* Lemon would stay silent for three more tokens; at a resync
+             * point the next error is a real one. */
+            if (resync && !px.recovering) engine->yyerrcnt = -1;
+        }
         px.prev_tk = tk;
         px.prev = tok;
         if (tk == 0 || px.stop) break;

@@ -549,6 +549,29 @@ static void several_independent_errors_are_each_reported(void **state)
     parsed_free(p);
 }
 
+static void habits_from_other_languages_give_one_error_each(void **state)
+{
+    parsed *p = parse("kernel k(x: &f32, n: u32) {\n"      /* 1:14 */
+                      "    let mut y = 1;\n"                /* 2:9 */
+                      "    for (i = 0; i < n; i++) { }\n"   /* 3:9 */
+                      "    if (x) y = 1;\n"                 /* 4:12 */
+                      "    var a: [f32; 4];\n"              /* 5:12 */
+                      "    return 1 +\n"
+                      "}\n"                                 /* 7:1 */
+                      "fn f(x: f32): f32 { }\n"             /* 8:13 */
+                      "kernel k2() { x.y = f32x4(1, 2)[0] }\n");   /* 9:36 */
+    assert_int_equal(p->diags.nerrors, 8);
+    assert_error(p, 0, 1, 14, "unexpected type 'f32', expected '[' or 'mut'");
+    assert_error(p, 1, 2, 9, "unexpected 'mut', expected a name");
+    assert_error(p, 2, 3, 9, "unexpected '(', expected a name");
+    assert_error(p, 3, 4, 12, "unexpected name 'y', expected '{' or an operator");
+    assert_error(p, 4, 5, 12, "unexpected '[', expected a type");
+    assert_error(p, 5, 7, 1, "unexpected '}', expected an expression");
+    assert_error(p, 6, 8, 13, "unexpected ':', expected '{'");
+    assert_error(p, 7, 9, 36, "unexpected '}', expected ';' or an operator");
+    parsed_free(p);
+}
+
 static void lexer_errors_are_not_reported_twice(void **state)
 {
     parsed *p = parse("kernel k() { let a = 1 $ 2; let b = é; }");
@@ -733,6 +756,7 @@ int main(void)
         cmocka_unit_test(comparisons_do_not_chain),
         cmocka_unit_test(error_names_the_token_and_what_was_expected),
         cmocka_unit_test(several_independent_errors_are_each_reported),
+        cmocka_unit_test(habits_from_other_languages_give_one_error_each),
         cmocka_unit_test(lexer_errors_are_not_reported_twice),
         cmocka_unit_test(error_count_is_capped_but_counted),
         cmocka_unit_test(deep_parentheses_are_an_error_not_a_crash),
