@@ -349,7 +349,7 @@ static void for_stmt(kf_sema *s, kf_node *n)
     bool ok = for_step(s, n, t) && !IS_ERR(t);
     bool unroll = n->op == 1;
     if (ok && unroll) ok = unroll_rules(s, n);
-    n->type = IS_ERR(t) ? ERR : t;
+    n->type = IS_ERR(t) || (unroll && !ok) ? ERR : t;
     if (ok && unroll) {
         n->is_const = true;
         n->cval.u = n->a->cval.u;
