@@ -208,10 +208,7 @@ static void if_stmt(kf_sema *s, kf_node *n)
 static void jump_stmt(kf_sema *s, kf_node *n)
 {
     const char *w = n->kind == KF_N_BREAK ? "break" : "continue";
-    kf_node *loop = s->loop;
     if (s->loops == 0) kf_sema_error(s, n->loc, "'%s' must be inside a loop", w);
-    else if (loop && loop->kind == KF_N_FOR && loop->op == 1)
-        kf_sema_error(s, n->loc, "'%s' cannot be used directly in an @unroll loop: use an if, or a loop without @unroll", w);
 }
 
 static void return_stmt(kf_sema *s, kf_node *n)

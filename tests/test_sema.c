@@ -406,7 +406,7 @@ static void unroll_needs_constant_bounds(void **state)
     reject(K("@unroll for t in 0 .. n { }"), 2, 23, "@unroll needs compile-time constant bounds: the end 'n' is not a constant");
     reject(K("@unroll for t in 0 .. 2000 { }"), 2, 9, "@unroll loop 't' runs 2000 iterations; at most 1024 can be unrolled");
     reject(K("var acc = v;\n@unroll for t in 0 .. 5 { acc[t] = 1.0; }"), 3, 31, "index 4 is out of range for f32x4 (0..3)");
-    reject(K("@unroll for t in 0 .. 4 { if t == 2 { break; } }"), 2, 39, "'break' cannot be used directly in an @unroll loop");
+    accept(K("@unroll for t in 0 .. 4 { if t == 2 { break; } if t == 1 { continue; } }"));
 }
 
 /* ---- fns ---------------------------------------------------------------------------------- */
