@@ -352,6 +352,12 @@ bool kf_sema_adapt(kf_sema *s, kf_node *n, kf_type t)
 void kf_sema_default(kf_sema *s, kf_node *n)
 {
     if (!n || !untyped(n->type)) return;
+    if (n->type.scalar == KF_S_UINT && !kf_sema_depends(n) && !i128_fits(KF_S_I32, uexact(n))) {
+        kf_sema_error(s, n->loc, "constant %s does not fit i32, the type of an integer constant without context: "
+                      "give it a type (let x: i64 = ...) or convert it (... as u64)", CSTR(n));
+        fail(n);
+        return;
+    }
     kf_sema_adapt(s, n, kf_type_scalar(n->type.scalar == KF_S_UFLOAT ? KF_S_F32 : KF_S_I32));
 }
 

@@ -284,7 +284,10 @@ uint64_t kf_cv_to_bits(kf_scalar s, kf_cv v)
 const char *kf_cv_str(kf_scalar s, kf_cv v, char *buf, size_t size)
 {
     if (s == KF_S_BOOL) snprintf(buf, size, "%s", v.u ? "true" : "false");
-    else if (cls_float(s)) snprintf(buf, size, "%g", v.f);
+    else if (cls_float(s)) {
+        snprintf(buf, size, "%g", v.f);
+        if (!strpbrk(buf, ".eni") && strlen(buf) + 3 <= size) strcat(buf, ".0");
+    }
     else if (cls_signed(s)) snprintf(buf, size, "%lld", (long long)v.i);
     else snprintf(buf, size, "%llu", (unsigned long long)v.u);
     return buf;
