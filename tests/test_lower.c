@@ -10,8 +10,10 @@
 #include <string.h>
 #include <stdlib.h>
 
+#include "interp.h"
 #include "kforge.h"
 #include "lower_ast.h"
+#include "numeric.h"
 
 /* ---- harness ------------------------------------------------------------ */
 
@@ -603,6 +605,60 @@ static void vectors_build_with_splat_and_insert(void **state)
     assert_string_equal(k->vals[last->dst].name, "v");
 }
 
+/* ---- through the interpreter --------------------------------------------------- */
+
+static kf_interp_arg buf_arg(void *data, size_t bytes)
+{
+    return (kf_interp_arg){.is_buffer = true, .data = data, .bytes = bytes};
+}
+
+/* @schedule(block = 64)
+ * kernel reduce(x: &[f32], out: &mut [f32], hx: &[f16x2], hy: &mut [f16x2]) {
+ *     shared part: f32[2];
+ *     let v = x[global_id.x];
+ *     let s = warp_sum(v);
+ *     if lane_id == 0 { part[warp_id] = s; }
+ *     barrier();
+ *     if thread_id.x == 0 { out[0] = part[0] + part[1]; }
+ *     hy[thread_id.x] = shfl_xor(hx[thread_id.x], 1); } */
+static void block_reduction_runs_on_the_interpreter(void **state)
+{
+    kf_type f32 = T_(KF_S_F32), h2 = TV(KF_S_F16, 2);
+    kf_node *x = t_param("x", TB(KF_S_F32, 1, false)), *out = t_param("out", TB(KF_S_F32, 1, true));
+    kf_node *hx = t_param("hx", TB(KF_S_F16, 2, false)), *hy = t_param("hy", TB(KF_S_F16, 2, true));
+    kf_node *part = t_decl(KF_N_SHARED, "part", TA(KF_S_F32, 2, true), NULL);
+    kf_node *v = t_decl(KF_N_LET, "v", f32, t_index(t_ref(x), t_geo(KF_BI_GLOBAL_ID, "x")));
+    kf_node *sm = t_decl(KF_N_LET, "s", f32, t_call(KF_BI_WARP_SUM, f32, t_ref(v)));
+    kf_node *first = t_if(t_bin(KF_OP_EQ, BOOL, t_builtin(KF_BI_LANE_ID, U32), u(0)),
+                          t_block(t_assign(KF_OP_ASSIGN, t_index(t_ref(part), t_builtin(KF_BI_WARP_ID, U32)), t_ref(sm))), NULL);
+    kf_node *bar = t_stmt(KF_N_EXPR, t_call(KF_BI_BARRIER, kf_type_void(), NULL));
+    kf_node *tot = t_bin(KF_OP_ADD, f32, t_index(t_ref(part), u(0)), t_index(t_ref(part), u(1)));
+    kf_node *fin = t_if(t_bin(KF_OP_EQ, BOOL, t_geo(KF_BI_THREAD_ID, "x"), u(0)), t_block(store(out, u(0), tot)), NULL);
+    kf_node *sh = store(hy, t_geo(KF_BI_THREAD_ID, "x"),
+                        t_call(KF_BI_SHFL_XOR, h2, LIST(t_index(t_ref(hx), t_geo(KF_BI_THREAD_ID, "x")), u(1))));
+    kf_node *kern = t_kernel(t_const(UINT, 64), NULL, "reduce", LIST(x, out, hx, hy), t_block(LIST(part, v, sm, first, bar, fin, sh)));
+    kf_ir_kernel *k = lower_ok(t_module(kern));
+    assert_int_equal(k->narrays, 1);
+    assert_true(k->arrays[0].type.flags & KF_TF_SHARED);
+    assert_int_equal(k->params[2].align, 4);
+    float xs[64], o = 0;
+    uint16_t hin[128], hout[128];
+    for (int i = 0; i < 64; i++) xs[i] = (float)i;
+    for (int i = 0; i < 128; i++) hin[i] = kf_f16_from_double(i * 0.5);
+    kf_interp_arg args[4] = {buf_arg(xs, sizeof xs), buf_arg(&o, sizeof o), buf_arg(hin, sizeof hin), buf_arg(hout, sizeof hout)};
+    kf_interp_launch launch = {{1, 1, 1}, {64, 1, 1}};
+    kf_error err = {0};
+    kf_status st = kf_interp_run(k, args, 4, &launch, NULL, &err);
+    if (st) fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(st, KF_OK);
+    assert_true(o == 2016.0f);
+    for (int t = 0; t < 64; t++) {
+        assert_int_equal(hout[2 * t], hin[2 * (t ^ 1)]);
+        assert_int_equal(hout[2 * t + 1], hin[2 * (t ^ 1) + 1]);
+    }
+    kf_error_clear(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -618,6 +674,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(warp_reductions_are_xor_butterflies, setup, teardown),
         cmocka_unit_test_setup_teardown(cdiv_rounds_toward_positive_infinity, setup, teardown),
         cmocka_unit_test_setup_teardown(vectors_build_with_splat_and_insert, setup, teardown),
+        cmocka_unit_test_setup_teardown(block_reduction_runs_on_the_interpreter, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
