@@ -751,11 +751,24 @@ static kf_status lower_kernel(kf_pass_ctx *cx, kf_node *kn, kf_ir_kernel *k)
     return st;
 }
 
+/* Lowering owns `aux` from here on (the parser used it for nesting depth). */
+static void clear_aux(kf_node *n)
+{
+    for (; n; n = n->next) {
+        n->aux = 0;
+        clear_aux(n->a);
+        clear_aux(n->b);
+        clear_aux(n->c);
+        clear_aux(n->d);
+    }
+}
+
 kf_status kf_lower(kf_pass_ctx *cx, kf_node *module, kf_ir_kernel **kernels, uint32_t *nkernels)
 {
     *kernels = NULL;
     *nkernels = 0;
     if (!module || module->kind != KF_N_MODULE) return KF_ERR_SOURCE;
+    clear_aux(module);
     uint32_t n = 0;
     for (const kf_node *d = module->a; d; d = d->next) n += d->kind == KF_N_KERNEL;
     kf_ir_kernel *ks = n ? kf_arena_calloc(cx->arena, n, sizeof *ks) : NULL;
