@@ -201,15 +201,28 @@ void lw_block(lw_t *lw, const kf_node *block)
     }
 }
 
+/* The declared type of a PARAM/LET/VAR/SHARED: sema's `type`, else its type node's. */
+static kf_type node_type(const kf_node *s)
+{
+    kf_type t = s->type;
+    const kf_node *tn = s->a;
+    if (t.kind == KF_TK_VOID && tn && s->kind != KF_N_FOR) {
+        t = tn->type;
+        if (t.kind == KF_TK_VOID && tn->kind == KF_N_TYPE_BUF && tn->a)
+            t = (kf_type){KF_TK_BUFFER, tn->a->type.scalar, tn->a->type.lanes, tn->op ? KF_TF_MUT : 0, 0};
+    }
+    return lw_norm(t);
+}
+
 static kf_type decl_type(const kf_node *s, kf_type fallback)
 {
-    kf_type t = lw_norm(s->type);
+    kf_type t = node_type(s);
     return t.kind == KF_TK_VOID ? fallback : t;
 }
 
 static void lower_let(lw_t *lw, kf_node *s)
 {
-    kf_type t = lw_norm(s->type);
+    kf_type t = node_type(s);
     kf_val mark = (kf_val)lw->vals.len;
     kf_val v = t.kind == KF_TK_VOID ? lw_expr(lw, s->b) : lw_expr_as(lw, s->b, t);
     t = decl_type(s, lw_vtype(lw, v));
@@ -241,7 +254,7 @@ static uint32_t new_array(lw_t *lw, const char *name, kf_type t, kf_loc loc)
  * every back end reads the same thing. `var a: T[N]` is a local array. */
 static void lower_var(lw_t *lw, kf_node *s)
 {
-    kf_type t = lw_norm(s->type);
+    kf_type t = node_type(s);
     if (t.kind == KF_TK_ARRAY) {
         t.flags &= (uint8_t)~KF_TF_SHARED;
         s->aux = new_array(lw, s->name, t, s->loc);
@@ -265,7 +278,7 @@ static void lower_shared(lw_t *lw, kf_node *s)
 {
     for (size_t i = 0; i < lw->shared.len; i++)
         if (lw->shared.data[i].node == s) return;
-    kf_type t = s->type.kind == KF_TK_ARRAY ? s->type : (s->a ? s->a->type : s->type);
+    kf_type t = node_type(s);
     if (t.kind != KF_TK_ARRAY) {
         lw_error(lw, s->loc, "internal error: shared '%s' has no array type", s->name);
         return;
@@ -580,14 +593,14 @@ static bool bind_args(lw_t *lw, const kf_node *call, kf_node *fn)
             lw_error(lw, call->loc, "internal error: too few arguments in call of '%s'", fn->name);
             break;
         }
-        kf_type pt = lw_norm(p->type);
+        kf_type pt = node_type(p);
         kf_val v = pt.kind == KF_TK_BUFFER ? lw_expr(lw, a) : lw_expr_as(lw, a, pt);
         if (!KF_VEC_PUSH(&args, v)) lw->oom = lw->failed = true;
     }
     size_t i = 0;
     for (kf_node *p = fn->a; p && i < args.len && !lw->failed; p = p->next, i++) {
         kf_val v = args.data[i];
-        if (p->type.kind != KF_TK_BUFFER && assigns_to(fn->c ? fn->c->a : NULL, p)) {
+        if (node_type(p).kind != KF_TK_BUFFER && assigns_to(fn->c ? fn->c->a : NULL, p)) {
             kf_val c = lw_new_val(lw, lw_vtype(lw, v), p->name, p->loc);
             lw_mov(lw, c, v, call->loc);
             v = c;
@@ -645,7 +658,7 @@ static void lower_params(lw_t *lw, kf_node *kn, kf_ir_kernel *k)
 {
     uint32_t i = 0;
     for (kf_node *p = kn->a; p; p = p->next, i++) {
-        kf_type t = lw_norm(p->type);
+        kf_type t = node_type(p);
         k->params[i] = (kf_ir_param){p->name, t, p->loc, kf_type_elem_bytes(t)};
         kf_val v = lw_new_val(lw, t, p->name, p->loc);
         if (v && t.kind == KF_TK_BUFFER) lw->vparam.data[v] = i + 1;
