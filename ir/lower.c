@@ -338,12 +338,14 @@ static void lower_while(lw_t *lw, kf_node *s)
     close_loop(lw, s->loc);
 }
 
-/* A bound evaluated once before the loop, in a value nothing else writes. */
+/* A bound evaluated once before the loop, in a value nothing else writes
+ * (only a var's value can change: sema lets nothing else be assigned). */
 static kf_val loop_bound(lw_t *lw, const kf_node *e, kf_type t)
 {
     kf_val mark = (kf_val)lw->vals.len;
     kf_val v = lw_expr_as(lw, e, t);
-    if (lw_is_fresh(lw, v, mark)) return v;
+    bool is_var = e->kind == KF_N_NAME && e->sym && e->sym->kind == KF_N_VAR;
+    if (lw_is_fresh(lw, v, mark) || !is_var) return v;
     kf_val c = lw_new_val(lw, t, NULL, e->loc);
     lw_mov(lw, c, v, e->loc);
     return c;
