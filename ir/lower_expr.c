@@ -147,6 +147,22 @@ static bool is_intlike(kf_type t)
     return t.kind == KF_TK_SCALAR && (c == 'i' || c == 'u' || c == 'b');
 }
 
+/* + - * / of floats: computed in double and rounded once to the type, which
+ * is the correctly rounded result for f16, bf16, f32 (double keeps more than
+ * twice their precision) and f64. */
+static bool float_binop(kf_op op, kf_type ot, kf_type ta, uint64_t a, kf_type tb, uint64_t b,
+                        kf_type *t, uint64_t *bits)
+{
+    kf_type d = kf_type_scalar(KF_S_F64);
+    uint64_t ab = lw_const_convert(ta, a, ot), bb = lw_const_convert(tb, b, ot);
+    double x = kf_bits_to_double(KF_S_F64, lw_const_convert(ot, ab, d));
+    double y = kf_bits_to_double(KF_S_F64, lw_const_convert(ot, bb, d));
+    double r = op == KF_OP_ADD ? x + y : op == KF_OP_SUB ? x - y : op == KF_OP_MUL ? x * y : x / y;
+    *t = ot;
+    *bits = lw_const_convert(d, kf_bits_from_double(KF_S_F64, r), ot);
+    return true;
+}
+
 static bool ceval_binary(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
 {
     kf_type ta, tb;
@@ -156,6 +172,7 @@ static bool ceval_binary(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
     bool cmp = op >= KF_OP_EQ && op <= KF_OP_LOR;
     kf_type ot = cmp ? (kf_type_is_untyped(ta) ? tb : ta) : e->type;
     if (op == KF_OP_LAND || op == KF_OP_LOR) ot = kf_type_scalar(KF_S_BOOL);
+    if (kf_type_is_float(ot) && !cmp && op <= KF_OP_DIV) return float_binop(op, ot, ta, a, tb, b, t, bits);
     if (!is_intlike(ot) || !is_intlike(ta) || !is_intlike(tb)) return false;
     a = lw_const_convert(ta, a, ot);
     b = lw_const_convert(tb, b, (op == KF_OP_SHL || op == KF_OP_SHR) ? tb : ot);
@@ -169,8 +186,14 @@ static bool ceval_unary(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
 {
     kf_type ta;
     uint64_t a;
-    if (!ceval(lw, e->a, &ta, &a) || !is_intlike(ta)) return false;
+    if (!ceval(lw, e->a, &ta, &a)) return false;
     *t = e->type.kind == KF_TK_SCALAR ? e->type : ta;
+    if (kf_type_is_float(*t) && e->op == KF_OP_NEG) {   /* flip the sign bit */
+        kf_scalar fs = wide((kf_scalar)t->scalar);
+        *bits = lw_const_convert(ta, a, *t) ^ (UINT64_C(1) << (8u * kf_scalar_bytes[fs] - 1));
+        return true;
+    }
+    if (!is_intlike(ta)) return false;
     a = lw_const_convert(ta, a, *t);
     switch (e->op) {
     case KF_OP_NEG: *bits = mask_bits(wide((kf_scalar)t->scalar), (uint64_t)0 - a); return true;
