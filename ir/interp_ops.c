@@ -243,6 +243,11 @@ static float f32_math(kf_builtin fn, float x, float y, float z)
     }
 }
 
+float kf_iop_math_f32(kf_builtin fn, float x)
+{
+    return f32_math(fn, x, 0.0f, 0.0f);
+}
+
 static unsigned clz_bits(uint64_t x, unsigned bits)
 {
     unsigned n = 0;
