@@ -234,6 +234,40 @@ static bool is_flow(uint16_t op)
            op == KF_IR_ENDLOOP || op == KF_IR_BREAK || op == KF_IR_CONTINUE || op == KF_IR_NOP;
 }
 
+static bool is_value_type(kf_type t)
+{
+    return (t.kind == KF_TK_SCALAR || t.kind == KF_TK_VECTOR) && t.scalar > KF_S_NONE && t.scalar < KF_S_UINT &&
+           t.lanes >= 1 && kf_type_elem_bytes(t) <= 16;
+}
+
+static bool is_buffer(const kf_ir_kernel *k, kf_val v)
+{
+    kf_type t = k->vals[v].type;
+    return t.kind == KF_TK_BUFFER && t.scalar > KF_S_NONE && t.scalar < KF_S_UINT && kf_type_elem_bytes(t) <= 16;
+}
+
+/* Types that keep every slot access inside its 16 bytes and every pointer
+ * a buffer's: only PARAM, VIEW and MOV make buffer values. */
+static bool types_ok(const kf_ir_kernel *k, const kf_ir_ins *in)
+{
+    kf_type t = in->type;
+    switch (in->op) {
+    case KF_IR_PARAM: return in->imm < k->nparams && kf_type_eq(k->vals[in->dst].type, k->params[in->imm].type);
+    case KF_IR_VIEW: return is_buffer(k, in->a[0]) && is_buffer(k, in->dst);
+    case KF_IR_MOV:
+        return is_buffer(k, in->dst) == is_buffer(k, in->a[0]) && (is_buffer(k, in->dst) || is_value_type(t));
+    case KF_IR_LOAD: case KF_IR_STORE: case KF_IR_ATOMIC: return is_buffer(k, in->a[0]) && is_value_type(t);
+    case KF_IR_CVT: case KF_IR_MATH:
+        return is_value_type(t) && kf_scalar_bytes[k->vals[in->a[0]].type.scalar] * t.lanes <= 16;
+    case KF_IR_EXTRACT: case KF_IR_INSERT:
+        return is_value_type(t) && (in->imm + 1) * kf_scalar_bytes[t.scalar] <= 16;
+    case KF_IR_CONST: case KF_IR_BINOP: case KF_IR_CMP: case KF_IR_UNOP: case KF_IR_SELECT: case KF_IR_SPLAT:
+    case KF_IR_BITCAST: case KF_IR_SHFL:
+        return is_value_type(t);
+    default: return in->dst == 0 || !is_buffer(k, in->dst);
+    }
+}
+
 static kf_status check_operands(kf_ictx *c, uint32_t i)
 {
     const kf_ir_ins *in = &c->k->ins[i];
@@ -246,7 +280,7 @@ static kf_status check_operands(kf_ictx *c, uint32_t i)
         if (!in->a[j] || in->a[j] >= c->k->nvals) return bad_ir(c, i, "operand");
     for (unsigned j = na; j < 4; j++)
         if (in->a[j] >= c->k->nvals) return bad_ir(c, i, "operand");
-    if (in->type.lanes > 16 || in->type.scalar >= KF_S_COUNT) return bad_ir(c, i, "type");
+    if (!types_ok(c->k, in)) return bad_ir(c, i, "types");
     return KF_OK;
 }
 

@@ -943,6 +943,14 @@ static void malformed_ir_is_rejected_not_run(void **state)
     tb_init(&b, "bad");
     tb_ins(&b, KF_IR_MOV, 0, T_U32, T_U32, 57, 0, 0, 0, 0);   /* operand out of range */
     assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, NULL, &err), KF_ERR_USAGE);
+    tb_init(&b, "bad");
+    kf_val p = tb_const(&b, t_buf(T_U32, true), 0x1000);   /* a "buffer" made from a number */
+    tb_store(&b, p, tb_u32(&b, 0), tb_u32(&b, 1));
+    assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, NULL, &err), KF_ERR_USAGE);
+    assert_non_null(strstr(err.msg, "malformed core IR at instruction 0"));
+    tb_init(&b, "bad");
+    tb_ins(&b, KF_IR_EXTRACT, 0, T_F32, T_F32, tb_f32(&b, 1.0f), 0, 0, 0, 4);   /* lane 4 of 16 bytes */
+    assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, NULL, &err), KF_ERR_USAGE);
 }
 
 /* ---- throughput --------------------------------------------------------------- */
