@@ -55,7 +55,7 @@ static void line_info(ptx_cx *cx)
         source_line(cx->m, l.line, &s, &n);
         const char *f = l.file ? l.file : (cx->m && cx->m->file ? cx->m->file : "?");
         const char *base = strrchr(f, '/');
-        kf_buf_printf(&cx->body, "\t// %s:%u  %.*s\n", base ? base + 1 : f, l.line, n, s);
+        kf_buf_printf(&cx->body, "\t// %s:%u%s%.*s\n", base ? base + 1 : f, l.line, n ? "  " : "", n, s);
         push_loc(cx, l);
         cx->last_comment_line = l.line;
     }
@@ -193,7 +193,8 @@ static bool link_markers(ptx_cx *cx)
         case KF_IR_ENDIF:
             ok = st.len && k->ins[st.data[st.len - 1]].op == KF_IR_IF;
             if (!ok) break;
-            cx->partner[st.data[st.len - 1]] = i;
+            if (in->op == KF_IR_ELSE || k->ins[cx->partner[st.data[st.len - 1]]].op != KF_IR_ELSE)
+                cx->partner[st.data[st.len - 1]] = i;
             cx->partner[i] = st.data[st.len - 1];
             if (in->op == KF_IR_ENDIF) st.len--;
             break;
@@ -377,7 +378,7 @@ static void emit_body(ptx_cx *cx)
         }
         ptx_emit_ins(cx, &k->ins[i]);
     }
-    cx->cur = k->loc;
+    if (!k->nins) cx->cur = k->loc;
     ptx_ins(cx, "ret");
 }
 

@@ -478,9 +478,10 @@ static void float_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const 
     } else if (s == KF_S_BF16 && cx->o->arch < 90) {
         /* sm_80..89 have fma.rn.bf16 only: a+b = fma(b,1,a), a-b = fma(b,-1,a),
          * a*b = fma(a,b,-0); each exact but for the one rounding. */
-        if (op == KF_OP_ADD) ptx_ins(cx, "fma.rn.bf16 %s, %s, 0x3F80, %s", d, b, a);
-        else if (op == KF_OP_SUB) ptx_ins(cx, "fma.rn.bf16 %s, %s, 0xBF80, %s", d, b, a);
-        else ptx_ins(cx, "fma.rn.bf16 %s, %s, %s, 0x8000", d, a, b);
+        preg k = ptx_tmp(cx, PTX_RC_H);
+        ptx_ins(cx, "mov.b16 %s, %s", k.s, op == KF_OP_ADD ? "0x3F80" : op == KF_OP_SUB ? "0xBF80" : "0x8000");
+        if (op == KF_OP_MUL) ptx_ins(cx, "fma.rn.bf16 %s, %s, %s, %s", d, a, b, k.s);
+        else ptx_ins(cx, "fma.rn.bf16 %s, %s, %s, %s", d, b, k.s, a);
     } else {
         ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].floats, ptx_scalars[s].arith, d, a, b);
     }
