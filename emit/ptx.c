@@ -17,7 +17,7 @@
 #include <string.h>
 
 #define PTX_VERSION "8.0"
-#define PTX_REG_ARRAY_MAX 64   /* local arrays up to this many registers may live in registers */
+#define PTX_REG_ARRAY_MAX 128  /* local arrays up to this many registers may live in registers */
 
 /* ---- text output ----------------------------------------------------------- */
 
@@ -379,6 +379,7 @@ static void emit_body(ptx_cx *cx)
         ptx_emit_ins(cx, &k->ins[i]);
     }
     if (!k->nins) cx->cur = k->loc;
+    cx->last_comment_line = cx->cur.line;   /* the closing ret needs no source comment */
     ptx_ins(cx, "ret");
 }
 

@@ -281,8 +281,15 @@ static paddr buf_addr(ptx_cx *cx, kf_val buf, kf_val idx, uint32_t bytes)
         else snprintf(a.s, sizeof a.s, "%s", base.s);
         return a;
     }
+    for (uint32_t i = 0; i < cx->nacache; i++)
+        if (cx->acache[i].buf == buf && cx->acache[i].idx == idx && cx->acache[i].bytes == bytes) {
+            snprintf(a.s, sizeof a.s, "%s", cx->acache[i].addr.s);
+            return a;
+        }
     kf_scalar s = (kf_scalar)vtype(cx, idx).scalar;
     preg t = ptx_tmp(cx, PTX_RC_RD);
+    if (cx->nacache < sizeof cx->acache / sizeof cx->acache[0])
+        cx->acache[cx->nacache++] = (ptx_addr_entry){buf, idx, bytes, t};
     if (kf_scalar_bytes[s] == 8) {
         ptx_ins(cx, "mad.lo.s64 %s, %s, %u, %s", t.s, ptx_reg(cx, idx, 0).s, bytes, base.s);
     } else {
@@ -874,6 +881,8 @@ static void emit_atomic(ptx_cx *cx, const kf_ir_ins *in)
     }
 }
 
+static void emit_one(ptx_cx *cx, const kf_ir_ins *in);
+
 /* ---- control flow ------------------------------------------------------------------------ */
 
 static void emit_flow(ptx_cx *cx, const kf_ir_ins *in)
@@ -901,7 +910,32 @@ static void emit_flow(ptx_cx *cx, const kf_ir_ins *in)
     }
 }
 
+/* Forgets cached addresses that depend on a value just written, or all of
+ * them where control flow joins (a label others branch to). */
+static void invalidate_addresses(ptx_cx *cx, const kf_ir_ins *in)
+{
+    switch ((kf_ir_op)in->op) {
+    case KF_IR_ELSE:
+    case KF_IR_ENDIF:
+    case KF_IR_LOOP:
+    case KF_IR_LATCH:
+    case KF_IR_ENDLOOP: cx->nacache = 0; return;
+    default: break;
+    }
+    if (!in->dst) return;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < cx->nacache; i++)
+        if (cx->acache[i].buf != in->dst && cx->acache[i].idx != in->dst) cx->acache[n++] = cx->acache[i];
+    cx->nacache = n;
+}
+
 void ptx_emit_ins(ptx_cx *cx, const kf_ir_ins *in)
+{
+    emit_one(cx, in);
+    invalidate_addresses(cx, in);
+}
+
+static void emit_one(ptx_cx *cx, const kf_ir_ins *in)
 {
     switch ((kf_ir_op)in->op) {
     case KF_IR_NOP: break;

@@ -499,6 +499,33 @@ static void test_unsupported_atomic_type_is_a_diag_at_its_line(void **st)
     kf_diags_free(&d);
 }
 
+/* y[i] += 1: the store reuses the load's address; after a join it is recomputed. */
+static void test_address_reused_within_straight_line_code(void **st)
+{
+    irb_init(&B, "k", NULL);
+    kf_type f32 = kf_type_scalar(KF_S_F32);
+    kf_val y = irb_param(&B, "y", irb_buf(KF_S_F32, 1, true));
+    kf_val t = irb_op(&B, KF_IR_SREG, 0, kf_type_scalar(KF_S_U32), 0, 0, 0, KF_SR_TID_X);
+    kf_val one = irb_const(&B, KF_S_F32, 0x3F800000);
+    kf_val v = irb_op(&B, KF_IR_LOAD, 0, f32, y, t, 0, 0);
+    kf_val s = irb_op(&B, KF_IR_BINOP, KF_OP_ADD, f32, v, one, 0, 0);
+    irb_ins(&B, KF_IR_STORE, 0, f32, 0, y, t, s, 0);
+    kf_val c = boolv(&B, t, t, KF_OP_EQ);
+    irb_ins(&B, KF_IR_IF, 0, kf_type_void(), 0, c, 0, 0, 0);
+    irb_ins(&B, KF_IR_STORE, 0, f32, 0, y, t, s, 0);   /* dominated by the first: same address */
+    flow(&B, KF_IR_ENDIF);
+    irb_ins(&B, KF_IR_STORE, 0, f32, 0, y, t, one, 0); /* after the join: recomputed */
+    kf_diags d = {0};
+    char *p = irb_emit(&B, 90, false, NULL, &d);
+    assert_non_null(p);
+    assert_int_equal(count_of(p, "mad.wide.u32 "), 2);
+    HAS(p, "ld.global.f32 %f2, [%rd2];");
+    assert_int_equal(count_of(p, "st.global.f32 [%rd2], %f3;"), 2);
+    HAS(p, "st.global.f32 [%rd3], %f1;");
+    free(p);
+    kf_diags_free(&d);
+}
+
 static void test_float_atomic_min_is_cas_loop(void **st)
 {
     irb_init(&B, "k", NULL);
@@ -543,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_unsupported_arch_is_an_error),
         cmocka_unit_test(test_unsupported_atomic_type_is_a_diag_at_its_line),
         cmocka_unit_test(test_float_atomic_min_is_cas_loop),
+        cmocka_unit_test(test_address_reused_within_straight_line_code),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
