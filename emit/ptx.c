@@ -125,6 +125,11 @@ static uint32_t lanes_of(kf_type t)
 preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane)
 {
     preg r;
+    if (v == 0 || v >= cx->k->nvals) {
+        ptx_error(cx, "internal error: IR value %u does not exist (kernel has %u)", v, cx->k->nvals);
+        snprintf(r.s, sizeof r.s, "%%r0");
+        return r;
+    }
     const kf_ir_value *val = &cx->k->vals[v];
     ptx_rclass rc = ptx_class_of(val->type);
     if (!cx->vreg[v]) {

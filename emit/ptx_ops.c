@@ -827,7 +827,14 @@ static void atomic_float_minmax(ptx_cx *cx, const kf_ir_ins *in, const char *add
     ptx_ins(cx, "setp.ne.%s %s, %s, %s", bi, p.s, got.s, old.s);
     ptx_ins(cx, "mov.%s %s, %s", bi, old.s, got.s);
     ptx_ins(cx, "@%s bra $L_cas_%u", p.s, lbl);
-    ptx_ins(cx, "mov.%s %s, %s", bi, ptx_reg(cx, in->dst, 0).s, got.s);
+    if (in->dst) ptx_ins(cx, "mov.%s %s, %s", bi, ptx_reg(cx, in->dst, 0).s, got.s);
+}
+
+/* The register for an atomic's old value (a scratch one when unused). */
+static preg old_reg(ptx_cx *cx, const kf_ir_ins *in)
+{
+    if (in->dst) return ptx_reg(cx, in->dst, 0);
+    return ptx_tmp(cx, ptx_class_of(in->type));
 }
 
 /* The atom type suffix, or NULL when the language has no such atomic. */
@@ -871,12 +878,13 @@ static void emit_atomic(ptx_cx *cx, const kf_ir_ins *in)
         preg w = ptx_tmp(cx, PTX_RC_R), r = ptx_tmp(cx, PTX_RC_R);
         ptx_ins(cx, "mov.b32 %s, {%s, %s}", w.s, ptx_reg(cx, in->a[2], 0).s, ptx_reg(cx, in->a[2], 1).s);
         ptx_ins(cx, "atom.global.add.%s %s, [%s], %s", ty, r.s, a.s, w.s);
-        ptx_ins(cx, "mov.b32 {%s, %s}, %s", ptx_reg(cx, in->dst, 0).s, ptx_reg(cx, in->dst, 1).s, r.s);
+        if (in->dst)
+            ptx_ins(cx, "mov.b32 {%s, %s}, %s", ptx_reg(cx, in->dst, 0).s, ptx_reg(cx, in->dst, 1).s, r.s);
     } else if (bi == KF_BI_ATOMIC_CAS) {
-        ptx_ins(cx, "atom.global.cas.%s %s, [%s], %s, %s", ty, ptx_reg(cx, in->dst, 0).s, a.s,
+        ptx_ins(cx, "atom.global.cas.%s %s, [%s], %s, %s", ty, old_reg(cx, in).s, a.s,
                 ptx_reg(cx, in->a[2], 0).s, ptx_reg(cx, in->a[3], 0).s);
     } else {
-        ptx_ins(cx, "atom.global.%s.%s %s, [%s], %s", ptx_atomic_ops[bi], ty, ptx_reg(cx, in->dst, 0).s, a.s,
+        ptx_ins(cx, "atom.global.%s.%s %s, [%s], %s", ptx_atomic_ops[bi], ty, old_reg(cx, in).s, a.s,
                 ptx_reg(cx, in->a[2], 0).s);
     }
 }
