@@ -32,11 +32,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { VK_NONE, VK_INLINE, VK_PARAM, VK_AT_DEF, VK_TOP };
+enum { VK_NONE, VK_INLINE, VK_PARAM, VK_AT_DEF, VK_TOP, VK_FOLD };
 
 typedef struct {
     uint32_t ndefs, nuses;   /* live definitions and uses (self-uses excluded) */
     uint32_t def;            /* index of the first live definition */
+    uint32_t use;            /* index of the last live use */
     uint8_t kind;            /* VK_* */
     const char *name;        /* C name, or the inline expression */
 } vinfo;
@@ -392,7 +393,10 @@ static void count_uses(kw *w)
         const kf_ir_ins *in = &k->ins[i];
         if (w->dead[i] || w->drop[i]) continue;
         for (int a = 0; a < kf_ir_op_nargs[in->op]; a++)
-            if (in->a[a] && in->a[a] != in->dst) w->v[in->a[a]].nuses++;
+            if (in->a[a] && in->a[a] != in->dst) {
+                w->v[in->a[a]].nuses++;
+                w->v[in->a[a]].use = i;
+            }
         if (in->dst && op_has_dst[in->op]) {
             if (!w->v[in->dst].ndefs++) w->v[in->dst].def = i;
         }
@@ -452,6 +456,59 @@ static void decide_kinds(kw *w)
     }
 }
 
+/* A temporary read once, by the next statement written after it, is
+ * folded into that statement's expression: `if (i < n)` rather than a
+ * `bool t7 = i < n;` line. Only pure scalar instructions fold; statements
+ * between the two must all be folded too (so nothing with an effect moves),
+ * and the reader must be a single statement (not a per-lane vector op). */
+static bool foldable_def(const kw *w, uint32_t d)
+{
+    const kf_ir_ins *in = &w->k->ins[d];
+    switch (in->op) {
+    case KF_IR_BINOP: case KF_IR_CMP: case KF_IR_UNOP: case KF_IR_CVT: case KF_IR_MATH:
+    case KF_IR_SELECT: case KF_IR_EXTRACT: case KF_IR_BITCAST: case KF_IR_LOAD: case KF_IR_ALOAD:
+        return w->k->vals[in->dst].type.kind == KF_TK_SCALAR;
+    default: return false;
+    }
+}
+
+static bool single_statement(const kw *w, uint32_t u)
+{
+    const kf_ir_ins *in = &w->k->ins[u];
+    if (in->op == KF_IR_INSERT) return false;
+    if (op_has_dst[in->op] && in->dst && w->k->vals[in->dst].type.kind == KF_TK_VECTOR) return false;
+    return true;
+}
+
+static bool written(const kw *w, uint32_t i)
+{
+    const kf_ir_ins *in = &w->k->ins[i];
+    if (w->dead[i] || w->drop[i]) return false;
+    if (op_has_dst[in->op] && in->dst && (w->v[in->dst].kind == VK_INLINE || w->v[in->dst].kind == VK_FOLD)) return false;
+    return true;
+}
+
+static void decide_folds(kw *w)
+{
+    const kf_ir_kernel *k = w->k;
+    uint32_t *stmt = scratch_calloc(w, k->nins + 1, sizeof *stmt);   /* folded def -> statement holding it */
+    if (!stmt) return;
+    for (uint32_t d = k->nins; d-- > 0;) {
+        const kf_ir_ins *in = &k->ins[d];
+        if (w->dead[d] || w->drop[d] || !foldable_def(w, d)) continue;
+        vinfo *vi = &w->v[in->dst];
+        if (vi->kind != VK_AT_DEF || vi->nuses != 1 || k->vals[in->dst].name) continue;
+        uint32_t u = d + 1;
+        while (u < k->nins && !written(w, u)) u++;
+        if (u >= k->nins || !single_statement(w, u)) continue;
+        uint32_t r = vi->use;
+        bool into_fold = r > d && r < u && w->v[k->ins[r].dst].kind == VK_FOLD && stmt[r] == u;
+        if (r != u && !into_fold) continue;
+        vi->kind = VK_FOLD;
+        stmt[d] = u;
+    }
+}
+
 /* ---- pass 6: names ------------------------------------------------------------------ */
 
 static const char *const sreg_c[KF_SR_COUNT] = {
@@ -501,9 +558,34 @@ static const char *decl_type(kw *w, kf_type t)
     return kf_cu_type(w->c, t);
 }
 
+static const char *rhs(kw *w, uint32_t i);
+
+/* A value as a full expression (statement context, brackets, call arguments). */
+static const char *bare(kw *w, kf_val v)
+{
+    vinfo *vi = &w->v[v];
+    if (vi->kind == VK_FOLD && !vi->name) vi->name = rhs(w, vi->def);
+    return vi->name ? vi->name : "?";
+}
+
+/* True when s has an operator outside any parentheses or brackets. */
+static bool has_top_level_operator(const char *s)
+{
+    int depth = 0;
+    for (; *s; s++) {
+        if (*s == '(' || *s == '[') depth++;
+        else if (*s == ')' || *s == ']') depth--;
+        else if (*s == ' ' && depth == 0) return true;
+    }
+    return false;
+}
+
+/* A value as an operand of an operator: folded expressions in parentheses. */
 static const char *val(kw *w, kf_val v)
 {
-    return w->v[v].name ? w->v[v].name : "?";
+    const char *s = bare(w, v);
+    if (w->v[v].kind == VK_FOLD && has_top_level_operator(s)) return kf_cu_str(w->c, "(%s)", s);
+    return s;
 }
 
 static const char *lane(kw *w, kf_val v, unsigned l)
@@ -635,7 +717,8 @@ static void emit_insert(kw *w, uint32_t i)
     wline(w, in->loc, "%s.v[%u] = %s;", d, (unsigned)in->imm, val(w, in->a[1]));
 }
 
-static void emit_value_op(kw *w, uint32_t i)
+/* The right-hand side of a single-statement value instruction. */
+static const char *rhs(kw *w, uint32_t i)
 {
     const kf_ir_ins *in = &w->k->ins[i];
     kf_cu *c = w->c;
@@ -646,33 +729,46 @@ static void emit_value_op(kw *w, uint32_t i)
     case KF_IR_UNOP:
     case KF_IR_CVT:
     case KF_IR_MATH:
-    case KF_IR_SPLAT: emit_lanes(w, i); break;
-    case KF_IR_PARAM:
-        if (w->v[in->dst].kind != VK_PARAM) assign(w, i, w->pnames[in->imm]);
-        break;
-    case KF_IR_MOV: assign(w, i, val(w, in->a[0])); break;
+    case KF_IR_SPLAT: return lane_expr(w, in, 0);
+    case KF_IR_PARAM: return w->pnames[in->imm];
+    case KF_IR_MOV: return bare(w, in->a[0]);
     case KF_IR_CMP:
-        assign(w, i, kf_cu_cmp(c, (kf_op)in->sub, (kf_scalar)vals[in->a[0]].type.scalar, val(w, in->a[0]), val(w, in->a[1])));
-        break;
+        return kf_cu_cmp(c, (kf_op)in->sub, (kf_scalar)vals[in->a[0]].type.scalar, val(w, in->a[0]), val(w, in->a[1]));
     case KF_IR_BITCAST:
         kf_cu_need(c, KF_CU_H_BITCAST);
-        assign(w, i, kf_cu_str(c, "kf_bitcast<%s>(%s)", decl_type(w, vals[in->dst].type), val(w, in->a[0])));
-        break;
-    case KF_IR_SELECT:
-        assign(w, i, kf_cu_str(c, "%s ? %s : %s", val(w, in->a[0]), val(w, in->a[1]), val(w, in->a[2])));
-        break;
-    case KF_IR_EXTRACT: assign(w, i, kf_cu_str(c, "%s.v[%u]", val(w, in->a[0]), (unsigned)in->imm)); break;
-    case KF_IR_INSERT: emit_insert(w, i); break;
-    case KF_IR_SREG: assign(w, i, sreg_expr(w, in->imm)); break;
-    case KF_IR_VIEW:
-        assign(w, i, kf_cu_str(c, "(%s)%s", decl_type(w, vals[in->dst].type), val(w, in->a[0])));
-        break;
-    case KF_IR_LOAD: assign(w, i, kf_cu_str(c, "%s[%s]", val(w, in->a[0]), val(w, in->a[1]))); break;
-    case KF_IR_ALOAD: assign(w, i, kf_cu_str(c, "%s[%s]", w->anames[in->imm], val(w, in->a[0]))); break;
-    case KF_IR_ATOMIC: assign(w, i, atomic_expr(w, in)); break;
+        return kf_cu_str(c, "kf_bitcast<%s>(%s)", decl_type(w, vals[in->dst].type), bare(w, in->a[0]));
+    case KF_IR_SELECT: return kf_cu_str(c, "%s ? %s : %s", val(w, in->a[0]), val(w, in->a[1]), val(w, in->a[2]));
+    case KF_IR_EXTRACT: return kf_cu_str(c, "%s.v[%u]", val(w, in->a[0]), (unsigned)in->imm);
+    case KF_IR_SREG: return sreg_expr(w, in->imm);
+    case KF_IR_VIEW: return kf_cu_str(c, "(%s)%s", decl_type(w, vals[in->dst].type), val(w, in->a[0]));
+    case KF_IR_LOAD: return kf_cu_str(c, "%s[%s]", val(w, in->a[0]), bare(w, in->a[1]));
+    case KF_IR_ALOAD: return kf_cu_str(c, "%s[%s]", w->anames[in->imm], bare(w, in->a[0]));
+    case KF_IR_ATOMIC: return atomic_expr(w, in);
     case KF_IR_SHFL:
-    case KF_IR_VOTE: assign(w, i, warp_expr(w, in)); break;
-    default: break;
+    case KF_IR_VOTE: return warp_expr(w, in);
+    default: return "?";
+    }
+}
+
+static void emit_value_op(kw *w, uint32_t i)
+{
+    const kf_ir_ins *in = &w->k->ins[i];
+    bool vec = w->k->vals[in->dst].type.kind == KF_TK_VECTOR;
+    switch (in->op) {
+    case KF_IR_CONST:
+    case KF_IR_BINOP:
+    case KF_IR_UNOP:
+    case KF_IR_CVT:
+    case KF_IR_MATH:
+    case KF_IR_SPLAT:
+        if (vec) emit_lanes(w, i);
+        else assign(w, i, rhs(w, i));
+        break;
+    case KF_IR_PARAM:
+        if (w->v[in->dst].kind != VK_PARAM) assign(w, i, rhs(w, i));
+        break;
+    case KF_IR_INSERT: emit_insert(w, i); break;
+    default: assign(w, i, rhs(w, i)); break;
     }
 }
 
@@ -682,9 +778,9 @@ static void emit_ins(kw *w, uint32_t i)
     switch (in->op) {
     case KF_IR_NOP: break;
     case KF_IR_STORE:
-        wline(w, in->loc, "%s[%s] = %s;", val(w, in->a[0]), val(w, in->a[1]), val(w, in->a[2]));
+        wline(w, in->loc, "%s[%s] = %s;", val(w, in->a[0]), bare(w, in->a[1]), bare(w, in->a[2]));
         break;
-    case KF_IR_ASTORE: wline(w, in->loc, "%s[%s] = %s;", w->anames[in->imm], val(w, in->a[0]), val(w, in->a[1])); break;
+    case KF_IR_ASTORE: wline(w, in->loc, "%s[%s] = %s;", w->anames[in->imm], bare(w, in->a[0]), bare(w, in->a[1])); break;
     case KF_IR_BARRIER: wline(w, in->loc, "__syncthreads();"); break;
     case KF_IR_RET: wline(w, in->loc, "return;"); break;
     case KF_IR_BREAK: wline(w, in->loc, "break;"); break;
@@ -693,7 +789,7 @@ static void emit_ins(kw *w, uint32_t i)
         else wline(w, in->loc, "continue;");
         break;
     case KF_IR_IF:
-        wline(w, in->loc, "if (%s) {", val(w, in->a[0]));
+        wline(w, in->loc, "if (%s) {", bare(w, in->a[0]));
         w->depth++;
         break;
     case KF_IR_ELSE:
@@ -812,13 +908,12 @@ static void emit_kernel(kf_cu *c, const kf_ir_kernel *k, kf_buf *out, loc_vec *l
     assign_scopes(&w);
     drop_unused(&w);
     decide_kinds(&w);
+    decide_folds(&w);
     assign_names(&w);
     write_signature(&w);
     write_declarations(&w);
     for (uint32_t i = 0; i < k->nins; i++) {
-        const kf_ir_ins *in = &k->ins[i];
-        bool skip = w.dead[i] || w.drop[i] || (in->dst && op_has_dst[in->op] && w.v[in->dst].kind == VK_INLINE);
-        if (skip && !(is_marker(in->op) && !w.dead[i])) continue;
+        if (!written(&w, i) && !(is_marker(k->ins[i].op) && !w.dead[i])) continue;
         emit_ins(&w, i);
     }
     w.depth = 0;
