@@ -66,4 +66,89 @@ kf_status kf_dispatch(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const 
 /* Waits for all queued work; reports asynchronous faults. */
 kf_status kf_device_sync(kf_device *dev, kf_error *err);
 
+/* ---- additions (runtime engineer): read-only buffers, properties,
+ * raw CUDA-C / PTX pipelines, pre-sorted plans, allocation counter ------ */
+
+/* Marks a buffer read-only (or writable again). A read-only buffer, or a
+ * view of one, bound to a `&mut` parameter is a validation error. Views
+ * created later inherit the flag. */
+void kf_buffer_set_readonly(kf_buffer *b, bool readonly);
+bool kf_buffer_readonly(const kf_buffer *b);
+
+/* What a device is and what it allows (read once at open). */
+typedef struct {
+    char name[256];
+    kf_backend backend;
+    int ordinal;
+    int cc_major, cc_minor;         /* compute capability (0 for CPU) */
+    uint32_t sm_count;
+    uint64_t total_mem;             /* bytes */
+    uint32_t max_threads_per_block;
+    uint32_t max_block[3], max_grid[3];
+    uint32_t shared_per_block;      /* static + dynamic without opt-in */
+    uint32_t shared_per_block_optin;/* dynamic limit after opt-in (>48 KiB) */
+    uint32_t l2_bytes;
+    int driver_version;             /* CUDA driver, major*1000+minor*10; 0 for CPU */
+    int nvrtc_version;              /* 0 when NVRTC is unavailable */
+    uint32_t arch;                  /* SM arch kforge compiles for (80..90); 0 for CPU */
+} kf_device_props;
+void kf_device_props_get(const kf_device *dev, kf_device_props *out);
+
+/* Number of CUDA GPUs and the driver version, without opening one. A
+ * missing driver is KF_ERR_DEVICE; no GPU is KF_OK with *count == 0. */
+kf_status kf_cuda_device_count(int *count, int *driver_version, kf_error *err);
+
+/* A kernel not written in .kf: CUDA-C source for NVRTC (e.g. a WMMA GEMM
+ * .cu file) or already-compiled PTX text. `params` is the binding list,
+ * one entry per kernel parameter in order (buffers: all pointer params,
+ * with KF_TF_MUT on the ones written; align 0 means the element size). */
+typedef enum { KF_SRC_CUDA, KF_SRC_PTX } kf_src_kind;
+typedef struct {
+    kf_src_kind kind;
+    const char *source;             /* NUL-terminated text */
+    const char *entry;              /* extern "C" __global__ entry point */
+    const kf_ir_param *params;
+    uint32_t nparams;
+    uint32_t block[3];              /* default block; zeros: give one at dispatch */
+    uint32_t arch;                  /* 0: the device's (kf_device_props.arch) */
+    bool uncached;                  /* skip the process and disk caches */
+} kf_raw_kernel;
+/* CUDA devices only (the CPU device has no CUDA-C). NVRTC and driver JIT
+ * logs are attached to err->log on failure. The raw kernel's strings and
+ * params are copied. */
+kf_status kf_pipeline_create_raw(kf_device *dev, const kf_raw_kernel *rk, kf_pipeline **out,
+                                 kf_error *err);
+
+/* Where a pipeline's code came from, and any cache warning (a corrupt or
+ * truncated disk entry that was rebuilt). The library never prints it. */
+typedef enum { KF_FROM_BUILD, KF_FROM_MEMORY, KF_FROM_DISK } kf_code_origin;
+kf_code_origin kf_pipeline_origin(const kf_pipeline *p);
+const char *kf_pipeline_warning(const kf_pipeline *p);   /* NULL if none */
+
+/* The pre-sorted fast path: arguments already in binding order are
+ * validated and packed once (launch parameters built, grid evaluated);
+ * kf_plan_launch then does no allocation, sorting or search. The
+ * buffers bound must outlive the plan. */
+typedef struct kf_plan kf_plan;
+kf_status kf_plan_create(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const kf_launch *launch,
+                         kf_plan **out, kf_error *err);
+kf_status kf_plan_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_error *err);
+void kf_plan_destroy(kf_plan *plan);
+
+/* A device-to-device copy of `bytes` (a prefix of both buffers), in stream
+ * order; TIMED gives its device time in *ms (the copy-bandwidth reference of
+ * `kforge bench`). The CPU device copies with memcpy. */
+kf_status kf_buffer_copy(kf_buffer *dst, const kf_buffer *src, size_t bytes, kf_dispatch_mode mode, float *ms,
+                         kf_error *err);
+/* Benchmark reference: launches the plan n times straight through
+ * cuLaunchKernel (nothing of kforge in between), waits, and gives host
+ * microseconds per launch. CUDA devices only. */
+kf_status kf_plan_bench_bare(kf_plan *plan, uint32_t n, double *us_per_launch, kf_error *err);
+
+/* Calls made so far to the runtime's one allocation function (every
+ * device, buffer, pipeline, plan and launch-data block goes through it;
+ * only texts handed to the caller to free() are malloc'd); lets tests
+ * prove a path allocates nothing. */
+uint64_t kf_rt_alloc_count(void);
+
 #endif

@@ -1,0 +1,417 @@
+/* The compiled-code cache: see cache.h for the contract.
+ *
+ * Disk entry (<dir>/<32 hex digits of the key>.kfc):
+ *     8 x u64 header: magic "KFCACHE1", format version, key lo, key hi,
+ *                     PTX bytes, cubin bytes, XXH3-64 of the payload,
+ *                     XXH3-64 of the previous seven words
+ *     payload:        PTX text, then the cubin
+ * The file size must equal 64 + both lengths; anything else is truncated
+ * or corrupt and is removed and rebuilt. Writes go to a unique temporary
+ * file in the same directory and are renamed into place. */
+#include "cache.h"
+#include "rt_impl.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+#define FORMAT_VERSION 1u
+static const char magic[8] = {'K', 'F', 'C', 'A', 'C', 'H', 'E', '1'};
+
+/* ---- keys ------------------------------------------------------------------- */
+static void hash_field(XXH3_state_t *s, const void *p, size_t n)
+{
+    uint64_t len = n;
+    XXH3_128bits_update(s, &len, sizeof len);   /* length-prefixed: no ambiguity between fields */
+    if (n) XXH3_128bits_update(s, p, n);
+}
+
+static void hash_str(XXH3_state_t *s, const char *str) { hash_field(s, str ? str : "", str ? strlen(str) : 0); }
+
+kf_cache_key kf_cache_key_make(const kf_cache_inputs *in)
+{
+    XXH3_state_t s;
+    XXH3_INITSTATE(&s);
+    XXH3_128bits_reset(&s);
+    uint32_t fmt = FORMAT_VERSION;
+    int32_t nums[3] = {(int32_t)in->arch, in->nvrtc_version, in->driver_version};
+    hash_str(&s, KF_VERSION);
+    hash_field(&s, &fmt, sizeof fmt);
+    hash_str(&s, in->kind);
+    hash_field(&s, in->text, in->text_len);
+    hash_str(&s, in->options);
+    hash_field(&s, nums, sizeof nums);
+    XXH128_hash_t h = XXH3_128bits_digest(&s);
+    return (kf_cache_key){h.low64, h.high64};
+}
+
+void kf_cache_blob_free(kf_cache_blob *b)
+{
+    free(b->ptx);
+    free(b->cubin);
+    *b = (kf_cache_blob){0};
+}
+
+/* ---- process counters and the memory map --------------------------------------- */
+typedef struct {
+    kf_cache_key key;
+    kf_cache_blob blob;
+} mem_entry;
+
+static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static KF_VEC(mem_entry) mem;
+static atomic_uint_fast64_t n_mem_hits, n_disk_hits, n_misses, n_stores, n_corrupt;
+
+static bool blob_copy(kf_cache_blob *dst, const kf_cache_blob *src)
+{
+    *dst = (kf_cache_blob){0};
+    dst->ptx = malloc(src->ptx_len + 1);
+    dst->cubin = malloc(src->cubin_len ? src->cubin_len : 1);
+    if (!dst->ptx || !dst->cubin) {
+        kf_cache_blob_free(dst);
+        return false;
+    }
+    if (src->ptx_len) memcpy(dst->ptx, src->ptx, src->ptx_len);
+    dst->ptx[src->ptx_len] = 0;
+    if (src->cubin_len) memcpy(dst->cubin, src->cubin, src->cubin_len);
+    dst->ptx_len = src->ptx_len;
+    dst->cubin_len = src->cubin_len;
+    return true;
+}
+
+static bool mem_find(kf_cache_key key, kf_cache_blob *out)
+{
+    bool found = false;
+    pthread_mutex_lock(&mem_lock);
+    for (size_t i = 0; i < mem.len && !found; i++)
+        if (mem.data[i].key.lo == key.lo && mem.data[i].key.hi == key.hi)
+            found = blob_copy(out, &mem.data[i].blob);
+    pthread_mutex_unlock(&mem_lock);
+    return found;
+}
+
+static bool mem_put(kf_cache_key key, const kf_cache_blob *b)
+{
+    mem_entry e = {key, {0}};
+    if (!blob_copy(&e.blob, b)) return false;
+    bool ok = true;
+    pthread_mutex_lock(&mem_lock);
+    size_t i = 0;
+    while (i < mem.len && !(mem.data[i].key.lo == key.lo && mem.data[i].key.hi == key.hi)) i++;
+    if (i < mem.len) {
+        kf_cache_blob_free(&mem.data[i].blob);
+        mem.data[i] = e;
+    } else if (!KF_VEC_PUSH(&mem, e)) {
+        kf_cache_blob_free(&e.blob);
+        ok = false;
+    }
+    pthread_mutex_unlock(&mem_lock);
+    return ok;
+}
+
+static void mem_clear(void)
+{
+    pthread_mutex_lock(&mem_lock);
+    for (size_t i = 0; i < mem.len; i++) kf_cache_blob_free(&mem.data[i].blob);
+    KF_VEC_FREE(&mem);
+    pthread_mutex_unlock(&mem_lock);
+}
+
+/* ---- the directory ---------------------------------------------------------------- */
+void kf_cache_dir(char *buf, size_t len)
+{
+    const char *d = getenv("KFORGE_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+    if (d && *d) snprintf(buf, len, "%s", d);
+    else if (x && *x) snprintf(buf, len, "%s/kforge", x);
+    else snprintf(buf, len, "%s/.cache/kforge", h && *h ? h : "/tmp");
+}
+
+bool kf_cache_disk_enabled(void)
+{
+    const char *c = getenv("KFORGE_CACHE");
+    return !(c && strcmp(c, "0") == 0);
+}
+
+static void warn(char *w, size_t wlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void warn(char *w, size_t wlen, const char *fmt, ...)
+{
+    if (!w || !wlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w, wlen, fmt, ap);
+    va_end(ap);
+}
+
+static void entry_path(char *buf, size_t len, const char *dir, kf_cache_key key)
+{
+    snprintf(buf, len, "%s/%016llx%016llx.kfc", dir, (unsigned long long)key.hi, (unsigned long long)key.lo);
+}
+
+static bool mkdir_p(const char *dir)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return false;
+        *p = '/';
+    }
+    return mkdir(tmp, 0755) == 0 || errno == EEXIST;
+}
+
+/* ---- entry encoding ----------------------------------------------------------------- */
+static void header_make(uint64_t h[8], kf_cache_key key, const kf_cache_blob *b)
+{
+    memcpy(&h[0], magic, 8);
+    h[1] = FORMAT_VERSION;
+    h[2] = key.lo, h[3] = key.hi;
+    h[4] = b->ptx_len, h[5] = b->cubin_len;
+    XXH3_state_t s;
+    XXH3_INITSTATE(&s);
+    XXH3_64bits_reset(&s);
+    XXH3_64bits_update(&s, b->ptx_len ? b->ptx : "", b->ptx_len);
+    XXH3_64bits_update(&s, b->cubin_len ? b->cubin : "", b->cubin_len);
+    h[6] = XXH3_64bits_digest(&s);
+    h[7] = XXH3_64bits(h, 7 * sizeof h[0]);
+}
+
+/* Checks a whole entry in memory; NULL if good, else what is wrong. */
+static const char *entry_check(const unsigned char *data, size_t size, const kf_cache_key *want,
+                               kf_cache_blob *view)
+{
+    uint64_t h[8];
+    if (size < sizeof h) return "truncated header";
+    memcpy(h, data, sizeof h);
+    if (memcmp(&h[0], magic, 8) != 0) return "not a kforge cache entry";
+    if (h[7] != XXH3_64bits(h, 7 * sizeof h[0])) return "header checksum mismatch";
+    if (h[1] != FORMAT_VERSION) return "entry format version differs";
+    if (want && (h[2] != want->lo || h[3] != want->hi)) return "key differs from the file name";
+    if (h[4] > size || h[5] > size || size - sizeof h != h[4] + h[5])
+        return size - sizeof h < h[4] + h[5] ? "truncated payload" : "trailing bytes after the payload";
+    if (XXH3_64bits(data + sizeof h, size - sizeof h) != h[6]) return "payload checksum mismatch";
+    if (view) {
+        view->ptx = (char *)(data + sizeof h);
+        view->ptx_len = h[4];
+        view->cubin = (void *)(data + sizeof h + h[4]);
+        view->cubin_len = h[5];
+    }
+    return NULL;
+}
+
+static bool read_all(const char *path, unsigned char **data, size_t *size)
+{
+    char *d;
+    size_t n;
+    kf_error e = {0};
+    if (kf_read_file(path, &d, &n, &e) != KF_OK) return false;
+    *data = (unsigned char *)d;
+    *size = n;
+    return true;
+}
+
+static kf_cache_result disk_find(kf_cache_key key, kf_cache_blob *out, char *w, size_t wlen)
+{
+    char dir[4096], path[4200];
+    kf_cache_dir(dir, sizeof dir);
+    entry_path(path, sizeof path, dir, key);
+    unsigned char *data;
+    size_t size;
+    if (!read_all(path, &data, &size)) return KF_CACHE_MISS;
+    kf_cache_blob view;
+    const char *bad = entry_check(data, size, &key, &view);
+    if (bad) {
+        atomic_fetch_add(&n_corrupt, 1);
+        unlink(path);
+        warn(w, wlen, "cache entry %s was unusable (%s); removed and rebuilt", path, bad);
+        free(data);
+        return KF_CACHE_MISS;
+    }
+    bool ok = blob_copy(out, &view);
+    free(data);
+    return ok ? KF_CACHE_HIT_DISK : KF_CACHE_MISS;
+}
+
+static bool write_all(int fd, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    while (n) {
+        ssize_t k = write(fd, c, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        c += k;
+        n -= (size_t)k;
+    }
+    return true;
+}
+
+static atomic_uint tmp_serial;
+
+static void disk_put(kf_cache_key key, const kf_cache_blob *b, char *w, size_t wlen)
+{
+    char dir[4096], path[4200], tmp[4300];
+    kf_cache_dir(dir, sizeof dir);
+    if (!mkdir_p(dir)) {
+        warn(w, wlen, "cannot create the cache directory %s: %s", dir, strerror(errno));
+        return;
+    }
+    entry_path(path, sizeof path, dir, key);
+    snprintf(tmp, sizeof tmp, "%s/.tmp-%ld-%u-%016llx", dir, (long)getpid(), atomic_fetch_add(&tmp_serial, 1),
+             (unsigned long long)key.lo);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) {
+        warn(w, wlen, "cannot write the cache entry %s: %s", tmp, strerror(errno));
+        return;
+    }
+    uint64_t h[8];
+    header_make(h, key, b);
+    bool ok = write_all(fd, h, sizeof h) && write_all(fd, b->ptx, b->ptx_len) &&
+              write_all(fd, b->cubin, b->cubin_len);
+    ok = (close(fd) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        warn(w, wlen, "cannot write the cache entry %s: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+}
+
+/* ---- the public calls ------------------------------------------------------------------ */
+kf_cache_result kf_cache_lookup(kf_cache_key key, kf_cache_blob *out, char *warning, size_t wlen)
+{
+    *out = (kf_cache_blob){0};
+    if (warning && wlen) warning[0] = 0;
+    if (mem_find(key, out)) {
+        atomic_fetch_add(&n_mem_hits, 1);
+        return KF_CACHE_HIT_MEMORY;
+    }
+    kf_cache_result r = kf_cache_disk_enabled() ? disk_find(key, out, warning, wlen) : KF_CACHE_MISS;
+    if (r == KF_CACHE_HIT_DISK) {
+        atomic_fetch_add(&n_disk_hits, 1);
+        mem_put(key, out);
+    } else {
+        atomic_fetch_add(&n_misses, 1);
+    }
+    return r;
+}
+
+kf_status kf_cache_store(kf_cache_key key, const kf_cache_blob *b, char *warning, size_t wlen)
+{
+    if (warning && wlen) warning[0] = 0;
+    if (!mem_put(key, b)) return KF_ERR_NOMEM;
+    atomic_fetch_add(&n_stores, 1);
+    if (kf_cache_disk_enabled()) disk_put(key, b, warning, wlen);
+    return KF_OK;
+}
+
+static bool is_entry_name(const char *n)
+{
+    size_t len = strlen(n);
+    return len == 36 && strcmp(n + 32, ".kfc") == 0;
+}
+
+/* Calls fn on every entry (and, with tmp, every stale temporary) in the directory. */
+static kf_status scan(bool tmp, void (*fn)(const char *path, const char *name, void *ctx), void *ctx, kf_error *err)
+{
+    char dir[4096];
+    kf_cache_dir(dir, sizeof dir);
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (errno == ENOENT) return KF_OK;
+        return kf_error_set(err, KF_ERR_IO, "cannot read the cache directory %s: %s", dir, strerror(errno));
+    }
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!is_entry_name(de->d_name) && !(tmp && strncmp(de->d_name, ".tmp-", 5) == 0)) continue;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        fn(path, de->d_name, ctx);
+    }
+    closedir(d);
+    return KF_OK;
+}
+
+static void count_entry(const char *path, const char *name, void *ctx)
+{
+    kf_cache_stats *s = ctx;
+    struct stat sb;
+    if (stat(path, &sb) != 0) return;
+    s->disk_entries++;
+    s->disk_bytes += (uint64_t)sb.st_size;
+}
+
+kf_status kf_cache_stats_get(kf_cache_stats *out, kf_error *err)
+{
+    *out = (kf_cache_stats){0};
+    out->disk_enabled = kf_cache_disk_enabled();
+    kf_cache_dir(out->dir, sizeof out->dir);
+    pthread_mutex_lock(&mem_lock);
+    out->mem_entries = mem.len;
+    for (size_t i = 0; i < mem.len; i++) out->mem_bytes += mem.data[i].blob.ptx_len + mem.data[i].blob.cubin_len;
+    pthread_mutex_unlock(&mem_lock);
+    out->mem_hits = atomic_load(&n_mem_hits);
+    out->disk_hits = atomic_load(&n_disk_hits);
+    out->misses = atomic_load(&n_misses);
+    out->stores = atomic_load(&n_stores);
+    out->corrupt = atomic_load(&n_corrupt);
+    return scan(false, count_entry, out, err);
+}
+
+static void remove_entry(const char *path, const char *name, void *ctx)
+{
+    if (unlink(path) == 0 && name[0] != '.') (*(uint64_t *)ctx)++;
+}
+
+kf_status kf_cache_clear(bool disk, uint64_t *removed, kf_error *err)
+{
+    uint64_t n = 0;
+    mem_clear();
+    kf_status st = disk ? scan(true, remove_entry, &n, err) : KF_OK;
+    if (removed) *removed = n;
+    return st;
+}
+
+typedef struct {
+    bool remove;
+    uint64_t good, bad;
+    kf_buf names;
+} verify_ctx;
+
+static void verify_entry(const char *path, const char *name, void *ctx)
+{
+    verify_ctx *v = ctx;
+    unsigned char *data;
+    size_t size;
+    if (!read_all(path, &data, &size)) return;   /* vanished meanwhile */
+    kf_cache_key k;
+    unsigned long long hi, lo;
+    sscanf(name, "%16llx%16llx", &hi, &lo);
+    k.hi = hi, k.lo = lo;
+    const char *bad = entry_check(data, size, &k, NULL);
+    free(data);
+    if (!bad) {
+        v->good++;
+        return;
+    }
+    v->bad++;
+    kf_buf_printf(&v->names, "%s: %s\n", name, bad);
+    if (v->remove) unlink(path);
+}
+
+kf_status kf_cache_verify(bool remove, uint64_t *good, uint64_t *bad, char **bad_names, kf_error *err)
+{
+    verify_ctx v = {remove, 0, 0, {0}};
+    kf_status st = scan(false, verify_entry, &v, err);
+    *good = v.good;
+    *bad = v.bad;
+    if (bad_names) *bad_names = v.names.len ? kf_buf_take(&v.names) : NULL;
+    kf_buf_free(&v.names);
+    return st;
+}

@@ -1,0 +1,75 @@
+/* The compiled-code cache (DESIGN.md section 2): a process-wide in-memory
+ * map, safe under threads, in front of a disk cache of entries holding the
+ * PTX and the driver-linked cubin of one kernel build, so a warm start
+ * skips both NVRTC and the PTX JIT.
+ *
+ * Key: XXH3-128 over everything that changes the result (kf_cache_key_make).
+ * Directory: $KFORGE_CACHE_DIR, else $XDG_CACHE_HOME/kforge, else
+ * ~/.cache/kforge; KFORGE_CACHE=0 turns the disk half off (read at each
+ * call). Entries are written to a temporary file and renamed into place,
+ * so readers never see half an entry and two writers both succeed. Each
+ * entry has a header and checksums; a truncated or corrupt one is reported
+ * through a warning out-parameter (never printed), removed, and treated as
+ * a miss so the caller rebuilds it. */
+#ifndef KF_CACHE_H
+#define KF_CACHE_H
+
+#include "../ir/base.h"
+
+typedef struct {
+    uint64_t lo, hi;
+} kf_cache_key;
+
+/* The inputs that decide a build's output. */
+typedef struct {
+    const char *kind;        /* "kf-cuda", "kf-ptx", "raw-cuda", "raw-ptx" */
+    const char *text;        /* source or emitted text */
+    size_t text_len;
+    const char *options;     /* compiler/JIT options, "" if none */
+    uint32_t arch;
+    int nvrtc_version;       /* 0 when NVRTC is not involved */
+    int driver_version;
+} kf_cache_inputs;
+/* Also hashes KF_VERSION and the entry format version. */
+kf_cache_key kf_cache_key_make(const kf_cache_inputs *in);
+
+/* A cached build: PTX text and the linked cubin (either may be empty). */
+typedef struct {
+    char *ptx;
+    size_t ptx_len;
+    void *cubin;
+    size_t cubin_len;
+} kf_cache_blob;
+void kf_cache_blob_free(kf_cache_blob *b);
+
+typedef enum { KF_CACHE_MISS, KF_CACHE_HIT_MEMORY, KF_CACHE_HIT_DISK } kf_cache_result;
+
+/* Looks the key up in memory, then on disk (a disk hit is kept in memory).
+ * On a hit *out holds heap copies (kf_cache_blob_free). A corrupt or
+ * truncated disk entry is removed, reported in warning (may be NULL; ""
+ * when nothing to report) and answered as a miss. I/O problems are misses
+ * with a warning too: the cache never fails a build. */
+kf_cache_result kf_cache_lookup(kf_cache_key key, kf_cache_blob *out, char *warning, size_t wlen);
+/* Stores a build in memory and (unless disabled) on disk atomically. A
+ * failed disk write is a warning, not an error. Returns KF_ERR_NOMEM only. */
+kf_status kf_cache_store(kf_cache_key key, const kf_cache_blob *b, char *warning, size_t wlen);
+
+typedef struct {
+    bool disk_enabled;
+    char dir[4096];
+    uint64_t mem_entries, mem_bytes;
+    uint64_t disk_entries, disk_bytes;   /* from a scan of the directory */
+    uint64_t mem_hits, disk_hits, misses, stores, corrupt;   /* this process */
+} kf_cache_stats;
+kf_status kf_cache_stats_get(kf_cache_stats *out, kf_error *err);
+/* Empties the memory cache and (disk = true) removes every entry file. */
+kf_status kf_cache_clear(bool disk, uint64_t *removed, kf_error *err);
+/* Checks every disk entry's header and checksums; bad ones are removed
+ * when `remove` is set. *bad_names (may be NULL) gets a heap list, one
+ * file name per line (free it). */
+kf_status kf_cache_verify(bool remove, uint64_t *good, uint64_t *bad, char **bad_names, kf_error *err);
+/* The directory in use (whether or not enabled). */
+void kf_cache_dir(char *buf, size_t len);
+bool kf_cache_disk_enabled(void);
+
+#endif

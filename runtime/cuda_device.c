@@ -1,0 +1,466 @@
+/* The CUDA device: the device interface of device.h over the driver API
+ * (cuda_drv.h), for both GPU paths.
+ *
+ *   KF_BACKEND_CUDA  .kf -> kf_cuda_emit -> NVRTC -> PTX ─┐
+ *   KF_BACKEND_PTX   .kf -> kf_ptx_emit ----------> PTX ──┼─> cuLink -> cubin -> cuModuleLoadDataEx
+ *   raw kernels      CUDA-C -> NVRTC -> PTX, or PTX text ─┘
+ *
+ * Every build goes through the cache (cache.h): the key covers the text,
+ * options, arch and the NVRTC and driver versions; a hit loads the cached
+ * cubin directly (no NVRTC, no PTX JIT). One context per device (the
+ * primary context of the ordinal), one non-blocking stream, properties
+ * read once at open. Buffers are plain cuMemAlloc memory. Launch data is
+ * packed once per plan (kernelParams pointing at 16-byte slots), so a
+ * launch is one cuLaunchKernel. Every driver call goes through CU_CHECK. */
+#include "cache.h"
+#include "cuda_drv.h"
+#include "nvrtc.h"
+#include "../emit/emit.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+    CUdevice cu;
+    CUcontext ctx;
+    CUstream stream;
+    CUevent ev0, ev1;
+} cuda_dev;
+
+typedef struct {
+    CUmodule mod;
+    CUfunction fn;
+} cuda_pipe;
+
+#define JIT_LOG 8192
+
+static _Thread_local CUcontext current;
+
+/* Makes the device's context current on this thread (cheap when it is). */
+static kf_status use(kf_device *dev, kf_error *err)
+{
+    cuda_dev *cd = dev->impl;
+    kf_status st = KF_OK;
+    if (current == cd->ctx) return KF_OK;
+    CU_CHECK(CtxSetCurrent(cd->ctx));
+    current = cd->ctx;
+cleanup:
+    return st;
+}
+
+/* ---- open / close ------------------------------------------------------------- */
+static void cuda_close(kf_device *dev)
+{
+    cuda_dev *cd = dev->impl;
+    if (!cd) return;
+    if (cd->ctx) kf_cu.CtxSetCurrent(cd->ctx);
+    if (cd->stream) kf_cu.StreamSynchronize(cd->stream);
+    if (cd->ev0) kf_cu.EventDestroy(cd->ev0);
+    if (cd->ev1) kf_cu.EventDestroy(cd->ev1);
+    if (cd->stream) kf_cu.StreamDestroy(cd->stream);
+    if (cd->ctx) kf_cu.PrimaryCtxRelease(cd->cu);
+    if (current == cd->ctx) current = NULL;
+    kf_rt_free(cd);
+    dev->impl = NULL;
+}
+
+static int attr(CUdevice d, int a)
+{
+    int v = 0;
+    kf_cu.DeviceGetAttribute(&v, a, d);
+    return v;
+}
+
+static void read_props(kf_device *dev, cuda_dev *cd)
+{
+    kf_device_props *dp = &dev->props;
+    kf_cu.DeviceGetName(dp->name, (int)sizeof dp->name - 1, cd->cu);
+    size_t mem = 0;
+    kf_cu.DeviceTotalMem(&mem, cd->cu);
+    dp->total_mem = mem;
+    dp->cc_major = attr(cd->cu, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    dp->cc_minor = attr(cd->cu, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    dp->sm_count = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    dp->max_threads_per_block = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    for (int i = 0; i < 3; i++) {
+        dp->max_block[i] = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + i);
+        dp->max_grid[i] = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + i);
+    }
+    dp->shared_per_block = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    dp->shared_per_block_optin = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    if (dp->shared_per_block_optin < dp->shared_per_block) dp->shared_per_block_optin = dp->shared_per_block;
+    dp->l2_bytes = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    dp->driver_version = kf_cu_driver_version();
+    dp->nvrtc_version = kf_nvrtc_version();
+    int cc = dp->cc_major * 10 + dp->cc_minor;
+    dp->arch = cc >= 90 ? 90 : cc >= 89 ? 89 : cc >= 86 ? 86 : 80;
+}
+
+static const kf_device_ops cuda_ops;
+
+kf_status kf_cuda_open(kf_device *dev, int ordinal, kf_error *err)
+{
+    kf_status st = kf_cu_load(err);
+    if (st != KF_OK) return st;
+    int n = 0;
+    CU_CHECK(DeviceGetCount(&n));
+    if (ordinal < 0 || ordinal >= n)
+        return kf_error_set(err, KF_ERR_DEVICE, n ? "GPU %d does not exist (this machine has %d; use 0..%d)"
+                                                 : "GPU %d does not exist: no CUDA GPU found", ordinal, n, n - 1);
+    cuda_dev *cd = kf_rt_alloc(sizeof *cd);
+    if (!cd) return kf_error_set(err, KF_ERR_NOMEM, "out of memory opening a GPU");
+    dev->impl = cd;
+    dev->ops = &cuda_ops;
+    CU_CHECK(DeviceGet(&cd->cu, ordinal));
+    CU_CHECK(PrimaryCtxRetain(&cd->ctx, cd->cu));
+    CU_CHECK(CtxSetCurrent(cd->ctx));
+    current = cd->ctx;
+    CU_CHECK(StreamCreate(&cd->stream, CU_STREAM_NON_BLOCKING));
+    CU_CHECK(EventCreate(&cd->ev0, CU_EVENT_DEFAULT));
+    CU_CHECK(EventCreate(&cd->ev1, CU_EVENT_DEFAULT));
+    read_props(dev, cd);
+    return KF_OK;
+cleanup:
+    cuda_close(dev);
+    return st;
+}
+
+/* ---- memory ---------------------------------------------------------------------- */
+static kf_status cuda_alloc(kf_device *dev, size_t bytes, uint64_t *addr, kf_error *err)
+{
+    cuda_dev *cd = dev->impl;
+    CUdeviceptr p = 0;
+    kf_status st = use(dev, err);
+    if (st != KF_OK) return st;
+    CU_CHECK(MemAlloc(&p, bytes));
+    CU_CHECK(MemsetD8Async(p, 0, bytes, cd->stream));
+    *addr = p;
+    return KF_OK;
+cleanup:
+    if (p) kf_cu.MemFree(p);
+    return st;
+}
+
+static void cuda_free(kf_device *dev, uint64_t addr)
+{
+    cuda_dev *cd = dev->impl;
+    if (use(dev, NULL) != KF_OK) return;
+    kf_cu.StreamSynchronize(cd->stream);   /* queued work may still use it */
+    kf_cu.MemFree(addr);
+}
+
+static kf_status cuda_upload(kf_device *dev, uint64_t addr, const void *src, size_t bytes, kf_error *err)
+{
+    cuda_dev *cd = dev->impl;
+    kf_status st = use(dev, err);
+    if (st != KF_OK) return st;
+    CU_CHECK(MemcpyHtoDAsync(addr, src, bytes, cd->stream));
+    CU_CHECK(StreamSynchronize(cd->stream));
+cleanup:
+    return st;
+}
+
+static kf_status cuda_download(kf_device *dev, uint64_t addr, void *dst, size_t bytes, kf_error *err)
+{
+    cuda_dev *cd = dev->impl;
+    kf_status st = use(dev, err);
+    if (st != KF_OK) return st;
+    CU_CHECK(MemcpyDtoHAsync(dst, addr, bytes, cd->stream));
+    CU_CHECK(StreamSynchronize(cd->stream));
+cleanup:
+    return st;
+}
+
+static kf_status cuda_sync(kf_device *dev, kf_error *err)
+{
+    cuda_dev *cd = dev->impl;
+    kf_status st = use(dev, err);
+    if (st != KF_OK) return st;
+    CU_CHECK(StreamSynchronize(cd->stream));
+cleanup:
+    return st;
+}
+
+static kf_status cuda_copy(kf_device *dev, uint64_t dst, uint64_t src, size_t bytes, kf_dispatch_mode mode,
+                           float *ms, kf_error *err)
+{
+    cuda_dev *cd = dev->impl;
+    kf_status st = use(dev, err);
+    if (st != KF_OK) return st;
+    if (mode == KF_DISPATCH_TIMED) CU_CHECK(EventRecord(cd->ev0, cd->stream));
+    CU_CHECK(MemcpyDtoDAsync(dst, src, bytes, cd->stream));
+    if (mode == KF_DISPATCH_TIMED) {
+        CU_CHECK(EventRecord(cd->ev1, cd->stream));
+        CU_CHECK(EventSynchronize(cd->ev1));
+        CU_CHECK(EventElapsedTime(ms, cd->ev0, cd->ev1));
+    } else if (mode == KF_DISPATCH_SYNC) {
+        CU_CHECK(StreamSynchronize(cd->stream));
+    }
+cleanup:
+    return st;
+}
+
+/* ---- building code ----------------------------------------------------------------- */
+/* Attaches the JIT's error log to err, mapping "line N" of the PTX to the
+ * .kf source when a line map is known. */
+static void attach_jit_log(kf_error *err, const char *log, const kf_linemap *lm)
+{
+    if (!err || !log || !log[0]) return;
+    free(err->log);
+    size_t n = strlen(log);
+    err->log = malloc(n + 1);
+    if (err->log) memcpy(err->log, log, n + 1);
+    const char *at = strstr(log, "line ");
+    unsigned long line = at ? strtoul(at + 5, NULL, 10) : 0;
+    if (lm && line >= 1 && line <= lm->lines.len && lm->lines.data[line - 1].line) {
+        err->loc = lm->lines.data[line - 1];
+        size_t used = strlen(err->msg);
+        snprintf(err->msg + used, sizeof err->msg - used, " at %s:%u:%u", err->loc.file ? err->loc.file : "?",
+                 err->loc.line, err->loc.col);
+    }
+}
+
+/* PTX -> cubin through the driver's linker (the PTX JIT runs here, once). */
+static kf_status link_ptx(const char *ptx, size_t len, const kf_linemap *lm, kf_cache_blob *out, kf_error *err)
+{
+    char elog[JIT_LOG] = "", ilog[JIT_LOG] = "";
+    CUjit_option opt[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+                           CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+    void *val[4] = {elog, (void *)(uintptr_t)JIT_LOG, ilog, (void *)(uintptr_t)JIT_LOG};
+    CUlinkState ls = NULL;
+    void *cubin = NULL;
+    size_t size = 0;
+    kf_status st = KF_OK;
+    CU_CHECK(LinkCreate(4, opt, val, &ls));
+    CU_CHECK(LinkAddData(ls, CU_JIT_INPUT_PTX, (void *)ptx, len + 1, "kernel.ptx", 0, NULL, NULL));
+    CU_CHECK(LinkComplete(ls, &cubin, &size));
+    out->cubin = malloc(size ? size : 1);
+    if (!out->cubin) {
+        st = kf_error_set(err, KF_ERR_NOMEM, "out of memory holding a %zu-byte cubin", size);
+        goto cleanup;
+    }
+    memcpy(out->cubin, cubin, size);
+    out->cubin_len = size;
+cleanup:
+    if (st != KF_OK) attach_jit_log(err, elog, lm);
+    if (ls) kf_cu.LinkDestroy(ls);
+    return st;
+}
+
+static kf_status load_cubin(kf_pipeline *p, const kf_cache_blob *b, kf_error *err)
+{
+    cuda_pipe *cp = p->impl;
+    char elog[JIT_LOG] = "";
+    CUjit_option opt[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *val[2] = {elog, (void *)(uintptr_t)JIT_LOG};
+    int shared = 0, maxt = 0;
+    kf_status st = KF_OK;
+    CU_CHECK(ModuleLoadDataEx(&cp->mod, b->cubin, 2, opt, val));
+    CU_CHECK(ModuleGetFunction(&cp->fn, cp->mod, p->name));
+    CU_CHECK(FuncGetAttribute(&shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, cp->fn));
+    CU_CHECK(FuncGetAttribute(&maxt, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, cp->fn));
+    p->static_shared = (uint32_t)shared;
+    p->max_threads = (uint32_t)maxt;
+    /* Opt in to the whole dynamic shared memory the device allows (>48 KiB). */
+    uint32_t room = p->dev->props.shared_per_block_optin - p->static_shared;
+    if (room > p->dev->props.shared_per_block - p->static_shared)
+        CU_CHECK(FuncSetAttribute(cp->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)room));
+cleanup:
+    if (st != KF_OK) attach_jit_log(err, elog, NULL);
+    return st;
+}
+
+/* What to build: text to hash and, on a miss, how to get PTX from it. */
+typedef struct {
+    const char *kind;
+    const char *text;       /* CUDA-C or PTX */
+    bool is_cuda;
+    uint32_t arch;
+    bool uncached;
+    const kf_linemap *lm;
+} build_req;
+
+static kf_status build_blob(kf_pipeline *p, const build_req *rq, kf_cache_blob *b, kf_error *err)
+{
+    kf_status st;
+    if (rq->is_cuda) {
+        char name[300];
+        snprintf(name, sizeof name, "%s.cu", p->name);
+        st = kf_nvrtc_compile(rq->text, name, rq->arch, false, &b->ptx, NULL, err);
+        if (st != KF_OK) return st;
+        b->ptx_len = strlen(b->ptx);
+    } else {
+        b->ptx_len = strlen(rq->text);
+        b->ptx = malloc(b->ptx_len + 1);
+        if (!b->ptx) return kf_error_set(err, KF_ERR_NOMEM, "out of memory copying PTX");
+        memcpy(b->ptx, rq->text, b->ptx_len + 1);
+    }
+    return link_ptx(b->ptx, b->ptx_len, rq->is_cuda ? NULL : rq->lm, b, err);
+}
+
+static kf_status build_and_load(kf_pipeline *p, const build_req *rq, kf_error *err)
+{
+    kf_status st = use(p->dev, err);
+    if (st != KF_OK) return st;
+    cuda_pipe *cp = kf_rt_alloc(sizeof *cp);
+    if (!cp) return kf_error_set(err, KF_ERR_NOMEM, "out of memory creating a pipeline");
+    p->impl = cp;
+    char opts[64];
+    snprintf(opts, sizeof opts, "entry=%s", p->name);
+    kf_cache_inputs in = {rq->kind, rq->text, strlen(rq->text), opts, rq->arch,
+                          rq->is_cuda ? kf_nvrtc_version() : 0, p->dev->props.driver_version};
+    kf_cache_key key = kf_cache_key_make(&in);
+    kf_cache_blob b = {0};
+    kf_cache_result hit = rq->uncached ? KF_CACHE_MISS : kf_cache_lookup(key, &b, p->warning, sizeof p->warning);
+    p->origin = hit == KF_CACHE_HIT_MEMORY ? KF_FROM_MEMORY : hit == KF_CACHE_HIT_DISK ? KF_FROM_DISK : KF_FROM_BUILD;
+    if (hit == KF_CACHE_MISS) {
+        st = build_blob(p, rq, &b, err);
+        if (st == KF_OK && !rq->uncached) {
+            char w[512];
+            st = kf_cache_store(key, &b, w, sizeof w);
+            if (w[0] && !p->warning[0]) snprintf(p->warning, sizeof p->warning, "%s", w);
+            if (st != KF_OK) kf_error_set(err, st, "out of memory caching a build");
+        }
+    }
+    if (st == KF_OK) st = load_cubin(p, &b, err);
+    kf_cache_blob_free(&b);
+    return st;
+}
+
+static kf_status diags_error(kf_error *err, const kf_diags *d, const char *what)
+{
+    if (d->items.len) {
+        const kf_diag *g = &d->items.data[0];
+        return kf_error_set_at(err, KF_ERR_SOURCE, g->loc, "%s:%u:%u: %s", g->loc.file ? g->loc.file : "?",
+                               g->loc.line, g->loc.col, g->msg);
+    }
+    return kf_error_set(err, KF_ERR_NOMEM, "%s failed (out of memory)", what);
+}
+
+static kf_status cuda_pipeline_create(kf_pipeline *p, const kf_module *m, kf_error *err)
+{
+    bool is_cuda = p->dev->backend == KF_BACKEND_CUDA;
+    kf_emit_opts eo = {.arch = p->dev->props.arch, .lineinfo = false};
+    kf_buf text = {0};
+    kf_linemap lm = {0};
+    kf_diags d = {0};
+    kf_status st = is_cuda ? kf_cuda_emit(m, p->k, &eo, &text, &lm, &d) : kf_ptx_emit(m, p->k, &eo, &text, &lm, &d);
+    if (st != KF_OK || text.oom || !text.data) {
+        st = diags_error(err, &d, is_cuda ? "CUDA-C emission" : "PTX emission");
+    } else {
+        build_req rq = {is_cuda ? "kf-cuda" : "kf-ptx", text.data, is_cuda, eo.arch, false, &lm};
+        st = build_and_load(p, &rq, err);
+    }
+    kf_buf_free(&text);
+    kf_linemap_free(&lm);
+    kf_diags_free(&d);
+    return st;
+}
+
+static kf_status cuda_pipeline_create_raw(kf_pipeline *p, const kf_raw_kernel *rk, kf_error *err)
+{
+    bool is_cuda = rk->kind == KF_SRC_CUDA;
+    build_req rq = {is_cuda ? "raw-cuda" : "raw-ptx", rk->source, is_cuda,
+                    rk->arch ? rk->arch : p->dev->props.arch, rk->uncached, NULL};
+    return build_and_load(p, &rq, err);
+}
+
+static void cuda_pipeline_destroy(kf_pipeline *p)
+{
+    cuda_pipe *cp = p->impl;
+    if (cp->mod && use(p->dev, NULL) == KF_OK) kf_cu.ModuleUnload(cp->mod);
+    kf_rt_free(cp);
+    p->impl = NULL;
+}
+
+/* ---- launching ---------------------------------------------------------------------- */
+typedef struct {
+    _Alignas(16) unsigned char bytes[16];
+} slot;
+
+static size_t cuda_plan_extra(uint32_t n) { return (size_t)(n ? n : 1) * (sizeof(void *) + sizeof(slot)); }
+
+/* kernelParams[i] points at slot i: a 64-bit device pointer or the value's
+ * lanes packed in their natural size (bool as one byte). */
+static void cuda_plan_pack(kf_plan *plan)
+{
+    slot *slots = plan->extra;
+    void **params = (void **)(slots + plan->nargs);
+    for (uint32_t i = 0; i < plan->nargs; i++) {
+        const kf_arg *a = &plan->args[i];
+        if (a->buf) {
+            uint64_t addr = a->buf->addr;
+            memcpy(slots[i].bytes, &addr, 8);
+        } else {
+            uint32_t sz = kf_scalar_bytes[a->value.type.scalar];
+            for (uint32_t l = 0; l < a->value.type.lanes && (l + 1) * sz <= 16; l++)
+                memcpy(slots[i].bytes + l * sz, &a->value.lane[l], sz);   /* little-endian low bytes */
+        }
+        params[i] = slots[i].bytes;
+    }
+}
+
+static kf_status cuda_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_error *err)
+{
+    kf_device *dev = plan->p->dev;
+    cuda_dev *cd = dev->impl;
+    cuda_pipe *cp = plan->p->impl;
+    void **params = (void **)((slot *)plan->extra + plan->nargs);
+    kf_status st = use(dev, err);
+    if (st != KF_OK) return st;
+    if (mode == KF_DISPATCH_TIMED) CU_CHECK(EventRecord(cd->ev0, cd->stream));
+    CU_CHECK(LaunchKernel(cp->fn, plan->grid[0], plan->grid[1], plan->grid[2], plan->block[0], plan->block[1],
+                          plan->block[2], plan->dyn_shared, cd->stream, params, NULL));
+    if (mode == KF_DISPATCH_TIMED) {
+        CU_CHECK(EventRecord(cd->ev1, cd->stream));
+        CU_CHECK(EventSynchronize(cd->ev1));
+        CU_CHECK(EventElapsedTime(ms, cd->ev0, cd->ev1));
+    } else if (mode == KF_DISPATCH_SYNC) {
+        CU_CHECK(StreamSynchronize(cd->stream));
+    }
+cleanup:
+    return st;
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static kf_status cuda_bench_bare(kf_plan *plan, uint32_t n, double *us, kf_error *err)
+{
+    cuda_dev *cd = plan->p->dev->impl;
+    cuda_pipe *cp = plan->p->impl;
+    void **params = (void **)((slot *)plan->extra + plan->nargs);
+    kf_status st = use(plan->p->dev, err);
+    if (st != KF_OK) return st;
+    CU_CHECK(StreamSynchronize(cd->stream));
+    double t0 = now_us();
+    for (uint32_t i = 0; i < n; i++)
+        CU_CHECK(LaunchKernel(cp->fn, plan->grid[0], plan->grid[1], plan->grid[2], plan->block[0], plan->block[1],
+                              plan->block[2], plan->dyn_shared, cd->stream, params, NULL));
+    *us = (now_us() - t0) / (n ? n : 1);
+    CU_CHECK(StreamSynchronize(cd->stream));
+cleanup:
+    return st;
+}
+
+static const kf_device_ops cuda_ops = {
+    .close = cuda_close,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .upload = cuda_upload,
+    .download = cuda_download,
+    .pipeline_create = cuda_pipeline_create,
+    .pipeline_create_raw = cuda_pipeline_create_raw,
+    .pipeline_destroy = cuda_pipeline_destroy,
+    .plan_extra = cuda_plan_extra,
+    .plan_pack = cuda_plan_pack,
+    .launch = cuda_launch,
+    .sync = cuda_sync,
+    .copy = cuda_copy,
+    .bench_bare = cuda_bench_bare,
+};

@@ -1,0 +1,118 @@
+/* Private to runtime/: the few CUDA driver API types, enum values and entry
+ * points kforge uses, declared here (ABI-exact, from CUDA 13's cuda.h) so
+ * building needs no cuda.h. runtime/cuda.c opens libcuda.so.1 with dlopen
+ * and fills one table of function pointers, `kf_cu`, from the X-macro list
+ * below; every call goes through CU_CHECK. */
+#ifndef KF_CUDA_DRV_H
+#define KF_CUDA_DRV_H
+
+#include "rt_impl.h"
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef struct CUlinkState_st *CUlinkState;
+typedef int CUjit_option;
+
+enum {
+    CUDA_SUCCESS = 0,
+    CUDA_ERROR_NO_DEVICE = 100,
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2,
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+    CU_JIT_INFO_LOG_BUFFER = 3,
+    CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+    CU_JIT_ERROR_LOG_BUFFER = 5,
+    CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+    CU_JIT_GENERATE_LINE_INFO = 13,
+    CU_JIT_INPUT_CUBIN = 0,
+    CU_JIT_INPUT_PTX = 1,
+    CU_EVENT_DEFAULT = 0,
+    CU_STREAM_NON_BLOCKING = 1,
+};
+
+/* X(field, symbol in libcuda, return, params) */
+#define KF_CU_FUNCS(X)                                                                              \
+    X(Init, "cuInit", CUresult, (unsigned))                                                         \
+    X(DriverGetVersion, "cuDriverGetVersion", CUresult, (int *))                                    \
+    X(GetErrorName, "cuGetErrorName", CUresult, (CUresult, const char **))                          \
+    X(GetErrorString, "cuGetErrorString", CUresult, (CUresult, const char **))                      \
+    X(DeviceGetCount, "cuDeviceGetCount", CUresult, (int *))                                        \
+    X(DeviceGet, "cuDeviceGet", CUresult, (CUdevice *, int))                                        \
+    X(DeviceGetName, "cuDeviceGetName", CUresult, (char *, int, CUdevice))                          \
+    X(DeviceGetAttribute, "cuDeviceGetAttribute", CUresult, (int *, int, CUdevice))                 \
+    X(DeviceTotalMem, "cuDeviceTotalMem_v2", CUresult, (size_t *, CUdevice))                        \
+    X(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain", CUresult, (CUcontext *, CUdevice))              \
+    X(PrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", CUresult, (CUdevice))                      \
+    X(CtxSetCurrent, "cuCtxSetCurrent", CUresult, (CUcontext))                                      \
+    X(StreamCreate, "cuStreamCreate", CUresult, (CUstream *, unsigned))                             \
+    X(StreamDestroy, "cuStreamDestroy_v2", CUresult, (CUstream))                                    \
+    X(StreamSynchronize, "cuStreamSynchronize", CUresult, (CUstream))                               \
+    X(MemAlloc, "cuMemAlloc_v2", CUresult, (CUdeviceptr *, size_t))                                 \
+    X(MemFree, "cuMemFree_v2", CUresult, (CUdeviceptr))                                             \
+    X(MemsetD8Async, "cuMemsetD8Async", CUresult, (CUdeviceptr, unsigned char, size_t, CUstream))   \
+    X(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", CUresult, (CUdeviceptr, const void *, size_t, CUstream)) \
+    X(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", CUresult, (void *, CUdeviceptr, size_t, CUstream))   \
+    X(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", CUresult, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
+    X(ModuleLoadDataEx, "cuModuleLoadDataEx", CUresult,                                             \
+      (CUmodule *, const void *, unsigned, CUjit_option *, void **))                                \
+    X(ModuleUnload, "cuModuleUnload", CUresult, (CUmodule))                                         \
+    X(ModuleGetFunction, "cuModuleGetFunction", CUresult, (CUfunction *, CUmodule, const char *))   \
+    X(FuncGetAttribute, "cuFuncGetAttribute", CUresult, (int *, int, CUfunction))                   \
+    X(FuncSetAttribute, "cuFuncSetAttribute", CUresult, (CUfunction, int, int))                     \
+    X(LaunchKernel, "cuLaunchKernel", CUresult,                                                     \
+      (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,  \
+       void **, void **))                                                                           \
+    X(EventCreate, "cuEventCreate", CUresult, (CUevent *, unsigned))                                \
+    X(EventDestroy, "cuEventDestroy_v2", CUresult, (CUevent))                                       \
+    X(EventRecord, "cuEventRecord", CUresult, (CUevent, CUstream))                                  \
+    X(EventSynchronize, "cuEventSynchronize", CUresult, (CUevent))                                  \
+    X(EventElapsedTime, "cuEventElapsedTime_v2", CUresult, (float *, CUevent, CUevent))             \
+    X(LinkCreate, "cuLinkCreate_v2", CUresult, (unsigned, CUjit_option *, void **, CUlinkState *))  \
+    X(LinkAddData, "cuLinkAddData_v2", CUresult,                                                    \
+      (CUlinkState, int, void *, size_t, const char *, unsigned, CUjit_option *, void **))          \
+    X(LinkComplete, "cuLinkComplete", CUresult, (CUlinkState, void **, size_t *))                   \
+    X(LinkDestroy, "cuLinkDestroy", CUresult, (CUlinkState))
+
+typedef struct {
+#define X(f, sym, r, p) r(*f) p;
+    KF_CU_FUNCS(X)
+#undef X
+} kf_cu_table;
+
+/* The driver table, valid after kf_cu_load() returned KF_OK. */
+extern kf_cu_table kf_cu;
+
+/* Opens libcuda.so.1 ($KF_LIBCUDA forces a path) once per process and runs
+ * cuInit. Missing driver or no GPU is KF_ERR_DEVICE with a clear message. */
+kf_status kf_cu_load(kf_error *err);
+int kf_cu_driver_version(void);
+
+/* Records a failed driver call: API, error name and string, file:line. */
+kf_status kf_cu_fail(kf_error *err, const char *api, CUresult r, const char *file, int line);
+
+/* Every driver call: on failure sets `st` and jumps to `cleanup`. */
+#define CU_CHECK(call)                                                  \
+    do {                                                                \
+        CUresult r_ = kf_cu.call;                                       \
+        if (r_ != CUDA_SUCCESS) {                                       \
+            st = kf_cu_fail(err, "cu" #call, r_, __FILE__, __LINE__);   \
+            goto cleanup;                                               \
+        }                                                               \
+    } while (0)
+
+#endif

@@ -1,0 +1,512 @@
+/* The backend-independent half of the device interface (device.h): device
+ * open/close, buffer and view bookkeeping, launch-shape resolution and the
+ * validation every dispatch goes through before anything is launched.
+ *
+ * Validation is written once here so the CPU interpreter and the CUDA
+ * backends reject the same inputs with the same messages: argument count,
+ * buffer vs value, element and value types, `&mut` given a read-only
+ * buffer, view alignment against the kernel's widest access, overlapping
+ * views bound to a read-only and a writable parameter (the emitted code
+ * assumes no aliasing), and block/grid/shared-memory limits of the device.
+ * Every error names the parameter or the limit. */
+#include "rt_impl.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- the one allocation function ---------------------------------------- */
+static atomic_uint_fast64_t alloc_calls;
+
+void *kf_rt_alloc(size_t size)
+{
+    atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
+    if (size > SIZE_MAX - 63) return NULL;
+    size_t rounded = (size + 63) & ~(size_t)63;
+    void *p = aligned_alloc(64, rounded ? rounded : 64);
+    if (p) memset(p, 0, rounded ? rounded : 64);
+    return p;
+}
+
+void kf_rt_free(void *p) { free(p); }
+
+char *kf_rt_strdup(const char *s)
+{
+    size_t n = strlen(s);
+    char *d = kf_rt_alloc(n + 1);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+uint64_t kf_rt_alloc_count(void) { return atomic_load(&alloc_calls); }
+
+/* ---- devices ------------------------------------------------------------- */
+kf_status kf_device_open(kf_backend backend, int ordinal, kf_device **out, kf_error *err)
+{
+    *out = NULL;
+    if (backend != KF_BACKEND_CPU && backend != KF_BACKEND_CUDA && backend != KF_BACKEND_PTX)
+        return kf_error_set(err, KF_ERR_USAGE, "unknown backend %d", (int)backend);
+    kf_device *dev = kf_rt_alloc(sizeof *dev);
+    if (!dev) return kf_error_set(err, KF_ERR_NOMEM, "out of memory opening a device");
+    dev->backend = backend;
+    dev->props.backend = backend;
+    dev->props.ordinal = ordinal;
+    kf_status st = backend == KF_BACKEND_CPU ? kf_cpu_open(dev, err) : kf_cuda_open(dev, ordinal, err);
+    if (st != KF_OK) {
+        kf_rt_free(dev);
+        return st;
+    }
+    *out = dev;
+    return KF_OK;
+}
+
+void kf_device_close(kf_device *dev)
+{
+    if (!dev) return;
+    dev->ops->close(dev);
+    kf_rt_free(dev);
+}
+
+const char *kf_device_name(const kf_device *dev) { return dev->props.name; }
+
+void kf_device_props_get(const kf_device *dev, kf_device_props *out) { *out = dev->props; }
+
+kf_status kf_device_sync(kf_device *dev, kf_error *err) { return dev->ops->sync(dev, err); }
+
+/* ---- buffers --------------------------------------------------------------- */
+static bool elem_ok(kf_type t)
+{
+    if (t.kind != KF_TK_SCALAR && t.kind != KF_TK_VECTOR) return false;
+    if (t.scalar == KF_S_NONE || t.scalar >= KF_S_UINT) return false;
+    if (t.kind == KF_TK_SCALAR) return t.lanes == 1;
+    return (t.lanes == 2 || t.lanes == 4 || t.lanes == 8 || t.lanes == 16) && kf_type_elem_bytes(t) <= 16;
+}
+
+kf_status kf_buffer_create(kf_device *dev, kf_type elem, size_t count, kf_buffer **out, kf_error *err)
+{
+    *out = NULL;
+    if (!elem_ok(elem))
+        return kf_error_set(err, KF_ERR_USAGE, "buffer element type must be a scalar or vector type");
+    elem.flags = 0;
+    elem.len = 0;
+    size_t esz = kf_type_elem_bytes(elem);
+    if (count > SIZE_MAX / esz)
+        return kf_error_set(err, KF_ERR_USAGE, "buffer of %zu elements overflows the address space", count);
+    kf_buffer *b = kf_rt_alloc(sizeof *b);
+    if (!b) return kf_error_set(err, KF_ERR_NOMEM, "out of memory creating a buffer");
+    *b = (kf_buffer){.dev = dev, .elem = elem, .count = count, .bytes = count * esz, .refs = 1};
+    b->root = b;
+    if (b->bytes) {
+        kf_status st = dev->ops->alloc(dev, b->bytes, &b->addr, err);
+        if (st != KF_OK) {
+            kf_rt_free(b);
+            return st;
+        }
+    }
+    *out = b;
+    return KF_OK;
+}
+
+kf_status kf_buffer_view(kf_buffer *parent, size_t offset, size_t count, kf_buffer **out, kf_error *err)
+{
+    *out = NULL;
+    if (offset > parent->count || count > parent->count - offset)
+        return kf_error_set(err, KF_ERR_USAGE,
+                            "view [%zu, %zu) is outside the buffer of %zu elements",
+                            offset, offset + count, parent->count);
+    kf_buffer *v = kf_rt_alloc(sizeof *v);
+    if (!v) return kf_error_set(err, KF_ERR_NOMEM, "out of memory creating a view");
+    size_t esz = kf_type_elem_bytes(parent->elem);
+    *v = (kf_buffer){.dev = parent->dev, .parent = parent, .root = parent->root, .elem = parent->elem,
+                     .count = count, .offset = parent->offset + offset * esz, .bytes = count * esz,
+                     .refs = 1, .readonly = parent->readonly};
+    v->addr = parent->root->addr + v->offset;
+    parent->refs++;
+    *out = v;
+    return KF_OK;
+}
+
+static kf_status transfer_check(const kf_buffer *b, size_t bytes, const char *what, kf_error *err)
+{
+    if (bytes > b->bytes)
+        return kf_error_set(err, KF_ERR_USAGE, "%s of %zu bytes does not fit a buffer of %zu bytes (%zu elements)",
+                            what, bytes, b->bytes, b->count);
+    return KF_OK;
+}
+
+kf_status kf_buffer_upload(kf_buffer *b, const void *src, size_t bytes, kf_error *err)
+{
+    kf_status st = transfer_check(b, bytes, "upload", err);
+    if (st != KF_OK) return st;
+    if (!bytes) return KF_OK;
+    return b->dev->ops->upload(b->dev, b->addr, src, bytes, err);
+}
+
+kf_status kf_buffer_download(kf_buffer *b, void *dst, size_t bytes, kf_error *err)
+{
+    kf_status st = transfer_check(b, bytes, "download", err);
+    if (st != KF_OK) return st;
+    if (!bytes) return KF_OK;
+    return b->dev->ops->download(b->dev, b->addr, dst, bytes, err);
+}
+
+size_t kf_buffer_bytes(const kf_buffer *b) { return b->bytes; }
+kf_type kf_buffer_elem(const kf_buffer *b) { return b->elem; }
+void kf_buffer_set_readonly(kf_buffer *b, bool readonly) { b->readonly = readonly; }
+
+bool kf_buffer_readonly(const kf_buffer *b)
+{
+    for (; b; b = b->parent)
+        if (b->readonly) return true;
+    return false;
+}
+
+/* Drops one reference; storage goes when the allocation and all views have. */
+static void buffer_unref(kf_buffer *b)
+{
+    while (b && --b->refs == 0) {
+        kf_buffer *parent = b->parent;
+        if (!parent && b->bytes) b->dev->ops->free(b->dev, b->addr);
+        kf_rt_free(b);
+        b = parent;
+    }
+}
+
+void kf_buffer_destroy(kf_buffer *b)
+{
+    if (b) buffer_unref(b);
+}
+
+/* ---- pipelines ------------------------------------------------------------ */
+static kf_pipeline *pipeline_new(kf_device *dev, const char *name, const kf_ir_param *params,
+                                 uint32_t nparams)
+{
+    kf_pipeline *p = kf_rt_alloc(sizeof *p);
+    if (!p) return NULL;
+    p->dev = dev;
+    p->name = kf_rt_strdup(name ? name : "");
+    p->params = kf_rt_alloc((nparams ? nparams : 1) * sizeof *p->params);
+    if (!p->name || !p->params) {
+        kf_rt_free((void *)p->name);
+        kf_rt_free(p->params);
+        kf_rt_free(p);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < nparams; i++) {
+        p->params[i] = params[i];
+        p->params[i].name = NULL;
+        p->params[i].loc = (kf_loc){0};
+        if (!p->params[i].align) p->params[i].align = kf_type_elem_bytes(params[i].type);
+    }
+    for (uint32_t i = 0; i < nparams; i++) {
+        p->params[i].name = kf_rt_strdup(params[i].name ? params[i].name : "?");
+        if (!p->params[i].name) {
+            p->nparams = i;
+            kf_pipeline_destroy(p);
+            return NULL;
+        }
+    }
+    p->nparams = nparams;
+    return p;
+}
+
+kf_status kf_pipeline_create(kf_device *dev, const kf_module *m, const kf_ir_kernel *k,
+                             kf_pipeline **out, kf_error *err)
+{
+    *out = NULL;
+    if (!k) return kf_error_set(err, KF_ERR_USAGE, "no kernel given to kf_pipeline_create");
+    kf_pipeline *p = pipeline_new(dev, k->name, k->params, k->nparams);
+    if (!p) return kf_error_set(err, KF_ERR_NOMEM, "out of memory creating a pipeline");
+    p->k = k;
+    memcpy(p->block, k->sched.block, sizeof p->block);
+    kf_status st = dev->ops->pipeline_create(p, m, err);
+    if (st != KF_OK) {
+        kf_pipeline_destroy(p);
+        return st;
+    }
+    *out = p;
+    return KF_OK;
+}
+
+kf_status kf_pipeline_create_raw(kf_device *dev, const kf_raw_kernel *rk, kf_pipeline **out, kf_error *err)
+{
+    *out = NULL;
+    if (!rk || !rk->source || !rk->entry || (rk->nparams && !rk->params))
+        return kf_error_set(err, KF_ERR_USAGE, "raw kernel needs source text, an entry point and its binding list");
+    if (!dev->ops->pipeline_create_raw)
+        return kf_error_set(err, KF_ERR_USAGE, "the %s device cannot run raw %s kernels (a CUDA device can)",
+                            dev->props.name, rk->kind == KF_SRC_PTX ? "PTX" : "CUDA-C");
+    for (uint32_t i = 0; i < rk->nparams; i++) {
+        kf_type t = rk->params[i].type;
+        bool ok = t.kind == KF_TK_BUFFER ? elem_ok(kf_type_vector((kf_scalar)t.scalar, t.lanes)) : elem_ok(t);
+        if (!ok)
+            return kf_error_set(err, KF_ERR_USAGE, "binding %u '%s' of '%s' is neither a buffer nor a scalar/vector type",
+                                i, rk->params[i].name ? rk->params[i].name : "?", rk->entry);
+    }
+    kf_pipeline *p = pipeline_new(dev, rk->entry, rk->params, rk->nparams);
+    if (!p) return kf_error_set(err, KF_ERR_NOMEM, "out of memory creating a pipeline");
+    memcpy(p->block, rk->block, sizeof p->block);
+    kf_status st = dev->ops->pipeline_create_raw(p, rk, err);
+    if (st != KF_OK) {
+        kf_pipeline_destroy(p);
+        return st;
+    }
+    *out = p;
+    return KF_OK;
+}
+
+void kf_pipeline_destroy(kf_pipeline *p)
+{
+    if (!p) return;
+    if (p->impl) p->dev->ops->pipeline_destroy(p);
+    for (uint32_t i = 0; i < p->nparams; i++) kf_rt_free((void *)p->params[i].name);
+    kf_rt_free(p->params);
+    kf_rt_free((void *)p->name);
+    kf_rt_free(p);
+}
+
+kf_code_origin kf_pipeline_origin(const kf_pipeline *p) { return p->origin; }
+const char *kf_pipeline_warning(const kf_pipeline *p) { return p->warning[0] ? p->warning : NULL; }
+
+/* ---- validation -------------------------------------------------------------- */
+static const char *tstr(kf_type t, char *buf, size_t n) { return kf_type_str(t, buf, n); }
+
+static kf_status check_buffer_arg(const kf_pipeline *p, uint32_t i, const kf_buffer *b, kf_error *err)
+{
+    const kf_ir_param *pa = &p->params[i];
+    char want[64], have[64];
+    kf_type pe = kf_type_vector((kf_scalar)pa->type.scalar, pa->type.lanes);
+    tstr(pa->type, want, sizeof want);
+    if (b->dev != p->dev)
+        return kf_error_set(err, KF_ERR_USAGE, "argument %u '%s' of '%s': the buffer belongs to another device (%s)",
+                            i, pa->name, p->name, b->dev->props.name);
+    if (b->elem.scalar != pe.scalar || b->elem.lanes != pe.lanes)
+        return kf_error_set(err, KF_ERR_USAGE,
+                            "argument %u '%s' of '%s' is %s but the buffer holds %s elements: element types must match exactly",
+                            i, pa->name, p->name, want, tstr(b->elem, have, sizeof have));
+    if ((pa->type.flags & KF_TF_MUT) && kf_buffer_readonly(b))
+        return kf_error_set(err, KF_ERR_USAGE,
+                            "argument %u '%s' of '%s' is %s (written by the kernel) but the buffer is read-only",
+                            i, pa->name, p->name, want);
+    uint32_t align = pa->align ? pa->align : kf_type_elem_bytes(pe);
+    if (b->addr % align != 0)
+        return kf_error_set(err, KF_ERR_USAGE,
+                            "argument %u '%s' of '%s': the view starts at byte offset %zu, not aligned to %u bytes "
+                            "(the widest access the kernel makes to it); start the view at a multiple of %u elements",
+                            i, pa->name, p->name, b->offset, align, align / kf_type_elem_bytes(pe) ? align / kf_type_elem_bytes(pe) : 1);
+    return KF_OK;
+}
+
+static kf_status check_value_arg(const kf_pipeline *p, uint32_t i, const kf_value *v, kf_error *err)
+{
+    const kf_ir_param *pa = &p->params[i];
+    char want[64], have[64];
+    if (v->type.kind != pa->type.kind || v->type.scalar != pa->type.scalar || v->type.lanes != pa->type.lanes)
+        return kf_error_set(err, KF_ERR_USAGE, "argument %u '%s' of '%s' has type %s but the value given is %s",
+                            i, pa->name, p->name, tstr(pa->type, want, sizeof want), tstr(v->type, have, sizeof have));
+    return KF_OK;
+}
+
+static kf_status check_args(const kf_pipeline *p, const kf_arg *args, uint32_t nargs, kf_error *err)
+{
+    if (nargs != p->nparams || (nargs && !args))
+        return kf_error_set(err, KF_ERR_USAGE, "kernel '%s' takes %u argument%s, got %u",
+                            p->name, p->nparams, p->nparams == 1 ? "" : "s", args ? nargs : 0);
+    for (uint32_t i = 0; i < nargs; i++) {
+        const kf_ir_param *pa = &p->params[i];
+        char want[64];
+        bool is_buf = pa->type.kind == KF_TK_BUFFER;
+        if (is_buf && !args[i].buf)
+            return kf_error_set(err, KF_ERR_USAGE, "argument %u '%s' of '%s' is a buffer %s: pass a buffer, not a value",
+                                i, pa->name, p->name, tstr(pa->type, want, sizeof want));
+        if (!is_buf && args[i].buf)
+            return kf_error_set(err, KF_ERR_USAGE, "argument %u '%s' of '%s' is a value of type %s: pass a value, not a buffer",
+                                i, pa->name, p->name, tstr(pa->type, want, sizeof want));
+        kf_status st = is_buf ? check_buffer_arg(p, i, args[i].buf, err) : check_value_arg(p, i, &args[i].value, err);
+        if (st != KF_OK) return st;
+    }
+    return KF_OK;
+}
+
+/* A read-only and a writable parameter must not see the same bytes. */
+static kf_status check_aliasing(const kf_pipeline *p, const kf_arg *args, uint32_t nargs, kf_error *err)
+{
+    for (uint32_t w = 0; w < nargs; w++) {
+        if (!args[w].buf || !(p->params[w].type.flags & KF_TF_MUT)) continue;
+        const kf_buffer *bw = args[w].buf;
+        for (uint32_t r = 0; r < nargs; r++) {
+            if (!args[r].buf || (p->params[r].type.flags & KF_TF_MUT)) continue;
+            const kf_buffer *br = args[r].buf;
+            if (br->root != bw->root || !br->bytes || !bw->bytes) continue;
+            if (br->offset < bw->offset + bw->bytes && bw->offset < br->offset + br->bytes)
+                return kf_error_set(err, KF_ERR_USAGE,
+                                    "arguments %u '%s' (read-only) and %u '%s' (writable) of '%s' overlap "
+                                    "(bytes [%zu, %zu) and [%zu, %zu) of one buffer): the kernel assumes they do not alias; "
+                                    "pass separate buffers",
+                                    r, p->params[r].name, w, p->params[w].name, p->name, br->offset,
+                                    br->offset + br->bytes, bw->offset, bw->offset + bw->bytes);
+        }
+    }
+    return KF_OK;
+}
+
+/* Block from the launch (zeros: the default), unused dimensions 1. */
+static kf_status resolve_block(const kf_pipeline *p, const kf_launch *l, uint32_t block[3], kf_error *err)
+{
+    bool given = l && l->block[0];
+    for (int d = 0; d < 3; d++) {
+        block[d] = given ? l->block[d] : p->block[d];
+        if (d > 0 && block[d] == 0) block[d] = 1;
+    }
+    if (block[0] == 0)
+        return kf_error_set(err, KF_ERR_USAGE, "kernel '%s' has no default block: give one at dispatch", p->name);
+    return KF_OK;
+}
+
+static kf_status resolve_grid(const kf_pipeline *p, const kf_arg *args, const kf_launch *l,
+                              const uint32_t block[3], uint32_t grid[3], kf_error *err)
+{
+    if (l && l->grid[0]) {
+        for (int d = 0; d < 3; d++) grid[d] = l->grid[d] ? l->grid[d] : (d ? 1 : 0);
+        return KF_OK;
+    }
+    uint64_t count = l ? l->count : 0;
+    if (!p->k || p->k->sched.ngrid == 0) {
+        if (!count)
+            return kf_error_set(err, KF_ERR_USAGE,
+                                "kernel '%s' has no grid expression: give an element count or an explicit grid", p->name);
+        uint64_t g = count / block[0] + (count % block[0] != 0);
+        if (g > UINT32_MAX)
+            return kf_error_set(err, KF_ERR_USAGE, "count %llu needs %llu blocks, more than a grid can hold",
+                                (unsigned long long)count, (unsigned long long)g);
+        grid[0] = (uint32_t)g;
+        grid[1] = grid[2] = 1;
+        return KF_OK;
+    }
+    kf_value stackv[32];
+    memset(stackv, 0, sizeof stackv);
+    kf_value *vals = p->nparams <= 32 ? stackv : kf_rt_alloc(p->nparams * sizeof *vals);
+    if (!vals) return kf_error_set(err, KF_ERR_NOMEM, "out of memory evaluating the schedule");
+    for (uint32_t i = 0; i < p->nparams; i++) vals[i] = args[i].buf ? (kf_value){0} : args[i].value;
+    kf_status st = kf_schedule_grid(p->k, vals, count, grid, err);
+    if (vals != stackv) kf_rt_free(vals);
+    return st;
+}
+
+static kf_status check_limits(const kf_pipeline *p, const uint32_t grid[3], const uint32_t block[3],
+                              uint32_t dyn, kf_error *err)
+{
+    const kf_device_props *dp = &p->dev->props;
+    static const char axis[3] = {'x', 'y', 'z'};
+    uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
+    for (int d = 0; d < 3; d++) {
+        if (block[d] > dp->max_block[d])
+            return kf_error_set(err, KF_ERR_USAGE, "block.%c = %u exceeds the device limit max_block_dim.%c = %u (%s)",
+                                axis[d], block[d], axis[d], dp->max_block[d], dp->name);
+        if (grid[d] > dp->max_grid[d])
+            return kf_error_set(err, KF_ERR_USAGE, "grid.%c = %u exceeds the device limit max_grid_dim.%c = %u (%s)",
+                                axis[d], grid[d], axis[d], dp->max_grid[d], dp->name);
+    }
+    if (threads > dp->max_threads_per_block)
+        return kf_error_set(err, KF_ERR_USAGE,
+                            "block (%u, %u, %u) has %llu threads, more than the device limit max_threads_per_block = %u (%s)",
+                            block[0], block[1], block[2], (unsigned long long)threads, dp->max_threads_per_block, dp->name);
+    if (p->max_threads && threads > p->max_threads)
+        return kf_error_set(err, KF_ERR_USAGE,
+                            "block (%u, %u, %u) has %llu threads, more than kernel '%s' can run per block "
+                            "(max_threads_per_block = %u for its compiled code)",
+                            block[0], block[1], block[2], (unsigned long long)threads, p->name, p->max_threads);
+    uint64_t shared = (uint64_t)dyn + p->static_shared;
+    if (shared > dp->shared_per_block_optin)
+        return kf_error_set(err, KF_ERR_USAGE,
+                            "%u bytes of dynamic shared memory + %u static exceed the device limit "
+                            "max_shared_per_block = %u bytes (%s)",
+                            dyn, p->static_shared, dp->shared_per_block_optin, dp->name);
+    return KF_OK;
+}
+
+kf_status kf_rt_bind(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const kf_launch *launch,
+                     kf_plan *plan, kf_error *err)
+{
+    kf_status st = check_args(p, args, nargs, err);
+    if (st == KF_OK) st = check_aliasing(p, args, nargs, err);
+    if (st == KF_OK) st = resolve_block(p, launch, plan->block, err);
+    if (st == KF_OK) st = resolve_grid(p, args, launch, plan->block, plan->grid, err);
+    if (st == KF_OK) st = check_limits(p, plan->grid, plan->block, launch ? launch->dyn_shared : 0, err);
+    if (st != KF_OK) return st;
+    plan->p = p;
+    plan->nargs = nargs;
+    plan->dyn_shared = launch ? launch->dyn_shared : 0;
+    plan->empty = !plan->grid[0] || !plan->grid[1] || !plan->grid[2];
+    for (uint32_t i = 0; i < nargs; i++) plan->args[i] = args[i];
+    return KF_OK;
+}
+
+/* ---- dispatch and plans ------------------------------------------------------- */
+kf_status kf_plan_create(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const kf_launch *launch,
+                         kf_plan **out, kf_error *err)
+{
+    *out = NULL;
+    size_t head = (sizeof(kf_plan) + 63) & ~(size_t)63;
+    size_t argb = ((size_t)(nargs ? nargs : 1) * sizeof(kf_arg) + 63) & ~(size_t)63;
+    kf_plan *plan = kf_rt_alloc(head + argb + p->dev->ops->plan_extra(nargs));
+    if (!plan) return kf_error_set(err, KF_ERR_NOMEM, "out of memory binding arguments");
+    plan->args = (kf_arg *)((char *)plan + head);
+    plan->extra = (char *)plan + head + argb;
+    kf_status st = kf_rt_bind(p, args, nargs, launch, plan, err);
+    if (st != KF_OK) {
+        kf_rt_free(plan);
+        return st;
+    }
+    p->dev->ops->plan_pack(plan);
+    *out = plan;
+    return KF_OK;
+}
+
+kf_status kf_plan_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_error *err)
+{
+    if (mode == KF_DISPATCH_TIMED && !ms)
+        return kf_error_set(err, KF_ERR_USAGE, "a timed dispatch needs somewhere to put the time (ms is NULL)");
+    if (plan->empty) {
+        if (ms) *ms = 0;
+        return KF_OK;
+    }
+    return plan->p->dev->ops->launch(plan, mode, ms, err);
+}
+
+void kf_plan_destroy(kf_plan *plan) { kf_rt_free(plan); }
+
+kf_status kf_plan_bench_bare(kf_plan *plan, uint32_t n, double *us, kf_error *err)
+{
+    const kf_device_ops *ops = plan->p->dev->ops;
+    if (!ops->bench_bare)
+        return kf_error_set(err, KF_ERR_USAGE, "a bare cuLaunchKernel loop needs a CUDA device, not %s",
+                            plan->p->dev->props.name);
+    if (plan->empty) return kf_error_set(err, KF_ERR_USAGE, "the plan launches nothing (empty grid)");
+    return ops->bench_bare(plan, n, us, err);
+}
+
+kf_status kf_buffer_copy(kf_buffer *dst, const kf_buffer *src, size_t bytes, kf_dispatch_mode mode, float *ms,
+                         kf_error *err)
+{
+    if (dst->dev != src->dev)
+        return kf_error_set(err, KF_ERR_USAGE, "copy between buffers of different devices");
+    if (bytes > dst->bytes || bytes > src->bytes)
+        return kf_error_set(err, KF_ERR_USAGE, "copy of %zu bytes does not fit (source %zu bytes, destination %zu)",
+                            bytes, src->bytes, dst->bytes);
+    if (mode == KF_DISPATCH_TIMED && !ms)
+        return kf_error_set(err, KF_ERR_USAGE, "a timed copy needs somewhere to put the time (ms is NULL)");
+    if (!bytes) return KF_OK;
+    return dst->dev->ops->copy(dst->dev, dst->addr, src->addr, bytes, mode, ms, err);
+}
+
+kf_status kf_dispatch(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const kf_launch *launch,
+                      kf_dispatch_mode mode, float *ms, kf_error *err)
+{
+    kf_plan *plan;
+    kf_status st = kf_plan_create(p, args, nargs, launch, &plan, err);
+    if (st != KF_OK) return st;
+    st = kf_plan_launch(plan, mode, ms, err);
+    kf_plan_destroy(plan);
+    return st;
+}

@@ -1,0 +1,97 @@
+/* Private to runtime/: the structures behind the opaque handles of
+ * device.h and the vtable each backend fills (runtime/cpu_device.c,
+ * runtime/cuda_device.c). The shared half (runtime/device.c) owns buffer
+ * bookkeeping, launch-shape resolution and argument validation, so both
+ * backends reject exactly the same bad input with the same words. */
+#ifndef KF_RT_IMPL_H
+#define KF_RT_IMPL_H
+
+#include "device.h"
+
+typedef struct {
+    void (*close)(kf_device *dev);
+    /* Zeroed storage of `bytes` (> 0); *addr is a host pointer or a CUdeviceptr. */
+    kf_status (*alloc)(kf_device *dev, size_t bytes, uint64_t *addr, kf_error *err);
+    void (*free)(kf_device *dev, uint64_t addr);
+    kf_status (*upload)(kf_device *dev, uint64_t addr, const void *src, size_t bytes, kf_error *err);
+    kf_status (*download)(kf_device *dev, uint64_t addr, void *dst, size_t bytes, kf_error *err);
+    /* Fills p->impl and p->static_shared for a .kf kernel. */
+    kf_status (*pipeline_create)(kf_pipeline *p, const kf_module *m, kf_error *err);
+    kf_status (*pipeline_create_raw)(kf_pipeline *p, const kf_raw_kernel *rk, kf_error *err);
+    void (*pipeline_destroy)(kf_pipeline *p);
+    /* Bytes of backend launch data a plan of n arguments needs after itself. */
+    size_t (*plan_extra)(uint32_t n);
+    /* Packs the validated arguments into plan->extra. */
+    void (*plan_pack)(kf_plan *plan);
+    kf_status (*launch)(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_error *err);
+    kf_status (*sync)(kf_device *dev, kf_error *err);
+    kf_status (*copy)(kf_device *dev, uint64_t dst, uint64_t src, size_t bytes, kf_dispatch_mode mode, float *ms,
+                      kf_error *err);
+    kf_status (*bench_bare)(kf_plan *plan, uint32_t n, double *us, kf_error *err);   /* NULL: unsupported */
+} kf_device_ops;
+
+struct kf_device {
+    const kf_device_ops *ops;
+    kf_backend backend;
+    kf_device_props props;
+    void *impl;              /* backend state */
+};
+
+struct kf_buffer {
+    kf_device *dev;
+    kf_buffer *parent;       /* NULL for an allocation */
+    kf_buffer *root;         /* the allocation (itself when parent is NULL) */
+    kf_type elem;
+    size_t count;
+    size_t offset;           /* bytes from the root's start */
+    size_t bytes;
+    uint64_t addr;           /* root addr + offset */
+    uint32_t refs;           /* 1 for the handle + 1 per live view */
+    bool readonly;
+};
+
+struct kf_pipeline {
+    kf_device *dev;
+    const char *name;        /* kernel / entry name (owned copy) */
+    kf_ir_param *params;     /* binding list (owned copy) */
+    uint32_t nparams;
+    const kf_ir_kernel *k;   /* NULL for raw kernels */
+    uint32_t block[3];       /* default block; 0 = none */
+    uint32_t static_shared;  /* bytes of static shared memory the code uses */
+    uint32_t max_threads;    /* the compiled code's limit (registers); 0 = the device's */
+    kf_code_origin origin;
+    char warning[512];       /* cache warning, "" if none */
+    void *impl;
+};
+
+struct kf_plan {
+    kf_pipeline *p;
+    uint32_t nargs;
+    kf_arg *args;            /* copies, in binding order */
+    uint32_t grid[3], block[3], dyn_shared;
+    bool empty;              /* a grid dimension is 0: nothing to launch */
+    void *extra;             /* backend launch data (ops->plan_extra bytes) */
+};
+
+/* The runtime's one allocation function: zeroed, 64-byte aligned, counted. */
+void *kf_rt_alloc(size_t size);
+void kf_rt_free(void *p);
+char *kf_rt_strdup(const char *s);
+
+/* dlopen of a CUDA library (runtime/dl.c). With $env_var set only that
+ * path is tried (tests point it at a missing file). Otherwise, for NVRTC
+ * (toolkit = true) $CUDA_HOME/lib64, /usr/local/cuda/lib64 and the build's
+ * CUDA home are searched for stem and stem.<N>, then the loader path; the
+ * driver (toolkit = false) comes from the loader path. On failure returns
+ * NULL and `why` lists what was tried and dlerror(). */
+void *kf_rt_dlopen(const char *env_var, const char *stem, bool toolkit, char *why, size_t whylen);
+
+kf_status kf_cpu_open(kf_device *dev, kf_error *err);
+kf_status kf_cuda_open(kf_device *dev, int ordinal, kf_error *err);
+
+/* Validation and launch-shape resolution (runtime/device.c), shared by
+ * dispatch and plans: fills plan (which must have room for nargs args). */
+kf_status kf_rt_bind(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const kf_launch *launch,
+                     kf_plan *plan, kf_error *err);
+
+#endif
