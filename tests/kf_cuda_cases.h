@@ -236,8 +236,177 @@ static inline void case_names(kb *b)
     kb_store(b, o, kb_u32(b, 2), x1);
 }
 
+
+static const kf_scalar kf_case_scalars[] = {KF_S_BOOL, KF_S_I8, KF_S_U8, KF_S_I16, KF_S_U16, KF_S_I32, KF_S_U32,
+                                            KF_S_I64, KF_S_U64, KF_S_F16, KF_S_BF16, KF_S_F32, KF_S_F64};
+#define KF_NCASE_SCALARS (sizeof kf_case_scalars / sizeof *kf_case_scalars)
+
+/* every conversion between every pair of scalar types (into bool too,
+ * which sema forbids but the emitter still spells safely) */
+static inline void case_cvt_all(kb *b)
+{
+    kb_init(b, "cvt_all", 32, 1, 1);
+    kf_val in[KF_NCASE_SCALARS], out[KF_NCASE_SCALARS];
+    for (size_t i = 0; i < KF_NCASE_SCALARS; i++) in[i] = kb_param(b, kf_scalar_names[kf_case_scalars[i]], ts(kf_case_scalars[i]));
+    for (size_t i = 0; i < KF_NCASE_SCALARS; i++) out[i] = kb_param(b, "out", kb_buf(kf_case_scalars[i], 1, true));
+    for (size_t f = 0; f < KF_NCASE_SCALARS; f++)
+        for (size_t t = 0; t < KF_NCASE_SCALARS; t++)
+            kb_store(b, out[t], kb_u32(b, (uint32_t)f), kb_cvt(b, in[f], ts(kf_case_scalars[t])));
+}
+
+/* every binary operator, comparison and unary operator on every scalar
+ * type it applies to, and on a vector of each numeric type */
+static inline void case_ops_all(kb *b)
+{
+    static const kf_op bin[] = {KF_OP_ADD, KF_OP_SUB, KF_OP_MUL, KF_OP_DIV, KF_OP_REM, KF_OP_AND,
+                                KF_OP_OR, KF_OP_XOR, KF_OP_SHL, KF_OP_SHR};
+    static const kf_op cmp[] = {KF_OP_EQ, KF_OP_NE, KF_OP_LT, KF_OP_LE, KF_OP_GT, KF_OP_GE};
+    kb_init(b, "ops_all", 64, 2, 1);
+    kf_val ob = kb_param(b, "ob", kb_buf(KF_S_BOOL, 1, true));
+    for (size_t i = 0; i < KF_NCASE_SCALARS; i++) {
+        kf_scalar s = kf_case_scalars[i];
+        char cls = kf_scalar_class[s];
+        kf_val x = kb_param(b, "x", ts(s));
+        kf_val o = kb_param(b, "o", kb_buf(s, 1, true));
+        uint32_t k = 0;
+        for (size_t j = 0; j < sizeof bin / sizeof *bin; j++) {
+            kf_op op = bin[j];
+            if (cls == 'f' && op > KF_OP_DIV) continue;
+            if (cls == 'b' && op != KF_OP_AND && op != KF_OP_OR && op != KF_OP_XOR) continue;
+            kb_store(b, o, kb_u32(b, k++), kb_bin(b, op, x, x, 0));
+        }
+        for (size_t j = 0; j < sizeof cmp / sizeof *cmp; j++) {
+            if (cls == 'b' && cmp[j] > KF_OP_NE) continue;
+            kb_store(b, ob, kb_u32(b, (uint32_t)(i * 8 + j)), kb_cmp(b, cmp[j], x, x));
+        }
+        kf_val u = kb_val(b, ts(s), NULL);
+        kb_ins(b, KF_IR_UNOP, cls == 'b' ? KF_OP_NOT : KF_OP_NEG, ts(s), u, x, 0, 0, 0);
+        kb_store(b, o, kb_u32(b, k++), u);
+        if (cls == 'i' || cls == 'u') {
+            kf_val n = kb_val(b, ts(s), NULL);
+            kb_ins(b, KF_IR_UNOP, KF_OP_BNOT, ts(s), n, x, 0, 0, 0);
+            kb_store(b, o, kb_u32(b, k++), n);
+        }
+        if (cls == 'b' || kf_scalar_bytes[s] > 4) continue;
+        unsigned lanes = 16 / kf_scalar_bytes[s] > 4 ? 4 : 16 / kf_scalar_bytes[s];
+        kf_type vt = kf_type_vector(s, lanes);
+        kf_val vb = kb_param(b, "ov", kb_buf(s, lanes, true));
+        kf_val v = kb_val(b, vt, NULL);
+        kb_ins(b, KF_IR_SPLAT, 0, vt, v, x, 0, 0, 0);
+        kf_val r = kb_val(b, vt, "r");
+        kb_ins(b, KF_IR_BINOP, KF_OP_MUL, vt, r, v, v, 0, 0);
+        kb_ins(b, KF_IR_BINOP, cls == 'f' ? KF_OP_DIV : KF_OP_SHR, vt, r, r, v, 0, 0);
+        kb_store(b, vb, kb_u32(b, 0), r);
+    }
+}
+
+/* every math builtin on every type it applies to */
+static inline void case_math_all(kb *b)
+{
+    static const kf_builtin fm[] = {KF_BI_EXP, KF_BI_EXP2, KF_BI_LOG, KF_BI_LOG2, KF_BI_SQRT, KF_BI_RSQRT,
+                                    KF_BI_SIN, KF_BI_COS, KF_BI_TANH, KF_BI_ABS, KF_BI_FLOOR, KF_BI_CEIL,
+                                    KF_BI_TRUNC, KF_BI_ROUND, KF_BI_MIN, KF_BI_MAX, KF_BI_CLAMP, KF_BI_FMA};
+    static const kf_builtin im[] = {KF_BI_MIN, KF_BI_MAX, KF_BI_ABS, KF_BI_CLAMP, KF_BI_CDIV, KF_BI_MUL_HI};
+    kb_init(b, "math_all", 32, 1, 1);
+    kf_val ou = kb_param(b, "ou", kb_buf(KF_S_U32, 1, true));
+    uint32_t ku = 0;
+    for (size_t i = 1; i < KF_NCASE_SCALARS; i++) {
+        kf_scalar s = kf_case_scalars[i];
+        bool fl = kf_scalar_class[s] == 'f';
+        kf_val x = kb_param(b, "x", ts(s));
+        kf_val o = kb_param(b, "o", kb_buf(s, 1, true));
+        const kf_builtin *list = fl ? fm : im;
+        size_t n = fl ? sizeof fm / sizeof *fm : sizeof im / sizeof *im;
+        for (size_t j = 0; j < n; j++)
+            kb_store(b, o, kb_u32(b, (uint32_t)j), kb_math(b, list[j], ts(s), x, x, x));
+        if (!fl && kf_scalar_bytes[s] >= 4) {
+            kb_store(b, ou, kb_u32(b, ku++), kb_math(b, KF_BI_CLZ, ts(KF_S_U32), x, 0, 0));
+            kb_store(b, ou, kb_u32(b, ku++), kb_math(b, KF_BI_POPC, ts(KF_S_U32), x, 0, 0));
+        }
+    }
+    kf_type v2 = kf_type_vector(KF_S_F32, 2);
+    kf_val vx = kb_param(b, "v", v2);
+    kf_val vo = kb_param(b, "ov", kb_buf(KF_S_F32, 2, true));
+    kb_store(b, vo, kb_u32(b, 0), kb_math(b, KF_BI_FMA, v2, vx, vx, vx));
+}
+
+/* every atomic on every type the contract lists (and i64), shuffles of
+ * every 32/64-bit type with a runtime xor mask, votes */
+static inline void case_atomics_all(kb *b)
+{
+    static const kf_scalar at[] = {KF_S_I32, KF_S_U32, KF_S_U64, KF_S_F32, KF_S_I64};
+    static const kf_builtin ops[] = {KF_BI_ATOMIC_ADD, KF_BI_ATOMIC_MIN, KF_BI_ATOMIC_MAX, KF_BI_ATOMIC_EXCH,
+                                     KF_BI_ATOMIC_CAS};
+    static const kf_builtin sh[] = {KF_BI_SHFL, KF_BI_SHFL_XOR, KF_BI_SHFL_UP, KF_BI_SHFL_DOWN};
+    kb_init(b, "atomics_all", 256, 1, 1);
+    kf_val m = kb_param(b, "m", ts(KF_S_U32));
+    for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
+        kf_val buf = kb_param(b, "buf", kb_buf(at[i], 1, true));
+        kf_val x = kb_param(b, "x", ts(at[i]));
+        kf_val acc = x;
+        for (size_t j = 0; j < sizeof ops / sizeof *ops; j++) {
+            kf_val old = kb_val(b, ts(at[i]), NULL);
+            uint32_t ins = kb_ins(b, KF_IR_ATOMIC, ops[j], ts(at[i]), old, buf, kb_u32(b, (uint32_t)j), acc, 0);
+            if (ops[j] == KF_BI_ATOMIC_CAS) b->ins[ins].a[3] = x;
+            acc = old;
+        }
+        for (size_t j = 0; j < sizeof sh / sizeof *sh; j++) {
+            kf_val r = kb_val(b, ts(at[i]), NULL);
+            kb_ins(b, KF_IR_SHFL, sh[j], ts(at[i]), r, acc, m, 0, 0);
+            acc = r;
+        }
+        kb_store(b, buf, kb_u32(b, 9), acc);
+    }
+    kf_val d = kb_param(b, "d", kb_buf(KF_S_F64, 1, true));
+    kf_val dx = kb_param(b, "dx", ts(KF_S_F64));
+    kf_val dold = kb_val(b, ts(KF_S_F64), NULL);
+    kb_ins(b, KF_IR_ATOMIC, KF_BI_ATOMIC_ADD, ts(KF_S_F64), dold, d, kb_u32(b, 0), dx, 0);
+    kf_val dr = kb_val(b, ts(KF_S_F64), NULL);
+    kb_ins(b, KF_IR_SHFL, KF_BI_SHFL_DOWN, ts(KF_S_F64), dr, dold, m, 0, 0);
+    kb_store(b, d, kb_u32(b, 1), dr);
+    kf_val all = kb_val(b, ts(KF_S_BOOL), NULL);
+    kb_ins(b, KF_IR_VOTE, KF_BI_ALL, ts(KF_S_BOOL), all, kb_cmp(b, KF_OP_GT, dr, dx), 0, 0, 0);
+    kb_if(b, all);
+    kb_mark(b, KF_IR_RET);
+    kb_mark(b, KF_IR_ELSE);
+    kb_mark(b, KF_IR_RET);
+    kb_mark(b, KF_IR_ENDIF);
+    kb_store(b, d, kb_u32(b, 2), dr);    /* unreachable: both branches return */
+}
+
+/* a loop with no break (left by return only), bitcasts, select and a
+ * vector constant */
+static inline void case_misc(kb *b)
+{
+    kb_init(b, "misc", 32, 1, 1);
+    kf_val o = kb_param(b, "o", kb_buf(KF_S_U32, 1, true));
+    kf_val h = kb_param(b, "h", kb_buf(KF_S_F16, 2, true));
+    kf_val n = kb_param(b, "n", ts(KF_S_U32));
+    kf_val i = kb_val(b, ts(KF_S_U32), "i");
+    kb_mov(b, i, kb_u32(b, 0));
+    kb_mark(b, KF_IR_LOOP);
+    kb_if(b, kb_cmp(b, KF_OP_EQ, i, n));
+    kb_store(b, o, i, i);
+    kb_mark(b, KF_IR_RET);
+    kb_mark(b, KF_IR_ENDIF);
+    kf_val w = kb_load(b, h, i);
+    kf_val bits = kb_val(b, ts(KF_S_U32), "bits");
+    kb_ins(b, KF_IR_BITCAST, 0, ts(KF_S_U32), bits, w, 0, 0, 0);
+    kf_val f = kb_val(b, ts(KF_S_F32), NULL);
+    kb_ins(b, KF_IR_BITCAST, 0, ts(KF_S_F32), f, bits, 0, 0, 0);
+    kf_val sel = kb_val(b, ts(KF_S_U32), "sel");
+    kb_ins(b, KF_IR_SELECT, 0, ts(KF_S_U32), sel, kb_cmp(b, KF_OP_GT, f, kb_const(b, ts(KF_S_F32), 0)), bits, i, 0);
+    kb_store(b, o, i, sel);
+    kf_val c2 = kb_const(b, kf_type_vector(KF_S_F16, 2), 0x40003c00);
+    kb_store(b, h, i, c2);
+    kb_bin(b, KF_OP_ADD, i, kb_u32(b, 1), i);
+    kb_mark(b, KF_IR_ENDLOOP);
+    kb_store(b, o, kb_u32(b, 0), n);    /* unreachable: the loop never breaks */
+}
+
 typedef void (*kf_cuda_case)(kb *);
 static const kf_cuda_case kf_cuda_cases[] = {case_saxpy, case_shifts, case_convert, case_loops,
-                                             case_vectors, case_warp, case_names};
+                                             case_vectors, case_warp, case_names, case_cvt_all,
+                                             case_ops_all, case_math_all, case_atomics_all, case_misc};
 
 #endif
