@@ -44,6 +44,7 @@ typedef struct {
 
 typedef struct {
     const char **slot;
+    uint32_t *next;          /* per slot: the next suffix to try after it */
     size_t cap;
 } name_set;
 
@@ -114,12 +115,13 @@ static void wline(kw *w, kf_loc loc, const char *fmt, ...)
     bool lineinfo = w->c->o->lineinfo && loc.line && loc.file;
     if (lineinfo && (loc.line != w->mapped || !w->mapped_file || strcmp(loc.file, w->mapped_file) != 0))
         write_line_directive(w, loc);
-    for (int i = 0; i < w->depth; i++) kf_buf_puts(w->out, "    ");
+    static const char spaces[] = "                                                                ";
+    for (int d = w->depth; d > 0; d -= 16) kf_buf_append(w->out, spaces, 4u * (unsigned)(d > 16 ? 16 : d));
     va_list ap;
     va_start(ap, fmt);
-    kf_buf_vprintf(w->out, fmt, ap);
+    kf_buf_puts(w->out, kf_cu_vstr(w->c, fmt, ap));
     va_end(ap);
-    kf_buf_puts(w->out, "\n");
+    kf_buf_append(w->out, "\n", 1);
     push_loc(w, loc);
     w->mapped++;
 }
@@ -165,18 +167,21 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
-/* Returns true if s was added (was not present). */
-static bool names_add(name_set *ns, const char *s)
+/* Adds s; returns true if it was not present. *at gets its slot. */
+static bool names_add(name_set *ns, const char *s, size_t *at)
 {
     size_t i = hash_str(s) & (ns->cap - 1);
     for (; ns->slot[i]; i = (i + 1) & (ns->cap - 1))
-        if (strcmp(ns->slot[i], s) == 0) return false;
+        if (strcmp(ns->slot[i], s) == 0) break;
+    *at = i;
+    if (ns->slot[i]) return false;
     ns->slot[i] = s;
+    ns->next[i] = 2;
     return true;
 }
 
-/* A C identifier for source name `src` (or base `tmp` for temporaries),
- * unique within the kernel. */
+/* A C identifier for source name `src`, unique within the kernel: the name
+ * itself, else name_2, name_3, ... (the set remembers where to resume). */
 static const char *unique_name(kw *w, const char *src)
 {
     kf_cu *c = w->c;
@@ -190,11 +195,12 @@ static const char *unique_name(kw *w, const char *src)
         clean[0] = 'v';
     }
     const char *base = is_reserved(clean) ? kf_cu_str(c, "%s_", clean) : kf_cu_str(c, "%s", clean);
-    if (names_add(&w->names, base)) return base;
-    for (unsigned k = 2;; k++) {
-        const char *s = kf_cu_str(c, "%s_%u", base, k);
+    size_t at, at2;
+    if (names_add(&w->names, base, &at)) return base;
+    for (;;) {
+        const char *s = kf_cu_str(c, "%s_%u", base, w->names.next[at]++);
         if (c->failed) return s;
-        if (names_add(&w->names, s)) return s;
+        if (names_add(&w->names, s, &at2)) return s;
     }
 }
 
@@ -403,44 +409,56 @@ static void count_uses(kw *w)
     }
 }
 
+/* Backward passes with use counts kept up to date: dropping a reader may
+ * free its operands' writers, which come earlier (loops may need a second
+ * pass). */
 static void drop_unused(kw *w)
 {
     const kf_ir_kernel *k = w->k;
+    count_uses(w);
     for (bool changed = true; changed;) {
         changed = false;
-        count_uses(w);
-        for (uint32_t i = 0; i < k->nins; i++) {
+        for (uint32_t i = k->nins; i-- > 0;) {
             const kf_ir_ins *in = &k->ins[i];
             if (w->dead[i] || w->drop[i] || has_effect(in)) continue;
-            if (!in->dst || w->v[in->dst].nuses == 0) {
-                w->drop[i] = true;
-                changed = true;
-            }
+            if (in->dst && w->v[in->dst].nuses != 0) continue;
+            w->drop[i] = true;
+            changed = true;
+            for (int a = 0; a < kf_ir_op_nargs[in->op]; a++)
+                if (in->a[a] && in->a[a] != in->dst) w->v[in->a[a]].nuses--;
         }
     }
+    count_uses(w);
 }
 
 /* ---- pass 5: how each value is declared --------------------------------------------- */
 
 /* A value may be declared at its first assignment when every other
  * assignment and use comes later, in that block or blocks nested in it. */
-static bool uses_follow_def(const kw *w, kf_val v)
+/* Marks bad[v] for every value touched before, or outside the block of,
+ * its first assignment. One pass over the instructions. */
+static void mark_scattered(const kw *w, bool *bad)
 {
     const kf_ir_kernel *k = w->k;
-    uint32_t d = w->v[v].def;
     for (uint32_t i = 0; i < k->nins; i++) {
         const kf_ir_ins *in = &k->ins[i];
-        if (w->dead[i] || w->drop[i] || i == d) continue;
-        bool touches = in->dst == v && op_has_dst[in->op];
-        for (int a = 0; a < kf_ir_op_nargs[in->op]; a++) touches = touches || in->a[a] == v;
-        if (touches && (i < d || !scope_encloses(w, w->scope[d], w->scope[i]))) return false;
+        if (w->dead[i] || w->drop[i]) continue;
+        for (int a = -1; a < kf_ir_op_nargs[in->op]; a++) {
+            kf_val v = a < 0 ? (op_has_dst[in->op] ? in->dst : 0) : in->a[a];
+            if (!v || bad[v]) continue;
+            uint32_t d = w->v[v].def;
+            if (i == d) continue;
+            if (!w->v[v].ndefs || i < d || !scope_encloses(w, w->scope[d], w->scope[i])) bad[v] = true;
+        }
     }
-    return true;
 }
 
 static void decide_kinds(kw *w)
 {
     const kf_ir_kernel *k = w->k;
+    bool *bad = scratch_calloc(w, k->nvals + 1, sizeof *bad);
+    if (!bad) return;
+    mark_scattered(w, bad);
     for (kf_val v = 1; v < k->nvals; v++) {
         vinfo *vi = &w->v[v];
         const kf_ir_value *val = &k->vals[v];
@@ -452,7 +470,7 @@ static void decide_kinds(kw *w)
         else if (vi->ndefs == 1 && !val->name &&
                  (d->op == KF_IR_SREG || (d->op == KF_IR_CONST && val->type.kind == KF_TK_SCALAR)))
             vi->kind = VK_INLINE;
-        else vi->kind = uses_follow_def(w, v) ? VK_AT_DEF : VK_TOP;
+        else vi->kind = bad[v] ? VK_TOP : VK_AT_DEF;
     }
 }
 
@@ -466,8 +484,10 @@ static bool foldable_def(const kw *w, uint32_t d)
     const kf_ir_ins *in = &w->k->ins[d];
     switch (in->op) {
     case KF_IR_BINOP: case KF_IR_CMP: case KF_IR_UNOP: case KF_IR_CVT: case KF_IR_MATH:
-    case KF_IR_SELECT: case KF_IR_EXTRACT: case KF_IR_BITCAST: case KF_IR_LOAD: case KF_IR_ALOAD:
+    case KF_IR_SELECT: case KF_IR_EXTRACT: case KF_IR_BITCAST: case KF_IR_SHFL: case KF_IR_VOTE:
         return w->k->vals[in->dst].type.kind == KF_TK_SCALAR;
+    case KF_IR_LOAD: case KF_IR_ALOAD: case KF_IR_SPLAT: case KF_IR_CONST:
+        return true;   /* whole vectors too: the reader is one statement */
     default: return false;
     }
 }
@@ -475,7 +495,9 @@ static bool foldable_def(const kw *w, uint32_t d)
 static bool single_statement(const kw *w, uint32_t u)
 {
     const kf_ir_ins *in = &w->k->ins[u];
-    if (in->op == KF_IR_INSERT) return false;
+    if (in->op == KF_IR_SPLAT) return false;   /* would repeat its operand per lane */
+    if (in->op == KF_IR_INSERT)                 /* one statement only when in place */
+        return in->dst == in->a[0] && !(w->v[in->dst].kind == VK_AT_DEF && w->v[in->dst].def == u);
     if (op_has_dst[in->op] && in->dst && w->k->vals[in->dst].type.kind == KF_TK_VECTOR) return false;
     return true;
 }
@@ -573,8 +595,8 @@ static bool has_top_level_operator(const char *s)
 {
     int depth = 0;
     for (; *s; s++) {
-        if (*s == '(' || *s == '[') depth++;
-        else if (*s == ')' || *s == ']') depth--;
+        if (*s == '(' || *s == '[' || *s == '{') depth++;
+        else if (*s == ')' || *s == ']' || *s == '}') depth--;
         else if (*s == ' ' && depth == 0) return true;
     }
     return false;
@@ -721,7 +743,25 @@ static void emit_insert(kw *w, uint32_t i)
     if (in->dst != in->a[0]) assign(w, i, val(w, in->a[0]));
     else if (w->v[in->dst].kind == VK_AT_DEF && w->v[in->dst].def == i)
         wline(w, in->loc, "%s %s;", decl_type(w, w->k->vals[in->dst].type), d);
-    wline(w, in->loc, "%s.v[%u] = %s;", d, (unsigned)in->imm, val(w, in->a[1]));
+    wline(w, in->loc, "%s.v[%u] = %s;", d, (unsigned)in->imm, bare(w, in->a[1]));
+}
+
+/* `T{{l0, l1, ...}}`: a whole vector from per-lane expressions. */
+static const char *vector_braces(kw *w, const kf_ir_ins *in)
+{
+    kf_type t = w->k->vals[in->dst].type;
+    kf_buf b = {0};
+    kf_buf_puts(&b, kf_cu_type(w->c, t));
+    kf_buf_puts(&b, "{{");
+    for (unsigned l = 0; l < t.lanes; l++) {
+        if (l) kf_buf_puts(&b, ", ");
+        kf_buf_puts(&b, lane_expr(w, in, l));
+    }
+    kf_buf_puts(&b, "}}");
+    const char *s = b.oom ? NULL : kf_cu_str(w->c, "%s", b.data);
+    if (!s) w->c->failed = true;
+    kf_buf_free(&b);
+    return s ? s : "?";
 }
 
 /* The right-hand side of a single-statement value instruction. */
@@ -730,6 +770,8 @@ static const char *rhs(kw *w, uint32_t i)
     const kf_ir_ins *in = &w->k->ins[i];
     kf_cu *c = w->c;
     const kf_ir_value *vals = w->k->vals;
+    if ((in->op == KF_IR_SPLAT || in->op == KF_IR_CONST) && vals[in->dst].type.kind == KF_TK_VECTOR)
+        return vector_braces(w, in);
     switch (in->op) {
     case KF_IR_CONST:
     case KF_IR_BINOP:
@@ -762,12 +804,10 @@ static void emit_value_op(kw *w, uint32_t i)
     const kf_ir_ins *in = &w->k->ins[i];
     bool vec = w->k->vals[in->dst].type.kind == KF_TK_VECTOR;
     switch (in->op) {
-    case KF_IR_CONST:
     case KF_IR_BINOP:
     case KF_IR_UNOP:
     case KF_IR_CVT:
     case KF_IR_MATH:
-    case KF_IR_SPLAT:
         if (vec) emit_lanes(w, i);
         else assign(w, i, rhs(w, i));
         break;
@@ -909,6 +949,7 @@ static void emit_kernel(kf_cu *c, const kf_ir_kernel *k, kf_buf *out, loc_vec *l
     w.names.cap = 64;
     while (w.names.cap < 2 * ((size_t)k->nvals + k->nparams + k->narrays)) w.names.cap *= 2;
     w.names.slot = scratch_calloc(&w, w.names.cap, sizeof *w.names.slot);
+    w.names.next = scratch_calloc(&w, w.names.cap, sizeof *w.names.next);
     if (c->failed || !check_structure(&w)) return;
     w.lines = *lines;
     mark_reachable(&w);

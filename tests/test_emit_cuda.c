@@ -167,9 +167,9 @@ static void vector_buffers_are_aligned_structs_loaded_whole(void **state)
     assert_has(t, "    kf_f32x4 t10 = x[i];\n    kf_f32x4 t11;\n    t11.v[0] = __fadd_rn(t10.v[0], s.v[0]);\n");
     assert_has(t, "    t11.v[3] = __fadd_rn(t10.v[3], s.v[3]);\n");
     assert_has(t, "    kf_f32x4* yv = (kf_f32x4*)y;\n    yv[i] = t11;\n");
-    assert_has(t, "    kf_f16x8 t13 = h[i];\n");
-    assert_has(t, "    kf_f16 t14 = t13.v[3];\n");
-    assert_has(t, "    w.v[7] = t14;\n");
+    assert_has(t, "    kf_f16 t14 = h[i].v[3];\n");
+    assert_has(t, "    kf_f16x8 w = kf_f16x8{{t14, t14, t14, t14, t14, t14, t14, t14}};\n");
+    assert_has(t, "    w.v[0] = kf_u64_to_f16((unsigned long long)1u);\n");
     assert_has(t, "    h[i] = w;\n");
     free(t);
 }
