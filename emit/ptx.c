@@ -1,10 +1,470 @@
-/* Placeholder: PTX emitter. */
-#include "emit.h"
-#include <stdlib.h>
+/* PTX emitter: core IR -> PTX text that the driver loads directly (no NVRTC,
+ * no LLVM). This file holds the module and entry framing: the `.version` /
+ * `.target` header, one `.visible .entry` per kernel with its parameters (the
+ * launch ABI: buffers as 64-bit global addresses, scalars by value in their
+ * natural size, vectors as aligned byte arrays), `.maxntid` from the
+ * schedule, `.reg` declarations per register class, `.shared`/`.local`
+ * arrays, line info (`.file`/`.loc` with -g) and the line map. Instruction
+ * selection is in emit/ptx_ops.c, float math sequences in emit/ptx_math.c,
+ * opcode spelling in emit/ptx_tables.c.
+ *
+ * Values map to virtual registers one per lane (%r, %rd, %f, %fd, %h, %rs,
+ * %p), numbered in order of first appearance; ptxas does the register
+ * allocation. Output is a pure function of the IR and options. */
+#include "ptx_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define PTX_VERSION "8.0"
+#define PTX_REG_ARRAY_MAX 64   /* local arrays up to this many registers may live in registers */
+
+/* ---- text output ----------------------------------------------------------- */
+
+static void push_loc(ptx_cx *cx, kf_loc loc)
+{
+    if (!KF_VEC_PUSH(&cx->locs, loc)) cx->failed = true;
+}
+
+/* The source line `line` of the module, without its newline, or "". */
+static void source_line(const kf_module *m, uint32_t line, const char **s, int *n)
+{
+    *s = "";
+    *n = 0;
+    if (!m || !m->source || line == 0) return;
+    const char *p = m->source, *end = m->source + m->source_len;
+    for (uint32_t l = 1; l < line && p < end; p++)
+        if (*p == '\n') l++;
+    while (p < end && (*p == ' ' || *p == '\t')) p++;
+    const char *e = p;
+    while (e < end && *e != '\n' && *e != '\r') e++;
+    while (e > p && (e[-1] == ' ' || e[-1] == '\t')) e--;
+    *s = p;
+    *n = (int)(e - p > 160 ? 160 : e - p);
+}
+
+/* Before the first instruction of a new source line: a comment with the
+ * source text, and with -g a .loc directive. */
+static void line_info(ptx_cx *cx)
+{
+    kf_loc l = cx->cur;
+    if (l.line == 0) return;
+    if (l.line != cx->last_comment_line) {
+        const char *s;
+        int n;
+        source_line(cx->m, l.line, &s, &n);
+        const char *f = l.file ? l.file : (cx->m && cx->m->file ? cx->m->file : "?");
+        const char *base = strrchr(f, '/');
+        kf_buf_printf(&cx->body, "\t// %s:%u  %.*s\n", base ? base + 1 : f, l.line, n, s);
+        push_loc(cx, l);
+        cx->last_comment_line = l.line;
+    }
+    if (cx->o->lineinfo && (l.line != cx->last_loc_line || l.col != cx->last_loc_col)) {
+        kf_buf_printf(&cx->body, "\t.loc 1 %u %u\n", l.line, l.col);
+        push_loc(cx, l);
+        cx->last_loc_line = l.line;
+        cx->last_loc_col = l.col;
+    }
+}
+
+void ptx_ins(ptx_cx *cx, const char *fmt, ...)
+{
+    line_info(cx);
+    va_list ap;
+    va_start(ap, fmt);
+    kf_buf_puts(&cx->body, "\t");
+    kf_buf_vprintf(&cx->body, fmt, ap);
+    kf_buf_puts(&cx->body, ";\n");
+    va_end(ap);
+    push_loc(cx, cx->cur);
+}
+
+void ptx_label(ptx_cx *cx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kf_buf_vprintf(&cx->body, fmt, ap);
+    kf_buf_puts(&cx->body, ":\n");
+    va_end(ap);
+    push_loc(cx, cx->cur);
+}
+
+void ptx_comment(ptx_cx *cx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kf_buf_puts(&cx->body, "\t// ");
+    kf_buf_vprintf(&cx->body, fmt, ap);
+    kf_buf_puts(&cx->body, "\n");
+    va_end(ap);
+    push_loc(cx, cx->cur);
+}
+
+void ptx_error(ptx_cx *cx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kf_diag_vadd(cx->diags, KF_DIAG_ERROR, cx->cur, fmt, ap);
+    va_end(ap);
+    cx->failed = true;
+}
+
+/* ---- registers --------------------------------------------------------------- */
+
+ptx_rclass ptx_class_of(kf_type t)
+{
+    if (t.kind == KF_TK_BUFFER) return PTX_RC_RD;
+    return (ptx_rclass)ptx_scalars[t.scalar].rc;
+}
+
+static uint32_t lanes_of(kf_type t)
+{
+    return t.kind == KF_TK_VECTOR ? t.lanes : 1;
+}
+
+preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane)
+{
+    preg r;
+    const kf_ir_value *val = &cx->k->vals[v];
+    ptx_rclass rc = ptx_class_of(val->type);
+    if (!cx->vreg[v]) {
+        cx->vreg[v] = cx->nreg[rc] + 1;
+        cx->nreg[rc] += lanes_of(val->type);
+    }
+    snprintf(r.s, sizeof r.s, "%s%u", ptx_rc_prefix[rc], cx->vreg[v] + lane);
+    return r;
+}
+
+preg ptx_tmp(ptx_cx *cx, ptx_rclass rc)
+{
+    preg r;
+    snprintf(r.s, sizeof r.s, "%s%u", ptx_rc_prefix[rc], ++cx->nreg[rc]);
+    return r;
+}
+
+preg ptx_imm(kf_scalar s, uint64_t bits)
+{
+    preg r;
+    switch (s) {
+    case KF_S_F32: snprintf(r.s, sizeof r.s, "0f%08X", (unsigned)(bits & 0xffffffffu)); break;
+    case KF_S_F64: snprintf(r.s, sizeof r.s, "0d%016llX", (unsigned long long)bits); break;
+    case KF_S_F16:
+    case KF_S_BF16: snprintf(r.s, sizeof r.s, "0x%04X", (unsigned)(bits & 0xffff)); break;
+    case KF_S_BOOL: snprintf(r.s, sizeof r.s, "%u", (unsigned)(bits & 1)); break;
+    case KF_S_I8: snprintf(r.s, sizeof r.s, "%d", (int)(int8_t)bits); break;
+    case KF_S_I16: snprintf(r.s, sizeof r.s, "%d", (int)(int16_t)bits); break;
+    case KF_S_I32: snprintf(r.s, sizeof r.s, "%d", (int)(int32_t)bits); break;
+    case KF_S_I64: snprintf(r.s, sizeof r.s, "%lld", (long long)(int64_t)bits); break;
+    case KF_S_U8: snprintf(r.s, sizeof r.s, "%u", (unsigned)(bits & 0xff)); break;
+    case KF_S_U16: snprintf(r.s, sizeof r.s, "%u", (unsigned)(bits & 0xffff)); break;
+    case KF_S_U32: snprintf(r.s, sizeof r.s, "%u", (unsigned)(bits & 0xffffffffu)); break;
+    default: snprintf(r.s, sizeof r.s, "%llu", (unsigned long long)bits); break;
+    }
+    return r;
+}
+
+bool ptx_const_of(const ptx_cx *cx, kf_val v, uint64_t *bits)
+{
+    if (v == 0 || v >= cx->k->nvals || cx->ndefs[v] != 1 || cx->cdef[v] < 0) return false;
+    *bits = cx->k->ins[cx->cdef[v]].imm;
+    return true;
+}
+
+/* ---- per-kernel analysis ------------------------------------------------------ */
+
+/* Pairs the structured markers with a stack (the emitter does not rely on
+ * kf_ir_link having run) and notes which loops have a LATCH. */
+static bool link_markers(ptx_cx *cx)
+{
+    const kf_ir_kernel *k = cx->k;
+    KF_VEC(uint32_t) st = {0};
+    KF_VEC(uint32_t) loops = {0};
+    bool ok = true;
+    for (uint32_t i = 0; i < k->nins && ok; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        switch (in->op) {
+        case KF_IR_IF:
+            ok = KF_VEC_PUSH(&st, i);
+            break;
+        case KF_IR_LOOP:
+            ok = KF_VEC_PUSH(&st, i) && KF_VEC_PUSH(&loops, i);
+            break;
+        case KF_IR_ELSE:
+        case KF_IR_ENDIF:
+            ok = st.len && k->ins[st.data[st.len - 1]].op == KF_IR_IF;
+            if (!ok) break;
+            cx->partner[st.data[st.len - 1]] = i;
+            cx->partner[i] = st.data[st.len - 1];
+            if (in->op == KF_IR_ENDIF) st.len--;
+            break;
+        case KF_IR_LATCH:
+        case KF_IR_ENDLOOP:
+            ok = st.len && k->ins[st.data[st.len - 1]].op == KF_IR_LOOP;
+            if (!ok) break;
+            cx->partner[i] = st.data[st.len - 1];
+            if (in->op == KF_IR_LATCH) cx->has_latch[st.data[st.len - 1]] = 1;
+            else st.len--, loops.len--;
+            break;
+        case KF_IR_BREAK:
+        case KF_IR_CONTINUE:
+            ok = loops.len > 0;
+            if (ok) cx->partner[i] = loops.data[loops.len - 1];
+            break;
+        default: break;
+        }
+    }
+    ok = ok && st.len == 0;
+    KF_VEC_FREE(&st);
+    KF_VEC_FREE(&loops);
+    if (!ok) {
+        cx->cur = k->loc;
+        ptx_error(cx, "internal error: unbalanced control-flow markers in the IR of kernel '%s'", k->name);
+    }
+    return true;
+}
+
+/* Counts definitions per value, finds single-CONST values, loops with a latch,
+ * and which local arrays can stay in registers (every index a constant). */
+static bool analyse(ptx_cx *cx, kf_arena *arena)
+{
+    const kf_ir_kernel *k = cx->k;
+    cx->vreg = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->vreg);
+    cx->ndefs = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->ndefs);
+    cx->cdef = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->cdef);
+    cx->areg = kf_arena_calloc(arena, k->narrays + 1, sizeof *cx->areg);
+    cx->aname = kf_arena_calloc(arena, k->narrays + 1, sizeof *cx->aname);
+    cx->has_latch = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->has_latch);
+    cx->partner = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->partner);
+    bool *dyn = kf_arena_calloc(arena, k->narrays + 1, sizeof *dyn);
+    if (!cx->vreg || !cx->ndefs || !cx->cdef || !cx->areg || !cx->aname || !cx->has_latch || !dyn ||
+        !cx->partner || !link_markers(cx))
+        return false;
+    for (uint32_t v = 0; v <= k->nvals; v++) cx->cdef[v] = -1;
+    for (uint32_t i = 0; i < k->nins; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        if (in->dst && in->dst < k->nvals) {
+            cx->ndefs[in->dst]++;
+            if (in->op == KF_IR_CONST) cx->cdef[in->dst] = (int32_t)i;
+        }
+    }
+    for (uint32_t i = 0; i < k->nins; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        uint64_t b;
+        if ((in->op == KF_IR_ALOAD || in->op == KF_IR_ASTORE) && in->imm < k->narrays &&
+            !ptx_const_of(cx, in->a[0], &b))
+            dyn[in->imm] = true;
+    }
+    for (uint32_t a = 0; a < k->narrays; a++) {
+        const kf_ir_array *ar = &k->arrays[a];
+        uint64_t nregs = (uint64_t)ar->type.len * ar->type.lanes;
+        if (!(ar->type.flags & KF_TF_SHARED) && !dyn[a] && nregs <= PTX_REG_ARRAY_MAX && nregs > 0) {
+            ptx_rclass rc = (ptx_rclass)ptx_scalars[ar->type.scalar].rc;
+            cx->areg[a] = cx->nreg[rc] + 1;
+            cx->nreg[rc] += (uint32_t)nregs;
+        }
+        bool dup = false;
+        for (uint32_t b2 = 0; b2 < a; b2++)
+            dup |= k->arrays[b2].name && ar->name && !strcmp(k->arrays[b2].name, ar->name);
+        const char *pre = (ar->type.flags & KF_TF_SHARED) ? "sh" : "loc";
+        const char *nm = ar->name ? ar->name : "arr";
+        cx->aname[a] = dup ? kf_arena_printf(arena, "%s_%s_%u", pre, nm, a)
+                           : kf_arena_printf(arena, "%s_%s", pre, nm);
+        if (!cx->aname[a]) return false;
+    }
+    return true;
+}
+
+/* ---- entry framing ------------------------------------------------------------ */
+
+static const char *param_type(kf_type t)
+{
+    static const char *const names[KF_S_COUNT] = {
+        [KF_S_BOOL] = ".u8", [KF_S_I8] = ".s8", [KF_S_U8] = ".u8", [KF_S_I16] = ".s16",
+        [KF_S_U16] = ".u16", [KF_S_I32] = ".s32", [KF_S_U32] = ".u32", [KF_S_I64] = ".s64",
+        [KF_S_U64] = ".u64", [KF_S_F16] = ".b16", [KF_S_BF16] = ".b16", [KF_S_F32] = ".f32",
+        [KF_S_F64] = ".f64",
+    };
+    return names[t.scalar] ? names[t.scalar] : ".b32";
+}
+
+static void emit_params(kf_buf *out, const kf_ir_kernel *k)
+{
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        const kf_ir_param *p = &k->params[i];
+        const char *sep = i + 1 < k->nparams ? "," : "";
+        if (p->type.kind == KF_TK_BUFFER) {
+            uint32_t al = p->align ? p->align : kf_type_elem_bytes(p->type);
+            if (al < 1) al = 1;
+            kf_buf_printf(out, "\t.param .u64 .ptr .global .align %u p_%s%s\n", al, p->name, sep);
+        } else if (p->type.kind == KF_TK_VECTOR) {
+            uint32_t sz = kf_type_elem_bytes(p->type);
+            kf_buf_printf(out, "\t.param .align %u .b8 p_%s[%u]%s\n", sz, p->name, sz, sep);
+        } else {
+            kf_buf_printf(out, "\t.param %s p_%s%s\n", param_type(p->type), p->name, sep);
+        }
+    }
+}
+
+static uint32_t array_align(kf_type t)
+{
+    uint32_t b = kf_type_elem_bytes(t);
+    return b < 4 ? 4 : b;
+}
+
+/* Byte size of an array's element in memory (bool is one byte). */
+static uint32_t array_bytes(kf_type t)
+{
+    return kf_type_elem_bytes(t) * t.len;
+}
+
+/* The header of one entry (everything before the body), as lines whose
+ * locations go to the map. */
+static void emit_entry_head(ptx_cx *cx, kf_buf *out, ptx_locvec *locs)
+{
+    const kf_ir_kernel *k = cx->k;
+    size_t start = out->len;
+    kf_buf_printf(out, "\n// kernel %s", k->name);
+    if (k->loc.line) kf_buf_printf(out, " (%s:%u)", k->loc.file ? k->loc.file : "", k->loc.line);
+    kf_buf_printf(out, "\n.visible .entry %s(\n", k->name);
+    emit_params(out, k);
+    kf_buf_puts(out, ")\n");
+    const uint32_t *b = k->sched.block;
+    if (b[0]) kf_buf_printf(out, ".maxntid %u, %u, %u\n", b[0], b[1] ? b[1] : 1, b[2] ? b[2] : 1);
+    kf_buf_puts(out, "{\n");
+    for (int rc = 0; rc < PTX_RC_COUNT; rc++)
+        if (cx->nreg[rc])
+            kf_buf_printf(out, "\t.reg %s %s<%u>;\n", ptx_rc_decl[rc], ptx_rc_prefix[rc], cx->nreg[rc] + 1);
+    for (uint32_t a = 0; a < k->narrays; a++) {
+        const kf_ir_array *ar = &k->arrays[a];
+        if (cx->areg[a]) {
+            kf_buf_printf(out, "\t// %s: %s[%u] held in registers %s%u..%s%u\n", ar->name ? ar->name : "?",
+                          kf_scalar_names[ar->type.scalar], ar->type.len,
+                          ptx_rc_prefix[ptx_scalars[ar->type.scalar].rc], cx->areg[a],
+                          ptx_rc_prefix[ptx_scalars[ar->type.scalar].rc],
+                          cx->areg[a] + ar->type.len * ar->type.lanes - 1);
+            continue;
+        }
+        kf_buf_printf(out, "\t%s .align %u .b8 %s[%u];\n",
+                      (ar->type.flags & KF_TF_SHARED) ? ".shared" : ".local", array_align(ar->type),
+                      cx->aname[a], array_bytes(ar->type));
+    }
+    for (size_t i = start; i < out->len; i++)
+        if (out->data[i] == '\n' && !KF_VEC_PUSH(locs, k->loc)) cx->failed = true;
+}
+
+static bool check_arch(uint32_t arch)
+{
+    return arch == 80 || arch == 86 || arch == 89 || arch == 90;
+}
+
+/* Emits one kernel body into cx->body. */
+static void emit_body(ptx_cx *cx)
+{
+    const kf_ir_kernel *k = cx->k;
+    for (uint32_t i = 0; i < k->nins && !cx->failed; i++) {
+        cx->at = i;
+        cx->cur = k->ins[i].loc;
+        if (!cx->cur.file && cx->m) cx->cur.file = cx->m->file;
+        /* IF c; BREAK/CONTINUE; ENDIF is one predicated branch. */
+        if (k->ins[i].op == KF_IR_IF && i + 2 < k->nins && k->ins[i + 2].op == KF_IR_ENDIF &&
+            (k->ins[i + 1].op == KF_IR_BREAK || k->ins[i + 1].op == KF_IR_CONTINUE)) {
+            const kf_ir_ins *j = &k->ins[i + 1];
+            uint32_t lp = cx->partner[i + 1];
+            const char *suffix = j->op == KF_IR_BREAK ? "_end" : (cx->has_latch[lp] ? "_latch" : "");
+            ptx_ins(cx, "@%s bra $L_loop_%u%s", ptx_reg(cx, k->ins[i].a[0], 0).s, lp, suffix);
+            i += 2;
+            continue;
+        }
+        ptx_emit_ins(cx, &k->ins[i]);
+    }
+    cx->cur = k->loc;
+    ptx_ins(cx, "ret");
+}
+
+static kf_status emit_kernel(const kf_module *m, const kf_ir_kernel *k, const kf_emit_opts *o, kf_buf *out,
+                             ptx_locvec *locs, kf_diags *diags)
+{
+    kf_arena arena;
+    kf_arena_init(&arena);
+    ptx_cx cx = {.m = m, .k = k, .o = o, .diags = diags};
+    kf_status st = KF_OK;
+    if (!analyse(&cx, &arena)) {
+        st = KF_ERR_NOMEM;
+        goto done;
+    }
+    emit_body(&cx);
+    if (cx.failed || cx.body.oom) {
+        st = cx.body.oom ? KF_ERR_NOMEM : KF_ERR_SOURCE;
+        goto done;
+    }
+    emit_entry_head(&cx, out, locs);
+    kf_buf_append(out, cx.body.data, cx.body.len);
+    kf_buf_puts(out, "}\n");
+    for (size_t i = 0; i < cx.locs.len; i++)
+        if (!KF_VEC_PUSH(locs, cx.locs.data[i])) st = KF_ERR_NOMEM;
+    if (!KF_VEC_PUSH(locs, k->loc)) st = KF_ERR_NOMEM;
+done:
+    if (cx.failed && st == KF_OK) st = KF_ERR_SOURCE;
+    kf_buf_free(&cx.body);
+    KF_VEC_FREE(&cx.locs);
+    kf_arena_free(&arena);
+    return st;
+}
+
+static void emit_module_head(const kf_module *m, const kf_emit_opts *o, uint32_t arch, kf_buf *out,
+                             ptx_locvec *locs)
+{
+    size_t start = out->len;
+    kf_buf_printf(out, "//\n// Generated by kforge %s from %s\n//\n", KF_VERSION, m && m->file ? m->file : "?");
+    kf_buf_printf(out, ".version %s\n.target sm_%u\n.address_size 64\n", PTX_VERSION, arch);
+    if (o->lineinfo) {
+        kf_buf_puts(out, ".file 1 \"");
+        for (const char *p = m && m->file ? m->file : "?"; *p; p++) {
+            if (*p == '"' || *p == '\\') kf_buf_puts(out, "\\");
+            kf_buf_append(out, p, 1);
+        }
+        kf_buf_puts(out, "\"\n");
+    }
+    for (size_t i = start; i < out->len; i++)
+        if (out->data[i] == '\n') (void)KF_VEC_PUSH(locs, ((kf_loc){0}));
+}
+
 kf_status kf_ptx_emit(const kf_module *m, const kf_ir_kernel *k, const kf_emit_opts *o,
                       kf_buf *out, kf_linemap *linemap, kf_diags *diags)
 {
-    kf_diag_error(diags, ((kf_loc){m->file, 1, 1}), "PTX emitter not built yet");
-    return KF_ERR_SOURCE;
+    kf_emit_opts defaults = {.arch = 90, .lineinfo = false};
+    if (!o) o = &defaults;
+    kf_emit_opts opts = *o;
+    if (!opts.arch) opts.arch = 90;
+    kf_loc mloc = {m && m->file ? m->file : "?", 1, 1};
+    if (!check_arch(opts.arch)) {
+        kf_diag_error(diags, mloc, "unsupported target sm_%u: the PTX back end supports sm_80, sm_86, sm_89 and sm_90",
+                      opts.arch);
+        return KF_ERR_SOURCE;
+    }
+    if (!k && (!m || m->nkernels == 0)) {
+        kf_diag_error(diags, mloc, "no kernel to emit: the module declares no `kernel`");
+        return KF_ERR_SOURCE;
+    }
+    ptx_locvec locs = {0};
+    emit_module_head(m, &opts, opts.arch, out, &locs);
+    kf_status st = KF_OK;
+    uint32_t n = k ? 1 : m->nkernels;
+    for (uint32_t i = 0; i < n && st == KF_OK; i++)
+        st = emit_kernel(m, k ? k : &m->kernels[i], &opts, out, &locs, diags);
+    if (out->oom && st == KF_OK) st = KF_ERR_NOMEM;
+    if (linemap && st == KF_OK) {
+        KF_VEC_FREE(&linemap->lines);
+        linemap->lines.data = locs.data;
+        linemap->lines.len = locs.len;
+        linemap->lines.cap = locs.cap;
+    } else {
+        KF_VEC_FREE(&locs);
+    }
+    return st;
 }
-void kf_linemap_free(kf_linemap *lm) { KF_VEC_FREE(&lm->lines); }
+
+void kf_linemap_free(kf_linemap *lm)
+{
+    KF_VEC_FREE(&lm->lines);
+}

@@ -384,6 +384,7 @@ static kf_status resolve_grid(const kf_pipeline *p, const kf_arg *args, const kf
         return KF_OK;
     }
     kf_value stackv[32];
+    memset(stackv, 0, sizeof stackv);
     kf_value *vals = p->nparams <= 32 ? stackv : kf_rt_alloc(p->nparams * sizeof *vals);
     if (!vals) return kf_error_set(err, KF_ERR_NOMEM, "out of memory evaluating the schedule");
     for (uint32_t i = 0; i < p->nparams; i++) vals[i] = args[i].buf ? (kf_value){0} : args[i].value;

@@ -34,10 +34,11 @@ static void *try_open(const char *path, char *why, size_t len)
 static void *try_dir(const char *dir, const char *stem, char *why, size_t len)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, stem);
+    if ((size_t)snprintf(path, sizeof path, "%s/%s.[0-9]*", dir, stem) >= sizeof path) return NULL;
+    path[strlen(path) - strlen(".[0-9]*")] = '\0';
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (h) return h;
-    snprintf(path, sizeof path, "%s/%s.[0-9]*", dir, stem);
+    strcat(path, ".[0-9]*");
     glob_t g;
     if (glob(path, 0, NULL, &g) == 0) {
         for (size_t i = g.gl_pathc; i-- > 0 && !h;) h = try_open(g.gl_pathv[i], why, len);

@@ -1,0 +1,451 @@
+/* Spelling of CUDA-C types, literals and one-lane expressions for the
+ * CUDA-C emitter. Everything here takes operands already spelled as C
+ * expressions (a name, `v.v[2]`, a literal) and returns the expression for
+ * one lane of one IR operation, following the language contract:
+ *
+ *  - integer + - * wrap: 8/16-bit and signed types compute in unsigned
+ *    (C would promote to int and overflow is undefined), then cast back;
+ *  - shifts, signed division and cdiv go through prelude helpers so that no
+ *    C undefined behaviour leaks through;
+ *  - f32/f64 + - * / use the __f*_rn / __d*_rn intrinsics, which the
+ *    compiler never contracts into an fma, so the results are the IEEE ones
+ *    the interpreter computes, whatever NVRTC's --fmad setting;
+ *  - f16/bf16 compute through f32 and round once to the type.
+ *
+ * The tables below hold the spellings; the functions only pick a row. */
+#include "cuda_c.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* X(scalar, C type, unsigned type used for wrapping arithmetic) */
+#define CU_SCALARS(X)                                              \
+    X(KF_S_BOOL, "bool", "bool")                                   \
+    X(KF_S_I8, "signed char", "unsigned")                          \
+    X(KF_S_U8, "unsigned char", "unsigned")                        \
+    X(KF_S_I16, "short", "unsigned")                               \
+    X(KF_S_U16, "unsigned short", "unsigned")                      \
+    X(KF_S_I32, "int", "unsigned")                                 \
+    X(KF_S_U32, "unsigned", "unsigned")                            \
+    X(KF_S_I64, "long long", "unsigned long long")                 \
+    X(KF_S_U64, "unsigned long long", "unsigned long long")        \
+    X(KF_S_F16, "kf_f16", "")                                      \
+    X(KF_S_BF16, "kf_bf16", "")                                    \
+    X(KF_S_F32, "float", "")                                       \
+    X(KF_S_F64, "double", "")                                      \
+    X(KF_S_UINT, "long long", "unsigned long long")                \
+    X(KF_S_UFLOAT, "double", "")
+
+static const char *const c_scalar[KF_S_COUNT] = {
+#define X(s, c, u) [s] = c,
+    CU_SCALARS(X)
+#undef X
+};
+static const char *const c_unsigned[KF_S_COUNT] = {
+#define X(s, c, u) [s] = u,
+    CU_SCALARS(X)
+#undef X
+};
+
+/* Float operators. X(op, f32, f64, f16/bf16 helper suffix) */
+#define CU_FLOAT_OPS(X)                          \
+    X(KF_OP_ADD, "__fadd_rn", "__dadd_rn", "add") \
+    X(KF_OP_SUB, "__fsub_rn", "__dsub_rn", "sub") \
+    X(KF_OP_MUL, "__fmul_rn", "__dmul_rn", "mul") \
+    X(KF_OP_DIV, "__fdiv_rn", "__ddiv_rn", "div")
+
+typedef struct { const char *f32, *f64, *half; } float_op;
+static const float_op float_ops[KF_OP_COUNT] = {
+#define X(op, a, b, h) [op] = {a, b, h},
+    CU_FLOAT_OPS(X)
+#undef X
+};
+
+/* Float math. X(builtin, f32, f64, nargs) ; "" = composed in float_math() */
+#define CU_FLOAT_MATH(X)                                  \
+    X(KF_BI_EXP, "kf_exp_approx", "exp", 1)               \
+    X(KF_BI_EXP2, "kf_exp2_approx", "exp2", 1)            \
+    X(KF_BI_LOG, "kf_log_approx", "log", 1)               \
+    X(KF_BI_LOG2, "kf_log2_approx", "log2", 1)            \
+    X(KF_BI_SQRT, "__fsqrt_rn", "__dsqrt_rn", 1)          \
+    X(KF_BI_RSQRT, "kf_rsqrt_approx", "rsqrt", 1)         \
+    X(KF_BI_SIN, "kf_sin_approx", "sin", 1)               \
+    X(KF_BI_COS, "kf_cos_approx", "cos", 1)               \
+    X(KF_BI_TANH, "kf_tanh_approx", "tanh", 1)            \
+    X(KF_BI_ABS, "fabsf", "fabs", 1)                      \
+    X(KF_BI_FLOOR, "floorf", "floor", 1)                  \
+    X(KF_BI_CEIL, "ceilf", "ceil", 1)                     \
+    X(KF_BI_TRUNC, "truncf", "trunc", 1)                  \
+    X(KF_BI_ROUND, "roundf", "round", 1)                  \
+    X(KF_BI_MIN, "fminf", "fmin", 2)                      \
+    X(KF_BI_MAX, "fmaxf", "fmax", 2)                      \
+    X(KF_BI_FMA, "__fmaf_rn", "__fma_rn", 3)              \
+    X(KF_BI_CLAMP, "", "", 3)
+
+typedef struct { const char *f32, *f64; uint8_t nargs; } float_math_row;
+static const float_math_row float_math_rows[KF_BI_COUNT] = {
+#define X(b, f, d, n) [b] = {f, d, n},
+    CU_FLOAT_MATH(X)
+#undef X
+};
+
+/* Integer and comparison operator spellings come from kf_op_spelling. */
+
+const char *kf_cu_str(kf_cu *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[256];
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    char *s = NULL;
+    if (n >= 0 && (size_t)n < sizeof tmp) {
+        s = kf_arena_strndup(&c->scratch, tmp, (size_t)n);
+    } else if (n >= 0) {
+        s = kf_arena_alloc(&c->scratch, (size_t)n + 1);
+        if (s) vsnprintf(s, (size_t)n + 1, fmt, ap2);
+    }
+    va_end(ap2);
+    if (!s) c->failed = true;
+    return s ? s : "?";
+}
+
+static bool is_half(kf_scalar s) { return s == KF_S_F16 || s == KF_S_BF16; }
+static char sclass(kf_scalar s) { return kf_scalar_class[s]; }
+static unsigned sbits(kf_scalar s) { return 8u * kf_scalar_bytes[s]; }
+
+const char *kf_cu_type(kf_cu *c, kf_type t)
+{
+    kf_scalar s = (kf_scalar)t.scalar;
+    if (s == KF_S_F16) kf_cu_need(c, KF_CU_H_F16);
+    if (s == KF_S_BF16) kf_cu_need(c, KF_CU_H_BF16);
+    if (t.lanes <= 1 || t.kind == KF_TK_SCALAR) return c_scalar[s] ? c_scalar[s] : "?";
+    if (t.lanes <= 16) c->vec_used[s][t.lanes] = true;
+    return kf_cu_str(c, "kf_%sx%u", kf_scalar_names[s], t.lanes);
+}
+
+/* Shortest decimal that reads back to the same float (or double). */
+static const char *float_literal(kf_cu *c, double v, bool single)
+{
+    char tmp[64];
+    for (int prec = single ? 6 : 15; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+        if (single ? (strtof(tmp, NULL) == (float)v) : (strtod(tmp, NULL) == v)) break;
+    }
+    if (!strpbrk(tmp, ".en")) strcat(tmp, ".0");
+    return kf_cu_str(c, "%s%s", tmp, single ? "f" : "");
+}
+
+static double half_bits_to_double(kf_scalar s, uint16_t h)
+{
+    if (s == KF_S_BF16) {
+        uint32_t u = (uint32_t)h << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    int e = (h >> 10) & 31, m = h & 1023;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, e - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+static const char *int_literal(kf_cu *c, kf_scalar s, uint64_t bits)
+{
+    unsigned nb = sbits(s);
+    uint64_t mask = nb == 64 ? ~0ull : ((1ull << nb) - 1);
+    bits &= mask;
+    bool neg = sclass(s) == 'i' && (bits >> (nb - 1)) & 1;
+    int64_t sv = neg ? (int64_t)(bits | ~mask) : (int64_t)bits;
+    switch (s) {
+    case KF_S_I32:
+        return sv == INT32_MIN ? "(-2147483647 - 1)" : kf_cu_str(c, "%lld", (long long)sv);
+    case KF_S_U32: return kf_cu_str(c, "%lluu", (unsigned long long)bits);
+    case KF_S_I64:
+        return sv == INT64_MIN ? "(-9223372036854775807ll - 1)" : kf_cu_str(c, "%lldll", (long long)sv);
+    case KF_S_U64: return kf_cu_str(c, "%lluull", (unsigned long long)bits);
+    default:
+        if (neg) return kf_cu_str(c, "(%s)%lld", c_scalar[s], (long long)sv);
+        return kf_cu_str(c, "(%s)%llu", c_scalar[s], (unsigned long long)bits);
+    }
+}
+
+const char *kf_cu_literal(kf_cu *c, kf_scalar s, uint64_t bits)
+{
+    switch (s) {
+    case KF_S_BOOL: return (bits & 1) ? "true" : "false";
+    case KF_S_F32: {
+        uint32_t u = (uint32_t)bits;
+        float f;
+        memcpy(&f, &u, 4);
+        if (isnan(f) || isinf(f)) return kf_cu_str(c, "__uint_as_float(0x%08xu)", u);
+        return float_literal(c, f, true);
+    }
+    case KF_S_F64: {
+        double d;
+        memcpy(&d, &bits, 8);
+        if (isnan(d) || isinf(d)) return kf_cu_str(c, "__longlong_as_double(0x%016llxll)", (unsigned long long)bits);
+        return float_literal(c, d, false);
+    }
+    case KF_S_F16:
+    case KF_S_BF16: {
+        (void)kf_cu_type(c, kf_type_scalar(s));
+        double v = half_bits_to_double(s, (uint16_t)bits);
+        if (isnan(v) || isinf(v)) return kf_cu_str(c, "%s{0x%04x}", c_scalar[s], (unsigned)(bits & 0xffff));
+        return kf_cu_str(c, "%s{0x%04x} /* %.9g */", c_scalar[s], (unsigned)(bits & 0xffff), v);
+    }
+    default: return int_literal(c, s, bits);
+    }
+}
+
+/* ---- binary operators ------------------------------------------------- */
+
+static const char *shift_expr(kf_cu *c, kf_op op, kf_scalar s, const char *a, const char *b)
+{
+    const char *t = c_scalar[s];
+    if (sbits(s) == 64) {
+        kf_cu_need(c, KF_CU_H_SHIFT64);
+        if (op == KF_OP_SHL) return kf_cu_str(c, "(%s)kf_shl_u64((unsigned long long)%s, (unsigned long long)%s)", t, a, b);
+        if (sclass(s) == 'i') return kf_cu_str(c, "kf_shr_i64(%s, (unsigned long long)%s)", a, b);
+        return kf_cu_str(c, "kf_shr_u64(%s, %s)", a, b);
+    }
+    kf_cu_need(c, KF_CU_H_SHIFT32);
+    /* the amount as unsigned of its own width, then widened */
+    const char *amt = sbits(s) == 32 ? kf_cu_str(c, "(unsigned)%s", b)
+                                     : kf_cu_str(c, "(unsigned)(unsigned %s)%s", sbits(s) == 8 ? "char" : "short", b);
+    if (s == KF_S_U32) amt = b;
+    if (op == KF_OP_SHL) {
+        if (s == KF_S_U32) return kf_cu_str(c, "kf_shl_u32(%s, %s)", a, amt);
+        return kf_cu_str(c, "(%s)kf_shl_u32((unsigned)%s, %s)", t, a, amt);
+    }
+    if (sclass(s) == 'i') {
+        if (s == KF_S_I32) return kf_cu_str(c, "kf_shr_i32(%s, %s)", a, amt);
+        return kf_cu_str(c, "(%s)kf_shr_i32((int)%s, %s)", t, a, amt);
+    }
+    if (s == KF_S_U32) return kf_cu_str(c, "kf_shr_u32(%s, %s)", a, amt);
+    return kf_cu_str(c, "(%s)kf_shr_u32((unsigned)%s, %s)", t, a, amt);
+}
+
+static const char *int_divrem(kf_cu *c, kf_op op, kf_scalar s, const char *a, const char *b)
+{
+    const char *sym = kf_op_spelling[op];
+    if (s == KF_S_I32 || s == KF_S_I64) {
+        kf_cu_need(c, s == KF_S_I32 ? KF_CU_H_IDIV32 : KF_CU_H_IDIV64);
+        return kf_cu_str(c, "kf_%s_%s(%s, %s)", op == KF_OP_DIV ? "div" : "rem", kf_scalar_names[s], a, b);
+    }
+    if (s == KF_S_U32 || s == KF_S_U64) return kf_cu_str(c, "%s %s %s", a, sym, b);
+    /* 8/16-bit: promoted to int, no overflow; the cast wraps -128 / -1 */
+    return kf_cu_str(c, "(%s)(%s %s %s)", c_scalar[s], a, sym, b);
+}
+
+static const char *bool_binop(kf_cu *c, kf_op op, const char *a, const char *b)
+{
+    const char *sym = op == KF_OP_AND ? "&&" : op == KF_OP_OR ? "||" : op == KF_OP_XOR ? "!=" : kf_op_spelling[op];
+    return kf_cu_str(c, "%s %s %s", a, sym, b);
+}
+
+const char *kf_cu_binop(kf_cu *c, kf_op op, kf_scalar s, const char *a, const char *b)
+{
+    if (sclass(s) == 'f') {
+        const float_op *f = &float_ops[op];
+        if (!f->f32) return "?";
+        if (s == KF_S_F32) return kf_cu_str(c, "%s(%s, %s)", f->f32, a, b);
+        if (s == KF_S_F64) return kf_cu_str(c, "%s(%s, %s)", f->f64, a, b);
+        kf_cu_need(c, s == KF_S_F16 ? KF_CU_H_F16_OPS : KF_CU_H_BF16_OPS);
+        return kf_cu_str(c, "kf_%s_%s(%s, %s)", kf_scalar_names[s], f->half, a, b);
+    }
+    if (s == KF_S_BOOL) return bool_binop(c, op, a, b);
+    switch (op) {
+    case KF_OP_SHL:
+    case KF_OP_SHR: return shift_expr(c, op, s, a, b);
+    case KF_OP_DIV:
+    case KF_OP_REM: return int_divrem(c, op, s, a, b);
+    case KF_OP_ADD:
+    case KF_OP_SUB:
+    case KF_OP_MUL:
+        if (s == KF_S_U32 || s == KF_S_U64) return kf_cu_str(c, "%s %s %s", a, kf_op_spelling[op], b);
+        return kf_cu_str(c, "(%s)((%s)%s %s (%s)%s)", c_scalar[s], c_unsigned[s], a, kf_op_spelling[op],
+                         c_unsigned[s], b);
+    default:
+        if (sbits(s) >= 32) return kf_cu_str(c, "%s %s %s", a, kf_op_spelling[op], b);
+        return kf_cu_str(c, "(%s)(%s %s %s)", c_scalar[s], a, kf_op_spelling[op], b);
+    }
+}
+
+const char *kf_cu_cmp(kf_cu *c, kf_op op, kf_scalar s, const char *a, const char *b)
+{
+    if (is_half(s)) {
+        const char *w = s == KF_S_F16 ? "kf_f16_to_f32" : "kf_bf16_to_f32";
+        return kf_cu_str(c, "%s(%s) %s %s(%s)", w, a, kf_op_spelling[op], w, b);
+    }
+    return kf_cu_str(c, "%s %s %s", a, kf_op_spelling[op], b);
+}
+
+const char *kf_cu_unop(kf_cu *c, kf_op op, kf_scalar s, const char *a)
+{
+    if (op == KF_OP_NOT) return kf_cu_str(c, "!%s", a);
+    if (op == KF_OP_BNOT) {
+        if (sbits(s) >= 32) return kf_cu_str(c, "~%s", a);
+        return kf_cu_str(c, "(%s)~%s", c_scalar[s], a);
+    }
+    /* NEG */
+    if (is_half(s)) {
+        kf_cu_need(c, s == KF_S_F16 ? KF_CU_H_F16_OPS : KF_CU_H_BF16_OPS);
+        return kf_cu_str(c, "kf_%s_neg(%s)", kf_scalar_names[s], a);
+    }
+    if (sclass(s) == 'f') return kf_cu_str(c, "-%s", a);
+    if (s == KF_S_U32 || s == KF_S_U64) return kf_cu_str(c, "0%s - %s", s == KF_S_U32 ? "u" : "ull", a);
+    return kf_cu_str(c, "(%s)(0%s - (%s)%s)", c_scalar[s], sbits(s) == 64 ? "ull" : "u", c_unsigned[s], a);
+}
+
+/* ---- conversions ---------------------------------------------------------- */
+
+static const char *to_f32(kf_cu *c, kf_scalar s, const char *a)
+{
+    if (s == KF_S_F16) return kf_cu_str(c, "kf_f16_to_f32(%s)", a);
+    if (s == KF_S_BF16) return kf_cu_str(c, "kf_bf16_to_f32(%s)", a);
+    return a;
+}
+
+/* float (f32 or f64, halves widened first) -> integer: truncate, saturate,
+ * NaN -> 0, which is what cvt.rzi does for the 32/64-bit intrinsics. */
+static const char *float_to_int(kf_cu *c, kf_scalar from, kf_scalar to, const char *a)
+{
+    const char *p = from == KF_S_F64 ? "__double2" : "__float2";
+    if (is_half(from)) a = to_f32(c, from, a);
+    bool sgn = sclass(to) == 'i';
+    if (sbits(to) == 64) return kf_cu_str(c, "%s%s_rz(%s)", p, sgn ? "ll" : "ull", a);
+    if (sbits(to) == 32) return kf_cu_str(c, "%s%s_rz(%s)", p, sgn ? "int" : "uint", a);
+    kf_cu_need(c, KF_CU_H_SAT);
+    if (sgn) {
+        long lo = sbits(to) == 8 ? -128 : -32768, hi = -lo - 1;
+        return kf_cu_str(c, "(%s)kf_sat_i32(%sint_rz(%s), %ld, %ld)", c_scalar[to], p, a, lo, hi);
+    }
+    return kf_cu_str(c, "(%s)kf_sat_u32(%suint_rz(%s), %uu)", c_scalar[to], p, a,
+                     sbits(to) == 8 ? 255u : 65535u);
+}
+
+static const char *int_to_half(kf_cu *c, kf_scalar from, kf_scalar to, const char *a)
+{
+    const char *tn = kf_scalar_names[to];
+    if (from == KF_S_BOOL || sbits(from) <= 16) /* exact in f32: one rounding */
+        return kf_cu_str(c, "kf_%s_from_f32((float)%s)", tn, a);
+    kf_cu_need(c, to == KF_S_F16 ? KF_CU_H_F16_NARROW : KF_CU_H_BF16_NARROW);
+    if (sclass(from) == 'i') return kf_cu_str(c, "kf_i64_to_%s((long long)%s)", tn, a);
+    return kf_cu_str(c, "kf_u64_to_%s((unsigned long long)%s)", tn, a);
+}
+
+static const char *float_to_float(kf_cu *c, kf_scalar from, kf_scalar to, const char *a)
+{
+    if (to == KF_S_F64) {
+        if (is_half(from)) return kf_cu_str(c, "(double)%s", to_f32(c, from, a));
+        return kf_cu_str(c, "(double)%s", a);
+    }
+    if (to == KF_S_F32) return from == KF_S_F64 ? kf_cu_str(c, "__double2float_rn(%s)", a) : to_f32(c, from, a);
+    /* to f16/bf16 */
+    if (from == KF_S_F64) {
+        kf_cu_need(c, to == KF_S_F16 ? KF_CU_H_F16_NARROW : KF_CU_H_BF16_NARROW);
+        return kf_cu_str(c, "kf_f64_to_%s(%s)", kf_scalar_names[to], a);
+    }
+    return kf_cu_str(c, "kf_%s_from_f32(%s)", kf_scalar_names[to], to_f32(c, from, a));
+}
+
+const char *kf_cu_cvt(kf_cu *c, kf_scalar from, kf_scalar to, const char *a)
+{
+    (void)kf_cu_type(c, kf_type_scalar(from));
+    (void)kf_cu_type(c, kf_type_scalar(to));
+    if (from == to) return a;
+    char cf = sclass(from), ct = sclass(to);
+    if (to == KF_S_BOOL) {
+        if (cf == 'f') return kf_cu_str(c, "%s != 0.0f", to_f32(c, from, a));
+        return kf_cu_str(c, "%s != 0", a);
+    }
+    if (cf == 'f' && ct == 'f') return float_to_float(c, from, to, a);
+    if (cf == 'f') return float_to_int(c, from, to, a);
+    if (ct == 'f') {
+        if (to == KF_S_F32) return kf_cu_str(c, "(float)%s", a);
+        if (to == KF_S_F64) return kf_cu_str(c, "(double)%s", a);
+        return int_to_half(c, from, to, a);
+    }
+    return kf_cu_str(c, "(%s)%s", c_scalar[to], a);   /* int -> int wraps */
+}
+
+/* ---- math ------------------------------------------------------------------ */
+
+static const char *float_math(kf_cu *c, kf_builtin b, bool dbl, const char *const x[3])
+{
+    const float_math_row *r = &float_math_rows[b];
+    if (b == KF_BI_CLAMP)
+        return dbl ? kf_cu_str(c, "fmin(fmax(%s, %s), %s)", x[0], x[1], x[2])
+                   : kf_cu_str(c, "fminf(fmaxf(%s, %s), %s)", x[0], x[1], x[2]);
+    if (!r->f32) return "?";
+    const char *fn = dbl ? r->f64 : r->f32;
+    if (!dbl && strncmp(fn, "kf_", 3) == 0) kf_cu_need(c, KF_CU_H_APPROX);
+    if (r->nargs == 1) return kf_cu_str(c, "%s(%s)", fn, x[0]);
+    if (r->nargs == 2) return kf_cu_str(c, "%s(%s, %s)", fn, x[0], x[1]);
+    return kf_cu_str(c, "%s(%s, %s, %s)", fn, x[0], x[1], x[2]);
+}
+
+static const char *int_minmax(kf_cu *c, kf_builtin b, kf_scalar s, const char *x, const char *y)
+{
+    const char *fn = b == KF_BI_MIN ? "min" : "max";
+    if (sbits(s) >= 32) return kf_cu_str(c, "%s(%s, %s)", fn, x, y);
+    const char *w = sclass(s) == 'i' ? "int" : "unsigned";
+    return kf_cu_str(c, "(%s)%s((%s)%s, (%s)%s)", c_scalar[s], fn, w, x, w, y);
+}
+
+static const char *int_math(kf_cu *c, kf_builtin b, kf_scalar s, const char *const x[3])
+{
+    const char *t = c_scalar[s];
+    bool sgn = sclass(s) == 'i', wide = sbits(s) == 64;
+    switch (b) {
+    case KF_BI_MIN:
+    case KF_BI_MAX: return int_minmax(c, b, s, x[0], x[1]);
+    case KF_BI_CLAMP:
+        return int_minmax(c, KF_BI_MIN, s, int_minmax(c, KF_BI_MAX, s, x[0], x[1]), x[2]);
+    case KF_BI_ABS:
+        if (!sgn) return x[0];
+        kf_cu_need(c, KF_CU_H_ABS);
+        if (wide) return kf_cu_str(c, "kf_abs_i64(%s)", x[0]);
+        if (s == KF_S_I32) return kf_cu_str(c, "kf_abs_i32(%s)", x[0]);
+        return kf_cu_str(c, "(%s)kf_abs_i32(%s)", t, x[0]);
+    case KF_BI_CLZ:
+        if (wide) return kf_cu_str(c, "(unsigned)__clzll((long long)%s)", x[0]);
+        if (sbits(s) == 32) return kf_cu_str(c, "(unsigned)__clz((int)%s)", x[0]);
+        return kf_cu_str(c, "(unsigned)__clz((int)(unsigned %s)%s) - %uu", sbits(s) == 8 ? "char" : "short", x[0],
+                         32 - sbits(s));
+    case KF_BI_POPC:
+        if (wide) return kf_cu_str(c, "(unsigned)__popcll((unsigned long long)%s)", x[0]);
+        if (sbits(s) == 32) return kf_cu_str(c, "(unsigned)__popc((unsigned)%s)", x[0]);
+        return kf_cu_str(c, "(unsigned)__popc((unsigned)(unsigned %s)%s)", sbits(s) == 8 ? "char" : "short", x[0]);
+    case KF_BI_CDIV:
+        if (sbits(s) >= 32) {
+            kf_cu_need(c, KF_CU_H_CDIV);
+            return kf_cu_str(c, "kf_cdiv_%s(%s, %s)", kf_scalar_names[s], x[0], x[1]);
+        }
+        kf_cu_need(c, KF_CU_H_CDIV);
+        return kf_cu_str(c, "(%s)kf_cdiv_%s(%s, %s)", t, sgn ? "i32" : "u32", x[0], x[1]);
+    case KF_BI_MUL_HI:
+        if (s == KF_S_U32) return kf_cu_str(c, "__umulhi(%s, %s)", x[0], x[1]);
+        if (s == KF_S_I32) return kf_cu_str(c, "__mulhi(%s, %s)", x[0], x[1]);
+        if (s == KF_S_U64) return kf_cu_str(c, "__umul64hi(%s, %s)", x[0], x[1]);
+        if (s == KF_S_I64) return kf_cu_str(c, "__mul64hi(%s, %s)", x[0], x[1]);
+        if (sgn) return kf_cu_str(c, "(%s)(((int)%s * (int)%s) >> %u)", t, x[0], x[1], sbits(s));
+        return kf_cu_str(c, "(%s)(((unsigned)%s * (unsigned)%s) >> %u)", t, x[0], x[1], sbits(s));
+    default: return "?";
+    }
+}
+
+const char *kf_cu_math(kf_cu *c, kf_builtin b, kf_scalar s, const char *const args[3])
+{
+    if (sclass(s) != 'f') return int_math(c, b, s, args);
+    if (!is_half(s)) return float_math(c, b, s == KF_S_F64, args);
+    /* f16/bf16: exact widening, f32 math, one rounding back */
+    const char *w[3] = {args[0], args[1], args[2]};
+    for (int i = 0; i < 3; i++)
+        if (w[i]) w[i] = to_f32(c, s, w[i]);
+    return kf_cu_str(c, "kf_%s_from_f32(%s)", kf_scalar_names[s], float_math(c, b, false, w));
+}

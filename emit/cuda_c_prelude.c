@@ -1,0 +1,252 @@
+/* The CUDA-C prelude: small device helpers and types that the emitted
+ * kernels call, written once at the top of the module and only when used.
+ *
+ * NVRTC 13 ships no <cuda_fp16.h>/<cuda_bf16.h> on its default include path
+ * (checked: "could not open source file"), and the runtime passes no include
+ * directory, so f16 and bf16 are our own 2-byte structs over their bits,
+ * converted with the PTX cvt instructions through inline asm. Every
+ * conversion, shift and division that C would leave undefined, or round
+ * twice, goes through a helper here that implements the language contract.
+ *
+ * Error bounds of the math helpers (f32; f64 math uses CUDA's accurate
+ * libdevice functions, whose bounds are those of the CUDA Programming Guide,
+ * at most 2 ulp; sqrt and / are correctly rounded in both precisions):
+ *
+ *   function   emitted as                        bound (PTX ISA 8.x)
+ *   exp2(x)    ex2.approx.f32 x                  2 ulp over the full range
+ *   exp(x)     ex2.approx.f32 (x * log2 e)       2 ulp + 2 ulp * |x| (input rounding of x*log2 e)
+ *   log2(x)    lg2.approx.f32 x                  2^-22.6 absolute in [0.5, 2], else 2 ulp relative
+ *   log(x)     lg2.approx.f32 x * ln 2           the log2 bound, plus 1 ulp for the product
+ *   rsqrt(x)   rsqrt.approx.f32 x                2^-22.9 relative
+ *   sin(x)     sin.approx.f32 x                  2^-20.5 absolute in [-100 pi, 100 pi]
+ *   cos(x)     cos.approx.f32 x                  2^-20.5 absolute in [-100 pi, 100 pi]
+ *   tanh(x)    tanh.approx.f32 x                 2^-10.987 relative (sm_75+)
+ *   sqrt(x)    __fsqrt_rn (sqrt.rn.f32)          correctly rounded
+ *   a / b      __fdiv_rn (div.rn.f32)            correctly rounded
+ *   floor ceil trunc round abs min max fma       exact (fma: one rounding)
+ */
+#include "cuda_c.h"
+
+#include <string.h>
+
+static const uint64_t helper_deps[KF_CU_H_COUNT] = {
+#define X(e, d) [e] = (d),
+    KF_CU_HELPERS(X)
+#undef X
+};
+
+static const char *const helper_text[KF_CU_H_COUNT] = {
+    [KF_CU_H_BITCAST] =
+        "/* bitcast(T, x): the same bits seen as another type of the same size */\n"
+        "template <typename T, typename F>\n"
+        "__device__ __forceinline__ T kf_bitcast(F x)\n"
+        "{\n"
+        "    static_assert(sizeof(T) == sizeof(F), \"bitcast between types of different size\");\n"
+        "    T r;\n"
+        "    memcpy(&r, &x, sizeof r);\n"
+        "    return r;\n"
+        "}\n",
+    [KF_CU_H_F16] =
+        "/* f16: IEEE binary16 bits; arithmetic goes through f32 (exact widening,\n"
+        "   one round-to-nearest-even back) */\n"
+        "struct __align__(2) kf_f16 { unsigned short bits; };\n"
+        "__device__ __forceinline__ float kf_f16_to_f32(kf_f16 h)\n"
+        "{\n"
+        "    float f;\n"
+        "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h.bits));\n"
+        "    return f;\n"
+        "}\n"
+        "__device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)\n"
+        "{\n"
+        "    kf_f16 h;\n"
+        "    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h.bits) : \"f\"(f));\n"
+        "    return h;\n"
+        "}\n",
+    [KF_CU_H_BF16] =
+        "/* bf16: the top 16 bits of an f32 */\n"
+        "struct __align__(2) kf_bf16 { unsigned short bits; };\n"
+        "__device__ __forceinline__ float kf_bf16_to_f32(kf_bf16 h)\n"
+        "{\n"
+        "    return __uint_as_float((unsigned)h.bits << 16);\n"
+        "}\n"
+        "__device__ __forceinline__ kf_bf16 kf_bf16_from_f32(float f)\n"
+        "{\n"
+        "    kf_bf16 h;\n"
+        "    asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h.bits) : \"f\"(f));\n"
+        "    return h;\n"
+        "}\n",
+    [KF_CU_H_F16_OPS] =
+        "/* f16 arithmetic: each result rounded to f16 (RNE), as native f16 ops */\n"
+        "__device__ __forceinline__ kf_f16 kf_f16_add(kf_f16 a, kf_f16 b) { return kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(a), kf_f16_to_f32(b))); }\n"
+        "__device__ __forceinline__ kf_f16 kf_f16_sub(kf_f16 a, kf_f16 b) { return kf_f16_from_f32(__fsub_rn(kf_f16_to_f32(a), kf_f16_to_f32(b))); }\n"
+        "__device__ __forceinline__ kf_f16 kf_f16_mul(kf_f16 a, kf_f16 b) { return kf_f16_from_f32(__fmul_rn(kf_f16_to_f32(a), kf_f16_to_f32(b))); }\n"
+        "__device__ __forceinline__ kf_f16 kf_f16_div(kf_f16 a, kf_f16 b) { return kf_f16_from_f32(__fdiv_rn(kf_f16_to_f32(a), kf_f16_to_f32(b))); }\n"
+        "__device__ __forceinline__ kf_f16 kf_f16_neg(kf_f16 a) { kf_f16 r = {(unsigned short)(a.bits ^ 0x8000u)}; return r; }\n",
+    [KF_CU_H_BF16_OPS] =
+        "/* bf16 arithmetic: each result rounded to bf16 (RNE) */\n"
+        "__device__ __forceinline__ kf_bf16 kf_bf16_add(kf_bf16 a, kf_bf16 b) { return kf_bf16_from_f32(__fadd_rn(kf_bf16_to_f32(a), kf_bf16_to_f32(b))); }\n"
+        "__device__ __forceinline__ kf_bf16 kf_bf16_sub(kf_bf16 a, kf_bf16 b) { return kf_bf16_from_f32(__fsub_rn(kf_bf16_to_f32(a), kf_bf16_to_f32(b))); }\n"
+        "__device__ __forceinline__ kf_bf16 kf_bf16_mul(kf_bf16 a, kf_bf16 b) { return kf_bf16_from_f32(__fmul_rn(kf_bf16_to_f32(a), kf_bf16_to_f32(b))); }\n"
+        "__device__ __forceinline__ kf_bf16 kf_bf16_div(kf_bf16 a, kf_bf16 b) { return kf_bf16_from_f32(__fdiv_rn(kf_bf16_to_f32(a), kf_bf16_to_f32(b))); }\n"
+        "__device__ __forceinline__ kf_bf16 kf_bf16_neg(kf_bf16 a) { kf_bf16 r = {(unsigned short)(a.bits ^ 0x8000u)}; return r; }\n",
+    [KF_CU_H_ODD] =
+        "/* Round to odd into f32 (24 bits): a later RNE rounding to f16/bf16\n"
+        "   (<= 11 bits) then equals ONE rounding of the exact value */\n"
+        "__device__ __forceinline__ float kf_f64_to_f32_odd(double x)\n"
+        "{\n"
+        "    float r = __double2float_rz(x);\n"
+        "    if ((double)r != x && r == r) r = __uint_as_float(__float_as_uint(r) | 1u);\n"
+        "    return r;\n"
+        "}\n"
+        "__device__ __forceinline__ float kf_u64_to_f32_odd(unsigned long long u)\n"
+        "{\n"
+        "    if (u < (1ull << 24)) return (float)u;\n"
+        "    int sh = 40 - __clzll((long long)u);\n"
+        "    unsigned m = (unsigned)(u >> sh);\n"
+        "    if (u & ((1ull << sh) - 1ull)) m |= 1u;\n"
+        "    return __fmul_rn((float)m, __uint_as_float((unsigned)(127 + sh) << 23));\n"
+        "}\n",
+    [KF_CU_H_F16_NARROW] =
+        "/* f64 and 32/64-bit integers to f16 in one RNE rounding */\n"
+        "__device__ __forceinline__ kf_f16 kf_f64_to_f16(double x) { return kf_f16_from_f32(kf_f64_to_f32_odd(x)); }\n"
+        "__device__ __forceinline__ kf_f16 kf_u64_to_f16(unsigned long long x) { return kf_f16_from_f32(kf_u64_to_f32_odd(x)); }\n"
+        "__device__ __forceinline__ kf_f16 kf_i64_to_f16(long long x)\n"
+        "{\n"
+        "    float m = kf_u64_to_f32_odd(x < 0 ? 0ull - (unsigned long long)x : (unsigned long long)x);\n"
+        "    return kf_f16_from_f32(x < 0 ? -m : m);\n"
+        "}\n",
+    [KF_CU_H_BF16_NARROW] =
+        "/* f64 and 32/64-bit integers to bf16 in one RNE rounding */\n"
+        "__device__ __forceinline__ kf_bf16 kf_f64_to_bf16(double x) { return kf_bf16_from_f32(kf_f64_to_f32_odd(x)); }\n"
+        "__device__ __forceinline__ kf_bf16 kf_u64_to_bf16(unsigned long long x) { return kf_bf16_from_f32(kf_u64_to_f32_odd(x)); }\n"
+        "__device__ __forceinline__ kf_bf16 kf_i64_to_bf16(long long x)\n"
+        "{\n"
+        "    float m = kf_u64_to_f32_odd(x < 0 ? 0ull - (unsigned long long)x : (unsigned long long)x);\n"
+        "    return kf_bf16_from_f32(x < 0 ? -m : m);\n"
+        "}\n",
+    [KF_CU_H_SAT] =
+        "/* float -> 8/16-bit int: cvt.rzi to 32 bits (truncates, saturates,\n"
+        "   NaN -> 0), then saturate to the narrow range */\n"
+        "__device__ __forceinline__ int kf_sat_i32(int x, int lo, int hi) { return x < lo ? lo : x > hi ? hi : x; }\n"
+        "__device__ __forceinline__ unsigned kf_sat_u32(unsigned x, unsigned hi) { return x > hi ? hi : x; }\n",
+    [KF_CU_H_SHIFT32] =
+        "/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)\n"
+        "   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */\n"
+        "__device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }\n"
+        "__device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }\n"
+        "__device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }\n",
+    [KF_CU_H_SHIFT64] =
+        "__device__ __forceinline__ unsigned long long kf_shl_u64(unsigned long long a, unsigned long long s) { return s >= 64ull ? 0ull : a << s; }\n"
+        "__device__ __forceinline__ unsigned long long kf_shr_u64(unsigned long long a, unsigned long long s) { return s >= 64ull ? 0ull : a >> s; }\n"
+        "__device__ __forceinline__ long long kf_shr_i64(long long a, unsigned long long s) { return a >> (s >= 63ull ? 63ull : s); }\n",
+    [KF_CU_H_IDIV32] =
+        "/* Signed division: INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0 */\n"
+        "__device__ __forceinline__ int kf_div_i32(int a, int b) { return b == -1 ? (int)(0u - (unsigned)a) : a / b; }\n"
+        "__device__ __forceinline__ int kf_rem_i32(int a, int b) { return b == -1 ? 0 : a % b; }\n",
+    [KF_CU_H_IDIV64] =
+        "__device__ __forceinline__ long long kf_div_i64(long long a, long long b) { return b == -1 ? (long long)(0ull - (unsigned long long)a) : a / b; }\n"
+        "__device__ __forceinline__ long long kf_rem_i64(long long a, long long b) { return b == -1 ? 0 : a % b; }\n",
+    [KF_CU_H_CDIV] =
+        "/* cdiv(a, b): the quotient rounded toward +inf */\n"
+        "__device__ __forceinline__ unsigned kf_cdiv_u32(unsigned a, unsigned b) { return a / b + (a % b != 0u); }\n"
+        "__device__ __forceinline__ unsigned long long kf_cdiv_u64(unsigned long long a, unsigned long long b) { return a / b + (a % b != 0ull); }\n"
+        "__device__ __forceinline__ int kf_cdiv_i32(int a, int b)\n"
+        "{\n"
+        "    if (b == -1) return (int)(0u - (unsigned)a);\n"
+        "    int q = a / b;\n"
+        "    return (a % b != 0 && (a ^ b) >= 0) ? q + 1 : q;\n"
+        "}\n"
+        "__device__ __forceinline__ long long kf_cdiv_i64(long long a, long long b)\n"
+        "{\n"
+        "    if (b == -1) return (long long)(0ull - (unsigned long long)a);\n"
+        "    long long q = a / b;\n"
+        "    return (a % b != 0 && (a ^ b) >= 0) ? q + 1 : q;\n"
+        "}\n",
+    [KF_CU_H_ABS] =
+        "/* abs(INT_MIN) = INT_MIN */\n"
+        "__device__ __forceinline__ int kf_abs_i32(int a) { return a < 0 ? (int)(0u - (unsigned)a) : a; }\n"
+        "__device__ __forceinline__ long long kf_abs_i64(long long a) { return a < 0 ? (long long)(0ull - (unsigned long long)a) : a; }\n",
+    [KF_CU_H_APPROX] =
+        "/* f32 math on the hardware approximations (bounds: see the table atop\n"
+        "   kforge's emit/cuda_c_prelude.c) */\n"
+        "__device__ __forceinline__ float kf_exp2_approx(float x) { float r; asm(\"ex2.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
+        "__device__ __forceinline__ float kf_exp_approx(float x) { return kf_exp2_approx(__fmul_rn(x, 1.44269502f)); }\n"
+        "__device__ __forceinline__ float kf_log2_approx(float x) { float r; asm(\"lg2.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
+        "__device__ __forceinline__ float kf_log_approx(float x) { return __fmul_rn(kf_log2_approx(x), 0.693147182f); }\n"
+        "__device__ __forceinline__ float kf_rsqrt_approx(float x) { float r; asm(\"rsqrt.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
+        "__device__ __forceinline__ float kf_sin_approx(float x) { float r; asm(\"sin.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
+        "__device__ __forceinline__ float kf_cos_approx(float x) { float r; asm(\"cos.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
+        "__device__ __forceinline__ float kf_tanh_approx(float x) { float r; asm(\"tanh.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n",
+    [KF_CU_H_LANE] =
+        "__device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm(\"mov.u32 %0, %%laneid;\" : \"=r\"(r)); return r; }\n",
+    [KF_CU_H_ATOMIC_F32] =
+        "/* f32 atomic min/max (NaN-ignoring, as fminf/fmaxf) by compare-and-swap */\n"
+        "__device__ __forceinline__ float kf_atomic_min_f32(float* p, float v)\n"
+        "{\n"
+        "    unsigned* q = (unsigned*)p;\n"
+        "    unsigned old = *q;\n"
+        "    unsigned seen;\n"
+        "    do {\n"
+        "        seen = old;\n"
+        "        old = atomicCAS(q, seen, __float_as_uint(fminf(__uint_as_float(seen), v)));\n"
+        "    } while (old != seen);\n"
+        "    return __uint_as_float(old);\n"
+        "}\n"
+        "__device__ __forceinline__ float kf_atomic_max_f32(float* p, float v)\n"
+        "{\n"
+        "    unsigned* q = (unsigned*)p;\n"
+        "    unsigned old = *q;\n"
+        "    unsigned seen;\n"
+        "    do {\n"
+        "        seen = old;\n"
+        "        old = atomicCAS(q, seen, __float_as_uint(fmaxf(__uint_as_float(seen), v)));\n"
+        "    } while (old != seen);\n"
+        "    return __uint_as_float(old);\n"
+        "}\n",
+    [KF_CU_H_TYPES] = "",
+    [KF_CU_H_ATOMIC_F16X2] =
+        "__device__ __forceinline__ kf_f16x2 kf_atomic_add_f16x2(kf_f16x2* p, kf_f16x2 v)\n"
+        "{\n"
+        "    unsigned old;\n"
+        "    asm volatile(\"atom.add.noftz.f16x2 %0, [%1], %2;\" : \"=r\"(old) : \"l\"(p), \"r\"(kf_bitcast<unsigned>(v)) : \"memory\");\n"
+        "    return kf_bitcast<kf_f16x2>(old);\n"
+        "}\n",
+};
+
+void kf_cu_need(kf_cu *c, kf_cu_helper h)
+{
+    if (c->needs & KF_CU_BIT(h)) return;
+    c->needs |= KF_CU_BIT(h);
+    for (unsigned d = 0; d < KF_CU_H_COUNT; d++)
+        if (helper_deps[h] & KF_CU_BIT(d)) kf_cu_need(c, (kf_cu_helper)d);
+    if (h == KF_CU_H_ATOMIC_F16X2) (void)kf_cu_type(c, kf_type_vector(KF_S_F16, 2));
+}
+
+static void write_vector_types(kf_cu *c, kf_buf *out)
+{
+    bool any = false;
+    for (unsigned s = 1; s < KF_S_COUNT; s++)
+        for (unsigned n = 2; n <= 16; n *= 2) {
+            if (!c->vec_used[s][n]) continue;
+            if (!any) kf_buf_puts(out, "/* vectors: 16-byte (size) aligned, lanes in v[] */\n");
+            any = true;
+            kf_type t = kf_type_vector((kf_scalar)s, n);
+            kf_buf_printf(out, "struct __align__(%u) kf_%sx%u { %s v[%u]; };\n", kf_type_elem_bytes(t),
+                          kf_scalar_names[s], n, kf_cu_type(c, kf_type_scalar((kf_scalar)s)), n);
+        }
+    if (any) kf_buf_puts(out, "\n");
+}
+
+void kf_cu_prelude(kf_cu *c, kf_buf *out)
+{
+    kf_buf_puts(out, "/* Generated by kforge " KF_VERSION ": CUDA-C for NVRTC, self-contained. */\n\n");
+    for (unsigned h = 0; h < KF_CU_H_COUNT; h++) {
+        if (h == KF_CU_H_TYPES) {
+            write_vector_types(c, out);
+            continue;
+        }
+        if (!(c->needs & KF_CU_BIT(h))) continue;
+        kf_buf_puts(out, helper_text[h]);
+        kf_buf_puts(out, "\n");
+    }
+}

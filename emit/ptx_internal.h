@@ -1,0 +1,113 @@
+/* Private interface of the PTX emitter (emit/ptx.c, emit/ptx_ops.c,
+ * emit/ptx_math.c, emit/ptx_tables.c). Not for use outside emit/ptx*.
+ *
+ * The emitter writes each kernel body into its own buffer while it hands out
+ * virtual registers per class; the entry header with the `.reg` declarations
+ * is written once the body is known. Every body line records the .kf location
+ * that produced it, so the module's line map (PTX line -> .kf loc) and the
+ * `.loc` directives come from the same place. */
+#ifndef KF_PTX_INTERNAL_H
+#define KF_PTX_INTERNAL_H
+
+#include "emit.h"
+
+/* Register classes. X(enum, prefix, decl type) */
+#define PTX_RCLASSES(X) \
+    X(PTX_RC_P, "%p", ".pred")  X(PTX_RC_RS, "%rs", ".b16") X(PTX_RC_H, "%h", ".b16") \
+    X(PTX_RC_R, "%r", ".b32")   X(PTX_RC_RD, "%rd", ".b64") X(PTX_RC_F, "%f", ".f32") \
+    X(PTX_RC_FD, "%fd", ".f64")
+typedef enum {
+#define X(e, p, d) e,
+    PTX_RCLASSES(X)
+#undef X
+    PTX_RC_COUNT
+} ptx_rclass;
+extern const char *const ptx_rc_prefix[PTX_RC_COUNT];
+extern const char *const ptx_rc_decl[PTX_RC_COUNT];
+
+/* Per scalar: register class, arithmetic type, bit type, memory type (ld/st,
+ * cvt), parameter type. */
+typedef struct {
+    uint8_t rc;
+    const char *arith;   /* "s32", "f16", "pred" */
+    const char *bits;    /* "b32" */
+    const char *mem;     /* "s8", "u8", "b16" (f16/bf16), "f32", "u8" (bool) */
+} ptx_scalar_info;
+extern const ptx_scalar_info ptx_scalars[KF_S_COUNT];
+
+/* Binary operator spelling per operand class: X(op, int, float) */
+typedef struct {
+    const char *ints;
+    const char *floats;
+} ptx_binop_info;
+extern const ptx_binop_info ptx_binops[KF_OP_COUNT];
+/* Comparison spelling: ints, floats (NE is unordered for floats, like C). */
+extern const ptx_binop_info ptx_cmps[KF_OP_COUNT];
+
+/* Warp shuffles: mode and the c operand (clamp/segment mask). */
+typedef struct {
+    const char *mode;
+    uint32_t c;
+} ptx_shfl_info;
+extern const ptx_shfl_info ptx_shfls[KF_BI_COUNT];
+/* Atomic operation names ("add", "min", ...), indexed by builtin. */
+extern const char *const ptx_atomic_ops[KF_BI_COUNT];
+/* f32 math that is one approximate instruction ("ex2.approx.f32"). */
+extern const char *const ptx_math_f32[KF_BI_COUNT];
+
+/* A register name, returned by value so it can be passed to printf. */
+typedef struct {
+    char s[24];
+} preg;
+
+typedef KF_VEC(kf_loc) ptx_locvec;
+
+typedef struct {
+    const kf_module *m;
+    const kf_ir_kernel *k;
+    const kf_emit_opts *o;
+    kf_diags *diags;
+    kf_buf body;
+    ptx_locvec locs;              /* location of each body line */
+    kf_loc cur;                   /* location of the IR instruction being emitted */
+    uint32_t last_loc_line, last_loc_col, last_comment_line;
+    uint32_t nreg[PTX_RC_COUNT];  /* registers handed out per class */
+    uint32_t *vreg;               /* per value: first register (lanes follow); 0 = none yet */
+    uint32_t *ndefs;              /* per value: instructions that write it */
+    int32_t *cdef;                /* per value: index of its only CONST definition, or -1 */
+    uint32_t *areg;               /* per array: first register when held in registers, else 0 */
+    char **aname;                 /* per array: PTX name */
+    uint32_t *has_latch;          /* per instruction (LOOP): 1 when the loop has a LATCH */
+    uint32_t *partner;            /* per marker: IF->ELSE/ENDIF, ELSE/ENDIF->IF, BREAK/CONTINUE/LATCH/ENDLOOP->LOOP */
+    uint32_t nlabel;              /* counter for helper sequences' labels */
+    uint32_t at;                  /* index of the IR instruction being emitted */
+    bool failed;
+} ptx_cx;
+
+/* Writes one instruction line ("\t<text>;") with line info and the map. */
+void ptx_ins(ptx_cx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Writes a label line. */
+void ptx_label(ptx_cx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Writes a comment line ("\t// ..."). */
+void ptx_comment(ptx_cx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Reports an error at the current instruction's location. */
+void ptx_error(ptx_cx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+ptx_rclass ptx_class_of(kf_type t);
+preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane);
+preg ptx_tmp(ptx_cx *cx, ptx_rclass rc);
+/* Immediate spelling of `bits` as a value of scalar s ("0f3F800000"). */
+preg ptx_imm(kf_scalar s, uint64_t bits);
+/* True when v is written exactly once, by a CONST; *bits gets its value. */
+bool ptx_const_of(const ptx_cx *cx, kf_val v, uint64_t *bits);
+
+/* Lane-level operations (emit/ptx_ops.c). d, a, b are register names. */
+void ptx_cvt_lane(ptx_cx *cx, const char *d, kf_scalar ds, const char *a, kf_scalar as);
+void ptx_normalize(ptx_cx *cx, const char *d, kf_scalar s);
+/* Float math of builtin `bi` on one lane (emit/ptx_math.c). */
+void ptx_math_lane(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const char *a,
+                   const char *b, const char *c);
+/* Emits one IR instruction (emit/ptx_ops.c). */
+void ptx_emit_ins(ptx_cx *cx, const kf_ir_ins *in);
+
+#endif

@@ -1,0 +1,944 @@
+/* PTX instruction selection: one core-IR instruction at a time, lane by lane
+ * for vectors. The choices that carry the language contract:
+ *   - 8-bit integers live sign/zero-extended in 16-bit registers and are
+ *     re-normalized (cvt.s16.s8 / cvt.u16.u8) after operations that can
+ *     carry out of the byte;
+ *   - shifts pass the amount as u32, which PTX clamps to the width (so
+ *     amounts >= width give 0 or the sign fill); 64-bit amounts are first
+ *     clamped with min.u64;
+ *   - signed x / -1 and x % -1 are selected around the divide so INT_MIN / -1
+ *     gives INT_MIN and INT_MIN % -1 gives 0 whatever div.s32 does;
+ *   - float + - * / are .rn (never contracted into fma); bf16 arithmetic is
+ *     native on sm_90 and an exact fma.rn.bf16 form on sm_80..89;
+ *   - conversions use one rounding: cvt.rzi (saturating, NaN -> 0) for
+ *     float -> int, .rn for int -> float and narrowing, and a round-to-odd
+ *     step where bf16 has no direct cvt from the source type;
+ *   - loads from read-only buffers are ld.global.nc; vector elements move
+ *     with ld/st .v2/.v4 (8 and 16 lanes as .b32 words, unpacked). */
+#include "ptx_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    char s[64];
+} paddr;
+
+static kf_type vtype(const ptx_cx *cx, kf_val v)
+{
+    return cx->k->vals[v].type;
+}
+
+static uint32_t nlanes(kf_type t)
+{
+    return t.kind == KF_TK_VECTOR ? t.lanes : 1;
+}
+
+static bool is_half(kf_scalar s)
+{
+    return s == KF_S_F16 || s == KF_S_BF16;
+}
+
+static bool is_signed_s(kf_scalar s)
+{
+    return kf_scalar_class[s] == 'i';
+}
+
+static bool is_float_s(kf_scalar s)
+{
+    return kf_scalar_class[s] == 'f';
+}
+
+static const char *movty(kf_scalar s)
+{
+    if (s == KF_S_BOOL) return "pred";
+    return is_half(s) ? "b16" : ptx_scalars[s].arith;
+}
+
+void ptx_normalize(ptx_cx *cx, const char *d, kf_scalar s)
+{
+    if (s == KF_S_I8) ptx_ins(cx, "cvt.s16.s8 %s, %s", d, d);
+    else if (s == KF_S_U8) ptx_ins(cx, "cvt.u16.u8 %s, %s", d, d);
+}
+
+/* ---- conversions ------------------------------------------------------------ */
+
+/* Rounds a to bf16 where PTX has no direct cvt (sm_80..89 from f64 and
+ * 32/64-bit ints): convert toward zero to f32, set the last bit when that was
+ * inexact (round to odd), then one cvt.rn.bf16.f32. Round-to-odd at 24 bits
+ * followed by RNE at 8 bits equals one RNE rounding. */
+static void cvt_bf16_rodd(ptx_cx *cx, const char *d, const char *a, kf_scalar as)
+{
+    preg f = ptx_tmp(cx, PTX_RC_F), p = ptx_tmp(cx, PTX_RC_P);
+    preg w = ptx_tmp(cx, PTX_RC_R), w1 = ptx_tmp(cx, PTX_RC_R);
+    const char *t = ptx_scalars[as].mem;
+    ptx_ins(cx, "cvt.rz.f32.%s %s, %s", t, f.s, a);
+    if (as == KF_S_F64) {
+        preg back = ptx_tmp(cx, PTX_RC_FD);
+        ptx_ins(cx, "cvt.f64.f32 %s, %s", back.s, f.s);
+        ptx_ins(cx, "setp.neu.f64 %s, %s, %s", p.s, back.s, a);
+    } else {
+        preg back = ptx_tmp(cx, (ptx_rclass)ptx_scalars[as].rc);
+        ptx_ins(cx, "cvt.rzi.%s.f32 %s, %s", t, back.s, f.s);
+        ptx_ins(cx, "setp.ne.%s %s, %s, %s", t, p.s, back.s, a);
+    }
+    ptx_ins(cx, "mov.b32 %s, %s", w.s, f.s);
+    ptx_ins(cx, "or.b32 %s, %s, 1", w1.s, w.s);
+    ptx_ins(cx, "selp.b32 %s, %s, %s, %s", w.s, w1.s, w.s, p.s);
+    ptx_ins(cx, "mov.b32 %s, %s", f.s, w.s);
+    ptx_ins(cx, "cvt.rn.bf16.f32 %s, %s", d, f.s);
+}
+
+static void cvt_from_bool(ptx_cx *cx, const char *d, kf_scalar ds, const char *a)
+{
+    static const uint64_t one[KF_S_COUNT] = {
+        [KF_S_F16] = 0x3C00, [KF_S_BF16] = 0x3F80, [KF_S_F32] = 0x3F800000, [KF_S_F64] = 0x3FF0000000000000ull,
+    };
+    if (ds == KF_S_BOOL) {
+        ptx_ins(cx, "mov.pred %s, %s", d, a);
+        return;
+    }
+    uint64_t o = is_float_s(ds) ? one[ds] : 1;
+    ptx_ins(cx, "selp.%s %s, %s, 0, %s", ptx_scalars[ds].bits, d, ptx_imm(ds, o).s, a);
+}
+
+/* bf16 -> anything but bf16: exact to f32 first unless sm_90 converts directly. */
+static void cvt_from_bf16(ptx_cx *cx, const char *d, kf_scalar ds, const char *a)
+{
+    bool direct = cx->o->arch >= 90 && ds != KF_S_F32 && kf_scalar_bytes[ds] >= 2;
+    if (ds == KF_S_F32 || direct) {
+        const char *rnd = is_float_s(ds) ? (kf_scalar_bytes[ds] > 2 ? "" : ".rn") : ".rzi";
+        ptx_ins(cx, "cvt%s.%s.bf16 %s, %s", rnd, ptx_scalars[ds].mem[0] == 'b' ? "f16" : ptx_scalars[ds].mem, d, a);
+        return;
+    }
+    preg f = ptx_tmp(cx, PTX_RC_F);
+    ptx_ins(cx, "cvt.f32.bf16 %s, %s", f.s, a);
+    ptx_cvt_lane(cx, d, ds, f.s, KF_S_F32);
+}
+
+/* anything but bf16 -> bf16. */
+static void cvt_to_bf16(ptx_cx *cx, const char *d, const char *a, kf_scalar as)
+{
+    if (as == KF_S_F32) {
+        ptx_ins(cx, "cvt.rn.bf16.f32 %s, %s", d, a);
+    } else if (cx->o->arch >= 90 && kf_scalar_bytes[as] >= 2) {
+        ptx_ins(cx, "cvt.rn.bf16.%s %s, %s", as == KF_S_F16 ? "f16" : ptx_scalars[as].mem, d, a);
+    } else if (as == KF_S_F16 || kf_scalar_bytes[as] <= 2) {
+        preg f = ptx_tmp(cx, PTX_RC_F);   /* exact in f32 */
+        ptx_cvt_lane(cx, f.s, KF_S_F32, a, as);
+        ptx_ins(cx, "cvt.rn.bf16.f32 %s, %s", d, f.s);
+    } else {
+        cvt_bf16_rodd(cx, d, a, as);
+    }
+}
+
+void ptx_cvt_lane(ptx_cx *cx, const char *d, kf_scalar ds, const char *a, kf_scalar as)
+{
+    const char *dm = ds == KF_S_F16 ? "f16" : ptx_scalars[ds].mem;
+    const char *am = as == KF_S_F16 ? "f16" : ptx_scalars[as].mem;
+    if (ds == as) {
+        ptx_ins(cx, "mov.%s %s, %s", movty(ds), d, a);
+    } else if (as == KF_S_BOOL) {
+        cvt_from_bool(cx, d, ds, a);
+    } else if (ds == KF_S_BOOL) {
+        ptx_ins(cx, "setp.ne.%s %s, %s, 0", is_half(as) ? "b16" : ptx_scalars[as].arith, d, a);
+    } else if (as == KF_S_BF16) {
+        cvt_from_bf16(cx, d, ds, a);
+    } else if (ds == KF_S_BF16) {
+        cvt_to_bf16(cx, d, a, as);
+    } else if (!is_float_s(as) && !is_float_s(ds)) {
+        if (kf_scalar_bytes[as] == kf_scalar_bytes[ds] && kf_scalar_bytes[as] >= 2)
+            ptx_ins(cx, "mov.%s %s, %s", ptx_scalars[ds].bits, d, a);
+        else
+            ptx_ins(cx, "cvt.%s.%s %s, %s", dm, am, d, a);
+    } else if (!is_float_s(as)) {
+        ptx_ins(cx, "cvt.rn.%s.%s %s, %s", dm, am, d, a);
+    } else if (!is_float_s(ds)) {
+        ptx_ins(cx, "cvt.rzi.%s%s.%s %s, %s", kf_scalar_bytes[ds] >= 4 ? "sat." : "", dm, am, d, a);
+    } else if (kf_scalar_bytes[ds] > kf_scalar_bytes[as]) {
+        ptx_ins(cx, "cvt.%s.%s %s, %s", dm, am, d, a);
+    } else {
+        ptx_ins(cx, "cvt.rn.%s.%s %s, %s", dm, am, d, a);
+    }
+}
+
+/* ---- memory ------------------------------------------------------------------ */
+
+static void unpack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint32_t n, kf_scalar s)
+{
+    if (kf_scalar_bytes[s] == 2) {
+        if (n == 2) ptx_ins(cx, "mov.b32 {%s, %s}, %s", ptx_reg(cx, v, first).s, ptx_reg(cx, v, first + 1).s, w);
+        else ptx_ins(cx, "cvt.u16.u32 %s, %s", ptx_reg(cx, v, first).s, w);
+        return;
+    }
+    for (uint32_t j = 0; j < n; j++) {
+        preg t = ptx_tmp(cx, PTX_RC_R);
+        ptx_ins(cx, "bfe.%s32 %s, %s, %u, 8", is_signed_s(s) ? "s" : "u", t.s, w, 8 * j);
+        ptx_ins(cx, "cvt.%s16.%s32 %s, %s", is_signed_s(s) ? "s" : "u", is_signed_s(s) ? "s" : "u",
+                ptx_reg(cx, v, first + j).s, t.s);
+    }
+}
+
+static void pack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint32_t n, kf_scalar s)
+{
+    if (kf_scalar_bytes[s] == 2) {
+        if (n == 2) ptx_ins(cx, "mov.b32 %s, {%s, %s}", w, ptx_reg(cx, v, first).s, ptx_reg(cx, v, first + 1).s);
+        else ptx_ins(cx, "cvt.u32.u16 %s, %s", w, ptx_reg(cx, v, first).s);
+        return;
+    }
+    ptx_ins(cx, "cvt.u32.u8 %s, %s", w, ptx_reg(cx, v, first).s);
+    for (uint32_t j = 1; j < n; j++) {
+        preg t = ptx_tmp(cx, PTX_RC_R);
+        ptx_ins(cx, "cvt.u32.u8 %s, %s", t.s, ptx_reg(cx, v, first + j).s);
+        ptx_ins(cx, "bfi.b32 %s, %s, %s, %u, 8", w, t.s, w, 8 * j);
+    }
+}
+
+static void reg_list(ptx_cx *cx, kf_buf *b, kf_val v, uint32_t n)
+{
+    for (uint32_t l = 0; l < n; l++) kf_buf_printf(b, "%s%s", l ? ", " : "", ptx_reg(cx, v, l).s);
+}
+
+/* Loads (store = false) or stores the value v of type `elem` at [addr] in
+ * state space sp ("global", "global.nc", "shared", "local", "param"). */
+static void mem_access(ptx_cx *cx, bool store, const char *sp, const char *addr, kf_type elem, kf_val v)
+{
+    kf_scalar s = (kf_scalar)elem.scalar;
+    uint32_t n = nlanes(elem), sb = kf_scalar_bytes[s];
+    if (s == KF_S_BOOL) {
+        if (n != 1) {
+            ptx_error(cx, "bool vectors cannot be stored in memory; use u8 lanes and compare with != 0");
+            return;
+        }
+        preg t = ptx_tmp(cx, PTX_RC_RS);
+        if (store) {
+            ptx_ins(cx, "selp.u16 %s, 1, 0, %s", t.s, ptx_reg(cx, v, 0).s);
+            ptx_ins(cx, "st.%s.u8 [%s], %s", sp, addr, t.s);
+        } else {
+            ptx_ins(cx, "ld.%s.u8 %s, [%s]", sp, t.s, addr);
+            ptx_ins(cx, "setp.ne.u16 %s, %s, 0", ptx_reg(cx, v, 0).s, t.s);
+        }
+        return;
+    }
+    kf_buf list = {0};
+    if (n <= 4) {
+        char vec[8] = "";
+        if (n > 1) snprintf(vec, sizeof vec, "v%u.", n);
+        reg_list(cx, &list, v, n);
+        const char *lb = n > 1 ? "{" : "", *rb = n > 1 ? "}" : "";
+        if (store) ptx_ins(cx, "st.%s.%s%s [%s], %s%s%s", sp, vec, ptx_scalars[s].mem, addr, lb, list.data, rb);
+        else ptx_ins(cx, "ld.%s.%s%s %s%s%s, [%s]", sp, vec, ptx_scalars[s].mem, lb, list.data, rb, addr);
+        kf_buf_free(&list);
+        return;
+    }
+    uint32_t words = n * sb / 4, per = 4 / sb;
+    preg w[4];
+    for (uint32_t i = 0; i < words; i++) {
+        w[i] = ptx_tmp(cx, PTX_RC_R);
+        kf_buf_printf(&list, "%s%s", i ? ", " : "", w[i].s);
+        if (store) pack_word(cx, w[i].s, v, i * per, per, s);
+    }
+    if (store) ptx_ins(cx, "st.%s.v%u.b32 [%s], {%s}", sp, words, addr, list.data);
+    else ptx_ins(cx, "ld.%s.v%u.b32 {%s}, [%s]", sp, words, list.data, addr);
+    for (uint32_t i = 0; i < words && !store; i++) unpack_word(cx, w[i].s, v, i * per, per, s);
+    kf_buf_free(&list);
+}
+
+/* The index value as a 32-bit register (u32 or s32 by signedness). */
+static preg index32(ptx_cx *cx, kf_val idx)
+{
+    kf_scalar s = (kf_scalar)vtype(cx, idx).scalar;
+    if (kf_scalar_bytes[s] == 4) return ptx_reg(cx, idx, 0);
+    preg t = ptx_tmp(cx, PTX_RC_R);
+    ptx_ins(cx, "cvt.%s32.%s %s, %s", is_signed_s(s) ? "s" : "u", ptx_scalars[s].mem, t.s, ptx_reg(cx, idx, 0).s);
+    return t;
+}
+
+static bool const_offset(const ptx_cx *cx, kf_val idx, uint32_t bytes, int64_t *off)
+{
+    uint64_t b;
+    if (!ptx_const_of(cx, idx, &b)) return false;
+    kf_scalar s = (kf_scalar)vtype(cx, idx).scalar;
+    int64_t i = (int64_t)b;
+    if (kf_scalar_bytes[s] < 8) {
+        uint32_t bits = 8u * kf_scalar_bytes[s];
+        uint64_t m = (1ull << bits) - 1;
+        i = is_signed_s(s) && (b >> (bits - 1)) & 1 ? (int64_t)(b | ~m) : (int64_t)(b & m);
+    }
+    if (i > INT32_MAX / 16 || i < INT32_MIN / 16) return false;
+    *off = i * (int64_t)bytes;
+    return true;
+}
+
+/* Address of buf[idx] (global space, 64-bit) for elements of `bytes`. */
+static paddr buf_addr(ptx_cx *cx, kf_val buf, kf_val idx, uint32_t bytes)
+{
+    paddr a;
+    int64_t off;
+    preg base = ptx_reg(cx, buf, 0);
+    if (const_offset(cx, idx, bytes, &off)) {
+        if (off) snprintf(a.s, sizeof a.s, "%s+%lld", base.s, (long long)off);
+        else snprintf(a.s, sizeof a.s, "%s", base.s);
+        return a;
+    }
+    kf_scalar s = (kf_scalar)vtype(cx, idx).scalar;
+    preg t = ptx_tmp(cx, PTX_RC_RD);
+    if (kf_scalar_bytes[s] == 8) {
+        ptx_ins(cx, "mad.lo.s64 %s, %s, %u, %s", t.s, ptx_reg(cx, idx, 0).s, bytes, base.s);
+    } else {
+        preg i = index32(cx, idx);
+        ptx_ins(cx, "mad.wide.%s32 %s, %s, %u, %s", is_signed_s(s) ? "s" : "u", t.s, i.s, bytes, base.s);
+    }
+    snprintf(a.s, sizeof a.s, "%s", t.s);
+    return a;
+}
+
+/* Address of arrays[ai][idx] in shared or local space (32-bit). */
+static paddr arr_addr(ptx_cx *cx, uint32_t ai, kf_val idx)
+{
+    paddr a;
+    int64_t off;
+    uint32_t bytes = kf_type_elem_bytes(cx->k->arrays[ai].type);
+    const char *name = cx->aname[ai];
+    if (const_offset(cx, idx, bytes, &off)) {
+        if (off) snprintf(a.s, sizeof a.s, "%s+%lld", name, (long long)off);
+        else snprintf(a.s, sizeof a.s, "%s", name);
+        return a;
+    }
+    kf_scalar s = (kf_scalar)vtype(cx, idx).scalar;
+    preg i;
+    if (kf_scalar_bytes[s] == 8) {
+        i = ptx_tmp(cx, PTX_RC_R);
+        ptx_ins(cx, "cvt.u32.u64 %s, %s", i.s, ptx_reg(cx, idx, 0).s);
+    } else {
+        i = index32(cx, idx);
+    }
+    preg b = ptx_tmp(cx, PTX_RC_R), t = ptx_tmp(cx, PTX_RC_R);
+    ptx_ins(cx, "mov.u32 %s, %s", b.s, name);
+    ptx_ins(cx, "mad.lo.s32 %s, %s, %u, %s", t.s, i.s, bytes, b.s);
+    snprintf(a.s, sizeof a.s, "%s", t.s);
+    return a;
+}
+
+static const char *arr_space(const ptx_cx *cx, uint32_t ai)
+{
+    return (cx->k->arrays[ai].type.flags & KF_TF_SHARED) ? "shared" : "local";
+}
+
+/* ALOAD / ASTORE, in registers when the array lives there. */
+static void emit_array(ptx_cx *cx, const kf_ir_ins *in, bool store)
+{
+    uint32_t ai = (uint32_t)in->imm;
+    if (ai >= cx->k->narrays) {
+        ptx_error(cx, "internal error: array %u does not exist", ai);
+        return;
+    }
+    kf_type at = cx->k->arrays[ai].type;
+    kf_val v = store ? in->a[1] : in->dst;
+    if (!cx->areg[ai]) {
+        paddr a = arr_addr(cx, ai, in->a[0]);
+        mem_access(cx, store, arr_space(cx, ai), a.s, kf_type_elem(at), v);
+        return;
+    }
+    uint64_t e = 0;
+    (void)ptx_const_of(cx, in->a[0], &e);
+    if (e >= at.len) {
+        ptx_error(cx, "index %llu is out of bounds for '%s' of length %u", (unsigned long long)e,
+                  cx->k->arrays[ai].name ? cx->k->arrays[ai].name : "array", at.len);
+        return;
+    }
+    kf_scalar s = (kf_scalar)at.scalar;
+    for (uint32_t l = 0; l < at.lanes; l++) {
+        char r[24];
+        snprintf(r, sizeof r, "%s%u", ptx_rc_prefix[ptx_scalars[s].rc], cx->areg[ai] + (uint32_t)e * at.lanes + l);
+        if (store) ptx_ins(cx, "mov.%s %s, %s", movty(s), r, ptx_reg(cx, v, l).s);
+        else ptx_ins(cx, "mov.%s %s, %s", movty(s), ptx_reg(cx, v, l).s, r);
+    }
+}
+
+static void emit_load(ptx_cx *cx, const kf_ir_ins *in)
+{
+    kf_type bt = vtype(cx, in->a[0]);
+    kf_type et = vtype(cx, in->dst);
+    paddr a = buf_addr(cx, in->a[0], in->a[1], kf_type_elem_bytes(et));
+    mem_access(cx, false, (bt.flags & KF_TF_MUT) ? "global" : "global.nc", a.s, et, in->dst);
+}
+
+static void emit_store(ptx_cx *cx, const kf_ir_ins *in)
+{
+    kf_type et = vtype(cx, in->a[2]);
+    paddr a = buf_addr(cx, in->a[0], in->a[1], kf_type_elem_bytes(et));
+    mem_access(cx, true, "global", a.s, et, in->a[2]);
+}
+
+static void emit_param(ptx_cx *cx, const kf_ir_ins *in)
+{
+    if (in->imm >= cx->k->nparams) {
+        ptx_error(cx, "internal error: parameter %llu does not exist", (unsigned long long)in->imm);
+        return;
+    }
+    const kf_ir_param *p = &cx->k->params[in->imm];
+    char addr[160];
+    snprintf(addr, sizeof addr, "p_%s", p->name);
+    if (p->type.kind == KF_TK_BUFFER) {
+        preg d = ptx_reg(cx, in->dst, 0);
+        ptx_ins(cx, "ld.param.u64 %s, [%s]", d.s, addr);
+        ptx_ins(cx, "cvta.to.global.u64 %s, %s", d.s, d.s);
+        return;
+    }
+    mem_access(cx, false, "param", addr, p->type, in->dst);
+}
+
+/* ---- arithmetic ---------------------------------------------------------------- */
+
+/* Shift amount as a u32 register (PTX clamps amounts >= width). */
+static preg shift_amount(ptx_cx *cx, const char *b, kf_scalar s)
+{
+    preg t = ptx_tmp(cx, PTX_RC_R);
+    if (kf_scalar_bytes[s] == 8) {
+        preg c = ptx_tmp(cx, PTX_RC_RD);
+        ptx_ins(cx, "min.u64 %s, %s, 64", c.s, b);
+        ptx_ins(cx, "cvt.u32.u64 %s, %s", t.s, c.s);
+    } else if (kf_scalar_bytes[s] <= 2) {
+        ptx_ins(cx, "cvt.u32.u16 %s, %s", t.s, b);
+    } else {
+        snprintf(t.s, sizeof t.s, "%s", b);
+    }
+    return t;
+}
+
+/* Signed / and % with the divisor -1 taken out: x / -1 = -x (wrapping),
+ * x % -1 = 0, so INT_MIN / -1 never reaches div. */
+static void signed_divrem(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const char *a, const char *b)
+{
+    ptx_rclass rc = (ptx_rclass)ptx_scalars[s].rc;
+    const char *ar = ptx_scalars[s].arith, *bi = ptx_scalars[s].bits;
+    preg p = ptx_tmp(cx, PTX_RC_P), b1 = ptx_tmp(cx, rc), q = ptx_tmp(cx, rc);
+    ptx_ins(cx, "setp.eq.%s %s, %s, -1", ar, p.s, b);
+    ptx_ins(cx, "selp.%s %s, 1, %s, %s", bi, b1.s, b, p.s);
+    ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].ints, ar, q.s, a, b1.s);
+    if (op == KF_OP_DIV) {
+        preg n = ptx_tmp(cx, rc);
+        ptx_ins(cx, "neg.%s %s, %s", ar, n.s, a);
+        ptx_ins(cx, "selp.%s %s, %s, %s, %s", bi, d, n.s, q.s, p.s);
+    } else {
+        ptx_ins(cx, "selp.%s %s, 0, %s, %s", bi, d, q.s, p.s);
+    }
+}
+
+static void int_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const char *a, const char *b)
+{
+    const ptx_scalar_info *si = &ptx_scalars[s];
+    switch (op) {
+    case KF_OP_AND:
+    case KF_OP_OR:
+    case KF_OP_XOR:
+        ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].ints, si->bits, d, a, b);
+        return;
+    case KF_OP_SHL:
+    case KF_OP_SHR: {
+        preg t = shift_amount(cx, b, s);
+        ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].ints, op == KF_OP_SHL ? si->bits : si->arith, d, a, t.s);
+        break;
+    }
+    case KF_OP_DIV:
+    case KF_OP_REM:
+        if (is_signed_s(s) && kf_scalar_bytes[s] >= 2) {
+            signed_divrem(cx, op, s, d, a, b);
+            return;
+        }
+        ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].ints, si->arith, d, a, b);
+        break;
+    default:
+        ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].ints, si->arith, d, a, b);
+        break;
+    }
+    ptx_normalize(cx, d, s);
+}
+
+/* Through f32: exact widening, one f32 operation, one rounding back (the
+ * double rounding is innocuous: 24 >= 2 * 11 + 2). */
+static void half_via_f32(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const char *a, const char *b)
+{
+    preg fa = ptx_tmp(cx, PTX_RC_F), fb = ptx_tmp(cx, PTX_RC_F), fr = ptx_tmp(cx, PTX_RC_F);
+    ptx_cvt_lane(cx, fa.s, KF_S_F32, a, s);
+    ptx_cvt_lane(cx, fb.s, KF_S_F32, b, s);
+    ptx_ins(cx, "%s.f32 %s, %s, %s", ptx_binops[op].floats, fr.s, fa.s, fb.s);
+    ptx_ins(cx, "cvt.rn.%s.f32 %s, %s", s == KF_S_F16 ? "f16" : "bf16", d, fr.s);
+}
+
+static void float_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const char *a, const char *b)
+{
+    if (!ptx_binops[op].floats) {
+        ptx_error(cx, "operator '%s' is not defined on %s", kf_op_spelling[op], kf_scalar_names[s]);
+        return;
+    }
+    if (op == KF_OP_DIV && is_half(s)) {
+        half_via_f32(cx, op, s, d, a, b);
+    } else if (s == KF_S_BF16 && cx->o->arch < 90) {
+        /* sm_80..89 have fma.rn.bf16 only: a+b = fma(b,1,a), a-b = fma(b,-1,a),
+         * a*b = fma(a,b,-0); each exact but for the one rounding. */
+        if (op == KF_OP_ADD) ptx_ins(cx, "fma.rn.bf16 %s, %s, 0x3F80, %s", d, b, a);
+        else if (op == KF_OP_SUB) ptx_ins(cx, "fma.rn.bf16 %s, %s, 0xBF80, %s", d, b, a);
+        else ptx_ins(cx, "fma.rn.bf16 %s, %s, %s, 0x8000", d, a, b);
+    } else {
+        ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].floats, ptx_scalars[s].arith, d, a, b);
+    }
+}
+
+static void emit_binop(ptx_cx *cx, const kf_ir_ins *in)
+{
+    kf_scalar s = (kf_scalar)in->type.scalar;
+    kf_op op = (kf_op)in->sub;
+    if (op < KF_OP_ADD || op > KF_OP_SHR) {
+        ptx_error(cx, "internal error: binop %u", (unsigned)op);
+        return;
+    }
+    for (uint32_t l = 0; l < nlanes(in->type); l++) {
+        preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, in->a[0], l), b = ptx_reg(cx, in->a[1], l);
+        if (s == KF_S_BOOL) {
+            if (op != KF_OP_AND && op != KF_OP_OR && op != KF_OP_XOR) {
+                ptx_error(cx, "operator '%s' is not defined on bool", kf_op_spelling[op]);
+                return;
+            }
+            ptx_ins(cx, "%s.pred %s, %s, %s", ptx_binops[op].ints, d.s, a.s, b.s);
+        } else if (is_float_s(s)) {
+            float_binop(cx, op, s, d.s, a.s, b.s);
+        } else {
+            int_binop(cx, op, s, d.s, a.s, b.s);
+        }
+    }
+}
+
+static void emit_cmp(ptx_cx *cx, const kf_ir_ins *in)
+{
+    kf_scalar s = (kf_scalar)vtype(cx, in->a[0]).scalar;
+    kf_op op = (kf_op)in->sub;
+    preg d = ptx_reg(cx, in->dst, 0), a = ptx_reg(cx, in->a[0], 0), b = ptx_reg(cx, in->a[1], 0);
+    if (op < KF_OP_EQ || op > KF_OP_GE) {
+        ptx_error(cx, "internal error: comparison %u", (unsigned)op);
+    } else if (s == KF_S_BOOL) {
+        if (op == KF_OP_NE) {
+            ptx_ins(cx, "xor.pred %s, %s, %s", d.s, a.s, b.s);
+        } else if (op == KF_OP_EQ) {
+            preg t = ptx_tmp(cx, PTX_RC_P);
+            ptx_ins(cx, "xor.pred %s, %s, %s", t.s, a.s, b.s);
+            ptx_ins(cx, "not.pred %s, %s", d.s, t.s);
+        } else {
+            ptx_error(cx, "'%s' is not defined on bool", kf_op_spelling[op]);
+        }
+    } else if (s == KF_S_BF16 && cx->o->arch < 90) {
+        preg fa = ptx_tmp(cx, PTX_RC_F), fb = ptx_tmp(cx, PTX_RC_F);
+        ptx_ins(cx, "cvt.f32.bf16 %s, %s", fa.s, a.s);
+        ptx_ins(cx, "cvt.f32.bf16 %s, %s", fb.s, b.s);
+        ptx_ins(cx, "setp.%s.f32 %s, %s, %s", ptx_cmps[op].floats, d.s, fa.s, fb.s);
+    } else {
+        ptx_ins(cx, "setp.%s.%s %s, %s, %s", is_float_s(s) ? ptx_cmps[op].floats : ptx_cmps[op].ints,
+                ptx_scalars[s].arith, d.s, a.s, b.s);
+    }
+}
+
+static void emit_unop(ptx_cx *cx, const kf_ir_ins *in)
+{
+    kf_scalar s = (kf_scalar)in->type.scalar;
+    static const char *const neg_int[] = {[2] = "s16", [4] = "s32", [8] = "s64"};
+    for (uint32_t l = 0; l < nlanes(in->type); l++) {
+        preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, in->a[0], l);
+        if (in->sub == KF_OP_NOT) {
+            ptx_ins(cx, "not.pred %s, %s", d.s, a.s);
+        } else if (in->sub == KF_OP_BNOT) {
+            ptx_ins(cx, "not.%s %s, %s", ptx_scalars[s].bits, d.s, a.s);
+            ptx_normalize(cx, d.s, s);
+        } else if (in->sub != KF_OP_NEG || s == KF_S_BOOL) {
+            ptx_error(cx, "internal error: unary operator %u on %s", (unsigned)in->sub, kf_scalar_names[s]);
+        } else if (is_half(s)) {
+            ptx_ins(cx, "xor.b16 %s, %s, 0x8000", d.s, a.s);
+        } else if (is_float_s(s)) {
+            ptx_ins(cx, "neg.%s %s, %s", ptx_scalars[s].arith, d.s, a.s);
+        } else {
+            uint32_t rb = kf_scalar_bytes[s] < 2 ? 2 : kf_scalar_bytes[s];
+            ptx_ins(cx, "neg.%s %s, %s", neg_int[rb], d.s, a.s);
+            ptx_normalize(cx, d.s, s);
+        }
+    }
+}
+
+/* ---- bit reinterpretation ---------------------------------------------------------- */
+
+/* Splits the value into 32-bit words (w) or joins words into it. */
+static void words_of(ptx_cx *cx, kf_val v, preg *w, uint32_t nw, bool to_words)
+{
+    kf_type t = vtype(cx, v);
+    kf_scalar s = (kf_scalar)t.scalar;
+    uint32_t sb = kf_scalar_bytes[s], n = nlanes(t);
+    if (sb == 8) {
+        for (uint32_t l = 0; l < n; l++) {
+            if (to_words) ptx_ins(cx, "mov.b64 {%s, %s}, %s", w[2 * l].s, w[2 * l + 1].s, ptx_reg(cx, v, l).s);
+            else ptx_ins(cx, "mov.b64 %s, {%s, %s}", ptx_reg(cx, v, l).s, w[2 * l].s, w[2 * l + 1].s);
+        }
+    } else if (sb == 4) {
+        for (uint32_t l = 0; l < n; l++) {
+            if (to_words) ptx_ins(cx, "mov.b32 %s, %s", w[l].s, ptx_reg(cx, v, l).s);
+            else ptx_ins(cx, "mov.b32 %s, %s", ptx_reg(cx, v, l).s, w[l].s);
+        }
+    } else {
+        uint32_t per = 4 / sb < n ? 4 / sb : n;
+        for (uint32_t i = 0; i < nw; i++) {
+            if (to_words) pack_word(cx, w[i].s, v, i * per, per, s);
+            else unpack_word(cx, w[i].s, v, i * per, per, s);
+        }
+    }
+}
+
+static void emit_bitcast(ptx_cx *cx, const kf_ir_ins *in)
+{
+    kf_type st = vtype(cx, in->a[0]), dt = in->type;
+    uint32_t bytes = kf_type_elem_bytes(st);
+    if (st.scalar == KF_S_BOOL || dt.scalar == KF_S_BOOL || bytes != kf_type_elem_bytes(dt)) {
+        ptx_error(cx, "bitcast needs two non-bool types of the same size");
+        return;
+    }
+    if (kf_scalar_bytes[st.scalar] == kf_scalar_bytes[dt.scalar]) {
+        for (uint32_t l = 0; l < nlanes(dt); l++)
+            ptx_ins(cx, "mov.%s %s, %s", ptx_scalars[dt.scalar].bits, ptx_reg(cx, in->dst, l).s,
+                    ptx_reg(cx, in->a[0], l).s);
+        return;
+    }
+    preg w[4];
+    uint32_t nw = bytes < 4 ? 1 : bytes / 4;
+    for (uint32_t i = 0; i < nw; i++) w[i] = ptx_tmp(cx, PTX_RC_R);
+    words_of(cx, in->a[0], w, nw, true);
+    words_of(cx, in->dst, w, nw, false);
+}
+
+/* ---- selection, vectors ------------------------------------------------------------ */
+
+static void emit_select(ptx_cx *cx, const kf_ir_ins *in)
+{
+    kf_scalar s = (kf_scalar)in->type.scalar;
+    preg p = ptx_reg(cx, in->a[0], 0);
+    for (uint32_t l = 0; l < nlanes(in->type); l++) {
+        preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, in->a[1], l), b = ptx_reg(cx, in->a[2], l);
+        if (s == KF_S_BOOL) {
+            preg t = ptx_tmp(cx, PTX_RC_P);
+            ptx_ins(cx, "@%s mov.pred %s, %s", p.s, t.s, a.s);
+            ptx_ins(cx, "@!%s mov.pred %s, %s", p.s, t.s, b.s);
+            ptx_ins(cx, "mov.pred %s, %s", d.s, t.s);
+        } else {
+            ptx_ins(cx, "selp.%s %s, %s, %s, %s", ptx_scalars[s].bits, d.s, a.s, b.s, p.s);
+        }
+    }
+}
+
+static void emit_const(ptx_cx *cx, const kf_ir_ins *in)
+{
+    kf_scalar s = (kf_scalar)in->type.scalar;
+    preg imm = ptx_imm(s, in->imm);
+    for (uint32_t l = 0; l < nlanes(in->type); l++)
+        ptx_ins(cx, "mov.%s %s, %s", movty(s), ptx_reg(cx, in->dst, l).s, imm.s);
+}
+
+static void emit_lanes(ptx_cx *cx, const kf_ir_ins *in)
+{
+    kf_type t = in->type;
+    kf_scalar s = (kf_scalar)t.scalar;
+    const char *mt = t.kind == KF_TK_BUFFER ? "b64" : movty(s);
+    switch (in->op) {
+    case KF_IR_MOV:
+    case KF_IR_VIEW:
+        for (uint32_t l = 0; l < nlanes(t); l++)
+            ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_reg(cx, in->a[0], l).s);
+        break;
+    case KF_IR_SPLAT:
+        for (uint32_t l = 0; l < nlanes(t); l++)
+            ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_reg(cx, in->a[0], 0).s);
+        break;
+    case KF_IR_EXTRACT:
+        ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, 0).s, ptx_reg(cx, in->a[0], (uint32_t)in->imm).s);
+        break;
+    case KF_IR_INSERT:
+        for (uint32_t l = 0; l < nlanes(t) && in->dst != in->a[0]; l++)
+            if (l != in->imm)
+                ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_reg(cx, in->a[0], l).s);
+        ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, (uint32_t)in->imm).s, ptx_reg(cx, in->a[1], 0).s);
+        break;
+    default: break;
+    }
+}
+
+static void emit_cvt(ptx_cx *cx, const kf_ir_ins *in)
+{
+    kf_scalar as = (kf_scalar)vtype(cx, in->a[0]).scalar;
+    for (uint32_t l = 0; l < nlanes(in->type); l++)
+        ptx_cvt_lane(cx, ptx_reg(cx, in->dst, l).s, (kf_scalar)in->type.scalar, ptx_reg(cx, in->a[0], l).s, as);
+}
+
+/* ---- integer math -------------------------------------------------------------------- */
+
+/* Ceiling division: q = a / b, plus one when the remainder is non-zero and
+ * (signed) has the sign of b, i.e. the exact quotient is positive. */
+static void int_cdiv(ptx_cx *cx, kf_scalar s, const char *d, const char *a, const char *b)
+{
+    ptx_rclass rc = (ptx_rclass)ptx_scalars[s].rc;
+    preg q = ptx_tmp(cx, rc), r = ptx_tmp(cx, rc), p = ptx_tmp(cx, PTX_RC_P), q1 = ptx_tmp(cx, rc);
+    int_binop(cx, KF_OP_DIV, s, q.s, a, b);
+    int_binop(cx, KF_OP_REM, s, r.s, a, b);
+    ptx_ins(cx, "setp.ne.%s %s, %s, 0", ptx_scalars[s].arith, p.s, r.s);
+    if (is_signed_s(s)) {
+        preg x = ptx_tmp(cx, rc), p2 = ptx_tmp(cx, PTX_RC_P);
+        ptx_ins(cx, "xor.%s %s, %s, %s", ptx_scalars[s].bits, x.s, r.s, b);
+        ptx_ins(cx, "setp.ge.%s %s, %s, 0", ptx_scalars[s].arith, p2.s, x.s);
+        ptx_ins(cx, "and.pred %s, %s, %s", p.s, p.s, p2.s);
+    }
+    ptx_ins(cx, "add.%s %s, %s, 1", ptx_scalars[s].arith, q1.s, q.s);
+    ptx_ins(cx, "selp.%s %s, %s, %s, %s", ptx_scalars[s].bits, d, q1.s, q.s, p.s);
+    ptx_normalize(cx, d, s);
+}
+
+static void int_bitcount(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const char *a)
+{
+    const char *op = bi == KF_BI_CLZ ? "clz" : "popc";
+    uint32_t sb = kf_scalar_bytes[s];
+    if (sb >= 4) {
+        ptx_ins(cx, "%s.b%u %s, %s", op, 8 * sb, d, a);
+        return;
+    }
+    preg t = ptx_tmp(cx, PTX_RC_R);
+    ptx_ins(cx, "cvt.u32.u%u %s, %s", 8 * sb, t.s, a);
+    if (bi == KF_BI_POPC) {
+        ptx_ins(cx, "popc.b32 %s, %s", d, t.s);
+    } else {
+        preg c = ptx_tmp(cx, PTX_RC_R);
+        ptx_ins(cx, "clz.b32 %s, %s", c.s, t.s);
+        ptx_ins(cx, "sub.u32 %s, %s, %u", d, c.s, 32 - 8 * sb);
+    }
+}
+
+static void int_math(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const char *a, const char *b,
+                     const char *c)
+{
+    const char *ar = ptx_scalars[s].arith;
+    switch (bi) {
+    case KF_BI_ABS:
+        if (is_signed_s(s)) ptx_ins(cx, "abs.%s %s, %s", ar, d, a);
+        else ptx_ins(cx, "mov.%s %s, %s", ar, d, a);
+        ptx_normalize(cx, d, s);
+        break;
+    case KF_BI_MIN:
+    case KF_BI_MAX:
+        ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ar, d, a, b);
+        break;
+    case KF_BI_CLAMP: {
+        preg t = ptx_tmp(cx, (ptx_rclass)ptx_scalars[s].rc);
+        ptx_ins(cx, "max.%s %s, %s, %s", ar, t.s, a, b);
+        ptx_ins(cx, "min.%s %s, %s, %s", ar, d, t.s, c);
+        break;
+    }
+    case KF_BI_CLZ:
+    case KF_BI_POPC: int_bitcount(cx, bi, s, d, a); break;
+    case KF_BI_MUL_HI:
+        if (kf_scalar_bytes[s] == 1) {
+            preg t = ptx_tmp(cx, PTX_RC_RS);
+            ptx_ins(cx, "mul.lo.%s %s, %s, %s", ar, t.s, a, b);
+            ptx_ins(cx, "shr.%s %s, %s, 8", ar, d, t.s);
+        } else {
+            ptx_ins(cx, "mul.hi.%s %s, %s, %s", ar, d, a, b);
+        }
+        break;
+    case KF_BI_CDIV: int_cdiv(cx, s, d, a, b); break;
+    default:
+        ptx_error(cx, "'%s' is not defined on %s", kf_builtin_names[bi], kf_scalar_names[s]);
+        break;
+    }
+}
+
+static void emit_math(ptx_cx *cx, const kf_ir_ins *in)
+{
+    kf_builtin bi = (kf_builtin)in->sub;
+    kf_type at = in->a[0] ? vtype(cx, in->a[0]) : in->type;
+    kf_scalar s = (kf_scalar)at.scalar;
+    for (uint32_t l = 0; l < nlanes(in->type); l++) {
+        preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, in->a[0], l);
+        preg b = in->a[1] ? ptx_reg(cx, in->a[1], l) : a, c = in->a[2] ? ptx_reg(cx, in->a[2], l) : a;
+        if (is_float_s(s)) ptx_math_lane(cx, bi, s, d.s, a.s, b.s, c.s);
+        else int_math(cx, bi, s, d.s, a.s, b.s, c.s);
+    }
+}
+
+/* ---- warp, atomics ---------------------------------------------------------------------- */
+
+static void emit_shfl(ptx_cx *cx, const kf_ir_ins *in)
+{
+    const ptx_shfl_info *sh = &ptx_shfls[in->sub];
+    kf_scalar s = (kf_scalar)in->type.scalar;
+    uint32_t sb = kf_scalar_bytes[s];
+    preg d = ptx_reg(cx, in->dst, 0), a = ptx_reg(cx, in->a[0], 0), b = ptx_reg(cx, in->a[1], 0);
+    if (!sh->mode || in->type.kind != KF_TK_SCALAR || (sb != 4 && sb != 8)) {
+        ptx_error(cx, "warp shuffles take 32- or 64-bit scalars, not %s", kf_scalar_names[s]);
+        return;
+    }
+    if (sb == 4) {
+        ptx_ins(cx, "shfl.sync.%s.b32 %s, %s, %s, %u, 0xffffffff", sh->mode, d.s, a.s, b.s, sh->c);
+        return;
+    }
+    preg lo = ptx_tmp(cx, PTX_RC_R), hi = ptx_tmp(cx, PTX_RC_R);
+    preg lo2 = ptx_tmp(cx, PTX_RC_R), hi2 = ptx_tmp(cx, PTX_RC_R);
+    ptx_ins(cx, "mov.b64 {%s, %s}, %s", lo.s, hi.s, a.s);
+    ptx_ins(cx, "shfl.sync.%s.b32 %s, %s, %s, %u, 0xffffffff", sh->mode, lo2.s, lo.s, b.s, sh->c);
+    ptx_ins(cx, "shfl.sync.%s.b32 %s, %s, %s, %u, 0xffffffff", sh->mode, hi2.s, hi.s, b.s, sh->c);
+    ptx_ins(cx, "mov.b64 %s, {%s, %s}", d.s, lo2.s, hi2.s);
+}
+
+static void emit_vote(ptx_cx *cx, const kf_ir_ins *in)
+{
+    preg d = ptx_reg(cx, in->dst, 0), a = ptx_reg(cx, in->a[0], 0);
+    if (in->sub == KF_BI_BALLOT) ptx_ins(cx, "vote.sync.ballot.b32 %s, %s, 0xffffffff", d.s, a.s);
+    else if (in->sub == KF_BI_ANY) ptx_ins(cx, "vote.sync.any.pred %s, %s, 0xffffffff", d.s, a.s);
+    else if (in->sub == KF_BI_ALL) ptx_ins(cx, "vote.sync.all.pred %s, %s, 0xffffffff", d.s, a.s);
+    else ptx_error(cx, "internal error: vote %u", (unsigned)in->sub);
+}
+
+/* Float atomic min/max: a compare-and-swap loop over the bits, with the
+ * NaN-ignoring min/max of the language. */
+static void atomic_float_minmax(ptx_cx *cx, const kf_ir_ins *in, const char *addr)
+{
+    kf_scalar s = (kf_scalar)in->type.scalar;
+    bool wide = s == KF_S_F64;
+    ptx_rclass ri = wide ? PTX_RC_RD : PTX_RC_R, rf = wide ? PTX_RC_FD : PTX_RC_F;
+    const char *bi = wide ? "b64" : "b32";
+    preg old = ptx_tmp(cx, ri), f = ptx_tmp(cx, rf), nf = ptx_tmp(cx, rf), nw = ptx_tmp(cx, ri);
+    preg got = ptx_tmp(cx, ri), p = ptx_tmp(cx, PTX_RC_P);
+    uint32_t lbl = cx->at;
+    ptx_ins(cx, "ld.global.%s %s, [%s]", bi, old.s, addr);
+    ptx_label(cx, "$L_cas_%u", lbl);
+    ptx_ins(cx, "mov.%s %s, %s", bi, f.s, old.s);
+    ptx_ins(cx, "%s.%s %s, %s, %s", in->sub == KF_BI_ATOMIC_MIN ? "min" : "max", ptx_scalars[s].arith, nf.s, f.s,
+            ptx_reg(cx, in->a[2], 0).s);
+    ptx_ins(cx, "mov.%s %s, %s", bi, nw.s, nf.s);
+    ptx_ins(cx, "atom.global.cas.%s %s, [%s], %s, %s", bi, got.s, addr, old.s, nw.s);
+    ptx_ins(cx, "setp.ne.%s %s, %s, %s", bi, p.s, got.s, old.s);
+    ptx_ins(cx, "mov.%s %s, %s", bi, old.s, got.s);
+    ptx_ins(cx, "@%s bra $L_cas_%u", p.s, lbl);
+    ptx_ins(cx, "mov.%s %s, %s", bi, ptx_reg(cx, in->dst, 0).s, got.s);
+}
+
+/* The atom type suffix, or NULL when the language has no such atomic. */
+static const char *atomic_type(kf_builtin bi, kf_type t)
+{
+    kf_scalar s = (kf_scalar)t.scalar;
+    if (t.kind == KF_TK_VECTOR) return bi == KF_BI_ATOMIC_ADD && s == KF_S_F16 && t.lanes == 2 ? "noftz.f16x2" : NULL;
+    bool ints = s == KF_S_I32 || s == KF_S_U32 || s == KF_S_U64 || s == KF_S_I64;
+    switch (bi) {
+    case KF_BI_ATOMIC_ADD:
+        if (s == KF_S_F32 || s == KF_S_F64) return ptx_scalars[s].arith;
+        return ints ? (kf_scalar_bytes[s] == 8 ? "u64" : ptx_scalars[s].arith) : NULL;
+    case KF_BI_ATOMIC_MIN:
+    case KF_BI_ATOMIC_MAX: return ints ? ptx_scalars[s].arith : NULL;
+    case KF_BI_ATOMIC_EXCH:
+    case KF_BI_ATOMIC_CAS:
+        return ints || s == KF_S_F32 || s == KF_S_F64 ? ptx_scalars[s].bits : NULL;
+    default: return NULL;
+    }
+}
+
+static void emit_atomic(ptx_cx *cx, const kf_ir_ins *in)
+{
+    kf_builtin bi = (kf_builtin)in->sub;
+    kf_type t = in->type;
+    paddr a = buf_addr(cx, in->a[0], in->a[1], kf_type_elem_bytes(t));
+    bool fminmax = (bi == KF_BI_ATOMIC_MIN || bi == KF_BI_ATOMIC_MAX) && t.kind == KF_TK_SCALAR &&
+                   (t.scalar == KF_S_F32 || t.scalar == KF_S_F64);
+    if (fminmax) {
+        atomic_float_minmax(cx, in, a.s);
+        return;
+    }
+    const char *ty = atomic_type(bi, t);
+    char tn[16];
+    if (!ty || !ptx_atomic_ops[bi]) {
+        ptx_error(cx, "%s is not available on %s; atomics work on i32, u32, u64 and f32 (add also on f16x2 and f64)",
+                  kf_builtin_names[bi] ? kf_builtin_names[bi] : "atomic", kf_type_str(t, tn, sizeof tn));
+        return;
+    }
+    if (t.kind == KF_TK_VECTOR) {
+        preg w = ptx_tmp(cx, PTX_RC_R), r = ptx_tmp(cx, PTX_RC_R);
+        ptx_ins(cx, "mov.b32 %s, {%s, %s}", w.s, ptx_reg(cx, in->a[2], 0).s, ptx_reg(cx, in->a[2], 1).s);
+        ptx_ins(cx, "atom.global.add.%s %s, [%s], %s", ty, r.s, a.s, w.s);
+        ptx_ins(cx, "mov.b32 {%s, %s}, %s", ptx_reg(cx, in->dst, 0).s, ptx_reg(cx, in->dst, 1).s, r.s);
+    } else if (bi == KF_BI_ATOMIC_CAS) {
+        ptx_ins(cx, "atom.global.cas.%s %s, [%s], %s, %s", ty, ptx_reg(cx, in->dst, 0).s, a.s,
+                ptx_reg(cx, in->a[2], 0).s, ptx_reg(cx, in->a[3], 0).s);
+    } else {
+        ptx_ins(cx, "atom.global.%s.%s %s, [%s], %s", ptx_atomic_ops[bi], ty, ptx_reg(cx, in->dst, 0).s, a.s,
+                ptx_reg(cx, in->a[2], 0).s);
+    }
+}
+
+/* ---- control flow ------------------------------------------------------------------------ */
+
+static void emit_flow(ptx_cx *cx, const kf_ir_ins *in)
+{
+    uint32_t i = cx->at, p = cx->partner[i];
+    switch (in->op) {
+    case KF_IR_IF:
+        ptx_ins(cx, "@!%s bra $L_if_%u_%s", ptx_reg(cx, in->a[0], 0).s, i,
+                cx->k->ins[p].op == KF_IR_ELSE ? "else" : "end");
+        break;
+    case KF_IR_ELSE:
+        ptx_ins(cx, "bra $L_if_%u_end", p);
+        ptx_label(cx, "$L_if_%u_else", p);
+        break;
+    case KF_IR_ENDIF: ptx_label(cx, "$L_if_%u_end", p); break;
+    case KF_IR_LOOP: ptx_label(cx, "$L_loop_%u", i); break;
+    case KF_IR_LATCH: ptx_label(cx, "$L_loop_%u_latch", p); break;
+    case KF_IR_ENDLOOP:
+        ptx_ins(cx, "bra $L_loop_%u", p);
+        ptx_label(cx, "$L_loop_%u_end", p);
+        break;
+    case KF_IR_BREAK: ptx_ins(cx, "bra $L_loop_%u_end", p); break;
+    case KF_IR_CONTINUE: ptx_ins(cx, "bra $L_loop_%u%s", p, cx->has_latch[p] ? "_latch" : ""); break;
+    default: break;
+    }
+}
+
+void ptx_emit_ins(ptx_cx *cx, const kf_ir_ins *in)
+{
+    switch ((kf_ir_op)in->op) {
+    case KF_IR_NOP: break;
+    case KF_IR_CONST: emit_const(cx, in); break;
+    case KF_IR_PARAM: emit_param(cx, in); break;
+    case KF_IR_MOV:
+    case KF_IR_VIEW:
+    case KF_IR_SPLAT:
+    case KF_IR_EXTRACT:
+    case KF_IR_INSERT: emit_lanes(cx, in); break;
+    case KF_IR_BINOP: emit_binop(cx, in); break;
+    case KF_IR_CMP: emit_cmp(cx, in); break;
+    case KF_IR_UNOP: emit_unop(cx, in); break;
+    case KF_IR_CVT: emit_cvt(cx, in); break;
+    case KF_IR_BITCAST: emit_bitcast(cx, in); break;
+    case KF_IR_SELECT: emit_select(cx, in); break;
+    case KF_IR_MATH: emit_math(cx, in); break;
+    case KF_IR_SREG:
+        if (in->imm >= KF_SR_COUNT) ptx_error(cx, "internal error: special register %llu", (unsigned long long)in->imm);
+        else ptx_ins(cx, "mov.u32 %s, %s", ptx_reg(cx, in->dst, 0).s, kf_ir_sreg_ptx[in->imm]);
+        break;
+    case KF_IR_LOAD: emit_load(cx, in); break;
+    case KF_IR_STORE: emit_store(cx, in); break;
+    case KF_IR_ALOAD: emit_array(cx, in, false); break;
+    case KF_IR_ASTORE: emit_array(cx, in, true); break;
+    case KF_IR_ATOMIC: emit_atomic(cx, in); break;
+    case KF_IR_SHFL: emit_shfl(cx, in); break;
+    case KF_IR_VOTE: emit_vote(cx, in); break;
+    case KF_IR_BARRIER: ptx_ins(cx, "bar.sync 0"); break;
+    case KF_IR_RET: ptx_ins(cx, "ret"); break;
+    case KF_IR_IF:
+    case KF_IR_ELSE:
+    case KF_IR_ENDIF:
+    case KF_IR_LOOP:
+    case KF_IR_LATCH:
+    case KF_IR_ENDLOOP:
+    case KF_IR_BREAK:
+    case KF_IR_CONTINUE: emit_flow(cx, in); break;
+    default: ptx_error(cx, "internal error: unknown IR op %u", (unsigned)in->op); break;
+    }
+}

@@ -1,0 +1,474 @@
+/* The grammar of the .kf language (LANGUAGE.md sections 2-7), for Lemon.
+ *
+ * The lexer (grammar/lexer.re) returns this grammar's own TK_* codes and the
+ * driver kf_parse() at the bottom of this file feeds them one by one into
+ * the engine, which lives in the compilation arena. Each rule's action is one
+ * builder call that makes an AST node (ir/ast.h) in the arena; lists grow at
+ * their tail in O(1) through kf_list.
+ *
+ * Errors: %syntax_error names the unexpected token and the tokens the parser
+ * could have taken there (computed from the LALR tables, without running any
+ * action). Recovery uses Lemon's `error` token at statement and module item
+ * level: the parser resynchronises at `;`, at a `{ }` block (parsed, so braces
+ * stay balanced) or at the start of the next statement or item, so several
+ * independent errors are reported in one run.
+ *
+ * Guards: the lexer stops at nesting deeper than KF_LEX_MAX_NESTING; the
+ * parser stack is bounded (%stack_size, overflow is an error); and every node
+ * records its depth while parsing (in `aux`, cleared before kf_parse returns)
+ * so that no tree deeper than KF_PARSE_MAX_DEPTH reaches the recursive
+ * passes after the parser (long `a + b + ...` chains, long else-if chains). */
+
+%name kf_lemon
+%token_prefix TK_
+%token_type {kf_token}
+%default_type {kf_node *}
+%extra_context {kf_parser *px}
+%stack_size 4000
+
+%include {
+#include <string.h>
+#include "lexer.h"
+
+#define kf_lemon_ENGINEALWAYSONSTACK 1
+#define KF_PARSE_MAX_DEPTH 1000
+
+typedef struct {
+    kf_node *head, *tail;
+    uint32_t depth;            /* deepest item */
+} kf_list;
+
+typedef struct {
+    kf_pass_ctx *cx;
+    kf_lexer lx;
+    kf_node *module;
+    kf_list items;
+    int prev_tk;               /* the token before the one being fed */
+    kf_loc cur_loc;            /* the token being fed */
+    bool stop;                 /* fatal: stop feeding tokens */
+    bool deep_reported;
+    void *engine;
+} kf_parser;
+
+static void parse_error(kf_parser *px, kf_loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static kf_node *mk(kf_parser *px, kf_node_kind kind, kf_loc loc, kf_node *a, kf_node *b, kf_node *c);
+static kf_node *mk_name(kf_parser *px, kf_node_kind kind, const kf_token *t, kf_node *a, kf_node *b, kf_node *c);
+static kf_node *mk_binary(kf_parser *px, kf_op op, const kf_token *t, kf_node *a, kf_node *b);
+static kf_node *mk_type(kf_parser *px, const kf_token *t);
+static kf_node *mk_for(kf_parser *px, const kf_token *kw, const kf_token *name, kf_node *a, kf_node *b, kf_node *s, kf_node *body, int unroll);
+static kf_node *mk_tuple(kf_parser *px, kf_loc loc, kf_list items);
+static kf_list list_one(kf_node *n);
+static kf_list list_push(kf_list l, kf_node *n);
+static void syntax_error(kf_parser *px, int tk, const kf_token *tok);
+}
+
+%syntax_error { syntax_error(px, yymajor, &TOKEN); }
+%stack_overflow {
+    parse_error(px, px->cur_loc, "expression or statement too deeply nested for the parser (more than %d pending symbols); split it up",
+                YYSTACKDEPTH);
+    px->stop = true;
+}
+
+/* Tokens the lexer returns that no rule uses (an unreadable input). */
+%token ILLEGAL.
+
+/* Precedence, lowest first (LANGUAGE.md section 5). */
+%left OROR.
+%left ANDAND.
+%left PIPE.
+%left CARET.
+%left AMP.
+%nonassoc EQEQ NE.
+%nonassoc LT LE GT GE.
+%left SHL SHR.
+%left PLUS MINUS.
+%left STAR SLASH PERCENT.
+%left AS.
+%right NOT TILDE.
+%left LPAREN LBRACKET DOT.
+
+/* ---- module ------------------------------------------------------------ */
+module ::= items.
+
+items ::= .
+items ::= items item(I).                    { px->items = list_push(px->items, I); }
+
+item(X) ::= CONST NAME(N) COLON TYPE(T) ASSIGN expr(E) SEMI. { X = mk_name(px, KF_N_CONST, &N, mk_type(px, &T), E, NULL); }
+item(X) ::= FN NAME(N) LPAREN params(P) RPAREN ret_type(R) block(B). { X = mk_name(px, KF_N_FN, &N, P.head, R, B); }
+item(X) ::= attrs(A) KERNEL NAME(N) LPAREN params(P) RPAREN block(B). {
+    X = mk_name(px, KF_N_KERNEL, &N, P.head, NULL, B);
+    if (X) X->d = A.head;
+}
+item(X) ::= error.                          { X = NULL; }
+item(X) ::= error SEMI.                     { X = NULL; }
+item(X) ::= error block.                    { X = NULL; }
+
+%type ret_type {kf_node *}
+ret_type(X) ::= .                           { X = NULL; }
+ret_type(X) ::= ARROW TYPE(T).              { X = mk_type(px, &T); }
+
+%type attrs {kf_list}
+attrs(X) ::= .                              { X = (kf_list){0}; }
+attrs(X) ::= attrs(L) attr(A).              { X = list_push(L, A); }
+attr(X) ::= AT_SCHEDULE(K) LPAREN namedargs(L) RPAREN. { X = mk(px, KF_N_ATTR, K.loc, L.head, NULL, NULL); if (X) X->name = "schedule"; }
+
+%type namedargs {kf_list}
+namedargs(X) ::= namedarg(A).               { X = list_one(A); }
+namedargs(X) ::= namedargs(L) COMMA namedarg(A). { X = list_push(L, A); }
+namedarg(X) ::= NAME(N) ASSIGN expr(E).     { X = mk_name(px, KF_N_NAMEDARG, &N, E, NULL, NULL); }
+namedarg(X) ::= NAME(N) ASSIGN LPAREN(P) expr(E) COMMA exprs(L) RPAREN. {
+    X = mk_name(px, KF_N_NAMEDARG, &N, mk_tuple(px, P.loc, list_push(list_one(E), L.head)), NULL, NULL);
+}
+
+%type params {kf_list}
+params(X) ::= .                             { X = (kf_list){0}; }
+params(X) ::= plist(L).                     { X = L; }
+%type plist {kf_list}
+plist(X) ::= param(P).                      { X = list_one(P); }
+plist(X) ::= plist(L) COMMA param(P).       { X = list_push(L, P); }
+param(X) ::= NAME(N) COLON ptype(T).        { X = mk_name(px, KF_N_PARAM, &N, T, NULL, NULL); }
+
+ptype(X) ::= TYPE(T).                       { X = mk_type(px, &T); }
+ptype(X) ::= buftype(B).                    { X = B; }
+buftype(X) ::= AMP(A) LBRACKET TYPE(T) RBRACKET. { X = mk(px, KF_N_TYPE_BUF, A.loc, mk_type(px, &T), NULL, NULL); }
+buftype(X) ::= AMP(A) MUT LBRACKET TYPE(T) RBRACKET. {
+    X = mk(px, KF_N_TYPE_BUF, A.loc, mk_type(px, &T), NULL, NULL);
+    if (X) X->op = 1;
+}
+arrtype(X) ::= TYPE(T) LBRACKET expr(N) RBRACKET. { X = mk(px, KF_N_TYPE_ARRAY, T.loc, mk_type(px, &T), N, NULL); }
+
+/* ---- statements -------------------------------------------------------- */
+block(X) ::= LBRACE(L) stmts(S) RBRACE.     { X = mk(px, KF_N_BLOCK, L.loc, S.head, NULL, NULL); if (X && S.depth >= X->aux) X->aux = S.depth + 1; }
+
+%type stmts {kf_list}
+stmts(X) ::= .                              { X = (kf_list){0}; }
+stmts(X) ::= stmts(L) stmt(S).              { X = list_push(L, S); }
+
+stmt(X) ::= LET NAME(N) ASSIGN expr(E) SEMI.                 { X = mk_name(px, KF_N_LET, &N, NULL, E, NULL); }
+stmt(X) ::= LET NAME(N) COLON TYPE(T) ASSIGN expr(E) SEMI.   { X = mk_name(px, KF_N_LET, &N, mk_type(px, &T), E, NULL); }
+stmt(X) ::= VAR NAME(N) ASSIGN expr(E) SEMI.                 { X = mk_name(px, KF_N_VAR, &N, NULL, E, NULL); }
+stmt(X) ::= VAR NAME(N) COLON TYPE(T) SEMI.                  { X = mk_name(px, KF_N_VAR, &N, mk_type(px, &T), NULL, NULL); }
+stmt(X) ::= VAR NAME(N) COLON TYPE(T) ASSIGN expr(E) SEMI.   { X = mk_name(px, KF_N_VAR, &N, mk_type(px, &T), E, NULL); }
+stmt(X) ::= VAR NAME(N) COLON arrtype(T) SEMI.               { X = mk_name(px, KF_N_VAR, &N, T, NULL, NULL); }
+stmt(X) ::= SHARED NAME(N) COLON arrtype(T) SEMI.            { X = mk_name(px, KF_N_SHARED, &N, T, NULL, NULL); }
+stmt(X) ::= expr(L) assign_op(O) expr(R) SEMI. { X = mk(px, KF_N_ASSIGN, O.loc, L, R, NULL); if (X) X->op = (uint16_t)O.v.ival; }
+stmt(X) ::= expr(E) SEMI.                   { X = mk(px, KF_N_EXPR, E ? E->loc : (kf_loc){0}, E, NULL, NULL); }
+stmt(X) ::= if_stmt(I).                     { X = I; }
+stmt(X) ::= FOR(K) NAME(N) IN expr(A) DOTDOT expr(B) step(S) block(D).           { X = mk_for(px, &K, &N, A, B, S, D, 0); }
+stmt(X) ::= AT_UNROLL FOR(K) NAME(N) IN expr(A) DOTDOT expr(B) step(S) block(D). { X = mk_for(px, &K, &N, A, B, S, D, 1); }
+stmt(X) ::= WHILE(K) expr(C) block(B).      { X = mk(px, KF_N_WHILE, K.loc, C, B, NULL); }
+stmt(X) ::= BREAK(K) SEMI.                  { X = mk(px, KF_N_BREAK, K.loc, NULL, NULL, NULL); }
+stmt(X) ::= CONTINUE(K) SEMI.               { X = mk(px, KF_N_CONTINUE, K.loc, NULL, NULL, NULL); }
+stmt(X) ::= RETURN(K) SEMI.                 { X = mk(px, KF_N_RETURN, K.loc, NULL, NULL, NULL); }
+stmt(X) ::= RETURN(K) expr(E) SEMI.         { X = mk(px, KF_N_RETURN, K.loc, E, NULL, NULL); }
+stmt(X) ::= error.                          { X = NULL; }
+stmt(X) ::= error SEMI.                     { X = NULL; }
+stmt(X) ::= error block.                    { X = NULL; }
+
+if_stmt(X) ::= IF(K) expr(C) block(T).                  { X = mk(px, KF_N_IF, K.loc, C, T, NULL); }
+if_stmt(X) ::= IF(K) expr(C) block(T) ELSE block(E).    { X = mk(px, KF_N_IF, K.loc, C, T, E); }
+if_stmt(X) ::= IF(K) expr(C) block(T) ELSE if_stmt(E).  { X = mk(px, KF_N_IF, K.loc, C, T, E); }
+
+step(X) ::= .                               { X = NULL; }
+step(X) ::= STEP expr(E).                   { X = E; }
+
+/* The operator token, its kf_op in v.ival. */
+%type assign_op {kf_token}
+assign_op(X) ::= ASSIGN(T).    { X = T; X.v.ival = KF_OP_ASSIGN; }
+assign_op(X) ::= PLUSEQ(T).    { X = T; X.v.ival = KF_OP_ADD; }
+assign_op(X) ::= MINUSEQ(T).   { X = T; X.v.ival = KF_OP_SUB; }
+assign_op(X) ::= STAREQ(T).    { X = T; X.v.ival = KF_OP_MUL; }
+assign_op(X) ::= SLASHEQ(T).   { X = T; X.v.ival = KF_OP_DIV; }
+assign_op(X) ::= PERCENTEQ(T). { X = T; X.v.ival = KF_OP_REM; }
+assign_op(X) ::= AMPEQ(T).     { X = T; X.v.ival = KF_OP_AND; }
+assign_op(X) ::= PIPEEQ(T).    { X = T; X.v.ival = KF_OP_OR; }
+assign_op(X) ::= CARETEQ(T).   { X = T; X.v.ival = KF_OP_XOR; }
+assign_op(X) ::= SHLEQ(T).     { X = T; X.v.ival = KF_OP_SHL; }
+assign_op(X) ::= SHREQ(T).     { X = T; X.v.ival = KF_OP_SHR; }
+
+/* ---- expressions ------------------------------------------------------- */
+expr(X) ::= expr(A) OROR(O) expr(B).      { X = mk_binary(px, KF_OP_LOR, &O, A, B); }
+expr(X) ::= expr(A) ANDAND(O) expr(B).    { X = mk_binary(px, KF_OP_LAND, &O, A, B); }
+expr(X) ::= expr(A) PIPE(O) expr(B).      { X = mk_binary(px, KF_OP_OR, &O, A, B); }
+expr(X) ::= expr(A) CARET(O) expr(B).     { X = mk_binary(px, KF_OP_XOR, &O, A, B); }
+expr(X) ::= expr(A) AMP(O) expr(B).       { X = mk_binary(px, KF_OP_AND, &O, A, B); }
+expr(X) ::= expr(A) EQEQ(O) expr(B).      { X = mk_binary(px, KF_OP_EQ, &O, A, B); }
+expr(X) ::= expr(A) NE(O) expr(B).        { X = mk_binary(px, KF_OP_NE, &O, A, B); }
+expr(X) ::= expr(A) LT(O) expr(B).        { X = mk_binary(px, KF_OP_LT, &O, A, B); }
+expr(X) ::= expr(A) LE(O) expr(B).        { X = mk_binary(px, KF_OP_LE, &O, A, B); }
+expr(X) ::= expr(A) GT(O) expr(B).        { X = mk_binary(px, KF_OP_GT, &O, A, B); }
+expr(X) ::= expr(A) GE(O) expr(B).        { X = mk_binary(px, KF_OP_GE, &O, A, B); }
+expr(X) ::= expr(A) SHL(O) expr(B).       { X = mk_binary(px, KF_OP_SHL, &O, A, B); }
+expr(X) ::= expr(A) SHR(O) expr(B).       { X = mk_binary(px, KF_OP_SHR, &O, A, B); }
+expr(X) ::= expr(A) PLUS(O) expr(B).      { X = mk_binary(px, KF_OP_ADD, &O, A, B); }
+expr(X) ::= expr(A) MINUS(O) expr(B).     { X = mk_binary(px, KF_OP_SUB, &O, A, B); }
+expr(X) ::= expr(A) STAR(O) expr(B).      { X = mk_binary(px, KF_OP_MUL, &O, A, B); }
+expr(X) ::= expr(A) SLASH(O) expr(B).     { X = mk_binary(px, KF_OP_DIV, &O, A, B); }
+expr(X) ::= expr(A) PERCENT(O) expr(B).   { X = mk_binary(px, KF_OP_REM, &O, A, B); }
+expr(X) ::= expr(A) AS(O) TYPE(T).        { X = mk(px, KF_N_CAST, O.loc, A, mk_type(px, &T), NULL); }
+expr(X) ::= expr(A) AS(O) buftype(T).     { X = mk(px, KF_N_CAST, O.loc, A, T, NULL); }
+expr(X) ::= MINUS(O) expr(A). [NOT]       { X = mk(px, KF_N_UNARY, O.loc, A, NULL, NULL); if (X) X->op = KF_OP_NEG; }
+expr(X) ::= NOT(O) expr(A).               { X = mk(px, KF_N_UNARY, O.loc, A, NULL, NULL); if (X) X->op = KF_OP_NOT; }
+expr(X) ::= TILDE(O) expr(A).             { X = mk(px, KF_N_UNARY, O.loc, A, NULL, NULL); if (X) X->op = KF_OP_BNOT; }
+expr(X) ::= NAME(N) LPAREN args(L) RPAREN. { X = mk(px, KF_N_CALL, N.loc, mk_name(px, KF_N_NAME, &N, NULL, NULL, NULL), L.head, NULL); if (X && L.depth >= X->aux) X->aux = L.depth + 1; }
+expr(X) ::= TYPE(T) LPAREN args(L) RPAREN. { X = mk(px, KF_N_CALL, T.loc, mk_type(px, &T), L.head, NULL); if (X && L.depth >= X->aux) X->aux = L.depth + 1; }
+expr(X) ::= expr(A) LBRACKET(O) expr(I) RBRACKET. { X = mk(px, KF_N_INDEX, O.loc, A, I, NULL); }
+expr(X) ::= expr(A) DOT NAME(N).          { X = mk_name(px, KF_N_MEMBER, &N, A, NULL, NULL); }
+expr(X) ::= LPAREN expr(E) RPAREN.        { X = E; }
+expr(X) ::= NAME(N).                      { X = mk_name(px, KF_N_NAME, &N, NULL, NULL, NULL); }
+expr(X) ::= TYPE(T).                      { X = mk_type(px, &T); }
+expr(X) ::= INT(T).                       { X = mk(px, KF_N_INT, T.loc, NULL, NULL, NULL); if (X) X->ival = T.v.ival; }
+expr(X) ::= FLOAT(T).                     { X = mk(px, KF_N_FLOAT, T.loc, NULL, NULL, NULL); if (X) X->fval = T.v.fval; }
+expr(X) ::= TRUE(T).                      { X = mk(px, KF_N_BOOL, T.loc, NULL, NULL, NULL); if (X) X->ival = 1; }
+expr(X) ::= FALSE(T).                     { X = mk(px, KF_N_BOOL, T.loc, NULL, NULL, NULL); }
+
+%type args {kf_list}
+args(X) ::= .                             { X = (kf_list){0}; }
+args(X) ::= exprs(L).                     { X = L; }
+%type exprs {kf_list}
+exprs(X) ::= expr(E).                     { X = list_one(E); }
+exprs(X) ::= exprs(L) COMMA expr(E).      { X = list_push(L, E); }
+
+%code {
+/* ---- builders ------------------------------------------------------------ */
+
+static void parse_error(kf_parser *px, kf_loc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kf_diag_vadd(px->cx->diags, KF_DIAG_ERROR, loc, fmt, ap);
+    va_end(ap);
+}
+
+static uint32_t depth_of(const kf_node *n) { return n ? n->aux : 0; }
+
+/* Every node built records 1 + its deepest child in aux; past the limit the
+ * parse reports once and stops, so later passes may recurse freely. */
+static kf_node *mk(kf_parser *px, kf_node_kind kind, kf_loc loc, kf_node *a, kf_node *b, kf_node *c)
+{
+    kf_node *n = kf_ast_node(px->cx->arena, kind, loc, a, b, c);
+    if (!n) {
+        if (!px->stop) parse_error(px, loc, "out of memory while parsing");
+        px->stop = true;
+        return NULL;
+    }
+    uint32_t d = depth_of(a);
+    if (depth_of(b) > d) d = depth_of(b);
+    if (depth_of(c) > d) d = depth_of(c);
+    n->aux = d + 1;
+    if (n->aux > KF_PARSE_MAX_DEPTH && !px->deep_reported) {
+        parse_error(px, loc, "expression or statement nested more than %d levels deep; split it up "
+                    "(with 'let' temporaries or shorter else-if chains)", KF_PARSE_MAX_DEPTH);
+        px->deep_reported = px->stop = true;
+    }
+    return n;
+}
+
+static kf_node *mk_name(kf_parser *px, kf_node_kind kind, const kf_token *t, kf_node *a, kf_node *b, kf_node *c)
+{
+    kf_node *n = mk(px, kind, t->loc, a, b, c);
+    if (n) n->name = t->v.name;
+    return n;
+}
+
+static kf_node *mk_binary(kf_parser *px, kf_op op, const kf_token *t, kf_node *a, kf_node *b)
+{
+    kf_node *n = mk(px, KF_N_BINARY, t->loc, a, b, NULL);
+    if (n) n->op = (uint16_t)op;
+    return n;
+}
+
+static kf_node *mk_type(kf_parser *px, const kf_token *t)
+{
+    kf_node *n = mk(px, KF_N_TYPE, t->loc, NULL, NULL, NULL);
+    if (n) n->type = t->v.type;
+    return n;
+}
+
+static kf_node *mk_for(kf_parser *px, const kf_token *kw, const kf_token *name, kf_node *a, kf_node *b,
+                       kf_node *s, kf_node *body, int unroll)
+{
+    kf_node *n = mk(px, KF_N_FOR, kw->loc, a, b, s);
+    if (!n) return NULL;
+    n->name = name->v.name;
+    n->d = body;
+    n->op = (uint16_t)unroll;
+    if (depth_of(body) >= n->aux) n->aux = depth_of(body) + 1;
+    return n;
+}
+
+static kf_node *mk_tuple(kf_parser *px, kf_loc loc, kf_list items)
+{
+    uint32_t count = 0;
+    for (kf_node *p = items.head; p; p = p->next) count++;
+    if (count > 3) parse_error(px, loc, "a schedule tuple has at most 3 items (x, y, z), this one has %u", count);
+    kf_node *n = mk(px, KF_N_TUPLE, loc, items.head, NULL, NULL);
+    if (n && items.depth >= n->aux) n->aux = items.depth + 1;
+    return n;
+}
+
+static kf_list list_one(kf_node *n)
+{
+    return (kf_list){n, n, depth_of(n)};
+}
+
+/* Appends in O(1); a NULL item (an error production) is skipped. `n` may
+ * itself head a chain (the tail of a tuple), which is walked once. */
+static kf_list list_push(kf_list l, kf_node *n)
+{
+    if (!n) return l;
+    if (!l.head) l.head = n;
+    else l.tail->next = n;
+    for (l.tail = n; ; l.tail = l.tail->next) {
+        if (depth_of(l.tail) > l.depth) l.depth = depth_of(l.tail);
+        if (!l.tail->next) break;
+    }
+    return l;
+}
+
+/* ---- syntax errors ---------------------------------------------------------- */
+
+/* Would the engine shift terminal `tk` from its current state? Replays the
+ * LALR reductions on a copy of the state stack only (no actions run). */
+static bool would_accept(const yyParser *p, int tk)
+{
+    YYACTIONTYPE st[YYSTACKDEPTH + 2];
+    int top = (int)(p->yytos - p->yystack);
+    for (int i = 0; i <= top; i++) st[i] = p->yystack[i].stateno;
+    YYACTIONTYPE act = st[top];
+    for (int guard = 0; guard < 10000; guard++) {
+        act = yy_find_shift_action((YYCODETYPE)tk, act);
+        if (act >= YY_MIN_REDUCE) {
+            unsigned rule = act - YY_MIN_REDUCE;
+            top += yyRuleInfoNRhs[rule];
+            if (top < 0 || top >= YYSTACKDEPTH) return false;
+            act = yy_find_reduce_action(st[top], (YYCODETYPE)yyRuleInfoLhs[rule]);
+            st[++top] = act;
+        } else {
+            return act <= YY_MAX_SHIFTREDUCE || act == YY_ACCEPT_ACTION;
+        }
+    }
+    return false;
+}
+
+/* Token classes folded into one phrase when all their members fit. */
+static const int expr_start[] = {TK_NAME, TK_INT, TK_FLOAT, TK_LPAREN, TK_MINUS, TK_NOT, TK_TILDE, TK_TRUE, TK_FALSE, TK_TYPE};
+static const int binary_ops[] = {TK_PLUS, TK_MINUS, TK_STAR, TK_SLASH, TK_PERCENT, TK_AS, TK_OROR, TK_ANDAND, TK_PIPE,
+                                 TK_CARET, TK_AMP, TK_SHL, TK_SHR, TK_LBRACKET, TK_DOT};
+static const int stmt_start[] = {TK_LET, TK_VAR, TK_SHARED, TK_IF, TK_FOR, TK_WHILE, TK_BREAK, TK_CONTINUE,
+                                 TK_RETURN, TK_AT_UNROLL};
+
+#define COUNT(a) (sizeof(a) / sizeof(a[0]))
+
+static bool fold_class(bool *ok, const int *cls, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!ok[cls[i]]) return false;
+    for (size_t i = 0; i < n; i++) ok[cls[i]] = false;
+    return true;
+}
+
+/* "';', ')' or an operator" from the set of acceptable terminals. */
+static void expected_list(kf_parser *px, kf_buf *out)
+{
+    const yyParser *p = px->engine;
+    bool ok[YYNTOKEN] = {0};
+    for (int tk = 1; tk < YYNTOKEN; tk++) ok[tk] = tk != TK_ILLEGAL && tk != YYERRORSYMBOL && would_accept(p, tk);
+    const char *phrases[YYNTOKEN + 4];
+    size_t n = 0;
+    bool stmt = fold_class(ok, stmt_start, COUNT(stmt_start));
+    bool expr = fold_class(ok, expr_start, COUNT(expr_start));
+    bool ops = fold_class(ok, binary_ops, COUNT(binary_ops));
+    if (ok[TK_LT] && ok[TK_EQEQ]) {
+        ok[TK_LT] = ok[TK_LE] = ok[TK_GT] = ok[TK_GE] = ok[TK_EQEQ] = ok[TK_NE] = false;
+        ops = true;
+    }
+    if (ok[TK_ASSIGN] && ok[TK_PLUSEQ]) {
+        for (int tk = 1; tk < YYNTOKEN; tk++)
+            if (tk != TK_ASSIGN && ok[tk] && strchr(kf_lex_token_name(tk), '=') && tk != TK_EQEQ && tk != TK_NE &&
+                tk != TK_LE && tk != TK_GE)
+                ok[tk] = false;
+        ok[TK_ASSIGN] = false;
+        phrases[n++] = "an assignment";
+    }
+    for (int tk = 1; tk < YYNTOKEN && n < 6; tk++)
+        if (ok[tk]) phrases[n++] = kf_lex_token_name(tk);
+    if (stmt) phrases[n++] = "a statement";
+    if (expr) phrases[n++] = "an expression";
+    if (ops) phrases[n++] = "an operator";
+    for (size_t i = 0; i < n; i++)
+        kf_buf_printf(out, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ", phrases[i]);
+}
+
+static bool ends_operand(int tk)
+{
+    return tk == TK_NAME || tk == TK_INT || tk == TK_FLOAT || tk == TK_TRUE || tk == TK_FALSE ||
+           tk == TK_RPAREN || tk == TK_RBRACKET;
+}
+
+static void syntax_error(kf_parser *px, int tk, const kf_token *tok)
+{
+    if (tk == TK_ILLEGAL || px->stop) return;   /* the lexer has said why */
+    if (px->cx->diags->items.len >= KF_DIAG_LIMIT) {
+        parse_error(px, tok->loc, "syntax error");   /* counted, not kept */
+        return;
+    }
+    char what[96];
+    kf_lex_token_describe(tk, tok, what, sizeof what);
+    bool cmp = tk == TK_LT || tk == TK_LE || tk == TK_GT || tk == TK_GE || tk == TK_EQEQ || tk == TK_NE;
+    if (cmp && ends_operand(px->prev_tk)) {
+        parse_error(px, tok->loc, "comparisons do not chain: %s cannot follow another comparison of the same "
+                    "precedence; write 'a < b && b < c' or add parentheses", what);
+        return;
+    }
+    kf_buf exp = {0};
+    expected_list(px, &exp);
+    if (exp.oom || !exp.len) parse_error(px, tok->loc, "unexpected %s", what);
+    else parse_error(px, tok->loc, "unexpected %s, expected %s", what, exp.data);
+    kf_buf_free(&exp);
+}
+
+/* Clears the depth marks left in aux (the tree is at most
+ * KF_PARSE_MAX_DEPTH + 1 deep here, so recursion is bounded). */
+static void clear_aux(kf_node *n)
+{
+    for (; n; n = n->next) {
+        n->aux = 0;
+        clear_aux(n->a);
+        clear_aux(n->b);
+        clear_aux(n->c);
+        clear_aux(n->d);
+    }
+}
+
+/* ---- driver ------------------------------------------------------------------ */
+
+kf_node *kf_parse(kf_pass_ctx *cx)
+{
+    kf_parser px = {.cx = cx};
+    px.module = kf_ast_new(cx->arena, KF_N_MODULE, (kf_loc){cx->file, 1, 1});
+    yyParser *engine = kf_arena_alloc(cx->arena, sizeof *engine);
+    if (!px.module || !engine) {
+        kf_diag_error(cx->diags, ((kf_loc){cx->file, 1, 1}), "out of memory while parsing");
+        return NULL;
+    }
+    px.engine = engine;
+    kf_lex_init(&px.lx, cx);
+    kf_lemonInit(engine, &px);
+    for (;;) {
+        kf_token tok;
+        int tk = kf_lex_next(&px.lx, &tok);
+        if (px.lx.stop) px.stop = true;
+        if (px.stop) break;
+        px.cur_loc = tok.loc;
+        kf_lemon(engine, tk, tok);
+        px.prev_tk = tk;
+        if (tk == 0 || px.stop) break;
+    }
+    kf_lemonFinalize(engine);
+    px.module->a = px.items.head;
+    clear_aux(px.module);
+    return px.module;
+}
+}

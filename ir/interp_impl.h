@@ -1,0 +1,137 @@
+/* Internals shared by the interpreter's files: ir/interp.c (launch set-up,
+ * block scheduler, barriers, warp operations, error reports), ir/interp_run.c
+ * (decoding core IR once into a compact form, and running one thread up to
+ * its next synchronisation point) and ir/interp_ops.c (the lane-by-lane
+ * semantics of every arithmetic, conversion, math and atomic operation).
+ *
+ * Values live in 16-byte slots, one per IR value per thread, in the natural
+ * packed layout of their type (an f32x4 is four floats, an i8 is one byte);
+ * every read uses exactly the type's width, so stale upper bytes never
+ * matter. A buffer value holds its host pointer in u64[0] and its size in
+ * bytes in u64[1]. */
+#ifndef KF_INTERP_IMPL_H
+#define KF_INTERP_IMPL_H
+
+#include "interp.h"
+
+typedef union {
+    uint64_t u64[2];
+    int64_t i64[2];
+    uint32_t u32[4];
+    int32_t i32[4];
+    uint16_t u16[8];
+    uint8_t u8[16];
+    float f32[4];
+    double f64[2];
+} kf_islot;
+
+/* Decoded handlers. Generic ones work for every type lane by lane; the
+ * others are fast paths for scalar types chosen at decode time. */
+#define KF_IH(X) \
+    X(IH_NOP) X(IH_END) X(IH_RET) X(IH_JUMP) X(IH_LOOPJUMP) X(IH_IF) \
+    X(IH_CONST) X(IH_PARAM) X(IH_MOV) X(IH_SREG) \
+    X(IH_BINOP) X(IH_CMP) X(IH_UNOP) X(IH_CVT) X(IH_SELECT) X(IH_MATH) \
+    X(IH_SPLAT) X(IH_EXTRACT) X(IH_INSERT) \
+    X(IH_LOAD) X(IH_STORE) X(IH_ALOAD) X(IH_ASTORE) X(IH_ATOMIC) \
+    X(IH_SHFL) X(IH_VOTE) X(IH_BARRIER) \
+    X(IH_ADD_W32) X(IH_SUB_W32) X(IH_MUL_W32) X(IH_AND_W32) X(IH_OR_W32) X(IH_XOR_W32) \
+    X(IH_SHL_W32) X(IH_SHR_U32) X(IH_SHR_I32) \
+    X(IH_ADD_W64) X(IH_SUB_W64) X(IH_MUL_W64) X(IH_AND_W64) X(IH_OR_W64) X(IH_XOR_W64) \
+    X(IH_ADD_F32) X(IH_SUB_F32) X(IH_MUL_F32) X(IH_DIV_F32) \
+    X(IH_ADD_F64) X(IH_SUB_F64) X(IH_MUL_F64) X(IH_DIV_F64) \
+    X(IH_LT_U32) X(IH_LE_U32) X(IH_GT_U32) X(IH_GE_U32) X(IH_EQ_W32) X(IH_NE_W32) \
+    X(IH_LT_I32) X(IH_LE_I32) X(IH_GT_I32) X(IH_GE_I32) \
+    X(IH_LT_F32) X(IH_LE_F32) X(IH_GT_F32) X(IH_GE_F32) X(IH_EQ_F32) X(IH_NE_F32) \
+    X(IH_CVT_F16_F32) X(IH_CVT_F32_F16) X(IH_CVT_U32_F32) X(IH_CVT_I32_F32) \
+    X(IH_CVT_ZX_32_64) X(IH_CVT_SX_32_64) X(IH_CVT_W64_W32) \
+    X(IH_MIN_F32) X(IH_MAX_F32) X(IH_FMA_F32) X(IH_MIN_U32) X(IH_MAX_U32) \
+    X(IH_NOT) X(IH_LOAD_X32) X(IH_STORE_X32)
+
+typedef enum {
+#define X(e) e,
+    KF_IH(X)
+#undef X
+    IH_COUNT
+} kf_ih;
+
+/* One decoded instruction. */
+typedef struct {
+    uint16_t h;          /* kf_ih */
+    uint16_t sub;        /* kf_op / kf_builtin of the source instruction */
+    uint8_t s;           /* result (or element) scalar */
+    uint8_t lanes;       /* result lanes */
+    uint8_t s_in;        /* operand scalar (CMP, CVT, MATH), index scalar (memory ops) */
+    uint8_t eshift;      /* memory ops: log2 of the element size */
+    uint32_t dst, a[4];
+    uint32_t target;     /* jump target, const/param/array index, lane, sreg */
+    uint32_t src;        /* index of the source instruction in kernel->ins */
+} kf_idins;
+
+/* Arrays (local or shared) as laid out by the interpreter. */
+typedef struct {
+    uint32_t off;        /* byte offset into the thread's locals or the block's shared */
+    uint32_t woff;       /* local arrays: offset of the written flags */
+    uint32_t len;
+    uint8_t eshift;      /* log2 of the element size */
+    bool shared;
+} kf_iarray;
+
+enum { KF_TS_RUN, KF_TS_WARP, KF_TS_BARRIER, KF_TS_DONE };
+
+typedef struct {
+    uint32_t pc;
+    uint8_t state;       /* KF_TS_* */
+    uint32_t tid[3];
+    uint32_t lin;        /* linear id in the block, x fastest */
+    kf_islot *R;         /* registers, nvals slots */
+    uint8_t *local;      /* local arrays */
+    uint8_t *written;    /* one flag per local array element */
+} kf_ithread;
+
+typedef struct {
+    const kf_ir_kernel *k;
+    kf_idins *code;      /* ncode = k->nins + 1 (a final IH_END) */
+    kf_islot *consts;    /* one per CONST instruction */
+    kf_islot *params;    /* one per parameter: the bound argument */
+    kf_iarray *arrays;
+    const char **bufname;  /* per value: the buffer parameter it views, or NULL */
+    uint32_t local_bytes, local_flags, shared_bytes;
+    uint32_t grid[3], block[3], ctaid[3];
+    uint32_t nthreads;
+    kf_ithread *th;
+    kf_islot *regs;
+    uint8_t *local, *written, *shared;
+    uint64_t steps;      /* instructions executed */
+    uint64_t budget;     /* the launch fails past this many */
+    kf_error *err;
+} kf_ictx;
+
+/* interp_run.c */
+kf_status kf_interp_decode(kf_ictx *c);
+/* Runs thread t until it waits at a barrier or warp op, ends, or faults
+ * (KF_ERR_RUNTIME, c->err filled). */
+kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t);
+
+/* interp.c */
+/* kf_interp_run with an explicit instruction budget (tests of the runaway
+ * report); kf_interp_run uses about 4e9. */
+kf_status kf_interp_run_budget(const kf_ir_kernel *k, const kf_interp_arg *args, uint32_t nargs,
+                               const kf_interp_launch *launch, uint64_t budget, kf_interp_stats *stats,
+                               kf_error *err);
+kf_status kf_interp_fault(kf_ictx *c, const kf_ithread *t, uint32_t ins, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* interp_ops.c: lane-wise semantics. They return 0, or IOP_DIV0 / IOP_REM0
+ * when an integer division or remainder by zero was attempted. */
+enum { IOP_OK = 0, IOP_DIV0, IOP_REM0 };
+int kf_iop_binop(kf_op op, kf_scalar s, unsigned lanes, kf_islot *r, const kf_islot *a, const kf_islot *b);
+void kf_iop_cmp(kf_op op, kf_scalar s, kf_islot *r, const kf_islot *a, const kf_islot *b);
+void kf_iop_unop(kf_op op, kf_scalar s, unsigned lanes, kf_islot *r, const kf_islot *a);
+void kf_iop_cvt(kf_scalar to, kf_scalar from, unsigned lanes, kf_islot *r, const kf_islot *a);
+int kf_iop_math(kf_builtin fn, kf_scalar s, kf_scalar s_in, unsigned lanes, kf_islot *r,
+                const kf_islot *a, const kf_islot *b, const kf_islot *c);
+/* Reads lane i of size `bytes` (zero-extended) / writes it. */
+uint64_t kf_iop_lane(const kf_islot *v, unsigned bytes, unsigned i);
+void kf_iop_set_lane(kf_islot *v, unsigned bytes, unsigned i, uint64_t bits);
+
+#endif

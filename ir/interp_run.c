@@ -1,0 +1,534 @@
+/* The interpreter's inner loop: core IR is decoded once per launch into
+ * kf_idins (a handler id chosen from op + type, so scalar i32/u32/f32 work
+ * takes a one-line fast path and everything else a generic lane-wise path
+ * in interp_ops.c; jump targets resolved, CONSTs pre-encoded), and then
+ * kf_interp_thread runs one thread's program counter forward until the
+ * thread reaches a barrier, a warp operation, or its end. Structured control
+ * flow needs no stack: IF jumps past its ELSE/ENDIF when false, ELSE and
+ * ENDLOOP jump, BREAK leaves past ENDLOOP, CONTINUE goes to the LATCH. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "interp_impl.h"
+#include "numeric.h"
+
+static uint8_t log2_bytes(uint32_t b)
+{
+    uint8_t n = 0;
+    while ((1u << n) < b) n++;
+    return n;
+}
+
+/* Fast-path handler for a scalar BINOP, or IH_BINOP. */
+static uint16_t pick_binop(kf_op op, kf_scalar s)
+{
+    bool w32 = s == KF_S_I32 || s == KF_S_U32, w64 = s == KF_S_I64 || s == KF_S_U64;
+    switch (op) {
+    case KF_OP_ADD: return w32 ? IH_ADD_W32 : w64 ? IH_ADD_W64 : s == KF_S_F32 ? IH_ADD_F32 : s == KF_S_F64 ? IH_ADD_F64 : IH_BINOP;
+    case KF_OP_SUB: return w32 ? IH_SUB_W32 : w64 ? IH_SUB_W64 : s == KF_S_F32 ? IH_SUB_F32 : s == KF_S_F64 ? IH_SUB_F64 : IH_BINOP;
+    case KF_OP_MUL: return w32 ? IH_MUL_W32 : w64 ? IH_MUL_W64 : s == KF_S_F32 ? IH_MUL_F32 : s == KF_S_F64 ? IH_MUL_F64 : IH_BINOP;
+    case KF_OP_DIV: return s == KF_S_F32 ? IH_DIV_F32 : s == KF_S_F64 ? IH_DIV_F64 : IH_BINOP;
+    case KF_OP_AND: return w32 ? IH_AND_W32 : w64 ? IH_AND_W64 : IH_BINOP;
+    case KF_OP_OR: return w32 ? IH_OR_W32 : w64 ? IH_OR_W64 : IH_BINOP;
+    case KF_OP_XOR: return w32 ? IH_XOR_W32 : w64 ? IH_XOR_W64 : IH_BINOP;
+    case KF_OP_SHL: return w32 ? IH_SHL_W32 : IH_BINOP;
+    case KF_OP_SHR: return s == KF_S_U32 ? IH_SHR_U32 : s == KF_S_I32 ? IH_SHR_I32 : IH_BINOP;
+    default: return IH_BINOP;
+    }
+}
+
+static uint16_t pick_cmp(kf_op op, kf_scalar s)
+{
+    static const uint16_t u32h[] = {IH_LT_U32, IH_LE_U32, IH_GT_U32, IH_GE_U32};
+    static const uint16_t i32h[] = {IH_LT_I32, IH_LE_I32, IH_GT_I32, IH_GE_I32};
+    static const uint16_t f32h[] = {IH_LT_F32, IH_LE_F32, IH_GT_F32, IH_GE_F32};
+    bool ord = op >= KF_OP_LT && op <= KF_OP_GE;
+    bool w32 = s == KF_S_I32 || s == KF_S_U32;
+    if (op == KF_OP_EQ || op == KF_OP_NE) {
+        if (w32) return op == KF_OP_EQ ? IH_EQ_W32 : IH_NE_W32;
+        if (s == KF_S_F32) return op == KF_OP_EQ ? IH_EQ_F32 : IH_NE_F32;
+    }
+    if (ord && s == KF_S_U32) return u32h[op - KF_OP_LT];
+    if (ord && s == KF_S_I32) return i32h[op - KF_OP_LT];
+    if (ord && s == KF_S_F32) return f32h[op - KF_OP_LT];
+    return IH_CMP;
+}
+
+static uint16_t pick_cvt(kf_scalar to, kf_scalar from, unsigned lanes)
+{
+    if (lanes != 1) return IH_CVT;
+    bool i32 = from == KF_S_I32, u32 = from == KF_S_U32;
+    bool to64 = to == KF_S_I64 || to == KF_S_U64, to32 = to == KF_S_I32 || to == KF_S_U32;
+    if (from == KF_S_F16 && to == KF_S_F32) return IH_CVT_F16_F32;
+    if (from == KF_S_F32 && to == KF_S_F16) return IH_CVT_F32_F16;
+    if (u32 && to == KF_S_F32) return IH_CVT_U32_F32;
+    if (i32 && to == KF_S_F32) return IH_CVT_I32_F32;
+    if (u32 && to64) return IH_CVT_ZX_32_64;
+    if (i32 && to64) return IH_CVT_SX_32_64;
+    if ((from == KF_S_I64 || from == KF_S_U64) && to32) return IH_CVT_W64_W32;
+    if ((i32 || u32) && to32) return IH_MOV;
+    return IH_CVT;
+}
+
+static uint16_t pick_math(kf_builtin fn, kf_scalar s, unsigned lanes)
+{
+    if (lanes != 1) return IH_MATH;
+    if (s == KF_S_F32 && fn == KF_BI_MIN) return IH_MIN_F32;
+    if (s == KF_S_F32 && fn == KF_BI_MAX) return IH_MAX_F32;
+    if (s == KF_S_F32 && fn == KF_BI_FMA) return IH_FMA_F32;
+    if (s == KF_S_U32 && fn == KF_BI_MIN) return IH_MIN_U32;
+    if (s == KF_S_U32 && fn == KF_BI_MAX) return IH_MAX_U32;
+    return IH_MATH;
+}
+
+static kf_status bad_ir(kf_ictx *c, uint32_t i, const char *what)
+{
+    return kf_error_set_at(c->err, KF_ERR_USAGE, c->k->ins[i].loc,
+                           "kernel %s: malformed core IR at instruction %u (%s): a lowering bug",
+                           c->k->name, i, what);
+}
+
+/* Partner of a marker as linked by kf_ir_link, checked. */
+static bool marker_ok(const kf_ir_kernel *k, uint64_t at, uint16_t op)
+{
+    return at < k->nins && k->ins[at].op == op;
+}
+
+static kf_status decode_flow(kf_ictx *c, uint32_t i, const uint32_t *latch, kf_idins *d)
+{
+    const kf_ir_kernel *k = c->k;
+    const kf_ir_ins *in = &k->ins[i];
+    uint64_t m = in->imm;
+    switch (in->op) {
+    case KF_IR_IF:
+        if (!(marker_ok(k, m, KF_IR_ELSE) || marker_ok(k, m, KF_IR_ENDIF))) return bad_ir(c, i, "if");
+        d->h = IH_IF, d->target = (uint32_t)m + 1;
+        break;
+    case KF_IR_ELSE:
+        if (!marker_ok(k, m, KF_IR_ENDIF)) return bad_ir(c, i, "else");
+        d->h = IH_JUMP, d->target = (uint32_t)m + 1;
+        break;
+    case KF_IR_ENDLOOP:
+        if (!marker_ok(k, m, KF_IR_LOOP)) return bad_ir(c, i, "endloop");
+        d->h = IH_LOOPJUMP, d->target = (uint32_t)m + 1;
+        break;
+    case KF_IR_BREAK:
+        if (!marker_ok(k, m, KF_IR_LOOP) || !marker_ok(k, k->ins[m].imm, KF_IR_ENDLOOP)) return bad_ir(c, i, "break");
+        d->h = IH_JUMP, d->target = (uint32_t)k->ins[m].imm + 1;
+        break;
+    case KF_IR_CONTINUE:
+        if (!marker_ok(k, m, KF_IR_LOOP)) return bad_ir(c, i, "continue");
+        d->h = IH_LOOPJUMP, d->target = latch[m] ? latch[m] + 1 : (uint32_t)m + 1;
+        break;
+    case KF_IR_LOOP:
+        if (!marker_ok(k, m, KF_IR_ENDLOOP)) return bad_ir(c, i, "loop");
+        d->h = IH_NOP;
+        break;
+    default:
+        d->h = IH_NOP;   /* LATCH, ENDIF, NOP */
+        break;
+    }
+    return KF_OK;
+}
+
+static kf_scalar val_scalar(const kf_ictx *c, kf_val v) { return (kf_scalar)c->k->vals[v].type.scalar; }
+
+/* Decodes everything but control flow. */
+static kf_status decode_op(kf_ictx *c, uint32_t i, uint32_t *nconst, kf_idins *d)
+{
+    const kf_ir_kernel *k = c->k;
+    const kf_ir_ins *in = &k->ins[i];
+    kf_scalar s = (kf_scalar)in->type.scalar;
+    switch (in->op) {
+    case KF_IR_CONST: {
+        kf_islot *slot = &c->consts[*nconst];
+        unsigned by = kf_scalar_bytes[s];
+        for (unsigned l = 0; l < in->type.lanes; l++) kf_iop_set_lane(slot, by, l, in->imm);
+        d->h = IH_CONST, d->target = (*nconst)++;
+        break;
+    }
+    case KF_IR_PARAM:
+        if (in->imm >= k->nparams) return bad_ir(c, i, "param index");
+        d->h = IH_PARAM, d->target = (uint32_t)in->imm;
+        break;
+    case KF_IR_MOV: case KF_IR_BITCAST: case KF_IR_VIEW: d->h = IH_MOV; break;
+    case KF_IR_BINOP: d->h = in->type.lanes == 1 ? pick_binop((kf_op)in->sub, s) : IH_BINOP; break;
+    case KF_IR_CMP: d->h = pick_cmp((kf_op)in->sub, s); break;
+    case KF_IR_UNOP: d->h = in->sub == KF_OP_NOT ? IH_NOT : IH_UNOP; break;
+    case KF_IR_CVT:
+        d->s_in = val_scalar(c, in->a[0]);
+        d->h = pick_cvt(s, (kf_scalar)d->s_in, in->type.lanes);
+        break;
+    case KF_IR_SELECT: d->h = IH_SELECT; break;
+    case KF_IR_MATH:
+        d->s_in = val_scalar(c, in->a[0]);
+        d->h = pick_math((kf_builtin)in->sub, s, in->type.lanes);
+        break;
+    case KF_IR_SPLAT: d->h = IH_SPLAT; break;
+    case KF_IR_EXTRACT: case KF_IR_INSERT:
+        if (in->imm >= 16) return bad_ir(c, i, "lane");
+        d->h = in->op == KF_IR_EXTRACT ? IH_EXTRACT : IH_INSERT, d->target = (uint32_t)in->imm;
+        break;
+    case KF_IR_SREG:
+        if (in->imm >= KF_SR_COUNT) return bad_ir(c, i, "sreg");
+        d->h = IH_SREG, d->target = (uint32_t)in->imm;
+        break;
+    case KF_IR_LOAD: case KF_IR_STORE: case KF_IR_ATOMIC:
+        d->h = in->op == KF_IR_LOAD ? IH_LOAD : in->op == KF_IR_STORE ? IH_STORE : IH_ATOMIC;
+        d->s_in = val_scalar(c, in->a[1]);
+        if (in->op == KF_IR_ATOMIC) {
+            /* the element type is the buffer's, whatever `type` says */
+            kf_type bt = k->vals[in->a[0]].type;
+            d->s = bt.scalar, d->lanes = bt.lanes ? bt.lanes : 1;
+            d->eshift = log2_bytes(kf_type_elem_bytes(kf_type_elem(bt)));
+        } else {
+            d->eshift = log2_bytes(kf_type_elem_bytes(in->type));
+        }
+        if (in->op != KF_IR_ATOMIC && (d->s_in == KF_S_U32 || d->s_in == KF_S_I32))
+            d->h = in->op == KF_IR_LOAD ? IH_LOAD_X32 : IH_STORE_X32;
+        break;
+    case KF_IR_ALOAD: case KF_IR_ASTORE:
+        if (in->imm >= k->narrays) return bad_ir(c, i, "array index");
+        d->h = in->op == KF_IR_ALOAD ? IH_ALOAD : IH_ASTORE, d->target = (uint32_t)in->imm;
+        d->s_in = val_scalar(c, in->a[0]);
+        break;
+    case KF_IR_SHFL: d->h = IH_SHFL; break;
+    case KF_IR_VOTE: d->h = IH_VOTE; break;
+    case KF_IR_BARRIER: d->h = IH_BARRIER; break;
+    case KF_IR_RET: d->h = IH_RET; break;
+    default: return bad_ir(c, i, "unknown op");
+    }
+    return KF_OK;
+}
+
+static bool is_flow(uint16_t op)
+{
+    return op == KF_IR_IF || op == KF_IR_ELSE || op == KF_IR_ENDIF || op == KF_IR_LOOP || op == KF_IR_LATCH ||
+           op == KF_IR_ENDLOOP || op == KF_IR_BREAK || op == KF_IR_CONTINUE || op == KF_IR_NOP;
+}
+
+static kf_status check_operands(kf_ictx *c, uint32_t i)
+{
+    const kf_ir_ins *in = &c->k->ins[i];
+    if (in->op >= KF_IR_OP_COUNT) return bad_ir(c, i, "op");
+    if (in->dst >= c->k->nvals) return bad_ir(c, i, "dst");
+    unsigned na = kf_ir_op_nargs[in->op];
+    if (in->op == KF_IR_ATOMIC && in->sub != KF_BI_ATOMIC_CAS) na = 3;
+    if (in->op == KF_IR_MATH) na = 1;
+    for (unsigned j = 0; j < na; j++)
+        if (!in->a[j] || in->a[j] >= c->k->nvals) return bad_ir(c, i, "operand");
+    for (unsigned j = na; j < 4; j++)
+        if (in->a[j] >= c->k->nvals) return bad_ir(c, i, "operand");
+    if (in->type.lanes > 16 || in->type.scalar >= KF_S_COUNT) return bad_ir(c, i, "type");
+    return KF_OK;
+}
+
+kf_status kf_interp_decode(kf_ictx *c)
+{
+    const kf_ir_kernel *k = c->k;
+    uint32_t *latch = calloc(k->nins + 1, sizeof *latch);
+    if (!latch) return kf_error_set(c->err, KF_ERR_NOMEM, "out of memory decoding kernel %s", k->name);
+    kf_status st = KF_OK;
+    for (uint32_t i = 0; i < k->nins; i++)
+        if (k->ins[i].op == KF_IR_LATCH && k->ins[i].imm < k->nins) latch[k->ins[i].imm] = i;
+    uint32_t nconst = 0;
+    for (uint32_t i = 0; i < k->nins && st == KF_OK; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        kf_idins *d = &c->code[i];
+        st = check_operands(c, i);
+        if (st) break;
+        *d = (kf_idins){.sub = in->sub, .s = in->type.scalar, .lanes = in->type.lanes ? in->type.lanes : 1,
+                        .dst = in->dst, .a = {in->a[0], in->a[1], in->a[2], in->a[3]}, .src = i};
+        st = is_flow(in->op) ? decode_flow(c, i, latch, d) : decode_op(c, i, &nconst, d);
+    }
+    c->code[k->nins] = (kf_idins){.h = IH_END, .src = k->nins ? k->nins - 1 : 0};
+    free(latch);
+    return st;
+}
+
+/* ---- running one thread ---------------------------------------------------- */
+
+/* Reads an index operand; false when negative (signed types). */
+static inline bool read_index(const kf_islot *v, uint8_t s, uint64_t *idx)
+{
+    switch (s) {
+    case KF_S_U32: *idx = v->u32[0]; return true;
+    case KF_S_I32: *idx = (uint64_t)(int64_t)v->i32[0]; return v->i32[0] >= 0;
+    case KF_S_U64: *idx = v->u64[0]; return true;
+    case KF_S_I64: *idx = v->u64[0]; return v->i64[0] >= 0;
+    default: {
+        int64_t x = kf_bits_to_i64((kf_scalar)s, kf_iop_lane(v, kf_scalar_bytes[s], 0));
+        *idx = (uint64_t)x;
+        return x >= 0 || kf_scalar_class[s] != 'i';
+    }
+    }
+}
+
+static void index_text(char *buf, size_t n, const kf_islot *v, uint8_t s)
+{
+    uint64_t bits = kf_iop_lane(v, kf_scalar_bytes[s], 0);
+    if (kf_scalar_class[s] == 'i') snprintf(buf, n, "%lld", (long long)kf_bits_to_i64((kf_scalar)s, bits));
+    else snprintf(buf, n, "%llu", (unsigned long long)bits);
+}
+
+static const char *const mem_verb[] = {"load", "store", "atomic"};
+
+static kf_status buffer_fault(kf_ictx *c, kf_ithread *t, const kf_idins *d, int verb)
+{
+    const kf_islot *R = t->R;
+    char ix[32];
+    index_text(ix, sizeof ix, &R[d->a[1]], d->s_in);
+    uint64_t len = R[d->a[0]].u64[1] >> d->eshift;
+    const char *name = c->bufname[d->a[0]] ? c->bufname[d->a[0]] : "buffer";
+    const char *what = verb == 2 ? kf_builtin_names[d->sub] : mem_verb[verb];
+    return kf_interp_fault(c, t, d->src, "out-of-bounds %s of %s[%s] (length %llu)", what, name, ix,
+                           (unsigned long long)len);
+}
+
+static kf_status array_fault(kf_ictx *c, kf_ithread *t, const kf_idins *d, bool store, bool unwritten)
+{
+    const kf_iarray *ar = &c->arrays[d->target];
+    const char *name = c->k->arrays[d->target].name;
+    char ix[32];
+    index_text(ix, sizeof ix, &t->R[d->a[0]], d->s_in);
+    if (unwritten)
+        return kf_interp_fault(c, t, d->src, "read of local array element %s[%s] before it was written", name, ix);
+    return kf_interp_fault(c, t, d->src, "out-of-bounds %s of %s array %s[%s] (length %u)", store ? "store" : "load",
+                           ar->shared ? "shared" : "local", name, ix, ar->len);
+}
+
+static kf_status div_fault(kf_ictx *c, kf_ithread *t, const kf_idins *d, int why)
+{
+    return kf_interp_fault(c, t, d->src, "integer %s by zero", why == IOP_REM0 ? "remainder" : "division");
+}
+
+static kf_status do_atomic(kf_ictx *c, kf_ithread *t, const kf_idins *d)
+{
+    kf_islot *R = t->R;
+    uint64_t idx;
+    uint32_t esz = 1u << d->eshift;
+    if (!read_index(&R[d->a[1]], d->s_in, &idx) || idx >= (R[d->a[0]].u64[1] >> d->eshift))
+        return buffer_fault(c, t, d, 2);
+    uint8_t *p = (uint8_t *)(uintptr_t)R[d->a[0]].u64[0] + (idx << d->eshift);
+    kf_islot old = {{0, 0}}, nw;
+    memcpy(&old, p, esz);
+    const kf_islot *v = &R[d->a[2]];
+    switch (d->sub) {
+    case KF_BI_ATOMIC_ADD: kf_iop_binop(KF_OP_ADD, (kf_scalar)d->s, d->lanes, &nw, &old, v); break;
+    case KF_BI_ATOMIC_MIN: kf_iop_math(KF_BI_MIN, (kf_scalar)d->s, (kf_scalar)d->s, d->lanes, &nw, &old, v, NULL); break;
+    case KF_BI_ATOMIC_MAX: kf_iop_math(KF_BI_MAX, (kf_scalar)d->s, (kf_scalar)d->s, d->lanes, &nw, &old, v, NULL); break;
+    case KF_BI_ATOMIC_EXCH: nw = *v; break;
+    case KF_BI_ATOMIC_CAS: nw = memcmp(&old, v, esz) == 0 ? R[d->a[3]] : old; break;
+    default: return bad_ir(c, d->src, "atomic");
+    }
+    memcpy(p, &nw, esz);
+    R[d->dst] = old;
+    return KF_OK;
+}
+
+static kf_status do_load_store(kf_ictx *c, kf_ithread *t, const kf_idins *d)
+{
+    kf_islot *R = t->R;
+    uint64_t idx;
+    if (!read_index(&R[d->a[1]], d->s_in, &idx) || idx >= (R[d->a[0]].u64[1] >> d->eshift))
+        return buffer_fault(c, t, d, d->h == IH_STORE);
+    uint8_t *p = (uint8_t *)(uintptr_t)R[d->a[0]].u64[0] + (idx << d->eshift);
+    if (d->h == IH_LOAD) memcpy(&R[d->dst], p, 1u << d->eshift);
+    else memcpy(p, &R[d->a[2]], 1u << d->eshift);
+    return KF_OK;
+}
+
+static kf_status do_array(kf_ictx *c, kf_ithread *t, const kf_idins *d)
+{
+    kf_islot *R = t->R;
+    const kf_iarray *ar = &c->arrays[d->target];
+    uint64_t idx;
+    bool store = d->h == IH_ASTORE;
+    if (!read_index(&R[d->a[0]], d->s_in, &idx) || idx >= ar->len) return array_fault(c, t, d, store, false);
+    uint8_t *base = ar->shared ? c->shared : t->local;
+    uint8_t *p = base + ar->off + (idx << ar->eshift);
+    if (store) {
+        memcpy(p, &R[d->a[1]], 1u << ar->eshift);
+        if (!ar->shared) t->written[ar->woff + idx] = 1;
+    } else {
+        if (!ar->shared && !t->written[ar->woff + idx]) return array_fault(c, t, d, false, true);
+        memcpy(&R[d->dst], p, 1u << ar->eshift);
+    }
+    return KF_OK;
+}
+
+static uint32_t sreg_value(const kf_ictx *c, const kf_ithread *t, uint32_t r)
+{
+    switch (r) {
+    case KF_SR_TID_X: case KF_SR_TID_Y: case KF_SR_TID_Z: return t->tid[r - KF_SR_TID_X];
+    case KF_SR_CTAID_X: case KF_SR_CTAID_Y: case KF_SR_CTAID_Z: return c->ctaid[r - KF_SR_CTAID_X];
+    case KF_SR_NTID_X: case KF_SR_NTID_Y: case KF_SR_NTID_Z: return c->block[r - KF_SR_NTID_X];
+    case KF_SR_NCTAID_X: case KF_SR_NCTAID_Y: case KF_SR_NCTAID_Z: return c->grid[r - KF_SR_NCTAID_X];
+    default: return t->lin & 31;
+    }
+}
+
+/* Copies one buffer element between memory and a slot, sizes fixed so
+ * the compiler inlines them. */
+static inline void copy_elem(bool load, uint8_t *p, kf_islot *v, unsigned eshift)
+{
+    switch (eshift) {
+    case 0: if (load) memcpy(v, p, 1); else memcpy(p, v, 1); break;
+    case 1: if (load) memcpy(v, p, 2); else memcpy(p, v, 2); break;
+    case 2: if (load) memcpy(v, p, 4); else memcpy(p, v, 4); break;
+    case 3: if (load) memcpy(v, p, 8); else memcpy(p, v, 8); break;
+    default: if (load) memcpy(v, p, 16); else memcpy(p, v, 16); break;
+    }
+}
+
+/* The generic handlers, out of the hot loop. */
+static kf_status run_generic(kf_ictx *c, kf_ithread *t, const kf_idins *d)
+{
+    kf_islot *R = t->R;
+    kf_scalar s = (kf_scalar)d->s;
+    int st = IOP_OK;
+    switch (d->h) {
+    case IH_BINOP: st = kf_iop_binop((kf_op)d->sub, s, d->lanes, &R[d->dst], &R[d->a[0]], &R[d->a[1]]); break;
+    case IH_CMP: kf_iop_cmp((kf_op)d->sub, s, &R[d->dst], &R[d->a[0]], &R[d->a[1]]); break;
+    case IH_UNOP: kf_iop_unop((kf_op)d->sub, s, d->lanes, &R[d->dst], &R[d->a[0]]); break;
+    case IH_CVT: kf_iop_cvt(s, (kf_scalar)d->s_in, d->lanes, &R[d->dst], &R[d->a[0]]); break;
+    case IH_MATH:
+        st = kf_iop_math((kf_builtin)d->sub, s, (kf_scalar)d->s_in, d->lanes, &R[d->dst], &R[d->a[0]],
+                         d->a[1] ? &R[d->a[1]] : NULL, d->a[2] ? &R[d->a[2]] : NULL);
+        break;
+    case IH_SPLAT: {
+        unsigned by = kf_scalar_bytes[s];
+        uint64_t x = kf_iop_lane(&R[d->a[0]], by, 0);
+        for (unsigned l = 0; l < d->lanes; l++) kf_iop_set_lane(&R[d->dst], by, l, x);
+        break;
+    }
+    case IH_EXTRACT: {
+        unsigned by = kf_scalar_bytes[s];
+        kf_iop_set_lane(&R[d->dst], by, 0, kf_iop_lane(&R[d->a[0]], by, d->target));
+        break;
+    }
+    case IH_INSERT: {
+        unsigned by = kf_scalar_bytes[s];
+        kf_islot v = R[d->a[0]];
+        kf_iop_set_lane(&v, by, d->target, kf_iop_lane(&R[d->a[1]], by, 0));
+        R[d->dst] = v;
+        break;
+    }
+    case IH_SREG: R[d->dst].u32[0] = sreg_value(c, t, d->target); break;
+    case IH_LOAD: case IH_STORE: return do_load_store(c, t, d);
+    case IH_ALOAD: case IH_ASTORE: return do_array(c, t, d);
+    case IH_ATOMIC: return do_atomic(c, t, d);
+    default: kf_unreachable("interp handler");
+    }
+    return st ? div_fault(c, t, d, st) : KF_OK;
+}
+
+static kf_status over_budget(kf_ictx *c, kf_ithread *t, const kf_idins *d)
+{
+    return kf_interp_fault(c, t, d->src, "instruction limit of %llu reached (an endless loop?)",
+                           (unsigned long long)c->budget);
+}
+
+#define BIN(H, F, OP) case H: R[d->dst].F[0] = R[d->a[0]].F[0] OP R[d->a[1]].F[0]; break;
+#define CMP(H, F, OP) case H: R[d->dst].u8[0] = R[d->a[0]].F[0] OP R[d->a[1]].F[0]; break;
+
+kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t)
+{
+    kf_islot *R = t->R;
+    const kf_idins *code = c->code;
+    uint32_t pc = t->pc;
+    uint64_t steps = 0;
+    kf_status st = KF_OK;
+    for (;;) {
+        const kf_idins *d = &code[pc];
+        steps++;
+        switch (d->h) {
+        case IH_NOP: break;
+        case IH_END: case IH_RET: t->state = KF_TS_DONE; goto out;
+        case IH_JUMP: pc = d->target; continue;
+        case IH_LOOPJUMP:
+            if (c->steps + steps > c->budget) { st = over_budget(c, t, d); goto out; }
+            pc = d->target;
+            continue;
+        case IH_IF: if (!R[d->a[0]].u8[0]) { pc = d->target; continue; } break;
+        case IH_CONST: R[d->dst] = c->consts[d->target]; break;
+        case IH_PARAM: R[d->dst] = c->params[d->target]; break;
+        case IH_MOV: R[d->dst] = R[d->a[0]]; break;
+        case IH_SELECT: R[d->dst] = R[d->a[0]].u8[0] ? R[d->a[1]] : R[d->a[2]]; break;
+        case IH_SHFL: case IH_VOTE: t->state = KF_TS_WARP; goto out;
+        case IH_BARRIER: t->state = KF_TS_BARRIER; goto out;
+        BIN(IH_ADD_W32, u32, +) BIN(IH_SUB_W32, u32, -) BIN(IH_MUL_W32, u32, *)
+        BIN(IH_AND_W32, u32, &) BIN(IH_OR_W32, u32, |) BIN(IH_XOR_W32, u32, ^)
+        BIN(IH_ADD_W64, u64, +) BIN(IH_SUB_W64, u64, -) BIN(IH_MUL_W64, u64, *)
+        BIN(IH_AND_W64, u64, &) BIN(IH_OR_W64, u64, |) BIN(IH_XOR_W64, u64, ^)
+        BIN(IH_ADD_F32, f32, +) BIN(IH_SUB_F32, f32, -) BIN(IH_MUL_F32, f32, *) BIN(IH_DIV_F32, f32, /)
+        BIN(IH_ADD_F64, f64, +) BIN(IH_SUB_F64, f64, -) BIN(IH_MUL_F64, f64, *) BIN(IH_DIV_F64, f64, /)
+        case IH_SHL_W32: {
+            uint32_t n = R[d->a[1]].u32[0];
+            R[d->dst].u32[0] = n >= 32 ? 0 : R[d->a[0]].u32[0] << n;
+            break;
+        }
+        case IH_SHR_U32: {
+            uint32_t n = R[d->a[1]].u32[0];
+            R[d->dst].u32[0] = n >= 32 ? 0 : R[d->a[0]].u32[0] >> n;
+            break;
+        }
+        case IH_SHR_I32: {
+            uint32_t n = R[d->a[1]].u32[0], x = R[d->a[0]].u32[0];
+            uint32_t fill = (x >> 31) ? UINT32_MAX : 0;
+            if (n >= 32) R[d->dst].u32[0] = fill;
+            else R[d->dst].u32[0] = n ? (x >> n) | (fill << (32 - n)) : x;
+            break;
+        }
+        CMP(IH_LT_U32, u32, <) CMP(IH_LE_U32, u32, <=) CMP(IH_GT_U32, u32, >) CMP(IH_GE_U32, u32, >=)
+        CMP(IH_EQ_W32, u32, ==) CMP(IH_NE_W32, u32, !=)
+        CMP(IH_LT_I32, i32, <) CMP(IH_LE_I32, i32, <=) CMP(IH_GT_I32, i32, >) CMP(IH_GE_I32, i32, >=)
+        CMP(IH_LT_F32, f32, <) CMP(IH_LE_F32, f32, <=) CMP(IH_GT_F32, f32, >) CMP(IH_GE_F32, f32, >=)
+        CMP(IH_EQ_F32, f32, ==) CMP(IH_NE_F32, f32, !=)
+        case IH_CVT_F16_F32: R[d->dst].f32[0] = (float)kf_f16_to_double(R[d->a[0]].u16[0]); break;
+        case IH_CVT_F32_F16: R[d->dst].u16[0] = kf_f16_from_double(R[d->a[0]].f32[0]); break;
+        case IH_CVT_U32_F32: R[d->dst].f32[0] = (float)R[d->a[0]].u32[0]; break;
+        case IH_CVT_I32_F32: R[d->dst].f32[0] = (float)R[d->a[0]].i32[0]; break;
+        case IH_CVT_ZX_32_64: R[d->dst].u64[0] = R[d->a[0]].u32[0]; break;
+        case IH_CVT_SX_32_64: R[d->dst].i64[0] = R[d->a[0]].i32[0]; break;
+        case IH_CVT_W64_W32: R[d->dst].u32[0] = (uint32_t)R[d->a[0]].u64[0]; break;
+        case IH_MIN_F32: R[d->dst].f32[0] = fminf(R[d->a[0]].f32[0], R[d->a[1]].f32[0]); break;
+        case IH_MAX_F32: R[d->dst].f32[0] = fmaxf(R[d->a[0]].f32[0], R[d->a[1]].f32[0]); break;
+        case IH_FMA_F32: R[d->dst].f32[0] = fmaf(R[d->a[0]].f32[0], R[d->a[1]].f32[0], R[d->a[2]].f32[0]); break;
+        case IH_MIN_U32: {
+            uint32_t x = R[d->a[0]].u32[0], y = R[d->a[1]].u32[0];
+            R[d->dst].u32[0] = x < y ? x : y;
+            break;
+        }
+        case IH_MAX_U32: {
+            uint32_t x = R[d->a[0]].u32[0], y = R[d->a[1]].u32[0];
+            R[d->dst].u32[0] = x < y ? y : x;
+            break;
+        }
+        case IH_NOT: R[d->dst].u8[0] = !R[d->a[0]].u8[0]; break;
+        case IH_LOAD_X32: case IH_STORE_X32: {
+            /* a negative i32 index sign-extends to a huge u64: out of bounds */
+            uint64_t idx = d->s_in == KF_S_I32 ? (uint64_t)(int64_t)R[d->a[1]].i32[0] : R[d->a[1]].u32[0];
+            const kf_islot *b = &R[d->a[0]];
+            if (idx >= (b->u64[1] >> d->eshift)) {
+                st = buffer_fault(c, t, d, d->h == IH_STORE_X32);
+                goto out;
+            }
+            uint8_t *p = (uint8_t *)(uintptr_t)b->u64[0] + (idx << d->eshift);
+            kf_islot *v = &R[d->h == IH_LOAD_X32 ? d->dst : d->a[2]];
+            copy_elem(d->h == IH_LOAD_X32, p, v, d->eshift);
+            break;
+        }
+        default:
+            st = run_generic(c, t, d);
+            if (st) goto out;
+            break;
+        }
+        pc++;
+    }
+out:
+    t->pc = pc;
+    c->steps += steps;
+    return st;
+}

@@ -1,0 +1,242 @@
+/* Exact numeric conversions (numeric.h). f16 and bf16 are produced by one
+ * generic routine that rounds a binary value sig * 2^exp to a narrow IEEE
+ * format with round-to-nearest-even, subnormals, overflow to infinity, in a
+ * single rounding. Doubles and 64-bit integers both feed it their exact
+ * significand, so no value is rounded twice (a double rounded to f32 then to
+ * f16 can differ from a double rounded straight to f16). Integer and f32/f64
+ * targets use C conversions, which are one RNE rounding already, except the
+ * float->int rule (truncate, saturate, NaN->0), which is spelled out. */
+#include <math.h>
+#include <string.h>
+
+#include "numeric.h"
+
+/* A narrow IEEE binary format: mantissa bits and exponent bits. */
+typedef struct {
+    int mant;
+    int expo;
+} narrow_fmt;
+
+static const narrow_fmt FMT_F16 = {10, 5};
+static const narrow_fmt FMT_BF16 = {7, 8};
+
+static int msb64(uint64_t x)
+{
+    int p = 0;
+    while (x >>= 1) p++;
+    return p;
+}
+
+/* Rounds (-1)^neg * sig * 2^exp2 (sig != 0) to format f, RNE, one rounding. */
+static uint16_t round_to_narrow(narrow_fmt f, bool neg, uint64_t sig, int exp2)
+{
+    const int bias = (1 << (f.expo - 1)) - 1;
+    const uint32_t inf = ((1u << f.expo) - 1u) << f.mant;
+    const uint16_t sign = neg ? (uint16_t)(1u << (f.mant + f.expo)) : 0;
+    int p = msb64(sig);
+    int e = p + exp2;                       /* value in [2^e, 2^(e+1)) */
+    if (e > bias) return (uint16_t)(sign | inf);
+    int emin = 1 - bias;
+    int shift = p - f.mant;                 /* bits below the kept significand */
+    if (e < emin) shift += emin - e;        /* subnormal: fewer bits kept */
+    uint64_t r;
+    if (shift <= 0) {
+        r = sig << -shift;                  /* exact */
+    } else if (shift > 64) {
+        r = 0;                              /* below half the smallest subnormal */
+    } else {
+        r = shift == 64 ? 0 : sig >> shift;
+        uint64_t rem = shift == 64 ? sig : sig & ((UINT64_C(1) << shift) - 1);
+        uint64_t half = UINT64_C(1) << (shift - 1);
+        if (rem > half || (rem == half && (r & 1))) r++;
+    }
+    uint32_t bits;
+    if (e < emin) bits = (uint32_t)r;       /* may carry into the smallest normal */
+    else bits = ((uint32_t)(e + bias - 1) << f.mant) + (uint32_t)r;
+    if (bits >= inf) bits = inf;
+    return (uint16_t)(sign | bits);
+}
+
+static uint16_t narrow_from_double(narrow_fmt f, double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    bool neg = b >> 63;
+    int ex = (int)((b >> 52) & 0x7ff);
+    uint64_t m = b & ((UINT64_C(1) << 52) - 1);
+    const uint16_t sign = neg ? (uint16_t)(1u << (f.mant + f.expo)) : 0;
+    const uint32_t inf = ((1u << f.expo) - 1u) << f.mant;
+    if (ex == 0x7ff) {
+        if (!m) return (uint16_t)(sign | inf);
+        uint32_t payload = (uint32_t)(m >> (52 - f.mant)) | (1u << (f.mant - 1));  /* quiet */
+        return (uint16_t)(sign | inf | payload);
+    }
+    if (ex == 0 && m == 0) return sign;
+    if (ex == 0) return round_to_narrow(f, neg, m, -1074);
+    return round_to_narrow(f, neg, m | (UINT64_C(1) << 52), ex - 1075);
+}
+
+static double narrow_to_double(narrow_fmt f, uint16_t h)
+{
+    const int bias = (1 << (f.expo - 1)) - 1;
+    bool neg = (h >> (f.mant + f.expo)) & 1;
+    uint32_t ex = (h >> f.mant) & ((1u << f.expo) - 1u);
+    uint32_t m = h & ((1u << f.mant) - 1u);
+    double v;
+    if (ex == (1u << f.expo) - 1u) {
+        if (!m) {
+            v = INFINITY;
+        } else {
+            /* Keep the payload: place it at the top of the double's mantissa. */
+            uint64_t b = (UINT64_C(0x7ff) << 52) | ((uint64_t)m << (52 - f.mant));
+            memcpy(&v, &b, sizeof v);
+        }
+    } else if (ex == 0) {
+        v = ldexp((double)m, 1 - bias - f.mant);
+    } else {
+        v = ldexp((double)(m | (1u << f.mant)), (int)ex - bias - f.mant);
+    }
+    return neg ? -v : v;
+}
+
+uint16_t kf_f16_from_double(double x) { return narrow_from_double(FMT_F16, x); }
+double kf_f16_to_double(uint16_t h) { return narrow_to_double(FMT_F16, h); }
+uint16_t kf_bf16_from_double(double x) { return narrow_from_double(FMT_BF16, x); }
+double kf_bf16_to_double(uint16_t h) { return narrow_to_double(FMT_BF16, h); }
+
+uint32_t kf_f32_bits(float x)
+{
+    uint32_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+float kf_f32_from_bits(uint32_t b)
+{
+    float x;
+    memcpy(&x, &b, sizeof x);
+    return x;
+}
+
+static double f64_from_bits(uint64_t b)
+{
+    double x;
+    memcpy(&x, &b, sizeof x);
+    return x;
+}
+
+static uint64_t f64_bits(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+/* Wraps x to the width of integer scalar s, in the canonical lane encoding
+ * (zero-extended bits of the type). */
+static uint64_t int_wrap(kf_scalar s, uint64_t x)
+{
+    unsigned bytes = kf_scalar_bytes[s];
+    if (s == KF_S_BOOL) return x != 0;
+    return bytes >= 8 ? x : x & ((UINT64_C(1) << (8 * bytes)) - 1);
+}
+
+double kf_bits_to_double(kf_scalar s, uint64_t bits)
+{
+    switch (s) {
+    case KF_S_F16: return kf_f16_to_double((uint16_t)bits);
+    case KF_S_BF16: return kf_bf16_to_double((uint16_t)bits);
+    case KF_S_F32: return kf_f32_from_bits((uint32_t)bits);
+    case KF_S_F64: case KF_S_UFLOAT: return f64_from_bits(bits);
+    case KF_S_U64: return (double)bits;
+    default: return (double)kf_bits_to_i64(s, bits);
+    }
+}
+
+int64_t kf_bits_to_i64(kf_scalar s, uint64_t bits)
+{
+    switch (s) {
+    case KF_S_BOOL: return (bits & 0xff) != 0;
+    case KF_S_I8: return (int8_t)(uint8_t)bits;
+    case KF_S_U8: return (uint8_t)bits;
+    case KF_S_I16: return (int16_t)(uint16_t)bits;
+    case KF_S_U16: return (uint16_t)bits;
+    case KF_S_I32: return (int32_t)(uint32_t)bits;
+    case KF_S_U32: return (uint32_t)bits;
+    case KF_S_I64: case KF_S_U64: case KF_S_UINT: return (int64_t)bits;
+    default: {
+        /* A float read as an integer follows the float->int rule. */
+        uint64_t r = kf_bits_from_double(KF_S_I64, kf_bits_to_double(s, bits));
+        return (int64_t)r;
+    }
+    }
+}
+
+/* Float -> integer of scalar s: truncate toward zero, saturate, NaN -> 0. */
+static uint64_t int_from_double(kf_scalar s, double x)
+{
+    if (isnan(x)) return 0;
+    if (s == KF_S_BOOL) return x != 0.0;
+    unsigned bits = 8u * kf_scalar_bytes[s];
+    x = trunc(x);
+    if (kf_scalar_class[s] == 'u') {
+        if (x <= 0.0) return 0;
+        double lim = ldexp(1.0, (int)bits);              /* exact power of two */
+        if (x >= lim) return bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+        return (uint64_t)x;
+    }
+    double lim = ldexp(1.0, (int)bits - 1);
+    int64_t v;
+    if (x >= lim) v = bits >= 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
+    else if (x < -lim) v = bits >= 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1));
+    else v = (int64_t)x;
+    return int_wrap(s, (uint64_t)v);
+}
+
+uint64_t kf_bits_from_double(kf_scalar s, double x)
+{
+    switch (s) {
+    case KF_S_F16: return kf_f16_from_double(x);
+    case KF_S_BF16: return kf_bf16_from_double(x);
+    case KF_S_F32: return kf_f32_bits((float)x);
+    case KF_S_F64: case KF_S_UFLOAT: return f64_bits(x);
+    default: return int_from_double(s, x);
+    }
+}
+
+/* An integer magnitude to a float scalar, one RNE rounding. */
+static uint64_t float_from_int(kf_scalar s, bool neg, uint64_t mag)
+{
+    switch (s) {
+    case KF_S_F16:
+    case KF_S_BF16: {
+        narrow_fmt f = s == KF_S_F16 ? FMT_F16 : FMT_BF16;
+        if (!mag) return neg ? (uint64_t)1 << (f.mant + f.expo) : 0;
+        return round_to_narrow(f, neg, mag, 0);
+    }
+    case KF_S_F32: {
+        float v = (float)mag;                 /* one rounding */
+        return kf_f32_bits(neg ? -v : v);
+    }
+    default: {
+        double v = (double)mag;
+        return f64_bits(neg ? -v : v);
+    }
+    }
+}
+
+uint64_t kf_bits_from_i64(kf_scalar s, int64_t x)
+{
+    if (kf_scalar_class[s] == 'f' || s == KF_S_UFLOAT) {
+        bool neg = x < 0;
+        uint64_t mag = neg ? 0 - (uint64_t)x : (uint64_t)x;
+        return float_from_int(s, neg && mag, mag);
+    }
+    return int_wrap(s, (uint64_t)x);
+}
+
+uint64_t kf_bits_from_u64(kf_scalar s, uint64_t x)
+{
+    if (kf_scalar_class[s] == 'f' || s == KF_S_UFLOAT) return float_from_int(s, false, x);
+    return int_wrap(s, x);
+}

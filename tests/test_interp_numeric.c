@@ -1,0 +1,175 @@
+/* Unit tests of ir/numeric.c: f16/bf16 encoding with one RNE rounding
+ * (ties, subnormals, overflow, NaN), the double-rounding traps where going
+ * through f32 would give a different answer, and the contract's conversion
+ * rules of the kf_bits_* helpers (float->int truncates, saturates, NaN->0;
+ * ints wrap; int->float rounds to nearest even once). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+
+#include "numeric.h"
+
+static void f16_exact_values_and_limits(void **state)
+{
+    assert_int_equal(kf_f16_from_double(1.0), 0x3c00);
+    assert_int_equal(kf_f16_from_double(-2.0), 0xc000);
+    assert_int_equal(kf_f16_from_double(0.0), 0x0000);
+    assert_int_equal(kf_f16_from_double(-0.0), 0x8000);
+    assert_int_equal(kf_f16_from_double(65504.0), 0x7bff);      /* max finite */
+    assert_int_equal(kf_f16_from_double(-65504.0), 0xfbff);
+    assert_int_equal(kf_f16_from_double(65519.99), 0x7bff);     /* below the tie */
+    assert_int_equal(kf_f16_from_double(65520.0), 0x7c00);      /* tie rounds to even = inf */
+    assert_int_equal(kf_f16_from_double(1e10), 0x7c00);
+    assert_int_equal(kf_f16_from_double(-1e300), 0xfc00);
+    assert_int_equal(kf_f16_from_double(INFINITY), 0x7c00);
+    assert_int_equal(kf_f16_from_double(ldexp(1.0, -14)), 0x0400); /* min normal */
+    assert_true(kf_f16_to_double(0x7bff) == 65504.0);
+    assert_true(kf_f16_to_double(0x0400) == ldexp(1.0, -14));
+    assert_true(isinf(kf_f16_to_double(0xfc00)) && kf_f16_to_double(0xfc00) < 0);
+    assert_true(signbit(kf_f16_to_double(0x8000)));
+}
+
+static void f16_ties_round_to_even(void **state)
+{
+    assert_int_equal(kf_f16_from_double(2049.0), 0x6800);       /* 2048: even */
+    assert_int_equal(kf_f16_from_double(2051.0), 0x6802);       /* 2052: even */
+    assert_int_equal(kf_f16_from_double(2049.0001), 0x6801);    /* above the tie */
+    assert_int_equal(kf_f16_from_double(1.0 + ldexp(1.0, -11)), 0x3c00);
+    assert_int_equal(kf_f16_from_double(1.0 + 3 * ldexp(1.0, -11)), 0x3c02);
+    assert_int_equal(kf_f16_from_double(-(1.0 + ldexp(1.0, -11))), 0xbc00);
+}
+
+static void f16_subnormals_round_once(void **state)
+{
+    double tiny = ldexp(1.0, -24);                               /* smallest subnormal */
+    assert_int_equal(kf_f16_from_double(tiny), 0x0001);
+    assert_int_equal(kf_f16_from_double(tiny / 2), 0x0000);      /* tie -> even 0 */
+    assert_int_equal(kf_f16_from_double(-tiny / 2), 0x8000);
+    assert_int_equal(kf_f16_from_double(tiny / 2 * 1.0000001), 0x0001);
+    assert_int_equal(kf_f16_from_double(tiny * 1.5), 0x0002);    /* tie -> even 2 */
+    assert_int_equal(kf_f16_from_double(tiny * 2.5), 0x0002);
+    assert_int_equal(kf_f16_from_double(tiny * 1023), 0x03ff);   /* max subnormal */
+    assert_int_equal(kf_f16_from_double(tiny * 1023.5), 0x0400); /* carries to min normal */
+    assert_int_equal(kf_f16_from_double(ldexp(1.0, -40)), 0x0000);
+    assert_int_equal(kf_f16_from_double(5e-324), 0x0000);        /* double subnormal */
+    assert_true(kf_f16_to_double(0x0001) == tiny);
+    assert_true(kf_f16_to_double(0x03ff) == tiny * 1023);
+}
+
+static void f16_nan_is_kept(void **state)
+{
+    uint16_t h = kf_f16_from_double(NAN);
+    assert_int_equal(h & 0x7c00, 0x7c00);
+    assert_int_not_equal(h & 0x03ff, 0);
+    assert_true(isnan(kf_f16_to_double(0x7e00)));
+    assert_true(isnan(kf_f16_to_double(0x7c01)));                /* signalling payload */
+    assert_int_equal(kf_f16_from_double(-NAN) & 0x8000, 0x8000);
+}
+
+/* Values where f64 -> f32 -> f16 lands on an exact tie and rounds the other
+ * way from a single f64 -> f16 rounding. */
+static void f16_has_no_double_rounding(void **state)
+{
+    double x = 1.0 + ldexp(1.0, -11) + ldexp(1.0, -30);
+    assert_int_equal(kf_f16_from_double(x), 0x3c01);
+    assert_int_equal(kf_f16_from_double((double)(float)x), 0x3c00);  /* the trap */
+    double y = 2048.0 + 1.0 + ldexp(1.0, -40);                       /* just above a tie */
+    assert_int_equal(kf_f16_from_double(y), 0x6801);
+    double z = ldexp(1.0, -25) + ldexp(1.0, -60);                    /* subnormal tie + tiny */
+    assert_int_equal(kf_f16_from_double(z), 0x0001);
+    assert_int_equal(kf_f16_from_double((double)(float)z), 0x0000);
+}
+
+static void bf16_rounding(void **state)
+{
+    assert_int_equal(kf_bf16_from_double(1.0), 0x3f80);
+    assert_int_equal(kf_bf16_from_double(-1.0), 0xbf80);
+    assert_int_equal(kf_bf16_from_double(1.0 + ldexp(1.0, -8)), 0x3f80);       /* tie, even */
+    assert_int_equal(kf_bf16_from_double(1.0 + 3 * ldexp(1.0, -8)), 0x3f82);   /* tie, even */
+    assert_int_equal(kf_bf16_from_double(1.0 + ldexp(1.0, -8) + ldexp(1.0, -40)), 0x3f81);
+    assert_int_equal(kf_bf16_from_double((double)(float)(1.0 + ldexp(1.0, -8) + ldexp(1.0, -40))),
+                     0x3f80);                                                   /* the trap */
+    assert_int_equal(kf_bf16_from_double(3.0e38), 0x7f62);
+    assert_int_equal(kf_bf16_from_double(3.4e38), 0x7f80);       /* past max, rounds to inf */
+    assert_int_equal(kf_bf16_from_double(ldexp(1.0, -133)), 0x0001); /* smallest subnormal */
+    assert_int_equal(kf_bf16_from_double(ldexp(1.0, -134)), 0x0000); /* tie -> 0 */
+    assert_true(kf_bf16_to_double(0x3f81) == 1.0 + ldexp(1.0, -7));
+    assert_true(kf_bf16_to_double(0x0001) == ldexp(1.0, -133));
+    assert_true(isnan(kf_bf16_to_double(kf_bf16_from_double(NAN))));
+}
+
+static void float_to_int_truncates_and_saturates(void **state)
+{
+    assert_int_equal(kf_bits_from_double(KF_S_I32, 3e9), 0x7fffffff);
+    assert_int_equal(kf_bits_from_double(KF_S_I32, -3e9), 0x80000000);
+    assert_int_equal(kf_bits_from_double(KF_S_I32, NAN), 0);
+    assert_int_equal(kf_bits_from_double(KF_S_I32, -1.9), 0xffffffff);
+    assert_int_equal(kf_bits_from_double(KF_S_I32, 1.9), 1);
+    assert_int_equal(kf_bits_from_double(KF_S_U8, 300.0), 255);
+    assert_int_equal(kf_bits_from_double(KF_S_U8, -5.0), 0);
+    assert_int_equal(kf_bits_from_double(KF_S_I8, -200.0), 0x80);
+    assert_int_equal(kf_bits_from_double(KF_S_I8, -INFINITY), 0x80);
+    assert_int_equal(kf_bits_from_double(KF_S_U32, INFINITY), 0xffffffff);
+    assert_true(kf_bits_from_double(KF_S_U64, ldexp(1.0, 64)) == UINT64_MAX);
+    assert_true(kf_bits_from_double(KF_S_U64, ldexp(1.0, 63)) == UINT64_C(1) << 63);
+    assert_true(kf_bits_from_double(KF_S_I64, ldexp(1.0, 63)) == (uint64_t)INT64_MAX);
+    assert_true(kf_bits_from_double(KF_S_I64, -ldexp(1.0, 63)) == (uint64_t)INT64_MIN);
+    assert_true(kf_bits_from_double(KF_S_I64, NAN) == 0);
+    assert_int_equal(kf_bits_from_double(KF_S_I16, 32767.9), 32767);
+    assert_int_equal(kf_bits_from_double(KF_S_I16, -32768.9), 0x8000);
+}
+
+static void ints_wrap_and_int_to_float_rounds_once(void **state)
+{
+    assert_int_equal(kf_bits_from_i64(KF_S_I8, 200), 0xc8);
+    assert_int_equal(kf_bits_from_i64(KF_S_U16, -1), 0xffff);
+    assert_int_equal(kf_bits_from_u64(KF_S_I32, UINT64_C(0x1ffffffff)), 0xffffffff);
+    assert_int_equal(kf_bits_from_i64(KF_S_F16, 2049), 0x6800);
+    assert_int_equal(kf_bits_from_i64(KF_S_F16, -2051), 0xe802);
+    assert_int_equal(kf_bits_from_i64(KF_S_F16, 70000), 0x7c00);
+    assert_int_equal(kf_bits_from_i64(KF_S_F16, 0), 0);
+    /* 2^60 + 2^52 + 1: through double it becomes an exact tie (2^60); one
+     * rounding sees the +1 and rounds up. */
+    int64_t big = (INT64_C(1) << 60) + (INT64_C(1) << 52) + 1;
+    assert_int_equal(kf_bits_from_i64(KF_S_BF16, big), 0x5d81);
+    assert_int_equal(kf_bits_from_i64(KF_S_BF16, -big), 0xdd81);
+    assert_int_equal(kf_bits_from_u64(KF_S_F32, UINT64_MAX), 0x5f800000);
+    assert_int_equal(kf_bits_from_i64(KF_S_F32, 16777217), 0x4b800000);  /* 2^24: even */
+    assert_true(kf_bits_from_i64(KF_S_F64, INT64_MIN) == 0xc3e0000000000000ull);
+    assert_int_equal(kf_bits_from_i64(KF_S_BOOL, 7), 1);
+}
+
+static void bits_read_back_sign_and_zero_extended(void **state)
+{
+    assert_true(kf_bits_to_i64(KF_S_I8, 0x80) == -128);
+    assert_true(kf_bits_to_i64(KF_S_U8, 0x80) == 128);
+    assert_true(kf_bits_to_i64(KF_S_I32, 0xffffffff) == -1);
+    assert_true(kf_bits_to_i64(KF_S_U32, 0xffffffff) == 4294967295);
+    assert_true(kf_bits_to_double(KF_S_U64, UINT64_MAX) == ldexp(1.0, 64));
+    assert_true(kf_bits_to_double(KF_S_I16, 0x8000) == -32768.0);
+    assert_true(kf_bits_to_double(KF_S_F32, 0x3fc00000) == 1.5);
+    assert_true(kf_bits_to_double(KF_S_F16, 0x3e00) == 1.5);
+    assert_true(kf_bits_to_double(KF_S_BF16, 0x3fc0) == 1.5);
+    assert_true(kf_bits_to_double(KF_S_F64, 0x3ff8000000000000ull) == 1.5);
+    assert_true(kf_bits_to_i64(KF_S_F32, 0xc0200000) == -2);     /* -2.5 truncates */
+    assert_int_equal(kf_f32_bits(kf_f32_from_bits(0x7fc00001)), 0x7fc00001);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(f16_exact_values_and_limits),
+        cmocka_unit_test(f16_ties_round_to_even),
+        cmocka_unit_test(f16_subnormals_round_once),
+        cmocka_unit_test(f16_nan_is_kept),
+        cmocka_unit_test(f16_has_no_double_rounding),
+        cmocka_unit_test(bf16_rounding),
+        cmocka_unit_test(float_to_int_truncates_and_saturates),
+        cmocka_unit_test(ints_wrap_and_int_to_float_rounds_once),
+        cmocka_unit_test(bits_read_back_sign_and_zero_extended),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
