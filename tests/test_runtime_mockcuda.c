@@ -20,6 +20,7 @@
 #include "cache.h"
 #include "device.h"
 #include "nvrtc.h"
+#include "runtime_test_ir.h"
 
 #define MOCK KF_BINARY_DIR "/tests/libkf_mockcuda.so"
 
@@ -367,6 +368,46 @@ static void nvrtc_error_attaches_the_log(void **state)
     kf_error_clear(&e);
 }
 
+/* A .kf kernel (core IR) through kf_cuda_emit + NVRTC, and through
+ * kf_ptx_emit loaded directly; both reach the driver as `saxpy`. */
+static void kf_kernel_builds_on_both_gpu_paths(void **state)
+{
+    ir_saxpy ir;
+    make_saxpy(&ir, 4);
+    for (int path = 0; path < 2; path++) {
+        kf_device *d;
+        kf_pipeline *p;
+        kf_error e = {0};
+        assert_int_equal(kf_device_open(path ? KF_BACKEND_PTX : KF_BACKEND_CUDA, 0, &d, &e), KF_OK);
+        if (kf_pipeline_create(d, NULL, &ir.k, &p, &e) != KF_OK) fail_msg("%s\n%s", e.msg, e.log ? e.log : "");
+        assert_int_equal(kf_pipeline_origin(p), KF_FROM_BUILD);
+        kf_pipeline *again;
+        assert_int_equal(kf_pipeline_create(d, NULL, &ir.k, &again, &e), KF_OK);
+        assert_int_equal(kf_pipeline_origin(again), KF_FROM_MEMORY);
+        kf_pipeline_destroy(again);
+        kf_buffer *x, *y;
+        assert_int_equal(kf_buffer_create(d, kf_type_scalar(KF_S_F32), N, &x, &e), KF_OK);
+        assert_int_equal(kf_buffer_create(d, kf_type_scalar(KF_S_F32), N, &y, &e), KF_OK);
+        float hx[N], hy[N];
+        for (int i = 0; i < N; i++) hx[i] = (float)i;
+        assert_int_equal(kf_buffer_upload(x, hx, sizeof hx, &e), KF_OK);
+        kf_arg a[4] = {{.value = {.type = kf_type_scalar(KF_S_F32)}}, {.buf = x}, {.buf = y},
+                       {.value = {.type = kf_type_scalar(KF_S_U32), .lane = {N}}}};
+        float three = 3.0f;
+        memcpy(&a[0].value.lane[0], &three, 4);
+        kf_launch l = {.count = N};
+        assert_int_equal(kf_dispatch(p, a, 4, &l, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+        assert_int_equal(last_launch()->grid[0], 4);   /* cdiv(1000, 256) */
+        assert_int_equal(last_launch()->block[0], 256);
+        assert_int_equal(kf_buffer_download(y, hy, sizeof hy, &e), KF_OK);
+        for (int i = 0; i < N; i++) assert_true(hy[i] == 3.0f * (float)i);
+        kf_buffer_destroy(x);
+        kf_buffer_destroy(y);
+        kf_pipeline_destroy(p);
+        kf_device_close(d);
+    }
+}
+
 /* Last: the mock, like the driver, stays faulted afterwards. */
 static void kernel_fault_is_a_runtime_error(void **state)
 {
@@ -400,6 +441,7 @@ int main(void)
         cmocka_unit_test(missing_entry_names_the_driver_call),
         cmocka_unit_test(bad_ptx_attaches_the_jit_log),
         cmocka_unit_test(nvrtc_error_attaches_the_log),
+        cmocka_unit_test(kf_kernel_builds_on_both_gpu_paths),
         cmocka_unit_test(kernel_fault_is_a_runtime_error),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
