@@ -18,6 +18,7 @@
 #include "../emit/emit.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -222,17 +223,18 @@ static void attach_jit_log(kf_error *err, const char *log, const kf_linemap *lm)
 }
 
 /* PTX -> cubin through the driver's linker (the PTX JIT runs here, once). */
-static kf_status link_ptx(const char *ptx, size_t len, const kf_linemap *lm, kf_cache_blob *out, kf_error *err)
+static kf_status link_ptx(const char *ptx, size_t len, const kf_linemap *lm, bool lineinfo, kf_cache_blob *out,
+                          kf_error *err)
 {
     char elog[JIT_LOG] = "", ilog[JIT_LOG] = "";
-    CUjit_option opt[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
-                           CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
-    void *val[4] = {elog, (void *)(uintptr_t)JIT_LOG, ilog, (void *)(uintptr_t)JIT_LOG};
+    CUjit_option opt[5] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+                           CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_GENERATE_LINE_INFO};
+    void *val[5] = {elog, (void *)(uintptr_t)JIT_LOG, ilog, (void *)(uintptr_t)JIT_LOG, (void *)(uintptr_t)1};
     CUlinkState ls = NULL;
     void *cubin = NULL;
     size_t size = 0;
     kf_status st = KF_OK;
-    CU_CHECK(LinkCreate(4, opt, val, &ls));
+    CU_CHECK(LinkCreate(lineinfo ? 5 : 4, opt, val, &ls));
     CU_CHECK(LinkAddData(ls, CU_JIT_INPUT_PTX, (void *)ptx, len + 1, "kernel.ptx", 0, NULL, NULL));
     CU_CHECK(LinkComplete(ls, &cubin, &size));
     out->cubin = malloc(size ? size : 1);
@@ -279,6 +281,7 @@ typedef struct {
     uint32_t arch;
     bool uncached;
     const kf_linemap *lm;
+    bool lineinfo;          /* NVRTC -lineinfo (the emitted text carries its own) */
 } build_req;
 
 static kf_status build_blob(kf_pipeline *p, const build_req *rq, kf_cache_blob *b, kf_error *err)
@@ -287,7 +290,7 @@ static kf_status build_blob(kf_pipeline *p, const build_req *rq, kf_cache_blob *
     if (rq->is_cuda) {
         char name[300];
         snprintf(name, sizeof name, "%s.cu", p->name);
-        st = kf_nvrtc_compile(rq->text, name, rq->arch, false, &b->ptx, NULL, err);
+        st = kf_nvrtc_compile(rq->text, name, rq->arch, rq->lineinfo, &b->ptx, NULL, err);
         if (st != KF_OK) return st;
         b->ptx_len = strlen(b->ptx);
     } else {
@@ -296,7 +299,7 @@ static kf_status build_blob(kf_pipeline *p, const build_req *rq, kf_cache_blob *
         if (!b->ptx) return kf_error_set(err, KF_ERR_NOMEM, "out of memory copying PTX");
         memcpy(b->ptx, rq->text, b->ptx_len + 1);
     }
-    return link_ptx(b->ptx, b->ptx_len, rq->is_cuda ? NULL : rq->lm, b, err);
+    return link_ptx(b->ptx, b->ptx_len, rq->is_cuda ? NULL : rq->lm, rq->lineinfo, b, err);
 }
 
 static kf_status build_and_load(kf_pipeline *p, const build_req *rq, kf_error *err)
@@ -306,8 +309,8 @@ static kf_status build_and_load(kf_pipeline *p, const build_req *rq, kf_error *e
     cuda_pipe *cp = kf_rt_alloc(sizeof *cp);
     if (!cp) return kf_error_set(err, KF_ERR_NOMEM, "out of memory creating a pipeline");
     p->impl = cp;
-    char opts[64];
-    snprintf(opts, sizeof opts, "entry=%s", p->name);
+    char opts[300];
+    snprintf(opts, sizeof opts, "entry=%s lineinfo=%d", p->name, (int)rq->lineinfo);
     kf_cache_inputs in = {rq->kind, rq->text, strlen(rq->text), opts, rq->arch,
                           rq->is_cuda ? kf_nvrtc_version() : 0, p->dev->props.driver_version};
     kf_cache_key key = kf_cache_key_make(&in);
@@ -341,7 +344,8 @@ static kf_status diags_error(kf_error *err, const kf_diags *d, const char *what)
 static kf_status cuda_pipeline_create(kf_pipeline *p, const kf_module *m, kf_error *err)
 {
     bool is_cuda = p->dev->backend == KF_BACKEND_CUDA;
-    kf_emit_opts eo = {.arch = p->dev->props.arch, .lineinfo = false};
+    const char *li = getenv("KFORGE_LINEINFO");
+    kf_emit_opts eo = {.arch = p->dev->props.arch, .lineinfo = li && *li && strcmp(li, "0") != 0};
     kf_buf text = {0};
     kf_linemap lm = {0};
     kf_diags d = {0};
@@ -349,7 +353,7 @@ static kf_status cuda_pipeline_create(kf_pipeline *p, const kf_module *m, kf_err
     if (st != KF_OK || text.oom || !text.data) {
         st = diags_error(err, &d, is_cuda ? "CUDA-C emission" : "PTX emission");
     } else {
-        build_req rq = {is_cuda ? "kf-cuda" : "kf-ptx", text.data, is_cuda, eo.arch, false, &lm};
+        build_req rq = {is_cuda ? "kf-cuda" : "kf-ptx", text.data, is_cuda, eo.arch, false, &lm, eo.lineinfo};
         st = build_and_load(p, &rq, err);
     }
     kf_buf_free(&text);
@@ -362,7 +366,7 @@ static kf_status cuda_pipeline_create_raw(kf_pipeline *p, const kf_raw_kernel *r
 {
     bool is_cuda = rk->kind == KF_SRC_CUDA;
     build_req rq = {is_cuda ? "raw-cuda" : "raw-ptx", rk->source, is_cuda,
-                    rk->arch ? rk->arch : p->dev->props.arch, rk->uncached, NULL};
+                    rk->arch ? rk->arch : p->dev->props.arch, rk->uncached, NULL, false};
     return build_and_load(p, &rq, err);
 }
 
