@@ -15,7 +15,9 @@
 #   set, else to a temporary directory. BUILD defaults to ./build.
 #
 # Environment: GPU_CHECK_SKIP="sanitizer torch ..." skips steps by name;
-# GPU_CHECK_STEP_TIMEOUT (seconds, default 240) bounds each step.
+# GPU_CHECK_STEP_TIMEOUT (seconds, default 240) bounds each step and
+# GPU_CHECK_BUDGET (default 560) the whole run, so it fits one 10-minute
+# device call; a step with no time left is reported as skipped.
 #
 # Typical use from the device tool (one call):
 #   locally:  tools/gpu_check.sh prepare build
@@ -48,17 +50,31 @@ export KF_SOURCE_DIR="$root"
 export PATH="$PATH:/usr/local/cuda/bin"
 kforge="$build/kforge"
 step_timeout=${GPU_CHECK_STEP_TIMEOUT:-240}
+budget=${GPU_CHECK_BUDGET:-560}
+t_start=$(date +%s)
 skip=" ${GPU_CHECK_SKIP:-} "
 summary=()
 
 note() { summary+=("$(printf '%-12s %-6s %s' "$1" "$2" "$3")"); }
-skipped() { case $skip in *" $1 "*) note "$1" skip "GPU_CHECK_SKIP"; return 0 ;; esac; return 1; }
-# run_step LOG CMD...: runs with the step timeout, output to LOG and to stdout.
+left() { echo $((budget - ($(date +%s) - t_start))); }
+skipped() {
+    case $skip in *" $1 "*) note "$1" skip "GPU_CHECK_SKIP"; return 0 ;; esac
+    [ "$(left)" -gt 20 ] || { note "$1" skip "no time left in GPU_CHECK_BUDGET=${budget}s"; return 0; }
+    return 1
+}
+# run_step LOG CMD...: runs bounded by the step timeout and the budget left,
+# output to LOG (a timeout is noted in it) and the tail to stdout.
 run_step() {
     local log=$1; shift
-    timeout "$step_timeout" "$@" >"$log" 2>&1
+    local limit=$step_timeout l
+    l=$(( $(left) - 10 ))
+    [ "$l" -lt "$limit" ] && limit=$l
+    local t0=$(date +%s)
+    timeout "$limit" "$@" >"$log" 2>&1
     local rc=$?
+    [ $rc = 124 ] && echo "gpu_check: timed out after ${limit}s" >>"$log"
     tail -n 25 "$log"
+    echo "(step took $(( $(date +%s) - t0 ))s, rc $rc)"
     return $rc
 }
 
@@ -66,12 +82,12 @@ echo "== devices"
 { nvidia-smi -L 2>&1; "$kforge" devices 2>&1; } >"$logs/devices.txt"
 rc=$?
 cat "$logs/devices.txt"
-note devices "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -m1 '^GPU 0' "$logs/devices.txt" | cut -c1-70)"
+note devices "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -m1 -E "^GPU 0|kforge devices:" "$logs/devices.txt" | cut -c1-90)"
 
 if ! skipped ctest; then
     echo "== ctest (all labels)"
     if command -v ctest >/dev/null; then
-        run_step "$logs/ctest.log" ctest --test-dir "$build" -V --timeout 300
+        run_step "$logs/ctest.log" bash -c 'cd "$1" && ctest -V --timeout 300' _ "$build"
         rc=$?
         line=$(grep -E 'tests passed|tests failed' "$logs/ctest.log" | tail -1)
     else
@@ -86,7 +102,7 @@ if ! skipped ctest; then
         line="$((n - bad)) of $n test programs passed (no ctest here: ran the binaries)"
         tail -n 25 "$logs/ctest.log"
     fi
-    gpu_skips=$(grep -c '^skipped:' "$logs/ctest.log")
+    gpu_skips=$(grep -c 'skipped: ' "$logs/ctest.log")
     note ctest "$([ $rc = 0 ] && echo ok || echo FAIL)" "$line; 'skipped:' lines: $gpu_skips"
 fi
 
@@ -129,7 +145,7 @@ fi
 
 {
     echo
-    echo "== gpu_check summary (logs in $logs)"
+    echo "== gpu_check summary (logs in $logs; $(( $(date +%s) - t_start ))s)"
     printf '%s\n' "${summary[@]}"
     if [ -f "$logs/bench.txt" ]; then echo; echo "-- kforge bench"; grep -vE '^kforge bench: warning' "$logs/bench.txt"; fi
     if [ -f "$logs/bench_torch.txt" ]; then echo; echo "-- torch peer"; cat "$logs/bench_torch.txt"; fi
