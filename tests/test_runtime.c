@@ -312,6 +312,43 @@ static void dispatch_allocates_through_the_counted_function(void **state)
     assert_true(kf_rt_alloc_count() > before);   /* the counter sees runtime allocations */
 }
 
+static void buffer_copy_moves_a_prefix_and_checks_sizes(void **state)
+{
+    fx *f = *state;
+    float ms = -1;
+    assert_int_equal(kf_buffer_copy(f->y, f->x, 40, KF_DISPATCH_TIMED, &ms, &f->err), KF_OK);
+    assert_true(ms >= 0);
+    float y[N];
+    assert_int_equal(kf_buffer_download(f->y, y, sizeof y, &f->err), KF_OK);
+    assert_true(y[9] == 9.0f && y[10] == 1.0f);
+    assert_int_equal(kf_buffer_copy(f->y, f->x, 4004, KF_DISPATCH_SYNC, NULL, &f->err), KF_ERR_USAGE);
+    assert_non_null(strstr(f->err.msg, "copy of 4004 bytes does not fit (source 4000 bytes, destination 4000)"));
+    assert_int_equal(kf_buffer_copy(f->y, f->x, 4, KF_DISPATCH_TIMED, NULL, &f->err), KF_ERR_USAGE);
+    assert_non_null(strstr(f->err.msg, "ms is NULL"));
+    kf_device *d2;
+    kf_buffer *b2;
+    assert_int_equal(kf_device_open(KF_BACKEND_CPU, 0, &d2, &f->err), KF_OK);
+    assert_int_equal(kf_buffer_create(d2, kf_type_scalar(KF_S_F32), 4, &b2, &f->err), KF_OK);
+    assert_int_equal(kf_buffer_copy(b2, f->x, 4, KF_DISPATCH_SYNC, NULL, &f->err), KF_ERR_USAGE);
+    assert_non_null(strstr(f->err.msg, "different devices"));
+    kf_buffer_destroy(b2);
+    kf_device_close(d2);
+}
+
+static void bare_launch_reference_needs_a_gpu(void **state)
+{
+    fx *f = *state;
+    kf_arg a[4];
+    args4(f, a, 1.0f, N);
+    kf_launch l = {.count = N};
+    kf_plan *plan;
+    assert_int_equal(kf_plan_create(f->p, a, 4, &l, &plan, &f->err), KF_OK);
+    double us;
+    assert_int_equal(kf_plan_bench_bare(plan, 10, &us, &f->err), KF_ERR_USAGE);
+    assert_non_null(strstr(f->err.msg, "needs a CUDA device, not cpu (kforge interpreter)"));
+    kf_plan_destroy(plan);
+}
+
 static void raw_kernel_is_refused_on_cpu(void **state)
 {
     fx *f = *state;
@@ -566,6 +603,8 @@ int main(void)
         T(timed_dispatch_without_ms_is_rejected),
         T(plan_launch_allocates_nothing),
         T(dispatch_allocates_through_the_counted_function),
+        T(buffer_copy_moves_a_prefix_and_checks_sizes),
+        T(bare_launch_reference_needs_a_gpu),
         T(raw_kernel_is_refused_on_cpu),
         T(wrong_argument_count_is_rejected),
         T(value_for_buffer_parameter_is_rejected),
