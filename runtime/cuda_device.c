@@ -66,36 +66,37 @@ static void cuda_close(kf_device *dev)
     dev->impl = NULL;
 }
 
-static int attr(CUdevice d, int a)
-{
-    int v = 0;
-    kf_cu.DeviceGetAttribute(&v, a, d);
-    return v;
-}
+/* X(attribute, field of kf_device_props) */
+#define DEVICE_ATTRS(X)                                                          \
+    X(COMPUTE_CAPABILITY_MAJOR, cc_major) X(COMPUTE_CAPABILITY_MINOR, cc_minor)   \
+    X(MULTIPROCESSOR_COUNT, sm_count) X(MAX_THREADS_PER_BLOCK, max_threads_per_block) \
+    X(MAX_BLOCK_DIM_X, max_block[0]) X(MAX_BLOCK_DIM_X + 1, max_block[1])         \
+    X(MAX_BLOCK_DIM_X + 2, max_block[2]) X(MAX_GRID_DIM_X, max_grid[0])            \
+    X(MAX_GRID_DIM_X + 1, max_grid[1]) X(MAX_GRID_DIM_X + 2, max_grid[2])          \
+    X(MAX_SHARED_MEMORY_PER_BLOCK, shared_per_block)                              \
+    X(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, shared_per_block_optin) X(L2_CACHE_SIZE, l2_bytes)
 
-static void read_props(kf_device *dev, cuda_dev *cd)
+static kf_status read_props(kf_device *dev, cuda_dev *cd, kf_error *err)
 {
     kf_device_props *dp = &dev->props;
-    kf_cu.DeviceGetName(dp->name, (int)sizeof dp->name - 1, cd->cu);
+    kf_status st = KF_OK;
     size_t mem = 0;
-    kf_cu.DeviceTotalMem(&mem, cd->cu);
+    int v;
+    CU_CHECK(DeviceGetName(dp->name, (int)sizeof dp->name - 1, cd->cu));
+    CU_CHECK(DeviceTotalMem(&mem, cd->cu));
     dp->total_mem = mem;
-    dp->cc_major = attr(cd->cu, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-    dp->cc_minor = attr(cd->cu, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-    dp->sm_count = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    dp->max_threads_per_block = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-    for (int i = 0; i < 3; i++) {
-        dp->max_block[i] = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + i);
-        dp->max_grid[i] = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + i);
-    }
-    dp->shared_per_block = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
-    dp->shared_per_block_optin = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+#define X(a, field)                                                       \
+    CU_CHECK(DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_##a, cd->cu));    \
+    dp->field = v;
+    DEVICE_ATTRS(X)
+#undef X
     if (dp->shared_per_block_optin < dp->shared_per_block) dp->shared_per_block_optin = dp->shared_per_block;
-    dp->l2_bytes = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
     dp->driver_version = kf_cu_driver_version();
     dp->nvrtc_version = kf_nvrtc_version();
     int cc = dp->cc_major * 10 + dp->cc_minor;
     dp->arch = cc >= 90 ? 90 : cc >= 89 ? 89 : cc >= 86 ? 86 : 80;
+cleanup:
+    return st;
 }
 
 static const kf_device_ops cuda_ops;
@@ -120,8 +121,8 @@ kf_status kf_cuda_open(kf_device *dev, int ordinal, kf_error *err)
     CU_CHECK(StreamCreate(&cd->stream, CU_STREAM_NON_BLOCKING));
     CU_CHECK(EventCreate(&cd->ev0, CU_EVENT_DEFAULT));
     CU_CHECK(EventCreate(&cd->ev1, CU_EVENT_DEFAULT));
-    read_props(dev, cd);
-    return KF_OK;
+    st = read_props(dev, cd, err);
+    if (st == KF_OK) return KF_OK;
 cleanup:
     cuda_close(dev);
     return st;
