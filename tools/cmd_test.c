@@ -120,6 +120,7 @@ static bool check_outputs(const kf_case *c, const kf_ir_kernel *k, const kf_cli_
             if (r.max_abs > max_abs) max_abs = r.max_abs;
             if (r.max_ulp > max_ulp) max_ulp = r.max_ulp;
         }
+        size_t total = want.count;
         free(got);
         kf_npy_free(&want);
         if (why) {
@@ -129,7 +130,7 @@ static bool check_outputs(const kf_case *c, const kf_ir_kernel *k, const kf_cli_
         if (r.bad) {
             printf("FAIL %s [%s] %s[%zu]: got %.9g, want %.9g (abs err %.3g, allowed %.3g + %g ulp); %zu of %zu elements differ\n",
                    c->name, bname, e->name, r.first_bad, r.got, r.want, fabs(r.got - r.want), r.allowed, e->ulp,
-                   r.bad, want.count);
+                   r.bad, total);
             return false;
         }
     }
@@ -310,6 +311,7 @@ int kf_cmd_test(int argc, char **argv)
     test_state ts = {0};
     char buf[4096];
     int rc = KF_EXIT_OK;
+    for (int b = KF_BACKEND_CPU; b <= KF_BACKEND_PTX; b++) backend_device(&ts, (kf_backend)b);
     if (argc == 0) rc = run_path(&ts, default_dir(buf, sizeof buf));
     for (int i = 0; i < argc && rc == KF_EXIT_OK; i++) rc = run_path(&ts, argv[i]);
     for (int b = 0; b < 3; b++)

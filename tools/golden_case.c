@@ -30,9 +30,23 @@ static bool parse_tol(kf_case_expect *e, const char *f)
     return *end == 0 && end != f + 4 && *slot >= 0;
 }
 
+/* The path of `rel` relative to the case's directory, with leading "../"
+ * folded into the directory where it has a component to drop. */
 static const char *resolve(kf_case *c, const char *rel)
 {
-    return rel[0] == '/' ? kf_arena_strdup(&c->arena, rel) : kf_arena_printf(&c->arena, "%s/%s", c->dir, rel);
+    if (rel[0] == '/') return kf_arena_strdup(&c->arena, rel);
+    size_t dlen = strlen(c->dir);
+    while (!strncmp(rel, "../", 3) && dlen && strcmp(c->dir, ".")) {
+        const char *slash = NULL;
+        for (size_t i = dlen; i > 0; i--)
+            if (c->dir[i - 1] == '/') { slash = c->dir + i - 1; break; }
+        size_t comp = slash ? dlen - (size_t)(slash - c->dir) - 1 : dlen;
+        if ((comp == 2 && !strncmp(c->dir + dlen - 2, "..", 2)) || comp == 0) break;
+        dlen = slash ? (size_t)(slash - c->dir) : 0;
+        rel += 3;
+    }
+    if (dlen == 0) return kf_arena_strdup(&c->arena, rel);
+    return kf_arena_printf(&c->arena, "%.*s/%s", (int)dlen, c->dir, rel);
 }
 
 static kf_status directive(kf_case *c, unsigned line, char **f, int n, kf_error *err)
