@@ -336,6 +336,10 @@ static void test_run_argument_errors_say_what_was_expected(void **state)
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "rand(N,SEED)"));
     done(&r);
+    r = kforge("run", SRC "/kernels/saxpy.kf", "a=1", "x=zeros(4)", "y=@/nonexistent/y.npy", "n=4", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "parameter 'y': cannot open '/nonexistent/y.npy'"));
+    done(&r);
     r = kforge("run", SRC "/kernels/saxpy.kf", "--backend", "tpu", NULL);
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "expected cpu, cuda or ptx"));

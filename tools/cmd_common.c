@@ -122,6 +122,15 @@ bool kf_cli_backend_parse(const char *s, kf_backend *out)
 
 /* ---- binding NAME=SPEC to inputs ----------------------------------------- */
 
+/* Prefixes err's message with the parameter name (copying first: the
+ * message is both source and destination). */
+static kf_status param_error(kf_error *err, kf_status st, const char *param)
+{
+    char msg[sizeof err->msg];
+    memcpy(msg, err->msg, sizeof msg);
+    return kf_error_set(err, st, "parameter '%s': %s", param, msg);
+}
+
 static kf_type param_elem(const kf_ir_param *p) { return kf_type_vector((kf_scalar)p->type.scalar, p->type.lanes); }
 
 static void list_params(const kf_ir_kernel *k, char *out, size_t size)
@@ -163,7 +172,7 @@ static kf_status bind_npy(const kf_ir_param *p, const char *path, const char *ba
     else snprintf(full, sizeof full, "%s", path);
     kf_npy n;
     kf_status st = kf_npy_read(full, &n, err);
-    if (st != KF_OK) return kf_error_set(err, st, "parameter '%s': %s", p->name, err->msg);
+    if (st != KF_OK) return param_error(err, st, p->name);
     st = kf_npy_match(&n, param_elem(p), p->name, &in->elems[i], err);
     if (st != KF_OK) {
         kf_npy_free(&n);
@@ -183,7 +192,7 @@ static kf_status bind_buffer(const kf_ir_param *p, const char *spec, const char 
     kf_fill_spec fs;
     bool is_gen;
     if (!kf_fill_parse(spec, &fs, &is_gen, err)) {
-        if (is_gen) return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': %s", p->name, err->msg);
+        if (is_gen) return param_error(err, KF_ERR_USAGE, p->name);
         return kf_error_set(err, KF_ERR_USAGE,
                             "parameter '%s' is a buffer %s: give %s=@file.npy, %s=zeros(N), %s=rand(N,SEED) or %s=iota(N), not '%s'",
                             p->name, t, p->name, p->name, p->name, p->name, spec);
@@ -276,7 +285,7 @@ kf_status kf_cli_devargs_make(kf_device *dev, const kf_ir_kernel *k, const kf_cl
         kf_status st = kf_buffer_create(dev, elem, in->elems[i], &out->args[i].buf, err);
         if (st == KF_OK && in->elems[i])
             st = kf_buffer_upload(out->args[i].buf, in->host[i], in->elems[i] * kf_type_elem_bytes(elem), err);
-        if (st != KF_OK) return kf_error_set(err, st, "parameter '%s': %s", p->name, err->msg);
+        if (st != KF_OK) return param_error(err, st, p->name);
     }
     return KF_OK;
 }
