@@ -83,7 +83,7 @@ static kf_list list_push(kf_list l, kf_node *n);
 static kf_list if_extend(kf_parser *px, kf_list chain, kf_node *elif);
 static kf_node *if_finish(kf_parser *px, kf_list chain, kf_node *els);
 static void syntax_error(kf_parser *px, int tk, const kf_token *tok);
-static void add_hint(kf_parser *px, int tk, kf_buf *out);
+static void add_hint(kf_parser *px, int tk, const kf_token *tok, kf_buf *out);
 }
 
 /* Tokens hold nothing to free; naming px keeps the template warning-free. */
@@ -462,11 +462,13 @@ static bool ends_operand(int tk)
 }
 
 /* A hint for a few common causes, appended to the expected list. */
-static void add_hint(kf_parser *px, int tk, kf_buf *out)
+static void add_hint(kf_parser *px, int tk, const kf_token *tok, kf_buf *out)
 {
     const char *spelling = kf_lex_token_name(tk);
     bool keyword = spelling[0] == '\'' && spelling[1] >= 'a' && spelling[1] <= 'z';
-    if (tk == TK_ASSIGN) {
+    if (px->prev_tk != 0 && tok->loc.line > px->prev.loc.line && would_accept(px->engine, TK_SEMI)) {
+        kf_buf_printf(out, " (is a ';' missing at the end of line %u?)", px->prev.loc.line);
+    } else if (tk == TK_ASSIGN) {
         kf_buf_puts(out, " (to compare, use '==')");
     } else if ((keyword || tk == TK_TYPE) && would_accept(px->engine, TK_NAME)) {
         kf_buf_printf(out, " (%s is a keyword and cannot be a name)", tk == TK_TYPE ? "a type name" : spelling);
@@ -494,17 +496,9 @@ static void syntax_error(kf_parser *px, int tk, const kf_token *tok)
                     "precedence; write 'a < b && b < c' or add parentheses", what);
         return;
     }
-    if (px->prev_tk != 0 && tok->loc.line > px->prev.loc.line && would_accept(px->engine, TK_SEMI)) {
-        kf_loc after = px->prev.loc;
-        after.col += px->prev.len;
-        if (tk == 0) parse_error(px, after, "missing ';' at the end of the statement");
-        else parse_error(px, after, "missing ';' at the end of the statement (the next token, %s, is on line %u)",
-                         what, tok->loc.line);
-        return;
-    }
     kf_buf exp = {0};
     expected_list(px, &exp);
-    add_hint(px, tk, &exp);
+    add_hint(px, tk, tok, &exp);
     if (exp.oom || !exp.len) parse_error(px, tok->loc, "unexpected %s", what);
     else parse_error(px, tok->loc, "unexpected %s, expected %s", what, exp.data);
     kf_buf_free(&exp);

@@ -505,7 +505,7 @@ static void error_names_the_token_and_what_was_expected(void **state)
     assert_error(p, 0, 1, 12, "unexpected type 'f32', expected ':'");
     parsed_free(p);
     p = parse("kernel k() {\n  let x = 1\n  let y = 2;\n}");
-    assert_error(p, 0, 2, 12, "missing ';' at the end of the statement (the next token, 'let', is on line 3)");
+    assert_error(p, 0, 3, 3, "unexpected 'let', expected ';' or an operator (is a ';' missing at the end of line 2?)");
     parsed_free(p);
     p = parse("kernel k() {\n  if a = b { }\n}");
     assert_error(p, 0, 2, 8, "unexpected '=', expected '{' or an operator (to compare, use '==')");
@@ -531,7 +531,7 @@ static void error_names_the_token_and_what_was_expected(void **state)
     assert_error(p, 0, 1, 28, "unexpected name 'x', expected '{' or 'step'");
     assert_error(p, 1, 1, 38, "unexpected name 'b', expected ')' or ','");
     assert_error(p, 2, 2, 7, "unexpected '->', expected a name or ')'");
-    assert_error(p, 3, 3, 17, "missing ';' at the end of the statement");
+    assert_error(p, 3, 4, 1, "unexpected end of input, expected ';' or an operator (is a ';' missing at the end of line 3?)");
     parsed_free(p);
 }
 
@@ -546,14 +546,14 @@ static void several_independent_errors_are_each_reported(void **state)
                       "kernel b(n: u32) {\n"
                       "    for i in 0 .. { }\n"     /* 8:19 */
                       "}\n"
-                      "const C: u32 = 1\n"          /* 10:17 */
+                      "const C: u32 = 1\n"          /* 11:1 */
                       "fn f() { return 1 }\n");     /* 11:19 */
     assert_int_equal(p->diags.nerrors, 6);
     assert_error(p, 0, 2, 13, "unexpected ';'");
     assert_error(p, 1, 3, 12, "unexpected '{'");
     assert_error(p, 2, 5, 11, "unexpected integer literal '3'");
     assert_error(p, 3, 8, 19, "unexpected '{'");
-    assert_error(p, 4, 10, 17, "missing ';' at the end of the statement (the next token, 'fn', is on line 11)");
+    assert_error(p, 4, 11, 1, "unexpected 'fn', expected ';' or an operator (is a ';' missing at the end of line 10?)");
     assert_error(p, 5, 11, 19, "unexpected '}'");
     /* recovery kept the braces balanced: both kernels and the fn survive */
     const kf_node *k = p->module->a;
