@@ -8,10 +8,13 @@
  *
  * Errors: %syntax_error names the unexpected token and the tokens the parser
  * could have taken there (computed from the LALR tables, without running any
- * action). Recovery uses Lemon's `error` token at statement and module item
- * level: the parser resynchronises at `;`, at a `{ }` block (parsed, so braces
- * stay balanced) or at the start of the next statement or item, so several
- * independent errors are reported in one run.
+ * action), plus a hint for common slips. Recovery: the driver drops the rest
+ * of a broken statement (up to a ';', brace or keyword at the error's bracket
+ * depth, or a new line), then Lemon's `error` rules at statement and item
+ * level resynchronise there (`error ;`, `error { block }` so braces stay
+ * balanced, or bare `error` before the next statement or item) and the next
+ * error is reported at once. One mistake gives one message; independent
+ * mistakes each give theirs.
  *
  * Guards: the lexer stops at nesting deeper than KF_LEX_MAX_NESTING; the
  * parser stack is bounded (%stack_size, overflow is an error); and every node
@@ -30,7 +33,7 @@
 #include <string.h>
 #include "lexer.h"
 
-#define kf_lemon_ENGINEALWAYSONSTACK 1
+#define kf_lemon_ENGINEALWAYSONSTACK 1   /* no kf_lemonAlloc: the engine lives in the arena */
 #define KF_PARSE_MAX_DEPTH 1000
 
 typedef struct {
