@@ -64,7 +64,7 @@ typedef struct {
     bool oom;
 } lw_t;
 
-#define LW_MAX_INS (1u << 20)      /* instruction cap per kernel (runaway unroll/inlining) */
+#define LW_MAX_INS (1u << 18)      /* instruction cap per kernel (runaway unroll/inlining) */
 #define LW_MAX_UNROLL 4096u        /* iterations of one @unroll loop */
 #define LW_MAX_INLINE_DEPTH 64u
 
