@@ -910,6 +910,51 @@ static void compiled_params_order_and_view_align(void **state)
     assert_true(k->sched.grid[1]->is_const);
 }
 
+/* Returns that leave @unroll expansions and nested loops; unroll bounds over
+ * an outer unrolled variable; a kernel return deep in loops. */
+static void compiled_returns_leave_nested_structures(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(
+        "fn first_big(v: f32x4) -> u32 {\n"
+        "    @unroll for t in 0 .. 4 { if v[t] > 1.0 { return t; } }\n"
+        "    return 9;\n"
+        "}\n"
+        "fn search(x: &[u32], n: u32) -> u32 {\n"
+        "    var r: u32 = 0;\n"
+        "    while r < 100 {\n"
+        "        @unroll for u in 0 .. 2 {\n"
+        "            for i in 0 .. n { if x[i] == r + u { return r * 10 + u; } }\n"
+        "        }\n"
+        "        r += 2;\n"
+        "    }\n"
+        "    return 7777;\n"
+        "}\n"
+        "kernel k(v: &[f32x4], x: &[u32], out: &mut [u32], n: u32) {\n"
+        "    out[0] = first_big(v[0]);\n"
+        "    out[1] = first_big(v[1]);\n"
+        "    out[2] = search(x, n);\n"
+        "    var s: u32 = 0;\n"
+        "    @unroll for i in 0 .. 4 { @unroll for j in 0 .. i { s += x[i] * x[j]; } }\n"
+        "    out[3] = s;\n"
+        "    for i in 0 .. n {\n"
+        "        var j: u32 = 0;\n"
+        "        while j < 5 { if j == 3 && i == 1 { return; } j += 1; out[4] = i * 100 + j; }\n"
+        "    }\n"
+        "    out[5] = 1;\n"
+        "}\n", NULL);
+    float vs[8] = {0.5f, 0.25f, 3.0f, 9.0f, 0, 0, 0, 0};
+    uint32_t xs[4] = {9, 13, 5, 2}, out[6] = {0};
+    kf_interp_arg args[4] = {buf_arg(vs, sizeof vs), buf_arg(xs, sizeof xs), buf_arg(out, sizeof out), u32_arg(4)};
+    run_ok(k, args, 1);
+    assert_int_equal(out[0], 2);
+    assert_int_equal(out[1], 9);
+    assert_int_equal(out[2], 20);   /* r = 2, u = 0 finds x[3] == 2: 2 * 10 + 0 */
+    assert_int_equal(out[3], 13 * 9 + 5 * 9 + 5 * 13 + 2 * 9 + 2 * 13 + 2 * 5);
+    assert_int_equal(out[4], 103);  /* i = 1 returns when j reaches 3 after writing 103 */
+    assert_int_equal(out[5], 0);
+    assert_int_equal(count_op(k, KF_IR_RET), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -933,6 +978,7 @@ int main(void)
         cmocka_unit_test_teardown(compiled_short_circuit_guards_the_load, teardown_module),
         cmocka_unit_test_teardown(compiled_nested_loops_break_and_continue, teardown_module),
         cmocka_unit_test_teardown(compiled_params_order_and_view_align, teardown_module),
+        cmocka_unit_test_teardown(compiled_returns_leave_nested_structures, teardown_module),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
