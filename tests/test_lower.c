@@ -536,6 +536,18 @@ static void schedule_is_copied(void **state)
     free(text);
 }
 
+/* grid = (n + 15) / 16 - (m - 1) prints with only the parentheses it needs. */
+static void grid_prints_with_needed_parentheses(void **state)
+{
+    kf_node *n = t_param("n", U32), *m = t_param("m", U32);
+    kf_node *g = t_bin(KF_OP_SUB, U32, t_bin(KF_OP_DIV, U32, t_bin(KF_OP_ADD, U32, t_ref(n), u(15)), u(16)),
+                       t_bin(KF_OP_SUB, U32, t_ref(m), u(1)));
+    kf_ir_kernel *k = lower_ok(t_module(t_kernel(t_const(UINT, 64), g, "g", LIST(n, m), t_block(NULL))));
+    char *text = print_kernel(k);
+    assert_non_null(strstr(text, "block(64, 1, 1) grid((n + 15) / 16 - (m - 1))"));
+    free(text);
+}
+
 /* ---- builtins -------------------------------------------------------------------- */
 
 static void warp_reductions_are_xor_butterflies(void **state)
@@ -967,6 +979,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(params_in_order_and_align_follows_views, setup, teardown),
         cmocka_unit_test_setup_teardown(casts_are_explicit_cvts, setup, teardown),
         cmocka_unit_test_setup_teardown(schedule_is_copied, setup, teardown),
+        cmocka_unit_test_setup_teardown(grid_prints_with_needed_parentheses, setup, teardown),
         cmocka_unit_test_setup_teardown(warp_reductions_are_xor_butterflies, setup, teardown),
         cmocka_unit_test_setup_teardown(cdiv_rounds_toward_positive_infinity, setup, teardown),
         cmocka_unit_test_setup_teardown(vectors_build_with_splat_and_insert, setup, teardown),
