@@ -290,12 +290,16 @@ bool lw_is_fresh(const lw_t *lw, kf_val v, kf_val mark)
 
 /* ---- expressions ------------------------------------------------------ */
 
+static kf_val expr_unfolded(lw_t *lw, const kf_node *e);
+
 kf_val lw_expr_as(lw_t *lw, const kf_node *e, kf_type want)
 {
     want = lw_norm(want);
     uint64_t bits;
-    if (want.kind == KF_TK_SCALAR && lw_fold(lw, e, want, &bits)) return lw_const(lw, want, bits, e->loc);
-    kf_val v = lw_expr(lw, e);
+    kf_val v;
+    if (want.kind != KF_TK_SCALAR) v = lw_expr(lw, e);
+    else if (lw_fold(lw, e, want, &bits)) return lw_const(lw, want, bits, e->loc);
+    else v = expr_unfolded(lw, e);   /* not constant in any type */
     kf_type vt = lw_vtype(lw, v);
     bool numeric = (want.kind == KF_TK_SCALAR || want.kind == KF_TK_VECTOR) && vt.kind == want.kind && vt.lanes == want.lanes;
     if (v && numeric && !kf_type_eq(vt, want)) return lw_def(lw, KF_IR_CVT, 0, want, want, v, 0, 0, 0, e->loc);
@@ -405,8 +409,8 @@ static kf_val vector_ctor(lw_t *lw, const kf_node *e)
 {
     kf_type t = lw_norm(e->type);
     kf_type el = kf_type_elem(t);
-    kf_val lanes[16];
-    kf_loc locs[16];
+    kf_val lanes[16] = {0};
+    kf_loc locs[16] = {{0}};
     unsigned n = 0;
     for (const kf_node *a = e->b; a; a = a->next) {
         kf_type at = lw_norm(a->type);
@@ -535,14 +539,19 @@ static kf_val lower_member(lw_t *lw, const kf_node *e)
 
 kf_val lw_expr(lw_t *lw, const kf_node *e)
 {
+    kf_type t = e ? lw_norm(e->type) : kf_type_void();
+    uint64_t bits;
+    if (!lw->failed && t.kind == KF_TK_SCALAR && lw_fold(lw, e, t, &bits)) return lw_const(lw, t, bits, e->loc);
+    return expr_unfolded(lw, e);
+}
+
+static kf_val expr_unfolded(lw_t *lw, const kf_node *e)
+{
     if (lw->failed) return 0;
     if (!e) {
         lw_error(lw, (kf_loc){lw->cx->file, 1, 1}, "internal error: missing expression");
         return 0;
     }
-    kf_type t = lw_norm(e->type);
-    uint64_t bits;
-    if (t.kind == KF_TK_SCALAR && lw_fold(lw, e, t, &bits)) return lw_const(lw, t, bits, e->loc);
     switch (e->kind) {
     case KF_N_NAME: return lower_name(lw, e);
     case KF_N_BINARY: return lower_binary(lw, e);
