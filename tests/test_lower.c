@@ -967,6 +967,39 @@ static void compiled_returns_leave_nested_structures(void **state)
     assert_int_equal(count_op(k, KF_IR_RET), 1);
 }
 
+/* Lets over an unrolled variable fold per iteration (a doubling chain of 30
+ * lets must not be re-evaluated exponentially), and so do integer builtins
+ * used as vector indices. */
+static void compiled_unroll_folds_lets_and_int_builtins(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(
+        "kernel k(x: &[f32x4], out: &mut [u32]) {\n"
+        "    var s: u32 = 0;\n"
+        "    let v = x[0];\n"
+        "    @unroll for t in 0 .. 4 {\n"
+        "        let a1: u32 = t + 1;\n"
+        "        let a2 = a1 + a1; let a3 = a2 + a2; let a4 = a3 + a3; let a5 = a4 + a4; let a6 = a5 + a5;\n"
+        "        let a7 = a6 + a6; let a8 = a7 + a7; let a9 = a8 + a8; let a10 = a9 + a9; let a11 = a10 + a10;\n"
+        "        let a12 = a11 + a11; let a13 = a12 + a12; let a14 = a13 + a13; let a15 = a14 + a14; let a16 = a15 + a15;\n"
+        "        let a17 = a16 + a16; let a18 = a17 + a17; let a19 = a18 + a18; let a20 = a19 + a19; let a21 = a20 + a20;\n"
+        "        let a22 = a21 + a21; let a23 = a22 + a22; let a24 = a23 + a23; let a25 = a24 + a24; let a26 = a25 + a25;\n"
+        "        let a27 = a26 + a26; let a28 = a27 + a27; let a29 = a28 + a28; let a30 = a29 + a29;\n"
+        "        let j = min(t, 2);\n"
+        "        s += a30 + (v[j] as u32) + (v[cdiv(t, 2)] as u32);\n"
+        "    }\n"
+        "    out[0] = s;\n"
+        "}\n"
+        , NULL);
+    static const uint64_t lanes[8] = {0, 0, 1, 1, 2, 1, 2, 2};   /* min(t, 2), cdiv(t, 2) */
+    assert_int_equal(count_op(k, KF_IR_EXTRACT), 8);
+    for (uint32_t i = 0; i < 8; i++) assert_int_equal(k->ins[find_op(k, KF_IR_EXTRACT, i)].imm, lanes[i]);
+    float xs[4] = {10, 20, 30, 40};
+    uint32_t out = 0;
+    kf_interp_arg args[2] = {buf_arg(xs, sizeof xs), buf_arg(&out, sizeof out)};
+    run_ok(k, args, 1);
+    assert_int_equal(out, (uint32_t)(10ull << 29) + 170u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -992,6 +1025,7 @@ int main(void)
         cmocka_unit_test_teardown(compiled_nested_loops_break_and_continue, teardown_module),
         cmocka_unit_test_teardown(compiled_params_order_and_view_align, teardown_module),
         cmocka_unit_test_teardown(compiled_returns_leave_nested_structures, teardown_module),
+        cmocka_unit_test_teardown(compiled_unroll_folds_lets_and_int_builtins, teardown_module),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
