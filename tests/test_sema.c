@@ -229,6 +229,7 @@ static void constants_must_fit_their_type(void **state)
     reject(K("let x: u32 = 1.5;"), 2, 14, "float constant 1.5 cannot be used as u32: convert it with 'as u32'");
     reject(K("let x = 5000000000;"), 2, 9, "constant 5000000000 does not fit i32");
     reject(K("let x: f16 = 70000.0;"), 2, 14, "constant 70000.0 does not fit f16");
+    reject(K("let x: f16 = 70000;"), 2, 14, "constant 70000 does not fit f16");
     reject(K("let x = v * 2.0;"), 2, 13, "float constant 2.0 cannot be used as f32x4: write f32x4(2.0) to splat it");
 }
 
