@@ -650,6 +650,84 @@ static void math_builtins_follow_the_contract(void **state)
     assert_true(MATH(KF_BI_CLAMP, T_F32, f32b(9.0f), f32b(-1.0f), f32b(1.0f)) == f32b(1.0f));
 }
 
+static uint64_t rng_state = 0x243f6a8885a308d3ull;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* Operands that hit the edges: small shift amounts, zero, -1, INT_MIN,
+ * NaN/inf/-0 for floats, and random bits. */
+static uint64_t edgy(kf_scalar s)
+{
+    static const uint64_t f32s[] = {0x7fc00000, 0x7f800000, 0xff800000, 0x80000000, 0x3f800000, 0x00000001};
+    static const uint64_t f64s[] = {0x7ff8000000000000ull, 0x7ff0000000000000ull, 0x8000000000000000ull,
+                                    0x3ff0000000000000ull, 1};
+    uint64_t r = rng();
+    switch (r % 8) {
+    case 0: return rng() % 70;
+    case 1: return 0;
+    case 2: return UINT64_MAX;
+    case 3: return s == KF_S_F32 ? f32s[rng() % 6] : s == KF_S_F64 ? f64s[rng() % 5] : UINT64_C(1) << (8 * kf_scalar_bytes[s] - 1);
+    default: return rng();
+    }
+}
+
+/* r[i] = x[i] op y[i] through the interpreter's decoded fast path must equal
+ * the generic lane-wise operation of interp_ops.c, bit for bit. */
+static void fast_paths_agree_with_generic_ops(void **state)
+{
+    static const kf_scalar types[] = {KF_S_I32, KF_S_U32, KF_S_I64, KF_S_U64, KF_S_F32, KF_S_F64};
+    static const kf_op iops[] = {KF_OP_ADD, KF_OP_SUB, KF_OP_MUL, KF_OP_AND, KF_OP_OR, KF_OP_XOR, KF_OP_SHL, KF_OP_SHR,
+                                 KF_OP_EQ, KF_OP_NE, KF_OP_LT, KF_OP_LE, KF_OP_GT, KF_OP_GE};
+    static const kf_op fops[] = {KF_OP_ADD, KF_OP_SUB, KF_OP_MUL, KF_OP_DIV, KF_OP_EQ, KF_OP_NE,
+                                 KF_OP_LT, KF_OP_LE, KF_OP_GT, KF_OP_GE};
+    enum { N = 512 };
+    for (unsigned ti = 0; ti < 6; ti++) {
+        kf_scalar sc = types[ti];
+        kf_type t = kf_type_scalar(sc);
+        bool fl = kf_scalar_class[sc] == 'f';
+        unsigned nops = fl ? 10 : 14;
+        unsigned by = kf_scalar_bytes[sc];
+        for (unsigned oi = 0; oi < nops; oi++) {
+            kf_op op = fl ? fops[oi] : iops[oi];
+            bool cmp = op >= KF_OP_EQ;
+            kf_type rt = cmp ? T_BOOL : t;
+            tb b;
+            tb_init(&b, "diff");
+            kf_val x = tb_param(&b, "x", t_buf(t, false)), y = tb_param(&b, "y", t_buf(t, false));
+            kf_val r = tb_param(&b, "r", t_buf(rt, true));
+            kf_val i = tb_sreg(&b, KF_SR_TID_X);
+            kf_val xi = tb_load(&b, x, i), yi = tb_load(&b, y, i);
+            tb_store(&b, r, i, cmp ? tb_cmp(&b, op, xi, yi) : tb_bin(&b, op, xi, yi));
+            uint64_t xs[N], ys[N], rs[N];
+            uint8_t xb[N * 8], yb[N * 8], rb[N * 8];
+            for (int k = 0; k < N; k++) {
+                xs[k] = edgy(sc), ys[k] = edgy(sc);
+                memcpy(xb + k * by, &xs[k], by), memcpy(yb + k * by, &ys[k], by);
+            }
+            kf_interp_arg args[] = {tb_buf_arg(xb, N * by), tb_buf_arg(yb, N * by),
+                                    tb_buf_arg(rb, N * kf_scalar_bytes[rt.scalar])};
+            kf_error err = {0};
+            assert_int_equal(tb_run(&b, 1, N, args, &err, NULL), KF_OK);
+            for (int k = 0; k < N; k++) {
+                kf_islot a = {{0, 0}}, c = {{0, 0}}, want = {{0, 0}};
+                memcpy(&a, &xs[k], by), memcpy(&c, &ys[k], by);
+                if (cmp) kf_iop_cmp(op, sc, &want, &a, &c);
+                else assert_int_equal(kf_iop_binop(op, sc, 1, &want, &a, &c), IOP_OK);
+                rs[k] = 0;
+                memcpy(&rs[k], rb + k * kf_scalar_bytes[rt.scalar], kf_scalar_bytes[rt.scalar]);
+                uint64_t w = kf_iop_lane(&want, kf_scalar_bytes[rt.scalar], 0);
+                bool nan = fl && !cmp && isnan(kf_bits_to_double(sc, w)) && isnan(kf_bits_to_double(sc, rs[k]));
+                if (rs[k] != w && !nan) print_error("%s %s %llx %llx\n", kf_scalar_names[sc], kf_op_spelling[op],
+                                                    (unsigned long long)xs[k], (unsigned long long)ys[k]);
+                assert_true(rs[k] == w || nan);
+            }
+        }
+    }
+}
+
 /* Vector ops: splat, insert, extract, per-lane add and f32x4 -> f16x4. */
 static void vectors_work_per_lane(void **state)
 {
@@ -1025,6 +1103,7 @@ int main(void)
         cmocka_unit_test(f64_arithmetic_is_double),
         cmocka_unit_test(f16_and_bf16_arithmetic_round_each_operation),
         cmocka_unit_test(math_builtins_follow_the_contract),
+        cmocka_unit_test(fast_paths_agree_with_generic_ops),
         cmocka_unit_test(vectors_work_per_lane),
         cmocka_unit_test(local_arrays_are_per_thread),
         cmocka_unit_test(out_of_bounds_load_names_buffer_index_place_and_thread),
