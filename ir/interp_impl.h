@@ -103,6 +103,7 @@ typedef struct {
     kf_islot *regs;
     uint8_t *local, *written, *shared;
     uint64_t steps;      /* instructions executed */
+    uint64_t blocks_run; /* blocks started */
     uint64_t budget;     /* the launch fails past this many */
     kf_error *err;
 } kf_ictx;

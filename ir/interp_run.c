@@ -505,7 +505,8 @@ kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t)
         steps++;
         switch (d->h) {
         case IH_NOP: break;
-        case IH_END: case IH_RET: t->state = KF_TS_DONE; goto out;
+        case IH_END: steps--; t->state = KF_TS_DONE; goto out;   /* END is not an IR instruction */
+        case IH_RET: t->state = KF_TS_DONE; goto out;
         case IH_JUMP: pc = d->target; continue;
         case IH_LOOPJUMP:
             if (c->steps + steps > c->budget) { st = over_budget(c, t, d); goto out; }

@@ -145,6 +145,34 @@ static void return_ends_only_the_returning_thread(void **state)
                                  "exited) in block (0,0,0) thread (0,0,0)");
 }
 
+/* Stats count executed IR instructions (markers a jump skips are not
+ * executed) and started threads exactly. */
+static void stats_count_instructions_and_threads(void **state)
+{
+    tb b;
+    tb_init(&b, "count");
+    kf_val i = tb_val(&b, T_U32);
+    tb_mov(&b, i, tb_u32(&b, 0));
+    kf_val ten = tb_u32(&b, 10);
+    tb_loop(&b);
+    tb_if(&b, tb_cmp(&b, KF_OP_GE, i, ten));
+    tb_break(&b);
+    tb_endif(&b);
+    tb_latch(&b);
+    tb_mov(&b, i, tb_bin(&b, KF_OP_ADD, i, tb_u32(&b, 1)));
+    tb_endloop(&b);
+    kf_error err = {0};
+    kf_interp_stats st;
+    assert_true(kf_ir_link(&b.k));
+    kf_interp_launch l = {{3, 1, 1}, {5, 1, 1}};
+    assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, &st, &err), KF_OK);
+    /* 4 up to LOOP; 10 iterations of cmp, if (false: jumps past ENDIF),
+     * latch, const, add, mov, endloop (back to after LOOP) = 7; then cmp,
+     * if, break = 3. */
+    assert_int_equal(st.instructions, 15 * (4 + 10 * 7 + 3));
+    assert_int_equal(st.threads, 15);
+}
+
 /* ---- barrier and shared memory ------------------------------------------ */
 
 /* s[t] = t * 3; barrier; out[t] = s[63 - t] */
@@ -1085,6 +1113,7 @@ int main(void)
         cmocka_unit_test(sreg_geometry_in_three_dimensions),
         cmocka_unit_test(loop_continue_and_break),
         cmocka_unit_test(return_ends_only_the_returning_thread),
+        cmocka_unit_test(stats_count_instructions_and_threads),
         cmocka_unit_test(barrier_exchanges_through_shared_memory),
         cmocka_unit_test(barrier_inside_a_loop_tree_reduction),
         cmocka_unit_test(shfl_idx_wraps_mod_32_and_keeps_own_value_outside_warp),
