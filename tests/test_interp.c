@@ -824,6 +824,28 @@ static void out_of_bounds_load_names_buffer_index_place_and_thread(void **state)
     assert_true(y[999] == 0.0f);
 }
 
+/* out[ctaid.y * 10 + tid.y * 4 + tid.x] in 4x4 blocks on a 1x2 grid, 16
+ * elements: the first fault is block (0,1,0) thread (2,1,0). */
+static void fault_names_multidimensional_block_and_thread(void **state)
+{
+    tb b;
+    tb_init(&b, "md");
+    kf_val o = tb_param(&b, "o", t_buf(T_U32, true));
+    kf_val i = tb_bin(&b, KF_OP_MUL, tb_sreg(&b, KF_SR_CTAID_Y), tb_u32(&b, 10));
+    i = tb_bin(&b, KF_OP_ADD, i, tb_bin(&b, KF_OP_MUL, tb_sreg(&b, KF_SR_TID_Y), tb_u32(&b, 4)));
+    i = tb_bin(&b, KF_OP_ADD, i, tb_sreg(&b, KF_SR_TID_X));
+    b.line = 2, b.col = 8;
+    tb_store(&b, o, i, i);
+    assert_true(kf_ir_link(&b.k));
+    uint32_t mem[16];
+    kf_interp_arg args[] = {tb_buf_arg(mem, sizeof mem)};
+    kf_interp_launch l = {{1, 2, 1}, {4, 4, 1}};
+    kf_error err = {0};
+    assert_int_equal(kf_interp_run(&b.k, args, 1, &l, NULL, &err), KF_ERR_RUNTIME);
+    assert_string_equal(err.msg, "kernel md: t.kf:2:8: out-of-bounds store of o[16] (length 16) in block (0,1,0) "
+                                 "thread (2,1,0)");
+}
+
 static void out_of_bounds_store_and_negative_index(void **state)
 {
     tb b;
@@ -1136,6 +1158,7 @@ int main(void)
         cmocka_unit_test(vectors_work_per_lane),
         cmocka_unit_test(local_arrays_are_per_thread),
         cmocka_unit_test(out_of_bounds_load_names_buffer_index_place_and_thread),
+        cmocka_unit_test(fault_names_multidimensional_block_and_thread),
         cmocka_unit_test(out_of_bounds_store_and_negative_index),
         cmocka_unit_test(out_of_bounds_through_a_view_uses_the_view_length),
         cmocka_unit_test(out_of_bounds_atomic),
