@@ -16,6 +16,13 @@
 #include "interp_build.h"
 #include "interp_impl.h"
 
+static uint64_t rng_state = 0x243f6a8885a308d3ull;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
 /* ---- basic execution ---------------------------------------------------- */
 
 static void build_saxpy(tb *b, bool guard)
@@ -645,6 +652,31 @@ static void f16_and_bf16_arithmetic_round_each_operation(void **state)
     assert_true(eval(K_UN, KF_OP_NEG, T_F16, T_F16, one, 0, 0) == 0xbc00);
 }
 
+/* The interpreter computes f16/bf16 + - * / in double and rounds once; the
+ * contract says that equals computing in f32 and rounding (and native f16):
+ * check it on random operand pairs of every magnitude, bit for bit. */
+static void narrow_float_ops_equal_f32_then_round(void **state)
+{
+    static const kf_op ops[] = {KF_OP_ADD, KF_OP_SUB, KF_OP_MUL, KF_OP_DIV};
+    for (int n = 0; n < 200000; n++) {
+        kf_scalar s = n & 1 ? KF_S_BF16 : KF_S_F16;
+        kf_op op = ops[(n >> 1) & 3];
+        uint16_t x = (uint16_t)rng(), y = (uint16_t)rng();
+        kf_islot a = {{x, 0}}, b = {{y, 0}}, r;
+        assert_int_equal(kf_iop_binop(op, s, 1, &r, &a, &b), IOP_OK);
+        float fx = (float)kf_bits_to_double(s, x), fy = (float)kf_bits_to_double(s, y), fz;
+        switch (op) {
+        case KF_OP_ADD: fz = fx + fy; break;
+        case KF_OP_SUB: fz = fx - fy; break;
+        case KF_OP_MUL: fz = fx * fy; break;
+        default: fz = fx / fy; break;
+        }
+        uint16_t want = (uint16_t)kf_bits_from_double(s, fz);
+        if (isnan(fz)) assert_true(isnan(kf_bits_to_double(s, r.u16[0])));
+        else assert_int_equal(r.u16[0], want);
+    }
+}
+
 #define MATH(fn, t, x, y, z) eval(K_MATH, fn, t, t, (uint64_t)(x), (uint64_t)(y), (uint64_t)(z))
 
 static void math_builtins_follow_the_contract(void **state)
@@ -676,13 +708,6 @@ static void math_builtins_follow_the_contract(void **state)
     assert_true(MATH(KF_BI_CDIV, T_I32, MASK(T_I32, -7), 2, 0) == MASK(T_I32, -3));
     assert_true(MATH(KF_BI_CLAMP, T_I32, MASK(T_I32, -9), MASK(T_I32, -4), 4) == MASK(T_I32, -4));
     assert_true(MATH(KF_BI_CLAMP, T_F32, f32b(9.0f), f32b(-1.0f), f32b(1.0f)) == f32b(1.0f));
-}
-
-static uint64_t rng_state = 0x243f6a8885a308d3ull;
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-    return rng_state;
 }
 
 /* Operands that hit the edges: small shift amounts, zero, -1, INT_MIN,
@@ -1153,6 +1178,7 @@ int main(void)
         cmocka_unit_test(narrowing_and_int_to_float_round_to_nearest_even_once),
         cmocka_unit_test(f64_arithmetic_is_double),
         cmocka_unit_test(f16_and_bf16_arithmetic_round_each_operation),
+        cmocka_unit_test(narrow_float_ops_equal_f32_then_round),
         cmocka_unit_test(math_builtins_follow_the_contract),
         cmocka_unit_test(fast_paths_agree_with_generic_ops),
         cmocka_unit_test(vectors_work_per_lane),
