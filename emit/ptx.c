@@ -132,12 +132,24 @@ preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane)
     }
     const kf_ir_value *val = &cx->k->vals[v];
     ptx_rclass rc = ptx_class_of(val->type);
+    cx->needreg[v] = 1;
     if (!cx->vreg[v]) {
         cx->vreg[v] = cx->nreg[rc] + 1;
         cx->nreg[rc] += lanes_of(val->type);
     }
     snprintf(r.s, sizeof r.s, "%s%u", ptx_rc_prefix[rc], cx->vreg[v] + lane);
     return r;
+}
+
+preg ptx_opnd(ptx_cx *cx, kf_val v, uint32_t lane)
+{
+    uint64_t b;
+    if (ptx_const_of(cx, v, &b)) {
+        kf_type t = cx->k->vals[v].type;
+        if (t.kind != KF_TK_BUFFER && t.scalar != KF_S_BOOL && t.scalar != KF_S_F16 && t.scalar != KF_S_BF16)
+            return ptx_imm((kf_scalar)t.scalar, b);
+    }
+    return ptx_reg(cx, v, lane);
 }
 
 preg ptx_tmp(ptx_cx *cx, ptx_rclass rc)
@@ -241,9 +253,10 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
     cx->aname = kf_arena_calloc(arena, k->narrays + 1, sizeof *cx->aname);
     cx->has_latch = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->has_latch);
     cx->partner = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->partner);
+    cx->needreg = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->needreg);
     bool *dyn = kf_arena_calloc(arena, k->narrays + 1, sizeof *dyn);
     if (!cx->vreg || !cx->ndefs || !cx->cdef || !cx->areg || !cx->aname || !cx->has_latch || !dyn ||
-        !cx->partner || !link_markers(cx))
+        !cx->partner || !cx->needreg || !link_markers(cx))
         return false;
     for (uint32_t v = 0; v <= k->nvals; v++) cx->cdef[v] = -1;
     for (uint32_t i = 0; i < k->nins; i++) {
@@ -388,6 +401,29 @@ static void emit_body(ptx_cx *cx)
     ptx_ins(cx, "ret");
 }
 
+/* Two passes over the body: the first finds which constants some use needs
+ * in a register (the others appear only as immediates), the second writes
+ * the text. Both make the same decisions, so the first pass's needs hold. */
+static void emit_passes(ptx_cx *cx)
+{
+    uint32_t nreg0[PTX_RC_COUNT];
+    memcpy(nreg0, cx->nreg, sizeof nreg0);
+    kf_diags *diags = cx->diags, scratch = {0};
+    cx->diags = &scratch;
+    emit_body(cx);
+    kf_diags_free(&scratch);
+    cx->diags = diags;
+    kf_buf_reset(&cx->body);
+    cx->locs.len = 0;
+    memcpy(cx->nreg, nreg0, sizeof nreg0);
+    memset(cx->vreg, 0, (cx->k->nvals + 1) * sizeof *cx->vreg);
+    cx->nacache = 0;
+    cx->last_loc_line = cx->last_loc_col = cx->last_comment_line = 0;
+    cx->failed = false;
+    cx->final_pass = true;
+    emit_body(cx);
+}
+
 static kf_status emit_kernel(const kf_module *m, const kf_ir_kernel *k, const kf_emit_opts *o, kf_buf *out,
                              ptx_locvec *locs, kf_diags *diags)
 {
@@ -399,7 +435,7 @@ static kf_status emit_kernel(const kf_module *m, const kf_ir_kernel *k, const kf
         st = KF_ERR_NOMEM;
         goto done;
     }
-    emit_body(&cx);
+    emit_passes(&cx);
     if (cx.failed || cx.body.oom) {
         st = cx.body.oom ? KF_ERR_NOMEM : KF_ERR_SOURCE;
         goto done;
