@@ -152,6 +152,14 @@ preg ptx_opnd(ptx_cx *cx, kf_val v, uint32_t lane)
     return ptx_reg(cx, v, lane);
 }
 
+preg ptx_movsrc(ptx_cx *cx, kf_val v, uint32_t lane)
+{
+    uint64_t b;
+    if (ptx_const_of(cx, v, &b) && cx->k->vals[v].type.kind != KF_TK_BUFFER)
+        return ptx_imm((kf_scalar)cx->k->vals[v].type.scalar, b);
+    return ptx_reg(cx, v, lane);
+}
+
 preg ptx_tmp(ptx_cx *cx, ptx_rclass rc)
 {
     preg r;
@@ -356,8 +364,9 @@ static void emit_entry_head(ptx_cx *cx, kf_buf *out, ptx_locvec *locs)
     for (uint32_t a = 0; a < k->narrays; a++) {
         const kf_ir_array *ar = &k->arrays[a];
         if (cx->areg[a]) {
+            char tn[32];
             kf_buf_printf(out, "\t// %s: %s[%u] held in registers %s%u..%s%u\n", ar->name ? ar->name : "?",
-                          kf_scalar_names[ar->type.scalar], ar->type.len,
+                          kf_type_str(kf_type_elem(ar->type), tn, sizeof tn), ar->type.len,
                           ptx_rc_prefix[ptx_scalars[ar->type.scalar].rc], cx->areg[a],
                           ptx_rc_prefix[ptx_scalars[ar->type.scalar].rc],
                           cx->areg[a] + ar->type.len * ar->type.lanes - 1);

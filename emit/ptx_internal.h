@@ -109,6 +109,9 @@ preg ptx_tmp(ptx_cx *cx, ptx_rclass rc);
 /* An operand where PTX accepts an immediate: the constant's immediate
  * when v is a single-CONST value (not bool/f16/bf16), else its register. */
 preg ptx_opnd(ptx_cx *cx, kf_val v, uint32_t lane);
+/* The source of a mov: any constant's immediate (mov takes them all), else
+ * the register. */
+preg ptx_movsrc(ptx_cx *cx, kf_val v, uint32_t lane);
 /* Immediate spelling of `bits` as a value of scalar s ("0f3F800000"). */
 preg ptx_imm(kf_scalar s, uint64_t bits);
 /* True when v is written exactly once, by a CONST; *bits gets its value. */

@@ -358,7 +358,7 @@ static void emit_array(ptx_cx *cx, const kf_ir_ins *in, bool store)
     for (uint32_t l = 0; l < at.lanes; l++) {
         char r[24];
         snprintf(r, sizeof r, "%s%u", ptx_rc_prefix[ptx_scalars[s].rc], cx->areg[ai] + (uint32_t)e * at.lanes + l);
-        if (store) ptx_ins(cx, "mov.%s %s, %s", movty(s), r, ptx_reg(cx, v, l).s);
+        if (store) ptx_ins(cx, "mov.%s %s, %s", movty(s), r, ptx_movsrc(cx, v, l).s);
         else ptx_ins(cx, "mov.%s %s, %s", movty(s), ptx_reg(cx, v, l).s, r);
     }
 }
@@ -705,20 +705,20 @@ static void emit_lanes(ptx_cx *cx, const kf_ir_ins *in)
     case KF_IR_MOV:
     case KF_IR_VIEW:
         for (uint32_t l = 0; l < nlanes(t); l++)
-            ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_reg(cx, in->a[0], l).s);
+            ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_movsrc(cx, in->a[0], l).s);
         break;
     case KF_IR_SPLAT:
         for (uint32_t l = 0; l < nlanes(t); l++)
-            ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_reg(cx, in->a[0], 0).s);
+            ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_movsrc(cx, in->a[0], 0).s);
         break;
     case KF_IR_EXTRACT:
-        ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, 0).s, ptx_reg(cx, in->a[0], (uint32_t)in->imm).s);
+        ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, 0).s, ptx_movsrc(cx, in->a[0], (uint32_t)in->imm).s);
         break;
     case KF_IR_INSERT:
         for (uint32_t l = 0; l < nlanes(t) && in->dst != in->a[0]; l++)
             if (l != in->imm)
-                ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_reg(cx, in->a[0], l).s);
-        ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, (uint32_t)in->imm).s, ptx_reg(cx, in->a[1], 0).s);
+                ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_movsrc(cx, in->a[0], l).s);
+        ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, (uint32_t)in->imm).s, ptx_movsrc(cx, in->a[1], 0).s);
         break;
     default: break;
     }
