@@ -832,7 +832,7 @@ static void emit_shfl(ptx_cx *cx, const kf_ir_ins *in)
     const ptx_shfl_info *sh = &ptx_shfls[in->sub];
     kf_scalar s = (kf_scalar)in->type.scalar;
     uint32_t sb = kf_scalar_bytes[s];
-    preg d = ptx_reg(cx, in->dst, 0), a = ptx_reg(cx, in->a[0], 0), b = ptx_reg(cx, in->a[1], 0);
+    preg d = ptx_reg(cx, in->dst, 0), a = ptx_reg(cx, in->a[0], 0), b = ptx_opnd(cx, in->a[1], 0);
     if (!sh->mode || in->type.kind != KF_TK_SCALAR || (sb != 4 && sb != 8)) {
         ptx_error(cx, "warp shuffles take 32- or 64-bit scalars, not %s", kf_scalar_names[s]);
         return;
