@@ -88,6 +88,8 @@ typedef struct {
     uint32_t *partner;            /* per marker: IF->ELSE/ENDIF, ELSE/ENDIF->IF, BREAK/CONTINUE/LATCH/ENDLOOP->LOOP */
     ptx_addr_entry acache[16];    /* global addresses computed in the current straight-line code */
     uint32_t nacache;
+    uint32_t *line_start;         /* offset of each source line (1-based index), or NULL */
+    uint32_t nlines;
     uint8_t *needreg;             /* per value: a single-CONST value some use needs in a register */
     bool final_pass;              /* second pass: CONSTs nobody needs in a register emit nothing */
     uint32_t at;                  /* index of the IR instruction being emitted */
