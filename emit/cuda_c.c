@@ -510,6 +510,16 @@ static bool written(const kw *w, uint32_t i)
     return true;
 }
 
+/* `c ? a : b` and bool `a && b` / `a || b` may skip an operand in C; the IR
+ * evaluates both, so their operands stay statements of their own (a warp
+ * shuffle must run on every lane). */
+static bool conditional_operand(const kf_ir_ins *r, kf_val v)
+{
+    if (r->op == KF_IR_SELECT) return r->a[1] == v || r->a[2] == v;
+    bool logic = r->op == KF_IR_BINOP && r->type.scalar == KF_S_BOOL && (r->sub == KF_OP_AND || r->sub == KF_OP_OR);
+    return logic && r->a[1] == v;
+}
+
 static void decide_folds(kw *w)
 {
     const kf_ir_kernel *k = w->k;
@@ -524,6 +534,7 @@ static void decide_folds(kw *w)
         while (u < k->nins && !written(w, u)) u++;
         if (u >= k->nins || !single_statement(w, u)) continue;
         uint32_t r = vi->use;
+        if (conditional_operand(&k->ins[r], in->dst)) continue;
         bool into_fold = r > d && r < u && w->v[k->ins[r].dst].kind == VK_FOLD && stmt[r] == u;
         if (r != u && !into_fold) continue;
         vi->kind = VK_FOLD;

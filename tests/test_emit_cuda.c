@@ -331,6 +331,24 @@ static void literals_round_trip(void **state)
     free(t);
 }
 
+static void operands_of_select_are_evaluated_on_every_lane(void **state)
+{
+    kb_init(&B, "sel", 32, 1, 1);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_F32, 1, true));
+    kf_val x = kb_param(&B, "x", kf_type_scalar(KF_S_F32));
+    kf_val r = kb_val(&B, kf_type_scalar(KF_S_F32), NULL);
+    kb_ins(&B, KF_IR_SHFL, KF_BI_SHFL_DOWN, kf_type_scalar(KF_S_F32), r, x, kb_u32(&B, 1), 0, 0);
+    kf_val c = kb_cmp(&B, KF_OP_GT, x, kb_const(&B, kf_type_scalar(KF_S_F32), 0));
+    kf_val s = kb_val(&B, kf_type_scalar(KF_S_F32), NULL);
+    kb_ins(&B, KF_IR_SELECT, 0, kf_type_scalar(KF_S_F32), s, c, r, x, 0);
+    kb_store(&B, o, kb_u32(&B, 0), s);
+    char *t = emit_opts(90, false, NULL);
+    /* the shuffle is its own statement, not a branch of ?: */
+    assert_has(t, "    float t3 = __shfl_down_sync(0xffffffffu, x, 1u);\n");
+    assert_has(t, "    o[0u] = (x > 0.0f) ? t3 : x;\n");
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +370,7 @@ int main(void)
         cmocka_unit_test(unbalanced_markers_are_reported_not_crashed_on),
         cmocka_unit_test(unused_results_are_not_emitted),
         cmocka_unit_test(literals_round_trip),
+        cmocka_unit_test(operands_of_select_are_evaluated_on_every_lane),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
