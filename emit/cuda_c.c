@@ -903,7 +903,8 @@ static void write_signature(kw *w)
                       (unsigned long long)b);
         w->c->failed = true;
     }
-    wline(w, k->loc, "extern \"C\" __global__ void __launch_bounds__(%llu)", (unsigned long long)b);
+    if (s->block[0]) wline(w, k->loc, "extern \"C\" __global__ void __launch_bounds__(%llu)", (unsigned long long)b);
+    else wline(w, k->loc, "extern \"C\" __global__ void");   /* no block known: no bound */
     kf_buf_printf(o, "%s(", k->name);
     for (uint32_t p = 0; p < k->nparams; p++) {
         kf_type t = k->params[p].type;

@@ -287,6 +287,18 @@ static const char *bool_binop(kf_cu *c, kf_op op, const char *a, const char *b)
     return kf_cu_str(c, "%s %s %s", a, sym, b);
 }
 
+/* `(U)x` for wrapping arithmetic, or `5u` when x is a non-negative decimal
+ * literal (`(unsigned)5` reads badly). */
+static const char *as_unsigned(kf_cu *c, kf_scalar s, const char *x)
+{
+    bool digits = *x != 0;
+    for (const char *p = x; *p && digits; p++) digits = *p >= '0' && *p <= '9';
+    bool wide = sbits(s) == 64;
+    if (digits) return kf_cu_str(c, "%s%s", x, wide ? "ull" : "u");
+    if (wide && strncmp(x, "(long long)", 11) == 0) return kf_cu_str(c, "(unsigned long long)%s", x + 11);
+    return kf_cu_str(c, "(%s)%s", c_unsigned[s], x);
+}
+
 const char *kf_cu_binop(kf_cu *c, kf_op op, kf_scalar s, const char *a, const char *b)
 {
     if (sclass(s) == 'f') {
@@ -307,8 +319,8 @@ const char *kf_cu_binop(kf_cu *c, kf_op op, kf_scalar s, const char *a, const ch
     case KF_OP_SUB:
     case KF_OP_MUL:
         if (s == KF_S_U32 || s == KF_S_U64) return kf_cu_str(c, "%s %s %s", a, kf_op_spelling[op], b);
-        return kf_cu_str(c, "(%s)((%s)%s %s (%s)%s)", c_scalar[s], c_unsigned[s], a, kf_op_spelling[op],
-                         c_unsigned[s], b);
+        return kf_cu_str(c, "(%s)(%s %s %s)", c_scalar[s], as_unsigned(c, s, a), kf_op_spelling[op],
+                         as_unsigned(c, s, b));
     default:
         if (sbits(s) >= 32) return kf_cu_str(c, "%s %s %s", a, kf_op_spelling[op], b);
         return kf_cu_str(c, "(%s)(%s %s %s)", c_scalar[s], a, kf_op_spelling[op], b);
