@@ -687,8 +687,8 @@ static const char *atomic_expr(kw *w, const kf_ir_ins *in)
     kf_cu *c = w->c;
     kf_type et = kf_type_elem(w->k->vals[in->a[0]].type);
     kf_scalar s = (kf_scalar)et.scalar;
-    const char *p = kf_cu_str(c, "&%s[%s]", val(w, in->a[0]), val(w, in->a[1]));
-    const char *x = val(w, in->a[2]);
+    const char *p = kf_cu_str(c, "&%s[%s]", val(w, in->a[0]), bare(w, in->a[1]));
+    const char *x = bare(w, in->a[2]), *xv = val(w, in->a[2]);   /* xv: operand of a cast */
     bool i64 = s == KF_S_I64, f32 = s == KF_S_F32;
     const char *ull = "unsigned long long";
     switch (in->sub) {
@@ -697,7 +697,7 @@ static const char *atomic_expr(kw *w, const kf_ir_ins *in)
             kf_cu_need(c, KF_CU_H_ATOMIC_F16X2);
             return kf_cu_str(c, "kf_atomic_add_f16x2(%s, %s)", p, x);
         }
-        if (i64) return kf_cu_str(c, "(long long)atomicAdd((%s*)%s, (%s)%s)", ull, p, ull, x);
+        if (i64) return kf_cu_str(c, "(long long)atomicAdd((%s*)%s, (%s)%s)", ull, p, ull, xv);
         return kf_cu_str(c, "atomicAdd(%s, %s)", p, x);
     case KF_BI_ATOMIC_MIN:
     case KF_BI_ATOMIC_MAX: {
@@ -709,16 +709,16 @@ static const char *atomic_expr(kw *w, const kf_ir_ins *in)
         return kf_cu_str(c, "atomic%s(%s, %s)", mm, p, x);
     }
     case KF_BI_ATOMIC_EXCH:
-        if (i64) return kf_cu_str(c, "(long long)atomicExch((%s*)%s, (%s)%s)", ull, p, ull, x);
+        if (i64) return kf_cu_str(c, "(long long)atomicExch((%s*)%s, (%s)%s)", ull, p, ull, xv);
         return kf_cu_str(c, "atomicExch(%s, %s)", p, x);
     case KF_BI_ATOMIC_CAS: {
-        const char *y = val(w, in->a[3]);
+        const char *y = bare(w, in->a[3]), *yv = val(w, in->a[3]);
         if (f32) {
             kf_cu_need(c, KF_CU_H_BITCAST);
             return kf_cu_str(c, "kf_bitcast<float>(atomicCAS((unsigned*)%s, kf_bitcast<unsigned>(%s), kf_bitcast<unsigned>(%s)))",
                              p, x, y);
         }
-        if (i64) return kf_cu_str(c, "(long long)atomicCAS((%s*)%s, (%s)%s, (%s)%s)", ull, p, ull, x, ull, y);
+        if (i64) return kf_cu_str(c, "(long long)atomicCAS((%s*)%s, (%s)%s, (%s)%s)", ull, p, ull, xv, ull, yv);
         return kf_cu_str(c, "atomicCAS(%s, %s, %s)", p, x, y);
     }
     default: return "?";
