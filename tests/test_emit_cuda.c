@@ -322,7 +322,11 @@ static void literals_round_trip(void **state)
     kb_store(&B, o, kb_u32(&B, 2), kb_const(&B, kf_type_scalar(KF_S_F32), 0x40000000));  /* 2.0f */
     kb_store(&B, oi, kb_u32(&B, 0), kb_const(&B, kf_type_scalar(KF_S_I32), 0x80000000)); /* INT_MIN */
     kb_store(&B, oi, kb_u32(&B, 1), kb_const(&B, kf_type_scalar(KF_S_I32), 0xfffffffb)); /* -5 */
+    kf_val neg = kb_val(&B, kf_type_scalar(KF_S_F32), NULL);
+    kb_ins(&B, KF_IR_UNOP, KF_OP_NEG, kf_type_scalar(KF_S_F32), neg, kb_const(&B, kf_type_scalar(KF_S_F32), 0xbfc00000), 0, 0, 0);
+    kb_store(&B, o, kb_u32(&B, 3), neg);                                                  /* -(-1.5f) */
     char *t = emit_opts(90, false, NULL);
+    assert_has(t, "o[3u] = -(-1.5f);");
     assert_has(t, "o[0u] = 0.1f;");
     assert_has(t, "o[1u] = __uint_as_float(0x7f800000u);");
     assert_has(t, "o[2u] = 2.0f;");
