@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { VK_NONE, VK_INLINE, VK_PARAM, VK_AT_DEF, VK_TOP, VK_FOLD };
+enum { VK_NONE, VK_INLINE, VK_PARAM, VK_AT_DEF, VK_TOP, VK_FOLD, VK_CHAIN };
 
 typedef struct {
     uint32_t ndefs, nuses;   /* live definitions and uses (self-uses excluded) */
@@ -506,8 +506,56 @@ static bool written(const kw *w, uint32_t i)
 {
     const kf_ir_ins *in = &w->k->ins[i];
     if (w->dead[i] || w->drop[i]) return false;
-    if (op_has_dst[in->op] && in->dst && (w->v[in->dst].kind == VK_INLINE || w->v[in->dst].kind == VK_FOLD)) return false;
+    if (!op_has_dst[in->op] || !in->dst) return true;
+    uint8_t kd = w->v[in->dst].kind;
+    return kd != VK_INLINE && kd != VK_FOLD && kd != VK_CHAIN;
+}
+
+/* Vector constructors lower to SPLAT then INSERTs into fresh values. A
+ * chain whose links are read only by the next INSERT is written as one
+ * `T{{a, b, c, d}}` at its last INSERT, provided nothing between writes a
+ * value it reads and no block boundary lies between. */
+static bool chain_link(const kw *w, kf_val v)
+{
+    const vinfo *vi = &w->v[v];
+    if (w->k->vals[v].name || vi->ndefs != 1 || vi->nuses != 1) return false;
+    if (vi->kind != VK_AT_DEF && vi->kind != VK_CHAIN) return false;
+    const kf_ir_ins *d = &w->k->ins[vi->def];
+    return d->op == KF_IR_SPLAT || (d->op == KF_IR_INSERT && d->a[0] != d->dst);
+}
+
+static bool chain_safe(const kw *w, uint32_t head, uint32_t last)
+{
+    const kf_ir_kernel *k = w->k;
+    for (uint32_t i = head + 1; i < last; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        if (w->dead[i] || w->drop[i]) continue;
+        if (!op_has_dst[in->op] && in->op != KF_IR_STORE && in->op != KF_IR_ASTORE) return false;   /* markers */
+        if (!op_has_dst[in->op] || !in->dst) continue;
+        for (uint32_t j = head; j < i; j++) {   /* an operand read by an earlier link, rewritten here */
+            const kf_ir_ins *m = &k->ins[j];
+            bool link = m->op == KF_IR_SPLAT || (m->op == KF_IR_INSERT && m->a[0] != m->dst);
+            if (link && (m->a[0] == in->dst || (m->op == KF_IR_INSERT && m->a[1] == in->dst))) return false;
+        }
+    }
     return true;
+}
+
+static void decide_chains(kw *w)
+{
+    const kf_ir_kernel *k = w->k;
+    for (uint32_t f = 0; f < k->nins; f++) {
+        const kf_ir_ins *in = &k->ins[f];
+        if (w->dead[f] || w->drop[f] || in->op != KF_IR_INSERT || in->a[0] == in->dst) continue;
+        if (!chain_link(w, in->a[0])) continue;
+        uint32_t head = w->v[in->a[0]].def;
+        while (k->ins[head].op == KF_IR_INSERT && chain_link(w, k->ins[head].a[0])) head = w->v[k->ins[head].a[0]].def;
+        if (k->ins[head].op != KF_IR_SPLAT || !chain_safe(w, head, f)) continue;
+        for (kf_val v = in->a[0];; v = k->ins[w->v[v].def].a[0]) {
+            w->v[v].kind = VK_CHAIN;
+            if (w->v[v].def == head) break;
+        }
+    }
 }
 
 /* `c ? a : b` and bool `a && b` / `a || b` may skip an operand in C; the IR
@@ -747,9 +795,36 @@ static const char *warp_expr(kw *w, const kf_ir_ins *in)
     }
 }
 
+/* `T{{...}}` for the last INSERT of a constructor chain. */
+static const char *chain_braces(kw *w, const kf_ir_ins *last)
+{
+    const kf_ir_kernel *k = w->k;
+    kf_type t = k->vals[last->dst].type;
+    const char *lanes[16] = {0};
+    const kf_ir_ins *m = last;
+    for (; m->op == KF_IR_INSERT; m = &k->ins[w->v[m->a[0]].def])
+        if (m->imm < 16 && !lanes[m->imm]) lanes[m->imm] = bare(w, m->a[1]);
+    kf_buf b = {0};
+    kf_buf_puts(&b, kf_cu_type(w->c, t));
+    kf_buf_puts(&b, "{{");
+    for (unsigned l = 0; l < t.lanes && l < 16; l++) {
+        if (l) kf_buf_puts(&b, ", ");
+        kf_buf_puts(&b, lanes[l] ? lanes[l] : bare(w, m->a[0]));
+    }
+    kf_buf_puts(&b, "}}");
+    const char *s = b.oom ? NULL : kf_cu_str(w->c, "%s", b.data);
+    if (!s) w->c->failed = true;
+    kf_buf_free(&b);
+    return s ? s : "?";
+}
+
 static void emit_insert(kw *w, uint32_t i)
 {
     const kf_ir_ins *in = &w->k->ins[i];
+    if (in->dst != in->a[0] && w->v[in->a[0]].kind == VK_CHAIN) {
+        assign(w, i, chain_braces(w, in));
+        return;
+    }
     const char *d = val(w, in->dst);
     if (in->dst != in->a[0]) assign(w, i, val(w, in->a[0]));
     else if (w->v[in->dst].kind == VK_AT_DEF && w->v[in->dst].def == i)
@@ -968,6 +1043,7 @@ static void emit_kernel(kf_cu *c, const kf_ir_kernel *k, kf_buf *out, loc_vec *l
     assign_scopes(&w);
     drop_unused(&w);
     decide_kinds(&w);
+    decide_chains(&w);
     decide_folds(&w);
     assign_names(&w);
     write_signature(&w);

@@ -353,6 +353,26 @@ static void operands_of_select_are_evaluated_on_every_lane(void **state)
     free(t);
 }
 
+static void vector_constructor_chains_become_one_brace_initialiser(void **state)
+{
+    kb_init(&B, "ctor", 32, 1, 1);
+    kf_type v4 = kf_type_vector(KF_S_F32, 4), f32 = kf_type_scalar(KF_S_F32);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_F32, 4, true));
+    kf_val a = kb_param(&B, "a", f32);
+    kf_val s = kb_val(&B, v4, NULL);
+    kb_ins(&B, KF_IR_SPLAT, 0, v4, s, a, 0, 0, 0);
+    kf_val i1 = kb_val(&B, v4, NULL);
+    kb_ins(&B, KF_IR_INSERT, 0, v4, i1, s, kb_const(&B, f32, 0x40000000), 0, 1);   /* 2.0 */
+    kf_val neg = kb_val(&B, f32, "na");
+    kb_ins(&B, KF_IR_UNOP, KF_OP_NEG, f32, neg, a, 0, 0, 0);
+    kf_val i2 = kb_val(&B, v4, "v");
+    kb_ins(&B, KF_IR_INSERT, 0, v4, i2, i1, neg, 0, 3);
+    kb_store(&B, o, kb_u32(&B, 0), i2);
+    char *t = emit_opts(90, false, NULL);
+    assert_has(t, "    float na = -a;\n    kf_f32x4 v = kf_f32x4{{a, 2.0f, a, na}};\n    o[0u] = v;\n");
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -375,6 +395,7 @@ int main(void)
         cmocka_unit_test(unused_results_are_not_emitted),
         cmocka_unit_test(literals_round_trip),
         cmocka_unit_test(operands_of_select_are_evaluated_on_every_lane),
+        cmocka_unit_test(vector_constructor_chains_become_one_brace_initialiser),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
