@@ -33,6 +33,7 @@
 #include <string.h>
 
 enum { VK_NONE, VK_INLINE, VK_PARAM, VK_AT_DEF, VK_TOP, VK_FOLD, VK_CHAIN };
+enum { ELIF_ELSE = 1, ELIF_IF = 2, ELIF_END = 4 };
 
 typedef struct {
     uint32_t ndefs, nuses;   /* live definitions and uses (self-uses excluded) */
@@ -73,6 +74,8 @@ typedef struct {
     uint32_t *label;         /* [nins] LOOP: label number, 1-based */
     bool *cont_live;         /* [nins] LOOP: a reachable continue targets it */
     bool *brk_live;          /* [nins] LOOP: a reachable break leaves it */
+    uint32_t *close_of;      /* [nins] IF and ELSE: index of their ENDIF */
+    uint8_t *elif;           /* [nins] else-if collapsing: ELIF_* bits */
     const char **pnames;     /* [nparams] */
     const char **anames;     /* [narrays] */
     name_set names;
@@ -247,11 +250,14 @@ static bool check_structure(kw *w)
             w->label[i] = ++nlabels;
             break;
         case KF_IR_ELSE:
-            if (top != KF_IR_IF) return bad_ir(w, i, "else outside if");
+            if (top != KF_IR_IF || w->close_of[st[sp - 1]]) return bad_ir(w, i, "else outside if");
+            w->close_of[st[sp - 1]] = i;   /* until the ENDIF: the ELSE */
             break;
         case KF_IR_ENDIF:
             if (top != KF_IR_IF) return bad_ir(w, i, "endif outside if");
             sp--;
+            if (w->close_of[st[sp]]) w->close_of[w->close_of[st[sp]]] = i;
+            w->close_of[st[sp]] = i;
             break;
         case KF_IR_LATCH:
             if (top != KF_IR_LOOP || w->latch_of[st[sp - 1]]) return bad_ir(w, i, "latch outside loop");
@@ -509,6 +515,29 @@ static bool written(const kw *w, uint32_t i)
     if (!op_has_dst[in->op] || !in->dst) return true;
     uint8_t kd = w->v[in->dst].kind;
     return kd != VK_INLINE && kd != VK_FOLD && kd != VK_CHAIN;
+}
+
+static uint32_t next_written(const kw *w, uint32_t i)
+{
+    while (i < w->k->nins && !written(w, i)) i++;
+    return i;
+}
+
+/* `} else { if (c) { ... } }` with nothing else in the else block is
+ * written `} else if (c) { ... }`. */
+static void decide_else_ifs(kw *w)
+{
+    const kf_ir_kernel *k = w->k;
+    for (uint32_t e = 0; e < k->nins; e++) {
+        if (k->ins[e].op != KF_IR_ELSE || w->dead[e]) continue;
+        uint32_t j = next_written(w, e + 1);
+        if (j >= k->nins || k->ins[j].op != KF_IR_IF) continue;
+        uint32_t inner_end = w->close_of[j];
+        if (next_written(w, inner_end + 1) != w->close_of[e]) continue;
+        w->elif[e] |= ELIF_ELSE;
+        w->elif[j] |= ELIF_IF;
+        w->elif[inner_end] |= ELIF_END;
+    }
 }
 
 /* Vector constructors lower to SPLAT then INSERTs into fresh values. A
@@ -922,15 +951,20 @@ static void emit_ins(kw *w, uint32_t i)
         else wline(w, in->loc, "continue;");
         break;
     case KF_IR_IF:
-        wline(w, in->loc, "if (%s) {", bare(w, in->a[0]));
+        wline(w, in->loc, (w->elif[i] & ELIF_IF) ? "} else if (%s) {" : "if (%s) {", bare(w, in->a[0]));
         w->depth++;
         break;
     case KF_IR_ELSE:
         w->depth--;
+        if (w->elif[i] & ELIF_ELSE) break;   /* the IF that follows writes `} else if` */
         wline(w, no_loc, "} else {");
         w->depth++;
         break;
     case KF_IR_ENDIF:
+        if (w->elif[i] & ELIF_END) break;    /* closed by the enclosing ENDIF */
+        w->depth--;
+        wline(w, no_loc, "}");
+        break;
     case KF_IR_ENDLOOP:
         w->depth--;
         wline(w, no_loc, "}");
@@ -1031,6 +1065,8 @@ static void emit_kernel(kf_cu *c, const kf_ir_kernel *k, kf_buf *out, loc_vec *l
     w.label = scratch_calloc(&w, n, sizeof *w.label);
     w.cont_live = scratch_calloc(&w, n, sizeof *w.cont_live);
     w.brk_live = scratch_calloc(&w, n, sizeof *w.brk_live);
+    w.close_of = scratch_calloc(&w, n, sizeof *w.close_of);
+    w.elif = scratch_calloc(&w, n, sizeof *w.elif);
     w.pnames = scratch_calloc(&w, k->nparams + 1, sizeof *w.pnames);
     w.anames = scratch_calloc(&w, k->narrays + 1, sizeof *w.anames);
     w.names.cap = 64;
@@ -1045,6 +1081,7 @@ static void emit_kernel(kf_cu *c, const kf_ir_kernel *k, kf_buf *out, loc_vec *l
     decide_kinds(&w);
     decide_chains(&w);
     decide_folds(&w);
+    decide_else_ifs(&w);
     assign_names(&w);
     write_signature(&w);
     write_declarations(&w);

@@ -373,6 +373,29 @@ static void vector_constructor_chains_become_one_brace_initialiser(void **state)
     free(t);
 }
 
+static void else_blocks_holding_only_an_if_become_else_if(void **state)
+{
+    kb_init(&B, "elif", 32, 1, 1);
+    kf_type i32 = kf_type_scalar(KF_S_I32);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_I32, 1, true));
+    kf_val x = kb_param(&B, "x", i32);
+    kf_val c = kb_val(&B, i32, "cls");
+    kb_if(&B, kb_cmp(&B, KF_OP_LT, x, kb_const(&B, i32, 3)));
+    kb_mov(&B, c, kb_const(&B, i32, 1));
+    kb_mark(&B, KF_IR_ELSE);
+    kb_if(&B, kb_cmp(&B, KF_OP_LT, x, kb_const(&B, i32, 6)));
+    kb_mov(&B, c, kb_const(&B, i32, 2));
+    kb_mark(&B, KF_IR_ELSE);
+    kb_mov(&B, c, kb_const(&B, i32, 3));
+    kb_mark(&B, KF_IR_ENDIF);
+    kb_mark(&B, KF_IR_ENDIF);
+    kb_store(&B, o, kb_u32(&B, 0), c);
+    char *t = emit_opts(90, false, NULL);
+    assert_has(t, "    if (x < 3) {\n        cls = 1;\n    } else if (x < 6) {\n        cls = 2;\n    } else {\n"
+                  "        cls = 3;\n    }\n    o[0u] = cls;\n}\n");
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -396,6 +419,7 @@ int main(void)
         cmocka_unit_test(literals_round_trip),
         cmocka_unit_test(operands_of_select_are_evaluated_on_every_lane),
         cmocka_unit_test(vector_constructor_chains_become_one_brace_initialiser),
+        cmocka_unit_test(else_blocks_holding_only_an_if_become_else_if),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
