@@ -62,8 +62,7 @@ void kf_pipeline_destroy(kf_pipeline *p);
 
 /* Validates the arguments against the kernel's parameters and the launch
  * against device limits, then runs it. launch may be NULL (schedule +
- * count 0). ms may be NULL unless mode is TIMED. A grid that evaluates to
- * 0 in some dimension launches nothing and succeeds. Every error names the
+ * count 0). ms may be NULL unless mode is TIMED. Every error names the
  * parameter or the limit, and nothing is launched. A device is driven from
  * one thread at a time (TIMED uses the device's one pair of events). */
 kf_status kf_dispatch(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const kf_launch *launch,
