@@ -413,7 +413,7 @@ static kf_status check_limits(const kf_pipeline *p, const uint32_t grid[3], cons
     if (p->max_threads && threads > p->max_threads)
         return kf_error_set(err, KF_ERR_USAGE,
                             "block (%u, %u, %u) has %llu threads, more than kernel '%s' can run per block "
-                            "(max_threads_per_block = %u for its compiled code)",
+                            "(%u: the launch bound of its code, from @schedule's block, or register use)",
                             block[0], block[1], block[2], (unsigned long long)threads, p->name, p->max_threads);
     uint64_t shared = (uint64_t)dyn + p->static_shared;
     if (shared > dp->shared_per_block_optin)
