@@ -583,6 +583,16 @@ static void block_over_thread_limit_is_rejected(void **state)
     expect_rejected(f, a, 4, &l2, "block.z = 65 exceeds the device limit max_block_dim.z = 64", NULL);
 }
 
+static void block_over_the_schedule_launch_bound_is_rejected(void **state)
+{
+    fx *f = *state;
+    kf_arg a[4];
+    args4(f, a, 1.0f, N);
+    kf_launch l = {.grid = {1, 1, 1}, .block = {512, 1, 1}};
+    expect_rejected(f, a, 4, &l, "block (512, 1, 1) has 512 threads, more than kernel 'saxpy' can run per block (256",
+                    "launch bound");
+}
+
 static void grid_over_limit_is_rejected(void **state)
 {
     fx *f = *state;
@@ -675,6 +685,7 @@ int main(void)
         T(misaligned_view_is_rejected),
         T(overlapping_readonly_and_writable_views_are_rejected),
         T(block_over_thread_limit_is_rejected),
+        T(block_over_the_schedule_launch_bound_is_rejected),
         T(grid_over_limit_is_rejected),
         T(dynamic_shared_over_limit_is_rejected),
         T(static_shared_counts_against_the_limit),
