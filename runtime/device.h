@@ -37,7 +37,10 @@ typedef enum {
 } kf_dispatch_mode;
 
 /* Opens a device of the backend (ordinal: GPU index; ignored for CPU).
- * A missing driver, GPU or NVRTC is KF_ERR_DEVICE with a clear message. */
+ * A missing driver or GPU is KF_ERR_DEVICE with a clear message. NVRTC is
+ * needed only to build CUDA-C (KF_BACKEND_CUDA pipelines, raw CUDA-C): its
+ * absence is KF_ERR_DEVICE from that build; KF_BACKEND_PTX never needs it.
+ * The CPU device runs every launch to completion (ASYNC included). */
 kf_status kf_device_open(kf_backend backend, int ordinal, kf_device **out, kf_error *err);
 void kf_device_close(kf_device *dev);
 const char *kf_device_name(const kf_device *dev);
