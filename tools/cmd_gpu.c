@@ -320,31 +320,43 @@ typedef struct {
     double bare, plan, async;   /* host µs per launch */
 } host_cost;
 
-/* Launches a tiny kernel in batches; each figure is the median µs/launch. */
+/* One batch of launches through path 0 (bare cuLaunchKernel), 1 (a
+ * pre-sorted plan) or 2 (kf_dispatch async); host µs per launch. The batch
+ * stays well under the driver's launch queue so the host never waits on
+ * the GPU, and the device is drained afterwards, outside the timing. */
+static kf_status time_batch(int path, kf_device *d, kf_pipeline *p, kf_plan *plan, bench_args *a, int n,
+                            float *us, kf_error *err)
+{
+    kf_launch l = {.grid = {1, 1, 1}, .block = {32, 1, 1}};
+    kf_status st = KF_OK;
+    double t0 = now_ms(), bare = 0;
+    if (path == 0) st = kf_plan_bench_bare(plan, (uint32_t)n, &bare, err);
+    for (int i = 0; path == 1 && st == KF_OK && i < n; i++) st = kf_plan_launch(plan, KF_DISPATCH_ASYNC, NULL, err);
+    for (int i = 0; path == 2 && st == KF_OK && i < n; i++)
+        st = kf_dispatch(p, a->args, a->n, &l, KF_DISPATCH_ASYNC, NULL, err);
+    *us = path == 0 ? (float)bare : (float)((now_ms() - t0) * 1e3 / n);
+    if (st == KF_OK) st = kf_device_sync(d, err);
+    return st;
+}
+
+/* Host cost per launch of the three paths, interleaved in rotating order
+ * over many rounds; each figure is the median. */
 static kf_status time_host(kf_device *d, kf_pipeline *p, bench_args *a, host_cost *hc, kf_error *err)
 {
-    enum { BATCH = 2000, ROUNDS = 15 };
-    float bare[ROUNDS], plan_us[ROUNDS], async[ROUNDS];
+    enum { BATCH = 400, ROUNDS = 41 };
+    float t[3][ROUNDS];
     kf_plan *plan;
     kf_launch l = {.grid = {1, 1, 1}, .block = {32, 1, 1}};
     kf_status st = kf_plan_create(p, a->args, a->n, &l, &plan, err);
-    for (int r = 0; st == KF_OK && r < ROUNDS; r++) {
-        double us;
-        st = kf_plan_bench_bare(plan, BATCH, &us, err);
-        bare[r] = (float)us;
-        double t0 = now_ms();
-        for (int i = 0; st == KF_OK && i < BATCH; i++) st = kf_plan_launch(plan, KF_DISPATCH_ASYNC, NULL, err);
-        plan_us[r] = (float)((now_ms() - t0) * 1e3 / BATCH);
-        if (st == KF_OK) st = kf_device_sync(d, err);
-        t0 = now_ms();
-        for (int i = 0; st == KF_OK && i < BATCH; i++) st = kf_dispatch(p, a->args, a->n, &l, KF_DISPATCH_ASYNC, NULL, err);
-        async[r] = (float)((now_ms() - t0) * 1e3 / BATCH);
-        if (st == KF_OK) st = kf_device_sync(d, err);
-    }
+    for (int r = 0; st == KF_OK && r < ROUNDS; r++)
+        for (int k = 0; st == KF_OK && k < 3; k++) {
+            int path = (r + k) % 3;
+            st = time_batch(path, d, p, plan, a, BATCH, &t[path][r], err);
+        }
     if (st == KF_OK) {
-        hc->bare = median(bare, ROUNDS);
-        hc->plan = median(plan_us, ROUNDS);
-        hc->async = median(async, ROUNDS);
+        hc->bare = median(t[0], ROUNDS);
+        hc->plan = median(t[1], ROUNDS);
+        hc->async = median(t[2], ROUNDS);
     }
     if (plan) kf_plan_destroy(plan);
     return st;
