@@ -93,25 +93,65 @@ static const float_math_row float_math_rows[KF_BI_COUNT] = {
 
 /* Integer and comparison operator spellings come from kf_op_spelling. */
 
+/* Formats %s, %u and %% without stdio (glibc's vsnprintf dominated the
+ * emitter's profile); returns the length, or -1 for any other conversion
+ * (the caller then uses vsnprintf). Writes at most cap bytes plus a NUL. */
+static int fast_format(char *dst, size_t cap, const char *fmt, va_list ap)
+{
+    size_t n = 0;
+    for (const char *p = fmt; *p; p++) {
+        const char *s = NULL;
+        char num[16];
+        if (*p != '%') {
+            if (n < cap) dst[n] = *p;
+            n++;
+            continue;
+        }
+        p++;
+        if (*p == 's') s = va_arg(ap, const char *);
+        else if (*p == 'u') {
+            unsigned u = va_arg(ap, unsigned);
+            char *q = num + sizeof num;
+            *--q = 0;
+            do *--q = (char)('0' + u % 10); while (u /= 10);
+            s = q;
+        } else if (*p == '%') s = "%";
+        else return -1;
+        for (; *s; s++, n++)
+            if (n < cap) dst[n] = *s;
+    }
+    if (n < cap) dst[n] = 0;
+    return n > INT32_MAX ? -1 : (int)n;
+}
+
+const char *kf_cu_vstr(kf_cu *c, const char *fmt, va_list ap)
+{
+    char tmp[512];
+    va_list ap2, ap3;
+    va_copy(ap2, ap);
+    va_copy(ap3, ap);
+    int n = fast_format(tmp, sizeof tmp - 1, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    char *s = NULL;
+    if (n >= 0 && (size_t)n < sizeof tmp - 1) {
+        s = kf_arena_strndup(&c->scratch, tmp, (size_t)n);
+    } else if (n >= 0) {
+        s = kf_arena_alloc(&c->scratch, (size_t)n + 1);
+        if (s) vsnprintf(s, (size_t)n + 1, fmt, ap3);
+    }
+    va_end(ap3);
+    if (!s) c->failed = true;
+    return s ? s : "?";
+}
+
 const char *kf_cu_str(kf_cu *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char tmp[256];
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    const char *s = kf_cu_vstr(c, fmt, ap);
     va_end(ap);
-    char *s = NULL;
-    if (n >= 0 && (size_t)n < sizeof tmp) {
-        s = kf_arena_strndup(&c->scratch, tmp, (size_t)n);
-    } else if (n >= 0) {
-        s = kf_arena_alloc(&c->scratch, (size_t)n + 1);
-        if (s) vsnprintf(s, (size_t)n + 1, fmt, ap2);
-    }
-    va_end(ap2);
-    if (!s) c->failed = true;
-    return s ? s : "?";
+    return s;
 }
 
 static bool is_half(kf_scalar s) { return s == KF_S_F16 || s == KF_S_BF16; }

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #define PTX_VERSION "8.0"
-#define PTX_REG_ARRAY_MAX 64   /* local arrays up to this many registers may live in registers */
+#define PTX_REG_ARRAY_MAX 128  /* local arrays up to this many registers may live in registers */
 
 /* ---- text output ----------------------------------------------------------- */
 
@@ -55,7 +55,7 @@ static void line_info(ptx_cx *cx)
         source_line(cx->m, l.line, &s, &n);
         const char *f = l.file ? l.file : (cx->m && cx->m->file ? cx->m->file : "?");
         const char *base = strrchr(f, '/');
-        kf_buf_printf(&cx->body, "\t// %s:%u  %.*s\n", base ? base + 1 : f, l.line, n, s);
+        kf_buf_printf(&cx->body, "\t// %s:%u%s%.*s\n", base ? base + 1 : f, l.line, n ? "  " : "", n, s);
         push_loc(cx, l);
         cx->last_comment_line = l.line;
     }
@@ -125,6 +125,11 @@ static uint32_t lanes_of(kf_type t)
 preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane)
 {
     preg r;
+    if (v == 0 || v >= cx->k->nvals) {
+        ptx_error(cx, "internal error: IR value %u does not exist (kernel has %u)", v, cx->k->nvals);
+        snprintf(r.s, sizeof r.s, "%%r0");
+        return r;
+    }
     const kf_ir_value *val = &cx->k->vals[v];
     ptx_rclass rc = ptx_class_of(val->type);
     if (!cx->vreg[v]) {
@@ -193,7 +198,8 @@ static bool link_markers(ptx_cx *cx)
         case KF_IR_ENDIF:
             ok = st.len && k->ins[st.data[st.len - 1]].op == KF_IR_IF;
             if (!ok) break;
-            cx->partner[st.data[st.len - 1]] = i;
+            if (in->op == KF_IR_ELSE || k->ins[cx->partner[st.data[st.len - 1]]].op != KF_IR_ELSE)
+                cx->partner[st.data[st.len - 1]] = i;
             cx->partner[i] = st.data[st.len - 1];
             if (in->op == KF_IR_ENDIF) st.len--;
             break;
@@ -377,7 +383,8 @@ static void emit_body(ptx_cx *cx)
         }
         ptx_emit_ins(cx, &k->ins[i]);
     }
-    cx->cur = k->loc;
+    if (!k->nins) cx->cur = k->loc;
+    cx->last_comment_line = cx->cur.line;   /* the closing ret needs no source comment */
     ptx_ins(cx, "ret");
 }
 

@@ -62,6 +62,13 @@ typedef struct {
 
 typedef KF_VEC(kf_loc) ptx_locvec;
 
+/* A global address register computed for buf[idx] with elements of `bytes`. */
+typedef struct {
+    kf_val buf, idx;
+    uint32_t bytes;
+    preg addr;
+} ptx_addr_entry;
+
 typedef struct {
     const kf_module *m;
     const kf_ir_kernel *k;
@@ -79,7 +86,8 @@ typedef struct {
     char **aname;                 /* per array: PTX name */
     uint32_t *has_latch;          /* per instruction (LOOP): 1 when the loop has a LATCH */
     uint32_t *partner;            /* per marker: IF->ELSE/ENDIF, ELSE/ENDIF->IF, BREAK/CONTINUE/LATCH/ENDLOOP->LOOP */
-    uint32_t nlabel;              /* counter for helper sequences' labels */
+    ptx_addr_entry acache[16];    /* global addresses computed in the current straight-line code */
+    uint32_t nacache;
     uint32_t at;                  /* index of the IR instruction being emitted */
     bool failed;
 } ptx_cx;

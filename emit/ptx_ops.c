@@ -281,8 +281,15 @@ static paddr buf_addr(ptx_cx *cx, kf_val buf, kf_val idx, uint32_t bytes)
         else snprintf(a.s, sizeof a.s, "%s", base.s);
         return a;
     }
+    for (uint32_t i = 0; i < cx->nacache; i++)
+        if (cx->acache[i].buf == buf && cx->acache[i].idx == idx && cx->acache[i].bytes == bytes) {
+            snprintf(a.s, sizeof a.s, "%s", cx->acache[i].addr.s);
+            return a;
+        }
     kf_scalar s = (kf_scalar)vtype(cx, idx).scalar;
     preg t = ptx_tmp(cx, PTX_RC_RD);
+    if (cx->nacache < sizeof cx->acache / sizeof cx->acache[0])
+        cx->acache[cx->nacache++] = (ptx_addr_entry){buf, idx, bytes, t};
     if (kf_scalar_bytes[s] == 8) {
         ptx_ins(cx, "mad.lo.s64 %s, %s, %u, %s", t.s, ptx_reg(cx, idx, 0).s, bytes, base.s);
     } else {
@@ -478,9 +485,10 @@ static void float_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const 
     } else if (s == KF_S_BF16 && cx->o->arch < 90) {
         /* sm_80..89 have fma.rn.bf16 only: a+b = fma(b,1,a), a-b = fma(b,-1,a),
          * a*b = fma(a,b,-0); each exact but for the one rounding. */
-        if (op == KF_OP_ADD) ptx_ins(cx, "fma.rn.bf16 %s, %s, 0x3F80, %s", d, b, a);
-        else if (op == KF_OP_SUB) ptx_ins(cx, "fma.rn.bf16 %s, %s, 0xBF80, %s", d, b, a);
-        else ptx_ins(cx, "fma.rn.bf16 %s, %s, %s, 0x8000", d, a, b);
+        preg k = ptx_tmp(cx, PTX_RC_H);
+        ptx_ins(cx, "mov.b16 %s, %s", k.s, op == KF_OP_ADD ? "0x3F80" : op == KF_OP_SUB ? "0xBF80" : "0x8000");
+        if (op == KF_OP_MUL) ptx_ins(cx, "fma.rn.bf16 %s, %s, %s, %s", d, a, b, k.s);
+        else ptx_ins(cx, "fma.rn.bf16 %s, %s, %s, %s", d, b, k.s, a);
     } else {
         ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].floats, ptx_scalars[s].arith, d, a, b);
     }
@@ -819,7 +827,14 @@ static void atomic_float_minmax(ptx_cx *cx, const kf_ir_ins *in, const char *add
     ptx_ins(cx, "setp.ne.%s %s, %s, %s", bi, p.s, got.s, old.s);
     ptx_ins(cx, "mov.%s %s, %s", bi, old.s, got.s);
     ptx_ins(cx, "@%s bra $L_cas_%u", p.s, lbl);
-    ptx_ins(cx, "mov.%s %s, %s", bi, ptx_reg(cx, in->dst, 0).s, got.s);
+    if (in->dst) ptx_ins(cx, "mov.%s %s, %s", bi, ptx_reg(cx, in->dst, 0).s, got.s);
+}
+
+/* The register for an atomic's old value (a scratch one when unused). */
+static preg old_reg(ptx_cx *cx, const kf_ir_ins *in)
+{
+    if (in->dst) return ptx_reg(cx, in->dst, 0);
+    return ptx_tmp(cx, ptx_class_of(in->type));
 }
 
 /* The atom type suffix, or NULL when the language has no such atomic. */
@@ -863,15 +878,18 @@ static void emit_atomic(ptx_cx *cx, const kf_ir_ins *in)
         preg w = ptx_tmp(cx, PTX_RC_R), r = ptx_tmp(cx, PTX_RC_R);
         ptx_ins(cx, "mov.b32 %s, {%s, %s}", w.s, ptx_reg(cx, in->a[2], 0).s, ptx_reg(cx, in->a[2], 1).s);
         ptx_ins(cx, "atom.global.add.%s %s, [%s], %s", ty, r.s, a.s, w.s);
-        ptx_ins(cx, "mov.b32 {%s, %s}, %s", ptx_reg(cx, in->dst, 0).s, ptx_reg(cx, in->dst, 1).s, r.s);
+        if (in->dst)
+            ptx_ins(cx, "mov.b32 {%s, %s}, %s", ptx_reg(cx, in->dst, 0).s, ptx_reg(cx, in->dst, 1).s, r.s);
     } else if (bi == KF_BI_ATOMIC_CAS) {
-        ptx_ins(cx, "atom.global.cas.%s %s, [%s], %s, %s", ty, ptx_reg(cx, in->dst, 0).s, a.s,
+        ptx_ins(cx, "atom.global.cas.%s %s, [%s], %s, %s", ty, old_reg(cx, in).s, a.s,
                 ptx_reg(cx, in->a[2], 0).s, ptx_reg(cx, in->a[3], 0).s);
     } else {
-        ptx_ins(cx, "atom.global.%s.%s %s, [%s], %s", ptx_atomic_ops[bi], ty, ptx_reg(cx, in->dst, 0).s, a.s,
+        ptx_ins(cx, "atom.global.%s.%s %s, [%s], %s", ptx_atomic_ops[bi], ty, old_reg(cx, in).s, a.s,
                 ptx_reg(cx, in->a[2], 0).s);
     }
 }
+
+static void emit_one(ptx_cx *cx, const kf_ir_ins *in);
 
 /* ---- control flow ------------------------------------------------------------------------ */
 
@@ -900,7 +918,32 @@ static void emit_flow(ptx_cx *cx, const kf_ir_ins *in)
     }
 }
 
+/* Forgets cached addresses that depend on a value just written, or all of
+ * them where control flow joins (a label others branch to). */
+static void invalidate_addresses(ptx_cx *cx, const kf_ir_ins *in)
+{
+    switch ((kf_ir_op)in->op) {
+    case KF_IR_ELSE:
+    case KF_IR_ENDIF:
+    case KF_IR_LOOP:
+    case KF_IR_LATCH:
+    case KF_IR_ENDLOOP: cx->nacache = 0; return;
+    default: break;
+    }
+    if (!in->dst) return;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < cx->nacache; i++)
+        if (cx->acache[i].buf != in->dst && cx->acache[i].idx != in->dst) cx->acache[n++] = cx->acache[i];
+    cx->nacache = n;
+}
+
 void ptx_emit_ins(ptx_cx *cx, const kf_ir_ins *in)
+{
+    emit_one(cx, in);
+    invalidate_addresses(cx, in);
+}
+
+static void emit_one(ptx_cx *cx, const kf_ir_ins *in)
 {
     switch ((kf_ir_op)in->op) {
     case KF_IR_NOP: break;

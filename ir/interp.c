@@ -104,6 +104,10 @@ static kf_status layout_arrays(kf_ictx *c)
     for (uint32_t i = 0; i < c->k->narrays; i++) {
         const kf_ir_array *a = &c->k->arrays[i];
         kf_iarray *r = &c->arrays[i];
+        uint32_t eb = kf_type_elem_bytes(a->type);
+        if (a->type.kind != KF_TK_ARRAY || eb == 0 || eb > 16 || (eb & (eb - 1)))
+            return kf_error_set_at(c->err, KF_ERR_USAGE, a->loc, "kernel %s: malformed array %s: a lowering bug",
+                                   c->k->name, a->name ? a->name : "?");
         r->len = a->type.len;
         r->eshift = log2_bytes(kf_type_elem_bytes(a->type));
         r->shared = a->type.flags & KF_TF_SHARED;

@@ -53,14 +53,19 @@ size_t kf_buffer_bytes(const kf_buffer *b);
 kf_type kf_buffer_elem(const kf_buffer *b);
 void kf_buffer_destroy(kf_buffer *b);
 
-/* A compiled, loaded kernel of a module (the module must outlive it). */
+/* A compiled, loaded kernel of a module (the module must outlive it).
+ * CUDA devices build through the cache (runtime/cache.h); with
+ * KFORGE_LINEINFO=1 the code carries .kf line info for profilers. */
 kf_status kf_pipeline_create(kf_device *dev, const kf_module *m, const kf_ir_kernel *k,
                              kf_pipeline **out, kf_error *err);
 void kf_pipeline_destroy(kf_pipeline *p);
 
 /* Validates the arguments against the kernel's parameters and the launch
  * against device limits, then runs it. launch may be NULL (schedule +
- * count 0). ms may be NULL unless mode is TIMED. */
+ * count 0). ms may be NULL unless mode is TIMED. A grid that evaluates to
+ * 0 in some dimension launches nothing and succeeds. Every error names the
+ * parameter or the limit, and nothing is launched. A device is driven from
+ * one thread at a time (TIMED uses the device's one pair of events). */
 kf_status kf_dispatch(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const kf_launch *launch,
                       kf_dispatch_mode mode, float *ms, kf_error *err);
 /* Waits for all queued work; reports asynchronous faults. */

@@ -121,6 +121,30 @@ static void loop_continue_and_break(void **state)
     assert_int_equal(o[1], want);
 }
 
+/* if t % 4 == 3 { return; } out[t] = 1: returning threads write nothing;
+ * a warp op after the return misses the returned lanes and is reported. */
+static void return_ends_only_the_returning_thread(void **state)
+{
+    tb b;
+    tb_init(&b, "ret");
+    kf_val out = tb_param(&b, "out", t_buf(T_U32, true));
+    kf_val t = tb_sreg(&b, KF_SR_TID_X);
+    tb_if(&b, tb_cmp(&b, KF_OP_EQ, tb_bin(&b, KF_OP_AND, t, tb_u32(&b, 3)), tb_u32(&b, 3)));
+    tb_ret(&b);
+    tb_endif(&b);
+    tb_store(&b, out, t, tb_u32(&b, 1));
+    uint32_t o[64] = {0};
+    kf_interp_arg args[] = {tb_buf_arg(o, sizeof o)};
+    kf_error err = {0};
+    assert_int_equal(tb_run(&b, 1, 64, args, &err, NULL), KF_OK);
+    for (uint32_t i = 0; i < 64; i++) assert_int_equal(o[i], (i & 3) != 3);
+    b.line = 9, b.col = 2;
+    tb_vote(&b, KF_BI_ALL, tb_cmp(&b, KF_OP_LT, t, tb_u32(&b, 64)));
+    assert_int_equal(tb_run(&b, 1, 64, args, &err, NULL), KF_ERR_RUNTIME);
+    assert_string_equal(err.msg, "kernel ret: t.kf:9:2: warp builtin not reached by all 32 lanes of warp 0 (lane 3 has "
+                                 "exited) in block (0,0,0) thread (0,0,0)");
+}
+
 /* ---- barrier and shared memory ------------------------------------------ */
 
 /* s[t] = t * 3; barrier; out[t] = s[63 - t] */
@@ -564,6 +588,17 @@ static void narrowing_and_int_to_float_round_to_nearest_even_once(void **state)
     assert_true(CVT(T_U64, T_U32, 0xffffffffu) == 0xffffffffu);
 }
 
+static void f64_arithmetic_is_double(void **state)
+{
+    assert_true(BIN(KF_OP_ADD, T_F64, f64b(0.1), f64b(0.2)) == f64b(0.1 + 0.2));
+    assert_true(BIN(KF_OP_DIV, T_F64, f64b(1.0), f64b(3.0)) == f64b(1.0 / 3.0));
+    assert_true(BIN(KF_OP_MUL, T_F64, f64b(1e200), f64b(1e200)) == f64b(INFINITY));
+    assert_true(BIN(KF_OP_DIV, T_F32, f32b(1.0f), f32b(3.0f)) == f32b(1.0f / 3.0f));
+    assert_true(eval(K_CMP, KF_OP_LE, T_BOOL, T_F64, f64b(-0.0), f64b(0.0), 0) == 1);
+    assert_true(eval(K_UN, KF_OP_NEG, T_F64, T_F64, f64b(2.0), 0, 0) == f64b(-2.0));
+    assert_true(eval(K_UN, KF_OP_NEG, T_F32, T_F32, f32b(0.0f), 0, 0) == f32b(-0.0f));
+}
+
 static void f16_and_bf16_arithmetic_round_each_operation(void **state)
 {
     uint64_t two048 = kf_f16_from_double(2048.0), one = kf_f16_from_double(1.0);
@@ -908,6 +943,14 @@ static void malformed_ir_is_rejected_not_run(void **state)
     tb_init(&b, "bad");
     tb_ins(&b, KF_IR_MOV, 0, T_U32, T_U32, 57, 0, 0, 0, 0);   /* operand out of range */
     assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, NULL, &err), KF_ERR_USAGE);
+    tb_init(&b, "bad");
+    kf_val p = tb_const(&b, t_buf(T_U32, true), 0x1000);   /* a "buffer" made from a number */
+    tb_store(&b, p, tb_u32(&b, 0), tb_u32(&b, 1));
+    assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, NULL, &err), KF_ERR_USAGE);
+    assert_non_null(strstr(err.msg, "malformed core IR at instruction 0"));
+    tb_init(&b, "bad");
+    tb_ins(&b, KF_IR_EXTRACT, 0, T_F32, T_F32, tb_f32(&b, 1.0f), 0, 0, 0, 4);   /* lane 4 of 16 bytes */
+    assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, NULL, &err), KF_ERR_USAGE);
 }
 
 /* ---- throughput --------------------------------------------------------------- */
@@ -945,14 +988,14 @@ static void reduction_throughput(void **state)
     kf_error err = {0};
     kf_interp_stats st;
     struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
     assert_int_equal(tb_run(&b, BLOCKS, THREADS, args, &err, &st), KF_OK);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
     double sec = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     double want = 0;
     for (int k = 0; k < N; k++) want += k % 7;
     assert_true(total == (float)want);   /* small integers: every partial sum is exact */
-    print_message("reduce_sum over %d f32: %llu IR instructions in %.3f s = %.1f M instructions/s\n", N,
+    print_message("reduce_sum over %d f32: %llu IR instructions in %.3f s = %.1f M instructions/s of CPU time\n", N,
                   (unsigned long long)st.instructions, sec, (double)st.instructions / sec / 1e6);
     free(xs);
 }
@@ -963,6 +1006,7 @@ int main(void)
         cmocka_unit_test(saxpy_rounds_multiply_and_add_separately),
         cmocka_unit_test(sreg_geometry_in_three_dimensions),
         cmocka_unit_test(loop_continue_and_break),
+        cmocka_unit_test(return_ends_only_the_returning_thread),
         cmocka_unit_test(barrier_exchanges_through_shared_memory),
         cmocka_unit_test(barrier_inside_a_loop_tree_reduction),
         cmocka_unit_test(shfl_idx_wraps_mod_32_and_keeps_own_value_outside_warp),
@@ -978,6 +1022,7 @@ int main(void)
         cmocka_unit_test(shifts_at_and_past_width),
         cmocka_unit_test(float_to_int_saturates_truncates_and_maps_nan_to_zero),
         cmocka_unit_test(narrowing_and_int_to_float_round_to_nearest_even_once),
+        cmocka_unit_test(f64_arithmetic_is_double),
         cmocka_unit_test(f16_and_bf16_arithmetic_round_each_operation),
         cmocka_unit_test(math_builtins_follow_the_contract),
         cmocka_unit_test(vectors_work_per_lane),
