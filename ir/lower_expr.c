@@ -405,7 +405,7 @@ static kf_val vector_ctor(lw_t *lw, const kf_node *e)
 {
     kf_type t = lw_norm(e->type);
     kf_type el = kf_type_elem(t);
-    kf_val lanes[16];
+    kf_val lanes[16] = {0};
     kf_loc locs[16];
     unsigned n = 0;
     for (const kf_node *a = e->b; a; a = a->next) {
