@@ -6,26 +6,87 @@
 #include "sema_impl.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ERR kf_sema_err_type()
 #define IS_ERR(t) kf_sema_is_err(t)
+
+/* ---- name maps ------------------------------------------------------------------ */
+static uint32_t hash_str(const char *k)
+{
+    uint32_t h = 2166136261u;
+    for (; *k; k++) h = (h ^ (uint8_t)*k) * 16777619u;
+    return h;
+}
+
+static uint32_t map_slot(const kf_sema_map *m, const char *key)
+{
+    uint32_t i = hash_str(key) & (m->cap - 1);
+    while (m->keys[i] && strcmp(m->keys[i], key) != 0) i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static bool map_grow(kf_sema_map *m)
+{
+    kf_sema_map g = {calloc(m->cap ? m->cap * 2 : 64, sizeof *g.keys), NULL, m->cap ? m->cap * 2 : 64, m->count};
+    g.vals = calloc(g.cap, sizeof *g.vals);
+    if (!g.keys || !g.vals || g.cap < m->cap) {
+        free(g.keys);
+        free(g.vals);
+        return false;
+    }
+    for (uint32_t i = 0; i < m->cap; i++) {
+        if (!m->keys[i]) continue;
+        uint32_t j = map_slot(&g, m->keys[i]);
+        g.keys[j] = m->keys[i];
+        g.vals[j] = m->vals[i];
+    }
+    kf_sema_map_free(m);
+    *m = g;
+    return true;
+}
+
+bool kf_sema_map_put(kf_sema_map *m, const char *key, uintptr_t val)
+{
+    if ((m->count + 1) * 2 > m->cap && !map_grow(m)) return false;
+    uint32_t i = map_slot(m, key);
+    if (!m->keys[i]) m->count++;
+    m->keys[i] = key;
+    m->vals[i] = val;
+    return true;
+}
+
+uintptr_t kf_sema_map_get(const kf_sema_map *m, const char *key)
+{
+    return m->cap ? m->vals[map_slot(m, key)] : 0;
+}
+
+void kf_sema_map_free(kf_sema_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    *m = (kf_sema_map){0};
+}
 
 /* ---- scopes ------------------------------------------------------------------ */
 void kf_sema_push(kf_sema *s) { s->depth++; }
 
 void kf_sema_pop(kf_sema *s)
 {
-    while (s->syms.len && s->syms.data[s->syms.len - 1].depth >= s->depth) s->syms.len--;
+    while (s->syms.len && s->syms.data[s->syms.len - 1].depth >= s->depth) {
+        kf_sema_sym *top = &s->syms.data[--s->syms.len];
+        kf_sema_map_put(&s->scope, top->name, top->prev);
+    }
     s->depth--;
 }
 
 bool kf_sema_declare(kf_sema *s, kf_node *decl)
 {
     if (!decl->name) return false;
-    for (size_t i = s->syms.len; i-- > 0 && s->syms.data[i].depth == s->depth;) {
-        kf_node *old = s->syms.data[i].decl;
-        if (strcmp(s->syms.data[i].name, decl->name) != 0) continue;
+    uint32_t head = (uint32_t)kf_sema_map_get(&s->scope, decl->name);
+    if (head && s->syms.data[head - 1].depth == s->depth) {
+        kf_node *old = s->syms.data[head - 1].decl;
         if (decl->kind == KF_N_PARAM && old->kind == KF_N_PARAM)
             kf_sema_error(s, decl->loc, "parameter '%s' is declared twice", decl->name);
         else
@@ -33,16 +94,16 @@ bool kf_sema_declare(kf_sema *s, kf_node *decl)
                           decl->name, old->loc.line);
         return false;
     }
-    kf_sema_sym sym = {decl->name, decl, s->depth};
-    if (!KF_VEC_PUSH(&s->syms, sym)) s->nomem = true;
+    kf_sema_sym sym = {decl->name, decl, s->depth, head};
+    if (!KF_VEC_PUSH(&s->syms, sym) || !kf_sema_map_put(&s->scope, decl->name, s->syms.len)) s->nomem = true;
     return true;
 }
 
 kf_node *kf_sema_lookup(kf_sema *s, const char *name)
 {
     if (!name) return NULL;
-    for (size_t i = s->syms.len; i-- > 0;)
-        if (strcmp(s->syms.data[i].name, name) == 0) return s->syms.data[i].decl;
+    uint32_t i = s->hide_locals ? 0 : (uint32_t)kf_sema_map_get(&s->scope, name);
+    if (i) return s->syms.data[i - 1].decl;
     return kf_sema_module_lookup(s, name);
 }
 
