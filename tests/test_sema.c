@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -755,6 +756,43 @@ static void independent_errors_are_all_reported(void **state)
     prog_free(p);
 }
 
+/* Every .kf program of the kernel library passes sema with no diagnostic. */
+static unsigned check_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    unsigned n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char path[1024];
+        size_t nl = strlen(e->d_name);
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (nl > 3 && strcmp(e->d_name + nl - 3, ".kf") == 0) {
+            char *src = NULL;
+            size_t len = 0;
+            kf_error err = {0};
+            assert_int_equal(kf_read_file(path, &src, &len, &err), KF_OK);
+            prog *p = run_sema(src, NULL);
+            if (p->diags.nerrors)
+                fail_msg("%s:%u:%u: %s", path, p->diags.items.data[0].loc.line, p->diags.items.data[0].loc.col,
+                         p->diags.items.data[0].msg);
+            prog_free(p);
+            free(src);
+            n++;
+        } else if (!strchr(e->d_name, '.')) {
+            n += check_dir(path);
+        }
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+static void library_kernels_pass_sema(void **state)
+{
+    unsigned n = check_dir(KF_SOURCE_DIR "/kernels");
+    assert_true(n >= 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -797,6 +835,7 @@ int main(void)
         cmocka_unit_test(value_parse_rejects_bad_text),
         cmocka_unit_test(names_and_calls_are_annotated),
         cmocka_unit_test(independent_errors_are_all_reported),
+        cmocka_unit_test(library_kernels_pass_sema),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
