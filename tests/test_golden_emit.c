@@ -1,0 +1,202 @@
+/* Golden text of the emitters (label golden): the PTX (sm_90, no -g) and the
+ * CUDA-C of every library kernel (the .kf files of kernels/), compared byte for byte with
+ * tests/golden/<kernel>.sm90.ptx and tests/golden/<kernel>.cu, plus one
+ * hand-built IR kernel so the PTX golden holds even without the front end.
+ * KFORGE_UPDATE_GOLDEN=1 rewrites the files; a mismatch prints `diff -u`
+ * golden -> actual. Also measures the emit time (check + lower + emit) per
+ * library kernel and prints it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <sys/stat.h>
+#include <time.h>
+
+#include "ptx_ir_builder.h"
+#include "ptx_kf_files.h"
+
+static bool updating(void)
+{
+    const char *u = getenv("KFORGE_UPDATE_GOLDEN");
+    return u && *u && strcmp(u, "0") != 0;
+}
+
+static bool write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return false;
+    size_t n = strlen(text);
+    bool ok = fwrite(text, 1, n, f) == n;
+    return fclose(f) == 0 && ok;
+}
+
+/* Prints `diff -u` of the golden file and the actual text. */
+static void show_diff(const char *golden, const char *name, const char *actual)
+{
+    char dir[700], path[1400], cmd[3000];
+    snprintf(dir, sizeof dir, "%s/golden-actual", KF_BINARY_DIR);
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (!write_text(path, actual)) return;
+    snprintf(cmd, sizeof cmd, "diff -u '%s' '%s' 2>&1", golden, path);
+    FILE *p = popen(cmd, "r");
+    if (!p) return;
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, p) && n++ < 400) print_message("%s", line);
+    pclose(p);
+    print_message("(actual text kept in %s; KFORGE_UPDATE_GOLDEN=1 rewrites the golden files)\n", path);
+}
+
+/* Compares text with tests/golden/<name>, or rewrites it when updating. */
+static void check_golden(const char *name, const char *text)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/golden/%s", KF_SOURCE_DIR, name);
+    if (updating()) {
+        char dir[700];
+        snprintf(dir, sizeof dir, "%s/tests/golden", KF_SOURCE_DIR);
+        mkdir(dir, 0755);
+        assert_true(write_text(path, text));
+        return;
+    }
+    char *want;
+    size_t len;
+    if (kf_read_file(path, &want, &len, NULL) != KF_OK)
+        fail_msg("missing golden file %s: run the test with KFORGE_UPDATE_GOLDEN=1 and review it", path);
+    bool same = strcmp(want, text) == 0;
+    if (!same) show_diff(path, name, text);
+    free(want);
+    assert_true(same);
+}
+
+static const char *SAXPY = "// y = a*x + y over n elements\n"
+                           "@schedule(block = 256, grid = cdiv(n, 256))\n"
+                           "kernel saxpy(a: f32, x: &[f32], y: &mut [f32], n: u32) {\n"
+                           "    let i = global_id.x;\n"
+                           "    if i < n {\n"
+                           "        y[i] = a * x[i] + y[i];\n"
+                           "    }\n"
+                           "}\n";
+
+/* saxpy as lowering produces it (LANGUAGE.md section 1), built by hand. */
+static void build_saxpy(irb *b)
+{
+    irb_init(b, "saxpy", SAXPY);
+    kf_type f32 = kf_type_scalar(KF_S_F32), u32 = kf_type_scalar(KF_S_U32), bt = kf_type_scalar(KF_S_BOOL);
+    b->line = 3;
+    kf_val a = irb_param(b, "a", f32), x = irb_param(b, "x", irb_buf(KF_S_F32, 1, false));
+    kf_val y = irb_param(b, "y", irb_buf(KF_S_F32, 1, true)), n = irb_param(b, "n", u32);
+    b->line = 4;
+    kf_val c = irb_op(b, KF_IR_SREG, 0, u32, 0, 0, 0, KF_SR_CTAID_X);
+    kf_val nt = irb_op(b, KF_IR_SREG, 0, u32, 0, 0, 0, KF_SR_NTID_X);
+    kf_val m = irb_op(b, KF_IR_BINOP, KF_OP_MUL, u32, c, nt, 0, 0);
+    kf_val t = irb_op(b, KF_IR_SREG, 0, u32, 0, 0, 0, KF_SR_TID_X);
+    kf_val i = irb_op(b, KF_IR_BINOP, KF_OP_ADD, u32, m, t, 0, 0);
+    b->vals[i].name = "i";
+    b->line = 5;
+    kf_val p = irb_op(b, KF_IR_CMP, KF_OP_LT, u32, i, n, 0, 0);
+    b->vals[p].type = bt;
+    irb_ins(b, KF_IR_IF, 0, kf_type_void(), 0, p, 0, 0, 0);
+    b->line = 6;
+    kf_val xi = irb_op(b, KF_IR_LOAD, 0, f32, x, i, 0, 0);
+    kf_val ax = irb_op(b, KF_IR_BINOP, KF_OP_MUL, f32, a, xi, 0, 0);
+    kf_val yi = irb_op(b, KF_IR_LOAD, 0, f32, y, i, 0, 0);
+    kf_val r = irb_op(b, KF_IR_BINOP, KF_OP_ADD, f32, ax, yi, 0, 0);
+    irb_ins(b, KF_IR_STORE, 0, f32, 0, y, i, r, 0);
+    b->line = 5;
+    irb_ins(b, KF_IR_ENDIF, 0, kf_type_void(), 0, 0, 0, 0, 0);
+    b->k.loc.line = 3;
+}
+
+static void test_golden_hand_built_saxpy_ptx(void **st)
+{
+    static irb b;
+    build_saxpy(&b);
+    kf_diags d = {0};
+    char *ptx = irb_emit(&b, 90, false, NULL, &d);
+    assert_non_null(ptx);
+    check_golden("ir_saxpy.sm90.ptx", ptx);
+    free(ptx);
+    kf_diags_free(&d);
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* Mean microseconds of compile (parse + check + lower) + PTX emit. */
+static double emit_time_us(const char *file, const char *src, size_t len)
+{
+    const int reps = 200;
+    double t0 = now_us();
+    for (int i = 0; i < reps; i++) {
+        kf_module *m = NULL;
+        kf_status st = kf_compile(file, src, len, NULL, &m);
+        kf_buf out = {0};
+        kf_diags d = {0};
+        kf_emit_opts o = {90, false};
+        if (st == KF_OK) st = kf_ptx_emit(m, NULL, &o, &out, NULL, &d);
+        kf_buf_free(&out);
+        kf_diags_free(&d);
+        kf_module_free(m);
+        if (st != KF_OK) return -1;
+    }
+    return (now_us() - t0) / reps;
+}
+
+static void golden_kernel(const kf_file_entry *f)
+{
+    kf_status st;
+    kf_module *m = kf_compile_file(f, &st);
+    if (st != KF_OK) {
+        kf_buf o = {0};
+        if (m) kf_diags_render(&o, &m->diags, m->source, m->source_len);
+        print_message("%s does not compile:\n%s\n", f->path, o.data ? o.data : "");
+        kf_buf_free(&o);
+        kf_module_free(m);
+        fail_msg("%s does not compile", f->path);
+    }
+    kf_emit_opts o = {90, false};
+    kf_buf out = {0};
+    kf_diags d = {0};
+    char name[300];
+    assert_int_equal(kf_ptx_emit(m, NULL, &o, &out, NULL, &d), KF_OK);
+    snprintf(name, sizeof name, "%s.sm90.ptx", f->stem);
+    check_golden(name, out.data);
+    kf_buf_reset(&out);
+    kf_diags_free(&d);
+    snprintf(name, sizeof name, "%s.cu", f->stem);
+    char cu[1400];
+    snprintf(cu, sizeof cu, "%s/tests/golden/%s", KF_SOURCE_DIR, name);
+    struct stat sb;
+    if (kf_cuda_emit(m, NULL, &o, &out, NULL, &d) == KF_OK) check_golden(name, out.data);
+    else if (stat(cu, &sb) == 0) fail_msg("kf_cuda_emit failed for %s but %s exists", f->path, cu);
+    double us = emit_time_us(m->file, m->source, m->source_len);
+    print_message("emit time %-14s %8.1f us (check + lower + PTX emit, mean of 200)\n", f->stem, us);
+    assert_true(us > 0);
+    kf_buf_free(&out);
+    kf_diags_free(&d);
+    kf_module_free(m);
+}
+
+static void test_golden_library_kernels(void **st)
+{
+    static kf_file_entry files[256];
+    size_t n = kf_list_dir("kernels", files, 0, 256);
+    for (size_t i = 0; i < n; i++) golden_kernel(&files[i]);
+    print_message("%zu library kernels compared\n", n);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_golden_hand_built_saxpy_ptx),
+        cmocka_unit_test(test_golden_library_kernels),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,628 @@
+/* Unit tests of the PTX emitter's tricky lowering, on hand-built core IR:
+ * conversions and their rounding/saturation modifiers, shifts at and past
+ * the width, signed division by -1, short-circuit control flow, break and
+ * continue in nested loops, f16/bf16 on sm_80 vs sm_90, vector loads and
+ * stores, arrays, atomics, shuffles, math sequences, .loc placement and the
+ * line map, determinism and arch errors. Each test asserts the PTX lines
+ * the rule requires. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+
+#include "ptx_ir_builder.h"
+
+static irb B;
+
+#define HAS(ptx, s) assert_non_null(strstr((ptx), (s)))
+#define HASNT(ptx, s) assert_null(strstr((ptx), (s)))
+
+/* Kernel: x = in[tid]; y = in[tid] (second load); r = op(x, y); out[tid] = r. */
+static char *one_op(uint32_t arch, kf_ir_op op, uint16_t sub, kf_type rt, kf_type xt)
+{
+    irb_init(&B, "k", NULL);
+    kf_val in = irb_param(&B, "in", irb_buf((kf_scalar)xt.scalar, xt.lanes, false));
+    kf_val out = irb_param(&B, "out", irb_buf((kf_scalar)rt.scalar, rt.lanes, true));
+    kf_val t = irb_op(&B, KF_IR_SREG, 0, kf_type_scalar(KF_S_U32), 0, 0, 0, KF_SR_TID_X);
+    kf_val x = irb_op(&B, KF_IR_LOAD, 0, xt, in, t, 0, 0);
+    kf_val y = irb_op(&B, KF_IR_LOAD, 0, xt, in, t, 0, 0);
+    kf_val r = irb_op(&B, op, sub, rt, x, y, x, 0);
+    irb_ins(&B, KF_IR_STORE, 0, rt, 0, out, t, r, 0);
+    kf_diags d = {0};
+    char *ptx = irb_emit(&B, arch, false, NULL, &d);
+    assert_int_equal(d.nerrors, 0);
+    kf_diags_free(&d);
+    assert_non_null(ptx);
+    return ptx;
+}
+
+/* Kernel: x = in[tid]; r = x op CONST(bits); out[tid] = r. */
+static char *op_const(kf_ir_op op, uint16_t sub, kf_scalar s, uint64_t bits)
+{
+    irb_init(&B, "k", NULL);
+    kf_type t = kf_type_scalar(s);
+    kf_val in = irb_param(&B, "in", irb_buf(s, 1, false));
+    kf_val out = irb_param(&B, "out", irb_buf(op == KF_IR_CMP ? KF_S_BOOL : s, 1, true));
+    kf_val i = irb_op(&B, KF_IR_SREG, 0, kf_type_scalar(KF_S_U32), 0, 0, 0, KF_SR_TID_X);
+    kf_val x = irb_op(&B, KF_IR_LOAD, 0, t, in, i, 0, 0);
+    kf_val c = irb_const(&B, s, bits);
+    kf_type rt = op == KF_IR_CMP ? kf_type_scalar(KF_S_BOOL) : t;
+    kf_val r = irb_op(&B, op, sub, op == KF_IR_CMP ? t : rt, x, c, 0, 0);
+    B.vals[r].type = rt;
+    irb_ins(&B, KF_IR_STORE, 0, rt, 0, out, i, r, 0);
+    kf_diags d = {0};
+    char *ptx = irb_emit(&B, 90, false, NULL, &d);
+    assert_non_null(ptx);
+    kf_diags_free(&d);
+    return ptx;
+}
+
+static void test_constants_become_immediates(void **st)
+{
+    char *p = op_const(KF_IR_BINOP, KF_OP_SHL, KF_S_U32, 40);   /* past the width: clamped, gives 0 */
+    HAS(p, "shl.b32 %r3, %r2, 32;");
+    HASNT(p, "40");                                             /* the constant needs no register */
+    free(p);
+    p = op_const(KF_IR_BINOP, KF_OP_SHR, KF_S_I8, 200);         /* signed: sign fill */
+    HAS(p, "shr.s16 %rs2, %rs1, 8;");
+    free(p);
+    p = op_const(KF_IR_BINOP, KF_OP_DIV, KF_S_I32, (uint32_t)-1);
+    HAS(p, "neg.s32 %r3, %r2;");
+    HASNT(p, "div.");
+    free(p);
+    p = op_const(KF_IR_BINOP, KF_OP_REM, KF_S_I64, (uint64_t)-1);
+    HAS(p, "mov.b64 %rd5, 0;");
+    free(p);
+    p = op_const(KF_IR_BINOP, KF_OP_DIV, KF_S_I32, 8);          /* ptxas strength-reduces a constant divisor */
+    HAS(p, "div.s32 %r3, %r2, 8;");
+    HASNT(p, "setp");
+    free(p);
+    p = op_const(KF_IR_CMP, KF_OP_LT, KF_S_F32, 0x3F800000);
+    HAS(p, "setp.lt.f32 %p1, %f1, 0f3F800000;");
+    free(p);
+    p = op_const(KF_IR_BINOP, KF_OP_ADD, KF_S_F16, 0x3C00);      /* no f16 immediates in PTX */
+    HAS(p, "mov.b16 %h2, 0x3C00;");
+    HAS(p, "add.rn.f16 %h3, %h1, %h2;");
+    free(p);
+}
+
+static char *cvt(uint32_t arch, kf_scalar to, kf_scalar from)
+{
+    return one_op(arch, KF_IR_CVT, 0, kf_type_scalar(to), kf_type_scalar(from));
+}
+
+
+static void test_float_to_int_truncates_and_saturates(void **st)
+{
+    char *p = cvt(90, KF_S_I32, KF_S_F32);
+    HAS(p, "cvt.rzi.sat.s32.f32 ");
+    free(p);
+    p = cvt(90, KF_S_U8, KF_S_F64);
+    HAS(p, "cvt.rzi.u8.f64 %rs");
+    free(p);
+    p = cvt(80, KF_S_I32, KF_S_BF16);   /* no s32.bf16 cvt before sm_90: exact to f32 first */
+    HAS(p, "cvt.f32.bf16 ");
+    HAS(p, "cvt.rzi.sat.s32.f32 ");
+    free(p);
+}
+
+static void test_int_to_float_rounds_to_nearest(void **st)
+{
+    char *p = cvt(90, KF_S_F32, KF_S_I32);
+    HAS(p, "cvt.rn.f32.s32 ");
+    free(p);
+    p = cvt(90, KF_S_F16, KF_S_U64);
+    HAS(p, "cvt.rn.f16.u64 ");
+    free(p);
+}
+
+static void test_narrowing_is_one_rounding(void **st)
+{
+    char *p = cvt(80, KF_S_F16, KF_S_F64);
+    HAS(p, "cvt.rn.f16.f64 ");
+    HASNT(p, "cvt.rn.f32.f64");
+    free(p);
+    p = cvt(80, KF_S_BF16, KF_S_F32);
+    HAS(p, "cvt.rn.bf16.f32 ");
+    free(p);
+    /* sm_80 has no bf16.f64: round to odd at f32, then one RNE step */
+    p = cvt(80, KF_S_BF16, KF_S_F64);
+    HAS(p, "cvt.rz.f32.f64 ");
+    HAS(p, "or.b32 ");
+    HAS(p, "cvt.rn.bf16.f32 ");
+    free(p);
+    p = cvt(90, KF_S_BF16, KF_S_F64);
+    HAS(p, "cvt.rn.bf16.f64 ");
+    HASNT(p, "cvt.rz.f32.f64");
+    free(p);
+    p = cvt(80, KF_S_BF16, KF_S_I32);
+    HAS(p, "cvt.rz.f32.s32 ");
+    HAS(p, "cvt.rzi.s32.f32 ");
+    free(p);
+    p = cvt(90, KF_S_F32, KF_S_F64);
+    HAS(p, "cvt.rn.f32.f64 ");
+    free(p);
+    p = cvt(90, KF_S_F64, KF_S_F32);
+    HAS(p, "cvt.f64.f32 ");
+    free(p);
+}
+
+static void test_int_widening_and_narrowing(void **st)
+{
+    char *p = cvt(90, KF_S_I64, KF_S_I32);
+    HAS(p, "cvt.s64.s32 %rd");
+    free(p);
+    p = cvt(90, KF_S_U8, KF_S_I32);
+    HAS(p, "cvt.u8.s32 %rs");
+    free(p);
+    p = cvt(90, KF_S_U32, KF_S_I32);   /* same width: a plain move */
+    HAS(p, "mov.b32 ");
+    HASNT(p, "cvt.");
+    free(p);
+}
+
+static void test_bool_to_number_is_select(void **st)
+{
+    char *p = cvt(90, KF_S_F32, KF_S_BOOL);
+    HAS(p, "ld.global.nc.u8 ");
+    HAS(p, "setp.ne.u16 ");
+    HAS(p, ", 0f3F800000, 0, %p");
+    free(p);
+}
+
+static char *binop(uint32_t arch, kf_op op, kf_scalar s)
+{
+    return one_op(arch, KF_IR_BINOP, op, kf_type_scalar(s), kf_type_scalar(s));
+}
+
+static void test_shift_amount_clamped_by_ptx(void **st)
+{
+    char *p = binop(90, KF_OP_SHL, KF_S_U32);   /* shl clamps a u32 amount to 32: result 0 */
+    HAS(p, "shl.b32 %r");
+    HASNT(p, "min.");
+    free(p);
+    p = binop(90, KF_OP_SHR, KF_S_I32);         /* clamped to 32: sign fill */
+    HAS(p, "shr.s32 ");
+    free(p);
+    p = binop(90, KF_OP_SHL, KF_S_U64);         /* 64-bit amounts clamp first, then narrow to u32 */
+    HAS(p, "min.u64 %rd");
+    HAS(p, ", 64;");
+    HAS(p, "cvt.u32.u64 ");
+    HAS(p, "shl.b64 ");
+    free(p);
+    p = binop(90, KF_OP_SHL, KF_S_U8);          /* in a 16-bit register, re-normalized to 8 bits */
+    HAS(p, "shl.b16 ");
+    HAS(p, "cvt.u16.u8 ");
+    free(p);
+    p = binop(90, KF_OP_SHR, KF_S_U16);
+    HAS(p, "shr.u16 ");
+    free(p);
+}
+
+static void test_signed_division_by_minus_one_selected(void **st)
+{
+    char *p = binop(90, KF_OP_DIV, KF_S_I32);
+    HAS(p, "setp.eq.s32 %p");
+    HAS(p, ", -1;");
+    HAS(p, "neg.s32 ");
+    HAS(p, "div.s32 ");
+    free(p);
+    p = binop(90, KF_OP_REM, KF_S_I64);
+    HAS(p, "setp.eq.s64 ");
+    HAS(p, "rem.s64 ");
+    HAS(p, "selp.b64 %rd");
+    free(p);
+    p = binop(90, KF_OP_DIV, KF_S_U32);
+    HAS(p, "div.u32 ");
+    HASNT(p, "-1");
+    free(p);
+}
+
+static void test_float_arith_is_rounded_not_contracted(void **st)
+{
+    char *p = binop(90, KF_OP_MUL, KF_S_F32);
+    HAS(p, "mul.rn.f32 ");
+    free(p);
+    p = binop(90, KF_OP_DIV, KF_S_F64);
+    HAS(p, "div.rn.f64 ");
+    free(p);
+}
+
+static void test_f16_bf16_native_on_sm90_fma_or_f32_on_sm80(void **st)
+{
+    char *p = binop(80, KF_OP_ADD, KF_S_F16);
+    HAS(p, "add.rn.f16 ");
+    free(p);
+    p = binop(90, KF_OP_ADD, KF_S_BF16);
+    HAS(p, "add.rn.bf16 ");
+    free(p);
+    p = binop(80, KF_OP_ADD, KF_S_BF16);
+    HASNT(p, "add.rn.bf16");
+    HAS(p, "mov.b16 %h");
+    HAS(p, "0x3F80");
+    HAS(p, "fma.rn.bf16 ");
+    free(p);
+    p = binop(86, KF_OP_MUL, KF_S_BF16);
+    HASNT(p, "mul.rn.bf16");
+    HAS(p, "0x8000");
+    HAS(p, "fma.rn.bf16 ");
+    free(p);
+    p = binop(90, KF_OP_DIV, KF_S_F16);   /* division through f32, one rounding back */
+    HAS(p, "cvt.f32.f16 ");
+    HAS(p, "div.rn.f32 ");
+    HAS(p, "cvt.rn.f16.f32 ");
+    free(p);
+    p = one_op(80, KF_IR_CMP, KF_OP_LT, kf_type_scalar(KF_S_BOOL), kf_type_scalar(KF_S_BF16));
+    HAS(p, "cvt.f32.bf16 ");
+    HAS(p, "setp.lt.f32 ");
+    free(p);
+    p = one_op(90, KF_IR_CMP, KF_OP_NE, kf_type_scalar(KF_S_BOOL), kf_type_scalar(KF_S_F32));
+    HAS(p, "setp.neu.f32 ");   /* NaN != x is true, as in C */
+    free(p);
+}
+
+static void test_vector_loads_use_v4(void **st)
+{
+    char *p = one_op(90, KF_IR_MOV, 0, kf_type_vector(KF_S_F32, 4), kf_type_vector(KF_S_F32, 4));
+    HAS(p, "ld.global.nc.v4.f32 {%f");
+    HAS(p, "st.global.v4.f32 [%rd");
+    free(p);
+    p = one_op(90, KF_IR_MOV, 0, kf_type_vector(KF_S_F16, 8), kf_type_vector(KF_S_F16, 8));
+    HAS(p, "ld.global.nc.v4.b32 {%r");
+    assert_int_equal(count_of(p, "mov.b32 {%h"), 8);   /* two loads, four words each */
+    HAS(p, "st.global.v4.b32 [");
+    free(p);
+    p = one_op(90, KF_IR_MOV, 0, kf_type_vector(KF_S_U8, 16), kf_type_vector(KF_S_U8, 16));
+    HAS(p, "ld.global.nc.v4.b32 ");
+    HAS(p, "bfe.u32 ");
+    HAS(p, "bfi.b32 ");
+    free(p);
+    p = one_op(90, KF_IR_MOV, 0, kf_type_vector(KF_S_F16, 2), kf_type_vector(KF_S_F16, 2));
+    HAS(p, "ld.global.nc.v2.b16 {%h");
+    free(p);
+}
+
+static void test_math_sequences(void **st)
+{
+    char *p = one_op(90, KF_IR_MATH, KF_BI_EXP, kf_type_scalar(KF_S_F32), kf_type_scalar(KF_S_F32));
+    HAS(p, "0f3FB8AA3B");
+    HAS(p, "ex2.approx.f32 ");
+    HASNT(p, ".ftz");
+    free(p);
+    p = one_op(90, KF_IR_MATH, KF_BI_EXP, kf_type_scalar(KF_S_F64), kf_type_scalar(KF_S_F64));
+    HASNT(p, "approx");
+    HAS(p, "fma.rn.f64 ");
+    free(p);
+    p = one_op(90, KF_IR_MATH, KF_BI_ROUND, kf_type_scalar(KF_S_F32), kf_type_scalar(KF_S_F32));
+    HAS(p, "cvt.rzi.f32.f32 ");
+    HAS(p, "copysign.f32 ");
+    HASNT(p, "cvt.rni");   /* rni is half-to-even, round() is half away from zero */
+    free(p);
+    p = one_op(90, KF_IR_MATH, KF_BI_SQRT, kf_type_scalar(KF_S_F32), kf_type_scalar(KF_S_F32));
+    HAS(p, "sqrt.rn.f32 ");
+    free(p);
+    p = one_op(90, KF_IR_MATH, KF_BI_TANH, kf_type_scalar(KF_S_F32), kf_type_scalar(KF_S_F32));
+    HAS(p, "tanh.approx.f32 ");
+    free(p);
+    p = one_op(90, KF_IR_MATH, KF_BI_CLZ, kf_type_scalar(KF_S_U32), kf_type_scalar(KF_S_U64));
+    HAS(p, "clz.b64 %r");
+    free(p);
+}
+
+static void test_atomics_and_shuffles(void **st)
+{
+    char *p = one_op(90, KF_IR_SHFL, KF_BI_SHFL_XOR, kf_type_scalar(KF_S_F32), kf_type_scalar(KF_S_F32));
+    HAS(p, "shfl.sync.bfly.b32 %f");
+    HAS(p, ", 31, 0xffffffff;");
+    free(p);
+    p = one_op(90, KF_IR_SHFL, KF_BI_SHFL_UP, kf_type_scalar(KF_S_F64), kf_type_scalar(KF_S_F64));
+    assert_int_equal(count_of(p, "shfl.sync.up.b32 "), 2);
+    HAS(p, ", 0, 0xffffffff;");
+    free(p);
+}
+
+/* ---- control flow ---------------------------------------------------------- */
+
+static kf_val boolv(irb *b, kf_val x, kf_val y, kf_op op)
+{
+    kf_val p = irb_op(b, KF_IR_CMP, op, kf_type_scalar(KF_S_U32), x, y, 0, 0);
+    b->vals[p].type = kf_type_scalar(KF_S_BOOL);
+    return p;
+}
+
+static void flow(irb *b, kf_ir_op op)
+{
+    irb_ins(b, op, 0, kf_type_void(), 0, 0, 0, 0, 0);
+}
+
+/* r = a < n && b < n, lowered as IF a<n { r = b<n } ELSE { r = false }. */
+static void test_short_circuit_and_is_branches(void **st)
+{
+    irb_init(&B, "k", NULL);
+    kf_val n = irb_param(&B, "n", kf_type_scalar(KF_S_U32));
+    kf_val out = irb_param(&B, "out", irb_buf(KF_S_BOOL, 1, true));
+    kf_val t = irb_op(&B, KF_IR_SREG, 0, kf_type_scalar(KF_S_U32), 0, 0, 0, KF_SR_TID_X);
+    kf_val r = irb_val(&B, kf_type_scalar(KF_S_BOOL), "r");
+    kf_val c = boolv(&B, t, n, KF_OP_LT);
+    irb_ins(&B, KF_IR_IF, 0, kf_type_void(), 0, c, 0, 0, 0);
+    kf_val c2 = boolv(&B, n, t, KF_OP_LT);
+    irb_ins(&B, KF_IR_MOV, 0, kf_type_scalar(KF_S_BOOL), r, c2, 0, 0, 0);
+    flow(&B, KF_IR_ELSE);
+    kf_val f = irb_const(&B, KF_S_BOOL, 0);
+    irb_ins(&B, KF_IR_MOV, 0, kf_type_scalar(KF_S_BOOL), r, f, 0, 0, 0);
+    flow(&B, KF_IR_ENDIF);
+    irb_ins(&B, KF_IR_STORE, 0, kf_type_scalar(KF_S_BOOL), 0, out, t, r, 0);
+    kf_diags d = {0};
+    char *p = irb_emit(&B, 90, false, NULL, &d);
+    assert_non_null(p);
+    HAS(p, "@!%p1 bra $L_if_4_else;");
+    HAS(p, "bra $L_if_4_end;\n$L_if_4_else:\n");
+    HAS(p, "$L_if_4_end:\n");
+    HAS(p, "mov.pred %p3, %p2;\n\tbra $L_if_4_end;");
+    HAS(p, "$L_if_4_else:\n\tmov.pred %p3, 0;\n$L_if_4_end:");
+    free(p);
+    kf_diags_free(&d);
+}
+
+/* outer: LOOP { if i >= n break; LOOP { if i == 3 continue; break } LATCH i += 1 } */
+static void test_break_continue_in_nested_loops(void **st)
+{
+    irb_init(&B, "k", NULL);
+    kf_type u32 = kf_type_scalar(KF_S_U32);
+    kf_val n = irb_param(&B, "n", u32);
+    kf_val i = irb_val(&B, u32, "i");
+    kf_val zero = irb_const(&B, KF_S_U32, 0), one = irb_const(&B, KF_S_U32, 1), three = irb_const(&B, KF_S_U32, 3);
+    irb_ins(&B, KF_IR_MOV, 0, u32, i, zero, 0, 0, 0);
+    flow(&B, KF_IR_LOOP);                       /* 5 */
+    kf_val c = boolv(&B, i, n, KF_OP_GE);
+    irb_ins(&B, KF_IR_IF, 0, kf_type_void(), 0, c, 0, 0, 0);
+    flow(&B, KF_IR_BREAK);
+    flow(&B, KF_IR_ENDIF);
+    flow(&B, KF_IR_LOOP);                       /* 10 */
+    kf_val e = boolv(&B, i, three, KF_OP_EQ);
+    irb_ins(&B, KF_IR_IF, 0, kf_type_void(), 0, e, 0, 0, 0);
+    kf_val e2 = boolv(&B, i, one, KF_OP_EQ);
+    irb_ins(&B, KF_IR_IF, 0, kf_type_void(), 0, e2, 0, 0, 0);
+    flow(&B, KF_IR_CONTINUE);
+    flow(&B, KF_IR_ENDIF);
+    flow(&B, KF_IR_BREAK);
+    flow(&B, KF_IR_ENDIF);
+    flow(&B, KF_IR_BREAK);
+    flow(&B, KF_IR_ENDLOOP);
+    flow(&B, KF_IR_LATCH);
+    irb_ins(&B, KF_IR_BINOP, KF_OP_ADD, u32, i, i, one, 0, 0);
+    flow(&B, KF_IR_ENDLOOP);
+    kf_diags d = {0};
+    char *p = irb_emit(&B, 90, false, NULL, &d);
+    assert_non_null(p);
+    HAS(p, "$L_loop_5:\n");
+    HAS(p, "@%p1 bra $L_loop_5_end;");          /* if c break: one predicated branch */
+    HAS(p, "$L_loop_10:\n");
+    HAS(p, "@%p3 bra $L_loop_10;");             /* inner continue: no latch, back to the head */
+    assert_int_equal(count_of(p, "bra $L_loop_10_end;"), 2);
+    HAS(p, "bra $L_loop_10;\n$L_loop_10_end:\n");
+    HAS(p, "$L_loop_5_latch:\n");
+    HAS(p, "bra $L_loop_5;\n$L_loop_5_end:\n");
+    free(p);
+    kf_diags_free(&d);
+}
+
+/* ---- arrays ------------------------------------------------------------------ */
+
+static void test_arrays_shared_local_and_registers(void **st)
+{
+    irb_init(&B, "k", NULL);
+    kf_type f32 = kf_type_scalar(KF_S_F32);
+    kf_val t = irb_op(&B, KF_IR_SREG, 0, kf_type_scalar(KF_S_U32), 0, 0, 0, KF_SR_TID_X);
+    uint32_t sh = irb_array(&B, "tile", KF_S_F32, 1, 256, true);
+    uint32_t lo = irb_array(&B, "scratch", KF_S_F32, 1, 16, false);
+    uint32_t rg = irb_array(&B, "acc", KF_S_F32, 1, 4, false);
+    kf_val two = irb_const(&B, KF_S_U32, 2);
+    kf_val x = irb_op(&B, KF_IR_ALOAD, 0, f32, t, 0, 0, sh);
+    irb_ins(&B, KF_IR_ASTORE, 0, f32, 0, t, x, 0, lo);
+    irb_ins(&B, KF_IR_ASTORE, 0, f32, 0, two, x, 0, rg);
+    kf_val y = irb_op(&B, KF_IR_ALOAD, 0, f32, two, 0, 0, rg);
+    irb_ins(&B, KF_IR_ASTORE, 0, f32, 0, two, y, 0, sh);
+    flow(&B, KF_IR_BARRIER);
+    kf_diags d = {0};
+    char *p = irb_emit(&B, 90, false, NULL, &d);
+    assert_non_null(p);
+    HAS(p, ".shared .align 4 .b8 sh_tile[1024];");
+    HAS(p, ".local .align 4 .b8 loc_scratch[64];");
+    HASNT(p, "loc_acc");                      /* constant indices only: kept in registers */
+    HAS(p, "// acc: f32[4] held in registers %f1..%f4");
+    HAS(p, "mov.f32 %f3, ");
+    HAS(p, "st.shared.f32 [sh_tile+8], ");     /* constant index folds into the address */
+    HAS(p, "bar.sync 0;");
+    free(p);
+    kf_diags_free(&d);
+}
+
+/* ---- module, line info, determinism ---------------------------------------------- */
+
+static const char *SRC = "kernel k(x: &[f32], y: &mut [f32]) {\n"
+                         "    let i = thread_id.x;\n"
+                         "    y[i] = x[i];\n"
+                         "}\n";
+
+static void build_copy(irb *b)
+{
+    irb_init(b, "k", SRC);
+    b->line = 1;
+    kf_val x = irb_param(b, "x", irb_buf(KF_S_F32, 1, false));
+    kf_val y = irb_param(b, "y", irb_buf(KF_S_F32, 1, true));
+    b->line = 2;
+    kf_val t = irb_op(b, KF_IR_SREG, 0, kf_type_scalar(KF_S_U32), 0, 0, 0, KF_SR_TID_X);
+    b->line = 3;
+    kf_val v = irb_op(b, KF_IR_LOAD, 0, kf_type_scalar(KF_S_F32), x, t, 0, 0);
+    irb_ins(b, KF_IR_STORE, 0, kf_type_scalar(KF_S_F32), 0, y, t, v, 0);
+}
+
+static int line_of(const char *text, const char *needle)
+{
+    const char *at = strstr(text, needle);
+    if (!at) return -1;
+    int n = 1;
+    for (const char *p = text; p < at; p++) n += *p == '\n';
+    return n;
+}
+
+static void test_loc_before_each_source_line_with_g(void **st)
+{
+    build_copy(&B);
+    kf_diags d = {0};
+    kf_linemap lm = {0};
+    char *p = irb_emit(&B, 90, true, &lm, &d);
+    assert_non_null(p);
+    HAS(p, ".file 1 \"test.kf\"\n");
+    HAS(p, "\t// test.kf:3  y[i] = x[i];\n\t.loc 1 3 5\n\tmad.wide.u32 ");
+    HAS(p, "\t.loc 1 2 5\n\tmov.u32 %r1, %tid.x;");
+    assert_int_equal(count_of(p, ".loc 1 3 5"), 1);
+    int l = line_of(p, "ld.global.nc.f32");
+    assert_true(l > 0 && (size_t)l <= lm.lines.len);
+    assert_int_equal(lm.lines.data[l - 1].line, 3);
+    assert_int_equal(lm.lines.data[line_of(p, ".target")].line, 0);
+    free(p);
+    kf_linemap_free(&lm);
+    p = irb_emit(&B, 90, false, NULL, &d);
+    HASNT(p, ".loc");
+    HASNT(p, ".file");
+    HAS(p, "// test.kf:3  y[i] = x[i];");   /* source comments stay without -g */
+    free(p);
+    kf_diags_free(&d);
+}
+
+static void test_module_header_and_entry(void **st)
+{
+    build_copy(&B);
+    B.k.sched.block[0] = 128;
+    B.k.sched.block[1] = 2;
+    kf_diags d = {0};
+    char *p = irb_emit(&B, 86, false, NULL, &d);
+    HAS(p, ".version 8.0\n.target sm_86\n.address_size 64\n");
+    HAS(p, ".visible .entry k(\n\t.param .u64 .ptr .global .align 4 p_x,\n\t.param .u64 .ptr .global .align 4 p_y\n)\n");
+    HAS(p, ".maxntid 128, 2, 1\n");
+    HAS(p, "ld.global.nc.f32 ");                  /* x is read-only */
+    HAS(p, "st.global.f32 ");
+    HAS(p, "cvta.to.global.u64 %rd1, %rd1;");
+    free(p);
+    kf_diags_free(&d);
+}
+
+static void test_emission_is_deterministic(void **st)
+{
+    build_copy(&B);
+    kf_diags d = {0};
+    char *a = irb_emit(&B, 90, true, NULL, &d);
+    char *b = irb_emit(&B, 90, true, NULL, &d);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    kf_diags_free(&d);
+}
+
+static void test_unsupported_arch_is_an_error(void **st)
+{
+    build_copy(&B);
+    kf_diags d = {0};
+    char *p = irb_emit(&B, 75, false, NULL, &d);
+    assert_null(p);
+    assert_int_equal(d.nerrors, 1);
+    assert_non_null(strstr(d.items.data[0].msg, "sm_75"));
+    kf_diags_free(&d);
+}
+
+static void test_unsupported_atomic_type_is_a_diag_at_its_line(void **st)
+{
+    irb_init(&B, "k", NULL);
+    kf_val buf = irb_param(&B, "b", irb_buf(KF_S_U8, 1, true));
+    kf_val i = irb_const(&B, KF_S_U32, 0);
+    B.line = 7;
+    kf_val d0 = irb_val(&B, kf_type_scalar(KF_S_U8), NULL);
+    B.ins[B.k.nins++] = (kf_ir_ins){KF_IR_ATOMIC, KF_BI_ATOMIC_ADD, kf_type_scalar(KF_S_U8), d0, {buf, i, i, 0}, 0,
+                                    {"test.kf", 7, 9}};
+    kf_diags d = {0};
+    assert_null(irb_emit(&B, 90, false, NULL, &d));
+    assert_int_equal(d.nerrors, 1);
+    assert_int_equal(d.items.data[0].loc.line, 7);
+    assert_int_equal(d.items.data[0].loc.col, 9);
+    kf_diags_free(&d);
+}
+
+/* y[i] += 1: the store reuses the load's address; after a join it is recomputed. */
+static void test_address_reused_within_straight_line_code(void **st)
+{
+    irb_init(&B, "k", NULL);
+    kf_type f32 = kf_type_scalar(KF_S_F32);
+    kf_val y = irb_param(&B, "y", irb_buf(KF_S_F32, 1, true));
+    kf_val t = irb_op(&B, KF_IR_SREG, 0, kf_type_scalar(KF_S_U32), 0, 0, 0, KF_SR_TID_X);
+    kf_val one = irb_const(&B, KF_S_F32, 0x3F800000);
+    kf_val v = irb_op(&B, KF_IR_LOAD, 0, f32, y, t, 0, 0);
+    kf_val s = irb_op(&B, KF_IR_BINOP, KF_OP_ADD, f32, v, one, 0, 0);
+    irb_ins(&B, KF_IR_STORE, 0, f32, 0, y, t, s, 0);
+    kf_val c = boolv(&B, t, t, KF_OP_EQ);
+    irb_ins(&B, KF_IR_IF, 0, kf_type_void(), 0, c, 0, 0, 0);
+    irb_ins(&B, KF_IR_STORE, 0, f32, 0, y, t, s, 0);   /* dominated by the first: same address */
+    flow(&B, KF_IR_ENDIF);
+    irb_ins(&B, KF_IR_STORE, 0, f32, 0, y, t, one, 0); /* after the join: recomputed */
+    kf_diags d = {0};
+    char *p = irb_emit(&B, 90, false, NULL, &d);
+    assert_non_null(p);
+    assert_int_equal(count_of(p, "mad.wide.u32 "), 2);
+    HAS(p, "ld.global.f32 %f2, [%rd2];");
+    assert_int_equal(count_of(p, "st.global.f32 [%rd2], %f3;"), 2);
+    HAS(p, "st.global.f32 [%rd3], %f1;");
+    free(p);
+    kf_diags_free(&d);
+}
+
+static void test_float_atomic_min_is_cas_loop(void **st)
+{
+    irb_init(&B, "k", NULL);
+    kf_val buf = irb_param(&B, "b", irb_buf(KF_S_F32, 1, true));
+    kf_val i = irb_const(&B, KF_S_U32, 0);
+    kf_val v = irb_const(&B, KF_S_F32, 0x3F800000);
+    kf_val d0 = irb_val(&B, kf_type_scalar(KF_S_F32), NULL);
+    B.ins[B.k.nins++] = (kf_ir_ins){KF_IR_ATOMIC, KF_BI_ATOMIC_MIN, kf_type_scalar(KF_S_F32), d0, {buf, i, v, 0}, 0,
+                                    {"test.kf", 1, 1}};
+    kf_diags d = {0};
+    char *p = irb_emit(&B, 90, false, NULL, &d);
+    assert_non_null(p);
+    HAS(p, "$L_cas_3:\n");
+    HAS(p, "min.f32 ");
+    HAS(p, "atom.global.cas.b32 ");
+    HAS(p, "bra $L_cas_3;");
+    free(p);
+    kf_diags_free(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_float_to_int_truncates_and_saturates),
+        cmocka_unit_test(test_int_to_float_rounds_to_nearest),
+        cmocka_unit_test(test_narrowing_is_one_rounding),
+        cmocka_unit_test(test_int_widening_and_narrowing),
+        cmocka_unit_test(test_bool_to_number_is_select),
+        cmocka_unit_test(test_shift_amount_clamped_by_ptx),
+        cmocka_unit_test(test_signed_division_by_minus_one_selected),
+        cmocka_unit_test(test_float_arith_is_rounded_not_contracted),
+        cmocka_unit_test(test_f16_bf16_native_on_sm90_fma_or_f32_on_sm80),
+        cmocka_unit_test(test_vector_loads_use_v4),
+        cmocka_unit_test(test_math_sequences),
+        cmocka_unit_test(test_atomics_and_shuffles),
+        cmocka_unit_test(test_short_circuit_and_is_branches),
+        cmocka_unit_test(test_break_continue_in_nested_loops),
+        cmocka_unit_test(test_arrays_shared_local_and_registers),
+        cmocka_unit_test(test_loc_before_each_source_line_with_g),
+        cmocka_unit_test(test_module_header_and_entry),
+        cmocka_unit_test(test_emission_is_deterministic),
+        cmocka_unit_test(test_unsupported_arch_is_an_error),
+        cmocka_unit_test(test_unsupported_atomic_type_is_a_diag_at_its_line),
+        cmocka_unit_test(test_float_atomic_min_is_cas_loop),
+        cmocka_unit_test(test_address_reused_within_straight_line_code),
+        cmocka_unit_test(test_constants_become_immediates),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

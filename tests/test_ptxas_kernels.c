@@ -1,0 +1,195 @@
+/* ptxas over emitted PTX (label ptxas; CI has the CUDA toolkit, so a missing
+ * ptxas is a failure with a clear message, never a skip):
+ *   - the hand-built all-ops kernel (every IR op on every type) assembles
+ *     with no warning for sm_80, sm_86, sm_89 and sm_90, with and without -g;
+ *   - every the .kf files of kernels/, kernels/features/ and tests/ptx_cases/
+ *     compiles, emits and assembles with no warning for sm_80 and sm_90;
+ *   - kf_ptxas_run maps a ptxas error back to the .kf line through the line
+ *     map and parses the -v statistics. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "ptx_all_ops.h"
+#include "ptx_kf_files.h"
+
+static irb AO;
+
+/* Assembles ptx; fails the test on any error or warning, printing the log. */
+static void assemble_clean(const char *what, const char *ptx, uint32_t arch, const kf_linemap *lm,
+                           kf_ptxas_result *res)
+{
+    kf_diags d = {0};
+    kf_error err = {0};
+    kf_status st = kf_ptxas_run(ptx, arch, lm, what, res, &d, &err);
+    if (st == KF_ERR_DEVICE) fail_msg("%s (CI has the CUDA toolkit: ptxas is required)", err.msg);
+    if (st != KF_OK || res->nwarnings) {
+        kf_buf o = {0};
+        kf_diags_render(&o, &d, NULL, 0);
+        print_message("%s sm_%u: status %d, %u warnings\n%s\n%s\n", what, arch, st, res->nwarnings,
+                      o.data ? o.data : "", res->log ? res->log : "");
+        kf_buf_free(&o);
+    }
+    assert_int_equal(st, KF_OK);
+    assert_int_equal(res->nwarnings, 0);
+    kf_diags_free(&d);
+    kf_error_clear(&err);
+}
+
+static void all_ops_for(uint32_t arch, bool g)
+{
+    allops_build(&AO);
+    kf_diags d = {0};
+    kf_linemap lm = {0};
+    char *ptx = irb_emit(&AO, arch, g, &lm, &d);
+    assert_non_null(ptx);
+    kf_ptxas_result res;
+    assemble_clean("all_ops", ptx, arch, &lm, &res);
+    assert_int_equal(res.kernels.len, 1);
+    assert_string_equal(res.kernels.data[0].kernel, "all_ops");
+    assert_true(res.kernels.data[0].registers > 0);
+    assert_true(res.kernels.data[0].shared_bytes >= 1024 + 32 * 16 + 8);
+    kf_ptxas_result_free(&res);
+    kf_linemap_free(&lm);
+    free(ptx);
+    kf_diags_free(&d);
+}
+
+static void test_all_ops_assemble_sm80(void **st) { all_ops_for(80, false); }
+static void test_all_ops_assemble_sm86(void **st) { all_ops_for(86, false); }
+static void test_all_ops_assemble_sm89(void **st) { all_ops_for(89, false); }
+static void test_all_ops_assemble_sm90(void **st) { all_ops_for(90, false); }
+static void test_all_ops_assemble_with_lineinfo(void **st) { all_ops_for(90, true); }
+
+static void emit_and_assemble(const kf_file_entry *f, uint32_t arch)
+{
+    kf_status st;
+    kf_module *m = kf_compile_file(f, &st);
+    if (st != KF_OK) {
+        kf_buf o = {0};
+        if (m) kf_diags_render(&o, &m->diags, m->source, m->source_len);
+        print_message("%s does not compile:\n%s\n", f->path, o.data ? o.data : "");
+        kf_buf_free(&o);
+        kf_module_free(m);
+        fail_msg("%s does not compile", f->path);
+    }
+    kf_emit_opts o = {arch, true};
+    kf_buf out = {0};
+    kf_linemap lm = {0};
+    kf_diags d = {0};
+    st = kf_ptx_emit(m, NULL, &o, &out, &lm, &d);
+    if (st != KF_OK) {
+        kf_buf r = {0};
+        kf_diags_render(&r, &d, m->source, m->source_len);
+        print_message("%s: PTX emit for sm_%u failed:\n%s\n", f->path, arch, r.data ? r.data : "");
+        kf_buf_free(&r);
+    }
+    assert_int_equal(st, KF_OK);
+    kf_ptxas_result res;
+    assemble_clean(f->stem, out.data, arch, &lm, &res);
+    assert_int_equal(res.kernels.len, m->nkernels);
+    kf_ptxas_result_free(&res);
+    kf_linemap_free(&lm);
+    kf_buf_free(&out);
+    kf_diags_free(&d);
+    kf_module_free(m);
+}
+
+static void test_kf_kernels_assemble_sm80_and_sm90(void **st)
+{
+    static kf_file_entry files[512];
+    size_t n = kf_list_dir("kernels", files, 0, 512);
+    size_t lib = n;
+    n = kf_list_dir("kernels/features", files, n, 512);
+    n = kf_list_dir("tests/ptx_cases", files, n, 512);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/kernels", KF_SOURCE_DIR);
+    DIR *kd = opendir(dir);
+    if (kd) {   /* once the library exists it must hold kernels */
+        closedir(kd);
+        assert_true(lib > 0);
+    }
+    for (size_t i = 0; i < n; i++) {
+        emit_and_assemble(&files[i], 80);
+        emit_and_assemble(&files[i], 90);
+    }
+    print_message("assembled %zu .kf files for sm_80 and sm_90\n", n);
+}
+
+static void test_ptxas_error_maps_to_kf_line(void **st)
+{
+    const char *ptx = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+                      "\t.reg .b32 %r<2>;\n\tbogus.u32 %r1, 1;\n\tret;\n}\n";
+    kf_linemap lm = {0};
+    for (uint32_t i = 0; i < 9; i++) assert_true(KF_VEC_PUSH(&lm.lines, ((kf_loc){"x.kf", i == 6 ? 42 : 0, 7})));
+    kf_diags d = {0};
+    kf_error err = {0};
+    kf_ptxas_result res;
+    kf_status s = kf_ptxas_run(ptx, 90, &lm, "x.kf", &res, &d, &err);
+    if (s == KF_ERR_DEVICE) fail_msg("%s", err.msg);
+    assert_int_equal(s, KF_ERR_SOURCE);
+    assert_true(d.nerrors >= 1);
+    assert_string_equal(d.items.data[0].loc.file, "x.kf");
+    assert_int_equal(d.items.data[0].loc.line, 42);
+    assert_int_equal(d.items.data[0].loc.col, 7);
+    assert_non_null(strstr(d.items.data[0].msg, "PTX line 7"));
+    kf_ptxas_result_free(&res);
+    kf_diags_free(&d);
+    kf_linemap_free(&lm);
+}
+
+static void test_ptxas_error_without_map_names_ptx_line(void **st)
+{
+    const char *ptx = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\tbogus;\n\tret;\n}\n";
+    kf_diags d = {0};
+    kf_error err = {0};
+    kf_ptxas_result res;
+    assert_int_equal(kf_ptxas_run(ptx, 90, NULL, "y.kf", &res, &d, &err), KF_ERR_SOURCE);
+    assert_true(d.nerrors >= 1);
+    assert_string_equal(d.items.data[0].loc.file, "y.kf");
+    assert_non_null(strstr(d.items.data[0].msg, "PTX line 6"));
+    kf_ptxas_result_free(&res);
+    kf_diags_free(&d);
+}
+
+static void test_ptxas_stats_parsed_per_kernel(void **st)
+{
+    const char *ptx = ".version 8.0\n.target sm_80\n.address_size 64\n"
+                      ".visible .entry a(.param .u64 p)\n{\n\t.reg .b64 %rd<2>;\n\t.reg .f32 %f<2>;\n"
+                      "\t.shared .align 4 .b8 s[512];\n\tld.param.u64 %rd1, [p];\n\tld.shared.f32 %f1, [s+4];\n"
+                      "\tst.global.f32 [%rd1], %f1;\n\tret;\n}\n"
+                      ".visible .entry b()\n{\n\tret;\n}\n";
+    kf_diags d = {0};
+    kf_error err = {0};
+    kf_ptxas_result res;
+    assert_int_equal(kf_ptxas_run(ptx, 80, NULL, "z.kf", &res, &d, &err), KF_OK);
+    assert_int_equal(res.kernels.len, 2);   /* ptxas reports kernels in its own order */
+    const kf_ptxas_kernel_stats *a = &res.kernels.data[0], *b = &res.kernels.data[1];
+    if (!strcmp(a->kernel, "b")) a = &res.kernels.data[1], b = &res.kernels.data[0];
+    assert_string_equal(a->kernel, "a");
+    assert_int_equal(a->shared_bytes, 512);
+    assert_true(a->registers >= 2);
+    assert_string_equal(b->kernel, "b");
+    assert_int_equal(b->shared_bytes, 0);
+    assert_int_equal(b->spill_stores, 0);
+    assert_non_null(strstr(res.log, "Used"));
+    kf_ptxas_result_free(&res);
+    kf_diags_free(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_all_ops_assemble_sm80),
+        cmocka_unit_test(test_all_ops_assemble_sm86),
+        cmocka_unit_test(test_all_ops_assemble_sm89),
+        cmocka_unit_test(test_all_ops_assemble_sm90),
+        cmocka_unit_test(test_all_ops_assemble_with_lineinfo),
+        cmocka_unit_test(test_kf_kernels_assemble_sm80_and_sm90),
+        cmocka_unit_test(test_ptxas_error_maps_to_kf_line),
+        cmocka_unit_test(test_ptxas_error_without_map_names_ptx_line),
+        cmocka_unit_test(test_ptxas_stats_parsed_per_kernel),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
