@@ -999,7 +999,8 @@ static bool assignable(kf_sema *s, kf_node *lv)
 
 void kf_sema_assign(kf_sema *s, kf_node *n)
 {
-    kf_type lt = value_ex(s, n->a, 0);
+    /* a whole array, buffer or dim3 on the left is reported by assignable() */
+    kf_type lt = value_ex(s, n->a, n->a->kind == KF_N_NAME ? ALLOW_ARRAY | ALLOW_BUF | ALLOW_DIM3 : 0);
     kf_type rt = value_ex(s, n->b, 0);
     if (IS_ERR(lt)) {
         if (lt.kind == KF_TK_SCALAR && n->a->kind == KF_N_NAME && n->a->sym) assignable(s, n->a);

@@ -352,6 +352,11 @@ static void assignment_targets(void **state)
     reject(K("var x: u32 = 1;\nx += i;"), 3, 3, "mismatched types u32 and i32 in '+='");
     reject(K("var x: u32 = 1;\nx = f;"), 3, 5, "the value assigned to 'x' must be u32, found f32: convert it with 'as'");
     reject(K("o[-1] = 1.0;"), 2, 3, "index -1 is negative");
+    reject(K("var t: f32[4];\nt = 1.0;"), 3, 1, "cannot assign to the whole array 't': assign its elements");
+    reject(K("thread_id = 1;"), 2, 1, "cannot assign to builtin 'thread_id'");
+    prog *p = run_sema(K("var t: f32[4];\nt = 1.0;"), NULL);
+    assert_int_equal(p->diags.nerrors, 1);
+    prog_free(p);
 }
 
 /* ---- control -------------------------------------------------------------------------------- */
