@@ -196,11 +196,11 @@ static void var_stmt(kf_sema *s, kf_node *n)
             kf_sema_value(s, n->b, false);
         }
     } else if (!n->b) {
-        if (!IS_ERR(dt) && n->a)
-            kf_sema_error(s, n->loc, "'var %s' needs an initial value: write 'var %s: %s = ...'", n->name, n->name, TSTR(dt));
-        else if (!n->a)
+        /* `var x: T;` (grammar/README.md): lowering starts it at zero */
+        if (!n->a) {
             kf_sema_error(s, n->loc, "'var %s' needs a type or an initial value", n->name);
-        dt = ERR;
+            dt = ERR;
+        }
     } else {
         kf_type it = kf_sema_value(s, n->b, false);
         char what[96];

@@ -331,7 +331,9 @@ static void local_arrays_need_constant_length(void **state)
     reject(K("var t: f32[0];"), 2, 12, "an array length must be in 1..4294967295, found 0");
     reject(K("var t: f32[4];\nlet q = t[4];"), 3, 11, "index 4 is out of bounds for f32[4]");
     reject(K("var t: f32[4];\nlet q = t;"), 3, 9, "array 't' (f32[4]) cannot be used as a value: index it");
-    reject(K("var q: f32;"), 2, 5, "'var q' needs an initial value");
+    prog *q = ok(K("var q: f32;\nq += 1.0;"));
+    assert_type(decl_type(q, "q"), "f32");
+    prog_free(q);
 }
 
 static void shared_arrays_only_in_kernels(void **state)
