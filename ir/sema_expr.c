@@ -257,6 +257,11 @@ static void each_level(kf_sema *s, size_t lvl, each_state *st)
     i128 a = cval_i128(f->a), b = cval_i128(f->b), c = cval_i128(f->c);
     if (c <= 0) return;
     for (i128 v = a; v < b && !st->stop; v += c) {
+        if (st->budget == 0) {
+            st->stop = true; /* too many combinations: the rest is lowering's to check */
+            break;
+        }
+        st->budget--;
         set_for_value(f, v);
         each_level(s, lvl + 1, st);
     }
