@@ -171,7 +171,9 @@ bool kf_sema_refold(kf_node *e);
  * their cvals set and refolded), stopping when fn returns false or after a
  * budget of combinations. */
 void kf_sema_each_unroll(kf_sema *s, bool (*fn)(kf_sema *, void *), void *ctx);
-bool kf_sema_depends(const kf_node *e);
+/* Whether e depends on an active @unroll variable (always false outside
+ * @unroll bodies, so long let chains elsewhere cost nothing). */
+bool kf_sema_depends(const kf_sema *s, const kf_node *e);
 /* Folds n from its operands when operands_const (reports a constant
  * division by zero). */
 void kf_sema_try_fold(kf_sema *s, kf_node *n, bool operands_const);

@@ -116,7 +116,7 @@ static kf_type array_type(kf_sema *s, kf_node *tn)
     if (IS_ERR(et) || IS_ERR(lt)) return ERR;
     if (kf_sema_untyped(lt)) kf_sema_adapt(s, len, kf_type_scalar(KF_S_U32));
     if (IS_ERR(len->type)) return ERR;
-    if (!kf_sema_is_int_scalar(len->type) || !len->is_const || kf_sema_depends(len)) {
+    if (!kf_sema_is_int_scalar(len->type) || !len->is_const || kf_sema_depends(s, len)) {
         kf_sema_error(s, len->loc, "an array length must be an integer compile-time constant, found %s%s",
                       TSTR(len->type), kf_sema_is_int_scalar(len->type) ? " that is not a constant" : "");
         return ERR;
@@ -342,7 +342,7 @@ static bool unroll_rules(kf_sema *s, kf_node *n)
     }
     if (!ok) return false;
     trip_state t = {n, 0};
-    if (kf_sema_depends(n->a) || kf_sema_depends(n->b) || kf_sema_depends(n->c)) kf_sema_each_unroll(s, trip_visit, &t);
+    if (kf_sema_depends(s, n->a) || kf_sema_depends(s, n->b) || kf_sema_depends(s, n->c)) kf_sema_each_unroll(s, trip_visit, &t);
     else t.max_trip = trip_of(n);
     if (t.max_trip > 1024) {
         kf_sema_error(s, n->loc, "@unroll loop '%s' runs %lld iterations; at most 1024 can be unrolled", n->name,
@@ -364,7 +364,7 @@ static kf_type for_type(kf_sema *s, kf_node *n)
             kf_sema_error(s, f->loc, "the bounds of a for loop must be integers, found untyped float");
             return ERR;
         }
-        if (n->op == 1 && !kf_sema_depends(n->a) && !kf_sema_depends(n->b)) {
+        if (n->op == 1 && !kf_sema_depends(s, n->a) && !kf_sema_depends(s, n->b)) {
             kf_type i64 = kf_type_scalar(KF_S_I64);
             if (!kf_sema_adapt(s, n->a, i64) || !kf_sema_adapt(s, n->b, i64)) return ERR;
             return kf_type_scalar(KF_S_UINT);
@@ -392,7 +392,7 @@ static bool for_step(kf_sema *s, kf_node *n, kf_type t)
     char what[64];
     snprintf(what, sizeof what, "the step of 'for %s'", n->name ? n->name : "?");
     if (!kf_sema_expect(s, c, want, what)) return false;
-    if (c->is_const && !kf_sema_depends(c) && (kf_type_is_signed(c->type) ? c->cval.i <= 0 : c->cval.u == 0)) {
+    if (c->is_const && !kf_sema_depends(s, c) && (kf_type_is_signed(c->type) ? c->cval.i <= 0 : c->cval.u == 0)) {
         char b[32];
         kf_sema_error(s, c->loc, "the step of a for loop must be positive, found %s",
                       kf_cv_str((kf_scalar)c->type.scalar, (kf_cv){.u = c->cval.u}, b, sizeof b));
