@@ -70,8 +70,8 @@ uint32_t lw_emit(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_val dst,
 {
     if (lw->failed) return UINT32_MAX;
     if (lw->ins.len >= LW_MAX_INS) {
-        lw_error(lw, loc, "kernel too large after inlining and unrolling (over %u instructions); "
-                 "unroll fewer iterations", LW_MAX_INS);
+        lw_error(lw, loc, "kernel too large after inlining fns and unrolling loops (over %u IR instructions); "
+                 "call fewer fns or unroll fewer iterations", LW_MAX_INS);
         return UINT32_MAX;
     }
     kf_ir_ins in = {(uint16_t)op, sub, t, dst, {a0, a1, a2, a3}, imm, loc};
