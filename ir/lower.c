@@ -603,7 +603,9 @@ static bool bind_args(lw_t *lw, const kf_node *call, kf_node *fn)
             break;
         }
         kf_type pt = node_type(p);
+        kf_val mark = (kf_val)lw->vals.len;
         kf_val v = pt.kind == KF_TK_BUFFER ? lw_expr(lw, a) : lw_expr_as(lw, a, pt);
+        if (lw_is_fresh(lw, v, mark)) lw->vals.data[v].name = p->name;   /* readable inlined code */
         if (!KF_VEC_PUSH(&args, v)) lw->oom = lw->failed = true;
     }
     size_t i = 0;
