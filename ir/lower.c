@@ -70,8 +70,8 @@ uint32_t lw_emit(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_val dst,
 {
     if (lw->failed) return UINT32_MAX;
     if (lw->ins.len >= LW_MAX_INS) {
-        lw_error(lw, loc, "kernel too large after inlining and unrolling (over %u instructions); "
-                 "unroll fewer iterations", LW_MAX_INS);
+        lw_error(lw, loc, "kernel too large after inlining fns and unrolling loops (over %u IR instructions); "
+                 "call fewer fns or unroll fewer iterations", LW_MAX_INS);
         return UINT32_MAX;
     }
     kf_ir_ins in = {(uint16_t)op, sub, t, dst, {a0, a1, a2, a3}, imm, loc};
@@ -603,7 +603,9 @@ static bool bind_args(lw_t *lw, const kf_node *call, kf_node *fn)
             break;
         }
         kf_type pt = node_type(p);
+        kf_val mark = (kf_val)lw->vals.len;
         kf_val v = pt.kind == KF_TK_BUFFER ? lw_expr(lw, a) : lw_expr_as(lw, a, pt);
+        if (lw_is_fresh(lw, v, mark)) lw->vals.data[v].name = p->name;   /* readable inlined code */
         if (!KF_VEC_PUSH(&args, v)) lw->oom = lw->failed = true;
     }
     size_t i = 0;

@@ -363,9 +363,14 @@ kf_val lw_expr_as(lw_t *lw, const kf_node *e, kf_type want)
     else if (lw_fold(lw, e, want, &bits)) return lw_const(lw, want, bits, e->loc);
     else v = expr_unfolded(lw, e);   /* not constant in any type */
     kf_type vt = lw_vtype(lw, v);
-    bool numeric = (want.kind == KF_TK_SCALAR || want.kind == KF_TK_VECTOR) && vt.kind == want.kind && vt.lanes == want.lanes;
-    if (v && numeric && !kf_type_eq(vt, want)) return lw_def(lw, KF_IR_CVT, 0, want, want, v, 0, 0, 0, e->loc);
-    return v;
+    bool value = want.kind == KF_TK_SCALAR || want.kind == KF_TK_VECTOR;
+    if (!v || !value || kf_type_eq(vt, want)) return v;
+    if (vt.kind == want.kind && vt.lanes == want.lanes && !kf_type_is_bool(vt) && !kf_type_is_bool(want))
+        return lw_def(lw, KF_IR_CVT, 0, want, want, v, 0, 0, 0, e->loc);
+    char a[48], b[48];
+    lw_error(lw, e->loc, "internal error: expected a value of type %s here, found %s",
+             kf_type_str(want, a, sizeof a), kf_type_str(vt, b, sizeof b));
+    return 0;
 }
 
 static kf_val lower_name(lw_t *lw, const kf_node *e)

@@ -1000,6 +1000,21 @@ static void compiled_unroll_folds_lets_and_int_builtins(void **state)
     assert_int_equal(out, (uint32_t)(10ull << 29) + 170u);
 }
 
+/* A chain of fns each calling the next twice inlines 2^24 bodies: lowering
+ * stops at its instruction cap with an error instead of running away. */
+static void compiled_runaway_inlining_is_an_error(void **state)
+{
+    kf_buf src = {0};
+    kf_buf_puts(&src, "fn g0(a: u32) -> u32 { return a + 1; }\n");
+    for (int i = 1; i <= 24; i++) kf_buf_printf(&src, "fn g%d(a: u32) -> u32 { return g%d(a) + g%d(a + 1); }\n", i, i - 1, i - 1);
+    kf_buf_puts(&src, "kernel k(out: &mut [u32]) { out[0] = g24(1); }\n");
+    kf_status st = kf_compile("t.kf", src.data, src.len, NULL, &M);
+    kf_buf_free(&src);
+    assert_int_equal(st, KF_ERR_SOURCE);
+    assert_int_equal(M->diags.nerrors, 1);
+    assert_non_null(strstr(M->diags.items.data[0].msg, "kernel too large after inlining fns and unrolling loops"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1026,6 +1041,7 @@ int main(void)
         cmocka_unit_test_teardown(compiled_params_order_and_view_align, teardown_module),
         cmocka_unit_test_teardown(compiled_returns_leave_nested_structures, teardown_module),
         cmocka_unit_test_teardown(compiled_unroll_folds_lets_and_int_builtins, teardown_module),
+        cmocka_unit_test_teardown(compiled_runaway_inlining_is_an_error, teardown_module),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
