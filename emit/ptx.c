@@ -200,6 +200,13 @@ static void reg_name(preg *r, ptx_rclass rc, uint32_t n, bool text)
     r->s[pl + (size_t)(e - q)] = 0;
 }
 
+preg ptx_regn(const ptx_cx *cx, ptx_rclass rc, uint32_t n)
+{
+    preg r;
+    reg_name(&r, rc, n, cx->final_pass);
+    return r;
+}
+
 preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane)
 {
     preg r;
@@ -225,7 +232,7 @@ preg ptx_opnd(ptx_cx *cx, kf_val v, uint32_t lane)
     if (ptx_const_of(cx, v, &b)) {
         kf_type t = cx->k->vals[v].type;
         if (t.kind != KF_TK_BUFFER && t.scalar != KF_S_BOOL && t.scalar != KF_S_F16 && t.scalar != KF_S_BF16)
-            return ptx_imm((kf_scalar)t.scalar, b);
+            return cx->final_pass ? ptx_imm((kf_scalar)t.scalar, b) : (preg){{0}};
     }
     return ptx_reg(cx, v, lane);
 }
@@ -234,7 +241,7 @@ preg ptx_movsrc(ptx_cx *cx, kf_val v, uint32_t lane)
 {
     uint64_t b;
     if (ptx_const_of(cx, v, &b) && cx->k->vals[v].type.kind != KF_TK_BUFFER)
-        return ptx_imm((kf_scalar)cx->k->vals[v].type.scalar, b);
+        return cx->final_pass ? ptx_imm((kf_scalar)cx->k->vals[v].type.scalar, b) : (preg){{0}};
     return ptx_reg(cx, v, lane);
 }
 

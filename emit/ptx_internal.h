@@ -108,6 +108,8 @@ void ptx_error(ptx_cx *cx, const char *fmt, ...) __attribute__((format(printf, 2
 ptx_rclass ptx_class_of(kf_type t);
 preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane);
 preg ptx_tmp(ptx_cx *cx, ptx_rclass rc);
+/* The name of register n of class rc (empty in the first pass). */
+preg ptx_regn(const ptx_cx *cx, ptx_rclass rc, uint32_t n);
 /* An operand where PTX accepts an immediate: the constant's immediate
  * when v is a single-CONST value (not bool/f16/bf16), else its register. */
 preg ptx_opnd(ptx_cx *cx, kf_val v, uint32_t lane);

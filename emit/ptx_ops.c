@@ -24,6 +24,26 @@ typedef struct {
     char s[64];
 } paddr;
 
+/* "base" or "base+off" (snprintf-free: addresses are on the hot path). */
+static paddr addr_of(const char *base, int64_t off)
+{
+    paddr a;
+    size_t n = strlen(base);
+    if (n > 40) n = 40;
+    memcpy(a.s, base, n);
+    if (off) {
+        char num[24], *e = num + sizeof num, *q = e;
+        unsigned long long u = off < 0 ? 0ull - (unsigned long long)off : (unsigned long long)off;
+        do *--q = (char)('0' + u % 10); while ((u /= 10));
+        if (off < 0) *--q = '-';
+        a.s[n++] = '+';
+        memcpy(a.s + n, q, (size_t)(e - q));
+        n += (size_t)(e - q);
+    }
+    a.s[n] = 0;
+    return a;
+}
+
 static kf_type vtype(const ptx_cx *cx, kf_val v)
 {
     return cx->k->vals[v].type;
@@ -273,18 +293,14 @@ static bool const_offset(const ptx_cx *cx, kf_val idx, uint32_t bytes, int64_t *
 /* Address of buf[idx] (global space, 64-bit) for elements of `bytes`. */
 static paddr buf_addr(ptx_cx *cx, kf_val buf, kf_val idx, uint32_t bytes)
 {
-    paddr a;
     int64_t off;
     preg base = ptx_reg(cx, buf, 0);
     if (const_offset(cx, idx, bytes, &off)) {
-        if (off) snprintf(a.s, sizeof a.s, "%s+%lld", base.s, (long long)off);
-        else snprintf(a.s, sizeof a.s, "%s", base.s);
-        return a;
+        return addr_of(base.s, off);
     }
     for (uint32_t i = 0; i < cx->nacache; i++)
         if (cx->acache[i].buf == buf && cx->acache[i].idx == idx && cx->acache[i].bytes == bytes) {
-            snprintf(a.s, sizeof a.s, "%s", cx->acache[i].addr.s);
-            return a;
+            return addr_of(cx->acache[i].addr.s, 0);
         }
     kf_scalar s = (kf_scalar)vtype(cx, idx).scalar;
     preg t = ptx_tmp(cx, PTX_RC_RD);
@@ -296,21 +312,17 @@ static paddr buf_addr(ptx_cx *cx, kf_val buf, kf_val idx, uint32_t bytes)
         preg i = index32(cx, idx);
         ptx_ins(cx, "mad.wide.%s32 %s, %s, %u, %s", is_signed_s(s) ? "s" : "u", t.s, i.s, bytes, base.s);
     }
-    snprintf(a.s, sizeof a.s, "%s", t.s);
-    return a;
+    return addr_of(t.s, 0);
 }
 
 /* Address of arrays[ai][idx] in shared or local space (32-bit). */
 static paddr arr_addr(ptx_cx *cx, uint32_t ai, kf_val idx)
 {
-    paddr a;
     int64_t off;
     uint32_t bytes = kf_type_elem_bytes(cx->k->arrays[ai].type);
     const char *name = cx->aname[ai];
     if (const_offset(cx, idx, bytes, &off)) {
-        if (off) snprintf(a.s, sizeof a.s, "%s+%lld", name, (long long)off);
-        else snprintf(a.s, sizeof a.s, "%s", name);
-        return a;
+        return addr_of(name, off);
     }
     kf_scalar s = (kf_scalar)vtype(cx, idx).scalar;
     preg i;
@@ -323,8 +335,7 @@ static paddr arr_addr(ptx_cx *cx, uint32_t ai, kf_val idx)
     preg b = ptx_tmp(cx, PTX_RC_R), t = ptx_tmp(cx, PTX_RC_R);
     ptx_ins(cx, "mov.u32 %s, %s", b.s, name);
     ptx_ins(cx, "mad.lo.s32 %s, %s, %u, %s", t.s, i.s, bytes, b.s);
-    snprintf(a.s, sizeof a.s, "%s", t.s);
-    return a;
+    return addr_of(t.s, 0);
 }
 
 static const char *arr_space(const ptx_cx *cx, uint32_t ai)
@@ -356,10 +367,9 @@ static void emit_array(ptx_cx *cx, const kf_ir_ins *in, bool store)
     }
     kf_scalar s = (kf_scalar)at.scalar;
     for (uint32_t l = 0; l < at.lanes; l++) {
-        char r[24];
-        snprintf(r, sizeof r, "%s%u", ptx_rc_prefix[ptx_scalars[s].rc], cx->areg[ai] + (uint32_t)e * at.lanes + l);
-        if (store) ptx_ins(cx, "mov.%s %s, %s", movty(s), r, ptx_movsrc(cx, v, l).s);
-        else ptx_ins(cx, "mov.%s %s, %s", movty(s), ptx_reg(cx, v, l).s, r);
+        preg r = ptx_regn(cx, (ptx_rclass)ptx_scalars[s].rc, cx->areg[ai] + (uint32_t)e * at.lanes + l);
+        if (store) ptx_ins(cx, "mov.%s %s, %s", movty(s), r.s, ptx_movsrc(cx, v, l).s);
+        else ptx_ins(cx, "mov.%s %s, %s", movty(s), ptx_reg(cx, v, l).s, r.s);
     }
 }
 
