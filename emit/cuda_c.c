@@ -32,17 +32,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { VK_NONE, VK_INLINE, VK_PARAM, VK_AT_DEF, VK_TOP };
+enum { VK_NONE, VK_INLINE, VK_PARAM, VK_AT_DEF, VK_TOP, VK_FOLD, VK_CHAIN };
+enum { ELIF_ELSE = 1, ELIF_IF = 2, ELIF_END = 4 };
 
 typedef struct {
     uint32_t ndefs, nuses;   /* live definitions and uses (self-uses excluded) */
     uint32_t def;            /* index of the first live definition */
+    uint32_t use;            /* index of the last live use */
     uint8_t kind;            /* VK_* */
     const char *name;        /* C name, or the inline expression */
 } vinfo;
 
 typedef struct {
     const char **slot;
+    uint32_t *next;          /* per slot: the next suffix to try after it */
     size_t cap;
 } name_set;
 
@@ -71,6 +74,8 @@ typedef struct {
     uint32_t *label;         /* [nins] LOOP: label number, 1-based */
     bool *cont_live;         /* [nins] LOOP: a reachable continue targets it */
     bool *brk_live;          /* [nins] LOOP: a reachable break leaves it */
+    uint32_t *close_of;      /* [nins] IF and ELSE: index of their ENDIF */
+    uint8_t *elif;           /* [nins] else-if collapsing: ELIF_* bits */
     const char **pnames;     /* [nparams] */
     const char **anames;     /* [narrays] */
     name_set names;
@@ -113,12 +118,13 @@ static void wline(kw *w, kf_loc loc, const char *fmt, ...)
     bool lineinfo = w->c->o->lineinfo && loc.line && loc.file;
     if (lineinfo && (loc.line != w->mapped || !w->mapped_file || strcmp(loc.file, w->mapped_file) != 0))
         write_line_directive(w, loc);
-    for (int i = 0; i < w->depth; i++) kf_buf_puts(w->out, "    ");
+    static const char spaces[] = "                                                                ";
+    for (int d = w->depth; d > 0; d -= 16) kf_buf_append(w->out, spaces, 4u * (unsigned)(d > 16 ? 16 : d));
     va_list ap;
     va_start(ap, fmt);
-    kf_buf_vprintf(w->out, fmt, ap);
+    kf_buf_puts(w->out, kf_cu_vstr(w->c, fmt, ap));
     va_end(ap);
-    kf_buf_puts(w->out, "\n");
+    kf_buf_append(w->out, "\n", 1);
     push_loc(w, loc);
     w->mapped++;
 }
@@ -164,18 +170,21 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
-/* Returns true if s was added (was not present). */
-static bool names_add(name_set *ns, const char *s)
+/* Adds s; returns true if it was not present. *at gets its slot. */
+static bool names_add(name_set *ns, const char *s, size_t *at)
 {
     size_t i = hash_str(s) & (ns->cap - 1);
     for (; ns->slot[i]; i = (i + 1) & (ns->cap - 1))
-        if (strcmp(ns->slot[i], s) == 0) return false;
+        if (strcmp(ns->slot[i], s) == 0) break;
+    *at = i;
+    if (ns->slot[i]) return false;
     ns->slot[i] = s;
+    ns->next[i] = 2;
     return true;
 }
 
-/* A C identifier for source name `src` (or base `tmp` for temporaries),
- * unique within the kernel. */
+/* A C identifier for source name `src`, unique within the kernel: the name
+ * itself, else name_2, name_3, ... (the set remembers where to resume). */
 static const char *unique_name(kw *w, const char *src)
 {
     kf_cu *c = w->c;
@@ -189,11 +198,12 @@ static const char *unique_name(kw *w, const char *src)
         clean[0] = 'v';
     }
     const char *base = is_reserved(clean) ? kf_cu_str(c, "%s_", clean) : kf_cu_str(c, "%s", clean);
-    if (names_add(&w->names, base)) return base;
-    for (unsigned k = 2;; k++) {
-        const char *s = kf_cu_str(c, "%s_%u", base, k);
+    size_t at, at2;
+    if (names_add(&w->names, base, &at)) return base;
+    for (;;) {
+        const char *s = kf_cu_str(c, "%s_%u", base, w->names.next[at]++);
         if (c->failed) return s;
-        if (names_add(&w->names, s)) return s;
+        if (names_add(&w->names, s, &at2)) return s;
     }
 }
 
@@ -240,11 +250,14 @@ static bool check_structure(kw *w)
             w->label[i] = ++nlabels;
             break;
         case KF_IR_ELSE:
-            if (top != KF_IR_IF) return bad_ir(w, i, "else outside if");
+            if (top != KF_IR_IF || w->close_of[st[sp - 1]]) return bad_ir(w, i, "else outside if");
+            w->close_of[st[sp - 1]] = i;   /* until the ENDIF: the ELSE */
             break;
         case KF_IR_ENDIF:
             if (top != KF_IR_IF) return bad_ir(w, i, "endif outside if");
             sp--;
+            if (w->close_of[st[sp]]) w->close_of[w->close_of[st[sp]]] = i;
+            w->close_of[st[sp]] = i;
             break;
         case KF_IR_LATCH:
             if (top != KF_IR_LOOP || w->latch_of[st[sp - 1]]) return bad_ir(w, i, "latch outside loop");
@@ -392,51 +405,66 @@ static void count_uses(kw *w)
         const kf_ir_ins *in = &k->ins[i];
         if (w->dead[i] || w->drop[i]) continue;
         for (int a = 0; a < kf_ir_op_nargs[in->op]; a++)
-            if (in->a[a] && in->a[a] != in->dst) w->v[in->a[a]].nuses++;
+            if (in->a[a] && in->a[a] != in->dst) {
+                w->v[in->a[a]].nuses++;
+                w->v[in->a[a]].use = i;
+            }
         if (in->dst && op_has_dst[in->op]) {
             if (!w->v[in->dst].ndefs++) w->v[in->dst].def = i;
         }
     }
 }
 
+/* Backward passes with use counts kept up to date: dropping a reader may
+ * free its operands' writers, which come earlier (loops may need a second
+ * pass). */
 static void drop_unused(kw *w)
 {
     const kf_ir_kernel *k = w->k;
+    count_uses(w);
     for (bool changed = true; changed;) {
         changed = false;
-        count_uses(w);
-        for (uint32_t i = 0; i < k->nins; i++) {
+        for (uint32_t i = k->nins; i-- > 0;) {
             const kf_ir_ins *in = &k->ins[i];
             if (w->dead[i] || w->drop[i] || has_effect(in)) continue;
-            if (!in->dst || w->v[in->dst].nuses == 0) {
-                w->drop[i] = true;
-                changed = true;
-            }
+            if (in->dst && w->v[in->dst].nuses != 0) continue;
+            w->drop[i] = true;
+            changed = true;
+            for (int a = 0; a < kf_ir_op_nargs[in->op]; a++)
+                if (in->a[a] && in->a[a] != in->dst) w->v[in->a[a]].nuses--;
         }
     }
+    count_uses(w);
 }
 
 /* ---- pass 5: how each value is declared --------------------------------------------- */
 
 /* A value may be declared at its first assignment when every other
  * assignment and use comes later, in that block or blocks nested in it. */
-static bool uses_follow_def(const kw *w, kf_val v)
+/* Marks bad[v] for every value touched before, or outside the block of,
+ * its first assignment. One pass over the instructions. */
+static void mark_scattered(const kw *w, bool *bad)
 {
     const kf_ir_kernel *k = w->k;
-    uint32_t d = w->v[v].def;
     for (uint32_t i = 0; i < k->nins; i++) {
         const kf_ir_ins *in = &k->ins[i];
-        if (w->dead[i] || w->drop[i] || i == d) continue;
-        bool touches = in->dst == v && op_has_dst[in->op];
-        for (int a = 0; a < kf_ir_op_nargs[in->op]; a++) touches = touches || in->a[a] == v;
-        if (touches && (i < d || !scope_encloses(w, w->scope[d], w->scope[i]))) return false;
+        if (w->dead[i] || w->drop[i]) continue;
+        for (int a = -1; a < kf_ir_op_nargs[in->op]; a++) {
+            kf_val v = a < 0 ? (op_has_dst[in->op] ? in->dst : 0) : in->a[a];
+            if (!v || bad[v]) continue;
+            uint32_t d = w->v[v].def;
+            if (i == d) continue;
+            if (!w->v[v].ndefs || i < d || !scope_encloses(w, w->scope[d], w->scope[i])) bad[v] = true;
+        }
     }
-    return true;
 }
 
 static void decide_kinds(kw *w)
 {
     const kf_ir_kernel *k = w->k;
+    bool *bad = scratch_calloc(w, k->nvals + 1, sizeof *bad);
+    if (!bad) return;
+    mark_scattered(w, bad);
     for (kf_val v = 1; v < k->nvals; v++) {
         vinfo *vi = &w->v[v];
         const kf_ir_value *val = &k->vals[v];
@@ -448,7 +476,146 @@ static void decide_kinds(kw *w)
         else if (vi->ndefs == 1 && !val->name &&
                  (d->op == KF_IR_SREG || (d->op == KF_IR_CONST && val->type.kind == KF_TK_SCALAR)))
             vi->kind = VK_INLINE;
-        else vi->kind = uses_follow_def(w, v) ? VK_AT_DEF : VK_TOP;
+        else vi->kind = bad[v] ? VK_TOP : VK_AT_DEF;
+    }
+}
+
+/* A temporary read once, by the next statement written after it, is
+ * folded into that statement's expression: `if (i < n)` rather than a
+ * `bool t7 = i < n;` line. Only pure scalar instructions fold; statements
+ * between the two must all be folded too (so nothing with an effect moves),
+ * and the reader must be a single statement (not a per-lane vector op). */
+static bool foldable_def(const kw *w, uint32_t d)
+{
+    const kf_ir_ins *in = &w->k->ins[d];
+    switch (in->op) {
+    case KF_IR_BINOP: case KF_IR_CMP: case KF_IR_UNOP: case KF_IR_CVT: case KF_IR_MATH:
+    case KF_IR_SELECT: case KF_IR_EXTRACT: case KF_IR_BITCAST: case KF_IR_SHFL: case KF_IR_VOTE:
+        return w->k->vals[in->dst].type.kind == KF_TK_SCALAR;
+    case KF_IR_LOAD: case KF_IR_ALOAD: case KF_IR_SPLAT: case KF_IR_CONST:
+        return true;   /* whole vectors too: the reader is one statement */
+    default: return false;
+    }
+}
+
+static bool single_statement(const kw *w, uint32_t u)
+{
+    const kf_ir_ins *in = &w->k->ins[u];
+    if (in->op == KF_IR_SPLAT) return false;   /* would repeat its operand per lane */
+    if (in->op == KF_IR_INSERT)                 /* one statement only when in place */
+        return in->dst == in->a[0] && !(w->v[in->dst].kind == VK_AT_DEF && w->v[in->dst].def == u);
+    if (op_has_dst[in->op] && in->dst && w->k->vals[in->dst].type.kind == KF_TK_VECTOR) return false;
+    return true;
+}
+
+static bool written(const kw *w, uint32_t i)
+{
+    const kf_ir_ins *in = &w->k->ins[i];
+    if (w->dead[i] || w->drop[i]) return false;
+    if (!op_has_dst[in->op] || !in->dst) return true;
+    uint8_t kd = w->v[in->dst].kind;
+    return kd != VK_INLINE && kd != VK_FOLD && kd != VK_CHAIN;
+}
+
+static uint32_t next_written(const kw *w, uint32_t i)
+{
+    while (i < w->k->nins && !written(w, i)) i++;
+    return i;
+}
+
+/* `} else { if (c) { ... } }` with nothing else in the else block is
+ * written `} else if (c) { ... }`. */
+static void decide_else_ifs(kw *w)
+{
+    const kf_ir_kernel *k = w->k;
+    for (uint32_t e = 0; e < k->nins; e++) {
+        if (k->ins[e].op != KF_IR_ELSE || w->dead[e]) continue;
+        uint32_t j = next_written(w, e + 1);
+        if (j >= k->nins || k->ins[j].op != KF_IR_IF) continue;
+        uint32_t inner_end = w->close_of[j];
+        if (next_written(w, inner_end + 1) != w->close_of[e]) continue;
+        w->elif[e] |= ELIF_ELSE;
+        w->elif[j] |= ELIF_IF;
+        w->elif[inner_end] |= ELIF_END;
+    }
+}
+
+/* Vector constructors lower to SPLAT then INSERTs into fresh values. A
+ * chain whose links are read only by the next INSERT is written as one
+ * `T{{a, b, c, d}}` at its last INSERT, provided nothing between writes a
+ * value it reads and no block boundary lies between. */
+static bool chain_link(const kw *w, kf_val v)
+{
+    const vinfo *vi = &w->v[v];
+    if (w->k->vals[v].name || vi->ndefs != 1 || vi->nuses != 1) return false;
+    if (vi->kind != VK_AT_DEF && vi->kind != VK_CHAIN) return false;
+    const kf_ir_ins *d = &w->k->ins[vi->def];
+    return d->op == KF_IR_SPLAT || (d->op == KF_IR_INSERT && d->a[0] != d->dst);
+}
+
+static bool chain_safe(const kw *w, uint32_t head, uint32_t last)
+{
+    const kf_ir_kernel *k = w->k;
+    for (uint32_t i = head + 1; i < last; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        if (w->dead[i] || w->drop[i]) continue;
+        if (!op_has_dst[in->op] && in->op != KF_IR_STORE && in->op != KF_IR_ASTORE) return false;   /* markers */
+        if (!op_has_dst[in->op] || !in->dst) continue;
+        for (uint32_t j = head; j < i; j++) {   /* an operand read by an earlier link, rewritten here */
+            const kf_ir_ins *m = &k->ins[j];
+            bool link = m->op == KF_IR_SPLAT || (m->op == KF_IR_INSERT && m->a[0] != m->dst);
+            if (link && (m->a[0] == in->dst || (m->op == KF_IR_INSERT && m->a[1] == in->dst))) return false;
+        }
+    }
+    return true;
+}
+
+static void decide_chains(kw *w)
+{
+    const kf_ir_kernel *k = w->k;
+    for (uint32_t f = 0; f < k->nins; f++) {
+        const kf_ir_ins *in = &k->ins[f];
+        if (w->dead[f] || w->drop[f] || in->op != KF_IR_INSERT || in->a[0] == in->dst) continue;
+        if (!chain_link(w, in->a[0])) continue;
+        uint32_t head = w->v[in->a[0]].def;
+        while (k->ins[head].op == KF_IR_INSERT && chain_link(w, k->ins[head].a[0])) head = w->v[k->ins[head].a[0]].def;
+        if (k->ins[head].op != KF_IR_SPLAT || !chain_safe(w, head, f)) continue;
+        for (kf_val v = in->a[0];; v = k->ins[w->v[v].def].a[0]) {
+            w->v[v].kind = VK_CHAIN;
+            if (w->v[v].def == head) break;
+        }
+    }
+}
+
+/* `c ? a : b` and bool `a && b` / `a || b` may skip an operand in C; the IR
+ * evaluates both, so their operands stay statements of their own (a warp
+ * shuffle must run on every lane). */
+static bool conditional_operand(const kf_ir_ins *r, kf_val v)
+{
+    if (r->op == KF_IR_SELECT) return r->a[1] == v || r->a[2] == v;
+    bool logic = r->op == KF_IR_BINOP && r->type.scalar == KF_S_BOOL && (r->sub == KF_OP_AND || r->sub == KF_OP_OR);
+    return logic && r->a[1] == v;
+}
+
+static void decide_folds(kw *w)
+{
+    const kf_ir_kernel *k = w->k;
+    uint32_t *stmt = scratch_calloc(w, k->nins + 1, sizeof *stmt);   /* folded def -> statement holding it */
+    if (!stmt) return;
+    for (uint32_t d = k->nins; d-- > 0;) {
+        const kf_ir_ins *in = &k->ins[d];
+        if (w->dead[d] || w->drop[d] || !foldable_def(w, d)) continue;
+        vinfo *vi = &w->v[in->dst];
+        if (vi->kind != VK_AT_DEF || vi->nuses != 1 || k->vals[in->dst].name) continue;
+        uint32_t u = d + 1;
+        while (u < k->nins && !written(w, u)) u++;
+        if (u >= k->nins || !single_statement(w, u)) continue;
+        uint32_t r = vi->use;
+        if (conditional_operand(&k->ins[r], in->dst)) continue;
+        bool into_fold = r > d && r < u && w->v[k->ins[r].dst].kind == VK_FOLD && stmt[r] == u;
+        if (r != u && !into_fold) continue;
+        vi->kind = VK_FOLD;
+        stmt[d] = u;
     }
 }
 
@@ -501,9 +668,34 @@ static const char *decl_type(kw *w, kf_type t)
     return kf_cu_type(w->c, t);
 }
 
+static const char *rhs(kw *w, uint32_t i);
+
+/* A value as a full expression (statement context, brackets, call arguments). */
+static const char *bare(kw *w, kf_val v)
+{
+    vinfo *vi = &w->v[v];
+    if (vi->kind == VK_FOLD && !vi->name) vi->name = rhs(w, vi->def);
+    return vi->name ? vi->name : "?";
+}
+
+/* True when s has an operator outside any parentheses or brackets. */
+static bool has_top_level_operator(const char *s)
+{
+    int depth = 0;
+    for (; *s; s++) {
+        if (*s == '(' || *s == '[' || *s == '{') depth++;
+        else if (*s == ')' || *s == ']' || *s == '}') depth--;
+        else if (*s == ' ' && depth == 0) return true;
+    }
+    return false;
+}
+
+/* A value as an operand of an operator: folded expressions in parentheses. */
 static const char *val(kw *w, kf_val v)
 {
-    return w->v[v].name ? w->v[v].name : "?";
+    const char *s = bare(w, v);
+    if (w->v[v].kind == VK_FOLD && has_top_level_operator(s)) return kf_cu_str(w->c, "(%s)", s);
+    return s;
 }
 
 static const char *lane(kw *w, kf_val v, unsigned l)
@@ -572,8 +764,8 @@ static const char *atomic_expr(kw *w, const kf_ir_ins *in)
     kf_cu *c = w->c;
     kf_type et = kf_type_elem(w->k->vals[in->a[0]].type);
     kf_scalar s = (kf_scalar)et.scalar;
-    const char *p = kf_cu_str(c, "&%s[%s]", val(w, in->a[0]), val(w, in->a[1]));
-    const char *x = val(w, in->a[2]);
+    const char *p = kf_cu_str(c, "&%s[%s]", val(w, in->a[0]), bare(w, in->a[1]));
+    const char *x = bare(w, in->a[2]), *xv = val(w, in->a[2]);   /* xv: operand of a cast */
     bool i64 = s == KF_S_I64, f32 = s == KF_S_F32;
     const char *ull = "unsigned long long";
     switch (in->sub) {
@@ -582,7 +774,7 @@ static const char *atomic_expr(kw *w, const kf_ir_ins *in)
             kf_cu_need(c, KF_CU_H_ATOMIC_F16X2);
             return kf_cu_str(c, "kf_atomic_add_f16x2(%s, %s)", p, x);
         }
-        if (i64) return kf_cu_str(c, "(long long)atomicAdd((%s*)%s, (%s)%s)", ull, p, ull, x);
+        if (i64) return kf_cu_str(c, "(long long)atomicAdd((%s*)%s, (%s)%s)", ull, p, ull, xv);
         return kf_cu_str(c, "atomicAdd(%s, %s)", p, x);
     case KF_BI_ATOMIC_MIN:
     case KF_BI_ATOMIC_MAX: {
@@ -594,16 +786,16 @@ static const char *atomic_expr(kw *w, const kf_ir_ins *in)
         return kf_cu_str(c, "atomic%s(%s, %s)", mm, p, x);
     }
     case KF_BI_ATOMIC_EXCH:
-        if (i64) return kf_cu_str(c, "(long long)atomicExch((%s*)%s, (%s)%s)", ull, p, ull, x);
+        if (i64) return kf_cu_str(c, "(long long)atomicExch((%s*)%s, (%s)%s)", ull, p, ull, xv);
         return kf_cu_str(c, "atomicExch(%s, %s)", p, x);
     case KF_BI_ATOMIC_CAS: {
-        const char *y = val(w, in->a[3]);
+        const char *y = bare(w, in->a[3]), *yv = val(w, in->a[3]);
         if (f32) {
             kf_cu_need(c, KF_CU_H_BITCAST);
             return kf_cu_str(c, "kf_bitcast<float>(atomicCAS((unsigned*)%s, kf_bitcast<unsigned>(%s), kf_bitcast<unsigned>(%s)))",
                              p, x, y);
         }
-        if (i64) return kf_cu_str(c, "(long long)atomicCAS((%s*)%s, (%s)%s, (%s)%s)", ull, p, ull, x, ull, y);
+        if (i64) return kf_cu_str(c, "(long long)atomicCAS((%s*)%s, (%s)%s, (%s)%s)", ull, p, ull, xv, ull, yv);
         return kf_cu_str(c, "atomicCAS(%s, %s, %s)", p, x, y);
     }
     default: return "?";
@@ -615,7 +807,14 @@ static const char *warp_expr(kw *w, const kf_ir_ins *in)
     const char *x = val(w, in->a[0]);
     switch (in->sub) {
     case KF_BI_SHFL: return kf_cu_str(w->c, "__shfl_sync(0xffffffffu, %s, %s)", x, val(w, in->a[1]));
-    case KF_BI_SHFL_XOR: return kf_cu_str(w->c, "__shfl_xor_sync(0xffffffffu, %s, %s)", x, val(w, in->a[1]));
+    case KF_BI_SHFL_XOR: {
+        const vinfo *m = &w->v[in->a[1]];
+        const kf_ir_ins *md = m->ndefs == 1 ? &w->k->ins[m->def] : NULL;
+        if (md && md->op == KF_IR_CONST && md->imm < 32)
+            return kf_cu_str(w->c, "__shfl_xor_sync(0xffffffffu, %s, %s)", x, val(w, in->a[1]));
+        kf_cu_need(w->c, KF_CU_H_SHFL_XOR);
+        return kf_cu_str(w->c, "kf_shfl_xor(%s, %s)", x, bare(w, in->a[1]));
+    }
     case KF_BI_SHFL_UP: return kf_cu_str(w->c, "__shfl_up_sync(0xffffffffu, %s, %s)", x, val(w, in->a[1]));
     case KF_BI_SHFL_DOWN: return kf_cu_str(w->c, "__shfl_down_sync(0xffffffffu, %s, %s)", x, val(w, in->a[1]));
     case KF_BI_BALLOT: return kf_cu_str(w->c, "__ballot_sync(0xffffffffu, %s)", x);
@@ -625,54 +824,113 @@ static const char *warp_expr(kw *w, const kf_ir_ins *in)
     }
 }
 
+/* `T{{...}}` for the last INSERT of a constructor chain. */
+static const char *chain_braces(kw *w, const kf_ir_ins *last)
+{
+    const kf_ir_kernel *k = w->k;
+    kf_type t = k->vals[last->dst].type;
+    const char *lanes[16] = {0};
+    const kf_ir_ins *m = last;
+    for (; m->op == KF_IR_INSERT; m = &k->ins[w->v[m->a[0]].def])
+        if (m->imm < 16 && !lanes[m->imm]) lanes[m->imm] = bare(w, m->a[1]);
+    kf_buf b = {0};
+    kf_buf_puts(&b, kf_cu_type(w->c, t));
+    kf_buf_puts(&b, "{{");
+    for (unsigned l = 0; l < t.lanes && l < 16; l++) {
+        if (l) kf_buf_puts(&b, ", ");
+        kf_buf_puts(&b, lanes[l] ? lanes[l] : bare(w, m->a[0]));
+    }
+    kf_buf_puts(&b, "}}");
+    const char *s = b.oom ? NULL : kf_cu_str(w->c, "%s", b.data);
+    if (!s) w->c->failed = true;
+    kf_buf_free(&b);
+    return s ? s : "?";
+}
+
 static void emit_insert(kw *w, uint32_t i)
 {
     const kf_ir_ins *in = &w->k->ins[i];
+    if (in->dst != in->a[0] && w->v[in->a[0]].kind == VK_CHAIN) {
+        assign(w, i, chain_braces(w, in));
+        return;
+    }
     const char *d = val(w, in->dst);
     if (in->dst != in->a[0]) assign(w, i, val(w, in->a[0]));
     else if (w->v[in->dst].kind == VK_AT_DEF && w->v[in->dst].def == i)
         wline(w, in->loc, "%s %s;", decl_type(w, w->k->vals[in->dst].type), d);
-    wline(w, in->loc, "%s.v[%u] = %s;", d, (unsigned)in->imm, val(w, in->a[1]));
+    wline(w, in->loc, "%s.v[%u] = %s;", d, (unsigned)in->imm, bare(w, in->a[1]));
 }
 
-static void emit_value_op(kw *w, uint32_t i)
+/* `T{{l0, l1, ...}}`: a whole vector from per-lane expressions. */
+static const char *vector_braces(kw *w, const kf_ir_ins *in)
+{
+    kf_type t = w->k->vals[in->dst].type;
+    kf_buf b = {0};
+    kf_buf_puts(&b, kf_cu_type(w->c, t));
+    kf_buf_puts(&b, "{{");
+    for (unsigned l = 0; l < t.lanes; l++) {
+        if (l) kf_buf_puts(&b, ", ");
+        kf_buf_puts(&b, lane_expr(w, in, l));
+    }
+    kf_buf_puts(&b, "}}");
+    const char *s = b.oom ? NULL : kf_cu_str(w->c, "%s", b.data);
+    if (!s) w->c->failed = true;
+    kf_buf_free(&b);
+    return s ? s : "?";
+}
+
+/* The right-hand side of a single-statement value instruction. */
+static const char *rhs(kw *w, uint32_t i)
 {
     const kf_ir_ins *in = &w->k->ins[i];
     kf_cu *c = w->c;
     const kf_ir_value *vals = w->k->vals;
+    if ((in->op == KF_IR_SPLAT || in->op == KF_IR_CONST) && vals[in->dst].type.kind == KF_TK_VECTOR)
+        return vector_braces(w, in);
     switch (in->op) {
     case KF_IR_CONST:
     case KF_IR_BINOP:
     case KF_IR_UNOP:
     case KF_IR_CVT:
     case KF_IR_MATH:
-    case KF_IR_SPLAT: emit_lanes(w, i); break;
-    case KF_IR_PARAM:
-        if (w->v[in->dst].kind != VK_PARAM) assign(w, i, w->pnames[in->imm]);
-        break;
-    case KF_IR_MOV: assign(w, i, val(w, in->a[0])); break;
+    case KF_IR_SPLAT: return lane_expr(w, in, 0);
+    case KF_IR_PARAM: return w->pnames[in->imm];
+    case KF_IR_MOV: return bare(w, in->a[0]);
     case KF_IR_CMP:
-        assign(w, i, kf_cu_cmp(c, (kf_op)in->sub, (kf_scalar)vals[in->a[0]].type.scalar, val(w, in->a[0]), val(w, in->a[1])));
-        break;
+        return kf_cu_cmp(c, (kf_op)in->sub, (kf_scalar)vals[in->a[0]].type.scalar, val(w, in->a[0]), val(w, in->a[1]));
     case KF_IR_BITCAST:
         kf_cu_need(c, KF_CU_H_BITCAST);
-        assign(w, i, kf_cu_str(c, "kf_bitcast<%s>(%s)", decl_type(w, vals[in->dst].type), val(w, in->a[0])));
-        break;
-    case KF_IR_SELECT:
-        assign(w, i, kf_cu_str(c, "%s ? %s : %s", val(w, in->a[0]), val(w, in->a[1]), val(w, in->a[2])));
-        break;
-    case KF_IR_EXTRACT: assign(w, i, kf_cu_str(c, "%s.v[%u]", val(w, in->a[0]), (unsigned)in->imm)); break;
-    case KF_IR_INSERT: emit_insert(w, i); break;
-    case KF_IR_SREG: assign(w, i, sreg_expr(w, in->imm)); break;
-    case KF_IR_VIEW:
-        assign(w, i, kf_cu_str(c, "(%s)%s", decl_type(w, vals[in->dst].type), val(w, in->a[0])));
-        break;
-    case KF_IR_LOAD: assign(w, i, kf_cu_str(c, "%s[%s]", val(w, in->a[0]), val(w, in->a[1]))); break;
-    case KF_IR_ALOAD: assign(w, i, kf_cu_str(c, "%s[%s]", w->anames[in->imm], val(w, in->a[0]))); break;
-    case KF_IR_ATOMIC: assign(w, i, atomic_expr(w, in)); break;
+        return kf_cu_str(c, "kf_bitcast<%s>(%s)", decl_type(w, vals[in->dst].type), bare(w, in->a[0]));
+    case KF_IR_SELECT: return kf_cu_str(c, "%s ? %s : %s", val(w, in->a[0]), val(w, in->a[1]), val(w, in->a[2]));
+    case KF_IR_EXTRACT: return kf_cu_str(c, "%s.v[%u]", val(w, in->a[0]), (unsigned)in->imm);
+    case KF_IR_SREG: return sreg_expr(w, in->imm);
+    case KF_IR_VIEW: return kf_cu_str(c, "(%s)%s", decl_type(w, vals[in->dst].type), val(w, in->a[0]));
+    case KF_IR_LOAD: return kf_cu_str(c, "%s[%s]", val(w, in->a[0]), bare(w, in->a[1]));
+    case KF_IR_ALOAD: return kf_cu_str(c, "%s[%s]", w->anames[in->imm], bare(w, in->a[0]));
+    case KF_IR_ATOMIC: return atomic_expr(w, in);
     case KF_IR_SHFL:
-    case KF_IR_VOTE: assign(w, i, warp_expr(w, in)); break;
-    default: break;
+    case KF_IR_VOTE: return warp_expr(w, in);
+    default: return "?";
+    }
+}
+
+static void emit_value_op(kw *w, uint32_t i)
+{
+    const kf_ir_ins *in = &w->k->ins[i];
+    bool vec = w->k->vals[in->dst].type.kind == KF_TK_VECTOR;
+    switch (in->op) {
+    case KF_IR_BINOP:
+    case KF_IR_UNOP:
+    case KF_IR_CVT:
+    case KF_IR_MATH:
+        if (vec) emit_lanes(w, i);
+        else assign(w, i, rhs(w, i));
+        break;
+    case KF_IR_PARAM:
+        if (w->v[in->dst].kind != VK_PARAM) assign(w, i, rhs(w, i));
+        break;
+    case KF_IR_INSERT: emit_insert(w, i); break;
+    default: assign(w, i, rhs(w, i)); break;
     }
 }
 
@@ -682,9 +940,9 @@ static void emit_ins(kw *w, uint32_t i)
     switch (in->op) {
     case KF_IR_NOP: break;
     case KF_IR_STORE:
-        wline(w, in->loc, "%s[%s] = %s;", val(w, in->a[0]), val(w, in->a[1]), val(w, in->a[2]));
+        wline(w, in->loc, "%s[%s] = %s;", val(w, in->a[0]), bare(w, in->a[1]), bare(w, in->a[2]));
         break;
-    case KF_IR_ASTORE: wline(w, in->loc, "%s[%s] = %s;", w->anames[in->imm], val(w, in->a[0]), val(w, in->a[1])); break;
+    case KF_IR_ASTORE: wline(w, in->loc, "%s[%s] = %s;", w->anames[in->imm], bare(w, in->a[0]), bare(w, in->a[1])); break;
     case KF_IR_BARRIER: wline(w, in->loc, "__syncthreads();"); break;
     case KF_IR_RET: wline(w, in->loc, "return;"); break;
     case KF_IR_BREAK: wline(w, in->loc, "break;"); break;
@@ -693,15 +951,20 @@ static void emit_ins(kw *w, uint32_t i)
         else wline(w, in->loc, "continue;");
         break;
     case KF_IR_IF:
-        wline(w, in->loc, "if (%s) {", val(w, in->a[0]));
+        wline(w, in->loc, (w->elif[i] & ELIF_IF) ? "} else if (%s) {" : "if (%s) {", bare(w, in->a[0]));
         w->depth++;
         break;
     case KF_IR_ELSE:
         w->depth--;
+        if (w->elif[i] & ELIF_ELSE) break;   /* the IF that follows writes `} else if` */
         wline(w, no_loc, "} else {");
         w->depth++;
         break;
     case KF_IR_ENDIF:
+        if (w->elif[i] & ELIF_END) break;    /* closed by the enclosing ENDIF */
+        w->depth--;
+        wline(w, no_loc, "}");
+        break;
     case KF_IR_ENDLOOP:
         w->depth--;
         wline(w, no_loc, "}");
@@ -749,7 +1012,8 @@ static void write_signature(kw *w)
                       (unsigned long long)b);
         w->c->failed = true;
     }
-    wline(w, k->loc, "extern \"C\" __global__ void __launch_bounds__(%llu)", (unsigned long long)b);
+    if (s->block[0]) wline(w, k->loc, "extern \"C\" __global__ void __launch_bounds__(%llu)", (unsigned long long)b);
+    else wline(w, k->loc, "extern \"C\" __global__ void");   /* no block known: no bound */
     kf_buf_printf(o, "%s(", k->name);
     for (uint32_t p = 0; p < k->nparams; p++) {
         kf_type t = k->params[p].type;
@@ -801,24 +1065,28 @@ static void emit_kernel(kf_cu *c, const kf_ir_kernel *k, kf_buf *out, loc_vec *l
     w.label = scratch_calloc(&w, n, sizeof *w.label);
     w.cont_live = scratch_calloc(&w, n, sizeof *w.cont_live);
     w.brk_live = scratch_calloc(&w, n, sizeof *w.brk_live);
+    w.close_of = scratch_calloc(&w, n, sizeof *w.close_of);
+    w.elif = scratch_calloc(&w, n, sizeof *w.elif);
     w.pnames = scratch_calloc(&w, k->nparams + 1, sizeof *w.pnames);
     w.anames = scratch_calloc(&w, k->narrays + 1, sizeof *w.anames);
     w.names.cap = 64;
     while (w.names.cap < 2 * ((size_t)k->nvals + k->nparams + k->narrays)) w.names.cap *= 2;
     w.names.slot = scratch_calloc(&w, w.names.cap, sizeof *w.names.slot);
+    w.names.next = scratch_calloc(&w, w.names.cap, sizeof *w.names.next);
     if (c->failed || !check_structure(&w)) return;
     w.lines = *lines;
     mark_reachable(&w);
     assign_scopes(&w);
     drop_unused(&w);
     decide_kinds(&w);
+    decide_chains(&w);
+    decide_folds(&w);
+    decide_else_ifs(&w);
     assign_names(&w);
     write_signature(&w);
     write_declarations(&w);
     for (uint32_t i = 0; i < k->nins; i++) {
-        const kf_ir_ins *in = &k->ins[i];
-        bool skip = w.dead[i] || w.drop[i] || (in->dst && op_has_dst[in->op] && w.v[in->dst].kind == VK_INLINE);
-        if (skip && !(is_marker(in->op) && !w.dead[i])) continue;
+        if (!written(&w, i) && !(is_marker(k->ins[i].op) && !w.dead[i])) continue;
         emit_ins(&w, i);
     }
     w.depth = 0;

@@ -35,6 +35,7 @@
     X(KF_CU_H_ABS, 0)                                      \
     X(KF_CU_H_APPROX, 0)                                   \
     X(KF_CU_H_LANE, 0)                                     \
+    X(KF_CU_H_SHFL_XOR, 0)                                 \
     X(KF_CU_H_ATOMIC_F32, 0)                               \
     X(KF_CU_H_TYPES, 0)       /* marker: vector struct types are written here */ \
     X(KF_CU_H_ATOMIC_F16X2, KF_CU_BIT(KF_CU_H_BITCAST))
@@ -67,6 +68,7 @@ void kf_cu_prelude(kf_cu *c, kf_buf *out);
 /* printf into the scratch arena (NULL only when out of memory, which sets
  * c->failed; callers may pass the result on, "?" is used instead). */
 const char *kf_cu_str(kf_cu *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *kf_cu_vstr(kf_cu *c, const char *fmt, va_list ap);
 
 /* C spelling of a scalar or vector type ("float", "kf_f32x4"); marks vector
  * and f16/bf16 types as used. Buffers spell their element type. */

@@ -93,25 +93,65 @@ static const float_math_row float_math_rows[KF_BI_COUNT] = {
 
 /* Integer and comparison operator spellings come from kf_op_spelling. */
 
+/* Formats %s, %u and %% without stdio (glibc's vsnprintf dominated the
+ * emitter's profile); returns the length, or -1 for any other conversion
+ * (the caller then uses vsnprintf). Writes at most cap bytes plus a NUL. */
+static int fast_format(char *dst, size_t cap, const char *fmt, va_list ap)
+{
+    size_t n = 0;
+    for (const char *p = fmt; *p; p++) {
+        const char *s = NULL;
+        char num[16];
+        if (*p != '%') {
+            if (n < cap) dst[n] = *p;
+            n++;
+            continue;
+        }
+        p++;
+        if (*p == 's') s = va_arg(ap, const char *);
+        else if (*p == 'u') {
+            unsigned u = va_arg(ap, unsigned);
+            char *q = num + sizeof num;
+            *--q = 0;
+            do *--q = (char)('0' + u % 10); while (u /= 10);
+            s = q;
+        } else if (*p == '%') s = "%";
+        else return -1;
+        for (; *s; s++, n++)
+            if (n < cap) dst[n] = *s;
+    }
+    if (n < cap) dst[n] = 0;
+    return n > INT32_MAX ? -1 : (int)n;
+}
+
+const char *kf_cu_vstr(kf_cu *c, const char *fmt, va_list ap)
+{
+    char tmp[512];
+    va_list ap2, ap3;
+    va_copy(ap2, ap);
+    va_copy(ap3, ap);
+    int n = fast_format(tmp, sizeof tmp - 1, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    char *s = NULL;
+    if (n >= 0 && (size_t)n < sizeof tmp - 1) {
+        s = kf_arena_strndup(&c->scratch, tmp, (size_t)n);
+    } else if (n >= 0) {
+        s = kf_arena_alloc(&c->scratch, (size_t)n + 1);
+        if (s) vsnprintf(s, (size_t)n + 1, fmt, ap3);
+    }
+    va_end(ap3);
+    if (!s) c->failed = true;
+    return s ? s : "?";
+}
+
 const char *kf_cu_str(kf_cu *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char tmp[256];
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    const char *s = kf_cu_vstr(c, fmt, ap);
     va_end(ap);
-    char *s = NULL;
-    if (n >= 0 && (size_t)n < sizeof tmp) {
-        s = kf_arena_strndup(&c->scratch, tmp, (size_t)n);
-    } else if (n >= 0) {
-        s = kf_arena_alloc(&c->scratch, (size_t)n + 1);
-        if (s) vsnprintf(s, (size_t)n + 1, fmt, ap2);
-    }
-    va_end(ap2);
-    if (!s) c->failed = true;
-    return s ? s : "?";
+    return s;
 }
 
 static bool is_half(kf_scalar s) { return s == KF_S_F16 || s == KF_S_BF16; }
@@ -203,25 +243,38 @@ const char *kf_cu_literal(kf_cu *c, kf_scalar s, uint64_t bits)
 
 /* ---- binary operators ------------------------------------------------- */
 
+static bool is_digits(const char *x)
+{
+    if (!*x) return false;
+    for (; *x; x++)
+        if (*x < '0' || *x > '9') return false;
+    return true;
+}
+
 static const char *shift_expr(kf_cu *c, kf_op op, kf_scalar s, const char *a, const char *b)
 {
     const char *t = c_scalar[s];
+    bool sgn = sclass(s) == 'i';
     if (sbits(s) == 64) {
         kf_cu_need(c, KF_CU_H_SHIFT64);
-        if (op == KF_OP_SHL) return kf_cu_str(c, "(%s)kf_shl_u64((unsigned long long)%s, (unsigned long long)%s)", t, a, b);
-        if (sclass(s) == 'i') return kf_cu_str(c, "kf_shr_i64(%s, (unsigned long long)%s)", a, b);
-        return kf_cu_str(c, "kf_shr_u64(%s, %s)", a, b);
+        const char *amt = s == KF_S_U64 ? b : is_digits(b) ? kf_cu_str(c, "%sull", b)
+                                                           : kf_cu_str(c, "(unsigned long long)%s", b);
+        if (op == KF_OP_SHL)
+            return sgn ? kf_cu_str(c, "(long long)kf_shl_u64((unsigned long long)%s, %s)", a, amt)
+                       : kf_cu_str(c, "kf_shl_u64(%s, %s)", a, amt);
+        return kf_cu_str(c, "kf_shr_%s64(%s, %s)", sgn ? "i" : "u", a, amt);
     }
     kf_cu_need(c, KF_CU_H_SHIFT32);
     /* the amount as unsigned of its own width, then widened */
-    const char *amt = sbits(s) == 32 ? kf_cu_str(c, "(unsigned)%s", b)
-                                     : kf_cu_str(c, "(unsigned)(unsigned %s)%s", sbits(s) == 8 ? "char" : "short", b);
-    if (s == KF_S_U32) amt = b;
+    const char *amt = s == KF_S_U32 ? b
+                      : is_digits(b) ? kf_cu_str(c, "%su", b)
+                      : sbits(s) == 32 ? kf_cu_str(c, "(unsigned)%s", b)
+                      : kf_cu_str(c, "(unsigned)(unsigned %s)%s", sbits(s) == 8 ? "char" : "short", b);
     if (op == KF_OP_SHL) {
         if (s == KF_S_U32) return kf_cu_str(c, "kf_shl_u32(%s, %s)", a, amt);
         return kf_cu_str(c, "(%s)kf_shl_u32((unsigned)%s, %s)", t, a, amt);
     }
-    if (sclass(s) == 'i') {
+    if (sgn) {
         if (s == KF_S_I32) return kf_cu_str(c, "kf_shr_i32(%s, %s)", a, amt);
         return kf_cu_str(c, "(%s)kf_shr_i32((int)%s, %s)", t, a, amt);
     }
@@ -247,6 +300,16 @@ static const char *bool_binop(kf_cu *c, kf_op op, const char *a, const char *b)
     return kf_cu_str(c, "%s %s %s", a, sym, b);
 }
 
+/* `(U)x` for wrapping arithmetic, or `5u` when x is a non-negative decimal
+ * literal (`(unsigned)5` reads badly). */
+static const char *as_unsigned(kf_cu *c, kf_scalar s, const char *x)
+{
+    bool wide = sbits(s) == 64;
+    if (is_digits(x)) return kf_cu_str(c, "%s%s", x, wide ? "ull" : "u");
+    if (wide && strncmp(x, "(long long)", 11) == 0) return kf_cu_str(c, "(unsigned long long)%s", x + 11);
+    return kf_cu_str(c, "(%s)%s", c_unsigned[s], x);
+}
+
 const char *kf_cu_binop(kf_cu *c, kf_op op, kf_scalar s, const char *a, const char *b)
 {
     if (sclass(s) == 'f') {
@@ -267,8 +330,8 @@ const char *kf_cu_binop(kf_cu *c, kf_op op, kf_scalar s, const char *a, const ch
     case KF_OP_SUB:
     case KF_OP_MUL:
         if (s == KF_S_U32 || s == KF_S_U64) return kf_cu_str(c, "%s %s %s", a, kf_op_spelling[op], b);
-        return kf_cu_str(c, "(%s)((%s)%s %s (%s)%s)", c_scalar[s], c_unsigned[s], a, kf_op_spelling[op],
-                         c_unsigned[s], b);
+        return kf_cu_str(c, "(%s)(%s %s %s)", c_scalar[s], as_unsigned(c, s, a), kf_op_spelling[op],
+                         as_unsigned(c, s, b));
     default:
         if (sbits(s) >= 32) return kf_cu_str(c, "%s %s %s", a, kf_op_spelling[op], b);
         return kf_cu_str(c, "(%s)(%s %s %s)", c_scalar[s], a, kf_op_spelling[op], b);
@@ -296,7 +359,7 @@ const char *kf_cu_unop(kf_cu *c, kf_op op, kf_scalar s, const char *a)
         kf_cu_need(c, s == KF_S_F16 ? KF_CU_H_F16_OPS : KF_CU_H_BF16_OPS);
         return kf_cu_str(c, "kf_%s_neg(%s)", kf_scalar_names[s], a);
     }
-    if (sclass(s) == 'f') return kf_cu_str(c, "-%s", a);
+    if (sclass(s) == 'f') return kf_cu_str(c, a[0] == '-' ? "-(%s)" : "-%s", a);   /* never `--` */
     if (s == KF_S_U32 || s == KF_S_U64) return kf_cu_str(c, "0%s - %s", s == KF_S_U32 ? "u" : "ull", a);
     return kf_cu_str(c, "(%s)(0%s - (%s)%s)", c_scalar[s], sbits(s) == 64 ? "ull" : "u", c_unsigned[s], a);
 }

@@ -179,6 +179,15 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "__device__ __forceinline__ float kf_tanh_approx(float x) { float r; asm(\"tanh.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n",
     [KF_CU_H_LANE] =
         "__device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm(\"mov.u32 %0, %%laneid;\" : \"=r\"(r)); return r; }\n",
+    [KF_CU_H_SHFL_XOR] =
+        "/* shfl_xor with a mask of 32 or more reads the caller's own value (the\n"
+        "   source lane is outside the warp); CUDA would take the mask mod 32 */\n"
+        "template <typename T>\n"
+        "__device__ __forceinline__ T kf_shfl_xor(T v, unsigned m)\n"
+        "{\n"
+        "    T r = __shfl_xor_sync(0xffffffffu, v, m);\n"
+        "    return m < 32u ? r : v;\n"
+        "}\n",
     [KF_CU_H_ATOMIC_F32] =
         "/* f32 atomic min/max (NaN-ignoring, as fminf/fmaxf) by compare-and-swap */\n"
         "__device__ __forceinline__ float kf_atomic_min_f32(float* p, float v)\n"

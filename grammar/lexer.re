@@ -103,17 +103,17 @@ static int utf8_len(cursor p, cursor end, uint32_t *cp)
     return n;
 }
 
-/* Skips comment text from p up to (not past) `stop` ('\n' for a line
- * comment; 0 for a block comment, which ends at the star-slash). Validates
- * UTF-8 and reports NUL bytes; counts lines. Returns where it stopped. */
-static cursor skip_comment_text(kf_lexer *lx, cursor p, int stop)
+/* Skips comment text from p: a line comment up to (not past) its '\n', a
+ * block comment up to (not past) its star-slash; the end of the input if
+ * neither comes. Validates UTF-8 and reports NUL bytes; counts lines. */
+static cursor skip_comment_text(kf_lexer *lx, cursor p, bool block)
 {
     cursor end = (cursor)lx->end;
     bool bad_run = false;
     while (p < end) {
         unsigned c = *p;
-        if (c == (unsigned)stop) return p;
-        if (stop == 0 && c == '*' && p + 1 < end && p[1] == '/') return p;
+        if (c == '\n' && !block) return p;
+        if (block && c == '*' && p + 1 < end && p[1] == '/') return p;
         uint32_t cp;
         int n = c == 0 ? 0 : utf8_len(p, end, &cp);
         if (n == 0) {
@@ -148,6 +148,8 @@ static cursor bad_bytes(kf_lexer *lx, cursor p)
                                        "(names are ASCII; non-ASCII text may only appear in comments)", (unsigned)cp);
     else if (c >= 0x80) lex_error(lx, (const char *)p, "invalid UTF-8 byte 0x%02x; the source must be UTF-8", c);
     else if (c < 0x20 || c == 0x7f) lex_error(lx, (const char *)p, "unexpected control character 0x%02x", c);
+    else if (c == '?') lex_error(lx, (const char *)p, "unexpected character '?' (there is no ?: operator; "
+                                 "write select(cond, a, b) or an if statement)");
     else lex_error(lx, (const char *)p, "unexpected character '%c'", (char)c);
     if (c >= 0x20 && c < 0x7f) return p + 1;
     /* Swallow the rest of a run of binary garbage: one error is enough. */
@@ -269,6 +271,10 @@ static cursor number_suffix(kf_lexer *lx, const char *start, cursor p)
 
 static int open_bracket(kf_lexer *lx, const char *p, int tk)
 {
+    if (lx->nesting < KF_LEX_MAX_NESTING) {
+        lx->open_at[lx->nesting] = loc_at(lx, p);
+        lx->open_ch[lx->nesting] = *p;
+    }
     if (++lx->nesting > KF_LEX_MAX_NESTING) {
         lex_error(lx, p, "nesting deeper than %d levels of ( [ {; split the expression or block up",
                   KF_LEX_MAX_NESTING);
@@ -287,7 +293,6 @@ static int close_bracket(kf_lexer *lx, int tk)
     re2c:define:YYCTYPE = "unsigned char";
     re2c:define:YYCURSOR = cur;
     re2c:define:YYMARKER = mar;
-    re2c:define:YYCTXMARKER = ctx;
     re2c:yyfill:enable = 0;
 
     D       = [0-9] [0-9_]*;
@@ -302,7 +307,7 @@ static int close_bracket(kf_lexer *lx, int tk)
  * whitespace and comments (nothing to hand to the parser). */
 static int scan(kf_lexer *lx, kf_token *tok)
 {
-    cursor cur = (cursor)lx->cur, mar = cur, ctx = cur;
+    cursor cur = (cursor)lx->cur, mar = cur;
     const char *s = lx->cur;
     tok->loc = loc_at(lx, s);
     tok->text = s;
@@ -316,10 +321,10 @@ static int scan(kf_lexer *lx, kf_token *tok)
     }
     [ \t\r\v\f]+ { TOKEN(-1); }
     "\n"  { lx->line++; lx->line_start = (const char *)cur; TOKEN(-1); }
-    "//"  { cur = skip_comment_text(lx, cur, '\n'); TOKEN(-1); }
+    "//"  { cur = skip_comment_text(lx, cur, false); TOKEN(-1); }
     "/*"  {
         kf_loc at = tok->loc;
-        cur = skip_comment_text(lx, cur, 0);
+        cur = skip_comment_text(lx, cur, true);
         if (cur >= (cursor)lx->end) {
             kf_diag_error(lx->cx->diags, at, "unterminated block comment: '/*' without a matching '*/'");
             TOKEN(-1);

@@ -104,6 +104,10 @@ static kf_status layout_arrays(kf_ictx *c)
     for (uint32_t i = 0; i < c->k->narrays; i++) {
         const kf_ir_array *a = &c->k->arrays[i];
         kf_iarray *r = &c->arrays[i];
+        uint32_t eb = kf_type_elem_bytes(a->type);
+        if (a->type.kind != KF_TK_ARRAY || eb == 0 || eb > 16 || (eb & (eb - 1)))
+            return kf_error_set_at(c->err, KF_ERR_USAGE, a->loc, "kernel %s: malformed array %s: a lowering bug",
+                                   c->k->name, a->name ? a->name : "?");
         r->len = a->type.len;
         r->eshift = log2_bytes(kf_type_elem_bytes(a->type));
         r->shared = a->type.flags & KF_TF_SHARED;
@@ -287,6 +291,7 @@ static kf_status run_grid(kf_ictx *c)
         for (uint32_t y = 0; y < c->grid[1]; y++)
             for (uint32_t x = 0; x < c->grid[0]; x++) {
                 c->ctaid[0] = x, c->ctaid[1] = y, c->ctaid[2] = z;
+                c->blocks_run++;
                 kf_status st = run_block(c);
                 if (st) return st;
             }
@@ -321,7 +326,7 @@ kf_status kf_interp_run_budget(const kf_ir_kernel *k, const kf_interp_arg *args,
     }
     if (stats) {
         stats->instructions = c.steps;
-        stats->threads = (uint64_t)c.nthreads * c.grid[0] * c.grid[1] * c.grid[2];
+        stats->threads = (uint64_t)c.nthreads * c.blocks_run;
     }
     free_ctx(&c);
     return st;

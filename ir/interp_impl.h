@@ -45,7 +45,10 @@ typedef union {
     X(IH_CVT_F16_F32) X(IH_CVT_F32_F16) X(IH_CVT_U32_F32) X(IH_CVT_I32_F32) \
     X(IH_CVT_ZX_32_64) X(IH_CVT_SX_32_64) X(IH_CVT_W64_W32) \
     X(IH_MIN_F32) X(IH_MAX_F32) X(IH_FMA_F32) X(IH_MIN_U32) X(IH_MAX_U32) \
-    X(IH_NOT) X(IH_LOAD_X32) X(IH_STORE_X32)
+    X(IH_NOT) X(IH_LOAD_X32) X(IH_STORE_X32) \
+    X(IH_MOV1) X(IH_MOV2) X(IH_MOV4) X(IH_MOV8) X(IH_SELECT4) X(IH_SELECT8) X(IH_MATH_F32) \
+    X(IH_ADD_F32V) X(IH_SUB_F32V) X(IH_MUL_F32V) X(IH_DIV_F32V) X(IH_DIV_U32) X(IH_REM_U32) \
+    X(IH_EXTRACT2) X(IH_EXTRACT4) X(IH_ALOAD_X32) X(IH_ASTORE_X32)
 
 typedef enum {
 #define X(e) e,
@@ -102,6 +105,7 @@ typedef struct {
     kf_islot *regs;
     uint8_t *local, *written, *shared;
     uint64_t steps;      /* instructions executed */
+    uint64_t blocks_run; /* blocks started */
     uint64_t budget;     /* the launch fails past this many */
     kf_error *err;
 } kf_ictx;
@@ -130,6 +134,8 @@ void kf_iop_unop(kf_op op, kf_scalar s, unsigned lanes, kf_islot *r, const kf_is
 void kf_iop_cvt(kf_scalar to, kf_scalar from, unsigned lanes, kf_islot *r, const kf_islot *a);
 int kf_iop_math(kf_builtin fn, kf_scalar s, kf_scalar s_in, unsigned lanes, kf_islot *r,
                 const kf_islot *a, const kf_islot *b, const kf_islot *c);
+/* One-argument f32 math (exp, sqrt, floor, ...), as kf_iop_math computes it. */
+float kf_iop_math_f32(kf_builtin fn, float x);
 /* Reads lane i of size `bytes` (zero-extended) / writes it. */
 uint64_t kf_iop_lane(const kf_islot *v, unsigned bytes, unsigned i);
 void kf_iop_set_lane(kf_islot *v, unsigned bytes, unsigned i, uint64_t bits);

@@ -6,7 +6,16 @@
  * in double then rounded to the type (RNE), which equals the native result
  * for + - * / because double has more than 2p+2 bits; float min/max ignore
  * NaN; conversions go through ir/numeric.h. The fast paths in interp_run.c
- * must agree with these functions (tests compare both). */
+ * must agree with these functions (tests compare both).
+ *
+ * Math error bounds (the interpreter is the reference, so it is accurate):
+ * sqrt, / , fma, floor/ceil/trunc/round, min/max/abs are exact (correctly
+ * rounded); f32 rsqrt is 1/sqrt in double rounded once (correctly rounded
+ * but for double-rounding ties); f32 exp/exp2/log/log2/sin/cos/tanh call
+ * glibc's expf... (exp/exp2/log/log2/sin/cos < 1 ulp, tanhf <= 2 ulp); f64
+ * ones call glibc's exp... (< 1 ulp). f16/bf16 math is done in double and
+ * rounded once to the type. GPU back ends using .approx instructions
+ * differ from these by their own documented bounds. */
 #include <math.h>
 
 #include "interp_impl.h"
@@ -241,6 +250,11 @@ static float f32_math(kf_builtin fn, float x, float y, float z)
     case KF_BI_FMA: return fmaf(x, y, z);
     default: kf_unreachable("float math builtin");
     }
+}
+
+float kf_iop_math_f32(kf_builtin fn, float x)
+{
+    return f32_math(fn, x, 0.0f, 0.0f);
 }
 
 static unsigned clz_bits(uint64_t x, unsigned bits)

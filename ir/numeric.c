@@ -20,11 +20,9 @@ typedef struct {
 static const narrow_fmt FMT_F16 = {10, 5};
 static const narrow_fmt FMT_BF16 = {7, 8};
 
-static int msb64(uint64_t x)
+static int msb64(uint64_t x)   /* x != 0 */
 {
-    int p = 0;
-    while (x >>= 1) p++;
-    return p;
+    return 63 - __builtin_clzll(x);
 }
 
 /* Rounds (-1)^neg * sig * 2^exp2 (sig != 0) to format f, RNE, one rounding. */
@@ -79,24 +77,21 @@ static uint16_t narrow_from_double(narrow_fmt f, double x)
 static double narrow_to_double(narrow_fmt f, uint16_t h)
 {
     const int bias = (1 << (f.expo - 1)) - 1;
-    bool neg = (h >> (f.mant + f.expo)) & 1;
+    uint64_t sign = (uint64_t)((h >> (f.mant + f.expo)) & 1) << 63;
     uint32_t ex = (h >> f.mant) & ((1u << f.expo) - 1u);
-    uint32_t m = h & ((1u << f.mant) - 1u);
-    double v;
+    uint64_t m = h & ((1u << f.mant) - 1u);
+    uint64_t b;
     if (ex == (1u << f.expo) - 1u) {
-        if (!m) {
-            v = INFINITY;
-        } else {
-            /* Keep the payload: place it at the top of the double's mantissa. */
-            uint64_t b = (UINT64_C(0x7ff) << 52) | ((uint64_t)m << (52 - f.mant));
-            memcpy(&v, &b, sizeof v);
-        }
+        b = sign | (UINT64_C(0x7ff) << 52) | (m << (52 - f.mant));   /* inf, or NaN with its payload */
     } else if (ex == 0) {
-        v = ldexp((double)m, 1 - bias - f.mant);
+        double v = ldexp((double)m, 1 - bias - f.mant);               /* zero or subnormal: exact */
+        return sign ? -v : v;
     } else {
-        v = ldexp((double)(m | (1u << f.mant)), (int)ex - bias - f.mant);
+        b = sign | ((uint64_t)((int)ex - bias + 1023) << 52) | (m << (52 - f.mant));
     }
-    return neg ? -v : v;
+    double v;
+    memcpy(&v, &b, sizeof v);
+    return v;
 }
 
 uint16_t kf_f16_from_double(double x) { return narrow_from_double(FMT_F16, x); }

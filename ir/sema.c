@@ -1,7 +1,491 @@
-/* Placeholder: semantic analysis (ir/sema.c) lands with the front end. */
-#include "kforge.h"
+/* Semantic analysis (the pass after parsing): resolves every name, checks
+ * and annotates types, folds constants, applies -D overrides, validates
+ * @schedule and the fn rules (no recursion, no shared arrays, a value on
+ * every path). The AST is annotated in place (ir/ast.h): `type` on every
+ * expression and declaration, `sym` on names and fn calls, `op` = builtin
+ * id on builtin names and calls, is_const/cval on constant expressions.
+ *
+ * Order: module names, then signatures (so fns may be called before they
+ * are defined), then constants in dependency order (each on first use,
+ * cycles reported), then kernels and fns in source order, then the call
+ * graph. Every error is reported and checking goes on: a bad expression
+ * gets the error type, which silences follow-up errors about it.
+ *
+ * Files: sema.c (module level), sema_stmt.c (scopes, statements),
+ * sema_expr.c (expressions, untyped constants), sema_builtin.c (builtin
+ * calls), sema_fold.c (exact arithmetic shared with value.c). */
+#include "sema_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define ERR kf_sema_err_type()
+#define IS_ERR(t) kf_sema_is_err(t)
+
+enum { SHARED_LIMIT = 48 * 1024, MAX_THREADS = 1024 };
+
+void kf_sema_error(kf_sema *s, kf_loc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kf_diag_vadd(s->cx->diags, KF_DIAG_ERROR, loc, fmt, ap);
+    va_end(ap);
+}
+
+static bool is_module_decl(const kf_node *n)
+{
+    return n->kind == KF_N_CONST || n->kind == KF_N_FN || n->kind == KF_N_KERNEL;
+}
+
+kf_node *kf_sema_module_lookup(kf_sema *s, const char *name)
+{
+    for (kf_node *n = s->module ? s->module->a : NULL; n; n = n->next)
+        if (is_module_decl(n) && n->name && strcmp(n->name, name) == 0) return n;
+    return NULL;
+}
+
+/* ---- "did you mean" ---------------------------------------------------------------- */
+static unsigned edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 40 || lb > 40) return 99;
+    unsigned row[41];
+    for (size_t j = 0; j <= lb; j++) row[j] = (unsigned)j;
+    for (size_t i = 1; i <= la; i++) {
+        unsigned diag = row[0];
+        row[0] = (unsigned)i;
+        for (size_t j = 1; j <= lb; j++) {
+            unsigned up = row[j];
+            unsigned best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+static void consider(const char *name, const char *cand, const char **best, unsigned *bd)
+{
+    if (!cand || strcmp(name, cand) == 0) return;
+    unsigned d = edit_distance(name, cand);
+    if (d < *bd) *bd = d, *best = cand;
+}
+
+void kf_sema_suggest(kf_sema *s, const char *name, char *buf, size_t size)
+{
+    const char *best = NULL;
+    unsigned bd = 99;
+    buf[0] = 0;
+    for (size_t i = s->syms.len; i-- > 0;) consider(name, s->syms.data[i].name, &best, &bd);
+    for (kf_node *n = s->module ? s->module->a : NULL; n; n = n->next)
+        if (is_module_decl(n)) consider(name, n->name, &best, &bd);
+    for (int b = 1; b < KF_BI_COUNT; b++) consider(name, kf_builtin_names[b], &best, &bd);
+    size_t len = strlen(name);
+    unsigned limit = len <= 2 ? 1 : len <= 5 ? 2 : 3;
+    if (best && bd <= limit && bd < len) snprintf(buf, size, "; did you mean '%s'?", best);
+}
+
+/* ---- constants and overrides --------------------------------------------------------- */
+static const kf_loc CMDLINE = {"<command line>", 0, 0};
+
+static const kf_define *find_define(kf_sema *s, const char *name)
+{
+    const kf_define *found = NULL;
+    for (uint32_t i = 0; s->opts && i < s->opts->ndefines; i++)
+        if (s->opts->defines[i].name && strcmp(s->opts->defines[i].name, name) == 0) found = &s->opts->defines[i];
+    return found;
+}
+
+static void check_define_names(kf_sema *s)
+{
+    for (uint32_t i = 0; s->opts && i < s->opts->ndefines; i++) {
+        const kf_define *d = &s->opts->defines[i];
+        const char *nm = d->name ? d->name : "";
+        kf_node *c = kf_sema_module_lookup(s, nm);
+        if (c && c->kind == KF_N_CONST) continue;
+        char hint[96] = "";
+        const char *best = NULL;
+        unsigned bd = 99;
+        for (kf_node *n = s->module->a; n; n = n->next)
+            if (n->kind == KF_N_CONST) consider(nm, n->name, &best, &bd);
+        if (best && bd <= 2) snprintf(hint, sizeof hint, "; did you mean '%s'?", best);
+        kf_sema_error(s, CMDLINE, "-D %s=%s: there is no constant '%s' in this module%s", nm, d->value ? d->value : "",
+                      nm, c ? " (it is not a const)" : hint);
+    }
+}
+
+static void apply_define(kf_sema *s, kf_node *c, const kf_define *d)
+{
+    kf_literal lit;
+    const char *why = NULL;
+    const char *val = d->value ? d->value : "";
+    kf_cv v;
+    if (!kf_literal_parse(val, &lit)) {
+        kf_sema_error(s, CMDLINE, "-D %s=%s: '%s' is not a number, true or false", d->name, val, val);
+        return;
+    }
+    if (IS_ERR(c->type)) return;
+    if (!kf_literal_to(&lit, (kf_scalar)c->type.scalar, &v, &why)) {
+        bool fit = strcmp(why, "does not fit") == 0;
+        kf_sema_error(s, CMDLINE, "-D %s=%s: %s %s%s%s (constant '%s' is declared %s at %s:%u:%u)", d->name, val, val, why,
+                      fit ? " " : "", fit ? TSTR(c->type) : "", c->name, TSTR(c->type), c->loc.file ? c->loc.file : "?",
+                      c->loc.line, c->loc.col);
+        return;
+    }
+    c->cval.u = v.u;
+    c->is_const = true;
+}
+
+static void const_cycle(kf_sema *s, kf_node *c)
+{
+    kf_buf b = {0};
+    size_t i = 0;
+    while (i < s->consts.len && s->consts.data[i] != c) i++;
+    for (; i < s->consts.len; i++) kf_buf_printf(&b, "%s -> ", s->consts.data[i]->name);
+    kf_buf_puts(&b, c->name);
+    kf_sema_error(s, c->loc, "constant '%s' depends on itself: %s", c->name, b.data ? b.data : "");
+    kf_buf_free(&b);
+}
+
+static void eval_const(kf_sema *s, kf_node *c)
+{
+    kf_type dt = kf_sema_resolve_type(s, c->a, false, false);
+    if (!IS_ERR(dt) && dt.kind != KF_TK_SCALAR) {
+        kf_sema_error(s, c->a->loc, "constant '%s' must have a scalar type, found %s", c->name, TSTR(dt));
+        dt = ERR;
+    }
+    kf_type it = kf_sema_value(s, c->b, false);
+    c->type = dt;
+    char what[96];
+    snprintf(what, sizeof what, "the value of constant '%s'", c->name);
+    if (IS_ERR(dt) || IS_ERR(it)) {
+        kf_sema_default(s, c->b);
+    } else if (kf_sema_expect(s, c->b, dt, what)) {
+        if (c->b->is_const) {
+            c->cval.u = c->b->cval.u;
+            c->is_const = true;
+        } else {
+            kf_sema_error(s, c->b->loc, "the value of constant '%s' must be a compile-time constant", c->name);
+        }
+    }
+    const kf_define *d = find_define(s, c->name);
+    if (d) apply_define(s, c, d);
+    if (!c->is_const) c->type = ERR;
+}
+
+bool kf_sema_ensure_const(kf_sema *s, kf_node *c)
+{
+    if (c->type.kind != KF_TK_VOID) return !IS_ERR(c->type);
+    for (size_t i = 0; i < s->consts.len; i++)
+        if (s->consts.data[i] == c) {
+            const_cycle(s, c);
+            c->type = ERR;
+            return false;
+        }
+    if (!KF_VEC_PUSH(&s->consts, c)) {
+        s->nomem = true;
+        return false;
+    }
+    /* a constant sees only module names: hide locals and function state */
+    size_t saved_syms = s->syms.len;
+    uint32_t saved_depth = s->depth, saved_loops = s->loops;
+    kf_node *saved_func = s->func, *saved_loop = s->loop;
+    bool saved_grid = s->grid_mode;
+    size_t saved_unroll = s->unroll.len;
+    KF_VEC(kf_sema_sym) hidden = {0};
+    hidden.data = s->syms.data, hidden.len = s->syms.len, hidden.cap = s->syms.cap;
+    s->syms.len = 0, s->syms.data = NULL, s->syms.cap = 0;
+    s->func = NULL, s->loop = NULL, s->loops = 0, s->grid_mode = false, s->unroll.len = 0;
+    eval_const(s, c);
+    free(s->syms.data);
+    s->syms.data = hidden.data, s->syms.len = saved_syms, s->syms.cap = hidden.cap;
+    s->depth = saved_depth, s->loops = saved_loops, s->func = saved_func, s->loop = saved_loop;
+    s->grid_mode = saved_grid, s->unroll.len = saved_unroll;
+    s->consts.len--;
+    if (c->type.kind == KF_TK_VOID) c->type = ERR;
+    return !IS_ERR(c->type);
+}
+
+/* ---- module names and signatures -------------------------------------------------------- */
+static void check_names(kf_sema *s)
+{
+    for (kf_node *n = s->module->a; n; n = n->next) {
+        if (!is_module_decl(n) || !n->name) continue;
+        kf_node *first = kf_sema_module_lookup(s, n->name);
+        if (first != n)
+            kf_sema_error(s, n->loc, "'%s' is already defined in this module (at line %u); names must be unique",
+                          n->name, first->loc.line);
+    }
+}
+
+static void signature(kf_sema *s, kf_node *f)
+{
+    for (kf_node *p = f->a; p; p = p->next) {
+        p->type = kf_sema_resolve_type(s, p->a, true, false);
+        if (p->a && p->a->kind == KF_N_TYPE_ARRAY && !IS_ERR(p->type)) p->type = ERR;
+    }
+    if (f->kind == KF_N_FN) f->type = f->b ? kf_sema_resolve_type(s, f->b, false, false) : kf_type_void();
+}
+
+/* ---- @schedule --------------------------------------------------------------------------- */
+static unsigned tuple_items(kf_node *e, kf_node **items, const char *what, kf_sema *s)
+{
+    unsigned n = 0;
+    if (e->kind != KF_N_TUPLE) {
+        items[0] = e;
+        return 1;
+    }
+    e->type = kf_type_void();
+    for (kf_node *x = e->a; x; x = x->next) {
+        if (n == 3) {
+            kf_sema_error(s, x->loc, "%s takes at most 3 dimensions (x, y, z)", what);
+            return 0;
+        }
+        items[n++] = x;
+    }
+    return n;
+}
+
+static const char DIMS[] = "xyz";
+
+static void check_block(kf_sema *s, kf_node *e)
+{
+    kf_node *it[3];
+    unsigned n = tuple_items(e, it, "block", s);
+    static const uint64_t lim[3] = {1024, 1024, 64};
+    uint64_t total = 1;
+    bool ok = n > 0;
+    for (unsigned i = 0; i < n; i++) {
+        kf_type t = kf_sema_value(s, it[i], false);
+        if (IS_ERR(t)) { ok = false; continue; }
+        if (kf_sema_untyped(t) && !kf_sema_adapt(s, it[i], kf_type_scalar(KF_S_U32))) { ok = false; continue; }
+        if (!kf_sema_is_int_scalar(it[i]->type) || !it[i]->is_const) {
+            kf_sema_error(s, it[i]->loc, "block.%c must be an integer compile-time constant, found %s%s", DIMS[i],
+                          TSTR(it[i]->type), kf_sema_is_int_scalar(it[i]->type) ? " that is not a constant" : "");
+            ok = false;
+            continue;
+        }
+        int64_t v = it[i]->cval.i;
+        bool neg = kf_type_is_signed(it[i]->type) && v < 0;
+        if (neg || it[i]->cval.u == 0 || it[i]->cval.u > lim[i]) {
+            char b[32];
+            kf_sema_error(s, it[i]->loc, "block.%c = %s is out of range: it must be in 1..%llu", DIMS[i],
+                          kf_cv_str((kf_scalar)it[i]->type.scalar, (kf_cv){.u = it[i]->cval.u}, b, sizeof b),
+                          (unsigned long long)lim[i]);
+            ok = false;
+            continue;
+        }
+        total *= it[i]->cval.u;
+    }
+    if (ok && total > MAX_THREADS)
+        kf_sema_error(s, e->loc, "a block of %llu threads is over the limit of %d threads per block",
+                      (unsigned long long)total, MAX_THREADS);
+}
+
+static void check_grid(kf_sema *s, kf_node *e)
+{
+    kf_node *it[3];
+    unsigned n = tuple_items(e, it, "grid", s);
+    for (unsigned i = 0; i < n; i++) {
+        s->grid_mode = true;
+        kf_type t = kf_sema_value(s, it[i], false);
+        s->grid_mode = false;
+        if (IS_ERR(t)) continue;
+        if (kf_sema_untyped(t) && t.scalar == KF_S_UINT) kf_sema_adapt(s, it[i], kf_type_scalar(KF_S_U32));
+        t = it[i]->type;
+        if (IS_ERR(t)) continue;
+        if (!kf_sema_is_int_scalar(t)) {
+            kf_sema_error(s, it[i]->loc, "grid.%c must be an integer expression, found %s", DIMS[i], TSTR(t));
+            kf_sema_default(s, it[i]);
+            continue;
+        }
+        uint64_t lim = i == 0 ? INT32_MAX : 65535;
+        if (it[i]->is_const && ((kf_type_is_signed(t) && it[i]->cval.i < 1) || it[i]->cval.u == 0 || it[i]->cval.u > lim))
+            kf_sema_error(s, it[i]->loc, "grid.%c = %lld is out of range: it must be in 1..%llu", DIMS[i],
+                          (long long)it[i]->cval.i, (unsigned long long)lim);
+    }
+}
+
+static void schedule(kf_sema *s, kf_node *k, kf_node *attr)
+{
+    kf_node *block = NULL, *grid = NULL;
+    for (kf_node *a = attr->a; a; a = a->next) {
+        const char *nm = a->name ? a->name : "";
+        bool is_block = strcmp(nm, "block") == 0, is_grid = strcmp(nm, "grid") == 0;
+        if (!is_block && !is_grid) {
+            kf_sema_error(s, a->loc, "unknown @schedule argument '%s': expected 'block' or 'grid'", nm);
+            continue;
+        }
+        if ((is_block && block) || (is_grid && grid)) {
+            kf_sema_error(s, a->loc, "'%s' is given twice in @schedule", nm);
+            continue;
+        }
+        a->type = kf_type_void();
+        if (!a->a) continue;
+        if (is_block) check_block(s, block = a->a);
+        else check_grid(s, grid = a->a);
+    }
+    if (!block) kf_sema_error(s, attr->loc, "@schedule of kernel '%s' needs a block size, e.g. 'block = 256'", k->name);
+}
+
+static void attributes(kf_sema *s, kf_node *k)
+{
+    bool seen = false;
+    for (kf_node *a = k->d; a; a = a->next) {
+        const char *nm = a->name ? a->name : "";
+        if (strcmp(nm, "schedule") != 0) {
+            kf_sema_error(s, a->loc, "unknown attribute '@%s': a kernel accepts @schedule(block = B, grid = G)", nm);
+        } else if (seen) {
+            kf_sema_error(s, a->loc, "kernel '%s' has more than one @schedule", k->name);
+        } else {
+            seen = true;
+            schedule(s, k, a);
+        }
+    }
+}
+
+static void shared_limit(kf_sema *s, kf_node *k)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < s->shared.len; i++) {
+        kf_type t = s->shared.data[i]->type;
+        total += (uint64_t)t.len * kf_type_elem_bytes(t);
+    }
+    if (total <= SHARED_LIMIT) return;
+    kf_buf b = {0};
+    for (size_t i = 0; i < s->shared.len; i++) {
+        kf_type t = s->shared.data[i]->type;
+        kf_buf_printf(&b, "%s%s (%llu bytes)", i ? ", " : "", s->shared.data[i]->name,
+                      (unsigned long long)t.len * kf_type_elem_bytes(t));
+    }
+    kf_sema_error(s, k->loc, "kernel '%s' uses %llu bytes of static shared memory, over the 48 KiB (%d bytes) limit: %s",
+                  k->name, (unsigned long long)total, SHARED_LIMIT, b.data ? b.data : "");
+    kf_buf_free(&b);
+}
+
+/* ---- bodies ------------------------------------------------------------------------------ */
+static void enter(kf_sema *s, kf_node *f)
+{
+    s->func = f;
+    s->loops = 0;
+    s->loop = NULL;
+    s->shared.len = 0;
+    kf_sema_push(s);
+    for (kf_node *p = f->a; p; p = p->next) kf_sema_declare(s, p);
+}
+
+static void check_kernel(kf_sema *s, kf_node *k)
+{
+    enter(s, k);
+    k->type = kf_type_void();
+    attributes(s, k);
+    kf_sema_block(s, k->c);
+    shared_limit(s, k);
+    kf_sema_pop(s);
+    s->func = NULL;
+}
+
+static void check_fn(kf_sema *s, kf_node *f)
+{
+    enter(s, f);
+    kf_sema_block(s, f->c);
+    if (f->type.kind != KF_TK_VOID && !IS_ERR(f->type) && !kf_sema_returns(f->c))
+        kf_sema_error(s, f->loc, "fn '%s' must return a value of type %s on every path: add a 'return' at the end",
+                      f->name, TSTR(f->type));
+    kf_sema_pop(s);
+    s->func = NULL;
+}
+
+/* ---- recursion ------------------------------------------------------------------------------ */
+/* Depth-first search of the fn call graph with an explicit stack; a call
+ * to a fn on the current path closes a cycle, reported once at that call. */
+typedef struct {
+    kf_node *fn;
+    size_t next_edge;
+} dfs_frame;
+
+static void report_cycle(kf_sema *s, dfs_frame *stack, size_t depth, kf_node *callee, kf_loc loc)
+{
+    kf_buf b = {0};
+    size_t i = 0;
+    while (i < depth && stack[i].fn != callee) i++;
+    for (; i < depth; i++) kf_buf_printf(&b, "%s -> ", stack[i].fn->name);
+    kf_buf_puts(&b, callee->name);
+    kf_sema_error(s, loc, "recursion is not allowed (fns are inlined): %s", b.data ? b.data : "");
+    kf_buf_free(&b);
+}
+
+static void dfs(kf_sema *s, kf_node *root, uint8_t *color, kf_node **fns, size_t nfns, dfs_frame *stack)
+{
+    size_t depth = 0;
+    stack[depth++] = (dfs_frame){root, 0};
+    for (size_t i = 0; i < nfns; i++)
+        if (fns[i] == root) color[i] = 1;
+    while (depth) {
+        dfs_frame *f = &stack[depth - 1];
+        if (f->next_edge >= s->calls.len) {
+            for (size_t i = 0; i < nfns; i++)
+                if (fns[i] == f->fn) color[i] = 2;
+            depth--;
+            continue;
+        }
+        kf_sema_call *c = &s->calls.data[f->next_edge++];
+        if (c->caller != f->fn) continue;
+        size_t j = 0;
+        while (j < nfns && fns[j] != c->callee) j++;
+        if (j == nfns) continue;
+        if (color[j] == 1) report_cycle(s, stack, depth, c->callee, c->loc);
+        else if (color[j] == 0) {
+            color[j] = 1;
+            stack[depth++] = (dfs_frame){c->callee, 0};
+        }
+    }
+}
+
+static void check_recursion(kf_sema *s)
+{
+    KF_VEC(kf_node *) fns = {0};
+    for (kf_node *n = s->module->a; n; n = n->next)
+        if (n->kind == KF_N_FN && !KF_VEC_PUSH(&fns, n)) s->nomem = true;
+    uint8_t *color = calloc(fns.len + 1, 1);
+    dfs_frame *stack = calloc(fns.len + 1, sizeof *stack);
+    for (size_t i = 0; color && stack && i < fns.len; i++)
+        if (color[i] == 0) dfs(s, fns.data[i], color, fns.data, fns.len, stack);
+    if (!color || !stack) s->nomem = true;
+    free(color);
+    free(stack);
+    KF_VEC_FREE(&fns);
+}
+
 kf_status kf_sema_check(kf_pass_ctx *cx, kf_node *module, const kf_compile_opts *opts)
 {
-    kf_diag_error(cx->diags, ((kf_loc){cx->file, 1, 1}), "sema not built yet");
-    return KF_ERR_SOURCE;
+    if (!module || module->kind != KF_N_MODULE) return KF_ERR_SOURCE;
+    uint32_t errors0 = cx->diags->nerrors;
+    kf_sema s = {.cx = cx, .opts = opts, .module = module};
+    check_names(&s);
+    for (kf_node *n = module->a; n; n = n->next)
+        if (n->kind == KF_N_FN || n->kind == KF_N_KERNEL) signature(&s, n);
+    check_define_names(&s);
+    for (kf_node *n = module->a; n; n = n->next)
+        if (n->kind == KF_N_CONST) kf_sema_ensure_const(&s, n);
+    for (kf_node *n = module->a; n; n = n->next) {
+        if (n->kind == KF_N_KERNEL) check_kernel(&s, n);
+        else if (n->kind == KF_N_FN) check_fn(&s, n);
+    }
+    check_recursion(&s);
+    bool nomem = s.nomem;
+    KF_VEC_FREE(&s.syms);
+    KF_VEC_FREE(&s.unroll);
+    KF_VEC_FREE(&s.consts);
+    KF_VEC_FREE(&s.shared);
+    KF_VEC_FREE(&s.calls);
+    if (nomem) return KF_ERR_NOMEM;
+    return cx->diags->nerrors > errors0 ? KF_ERR_SOURCE : KF_OK;
+}
+
+bool kf_sema_fold(kf_node *e)
+{
+    return kf_sema_refold(e);
 }

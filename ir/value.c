@@ -1,11 +1,145 @@
-/* Placeholder: argument values and host-side schedule evaluation. */
-#include "kforge.h"
+/* Host-side values: parsing scalar arguments ("1024", "-3", "0x10",
+ * "1e-6", "true") into lane bits, and evaluating a kernel's @schedule grid
+ * expressions from its scalar arguments with exactly the kernel's
+ * semantics (the same folding code sema uses: wrapping integers, cdiv,
+ * min/max, conversions), so the grid the runtime launches is the grid the
+ * kernel computes. */
+#include "sema_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static kf_status parse_scalar(const char *text, kf_scalar s, const char *param, uint64_t *bits, kf_error *err)
+{
+    kf_literal lit;
+    kf_cv v;
+    const char *why = NULL;
+    const char *p = param ? param : "?";
+    if (!kf_literal_parse(text, &lit))
+        return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': '%s' is not a number, true or false", p, text);
+    if (!kf_literal_to(&lit, s, &v, &why))
+        return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': %s %s%s%s", p, text, why,
+                            strcmp(why, "does not fit") == 0 ? " " : "",
+                            strcmp(why, "does not fit") == 0 ? kf_scalar_names[s] : "");
+    *bits = kf_cv_to_bits(s, v);
+    return KF_OK;
+}
+
 kf_status kf_value_parse(const char *text, kf_type t, const char *param, kf_value *out, kf_error *err)
 {
-    return kf_error_set(err, KF_ERR_USAGE, "value parsing not built yet");
+    const char *p = param ? param : "?";
+    memset(out, 0, sizeof *out);
+    out->type = t;
+    if (!text) return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': no value given", p);
+    if (t.kind == KF_TK_SCALAR) return parse_scalar(text, (kf_scalar)t.scalar, param, &out->lane[0], err);
+    if (t.kind != KF_TK_VECTOR)
+        return kf_error_set(err, KF_ERR_USAGE, "parameter '%s' is a %s, not a scalar: give it a buffer", p,
+                            t.kind == KF_TK_BUFFER ? "buffer" : "non-scalar");
+    /* a vector: one value (splat) or one per lane, separated by commas */
+    char lanes[16][64];
+    unsigned n = 0;
+    const char *q = text;
+    for (;;) {
+        const char *c = strchr(q, ',');
+        size_t len = c ? (size_t)(c - q) : strlen(q);
+        if (n == 16 || len >= sizeof lanes[0])
+            return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': too many or too long lane values in '%s'", p, text);
+        memcpy(lanes[n], q, len);
+        lanes[n++][len] = 0;
+        if (!c) break;
+        q = c + 1;
+    }
+    if (n != 1 && n != t.lanes)
+        return kf_error_set(err, KF_ERR_USAGE, "parameter '%s' is %s: give 1 value or %u comma-separated values, found %u",
+                            p, kf_type_str(t, (char[48]){0}, 48), t.lanes, n);
+    for (unsigned i = 0; i < t.lanes; i++) {
+        kf_status st = parse_scalar(lanes[n == 1 ? 0 : i], (kf_scalar)t.scalar, param, &out->lane[i], err);
+        if (st != KF_OK) return st;
+    }
+    return KF_OK;
 }
+
+typedef struct {
+    const kf_ir_kernel *k;
+    const kf_value *args;
+    const char *bad_param;
+} grid_env;
+
+static bool grid_name(void *ctx, const kf_node *name, kf_cv *out)
+{
+    grid_env *g = ctx;
+    const kf_node *d = name->sym;
+    if (!d || d->kind != KF_N_PARAM || !d->name || !g->args) return false;
+    for (uint32_t i = 0; i < g->k->nparams; i++) {
+        const kf_ir_param *p = &g->k->params[i];
+        if (!p->name || strcmp(p->name, d->name) != 0) continue;
+        if (p->type.kind != KF_TK_SCALAR || g->args[i].type.kind != KF_TK_SCALAR ||
+            g->args[i].type.scalar != p->type.scalar) {
+            g->bad_param = p->name;
+            return false;
+        }
+        *out = kf_cv_from_bits((kf_scalar)p->type.scalar, g->args[i].lane[0]);
+        return true;
+    }
+    return false;
+}
+
+static kf_status grid_dim(const kf_ir_kernel *k, unsigned i, grid_env *env, uint32_t *dim, kf_error *err)
+{
+    static const char dims[] = "xyz";
+    const kf_node *e = k->sched.grid[i];
+    const kf_node *bad = NULL;
+    kf_cv v;
+    kf_buf text = {0};
+    kf_status st = KF_OK;
+    if (!e) return kf_error_set(err, KF_ERR_USAGE, "kernel '%s': grid.%c has no expression", k->name, dims[i]);
+    kf_expr_str(&text, e);
+    const char *ts = text.data ? text.data : "";
+    kf_fold_status fs = kf_fold_eval(e, grid_name, env, &v, &bad);
+    uint64_t lim = i == 0 ? INT32_MAX : 65535;
+    if (fs == KF_FOLD_DIV0) {
+        st = kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': grid.%c = %s divides by zero for these arguments",
+                             k->name, dims[i], ts);
+    } else if (fs != KF_FOLD_OK) {
+        st = env->bad_param
+                 ? kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': grid.%c = %s needs a scalar argument of the parameter's type for '%s'",
+                                   k->name, dims[i], ts, env->bad_param)
+                 : kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': grid.%c = %s cannot be evaluated on the host",
+                                   k->name, dims[i], ts);
+    } else if (!kf_type_is_int(e->type) || (kf_type_is_signed(e->type) && v.i < 1) || v.u == 0 || v.u > lim) {
+        char vb[32];
+        kf_cv_str((kf_scalar)e->type.scalar, v, vb, sizeof vb);
+        st = kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': grid.%c = %s is %s for these arguments; it must be in 1..%llu",
+                             k->name, dims[i], ts, vb, (unsigned long long)lim);
+    } else {
+        *dim = (uint32_t)v.u;
+    }
+    kf_buf_free(&text);
+    return st;
+}
+
 kf_status kf_schedule_grid(const kf_ir_kernel *k, const kf_value *args, uint64_t count,
                            uint32_t grid[3], kf_error *err)
 {
-    return kf_error_set(err, KF_ERR_USAGE, "schedules not built yet");
+    if (!k || !grid) return kf_error_set(err, KF_ERR_USAGE, "kf_schedule_grid: no kernel or grid given");
+    grid[0] = grid[1] = grid[2] = 1;
+    if (k->sched.ngrid == 0) {
+        uint64_t bx = k->sched.block[0] ? k->sched.block[0] : 1;
+        if (count == 0)
+            return kf_error_set(err, KF_ERR_USAGE, "kernel '%s' has no grid expression: give an element count greater than 0",
+                                k->name);
+        uint64_t g = count / bx + (count % bx != 0);
+        if (g > INT32_MAX)
+            return kf_error_set(err, KF_ERR_USAGE, "kernel '%s': count %llu needs %llu blocks of %llu, over the limit %d",
+                                k->name, (unsigned long long)count, (unsigned long long)g, (unsigned long long)bx, INT32_MAX);
+        grid[0] = (uint32_t)g;
+        return KF_OK;
+    }
+    if (k->sched.ngrid > 3) return kf_error_set(err, KF_ERR_USAGE, "kernel '%s': more than 3 grid expressions", k->name);
+    grid_env env = {k, args, NULL};
+    for (unsigned i = 0; i < k->sched.ngrid; i++) {
+        kf_status st = grid_dim(k, i, &env, &grid[i], err);
+        if (st != KF_OK) return st;
+    }
+    return KF_OK;
 }

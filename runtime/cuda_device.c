@@ -18,6 +18,7 @@
 #include "../emit/emit.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -65,36 +66,37 @@ static void cuda_close(kf_device *dev)
     dev->impl = NULL;
 }
 
-static int attr(CUdevice d, int a)
-{
-    int v = 0;
-    kf_cu.DeviceGetAttribute(&v, a, d);
-    return v;
-}
+/* X(attribute, field of kf_device_props) */
+#define DEVICE_ATTRS(X)                                                          \
+    X(COMPUTE_CAPABILITY_MAJOR, cc_major) X(COMPUTE_CAPABILITY_MINOR, cc_minor)   \
+    X(MULTIPROCESSOR_COUNT, sm_count) X(MAX_THREADS_PER_BLOCK, max_threads_per_block) \
+    X(MAX_BLOCK_DIM_X, max_block[0]) X(MAX_BLOCK_DIM_X + 1, max_block[1])         \
+    X(MAX_BLOCK_DIM_X + 2, max_block[2]) X(MAX_GRID_DIM_X, max_grid[0])            \
+    X(MAX_GRID_DIM_X + 1, max_grid[1]) X(MAX_GRID_DIM_X + 2, max_grid[2])          \
+    X(MAX_SHARED_MEMORY_PER_BLOCK, shared_per_block)                              \
+    X(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, shared_per_block_optin) X(L2_CACHE_SIZE, l2_bytes)
 
-static void read_props(kf_device *dev, cuda_dev *cd)
+static kf_status read_props(kf_device *dev, cuda_dev *cd, kf_error *err)
 {
     kf_device_props *dp = &dev->props;
-    kf_cu.DeviceGetName(dp->name, (int)sizeof dp->name - 1, cd->cu);
+    kf_status st = KF_OK;
     size_t mem = 0;
-    kf_cu.DeviceTotalMem(&mem, cd->cu);
+    int v;
+    CU_CHECK(DeviceGetName(dp->name, (int)sizeof dp->name - 1, cd->cu));
+    CU_CHECK(DeviceTotalMem(&mem, cd->cu));
     dp->total_mem = mem;
-    dp->cc_major = attr(cd->cu, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-    dp->cc_minor = attr(cd->cu, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-    dp->sm_count = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    dp->max_threads_per_block = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-    for (int i = 0; i < 3; i++) {
-        dp->max_block[i] = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + i);
-        dp->max_grid[i] = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + i);
-    }
-    dp->shared_per_block = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
-    dp->shared_per_block_optin = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+#define X(a, field)                                                       \
+    CU_CHECK(DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_##a, cd->cu));    \
+    dp->field = v;
+    DEVICE_ATTRS(X)
+#undef X
     if (dp->shared_per_block_optin < dp->shared_per_block) dp->shared_per_block_optin = dp->shared_per_block;
-    dp->l2_bytes = (uint32_t)attr(cd->cu, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
     dp->driver_version = kf_cu_driver_version();
     dp->nvrtc_version = kf_nvrtc_version();
     int cc = dp->cc_major * 10 + dp->cc_minor;
     dp->arch = cc >= 90 ? 90 : cc >= 89 ? 89 : cc >= 86 ? 86 : 80;
+cleanup:
+    return st;
 }
 
 static const kf_device_ops cuda_ops;
@@ -119,8 +121,8 @@ kf_status kf_cuda_open(kf_device *dev, int ordinal, kf_error *err)
     CU_CHECK(StreamCreate(&cd->stream, CU_STREAM_NON_BLOCKING));
     CU_CHECK(EventCreate(&cd->ev0, CU_EVENT_DEFAULT));
     CU_CHECK(EventCreate(&cd->ev1, CU_EVENT_DEFAULT));
-    read_props(dev, cd);
-    return KF_OK;
+    st = read_props(dev, cd, err);
+    if (st == KF_OK) return KF_OK;
 cleanup:
     cuda_close(dev);
     return st;
@@ -222,17 +224,18 @@ static void attach_jit_log(kf_error *err, const char *log, const kf_linemap *lm)
 }
 
 /* PTX -> cubin through the driver's linker (the PTX JIT runs here, once). */
-static kf_status link_ptx(const char *ptx, size_t len, const kf_linemap *lm, kf_cache_blob *out, kf_error *err)
+static kf_status link_ptx(const char *ptx, size_t len, const kf_linemap *lm, bool lineinfo, kf_cache_blob *out,
+                          kf_error *err)
 {
     char elog[JIT_LOG] = "", ilog[JIT_LOG] = "";
-    CUjit_option opt[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
-                           CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
-    void *val[4] = {elog, (void *)(uintptr_t)JIT_LOG, ilog, (void *)(uintptr_t)JIT_LOG};
+    CUjit_option opt[5] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+                           CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_GENERATE_LINE_INFO};
+    void *val[5] = {elog, (void *)(uintptr_t)JIT_LOG, ilog, (void *)(uintptr_t)JIT_LOG, (void *)(uintptr_t)1};
     CUlinkState ls = NULL;
     void *cubin = NULL;
     size_t size = 0;
     kf_status st = KF_OK;
-    CU_CHECK(LinkCreate(4, opt, val, &ls));
+    CU_CHECK(LinkCreate(lineinfo ? 5 : 4, opt, val, &ls));
     CU_CHECK(LinkAddData(ls, CU_JIT_INPUT_PTX, (void *)ptx, len + 1, "kernel.ptx", 0, NULL, NULL));
     CU_CHECK(LinkComplete(ls, &cubin, &size));
     out->cubin = malloc(size ? size : 1);
@@ -279,6 +282,7 @@ typedef struct {
     uint32_t arch;
     bool uncached;
     const kf_linemap *lm;
+    bool lineinfo;          /* NVRTC -lineinfo (the emitted text carries its own) */
 } build_req;
 
 static kf_status build_blob(kf_pipeline *p, const build_req *rq, kf_cache_blob *b, kf_error *err)
@@ -287,7 +291,7 @@ static kf_status build_blob(kf_pipeline *p, const build_req *rq, kf_cache_blob *
     if (rq->is_cuda) {
         char name[300];
         snprintf(name, sizeof name, "%s.cu", p->name);
-        st = kf_nvrtc_compile(rq->text, name, rq->arch, false, &b->ptx, NULL, err);
+        st = kf_nvrtc_compile(rq->text, name, rq->arch, rq->lineinfo, &b->ptx, NULL, err);
         if (st != KF_OK) return st;
         b->ptx_len = strlen(b->ptx);
     } else {
@@ -296,7 +300,7 @@ static kf_status build_blob(kf_pipeline *p, const build_req *rq, kf_cache_blob *
         if (!b->ptx) return kf_error_set(err, KF_ERR_NOMEM, "out of memory copying PTX");
         memcpy(b->ptx, rq->text, b->ptx_len + 1);
     }
-    return link_ptx(b->ptx, b->ptx_len, rq->is_cuda ? NULL : rq->lm, b, err);
+    return link_ptx(b->ptx, b->ptx_len, rq->is_cuda ? NULL : rq->lm, rq->lineinfo, b, err);
 }
 
 static kf_status build_and_load(kf_pipeline *p, const build_req *rq, kf_error *err)
@@ -306,8 +310,8 @@ static kf_status build_and_load(kf_pipeline *p, const build_req *rq, kf_error *e
     cuda_pipe *cp = kf_rt_alloc(sizeof *cp);
     if (!cp) return kf_error_set(err, KF_ERR_NOMEM, "out of memory creating a pipeline");
     p->impl = cp;
-    char opts[64];
-    snprintf(opts, sizeof opts, "entry=%s", p->name);
+    char opts[300];
+    snprintf(opts, sizeof opts, "entry=%s lineinfo=%d", p->name, (int)rq->lineinfo);
     kf_cache_inputs in = {rq->kind, rq->text, strlen(rq->text), opts, rq->arch,
                           rq->is_cuda ? kf_nvrtc_version() : 0, p->dev->props.driver_version};
     kf_cache_key key = kf_cache_key_make(&in);
@@ -341,7 +345,8 @@ static kf_status diags_error(kf_error *err, const kf_diags *d, const char *what)
 static kf_status cuda_pipeline_create(kf_pipeline *p, const kf_module *m, kf_error *err)
 {
     bool is_cuda = p->dev->backend == KF_BACKEND_CUDA;
-    kf_emit_opts eo = {.arch = p->dev->props.arch, .lineinfo = false};
+    const char *li = getenv("KFORGE_LINEINFO");
+    kf_emit_opts eo = {.arch = p->dev->props.arch, .lineinfo = li && *li && strcmp(li, "0") != 0};
     kf_buf text = {0};
     kf_linemap lm = {0};
     kf_diags d = {0};
@@ -349,7 +354,7 @@ static kf_status cuda_pipeline_create(kf_pipeline *p, const kf_module *m, kf_err
     if (st != KF_OK || text.oom || !text.data) {
         st = diags_error(err, &d, is_cuda ? "CUDA-C emission" : "PTX emission");
     } else {
-        build_req rq = {is_cuda ? "kf-cuda" : "kf-ptx", text.data, is_cuda, eo.arch, false, &lm};
+        build_req rq = {is_cuda ? "kf-cuda" : "kf-ptx", text.data, is_cuda, eo.arch, false, &lm, eo.lineinfo};
         st = build_and_load(p, &rq, err);
     }
     kf_buf_free(&text);
@@ -362,7 +367,7 @@ static kf_status cuda_pipeline_create_raw(kf_pipeline *p, const kf_raw_kernel *r
 {
     bool is_cuda = rk->kind == KF_SRC_CUDA;
     build_req rq = {is_cuda ? "raw-cuda" : "raw-ptx", rk->source, is_cuda,
-                    rk->arch ? rk->arch : p->dev->props.arch, rk->uncached, NULL};
+                    rk->arch ? rk->arch : p->dev->props.arch, rk->uncached, NULL, false};
     return build_and_load(p, &rq, err);
 }
 

@@ -37,7 +37,10 @@ typedef enum {
 } kf_dispatch_mode;
 
 /* Opens a device of the backend (ordinal: GPU index; ignored for CPU).
- * A missing driver, GPU or NVRTC is KF_ERR_DEVICE with a clear message. */
+ * A missing driver or GPU is KF_ERR_DEVICE with a clear message. NVRTC is
+ * needed only to build CUDA-C (KF_BACKEND_CUDA pipelines, raw CUDA-C): its
+ * absence is KF_ERR_DEVICE from that build; KF_BACKEND_PTX never needs it.
+ * The CPU device runs every launch to completion (ASYNC included). */
 kf_status kf_device_open(kf_backend backend, int ordinal, kf_device **out, kf_error *err);
 void kf_device_close(kf_device *dev);
 const char *kf_device_name(const kf_device *dev);
@@ -53,14 +56,18 @@ size_t kf_buffer_bytes(const kf_buffer *b);
 kf_type kf_buffer_elem(const kf_buffer *b);
 void kf_buffer_destroy(kf_buffer *b);
 
-/* A compiled, loaded kernel of a module (the module must outlive it). */
+/* A compiled, loaded kernel of a module (the module must outlive it).
+ * CUDA devices build through the cache (runtime/cache.h); with
+ * KFORGE_LINEINFO=1 the code carries .kf line info for profilers. */
 kf_status kf_pipeline_create(kf_device *dev, const kf_module *m, const kf_ir_kernel *k,
                              kf_pipeline **out, kf_error *err);
 void kf_pipeline_destroy(kf_pipeline *p);
 
 /* Validates the arguments against the kernel's parameters and the launch
  * against device limits, then runs it. launch may be NULL (schedule +
- * count 0). ms may be NULL unless mode is TIMED. */
+ * count 0). ms may be NULL unless mode is TIMED. Every error names the
+ * parameter or the limit, and nothing is launched. A device is driven from
+ * one thread at a time (TIMED uses the device's one pair of events). */
 kf_status kf_dispatch(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const kf_launch *launch,
                       kf_dispatch_mode mode, float *ms, kf_error *err);
 /* Waits for all queued work; reports asynchronous faults. */

@@ -7,15 +7,15 @@
 
 #include "kforge.h"
 
-#define KB_MAXV 512
-#define KB_MAXI 1024
+#define KB_MAXV 2048
+#define KB_MAXI 4096
 
 typedef struct {
     kf_module m;
     kf_ir_kernel k;
     kf_ir_value vals[KB_MAXV];
     kf_ir_ins ins[KB_MAXI];
-    kf_ir_param params[16];
+    kf_ir_param params[64];
     kf_ir_array arrays[8];
     uint32_t line;   /* source line given to the next instructions */
 } kb;

@@ -158,6 +158,57 @@ static void bits_read_back_sign_and_zero_extended(void **state)
     assert_int_equal(kf_f32_bits(kf_f32_from_bits(0x7fc00001)), 0x7fc00001);
 }
 
+/* Every f16 and bf16 pattern decodes to a double that encodes back to the
+ * same pattern (NaNs stay NaN), and decoding agrees with ldexp arithmetic. */
+static void every_narrow_pattern_round_trips(void **state)
+{
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        double d = kf_f16_to_double((uint16_t)h), b = kf_bf16_to_double((uint16_t)h);
+        uint32_t e = (h >> 10) & 31, m = h & 1023;
+        if (e == 31) {
+            assert_true(m ? isnan(d) : isinf(d));
+            assert_true(!m || (kf_f16_from_double(d) & 0x7fff) > 0x7c00);
+        } else {
+            double ref = e ? ldexp(1024.0 + m, (int)e - 25) : ldexp((double)m, -24);
+            assert_true(d == ((h & 0x8000) ? -ref : ref));
+            assert_int_equal(kf_f16_from_double(d), h);
+        }
+        if (((h >> 7) & 255) == 255) assert_true((h & 127) ? isnan(b) : isinf(b));
+        else assert_int_equal(kf_bf16_from_double(b), h);
+    }
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* For random doubles over the f16 range, the encoding is the nearest f16
+ * (ties to the even pattern), checked against both neighbours. */
+static void f16_encoding_is_the_nearest_value(void **state)
+{
+    for (int i = 0; i < 200000; i++) {
+        double x = ldexp((double)(rng() >> 11) / 9007199254740992.0, (int)(rng() % 44) - 28);
+        if (rng() & 1) x = -x;
+        uint16_t r = kf_f16_from_double(x);
+        double v = kf_f16_to_double(r);
+        if (isinf(v)) {
+            assert_true(fabs(x) >= 65520.0);
+            continue;
+        }
+        double err = fabs(x - v);
+        for (int dlt = -1; dlt <= 1; dlt += 2) {
+            uint16_t n = (uint16_t)(r + dlt);
+            if ((n & 0x7fff) >= 0x7c00 || ((r & 0x7fff) == 0 && dlt < 0)) continue;
+            double en = fabs(x - kf_f16_to_double(n));
+            assert_true(err <= en);
+            if (err == en) assert_int_equal(r & 1, 0);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -170,6 +221,8 @@ int main(void)
         cmocka_unit_test(float_to_int_truncates_and_saturates),
         cmocka_unit_test(ints_wrap_and_int_to_float_rounds_once),
         cmocka_unit_test(bits_read_back_sign_and_zero_extended),
+        cmocka_unit_test(every_narrow_pattern_round_trips),
+        cmocka_unit_test(f16_encoding_is_the_nearest_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -277,6 +277,23 @@ static void embedded_nul_is_an_error_at_its_position(void **state)
     lexed_free(l);
 }
 
+static void nul_inside_block_comment_does_not_end_it(void **state)
+{
+    const char src[] = "/* a \0 b */ x /* open \0";
+    lexed *l = lex_n(src, sizeof src - 1);
+    assert_int_equal(l->n, 1);
+    assert_int_equal(l->tk[0], TK_NAME);
+    assert_int_equal(l->tok[0].loc.col, 13);
+    assert_int_equal(l->diags.nerrors, 3);
+    assert_int_equal(l->diags.items.data[0].loc.col, 6);
+    assert_int_equal(l->diags.items.data[1].loc.col, 23);
+    assert_non_null(strstr(l->diags.items.data[1].msg, "NUL byte"));
+    assert_int_equal(l->diags.items.data[2].loc.col, 15);
+    assert_non_null(strstr(l->diags.items.data[2].msg, "unterminated block comment"));
+    assert_int_equal(l->tok[1].loc.col, 24);
+    lexed_free(l);
+}
+
 static void unterminated_block_comment_is_reported_at_its_start(void **state)
 {
     lexed *l = lex("x\n  /* never\n closed * /");
@@ -421,6 +438,7 @@ int main(void)
         cmocka_unit_test(non_ascii_outside_comment_is_an_error),
         cmocka_unit_test(invalid_utf8_is_an_error_in_code_and_comments),
         cmocka_unit_test(embedded_nul_is_an_error_at_its_position),
+        cmocka_unit_test(nul_inside_block_comment_does_not_end_it),
         cmocka_unit_test(unterminated_block_comment_is_reported_at_its_start),
         cmocka_unit_test(block_comments_do_not_nest),
         cmocka_unit_test(overflowing_integer_literal_is_an_error),

@@ -201,6 +201,10 @@ static void kernel_parameters_in_binding_order(void **state)
     }
     assert_null(q);
     assert_true(kf_type_eq(k->a->next->a->a->type, kf_type_scalar(KF_S_F32)));
+    assert_int_equal(k->a->next->a->type.kind, KF_TK_BUFFER);
+    assert_int_equal(k->a->next->a->type.flags, 0);
+    assert_int_equal(k->a->next->next->a->type.flags, KF_TF_MUT);
+    assert_int_equal(k->a->next->next->a->type.scalar, KF_S_F32);
     parsed_free(p);
 }
 
@@ -501,13 +505,33 @@ static void error_names_the_token_and_what_was_expected(void **state)
     assert_error(p, 0, 1, 12, "unexpected type 'f32', expected ':'");
     parsed_free(p);
     p = parse("kernel k() {\n  let x = 1\n  let y = 2;\n}");
-    assert_error(p, 0, 3, 3, "unexpected 'let', expected ';' or an operator");
+    assert_error(p, 0, 3, 3, "unexpected 'let', expected ';' or an operator (is a ';' missing at the end of line 2?)");
+    parsed_free(p);
+    p = parse("kernel k() {\n  if a = b { }\n}");
+    assert_error(p, 0, 2, 8, "unexpected '=', expected '{' or an operator (to compare, use '==')");
+    parsed_free(p);
+    p = parse("kernel k() { let v = c ? a : b; }");
+    assert_error(p, 0, 1, 24, "there is no ?: operator");
     parsed_free(p);
     p = parse("kernel k() { let in = 1; }");
     assert_error(p, 0, 1, 18, "unexpected 'in', expected a name");
     parsed_free(p);
-    p = parse("kernel k() {");
-    assert_error(p, 0, 1, 13, "unexpected end of input, expected '}', a statement or an expression");
+    p = parse("kernel k() {\n  if a {\n  }\n");
+    assert_error(p, 0, 4, 1, "unexpected end of input, expected '}', a statement or an expression "
+                 "(the '{' at line 1, column 12 is not closed)");
+    parsed_free(p);
+    p = parse("let x = 1;");
+    assert_error(p, 0, 1, 1, "unexpected 'let', expected 'const', 'fn', 'kernel' or '@schedule'");
+    parsed_free(p);
+    p = parse("kernel k() { let step = 1; let f32 = 2; }");
+    assert_error(p, 0, 1, 18, "unexpected 'step', expected a name ('step' is a keyword and cannot be a name)");
+    assert_error(p, 1, 1, 32, "unexpected type 'f32', expected a name (a type name is a keyword");
+    parsed_free(p);
+    p = parse("kernel k() { for i in 0..n x { } f(a b); }\nfn g( -> f32 { }\nconst C: u32 = 1\n");
+    assert_error(p, 0, 1, 28, "unexpected name 'x', expected '{' or 'step'");
+    assert_error(p, 1, 1, 38, "unexpected name 'b', expected ')' or ','");
+    assert_error(p, 2, 2, 7, "unexpected '->', expected a name or ')'");
+    assert_error(p, 3, 4, 1, "unexpected end of input, expected ';' or an operator (is a ';' missing at the end of line 3?)");
     parsed_free(p);
 }
 
@@ -529,13 +553,36 @@ static void several_independent_errors_are_each_reported(void **state)
     assert_error(p, 1, 3, 12, "unexpected '{'");
     assert_error(p, 2, 5, 11, "unexpected integer literal '3'");
     assert_error(p, 3, 8, 19, "unexpected '{'");
-    assert_error(p, 4, 11, 1, "unexpected 'fn', expected ';' or an operator");
+    assert_error(p, 4, 11, 1, "unexpected 'fn', expected ';' or an operator (is a ';' missing at the end of line 10?)");
     assert_error(p, 5, 11, 19, "unexpected '}'");
     /* recovery kept the braces balanced: both kernels and the fn survive */
     const kf_node *k = p->module->a;
     assert_string_equal(k->name, "a");
     assert_string_equal(k->next->name, "b");
     assert_int_equal(k->c->a->kind, KF_N_LET);
+    parsed_free(p);
+}
+
+static void habits_from_other_languages_give_one_error_each(void **state)
+{
+    parsed *p = parse("kernel k(x: &f32, n: u32) {\n"      /* 1:14 */
+                      "    let mut y = 1;\n"                /* 2:9 */
+                      "    for (i = 0; i < n; i++) { }\n"   /* 3:9 */
+                      "    if (x) y = 1;\n"                 /* 4:12 */
+                      "    var a: [f32; 4];\n"              /* 5:12 */
+                      "    return 1 +\n"
+                      "}\n"                                 /* 7:1 */
+                      "fn f(x: f32): f32 { }\n"             /* 8:13 */
+                      "kernel k2() { x.y = f32x4(1, 2)[0] }\n");   /* 9:36 */
+    assert_int_equal(p->diags.nerrors, 8);
+    assert_error(p, 0, 1, 14, "unexpected type 'f32', expected '[' or 'mut'");
+    assert_error(p, 1, 2, 9, "unexpected 'mut', expected a name");
+    assert_error(p, 2, 3, 9, "unexpected '(', expected a name");
+    assert_error(p, 3, 4, 12, "unexpected name 'y', expected '{' or an operator");
+    assert_error(p, 4, 5, 12, "unexpected '[', expected a type");
+    assert_error(p, 5, 7, 1, "unexpected '}', expected an expression");
+    assert_error(p, 6, 8, 13, "unexpected ':', expected '->' or '{'");
+    assert_error(p, 7, 9, 36, "unexpected '}', expected ';' or an operator");
     parsed_free(p);
 }
 
@@ -624,7 +671,9 @@ static void long_unary_and_else_if_chains_are_errors(void **state)
     kf_buf_puts(&src, "1; }");
     parsed *p = parse(src.data);
     assert_int_equal(p->diags.nerrors, 1);
-    assert_error(p, 0, 1, 4009, "too deeply nested for the parser");
+    /* reported at the '-' that overflows the 1000-entry parser stack */
+    assert_non_null(strstr(p->diags.items.data[0].msg, "too deeply nested for the parser"));
+    assert_in_range(p->diags.items.data[0].loc.col, 22 + 980, 22 + 1000);
     parsed_free(p);
     kf_buf_reset(&src);
     kf_buf_puts(&src, "kernel k() { if a { }");
@@ -632,7 +681,21 @@ static void long_unary_and_else_if_chains_are_errors(void **state)
     kf_buf_puts(&src, " }");
     p = parse(src.data);
     assert_int_equal(p->diags.nerrors, 1);
-    assert_non_null(strstr(p->diags.items.data[0].msg, "too deeply nested"));
+    /* an IF with an empty block is 2 deep; the 999th link makes 2 + 999 > 1000.
+     * Its 'if' is at 21 (the head) + 14 per link, 7 into the link. */
+    assert_error(p, 0, 1, 21 + 14 * 998 + 7, "nested more than 1000 levels deep");
+    parsed_free(p);
+    kf_buf_reset(&src);
+    kf_buf_puts(&src, "kernel k() { if a { }");
+    for (int i = 0; i < 900; i++) kf_buf_puts(&src, " else if a { }");
+    kf_buf_puts(&src, " else { x(); } }");
+    p = parse(src.data);
+    assert_no_errors(p);
+    const kf_node *s = first_stmt(p);
+    for (int i = 0; i < 900; i++) s = s->c;
+    assert_int_equal(s->kind, KF_N_IF);
+    assert_int_equal(s->c->kind, KF_N_BLOCK);
+    assert_int_equal(s->c->a->kind, KF_N_EXPR);
     kf_buf_free(&src);
     parsed_free(p);
 }
@@ -709,6 +772,7 @@ int main(void)
         cmocka_unit_test(comparisons_do_not_chain),
         cmocka_unit_test(error_names_the_token_and_what_was_expected),
         cmocka_unit_test(several_independent_errors_are_each_reported),
+        cmocka_unit_test(habits_from_other_languages_give_one_error_each),
         cmocka_unit_test(lexer_errors_are_not_reported_twice),
         cmocka_unit_test(error_count_is_capped_but_counted),
         cmocka_unit_test(deep_parentheses_are_an_error_not_a_crash),

@@ -12,74 +12,7 @@
 #include <string.h>
 
 #include "device.h"
-
-/* ---- a hand-built saxpy: y[i] = a*x[i] + y[i] for i < n ------------------ */
-typedef struct {
-    kf_ir_kernel k;
-    kf_ir_param params[4];
-    kf_ir_value vals[20];
-    kf_ir_ins ins[24];
-    kf_ir_array arrays[1];
-} ir_saxpy;
-
-static kf_val val(ir_saxpy *s, kf_type t)
-{
-    s->vals[s->k.nvals] = (kf_ir_value){.type = t};
-    return s->k.nvals++;
-}
-
-static void emit(ir_saxpy *s, kf_ir_ins in)
-{
-    in.loc = (kf_loc){"saxpy.kf", 3, 5};
-    s->ins[s->k.nins++] = in;
-}
-
-static kf_type buf_t(kf_scalar sc, unsigned lanes, bool mut)
-{
-    kf_type t = {KF_TK_BUFFER, (uint8_t)sc, (uint8_t)lanes, mut ? KF_TF_MUT : 0, 0};
-    return t;
-}
-
-static void make_saxpy(ir_saxpy *s, uint32_t x_align)
-{
-    memset(s, 0, sizeof *s);
-    kf_type f32 = kf_type_scalar(KF_S_F32), u32 = kf_type_scalar(KF_S_U32);
-    s->k.name = "saxpy";
-    s->k.params = s->params;
-    s->k.nparams = 4;
-    s->params[0] = (kf_ir_param){"a", f32, {0}, 0};
-    s->params[1] = (kf_ir_param){"x", buf_t(KF_S_F32, 1, false), {0}, x_align};
-    s->params[2] = (kf_ir_param){"y", buf_t(KF_S_F32, 1, true), {0}, 4};
-    s->params[3] = (kf_ir_param){"n", u32, {0}, 0};
-    s->k.vals = s->vals;
-    s->k.nvals = 1;
-    s->k.ins = s->ins;
-    s->k.arrays = s->arrays;
-    s->k.sched.block[0] = 256, s->k.sched.block[1] = 1, s->k.sched.block[2] = 1;
-    kf_val a = val(s, f32), x = val(s, s->params[1].type), y = val(s, s->params[2].type), n = val(s, u32);
-    emit(s, (kf_ir_ins){.op = KF_IR_PARAM, .type = f32, .dst = a, .imm = 0});
-    emit(s, (kf_ir_ins){.op = KF_IR_PARAM, .type = s->params[1].type, .dst = x, .imm = 1});
-    emit(s, (kf_ir_ins){.op = KF_IR_PARAM, .type = s->params[2].type, .dst = y, .imm = 2});
-    emit(s, (kf_ir_ins){.op = KF_IR_PARAM, .type = u32, .dst = n, .imm = 3});
-    kf_val bid = val(s, u32), bdim = val(s, u32), tid = val(s, u32), t0 = val(s, u32), i = val(s, u32);
-    emit(s, (kf_ir_ins){.op = KF_IR_SREG, .type = u32, .dst = bid, .imm = KF_SR_CTAID_X});
-    emit(s, (kf_ir_ins){.op = KF_IR_SREG, .type = u32, .dst = bdim, .imm = KF_SR_NTID_X});
-    emit(s, (kf_ir_ins){.op = KF_IR_SREG, .type = u32, .dst = tid, .imm = KF_SR_TID_X});
-    emit(s, (kf_ir_ins){.op = KF_IR_BINOP, .sub = KF_OP_MUL, .type = u32, .dst = t0, .a = {bid, bdim}});
-    emit(s, (kf_ir_ins){.op = KF_IR_BINOP, .sub = KF_OP_ADD, .type = u32, .dst = i, .a = {t0, tid}});
-    kf_val c = val(s, kf_type_scalar(KF_S_BOOL));
-    emit(s, (kf_ir_ins){.op = KF_IR_CMP, .sub = KF_OP_LT, .type = u32, .dst = c, .a = {i, n}});
-    emit(s, (kf_ir_ins){.op = KF_IR_IF, .a = {c}});
-    kf_val xv = val(s, f32), yv = val(s, f32), m = val(s, f32), r = val(s, f32);
-    emit(s, (kf_ir_ins){.op = KF_IR_LOAD, .type = f32, .dst = xv, .a = {x, i}});
-    emit(s, (kf_ir_ins){.op = KF_IR_LOAD, .type = f32, .dst = yv, .a = {y, i}});
-    emit(s, (kf_ir_ins){.op = KF_IR_BINOP, .sub = KF_OP_MUL, .type = f32, .dst = m, .a = {a, xv}});
-    emit(s, (kf_ir_ins){.op = KF_IR_BINOP, .sub = KF_OP_ADD, .type = f32, .dst = r, .a = {m, yv}});
-    emit(s, (kf_ir_ins){.op = KF_IR_STORE, .type = f32, .a = {y, i, r}});
-    emit(s, (kf_ir_ins){.op = KF_IR_ENDIF});
-    emit(s, (kf_ir_ins){.op = KF_IR_RET});
-    assert_true(kf_ir_link(&s->k));
-}
+#include "runtime_test_ir.h"
 
 static kf_value f32v(float f)
 {
@@ -379,6 +312,43 @@ static void dispatch_allocates_through_the_counted_function(void **state)
     assert_true(kf_rt_alloc_count() > before);   /* the counter sees runtime allocations */
 }
 
+static void buffer_copy_moves_a_prefix_and_checks_sizes(void **state)
+{
+    fx *f = *state;
+    float ms = -1;
+    assert_int_equal(kf_buffer_copy(f->y, f->x, 40, KF_DISPATCH_TIMED, &ms, &f->err), KF_OK);
+    assert_true(ms >= 0);
+    float y[N];
+    assert_int_equal(kf_buffer_download(f->y, y, sizeof y, &f->err), KF_OK);
+    assert_true(y[9] == 9.0f && y[10] == 1.0f);
+    assert_int_equal(kf_buffer_copy(f->y, f->x, 4004, KF_DISPATCH_SYNC, NULL, &f->err), KF_ERR_USAGE);
+    assert_non_null(strstr(f->err.msg, "copy of 4004 bytes does not fit (source 4000 bytes, destination 4000)"));
+    assert_int_equal(kf_buffer_copy(f->y, f->x, 4, KF_DISPATCH_TIMED, NULL, &f->err), KF_ERR_USAGE);
+    assert_non_null(strstr(f->err.msg, "ms is NULL"));
+    kf_device *d2;
+    kf_buffer *b2;
+    assert_int_equal(kf_device_open(KF_BACKEND_CPU, 0, &d2, &f->err), KF_OK);
+    assert_int_equal(kf_buffer_create(d2, kf_type_scalar(KF_S_F32), 4, &b2, &f->err), KF_OK);
+    assert_int_equal(kf_buffer_copy(b2, f->x, 4, KF_DISPATCH_SYNC, NULL, &f->err), KF_ERR_USAGE);
+    assert_non_null(strstr(f->err.msg, "different devices"));
+    kf_buffer_destroy(b2);
+    kf_device_close(d2);
+}
+
+static void bare_launch_reference_needs_a_gpu(void **state)
+{
+    fx *f = *state;
+    kf_arg a[4];
+    args4(f, a, 1.0f, N);
+    kf_launch l = {.count = N};
+    kf_plan *plan;
+    assert_int_equal(kf_plan_create(f->p, a, 4, &l, &plan, &f->err), KF_OK);
+    double us;
+    assert_int_equal(kf_plan_bench_bare(plan, 10, &us, &f->err), KF_ERR_USAGE);
+    assert_non_null(strstr(f->err.msg, "needs a CUDA device, not cpu (kforge interpreter)"));
+    kf_plan_destroy(plan);
+}
+
 static void raw_kernel_is_refused_on_cpu(void **state)
 {
     fx *f = *state;
@@ -390,6 +360,63 @@ static void raw_kernel_is_refused_on_cpu(void **state)
     rk.entry = NULL;
     assert_int_equal(kf_pipeline_create_raw(f->dev, &rk, &p, &f->err), KF_ERR_USAGE);
     assert_non_null(strstr(f->err.msg, "entry point"));
+}
+
+/* A .kf kernel whose grid comes from its scalar arguments. */
+static const char *fill_kf =
+    "@schedule(block = 64, grid = cdiv(n, 64))\n"
+    "kernel fill(y: &mut [u32], n: u32) {\n"
+    "    let i = global_id.x;\n"
+    "    if i < n { y[i] = i * 3; }\n"
+    "}\n";
+
+static void schedule_grid_comes_from_scalar_arguments(void **state)
+{
+    fx *f = *state;
+    kf_module *m;
+    assert_int_equal(kf_compile("fill.kf", fill_kf, strlen(fill_kf), NULL, &m), KF_OK);
+    kf_pipeline *p;
+    assert_int_equal(kf_pipeline_create(f->dev, m, &m->kernels[0], &p, &f->err), KF_OK);
+    kf_buffer *y;
+    assert_int_equal(kf_buffer_create(f->dev, kf_type_scalar(KF_S_U32), 200, &y, &f->err), KF_OK);
+    kf_arg a[2] = {{.buf = y}, {.value = {.type = kf_type_scalar(KF_S_U32), .lane = {130}}}};
+    assert_int_equal(kf_dispatch(p, a, 2, NULL, KF_DISPATCH_SYNC, NULL, &f->err), KF_OK);
+    uint32_t got[200];
+    assert_int_equal(kf_buffer_download(y, got, sizeof got, &f->err), KF_OK);
+    for (uint32_t i = 0; i < 200; i++) assert_int_equal(got[i], i < 130 ? i * 3 : 0);
+    /* n = 0 makes an empty grid: rejected, naming the expression, nothing run. */
+    memset(got, 0, sizeof got);
+    assert_int_equal(kf_buffer_upload(y, got, sizeof got, &f->err), KF_OK);
+    a[1].value.lane[0] = 0;
+    assert_int_equal(kf_dispatch(p, a, 2, NULL, KF_DISPATCH_SYNC, NULL, &f->err), KF_ERR_USAGE);
+    assert_non_null(strstr(f->err.msg, "grid.x = cdiv(n, 64)"));
+    /* An explicit grid overrides the schedule. */
+    kf_launch l = {.grid = {1, 1, 1}};
+    a[1].value.lane[0] = 200;
+    assert_int_equal(kf_dispatch(p, a, 2, &l, KF_DISPATCH_SYNC, NULL, &f->err), KF_OK);
+    assert_int_equal(kf_buffer_download(y, got, sizeof got, &f->err), KF_OK);
+    assert_int_equal(got[63], 189);
+    assert_int_equal(got[64], 0);
+    kf_buffer_destroy(y);
+    kf_pipeline_destroy(p);
+    kf_module_free(m);
+}
+
+static void interpreter_fault_is_a_runtime_error(void **state)
+{
+    fx *f = *state;
+    kf_module *m;
+    assert_int_equal(kf_compile("fill.kf", fill_kf, strlen(fill_kf), NULL, &m), KF_OK);
+    kf_pipeline *p;
+    assert_int_equal(kf_pipeline_create(f->dev, m, &m->kernels[0], &p, &f->err), KF_OK);
+    kf_buffer *y;
+    assert_int_equal(kf_buffer_create(f->dev, kf_type_scalar(KF_S_U32), 10, &y, &f->err), KF_OK);
+    kf_arg a[2] = {{.buf = y}, {.value = {.type = kf_type_scalar(KF_S_U32), .lane = {11}}}};
+    assert_int_equal(kf_dispatch(p, a, 2, NULL, KF_DISPATCH_SYNC, NULL, &f->err), KF_ERR_RUNTIME);
+    assert_non_null(strstr(f->err.msg, "fill.kf:4"));
+    kf_buffer_destroy(y);
+    kf_pipeline_destroy(p);
+    kf_module_free(m);
 }
 
 /* ---- validation: every bad input names the parameter or limit ---------------- */
@@ -556,6 +583,16 @@ static void block_over_thread_limit_is_rejected(void **state)
     expect_rejected(f, a, 4, &l2, "block.z = 65 exceeds the device limit max_block_dim.z = 64", NULL);
 }
 
+static void block_over_the_schedule_launch_bound_is_rejected(void **state)
+{
+    fx *f = *state;
+    kf_arg a[4];
+    args4(f, a, 1.0f, N);
+    kf_launch l = {.grid = {1, 1, 1}, .block = {512, 1, 1}};
+    expect_rejected(f, a, 4, &l, "block (512, 1, 1) has 512 threads, more than kernel 'saxpy' can run per block (256",
+                    "launch bound");
+}
+
 static void grid_over_limit_is_rejected(void **state)
 {
     fx *f = *state;
@@ -633,7 +670,11 @@ int main(void)
         T(timed_dispatch_without_ms_is_rejected),
         T(plan_launch_allocates_nothing),
         T(dispatch_allocates_through_the_counted_function),
+        T(buffer_copy_moves_a_prefix_and_checks_sizes),
+        T(bare_launch_reference_needs_a_gpu),
         T(raw_kernel_is_refused_on_cpu),
+        T(schedule_grid_comes_from_scalar_arguments),
+        T(interpreter_fault_is_a_runtime_error),
         T(wrong_argument_count_is_rejected),
         T(value_for_buffer_parameter_is_rejected),
         T(buffer_for_value_parameter_is_rejected),
@@ -644,6 +685,7 @@ int main(void)
         T(misaligned_view_is_rejected),
         T(overlapping_readonly_and_writable_views_are_rejected),
         T(block_over_thread_limit_is_rejected),
+        T(block_over_the_schedule_launch_bound_is_rejected),
         T(grid_over_limit_is_rejected),
         T(dynamic_shared_over_limit_is_rejected),
         T(static_shared_counts_against_the_limit),

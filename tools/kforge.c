@@ -1,3 +1,64 @@
-/* Placeholder: the kforge command line. */
+/* kforge: the command line over the compiler, the interpreter and the GPU
+ * runtime (DESIGN.md section 4). This file only dispatches: one table of
+ * subcommands, each a kf_cmd_* function in tools/cmd_*.c taking the
+ * arguments after its name and returning the exit status (tools/cli.h):
+ * 0 success, 1 compile or test failure, 2 usage error, 3 runtime/device
+ * error. */
 #include <stdio.h>
-int main(void) { fputs("kforge: not built yet\n", stderr); return 2; }
+#include <string.h>
+
+#include "../ir/base.h"
+#include "cli.h"
+
+/* X(name, function, synopsis) */
+#define KF_SUBCOMMANDS(X) \
+    X("check", kf_cmd_check, "check FILE...                 parse and check; diagnostics only") \
+    X("emit", kf_cmd_emit, "emit [--target ptx|cuda|ir] [--arch sm_90] [-D NAME=VALUE]... [-g] [-k KERNEL]\n" \
+      "                [-o OUT] [--verify] [--stats] FILE") \
+    X("run", kf_cmd_run, "run FILE [-k KERNEL] [--backend cpu|cuda|ptx] [-D NAME=VALUE]... [--count N]\n" \
+      "                [--time] [NAME=VALUE | NAME=@in.npy | NAME=zeros(N) | NAME=rand(N,SEED)\n" \
+      "                | NAME=iota(N)]... [-o NAME=out.npy]...") \
+    X("test", kf_cmd_test, "test [PATH...]                golden-output cases (default kernels/cases)") \
+    X("bench", kf_cmd_bench, "bench [PATH...]               GPU timings and ratios to copy bandwidth") \
+    X("cache", kf_cmd_cache, "cache (stats|clear|verify)    the compiled-kernel cache") \
+    X("devices", kf_cmd_devices, "devices                       list GPUs and backends")
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *synopsis;
+} commands[] = {
+#define X(n, f, s) {n, f, s},
+    KF_SUBCOMMANDS(X)
+#undef X
+};
+
+static void usage(FILE *f)
+{
+    fputs("kforge " KF_VERSION ": a kernel compiler and GPU runtime\n\nusage:\n", f);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  kforge %s\n", commands[i].synopsis);
+    fputs("\nexit status: 0 success, 1 compile or test failure, 2 usage error, 3 runtime or device error\n", f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return KF_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return KF_EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        puts("kforge " KF_VERSION);
+        return KF_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(cmd, commands[i].name)) return commands[i].fn(argc - 2, argv + 2);
+    fprintf(stderr, "kforge: error: unknown command '%s'; expected one of check, emit, run, test, bench, cache, devices\n\n", cmd);
+    usage(stderr);
+    return KF_EXIT_USAGE;
+}

@@ -1,0 +1,110 @@
+/* Private interface of the lowering pass (ir/lower.c, ir/lower_expr.c,
+ * ir/lower_builtin.c): the per-kernel builder state, the instruction
+ * emitters, and the entry points each file offers the others.
+ *
+ * The builder collects instructions, values and arrays in heap vectors while
+ * a kernel is lowered, then copies them into the compilation arena. Two
+ * stacks follow the structure being built: `loops` has one entry per open IR
+ * LOOP (user loops and the one-trip wrapper loops lowering makes for fn
+ * returns and @unroll break/continue), `syn` one entry per open syntactic
+ * target of break/continue/return (a user loop, an unrolled loop, an inlined
+ * fn). An exit that crosses more than one IR LOOP sets the target's flag,
+ * breaks, and every loop in between re-checks that flag after its ENDLOOP. */
+#ifndef KF_LOWER_H
+#define KF_LOWER_H
+
+#include "kforge.h"
+
+/* One open IR LOOP. */
+typedef struct {
+    uint32_t flag;       /* exit flag value (bool), 0 until an exit needs it */
+    uint32_t flag_at;    /* two reserved NOPs before the LOOP, patched to init the flag */
+    bool wrapper;        /* one-trip loop made by lowering (ends with BREAK) */
+    KF_VEC(uint32_t) checks; /* loops[] indices whose flag is re-checked after ENDLOOP */
+} lw_loop;
+
+typedef enum { SYN_LOOP, SYN_UNROLL, SYN_FN } lw_syn_kind;
+
+/* One open target of break / continue / return. */
+typedef struct {
+    lw_syn_kind kind;
+    uint32_t loop;       /* SYN_LOOP: its loops[] index; SYN_UNROLL: the whole-expansion
+                            wrapper (UINT32_MAX if none); SYN_FN: the wrapper or UINT32_MAX */
+    uint32_t iter;       /* SYN_UNROLL: the current iteration's wrapper or UINT32_MAX */
+    kf_val result;       /* SYN_FN: result value (written by MOV), or the direct value */
+    bool direct;         /* SYN_FN: the only return is the body's last statement */
+    kf_type rtype;       /* SYN_FN: return type */
+} lw_syn;
+
+/* The value of an unrolled loop's variable in the iteration being expanded. */
+typedef struct {
+    const kf_node *node; /* the FOR node */
+    uint64_t bits;       /* current value, two's complement in 64 bits */
+} lw_unroll;
+
+typedef struct {
+    const kf_node *node; /* SHARED declaration */
+    uint32_t array;      /* arrays[] index */
+} lw_shared;
+
+typedef struct {
+    kf_pass_ctx *cx;
+    KF_VEC(kf_ir_ins) ins;
+    KF_VEC(kf_ir_value) vals;
+    KF_VEC(uint32_t) vparam;  /* per value: 1 + index of the param a buffer derives from, or 0 */
+    KF_VEC(kf_ir_array) arrays;
+    KF_VEC(lw_loop) loops;
+    KF_VEC(lw_syn) syn;
+    KF_VEC(lw_unroll) unroll;
+    KF_VEC(lw_shared) shared;
+    kf_ir_param *params;
+    uint32_t nparams;
+    uint32_t inline_depth;
+    bool failed;              /* a diagnostic was reported */
+    bool oom;
+} lw_t;
+
+#define LW_MAX_INS (1u << 20)      /* instruction cap per kernel (runaway unroll/inlining) */
+#define LW_MAX_UNROLL 4096u        /* iterations of one @unroll loop */
+#define LW_MAX_INLINE_DEPTH 64u
+
+/* ---- builder (lower.c) ---- */
+kf_type lw_norm(kf_type t);             /* untyped constants -> i32 / f32 */
+kf_val lw_new_val(lw_t *lw, kf_type t, const char *name, kf_loc loc);
+kf_type lw_vtype(const lw_t *lw, kf_val v);
+/* Appends an instruction; returns its index (UINT32_MAX when out of memory or over the cap). */
+uint32_t lw_emit(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_val dst,
+                 kf_val a0, kf_val a1, kf_val a2, kf_val a3, uint64_t imm, kf_loc loc);
+/* Emits an instruction with a fresh destination of type dt; returns the value. */
+kf_val lw_def(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_type dt,
+              kf_val a0, kf_val a1, kf_val a2, uint64_t imm, kf_loc loc);
+kf_val lw_const(lw_t *lw, kf_type t, uint64_t bits, kf_loc loc);
+void lw_mov(lw_t *lw, kf_val dst, kf_val src, kf_loc loc);
+void lw_error(lw_t *lw, kf_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void lw_block(lw_t *lw, const kf_node *block);
+/* Records that buffer value v is accessed with elements of type elem. */
+void lw_note_access(lw_t *lw, kf_val buf, kf_type elem);
+/* Inlines a call of a fn; returns its result value (0 for none). */
+kf_val lw_inline(lw_t *lw, const kf_node *call);
+
+/* ---- expressions (lower_expr.c) ---- */
+kf_val lw_expr(lw_t *lw, const kf_node *e);
+/* Lowers e to a value of type want (constants are made in `want` directly;
+ * a different non-constant type is converted, which sema should not leave). */
+kf_val lw_expr_as(lw_t *lw, const kf_node *e, kf_type want);
+/* Compile-time value of e as bits of its type, following unrolled loop
+ * variables; false when e is not constant. */
+bool lw_fold(lw_t *lw, const kf_node *e, kf_type t, uint64_t *bits);
+/* Converts constant bits of type from into bits of type to. */
+uint64_t lw_const_convert(kf_type from, uint64_t bits, kf_type to);
+void lw_assign(lw_t *lw, const kf_node *s);
+bool lw_is_fresh(const lw_t *lw, kf_val v, kf_val mark);
+
+/* ---- builtins (lower_builtin.c) ---- */
+kf_val lw_builtin_call(lw_t *lw, const kf_node *call);
+kf_val lw_builtin_value(lw_t *lw, const kf_node *name);
+kf_val lw_geometry(lw_t *lw, kf_builtin b, int dim, kf_loc loc);
+/* arrays[] index of a shared declaration already lowered, or UINT32_MAX. */
+uint32_t lw_shared_array(lw_t *lw, const kf_node *decl);
+
+#endif

@@ -1,0 +1,254 @@
+/* Lowering of builtins (LANGUAGE.md section 7) to core IR.
+ *
+ * Thread geometry reads special registers (SREG); global_id and warp_id are
+ * computed from them as common.md fixes. Shuffles take 32/64-bit scalars in
+ * the IR, so a vector is shuffled lane by lane (EXTRACT, SHFL, INSERT) and a
+ * vector of narrow lanes (f16x2, u8x4) first travels as 32-bit words
+ * (BITCAST). warp_sum/max/min are a 5-step SHFL_XOR butterfly. Math maps to
+ * MATH with the builtin id; clamp is MIN(MAX(x, lo), hi); cdiv is computed
+ * exactly (no a + b - 1 overflow) from DIV, REM, CMP and SELECT. */
+#include "lower.h"
+
+static kf_type u32_t(void) { return kf_type_scalar(KF_S_U32); }
+static kf_type bool_t(void) { return kf_type_scalar(KF_S_BOOL); }
+
+static kf_val sreg(lw_t *lw, kf_ir_sreg r, kf_loc loc)
+{
+    return lw_def(lw, KF_IR_SREG, 0, u32_t(), u32_t(), 0, 0, 0, r, loc);
+}
+
+static kf_val binop(lw_t *lw, kf_op op, kf_type t, kf_val a, kf_val b, kf_loc loc)
+{
+    return lw_def(lw, KF_IR_BINOP, op, t, t, a, b, 0, 0, loc);
+}
+
+kf_val lw_geometry(lw_t *lw, kf_builtin b, int dim, kf_loc loc)
+{
+    switch (b) {
+    case KF_BI_THREAD_ID: return sreg(lw, (kf_ir_sreg)(KF_SR_TID_X + dim), loc);
+    case KF_BI_BLOCK_ID: return sreg(lw, (kf_ir_sreg)(KF_SR_CTAID_X + dim), loc);
+    case KF_BI_BLOCK_DIM: return sreg(lw, (kf_ir_sreg)(KF_SR_NTID_X + dim), loc);
+    case KF_BI_GRID_DIM: return sreg(lw, (kf_ir_sreg)(KF_SR_NCTAID_X + dim), loc);
+    case KF_BI_GLOBAL_ID: {
+        kf_val c = sreg(lw, (kf_ir_sreg)(KF_SR_CTAID_X + dim), loc);
+        kf_val n = sreg(lw, (kf_ir_sreg)(KF_SR_NTID_X + dim), loc);
+        kf_val t = sreg(lw, (kf_ir_sreg)(KF_SR_TID_X + dim), loc);
+        return binop(lw, KF_OP_ADD, u32_t(), binop(lw, KF_OP_MUL, u32_t(), c, n, loc), t, loc);
+    }
+    default: break;
+    }
+    lw_error(lw, loc, "internal error: '%s' is not thread geometry", kf_builtin_names[b]);
+    return 0;
+}
+
+/* (tid.x + ntid.x * (tid.y + ntid.y * tid.z)) / 32 */
+static kf_val warp_id(lw_t *lw, kf_loc loc)
+{
+    kf_type u = u32_t();
+    kf_val z = binop(lw, KF_OP_MUL, u, sreg(lw, KF_SR_NTID_Y, loc), sreg(lw, KF_SR_TID_Z, loc), loc);
+    kf_val y = binop(lw, KF_OP_ADD, u, sreg(lw, KF_SR_TID_Y, loc), z, loc);
+    kf_val x = binop(lw, KF_OP_MUL, u, sreg(lw, KF_SR_NTID_X, loc), y, loc);
+    kf_val flat = binop(lw, KF_OP_ADD, u, sreg(lw, KF_SR_TID_X, loc), x, loc);
+    return binop(lw, KF_OP_DIV, u, flat, lw_const(lw, u, 32, loc), loc);
+}
+
+kf_val lw_builtin_value(lw_t *lw, const kf_node *e)
+{
+    kf_type t = lw_norm(e->type);
+    uint64_t bits;
+    switch ((kf_builtin)e->op) {
+    case KF_BI_LANE_ID: return sreg(lw, KF_SR_LANE, e->loc);
+    case KF_BI_WARP_ID: return warp_id(lw, e->loc);
+    case KF_BI_WARP_SIZE: return lw_const(lw, u32_t(), 32, e->loc);
+    case KF_BI_INF:
+    case KF_BI_NAN:
+        if (t.kind == KF_TK_SCALAR && lw_fold(lw, e, t, &bits)) return lw_const(lw, t, bits, e->loc);
+        break;
+    default: break;
+    }
+    lw_error(lw, e->loc, "'%s' cannot be used as a value here%s", e->name ? e->name : kf_builtin_names[e->op < KF_BI_COUNT ? e->op : 0],
+             e->op >= KF_BI_THREAD_ID && e->op <= KF_BI_GLOBAL_ID ? " (use its member .x, .y or .z)" : "");
+    return 0;
+}
+
+/* ---- shuffles ------------------------------------------------------------ */
+
+/* One SHFL of a scalar; 8/16-bit scalars travel widened to 32 bits. */
+static kf_val shfl_scalar(lw_t *lw, kf_builtin b, kf_val v, kf_val lane, kf_loc loc)
+{
+    kf_type t = lw_vtype(lw, v);
+    uint32_t bytes = kf_type_elem_bytes(t);
+    if (bytes == 4 || bytes == 8) return lw_def(lw, KF_IR_SHFL, b, t, t, v, lane, 0, 0, loc);
+    if (kf_type_is_bool(t)) {
+        kf_val w = lw_def(lw, KF_IR_CVT, 0, u32_t(), u32_t(), v, 0, 0, 0, loc);
+        kf_val s = lw_def(lw, KF_IR_SHFL, b, u32_t(), u32_t(), w, lane, 0, 0, loc);
+        return lw_def(lw, KF_IR_CMP, KF_OP_NE, u32_t(), bool_t(), s, lw_const(lw, u32_t(), 0, loc), 0, 0, loc);
+    }
+    kf_type wt = kf_type_scalar(kf_type_is_float(t) ? KF_S_F32 : kf_type_is_signed(t) ? KF_S_I32 : KF_S_U32);
+    kf_val w = lw_def(lw, KF_IR_CVT, 0, wt, wt, v, 0, 0, 0, loc);
+    kf_val s = lw_def(lw, KF_IR_SHFL, b, wt, wt, w, lane, 0, 0, loc);
+    return lw_def(lw, KF_IR_CVT, 0, t, t, s, 0, 0, 0, loc);   /* exact: the value came from t */
+}
+
+/* Shuffles any scalar or vector: lane by lane, narrow lanes as 32-bit words. */
+static kf_val shfl_value(lw_t *lw, kf_builtin b, kf_val v, kf_val lane, kf_loc loc)
+{
+    kf_type t = lw_vtype(lw, v);
+    if (t.kind != KF_TK_VECTOR) return shfl_scalar(lw, b, v, lane, loc);
+    uint32_t lb = kf_scalar_bytes[t.scalar], total = lb * t.lanes;
+    if (lb < 4 && total % 4 == 0) {
+        kf_type wt = kf_type_vector(KF_S_U32, total / 4);
+        kf_val w = lw_def(lw, KF_IR_BITCAST, 0, wt, wt, v, 0, 0, 0, loc);
+        kf_val s = shfl_value(lw, b, w, lane, loc);
+        return lw_def(lw, KF_IR_BITCAST, 0, t, t, s, 0, 0, 0, loc);
+    }
+    kf_type el = kf_type_elem(t);
+    kf_val r = 0;
+    for (uint32_t i = 0; i < t.lanes; i++) {
+        kf_val x = lw_def(lw, KF_IR_EXTRACT, 0, el, el, v, 0, 0, i, loc);
+        kf_val s = shfl_scalar(lw, b, x, lane, loc);
+        r = i == 0 ? lw_def(lw, KF_IR_SPLAT, 0, t, t, s, 0, 0, 0, loc)
+                   : lw_def(lw, KF_IR_INSERT, 0, t, t, r, s, 0, i, loc);
+    }
+    return r;
+}
+
+/* v = v (+|min|max) shfl_xor(v, m) for m = 16, 8, 4, 2, 1 */
+static kf_val warp_reduce(lw_t *lw, kf_builtin b, kf_val v, kf_loc loc)
+{
+    kf_type t = lw_vtype(lw, v);
+    for (uint32_t m = 16; m >= 1; m /= 2) {
+        kf_val s = shfl_value(lw, KF_BI_SHFL_XOR, v, lw_const(lw, u32_t(), m, loc), loc);
+        if (b == KF_BI_WARP_SUM) v = binop(lw, KF_OP_ADD, t, v, s, loc);
+        else v = lw_def(lw, KF_IR_MATH, b == KF_BI_WARP_MAX ? KF_BI_MAX : KF_BI_MIN, t, t, v, s, 0, 0, loc);
+    }
+    return v;
+}
+
+/* ---- arithmetic ---------------------------------------------------------- */
+
+/* Ceiling division of scalars: q + (r != 0 [&& r, b same sign when signed]). */
+static kf_val cdiv_scalar(lw_t *lw, kf_type t, kf_val a, kf_val b, kf_loc loc)
+{
+    kf_val q = binop(lw, KF_OP_DIV, t, a, b, loc);
+    kf_val r = binop(lw, KF_OP_REM, t, a, b, loc);
+    kf_val zero = lw_const(lw, t, 0, loc), one = lw_const(lw, t, 1, loc);
+    kf_val nz = lw_def(lw, KF_IR_CMP, KF_OP_NE, t, bool_t(), r, zero, 0, 0, loc);
+    kf_val inc = lw_def(lw, KF_IR_SELECT, 0, t, t, nz, one, zero, 0, loc);
+    if (kf_type_is_signed(t)) {
+        kf_val x = binop(lw, KF_OP_XOR, t, r, b, loc);
+        kf_val same = lw_def(lw, KF_IR_CMP, KF_OP_GE, t, bool_t(), x, zero, 0, 0, loc);
+        inc = lw_def(lw, KF_IR_SELECT, 0, t, t, same, inc, zero, 0, loc);
+    }
+    return binop(lw, KF_OP_ADD, t, q, inc, loc);
+}
+
+static kf_val cdiv(lw_t *lw, kf_type t, kf_val a, kf_val b, kf_loc loc)
+{
+    if (t.kind != KF_TK_VECTOR) return cdiv_scalar(lw, t, a, b, loc);
+    kf_type el = kf_type_elem(t);
+    kf_val r = 0;
+    for (uint32_t i = 0; i < t.lanes; i++) {
+        kf_val x = lw_def(lw, KF_IR_EXTRACT, 0, el, el, a, 0, 0, i, loc);
+        kf_val y = lw_def(lw, KF_IR_EXTRACT, 0, el, el, b, 0, 0, i, loc);
+        kf_val c = cdiv_scalar(lw, el, x, y, loc);
+        r = i == 0 ? lw_def(lw, KF_IR_SPLAT, 0, t, t, c, 0, 0, 0, loc)
+                   : lw_def(lw, KF_IR_INSERT, 0, t, t, r, c, 0, i, loc);
+    }
+    return r;
+}
+
+static kf_val atomic(lw_t *lw, const kf_node *e, const kf_node *args[4], unsigned n)
+{
+    kf_type bt = args[0]->type;
+    if (bt.kind != KF_TK_BUFFER || n < 3) {
+        lw_error(lw, e->loc, "internal error: atomic on a non-buffer");
+        return 0;
+    }
+    kf_type el = kf_type_elem(bt);
+    kf_val buf = lw_expr(lw, args[0]), i = lw_expr(lw, args[1]);
+    kf_val v = lw_expr_as(lw, args[2], el);
+    kf_val w = n > 3 ? lw_expr_as(lw, args[3], el) : 0;
+    lw_note_access(lw, buf, el);
+    kf_val d = lw_new_val(lw, el, NULL, e->loc);
+    lw_emit(lw, KF_IR_ATOMIC, e->op, el, d, buf, i, v, w, 0, e->loc);
+    return d;
+}
+
+/* Math on the call's type; args converted to it (clz/popc keep their own). */
+static kf_val math(lw_t *lw, const kf_node *e, kf_builtin b, const kf_node *args[4], unsigned n)
+{
+    kf_type t = lw_norm(e->type);
+    kf_type at = (b == KF_BI_CLZ || b == KF_BI_POPC) ? lw_norm(args[0]->type) : t;
+    kf_val v[3] = {0, 0, 0};
+    for (unsigned i = 0; i < n && i < 3; i++) v[i] = lw_expr_as(lw, args[i], at);
+    switch (b) {
+    case KF_BI_CLAMP: {
+        kf_val lo = lw_def(lw, KF_IR_MATH, KF_BI_MAX, t, t, v[0], v[1], 0, 0, e->loc);
+        return lw_def(lw, KF_IR_MATH, KF_BI_MIN, t, t, lo, v[2], 0, 0, e->loc);
+    }
+    case KF_BI_CDIV: return cdiv(lw, t, v[0], v[1], e->loc);
+    default: return lw_def(lw, KF_IR_MATH, b, t, t, v[0], v[1], v[2], 0, e->loc);
+    }
+}
+
+kf_val lw_builtin_call(lw_t *lw, const kf_node *e)
+{
+    kf_builtin b = (kf_builtin)(e->op ? e->op : e->a->op);
+    const kf_node *args[4] = {0};
+    unsigned n = 0;
+    for (const kf_node *a = e->b; a; a = a->next) {
+        if (n == 4) return lw_error(lw, e->loc, "internal error: too many arguments"), 0;
+        args[n++] = a;
+    }
+    kf_type t = lw_norm(e->type);
+    static const unsigned need[KF_BI_COUNT] = {
+        [KF_BI_SHFL] = 2, [KF_BI_SHFL_XOR] = 2, [KF_BI_SHFL_UP] = 2, [KF_BI_SHFL_DOWN] = 2,
+        [KF_BI_WARP_SUM] = 1, [KF_BI_WARP_MAX] = 1, [KF_BI_WARP_MIN] = 1,
+        [KF_BI_BALLOT] = 1, [KF_BI_ANY] = 1, [KF_BI_ALL] = 1,
+        [KF_BI_ATOMIC_ADD] = 3, [KF_BI_ATOMIC_MIN] = 3, [KF_BI_ATOMIC_MAX] = 3,
+        [KF_BI_ATOMIC_EXCH] = 3, [KF_BI_ATOMIC_CAS] = 4, [KF_BI_SELECT] = 3, [KF_BI_BITCAST] = 2,
+        [KF_BI_EXP] = 1, [KF_BI_EXP2] = 1, [KF_BI_LOG] = 1, [KF_BI_LOG2] = 1, [KF_BI_SQRT] = 1,
+        [KF_BI_RSQRT] = 1, [KF_BI_SIN] = 1, [KF_BI_COS] = 1, [KF_BI_TANH] = 1, [KF_BI_ABS] = 1,
+        [KF_BI_FLOOR] = 1, [KF_BI_CEIL] = 1, [KF_BI_TRUNC] = 1, [KF_BI_ROUND] = 1, [KF_BI_MIN] = 2,
+        [KF_BI_MAX] = 2, [KF_BI_CLAMP] = 3, [KF_BI_FMA] = 3, [KF_BI_CLZ] = 1, [KF_BI_POPC] = 1,
+        [KF_BI_CDIV] = 2, [KF_BI_MUL_HI] = 2,
+    };
+    if (b <= KF_BI_NONE || b >= KF_BI_COUNT || n != need[b]) {
+        lw_error(lw, e->loc, "internal error: builtin call with %u arguments", n);
+        return 0;
+    }
+    switch (b) {
+    case KF_BI_BARRIER:
+        lw_emit(lw, KF_IR_BARRIER, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, e->loc);
+        return 0;
+    case KF_BI_SHFL: case KF_BI_SHFL_XOR: case KF_BI_SHFL_UP: case KF_BI_SHFL_DOWN: {
+        kf_val v = lw_expr_as(lw, args[0], t);
+        return shfl_value(lw, b, v, lw_expr_as(lw, args[1], u32_t()), e->loc);
+    }
+    case KF_BI_WARP_SUM: case KF_BI_WARP_MAX: case KF_BI_WARP_MIN:
+        return warp_reduce(lw, b, lw_expr_as(lw, args[0], t), e->loc);
+    case KF_BI_BALLOT: case KF_BI_ANY: case KF_BI_ALL: {
+        kf_val p = lw_expr_as(lw, args[0], bool_t());
+        kf_type rt = b == KF_BI_BALLOT ? u32_t() : bool_t();
+        return lw_def(lw, KF_IR_VOTE, b, rt, rt, p, 0, 0, 0, e->loc);
+    }
+    case KF_BI_ATOMIC_ADD: case KF_BI_ATOMIC_MIN: case KF_BI_ATOMIC_MAX:
+    case KF_BI_ATOMIC_EXCH: case KF_BI_ATOMIC_CAS:
+        return atomic(lw, e, args, n);
+    case KF_BI_SELECT: {
+        kf_val c = lw_expr_as(lw, args[0], bool_t());
+        kf_val x = lw_expr_as(lw, args[1], t), y = lw_expr_as(lw, args[2], t);
+        return lw_def(lw, KF_IR_SELECT, 0, t, t, c, x, y, 0, e->loc);
+    }
+    case KF_BI_BITCAST: {
+        kf_val v = lw_expr(lw, args[1]);
+        if (kf_type_eq(lw_vtype(lw, v), t)) return v;
+        return lw_def(lw, KF_IR_BITCAST, 0, t, t, v, 0, 0, 0, e->loc);
+    }
+    default: break;
+    }
+    if (b >= KF_BI_EXP && b <= KF_BI_MUL_HI) return math(lw, e, b, args, n);
+    lw_error(lw, e->loc, "internal error: '%s' is not callable", kf_builtin_names[b]);
+    return 0;
+}

@@ -1,0 +1,292 @@
+/* Typing of builtin calls (LANGUAGE.md section 7). Each builtin has an
+ * arity and an operand class from one table; messages name the builtin and
+ * what it accepts. Untyped constant arguments adapt to the other arguments
+ * (min(x, 1)), or default (i32/f32; f32 for float-only builtins).
+ * Pure builtins over constants fold with the runtime semantics; those whose
+ * GPU result is an approximation (exp, sin, ...) are never folded. */
+#include "sema_impl.h"
+
+#include <stdio.h>
+
+/* Operand classes. */
+typedef enum {
+    C_NONE,
+    C_F3264,     /* f32, f64 or a vector of them */
+    C_WARP,      /* 32/64-bit scalar or a vector of them */
+    C_INT,       /* integer scalar */
+    C_INT3264,   /* 32/64-bit integer scalar */
+    C_MINMAX,    /* integer or float scalar, f32/f64 vector */
+    C_ABS,       /* integer scalar, f32/f64 (vector) */
+    C_ANY,       /* any scalar or vector */
+} bclass;
+
+static const char *const class_desc[] = {
+    [C_NONE] = "nothing",
+    [C_F3264] = "f32, f64 or a vector of them",
+    [C_WARP] = "a 32- or 64-bit value or a vector of them",
+    [C_INT] = "an integer",
+    [C_INT3264] = "a 32- or 64-bit integer",
+    [C_MINMAX] = "integers, floats, or f32/f64 vectors",
+    [C_ABS] = "an integer, f32, f64 or a vector of f32/f64",
+    [C_ANY] = "a scalar or vector",
+};
+
+static bool f3264(kf_type t) { return kf_sema_is_value(t) && (t.scalar == KF_S_F32 || t.scalar == KF_S_F64); }
+
+static bool accepts(bclass c, kf_type t)
+{
+    bool scalar = t.kind == KF_TK_SCALAR;
+    switch (c) {
+    case C_F3264: return f3264(t);
+    case C_WARP: return kf_sema_is_num(t) && (kf_scalar_bytes[t.scalar] == 4 || kf_scalar_bytes[t.scalar] == 8);
+    case C_INT: return kf_sema_is_int_scalar(t);
+    case C_INT3264: return kf_sema_is_int_scalar(t) && kf_scalar_bytes[t.scalar] >= 4;
+    case C_MINMAX: return kf_sema_is_num(t) && (scalar || f3264(t));
+    case C_ABS: return kf_sema_is_int_scalar(t) || f3264(t);
+    case C_ANY: return kf_sema_is_value(t);
+    default: return false;
+    }
+}
+
+static int arity(kf_builtin bi)
+{
+    switch (bi) {
+    case KF_BI_BARRIER: return 0;
+    case KF_BI_SHFL: case KF_BI_SHFL_XOR: case KF_BI_SHFL_UP: case KF_BI_SHFL_DOWN:
+    case KF_BI_MIN: case KF_BI_MAX: case KF_BI_CDIV: case KF_BI_MUL_HI: case KF_BI_BITCAST: return 2;
+    case KF_BI_ATOMIC_ADD: case KF_BI_ATOMIC_MIN: case KF_BI_ATOMIC_MAX: case KF_BI_ATOMIC_EXCH:
+    case KF_BI_CLAMP: case KF_BI_FMA: case KF_BI_SELECT: return 3;
+    case KF_BI_ATOMIC_CAS: return 4;
+    default: return 1;
+    }
+}
+
+static bool grid_allowed(kf_builtin bi)
+{
+    switch (bi) {
+    case KF_BI_ABS: case KF_BI_MIN: case KF_BI_MAX: case KF_BI_CLAMP: case KF_BI_CLZ: case KF_BI_POPC:
+    case KF_BI_CDIV: case KF_BI_MUL_HI: case KF_BI_SELECT: case KF_BI_FLOOR: case KF_BI_CEIL:
+    case KF_BI_TRUNC: case KF_BI_ROUND: case KF_BI_SQRT: case KF_BI_FMA: return true;
+    default: return false;
+    }
+}
+
+static kf_type fail(kf_node *n)
+{
+    n->is_const = false;
+    n->type = kf_sema_err_type();
+    return n->type;
+}
+
+static kf_type done(kf_sema *s, kf_node *n, kf_type t, bool fold)
+{
+    n->type = t;
+    if (fold) {
+        bool all = true;
+        for (kf_node *a = n->b; a; a = a->next) all &= a->is_const || a->kind == KF_N_TYPE;
+        kf_sema_try_fold(s, n, all);
+    }
+    return n->type;
+}
+
+/* Checks that t is in class c for argument `a` of builtin bi. */
+static bool need(kf_sema *s, kf_node *a, kf_builtin bi, bclass c)
+{
+    if (kf_sema_is_err(a->type)) return false;
+    if (accepts(c, a->type)) return true;
+    const char *hint = "";
+    if (c == C_F3264 && kf_sema_is_num(a->type) && a->type.scalar != KF_S_F32) hint = ": convert it with 'as f32'";
+    kf_sema_error(s, a->loc, "'%s' accepts %s, found %s%s", kf_builtin_names[bi], class_desc[c], TSTR(a->type), hint);
+    return false;
+}
+
+/* Gives all args one type: typed args must agree, untyped ones adapt;
+ * all untyped: f32 if any is a float (or float_only), else i32. */
+static kf_type unify(kf_sema *s, kf_node *n, kf_node **args, unsigned na, kf_builtin bi, bool float_only)
+{
+    kf_node *typed = NULL;
+    bool fl = float_only;
+    for (unsigned i = 0; i < na; i++) {
+        if (kf_sema_is_err(args[i]->type)) return kf_sema_err_type();
+        if (!kf_sema_untyped(args[i]->type) && !typed) typed = args[i];
+        fl |= args[i]->type.scalar == KF_S_UFLOAT;
+    }
+    if (!typed) {
+        kf_type d = kf_type_scalar(fl ? KF_S_F32 : KF_S_I32);
+        for (unsigned i = 0; i < na; i++)
+            if (!kf_sema_adapt(s, args[i], d)) return kf_sema_err_type();
+        return d;
+    }
+    for (unsigned i = 0; i < na; i++)
+        if (args[i] != typed && kf_sema_is_err(kf_sema_unify2(s, n->loc, typed, args[i], kf_builtin_names[bi])))
+            return kf_sema_err_type();
+    return typed->type;
+}
+
+static kf_type warp(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a)
+{
+    kf_sema_default(s, a[0]);
+    bool ok = need(s, a[0], bi, C_WARP);
+    if (bi >= KF_BI_SHFL && bi <= KF_BI_SHFL_DOWN) {
+        const char *what = bi == KF_BI_SHFL ? "the source lane" : bi == KF_BI_SHFL_XOR ? "the lane mask" : "the lane offset";
+        char w[64];
+        snprintf(w, sizeof w, "%s of '%s'", what, kf_builtin_names[bi]);
+        ok &= kf_sema_expect(s, a[1], kf_type_scalar(KF_S_U32), w);
+    }
+    return ok ? done(s, n, a[0]->type, false) : fail(n);
+}
+
+static kf_type vote(kf_sema *s, kf_node *n, kf_builtin bi, kf_node *a)
+{
+    if (kf_sema_is_err(a->type)) return fail(n);
+    if (!kf_type_is_bool(a->type)) {
+        kf_sema_error(s, a->loc, "'%s' needs a bool, found %s%s", kf_builtin_names[bi], TSTR(a->type),
+                      kf_sema_is_num(a->type) ? ": compare with != 0" : "");
+        return fail(n);
+    }
+    return done(s, n, kf_type_scalar(bi == KF_BI_BALLOT ? KF_S_U32 : KF_S_BOOL), false);
+}
+
+static bool atomic_elem_ok(kf_builtin bi, kf_type e)
+{
+    if (e.kind == KF_TK_SCALAR && (e.scalar == KF_S_I32 || e.scalar == KF_S_U32 || e.scalar == KF_S_U64 || e.scalar == KF_S_F32))
+        return true;
+    if (bi != KF_BI_ATOMIC_ADD) return false;
+    return (e.kind == KF_TK_SCALAR && e.scalar == KF_S_F64) || (e.kind == KF_TK_VECTOR && e.scalar == KF_S_F16 && e.lanes == 2);
+}
+
+static kf_type atomic(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a, unsigned na)
+{
+    const char *nm = kf_builtin_names[bi];
+    kf_type bt = a[0]->type;
+    bool ok = kf_sema_index(s, a[1]);
+    if (kf_sema_is_err(bt)) return fail(n);
+    if (bt.kind != KF_TK_BUFFER) {
+        kf_sema_error(s, a[0]->loc, "the first argument of '%s' must be a buffer, found %s", nm, TSTR(bt));
+        return fail(n);
+    }
+    kf_type mt = bt;
+    mt.flags |= KF_TF_MUT;
+    if (!(bt.flags & KF_TF_MUT)) {
+        kf_sema_error(s, a[0]->loc, "'%s' needs a writable buffer: '%s' is %s; declare it '%s'", nm,
+                      a[0]->kind == KF_N_NAME ? a[0]->name : "?", TSTR(bt), TSTR(mt));
+        return fail(n);
+    }
+    kf_type e = kf_type_elem(bt);
+    if (!atomic_elem_ok(bi, e)) {
+        kf_sema_error(s, a[0]->loc, "'%s' works on buffers of i32, u32, u64 or f32%s, found %s", nm,
+                      bi == KF_BI_ATOMIC_ADD ? " (also f64 and f16x2)" : "", TSTR(bt));
+        return fail(n);
+    }
+    for (unsigned i = 2; i < na; i++) {
+        char w[64];
+        snprintf(w, sizeof w, "%s of '%s'", bi == KF_BI_ATOMIC_CAS && i == 2 ? "the expected value" : "the value", nm);
+        if (!kf_sema_is_err(a[i]->type)) ok &= kf_sema_expect(s, a[i], e, w);
+        else ok = false;
+    }
+    return ok ? done(s, n, e, false) : fail(n);
+}
+
+static kf_type bitcast(kf_sema *s, kf_node *n, kf_node **a)
+{
+    if (a[0]->kind != KF_N_TYPE) {
+        kf_sema_error(s, a[0]->loc, "the first argument of 'bitcast' must be a type, e.g. bitcast(f16x2, w)");
+        return fail(n);
+    }
+    kf_type to = kf_sema_resolve_type(s, a[0], false, false);
+    kf_sema_default(s, a[1]);
+    kf_type from = a[1]->type;
+    if (kf_sema_is_err(to) || kf_sema_is_err(from)) return fail(n);
+    if (!kf_sema_is_num(from) || !kf_sema_is_num(to)) {
+        kf_sema_error(s, n->loc, "'bitcast' converts between numeric scalars and vectors, found %s to %s", TSTR(from), TSTR(to));
+        return fail(n);
+    }
+    if (kf_type_elem_bytes(from) != kf_type_elem_bytes(to)) {
+        kf_sema_error(s, n->loc, "bitcast from %s (%u bytes) to %s (%u bytes): the sizes must match", TSTR(from),
+                      kf_type_elem_bytes(from), TSTR(to), kf_type_elem_bytes(to));
+        return fail(n);
+    }
+    return done(s, n, to, a[1]->is_const);
+}
+
+static kf_type select_call(kf_sema *s, kf_node *n, kf_node **a)
+{
+    bool ok = kf_sema_expect(s, a[0], kf_type_scalar(KF_S_BOOL), "the condition of 'select'");
+    kf_type t = unify(s, n, a + 1, 2, KF_BI_SELECT, false);
+    if (!ok || kf_sema_is_err(t) || !need(s, a[1], KF_BI_SELECT, C_ANY)) return fail(n);
+    return done(s, n, t, true);
+}
+
+static kf_type unary_math(kf_sema *s, kf_node *n, kf_builtin bi, kf_node *a, bclass c, bool fold)
+{
+    if (c == C_F3264) kf_sema_adapt(s, a, kf_type_scalar(KF_S_F32));
+    else kf_sema_default(s, a);
+    if (!need(s, a, bi, c)) return fail(n);
+    if (bi == KF_BI_CLZ || bi == KF_BI_POPC) return done(s, n, kf_type_scalar(KF_S_U32), true);
+    return done(s, n, a->type, fold);
+}
+
+static kf_type nary(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a, unsigned na, bclass c, bool float_only)
+{
+    kf_type t = unify(s, n, a, na, bi, float_only);
+    if (kf_sema_is_err(t) || !need(s, a[0], bi, c)) return fail(n);
+    return done(s, n, t, true);
+}
+
+static void check_args(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a, unsigned na)
+{
+    bool atomic = bi >= KF_BI_ATOMIC_ADD && bi <= KF_BI_ATOMIC_CAS;
+    for (unsigned i = 0; i < na; i++) {
+        if (bi == KF_BI_BITCAST && i == 0 && a[i]->kind == KF_N_TYPE) continue;
+        if (atomic && i == 1) continue; /* checked as an index */
+        kf_sema_value(s, a[i], atomic && i == 0);
+    }
+}
+
+kf_type kf_sema_builtin_call(kf_sema *s, kf_node *n, kf_builtin bi)
+{
+    kf_node *a[4] = {0};
+    unsigned na = 0;
+    int want = arity(bi);
+    for (kf_node *x = n->b; x; x = x->next, na++)
+        if (na < 4) a[na] = x;
+    if ((int)na != want) {
+        for (kf_node *x = n->b; x; x = x->next)
+            if (x->kind != KF_N_TYPE) kf_sema_value(s, x, true);
+        kf_sema_error(s, n->loc, "'%s' takes %d argument%s, found %u", kf_builtin_names[bi], want, want == 1 ? "" : "s", na);
+        return fail(n);
+    }
+    if (s->grid_mode && !grid_allowed(bi)) {
+        kf_sema_error(s, n->loc, "a grid expression cannot call '%s': it is evaluated on the host", kf_builtin_names[bi]);
+        return fail(n);
+    }
+    check_args(s, n, bi, a, na);
+    switch (bi) {
+    case KF_BI_BARRIER:
+        if (!s->func) {
+            kf_sema_error(s, n->loc, "barrier() can only be used in a kernel or fn");
+            return fail(n);
+        }
+        return done(s, n, kf_type_void(), false);
+    case KF_BI_SHFL: case KF_BI_SHFL_XOR: case KF_BI_SHFL_UP: case KF_BI_SHFL_DOWN:
+    case KF_BI_WARP_SUM: case KF_BI_WARP_MAX: case KF_BI_WARP_MIN: return warp(s, n, bi, a);
+    case KF_BI_BALLOT: case KF_BI_ANY: case KF_BI_ALL: return vote(s, n, bi, a[0]);
+    case KF_BI_ATOMIC_ADD: case KF_BI_ATOMIC_MIN: case KF_BI_ATOMIC_MAX: case KF_BI_ATOMIC_EXCH:
+    case KF_BI_ATOMIC_CAS: return atomic(s, n, bi, a, na);
+    case KF_BI_EXP: case KF_BI_EXP2: case KF_BI_LOG: case KF_BI_LOG2: case KF_BI_RSQRT:
+    case KF_BI_SIN: case KF_BI_COS: case KF_BI_TANH: return unary_math(s, n, bi, a[0], C_F3264, false);
+    case KF_BI_SQRT: case KF_BI_FLOOR: case KF_BI_CEIL: case KF_BI_TRUNC: case KF_BI_ROUND:
+        return unary_math(s, n, bi, a[0], C_F3264, true);
+    case KF_BI_ABS: return unary_math(s, n, bi, a[0], C_ABS, true);
+    case KF_BI_CLZ: case KF_BI_POPC: return unary_math(s, n, bi, a[0], C_INT3264, true);
+    case KF_BI_MIN: case KF_BI_MAX: case KF_BI_CLAMP: return nary(s, n, bi, a, na, C_MINMAX, false);
+    case KF_BI_FMA: return nary(s, n, bi, a, na, C_F3264, true);
+    case KF_BI_CDIV: return nary(s, n, bi, a, na, C_INT, false);
+    case KF_BI_MUL_HI: return nary(s, n, bi, a, na, C_INT3264, false);
+    case KF_BI_SELECT: return select_call(s, n, a);
+    case KF_BI_BITCAST: return bitcast(s, n, a);
+    default:
+        kf_sema_error(s, n->loc, "'%s' is not a function", kf_builtin_names[bi]);
+        return fail(n);
+    }
+}

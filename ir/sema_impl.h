@@ -1,0 +1,172 @@
+/* Internal interface of semantic analysis, shared by ir/sema.c (module
+ * level: names, constants, overrides, schedules, fn rules), ir/sema_stmt.c
+ * (scopes and statements), ir/sema_expr.c (expressions, untyped constants,
+ * builtins), ir/sema_fold.c (exact constant arithmetic, literal text) and
+ * ir/value.c (host-side argument parsing and grid evaluation).
+ *
+ * Conventions of the typed AST that later phases rely on (see also the
+ * report in kforge.h's kf_sema_fold):
+ *  - the error type is {KF_TK_SCALAR, KF_S_NONE}: it marks an expression
+ *    already reported and suppresses follow-up errors;
+ *  - cval of an integer is its value sign/zero extended to 64 bits; of a
+ *    float, the double value already rounded to the type; of a bool, 0/1;
+ *  - an @unroll FOR (op = 1) has is_const set; its loop variable's NAMEs are
+ *    is_const and every expression over them is is_const with the value for
+ *    the iteration held in FOR->cval (in FOR->type; KF_S_UINT for a variable
+ *    with untyped bounds, value as int64). */
+#ifndef KF_SEMA_IMPL_H
+#define KF_SEMA_IMPL_H
+
+#include "kforge.h"
+
+typedef union {
+    uint64_t u;
+    int64_t i;
+    double f;
+} kf_cv;
+
+/* ---- exact constant arithmetic (sema_fold.c) ---------------------------- */
+typedef enum { KF_FOLD_OK, KF_FOLD_DIV0, KF_FOLD_NO } kf_fold_status;
+
+/* Canonical cval of integer bits for scalar s (wrap, then sign/zero extend). */
+uint64_t kf_fold_wrap(kf_scalar s, uint64_t v);
+/* Rounds a double to float scalar s (RNE; f16/bf16 via numeric.h). */
+double kf_fold_round(kf_scalar s, double x);
+/* The contract's `as` conversion between scalars (bool/int/float). */
+kf_cv kf_fold_convert(kf_scalar from, kf_scalar to, kf_cv v);
+/* a op b in scalar s (comparisons give a bool 0/1); DIV0 for an integer
+ * division or remainder by zero; NO when op does not apply to s. */
+kf_fold_status kf_fold_binary(kf_scalar s, kf_op op, kf_cv a, kf_cv b, kf_cv *out);
+kf_fold_status kf_fold_unary(kf_scalar s, kf_op op, kf_cv a, kf_cv *out);
+/* Pure builtin on scalar arguments of scalar s (select: s of args 1, 2).
+ * Builtins whose GPU result is approximate (exp, sin, ...) give NO. */
+kf_fold_status kf_fold_builtin(kf_builtin bi, kf_scalar s, const kf_cv *args, unsigned n, kf_cv *out);
+/* cval <-> lane bits (kf_value / IR CONST encoding, zero-extended). */
+kf_cv kf_cv_from_bits(kf_scalar s, uint64_t bits);
+uint64_t kf_cv_to_bits(kf_scalar s, kf_cv v);
+/* Writes a cval of scalar s readably ("300", "-1", "1.5", "true"). */
+const char *kf_cv_str(kf_scalar s, kf_cv v, char *buf, size_t size);
+
+/* A literal as written in -D values and runtime arguments: an integer
+ * (decimal, 0x hex, 0b binary, `_` separators, optional '-'), a float
+ * (1.0, .5, 1e-6, inf, nan, optional '-') or true/false. */
+typedef struct {
+    char kind;       /* 'i', 'f', 'b' */
+    bool neg;        /* integer: negative */
+    uint64_t mag;    /* integer magnitude; bool 0/1 */
+    double f;        /* float value */
+} kf_literal;
+
+bool kf_literal_parse(const char *text, kf_literal *out);
+/* Converts a literal to scalar s; false with a reason ("does not fit u8",
+ * "is a float") when it cannot be represented. */
+bool kf_literal_to(const kf_literal *lit, kf_scalar s, kf_cv *out, const char **why);
+
+/* Re-evaluates cval of the expression e (typed by sema) from its children,
+ * where names get their value from `name` (which returns false when the
+ * name is unknown: the whole evaluation gives NO). Nodes already is_const
+ * keep their cval. *bad is set to the node that failed. */
+typedef bool (*kf_eval_name_fn)(void *ctx, const kf_node *name, kf_cv *out);
+kf_fold_status kf_fold_eval(const kf_node *e, kf_eval_name_fn name, void *ctx, kf_cv *out,
+                            const kf_node **bad);
+/* Writes expression e as source text (for messages about grid expressions). */
+void kf_expr_str(kf_buf *out, const kf_node *e);
+
+/* ---- the checker state (sema.c, sema_stmt.c, sema_expr.c) --------------- */
+typedef struct {
+    const char *name;
+    kf_node *decl;
+    uint32_t depth;
+} kf_sema_sym;
+
+typedef struct {
+    kf_node *caller, *callee;
+    kf_loc loc;
+} kf_sema_call;
+
+typedef struct {
+    kf_pass_ctx *cx;
+    const kf_compile_opts *opts;
+    kf_node *module;
+    KF_VEC(kf_sema_sym) syms;   /* visible local declarations, innermost last */
+    uint32_t depth;             /* block nesting, for redeclaration checks */
+    kf_node *func;              /* FN or KERNEL being checked; NULL at module level */
+    uint32_t loops;             /* loops around the current statement in func */
+    kf_node *loop;              /* the innermost of them */
+    KF_VEC(kf_node *) unroll;   /* active @unroll FORs, outermost first */
+    KF_VEC(kf_node *) consts;   /* constants being evaluated (cycle detection) */
+    KF_VEC(kf_node *) shared;   /* shared arrays of the current kernel */
+    KF_VEC(kf_sema_call) calls; /* fn call graph */
+    bool grid_mode;             /* checking a @schedule grid expression */
+    bool nomem;
+} kf_sema;
+
+void kf_sema_error(kf_sema *s, kf_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define TSTR(t) kf_type_str((t), (char[48]){0}, 48)
+
+kf_type kf_sema_err_type(void);
+bool kf_sema_is_err(kf_type t);
+bool kf_sema_is_dim3(kf_type t);
+
+static inline bool kf_sema_untyped(kf_type t) { return t.kind == KF_TK_SCALAR && kf_type_is_untyped(t); }
+static inline bool kf_sema_is_value(kf_type t)
+{
+    return (t.kind == KF_TK_SCALAR || t.kind == KF_TK_VECTOR) && !kf_sema_is_err(t) && !kf_sema_is_dim3(t);
+}
+static inline bool kf_sema_is_num(kf_type t) { return kf_sema_is_value(t) && t.scalar != KF_S_BOOL; }
+static inline bool kf_sema_is_int_scalar(kf_type t)
+{
+    return t.kind == KF_TK_SCALAR && kf_type_is_int(t) && !kf_type_is_untyped(t);
+}
+
+/* sema.c */
+kf_node *kf_sema_module_lookup(kf_sema *s, const char *name);
+bool kf_sema_ensure_const(kf_sema *s, kf_node *c);
+void kf_sema_suggest(kf_sema *s, const char *name, char *buf, size_t size);
+
+/* sema_stmt.c */
+void kf_sema_push(kf_sema *s);
+void kf_sema_pop(kf_sema *s);
+bool kf_sema_declare(kf_sema *s, kf_node *decl);
+kf_node *kf_sema_lookup(kf_sema *s, const char *name);
+kf_type kf_sema_resolve_type(kf_sema *s, kf_node *tn, bool allow_buffer, bool allow_array);
+void kf_sema_block(kf_sema *s, kf_node *block);
+bool kf_sema_returns(const kf_node *stmt);
+
+/* sema_expr.c */
+/* Checks expression n and returns its type (also stored in n->type); the
+ * result is a value: not a type, dim3, array, fn name, void. Buffers only
+ * when allow_buffer. Untyped constants stay untyped. */
+kf_type kf_sema_value(kf_sema *s, kf_node *n, bool allow_buffer);
+/* Gives an untyped constant n the type t (reporting a value that does not
+ * fit); typed n is left alone. false when reported. */
+bool kf_sema_adapt(kf_sema *s, kf_node *n, kf_type t);
+/* Untyped n takes its default type (i32 / f32). */
+void kf_sema_default(kf_sema *s, kf_node *n);
+/* Checks n (already checked) can be used where type t is expected in
+ * `what` ("the initializer of 'x'"): adapts untyped constants, reports a
+ * typed mismatch. */
+bool kf_sema_expect(kf_sema *s, kf_node *n, kf_type t, const char *what);
+/* Recomputes is_const expressions that depend on @unroll variables (see
+ * the file comment). Returns true if e depends on one. */
+bool kf_sema_refold(kf_node *e);
+/* Runs fn for each combination of values of the active @unroll loops (with
+ * their cvals set and refolded), stopping when fn returns false or after a
+ * budget of combinations. */
+void kf_sema_each_unroll(kf_sema *s, bool (*fn)(kf_sema *, void *), void *ctx);
+bool kf_sema_depends(const kf_node *e);
+/* Folds n from its operands when operands_const (reports a constant
+ * division by zero). */
+void kf_sema_try_fold(kf_sema *s, kf_node *n, bool operands_const);
+/* Checks an index expression: an integer; untyped constants become u32. */
+bool kf_sema_index(kf_sema *s, kf_node *i);
+/* Makes the types of a and b equal, adapting an untyped one; reports a
+ * mismatch in operator/builtin sp at loc. Returns the type or the error type. */
+kf_type kf_sema_unify2(kf_sema *s, kf_loc loc, kf_node *a, kf_node *b, const char *sp);
+kf_type kf_sema_expr_stmt(kf_sema *s, kf_node *n);
+void kf_sema_assign(kf_sema *s, kf_node *n);
+
+/* sema_builtin.c */
+kf_type kf_sema_builtin_call(kf_sema *s, kf_node *n, kf_builtin bi);
+
+#endif

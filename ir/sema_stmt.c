@@ -1,0 +1,430 @@
+/* Semantic analysis of statements: block scopes (shadowing in an inner
+ * block, no redeclaration in the same block), declarations (let, var, local
+ * and shared arrays), assignments, if/while conditions, for loops and their
+ * @unroll rules, break/continue/return, and the "returns on every path"
+ * analysis of fns. */
+#include "sema_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define ERR kf_sema_err_type()
+#define IS_ERR(t) kf_sema_is_err(t)
+
+/* ---- scopes ------------------------------------------------------------------ */
+void kf_sema_push(kf_sema *s) { s->depth++; }
+
+void kf_sema_pop(kf_sema *s)
+{
+    while (s->syms.len && s->syms.data[s->syms.len - 1].depth >= s->depth) s->syms.len--;
+    s->depth--;
+}
+
+bool kf_sema_declare(kf_sema *s, kf_node *decl)
+{
+    if (!decl->name) return false;
+    for (size_t i = s->syms.len; i-- > 0 && s->syms.data[i].depth == s->depth;) {
+        kf_node *old = s->syms.data[i].decl;
+        if (strcmp(s->syms.data[i].name, decl->name) != 0) continue;
+        if (decl->kind == KF_N_PARAM && old->kind == KF_N_PARAM)
+            kf_sema_error(s, decl->loc, "parameter '%s' is declared twice", decl->name);
+        else
+            kf_sema_error(s, decl->loc, "'%s' is already declared in this block (at line %u); use another name or assign to it",
+                          decl->name, old->loc.line);
+        return false;
+    }
+    kf_sema_sym sym = {decl->name, decl, s->depth};
+    if (!KF_VEC_PUSH(&s->syms, sym)) s->nomem = true;
+    return true;
+}
+
+kf_node *kf_sema_lookup(kf_sema *s, const char *name)
+{
+    if (!name) return NULL;
+    for (size_t i = s->syms.len; i-- > 0;)
+        if (strcmp(s->syms.data[i].name, name) == 0) return s->syms.data[i].decl;
+    return kf_sema_module_lookup(s, name);
+}
+
+/* ---- types written in the source ------------------------------------------------- */
+static kf_type array_type(kf_sema *s, kf_node *tn)
+{
+    kf_type et = kf_sema_resolve_type(s, tn->a, false, false);
+    kf_node *len = tn->b;
+    kf_type lt = kf_sema_value(s, len, false);
+    if (IS_ERR(et) || IS_ERR(lt)) return ERR;
+    if (kf_sema_untyped(lt)) kf_sema_adapt(s, len, kf_type_scalar(KF_S_U32));
+    if (IS_ERR(len->type)) return ERR;
+    if (!kf_sema_is_int_scalar(len->type) || !len->is_const || kf_sema_depends(len)) {
+        kf_sema_error(s, len->loc, "an array length must be an integer compile-time constant, found %s%s",
+                      TSTR(len->type), kf_sema_is_int_scalar(len->type) ? " that is not a constant" : "");
+        return ERR;
+    }
+    bool neg = kf_type_is_signed(len->type) && len->cval.i < 0;
+    if (neg || len->cval.u == 0 || len->cval.u > UINT32_MAX) {
+        char b[32];
+        kf_sema_error(s, len->loc, "an array length must be in 1..4294967295, found %s",
+                      kf_cv_str((kf_scalar)len->type.scalar, (kf_cv){.u = len->cval.u}, b, sizeof b));
+        return ERR;
+    }
+    kf_type t = {KF_TK_ARRAY, et.scalar, et.lanes, 0, (uint32_t)len->cval.u};
+    return tn->type = t;
+}
+
+kf_type kf_sema_resolve_type(kf_sema *s, kf_node *tn, bool allow_buffer, bool allow_array)
+{
+    if (!tn) return ERR;
+    kf_type t = ERR;
+    switch (tn->kind) {
+    case KF_N_TYPE:
+        if (tn->type.kind != KF_TK_SCALAR && tn->type.kind != KF_TK_VECTOR) {
+            kf_sema_error(s, tn->loc, "unknown type");
+            return ERR;
+        }
+        return tn->type;
+    case KF_N_TYPE_BUF:
+        t = kf_sema_resolve_type(s, tn->a, false, false);
+        if (IS_ERR(t)) return t;
+        t = (kf_type){KF_TK_BUFFER, t.scalar, t.lanes, (uint8_t)(tn->op ? KF_TF_MUT : 0), 0};
+        tn->type = t;
+        if (!allow_buffer) {
+            kf_sema_error(s, tn->loc, "a buffer type (%s) is only allowed for parameters, 'let' and 'as'", TSTR(t));
+            return ERR;
+        }
+        return t;
+    case KF_N_TYPE_ARRAY:
+        t = array_type(s, tn);
+        if (!IS_ERR(t) && !allow_array) {
+            kf_sema_error(s, tn->loc, "an array type (%s) is only allowed in 'var' and 'shared' declarations", TSTR(t));
+            return ERR;
+        }
+        return t;
+    default:
+        kf_sema_error(s, tn->loc, "expected a type");
+        return ERR;
+    }
+}
+
+/* ---- declarations ----------------------------------------------------------------- */
+static void let_stmt(kf_sema *s, kf_node *n)
+{
+    kf_type dt = n->a ? kf_sema_resolve_type(s, n->a, true, false) : kf_type_void();
+    kf_type it = kf_sema_value(s, n->b, true);
+    char what[96];
+    snprintf(what, sizeof what, "the initializer of '%s'", n->name ? n->name : "?");
+    if (n->a && !IS_ERR(dt) && !IS_ERR(it)) {
+        if (!kf_sema_expect(s, n->b, dt, what)) dt = ERR;
+    } else if (!n->a) {
+        kf_sema_default(s, n->b);
+        dt = IS_ERR(it) ? ERR : n->b->type;
+    } else {
+        kf_sema_default(s, n->b);
+        dt = ERR;
+    }
+    n->type = dt;
+    kf_sema_declare(s, n);
+}
+
+static void var_stmt(kf_sema *s, kf_node *n)
+{
+    bool array = n->a && n->a->kind == KF_N_TYPE_ARRAY;
+    kf_type dt = n->a ? kf_sema_resolve_type(s, n->a, false, true) : kf_type_void();
+    if (array) {
+        if (n->b) {
+            kf_sema_error(s, n->b->loc, "a local array cannot be initialized: assign its elements");
+            kf_sema_value(s, n->b, false);
+        }
+    } else if (!n->b) {
+        if (!IS_ERR(dt) && n->a)
+            kf_sema_error(s, n->loc, "'var %s' needs an initial value: write 'var %s: %s = ...'", n->name, n->name, TSTR(dt));
+        else if (!n->a)
+            kf_sema_error(s, n->loc, "'var %s' needs a type or an initial value", n->name);
+        dt = ERR;
+    } else {
+        kf_type it = kf_sema_value(s, n->b, false);
+        char what[96];
+        snprintf(what, sizeof what, "the initializer of '%s'", n->name ? n->name : "?");
+        if (!n->a) {
+            kf_sema_default(s, n->b);
+            dt = IS_ERR(it) ? ERR : n->b->type;
+        } else if (!IS_ERR(dt) && !IS_ERR(it)) {
+            if (!kf_sema_expect(s, n->b, dt, what)) dt = ERR;
+        } else {
+            kf_sema_default(s, n->b);
+        }
+    }
+    n->type = dt;
+    kf_sema_declare(s, n);
+}
+
+static void shared_stmt(kf_sema *s, kf_node *n)
+{
+    kf_type t = kf_sema_resolve_type(s, n->a, false, true);
+    if (!IS_ERR(t) && t.kind != KF_TK_ARRAY) {
+        kf_sema_error(s, n->loc, "shared '%s' must be an array: write 'shared %s: %s[N];'", n->name, n->name, TSTR(t));
+        t = ERR;
+    }
+    if (s->func && s->func->kind == KF_N_FN) {
+        kf_sema_error(s, n->loc, "shared arrays are only allowed in kernels: '%s' is in fn '%s'", n->name, s->func->name);
+        t = ERR;
+    }
+    if (!IS_ERR(t)) {
+        t.flags |= KF_TF_SHARED;
+        if (!KF_VEC_PUSH(&s->shared, n)) s->nomem = true;
+    }
+    n->type = t;
+    kf_sema_declare(s, n);
+}
+
+/* ---- control ---------------------------------------------------------------------------- */
+static void condition(kf_sema *s, kf_node *c)
+{
+    kf_type t = kf_sema_value(s, c, false);
+    if (IS_ERR(t) || kf_type_is_bool(t)) return;
+    kf_sema_error(s, c->loc, "condition must be bool, found %s%s", TSTR(t),
+                  kf_sema_is_num(t) && t.kind == KF_TK_SCALAR ? ": compare with != 0" : "");
+    kf_sema_default(s, c);
+}
+
+static void stmt(kf_sema *s, kf_node *n);
+
+static void loop_body(kf_sema *s, kf_node *loop, kf_node *body)
+{
+    kf_node *saved = s->loop;
+    s->loops++;
+    s->loop = loop;
+    kf_sema_block(s, body);
+    s->loop = saved;
+    s->loops--;
+}
+
+static void if_stmt(kf_sema *s, kf_node *n)
+{
+    condition(s, n->a);
+    kf_sema_block(s, n->b);
+    if (n->c) stmt(s, n->c);
+}
+
+static void jump_stmt(kf_sema *s, kf_node *n)
+{
+    const char *w = n->kind == KF_N_BREAK ? "break" : "continue";
+    if (s->loops == 0) kf_sema_error(s, n->loc, "'%s' must be inside a loop", w);
+}
+
+static void return_stmt(kf_sema *s, kf_node *n)
+{
+    kf_node *f = s->func;
+    if (!f) return;
+    if (f->kind == KF_N_KERNEL) {
+        if (n->a) {
+            kf_sema_value(s, n->a, false);
+            kf_sema_error(s, n->a->loc, "a kernel cannot return a value: write 'return;'");
+        }
+        return;
+    }
+    if (f->type.kind == KF_TK_VOID) {
+        if (n->a) {
+            kf_sema_value(s, n->a, false);
+            kf_sema_error(s, n->a->loc, "fn '%s' has no return type: remove the value or declare '-> T'", f->name);
+        }
+        return;
+    }
+    if (!n->a) {
+        kf_sema_error(s, n->loc, "fn '%s' must return a value of type %s", f->name, TSTR(f->type));
+        return;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "the return value of '%s'", f->name);
+    if (!IS_ERR(kf_sema_value(s, n->a, false))) kf_sema_expect(s, n->a, f->type, what);
+}
+
+/* ---- for loops ---------------------------------------------------------------------------- */
+static __int128 cv128(const kf_node *n)
+{
+    return kf_type_is_signed(n->type) ? (__int128)n->cval.i : (__int128)n->cval.u;
+}
+
+typedef struct {
+    kf_node *loop;
+    __int128 max_trip;
+} trip_state;
+
+static __int128 trip_of(const kf_node *f)
+{
+    __int128 a = cv128(f->a), b = cv128(f->b), c = f->c ? cv128(f->c) : 1;
+    if (c <= 0 || b <= a) return 0;
+    return (b - a + c - 1) / c;
+}
+
+static bool trip_visit(kf_sema *s, void *p)
+{
+    trip_state *t = p;
+    kf_sema_refold(t->loop->a), kf_sema_refold(t->loop->b), kf_sema_refold(t->loop->c);
+    __int128 n = trip_of(t->loop);
+    if (n > t->max_trip) t->max_trip = n;
+    return t->max_trip <= 1024;
+}
+
+static bool unroll_rules(kf_sema *s, kf_node *n)
+{
+    kf_node *parts[3] = {n->a, n->b, n->c};
+    const char *names[3] = {"start", "end", "step"};
+    bool ok = true;
+    for (int i = 0; i < 3; i++) {
+        if (!parts[i] || IS_ERR(parts[i]->type) || parts[i]->is_const) continue;
+        kf_buf b = {0};
+        kf_expr_str(&b, parts[i]);
+        kf_sema_error(s, parts[i]->loc, "@unroll needs compile-time constant bounds: the %s '%s' is not a constant",
+                      names[i], b.data ? b.data : "");
+        kf_buf_free(&b);
+        ok = false;
+    }
+    if (!ok) return false;
+    trip_state t = {n, 0};
+    if (kf_sema_depends(n->a) || kf_sema_depends(n->b) || kf_sema_depends(n->c)) kf_sema_each_unroll(s, trip_visit, &t);
+    else t.max_trip = trip_of(n);
+    if (t.max_trip > 1024) {
+        kf_sema_error(s, n->loc, "@unroll loop '%s' runs %lld iterations; at most 1024 can be unrolled", n->name,
+                      (long long)(t.max_trip > INT64_MAX ? INT64_MAX : t.max_trip));
+        return false;
+    }
+    return true;
+}
+
+/* Types the bounds: same integer type; untyped pairs default to i32, or stay
+ * untyped for @unroll (the variable adapts like a literal). */
+static kf_type for_type(kf_sema *s, kf_node *n)
+{
+    kf_type ta = kf_sema_value(s, n->a, false), tb = kf_sema_value(s, n->b, false);
+    if (IS_ERR(ta) || IS_ERR(tb)) return ERR;
+    if (kf_sema_untyped(ta) && kf_sema_untyped(tb)) {
+        if (ta.scalar == KF_S_UFLOAT || tb.scalar == KF_S_UFLOAT) {
+            kf_node *f = ta.scalar == KF_S_UFLOAT ? n->a : n->b;
+            kf_sema_error(s, f->loc, "the bounds of a for loop must be integers, found untyped float");
+            return ERR;
+        }
+        if (n->op == 1 && !kf_sema_depends(n->a) && !kf_sema_depends(n->b)) {
+            kf_type i64 = kf_type_scalar(KF_S_I64);
+            if (!kf_sema_adapt(s, n->a, i64) || !kf_sema_adapt(s, n->b, i64)) return ERR;
+            return kf_type_scalar(KF_S_UINT);
+        }
+        kf_sema_default(s, n->a), kf_sema_default(s, n->b);
+    }
+    char sp[80];
+    snprintf(sp, sizeof sp, "for %s in a .. b", n->name ? n->name : "?");
+    kf_type t = kf_sema_unify2(s, n->loc, n->a, n->b, sp);
+    if (IS_ERR(t)) return ERR;
+    if (!kf_sema_is_int_scalar(t)) {
+        kf_sema_error(s, n->a->loc, "the bounds of a for loop must be integers, found %s", TSTR(t));
+        return ERR;
+    }
+    return t;
+}
+
+static bool for_step(kf_sema *s, kf_node *n, kf_type t)
+{
+    kf_node *c = n->c;
+    if (!c) return true;
+    kf_type st = kf_sema_value(s, c, false);
+    if (IS_ERR(st) || IS_ERR(t)) return false;
+    kf_type want = t.scalar == KF_S_UINT ? kf_type_scalar(KF_S_I64) : t;
+    char what[64];
+    snprintf(what, sizeof what, "the step of 'for %s'", n->name ? n->name : "?");
+    if (!kf_sema_expect(s, c, want, what)) return false;
+    if (c->is_const && !kf_sema_depends(c) && (kf_type_is_signed(c->type) ? c->cval.i <= 0 : c->cval.u == 0)) {
+        char b[32];
+        kf_sema_error(s, c->loc, "the step of a for loop must be positive, found %s",
+                      kf_cv_str((kf_scalar)c->type.scalar, (kf_cv){.u = c->cval.u}, b, sizeof b));
+        return false;
+    }
+    return true;
+}
+
+static void for_stmt(kf_sema *s, kf_node *n)
+{
+    kf_type t = for_type(s, n);
+    bool ok = for_step(s, n, t) && !IS_ERR(t);
+    bool unroll = n->op == 1;
+    if (ok && unroll) ok = unroll_rules(s, n);
+    n->type = IS_ERR(t) || (unroll && !ok) ? ERR : t;
+    if (ok && unroll) {
+        n->is_const = true;
+        n->cval.u = n->a->cval.u;
+        if (!KF_VEC_PUSH(&s->unroll, n)) s->nomem = true;
+    }
+    kf_sema_push(s);
+    kf_sema_declare(s, n);
+    loop_body(s, n, n->d);
+    kf_sema_pop(s);
+    if (ok && unroll) s->unroll.len--;
+}
+
+static void while_stmt(kf_sema *s, kf_node *n)
+{
+    condition(s, n->a);
+    loop_body(s, n, n->b);
+}
+
+static void stmt(kf_sema *s, kf_node *n)
+{
+    switch (n->kind) {
+    case KF_N_LET: let_stmt(s, n); break;
+    case KF_N_VAR: var_stmt(s, n); break;
+    case KF_N_SHARED: shared_stmt(s, n); break;
+    case KF_N_ASSIGN: kf_sema_assign(s, n); break;
+    case KF_N_IF: if_stmt(s, n); break;
+    case KF_N_FOR: for_stmt(s, n); break;
+    case KF_N_WHILE: while_stmt(s, n); break;
+    case KF_N_BREAK: case KF_N_CONTINUE: jump_stmt(s, n); break;
+    case KF_N_RETURN: return_stmt(s, n); break;
+    case KF_N_EXPR: kf_sema_expr_stmt(s, n->a); break;
+    case KF_N_BLOCK: kf_sema_block(s, n); break;
+    default: kf_sema_error(s, n->loc, "expected a statement"); break;
+    }
+}
+
+void kf_sema_block(kf_sema *s, kf_node *block)
+{
+    if (!block) return;
+    if (block->kind != KF_N_BLOCK) {
+        stmt(s, block);
+        return;
+    }
+    kf_sema_push(s);
+    for (kf_node *st = block->a; st; st = st->next) stmt(s, st);
+    kf_sema_pop(s);
+}
+
+/* ---- every path returns ---------------------------------------------------------------- */
+static bool breaks_out(const kf_node *n)
+{
+    for (; n; n = n->next) {
+        switch (n->kind) {
+        case KF_N_BREAK: return true;
+        case KF_N_BLOCK: if (breaks_out(n->a)) return true; break;
+        case KF_N_IF:
+            if ((n->b && breaks_out(n->b->kind == KF_N_BLOCK ? n->b->a : n->b)) ||
+                (n->c && breaks_out(n->c->kind == KF_N_BLOCK ? n->c->a : n->c)))
+                return true;
+            break;
+        default: break;
+        }
+    }
+    return false;
+}
+
+bool kf_sema_returns(const kf_node *n)
+{
+    if (!n) return false;
+    switch (n->kind) {
+    case KF_N_RETURN: return true;
+    case KF_N_BLOCK:
+        for (const kf_node *st = n->a; st; st = st->next)
+            if (kf_sema_returns(st)) return true;
+        return false;
+    case KF_N_IF: return n->c && kf_sema_returns(n->b) && kf_sema_returns(n->c);
+    case KF_N_WHILE:
+        return n->a && n->a->is_const && n->a->cval.u && !breaks_out(n->b ? n->b->a : NULL);
+    default: return false;
+    }
+}

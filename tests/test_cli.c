@@ -1,0 +1,499 @@
+/* The kforge command line, run as a program (path in $KFORGE): exit codes
+ * 0/1/2/3 for representative cases, diagnostics as file:line:col with the
+ * source line and a caret, usage errors that say what was expected, `run`
+ * with .npy input and output, dtype and length mismatches naming the
+ * parameter, interpreter faults at their .kf location, and `test` output
+ * (one line per case and backend, last line "N passed, N failed"). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../tools/npy.c"
+
+extern char **environ;
+
+#define SRC KF_SOURCE_DIR
+static char tmpdir[] = "/tmp/kf_cli_XXXXXX";
+
+typedef struct {
+    int status;      /* exit status, or -1 if it did not exit normally */
+    char *out, *err;
+} result;
+
+static char *slurp(const char *path)
+{
+    char *d;
+    size_t n;
+    kf_error e = {0};
+    if (kf_read_file(path, &d, &n, &e) != KF_OK) return strdup("");
+    return d;
+}
+
+/* Runs kforge with the NULL-terminated argument list. */
+static result kforge(const char *first, ...)
+{
+    const char *argv[64];
+    int n = 0;
+    const char *exe = getenv("KFORGE");
+    assert_non_null(exe);
+    argv[n++] = exe;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && n < 63; a = va_arg(ap, const char *)) argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    char op[256], ep[256];
+    snprintf(op, sizeof op, "%s/stdout", tmpdir);
+    snprintf(ep, sizeof ep, "%s/stderr", tmpdir);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, op, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, ep, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, exe, &fa, NULL, (char *const *)argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    result r = {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(op), slurp(ep)};
+    return r;
+}
+
+static void done(result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static const char *tmp(const char *name)
+{
+    static char buf[8][512];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
+    return buf[k];
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void write_npy(const char *path, kf_scalar s, const void *data, size_t n)
+{
+    kf_error err = {0};
+    assert_int_equal(kf_npy_write(path, s, data, n, &err), KF_OK);
+}
+
+/* The last non-empty line of text. */
+static const char *last_line(const char *text, char *buf, size_t size)
+{
+    size_t len = strlen(text);
+    while (len && text[len - 1] == '\n') len--;
+    size_t start = len;
+    while (start && text[start - 1] != '\n') start--;
+    snprintf(buf, size, "%.*s", (int)(len - start), text + start);
+    return buf;
+}
+
+/* ---- dispatch and usage -------------------------------------------------- */
+
+static void test_no_arguments_is_usage_error_2(void **state)
+{
+    result r = kforge(NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "usage:"));
+    done(&r);
+}
+
+static void test_unknown_command_says_what_was_expected(void **state)
+{
+    result r = kforge("frobnicate", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "unknown command 'frobnicate'"));
+    assert_non_null(strstr(r.err, "check, emit, run, test"));
+    done(&r);
+}
+
+static void test_help_exits_0(void **state)
+{
+    result r = kforge("--help", NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "kforge run FILE"));
+    done(&r);
+}
+
+/* ---- check ------------------------------------------------------------------ */
+
+static void test_check_library_kernel_exits_0(void **state)
+{
+    result r = kforge("check", SRC "/kernels/rmsnorm.kf", SRC "/kernels/saxpy.kf", NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "rmsnorm.kf: ok (1 kernel: rmsnorm)"));
+    assert_non_null(strstr(r.out, "saxpy.kf: ok (1 kernel: saxpy)"));
+    done(&r);
+}
+
+static void test_check_every_kernel_file_exits_0(void **state)
+{
+    result r = kforge("check", SRC "/kernels/reduce_sum.kf", SRC "/kernels/softmax.kf",
+                      SRC "/kernels/features/types.kf", SRC "/kernels/features/ops.kf",
+                      SRC "/kernels/features/control.kf", SRC "/kernels/features/warp.kf",
+                      SRC "/kernels/features/atomics.kf", SRC "/kernels/features/math.kf",
+                      SRC "/kernels/features/geometry.kf", NULL);
+    if (r.status != 0) fprintf(stderr, "%s", r.err);
+    assert_int_equal(r.status, 0);
+    done(&r);
+}
+
+static void test_check_error_is_file_line_col_with_source_and_caret(void **state)
+{
+    const char *bad = tmp("bad.kf");
+    write_text(bad, "kernel k(y: &mut [u32]) {\n    let a: u32 = 1;\n    let b: i32 = 2;\n    y[0] = a + b;\n}\n");
+    result r = kforge("check", bad, NULL);
+    assert_int_equal(r.status, 1);
+    char want[600];
+    snprintf(want, sizeof want, "%s:4:", bad);
+    assert_non_null(strstr(r.err, want));
+    assert_non_null(strstr(r.err, ": error: "));
+    assert_non_null(strstr(r.err, "y[0] = a + b;"));
+    assert_non_null(strstr(r.err, "^"));
+    assert_string_equal(r.out, "");
+    done(&r);
+}
+
+static void test_check_syntax_error_exits_1(void **state)
+{
+    const char *bad = tmp("syntax.kf");
+    write_text(bad, "kernel k() {\n    let = 3;\n}\n");
+    result r = kforge("check", bad, NULL);
+    assert_int_equal(r.status, 1);
+    char want[600];
+    snprintf(want, sizeof want, "%s:2:", bad);
+    assert_non_null(strstr(r.err, want));
+    done(&r);
+}
+
+static void test_check_missing_file_is_usage_error(void **state)
+{
+    result r = kforge("check", tmp("does-not-exist.kf"), NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "does-not-exist.kf"));
+    done(&r);
+    r = kforge("check", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "expected at least one .kf FILE"));
+    done(&r);
+}
+
+/* ---- emit ------------------------------------------------------------------- */
+
+static void test_emit_bad_target_and_arch_say_what_was_expected(void **state)
+{
+    result r = kforge("emit", "--target", "spirv", SRC "/kernels/saxpy.kf", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "expected ptx, cuda or ir"));
+    done(&r);
+    r = kforge("emit", "--arch", "sm_70", SRC "/kernels/saxpy.kf", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "expected sm_80, sm_86, sm_89 or sm_90"));
+    done(&r);
+    r = kforge("emit", "--target", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--target needs a value"));
+    done(&r);
+    r = kforge("emit", "--target", "ir", "--verify", SRC "/kernels/saxpy.kf", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "need --target ptx"));
+    done(&r);
+}
+
+static void test_emit_ir_prints_the_kernel(void **state)
+{
+    result r = kforge("emit", "--target", "ir", SRC "/kernels/saxpy.kf", NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "saxpy"));
+    done(&r);
+}
+
+static void test_emit_ptx_to_file_has_the_entry(void **state)
+{
+    const char *out = tmp("saxpy.ptx");
+    result r = kforge("emit", "--target", "ptx", "--arch", "sm_80", "-o", out, SRC "/kernels/saxpy.kf", NULL);
+    assert_int_equal(r.status, 0);
+    char *ptx = slurp(out);
+    assert_non_null(strstr(ptx, ".entry saxpy"));
+    assert_non_null(strstr(ptx, "sm_80"));
+    free(ptx);
+    done(&r);
+}
+
+static void test_emit_unknown_kernel_lists_the_kernels(void **state)
+{
+    result r = kforge("emit", "-k", "nope", SRC "/kernels/softmax.kf", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "softmax_f32"));
+    assert_non_null(strstr(r.err, "softmax_f16"));
+    done(&r);
+}
+
+/* ---- run -------------------------------------------------------------------- */
+
+static void test_run_saxpy_with_npy_in_and_out(void **state)
+{
+    float x[10], y[10];
+    for (int i = 0; i < 10; i++) x[i] = (float)i * 0.5f, y[i] = 100.0f - (float)i;
+    write_npy(tmp("x.npy"), KF_S_F32, x, 10);
+    write_npy(tmp("y.npy"), KF_S_F32, y, 10);
+    char xa[600], ya[600], oa[600];
+    snprintf(xa, sizeof xa, "x=@%s", tmp("x.npy"));
+    snprintf(ya, sizeof ya, "y=@%s", tmp("y.npy"));
+    snprintf(oa, sizeof oa, "y=%s", tmp("out.npy"));
+    result r = kforge("run", SRC "/kernels/saxpy.kf", "a=2", xa, ya, "n=10", "-o", oa, NULL);
+    assert_int_equal(r.status, 0);
+    kf_npy n;
+    kf_error err = {0};
+    assert_int_equal(kf_npy_read(tmp("out.npy"), &n, &err), KF_OK);
+    assert_int_equal(n.count, 10);
+    assert_int_equal(n.kind, 'f');
+    for (int i = 0; i < 10; i++) assert_true(((float *)n.data)[i] == 2.0f * x[i] + y[i]);
+    kf_npy_free(&n);
+    done(&r);
+}
+
+static void test_run_generators_and_printed_outputs(void **state)
+{
+    char oa[600];
+    snprintf(oa, sizeof oa, "x=%s", tmp("gen_x.npy"));
+    result r = kforge("run", SRC "/kernels/saxpy.kf", "a=1", "x=iota(8)", "y=zeros(8)", "n=8", "-o", oa, NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "y: &mut [f32], 8 elements = [0, 1, 2, 3, 4, 5, 6, 7]"));
+    kf_npy n;
+    kf_error err = {0};
+    assert_int_equal(kf_npy_read(tmp("gen_x.npy"), &n, &err), KF_OK);
+    assert_int_equal(n.count, 8);
+    assert_true(((float *)n.data)[7] == 7.0f);
+    kf_npy_free(&n);
+    done(&r);
+}
+
+static void test_run_dtype_mismatch_names_the_parameter(void **state)
+{
+    int32_t v[4] = {1, 2, 3, 4};
+    write_npy(tmp("ints.npy"), KF_S_I32, v, 4);
+    char xa[600];
+    snprintf(xa, sizeof xa, "x=@%s", tmp("ints.npy"));
+    result r = kforge("run", SRC "/kernels/saxpy.kf", "a=1", xa, "y=zeros(4)", "n=4", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "parameter 'x'"));
+    assert_non_null(strstr(r.err, "'<f4'"));
+    assert_non_null(strstr(r.err, "'<i4'"));
+    done(&r);
+}
+
+static void test_run_vector_length_mismatch_names_the_parameter(void **state)
+{
+    float v[6] = {0};
+    write_npy(tmp("six.npy"), KF_S_F32, v, 6);
+    char xa[600];
+    snprintf(xa, sizeof xa, "x=@%s", tmp("six.npy"));
+    result r = kforge("run", SRC "/kernels/features/math.kf", "-k", "math_vec", xa, "o=zeros(3)", "n=1", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "parameter 'x'"));
+    assert_non_null(strstr(r.err, "multiple of 4"));
+    done(&r);
+}
+
+static void test_run_argument_errors_say_what_was_expected(void **state)
+{
+    result r = kforge("run", SRC "/kernels/saxpy.kf", "a=1", "x=zeros(4)", "y=zeros(4)", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "missing argument for parameter 'n' (u32): give n=VALUE"));
+    done(&r);
+    r = kforge("run", SRC "/kernels/saxpy.kf", "a=1", "x=zeros(4)", "y=zeros(4)", "n=4", "m=3", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "no parameter 'm'"));
+    done(&r);
+    r = kforge("run", SRC "/kernels/saxpy.kf", "a=zeros(3)", "x=zeros(4)", "y=zeros(4)", "n=4", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "parameter 'a' is a f32 value, not a buffer"));
+    done(&r);
+    r = kforge("run", SRC "/kernels/saxpy.kf", "a=1", "x=5", "y=zeros(4)", "n=4", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "give x=@file.npy"));
+    done(&r);
+    r = kforge("run", SRC "/kernels/saxpy.kf", "a=1", "x=rand(0,1)", "y=zeros(4)", "n=4", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "rand(N,SEED)"));
+    done(&r);
+    r = kforge("run", SRC "/kernels/saxpy.kf", "a=1", "x=zeros(4)", "y=@/nonexistent/y.npy", "n=4", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "parameter 'y': cannot open '/nonexistent/y.npy'"));
+    done(&r);
+    r = kforge("run", SRC "/kernels/saxpy.kf", "--backend", "tpu", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "expected cpu, cuda or ptx"));
+    done(&r);
+    r = kforge("run", SRC "/kernels/saxpy.kf", "-o", "y", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "expected -o NAME=out.npy"));
+    done(&r);
+}
+
+static void test_run_compile_error_exits_1(void **state)
+{
+    const char *bad = tmp("bad_run.kf");
+    write_text(bad, "kernel k(y: &mut [u32]) {\n    y[0] = undefined_name;\n}\n");
+    result r = kforge("run", bad, "y=zeros(1)", NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, ":2:"));
+    done(&r);
+}
+
+static void test_run_out_of_bounds_is_runtime_error_3_at_its_line(void **state)
+{
+    result r = kforge("run", SRC "/kernels/saxpy.kf", "a=1", "x=zeros(4)", "y=zeros(4)", "n=100", NULL);
+    assert_int_equal(r.status, 3);
+    assert_non_null(strstr(r.err, "saxpy.kf:"));
+    assert_non_null(strstr(r.err, "out-of-bounds"));
+    done(&r);
+}
+
+static void test_run_cuda_backend_runs_or_reports_a_device_error(void **state)
+{
+    result r = kforge("run", SRC "/kernels/saxpy.kf", "--backend", "cuda", "a=1", "x=iota(4)", "y=zeros(4)", "n=4", NULL);
+    if (r.status == 0) assert_non_null(strstr(r.out, "[0, 1, 2, 3]"));
+    else {
+        assert_int_equal(r.status, 3);
+        assert_non_null(strstr(r.err, "error"));
+    }
+    done(&r);
+}
+
+/* ---- test ------------------------------------------------------------------- */
+
+static void test_test_prints_one_line_per_case_and_a_summary(void **state)
+{
+    result r = kforge("test", SRC "/kernels/cases/reduce_sum_iota_4099.case", SRC "/kernels/cases/saxpy_3.case", NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "PASS reduce_sum_iota_4099 [cpu] max_abs_err="));
+    assert_non_null(strstr(r.out, "PASS saxpy_3 [cpu] max_abs_err="));
+    char buf[256];
+    last_line(r.out, buf, sizeof buf);
+    unsigned passed = 0, failed = 99;
+    assert_int_equal(sscanf(buf, "%u passed, %u failed", &passed, &failed), 2);
+    assert_true(passed >= 2);
+    assert_int_equal(failed, 0);
+    done(&r);
+}
+
+static void test_test_backend_option_restricts_and_is_checked(void **state)
+{
+    result r = kforge("test", "--backend", "cpu", SRC "/kernels/cases/saxpy_3.case", NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "PASS saxpy_3 [cpu]"));
+    assert_null(strstr(r.out, "skipped"));
+    char buf[256];
+    assert_string_equal(last_line(r.out, buf, sizeof buf), "1 passed, 0 failed");
+    done(&r);
+    r = kforge("test", "--backend", "gpu", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "expected cpu, cuda or ptx"));
+    done(&r);
+    r = kforge("test", "--frobnicate", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "unknown option '--frobnicate'"));
+    done(&r);
+}
+
+static void test_test_failing_case_exits_1(void **state)
+{
+    float want[3] = {1, 2, 3};
+    write_npy(tmp("wrong.npy"), KF_S_F32, want, 3);
+    write_text(tmp("wrong.case"), "kernel " SRC "/kernels/saxpy.kf saxpy\nbackends cpu\narg a=1\narg x=zeros(3)\n"
+                                  "arg y=zeros(3)\narg n=3\nexpect y wrong.npy abs=0.5\n");
+    result r = kforge("test", tmp("wrong.case"), NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.out, "FAIL wrong [cpu] y[0]: got 0, want 1"));
+    assert_non_null(strstr(r.out, "3 of 3 elements differ"));
+    char buf[256];
+    assert_string_equal(last_line(r.out, buf, sizeof buf), "0 passed, 1 failed");
+    done(&r);
+}
+
+static void test_test_expected_error_case_passes(void **state)
+{
+    result r = kforge("test", SRC "/kernels/cases/saxpy_out_of_bounds.case", NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "PASS saxpy_out_of_bounds [cpu] expected error:"));
+    char buf[256];
+    assert_string_equal(last_line(r.out, buf, sizeof buf), "1 passed, 0 failed");
+    done(&r);
+}
+
+static void test_test_bad_case_file_is_reported(void **state)
+{
+    write_text(tmp("broken.case"), "kernel x.kf k\nexpect y\n");
+    result r = kforge("test", tmp("broken.case"), NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.out, "broken.case:2: expected"));
+    done(&r);
+    r = kforge("test", tmp("nothing-here"), NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "no such case file or directory"));
+    done(&r);
+}
+
+static int setup(void **state)
+{
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_no_arguments_is_usage_error_2),
+        cmocka_unit_test(test_unknown_command_says_what_was_expected),
+        cmocka_unit_test(test_help_exits_0),
+        cmocka_unit_test(test_check_library_kernel_exits_0),
+        cmocka_unit_test(test_check_every_kernel_file_exits_0),
+        cmocka_unit_test(test_check_error_is_file_line_col_with_source_and_caret),
+        cmocka_unit_test(test_check_syntax_error_exits_1),
+        cmocka_unit_test(test_check_missing_file_is_usage_error),
+        cmocka_unit_test(test_emit_bad_target_and_arch_say_what_was_expected),
+        cmocka_unit_test(test_emit_ir_prints_the_kernel),
+        cmocka_unit_test(test_emit_ptx_to_file_has_the_entry),
+        cmocka_unit_test(test_emit_unknown_kernel_lists_the_kernels),
+        cmocka_unit_test(test_run_saxpy_with_npy_in_and_out),
+        cmocka_unit_test(test_run_generators_and_printed_outputs),
+        cmocka_unit_test(test_run_dtype_mismatch_names_the_parameter),
+        cmocka_unit_test(test_run_vector_length_mismatch_names_the_parameter),
+        cmocka_unit_test(test_run_argument_errors_say_what_was_expected),
+        cmocka_unit_test(test_run_compile_error_exits_1),
+        cmocka_unit_test(test_run_out_of_bounds_is_runtime_error_3_at_its_line),
+        cmocka_unit_test(test_run_cuda_backend_runs_or_reports_a_device_error),
+        cmocka_unit_test(test_test_prints_one_line_per_case_and_a_summary),
+        cmocka_unit_test(test_test_backend_option_restricts_and_is_checked),
+        cmocka_unit_test(test_test_failing_case_exits_1),
+        cmocka_unit_test(test_test_expected_error_case_passes),
+        cmocka_unit_test(test_test_bad_case_file_is_reported),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

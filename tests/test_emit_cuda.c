@@ -1,0 +1,425 @@
+/* Unit tests of the CUDA-C emitter (emit/cuda_c*.c) over hand-built core
+ * IR (tests/kf_cuda_cases.h): the text it writes for the contract's tricky
+ * rules (shifts, conversions, short-circuit, break/continue with latches,
+ * vector loads, #line placement), names, dead code and determinism. The
+ * same kernels are compiled with NVRTC by tests/test_nvrtc_kernels.c. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+#include "kf_cuda_cases.h"
+
+static kb B;
+
+/* Emits B's kernel; returns heap text (free it). */
+static char *emit_opts(uint32_t arch, bool lineinfo, kf_linemap *lm)
+{
+    kf_emit_opts o = {arch, lineinfo};
+    kf_buf out = {0};
+    kf_diags d = {0};
+    kf_status st = kf_cuda_emit(&B.m, NULL, &o, &out, lm, &d);
+    if (st != KF_OK)
+        for (size_t i = 0; i < d.items.len; i++) fprintf(stderr, "%s\n", d.items.data[i].msg);
+    assert_int_equal(st, KF_OK);
+    assert_int_equal(d.nerrors, 0);
+    kf_diags_free(&d);
+    return kf_buf_take(&out);
+}
+
+static char *emit_case(kf_cuda_case c)
+{
+    c(&B);
+    return emit_opts(90, false, NULL);
+}
+
+#define assert_has(text, s)                                                      \
+    do {                                                                         \
+        if (!strstr((text), (s))) fail_msg("missing in emitted CUDA-C: %s", (s)); \
+    } while (0)
+#define assert_lacks(text, s)                                                    \
+    do {                                                                         \
+        if (strstr((text), (s))) fail_msg("unexpected in emitted CUDA-C: %s", (s)); \
+    } while (0)
+
+/* Index of the line holding s (1-based), 0 if none. */
+static size_t line_of(const char *text, const char *s)
+{
+    const char *p = strstr(text, s);
+    if (!p) return 0;
+    size_t n = 1;
+    for (const char *q = text; q < p; q++) n += *q == '\n';
+    return n;
+}
+
+static void entry_point_has_launch_bounds_and_restrict_params(void **state)
+{
+    char *t = emit_case(case_saxpy);
+    assert_has(t, "extern \"C\" __global__ void __launch_bounds__(256)\nsaxpy(float a, const float* __restrict__ x, "
+                  "float* __restrict__ y, unsigned n)\n");
+    assert_has(t, "    unsigned i = (blockIdx.x * blockDim.x) + threadIdx.x;\n");
+    assert_has(t, "    if (i < n) {\n        y[i] = __fadd_rn(__fmul_rn(a, x[i]), y[i]);\n    }\n");
+    free(t);
+}
+
+static void shifts_past_the_width_go_through_helpers(void **state)
+{
+    char *t = emit_case(case_shifts);
+    /* helpers implement the contract: >= width gives 0 or the sign fill */
+    assert_has(t, "unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }");
+    assert_has(t, "int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }");
+    assert_has(t, "unsigned long long kf_shl_u64(unsigned long long a, unsigned long long s) { return s >= 64ull ? 0ull : a << s; }");
+    assert_has(t, "o32[0u] = kf_shl_u32(u, u);");
+    assert_has(t, "o32[1u] = kf_shr_u32(u, u);");
+    /* signed: amount taken as unsigned; << computed in unsigned */
+    assert_has(t, "oi[0u] = kf_shr_i32(s, (unsigned)s);");
+    assert_has(t, "oi[1u] = (int)kf_shl_u32((unsigned)s, (unsigned)s);");
+    assert_has(t, "o64[1u] = kf_shr_u64(q, q);");
+    /* u8: widened; the amount is the u8 value itself */
+    assert_has(t, "o8[0u] = (unsigned char)kf_shl_u32((unsigned)c, (unsigned)(unsigned char)c);");
+    /* no raw C shift of a kernel value */
+    assert_lacks(strstr(t, "__global__"), "<<");
+    free(t);
+}
+
+static void signed_division_and_wrapping_add_have_no_undefined_behaviour(void **state)
+{
+    char *t = emit_case(case_shifts);
+    assert_has(t, "int kf_div_i32(int a, int b) { return b == -1 ? (int)(0u - (unsigned)a) : a / b; }");
+    assert_has(t, "int kf_rem_i32(int a, int b) { return b == -1 ? 0 : a % b; }");
+    assert_has(t, "oi[2u] = kf_div_i32(s, s);");
+    assert_has(t, "oi[3u] = kf_rem_i32(s, s);");
+    assert_has(t, "oi[4u] = (int)((unsigned)s + (unsigned)s);");
+    free(t);
+}
+
+static void conversions_truncate_saturate_and_round_once(void **state)
+{
+    char *t = emit_case(case_convert);
+    assert_has(t, "oi[0u] = __float2int_rz(f);");                         /* cvt.rzi: sat, NaN -> 0 */
+    assert_has(t, "o8[0u] = (unsigned char)kf_sat_u32(__float2uint_rz(f), 255u);");
+    assert_has(t, "oi[1u] = __double2int_rz(d);");
+    assert_has(t, "oh[0u] = kf_f16_from_f32(f);");
+    assert_has(t, "asm(\"cvt.rn.f16.f32 %0, %1;\"");
+    assert_has(t, "ob[0u] = kf_bf16_from_f32(f);");
+    assert_has(t, "asm(\"cvt.rn.bf16.f32 %0, %1;\"");
+    /* f64 and wide ints narrow through round-to-odd f32: one rounding */
+    assert_has(t, "oh[1u] = kf_f64_to_f16(d);");
+    assert_has(t, "ob[1u] = kf_f64_to_bf16(d);");
+    assert_has(t, "float r = __double2float_rz(x);");
+    assert_has(t, "of[0u] = __double2float_rn(d);");
+    assert_has(t, "oh[2u] = kf_i64_to_f16((long long)i);");
+    assert_has(t, "oh[3u] = kf_u64_to_f16((unsigned long long)q);");
+    assert_has(t, "ob[2u] = kf_i64_to_bf16((long long)l);");
+    assert_has(t, "kf_bf16_from_f32(kf_f16_to_f32(");
+    /* f16 arithmetic through f32, rounded once per operation */
+    assert_has(t, "kf_f16 kf_f16_add(kf_f16 a, kf_f16 b) { return kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(a), kf_f16_to_f32(b))); }");
+    assert_has(t, "oh[4u] = kf_f16_add(");
+    free(t);
+}
+
+static void short_circuit_and_is_an_if_on_the_left_operand(void **state)
+{
+    char *t = emit_case(case_loops);
+    assert_has(t, "bool c = j > 1u;\n"
+                  "                    if (c) {\n"
+                  "                        c = (j % 3u) == 0u;\n"
+                  "                    }\n");
+    free(t);
+}
+
+static void continue_in_a_loop_with_latch_jumps_to_the_latch(void **state)
+{
+    char *t = emit_case(case_loops);
+    /* outer loop: body block, label, latch */
+    assert_has(t, "    for (;;) {\n        {\n            if (i >= n) {\n                break;\n            }\n"
+                  "            if (i == 2u) {\n                goto kf_latch_1;\n            }\n");
+    /* inner continue and break target the inner loop */
+    assert_has(t, "                    if (c) {\n                        goto kf_latch_2;\n                    }\n");
+    assert_has(t, "                    if (j == 7u) {\n                        break;\n                    }\n");
+    assert_has(t, "                    acc = acc + j;\n                }\n            kf_latch_2:;\n"
+                  "                j = j + 1u;\n            }\n        }\n    kf_latch_1:;\n        i = i + 1u;\n    }\n");
+    /* loop-carried vars are declared before their loop */
+    assert_has(t, "    unsigned i = 0u;\n    for (;;) {\n");
+    assert_has(t, "            unsigned j = 0u;\n            for (;;) {\n");
+    free(t);
+}
+
+static void code_after_return_is_not_emitted(void **state)
+{
+    char *t = emit_case(case_loops);
+    assert_has(t, "    o[0u] = acc;\n    return;\n}\n");
+    assert_lacks(t, "o[1u]");
+    free(t);
+}
+
+static void vector_buffers_are_aligned_structs_loaded_whole(void **state)
+{
+    char *t = emit_case(case_vectors);
+    assert_has(t, "struct __align__(16) kf_f32x4 { float v[4]; };");
+    assert_has(t, "struct __align__(16) kf_f16x8 { kf_f16 v[8]; };");
+    assert_has(t, "vectors(const kf_f32x4* __restrict__ x, kf_f16x8* __restrict__ h, float* __restrict__ y, kf_f32x4 s)");
+    assert_has(t, "    kf_f32x4 t10 = x[i];\n    kf_f32x4 t11;\n    t11.v[0] = __fadd_rn(t10.v[0], s.v[0]);\n");
+    assert_has(t, "    t11.v[3] = __fadd_rn(t10.v[3], s.v[3]);\n");
+    assert_has(t, "    kf_f32x4* yv = (kf_f32x4*)y;\n    yv[i] = t11;\n");
+    assert_has(t, "    kf_f16 t14 = h[i].v[3];\n");
+    assert_has(t, "    kf_f16x8 w = kf_f16x8{{t14, t14, t14, t14, t14, t14, t14, t14}};\n");
+    assert_has(t, "    w.v[0] = kf_u64_to_f16((unsigned long long)1u);\n");
+    assert_has(t, "    h[i] = w;\n");
+    free(t);
+}
+
+static void warp_atomic_and_shared_builtins_map_to_cuda(void **state)
+{
+    char *t = emit_case(case_warp);
+    assert_has(t, "__launch_bounds__(128)");
+    assert_has(t, "    __shared__ __align__(4) float part[32];\n    unsigned tmp[4];\n");
+    assert_has(t, "__shfl_xor_sync(0xffffffffu, t8, 16u)");
+    assert_has(t, "__ballot_sync(0xffffffffu, (t16 > t6))");
+    assert_has(t, "__any_sync(0xffffffffu, ");
+    assert_has(t, "__syncthreads();");
+    assert_has(t, "atomicAdd(&o[0u], t12)");
+    assert_has(t, "kf_atomic_max_f32(&o[1u], old)");
+    assert_has(t, "atomicMin(&cnt[0u], ");
+    assert_has(t, "kf_atomic_add_f16x2(&hh[0u], t28);");
+    assert_has(t, "atom.add.noftz.f16x2");
+    assert_has(t, "atomicAdd(&d[0u], exp((double)t25))");             /* f64: accurate libdevice exp */
+    assert_has(t, "kf_tanh_approx(kf_exp_approx(t6))");               /* f32: approximations */
+    assert_has(t, "asm(\"tanh.approx.f32 %0, %1;\"");
+    assert_has(t, "asm(\"mov.u32 %0, %%laneid;\"");
+    assert_has(t, "o[2u] = fminf(fmaxf(t12, t6), t8);");               /* clamp = min(max()) */
+    free(t);
+}
+
+static void names_are_kept_sanitised_and_unique(void **state)
+{
+    char *t = emit_case(case_names);
+    assert_has(t, "    int int_ = 5;\n");
+    assert_has(t, "    int x = (int)((unsigned)int_ * (unsigned)int_);\n");
+    assert_has(t, "    int x_2 = (int)((unsigned)x - (unsigned)int_);\n");
+    assert_has(t, "    int kf_tmp_ = (int)((unsigned)x_2 + (unsigned)x_2);\n");
+    free(t);
+}
+
+static void line_directives_precede_statements_of_a_new_source_line(void **state)
+{
+    case_saxpy(&B);
+    kf_linemap lm = {0};
+    char *t = emit_opts(90, true, &lm);
+    assert_has(t, "#line 3 \"t.kf\"\n    unsigned i = (blockIdx.x * blockDim.x) + threadIdx.x;\n"
+                  "    if (i < n) {\n        y[i] = ");
+    /* the if (line 4) and store (line 5) follow line 3 without a directive */
+    size_t store = line_of(t, "y[i] = __fadd_rn");
+    assert_true(store > 0);
+    assert_true(lm.lines.len >= store);
+    assert_int_equal(lm.lines.data[store - 1].line, 5);
+    assert_string_equal(lm.lines.data[store - 1].file, "t.kf");
+    size_t ifl = line_of(t, "if (i < n)");
+    assert_int_equal(lm.lines.data[ifl - 1].line, 4);
+    /* the linemap covers every line of the text, prelude lines with no loc */
+    size_t nlines = 0;
+    for (const char *p = t; *p; p++) nlines += *p == '\n';
+    assert_int_equal(lm.lines.len, nlines);
+    assert_int_equal(lm.lines.data[0].line, 0);
+    kf_linemap_free(&lm);
+    free(t);
+    char *plain = emit_case(case_saxpy);
+    assert_lacks(plain, "#line");
+    free(plain);
+}
+
+static void line_directive_repeats_when_one_source_line_spans_statements(void **state)
+{
+    case_convert(&B);
+    kf_linemap lm = {0};
+    char *t = emit_opts(90, true, &lm);
+    /* every statement of line 2 is preceded by a directive except the first
+       text line after one (which already maps to line 2) */
+    assert_has(t, "#line 2 \"t.kf\"\n    oi[0u] = __float2int_rz(f);\n#line 2 \"t.kf\"\n    o8[0u] = ");
+    kf_linemap_free(&lm);
+    free(t);
+}
+
+static void emission_is_deterministic(void **state)
+{
+    for (size_t c = 0; c < sizeof kf_cuda_cases / sizeof *kf_cuda_cases; c++) {
+        kf_cuda_cases[c](&B);
+        char *a = emit_opts(90, true, NULL);
+        kf_cuda_cases[c](&B);
+        char *b = emit_opts(90, true, NULL);
+        assert_string_equal(a, b);
+        free(a);
+        free(b);
+    }
+}
+
+static void unsupported_arch_is_a_diagnostic(void **state)
+{
+    case_saxpy(&B);
+    kf_emit_opts o = {70, false};
+    kf_buf out = {0};
+    kf_diags d = {0};
+    assert_int_equal(kf_cuda_emit(&B.m, NULL, &o, &out, NULL, &d), KF_ERR_SOURCE);
+    assert_int_equal(d.nerrors, 1);
+    assert_non_null(strstr(d.items.data[0].msg, "sm_70"));
+    assert_int_equal(out.len, 0);
+    kf_diags_free(&d);
+    kf_buf_free(&out);
+}
+
+static void reserved_kernel_name_is_a_diagnostic(void **state)
+{
+    case_saxpy(&B);
+    B.k.name = "new";
+    kf_buf out = {0};
+    kf_diags d = {0};
+    assert_int_equal(kf_cuda_emit(&B.m, NULL, NULL, &out, NULL, &d), KF_ERR_SOURCE);
+    assert_int_equal(d.nerrors, 1);
+    assert_int_equal(d.items.data[0].loc.line, 1);
+    kf_diags_free(&d);
+    kf_buf_free(&out);
+}
+
+static void unbalanced_markers_are_reported_not_crashed_on(void **state)
+{
+    case_saxpy(&B);
+    B.k.nins--;   /* drop the ENDIF */
+    kf_buf out = {0};
+    kf_diags d = {0};
+    assert_int_equal(kf_cuda_emit(&B.m, NULL, NULL, &out, NULL, &d), KF_ERR_SOURCE);
+    assert_int_equal(d.nerrors, 1);
+    kf_diags_free(&d);
+    kf_buf_free(&out);
+    case_saxpy(&B);
+    B.ins[5].a[0] = 9999;   /* operand out of range */
+    assert_int_equal(kf_cuda_emit(&B.m, NULL, NULL, &out, NULL, &d), KF_ERR_SOURCE);
+    kf_diags_free(&d);
+    kf_buf_free(&out);
+}
+
+static void unused_results_are_not_emitted(void **state)
+{
+    case_saxpy(&B);
+    kf_val dead = kb_bin(&B, KF_OP_MUL, 1, 1, kb_val(&B, kf_type_scalar(KF_S_F32), "unused"));
+    (void)dead;
+    char *t = emit_opts(90, false, NULL);
+    assert_lacks(t, "unused");
+    free(t);
+}
+
+static void literals_round_trip(void **state)
+{
+    kb_init(&B, "lits", 32, 1, 1);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_F32, 1, true));
+    kf_val oi = kb_param(&B, "oi", kb_buf(KF_S_I32, 1, true));
+    kb_store(&B, o, kb_u32(&B, 0), kb_const(&B, kf_type_scalar(KF_S_F32), 0x3dcccccd));  /* 0.1f */
+    kb_store(&B, o, kb_u32(&B, 1), kb_const(&B, kf_type_scalar(KF_S_F32), 0x7f800000));  /* inf */
+    kb_store(&B, o, kb_u32(&B, 2), kb_const(&B, kf_type_scalar(KF_S_F32), 0x40000000));  /* 2.0f */
+    kb_store(&B, oi, kb_u32(&B, 0), kb_const(&B, kf_type_scalar(KF_S_I32), 0x80000000)); /* INT_MIN */
+    kb_store(&B, oi, kb_u32(&B, 1), kb_const(&B, kf_type_scalar(KF_S_I32), 0xfffffffb)); /* -5 */
+    kf_val neg = kb_val(&B, kf_type_scalar(KF_S_F32), NULL);
+    kb_ins(&B, KF_IR_UNOP, KF_OP_NEG, kf_type_scalar(KF_S_F32), neg, kb_const(&B, kf_type_scalar(KF_S_F32), 0xbfc00000), 0, 0, 0);
+    kb_store(&B, o, kb_u32(&B, 3), neg);                                                  /* -(-1.5f) */
+    char *t = emit_opts(90, false, NULL);
+    assert_has(t, "o[3u] = -(-1.5f);");
+    assert_has(t, "o[0u] = 0.1f;");
+    assert_has(t, "o[1u] = __uint_as_float(0x7f800000u);");
+    assert_has(t, "o[2u] = 2.0f;");
+    assert_has(t, "oi[0u] = (-2147483647 - 1);");
+    assert_has(t, "oi[1u] = -5;");
+    free(t);
+}
+
+static void operands_of_select_are_evaluated_on_every_lane(void **state)
+{
+    kb_init(&B, "sel", 32, 1, 1);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_F32, 1, true));
+    kf_val x = kb_param(&B, "x", kf_type_scalar(KF_S_F32));
+    kf_val r = kb_val(&B, kf_type_scalar(KF_S_F32), NULL);
+    kb_ins(&B, KF_IR_SHFL, KF_BI_SHFL_DOWN, kf_type_scalar(KF_S_F32), r, x, kb_u32(&B, 1), 0, 0);
+    kf_val c = kb_cmp(&B, KF_OP_GT, x, kb_const(&B, kf_type_scalar(KF_S_F32), 0));
+    kf_val s = kb_val(&B, kf_type_scalar(KF_S_F32), NULL);
+    kb_ins(&B, KF_IR_SELECT, 0, kf_type_scalar(KF_S_F32), s, c, r, x, 0);
+    kb_store(&B, o, kb_u32(&B, 0), s);
+    char *t = emit_opts(90, false, NULL);
+    /* the shuffle is its own statement, not a branch of ?: */
+    assert_has(t, "    float t3 = __shfl_down_sync(0xffffffffu, x, 1u);\n");
+    assert_has(t, "    o[0u] = (x > 0.0f) ? t3 : x;\n");
+    free(t);
+}
+
+static void vector_constructor_chains_become_one_brace_initialiser(void **state)
+{
+    kb_init(&B, "ctor", 32, 1, 1);
+    kf_type v4 = kf_type_vector(KF_S_F32, 4), f32 = kf_type_scalar(KF_S_F32);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_F32, 4, true));
+    kf_val a = kb_param(&B, "a", f32);
+    kf_val s = kb_val(&B, v4, NULL);
+    kb_ins(&B, KF_IR_SPLAT, 0, v4, s, a, 0, 0, 0);
+    kf_val i1 = kb_val(&B, v4, NULL);
+    kb_ins(&B, KF_IR_INSERT, 0, v4, i1, s, kb_const(&B, f32, 0x40000000), 0, 1);   /* 2.0 */
+    kf_val neg = kb_val(&B, f32, "na");
+    kb_ins(&B, KF_IR_UNOP, KF_OP_NEG, f32, neg, a, 0, 0, 0);
+    kf_val i2 = kb_val(&B, v4, "v");
+    kb_ins(&B, KF_IR_INSERT, 0, v4, i2, i1, neg, 0, 3);
+    kb_store(&B, o, kb_u32(&B, 0), i2);
+    char *t = emit_opts(90, false, NULL);
+    assert_has(t, "    float na = -a;\n    kf_f32x4 v = kf_f32x4{{a, 2.0f, a, na}};\n    o[0u] = v;\n");
+    free(t);
+}
+
+static void else_blocks_holding_only_an_if_become_else_if(void **state)
+{
+    kb_init(&B, "elif", 32, 1, 1);
+    kf_type i32 = kf_type_scalar(KF_S_I32);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_I32, 1, true));
+    kf_val x = kb_param(&B, "x", i32);
+    kf_val c = kb_val(&B, i32, "cls");
+    kb_if(&B, kb_cmp(&B, KF_OP_LT, x, kb_const(&B, i32, 3)));
+    kb_mov(&B, c, kb_const(&B, i32, 1));
+    kb_mark(&B, KF_IR_ELSE);
+    kb_if(&B, kb_cmp(&B, KF_OP_LT, x, kb_const(&B, i32, 6)));
+    kb_mov(&B, c, kb_const(&B, i32, 2));
+    kb_mark(&B, KF_IR_ELSE);
+    kb_mov(&B, c, kb_const(&B, i32, 3));
+    kb_mark(&B, KF_IR_ENDIF);
+    kb_mark(&B, KF_IR_ENDIF);
+    kb_store(&B, o, kb_u32(&B, 0), c);
+    char *t = emit_opts(90, false, NULL);
+    assert_has(t, "    if (x < 3) {\n        cls = 1;\n    } else if (x < 6) {\n        cls = 2;\n    } else {\n"
+                  "        cls = 3;\n    }\n    o[0u] = cls;\n}\n");
+    free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(entry_point_has_launch_bounds_and_restrict_params),
+        cmocka_unit_test(shifts_past_the_width_go_through_helpers),
+        cmocka_unit_test(signed_division_and_wrapping_add_have_no_undefined_behaviour),
+        cmocka_unit_test(conversions_truncate_saturate_and_round_once),
+        cmocka_unit_test(short_circuit_and_is_an_if_on_the_left_operand),
+        cmocka_unit_test(continue_in_a_loop_with_latch_jumps_to_the_latch),
+        cmocka_unit_test(code_after_return_is_not_emitted),
+        cmocka_unit_test(vector_buffers_are_aligned_structs_loaded_whole),
+        cmocka_unit_test(warp_atomic_and_shared_builtins_map_to_cuda),
+        cmocka_unit_test(names_are_kept_sanitised_and_unique),
+        cmocka_unit_test(line_directives_precede_statements_of_a_new_source_line),
+        cmocka_unit_test(line_directive_repeats_when_one_source_line_spans_statements),
+        cmocka_unit_test(emission_is_deterministic),
+        cmocka_unit_test(unsupported_arch_is_a_diagnostic),
+        cmocka_unit_test(reserved_kernel_name_is_a_diagnostic),
+        cmocka_unit_test(unbalanced_markers_are_reported_not_crashed_on),
+        cmocka_unit_test(unused_results_are_not_emitted),
+        cmocka_unit_test(literals_round_trip),
+        cmocka_unit_test(operands_of_select_are_evaluated_on_every_lane),
+        cmocka_unit_test(vector_constructor_chains_become_one_brace_initialiser),
+        cmocka_unit_test(else_blocks_holding_only_an_if_become_else_if),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

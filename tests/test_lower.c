@@ -1,0 +1,680 @@
+/* Unit tests of ir/lower*.c and ir/print.c: typed ASTs (built here exactly
+ * as sema leaves them) lowered to core IR, checked instruction by
+ * instruction and through the printer. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+
+#include "interp.h"
+#include "kforge.h"
+#include "lower_ast.h"
+#include "numeric.h"
+
+/* ---- harness ------------------------------------------------------------ */
+
+typedef struct {
+    kf_arena arena;
+    kf_diags diags;
+    kf_ir_kernel *ks;
+    uint32_t nk;
+    kf_status st;
+} lowered;
+
+static lowered *L;
+
+static int setup(void **state)
+{
+    L = calloc(1, sizeof *L);
+    kf_arena_init(&L->arena);
+    T_arena = &L->arena;
+    T_line = 1;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    kf_diags_free(&L->diags);
+    kf_arena_free(&L->arena);
+    free(L);
+    return 0;
+}
+
+/* Lowers and links a module; asserts success. */
+static kf_ir_kernel *lower_ok(kf_node *module)
+{
+    kf_pass_ctx cx = {&L->arena, &L->diags, "t.kf", "", 0};
+    L->st = kf_lower(&cx, module, &L->ks, &L->nk);
+    if (L->diags.items.len) fprintf(stderr, "diag: %s\n", L->diags.items.data[0].msg);
+    assert_int_equal(L->st, KF_OK);
+    for (uint32_t i = 0; i < L->nk; i++) {
+        assert_true(kf_ir_link(&L->ks[i]));
+        if (getenv("KF_TEST_DUMP")) {
+            kf_buf b = {0};
+            kf_ir_print(&b, &L->ks[i]);
+            fputs(b.data, stderr);
+            kf_buf_free(&b);
+        }
+    }
+    return L->nk ? &L->ks[0] : NULL;
+}
+
+static inline uint32_t count_op(const kf_ir_kernel *k, kf_ir_op op)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < k->nins; i++) n += k->ins[i].op == op;
+    return n;
+}
+
+/* Index of the n-th instruction with op (from 0), or UINT32_MAX. */
+static inline uint32_t find_op(const kf_ir_kernel *k, kf_ir_op op, uint32_t nth)
+{
+    for (uint32_t i = 0; i < k->nins; i++)
+        if (k->ins[i].op == op && nth-- == 0) return i;
+    return UINT32_MAX;
+}
+
+static char *print_kernel(const kf_ir_kernel *k)
+{
+    kf_buf b = {0};
+    kf_ir_print(&b, k);
+    return kf_buf_take(&b);
+}
+
+
+/* ---- a tiny single-thread evaluator of integer IR ---------------------------
+ * Enough to check that control flow lowers to what the source means: ints
+ * wrap to their width (unsigned), buffers are per-parameter arrays with
+ * bounds checks, thread geometry reads 0. */
+
+#define EV_MEM 64
+typedef struct {
+    uint64_t mem[8][EV_MEM];   /* buffer of parameter p */
+    uint64_t arr[4][EV_MEM];
+    uint64_t args[8];          /* scalar arguments by parameter index */
+    uint32_t len[8];           /* buffer lengths */
+    bool fault;
+    uint32_t steps;
+} ev_t;
+
+static uint64_t ev_wrap(kf_type t, uint64_t v)
+{
+    unsigned w = 8u * kf_scalar_bytes[t.scalar];
+    if (t.scalar == KF_S_BOOL) return v & 1;
+    return w >= 64 ? v : v & ((UINT64_C(1) << w) - 1);
+}
+
+static int64_t ev_signed(kf_type t, uint64_t v)
+{
+    unsigned w = 8u * kf_scalar_bytes[t.scalar];
+    if (kf_scalar_class[t.scalar] == 'i' && w < 64 && ((v >> (w - 1)) & 1)) v |= ~UINT64_C(0) << w;
+    return (int64_t)v;
+}
+
+static uint64_t ev_binop(kf_op op, kf_type t, uint64_t a, uint64_t b, bool *fault)
+{
+    bool sg = kf_scalar_class[t.scalar] == 'i';
+    int64_t sa = ev_signed(t, a), sb = ev_signed(t, b);
+    switch (op) {
+    case KF_OP_ADD: return a + b;
+    case KF_OP_SUB: return a - b;
+    case KF_OP_MUL: return a * b;
+    case KF_OP_DIV: if (!b) { *fault = true; return 0; } return sg ? (uint64_t)(sa / sb) : a / b;
+    case KF_OP_REM: if (!b) { *fault = true; return 0; } return sg ? (uint64_t)(sa % sb) : a % b;
+    case KF_OP_AND: return a & b;
+    case KF_OP_OR: return a | b;
+    case KF_OP_XOR: return a ^ b;
+    case KF_OP_SHL: return b >= 64 ? 0 : a << b;
+    case KF_OP_SHR: return sg ? (uint64_t)(sa >> (b > 63 ? 63 : b)) : (b >= 64 ? 0 : a >> b);
+    case KF_OP_EQ: return a == b;
+    case KF_OP_NE: return a != b;
+    case KF_OP_LT: return sg ? sa < sb : a < b;
+    case KF_OP_LE: return sg ? sa <= sb : a <= b;
+    case KF_OP_GT: return sg ? sa > sb : a > b;
+    case KF_OP_GE: return sg ? sa >= sb : a >= b;
+    default: *fault = true; return 0;
+    }
+}
+
+static uint32_t ev_latch(const kf_ir_kernel *k, uint32_t loop)
+{
+    for (uint32_t i = loop; i < k->ins[loop].imm; i++)
+        if (k->ins[i].op == KF_IR_LATCH && k->ins[i].imm == loop) return i;
+    return (uint32_t)k->ins[loop].imm;
+}
+
+static uint64_t *ev_slot(ev_t *ev, const kf_ir_kernel *k, uint64_t *r, kf_val buf, uint64_t i)
+{
+    uint64_t p = r[buf];
+    if (p >= 8 || i >= ev->len[p]) {
+        ev->fault = true;
+        return NULL;
+    }
+    (void)k;
+    return &ev->mem[p][i];
+}
+
+/* Runs kernel k; false on a fault (bad op, out-of-bounds, runaway). */
+static bool ev_run(ev_t *ev, const kf_ir_kernel *k)
+{
+    uint64_t *r = calloc(k->nvals + 1, sizeof *r);
+    uint32_t pc = 0;
+    while (pc < k->nins && !ev->fault && ev->steps++ < 1000000) {
+        const kf_ir_ins *in = &k->ins[pc++];
+        const uint64_t *a0 = &r[in->a[0]], *a1 = &r[in->a[1]], *a2 = &r[in->a[2]];
+        kf_type dt = in->dst ? k->vals[in->dst].type : in->type;
+        uint64_t v = 0, *slot;
+        switch (in->op) {
+        case KF_IR_CONST: v = in->imm; break;
+        case KF_IR_PARAM: v = in->type.kind == KF_TK_BUFFER ? in->imm : ev->args[in->imm]; break;
+        case KF_IR_MOV: case KF_IR_CVT: case KF_IR_VIEW: v = *a0; break;
+        case KF_IR_BINOP: case KF_IR_CMP: v = ev_binop((kf_op)in->sub, in->type, *a0, *a1, &ev->fault); break;
+        case KF_IR_UNOP: v = in->sub == KF_OP_NOT ? !*a0 : in->sub == KF_OP_NEG ? 0 - *a0 : ~*a0; break;
+        case KF_IR_SELECT: v = *a0 ? *a1 : *a2; break;
+        case KF_IR_MATH:
+            if (in->sub == KF_BI_MIN) v = ev_binop(KF_OP_LT, in->type, *a0, *a1, &ev->fault) ? *a0 : *a1;
+            else if (in->sub == KF_BI_MAX) v = ev_binop(KF_OP_GT, in->type, *a0, *a1, &ev->fault) ? *a0 : *a1;
+            else ev->fault = true;
+            break;
+        case KF_IR_SREG: v = 0; break;
+        case KF_IR_LOAD: if ((slot = ev_slot(ev, k, r, in->a[0], *a1))) v = *slot; break;
+        case KF_IR_STORE: if ((slot = ev_slot(ev, k, r, in->a[0], *a1))) *slot = ev_wrap(in->type, *a2); continue;
+        case KF_IR_ALOAD: if (*a0 < EV_MEM && in->imm < 4) v = ev->arr[in->imm][*a0]; else ev->fault = true; break;
+        case KF_IR_ASTORE: if (*a0 < EV_MEM && in->imm < 4) ev->arr[in->imm][*a0] = *a1; else ev->fault = true; continue;
+        case KF_IR_IF: if (!*a0) pc = (uint32_t)in->imm + 1; continue;
+        case KF_IR_ELSE: pc = (uint32_t)in->imm + 1; continue;
+        case KF_IR_ENDLOOP: pc = (uint32_t)in->imm + 1; continue;
+        case KF_IR_BREAK: pc = (uint32_t)k->ins[in->imm].imm + 1; continue;
+        case KF_IR_CONTINUE: pc = ev_latch(k, (uint32_t)in->imm); continue;
+        case KF_IR_RET: pc = k->nins; continue;
+        case KF_IR_ENDIF: case KF_IR_LOOP: case KF_IR_LATCH: case KF_IR_NOP: case KF_IR_BARRIER: continue;
+        default: ev->fault = true; continue;
+        }
+        (void)a2;
+        if (in->dst) r[in->dst] = ev_wrap(dt, v);
+    }
+    free(r);
+    return !ev->fault && pc >= k->nins;
+}
+
+/* ---- saxpy --------------------------------------------------------------- */
+
+/* @schedule(block = 256, grid = cdiv(n, 256))
+ * kernel saxpy(a: f32, x: &[f32], y: &mut [f32], n: u32) {
+ *     let i = global_id.x;
+ *     if i < n { y[i] = a * x[i] + y[i]; } } */
+static kf_node *saxpy(void)
+{
+    kf_type f32 = T_(KF_S_F32), u32 = T_(KF_S_U32);
+    kf_node *a = t_param("a", f32), *x = t_param("x", TB(KF_S_F32, 1, false));
+    kf_node *y = t_param("y", TB(KF_S_F32, 1, true)), *n = t_param("n", u32);
+    T_line = 4;
+    kf_node *i = t_decl(KF_N_LET, "i", u32, t_geo(KF_BI_GLOBAL_ID, "x"));
+    T_line = 5;
+    kf_node *cond = t_bin(KF_OP_LT, T_(KF_S_BOOL), t_ref(i), t_ref(n));
+    T_line = 6;
+    kf_node *rhs = t_bin(KF_OP_ADD, f32, t_bin(KF_OP_MUL, f32, t_ref(a), t_index(t_ref(x), t_ref(i))),
+                         t_index(t_ref(y), t_ref(i)));
+    kf_node *st = t_assign(KF_OP_ASSIGN, t_index(t_ref(y), t_ref(i)), rhs);
+    kf_node *body = t_block(LIST(i, t_if(cond, t_block(st), NULL)));
+    T_line = 2;
+    kf_node *grid = t_call(KF_BI_CDIV, u32, LIST(t_ref(n), t_const(u32, 256)));
+    grid->is_const = false;
+    return t_module(t_kernel(t_const(T_(KF_S_UINT), 256), grid, "saxpy", LIST(a, x, y, n), body));
+}
+
+static void saxpy_prints_expected_ir(void **state)
+{
+    kf_ir_kernel *k = lower_ok(saxpy());
+    char *text = print_kernel(k);
+    const char *want =
+        "kernel saxpy(a: f32, x: &[f32] align 4, y: &mut [f32] align 4, n: u32) block(256, 1, 1) grid(cdiv(n, 256)) ; t.kf:2:5\n"
+        "  %1:f32 a = param 0                        ; t.kf:1:5\n"
+        "  %2:&[f32] x = param 1                     ; t.kf:1:5\n"
+        "  %3:&mut [f32] y = param 2                 ; t.kf:1:5\n"
+        "  %4:u32 n = param 3                        ; t.kf:1:5\n"
+        "  %5:u32 = sreg block_id.x                  ; t.kf:4:5\n"
+        "  %6:u32 = sreg block_dim.x                 ; t.kf:4:5\n"
+        "  %7:u32 = sreg thread_id.x                 ; t.kf:4:5\n"
+        "  %8:u32 = mul %5, %6                       ; t.kf:4:5\n"
+        "  %9:u32 i = add %8, %7                     ; t.kf:4:5\n"
+        "  %10:bool = cmp.lt.u32 %9, %4              ; t.kf:5:5\n"
+        "  if %10                                    ; t.kf:6:5\n"
+        "    %11:f32 = load %2[%9]                   ; t.kf:6:5\n"
+        "    %12:f32 = mul %1, %11                   ; t.kf:6:5\n"
+        "    %13:f32 = load %3[%9]                   ; t.kf:6:5\n"
+        "    %14:f32 = add %12, %13                  ; t.kf:6:5\n"
+        "    store %3[%9], %14                       ; t.kf:6:5\n"
+        "  endif                                     ; t.kf:6:5\n";
+    if (strcmp(text, want)) fprintf(stderr, "%s", text);
+    assert_string_equal(text, want);
+    free(text);
+}
+
+
+/* ---- helpers for the programs below --------------------------------------- */
+
+#define U32 T_(KF_S_U32)
+#define I32 T_(KF_S_I32)
+#define BOOL T_(KF_S_BOOL)
+#define UINT T_(KF_S_UINT)
+static kf_node *u(uint64_t v) { return t_const(U32, v); }
+static kf_node *store(kf_node *buf, kf_node *i, kf_node *v) { return t_assign(KF_OP_ASSIGN, t_index(t_ref(buf), i), v); }
+
+/* A use of an unrolled variable as sema leaves it: typed by its use, and
+ * marked constant with a value that is only right for one iteration. */
+static kf_node *uvar(kf_node *f, kf_type t)
+{
+    kf_node *n = t_ref(f);
+    n->type = t;
+    n->is_const = true;
+    n->cval.u = 99;
+    return n;
+}
+static kf_node *unroll(const char *v, uint64_t a, uint64_t b)
+{
+    kf_node *f = t_for(v, UINT, true, t_const(UINT, a), t_const(UINT, b), NULL);
+    f->is_const = true;
+    return f;
+}
+static kf_node *kernel1(const char *name, kf_node *params, kf_node *body)
+{
+    return t_module(t_kernel(NULL, NULL, name, params, t_block(body)));
+}
+
+/* ---- @unroll ----------------------------------------------------------------- */
+
+/* var a: u32[4];
+ * @unroll for t in 0 .. 4 { a[t] = t * 3; }
+ * @unroll for t in 0 .. 4 { out[t] = a[t]; } */
+static void unroll_expands_with_constant_indices(void **state)
+{
+    kf_node *out = t_param("out", TB(KF_S_U32, 1, true));
+    kf_node *a = t_decl(KF_N_VAR, "a", TA(KF_S_U32, 4, false), NULL);
+    kf_node *f1 = unroll("t", 0, 4), *f2 = unroll("t", 0, 4);
+    kf_node *prod = t_bin(KF_OP_MUL, U32, uvar(f1, U32), t_const(U32, 3));
+    prod->is_const = true;   /* sema: constant, value per iteration */
+    f1->d = t_block(t_assign(KF_OP_ASSIGN, t_index(t_ref(a), uvar(f1, U32)), prod));
+    f2->d = t_block(store(out, uvar(f2, U32), t_index(t_ref(a), uvar(f2, U32))));
+    kf_ir_kernel *k = lower_ok(kernel1("k", out, LIST(a, f1, f2)));
+    assert_int_equal(count_op(k, KF_IR_LOOP), 0);
+    assert_int_equal(count_op(k, KF_IR_ASTORE), 4);
+    assert_int_equal(count_op(k, KF_IR_STORE), 4);
+    assert_int_equal(count_op(k, KF_IR_BINOP), 0);   /* t * 3 folded per iteration */
+    for (uint32_t i = 0; i < 4; i++) {
+        const kf_ir_ins *st = &k->ins[find_op(k, KF_IR_ASTORE, i)];
+        const kf_ir_ins *idx = NULL, *val = NULL;
+        for (uint32_t j = 0; j < k->nins; j++) {
+            if (k->ins[j].dst == st->a[0]) idx = &k->ins[j];
+            if (k->ins[j].dst == st->a[1]) val = &k->ins[j];
+        }
+        assert_non_null(idx);
+        assert_non_null(val);
+        assert_int_equal(idx->op, KF_IR_CONST);
+        assert_int_equal(idx->imm, i);
+        assert_int_equal(val->op, KF_IR_CONST);
+        assert_int_equal(val->imm, 3 * i);
+    }
+    ev_t ev = {.len = {4}};
+    assert_true(ev_run(&ev, k));
+    for (int i = 0; i < 4; i++) assert_int_equal(ev.mem[0][i], 3 * i);
+}
+
+/* var s: u32 = 0;
+ * @unroll for t in 0 .. 8 { let v = x[t]; if v == 0 { continue; } if v == 7 { break; } s += v; }
+ * out[0] = s; */
+static void unroll_break_and_continue_follow_the_source(void **state)
+{
+    kf_node *x = t_param("x", TB(KF_S_U32, 1, false)), *out = t_param("out", TB(KF_S_U32, 1, true));
+    kf_node *s = t_decl(KF_N_VAR, "s", U32, u(0));
+    kf_node *f = unroll("t", 0, 8);
+    kf_node *v = t_decl(KF_N_LET, "v", U32, t_index(t_ref(x), uvar(f, U32)));
+    kf_node *c1 = t_if(t_bin(KF_OP_EQ, BOOL, t_ref(v), u(0)), t_block(t_node(KF_N_CONTINUE, kf_type_void())), NULL);
+    kf_node *c2 = t_if(t_bin(KF_OP_EQ, BOOL, t_ref(v), u(7)), t_block(t_node(KF_N_BREAK, kf_type_void())), NULL);
+    f->d = t_block(LIST(v, c1, c2, t_assign(KF_OP_ADD, t_ref(s), t_ref(v))));
+    kf_ir_kernel *k = lower_ok(kernel1("k", LIST(x, out), LIST(s, f, store(out, u(0), t_ref(s)))));
+    assert_int_equal(count_op(k, KF_IR_LOOP), 9);      /* whole expansion + one per iteration */
+    assert_int_equal(count_op(k, KF_IR_LATCH), 0);
+    assert_int_equal(count_op(k, KF_IR_CONTINUE), 0);
+    uint64_t xs[8] = {1, 0, 2, 0, 3, 7, 5, 5};
+    ev_t ev = {.len = {8, 1}};
+    memcpy(ev.mem[0], xs, sizeof xs);
+    assert_true(ev_run(&ev, k));
+    assert_int_equal(ev.mem[1][0], 1 + 2 + 3);
+    uint64_t ys[8] = {1, 0, 2, 0, 3, 4, 5, 6};   /* no break: every non-zero */
+    ev_t ev2 = {.len = {8, 1}};
+    memcpy(ev2.mem[0], ys, sizeof ys);
+    assert_true(ev_run(&ev2, k));
+    assert_int_equal(ev2.mem[1][0], 21);
+}
+
+/* ---- fn inlining ------------------------------------------------------------- */
+
+/* fn find(x: &[u32], n: u32, key: u32) -> u32 {
+ *     for i in 0 .. n { for j in 0 .. 2 { if x[i] + j == key { return i * 10 + j; } } }
+ *     return 999; }
+ * fn sq(a: u32) -> u32 { return a * a; }
+ * fn f(a: u32) -> u32 { return sq(a) + sq(a + 1); }
+ * kernel k(x: &[u32], out: &mut [u32], n: u32) {
+ *     out[0] = find(x, n, 5); out[1] = find(x, n, 100); out[2] = f(3); } */
+static void fn_calls_inline_with_early_returns(void **state)
+{
+    kf_node *fx = t_param("x", TB(KF_S_U32, 1, false)), *fn_ = t_param("n", U32), *fk = t_param("key", U32);
+    kf_node *fi = t_for("i", U32, false, u(0), t_ref(fn_), NULL);
+    kf_node *fj = t_for("j", U32, false, u(0), u(2), NULL);
+    kf_node *hit = t_bin(KF_OP_EQ, BOOL, t_bin(KF_OP_ADD, U32, t_index(t_ref(fx), t_ref(fi)), t_ref(fj)), t_ref(fk));
+    kf_node *ret = t_stmt(KF_N_RETURN, t_bin(KF_OP_ADD, U32, t_bin(KF_OP_MUL, U32, t_ref(fi), u(10)), t_ref(fj)));
+    fj->d = t_block(t_if(hit, t_block(ret), NULL));
+    fi->d = t_block(fj);
+    kf_node *find = t_fn("find", U32, LIST(fx, fn_, fk), t_block(LIST(fi, t_stmt(KF_N_RETURN, u(999)))));
+    kf_node *sa = t_param("a", U32);
+    kf_node *sq = t_fn("sq", U32, sa, t_block(t_stmt(KF_N_RETURN, t_bin(KF_OP_MUL, U32, t_ref(sa), t_ref(sa)))));
+    kf_node *pa = t_param("a", U32);
+    kf_node *f = t_fn("f", U32, pa, t_block(t_stmt(KF_N_RETURN, t_bin(KF_OP_ADD, U32, t_fcall(sq, t_ref(pa)),
+                                                                     t_fcall(sq, t_bin(KF_OP_ADD, U32, t_ref(pa), u(1)))))));
+    kf_node *x = t_param("x", TB(KF_S_U32, 1, false)), *out = t_param("out", TB(KF_S_U32, 1, true)), *n = t_param("n", U32);
+    kf_node *body = LIST(store(out, u(0), t_fcall(find, LIST(t_ref(x), t_ref(n), u(5)))),
+                         store(out, u(1), t_fcall(find, LIST(t_ref(x), t_ref(n), u(100)))),
+                         store(out, u(2), t_fcall(f, u(3))));
+    kf_node *kern = t_kernel(NULL, NULL, "k", LIST(x, out, n), t_block(body));
+    kf_ir_kernel *k = lower_ok(t_module(LIST(find, sq, f, kern)));
+    /* two calls of find: each a one-trip wrapper around its two loops */
+    assert_int_equal(count_op(k, KF_IR_LOOP), 2 * 3);
+    assert_int_equal(count_op(k, KF_IR_LATCH), 2 * 2);
+    assert_int_equal(count_op(k, KF_IR_PARAM), 3);
+    ev_t ev = {.len = {4, 3}, .args = {0, 0, 4}};
+    uint64_t xs[4] = {1, 2, 4, 9};
+    memcpy(ev.mem[0], xs, sizeof xs);
+    assert_true(ev_run(&ev, k));
+    assert_int_equal(ev.mem[1][0], 21);
+    assert_int_equal(ev.mem[1][1], 999);
+    assert_int_equal(ev.mem[1][2], 25);
+}
+
+/* ---- short-circuit -------------------------------------------------------------- */
+
+/* if i < n && x[i] > 2 { out[0] = 1; } else { out[0] = 2; }
+ * if i >= n || x[i] == 0 { out[1] = 1; } */
+static void short_circuit_evaluates_right_only_when_needed(void **state)
+{
+    kf_node *x = t_param("x", TB(KF_S_U32, 1, false)), *out = t_param("out", TB(KF_S_U32, 1, true));
+    kf_node *n = t_param("n", U32), *i = t_param("i", U32);
+    kf_node *c1 = t_bin(KF_OP_LAND, BOOL, t_bin(KF_OP_LT, BOOL, t_ref(i), t_ref(n)),
+                        t_bin(KF_OP_GT, BOOL, t_index(t_ref(x), t_ref(i)), u(2)));
+    kf_node *c2 = t_bin(KF_OP_LOR, BOOL, t_bin(KF_OP_GE, BOOL, t_ref(i), t_ref(n)),
+                        t_bin(KF_OP_EQ, BOOL, t_index(t_ref(x), t_ref(i)), u(0)));
+    kf_node *body = LIST(t_if(c1, t_block(store(out, u(0), u(1))), t_block(store(out, u(0), u(2)))),
+                         t_if(c2, t_block(store(out, u(1), u(1))), NULL));
+    kf_ir_kernel *k = lower_ok(kernel1("k", LIST(x, out, n, i), body));
+    /* each load sits inside the IF that tests the left operand */
+    for (uint32_t j = 0; j < 2; j++) {
+        uint32_t ld = find_op(k, KF_IR_LOAD, j);
+        assert_true(ld != UINT32_MAX);
+        uint32_t open = UINT32_MAX;
+        for (uint32_t q = 0; q < ld; q++)
+            if (k->ins[q].op == KF_IR_IF && k->ins[q].imm > ld) open = q;
+        assert_true(open != UINT32_MAX);
+    }
+    ev_t ev = {.len = {4, 2}, .args = {0, 0, 4, 5}};   /* i = 5 is out of bounds */
+    assert_true(ev_run(&ev, k));
+    assert_int_equal(ev.mem[1][0], 2);
+    assert_int_equal(ev.mem[1][1], 1);
+    ev_t ev2 = {.len = {4, 2}, .args = {0, 0, 4, 1}, .mem = {{0, 3}}};
+    assert_true(ev_run(&ev2, k));
+    assert_int_equal(ev2.mem[1][0], 1);
+    assert_int_equal(ev2.mem[1][1], 0);
+}
+
+/* ---- nested loops --------------------------------------------------------------- */
+
+/* var s: u32 = 0;
+ * for i in 0 .. 4 { for j in 0 .. 4 { if j == i { continue; } if j > 2 { break; } s += 1; } }
+ * var w: u32 = 0; while w < 10 { w += 3; if w == 6 { continue; } s += 100; } */
+static void break_and_continue_bind_to_the_innermost_loop(void **state)
+{
+    kf_node *out = t_param("out", TB(KF_S_U32, 1, true));
+    kf_node *s = t_decl(KF_N_VAR, "s", U32, u(0));
+    kf_node *fi = t_for("i", U32, false, u(0), u(4), NULL);
+    kf_node *fj = t_for("j", U32, false, u(0), u(4), NULL);
+    fj->d = t_block(LIST(t_if(t_bin(KF_OP_EQ, BOOL, t_ref(fj), t_ref(fi)), t_block(t_node(KF_N_CONTINUE, kf_type_void())), NULL),
+                         t_if(t_bin(KF_OP_GT, BOOL, t_ref(fj), u(2)), t_block(t_node(KF_N_BREAK, kf_type_void())), NULL),
+                         t_assign(KF_OP_ADD, t_ref(s), u(1))));
+    fi->d = t_block(fj);
+    kf_node *w = t_decl(KF_N_VAR, "w", U32, u(0));
+    kf_node *wl = t_while(t_bin(KF_OP_LT, BOOL, t_ref(w), u(10)),
+                          t_block(LIST(t_assign(KF_OP_ADD, t_ref(w), u(3)),
+                                       t_if(t_bin(KF_OP_EQ, BOOL, t_ref(w), u(6)), t_block(t_node(KF_N_CONTINUE, kf_type_void())), NULL),
+                                       t_assign(KF_OP_ADD, t_ref(s), u(100)))));
+    kf_ir_kernel *k = lower_ok(kernel1("k", out, LIST(s, fi, w, wl, store(out, u(0), t_ref(s)))));
+    uint32_t inner = find_op(k, KF_IR_LOOP, 1), c0 = find_op(k, KF_IR_CONTINUE, 0), b1 = find_op(k, KF_IR_BREAK, 1);
+    assert_int_equal(k->ins[c0].imm, inner);
+    assert_int_equal(k->ins[b1].imm, inner);
+    assert_int_equal(k->ins[find_op(k, KF_IR_CONTINUE, 1)].imm, find_op(k, KF_IR_LOOP, 2));
+    ev_t ev = {.len = {1}};
+    assert_true(ev_run(&ev, k));
+    assert_int_equal(ev.mem[0][0], 9 + 3 * 100);
+}
+
+/* ---- params, views, conversions, schedule ------------------------------------------- */
+
+/* kernel k(n: u32, x: &[f32], y: &mut [f32], b: &[u8]) {
+ *     let x4 = x as &[f32x4]; let v = x4[n]; y[n] = v.x + (n as f32); } */
+static void params_in_order_and_align_follows_views(void **state)
+{
+    kf_type f32 = T_(KF_S_F32), f32x4 = TV(KF_S_F32, 4);
+    kf_node *n = t_param("n", U32), *x = t_param("x", TB(KF_S_F32, 1, false));
+    kf_node *y = t_param("y", TB(KF_S_F32, 1, true)), *b = t_param("b", TB(KF_S_U8, 1, false));
+    kf_node *x4 = t_decl(KF_N_LET, "x4", TB(KF_S_F32, 4, false), t_cast(t_ref(x), TB(KF_S_F32, 4, false)));
+    kf_node *v = t_decl(KF_N_LET, "v", f32x4, t_index(t_ref(x4), t_ref(n)));
+    kf_node *sum = t_bin(KF_OP_ADD, f32, t_member(t_ref(v), "x", f32), t_cast(t_ref(n), f32));
+    kf_ir_kernel *k = lower_ok(kernel1("k", LIST(n, x, y, b), LIST(x4, v, store(y, t_ref(n), sum))));
+    assert_int_equal(k->nparams, 4);
+    for (uint32_t i = 0; i < 4; i++) {
+        assert_int_equal(k->ins[i].op, KF_IR_PARAM);
+        assert_int_equal(k->ins[i].imm, i);
+        assert_true(kf_type_eq(k->vals[k->ins[i].dst].type, k->params[i].type));
+    }
+    assert_string_equal(k->params[1].name, "x");
+    assert_int_equal(k->params[0].align, 4);   /* scalar: its size */
+    assert_int_equal(k->params[1].align, 16);  /* read as f32x4 through the view */
+    assert_int_equal(k->params[2].align, 4);
+    assert_int_equal(k->params[3].align, 1);   /* never accessed: its element size */
+    assert_int_equal(count_op(k, KF_IR_VIEW), 1);
+    assert_int_equal(count_op(k, KF_IR_CVT), 1);
+    const kf_ir_ins *cvt = &k->ins[find_op(k, KF_IR_CVT, 0)];
+    assert_int_equal(cvt->type.scalar, KF_S_F32);
+    assert_int_equal(k->vals[cvt->a[0]].type.scalar, KF_S_U32);
+    const kf_ir_ins *ld = &k->ins[find_op(k, KF_IR_LOAD, 0)];
+    assert_true(kf_type_eq(ld->type, f32x4));
+    assert_int_equal(k->vals[ld->a[0]].type.lanes, 4);
+    assert_string_equal(k->vals[ld->dst].name, "v");
+}
+
+/* `e as T` with e already T is no instruction; every other `as` is one CVT. */
+static void casts_are_explicit_cvts(void **state)
+{
+    kf_node *out = t_param("out", TB(KF_S_F32, 1, true)), *n = t_param("n", U32), *h = t_param("h", T_(KF_S_F16));
+    kf_node *e = t_bin(KF_OP_ADD, T_(KF_S_F32), t_cast(t_cast(t_ref(n), U32), T_(KF_S_F32)), t_cast(t_ref(h), T_(KF_S_F32)));
+    kf_node *i = t_cast(t_cast(t_ref(n), I32), U32);
+    kf_ir_kernel *k = lower_ok(kernel1("k", LIST(out, n, h), store(out, i, e)));
+    assert_int_equal(count_op(k, KF_IR_CVT), 4);
+    for (uint32_t j = 0; j < 4; j++) {
+        const kf_ir_ins *c = &k->ins[find_op(k, KF_IR_CVT, j)];
+        assert_false(kf_type_eq(c->type, k->vals[c->a[0]].type));
+    }
+}
+
+static void schedule_is_copied(void **state)
+{
+    kf_node *n = t_param("n", U32), *m = t_param("m", U32);
+    kf_node *blk = t_node(KF_N_TUPLE, kf_type_void());
+    blk->a = LIST(t_const(UINT, 16), t_const(UINT, 8));
+    kf_node *grid = t_node(KF_N_TUPLE, kf_type_void());
+    kf_node *g0 = t_call(KF_BI_CDIV, U32, LIST(t_ref(n), u(16))), *g1 = t_ref(m);
+    grid->a = LIST(g0, g1);
+    kf_node *k1 = t_kernel(blk, grid, "tiled", LIST(n, m), t_block(NULL));
+    kf_node *k2 = t_kernel(NULL, NULL, "plain", NULL, t_block(NULL));
+    k1->next = k2;
+    lower_ok(t_module(k1));
+    assert_int_equal(L->nk, 2);
+    const kf_schedule *s = &L->ks[0].sched;
+    assert_int_equal(s->block[0], 16);
+    assert_int_equal(s->block[1], 8);
+    assert_int_equal(s->block[2], 1);
+    assert_int_equal(s->ngrid, 2);
+    assert_ptr_equal(s->grid[0], g0);
+    assert_ptr_equal(s->grid[1], g1);
+    assert_string_equal(L->ks[1].name, "plain");
+    assert_int_equal(L->ks[1].sched.ngrid, 0);
+    assert_int_equal(L->ks[1].nparams, 0);
+    char *text = print_kernel(&L->ks[0]);
+    assert_non_null(strstr(text, "kernel tiled(n: u32, m: u32) block(16, 8, 1) grid(cdiv(n, 16), m)"));
+    free(text);
+}
+
+/* ---- builtins -------------------------------------------------------------------- */
+
+static void warp_reductions_are_xor_butterflies(void **state)
+{
+    kf_type f32 = T_(KF_S_F32), f32x2 = TV(KF_S_F32, 2);
+    kf_node *v = t_param("v", f32), *w = t_param("w", f32x2);
+    kf_node *out = t_param("out", TB(KF_S_F32, 1, true)), *out2 = t_param("out2", TB(KF_S_F32, 2, true));
+    kf_node *body = LIST(store(out, u(0), t_call(KF_BI_WARP_SUM, f32, t_ref(v))),
+                         store(out2, u(0), t_call(KF_BI_WARP_MAX, f32x2, t_ref(w))));
+    kf_ir_kernel *k = lower_ok(kernel1("k", LIST(v, w, out, out2), body));
+    assert_int_equal(count_op(k, KF_IR_SHFL), 5 + 2 * 5);
+    static const uint64_t masks[5] = {16, 8, 4, 2, 1};
+    for (uint32_t j = 0; j < 15; j++) {
+        const kf_ir_ins *s = &k->ins[find_op(k, KF_IR_SHFL, j)];
+        assert_int_equal(s->sub, KF_BI_SHFL_XOR);
+        assert_int_equal(k->vals[s->a[0]].type.kind, KF_TK_SCALAR);
+        uint32_t step = j < 5 ? j : (j - 5) / 2;
+        for (uint32_t q = 0; q < k->nins; q++)
+            if (k->ins[q].dst == s->a[1]) assert_int_equal(k->ins[q].imm, masks[step]);
+    }
+    assert_int_equal(count_op(k, KF_IR_BINOP), 5);
+    assert_int_equal(count_op(k, KF_IR_MATH), 5);
+    for (uint32_t j = 0; j < 5; j++) assert_int_equal(k->ins[find_op(k, KF_IR_MATH, j)].sub, KF_BI_MAX);
+}
+
+/* cdiv(a, b) for signed and unsigned operands, against exact ceilings. */
+static void cdiv_rounds_toward_positive_infinity(void **state)
+{
+    kf_node *a = t_param("a", I32), *b = t_param("b", I32), *c = t_param("c", U32), *d = t_param("d", U32);
+    kf_node *out = t_param("out", TB(KF_S_I32, 1, true)), *outu = t_param("outu", TB(KF_S_U32, 1, true));
+    kf_node *body = LIST(store(out, u(0), t_call(KF_BI_CDIV, I32, LIST(t_ref(a), t_ref(b)))),
+                         store(outu, u(0), t_call(KF_BI_CDIV, U32, LIST(t_ref(c), t_ref(d)))));
+    kf_ir_kernel *k = lower_ok(kernel1("k", LIST(a, b, c, d, out, outu), body));
+    static const int64_t cases[][3] = {{7, 2, 4}, {-7, 2, -3}, {7, -2, -3}, {-7, -2, 4}, {6, 3, 2},
+                                       {-6, 3, -2}, {0, 5, 0}, {INT32_MIN, -1, INT32_MIN}, {INT32_MAX, 2, 0x40000000}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        ev_t ev = {.len = {0, 0, 0, 0, 1, 1}};
+        ev.args[0] = (uint32_t)cases[i][0];
+        ev.args[1] = (uint32_t)cases[i][1];
+        ev.args[2] = 0xffffffffu;
+        ev.args[3] = 2;
+        ev.mem[0][0] = 0;
+        /* buffers are params 4 and 5 */
+        ev.len[4] = ev.len[5] = 1;
+        assert_true(ev_run(&ev, k));
+        assert_int_equal((int32_t)ev.mem[4][0], (int32_t)cases[i][2]);
+        assert_int_equal(ev.mem[5][0], 0x80000000u);
+    }
+}
+
+/* var v: f32x4 = f32x4(a, a, b, b); v.y = b; out[0] = v; */
+static void vectors_build_with_splat_and_insert(void **state)
+{
+    kf_type f32 = T_(KF_S_F32), f32x4 = TV(KF_S_F32, 4);
+    kf_node *a = t_param("a", f32), *b = t_param("b", f32), *out = t_param("out", TB(KF_S_F32, 4, true));
+    kf_node *ctor = t_node(KF_N_CALL, f32x4);
+    ctor->a = t_node(KF_N_TYPE, f32x4);
+    ctor->b = LIST(t_ref(a), t_ref(a), t_ref(b), t_ref(b));
+    kf_node *v = t_decl(KF_N_VAR, "v", f32x4, ctor);
+    kf_node *body = LIST(v, t_assign(KF_OP_ASSIGN, t_member(t_ref(v), "y", f32), t_ref(b)), store(out, u(0), t_ref(v)));
+    kf_ir_kernel *k = lower_ok(kernel1("k", LIST(a, b, out), body));
+    assert_int_equal(count_op(k, KF_IR_SPLAT), 1);
+    assert_int_equal(count_op(k, KF_IR_INSERT), 4);
+    const kf_ir_ins *last = &k->ins[find_op(k, KF_IR_INSERT, 3)];
+    assert_int_equal(last->imm, 1);
+    assert_int_equal(last->dst, last->a[0]);
+    assert_string_equal(k->vals[last->dst].name, "v");
+}
+
+/* ---- through the interpreter --------------------------------------------------- */
+
+static kf_interp_arg buf_arg(void *data, size_t bytes)
+{
+    return (kf_interp_arg){.is_buffer = true, .data = data, .bytes = bytes};
+}
+
+/* @schedule(block = 64)
+ * kernel reduce(x: &[f32], out: &mut [f32], hx: &[f16x2], hy: &mut [f16x2]) {
+ *     shared part: f32[2];
+ *     let v = x[global_id.x];
+ *     let s = warp_sum(v);
+ *     if lane_id == 0 { part[warp_id] = s; }
+ *     barrier();
+ *     if thread_id.x == 0 { out[0] = part[0] + part[1]; }
+ *     hy[thread_id.x] = shfl_xor(hx[thread_id.x], 1); } */
+static void block_reduction_runs_on_the_interpreter(void **state)
+{
+    kf_type f32 = T_(KF_S_F32), h2 = TV(KF_S_F16, 2);
+    kf_node *x = t_param("x", TB(KF_S_F32, 1, false)), *out = t_param("out", TB(KF_S_F32, 1, true));
+    kf_node *hx = t_param("hx", TB(KF_S_F16, 2, false)), *hy = t_param("hy", TB(KF_S_F16, 2, true));
+    kf_node *part = t_decl(KF_N_SHARED, "part", TA(KF_S_F32, 2, true), NULL);
+    kf_node *v = t_decl(KF_N_LET, "v", f32, t_index(t_ref(x), t_geo(KF_BI_GLOBAL_ID, "x")));
+    kf_node *sm = t_decl(KF_N_LET, "s", f32, t_call(KF_BI_WARP_SUM, f32, t_ref(v)));
+    kf_node *first = t_if(t_bin(KF_OP_EQ, BOOL, t_builtin(KF_BI_LANE_ID, U32), u(0)),
+                          t_block(t_assign(KF_OP_ASSIGN, t_index(t_ref(part), t_builtin(KF_BI_WARP_ID, U32)), t_ref(sm))), NULL);
+    kf_node *bar = t_stmt(KF_N_EXPR, t_call(KF_BI_BARRIER, kf_type_void(), NULL));
+    kf_node *tot = t_bin(KF_OP_ADD, f32, t_index(t_ref(part), u(0)), t_index(t_ref(part), u(1)));
+    kf_node *fin = t_if(t_bin(KF_OP_EQ, BOOL, t_geo(KF_BI_THREAD_ID, "x"), u(0)), t_block(store(out, u(0), tot)), NULL);
+    kf_node *sh = store(hy, t_geo(KF_BI_THREAD_ID, "x"),
+                        t_call(KF_BI_SHFL_XOR, h2, LIST(t_index(t_ref(hx), t_geo(KF_BI_THREAD_ID, "x")), u(1))));
+    kf_node *kern = t_kernel(t_const(UINT, 64), NULL, "reduce", LIST(x, out, hx, hy), t_block(LIST(part, v, sm, first, bar, fin, sh)));
+    kf_ir_kernel *k = lower_ok(t_module(kern));
+    assert_int_equal(k->narrays, 1);
+    assert_true(k->arrays[0].type.flags & KF_TF_SHARED);
+    assert_int_equal(k->params[2].align, 4);
+    float xs[64], o = 0;
+    uint16_t hin[128], hout[128];
+    for (int i = 0; i < 64; i++) xs[i] = (float)i;
+    for (int i = 0; i < 128; i++) hin[i] = kf_f16_from_double(i * 0.5);
+    kf_interp_arg args[4] = {buf_arg(xs, sizeof xs), buf_arg(&o, sizeof o), buf_arg(hin, sizeof hin), buf_arg(hout, sizeof hout)};
+    kf_interp_launch launch = {{1, 1, 1}, {64, 1, 1}};
+    kf_error err = {0};
+    kf_status st = kf_interp_run(k, args, 4, &launch, NULL, &err);
+    if (st) fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(st, KF_OK);
+    assert_true(o == 2016.0f);
+    for (int t = 0; t < 64; t++) {
+        assert_int_equal(hout[2 * t], hin[2 * (t ^ 1)]);
+        assert_int_equal(hout[2 * t + 1], hin[2 * (t ^ 1) + 1]);
+    }
+    kf_error_clear(&err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(saxpy_prints_expected_ir, setup, teardown),
+        cmocka_unit_test_setup_teardown(unroll_expands_with_constant_indices, setup, teardown),
+        cmocka_unit_test_setup_teardown(unroll_break_and_continue_follow_the_source, setup, teardown),
+        cmocka_unit_test_setup_teardown(fn_calls_inline_with_early_returns, setup, teardown),
+        cmocka_unit_test_setup_teardown(short_circuit_evaluates_right_only_when_needed, setup, teardown),
+        cmocka_unit_test_setup_teardown(break_and_continue_bind_to_the_innermost_loop, setup, teardown),
+        cmocka_unit_test_setup_teardown(params_in_order_and_align_follows_views, setup, teardown),
+        cmocka_unit_test_setup_teardown(casts_are_explicit_cvts, setup, teardown),
+        cmocka_unit_test_setup_teardown(schedule_is_copied, setup, teardown),
+        cmocka_unit_test_setup_teardown(warp_reductions_are_xor_butterflies, setup, teardown),
+        cmocka_unit_test_setup_teardown(cdiv_rounds_toward_positive_infinity, setup, teardown),
+        cmocka_unit_test_setup_teardown(vectors_build_with_splat_and_insert, setup, teardown),
+        cmocka_unit_test_setup_teardown(block_reduction_runs_on_the_interpreter, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

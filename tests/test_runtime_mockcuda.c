@@ -1,0 +1,448 @@
+/* The CUDA backend's host side, in CI, without a GPU: libcuda is replaced by
+ * tests/mock/mock_cuda.c (host memory, a fake linker, a host saxpy) through
+ * KF_LIBCUDA, while NVRTC is the real one. Checks the driver table, device
+ * properties, buffers, CUDA-C -> NVRTC -> link -> load, loaded PTX, the
+ * memory and disk caches (including a corrupt entry rebuilt with a
+ * warning), argument packing, every dispatch mode, launch records, and
+ * driver errors carrying the API name, error name and JIT log. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "device.h"
+#include "nvrtc.h"
+#include "runtime_test_ir.h"
+
+#define MOCK KF_BINARY_DIR "/tests/libkf_mockcuda.so"
+
+typedef struct {
+    unsigned grid[3], block[3], shared;
+    char name[128];
+    int nlaunches;
+} mock_launch;
+
+static const mock_launch *(*last_launch)(void);
+static int (*live_allocs)(void);
+static kf_device *dev;
+static char cache_dir[64];
+
+static int group_setup(void **state)
+{
+    setenv("KF_LIBCUDA", MOCK, 1);
+    snprintf(cache_dir, sizeof cache_dir, "/tmp/kf-mock-cache-XXXXXX");
+    if (!mkdtemp(cache_dir)) return -1;
+    setenv("KFORGE_CACHE_DIR", cache_dir, 1);
+    void *h = dlopen(MOCK, RTLD_NOW);
+    if (!h) return -1;
+    *(void **)&last_launch = dlsym(h, "mock_last_launch");
+    *(void **)&live_allocs = dlsym(h, "mock_live_allocs");
+    kf_error e = {0};
+    if (kf_device_open(KF_BACKEND_CUDA, 0, &dev, &e) != KF_OK) {
+        fprintf(stderr, "%s\n", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    kf_device_close(dev);
+    kf_cache_clear(true, NULL, NULL);
+    rmdir(cache_dir);
+    return 0;
+}
+
+static const char *saxpy_cu =
+    "extern \"C\" __global__ void saxpy(float a, const float *x, float *y, unsigned n) {\n"
+    "    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n) y[i] = a * x[i] + y[i];\n"
+    "}\n";
+
+static const kf_ir_param saxpy_params[4] = {
+    {"a", {KF_TK_SCALAR, KF_S_F32, 1, 0, 0}, {0}, 0},
+    {"x", {KF_TK_BUFFER, KF_S_F32, 1, 0, 0}, {0}, 4},
+    {"y", {KF_TK_BUFFER, KF_S_F32, 1, KF_TF_MUT, 0}, {0}, 4},
+    {"n", {KF_TK_SCALAR, KF_S_U32, 1, 0, 0}, {0}, 0},
+};
+
+static kf_status make_raw(kf_src_kind kind, const char *src, const char *entry, bool uncached, kf_pipeline **p,
+                          kf_error *e)
+{
+    kf_raw_kernel rk = {kind, src, entry, saxpy_params, 4, {128, 1, 1}, 0, uncached};
+    return kf_pipeline_create_raw(dev, &rk, p, e);
+}
+
+enum { N = 1000 };
+
+typedef struct {
+    kf_buffer *x, *y;
+    kf_arg a[4];
+} vecs;
+
+static void vecs_make(vecs *v, float alpha, uint32_t n)
+{
+    kf_error e = {0};
+    float hx[N], hy[N];
+    for (int i = 0; i < N; i++) hx[i] = (float)i, hy[i] = 1.0f;
+    assert_int_equal(kf_buffer_create(dev, kf_type_scalar(KF_S_F32), N, &v->x, &e), KF_OK);
+    assert_int_equal(kf_buffer_create(dev, kf_type_scalar(KF_S_F32), N, &v->y, &e), KF_OK);
+    assert_int_equal(kf_buffer_upload(v->x, hx, sizeof hx, &e), KF_OK);
+    assert_int_equal(kf_buffer_upload(v->y, hy, sizeof hy, &e), KF_OK);
+    float fa = alpha;
+    v->a[0] = (kf_arg){.value = {.type = kf_type_scalar(KF_S_F32)}};
+    memcpy(&v->a[0].value.lane[0], &fa, 4);
+    v->a[1] = (kf_arg){.buf = v->x};
+    v->a[2] = (kf_arg){.buf = v->y};
+    v->a[3] = (kf_arg){.value = {.type = kf_type_scalar(KF_S_U32), .lane = {n}}};
+}
+
+static void vecs_check(vecs *v, float alpha, uint32_t n, int times)
+{
+    kf_error e = {0};
+    float hy[N];
+    assert_int_equal(kf_buffer_download(v->y, hy, sizeof hy, &e), KF_OK);
+    for (uint32_t i = 0; i < N; i++) {
+        float want = i < n ? 1.0f + (float)times * alpha * (float)i : 1.0f;
+        if (hy[i] != want) fail_msg("y[%u] = %g, want %g", i, hy[i], want);
+    }
+}
+
+static void vecs_free(vecs *v)
+{
+    kf_buffer_destroy(v->x);
+    kf_buffer_destroy(v->y);
+}
+
+static void device_reports_driver_properties(void **state)
+{
+    kf_device_props p;
+    kf_device_props_get(dev, &p);
+    assert_string_equal(p.name, "Mock GPU");
+    assert_int_equal(p.sm_count, 4);
+    assert_int_equal(p.cc_major, 9);
+    assert_int_equal(p.arch, 90);
+    assert_int_equal(p.max_block[2], 64);
+    assert_int_equal(p.max_grid[0], 2147483647);
+    assert_int_equal(p.shared_per_block_optin, 232448);
+    assert_int_equal(p.driver_version, 13000);
+    assert_int_equal(p.nvrtc_version, kf_nvrtc_version());
+    int n, v;
+    kf_error e = {0};
+    assert_int_equal(kf_cuda_device_count(&n, &v, &e), KF_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(v, 13000);
+}
+
+static void missing_ordinal_is_device_error(void **state)
+{
+    kf_device *d = (kf_device *)1;
+    kf_error e = {0};
+    assert_int_equal(kf_device_open(KF_BACKEND_PTX, 3, &d, &e), KF_ERR_DEVICE);
+    assert_null(d);
+    assert_non_null(strstr(e.msg, "GPU 3 does not exist (this machine has 1; use 0..0)"));
+}
+
+static void buffers_round_trip_and_are_freed(void **state)
+{
+    int before = live_allocs();
+    kf_buffer *b, *v;
+    kf_error e = {0};
+    assert_int_equal(kf_buffer_create(dev, kf_type_scalar(KF_S_U16), 64, &b, &e), KF_OK);
+    assert_int_equal(live_allocs(), before + 1);
+    uint16_t in[64], out[64];
+    for (int i = 0; i < 64; i++) in[i] = (uint16_t)(i * 1000);
+    assert_int_equal(kf_buffer_download(b, out, sizeof out, &e), KF_OK);
+    for (int i = 0; i < 64; i++) assert_int_equal(out[i], 0);
+    assert_int_equal(kf_buffer_upload(b, in, sizeof in, &e), KF_OK);
+    assert_int_equal(kf_buffer_view(b, 10, 4, &v, &e), KF_OK);
+    assert_int_equal(kf_buffer_download(v, out, 8, &e), KF_OK);
+    assert_int_equal(out[0], 10000);
+    assert_int_equal(out[3], 13000);
+    kf_buffer_destroy(b);
+    assert_int_equal(live_allocs(), before + 1);   /* the view keeps it */
+    kf_buffer_destroy(v);
+    assert_int_equal(live_allocs(), before);
+}
+
+static void raw_cuda_c_builds_and_launches(void **state)
+{
+    kf_pipeline *p;
+    kf_error e = {0};
+    if (make_raw(KF_SRC_CUDA, saxpy_cu, "saxpy", true, &p, &e) != KF_OK) fail_msg("%s", e.msg);
+    assert_int_equal(kf_pipeline_origin(p), KF_FROM_BUILD);
+    vecs v;
+    vecs_make(&v, 2.0f, 777);
+    kf_launch l = {.count = 777};
+    assert_int_equal(kf_dispatch(p, v.a, 4, &l, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+    const mock_launch *ml = last_launch();
+    assert_string_equal(ml->name, "saxpy");
+    assert_int_equal(ml->grid[0], 7);   /* cdiv(777, 128) */
+    assert_int_equal(ml->block[0], 128);
+    vecs_check(&v, 2.0f, 777, 1);
+    vecs_free(&v);
+    kf_pipeline_destroy(p);
+}
+
+static void loaded_ptx_needs_no_nvrtc(void **state)
+{
+    char *ptx;
+    kf_error e = {0};
+    assert_int_equal(kf_nvrtc_compile(saxpy_cu, "saxpy.cu", 90, false, &ptx, NULL, &e), KF_OK);
+    kf_pipeline *p;
+    assert_int_equal(make_raw(KF_SRC_PTX, ptx, "saxpy", false, &p, &e), KF_OK);
+    free(ptx);
+    vecs v;
+    vecs_make(&v, -1.0f, N);
+    kf_launch l = {.count = N};
+    assert_int_equal(kf_dispatch(p, v.a, 4, &l, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+    vecs_check(&v, -1.0f, N, 1);
+    vecs_free(&v);
+    kf_pipeline_destroy(p);
+}
+
+static int count_entries(void)
+{
+    DIR *d = opendir(cache_dir);
+    int n = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d))) n += strstr(de->d_name, ".kfc") != NULL;
+    if (d) closedir(d);
+    return n;
+}
+
+static void cache_serves_memory_then_disk_and_rebuilds_corrupt(void **state)
+{
+    kf_cache_clear(true, NULL, NULL);
+    kf_pipeline *p1, *p2, *p3, *p4;
+    kf_error e = {0};
+    assert_int_equal(make_raw(KF_SRC_CUDA, saxpy_cu, "saxpy", false, &p1, &e), KF_OK);
+    assert_int_equal(kf_pipeline_origin(p1), KF_FROM_BUILD);
+    assert_int_equal(count_entries(), 1);
+    assert_int_equal(make_raw(KF_SRC_CUDA, saxpy_cu, "saxpy", false, &p2, &e), KF_OK);
+    assert_int_equal(kf_pipeline_origin(p2), KF_FROM_MEMORY);
+    kf_cache_clear(false, NULL, NULL);
+    assert_int_equal(make_raw(KF_SRC_CUDA, saxpy_cu, "saxpy", false, &p3, &e), KF_OK);
+    assert_int_equal(kf_pipeline_origin(p3), KF_FROM_DISK);
+    assert_null(kf_pipeline_warning(p3));
+    /* Corrupt the entry on disk: detected, warned about, rebuilt. */
+    kf_cache_clear(false, NULL, NULL);
+    DIR *d = opendir(cache_dir);
+    struct dirent *de;
+    char path[512] = "";
+    while ((de = readdir(d)))
+        if (strstr(de->d_name, ".kfc")) snprintf(path, sizeof path, "%s/%s", cache_dir, de->d_name);
+    closedir(d);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    fseek(f, 100, SEEK_SET);
+    fputc('#', f);
+    fclose(f);
+    assert_int_equal(make_raw(KF_SRC_CUDA, saxpy_cu, "saxpy", false, &p4, &e), KF_OK);
+    assert_int_equal(kf_pipeline_origin(p4), KF_FROM_BUILD);
+    assert_non_null(kf_pipeline_warning(p4));
+    assert_non_null(strstr(kf_pipeline_warning(p4), "payload checksum mismatch"));
+    uint64_t good, bad;
+    assert_int_equal(kf_cache_verify(false, &good, &bad, NULL, &e), KF_OK);
+    assert_int_equal(good, 1);
+    assert_int_equal(bad, 0);
+    kf_pipeline_destroy(p1);
+    kf_pipeline_destroy(p2);
+    kf_pipeline_destroy(p3);
+    kf_pipeline_destroy(p4);
+}
+
+static void async_plan_and_bare_launches(void **state)
+{
+    kf_pipeline *p;
+    kf_error e = {0};
+    assert_int_equal(make_raw(KF_SRC_CUDA, saxpy_cu, "saxpy", false, &p, &e), KF_OK);
+    vecs v;
+    vecs_make(&v, 1.0f, N);
+    kf_launch l = {.count = N};
+    for (int i = 0; i < 3; i++) assert_int_equal(kf_dispatch(p, v.a, 4, &l, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    kf_plan *plan;
+    assert_int_equal(kf_plan_create(p, v.a, 4, &l, &plan, &e), KF_OK);
+    int n0 = last_launch()->nlaunches;
+    uint64_t a0 = kf_rt_alloc_count();
+    for (int i = 0; i < 5; i++) assert_int_equal(kf_plan_launch(plan, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    assert_int_equal(kf_rt_alloc_count(), a0);
+    assert_int_equal(last_launch()->nlaunches, n0 + 5);
+    double us = -1;
+    assert_int_equal(kf_plan_bench_bare(plan, 2, &us, &e), KF_OK);
+    assert_true(us >= 0);
+    assert_int_equal(kf_device_sync(dev, &e), KF_OK);
+    vecs_check(&v, 1.0f, N, 3 + 5 + 2);
+    kf_plan_destroy(plan);
+    vecs_free(&v);
+    kf_pipeline_destroy(p);
+}
+
+static void explicit_launch_and_dynamic_shared_reach_the_driver(void **state)
+{
+    kf_pipeline *p;
+    kf_error e = {0};
+    assert_int_equal(make_raw(KF_SRC_CUDA, saxpy_cu, "saxpy", false, &p, &e), KF_OK);
+    vecs v;
+    vecs_make(&v, 1.0f, N);
+    kf_launch l = {.grid = {2, 3, 4}, .block = {8, 4, 2}, .dyn_shared = 65536};
+    assert_int_equal(kf_dispatch(p, v.a, 4, &l, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+    const mock_launch *ml = last_launch();
+    assert_int_equal(ml->grid[1], 3);
+    assert_int_equal(ml->grid[2], 4);
+    assert_int_equal(ml->block[1], 4);
+    assert_int_equal(ml->block[2], 2);
+    assert_int_equal(ml->shared, 65536);   /* accepted: the pipeline opted in past 48 KiB */
+    l.dyn_shared = 232449;
+    assert_int_equal(kf_dispatch(p, v.a, 4, &l, KF_DISPATCH_SYNC, NULL, &e), KF_ERR_USAGE);
+    assert_non_null(strstr(e.msg, "max_shared_per_block = 232448 bytes (Mock GPU)"));
+    vecs_free(&v);
+    kf_pipeline_destroy(p);
+}
+
+static void timed_dispatch_and_copy(void **state)
+{
+    kf_pipeline *p;
+    kf_error e = {0};
+    assert_int_equal(make_raw(KF_SRC_CUDA, saxpy_cu, "saxpy", false, &p, &e), KF_OK);
+    vecs v;
+    vecs_make(&v, 1.0f, N);
+    kf_launch l = {.count = N};
+    float ms = -1;
+    assert_int_equal(kf_dispatch(p, v.a, 4, &l, KF_DISPATCH_TIMED, &ms, &e), KF_OK);
+    assert_true(ms > 0);
+    ms = -1;
+    assert_int_equal(kf_buffer_copy(v.y, v.x, 16, KF_DISPATCH_TIMED, &ms, &e), KF_OK);
+    assert_true(ms > 0);
+    float got[4];
+    assert_int_equal(kf_buffer_download(v.y, got, sizeof got, &e), KF_OK);
+    assert_true(got[3] == 3.0f);
+    assert_int_equal(kf_buffer_copy(v.y, v.x, 8 * N, KF_DISPATCH_SYNC, NULL, &e), KF_ERR_USAGE);
+    assert_non_null(strstr(e.msg, "does not fit"));
+    vecs_free(&v);
+    kf_pipeline_destroy(p);
+}
+
+static void missing_entry_names_the_driver_call(void **state)
+{
+    kf_pipeline *p = (kf_pipeline *)1;
+    kf_error e = {0};
+    assert_int_equal(make_raw(KF_SRC_CUDA, saxpy_cu, "nosuch", true, &p, &e), KF_ERR_DEVICE);
+    assert_null(p);
+    assert_non_null(strstr(e.msg, "cuModuleGetFunction"));
+    assert_non_null(strstr(e.msg, "CUDA_ERROR_NOT_FOUND"));
+    assert_non_null(strstr(e.msg, "cuda_device.c:"));
+}
+
+static void bad_ptx_attaches_the_jit_log(void **state)
+{
+    kf_pipeline *p = (kf_pipeline *)1;
+    kf_error e = {0};
+    assert_int_equal(make_raw(KF_SRC_PTX, ".version 8.0\n.target sm_90\n", "saxpy", true, &p, &e), KF_ERR_DEVICE);
+    assert_null(p);
+    assert_non_null(strstr(e.msg, "cuLinkAddData"));
+    assert_non_null(strstr(e.msg, "CUDA_ERROR_INVALID_PTX"));
+    assert_non_null(e.log);
+    assert_non_null(strstr(e.log, "mock: no .entry"));
+    kf_error_clear(&e);
+}
+
+static void nvrtc_error_attaches_the_log(void **state)
+{
+    kf_pipeline *p = (kf_pipeline *)1;
+    kf_error e = {0};
+    assert_int_equal(make_raw(KF_SRC_CUDA, "extern \"C\" __global__ void saxpy() { oops; }", "saxpy", true, &p, &e),
+                     KF_ERR_DEVICE);
+    assert_null(p);
+    assert_non_null(strstr(e.msg, "nvrtcCompileProgram"));
+    assert_non_null(e.log);
+    assert_non_null(strstr(e.log, "oops"));
+    kf_error_clear(&e);
+}
+
+/* A .kf kernel (core IR) through kf_cuda_emit + NVRTC, and through
+ * kf_ptx_emit loaded directly; both reach the driver as `saxpy`. */
+static void kf_kernel_builds_on_both_gpu_paths(void **state)
+{
+    ir_saxpy ir;
+    make_saxpy(&ir, 4);
+    for (int path = 0; path < 2; path++) {
+        kf_device *d;
+        kf_pipeline *p;
+        kf_error e = {0};
+        assert_int_equal(kf_device_open(path ? KF_BACKEND_PTX : KF_BACKEND_CUDA, 0, &d, &e), KF_OK);
+        if (kf_pipeline_create(d, NULL, &ir.k, &p, &e) != KF_OK) fail_msg("%s\n%s", e.msg, e.log ? e.log : "");
+        assert_int_equal(kf_pipeline_origin(p), KF_FROM_BUILD);
+        kf_pipeline *again;
+        assert_int_equal(kf_pipeline_create(d, NULL, &ir.k, &again, &e), KF_OK);
+        assert_int_equal(kf_pipeline_origin(again), KF_FROM_MEMORY);
+        kf_pipeline_destroy(again);
+        kf_buffer *x, *y;
+        assert_int_equal(kf_buffer_create(d, kf_type_scalar(KF_S_F32), N, &x, &e), KF_OK);
+        assert_int_equal(kf_buffer_create(d, kf_type_scalar(KF_S_F32), N, &y, &e), KF_OK);
+        float hx[N], hy[N];
+        for (int i = 0; i < N; i++) hx[i] = (float)i;
+        assert_int_equal(kf_buffer_upload(x, hx, sizeof hx, &e), KF_OK);
+        kf_arg a[4] = {{.value = {.type = kf_type_scalar(KF_S_F32)}}, {.buf = x}, {.buf = y},
+                       {.value = {.type = kf_type_scalar(KF_S_U32), .lane = {N}}}};
+        float three = 3.0f;
+        memcpy(&a[0].value.lane[0], &three, 4);
+        kf_launch l = {.count = N};
+        assert_int_equal(kf_dispatch(p, a, 4, &l, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+        assert_int_equal(last_launch()->grid[0], 4);   /* cdiv(1000, 256) */
+        assert_int_equal(last_launch()->block[0], 256);
+        assert_int_equal(kf_buffer_download(y, hy, sizeof hy, &e), KF_OK);
+        for (int i = 0; i < N; i++) assert_true(hy[i] == 3.0f * (float)i);
+        kf_buffer_destroy(x);
+        kf_buffer_destroy(y);
+        kf_pipeline_destroy(p);
+        kf_device_close(d);
+    }
+}
+
+/* Last: the mock, like the driver, stays faulted afterwards. */
+static void kernel_fault_is_a_runtime_error(void **state)
+{
+    kf_pipeline *p;
+    kf_error e = {0};
+    const char *wild = "extern \"C\" __global__ void wild(float a, const float *x, float *y, unsigned n) {}\n";
+    assert_int_equal(make_raw(KF_SRC_CUDA, wild, "wild", true, &p, &e), KF_OK);
+    vecs v;
+    vecs_make(&v, 1.0f, N);
+    kf_launch l = {.count = N};
+    assert_int_equal(kf_dispatch(p, v.a, 4, &l, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    assert_int_equal(kf_device_sync(dev, &e), KF_ERR_RUNTIME);
+    assert_non_null(strstr(e.msg, "cuStreamSynchronize"));
+    assert_non_null(strstr(e.msg, "CUDA_ERROR_ILLEGAL_ADDRESS"));
+    vecs_free(&v);
+    kf_pipeline_destroy(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(device_reports_driver_properties),
+        cmocka_unit_test(missing_ordinal_is_device_error),
+        cmocka_unit_test(buffers_round_trip_and_are_freed),
+        cmocka_unit_test(raw_cuda_c_builds_and_launches),
+        cmocka_unit_test(loaded_ptx_needs_no_nvrtc),
+        cmocka_unit_test(cache_serves_memory_then_disk_and_rebuilds_corrupt),
+        cmocka_unit_test(async_plan_and_bare_launches),
+        cmocka_unit_test(explicit_launch_and_dynamic_shared_reach_the_driver),
+        cmocka_unit_test(timed_dispatch_and_copy),
+        cmocka_unit_test(missing_entry_names_the_driver_call),
+        cmocka_unit_test(bad_ptx_attaches_the_jit_log),
+        cmocka_unit_test(nvrtc_error_attaches_the_log),
+        cmocka_unit_test(kf_kernel_builds_on_both_gpu_paths),
+        cmocka_unit_test(kernel_fault_is_a_runtime_error),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -1,0 +1,355 @@
+/* Helpers shared by the subcommands (cmd_common.h): compile-and-report,
+ * argument binding from NAME=SPEC strings to host inputs, and device upload.
+ * `kforge run` and `kforge test` go through exactly the same binding code,
+ * so a golden case means what the same arguments mean on the command line. */
+#include "cmd_common.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "fill.h"
+#include "npy.h"
+
+bool kf_cli_define_add(kf_cli_defines *defs, char *text, kf_error *err)
+{
+    char *eq = strchr(text, '=');
+    if (!eq || eq == text || eq[1] == 0) {
+        kf_error_set(err, KF_ERR_USAGE, "bad define '%s': expected -D NAME=VALUE (e.g. -D BLOCK=128)", text);
+        return false;
+    }
+    *eq = 0;
+    kf_define d = {text, eq + 1};
+    if (!KF_VEC_PUSH(defs, d)) {
+        kf_error_set(err, KF_ERR_NOMEM, "out of memory");
+        return false;
+    }
+    return true;
+}
+
+int kf_cli_exit_for(kf_status st)
+{
+    switch (st) {
+    case KF_OK: return KF_EXIT_OK;
+    case KF_ERR_SOURCE: return KF_EXIT_FAIL;
+    case KF_ERR_USAGE: case KF_ERR_IO: return KF_EXIT_USAGE;
+    default: return KF_EXIT_RUNTIME;
+    }
+}
+
+static void print_diags(const kf_module *m)
+{
+    if (!m->diags.items.len) return;
+    kf_buf b = {0};
+    kf_diags_render(&b, &m->diags, m->source, m->source_len);
+    if (b.len) fputs(b.data, stderr);
+    kf_buf_free(&b);
+}
+
+int kf_cli_compile(const char *path, const kf_cli_defines *defs, kf_module **out)
+{
+    *out = NULL;
+    char *src;
+    size_t len;
+    kf_error err = {0};
+    if (kf_read_file(path, &src, &len, &err) != KF_OK) {
+        fprintf(stderr, "kforge: error: %s\n", err.msg);
+        return KF_EXIT_USAGE;
+    }
+    kf_compile_opts opts = {defs ? defs->data : NULL, defs ? (uint32_t)defs->len : 0};
+    kf_module *m = NULL;
+    kf_status st = kf_compile(path, src, len, &opts, &m);
+    free(src);
+    if (!m) {
+        fprintf(stderr, "kforge: error: out of memory compiling %s\n", path);
+        return KF_EXIT_RUNTIME;
+    }
+    print_diags(m);
+    if (st != KF_OK) {
+        if (st != KF_ERR_SOURCE) fprintf(stderr, "kforge: error: compiling %s failed (out of memory)\n", path);
+        kf_module_free(m);
+        return st == KF_ERR_SOURCE ? KF_EXIT_FAIL : KF_EXIT_RUNTIME;
+    }
+    *out = m;
+    return KF_EXIT_OK;
+}
+
+const kf_ir_kernel *kf_cli_pick_kernel(const kf_module *m, const char *name, const char *cmd)
+{
+    const kf_ir_kernel *k = kf_module_kernel(m, name);
+    if (k) return k;
+    if (m->nkernels == 0) {
+        fprintf(stderr, "kforge %s: error: %s has no kernel\n", cmd, m->file);
+        return NULL;
+    }
+    if (name)
+        fprintf(stderr, "kforge %s: error: %s has no kernel '%s'; its kernels are:", cmd, m->file, name);
+    else
+        fprintf(stderr, "kforge %s: error: %s has %u kernels; choose one with -k KERNEL:", cmd, m->file, m->nkernels);
+    for (uint32_t i = 0; i < m->nkernels; i++) fprintf(stderr, " %s", m->kernels[i].name);
+    fputc('\n', stderr);
+    return NULL;
+}
+
+void kf_cli_print_error(const char *cmd, const kf_module *m, const kf_error *err)
+{
+    if (m && err->loc.line) {
+        kf_diag d = {KF_DIAG_ERROR, err->loc, (char *)err->msg};
+        kf_buf b = {0};
+        bool same = err->loc.file && m->file && strcmp(err->loc.file, m->file) == 0;
+        kf_diag_render(&b, &d, same ? m->source : NULL, same ? m->source_len : 0);
+        if (b.len) fputs(b.data, stderr);
+        kf_buf_free(&b);
+    } else {
+        fprintf(stderr, "kforge %s: error: %s\n", cmd, err->msg);
+    }
+    if (err->log && *err->log) fprintf(stderr, "%s%s", err->log, err->log[strlen(err->log) - 1] == '\n' ? "" : "\n");
+}
+
+const char *kf_cli_backend_name(kf_backend b)
+{
+    return b == KF_BACKEND_CPU ? "cpu" : b == KF_BACKEND_CUDA ? "cuda" : "ptx";
+}
+
+bool kf_cli_backend_parse(const char *s, kf_backend *out)
+{
+    for (int b = KF_BACKEND_CPU; b <= KF_BACKEND_PTX; b++)
+        if (strcmp(s, kf_cli_backend_name((kf_backend)b)) == 0) {
+            *out = (kf_backend)b;
+            return true;
+        }
+    return false;
+}
+
+/* ---- binding NAME=SPEC to inputs ----------------------------------------- */
+
+/* Prefixes err's message with the parameter name (copying first: the
+ * message is both source and destination). */
+static kf_status param_error(kf_error *err, kf_status st, const char *param)
+{
+    char msg[sizeof err->msg];
+    memcpy(msg, err->msg, sizeof msg);
+    return kf_error_set(err, st, "parameter '%s': %s", param, msg);
+}
+
+static kf_type param_elem(const kf_ir_param *p) { return kf_type_vector((kf_scalar)p->type.scalar, p->type.lanes); }
+
+static void list_params(const kf_ir_kernel *k, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = 0;
+    for (uint32_t i = 0; i < k->nparams && used < size; i++) {
+        char t[48];
+        kf_type_str(k->params[i].type, t, sizeof t);
+        int n = snprintf(out + used, size - used, "%s%s: %s", i ? ", " : "", k->params[i].name, t);
+        if (n < 0) break;
+        used += (size_t)n;
+    }
+}
+
+static kf_status check_names(const kf_ir_kernel *k, const kf_cli_binding *b, size_t nb, kf_error *err)
+{
+    for (size_t j = 0; j < nb; j++) {
+        bool known = false;
+        for (uint32_t i = 0; i < k->nparams; i++) known |= strcmp(k->params[i].name, b[j].name) == 0;
+        for (size_t l = 0; l < j; l++)
+            if (strcmp(b[l].name, b[j].name) == 0)
+                return kf_error_set(err, KF_ERR_USAGE, "parameter '%s' is given twice", b[j].name);
+        if (!known) {
+            char ps[512];
+            list_params(k, ps, sizeof ps);
+            return kf_error_set(err, KF_ERR_USAGE, "kernel '%s' has no parameter '%s'; its parameters are (%s)",
+                                k->name, b[j].name, ps);
+        }
+    }
+    return KF_OK;
+}
+
+static kf_status bind_npy(const kf_ir_param *p, const char *path, const char *base_dir,
+                          kf_cli_inputs *in, uint32_t i, kf_error *err)
+{
+    char full[4096];
+    if (base_dir && path[0] != '/') snprintf(full, sizeof full, "%s/%s", base_dir, path);
+    else snprintf(full, sizeof full, "%s", path);
+    kf_npy n;
+    kf_status st = kf_npy_read(full, &n, err);
+    if (st != KF_OK) return param_error(err, st, p->name);
+    st = kf_npy_match(&n, param_elem(p), p->name, &in->elems[i], err);
+    if (st != KF_OK) {
+        kf_npy_free(&n);
+        return st;
+    }
+    in->host[i] = n.data;
+    return KF_OK;
+}
+
+static kf_status bind_buffer(const kf_ir_param *p, const char *spec, const char *base_dir,
+                             kf_cli_inputs *in, uint32_t i, kf_error *err)
+{
+    char t[48];
+    kf_type_str(p->type, t, sizeof t);
+    in->values[i].type = p->type;
+    if (spec[0] == '@') return bind_npy(p, spec + 1, base_dir, in, i, err);
+    kf_fill_spec fs;
+    bool is_gen;
+    if (!kf_fill_parse(spec, &fs, &is_gen, err)) {
+        if (is_gen) return param_error(err, KF_ERR_USAGE, p->name);
+        return kf_error_set(err, KF_ERR_USAGE,
+                            "parameter '%s' is a buffer %s: give %s=@file.npy, %s=zeros(N), %s=rand(N,SEED) or %s=iota(N), not '%s'",
+                            p->name, t, p->name, p->name, p->name, p->name, spec);
+    }
+    size_t eb = kf_type_elem_bytes(param_elem(p));
+    if (fs.count > SIZE_MAX / eb / 2)
+        return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': %llu elements is too many", p->name, (unsigned long long)fs.count);
+    in->host[i] = malloc((size_t)fs.count * eb);
+    if (!in->host[i])
+        return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': cannot allocate %llu elements", p->name, (unsigned long long)fs.count);
+    in->elems[i] = (size_t)fs.count;
+    kf_fill(in->host[i], param_elem(p), in->elems[i], &fs);
+    return KF_OK;
+}
+
+static kf_status bind_scalar(const kf_ir_param *p, const char *spec, kf_cli_inputs *in, uint32_t i, kf_error *err)
+{
+    char t[48];
+    kf_type_str(p->type, t, sizeof t);
+    kf_fill_spec fs;
+    bool is_gen;
+    kf_error ignore = {0};
+    if (spec[0] == '@' || kf_fill_parse(spec, &fs, &is_gen, &ignore) || is_gen)
+        return kf_error_set(err, KF_ERR_USAGE, "parameter '%s' is a %s value, not a buffer: give %s=VALUE",
+                            p->name, t, p->name);
+    return kf_value_parse(spec, p->type, p->name, &in->values[i], err);
+}
+
+kf_status kf_cli_inputs_make(const kf_ir_kernel *k, const kf_cli_binding *b, size_t nb,
+                             const char *base_dir, kf_cli_inputs *in, kf_error *err)
+{
+    memset(in, 0, sizeof *in);
+    kf_status st = check_names(k, b, nb, err);
+    if (st != KF_OK) return st;
+    in->n = k->nparams;
+    in->values = calloc(k->nparams + 1, sizeof *in->values);
+    in->host = calloc(k->nparams + 1, sizeof *in->host);
+    in->elems = calloc(k->nparams + 1, sizeof *in->elems);
+    if (!in->values || !in->host || !in->elems) return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < k->nparams && st == KF_OK; i++) {
+        const kf_ir_param *p = &k->params[i];
+        const kf_cli_binding *hit = NULL;
+        for (size_t j = 0; j < nb; j++)
+            if (strcmp(b[j].name, p->name) == 0) hit = &b[j];
+        char t[48];
+        kf_type_str(p->type, t, sizeof t);
+        if (!hit) {
+            st = kf_error_set(err, KF_ERR_USAGE, "missing argument for parameter '%s' (%s): give %s=%s",
+                              p->name, t, p->name,
+                              p->type.kind == KF_TK_BUFFER ? "@file.npy, zeros(N), rand(N,SEED) or iota(N)" : "VALUE");
+        } else if (p->type.kind == KF_TK_BUFFER) {
+            st = bind_buffer(p, hit->spec, base_dir, in, i, err);
+        } else {
+            st = bind_scalar(p, hit->spec, in, i, err);
+        }
+    }
+    return st;
+}
+
+void kf_cli_inputs_free(kf_cli_inputs *in)
+{
+    for (uint32_t i = 0; in->host && i < in->n; i++) free(in->host[i]);
+    free(in->host);
+    free(in->values);
+    free(in->elems);
+    memset(in, 0, sizeof *in);
+}
+
+uint64_t kf_cli_default_count(const kf_ir_kernel *k, const kf_cli_inputs *in)
+{
+    for (uint32_t i = 0; i < k->nparams; i++)
+        if (k->params[i].type.kind == KF_TK_BUFFER) return in->elems[i];
+    return 0;
+}
+
+/* ---- device side --------------------------------------------------------- */
+
+kf_status kf_cli_devargs_make(kf_device *dev, const kf_ir_kernel *k, const kf_cli_inputs *in,
+                              kf_cli_devargs *out, kf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->args = calloc(in->n + 1, sizeof *out->args);
+    if (!out->args) return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
+    out->n = in->n;
+    for (uint32_t i = 0; i < in->n; i++) {
+        const kf_ir_param *p = &k->params[i];
+        out->args[i].value = in->values[i];
+        if (p->type.kind != KF_TK_BUFFER) continue;
+        kf_type elem = param_elem(p);
+        kf_status st = kf_buffer_create(dev, elem, in->elems[i], &out->args[i].buf, err);
+        if (st == KF_OK && in->elems[i])
+            st = kf_buffer_upload(out->args[i].buf, in->host[i], in->elems[i] * kf_type_elem_bytes(elem), err);
+        if (st != KF_OK) return param_error(err, st, p->name);
+    }
+    return KF_OK;
+}
+
+kf_status kf_cli_devargs_read(const kf_cli_devargs *a, uint32_t i, void **data, size_t *bytes, kf_error *err)
+{
+    *data = NULL;
+    *bytes = kf_buffer_bytes(a->args[i].buf);
+    *data = malloc(*bytes ? *bytes : 1);
+    if (!*data) return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
+    if (!*bytes) return KF_OK;
+    kf_status st = kf_buffer_download(a->args[i].buf, *data, *bytes, err);
+    if (st != KF_OK) {
+        free(*data);
+        *data = NULL;
+    }
+    return st;
+}
+
+void kf_cli_devargs_free(kf_cli_devargs *a)
+{
+    for (uint32_t i = 0; a->args && i < a->n; i++)
+        if (a->args[i].buf) kf_buffer_destroy(a->args[i].buf);
+    free(a->args);
+    memset(a, 0, sizeof *a);
+}
+
+/* ---- option scanning ----------------------------------------------------- */
+
+int kf_cli_opt(int argc, char **argv, int *i, const char *opt, char **val, const char *cmd)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(opt);
+    if (strncmp(a, opt, n) != 0) return 0;
+    if (a[n] == 0) {
+        if (*i + 1 >= argc) {
+            fprintf(stderr, "kforge %s: error: option %s needs a value\n", cmd, opt);
+            return -1;
+        }
+        *val = argv[++*i];
+        ++*i;
+        return 1;
+    }
+    bool short_opt = opt[1] != '-';
+    if (a[n] == '=' && !short_opt) {
+        *val = (char *)a + n + 1;
+        ++*i;
+        return 1;
+    }
+    if (short_opt) {
+        *val = (char *)a + n;
+        ++*i;
+        return 1;
+    }
+    return 0;
+}
+
+int kf_cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "kforge %s: error: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nusage: %s\n", usage);
+    return KF_EXIT_USAGE;
+}

@@ -1,0 +1,90 @@
+/* Helpers shared by the kforge subcommands (tools/cmd_*.c): compiling a
+ * file with -D overrides and printing its diagnostics, parsing the
+ * NAME=VALUE / NAME=@file.npy / NAME=zeros|rand|iota(...) bindings of
+ * `kforge run` and of golden cases into host-side inputs, and moving those
+ * inputs onto a device. Only the CLI prints; these helpers print only
+ * through kf_cli_print_* so that the format is the same everywhere. */
+#ifndef KF_CMD_COMMON_H
+#define KF_CMD_COMMON_H
+
+#include <stdio.h>
+
+#include "../runtime/device.h"
+#include "cli.h"
+
+/* -D NAME=VALUE list (the strings point into argv or a case file). */
+typedef KF_VEC(kf_define) kf_cli_defines;
+
+/* Adds "NAME=VALUE" to defs; false (and a message in err) when malformed. */
+bool kf_cli_define_add(kf_cli_defines *defs, char *text, kf_error *err);
+
+/* Reads and compiles path. On source errors prints the rendered diagnostics
+ * to stderr and returns KF_EXIT_FAIL; an unreadable file is KF_EXIT_USAGE.
+ * *out is set only on success (free with kf_module_free). */
+int kf_cli_compile(const char *path, const kf_cli_defines *defs, kf_module **out);
+
+/* Picks the kernel named `name` (or the only one). Prints a message listing
+ * the module's kernels and returns NULL when that is not possible. */
+const kf_ir_kernel *kf_cli_pick_kernel(const kf_module *m, const char *name, const char *cmd);
+
+/* Prints `file:line:col: error: msg` with the source excerpt when the
+ * error has a location in m's source, else `kforge CMD: error: msg`. */
+void kf_cli_print_error(const char *cmd, const kf_module *m, const kf_error *err);
+
+/* Maps a library status to an exit code (USAGE 2, SOURCE 1, others 3). */
+int kf_cli_exit_for(kf_status st);
+
+/* One NAME=SPEC binding. */
+typedef struct {
+    const char *name;
+    const char *spec;
+} kf_cli_binding;
+
+/* Host-side inputs for every parameter of a kernel, in binding order. */
+typedef struct {
+    uint32_t n;
+    kf_value *values;    /* scalars/vectors (buffers: type only) */
+    void **host;         /* buffers: initial contents (heap), else NULL */
+    size_t *elems;       /* buffers: element count */
+} kf_cli_inputs;
+
+/* Builds the inputs of k from bindings: every parameter must be bound
+ * exactly once; @paths are relative to base_dir (NULL: as given). Errors
+ * (KF_ERR_USAGE / KF_ERR_IO) name the parameter and what was expected. */
+kf_status kf_cli_inputs_make(const kf_ir_kernel *k, const kf_cli_binding *b, size_t nb,
+                             const char *base_dir, kf_cli_inputs *in, kf_error *err);
+void kf_cli_inputs_free(kf_cli_inputs *in);
+
+/* Default element count for schedules without a grid: the element count of
+ * the first buffer parameter (0 if none). */
+uint64_t kf_cli_default_count(const kf_ir_kernel *k, const kf_cli_inputs *in);
+
+/* Device-side arguments made from inputs: buffers created and uploaded. */
+typedef struct {
+    uint32_t n;
+    kf_arg *args;
+} kf_cli_devargs;
+
+kf_status kf_cli_devargs_make(kf_device *dev, const kf_ir_kernel *k, const kf_cli_inputs *in,
+                              kf_cli_devargs *out, kf_error *err);
+/* Downloads buffer parameter i into a new heap block of its full size. */
+kf_status kf_cli_devargs_read(const kf_cli_devargs *a, uint32_t i, void **data, size_t *bytes, kf_error *err);
+void kf_cli_devargs_free(kf_cli_devargs *a);
+
+/* Backend names ("cpu", "cuda", "ptx"). */
+const char *kf_cli_backend_name(kf_backend b);
+bool kf_cli_backend_parse(const char *s, kf_backend *out);
+
+
+
+/* Option scanning. If argv[*i] is `opt` with a value ("--arch sm_90",
+ * "--arch=sm_90", "-D N=V", "-DN=V"), sets *val, advances *i past it and
+ * returns 1; returns 0 when argv[*i] is not `opt`; -1 when the value is
+ * missing (after printing a usage error for cmd). */
+int kf_cli_opt(int argc, char **argv, int *i, const char *opt, char **val, const char *cmd);
+
+/* Prints "kforge CMD: error: <formatted>" and the command's usage line to
+ * stderr; returns KF_EXIT_USAGE. */
+int kf_cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#endif

@@ -1,0 +1,188 @@
+/* kforge emit: print the lowered core IR (--target ir), the PTX (--target
+ * ptx, the default) or the CUDA-C (--target cuda) of a file's kernels, or of
+ * the one chosen with -k. -g adds line info (.loc / #line back to the .kf
+ * source). --verify assembles the PTX with ptxas for --arch and reports its
+ * errors at .kf lines; --stats also prints registers, shared memory and
+ * spills per kernel to stderr. Output goes to stdout or -o OUT. */
+#include <string.h>
+
+#include "../emit/emit.h"
+#include "../emit/ptxas.h"
+#include "cmd_common.h"
+
+static const char usage[] =
+    "kforge emit [--target ptx|cuda|ir] [--arch sm_90] [-D NAME=VALUE]... [-g] [-k KERNEL] [-o OUT] [--verify] [--stats] FILE";
+
+typedef enum { TARGET_PTX, TARGET_CUDA, TARGET_IR } emit_target;
+
+typedef struct {
+    emit_target target;
+    uint32_t arch;
+    bool lineinfo, verify, stats;
+    const char *kernel, *out, *file;
+    kf_cli_defines defs;
+} emit_args;
+
+static bool parse_arch(const char *s, uint32_t *arch)
+{
+    if (!strncmp(s, "sm_", 3)) s += 3;
+    static const char *const ok[] = {"80", "86", "89", "90"};
+    for (size_t i = 0; i < 4; i++)
+        if (!strcmp(s, ok[i])) {
+            *arch = (uint32_t)atoi(ok[i]);
+            return true;
+        }
+    return false;
+}
+
+static int parse_value_opt(emit_args *a, const char *opt, char *val)
+{
+    kf_error err = {0};
+    if (!strcmp(opt, "--target")) {
+        if (!strcmp(val, "ptx")) a->target = TARGET_PTX;
+        else if (!strcmp(val, "cuda")) a->target = TARGET_CUDA;
+        else if (!strcmp(val, "ir")) a->target = TARGET_IR;
+        else return kf_cli_usage_error("emit", usage, "unknown target '%s': expected ptx, cuda or ir", val);
+    } else if (!strcmp(opt, "--arch")) {
+        if (!parse_arch(val, &a->arch))
+            return kf_cli_usage_error("emit", usage, "unknown arch '%s': expected sm_80, sm_86, sm_89 or sm_90", val);
+    } else if (!strcmp(opt, "-D")) {
+        if (!kf_cli_define_add(&a->defs, val, &err)) return kf_cli_usage_error("emit", usage, "%s", err.msg);
+    } else if (!strcmp(opt, "-k")) {
+        a->kernel = val;
+    } else {
+        a->out = val;
+    }
+    return KF_EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, emit_args *a)
+{
+    static const char *const vopts[] = {"--target", "--arch", "-D", "-k", "-o"};
+    for (int i = 0; i < argc;) {
+        int matched = 0;
+        for (size_t v = 0; v < 5 && !matched; v++) {
+            char *val;
+            matched = kf_cli_opt(argc, argv, &i, vopts[v], &val, "emit");
+            if (matched < 0) return KF_EXIT_USAGE;
+            if (matched > 0 && parse_value_opt(a, vopts[v], val) != KF_EXIT_OK) return KF_EXIT_USAGE;
+        }
+        if (matched) continue;
+        const char *s = argv[i++];
+        if (!strcmp(s, "-g") || !strcmp(s, "--lineinfo")) a->lineinfo = true;
+        else if (!strcmp(s, "--verify")) a->verify = true;
+        else if (!strcmp(s, "--stats")) a->stats = a->verify = true;
+        else if (s[0] == '-' && s[1]) return kf_cli_usage_error("emit", usage, "unknown option '%s'", s);
+        else if (a->file) return kf_cli_usage_error("emit", usage, "expected one FILE, got '%s' and '%s'", a->file, s);
+        else a->file = s;
+    }
+    if (!a->file) return kf_cli_usage_error("emit", usage, "expected a .kf FILE");
+    if (a->verify && a->target != TARGET_PTX)
+        return kf_cli_usage_error("emit", usage, "--verify and --stats need --target ptx");
+    return KF_EXIT_OK;
+}
+
+static void print_stats(const kf_ptxas_result *r, uint32_t arch)
+{
+    for (size_t i = 0; i < r->kernels.len; i++) {
+        const kf_ptxas_kernel_stats *s = &r->kernels.data[i];
+        fprintf(stderr, "%s (sm_%u): %u registers, %u bytes shared, %u bytes stack, spills %u stores / %u loads\n",
+                s->kernel, arch, s->registers, s->shared_bytes, s->stack_bytes, s->spill_stores, s->spill_loads);
+    }
+}
+
+/* Runs ptxas over the emitted PTX; returns an exit status. */
+static int verify(const emit_args *a, const kf_module *m, const kf_buf *ptx, const kf_linemap *lm)
+{
+    kf_ptxas_result res = {0};
+    kf_diags diags = {0};
+    kf_error err = {0};
+    kf_status st = kf_ptxas_run(ptx->data, a->arch, lm, m->file, &res, &diags, &err);
+    int rc = kf_cli_exit_for(st);
+    if (st == KF_ERR_SOURCE) {
+        kf_buf b = {0};
+        kf_diags_render(&b, &diags, m->source, m->source_len);
+        if (b.len) fputs(b.data, stderr);
+        kf_buf_free(&b);
+    } else if (st != KF_OK) {
+        kf_cli_print_error("emit", m, &err);
+        rc = KF_EXIT_RUNTIME;
+    } else {
+        if (a->stats) print_stats(&res, a->arch);
+        else fprintf(stderr, "ptxas sm_%u: ok\n", a->arch);
+        if (res.nwarnings && res.log) fputs(res.log, stderr);
+    }
+    kf_diags_free(&diags);
+    kf_error_clear(&err);
+    kf_ptxas_result_free(&res);
+    return rc;
+}
+
+static int generate(const emit_args *a, const kf_module *m, const kf_ir_kernel *k, kf_buf *out)
+{
+    if (a->target == TARGET_IR) {
+        for (uint32_t i = 0; i < m->nkernels; i++) {
+            if (k && k != &m->kernels[i]) continue;
+            if (out->len) kf_buf_puts(out, "\n");
+            kf_ir_print(out, &m->kernels[i]);
+        }
+        return KF_EXIT_OK;
+    }
+    kf_emit_opts o = {a->arch, a->lineinfo};
+    kf_linemap lm = {0};
+    kf_diags diags = {0};
+    kf_status st = a->target == TARGET_PTX ? kf_ptx_emit(m, k, &o, out, &lm, &diags)
+                                           : kf_cuda_emit(m, k, &o, out, &lm, &diags);
+    int rc = kf_cli_exit_for(st);
+    if (diags.items.len) {
+        kf_buf b = {0};
+        kf_diags_render(&b, &diags, m->source, m->source_len);
+        if (b.len) fputs(b.data, stderr);
+        kf_buf_free(&b);
+    }
+    if (st != KF_OK && !diags.items.len) fprintf(stderr, "kforge emit: error: emission failed\n");
+    if (st == KF_OK && a->verify) rc = verify(a, m, out, &lm);
+    kf_diags_free(&diags);
+    kf_linemap_free(&lm);
+    return rc;
+}
+
+static int write_out(const char *path, const kf_buf *b)
+{
+    FILE *f = path ? fopen(path, "wb") : stdout;
+    if (!f) {
+        fprintf(stderr, "kforge emit: error: cannot write '%s'\n", path);
+        return KF_EXIT_USAGE;
+    }
+    bool ok = !b->len || fwrite(b->data, 1, b->len, f) == b->len;
+    if (path) ok = (fclose(f) == 0) && ok;
+    else ok = (fflush(f) == 0) && ok;
+    if (!ok) fprintf(stderr, "kforge emit: error: writing %s failed\n", path ? path : "stdout");
+    return ok ? KF_EXIT_OK : KF_EXIT_RUNTIME;
+}
+
+int kf_cmd_emit(int argc, char **argv)
+{
+    emit_args a = {.target = TARGET_PTX, .arch = 90};
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: %s\n", usage);
+            return KF_EXIT_OK;
+        }
+    int rc = parse_args(argc, argv, &a);
+    kf_module *m = NULL;
+    if (rc == KF_EXIT_OK) rc = kf_cli_compile(a.file, &a.defs, &m);
+    const kf_ir_kernel *k = NULL;
+    if (rc == KF_EXIT_OK && a.kernel && !(k = kf_cli_pick_kernel(m, a.kernel, "emit"))) rc = KF_EXIT_USAGE;
+    kf_buf out = {0};
+    if (rc == KF_EXIT_OK) rc = generate(&a, m, k, &out);
+    if (rc == KF_EXIT_OK && out.oom) {
+        fprintf(stderr, "kforge emit: error: out of memory\n");
+        rc = KF_EXIT_RUNTIME;
+    }
+    if (rc == KF_EXIT_OK) rc = write_out(a.out, &out);
+    kf_buf_free(&out);
+    kf_module_free(m);
+    KF_VEC_FREE(&a.defs);
+    return rc;
+}

@@ -1,0 +1,220 @@
+/* kforge run FILE: compile, bind NAME=VALUE / NAME=@in.npy /
+ * NAME=zeros(N)|rand(N,SEED)|iota(N) arguments to the kernel's parameters,
+ * dispatch once on the chosen backend (cpu by default) and write -o
+ * NAME=out.npy files. Without -o, the first elements of every writable
+ * buffer are printed. A kernel whose schedule has no grid runs over --count
+ * elements (default: the length of its first buffer). */
+#include <string.h>
+
+#include "../ir/numeric.h"
+#include "cmd_common.h"
+#include "npy.h"
+
+static const char usage[] =
+    "kforge run FILE [-k KERNEL] [--backend cpu|cuda|ptx] [-D NAME=VALUE]... [--count N] [--time]\n"
+    "           [NAME=VALUE | NAME=@in.npy | NAME=zeros(N) | NAME=rand(N,SEED) | NAME=iota(N)]...\n"
+    "           [-o NAME=out.npy]...";
+
+typedef struct {
+    const char *file, *kernel;
+    kf_backend backend;
+    uint64_t count;
+    bool time;
+    kf_cli_defines defs;
+    KF_VEC(kf_cli_binding) binds;
+    KF_VEC(kf_cli_binding) outs;
+} run_args;
+
+static bool split_binding(char *s, kf_cli_binding *b)
+{
+    char *eq = strchr(s, '=');
+    if (!eq || eq == s || !eq[1]) return false;
+    *eq = 0;
+    b->name = s;
+    b->spec = eq + 1;
+    return true;
+}
+
+static int value_opt(run_args *a, const char *opt, char *val)
+{
+    kf_error err = {0};
+    kf_cli_binding b;
+    if (!strcmp(opt, "-k")) a->kernel = val;
+    else if (!strcmp(opt, "--backend")) {
+        if (!kf_cli_backend_parse(val, &a->backend))
+            return kf_cli_usage_error("run", usage, "unknown backend '%s': expected cpu, cuda or ptx", val);
+    } else if (!strcmp(opt, "-D")) {
+        if (!kf_cli_define_add(&a->defs, val, &err)) return kf_cli_usage_error("run", usage, "%s", err.msg);
+    } else if (!strcmp(opt, "--count")) {
+        char *e;
+        unsigned long long c = strtoull(val, &e, 0);
+        if (*e || !c || val[0] == '-') return kf_cli_usage_error("run", usage, "bad --count '%s': expected a positive integer", val);
+        a->count = c;
+    } else {
+        if (!split_binding(val, &b)) return kf_cli_usage_error("run", usage, "bad output '%s': expected -o NAME=out.npy", val);
+        if (!KF_VEC_PUSH(&a->outs, b)) return KF_EXIT_RUNTIME;
+    }
+    return KF_EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, run_args *a)
+{
+    static const char *const vopts[] = {"-k", "--backend", "-D", "--count", "-o"};
+    for (int i = 0; i < argc;) {
+        int matched = 0;
+        for (size_t v = 0; v < 5 && !matched; v++) {
+            char *val;
+            matched = kf_cli_opt(argc, argv, &i, vopts[v], &val, "run");
+            if (matched < 0) return KF_EXIT_USAGE;
+            if (matched > 0 && value_opt(a, vopts[v], val) != KF_EXIT_OK) return KF_EXIT_USAGE;
+        }
+        if (matched) continue;
+        char *s = argv[i++];
+        kf_cli_binding b;
+        if (!strcmp(s, "--time")) a->time = true;
+        else if (s[0] == '-' && s[1]) return kf_cli_usage_error("run", usage, "unknown option '%s'", s);
+        else if (strchr(s, '=')) {
+            if (!split_binding(s, &b)) return kf_cli_usage_error("run", usage, "bad argument '%s': expected NAME=VALUE", s);
+            if (!KF_VEC_PUSH(&a->binds, b)) return KF_EXIT_RUNTIME;
+        } else if (a->file) return kf_cli_usage_error("run", usage, "expected one FILE and NAME=VALUE arguments, got '%s'", s);
+        else a->file = s;
+    }
+    if (!a->file) return kf_cli_usage_error("run", usage, "expected a .kf FILE");
+    return KF_EXIT_OK;
+}
+
+static void print_scalar(kf_scalar s, const unsigned char *p)
+{
+    uint64_t bits = 0;
+    for (unsigned b = 0; b < kf_scalar_bytes[s]; b++) bits |= (uint64_t)p[b] << (8 * b);
+    char c = kf_scalar_class[s];
+    if (c == 'f') printf("%.9g", kf_bits_to_double(s, bits));
+    else if (c == 'i') printf("%lld", (long long)kf_bits_to_i64(s, bits));
+    else if (c == 'b') printf("%s", bits ? "true" : "false");
+    else printf("%llu", (unsigned long long)bits);
+}
+
+static void print_buffer(const kf_ir_param *p, const void *data, size_t bytes)
+{
+    kf_scalar s = (kf_scalar)p->type.scalar;
+    size_t n = bytes / kf_scalar_bytes[s];
+    char t[48];
+    kf_type_str(p->type, t, sizeof t);
+    printf("%s: %s, %zu elements = [", p->name, t, n / p->type.lanes);
+    for (size_t i = 0; i < n && i < 8; i++) {
+        if (i) printf(", ");
+        print_scalar(s, (const unsigned char *)data + i * kf_scalar_bytes[s]);
+    }
+    printf("%s]\n", n > 8 ? ", ..." : "");
+}
+
+static int find_param(const kf_ir_kernel *k, const char *name)
+{
+    for (uint32_t i = 0; i < k->nparams; i++)
+        if (!strcmp(k->params[i].name, name)) return (int)i;
+    return -1;
+}
+
+/* Checks the -o names before anything runs. */
+static int check_outputs(const run_args *a, const kf_ir_kernel *k)
+{
+    for (size_t o = 0; o < a->outs.len; o++) {
+        int i = find_param(k, a->outs.data[o].name);
+        if (i < 0 || k->params[i].type.kind != KF_TK_BUFFER)
+            return kf_cli_usage_error("run", usage, "-o %s=%s: kernel '%s' has no buffer parameter '%s'",
+                                      a->outs.data[o].name, a->outs.data[o].spec, k->name, a->outs.data[o].name);
+    }
+    return KF_EXIT_OK;
+}
+
+static int report_outputs(const run_args *a, const kf_ir_kernel *k, const kf_cli_devargs *da)
+{
+    kf_error err = {0};
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        const kf_ir_param *p = &k->params[i];
+        bool asked = false;
+        for (size_t o = 0; o < a->outs.len; o++) asked |= !strcmp(a->outs.data[o].name, p->name);
+        if (p->type.kind != KF_TK_BUFFER || (!asked && !(p->type.flags & KF_TF_MUT))) continue;
+        void *data;
+        size_t bytes;
+        if (kf_cli_devargs_read(da, i, &data, &bytes, &err) != KF_OK) {
+            kf_cli_print_error("run", NULL, &err);
+            return KF_EXIT_RUNTIME;
+        }
+        int rc = KF_EXIT_OK;
+        for (size_t o = 0; o < a->outs.len && rc == KF_EXIT_OK; o++) {
+            if (strcmp(a->outs.data[o].name, p->name)) continue;
+            kf_scalar s = (kf_scalar)p->type.scalar;
+            if (kf_npy_write(a->outs.data[o].spec, s, data, bytes / kf_scalar_bytes[s], &err) != KF_OK) {
+                kf_cli_print_error("run", NULL, &err);
+                rc = KF_EXIT_USAGE;
+            }
+        }
+        if (!asked) print_buffer(p, data, bytes);
+        free(data);
+        if (rc != KF_EXIT_OK) return rc;
+    }
+    return KF_EXIT_OK;
+}
+
+/* Everything after the arguments are bound: device, pipeline, dispatch, outputs. */
+static int execute(const run_args *a, const kf_module *m, const kf_ir_kernel *k, const kf_cli_inputs *in)
+{
+    kf_error err = {0};
+    kf_device *dev = NULL;
+    kf_pipeline *pipe = NULL;
+    kf_cli_devargs da = {0};
+    kf_status st = kf_device_open(a->backend, 0, &dev, &err);
+    if (st == KF_OK) st = kf_pipeline_create(dev, m, k, &pipe, &err);
+    if (st == KF_OK) st = kf_cli_devargs_make(dev, k, in, &da, &err);
+    float ms = 0;
+    if (st == KF_OK) {
+        kf_launch launch = {.count = a->count ? a->count : kf_cli_default_count(k, in)};
+        st = kf_dispatch(pipe, da.args, da.n, &launch, a->time ? KF_DISPATCH_TIMED : KF_DISPATCH_SYNC, &ms, &err);
+    }
+    int rc;
+    if (st != KF_OK) {
+        kf_cli_print_error("run", m, &err);
+        rc = st == KF_ERR_USAGE ? KF_EXIT_USAGE : st == KF_ERR_SOURCE ? KF_EXIT_FAIL : KF_EXIT_RUNTIME;
+    } else {
+        if (a->time) printf("time: %.4f ms (%s, %s)\n", ms, kf_cli_backend_name(a->backend), kf_device_name(dev));
+        rc = report_outputs(a, k, &da);
+    }
+    kf_cli_devargs_free(&da);
+    if (pipe) kf_pipeline_destroy(pipe);
+    if (dev) kf_device_close(dev);
+    kf_error_clear(&err);
+    return rc;
+}
+
+int kf_cmd_run(int argc, char **argv)
+{
+    run_args a = {.backend = KF_BACKEND_CPU};
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: %s\n", usage);
+            return KF_EXIT_OK;
+        }
+    int rc = parse_args(argc, argv, &a);
+    kf_module *m = NULL;
+    const kf_ir_kernel *k = NULL;
+    kf_cli_inputs in = {0};
+    if (rc == KF_EXIT_OK) rc = kf_cli_compile(a.file, &a.defs, &m);
+    if (rc == KF_EXIT_OK && !(k = kf_cli_pick_kernel(m, a.kernel, "run"))) rc = KF_EXIT_USAGE;
+    if (rc == KF_EXIT_OK) rc = check_outputs(&a, k);
+    if (rc == KF_EXIT_OK) {
+        kf_error err = {0};
+        kf_status st = kf_cli_inputs_make(k, a.binds.data, a.binds.len, NULL, &in, &err);
+        if (st != KF_OK) {
+            fprintf(stderr, "kforge run: error: %s\n", err.msg);
+            rc = kf_cli_exit_for(st);
+        }
+    }
+    if (rc == KF_EXIT_OK) rc = execute(&a, m, k, &in);
+    kf_cli_inputs_free(&in);
+    kf_module_free(m);
+    KF_VEC_FREE(&a.defs);
+    KF_VEC_FREE(&a.binds);
+    KF_VEC_FREE(&a.outs);
+    return rc;
+}

@@ -1,0 +1,340 @@
+/* kforge test [PATH...]: runs golden-output cases (golden_case.h) on every
+ * backend this machine has: the CPU interpreter always, CUDA-C and PTX when
+ * a device opens (otherwise one "skipped: ..." line per backend). One line
+ * per case and backend,
+ *     PASS softmax_f16_64x1024 [cpu] max_abs_err=2.4e-07 max_ulp=1
+ *     FAIL saxpy_100000 [ptx] y[17]: got 1.5, want 1.25 (...)
+ * and last exactly "N passed, N failed". Exit 1 on any failure, 2 when a
+ * PATH or case file is unusable. PATH is a .case file or a directory of
+ * them (default: kernels/cases, found from the working directory or next to
+ * the kforge binary's source tree). --backend (repeatable) restricts the
+ * backends. */
+#include <dirent.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../ir/numeric.h"
+#include "cmd_common.h"
+#include "golden_case.h"
+#include "npy.h"
+
+static const char usage[] = "kforge test [--backend cpu|cuda|ptx]... [PATH...]   (PATH: a .case file or a directory of them)";
+
+typedef struct {
+    kf_device *dev[3];
+    char reason[3][1100];   /* why a backend is unavailable ("" when open) */
+    bool tried[3];
+    unsigned only;          /* --backend mask (bit per kf_backend); 0 = all */
+    unsigned passed, failed;
+} test_state;
+
+/* ---- comparing one output ------------------------------------------------ */
+
+typedef struct {
+    double max_abs, max_ulp;
+    size_t bad, first_bad;
+    double got, want, allowed;
+} cmp_result;
+
+static unsigned precision(kf_scalar s) { return s == KF_S_F16 ? 11 : s == KF_S_BF16 ? 8 : s == KF_S_F32 ? 24 : 53; }
+static int min_exp(kf_scalar s) { return s == KF_S_F16 ? -14 : s == KF_S_F64 ? -1022 : -126; }
+
+/* The size of one unit in the last place of type s at magnitude |x|. */
+static double ulp_of(kf_scalar s, double x)
+{
+    int e = x == 0 || !isfinite(x) ? min_exp(s) : ilogb(x);
+    if (e < min_exp(s)) e = min_exp(s);
+    return ldexp(1.0, e - (int)precision(s) + 1);
+}
+
+static uint64_t load_bits(const unsigned char *p, unsigned bytes)
+{
+    uint64_t v = 0;
+    for (unsigned b = 0; b < bytes; b++) v |= (uint64_t)p[b] << (8 * b);
+    return v;
+}
+
+static bool float_ok(const kf_case_expect *e, kf_scalar s, double got, double want, cmp_result *r)
+{
+    if (isnan(got) || isnan(want)) return isnan(got) && isnan(want);
+    if (got == want) return true;
+    if (isinf(got) || isinf(want)) return false;
+    double d = fabs(got - want), u = d / ulp_of(s, want);
+    if (d > r->max_abs) r->max_abs = d;
+    if (u > r->max_ulp) r->max_ulp = u;
+    return e->has_tol && (d <= e->abs + e->rel * fabs(want) || (e->ulp > 0 && u <= e->ulp));
+}
+
+static void compare(const kf_case_expect *e, kf_scalar s, const void *got, const void *want, size_t n, cmp_result *r)
+{
+    unsigned bytes = kf_scalar_bytes[s];
+    bool fl = kf_scalar_class[s] == 'f';
+    memset(r, 0, sizeof *r);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t g = load_bits((const unsigned char *)got + i * bytes, bytes);
+        uint64_t w = load_bits((const unsigned char *)want + i * bytes, bytes);
+        double gd = fl ? kf_bits_to_double(s, g) : 0, wd = fl ? kf_bits_to_double(s, w) : 0;
+        bool ok = fl ? float_ok(e, s, gd, wd, r) : g == w;
+        if (ok) continue;
+        if (!r->bad++) {
+            r->first_bad = i;
+            r->got = fl ? gd : (double)kf_bits_to_i64(s, g);
+            r->want = fl ? wd : (double)kf_bits_to_i64(s, w);
+            r->allowed = e->abs + e->rel * fabs(wd);
+        }
+    }
+}
+
+/* ---- running one case on one backend ------------------------------------- */
+
+static int find_param(const kf_ir_kernel *k, const char *name)
+{
+    for (uint32_t i = 0; i < k->nparams; i++)
+        if (!strcmp(k->params[i].name, name)) return (int)i;
+    return -1;
+}
+
+/* Checks every expected output; prints the FAIL line itself, returns pass. */
+static bool check_outputs(const kf_case *c, const kf_ir_kernel *k, const kf_cli_devargs *da,
+                          const char *bname, char *summary, size_t ssize)
+{
+    double max_abs = 0, max_ulp = 0;
+    for (size_t x = 0; x < c->expects.len; x++) {
+        const kf_case_expect *e = &c->expects.data[x];
+        int i = find_param(k, e->name);
+        kf_error err = {0};
+        kf_npy want = {0};
+        void *got = NULL;
+        size_t bytes = 0, elems = 0;
+        const char *why = NULL;
+        if (i < 0 || k->params[i].type.kind != KF_TK_BUFFER) why = "is not a buffer parameter of the kernel";
+        else if (kf_npy_read(e->file, &want, &err) != KF_OK) why = err.msg;
+        else if (kf_npy_match(&want, kf_type_vector((kf_scalar)k->params[i].type.scalar, k->params[i].type.lanes),
+                              e->name, &elems, &err) != KF_OK) why = err.msg;
+        else if (kf_cli_devargs_read(da, (uint32_t)i, &got, &bytes, &err) != KF_OK) why = err.msg;
+        else if (bytes != want.bytes) why = "has a different length than the expected file";
+        cmp_result r = {0};
+        if (!why) {
+            kf_scalar s = (kf_scalar)k->params[i].type.scalar;
+            compare(e, s, got, want.data, want.count, &r);
+            if (r.max_abs > max_abs) max_abs = r.max_abs;
+            if (r.max_ulp > max_ulp) max_ulp = r.max_ulp;
+        }
+        size_t total = want.count;
+        free(got);
+        kf_npy_free(&want);
+        if (why) {
+            printf("FAIL %s [%s] %s %s\n", c->name, bname, e->name, why);
+            return false;
+        }
+        if (r.bad) {
+            printf("FAIL %s [%s] %s[%zu]: got %.9g, want %.9g (abs err %.3g, allowed %.3g + %g ulp); %zu of %zu elements differ\n",
+                   c->name, bname, e->name, r.first_bad, r.got, r.want, fabs(r.got - r.want), r.allowed, e->ulp,
+                   r.bad, total);
+            return false;
+        }
+    }
+    snprintf(summary, ssize, "max_abs_err=%.3g max_ulp=%.3g", max_abs, max_ulp);
+    return true;
+}
+
+static bool run_on(const kf_case *c, const kf_module *m, const kf_ir_kernel *k, const kf_cli_inputs *in,
+                   kf_device *dev, const char *bname)
+{
+    kf_error err = {0};
+    kf_pipeline *pipe = NULL;
+    kf_cli_devargs da = {0};
+    kf_status st = kf_pipeline_create(dev, m, k, &pipe, &err);
+    if (st == KF_OK) st = kf_cli_devargs_make(dev, k, in, &da, &err);
+    if (st == KF_OK) {
+        kf_launch launch = {.count = c->count ? c->count : kf_cli_default_count(k, in)};
+        st = kf_dispatch(pipe, da.args, da.n, &launch, KF_DISPATCH_SYNC, NULL, &err);
+    }
+    bool pass;
+    char summary[1200] = "";
+    if (c->error_text) {
+        pass = st != KF_OK && strstr(err.msg, c->error_text);
+        if (pass) snprintf(summary, sizeof summary, "expected error: %s", err.msg);
+        else if (st == KF_OK) printf("FAIL %s [%s] ran without the expected error '%s'\n", c->name, bname, c->error_text);
+        else printf("FAIL %s [%s] error '%s' does not contain '%s'\n", c->name, bname, err.msg, c->error_text);
+    } else if (st != KF_OK) {
+        printf("FAIL %s [%s] %s\n", c->name, bname, err.msg);
+        pass = false;
+    } else {
+        pass = check_outputs(c, k, &da, bname, summary, sizeof summary);
+    }
+    if (pass) printf("PASS %s [%s] %s\n", c->name, bname, summary);
+    kf_cli_devargs_free(&da);
+    if (pipe) kf_pipeline_destroy(pipe);
+    kf_error_clear(&err);
+    return pass;
+}
+
+static kf_device *backend_device(test_state *ts, kf_backend b)
+{
+    if (!ts->tried[b]) {
+        ts->tried[b] = true;
+        kf_error err = {0};
+        if (kf_device_open(b, 0, &ts->dev[b], &err) != KF_OK) {
+            ts->dev[b] = NULL;
+            snprintf(ts->reason[b], sizeof ts->reason[b], "%s", err.msg);
+            printf("skipped: %s backend: %s\n", kf_cli_backend_name(b), err.msg);
+        }
+        kf_error_clear(&err);
+    }
+    return ts->dev[b];
+}
+
+/* Compiles the case and binds its inputs; prints a FAIL line on error. */
+static bool prepare(const kf_case *c, kf_module **m, const kf_ir_kernel **k, kf_cli_inputs *in)
+{
+    kf_cli_defines defs = {0};
+    for (size_t i = 0; i < c->defines.len; i++) KF_VEC_PUSH(&defs, c->defines.data[i]);
+    int rc = kf_cli_compile(c->kf_file, &defs, m);
+    KF_VEC_FREE(&defs);
+    if (rc != KF_EXIT_OK) {
+        printf("FAIL %s: %s does not compile\n", c->name, c->kf_file);
+        return false;
+    }
+    *k = kf_module_kernel(*m, c->kernel);
+    if (!*k) {
+        printf("FAIL %s: %s has no kernel '%s'\n", c->name, c->kf_file, c->kernel);
+        return false;
+    }
+    KF_VEC(kf_cli_binding) b = {0};
+    for (size_t i = 0; i < c->arg_names.len; i++) {
+        kf_cli_binding x = {c->arg_names.data[i], c->arg_specs.data[i]};
+        KF_VEC_PUSH(&b, x);
+    }
+    kf_error err = {0};
+    kf_status st = kf_cli_inputs_make(*k, b.data, b.len, c->dir, in, &err);
+    KF_VEC_FREE(&b);
+    if (st != KF_OK) printf("FAIL %s: %s\n", c->name, err.msg);
+    return st == KF_OK;
+}
+
+static int run_case(test_state *ts, const char *path)
+{
+    kf_case c;
+    kf_error err = {0};
+    if (kf_case_load(path, &c, &err) != KF_OK) {
+        printf("FAIL %s: %s\n", c.name ? c.name : path, err.msg);
+        ts->failed++;
+        kf_case_free(&c);
+        return KF_EXIT_OK;
+    }
+    kf_module *m = NULL;
+    const kf_ir_kernel *k = NULL;
+    kf_cli_inputs in = {0};
+    if (!prepare(&c, &m, &k, &in)) {
+        ts->failed++;
+    } else {
+        for (int b = KF_BACKEND_CPU; b <= KF_BACKEND_PTX; b++) {
+            if (c.backends && !(c.backends & (1u << b))) continue;
+            if (ts->only && !(ts->only & (1u << b))) continue;
+            kf_device *dev = backend_device(ts, (kf_backend)b);
+            if (!dev) continue;
+            fflush(stdout);
+            if (run_on(&c, m, k, &in, dev, kf_cli_backend_name((kf_backend)b))) ts->passed++;
+            else ts->failed++;
+        }
+    }
+    fflush(stdout);
+    kf_cli_inputs_free(&in);
+    kf_module_free(m);
+    kf_case_free(&c);
+    return KF_EXIT_OK;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Runs every *.case of a directory in name order. */
+static int run_dir(test_state *ts, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "kforge test: error: cannot open directory '%s'\n", dir);
+        return KF_EXIT_USAGE;
+    }
+    KF_VEC(char *) names = {0};
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len > 5 && !strcmp(de->d_name + len - 5, ".case")) {
+            char *p = malloc(strlen(dir) + len + 2);
+            if (p) sprintf(p, "%s/%s", dir, de->d_name);
+            if (!p || !KF_VEC_PUSH(&names, p)) free(p);
+        }
+    }
+    closedir(d);
+    if (names.len) qsort(names.data, names.len, sizeof *names.data, cmp_str);
+    for (size_t i = 0; i < names.len; i++) {
+        run_case(ts, names.data[i]);
+        free(names.data[i]);
+    }
+    KF_VEC_FREE(&names);
+    return KF_EXIT_OK;
+}
+
+static int run_path(test_state *ts, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "kforge test: error: no such case file or directory '%s'\n", path);
+        return KF_EXIT_USAGE;
+    }
+    return S_ISDIR(st.st_mode) ? run_dir(ts, path) : run_case(ts, path);
+}
+
+/* kernels/cases from the working directory, else relative to the binary
+ * (build/kforge -> ../kernels/cases). */
+static const char *default_dir(char *buf, size_t size)
+{
+    struct stat st;
+    if (stat("kernels/cases", &st) == 0 && S_ISDIR(st.st_mode)) return "kernels/cases";
+    ssize_t n = readlink("/proc/self/exe", buf, size - 32);
+    if (n <= 0) return "kernels/cases";
+    buf[n] = 0;
+    char *slash = strrchr(buf, '/');
+    if (slash) strcpy(slash, "/../kernels/cases");
+    return buf;
+}
+
+int kf_cmd_test(int argc, char **argv)
+{
+    test_state ts = {0};
+    KF_VEC(char *) paths = {0};
+    int rc = KF_EXIT_OK;
+    for (int i = 0; i < argc && rc == KF_EXIT_OK;) {
+        char *val;
+        kf_backend b;
+        int o = kf_cli_opt(argc, argv, &i, "--backend", &val, "test");
+        if (o < 0) rc = KF_EXIT_USAGE;
+        else if (o > 0 && !kf_cli_backend_parse(val, &b))
+            rc = kf_cli_usage_error("test", usage, "unknown backend '%s': expected cpu, cuda or ptx", val);
+        else if (o > 0) ts.only |= 1u << b;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: %s\n", usage);
+            KF_VEC_FREE(&paths);
+            return KF_EXIT_OK;
+        } else if (argv[i][0] == '-') rc = kf_cli_usage_error("test", usage, "unknown option '%s'", argv[i]);
+        else if (!KF_VEC_PUSH(&paths, argv[i++])) rc = KF_EXIT_RUNTIME;
+    }
+    char buf[4096];
+    for (int b = KF_BACKEND_CPU; rc == KF_EXIT_OK && b <= KF_BACKEND_PTX; b++)
+        if ((!ts.only || (ts.only & (1u << b))) && !backend_device(&ts, (kf_backend)b) && ts.only) {
+            fprintf(stderr, "kforge test: error: --backend %s was asked for but is not available\n",
+                    kf_cli_backend_name((kf_backend)b));
+            rc = KF_EXIT_RUNTIME;
+        }
+    if (rc == KF_EXIT_OK && paths.len == 0) rc = run_path(&ts, default_dir(buf, sizeof buf));
+    for (size_t i = 0; i < paths.len && rc == KF_EXIT_OK; i++) rc = run_path(&ts, paths.data[i]);
+    for (int b = 0; b < 3; b++)
+        if (ts.dev[b]) kf_device_close(ts.dev[b]);
+    KF_VEC_FREE(&paths);
+    if (rc != KF_EXIT_OK) return rc;
+    printf("%u passed, %u failed\n", ts.passed, ts.failed);
+    return ts.failed ? KF_EXIT_FAIL : KF_EXIT_OK;
+}

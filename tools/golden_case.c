@@ -1,0 +1,164 @@
+/* The golden case file parser (golden_case.h). Deliberately tiny: one
+ * keyword per line and whitespace-separated fields, so that case files stay
+ * reviewable by eye and the reference generator can share this parser
+ * without sharing anything that computes results. */
+#include "golden_case.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static kf_status case_error(kf_error *err, const kf_case *c, unsigned line, const char *what)
+{
+    return kf_error_set(err, KF_ERR_USAGE, "%s:%u: %s", c->path, line, what);
+}
+
+/* Splits s in place into at most max whitespace-separated fields. */
+static int split(char *s, char **f, int max)
+{
+    int n = 0;
+    for (char *t = strtok(s, " \t\r"); t && n < max; t = strtok(NULL, " \t\r")) f[n++] = t;
+    return n;
+}
+
+static bool parse_tol(kf_case_expect *e, const char *f)
+{
+    double *slot = !strncmp(f, "abs=", 4) ? &e->abs : !strncmp(f, "rel=", 4) ? &e->rel : !strncmp(f, "ulp=", 4) ? &e->ulp : NULL;
+    if (!slot) return false;
+    char *end;
+    *slot = strtod(f + 4, &end);
+    e->has_tol = true;
+    return *end == 0 && end != f + 4 && *slot >= 0;
+}
+
+/* The path of `rel` relative to the case's directory, with leading "../"
+ * folded into the directory where it has a component to drop. */
+static const char *resolve(kf_case *c, const char *rel)
+{
+    if (rel[0] == '/') return kf_arena_strdup(&c->arena, rel);
+    size_t dlen = strlen(c->dir);
+    while (!strncmp(rel, "../", 3) && dlen && strcmp(c->dir, ".")) {
+        const char *slash = NULL;
+        for (size_t i = dlen; i > 0; i--)
+            if (c->dir[i - 1] == '/') { slash = c->dir + i - 1; break; }
+        size_t comp = slash ? dlen - (size_t)(slash - c->dir) - 1 : dlen;
+        if ((comp == 2 && !strncmp(c->dir + dlen - 2, "..", 2)) || comp == 0) break;
+        dlen = slash ? (size_t)(slash - c->dir) : 0;
+        rel += 3;
+    }
+    if (dlen == 0) return kf_arena_strdup(&c->arena, rel);
+    return kf_arena_printf(&c->arena, "%.*s/%s", (int)dlen, c->dir, rel);
+}
+
+static kf_status directive(kf_case *c, unsigned line, char **f, int n, kf_error *err)
+{
+    const char *k = f[0];
+    if (!strcmp(k, "kernel") && n == 3) {
+        c->kf_file = resolve(c, f[1]);
+        c->kernel = kf_arena_strdup(&c->arena, f[2]);
+    } else if (!strcmp(k, "define") && n == 2 && strchr(f[1], '=') && f[1][0] != '=') {
+        char *eq = strchr(f[1], '=');
+        kf_define d = {kf_arena_strndup(&c->arena, f[1], (size_t)(eq - f[1])), kf_arena_strdup(&c->arena, eq + 1)};
+        if (!KF_VEC_PUSH(&c->defines, d)) return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
+    } else if (!strcmp(k, "arg") && n == 2 && strchr(f[1], '=') && f[1][0] != '=') {
+        char *eq = strchr(f[1], '=');
+        const char *name = kf_arena_strndup(&c->arena, f[1], (size_t)(eq - f[1]));
+        const char *spec = kf_arena_strdup(&c->arena, eq + 1);
+        if (!KF_VEC_PUSH(&c->arg_names, name) || !KF_VEC_PUSH(&c->arg_specs, spec))
+            return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
+    } else if (!strcmp(k, "count") && n == 2) {
+        char *end;
+        c->count = strtoull(f[1], &end, 0);
+        if (*end || !c->count) return case_error(err, c, line, "expected 'count N' with N > 0");
+    } else if (!strcmp(k, "backends") && n >= 2) {
+        static const char *const names[] = {"cpu", "cuda", "ptx"};
+        for (int i = 1; i < n; i++) {
+            int b = -1;
+            for (int j = 0; j < 3; j++) if (!strcmp(f[i], names[j])) b = j;
+            if (b < 0) return case_error(err, c, line, "expected 'backends' followed by cpu, cuda or ptx");
+            c->backends |= 1u << b;
+        }
+    } else if (!strcmp(k, "reference") && n == 2) {
+        c->reference = kf_arena_strdup(&c->arena, f[1]);
+    } else if (!strcmp(k, "expect") && n >= 3) {
+        kf_case_expect e = {kf_arena_strdup(&c->arena, f[1]), resolve(c, f[2]), 0, 0, 0, false};
+        for (int i = 3; i < n; i++)
+            if (!parse_tol(&e, f[i])) return case_error(err, c, line, "expected a tolerance abs=A, rel=R or ulp=U (non-negative)");
+        if (!KF_VEC_PUSH(&c->expects, e)) return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
+    } else if (!strcmp(k, "error") && n >= 2) {
+        return KF_OK; /* handled by the caller, which keeps the rest of the line */
+    } else {
+        return case_error(err, c, line, "expected one of: kernel FILE KERNEL, define NAME=VALUE, arg NAME=SPEC, count N, "
+                                  "backends cpu|cuda|ptx..., reference NAME, expect NAME FILE [tolerances], error TEXT");
+    }
+    return KF_OK;
+}
+
+static kf_status parse_line(kf_case *c, unsigned line, char *s, kf_error *err)
+{
+    char *hash = strchr(s, '#');
+    if (hash) *hash = 0;
+    while (*s == ' ' || *s == '\t') s++;
+    if (!strncmp(s, "error", 5) && (s[5] == ' ' || s[5] == '\t')) {
+        char *t = s + 6;
+        while (*t == ' ' || *t == '\t') t++;
+        size_t len = strlen(t);
+        while (len && (t[len - 1] == ' ' || t[len - 1] == '\r')) len--;
+        if (!len) return case_error(err, c, line, "expected 'error TEXT'");
+        c->error_text = kf_arena_strndup(&c->arena, t, len);
+        return KF_OK;
+    }
+    char *f[16];
+    int n = split(s, f, 16);
+    return n ? directive(c, line, f, n, err) : KF_OK;
+}
+
+static void set_names(kf_case *c, const char *path)
+{
+    c->path = kf_arena_strdup(&c->arena, path);
+    const char *slash = strrchr(path, '/');
+    c->dir = slash ? kf_arena_strndup(&c->arena, path, (size_t)(slash - path)) : ".";
+    const char *base = slash ? slash + 1 : path;
+    size_t len = strlen(base);
+    if (len > 5 && !strcmp(base + len - 5, ".case")) len -= 5;
+    c->name = kf_arena_strndup(&c->arena, base, len);
+}
+
+kf_status kf_case_load(const char *path, kf_case *c, kf_error *err)
+{
+    memset(c, 0, sizeof *c);
+    kf_arena_init(&c->arena);
+    set_names(c, path);
+    char *text;
+    size_t len;
+    kf_status st = kf_read_file(path, &text, &len, err);
+    if (st != KF_OK) return st;
+    if (strlen(text) != len) st = kf_error_set(err, KF_ERR_USAGE, "%s: contains a NUL byte", path);
+    unsigned line = 1;
+    for (char *s = text; st == KF_OK && s && *s; line++) {
+        char *nl = strchr(s, '\n');
+        if (nl) *nl = 0;
+        st = parse_line(c, line, s, err);
+        s = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    if (st == KF_OK && !c->kernel) st = kf_error_set(err, KF_ERR_USAGE, "%s: expected a 'kernel FILE KERNEL' line", path);
+    if (st == KF_OK && !c->expects.len && !c->error_text)
+        st = kf_error_set(err, KF_ERR_USAGE, "%s: expected at least one 'expect' or 'error' line", path);
+    return st;
+}
+
+void kf_case_free(kf_case *c)
+{
+    KF_VEC_FREE(&c->defines);
+    KF_VEC_FREE(&c->arg_names);
+    KF_VEC_FREE(&c->arg_specs);
+    KF_VEC_FREE(&c->expects);
+    kf_arena_free(&c->arena);
+}
+
+const char *kf_case_arg(const kf_case *c, const char *name)
+{
+    for (size_t i = 0; i < c->arg_names.len; i++)
+        if (!strcmp(c->arg_names.data[i], name)) return c->arg_specs.data[i];
+    return NULL;
+}

@@ -1,0 +1,58 @@
+/* Golden-output cases (kernels/cases/<name>.case): the declarative format
+ * read by `kforge test` and by the independent reference generator
+ * (tools/reference/). One directive per line, '#' starts a comment:
+ *
+ *   kernel    FILE KERNEL        the .kf file (relative to the case file) and kernel
+ *   define    NAME=VALUE         a -D override (repeatable)
+ *   arg       NAME=SPEC          one per parameter, exactly as `kforge run` takes it:
+ *                                VALUE, @file.npy, zeros(N), rand(N,SEED), iota(N);
+ *                                a generator's N declares the buffer's size
+ *   count     N                  element count for schedules without a grid
+ *   backends  cpu [cuda] [ptx]   restrict the backends (default: all)
+ *   reference NAME               the reference function that computes the outputs
+ *   expect    NAME FILE [abs=A] [rel=R] [ulp=U]
+ *                                buffer NAME after the run must equal FILE (.npy,
+ *                                relative to the case file). With no tolerance the
+ *                                comparison is exact (floats: equal values, NaN
+ *                                matches NaN); otherwise an element passes when
+ *                                |got - want| <= A + R*|want| or when it is within
+ *                                U units in the last place of the output type.
+ *   error     TEXT               the run must fail with an error containing TEXT
+ *                                (for interpreter checks; use with `backends cpu`) */
+#ifndef KF_GOLDEN_CASE_H
+#define KF_GOLDEN_CASE_H
+
+#include "../ir/kforge.h"
+
+typedef struct {
+    const char *name, *file;   /* buffer parameter, expected .npy path (resolved) */
+    double abs, rel, ulp;      /* all zero: exact */
+    bool has_tol;
+} kf_case_expect;
+
+typedef struct {
+    kf_arena arena;            /* owns every string below */
+    const char *path;          /* the .case file */
+    const char *name;          /* basename without .case */
+    const char *dir;           /* directory of the case file */
+    const char *kf_file;       /* resolved .kf path */
+    const char *kernel;
+    const char *reference;
+    KF_VEC(kf_define) defines;
+    KF_VEC(const char *) arg_names;
+    KF_VEC(const char *) arg_specs;
+    KF_VEC(kf_case_expect) expects;
+    const char *error_text;    /* NULL unless the case expects a failure */
+    uint64_t count;
+    unsigned backends;         /* bit per kf_backend value; 0 = all */
+} kf_case;
+
+/* Reads and parses a case file. Errors (KF_ERR_IO / KF_ERR_USAGE) give
+ * path:line and what was expected. Free with kf_case_free either way. */
+kf_status kf_case_load(const char *path, kf_case *c, kf_error *err);
+void kf_case_free(kf_case *c);
+
+/* Looks up the spec of argument `name` (NULL if absent). */
+const char *kf_case_arg(const kf_case *c, const char *name);
+
+#endif

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# The whole GPU check of kforge in one call (DESIGN.md section 7).
+#
+#   tools/gpu_check.sh prepare [BUILD]   on the build machine, before the device call:
+#                                        copies libcmocka.so.0 into BUILD/lib so the
+#                                        carried test binaries run where CMocka is absent
+#   tools/gpu_check.sh [run] [BUILD]     on the GPU machine (carry BUILD), from the repo root:
+#       1. nvidia-smi and `kforge devices`
+#       2. ctest, every label (unit, golden, ptxas, nvrtc, gpu)
+#       3. `kforge test`: every golden case on every backend (cpu, cuda, ptx)
+#       4. `kforge bench`: device time, GB/s, ratio to copy, host cost, cold vs warm
+#       5. compute-sanitizer --tool memcheck over the golden cases (both GPU paths)
+#       6. tools/bench_torch.py: the PyTorch peer on the same shapes (if torch imports)
+#   and ends with a summary table. Logs go to $OUT (the device tool's folder) when
+#   set, else to a temporary directory. BUILD defaults to ./build.
+#
+# Environment: GPU_CHECK_SKIP="sanitizer torch ..." skips steps by name;
+# GPU_CHECK_STEP_TIMEOUT (seconds, default 240) bounds each step and
+# GPU_CHECK_BUDGET (default 560) the whole run, so it fits one 10-minute
+# device call; a step with no time left is reported as skipped.
+#
+# Typical use from the device tool (one call):
+#   locally:  tools/gpu_check.sh prepare build
+#   device:   run(command="tools/gpu_check.sh run build", carry=["build"])
+set -u
+
+mode=run
+if [ "${1:-}" = prepare ] || [ "${1:-}" = run ]; then mode=$1; shift; fi
+build=${1:-build}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 2
+case $build in /*) ;; *) build="$root/$build" ;; esac
+
+if [ "$mode" = prepare ]; then
+    lib=$(ls /usr/lib/x86_64-linux-gnu/libcmocka.so.0 /usr/lib/*/libcmocka.so.0 /usr/local/lib/libcmocka.so.0 2>/dev/null | head -1)
+    [ -n "$lib" ] || { echo "gpu_check prepare: libcmocka.so.0 not found" >&2; exit 2; }
+    [ -x "$build/kforge" ] || { echo "gpu_check prepare: $build/kforge missing: build first" >&2; exit 2; }
+    mkdir -p "$build/lib"
+    cp -L "$lib" "$build/lib/libcmocka.so.0"
+    echo "prepared $build (libcmocka.so.0 in $build/lib); carry '${build#$root/}' in the device call"
+    exit 0
+fi
+
+logs=${OUT:-}
+[ -n "$logs" ] || logs=$(mktemp -d /tmp/gpu-check-XXXXXX)
+mkdir -p "$logs"
+export LD_LIBRARY_PATH="$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export KFORGE_CACHE_DIR=$(mktemp -d /tmp/kforge-cache-XXXXXX)
+export KF_SOURCE_DIR="$root"
+export PATH="$PATH:/usr/local/cuda/bin"
+kforge="$build/kforge"
+step_timeout=${GPU_CHECK_STEP_TIMEOUT:-240}
+budget=${GPU_CHECK_BUDGET:-560}
+t_start=$(date +%s)
+skip=" ${GPU_CHECK_SKIP:-} "
+summary=()
+
+note() { summary+=("$(printf '%-12s %-6s %s' "$1" "$2" "$3")"); }
+left() { echo $((budget - ($(date +%s) - t_start))); }
+skipped() {
+    case $skip in *" $1 "*) note "$1" skip "GPU_CHECK_SKIP"; return 0 ;; esac
+    [ "$(left)" -gt 20 ] || { note "$1" skip "no time left in GPU_CHECK_BUDGET=${budget}s"; return 0; }
+    return 1
+}
+# run_step LOG CMD...: runs bounded by the step timeout and the budget left,
+# output to LOG (a timeout is noted in it) and the tail to stdout.
+run_step() {
+    local log=$1; shift
+    local limit=$step_timeout l
+    l=$(( $(left) - 10 ))
+    [ "$l" -lt "$limit" ] && limit=$l
+    local t0=$(date +%s)
+    timeout "$limit" "$@" >"$log" 2>&1
+    local rc=$?
+    [ $rc = 124 ] && echo "gpu_check: timed out after ${limit}s" >>"$log"
+    tail -n 25 "$log"
+    echo "(step took $(( $(date +%s) - t0 ))s, rc $rc)"
+    return $rc
+}
+
+echo "== devices"
+{ nvidia-smi -L 2>&1; "$kforge" devices 2>&1; } >"$logs/devices.txt"
+rc=$?
+cat "$logs/devices.txt"
+note devices "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -m1 -E "^GPU 0|kforge devices:" "$logs/devices.txt" | cut -c1-90)"
+
+if ! skipped ctest; then
+    echo "== ctest (all labels)"
+    if command -v ctest >/dev/null; then
+        run_step "$logs/ctest.log" bash -c 'cd "$1" && ctest -V --timeout 300' _ "$build"
+        rc=$?
+        line=$(grep -E 'tests passed|tests failed' "$logs/ctest.log" | tail -1)
+    else
+        : >"$logs/ctest.log"
+        rc=0; n=0; bad=0
+        for t in "$build"/tests/test_*; do
+            [ -x "$t" ] || continue
+            n=$((n + 1))
+            echo "--- $t" >>"$logs/ctest.log"
+            (cd "$build/tests" && timeout 300 "$t") >>"$logs/ctest.log" 2>&1 || { bad=$((bad + 1)); rc=1; echo "FAILED: $t" >>"$logs/ctest.log"; }
+        done
+        line="$((n - bad)) of $n test programs passed (no ctest here: ran the binaries)"
+        tail -n 25 "$logs/ctest.log"
+    fi
+    gpu_skips=$(grep -c 'skipped: ' "$logs/ctest.log")
+    note ctest "$([ $rc = 0 ] && echo ok || echo FAIL)" "$line; 'skipped:' lines: $gpu_skips"
+fi
+
+if ! skipped test; then
+    echo "== kforge test (every case, every backend)"
+    run_step "$logs/test.log" "$kforge" test
+    rc=$?
+    note test "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(tail -n 1 "$logs/test.log"); skipped backends: $(grep -c '^skipped:' "$logs/test.log")"
+fi
+
+if ! skipped bench; then
+    echo "== kforge bench"
+    run_step "$logs/bench.txt" "$kforge" bench
+    rc=$?
+    note bench "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -m1 '^device:' "$logs/bench.txt" | cut -c1-90)"
+fi
+
+if ! skipped sanitizer; then
+    echo "== compute-sanitizer memcheck over the golden cases"
+    if command -v compute-sanitizer >/dev/null; then
+        run_step "$logs/sanitizer.log" compute-sanitizer --tool memcheck --error-exitcode 9 "$kforge" test
+        rc=$?
+        errs=$(grep -E 'ERROR SUMMARY' "$logs/sanitizer.log" | tail -1)
+        note sanitizer "$([ $rc = 0 ] && echo ok || echo FAIL)" "${errs:-no summary (rc $rc)}; $(grep -E '^[0-9]+ passed' "$logs/sanitizer.log" | tail -1)"
+    else
+        note sanitizer skip "compute-sanitizer not found"
+    fi
+fi
+
+if ! skipped torch; then
+    echo "== PyTorch peer (tools/bench_torch.py)"
+    if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+        run_step "$logs/bench_torch.txt" python3 "$root/tools/bench_torch.py"
+        rc=$?
+        note torch "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -m1 'copy' "$logs/bench_torch.txt" | cut -c1-80)"
+    else
+        note torch skip "torch with CUDA not importable"
+    fi
+fi
+
+{
+    echo
+    echo "== gpu_check summary (logs in $logs; $(( $(date +%s) - t_start ))s)"
+    printf '%s\n' "${summary[@]}"
+    if [ -f "$logs/bench.txt" ]; then echo; echo "-- kforge bench"; grep -vE '^kforge bench: warning' "$logs/bench.txt"; fi
+    if [ -f "$logs/bench_torch.txt" ]; then echo; echo "-- torch peer"; cat "$logs/bench_torch.txt"; fi
+} | tee "$logs/summary.txt"
+rm -rf "$KFORGE_CACHE_DIR"
+printf '%s\n' "${summary[@]}" | grep -q ' FAIL ' && exit 1
+exit 0

@@ -1,0 +1,570 @@
+/* Reference outputs of the feature kernels (kernels/features/),
+ * included by reference.c. Each function restates in plain C what the
+ * kernel computes under the contract's semantics: integers wrap (computed
+ * in unsigned arithmetic), shifts by >= the width give 0 or the sign fill,
+ * float->int truncates and saturates, f32 operations round per operation
+ * (C float arithmetic, no contraction under -std=c11), f16/bf16 operations
+ * round to their type per operation (round_fmt above). */
+#include <stdint.h>
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static double sat(double v, double lo, double hi)
+{
+    if (isnan(v)) return 0;
+    if (v <= lo) return lo;
+    if (v >= hi) return hi;
+    return trunc(v);
+}
+
+static int32_t shl32(int32_t x, uint32_t a) { return a >= 32 ? 0 : (int32_t)((uint32_t)x << a); }
+static int32_t sar32(int32_t x, uint32_t a) { return a >= 32 ? (x < 0 ? -1 : 0) : x >> a; }
+static uint32_t shr32u(uint32_t x, uint32_t a) { return a >= 32 ? 0 : x >> a; }
+static uint32_t clz32(uint32_t x) { return x ? (uint32_t)__builtin_clz(x) : 32; }
+static uint32_t clz64(uint64_t x) { return x ? (uint32_t)__builtin_clzll(x) : 64; }
+static uint32_t popc64(uint64_t x) { return (uint32_t)__builtin_popcountll(x); }
+
+static int64_t cdiv_s(int64_t a, int64_t b)
+{
+    int64_t q = a / b, r = a % b;
+    return q + (r != 0 && ((a < 0) == (b < 0)));
+}
+
+static void out_free(ref_ctx *r, const char *name, kf_scalar s, void *data, size_t count)
+{
+    out_buf(r, name, s, data, count);
+    free(data);
+}
+
+/* ---- types.kf ---------------------------------------------------------------- */
+
+static void ref_convert(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, m;
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx);
+    int8_t *o8 = in_buf(r, "o_i8", KF_S_I8, 1, &m);
+    uint8_t *ou8 = in_buf(r, "o_u8", KF_S_U8, 1, &m);
+    int16_t *o16 = in_buf(r, "o_i16", KF_S_I16, 1, &m);
+    uint16_t *ou16 = in_buf(r, "o_u16", KF_S_U16, 1, &m);
+    int32_t *o32 = in_buf(r, "o_i32", KF_S_I32, 1, &m);
+    uint32_t *ou32 = in_buf(r, "o_u32", KF_S_U32, 1, &m);
+    int64_t *o64 = in_buf(r, "o_i64", KF_S_I64, 1, &m);
+    uint64_t *ou64 = in_buf(r, "o_u64", KF_S_U64, 1, &m);
+    uint16_t *oh = in_buf(r, "o_f16", KF_S_F16, 1, &m);
+    uint16_t *obf = in_buf(r, "o_bf16", KF_S_BF16, 1, &m);
+    double *od = in_buf(r, "o_f64", KF_S_F64, 1, &m);
+    uint8_t *ob = in_buf(r, "o_b", KF_S_U8, 1, &m);
+    for (size_t i = 0; i < n && i < nx && i < m; i++) {
+        float v = x[i] * 300.0f;
+        o8[i] = (int8_t)sat(v, -128, 127);
+        ou8[i] = (uint8_t)sat(v, 0, 255);
+        o16[i] = (int16_t)sat(v * 200.0f, -32768, 32767);
+        ou16[i] = (uint16_t)sat(v * 300.0f, 0, 65535);
+        o32[i] = (int32_t)sat(v * 1.0e7f, -2147483648.0, 2147483647.0);
+        ou32[i] = (uint32_t)sat(v * 2.0e7f, 0, 4294967295.0);
+        double d64 = sat((double)x[i] * 1.0e15, -9223372036854775808.0, 9223372036854775807.0);
+        o64[i] = d64 >= 9223372036854775807.0 ? INT64_MAX : (int64_t)d64;
+        double du64 = sat((double)x[i] * 1.0e19, 0, 18446744073709551615.0);
+        ou64[i] = du64 >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)du64;
+        oh[i] = f16_bits(v);
+        obf[i] = bf16_bits(v);
+        od[i] = (double)x[i] * 3.0;
+        ob[i] = v > 0.0f;
+    }
+    out_free(r, "o_i8", KF_S_I8, o8, m);
+    out_free(r, "o_u8", KF_S_U8, ou8, m);
+    out_free(r, "o_i16", KF_S_I16, o16, m);
+    out_free(r, "o_u16", KF_S_U16, ou16, m);
+    out_free(r, "o_i32", KF_S_I32, o32, m);
+    out_free(r, "o_u32", KF_S_U32, ou32, m);
+    out_free(r, "o_i64", KF_S_I64, o64, m);
+    out_free(r, "o_u64", KF_S_U64, ou64, m);
+    out_free(r, "o_f16", KF_S_F16, oh, m);
+    out_free(r, "o_bf16", KF_S_BF16, obf, m);
+    out_free(r, "o_f64", KF_S_F64, od, m);
+    out_free(r, "o_b", KF_S_U8, ob, m);
+    free(x);
+}
+
+static void ref_vectors(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, nw, m4, mh, mu, m8, mbf, mhf;
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx);
+    uint32_t *w = in_buf(r, "w", KF_S_U32, 1, &nw);
+    float *o4 = in_buf(r, "o4", KF_S_F32, 4, &m4);
+    uint16_t *oh = in_buf(r, "oh", KF_S_F16, 2, &mh);
+    uint32_t *ou = in_buf(r, "ou", KF_S_U32, 1, &mu);
+    uint8_t *o8 = in_buf(r, "o8", KF_S_U8, 1, &m8);
+    uint16_t *obf = in_buf(r, "obf", KF_S_BF16, 1, &mbf);
+    uint16_t *ohf = in_buf(r, "ohf", KF_S_F16, 1, &mhf);
+    for (size_t i = 0; i < n && i < nx && i < nw && i < m4; i++) {
+        float xi = x[i], v[4] = {xi, 2.0f, -xi, 0.5f}, rr[4];
+        for (int l = 0; l < 4; l++) {
+            float t = v[l] * xi;
+            t = t + 1.0f;
+            float q = v[l] / 4.0f;
+            rr[l] = t - q;
+        }
+        rr[1] = rr[0] + rr[3];
+        rr[3] = -rr[3];
+        rr[2] = rr[2] * 2.0f;
+        memcpy(o4 + 4 * i, rr, sizeof rr);
+        oh[2 * i] = (uint16_t)(w[i] >> 16);
+        oh[2 * i + 1] = (uint16_t)w[i];
+        ou[2 * i] = f32_bits(xi) ^ 0x80000000u;
+        ou[2 * i + 1] = (w[i] >> 8) & 0xff;
+        o8[i] = (uint8_t)((w[i] & 0xff) + (w[i] >> 24) + 3);
+        double bx = rbf16(xi), prod = rbf16(bx * 1.5);
+        obf[i] = bf16_bits(prod + 1.5);
+        double hv = rf16(xi), sq = rf16(hv * hv);
+        ohf[i] = f16_bits(sq + hv);
+    }
+    out_free(r, "o4", KF_S_F32, o4, m4 * 4);
+    out_free(r, "oh", KF_S_F16, oh, mh * 2);
+    out_free(r, "ou", KF_S_U32, ou, mu);
+    out_free(r, "o8", KF_S_U8, o8, m8);
+    out_free(r, "obf", KF_S_BF16, obf, mbf);
+    out_free(r, "ohf", KF_S_F16, ohf, mhf);
+    free(x);
+    free(w);
+}
+
+/* ---- ops.kf ------------------------------------------------------------------ */
+
+static void ops_i32_one(int32_t x, int32_t y, int32_t *o)
+{
+    uint32_t ux = (uint32_t)x, uy = (uint32_t)y;
+    o[0] = (int32_t)(ux + uy);
+    o[1] = (int32_t)(ux - uy);
+    o[2] = (int32_t)(ux * uy);
+    if (y == 0) o[3] = o[4] = 0;
+    else if (y == -1) o[3] = (int32_t)(0u - ux), o[4] = 0;
+    else o[3] = x / y, o[4] = x % y;
+    o[5] = x & y;
+    o[6] = x | y;
+    o[7] = x ^ y;
+    o[8] = (int32_t)(~ux + (0u - uy));
+    o[9] = shl32(x, (uint32_t)(y & 63));
+    o[10] = sar32(x, (uint32_t)(y & 63));
+    o[11] = (int32_t)(shr32u(ux, uy & 63) + ux / (uy | 1) + ux % (uy | 1));
+    o[12] = (x < y) | (x <= y) << 1 | (x > y) << 2 | (x >= y) << 3 | (x == y) << 4 | (x != y) << 5
+          | (ux < uy) << 6 | (ux >= uy) << 7;
+    o[13] = (x > 0 && y > 0) || !(x < y);
+    int32_t c = (int32_t)(ux + uy);
+    c = (int32_t)((uint32_t)c - 3u);
+    c = (int32_t)((uint32_t)c * 5u);
+    c &= 0x7fffffff;
+    c /= 7;
+    c %= 100000;
+    c |= 4;
+    c ^= y;
+    c = shl32(c, 3);
+    c = sar32(c, 2);
+    o[14] = c;
+    uint32_t d = uy >> 4;
+    d = d << (ux & 7);
+    o[15] = (int32_t)d;
+}
+
+static void ref_ops_i32(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), na, nb, no;
+    int32_t *a = in_buf(r, "a", KF_S_I32, 1, &na), *b = in_buf(r, "b", KF_S_I32, 1, &nb);
+    int32_t *o = in_buf(r, "o", KF_S_I32, 1, &no);
+    for (size_t i = 0; i < n && i < na && i < nb && 16 * i + 16 <= no; i++) ops_i32_one(a[i], b[i], o + 16 * i);
+    out_free(r, "o", KF_S_I32, o, no);
+    free(a);
+    free(b);
+}
+
+static void ref_ops_widths(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), k[12];
+    int8_t *a = in_buf(r, "a", KF_S_I8, 1, &k[0]);
+    uint8_t *b = in_buf(r, "b", KF_S_U8, 1, &k[1]);
+    int16_t *c = in_buf(r, "c", KF_S_I16, 1, &k[2]);
+    uint16_t *d = in_buf(r, "d", KF_S_U16, 1, &k[3]);
+    int64_t *e = in_buf(r, "e", KF_S_I64, 1, &k[4]);
+    uint64_t *f = in_buf(r, "f", KF_S_U64, 1, &k[5]);
+    int8_t *o8 = in_buf(r, "o8", KF_S_I8, 1, &k[6]);
+    uint8_t *ou8 = in_buf(r, "ou8", KF_S_U8, 1, &k[7]);
+    int16_t *o16 = in_buf(r, "o16", KF_S_I16, 1, &k[8]);
+    uint16_t *ou16 = in_buf(r, "ou16", KF_S_U16, 1, &k[9]);
+    int64_t *o64 = in_buf(r, "o64", KF_S_I64, 1, &k[10]);
+    uint64_t *ou64 = in_buf(r, "ou64", KF_S_U64, 1, &k[11]);
+    for (size_t i = 0; i < n && 3 * i + 3 <= k[10] && 2 * i + 2 <= k[6]; i++) {
+        o8[2 * i] = (int8_t)(uint8_t)((unsigned)a[i] * 3u + (unsigned)a[i]);
+        o8[2 * i + 1] = (int8_t)(a[i] >> 2);
+        ou8[2 * i] = (uint8_t)(b[i] * b[i] - 7);
+        ou8[2 * i + 1] = (uint8_t)((b[i] >> 3) | (uint8_t)(b[i] << 5));
+        o16[2 * i] = (int16_t)(uint16_t)((unsigned)c[i] * (unsigned)c[i] + (unsigned)c[i]);
+        int16_t negc = (int16_t)(uint16_t)(0u - (unsigned)c[i]);
+        o16[2 * i + 1] = negc < 0 ? -1 : 0;
+        ou16[2 * i] = (uint16_t)(d[i] * 3u + d[i] / 5u);
+        ou16[2 * i + 1] = (uint16_t)(d[i] << 9);
+        uint64_t ux = (uint64_t)e[i], y = f[i];
+        o64[3 * i] = (int64_t)(ux * 3u - (uint64_t)(e[i] >> 7));
+        o64[3 * i + 1] = e[i] / 1000 + e[i] % 1000;
+        o64[3 * i + 2] = (int64_t)(ux << 40);
+        ou64[3 * i] = y * y + (y >> 63);
+        ou64[3 * i + 1] = y / 12345 + y % 12345;
+        ou64[3 * i + 2] = (0 + (y >> 33)) ^ ~y;
+    }
+    out_free(r, "o8", KF_S_I8, o8, k[6]);
+    out_free(r, "ou8", KF_S_U8, ou8, k[7]);
+    out_free(r, "o16", KF_S_I16, o16, k[8]);
+    out_free(r, "ou16", KF_S_U16, ou16, k[9]);
+    out_free(r, "o64", KF_S_I64, o64, k[10]);
+    out_free(r, "ou64", KF_S_U64, ou64, k[11]);
+    free(a), free(b), free(c), free(d), free(e), free(f);
+}
+
+/* ---- control.kf -------------------------------------------------------------- */
+
+static void ref_control(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), na, no;
+    int32_t limit = 10;
+    for (size_t i = 0; i < r->c->defines.len; i++)
+        if (!strcmp(r->c->defines.data[i].name, "LIMIT")) limit = (int32_t)strtol(r->c->defines.data[i].value, NULL, 0);
+    int32_t *a = in_buf(r, "a", KF_S_I32, 1, &na), *o = in_buf(r, "o", KF_S_I32, 1, &no);
+    for (size_t i = 0; i < n && i < na && 6 * i + 6 <= no; i++) {
+        int32_t x = a[i], *q = o + 6 * i;
+        q[0] = x < 3 ? 1 : x < 6 ? 2 : x == 6 ? 3 : 4;
+        int32_t s = 0;
+        for (int32_t j = 0; j < x; j += 2) {
+            if (j == 4) continue;
+            if (j > 12) break;
+            s += j;
+        }
+        q[1] = s;
+        int32_t w = x, steps = 0;
+        while (w != 1 && steps < 100) {
+            w = w % 2 == 0 ? w / 2 : 3 * w + 1;
+            steps++;
+        }
+        q[2] = steps;
+        q[3] = x * 28;
+        int32_t found = -1;
+        for (int32_t j = 0; j < 8; j++)
+            if (x * j > 20) {
+                found = j;
+                break;
+            }
+        q[4] = 10 * x + 20 + found;
+        q[5] = x * 3 > limit ? limit : x * 3 + 1000;
+    }
+    out_free(r, "o", KF_S_I32, o, no);
+    free(a);
+}
+
+/* ---- warp.kf ----------------------------------------------------------------- */
+
+static void ref_warp_ops(ref_ctx *r)
+{
+    size_t nb = (size_t)in_num(r, "nb"), nx, nxi, nf, ni, nu;
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx);
+    int32_t *xi = in_buf(r, "xi", KF_S_I32, 1, &nxi);
+    float *of = in_buf(r, "of", KF_S_F32, 1, &nf);
+    int32_t *oi = in_buf(r, "oi", KF_S_I32, 1, &ni);
+    uint32_t *ou = in_buf(r, "ou", KF_S_U32, 1, &nu);
+    size_t threads = nb * 64;
+    if (nx < threads || nxi < threads || nf < 9 * threads || ni < 5 * threads || nu < 5 * threads) {
+        fprintf(stderr, "%s: buffers too small for warp_ops\n", r->c->path);
+        r->errors++;
+        threads = 0;
+    }
+    for (size_t w0 = 0; w0 < threads; w0 += 32) {
+        double sum = 0, mx = -INFINITY, mn = INFINITY;
+        uint32_t isum = 0, ballot = 0;
+        int32_t imax = INT32_MIN, imin = INT32_MAX;
+        bool all = true;
+        for (unsigned l = 0; l < 32; l++) {
+            sum += x[w0 + l], mx = fmax(mx, x[w0 + l]), mn = fmin(mn, x[w0 + l]);
+            int32_t v = xi[w0 + l];
+            isum += (uint32_t)v;
+            imax = v > imax ? v : imax;
+            imin = v < imin ? v : imin;
+            ballot |= (uint32_t)(v > 0) << l;
+            all = all && v != 0;
+        }
+        for (unsigned l = 0; l < 32; l++) {
+            size_t g = w0 + l, blk = g / 64 * 64, t = g % 64;
+            float *f = of + 9 * g;
+            f[0] = x[w0 + (l + 5) % 32];
+            f[1] = x[w0 + (l ^ 3)];
+            f[2] = l >= 2 ? x[g - 2] : x[g];
+            f[3] = l + 7 < 32 ? x[g + 7] : x[g];
+            f[4] = (float)sum;
+            f[5] = (float)mx;
+            f[6] = (float)mn;
+            f[7] = 2.0f * x[w0 + (l ^ 1)];
+            f[8] = x[blk + 63 - t];
+            int32_t *q = oi + 5 * g;
+            q[0] = (int32_t)isum;
+            q[1] = imax;
+            q[2] = imin;
+            uint64_t wide = (uint64_t)(uint32_t)(l + 1 < 32 ? xi[g + 1] : xi[g]) * 3u;
+            q[3] = (int32_t)(wide >> 3);
+            q[4] = (int32_t)((uint32_t)xi[w0 + 31 - l] + 3u);
+            uint32_t *u = ou + 5 * g;
+            u[0] = ballot;
+            u[1] = xi[w0 + 17] > 0;
+            u[2] = all;
+            u[3] = (uint32_t)(t / 32);
+            u[4] = l;
+        }
+    }
+    out_free(r, "of", KF_S_F32, of, nf);
+    out_free(r, "oi", KF_S_I32, oi, ni);
+    out_free(r, "ou", KF_S_U32, ou, nu);
+    free(x);
+    free(xi);
+}
+
+/* ---- atomics.kf -------------------------------------------------------------- */
+
+static void ref_atomics(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, a, b, c, d, e, f;
+    int32_t *x = in_buf(r, "x", KF_S_I32, 1, &nx);
+    int32_t *ci = in_buf(r, "ci", KF_S_I32, 1, &a);
+    uint32_t *cu = in_buf(r, "cu", KF_S_U32, 1, &b);
+    uint64_t *cl = in_buf(r, "cl", KF_S_U64, 1, &c);
+    float *cf = in_buf(r, "cf", KF_S_F32, 1, &d);
+    uint16_t *ch = in_buf(r, "ch", KF_S_F16, 2, &e);
+    double *cd = in_buf(r, "cd", KF_S_F64, 1, &f);
+    if (a < 6 || b < 8 || c < 6 || d < 6 || e < 1 || f < 1 || nx < n) {
+        fprintf(stderr, "%s: buffers too small for atomics\n", r->c->path);
+        r->errors++;
+        n = 0;
+    }
+    double h0 = f16_value(ch[0]), h1 = f16_value(ch[1]);
+    for (size_t i = 0; i < n; i++) {
+        int32_t v = x[i];
+        uint32_t u = (uint32_t)v;
+        ci[0] = (int32_t)((uint32_t)ci[0] + u);
+        ci[1] = v < ci[1] ? v : ci[1];
+        ci[2] = v > ci[2] ? v : ci[2];
+        cu[0] += u;
+        cu[1] = (u | 1) < cu[1] ? (u | 1) : cu[1];
+        cu[2] = u > cu[2] ? u : cu[2];
+        cu[5] += (uint32_t)i;
+        uint64_t l = (uint64_t)u << 20;
+        cl[0] += l;
+        cl[1] = l + 1 < cl[1] ? l + 1 : cl[1];
+        cl[2] = l > cl[2] ? l : cl[2];
+        cf[0] += (float)(v & 255);
+        cf[1] = fminf(cf[1], (float)(v >> 8));
+        cf[2] = fmaxf(cf[2], (float)(v >> 8));
+        h0 = rf16(h0 + 1.0);
+        h1 = rf16(h1 + 0.5);
+        cd[0] += (double)(v & 255) * 0.25;
+    }
+    if (n) {
+        ci[3] = 7, ci[4] = ci[4] == 0 ? 1 : ci[4], ci[5] += 1;
+        cu[3] = 9, cu[4] += (uint32_t)n, cu[6] = cu[6] == 0 ? 5 : cu[6], cu[7] += 1;
+        cl[3] = 11, cl[4] = cl[4] == 0 ? 3 : cl[4], cl[5] += 1;
+        cf[3] = 2.5f, cf[4] = cf[4] == 0.0f ? 1.0f : cf[4], cf[5] += 1.0f;
+    }
+    ch[0] = f16_bits(h0);
+    ch[1] = f16_bits(h1);
+    out_free(r, "ci", KF_S_I32, ci, a);
+    out_free(r, "cu", KF_S_U32, cu, b);
+    out_free(r, "cl", KF_S_U64, cl, c);
+    out_free(r, "cf", KF_S_F32, cf, d);
+    out_free(r, "ch", KF_S_F16, ch, 2 * e);
+    out_free(r, "cd", KF_S_F64, cd, f);
+    free(x);
+}
+
+/* ---- math.kf ----------------------------------------------------------------- */
+
+static void ref_math_f32(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, ne, na, nt;
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx);
+    float *oe = in_buf(r, "oe", KF_S_F32, 1, &ne), *oa = in_buf(r, "oa", KF_S_F32, 1, &na);
+    float *ot = in_buf(r, "ot", KF_S_F32, 1, &nt);
+    for (size_t i = 0; i < n && i < nx && 12 * i + 12 <= ne && 7 * i + 7 <= na && i < nt; i++) {
+        float v = x[i], a = fabsf(v) + 0.5f, v10 = v * 10.0f, v3 = v * 3.0f;
+        float *e = oe + 12 * i, *p = oa + 7 * i;
+        e[0] = sqrtf(a);
+        e[1] = fabsf(v);
+        e[2] = floorf(v10);
+        e[3] = ceilf(v10);
+        e[4] = truncf(v10);
+        e[5] = roundf(v10);
+        e[6] = fminf(v, 0.25f);
+        e[7] = fmaxf(v, 0.25f);
+        e[8] = fminf(fmaxf(v, -0.5f), 0.5f);
+        e[9] = fmaf(v, v, 0.5f);
+        e[10] = v > 0.0f ? v / a : -INFINITY;
+        e[11] = v + v;
+        p[0] = (float)exp(v);
+        p[1] = (float)exp2(v * 4.0);
+        p[2] = (float)log(a);
+        p[3] = (float)log2(a);
+        p[4] = (float)(1.0 / sqrt(a));
+        p[5] = (float)sin(v3);
+        p[6] = (float)cos(v3);
+        ot[i] = (float)tanh(v * 2.0f);
+    }
+    out_free(r, "oe", KF_S_F32, oe, ne);
+    out_free(r, "oa", KF_S_F32, oa, na);
+    out_free(r, "ot", KF_S_F32, ot, nt);
+    free(x);
+}
+
+static void ref_math_f64(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, ne, na;
+    double *x = in_buf(r, "x", KF_S_F64, 1, &nx);
+    double *oe = in_buf(r, "oe", KF_S_F64, 1, &ne), *oa = in_buf(r, "oa", KF_S_F64, 1, &na);
+    for (size_t i = 0; i < n && i < nx && 11 * i + 11 <= ne && 8 * i + 8 <= na; i++) {
+        double v = x[i], a = fabs(v) + 0.5, v10 = v * 10.0, v3 = v * 3.0;
+        double *e = oe + 11 * i, *p = oa + 8 * i;
+        e[0] = sqrt(a);
+        e[1] = fabs(v) / a;
+        e[2] = floor(v10);
+        e[3] = ceil(v10);
+        e[4] = trunc(v10);
+        e[5] = round(v10);
+        e[6] = fmin(v, 0.25);
+        e[7] = fmax(v, 0.25);
+        e[8] = fmin(fmax(v, -0.5), 0.5);
+        e[9] = fma(v, v, 0.5);
+        e[10] = v < 0.0 ? -v : INFINITY;
+        p[0] = exp(v);
+        p[1] = exp2(v * 4.0);
+        p[2] = log(a);
+        p[3] = log2(a);
+        p[4] = 1.0 / sqrt(a);
+        p[5] = sin(v3);
+        p[6] = cos(v3);
+        p[7] = tanh(v * 2.0);
+    }
+    out_free(r, "oe", KF_S_F64, oe, ne);
+    out_free(r, "oa", KF_S_F64, oa, na);
+    free(x);
+}
+
+static void ref_math_vec(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no;
+    float *x = in_buf(r, "x", KF_S_F32, 4, &nx), *o = in_buf(r, "o", KF_S_F32, 4, &no);
+    for (size_t i = 0; i < n && i < nx && 3 * i + 3 <= no; i++)
+        for (int l = 0; l < 4; l++) {
+            float v = x[4 * i + l], a = fabsf(v) + 0.5f;
+            o[12 * i + l] = (float)(exp(v) + sqrt(a));
+            float f = fmaf(v, a, 1.0f);
+            o[12 * i + 4 + l] = f - floorf(v * 4.0f);
+            o[12 * i + 8 + l] = fminf(fmaxf(v, -0.25f), 0.25f) + fmaxf(v, 0.0f);
+        }
+    out_free(r, "o", KF_S_F32, o, no * 4);
+    free(x);
+}
+
+static void ref_int_math(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), k[8];
+    int32_t *a = in_buf(r, "a", KF_S_I32, 1, &k[0]);
+    uint32_t *b = in_buf(r, "b", KF_S_U32, 1, &k[1]);
+    int64_t *c = in_buf(r, "c", KF_S_I64, 1, &k[2]);
+    uint64_t *d = in_buf(r, "d", KF_S_U64, 1, &k[3]);
+    int32_t *o32 = in_buf(r, "o32", KF_S_I32, 1, &k[4]);
+    uint32_t *ou32 = in_buf(r, "ou32", KF_S_U32, 1, &k[5]);
+    int64_t *o64 = in_buf(r, "o64", KF_S_I64, 1, &k[6]);
+    uint64_t *ou64 = in_buf(r, "ou64", KF_S_U64, 1, &k[7]);
+    for (size_t i = 0; i < n && 8 * i + 8 <= k[4] && 8 * i + 8 <= k[7]; i++) {
+        int32_t x = a[i];
+        uint32_t y = b[i];
+        int64_t z = c[i];
+        uint64_t w = d[i];
+        int32_t *p = o32 + 8 * i;
+        p[0] = x < 1000 ? x : 1000;
+        p[1] = x > -1000 ? x : -1000;
+        p[2] = x == INT32_MIN ? INT32_MIN : (x < 0 ? -x : x);
+        p[3] = (int32_t)cdiv_s(x, 7);
+        p[4] = (int32_t)cdiv_s(x, -7);
+        p[5] = (int32_t)(((int64_t)x * (int64_t)(int32_t)y) >> 32);
+        p[6] = x > 0 ? x : (int32_t)y;
+        p[7] = (int32_t)(clz32((uint32_t)x) + (uint32_t)__builtin_popcount((uint32_t)x) * 100u);
+        uint32_t *q = ou32 + 8 * i;
+        q[0] = y < 1000 ? y : 1000;
+        q[1] = y > 1000000 ? y : 1000000;
+        q[2] = clz32(y);
+        q[3] = (uint32_t)__builtin_popcount(y);
+        q[4] = y / 7 + (y % 7 != 0);
+        q[5] = (uint32_t)(((uint64_t)y * y) >> 32);
+        q[6] = y > 0x80000000u ? y : 0;
+        q[7] = y / (y | 1) + (y % (y | 1) != 0) + (y >> 16) / 3 + ((y >> 16) % 3 != 0);
+        int64_t *s = o64 + 8 * i;
+        s[0] = z < 1000 ? z : 1000;
+        s[1] = z > -1000 ? z : -1000;
+        s[2] = z == INT64_MIN ? INT64_MIN : (z < 0 ? -z : z);
+        s[3] = cdiv_s(z, 1000000007);
+        s[4] = cdiv_s(z, -13);
+        s[5] = (int64_t)(((__int128)z * (__int128)(z >> 3)) >> 64);
+        s[6] = (int64_t)(clz64((uint64_t)z) + popc64((uint64_t)z));
+        s[7] = z < 0 ? (int64_t)(0u - (uint64_t)z) : z;
+        uint64_t *t = ou64 + 8 * i;
+        t[0] = w < 1000 ? w : 1000;
+        t[1] = w > 0x100000000ull ? w : 0x100000000ull;
+        t[2] = clz64(w);
+        t[3] = popc64(w);
+        t[4] = w / 1000000007u + (w % 1000000007u != 0);
+        t[5] = (uint64_t)(((unsigned __int128)w * w) >> 64);
+        t[6] = clz64(w >> 40);
+        t[7] = w > 1000 ? w / 3 : w;
+    }
+    out_free(r, "o32", KF_S_I32, o32, k[4]);
+    out_free(r, "ou32", KF_S_U32, ou32, k[5]);
+    out_free(r, "o64", KF_S_I64, o64, k[6]);
+    out_free(r, "ou64", KF_S_U64, ou64, k[7]);
+    free(a), free(b), free(c), free(d);
+}
+
+/* ---- geometry.kf ------------------------------------------------------------- */
+
+static void ref_geometry(ref_ctx *r)
+{
+    size_t no;
+    uint32_t *o = in_buf(r, "o", KF_S_U32, 1, &no);
+    if (no < 12 * 16 * 8) {
+        fprintf(stderr, "%s: o too small for geometry\n", r->c->path);
+        r->errors++;
+    } else {
+        for (uint32_t bz = 0; bz < 2; bz++) for (uint32_t by = 0; by < 3; by++) for (uint32_t bx = 0; bx < 2; bx++)
+        for (uint32_t tz = 0; tz < 2; tz++) for (uint32_t ty = 0; ty < 2; ty++) for (uint32_t tx = 0; tx < 4; tx++) {
+            uint32_t fb = bx + 2 * (by + 3 * bz), t = tx + 4 * (ty + 2 * tz), *q = o + (fb * 16 + t) * 8;
+            q[0] = bx * 4 + tx;
+            q[1] = by * 2 + ty;
+            q[2] = bz * 2 + tz;
+            q[3] = 422;
+            q[4] = 232;
+            q[5] = t % 32;
+            q[6] = t / 32;
+            q[7] = 32 + tz * 1000 + bz * 10000;
+        }
+    }
+    out_free(r, "o", KF_S_U32, o, no);
+}
+
+static void ref_transpose(ref_ctx *r)
+{
+    size_t w = (size_t)in_num(r, "w"), h = (size_t)in_num(r, "h"), nx, ny;
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx), *y = in_buf(r, "y", KF_S_F32, 1, &ny);
+    for (size_t rr = 0; rr < h; rr++)
+        for (size_t c = 0; c < w; c++)
+            if (rr * w + c < nx && c * h + rr < ny) y[c * h + rr] = x[rr * w + c];
+    out_free(r, "y", KF_S_F32, y, ny);
+    free(x);
+}
+
+#define KF_REFERENCE_FEATURES \
+    {"convert", ref_convert}, {"vectors", ref_vectors}, {"ops_i32", ref_ops_i32}, \
+    {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"warp_ops", ref_warp_ops}, \
+    {"atomics", ref_atomics}, {"math_f32", ref_math_f32}, {"math_f64", ref_math_f64}, \
+    {"math_vec", ref_math_vec}, {"int_math", ref_int_math}, {"geometry", ref_geometry}, \
+    {"transpose", ref_transpose},

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# tools/test_all.sh: the whole test suite, as CI runs it.
+#
+#  1. build/ (Release, -Werror): every ctest test (unit, golden, ptxas,
+#     nvrtc, gpu; tests that need what the machine lacks report themselves
+#     skipped with the reason);
+#  2. build-asan/ (Debug, -DKF_SANITIZE=ON): the unit tests under
+#     AddressSanitizer + UndefinedBehaviorSanitizer.
+# Both always run; the exit status is non-zero if anything failed, and the
+# last line is a ctest-style summary over both runs. JOBS as in setup.sh.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+((jobs > 8)) && jobs=8
+status=0
+total=0
+failed=0
+
+# run_ctest DIR [ctest args...]: runs ctest, adds its counts to the totals.
+run_ctest() {
+    local dir=$1 log
+    shift
+    log=$(mktemp)
+    ctest --test-dir "$dir" --output-on-failure -j "$jobs" "$@" 2>&1 | tee "$log"
+    local rc=${PIPESTATUS[0]}
+    local line
+    line=$(grep -E "tests passed, [0-9]+ tests? failed out of [0-9]+" "$log" | tail -1)
+    rm -f "$log"
+    if [[ $line =~ ([0-9]+)\ tests?\ failed\ out\ of\ ([0-9]+) ]]; then
+        failed=$((failed + BASH_REMATCH[1]))
+        total=$((total + BASH_REMATCH[2]))
+    else
+        failed=$((failed + 1))
+        total=$((total + 1))
+    fi
+    ((rc == 0)) || status=1
+}
+
+# build DIR [cmake args...]: configures and builds; a failure counts as one failed test.
+build() {
+    local dir=$1
+    shift
+    if ! { cmake -S . -B "$dir" "$@" >/dev/null && cmake --build "$dir" -j "$jobs"; }; then
+        echo "test_all: building $dir failed" >&2
+        status=1
+        failed=$((failed + 1))
+        total=$((total + 1))
+        return 1
+    fi
+}
+
+echo "== Release build (-Werror): all tests"
+build build -DCMAKE_BUILD_TYPE=Release -DKF_WERROR=ON && run_ctest build
+
+echo "== ASan+UBSan build: unit tests"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+build build-asan -DCMAKE_BUILD_TYPE=Debug -DKF_SANITIZE=ON -DKF_WERROR=ON && run_ctest build-asan -L unit
+
+passed=$((total - failed))
+pct=0
+((total > 0)) && pct=$((100 * passed / total))
+echo "$pct% tests passed, $failed tests failed out of $total"
+exit $status
