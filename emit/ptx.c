@@ -21,6 +21,23 @@
 
 /* ---- text output ----------------------------------------------------------- */
 
+static void hex_digits(char *out, uint64_t v, int digits)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (int i = digits - 1; i >= 0; i--, v >>= 4) out[i] = hex[v & 15];
+    out[digits] = 0;
+}
+
+static void dec_digits(char *out, uint64_t u, bool neg)
+{
+    char num[24], *e = num + sizeof num, *q = e;
+    do *--q = (char)('0' + u % 10); while ((u /= 10));
+    if (neg) *--q = '-';
+    memcpy(out, q, (size_t)(e - q));
+    out[e - q] = 0;
+}
+
+
 static void push_loc(ptx_cx *cx, kf_loc loc)
 {
     if (!KF_VEC_PUSH(&cx->locs, loc)) cx->failed = true;
@@ -59,8 +76,9 @@ static void source_line(const ptx_cx *cx, uint32_t line, const char **s, int *n)
 }
 
 /* Appends fmt with its arguments. The conversions the emitter's hot path
- * uses (%s %u %d %lld %llu %%) are expanded here, several times faster than
- * vsnprintf; a format with anything else goes through kf_buf_vprintf. */
+ * uses (%s %u %d %lld %llu %%) are expanded here into one line buffer and
+ * appended once, several times faster than vsnprintf; a format with anything
+ * else, or a line too long for the buffer, goes through kf_buf_vprintf. */
 static void fast_vprintf(kf_buf *b, const char *fmt, va_list ap)
 {
     for (const char *p = fmt; (p = strchr(p, '%')); p++) {
@@ -71,37 +89,50 @@ static void fast_vprintf(kf_buf *b, const char *fmt, va_list ap)
             return;
         }
     }
-    const char *run = fmt;
-    for (const char *p = fmt; *p; p++) {
-        if (*p != '%') continue;
-        kf_buf_append(b, run, (size_t)(p - run));
+    va_list ap2;
+    va_copy(ap2, ap);
+    char line[512];
+    size_t n = 0;
+    bool fits = true;
+    for (const char *p = fmt; *p && fits; p++) {
+        if (*p != '%') {
+            line[n++] = *p;
+            fits = n < sizeof line - 32;
+            continue;
+        }
         p++;
         bool ll = p[0] == 'l' && p[1] == 'l';
         if (ll) p += 2;
-        char num[24], *e = num + sizeof num, *q = e;
-        unsigned long long u = 0;
-        bool neg = false;
         if (*p == 's') {
-            kf_buf_puts(b, va_arg(ap, const char *));
-            run = p + 1;
+            const char *a = va_arg(ap, const char *);
+            size_t l = strlen(a);
+            fits = n + l < sizeof line - 32;
+            if (fits) memcpy(line + n, a, l), n += l;
             continue;
-        } else if (*p == '%') {
-            kf_buf_append(b, "%", 1);
-            run = p + 1;
+        }
+        if (*p == '%') {
+            line[n++] = '%';
             continue;
-        } else if (*p == 'u') {
+        }
+        unsigned long long u;
+        bool neg = false;
+        if (*p == 'u') {
             u = ll ? va_arg(ap, unsigned long long) : va_arg(ap, unsigned);
         } else {
             long long v = ll ? va_arg(ap, long long) : va_arg(ap, int);
             neg = v < 0;
             u = neg ? 0ull - (unsigned long long)v : (unsigned long long)v;
         }
+        char num[24], *e = num + sizeof num, *q = e;
         do *--q = (char)('0' + u % 10); while ((u /= 10));
         if (neg) *--q = '-';
-        kf_buf_append(b, q, (size_t)(e - q));
-        run = p + 1;
+        memcpy(line + n, q, (size_t)(e - q));
+        n += (size_t)(e - q);
+        fits = n < sizeof line - 32;
     }
-    kf_buf_puts(b, run);
+    if (fits) kf_buf_append(b, line, n);
+    else kf_buf_vprintf(b, fmt, ap2);
+    va_end(ap2);
 }
 
 /* Before the first instruction of a new source line: a comment with the
@@ -116,12 +147,27 @@ static void line_info(ptx_cx *cx)
         source_line(cx, l.line, &s, &n);
         const char *f = l.file ? l.file : (cx->m && cx->m->file ? cx->m->file : "?");
         const char *base = strrchr(f, '/');
-        kf_buf_printf(&cx->body, "\t// %s:%u%s%.*s\n", base ? base + 1 : f, l.line, n ? "  " : "", n, s);
+        char num[16];
+        dec_digits(num, l.line, false);
+        kf_buf_append(&cx->body, "\t// ", 4);
+        kf_buf_puts(&cx->body, base ? base + 1 : f);
+        kf_buf_append(&cx->body, ":", 1);
+        kf_buf_puts(&cx->body, num);
+        if (n) kf_buf_append(&cx->body, "  ", 2);
+        kf_buf_append(&cx->body, s, (size_t)n);
+        kf_buf_append(&cx->body, "\n", 1);
         push_loc(cx, l);
         cx->last_comment_line = l.line;
     }
     if (cx->o->lineinfo && (l.line != cx->last_loc_line || l.col != cx->last_loc_col)) {
-        kf_buf_printf(&cx->body, "\t.loc 1 %u %u\n", l.line, l.col);
+        char ln[16], col[16];
+        dec_digits(ln, l.line, false);
+        dec_digits(col, l.col, false);
+        kf_buf_append(&cx->body, "\t.loc 1 ", 8);
+        kf_buf_puts(&cx->body, ln);
+        kf_buf_append(&cx->body, " ", 1);
+        kf_buf_puts(&cx->body, col);
+        kf_buf_append(&cx->body, "\n", 1);
         push_loc(cx, l);
         cx->last_loc_line = l.line;
         cx->last_loc_col = l.col;
@@ -134,9 +180,9 @@ void ptx_ins(ptx_cx *cx, const char *fmt, ...)
     line_info(cx);
     va_list ap;
     va_start(ap, fmt);
-    kf_buf_puts(&cx->body, "\t");
+    kf_buf_append(&cx->body, "\t", 1);
     fast_vprintf(&cx->body, fmt, ap);
-    kf_buf_puts(&cx->body, ";\n");
+    kf_buf_append(&cx->body, ";\n", 2);
     va_end(ap);
     push_loc(cx, cx->cur);
 }
@@ -256,19 +302,24 @@ preg ptx_imm(kf_scalar s, uint64_t bits)
 {
     preg r;
     switch (s) {
-    case KF_S_F32: snprintf(r.s, sizeof r.s, "0f%08X", (unsigned)(bits & 0xffffffffu)); break;
-    case KF_S_F64: snprintf(r.s, sizeof r.s, "0d%016llX", (unsigned long long)bits); break;
+    case KF_S_F32: memcpy(r.s, "0f", 2), hex_digits(r.s + 2, bits & 0xffffffffu, 8); break;
+    case KF_S_F64: memcpy(r.s, "0d", 2), hex_digits(r.s + 2, bits, 16); break;
     case KF_S_F16:
-    case KF_S_BF16: snprintf(r.s, sizeof r.s, "0x%04X", (unsigned)(bits & 0xffff)); break;
-    case KF_S_BOOL: snprintf(r.s, sizeof r.s, "%u", (unsigned)(bits & 1)); break;
-    case KF_S_I8: snprintf(r.s, sizeof r.s, "%d", (int)(int8_t)bits); break;
-    case KF_S_I16: snprintf(r.s, sizeof r.s, "%d", (int)(int16_t)bits); break;
-    case KF_S_I32: snprintf(r.s, sizeof r.s, "%d", (int)(int32_t)bits); break;
-    case KF_S_I64: snprintf(r.s, sizeof r.s, "%lld", (long long)(int64_t)bits); break;
-    case KF_S_U8: snprintf(r.s, sizeof r.s, "%u", (unsigned)(bits & 0xff)); break;
-    case KF_S_U16: snprintf(r.s, sizeof r.s, "%u", (unsigned)(bits & 0xffff)); break;
-    case KF_S_U32: snprintf(r.s, sizeof r.s, "%u", (unsigned)(bits & 0xffffffffu)); break;
-    default: snprintf(r.s, sizeof r.s, "%llu", (unsigned long long)bits); break;
+    case KF_S_BF16: memcpy(r.s, "0x", 2), hex_digits(r.s + 2, bits & 0xffff, 4); break;
+    case KF_S_BOOL: dec_digits(r.s, bits & 1, false); break;
+    case KF_S_I8:
+    case KF_S_I16:
+    case KF_S_I32:
+    case KF_S_I64: {
+        uint32_t w = 8u * kf_scalar_bytes[s];
+        int64_t v = w == 64 ? (int64_t)bits : (int64_t)(bits << (64 - w)) >> (64 - w);
+        dec_digits(r.s, v < 0 ? 0ull - (uint64_t)v : (uint64_t)v, v < 0);
+        break;
+    }
+    case KF_S_U8: dec_digits(r.s, bits & 0xff, false); break;
+    case KF_S_U16: dec_digits(r.s, bits & 0xffff, false); break;
+    case KF_S_U32: dec_digits(r.s, bits & 0xffffffffu, false); break;
+    default: dec_digits(r.s, bits, false); break;
     }
     return r;
 }

@@ -242,8 +242,8 @@ static void mem_access(ptx_cx *cx, bool store, const char *sp, const char *addr,
     }
     kf_buf list = {0};
     if (n <= 4) {
-        char vec[8] = "";
-        if (n > 1) snprintf(vec, sizeof vec, "v%u.", n);
+        static const char *const vecs[5] = {"", "", "v2.", "", "v4."};
+        const char *vec = vecs[n];
         reg_list(cx, &list, v, n);
         const char *lb = n > 1 ? "{" : "", *rb = n > 1 ? "}" : "";
         if (store) ptx_ins(cx, "st.%s.%s%s [%s], %s%s%s", sp, vec, ptx_scalars[s].mem, addr, lb, list.data, rb);
