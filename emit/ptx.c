@@ -566,6 +566,11 @@ static void emit_passes(ptx_cx *cx)
     cx->last_loc_line = cx->last_loc_col = cx->last_comment_line = 0;
     cx->failed = false;
     cx->final_pass = true;
+    /* about 40 bytes and 1.5 lines of PTX per IR instruction: reserve once */
+    kf_buf_append(&cx->body, "", 0);
+    if (!kf_vec_grow((void **)&cx->body.data, &cx->body.cap, (size_t)cx->k->nins * 48 + 256, 1) ||
+        !KF_VEC_RESERVE(&cx->locs, (size_t)cx->k->nins * 2 + 16))
+        cx->failed = true;
     emit_body(cx);
 }
 
