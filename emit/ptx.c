@@ -261,6 +261,7 @@ preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane)
         snprintf(r.s, sizeof r.s, "%%r0");
         return r;
     }
+    if (cx->alias[v]) v = cx->alias[v];
     const kf_ir_value *val = &cx->k->vals[v];
     ptx_rclass rc = ptx_class_of(val->type);
     cx->needreg[v] = 1;
@@ -385,6 +386,31 @@ static bool link_markers(ptx_cx *cx)
     return true;
 }
 
+static bool reads(const kf_ir_ins *in, kf_val v)
+{
+    for (uint32_t j = 0; j < 4; j++)
+        if (j < kf_ir_op_nargs[in->op] && in->a[j] == v) return true;
+    return false;
+}
+
+/* `t = op ...; v = mov t` where t is used nowhere else and op does not
+ * read v: op writes v's registers directly and the MOV disappears. */
+static void forward_moves(ptx_cx *cx, const uint32_t *nuses)
+{
+    const kf_ir_kernel *k = cx->k;
+    for (uint32_t i = 0; i + 1 < k->nins; i++) {
+        const kf_ir_ins *in = &k->ins[i], *mv = &k->ins[i + 1];
+        kf_val t = in->dst, v = mv->dst;
+        if (!t || t >= k->nvals || in->op >= KF_IR_OP_COUNT || in->op == KF_IR_CONST || mv->op != KF_IR_MOV ||
+            mv->a[0] != t || !v || v >= k->nvals || v == t || cx->ndefs[t] != 1 || nuses[t] != 1 ||
+            cx->alias[v] || !kf_type_eq(k->vals[t].type, k->vals[v].type) || reads(in, v))
+            continue;
+        cx->alias[t] = v;
+        cx->skip[i + 1] = 1;
+        i++;
+    }
+}
+
 /* Counts definitions per value, finds single-CONST values, loops with a latch,
  * and which local arrays can stay in registers (every index a constant). */
 static bool analyse(ptx_cx *cx, kf_arena *arena)
@@ -398,6 +424,10 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
     cx->has_latch = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->has_latch);
     cx->partner = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->partner);
     cx->needreg = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->needreg);
+    cx->alias = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->alias);
+    cx->skip = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->skip);
+    uint32_t *nuses = kf_arena_calloc(arena, k->nvals + 1, sizeof *nuses);
+    if (!cx->alias || !cx->skip || !nuses) return false;
     bool *dyn = kf_arena_calloc(arena, k->narrays + 1, sizeof *dyn);
     if (!cx->vreg || !cx->ndefs || !cx->cdef || !cx->areg || !cx->aname || !cx->has_latch || !dyn ||
         !cx->partner || !cx->needreg || !index_lines(cx, arena) || !link_markers(cx))
@@ -409,7 +439,10 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
             cx->ndefs[in->dst]++;
             if (in->op == KF_IR_CONST) cx->cdef[in->dst] = (int32_t)i;
         }
+        for (uint32_t j = 0; j < 4 && in->op < KF_IR_OP_COUNT; j++)
+            if (j < kf_ir_op_nargs[in->op] && in->a[j] < k->nvals) nuses[in->a[j]]++;
     }
+    forward_moves(cx, nuses);
     for (uint32_t i = 0; i < k->nins; i++) {
         const kf_ir_ins *in = &k->ins[i];
         uint64_t b;
@@ -527,6 +560,10 @@ static void emit_body(ptx_cx *cx)
     const kf_ir_kernel *k = cx->k;
     for (uint32_t i = 0; i < k->nins && !cx->failed; i++) {
         cx->at = i;
+        if (cx->skip[i]) {
+            ptx_forget_ins(cx, &k->ins[i]);
+            continue;
+        }
         cx->cur = k->ins[i].loc;
         if (!cx->cur.file && cx->m) cx->cur.file = cx->m->file;
         /* IF c; BREAK/CONTINUE; ENDIF is one predicated branch. */

@@ -90,6 +90,8 @@ typedef struct {
     uint32_t nacache;
     uint32_t *line_start;         /* offset of each source line (1-based index), or NULL */
     uint32_t nlines;
+    kf_val *alias;                /* per value: a var whose registers it is written into directly, or 0 */
+    uint8_t *skip;                /* per instruction: a MOV made redundant by alias */
     uint8_t *needreg;             /* per value: a single-CONST value some use needs in a register */
     bool final_pass;              /* second pass: CONSTs nobody needs in a register emit nothing */
     uint32_t at;                  /* index of the IR instruction being emitted */
@@ -129,5 +131,7 @@ void ptx_math_lane(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const 
                    const char *b, const char *c);
 /* Emits one IR instruction (emit/ptx_ops.c). */
 void ptx_emit_ins(ptx_cx *cx, const kf_ir_ins *in);
+/* Accounts for an instruction that writes no text (a skipped MOV). */
+void ptx_forget_ins(ptx_cx *cx, const kf_ir_ins *in);
 
 #endif

@@ -554,9 +554,12 @@ static void emit_binop(ptx_cx *cx, const kf_ir_ins *in)
         return;
     }
     uint64_t cb;
-    bool bconst = ptx_const_of(cx, in->a[1], &cb) && s != KF_S_BOOL && !is_half(s);
+    kf_val va = in->a[0], vb = in->a[1];
+    bool commutes = op == KF_OP_ADD || op == KF_OP_MUL || op == KF_OP_AND || op == KF_OP_OR || op == KF_OP_XOR;
+    if (commutes && ptx_const_of(cx, va, &cb) && !ptx_const_of(cx, vb, &cb)) va = in->a[1], vb = in->a[0];
+    bool bconst = ptx_const_of(cx, vb, &cb) && s != KF_S_BOOL && !is_half(s);
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
-        preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, in->a[0], l), b = ptx_opnd(cx, in->a[1], l);
+        preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, va, l), b = ptx_opnd(cx, vb, l);
         if (bconst && !is_float_s(s) && const_int_binop(cx, op, s, d.s, a.s, cb)) continue;
         if (s == KF_S_BOOL) {
             if (op != KF_OP_AND && op != KF_OP_OR && op != KF_OP_XOR) {
@@ -1002,6 +1005,11 @@ static void invalidate_addresses(ptx_cx *cx, const kf_ir_ins *in)
 void ptx_emit_ins(ptx_cx *cx, const kf_ir_ins *in)
 {
     emit_one(cx, in);
+    invalidate_addresses(cx, in);
+}
+
+void ptx_forget_ins(ptx_cx *cx, const kf_ir_ins *in)
+{
     invalidate_addresses(cx, in);
 }
 
