@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -396,6 +397,56 @@ static void else_blocks_holding_only_an_if_become_else_if(void **state)
     free(t);
 }
 
+/* Every library and feature kernel: emitted twice byte-identical, every
+ * operation spelled (the emitter writes "?" for one it cannot spell). */
+static void kf_files_emit_deterministically_and_completely(void **state)
+{
+    static const char *const dirs[] = {KF_SOURCE_DIR "/kernels", KF_SOURCE_DIR "/kernels/features"};
+    size_t nfiles = 0;
+    for (size_t d = 0; d < 2; d++) {
+        DIR *dh = opendir(dirs[d]);
+        assert_non_null(dh);
+        for (struct dirent *e; (e = readdir(dh));) {
+            size_t l = strlen(e->d_name);
+            if (l < 4 || strcmp(e->d_name + l - 3, ".kf") != 0) continue;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dirs[d], e->d_name);
+            char *src;
+            size_t len;
+            assert_int_equal(kf_read_file(path, &src, &len, NULL), KF_OK);
+            kf_module *m = NULL;
+            if (kf_compile(e->d_name, src, len, NULL, &m) != KF_OK) fail_msg("%s does not compile", path);
+            char *text[2];
+            for (int r = 0; r < 2; r++) {
+                kf_emit_opts o = {80, r == 1};
+                kf_buf out = {0};
+                kf_diags dg = {0};
+                assert_int_equal(kf_cuda_emit(m, NULL, &o, &out, NULL, &dg), KF_OK);
+                kf_diags_free(&dg);
+                text[r] = kf_buf_take(&out);
+                kf_buf_reset(&out);
+                assert_int_equal(kf_cuda_emit(m, NULL, &o, &out, NULL, &dg), KF_OK);
+                assert_string_equal(text[r], out.data);
+                kf_buf_free(&out);
+                kf_diags_free(&dg);
+                const char *body = strstr(text[r], "__global__");
+                assert_non_null(body);
+                if (strstr(body, "?;") || strstr(body, "(?") || strstr(body, "?)") || strstr(body, " ?,"))
+                    fail_msg("%s: an operation was not spelled:\n%s", path, text[r]);
+            }
+            assert_non_null(strstr(text[1], "#line "));
+            assert_null(strstr(text[0], "#line "));
+            free(text[0]);
+            free(text[1]);
+            kf_module_free(m);
+            free(src);
+            nfiles++;
+        }
+        closedir(dh);
+    }
+    assert_true(nfiles >= 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -420,6 +471,7 @@ int main(void)
         cmocka_unit_test(operands_of_select_are_evaluated_on_every_lane),
         cmocka_unit_test(vector_constructor_chains_become_one_brace_initialiser),
         cmocka_unit_test(else_blocks_holding_only_an_if_become_else_if),
+        cmocka_unit_test(kf_files_emit_deterministically_and_completely),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
