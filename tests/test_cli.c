@@ -397,6 +397,25 @@ static void test_test_prints_one_line_per_case_and_a_summary(void **state)
     done(&r);
 }
 
+static void test_test_backend_option_restricts_and_is_checked(void **state)
+{
+    result r = kforge("test", "--backend", "cpu", SRC "/kernels/cases/saxpy_3.case", NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "PASS saxpy_3 [cpu]"));
+    assert_null(strstr(r.out, "skipped"));
+    char buf[256];
+    assert_string_equal(last_line(r.out, buf, sizeof buf), "1 passed, 0 failed");
+    done(&r);
+    r = kforge("test", "--backend", "gpu", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "expected cpu, cuda or ptx"));
+    done(&r);
+    r = kforge("test", "--frobnicate", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "unknown option '--frobnicate'"));
+    done(&r);
+}
+
 static void test_test_failing_case_exits_1(void **state)
 {
     float want[3] = {1, 2, 3};
@@ -471,6 +490,7 @@ int main(void)
         cmocka_unit_test(test_run_out_of_bounds_is_runtime_error_3_at_its_line),
         cmocka_unit_test(test_run_cuda_backend_runs_or_reports_a_device_error),
         cmocka_unit_test(test_test_prints_one_line_per_case_and_a_summary),
+        cmocka_unit_test(test_test_backend_option_restricts_and_is_checked),
         cmocka_unit_test(test_test_failing_case_exits_1),
         cmocka_unit_test(test_test_expected_error_case_passes),
         cmocka_unit_test(test_test_bad_case_file_is_reported),
