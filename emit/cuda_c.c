@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { VK_NONE, VK_INLINE, VK_PARAM, VK_AT_DEF, VK_TOP, VK_FOLD, VK_CHAIN };
+enum { VK_NONE, VK_INLINE, VK_PARAM, VK_AT_DEF, VK_TOP, VK_FOLD, VK_CHAIN, VK_LANEFOLD };
 enum { ELIF_ELSE = 1, ELIF_IF = 2, ELIF_END = 4 };
 
 typedef struct {
@@ -514,7 +514,7 @@ static bool written(const kw *w, uint32_t i)
     if (w->dead[i] || w->drop[i]) return false;
     if (!op_has_dst[in->op] || !in->dst) return true;
     uint8_t kd = w->v[in->dst].kind;
-    return kd != VK_INLINE && kd != VK_FOLD && kd != VK_CHAIN;
+    return kd != VK_INLINE && kd != VK_FOLD && kd != VK_CHAIN && kd != VK_LANEFOLD;
 }
 
 static uint32_t next_written(const kw *w, uint32_t i)
@@ -597,6 +597,27 @@ static bool conditional_operand(const kf_ir_ins *r, kf_val v)
     return logic && r->a[1] == v;
 }
 
+/* A per-lane vector operation (written one statement per lane). */
+static bool per_lane(const kw *w, uint32_t i)
+{
+    const kf_ir_ins *in = &w->k->ins[i];
+    bool op = in->op == KF_IR_BINOP || in->op == KF_IR_UNOP || in->op == KF_IR_CVT || in->op == KF_IR_MATH;
+    return op && w->k->vals[in->dst].type.kind == KF_TK_VECTOR;
+}
+
+/* A per-lane result read once, by the per-lane statement written next, is
+ * folded lane by lane: `e.v[0] = kf_exp_approx(__fsub_rn(x.v[0], m.v[0]));`.
+ * Lane l of the reader reads only lane l of its operands, so writing the
+ * reader's lanes in order never reads a lane it already overwrote. */
+static bool lane_fold(kw *w, uint32_t d, uint32_t u, const uint32_t *stmt)
+{
+    const kf_ir_kernel *k = w->k;
+    vinfo *vi = &w->v[k->ins[d].dst];
+    if (!per_lane(w, d) || u >= k->nins || !per_lane(w, u)) return false;
+    uint32_t r = vi->use;
+    return r == u || (r > d && r < u && w->v[k->ins[r].dst].kind == VK_LANEFOLD && stmt[r] == u);
+}
+
 static void decide_folds(kw *w)
 {
     const kf_ir_kernel *k = w->k;
@@ -604,11 +625,17 @@ static void decide_folds(kw *w)
     if (!stmt) return;
     for (uint32_t d = k->nins; d-- > 0;) {
         const kf_ir_ins *in = &k->ins[d];
-        if (w->dead[d] || w->drop[d] || !foldable_def(w, d)) continue;
+        if (w->dead[d] || w->drop[d] || !op_has_dst[in->op] || !in->dst) continue;
         vinfo *vi = &w->v[in->dst];
         if (vi->kind != VK_AT_DEF || vi->nuses != 1 || k->vals[in->dst].name) continue;
         uint32_t u = d + 1;
         while (u < k->nins && !written(w, u)) u++;
+        if (lane_fold(w, d, u, stmt)) {
+            vi->kind = VK_LANEFOLD;
+            stmt[d] = u;
+            continue;
+        }
+        if (!foldable_def(w, d)) continue;
         if (u >= k->nins || !single_statement(w, u)) continue;
         uint32_t r = vi->use;
         if (conditional_operand(&k->ins[r], in->dst)) continue;
@@ -698,9 +725,15 @@ static const char *val(kw *w, kf_val v)
     return s;
 }
 
+static const char *lane_expr(kw *w, const kf_ir_ins *in, unsigned l);
+
 static const char *lane(kw *w, kf_val v, unsigned l)
 {
     if (w->k->vals[v].type.kind != KF_TK_VECTOR) return val(w, v);
+    if (w->v[v].kind == VK_LANEFOLD) {
+        const char *e = lane_expr(w, &w->k->ins[w->v[v].def], l);
+        return has_top_level_operator(e) ? kf_cu_str(w->c, "(%s)", e) : e;
+    }
     return kf_cu_str(w->c, "%s.v[%u]", val(w, v), l);
 }
 

@@ -447,6 +447,26 @@ static void kf_files_emit_deterministically_and_completely(void **state)
     assert_true(nfiles >= 2);
 }
 
+static void per_lane_results_fold_lane_by_lane(void **state)
+{
+    kb_init(&B, "lanes", 32, 1, 1);
+    kf_type v2 = kf_type_vector(KF_S_F32, 2);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_F32, 2, true));
+    kf_val a = kb_param(&B, "a", v2);
+    kf_val b = kb_param(&B, "b", v2);
+    kf_val acc = kb_val(&B, v2, "acc");
+    kb_mov(&B, acc, a);
+    kf_val d = kb_bin(&B, KF_OP_SUB, a, b, 0);
+    kf_val e = kb_math(&B, KF_BI_EXP, v2, d, 0, 0);
+    kb_bin(&B, KF_OP_MUL, acc, e, acc);   /* acc = acc * exp(a - b), in place */
+    kb_store(&B, o, kb_u32(&B, 0), acc);
+    char *t = emit_opts(90, false, NULL);
+    assert_has(t, "    kf_f32x2 acc = a;\n"
+                  "    acc.v[0] = __fmul_rn(acc.v[0], kf_exp_approx(__fsub_rn(a.v[0], b.v[0])));\n"
+                  "    acc.v[1] = __fmul_rn(acc.v[1], kf_exp_approx(__fsub_rn(a.v[1], b.v[1])));\n");
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -472,6 +492,7 @@ int main(void)
         cmocka_unit_test(vector_constructor_chains_become_one_brace_initialiser),
         cmocka_unit_test(else_blocks_holding_only_an_if_become_else_if),
         cmocka_unit_test(kf_files_emit_deterministically_and_completely),
+        cmocka_unit_test(per_lane_results_fold_lane_by_lane),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
