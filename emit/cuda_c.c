@@ -13,8 +13,15 @@
  *   4. live    drop pure instructions whose result nobody reads (to a fixed
  *              point), so no "set but never used" warning either;
  *   5. decide  per value: an inline literal, the parameter itself, declared
- *              where it is assigned (one assignment that precedes all uses in
- *              enclosing blocks), or declared at the top of the kernel;
+ *              where it is first assigned (when every other assignment and
+ *              use follows in that block or nested ones), or declared at the
+ *              top of the kernel; then the readability folds, none of which
+ *              moves anything with an effect: vector constructor chains
+ *              become one `T{{a, b, c, d}}`, a temporary read once by the
+ *              next statement becomes part of its expression (never into a
+ *              ?: arm or the right of && ||, which C may skip), per-lane
+ *              vector results fold lane by lane, and an else block holding
+ *              only an if becomes `else if`;
  *   6. names   source names kept, sanitised (C++ keywords, our kf_ prefix)
  *              and made unique (`acc`, `acc_2`); temporaries are `t<id>`;
  *   7. write   one statement per line, structured control flow as if/else
