@@ -1091,28 +1091,37 @@ static bool is_marker(uint16_t op)
     return op == KF_IR_ELSE || op == KF_IR_ENDIF || op == KF_IR_LATCH || op == KF_IR_ENDLOOP;
 }
 
+/* The per-kernel arrays, all in the scratch arena. */
+static void alloc_writer(kw *w)
+{
+    const kf_ir_kernel *k = w->k;
+    uint32_t n = k->nins + 1, nv = k->nvals + 1;
+    w->v = scratch_calloc(w, nv, sizeof *w->v);
+    w->dead = scratch_calloc(w, n, sizeof *w->dead);
+    w->drop = scratch_calloc(w, n, sizeof *w->drop);
+    w->scope = scratch_calloc(w, n, sizeof *w->scope);
+    w->sparent = scratch_calloc(w, 2 * n + 1, sizeof *w->sparent);
+    w->loop_of = scratch_calloc(w, n, sizeof *w->loop_of);
+    w->latch_of = scratch_calloc(w, n, sizeof *w->latch_of);
+    w->label = scratch_calloc(w, n, sizeof *w->label);
+    w->cont_live = scratch_calloc(w, n, sizeof *w->cont_live);
+    w->brk_live = scratch_calloc(w, n, sizeof *w->brk_live);
+    w->close_of = scratch_calloc(w, n, sizeof *w->close_of);
+    w->elif = scratch_calloc(w, n, sizeof *w->elif);
+    w->pnames = scratch_calloc(w, k->nparams + 1, sizeof *w->pnames);
+    w->anames = scratch_calloc(w, k->narrays + 1, sizeof *w->anames);
+    w->names.cap = 64;
+    while (w->names.cap < 2 * ((size_t)k->nvals + k->nparams + k->narrays)) w->names.cap *= 2;
+    w->names.slot = scratch_calloc(w, w->names.cap, sizeof *w->names.slot);
+    w->names.next = scratch_calloc(w, w->names.cap, sizeof *w->names.next);
+}
+
+/* Runs the passes of the file comment over one kernel, appending its text
+ * to out and the location of each text line to lines. */
 static void emit_kernel(kf_cu *c, const kf_ir_kernel *k, kf_buf *out, loc_vec *lines)
 {
     kw w = {.c = c, .k = k, .out = out};
-    uint32_t n = k->nins + 1, nv = k->nvals + 1;
-    w.v = scratch_calloc(&w, nv, sizeof *w.v);
-    w.dead = scratch_calloc(&w, n, sizeof *w.dead);
-    w.drop = scratch_calloc(&w, n, sizeof *w.drop);
-    w.scope = scratch_calloc(&w, n, sizeof *w.scope);
-    w.sparent = scratch_calloc(&w, 2 * n + 1, sizeof *w.sparent);
-    w.loop_of = scratch_calloc(&w, n, sizeof *w.loop_of);
-    w.latch_of = scratch_calloc(&w, n, sizeof *w.latch_of);
-    w.label = scratch_calloc(&w, n, sizeof *w.label);
-    w.cont_live = scratch_calloc(&w, n, sizeof *w.cont_live);
-    w.brk_live = scratch_calloc(&w, n, sizeof *w.brk_live);
-    w.close_of = scratch_calloc(&w, n, sizeof *w.close_of);
-    w.elif = scratch_calloc(&w, n, sizeof *w.elif);
-    w.pnames = scratch_calloc(&w, k->nparams + 1, sizeof *w.pnames);
-    w.anames = scratch_calloc(&w, k->narrays + 1, sizeof *w.anames);
-    w.names.cap = 64;
-    while (w.names.cap < 2 * ((size_t)k->nvals + k->nparams + k->narrays)) w.names.cap *= 2;
-    w.names.slot = scratch_calloc(&w, w.names.cap, sizeof *w.names.slot);
-    w.names.next = scratch_calloc(&w, w.names.cap, sizeof *w.names.next);
+    alloc_writer(&w);
     if (c->failed || !check_structure(&w)) return;
     w.lines = *lines;
     mark_reachable(&w);
@@ -1146,19 +1155,44 @@ static size_t count_lines(const kf_buf *b)
     return n;
 }
 
+/* Prelude, then the kernels' text; the linemap gets one entry per line. */
+static kf_status finish(kf_cu *c, const kf_buf *body, const loc_vec *lines, kf_buf *out, kf_linemap *linemap)
+{
+    kf_buf pre = {0};
+    kf_cu_prelude(c, &pre);
+    kf_status st = KF_OK;
+    if (c->failed || pre.oom || body->oom) st = c->diags->nerrors ? KF_ERR_SOURCE : KF_ERR_NOMEM;
+    if (st == KF_OK) {
+        kf_buf_append(out, pre.data, pre.len);
+        kf_buf_append(out, body->data, body->len);
+        if (out->oom) st = KF_ERR_NOMEM;
+    }
+    if (st == KF_OK && linemap) {
+        linemap->lines.len = 0;
+        size_t np = count_lines(&pre);
+        for (size_t i = 0; i < np && st == KF_OK; i++)
+            if (!KF_VEC_PUSH(&linemap->lines, no_loc)) st = KF_ERR_NOMEM;
+        for (size_t i = 0; i < lines->len && st == KF_OK; i++)
+            if (!KF_VEC_PUSH(&linemap->lines, lines->data[i])) st = KF_ERR_NOMEM;
+    }
+    kf_buf_free(&pre);
+    return st;
+}
+
 kf_status kf_cuda_emit(const kf_module *m, const kf_ir_kernel *k, const kf_emit_opts *o,
                        kf_buf *out, kf_linemap *linemap, kf_diags *diags)
 {
     static const kf_emit_opts defaults = {90, false};
-    kf_cu c = {.m = m, .o = o ? o : &defaults, .diags = diags};
-    kf_arena_init(&c.scratch);
+    kf_diags none = {0};
+    kf_cu c = {.m = m, .o = o ? o : &defaults, .diags = diags ? diags : &none};
     const char *file = m && m->file ? m->file : "<input>";
     if (!arch_ok(c.o->arch)) {
-        kf_diag_error(diags, ((kf_loc){file, 1, 1}), "unsupported --arch sm_%u: kforge targets sm_80, sm_86, sm_89 and sm_90",
+        kf_diag_error(c.diags, ((kf_loc){file, 1, 1}), "unsupported --arch sm_%u: kforge targets sm_80, sm_86, sm_89 and sm_90",
                       c.o->arch);
-        kf_arena_free(&c.scratch);
+        kf_diags_free(&none);
         return KF_ERR_SOURCE;
     }
+    kf_arena_init(&c.scratch);
     kf_buf body = {0};
     loc_vec lines = {0};
     uint32_t nk = k ? 1 : (m ? m->nkernels : 0);
@@ -1169,26 +1203,10 @@ kf_status kf_cuda_emit(const kf_module *m, const kf_ir_kernel *k, const kf_emit_
         }
         emit_kernel(&c, k ? k : &m->kernels[i], &body, &lines);
     }
-    kf_buf pre = {0};
-    kf_cu_prelude(&c, &pre);
-    kf_status st = KF_OK;
-    if (c.failed || pre.oom || body.oom) st = diags && diags->nerrors ? KF_ERR_SOURCE : KF_ERR_NOMEM;
-    if (st == KF_OK) {
-        kf_buf_append(out, pre.data, pre.len);
-        kf_buf_append(out, body.data, body.len);
-        if (out->oom) st = KF_ERR_NOMEM;
-    }
-    if (st == KF_OK && linemap) {
-        linemap->lines.len = 0;
-        size_t np = count_lines(&pre);
-        for (size_t i = 0; i < np && st == KF_OK; i++)
-            if (!KF_VEC_PUSH(&linemap->lines, no_loc)) st = KF_ERR_NOMEM;
-        for (size_t i = 0; i < lines.len && st == KF_OK; i++)
-            if (!KF_VEC_PUSH(&linemap->lines, lines.data[i])) st = KF_ERR_NOMEM;
-    }
+    kf_status st = finish(&c, &body, &lines, out, linemap);
     KF_VEC_FREE(&lines);
-    kf_buf_free(&pre);
     kf_buf_free(&body);
     kf_arena_free(&c.scratch);
+    kf_diags_free(&none);
     return st;
 }

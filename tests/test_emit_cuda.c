@@ -269,6 +269,7 @@ static void unsupported_arch_is_a_diagnostic(void **state)
     assert_int_equal(d.nerrors, 1);
     assert_non_null(strstr(d.items.data[0].msg, "sm_70"));
     assert_int_equal(out.len, 0);
+    assert_int_equal(kf_cuda_emit(&B.m, NULL, &o, &out, NULL, NULL), KF_ERR_SOURCE);   /* no list: still an error */
     kf_diags_free(&d);
     kf_buf_free(&out);
 }
