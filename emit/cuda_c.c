@@ -238,9 +238,23 @@ static bool check_operands(kw *w, uint32_t i)
     return true;
 }
 
+static bool check_types(kw *w)
+{
+    const kf_ir_kernel *k = w->k;
+    for (uint32_t v = 1; v < k->nvals; v++) {
+        kf_type t = k->vals[v].type;
+        if (t.scalar >= KF_S_COUNT || t.lanes > 16) return bad_ir(w, 0, "value of an impossible type");
+    }
+    for (uint32_t p = 0; p < k->nparams; p++)
+        if (k->params[p].type.scalar >= KF_S_COUNT || k->params[p].type.lanes > 16)
+            return bad_ir(w, 0, "parameter of an impossible type");
+    return true;
+}
+
 static bool check_structure(kw *w)
 {
     const kf_ir_kernel *k = w->k;
+    if (!check_types(w)) return false;
     uint32_t *st = scratch_calloc(w, k->nins + 1, sizeof *st);
     uint32_t *loops = scratch_calloc(w, k->nins + 1, sizeof *loops);
     if (!st || !loops) return false;
