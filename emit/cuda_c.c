@@ -235,6 +235,16 @@ static bool check_operands(kw *w, uint32_t i)
     bool arr = in->op == KF_IR_ALOAD || in->op == KF_IR_ASTORE;
     if (arr && in->imm >= w->k->narrays) return bad_ir(w, i, "array index out of range");
     if (in->op == KF_IR_PARAM && in->imm >= w->k->nparams) return bad_ir(w, i, "parameter index out of range");
+    bool sub_ok = true;
+    switch (in->op) {
+    case KF_IR_BINOP: sub_ok = in->sub >= KF_OP_ADD && in->sub <= KF_OP_SHR; break;
+    case KF_IR_CMP: sub_ok = in->sub >= KF_OP_EQ && in->sub <= KF_OP_GE; break;
+    case KF_IR_UNOP: sub_ok = in->sub == KF_OP_NEG || in->sub == KF_OP_NOT || in->sub == KF_OP_BNOT; break;
+    case KF_IR_MATH: case KF_IR_ATOMIC: case KF_IR_SHFL: case KF_IR_VOTE: sub_ok = in->sub < KF_BI_COUNT; break;
+    case KF_IR_EXTRACT: case KF_IR_INSERT: sub_ok = in->imm < 16; break;
+    default: break;
+    }
+    if (!sub_ok) return bad_ir(w, i, "operation code out of range");
     return true;
 }
 
@@ -245,6 +255,9 @@ static bool check_types(kw *w)
         kf_type t = k->vals[v].type;
         if (t.scalar >= KF_S_COUNT || t.lanes > 16) return bad_ir(w, 0, "value of an impossible type");
     }
+    for (uint32_t a = 0; a < k->narrays; a++)
+        if (k->arrays[a].type.scalar >= KF_S_COUNT || k->arrays[a].type.lanes > 16)
+            return bad_ir(w, 0, "array of an impossible type");
     for (uint32_t p = 0; p < k->nparams; p++)
         if (k->params[p].type.scalar >= KF_S_COUNT || k->params[p].type.lanes > 16)
             return bad_ir(w, 0, "parameter of an impossible type");
@@ -538,6 +551,13 @@ static bool written(const kw *w, uint32_t i)
     return kd != VK_INLINE && kd != VK_FOLD && kd != VK_CHAIN && kd != VK_LANEFOLD;
 }
 
+static bool reads_itself(const kf_ir_ins *in)
+{
+    for (int a = 0; a < kf_ir_op_nargs[in->op]; a++)
+        if (in->a[a] == in->dst) return true;
+    return false;
+}
+
 static uint32_t next_written(const kw *w, uint32_t i)
 {
     while (i < w->k->nins && !written(w, i)) i++;
@@ -571,7 +591,8 @@ static bool chain_link(const kw *w, kf_val v)
     if (w->k->vals[v].name || vi->ndefs != 1 || vi->nuses != 1) return false;
     if (vi->kind != VK_AT_DEF && vi->kind != VK_CHAIN) return false;
     const kf_ir_ins *d = &w->k->ins[vi->def];
-    return d->op == KF_IR_SPLAT || (d->op == KF_IR_INSERT && d->a[0] != d->dst);
+    if (reads_itself(d)) return false;
+    return d->op == KF_IR_SPLAT || d->op == KF_IR_INSERT;
 }
 
 static bool chain_safe(const kw *w, uint32_t head, uint32_t last)
@@ -649,6 +670,7 @@ static void decide_folds(kw *w)
         if (w->dead[d] || w->drop[d] || !op_has_dst[in->op] || !in->dst) continue;
         vinfo *vi = &w->v[in->dst];
         if (vi->kind != VK_AT_DEF || vi->nuses != 1 || k->vals[in->dst].name) continue;
+        if (reads_itself(in)) continue;
         uint32_t u = d + 1;
         while (u < k->nins && !written(w, u)) u++;
         if (lane_fold(w, d, u, stmt)) {

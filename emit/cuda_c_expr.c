@@ -112,8 +112,7 @@ static int fast_format(char *dst, size_t cap, const char *fmt, va_list ap)
         if (*p == 's') {
             s = va_arg(ap, const char *);
             if (!s) s = "?";   /* a table hole (malformed IR): visible, never a crash */
-        }
-        else if (*p == 'u') {
+        } else if (*p == 'u') {
             unsigned u = va_arg(ap, unsigned);
             char *q = num + sizeof num;
             *--q = 0;
