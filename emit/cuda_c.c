@@ -32,7 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { VK_NONE, VK_INLINE, VK_PARAM, VK_AT_DEF, VK_TOP, VK_FOLD };
+enum { VK_NONE, VK_INLINE, VK_PARAM, VK_AT_DEF, VK_TOP, VK_FOLD, VK_CHAIN };
+enum { ELIF_ELSE = 1, ELIF_IF = 2, ELIF_END = 4 };
 
 typedef struct {
     uint32_t ndefs, nuses;   /* live definitions and uses (self-uses excluded) */
@@ -73,6 +74,8 @@ typedef struct {
     uint32_t *label;         /* [nins] LOOP: label number, 1-based */
     bool *cont_live;         /* [nins] LOOP: a reachable continue targets it */
     bool *brk_live;          /* [nins] LOOP: a reachable break leaves it */
+    uint32_t *close_of;      /* [nins] IF and ELSE: index of their ENDIF */
+    uint8_t *elif;           /* [nins] else-if collapsing: ELIF_* bits */
     const char **pnames;     /* [nparams] */
     const char **anames;     /* [narrays] */
     name_set names;
@@ -247,11 +250,14 @@ static bool check_structure(kw *w)
             w->label[i] = ++nlabels;
             break;
         case KF_IR_ELSE:
-            if (top != KF_IR_IF) return bad_ir(w, i, "else outside if");
+            if (top != KF_IR_IF || w->close_of[st[sp - 1]]) return bad_ir(w, i, "else outside if");
+            w->close_of[st[sp - 1]] = i;   /* until the ENDIF: the ELSE */
             break;
         case KF_IR_ENDIF:
             if (top != KF_IR_IF) return bad_ir(w, i, "endif outside if");
             sp--;
+            if (w->close_of[st[sp]]) w->close_of[w->close_of[st[sp]]] = i;
+            w->close_of[st[sp]] = i;
             break;
         case KF_IR_LATCH:
             if (top != KF_IR_LOOP || w->latch_of[st[sp - 1]]) return bad_ir(w, i, "latch outside loop");
@@ -506,8 +512,89 @@ static bool written(const kw *w, uint32_t i)
 {
     const kf_ir_ins *in = &w->k->ins[i];
     if (w->dead[i] || w->drop[i]) return false;
-    if (op_has_dst[in->op] && in->dst && (w->v[in->dst].kind == VK_INLINE || w->v[in->dst].kind == VK_FOLD)) return false;
+    if (!op_has_dst[in->op] || !in->dst) return true;
+    uint8_t kd = w->v[in->dst].kind;
+    return kd != VK_INLINE && kd != VK_FOLD && kd != VK_CHAIN;
+}
+
+static uint32_t next_written(const kw *w, uint32_t i)
+{
+    while (i < w->k->nins && !written(w, i)) i++;
+    return i;
+}
+
+/* `} else { if (c) { ... } }` with nothing else in the else block is
+ * written `} else if (c) { ... }`. */
+static void decide_else_ifs(kw *w)
+{
+    const kf_ir_kernel *k = w->k;
+    for (uint32_t e = 0; e < k->nins; e++) {
+        if (k->ins[e].op != KF_IR_ELSE || w->dead[e]) continue;
+        uint32_t j = next_written(w, e + 1);
+        if (j >= k->nins || k->ins[j].op != KF_IR_IF) continue;
+        uint32_t inner_end = w->close_of[j];
+        if (next_written(w, inner_end + 1) != w->close_of[e]) continue;
+        w->elif[e] |= ELIF_ELSE;
+        w->elif[j] |= ELIF_IF;
+        w->elif[inner_end] |= ELIF_END;
+    }
+}
+
+/* Vector constructors lower to SPLAT then INSERTs into fresh values. A
+ * chain whose links are read only by the next INSERT is written as one
+ * `T{{a, b, c, d}}` at its last INSERT, provided nothing between writes a
+ * value it reads and no block boundary lies between. */
+static bool chain_link(const kw *w, kf_val v)
+{
+    const vinfo *vi = &w->v[v];
+    if (w->k->vals[v].name || vi->ndefs != 1 || vi->nuses != 1) return false;
+    if (vi->kind != VK_AT_DEF && vi->kind != VK_CHAIN) return false;
+    const kf_ir_ins *d = &w->k->ins[vi->def];
+    return d->op == KF_IR_SPLAT || (d->op == KF_IR_INSERT && d->a[0] != d->dst);
+}
+
+static bool chain_safe(const kw *w, uint32_t head, uint32_t last)
+{
+    const kf_ir_kernel *k = w->k;
+    for (uint32_t i = head + 1; i < last; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        if (w->dead[i] || w->drop[i]) continue;
+        if (!op_has_dst[in->op] && in->op != KF_IR_STORE && in->op != KF_IR_ASTORE) return false;   /* markers */
+        if (!op_has_dst[in->op] || !in->dst) continue;
+        for (uint32_t j = head; j < i; j++) {   /* an operand read by an earlier link, rewritten here */
+            const kf_ir_ins *m = &k->ins[j];
+            bool link = m->op == KF_IR_SPLAT || (m->op == KF_IR_INSERT && m->a[0] != m->dst);
+            if (link && (m->a[0] == in->dst || (m->op == KF_IR_INSERT && m->a[1] == in->dst))) return false;
+        }
+    }
     return true;
+}
+
+static void decide_chains(kw *w)
+{
+    const kf_ir_kernel *k = w->k;
+    for (uint32_t f = 0; f < k->nins; f++) {
+        const kf_ir_ins *in = &k->ins[f];
+        if (w->dead[f] || w->drop[f] || in->op != KF_IR_INSERT || in->a[0] == in->dst) continue;
+        if (!chain_link(w, in->a[0])) continue;
+        uint32_t head = w->v[in->a[0]].def;
+        while (k->ins[head].op == KF_IR_INSERT && chain_link(w, k->ins[head].a[0])) head = w->v[k->ins[head].a[0]].def;
+        if (k->ins[head].op != KF_IR_SPLAT || !chain_safe(w, head, f)) continue;
+        for (kf_val v = in->a[0];; v = k->ins[w->v[v].def].a[0]) {
+            w->v[v].kind = VK_CHAIN;
+            if (w->v[v].def == head) break;
+        }
+    }
+}
+
+/* `c ? a : b` and bool `a && b` / `a || b` may skip an operand in C; the IR
+ * evaluates both, so their operands stay statements of their own (a warp
+ * shuffle must run on every lane). */
+static bool conditional_operand(const kf_ir_ins *r, kf_val v)
+{
+    if (r->op == KF_IR_SELECT) return r->a[1] == v || r->a[2] == v;
+    bool logic = r->op == KF_IR_BINOP && r->type.scalar == KF_S_BOOL && (r->sub == KF_OP_AND || r->sub == KF_OP_OR);
+    return logic && r->a[1] == v;
 }
 
 static void decide_folds(kw *w)
@@ -524,6 +611,7 @@ static void decide_folds(kw *w)
         while (u < k->nins && !written(w, u)) u++;
         if (u >= k->nins || !single_statement(w, u)) continue;
         uint32_t r = vi->use;
+        if (conditional_operand(&k->ins[r], in->dst)) continue;
         bool into_fold = r > d && r < u && w->v[k->ins[r].dst].kind == VK_FOLD && stmt[r] == u;
         if (r != u && !into_fold) continue;
         vi->kind = VK_FOLD;
@@ -676,8 +764,8 @@ static const char *atomic_expr(kw *w, const kf_ir_ins *in)
     kf_cu *c = w->c;
     kf_type et = kf_type_elem(w->k->vals[in->a[0]].type);
     kf_scalar s = (kf_scalar)et.scalar;
-    const char *p = kf_cu_str(c, "&%s[%s]", val(w, in->a[0]), val(w, in->a[1]));
-    const char *x = val(w, in->a[2]);
+    const char *p = kf_cu_str(c, "&%s[%s]", val(w, in->a[0]), bare(w, in->a[1]));
+    const char *x = bare(w, in->a[2]), *xv = val(w, in->a[2]);   /* xv: operand of a cast */
     bool i64 = s == KF_S_I64, f32 = s == KF_S_F32;
     const char *ull = "unsigned long long";
     switch (in->sub) {
@@ -686,7 +774,7 @@ static const char *atomic_expr(kw *w, const kf_ir_ins *in)
             kf_cu_need(c, KF_CU_H_ATOMIC_F16X2);
             return kf_cu_str(c, "kf_atomic_add_f16x2(%s, %s)", p, x);
         }
-        if (i64) return kf_cu_str(c, "(long long)atomicAdd((%s*)%s, (%s)%s)", ull, p, ull, x);
+        if (i64) return kf_cu_str(c, "(long long)atomicAdd((%s*)%s, (%s)%s)", ull, p, ull, xv);
         return kf_cu_str(c, "atomicAdd(%s, %s)", p, x);
     case KF_BI_ATOMIC_MIN:
     case KF_BI_ATOMIC_MAX: {
@@ -698,16 +786,16 @@ static const char *atomic_expr(kw *w, const kf_ir_ins *in)
         return kf_cu_str(c, "atomic%s(%s, %s)", mm, p, x);
     }
     case KF_BI_ATOMIC_EXCH:
-        if (i64) return kf_cu_str(c, "(long long)atomicExch((%s*)%s, (%s)%s)", ull, p, ull, x);
+        if (i64) return kf_cu_str(c, "(long long)atomicExch((%s*)%s, (%s)%s)", ull, p, ull, xv);
         return kf_cu_str(c, "atomicExch(%s, %s)", p, x);
     case KF_BI_ATOMIC_CAS: {
-        const char *y = val(w, in->a[3]);
+        const char *y = bare(w, in->a[3]), *yv = val(w, in->a[3]);
         if (f32) {
             kf_cu_need(c, KF_CU_H_BITCAST);
             return kf_cu_str(c, "kf_bitcast<float>(atomicCAS((unsigned*)%s, kf_bitcast<unsigned>(%s), kf_bitcast<unsigned>(%s)))",
                              p, x, y);
         }
-        if (i64) return kf_cu_str(c, "(long long)atomicCAS((%s*)%s, (%s)%s, (%s)%s)", ull, p, ull, x, ull, y);
+        if (i64) return kf_cu_str(c, "(long long)atomicCAS((%s*)%s, (%s)%s, (%s)%s)", ull, p, ull, xv, ull, yv);
         return kf_cu_str(c, "atomicCAS(%s, %s, %s)", p, x, y);
     }
     default: return "?";
@@ -736,9 +824,36 @@ static const char *warp_expr(kw *w, const kf_ir_ins *in)
     }
 }
 
+/* `T{{...}}` for the last INSERT of a constructor chain. */
+static const char *chain_braces(kw *w, const kf_ir_ins *last)
+{
+    const kf_ir_kernel *k = w->k;
+    kf_type t = k->vals[last->dst].type;
+    const char *lanes[16] = {0};
+    const kf_ir_ins *m = last;
+    for (; m->op == KF_IR_INSERT; m = &k->ins[w->v[m->a[0]].def])
+        if (m->imm < 16 && !lanes[m->imm]) lanes[m->imm] = bare(w, m->a[1]);
+    kf_buf b = {0};
+    kf_buf_puts(&b, kf_cu_type(w->c, t));
+    kf_buf_puts(&b, "{{");
+    for (unsigned l = 0; l < t.lanes && l < 16; l++) {
+        if (l) kf_buf_puts(&b, ", ");
+        kf_buf_puts(&b, lanes[l] ? lanes[l] : bare(w, m->a[0]));
+    }
+    kf_buf_puts(&b, "}}");
+    const char *s = b.oom ? NULL : kf_cu_str(w->c, "%s", b.data);
+    if (!s) w->c->failed = true;
+    kf_buf_free(&b);
+    return s ? s : "?";
+}
+
 static void emit_insert(kw *w, uint32_t i)
 {
     const kf_ir_ins *in = &w->k->ins[i];
+    if (in->dst != in->a[0] && w->v[in->a[0]].kind == VK_CHAIN) {
+        assign(w, i, chain_braces(w, in));
+        return;
+    }
     const char *d = val(w, in->dst);
     if (in->dst != in->a[0]) assign(w, i, val(w, in->a[0]));
     else if (w->v[in->dst].kind == VK_AT_DEF && w->v[in->dst].def == i)
@@ -836,15 +951,20 @@ static void emit_ins(kw *w, uint32_t i)
         else wline(w, in->loc, "continue;");
         break;
     case KF_IR_IF:
-        wline(w, in->loc, "if (%s) {", bare(w, in->a[0]));
+        wline(w, in->loc, (w->elif[i] & ELIF_IF) ? "} else if (%s) {" : "if (%s) {", bare(w, in->a[0]));
         w->depth++;
         break;
     case KF_IR_ELSE:
         w->depth--;
+        if (w->elif[i] & ELIF_ELSE) break;   /* the IF that follows writes `} else if` */
         wline(w, no_loc, "} else {");
         w->depth++;
         break;
     case KF_IR_ENDIF:
+        if (w->elif[i] & ELIF_END) break;    /* closed by the enclosing ENDIF */
+        w->depth--;
+        wline(w, no_loc, "}");
+        break;
     case KF_IR_ENDLOOP:
         w->depth--;
         wline(w, no_loc, "}");
@@ -892,7 +1012,8 @@ static void write_signature(kw *w)
                       (unsigned long long)b);
         w->c->failed = true;
     }
-    wline(w, k->loc, "extern \"C\" __global__ void __launch_bounds__(%llu)", (unsigned long long)b);
+    if (s->block[0]) wline(w, k->loc, "extern \"C\" __global__ void __launch_bounds__(%llu)", (unsigned long long)b);
+    else wline(w, k->loc, "extern \"C\" __global__ void");   /* no block known: no bound */
     kf_buf_printf(o, "%s(", k->name);
     for (uint32_t p = 0; p < k->nparams; p++) {
         kf_type t = k->params[p].type;
@@ -944,6 +1065,8 @@ static void emit_kernel(kf_cu *c, const kf_ir_kernel *k, kf_buf *out, loc_vec *l
     w.label = scratch_calloc(&w, n, sizeof *w.label);
     w.cont_live = scratch_calloc(&w, n, sizeof *w.cont_live);
     w.brk_live = scratch_calloc(&w, n, sizeof *w.brk_live);
+    w.close_of = scratch_calloc(&w, n, sizeof *w.close_of);
+    w.elif = scratch_calloc(&w, n, sizeof *w.elif);
     w.pnames = scratch_calloc(&w, k->nparams + 1, sizeof *w.pnames);
     w.anames = scratch_calloc(&w, k->narrays + 1, sizeof *w.anames);
     w.names.cap = 64;
@@ -956,7 +1079,9 @@ static void emit_kernel(kf_cu *c, const kf_ir_kernel *k, kf_buf *out, loc_vec *l
     assign_scopes(&w);
     drop_unused(&w);
     decide_kinds(&w);
+    decide_chains(&w);
     decide_folds(&w);
+    decide_else_ifs(&w);
     assign_names(&w);
     write_signature(&w);
     write_declarations(&w);

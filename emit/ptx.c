@@ -26,21 +26,82 @@ static void push_loc(ptx_cx *cx, kf_loc loc)
     if (!KF_VEC_PUSH(&cx->locs, loc)) cx->failed = true;
 }
 
-/* The source line `line` of the module, without its newline, or "". */
-static void source_line(const kf_module *m, uint32_t line, const char **s, int *n)
+/* Offsets of the module's source lines, so a comment finds its line in O(1). */
+static bool index_lines(ptx_cx *cx, kf_arena *arena)
+{
+    const kf_module *m = cx->m;
+    if (!m || !m->source) return true;
+    uint32_t n = 1;
+    for (size_t i = 0; i < m->source_len; i++) n += m->source[i] == '\n';
+    cx->line_start = kf_arena_calloc(arena, n + 2, sizeof *cx->line_start);
+    if (!cx->line_start) return false;
+    uint32_t l = 1;
+    cx->line_start[1] = 0;
+    for (size_t i = 0; i < m->source_len; i++)
+        if (m->source[i] == '\n') cx->line_start[++l] = (uint32_t)(i + 1);
+    cx->nlines = l;
+    return true;
+}
+
+/* The source line `line`, trimmed, without its newline, or "". */
+static void source_line(const ptx_cx *cx, uint32_t line, const char **s, int *n)
 {
     *s = "";
     *n = 0;
-    if (!m || !m->source || line == 0) return;
-    const char *p = m->source, *end = m->source + m->source_len;
-    for (uint32_t l = 1; l < line && p < end; p++)
-        if (*p == '\n') l++;
+    if (!cx->line_start || line == 0 || line > cx->nlines) return;
+    const char *p = cx->m->source + cx->line_start[line], *end = cx->m->source + cx->m->source_len;
     while (p < end && (*p == ' ' || *p == '\t')) p++;
     const char *e = p;
     while (e < end && *e != '\n' && *e != '\r') e++;
     while (e > p && (e[-1] == ' ' || e[-1] == '\t')) e--;
     *s = p;
     *n = (int)(e - p > 160 ? 160 : e - p);
+}
+
+/* Appends fmt with its arguments. The conversions the emitter's hot path
+ * uses (%s %u %d %lld %llu %%) are expanded here, several times faster than
+ * vsnprintf; a format with anything else goes through kf_buf_vprintf. */
+static void fast_vprintf(kf_buf *b, const char *fmt, va_list ap)
+{
+    for (const char *p = fmt; (p = strchr(p, '%')); p++) {
+        p++;
+        if (*p == 'l' && p[1] == 'l') p += 2;
+        if (*p != 's' && *p != 'u' && *p != 'd' && *p != '%') {
+            kf_buf_vprintf(b, fmt, ap);
+            return;
+        }
+    }
+    const char *run = fmt;
+    for (const char *p = fmt; *p; p++) {
+        if (*p != '%') continue;
+        kf_buf_append(b, run, (size_t)(p - run));
+        p++;
+        bool ll = p[0] == 'l' && p[1] == 'l';
+        if (ll) p += 2;
+        char num[24], *e = num + sizeof num, *q = e;
+        unsigned long long u = 0;
+        bool neg = false;
+        if (*p == 's') {
+            kf_buf_puts(b, va_arg(ap, const char *));
+            run = p + 1;
+            continue;
+        } else if (*p == '%') {
+            kf_buf_append(b, "%", 1);
+            run = p + 1;
+            continue;
+        } else if (*p == 'u') {
+            u = ll ? va_arg(ap, unsigned long long) : va_arg(ap, unsigned);
+        } else {
+            long long v = ll ? va_arg(ap, long long) : va_arg(ap, int);
+            neg = v < 0;
+            u = neg ? 0ull - (unsigned long long)v : (unsigned long long)v;
+        }
+        do *--q = (char)('0' + u % 10); while ((u /= 10));
+        if (neg) *--q = '-';
+        kf_buf_append(b, q, (size_t)(e - q));
+        run = p + 1;
+    }
+    kf_buf_puts(b, run);
 }
 
 /* Before the first instruction of a new source line: a comment with the
@@ -52,7 +113,7 @@ static void line_info(ptx_cx *cx)
     if (l.line != cx->last_comment_line) {
         const char *s;
         int n;
-        source_line(cx->m, l.line, &s, &n);
+        source_line(cx, l.line, &s, &n);
         const char *f = l.file ? l.file : (cx->m && cx->m->file ? cx->m->file : "?");
         const char *base = strrchr(f, '/');
         kf_buf_printf(&cx->body, "\t// %s:%u%s%.*s\n", base ? base + 1 : f, l.line, n ? "  " : "", n, s);
@@ -69,11 +130,12 @@ static void line_info(ptx_cx *cx)
 
 void ptx_ins(ptx_cx *cx, const char *fmt, ...)
 {
+    if (!cx->final_pass) return;
     line_info(cx);
     va_list ap;
     va_start(ap, fmt);
     kf_buf_puts(&cx->body, "\t");
-    kf_buf_vprintf(&cx->body, fmt, ap);
+    fast_vprintf(&cx->body, fmt, ap);
     kf_buf_puts(&cx->body, ";\n");
     va_end(ap);
     push_loc(cx, cx->cur);
@@ -81,9 +143,10 @@ void ptx_ins(ptx_cx *cx, const char *fmt, ...)
 
 void ptx_label(ptx_cx *cx, const char *fmt, ...)
 {
+    if (!cx->final_pass) return;
     va_list ap;
     va_start(ap, fmt);
-    kf_buf_vprintf(&cx->body, fmt, ap);
+    fast_vprintf(&cx->body, fmt, ap);
     kf_buf_puts(&cx->body, ":\n");
     va_end(ap);
     push_loc(cx, cx->cur);
@@ -91,6 +154,7 @@ void ptx_label(ptx_cx *cx, const char *fmt, ...)
 
 void ptx_comment(ptx_cx *cx, const char *fmt, ...)
 {
+    if (!cx->final_pass) return;
     va_list ap;
     va_start(ap, fmt);
     kf_buf_puts(&cx->body, "\t// ");
@@ -122,6 +186,20 @@ static uint32_t lanes_of(kf_type t)
     return t.kind == KF_TK_VECTOR ? t.lanes : 1;
 }
 
+/* "%<prefix><n>" without snprintf (the hot path); empty in the first pass,
+ * which writes no text. */
+static void reg_name(preg *r, ptx_rclass rc, uint32_t n, bool text)
+{
+    r->s[0] = 0;
+    if (!text) return;
+    char num[12], *e = num + sizeof num, *q = e;
+    do *--q = (char)('0' + n % 10); while ((n /= 10));
+    size_t pl = strlen(ptx_rc_prefix[rc]);
+    memcpy(r->s, ptx_rc_prefix[rc], pl);
+    memcpy(r->s + pl, q, (size_t)(e - q));
+    r->s[pl + (size_t)(e - q)] = 0;
+}
+
 preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane)
 {
     preg r;
@@ -132,18 +210,38 @@ preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane)
     }
     const kf_ir_value *val = &cx->k->vals[v];
     ptx_rclass rc = ptx_class_of(val->type);
+    cx->needreg[v] = 1;
     if (!cx->vreg[v]) {
         cx->vreg[v] = cx->nreg[rc] + 1;
         cx->nreg[rc] += lanes_of(val->type);
     }
-    snprintf(r.s, sizeof r.s, "%s%u", ptx_rc_prefix[rc], cx->vreg[v] + lane);
+    reg_name(&r, rc, cx->vreg[v] + lane, cx->final_pass);
     return r;
+}
+
+preg ptx_opnd(ptx_cx *cx, kf_val v, uint32_t lane)
+{
+    uint64_t b;
+    if (ptx_const_of(cx, v, &b)) {
+        kf_type t = cx->k->vals[v].type;
+        if (t.kind != KF_TK_BUFFER && t.scalar != KF_S_BOOL && t.scalar != KF_S_F16 && t.scalar != KF_S_BF16)
+            return ptx_imm((kf_scalar)t.scalar, b);
+    }
+    return ptx_reg(cx, v, lane);
+}
+
+preg ptx_movsrc(ptx_cx *cx, kf_val v, uint32_t lane)
+{
+    uint64_t b;
+    if (ptx_const_of(cx, v, &b) && cx->k->vals[v].type.kind != KF_TK_BUFFER)
+        return ptx_imm((kf_scalar)cx->k->vals[v].type.scalar, b);
+    return ptx_reg(cx, v, lane);
 }
 
 preg ptx_tmp(ptx_cx *cx, ptx_rclass rc)
 {
     preg r;
-    snprintf(r.s, sizeof r.s, "%s%u", ptx_rc_prefix[rc], ++cx->nreg[rc]);
+    reg_name(&r, rc, ++cx->nreg[rc], cx->final_pass);
     return r;
 }
 
@@ -241,9 +339,10 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
     cx->aname = kf_arena_calloc(arena, k->narrays + 1, sizeof *cx->aname);
     cx->has_latch = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->has_latch);
     cx->partner = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->partner);
+    cx->needreg = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->needreg);
     bool *dyn = kf_arena_calloc(arena, k->narrays + 1, sizeof *dyn);
     if (!cx->vreg || !cx->ndefs || !cx->cdef || !cx->areg || !cx->aname || !cx->has_latch || !dyn ||
-        !cx->partner || !link_markers(cx))
+        !cx->partner || !cx->needreg || !index_lines(cx, arena) || !link_markers(cx))
         return false;
     for (uint32_t v = 0; v <= k->nvals; v++) cx->cdef[v] = -1;
     for (uint32_t i = 0; i < k->nins; i++) {
@@ -343,8 +442,9 @@ static void emit_entry_head(ptx_cx *cx, kf_buf *out, ptx_locvec *locs)
     for (uint32_t a = 0; a < k->narrays; a++) {
         const kf_ir_array *ar = &k->arrays[a];
         if (cx->areg[a]) {
+            char tn[32];
             kf_buf_printf(out, "\t// %s: %s[%u] held in registers %s%u..%s%u\n", ar->name ? ar->name : "?",
-                          kf_scalar_names[ar->type.scalar], ar->type.len,
+                          kf_type_str(kf_type_elem(ar->type), tn, sizeof tn), ar->type.len,
                           ptx_rc_prefix[ptx_scalars[ar->type.scalar].rc], cx->areg[a],
                           ptx_rc_prefix[ptx_scalars[ar->type.scalar].rc],
                           cx->areg[a] + ar->type.len * ar->type.lanes - 1);
@@ -388,6 +488,29 @@ static void emit_body(ptx_cx *cx)
     ptx_ins(cx, "ret");
 }
 
+/* Two passes over the body: the first finds which constants some use needs
+ * in a register (the others appear only as immediates), the second writes
+ * the text. Both make the same decisions, so the first pass's needs hold. */
+static void emit_passes(ptx_cx *cx)
+{
+    uint32_t nreg0[PTX_RC_COUNT];
+    memcpy(nreg0, cx->nreg, sizeof nreg0);
+    kf_diags *diags = cx->diags, scratch = {0};
+    cx->diags = &scratch;
+    emit_body(cx);
+    kf_diags_free(&scratch);
+    cx->diags = diags;
+    kf_buf_reset(&cx->body);
+    cx->locs.len = 0;
+    memcpy(cx->nreg, nreg0, sizeof nreg0);
+    memset(cx->vreg, 0, (cx->k->nvals + 1) * sizeof *cx->vreg);
+    cx->nacache = 0;
+    cx->last_loc_line = cx->last_loc_col = cx->last_comment_line = 0;
+    cx->failed = false;
+    cx->final_pass = true;
+    emit_body(cx);
+}
+
 static kf_status emit_kernel(const kf_module *m, const kf_ir_kernel *k, const kf_emit_opts *o, kf_buf *out,
                              ptx_locvec *locs, kf_diags *diags)
 {
@@ -399,7 +522,7 @@ static kf_status emit_kernel(const kf_module *m, const kf_ir_kernel *k, const kf
         st = KF_ERR_NOMEM;
         goto done;
     }
-    emit_body(&cx);
+    if (!cx.failed) emit_passes(&cx);
     if (cx.failed || cx.body.oom) {
         st = cx.body.oom ? KF_ERR_NOMEM : KF_ERR_SOURCE;
         goto done;

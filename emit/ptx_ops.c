@@ -358,7 +358,7 @@ static void emit_array(ptx_cx *cx, const kf_ir_ins *in, bool store)
     for (uint32_t l = 0; l < at.lanes; l++) {
         char r[24];
         snprintf(r, sizeof r, "%s%u", ptx_rc_prefix[ptx_scalars[s].rc], cx->areg[ai] + (uint32_t)e * at.lanes + l);
-        if (store) ptx_ins(cx, "mov.%s %s, %s", movty(s), r, ptx_reg(cx, v, l).s);
+        if (store) ptx_ins(cx, "mov.%s %s, %s", movty(s), r, ptx_movsrc(cx, v, l).s);
         else ptx_ins(cx, "mov.%s %s, %s", movty(s), ptx_reg(cx, v, l).s, r);
     }
 }
@@ -494,6 +494,47 @@ static void float_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const 
     }
 }
 
+/* The constant `bits` of an integer type as a signed 64-bit value. */
+static int64_t sext(uint64_t bits, kf_scalar s)
+{
+    uint32_t w = 8u * kf_scalar_bytes[s];
+    if (w >= 64) return (int64_t)bits;
+    uint64_t m = (1ull << w) - 1;
+    bits &= m;
+    return is_signed_s(s) && (bits >> (w - 1)) ? (int64_t)(bits | ~m) : (int64_t)bits;
+}
+
+/* Integer operations whose second operand is a constant and that then need
+ * no run-time care: shifts by an immediate (clamped to the width here) and
+ * signed / and % (x / -1 = -x, x % -1 = 0, otherwise a plain div.s that
+ * ptxas strength-reduces). Returns false when the general path applies. */
+static bool const_int_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const char *a, uint64_t bits)
+{
+    const ptx_scalar_info *si = &ptx_scalars[s];
+    uint32_t w = 8u * kf_scalar_bytes[s];
+    if (op == KF_OP_SHL || op == KF_OP_SHR) {
+        uint64_t amt = (uint64_t)sext(bits, s) & (w >= 64 ? ~0ull : ((1ull << w) - 1));
+        uint32_t reg_w = w < 16 ? 16 : w;   /* 8-bit values sit in 16-bit registers */
+        if (amt > w) amt = w;
+        if (amt >= w && op == KF_OP_SHL) amt = reg_w;
+        if (amt >= w && op == KF_OP_SHR && !is_signed_s(s)) amt = reg_w;
+        ptx_ins(cx, "%s.%s %s, %s, %u", ptx_binops[op].ints, op == KF_OP_SHL ? si->bits : si->arith, d, a,
+                (unsigned)amt);
+        ptx_normalize(cx, d, s);
+        return true;
+    }
+    if ((op != KF_OP_DIV && op != KF_OP_REM) || !is_signed_s(s)) return false;
+    if (sext(bits, s) == -1) {
+        if (op == KF_OP_REM) ptx_ins(cx, "mov.%s %s, 0", si->bits, d);
+        else ptx_ins(cx, "neg.%s %s, %s", kf_scalar_bytes[s] == 8 ? "s64" : kf_scalar_bytes[s] == 4 ? "s32" : "s16",
+                     d, a);
+    } else {
+        ptx_ins(cx, "%s.%s %s, %s, %lld", ptx_binops[op].ints, si->arith, d, a, (long long)sext(bits, s));
+    }
+    ptx_normalize(cx, d, s);
+    return true;
+}
+
 static void emit_binop(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_scalar s = (kf_scalar)in->type.scalar;
@@ -502,8 +543,11 @@ static void emit_binop(ptx_cx *cx, const kf_ir_ins *in)
         ptx_error(cx, "internal error: binop %u", (unsigned)op);
         return;
     }
+    uint64_t cb;
+    bool bconst = ptx_const_of(cx, in->a[1], &cb) && s != KF_S_BOOL && !is_half(s);
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
-        preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, in->a[0], l), b = ptx_reg(cx, in->a[1], l);
+        preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, in->a[0], l), b = ptx_opnd(cx, in->a[1], l);
+        if (bconst && !is_float_s(s) && const_int_binop(cx, op, s, d.s, a.s, cb)) continue;
         if (s == KF_S_BOOL) {
             if (op != KF_OP_AND && op != KF_OP_OR && op != KF_OP_XOR) {
                 ptx_error(cx, "operator '%s' is not defined on bool", kf_op_spelling[op]);
@@ -522,7 +566,8 @@ static void emit_cmp(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_scalar s = (kf_scalar)vtype(cx, in->a[0]).scalar;
     kf_op op = (kf_op)in->sub;
-    preg d = ptx_reg(cx, in->dst, 0), a = ptx_reg(cx, in->a[0], 0), b = ptx_reg(cx, in->a[1], 0);
+    preg d = ptx_reg(cx, in->dst, 0), a = ptx_reg(cx, in->a[0], 0);
+    preg b = s == KF_S_BOOL || is_half(s) ? ptx_reg(cx, in->a[1], 0) : ptx_opnd(cx, in->a[1], 0);
     if (op < KF_OP_EQ || op > KF_OP_GE) {
         ptx_error(cx, "internal error: comparison %u", (unsigned)op);
     } else if (s == KF_S_BOOL) {
@@ -626,7 +671,10 @@ static void emit_select(ptx_cx *cx, const kf_ir_ins *in)
     kf_scalar s = (kf_scalar)in->type.scalar;
     preg p = ptx_reg(cx, in->a[0], 0);
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
-        preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, in->a[1], l), b = ptx_reg(cx, in->a[2], l);
+        bool imm = s != KF_S_BOOL && !is_half(s);
+        preg d = ptx_reg(cx, in->dst, l);
+        preg a = imm ? ptx_opnd(cx, in->a[1], l) : ptx_reg(cx, in->a[1], l);
+        preg b = imm ? ptx_opnd(cx, in->a[2], l) : ptx_reg(cx, in->a[2], l);
         if (s == KF_S_BOOL) {
             preg t = ptx_tmp(cx, PTX_RC_P);
             ptx_ins(cx, "@%s mov.pred %s, %s", p.s, t.s, a.s);
@@ -641,6 +689,8 @@ static void emit_select(ptx_cx *cx, const kf_ir_ins *in)
 static void emit_const(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_scalar s = (kf_scalar)in->type.scalar;
+    if (!cx->final_pass) return;   /* the first pass only records which uses need a register */
+    if (in->dst < cx->k->nvals && cx->ndefs[in->dst] == 1 && !cx->needreg[in->dst]) return;
     preg imm = ptx_imm(s, in->imm);
     for (uint32_t l = 0; l < nlanes(in->type); l++)
         ptx_ins(cx, "mov.%s %s, %s", movty(s), ptx_reg(cx, in->dst, l).s, imm.s);
@@ -655,20 +705,20 @@ static void emit_lanes(ptx_cx *cx, const kf_ir_ins *in)
     case KF_IR_MOV:
     case KF_IR_VIEW:
         for (uint32_t l = 0; l < nlanes(t); l++)
-            ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_reg(cx, in->a[0], l).s);
+            ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_movsrc(cx, in->a[0], l).s);
         break;
     case KF_IR_SPLAT:
         for (uint32_t l = 0; l < nlanes(t); l++)
-            ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_reg(cx, in->a[0], 0).s);
+            ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_movsrc(cx, in->a[0], 0).s);
         break;
     case KF_IR_EXTRACT:
-        ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, 0).s, ptx_reg(cx, in->a[0], (uint32_t)in->imm).s);
+        ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, 0).s, ptx_movsrc(cx, in->a[0], (uint32_t)in->imm).s);
         break;
     case KF_IR_INSERT:
         for (uint32_t l = 0; l < nlanes(t) && in->dst != in->a[0]; l++)
             if (l != in->imm)
-                ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_reg(cx, in->a[0], l).s);
-        ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, (uint32_t)in->imm).s, ptx_reg(cx, in->a[1], 0).s);
+                ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_movsrc(cx, in->a[0], l).s);
+        ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, (uint32_t)in->imm).s, ptx_movsrc(cx, in->a[1], 0).s);
         break;
     default: break;
     }
@@ -766,8 +816,10 @@ static void emit_math(ptx_cx *cx, const kf_ir_ins *in)
     kf_type at = in->a[0] ? vtype(cx, in->a[0]) : in->type;
     kf_scalar s = (kf_scalar)at.scalar;
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
+        bool imm = !is_half(s) && bi != KF_BI_CDIV;
         preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, in->a[0], l);
-        preg b = in->a[1] ? ptx_reg(cx, in->a[1], l) : a, c = in->a[2] ? ptx_reg(cx, in->a[2], l) : a;
+        preg b = !in->a[1] ? a : imm ? ptx_opnd(cx, in->a[1], l) : ptx_reg(cx, in->a[1], l);
+        preg c = !in->a[2] ? a : imm ? ptx_opnd(cx, in->a[2], l) : ptx_reg(cx, in->a[2], l);
         if (is_float_s(s)) ptx_math_lane(cx, bi, s, d.s, a.s, b.s, c.s);
         else int_math(cx, bi, s, d.s, a.s, b.s, c.s);
     }
@@ -780,7 +832,7 @@ static void emit_shfl(ptx_cx *cx, const kf_ir_ins *in)
     const ptx_shfl_info *sh = &ptx_shfls[in->sub];
     kf_scalar s = (kf_scalar)in->type.scalar;
     uint32_t sb = kf_scalar_bytes[s];
-    preg d = ptx_reg(cx, in->dst, 0), a = ptx_reg(cx, in->a[0], 0), b = ptx_reg(cx, in->a[1], 0);
+    preg d = ptx_reg(cx, in->dst, 0), a = ptx_reg(cx, in->a[0], 0), b = ptx_opnd(cx, in->a[1], 0);
     if (!sh->mode || in->type.kind != KF_TK_SCALAR || (sb != 4 && sb != 8)) {
         ptx_error(cx, "warp shuffles take 32- or 64-bit scalars, not %s", kf_scalar_names[s]);
         return;

@@ -40,6 +40,8 @@ typedef struct {
     const char *line_start; /* first byte of the current line */
     uint32_t line;
     uint32_t nesting;       /* open ( [ { */
+    kf_loc open_at[KF_LEX_MAX_NESTING];  /* where each open bracket is */
+    char open_ch[KF_LEX_MAX_NESTING];
     bool stop;              /* a fatal lexical error: the parse must end here */
     kf_pass_ctx *cx;
 } kf_lexer;

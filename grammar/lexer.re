@@ -271,6 +271,10 @@ static cursor number_suffix(kf_lexer *lx, const char *start, cursor p)
 
 static int open_bracket(kf_lexer *lx, const char *p, int tk)
 {
+    if (lx->nesting < KF_LEX_MAX_NESTING) {
+        lx->open_at[lx->nesting] = loc_at(lx, p);
+        lx->open_ch[lx->nesting] = *p;
+    }
     if (++lx->nesting > KF_LEX_MAX_NESTING) {
         lex_error(lx, p, "nesting deeper than %d levels of ( [ {; split the expression or block up",
                   KF_LEX_MAX_NESTING);

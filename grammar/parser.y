@@ -8,10 +8,13 @@
  *
  * Errors: %syntax_error names the unexpected token and the tokens the parser
  * could have taken there (computed from the LALR tables, without running any
- * action). Recovery uses Lemon's `error` token at statement and module item
- * level: the parser resynchronises at `;`, at a `{ }` block (parsed, so braces
- * stay balanced) or at the start of the next statement or item, so several
- * independent errors are reported in one run.
+ * action), plus a hint for common slips. Recovery: the driver drops the rest
+ * of a broken statement (up to a ';', brace or keyword at the error's bracket
+ * depth, or a new line), then Lemon's `error` rules at statement and item
+ * level resynchronise there (`error ;`, `error { block }` so braces stay
+ * balanced, or bare `error` before the next statement or item) and the next
+ * error is reported at once. One mistake gives one message; independent
+ * mistakes each give theirs.
  *
  * Guards: the lexer stops at nesting deeper than KF_LEX_MAX_NESTING; the
  * parser stack is bounded (%stack_size, overflow is an error); and every node
@@ -30,7 +33,7 @@
 #include <string.h>
 #include "lexer.h"
 
-#define kf_lemon_ENGINEALWAYSONSTACK 1
+#define kf_lemon_ENGINEALWAYSONSTACK 1   /* no kf_lemonAlloc: the engine lives in the arena */
 #define KF_PARSE_MAX_DEPTH 1000
 
 typedef struct {
@@ -76,13 +79,14 @@ static kf_node *mk_buftype(kf_parser *px, const kf_token *amp, const kf_token *e
     return n;
 }
 
-static kf_node *mk_for(kf_parser *px, const kf_token *kw, const kf_token *name, kf_node *a, kf_node *b, kf_node *s, kf_node *body, int unroll);
+static kf_node *mk_for(kf_parser *px, kf_node *head, kf_node *step, kf_node *body, int unroll);
 static kf_node *mk_tuple(kf_parser *px, kf_loc loc, kf_list items);
 static kf_list list_one(kf_node *n);
 static kf_list list_push(kf_list l, kf_node *n);
 static kf_list if_extend(kf_parser *px, kf_list chain, kf_node *elif);
 static kf_node *if_finish(kf_parser *px, kf_list chain, kf_node *els);
 static void syntax_error(kf_parser *px, int tk, const kf_token *tok);
+static void add_hint(kf_parser *px, int tk, const kf_token *tok, kf_buf *out);
 }
 
 /* Tokens hold nothing to free; naming px keeps the template warning-free. */
@@ -119,21 +123,19 @@ items ::= .
 items ::= items item(I).                    { px->items = list_push(px->items, I); }
 
 item(X) ::= CONST NAME(N) COLON TYPE(T) ASSIGN expr(E) SEMI. { X = mk_name(px, KF_N_CONST, &N, mk_type(px, &T), E, NULL); }
-item(X) ::= FN NAME(N) LPAREN params(P) RPAREN ret_type(R) block(B). { X = mk_name(px, KF_N_FN, &N, P.head, R, B); }
-item(X) ::= attrs(A) KERNEL NAME(N) LPAREN params(P) RPAREN block(B). {
-    X = mk_name(px, KF_N_KERNEL, &N, P.head, NULL, B);
-    if (X) X->d = A.head;
-}
+item(X) ::= FN NAME(N) params(P) block(B).                { X = mk_name(px, KF_N_FN, &N, P.head, NULL, B); }
+item(X) ::= FN NAME(N) params(P) ARROW TYPE(T) block(B).   { X = mk_name(px, KF_N_FN, &N, P.head, mk_type(px, &T), B); }
+item(X) ::= KERNEL NAME(N) params(P) block(B).             { X = mk_name(px, KF_N_KERNEL, &N, P.head, NULL, B); }
+item(X) ::= attrs(A) KERNEL NAME(N) params(P) block(B).    { X = mk_name(px, KF_N_KERNEL, &N, P.head, NULL, B); if (X) X->d = A.head; }
 item(X) ::= error.                          { X = NULL; }
 item(X) ::= error SEMI.                     { X = NULL; }
 item(X) ::= error block.                    { X = NULL; }
 
-%type ret_type {kf_node *}
-ret_type(X) ::= .                           { X = NULL; }
-ret_type(X) ::= ARROW TYPE(T).              { X = mk_type(px, &T); }
-
+/* No empty rules where an item, parameter list, call or loop starts, so
+ * that a syntax error there is detected before any default reduction and
+ * the "expected ..." list names every alternative. */
 %type attrs {kf_list}
-attrs(X) ::= .                              { X = (kf_list){0}; }
+attrs(X) ::= attr(A).                       { X = list_one(A); }
 attrs(X) ::= attrs(L) attr(A).              { X = list_push(L, A); }
 attr(X) ::= AT_SCHEDULE(K) LPAREN namedargs(L) RPAREN. { X = mk(px, KF_N_ATTR, K.loc, L.head, NULL, NULL); if (X) X->name = "schedule"; }
 
@@ -146,8 +148,8 @@ namedarg(X) ::= NAME(N) ASSIGN LPAREN(P) expr(E) COMMA exprs(L) RPAREN. {
 }
 
 %type params {kf_list}
-params(X) ::= .                             { X = (kf_list){0}; }
-params(X) ::= plist(L).                     { X = L; }
+params(X) ::= LPAREN RPAREN.                { X = (kf_list){0}; }
+params(X) ::= LPAREN plist(L) RPAREN.       { X = L; }
 %type plist {kf_list}
 plist(X) ::= param(P).                      { X = list_one(P); }
 plist(X) ::= plist(L) COMMA param(P).       { X = list_push(L, P); }
@@ -177,8 +179,10 @@ stmt(X) ::= expr(L) assign_op(O) expr(R) SEMI. { X = mk(px, KF_N_ASSIGN, O.loc, 
 stmt(X) ::= expr(E) SEMI.                   { X = mk(px, KF_N_EXPR, E ? E->loc : (kf_loc){0}, E, NULL, NULL); }
 stmt(X) ::= if_chain(L).                    { X = if_finish(px, L, NULL); }
 stmt(X) ::= if_chain(L) ELSE block(E).      { X = if_finish(px, L, E); }
-stmt(X) ::= FOR(K) NAME(N) IN expr(A) DOTDOT expr(B) step(S) block(D).           { X = mk_for(px, &K, &N, A, B, S, D, 0); }
-stmt(X) ::= AT_UNROLL FOR(K) NAME(N) IN expr(A) DOTDOT expr(B) step(S) block(D). { X = mk_for(px, &K, &N, A, B, S, D, 1); }
+stmt(X) ::= for_head(F) block(D).                          { X = mk_for(px, F, NULL, D, 0); }
+stmt(X) ::= for_head(F) STEP expr(S) block(D).             { X = mk_for(px, F, S, D, 0); }
+stmt(X) ::= AT_UNROLL for_head(F) block(D).                { X = mk_for(px, F, NULL, D, 1); }
+stmt(X) ::= AT_UNROLL for_head(F) STEP expr(S) block(D).   { X = mk_for(px, F, S, D, 1); }
 stmt(X) ::= WHILE(K) expr(C) block(B).      { X = mk(px, KF_N_WHILE, K.loc, C, B, NULL); }
 stmt(X) ::= BREAK(K) SEMI.                  { X = mk(px, KF_N_BREAK, K.loc, NULL, NULL, NULL); }
 stmt(X) ::= CONTINUE(K) SEMI.               { X = mk(px, KF_N_CONTINUE, K.loc, NULL, NULL, NULL); }
@@ -194,8 +198,8 @@ stmt(X) ::= error block.                    { X = NULL; }
 if_chain(X) ::= IF(K) expr(C) block(T).                      { X = list_one(mk(px, KF_N_IF, K.loc, C, T, NULL)); }
 if_chain(X) ::= if_chain(L) ELSE IF(K) expr(C) block(T).     { X = if_extend(px, L, mk(px, KF_N_IF, K.loc, C, T, NULL)); }
 
-step(X) ::= .                               { X = NULL; }
-step(X) ::= STEP expr(E).                   { X = E; }
+/* A FOR node with its name and bounds; mk_for adds step and body. */
+for_head(X) ::= FOR(K) NAME(N) IN expr(A) DOTDOT expr(B).  { X = mk(px, KF_N_FOR, K.loc, A, B, NULL); if (X) X->name = N.v.name; }
 
 /* The operator token, its kf_op in v.ival. */
 %type assign_op {kf_token}
@@ -235,8 +239,8 @@ expr(X) ::= expr(A) AS(O) buftype(T).     { X = mk(px, KF_N_CAST, O.loc, A, T, N
 expr(X) ::= MINUS(O) expr(A). [NOT]       { X = mk(px, KF_N_UNARY, O.loc, A, NULL, NULL); if (X) X->op = KF_OP_NEG; }
 expr(X) ::= NOT(O) expr(A).               { X = mk(px, KF_N_UNARY, O.loc, A, NULL, NULL); if (X) X->op = KF_OP_NOT; }
 expr(X) ::= TILDE(O) expr(A).             { X = mk(px, KF_N_UNARY, O.loc, A, NULL, NULL); if (X) X->op = KF_OP_BNOT; }
-expr(X) ::= NAME(N) LPAREN args(L) RPAREN. { X = mk(px, KF_N_CALL, N.loc, mk_name(px, KF_N_NAME, &N, NULL, NULL, NULL), L.head, NULL); if (X && L.depth >= X->aux) X->aux = L.depth + 1; }
-expr(X) ::= TYPE(T) LPAREN args(L) RPAREN. { X = mk(px, KF_N_CALL, T.loc, mk_type(px, &T), L.head, NULL); if (X && L.depth >= X->aux) X->aux = L.depth + 1; }
+expr(X) ::= NAME(N) args(L). { X = mk(px, KF_N_CALL, N.loc, mk_name(px, KF_N_NAME, &N, NULL, NULL, NULL), L.head, NULL); if (X && L.depth >= X->aux) X->aux = L.depth + 1; }
+expr(X) ::= TYPE(T) args(L). { X = mk(px, KF_N_CALL, T.loc, mk_type(px, &T), L.head, NULL); if (X && L.depth >= X->aux) X->aux = L.depth + 1; }
 expr(X) ::= expr(A) LBRACKET(O) expr(I) RBRACKET. { X = mk(px, KF_N_INDEX, O.loc, A, I, NULL); }
 expr(X) ::= expr(A) DOT NAME(N).          { X = mk_name(px, KF_N_MEMBER, &N, A, NULL, NULL); }
 expr(X) ::= LPAREN expr(E) RPAREN.        { X = E; }
@@ -248,8 +252,8 @@ expr(X) ::= TRUE(T).                      { X = mk(px, KF_N_BOOL, T.loc, NULL, N
 expr(X) ::= FALSE(T).                     { X = mk(px, KF_N_BOOL, T.loc, NULL, NULL, NULL); }
 
 %type args {kf_list}
-args(X) ::= .                             { X = (kf_list){0}; }
-args(X) ::= exprs(L).                     { X = L; }
+args(X) ::= LPAREN RPAREN.               { X = (kf_list){0}; }
+args(X) ::= LPAREN exprs(L) RPAREN.       { X = L; }
 %type exprs {kf_list}
 exprs(X) ::= expr(E).                     { X = list_one(E); }
 exprs(X) ::= exprs(L) COMMA expr(E).      { X = list_push(L, E); }
@@ -306,16 +310,17 @@ static kf_node *mk_type(kf_parser *px, const kf_token *t)
     return n;
 }
 
-static kf_node *mk_for(kf_parser *px, const kf_token *kw, const kf_token *name, kf_node *a, kf_node *b,
-                       kf_node *s, kf_node *body, int unroll)
+/* Completes a for_head FOR node with its step and body. */
+static kf_node *mk_for(kf_parser *px, kf_node *head, kf_node *step, kf_node *body, int unroll)
 {
-    kf_node *n = mk(px, KF_N_FOR, kw->loc, a, b, s);
-    if (!n) return NULL;
-    n->name = name->v.name;
-    n->d = body;
-    n->op = (uint16_t)unroll;
-    if (depth_of(body) >= n->aux) n->aux = depth_of(body) + 1;
-    return n;
+    if (!head) return NULL;
+    head->c = step;
+    head->d = body;
+    head->op = (uint16_t)unroll;
+    if (depth_of(step) >= head->aux) head->aux = depth_of(step) + 1;
+    if (depth_of(body) >= head->aux) head->aux = depth_of(body) + 1;
+    if (head->aux > KF_PARSE_MAX_DEPTH) too_deep(px, head->loc);
+    return head;
 }
 
 static kf_node *mk_tuple(kf_parser *px, kf_loc loc, kf_list items)
@@ -459,6 +464,24 @@ static bool ends_operand(int tk)
            tk == TK_RPAREN || tk == TK_RBRACKET;
 }
 
+/* A hint for a few common causes, appended to the expected list. */
+static void add_hint(kf_parser *px, int tk, const kf_token *tok, kf_buf *out)
+{
+    const char *spelling = kf_lex_token_name(tk);
+    bool keyword = spelling[0] == '\'' && spelling[1] >= 'a' && spelling[1] <= 'z';
+    if (px->prev_tk != 0 && tok->loc.line > px->prev.loc.line && would_accept(px->engine, TK_SEMI)) {
+        kf_buf_printf(out, " (is a ';' missing at the end of line %u?)", px->prev.loc.line);
+    } else if (tk == TK_ASSIGN) {
+        kf_buf_puts(out, " (to compare, use '==')");
+    } else if ((keyword || tk == TK_TYPE) && would_accept(px->engine, TK_NAME)) {
+        kf_buf_printf(out, " (%s is a keyword and cannot be a name)", tk == TK_TYPE ? "a type name" : spelling);
+    } else if (tk == 0 && px->lx.nesting > 0 && px->lx.nesting <= KF_LEX_MAX_NESTING) {
+        kf_loc at = px->lx.open_at[px->lx.nesting - 1];
+        kf_buf_printf(out, " (the '%c' at line %u, column %u is not closed)", px->lx.open_ch[px->lx.nesting - 1],
+                      at.line, at.col);
+    }
+}
+
 static void syntax_error(kf_parser *px, int tk, const kf_token *tok)
 {
     px->recovering = true;
@@ -476,16 +499,9 @@ static void syntax_error(kf_parser *px, int tk, const kf_token *tok)
                     "precedence; write 'a < b && b < c' or add parentheses", what);
         return;
     }
-    if (px->prev_tk != 0 && tok->loc.line > px->prev.loc.line && would_accept(px->engine, TK_SEMI)) {
-        kf_loc after = px->prev.loc;
-        after.col += px->prev.len;
-        parse_error(px, after, "missing ';' at the end of the statement (the next token, %s, is on line %u)",
-                    what, tok->loc.line);
-        return;
-    }
     kf_buf exp = {0};
     expected_list(px, &exp);
-    if (tk == TK_ASSIGN) kf_buf_puts(&exp, " (to compare, use '==')");
+    add_hint(px, tk, tok, &exp);
     if (exp.oom || !exp.len) parse_error(px, tok->loc, "unexpected %s", what);
     else parse_error(px, tok->loc, "unexpected %s, expected %s", what, exp.data);
     kf_buf_free(&exp);

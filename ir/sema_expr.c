@@ -311,6 +311,10 @@ static bool adapt_value(kf_sema *s, kf_node *n, kf_type t)
         if (kf_type_is_int(t)) v.u = (uint64_t)x;
         else if (x < 0) v = kf_fold_convert(KF_S_I64, ts, (kf_cv){.i = (int64_t)x});
         else v = kf_fold_convert(KF_S_U64, ts, (kf_cv){.u = (uint64_t)x});
+        if (kf_type_is_float(t) && __builtin_isinf(v.f)) {
+            kf_sema_error(s, n->loc, "constant %s does not fit %s", CSTR(n), TSTR(t));
+            return false;
+        }
     }
     retype(n, t, false);
     n->cval.u = v.u;

@@ -10,7 +10,12 @@
  *       -lm -o build/fuzz_parse
  *   mkdir -p build/fuzz_corpus && ./build/fuzz_parse -max_total_time=120 -max_len=4096 build/fuzz_corpus
  *
- * (Add kernels/*.kf as seeds: ./build/fuzz_parse build/fuzz_corpus kernels/.) */
+ * (Add kernels/*.kf as seeds: ./build/fuzz_parse build/fuzz_corpus kernels/.)
+ *
+ * With -DKF_FUZZ_COMPILE each input also goes through kf_compile (parse, sema,
+ * lowering); link every ir/*.c instead of the three files above:
+ *
+ *   clang-14 -g -O1 -fsanitize=fuzzer,address,undefined -DKF_FUZZ_COMPILE -Iir -Igrammar  *       -Ibuild/gen tests/fuzz_parse.c build/gen/lexer.c build/gen/parser.c ir/[a-z]*.c  *       -lm -o build/fuzz_compile */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,5 +53,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kf_diags_free(&diags);
     kf_arena_free(&arena);
     free(src);
+#ifdef KF_FUZZ_COMPILE
+    kf_module *mod = NULL;
+    kf_compile("fuzz.kf", (const char *)data, size, NULL, &mod);
+    kf_module_free(mod);
+#endif
     return 0;
 }

@@ -322,12 +322,77 @@ static void literals_round_trip(void **state)
     kb_store(&B, o, kb_u32(&B, 2), kb_const(&B, kf_type_scalar(KF_S_F32), 0x40000000));  /* 2.0f */
     kb_store(&B, oi, kb_u32(&B, 0), kb_const(&B, kf_type_scalar(KF_S_I32), 0x80000000)); /* INT_MIN */
     kb_store(&B, oi, kb_u32(&B, 1), kb_const(&B, kf_type_scalar(KF_S_I32), 0xfffffffb)); /* -5 */
+    kf_val neg = kb_val(&B, kf_type_scalar(KF_S_F32), NULL);
+    kb_ins(&B, KF_IR_UNOP, KF_OP_NEG, kf_type_scalar(KF_S_F32), neg, kb_const(&B, kf_type_scalar(KF_S_F32), 0xbfc00000), 0, 0, 0);
+    kb_store(&B, o, kb_u32(&B, 3), neg);                                                  /* -(-1.5f) */
     char *t = emit_opts(90, false, NULL);
+    assert_has(t, "o[3u] = -(-1.5f);");
     assert_has(t, "o[0u] = 0.1f;");
     assert_has(t, "o[1u] = __uint_as_float(0x7f800000u);");
     assert_has(t, "o[2u] = 2.0f;");
     assert_has(t, "oi[0u] = (-2147483647 - 1);");
     assert_has(t, "oi[1u] = -5;");
+    free(t);
+}
+
+static void operands_of_select_are_evaluated_on_every_lane(void **state)
+{
+    kb_init(&B, "sel", 32, 1, 1);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_F32, 1, true));
+    kf_val x = kb_param(&B, "x", kf_type_scalar(KF_S_F32));
+    kf_val r = kb_val(&B, kf_type_scalar(KF_S_F32), NULL);
+    kb_ins(&B, KF_IR_SHFL, KF_BI_SHFL_DOWN, kf_type_scalar(KF_S_F32), r, x, kb_u32(&B, 1), 0, 0);
+    kf_val c = kb_cmp(&B, KF_OP_GT, x, kb_const(&B, kf_type_scalar(KF_S_F32), 0));
+    kf_val s = kb_val(&B, kf_type_scalar(KF_S_F32), NULL);
+    kb_ins(&B, KF_IR_SELECT, 0, kf_type_scalar(KF_S_F32), s, c, r, x, 0);
+    kb_store(&B, o, kb_u32(&B, 0), s);
+    char *t = emit_opts(90, false, NULL);
+    /* the shuffle is its own statement, not a branch of ?: */
+    assert_has(t, "    float t3 = __shfl_down_sync(0xffffffffu, x, 1u);\n");
+    assert_has(t, "    o[0u] = (x > 0.0f) ? t3 : x;\n");
+    free(t);
+}
+
+static void vector_constructor_chains_become_one_brace_initialiser(void **state)
+{
+    kb_init(&B, "ctor", 32, 1, 1);
+    kf_type v4 = kf_type_vector(KF_S_F32, 4), f32 = kf_type_scalar(KF_S_F32);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_F32, 4, true));
+    kf_val a = kb_param(&B, "a", f32);
+    kf_val s = kb_val(&B, v4, NULL);
+    kb_ins(&B, KF_IR_SPLAT, 0, v4, s, a, 0, 0, 0);
+    kf_val i1 = kb_val(&B, v4, NULL);
+    kb_ins(&B, KF_IR_INSERT, 0, v4, i1, s, kb_const(&B, f32, 0x40000000), 0, 1);   /* 2.0 */
+    kf_val neg = kb_val(&B, f32, "na");
+    kb_ins(&B, KF_IR_UNOP, KF_OP_NEG, f32, neg, a, 0, 0, 0);
+    kf_val i2 = kb_val(&B, v4, "v");
+    kb_ins(&B, KF_IR_INSERT, 0, v4, i2, i1, neg, 0, 3);
+    kb_store(&B, o, kb_u32(&B, 0), i2);
+    char *t = emit_opts(90, false, NULL);
+    assert_has(t, "    float na = -a;\n    kf_f32x4 v = kf_f32x4{{a, 2.0f, a, na}};\n    o[0u] = v;\n");
+    free(t);
+}
+
+static void else_blocks_holding_only_an_if_become_else_if(void **state)
+{
+    kb_init(&B, "elif", 32, 1, 1);
+    kf_type i32 = kf_type_scalar(KF_S_I32);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_I32, 1, true));
+    kf_val x = kb_param(&B, "x", i32);
+    kf_val c = kb_val(&B, i32, "cls");
+    kb_if(&B, kb_cmp(&B, KF_OP_LT, x, kb_const(&B, i32, 3)));
+    kb_mov(&B, c, kb_const(&B, i32, 1));
+    kb_mark(&B, KF_IR_ELSE);
+    kb_if(&B, kb_cmp(&B, KF_OP_LT, x, kb_const(&B, i32, 6)));
+    kb_mov(&B, c, kb_const(&B, i32, 2));
+    kb_mark(&B, KF_IR_ELSE);
+    kb_mov(&B, c, kb_const(&B, i32, 3));
+    kb_mark(&B, KF_IR_ENDIF);
+    kb_mark(&B, KF_IR_ENDIF);
+    kb_store(&B, o, kb_u32(&B, 0), c);
+    char *t = emit_opts(90, false, NULL);
+    assert_has(t, "    if (x < 3) {\n        cls = 1;\n    } else if (x < 6) {\n        cls = 2;\n    } else {\n"
+                  "        cls = 3;\n    }\n    o[0u] = cls;\n}\n");
     free(t);
 }
 
@@ -352,6 +417,9 @@ int main(void)
         cmocka_unit_test(unbalanced_markers_are_reported_not_crashed_on),
         cmocka_unit_test(unused_results_are_not_emitted),
         cmocka_unit_test(literals_round_trip),
+        cmocka_unit_test(operands_of_select_are_evaluated_on_every_lane),
+        cmocka_unit_test(vector_constructor_chains_become_one_brace_initialiser),
+        cmocka_unit_test(else_blocks_holding_only_an_if_become_else_if),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

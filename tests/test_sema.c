@@ -229,6 +229,7 @@ static void constants_must_fit_their_type(void **state)
     reject(K("let x: u32 = 1.5;"), 2, 14, "float constant 1.5 cannot be used as u32: convert it with 'as u32'");
     reject(K("let x = 5000000000;"), 2, 9, "constant 5000000000 does not fit i32");
     reject(K("let x: f16 = 70000.0;"), 2, 14, "constant 70000.0 does not fit f16");
+    reject(K("let x: f16 = 70000;"), 2, 14, "constant 70000 does not fit f16");
     reject(K("let x = v * 2.0;"), 2, 13, "float constant 2.0 cannot be used as f32x4: write f32x4(2.0) to splat it");
 }
 
@@ -407,6 +408,23 @@ static void unroll_needs_constant_bounds(void **state)
     reject(K("@unroll for t in 0 .. 2000 { }"), 2, 9, "@unroll loop 't' runs 2000 iterations; at most 1024 can be unrolled");
     reject(K("var acc = v;\n@unroll for t in 0 .. 5 { acc[t] = 1.0; }"), 3, 31, "index 4 is out of range for f32x4 (0..3)");
     accept(K("@unroll for t in 0 .. 4 { if t == 2 { break; } if t == 1 { continue; } }"));
+}
+
+static void nested_unroll_checks_every_iteration(void **state)
+{
+    prog *p = ok(K("var acc: f32[16];\n@unroll for r in 0 .. 4 {\n@unroll for c in 0 .. r {\nlet k = r * 4 + c;\nacc[k] = 0.0;\n}\n}"));
+    kf_node *k = init_of(p, "k");
+    assert_true(k->is_const);
+    kf_node *r = find(p->module, KF_N_FOR, "r"), *c = find(p->module, KF_N_FOR, "c");
+    r->cval.i = 3;
+    c->cval.i = 2;
+    assert_true(kf_sema_fold(r->d));
+    assert_int_equal(k->cval.i, 14);
+    prog_free(p);
+    reject(K("var acc: f32[16];\n@unroll for r in 0 .. 4 {\n@unroll for c in 0 .. r {\nacc[r * 5 + c] = 0.0;\n}\n}"), 5, 11,
+           "index 16 is out of bounds for f32[16]");
+    reject(K("@unroll for r in 0 .. 4 {\n@unroll for c in 0 .. r * 600 { }\n}"), 3, 9, "@unroll loop 'c' runs 1200 iterations");
+    accept(K("var u = v;\n@unroll for t in 0 .. 2 { let q = t + 2; u[q] = u[t]; }"));
 }
 
 /* ---- fns ---------------------------------------------------------------------------------- */
@@ -763,6 +781,7 @@ int main(void)
         cmocka_unit_test(returns),
         cmocka_unit_test(for_loop_types),
         cmocka_unit_test(unroll_needs_constant_bounds),
+        cmocka_unit_test(nested_unroll_checks_every_iteration),
         cmocka_unit_test(fns_are_checked_and_inlinable),
         cmocka_unit_test(geometry_builtins),
         cmocka_unit_test(warp_builtins),
