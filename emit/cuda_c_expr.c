@@ -22,6 +22,7 @@
 
 /* X(scalar, C type, unsigned type used for wrapping arithmetic) */
 #define CU_SCALARS(X)                                              \
+    X(KF_S_NONE, "void", "unsigned")                               \
     X(KF_S_BOOL, "bool", "bool")                                   \
     X(KF_S_I8, "signed char", "unsigned")                          \
     X(KF_S_U8, "unsigned char", "unsigned")                        \
@@ -108,8 +109,10 @@ static int fast_format(char *dst, size_t cap, const char *fmt, va_list ap)
             continue;
         }
         p++;
-        if (*p == 's') s = va_arg(ap, const char *);
-        else if (*p == 'u') {
+        if (*p == 's') {
+            s = va_arg(ap, const char *);
+            if (!s) s = "?";   /* a table hole (malformed IR): visible, never a crash */
+        } else if (*p == 'u') {
             unsigned u = va_arg(ap, unsigned);
             char *q = num + sizeof num;
             *--q = 0;
@@ -243,25 +246,38 @@ const char *kf_cu_literal(kf_cu *c, kf_scalar s, uint64_t bits)
 
 /* ---- binary operators ------------------------------------------------- */
 
+static bool is_digits(const char *x)
+{
+    if (!*x) return false;
+    for (; *x; x++)
+        if (*x < '0' || *x > '9') return false;
+    return true;
+}
+
 static const char *shift_expr(kf_cu *c, kf_op op, kf_scalar s, const char *a, const char *b)
 {
     const char *t = c_scalar[s];
+    bool sgn = sclass(s) == 'i';
     if (sbits(s) == 64) {
         kf_cu_need(c, KF_CU_H_SHIFT64);
-        if (op == KF_OP_SHL) return kf_cu_str(c, "(%s)kf_shl_u64((unsigned long long)%s, (unsigned long long)%s)", t, a, b);
-        if (sclass(s) == 'i') return kf_cu_str(c, "kf_shr_i64(%s, (unsigned long long)%s)", a, b);
-        return kf_cu_str(c, "kf_shr_u64(%s, %s)", a, b);
+        const char *amt = s == KF_S_U64 ? b : is_digits(b) ? kf_cu_str(c, "%sull", b)
+                                                           : kf_cu_str(c, "(unsigned long long)%s", b);
+        if (op == KF_OP_SHL)
+            return sgn ? kf_cu_str(c, "(long long)kf_shl_u64((unsigned long long)%s, %s)", a, amt)
+                       : kf_cu_str(c, "kf_shl_u64(%s, %s)", a, amt);
+        return kf_cu_str(c, "kf_shr_%s64(%s, %s)", sgn ? "i" : "u", a, amt);
     }
     kf_cu_need(c, KF_CU_H_SHIFT32);
     /* the amount as unsigned of its own width, then widened */
-    const char *amt = sbits(s) == 32 ? kf_cu_str(c, "(unsigned)%s", b)
-                                     : kf_cu_str(c, "(unsigned)(unsigned %s)%s", sbits(s) == 8 ? "char" : "short", b);
-    if (s == KF_S_U32) amt = b;
+    const char *amt = s == KF_S_U32 ? b
+                      : is_digits(b) ? kf_cu_str(c, "%su", b)
+                      : sbits(s) == 32 ? kf_cu_str(c, "(unsigned)%s", b)
+                      : kf_cu_str(c, "(unsigned)(unsigned %s)%s", sbits(s) == 8 ? "char" : "short", b);
     if (op == KF_OP_SHL) {
         if (s == KF_S_U32) return kf_cu_str(c, "kf_shl_u32(%s, %s)", a, amt);
         return kf_cu_str(c, "(%s)kf_shl_u32((unsigned)%s, %s)", t, a, amt);
     }
-    if (sclass(s) == 'i') {
+    if (sgn) {
         if (s == KF_S_I32) return kf_cu_str(c, "kf_shr_i32(%s, %s)", a, amt);
         return kf_cu_str(c, "(%s)kf_shr_i32((int)%s, %s)", t, a, amt);
     }
@@ -287,6 +303,16 @@ static const char *bool_binop(kf_cu *c, kf_op op, const char *a, const char *b)
     return kf_cu_str(c, "%s %s %s", a, sym, b);
 }
 
+/* `(U)x` for wrapping arithmetic, or `5u` when x is a non-negative decimal
+ * literal (`(unsigned)5` reads badly). */
+static const char *as_unsigned(kf_cu *c, kf_scalar s, const char *x)
+{
+    bool wide = sbits(s) == 64;
+    if (is_digits(x)) return kf_cu_str(c, "%s%s", x, wide ? "ull" : "u");
+    if (wide && strncmp(x, "(long long)", 11) == 0) return kf_cu_str(c, "(unsigned long long)%s", x + 11);
+    return kf_cu_str(c, "(%s)%s", c_unsigned[s], x);
+}
+
 const char *kf_cu_binop(kf_cu *c, kf_op op, kf_scalar s, const char *a, const char *b)
 {
     if (sclass(s) == 'f') {
@@ -307,8 +333,8 @@ const char *kf_cu_binop(kf_cu *c, kf_op op, kf_scalar s, const char *a, const ch
     case KF_OP_SUB:
     case KF_OP_MUL:
         if (s == KF_S_U32 || s == KF_S_U64) return kf_cu_str(c, "%s %s %s", a, kf_op_spelling[op], b);
-        return kf_cu_str(c, "(%s)((%s)%s %s (%s)%s)", c_scalar[s], c_unsigned[s], a, kf_op_spelling[op],
-                         c_unsigned[s], b);
+        return kf_cu_str(c, "(%s)(%s %s %s)", c_scalar[s], as_unsigned(c, s, a), kf_op_spelling[op],
+                         as_unsigned(c, s, b));
     default:
         if (sbits(s) >= 32) return kf_cu_str(c, "%s %s %s", a, kf_op_spelling[op], b);
         return kf_cu_str(c, "(%s)(%s %s %s)", c_scalar[s], a, kf_op_spelling[op], b);
@@ -336,7 +362,7 @@ const char *kf_cu_unop(kf_cu *c, kf_op op, kf_scalar s, const char *a)
         kf_cu_need(c, s == KF_S_F16 ? KF_CU_H_F16_OPS : KF_CU_H_BF16_OPS);
         return kf_cu_str(c, "kf_%s_neg(%s)", kf_scalar_names[s], a);
     }
-    if (sclass(s) == 'f') return kf_cu_str(c, "-%s", a);
+    if (sclass(s) == 'f') return kf_cu_str(c, a[0] == '-' ? "-(%s)" : "-%s", a);   /* never `--` */
     if (s == KF_S_U32 || s == KF_S_U64) return kf_cu_str(c, "0%s - %s", s == KF_S_U32 ? "u" : "ull", a);
     return kf_cu_str(c, "(%s)(0%s - (%s)%s)", c_scalar[s], sbits(s) == 64 ? "ull" : "u", c_unsigned[s], a);
 }

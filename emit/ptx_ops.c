@@ -24,6 +24,26 @@ typedef struct {
     char s[64];
 } paddr;
 
+/* "base" or "base+off" (snprintf-free: addresses are on the hot path). */
+static paddr addr_of(const char *base, int64_t off)
+{
+    paddr a;
+    size_t n = strlen(base);
+    if (n > 40) n = 40;
+    memcpy(a.s, base, n);
+    if (off) {
+        char num[24], *e = num + sizeof num, *q = e;
+        unsigned long long u = off < 0 ? 0ull - (unsigned long long)off : (unsigned long long)off;
+        do *--q = (char)('0' + u % 10); while ((u /= 10));
+        if (off < 0) *--q = '-';
+        a.s[n++] = '+';
+        memcpy(a.s + n, q, (size_t)(e - q));
+        n += (size_t)(e - q);
+    }
+    a.s[n] = 0;
+    return a;
+}
+
 static kf_type vtype(const ptx_cx *cx, kf_val v)
 {
     return cx->k->vals[v].type;
@@ -222,8 +242,8 @@ static void mem_access(ptx_cx *cx, bool store, const char *sp, const char *addr,
     }
     kf_buf list = {0};
     if (n <= 4) {
-        char vec[8] = "";
-        if (n > 1) snprintf(vec, sizeof vec, "v%u.", n);
+        static const char *const vecs[5] = {"", "", "v2.", "", "v4."};
+        const char *vec = vecs[n];
         reg_list(cx, &list, v, n);
         const char *lb = n > 1 ? "{" : "", *rb = n > 1 ? "}" : "";
         if (store) ptx_ins(cx, "st.%s.%s%s [%s], %s%s%s", sp, vec, ptx_scalars[s].mem, addr, lb, list.data, rb);
@@ -273,18 +293,14 @@ static bool const_offset(const ptx_cx *cx, kf_val idx, uint32_t bytes, int64_t *
 /* Address of buf[idx] (global space, 64-bit) for elements of `bytes`. */
 static paddr buf_addr(ptx_cx *cx, kf_val buf, kf_val idx, uint32_t bytes)
 {
-    paddr a;
     int64_t off;
     preg base = ptx_reg(cx, buf, 0);
     if (const_offset(cx, idx, bytes, &off)) {
-        if (off) snprintf(a.s, sizeof a.s, "%s+%lld", base.s, (long long)off);
-        else snprintf(a.s, sizeof a.s, "%s", base.s);
-        return a;
+        return addr_of(base.s, off);
     }
     for (uint32_t i = 0; i < cx->nacache; i++)
         if (cx->acache[i].buf == buf && cx->acache[i].idx == idx && cx->acache[i].bytes == bytes) {
-            snprintf(a.s, sizeof a.s, "%s", cx->acache[i].addr.s);
-            return a;
+            return addr_of(cx->acache[i].addr.s, 0);
         }
     kf_scalar s = (kf_scalar)vtype(cx, idx).scalar;
     preg t = ptx_tmp(cx, PTX_RC_RD);
@@ -296,21 +312,17 @@ static paddr buf_addr(ptx_cx *cx, kf_val buf, kf_val idx, uint32_t bytes)
         preg i = index32(cx, idx);
         ptx_ins(cx, "mad.wide.%s32 %s, %s, %u, %s", is_signed_s(s) ? "s" : "u", t.s, i.s, bytes, base.s);
     }
-    snprintf(a.s, sizeof a.s, "%s", t.s);
-    return a;
+    return addr_of(t.s, 0);
 }
 
 /* Address of arrays[ai][idx] in shared or local space (32-bit). */
 static paddr arr_addr(ptx_cx *cx, uint32_t ai, kf_val idx)
 {
-    paddr a;
     int64_t off;
     uint32_t bytes = kf_type_elem_bytes(cx->k->arrays[ai].type);
     const char *name = cx->aname[ai];
     if (const_offset(cx, idx, bytes, &off)) {
-        if (off) snprintf(a.s, sizeof a.s, "%s+%lld", name, (long long)off);
-        else snprintf(a.s, sizeof a.s, "%s", name);
-        return a;
+        return addr_of(name, off);
     }
     kf_scalar s = (kf_scalar)vtype(cx, idx).scalar;
     preg i;
@@ -323,8 +335,7 @@ static paddr arr_addr(ptx_cx *cx, uint32_t ai, kf_val idx)
     preg b = ptx_tmp(cx, PTX_RC_R), t = ptx_tmp(cx, PTX_RC_R);
     ptx_ins(cx, "mov.u32 %s, %s", b.s, name);
     ptx_ins(cx, "mad.lo.s32 %s, %s, %u, %s", t.s, i.s, bytes, b.s);
-    snprintf(a.s, sizeof a.s, "%s", t.s);
-    return a;
+    return addr_of(t.s, 0);
 }
 
 static const char *arr_space(const ptx_cx *cx, uint32_t ai)
@@ -356,10 +367,9 @@ static void emit_array(ptx_cx *cx, const kf_ir_ins *in, bool store)
     }
     kf_scalar s = (kf_scalar)at.scalar;
     for (uint32_t l = 0; l < at.lanes; l++) {
-        char r[24];
-        snprintf(r, sizeof r, "%s%u", ptx_rc_prefix[ptx_scalars[s].rc], cx->areg[ai] + (uint32_t)e * at.lanes + l);
-        if (store) ptx_ins(cx, "mov.%s %s, %s", movty(s), r, ptx_reg(cx, v, l).s);
-        else ptx_ins(cx, "mov.%s %s, %s", movty(s), ptx_reg(cx, v, l).s, r);
+        preg r = ptx_regn(cx, (ptx_rclass)ptx_scalars[s].rc, cx->areg[ai] + (uint32_t)e * at.lanes + l);
+        if (store) ptx_ins(cx, "mov.%s %s, %s", movty(s), r.s, ptx_movsrc(cx, v, l).s);
+        else ptx_ins(cx, "mov.%s %s, %s", movty(s), ptx_reg(cx, v, l).s, r.s);
     }
 }
 
@@ -494,6 +504,47 @@ static void float_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const 
     }
 }
 
+/* The constant `bits` of an integer type as a signed 64-bit value. */
+static int64_t sext(uint64_t bits, kf_scalar s)
+{
+    uint32_t w = 8u * kf_scalar_bytes[s];
+    if (w >= 64) return (int64_t)bits;
+    uint64_t m = (1ull << w) - 1;
+    bits &= m;
+    return is_signed_s(s) && (bits >> (w - 1)) ? (int64_t)(bits | ~m) : (int64_t)bits;
+}
+
+/* Integer operations whose second operand is a constant and that then need
+ * no run-time care: shifts by an immediate (clamped to the width here) and
+ * signed / and % (x / -1 = -x, x % -1 = 0, otherwise a plain div.s that
+ * ptxas strength-reduces). Returns false when the general path applies. */
+static bool const_int_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const char *a, uint64_t bits)
+{
+    const ptx_scalar_info *si = &ptx_scalars[s];
+    uint32_t w = 8u * kf_scalar_bytes[s];
+    if (op == KF_OP_SHL || op == KF_OP_SHR) {
+        uint64_t amt = (uint64_t)sext(bits, s) & (w >= 64 ? ~0ull : ((1ull << w) - 1));
+        uint32_t reg_w = w < 16 ? 16 : w;   /* 8-bit values sit in 16-bit registers */
+        if (amt > w) amt = w;
+        if (amt >= w && op == KF_OP_SHL) amt = reg_w;
+        if (amt >= w && op == KF_OP_SHR && !is_signed_s(s)) amt = reg_w;
+        ptx_ins(cx, "%s.%s %s, %s, %u", ptx_binops[op].ints, op == KF_OP_SHL ? si->bits : si->arith, d, a,
+                (unsigned)amt);
+        ptx_normalize(cx, d, s);
+        return true;
+    }
+    if ((op != KF_OP_DIV && op != KF_OP_REM) || !is_signed_s(s)) return false;
+    if (sext(bits, s) == -1) {
+        if (op == KF_OP_REM) ptx_ins(cx, "mov.%s %s, 0", si->bits, d);
+        else ptx_ins(cx, "neg.%s %s, %s", kf_scalar_bytes[s] == 8 ? "s64" : kf_scalar_bytes[s] == 4 ? "s32" : "s16",
+                     d, a);
+    } else {
+        ptx_ins(cx, "%s.%s %s, %s, %lld", ptx_binops[op].ints, si->arith, d, a, (long long)sext(bits, s));
+    }
+    ptx_normalize(cx, d, s);
+    return true;
+}
+
 static void emit_binop(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_scalar s = (kf_scalar)in->type.scalar;
@@ -502,8 +553,14 @@ static void emit_binop(ptx_cx *cx, const kf_ir_ins *in)
         ptx_error(cx, "internal error: binop %u", (unsigned)op);
         return;
     }
+    uint64_t cb;
+    kf_val va = in->a[0], vb = in->a[1];
+    bool commutes = op == KF_OP_ADD || op == KF_OP_MUL || op == KF_OP_AND || op == KF_OP_OR || op == KF_OP_XOR;
+    if (commutes && ptx_const_of(cx, va, &cb) && !ptx_const_of(cx, vb, &cb)) va = in->a[1], vb = in->a[0];
+    bool bconst = ptx_const_of(cx, vb, &cb) && s != KF_S_BOOL && !is_half(s);
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
-        preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, in->a[0], l), b = ptx_reg(cx, in->a[1], l);
+        preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, va, l), b = ptx_opnd(cx, vb, l);
+        if (bconst && !is_float_s(s) && const_int_binop(cx, op, s, d.s, a.s, cb)) continue;
         if (s == KF_S_BOOL) {
             if (op != KF_OP_AND && op != KF_OP_OR && op != KF_OP_XOR) {
                 ptx_error(cx, "operator '%s' is not defined on bool", kf_op_spelling[op]);
@@ -522,7 +579,8 @@ static void emit_cmp(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_scalar s = (kf_scalar)vtype(cx, in->a[0]).scalar;
     kf_op op = (kf_op)in->sub;
-    preg d = ptx_reg(cx, in->dst, 0), a = ptx_reg(cx, in->a[0], 0), b = ptx_reg(cx, in->a[1], 0);
+    preg d = ptx_reg(cx, in->dst, 0), a = ptx_reg(cx, in->a[0], 0);
+    preg b = s == KF_S_BOOL || is_half(s) ? ptx_reg(cx, in->a[1], 0) : ptx_opnd(cx, in->a[1], 0);
     if (op < KF_OP_EQ || op > KF_OP_GE) {
         ptx_error(cx, "internal error: comparison %u", (unsigned)op);
     } else if (s == KF_S_BOOL) {
@@ -626,7 +684,10 @@ static void emit_select(ptx_cx *cx, const kf_ir_ins *in)
     kf_scalar s = (kf_scalar)in->type.scalar;
     preg p = ptx_reg(cx, in->a[0], 0);
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
-        preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, in->a[1], l), b = ptx_reg(cx, in->a[2], l);
+        bool imm = s != KF_S_BOOL && !is_half(s);
+        preg d = ptx_reg(cx, in->dst, l);
+        preg a = imm ? ptx_opnd(cx, in->a[1], l) : ptx_reg(cx, in->a[1], l);
+        preg b = imm ? ptx_opnd(cx, in->a[2], l) : ptx_reg(cx, in->a[2], l);
         if (s == KF_S_BOOL) {
             preg t = ptx_tmp(cx, PTX_RC_P);
             ptx_ins(cx, "@%s mov.pred %s, %s", p.s, t.s, a.s);
@@ -641,6 +702,8 @@ static void emit_select(ptx_cx *cx, const kf_ir_ins *in)
 static void emit_const(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_scalar s = (kf_scalar)in->type.scalar;
+    if (!cx->final_pass) return;   /* the first pass only records which uses need a register */
+    if (in->dst < cx->k->nvals && cx->ndefs[in->dst] == 1 && !cx->needreg[in->dst]) return;
     preg imm = ptx_imm(s, in->imm);
     for (uint32_t l = 0; l < nlanes(in->type); l++)
         ptx_ins(cx, "mov.%s %s, %s", movty(s), ptx_reg(cx, in->dst, l).s, imm.s);
@@ -655,20 +718,20 @@ static void emit_lanes(ptx_cx *cx, const kf_ir_ins *in)
     case KF_IR_MOV:
     case KF_IR_VIEW:
         for (uint32_t l = 0; l < nlanes(t); l++)
-            ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_reg(cx, in->a[0], l).s);
+            ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_movsrc(cx, in->a[0], l).s);
         break;
     case KF_IR_SPLAT:
         for (uint32_t l = 0; l < nlanes(t); l++)
-            ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_reg(cx, in->a[0], 0).s);
+            ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_movsrc(cx, in->a[0], 0).s);
         break;
     case KF_IR_EXTRACT:
-        ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, 0).s, ptx_reg(cx, in->a[0], (uint32_t)in->imm).s);
+        ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, 0).s, ptx_movsrc(cx, in->a[0], (uint32_t)in->imm).s);
         break;
     case KF_IR_INSERT:
         for (uint32_t l = 0; l < nlanes(t) && in->dst != in->a[0]; l++)
             if (l != in->imm)
-                ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_reg(cx, in->a[0], l).s);
-        ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, (uint32_t)in->imm).s, ptx_reg(cx, in->a[1], 0).s);
+                ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_movsrc(cx, in->a[0], l).s);
+        ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, (uint32_t)in->imm).s, ptx_movsrc(cx, in->a[1], 0).s);
         break;
     default: break;
     }
@@ -766,8 +829,10 @@ static void emit_math(ptx_cx *cx, const kf_ir_ins *in)
     kf_type at = in->a[0] ? vtype(cx, in->a[0]) : in->type;
     kf_scalar s = (kf_scalar)at.scalar;
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
+        bool imm = !is_half(s) && bi != KF_BI_CDIV;
         preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, in->a[0], l);
-        preg b = in->a[1] ? ptx_reg(cx, in->a[1], l) : a, c = in->a[2] ? ptx_reg(cx, in->a[2], l) : a;
+        preg b = !in->a[1] ? a : imm ? ptx_opnd(cx, in->a[1], l) : ptx_reg(cx, in->a[1], l);
+        preg c = !in->a[2] ? a : imm ? ptx_opnd(cx, in->a[2], l) : ptx_reg(cx, in->a[2], l);
         if (is_float_s(s)) ptx_math_lane(cx, bi, s, d.s, a.s, b.s, c.s);
         else int_math(cx, bi, s, d.s, a.s, b.s, c.s);
     }
@@ -780,7 +845,7 @@ static void emit_shfl(ptx_cx *cx, const kf_ir_ins *in)
     const ptx_shfl_info *sh = &ptx_shfls[in->sub];
     kf_scalar s = (kf_scalar)in->type.scalar;
     uint32_t sb = kf_scalar_bytes[s];
-    preg d = ptx_reg(cx, in->dst, 0), a = ptx_reg(cx, in->a[0], 0), b = ptx_reg(cx, in->a[1], 0);
+    preg d = ptx_reg(cx, in->dst, 0), a = ptx_reg(cx, in->a[0], 0), b = ptx_opnd(cx, in->a[1], 0);
     if (!sh->mode || in->type.kind != KF_TK_SCALAR || (sb != 4 && sb != 8)) {
         ptx_error(cx, "warp shuffles take 32- or 64-bit scalars, not %s", kf_scalar_names[s]);
         return;
@@ -940,6 +1005,11 @@ static void invalidate_addresses(ptx_cx *cx, const kf_ir_ins *in)
 void ptx_emit_ins(ptx_cx *cx, const kf_ir_ins *in)
 {
     emit_one(cx, in);
+    invalidate_addresses(cx, in);
+}
+
+void ptx_forget_ins(ptx_cx *cx, const kf_ir_ins *in)
+{
     invalidate_addresses(cx, in);
 }
 

@@ -291,6 +291,7 @@ static kf_status run_grid(kf_ictx *c)
         for (uint32_t y = 0; y < c->grid[1]; y++)
             for (uint32_t x = 0; x < c->grid[0]; x++) {
                 c->ctaid[0] = x, c->ctaid[1] = y, c->ctaid[2] = z;
+                c->blocks_run++;
                 kf_status st = run_block(c);
                 if (st) return st;
             }
@@ -325,7 +326,7 @@ kf_status kf_interp_run_budget(const kf_ir_kernel *k, const kf_interp_arg *args,
     }
     if (stats) {
         stats->instructions = c.steps;
-        stats->threads = (uint64_t)c.nthreads * c.grid[0] * c.grid[1] * c.grid[2];
+        stats->threads = (uint64_t)c.nthreads * c.blocks_run;
     }
     free_ctx(&c);
     return st;

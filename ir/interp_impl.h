@@ -46,7 +46,9 @@ typedef union {
     X(IH_CVT_ZX_32_64) X(IH_CVT_SX_32_64) X(IH_CVT_W64_W32) \
     X(IH_MIN_F32) X(IH_MAX_F32) X(IH_FMA_F32) X(IH_MIN_U32) X(IH_MAX_U32) \
     X(IH_NOT) X(IH_LOAD_X32) X(IH_STORE_X32) \
-    X(IH_MOV1) X(IH_MOV2) X(IH_MOV4) X(IH_MOV8) X(IH_SELECT4) X(IH_SELECT8) X(IH_MATH_F32)
+    X(IH_MOV1) X(IH_MOV2) X(IH_MOV4) X(IH_MOV8) X(IH_SELECT4) X(IH_SELECT8) X(IH_MATH_F32) \
+    X(IH_ADD_F32V) X(IH_SUB_F32V) X(IH_MUL_F32V) X(IH_DIV_F32V) X(IH_DIV_U32) X(IH_REM_U32) \
+    X(IH_EXTRACT2) X(IH_EXTRACT4) X(IH_ALOAD_X32) X(IH_ASTORE_X32)
 
 typedef enum {
 #define X(e) e,
@@ -103,6 +105,7 @@ typedef struct {
     kf_islot *regs;
     uint8_t *local, *written, *shared;
     uint64_t steps;      /* instructions executed */
+    uint64_t blocks_run; /* blocks started */
     uint64_t budget;     /* the launch fails past this many */
     kf_error *err;
 } kf_ictx;

@@ -20,6 +20,19 @@ static uint8_t log2_bytes(uint32_t b)
     return n;
 }
 
+/* Fast-path handler for an f32 vector BINOP, or IH_BINOP. */
+static uint16_t pick_vbinop(kf_op op, kf_scalar s)
+{
+    if (s != KF_S_F32) return IH_BINOP;
+    switch (op) {
+    case KF_OP_ADD: return IH_ADD_F32V;
+    case KF_OP_SUB: return IH_SUB_F32V;
+    case KF_OP_MUL: return IH_MUL_F32V;
+    case KF_OP_DIV: return IH_DIV_F32V;
+    default: return IH_BINOP;
+    }
+}
+
 /* Fast-path handler for a scalar BINOP, or IH_BINOP. */
 static uint16_t pick_binop(kf_op op, kf_scalar s)
 {
@@ -28,7 +41,8 @@ static uint16_t pick_binop(kf_op op, kf_scalar s)
     case KF_OP_ADD: return w32 ? IH_ADD_W32 : w64 ? IH_ADD_W64 : s == KF_S_F32 ? IH_ADD_F32 : s == KF_S_F64 ? IH_ADD_F64 : IH_BINOP;
     case KF_OP_SUB: return w32 ? IH_SUB_W32 : w64 ? IH_SUB_W64 : s == KF_S_F32 ? IH_SUB_F32 : s == KF_S_F64 ? IH_SUB_F64 : IH_BINOP;
     case KF_OP_MUL: return w32 ? IH_MUL_W32 : w64 ? IH_MUL_W64 : s == KF_S_F32 ? IH_MUL_F32 : s == KF_S_F64 ? IH_MUL_F64 : IH_BINOP;
-    case KF_OP_DIV: return s == KF_S_F32 ? IH_DIV_F32 : s == KF_S_F64 ? IH_DIV_F64 : IH_BINOP;
+    case KF_OP_DIV: return s == KF_S_F32 ? IH_DIV_F32 : s == KF_S_F64 ? IH_DIV_F64 : s == KF_S_U32 ? IH_DIV_U32 : IH_BINOP;
+    case KF_OP_REM: return s == KF_S_U32 ? IH_REM_U32 : IH_BINOP;
     case KF_OP_AND: return w32 ? IH_AND_W32 : w64 ? IH_AND_W64 : IH_BINOP;
     case KF_OP_OR: return w32 ? IH_OR_W32 : w64 ? IH_OR_W64 : IH_BINOP;
     case KF_OP_XOR: return w32 ? IH_XOR_W32 : w64 ? IH_XOR_W64 : IH_BINOP;
@@ -175,7 +189,7 @@ static kf_status decode_op(kf_ictx *c, uint32_t i, uint32_t *nconst, kf_idins *d
         d->h = IH_PARAM, d->target = (uint32_t)in->imm;
         break;
     case KF_IR_MOV: case KF_IR_BITCAST: case KF_IR_VIEW: d->h = pick_mov(in->type); break;
-    case KF_IR_BINOP: d->h = in->type.lanes == 1 ? pick_binop((kf_op)in->sub, s) : IH_BINOP; break;
+    case KF_IR_BINOP: d->h = in->type.lanes == 1 ? pick_binop((kf_op)in->sub, s) : pick_vbinop((kf_op)in->sub, s); break;
     case KF_IR_CMP: d->h = pick_cmp((kf_op)in->sub, s); break;
     case KF_IR_UNOP: d->h = in->sub == KF_OP_NOT ? IH_NOT : IH_UNOP; break;
     case KF_IR_CVT:
@@ -195,6 +209,8 @@ static kf_status decode_op(kf_ictx *c, uint32_t i, uint32_t *nconst, kf_idins *d
     case KF_IR_EXTRACT: case KF_IR_INSERT:
         if (in->imm >= 16) return bad_ir(c, i, "lane");
         d->h = in->op == KF_IR_EXTRACT ? IH_EXTRACT : IH_INSERT, d->target = (uint32_t)in->imm;
+        if (in->op == KF_IR_EXTRACT && kf_scalar_bytes[s] == 4) d->h = IH_EXTRACT4;
+        if (in->op == KF_IR_EXTRACT && kf_scalar_bytes[s] == 2) d->h = IH_EXTRACT2;
         break;
     case KF_IR_SREG:
         if (in->imm >= KF_SR_COUNT) return bad_ir(c, i, "sreg");
@@ -218,6 +234,7 @@ static kf_status decode_op(kf_ictx *c, uint32_t i, uint32_t *nconst, kf_idins *d
         if (in->imm >= k->narrays) return bad_ir(c, i, "array index");
         d->h = in->op == KF_IR_ALOAD ? IH_ALOAD : IH_ASTORE, d->target = (uint32_t)in->imm;
         d->s_in = val_scalar(c, in->a[0]);
+        if (d->s_in == KF_S_U32 || d->s_in == KF_S_I32) d->h = in->op == KF_IR_ALOAD ? IH_ALOAD_X32 : IH_ASTORE_X32;
         break;
     case KF_IR_SHFL: d->h = IH_SHFL; break;
     case KF_IR_VOTE: d->h = IH_VOTE; break;
@@ -491,6 +508,11 @@ static kf_status over_budget(kf_ictx *c, kf_ithread *t, const kf_idins *d)
 }
 
 #define BIN(H, F, OP) case H: R[d->dst].F[0] = R[d->a[0]].F[0] OP R[d->a[1]].F[0]; break;
+#define VBIN(H, OP) case H: { \
+    kf_islot r_ = {{0, 0}}; \
+    for (unsigned l_ = 0; l_ < d->lanes; l_++) r_.f32[l_] = R[d->a[0]].f32[l_] OP R[d->a[1]].f32[l_]; \
+    R[d->dst] = r_; \
+    break; }
 #define CMP(H, F, OP) case H: R[d->dst].u8[0] = R[d->a[0]].F[0] OP R[d->a[1]].F[0]; break;
 
 kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t)
@@ -505,7 +527,8 @@ kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t)
         steps++;
         switch (d->h) {
         case IH_NOP: break;
-        case IH_END: case IH_RET: t->state = KF_TS_DONE; goto out;
+        case IH_END: steps--; t->state = KF_TS_DONE; goto out;   /* END is not an IR instruction */
+        case IH_RET: t->state = KF_TS_DONE; goto out;
         case IH_JUMP: pc = d->target; continue;
         case IH_LOOPJUMP:
             if (c->steps + steps > c->budget) { st = over_budget(c, t, d); goto out; }
@@ -567,6 +590,31 @@ kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t)
             break;
         }
         case IH_NOT: R[d->dst].u8[0] = !R[d->a[0]].u8[0]; break;
+        VBIN(IH_ADD_F32V, +) VBIN(IH_SUB_F32V, -) VBIN(IH_MUL_F32V, *) VBIN(IH_DIV_F32V, /)
+        case IH_DIV_U32: case IH_REM_U32: {
+            uint32_t x = R[d->a[0]].u32[0], y = R[d->a[1]].u32[0];
+            if (!y) {
+                st = div_fault(c, t, d, d->h == IH_DIV_U32 ? IOP_DIV0 : IOP_REM0);
+                goto out;
+            }
+            R[d->dst].u32[0] = d->h == IH_DIV_U32 ? x / y : x % y;
+            break;
+        }
+        case IH_EXTRACT2: R[d->dst].u16[0] = R[d->a[0]].u16[d->target]; break;
+        case IH_EXTRACT4: R[d->dst].u32[0] = R[d->a[0]].u32[d->target]; break;
+        case IH_ALOAD_X32: case IH_ASTORE_X32: {
+            const kf_iarray *ar = &c->arrays[d->target];
+            bool store = d->h == IH_ASTORE_X32;
+            uint64_t idx = d->s_in == KF_S_I32 ? (uint64_t)(int64_t)R[d->a[0]].i32[0] : R[d->a[0]].u32[0];
+            if (idx >= ar->len || (!store && !ar->shared && !t->written[ar->woff + idx])) {
+                st = array_fault(c, t, d, store, idx < ar->len);
+                goto out;
+            }
+            uint8_t *p = (ar->shared ? c->shared : t->local) + ar->off + (idx << ar->eshift);
+            copy_elem(!store, p, &R[store ? d->a[1] : d->dst], ar->eshift);
+            if (store && !ar->shared) t->written[ar->woff + idx] = 1;
+            break;
+        }
         case IH_MOV1: R[d->dst].u8[0] = R[d->a[0]].u8[0]; break;
         case IH_MOV2: R[d->dst].u16[0] = R[d->a[0]].u16[0]; break;
         case IH_MOV4: R[d->dst].u32[0] = R[d->a[0]].u32[0]; break;

@@ -43,6 +43,10 @@ static kf_status cpu_pipeline_create(kf_pipeline *p, const kf_module *m, kf_erro
         if (p->k->arrays[i].type.flags & KF_TF_SHARED)
             shared += p->k->arrays[i].type.len * kf_type_elem_bytes(p->k->arrays[i].type);
     p->static_shared = shared;
+    /* The GPU code carries __launch_bounds__ / .maxntid of the schedule's
+     * block: hold CPU launches to the same bound so both agree. */
+    const uint32_t *b = p->k->sched.block;
+    if (b[0]) p->max_threads = b[0] * (b[1] ? b[1] : 1) * (b[2] ? b[2] : 1);
     p->impl = p;   /* marks "created" */
     p->origin = KF_FROM_BUILD;
     return KF_OK;

@@ -276,18 +276,17 @@ static kf_status check_buffer_arg(const kf_pipeline *p, uint32_t i, const kf_buf
     const kf_ir_param *pa = &p->params[i];
     char want[64], have[64];
     kf_type pe = kf_type_vector((kf_scalar)pa->type.scalar, pa->type.lanes);
-    tstr(pa->type, want, sizeof want);
     if (b->dev != p->dev)
         return kf_error_set(err, KF_ERR_USAGE, "argument %u '%s' of '%s': the buffer belongs to another device (%s)",
                             i, pa->name, p->name, b->dev->props.name);
     if (b->elem.scalar != pe.scalar || b->elem.lanes != pe.lanes)
         return kf_error_set(err, KF_ERR_USAGE,
                             "argument %u '%s' of '%s' is %s but the buffer holds %s elements: element types must match exactly",
-                            i, pa->name, p->name, want, tstr(b->elem, have, sizeof have));
+                            i, pa->name, p->name, tstr(pa->type, want, sizeof want), tstr(b->elem, have, sizeof have));
     if ((pa->type.flags & KF_TF_MUT) && kf_buffer_readonly(b))
         return kf_error_set(err, KF_ERR_USAGE,
                             "argument %u '%s' of '%s' is %s (written by the kernel) but the buffer is read-only",
-                            i, pa->name, p->name, want);
+                            i, pa->name, p->name, tstr(pa->type, want, sizeof want));
     uint32_t align = pa->align ? pa->align : kf_type_elem_bytes(pe);
     if (b->addr % align != 0)
         return kf_error_set(err, KF_ERR_USAGE,
@@ -414,7 +413,7 @@ static kf_status check_limits(const kf_pipeline *p, const uint32_t grid[3], cons
     if (p->max_threads && threads > p->max_threads)
         return kf_error_set(err, KF_ERR_USAGE,
                             "block (%u, %u, %u) has %llu threads, more than kernel '%s' can run per block "
-                            "(max_threads_per_block = %u for its compiled code)",
+                            "(%u: the launch bound of its code, from @schedule's block, or register use)",
                             block[0], block[1], block[2], (unsigned long long)threads, p->name, p->max_threads);
     uint64_t shared = (uint64_t)dyn + p->static_shared;
     if (shared > dp->shared_per_block_optin)

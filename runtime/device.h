@@ -37,7 +37,10 @@ typedef enum {
 } kf_dispatch_mode;
 
 /* Opens a device of the backend (ordinal: GPU index; ignored for CPU).
- * A missing driver, GPU or NVRTC is KF_ERR_DEVICE with a clear message. */
+ * A missing driver or GPU is KF_ERR_DEVICE with a clear message. NVRTC is
+ * needed only to build CUDA-C (KF_BACKEND_CUDA pipelines, raw CUDA-C): its
+ * absence is KF_ERR_DEVICE from that build; KF_BACKEND_PTX never needs it.
+ * The CPU device runs every launch to completion (ASYNC included). */
 kf_status kf_device_open(kf_backend backend, int ordinal, kf_device **out, kf_error *err);
 void kf_device_close(kf_device *dev);
 const char *kf_device_name(const kf_device *dev);
@@ -62,8 +65,7 @@ void kf_pipeline_destroy(kf_pipeline *p);
 
 /* Validates the arguments against the kernel's parameters and the launch
  * against device limits, then runs it. launch may be NULL (schedule +
- * count 0). ms may be NULL unless mode is TIMED. A grid that evaluates to
- * 0 in some dimension launches nothing and succeeds. Every error names the
+ * count 0). ms may be NULL unless mode is TIMED. Every error names the
  * parameter or the limit, and nothing is launched. A device is driven from
  * one thread at a time (TIMED uses the device's one pair of events). */
 kf_status kf_dispatch(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const kf_launch *launch,

@@ -58,7 +58,7 @@ struct kf_pipeline {
     const kf_ir_kernel *k;   /* NULL for raw kernels */
     uint32_t block[3];       /* default block; 0 = none */
     uint32_t static_shared;  /* bytes of static shared memory the code uses */
-    uint32_t max_threads;    /* the compiled code's limit (registers); 0 = the device's */
+    uint32_t max_threads;    /* the code's limit (launch bound, registers); 0 = the device's */
     kf_code_origin origin;
     char warning[512];       /* cache warning, "" if none */
     void *impl;

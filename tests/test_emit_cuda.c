@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +269,7 @@ static void unsupported_arch_is_a_diagnostic(void **state)
     assert_int_equal(d.nerrors, 1);
     assert_non_null(strstr(d.items.data[0].msg, "sm_70"));
     assert_int_equal(out.len, 0);
+    assert_int_equal(kf_cuda_emit(&B.m, NULL, &o, &out, NULL, NULL), KF_ERR_SOURCE);   /* no list: still an error */
     kf_diags_free(&d);
     kf_buf_free(&out);
 }
@@ -322,12 +324,147 @@ static void literals_round_trip(void **state)
     kb_store(&B, o, kb_u32(&B, 2), kb_const(&B, kf_type_scalar(KF_S_F32), 0x40000000));  /* 2.0f */
     kb_store(&B, oi, kb_u32(&B, 0), kb_const(&B, kf_type_scalar(KF_S_I32), 0x80000000)); /* INT_MIN */
     kb_store(&B, oi, kb_u32(&B, 1), kb_const(&B, kf_type_scalar(KF_S_I32), 0xfffffffb)); /* -5 */
+    kf_val neg = kb_val(&B, kf_type_scalar(KF_S_F32), NULL);
+    kb_ins(&B, KF_IR_UNOP, KF_OP_NEG, kf_type_scalar(KF_S_F32), neg, kb_const(&B, kf_type_scalar(KF_S_F32), 0xbfc00000), 0, 0, 0);
+    kb_store(&B, o, kb_u32(&B, 3), neg);                                                  /* -(-1.5f) */
     char *t = emit_opts(90, false, NULL);
+    assert_has(t, "o[3u] = -(-1.5f);");
     assert_has(t, "o[0u] = 0.1f;");
     assert_has(t, "o[1u] = __uint_as_float(0x7f800000u);");
     assert_has(t, "o[2u] = 2.0f;");
     assert_has(t, "oi[0u] = (-2147483647 - 1);");
     assert_has(t, "oi[1u] = -5;");
+    free(t);
+}
+
+static void operands_of_select_are_evaluated_on_every_lane(void **state)
+{
+    kb_init(&B, "sel", 32, 1, 1);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_F32, 1, true));
+    kf_val x = kb_param(&B, "x", kf_type_scalar(KF_S_F32));
+    kf_val r = kb_val(&B, kf_type_scalar(KF_S_F32), NULL);
+    kb_ins(&B, KF_IR_SHFL, KF_BI_SHFL_DOWN, kf_type_scalar(KF_S_F32), r, x, kb_u32(&B, 1), 0, 0);
+    kf_val c = kb_cmp(&B, KF_OP_GT, x, kb_const(&B, kf_type_scalar(KF_S_F32), 0));
+    kf_val s = kb_val(&B, kf_type_scalar(KF_S_F32), NULL);
+    kb_ins(&B, KF_IR_SELECT, 0, kf_type_scalar(KF_S_F32), s, c, r, x, 0);
+    kb_store(&B, o, kb_u32(&B, 0), s);
+    char *t = emit_opts(90, false, NULL);
+    /* the shuffle is its own statement, not a branch of ?: */
+    assert_has(t, "    float t3 = __shfl_down_sync(0xffffffffu, x, 1u);\n");
+    assert_has(t, "    o[0u] = (x > 0.0f) ? t3 : x;\n");
+    free(t);
+}
+
+static void vector_constructor_chains_become_one_brace_initialiser(void **state)
+{
+    kb_init(&B, "ctor", 32, 1, 1);
+    kf_type v4 = kf_type_vector(KF_S_F32, 4), f32 = kf_type_scalar(KF_S_F32);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_F32, 4, true));
+    kf_val a = kb_param(&B, "a", f32);
+    kf_val s = kb_val(&B, v4, NULL);
+    kb_ins(&B, KF_IR_SPLAT, 0, v4, s, a, 0, 0, 0);
+    kf_val i1 = kb_val(&B, v4, NULL);
+    kb_ins(&B, KF_IR_INSERT, 0, v4, i1, s, kb_const(&B, f32, 0x40000000), 0, 1);   /* 2.0 */
+    kf_val neg = kb_val(&B, f32, "na");
+    kb_ins(&B, KF_IR_UNOP, KF_OP_NEG, f32, neg, a, 0, 0, 0);
+    kf_val i2 = kb_val(&B, v4, "v");
+    kb_ins(&B, KF_IR_INSERT, 0, v4, i2, i1, neg, 0, 3);
+    kb_store(&B, o, kb_u32(&B, 0), i2);
+    char *t = emit_opts(90, false, NULL);
+    assert_has(t, "    float na = -a;\n    kf_f32x4 v = kf_f32x4{{a, 2.0f, a, na}};\n    o[0u] = v;\n");
+    free(t);
+}
+
+static void else_blocks_holding_only_an_if_become_else_if(void **state)
+{
+    kb_init(&B, "elif", 32, 1, 1);
+    kf_type i32 = kf_type_scalar(KF_S_I32);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_I32, 1, true));
+    kf_val x = kb_param(&B, "x", i32);
+    kf_val c = kb_val(&B, i32, "cls");
+    kb_if(&B, kb_cmp(&B, KF_OP_LT, x, kb_const(&B, i32, 3)));
+    kb_mov(&B, c, kb_const(&B, i32, 1));
+    kb_mark(&B, KF_IR_ELSE);
+    kb_if(&B, kb_cmp(&B, KF_OP_LT, x, kb_const(&B, i32, 6)));
+    kb_mov(&B, c, kb_const(&B, i32, 2));
+    kb_mark(&B, KF_IR_ELSE);
+    kb_mov(&B, c, kb_const(&B, i32, 3));
+    kb_mark(&B, KF_IR_ENDIF);
+    kb_mark(&B, KF_IR_ENDIF);
+    kb_store(&B, o, kb_u32(&B, 0), c);
+    char *t = emit_opts(90, false, NULL);
+    assert_has(t, "    if (x < 3) {\n        cls = 1;\n    } else if (x < 6) {\n        cls = 2;\n    } else {\n"
+                  "        cls = 3;\n    }\n    o[0u] = cls;\n}\n");
+    free(t);
+}
+
+/* Every library and feature kernel: emitted twice byte-identical, every
+ * operation spelled (the emitter writes "?" for one it cannot spell). */
+static void kf_files_emit_deterministically_and_completely(void **state)
+{
+    static const char *const dirs[] = {KF_SOURCE_DIR "/kernels", KF_SOURCE_DIR "/kernels/features"};
+    size_t nfiles = 0;
+    for (size_t d = 0; d < 2; d++) {
+        DIR *dh = opendir(dirs[d]);
+        assert_non_null(dh);
+        for (struct dirent *e; (e = readdir(dh));) {
+            size_t l = strlen(e->d_name);
+            if (l < 4 || strcmp(e->d_name + l - 3, ".kf") != 0) continue;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dirs[d], e->d_name);
+            char *src;
+            size_t len;
+            assert_int_equal(kf_read_file(path, &src, &len, NULL), KF_OK);
+            kf_module *m = NULL;
+            if (kf_compile(e->d_name, src, len, NULL, &m) != KF_OK) fail_msg("%s does not compile", path);
+            char *text[2];
+            for (int r = 0; r < 2; r++) {
+                kf_emit_opts o = {80, r == 1};
+                kf_buf out = {0};
+                kf_diags dg = {0};
+                assert_int_equal(kf_cuda_emit(m, NULL, &o, &out, NULL, &dg), KF_OK);
+                kf_diags_free(&dg);
+                text[r] = kf_buf_take(&out);
+                kf_buf_reset(&out);
+                assert_int_equal(kf_cuda_emit(m, NULL, &o, &out, NULL, &dg), KF_OK);
+                assert_string_equal(text[r], out.data);
+                kf_buf_free(&out);
+                kf_diags_free(&dg);
+                const char *body = strstr(text[r], "__global__");
+                assert_non_null(body);
+                if (strstr(body, "?;") || strstr(body, "(?") || strstr(body, "?)") || strstr(body, " ?,"))
+                    fail_msg("%s: an operation was not spelled:\n%s", path, text[r]);
+            }
+            assert_non_null(strstr(text[1], "#line "));
+            assert_null(strstr(text[0], "#line "));
+            free(text[0]);
+            free(text[1]);
+            kf_module_free(m);
+            free(src);
+            nfiles++;
+        }
+        closedir(dh);
+    }
+    assert_true(nfiles >= 2);
+}
+
+static void per_lane_results_fold_lane_by_lane(void **state)
+{
+    kb_init(&B, "lanes", 32, 1, 1);
+    kf_type v2 = kf_type_vector(KF_S_F32, 2);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_F32, 2, true));
+    kf_val a = kb_param(&B, "a", v2);
+    kf_val b = kb_param(&B, "b", v2);
+    kf_val acc = kb_val(&B, v2, "acc");
+    kb_mov(&B, acc, a);
+    kf_val d = kb_bin(&B, KF_OP_SUB, a, b, 0);
+    kf_val e = kb_math(&B, KF_BI_EXP, v2, d, 0, 0);
+    kb_bin(&B, KF_OP_MUL, acc, e, acc);   /* acc = acc * exp(a - b), in place */
+    kb_store(&B, o, kb_u32(&B, 0), acc);
+    char *t = emit_opts(90, false, NULL);
+    assert_has(t, "    kf_f32x2 acc = a;\n"
+                  "    acc.v[0] = __fmul_rn(acc.v[0], kf_exp_approx(__fsub_rn(a.v[0], b.v[0])));\n"
+                  "    acc.v[1] = __fmul_rn(acc.v[1], kf_exp_approx(__fsub_rn(a.v[1], b.v[1])));\n");
     free(t);
 }
 
@@ -352,6 +489,11 @@ int main(void)
         cmocka_unit_test(unbalanced_markers_are_reported_not_crashed_on),
         cmocka_unit_test(unused_results_are_not_emitted),
         cmocka_unit_test(literals_round_trip),
+        cmocka_unit_test(operands_of_select_are_evaluated_on_every_lane),
+        cmocka_unit_test(vector_constructor_chains_become_one_brace_initialiser),
+        cmocka_unit_test(else_blocks_holding_only_an_if_become_else_if),
+        cmocka_unit_test(kf_files_emit_deterministically_and_completely),
+        cmocka_unit_test(per_lane_results_fold_lane_by_lane),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

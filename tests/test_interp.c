@@ -16,6 +16,13 @@
 #include "interp_build.h"
 #include "interp_impl.h"
 
+static uint64_t rng_state = 0x243f6a8885a308d3ull;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
 /* ---- basic execution ---------------------------------------------------- */
 
 static void build_saxpy(tb *b, bool guard)
@@ -143,6 +150,34 @@ static void return_ends_only_the_returning_thread(void **state)
     assert_int_equal(tb_run(&b, 1, 64, args, &err, NULL), KF_ERR_RUNTIME);
     assert_string_equal(err.msg, "kernel ret: t.kf:9:2: warp builtin not reached by all 32 lanes of warp 0 (lane 3 has "
                                  "exited) in block (0,0,0) thread (0,0,0)");
+}
+
+/* Stats count executed IR instructions (markers a jump skips are not
+ * executed) and started threads exactly. */
+static void stats_count_instructions_and_threads(void **state)
+{
+    tb b;
+    tb_init(&b, "count");
+    kf_val i = tb_val(&b, T_U32);
+    tb_mov(&b, i, tb_u32(&b, 0));
+    kf_val ten = tb_u32(&b, 10);
+    tb_loop(&b);
+    tb_if(&b, tb_cmp(&b, KF_OP_GE, i, ten));
+    tb_break(&b);
+    tb_endif(&b);
+    tb_latch(&b);
+    tb_mov(&b, i, tb_bin(&b, KF_OP_ADD, i, tb_u32(&b, 1)));
+    tb_endloop(&b);
+    kf_error err = {0};
+    kf_interp_stats st;
+    assert_true(kf_ir_link(&b.k));
+    kf_interp_launch l = {{3, 1, 1}, {5, 1, 1}};
+    assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, &st, &err), KF_OK);
+    /* 4 up to LOOP; 10 iterations of cmp, if (false: jumps past ENDIF),
+     * latch, const, add, mov, endloop (back to after LOOP) = 7; then cmp,
+     * if, break = 3. */
+    assert_int_equal(st.instructions, 15 * (4 + 10 * 7 + 3));
+    assert_int_equal(st.threads, 15);
 }
 
 /* ---- barrier and shared memory ------------------------------------------ */
@@ -617,6 +652,31 @@ static void f16_and_bf16_arithmetic_round_each_operation(void **state)
     assert_true(eval(K_UN, KF_OP_NEG, T_F16, T_F16, one, 0, 0) == 0xbc00);
 }
 
+/* The interpreter computes f16/bf16 + - * / in double and rounds once; the
+ * contract says that equals computing in f32 and rounding (and native f16):
+ * check it on random operand pairs of every magnitude, bit for bit. */
+static void narrow_float_ops_equal_f32_then_round(void **state)
+{
+    static const kf_op ops[] = {KF_OP_ADD, KF_OP_SUB, KF_OP_MUL, KF_OP_DIV};
+    for (int n = 0; n < 200000; n++) {
+        kf_scalar s = n & 1 ? KF_S_BF16 : KF_S_F16;
+        kf_op op = ops[(n >> 1) & 3];
+        uint16_t x = (uint16_t)rng(), y = (uint16_t)rng();
+        kf_islot a = {{x, 0}}, b = {{y, 0}}, r;
+        assert_int_equal(kf_iop_binop(op, s, 1, &r, &a, &b), IOP_OK);
+        float fx = (float)kf_bits_to_double(s, x), fy = (float)kf_bits_to_double(s, y), fz;
+        switch (op) {
+        case KF_OP_ADD: fz = fx + fy; break;
+        case KF_OP_SUB: fz = fx - fy; break;
+        case KF_OP_MUL: fz = fx * fy; break;
+        default: fz = fx / fy; break;
+        }
+        uint16_t want = (uint16_t)kf_bits_from_double(s, fz);
+        if (isnan(fz)) assert_true(isnan(kf_bits_to_double(s, r.u16[0])));
+        else assert_int_equal(r.u16[0], want);
+    }
+}
+
 #define MATH(fn, t, x, y, z) eval(K_MATH, fn, t, t, (uint64_t)(x), (uint64_t)(y), (uint64_t)(z))
 
 static void math_builtins_follow_the_contract(void **state)
@@ -648,6 +708,113 @@ static void math_builtins_follow_the_contract(void **state)
     assert_true(MATH(KF_BI_CDIV, T_I32, MASK(T_I32, -7), 2, 0) == MASK(T_I32, -3));
     assert_true(MATH(KF_BI_CLAMP, T_I32, MASK(T_I32, -9), MASK(T_I32, -4), 4) == MASK(T_I32, -4));
     assert_true(MATH(KF_BI_CLAMP, T_F32, f32b(9.0f), f32b(-1.0f), f32b(1.0f)) == f32b(1.0f));
+}
+
+/* Operands that hit the edges: small shift amounts, zero, -1, INT_MIN,
+ * NaN/inf/-0 for floats, and random bits. */
+static uint64_t edgy(kf_scalar s)
+{
+    static const uint64_t f32s[] = {0x7fc00000, 0x7f800000, 0xff800000, 0x80000000, 0x3f800000, 0x00000001};
+    static const uint64_t f64s[] = {0x7ff8000000000000ull, 0x7ff0000000000000ull, 0x8000000000000000ull,
+                                    0x3ff0000000000000ull, 1};
+    uint64_t r = rng();
+    switch (r % 8) {
+    case 0: return rng() % 70;
+    case 1: return 0;
+    case 2: return UINT64_MAX;
+    case 3: return s == KF_S_F32 ? f32s[rng() % 6] : s == KF_S_F64 ? f64s[rng() % 5] : UINT64_C(1) << (8 * kf_scalar_bytes[s] - 1);
+    default: return rng();
+    }
+}
+
+/* r[i] = x[i] op y[i] through the interpreter's decoded fast path must equal
+ * the generic lane-wise operation of interp_ops.c, bit for bit. */
+static void fast_paths_agree_with_generic_ops(void **state)
+{
+    static const kf_scalar types[] = {KF_S_I32, KF_S_U32, KF_S_I64, KF_S_U64, KF_S_F32, KF_S_F64};
+    static const kf_op iops[] = {KF_OP_ADD, KF_OP_SUB, KF_OP_MUL, KF_OP_AND, KF_OP_OR, KF_OP_XOR, KF_OP_SHL, KF_OP_SHR,
+                                 KF_OP_DIV, KF_OP_REM, KF_OP_EQ, KF_OP_NE, KF_OP_LT, KF_OP_LE, KF_OP_GT, KF_OP_GE};
+    static const kf_op fops[] = {KF_OP_ADD, KF_OP_SUB, KF_OP_MUL, KF_OP_DIV, KF_OP_EQ, KF_OP_NE,
+                                 KF_OP_LT, KF_OP_LE, KF_OP_GT, KF_OP_GE};
+    enum { N = 512 };
+    for (unsigned ti = 0; ti < 6; ti++) {
+        kf_scalar sc = types[ti];
+        kf_type t = kf_type_scalar(sc);
+        bool fl = kf_scalar_class[sc] == 'f';
+        unsigned nops = fl ? 10 : 16;
+        unsigned by = kf_scalar_bytes[sc];
+        for (unsigned oi = 0; oi < nops; oi++) {
+            kf_op op = fl ? fops[oi] : iops[oi];
+            bool cmp = op >= KF_OP_EQ;
+            kf_type rt = cmp ? T_BOOL : t;
+            tb b;
+            tb_init(&b, "diff");
+            kf_val x = tb_param(&b, "x", t_buf(t, false)), y = tb_param(&b, "y", t_buf(t, false));
+            kf_val r = tb_param(&b, "r", t_buf(rt, true));
+            kf_val i = tb_sreg(&b, KF_SR_TID_X);
+            kf_val xi = tb_load(&b, x, i), yi = tb_load(&b, y, i);
+            tb_store(&b, r, i, cmp ? tb_cmp(&b, op, xi, yi) : tb_bin(&b, op, xi, yi));
+            uint64_t xs[N], ys[N], rs[N];
+            uint8_t xb[N * 8], yb[N * 8], rb[N * 8];
+            for (int k = 0; k < N; k++) {
+                xs[k] = edgy(sc), ys[k] = edgy(sc);
+                if ((op == KF_OP_DIV || op == KF_OP_REM) && !fl && !(ys[k] & ((UINT64_C(2) << (8 * by - 1)) - 1)))
+                    ys[k] = 3;   /* division by zero is a fault, tested elsewhere */
+                memcpy(xb + k * by, &xs[k], by), memcpy(yb + k * by, &ys[k], by);
+            }
+            kf_interp_arg args[] = {tb_buf_arg(xb, N * by), tb_buf_arg(yb, N * by),
+                                    tb_buf_arg(rb, N * kf_scalar_bytes[rt.scalar])};
+            kf_error err = {0};
+            assert_int_equal(tb_run(&b, 1, N, args, &err, NULL), KF_OK);
+            for (int k = 0; k < N; k++) {
+                kf_islot a = {{0, 0}}, c = {{0, 0}}, want = {{0, 0}};
+                memcpy(&a, &xs[k], by), memcpy(&c, &ys[k], by);
+                if (cmp) kf_iop_cmp(op, sc, &want, &a, &c);
+                else assert_int_equal(kf_iop_binop(op, sc, 1, &want, &a, &c), IOP_OK);
+                rs[k] = 0;
+                memcpy(&rs[k], rb + k * kf_scalar_bytes[rt.scalar], kf_scalar_bytes[rt.scalar]);
+                uint64_t w = kf_iop_lane(&want, kf_scalar_bytes[rt.scalar], 0);
+                bool nan = fl && !cmp && isnan(kf_bits_to_double(sc, w)) && isnan(kf_bits_to_double(sc, rs[k]));
+                if (rs[k] != w && !nan) print_error("%s %s %llx %llx\n", kf_scalar_names[sc], kf_op_spelling[op],
+                                                    (unsigned long long)xs[k], (unsigned long long)ys[k]);
+                assert_true(rs[k] == w || nan);
+            }
+        }
+    }
+}
+
+/* f32x2 / f32x4 arithmetic takes a vector fast path; it must equal the
+ * generic lane-wise op. */
+static void vector_fast_paths_agree_with_generic_ops(void **state)
+{
+    static const kf_op ops[] = {KF_OP_ADD, KF_OP_SUB, KF_OP_MUL, KF_OP_DIV};
+    for (unsigned lanes = 2; lanes <= 4; lanes += 2) {
+        kf_type vt = kf_type_vector(KF_S_F32, lanes);
+        for (unsigned oi = 0; oi < 4; oi++) {
+            tb b;
+            tb_init(&b, "vdiff");
+            kf_val x = tb_param(&b, "x", t_buf(vt, false)), y = tb_param(&b, "y", t_buf(vt, false));
+            kf_val r = tb_param(&b, "r", t_buf(vt, true));
+            kf_val i = tb_sreg(&b, KF_SR_TID_X);
+            tb_store(&b, r, i, tb_bin(&b, ops[oi], tb_load(&b, x, i), tb_load(&b, y, i)));
+            kf_islot xs[64], ys[64], rs[64];
+            for (int k = 0; k < 64; k++)
+                for (unsigned l = 0; l < 4; l++) xs[k].u32[l] = (uint32_t)edgy(KF_S_F32), ys[k].u32[l] = (uint32_t)edgy(KF_S_F32);
+            uint32_t xb[256], yb[256], rb[256];
+            for (int k = 0; k < 64; k++) memcpy(xb + k * lanes, &xs[k], lanes * 4), memcpy(yb + k * lanes, &ys[k], lanes * 4);
+            kf_interp_arg args[] = {tb_buf_arg(xb, 64 * lanes * 4), tb_buf_arg(yb, 64 * lanes * 4),
+                                    tb_buf_arg(rb, 64 * lanes * 4)};
+            kf_error err = {0};
+            assert_int_equal(tb_run(&b, 1, 64, args, &err, NULL), KF_OK);
+            for (int k = 0; k < 64; k++) {
+                kf_iop_binop(ops[oi], KF_S_F32, lanes, &rs[k], &xs[k], &ys[k]);
+                for (unsigned l = 0; l < lanes; l++) {
+                    uint32_t got = rb[k * lanes + l], want = rs[k].u32[l];
+                    assert_true(got == want || (isnan(kf_f32_from_bits(got)) && isnan(kf_f32_from_bits(want))));
+                }
+            }
+        }
+    }
 }
 
 /* Vector ops: splat, insert, extract, per-lane add and f32x4 -> f16x4. */
@@ -716,6 +883,28 @@ static void out_of_bounds_load_names_buffer_index_place_and_thread(void **state)
     assert_int_equal(err.loc.line, 6);
     assert_int_equal(err.loc.col, 9);
     assert_true(y[999] == 0.0f);
+}
+
+/* out[ctaid.y * 10 + tid.y * 4 + tid.x] in 4x4 blocks on a 1x2 grid, 16
+ * elements: the first fault is block (0,1,0) thread (2,1,0). */
+static void fault_names_multidimensional_block_and_thread(void **state)
+{
+    tb b;
+    tb_init(&b, "md");
+    kf_val o = tb_param(&b, "o", t_buf(T_U32, true));
+    kf_val i = tb_bin(&b, KF_OP_MUL, tb_sreg(&b, KF_SR_CTAID_Y), tb_u32(&b, 10));
+    i = tb_bin(&b, KF_OP_ADD, i, tb_bin(&b, KF_OP_MUL, tb_sreg(&b, KF_SR_TID_Y), tb_u32(&b, 4)));
+    i = tb_bin(&b, KF_OP_ADD, i, tb_sreg(&b, KF_SR_TID_X));
+    b.line = 2, b.col = 8;
+    tb_store(&b, o, i, i);
+    assert_true(kf_ir_link(&b.k));
+    uint32_t mem[16];
+    kf_interp_arg args[] = {tb_buf_arg(mem, sizeof mem)};
+    kf_interp_launch l = {{1, 2, 1}, {4, 4, 1}};
+    kf_error err = {0};
+    assert_int_equal(kf_interp_run(&b.k, args, 1, &l, NULL, &err), KF_ERR_RUNTIME);
+    assert_string_equal(err.msg, "kernel md: t.kf:2:8: out-of-bounds store of o[16] (length 16) in block (0,1,0) "
+                                 "thread (2,1,0)");
 }
 
 static void out_of_bounds_store_and_negative_index(void **state)
@@ -1007,6 +1196,7 @@ int main(void)
         cmocka_unit_test(sreg_geometry_in_three_dimensions),
         cmocka_unit_test(loop_continue_and_break),
         cmocka_unit_test(return_ends_only_the_returning_thread),
+        cmocka_unit_test(stats_count_instructions_and_threads),
         cmocka_unit_test(barrier_exchanges_through_shared_memory),
         cmocka_unit_test(barrier_inside_a_loop_tree_reduction),
         cmocka_unit_test(shfl_idx_wraps_mod_32_and_keeps_own_value_outside_warp),
@@ -1024,10 +1214,14 @@ int main(void)
         cmocka_unit_test(narrowing_and_int_to_float_round_to_nearest_even_once),
         cmocka_unit_test(f64_arithmetic_is_double),
         cmocka_unit_test(f16_and_bf16_arithmetic_round_each_operation),
+        cmocka_unit_test(narrow_float_ops_equal_f32_then_round),
         cmocka_unit_test(math_builtins_follow_the_contract),
+        cmocka_unit_test(fast_paths_agree_with_generic_ops),
+        cmocka_unit_test(vector_fast_paths_agree_with_generic_ops),
         cmocka_unit_test(vectors_work_per_lane),
         cmocka_unit_test(local_arrays_are_per_thread),
         cmocka_unit_test(out_of_bounds_load_names_buffer_index_place_and_thread),
+        cmocka_unit_test(fault_names_multidimensional_block_and_thread),
         cmocka_unit_test(out_of_bounds_store_and_negative_index),
         cmocka_unit_test(out_of_bounds_through_a_view_uses_the_view_length),
         cmocka_unit_test(out_of_bounds_atomic),

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,10 +55,82 @@ static void hand_built_kernels_compile_with_nvrtc(void **state)
         }
 }
 
+/* Emits and compiles one .kf file; returns the number of kernels. */
+static uint32_t check_kf_file(const char *path)
+{
+    char *src = NULL;
+    size_t len = 0;
+    kf_error err = {0};
+    if (kf_read_file(path, &src, &len, &err) != KF_OK) fail_msg("%s: %s", path, err.msg);
+    kf_module *m = NULL;
+    kf_status st = kf_compile(path, src, len, NULL, &m);
+    if (st != KF_OK) {
+        kf_buf r = {0};
+        if (m) kf_diags_render(&r, &m->diags, src, len);
+        fail_msg("%s does not compile:\n%s", path, r.data ? r.data : "");
+    }
+    uint32_t n = m->nkernels;
+    for (int g = 0; g < 2; g++) {
+        kf_emit_opts o = {90, g == 1};
+        kf_buf out = {0};
+        kf_diags d = {0};
+        if (kf_cuda_emit(m, NULL, &o, &out, NULL, &d) != KF_OK)
+            fail_msg("%s: CUDA-C emission failed: %s", path, d.items.len ? d.items.data[0].msg : "?");
+        nvrtc_ok(out.data, path, g == 1);
+        kf_buf_free(&out);
+        kf_diags_free(&d);
+    }
+    kf_module_free(m);
+    free(src);
+    return n;
+}
+
+static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Every *.kf of dir (sorted); returns the number of files. */
+static size_t check_kf_dir(const char *dir, uint32_t *nkernels)
+{
+    DIR *dh = opendir(dir);
+    if (!dh) fail_msg("cannot open %s", dir);
+    char *names[256];
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(dh)) && n < 256;) {
+        size_t l = strlen(e->d_name);
+        if (l > 3 && strcmp(e->d_name + l - 3, ".kf") == 0) names[n++] = strdup(e->d_name);
+    }
+    closedir(dh);
+    qsort(names, n, sizeof *names, cmp_names);
+    for (size_t i = 0; i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        *nkernels += check_kf_file(path);
+        free(names[i]);
+    }
+    return n;
+}
+
+static void library_kernels_compile_with_nvrtc(void **state)
+{
+    uint32_t nk = 0;
+    size_t nf = check_kf_dir(KF_SOURCE_DIR "/kernels", &nk);
+    assert_true(nf >= 1);
+    assert_true(nk >= nf);
+}
+
+static void feature_kernels_compile_with_nvrtc(void **state)
+{
+    uint32_t nk = 0;
+    size_t nf = check_kf_dir(KF_SOURCE_DIR "/kernels/features", &nk);
+    assert_true(nf >= 1);
+    assert_true(nk >= nf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hand_built_kernels_compile_with_nvrtc),
+        cmocka_unit_test(library_kernels_compile_with_nvrtc),
+        cmocka_unit_test(feature_kernels_compile_with_nvrtc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

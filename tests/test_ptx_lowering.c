@@ -15,6 +15,9 @@
 
 static irb B;
 
+#define HAS(ptx, s) assert_non_null(strstr((ptx), (s)))
+#define HASNT(ptx, s) assert_null(strstr((ptx), (s)))
+
 /* Kernel: x = in[tid]; y = in[tid] (second load); r = op(x, y); out[tid] = r. */
 static char *one_op(uint32_t arch, kf_ir_op op, uint16_t sub, kf_type rt, kf_type xt)
 {
@@ -34,13 +37,61 @@ static char *one_op(uint32_t arch, kf_ir_op op, uint16_t sub, kf_type rt, kf_typ
     return ptx;
 }
 
+/* Kernel: x = in[tid]; r = x op CONST(bits); out[tid] = r. */
+static char *op_const(kf_ir_op op, uint16_t sub, kf_scalar s, uint64_t bits)
+{
+    irb_init(&B, "k", NULL);
+    kf_type t = kf_type_scalar(s);
+    kf_val in = irb_param(&B, "in", irb_buf(s, 1, false));
+    kf_val out = irb_param(&B, "out", irb_buf(op == KF_IR_CMP ? KF_S_BOOL : s, 1, true));
+    kf_val i = irb_op(&B, KF_IR_SREG, 0, kf_type_scalar(KF_S_U32), 0, 0, 0, KF_SR_TID_X);
+    kf_val x = irb_op(&B, KF_IR_LOAD, 0, t, in, i, 0, 0);
+    kf_val c = irb_const(&B, s, bits);
+    kf_type rt = op == KF_IR_CMP ? kf_type_scalar(KF_S_BOOL) : t;
+    kf_val r = irb_op(&B, op, sub, op == KF_IR_CMP ? t : rt, x, c, 0, 0);
+    B.vals[r].type = rt;
+    irb_ins(&B, KF_IR_STORE, 0, rt, 0, out, i, r, 0);
+    kf_diags d = {0};
+    char *ptx = irb_emit(&B, 90, false, NULL, &d);
+    assert_non_null(ptx);
+    kf_diags_free(&d);
+    return ptx;
+}
+
+static void test_constants_become_immediates(void **st)
+{
+    char *p = op_const(KF_IR_BINOP, KF_OP_SHL, KF_S_U32, 40);   /* past the width: clamped, gives 0 */
+    HAS(p, "shl.b32 %r3, %r2, 32;");
+    HASNT(p, "40");                                             /* the constant needs no register */
+    free(p);
+    p = op_const(KF_IR_BINOP, KF_OP_SHR, KF_S_I8, 200);         /* signed: sign fill */
+    HAS(p, "shr.s16 %rs2, %rs1, 8;");
+    free(p);
+    p = op_const(KF_IR_BINOP, KF_OP_DIV, KF_S_I32, (uint32_t)-1);
+    HAS(p, "neg.s32 %r3, %r2;");
+    HASNT(p, "div.");
+    free(p);
+    p = op_const(KF_IR_BINOP, KF_OP_REM, KF_S_I64, (uint64_t)-1);
+    HAS(p, "mov.b64 %rd5, 0;");
+    free(p);
+    p = op_const(KF_IR_BINOP, KF_OP_DIV, KF_S_I32, 8);          /* ptxas strength-reduces a constant divisor */
+    HAS(p, "div.s32 %r3, %r2, 8;");
+    HASNT(p, "setp");
+    free(p);
+    p = op_const(KF_IR_CMP, KF_OP_LT, KF_S_F32, 0x3F800000);
+    HAS(p, "setp.lt.f32 %p1, %f1, 0f3F800000;");
+    free(p);
+    p = op_const(KF_IR_BINOP, KF_OP_ADD, KF_S_F16, 0x3C00);      /* no f16 immediates in PTX */
+    HAS(p, "mov.b16 %h2, 0x3C00;");
+    HAS(p, "add.rn.f16 %h3, %h1, %h2;");
+    free(p);
+}
+
 static char *cvt(uint32_t arch, kf_scalar to, kf_scalar from)
 {
     return one_op(arch, KF_IR_CVT, 0, kf_type_scalar(to), kf_type_scalar(from));
 }
 
-#define HAS(ptx, s) assert_non_null(strstr((ptx), (s)))
-#define HASNT(ptx, s) assert_null(strstr((ptx), (s)))
 
 static void test_float_to_int_truncates_and_saturates(void **st)
 {
@@ -308,8 +359,9 @@ static void test_short_circuit_and_is_branches(void **st)
     HAS(p, "@!%p1 bra $L_if_4_else;");
     HAS(p, "bra $L_if_4_end;\n$L_if_4_else:\n");
     HAS(p, "$L_if_4_end:\n");
-    HAS(p, "mov.pred %p3, %p2;\n\tbra $L_if_4_end;");
-    HAS(p, "$L_if_4_else:\n\tmov.pred %p4, 0;\n\tmov.pred %p3, %p4;\n$L_if_4_end:");
+    HAS(p, "setp.lt.u32 %p2, %r1, %r2;\n\tbra $L_if_4_end;");   /* written straight into r */
+    HAS(p, "$L_if_4_else:\n\tmov.pred %p2, 0;\n$L_if_4_end:");
+    HAS(p, "selp.u16 %rs1, 1, 0, %p2;");
     free(p);
     kf_diags_free(&d);
 }
@@ -571,6 +623,7 @@ int main(void)
         cmocka_unit_test(test_unsupported_atomic_type_is_a_diag_at_its_line),
         cmocka_unit_test(test_float_atomic_min_is_cas_loop),
         cmocka_unit_test(test_address_reused_within_straight_line_code),
+        cmocka_unit_test(test_constants_become_immediates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

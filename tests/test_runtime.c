@@ -362,6 +362,63 @@ static void raw_kernel_is_refused_on_cpu(void **state)
     assert_non_null(strstr(f->err.msg, "entry point"));
 }
 
+/* A .kf kernel whose grid comes from its scalar arguments. */
+static const char *fill_kf =
+    "@schedule(block = 64, grid = cdiv(n, 64))\n"
+    "kernel fill(y: &mut [u32], n: u32) {\n"
+    "    let i = global_id.x;\n"
+    "    if i < n { y[i] = i * 3; }\n"
+    "}\n";
+
+static void schedule_grid_comes_from_scalar_arguments(void **state)
+{
+    fx *f = *state;
+    kf_module *m;
+    assert_int_equal(kf_compile("fill.kf", fill_kf, strlen(fill_kf), NULL, &m), KF_OK);
+    kf_pipeline *p;
+    assert_int_equal(kf_pipeline_create(f->dev, m, &m->kernels[0], &p, &f->err), KF_OK);
+    kf_buffer *y;
+    assert_int_equal(kf_buffer_create(f->dev, kf_type_scalar(KF_S_U32), 200, &y, &f->err), KF_OK);
+    kf_arg a[2] = {{.buf = y}, {.value = {.type = kf_type_scalar(KF_S_U32), .lane = {130}}}};
+    assert_int_equal(kf_dispatch(p, a, 2, NULL, KF_DISPATCH_SYNC, NULL, &f->err), KF_OK);
+    uint32_t got[200];
+    assert_int_equal(kf_buffer_download(y, got, sizeof got, &f->err), KF_OK);
+    for (uint32_t i = 0; i < 200; i++) assert_int_equal(got[i], i < 130 ? i * 3 : 0);
+    /* n = 0 makes an empty grid: rejected, naming the expression, nothing run. */
+    memset(got, 0, sizeof got);
+    assert_int_equal(kf_buffer_upload(y, got, sizeof got, &f->err), KF_OK);
+    a[1].value.lane[0] = 0;
+    assert_int_equal(kf_dispatch(p, a, 2, NULL, KF_DISPATCH_SYNC, NULL, &f->err), KF_ERR_USAGE);
+    assert_non_null(strstr(f->err.msg, "grid.x = cdiv(n, 64)"));
+    /* An explicit grid overrides the schedule. */
+    kf_launch l = {.grid = {1, 1, 1}};
+    a[1].value.lane[0] = 200;
+    assert_int_equal(kf_dispatch(p, a, 2, &l, KF_DISPATCH_SYNC, NULL, &f->err), KF_OK);
+    assert_int_equal(kf_buffer_download(y, got, sizeof got, &f->err), KF_OK);
+    assert_int_equal(got[63], 189);
+    assert_int_equal(got[64], 0);
+    kf_buffer_destroy(y);
+    kf_pipeline_destroy(p);
+    kf_module_free(m);
+}
+
+static void interpreter_fault_is_a_runtime_error(void **state)
+{
+    fx *f = *state;
+    kf_module *m;
+    assert_int_equal(kf_compile("fill.kf", fill_kf, strlen(fill_kf), NULL, &m), KF_OK);
+    kf_pipeline *p;
+    assert_int_equal(kf_pipeline_create(f->dev, m, &m->kernels[0], &p, &f->err), KF_OK);
+    kf_buffer *y;
+    assert_int_equal(kf_buffer_create(f->dev, kf_type_scalar(KF_S_U32), 10, &y, &f->err), KF_OK);
+    kf_arg a[2] = {{.buf = y}, {.value = {.type = kf_type_scalar(KF_S_U32), .lane = {11}}}};
+    assert_int_equal(kf_dispatch(p, a, 2, NULL, KF_DISPATCH_SYNC, NULL, &f->err), KF_ERR_RUNTIME);
+    assert_non_null(strstr(f->err.msg, "fill.kf:4"));
+    kf_buffer_destroy(y);
+    kf_pipeline_destroy(p);
+    kf_module_free(m);
+}
+
 /* ---- validation: every bad input names the parameter or limit ---------------- */
 static void wrong_argument_count_is_rejected(void **state)
 {
@@ -526,6 +583,16 @@ static void block_over_thread_limit_is_rejected(void **state)
     expect_rejected(f, a, 4, &l2, "block.z = 65 exceeds the device limit max_block_dim.z = 64", NULL);
 }
 
+static void block_over_the_schedule_launch_bound_is_rejected(void **state)
+{
+    fx *f = *state;
+    kf_arg a[4];
+    args4(f, a, 1.0f, N);
+    kf_launch l = {.grid = {1, 1, 1}, .block = {512, 1, 1}};
+    expect_rejected(f, a, 4, &l, "block (512, 1, 1) has 512 threads, more than kernel 'saxpy' can run per block (256",
+                    "launch bound");
+}
+
 static void grid_over_limit_is_rejected(void **state)
 {
     fx *f = *state;
@@ -606,6 +673,8 @@ int main(void)
         T(buffer_copy_moves_a_prefix_and_checks_sizes),
         T(bare_launch_reference_needs_a_gpu),
         T(raw_kernel_is_refused_on_cpu),
+        T(schedule_grid_comes_from_scalar_arguments),
+        T(interpreter_fault_is_a_runtime_error),
         T(wrong_argument_count_is_rejected),
         T(value_for_buffer_parameter_is_rejected),
         T(buffer_for_value_parameter_is_rejected),
@@ -616,6 +685,7 @@ int main(void)
         T(misaligned_view_is_rejected),
         T(overlapping_readonly_and_writable_views_are_rejected),
         T(block_over_thread_limit_is_rejected),
+        T(block_over_the_schedule_launch_bound_is_rejected),
         T(grid_over_limit_is_rejected),
         T(dynamic_shared_over_limit_is_rejected),
         T(static_shared_counts_against_the_limit),

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +212,40 @@ static void concurrent_writers_both_succeed(void **state)
     kf_cache_blob_free(&out);
 }
 
+static void *thread_body(void *arg)
+{
+    intptr_t t = (intptr_t)arg, bad = 0;
+    char own[32];
+    kf_cache_blob in = blob("thread ptx", "thread cubin"), out;
+    for (int r = 0; r < 50; r++) {
+        snprintf(own, sizeof own, "thread-%d-%d", (int)t, r % 5);
+        bad |= kf_cache_store(key_of(own), &in, NULL, 0) != KF_OK;
+        bad |= kf_cache_lookup(key_of(own), &out, NULL, 0) == KF_CACHE_MISS;
+        bad |= out.ptx_len != in.ptx_len;
+        kf_cache_blob_free(&out);
+        bad |= kf_cache_lookup(key_of("shared"), &out, NULL, 0) == KF_CACHE_MISS;
+        kf_cache_blob_free(&out);
+    }
+    return (void *)bad;
+}
+
+static void threads_share_the_memory_cache_safely(void **state)
+{
+    kf_cache_blob in = blob("shared ptx", "shared cubin");
+    assert_int_equal(kf_cache_store(key_of("shared"), &in, NULL, 0), KF_OK);
+    pthread_t th[4];
+    for (intptr_t t = 0; t < 4; t++) assert_int_equal(pthread_create(&th[t], NULL, thread_body, (void *)t), 0);
+    for (int t = 0; t < 4; t++) {
+        void *bad;
+        assert_int_equal(pthread_join(th[t], &bad), 0);
+        assert_null(bad);
+    }
+    kf_cache_stats s;
+    assert_int_equal(kf_cache_stats_get(&s, NULL), KF_OK);
+    assert_int_equal(s.mem_entries, 1 + 4 * 5);
+    assert_int_equal(s.disk_entries, 1 + 4 * 5);
+}
+
 static void cache_zero_disables_the_disk(void **state)
 {
     setenv("KFORGE_CACHE", "0", 1);
@@ -290,6 +325,7 @@ int main(void)
         T(truncated_entry_is_detected_and_rebuilt),
         T(corrupt_header_is_detected_and_rebuilt),
         T(concurrent_writers_both_succeed),
+        T(threads_share_the_memory_cache_safely),
         T(cache_zero_disables_the_disk),
         T(directory_defaults_follow_xdg_then_home),
         T(stats_clear_and_verify_report_entries),

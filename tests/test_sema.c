@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,6 +230,7 @@ static void constants_must_fit_their_type(void **state)
     reject(K("let x: u32 = 1.5;"), 2, 14, "float constant 1.5 cannot be used as u32: convert it with 'as u32'");
     reject(K("let x = 5000000000;"), 2, 9, "constant 5000000000 does not fit i32");
     reject(K("let x: f16 = 70000.0;"), 2, 14, "constant 70000.0 does not fit f16");
+    reject(K("let x: f16 = 70000;"), 2, 14, "constant 70000 does not fit f16");
     reject(K("let x = v * 2.0;"), 2, 13, "float constant 2.0 cannot be used as f32x4: write f32x4(2.0) to splat it");
 }
 
@@ -329,7 +331,9 @@ static void local_arrays_need_constant_length(void **state)
     reject(K("var t: f32[0];"), 2, 12, "an array length must be in 1..4294967295, found 0");
     reject(K("var t: f32[4];\nlet q = t[4];"), 3, 11, "index 4 is out of bounds for f32[4]");
     reject(K("var t: f32[4];\nlet q = t;"), 3, 9, "array 't' (f32[4]) cannot be used as a value: index it");
-    reject(K("var q: f32;"), 2, 5, "'var q' needs an initial value");
+    prog *q = ok(K("var q: f32;\nq += 1.0;"));
+    assert_type(decl_type(q, "q"), "f32");
+    prog_free(q);
 }
 
 static void shared_arrays_only_in_kernels(void **state)
@@ -350,6 +354,11 @@ static void assignment_targets(void **state)
     reject(K("var x: u32 = 1;\nx += i;"), 3, 3, "mismatched types u32 and i32 in '+='");
     reject(K("var x: u32 = 1;\nx = f;"), 3, 5, "the value assigned to 'x' must be u32, found f32: convert it with 'as'");
     reject(K("o[-1] = 1.0;"), 2, 3, "index -1 is negative");
+    reject(K("var t: f32[4];\nt = 1.0;"), 3, 1, "cannot assign to the whole array 't': assign its elements");
+    reject(K("thread_id = 1;"), 2, 1, "cannot assign to builtin 'thread_id'");
+    prog *p = run_sema(K("var t: f32[4];\nt = 1.0;"), NULL);
+    assert_int_equal(p->diags.nerrors, 1);
+    prog_free(p);
 }
 
 /* ---- control -------------------------------------------------------------------------------- */
@@ -407,6 +416,23 @@ static void unroll_needs_constant_bounds(void **state)
     reject(K("@unroll for t in 0 .. 2000 { }"), 2, 9, "@unroll loop 't' runs 2000 iterations; at most 1024 can be unrolled");
     reject(K("var acc = v;\n@unroll for t in 0 .. 5 { acc[t] = 1.0; }"), 3, 31, "index 4 is out of range for f32x4 (0..3)");
     accept(K("@unroll for t in 0 .. 4 { if t == 2 { break; } if t == 1 { continue; } }"));
+}
+
+static void nested_unroll_checks_every_iteration(void **state)
+{
+    prog *p = ok(K("var acc: f32[16];\n@unroll for r in 0 .. 4 {\n@unroll for c in 0 .. r {\nlet k = r * 4 + c;\nacc[k] = 0.0;\n}\n}"));
+    kf_node *k = init_of(p, "k");
+    assert_true(k->is_const);
+    kf_node *r = find(p->module, KF_N_FOR, "r"), *c = find(p->module, KF_N_FOR, "c");
+    r->cval.i = 3;
+    c->cval.i = 2;
+    assert_true(kf_sema_fold(r->d));
+    assert_int_equal(k->cval.i, 14);
+    prog_free(p);
+    reject(K("var acc: f32[16];\n@unroll for r in 0 .. 4 {\n@unroll for c in 0 .. r {\nacc[r * 5 + c] = 0.0;\n}\n}"), 5, 11,
+           "index 16 is out of bounds for f32[16]");
+    reject(K("@unroll for r in 0 .. 4 {\n@unroll for c in 0 .. r * 600 { }\n}"), 3, 9, "@unroll loop 'c' runs 1200 iterations");
+    accept(K("var u = v;\n@unroll for t in 0 .. 2 { let q = t + 2; u[q] = u[t]; }"));
 }
 
 /* ---- fns ---------------------------------------------------------------------------------- */
@@ -737,6 +763,43 @@ static void independent_errors_are_all_reported(void **state)
     prog_free(p);
 }
 
+/* Every .kf program of the kernel library passes sema with no diagnostic. */
+static unsigned check_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    unsigned n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char path[1024];
+        size_t nl = strlen(e->d_name);
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (nl > 3 && strcmp(e->d_name + nl - 3, ".kf") == 0) {
+            char *src = NULL;
+            size_t len = 0;
+            kf_error err = {0};
+            assert_int_equal(kf_read_file(path, &src, &len, &err), KF_OK);
+            prog *p = run_sema(src, NULL);
+            if (p->diags.nerrors)
+                fail_msg("%s:%u:%u: %s", path, p->diags.items.data[0].loc.line, p->diags.items.data[0].loc.col,
+                         p->diags.items.data[0].msg);
+            prog_free(p);
+            free(src);
+            n++;
+        } else if (!strchr(e->d_name, '.')) {
+            n += check_dir(path);
+        }
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+static void library_kernels_pass_sema(void **state)
+{
+    unsigned n = check_dir(KF_SOURCE_DIR "/kernels");
+    assert_true(n >= 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -763,6 +826,7 @@ int main(void)
         cmocka_unit_test(returns),
         cmocka_unit_test(for_loop_types),
         cmocka_unit_test(unroll_needs_constant_bounds),
+        cmocka_unit_test(nested_unroll_checks_every_iteration),
         cmocka_unit_test(fns_are_checked_and_inlinable),
         cmocka_unit_test(geometry_builtins),
         cmocka_unit_test(warp_builtins),
@@ -778,6 +842,7 @@ int main(void)
         cmocka_unit_test(value_parse_rejects_bad_text),
         cmocka_unit_test(names_and_calls_are_annotated),
         cmocka_unit_test(independent_errors_are_all_reported),
+        cmocka_unit_test(library_kernels_pass_sema),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

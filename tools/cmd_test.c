@@ -7,7 +7,8 @@
  * and last exactly "N passed, N failed". Exit 1 on any failure, 2 when a
  * PATH or case file is unusable. PATH is a .case file or a directory of
  * them (default: kernels/cases, found from the working directory or next to
- * the kforge binary's source tree). */
+ * the kforge binary's source tree). --backend (repeatable) restricts the
+ * backends. */
 #include <dirent.h>
 #include <math.h>
 #include <string.h>
@@ -19,12 +20,13 @@
 #include "golden_case.h"
 #include "npy.h"
 
-static const char usage[] = "kforge test [PATH...]   (PATH: a .case file or a directory of them)";
+static const char usage[] = "kforge test [--backend cpu|cuda|ptx]... [PATH...]   (PATH: a .case file or a directory of them)";
 
 typedef struct {
     kf_device *dev[3];
     char reason[3][1100];   /* why a backend is unavailable ("" when open) */
     bool tried[3];
+    unsigned only;          /* --backend mask (bit per kf_backend); 0 = all */
     unsigned passed, failed;
 } test_state;
 
@@ -231,6 +233,7 @@ static int run_case(test_state *ts, const char *path)
     } else {
         for (int b = KF_BACKEND_CPU; b <= KF_BACKEND_PTX; b++) {
             if (c.backends && !(c.backends & (1u << b))) continue;
+            if (ts->only && !(ts->only & (1u << b))) continue;
             kf_device *dev = backend_device(ts, (kf_backend)b);
             if (!dev) continue;
             fflush(stdout);
@@ -301,21 +304,36 @@ static const char *default_dir(char *buf, size_t size)
 
 int kf_cmd_test(int argc, char **argv)
 {
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: %s\n", usage);
-            return KF_EXIT_OK;
-        }
-        if (argv[i][0] == '-') return kf_cli_usage_error("test", usage, "unknown option '%s'", argv[i]);
-    }
     test_state ts = {0};
-    char buf[4096];
+    KF_VEC(char *) paths = {0};
     int rc = KF_EXIT_OK;
-    for (int b = KF_BACKEND_CPU; b <= KF_BACKEND_PTX; b++) backend_device(&ts, (kf_backend)b);
-    if (argc == 0) rc = run_path(&ts, default_dir(buf, sizeof buf));
-    for (int i = 0; i < argc && rc == KF_EXIT_OK; i++) rc = run_path(&ts, argv[i]);
+    for (int i = 0; i < argc && rc == KF_EXIT_OK;) {
+        char *val;
+        kf_backend b;
+        int o = kf_cli_opt(argc, argv, &i, "--backend", &val, "test");
+        if (o < 0) rc = KF_EXIT_USAGE;
+        else if (o > 0 && !kf_cli_backend_parse(val, &b))
+            rc = kf_cli_usage_error("test", usage, "unknown backend '%s': expected cpu, cuda or ptx", val);
+        else if (o > 0) ts.only |= 1u << b;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: %s\n", usage);
+            KF_VEC_FREE(&paths);
+            return KF_EXIT_OK;
+        } else if (argv[i][0] == '-') rc = kf_cli_usage_error("test", usage, "unknown option '%s'", argv[i]);
+        else if (!KF_VEC_PUSH(&paths, argv[i++])) rc = KF_EXIT_RUNTIME;
+    }
+    char buf[4096];
+    for (int b = KF_BACKEND_CPU; rc == KF_EXIT_OK && b <= KF_BACKEND_PTX; b++)
+        if ((!ts.only || (ts.only & (1u << b))) && !backend_device(&ts, (kf_backend)b) && ts.only) {
+            fprintf(stderr, "kforge test: error: --backend %s was asked for but is not available\n",
+                    kf_cli_backend_name((kf_backend)b));
+            rc = KF_EXIT_RUNTIME;
+        }
+    if (rc == KF_EXIT_OK && paths.len == 0) rc = run_path(&ts, default_dir(buf, sizeof buf));
+    for (size_t i = 0; i < paths.len && rc == KF_EXIT_OK; i++) rc = run_path(&ts, paths.data[i]);
     for (int b = 0; b < 3; b++)
         if (ts.dev[b]) kf_device_close(ts.dev[b]);
+    KF_VEC_FREE(&paths);
     if (rc != KF_EXIT_OK) return rc;
     printf("%u passed, %u failed\n", ts.passed, ts.failed);
     return ts.failed ? KF_EXIT_FAIL : KF_EXIT_OK;

@@ -1,0 +1,522 @@
+/* Interpreter tests through the whole front end: real .kf programs compiled
+ * with kf_compile and run on the CPU interpreter, checked against C
+ * references (saxpy, a block reduction with warp_sum + shared memory + one
+ * atomic per block, rmsnorm and softmax on f16), language semantics that
+ * need runtime values (shifts, conversions, wrapping), and every runtime
+ * error report at its source line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "interp.h"
+#include "numeric.h"
+
+static kf_module *compile(const char *src)
+{
+    kf_module *m = NULL;
+    kf_status st = kf_compile("t.kf", src, strlen(src), NULL, &m);
+    if (st != KF_OK && m) {
+        kf_buf out = {0};
+        kf_diags_render(&out, &m->diags, m->source, m->source_len);
+        print_error("%s\n", out.data ? out.data : "");
+        kf_buf_free(&out);
+    }
+    assert_int_equal(st, KF_OK);
+    return m;
+}
+
+/* One launch argument: a buffer (p != NULL) or a scalar given as bits. */
+typedef struct {
+    void *p;
+    size_t bytes;
+    uint64_t bits;
+} karg;
+
+static kf_status run(const kf_ir_kernel *k, uint32_t grid, uint32_t block, const karg *a, kf_error *err,
+                     kf_interp_stats *stats)
+{
+    kf_interp_arg args[8];
+    assert_true(k->nparams <= 8);
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        memset(&args[i], 0, sizeof args[i]);
+        args[i].is_buffer = k->params[i].type.kind == KF_TK_BUFFER;
+        args[i].data = a[i].p;
+        args[i].bytes = a[i].bytes;
+        args[i].value.type = k->params[i].type;
+        args[i].value.lane[0] = a[i].bits;
+    }
+    kf_interp_launch l = {{grid, 1, 1}, {block, 1, 1}};
+    return kf_interp_run(k, args, k->nparams, &l, stats, err);
+}
+
+static double seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);   /* CPU time: robust on a loaded machine */
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static uint64_t rng_state = 88172645463325252ull;
+static double urand(void)   /* [-1, 1) */
+{
+    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+    return (double)(rng_state >> 11) / 4503599627370496.0 - 1.0;
+}
+
+/* ---- library-style kernels ------------------------------------------------- */
+
+static const char SAXPY[] =
+    "@schedule(block = 256, grid = cdiv(n, 256))\n"
+    "kernel saxpy(a: f32, x: &[f32], y: &mut [f32], n: u32) {\n"
+    "    let i = global_id.x;\n"
+    "    if i < n {\n"
+    "        y[i] = a * x[i] + y[i];\n"
+    "    }\n"
+    "}\n";
+
+static void saxpy_matches_float_reference(void **state)
+{
+    enum { N = 100000 };
+    kf_module *m = compile(SAXPY);
+    float *x = malloc(N * 4), *y = malloc(N * 4), *want = malloc(N * 4);
+    float a = 1.0f + ldexpf(1.0f, -12);
+    for (int i = 0; i < N; i++) {
+        x[i] = (float)urand(), y[i] = (float)urand();
+        volatile float p = a * x[i];
+        want[i] = p + y[i];
+    }
+    karg args[] = {{0, 0, kf_f32_bits(a)}, {x, N * 4, 0}, {y, N * 4, 0}, {0, 0, N}};
+    kf_error err = {0};
+    kf_interp_stats st;
+    double t0 = seconds();
+    assert_int_equal(run(kf_module_kernel(m, NULL), (N + 255) / 256, 256, args, &err, &st), KF_OK);
+    double t = seconds() - t0;
+    for (int i = 0; i < N; i++) assert_true(y[i] == want[i]);
+    print_message("saxpy n=%d: %llu instructions, %.1f M/s\n", N, (unsigned long long)st.instructions,
+                  (double)st.instructions / t / 1e6);
+    free(x), free(y), free(want);
+    kf_module_free(m);
+}
+
+static const char REDUCE[] =
+    "@schedule(block = 256, grid = 64)\n"
+    "kernel reduce_sum(x: &[f32], out: &mut [f32], n: u32) {\n"
+    "    shared part: f32[8];\n"
+    "    var acc: f32 = 0.0;\n"
+    "    for i in global_id.x .. n step grid_dim.x * block_dim.x {\n"
+    "        acc += x[i];\n"
+    "    }\n"
+    "    acc = warp_sum(acc);\n"
+    "    if lane_id == 0 { part[warp_id] = acc; }\n"
+    "    barrier();\n"
+    "    if warp_id == 0 {\n"
+    "        var v: f32 = 0.0;\n"
+    "        if lane_id < 8 { v = part[lane_id]; }\n"
+    "        v = warp_sum(v);\n"
+    "        if lane_id == 0 { atomic_add(out, 0, v); }\n"
+    "    }\n"
+    "}\n";
+
+static void reduce_sum_over_a_million_elements(void **state)
+{
+    enum { N = 1 << 20 };
+    kf_module *m = compile(REDUCE);
+    float *x = malloc(N * 4), out = 0;
+    double want = 0;
+    for (int i = 0; i < N; i++) x[i] = (float)(i % 13), want += i % 13;
+    karg args[] = {{x, N * 4, 0}, {&out, 4, 0}, {0, 0, N}};
+    kf_error err = {0};
+    kf_interp_stats st;
+    double t0 = seconds();
+    assert_int_equal(run(kf_module_kernel(m, NULL), 64, 256, args, &err, &st), KF_OK);
+    double t = seconds() - t0;
+    assert_true(out == (float)want);   /* integers below 2^24: every partial sum exact */
+    print_message("reduce_sum n=%d: %llu instructions in %.3f s, %.1f M/s\n", N, (unsigned long long)st.instructions,
+                  t, (double)st.instructions / t / 1e6);
+    free(x);
+    kf_module_free(m);
+}
+
+static const char RMSNORM[] =
+    "const BLOCK: u32 = 256;\n"
+    "@schedule(block = BLOCK, grid = rows)\n"
+    "kernel rmsnorm(x: &[f16], w: &[f16], y: &mut [f16], rows: u32, cols: u32, eps: f32) {\n"
+    "    shared part: f32[BLOCK / 32];\n"
+    "    let base = block_id.x * cols;\n"
+    "    var acc: f32 = 0.0;\n"
+    "    for c in thread_id.x .. cols step BLOCK {\n"
+    "        let v = x[base + c] as f32;\n"
+    "        acc += v * v;\n"
+    "    }\n"
+    "    acc = warp_sum(acc);\n"
+    "    if lane_id == 0 { part[warp_id] = acc; }\n"
+    "    barrier();\n"
+    "    var total: f32 = 0.0;\n"
+    "    for k in 0 .. BLOCK / 32 { total += part[k]; }\n"
+    "    let scale = rsqrt(total / (cols as f32) + eps);\n"
+    "    for c in thread_id.x .. cols step BLOCK {\n"
+    "        y[base + c] = (x[base + c] as f32 * scale * (w[c] as f32)) as f16;\n"
+    "    }\n"
+    "}\n";
+
+static void rmsnorm_f16_matches_double_reference(void **state)
+{
+    enum { ROWS = 16, COLS = 1000 };
+    kf_module *m = compile(RMSNORM);
+    uint16_t *x = malloc(ROWS * COLS * 2), *w = malloc(COLS * 2), *y = malloc(ROWS * COLS * 2);
+    for (int i = 0; i < ROWS * COLS; i++) x[i] = kf_f16_from_double(urand() * 4);
+    for (int i = 0; i < COLS; i++) w[i] = kf_f16_from_double(urand());
+    karg args[] = {{x, ROWS * COLS * 2, 0}, {w, COLS * 2, 0}, {y, ROWS * COLS * 2, 0},
+                   {0, 0, ROWS}, {0, 0, COLS}, {0, 0, kf_f32_bits(1e-6f)}};
+    kf_error err = {0};
+    assert_int_equal(run(kf_module_kernel(m, NULL), ROWS, 256, args, &err, NULL), KF_OK);
+    for (int r = 0; r < ROWS; r++) {
+        double ss = 0;
+        for (int c = 0; c < COLS; c++) ss += kf_f16_to_double(x[r * COLS + c]) * kf_f16_to_double(x[r * COLS + c]);
+        double scale = 1.0 / sqrt(ss / COLS + 1e-6);
+        for (int c = 0; c < COLS; c++) {
+            double want = kf_f16_to_double(x[r * COLS + c]) * scale * kf_f16_to_double(w[c]);
+            double got = kf_f16_to_double(y[r * COLS + c]);
+            assert_true(fabs(got - want) <= 1e-3 * fabs(want) + 1e-4);   /* one f16 rounding + f32 sums */
+        }
+    }
+    free(x), free(w), free(y);
+    kf_module_free(m);
+}
+
+static const char SOFTMAX[] =
+    "const BLOCK: u32 = 256;\n"
+    "@schedule(block = BLOCK, grid = rows)\n"
+    "kernel softmax(x: &[f16], y: &mut [f16], rows: u32, cols: u32) {\n"
+    "    shared red: f32[BLOCK / 32];\n"
+    "    let base = block_id.x * cols;\n"
+    "    var m: f32 = -inf;\n"
+    "    for c in thread_id.x .. cols step BLOCK { m = max(m, x[base + c] as f32); }\n"
+    "    m = warp_max(m);\n"
+    "    if lane_id == 0 { red[warp_id] = m; }\n"
+    "    barrier();\n"
+    "    var mm: f32 = red[0];\n"
+    "    for k in 1 .. BLOCK / 32 { mm = max(mm, red[k]); }\n"
+    "    barrier();\n"
+    "    var s: f32 = 0.0;\n"
+    "    for c in thread_id.x .. cols step BLOCK { s += exp(x[base + c] as f32 - mm); }\n"
+    "    s = warp_sum(s);\n"
+    "    if lane_id == 0 { red[warp_id] = s; }\n"
+    "    barrier();\n"
+    "    var tot: f32 = 0.0;\n"
+    "    for k in 0 .. BLOCK / 32 { tot += red[k]; }\n"
+    "    for c in thread_id.x .. cols step BLOCK {\n"
+    "        y[base + c] = (exp(x[base + c] as f32 - mm) / tot) as f16;\n"
+    "    }\n"
+    "}\n";
+
+static void softmax_f16_64x1024_matches_double_reference(void **state)
+{
+    enum { ROWS = 64, COLS = 1024 };
+    kf_module *m = compile(SOFTMAX);
+    uint16_t *x = malloc(ROWS * COLS * 2), *y = malloc(ROWS * COLS * 2);
+    for (int i = 0; i < ROWS * COLS; i++) x[i] = kf_f16_from_double(urand() * 8);
+    karg args[] = {{x, ROWS * COLS * 2, 0}, {y, ROWS * COLS * 2, 0}, {0, 0, ROWS}, {0, 0, COLS}};
+    kf_error err = {0};
+    kf_interp_stats st;
+    double t0 = seconds();
+    assert_int_equal(run(kf_module_kernel(m, NULL), ROWS, 256, args, &err, &st), KF_OK);
+    double t = seconds() - t0;
+    for (int r = 0; r < ROWS; r++) {
+        double mx = -INFINITY, sum = 0;
+        for (int c = 0; c < COLS; c++) mx = fmax(mx, kf_f16_to_double(x[r * COLS + c]));
+        for (int c = 0; c < COLS; c++) sum += exp(kf_f16_to_double(x[r * COLS + c]) - mx);
+        for (int c = 0; c < COLS; c++) {
+            double want = exp(kf_f16_to_double(x[r * COLS + c]) - mx) / sum;
+            double got = kf_f16_to_double(y[r * COLS + c]);
+            assert_true(fabs(got - want) <= 1e-3 * want + 1e-7);
+        }
+    }
+    print_message("softmax 64x1024 f16: %llu instructions in %.3f s, %.1f M/s\n",
+                  (unsigned long long)st.instructions, t, (double)st.instructions / t / 1e6);
+    free(x), free(y);
+    kf_module_free(m);
+}
+
+/* ---- semantics that need runtime values -------------------------------------- */
+
+static const char SEMANTICS[] =
+    "kernel sem(o: &mut [i32], u: &mut [u32], a: i32, s: u32, f: f32) {\n"
+    "    o[0] = a >> (s as i32);\n"
+    "    o[1] = (a as u32 >> s) as i32;\n"
+    "    o[2] = a << (s as i32);\n"
+    "    o[3] = f as i32;\n"
+    "    u[0] = f as u32;\n"
+    "    o[4] = (a as i8) as i32;\n"
+    "    o[5] = (a + 2147483647) / -1;\n"
+    "    u[1] = bitcast(u32, f);\n"
+    "    u[2] = bitcast(u32, (f as f16 as f32));\n"
+    "    o[6] = a % 7;\n"
+    "}\n";
+
+static void shifts_conversions_and_wrapping_from_source(void **state)
+{
+    kf_module *m = compile(SEMANTICS);
+    const kf_ir_kernel *k = kf_module_kernel(m, NULL);
+    int32_t o[7];
+    uint32_t u[3];
+    kf_error err = {0};
+    karg args[] = {{o, sizeof o, 0}, {u, sizeof u, 0}, {0, 0, (uint32_t)-9}, {0, 0, 40}, {0, 0, kf_f32_bits(-3e9f)}};
+    assert_int_equal(run(k, 1, 1, args, &err, NULL), KF_OK);
+    assert_int_equal(o[0], -1);                        /* signed >> past width: sign fill */
+    assert_int_equal(o[1], 0);                         /* unsigned >> past width */
+    assert_int_equal(o[2], 0);
+    assert_int_equal(o[3], INT32_MIN);                 /* saturates */
+    assert_int_equal(u[0], 0);
+    assert_int_equal(o[4], -9);
+    assert_int_equal(o[5], -(2147483647 - 9));
+    assert_int_equal(u[1], kf_f32_bits(-3e9f));
+    assert_int_equal(u[2], kf_f32_bits(-INFINITY));    /* f16 overflow */
+    assert_int_equal(o[6], -2);                        /* % truncates like C */
+    args[2].bits = 1, args[3].bits = 31, args[4].bits = kf_f32_bits(NAN);
+    assert_int_equal(run(k, 1, 1, args, &err, NULL), KF_OK);
+    assert_int_equal(o[0], 0);
+    assert_int_equal(o[2], INT32_MIN);
+    assert_int_equal(o[3], 0);                         /* NaN -> 0 */
+    assert_int_equal(o[5], INT32_MIN);                 /* INT_MIN / -1 */
+    kf_module_free(m);
+}
+
+static const char VECTORS[] =
+    "kernel vecs(h: &[f16], f: &mut [f32]) {\n"
+    "    let hv = h as &[f16x8];\n"
+    "    let v = hv[thread_id.x];\n"
+    "    @unroll for k in 0 .. 8 {\n"
+    "        f[thread_id.x * 8 + k] = v[k] as f32 * 2.0;\n"
+    "    }\n"
+    "}\n";
+
+static void vector_view_loads_and_unrolled_lanes(void **state)
+{
+    kf_module *m = compile(VECTORS);
+    uint16_t h[32];
+    float f[32];
+    for (int i = 0; i < 32; i++) h[i] = kf_f16_from_double(i * 0.5 - 3);
+    karg args[] = {{h, sizeof h, 0}, {f, sizeof f, 0}};
+    kf_error err = {0};
+    assert_int_equal(run(kf_module_kernel(m, NULL), 1, 4, args, &err, NULL), KF_OK);
+    for (int i = 0; i < 32; i++) assert_true(f[i] == (float)(i * 0.5 - 3) * 2.0f);
+    kf_module_free(m);
+}
+
+static const char SHUFFLES[] =
+    "kernel sh(x: &[f64], y: &mut [f64], z: &[i64], w: &mut [i64], q: &[f32x2], r: &mut [f32x2]) {\n"
+    "    let t = thread_id.x;\n"
+    "    y[t] = shfl_down(x[t], 1);\n"
+    "    w[t] = warp_max(z[t]);\n"
+    "    r[t] = warp_sum(q[t]);\n"
+    "}\n";
+
+static void shuffles_of_f64_i64_and_vectors(void **state)
+{
+    kf_module *m = compile(SHUFFLES);
+    double x[32], y[32];
+    int64_t z[32], w[32];
+    float q[64], r[64], s0 = 0, s1 = 0;
+    for (int i = 0; i < 32; i++) {
+        x[i] = i + 0.25;
+        z[i] = i == 9 ? INT64_C(1) << 40 : -(int64_t)i * 1000000000000;
+        q[2 * i] = (float)i, q[2 * i + 1] = (float)(i * 3);
+        s0 += (float)i, s1 += (float)(i * 3);
+    }
+    karg args[] = {{x, sizeof x, 0}, {y, sizeof y, 0}, {z, sizeof z, 0}, {w, sizeof w, 0}, {q, sizeof q, 0},
+                   {r, sizeof r, 0}};
+    kf_error err = {0};
+    assert_int_equal(run(kf_module_kernel(m, NULL), 1, 32, args, &err, NULL), KF_OK);
+    for (int i = 0; i < 32; i++) {
+        assert_true(y[i] == x[i < 31 ? i + 1 : 31]);
+        assert_true(w[i] == INT64_C(1) << 40);
+        assert_true(r[2 * i] == s0 && r[2 * i + 1] == s1);
+    }
+    kf_module_free(m);
+}
+
+static const char INTBUILTINS[] =
+    "kernel ib(o: &mut [u32], s: &mut [i32], a: u32, b: i32) {\n"
+    "    o[0] = cdiv(a, 7);\n"
+    "    o[1] = clz(a);\n"
+    "    o[2] = popc(a);\n"
+    "    o[3] = mul_hi(a, a);\n"
+    "    o[4] = select(a > 5, a, 2);\n"
+    "    s[0] = cdiv(b, 4);\n"
+    "    s[1] = clamp(b, -3, 3);\n"
+    "    s[2] = abs(b);\n"
+    "    s[3] = min(b, 2);\n"
+    "    s[4] = b % 4;\n"
+    "}\n";
+
+static void integer_builtins_from_source(void **state)
+{
+    kf_module *m = compile(INTBUILTINS);
+    uint32_t o[5];
+    int32_t s[5];
+    karg args[] = {{o, sizeof o, 0}, {s, sizeof s, 0}, {0, 0, 0xF0000001u}, {0, 0, (uint32_t)-9}};
+    kf_error err = {0};
+    assert_int_equal(run(kf_module_kernel(m, NULL), 1, 1, args, &err, NULL), KF_OK);
+    assert_int_equal(o[0], 0xF0000001u / 7 + (0xF0000001u % 7 != 0));
+    assert_int_equal(o[1], 0);
+    assert_int_equal(o[2], 5);
+    assert_int_equal(o[3], (uint32_t)(((uint64_t)0xF0000001u * 0xF0000001u) >> 32));
+    assert_int_equal(o[4], 0xF0000001u);
+    assert_int_equal(s[0], -2);                       /* -9/4 = -2.25 rounds toward +inf */
+    assert_int_equal(s[1], -3);
+    assert_int_equal(s[2], 9);
+    assert_int_equal(s[3], -9);
+    assert_int_equal(s[4], -1);
+    kf_module_free(m);
+}
+
+static const char ATOMICS[] =
+    "kernel at(c: &mut [u32], m: &mut [i32], x: &[i32]) {\n"
+    "    let t = global_id.x;\n"
+    "    atomic_add(c, 0, 1);\n"
+    "    atomic_max(m, 0, x[t]);\n"
+    "    atomic_min(m, 1, x[t]);\n"
+    "    let old = atomic_cas(c, 1, 0, t + 1);\n"
+    "    if old == 0 { atomic_exch(c, 2, t); }\n"
+    "}\n";
+
+static void atomics_from_source(void **state)
+{
+    kf_module *m = compile(ATOMICS);
+    uint32_t c[3] = {0, 0, 12345};
+    int32_t mm[2] = {INT32_MIN, INT32_MAX}, x[512];
+    for (int i = 0; i < 512; i++) x[i] = (i * 7919) % 2000 - 1000;
+    int32_t mx = INT32_MIN, mn = INT32_MAX;
+    for (int i = 0; i < 512; i++) mx = x[i] > mx ? x[i] : mx, mn = x[i] < mn ? x[i] : mn;
+    karg args[] = {{c, sizeof c, 0}, {mm, sizeof mm, 0}, {x, sizeof x, 0}};
+    kf_error err = {0};
+    assert_int_equal(run(kf_module_kernel(m, NULL), 4, 128, args, &err, NULL), KF_OK);
+    assert_int_equal(c[0], 512);
+    assert_int_equal(mm[0], mx);
+    assert_int_equal(mm[1], mn);
+    assert_int_equal(c[1], c[2] + 1);                 /* the one winner wrote its id */
+    kf_module_free(m);
+}
+
+static const char WHILEFN[] =
+    "fn collatz(n: u32) -> u32 {\n"
+    "    var x = n;\n"
+    "    var steps: u32 = 0;\n"
+    "    while x != 1 {\n"
+    "        if x % 2 == 0 { x = x / 2; } else { x = 3 * x + 1; }\n"
+    "        steps += 1;\n"
+    "    }\n"
+    "    return steps;\n"
+    "}\n"
+    "kernel cz(o: &mut [u32]) {\n"
+    "    o[global_id.x] = collatz(global_id.x + 1);\n"
+    "}\n";
+
+static void while_loops_in_inlined_fns(void **state)
+{
+    kf_module *m = compile(WHILEFN);
+    uint32_t o[1000];
+    karg args[] = {{o, sizeof o, 0}};
+    kf_error err = {0};
+    assert_int_equal(run(kf_module_kernel(m, NULL), 4, 250, args, &err, NULL), KF_OK);
+    for (uint32_t i = 0; i < 1000; i++) {
+        uint32_t x = i + 1, n = 0;
+        while (x != 1) x = x % 2 ? 3 * x + 1 : x / 2, n++;
+        assert_int_equal(o[i], n);
+    }
+    kf_module_free(m);
+}
+
+/* ---- error reports at source lines -------------------------------------------- */
+
+/* Runs kernel src on grid x block with buffers of n u32 elements; expects a
+ * runtime error at line `line` whose message contains `what`, and returns
+ * the message. */
+static void expect_fault(const char *src, uint32_t grid, uint32_t block, uint32_t line, const char *what)
+{
+    kf_module *m = compile(src);
+    const kf_ir_kernel *k = kf_module_kernel(m, NULL);
+    uint32_t mem[64] = {0};
+    karg args[4];
+    for (uint32_t i = 0; i < 4; i++) args[i] = (karg){mem, sizeof mem, 0};
+    kf_error err = {0};
+    assert_int_equal(run(k, grid, block, args, &err, NULL), KF_ERR_RUNTIME);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "kernel %s: t.kf:%u:", k->name, line);
+    if (strncmp(err.msg, prefix, strlen(prefix)) != 0 || !strstr(err.msg, what)) print_error("got: %s\n", err.msg);
+    assert_int_equal(strncmp(err.msg, prefix, strlen(prefix)), 0);
+    assert_non_null(strstr(err.msg, what));
+    assert_int_equal(err.loc.line, line);
+    kf_module_free(m);
+}
+
+static void source_errors_are_reported_at_their_line(void **state)
+{
+    expect_fault("kernel oob(x: &[u32], y: &mut [u32]) {\n"
+                 "    let i = global_id.x;\n"
+                 "    y[i] = x[i + 1];\n"
+                 "}\n",
+                 2, 32, 3, "out-of-bounds load of x[64] (length 64) in block (1,0,0) thread (31,0,0)");
+    expect_fault("kernel oobs(x: &[u32], y: &mut [u32]) {\n"
+                 "    y[global_id.x * 2] = 1;\n"
+                 "}\n",
+                 1, 64, 2, "out-of-bounds store of y[64] (length 64) in block (0,0,0) thread (32,0,0)");
+    expect_fault("kernel div(x: &[u32], y: &mut [u32]) {\n"
+                 "    let i = thread_id.x;\n"
+                 "    y[i] = 100 / (5 - i);\n"
+                 "}\n",
+                 1, 8, 3, "integer division by zero in block (0,0,0) thread (5,0,0)");
+    expect_fault("kernel bar(x: &[u32], y: &mut [u32]) {\n"
+                 "    if thread_id.x < 40 {\n"
+                 "        barrier();\n"
+                 "    }\n"
+                 "}\n",
+                 1, 64, 3, "divergent barrier: thread (40,0,0) has exited");
+    expect_fault("kernel wrp(x: &[u32], y: &mut [u32]) {\n"
+                 "    if lane_id < 20 {\n"
+                 "        y[thread_id.x] = warp_sum(x[thread_id.x]);\n"
+                 "    }\n"
+                 "}\n",
+                 1, 48, 3, "warp builtin not reached by all 32 lanes of warp 0");
+    expect_fault("kernel loc(x: &[u32], y: &mut [u32]) {\n"
+                 "    var a: u32[4];\n"
+                 "    a[0] = 1;\n"
+                 "    y[thread_id.x] = a[thread_id.x];\n"
+                 "}\n",
+                 1, 4, 4, "read of local array element a[1] before it was written in block (0,0,0) thread (1,0,0)");
+    expect_fault("kernel sh(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[16];\n"
+                 "    s[thread_id.x] = 1;\n"
+                 "}\n",
+                 1, 32, 3, "out-of-bounds store of shared array s[16] (length 16)");
+    expect_fault("kernel at(x: &[u32], y: &mut [u32]) {\n"
+                 "    atomic_add(y, thread_id.x + 60, 1);\n"
+                 "}\n",
+                 1, 8, 2, "out-of-bounds atomic_add of y[64] (length 64) in block (0,0,0) thread (4,0,0)");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(saxpy_matches_float_reference),
+        cmocka_unit_test(reduce_sum_over_a_million_elements),
+        cmocka_unit_test(rmsnorm_f16_matches_double_reference),
+        cmocka_unit_test(softmax_f16_64x1024_matches_double_reference),
+        cmocka_unit_test(shifts_conversions_and_wrapping_from_source),
+        cmocka_unit_test(vector_view_loads_and_unrolled_lanes),
+        cmocka_unit_test(shuffles_of_f64_i64_and_vectors),
+        cmocka_unit_test(integer_builtins_from_source),
+        cmocka_unit_test(atomics_from_source),
+        cmocka_unit_test(while_loops_in_inlined_fns),
+        cmocka_unit_test(source_errors_are_reported_at_their_line),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
