@@ -21,6 +21,23 @@
 
 /* ---- text output ----------------------------------------------------------- */
 
+static void hex_digits(char *out, uint64_t v, int digits)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (int i = digits - 1; i >= 0; i--, v >>= 4) out[i] = hex[v & 15];
+    out[digits] = 0;
+}
+
+static void dec_digits(char *out, uint64_t u, bool neg)
+{
+    char num[24], *e = num + sizeof num, *q = e;
+    do *--q = (char)('0' + u % 10); while ((u /= 10));
+    if (neg) *--q = '-';
+    memcpy(out, q, (size_t)(e - q));
+    out[e - q] = 0;
+}
+
+
 static void push_loc(ptx_cx *cx, kf_loc loc)
 {
     if (!KF_VEC_PUSH(&cx->locs, loc)) cx->failed = true;
@@ -59,8 +76,9 @@ static void source_line(const ptx_cx *cx, uint32_t line, const char **s, int *n)
 }
 
 /* Appends fmt with its arguments. The conversions the emitter's hot path
- * uses (%s %u %d %lld %llu %%) are expanded here, several times faster than
- * vsnprintf; a format with anything else goes through kf_buf_vprintf. */
+ * uses (%s %u %d %lld %llu %%) are expanded here into one line buffer and
+ * appended once, several times faster than vsnprintf; a format with anything
+ * else, or a line too long for the buffer, goes through kf_buf_vprintf. */
 static void fast_vprintf(kf_buf *b, const char *fmt, va_list ap)
 {
     for (const char *p = fmt; (p = strchr(p, '%')); p++) {
@@ -71,37 +89,50 @@ static void fast_vprintf(kf_buf *b, const char *fmt, va_list ap)
             return;
         }
     }
-    const char *run = fmt;
-    for (const char *p = fmt; *p; p++) {
-        if (*p != '%') continue;
-        kf_buf_append(b, run, (size_t)(p - run));
+    va_list ap2;
+    va_copy(ap2, ap);
+    char line[512];
+    size_t n = 0;
+    bool fits = true;
+    for (const char *p = fmt; *p && fits; p++) {
+        if (*p != '%') {
+            line[n++] = *p;
+            fits = n < sizeof line - 32;
+            continue;
+        }
         p++;
         bool ll = p[0] == 'l' && p[1] == 'l';
         if (ll) p += 2;
-        char num[24], *e = num + sizeof num, *q = e;
-        unsigned long long u = 0;
-        bool neg = false;
         if (*p == 's') {
-            kf_buf_puts(b, va_arg(ap, const char *));
-            run = p + 1;
+            const char *a = va_arg(ap, const char *);
+            size_t l = strlen(a);
+            fits = n + l < sizeof line - 32;
+            if (fits) memcpy(line + n, a, l), n += l;
             continue;
-        } else if (*p == '%') {
-            kf_buf_append(b, "%", 1);
-            run = p + 1;
+        }
+        if (*p == '%') {
+            line[n++] = '%';
             continue;
-        } else if (*p == 'u') {
+        }
+        unsigned long long u;
+        bool neg = false;
+        if (*p == 'u') {
             u = ll ? va_arg(ap, unsigned long long) : va_arg(ap, unsigned);
         } else {
             long long v = ll ? va_arg(ap, long long) : va_arg(ap, int);
             neg = v < 0;
             u = neg ? 0ull - (unsigned long long)v : (unsigned long long)v;
         }
+        char num[24], *e = num + sizeof num, *q = e;
         do *--q = (char)('0' + u % 10); while ((u /= 10));
         if (neg) *--q = '-';
-        kf_buf_append(b, q, (size_t)(e - q));
-        run = p + 1;
+        memcpy(line + n, q, (size_t)(e - q));
+        n += (size_t)(e - q);
+        fits = n < sizeof line - 32;
     }
-    kf_buf_puts(b, run);
+    if (fits) kf_buf_append(b, line, n);
+    else kf_buf_vprintf(b, fmt, ap2);
+    va_end(ap2);
 }
 
 /* Before the first instruction of a new source line: a comment with the
@@ -116,12 +147,27 @@ static void line_info(ptx_cx *cx)
         source_line(cx, l.line, &s, &n);
         const char *f = l.file ? l.file : (cx->m && cx->m->file ? cx->m->file : "?");
         const char *base = strrchr(f, '/');
-        kf_buf_printf(&cx->body, "\t// %s:%u%s%.*s\n", base ? base + 1 : f, l.line, n ? "  " : "", n, s);
+        char num[16];
+        dec_digits(num, l.line, false);
+        kf_buf_append(&cx->body, "\t// ", 4);
+        kf_buf_puts(&cx->body, base ? base + 1 : f);
+        kf_buf_append(&cx->body, ":", 1);
+        kf_buf_puts(&cx->body, num);
+        if (n) kf_buf_append(&cx->body, "  ", 2);
+        kf_buf_append(&cx->body, s, (size_t)n);
+        kf_buf_append(&cx->body, "\n", 1);
         push_loc(cx, l);
         cx->last_comment_line = l.line;
     }
     if (cx->o->lineinfo && (l.line != cx->last_loc_line || l.col != cx->last_loc_col)) {
-        kf_buf_printf(&cx->body, "\t.loc 1 %u %u\n", l.line, l.col);
+        char ln[16], col[16];
+        dec_digits(ln, l.line, false);
+        dec_digits(col, l.col, false);
+        kf_buf_append(&cx->body, "\t.loc 1 ", 8);
+        kf_buf_puts(&cx->body, ln);
+        kf_buf_append(&cx->body, " ", 1);
+        kf_buf_puts(&cx->body, col);
+        kf_buf_append(&cx->body, "\n", 1);
         push_loc(cx, l);
         cx->last_loc_line = l.line;
         cx->last_loc_col = l.col;
@@ -134,9 +180,9 @@ void ptx_ins(ptx_cx *cx, const char *fmt, ...)
     line_info(cx);
     va_list ap;
     va_start(ap, fmt);
-    kf_buf_puts(&cx->body, "\t");
+    kf_buf_append(&cx->body, "\t", 1);
     fast_vprintf(&cx->body, fmt, ap);
-    kf_buf_puts(&cx->body, ";\n");
+    kf_buf_append(&cx->body, ";\n", 2);
     va_end(ap);
     push_loc(cx, cx->cur);
 }
@@ -200,6 +246,13 @@ static void reg_name(preg *r, ptx_rclass rc, uint32_t n, bool text)
     r->s[pl + (size_t)(e - q)] = 0;
 }
 
+preg ptx_regn(const ptx_cx *cx, ptx_rclass rc, uint32_t n)
+{
+    preg r;
+    reg_name(&r, rc, n, cx->final_pass);
+    return r;
+}
+
 preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane)
 {
     preg r;
@@ -208,6 +261,7 @@ preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane)
         snprintf(r.s, sizeof r.s, "%%r0");
         return r;
     }
+    if (cx->alias[v]) v = cx->alias[v];
     const kf_ir_value *val = &cx->k->vals[v];
     ptx_rclass rc = ptx_class_of(val->type);
     cx->needreg[v] = 1;
@@ -225,7 +279,7 @@ preg ptx_opnd(ptx_cx *cx, kf_val v, uint32_t lane)
     if (ptx_const_of(cx, v, &b)) {
         kf_type t = cx->k->vals[v].type;
         if (t.kind != KF_TK_BUFFER && t.scalar != KF_S_BOOL && t.scalar != KF_S_F16 && t.scalar != KF_S_BF16)
-            return ptx_imm((kf_scalar)t.scalar, b);
+            return cx->final_pass ? ptx_imm((kf_scalar)t.scalar, b) : (preg){{0}};
     }
     return ptx_reg(cx, v, lane);
 }
@@ -234,7 +288,7 @@ preg ptx_movsrc(ptx_cx *cx, kf_val v, uint32_t lane)
 {
     uint64_t b;
     if (ptx_const_of(cx, v, &b) && cx->k->vals[v].type.kind != KF_TK_BUFFER)
-        return ptx_imm((kf_scalar)cx->k->vals[v].type.scalar, b);
+        return cx->final_pass ? ptx_imm((kf_scalar)cx->k->vals[v].type.scalar, b) : (preg){{0}};
     return ptx_reg(cx, v, lane);
 }
 
@@ -249,19 +303,24 @@ preg ptx_imm(kf_scalar s, uint64_t bits)
 {
     preg r;
     switch (s) {
-    case KF_S_F32: snprintf(r.s, sizeof r.s, "0f%08X", (unsigned)(bits & 0xffffffffu)); break;
-    case KF_S_F64: snprintf(r.s, sizeof r.s, "0d%016llX", (unsigned long long)bits); break;
+    case KF_S_F32: memcpy(r.s, "0f", 2), hex_digits(r.s + 2, bits & 0xffffffffu, 8); break;
+    case KF_S_F64: memcpy(r.s, "0d", 2), hex_digits(r.s + 2, bits, 16); break;
     case KF_S_F16:
-    case KF_S_BF16: snprintf(r.s, sizeof r.s, "0x%04X", (unsigned)(bits & 0xffff)); break;
-    case KF_S_BOOL: snprintf(r.s, sizeof r.s, "%u", (unsigned)(bits & 1)); break;
-    case KF_S_I8: snprintf(r.s, sizeof r.s, "%d", (int)(int8_t)bits); break;
-    case KF_S_I16: snprintf(r.s, sizeof r.s, "%d", (int)(int16_t)bits); break;
-    case KF_S_I32: snprintf(r.s, sizeof r.s, "%d", (int)(int32_t)bits); break;
-    case KF_S_I64: snprintf(r.s, sizeof r.s, "%lld", (long long)(int64_t)bits); break;
-    case KF_S_U8: snprintf(r.s, sizeof r.s, "%u", (unsigned)(bits & 0xff)); break;
-    case KF_S_U16: snprintf(r.s, sizeof r.s, "%u", (unsigned)(bits & 0xffff)); break;
-    case KF_S_U32: snprintf(r.s, sizeof r.s, "%u", (unsigned)(bits & 0xffffffffu)); break;
-    default: snprintf(r.s, sizeof r.s, "%llu", (unsigned long long)bits); break;
+    case KF_S_BF16: memcpy(r.s, "0x", 2), hex_digits(r.s + 2, bits & 0xffff, 4); break;
+    case KF_S_BOOL: dec_digits(r.s, bits & 1, false); break;
+    case KF_S_I8:
+    case KF_S_I16:
+    case KF_S_I32:
+    case KF_S_I64: {
+        uint32_t w = 8u * kf_scalar_bytes[s];
+        int64_t v = w == 64 ? (int64_t)bits : (int64_t)(bits << (64 - w)) >> (64 - w);
+        dec_digits(r.s, v < 0 ? 0ull - (uint64_t)v : (uint64_t)v, v < 0);
+        break;
+    }
+    case KF_S_U8: dec_digits(r.s, bits & 0xff, false); break;
+    case KF_S_U16: dec_digits(r.s, bits & 0xffff, false); break;
+    case KF_S_U32: dec_digits(r.s, bits & 0xffffffffu, false); break;
+    default: dec_digits(r.s, bits, false); break;
     }
     return r;
 }
@@ -327,6 +386,31 @@ static bool link_markers(ptx_cx *cx)
     return true;
 }
 
+static bool reads(const kf_ir_ins *in, kf_val v)
+{
+    for (uint32_t j = 0; j < 4; j++)
+        if (j < kf_ir_op_nargs[in->op] && in->a[j] == v) return true;
+    return false;
+}
+
+/* `t = op ...; v = mov t` where t is used nowhere else and op does not
+ * read v: op writes v's registers directly and the MOV disappears. */
+static void forward_moves(ptx_cx *cx, const uint32_t *nuses)
+{
+    const kf_ir_kernel *k = cx->k;
+    for (uint32_t i = 0; i + 1 < k->nins; i++) {
+        const kf_ir_ins *in = &k->ins[i], *mv = &k->ins[i + 1];
+        kf_val t = in->dst, v = mv->dst;
+        if (!t || t >= k->nvals || in->op >= KF_IR_OP_COUNT || in->op == KF_IR_CONST || mv->op != KF_IR_MOV ||
+            mv->a[0] != t || !v || v >= k->nvals || v == t || cx->ndefs[t] != 1 || nuses[t] != 1 ||
+            cx->alias[v] || !kf_type_eq(k->vals[t].type, k->vals[v].type) || reads(in, v))
+            continue;
+        cx->alias[t] = v;
+        cx->skip[i + 1] = 1;
+        i++;
+    }
+}
+
 /* Counts definitions per value, finds single-CONST values, loops with a latch,
  * and which local arrays can stay in registers (every index a constant). */
 static bool analyse(ptx_cx *cx, kf_arena *arena)
@@ -340,6 +424,10 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
     cx->has_latch = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->has_latch);
     cx->partner = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->partner);
     cx->needreg = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->needreg);
+    cx->alias = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->alias);
+    cx->skip = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->skip);
+    uint32_t *nuses = kf_arena_calloc(arena, k->nvals + 1, sizeof *nuses);
+    if (!cx->alias || !cx->skip || !nuses) return false;
     bool *dyn = kf_arena_calloc(arena, k->narrays + 1, sizeof *dyn);
     if (!cx->vreg || !cx->ndefs || !cx->cdef || !cx->areg || !cx->aname || !cx->has_latch || !dyn ||
         !cx->partner || !cx->needreg || !index_lines(cx, arena) || !link_markers(cx))
@@ -351,7 +439,10 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
             cx->ndefs[in->dst]++;
             if (in->op == KF_IR_CONST) cx->cdef[in->dst] = (int32_t)i;
         }
+        for (uint32_t j = 0; j < 4 && in->op < KF_IR_OP_COUNT; j++)
+            if (j < kf_ir_op_nargs[in->op] && in->a[j] < k->nvals) nuses[in->a[j]]++;
     }
+    forward_moves(cx, nuses);
     for (uint32_t i = 0; i < k->nins; i++) {
         const kf_ir_ins *in = &k->ins[i];
         uint64_t b;
@@ -469,6 +560,10 @@ static void emit_body(ptx_cx *cx)
     const kf_ir_kernel *k = cx->k;
     for (uint32_t i = 0; i < k->nins && !cx->failed; i++) {
         cx->at = i;
+        if (cx->skip[i]) {
+            ptx_forget_ins(cx, &k->ins[i]);
+            continue;
+        }
         cx->cur = k->ins[i].loc;
         if (!cx->cur.file && cx->m) cx->cur.file = cx->m->file;
         /* IF c; BREAK/CONTINUE; ENDIF is one predicated branch. */
@@ -508,6 +603,11 @@ static void emit_passes(ptx_cx *cx)
     cx->last_loc_line = cx->last_loc_col = cx->last_comment_line = 0;
     cx->failed = false;
     cx->final_pass = true;
+    /* about 40 bytes and 1.5 lines of PTX per IR instruction: reserve once */
+    kf_buf_append(&cx->body, "", 0);
+    if (!kf_vec_grow((void **)&cx->body.data, &cx->body.cap, (size_t)cx->k->nins * 48 + 256, 1) ||
+        !KF_VEC_RESERVE(&cx->locs, (size_t)cx->k->nins * 2 + 16))
+        cx->failed = true;
     emit_body(cx);
 }
 

@@ -90,6 +90,8 @@ typedef struct {
     uint32_t nacache;
     uint32_t *line_start;         /* offset of each source line (1-based index), or NULL */
     uint32_t nlines;
+    kf_val *alias;                /* per value: a var whose registers it is written into directly, or 0 */
+    uint8_t *skip;                /* per instruction: a MOV made redundant by alias */
     uint8_t *needreg;             /* per value: a single-CONST value some use needs in a register */
     bool final_pass;              /* second pass: CONSTs nobody needs in a register emit nothing */
     uint32_t at;                  /* index of the IR instruction being emitted */
@@ -108,6 +110,8 @@ void ptx_error(ptx_cx *cx, const char *fmt, ...) __attribute__((format(printf, 2
 ptx_rclass ptx_class_of(kf_type t);
 preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane);
 preg ptx_tmp(ptx_cx *cx, ptx_rclass rc);
+/* The name of register n of class rc (empty in the first pass). */
+preg ptx_regn(const ptx_cx *cx, ptx_rclass rc, uint32_t n);
 /* An operand where PTX accepts an immediate: the constant's immediate
  * when v is a single-CONST value (not bool/f16/bf16), else its register. */
 preg ptx_opnd(ptx_cx *cx, kf_val v, uint32_t lane);
@@ -127,5 +131,7 @@ void ptx_math_lane(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const 
                    const char *b, const char *c);
 /* Emits one IR instruction (emit/ptx_ops.c). */
 void ptx_emit_ins(ptx_cx *cx, const kf_ir_ins *in);
+/* Accounts for an instruction that writes no text (a skipped MOV). */
+void ptx_forget_ins(ptx_cx *cx, const kf_ir_ins *in);
 
 #endif

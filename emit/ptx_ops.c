@@ -24,6 +24,26 @@ typedef struct {
     char s[64];
 } paddr;
 
+/* "base" or "base+off" (snprintf-free: addresses are on the hot path). */
+static paddr addr_of(const char *base, int64_t off)
+{
+    paddr a;
+    size_t n = strlen(base);
+    if (n > 40) n = 40;
+    memcpy(a.s, base, n);
+    if (off) {
+        char num[24], *e = num + sizeof num, *q = e;
+        unsigned long long u = off < 0 ? 0ull - (unsigned long long)off : (unsigned long long)off;
+        do *--q = (char)('0' + u % 10); while ((u /= 10));
+        if (off < 0) *--q = '-';
+        a.s[n++] = '+';
+        memcpy(a.s + n, q, (size_t)(e - q));
+        n += (size_t)(e - q);
+    }
+    a.s[n] = 0;
+    return a;
+}
+
 static kf_type vtype(const ptx_cx *cx, kf_val v)
 {
     return cx->k->vals[v].type;
@@ -222,8 +242,8 @@ static void mem_access(ptx_cx *cx, bool store, const char *sp, const char *addr,
     }
     kf_buf list = {0};
     if (n <= 4) {
-        char vec[8] = "";
-        if (n > 1) snprintf(vec, sizeof vec, "v%u.", n);
+        static const char *const vecs[5] = {"", "", "v2.", "", "v4."};
+        const char *vec = vecs[n];
         reg_list(cx, &list, v, n);
         const char *lb = n > 1 ? "{" : "", *rb = n > 1 ? "}" : "";
         if (store) ptx_ins(cx, "st.%s.%s%s [%s], %s%s%s", sp, vec, ptx_scalars[s].mem, addr, lb, list.data, rb);
@@ -273,18 +293,14 @@ static bool const_offset(const ptx_cx *cx, kf_val idx, uint32_t bytes, int64_t *
 /* Address of buf[idx] (global space, 64-bit) for elements of `bytes`. */
 static paddr buf_addr(ptx_cx *cx, kf_val buf, kf_val idx, uint32_t bytes)
 {
-    paddr a;
     int64_t off;
     preg base = ptx_reg(cx, buf, 0);
     if (const_offset(cx, idx, bytes, &off)) {
-        if (off) snprintf(a.s, sizeof a.s, "%s+%lld", base.s, (long long)off);
-        else snprintf(a.s, sizeof a.s, "%s", base.s);
-        return a;
+        return addr_of(base.s, off);
     }
     for (uint32_t i = 0; i < cx->nacache; i++)
         if (cx->acache[i].buf == buf && cx->acache[i].idx == idx && cx->acache[i].bytes == bytes) {
-            snprintf(a.s, sizeof a.s, "%s", cx->acache[i].addr.s);
-            return a;
+            return addr_of(cx->acache[i].addr.s, 0);
         }
     kf_scalar s = (kf_scalar)vtype(cx, idx).scalar;
     preg t = ptx_tmp(cx, PTX_RC_RD);
@@ -296,21 +312,17 @@ static paddr buf_addr(ptx_cx *cx, kf_val buf, kf_val idx, uint32_t bytes)
         preg i = index32(cx, idx);
         ptx_ins(cx, "mad.wide.%s32 %s, %s, %u, %s", is_signed_s(s) ? "s" : "u", t.s, i.s, bytes, base.s);
     }
-    snprintf(a.s, sizeof a.s, "%s", t.s);
-    return a;
+    return addr_of(t.s, 0);
 }
 
 /* Address of arrays[ai][idx] in shared or local space (32-bit). */
 static paddr arr_addr(ptx_cx *cx, uint32_t ai, kf_val idx)
 {
-    paddr a;
     int64_t off;
     uint32_t bytes = kf_type_elem_bytes(cx->k->arrays[ai].type);
     const char *name = cx->aname[ai];
     if (const_offset(cx, idx, bytes, &off)) {
-        if (off) snprintf(a.s, sizeof a.s, "%s+%lld", name, (long long)off);
-        else snprintf(a.s, sizeof a.s, "%s", name);
-        return a;
+        return addr_of(name, off);
     }
     kf_scalar s = (kf_scalar)vtype(cx, idx).scalar;
     preg i;
@@ -323,8 +335,7 @@ static paddr arr_addr(ptx_cx *cx, uint32_t ai, kf_val idx)
     preg b = ptx_tmp(cx, PTX_RC_R), t = ptx_tmp(cx, PTX_RC_R);
     ptx_ins(cx, "mov.u32 %s, %s", b.s, name);
     ptx_ins(cx, "mad.lo.s32 %s, %s, %u, %s", t.s, i.s, bytes, b.s);
-    snprintf(a.s, sizeof a.s, "%s", t.s);
-    return a;
+    return addr_of(t.s, 0);
 }
 
 static const char *arr_space(const ptx_cx *cx, uint32_t ai)
@@ -356,10 +367,9 @@ static void emit_array(ptx_cx *cx, const kf_ir_ins *in, bool store)
     }
     kf_scalar s = (kf_scalar)at.scalar;
     for (uint32_t l = 0; l < at.lanes; l++) {
-        char r[24];
-        snprintf(r, sizeof r, "%s%u", ptx_rc_prefix[ptx_scalars[s].rc], cx->areg[ai] + (uint32_t)e * at.lanes + l);
-        if (store) ptx_ins(cx, "mov.%s %s, %s", movty(s), r, ptx_movsrc(cx, v, l).s);
-        else ptx_ins(cx, "mov.%s %s, %s", movty(s), ptx_reg(cx, v, l).s, r);
+        preg r = ptx_regn(cx, (ptx_rclass)ptx_scalars[s].rc, cx->areg[ai] + (uint32_t)e * at.lanes + l);
+        if (store) ptx_ins(cx, "mov.%s %s, %s", movty(s), r.s, ptx_movsrc(cx, v, l).s);
+        else ptx_ins(cx, "mov.%s %s, %s", movty(s), ptx_reg(cx, v, l).s, r.s);
     }
 }
 
@@ -544,9 +554,12 @@ static void emit_binop(ptx_cx *cx, const kf_ir_ins *in)
         return;
     }
     uint64_t cb;
-    bool bconst = ptx_const_of(cx, in->a[1], &cb) && s != KF_S_BOOL && !is_half(s);
+    kf_val va = in->a[0], vb = in->a[1];
+    bool commutes = op == KF_OP_ADD || op == KF_OP_MUL || op == KF_OP_AND || op == KF_OP_OR || op == KF_OP_XOR;
+    if (commutes && ptx_const_of(cx, va, &cb) && !ptx_const_of(cx, vb, &cb)) va = in->a[1], vb = in->a[0];
+    bool bconst = ptx_const_of(cx, vb, &cb) && s != KF_S_BOOL && !is_half(s);
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
-        preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, in->a[0], l), b = ptx_opnd(cx, in->a[1], l);
+        preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, va, l), b = ptx_opnd(cx, vb, l);
         if (bconst && !is_float_s(s) && const_int_binop(cx, op, s, d.s, a.s, cb)) continue;
         if (s == KF_S_BOOL) {
             if (op != KF_OP_AND && op != KF_OP_OR && op != KF_OP_XOR) {
@@ -992,6 +1005,11 @@ static void invalidate_addresses(ptx_cx *cx, const kf_ir_ins *in)
 void ptx_emit_ins(ptx_cx *cx, const kf_ir_ins *in)
 {
     emit_one(cx, in);
+    invalidate_addresses(cx, in);
+}
+
+void ptx_forget_ins(ptx_cx *cx, const kf_ir_ins *in)
+{
     invalidate_addresses(cx, in);
 }
 

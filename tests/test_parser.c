@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -748,6 +749,47 @@ static void binary_garbage_gives_errors_and_no_crash(void **state)
     free(buf);
 }
 
+/* Parses every .kf file of one folder; returns how many. */
+static int parse_folder(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int count = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n < 4 || strcmp(e->d_name + n - 3, ".kf") != 0) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        char *src;
+        size_t len;
+        kf_error err = {0};
+        assert_int_equal(kf_read_file(path, &src, &len, &err), KF_OK);
+        parsed *p = parse_n(src, len);
+        if (p->diags.nerrors) fail_msg("%s:%u:%u: %s", path, p->diags.items.data[0].loc.line,
+                                       p->diags.items.data[0].loc.col, p->diags.items.data[0].msg);
+        bool kernel = false;
+        for (const kf_node *it = p->module->a; it; it = it->next) kernel |= it->kind == KF_N_KERNEL;
+        assert_true(kernel);
+        parsed_free(p);
+        free(src);
+        count++;
+    }
+    closedir(d);
+    return count;
+}
+
+static void library_kernels_parse_without_errors(void **state)
+{
+    const char *root = getenv("KF_SOURCE_DIR") ? getenv("KF_SOURCE_DIR") : KF_SOURCE_DIR;
+    char dir[900];
+    snprintf(dir, sizeof dir, "%s/kernels", root);
+    int n = parse_folder(dir);
+    snprintf(dir, sizeof dir, "%s/kernels/features", root);
+    n += parse_folder(dir);
+    assert_true(n >= 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -782,6 +824,7 @@ int main(void)
         cmocka_unit_test(ten_megabyte_line_reports_the_right_column),
         cmocka_unit_test(unterminated_comment_and_invalid_utf8_in_a_program),
         cmocka_unit_test(binary_garbage_gives_errors_and_no_crash),
+        cmocka_unit_test(library_kernels_parse_without_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -359,8 +359,9 @@ static void test_short_circuit_and_is_branches(void **st)
     HAS(p, "@!%p1 bra $L_if_4_else;");
     HAS(p, "bra $L_if_4_end;\n$L_if_4_else:\n");
     HAS(p, "$L_if_4_end:\n");
-    HAS(p, "mov.pred %p3, %p2;\n\tbra $L_if_4_end;");
-    HAS(p, "$L_if_4_else:\n\tmov.pred %p3, 0;\n$L_if_4_end:");
+    HAS(p, "setp.lt.u32 %p2, %r1, %r2;\n\tbra $L_if_4_end;");   /* written straight into r */
+    HAS(p, "$L_if_4_else:\n\tmov.pred %p2, 0;\n$L_if_4_end:");
+    HAS(p, "selp.u16 %rs1, 1, 0, %p2;");
     free(p);
     kf_diags_free(&d);
 }
