@@ -508,6 +508,22 @@ static void corrupted_ir_is_reported_or_emitted_never_a_fault(void **state)
     assert_true(nerr > 0);   /* the corruption does reach the checks */
 }
 
+static void shuffles_by_a_runtime_amount_keep_the_own_value_past_the_warp(void **state)
+{
+    char *t = emit_case(case_atomics_all);
+    /* runtime amounts: guarded helpers; shfl (idx) takes the lane mod 32 as CUDA */
+    assert_has(t, "T r = __shfl_down_sync(0xffffffffu, v, d);\n    return d < 32u ? r : v;");
+    assert_has(t, "kf_shfl_xor(");
+    assert_has(t, "kf_shfl_up(");
+    assert_has(t, "kf_shfl_down(");
+    assert_has(t, "__shfl_sync(0xffffffffu, ");
+    free(t);
+    t = emit_case(case_warp);
+    assert_has(t, "__shfl_xor_sync(0xffffffffu, t8, 16u)");   /* constant < 32: the intrinsic */
+    assert_lacks(t, "kf_shfl_xor");
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -535,6 +551,7 @@ int main(void)
         cmocka_unit_test(kf_files_emit_deterministically_and_completely),
         cmocka_unit_test(per_lane_results_fold_lane_by_lane),
         cmocka_unit_test(corrupted_ir_is_reported_or_emitted_never_a_fault),
+        cmocka_unit_test(shuffles_by_a_runtime_amount_keep_the_own_value_past_the_warp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
