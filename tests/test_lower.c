@@ -759,6 +759,62 @@ static void compiled_saxpy_prints_expected_ir(void **state)
     free(text);
 }
 
+/* The printed layout of loops with a latch, if/else and a shared array. */
+static void compiled_loop_prints_expected_ir(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(
+        "@schedule(block = 64)\n"
+        "kernel k(out: &mut [i32], n: i32) {\n"
+        "    shared tile: i32[64];\n"
+        "    var s: i32 = 0;\n"
+        "    for j in 0 .. n step 2 {\n"
+        "        if j > 3 { s += j; } else { s -= 1; }\n"
+        "    }\n"
+        "    tile[thread_id.x] = s;\n"
+        "    out[0] = tile[0];\n"
+        "}\n"
+        , NULL);
+    char *text = print_kernel(k);
+    const char *want =
+        "kernel k(out: &mut [i32] align 4, n: i32) block(64, 1, 1) grid(cdiv(count, 64)) ; t.kf:2:8\n"
+        "  shared @tile: i32[64]                     ; t.kf:3:12\n"
+        "  %1:&mut [i32] out = param 0               ; t.kf:2:10\n"
+        "  %2:i32 n = param 1                        ; t.kf:2:27\n"
+        "  %3:i32 = const 0                          ; t.kf:4:18\n"
+        "  %4:i32 s = mov %3                         ; t.kf:4:9\n"
+        "  %5:i32 = const 0                          ; t.kf:5:14\n"
+        "  %6:i32 = const 2                          ; t.kf:5:26\n"
+        "  %7:i32 j = mov %5                         ; t.kf:5:5\n"
+        "  loop                                      ; t.kf:5:5\n"
+        "    %8:bool = cmp.ge.i32 %7, %2             ; t.kf:5:19\n"
+        "    if %8                                   ; t.kf:5:19\n"
+        "      break                                 ; t.kf:5:19\n"
+        "    endif                                   ; t.kf:5:19\n"
+        "    %9:i32 = const 3                        ; t.kf:6:16\n"
+        "    %10:bool = cmp.gt.i32 %7, %9            ; t.kf:6:14\n"
+        "    if %10                                  ; t.kf:6:9\n"
+        "      %11:i32 = add %4, %7                  ; t.kf:6:22\n"
+        "      %4:i32 s = mov %11                    ; t.kf:6:22\n"
+        "    else                                    ; t.kf:6:35\n"
+        "      %12:i32 = const 1                     ; t.kf:6:42\n"
+        "      %13:i32 = sub %4, %12                 ; t.kf:6:39\n"
+        "      %4:i32 s = mov %13                    ; t.kf:6:39\n"
+        "    endif                                   ; t.kf:6:9\n"
+        "  latch                                     ; t.kf:5:26\n"
+        "    %14:i32 = add %7, %6                    ; t.kf:5:26\n"
+        "    %7:i32 j = mov %14                      ; t.kf:5:26\n"
+        "  endloop                                   ; t.kf:5:5\n"
+        "  %15:u32 = sreg thread_id.x                ; t.kf:8:20\n"
+        "  astore @tile[%15], %4                     ; t.kf:8:9\n"
+        "  %16:u32 = const 0                         ; t.kf:9:9\n"
+        "  %17:u32 = const 0                         ; t.kf:9:19\n"
+        "  %18:i32 = aload @tile[%17]                ; t.kf:9:18\n"
+        "  store %1[%16], %18                        ; t.kf:9:8\n";
+    if (strcmp(text, want)) fprintf(stderr, "%s", text);
+    assert_string_equal(text, want);
+    free(text);
+}
+
 static const char *fn_src =
     "fn sq(a: u32) -> u32 { return a * a; }\n"
     "fn sum_sq(a: u32, b: u32) -> u32 { return sq(a) + sq(b); }\n"
@@ -1033,6 +1089,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(vectors_build_with_splat_and_insert, setup, teardown),
         cmocka_unit_test_setup_teardown(block_reduction_runs_on_the_interpreter, setup, teardown),
         cmocka_unit_test_teardown(compiled_saxpy_prints_expected_ir, teardown_module),
+        cmocka_unit_test_teardown(compiled_loop_prints_expected_ir, teardown_module),
         cmocka_unit_test_teardown(compiled_fns_are_inlined, teardown_module),
         cmocka_unit_test_teardown(compiled_unroll_leaves_no_loop, teardown_module),
         cmocka_unit_test_teardown(compiled_conversions_are_explicit, teardown_module),
