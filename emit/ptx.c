@@ -393,8 +393,21 @@ static bool reads(const kf_ir_ins *in, kf_val v)
     return false;
 }
 
+/* An op that writes each destination lane with one instruction after
+ * reading that lane's sources only (so its destination may be a source). */
+static bool lanewise_single(const kf_ir_ins *in)
+{
+    if (in->op != KF_IR_BINOP || in->type.kind == KF_TK_BUFFER) return false;
+    kf_scalar s = (kf_scalar)in->type.scalar;
+    bool ints = kf_scalar_class[s] == 'i' || kf_scalar_class[s] == 'u';
+    bool op_ok = in->sub == KF_OP_ADD || in->sub == KF_OP_SUB || in->sub == KF_OP_MUL ||
+                 (ints && (in->sub == KF_OP_AND || in->sub == KF_OP_OR || in->sub == KF_OP_XOR));
+    return op_ok && ((ints && kf_scalar_bytes[s] >= 2) || s == KF_S_F32 || s == KF_S_F64);
+}
+
 /* `t = op ...; v = mov t` where t is used nowhere else and op does not
- * read v: op writes v's registers directly and the MOV disappears. */
+ * read v (or reads it lane by lane before writing): op writes v's
+ * registers directly and the MOV disappears (`i = i + 1` is one add). */
 static void forward_moves(ptx_cx *cx, const uint32_t *nuses)
 {
     const kf_ir_kernel *k = cx->k;
@@ -403,7 +416,7 @@ static void forward_moves(ptx_cx *cx, const uint32_t *nuses)
         kf_val t = in->dst, v = mv->dst;
         if (!t || t >= k->nvals || in->op >= KF_IR_OP_COUNT || in->op == KF_IR_CONST || mv->op != KF_IR_MOV ||
             mv->a[0] != t || !v || v >= k->nvals || v == t || cx->ndefs[t] != 1 || nuses[t] != 1 ||
-            cx->alias[v] || !kf_type_eq(k->vals[t].type, k->vals[v].type) || reads(in, v))
+            cx->alias[v] || !kf_type_eq(k->vals[t].type, k->vals[v].type) || (reads(in, v) && !lanewise_single(in)))
             continue;
         cx->alias[t] = v;
         cx->skip[i + 1] = 1;
@@ -426,8 +439,9 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
     cx->needreg = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->needreg);
     cx->alias = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->alias);
     cx->skip = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->skip);
+    cx->named = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->named);
     uint32_t *nuses = kf_arena_calloc(arena, k->nvals + 1, sizeof *nuses);
-    if (!cx->alias || !cx->skip || !nuses) return false;
+    if (!cx->alias || !cx->skip || !cx->named || !nuses) return false;
     bool *dyn = kf_arena_calloc(arena, k->narrays + 1, sizeof *dyn);
     if (!cx->vreg || !cx->ndefs || !cx->cdef || !cx->areg || !cx->aname || !cx->has_latch || !dyn ||
         !cx->partner || !cx->needreg || !index_lines(cx, arena) || !link_markers(cx))
@@ -554,6 +568,24 @@ static bool check_arch(uint32_t arch)
     return arch == 80 || arch == 86 || arch == 89 || arch == 90;
 }
 
+/* The first time a named value (a let, var or parameter) is written, its
+ * source name goes at the end of the instruction line: `add.u32 %r6, ...;
+ * // i`. */
+static void name_comment(ptx_cx *cx, const kf_ir_ins *in)
+{
+    kf_val v = in->dst;
+    if (!cx->final_pass || !v || v >= cx->k->nvals) return;
+    if (cx->alias[v]) v = cx->alias[v];
+    const char *name = cx->k->vals[v].name;
+    kf_buf *b = &cx->body;
+    if (!name || cx->named[v] || b->len < 2 || b->data[b->len - 1] != '\n' || b->data[b->len - 2] != ';') return;
+    cx->named[v] = 1;
+    b->len--;
+    kf_buf_append(b, "\t// ", 4);
+    kf_buf_puts(b, name);
+    kf_buf_append(b, "\n", 1);
+}
+
 /* Emits one kernel body into cx->body. */
 static void emit_body(ptx_cx *cx)
 {
@@ -577,6 +609,7 @@ static void emit_body(ptx_cx *cx)
             continue;
         }
         ptx_emit_ins(cx, &k->ins[i]);
+        name_comment(cx, &k->ins[i]);
     }
     if (!k->nins) cx->cur = k->loc;
     cx->last_comment_line = cx->cur.line;   /* the closing ret needs no source comment */

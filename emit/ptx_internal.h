@@ -92,6 +92,7 @@ typedef struct {
     uint32_t nlines;
     kf_val *alias;                /* per value: a var whose registers it is written into directly, or 0 */
     uint8_t *skip;                /* per instruction: a MOV made redundant by alias */
+    uint8_t *named;               /* per value: its source name was already written as a comment */
     uint8_t *needreg;             /* per value: a single-CONST value some use needs in a register */
     bool final_pass;              /* second pass: CONSTs nobody needs in a register emit nothing */
     uint32_t at;                  /* index of the IR instruction being emitted */

@@ -359,7 +359,7 @@ static void test_short_circuit_and_is_branches(void **st)
     HAS(p, "@!%p1 bra $L_if_4_else;");
     HAS(p, "bra $L_if_4_end;\n$L_if_4_else:\n");
     HAS(p, "$L_if_4_end:\n");
-    HAS(p, "setp.lt.u32 %p2, %r1, %r2;\n\tbra $L_if_4_end;");   /* written straight into r */
+    HAS(p, "setp.lt.u32 %p2, %r1, %r2;\t// r\n\tbra $L_if_4_end;");   /* written straight into r */
     HAS(p, "$L_if_4_else:\n\tmov.pred %p2, 0;\n$L_if_4_end:");
     HAS(p, "selp.u16 %rs1, 1, 0, %p2;");
     free(p);
@@ -494,6 +494,27 @@ static void test_loc_before_each_source_line_with_g(void **st)
     kf_diags_free(&d);
 }
 
+static void test_source_names_and_var_updates(void **st)
+{
+    irb_init(&B, "k", NULL);
+    kf_type u32 = kf_type_scalar(KF_S_U32);
+    kf_val n = irb_param(&B, "n", u32);
+    kf_val i = irb_val(&B, u32, "i");
+    kf_val t = irb_op(&B, KF_IR_SREG, 0, u32, 0, 0, 0, KF_SR_TID_X);
+    irb_ins(&B, KF_IR_MOV, 0, u32, i, t, 0, 0, 0);
+    kf_val s = irb_op(&B, KF_IR_BINOP, KF_OP_ADD, u32, i, n, 0, 0);   /* i = i + n */
+    irb_ins(&B, KF_IR_MOV, 0, u32, i, s, 0, 0, 0);
+    kf_diags d = {0};
+    char *p = irb_emit(&B, 90, false, NULL, &d);
+    assert_non_null(p);
+    HAS(p, "ld.param.u32 %r1, [p_n];\t// n\n");
+    HAS(p, "mov.u32 %r2, %tid.x;\t// i\n");       /* the sreg is written straight into i */
+    HAS(p, "add.u32 %r2, %r2, %r1;\n");             /* and so is the update: no mov */
+    HASNT(p, "mov.u32 %r2, %r");
+    free(p);
+    kf_diags_free(&d);
+}
+
 static void test_module_header_and_entry(void **st)
 {
     build_copy(&B);
@@ -624,6 +645,7 @@ int main(void)
         cmocka_unit_test(test_float_atomic_min_is_cas_loop),
         cmocka_unit_test(test_address_reused_within_straight_line_code),
         cmocka_unit_test(test_constants_become_immediates),
+        cmocka_unit_test(test_source_names_and_var_updates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
