@@ -13,8 +13,15 @@
  *   4. live    drop pure instructions whose result nobody reads (to a fixed
  *              point), so no "set but never used" warning either;
  *   5. decide  per value: an inline literal, the parameter itself, declared
- *              where it is assigned (one assignment that precedes all uses in
- *              enclosing blocks), or declared at the top of the kernel;
+ *              where it is first assigned (when every other assignment and
+ *              use follows in that block or nested ones), or declared at the
+ *              top of the kernel; then the readability folds, none of which
+ *              moves anything with an effect: vector constructor chains
+ *              become one `T{{a, b, c, d}}`, a temporary read once by the
+ *              next statement becomes part of its expression (never into a
+ *              ?: arm or the right of && ||, which C may skip), per-lane
+ *              vector results fold lane by lane, and an else block holding
+ *              only an if becomes `else if`;
  *   6. names   source names kept, sanitised (C++ keywords, our kf_ prefix)
  *              and made unique (`acc`, `acc_2`); temporaries are `t<id>`;
  *   7. write   one statement per line, structured control flow as if/else
@@ -32,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { VK_NONE, VK_INLINE, VK_PARAM, VK_AT_DEF, VK_TOP, VK_FOLD, VK_CHAIN };
+enum { VK_NONE, VK_INLINE, VK_PARAM, VK_AT_DEF, VK_TOP, VK_FOLD, VK_CHAIN, VK_LANEFOLD };
 enum { ELIF_ELSE = 1, ELIF_IF = 2, ELIF_END = 4 };
 
 typedef struct {
@@ -228,12 +235,39 @@ static bool check_operands(kw *w, uint32_t i)
     bool arr = in->op == KF_IR_ALOAD || in->op == KF_IR_ASTORE;
     if (arr && in->imm >= w->k->narrays) return bad_ir(w, i, "array index out of range");
     if (in->op == KF_IR_PARAM && in->imm >= w->k->nparams) return bad_ir(w, i, "parameter index out of range");
+    bool sub_ok = true;
+    switch (in->op) {
+    case KF_IR_BINOP: sub_ok = in->sub >= KF_OP_ADD && in->sub <= KF_OP_SHR; break;
+    case KF_IR_CMP: sub_ok = in->sub >= KF_OP_EQ && in->sub <= KF_OP_GE; break;
+    case KF_IR_UNOP: sub_ok = in->sub == KF_OP_NEG || in->sub == KF_OP_NOT || in->sub == KF_OP_BNOT; break;
+    case KF_IR_MATH: case KF_IR_ATOMIC: case KF_IR_SHFL: case KF_IR_VOTE: sub_ok = in->sub < KF_BI_COUNT; break;
+    case KF_IR_EXTRACT: case KF_IR_INSERT: sub_ok = in->imm < 16; break;
+    default: break;
+    }
+    if (!sub_ok) return bad_ir(w, i, "operation code out of range");
+    return true;
+}
+
+static bool check_types(kw *w)
+{
+    const kf_ir_kernel *k = w->k;
+    for (uint32_t v = 1; v < k->nvals; v++) {
+        kf_type t = k->vals[v].type;
+        if (t.scalar >= KF_S_COUNT || t.lanes > 16) return bad_ir(w, 0, "value of an impossible type");
+    }
+    for (uint32_t a = 0; a < k->narrays; a++)
+        if (k->arrays[a].type.scalar >= KF_S_COUNT || k->arrays[a].type.lanes > 16)
+            return bad_ir(w, 0, "array of an impossible type");
+    for (uint32_t p = 0; p < k->nparams; p++)
+        if (k->params[p].type.scalar >= KF_S_COUNT || k->params[p].type.lanes > 16)
+            return bad_ir(w, 0, "parameter of an impossible type");
     return true;
 }
 
 static bool check_structure(kw *w)
 {
     const kf_ir_kernel *k = w->k;
+    if (!check_types(w)) return false;
     uint32_t *st = scratch_calloc(w, k->nins + 1, sizeof *st);
     uint32_t *loops = scratch_calloc(w, k->nins + 1, sizeof *loops);
     if (!st || !loops) return false;
@@ -514,7 +548,14 @@ static bool written(const kw *w, uint32_t i)
     if (w->dead[i] || w->drop[i]) return false;
     if (!op_has_dst[in->op] || !in->dst) return true;
     uint8_t kd = w->v[in->dst].kind;
-    return kd != VK_INLINE && kd != VK_FOLD && kd != VK_CHAIN;
+    return kd != VK_INLINE && kd != VK_FOLD && kd != VK_CHAIN && kd != VK_LANEFOLD;
+}
+
+static bool reads_itself(const kf_ir_ins *in)
+{
+    for (int a = 0; a < kf_ir_op_nargs[in->op]; a++)
+        if (in->a[a] == in->dst) return true;
+    return false;
 }
 
 static uint32_t next_written(const kw *w, uint32_t i)
@@ -550,7 +591,8 @@ static bool chain_link(const kw *w, kf_val v)
     if (w->k->vals[v].name || vi->ndefs != 1 || vi->nuses != 1) return false;
     if (vi->kind != VK_AT_DEF && vi->kind != VK_CHAIN) return false;
     const kf_ir_ins *d = &w->k->ins[vi->def];
-    return d->op == KF_IR_SPLAT || (d->op == KF_IR_INSERT && d->a[0] != d->dst);
+    if (reads_itself(d)) return false;
+    return d->op == KF_IR_SPLAT || d->op == KF_IR_INSERT;
 }
 
 static bool chain_safe(const kw *w, uint32_t head, uint32_t last)
@@ -597,6 +639,27 @@ static bool conditional_operand(const kf_ir_ins *r, kf_val v)
     return logic && r->a[1] == v;
 }
 
+/* A per-lane vector operation (written one statement per lane). */
+static bool per_lane(const kw *w, uint32_t i)
+{
+    const kf_ir_ins *in = &w->k->ins[i];
+    bool op = in->op == KF_IR_BINOP || in->op == KF_IR_UNOP || in->op == KF_IR_CVT || in->op == KF_IR_MATH;
+    return op && w->k->vals[in->dst].type.kind == KF_TK_VECTOR;
+}
+
+/* A per-lane result read once, by the per-lane statement written next, is
+ * folded lane by lane: `e.v[0] = kf_exp_approx(__fsub_rn(x.v[0], m.v[0]));`.
+ * Lane l of the reader reads only lane l of its operands, so writing the
+ * reader's lanes in order never reads a lane it already overwrote. */
+static bool lane_fold(kw *w, uint32_t d, uint32_t u, const uint32_t *stmt)
+{
+    const kf_ir_kernel *k = w->k;
+    vinfo *vi = &w->v[k->ins[d].dst];
+    if (!per_lane(w, d) || u >= k->nins || !per_lane(w, u)) return false;
+    uint32_t r = vi->use;
+    return r == u || (r > d && r < u && w->v[k->ins[r].dst].kind == VK_LANEFOLD && stmt[r] == u);
+}
+
 static void decide_folds(kw *w)
 {
     const kf_ir_kernel *k = w->k;
@@ -604,11 +667,18 @@ static void decide_folds(kw *w)
     if (!stmt) return;
     for (uint32_t d = k->nins; d-- > 0;) {
         const kf_ir_ins *in = &k->ins[d];
-        if (w->dead[d] || w->drop[d] || !foldable_def(w, d)) continue;
+        if (w->dead[d] || w->drop[d] || !op_has_dst[in->op] || !in->dst) continue;
         vinfo *vi = &w->v[in->dst];
         if (vi->kind != VK_AT_DEF || vi->nuses != 1 || k->vals[in->dst].name) continue;
+        if (reads_itself(in)) continue;
         uint32_t u = d + 1;
         while (u < k->nins && !written(w, u)) u++;
+        if (lane_fold(w, d, u, stmt)) {
+            vi->kind = VK_LANEFOLD;
+            stmt[d] = u;
+            continue;
+        }
+        if (!foldable_def(w, d)) continue;
         if (u >= k->nins || !single_statement(w, u)) continue;
         uint32_t r = vi->use;
         if (conditional_operand(&k->ins[r], in->dst)) continue;
@@ -698,9 +768,15 @@ static const char *val(kw *w, kf_val v)
     return s;
 }
 
+static const char *lane_expr(kw *w, const kf_ir_ins *in, unsigned l);
+
 static const char *lane(kw *w, kf_val v, unsigned l)
 {
     if (w->k->vals[v].type.kind != KF_TK_VECTOR) return val(w, v);
+    if (w->v[v].kind == VK_LANEFOLD) {
+        const char *e = lane_expr(w, &w->k->ins[w->v[v].def], l);
+        return has_top_level_operator(e) ? kf_cu_str(w->c, "(%s)", e) : e;
+    }
     return kf_cu_str(w->c, "%s.v[%u]", val(w, v), l);
 }
 
@@ -802,21 +878,27 @@ static const char *atomic_expr(kw *w, const kf_ir_ins *in)
     }
 }
 
+/* xor/up/down: CUDA's intrinsic when the amount is a constant below 32,
+ * else the guarded helper (an amount >= 32 leaves the caller's value). */
+static const char *shfl_guarded(kw *w, const kf_ir_ins *in, const char *mode)
+{
+    const vinfo *m = &w->v[in->a[1]];
+    const kf_ir_ins *md = m->ndefs == 1 ? &w->k->ins[m->def] : NULL;
+    const char *x = bare(w, in->a[0]);
+    if (md && md->op == KF_IR_CONST && md->imm < 32)
+        return kf_cu_str(w->c, "__shfl_%s_sync(0xffffffffu, %s, %s)", mode, x, bare(w, in->a[1]));
+    kf_cu_need(w->c, KF_CU_H_SHFL_GUARD);
+    return kf_cu_str(w->c, "kf_shfl_%s(%s, %s)", mode, x, bare(w, in->a[1]));
+}
+
 static const char *warp_expr(kw *w, const kf_ir_ins *in)
 {
     const char *x = val(w, in->a[0]);
     switch (in->sub) {
     case KF_BI_SHFL: return kf_cu_str(w->c, "__shfl_sync(0xffffffffu, %s, %s)", x, val(w, in->a[1]));
-    case KF_BI_SHFL_XOR: {
-        const vinfo *m = &w->v[in->a[1]];
-        const kf_ir_ins *md = m->ndefs == 1 ? &w->k->ins[m->def] : NULL;
-        if (md && md->op == KF_IR_CONST && md->imm < 32)
-            return kf_cu_str(w->c, "__shfl_xor_sync(0xffffffffu, %s, %s)", x, val(w, in->a[1]));
-        kf_cu_need(w->c, KF_CU_H_SHFL_XOR);
-        return kf_cu_str(w->c, "kf_shfl_xor(%s, %s)", x, bare(w, in->a[1]));
-    }
-    case KF_BI_SHFL_UP: return kf_cu_str(w->c, "__shfl_up_sync(0xffffffffu, %s, %s)", x, val(w, in->a[1]));
-    case KF_BI_SHFL_DOWN: return kf_cu_str(w->c, "__shfl_down_sync(0xffffffffu, %s, %s)", x, val(w, in->a[1]));
+    case KF_BI_SHFL_XOR: return shfl_guarded(w, in, "xor");
+    case KF_BI_SHFL_UP: return shfl_guarded(w, in, "up");
+    case KF_BI_SHFL_DOWN: return shfl_guarded(w, in, "down");
     case KF_BI_BALLOT: return kf_cu_str(w->c, "__ballot_sync(0xffffffffu, %s)", x);
     case KF_BI_ANY: return kf_cu_str(w->c, "__any_sync(0xffffffffu, %s) != 0", x);
     case KF_BI_ALL: return kf_cu_str(w->c, "__all_sync(0xffffffffu, %s) != 0", x);
@@ -1051,28 +1133,37 @@ static bool is_marker(uint16_t op)
     return op == KF_IR_ELSE || op == KF_IR_ENDIF || op == KF_IR_LATCH || op == KF_IR_ENDLOOP;
 }
 
+/* The per-kernel arrays, all in the scratch arena. */
+static void alloc_writer(kw *w)
+{
+    const kf_ir_kernel *k = w->k;
+    uint32_t n = k->nins + 1, nv = k->nvals + 1;
+    w->v = scratch_calloc(w, nv, sizeof *w->v);
+    w->dead = scratch_calloc(w, n, sizeof *w->dead);
+    w->drop = scratch_calloc(w, n, sizeof *w->drop);
+    w->scope = scratch_calloc(w, n, sizeof *w->scope);
+    w->sparent = scratch_calloc(w, 2 * n + 1, sizeof *w->sparent);
+    w->loop_of = scratch_calloc(w, n, sizeof *w->loop_of);
+    w->latch_of = scratch_calloc(w, n, sizeof *w->latch_of);
+    w->label = scratch_calloc(w, n, sizeof *w->label);
+    w->cont_live = scratch_calloc(w, n, sizeof *w->cont_live);
+    w->brk_live = scratch_calloc(w, n, sizeof *w->brk_live);
+    w->close_of = scratch_calloc(w, n, sizeof *w->close_of);
+    w->elif = scratch_calloc(w, n, sizeof *w->elif);
+    w->pnames = scratch_calloc(w, k->nparams + 1, sizeof *w->pnames);
+    w->anames = scratch_calloc(w, k->narrays + 1, sizeof *w->anames);
+    w->names.cap = 64;
+    while (w->names.cap < 2 * ((size_t)k->nvals + k->nparams + k->narrays)) w->names.cap *= 2;
+    w->names.slot = scratch_calloc(w, w->names.cap, sizeof *w->names.slot);
+    w->names.next = scratch_calloc(w, w->names.cap, sizeof *w->names.next);
+}
+
+/* Runs the passes of the file comment over one kernel, appending its text
+ * to out and the location of each text line to lines. */
 static void emit_kernel(kf_cu *c, const kf_ir_kernel *k, kf_buf *out, loc_vec *lines)
 {
     kw w = {.c = c, .k = k, .out = out};
-    uint32_t n = k->nins + 1, nv = k->nvals + 1;
-    w.v = scratch_calloc(&w, nv, sizeof *w.v);
-    w.dead = scratch_calloc(&w, n, sizeof *w.dead);
-    w.drop = scratch_calloc(&w, n, sizeof *w.drop);
-    w.scope = scratch_calloc(&w, n, sizeof *w.scope);
-    w.sparent = scratch_calloc(&w, 2 * n + 1, sizeof *w.sparent);
-    w.loop_of = scratch_calloc(&w, n, sizeof *w.loop_of);
-    w.latch_of = scratch_calloc(&w, n, sizeof *w.latch_of);
-    w.label = scratch_calloc(&w, n, sizeof *w.label);
-    w.cont_live = scratch_calloc(&w, n, sizeof *w.cont_live);
-    w.brk_live = scratch_calloc(&w, n, sizeof *w.brk_live);
-    w.close_of = scratch_calloc(&w, n, sizeof *w.close_of);
-    w.elif = scratch_calloc(&w, n, sizeof *w.elif);
-    w.pnames = scratch_calloc(&w, k->nparams + 1, sizeof *w.pnames);
-    w.anames = scratch_calloc(&w, k->narrays + 1, sizeof *w.anames);
-    w.names.cap = 64;
-    while (w.names.cap < 2 * ((size_t)k->nvals + k->nparams + k->narrays)) w.names.cap *= 2;
-    w.names.slot = scratch_calloc(&w, w.names.cap, sizeof *w.names.slot);
-    w.names.next = scratch_calloc(&w, w.names.cap, sizeof *w.names.next);
+    alloc_writer(&w);
     if (c->failed || !check_structure(&w)) return;
     w.lines = *lines;
     mark_reachable(&w);
@@ -1106,19 +1197,44 @@ static size_t count_lines(const kf_buf *b)
     return n;
 }
 
+/* Prelude, then the kernels' text; the linemap gets one entry per line. */
+static kf_status finish(kf_cu *c, const kf_buf *body, const loc_vec *lines, kf_buf *out, kf_linemap *linemap)
+{
+    kf_buf pre = {0};
+    kf_cu_prelude(c, &pre);
+    kf_status st = KF_OK;
+    if (c->failed || pre.oom || body->oom) st = c->diags->nerrors ? KF_ERR_SOURCE : KF_ERR_NOMEM;
+    if (st == KF_OK) {
+        kf_buf_append(out, pre.data, pre.len);
+        kf_buf_append(out, body->data, body->len);
+        if (out->oom) st = KF_ERR_NOMEM;
+    }
+    if (st == KF_OK && linemap) {
+        linemap->lines.len = 0;
+        size_t np = count_lines(&pre);
+        for (size_t i = 0; i < np && st == KF_OK; i++)
+            if (!KF_VEC_PUSH(&linemap->lines, no_loc)) st = KF_ERR_NOMEM;
+        for (size_t i = 0; i < lines->len && st == KF_OK; i++)
+            if (!KF_VEC_PUSH(&linemap->lines, lines->data[i])) st = KF_ERR_NOMEM;
+    }
+    kf_buf_free(&pre);
+    return st;
+}
+
 kf_status kf_cuda_emit(const kf_module *m, const kf_ir_kernel *k, const kf_emit_opts *o,
                        kf_buf *out, kf_linemap *linemap, kf_diags *diags)
 {
     static const kf_emit_opts defaults = {90, false};
-    kf_cu c = {.m = m, .o = o ? o : &defaults, .diags = diags};
-    kf_arena_init(&c.scratch);
+    kf_diags none = {0};
+    kf_cu c = {.m = m, .o = o ? o : &defaults, .diags = diags ? diags : &none};
     const char *file = m && m->file ? m->file : "<input>";
     if (!arch_ok(c.o->arch)) {
-        kf_diag_error(diags, ((kf_loc){file, 1, 1}), "unsupported --arch sm_%u: kforge targets sm_80, sm_86, sm_89 and sm_90",
+        kf_diag_error(c.diags, ((kf_loc){file, 1, 1}), "unsupported --arch sm_%u: kforge targets sm_80, sm_86, sm_89 and sm_90",
                       c.o->arch);
-        kf_arena_free(&c.scratch);
+        kf_diags_free(&none);
         return KF_ERR_SOURCE;
     }
+    kf_arena_init(&c.scratch);
     kf_buf body = {0};
     loc_vec lines = {0};
     uint32_t nk = k ? 1 : (m ? m->nkernels : 0);
@@ -1129,26 +1245,10 @@ kf_status kf_cuda_emit(const kf_module *m, const kf_ir_kernel *k, const kf_emit_
         }
         emit_kernel(&c, k ? k : &m->kernels[i], &body, &lines);
     }
-    kf_buf pre = {0};
-    kf_cu_prelude(&c, &pre);
-    kf_status st = KF_OK;
-    if (c.failed || pre.oom || body.oom) st = diags && diags->nerrors ? KF_ERR_SOURCE : KF_ERR_NOMEM;
-    if (st == KF_OK) {
-        kf_buf_append(out, pre.data, pre.len);
-        kf_buf_append(out, body.data, body.len);
-        if (out->oom) st = KF_ERR_NOMEM;
-    }
-    if (st == KF_OK && linemap) {
-        linemap->lines.len = 0;
-        size_t np = count_lines(&pre);
-        for (size_t i = 0; i < np && st == KF_OK; i++)
-            if (!KF_VEC_PUSH(&linemap->lines, no_loc)) st = KF_ERR_NOMEM;
-        for (size_t i = 0; i < lines.len && st == KF_OK; i++)
-            if (!KF_VEC_PUSH(&linemap->lines, lines.data[i])) st = KF_ERR_NOMEM;
-    }
+    kf_status st = finish(&c, &body, &lines, out, linemap);
     KF_VEC_FREE(&lines);
-    kf_buf_free(&pre);
     kf_buf_free(&body);
     kf_arena_free(&c.scratch);
+    kf_diags_free(&none);
     return st;
 }

@@ -22,6 +22,7 @@
 
 /* X(scalar, C type, unsigned type used for wrapping arithmetic) */
 #define CU_SCALARS(X)                                              \
+    X(KF_S_NONE, "void", "unsigned")                               \
     X(KF_S_BOOL, "bool", "bool")                                   \
     X(KF_S_I8, "signed char", "unsigned")                          \
     X(KF_S_U8, "unsigned char", "unsigned")                        \
@@ -108,8 +109,10 @@ static int fast_format(char *dst, size_t cap, const char *fmt, va_list ap)
             continue;
         }
         p++;
-        if (*p == 's') s = va_arg(ap, const char *);
-        else if (*p == 'u') {
+        if (*p == 's') {
+            s = va_arg(ap, const char *);
+            if (!s) s = "?";   /* a table hole (malformed IR): visible, never a crash */
+        } else if (*p == 'u') {
             unsigned u = va_arg(ap, unsigned);
             char *q = num + sizeof num;
             *--q = 0;

@@ -137,7 +137,11 @@ item(X) ::= error block.                    { X = NULL; }
 %type attrs {kf_list}
 attrs(X) ::= attr(A).                       { X = list_one(A); }
 attrs(X) ::= attrs(L) attr(A).              { X = list_push(L, A); }
-attr(X) ::= AT_SCHEDULE(K) LPAREN namedargs(L) RPAREN. { X = mk(px, KF_N_ATTR, K.loc, L.head, NULL, NULL); if (X) X->name = "schedule"; }
+attr(X) ::= AT_SCHEDULE(K) LPAREN namedargs(L) RPAREN. {
+    X = mk(px, KF_N_ATTR, K.loc, L.head, NULL, NULL);
+    if (X) X->name = "schedule";
+    if (X && L.depth >= X->aux) X->aux = L.depth + 1;
+}
 
 %type namedargs {kf_list}
 namedargs(X) ::= namedarg(A).               { X = list_one(A); }

@@ -22,7 +22,11 @@
  * breaks; each loop in between tests the flag right after its ENDLOOP and
  * breaks again. The flag is initialised by two NOPs reserved before the
  * target LOOP and patched when the first such exit appears; unused NOPs are
- * removed when the kernel is finished. */
+ * removed when the kernel is finished. (Sema currently rejects break and
+ * continue directly in an @unroll body; lowering supports them anyway.)
+ *
+ * Defaults: a kernel without `@schedule(block = ...)` gets block (256, 1, 1);
+ * `var x: T;` starts at zero. */
 #include "lower.h"
 
 #include <stdarg.h>
@@ -48,7 +52,8 @@ void lw_error(lw_t *lw, kf_loc loc, const char *fmt, ...)
 
 kf_val lw_new_val(lw_t *lw, kf_type t, const char *name, kf_loc loc)
 {
-    if (!KF_VEC_PUSH(&lw->vals, ((kf_ir_value){t, name, loc})) || !KF_VEC_PUSH(&lw->vparam, 0u)) {
+    if (!KF_VEC_PUSH(&lw->vals, ((kf_ir_value){t, name, loc})) || !KF_VEC_PUSH(&lw->vparam, 0u) ||
+        !KF_VEC_PUSH(&lw->vconst, ((lw_vconst){0, false}))) {
         lw->oom = lw->failed = true;
         return 0;
     }
@@ -65,8 +70,8 @@ uint32_t lw_emit(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_val dst,
 {
     if (lw->failed) return UINT32_MAX;
     if (lw->ins.len >= LW_MAX_INS) {
-        lw_error(lw, loc, "kernel too large after inlining and unrolling (over %u instructions); "
-                 "unroll fewer iterations", LW_MAX_INS);
+        lw_error(lw, loc, "kernel too large after inlining fns and unrolling loops (over %u IR instructions); "
+                 "call fewer fns or unroll fewer iterations", LW_MAX_INS);
         return UINT32_MAX;
     }
     kf_ir_ins in = {(uint16_t)op, sub, t, dst, {a0, a1, a2, a3}, imm, loc};
@@ -88,7 +93,9 @@ kf_val lw_def(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_type dt,
 
 kf_val lw_const(lw_t *lw, kf_type t, uint64_t bits, kf_loc loc)
 {
-    return lw_def(lw, KF_IR_CONST, 0, t, t, 0, 0, 0, bits, loc);
+    kf_val v = lw_def(lw, KF_IR_CONST, 0, t, t, 0, 0, 0, bits, loc);
+    if (v) lw->vconst.data[v] = (lw_vconst){bits, true};
+    return v;
 }
 
 void lw_mov(lw_t *lw, kf_val dst, kf_val src, kf_loc loc)
@@ -596,7 +603,9 @@ static bool bind_args(lw_t *lw, const kf_node *call, kf_node *fn)
             break;
         }
         kf_type pt = node_type(p);
+        kf_val mark = (kf_val)lw->vals.len;
         kf_val v = pt.kind == KF_TK_BUFFER ? lw_expr(lw, a) : lw_expr_as(lw, a, pt);
+        if (lw_is_fresh(lw, v, mark)) lw->vals.data[v].name = p->name;   /* readable inlined code */
         if (!KF_VEC_PUSH(&args, v)) lw->oom = lw->failed = true;
     }
     size_t i = 0;
@@ -732,6 +741,7 @@ static void lw_free(lw_t *lw)
     KF_VEC_FREE(&lw->ins);
     KF_VEC_FREE(&lw->vals);
     KF_VEC_FREE(&lw->vparam);
+    KF_VEC_FREE(&lw->vconst);
     KF_VEC_FREE(&lw->arrays);
     KF_VEC_FREE(&lw->loops);
     KF_VEC_FREE(&lw->syn);

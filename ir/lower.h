@@ -48,10 +48,16 @@ typedef struct {
 } lw_shared;
 
 typedef struct {
+    uint64_t bits;
+    bool known;
+} lw_vconst;
+
+typedef struct {
     kf_pass_ctx *cx;
     KF_VEC(kf_ir_ins) ins;
     KF_VEC(kf_ir_value) vals;
     KF_VEC(uint32_t) vparam;  /* per value: 1 + index of the param a buffer derives from, or 0 */
+    KF_VEC(lw_vconst) vconst; /* per value: its bits when a CONST defines it */
     KF_VEC(kf_ir_array) arrays;
     KF_VEC(lw_loop) loops;
     KF_VEC(lw_syn) syn;
@@ -64,7 +70,7 @@ typedef struct {
     bool oom;
 } lw_t;
 
-#define LW_MAX_INS (1u << 20)      /* instruction cap per kernel (runaway unroll/inlining) */
+#define LW_MAX_INS (1u << 18)      /* instruction cap per kernel (runaway unroll/inlining) */
 #define LW_MAX_UNROLL 4096u        /* iterations of one @unroll loop */
 #define LW_MAX_INLINE_DEPTH 64u
 

@@ -5,8 +5,11 @@
  * literal takes the type of its use). Inside an @unroll body the loop
  * variable is a constant that differs per iteration, which sema cannot have
  * folded, so an expression that mentions an unrolled variable is evaluated
- * here instead (integers, booleans, comparisons and casts; anything else is
- * lowered to instructions over CONSTs, which computes the same value).
+ * here instead (integers, booleans, comparisons, casts, float + - * /, the
+ * integer builtins min max abs clamp cdiv select, and lets folded earlier in
+ * the same iteration; anything else is lowered to instructions over CONSTs,
+ * which computes the same value). Sema's own per-iteration refold
+ * (kf_sema_fold) is not needed and not called.
  *
  * Values: a name is the value its declaration is bound to (lower.c); every
  * operator makes a fresh value. `&&`/`||` short-circuit through IF so the
@@ -216,8 +219,17 @@ static bool ceval_name(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
         }
         return false;
     }
-    bool let = e->sym && e->sym->kind == KF_N_LET && e->sym->b && e->sym->b->is_const;
-    if (e->sym && (e->sym->kind == KF_N_CONST || let) && e->sym->b) {
+    /* a let over an unrolled variable: its value in this iteration, if the
+     * let was folded to a CONST when it was lowered (before any use) */
+    if (e->sym && e->sym->kind == KF_N_LET) {
+        kf_val v = e->sym->aux;
+        if (!v || v >= lw->vconst.len || !lw->vconst.data[v].known) return false;
+        kf_type vt = lw_vtype(lw, v);
+        *t = e->type.kind == KF_TK_SCALAR ? e->type : vt;
+        *bits = lw_const_convert(vt, lw->vconst.data[v].bits, *t);
+        return true;
+    }
+    if (e->sym && e->sym->kind == KF_N_CONST && e->sym->b) {
         kf_type ct;
         uint64_t cb;
         if (!ceval(lw, e->sym->b, &ct, &cb)) return false;
@@ -226,6 +238,55 @@ static bool ceval_name(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
         return true;
     }
     return false;
+}
+
+/* Integer builtins over constants: min max abs clamp cdiv select. */
+static bool ceval_call(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
+{
+    kf_type at[3];
+    uint64_t av[3];
+    unsigned n = 0;
+    kf_builtin b = (kf_builtin)e->op;
+    for (const kf_node *a = e->b; a; a = a->next) {
+        if (n == 3 || !ceval(lw, a, &at[n], &av[n])) return false;
+        n++;
+    }
+    kf_type ot = e->type;
+    if (!is_intlike(ot) || kf_type_is_bool(ot)) return false;
+    for (unsigned i = b == KF_BI_SELECT; i < n; i++) {
+        if (!is_intlike(at[i])) return false;
+        av[i] = lw_const_convert(at[i], av[i], ot);
+    }
+    uint64_t r, lt;
+    *t = ot;
+    switch (b) {
+    case KF_BI_MIN: case KF_BI_MAX:
+        if (n != 2 || !int_cmp(KF_OP_LT, ot, av[0], av[1], &lt)) return false;
+        *bits = (b == KF_BI_MIN) == (lt != 0) ? av[0] : av[1];
+        return true;
+    case KF_BI_ABS:
+        if (n != 1) return false;
+        *bits = as_i64(ot, av[0]) < 0 ? mask_bits(wide((kf_scalar)ot.scalar), (uint64_t)0 - av[0]) : av[0];
+        return true;
+    case KF_BI_CLAMP:
+        if (n != 3 || !int_cmp(KF_OP_LT, ot, av[0], av[1], &lt)) return false;
+        r = lt ? av[1] : av[0];
+        if (!int_cmp(KF_OP_LT, ot, av[2], r, &lt)) return false;
+        *bits = lt ? av[2] : r;
+        return true;
+    case KF_BI_CDIV: {
+        uint64_t q, m, nz, same;
+        if (n != 2 || !int_binop(KF_OP_DIV, ot, av[0], av[1], &q) || !int_binop(KF_OP_REM, ot, av[0], av[1], &m)) return false;
+        nz = m != 0;
+        same = kf_scalar_class[wide((kf_scalar)ot.scalar)] != 'i' || (as_i64(ot, m) < 0) == (as_i64(ot, av[1]) < 0);
+        return int_binop(KF_OP_ADD, ot, q, nz && same, bits);
+    }
+    case KF_BI_SELECT:
+        if (n != 3 || !kf_type_is_bool(at[0])) return false;
+        *bits = av[0] ? av[1] : av[2];
+        return true;
+    default: return false;
+    }
 }
 
 /* Compile-time value of e: its type (possibly untyped) and bits in it. */
@@ -262,6 +323,7 @@ static bool ceval(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
     case KF_N_NAME: return ceval_name(lw, e, t, bits);
     case KF_N_BINARY: return ceval_binary(lw, e, t, bits);
     case KF_N_UNARY: return ceval_unary(lw, e, t, bits);
+    case KF_N_CALL: return !e->sym && ceval_call(lw, e, t, bits);
     case KF_N_CAST: {
         kf_type ta;
         uint64_t a;
@@ -290,16 +352,25 @@ bool lw_is_fresh(const lw_t *lw, kf_val v, kf_val mark)
 
 /* ---- expressions ------------------------------------------------------ */
 
+static kf_val expr_unfolded(lw_t *lw, const kf_node *e);
+
 kf_val lw_expr_as(lw_t *lw, const kf_node *e, kf_type want)
 {
     want = lw_norm(want);
     uint64_t bits;
-    if (want.kind == KF_TK_SCALAR && lw_fold(lw, e, want, &bits)) return lw_const(lw, want, bits, e->loc);
-    kf_val v = lw_expr(lw, e);
+    kf_val v;
+    if (want.kind != KF_TK_SCALAR) v = lw_expr(lw, e);
+    else if (lw_fold(lw, e, want, &bits)) return lw_const(lw, want, bits, e->loc);
+    else v = expr_unfolded(lw, e);   /* not constant in any type */
     kf_type vt = lw_vtype(lw, v);
-    bool numeric = (want.kind == KF_TK_SCALAR || want.kind == KF_TK_VECTOR) && vt.kind == want.kind && vt.lanes == want.lanes;
-    if (v && numeric && !kf_type_eq(vt, want)) return lw_def(lw, KF_IR_CVT, 0, want, want, v, 0, 0, 0, e->loc);
-    return v;
+    bool value = want.kind == KF_TK_SCALAR || want.kind == KF_TK_VECTOR;
+    if (!v || !value || kf_type_eq(vt, want)) return v;
+    if (vt.kind == want.kind && vt.lanes == want.lanes && !kf_type_is_bool(vt) && !kf_type_is_bool(want))
+        return lw_def(lw, KF_IR_CVT, 0, want, want, v, 0, 0, 0, e->loc);
+    char a[48], b[48];
+    lw_error(lw, e->loc, "internal error: expected a value of type %s here, found %s",
+             kf_type_str(want, a, sizeof a), kf_type_str(vt, b, sizeof b));
+    return 0;
 }
 
 static kf_val lower_name(lw_t *lw, const kf_node *e)
@@ -406,7 +477,7 @@ static kf_val vector_ctor(lw_t *lw, const kf_node *e)
     kf_type t = lw_norm(e->type);
     kf_type el = kf_type_elem(t);
     kf_val lanes[16] = {0};
-    kf_loc locs[16];
+    kf_loc locs[16] = {{0}};
     unsigned n = 0;
     for (const kf_node *a = e->b; a; a = a->next) {
         kf_type at = lw_norm(a->type);
@@ -535,14 +606,19 @@ static kf_val lower_member(lw_t *lw, const kf_node *e)
 
 kf_val lw_expr(lw_t *lw, const kf_node *e)
 {
+    kf_type t = e ? lw_norm(e->type) : kf_type_void();
+    uint64_t bits;
+    if (!lw->failed && t.kind == KF_TK_SCALAR && lw_fold(lw, e, t, &bits)) return lw_const(lw, t, bits, e->loc);
+    return expr_unfolded(lw, e);
+}
+
+static kf_val expr_unfolded(lw_t *lw, const kf_node *e)
+{
     if (lw->failed) return 0;
     if (!e) {
         lw_error(lw, (kf_loc){lw->cx->file, 1, 1}, "internal error: missing expression");
         return 0;
     }
-    kf_type t = lw_norm(e->type);
-    uint64_t bits;
-    if (t.kind == KF_TK_SCALAR && lw_fold(lw, e, t, &bits)) return lw_const(lw, t, bits, e->loc);
     switch (e->kind) {
     case KF_N_NAME: return lower_name(lw, e);
     case KF_N_BINARY: return lower_binary(lw, e);

@@ -63,9 +63,33 @@ static void print_const(kf_buf *out, kf_type t, uint64_t bits)
 
 static void print_expr(kf_buf *out, const kf_node *e);
 
-static void print_operand(kf_buf *out, const kf_node *e)
+/* Binding strength of an expression (LANGUAGE.md section 5); 99: atoms. */
+static int prec(const kf_node *e)
 {
-    bool paren = e && (e->kind == KF_N_BINARY || e->kind == KF_N_CAST);
+    if (!e) return 99;
+    if (e->kind == KF_N_CAST) return 11;
+    if (e->kind == KF_N_UNARY) return 12;
+    if (e->kind != KF_N_BINARY) return 99;
+    switch (e->op) {
+    case KF_OP_LOR: return 1;
+    case KF_OP_LAND: return 2;
+    case KF_OP_OR: return 3;
+    case KF_OP_XOR: return 4;
+    case KF_OP_AND: return 5;
+    case KF_OP_EQ: case KF_OP_NE: return 6;
+    case KF_OP_LT: case KF_OP_LE: case KF_OP_GT: case KF_OP_GE: return 7;
+    case KF_OP_SHL: case KF_OP_SHR: return 8;
+    case KF_OP_ADD: case KF_OP_SUB: return 9;
+    default: return 10;
+    }
+}
+
+/* Prints a child, in parentheses when it binds looser than its parent (or
+ * as tightly, on the right: a - (b - c)). */
+static void print_operand(kf_buf *out, const kf_node *e, int parent, bool right)
+{
+    int p = prec(e);
+    bool paren = p < parent || (right && p == parent);
     if (paren) kf_buf_puts(out, "(");
     print_expr(out, e);
     if (paren) kf_buf_puts(out, ")");
@@ -85,24 +109,24 @@ static void print_expr(kf_buf *out, const kf_node *e)
     case KF_N_NAME: kf_buf_puts(out, e->name ? e->name : bi_name(e->op)); break;
     case KF_N_TYPE: kf_buf_puts(out, kf_type_str(e->type, tb, sizeof tb)); break;
     case KF_N_BINARY:
-        print_operand(out, e->a);
+        print_operand(out, e->a, prec(e), false);
         kf_buf_printf(out, " %s ", kf_op_spelling[e->op < KF_OP_COUNT ? e->op : 0]);
-        print_operand(out, e->b);
+        print_operand(out, e->b, prec(e), true);
         break;
     case KF_N_UNARY:
         kf_buf_puts(out, kf_op_spelling[e->op < KF_OP_COUNT ? e->op : 0]);
-        print_operand(out, e->a);
+        print_operand(out, e->a, prec(e), false);
         break;
     case KF_N_CAST:
-        print_operand(out, e->a);
+        print_operand(out, e->a, prec(e), false);
         kf_buf_printf(out, " as %s", kf_type_str(e->type, tb, sizeof tb));
         break;
     case KF_N_MEMBER:
-        print_operand(out, e->a);
+        print_operand(out, e->a, 99, false);
         kf_buf_printf(out, "%s%s", e->name && e->name[0] == '.' ? "" : ".", e->name ? e->name : "?");
         break;
     case KF_N_INDEX:
-        print_operand(out, e->a);
+        print_operand(out, e->a, 99, false);
         kf_buf_puts(out, "[");
         print_expr(out, e->b);
         kf_buf_puts(out, "]");

@@ -39,9 +39,7 @@ static bool is_module_decl(const kf_node *n)
 
 kf_node *kf_sema_module_lookup(kf_sema *s, const char *name)
 {
-    for (kf_node *n = s->module ? s->module->a : NULL; n; n = n->next)
-        if (is_module_decl(n) && n->name && strcmp(n->name, name) == 0) return n;
-    return NULL;
+    return (kf_node *)kf_sema_map_get(&s->names, name);
 }
 
 /* ---- "did you mean" ---------------------------------------------------------------- */
@@ -78,7 +76,8 @@ void kf_sema_suggest(kf_sema *s, const char *name, char *buf, size_t size)
     const char *best = NULL;
     unsigned bd = 99;
     buf[0] = 0;
-    for (size_t i = s->syms.len; i-- > 0;) consider(name, s->syms.data[i].name, &best, &bd);
+    if (s->cx->diags->items.len >= KF_DIAG_LIMIT) return; /* not shown anyway: stay linear */
+    for (size_t i = s->hide_locals ? 0 : s->syms.len; i-- > 0;) consider(name, s->syms.data[i].name, &best, &bd);
     for (kf_node *n = s->module ? s->module->a : NULL; n; n = n->next)
         if (is_module_decl(n)) consider(name, n->name, &best, &bd);
     for (int b = 1; b < KF_BI_COUNT; b++) consider(name, kf_builtin_names[b], &best, &bd);
@@ -189,19 +188,15 @@ bool kf_sema_ensure_const(kf_sema *s, kf_node *c)
         return false;
     }
     /* a constant sees only module names: hide locals and function state */
-    size_t saved_syms = s->syms.len;
-    uint32_t saved_depth = s->depth, saved_loops = s->loops;
-    kf_node *saved_func = s->func, *saved_loop = s->loop;
+    uint32_t saved_loops = s->loops;
+    kf_node *saved_func = s->func;
     bool saved_grid = s->grid_mode;
     size_t saved_unroll = s->unroll.len;
-    KF_VEC(kf_sema_sym) hidden = {0};
-    hidden.data = s->syms.data, hidden.len = s->syms.len, hidden.cap = s->syms.cap;
-    s->syms.len = 0, s->syms.data = NULL, s->syms.cap = 0;
-    s->func = NULL, s->loop = NULL, s->loops = 0, s->grid_mode = false, s->unroll.len = 0;
+    s->func = NULL, s->loops = 0, s->grid_mode = false, s->unroll.len = 0;
+    s->hide_locals++;
     eval_const(s, c);
-    free(s->syms.data);
-    s->syms.data = hidden.data, s->syms.len = saved_syms, s->syms.cap = hidden.cap;
-    s->depth = saved_depth, s->loops = saved_loops, s->func = saved_func, s->loop = saved_loop;
+    s->hide_locals--;
+    s->loops = saved_loops, s->func = saved_func;
     s->grid_mode = saved_grid, s->unroll.len = saved_unroll;
     s->consts.len--;
     if (c->type.kind == KF_TK_VOID) c->type = ERR;
@@ -214,9 +209,11 @@ static void check_names(kf_sema *s)
     for (kf_node *n = s->module->a; n; n = n->next) {
         if (!is_module_decl(n) || !n->name) continue;
         kf_node *first = kf_sema_module_lookup(s, n->name);
-        if (first != n)
+        if (first)
             kf_sema_error(s, n->loc, "'%s' is already defined in this module (at line %u); names must be unique",
                           n->name, first->loc.line);
+        else if (!kf_sema_map_put(&s->names, n->name, (uintptr_t)n))
+            s->nomem = true;
     }
 }
 
@@ -370,7 +367,6 @@ static void enter(kf_sema *s, kf_node *f)
 {
     s->func = f;
     s->loops = 0;
-    s->loop = NULL;
     s->shared.len = 0;
     kf_sema_push(s);
     for (kf_node *p = f->a; p; p = p->next) kf_sema_declare(s, p);
@@ -399,12 +395,29 @@ static void check_fn(kf_sema *s, kf_node *f)
 }
 
 /* ---- recursion ------------------------------------------------------------------------------ */
-/* Depth-first search of the fn call graph with an explicit stack; a call
- * to a fn on the current path closes a cycle, reported once at that call. */
+/* Depth-first search of the fn call graph with an explicit stack over the
+ * calls sorted by caller; a call to a fn on the current path closes a cycle,
+ * reported at that call. Each fn's index lives in its aux during the search
+ * (reset to 0 afterwards: aux belongs to later phases). */
 typedef struct {
     kf_node *fn;
     size_t next_edge;
 } dfs_frame;
+
+typedef struct {
+    kf_node **fns;
+    uint8_t *color;     /* 0 unvisited, 1 on the path, 2 done */
+    size_t *first;      /* first call of fn i in the sorted calls */
+    dfs_frame *stack;
+} call_graph;
+
+static int by_caller(const void *a, const void *b)
+{
+    uint32_t x = ((const kf_sema_call *)a)->caller->aux, y = ((const kf_sema_call *)b)->caller->aux;
+    if (x != y) return x < y ? -1 : 1;
+    const kf_sema_call *ca = a, *cb = b;
+    return ca->loc.line != cb->loc.line ? (ca->loc.line < cb->loc.line ? -1 : 1) : (ca->loc.col < cb->loc.col ? -1 : ca->loc.col > cb->loc.col);
+}
 
 static void report_cycle(kf_sema *s, dfs_frame *stack, size_t depth, kf_node *callee, kf_loc loc)
 {
@@ -417,29 +430,26 @@ static void report_cycle(kf_sema *s, dfs_frame *stack, size_t depth, kf_node *ca
     kf_buf_free(&b);
 }
 
-static void dfs(kf_sema *s, kf_node *root, uint8_t *color, kf_node **fns, size_t nfns, dfs_frame *stack)
+static void dfs(kf_sema *s, call_graph *g, kf_node *root)
 {
     size_t depth = 0;
-    stack[depth++] = (dfs_frame){root, 0};
-    for (size_t i = 0; i < nfns; i++)
-        if (fns[i] == root) color[i] = 1;
+    g->stack[depth++] = (dfs_frame){root, g->first[root->aux - 1]};
+    g->color[root->aux - 1] = 1;
     while (depth) {
-        dfs_frame *f = &stack[depth - 1];
-        if (f->next_edge >= s->calls.len) {
-            for (size_t i = 0; i < nfns; i++)
-                if (fns[i] == f->fn) color[i] = 2;
+        dfs_frame *f = &g->stack[depth - 1];
+        kf_sema_call *c = f->next_edge < s->calls.len ? &s->calls.data[f->next_edge] : NULL;
+        if (!c || c->caller != f->fn) {
+            g->color[f->fn->aux - 1] = 2;
             depth--;
             continue;
         }
-        kf_sema_call *c = &s->calls.data[f->next_edge++];
-        if (c->caller != f->fn) continue;
-        size_t j = 0;
-        while (j < nfns && fns[j] != c->callee) j++;
-        if (j == nfns) continue;
-        if (color[j] == 1) report_cycle(s, stack, depth, c->callee, c->loc);
-        else if (color[j] == 0) {
-            color[j] = 1;
-            stack[depth++] = (dfs_frame){c->callee, 0};
+        f->next_edge++;
+        uint32_t j = c->callee->aux - 1;
+        if (g->color[j] == 1) {
+            report_cycle(s, g->stack, depth, c->callee, c->loc);
+        } else if (g->color[j] == 0) {
+            g->color[j] = 1;
+            g->stack[depth++] = (dfs_frame){c->callee, g->first[j]};
         }
     }
 }
@@ -449,13 +459,26 @@ static void check_recursion(kf_sema *s)
     KF_VEC(kf_node *) fns = {0};
     for (kf_node *n = s->module->a; n; n = n->next)
         if (n->kind == KF_N_FN && !KF_VEC_PUSH(&fns, n)) s->nomem = true;
-    uint8_t *color = calloc(fns.len + 1, 1);
-    dfs_frame *stack = calloc(fns.len + 1, sizeof *stack);
-    for (size_t i = 0; color && stack && i < fns.len; i++)
-        if (color[i] == 0) dfs(s, fns.data[i], color, fns.data, fns.len, stack);
-    if (!color || !stack) s->nomem = true;
-    free(color);
-    free(stack);
+    for (size_t i = 0; i < fns.len; i++) fns.data[i]->aux = (uint32_t)i + 1;
+    /* only fn -> fn calls can recurse; kernels cannot be called */
+    size_t k = 0;
+    for (size_t i = 0; i < s->calls.len; i++)
+        if (s->calls.data[i].caller->kind == KF_N_FN && s->calls.data[i].caller->aux) s->calls.data[k++] = s->calls.data[i];
+    s->calls.len = k;
+    if (k) qsort(s->calls.data, k, sizeof *s->calls.data, by_caller);
+    call_graph g = {fns.data, calloc(fns.len + 1, 1), calloc(fns.len + 1, sizeof(size_t)), calloc(fns.len + 1, sizeof(dfs_frame))};
+    if (g.color && g.first && g.stack) {
+        for (size_t i = 0; i < fns.len; i++) g.first[i] = k;
+        for (size_t i = k; i-- > 0;) g.first[s->calls.data[i].caller->aux - 1] = i;
+        for (size_t i = 0; i < fns.len; i++)
+            if (g.color[i] == 0) dfs(s, &g, fns.data[i]);
+    } else {
+        s->nomem = true;
+    }
+    for (size_t i = 0; i < fns.len; i++) fns.data[i]->aux = 0;
+    free(g.color);
+    free(g.first);
+    free(g.stack);
     KF_VEC_FREE(&fns);
 }
 
@@ -477,6 +500,8 @@ kf_status kf_sema_check(kf_pass_ctx *cx, kf_node *module, const kf_compile_opts 
     check_recursion(&s);
     bool nomem = s.nomem;
     KF_VEC_FREE(&s.syms);
+    kf_sema_map_free(&s.scope);
+    kf_sema_map_free(&s.names);
     KF_VEC_FREE(&s.unroll);
     KF_VEC_FREE(&s.consts);
     KF_VEC_FREE(&s.shared);

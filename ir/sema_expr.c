@@ -110,22 +110,44 @@ static const char *const_str(const kf_node *n, char *buf, size_t size)
 }
 #define CSTR(n) const_str((n), (char[64]){0}, 64)
 
-bool kf_sema_depends(const kf_node *e)
+/* Let chains make these walks as deep as the program is long; past this
+ * depth they stop (an absurd program then gets fewer @unroll range checks,
+ * never a stack overflow). */
+enum { MAX_WALK = 10000 };
+static _Thread_local unsigned walk_depth;
+
+static bool depends_walk(const kf_node *e);
+
+static bool depends(const kf_node *e)
+{
+    if (walk_depth >= MAX_WALK) return false;
+    walk_depth++;
+    bool r = depends_walk(e);
+    walk_depth--;
+    return r;
+}
+
+static bool depends_walk(const kf_node *e)
 {
     if (!e) return false;
     switch (e->kind) {
     case KF_N_NAME:
         if (!e->sym) return false;
         if (is_unroll_for(e->sym)) return true;
-        return e->sym->kind == KF_N_LET && e->sym->b && e->sym->b->is_const && kf_sema_depends(e->sym->b);
+        return e->sym->kind == KF_N_LET && e->sym->b && e->sym->b->is_const && depends(e->sym->b);
     case KF_N_CALL:
         for (const kf_node *a = e->b; a; a = a->next)
-            if (kf_sema_depends(a)) return true;
+            if (depends(a)) return true;
         return false;
     case KF_N_BINARY: case KF_N_UNARY: case KF_N_CAST: case KF_N_INDEX: case KF_N_MEMBER:
-        return kf_sema_depends(e->a) || kf_sema_depends(e->b);
+        return depends(e->a) || depends(e->b);
     default: return false;
     }
+}
+
+bool kf_sema_depends(const kf_sema *s, const kf_node *e)
+{
+    return s->unroll.len && depends(e);
 }
 
 /* ---- folding of one node from its children's cvals ------------------------ */
@@ -184,7 +206,7 @@ void kf_sema_try_fold(kf_sema *s, kf_node *n, bool operands_const)
     kf_fold_status st = fold_node(n);
     if (st == KF_FOLD_OK) {
         n->is_const = true;
-    } else if (st == KF_FOLD_DIV0 && !kf_sema_depends(n)) {
+    } else if (st == KF_FOLD_DIV0 && !kf_sema_depends(s, n)) {
         kf_sema_error(s, n->loc, "division by zero in a constant expression");
         fail(n);
     }
@@ -192,7 +214,18 @@ void kf_sema_try_fold(kf_sema *s, kf_node *n, bool operands_const)
 
 static kf_scalar for_scalar(const kf_node *f) { return f->type.scalar == KF_S_UINT ? KF_S_I64 : (kf_scalar)f->type.scalar; }
 
+static bool refold_walk(kf_node *e);
+
 bool kf_sema_refold(kf_node *e)
+{
+    if (walk_depth >= MAX_WALK) return false;
+    walk_depth++;
+    bool r = refold_walk(e);
+    walk_depth--;
+    return r;
+}
+
+static bool refold_walk(kf_node *e)
 {
     if (!e) return false;
     bool dep = false;
@@ -257,6 +290,11 @@ static void each_level(kf_sema *s, size_t lvl, each_state *st)
     i128 a = cval_i128(f->a), b = cval_i128(f->b), c = cval_i128(f->c);
     if (c <= 0) return;
     for (i128 v = a; v < b && !st->stop; v += c) {
+        if (st->budget == 0) {
+            st->stop = true; /* too many combinations: the rest is lowering's to check */
+            break;
+        }
+        st->budget--;
         set_for_value(f, v);
         each_level(s, lvl + 1, st);
     }
@@ -344,7 +382,7 @@ bool kf_sema_adapt(kf_sema *s, kf_node *n, kf_type t)
                       TSTR(t), TSTR(t));
         return fail(n), false;
     }
-    if (kf_sema_depends(n)) {
+    if (kf_sema_depends(s, n)) {
         retype(n, t, true);
         kf_sema_refold(n);
         return true;
@@ -356,7 +394,7 @@ bool kf_sema_adapt(kf_sema *s, kf_node *n, kf_type t)
 void kf_sema_default(kf_sema *s, kf_node *n)
 {
     if (!n || !untyped(n->type)) return;
-    if (n->type.scalar == KF_S_UINT && !kf_sema_depends(n) && !i128_fits(KF_S_I32, uexact(n))) {
+    if (n->type.scalar == KF_S_UINT && !kf_sema_depends(s, n) && !i128_fits(KF_S_I32, uexact(n))) {
         kf_sema_error(s, n->loc, "constant %s does not fit i32, the type of an integer constant without context: "
                       "give it a type (let x: i64 = ...) or convert it (... as u64)", CSTR(n));
         fail(n);
@@ -511,7 +549,7 @@ static kf_type untyped_binary(kf_sema *s, kf_node *n)
         kf_sema_error(s, n->loc, "'%s' needs integer operands, found untyped float", sp);
         return fail(n);
     }
-    if (kf_sema_depends(n->a) || kf_sema_depends(n->b)) {
+    if (kf_sema_depends(s, n->a) || kf_sema_depends(s, n->b)) {
         /* over an @unroll variable: evaluated once the context gives a type */
         n->is_const = true;
         n->cval.u = 0;
@@ -584,7 +622,7 @@ static kf_type untyped_unary(kf_sema *s, kf_node *n)
         n->cval.f = -n->a->cval.f;
         return set(n, t);
     }
-    if (kf_sema_depends(n->a)) return set(n, t);
+    if (kf_sema_depends(s, n->a)) return set(n, t);
     i128 v = uexact(n->a);
     v = n->op == KF_OP_NEG ? -v : ~v;
     n->cval.i = (int64_t)v;
@@ -686,7 +724,6 @@ static bool check_index_value(kf_sema *s, void *p)
 {
     index_check *ic = p;
     kf_node *i = ic->idx;
-    kf_sema_refold(i);
     bool neg = kf_type_is_signed(i->type) && i->cval.i < 0;
     if (!neg && (ic->limit == 0 || i->cval.u < ic->limit)) return true;
     char vb[32];
@@ -699,11 +736,17 @@ static bool check_index_value(kf_sema *s, void *p)
     return false;
 }
 
+static bool check_index_iteration(kf_sema *s, void *p)
+{
+    kf_sema_refold(((index_check *)p)->idx);
+    return check_index_value(s, p);
+}
+
 static bool check_const_index(kf_sema *s, kf_node *idx, kf_type base, uint64_t limit)
 {
     index_check ic = {idx, limit, base, false};
     if (!idx->is_const) return true;
-    if (kf_sema_depends(idx)) kf_sema_each_unroll(s, check_index_value, &ic);
+    if (kf_sema_depends(s, idx)) kf_sema_each_unroll(s, check_index_iteration, &ic);
     else check_index_value(s, &ic);
     return !ic.reported;
 }
@@ -714,11 +757,11 @@ bool kf_sema_index(kf_sema *s, kf_node *i)
     kf_type t = value_ex(s, i, 0);
     if (IS_ERR(t)) return false;
     if (untyped(t) && t.scalar == KF_S_UINT) {
-        if (!kf_sema_depends(i) && uexact(i) < 0) {
+        if (!kf_sema_depends(s, i) && uexact(i) < 0) {
             kf_sema_error(s, i->loc, "index %s is negative", CSTR(i));
             return fail(i), false;
         }
-        return kf_sema_adapt(s, i, kf_type_scalar(kf_sema_depends(i) || i128_fits(KF_S_U32, uexact(i)) ? KF_S_U32 : KF_S_U64));
+        return kf_sema_adapt(s, i, kf_type_scalar(kf_sema_depends(s, i) || i128_fits(KF_S_U32, uexact(i)) ? KF_S_U32 : KF_S_U64));
     }
     if (!is_int_scalar(t)) {
         kf_sema_error(s, i->loc, "an index must be an integer, found %s", TSTR(t));
@@ -999,7 +1042,8 @@ static bool assignable(kf_sema *s, kf_node *lv)
 
 void kf_sema_assign(kf_sema *s, kf_node *n)
 {
-    kf_type lt = value_ex(s, n->a, 0);
+    /* a whole array, buffer or dim3 on the left is reported by assignable() */
+    kf_type lt = value_ex(s, n->a, n->a->kind == KF_N_NAME ? ALLOW_ARRAY | ALLOW_BUF | ALLOW_DIM3 : 0);
     kf_type rt = value_ex(s, n->b, 0);
     if (IS_ERR(lt)) {
         if (lt.kind == KF_TK_SCALAR && n->a->kind == KF_N_NAME && n->a->sym) assignable(s, n->a);

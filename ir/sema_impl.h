@@ -77,7 +77,21 @@ typedef struct {
     const char *name;
     kf_node *decl;
     uint32_t depth;
+    uint32_t prev;   /* 1 + index of the declaration it shadows; 0 none */
 } kf_sema_sym;
+
+/* A string-keyed hash map (open addressing); values are nonzero. Keeps
+ * lookups O(1) so that huge modules and blocks check in linear time. */
+typedef struct {
+    const char **keys;
+    uintptr_t *vals;
+    uint32_t cap, count;
+} kf_sema_map;
+
+/* Sets key to val (val 0 reads as absent); false when out of memory. */
+bool kf_sema_map_put(kf_sema_map *m, const char *key, uintptr_t val);
+uintptr_t kf_sema_map_get(const kf_sema_map *m, const char *key);
+void kf_sema_map_free(kf_sema_map *m);
 
 typedef struct {
     kf_node *caller, *callee;
@@ -89,10 +103,12 @@ typedef struct {
     const kf_compile_opts *opts;
     kf_node *module;
     KF_VEC(kf_sema_sym) syms;   /* visible local declarations, innermost last */
+    kf_sema_map scope;          /* name -> 1 + index in syms of the innermost one */
+    kf_sema_map names;          /* module name -> its first CONST/FN/KERNEL */
+    uint32_t hide_locals;       /* > 0 while a constant is evaluated */
     uint32_t depth;             /* block nesting, for redeclaration checks */
     kf_node *func;              /* FN or KERNEL being checked; NULL at module level */
     uint32_t loops;             /* loops around the current statement in func */
-    kf_node *loop;              /* the innermost of them */
     KF_VEC(kf_node *) unroll;   /* active @unroll FORs, outermost first */
     KF_VEC(kf_node *) consts;   /* constants being evaluated (cycle detection) */
     KF_VEC(kf_node *) shared;   /* shared arrays of the current kernel */
@@ -154,7 +170,9 @@ bool kf_sema_refold(kf_node *e);
  * their cvals set and refolded), stopping when fn returns false or after a
  * budget of combinations. */
 void kf_sema_each_unroll(kf_sema *s, bool (*fn)(kf_sema *, void *), void *ctx);
-bool kf_sema_depends(const kf_node *e);
+/* Whether e depends on an active @unroll variable (always false outside
+ * @unroll bodies, so long let chains elsewhere cost nothing). */
+bool kf_sema_depends(const kf_sema *s, const kf_node *e);
 /* Folds n from its operands when operands_const (reports a constant
  * division by zero). */
 void kf_sema_try_fold(kf_sema *s, kf_node *n, bool operands_const);

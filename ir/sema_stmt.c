@@ -6,26 +6,87 @@
 #include "sema_impl.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ERR kf_sema_err_type()
 #define IS_ERR(t) kf_sema_is_err(t)
+
+/* ---- name maps ------------------------------------------------------------------ */
+static uint32_t hash_str(const char *k)
+{
+    uint32_t h = 2166136261u;
+    for (; *k; k++) h = (h ^ (uint8_t)*k) * 16777619u;
+    return h;
+}
+
+static uint32_t map_slot(const kf_sema_map *m, const char *key)
+{
+    uint32_t i = hash_str(key) & (m->cap - 1);
+    while (m->keys[i] && strcmp(m->keys[i], key) != 0) i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static bool map_grow(kf_sema_map *m)
+{
+    kf_sema_map g = {calloc(m->cap ? m->cap * 2 : 64, sizeof *g.keys), NULL, m->cap ? m->cap * 2 : 64, m->count};
+    g.vals = calloc(g.cap, sizeof *g.vals);
+    if (!g.keys || !g.vals || g.cap < m->cap) {
+        free(g.keys);
+        free(g.vals);
+        return false;
+    }
+    for (uint32_t i = 0; i < m->cap; i++) {
+        if (!m->keys[i]) continue;
+        uint32_t j = map_slot(&g, m->keys[i]);
+        g.keys[j] = m->keys[i];
+        g.vals[j] = m->vals[i];
+    }
+    kf_sema_map_free(m);
+    *m = g;
+    return true;
+}
+
+bool kf_sema_map_put(kf_sema_map *m, const char *key, uintptr_t val)
+{
+    if ((m->count + 1) * 2 > m->cap && !map_grow(m)) return false;
+    uint32_t i = map_slot(m, key);
+    if (!m->keys[i]) m->count++;
+    m->keys[i] = key;
+    m->vals[i] = val;
+    return true;
+}
+
+uintptr_t kf_sema_map_get(const kf_sema_map *m, const char *key)
+{
+    return m->cap ? m->vals[map_slot(m, key)] : 0;
+}
+
+void kf_sema_map_free(kf_sema_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    *m = (kf_sema_map){0};
+}
 
 /* ---- scopes ------------------------------------------------------------------ */
 void kf_sema_push(kf_sema *s) { s->depth++; }
 
 void kf_sema_pop(kf_sema *s)
 {
-    while (s->syms.len && s->syms.data[s->syms.len - 1].depth >= s->depth) s->syms.len--;
+    while (s->syms.len && s->syms.data[s->syms.len - 1].depth >= s->depth) {
+        kf_sema_sym *top = &s->syms.data[--s->syms.len];
+        kf_sema_map_put(&s->scope, top->name, top->prev);
+    }
     s->depth--;
 }
 
 bool kf_sema_declare(kf_sema *s, kf_node *decl)
 {
     if (!decl->name) return false;
-    for (size_t i = s->syms.len; i-- > 0 && s->syms.data[i].depth == s->depth;) {
-        kf_node *old = s->syms.data[i].decl;
-        if (strcmp(s->syms.data[i].name, decl->name) != 0) continue;
+    uint32_t head = (uint32_t)kf_sema_map_get(&s->scope, decl->name);
+    if (head && s->syms.data[head - 1].depth == s->depth) {
+        kf_node *old = s->syms.data[head - 1].decl;
         if (decl->kind == KF_N_PARAM && old->kind == KF_N_PARAM)
             kf_sema_error(s, decl->loc, "parameter '%s' is declared twice", decl->name);
         else
@@ -33,16 +94,16 @@ bool kf_sema_declare(kf_sema *s, kf_node *decl)
                           decl->name, old->loc.line);
         return false;
     }
-    kf_sema_sym sym = {decl->name, decl, s->depth};
-    if (!KF_VEC_PUSH(&s->syms, sym)) s->nomem = true;
+    kf_sema_sym sym = {decl->name, decl, s->depth, head};
+    if (!KF_VEC_PUSH(&s->syms, sym) || !kf_sema_map_put(&s->scope, decl->name, s->syms.len)) s->nomem = true;
     return true;
 }
 
 kf_node *kf_sema_lookup(kf_sema *s, const char *name)
 {
     if (!name) return NULL;
-    for (size_t i = s->syms.len; i-- > 0;)
-        if (strcmp(s->syms.data[i].name, name) == 0) return s->syms.data[i].decl;
+    uint32_t i = s->hide_locals ? 0 : (uint32_t)kf_sema_map_get(&s->scope, name);
+    if (i) return s->syms.data[i - 1].decl;
     return kf_sema_module_lookup(s, name);
 }
 
@@ -55,7 +116,7 @@ static kf_type array_type(kf_sema *s, kf_node *tn)
     if (IS_ERR(et) || IS_ERR(lt)) return ERR;
     if (kf_sema_untyped(lt)) kf_sema_adapt(s, len, kf_type_scalar(KF_S_U32));
     if (IS_ERR(len->type)) return ERR;
-    if (!kf_sema_is_int_scalar(len->type) || !len->is_const || kf_sema_depends(len)) {
+    if (!kf_sema_is_int_scalar(len->type) || !len->is_const || kf_sema_depends(s, len)) {
         kf_sema_error(s, len->loc, "an array length must be an integer compile-time constant, found %s%s",
                       TSTR(len->type), kf_sema_is_int_scalar(len->type) ? " that is not a constant" : "");
         return ERR;
@@ -135,11 +196,11 @@ static void var_stmt(kf_sema *s, kf_node *n)
             kf_sema_value(s, n->b, false);
         }
     } else if (!n->b) {
-        if (!IS_ERR(dt) && n->a)
-            kf_sema_error(s, n->loc, "'var %s' needs an initial value: write 'var %s: %s = ...'", n->name, n->name, TSTR(dt));
-        else if (!n->a)
+        /* `var x: T;` (grammar/README.md): lowering starts it at zero */
+        if (!n->a) {
             kf_sema_error(s, n->loc, "'var %s' needs a type or an initial value", n->name);
-        dt = ERR;
+            dt = ERR;
+        }
     } else {
         kf_type it = kf_sema_value(s, n->b, false);
         char what[96];
@@ -188,13 +249,10 @@ static void condition(kf_sema *s, kf_node *c)
 
 static void stmt(kf_sema *s, kf_node *n);
 
-static void loop_body(kf_sema *s, kf_node *loop, kf_node *body)
+static void loop_body(kf_sema *s, kf_node *body)
 {
-    kf_node *saved = s->loop;
     s->loops++;
-    s->loop = loop;
     kf_sema_block(s, body);
-    s->loop = saved;
     s->loops--;
 }
 
@@ -281,7 +339,7 @@ static bool unroll_rules(kf_sema *s, kf_node *n)
     }
     if (!ok) return false;
     trip_state t = {n, 0};
-    if (kf_sema_depends(n->a) || kf_sema_depends(n->b) || kf_sema_depends(n->c)) kf_sema_each_unroll(s, trip_visit, &t);
+    if (kf_sema_depends(s, n->a) || kf_sema_depends(s, n->b) || kf_sema_depends(s, n->c)) kf_sema_each_unroll(s, trip_visit, &t);
     else t.max_trip = trip_of(n);
     if (t.max_trip > 1024) {
         kf_sema_error(s, n->loc, "@unroll loop '%s' runs %lld iterations; at most 1024 can be unrolled", n->name,
@@ -303,7 +361,7 @@ static kf_type for_type(kf_sema *s, kf_node *n)
             kf_sema_error(s, f->loc, "the bounds of a for loop must be integers, found untyped float");
             return ERR;
         }
-        if (n->op == 1 && !kf_sema_depends(n->a) && !kf_sema_depends(n->b)) {
+        if (n->op == 1 && !kf_sema_depends(s, n->a) && !kf_sema_depends(s, n->b)) {
             kf_type i64 = kf_type_scalar(KF_S_I64);
             if (!kf_sema_adapt(s, n->a, i64) || !kf_sema_adapt(s, n->b, i64)) return ERR;
             return kf_type_scalar(KF_S_UINT);
@@ -331,7 +389,7 @@ static bool for_step(kf_sema *s, kf_node *n, kf_type t)
     char what[64];
     snprintf(what, sizeof what, "the step of 'for %s'", n->name ? n->name : "?");
     if (!kf_sema_expect(s, c, want, what)) return false;
-    if (c->is_const && !kf_sema_depends(c) && (kf_type_is_signed(c->type) ? c->cval.i <= 0 : c->cval.u == 0)) {
+    if (c->is_const && !kf_sema_depends(s, c) && (kf_type_is_signed(c->type) ? c->cval.i <= 0 : c->cval.u == 0)) {
         char b[32];
         kf_sema_error(s, c->loc, "the step of a for loop must be positive, found %s",
                       kf_cv_str((kf_scalar)c->type.scalar, (kf_cv){.u = c->cval.u}, b, sizeof b));
@@ -354,7 +412,7 @@ static void for_stmt(kf_sema *s, kf_node *n)
     }
     kf_sema_push(s);
     kf_sema_declare(s, n);
-    loop_body(s, n, n->d);
+    loop_body(s, n->d);
     kf_sema_pop(s);
     if (ok && unroll) s->unroll.len--;
 }
@@ -362,7 +420,7 @@ static void for_stmt(kf_sema *s, kf_node *n)
 static void while_stmt(kf_sema *s, kf_node *n)
 {
     condition(s, n->a);
-    loop_body(s, n, n->b);
+    loop_body(s, n->b);
 }
 
 static void stmt(kf_sema *s, kf_node *n)

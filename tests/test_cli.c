@@ -172,6 +172,40 @@ static void test_check_error_is_file_line_col_with_source_and_caret(void **state
     done(&r);
 }
 
+/* The caret line puts '^' under column `col` of source_line (given whole, with
+ * its own indentation) as rendered above it. */
+static void assert_caret_under(const char *text, const char *source_line, unsigned col)
+{
+    const char *src = strstr(text, source_line);
+    assert_non_null(src);
+    const char *line_start = src;
+    while (line_start > text && line_start[-1] != '\n') line_start--;
+    size_t prefix = (size_t)(src - line_start);   /* the renderer's indent */
+    const char *caret_line = strchr(src, '\n');
+    assert_non_null(caret_line);
+    caret_line++;
+    const char *caret = strchr(caret_line, '^');
+    assert_non_null(caret);
+    assert_int_equal((size_t)(caret - caret_line), prefix + col - 1);
+}
+
+static void test_check_reports_several_errors_each_with_its_caret(void **state)
+{
+    const char *bad = tmp("two.kf");
+    write_text(bad, "kernel k(y: &mut [u32]) {\n    let a: u32 = 1;\n    let b: i32 = 2;\n"
+                    "    y[0] = a + b;\n    y[1] = c;\n}\n");
+    result r = kforge("check", bad, NULL);
+    assert_int_equal(r.status, 1);
+    char first[600], second[600];
+    snprintf(first, sizeof first, "%s:4:14: error: ", bad);
+    snprintf(second, sizeof second, "%s:5:12: error: ", bad);
+    assert_non_null(strstr(r.err, first));
+    assert_non_null(strstr(r.err, second));
+    assert_caret_under(r.err, "    y[0] = a + b;", 14);
+    assert_caret_under(r.err, "    y[1] = c;", 12);
+    done(&r);
+}
+
 static void test_check_syntax_error_exits_1(void **state)
 {
     const char *bad = tmp("syntax.kf");
@@ -235,6 +269,19 @@ static void test_emit_ptx_to_file_has_the_entry(void **state)
     assert_non_null(strstr(ptx, ".entry saxpy"));
     assert_non_null(strstr(ptx, "sm_80"));
     free(ptx);
+    done(&r);
+}
+
+static void test_emit_verify_assembles_or_reports_missing_ptxas(void **state)
+{
+    result r = kforge("emit", "--stats", "--arch", "sm_90", "-o", tmp("rms.ptx"), SRC "/kernels/rmsnorm.kf", NULL);
+    if (r.status == 0) {
+        assert_non_null(strstr(r.err, "rmsnorm (sm_90): "));
+        assert_non_null(strstr(r.err, " registers"));
+    } else {
+        assert_int_equal(r.status, 3);
+        assert_non_null(strstr(r.err, "ptxas"));
+    }
     done(&r);
 }
 
@@ -475,11 +522,13 @@ int main(void)
         cmocka_unit_test(test_check_library_kernel_exits_0),
         cmocka_unit_test(test_check_every_kernel_file_exits_0),
         cmocka_unit_test(test_check_error_is_file_line_col_with_source_and_caret),
+        cmocka_unit_test(test_check_reports_several_errors_each_with_its_caret),
         cmocka_unit_test(test_check_syntax_error_exits_1),
         cmocka_unit_test(test_check_missing_file_is_usage_error),
         cmocka_unit_test(test_emit_bad_target_and_arch_say_what_was_expected),
         cmocka_unit_test(test_emit_ir_prints_the_kernel),
         cmocka_unit_test(test_emit_ptx_to_file_has_the_entry),
+        cmocka_unit_test(test_emit_verify_assembles_or_reports_missing_ptxas),
         cmocka_unit_test(test_emit_unknown_kernel_lists_the_kernels),
         cmocka_unit_test(test_run_saxpy_with_npy_in_and_out),
         cmocka_unit_test(test_run_generators_and_printed_outputs),

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +269,7 @@ static void unsupported_arch_is_a_diagnostic(void **state)
     assert_int_equal(d.nerrors, 1);
     assert_non_null(strstr(d.items.data[0].msg, "sm_70"));
     assert_int_equal(out.len, 0);
+    assert_int_equal(kf_cuda_emit(&B.m, NULL, &o, &out, NULL, NULL), KF_ERR_SOURCE);   /* no list: still an error */
     kf_diags_free(&d);
     kf_buf_free(&out);
 }
@@ -396,6 +398,132 @@ static void else_blocks_holding_only_an_if_become_else_if(void **state)
     free(t);
 }
 
+/* Every library and feature kernel: emitted twice byte-identical, every
+ * operation spelled (the emitter writes "?" for one it cannot spell). */
+static void kf_files_emit_deterministically_and_completely(void **state)
+{
+    static const char *const dirs[] = {KF_SOURCE_DIR "/kernels", KF_SOURCE_DIR "/kernels/features"};
+    size_t nfiles = 0;
+    for (size_t d = 0; d < 2; d++) {
+        DIR *dh = opendir(dirs[d]);
+        assert_non_null(dh);
+        for (struct dirent *e; (e = readdir(dh));) {
+            size_t l = strlen(e->d_name);
+            if (l < 4 || strcmp(e->d_name + l - 3, ".kf") != 0) continue;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dirs[d], e->d_name);
+            char *src;
+            size_t len;
+            assert_int_equal(kf_read_file(path, &src, &len, NULL), KF_OK);
+            kf_module *m = NULL;
+            if (kf_compile(e->d_name, src, len, NULL, &m) != KF_OK) fail_msg("%s does not compile", path);
+            char *text[2];
+            for (int r = 0; r < 2; r++) {
+                kf_emit_opts o = {80, r == 1};
+                kf_buf out = {0};
+                kf_diags dg = {0};
+                assert_int_equal(kf_cuda_emit(m, NULL, &o, &out, NULL, &dg), KF_OK);
+                kf_diags_free(&dg);
+                text[r] = kf_buf_take(&out);
+                kf_buf_reset(&out);
+                assert_int_equal(kf_cuda_emit(m, NULL, &o, &out, NULL, &dg), KF_OK);
+                assert_string_equal(text[r], out.data);
+                kf_buf_free(&out);
+                kf_diags_free(&dg);
+                const char *body = strstr(text[r], "__global__");
+                assert_non_null(body);
+                if (strstr(body, "?;") || strstr(body, "(?") || strstr(body, "?)") || strstr(body, " ?,"))
+                    fail_msg("%s: an operation was not spelled:\n%s", path, text[r]);
+            }
+            assert_non_null(strstr(text[1], "#line "));
+            assert_null(strstr(text[0], "#line "));
+            free(text[0]);
+            free(text[1]);
+            kf_module_free(m);
+            free(src);
+            nfiles++;
+        }
+        closedir(dh);
+    }
+    assert_true(nfiles >= 2);
+}
+
+static void per_lane_results_fold_lane_by_lane(void **state)
+{
+    kb_init(&B, "lanes", 32, 1, 1);
+    kf_type v2 = kf_type_vector(KF_S_F32, 2);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_F32, 2, true));
+    kf_val a = kb_param(&B, "a", v2);
+    kf_val b = kb_param(&B, "b", v2);
+    kf_val acc = kb_val(&B, v2, "acc");
+    kb_mov(&B, acc, a);
+    kf_val d = kb_bin(&B, KF_OP_SUB, a, b, 0);
+    kf_val e = kb_math(&B, KF_BI_EXP, v2, d, 0, 0);
+    kb_bin(&B, KF_OP_MUL, acc, e, acc);   /* acc = acc * exp(a - b), in place */
+    kb_store(&B, o, kb_u32(&B, 0), acc);
+    char *t = emit_opts(90, false, NULL);
+    assert_has(t, "    kf_f32x2 acc = a;\n"
+                  "    acc.v[0] = __fmul_rn(acc.v[0], kf_exp_approx(__fsub_rn(a.v[0], b.v[0])));\n"
+                  "    acc.v[1] = __fmul_rn(acc.v[1], kf_exp_approx(__fsub_rn(a.v[1], b.v[1])));\n");
+    free(t);
+}
+
+/* Randomly corrupted IR (deterministic seed): every call either emits a
+ * module with its entry point or reports an error in diags; none faults
+ * (run under ASan/UBSan in the sanitizer build). */
+static void corrupted_ir_is_reported_or_emitted_never_a_fault(void **state)
+{
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    size_t ncases = sizeof kf_cuda_cases / sizeof *kf_cuda_cases, nerr = 0;
+    for (int it = 0; it < 3000; it++) {
+        kf_cuda_cases[it % ncases](&B);
+        for (int q = 0; q < 3; q++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t r = (uint32_t)(seed >> 33);
+            kf_ir_ins *in = &B.ins[r % B.k.nins];
+            kf_ir_value *v = &B.vals[1 + (r >> 8) % (B.k.nvals - 1)];
+            switch ((r >> 20) % 7) {
+            case 0: in->op = (uint16_t)((r >> 4) % (KF_IR_OP_COUNT + 2)); break;
+            case 1: in->a[(r >> 4) % 4] = (kf_val)((r >> 6) % (B.k.nvals + 3)); break;
+            case 2: in->imm = (r >> 4) % 40; break;
+            case 3: in->sub = (uint16_t)((r >> 4) % 80); break;
+            case 4: v->type.scalar = (uint8_t)((r >> 4) % (KF_S_COUNT + 2)); break;
+            case 5: v->type.lanes = (uint8_t)(1u << ((r >> 4) % 6)); break;
+            default: in->dst = (kf_val)((r >> 4) % (B.k.nvals + 2)); break;
+            }
+        }
+        kf_emit_opts o = {90, it % 2 == 1};
+        kf_buf out = {0};
+        kf_diags d = {0};
+        kf_status st = kf_cuda_emit(&B.m, NULL, &o, &out, NULL, &d);
+        if (st == KF_OK) assert_non_null(strstr(out.data, "__global__"));
+        else {
+            assert_int_equal(st, KF_ERR_SOURCE);
+            assert_true(d.nerrors > 0);
+            nerr++;
+        }
+        kf_buf_free(&out);
+        kf_diags_free(&d);
+    }
+    assert_true(nerr > 0);   /* the corruption does reach the checks */
+}
+
+static void shuffles_by_a_runtime_amount_keep_the_own_value_past_the_warp(void **state)
+{
+    char *t = emit_case(case_atomics_all);
+    /* runtime amounts: guarded helpers; shfl (idx) takes the lane mod 32 as CUDA */
+    assert_has(t, "T r = __shfl_down_sync(0xffffffffu, v, d);\n    return d < 32u ? r : v;");
+    assert_has(t, "kf_shfl_xor(");
+    assert_has(t, "kf_shfl_up(");
+    assert_has(t, "kf_shfl_down(");
+    assert_has(t, "__shfl_sync(0xffffffffu, ");
+    free(t);
+    t = emit_case(case_warp);
+    assert_has(t, "__shfl_xor_sync(0xffffffffu, t8, 16u)");   /* constant < 32: the intrinsic */
+    assert_lacks(t, "kf_shfl_xor");
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -420,6 +548,10 @@ int main(void)
         cmocka_unit_test(operands_of_select_are_evaluated_on_every_lane),
         cmocka_unit_test(vector_constructor_chains_become_one_brace_initialiser),
         cmocka_unit_test(else_blocks_holding_only_an_if_become_else_if),
+        cmocka_unit_test(kf_files_emit_deterministically_and_completely),
+        cmocka_unit_test(per_lane_results_fold_lane_by_lane),
+        cmocka_unit_test(corrupted_ir_is_reported_or_emitted_never_a_fault),
+        cmocka_unit_test(shuffles_by_a_runtime_amount_keep_the_own_value_past_the_warp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -359,6 +359,65 @@ static void validation_uses_device_limits(void **state)
     kf_pipeline_destroy(p);
 }
 
+/* The raw-kernel API's reason to exist: a WMMA tensor-core tile from CUDA-C. */
+static const char *wmma_cu =
+    "#include <mma.h>\n"
+    "using namespace nvcuda;\n"
+    "extern \"C\" __global__ void wmma16(const half *a, const half *b, float *c) {\n"
+    "    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;\n"
+    "    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;\n"
+    "    wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;\n"
+    "    wmma::fill_fragment(fc, 0.0f);\n"
+    "    wmma::load_matrix_sync(fa, a, 16);\n"
+    "    wmma::load_matrix_sync(fb, b, 16);\n"
+    "    wmma::mma_sync(fc, fa, fb, fc);\n"
+    "    wmma::store_matrix_sync(c, fc, 16, wmma::mem_row_major);\n"
+    "}\n";
+
+static uint16_t f16_small(int v)
+{
+    static const uint16_t mag[4] = {0x0000, 0x3C00, 0x4000, 0x4200};   /* 0, 1, 2, 3 */
+    return (uint16_t)(mag[v < 0 ? -v : v] | (v < 0 ? 0x8000 : 0));
+}
+
+static void raw_wmma_gemm_tile_matches_host(void **state)
+{
+    need_gpu();
+    kf_ir_param prm[3] = {{"a", buf_t(KF_S_F16, false), {0}, 0}, {"b", buf_t(KF_S_F16, false), {0}, 0},
+                          {"c", buf_t(KF_S_F32, true), {0}, 0}};
+    kf_raw_kernel rk = {KF_SRC_CUDA, wmma_cu, "wmma16", prm, 3, {32, 1, 1}, 0, false};
+    kf_pipeline *p;
+    kf_error e = {0};
+    if (kf_pipeline_create_raw(gpu, &rk, &p, &e) != KF_OK) fail_msg("%s\n%s", e.msg, e.log ? e.log : "");
+    int av[256], bv[256];
+    uint16_t ah[256], bh[256];
+    for (int i = 0; i < 256; i++) {
+        av[i] = i % 7 - 3, bv[i] = (i * 5) % 7 - 3;
+        ah[i] = f16_small(av[i]), bh[i] = f16_small(bv[i]);
+    }
+    kf_buffer *a, *b, *c;
+    assert_int_equal(kf_buffer_create(gpu, kf_type_scalar(KF_S_F16), 256, &a, &e), KF_OK);
+    assert_int_equal(kf_buffer_create(gpu, kf_type_scalar(KF_S_F16), 256, &b, &e), KF_OK);
+    assert_int_equal(kf_buffer_create(gpu, kf_type_scalar(KF_S_F32), 256, &c, &e), KF_OK);
+    assert_int_equal(kf_buffer_upload(a, ah, sizeof ah, &e), KF_OK);
+    assert_int_equal(kf_buffer_upload(b, bh, sizeof bh, &e), KF_OK);
+    kf_arg args[3] = {{.buf = a}, {.buf = b}, {.buf = c}};
+    kf_launch l = {.grid = {1, 1, 1}};
+    assert_int_equal(kf_dispatch(p, args, 3, &l, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+    float got[256];
+    assert_int_equal(kf_buffer_download(c, got, sizeof got, &e), KF_OK);
+    for (int m = 0; m < 16; m++)
+        for (int n = 0; n < 16; n++) {
+            int want = 0;
+            for (int k = 0; k < 16; k++) want += av[m * 16 + k] * bv[n * 16 + k];
+            if (got[m * 16 + n] != (float)want) fail_msg("c[%d][%d] = %g, want %d", m, n, got[m * 16 + n], want);
+        }
+    kf_buffer_destroy(a);
+    kf_buffer_destroy(b);
+    kf_buffer_destroy(c);
+    kf_pipeline_destroy(p);
+}
+
 static void nvrtc_error_carries_the_log(void **state)
 {
     need_gpu();
@@ -461,6 +520,7 @@ int main(void)
         cmocka_unit_test(timed_dispatch_and_copy_report_device_time),
         cmocka_unit_test(explicit_3d_launch_with_dynamic_shared),
         cmocka_unit_test(validation_uses_device_limits),
+        cmocka_unit_test(raw_wmma_gemm_tile_matches_host),
         cmocka_unit_test(nvrtc_error_carries_the_log),
         cmocka_unit_test(bad_ptx_carries_the_jit_log),
         cmocka_unit_test(kf_kernel_matches_cpu_on_both_gpu_paths),

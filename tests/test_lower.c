@@ -536,6 +536,18 @@ static void schedule_is_copied(void **state)
     free(text);
 }
 
+/* grid = (n + 15) / 16 - (m - 1) prints with only the parentheses it needs. */
+static void grid_prints_with_needed_parentheses(void **state)
+{
+    kf_node *n = t_param("n", U32), *m = t_param("m", U32);
+    kf_node *g = t_bin(KF_OP_SUB, U32, t_bin(KF_OP_DIV, U32, t_bin(KF_OP_ADD, U32, t_ref(n), u(15)), u(16)),
+                       t_bin(KF_OP_SUB, U32, t_ref(m), u(1)));
+    kf_ir_kernel *k = lower_ok(t_module(t_kernel(t_const(UINT, 64), g, "g", LIST(n, m), t_block(NULL))));
+    char *text = print_kernel(k);
+    assert_non_null(strstr(text, "block(64, 1, 1) grid((n + 15) / 16 - (m - 1))"));
+    free(text);
+}
+
 /* ---- builtins -------------------------------------------------------------------- */
 
 static void warp_reductions_are_xor_butterflies(void **state)
@@ -659,6 +671,350 @@ static void block_reduction_runs_on_the_interpreter(void **state)
     kf_error_clear(&err);
 }
 
+/* ---- through kf_compile: real .kf programs ------------------------------------------ */
+
+static kf_module *M;
+
+static int teardown_module(void **state)
+{
+    kf_module_free(M);
+    M = NULL;
+    return 0;
+}
+
+/* Compiles src and returns kernel `name` (the only one when NULL). */
+static const kf_ir_kernel *compile_ok(const char *src, const char *name)
+{
+    kf_status st = kf_compile("t.kf", src, strlen(src), NULL, &M);
+    if (st != KF_OK) {
+        kf_buf b = {0};
+        kf_diags_render(&b, &M->diags, M->source, M->source_len);
+        fprintf(stderr, "%s", b.data ? b.data : "(no diagnostics)\n");
+        kf_buf_free(&b);
+    }
+    assert_int_equal(st, KF_OK);
+    const kf_ir_kernel *k = kf_module_kernel(M, name);
+    assert_non_null(k);
+    if (getenv("KF_TEST_DUMP")) {
+        kf_buf b = {0};
+        kf_ir_print(&b, k);
+        fputs(b.data, stderr);
+        kf_buf_free(&b);
+    }
+    return k;
+}
+
+/* Runs k on one block of `threads` threads; args in binding order. */
+static void run_ok(const kf_ir_kernel *k, kf_interp_arg *args, uint32_t threads)
+{
+    kf_interp_launch launch = {{1, 1, 1}, {threads, 1, 1}};
+    kf_error err = {0};
+    kf_status st = kf_interp_run(k, args, k->nparams, &launch, NULL, &err);
+    if (st) fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(st, KF_OK);
+    kf_error_clear(&err);
+}
+
+static kf_interp_arg u32_arg(uint32_t v)
+{
+    kf_interp_arg a = {0};
+    a.value.type = kf_type_scalar(KF_S_U32);
+    a.value.lane[0] = v;
+    return a;
+}
+
+static void compiled_saxpy_prints_expected_ir(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(
+        "// y = a*x + y\n"
+        "@schedule(block = 128, grid = cdiv(n, 128))\n"
+        "kernel saxpy(a: f32, x: &[f32], y: &mut [f32], n: u32) {\n"
+        "    let i = global_id.x;\n"
+        "    if i < n {\n"
+        "        y[i] = a * x[i] + y[i];\n"
+        "    }\n"
+        "}\n", NULL);
+    char *text = print_kernel(k);
+    const char *want =
+        "kernel saxpy(a: f32, x: &[f32] align 4, y: &mut [f32] align 4, n: u32) block(128, 1, 1) grid(cdiv(n, 128)) ; t.kf:3:8\n"
+        "  %1:f32 a = param 0                        ; t.kf:3:14\n"
+        "  %2:&[f32] x = param 1                     ; t.kf:3:22\n"
+        "  %3:&mut [f32] y = param 2                 ; t.kf:3:33\n"
+        "  %4:u32 n = param 3                        ; t.kf:3:48\n"
+        "  %5:u32 = sreg block_id.x                  ; t.kf:4:23\n"
+        "  %6:u32 = sreg block_dim.x                 ; t.kf:4:23\n"
+        "  %7:u32 = sreg thread_id.x                 ; t.kf:4:23\n"
+        "  %8:u32 = mul %5, %6                       ; t.kf:4:23\n"
+        "  %9:u32 i = add %8, %7                     ; t.kf:4:23\n"
+        "  %10:bool = cmp.lt.u32 %9, %4              ; t.kf:5:10\n"
+        "  if %10                                    ; t.kf:5:5\n"
+        "    %11:f32 = load %2[%9]                   ; t.kf:6:21\n"
+        "    %12:f32 = mul %1, %11                   ; t.kf:6:18\n"
+        "    %13:f32 = load %3[%9]                   ; t.kf:6:28\n"
+        "    %14:f32 = add %12, %13                  ; t.kf:6:25\n"
+        "    store %3[%9], %14                       ; t.kf:6:10\n"
+        "  endif                                     ; t.kf:5:5\n";
+    if (strcmp(text, want)) fprintf(stderr, "%s", text);
+    assert_string_equal(text, want);
+    free(text);
+}
+
+static const char *fn_src =
+    "fn sq(a: u32) -> u32 { return a * a; }\n"
+    "fn sum_sq(a: u32, b: u32) -> u32 { return sq(a) + sq(b); }\n"
+    "fn find(x: &[u32], n: u32, key: u32) -> u32 {\n"
+    "    for i in 0 .. n {\n"
+    "        var j: u32 = 0;\n"
+    "        while j < 2 {\n"
+    "            if x[i] + j == key { return i * 10 + j; }\n"
+    "            j += 1;\n"
+    "        }\n"
+    "    }\n"
+    "    return 999;\n"
+    "}\n"
+    "kernel k(x: &[u32], out: &mut [u32], n: u32) {\n"
+    "    out[0] = find(x, n, 5);\n"
+    "    out[1] = find(x, n, 100);\n"
+    "    out[2] = sum_sq(3, sum_sq(1, 1));\n"
+    "}\n";
+
+static void compiled_fns_are_inlined(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(fn_src, "k");
+    assert_int_equal(count_op(k, KF_IR_PARAM), 3);
+    /* find twice: a wrapper, a for and a while each; sq four times: no wrapper */
+    assert_int_equal(count_op(k, KF_IR_LOOP), 2 * 3);
+    assert_int_equal(count_op(k, KF_IR_LATCH), 2);
+    uint32_t muls = 0;
+    for (uint32_t i = 0; i < k->nins; i++)
+        muls += k->ins[i].op == KF_IR_BINOP && k->ins[i].sub == KF_OP_MUL;
+    assert_int_equal(muls, 2 * 1 + 4);   /* i * 10 per find, a * a per sq */
+    uint32_t xs[4] = {1, 2, 4, 9}, out[3] = {0};
+    kf_interp_arg args[3] = {buf_arg(xs, sizeof xs), buf_arg(out, sizeof out), u32_arg(4)};
+    run_ok(k, args, 1);
+    assert_int_equal(out[0], 21);
+    assert_int_equal(out[1], 999);
+    assert_int_equal(out[2], 9 + 4);
+}
+
+static void compiled_unroll_leaves_no_loop(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(
+        "kernel k(x: &[f32x4], out: &mut [f32]) {\n"
+        "    var a: f32[4];\n"
+        "    let v = x[0];\n"
+        "    @unroll for t in 0 .. 4 {\n"
+        "        let j = 3 - t;\n"
+        "        a[j] = v[t] * (t as f32) * 0.5;\n"
+        "    }\n"
+        "    var s: f32 = 0.0;\n"
+        "    @unroll for t in 0 .. 4 { s += a[t]; out[t + 1] = a[t]; }\n"
+        "    out[0] = s;\n"
+        "}\n", NULL);
+    assert_int_equal(count_op(k, KF_IR_LOOP), 0);
+    assert_int_equal(count_op(k, KF_IR_EXTRACT), 4);
+    for (uint32_t i = 0; i < 4; i++) {
+        const kf_ir_ins *ex = &k->ins[find_op(k, KF_IR_EXTRACT, i)];
+        assert_int_equal(ex->imm, i);
+        const kf_ir_ins *st = &k->ins[find_op(k, KF_IR_ASTORE, i)];
+        for (uint32_t j = 0; j < k->nins; j++)
+            if (k->ins[j].dst == st->a[0]) {
+                assert_int_equal(k->ins[j].op, KF_IR_CONST);
+                assert_int_equal(k->ins[j].imm, 3 - i);
+            }
+    }
+    assert_int_equal(k->params[0].align, 16);
+    float xs[4] = {2, 4, 6, 8}, out[5] = {0};
+    kf_interp_arg args[2] = {buf_arg(xs, sizeof xs), buf_arg(out, sizeof out)};
+    run_ok(k, args, 1);
+    float want[4] = {12.0f, 6.0f, 2.0f, 0.0f};   /* a[3 - t] = x[t] * t / 2 */
+    for (int i = 0; i < 4; i++) assert_true(out[i + 1] == want[i]);
+    assert_true(out[0] == 20.0f);
+}
+
+static void compiled_conversions_are_explicit(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(
+        "kernel k(x: &[f16], y: &mut [f32], n: u32, m: i32) {\n"
+        "    let a = x[n] as f32;\n"
+        "    let b = (m as u32) as f32;\n"
+        "    let c = n as u32;\n"
+        "    y[c] = a + b + (m as f32);\n"
+        "}\n", NULL);
+    assert_int_equal(count_op(k, KF_IR_CVT), 4);   /* `n as u32` is no instruction */
+    for (uint32_t j = 0; j < 4; j++) {
+        const kf_ir_ins *c = &k->ins[find_op(k, KF_IR_CVT, j)];
+        assert_false(kf_type_eq(c->type, k->vals[c->a[0]].type));
+    }
+}
+
+static void compiled_short_circuit_guards_the_load(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(
+        "kernel k(x: &[u32], out: &mut [u32], n: u32, i: u32) {\n"
+        "    if i < n && x[i] > 2 { out[0] = 1; } else { out[0] = 2; }\n"
+        "    if i >= n || x[i] == 0 { out[1] = 1; }\n"
+        "}\n", NULL);
+    assert_int_equal(count_op(k, KF_IR_IF), 4);
+    uint32_t xs[4] = {0, 3, 0, 0}, out[2] = {0};
+    kf_interp_arg args[4] = {buf_arg(xs, sizeof xs), buf_arg(out, sizeof out), u32_arg(4), u32_arg(9)};
+    run_ok(k, args, 1);   /* i = 9: x[9] would be out of bounds */
+    assert_int_equal(out[0], 2);
+    assert_int_equal(out[1], 1);
+    args[3] = u32_arg(1);
+    run_ok(k, args, 1);
+    assert_int_equal(out[0], 1);
+    assert_int_equal(out[1], 1);
+}
+
+static void compiled_nested_loops_break_and_continue(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(
+        "kernel k(out: &mut [u32], n: u32) {\n"
+        "    var s: u32 = 0;\n"
+        "    for i in 0 .. n {\n"
+        "        for j in 0 .. n {\n"
+        "            if j == i { continue; }\n"
+        "            if j > 2 { break; }\n"
+        "            s += 1;\n"
+        "        }\n"
+        "        if i == 2 { continue; }\n"
+        "        s += 100;\n"
+        "    }\n"
+        "    out[0] = s;\n"
+        "}\n", NULL);
+    uint32_t outer = find_op(k, KF_IR_LOOP, 0), inner = find_op(k, KF_IR_LOOP, 1);
+    assert_int_equal(k->ins[find_op(k, KF_IR_CONTINUE, 0)].imm, inner);
+    assert_int_equal(k->ins[find_op(k, KF_IR_CONTINUE, 1)].imm, outer);
+    assert_int_equal(k->ins[find_op(k, KF_IR_BREAK, 2)].imm, inner);   /* 0, 1: the for exits */
+    uint32_t out = 0;
+    kf_interp_arg args[2] = {buf_arg(&out, sizeof out), u32_arg(4)};
+    run_ok(k, args, 1);
+    assert_int_equal(out, 9 + 3 * 100);
+}
+
+static void compiled_params_order_and_view_align(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(
+        "@schedule(block = (16, 4), grid = (cdiv(n, 16), 2))\n"
+        "kernel k(n: u32, x: &[f32], y: &mut [f32], unused: &[u16]) {\n"
+        "    let x4 = x as &[f32x4];\n"
+        "    let v = x4[n];\n"
+        "    y[n] = v.x;\n"
+        "}\n", NULL);
+    assert_int_equal(k->nparams, 4);
+    static const char *names[4] = {"n", "x", "y", "unused"};
+    for (uint32_t i = 0; i < 4; i++) {
+        assert_int_equal(k->ins[i].op, KF_IR_PARAM);
+        assert_int_equal(k->ins[i].imm, i);
+        assert_string_equal(k->params[i].name, names[i]);
+    }
+    assert_int_equal(k->params[1].align, 16);
+    assert_int_equal(k->params[2].align, 4);
+    assert_int_equal(k->params[3].align, 2);
+    assert_true(k->params[2].type.flags & KF_TF_MUT);
+    assert_false(k->params[1].type.flags & KF_TF_MUT);
+    assert_int_equal(k->sched.block[0], 16);
+    assert_int_equal(k->sched.block[1], 4);
+    assert_int_equal(k->sched.block[2], 1);
+    assert_int_equal(k->sched.ngrid, 2);
+    assert_int_equal(k->sched.grid[0]->kind, KF_N_CALL);
+    assert_true(k->sched.grid[1]->is_const);
+}
+
+/* Returns that leave @unroll expansions and nested loops; unroll bounds over
+ * an outer unrolled variable; a kernel return deep in loops. */
+static void compiled_returns_leave_nested_structures(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(
+        "fn first_big(v: f32x4) -> u32 {\n"
+        "    @unroll for t in 0 .. 4 { if v[t] > 1.0 { return t; } }\n"
+        "    return 9;\n"
+        "}\n"
+        "fn search(x: &[u32], n: u32) -> u32 {\n"
+        "    var r: u32 = 0;\n"
+        "    while r < 100 {\n"
+        "        @unroll for u in 0 .. 2 {\n"
+        "            for i in 0 .. n { if x[i] == r + u { return r * 10 + u; } }\n"
+        "        }\n"
+        "        r += 2;\n"
+        "    }\n"
+        "    return 7777;\n"
+        "}\n"
+        "kernel k(v: &[f32x4], x: &[u32], out: &mut [u32], n: u32) {\n"
+        "    out[0] = first_big(v[0]);\n"
+        "    out[1] = first_big(v[1]);\n"
+        "    out[2] = search(x, n);\n"
+        "    var s: u32 = 0;\n"
+        "    @unroll for i in 0 .. 4 { @unroll for j in 0 .. i { s += x[i] * x[j]; } }\n"
+        "    out[3] = s;\n"
+        "    for i in 0 .. n {\n"
+        "        var j: u32 = 0;\n"
+        "        while j < 5 { if j == 3 && i == 1 { return; } j += 1; out[4] = i * 100 + j; }\n"
+        "    }\n"
+        "    out[5] = 1;\n"
+        "}\n", NULL);
+    float vs[8] = {0.5f, 0.25f, 3.0f, 9.0f, 0, 0, 0, 0};
+    uint32_t xs[4] = {9, 13, 5, 2}, out[6] = {0};
+    kf_interp_arg args[4] = {buf_arg(vs, sizeof vs), buf_arg(xs, sizeof xs), buf_arg(out, sizeof out), u32_arg(4)};
+    run_ok(k, args, 1);
+    assert_int_equal(out[0], 2);
+    assert_int_equal(out[1], 9);
+    assert_int_equal(out[2], 20);   /* r = 2, u = 0 finds x[3] == 2: 2 * 10 + 0 */
+    assert_int_equal(out[3], 13 * 9 + 5 * 9 + 5 * 13 + 2 * 9 + 2 * 13 + 2 * 5);
+    assert_int_equal(out[4], 103);  /* i = 1 returns when j reaches 3 after writing 103 */
+    assert_int_equal(out[5], 0);
+    assert_int_equal(count_op(k, KF_IR_RET), 1);
+}
+
+/* Lets over an unrolled variable fold per iteration (a doubling chain of 30
+ * lets must not be re-evaluated exponentially), and so do integer builtins
+ * used as vector indices. */
+static void compiled_unroll_folds_lets_and_int_builtins(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(
+        "kernel k(x: &[f32x4], out: &mut [u32]) {\n"
+        "    var s: u32 = 0;\n"
+        "    let v = x[0];\n"
+        "    @unroll for t in 0 .. 4 {\n"
+        "        let a1: u32 = t + 1;\n"
+        "        let a2 = a1 + a1; let a3 = a2 + a2; let a4 = a3 + a3; let a5 = a4 + a4; let a6 = a5 + a5;\n"
+        "        let a7 = a6 + a6; let a8 = a7 + a7; let a9 = a8 + a8; let a10 = a9 + a9; let a11 = a10 + a10;\n"
+        "        let a12 = a11 + a11; let a13 = a12 + a12; let a14 = a13 + a13; let a15 = a14 + a14; let a16 = a15 + a15;\n"
+        "        let a17 = a16 + a16; let a18 = a17 + a17; let a19 = a18 + a18; let a20 = a19 + a19; let a21 = a20 + a20;\n"
+        "        let a22 = a21 + a21; let a23 = a22 + a22; let a24 = a23 + a23; let a25 = a24 + a24; let a26 = a25 + a25;\n"
+        "        let a27 = a26 + a26; let a28 = a27 + a27; let a29 = a28 + a28; let a30 = a29 + a29;\n"
+        "        let j = min(t, 2);\n"
+        "        s += a30 + (v[j] as u32) + (v[cdiv(t, 2)] as u32);\n"
+        "    }\n"
+        "    out[0] = s;\n"
+        "}\n"
+        , NULL);
+    static const uint64_t lanes[8] = {0, 0, 1, 1, 2, 1, 2, 2};   /* min(t, 2), cdiv(t, 2) */
+    assert_int_equal(count_op(k, KF_IR_EXTRACT), 8);
+    for (uint32_t i = 0; i < 8; i++) assert_int_equal(k->ins[find_op(k, KF_IR_EXTRACT, i)].imm, lanes[i]);
+    float xs[4] = {10, 20, 30, 40};
+    uint32_t out = 0;
+    kf_interp_arg args[2] = {buf_arg(xs, sizeof xs), buf_arg(&out, sizeof out)};
+    run_ok(k, args, 1);
+    assert_int_equal(out, (uint32_t)(10ull << 29) + 170u);
+}
+
+/* A chain of fns each calling the next twice inlines 2^24 bodies: lowering
+ * stops at its instruction cap with an error instead of running away. */
+static void compiled_runaway_inlining_is_an_error(void **state)
+{
+    kf_buf src = {0};
+    kf_buf_puts(&src, "fn g0(a: u32) -> u32 { return a + 1; }\n");
+    for (int i = 1; i <= 24; i++) kf_buf_printf(&src, "fn g%d(a: u32) -> u32 { return g%d(a) + g%d(a + 1); }\n", i, i - 1, i - 1);
+    kf_buf_puts(&src, "kernel k(out: &mut [u32]) { out[0] = g24(1); }\n");
+    kf_status st = kf_compile("t.kf", src.data, src.len, NULL, &M);
+    kf_buf_free(&src);
+    assert_int_equal(st, KF_ERR_SOURCE);
+    assert_int_equal(M->diags.nerrors, 1);
+    assert_non_null(strstr(M->diags.items.data[0].msg, "kernel too large after inlining fns and unrolling loops"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -671,10 +1027,21 @@ int main(void)
         cmocka_unit_test_setup_teardown(params_in_order_and_align_follows_views, setup, teardown),
         cmocka_unit_test_setup_teardown(casts_are_explicit_cvts, setup, teardown),
         cmocka_unit_test_setup_teardown(schedule_is_copied, setup, teardown),
+        cmocka_unit_test_setup_teardown(grid_prints_with_needed_parentheses, setup, teardown),
         cmocka_unit_test_setup_teardown(warp_reductions_are_xor_butterflies, setup, teardown),
         cmocka_unit_test_setup_teardown(cdiv_rounds_toward_positive_infinity, setup, teardown),
         cmocka_unit_test_setup_teardown(vectors_build_with_splat_and_insert, setup, teardown),
         cmocka_unit_test_setup_teardown(block_reduction_runs_on_the_interpreter, setup, teardown),
+        cmocka_unit_test_teardown(compiled_saxpy_prints_expected_ir, teardown_module),
+        cmocka_unit_test_teardown(compiled_fns_are_inlined, teardown_module),
+        cmocka_unit_test_teardown(compiled_unroll_leaves_no_loop, teardown_module),
+        cmocka_unit_test_teardown(compiled_conversions_are_explicit, teardown_module),
+        cmocka_unit_test_teardown(compiled_short_circuit_guards_the_load, teardown_module),
+        cmocka_unit_test_teardown(compiled_nested_loops_break_and_continue, teardown_module),
+        cmocka_unit_test_teardown(compiled_params_order_and_view_align, teardown_module),
+        cmocka_unit_test_teardown(compiled_returns_leave_nested_structures, teardown_module),
+        cmocka_unit_test_teardown(compiled_unroll_folds_lets_and_int_builtins, teardown_module),
+        cmocka_unit_test_teardown(compiled_runaway_inlining_is_an_error, teardown_module),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

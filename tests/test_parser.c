@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,66 @@ static void check_expr(const char *expr, const char *want)
     kf_buf b = {0};
     sexpr(&b, let->b);
     if (strcmp(b.data, want) != 0) fail_msg("%s: got %s, want %s", expr, b.data, want);
+    kf_buf_free(&b);
+    parsed_free(p);
+}
+
+static void dump_of_the_saxpy_example_is_exact(void **state)
+{
+    parsed *p = parse("@schedule(block = 256, grid = cdiv(n, 256))\n"
+                      "kernel saxpy(a: f32, x: &[f32], y: &mut [f32], n: u32) {\n"
+                      "    let i = global_id.x;\n"
+                      "    if i < n {\n"
+                      "        y[i] = a * x[i] + y[i];\n"
+                      "    }\n"
+                      "}\n");
+    assert_no_errors(p);
+    kf_buf b = {0};
+    kf_ast_dump(&b, p->module, 0);
+    const char *want =
+        "MODULE @1:1\n"
+        "  KERNEL saxpy @2:8\n"
+        "    PARAM a @2:14\n"
+        "      TYPE f32 @2:17\n"
+        "    PARAM x @2:22\n"
+        "      TYPE_BUF @2:25\n"
+        "        TYPE f32 @2:27\n"
+        "    PARAM y @2:33\n"
+        "      TYPE_BUF mut @2:36\n"
+        "        TYPE f32 @2:42\n"
+        "    PARAM n @2:48\n"
+        "      TYPE u32 @2:51\n"
+        "    BLOCK @2:56\n"
+        "      LET i @3:9\n"
+        "        MEMBER x @3:23\n"
+        "          NAME global_id @3:13\n"
+        "      IF @4:5\n"
+        "        BINARY '<' @4:10\n"
+        "          NAME i @4:8\n"
+        "          NAME n @4:12\n"
+        "        BLOCK @4:14\n"
+        "          ASSIGN '=' @5:14\n"
+        "            INDEX @5:10\n"
+        "              NAME y @5:9\n"
+        "              NAME i @5:11\n"
+        "            BINARY '+' @5:25\n"
+        "              BINARY '*' @5:18\n"
+        "                NAME a @5:16\n"
+        "                INDEX @5:21\n"
+        "                  NAME x @5:20\n"
+        "                  NAME i @5:22\n"
+        "              INDEX @5:28\n"
+        "                NAME y @5:27\n"
+        "                NAME i @5:29\n"
+        "    ATTR schedule @1:1\n"
+        "      NAMEDARG block @1:11\n"
+        "        INT 256 @1:19\n"
+        "      NAMEDARG grid @1:24\n"
+        "        CALL @1:31\n"
+        "          NAME cdiv @1:31\n"
+        "          NAME n @1:36\n"
+        "          INT 256 @1:39\n";
+    assert_string_equal(b.data, want);
     kf_buf_free(&b);
     parsed_free(p);
 }
@@ -748,9 +809,51 @@ static void binary_garbage_gives_errors_and_no_crash(void **state)
     free(buf);
 }
 
+/* Parses every .kf file of one folder; returns how many. */
+static int parse_folder(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int count = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n < 4 || strcmp(e->d_name + n - 3, ".kf") != 0) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        char *src;
+        size_t len;
+        kf_error err = {0};
+        assert_int_equal(kf_read_file(path, &src, &len, &err), KF_OK);
+        parsed *p = parse_n(src, len);
+        if (p->diags.nerrors) fail_msg("%s:%u:%u: %s", path, p->diags.items.data[0].loc.line,
+                                       p->diags.items.data[0].loc.col, p->diags.items.data[0].msg);
+        bool kernel = false;
+        for (const kf_node *it = p->module->a; it; it = it->next) kernel |= it->kind == KF_N_KERNEL;
+        assert_true(kernel);
+        parsed_free(p);
+        free(src);
+        count++;
+    }
+    closedir(d);
+    return count;
+}
+
+static void library_kernels_parse_without_errors(void **state)
+{
+    const char *root = getenv("KF_SOURCE_DIR") ? getenv("KF_SOURCE_DIR") : KF_SOURCE_DIR;
+    char dir[900];
+    snprintf(dir, sizeof dir, "%s/kernels", root);
+    int n = parse_folder(dir);
+    snprintf(dir, sizeof dir, "%s/kernels/features", root);
+    n += parse_folder(dir);
+    assert_true(n >= 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(dump_of_the_saxpy_example_is_exact),
         cmocka_unit_test(empty_file_is_an_empty_module),
         cmocka_unit_test(const_declaration),
         cmocka_unit_test(fn_declaration_with_and_without_return_type),
@@ -782,6 +885,7 @@ int main(void)
         cmocka_unit_test(ten_megabyte_line_reports_the_right_column),
         cmocka_unit_test(unterminated_comment_and_invalid_utf8_in_a_program),
         cmocka_unit_test(binary_garbage_gives_errors_and_no_crash),
+        cmocka_unit_test(library_kernels_parse_without_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,6 +58,33 @@ static void unsupported_arch_is_usage_error(void **state)
     assert_non_null(strstr(e.msg, "sm_7"));
 }
 
+/* Raw CUDA-C that includes toolkit headers (a WMMA tensor-core tile). */
+static const char *wmma =
+    "#include <mma.h>\n"
+    "using namespace nvcuda;\n"
+    "extern \"C\" __global__ void wmma16(const half *a, const half *b, float *c) {\n"
+    "    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;\n"
+    "    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;\n"
+    "    wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;\n"
+    "    wmma::fill_fragment(fc, 0.0f);\n"
+    "    wmma::load_matrix_sync(fa, a, 16);\n"
+    "    wmma::load_matrix_sync(fb, b, 16);\n"
+    "    wmma::mma_sync(fc, fa, fb, fc);\n"
+    "    wmma::store_matrix_sync(c, fc, 16, wmma::mem_row_major);\n"
+    "}\n";
+
+static void wmma_source_finds_toolkit_headers(void **state)
+{
+    char *ptx = NULL;
+    kf_error e = {0};
+    if (kf_nvrtc_compile(wmma, "wmma16.cu", 80, false, &ptx, NULL, &e) != KF_OK)
+        fail_msg("%s\n%s", e.msg, e.log ? e.log : "");
+    assert_non_null(strstr(ptx, ".entry wmma16("));
+    assert_non_null(strstr(ptx, "wmma.mma.sync"));
+    free(ptx);
+    kf_error_clear(&e);
+}
+
 static void version_is_reported(void **state)
 {
     int v = kf_nvrtc_version();
@@ -71,6 +98,7 @@ int main(void)
         cmocka_unit_test(compiles_cuda_c_to_ptx_for_the_arch),
         cmocka_unit_test(compile_error_carries_the_log_and_api_name),
         cmocka_unit_test(unsupported_arch_is_usage_error),
+        cmocka_unit_test(wmma_source_finds_toolkit_headers),
         cmocka_unit_test(version_is_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
