@@ -443,6 +443,31 @@ static void forward_moves(ptx_cx *cx, const uint32_t *nuses)
     }
 }
 
+/* `c = not x; IF c` branches on x with the sense flipped (`@x bra` for
+ * `@!c bra`) when c is used nowhere else: the NOT disappears. */
+static void fold_not_into_branches(ptx_cx *cx, const uint32_t *nuses)
+{
+    const kf_ir_kernel *k = cx->k;
+    for (uint32_t i = 1; i < k->nins; i++) {
+        const kf_ir_ins *in = &k->ins[i], *n = &k->ins[i - 1];
+        kf_val c = in->a[0];
+        if (in->op != KF_IR_IF || n->op != KF_IR_UNOP || n->sub != KF_OP_NOT || n->dst != c || !c ||
+            c >= k->nvals || cx->ndefs[c] != 1 || nuses[c] != 1 || cx->skip[i - 1] || !n->a[0])
+            continue;
+        cx->skip[i - 1] = 1;
+        cx->flip[i] = 1;
+    }
+}
+
+preg ptx_if_pred(ptx_cx *cx, uint32_t at, bool want_true, const char **neg)
+{
+    const kf_ir_ins *in = &cx->k->ins[at];
+    bool flip = cx->flip[at];
+    kf_val c = flip ? cx->k->ins[at - 1].a[0] : in->a[0];
+    *neg = want_true != flip ? "" : "!";
+    return ptx_reg(cx, c, 0);
+}
+
 /* Counts definitions per value, finds single-CONST values, loops with a latch,
  * and which local arrays can stay in registers (every index a constant). */
 static bool analyse(ptx_cx *cx, kf_arena *arena)
@@ -459,6 +484,8 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
     cx->alias = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->alias);
     cx->skip = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->skip);
     cx->named = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->named);
+    cx->flip = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->flip);
+    if (!cx->flip) return false;
     uint32_t *nuses = kf_arena_calloc(arena, k->nvals + 1, sizeof *nuses);
     if (!cx->alias || !cx->skip || !cx->named || !nuses) return false;
     bool *dyn = kf_arena_calloc(arena, k->narrays + 1, sizeof *dyn);
@@ -476,6 +503,7 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
             if (j < kf_ir_op_nargs[in->op] && in->a[j] < k->nvals) nuses[in->a[j]]++;
     }
     forward_moves(cx, nuses);
+    fold_not_into_branches(cx, nuses);
     for (uint32_t i = 0; i < k->nins; i++) {
         const kf_ir_ins *in = &k->ins[i];
         uint64_t b;
@@ -628,7 +656,9 @@ static void emit_body(ptx_cx *cx)
             const kf_ir_ins *j = &k->ins[i + 1];
             uint32_t lp = cx->partner[i + 1];
             const char *suffix = j->op == KF_IR_BREAK ? "_end" : (cx->has_latch[lp] ? "_latch" : "");
-            ptx_ins(cx, "@%s bra $L_loop_%u%s", ptx_reg(cx, k->ins[i].a[0], 0).s, lp, suffix);
+            const char *neg;
+            preg c = ptx_if_pred(cx, i, true, &neg);
+            ptx_ins(cx, "@%s%s bra $L_loop_%u%s", neg, c.s, lp, suffix);
             i += 2;
             continue;
         }

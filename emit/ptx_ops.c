@@ -962,10 +962,12 @@ static void emit_flow(ptx_cx *cx, const kf_ir_ins *in)
 {
     uint32_t i = cx->at, p = cx->partner[i];
     switch (in->op) {
-    case KF_IR_IF:
-        ptx_ins(cx, "@!%s bra $L_if_%u_%s", ptx_reg(cx, in->a[0], 0).s, i,
-                cx->k->ins[p].op == KF_IR_ELSE ? "else" : "end");
+    case KF_IR_IF: {
+        const char *neg;
+        preg c = ptx_if_pred(cx, i, false, &neg);
+        ptx_ins(cx, "@%s%s bra $L_if_%u_%s", neg, c.s, i, cx->k->ins[p].op == KF_IR_ELSE ? "else" : "end");
         break;
+    }
     case KF_IR_ELSE:
         ptx_ins(cx, "bra $L_if_%u_end", p);
         ptx_label(cx, "$L_if_%u_else", p);

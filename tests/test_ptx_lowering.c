@@ -409,6 +409,38 @@ static void test_break_continue_in_nested_loops(void **st)
     kf_diags_free(&d);
 }
 
+/* while i < n { ... }: LOOP; IF !(i < n) BREAK; the NOT folds into the branch. */
+static void test_negated_condition_folds_into_branch(void **st)
+{
+    irb_init(&B, "k", NULL);
+    kf_type u32 = kf_type_scalar(KF_S_U32), bt = kf_type_scalar(KF_S_BOOL);
+    kf_val n = irb_param(&B, "n", u32);
+    kf_val i = irb_val(&B, u32, "i");
+    kf_val t = irb_op(&B, KF_IR_SREG, 0, u32, 0, 0, 0, KF_SR_TID_X);
+    irb_ins(&B, KF_IR_MOV, 0, u32, i, t, 0, 0, 0);
+    flow(&B, KF_IR_LOOP);                                   /* 3 */
+    kf_val c = boolv(&B, i, n, KF_OP_LT);
+    kf_val nc = irb_op(&B, KF_IR_UNOP, KF_OP_NOT, bt, c, 0, 0, 0);
+    irb_ins(&B, KF_IR_IF, 0, kf_type_void(), 0, nc, 0, 0, 0);
+    flow(&B, KF_IR_BREAK);
+    flow(&B, KF_IR_ENDIF);
+    kf_val c2 = boolv(&B, i, t, KF_OP_EQ);
+    kf_val nc2 = irb_op(&B, KF_IR_UNOP, KF_OP_NOT, bt, c2, 0, 0, 0);
+    irb_ins(&B, KF_IR_IF, 0, kf_type_void(), 0, nc2, 0, 0, 0);  /* 11 */
+    irb_ins(&B, KF_IR_BINOP, KF_OP_ADD, u32, i, i, n, 0, 0);
+    flow(&B, KF_IR_ENDIF);
+    irb_ins(&B, KF_IR_BINOP, KF_OP_ADD, u32, i, i, t, 0, 0);
+    flow(&B, KF_IR_ENDLOOP);
+    kf_diags d = {0};
+    char *p = irb_emit(&B, 90, false, NULL, &d);
+    assert_non_null(p);
+    HASNT(p, "not.pred");
+    HAS(p, "@!%p1 bra $L_loop_3_end;");
+    HAS(p, "@%p2 bra $L_if_11_end;");   /* if !(i == t): skip the body when i == t */
+    free(p);
+    kf_diags_free(&d);
+}
+
 /* ---- arrays ------------------------------------------------------------------ */
 
 static void test_arrays_shared_local_and_registers(void **st)
@@ -646,6 +678,7 @@ int main(void)
         cmocka_unit_test(test_address_reused_within_straight_line_code),
         cmocka_unit_test(test_constants_become_immediates),
         cmocka_unit_test(test_source_names_and_var_updates),
+        cmocka_unit_test(test_negated_condition_folds_into_branch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
