@@ -283,6 +283,8 @@ preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane)
     if (cx->alias[v]) v = cx->alias[v];
     const kf_ir_value *val = &cx->k->vals[v];
     ptx_rclass rc = ptx_class_of(val->type);
+    if (cx->needreg[v] == 2)   /* its CONST wrote no register: the first pass missed this use */
+        ptx_error(cx, "internal error: constant %%%u used as a register after its mov was dropped", v);
     cx->needreg[v] = 1;
     if (!cx->vreg[v]) {
         cx->vreg[v] = cx->nreg[rc] + 1;
@@ -670,6 +672,34 @@ static void emit_body(ptx_cx *cx)
     ptx_ins(cx, "ret");
 }
 
+static bool has_const_operand(const ptx_cx *cx, const kf_ir_ins *in)
+{
+    uint64_t b;
+    for (uint32_t j = 0; j < 4; j++)
+        if (in->op < KF_IR_OP_COUNT && j < kf_ir_op_nargs[in->op] && ptx_const_of(cx, in->a[j], &b)) return true;
+    return false;
+}
+
+/* The first pass: selects, without writing text, the instructions that
+ * read a single-CONST value (only they decide whether it needs a register)
+ * and the branch conditions. */
+static void find_needed_consts(ptx_cx *cx)
+{
+    const kf_ir_kernel *k = cx->k;
+    for (uint32_t i = 0; i < k->nins && !cx->failed; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        cx->at = i;
+        cx->cur = in->loc;
+        if (cx->skip[i]) continue;
+        if (in->op == KF_IR_IF) {
+            const char *neg;
+            (void)ptx_if_pred(cx, i, true, &neg);
+        } else if (has_const_operand(cx, in)) {
+            ptx_emit_ins(cx, in);
+        }
+    }
+}
+
 /* Two passes over the body: the first finds which constants some use needs
  * in a register (the others appear only as immediates), the second writes
  * the text. Both make the same decisions, so the first pass's needs hold. */
@@ -679,7 +709,7 @@ static void emit_passes(ptx_cx *cx)
     memcpy(nreg0, cx->nreg, sizeof nreg0);
     kf_diags *diags = cx->diags, scratch = {0};
     cx->diags = &scratch;
-    emit_body(cx);
+    find_needed_consts(cx);
     kf_diags_free(&scratch);
     cx->diags = diags;
     kf_buf_reset(&cx->body);

@@ -703,7 +703,10 @@ static void emit_const(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_scalar s = (kf_scalar)in->type.scalar;
     if (!cx->final_pass) return;   /* the first pass only records which uses need a register */
-    if (in->dst < cx->k->nvals && cx->ndefs[in->dst] == 1 && !cx->needreg[in->dst]) return;
+    if (in->dst < cx->k->nvals && cx->ndefs[in->dst] == 1 && !cx->needreg[in->dst]) {
+        cx->needreg[in->dst] = 2;   /* no register: any later register use is a bug (ptx_reg) */
+        return;
+    }
     preg imm = ptx_imm(s, in->imm);
     for (uint32_t l = 0; l < nlanes(in->type); l++)
         ptx_ins(cx, "mov.%s %s, %s", movty(s), ptx_reg(cx, in->dst, l).s, imm.s);
