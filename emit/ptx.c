@@ -747,9 +747,13 @@ static kf_status emit_kernel(const kf_module *m, const kf_ir_kernel *k, const kf
     emit_entry_head(&cx, out, locs);
     kf_buf_append(out, cx.body.data, cx.body.len);
     kf_buf_puts(out, "}\n");
-    for (size_t i = 0; i < cx.locs.len; i++)
-        if (!KF_VEC_PUSH(locs, cx.locs.data[i])) st = KF_ERR_NOMEM;
-    if (!KF_VEC_PUSH(locs, k->loc)) st = KF_ERR_NOMEM;
+    if (!KF_VEC_RESERVE(locs, cx.locs.len + 1)) {
+        st = KF_ERR_NOMEM;
+        goto done;
+    }
+    if (cx.locs.len) memcpy(locs->data + locs->len, cx.locs.data, cx.locs.len * sizeof *cx.locs.data);
+    locs->len += cx.locs.len;
+    locs->data[locs->len++] = k->loc;
 done:
     if (cx.failed && st == KF_OK) st = KF_ERR_SOURCE;
     kf_buf_free(&cx.body);
