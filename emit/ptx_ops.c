@@ -216,7 +216,10 @@ static void pack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint3
 
 static void reg_list(ptx_cx *cx, kf_buf *b, kf_val v, uint32_t n)
 {
-    for (uint32_t l = 0; l < n; l++) kf_buf_printf(b, "%s%s", l ? ", " : "", ptx_reg(cx, v, l).s);
+    for (uint32_t l = 0; l < n; l++) {
+        if (l) kf_buf_append(b, ", ", 2);
+        kf_buf_puts(b, ptx_reg(cx, v, l).s);
+    }
 }
 
 /* Loads (store = false) or stores the value v of type `elem` at [addr] in
@@ -255,7 +258,8 @@ static void mem_access(ptx_cx *cx, bool store, const char *sp, const char *addr,
     preg w[4];
     for (uint32_t i = 0; i < words; i++) {
         w[i] = ptx_tmp(cx, PTX_RC_R);
-        kf_buf_printf(&list, "%s%s", i ? ", " : "", w[i].s);
+        if (i) kf_buf_append(&list, ", ", 2);
+        kf_buf_puts(&list, w[i].s);
         if (store) pack_word(cx, w[i].s, v, i * per, per, s);
     }
     if (store) ptx_ins(cx, "st.%s.v%u.b32 [%s], {%s}", sp, words, addr, list.data);
