@@ -10,7 +10,19 @@
  *
  * Values map to virtual registers one per lane (%r, %rd, %f, %fd, %h, %rs,
  * %p), numbered in order of first appearance; ptxas does the register
- * allocation. Output is a pure function of the IR and options. */
+ * allocation. For the reader the text carries a comment with the source line
+ * before each statement's instructions, the source name where a let/var/
+ * parameter is first written, and stays close to the IR with a few local
+ * rewrites that never change a result:
+ *   - constants appear as immediates wherever PTX takes one; a CONST whose
+ *     every use is an immediate writes no register (a first pass over the
+ *     instructions that read constants finds which ones need one);
+ *   - `t = op ...; v = mov t` writes v directly when t has no other use;
+ *   - `c = not x; if c` branches on x with the sense flipped; `if c break`
+ *     is one predicated branch;
+ *   - a global address computed for buf[i] is reused until buf or i change
+ *     or control flow joins.
+ * Output is a pure function of the IR and options (byte-identical). */
 #include "ptx_internal.h"
 
 #include <stdio.h>
