@@ -664,15 +664,17 @@ static void emit_body(ptx_cx *cx)
         }
         cx->cur = k->ins[i].loc;
         if (!cx->cur.file && cx->m) cx->cur.file = cx->m->file;
-        /* IF c; BREAK/CONTINUE; ENDIF is one predicated branch. */
+        /* IF c; BREAK/CONTINUE/RET; ENDIF is one predicated branch or ret. */
         if (k->ins[i].op == KF_IR_IF && i + 2 < k->nins && k->ins[i + 2].op == KF_IR_ENDIF &&
-            (k->ins[i + 1].op == KF_IR_BREAK || k->ins[i + 1].op == KF_IR_CONTINUE)) {
+            (k->ins[i + 1].op == KF_IR_BREAK || k->ins[i + 1].op == KF_IR_CONTINUE ||
+             k->ins[i + 1].op == KF_IR_RET)) {
             const kf_ir_ins *j = &k->ins[i + 1];
             uint32_t lp = cx->partner[i + 1];
             const char *suffix = j->op == KF_IR_BREAK ? "_end" : (cx->has_latch[lp] ? "_latch" : "");
             const char *neg;
             preg c = ptx_if_pred(cx, i, true, &neg);
-            ptx_ins(cx, "@%s%s bra $L_loop_%u%s", neg, c.s, lp, suffix);
+            if (j->op == KF_IR_RET) ptx_ins(cx, "@%s%s ret", neg, c.s);
+            else ptx_ins(cx, "@%s%s bra $L_loop_%u%s", neg, c.s, lp, suffix);
             i += 2;
             continue;
         }

@@ -441,6 +441,27 @@ static void test_negated_condition_folds_into_branch(void **st)
     kf_diags_free(&d);
 }
 
+/* if i >= n { return; } is one predicated ret. */
+static void test_early_return_is_predicated_ret(void **st)
+{
+    irb_init(&B, "k", NULL);
+    kf_type u32 = kf_type_scalar(KF_S_U32);
+    kf_val n = irb_param(&B, "n", u32);
+    kf_val t = irb_op(&B, KF_IR_SREG, 0, u32, 0, 0, 0, KF_SR_TID_X);
+    kf_val c = boolv(&B, t, n, KF_OP_GE);
+    irb_ins(&B, KF_IR_IF, 0, kf_type_void(), 0, c, 0, 0, 0);
+    flow(&B, KF_IR_RET);
+    flow(&B, KF_IR_ENDIF);
+    flow(&B, KF_IR_BARRIER);
+    kf_diags d = {0};
+    char *p = irb_emit(&B, 90, false, NULL, &d);
+    assert_non_null(p);
+    HAS(p, "setp.ge.u32 %p1, %r2, %r1;\n\t@%p1 ret;\n\tbar.sync 0;\n\tret;\n}");
+    HASNT(p, "$L_if");
+    free(p);
+    kf_diags_free(&d);
+}
+
 /* ---- arrays ------------------------------------------------------------------ */
 
 static void test_arrays_shared_local_and_registers(void **st)
@@ -679,6 +700,7 @@ int main(void)
         cmocka_unit_test(test_constants_become_immediates),
         cmocka_unit_test(test_source_names_and_var_updates),
         cmocka_unit_test(test_negated_condition_folds_into_branch),
+        cmocka_unit_test(test_early_return_is_predicated_ret),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
