@@ -112,14 +112,6 @@ static void source_line(const ptx_cx *cx, uint32_t line, const char **s, int *n)
  * else, or a line too long for the buffer, goes through kf_buf_vprintf. */
 static void fast_vprintf(kf_buf *b, const char *fmt, va_list ap)
 {
-    for (const char *p = fmt; (p = strchr(p, '%')); p++) {
-        p++;
-        if (*p == 'l' && p[1] == 'l') p += 2;
-        if (*p != 's' && *p != 'u' && *p != 'd' && *p != '%') {
-            kf_buf_vprintf(b, fmt, ap);
-            return;
-        }
-    }
     va_list ap2;
     va_copy(ap2, ap);
     char line[512];
@@ -144,6 +136,10 @@ static void fast_vprintf(kf_buf *b, const char *fmt, va_list ap)
         if (*p == '%') {
             line[n++] = '%';
             continue;
+        }
+        if (*p != 'u' && *p != 'd') {   /* not ours: start again with vprintf */
+            fits = false;
+            break;
         }
         unsigned long long u;
         bool neg = false;
