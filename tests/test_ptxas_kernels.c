@@ -86,6 +86,9 @@ static void emit_and_assemble(const kf_file_entry *f, uint32_t arch)
         kf_buf_free(&r);
     }
     assert_int_equal(st, KF_OK);
+    size_t nl = 0;   /* the line map has one entry per PTX line */
+    for (size_t i = 0; i < out.len; i++) nl += out.data[i] == '\n';
+    assert_int_equal(nl, lm.lines.len);
     kf_ptxas_result res;
     assemble_clean(f->stem, out.data, arch, &lm, &res);
     assert_int_equal(res.kernels.len, m->nkernels);
