@@ -110,17 +110,16 @@ static void source_line(const ptx_cx *cx, uint32_t line, const char **s, int *n)
  * uses (%s %u %d %lld %llu %%) are expanded here into one line buffer and
  * appended once, several times faster than vsnprintf; a format with anything
  * else, or a line too long for the buffer, goes through kf_buf_vprintf. */
-static void fast_vprintf(kf_buf *b, const char *fmt, va_list ap)
+/* Formats fmt into line (cap bytes) for the conversions the emitter uses;
+ * returns the length, or SIZE_MAX when fmt has another conversion or the
+ * text does not fit (the caller then uses vprintf). */
+static size_t fast_format(char *line, size_t cap, const char *fmt, va_list ap)
 {
-    va_list ap2;
-    va_copy(ap2, ap);
-    char line[512];
     size_t n = 0;
-    bool fits = true;
-    for (const char *p = fmt; *p && fits; p++) {
+    for (const char *p = fmt; *p; p++) {
+        if (n + 24 >= cap) return SIZE_MAX;
         if (*p != '%') {
             line[n++] = *p;
-            fits = n < sizeof line - 32;
             continue;
         }
         p++;
@@ -129,18 +128,16 @@ static void fast_vprintf(kf_buf *b, const char *fmt, va_list ap)
         if (*p == 's') {
             const char *a = va_arg(ap, const char *);
             size_t l = strlen(a);
-            fits = n + l < sizeof line - 32;
-            if (fits) memcpy(line + n, a, l), n += l;
+            if (n + l + 24 >= cap) return SIZE_MAX;
+            memcpy(line + n, a, l);
+            n += l;
             continue;
         }
         if (*p == '%') {
             line[n++] = '%';
             continue;
         }
-        if (*p != 'u' && *p != 'd') {   /* not ours: start again with vprintf */
-            fits = false;
-            break;
-        }
+        if (*p != 'u' && *p != 'd') return SIZE_MAX;
         unsigned long long u;
         bool neg = false;
         if (*p == 'u') {
@@ -155,10 +152,36 @@ static void fast_vprintf(kf_buf *b, const char *fmt, va_list ap)
         if (neg) *--q = '-';
         memcpy(line + n, q, (size_t)(e - q));
         n += (size_t)(e - q);
-        fits = n < sizeof line - 32;
     }
-    if (fits) kf_buf_append(b, line, n);
-    else kf_buf_vprintf(b, fmt, ap2);
+    return n;
+}
+
+/* Appends `pre`, fmt with its arguments, then `post`. The hot path formats
+ * straight into the buffer's reserved tail (see fast_format); anything else
+ * goes through kf_buf_vprintf. */
+static void put_line(kf_buf *b, const char *pre, const char *fmt, va_list ap, const char *post)
+{
+    enum { ROOM = 512 };
+    size_t lp = strlen(pre), lq = strlen(post);
+    va_list ap2;
+    va_copy(ap2, ap);
+    size_t n = SIZE_MAX;
+    if (!b->oom && kf_vec_grow((void **)&b->data, &b->cap, b->len + ROOM + lp + lq + 1, 1)) {
+        n = fast_format(b->data + b->len + lp, ROOM, fmt, ap);
+        if (n != SIZE_MAX) {
+            memcpy(b->data + b->len, pre, lp);
+            memcpy(b->data + b->len + lp + n, post, lq);
+            b->len += lp + n + lq;
+            b->data[b->len] = 0;
+        }
+    } else {
+        b->oom = true;
+    }
+    if (n == SIZE_MAX && !b->oom) {
+        kf_buf_puts(b, pre);
+        kf_buf_vprintf(b, fmt, ap2);
+        kf_buf_puts(b, post);
+    }
     va_end(ap2);
 }
 
@@ -207,9 +230,7 @@ void ptx_ins(ptx_cx *cx, const char *fmt, ...)
     line_info(cx);
     va_list ap;
     va_start(ap, fmt);
-    kf_buf_append(&cx->body, "\t", 1);
-    fast_vprintf(&cx->body, fmt, ap);
-    kf_buf_append(&cx->body, ";\n", 2);
+    put_line(&cx->body, "\t", fmt, ap, ";\n");
     va_end(ap);
     push_loc(cx, cx->cur);
 }
@@ -219,8 +240,7 @@ void ptx_label(ptx_cx *cx, const char *fmt, ...)
     if (!cx->final_pass) return;
     va_list ap;
     va_start(ap, fmt);
-    fast_vprintf(&cx->body, fmt, ap);
-    kf_buf_puts(&cx->body, ":\n");
+    put_line(&cx->body, "", fmt, ap, ":\n");
     va_end(ap);
     push_loc(cx, cx->cur);
 }
