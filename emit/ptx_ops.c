@@ -399,15 +399,19 @@ static void emit_param(ptx_cx *cx, const kf_ir_ins *in)
         return;
     }
     const kf_ir_param *p = &cx->k->params[in->imm];
-    char addr[160];
-    snprintf(addr, sizeof addr, "p_%s", p->name);
-    if (p->type.kind == KF_TK_BUFFER) {
+    kf_buf addr = {0};   /* names have no length limit */
+    kf_buf_puts(&addr, "p_");
+    kf_buf_puts(&addr, p->name);
+    if (addr.oom) {
+        ptx_error(cx, "out of memory");
+    } else if (p->type.kind == KF_TK_BUFFER) {
         preg d = ptx_reg(cx, in->dst, 0);
-        ptx_ins(cx, "ld.param.u64 %s, [%s]", d.s, addr);
+        ptx_ins(cx, "ld.param.u64 %s, [%s]", d.s, addr.data);
         ptx_ins(cx, "cvta.to.global.u64 %s, %s", d.s, d.s);
-        return;
+    } else {
+        mem_access(cx, false, "param", addr.data, p->type, in->dst);
     }
-    mem_access(cx, false, "param", addr, p->type, in->dst);
+    kf_buf_free(&addr);
 }
 
 /* ---- arithmetic ---------------------------------------------------------------- */

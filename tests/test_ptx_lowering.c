@@ -597,6 +597,34 @@ static void test_emission_is_deterministic(void **st)
     kf_diags_free(&d);
 }
 
+/* A line longer than the fast formatter's room (a 700-character parameter
+ * name) still comes out whole. */
+static void test_very_long_names_are_written_whole(void **st)
+{
+    static char name[701];
+    memset(name, 'a', 700);
+    irb_init(&B, "k", NULL);
+    kf_val n = irb_param(&B, name, kf_type_scalar(KF_S_U32));
+    kf_val o = irb_param(&B, "o", irb_buf(KF_S_U32, 1, true));
+    kf_val z = irb_const(&B, KF_S_U32, 0);
+    irb_ins(&B, KF_IR_STORE, 0, kf_type_scalar(KF_S_U32), 0, o, z, n, 0);
+    uint32_t sh = irb_array(&B, name, KF_S_U32, 1, 64, true);   /* array symbols get a short name */
+    irb_ins(&B, KF_IR_ASTORE, 0, kf_type_scalar(KF_S_U32), 0, n, n, 0, sh);
+    irb_ins(&B, KF_IR_ASTORE, 0, kf_type_scalar(KF_S_U32), 0, z, n, 0, sh);
+    kf_diags d = {0};
+    char *p = irb_emit(&B, 90, false, NULL, &d);
+    assert_non_null(p);
+    HAS(p, ".shared .align 4 .b8 sh_arr_0[256];");
+    HAS(p, "mov.u32 %r2, sh_arr_0;");
+    HAS(p, "st.shared.u32 [sh_arr_0], %r1;");
+    char want[800];
+    snprintf(want, sizeof want, "\tld.param.u32 %%r1, [p_%s];", name);
+    HAS(p, want);
+    HAS(p, "st.global.u32 [%rd1], %r1;");
+    free(p);
+    kf_diags_free(&d);
+}
+
 static void test_unsupported_arch_is_an_error(void **st)
 {
     build_copy(&B);
@@ -693,6 +721,7 @@ int main(void)
         cmocka_unit_test(test_loc_before_each_source_line_with_g),
         cmocka_unit_test(test_module_header_and_entry),
         cmocka_unit_test(test_emission_is_deterministic),
+        cmocka_unit_test(test_very_long_names_are_written_whole),
         cmocka_unit_test(test_unsupported_arch_is_an_error),
         cmocka_unit_test(test_unsupported_atomic_type_is_a_diag_at_its_line),
         cmocka_unit_test(test_float_atomic_min_is_cas_loop),
