@@ -553,7 +553,7 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
         for (uint32_t b2 = 0; b2 < a; b2++)
             dup |= k->arrays[b2].name && ar->name && !strcmp(k->arrays[b2].name, ar->name);
         const char *pre = (ar->type.flags & KF_TF_SHARED) ? "sh" : "loc";
-        const char *nm = ar->name && strlen(ar->name) <= 32 ? ar->name : "arr";   /* addresses hold 40 chars */
+        const char *nm = ar->name && strlen(ar->name) <= 24 ? ar->name : "arr";   /* addresses hold 40 chars */
         cx->aname[a] = dup || nm != ar->name ? kf_arena_printf(arena, "%s_%s_%u", pre, nm, a)
                                              : kf_arena_printf(arena, "%s_%s", pre, nm);
         if (!cx->aname[a]) return false;
