@@ -10,7 +10,19 @@
  *
  * Values map to virtual registers one per lane (%r, %rd, %f, %fd, %h, %rs,
  * %p), numbered in order of first appearance; ptxas does the register
- * allocation. Output is a pure function of the IR and options. */
+ * allocation. For the reader the text carries a comment with the source line
+ * before each statement's instructions, the source name where a let/var/
+ * parameter is first written, and stays close to the IR with a few local
+ * rewrites that never change a result:
+ *   - constants appear as immediates wherever PTX takes one; a CONST whose
+ *     every use is an immediate writes no register (a first pass over the
+ *     instructions that read constants finds which ones need one);
+ *   - `t = op ...; v = mov t` writes v directly when t has no other use;
+ *   - `c = not x; if c` branches on x with the sense flipped; `if c break`
+ *     is one predicated branch;
+ *   - a global address computed for buf[i] is reused until buf or i change
+ *     or control flow joins.
+ * Output is a pure function of the IR and options (byte-identical). */
 #include "ptx_internal.h"
 
 #include <stdio.h>
@@ -20,6 +32,25 @@
 #define PTX_REG_ARRAY_MAX 128  /* local arrays up to this many registers may live in registers */
 
 /* ---- text output ----------------------------------------------------------- */
+
+/* Appends n bytes of source text (file names, source lines) for a PTX
+ * comment or string: ptxas rejects any non-ASCII byte, even in comments, and
+ * a trailing backslash would continue the comment onto the next line, so
+ * such bytes become '?'. */
+static void put_ascii(kf_buf *b, const char *s, size_t n)
+{
+    char tmp[256];
+    while (n) {
+        size_t k = n < sizeof tmp ? n : sizeof tmp;
+        for (size_t i = 0; i < k; i++) {
+            unsigned char c = (unsigned char)s[i];
+            tmp[i] = c < 0x20 || c >= 0x7f || c == '\\' || c == '"' ? '?' : (char)c;
+        }
+        kf_buf_append(b, tmp, k);
+        s += k;
+        n -= k;
+    }
+}
 
 static void hex_digits(char *out, uint64_t v, int digits)
 {
@@ -79,25 +110,16 @@ static void source_line(const ptx_cx *cx, uint32_t line, const char **s, int *n)
  * uses (%s %u %d %lld %llu %%) are expanded here into one line buffer and
  * appended once, several times faster than vsnprintf; a format with anything
  * else, or a line too long for the buffer, goes through kf_buf_vprintf. */
-static void fast_vprintf(kf_buf *b, const char *fmt, va_list ap)
+/* Formats fmt into line (cap bytes) for the conversions the emitter uses;
+ * returns the length, or SIZE_MAX when fmt has another conversion or the
+ * text does not fit (the caller then uses vprintf). */
+static size_t fast_format(char *line, size_t cap, const char *fmt, va_list ap)
 {
-    for (const char *p = fmt; (p = strchr(p, '%')); p++) {
-        p++;
-        if (*p == 'l' && p[1] == 'l') p += 2;
-        if (*p != 's' && *p != 'u' && *p != 'd' && *p != '%') {
-            kf_buf_vprintf(b, fmt, ap);
-            return;
-        }
-    }
-    va_list ap2;
-    va_copy(ap2, ap);
-    char line[512];
     size_t n = 0;
-    bool fits = true;
-    for (const char *p = fmt; *p && fits; p++) {
+    for (const char *p = fmt; *p; p++) {
+        if (n + 24 >= cap) return SIZE_MAX;
         if (*p != '%') {
             line[n++] = *p;
-            fits = n < sizeof line - 32;
             continue;
         }
         p++;
@@ -106,14 +128,16 @@ static void fast_vprintf(kf_buf *b, const char *fmt, va_list ap)
         if (*p == 's') {
             const char *a = va_arg(ap, const char *);
             size_t l = strlen(a);
-            fits = n + l < sizeof line - 32;
-            if (fits) memcpy(line + n, a, l), n += l;
+            if (n + l + 24 >= cap) return SIZE_MAX;
+            memcpy(line + n, a, l);
+            n += l;
             continue;
         }
         if (*p == '%') {
             line[n++] = '%';
             continue;
         }
+        if (*p != 'u' && *p != 'd') return SIZE_MAX;
         unsigned long long u;
         bool neg = false;
         if (*p == 'u') {
@@ -128,10 +152,36 @@ static void fast_vprintf(kf_buf *b, const char *fmt, va_list ap)
         if (neg) *--q = '-';
         memcpy(line + n, q, (size_t)(e - q));
         n += (size_t)(e - q);
-        fits = n < sizeof line - 32;
     }
-    if (fits) kf_buf_append(b, line, n);
-    else kf_buf_vprintf(b, fmt, ap2);
+    return n;
+}
+
+/* Appends `pre`, fmt with its arguments, then `post`. The hot path formats
+ * straight into the buffer's reserved tail (see fast_format); anything else
+ * goes through kf_buf_vprintf. */
+static void put_line(kf_buf *b, const char *pre, const char *fmt, va_list ap, const char *post)
+{
+    enum { ROOM = 512 };
+    size_t lp = strlen(pre), lq = strlen(post);
+    va_list ap2;
+    va_copy(ap2, ap);
+    size_t n = SIZE_MAX;
+    if (!b->oom && kf_vec_grow((void **)&b->data, &b->cap, b->len + ROOM + lp + lq + 1, 1)) {
+        n = fast_format(b->data + b->len + lp, ROOM, fmt, ap);
+        if (n != SIZE_MAX) {
+            memcpy(b->data + b->len, pre, lp);
+            memcpy(b->data + b->len + lp + n, post, lq);
+            b->len += lp + n + lq;
+            b->data[b->len] = 0;
+        }
+    } else {
+        b->oom = true;
+    }
+    if (n == SIZE_MAX && !b->oom) {
+        kf_buf_puts(b, pre);
+        kf_buf_vprintf(b, fmt, ap2);
+        kf_buf_puts(b, post);
+    }
     va_end(ap2);
 }
 
@@ -150,11 +200,11 @@ static void line_info(ptx_cx *cx)
         char num[16];
         dec_digits(num, l.line, false);
         kf_buf_append(&cx->body, "\t// ", 4);
-        kf_buf_puts(&cx->body, base ? base + 1 : f);
+        put_ascii(&cx->body, base ? base + 1 : f, strlen(base ? base + 1 : f));
         kf_buf_append(&cx->body, ":", 1);
         kf_buf_puts(&cx->body, num);
         if (n) kf_buf_append(&cx->body, "  ", 2);
-        kf_buf_append(&cx->body, s, (size_t)n);
+        put_ascii(&cx->body, s, (size_t)n);
         kf_buf_append(&cx->body, "\n", 1);
         push_loc(cx, l);
         cx->last_comment_line = l.line;
@@ -180,9 +230,7 @@ void ptx_ins(ptx_cx *cx, const char *fmt, ...)
     line_info(cx);
     va_list ap;
     va_start(ap, fmt);
-    kf_buf_append(&cx->body, "\t", 1);
-    fast_vprintf(&cx->body, fmt, ap);
-    kf_buf_append(&cx->body, ";\n", 2);
+    put_line(&cx->body, "\t", fmt, ap, ";\n");
     va_end(ap);
     push_loc(cx, cx->cur);
 }
@@ -192,8 +240,7 @@ void ptx_label(ptx_cx *cx, const char *fmt, ...)
     if (!cx->final_pass) return;
     va_list ap;
     va_start(ap, fmt);
-    fast_vprintf(&cx->body, fmt, ap);
-    kf_buf_puts(&cx->body, ":\n");
+    put_line(&cx->body, "", fmt, ap, ":\n");
     va_end(ap);
     push_loc(cx, cx->cur);
 }
@@ -264,6 +311,8 @@ preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane)
     if (cx->alias[v]) v = cx->alias[v];
     const kf_ir_value *val = &cx->k->vals[v];
     ptx_rclass rc = ptx_class_of(val->type);
+    if (cx->needreg[v] == 2)   /* its CONST wrote no register: the first pass missed this use */
+        ptx_error(cx, "internal error: constant %%%u used as a register after its mov was dropped", v);
     cx->needreg[v] = 1;
     if (!cx->vreg[v]) {
         cx->vreg[v] = cx->nreg[rc] + 1;
@@ -393,8 +442,21 @@ static bool reads(const kf_ir_ins *in, kf_val v)
     return false;
 }
 
+/* An op that writes each destination lane with one instruction after
+ * reading that lane's sources only (so its destination may be a source). */
+static bool lanewise_single(const kf_ir_ins *in)
+{
+    if (in->op != KF_IR_BINOP || in->type.kind == KF_TK_BUFFER) return false;
+    kf_scalar s = (kf_scalar)in->type.scalar;
+    bool ints = kf_scalar_class[s] == 'i' || kf_scalar_class[s] == 'u';
+    bool op_ok = in->sub == KF_OP_ADD || in->sub == KF_OP_SUB || in->sub == KF_OP_MUL ||
+                 (ints && (in->sub == KF_OP_AND || in->sub == KF_OP_OR || in->sub == KF_OP_XOR));
+    return op_ok && ((ints && kf_scalar_bytes[s] >= 2) || s == KF_S_F32 || s == KF_S_F64);
+}
+
 /* `t = op ...; v = mov t` where t is used nowhere else and op does not
- * read v: op writes v's registers directly and the MOV disappears. */
+ * read v (or reads it lane by lane before writing): op writes v's
+ * registers directly and the MOV disappears (`i = i + 1` is one add). */
 static void forward_moves(ptx_cx *cx, const uint32_t *nuses)
 {
     const kf_ir_kernel *k = cx->k;
@@ -403,12 +465,37 @@ static void forward_moves(ptx_cx *cx, const uint32_t *nuses)
         kf_val t = in->dst, v = mv->dst;
         if (!t || t >= k->nvals || in->op >= KF_IR_OP_COUNT || in->op == KF_IR_CONST || mv->op != KF_IR_MOV ||
             mv->a[0] != t || !v || v >= k->nvals || v == t || cx->ndefs[t] != 1 || nuses[t] != 1 ||
-            cx->alias[v] || !kf_type_eq(k->vals[t].type, k->vals[v].type) || reads(in, v))
+            cx->alias[v] || !kf_type_eq(k->vals[t].type, k->vals[v].type) || (reads(in, v) && !lanewise_single(in)))
             continue;
         cx->alias[t] = v;
         cx->skip[i + 1] = 1;
         i++;
     }
+}
+
+/* `c = not x; IF c` branches on x with the sense flipped (`@x bra` for
+ * `@!c bra`) when c is used nowhere else: the NOT disappears. */
+static void fold_not_into_branches(ptx_cx *cx, const uint32_t *nuses)
+{
+    const kf_ir_kernel *k = cx->k;
+    for (uint32_t i = 1; i < k->nins; i++) {
+        const kf_ir_ins *in = &k->ins[i], *n = &k->ins[i - 1];
+        kf_val c = in->a[0];
+        if (in->op != KF_IR_IF || n->op != KF_IR_UNOP || n->sub != KF_OP_NOT || n->dst != c || !c ||
+            c >= k->nvals || cx->ndefs[c] != 1 || nuses[c] != 1 || cx->skip[i - 1] || !n->a[0])
+            continue;
+        cx->skip[i - 1] = 1;
+        cx->flip[i] = 1;
+    }
+}
+
+preg ptx_if_pred(ptx_cx *cx, uint32_t at, bool want_true, const char **neg)
+{
+    const kf_ir_ins *in = &cx->k->ins[at];
+    bool flip = cx->flip[at];
+    kf_val c = flip ? cx->k->ins[at - 1].a[0] : in->a[0];
+    *neg = want_true != flip ? "" : "!";
+    return ptx_reg(cx, c, 0);
 }
 
 /* Counts definitions per value, finds single-CONST values, loops with a latch,
@@ -426,8 +513,11 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
     cx->needreg = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->needreg);
     cx->alias = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->alias);
     cx->skip = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->skip);
+    cx->named = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->named);
+    cx->flip = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->flip);
+    if (!cx->flip) return false;
     uint32_t *nuses = kf_arena_calloc(arena, k->nvals + 1, sizeof *nuses);
-    if (!cx->alias || !cx->skip || !nuses) return false;
+    if (!cx->alias || !cx->skip || !cx->named || !nuses) return false;
     bool *dyn = kf_arena_calloc(arena, k->narrays + 1, sizeof *dyn);
     if (!cx->vreg || !cx->ndefs || !cx->cdef || !cx->areg || !cx->aname || !cx->has_latch || !dyn ||
         !cx->partner || !cx->needreg || !index_lines(cx, arena) || !link_markers(cx))
@@ -443,6 +533,7 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
             if (j < kf_ir_op_nargs[in->op] && in->a[j] < k->nvals) nuses[in->a[j]]++;
     }
     forward_moves(cx, nuses);
+    fold_not_into_branches(cx, nuses);
     for (uint32_t i = 0; i < k->nins; i++) {
         const kf_ir_ins *in = &k->ins[i];
         uint64_t b;
@@ -462,9 +553,9 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
         for (uint32_t b2 = 0; b2 < a; b2++)
             dup |= k->arrays[b2].name && ar->name && !strcmp(k->arrays[b2].name, ar->name);
         const char *pre = (ar->type.flags & KF_TF_SHARED) ? "sh" : "loc";
-        const char *nm = ar->name ? ar->name : "arr";
-        cx->aname[a] = dup ? kf_arena_printf(arena, "%s_%s_%u", pre, nm, a)
-                           : kf_arena_printf(arena, "%s_%s", pre, nm);
+        const char *nm = ar->name && strlen(ar->name) <= 24 ? ar->name : "arr";   /* addresses hold 40 chars */
+        cx->aname[a] = dup || nm != ar->name ? kf_arena_printf(arena, "%s_%s_%u", pre, nm, a)
+                                             : kf_arena_printf(arena, "%s_%s", pre, nm);
         if (!cx->aname[a]) return false;
     }
     return true;
@@ -520,7 +611,12 @@ static void emit_entry_head(ptx_cx *cx, kf_buf *out, ptx_locvec *locs)
     const kf_ir_kernel *k = cx->k;
     size_t start = out->len;
     kf_buf_printf(out, "\n// kernel %s", k->name);
-    if (k->loc.line) kf_buf_printf(out, " (%s:%u)", k->loc.file ? k->loc.file : "", k->loc.line);
+    if (k->loc.line) {
+        const char *f = k->loc.file ? k->loc.file : "";
+        kf_buf_puts(out, " (");
+        put_ascii(out, f, strlen(f));
+        kf_buf_printf(out, ":%u)", k->loc.line);
+    }
     kf_buf_printf(out, "\n.visible .entry %s(\n", k->name);
     emit_params(out, k);
     kf_buf_puts(out, ")\n");
@@ -554,6 +650,24 @@ static bool check_arch(uint32_t arch)
     return arch == 80 || arch == 86 || arch == 89 || arch == 90;
 }
 
+/* The first time a named value (a let, var or parameter) is written, its
+ * source name goes at the end of the instruction line: `add.u32 %r6, ...;
+ * // i`. */
+static void name_comment(ptx_cx *cx, const kf_ir_ins *in)
+{
+    kf_val v = in->dst;
+    if (!cx->final_pass || !v || v >= cx->k->nvals) return;
+    if (cx->alias[v]) v = cx->alias[v];
+    const char *name = cx->k->vals[v].name;
+    kf_buf *b = &cx->body;
+    if (!name || cx->named[v] || b->len < 2 || b->data[b->len - 1] != '\n' || b->data[b->len - 2] != ';') return;
+    cx->named[v] = 1;
+    b->len--;
+    kf_buf_append(b, "\t// ", 4);
+    kf_buf_puts(b, name);
+    kf_buf_append(b, "\n", 1);
+}
+
 /* Emits one kernel body into cx->body. */
 static void emit_body(ptx_cx *cx)
 {
@@ -566,21 +680,54 @@ static void emit_body(ptx_cx *cx)
         }
         cx->cur = k->ins[i].loc;
         if (!cx->cur.file && cx->m) cx->cur.file = cx->m->file;
-        /* IF c; BREAK/CONTINUE; ENDIF is one predicated branch. */
+        /* IF c; BREAK/CONTINUE/RET; ENDIF is one predicated branch or ret. */
         if (k->ins[i].op == KF_IR_IF && i + 2 < k->nins && k->ins[i + 2].op == KF_IR_ENDIF &&
-            (k->ins[i + 1].op == KF_IR_BREAK || k->ins[i + 1].op == KF_IR_CONTINUE)) {
+            (k->ins[i + 1].op == KF_IR_BREAK || k->ins[i + 1].op == KF_IR_CONTINUE ||
+             k->ins[i + 1].op == KF_IR_RET)) {
             const kf_ir_ins *j = &k->ins[i + 1];
             uint32_t lp = cx->partner[i + 1];
             const char *suffix = j->op == KF_IR_BREAK ? "_end" : (cx->has_latch[lp] ? "_latch" : "");
-            ptx_ins(cx, "@%s bra $L_loop_%u%s", ptx_reg(cx, k->ins[i].a[0], 0).s, lp, suffix);
+            const char *neg;
+            preg c = ptx_if_pred(cx, i, true, &neg);
+            if (j->op == KF_IR_RET) ptx_ins(cx, "@%s%s ret", neg, c.s);
+            else ptx_ins(cx, "@%s%s bra $L_loop_%u%s", neg, c.s, lp, suffix);
             i += 2;
             continue;
         }
         ptx_emit_ins(cx, &k->ins[i]);
+        name_comment(cx, &k->ins[i]);
     }
     if (!k->nins) cx->cur = k->loc;
     cx->last_comment_line = cx->cur.line;   /* the closing ret needs no source comment */
     ptx_ins(cx, "ret");
+}
+
+static bool has_const_operand(const ptx_cx *cx, const kf_ir_ins *in)
+{
+    uint64_t b;
+    for (uint32_t j = 0; j < 4; j++)
+        if (in->op < KF_IR_OP_COUNT && j < kf_ir_op_nargs[in->op] && ptx_const_of(cx, in->a[j], &b)) return true;
+    return false;
+}
+
+/* The first pass: selects, without writing text, the instructions that
+ * read a single-CONST value (only they decide whether it needs a register)
+ * and the branch conditions. */
+static void find_needed_consts(ptx_cx *cx)
+{
+    const kf_ir_kernel *k = cx->k;
+    for (uint32_t i = 0; i < k->nins && !cx->failed; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        cx->at = i;
+        cx->cur = in->loc;
+        if (cx->skip[i]) continue;
+        if (in->op == KF_IR_IF) {
+            const char *neg;
+            (void)ptx_if_pred(cx, i, true, &neg);
+        } else if (has_const_operand(cx, in)) {
+            ptx_emit_ins(cx, in);
+        }
+    }
 }
 
 /* Two passes over the body: the first finds which constants some use needs
@@ -592,7 +739,7 @@ static void emit_passes(ptx_cx *cx)
     memcpy(nreg0, cx->nreg, sizeof nreg0);
     kf_diags *diags = cx->diags, scratch = {0};
     cx->diags = &scratch;
-    emit_body(cx);
+    find_needed_consts(cx);
     kf_diags_free(&scratch);
     cx->diags = diags;
     kf_buf_reset(&cx->body);
@@ -630,9 +777,13 @@ static kf_status emit_kernel(const kf_module *m, const kf_ir_kernel *k, const kf
     emit_entry_head(&cx, out, locs);
     kf_buf_append(out, cx.body.data, cx.body.len);
     kf_buf_puts(out, "}\n");
-    for (size_t i = 0; i < cx.locs.len; i++)
-        if (!KF_VEC_PUSH(locs, cx.locs.data[i])) st = KF_ERR_NOMEM;
-    if (!KF_VEC_PUSH(locs, k->loc)) st = KF_ERR_NOMEM;
+    if (!KF_VEC_RESERVE(locs, cx.locs.len + 1)) {
+        st = KF_ERR_NOMEM;
+        goto done;
+    }
+    if (cx.locs.len) memcpy(locs->data + locs->len, cx.locs.data, cx.locs.len * sizeof *cx.locs.data);
+    locs->len += cx.locs.len;
+    locs->data[locs->len++] = k->loc;
 done:
     if (cx.failed && st == KF_OK) st = KF_ERR_SOURCE;
     kf_buf_free(&cx.body);
@@ -645,14 +796,14 @@ static void emit_module_head(const kf_module *m, const kf_emit_opts *o, uint32_t
                              ptx_locvec *locs)
 {
     size_t start = out->len;
-    kf_buf_printf(out, "//\n// Generated by kforge %s from %s\n//\n", KF_VERSION, m && m->file ? m->file : "?");
+    const char *file = m && m->file ? m->file : "?";
+    kf_buf_printf(out, "//\n// Generated by kforge %s from ", KF_VERSION);
+    put_ascii(out, file, strlen(file));
+    kf_buf_puts(out, "\n//\n");
     kf_buf_printf(out, ".version %s\n.target sm_%u\n.address_size 64\n", PTX_VERSION, arch);
     if (o->lineinfo) {
         kf_buf_puts(out, ".file 1 \"");
-        for (const char *p = m && m->file ? m->file : "?"; *p; p++) {
-            if (*p == '"' || *p == '\\') kf_buf_puts(out, "\\");
-            kf_buf_append(out, p, 1);
-        }
+        put_ascii(out, file, strlen(file));
         kf_buf_puts(out, "\"\n");
     }
     for (size_t i = start; i < out->len; i++)

@@ -92,6 +92,8 @@ typedef struct {
     uint32_t nlines;
     kf_val *alias;                /* per value: a var whose registers it is written into directly, or 0 */
     uint8_t *skip;                /* per instruction: a MOV made redundant by alias */
+    uint8_t *flip;                /* per IF: its condition is the operand of a skipped NOT */
+    uint8_t *named;               /* per value: its source name was already written as a comment */
     uint8_t *needreg;             /* per value: a single-CONST value some use needs in a register */
     bool final_pass;              /* second pass: CONSTs nobody needs in a register emit nothing */
     uint32_t at;                  /* index of the IR instruction being emitted */
@@ -131,6 +133,9 @@ void ptx_math_lane(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const 
                    const char *b, const char *c);
 /* Emits one IR instruction (emit/ptx_ops.c). */
 void ptx_emit_ins(ptx_cx *cx, const kf_ir_ins *in);
+/* The predicate an IF branches on and whether it is negated ("!" or ""),
+ * seeing through a NOT that was folded into the branch. */
+preg ptx_if_pred(ptx_cx *cx, uint32_t at, bool want_true, const char **neg);
 /* Accounts for an instruction that writes no text (a skipped MOV). */
 void ptx_forget_ins(ptx_cx *cx, const kf_ir_ins *in);
 

@@ -216,7 +216,10 @@ static void pack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint3
 
 static void reg_list(ptx_cx *cx, kf_buf *b, kf_val v, uint32_t n)
 {
-    for (uint32_t l = 0; l < n; l++) kf_buf_printf(b, "%s%s", l ? ", " : "", ptx_reg(cx, v, l).s);
+    for (uint32_t l = 0; l < n; l++) {
+        if (l) kf_buf_append(b, ", ", 2);
+        kf_buf_puts(b, ptx_reg(cx, v, l).s);
+    }
 }
 
 /* Loads (store = false) or stores the value v of type `elem` at [addr] in
@@ -255,7 +258,8 @@ static void mem_access(ptx_cx *cx, bool store, const char *sp, const char *addr,
     preg w[4];
     for (uint32_t i = 0; i < words; i++) {
         w[i] = ptx_tmp(cx, PTX_RC_R);
-        kf_buf_printf(&list, "%s%s", i ? ", " : "", w[i].s);
+        if (i) kf_buf_append(&list, ", ", 2);
+        kf_buf_puts(&list, w[i].s);
         if (store) pack_word(cx, w[i].s, v, i * per, per, s);
     }
     if (store) ptx_ins(cx, "st.%s.v%u.b32 [%s], {%s}", sp, words, addr, list.data);
@@ -395,15 +399,19 @@ static void emit_param(ptx_cx *cx, const kf_ir_ins *in)
         return;
     }
     const kf_ir_param *p = &cx->k->params[in->imm];
-    char addr[160];
-    snprintf(addr, sizeof addr, "p_%s", p->name);
-    if (p->type.kind == KF_TK_BUFFER) {
+    kf_buf addr = {0};   /* names have no length limit */
+    kf_buf_puts(&addr, "p_");
+    kf_buf_puts(&addr, p->name);
+    if (addr.oom) {
+        ptx_error(cx, "out of memory");
+    } else if (p->type.kind == KF_TK_BUFFER) {
         preg d = ptx_reg(cx, in->dst, 0);
-        ptx_ins(cx, "ld.param.u64 %s, [%s]", d.s, addr);
+        ptx_ins(cx, "ld.param.u64 %s, [%s]", d.s, addr.data);
         ptx_ins(cx, "cvta.to.global.u64 %s, %s", d.s, d.s);
-        return;
+    } else {
+        mem_access(cx, false, "param", addr.data, p->type, in->dst);
     }
-    mem_access(cx, false, "param", addr, p->type, in->dst);
+    kf_buf_free(&addr);
 }
 
 /* ---- arithmetic ---------------------------------------------------------------- */
@@ -703,7 +711,10 @@ static void emit_const(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_scalar s = (kf_scalar)in->type.scalar;
     if (!cx->final_pass) return;   /* the first pass only records which uses need a register */
-    if (in->dst < cx->k->nvals && cx->ndefs[in->dst] == 1 && !cx->needreg[in->dst]) return;
+    if (in->dst < cx->k->nvals && cx->ndefs[in->dst] == 1 && !cx->needreg[in->dst]) {
+        cx->needreg[in->dst] = 2;   /* no register: any later register use is a bug (ptx_reg) */
+        return;
+    }
     preg imm = ptx_imm(s, in->imm);
     for (uint32_t l = 0; l < nlanes(in->type); l++)
         ptx_ins(cx, "mov.%s %s, %s", movty(s), ptx_reg(cx, in->dst, l).s, imm.s);
@@ -962,10 +973,12 @@ static void emit_flow(ptx_cx *cx, const kf_ir_ins *in)
 {
     uint32_t i = cx->at, p = cx->partner[i];
     switch (in->op) {
-    case KF_IR_IF:
-        ptx_ins(cx, "@!%s bra $L_if_%u_%s", ptx_reg(cx, in->a[0], 0).s, i,
-                cx->k->ins[p].op == KF_IR_ELSE ? "else" : "end");
+    case KF_IR_IF: {
+        const char *neg;
+        preg c = ptx_if_pred(cx, i, false, &neg);
+        ptx_ins(cx, "@%s%s bra $L_if_%u_%s", neg, c.s, i, cx->k->ins[p].op == KF_IR_ELSE ? "else" : "end");
         break;
+    }
     case KF_IR_ELSE:
         ptx_ins(cx, "bra $L_if_%u_end", p);
         ptx_label(cx, "$L_if_%u_else", p);

@@ -359,7 +359,7 @@ static void test_short_circuit_and_is_branches(void **st)
     HAS(p, "@!%p1 bra $L_if_4_else;");
     HAS(p, "bra $L_if_4_end;\n$L_if_4_else:\n");
     HAS(p, "$L_if_4_end:\n");
-    HAS(p, "setp.lt.u32 %p2, %r1, %r2;\n\tbra $L_if_4_end;");   /* written straight into r */
+    HAS(p, "setp.lt.u32 %p2, %r1, %r2;\t// r\n\tbra $L_if_4_end;");   /* written straight into r */
     HAS(p, "$L_if_4_else:\n\tmov.pred %p2, 0;\n$L_if_4_end:");
     HAS(p, "selp.u16 %rs1, 1, 0, %p2;");
     free(p);
@@ -405,6 +405,59 @@ static void test_break_continue_in_nested_loops(void **st)
     HAS(p, "bra $L_loop_10;\n$L_loop_10_end:\n");
     HAS(p, "$L_loop_5_latch:\n");
     HAS(p, "bra $L_loop_5;\n$L_loop_5_end:\n");
+    free(p);
+    kf_diags_free(&d);
+}
+
+/* while i < n { ... }: LOOP; IF !(i < n) BREAK; the NOT folds into the branch. */
+static void test_negated_condition_folds_into_branch(void **st)
+{
+    irb_init(&B, "k", NULL);
+    kf_type u32 = kf_type_scalar(KF_S_U32), bt = kf_type_scalar(KF_S_BOOL);
+    kf_val n = irb_param(&B, "n", u32);
+    kf_val i = irb_val(&B, u32, "i");
+    kf_val t = irb_op(&B, KF_IR_SREG, 0, u32, 0, 0, 0, KF_SR_TID_X);
+    irb_ins(&B, KF_IR_MOV, 0, u32, i, t, 0, 0, 0);
+    flow(&B, KF_IR_LOOP);                                   /* 3 */
+    kf_val c = boolv(&B, i, n, KF_OP_LT);
+    kf_val nc = irb_op(&B, KF_IR_UNOP, KF_OP_NOT, bt, c, 0, 0, 0);
+    irb_ins(&B, KF_IR_IF, 0, kf_type_void(), 0, nc, 0, 0, 0);
+    flow(&B, KF_IR_BREAK);
+    flow(&B, KF_IR_ENDIF);
+    kf_val c2 = boolv(&B, i, t, KF_OP_EQ);
+    kf_val nc2 = irb_op(&B, KF_IR_UNOP, KF_OP_NOT, bt, c2, 0, 0, 0);
+    irb_ins(&B, KF_IR_IF, 0, kf_type_void(), 0, nc2, 0, 0, 0);  /* 11 */
+    irb_ins(&B, KF_IR_BINOP, KF_OP_ADD, u32, i, i, n, 0, 0);
+    flow(&B, KF_IR_ENDIF);
+    irb_ins(&B, KF_IR_BINOP, KF_OP_ADD, u32, i, i, t, 0, 0);
+    flow(&B, KF_IR_ENDLOOP);
+    kf_diags d = {0};
+    char *p = irb_emit(&B, 90, false, NULL, &d);
+    assert_non_null(p);
+    HASNT(p, "not.pred");
+    HAS(p, "@!%p1 bra $L_loop_3_end;");
+    HAS(p, "@%p2 bra $L_if_11_end;");   /* if !(i == t): skip the body when i == t */
+    free(p);
+    kf_diags_free(&d);
+}
+
+/* if i >= n { return; } is one predicated ret. */
+static void test_early_return_is_predicated_ret(void **st)
+{
+    irb_init(&B, "k", NULL);
+    kf_type u32 = kf_type_scalar(KF_S_U32);
+    kf_val n = irb_param(&B, "n", u32);
+    kf_val t = irb_op(&B, KF_IR_SREG, 0, u32, 0, 0, 0, KF_SR_TID_X);
+    kf_val c = boolv(&B, t, n, KF_OP_GE);
+    irb_ins(&B, KF_IR_IF, 0, kf_type_void(), 0, c, 0, 0, 0);
+    flow(&B, KF_IR_RET);
+    flow(&B, KF_IR_ENDIF);
+    flow(&B, KF_IR_BARRIER);
+    kf_diags d = {0};
+    char *p = irb_emit(&B, 90, false, NULL, &d);
+    assert_non_null(p);
+    HAS(p, "setp.ge.u32 %p1, %r2, %r1;\n\t@%p1 ret;\n\tbar.sync 0;\n\tret;\n}");
+    HASNT(p, "$L_if");
     free(p);
     kf_diags_free(&d);
 }
@@ -494,6 +547,27 @@ static void test_loc_before_each_source_line_with_g(void **st)
     kf_diags_free(&d);
 }
 
+static void test_source_names_and_var_updates(void **st)
+{
+    irb_init(&B, "k", NULL);
+    kf_type u32 = kf_type_scalar(KF_S_U32);
+    kf_val n = irb_param(&B, "n", u32);
+    kf_val i = irb_val(&B, u32, "i");
+    kf_val t = irb_op(&B, KF_IR_SREG, 0, u32, 0, 0, 0, KF_SR_TID_X);
+    irb_ins(&B, KF_IR_MOV, 0, u32, i, t, 0, 0, 0);
+    kf_val s = irb_op(&B, KF_IR_BINOP, KF_OP_ADD, u32, i, n, 0, 0);   /* i = i + n */
+    irb_ins(&B, KF_IR_MOV, 0, u32, i, s, 0, 0, 0);
+    kf_diags d = {0};
+    char *p = irb_emit(&B, 90, false, NULL, &d);
+    assert_non_null(p);
+    HAS(p, "ld.param.u32 %r1, [p_n];\t// n\n");
+    HAS(p, "mov.u32 %r2, %tid.x;\t// i\n");       /* the sreg is written straight into i */
+    HAS(p, "add.u32 %r2, %r2, %r1;\n");             /* and so is the update: no mov */
+    HASNT(p, "mov.u32 %r2, %r");
+    free(p);
+    kf_diags_free(&d);
+}
+
 static void test_module_header_and_entry(void **st)
 {
     build_copy(&B);
@@ -520,6 +594,34 @@ static void test_emission_is_deterministic(void **st)
     assert_string_equal(a, b);
     free(a);
     free(b);
+    kf_diags_free(&d);
+}
+
+/* A line longer than the fast formatter's room (a 700-character parameter
+ * name) still comes out whole. */
+static void test_very_long_names_are_written_whole(void **st)
+{
+    static char name[701];
+    memset(name, 'a', 700);
+    irb_init(&B, "k", NULL);
+    kf_val n = irb_param(&B, name, kf_type_scalar(KF_S_U32));
+    kf_val o = irb_param(&B, "o", irb_buf(KF_S_U32, 1, true));
+    kf_val z = irb_const(&B, KF_S_U32, 0);
+    irb_ins(&B, KF_IR_STORE, 0, kf_type_scalar(KF_S_U32), 0, o, z, n, 0);
+    uint32_t sh = irb_array(&B, name, KF_S_U32, 1, 64, true);   /* array symbols get a short name */
+    irb_ins(&B, KF_IR_ASTORE, 0, kf_type_scalar(KF_S_U32), 0, n, n, 0, sh);
+    irb_ins(&B, KF_IR_ASTORE, 0, kf_type_scalar(KF_S_U32), 0, z, n, 0, sh);
+    kf_diags d = {0};
+    char *p = irb_emit(&B, 90, false, NULL, &d);
+    assert_non_null(p);
+    HAS(p, ".shared .align 4 .b8 sh_arr_0[256];");
+    HAS(p, "mov.u32 %r2, sh_arr_0;");
+    HAS(p, "st.shared.u32 [sh_arr_0], %r1;");
+    char want[800];
+    snprintf(want, sizeof want, "\tld.param.u32 %%r1, [p_%s];", name);
+    HAS(p, want);
+    HAS(p, "st.global.u32 [%rd1], %r1;");
+    free(p);
     kf_diags_free(&d);
 }
 
@@ -619,11 +721,15 @@ int main(void)
         cmocka_unit_test(test_loc_before_each_source_line_with_g),
         cmocka_unit_test(test_module_header_and_entry),
         cmocka_unit_test(test_emission_is_deterministic),
+        cmocka_unit_test(test_very_long_names_are_written_whole),
         cmocka_unit_test(test_unsupported_arch_is_an_error),
         cmocka_unit_test(test_unsupported_atomic_type_is_a_diag_at_its_line),
         cmocka_unit_test(test_float_atomic_min_is_cas_loop),
         cmocka_unit_test(test_address_reused_within_straight_line_code),
         cmocka_unit_test(test_constants_become_immediates),
+        cmocka_unit_test(test_source_names_and_var_updates),
+        cmocka_unit_test(test_negated_condition_folds_into_branch),
+        cmocka_unit_test(test_early_return_is_predicated_ret),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

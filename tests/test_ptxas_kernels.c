@@ -86,6 +86,9 @@ static void emit_and_assemble(const kf_file_entry *f, uint32_t arch)
         kf_buf_free(&r);
     }
     assert_int_equal(st, KF_OK);
+    size_t nl = 0;   /* the line map has one entry per PTX line */
+    for (size_t i = 0; i < out.len; i++) nl += out.data[i] == '\n';
+    assert_int_equal(nl, lm.lines.len);
     kf_ptxas_result res;
     assemble_clean(f->stem, out.data, arch, &lm, &res);
     assert_int_equal(res.kernels.len, m->nkernels);
@@ -115,6 +118,31 @@ static void test_kf_kernels_assemble_sm80_and_sm90(void **st)
         emit_and_assemble(&files[i], 90);
     }
     print_message("assembled %zu .kf files for sm_80 and sm_90\n", n);
+}
+
+/* ptxas rejects any non-ASCII byte, even in a comment, and a trailing
+ * backslash continues a comment: source text copied into comments must not
+ * break the module. */
+static void test_source_comments_with_utf8_and_backslash_assemble(void **st)
+{
+    static irb b;
+    irb_init(&b, "k", "kernel k(y: &mut [f32]) {\n    y[0] = 1.0; // caf\xc3\xa9 \xe2\x9c\x93 \\\n}\n");
+    b.m.file = "d\xc3\xa9j\xc3\xa0.kf";
+    b.line = 2;
+    kf_val y = irb_param(&b, "y", irb_buf(KF_S_F32, 1, true));
+    kf_val z = irb_const(&b, KF_S_U32, 0), one = irb_const(&b, KF_S_F32, 0x3F800000);
+    irb_ins(&b, KF_IR_STORE, 0, kf_type_scalar(KF_S_F32), 0, y, z, one, 0);
+    kf_diags d = {0};
+    kf_linemap lm = {0};
+    char *ptx = irb_emit(&b, 90, true, &lm, &d);
+    assert_non_null(ptx);
+    for (const char *p = ptx; *p; p++) assert_true((unsigned char)*p < 0x80);
+    kf_ptxas_result res;
+    assemble_clean("utf8", ptx, 90, &lm, &res);
+    kf_ptxas_result_free(&res);
+    kf_linemap_free(&lm);
+    free(ptx);
+    kf_diags_free(&d);
 }
 
 static void test_ptxas_error_maps_to_kf_line(void **st)
@@ -187,6 +215,7 @@ int main(void)
         cmocka_unit_test(test_all_ops_assemble_sm90),
         cmocka_unit_test(test_all_ops_assemble_with_lineinfo),
         cmocka_unit_test(test_kf_kernels_assemble_sm80_and_sm90),
+        cmocka_unit_test(test_source_comments_with_utf8_and_backslash_assemble),
         cmocka_unit_test(test_ptxas_error_maps_to_kf_line),
         cmocka_unit_test(test_ptxas_error_without_map_names_ptx_line),
         cmocka_unit_test(test_ptxas_stats_parsed_per_kernel),
