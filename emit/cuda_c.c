@@ -83,6 +83,7 @@ typedef struct {
     bool *brk_live;          /* [nins] LOOP: a reachable break leaves it */
     uint32_t *close_of;      /* [nins] IF and ELSE: index of their ENDIF */
     uint8_t *elif;           /* [nins] else-if collapsing: ELIF_* bits */
+    bool *aread;             /* [narrays] a live instruction reads the array */
     const char **pnames;     /* [nparams] */
     const char **anames;     /* [narrays] */
     name_set names;
@@ -452,21 +453,51 @@ static void count_uses(kw *w)
 /* Backward passes with use counts kept up to date: dropping a reader may
  * free its operands' writers, which come earlier (loops may need a second
  * pass). */
-static void drop_unused(kw *w)
+static bool drop_unread_values(kw *w)
 {
     const kf_ir_kernel *k = w->k;
+    bool changed = false;
+    for (uint32_t i = k->nins; i-- > 0;) {
+        const kf_ir_ins *in = &k->ins[i];
+        if (w->dead[i] || w->drop[i] || has_effect(in)) continue;
+        if (in->dst && w->v[in->dst].nuses != 0) continue;
+        w->drop[i] = true;
+        changed = true;
+        for (int a = 0; a < kf_ir_op_nargs[in->op]; a++)
+            if (in->a[a] && in->a[a] != in->dst) w->v[in->a[a]].nuses--;
+    }
+    return changed;
+}
+
+/* Stores into an array no live instruction reads (local or shared: only
+ * this kernel could read it) have no effect; the array then goes too. */
+static bool drop_unread_arrays(kw *w)
+{
+    const kf_ir_kernel *k = w->k;
+    memset(w->aread, 0, k->narrays + 1);
+    for (uint32_t i = 0; i < k->nins; i++)
+        if (k->ins[i].op == KF_IR_ALOAD && !w->dead[i] && !w->drop[i]) w->aread[k->ins[i].imm] = true;
+    bool changed = false;
+    for (uint32_t i = 0; i < k->nins; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        if (in->op != KF_IR_ASTORE || w->dead[i] || w->drop[i] || w->aread[in->imm]) continue;
+        w->drop[i] = true;
+        changed = true;
+        for (int a = 0; a < 2; a++)
+            if (in->a[a]) w->v[in->a[a]].nuses--;
+    }
+    return changed;
+}
+
+/* Backward passes with use counts kept up to date: dropping a reader may
+ * free its operands' writers, which come earlier (loops and arrays may need
+ * another pass). Keeps NVRTC free of "set but never used" warnings. */
+static void drop_unused(kw *w)
+{
     count_uses(w);
     for (bool changed = true; changed;) {
-        changed = false;
-        for (uint32_t i = k->nins; i-- > 0;) {
-            const kf_ir_ins *in = &k->ins[i];
-            if (w->dead[i] || w->drop[i] || has_effect(in)) continue;
-            if (in->dst && w->v[in->dst].nuses != 0) continue;
-            w->drop[i] = true;
-            changed = true;
-            for (int a = 0; a < kf_ir_op_nargs[in->op]; a++)
-                if (in->a[a] && in->a[a] != in->dst) w->v[in->a[a]].nuses--;
-        }
+        changed = drop_unread_values(w);
+        changed = drop_unread_arrays(w) || changed;
     }
     count_uses(w);
 }
@@ -1114,6 +1145,7 @@ static void write_declarations(kw *w)
     const kf_ir_kernel *k = w->k;
     for (uint32_t a = 0; a < k->narrays; a++) {
         const kf_ir_array *ar = &k->arrays[a];
+        if (!w->aread[a]) continue;   /* never read: its stores were dropped */
         kf_type et = kf_type_vector((kf_scalar)ar->type.scalar, ar->type.lanes);
         if (ar->type.flags & KF_TF_SHARED)
             wline(w, ar->loc, "__shared__ __align__(%u) %s %s[%u];", kf_type_elem_bytes(et), kf_cu_type(w->c, et),
@@ -1152,6 +1184,7 @@ static void alloc_writer(kw *w)
     w->elif = scratch_calloc(w, n, sizeof *w->elif);
     w->pnames = scratch_calloc(w, k->nparams + 1, sizeof *w->pnames);
     w->anames = scratch_calloc(w, k->narrays + 1, sizeof *w->anames);
+    w->aread = scratch_calloc(w, k->narrays + 1, sizeof *w->aread);
     w->names.cap = 64;
     while (w->names.cap < 2 * ((size_t)k->nvals + k->nparams + k->narrays)) w->names.cap *= 2;
     w->names.slot = scratch_calloc(w, w->names.cap, sizeof *w->names.slot);

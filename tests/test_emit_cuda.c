@@ -309,8 +309,12 @@ static void unused_results_are_not_emitted(void **state)
     case_saxpy(&B);
     kf_val dead = kb_bin(&B, KF_OP_MUL, 1, 1, kb_val(&B, kf_type_scalar(KF_S_F32), "unused"));
     (void)dead;
+    B.k.arrays[0] = (kf_ir_array){"scratch", {KF_TK_ARRAY, KF_S_F32, 1, KF_TF_SHARED, 32}, kb_loc(&B)};
+    B.k.narrays = 1;
+    kb_ins(&B, KF_IR_ASTORE, 0, kf_type_scalar(KF_S_F32), 0, kb_u32(&B, 0), 1, 0, 0);   /* never read */
     char *t = emit_opts(90, false, NULL);
     assert_lacks(t, "unused");
+    assert_lacks(t, "scratch");
     free(t);
 }
 
