@@ -528,6 +528,21 @@ static void shuffles_by_a_runtime_amount_keep_the_own_value_past_the_warp(void *
     free(t);
 }
 
+static void unsigned_comparisons_with_zero_are_constants(void **state)
+{
+    kb_init(&B, "cmp0", 32, 1, 1);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_BOOL, 1, true));
+    kf_val n = kb_param(&B, "n", kf_type_scalar(KF_S_U32));
+    kb_store(&B, o, kb_u32(&B, 0), kb_cmp(&B, KF_OP_GE, n, kb_u32(&B, 0)));
+    kb_store(&B, o, kb_u32(&B, 1), kb_cmp(&B, KF_OP_LT, n, kb_u32(&B, 0)));
+    kb_store(&B, o, kb_u32(&B, 2), kb_cmp(&B, KF_OP_LE, n, kb_u32(&B, 0)));
+    char *t = emit_opts(90, false, NULL);
+    assert_has(t, "o[0u] = true /* n >= 0 */;");   /* NVRTC warns #186-D on the comparison */
+    assert_has(t, "o[1u] = false /* n < 0 */;");
+    assert_has(t, "o[2u] = n <= 0u;");
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -556,6 +571,7 @@ int main(void)
         cmocka_unit_test(per_lane_results_fold_lane_by_lane),
         cmocka_unit_test(corrupted_ir_is_reported_or_emitted_never_a_fault),
         cmocka_unit_test(shuffles_by_a_runtime_amount_keep_the_own_value_past_the_warp),
+        cmocka_unit_test(unsigned_comparisons_with_zero_are_constants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
