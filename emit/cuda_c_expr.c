@@ -260,8 +260,11 @@ static const char *shift_expr(kf_cu *c, kf_op op, kf_scalar s, const char *a, co
     bool sgn = sclass(s) == 'i';
     if (sbits(s) == 64) {
         kf_cu_need(c, KF_CU_H_SHIFT64);
-        const char *amt = s == KF_S_U64 ? b : is_digits(b) ? kf_cu_str(c, "%sull", b)
-                                                           : kf_cu_str(c, "(unsigned long long)%s", b);
+        size_t nb = strlen(b);
+        bool ll = nb > 2 && !strcmp(b + nb - 2, "ll") && strspn(b, "0123456789") == nb - 2;   /* 40ll */
+        const char *amt = s == KF_S_U64 ? b
+                          : ll ? kf_cu_str(c, "%.*sull", (int)(nb - 2), b)
+                          : kf_cu_str(c, "(unsigned long long)%s", b);
         if (op == KF_OP_SHL)
             return sgn ? kf_cu_str(c, "(long long)kf_shl_u64((unsigned long long)%s, %s)", a, amt)
                        : kf_cu_str(c, "kf_shl_u64(%s, %s)", a, amt);
