@@ -691,32 +691,38 @@ static bool lane_fold(kw *w, uint32_t d, uint32_t u, const uint32_t *stmt)
     return r == u || (r > d && r < u && w->v[k->ins[r].dst].kind == VK_LANEFOLD && stmt[r] == u);
 }
 
+static bool try_fold(kw *w, uint32_t d, uint32_t u, uint32_t *stmt)
+{
+    const kf_ir_kernel *k = w->k;
+    const kf_ir_ins *in = &k->ins[d];
+    if (w->dead[d] || w->drop[d] || !op_has_dst[in->op] || !in->dst) return false;
+    vinfo *vi = &w->v[in->dst];
+    if (vi->kind != VK_AT_DEF || vi->nuses != 1 || k->vals[in->dst].name || reads_itself(in)) return false;
+    if (lane_fold(w, d, u, stmt)) {
+        vi->kind = VK_LANEFOLD;
+        stmt[d] = u;
+        return true;
+    }
+    if (!foldable_def(w, d) || u >= k->nins || !single_statement(w, u)) return false;
+    uint32_t r = vi->use;
+    if (conditional_operand(&k->ins[r], in->dst)) return false;
+    bool into_fold = r > d && r < u && w->v[k->ins[r].dst].kind == VK_FOLD && stmt[r] == u;
+    if (r != u && !into_fold) return false;
+    vi->kind = VK_FOLD;
+    stmt[d] = u;
+    return true;
+}
+
+/* One backward pass; `u` tracks the next instruction that is written. */
 static void decide_folds(kw *w)
 {
     const kf_ir_kernel *k = w->k;
     uint32_t *stmt = scratch_calloc(w, k->nins + 1, sizeof *stmt);   /* folded def -> statement holding it */
     if (!stmt) return;
+    uint32_t u = k->nins;
     for (uint32_t d = k->nins; d-- > 0;) {
-        const kf_ir_ins *in = &k->ins[d];
-        if (w->dead[d] || w->drop[d] || !op_has_dst[in->op] || !in->dst) continue;
-        vinfo *vi = &w->v[in->dst];
-        if (vi->kind != VK_AT_DEF || vi->nuses != 1 || k->vals[in->dst].name) continue;
-        if (reads_itself(in)) continue;
-        uint32_t u = d + 1;
-        while (u < k->nins && !written(w, u)) u++;
-        if (lane_fold(w, d, u, stmt)) {
-            vi->kind = VK_LANEFOLD;
-            stmt[d] = u;
-            continue;
-        }
-        if (!foldable_def(w, d)) continue;
-        if (u >= k->nins || !single_statement(w, u)) continue;
-        uint32_t r = vi->use;
-        if (conditional_operand(&k->ins[r], in->dst)) continue;
-        bool into_fold = r > d && r < u && w->v[k->ins[r].dst].kind == VK_FOLD && stmt[r] == u;
-        if (r != u && !into_fold) continue;
-        vi->kind = VK_FOLD;
-        stmt[d] = u;
+        try_fold(w, d, u, stmt);
+        if (written(w, d)) u = d;
     }
 }
 
