@@ -81,7 +81,9 @@ typedef struct {
     uint32_t *label;         /* [nins] LOOP: label number, 1-based */
     bool *cont_live;         /* [nins] LOOP: a reachable continue targets it */
     bool *brk_live;          /* [nins] LOOP: a reachable break leaves it */
-    uint32_t *close_of;      /* [nins] IF and ELSE: index of their ENDIF */
+    uint32_t *close_of;      /* [nins] IF and ELSE: index of their ENDIF; LOOP: its ENDLOOP */
+    bool *header;            /* [nins] LOOP: written as while (c) / for (; c; latch) */
+    bool *consumed;          /* [nins] part of a loop header: not a statement */
     uint8_t *elif;           /* [nins] else-if collapsing: ELIF_* bits */
     bool *aread;             /* [narrays] a live instruction reads the array */
     const char **pnames;     /* [nparams] */
@@ -302,6 +304,7 @@ static bool check_structure(kw *w)
         case KF_IR_ENDLOOP:
             if (top != KF_IR_LOOP) return bad_ir(w, i, "endloop outside loop");
             w->loop_of[i] = st[--sp];
+            w->close_of[st[sp]] = i;
             lp--;
             break;
         case KF_IR_BREAK:
@@ -609,6 +612,48 @@ static void decide_else_ifs(kw *w)
         w->elif[e] |= ELIF_ELSE;
         w->elif[j] |= ELIF_IF;
         w->elif[inner_end] |= ELIF_END;
+    }
+}
+
+static bool per_lane(const kw *w, uint32_t i);
+
+/* The latch can go in a for header: value assignments only, none of
+ * which declares its value, no block, no vector per-lane statement. */
+static bool latch_is_expressions(const kw *w, uint32_t latch, uint32_t end)
+{
+    const kf_ir_kernel *k = w->k;
+    for (uint32_t i = latch + 1; i < end; i++) {
+        if (!written(w, i)) continue;
+        const kf_ir_ins *in = &k->ins[i];
+        if (!op_has_dst[in->op] || !in->dst || in->op == KF_IR_INSERT || in->op == KF_IR_ATOMIC) return false;
+        if (per_lane(w, i) || ((in->op == KF_IR_SPLAT || in->op == KF_IR_CONST) && k->vals[in->dst].type.kind == KF_TK_VECTOR))
+            return false;
+        const vinfo *vi = &w->v[in->dst];
+        if (vi->kind == VK_NONE || (vi->kind == VK_AT_DEF && vi->def == i)) return false;
+    }
+    return true;
+}
+
+/* `for (;;) { if (c) break; body; latch }` -- the lowering of for and while
+ * -- is written `for (; !c; latch) { body }` (or `while (!c)`), with
+ * `continue` a plain continue: C runs the for's third clause on it, which
+ * is what CONTINUE -> LATCH means. Only when the break test is the loop's
+ * first statement and its condition needs no statement of its own. */
+static void decide_loop_headers(kw *w)
+{
+    const kf_ir_kernel *k = w->k;
+    for (uint32_t l = 0; l < k->nins; l++) {
+        if (k->ins[l].op != KF_IR_LOOP || w->dead[l]) continue;
+        uint32_t h = next_written(w, l + 1);
+        if (h >= k->nins || k->ins[h].op != KF_IR_IF) continue;
+        uint32_t b = next_written(w, h + 1);
+        if (b >= k->nins || k->ins[b].op != KF_IR_BREAK || next_written(w, b + 1) != w->close_of[h]) continue;
+        uint32_t lt = w->latch_of[l], end = w->close_of[l];
+        if (lt && !latch_is_expressions(w, lt, end)) continue;
+        w->header[l] = true;
+        w->consumed[h] = w->consumed[b] = w->consumed[w->close_of[h]] = true;
+        if (!lt) continue;
+        for (uint32_t i = lt; i < end; i++) w->consumed[i] = true;
     }
 }
 
@@ -1053,6 +1098,54 @@ static void emit_value_op(kw *w, uint32_t i)
     }
 }
 
+static kf_op inverse_cmp(uint16_t op)
+{
+    switch (op) {
+    case KF_OP_LT: return KF_OP_GE;
+    case KF_OP_GE: return KF_OP_LT;
+    case KF_OP_LE: return KF_OP_GT;
+    case KF_OP_GT: return KF_OP_LE;
+    case KF_OP_EQ: return KF_OP_NE;
+    default: return KF_OP_EQ;
+    }
+}
+
+/* The loop-continues condition: the negation of the break test `if (c)`.
+ * Integer comparisons invert (i >= n -> i < n); a float one may be NaN, so
+ * it keeps `!(...)`. */
+static const char *loop_condition(kw *w, uint32_t h)
+{
+    const kf_ir_kernel *k = w->k;
+    kf_val c = k->ins[h].a[0];
+    const vinfo *vi = &w->v[c];
+    if (vi->kind == VK_FOLD && !vi->name) {
+        const kf_ir_ins *d = &k->ins[vi->def];
+        kf_scalar s = d->a[0] ? (kf_scalar)k->vals[d->a[0]].type.scalar : KF_S_NONE;
+        if (d->op == KF_IR_CMP && kf_scalar_class[s] != 'f')
+            return kf_cu_cmp(w->c, inverse_cmp(d->sub), s, val(w, d->a[0]), val(w, d->a[1]));
+        if (d->op == KF_IR_UNOP && d->sub == KF_OP_NOT) return bare(w, d->a[0]);
+    }
+    return kf_cu_str(w->c, "!%s", val(w, c));
+}
+
+static void write_loop_header(kw *w, uint32_t l)
+{
+    const kf_ir_kernel *k = w->k;
+    const char *cond = loop_condition(w, next_written(w, l + 1));
+    kf_buf latch = {0};
+    uint32_t lt = w->latch_of[l];
+    for (uint32_t i = lt ? lt + 1 : k->nins; i < w->close_of[l]; i++) {
+        if (!written(w, i)) continue;
+        if (latch.len) kf_buf_puts(&latch, ", ");
+        kf_buf_puts(&latch, kf_cu_str(w->c, "%s = %s", val(w, k->ins[i].dst), rhs(w, i)));
+    }
+    if (latch.oom) w->c->failed = true;
+    if (latch.len) wline(w, k->ins[l].loc, "for (; %s; %s) {", cond, latch.data);
+    else wline(w, k->ins[l].loc, "while (%s) {", cond);
+    kf_buf_free(&latch);
+    w->depth++;
+}
+
 static void emit_ins(kw *w, uint32_t i)
 {
     const kf_ir_ins *in = &w->k->ins[i];
@@ -1066,7 +1159,8 @@ static void emit_ins(kw *w, uint32_t i)
     case KF_IR_RET: wline(w, in->loc, "return;"); break;
     case KF_IR_BREAK: wline(w, in->loc, "break;"); break;
     case KF_IR_CONTINUE:
-        if (w->latch_of[w->loop_of[i]]) wline(w, in->loc, "goto kf_latch_%u;", w->label[w->loop_of[i]]);
+        if (w->latch_of[w->loop_of[i]] && !w->header[w->loop_of[i]])
+            wline(w, in->loc, "goto kf_latch_%u;", w->label[w->loop_of[i]]);
         else wline(w, in->loc, "continue;");
         break;
     case KF_IR_IF:
@@ -1089,6 +1183,10 @@ static void emit_ins(kw *w, uint32_t i)
         wline(w, no_loc, "}");
         break;
     case KF_IR_LOOP:
+        if (w->header[i]) {
+            write_loop_header(w, i);
+            break;
+        }
         wline(w, in->loc, "for (;;) {");
         w->depth++;
         if (w->latch_of[i]) {
@@ -1191,6 +1289,8 @@ static void alloc_writer(kw *w)
     w->pnames = scratch_calloc(w, k->nparams + 1, sizeof *w->pnames);
     w->anames = scratch_calloc(w, k->narrays + 1, sizeof *w->anames);
     w->aread = scratch_calloc(w, k->narrays + 1, sizeof *w->aread);
+    w->header = scratch_calloc(w, n, sizeof *w->header);
+    w->consumed = scratch_calloc(w, n, sizeof *w->consumed);
     w->names.cap = 64;
     while (w->names.cap < 2 * ((size_t)k->nvals + k->nparams + k->narrays)) w->names.cap *= 2;
     w->names.slot = scratch_calloc(w, w->names.cap, sizeof *w->names.slot);
@@ -1212,11 +1312,12 @@ static void emit_kernel(kf_cu *c, const kf_ir_kernel *k, kf_buf *out, loc_vec *l
     decide_chains(&w);
     decide_folds(&w);
     decide_else_ifs(&w);
+    decide_loop_headers(&w);
     assign_names(&w);
     write_signature(&w);
     write_declarations(&w);
     for (uint32_t i = 0; i < k->nins; i++) {
-        if (!written(&w, i) && !(is_marker(k->ins[i].op) && !w.dead[i])) continue;
+        if (w.consumed[i] || (!written(&w, i) && !(is_marker(k->ins[i].op) && !w.dead[i]))) continue;
         emit_ins(&w, i);
     }
     w.depth = 0;

@@ -127,27 +127,44 @@ static void conversions_truncate_saturate_and_round_once(void **state)
 static void short_circuit_and_is_an_if_on_the_left_operand(void **state)
 {
     char *t = emit_case(case_loops);
-    assert_has(t, "bool c = j > 1u;\n"
-                  "                    if (c) {\n"
-                  "                        c = (j % 3u) == 0u;\n"
-                  "                    }\n");
+    assert_has(t, "            bool c = j > 1u;\n"
+                  "            if (c) {\n"
+                  "                c = (j % 3u) == 0u;\n"
+                  "            }\n");
+    free(t);
+}
+
+static void for_loops_get_a_header_and_plain_continue(void **state)
+{
+    char *t = emit_case(case_loops);
+    /* outer: the break test and the latch become the for header */
+    assert_has(t, "    unsigned i = 0u;\n    for (; i < n; i = i + 1u) {\n        if (i == 2u) {\n            continue;\n        }\n");
+    /* inner continue and break target the inner loop */
+    assert_has(t, "        unsigned j = 0u;\n        for (; j < i; j = j + 1u) {\n");
+    assert_has(t, "            if (c) {\n                continue;\n            }\n");
+    assert_has(t, "            if (j == 7u) {\n                break;\n            }\n            acc = acc + j;\n        }\n    }\n");
+    assert_lacks(t, "goto");
     free(t);
 }
 
 static void continue_in_a_loop_with_latch_jumps_to_the_latch(void **state)
 {
-    char *t = emit_case(case_loops);
-    /* outer loop: body block, label, latch */
-    assert_has(t, "    for (;;) {\n        {\n            if (i >= n) {\n                break;\n            }\n"
-                  "            if (i == 2u) {\n                goto kf_latch_1;\n            }\n");
-    /* inner continue and break target the inner loop */
-    assert_has(t, "                    if (c) {\n                        goto kf_latch_2;\n                    }\n");
-    assert_has(t, "                    if (j == 7u) {\n                        break;\n                    }\n");
-    assert_has(t, "                    acc = acc + j;\n                }\n            kf_latch_2:;\n"
-                  "                j = j + 1u;\n            }\n        }\n    kf_latch_1:;\n        i = i + 1u;\n    }\n");
-    /* loop-carried vars are declared before their loop */
-    assert_has(t, "    unsigned i = 0u;\n    for (;;) {\n");
-    assert_has(t, "            unsigned j = 0u;\n            for (;;) {\n");
+    char *t = emit_case(case_latch);
+    assert_has(t, "    unsigned i = 0u;\n"
+                  "    for (;;) {\n"
+                  "        {\n"
+                  "            o[i] = i;\n"
+                  "            if (i >= n) {\n"
+                  "                break;\n"
+                  "            }\n"
+                  "            if (i == 5u) {\n"
+                  "                goto kf_latch_1;\n"
+                  "            }\n"
+                  "            o[i + n] = n;\n"
+                  "        }\n"
+                  "    kf_latch_1:;\n"
+                  "        i = i + 2u;\n"
+                  "    }\n");
     free(t);
 }
 
@@ -551,6 +568,7 @@ int main(void)
         cmocka_unit_test(signed_division_and_wrapping_add_have_no_undefined_behaviour),
         cmocka_unit_test(conversions_truncate_saturate_and_round_once),
         cmocka_unit_test(short_circuit_and_is_an_if_on_the_left_operand),
+        cmocka_unit_test(for_loops_get_a_header_and_plain_continue),
         cmocka_unit_test(continue_in_a_loop_with_latch_jumps_to_the_latch),
         cmocka_unit_test(code_after_return_is_not_emitted),
         cmocka_unit_test(vector_buffers_are_aligned_structs_loaded_whole),
