@@ -84,6 +84,7 @@ typedef struct {
     uint32_t *close_of;      /* [nins] IF and ELSE: index of their ENDIF; LOOP: its ENDLOOP */
     bool *header;            /* [nins] LOOP: written as while (c) / for (; c; latch) */
     bool *consumed;          /* [nins] part of a loop header: not a statement */
+    uint32_t *init;          /* [nins] header LOOP: the declaration moved into for (init; ...), +1 */
     uint8_t *elif;           /* [nins] else-if collapsing: ELIF_* bits */
     bool *aread;             /* [narrays] a live instruction reads the array */
     const char **pnames;     /* [nparams] */
@@ -634,6 +635,31 @@ static bool latch_is_expressions(const kw *w, uint32_t latch, uint32_t end)
     return true;
 }
 
+/* The statement just before loop l, if it declares a scalar that only the
+ * loop touches: it becomes the for's init (`for (unsigned i = 0u; ...)`).
+ * Returns its index + 1, or 0. */
+static uint32_t loop_variable(const kw *w, uint32_t l)
+{
+    const kf_ir_kernel *k = w->k;
+    uint32_t d = l;
+    while (d > 0 && !written(w, d - 1)) d--;
+    if (d == 0) return 0;
+    d--;
+    const kf_ir_ins *in = &k->ins[d];
+    if (!op_has_dst[in->op] || !in->dst || in->op == KF_IR_INSERT || in->op == KF_IR_ATOMIC) return 0;
+    kf_val v = in->dst;
+    if (w->v[v].kind != VK_AT_DEF || w->v[v].def != d || k->vals[v].type.kind != KF_TK_SCALAR) return 0;
+    if (w->scope[d] != w->scope[l]) return 0;
+    for (uint32_t i = 0; i < k->nins; i++) {
+        if (i == d || (i > l && i < w->close_of[l]) || w->dead[i] || w->drop[i]) continue;
+        const kf_ir_ins *o = &k->ins[i];
+        bool touches = op_has_dst[o->op] && o->dst == v;
+        for (int a = 0; a < kf_ir_op_nargs[o->op]; a++) touches = touches || o->a[a] == v;
+        if (touches) return 0;
+    }
+    return d + 1;
+}
+
 /* `for (;;) { if (c) break; body; latch }` -- the lowering of for and while
  * -- is written `for (; !c; latch) { body }` (or `while (!c)`), with
  * `continue` a plain continue: C runs the for's third clause on it, which
@@ -654,6 +680,8 @@ static void decide_loop_headers(kw *w)
         w->consumed[h] = w->consumed[b] = w->consumed[w->close_of[h]] = true;
         if (!lt) continue;
         for (uint32_t i = lt; i < end; i++) w->consumed[i] = true;
+        w->init[l] = loop_variable(w, l);
+        if (w->init[l]) w->consumed[w->init[l] - 1] = true;
     }
 }
 
@@ -1140,7 +1168,13 @@ static void write_loop_header(kw *w, uint32_t l)
         kf_buf_puts(&latch, kf_cu_str(w->c, "%s = %s", val(w, k->ins[i].dst), rhs(w, i)));
     }
     if (latch.oom) w->c->failed = true;
-    if (latch.len) wline(w, k->ins[l].loc, "for (; %s; %s) {", cond, latch.data);
+    const char *init = "";
+    if (w->init[l]) {
+        uint32_t d = w->init[l] - 1;
+        kf_val v = k->ins[d].dst;
+        init = kf_cu_str(w->c, "%s %s = %s", decl_type(w, k->vals[v].type), val(w, v), rhs(w, d));
+    }
+    if (latch.len) wline(w, k->ins[l].loc, "for (%s; %s; %s) {", init, cond, latch.data);
     else wline(w, k->ins[l].loc, "while (%s) {", cond);
     kf_buf_free(&latch);
     w->depth++;
@@ -1291,6 +1325,7 @@ static void alloc_writer(kw *w)
     w->aread = scratch_calloc(w, k->narrays + 1, sizeof *w->aread);
     w->header = scratch_calloc(w, n, sizeof *w->header);
     w->consumed = scratch_calloc(w, n, sizeof *w->consumed);
+    w->init = scratch_calloc(w, n, sizeof *w->init);
     w->names.cap = 64;
     while (w->names.cap < 2 * ((size_t)k->nvals + k->nparams + k->narrays)) w->names.cap *= 2;
     w->names.slot = scratch_calloc(w, w->names.cap, sizeof *w->names.slot);

@@ -138,9 +138,11 @@ static void for_loops_get_a_header_and_plain_continue(void **state)
 {
     char *t = emit_case(case_loops);
     /* outer: the break test and the latch become the for header */
-    assert_has(t, "    unsigned i = 0u;\n    for (; i < n; i = i + 1u) {\n        if (i == 2u) {\n            continue;\n        }\n");
-    /* inner continue and break target the inner loop */
-    assert_has(t, "        unsigned j = 0u;\n        for (; j < i; j = j + 1u) {\n");
+    assert_has(t, "    unsigned acc = 0u;\n    for (unsigned i = 0u; i < n; i = i + 1u) {\n        if (i == 2u) {\n"
+                  "            continue;\n        }\n");
+    /* inner continue and break target the inner loop; acc, read after the
+       loops, stays declared outside them */
+    assert_has(t, "        for (unsigned j = 0u; j < i; j = j + 1u) {\n");
     assert_has(t, "            if (c) {\n                continue;\n            }\n");
     assert_has(t, "            if (j == 7u) {\n                break;\n            }\n            acc = acc + j;\n        }\n    }\n");
     assert_lacks(t, "goto");

@@ -258,8 +258,7 @@ rmsnorm(const kf_f16* __restrict__ x, const kf_f16* __restrict__ w, kf_f16* __re
         }
     } else {
         float acc_2 = 0.0f;
-        unsigned c_9 = tid;
-        for (; c_9 < cols; c_9 = c_9 + 256u) {
+        for (unsigned c_9 = tid; c_9 < cols; c_9 = c_9 + 256u) {
             float e_33 = kf_f16_to_f32(x[base + c_9]);
             acc_2 = __fadd_rn(acc_2, __fmul_rn(e_33, e_33));
         }
@@ -282,8 +281,7 @@ rmsnorm(const kf_f16* __restrict__ x, const kf_f16* __restrict__ w, kf_f16* __re
         total_2 = __fadd_rn(total_2, part[6u]);
         total_2 = __fadd_rn(total_2, part[7u]);
         float scale_2 = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total_2, (float)cols), eps));
-        unsigned c_10 = tid;
-        for (; c_10 < cols; c_10 = c_10 + 256u) {
+        for (unsigned c_10 = tid; c_10 < cols; c_10 = c_10 + 256u) {
             y[base + c_10] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x[base + c_10]), scale_2), kf_f16_to_f32(w[c_10])));
         }
     }

@@ -12,8 +12,7 @@ saxpy(float a, const float* __restrict__ x, float* __restrict__ y, unsigned n)
     unsigned n4 = n / 4u;
     unsigned stride = gridDim.x * blockDim.x;
     kf_f32x4 av = kf_f32x4{{a, a, a, a}};
-    unsigned i = (blockIdx.x * blockDim.x) + threadIdx.x;
-    for (; i < n4; i = i + stride) {
+    for (unsigned i = (blockIdx.x * blockDim.x) + threadIdx.x; i < n4; i = i + stride) {
         kf_f32x4 t20 = x4[i];
         kf_f32x4 t21 = y4[i];
         kf_f32x4 t22;

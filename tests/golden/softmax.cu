@@ -310,8 +310,7 @@ softmax_f32(const float* __restrict__ x, float* __restrict__ y, unsigned rows, u
         }
     } else {
         float m_2 = __uint_as_float(0xff800000u);
-        unsigned c_17 = tid;
-        for (; c_17 < cols; c_17 = c_17 + 256u) {
+        for (unsigned c_17 = tid; c_17 < cols; c_17 = c_17 + 256u) {
             m_2 = fmaxf(m_2, x[base + c_17]);
         }
         float t459 = fmaxf(m_2, __shfl_xor_sync(0xffffffffu, m_2, 16u));
@@ -332,8 +331,7 @@ softmax_f32(const float* __restrict__ x, float* __restrict__ y, unsigned rows, u
         m_2 = fmaxf(m_2, red_max[6u]);
         m_2 = fmaxf(m_2, red_max[7u]);
         float s_2 = 0.0f;
-        unsigned c_18 = tid;
-        for (; c_18 < cols; c_18 = c_18 + 256u) {
+        for (unsigned c_18 = tid; c_18 < cols; c_18 = c_18 + 256u) {
             s_2 = __fadd_rn(s_2, kf_exp_approx(__fsub_rn(x[base + c_18], m_2)));
         }
         float t522 = __fadd_rn(s_2, __shfl_xor_sync(0xffffffffu, s_2, 16u));
@@ -355,8 +353,7 @@ softmax_f32(const float* __restrict__ x, float* __restrict__ y, unsigned rows, u
         total_2 = __fadd_rn(total_2, red_sum[6u]);
         total_2 = __fadd_rn(total_2, red_sum[7u]);
         float inv_2 = __fdiv_rn(1.0f, total_2);
-        unsigned c_19 = tid;
-        for (; c_19 < cols; c_19 = c_19 + 256u) {
+        for (unsigned c_19 = tid; c_19 < cols; c_19 = c_19 + 256u) {
             y[base + c_19] = __fmul_rn(kf_exp_approx(__fsub_rn(x[base + c_19], m_2)), inv_2);
         }
     }
@@ -701,8 +698,7 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         }
     } else {
         float m_2 = __uint_as_float(0xff800000u);
-        unsigned c_9 = tid;
-        for (; c_9 < cols; c_9 = c_9 + 256u) {
+        for (unsigned c_9 = tid; c_9 < cols; c_9 = c_9 + 256u) {
             m_2 = fmaxf(m_2, kf_f16_to_f32(x[base + c_9]));
         }
         float t654 = fmaxf(m_2, __shfl_xor_sync(0xffffffffu, m_2, 16u));
@@ -723,8 +719,7 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         m_2 = fmaxf(m_2, red_max[6u]);
         m_2 = fmaxf(m_2, red_max[7u]);
         float s_2 = 0.0f;
-        unsigned c_10 = tid;
-        for (; c_10 < cols; c_10 = c_10 + 256u) {
+        for (unsigned c_10 = tid; c_10 < cols; c_10 = c_10 + 256u) {
             s_2 = __fadd_rn(s_2, kf_exp_approx(__fsub_rn(kf_f16_to_f32(x[base + c_10]), m_2)));
         }
         float t718 = __fadd_rn(s_2, __shfl_xor_sync(0xffffffffu, s_2, 16u));
@@ -746,8 +741,7 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         total_2 = __fadd_rn(total_2, red_sum[6u]);
         total_2 = __fadd_rn(total_2, red_sum[7u]);
         float inv_2 = __fdiv_rn(1.0f, total_2);
-        unsigned c_11 = tid;
-        for (; c_11 < cols; c_11 = c_11 + 256u) {
+        for (unsigned c_11 = tid; c_11 < cols; c_11 = c_11 + 256u) {
             y[base + c_11] = kf_f16_from_f32(__fmul_rn(kf_exp_approx(__fsub_rn(kf_f16_to_f32(x[base + c_11]), m_2)), inv_2));
         }
     }
