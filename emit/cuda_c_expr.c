@@ -196,23 +196,32 @@ static double half_bits_to_double(kf_scalar s, uint16_t h)
     return (h & 0x8000) ? -v : v;
 }
 
+/* Decimal of |v| (with '-' when neg) into buf; returns buf. No stdio: this
+ * runs for every integer constant. */
+static const char *decimal(char buf[24], uint64_t v, bool neg)
+{
+    char *p = buf + 23;
+    *p = 0;
+    do *--p = (char)('0' + v % 10); while (v /= 10);
+    if (neg) *--p = '-';
+    return p;
+}
+
 static const char *int_literal(kf_cu *c, kf_scalar s, uint64_t bits)
 {
     unsigned nb = sbits(s);
     uint64_t mask = nb == 64 ? ~0ull : ((1ull << nb) - 1);
     bits &= mask;
     bool neg = sclass(s) == 'i' && (bits >> (nb - 1)) & 1;
-    int64_t sv = neg ? (int64_t)(bits | ~mask) : (int64_t)bits;
+    uint64_t mag = neg ? (0ull - (bits | ~mask)) : bits;   /* |value| */
+    char buf[24];
+    const char *d = decimal(buf, mag, neg);
     switch (s) {
-    case KF_S_I32:
-        return sv == INT32_MIN ? "(-2147483647 - 1)" : kf_cu_str(c, "%lld", (long long)sv);
-    case KF_S_U32: return kf_cu_str(c, "%lluu", (unsigned long long)bits);
-    case KF_S_I64:
-        return sv == INT64_MIN ? "(-9223372036854775807ll - 1)" : kf_cu_str(c, "%lldll", (long long)sv);
-    case KF_S_U64: return kf_cu_str(c, "%lluull", (unsigned long long)bits);
-    default:
-        if (neg) return kf_cu_str(c, "(%s)%lld", c_scalar[s], (long long)sv);
-        return kf_cu_str(c, "(%s)%llu", c_scalar[s], (unsigned long long)bits);
+    case KF_S_I32: return neg && mag == 2147483648ull ? "(-2147483647 - 1)" : kf_cu_str(c, "%s", d);
+    case KF_S_U32: return kf_cu_str(c, "%su", d);
+    case KF_S_I64: return neg && mag == (1ull << 63) ? "(-9223372036854775807ll - 1)" : kf_cu_str(c, "%sll", d);
+    case KF_S_U64: return kf_cu_str(c, "%sull", d);
+    default: return kf_cu_str(c, "(%s)%s", c_scalar[s], d);
     }
 }
 
