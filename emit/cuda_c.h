@@ -1,7 +1,9 @@
-/* Internal interface of the CUDA-C emitter, shared by its three files:
+/* Internal interface of the CUDA-C emitter, shared by its four files:
  *
- *   emit/cuda_c.c          kf_cuda_emit: analysis of a kernel (reachability,
- *                          liveness, scopes, names) and the statement walker
+ *   emit/cuda_c.c          kf_cuda_emit and the statement writer
+ *   emit/cuda_c_analyze.c  what the writer needs to know first: checks,
+ *                          reachability, scopes, liveness, declarations,
+ *                          folds, names
  *   emit/cuda_c_expr.c     spelling of types, literals and per-lane
  *                          expressions (operators, conversions, math)
  *   emit/cuda_c_prelude.c  the helper functions and types the emitted code
@@ -59,6 +61,78 @@ typedef struct {
     bool vec_used[KF_S_COUNT][17]; /* vector struct types used: [scalar][lanes] */
     bool failed;                 /* an error was reported (diags) */
 } kf_cu;
+
+/* How a value is written (kf_cu_vinfo.kind). */
+enum { VK_NONE, VK_INLINE, VK_PARAM, VK_AT_DEF, VK_TOP, VK_FOLD, VK_CHAIN, VK_LANEFOLD };
+/* else-if collapsing bits (kf_cu_kernel.elif). */
+enum { ELIF_ELSE = 1, ELIF_IF = 2, ELIF_END = 4 };
+
+typedef struct {
+    uint32_t ndefs, nuses;   /* live definitions and uses (self-uses excluded) */
+    uint32_t def;            /* index of the first live definition */
+    uint32_t use;            /* index of the last live use */
+    uint8_t kind;            /* VK_* */
+    const char *name;        /* C name, or the inline expression */
+} kf_cu_vinfo;
+
+typedef struct {
+    const char **slot;
+    uint32_t *next;          /* per slot: the next suffix to try after it */
+    size_t cap;
+} kf_cu_names;
+
+typedef KF_VEC(kf_loc) kf_cu_lines;
+
+/* 1 when the IR op writes dst (the has_dst column of KF_IR_OPS). */
+extern const uint8_t kf_cu_has_dst[KF_IR_OP_COUNT];
+
+/* Per-kernel state: the analysis results (cuda_c_analyze.c) and the
+ * writer's position (cuda_c.c). Arrays live in the scratch arena. */
+typedef struct {
+    kf_cu *c;
+    const kf_ir_kernel *k;
+    kf_buf *out;
+    kf_cu_lines lines;
+    kf_cu_vinfo *v;
+    bool *dead;              /* [nins] unreachable */
+    bool *drop;              /* [nins] pure and its result is never read */
+    uint32_t *scope;         /* [nins] C block the instruction sits in */
+    uint32_t *sparent;       /* [nscopes] enclosing block */
+    uint32_t nscopes;
+    uint32_t *loop_of;       /* [nins] BREAK/CONTINUE/LATCH/ENDLOOP: its LOOP */
+    uint32_t *latch_of;      /* [nins] LOOP: index of its LATCH, or 0 */
+    uint32_t *label;         /* [nins] LOOP: label number, 1-based */
+    bool *cont_live;         /* [nins] LOOP: a reachable continue targets it */
+    bool *brk_live;          /* [nins] LOOP: a reachable break leaves it */
+    uint32_t *close_of;      /* [nins] IF and ELSE: index of their ENDIF; LOOP: its ENDLOOP */
+    bool *header;            /* [nins] LOOP: written as while (c) / for (; c; latch) */
+    bool *consumed;          /* [nins] part of a loop header: not a statement */
+    uint32_t *init;          /* [nins] header LOOP: the declaration moved into for (init; ...), +1 */
+    uint8_t *elif;           /* [nins] else-if collapsing: ELIF_* bits */
+    bool *aread;             /* [narrays] a live instruction reads the array */
+    const char **pnames;     /* [nparams] */
+    const char **anames;     /* [narrays] */
+    kf_cu_names names;
+    int depth;
+    uint32_t mapped;         /* .kf line the next text line maps to (#line) */
+    const char *mapped_file;
+} kf_cu_kernel;
+
+/* ---- cuda_c_analyze.c: passes 1-6 over one kernel ---------------------- */
+/* Allocates w's arrays and runs check, reachability, scopes, liveness, the
+ * declaration and fold decisions and the names. false: malformed IR
+ * (reported in diags) or out of memory (c->failed). */
+bool kf_cu_analyze(kf_cu_kernel *w);
+/* True when instruction i becomes text of its own (not dead, dropped,
+ * inlined or folded into another statement). */
+bool kf_cu_written(const kf_cu_kernel *w, uint32_t i);
+uint32_t kf_cu_next_written(const kf_cu_kernel *w, uint32_t i);
+/* A vector BINOP/UNOP/CVT/MATH, written one statement per lane. */
+bool kf_cu_per_lane(const kf_cu_kernel *w, uint32_t i);
+/* C expression of a special register (threadIdx.x, kf_lane_id(), ...). */
+const char *kf_cu_sreg(kf_cu_kernel *w, uint64_t imm);
+/* A name C++/CUDA or kforge reserves (keywords, called functions, kf_). */
+bool kf_cu_reserved(const char *s);
 
 /* Marks helper h (and what it depends on) as used. */
 void kf_cu_need(kf_cu *c, kf_cu_helper h);

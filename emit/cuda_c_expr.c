@@ -196,23 +196,32 @@ static double half_bits_to_double(kf_scalar s, uint16_t h)
     return (h & 0x8000) ? -v : v;
 }
 
+/* Decimal of |v| (with '-' when neg) into buf; returns buf. No stdio: this
+ * runs for every integer constant. */
+static const char *decimal(char buf[24], uint64_t v, bool neg)
+{
+    char *p = buf + 23;
+    *p = 0;
+    do *--p = (char)('0' + v % 10); while (v /= 10);
+    if (neg) *--p = '-';
+    return p;
+}
+
 static const char *int_literal(kf_cu *c, kf_scalar s, uint64_t bits)
 {
     unsigned nb = sbits(s);
     uint64_t mask = nb == 64 ? ~0ull : ((1ull << nb) - 1);
     bits &= mask;
     bool neg = sclass(s) == 'i' && (bits >> (nb - 1)) & 1;
-    int64_t sv = neg ? (int64_t)(bits | ~mask) : (int64_t)bits;
+    uint64_t mag = neg ? (0ull - (bits | ~mask)) : bits;   /* |value| */
+    char buf[24];
+    const char *d = decimal(buf, mag, neg);
     switch (s) {
-    case KF_S_I32:
-        return sv == INT32_MIN ? "(-2147483647 - 1)" : kf_cu_str(c, "%lld", (long long)sv);
-    case KF_S_U32: return kf_cu_str(c, "%lluu", (unsigned long long)bits);
-    case KF_S_I64:
-        return sv == INT64_MIN ? "(-9223372036854775807ll - 1)" : kf_cu_str(c, "%lldll", (long long)sv);
-    case KF_S_U64: return kf_cu_str(c, "%lluull", (unsigned long long)bits);
-    default:
-        if (neg) return kf_cu_str(c, "(%s)%lld", c_scalar[s], (long long)sv);
-        return kf_cu_str(c, "(%s)%llu", c_scalar[s], (unsigned long long)bits);
+    case KF_S_I32: return neg && mag == 2147483648ull ? "(-2147483647 - 1)" : kf_cu_str(c, "%s", d);
+    case KF_S_U32: return kf_cu_str(c, "%su", d);
+    case KF_S_I64: return neg && mag == (1ull << 63) ? "(-9223372036854775807ll - 1)" : kf_cu_str(c, "%sll", d);
+    case KF_S_U64: return kf_cu_str(c, "%sull", d);
+    default: return kf_cu_str(c, "(%s)%s", c_scalar[s], d);
     }
 }
 
@@ -260,8 +269,11 @@ static const char *shift_expr(kf_cu *c, kf_op op, kf_scalar s, const char *a, co
     bool sgn = sclass(s) == 'i';
     if (sbits(s) == 64) {
         kf_cu_need(c, KF_CU_H_SHIFT64);
-        const char *amt = s == KF_S_U64 ? b : is_digits(b) ? kf_cu_str(c, "%sull", b)
-                                                           : kf_cu_str(c, "(unsigned long long)%s", b);
+        size_t nb = strlen(b);
+        bool ll = nb > 2 && !strcmp(b + nb - 2, "ll") && strspn(b, "0123456789") == nb - 2;   /* 40ll */
+        const char *amt = s == KF_S_U64 ? b
+                          : ll ? kf_cu_str(c, "%.*sull", (int)(nb - 2), b)
+                          : kf_cu_str(c, "(unsigned long long)%s", b);
         if (op == KF_OP_SHL)
             return sgn ? kf_cu_str(c, "(long long)kf_shl_u64((unsigned long long)%s, %s)", a, amt)
                        : kf_cu_str(c, "kf_shl_u64(%s, %s)", a, amt);
@@ -341,8 +353,18 @@ const char *kf_cu_binop(kf_cu *c, kf_op op, kf_scalar s, const char *a, const ch
     }
 }
 
+static bool is_zero_literal(const char *x)
+{
+    return !strcmp(x, "0u") || !strcmp(x, "0ull") || !strcmp(x, "(unsigned char)0") || !strcmp(x, "(unsigned short)0");
+}
+
 const char *kf_cu_cmp(kf_cu *c, kf_op op, kf_scalar s, const char *a, const char *b)
 {
+    /* unsigned x >= 0 / x < 0 are constants; NVRTC warns about them (#186-D) */
+    if (sclass(s) == 'u' && is_zero_literal(b) && (op == KF_OP_GE || op == KF_OP_LT))
+        return kf_cu_str(c, "%s /* %s %s 0 */", op == KF_OP_GE ? "true" : "false", a, kf_op_spelling[op]);
+    if (sclass(s) == 'u' && is_zero_literal(a) && (op == KF_OP_LE || op == KF_OP_GT))
+        return kf_cu_str(c, "%s /* 0 %s %s */", op == KF_OP_LE ? "true" : "false", kf_op_spelling[op], b);
     if (is_half(s)) {
         const char *w = s == KF_S_F16 ? "kf_f16_to_f32" : "kf_bf16_to_f32";
         return kf_cu_str(c, "%s(%s) %s %s(%s)", w, a, kf_op_spelling[op], w, b);

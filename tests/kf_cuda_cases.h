@@ -404,9 +404,33 @@ static inline void case_misc(kb *b)
     kb_store(b, o, kb_u32(b, 0), n);    /* unreachable: the loop never breaks */
 }
 
+/* a loop whose exit test is not its first statement (do-while shape), with
+ * a latch and a continue: written with the body block and a goto */
+static inline void case_latch(kb *b)
+{
+    kb_init(b, "latch", 32, 1, 1);
+    kf_val n = kb_param(b, "n", ts(KF_S_U32));
+    kf_val o = kb_param(b, "o", kb_buf(KF_S_U32, 1, true));
+    kf_val i = kb_val(b, ts(KF_S_U32), "i");
+    kb_mov(b, i, kb_u32(b, 0));
+    b->line = 2;
+    kb_mark(b, KF_IR_LOOP);
+    kb_store(b, o, i, i);
+    kb_if(b, kb_cmp(b, KF_OP_GE, i, n));
+    kb_mark(b, KF_IR_BREAK);
+    kb_mark(b, KF_IR_ENDIF);
+    kb_if(b, kb_cmp(b, KF_OP_EQ, i, kb_u32(b, 5)));
+    kb_mark(b, KF_IR_CONTINUE);
+    kb_mark(b, KF_IR_ENDIF);
+    kb_store(b, o, kb_bin(b, KF_OP_ADD, i, n, 0), n);
+    kb_mark(b, KF_IR_LATCH);
+    kb_bin(b, KF_OP_ADD, i, kb_u32(b, 2), i);
+    kb_mark(b, KF_IR_ENDLOOP);
+}
+
 typedef void (*kf_cuda_case)(kb *);
 static const kf_cuda_case kf_cuda_cases[] = {case_saxpy, case_shifts, case_convert, case_loops,
                                              case_vectors, case_warp, case_names, case_cvt_all,
-                                             case_ops_all, case_math_all, case_atomics_all, case_misc};
+                                             case_ops_all, case_math_all, case_atomics_all, case_misc, case_latch};
 
 #endif

@@ -127,27 +127,46 @@ static void conversions_truncate_saturate_and_round_once(void **state)
 static void short_circuit_and_is_an_if_on_the_left_operand(void **state)
 {
     char *t = emit_case(case_loops);
-    assert_has(t, "bool c = j > 1u;\n"
-                  "                    if (c) {\n"
-                  "                        c = (j % 3u) == 0u;\n"
-                  "                    }\n");
+    assert_has(t, "            bool c = j > 1u;\n"
+                  "            if (c) {\n"
+                  "                c = (j % 3u) == 0u;\n"
+                  "            }\n");
+    free(t);
+}
+
+static void for_loops_get_a_header_and_plain_continue(void **state)
+{
+    char *t = emit_case(case_loops);
+    /* outer: the break test and the latch become the for header */
+    assert_has(t, "    unsigned acc = 0u;\n    for (unsigned i = 0u; i < n; i = i + 1u) {\n        if (i == 2u) {\n"
+                  "            continue;\n        }\n");
+    /* inner continue and break target the inner loop; acc, read after the
+       loops, stays declared outside them */
+    assert_has(t, "        for (unsigned j = 0u; j < i; j = j + 1u) {\n");
+    assert_has(t, "            if (c) {\n                continue;\n            }\n");
+    assert_has(t, "            if (j == 7u) {\n                break;\n            }\n            acc = acc + j;\n        }\n    }\n");
+    assert_lacks(t, "goto");
     free(t);
 }
 
 static void continue_in_a_loop_with_latch_jumps_to_the_latch(void **state)
 {
-    char *t = emit_case(case_loops);
-    /* outer loop: body block, label, latch */
-    assert_has(t, "    for (;;) {\n        {\n            if (i >= n) {\n                break;\n            }\n"
-                  "            if (i == 2u) {\n                goto kf_latch_1;\n            }\n");
-    /* inner continue and break target the inner loop */
-    assert_has(t, "                    if (c) {\n                        goto kf_latch_2;\n                    }\n");
-    assert_has(t, "                    if (j == 7u) {\n                        break;\n                    }\n");
-    assert_has(t, "                    acc = acc + j;\n                }\n            kf_latch_2:;\n"
-                  "                j = j + 1u;\n            }\n        }\n    kf_latch_1:;\n        i = i + 1u;\n    }\n");
-    /* loop-carried vars are declared before their loop */
-    assert_has(t, "    unsigned i = 0u;\n    for (;;) {\n");
-    assert_has(t, "            unsigned j = 0u;\n            for (;;) {\n");
+    char *t = emit_case(case_latch);
+    assert_has(t, "    unsigned i = 0u;\n"
+                  "    for (;;) {\n"
+                  "        {\n"
+                  "            o[i] = i;\n"
+                  "            if (i >= n) {\n"
+                  "                break;\n"
+                  "            }\n"
+                  "            if (i == 5u) {\n"
+                  "                goto kf_latch_1;\n"
+                  "            }\n"
+                  "            o[i + n] = n;\n"
+                  "        }\n"
+                  "    kf_latch_1:;\n"
+                  "        i = i + 2u;\n"
+                  "    }\n");
     free(t);
 }
 
@@ -309,8 +328,12 @@ static void unused_results_are_not_emitted(void **state)
     case_saxpy(&B);
     kf_val dead = kb_bin(&B, KF_OP_MUL, 1, 1, kb_val(&B, kf_type_scalar(KF_S_F32), "unused"));
     (void)dead;
+    B.k.arrays[0] = (kf_ir_array){"scratch", {KF_TK_ARRAY, KF_S_F32, 1, KF_TF_SHARED, 32}, kb_loc(&B)};
+    B.k.narrays = 1;
+    kb_ins(&B, KF_IR_ASTORE, 0, kf_type_scalar(KF_S_F32), 0, kb_u32(&B, 0), 1, 0, 0);   /* never read */
     char *t = emit_opts(90, false, NULL);
     assert_lacks(t, "unused");
+    assert_lacks(t, "scratch");
     free(t);
 }
 
@@ -524,6 +547,21 @@ static void shuffles_by_a_runtime_amount_keep_the_own_value_past_the_warp(void *
     free(t);
 }
 
+static void unsigned_comparisons_with_zero_are_constants(void **state)
+{
+    kb_init(&B, "cmp0", 32, 1, 1);
+    kf_val o = kb_param(&B, "o", kb_buf(KF_S_BOOL, 1, true));
+    kf_val n = kb_param(&B, "n", kf_type_scalar(KF_S_U32));
+    kb_store(&B, o, kb_u32(&B, 0), kb_cmp(&B, KF_OP_GE, n, kb_u32(&B, 0)));
+    kb_store(&B, o, kb_u32(&B, 1), kb_cmp(&B, KF_OP_LT, n, kb_u32(&B, 0)));
+    kb_store(&B, o, kb_u32(&B, 2), kb_cmp(&B, KF_OP_LE, n, kb_u32(&B, 0)));
+    char *t = emit_opts(90, false, NULL);
+    assert_has(t, "o[0u] = true /* n >= 0 */;");   /* NVRTC warns #186-D on the comparison */
+    assert_has(t, "o[1u] = false /* n < 0 */;");
+    assert_has(t, "o[2u] = n <= 0u;");
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -532,6 +570,7 @@ int main(void)
         cmocka_unit_test(signed_division_and_wrapping_add_have_no_undefined_behaviour),
         cmocka_unit_test(conversions_truncate_saturate_and_round_once),
         cmocka_unit_test(short_circuit_and_is_an_if_on_the_left_operand),
+        cmocka_unit_test(for_loops_get_a_header_and_plain_continue),
         cmocka_unit_test(continue_in_a_loop_with_latch_jumps_to_the_latch),
         cmocka_unit_test(code_after_return_is_not_emitted),
         cmocka_unit_test(vector_buffers_are_aligned_structs_loaded_whole),
@@ -552,6 +591,7 @@ int main(void)
         cmocka_unit_test(per_lane_results_fold_lane_by_lane),
         cmocka_unit_test(corrupted_ir_is_reported_or_emitted_never_a_fault),
         cmocka_unit_test(shuffles_by_a_runtime_amount_keep_the_own_value_past_the_warp),
+        cmocka_unit_test(unsigned_comparisons_with_zero_are_constants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

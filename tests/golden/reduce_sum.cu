@@ -66,10 +66,7 @@ reduce_sum(const float* __restrict__ x, float* __restrict__ out, unsigned n)
         acc[3u] = t64;
         i = i + (4u * stride);
     }
-    for (;;) {
-        if (!(i < n4)) {
-            break;
-        }
+    while (i < n4) {
         kf_f32x4 t71 = x4[i];
         kf_f32x4 t72 = acc[0u];
         kf_f32x4 t73;

@@ -258,16 +258,9 @@ rmsnorm(const kf_f16* __restrict__ x, const kf_f16* __restrict__ w, kf_f16* __re
         }
     } else {
         float acc_2 = 0.0f;
-        unsigned c_9 = tid;
-        for (;;) {
-            {
-                if (c_9 >= cols) {
-                    break;
-                }
-                float e_33 = kf_f16_to_f32(x[base + c_9]);
-                acc_2 = __fadd_rn(acc_2, __fmul_rn(e_33, e_33));
-            }
-            c_9 = c_9 + 256u;
+        for (unsigned c_9 = tid; c_9 < cols; c_9 = c_9 + 256u) {
+            float e_33 = kf_f16_to_f32(x[base + c_9]);
+            acc_2 = __fadd_rn(acc_2, __fmul_rn(e_33, e_33));
         }
         float t550 = __fadd_rn(acc_2, __shfl_xor_sync(0xffffffffu, acc_2, 16u));
         float t553 = __fadd_rn(t550, __shfl_xor_sync(0xffffffffu, t550, 8u));
@@ -288,15 +281,8 @@ rmsnorm(const kf_f16* __restrict__ x, const kf_f16* __restrict__ w, kf_f16* __re
         total_2 = __fadd_rn(total_2, part[6u]);
         total_2 = __fadd_rn(total_2, part[7u]);
         float scale_2 = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total_2, (float)cols), eps));
-        unsigned c_10 = tid;
-        for (;;) {
-            {
-                if (c_10 >= cols) {
-                    break;
-                }
-                y[base + c_10] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x[base + c_10]), scale_2), kf_f16_to_f32(w[c_10])));
-            }
-            c_10 = c_10 + 256u;
+        for (unsigned c_10 = tid; c_10 < cols; c_10 = c_10 + 256u) {
+            y[base + c_10] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x[base + c_10]), scale_2), kf_f16_to_f32(w[c_10])));
         }
     }
 }

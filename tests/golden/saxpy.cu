@@ -12,22 +12,15 @@ saxpy(float a, const float* __restrict__ x, float* __restrict__ y, unsigned n)
     unsigned n4 = n / 4u;
     unsigned stride = gridDim.x * blockDim.x;
     kf_f32x4 av = kf_f32x4{{a, a, a, a}};
-    unsigned i = (blockIdx.x * blockDim.x) + threadIdx.x;
-    for (;;) {
-        {
-            if (i >= n4) {
-                break;
-            }
-            kf_f32x4 t20 = x4[i];
-            kf_f32x4 t21 = y4[i];
-            kf_f32x4 t22;
-            t22.v[0] = __fmaf_rn(av.v[0], t20.v[0], t21.v[0]);
-            t22.v[1] = __fmaf_rn(av.v[1], t20.v[1], t21.v[1]);
-            t22.v[2] = __fmaf_rn(av.v[2], t20.v[2], t21.v[2]);
-            t22.v[3] = __fmaf_rn(av.v[3], t20.v[3], t21.v[3]);
-            y4[i] = t22;
-        }
-        i = i + stride;
+    for (unsigned i = (blockIdx.x * blockDim.x) + threadIdx.x; i < n4; i = i + stride) {
+        kf_f32x4 t20 = x4[i];
+        kf_f32x4 t21 = y4[i];
+        kf_f32x4 t22;
+        t22.v[0] = __fmaf_rn(av.v[0], t20.v[0], t21.v[0]);
+        t22.v[1] = __fmaf_rn(av.v[1], t20.v[1], t21.v[1]);
+        t22.v[2] = __fmaf_rn(av.v[2], t20.v[2], t21.v[2]);
+        t22.v[3] = __fmaf_rn(av.v[3], t20.v[3], t21.v[3]);
+        y4[i] = t22;
     }
     unsigned t = (n4 * 4u) + ((blockIdx.x * blockDim.x) + threadIdx.x);
     if (t < n) {

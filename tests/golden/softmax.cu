@@ -310,15 +310,8 @@ softmax_f32(const float* __restrict__ x, float* __restrict__ y, unsigned rows, u
         }
     } else {
         float m_2 = __uint_as_float(0xff800000u);
-        unsigned c_17 = tid;
-        for (;;) {
-            {
-                if (c_17 >= cols) {
-                    break;
-                }
-                m_2 = fmaxf(m_2, x[base + c_17]);
-            }
-            c_17 = c_17 + 256u;
+        for (unsigned c_17 = tid; c_17 < cols; c_17 = c_17 + 256u) {
+            m_2 = fmaxf(m_2, x[base + c_17]);
         }
         float t459 = fmaxf(m_2, __shfl_xor_sync(0xffffffffu, m_2, 16u));
         float t462 = fmaxf(t459, __shfl_xor_sync(0xffffffffu, t459, 8u));
@@ -338,15 +331,8 @@ softmax_f32(const float* __restrict__ x, float* __restrict__ y, unsigned rows, u
         m_2 = fmaxf(m_2, red_max[6u]);
         m_2 = fmaxf(m_2, red_max[7u]);
         float s_2 = 0.0f;
-        unsigned c_18 = tid;
-        for (;;) {
-            {
-                if (c_18 >= cols) {
-                    break;
-                }
-                s_2 = __fadd_rn(s_2, kf_exp_approx(__fsub_rn(x[base + c_18], m_2)));
-            }
-            c_18 = c_18 + 256u;
+        for (unsigned c_18 = tid; c_18 < cols; c_18 = c_18 + 256u) {
+            s_2 = __fadd_rn(s_2, kf_exp_approx(__fsub_rn(x[base + c_18], m_2)));
         }
         float t522 = __fadd_rn(s_2, __shfl_xor_sync(0xffffffffu, s_2, 16u));
         float t525 = __fadd_rn(t522, __shfl_xor_sync(0xffffffffu, t522, 8u));
@@ -367,15 +353,8 @@ softmax_f32(const float* __restrict__ x, float* __restrict__ y, unsigned rows, u
         total_2 = __fadd_rn(total_2, red_sum[6u]);
         total_2 = __fadd_rn(total_2, red_sum[7u]);
         float inv_2 = __fdiv_rn(1.0f, total_2);
-        unsigned c_19 = tid;
-        for (;;) {
-            {
-                if (c_19 >= cols) {
-                    break;
-                }
-                y[base + c_19] = __fmul_rn(kf_exp_approx(__fsub_rn(x[base + c_19], m_2)), inv_2);
-            }
-            c_19 = c_19 + 256u;
+        for (unsigned c_19 = tid; c_19 < cols; c_19 = c_19 + 256u) {
+            y[base + c_19] = __fmul_rn(kf_exp_approx(__fsub_rn(x[base + c_19], m_2)), inv_2);
         }
     }
 }
@@ -719,15 +698,8 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         }
     } else {
         float m_2 = __uint_as_float(0xff800000u);
-        unsigned c_9 = tid;
-        for (;;) {
-            {
-                if (c_9 >= cols) {
-                    break;
-                }
-                m_2 = fmaxf(m_2, kf_f16_to_f32(x[base + c_9]));
-            }
-            c_9 = c_9 + 256u;
+        for (unsigned c_9 = tid; c_9 < cols; c_9 = c_9 + 256u) {
+            m_2 = fmaxf(m_2, kf_f16_to_f32(x[base + c_9]));
         }
         float t654 = fmaxf(m_2, __shfl_xor_sync(0xffffffffu, m_2, 16u));
         float t657 = fmaxf(t654, __shfl_xor_sync(0xffffffffu, t654, 8u));
@@ -747,15 +719,8 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         m_2 = fmaxf(m_2, red_max[6u]);
         m_2 = fmaxf(m_2, red_max[7u]);
         float s_2 = 0.0f;
-        unsigned c_10 = tid;
-        for (;;) {
-            {
-                if (c_10 >= cols) {
-                    break;
-                }
-                s_2 = __fadd_rn(s_2, kf_exp_approx(__fsub_rn(kf_f16_to_f32(x[base + c_10]), m_2)));
-            }
-            c_10 = c_10 + 256u;
+        for (unsigned c_10 = tid; c_10 < cols; c_10 = c_10 + 256u) {
+            s_2 = __fadd_rn(s_2, kf_exp_approx(__fsub_rn(kf_f16_to_f32(x[base + c_10]), m_2)));
         }
         float t718 = __fadd_rn(s_2, __shfl_xor_sync(0xffffffffu, s_2, 16u));
         float t721 = __fadd_rn(t718, __shfl_xor_sync(0xffffffffu, t718, 8u));
@@ -776,15 +741,8 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         total_2 = __fadd_rn(total_2, red_sum[6u]);
         total_2 = __fadd_rn(total_2, red_sum[7u]);
         float inv_2 = __fdiv_rn(1.0f, total_2);
-        unsigned c_11 = tid;
-        for (;;) {
-            {
-                if (c_11 >= cols) {
-                    break;
-                }
-                y[base + c_11] = kf_f16_from_f32(__fmul_rn(kf_exp_approx(__fsub_rn(kf_f16_to_f32(x[base + c_11]), m_2)), inv_2));
-            }
-            c_11 = c_11 + 256u;
+        for (unsigned c_11 = tid; c_11 < cols; c_11 = c_11 + 256u) {
+            y[base + c_11] = kf_f16_from_f32(__fmul_rn(kf_exp_approx(__fsub_rn(kf_f16_to_f32(x[base + c_11]), m_2)), inv_2));
         }
     }
 }
