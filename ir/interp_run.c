@@ -234,7 +234,8 @@ static kf_status decode_op(kf_ictx *c, uint32_t i, uint32_t *nconst, kf_idins *d
         if (in->imm >= k->narrays) return bad_ir(c, i, "array index");
         d->h = in->op == KF_IR_ALOAD ? IH_ALOAD : IH_ASTORE, d->target = (uint32_t)in->imm;
         d->s_in = val_scalar(c, in->a[0]);
-        if (d->s_in == KF_S_U32 || d->s_in == KF_S_I32) d->h = in->op == KF_IR_ALOAD ? IH_ALOAD_X32 : IH_ASTORE_X32;
+        if (c->arrays[in->imm].shared) d->h = in->op == KF_IR_ALOAD ? IH_SLOAD : IH_SSTORE;
+        else if (d->s_in == KF_S_U32 || d->s_in == KF_S_I32) d->h = in->op == KF_IR_ALOAD ? IH_ALOAD_X32 : IH_ASTORE_X32;
         break;
     case KF_IR_SHFL: d->h = IH_SHFL; break;
     case KF_IR_VOTE: d->h = IH_VOTE; break;
@@ -369,6 +370,9 @@ static kf_status array_fault(kf_ictx *c, kf_ithread *t, const kf_idins *d, bool 
     const char *name = c->k->arrays[d->target].name;
     char ix[32];
     index_text(ix, sizeof ix, &t->R[d->a[0]], d->s_in);
+    if (unwritten && ar->shared)
+        return kf_interp_fault(c, t, d->src, "read of shared array element %s[%s] before any thread of the block wrote it",
+                               name, ix);
     if (unwritten)
         return kf_interp_fault(c, t, d->src, "read of local array element %s[%s] before it was written", name, ix);
     return kf_interp_fault(c, t, d->src, "out-of-bounds %s of %s array %s[%s] (length %u)", store ? "store" : "load",
@@ -416,6 +420,7 @@ static kf_status do_load_store(kf_ictx *c, kf_ithread *t, const kf_idins *d)
     return KF_OK;
 }
 
+/* Local array access (any index type). */
 static kf_status do_array(kf_ictx *c, kf_ithread *t, const kf_idins *d)
 {
     kf_islot *R = t->R;
@@ -423,15 +428,100 @@ static kf_status do_array(kf_ictx *c, kf_ithread *t, const kf_idins *d)
     uint64_t idx;
     bool store = d->h == IH_ASTORE;
     if (!read_index(&R[d->a[0]], d->s_in, &idx) || idx >= ar->len) return array_fault(c, t, d, store, false);
-    uint8_t *base = ar->shared ? c->shared : t->local;
-    uint8_t *p = base + ar->off + (idx << ar->eshift);
+    uint8_t *p = t->local + ar->off + (idx << ar->eshift);
     if (store) {
         memcpy(p, &R[d->a[1]], 1u << ar->eshift);
-        if (!ar->shared) t->written[ar->woff + idx] = 1;
+        t->written[ar->woff + idx] = 1;
     } else {
-        if (!ar->shared && !t->written[ar->woff + idx]) return array_fault(c, t, d, false, true);
+        if (!t->written[ar->woff + idx]) return array_fault(c, t, d, false, true);
         memcpy(&R[d->dst], p, 1u << ar->eshift);
     }
+    return KF_OK;
+}
+
+static uint32_t lowest_lane(uint32_t mask)
+{
+    uint32_t i = 0;
+    while (i < 31 && !(mask >> i & 1)) i++;
+    return i;
+}
+
+/* Accesses by threads a and b (linear ids) with their warps' warp-op counts
+ * at the time: unordered unless in one warp with a warp builtin between.
+ * Both are in the current barrier epoch. */
+static inline bool unordered(uint32_t a, uint32_t a_ops, uint32_t b, uint32_t b_ops)
+{
+    return a != b && (a / 32 != b / 32 || a_ops == b_ops);
+}
+
+/* Records the race (the first of the block is reported, at the block's
+ * next sync check) and lets the thread go on. */
+static void shared_race(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint64_t idx, bool first_write,
+                        uint32_t first, bool store)
+{
+    const kf_ithread *o = &c->th[first];
+    char at[300] = "";
+    if (first_write) {
+        kf_loc l = c->k->ins[c->shmeta[c->arrays[d->target].woff + idx].wins].loc;
+        snprintf(at, sizeof at, " at %s:%u:%u", l.file ? l.file : "<unknown>", l.line, l.col);
+    }
+    kf_interp_fault(c, t, d->src,
+                    "race on shared %s[%llu]: %s by thread (%u,%u,%u)%s and %s by thread (%u,%u,%u) with no barrier "
+                    "between", c->k->arrays[d->target].name, (unsigned long long)idx, first_write ? "written" : "read",
+                    o->tid[0], o->tid[1], o->tid[2], at, store ? "written" : "read", t->tid[0], t->tid[1], t->tid[2]);
+    c->race_pending = true;
+}
+
+/* A reader of m in this epoch that a write by thread `me` (warp-op count
+ * ops) is unordered with, or KF_SH_NONE. */
+static uint32_t racing_reader(const kf_ictx *c, const kf_ishmeta *m, uint32_t me, uint32_t ops)
+{
+    if (m->repoch != c->epoch) return KF_SH_NONE;
+    if (m->rwarp != me / 32) return m->rwarp * 32u + lowest_lane(m->rmask);
+    if (m->other != KF_SH_NONE) return m->other;
+    uint32_t others = m->rmask & ~(1u << (me % 32));
+    return m->rops == ops && others ? m->rwarp * 32u + lowest_lane(others) : KF_SH_NONE;
+}
+
+static void note_read(const kf_ictx *c, kf_ishmeta *m, uint32_t me, uint32_t ops)
+{
+    uint32_t bit = 1u << (me % 32);
+    if (m->repoch != c->epoch) {
+        m->repoch = c->epoch, m->rops = ops, m->rmask = bit;
+        m->rwarp = (uint16_t)(me / 32), m->other = KF_SH_NONE;
+    } else if (m->rwarp != me / 32) {
+        if (m->other == KF_SH_NONE) m->other = (uint16_t)me;
+    } else if (m->rops != ops) {
+        m->rops = ops, m->rmask = bit;   /* earlier reads are ordered before anything now */
+    } else {
+        m->rmask |= bit;
+    }
+}
+
+/* Shared array access: bounds, a read of an element no thread of the block
+ * has written, and races (kf_ishmeta). */
+static kf_status do_shared(kf_ictx *c, kf_ithread *t, const kf_idins *d)
+{
+    kf_islot *R = t->R;
+    const kf_iarray *ar = &c->arrays[d->target];
+    bool store = d->h == IH_SSTORE;
+    uint64_t idx;
+    if (!read_index(&R[d->a[0]], d->s_in, &idx) || idx >= ar->len) return array_fault(c, t, d, store, false);
+    kf_ishmeta *m = &c->shmeta[ar->woff + idx];
+    uint32_t me = t->lin, ops = c->warpops[me / 32];
+    bool wnow = m->wepoch == c->epoch;
+    if (!store && m->wepoch < c->epoch0) return array_fault(c, t, d, false, true);
+    if (wnow && unordered(m->writer, m->wops, me, ops)) shared_race(c, t, d, idx, true, m->writer, store);
+    uint8_t *p = c->shared + ar->off + (idx << ar->eshift);
+    if (!store) {
+        note_read(c, m, me, ops);
+        memcpy(&R[d->dst], p, 1u << ar->eshift);
+        return KF_OK;
+    }
+    uint32_t r = racing_reader(c, m, me, ops);
+    if (r != KF_SH_NONE) shared_race(c, t, d, idx, false, r, true);
+    memcpy(p, &R[d->a[1]], 1u << ar->eshift);
+    m->wepoch = c->epoch, m->wops = ops, m->wins = d->src, m->writer = (uint16_t)me;
     return KF_OK;
 }
 
@@ -495,6 +585,7 @@ static kf_status run_generic(kf_ictx *c, kf_ithread *t, const kf_idins *d)
     case IH_SREG: R[d->dst].u32[0] = sreg_value(c, t, d->target); break;
     case IH_LOAD: case IH_STORE: return do_load_store(c, t, d);
     case IH_ALOAD: case IH_ASTORE: return do_array(c, t, d);
+    case IH_SLOAD: case IH_SSTORE: return do_shared(c, t, d);
     case IH_ATOMIC: return do_atomic(c, t, d);
     default: kf_unreachable("interp handler");
     }
@@ -606,13 +697,13 @@ kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t)
             const kf_iarray *ar = &c->arrays[d->target];
             bool store = d->h == IH_ASTORE_X32;
             uint64_t idx = d->s_in == KF_S_I32 ? (uint64_t)(int64_t)R[d->a[0]].i32[0] : R[d->a[0]].u32[0];
-            if (idx >= ar->len || (!store && !ar->shared && !t->written[ar->woff + idx])) {
+            if (idx >= ar->len || (!store && !t->written[ar->woff + idx])) {
                 st = array_fault(c, t, d, store, idx < ar->len);
                 goto out;
             }
-            uint8_t *p = (ar->shared ? c->shared : t->local) + ar->off + (idx << ar->eshift);
+            uint8_t *p = t->local + ar->off + (idx << ar->eshift);
             copy_elem(!store, p, &R[store ? d->a[1] : d->dst], ar->eshift);
-            if (store && !ar->shared) t->written[ar->woff + idx] = 1;
+            if (store) t->written[ar->woff + idx] = 1;
             break;
         }
         case IH_MOV1: R[d->dst].u8[0] = R[d->a[0]].u8[0]; break;
