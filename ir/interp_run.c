@@ -286,6 +286,18 @@ static bool types_ok(const kf_ir_kernel *k, const kf_ir_ins *in)
     }
 }
 
+/* Operators the lane-wise semantics (interp_ops.c) define for the op. */
+static bool sub_ok(const kf_ir_ins *in)
+{
+    bool flt = kf_scalar_class[in->type.scalar] == 'f';
+    switch (in->op) {
+    case KF_IR_BINOP: return in->sub >= KF_OP_ADD && in->sub <= (flt ? KF_OP_DIV : KF_OP_SHR);
+    case KF_IR_CMP: return in->sub >= KF_OP_EQ && in->sub <= KF_OP_GE;
+    case KF_IR_UNOP: return in->sub == KF_OP_NEG || in->sub == KF_OP_NOT || in->sub == KF_OP_BNOT;
+    default: return true;
+    }
+}
+
 static kf_status check_operands(kf_ictx *c, uint32_t i)
 {
     const kf_ir_ins *in = &c->k->ins[i];
@@ -299,6 +311,7 @@ static kf_status check_operands(kf_ictx *c, uint32_t i)
     for (unsigned j = na; j < 4; j++)
         if (in->a[j] >= c->k->nvals) return bad_ir(c, i, "operand");
     if (!types_ok(c->k, in)) return bad_ir(c, i, "types");
+    if (!sub_ok(in)) return bad_ir(c, i, "operator");
     return KF_OK;
 }
 
