@@ -118,14 +118,17 @@ typedef struct {
     kf_idins *code;      /* ncode = k->nins + 1 (a final IH_END) */
     kf_islot *consts;    /* one per CONST instruction */
     kf_islot *params;    /* one per parameter: the bound argument */
-    kf_iarray *arrays;
+    kf_iarray *arrays;   /* one per kernel array, laid out */
     const char **bufname;  /* per value: the buffer parameter it views, or NULL */
-    uint32_t local_bytes, local_flags, shared_bytes;
+    uint32_t local_bytes;  /* per thread: local array bytes */
+    uint32_t local_flags;  /* per thread: local array elements (written flags) */
+    uint32_t shared_bytes;
     uint32_t grid[3], block[3], ctaid[3];
-    uint32_t nthreads;
-    kf_ithread *th;
-    kf_islot *regs;
-    uint8_t *local, *written, *shared;
+    uint32_t nthreads;     /* per block */
+    kf_ithread *th;        /* the block's threads, linear order */
+    kf_islot *regs;        /* nthreads * (nvals + 1) slots, per thread in a row */
+    uint8_t *local, *written;  /* nthreads * local_bytes / local_flags */
+    uint8_t *shared;       /* the current block's shared arrays */
     kf_ishmeta *shmeta;  /* one per shared element, all shared arrays */
     uint32_t shared_elems;
     uint32_t *warpops;   /* per warp: warp builtins completed (never reset) */

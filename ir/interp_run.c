@@ -170,6 +170,34 @@ static kf_status decode_flow(kf_ictx *c, uint32_t i, const uint32_t *latch, kf_i
 
 static kf_scalar val_scalar(const kf_ictx *c, kf_val v) { return (kf_scalar)c->k->vals[v].type.scalar; }
 
+/* LOAD, STORE, ATOMIC: element size and index type; the x32 fast paths. */
+static void decode_buffer_op(const kf_ictx *c, const kf_ir_ins *in, kf_idins *d)
+{
+    d->h = in->op == KF_IR_LOAD ? IH_LOAD : in->op == KF_IR_STORE ? IH_STORE : IH_ATOMIC;
+    d->s_in = val_scalar(c, in->a[1]);
+    if (in->op == KF_IR_ATOMIC) {
+        /* the element type is the buffer's, whatever `type` says */
+        kf_type bt = c->k->vals[in->a[0]].type;
+        d->s = bt.scalar, d->lanes = bt.lanes ? bt.lanes : 1;
+        d->eshift = log2_bytes(kf_type_elem_bytes(kf_type_elem(bt)));
+        return;
+    }
+    d->eshift = log2_bytes(kf_type_elem_bytes(in->type));
+    if (d->s_in == KF_S_U32 || d->s_in == KF_S_I32) d->h = in->op == KF_IR_LOAD ? IH_LOAD_X32 : IH_STORE_X32;
+}
+
+/* ALOAD, ASTORE (array index checked): shared arrays take the checked
+ * handlers, local ones the x32 fast path when they can. */
+static void decode_array_op(const kf_ictx *c, const kf_ir_ins *in, kf_idins *d)
+{
+    bool load = in->op == KF_IR_ALOAD;
+    d->target = (uint32_t)in->imm;
+    d->s_in = val_scalar(c, in->a[0]);
+    if (c->arrays[in->imm].shared) d->h = load ? IH_SLOAD : IH_SSTORE;
+    else if (d->s_in == KF_S_U32 || d->s_in == KF_S_I32) d->h = load ? IH_ALOAD_X32 : IH_ASTORE_X32;
+    else d->h = load ? IH_ALOAD : IH_ASTORE;
+}
+
 /* Decodes everything but control flow. */
 static kf_status decode_op(kf_ictx *c, uint32_t i, uint32_t *nconst, kf_idins *d)
 {
@@ -216,26 +244,10 @@ static kf_status decode_op(kf_ictx *c, uint32_t i, uint32_t *nconst, kf_idins *d
         if (in->imm >= KF_SR_COUNT) return bad_ir(c, i, "sreg");
         d->h = IH_SREG, d->target = (uint32_t)in->imm;
         break;
-    case KF_IR_LOAD: case KF_IR_STORE: case KF_IR_ATOMIC:
-        d->h = in->op == KF_IR_LOAD ? IH_LOAD : in->op == KF_IR_STORE ? IH_STORE : IH_ATOMIC;
-        d->s_in = val_scalar(c, in->a[1]);
-        if (in->op == KF_IR_ATOMIC) {
-            /* the element type is the buffer's, whatever `type` says */
-            kf_type bt = k->vals[in->a[0]].type;
-            d->s = bt.scalar, d->lanes = bt.lanes ? bt.lanes : 1;
-            d->eshift = log2_bytes(kf_type_elem_bytes(kf_type_elem(bt)));
-        } else {
-            d->eshift = log2_bytes(kf_type_elem_bytes(in->type));
-        }
-        if (in->op != KF_IR_ATOMIC && (d->s_in == KF_S_U32 || d->s_in == KF_S_I32))
-            d->h = in->op == KF_IR_LOAD ? IH_LOAD_X32 : IH_STORE_X32;
-        break;
+    case KF_IR_LOAD: case KF_IR_STORE: case KF_IR_ATOMIC: decode_buffer_op(c, in, d); break;
     case KF_IR_ALOAD: case KF_IR_ASTORE:
         if (in->imm >= k->narrays) return bad_ir(c, i, "array index");
-        d->h = in->op == KF_IR_ALOAD ? IH_ALOAD : IH_ASTORE, d->target = (uint32_t)in->imm;
-        d->s_in = val_scalar(c, in->a[0]);
-        if (c->arrays[in->imm].shared) d->h = in->op == KF_IR_ALOAD ? IH_SLOAD : IH_SSTORE;
-        else if (d->s_in == KF_S_U32 || d->s_in == KF_S_I32) d->h = in->op == KF_IR_ALOAD ? IH_ALOAD_X32 : IH_ASTORE_X32;
+        decode_array_op(c, in, d);
         break;
     case KF_IR_SHFL: d->h = IH_SHFL; break;
     case KF_IR_VOTE: d->h = IH_VOTE; break;
