@@ -87,7 +87,9 @@ typedef struct {
  * builtin separates them. Each shared element records its last write and
  * its unordered reads so far; a read or write that conflicts with them
  * (read/write, write/read, write/write) is a race. Elements written before
- * the block's first epoch (kf_ictx.epoch0) count as never written. */
+ * the block's first epoch (kf_ictx.epoch0) count as never written. The
+ * language has no atomics on shared memory, so every access counts; the
+ * granularity is one array element. */
 #define KF_SH_NONE 0xFFFFu
 typedef struct {
     uint32_t wepoch;     /* epoch of the last write */
