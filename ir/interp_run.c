@@ -445,6 +445,19 @@ static kf_status do_load_store(kf_ictx *c, kf_ithread *t, const kf_idins *d)
     return KF_OK;
 }
 
+/* Copies one array or buffer element between memory and a slot, sizes
+ * fixed so the compiler inlines them. */
+static inline void copy_elem(bool load, uint8_t *p, kf_islot *v, unsigned eshift)
+{
+    switch (eshift) {
+    case 0: if (load) memcpy(v, p, 1); else memcpy(p, v, 1); break;
+    case 1: if (load) memcpy(v, p, 2); else memcpy(p, v, 2); break;
+    case 2: if (load) memcpy(v, p, 4); else memcpy(p, v, 4); break;
+    case 3: if (load) memcpy(v, p, 8); else memcpy(p, v, 8); break;
+    default: if (load) memcpy(v, p, 16); else memcpy(p, v, 16); break;
+    }
+}
+
 /* Local array access (any index type). */
 static kf_status do_array(kf_ictx *c, kf_ithread *t, const kf_idins *d)
 {
@@ -525,7 +538,7 @@ static void note_read(const kf_ictx *c, kf_ishmeta *m, uint32_t me, uint32_t ops
 
 /* Shared array access: bounds, a read of an element no thread of the block
  * has written, and races (kf_ishmeta). */
-static kf_status do_shared(kf_ictx *c, kf_ithread *t, const kf_idins *d)
+__attribute__((noinline)) static kf_status do_shared(kf_ictx *c, kf_ithread *t, const kf_idins *d)
 {
     kf_islot *R = t->R;
     const kf_iarray *ar = &c->arrays[d->target];
@@ -540,12 +553,12 @@ static kf_status do_shared(kf_ictx *c, kf_ithread *t, const kf_idins *d)
     uint8_t *p = c->shared + ar->off + (idx << ar->eshift);
     if (!store) {
         note_read(c, m, me, ops);
-        memcpy(&R[d->dst], p, 1u << ar->eshift);
+        copy_elem(true, p, &R[d->dst], ar->eshift);
         return KF_OK;
     }
     uint32_t r = racing_reader(c, m, me, ops);
     if (r != KF_SH_NONE) shared_race(c, t, d, idx, false, r, true);
-    memcpy(p, &R[d->a[1]], 1u << ar->eshift);
+    copy_elem(false, p, &R[d->a[1]], ar->eshift);
     m->wepoch = c->epoch, m->wops = ops, m->wins = d->src, m->writer = (uint16_t)me;
     return KF_OK;
 }
@@ -558,19 +571,6 @@ static uint32_t sreg_value(const kf_ictx *c, const kf_ithread *t, uint32_t r)
     case KF_SR_NTID_X: case KF_SR_NTID_Y: case KF_SR_NTID_Z: return c->block[r - KF_SR_NTID_X];
     case KF_SR_NCTAID_X: case KF_SR_NCTAID_Y: case KF_SR_NCTAID_Z: return c->grid[r - KF_SR_NCTAID_X];
     default: return t->lin & 31;
-    }
-}
-
-/* Copies one buffer element between memory and a slot, sizes fixed so
- * the compiler inlines them. */
-static inline void copy_elem(bool load, uint8_t *p, kf_islot *v, unsigned eshift)
-{
-    switch (eshift) {
-    case 0: if (load) memcpy(v, p, 1); else memcpy(p, v, 1); break;
-    case 1: if (load) memcpy(v, p, 2); else memcpy(p, v, 2); break;
-    case 2: if (load) memcpy(v, p, 4); else memcpy(p, v, 4); break;
-    case 3: if (load) memcpy(v, p, 8); else memcpy(p, v, 8); break;
-    default: if (load) memcpy(v, p, 16); else memcpy(p, v, 16); break;
     }
 }
 
@@ -610,7 +610,6 @@ static kf_status run_generic(kf_ictx *c, kf_ithread *t, const kf_idins *d)
     case IH_SREG: R[d->dst].u32[0] = sreg_value(c, t, d->target); break;
     case IH_LOAD: case IH_STORE: return do_load_store(c, t, d);
     case IH_ALOAD: case IH_ASTORE: return do_array(c, t, d);
-    case IH_SLOAD: case IH_SSTORE: return do_shared(c, t, d);
     case IH_ATOMIC: return do_atomic(c, t, d);
     default: kf_unreachable("interp handler");
     }
@@ -731,6 +730,10 @@ kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t)
             if (store) t->written[ar->woff + idx] = 1;
             break;
         }
+        case IH_SLOAD: case IH_SSTORE:
+            st = do_shared(c, t, d);
+            if (st) goto out;
+            break;
         case IH_MOV1: R[d->dst].u8[0] = R[d->a[0]].u8[0]; break;
         case IH_MOV2: R[d->dst].u16[0] = R[d->a[0]].u16[0]; break;
         case IH_MOV4: R[d->dst].u32[0] = R[d->a[0]].u32[0]; break;
