@@ -244,6 +244,7 @@ static kf_status try_warp(kf_ictx *c, uint32_t wi, bool *progress)
         char where[300];
         where_text(c, &w[i], where, sizeof where);
         c->race_pending = false;   /* the cause of any race it let happen */
+        c->unwritten_at = 0;
         return kf_interp_fault(c, &w[f], c->code[w[f].pc].src,
                                "warp builtin not reached by all %u lanes of warp %u (lane %u %s)", n, wi, i, where);
     }
@@ -267,6 +268,7 @@ static kf_status try_barrier(kf_ictx *c, bool *done)
         char where[300];
         where_text(c, t, where, sizeof where);
         c->race_pending = false;   /* the cause of any race it let happen */
+        c->unwritten_at = 0;
         return kf_interp_fault(c, a, c->code[a->pc].src, "divergent barrier: thread (%u,%u,%u) %s", t->tid[0],
                                t->tid[1], t->tid[2], where);
     }

@@ -37,7 +37,9 @@ typedef struct {
  * set. Shared races: two accesses of one element by different threads, at
  * least one a write, with no barrier between (nor a warp builtin, for lanes
  * of one warp); the block's first race is reported, unless a divergent
- * barrier or incomplete warp op is found first. Global memory is not
+ * barrier or incomplete warp op is found first. A read of an unwritten
+ * shared element that another thread writes later in the same epoch is
+ * reported as the race (a missing barrier). Global memory is not
  * race-checked. Buffers written before the error keep their writes. stats
  * may be NULL. */
 kf_status kf_interp_run(const kf_ir_kernel *k, const kf_interp_arg *args, uint32_t nargs,

@@ -87,7 +87,9 @@ typedef struct {
  * builtin separates them. Each shared element records its last write and
  * its unordered reads so far; a read or write that conflicts with them
  * (read/write, write/read, write/write) is a race. Elements written before
- * the block's first epoch (kf_ictx.epoch0) count as never written. The
+ * the block's first epoch (kf_ictx.epoch0) count as never written; a read
+ * of one is reported as a race instead when another thread writes the
+ * element later in the same epoch (a missing barrier, not a missing write). The
  * language has no atomics on shared memory, so every access counts; the
  * granularity is one array element. */
 #define KF_SH_NONE 0xFFFFu
@@ -136,7 +138,9 @@ typedef struct {
     uint32_t *warpops;   /* per warp: warp builtins completed (never reset) */
     uint32_t epoch;      /* current barrier epoch, increasing over the launch */
     uint32_t epoch0;     /* epoch at which the current block started */
-    bool race_pending;   /* a race is in c->err; reported at the block's next sync check */
+    bool race_pending;   /* a race or unwritten shared read is in c->err, reported at the
+                            block's next sync check; later faults do not replace it */
+    uint32_t unwritten_at; /* 1 + kf_ishmeta index when that is an unwritten read, else 0 */
     uint64_t steps;      /* instructions executed */
     uint64_t blocks_run; /* blocks started */
     uint64_t budget;     /* the launch fails past this many */

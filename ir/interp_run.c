@@ -499,6 +499,8 @@ static void shared_race(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint64_t i
 {
     const kf_ithread *o = &c->th[first];
     char at[300] = "";
+    if (!first_write && c->unwritten_at == c->arrays[d->target].woff + idx + 1)
+        c->race_pending = false;   /* the pending unwritten read raced with this write: say so */
     if (first_write) {
         kf_loc l = c->k->ins[c->shmeta[c->arrays[d->target].woff + idx].wins].loc;
         snprintf(at, sizeof at, " at %s:%u:%u", l.file ? l.file : "<unknown>", l.line, l.col);
@@ -507,7 +509,16 @@ static void shared_race(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint64_t i
                     "race on shared %s[%llu]: %s by thread (%u,%u,%u)%s and %s by thread (%u,%u,%u) with no barrier "
                     "between", c->k->arrays[d->target].name, (unsigned long long)idx, first_write ? "written" : "read",
                     o->tid[0], o->tid[1], o->tid[2], at, store ? "written" : "read", t->tid[0], t->tid[1], t->tid[2]);
-    c->race_pending = true;
+    if (!c->race_pending) c->race_pending = true, c->unwritten_at = 0;
+}
+
+/* Records a read of an element no thread of the block has written (kept
+ * pending: a write by another thread later in the epoch makes it a race). */
+static void unwritten_read(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint32_t elem)
+{
+    if (c->race_pending) return;
+    array_fault(c, t, d, false, true);
+    c->race_pending = true, c->unwritten_at = elem + 1;
 }
 
 /* A reader of m in this epoch that a write by thread `me` (warp-op count
@@ -548,9 +559,9 @@ __attribute__((noinline)) static kf_status do_shared(kf_ictx *c, kf_ithread *t, 
     if (!read_index(&R[d->a[0]], d->s_in, &idx) || idx >= ar->len) return array_fault(c, t, d, store, false);
     kf_ishmeta *m = &c->shmeta[ar->woff + idx];
     uint32_t me = t->lin, ops = c->warpops[me / 32];
-    bool wnow = m->wepoch == c->epoch;
-    if (!store && m->wepoch < c->epoch0) return array_fault(c, t, d, false, true);
-    if (wnow && unordered(m->writer, m->wops, me, ops)) shared_race(c, t, d, idx, true, m->writer, store);
+    if (!store && m->wepoch < c->epoch0) unwritten_read(c, t, d, ar->woff + (uint32_t)idx);
+    else if (m->wepoch == c->epoch && unordered(m->writer, m->wops, me, ops))
+        shared_race(c, t, d, idx, true, m->writer, store);
     uint8_t *p = c->shared + ar->off + (idx << ar->eshift);
     if (!store) {
         note_read(c, m, me, ops);

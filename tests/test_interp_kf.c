@@ -562,6 +562,28 @@ static void shared_read_before_any_write_is_reported(void **state)
                  2, 4, 1, 5, 23,
                  "kernel sh2: t.kf:5:23: read of shared array element s[0] before any thread of the block wrote it "
                  "in block (1,0,0) thread (0,0,0)");
+    /* a thread's own later write does not explain its read */
+    expect_exact("kernel own(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[64];\n"
+                 "    s[thread_id.x] += 1;\n"
+                 "}\n",
+                 1, 64, 1, 3, 6,
+                 "kernel own: t.kf:3:6: read of shared array element s[0] before any thread of the block wrote it "
+                 "in block (0,0,0) thread (0,0,0)");
+}
+
+/* A read that finds the element unwritten because the thread that writes
+ * it has not run yet is a missing barrier: reported as the race. */
+static void shared_read_before_a_later_write_is_a_race(void **state)
+{
+    expect_exact("kernel mb(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[64];\n"
+                 "    s[thread_id.x] = x[thread_id.x];\n"
+                 "    y[thread_id.x] = s[63 - thread_id.x];\n"
+                 "}\n",
+                 1, 64, 1, 3, 6,
+                 "kernel mb: t.kf:3:6: race on shared s[63]: read by thread (0,0,0) and written by thread (63,0,0) "
+                 "with no barrier between in block (0,0,0) thread (63,0,0)");
 }
 
 static void shared_race_write_then_read_across_warps(void **state)
@@ -715,6 +737,7 @@ int main(void)
         cmocka_unit_test(while_loops_in_inlined_fns),
         cmocka_unit_test(source_errors_are_reported_at_their_line),
         cmocka_unit_test(shared_read_before_any_write_is_reported),
+        cmocka_unit_test(shared_read_before_a_later_write_is_a_race),
         cmocka_unit_test(shared_race_write_then_read_across_warps),
         cmocka_unit_test(shared_race_read_then_write),
         cmocka_unit_test(shared_race_two_writes),
