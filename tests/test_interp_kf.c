@@ -660,11 +660,11 @@ static void shared_race_two_writes(void **state)
 {
     expect_exact("kernel waw(x: &[u32], y: &mut [u32]) {\n"
                  "    shared s: u32[2];\n"
-                 "    s[thread_id.y] = thread_id.x;\n"
+                 "    s[thread_id.x] = thread_id.y;\n"
                  "}\n",
                  1, 2, 2, 3, 6,
                  "kernel waw: t.kf:3:6: race on shared s[0]: written by thread (0,0,0) at t.kf:3:6 and written by "
-                 "thread (1,0,0) with no barrier between in block (0,0,0) thread (1,0,0)");
+                 "thread (0,1,0) with no barrier between in block (0,0,0) thread (0,1,0)");
 }
 
 /* The report names the first race of the block even when a later fault
