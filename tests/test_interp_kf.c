@@ -497,6 +497,12 @@ static void source_errors_are_reported_at_their_line(void **state)
                  "    s[thread_id.x] = 1;\n"
                  "}\n",
                  1, 32, 3, "out-of-bounds store of shared array s[16] (length 16)");
+    expect_fault("kernel shn(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[16];\n"
+                 "    s[thread_id.x] = 1;\n"
+                 "    y[thread_id.x] = s[(thread_id.x as i64) - 1];\n"
+                 "}\n",
+                 1, 16, 4, "out-of-bounds load of shared array s[-1] (length 16) in block (0,0,0) thread (0,0,0)");
     expect_fault("kernel at(x: &[u32], y: &mut [u32]) {\n"
                  "    atomic_add(y, thread_id.x + 60, 1);\n"
                  "}\n",
