@@ -230,6 +230,13 @@ static void where_text(const kf_ictx *c, const kf_ithread *t, char *buf, size_t 
              l.file ? l.file : "<unknown>", l.line, l.col);
 }
 
+/* Forgets a pending race or unwritten shared read: a divergent barrier or
+ * partial warp op found now is its likely cause and is reported instead. */
+static void drop_pending(kf_ictx *c)
+{
+    c->race_pending = false, c->unwritten_at = 0;
+}
+
 /* Completes warp `wi` if its lanes wait at one warp op; an error if only some do. */
 static kf_status try_warp(kf_ictx *c, uint32_t wi, bool *progress)
 {
@@ -243,8 +250,7 @@ static kf_status try_warp(kf_ictx *c, uint32_t wi, bool *progress)
         if (w[i].state == KF_TS_WARP && w[i].pc == w[f].pc) continue;
         char where[300];
         where_text(c, &w[i], where, sizeof where);
-        c->race_pending = false;   /* the cause of any race it let happen */
-        c->unwritten_at = 0;
+        drop_pending(c);
         return kf_interp_fault(c, &w[f], c->code[w[f].pc].src,
                                "warp builtin not reached by all %u lanes of warp %u (lane %u %s)", n, wi, i, where);
     }
@@ -267,8 +273,7 @@ static kf_status try_barrier(kf_ictx *c, bool *done)
         if (t->state == KF_TS_BARRIER && t->pc == a->pc) continue;
         char where[300];
         where_text(c, t, where, sizeof where);
-        c->race_pending = false;   /* the cause of any race it let happen */
-        c->unwritten_at = 0;
+        drop_pending(c);
         return kf_interp_fault(c, a, c->code[a->pc].src, "divergent barrier: thread (%u,%u,%u) %s", t->tid[0],
                                t->tid[1], t->tid[2], where);
     }
