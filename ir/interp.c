@@ -10,7 +10,10 @@
  * warp with lanes elsewhere is an error. When no warp op is pending, every
  * thread must be waiting at one and the same barrier (or all have ended).
  * This is bounded (each round completes a warp op or a barrier, or ends the
- * block) and needs no threads of its own. */
+ * block) and needs no threads of its own. Completed barriers advance the
+ * epoch and completed warp ops the warp's count, which order shared-memory
+ * accesses for the race check (interp_impl.h, kf_ishmeta); a race found
+ * while threads run is reported when the block next checks its barriers. */
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +28,7 @@ kf_status kf_interp_fault(kf_ictx *c, const kf_ithread *t, uint32_t ins, const c
 {
     char what[700];
     va_list ap;
+    if (c->race_pending) return KF_ERR_RUNTIME;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
@@ -100,7 +104,7 @@ static uint8_t log2_bytes(uint32_t b)
 
 static kf_status layout_arrays(kf_ictx *c)
 {
-    uint64_t local = 0, flags = 0, shared = 0;
+    uint64_t local = 0, flags = 0, shared = 0, selems = 0;
     for (uint32_t i = 0; i < c->k->narrays; i++) {
         const kf_ir_array *a = &c->k->arrays[i];
         kf_iarray *r = &c->arrays[i];
@@ -117,11 +121,13 @@ static kf_status layout_arrays(kf_ictx *c)
         r->off = (uint32_t)*at;
         *at += bytes;
         if (!r->shared) r->woff = (uint32_t)flags, flags += r->len;
+        else r->woff = (uint32_t)selems, selems += r->len;
         if (*at > KF_INTERP_MAX_ARRAY_BYTES)
             return kf_error_set_at(c->err, KF_ERR_USAGE, a->loc, "kernel %s: arrays too large for the interpreter",
                                    c->k->name);
     }
     c->local_bytes = (uint32_t)local, c->local_flags = (uint32_t)flags, c->shared_bytes = (uint32_t)shared;
+    c->shared_elems = (uint32_t)selems;
     return KF_OK;
 }
 
@@ -150,7 +156,9 @@ static kf_status alloc_ctx(kf_ictx *c)
     c->local = calloc(nt * c->local_bytes + 1, 1);
     c->written = calloc(nt * c->local_flags + 1, 1);
     c->shared = calloc((size_t)c->shared_bytes + 1, 1);
-    if (!c->local || !c->written || !c->shared)
+    c->shmeta = calloc((size_t)c->shared_elems + 1, sizeof *c->shmeta);
+    c->warpops = calloc(nt / 32 + 1, sizeof *c->warpops);
+    if (!c->local || !c->written || !c->shared || !c->shmeta || !c->warpops)
         return kf_error_set(c->err, KF_ERR_NOMEM, "kernel %s: out of memory for the interpreter", k->name);
     for (uint32_t i = 0; i < c->nthreads; i++) {
         kf_ithread *t = &c->th[i];
@@ -169,6 +177,7 @@ static void free_ctx(kf_ictx *c)
 {
     free(c->code), free(c->consts), free(c->params), free(c->arrays), free(c->bufname);
     free(c->th), free(c->regs), free(c->local), free(c->written), free(c->shared);
+    free(c->shmeta), free(c->warpops);
 }
 
 /* ---- warp operations ---------------------------------------------------- */
@@ -202,6 +211,7 @@ static void complete_warp(kf_ictx *c, kf_ithread *w, uint32_t n)
             else out[i].u8[0] = d->sub == KF_BI_ANY ? ballot != 0 : ballot == full;
         }
     }
+    c->warpops[w[0].lin / 32]++;
     for (uint32_t i = 0; i < n; i++) {
         w[i].R[d->dst] = out[i];
         w[i].pc++;
@@ -220,6 +230,13 @@ static void where_text(const kf_ictx *c, const kf_ithread *t, char *buf, size_t 
              l.file ? l.file : "<unknown>", l.line, l.col);
 }
 
+/* Forgets a pending race or unwritten shared read: a divergent barrier or
+ * partial warp op found now is its likely cause and is reported instead. */
+static void drop_pending(kf_ictx *c)
+{
+    c->race_pending = false, c->unwritten_at = 0;
+}
+
 /* Completes warp `wi` if its lanes wait at one warp op; an error if only some do. */
 static kf_status try_warp(kf_ictx *c, uint32_t wi, bool *progress)
 {
@@ -233,6 +250,7 @@ static kf_status try_warp(kf_ictx *c, uint32_t wi, bool *progress)
         if (w[i].state == KF_TS_WARP && w[i].pc == w[f].pc) continue;
         char where[300];
         where_text(c, &w[i], where, sizeof where);
+        drop_pending(c);
         return kf_interp_fault(c, &w[f], c->code[w[f].pc].src,
                                "warp builtin not reached by all %u lanes of warp %u (lane %u %s)", n, wi, i, where);
     }
@@ -255,19 +273,37 @@ static kf_status try_barrier(kf_ictx *c, bool *done)
         if (t->state == KF_TS_BARRIER && t->pc == a->pc) continue;
         char where[300];
         where_text(c, t, where, sizeof where);
+        drop_pending(c);
         return kf_interp_fault(c, a, c->code[a->pc].src, "divergent barrier: thread (%u,%u,%u) %s", t->tid[0],
                                t->tid[1], t->tid[2], where);
     }
     for (uint32_t i = 0; i < c->nthreads; i++) c->th[i].pc++, c->th[i].state = KF_TS_RUN;
+    c->epoch++;
     return KF_OK;
 }
 
-static kf_status run_block(kf_ictx *c)
+/* A new epoch for the block: every shared element reads as unwritten.
+ * Epochs are rebased well before they could wrap (a block passes fewer
+ * than 2^31 barriers within the instruction budget). */
+static void start_block(kf_ictx *c)
 {
-    uint32_t nwarps = (c->nthreads + 31) / 32;
     for (uint32_t i = 0; i < c->nthreads; i++) c->th[i].pc = 0, c->th[i].state = KF_TS_RUN;
     memset(c->written, 0, (size_t)c->nthreads * c->local_flags);
     memset(c->shared, 0, c->shared_bytes);
+    if (c->epoch >= UINT32_MAX / 4) {
+        memset(c->shmeta, 0, (size_t)c->shared_elems * sizeof *c->shmeta);
+        c->epoch = 0;
+    }
+    c->epoch0 = ++c->epoch;
+}
+
+/* Runs every thread until all wait at a warp op or barrier, completes those
+ * (a divergent barrier or partial warp op takes precedence over a race it
+ * let happen), reports a pending race, and repeats until the block ends. */
+static kf_status run_block(kf_ictx *c)
+{
+    uint32_t nwarps = (c->nthreads + 31) / 32;
+    start_block(c);
     for (;;) {
         for (uint32_t i = 0; i < c->nthreads; i++) {
             if (c->th[i].state != KF_TS_RUN) continue;
@@ -281,7 +317,9 @@ static kf_status run_block(kf_ictx *c)
         }
         if (progress) continue;
         kf_status st = try_barrier(c, &done);
-        if (st || done) return st;
+        if (st) return st;
+        if (c->race_pending) return KF_ERR_RUNTIME;
+        if (done) return KF_OK;
     }
 }
 

@@ -30,10 +30,18 @@ typedef struct {
 } kf_interp_stats;
 
 /* Runs the launch. On a reported error (out-of-bounds access, read of an
- * unwritten local array element, divergent barrier, incomplete warp op,
- * integer division by zero) returns KF_ERR_RUNTIME with err->msg naming the
- * kernel, file:line:col, block and thread, and err->loc set. Buffers written
- * before the error keep their writes. stats may be NULL. */
+ * unwritten local array element, read of a shared array element no thread
+ * of the block has written, a race on a shared element, divergent barrier,
+ * incomplete warp op, integer division by zero) returns KF_ERR_RUNTIME with
+ * err->msg naming the kernel, file:line:col, block and thread, and err->loc
+ * set. Shared races: two accesses of one element by different threads, at
+ * least one a write, with no barrier between (nor a warp builtin, for lanes
+ * of one warp); the block's first race is reported, unless a divergent
+ * barrier or incomplete warp op is found first. A read of an unwritten
+ * shared element that another thread writes later in the same epoch is
+ * reported as the race (a missing barrier). Global memory is not
+ * race-checked. Buffers written before the error keep their writes. stats
+ * may be NULL. */
 kf_status kf_interp_run(const kf_ir_kernel *k, const kf_interp_arg *args, uint32_t nargs,
                         const kf_interp_launch *launch, kf_interp_stats *stats, kf_error *err);
 

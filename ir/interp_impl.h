@@ -48,7 +48,7 @@ typedef union {
     X(IH_NOT) X(IH_LOAD_X32) X(IH_STORE_X32) \
     X(IH_MOV1) X(IH_MOV2) X(IH_MOV4) X(IH_MOV8) X(IH_SELECT4) X(IH_SELECT8) X(IH_MATH_F32) \
     X(IH_ADD_F32V) X(IH_SUB_F32V) X(IH_MUL_F32V) X(IH_DIV_F32V) X(IH_DIV_U32) X(IH_REM_U32) \
-    X(IH_EXTRACT2) X(IH_EXTRACT4) X(IH_ALOAD_X32) X(IH_ASTORE_X32)
+    X(IH_EXTRACT2) X(IH_EXTRACT4) X(IH_ALOAD_X32) X(IH_ASTORE_X32) X(IH_SLOAD) X(IH_SSTORE)
 
 typedef enum {
 #define X(e) e,
@@ -73,11 +73,37 @@ typedef struct {
 /* Arrays (local or shared) as laid out by the interpreter. */
 typedef struct {
     uint32_t off;        /* byte offset into the thread's locals or the block's shared */
-    uint32_t woff;       /* local arrays: offset of the written flags */
+    uint32_t woff;       /* first element's written flag (local) or kf_ishmeta (shared) */
     uint32_t len;
     uint8_t eshift;      /* log2 of the element size */
     bool shared;
 } kf_iarray;
+
+/* Shared-memory checking. Time within a block is ordered by barrier epochs
+ * (kf_ictx.epoch, advanced at each completed barrier) and, between lanes of
+ * one warp, by the warp's count of completed warp builtins (SHFL, VOTE):
+ * two accesses of one element by different threads are ordered when a
+ * barrier separates them, or when both threads are in one warp and a warp
+ * builtin separates them. Each shared element records its last write and
+ * its unordered reads so far; a read or write that conflicts with them
+ * (read/write, write/read, write/write) is a race. Elements written before
+ * the block's first epoch (kf_ictx.epoch0) count as never written; a read
+ * of one is reported as a race instead when another thread writes the
+ * element later in the same epoch (a missing barrier, not a missing write). The
+ * language has no atomics on shared memory, so every access counts; the
+ * granularity is one array element. */
+#define KF_SH_NONE 0xFFFFu
+typedef struct {
+    uint32_t wepoch;     /* epoch of the last write */
+    uint32_t wops;       /* the writer's warp-op count at that write */
+    uint32_t wins;       /* instruction of that write (for the report) */
+    uint32_t repoch;     /* epoch of the reads below; other epochs: no reads */
+    uint32_t rops;       /* warp rwarp's warp-op count at the reads in rmask */
+    uint32_t rmask;      /* lanes of warp rwarp that read at (repoch, rops) */
+    uint16_t writer;     /* linear thread id of the last writer */
+    uint16_t rwarp;      /* warp of the first reader in repoch */
+    uint16_t other;      /* a reader in another warp in repoch, or KF_SH_NONE */
+} kf_ishmeta;
 
 enum { KF_TS_RUN, KF_TS_WARP, KF_TS_BARRIER, KF_TS_DONE };
 
@@ -96,14 +122,25 @@ typedef struct {
     kf_idins *code;      /* ncode = k->nins + 1 (a final IH_END) */
     kf_islot *consts;    /* one per CONST instruction */
     kf_islot *params;    /* one per parameter: the bound argument */
-    kf_iarray *arrays;
+    kf_iarray *arrays;   /* one per kernel array, laid out */
     const char **bufname;  /* per value: the buffer parameter it views, or NULL */
-    uint32_t local_bytes, local_flags, shared_bytes;
+    uint32_t local_bytes;  /* per thread: local array bytes */
+    uint32_t local_flags;  /* per thread: local array elements (written flags) */
+    uint32_t shared_bytes;
     uint32_t grid[3], block[3], ctaid[3];
-    uint32_t nthreads;
-    kf_ithread *th;
-    kf_islot *regs;
-    uint8_t *local, *written, *shared;
+    uint32_t nthreads;     /* per block */
+    kf_ithread *th;        /* the block's threads, linear order */
+    kf_islot *regs;        /* nthreads * (nvals + 1) slots, per thread in a row */
+    uint8_t *local, *written;  /* nthreads * local_bytes / local_flags */
+    uint8_t *shared;       /* the current block's shared arrays */
+    kf_ishmeta *shmeta;  /* one per shared element, all shared arrays */
+    uint32_t shared_elems;
+    uint32_t *warpops;   /* per warp: warp builtins completed (never reset) */
+    uint32_t epoch;      /* current barrier epoch, increasing over the launch */
+    uint32_t epoch0;     /* epoch at which the current block started */
+    bool race_pending;   /* a race or unwritten shared read is in c->err, reported at the
+                            block's next sync check; later faults do not replace it */
+    uint32_t unwritten_at; /* 1 + kf_ishmeta index when that is an unwritten read, else 0 */
     uint64_t steps;      /* instructions executed */
     uint64_t blocks_run; /* blocks started */
     uint64_t budget;     /* the launch fails past this many */
@@ -122,6 +159,9 @@ kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t);
 kf_status kf_interp_run_budget(const kf_ir_kernel *k, const kf_interp_arg *args, uint32_t nargs,
                                const kf_interp_launch *launch, uint64_t budget, kf_interp_stats *stats,
                                kf_error *err);
+/* Fills c->err with a runtime error at instruction `ins` of thread t and
+ * returns KF_ERR_RUNTIME; a pending race (c->race_pending) happened first
+ * and is kept instead. */
 kf_status kf_interp_fault(kf_ictx *c, const kf_ithread *t, uint32_t ins, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

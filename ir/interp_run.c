@@ -170,6 +170,34 @@ static kf_status decode_flow(kf_ictx *c, uint32_t i, const uint32_t *latch, kf_i
 
 static kf_scalar val_scalar(const kf_ictx *c, kf_val v) { return (kf_scalar)c->k->vals[v].type.scalar; }
 
+/* LOAD, STORE, ATOMIC: element size and index type; the x32 fast paths. */
+static void decode_buffer_op(const kf_ictx *c, const kf_ir_ins *in, kf_idins *d)
+{
+    d->h = in->op == KF_IR_LOAD ? IH_LOAD : in->op == KF_IR_STORE ? IH_STORE : IH_ATOMIC;
+    d->s_in = val_scalar(c, in->a[1]);
+    if (in->op == KF_IR_ATOMIC) {
+        /* the element type is the buffer's, whatever `type` says */
+        kf_type bt = c->k->vals[in->a[0]].type;
+        d->s = bt.scalar, d->lanes = bt.lanes ? bt.lanes : 1;
+        d->eshift = log2_bytes(kf_type_elem_bytes(kf_type_elem(bt)));
+        return;
+    }
+    d->eshift = log2_bytes(kf_type_elem_bytes(in->type));
+    if (d->s_in == KF_S_U32 || d->s_in == KF_S_I32) d->h = in->op == KF_IR_LOAD ? IH_LOAD_X32 : IH_STORE_X32;
+}
+
+/* ALOAD, ASTORE (array index checked): shared arrays take the checked
+ * handlers, local ones the x32 fast path when they can. */
+static void decode_array_op(const kf_ictx *c, const kf_ir_ins *in, kf_idins *d)
+{
+    bool load = in->op == KF_IR_ALOAD;
+    d->target = (uint32_t)in->imm;
+    d->s_in = val_scalar(c, in->a[0]);
+    if (c->arrays[in->imm].shared) d->h = load ? IH_SLOAD : IH_SSTORE;
+    else if (d->s_in == KF_S_U32 || d->s_in == KF_S_I32) d->h = load ? IH_ALOAD_X32 : IH_ASTORE_X32;
+    else d->h = load ? IH_ALOAD : IH_ASTORE;
+}
+
 /* Decodes everything but control flow. */
 static kf_status decode_op(kf_ictx *c, uint32_t i, uint32_t *nconst, kf_idins *d)
 {
@@ -216,25 +244,10 @@ static kf_status decode_op(kf_ictx *c, uint32_t i, uint32_t *nconst, kf_idins *d
         if (in->imm >= KF_SR_COUNT) return bad_ir(c, i, "sreg");
         d->h = IH_SREG, d->target = (uint32_t)in->imm;
         break;
-    case KF_IR_LOAD: case KF_IR_STORE: case KF_IR_ATOMIC:
-        d->h = in->op == KF_IR_LOAD ? IH_LOAD : in->op == KF_IR_STORE ? IH_STORE : IH_ATOMIC;
-        d->s_in = val_scalar(c, in->a[1]);
-        if (in->op == KF_IR_ATOMIC) {
-            /* the element type is the buffer's, whatever `type` says */
-            kf_type bt = k->vals[in->a[0]].type;
-            d->s = bt.scalar, d->lanes = bt.lanes ? bt.lanes : 1;
-            d->eshift = log2_bytes(kf_type_elem_bytes(kf_type_elem(bt)));
-        } else {
-            d->eshift = log2_bytes(kf_type_elem_bytes(in->type));
-        }
-        if (in->op != KF_IR_ATOMIC && (d->s_in == KF_S_U32 || d->s_in == KF_S_I32))
-            d->h = in->op == KF_IR_LOAD ? IH_LOAD_X32 : IH_STORE_X32;
-        break;
+    case KF_IR_LOAD: case KF_IR_STORE: case KF_IR_ATOMIC: decode_buffer_op(c, in, d); break;
     case KF_IR_ALOAD: case KF_IR_ASTORE:
         if (in->imm >= k->narrays) return bad_ir(c, i, "array index");
-        d->h = in->op == KF_IR_ALOAD ? IH_ALOAD : IH_ASTORE, d->target = (uint32_t)in->imm;
-        d->s_in = val_scalar(c, in->a[0]);
-        if (d->s_in == KF_S_U32 || d->s_in == KF_S_I32) d->h = in->op == KF_IR_ALOAD ? IH_ALOAD_X32 : IH_ASTORE_X32;
+        decode_array_op(c, in, d);
         break;
     case KF_IR_SHFL: d->h = IH_SHFL; break;
     case KF_IR_VOTE: d->h = IH_VOTE; break;
@@ -285,6 +298,18 @@ static bool types_ok(const kf_ir_kernel *k, const kf_ir_ins *in)
     }
 }
 
+/* Operators the lane-wise semantics (interp_ops.c) define for the op. */
+static bool sub_ok(const kf_ir_ins *in)
+{
+    bool flt = kf_scalar_class[in->type.scalar] == 'f';
+    switch (in->op) {
+    case KF_IR_BINOP: return in->sub >= KF_OP_ADD && in->sub <= (flt ? KF_OP_DIV : KF_OP_SHR);
+    case KF_IR_CMP: return in->sub >= KF_OP_EQ && in->sub <= KF_OP_GE;
+    case KF_IR_UNOP: return in->sub == KF_OP_NEG || in->sub == KF_OP_NOT || in->sub == KF_OP_BNOT;
+    default: return true;
+    }
+}
+
 static kf_status check_operands(kf_ictx *c, uint32_t i)
 {
     const kf_ir_ins *in = &c->k->ins[i];
@@ -298,6 +323,7 @@ static kf_status check_operands(kf_ictx *c, uint32_t i)
     for (unsigned j = na; j < 4; j++)
         if (in->a[j] >= c->k->nvals) return bad_ir(c, i, "operand");
     if (!types_ok(c->k, in)) return bad_ir(c, i, "types");
+    if (!sub_ok(in)) return bad_ir(c, i, "operator");
     return KF_OK;
 }
 
@@ -369,6 +395,9 @@ static kf_status array_fault(kf_ictx *c, kf_ithread *t, const kf_idins *d, bool 
     const char *name = c->k->arrays[d->target].name;
     char ix[32];
     index_text(ix, sizeof ix, &t->R[d->a[0]], d->s_in);
+    if (unwritten && ar->shared)
+        return kf_interp_fault(c, t, d->src, "read of shared array element %s[%s] before any thread of the block wrote it",
+                               name, ix);
     if (unwritten)
         return kf_interp_fault(c, t, d->src, "read of local array element %s[%s] before it was written", name, ix);
     return kf_interp_fault(c, t, d->src, "out-of-bounds %s of %s array %s[%s] (length %u)", store ? "store" : "load",
@@ -416,6 +445,20 @@ static kf_status do_load_store(kf_ictx *c, kf_ithread *t, const kf_idins *d)
     return KF_OK;
 }
 
+/* Copies one array or buffer element between memory and a slot, sizes
+ * fixed so the compiler inlines them. */
+static inline void copy_elem(bool load, uint8_t *p, kf_islot *v, unsigned eshift)
+{
+    switch (eshift) {
+    case 0: if (load) memcpy(v, p, 1); else memcpy(p, v, 1); break;
+    case 1: if (load) memcpy(v, p, 2); else memcpy(p, v, 2); break;
+    case 2: if (load) memcpy(v, p, 4); else memcpy(p, v, 4); break;
+    case 3: if (load) memcpy(v, p, 8); else memcpy(p, v, 8); break;
+    default: if (load) memcpy(v, p, 16); else memcpy(p, v, 16); break;
+    }
+}
+
+/* Local array access (any index type). */
 static kf_status do_array(kf_ictx *c, kf_ithread *t, const kf_idins *d)
 {
     kf_islot *R = t->R;
@@ -423,15 +466,112 @@ static kf_status do_array(kf_ictx *c, kf_ithread *t, const kf_idins *d)
     uint64_t idx;
     bool store = d->h == IH_ASTORE;
     if (!read_index(&R[d->a[0]], d->s_in, &idx) || idx >= ar->len) return array_fault(c, t, d, store, false);
-    uint8_t *base = ar->shared ? c->shared : t->local;
-    uint8_t *p = base + ar->off + (idx << ar->eshift);
+    uint8_t *p = t->local + ar->off + (idx << ar->eshift);
     if (store) {
         memcpy(p, &R[d->a[1]], 1u << ar->eshift);
-        if (!ar->shared) t->written[ar->woff + idx] = 1;
+        t->written[ar->woff + idx] = 1;
     } else {
-        if (!ar->shared && !t->written[ar->woff + idx]) return array_fault(c, t, d, false, true);
+        if (!t->written[ar->woff + idx]) return array_fault(c, t, d, false, true);
         memcpy(&R[d->dst], p, 1u << ar->eshift);
     }
+    return KF_OK;
+}
+
+static uint32_t lowest_lane(uint32_t mask)
+{
+    uint32_t i = 0;
+    while (i < 31 && !(mask >> i & 1)) i++;
+    return i;
+}
+
+/* Accesses by threads a and b (linear ids) with their warps' warp-op counts
+ * at the time: unordered unless in one warp with a warp builtin between.
+ * Both are in the current barrier epoch. */
+static inline bool unordered(uint32_t a, uint32_t a_ops, uint32_t b, uint32_t b_ops)
+{
+    return a != b && (a / 32 != b / 32 || a_ops == b_ops);
+}
+
+/* Records the race (the first of the block is reported, at the block's
+ * next sync check) and lets the thread go on. */
+static void shared_race(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint64_t idx, bool first_write,
+                        uint32_t first, bool store)
+{
+    const kf_ithread *o = &c->th[first];
+    char at[300] = "";
+    if (!first_write && c->unwritten_at == c->arrays[d->target].woff + idx + 1)
+        c->race_pending = false;   /* the pending unwritten read raced with this write: say so */
+    if (first_write) {
+        kf_loc l = c->k->ins[c->shmeta[c->arrays[d->target].woff + idx].wins].loc;
+        snprintf(at, sizeof at, " at %s:%u:%u", l.file ? l.file : "<unknown>", l.line, l.col);
+    }
+    kf_interp_fault(c, t, d->src,
+                    "race on shared %s[%llu]: %s by thread (%u,%u,%u)%s and %s by thread (%u,%u,%u) with no barrier "
+                    "between", c->k->arrays[d->target].name, (unsigned long long)idx, first_write ? "written" : "read",
+                    o->tid[0], o->tid[1], o->tid[2], at, store ? "written" : "read", t->tid[0], t->tid[1], t->tid[2]);
+    if (!c->race_pending) c->race_pending = true, c->unwritten_at = 0;
+}
+
+/* Records a read of an element no thread of the block has written (kept
+ * pending: a write by another thread later in the epoch makes it a race). */
+static void unwritten_read(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint32_t elem)
+{
+    if (c->race_pending) return;
+    array_fault(c, t, d, false, true);
+    c->race_pending = true, c->unwritten_at = elem + 1;
+}
+
+/* A reader of m in this epoch that a write by thread `me` (warp-op count
+ * ops) is unordered with, or KF_SH_NONE. */
+static uint32_t racing_reader(const kf_ictx *c, const kf_ishmeta *m, uint32_t me, uint32_t ops)
+{
+    if (m->repoch != c->epoch) return KF_SH_NONE;
+    if (m->rwarp != me / 32) return m->rwarp * 32u + lowest_lane(m->rmask);
+    if (m->other != KF_SH_NONE) return m->other;
+    uint32_t others = m->rmask & ~(1u << (me % 32));
+    return m->rops == ops && others ? m->rwarp * 32u + lowest_lane(others) : KF_SH_NONE;
+}
+
+static void note_read(const kf_ictx *c, kf_ishmeta *m, uint32_t me, uint32_t ops)
+{
+    uint32_t bit = 1u << (me % 32);
+    if (m->repoch != c->epoch) {
+        m->repoch = c->epoch, m->rops = ops, m->rmask = bit;
+        m->rwarp = (uint16_t)(me / 32), m->other = KF_SH_NONE;
+    } else if (m->rwarp != me / 32) {
+        if (m->other == KF_SH_NONE) m->other = (uint16_t)me;
+    } else if (m->rops != ops) {
+        m->rops = ops, m->rmask = bit;   /* earlier reads are ordered before anything now */
+    } else {
+        m->rmask |= bit;
+    }
+}
+
+/* Shared array access: bounds, a read of an element no thread of the block
+ * has written, and races (kf_ishmeta). Out of line: inlined into the
+ * dispatch loop it cost every IR instruction an extra machine instruction. */
+__attribute__((noinline)) static kf_status do_shared(kf_ictx *c, kf_ithread *t, const kf_idins *d)
+{
+    kf_islot *R = t->R;
+    const kf_iarray *ar = &c->arrays[d->target];
+    bool store = d->h == IH_SSTORE;
+    uint64_t idx;
+    if (!read_index(&R[d->a[0]], d->s_in, &idx) || idx >= ar->len) return array_fault(c, t, d, store, false);
+    kf_ishmeta *m = &c->shmeta[ar->woff + idx];
+    uint32_t me = t->lin, ops = c->warpops[me / 32];
+    if (!store && m->wepoch < c->epoch0) unwritten_read(c, t, d, ar->woff + (uint32_t)idx);
+    else if (m->wepoch == c->epoch && unordered(m->writer, m->wops, me, ops))
+        shared_race(c, t, d, idx, true, m->writer, store);
+    uint8_t *p = c->shared + ar->off + (idx << ar->eshift);
+    if (!store) {
+        note_read(c, m, me, ops);
+        copy_elem(true, p, &R[d->dst], ar->eshift);
+        return KF_OK;
+    }
+    uint32_t r = racing_reader(c, m, me, ops);
+    if (r != KF_SH_NONE) shared_race(c, t, d, idx, false, r, true);
+    copy_elem(false, p, &R[d->a[1]], ar->eshift);
+    m->wepoch = c->epoch, m->wops = ops, m->wins = d->src, m->writer = (uint16_t)me;
     return KF_OK;
 }
 
@@ -443,19 +583,6 @@ static uint32_t sreg_value(const kf_ictx *c, const kf_ithread *t, uint32_t r)
     case KF_SR_NTID_X: case KF_SR_NTID_Y: case KF_SR_NTID_Z: return c->block[r - KF_SR_NTID_X];
     case KF_SR_NCTAID_X: case KF_SR_NCTAID_Y: case KF_SR_NCTAID_Z: return c->grid[r - KF_SR_NCTAID_X];
     default: return t->lin & 31;
-    }
-}
-
-/* Copies one buffer element between memory and a slot, sizes fixed so
- * the compiler inlines them. */
-static inline void copy_elem(bool load, uint8_t *p, kf_islot *v, unsigned eshift)
-{
-    switch (eshift) {
-    case 0: if (load) memcpy(v, p, 1); else memcpy(p, v, 1); break;
-    case 1: if (load) memcpy(v, p, 2); else memcpy(p, v, 2); break;
-    case 2: if (load) memcpy(v, p, 4); else memcpy(p, v, 4); break;
-    case 3: if (load) memcpy(v, p, 8); else memcpy(p, v, 8); break;
-    default: if (load) memcpy(v, p, 16); else memcpy(p, v, 16); break;
     }
 }
 
@@ -606,15 +733,19 @@ kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t)
             const kf_iarray *ar = &c->arrays[d->target];
             bool store = d->h == IH_ASTORE_X32;
             uint64_t idx = d->s_in == KF_S_I32 ? (uint64_t)(int64_t)R[d->a[0]].i32[0] : R[d->a[0]].u32[0];
-            if (idx >= ar->len || (!store && !ar->shared && !t->written[ar->woff + idx])) {
+            if (idx >= ar->len || (!store && !t->written[ar->woff + idx])) {
                 st = array_fault(c, t, d, store, idx < ar->len);
                 goto out;
             }
-            uint8_t *p = (ar->shared ? c->shared : t->local) + ar->off + (idx << ar->eshift);
+            uint8_t *p = t->local + ar->off + (idx << ar->eshift);
             copy_elem(!store, p, &R[store ? d->a[1] : d->dst], ar->eshift);
-            if (store && !ar->shared) t->written[ar->woff + idx] = 1;
+            if (store) t->written[ar->woff + idx] = 1;
             break;
         }
+        case IH_SLOAD: case IH_SSTORE:
+            st = do_shared(c, t, d);
+            if (st) goto out;
+            break;
         case IH_MOV1: R[d->dst].u8[0] = R[d->a[0]].u8[0]; break;
         case IH_MOV2: R[d->dst].u16[0] = R[d->a[0]].u16[0]; break;
         case IH_MOV4: R[d->dst].u32[0] = R[d->a[0]].u32[0]; break;

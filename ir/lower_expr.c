@@ -97,34 +97,8 @@ static int64_t as_i64(kf_type t, uint64_t bits)
 /* Integer operation in type t (wrapping); false for division by zero. */
 static bool int_binop(kf_op op, kf_type t, uint64_t a, uint64_t b, uint64_t *r)
 {
-    bool sg = kf_scalar_class[wide((kf_scalar)t.scalar)] == 'i';
-    unsigned w = 8u * kf_scalar_bytes[wide((kf_scalar)t.scalar)];
-    int64_t sa = as_i64(t, a), sb = as_i64(t, b);
-    switch (op) {
-    case KF_OP_ADD: *r = a + b; break;
-    case KF_OP_SUB: *r = a - b; break;
-    case KF_OP_MUL: *r = a * b; break;
-    case KF_OP_AND: *r = a & b; break;
-    case KF_OP_OR: *r = a | b; break;
-    case KF_OP_XOR: *r = a ^ b; break;
-    case KF_OP_DIV:
-    case KF_OP_REM:
-        if (!b) return false;
-        if (sg && sb == -1) *r = op == KF_OP_DIV ? (uint64_t)0 - a : 0;
-        else if (sg) *r = (uint64_t)(op == KF_OP_DIV ? sa / sb : sa % sb);
-        else *r = op == KF_OP_DIV ? a / b : a % b;
-        break;
-    case KF_OP_SHL: *r = b >= w ? 0 : a << b; break;   /* b: the amount, unsigned */
-    case KF_OP_SHR: {
-        uint64_t n = b;
-        if (sg) *r = (uint64_t)(n >= w ? (sa < 0 ? -1 : 0) : sa >> n);
-        else *r = n >= w ? 0 : a >> n;
-        break;
-    }
-    default: return false;
-    }
-    *r = mask_bits(wide((kf_scalar)t.scalar), *r);
-    return true;
+    kf_scalar s = wide((kf_scalar)t.scalar);
+    return kf_int_binop(op, kf_scalar_class[s] == 'i', 8u * kf_scalar_bytes[s], a, b, r);
 }
 
 static bool int_cmp(kf_op op, kf_type t, uint64_t a, uint64_t b, uint64_t *r)

@@ -5,7 +5,9 @@
  * significand, so no value is rounded twice (a double rounded to f32 then to
  * f16 can differ from a double rounded straight to f16). Integer and f32/f64
  * targets use C conversions, which are one RNE rounding already, except the
- * float->int rule (truncate, saturate, NaN->0), which is spelled out. */
+ * float->int rule (truncate, saturate, NaN->0), which is spelled out.
+ * Integer arithmetic works on 64-bit words masked to the type's width, with
+ * no signed overflow or implementation-defined shift in C. */
 #include <math.h>
 #include <string.h>
 
@@ -234,4 +236,51 @@ uint64_t kf_bits_from_u64(kf_scalar s, uint64_t x)
 {
     if (kf_scalar_class[s] == 'f' || s == KF_S_UFLOAT) return float_from_int(s, false, x);
     return int_wrap(s, x);
+}
+
+/* Sign-extends the low `bits` bits of x. */
+static int64_t sext(uint64_t x, unsigned bits)
+{
+    if (bits >= 64) return (int64_t)x;
+    uint64_t m = UINT64_C(1) << (bits - 1);
+    return (int64_t)((x ^ m) - m);
+}
+
+/* Arithmetic right shift that does not rely on implementation-defined C. */
+static int64_t sar(int64_t x, unsigned n)
+{
+    return x < 0 ? ~(int64_t)(~(uint64_t)x >> n) : (int64_t)((uint64_t)x >> n);
+}
+
+static uint64_t shift_right(bool sgn, unsigned bits, uint64_t a, uint64_t n)
+{
+    if (sgn) return (uint64_t)sar(sext(a, bits), n >= bits ? bits - 1 : (unsigned)n);
+    return n >= bits ? 0 : a >> n;
+}
+
+bool kf_int_binop(kf_op op, bool sgn, unsigned bits, uint64_t a, uint64_t b, uint64_t *r)
+{
+    uint64_t m = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1, v;
+    a &= m, b &= m;
+    int64_t x = sext(a, bits), y = sext(b, bits);
+    switch (op) {
+    case KF_OP_ADD: v = a + b; break;
+    case KF_OP_SUB: v = a - b; break;
+    case KF_OP_MUL: v = a * b; break;
+    case KF_OP_AND: v = a & b; break;
+    case KF_OP_OR: v = a | b; break;
+    case KF_OP_XOR: v = a ^ b; break;
+    case KF_OP_DIV:
+    case KF_OP_REM:
+        if (!b) return false;
+        if (sgn && y == -1) v = op == KF_OP_DIV ? 0 - a : 0;   /* INT_MIN / -1 wraps */
+        else if (sgn) v = (uint64_t)(op == KF_OP_DIV ? x / y : x % y);
+        else v = op == KF_OP_DIV ? a / b : a % b;
+        break;
+    case KF_OP_SHL: v = b >= bits ? 0 : a << b; break;
+    case KF_OP_SHR: v = shift_right(sgn, bits, a, b); break;
+    default: return false;
+    }
+    *r = v & m;
+    return true;
 }

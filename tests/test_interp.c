@@ -1140,6 +1140,14 @@ static void malformed_ir_is_rejected_not_run(void **state)
     tb_init(&b, "bad");
     tb_ins(&b, KF_IR_EXTRACT, 0, T_F32, T_F32, tb_f32(&b, 1.0f), 0, 0, 0, 4);   /* lane 4 of 16 bytes */
     assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, NULL, &err), KF_ERR_USAGE);
+    tb_init(&b, "bad");
+    tb_bin(&b, KF_OP_REM, tb_f32(&b, 1.0f), tb_f32(&b, 2.0f));   /* no float % */
+    assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, NULL, &err), KF_ERR_USAGE);
+    assert_non_null(strstr(err.msg, "malformed core IR at instruction 2 (operator)"));
+    tb_init(&b, "bad");
+    tb_bin(&b, KF_OP_LT, tb_u32(&b, 1), tb_u32(&b, 2));   /* a comparison as BINOP */
+    assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, NULL, &err), KF_ERR_USAGE);
+    assert_non_null(strstr(err.msg, "(operator)"));
 }
 
 /* ---- throughput --------------------------------------------------------------- */

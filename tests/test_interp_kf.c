@@ -497,10 +497,235 @@ static void source_errors_are_reported_at_their_line(void **state)
                  "    s[thread_id.x] = 1;\n"
                  "}\n",
                  1, 32, 3, "out-of-bounds store of shared array s[16] (length 16)");
+    expect_fault("kernel shn(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[16];\n"
+                 "    s[thread_id.x] = 1;\n"
+                 "    y[thread_id.x] = s[(thread_id.x as i64) - 1];\n"
+                 "}\n",
+                 1, 16, 4, "out-of-bounds load of shared array s[-1] (length 16) in block (0,0,0) thread (0,0,0)");
     expect_fault("kernel at(x: &[u32], y: &mut [u32]) {\n"
                  "    atomic_add(y, thread_id.x + 60, 1);\n"
                  "}\n",
                  1, 8, 2, "out-of-bounds atomic_add of y[64] (length 64) in block (0,0,0) thread (4,0,0)");
+}
+
+/* ---- shared memory: unwritten reads and races ------------------------------ */
+
+/* Runs kernel src (arguments: two buffers of 64 u32) on grid x (bx, by)
+ * and expects exactly the runtime error `msg`, at line:col. */
+static void expect_exact(const char *src, uint32_t grid, uint32_t bx, uint32_t by, uint32_t line, uint32_t col,
+                         const char *msg)
+{
+    kf_module *m = compile(src);
+    const kf_ir_kernel *k = kf_module_kernel(m, NULL);
+    uint32_t mem[64] = {0};
+    kf_interp_arg args[2];
+    for (uint32_t i = 0; i < 2; i++) args[i] = (kf_interp_arg){.is_buffer = true, .data = mem, .bytes = sizeof mem};
+    kf_interp_launch l = {{grid, 1, 1}, {bx, by, 1}};
+    kf_error err = {0};
+    assert_int_equal(kf_interp_run(k, args, 2, &l, NULL, &err), KF_ERR_RUNTIME);
+    if (strcmp(err.msg, msg) != 0) print_error("got:  %s\nwant: %s\n", err.msg, msg);
+    assert_string_equal(err.msg, msg);
+    assert_int_equal(err.loc.line, line);
+    assert_int_equal(err.loc.col, col);
+    kf_module_free(m);
+}
+
+/* Runs kernel src (two buffers of 64 u32: x = 0..63 and y) on one block of
+ * `block` threads; expects success and returns y in out. */
+static void expect_clean(const char *src, uint32_t block, uint32_t *out)
+{
+    kf_module *m = compile(src);
+    uint32_t x[64];
+    for (uint32_t i = 0; i < 64; i++) x[i] = i;
+    memset(out, 0, 64 * sizeof *out);
+    karg args[] = {{x, sizeof x, 0}, {out, 64 * sizeof *out, 0}};
+    kf_error err = {0};
+    kf_status st = run(kf_module_kernel(m, NULL), 1, block, args, &err, NULL);
+    if (st) print_error("%s\n", err.msg);
+    assert_int_equal(st, KF_OK);
+    kf_module_free(m);
+}
+
+static void shared_read_before_any_write_is_reported(void **state)
+{
+    expect_exact("kernel sh(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[64];\n"
+                 "    if thread_id.x < 32 { s[thread_id.x] = 1; }\n"
+                 "    barrier();\n"
+                 "    y[thread_id.x] = s[63 - thread_id.x];\n"
+                 "}\n",
+                 1, 64, 1, 5, 23,
+                 "kernel sh: t.kf:5:23: read of shared array element s[63] before any thread of the block wrote it "
+                 "in block (0,0,0) thread (0,0,0)");
+    /* the second block starts with nothing written, whatever the first did */
+    expect_exact("kernel sh2(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[4];\n"
+                 "    if block_id.x == 0 { s[thread_id.x] = 7; }\n"
+                 "    barrier();\n"
+                 "    y[thread_id.x] = s[thread_id.x];\n"
+                 "}\n",
+                 2, 4, 1, 5, 23,
+                 "kernel sh2: t.kf:5:23: read of shared array element s[0] before any thread of the block wrote it "
+                 "in block (1,0,0) thread (0,0,0)");
+    /* a thread's own later write does not explain its read */
+    expect_exact("kernel own(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[64];\n"
+                 "    s[thread_id.x] += 1;\n"
+                 "}\n",
+                 1, 64, 1, 3, 6,
+                 "kernel own: t.kf:3:6: read of shared array element s[0] before any thread of the block wrote it "
+                 "in block (0,0,0) thread (0,0,0)");
+}
+
+/* A read that finds the element unwritten because the thread that writes
+ * it has not run yet is a missing barrier: reported as the race. */
+static void shared_read_before_a_later_write_is_a_race(void **state)
+{
+    expect_exact("kernel mb(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[64];\n"
+                 "    s[thread_id.x] = x[thread_id.x];\n"
+                 "    y[thread_id.x] = s[63 - thread_id.x];\n"
+                 "}\n",
+                 1, 64, 1, 3, 6,
+                 "kernel mb: t.kf:3:6: race on shared s[63]: read by thread (0,0,0) and written by thread (63,0,0) "
+                 "with no barrier between in block (0,0,0) thread (63,0,0)");
+}
+
+static void shared_race_write_then_read_across_warps(void **state)
+{
+    expect_exact("kernel raw(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[64];\n"
+                 "    s[thread_id.x] = x[thread_id.x];\n"
+                 "    y[thread_id.x] = s[thread_id.x % 32];\n"
+                 "}\n",
+                 1, 64, 1, 4, 23,
+                 "kernel raw: t.kf:4:23: race on shared s[0]: written by thread (0,0,0) at t.kf:3:6 and read by "
+                 "thread (32,0,0) with no barrier between in block (0,0,0) thread (32,0,0)");
+    /* a warp builtin orders lanes of one warp only */
+    expect_exact("kernel rawshfl(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[64];\n"
+                 "    s[thread_id.x] = x[thread_id.x];\n"
+                 "    let v = warp_sum(x[thread_id.x]);\n"
+                 "    y[thread_id.x] = s[(thread_id.x + 32) % 64] + v;\n"
+                 "}\n",
+                 1, 64, 1, 5, 23,
+                 "kernel rawshfl: t.kf:5:23: race on shared s[32]: written by thread (32,0,0) at t.kf:3:6 and read "
+                 "by thread (0,0,0) with no barrier between in block (0,0,0) thread (0,0,0)");
+    /* the ballot orders the first write and read, not the write after it */
+    expect_exact("kernel lanes(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[32];\n"
+                 "    s[lane_id] = x[lane_id] * 3;\n"
+                 "    let b = ballot(true);\n"
+                 "    y[lane_id] = s[lane_id ^ 1] + (b & 0);\n"
+                 "    s[lane_id] = s[lane_id] + 1;\n"
+                 "}\n",
+                 1, 32, 1, 5, 19,
+                 "kernel lanes: t.kf:5:19: race on shared s[0]: written by thread (0,0,0) at t.kf:6:6 and read by "
+                 "thread (1,0,0) with no barrier between in block (0,0,0) thread (1,0,0)");
+}
+
+static void shared_race_read_then_write(void **state)
+{
+    /* lanes of one warp with no warp builtin between are not ordered */
+    expect_exact("kernel war(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[64];\n"
+                 "    s[thread_id.x] = x[thread_id.x];\n"
+                 "    barrier();\n"
+                 "    let v = s[(thread_id.x + 1) % 64];\n"
+                 "    s[thread_id.x] = v;\n"
+                 "}\n",
+                 1, 64, 1, 6, 6,
+                 "kernel war: t.kf:6:6: race on shared s[1]: read by thread (0,0,0) and written by thread (1,0,0) "
+                 "with no barrier between in block (0,0,0) thread (1,0,0)");
+    /* readers in another warp than the writer */
+    expect_exact("kernel war2(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[1];\n"
+                 "    if thread_id.x == 0 { s[0] = 5; }\n"
+                 "    barrier();\n"
+                 "    y[thread_id.x] = s[0];\n"
+                 "    if thread_id.x == 40 { s[0] = 6; }\n"
+                 "}\n",
+                 1, 64, 1, 6, 29,
+                 "kernel war2: t.kf:6:29: race on shared s[0]: read by thread (0,0,0) and written by thread (40,0,0) "
+                 "with no barrier between in block (0,0,0) thread (40,0,0)");
+    /* a warp builtin orders the writer's own warp, not the readers of another */
+    expect_exact("kernel war3(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[1];\n"
+                 "    if thread_id.x == 0 { s[0] = 5; }\n"
+                 "    barrier();\n"
+                 "    let v = warp_sum(s[0]);\n"
+                 "    if thread_id.x == 5 { s[0] = v; }\n"
+                 "}\n",
+                 1, 64, 1, 6, 28,
+                 "kernel war3: t.kf:6:28: race on shared s[0]: read by thread (32,0,0) and written by thread (5,0,0) "
+                 "with no barrier between in block (0,0,0) thread (5,0,0)");
+}
+
+static void shared_race_two_writes(void **state)
+{
+    expect_exact("kernel waw(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[2];\n"
+                 "    s[thread_id.x] = thread_id.y;\n"
+                 "}\n",
+                 1, 2, 2, 3, 6,
+                 "kernel waw: t.kf:3:6: race on shared s[0]: written by thread (0,0,0) at t.kf:3:6 and written by "
+                 "thread (0,1,0) with no barrier between in block (0,0,0) thread (0,1,0)");
+}
+
+/* The report names the first race of the block even when a later fault
+ * stops a thread; a divergent barrier that lets a race happen is reported
+ * instead of the race. */
+static void shared_race_precedence(void **state)
+{
+    expect_exact("kernel first(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[64];\n"
+                 "    s[0] = thread_id.x;\n"
+                 "    y[thread_id.x + 62] = 1;\n"
+                 "}\n",
+                 1, 4, 1, 3, 6,
+                 "kernel first: t.kf:3:6: race on shared s[0]: written by thread (0,0,0) at t.kf:3:6 and written by "
+                 "thread (1,0,0) with no barrier between in block (0,0,0) thread (1,0,0)");
+    expect_exact("kernel div(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[64];\n"
+                 "    s[thread_id.x] = 1;\n"
+                 "    if thread_id.x < 32 { barrier(); }\n"
+                 "    y[thread_id.x] = s[63 - thread_id.x];\n"
+                 "}\n",
+                 1, 64, 1, 4, 27,
+                 "kernel div: t.kf:4:27: divergent barrier: thread (32,0,0) has exited in block (0,0,0) thread "
+                 "(0,0,0)");
+}
+
+/* Ordered accesses give no report: barriers, a warp builtin between lanes
+ * of one warp, a thread's own accesses, reads by many threads. */
+static void shared_ordered_accesses_are_not_races(void **state)
+{
+    uint32_t y[64];
+    expect_clean("kernel lanes(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[32];\n"
+                 "    s[lane_id] = x[lane_id] * 3;\n"
+                 "    let b = ballot(true);\n"
+                 "    y[lane_id] = s[lane_id ^ 1] + (b & 0);\n"
+                 "    let c = ballot(true);\n"
+                 "    s[lane_id] = s[lane_id] + (c & 1);\n"
+                 "}\n",
+                 32, y);
+    for (uint32_t i = 0; i < 32; i++) assert_int_equal(y[i], (i ^ 1) * 3);
+    expect_clean("kernel rounds(x: &[u32], y: &mut [u32]) {\n"
+                 "    shared s: u32[64];\n"
+                 "    s[thread_id.x] = x[thread_id.x];\n"
+                 "    barrier();\n"
+                 "    var n: u32 = 32;\n"
+                 "    while n > 0 {\n"
+                 "        if thread_id.x < n { s[thread_id.x] += s[thread_id.x + n]; }\n"
+                 "        barrier();\n"
+                 "        n = n / 2;\n"
+                 "    }\n"
+                 "    y[thread_id.x] = s[0];\n"
+                 "}\n",
+                 64, y);
+    for (uint32_t i = 0; i < 64; i++) assert_int_equal(y[i], 64 * 63 / 2);
 }
 
 int main(void)
@@ -517,6 +742,13 @@ int main(void)
         cmocka_unit_test(atomics_from_source),
         cmocka_unit_test(while_loops_in_inlined_fns),
         cmocka_unit_test(source_errors_are_reported_at_their_line),
+        cmocka_unit_test(shared_read_before_any_write_is_reported),
+        cmocka_unit_test(shared_read_before_a_later_write_is_a_race),
+        cmocka_unit_test(shared_race_write_then_read_across_warps),
+        cmocka_unit_test(shared_race_read_then_write),
+        cmocka_unit_test(shared_race_two_writes),
+        cmocka_unit_test(shared_race_precedence),
+        cmocka_unit_test(shared_ordered_accesses_are_not_races),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

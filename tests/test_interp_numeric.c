@@ -209,6 +209,55 @@ static void f16_encoding_is_the_nearest_value(void **state)
     }
 }
 
+/* Every i8/u8 pair against C int arithmetic (no overflow at that width):
+ * wrapping, C truncating division, INT_MIN / -1, shift amounts >= 8. */
+static void int_binop_matches_c_on_every_8_bit_pair(void **state)
+{
+    static const kf_op ops[] = {KF_OP_ADD, KF_OP_SUB, KF_OP_MUL, KF_OP_DIV, KF_OP_REM,
+                                KF_OP_AND, KF_OP_OR,  KF_OP_XOR, KF_OP_SHL, KF_OP_SHR};
+    for (int sgn = 0; sgn < 2; sgn++)
+        for (unsigned a = 0; a < 256; a++)
+            for (unsigned b = 0; b < 256; b++)
+                for (unsigned k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+                    int x = sgn ? (int8_t)a : (int)a, y = sgn ? (int8_t)b : (int)b, want;
+                    switch (ops[k]) {
+                    case KF_OP_ADD: want = x + y; break;
+                    case KF_OP_SUB: want = x - y; break;
+                    case KF_OP_MUL: want = x * y; break;
+                    case KF_OP_DIV: want = y ? x / y : -1; break;
+                    case KF_OP_REM: want = y ? x % y : -1; break;
+                    case KF_OP_AND: want = x & y; break;
+                    case KF_OP_OR: want = x | y; break;
+                    case KF_OP_XOR: want = x ^ y; break;
+                    case KF_OP_SHL: want = b >= 8 ? 0 : (int)(a << b); break;
+                    default: want = b >= 8 ? (x < 0 ? -1 : 0) : x / (1 << b) - (x < 0 && x % (1 << b) != 0); break;
+                    }
+                    uint64_t r = 12345;
+                    bool ok = kf_int_binop(ops[k], sgn, 8, a, b, &r);
+                    bool div0 = !b && (ops[k] == KF_OP_DIV || ops[k] == KF_OP_REM);
+                    assert_int_equal(ok, !div0);
+                    assert_int_equal(r, div0 ? 12345 : (uint64_t)(want & 0xff));
+                }
+}
+
+static void int_binop_at_64_and_32_bits(void **state)
+{
+    uint64_t r;
+    assert_true(kf_int_binop(KF_OP_DIV, true, 64, UINT64_C(1) << 63, UINT64_MAX, &r));
+    assert_int_equal(r, UINT64_C(1) << 63);                      /* INT64_MIN / -1 */
+    assert_true(kf_int_binop(KF_OP_REM, true, 64, UINT64_C(1) << 63, UINT64_MAX, &r));
+    assert_int_equal(r, 0);
+    assert_true(kf_int_binop(KF_OP_SHR, true, 32, 0x80000000u, 40, &r));
+    assert_int_equal(r, 0xFFFFFFFFu);                             /* sign fill, masked */
+    assert_true(kf_int_binop(KF_OP_SHL, false, 32, 1, 32, &r));
+    assert_int_equal(r, 0);
+    assert_true(kf_int_binop(KF_OP_SUB, false, 32, 0, 1, &r));
+    assert_int_equal(r, 0xFFFFFFFFu);
+    assert_true(kf_int_binop(KF_OP_DIV, true, 32, (uint32_t)-7, 2, &r));
+    assert_int_equal(r, (uint32_t)-3);                            /* truncates toward zero */
+    assert_false(kf_int_binop(KF_OP_LT, false, 32, 1, 2, &r));   /* not a BINOP */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +272,8 @@ int main(void)
         cmocka_unit_test(bits_read_back_sign_and_zero_extended),
         cmocka_unit_test(every_narrow_pattern_round_trips),
         cmocka_unit_test(f16_encoding_is_the_nearest_value),
+        cmocka_unit_test(int_binop_matches_c_on_every_8_bit_pair),
+        cmocka_unit_test(int_binop_at_64_and_32_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
