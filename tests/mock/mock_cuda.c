@@ -2,7 +2,8 @@
  * points kforge's runtime resolves (runtime/cuda_drv.h), over host memory.
  * "Device" pointers are host pointers; the "linker" turns PTX into a fake
  * cubin ("MOCKCUBIN\n" + the PTX) that only this module loads; an entry is
- * found if the PTX declares `.entry NAME(`. A launch of an entry named
+ * found if the PTX declares `.entry NAME(`; PTX holding "MOCKJITFAIL" fails
+ * to link with a JIT log naming that PTX line. A launch of an entry named
  * `saxpy` with the (f32 a, f32 *x, f32 *y, u32 n) layout really computes
  * saxpy on the host, so argument packing, grids and stream order are
  * checked end to end; every launch is recorded for mock_last_launch().
@@ -39,11 +40,13 @@ typedef struct {
 
 static mock_launch last;
 static int live_allocs;
+static int links;    /* PTX handed to the "JIT" */
 static int sticky;   /* a "fault" poisons later calls, like the real driver */
 
 /* For tests: the last launch, the launch count, live allocations. */
 const mock_launch *mock_last_launch(void) { return &last; }
 int mock_live_allocs(void) { return live_allocs; }
+int mock_link_count(void) { return links; }
 
 CUresult cuInit(unsigned flags) { return getenv("MOCKCUDA_NODEVICE") ? NO_DEVICE : OK; }
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
@@ -130,6 +133,14 @@ CUresult cuLinkCreate_v2(unsigned n, int *opt, void **val, void **out)
 CUresult cuLinkAddData_v2(void *state, int type, void *data, size_t size, const char *name, unsigned n, int *o, void **v)
 {
     mock_link *l = state;
+    const char *fail = strstr(data, "MOCKJITFAIL");
+    links++;
+    if (fail) {   /* a JIT error at the PTX line holding the marker */
+        int line = 1;
+        for (const char *p = data; p < fail; p++) line += *p == '\n';
+        if (l->elog) snprintf(l->elog, l->elog_len, "ptxas application ptx input, line %d; error   : mock: requested", line);
+        return INVALID_PTX;
+    }
     if (type != 1 || !strstr(data, ".entry ")) {
         if (l->elog) snprintf(l->elog, l->elog_len, "ptxas application ptx input, line 1; error   : mock: no .entry");
         return INVALID_PTX;
