@@ -244,3 +244,53 @@ CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b)
     *ms = (float)(*(double *)b - *(double *)a) + 1e-4f;
     return OK;
 }
+
+/* ---- a stand-in NVRTC (KF_LIBNVRTC may point here too) ---------------------------
+ * Compiles nothing: the "PTX" is the source. With $MOCKNVRTC_FAIL_AT set, the
+ * compile fails with an NVRTC-style log, "NAME(LINE): error: ...", at the first
+ * source line that contains that text. */
+typedef struct {
+    char *src, *name, *log;
+} mock_prog;
+
+int nvrtcVersion(int *major, int *minor) { *major = 13; *minor = 0; return 0; }
+const char *nvrtcGetErrorString(int r) { return r == 6 ? "NVRTC_ERROR_COMPILATION" : "NVRTC_ERROR_MOCK"; }
+
+int nvrtcCreateProgram(mock_prog **prog, const char *src, const char *name, int n, const char *const *h,
+                       const char *const *i)
+{
+    mock_prog *p = calloc(1, sizeof *p);
+    p->src = strdup(src);
+    p->name = strdup(name ? name : "default_program");
+    p->log = strdup("");
+    *prog = p;
+    return 0;
+}
+
+int nvrtcDestroyProgram(mock_prog **prog)
+{
+    free((*prog)->src);
+    free((*prog)->name);
+    free((*prog)->log);
+    free(*prog);
+    *prog = NULL;
+    return 0;
+}
+
+int nvrtcCompileProgram(mock_prog *p, int n, const char *const *opts)
+{
+    const char *want = getenv("MOCKNVRTC_FAIL_AT"), *at = want ? strstr(p->src, want) : NULL;
+    if (!at) return 0;
+    int line = 1;
+    for (const char *c = p->src; c < at; c++) line += *c == '\n';
+    free(p->log);
+    p->log = malloc(strlen(p->name) + 128);
+    sprintf(p->log, "%s(%d): error: mock: requested\n\n1 error detected in the compilation of \"%s\".\n", p->name,
+            line, p->name);
+    return 6;
+}
+
+int nvrtcGetPTXSize(mock_prog *p, size_t *n) { *n = strlen(p->src) + 1; return 0; }
+int nvrtcGetPTX(mock_prog *p, char *out) { memcpy(out, p->src, strlen(p->src) + 1); return 0; }
+int nvrtcGetProgramLogSize(mock_prog *p, size_t *n) { *n = strlen(p->log) + 1; return 0; }
+int nvrtcGetProgramLog(mock_prog *p, char *out) { memcpy(out, p->log, strlen(p->log) + 1); return 0; }
