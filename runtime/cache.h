@@ -22,7 +22,8 @@ typedef struct {
 
 /* The inputs that decide a build's output. */
 typedef struct {
-    const char *kind;        /* "kf-cuda", "kf-ptx", "raw-cuda", "raw-ptx" */
+    const char *kind;        /* "kf-cuda", "kf-ptx" (emitted text), "kf-cuda-source",
+                                "kf-ptx-source" (.kf source), "raw-cuda", "raw-ptx" */
     const char *text;        /* source or emitted text */
     size_t text_len;
     const char *options;     /* compiler/JIT options, "" if none */

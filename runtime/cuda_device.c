@@ -7,7 +7,10 @@
  *
  * Every build goes through the cache (cache.h): the key covers the text,
  * options, arch and the NVRTC and driver versions; a hit loads the cached
- * cubin directly (no NVRTC, no PTX JIT). One context per device (the
+ * cubin directly (no NVRTC, no PTX JIT). A .kf kernel is first looked up by
+ * a key over its source (source_key), so a warm start does not even emit;
+ * on a miss it is emitted and looked up by its text, and the build is
+ * stored under both keys. One context per device (the
  * primary context of the ordinal), one non-blocking stream, properties
  * read once at open. Buffers are plain cuMemAlloc memory. Launch data is
  * packed once per plan (kernelParams pointing at 16-byte slots), so a
