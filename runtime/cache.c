@@ -101,21 +101,23 @@ static int find_build_id(struct dl_phdr_info *info, size_t size, void *ctx)
     return 1;   /* found the object (with or without an ID): stop */
 }
 
-static char build_id[3 * (2 * 64 + 1)];
+static char build_id[4 * (2 * 64 + 1)];
 static pthread_once_t build_once = PTHREAD_ONCE_INIT;
 
 static void build_id_read(void)
 {
-    uintptr_t probes[3] = {(uintptr_t)&kf_compile, (uintptr_t)&kf_ptx_emit, (uintptr_t)&kf_cuda_emit};
-    char ids[3][2 * 64 + 1];
-    for (int i = 0; i < 3; i++) {
+    enum { NPROBE = 4 };   /* front end, both emitters, this runtime (its JIT options) */
+    uintptr_t probes[NPROBE] = {(uintptr_t)&kf_compile, (uintptr_t)&kf_ptx_emit, (uintptr_t)&kf_cuda_emit,
+                                (uintptr_t)&kf_cache_key_make};
+    char ids[NPROBE][2 * 64 + 1];
+    for (int i = 0; i < NPROBE; i++) {
         build_probe bp = {probes[i], ""};
         dl_iterate_phdr(find_build_id, &bp);
         if (!bp.hex[0]) return;   /* unknown: leave "" */
         memcpy(ids[i], bp.hex, sizeof ids[i]);
     }
     size_t n = 0;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < NPROBE; i++) {
         bool seen = false;
         for (int j = 0; j < i; j++) seen = seen || strcmp(ids[i], ids[j]) == 0;
         if (!seen) n += (size_t)snprintf(build_id + n, sizeof build_id - n, "%s%s", n ? "+" : "", ids[i]);

@@ -222,7 +222,10 @@ static void attach_jit_log(kf_error *err, const char *log, const kf_linemap *lm)
     map_line(err, at ? strtoul(at + 5, NULL, 10) : 0, lm);
 }
 
-/* PTX -> cubin through the driver's linker (the PTX JIT runs here, once). */
+/* PTX -> cubin through the driver's linker (the PTX JIT runs here, once).
+ * The JIT options are part of what decides the cubin: keys over emitted or
+ * raw text cover only lineinfo, so any other change here must bump
+ * FORMAT_VERSION in cache.c (source keys also cover the build ID). */
 static kf_status link_ptx(const char *ptx, size_t len, const kf_linemap *lm, bool lineinfo, kf_cache_blob *out,
                           kf_error *err)
 {
