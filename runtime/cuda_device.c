@@ -401,11 +401,14 @@ static kf_status diags_error(kf_error *err, const kf_diags *d, const char *what)
 static bool source_key(const kf_pipeline *p, const kf_module *m, const kf_emit_opts *eo, kf_cache_key *key)
 {
     const char *build = kf_cache_build_id();
-    if (!m || !m->source || !build[0] || p->k < m->kernels || p->k >= m->kernels + m->nkernels) return false;
+    uint32_t ki = 0;
+    while (m && ki < m->nkernels && &m->kernels[ki] != p->k) ki++;
+    if (!m || !m->source || !build[0] || ki == m->nkernels) return false;
     bool is_cuda = p->dev->backend == KF_BACKEND_CUDA;
     kf_buf o = {0};
-    kf_buf_printf(&o, "build=%s kernel=%u:%s file=%zu:%s lineinfo=%d defines=%u", build, (unsigned)(p->k - m->kernels),
-                  p->name, strlen(m->file ? m->file : ""), m->file ? m->file : "", (int)eo->lineinfo, m->opts.ndefines);
+    const char *file = m->file ? m->file : "";
+    kf_buf_printf(&o, "build=%s kernel=%u:%s file=%zu:%s lineinfo=%d defines=%u", build, ki, p->name, strlen(file),
+                  file, (int)eo->lineinfo, m->opts.ndefines);
     for (uint32_t i = 0; i < m->opts.ndefines; i++)
         kf_buf_printf(&o, " %zu:%s=%zu:%s", strlen(m->opts.defines[i].name), m->opts.defines[i].name,
                       strlen(m->opts.defines[i].value), m->opts.defines[i].value);
