@@ -11,6 +11,7 @@
  * CUDA_CACHE_DISABLE=1 before cuInit) against a warm start from the disk
  * cache (median of several loads). The sizes and
  * scalar arguments of each kernel come from the table `cases` below. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -476,6 +477,24 @@ static void bench_host(kf_device *d, const char *dir, host_cost *hc, kf_error *e
     kf_module_free(m);
 }
 
+/* Removes a directory tree the bench made (the driver's JIT cache, if it
+ * wrote one despite CUDA_CACHE_DISABLE). */
+static void remove_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        char sub[4096];
+        struct stat sb;
+        snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
+        if (lstat(sub, &sb) == 0 && S_ISDIR(sb.st_mode)) remove_tree(sub);
+        else unlink(sub);
+    }
+    if (d) closedir(d);
+    rmdir(path);
+}
+
 static int bench_usage(void)
 {
     fprintf(stderr, "usage: kforge bench [--runs N] [--quick] [KERNEL.kf | KERNEL]...\n");
@@ -554,17 +573,20 @@ int kf_cmd_bench(int argc, char **argv)
     char **sel = calloc((size_t)argc + 1, sizeof *sel);
     if (!sel || !bench_args_parse(argc, argv, &o, sel, &nsel)) return free(sel), bench_usage();
     /* Cold/warm timings must not wipe the user's cache: use a private one. */
-    char tmpdir[] = "/tmp/kforge-bench-XXXXXX";
-    if (!mkdtemp(tmpdir)) {
+    char tmpdir[] = "/tmp/kforge-bench-XXXXXX", nvdir[] = "/tmp/kforge-bench-nv-XXXXXX";
+    if (!mkdtemp(tmpdir) || !mkdtemp(nvdir)) {
         fprintf(stderr, "kforge bench: cannot create a temporary directory\n");
+        rmdir(tmpdir);
         free(sel);
         return KF_EXIT_RUNTIME;
     }
     setenv("KFORGE_CACHE_DIR", tmpdir, 1);
     setenv("KFORGE_CACHE", "1", 1);
     /* A cold build must run the real PTX JIT: turn the driver's own JIT
-     * cache (~/.nv/ComputeCache) off before cuInit, which happens below. */
+     * cache (~/.nv/ComputeCache) off before cuInit, which happens below,
+     * and point it at an empty private directory should it be used anyway. */
     setenv("CUDA_CACHE_DISABLE", "1", 1);
+    setenv("CUDA_CACHE_PATH", nvdir, 1);
     kf_error err = {0};
     kf_device *dev[2] = {NULL, NULL};
     int rc = KF_EXIT_RUNTIME;
@@ -592,6 +614,7 @@ int kf_cmd_bench(int argc, char **argv)
     kf_device_close(dev[1]);
     kf_cache_clear(true, NULL, NULL);
     rmdir(tmpdir);
+    remove_tree(nvdir);
     free(sel);
     return rc;
 }
