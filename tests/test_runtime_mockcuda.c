@@ -413,7 +413,7 @@ static void kf_kernel_builds_on_both_gpu_paths(void **state)
 
 /* ---- .kf kernels keyed on their source ----------------------------------------- */
 static const char *saxpy_kf =
-    "const BLOCK: u32 = 256;\n"
+    "const BLOCK: u32 = 256; const UNUSED: u32 = 1;\n"
     "@schedule(block = BLOCK, grid = cdiv(n, BLOCK))\n"
     "kernel saxpy(a: f32, x: &[f32], y: &mut [f32], n: u32) {\n"
     "    let i = global_id.x;\n"
@@ -508,6 +508,29 @@ static void source_key_follows_everything_that_changes_the_output(void **state)
     kf_device_close(ptx);
 }
 
+/* A source key that misses falls back to the emitted text's key: a define
+ * of an unused constant changes the source key but not the PTX, so the
+ * build is found by its text (no JIT) and stored under the new source key. */
+static void source_key_miss_falls_back_to_the_text_key(void **state)
+{
+    kf_device *d;
+    kf_error e = {0};
+    assert_int_equal(kf_device_open(KF_BACKEND_PTX, 0, &d, &e), KF_OK);
+    kf_cache_clear(true, NULL, NULL);
+    kf_module *a = compile_kf("two.kf", "", NULL), *b = compile_kf("two.kf", "", "UNUSED=2");
+    assert_int_equal(origin_of(d, a), KF_FROM_BUILD);
+    assert_int_equal(count_entries(), 2);   /* text key + source key */
+    int links = link_count();
+    assert_int_equal(origin_of(d, b), KF_FROM_MEMORY);
+    assert_int_equal(link_count(), links);
+    assert_int_equal(count_entries(), 3);
+    kf_cache_clear(false, NULL, NULL);
+    assert_int_equal(origin_of(d, b), KF_FROM_DISK);
+    kf_module_free(a);
+    kf_module_free(b);
+    kf_device_close(d);
+}
+
 /* A PTX JIT error on kforge's PTX names the .kf line that produced the
  * failing PTX line (through the emitter's line map). */
 static void ptx_jit_error_points_at_the_kf_line(void **state)
@@ -565,6 +588,7 @@ int main(void)
         cmocka_unit_test(kf_kernel_builds_on_both_gpu_paths),
         cmocka_unit_test(warm_start_from_source_key_skips_emit_nvrtc_and_jit),
         cmocka_unit_test(source_key_follows_everything_that_changes_the_output),
+        cmocka_unit_test(source_key_miss_falls_back_to_the_text_key),
         cmocka_unit_test(ptx_jit_error_points_at_the_kf_line),
         cmocka_unit_test(kernel_fault_is_a_runtime_error),
     };
