@@ -9,6 +9,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Keeps the options with the module: the runtime's cache keys builds on
+ * (file, source, options) without emitting code again. */
+static bool copy_opts(kf_module *m, const kf_compile_opts *opts)
+{
+    if (!opts || !opts->ndefines) return true;
+    kf_define *d = kf_arena_calloc(&m->arena, opts->ndefines, sizeof *d);
+    if (!d) return false;
+    for (uint32_t i = 0; i < opts->ndefines; i++) {
+        d[i].name = kf_arena_strdup(&m->arena, opts->defines[i].name ? opts->defines[i].name : "");
+        d[i].value = kf_arena_strdup(&m->arena, opts->defines[i].value ? opts->defines[i].value : "");
+        if (!d[i].name || !d[i].value) return false;
+    }
+    m->opts.defines = d;
+    m->opts.ndefines = opts->ndefines;
+    return true;
+}
+
 kf_status kf_compile(const char *file, const char *source, size_t len,
                      const kf_compile_opts *opts, kf_module **out)
 {
@@ -21,6 +38,7 @@ kf_status kf_compile(const char *file, const char *source, size_t len,
     m->source = kf_arena_strndup(&m->arena, source, len);
     m->source_len = len;
     if (!m->file || !m->source) return KF_ERR_NOMEM;
+    if (!copy_opts(m, opts)) return KF_ERR_NOMEM;
 
     kf_pass_ctx cx = {&m->arena, &m->diags, m->file, m->source, len};
     m->ast = kf_parse(&cx);

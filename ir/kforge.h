@@ -27,6 +27,8 @@ typedef struct {
     kf_ir_kernel *kernels;     /* one per `kernel`, in source order */
     uint32_t nkernels;
     kf_diags diags;
+    kf_compile_opts opts;      /* the options compiled with (defines copied into the arena):
+                                  with file and source, all that decides the output */
 } kf_module;
 
 /* Compiles `source` (len bytes; need not be NUL-terminated). Always returns

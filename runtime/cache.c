@@ -8,12 +8,15 @@
  * The file size must equal 64 + both lengths; anything else is truncated
  * or corrupt and is removed and rebuilt. Writes go to a unique temporary
  * file in the same directory and are renamed into place. */
+#define _GNU_SOURCE   /* dl_iterate_phdr */
 #include "cache.h"
 #include "rt_impl.h"
+#include "../emit/emit.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -52,6 +55,79 @@ kf_cache_key kf_cache_key_make(const kf_cache_inputs *in)
     hash_field(&s, nums, sizeof nums);
     XXH128_hash_t h = XXH3_128bits_digest(&s);
     return (kf_cache_key){h.low64, h.high64};
+}
+
+/* ---- the compiler's build identity -------------------------------------------- */
+typedef struct {
+    uintptr_t addr;      /* an address inside the object sought */
+    char hex[2 * 64 + 1];
+} build_probe;
+
+/* Appends the NT_GNU_BUILD_ID note of a PT_NOTE segment, if it has one. */
+static bool note_build_id(const unsigned char *p, size_t size, char *hex, size_t hexlen)
+{
+    size_t off = 0;
+    while (off + sizeof(ElfW(Nhdr)) <= size) {
+        const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(p + off);
+        size_t name = (nh->n_namesz + 3) & ~(size_t)3, desc = (nh->n_descsz + 3) & ~(size_t)3;
+        const unsigned char *d = p + off + sizeof *nh + name;
+        if (off + sizeof *nh + name + desc > size) return false;
+        if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(p + off + sizeof *nh, "GNU", 4) == 0 &&
+            nh->n_descsz && 2 * nh->n_descsz < hexlen) {
+            for (uint32_t i = 0; i < nh->n_descsz; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
+            return true;
+        }
+        off += sizeof *nh + name + desc;
+    }
+    return false;
+}
+
+static int find_build_id(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+    build_probe *bp = ctx;
+    bool inside = false;
+    for (int i = 0; i < info->dlpi_phnum && !inside; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        inside = ph->p_type == PT_LOAD && bp->addr >= lo && bp->addr - lo < ph->p_memsz;
+    }
+    if (!inside) return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_NOTE &&
+            note_build_id((const unsigned char *)(info->dlpi_addr + ph->p_vaddr), ph->p_memsz, bp->hex, sizeof bp->hex))
+            break;
+    }
+    return 1;   /* found the object (with or without an ID): stop */
+}
+
+static char build_id[4 * (2 * 64 + 1)];
+static pthread_once_t build_once = PTHREAD_ONCE_INIT;
+
+static void build_id_read(void)
+{
+    enum { NPROBE = 4 };   /* front end, both emitters, this runtime (its JIT options) */
+    uintptr_t probes[NPROBE] = {(uintptr_t)&kf_compile, (uintptr_t)&kf_ptx_emit, (uintptr_t)&kf_cuda_emit,
+                                (uintptr_t)&kf_cache_key_make};
+    char ids[NPROBE][2 * 64 + 1];
+    for (int i = 0; i < NPROBE; i++) {
+        build_probe bp = {probes[i], ""};
+        dl_iterate_phdr(find_build_id, &bp);
+        if (!bp.hex[0]) return;   /* unknown: leave "" */
+        memcpy(ids[i], bp.hex, sizeof ids[i]);
+    }
+    size_t n = 0;
+    for (int i = 0; i < NPROBE; i++) {
+        bool seen = false;
+        for (int j = 0; j < i; j++) seen = seen || strcmp(ids[i], ids[j]) == 0;
+        if (!seen) n += (size_t)snprintf(build_id + n, sizeof build_id - n, "%s%s", n ? "+" : "", ids[i]);
+    }
+}
+
+const char *kf_cache_build_id(void)
+{
+    pthread_once(&build_once, build_id_read);
+    return build_id;
 }
 
 void kf_cache_blob_free(kf_cache_blob *b)

@@ -22,7 +22,8 @@ typedef struct {
 
 /* The inputs that decide a build's output. */
 typedef struct {
-    const char *kind;        /* "kf-cuda", "kf-ptx", "raw-cuda", "raw-ptx" */
+    const char *kind;        /* "kf-cuda", "kf-ptx" (emitted text), "kf-cuda-source",
+                                "kf-ptx-source" (.kf source), "raw-cuda", "raw-ptx" */
     const char *text;        /* source or emitted text */
     size_t text_len;
     const char *options;     /* compiler/JIT options, "" if none */
@@ -32,6 +33,13 @@ typedef struct {
 } kf_cache_inputs;
 /* Also hashes KF_VERSION and the entry format version. */
 kf_cache_key kf_cache_key_make(const kf_cache_inputs *in);
+
+/* The identity of the compiler code in this process: the GNU build IDs (hex)
+ * of the executable or libraries that hold the front end and both emitters,
+ * read once from the loaded program headers (no file I/O). "" when an object
+ * carries no build ID. Keys over .kf source (rather than emitted text)
+ * include it, so a rebuilt kforge never reuses code an older one emitted. */
+const char *kf_cache_build_id(void);
 
 /* A cached build: PTX text and the linked cubin (either may be empty). */
 typedef struct {

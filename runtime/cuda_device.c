@@ -7,7 +7,10 @@
  *
  * Every build goes through the cache (cache.h): the key covers the text,
  * options, arch and the NVRTC and driver versions; a hit loads the cached
- * cubin directly (no NVRTC, no PTX JIT). One context per device (the
+ * cubin directly (no NVRTC, no PTX JIT). A .kf kernel is first looked up by
+ * a key over its source (source_key), so a warm start does not even emit;
+ * on a miss it is emitted and looked up by its text, and the build is
+ * stored under both keys. One context per device (the
  * primary context of the ordinal), one non-blocking stream, properties
  * read once at open. Buffers are plain cuMemAlloc memory. Launch data is
  * packed once per plan (kernelParams pointing at 16-byte slots), so a
@@ -204,6 +207,8 @@ cleanup:
 }
 
 /* ---- building code ----------------------------------------------------------------- */
+static void map_line(kf_error *err, unsigned long line, const kf_linemap *lm);
+
 /* Attaches the JIT's error log to err, mapping "line N" of the PTX to the
  * .kf source when a line map is known. */
 static void attach_jit_log(kf_error *err, const char *log, const kf_linemap *lm)
@@ -214,16 +219,13 @@ static void attach_jit_log(kf_error *err, const char *log, const kf_linemap *lm)
     err->log = malloc(n + 1);
     if (err->log) memcpy(err->log, log, n + 1);
     const char *at = strstr(log, "line ");
-    unsigned long line = at ? strtoul(at + 5, NULL, 10) : 0;
-    if (lm && line >= 1 && line <= lm->lines.len && lm->lines.data[line - 1].line) {
-        err->loc = lm->lines.data[line - 1];
-        size_t used = strlen(err->msg);
-        snprintf(err->msg + used, sizeof err->msg - used, " at %s:%u:%u", err->loc.file ? err->loc.file : "?",
-                 err->loc.line, err->loc.col);
-    }
+    map_line(err, at ? strtoul(at + 5, NULL, 10) : 0, lm);
 }
 
-/* PTX -> cubin through the driver's linker (the PTX JIT runs here, once). */
+/* PTX -> cubin through the driver's linker (the PTX JIT runs here, once).
+ * The JIT options are part of what decides the cubin: keys over emitted or
+ * raw text cover only lineinfo, so any other change here must bump
+ * FORMAT_VERSION in cache.c (source keys also cover the build ID). */
 static kf_status link_ptx(const char *ptx, size_t len, const kf_linemap *lm, bool lineinfo, kf_cache_blob *out,
                           kf_error *err)
 {
@@ -274,16 +276,41 @@ cleanup:
     return st;
 }
 
-/* What to build: text to hash and, on a miss, how to get PTX from it. */
+/* What to build: the text (CUDA-C or PTX) and how to compile it. */
 typedef struct {
     const char *kind;
     const char *text;       /* CUDA-C or PTX */
     bool is_cuda;
     uint32_t arch;
     bool uncached;
-    const kf_linemap *lm;
+    const kf_linemap *lm;   /* emitted text line -> .kf location, or NULL */
     bool lineinfo;          /* NVRTC -lineinfo (the emitted text carries its own) */
 } build_req;
+
+/* Points the error at the .kf location of line `line` of emitted text. */
+static void map_line(kf_error *err, unsigned long line, const kf_linemap *lm)
+{
+    if (!lm || line < 1 || line > lm->lines.len || !lm->lines.data[line - 1].line) return;
+    err->loc = lm->lines.data[line - 1];
+    size_t used = strlen(err->msg);
+    snprintf(err->msg + used, sizeof err->msg - used, " at %s:%u:%u", err->loc.file ? err->loc.file : "?",
+             err->loc.line, err->loc.col);
+}
+
+/* NVRTC reports "NAME.cu(LINE): error: ..."; maps the first error line. */
+static void map_nvrtc_error(kf_error *err, const char *name, const kf_linemap *lm)
+{
+    if (!err || !err->log || !lm) return;
+    size_t n = strlen(name);
+    for (const char *at = strstr(err->log, name); at; at = strstr(at + 1, name)) {
+        char *end;
+        if (at[n] != '(') continue;
+        unsigned long line = strtoul(at + n + 1, &end, 10);
+        if (strncmp(end, "): error", 8) != 0) continue;
+        map_line(err, line, lm);
+        return;
+    }
+}
 
 static kf_status build_blob(kf_pipeline *p, const build_req *rq, kf_cache_blob *b, kf_error *err)
 {
@@ -292,7 +319,10 @@ static kf_status build_blob(kf_pipeline *p, const build_req *rq, kf_cache_blob *
         char name[300];
         snprintf(name, sizeof name, "%s.cu", p->name);
         st = kf_nvrtc_compile(rq->text, name, rq->arch, rq->lineinfo, &b->ptx, NULL, err);
-        if (st != KF_OK) return st;
+        if (st != KF_OK) {
+            map_nvrtc_error(err, name, rq->lm);
+            return st;
+        }
         b->ptx_len = strlen(b->ptx);
     } else {
         b->ptx_len = strlen(rq->text);
@@ -303,30 +333,49 @@ static kf_status build_blob(kf_pipeline *p, const build_req *rq, kf_cache_blob *
     return link_ptx(b->ptx, b->ptx_len, rq->is_cuda ? NULL : rq->lm, rq->lineinfo, b, err);
 }
 
-static kf_status build_and_load(kf_pipeline *p, const build_req *rq, kf_error *err)
+/* Looks a key up unless uncached; records where the code came from. */
+static bool cache_find(kf_pipeline *p, kf_cache_key key, bool uncached, kf_cache_blob *b)
+{
+    char w[512] = "";
+    kf_cache_result hit = uncached ? KF_CACHE_MISS : kf_cache_lookup(key, b, w, sizeof w);
+    if (w[0] && !p->warning[0]) snprintf(p->warning, sizeof p->warning, "%s", w);
+    p->origin = hit == KF_CACHE_HIT_MEMORY ? KF_FROM_MEMORY : hit == KF_CACHE_HIT_DISK ? KF_FROM_DISK : KF_FROM_BUILD;
+    return hit != KF_CACHE_MISS;
+}
+
+static kf_status cache_put(kf_pipeline *p, kf_cache_key key, const kf_cache_blob *b, kf_error *err)
+{
+    char w[512];
+    kf_status st = kf_cache_store(key, b, w, sizeof w);
+    if (w[0] && !p->warning[0]) snprintf(p->warning, sizeof p->warning, "%s", w);
+    if (st != KF_OK) kf_error_set(err, st, "out of memory caching a build");
+    return st;
+}
+
+static kf_status pipe_alloc(kf_pipeline *p, kf_error *err)
 {
     kf_status st = use(p->dev, err);
     if (st != KF_OK) return st;
-    cuda_pipe *cp = kf_rt_alloc(sizeof *cp);
-    if (!cp) return kf_error_set(err, KF_ERR_NOMEM, "out of memory creating a pipeline");
-    p->impl = cp;
+    p->impl = kf_rt_alloc(sizeof(cuda_pipe));
+    return p->impl ? KF_OK : kf_error_set(err, KF_ERR_NOMEM, "out of memory creating a pipeline");
+}
+
+/* Text key -> cubin, building on a miss; the build is also stored under
+ * src_key (the .kf source key) when given. */
+static kf_status build_and_load(kf_pipeline *p, const build_req *rq, const kf_cache_key *src_key, kf_error *err)
+{
     char opts[300];
     snprintf(opts, sizeof opts, "entry=%s lineinfo=%d", p->name, (int)rq->lineinfo);
     kf_cache_inputs in = {rq->kind, rq->text, strlen(rq->text), opts, rq->arch,
                           rq->is_cuda ? kf_nvrtc_version() : 0, p->dev->props.driver_version};
     kf_cache_key key = kf_cache_key_make(&in);
     kf_cache_blob b = {0};
-    kf_cache_result hit = rq->uncached ? KF_CACHE_MISS : kf_cache_lookup(key, &b, p->warning, sizeof p->warning);
-    p->origin = hit == KF_CACHE_HIT_MEMORY ? KF_FROM_MEMORY : hit == KF_CACHE_HIT_DISK ? KF_FROM_DISK : KF_FROM_BUILD;
-    if (hit == KF_CACHE_MISS) {
+    kf_status st = KF_OK;
+    if (!cache_find(p, key, rq->uncached, &b)) {
         st = build_blob(p, rq, &b, err);
-        if (st == KF_OK && !rq->uncached) {
-            char w[512];
-            st = kf_cache_store(key, &b, w, sizeof w);
-            if (w[0] && !p->warning[0]) snprintf(p->warning, sizeof p->warning, "%s", w);
-            if (st != KF_OK) kf_error_set(err, st, "out of memory caching a build");
-        }
+        if (st == KF_OK && !rq->uncached) st = cache_put(p, key, &b, err);
     }
+    if (st == KF_OK && src_key) st = cache_put(p, *src_key, &b, err);
     if (st == KF_OK) st = load_cubin(p, &b, err);
     kf_cache_blob_free(&b);
     return st;
@@ -342,20 +391,51 @@ static kf_status diags_error(kf_error *err, const kf_diags *d, const char *what)
     return kf_error_set(err, KF_ERR_NOMEM, "%s failed (out of memory)", what);
 }
 
-static kf_status cuda_pipeline_create(kf_pipeline *p, const kf_module *m, kf_error *err)
+/* The key of a .kf kernel's build from what decides its emitted text, so a
+ * warm start neither emits nor compiles: the module's file name, source
+ * text and compile options, the kernel, the emit options, the compiler's
+ * build identity (kf_cache_build_id), arch and the NVRTC and driver
+ * versions. False when that is not known for certain: a hand-built module
+ * or kernel, or a program without a build ID; the caller then keys on the
+ * emitted text. */
+static bool source_key(const kf_pipeline *p, const kf_module *m, const kf_emit_opts *eo, kf_cache_key *key)
+{
+    const char *build = kf_cache_build_id();
+    uint32_t ki = 0;
+    while (m && ki < m->nkernels && &m->kernels[ki] != p->k) ki++;
+    if (!m || !m->source || !build[0] || ki == m->nkernels) return false;
+    bool is_cuda = p->dev->backend == KF_BACKEND_CUDA;
+    kf_buf o = {0};
+    const char *file = m->file ? m->file : "";
+    kf_buf_printf(&o, "build=%s kernel=%u:%s file=%zu:%s lineinfo=%d defines=%u", build, ki, p->name, strlen(file),
+                  file, (int)eo->lineinfo, m->opts.ndefines);
+    for (uint32_t i = 0; i < m->opts.ndefines; i++)
+        kf_buf_printf(&o, " %zu:%s=%zu:%s", strlen(m->opts.defines[i].name), m->opts.defines[i].name,
+                      strlen(m->opts.defines[i].value), m->opts.defines[i].value);
+    bool ok = !o.oom && o.data;
+    if (ok) {
+        kf_cache_inputs in = {is_cuda ? "kf-cuda-source" : "kf-ptx-source", m->source, m->source_len, o.data,
+                              eo->arch, is_cuda ? kf_nvrtc_version() : 0, p->dev->props.driver_version};
+        *key = kf_cache_key_make(&in);
+    }
+    kf_buf_free(&o);
+    return ok;
+}
+
+/* Emits the kernel and builds it through the text-keyed cache. */
+static kf_status emit_and_build(kf_pipeline *p, const kf_module *m, const kf_emit_opts *eo, const kf_cache_key *src_key,
+                                kf_error *err)
 {
     bool is_cuda = p->dev->backend == KF_BACKEND_CUDA;
-    const char *li = getenv("KFORGE_LINEINFO");
-    kf_emit_opts eo = {.arch = p->dev->props.arch, .lineinfo = li && *li && strcmp(li, "0") != 0};
     kf_buf text = {0};
     kf_linemap lm = {0};
     kf_diags d = {0};
-    kf_status st = is_cuda ? kf_cuda_emit(m, p->k, &eo, &text, &lm, &d) : kf_ptx_emit(m, p->k, &eo, &text, &lm, &d);
+    kf_status st = is_cuda ? kf_cuda_emit(m, p->k, eo, &text, &lm, &d) : kf_ptx_emit(m, p->k, eo, &text, &lm, &d);
     if (st != KF_OK || text.oom || !text.data) {
         st = diags_error(err, &d, is_cuda ? "CUDA-C emission" : "PTX emission");
     } else {
-        build_req rq = {is_cuda ? "kf-cuda" : "kf-ptx", text.data, is_cuda, eo.arch, false, &lm, eo.lineinfo};
-        st = build_and_load(p, &rq, err);
+        build_req rq = {is_cuda ? "kf-cuda" : "kf-ptx", text.data, is_cuda, eo->arch, false, &lm, eo->lineinfo};
+        st = build_and_load(p, &rq, src_key, err);
     }
     kf_buf_free(&text);
     kf_linemap_free(&lm);
@@ -363,12 +443,31 @@ static kf_status cuda_pipeline_create(kf_pipeline *p, const kf_module *m, kf_err
     return st;
 }
 
+/* A warm start is: hash the source key, read the entry, load the cubin. */
+static kf_status cuda_pipeline_create(kf_pipeline *p, const kf_module *m, kf_error *err)
+{
+    const char *li = getenv("KFORGE_LINEINFO");
+    kf_emit_opts eo = {.arch = p->dev->props.arch, .lineinfo = li && *li && strcmp(li, "0") != 0};
+    kf_status st = pipe_alloc(p, err);
+    if (st != KF_OK) return st;
+    kf_cache_key key;
+    bool keyed = source_key(p, m, &eo, &key);
+    kf_cache_blob b = {0};
+    if (keyed && cache_find(p, key, false, &b)) {
+        st = load_cubin(p, &b, err);
+        kf_cache_blob_free(&b);
+        return st;
+    }
+    return emit_and_build(p, m, &eo, keyed ? &key : NULL, err);
+}
+
 static kf_status cuda_pipeline_create_raw(kf_pipeline *p, const kf_raw_kernel *rk, kf_error *err)
 {
     bool is_cuda = rk->kind == KF_SRC_CUDA;
     build_req rq = {is_cuda ? "raw-cuda" : "raw-ptx", rk->source, is_cuda,
                     rk->arch ? rk->arch : p->dev->props.arch, rk->uncached, NULL, false};
-    return build_and_load(p, &rq, err);
+    kf_status st = pipe_alloc(p, err);
+    return st == KF_OK ? build_and_load(p, &rq, NULL, err) : st;
 }
 
 static void cuda_pipeline_destroy(kf_pipeline *p)

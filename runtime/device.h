@@ -58,7 +58,14 @@ void kf_buffer_destroy(kf_buffer *b);
 
 /* A compiled, loaded kernel of a module (the module must outlive it).
  * CUDA devices build through the cache (runtime/cache.h); with
- * KFORGE_LINEINFO=1 the code carries .kf line info for profilers. */
+ * KFORGE_LINEINFO=1 the code carries .kf line info for profilers. A kernel
+ * of a module from kf_compile is keyed on the module's file, source and
+ * options (plus the kernel, arch, emit options, the compiler's build ID and
+ * the NVRTC/driver versions), so a warm start loads the cached cubin with no
+ * emit, NVRTC or JIT; such a kernel's IR must not be changed after
+ * kf_compile. Pass m = NULL for hand-built or changed IR: it is then keyed on
+ * its emitted text. A JIT or NVRTC error on emitted code names the .kf
+ * line (err->loc). */
 kf_status kf_pipeline_create(kf_device *dev, const kf_module *m, const kf_ir_kernel *k,
                              kf_pipeline **out, kf_error *err);
 void kf_pipeline_destroy(kf_pipeline *p);

@@ -490,6 +490,35 @@ static void kf_kernel_matches_cpu_on_both_gpu_paths(void **state)
     kf_module_free(m);
 }
 
+/* A warm start (the cubin from the disk cache, keyed on the .kf source: no
+ * emit, NVRTC or JIT) runs the same code as the cold build on both paths. */
+static void warm_start_from_disk_matches_cpu_on_both_gpu_paths(void **state)
+{
+    need_gpu();
+    kf_module *m;
+    if (kf_compile("warm.kf", saxpy_kf, strlen(saxpy_kf), NULL, &m) != KF_OK) fail_msg("saxpy.kf does not compile");
+    enum { M = 5003 };
+    static float want[M], got[M];
+    run_kf(cpu, m, M, want);
+    kf_device *devs[2] = {gpu, gpu_ptx};
+    for (int i = 0; i < 2; i++) {
+        kf_pipeline *p;
+        kf_error e = {0};
+        kf_cache_clear(true, NULL, NULL);
+        assert_int_equal(kf_pipeline_create(devs[i], m, &m->kernels[0], &p, &e), KF_OK);
+        assert_int_equal(kf_pipeline_origin(p), KF_FROM_BUILD);
+        kf_pipeline_destroy(p);
+        kf_cache_clear(false, NULL, NULL);
+        assert_int_equal(kf_pipeline_create(devs[i], m, &m->kernels[0], &p, &e), KF_OK);
+        assert_int_equal(kf_pipeline_origin(p), KF_FROM_DISK);
+        kf_pipeline_destroy(p);
+        memset(got, 0, sizeof got);
+        run_kf(devs[i], m, M, got);   /* from memory now: the same cubin */
+        assert_memory_equal(got, want, sizeof want);
+    }
+    kf_module_free(m);
+}
+
 /* Last: a fault poisons the context for the rest of the process. */
 static void kernel_fault_is_a_runtime_error(void **state)
 {
@@ -524,6 +553,7 @@ int main(void)
         cmocka_unit_test(nvrtc_error_carries_the_log),
         cmocka_unit_test(bad_ptx_carries_the_jit_log),
         cmocka_unit_test(kf_kernel_matches_cpu_on_both_gpu_paths),
+        cmocka_unit_test(warm_start_from_disk_matches_cpu_on_both_gpu_paths),
         cmocka_unit_test(kernel_fault_is_a_runtime_error),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <elf.h>
 #include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -314,6 +315,36 @@ static void stats_clear_and_verify_report_entries(void **state)
     assert_int_equal(s.mem_entries, 0);
 }
 
+/* The compiler's build identity is this program's GNU build ID (everything
+ * is linked statically into it), read here independently from the section
+ * headers of the file on disk. */
+static void build_id_is_the_programs_gnu_build_id(void **state)
+{
+    char *data;
+    size_t size;
+    kf_error e = {0};
+    assert_int_equal(kf_read_file("/proc/self/exe", &data, &size, &e), KF_OK);
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)data;
+    assert_true(size > sizeof *eh && eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) <= size);
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(data + eh->e_shoff);
+    char want[130] = "";
+    for (int i = 0; i < eh->e_shnum && !want[0]; i++) {
+        if (sh[i].sh_type != SHT_NOTE) continue;
+        for (size_t off = sh[i].sh_offset; off + sizeof(Elf64_Nhdr) <= sh[i].sh_offset + sh[i].sh_size;) {
+            const Elf64_Nhdr *nh = (const Elf64_Nhdr *)(data + off);
+            size_t name = (nh->n_namesz + 3) & ~3u, desc = (nh->n_descsz + 3) & ~3u;
+            const unsigned char *d = (const unsigned char *)data + off + sizeof *nh + name;
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_descsz <= 64)
+                for (unsigned j = 0; j < nh->n_descsz; j++) snprintf(want + 2 * j, 3, "%02x", d[j]);
+            off += sizeof *nh + name + desc;
+        }
+    }
+    free(data);
+    assert_true(want[0]);
+    assert_string_equal(kf_cache_build_id(), want);
+    assert_ptr_equal(kf_cache_build_id(), kf_cache_build_id());
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 int main(void)
 {
@@ -329,6 +360,7 @@ int main(void)
         T(cache_zero_disables_the_disk),
         T(directory_defaults_follow_xdg_then_home),
         T(stats_clear_and_verify_report_entries),
+        T(build_id_is_the_programs_gnu_build_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,6 +32,7 @@ typedef struct {
 
 static const mock_launch *(*last_launch)(void);
 static int (*live_allocs)(void);
+static int (*link_count)(void);
 static kf_device *dev;
 static char cache_dir[64];
 
@@ -45,6 +46,7 @@ static int group_setup(void **state)
     if (!h) return -1;
     *(void **)&last_launch = dlsym(h, "mock_last_launch");
     *(void **)&live_allocs = dlsym(h, "mock_live_allocs");
+    *(void **)&link_count = dlsym(h, "mock_link_count");
     kf_error e = {0};
     if (kf_device_open(KF_BACKEND_CUDA, 0, &dev, &e) != KF_OK) {
         fprintf(stderr, "%s\n", e.msg);
@@ -408,6 +410,148 @@ static void kf_kernel_builds_on_both_gpu_paths(void **state)
     }
 }
 
+
+/* ---- .kf kernels keyed on their source ----------------------------------------- */
+static const char *saxpy_kf =
+    "const BLOCK: u32 = 256; const UNUSED: u32 = 1;\n"
+    "@schedule(block = BLOCK, grid = cdiv(n, BLOCK))\n"
+    "kernel saxpy(a: f32, x: &[f32], y: &mut [f32], n: u32) {\n"
+    "    let i = global_id.x;\n"
+    "    if i < n {\n"
+    "        y[i] = a * x[i] + y[i]; // MARK\n"
+    "    }\n"
+    "}\n";
+
+/* saxpy_kf compiled as `file`, MARK replaced by `mark`, with `define` (NAME=VALUE or NULL). */
+static kf_module *compile_kf(const char *file, const char *mark, const char *define)
+{
+    char src[1024], *at;
+    snprintf(src, sizeof src, "%s", saxpy_kf);
+    at = strstr(src, "MARK");
+    memmove(at + strlen(mark), at + 4, strlen(at + 4) + 1);
+    memcpy(at, mark, strlen(mark));
+    char name[64] = "", value[64] = "";
+    kf_define d = {name, value};
+    if (define) sscanf(define, "%63[^=]=%63s", name, value);
+    kf_compile_opts o = {&d, define ? 1 : 0};
+    kf_module *m;
+    if (kf_compile(file, src, strlen(src), &o, &m) != KF_OK) fail_msg("%s does not compile", file);
+    return m;
+}
+
+/* Origin of a fresh pipeline of m's kernel on d (destroyed again). */
+static kf_code_origin origin_of(kf_device *d, kf_module *m)
+{
+    kf_pipeline *p;
+    kf_error e = {0};
+    if (kf_pipeline_create(d, m, &m->kernels[0], &p, &e) != KF_OK) fail_msg("%s", e.msg);
+    kf_code_origin o = kf_pipeline_origin(p);
+    kf_pipeline_destroy(p);
+    return o;
+}
+
+/* A warm start from the disk cache neither emits nor runs NVRTC or the JIT:
+ * with the kernel's IR emptied after the first build, emitting would give
+ * other text (another key, a build); the source key still finds the cubin. */
+static void warm_start_from_source_key_skips_emit_nvrtc_and_jit(void **state)
+{
+    assert_true(kf_cache_build_id()[0] != 0);
+    for (int path = 0; path < 2; path++) {
+        kf_device *d;
+        kf_error e = {0};
+        assert_int_equal(kf_device_open(path ? KF_BACKEND_PTX : KF_BACKEND_CUDA, 0, &d, &e), KF_OK);
+        kf_cache_clear(true, NULL, NULL);
+        kf_module *m = compile_kf("warm.kf", "", NULL);
+        assert_int_equal(origin_of(d, m), KF_FROM_BUILD);
+        int links = link_count();
+        kf_cache_clear(false, NULL, NULL);
+        uint32_t nins = m->kernels[0].nins;
+        m->kernels[0].nins = 0;
+        assert_int_equal(origin_of(d, m), KF_FROM_DISK);
+        assert_int_equal(origin_of(d, m), KF_FROM_MEMORY);
+        m->kernels[0].nins = nins;
+        assert_int_equal(link_count(), links);
+        kf_module_free(m);
+        kf_device_close(d);
+    }
+}
+
+/* Whatever changes the emitted text changes the key: defines, the file
+ * name (it is in the text), line info and the path; the same source in a
+ * new module is the same key. */
+static void source_key_follows_everything_that_changes_the_output(void **state)
+{
+    kf_device *ptx;
+    kf_error e = {0};
+    assert_int_equal(kf_device_open(KF_BACKEND_PTX, 0, &ptx, &e), KF_OK);
+    kf_cache_clear(true, NULL, NULL);
+    kf_module *a = compile_kf("a.kf", "", NULL), *a2 = compile_kf("a.kf", "", NULL), *b = compile_kf("b.kf", "", NULL),
+              *d128 = compile_kf("a.kf", "", "BLOCK=128"), *d64 = compile_kf("a.kf", "", "BLOCK=64"),
+              *d64b = compile_kf("a.kf", "", "BLOCK=64");
+    assert_int_equal(origin_of(ptx, a), KF_FROM_BUILD);
+    assert_int_equal(origin_of(ptx, a2), KF_FROM_MEMORY);
+    assert_int_equal(origin_of(ptx, b), KF_FROM_BUILD);
+    assert_int_equal(origin_of(ptx, d128), KF_FROM_BUILD);
+    assert_int_equal(origin_of(ptx, d64), KF_FROM_BUILD);
+    assert_int_equal(origin_of(ptx, d64b), KF_FROM_MEMORY);
+    setenv("KFORGE_LINEINFO", "1", 1);
+    assert_int_equal(origin_of(ptx, a), KF_FROM_BUILD);
+    unsetenv("KFORGE_LINEINFO");
+    assert_int_equal(origin_of(ptx, a), KF_FROM_MEMORY);
+    kf_device *cu;
+    assert_int_equal(kf_device_open(KF_BACKEND_CUDA, 0, &cu, &e), KF_OK);
+    assert_int_equal(origin_of(cu, a), KF_FROM_BUILD);
+    assert_int_equal(origin_of(cu, a2), KF_FROM_MEMORY);
+    kf_device_close(cu);
+    kf_module *mods[] = {a, a2, b, d128, d64, d64b};
+    for (int i = 0; i < 6; i++) kf_module_free(mods[i]);
+    kf_device_close(ptx);
+}
+
+/* A source key that misses falls back to the emitted text's key: a define
+ * of an unused constant changes the source key but not the PTX, so the
+ * build is found by its text (no JIT) and stored under the new source key. */
+static void source_key_miss_falls_back_to_the_text_key(void **state)
+{
+    kf_device *d;
+    kf_error e = {0};
+    assert_int_equal(kf_device_open(KF_BACKEND_PTX, 0, &d, &e), KF_OK);
+    kf_cache_clear(true, NULL, NULL);
+    kf_module *a = compile_kf("two.kf", "", NULL), *b = compile_kf("two.kf", "", "UNUSED=2");
+    assert_int_equal(origin_of(d, a), KF_FROM_BUILD);
+    assert_int_equal(count_entries(), 2);   /* text key + source key */
+    int links = link_count();
+    assert_int_equal(origin_of(d, b), KF_FROM_MEMORY);
+    assert_int_equal(link_count(), links);
+    assert_int_equal(count_entries(), 3);
+    kf_cache_clear(false, NULL, NULL);
+    assert_int_equal(origin_of(d, b), KF_FROM_DISK);
+    kf_module_free(a);
+    kf_module_free(b);
+    kf_device_close(d);
+}
+
+/* A PTX JIT error on kforge's PTX names the .kf line that produced the
+ * failing PTX line (through the emitter's line map). */
+static void ptx_jit_error_points_at_the_kf_line(void **state)
+{
+    kf_device *d;
+    kf_pipeline *p = (kf_pipeline *)1;
+    kf_error e = {0};
+    assert_int_equal(kf_device_open(KF_BACKEND_PTX, 0, &d, &e), KF_OK);
+    kf_module *m = compile_kf("jit.kf", "MOCKJITFAIL", NULL);
+    assert_int_equal(kf_pipeline_create(d, m, &m->kernels[0], &p, &e), KF_ERR_DEVICE);
+    assert_null(p);
+    assert_non_null(strstr(e.msg, "CUDA_ERROR_INVALID_PTX"));
+    assert_non_null(strstr(e.msg, " at jit.kf:6:"));
+    assert_int_equal(e.loc.line, 6);
+    assert_non_null(e.log);
+    assert_non_null(strstr(e.log, "mock: requested"));
+    kf_error_clear(&e);
+    kf_module_free(m);
+    kf_device_close(d);
+}
+
 /* Last: the mock, like the driver, stays faulted afterwards. */
 static void kernel_fault_is_a_runtime_error(void **state)
 {
@@ -442,6 +586,10 @@ int main(void)
         cmocka_unit_test(bad_ptx_attaches_the_jit_log),
         cmocka_unit_test(nvrtc_error_attaches_the_log),
         cmocka_unit_test(kf_kernel_builds_on_both_gpu_paths),
+        cmocka_unit_test(warm_start_from_source_key_skips_emit_nvrtc_and_jit),
+        cmocka_unit_test(source_key_follows_everything_that_changes_the_output),
+        cmocka_unit_test(source_key_miss_falls_back_to_the_text_key),
+        cmocka_unit_test(ptx_jit_error_points_at_the_kf_line),
         cmocka_unit_test(kernel_fault_is_a_runtime_error),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -117,7 +117,9 @@ if ! skipped bench; then
     echo "== kforge bench"
     run_step "$logs/bench.txt" "$kforge" bench
     rc=$?
-    note bench "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -m1 '^device:' "$logs/bench.txt" | cut -c1-90)"
+    met=$(grep -v '^kforge bench: warning' "$logs/bench.txt" | grep -ow 'met' | wc -l)
+    missed=$(grep -ow 'MISSED' "$logs/bench.txt" | wc -l)
+    note bench "$([ $rc = 0 ] && echo ok || echo FAIL)" "targets: $met met, $missed MISSED; $(grep -m1 '^device:' "$logs/bench.txt" | cut -c1-60)"
 fi
 
 if ! skipped sanitizer; then

@@ -2,7 +2,8 @@
  * points kforge's runtime resolves (runtime/cuda_drv.h), over host memory.
  * "Device" pointers are host pointers; the "linker" turns PTX into a fake
  * cubin ("MOCKCUBIN\n" + the PTX) that only this module loads; an entry is
- * found if the PTX declares `.entry NAME(`. A launch of an entry named
+ * found if the PTX declares `.entry NAME(`; PTX holding "MOCKJITFAIL" fails
+ * to link with a JIT log naming that PTX line. A launch of an entry named
  * `saxpy` with the (f32 a, f32 *x, f32 *y, u32 n) layout really computes
  * saxpy on the host, so argument packing, grids and stream order are
  * checked end to end; every launch is recorded for mock_last_launch().
@@ -39,11 +40,13 @@ typedef struct {
 
 static mock_launch last;
 static int live_allocs;
+static int links;    /* PTX handed to the "JIT" */
 static int sticky;   /* a "fault" poisons later calls, like the real driver */
 
 /* For tests: the last launch, the launch count, live allocations. */
 const mock_launch *mock_last_launch(void) { return &last; }
 int mock_live_allocs(void) { return live_allocs; }
+int mock_link_count(void) { return links; }
 
 CUresult cuInit(unsigned flags) { return getenv("MOCKCUDA_NODEVICE") ? NO_DEVICE : OK; }
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
@@ -130,6 +133,14 @@ CUresult cuLinkCreate_v2(unsigned n, int *opt, void **val, void **out)
 CUresult cuLinkAddData_v2(void *state, int type, void *data, size_t size, const char *name, unsigned n, int *o, void **v)
 {
     mock_link *l = state;
+    const char *fail = strstr(data, "MOCKJITFAIL");
+    links++;
+    if (fail) {   /* a JIT error at the PTX line holding the marker */
+        int line = 1;
+        for (const char *p = data; p < fail; p++) line += *p == '\n';
+        if (l->elog) snprintf(l->elog, l->elog_len, "ptxas application ptx input, line %d; error   : mock: requested", line);
+        return INVALID_PTX;
+    }
     if (type != 1 || !strstr(data, ".entry ")) {
         if (l->elog) snprintf(l->elog, l->elog_len, "ptxas application ptx input, line 1; error   : mock: no .entry");
         return INVALID_PTX;
@@ -233,3 +244,53 @@ CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b)
     *ms = (float)(*(double *)b - *(double *)a) + 1e-4f;
     return OK;
 }
+
+/* ---- a stand-in NVRTC (KF_LIBNVRTC may point here too) ---------------------------
+ * Compiles nothing: the "PTX" is the source. With $MOCKNVRTC_FAIL_AT set, the
+ * compile fails with an NVRTC-style log, "NAME(LINE): error: ...", at the first
+ * source line that contains that text. */
+typedef struct {
+    char *src, *name, *log;
+} mock_prog;
+
+int nvrtcVersion(int *major, int *minor) { *major = 13; *minor = 0; return 0; }
+const char *nvrtcGetErrorString(int r) { return r == 6 ? "NVRTC_ERROR_COMPILATION" : "NVRTC_ERROR_MOCK"; }
+
+int nvrtcCreateProgram(mock_prog **prog, const char *src, const char *name, int n, const char *const *h,
+                       const char *const *i)
+{
+    mock_prog *p = calloc(1, sizeof *p);
+    p->src = strdup(src);
+    p->name = strdup(name ? name : "default_program");
+    p->log = strdup("");
+    *prog = p;
+    return 0;
+}
+
+int nvrtcDestroyProgram(mock_prog **prog)
+{
+    free((*prog)->src);
+    free((*prog)->name);
+    free((*prog)->log);
+    free(*prog);
+    *prog = NULL;
+    return 0;
+}
+
+int nvrtcCompileProgram(mock_prog *p, int n, const char *const *opts)
+{
+    const char *want = getenv("MOCKNVRTC_FAIL_AT"), *at = want ? strstr(p->src, want) : NULL;
+    if (!at) return 0;
+    int line = 1;
+    for (const char *c = p->src; c < at; c++) line += *c == '\n';
+    free(p->log);
+    p->log = malloc(strlen(p->name) + 128);
+    sprintf(p->log, "%s(%d): error: mock: requested\n\n1 error detected in the compilation of \"%s\".\n", p->name,
+            line, p->name);
+    return 6;
+}
+
+int nvrtcGetPTXSize(mock_prog *p, size_t *n) { *n = strlen(p->src) + 1; return 0; }
+int nvrtcGetPTX(mock_prog *p, char *out) { memcpy(out, p->src, strlen(p->src) + 1); return 0; }
+int nvrtcGetProgramLogSize(mock_prog *p, size_t *n) { *n = strlen(p->log) + 1; return 0; }
+int nvrtcGetProgramLog(mock_prog *p, char *out) { memcpy(out, p->log, strlen(p->log) + 1); return 0; }
