@@ -90,10 +90,27 @@ const kf_ir_kernel *kf_cli_pick_kernel(const kf_module *m, const char *name, con
     return NULL;
 }
 
+/* err->msg without the "file:line:col: " that repeats err->loc (the
+ * interpreter names the location in its message so that it reads whole on
+ * its own; the rendered diagnostic already starts with it). */
+static void msg_without_loc(const kf_error *err, char *out, size_t size)
+{
+    char prefix[600];
+    snprintf(prefix, sizeof prefix, "%s:%u:%u: ", err->loc.file ? err->loc.file : "", err->loc.line, err->loc.col);
+    const char *at = err->loc.file ? strstr(err->msg, prefix) : NULL;
+    if (!at) {
+        snprintf(out, size, "%s", err->msg);
+        return;
+    }
+    snprintf(out, size, "%.*s%s", (int)(at - err->msg), err->msg, at + strlen(prefix));
+}
+
 void kf_cli_print_error(const char *cmd, const kf_module *m, const kf_error *err)
 {
     if (m && err->loc.line) {
-        kf_diag d = {KF_DIAG_ERROR, err->loc, (char *)err->msg};
+        char msg[sizeof err->msg];
+        msg_without_loc(err, msg, sizeof msg);
+        kf_diag d = {KF_DIAG_ERROR, err->loc, msg};
         kf_buf b = {0};
         bool same = err->loc.file && m->file && strcmp(err->loc.file, m->file) == 0;
         kf_diag_render(&b, &d, same ? m->source : NULL, same ? m->source_len : 0);
@@ -103,6 +120,12 @@ void kf_cli_print_error(const char *cmd, const kf_module *m, const kf_error *err
         fprintf(stderr, "kforge %s: error: %s\n", cmd, err->msg);
     }
     if (err->log && *err->log) fprintf(stderr, "%s%s", err->log, err->log[strlen(err->log) - 1] == '\n' ? "" : "\n");
+}
+
+void kf_cli_print_warning(const char *cmd, const kf_pipeline *p)
+{
+    const char *w = kf_pipeline_warning(p);
+    if (w && *w) fprintf(stderr, "kforge %s: warning: %s\n", cmd, w);
 }
 
 const char *kf_cli_backend_name(kf_backend b)

@@ -31,6 +31,10 @@ const kf_ir_kernel *kf_cli_pick_kernel(const kf_module *m, const char *name, con
  * error has a location in m's source, else `kforge CMD: error: msg`. */
 void kf_cli_print_error(const char *cmd, const kf_module *m, const kf_error *err);
 
+/* Prints the pipeline's cache warning (a corrupt disk entry that was
+ * rebuilt), if any, as "kforge CMD: warning: ..." on stderr. */
+void kf_cli_print_warning(const char *cmd, const kf_pipeline *p);
+
 /* Maps a library status to an exit code (USAGE 2, SOURCE 1, others 3). */
 int kf_cli_exit_for(kf_status st);
 

@@ -166,6 +166,7 @@ static int execute(const run_args *a, const kf_module *m, const kf_ir_kernel *k,
     kf_cli_devargs da = {0};
     kf_status st = kf_device_open(a->backend, 0, &dev, &err);
     if (st == KF_OK) st = kf_pipeline_create(dev, m, k, &pipe, &err);
+    if (st == KF_OK) kf_cli_print_warning("run", pipe);
     if (st == KF_OK) st = kf_cli_devargs_make(dev, k, in, &da, &err);
     float ms = 0;
     if (st == KF_OK) {

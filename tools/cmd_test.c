@@ -140,13 +140,86 @@ static bool check_outputs(const kf_case *c, const kf_ir_kernel *k, const kf_cli_
     return true;
 }
 
-static bool run_on(const kf_case *c, const kf_module *m, const kf_ir_kernel *k, const kf_cli_inputs *in,
-                   kf_device *dev, const char *bname)
+/* ---- declared buffer sizes ------------------------------------------------ */
+
+/* A case compiled and bound, its declared sizes evaluated. */
+typedef struct {
+    kf_module *m;
+    const kf_ir_kernel *k;
+    kf_cli_inputs in;
+    uint64_t *need;   /* per parameter: elements the kernel indexes (0: none declared) */
+} prepared;
+
+static bool size_lookup(void *ctx, const char *name, size_t len, uint64_t *value, kf_error *err)
 {
+    const prepared *pc = ctx;
+    for (uint32_t i = 0; i < pc->k->nparams; i++) {
+        const kf_ir_param *p = &pc->k->params[i];
+        if (strlen(p->name) != len || strncmp(p->name, name, len)) continue;
+        if (p->type.kind != KF_TK_SCALAR || !kf_type_is_int(p->type)) break;
+        kf_scalar s = (kf_scalar)p->type.scalar;
+        int64_t v = kf_bits_to_i64(s, pc->in.values[i].lane[0]);
+        if (kf_type_is_signed(p->type) && v < 0) {
+            kf_error_set(err, KF_ERR_USAGE, "'%s' is negative (%lld)", p->name, (long long)v);
+            return false;
+        }
+        *value = (uint64_t)v;
+        return true;
+    }
+    kf_error_set(err, KF_ERR_USAGE, "'%.*s' is not an integer scalar parameter of kernel '%s'", (int)len, name,
+                 pc->k->name);
+    return false;
+}
+
+/* Evaluates every `size` line of c against the bound scalar arguments. */
+static kf_status eval_sizes(const kf_case *c, prepared *pc, kf_error *err)
+{
+    pc->need = calloc(pc->k->nparams + 1, sizeof *pc->need);
+    if (!pc->need) return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
+    for (size_t j = 0; j < c->sizes.len; j++) {
+        const kf_case_size *sz = &c->sizes.data[j];
+        int i = find_param(pc->k, sz->name);
+        if (i < 0 || pc->k->params[i].type.kind != KF_TK_BUFFER)
+            return kf_error_set(err, KF_ERR_USAGE, "%s:%u: kernel '%s' has no buffer parameter '%s'", c->path, sz->line,
+                                pc->k->name, sz->name);
+        kf_status st = kf_case_size_eval(sz->expr, size_lookup, pc, &pc->need[i], err);
+        if (st != KF_OK) {
+            char msg[sizeof err->msg];
+            memcpy(msg, err->msg, sizeof msg);
+            return kf_error_set(err, st, "%s:%u: %s", c->path, sz->line, msg);
+        }
+    }
+    return KF_OK;
+}
+
+/* Every buffer holds at least the elements its `size` line declares;
+ * otherwise an error naming the parameter and both sizes. */
+static kf_status check_sizes(const kf_case *c, const prepared *pc, kf_error *err)
+{
+    for (size_t j = 0; j < c->sizes.len; j++) {
+        int i = find_param(pc->k, c->sizes.data[j].name);
+        if (pc->in.elems[i] < pc->need[i])
+            return kf_error_set(err, KF_ERR_USAGE,
+                                "parameter '%s': the buffer holds %zu elements but the kernel indexes %llu (size %s = %s); "
+                                "nothing was launched",
+                                c->sizes.data[j].name, pc->in.elems[i], (unsigned long long)pc->need[i],
+                                c->sizes.data[j].name, c->sizes.data[j].expr);
+    }
+    return KF_OK;
+}
+
+/* ---- running one case on one backend ------------------------------------- */
+
+static bool run_on(const kf_case *c, const prepared *pc, kf_device *dev, const char *bname)
+{
+    const kf_ir_kernel *k = pc->k;
+    const kf_cli_inputs *in = &pc->in;
     kf_error err = {0};
     kf_pipeline *pipe = NULL;
     kf_cli_devargs da = {0};
-    kf_status st = kf_pipeline_create(dev, m, k, &pipe, &err);
+    kf_status st = check_sizes(c, pc, &err);
+    if (st == KF_OK) st = kf_pipeline_create(dev, pc->m, k, &pipe, &err);
+    if (st == KF_OK) kf_cli_print_warning("test", pipe);
     if (st == KF_OK) st = kf_cli_devargs_make(dev, k, in, &da, &err);
     if (st == KF_OK) {
         kf_launch launch = {.count = c->count ? c->count : kf_cli_default_count(k, in)};
@@ -187,9 +260,13 @@ static kf_device *backend_device(test_state *ts, kf_backend b)
     return ts->dev[b];
 }
 
-/* Compiles the case and binds its inputs; prints a FAIL line on error. */
-static bool prepare(const kf_case *c, kf_module **m, const kf_ir_kernel **k, kf_cli_inputs *in)
+/* Compiles the case, binds its inputs and evaluates its declared sizes;
+ * prints a FAIL line on error. */
+static bool prepare(const kf_case *c, prepared *pc)
 {
+    kf_module **m = &pc->m;
+    const kf_ir_kernel **k = &pc->k;
+    kf_cli_inputs *in = &pc->in;
     kf_cli_defines defs = {0};
     for (size_t i = 0; i < c->defines.len; i++) KF_VEC_PUSH(&defs, c->defines.data[i]);
     int rc = kf_cli_compile(c->kf_file, &defs, m);
@@ -211,6 +288,7 @@ static bool prepare(const kf_case *c, kf_module **m, const kf_ir_kernel **k, kf_
     kf_error err = {0};
     kf_status st = kf_cli_inputs_make(*k, b.data, b.len, c->dir, in, &err);
     KF_VEC_FREE(&b);
+    if (st == KF_OK) st = eval_sizes(c, pc, &err);
     if (st != KF_OK) printf("FAIL %s: %s\n", c->name, err.msg);
     return st == KF_OK;
 }
@@ -225,10 +303,8 @@ static int run_case(test_state *ts, const char *path)
         kf_case_free(&c);
         return KF_EXIT_OK;
     }
-    kf_module *m = NULL;
-    const kf_ir_kernel *k = NULL;
-    kf_cli_inputs in = {0};
-    if (!prepare(&c, &m, &k, &in)) {
+    prepared pc = {0};
+    if (!prepare(&c, &pc)) {
         ts->failed++;
     } else {
         for (int b = KF_BACKEND_CPU; b <= KF_BACKEND_PTX; b++) {
@@ -237,13 +313,14 @@ static int run_case(test_state *ts, const char *path)
             kf_device *dev = backend_device(ts, (kf_backend)b);
             if (!dev) continue;
             fflush(stdout);
-            if (run_on(&c, m, k, &in, dev, kf_cli_backend_name((kf_backend)b))) ts->passed++;
+            if (run_on(&c, &pc, dev, kf_cli_backend_name((kf_backend)b))) ts->passed++;
             else ts->failed++;
         }
     }
     fflush(stdout);
-    kf_cli_inputs_free(&in);
-    kf_module_free(m);
+    kf_cli_inputs_free(&pc.in);
+    kf_module_free(pc.m);
+    free(pc.need);
     kf_case_free(&c);
     return KF_EXIT_OK;
 }
