@@ -416,6 +416,53 @@ static void test_run_out_of_bounds_is_runtime_error_3_at_its_line(void **state)
     done(&r);
 }
 
+static unsigned count_of(const char *text, const char *needle)
+{
+    unsigned n = 0;
+    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
+static void test_run_fault_names_its_location_once_with_caret(void **state)
+{
+    result r = kforge("run", SRC "/kernels/saxpy.kf", "a=1", "x=zeros(4)", "y=zeros(4)", "n=100", NULL);
+    assert_int_equal(r.status, 3);
+    const char *want = SRC "/kernels/saxpy.kf:18:27: error: kernel saxpy: out-of-bounds load of x[1] (length 1) in block (0,0,0) thread (1,0,0)\n";
+    assert_true(strncmp(r.err, want, strlen(want)) == 0);
+    assert_int_equal(count_of(r.err, "saxpy.kf:18:27"), 1);
+    assert_caret_under(r.err, "        y4[i] = fma(av, x4[i], y4[i]);", 27);
+    done(&r);
+}
+
+/* A corrupt disk-cache entry is rebuilt and reported as a warning on
+ * stderr. The driver is the stand-in libcuda (tests/mock/mock_cuda.c),
+ * which really computes saxpy, so this runs without a GPU. */
+static void test_run_reports_a_rebuilt_cache_entry_as_a_warning(void **state)
+{
+    const char *mock = KF_BINARY_DIR "/tests/libkf_mockcuda.so";
+    assert_int_equal(access(mock, R_OK), 0);
+    const char *cache = tmp("cache");
+    mkdir(cache, 0700);
+    setenv("KFORGE_CACHE_DIR", cache, 1);
+    setenv("KF_LIBCUDA", mock, 1);
+    result r = kforge("run", SRC "/kernels/saxpy.kf", "--backend", "ptx", "a=1", "x=iota(4)", "y=zeros(4)", "n=4", NULL);
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.err, "warning"));
+    done(&r);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "find %s -type f -exec sh -c 'printf garbage > \"$1\"' _ {} \\;", cache);
+    assert_int_equal(system(cmd), 0);
+    r = kforge("run", SRC "/kernels/saxpy.kf", "--backend", "ptx", "a=1", "x=iota(4)", "y=zeros(4)", "n=4", NULL);
+    unsetenv("KFORGE_CACHE_DIR");
+    unsetenv("KF_LIBCUDA");
+    assert_int_equal(r.status, 0);
+    if (!strstr(r.err, "kforge run: warning: cache entry")) fprintf(stderr, "%s", r.err);
+    assert_non_null(strstr(r.err, "kforge run: warning: cache entry "));
+    assert_non_null(strstr(r.err, " was unusable ("));
+    assert_non_null(strstr(r.out, "[0, 1, 2, 3]"));
+    done(&r);
+}
+
 static void test_run_cuda_backend_runs_or_reports_a_device_error(void **state)
 {
     result r = kforge("run", SRC "/kernels/saxpy.kf", "--backend", "cuda", "a=1", "x=iota(4)", "y=zeros(4)", "n=4", NULL);
@@ -488,6 +535,62 @@ static void test_test_expected_error_case_passes(void **state)
     done(&r);
 }
 
+static void test_test_too_small_buffer_is_refused_on_every_backend(void **state)
+{
+    setenv("KF_LIBCUDA", KF_BINARY_DIR "/tests/libkf_mockcuda.so", 1);   /* cuda and ptx without a GPU */
+    result r = kforge("test", SRC "/kernels/cases/saxpy_size_too_small.case", NULL);
+    unsetenv("KF_LIBCUDA");
+    assert_int_equal(r.status, 0);
+    static const char *const backends[] = {"cpu", "cuda", "ptx"};
+    for (int b = 0; b < 3; b++) {
+        char want[300];
+        snprintf(want, sizeof want, "PASS saxpy_size_too_small [%s] expected error: parameter 'x': the buffer holds 64 "
+                                    "elements but the kernel indexes 100 (size x = n); nothing was launched\n", backends[b]);
+        assert_non_null(strstr(r.out, want));
+    }
+    char buf[256];
+    assert_string_equal(last_line(r.out, buf, sizeof buf), "3 passed, 0 failed");
+    done(&r);
+}
+
+/* With `expect` instead of `error`, the refusal is a FAIL and the kernel
+ * never runs: the interpreter's out-of-bounds report does not appear. */
+static void test_test_declared_size_is_checked_before_launch(void **state)
+{
+    write_text(tmp("small.case"), "kernel " SRC "/kernels/saxpy.kf saxpy\nbackends cpu\narg a=1\narg x=zeros(10)\n"
+                                  "arg y=zeros(12)\narg n=12\nsize x = n\nsize y = n\nexpect y small.npy\n");
+    float want[12] = {0};
+    write_npy(tmp("small.npy"), KF_S_F32, want, 12);
+    result r = kforge("test", tmp("small.case"), NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.out, "FAIL small [cpu] parameter 'x': the buffer holds 10 elements but the kernel indexes 12 "
+                                  "(size x = n); nothing was launched\n"));
+    assert_null(strstr(r.out, "out-of-bounds"));
+    done(&r);
+}
+
+static void test_test_bad_size_declarations_name_the_problem(void **state)
+{
+    static const struct { const char *line, *want; } bad[] = {
+        {"size z = n", "small2.case:7: kernel 'saxpy' has no buffer parameter 'z'"},
+        {"size a = n", "small2.case:7: kernel 'saxpy' has no buffer parameter 'a'"},
+        {"size x = a", "small2.case:7: size expression 'a', column 2: 'a' is not an integer scalar parameter of kernel 'saxpy'"},
+        {"size x = m", "'m' is not an integer scalar parameter of kernel 'saxpy'"},
+        {"size x = n - 13", "small2.case:7: size expression 'n - 13', column 7: the difference is negative"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, "kernel " SRC "/kernels/saxpy.kf saxpy\nbackends cpu\narg a=1\narg x=zeros(12)\n"
+                                    "arg y=zeros(12)\narg n=12\n%s\nerror anything\n", bad[i].line);
+        write_text(tmp("small2.case"), text);
+        result r = kforge("test", tmp("small2.case"), NULL);
+        assert_int_equal(r.status, 1);
+        if (!strstr(r.out, bad[i].want)) fprintf(stderr, "%s: got %s\n", bad[i].line, r.out);
+        assert_non_null(strstr(r.out, bad[i].want));
+        done(&r);
+    }
+}
+
 static void test_test_bad_case_file_is_reported(void **state)
 {
     write_text(tmp("broken.case"), "kernel x.kf k\nexpect y\n");
@@ -537,11 +640,16 @@ int main(void)
         cmocka_unit_test(test_run_argument_errors_say_what_was_expected),
         cmocka_unit_test(test_run_compile_error_exits_1),
         cmocka_unit_test(test_run_out_of_bounds_is_runtime_error_3_at_its_line),
+        cmocka_unit_test(test_run_fault_names_its_location_once_with_caret),
+        cmocka_unit_test(test_run_reports_a_rebuilt_cache_entry_as_a_warning),
         cmocka_unit_test(test_run_cuda_backend_runs_or_reports_a_device_error),
         cmocka_unit_test(test_test_prints_one_line_per_case_and_a_summary),
         cmocka_unit_test(test_test_backend_option_restricts_and_is_checked),
         cmocka_unit_test(test_test_failing_case_exits_1),
         cmocka_unit_test(test_test_expected_error_case_passes),
+        cmocka_unit_test(test_test_too_small_buffer_is_refused_on_every_backend),
+        cmocka_unit_test(test_test_declared_size_is_checked_before_launch),
+        cmocka_unit_test(test_test_bad_size_declarations_name_the_problem),
         cmocka_unit_test(test_test_bad_case_file_is_reported),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
