@@ -878,21 +878,27 @@ static const char *atomic_expr(kw *w, const kf_ir_ins *in)
     }
 }
 
+/* xor/up/down: CUDA's intrinsic when the amount is a constant below 32,
+ * else the guarded helper (an amount >= 32 leaves the caller's value). */
+static const char *shfl_guarded(kw *w, const kf_ir_ins *in, const char *mode)
+{
+    const vinfo *m = &w->v[in->a[1]];
+    const kf_ir_ins *md = m->ndefs == 1 ? &w->k->ins[m->def] : NULL;
+    const char *x = bare(w, in->a[0]);
+    if (md && md->op == KF_IR_CONST && md->imm < 32)
+        return kf_cu_str(w->c, "__shfl_%s_sync(0xffffffffu, %s, %s)", mode, x, bare(w, in->a[1]));
+    kf_cu_need(w->c, KF_CU_H_SHFL_GUARD);
+    return kf_cu_str(w->c, "kf_shfl_%s(%s, %s)", mode, x, bare(w, in->a[1]));
+}
+
 static const char *warp_expr(kw *w, const kf_ir_ins *in)
 {
     const char *x = val(w, in->a[0]);
     switch (in->sub) {
     case KF_BI_SHFL: return kf_cu_str(w->c, "__shfl_sync(0xffffffffu, %s, %s)", x, val(w, in->a[1]));
-    case KF_BI_SHFL_XOR: {
-        const vinfo *m = &w->v[in->a[1]];
-        const kf_ir_ins *md = m->ndefs == 1 ? &w->k->ins[m->def] : NULL;
-        if (md && md->op == KF_IR_CONST && md->imm < 32)
-            return kf_cu_str(w->c, "__shfl_xor_sync(0xffffffffu, %s, %s)", x, val(w, in->a[1]));
-        kf_cu_need(w->c, KF_CU_H_SHFL_XOR);
-        return kf_cu_str(w->c, "kf_shfl_xor(%s, %s)", x, bare(w, in->a[1]));
-    }
-    case KF_BI_SHFL_UP: return kf_cu_str(w->c, "__shfl_up_sync(0xffffffffu, %s, %s)", x, val(w, in->a[1]));
-    case KF_BI_SHFL_DOWN: return kf_cu_str(w->c, "__shfl_down_sync(0xffffffffu, %s, %s)", x, val(w, in->a[1]));
+    case KF_BI_SHFL_XOR: return shfl_guarded(w, in, "xor");
+    case KF_BI_SHFL_UP: return shfl_guarded(w, in, "up");
+    case KF_BI_SHFL_DOWN: return shfl_guarded(w, in, "down");
     case KF_BI_BALLOT: return kf_cu_str(w->c, "__ballot_sync(0xffffffffu, %s)", x);
     case KF_BI_ANY: return kf_cu_str(w->c, "__any_sync(0xffffffffu, %s) != 0", x);
     case KF_BI_ALL: return kf_cu_str(w->c, "__all_sync(0xffffffffu, %s) != 0", x);

@@ -179,14 +179,27 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "__device__ __forceinline__ float kf_tanh_approx(float x) { float r; asm(\"tanh.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n",
     [KF_CU_H_LANE] =
         "__device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm(\"mov.u32 %0, %%laneid;\" : \"=r\"(r)); return r; }\n",
-    [KF_CU_H_SHFL_XOR] =
-        "/* shfl_xor with a mask of 32 or more reads the caller's own value (the\n"
-        "   source lane is outside the warp); CUDA would take the mask mod 32 */\n"
+    [KF_CU_H_SHFL_GUARD] =
+        "/* shfl_xor/up/down by a runtime amount of 32 or more: the source lane is\n"
+        "   outside the warp, so the caller keeps its own value (the hardware\n"
+        "   would take the amount mod 32) */\n"
         "template <typename T>\n"
         "__device__ __forceinline__ T kf_shfl_xor(T v, unsigned m)\n"
         "{\n"
         "    T r = __shfl_xor_sync(0xffffffffu, v, m);\n"
         "    return m < 32u ? r : v;\n"
+        "}\n"
+        "template <typename T>\n"
+        "__device__ __forceinline__ T kf_shfl_up(T v, unsigned d)\n"
+        "{\n"
+        "    T r = __shfl_up_sync(0xffffffffu, v, d);\n"
+        "    return d < 32u ? r : v;\n"
+        "}\n"
+        "template <typename T>\n"
+        "__device__ __forceinline__ T kf_shfl_down(T v, unsigned d)\n"
+        "{\n"
+        "    T r = __shfl_down_sync(0xffffffffu, v, d);\n"
+        "    return d < 32u ? r : v;\n"
         "}\n",
     [KF_CU_H_ATOMIC_F32] =
         "/* f32 atomic min/max (NaN-ignoring, as fminf/fmaxf) by compare-and-swap */\n"

@@ -189,14 +189,14 @@ bool kf_sema_ensure_const(kf_sema *s, kf_node *c)
     }
     /* a constant sees only module names: hide locals and function state */
     uint32_t saved_loops = s->loops;
-    kf_node *saved_func = s->func, *saved_loop = s->loop;
+    kf_node *saved_func = s->func;
     bool saved_grid = s->grid_mode;
     size_t saved_unroll = s->unroll.len;
-    s->func = NULL, s->loop = NULL, s->loops = 0, s->grid_mode = false, s->unroll.len = 0;
+    s->func = NULL, s->loops = 0, s->grid_mode = false, s->unroll.len = 0;
     s->hide_locals++;
     eval_const(s, c);
     s->hide_locals--;
-    s->loops = saved_loops, s->func = saved_func, s->loop = saved_loop;
+    s->loops = saved_loops, s->func = saved_func;
     s->grid_mode = saved_grid, s->unroll.len = saved_unroll;
     s->consts.len--;
     if (c->type.kind == KF_TK_VOID) c->type = ERR;
@@ -367,7 +367,6 @@ static void enter(kf_sema *s, kf_node *f)
 {
     s->func = f;
     s->loops = 0;
-    s->loop = NULL;
     s->shared.len = 0;
     kf_sema_push(s);
     for (kf_node *p = f->a; p; p = p->next) kf_sema_declare(s, p);

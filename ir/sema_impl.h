@@ -109,7 +109,6 @@ typedef struct {
     uint32_t depth;             /* block nesting, for redeclaration checks */
     kf_node *func;              /* FN or KERNEL being checked; NULL at module level */
     uint32_t loops;             /* loops around the current statement in func */
-    kf_node *loop;              /* the innermost of them */
     KF_VEC(kf_node *) unroll;   /* active @unroll FORs, outermost first */
     KF_VEC(kf_node *) consts;   /* constants being evaluated (cycle detection) */
     KF_VEC(kf_node *) shared;   /* shared arrays of the current kernel */

@@ -249,13 +249,10 @@ static void condition(kf_sema *s, kf_node *c)
 
 static void stmt(kf_sema *s, kf_node *n);
 
-static void loop_body(kf_sema *s, kf_node *loop, kf_node *body)
+static void loop_body(kf_sema *s, kf_node *body)
 {
-    kf_node *saved = s->loop;
     s->loops++;
-    s->loop = loop;
     kf_sema_block(s, body);
-    s->loop = saved;
     s->loops--;
 }
 
@@ -415,7 +412,7 @@ static void for_stmt(kf_sema *s, kf_node *n)
     }
     kf_sema_push(s);
     kf_sema_declare(s, n);
-    loop_body(s, n, n->d);
+    loop_body(s, n->d);
     kf_sema_pop(s);
     if (ok && unroll) s->unroll.len--;
 }
@@ -423,7 +420,7 @@ static void for_stmt(kf_sema *s, kf_node *n)
 static void while_stmt(kf_sema *s, kf_node *n)
 {
     condition(s, n->a);
-    loop_body(s, n, n->b);
+    loop_body(s, n->b);
 }
 
 static void stmt(kf_sema *s, kf_node *n)

@@ -468,6 +468,62 @@ static void per_lane_results_fold_lane_by_lane(void **state)
     free(t);
 }
 
+/* Randomly corrupted IR (deterministic seed): every call either emits a
+ * module with its entry point or reports an error in diags; none faults
+ * (run under ASan/UBSan in the sanitizer build). */
+static void corrupted_ir_is_reported_or_emitted_never_a_fault(void **state)
+{
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    size_t ncases = sizeof kf_cuda_cases / sizeof *kf_cuda_cases, nerr = 0;
+    for (int it = 0; it < 3000; it++) {
+        kf_cuda_cases[it % ncases](&B);
+        for (int q = 0; q < 3; q++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t r = (uint32_t)(seed >> 33);
+            kf_ir_ins *in = &B.ins[r % B.k.nins];
+            kf_ir_value *v = &B.vals[1 + (r >> 8) % (B.k.nvals - 1)];
+            switch ((r >> 20) % 7) {
+            case 0: in->op = (uint16_t)((r >> 4) % (KF_IR_OP_COUNT + 2)); break;
+            case 1: in->a[(r >> 4) % 4] = (kf_val)((r >> 6) % (B.k.nvals + 3)); break;
+            case 2: in->imm = (r >> 4) % 40; break;
+            case 3: in->sub = (uint16_t)((r >> 4) % 80); break;
+            case 4: v->type.scalar = (uint8_t)((r >> 4) % (KF_S_COUNT + 2)); break;
+            case 5: v->type.lanes = (uint8_t)(1u << ((r >> 4) % 6)); break;
+            default: in->dst = (kf_val)((r >> 4) % (B.k.nvals + 2)); break;
+            }
+        }
+        kf_emit_opts o = {90, it % 2 == 1};
+        kf_buf out = {0};
+        kf_diags d = {0};
+        kf_status st = kf_cuda_emit(&B.m, NULL, &o, &out, NULL, &d);
+        if (st == KF_OK) assert_non_null(strstr(out.data, "__global__"));
+        else {
+            assert_int_equal(st, KF_ERR_SOURCE);
+            assert_true(d.nerrors > 0);
+            nerr++;
+        }
+        kf_buf_free(&out);
+        kf_diags_free(&d);
+    }
+    assert_true(nerr > 0);   /* the corruption does reach the checks */
+}
+
+static void shuffles_by_a_runtime_amount_keep_the_own_value_past_the_warp(void **state)
+{
+    char *t = emit_case(case_atomics_all);
+    /* runtime amounts: guarded helpers; shfl (idx) takes the lane mod 32 as CUDA */
+    assert_has(t, "T r = __shfl_down_sync(0xffffffffu, v, d);\n    return d < 32u ? r : v;");
+    assert_has(t, "kf_shfl_xor(");
+    assert_has(t, "kf_shfl_up(");
+    assert_has(t, "kf_shfl_down(");
+    assert_has(t, "__shfl_sync(0xffffffffu, ");
+    free(t);
+    t = emit_case(case_warp);
+    assert_has(t, "__shfl_xor_sync(0xffffffffu, t8, 16u)");   /* constant < 32: the intrinsic */
+    assert_lacks(t, "kf_shfl_xor");
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -494,6 +550,8 @@ int main(void)
         cmocka_unit_test(else_blocks_holding_only_an_if_become_else_if),
         cmocka_unit_test(kf_files_emit_deterministically_and_completely),
         cmocka_unit_test(per_lane_results_fold_lane_by_lane),
+        cmocka_unit_test(corrupted_ir_is_reported_or_emitted_never_a_fault),
+        cmocka_unit_test(shuffles_by_a_runtime_amount_keep_the_own_value_past_the_warp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

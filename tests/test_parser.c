@@ -127,6 +127,66 @@ static void check_expr(const char *expr, const char *want)
     parsed_free(p);
 }
 
+static void dump_of_the_saxpy_example_is_exact(void **state)
+{
+    parsed *p = parse("@schedule(block = 256, grid = cdiv(n, 256))\n"
+                      "kernel saxpy(a: f32, x: &[f32], y: &mut [f32], n: u32) {\n"
+                      "    let i = global_id.x;\n"
+                      "    if i < n {\n"
+                      "        y[i] = a * x[i] + y[i];\n"
+                      "    }\n"
+                      "}\n");
+    assert_no_errors(p);
+    kf_buf b = {0};
+    kf_ast_dump(&b, p->module, 0);
+    const char *want =
+        "MODULE @1:1\n"
+        "  KERNEL saxpy @2:8\n"
+        "    PARAM a @2:14\n"
+        "      TYPE f32 @2:17\n"
+        "    PARAM x @2:22\n"
+        "      TYPE_BUF @2:25\n"
+        "        TYPE f32 @2:27\n"
+        "    PARAM y @2:33\n"
+        "      TYPE_BUF mut @2:36\n"
+        "        TYPE f32 @2:42\n"
+        "    PARAM n @2:48\n"
+        "      TYPE u32 @2:51\n"
+        "    BLOCK @2:56\n"
+        "      LET i @3:9\n"
+        "        MEMBER x @3:23\n"
+        "          NAME global_id @3:13\n"
+        "      IF @4:5\n"
+        "        BINARY '<' @4:10\n"
+        "          NAME i @4:8\n"
+        "          NAME n @4:12\n"
+        "        BLOCK @4:14\n"
+        "          ASSIGN '=' @5:14\n"
+        "            INDEX @5:10\n"
+        "              NAME y @5:9\n"
+        "              NAME i @5:11\n"
+        "            BINARY '+' @5:25\n"
+        "              BINARY '*' @5:18\n"
+        "                NAME a @5:16\n"
+        "                INDEX @5:21\n"
+        "                  NAME x @5:20\n"
+        "                  NAME i @5:22\n"
+        "              INDEX @5:28\n"
+        "                NAME y @5:27\n"
+        "                NAME i @5:29\n"
+        "    ATTR schedule @1:1\n"
+        "      NAMEDARG block @1:11\n"
+        "        INT 256 @1:19\n"
+        "      NAMEDARG grid @1:24\n"
+        "        CALL @1:31\n"
+        "          NAME cdiv @1:31\n"
+        "          NAME n @1:36\n"
+        "          INT 256 @1:39\n";
+    assert_string_equal(b.data, want);
+    kf_buf_free(&b);
+    parsed_free(p);
+}
+
 /* ---- module items ---------------------------------------------------------- */
 
 static void empty_file_is_an_empty_module(void **state)
@@ -793,6 +853,7 @@ static void library_kernels_parse_without_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(dump_of_the_saxpy_example_is_exact),
         cmocka_unit_test(empty_file_is_an_empty_module),
         cmocka_unit_test(const_declaration),
         cmocka_unit_test(fn_declaration_with_and_without_return_type),
