@@ -224,6 +224,10 @@ static void test_check_missing_file_is_usage_error(void **state)
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "does-not-exist.kf"));
     done(&r);
+    r = kforge("run", tmp("does-not-exist.kf"), NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "kforge run: error: cannot open '"));
+    done(&r);
     r = kforge("check", NULL);
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "expected at least one .kf FILE"));
@@ -282,6 +286,14 @@ static void test_emit_verify_assembles_or_reports_missing_ptxas(void **state)
         assert_int_equal(r.status, 3);
         assert_non_null(strstr(r.err, "ptxas"));
     }
+    done(&r);
+}
+
+static void test_emit_unwritable_output_says_why(void **state)
+{
+    result r = kforge("emit", "-o", "/nonexistent-dir/x.ptx", SRC "/kernels/saxpy.kf", NULL);
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.err, "kforge emit: error: cannot write '/nonexistent-dir/x.ptx': No such file or directory\n");
     done(&r);
 }
 
@@ -602,6 +614,11 @@ static void test_test_bad_case_file_is_reported(void **state)
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "no such case file or directory"));
     done(&r);
+    mkdir(tmp("empty"), 0700);
+    r = kforge("test", tmp("empty"), NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "kforge test: error: no .case files in directory '"));
+    done(&r);
 }
 
 static int setup(void **state)
@@ -632,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_emit_ir_prints_the_kernel),
         cmocka_unit_test(test_emit_ptx_to_file_has_the_entry),
         cmocka_unit_test(test_emit_verify_assembles_or_reports_missing_ptxas),
+        cmocka_unit_test(test_emit_unwritable_output_says_why),
         cmocka_unit_test(test_emit_unknown_kernel_lists_the_kernels),
         cmocka_unit_test(test_run_saxpy_with_npy_in_and_out),
         cmocka_unit_test(test_run_generators_and_printed_outputs),

@@ -45,14 +45,14 @@ static void print_diags(const kf_module *m)
     kf_buf_free(&b);
 }
 
-int kf_cli_compile(const char *path, const kf_cli_defines *defs, kf_module **out)
+int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs, kf_module **out)
 {
     *out = NULL;
     char *src;
     size_t len;
     kf_error err = {0};
     if (kf_read_file(path, &src, &len, &err) != KF_OK) {
-        fprintf(stderr, "kforge: error: %s\n", err.msg);
+        fprintf(stderr, "kforge %s: error: %s\n", cmd, err.msg);
         return KF_EXIT_USAGE;
     }
     kf_compile_opts opts = {defs ? defs->data : NULL, defs ? (uint32_t)defs->len : 0};
@@ -60,12 +60,12 @@ int kf_cli_compile(const char *path, const kf_cli_defines *defs, kf_module **out
     kf_status st = kf_compile(path, src, len, &opts, &m);
     free(src);
     if (!m) {
-        fprintf(stderr, "kforge: error: out of memory compiling %s\n", path);
+        fprintf(stderr, "kforge %s: error: out of memory compiling %s\n", cmd, path);
         return KF_EXIT_RUNTIME;
     }
     print_diags(m);
     if (st != KF_OK) {
-        if (st != KF_ERR_SOURCE) fprintf(stderr, "kforge: error: compiling %s failed (out of memory)\n", path);
+        if (st != KF_ERR_SOURCE) fprintf(stderr, "kforge %s: error: compiling %s failed (out of memory)\n", cmd, path);
         kf_module_free(m);
         return st == KF_ERR_SOURCE ? KF_EXIT_FAIL : KF_EXIT_RUNTIME;
     }
@@ -364,6 +364,28 @@ int kf_cli_opt(int argc, char **argv, int *i, const char *opt, char **val, const
         return 1;
     }
     return 0;
+}
+
+int kf_cli_value_opts(int argc, char **argv, int *i, const char *const *opts, size_t nopts, const char *cmd,
+                      kf_cli_value_fn fn, void *args)
+{
+    for (size_t v = 0; v < nopts; v++) {
+        char *val;
+        int matched = kf_cli_opt(argc, argv, i, opts[v], &val, cmd);
+        if (matched < 0) return -1;
+        if (matched > 0) return fn(args, opts[v], val) == KF_EXIT_OK ? 1 : -1;
+    }
+    return 0;
+}
+
+bool kf_cli_help(int argc, char **argv, const char *usage)
+{
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: %s\n", usage);
+            return true;
+        }
+    return false;
 }
 
 int kf_cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)

@@ -18,10 +18,10 @@ typedef KF_VEC(kf_define) kf_cli_defines;
 /* Adds "NAME=VALUE" to defs; false (and a message in err) when malformed. */
 bool kf_cli_define_add(kf_cli_defines *defs, char *text, kf_error *err);
 
-/* Reads and compiles path. On source errors prints the rendered diagnostics
- * to stderr and returns KF_EXIT_FAIL; an unreadable file is KF_EXIT_USAGE.
- * *out is set only on success (free with kf_module_free). */
-int kf_cli_compile(const char *path, const kf_cli_defines *defs, kf_module **out);
+/* Reads and compiles path for subcommand cmd. On source errors prints the
+ * rendered diagnostics to stderr and returns KF_EXIT_FAIL; an unreadable
+ * file is KF_EXIT_USAGE. *out is set only on success (kf_module_free). */
+int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs, kf_module **out);
 
 /* Picks the kernel named `name` (or the only one). Prints a message listing
  * the module's kernels and returns NULL when that is not possible. */
@@ -86,6 +86,18 @@ bool kf_cli_backend_parse(const char *s, kf_backend *out);
  * returns 1; returns 0 when argv[*i] is not `opt`; -1 when the value is
  * missing (after printing a usage error for cmd). */
 int kf_cli_opt(int argc, char **argv, int *i, const char *opt, char **val, const char *cmd);
+
+/* Handles a subcommand's options that take a value: when argv[*i] is one
+ * of opts[0..nopts) (as kf_cli_opt reads them), calls fn(args, opt, value),
+ * which returns an exit status. Returns 1 when argv[*i] was such an option
+ * and fn accepted it, 0 when it is none of them, -1 after a usage error
+ * (already printed). */
+typedef int (*kf_cli_value_fn)(void *args, const char *opt, char *val);
+int kf_cli_value_opts(int argc, char **argv, int *i, const char *const *opts, size_t nopts, const char *cmd,
+                      kf_cli_value_fn fn, void *args);
+
+/* True (after printing "usage: USAGE" to stdout) when argv holds -h or --help. */
+bool kf_cli_help(int argc, char **argv, const char *usage);
 
 /* Prints "kforge CMD: error: <formatted>" and the command's usage line to
  * stderr; returns KF_EXIT_USAGE. */

@@ -35,8 +35,9 @@ static bool split_binding(char *s, kf_cli_binding *b)
     return true;
 }
 
-static int value_opt(run_args *a, const char *opt, char *val)
+static int value_opt(void *args, const char *opt, char *val)
 {
+    run_args *a = args;
     kf_error err = {0};
     kf_cli_binding b;
     if (!strcmp(opt, "-k")) a->kernel = val;
@@ -61,13 +62,8 @@ static int parse_args(int argc, char **argv, run_args *a)
 {
     static const char *const vopts[] = {"-k", "--backend", "-D", "--count", "-o"};
     for (int i = 0; i < argc;) {
-        int matched = 0;
-        for (size_t v = 0; v < 5 && !matched; v++) {
-            char *val;
-            matched = kf_cli_opt(argc, argv, &i, vopts[v], &val, "run");
-            if (matched < 0) return KF_EXIT_USAGE;
-            if (matched > 0 && value_opt(a, vopts[v], val) != KF_EXIT_OK) return KF_EXIT_USAGE;
-        }
+        int matched = kf_cli_value_opts(argc, argv, &i, vopts, sizeof vopts / sizeof vopts[0], "run", value_opt, a);
+        if (matched < 0) return KF_EXIT_USAGE;
         if (matched) continue;
         char *s = argv[i++];
         kf_cli_binding b;
@@ -191,16 +187,12 @@ static int execute(const run_args *a, const kf_module *m, const kf_ir_kernel *k,
 int kf_cmd_run(int argc, char **argv)
 {
     run_args a = {.backend = KF_BACKEND_CPU};
-    for (int i = 0; i < argc; i++)
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: %s\n", usage);
-            return KF_EXIT_OK;
-        }
+    if (kf_cli_help(argc, argv, usage)) return KF_EXIT_OK;
     int rc = parse_args(argc, argv, &a);
     kf_module *m = NULL;
     const kf_ir_kernel *k = NULL;
     kf_cli_inputs in = {0};
-    if (rc == KF_EXIT_OK) rc = kf_cli_compile(a.file, &a.defs, &m);
+    if (rc == KF_EXIT_OK) rc = kf_cli_compile("run", a.file, &a.defs, &m);
     if (rc == KF_EXIT_OK && !(k = kf_cli_pick_kernel(m, a.kernel, "run"))) rc = KF_EXIT_USAGE;
     if (rc == KF_EXIT_OK) rc = check_outputs(&a, k);
     if (rc == KF_EXIT_OK) {

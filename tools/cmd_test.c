@@ -96,45 +96,46 @@ static int find_param(const kf_ir_kernel *k, const char *name)
     return -1;
 }
 
+/* Compares buffer e->name after the run with e->file and prints the FAIL
+ * line itself; *r receives the comparison (its largest errors on success). */
+static bool check_expect(const kf_case *c, const kf_case_expect *e, const kf_ir_kernel *k, const kf_cli_devargs *da,
+                         const char *bname, cmp_result *r)
+{
+    int i = find_param(k, e->name);
+    kf_error err = {0};
+    kf_npy want = {0};
+    void *got = NULL;
+    size_t bytes = 0, elems = 0;
+    const char *why = NULL;
+    memset(r, 0, sizeof *r);
+    if (i < 0 || k->params[i].type.kind != KF_TK_BUFFER) why = "is not a buffer parameter of the kernel";
+    else if (kf_npy_read(e->file, &want, &err) != KF_OK) why = err.msg;
+    else if (kf_npy_match(&want, kf_type_vector((kf_scalar)k->params[i].type.scalar, k->params[i].type.lanes),
+                          e->name, &elems, &err) != KF_OK) why = err.msg;
+    else if (kf_cli_devargs_read(da, (uint32_t)i, &got, &bytes, &err) != KF_OK) why = err.msg;
+    else if (bytes != want.bytes) why = "has a different length than the expected file";
+    if (!why) compare(e, (kf_scalar)k->params[i].type.scalar, got, want.data, want.count, r);
+    if (why)
+        printf("FAIL %s [%s] %s %s\n", c->name, bname, e->name, why);
+    else if (r->bad)
+        printf("FAIL %s [%s] %s[%zu]: got %.9g, want %.9g (abs err %.3g, allowed %.3g + %g ulp); %zu of %zu elements differ\n",
+               c->name, bname, e->name, r->first_bad, r->got, r->want, fabs(r->got - r->want), r->allowed, e->ulp, r->bad,
+               want.count);
+    free(got);
+    kf_npy_free(&want);
+    return !why && !r->bad;
+}
+
 /* Checks every expected output; prints the FAIL line itself, returns pass. */
 static bool check_outputs(const kf_case *c, const kf_ir_kernel *k, const kf_cli_devargs *da,
                           const char *bname, char *summary, size_t ssize)
 {
     double max_abs = 0, max_ulp = 0;
     for (size_t x = 0; x < c->expects.len; x++) {
-        const kf_case_expect *e = &c->expects.data[x];
-        int i = find_param(k, e->name);
-        kf_error err = {0};
-        kf_npy want = {0};
-        void *got = NULL;
-        size_t bytes = 0, elems = 0;
-        const char *why = NULL;
-        if (i < 0 || k->params[i].type.kind != KF_TK_BUFFER) why = "is not a buffer parameter of the kernel";
-        else if (kf_npy_read(e->file, &want, &err) != KF_OK) why = err.msg;
-        else if (kf_npy_match(&want, kf_type_vector((kf_scalar)k->params[i].type.scalar, k->params[i].type.lanes),
-                              e->name, &elems, &err) != KF_OK) why = err.msg;
-        else if (kf_cli_devargs_read(da, (uint32_t)i, &got, &bytes, &err) != KF_OK) why = err.msg;
-        else if (bytes != want.bytes) why = "has a different length than the expected file";
-        cmp_result r = {0};
-        if (!why) {
-            kf_scalar s = (kf_scalar)k->params[i].type.scalar;
-            compare(e, s, got, want.data, want.count, &r);
-            if (r.max_abs > max_abs) max_abs = r.max_abs;
-            if (r.max_ulp > max_ulp) max_ulp = r.max_ulp;
-        }
-        size_t total = want.count;
-        free(got);
-        kf_npy_free(&want);
-        if (why) {
-            printf("FAIL %s [%s] %s %s\n", c->name, bname, e->name, why);
-            return false;
-        }
-        if (r.bad) {
-            printf("FAIL %s [%s] %s[%zu]: got %.9g, want %.9g (abs err %.3g, allowed %.3g + %g ulp); %zu of %zu elements differ\n",
-                   c->name, bname, e->name, r.first_bad, r.got, r.want, fabs(r.got - r.want), r.allowed, e->ulp,
-                   r.bad, total);
-            return false;
-        }
+        cmp_result r;
+        if (!check_expect(c, &c->expects.data[x], k, da, bname, &r)) return false;
+        max_abs = fmax(max_abs, r.max_abs);
+        max_ulp = fmax(max_ulp, r.max_ulp);
     }
     snprintf(summary, ssize, "max_abs_err=%.3g max_ulp=%.3g", max_abs, max_ulp);
     return true;
@@ -269,7 +270,7 @@ static bool prepare(const kf_case *c, prepared *pc)
     kf_cli_inputs *in = &pc->in;
     kf_cli_defines defs = {0};
     for (size_t i = 0; i < c->defines.len; i++) KF_VEC_PUSH(&defs, c->defines.data[i]);
-    int rc = kf_cli_compile(c->kf_file, &defs, m);
+    int rc = kf_cli_compile("test", c->kf_file, &defs, m);
     KF_VEC_FREE(&defs);
     if (rc != KF_EXIT_OK) {
         printf("FAIL %s: %s does not compile\n", c->name, c->kf_file);
@@ -346,7 +347,11 @@ static int run_dir(test_state *ts, const char *dir)
         }
     }
     closedir(d);
-    if (names.len) qsort(names.data, names.len, sizeof *names.data, cmp_str);
+    if (!names.len) {
+        fprintf(stderr, "kforge test: error: no .case files in directory '%s'\n", dir);
+        return KF_EXIT_USAGE;
+    }
+    qsort(names.data, names.len, sizeof *names.data, cmp_str);
     for (size_t i = 0; i < names.len; i++) {
         run_case(ts, names.data[i]);
         free(names.data[i]);
@@ -381,6 +386,7 @@ static const char *default_dir(char *buf, size_t size)
 
 int kf_cmd_test(int argc, char **argv)
 {
+    if (kf_cli_help(argc, argv, usage)) return KF_EXIT_OK;
     test_state ts = {0};
     KF_VEC(char *) paths = {0};
     int rc = KF_EXIT_OK;
@@ -392,11 +398,7 @@ int kf_cmd_test(int argc, char **argv)
         else if (o > 0 && !kf_cli_backend_parse(val, &b))
             rc = kf_cli_usage_error("test", usage, "unknown backend '%s': expected cpu, cuda or ptx", val);
         else if (o > 0) ts.only |= 1u << b;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: %s\n", usage);
-            KF_VEC_FREE(&paths);
-            return KF_EXIT_OK;
-        } else if (argv[i][0] == '-') rc = kf_cli_usage_error("test", usage, "unknown option '%s'", argv[i]);
+        else if (argv[i][0] == '-') rc = kf_cli_usage_error("test", usage, "unknown option '%s'", argv[i]);
         else if (!KF_VEC_PUSH(&paths, argv[i++])) rc = KF_EXIT_RUNTIME;
     }
     char buf[4096];
