@@ -36,11 +36,11 @@ int kf_cli_exit_for(kf_status st)
     }
 }
 
-static void print_diags(const kf_module *m)
+void kf_cli_print_diags(const kf_diags *d, const kf_module *m)
 {
-    if (!m->diags.items.len) return;
+    if (!d->items.len) return;
     kf_buf b = {0};
-    kf_diags_render(&b, &m->diags, m->source, m->source_len);
+    kf_diags_render(&b, d, m->source, m->source_len);
     if (b.len) fputs(b.data, stderr);
     kf_buf_free(&b);
 }
@@ -63,7 +63,7 @@ int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs
         fprintf(stderr, "kforge %s: error: out of memory compiling %s\n", cmd, path);
         return KF_EXIT_RUNTIME;
     }
-    print_diags(m);
+    kf_cli_print_diags(&m->diags, m);
     if (st != KF_OK) {
         if (st != KF_ERR_SOURCE) fprintf(stderr, "kforge %s: error: compiling %s failed (out of memory)\n", cmd, path);
         kf_module_free(m);
@@ -152,6 +152,13 @@ static kf_status param_error(kf_error *err, kf_status st, const char *param)
     char msg[sizeof err->msg];
     memcpy(msg, err->msg, sizeof msg);
     return kf_error_set(err, st, "parameter '%s': %s", param, msg);
+}
+
+int kf_cli_find_param(const kf_ir_kernel *k, const char *name)
+{
+    for (uint32_t i = 0; i < k->nparams; i++)
+        if (!strcmp(k->params[i].name, name)) return (int)i;
+    return -1;
 }
 
 static kf_type param_elem(const kf_ir_param *p) { return kf_type_vector((kf_scalar)p->type.scalar, p->type.lanes); }

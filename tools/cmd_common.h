@@ -23,6 +23,9 @@ bool kf_cli_define_add(kf_cli_defines *defs, char *text, kf_error *err);
  * file is KF_EXIT_USAGE. *out is set only on success (kf_module_free). */
 int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs, kf_module **out);
 
+/* Renders d (diagnostics about m's source) to stderr with source excerpts. */
+void kf_cli_print_diags(const kf_diags *d, const kf_module *m);
+
 /* Picks the kernel named `name` (or the only one). Prints a message listing
  * the module's kernels and returns NULL when that is not possible. */
 const kf_ir_kernel *kf_cli_pick_kernel(const kf_module *m, const char *name, const char *cmd);
@@ -43,6 +46,9 @@ typedef struct {
     const char *name;
     const char *spec;
 } kf_cli_binding;
+
+/* Index of k's parameter `name`, or -1. */
+int kf_cli_find_param(const kf_ir_kernel *k, const char *name);
 
 /* Host-side inputs for every parameter of a kernel, in binding order. */
 typedef struct {

@@ -97,10 +97,7 @@ static int verify(const emit_args *a, const kf_module *m, const kf_buf *ptx, con
     kf_status st = kf_ptxas_run(ptx->data, a->arch, lm, m->file, &res, &diags, &err);
     int rc = kf_cli_exit_for(st);
     if (st == KF_ERR_SOURCE) {
-        kf_buf b = {0};
-        kf_diags_render(&b, &diags, m->source, m->source_len);
-        if (b.len) fputs(b.data, stderr);
-        kf_buf_free(&b);
+        kf_cli_print_diags(&diags, m);
     } else if (st != KF_OK) {
         kf_cli_print_error("emit", m, &err);
         rc = KF_EXIT_RUNTIME;
@@ -131,12 +128,7 @@ static int generate(const emit_args *a, const kf_module *m, const kf_ir_kernel *
     kf_status st = a->target == TARGET_PTX ? kf_ptx_emit(m, k, &o, out, &lm, &diags)
                                            : kf_cuda_emit(m, k, &o, out, &lm, &diags);
     int rc = kf_cli_exit_for(st);
-    if (diags.items.len) {
-        kf_buf b = {0};
-        kf_diags_render(&b, &diags, m->source, m->source_len);
-        if (b.len) fputs(b.data, stderr);
-        kf_buf_free(&b);
-    }
+    kf_cli_print_diags(&diags, m);
     if (st != KF_OK && !diags.items.len) fprintf(stderr, "kforge emit: error: emission failed\n");
     if (st == KF_OK && a->verify) rc = verify(a, m, out, &lm);
     kf_diags_free(&diags);

@@ -104,18 +104,11 @@ static void print_buffer(const kf_ir_param *p, const void *data, size_t bytes)
     printf("%s]\n", n > 8 ? ", ..." : "");
 }
 
-static int find_param(const kf_ir_kernel *k, const char *name)
-{
-    for (uint32_t i = 0; i < k->nparams; i++)
-        if (!strcmp(k->params[i].name, name)) return (int)i;
-    return -1;
-}
-
 /* Checks the -o names before anything runs. */
 static int check_outputs(const run_args *a, const kf_ir_kernel *k)
 {
     for (size_t o = 0; o < a->outs.len; o++) {
-        int i = find_param(k, a->outs.data[o].name);
+        int i = kf_cli_find_param(k, a->outs.data[o].name);
         if (i < 0 || k->params[i].type.kind != KF_TK_BUFFER)
             return kf_cli_usage_error("run", usage, "-o %s=%s: kernel '%s' has no buffer parameter '%s'",
                                       a->outs.data[o].name, a->outs.data[o].spec, k->name, a->outs.data[o].name);
@@ -172,7 +165,7 @@ static int execute(const run_args *a, const kf_module *m, const kf_ir_kernel *k,
     int rc;
     if (st != KF_OK) {
         kf_cli_print_error("run", m, &err);
-        rc = st == KF_ERR_USAGE ? KF_EXIT_USAGE : st == KF_ERR_SOURCE ? KF_EXIT_FAIL : KF_EXIT_RUNTIME;
+        rc = kf_cli_exit_for(st);
     } else {
         if (a->time) printf("time: %.4f ms (%s, %s)\n", ms, kf_cli_backend_name(a->backend), kf_device_name(dev));
         rc = report_outputs(a, k, &da);

@@ -89,19 +89,12 @@ static void compare(const kf_case_expect *e, kf_scalar s, const void *got, const
 
 /* ---- running one case on one backend ------------------------------------- */
 
-static int find_param(const kf_ir_kernel *k, const char *name)
-{
-    for (uint32_t i = 0; i < k->nparams; i++)
-        if (!strcmp(k->params[i].name, name)) return (int)i;
-    return -1;
-}
-
 /* Compares buffer e->name after the run with e->file and prints the FAIL
  * line itself; *r receives the comparison (its largest errors on success). */
 static bool check_expect(const kf_case *c, const kf_case_expect *e, const kf_ir_kernel *k, const kf_cli_devargs *da,
                          const char *bname, cmp_result *r)
 {
-    int i = find_param(k, e->name);
+    int i = kf_cli_find_param(k, e->name);
     kf_error err = {0};
     kf_npy want = {0};
     void *got = NULL;
@@ -179,7 +172,7 @@ static kf_status eval_sizes(const kf_case *c, prepared *pc, kf_error *err)
     if (!pc->need) return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
     for (size_t j = 0; j < c->sizes.len; j++) {
         const kf_case_size *sz = &c->sizes.data[j];
-        int i = find_param(pc->k, sz->name);
+        int i = kf_cli_find_param(pc->k, sz->name);
         if (i < 0 || pc->k->params[i].type.kind != KF_TK_BUFFER)
             return kf_error_set(err, KF_ERR_USAGE, "%s:%u: kernel '%s' has no buffer parameter '%s'", c->path, sz->line,
                                 pc->k->name, sz->name);
@@ -198,7 +191,7 @@ static kf_status eval_sizes(const kf_case *c, prepared *pc, kf_error *err)
 static kf_status check_sizes(const kf_case *c, const prepared *pc, kf_error *err)
 {
     for (size_t j = 0; j < c->sizes.len; j++) {
-        int i = find_param(pc->k, c->sizes.data[j].name);
+        int i = kf_cli_find_param(pc->k, c->sizes.data[j].name);
         if (pc->in.elems[i] < pc->need[i])
             return kf_error_set(err, KF_ERR_USAGE,
                                 "parameter '%s': the buffer holds %zu elements but the kernel indexes %llu (size %s = %s); "
