@@ -340,6 +340,30 @@ static void ref_warp_ops(ref_ctx *r)
 
 /* ---- atomics.kf -------------------------------------------------------------- */
 
+/* The atomic updates atomics.kf makes for element i (value v). */
+static void atomics_element(int32_t v, size_t i, int32_t *ci, uint32_t *cu, uint64_t *cl, float *cf, double *h,
+                            double *cd)
+{
+    uint32_t u = (uint32_t)v;
+    ci[0] = (int32_t)((uint32_t)ci[0] + u);
+    ci[1] = v < ci[1] ? v : ci[1];
+    ci[2] = v > ci[2] ? v : ci[2];
+    cu[0] += u;
+    cu[1] = (u | 1) < cu[1] ? (u | 1) : cu[1];
+    cu[2] = u > cu[2] ? u : cu[2];
+    cu[5] += (uint32_t)i;
+    uint64_t l = (uint64_t)u << 20;
+    cl[0] += l;
+    cl[1] = l + 1 < cl[1] ? l + 1 : cl[1];
+    cl[2] = l > cl[2] ? l : cl[2];
+    cf[0] += (float)(v & 255);
+    cf[1] = fminf(cf[1], (float)(v >> 8));
+    cf[2] = fmaxf(cf[2], (float)(v >> 8));
+    h[0] = rf16(h[0] + 1.0);
+    h[1] = rf16(h[1] + 0.5);
+    cd[0] += (double)(v & 255) * 0.25;
+}
+
 static void ref_atomics(ref_ctx *r)
 {
     size_t n = (size_t)in_num(r, "n"), nx, a, b, c, d, e, f;
@@ -355,36 +379,16 @@ static void ref_atomics(ref_ctx *r)
         r->errors++;
         n = 0;
     }
-    double h0 = f16_value(ch[0]), h1 = f16_value(ch[1]);
-    for (size_t i = 0; i < n; i++) {
-        int32_t v = x[i];
-        uint32_t u = (uint32_t)v;
-        ci[0] = (int32_t)((uint32_t)ci[0] + u);
-        ci[1] = v < ci[1] ? v : ci[1];
-        ci[2] = v > ci[2] ? v : ci[2];
-        cu[0] += u;
-        cu[1] = (u | 1) < cu[1] ? (u | 1) : cu[1];
-        cu[2] = u > cu[2] ? u : cu[2];
-        cu[5] += (uint32_t)i;
-        uint64_t l = (uint64_t)u << 20;
-        cl[0] += l;
-        cl[1] = l + 1 < cl[1] ? l + 1 : cl[1];
-        cl[2] = l > cl[2] ? l : cl[2];
-        cf[0] += (float)(v & 255);
-        cf[1] = fminf(cf[1], (float)(v >> 8));
-        cf[2] = fmaxf(cf[2], (float)(v >> 8));
-        h0 = rf16(h0 + 1.0);
-        h1 = rf16(h1 + 0.5);
-        cd[0] += (double)(v & 255) * 0.25;
-    }
+    double h[2] = {f16_value(ch[0]), f16_value(ch[1])};
+    for (size_t i = 0; i < n; i++) atomics_element(x[i], i, ci, cu, cl, cf, h, cd);
     if (n) {
         ci[3] = 7, ci[4] = ci[4] == 0 ? 1 : ci[4], ci[5] += 1;
         cu[3] = 9, cu[4] += (uint32_t)n, cu[6] = cu[6] == 0 ? 5 : cu[6], cu[7] += 1;
         cl[3] = 11, cl[4] = cl[4] == 0 ? 3 : cl[4], cl[5] += 1;
         cf[3] = 2.5f, cf[4] = cf[4] == 0.0f ? 1.0f : cf[4], cf[5] += 1.0f;
     }
-    ch[0] = f16_bits(h0);
-    ch[1] = f16_bits(h1);
+    ch[0] = f16_bits(h[0]);
+    ch[1] = f16_bits(h[1]);
     out_free(r, "ci", KF_S_I32, ci, a);
     out_free(r, "cu", KF_S_U32, cu, b);
     out_free(r, "cl", KF_S_U64, cl, c);
