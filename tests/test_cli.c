@@ -403,6 +403,10 @@ static void test_run_argument_errors_say_what_was_expected(void **state)
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "expected cpu, cuda or ptx"));
     done(&r);
+    r = kforge("run", SRC "/kernels/saxpy.kf", "--count", "5", "a=1", "x=zeros(4)", "y=zeros(4)", "n=4", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--count 5 has no effect: kernel 'saxpy' has a grid in its @schedule"));
+    done(&r);
     r = kforge("run", SRC "/kernels/saxpy.kf", "-o", "y", NULL);
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "expected -o NAME=out.npy"));
@@ -603,6 +607,16 @@ static void test_test_bad_size_declarations_name_the_problem(void **state)
     }
 }
 
+static void test_test_count_with_a_grid_is_a_case_error(void **state)
+{
+    write_text(tmp("count.case"), "kernel " SRC "/kernels/saxpy.kf saxpy\nbackends cpu\narg a=1\narg x=zeros(3)\n"
+                                  "arg y=zeros(3)\narg n=3\ncount 3\nerror anything\n");
+    result r = kforge("test", tmp("count.case"), NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.out, "FAIL count: 'count' has no effect: kernel 'saxpy' has a grid in its @schedule\n"));
+    done(&r);
+}
+
 static void test_test_bad_case_file_is_reported(void **state)
 {
     write_text(tmp("broken.case"), "kernel x.kf k\nexpect y\n");
@@ -613,6 +627,10 @@ static void test_test_bad_case_file_is_reported(void **state)
     r = kforge("test", tmp("nothing-here"), NULL);
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "no such case file or directory"));
+    done(&r);
+    r = kforge("test", SRC "/kernels/saxpy.kf", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "saxpy.kf' is not a .case file; expected a .case file or a directory of them"));
     done(&r);
     mkdir(tmp("empty"), 0700);
     r = kforge("test", tmp("empty"), NULL);
@@ -668,6 +686,7 @@ int main(void)
         cmocka_unit_test(test_test_too_small_buffer_is_refused_on_every_backend),
         cmocka_unit_test(test_test_declared_size_is_checked_before_launch),
         cmocka_unit_test(test_test_bad_size_declarations_name_the_problem),
+        cmocka_unit_test(test_test_count_with_a_grid_is_a_case_error),
         cmocka_unit_test(test_test_bad_case_file_is_reported),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

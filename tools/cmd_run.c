@@ -188,6 +188,9 @@ int kf_cmd_run(int argc, char **argv)
     if (rc == KF_EXIT_OK) rc = kf_cli_compile("run", a.file, &a.defs, &m);
     if (rc == KF_EXIT_OK && !(k = kf_cli_pick_kernel(m, a.kernel, "run"))) rc = KF_EXIT_USAGE;
     if (rc == KF_EXIT_OK) rc = check_outputs(&a, k);
+    if (rc == KF_EXIT_OK && a.count && k->sched.ngrid)
+        rc = kf_cli_usage_error("run", usage, "--count %llu has no effect: kernel '%s' has a grid in its @schedule",
+                                (unsigned long long)a.count, k->name);
     if (rc == KF_EXIT_OK) {
         kf_error err = {0};
         kf_status st = kf_cli_inputs_make(k, a.binds.data, a.binds.len, NULL, &in, &err);

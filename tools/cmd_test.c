@@ -274,6 +274,10 @@ static bool prepare(const kf_case *c, prepared *pc)
         printf("FAIL %s: %s has no kernel '%s'\n", c->name, c->kf_file, c->kernel);
         return false;
     }
+    if (c->count && (*k)->sched.ngrid) {
+        printf("FAIL %s: 'count' has no effect: kernel '%s' has a grid in its @schedule\n", c->name, c->kernel);
+        return false;
+    }
     KF_VEC(kf_cli_binding) b = {0};
     for (size_t i = 0; i < c->arg_names.len; i++) {
         kf_cli_binding x = {c->arg_names.data[i], c->arg_specs.data[i]};
@@ -360,7 +364,13 @@ static int run_path(test_state *ts, const char *path)
         fprintf(stderr, "kforge test: error: no such case file or directory '%s'\n", path);
         return KF_EXIT_USAGE;
     }
-    return S_ISDIR(st.st_mode) ? run_dir(ts, path) : run_case(ts, path);
+    if (S_ISDIR(st.st_mode)) return run_dir(ts, path);
+    size_t len = strlen(path);
+    if (len < 5 || strcmp(path + len - 5, ".case")) {
+        fprintf(stderr, "kforge test: error: '%s' is not a .case file; expected a .case file or a directory of them\n", path);
+        return KF_EXIT_USAGE;
+    }
+    return run_case(ts, path);
 }
 
 /* kernels/cases from the working directory, else relative to the binary
