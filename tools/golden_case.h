@@ -8,6 +8,7 @@
  *                                VALUE, @file.npy, zeros(N), rand(N,SEED), iota(N);
  *                                a generator's N declares the buffer's size
  *   count     N                  element count for schedules without a grid
+ *                                (with a grid the case fails: it would be ignored)
  *   backends  cpu [cuda] [ptx]   restrict the backends (default: all)
  *   reference NAME               the reference function that computes the outputs
  *   expect    NAME FILE [abs=A] [rel=R] [ulp=U]
