@@ -413,6 +413,23 @@ static void test_run_argument_errors_say_what_was_expected(void **state)
     done(&r);
 }
 
+static void test_bad_define_is_a_usage_error_naming_it(void **state)
+{
+    result r = kforge("run", SRC "/kernels/saxpy.kf", "-D", "NOPE=3", "a=1", "x=zeros(4)", "y=zeros(4)", "n=4", NULL);
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.err, "kforge run: error: -D NOPE=3: there is no constant 'NOPE' in this module\n");
+    done(&r);
+    r = kforge("check", "-D", "BLOCK=abc", SRC "/kernels/saxpy.kf", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "kforge check: error: -D BLOCK=abc: "));
+    done(&r);
+    /* a valid override that makes the source wrong is a compile error at its line */
+    r = kforge("check", "-D", "BLOCK=2048", SRC "/kernels/saxpy.kf", NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "saxpy.kf:10:19: error: block.x = 2048 is out of range"));
+    done(&r);
+}
+
 static void test_run_compile_error_exits_1(void **state)
 {
     const char *bad = tmp("bad_run.kf");
@@ -674,6 +691,7 @@ int main(void)
         cmocka_unit_test(test_run_dtype_mismatch_names_the_parameter),
         cmocka_unit_test(test_run_vector_length_mismatch_names_the_parameter),
         cmocka_unit_test(test_run_argument_errors_say_what_was_expected),
+        cmocka_unit_test(test_bad_define_is_a_usage_error_naming_it),
         cmocka_unit_test(test_run_compile_error_exits_1),
         cmocka_unit_test(test_run_out_of_bounds_is_runtime_error_3_at_its_line),
         cmocka_unit_test(test_run_fault_names_its_location_once_with_caret),

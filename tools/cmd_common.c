@@ -45,6 +45,16 @@ void kf_cli_print_diags(const kf_diags *d, const kf_module *m)
     kf_buf_free(&b);
 }
 
+/* Errors in -D overrides have no source position (line 0): when they are
+ * the only errors, the command line is what is wrong (a usage error). */
+static bool only_define_errors(const kf_diags *d)
+{
+    if (!d->nerrors || d->dropped) return false;
+    for (size_t i = 0; i < d->items.len; i++)
+        if (d->items.data[i].kind == KF_DIAG_ERROR && d->items.data[i].loc.line) return false;
+    return true;
+}
+
 int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs, kf_module **out)
 {
     *out = NULL;
@@ -62,6 +72,13 @@ int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs
     if (!m) {
         fprintf(stderr, "kforge %s: error: out of memory compiling %s\n", cmd, path);
         return KF_EXIT_RUNTIME;
+    }
+    if (st == KF_ERR_SOURCE && only_define_errors(&m->diags)) {
+        for (size_t i = 0; i < m->diags.items.len; i++)
+            if (m->diags.items.data[i].kind == KF_DIAG_ERROR)
+                fprintf(stderr, "kforge %s: error: %s\n", cmd, m->diags.items.data[i].msg);
+        kf_module_free(m);
+        return KF_EXIT_USAGE;
     }
     kf_cli_print_diags(&m->diags, m);
     if (st != KF_OK) {

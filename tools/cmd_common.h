@@ -20,7 +20,8 @@ bool kf_cli_define_add(kf_cli_defines *defs, char *text, kf_error *err);
 
 /* Reads and compiles path for subcommand cmd. On source errors prints the
  * rendered diagnostics to stderr and returns KF_EXIT_FAIL; an unreadable
- * file is KF_EXIT_USAGE. *out is set only on success (kf_module_free). */
+ * file, or -D overrides that are the only errors (no such constant, a bad
+ * value), are KF_EXIT_USAGE. *out is set only on success (kf_module_free). */
 int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs, kf_module **out);
 
 /* Renders d (diagnostics about m's source) to stderr with source excerpts. */
