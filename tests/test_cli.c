@@ -540,6 +540,18 @@ static void test_test_backend_option_restricts_and_is_checked(void **state)
     char buf[256];
     assert_string_equal(last_line(r.out, buf, sizeof buf), "1 passed, 0 failed");
     done(&r);
+    setenv("KF_LIBCUDA", "/nonexistent/libcuda.so.1", 1);   /* no driver, even on a GPU machine */
+    r = kforge("test", "--backend", "ptx", SRC "/kernels/cases/saxpy_3.case", NULL);
+    unsetenv("KF_LIBCUDA");
+    assert_int_equal(r.status, 3);
+    assert_non_null(strstr(r.err, "kforge test: error: --backend ptx was asked for but is not available: "));
+    assert_null(strstr(r.out, "PASS"));
+    done(&r);
+    r = kforge("test", SRC "/kernels/cases/saxpy_3.case", tmp("missing.case"), NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "no such case file or directory"));
+    assert_null(strstr(r.out, "PASS"));   /* checked before anything runs */
+    done(&r);
     r = kforge("test", "--backend", "gpu", NULL);
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "expected cpu, cuda or ptx"));

@@ -387,30 +387,54 @@ static const char *default_dir(char *buf, size_t size)
     return buf;
 }
 
+typedef KF_VEC(char *) path_list;
+
+static int parse_args(int argc, char **argv, test_state *ts, path_list *paths)
+{
+    for (int i = 0; i < argc;) {
+        char *val;
+        kf_backend b;
+        int o = kf_cli_opt(argc, argv, &i, "--backend", &val, "test");
+        if (o < 0) return KF_EXIT_USAGE;
+        if (o > 0 && !kf_cli_backend_parse(val, &b))
+            return kf_cli_usage_error("test", usage, "unknown backend '%s': expected cpu, cuda or ptx", val);
+        if (o > 0) ts->only |= 1u << b;
+        else if (argv[i][0] == '-') return kf_cli_usage_error("test", usage, "unknown option '%s'", argv[i]);
+        else if (!KF_VEC_PUSH(paths, argv[i++])) return KF_EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < paths->len; i++) {
+        struct stat st;
+        if (stat(paths->data[i], &st) != 0) {
+            fprintf(stderr, "kforge test: error: no such case file or directory '%s'\n", paths->data[i]);
+            return KF_EXIT_USAGE;
+        }
+    }
+    return KF_EXIT_OK;
+}
+
+/* Opens every backend that may run; one asked for with --backend that does
+ * not open is an error (the others print a "skipped:" line). */
+static int open_backends(test_state *ts)
+{
+    for (int b = KF_BACKEND_CPU; b <= KF_BACKEND_PTX; b++) {
+        if (ts->only && !(ts->only & (1u << b))) continue;
+        if (!backend_device(ts, (kf_backend)b) && ts->only) {
+            fprintf(stderr, "kforge test: error: --backend %s was asked for but is not available: %s\n",
+                    kf_cli_backend_name((kf_backend)b), ts->reason[b]);
+            return KF_EXIT_RUNTIME;
+        }
+    }
+    return KF_EXIT_OK;
+}
+
 int kf_cmd_test(int argc, char **argv)
 {
     if (kf_cli_help(argc, argv, usage)) return KF_EXIT_OK;
     test_state ts = {0};
-    KF_VEC(char *) paths = {0};
-    int rc = KF_EXIT_OK;
-    for (int i = 0; i < argc && rc == KF_EXIT_OK;) {
-        char *val;
-        kf_backend b;
-        int o = kf_cli_opt(argc, argv, &i, "--backend", &val, "test");
-        if (o < 0) rc = KF_EXIT_USAGE;
-        else if (o > 0 && !kf_cli_backend_parse(val, &b))
-            rc = kf_cli_usage_error("test", usage, "unknown backend '%s': expected cpu, cuda or ptx", val);
-        else if (o > 0) ts.only |= 1u << b;
-        else if (argv[i][0] == '-') rc = kf_cli_usage_error("test", usage, "unknown option '%s'", argv[i]);
-        else if (!KF_VEC_PUSH(&paths, argv[i++])) rc = KF_EXIT_RUNTIME;
-    }
+    path_list paths = {0};
+    int rc = parse_args(argc, argv, &ts, &paths);
+    if (rc == KF_EXIT_OK) rc = open_backends(&ts);
     char buf[4096];
-    for (int b = KF_BACKEND_CPU; rc == KF_EXIT_OK && b <= KF_BACKEND_PTX; b++)
-        if ((!ts.only || (ts.only & (1u << b))) && !backend_device(&ts, (kf_backend)b) && ts.only) {
-            fprintf(stderr, "kforge test: error: --backend %s was asked for but is not available\n",
-                    kf_cli_backend_name((kf_backend)b));
-            rc = KF_EXIT_RUNTIME;
-        }
     if (rc == KF_EXIT_OK && paths.len == 0) rc = run_path(&ts, default_dir(buf, sizeof buf));
     for (size_t i = 0; i < paths.len && rc == KF_EXIT_OK; i++) rc = run_path(&ts, paths.data[i]);
     for (int b = 0; b < 3; b++)
