@@ -224,6 +224,10 @@ static void test_check_missing_file_is_usage_error(void **state)
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "does-not-exist.kf"));
     done(&r);
+    r = kforge("run", tmp("does-not-exist.kf"), NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "kforge run: error: cannot open '"));
+    done(&r);
     r = kforge("check", NULL);
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "expected at least one .kf FILE"));
@@ -282,6 +286,14 @@ static void test_emit_verify_assembles_or_reports_missing_ptxas(void **state)
         assert_int_equal(r.status, 3);
         assert_non_null(strstr(r.err, "ptxas"));
     }
+    done(&r);
+}
+
+static void test_emit_unwritable_output_says_why(void **state)
+{
+    result r = kforge("emit", "-o", "/nonexistent-dir/x.ptx", SRC "/kernels/saxpy.kf", NULL);
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.err, "kforge emit: error: cannot write '/nonexistent-dir/x.ptx': No such file or directory\n");
     done(&r);
 }
 
@@ -391,9 +403,30 @@ static void test_run_argument_errors_say_what_was_expected(void **state)
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "expected cpu, cuda or ptx"));
     done(&r);
+    r = kforge("run", SRC "/kernels/saxpy.kf", "--count", "5", "a=1", "x=zeros(4)", "y=zeros(4)", "n=4", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--count 5 has no effect: kernel 'saxpy' has a grid in its @schedule"));
+    done(&r);
     r = kforge("run", SRC "/kernels/saxpy.kf", "-o", "y", NULL);
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "expected -o NAME=out.npy"));
+    done(&r);
+}
+
+static void test_bad_define_is_a_usage_error_naming_it(void **state)
+{
+    result r = kforge("run", SRC "/kernels/saxpy.kf", "-D", "NOPE=3", "a=1", "x=zeros(4)", "y=zeros(4)", "n=4", NULL);
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.err, "kforge run: error: -D NOPE=3: there is no constant 'NOPE' in this module\n");
+    done(&r);
+    r = kforge("check", "-D", "BLOCK=abc", SRC "/kernels/saxpy.kf", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "kforge check: error: -D BLOCK=abc: "));
+    done(&r);
+    /* a valid override that makes the source wrong is a compile error at its line */
+    r = kforge("check", "-D", "BLOCK=2048", SRC "/kernels/saxpy.kf", NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "saxpy.kf:10:19: error: block.x = 2048 is out of range"));
     done(&r);
 }
 
@@ -413,6 +446,60 @@ static void test_run_out_of_bounds_is_runtime_error_3_at_its_line(void **state)
     assert_int_equal(r.status, 3);
     assert_non_null(strstr(r.err, "saxpy.kf:"));
     assert_non_null(strstr(r.err, "out-of-bounds"));
+    done(&r);
+}
+
+static unsigned count_of(const char *text, const char *needle)
+{
+    unsigned n = 0;
+    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
+static void test_run_fault_names_its_location_once_with_caret(void **state)
+{
+    result r = kforge("run", SRC "/kernels/saxpy.kf", "a=1", "x=zeros(4)", "y=zeros(4)", "n=100", NULL);
+    assert_int_equal(r.status, 3);
+    const char *want = SRC "/kernels/saxpy.kf:18:27: error: kernel saxpy: out-of-bounds load of x[1] (length 1) in block (0,0,0) thread (1,0,0)\n";
+    assert_true(strncmp(r.err, want, strlen(want)) == 0);
+    assert_int_equal(count_of(r.err, "saxpy.kf:18:27"), 1);
+    assert_caret_under(r.err, "        y4[i] = fma(av, x4[i], y4[i]);", 27);
+    done(&r);
+}
+
+/* A corrupt disk-cache entry is rebuilt and reported as a warning on
+ * stderr. The driver is the stand-in libcuda (tests/mock/mock_cuda.c),
+ * which really computes saxpy, so this runs without a GPU. */
+static void test_run_reports_a_rebuilt_cache_entry_as_a_warning(void **state)
+{
+    const char *mock = KF_BINARY_DIR "/tests/libkf_mockcuda.so";
+    assert_int_equal(access(mock, R_OK), 0);
+    const char *cache = tmp("cache");
+    mkdir(cache, 0700);
+    setenv("KFORGE_CACHE_DIR", cache, 1);
+    setenv("KF_LIBCUDA", mock, 1);
+    result r = kforge("run", SRC "/kernels/saxpy.kf", "--backend", "ptx", "a=1", "x=iota(4)", "y=zeros(4)", "n=4", NULL);
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.err, "warning"));
+    done(&r);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "find %s -type f -exec sh -c 'printf garbage > \"$1\"' _ {} \\;", cache);
+    assert_int_equal(system(cmd), 0);
+    r = kforge("run", SRC "/kernels/saxpy.kf", "--backend", "ptx", "a=1", "x=iota(4)", "y=zeros(4)", "n=4", NULL);
+    assert_int_equal(r.status, 0);
+    if (!strstr(r.err, "kforge run: warning: cache entry")) fprintf(stderr, "%s", r.err);
+    assert_non_null(strstr(r.err, "kforge run: warning: cache entry "));
+    assert_non_null(strstr(r.err, " was unusable ("));
+    assert_non_null(strstr(r.out, "[0, 1, 2, 3]"));
+    done(&r);
+    /* the same through `kforge test` (the entry was rewritten: corrupt it again) */
+    assert_int_equal(system(cmd), 0);
+    r = kforge("test", "--backend", "ptx", SRC "/kernels/cases/saxpy_3.case", NULL);
+    unsetenv("KFORGE_CACHE_DIR");
+    unsetenv("KF_LIBCUDA");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "kforge test: warning: cache entry "));
+    assert_non_null(strstr(r.out, "PASS saxpy_3 [ptx]"));
     done(&r);
 }
 
@@ -453,6 +540,18 @@ static void test_test_backend_option_restricts_and_is_checked(void **state)
     char buf[256];
     assert_string_equal(last_line(r.out, buf, sizeof buf), "1 passed, 0 failed");
     done(&r);
+    setenv("KF_LIBCUDA", "/nonexistent/libcuda.so.1", 1);   /* no driver, even on a GPU machine */
+    r = kforge("test", "--backend", "ptx", SRC "/kernels/cases/saxpy_3.case", NULL);
+    unsetenv("KF_LIBCUDA");
+    assert_int_equal(r.status, 3);
+    assert_non_null(strstr(r.err, "kforge test: error: --backend ptx was asked for but is not available: "));
+    assert_null(strstr(r.out, "PASS"));
+    done(&r);
+    r = kforge("test", SRC "/kernels/cases/saxpy_3.case", tmp("missing.case"), NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "no such case file or directory"));
+    assert_null(strstr(r.out, "PASS"));   /* checked before anything runs */
+    done(&r);
     r = kforge("test", "--backend", "gpu", NULL);
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "expected cpu, cuda or ptx"));
@@ -488,6 +587,72 @@ static void test_test_expected_error_case_passes(void **state)
     done(&r);
 }
 
+static void test_test_too_small_buffer_is_refused_on_every_backend(void **state)
+{
+    setenv("KF_LIBCUDA", KF_BINARY_DIR "/tests/libkf_mockcuda.so", 1);   /* cuda and ptx without a GPU */
+    result r = kforge("test", SRC "/kernels/cases/saxpy_size_too_small.case", NULL);
+    unsetenv("KF_LIBCUDA");
+    assert_int_equal(r.status, 0);
+    static const char *const backends[] = {"cpu", "cuda", "ptx"};
+    for (int b = 0; b < 3; b++) {
+        char want[300];
+        snprintf(want, sizeof want, "PASS saxpy_size_too_small [%s] expected error: parameter 'x': the buffer holds 64 "
+                                    "elements but the kernel indexes 100 (size x = n); nothing was launched\n", backends[b]);
+        assert_non_null(strstr(r.out, want));
+    }
+    char buf[256];
+    assert_string_equal(last_line(r.out, buf, sizeof buf), "3 passed, 0 failed");
+    done(&r);
+}
+
+/* With `expect` instead of `error`, the refusal is a FAIL and the kernel
+ * never runs: the interpreter's out-of-bounds report does not appear. */
+static void test_test_declared_size_is_checked_before_launch(void **state)
+{
+    write_text(tmp("small.case"), "kernel " SRC "/kernels/saxpy.kf saxpy\nbackends cpu\narg a=1\narg x=zeros(10)\n"
+                                  "arg y=zeros(12)\narg n=12\nsize x = n\nsize y = n\nexpect y small.npy\n");
+    float want[12] = {0};
+    write_npy(tmp("small.npy"), KF_S_F32, want, 12);
+    result r = kforge("test", tmp("small.case"), NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.out, "FAIL small [cpu] parameter 'x': the buffer holds 10 elements but the kernel indexes 12 "
+                                  "(size x = n); nothing was launched\n"));
+    assert_null(strstr(r.out, "out-of-bounds"));
+    done(&r);
+}
+
+static void test_test_bad_size_declarations_name_the_problem(void **state)
+{
+    static const struct { const char *line, *want; } bad[] = {
+        {"size z = n", "small2.case:7: kernel 'saxpy' has no buffer parameter 'z'"},
+        {"size a = n", "small2.case:7: kernel 'saxpy' has no buffer parameter 'a'"},
+        {"size x = a", "small2.case:7: size expression 'a', column 2: 'a' is not an integer scalar parameter of kernel 'saxpy'"},
+        {"size x = m", "'m' is not an integer scalar parameter of kernel 'saxpy'"},
+        {"size x = n - 13", "small2.case:7: size expression 'n - 13', column 7: the difference is negative"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, "kernel " SRC "/kernels/saxpy.kf saxpy\nbackends cpu\narg a=1\narg x=zeros(12)\n"
+                                    "arg y=zeros(12)\narg n=12\n%s\nerror anything\n", bad[i].line);
+        write_text(tmp("small2.case"), text);
+        result r = kforge("test", tmp("small2.case"), NULL);
+        assert_int_equal(r.status, 1);
+        if (!strstr(r.out, bad[i].want)) fprintf(stderr, "%s: got %s\n", bad[i].line, r.out);
+        assert_non_null(strstr(r.out, bad[i].want));
+        done(&r);
+    }
+}
+
+static void test_test_count_with_a_grid_is_a_case_error(void **state)
+{
+    write_text(tmp("count.case"), "kernel " SRC "/kernels/saxpy.kf saxpy\nbackends cpu\narg a=1\narg x=zeros(3)\n"
+                                  "arg y=zeros(3)\narg n=3\ncount 3\nerror anything\n");
+    result r = kforge("test", tmp("count.case"), NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.out, "FAIL count: 'count' has no effect: kernel 'saxpy' has a grid in its @schedule\n"));
+    done(&r);
+}
+
 static void test_test_bad_case_file_is_reported(void **state)
 {
     write_text(tmp("broken.case"), "kernel x.kf k\nexpect y\n");
@@ -498,6 +663,15 @@ static void test_test_bad_case_file_is_reported(void **state)
     r = kforge("test", tmp("nothing-here"), NULL);
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "no such case file or directory"));
+    done(&r);
+    r = kforge("test", SRC "/kernels/saxpy.kf", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "saxpy.kf' is not a .case file; expected a .case file or a directory of them"));
+    done(&r);
+    mkdir(tmp("empty"), 0700);
+    r = kforge("test", tmp("empty"), NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "kforge test: error: no .case files in directory '"));
     done(&r);
 }
 
@@ -529,19 +703,27 @@ int main(void)
         cmocka_unit_test(test_emit_ir_prints_the_kernel),
         cmocka_unit_test(test_emit_ptx_to_file_has_the_entry),
         cmocka_unit_test(test_emit_verify_assembles_or_reports_missing_ptxas),
+        cmocka_unit_test(test_emit_unwritable_output_says_why),
         cmocka_unit_test(test_emit_unknown_kernel_lists_the_kernels),
         cmocka_unit_test(test_run_saxpy_with_npy_in_and_out),
         cmocka_unit_test(test_run_generators_and_printed_outputs),
         cmocka_unit_test(test_run_dtype_mismatch_names_the_parameter),
         cmocka_unit_test(test_run_vector_length_mismatch_names_the_parameter),
         cmocka_unit_test(test_run_argument_errors_say_what_was_expected),
+        cmocka_unit_test(test_bad_define_is_a_usage_error_naming_it),
         cmocka_unit_test(test_run_compile_error_exits_1),
         cmocka_unit_test(test_run_out_of_bounds_is_runtime_error_3_at_its_line),
+        cmocka_unit_test(test_run_fault_names_its_location_once_with_caret),
+        cmocka_unit_test(test_run_reports_a_rebuilt_cache_entry_as_a_warning),
         cmocka_unit_test(test_run_cuda_backend_runs_or_reports_a_device_error),
         cmocka_unit_test(test_test_prints_one_line_per_case_and_a_summary),
         cmocka_unit_test(test_test_backend_option_restricts_and_is_checked),
         cmocka_unit_test(test_test_failing_case_exits_1),
         cmocka_unit_test(test_test_expected_error_case_passes),
+        cmocka_unit_test(test_test_too_small_buffer_is_refused_on_every_backend),
+        cmocka_unit_test(test_test_declared_size_is_checked_before_launch),
+        cmocka_unit_test(test_test_bad_size_declarations_name_the_problem),
+        cmocka_unit_test(test_test_count_with_a_grid_is_a_case_error),
         cmocka_unit_test(test_test_bad_case_file_is_reported),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -11,7 +11,7 @@ static const char usage[] = "kforge check [-D NAME=VALUE]... FILE...";
 static int check_one(const char *path, const kf_cli_defines *defs)
 {
     kf_module *m;
-    int rc = kf_cli_compile(path, defs, &m);
+    int rc = kf_cli_compile("check", path, defs, &m);
     if (rc != KF_EXIT_OK) return rc;
     printf("%s: ok (%u kernel%s:", path, m->nkernels, m->nkernels == 1 ? "" : "s");
     for (uint32_t i = 0; i < m->nkernels; i++) printf(" %s", m->kernels[i].name);
@@ -24,6 +24,7 @@ int kf_cmd_check(int argc, char **argv)
 {
     kf_cli_defines defs = {0};
     KF_VEC(char *) files = {0};
+    if (kf_cli_help(argc, argv, usage)) return KF_EXIT_OK;
     int rc = KF_EXIT_OK;
     for (int i = 0; i < argc && rc == KF_EXIT_OK;) {
         char *val;
@@ -32,7 +33,6 @@ int kf_cmd_check(int argc, char **argv)
         if (o < 0) rc = KF_EXIT_USAGE;
         else if (o > 0 && !kf_cli_define_add(&defs, val, &err)) rc = kf_cli_usage_error("check", usage, "%s", err.msg);
         else if (o > 0) continue;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { printf("usage: %s\n", usage); goto done; }
         else if (argv[i][0] == '-' && argv[i][1]) rc = kf_cli_usage_error("check", usage, "unknown option '%s'", argv[i]);
         else if (!KF_VEC_PUSH(&files, argv[i++])) rc = KF_EXIT_RUNTIME;
     }
@@ -43,7 +43,6 @@ int kf_cmd_check(int argc, char **argv)
         if (r == KF_EXIT_USAGE || (r != KF_EXIT_OK && worst == KF_EXIT_OK)) worst = r;
     }
     if (rc == KF_EXIT_OK) rc = worst;
-done:
     KF_VEC_FREE(&defs);
     KF_VEC_FREE(&files);
     return rc;

@@ -36,23 +36,33 @@ int kf_cli_exit_for(kf_status st)
     }
 }
 
-static void print_diags(const kf_module *m)
+void kf_cli_print_diags(const kf_diags *d, const kf_module *m)
 {
-    if (!m->diags.items.len) return;
+    if (!d->items.len) return;
     kf_buf b = {0};
-    kf_diags_render(&b, &m->diags, m->source, m->source_len);
+    kf_diags_render(&b, d, m->source, m->source_len);
     if (b.len) fputs(b.data, stderr);
     kf_buf_free(&b);
 }
 
-int kf_cli_compile(const char *path, const kf_cli_defines *defs, kf_module **out)
+/* Errors in -D overrides have no source position (line 0): when they are
+ * the only errors, the command line is what is wrong (a usage error). */
+static bool only_define_errors(const kf_diags *d)
+{
+    if (!d->nerrors || d->dropped) return false;
+    for (size_t i = 0; i < d->items.len; i++)
+        if (d->items.data[i].kind == KF_DIAG_ERROR && d->items.data[i].loc.line) return false;
+    return true;
+}
+
+int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs, kf_module **out)
 {
     *out = NULL;
     char *src;
     size_t len;
     kf_error err = {0};
     if (kf_read_file(path, &src, &len, &err) != KF_OK) {
-        fprintf(stderr, "kforge: error: %s\n", err.msg);
+        fprintf(stderr, "kforge %s: error: %s\n", cmd, err.msg);
         return KF_EXIT_USAGE;
     }
     kf_compile_opts opts = {defs ? defs->data : NULL, defs ? (uint32_t)defs->len : 0};
@@ -60,12 +70,19 @@ int kf_cli_compile(const char *path, const kf_cli_defines *defs, kf_module **out
     kf_status st = kf_compile(path, src, len, &opts, &m);
     free(src);
     if (!m) {
-        fprintf(stderr, "kforge: error: out of memory compiling %s\n", path);
+        fprintf(stderr, "kforge %s: error: out of memory compiling %s\n", cmd, path);
         return KF_EXIT_RUNTIME;
     }
-    print_diags(m);
+    if (st == KF_ERR_SOURCE && only_define_errors(&m->diags)) {
+        for (size_t i = 0; i < m->diags.items.len; i++)
+            if (m->diags.items.data[i].kind == KF_DIAG_ERROR)
+                fprintf(stderr, "kforge %s: error: %s\n", cmd, m->diags.items.data[i].msg);
+        kf_module_free(m);
+        return KF_EXIT_USAGE;
+    }
+    kf_cli_print_diags(&m->diags, m);
     if (st != KF_OK) {
-        if (st != KF_ERR_SOURCE) fprintf(stderr, "kforge: error: compiling %s failed (out of memory)\n", path);
+        if (st != KF_ERR_SOURCE) fprintf(stderr, "kforge %s: error: compiling %s failed (out of memory)\n", cmd, path);
         kf_module_free(m);
         return st == KF_ERR_SOURCE ? KF_EXIT_FAIL : KF_EXIT_RUNTIME;
     }
@@ -90,10 +107,27 @@ const kf_ir_kernel *kf_cli_pick_kernel(const kf_module *m, const char *name, con
     return NULL;
 }
 
+/* err->msg without the "file:line:col: " that repeats err->loc (the
+ * interpreter names the location in its message so that it reads whole on
+ * its own; the rendered diagnostic already starts with it). */
+static void msg_without_loc(const kf_error *err, char *out, size_t size)
+{
+    char prefix[600];
+    snprintf(prefix, sizeof prefix, "%s:%u:%u: ", err->loc.file ? err->loc.file : "", err->loc.line, err->loc.col);
+    const char *at = err->loc.file ? strstr(err->msg, prefix) : NULL;
+    if (!at) {
+        snprintf(out, size, "%s", err->msg);
+        return;
+    }
+    snprintf(out, size, "%.*s%s", (int)(at - err->msg), err->msg, at + strlen(prefix));
+}
+
 void kf_cli_print_error(const char *cmd, const kf_module *m, const kf_error *err)
 {
     if (m && err->loc.line) {
-        kf_diag d = {KF_DIAG_ERROR, err->loc, (char *)err->msg};
+        char msg[sizeof err->msg];
+        msg_without_loc(err, msg, sizeof msg);
+        kf_diag d = {KF_DIAG_ERROR, err->loc, msg};
         kf_buf b = {0};
         bool same = err->loc.file && m->file && strcmp(err->loc.file, m->file) == 0;
         kf_diag_render(&b, &d, same ? m->source : NULL, same ? m->source_len : 0);
@@ -103,6 +137,12 @@ void kf_cli_print_error(const char *cmd, const kf_module *m, const kf_error *err
         fprintf(stderr, "kforge %s: error: %s\n", cmd, err->msg);
     }
     if (err->log && *err->log) fprintf(stderr, "%s%s", err->log, err->log[strlen(err->log) - 1] == '\n' ? "" : "\n");
+}
+
+void kf_cli_print_warning(const char *cmd, const kf_pipeline *p)
+{
+    const char *w = kf_pipeline_warning(p);
+    if (w && *w) fprintf(stderr, "kforge %s: warning: %s\n", cmd, w);
 }
 
 const char *kf_cli_backend_name(kf_backend b)
@@ -129,6 +169,13 @@ static kf_status param_error(kf_error *err, kf_status st, const char *param)
     char msg[sizeof err->msg];
     memcpy(msg, err->msg, sizeof msg);
     return kf_error_set(err, st, "parameter '%s': %s", param, msg);
+}
+
+int kf_cli_find_param(const kf_ir_kernel *k, const char *name)
+{
+    for (uint32_t i = 0; i < k->nparams; i++)
+        if (!strcmp(k->params[i].name, name)) return (int)i;
+    return -1;
 }
 
 static kf_type param_elem(const kf_ir_param *p) { return kf_type_vector((kf_scalar)p->type.scalar, p->type.lanes); }
@@ -341,6 +388,28 @@ int kf_cli_opt(int argc, char **argv, int *i, const char *opt, char **val, const
         return 1;
     }
     return 0;
+}
+
+int kf_cli_value_opts(int argc, char **argv, int *i, const char *const *opts, size_t nopts, const char *cmd,
+                      kf_cli_value_fn fn, void *args)
+{
+    for (size_t v = 0; v < nopts; v++) {
+        char *val;
+        int matched = kf_cli_opt(argc, argv, i, opts[v], &val, cmd);
+        if (matched < 0) return -1;
+        if (matched > 0) return fn(args, opts[v], val) == KF_EXIT_OK ? 1 : -1;
+    }
+    return 0;
+}
+
+bool kf_cli_help(int argc, char **argv, const char *usage)
+{
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: %s\n", usage);
+            return true;
+        }
+    return false;
 }
 
 int kf_cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)

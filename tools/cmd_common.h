@@ -18,10 +18,14 @@ typedef KF_VEC(kf_define) kf_cli_defines;
 /* Adds "NAME=VALUE" to defs; false (and a message in err) when malformed. */
 bool kf_cli_define_add(kf_cli_defines *defs, char *text, kf_error *err);
 
-/* Reads and compiles path. On source errors prints the rendered diagnostics
- * to stderr and returns KF_EXIT_FAIL; an unreadable file is KF_EXIT_USAGE.
- * *out is set only on success (free with kf_module_free). */
-int kf_cli_compile(const char *path, const kf_cli_defines *defs, kf_module **out);
+/* Reads and compiles path for subcommand cmd. On source errors prints the
+ * rendered diagnostics to stderr and returns KF_EXIT_FAIL; an unreadable
+ * file, or -D overrides that are the only errors (no such constant, a bad
+ * value), are KF_EXIT_USAGE. *out is set only on success (kf_module_free). */
+int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs, kf_module **out);
+
+/* Renders d (diagnostics about m's source) to stderr with source excerpts. */
+void kf_cli_print_diags(const kf_diags *d, const kf_module *m);
 
 /* Picks the kernel named `name` (or the only one). Prints a message listing
  * the module's kernels and returns NULL when that is not possible. */
@@ -31,6 +35,10 @@ const kf_ir_kernel *kf_cli_pick_kernel(const kf_module *m, const char *name, con
  * error has a location in m's source, else `kforge CMD: error: msg`. */
 void kf_cli_print_error(const char *cmd, const kf_module *m, const kf_error *err);
 
+/* Prints the pipeline's cache warning (a corrupt disk entry that was
+ * rebuilt), if any, as "kforge CMD: warning: ..." on stderr. */
+void kf_cli_print_warning(const char *cmd, const kf_pipeline *p);
+
 /* Maps a library status to an exit code (USAGE 2, SOURCE 1, others 3). */
 int kf_cli_exit_for(kf_status st);
 
@@ -39,6 +47,9 @@ typedef struct {
     const char *name;
     const char *spec;
 } kf_cli_binding;
+
+/* Index of k's parameter `name`, or -1. */
+int kf_cli_find_param(const kf_ir_kernel *k, const char *name);
 
 /* Host-side inputs for every parameter of a kernel, in binding order. */
 typedef struct {
@@ -82,6 +93,18 @@ bool kf_cli_backend_parse(const char *s, kf_backend *out);
  * returns 1; returns 0 when argv[*i] is not `opt`; -1 when the value is
  * missing (after printing a usage error for cmd). */
 int kf_cli_opt(int argc, char **argv, int *i, const char *opt, char **val, const char *cmd);
+
+/* Handles a subcommand's options that take a value: when argv[*i] is one
+ * of opts[0..nopts) (as kf_cli_opt reads them), calls fn(args, opt, value),
+ * which returns an exit status. Returns 1 when argv[*i] was such an option
+ * and fn accepted it, 0 when it is none of them, -1 after a usage error
+ * (already printed). */
+typedef int (*kf_cli_value_fn)(void *args, const char *opt, char *val);
+int kf_cli_value_opts(int argc, char **argv, int *i, const char *const *opts, size_t nopts, const char *cmd,
+                      kf_cli_value_fn fn, void *args);
+
+/* True (after printing "usage: USAGE" to stdout) when argv holds -h or --help. */
+bool kf_cli_help(int argc, char **argv, const char *usage);
 
 /* Prints "kforge CMD: error: <formatted>" and the command's usage line to
  * stderr; returns KF_EXIT_USAGE. */

@@ -4,6 +4,7 @@
  * source). --verify assembles the PTX with ptxas for --arch and reports its
  * errors at .kf lines; --stats also prints registers, shared memory and
  * spills per kernel to stderr. Output goes to stdout or -o OUT. */
+#include <errno.h>
 #include <string.h>
 
 #include "../emit/emit.h"
@@ -35,8 +36,9 @@ static bool parse_arch(const char *s, uint32_t *arch)
     return false;
 }
 
-static int parse_value_opt(emit_args *a, const char *opt, char *val)
+static int parse_value_opt(void *args, const char *opt, char *val)
 {
+    emit_args *a = args;
     kf_error err = {0};
     if (!strcmp(opt, "--target")) {
         if (!strcmp(val, "ptx")) a->target = TARGET_PTX;
@@ -60,13 +62,8 @@ static int parse_args(int argc, char **argv, emit_args *a)
 {
     static const char *const vopts[] = {"--target", "--arch", "-D", "-k", "-o"};
     for (int i = 0; i < argc;) {
-        int matched = 0;
-        for (size_t v = 0; v < 5 && !matched; v++) {
-            char *val;
-            matched = kf_cli_opt(argc, argv, &i, vopts[v], &val, "emit");
-            if (matched < 0) return KF_EXIT_USAGE;
-            if (matched > 0 && parse_value_opt(a, vopts[v], val) != KF_EXIT_OK) return KF_EXIT_USAGE;
-        }
+        int matched = kf_cli_value_opts(argc, argv, &i, vopts, sizeof vopts / sizeof vopts[0], "emit", parse_value_opt, a);
+        if (matched < 0) return KF_EXIT_USAGE;
         if (matched) continue;
         const char *s = argv[i++];
         if (!strcmp(s, "-g") || !strcmp(s, "--lineinfo")) a->lineinfo = true;
@@ -100,10 +97,7 @@ static int verify(const emit_args *a, const kf_module *m, const kf_buf *ptx, con
     kf_status st = kf_ptxas_run(ptx->data, a->arch, lm, m->file, &res, &diags, &err);
     int rc = kf_cli_exit_for(st);
     if (st == KF_ERR_SOURCE) {
-        kf_buf b = {0};
-        kf_diags_render(&b, &diags, m->source, m->source_len);
-        if (b.len) fputs(b.data, stderr);
-        kf_buf_free(&b);
+        kf_cli_print_diags(&diags, m);
     } else if (st != KF_OK) {
         kf_cli_print_error("emit", m, &err);
         rc = KF_EXIT_RUNTIME;
@@ -134,12 +128,7 @@ static int generate(const emit_args *a, const kf_module *m, const kf_ir_kernel *
     kf_status st = a->target == TARGET_PTX ? kf_ptx_emit(m, k, &o, out, &lm, &diags)
                                            : kf_cuda_emit(m, k, &o, out, &lm, &diags);
     int rc = kf_cli_exit_for(st);
-    if (diags.items.len) {
-        kf_buf b = {0};
-        kf_diags_render(&b, &diags, m->source, m->source_len);
-        if (b.len) fputs(b.data, stderr);
-        kf_buf_free(&b);
-    }
+    kf_cli_print_diags(&diags, m);
     if (st != KF_OK && !diags.items.len) fprintf(stderr, "kforge emit: error: emission failed\n");
     if (st == KF_OK && a->verify) rc = verify(a, m, out, &lm);
     kf_diags_free(&diags);
@@ -151,7 +140,7 @@ static int write_out(const char *path, const kf_buf *b)
 {
     FILE *f = path ? fopen(path, "wb") : stdout;
     if (!f) {
-        fprintf(stderr, "kforge emit: error: cannot write '%s'\n", path);
+        fprintf(stderr, "kforge emit: error: cannot write '%s': %s\n", path, strerror(errno));
         return KF_EXIT_USAGE;
     }
     bool ok = !b->len || fwrite(b->data, 1, b->len, f) == b->len;
@@ -164,14 +153,10 @@ static int write_out(const char *path, const kf_buf *b)
 int kf_cmd_emit(int argc, char **argv)
 {
     emit_args a = {.target = TARGET_PTX, .arch = 90};
-    for (int i = 0; i < argc; i++)
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: %s\n", usage);
-            return KF_EXIT_OK;
-        }
+    if (kf_cli_help(argc, argv, usage)) return KF_EXIT_OK;
     int rc = parse_args(argc, argv, &a);
     kf_module *m = NULL;
-    if (rc == KF_EXIT_OK) rc = kf_cli_compile(a.file, &a.defs, &m);
+    if (rc == KF_EXIT_OK) rc = kf_cli_compile("emit", a.file, &a.defs, &m);
     const kf_ir_kernel *k = NULL;
     if (rc == KF_EXIT_OK && a.kernel && !(k = kf_cli_pick_kernel(m, a.kernel, "emit"))) rc = KF_EXIT_USAGE;
     kf_buf out = {0};

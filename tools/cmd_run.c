@@ -35,8 +35,9 @@ static bool split_binding(char *s, kf_cli_binding *b)
     return true;
 }
 
-static int value_opt(run_args *a, const char *opt, char *val)
+static int value_opt(void *args, const char *opt, char *val)
 {
+    run_args *a = args;
     kf_error err = {0};
     kf_cli_binding b;
     if (!strcmp(opt, "-k")) a->kernel = val;
@@ -61,13 +62,8 @@ static int parse_args(int argc, char **argv, run_args *a)
 {
     static const char *const vopts[] = {"-k", "--backend", "-D", "--count", "-o"};
     for (int i = 0; i < argc;) {
-        int matched = 0;
-        for (size_t v = 0; v < 5 && !matched; v++) {
-            char *val;
-            matched = kf_cli_opt(argc, argv, &i, vopts[v], &val, "run");
-            if (matched < 0) return KF_EXIT_USAGE;
-            if (matched > 0 && value_opt(a, vopts[v], val) != KF_EXIT_OK) return KF_EXIT_USAGE;
-        }
+        int matched = kf_cli_value_opts(argc, argv, &i, vopts, sizeof vopts / sizeof vopts[0], "run", value_opt, a);
+        if (matched < 0) return KF_EXIT_USAGE;
         if (matched) continue;
         char *s = argv[i++];
         kf_cli_binding b;
@@ -108,18 +104,11 @@ static void print_buffer(const kf_ir_param *p, const void *data, size_t bytes)
     printf("%s]\n", n > 8 ? ", ..." : "");
 }
 
-static int find_param(const kf_ir_kernel *k, const char *name)
-{
-    for (uint32_t i = 0; i < k->nparams; i++)
-        if (!strcmp(k->params[i].name, name)) return (int)i;
-    return -1;
-}
-
 /* Checks the -o names before anything runs. */
 static int check_outputs(const run_args *a, const kf_ir_kernel *k)
 {
     for (size_t o = 0; o < a->outs.len; o++) {
-        int i = find_param(k, a->outs.data[o].name);
+        int i = kf_cli_find_param(k, a->outs.data[o].name);
         if (i < 0 || k->params[i].type.kind != KF_TK_BUFFER)
             return kf_cli_usage_error("run", usage, "-o %s=%s: kernel '%s' has no buffer parameter '%s'",
                                       a->outs.data[o].name, a->outs.data[o].spec, k->name, a->outs.data[o].name);
@@ -166,6 +155,7 @@ static int execute(const run_args *a, const kf_module *m, const kf_ir_kernel *k,
     kf_cli_devargs da = {0};
     kf_status st = kf_device_open(a->backend, 0, &dev, &err);
     if (st == KF_OK) st = kf_pipeline_create(dev, m, k, &pipe, &err);
+    if (st == KF_OK) kf_cli_print_warning("run", pipe);
     if (st == KF_OK) st = kf_cli_devargs_make(dev, k, in, &da, &err);
     float ms = 0;
     if (st == KF_OK) {
@@ -175,7 +165,7 @@ static int execute(const run_args *a, const kf_module *m, const kf_ir_kernel *k,
     int rc;
     if (st != KF_OK) {
         kf_cli_print_error("run", m, &err);
-        rc = st == KF_ERR_USAGE ? KF_EXIT_USAGE : st == KF_ERR_SOURCE ? KF_EXIT_FAIL : KF_EXIT_RUNTIME;
+        rc = kf_cli_exit_for(st);
     } else {
         if (a->time) printf("time: %.4f ms (%s, %s)\n", ms, kf_cli_backend_name(a->backend), kf_device_name(dev));
         rc = report_outputs(a, k, &da);
@@ -190,18 +180,17 @@ static int execute(const run_args *a, const kf_module *m, const kf_ir_kernel *k,
 int kf_cmd_run(int argc, char **argv)
 {
     run_args a = {.backend = KF_BACKEND_CPU};
-    for (int i = 0; i < argc; i++)
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: %s\n", usage);
-            return KF_EXIT_OK;
-        }
+    if (kf_cli_help(argc, argv, usage)) return KF_EXIT_OK;
     int rc = parse_args(argc, argv, &a);
     kf_module *m = NULL;
     const kf_ir_kernel *k = NULL;
     kf_cli_inputs in = {0};
-    if (rc == KF_EXIT_OK) rc = kf_cli_compile(a.file, &a.defs, &m);
+    if (rc == KF_EXIT_OK) rc = kf_cli_compile("run", a.file, &a.defs, &m);
     if (rc == KF_EXIT_OK && !(k = kf_cli_pick_kernel(m, a.kernel, "run"))) rc = KF_EXIT_USAGE;
     if (rc == KF_EXIT_OK) rc = check_outputs(&a, k);
+    if (rc == KF_EXIT_OK && a.count && k->sched.ngrid)
+        rc = kf_cli_usage_error("run", usage, "--count %llu has no effect: kernel '%s' has a grid in its @schedule",
+                                (unsigned long long)a.count, k->name);
     if (rc == KF_EXIT_OK) {
         kf_error err = {0};
         kf_status st = kf_cli_inputs_make(k, a.binds.data, a.binds.len, NULL, &in, &err);

@@ -89,11 +89,34 @@ static void compare(const kf_case_expect *e, kf_scalar s, const void *got, const
 
 /* ---- running one case on one backend ------------------------------------- */
 
-static int find_param(const kf_ir_kernel *k, const char *name)
+/* Compares buffer e->name after the run with e->file and prints the FAIL
+ * line itself; *r receives the comparison (its largest errors on success). */
+static bool check_expect(const kf_case *c, const kf_case_expect *e, const kf_ir_kernel *k, const kf_cli_devargs *da,
+                         const char *bname, cmp_result *r)
 {
-    for (uint32_t i = 0; i < k->nparams; i++)
-        if (!strcmp(k->params[i].name, name)) return (int)i;
-    return -1;
+    int i = kf_cli_find_param(k, e->name);
+    kf_error err = {0};
+    kf_npy want = {0};
+    void *got = NULL;
+    size_t bytes = 0, elems = 0;
+    const char *why = NULL;
+    memset(r, 0, sizeof *r);
+    if (i < 0 || k->params[i].type.kind != KF_TK_BUFFER) why = "is not a buffer parameter of the kernel";
+    else if (kf_npy_read(e->file, &want, &err) != KF_OK) why = err.msg;
+    else if (kf_npy_match(&want, kf_type_vector((kf_scalar)k->params[i].type.scalar, k->params[i].type.lanes),
+                          e->name, &elems, &err) != KF_OK) why = err.msg;
+    else if (kf_cli_devargs_read(da, (uint32_t)i, &got, &bytes, &err) != KF_OK) why = err.msg;
+    else if (bytes != want.bytes) why = "has a different length than the expected file";
+    if (!why) compare(e, (kf_scalar)k->params[i].type.scalar, got, want.data, want.count, r);
+    if (why)
+        printf("FAIL %s [%s] %s %s\n", c->name, bname, e->name, why);
+    else if (r->bad)
+        printf("FAIL %s [%s] %s[%zu]: got %.9g, want %.9g (abs err %.3g, allowed %.3g + %g ulp); %zu of %zu elements differ\n",
+               c->name, bname, e->name, r->first_bad, r->got, r->want, fabs(r->got - r->want), r->allowed, e->ulp, r->bad,
+               want.count);
+    free(got);
+    kf_npy_free(&want);
+    return !why && !r->bad;
 }
 
 /* Checks every expected output; prints the FAIL line itself, returns pass. */
@@ -102,51 +125,95 @@ static bool check_outputs(const kf_case *c, const kf_ir_kernel *k, const kf_cli_
 {
     double max_abs = 0, max_ulp = 0;
     for (size_t x = 0; x < c->expects.len; x++) {
-        const kf_case_expect *e = &c->expects.data[x];
-        int i = find_param(k, e->name);
-        kf_error err = {0};
-        kf_npy want = {0};
-        void *got = NULL;
-        size_t bytes = 0, elems = 0;
-        const char *why = NULL;
-        if (i < 0 || k->params[i].type.kind != KF_TK_BUFFER) why = "is not a buffer parameter of the kernel";
-        else if (kf_npy_read(e->file, &want, &err) != KF_OK) why = err.msg;
-        else if (kf_npy_match(&want, kf_type_vector((kf_scalar)k->params[i].type.scalar, k->params[i].type.lanes),
-                              e->name, &elems, &err) != KF_OK) why = err.msg;
-        else if (kf_cli_devargs_read(da, (uint32_t)i, &got, &bytes, &err) != KF_OK) why = err.msg;
-        else if (bytes != want.bytes) why = "has a different length than the expected file";
-        cmp_result r = {0};
-        if (!why) {
-            kf_scalar s = (kf_scalar)k->params[i].type.scalar;
-            compare(e, s, got, want.data, want.count, &r);
-            if (r.max_abs > max_abs) max_abs = r.max_abs;
-            if (r.max_ulp > max_ulp) max_ulp = r.max_ulp;
-        }
-        size_t total = want.count;
-        free(got);
-        kf_npy_free(&want);
-        if (why) {
-            printf("FAIL %s [%s] %s %s\n", c->name, bname, e->name, why);
-            return false;
-        }
-        if (r.bad) {
-            printf("FAIL %s [%s] %s[%zu]: got %.9g, want %.9g (abs err %.3g, allowed %.3g + %g ulp); %zu of %zu elements differ\n",
-                   c->name, bname, e->name, r.first_bad, r.got, r.want, fabs(r.got - r.want), r.allowed, e->ulp,
-                   r.bad, total);
-            return false;
-        }
+        cmp_result r;
+        if (!check_expect(c, &c->expects.data[x], k, da, bname, &r)) return false;
+        max_abs = fmax(max_abs, r.max_abs);
+        max_ulp = fmax(max_ulp, r.max_ulp);
     }
     snprintf(summary, ssize, "max_abs_err=%.3g max_ulp=%.3g", max_abs, max_ulp);
     return true;
 }
 
-static bool run_on(const kf_case *c, const kf_module *m, const kf_ir_kernel *k, const kf_cli_inputs *in,
-                   kf_device *dev, const char *bname)
+/* ---- declared buffer sizes ------------------------------------------------ */
+
+/* A case compiled and bound, its declared sizes evaluated. */
+typedef struct {
+    kf_module *m;
+    const kf_ir_kernel *k;
+    kf_cli_inputs in;
+    uint64_t *need;   /* per parameter: elements the kernel indexes (0: none declared) */
+} prepared;
+
+static bool size_lookup(void *ctx, const char *name, size_t len, uint64_t *value, kf_error *err)
 {
+    const prepared *pc = ctx;
+    for (uint32_t i = 0; i < pc->k->nparams; i++) {
+        const kf_ir_param *p = &pc->k->params[i];
+        if (strlen(p->name) != len || strncmp(p->name, name, len)) continue;
+        if (p->type.kind != KF_TK_SCALAR || !kf_type_is_int(p->type)) break;
+        kf_scalar s = (kf_scalar)p->type.scalar;
+        int64_t v = kf_bits_to_i64(s, pc->in.values[i].lane[0]);
+        if (kf_type_is_signed(p->type) && v < 0) {
+            kf_error_set(err, KF_ERR_USAGE, "'%s' is negative (%lld)", p->name, (long long)v);
+            return false;
+        }
+        *value = (uint64_t)v;
+        return true;
+    }
+    kf_error_set(err, KF_ERR_USAGE, "'%.*s' is not an integer scalar parameter of kernel '%s'", (int)len, name,
+                 pc->k->name);
+    return false;
+}
+
+/* Evaluates every `size` line of c against the bound scalar arguments. */
+static kf_status eval_sizes(const kf_case *c, prepared *pc, kf_error *err)
+{
+    pc->need = calloc(pc->k->nparams + 1, sizeof *pc->need);
+    if (!pc->need) return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
+    for (size_t j = 0; j < c->sizes.len; j++) {
+        const kf_case_size *sz = &c->sizes.data[j];
+        int i = kf_cli_find_param(pc->k, sz->name);
+        if (i < 0 || pc->k->params[i].type.kind != KF_TK_BUFFER)
+            return kf_error_set(err, KF_ERR_USAGE, "%s:%u: kernel '%s' has no buffer parameter '%s'", c->path, sz->line,
+                                pc->k->name, sz->name);
+        kf_status st = kf_case_size_eval(sz->expr, size_lookup, pc, &pc->need[i], err);
+        if (st != KF_OK) {
+            char msg[sizeof err->msg];
+            memcpy(msg, err->msg, sizeof msg);
+            return kf_error_set(err, st, "%s:%u: %s", c->path, sz->line, msg);
+        }
+    }
+    return KF_OK;
+}
+
+/* Every buffer holds at least the elements its `size` line declares;
+ * otherwise an error naming the parameter and both sizes. */
+static kf_status check_sizes(const kf_case *c, const prepared *pc, kf_error *err)
+{
+    for (size_t j = 0; j < c->sizes.len; j++) {
+        int i = kf_cli_find_param(pc->k, c->sizes.data[j].name);
+        if (pc->in.elems[i] < pc->need[i])
+            return kf_error_set(err, KF_ERR_USAGE,
+                                "parameter '%s': the buffer holds %zu elements but the kernel indexes %llu (size %s = %s); "
+                                "nothing was launched",
+                                c->sizes.data[j].name, pc->in.elems[i], (unsigned long long)pc->need[i],
+                                c->sizes.data[j].name, c->sizes.data[j].expr);
+    }
+    return KF_OK;
+}
+
+/* ---- running one case on one backend ------------------------------------- */
+
+static bool run_on(const kf_case *c, const prepared *pc, kf_device *dev, const char *bname)
+{
+    const kf_ir_kernel *k = pc->k;
+    const kf_cli_inputs *in = &pc->in;
     kf_error err = {0};
     kf_pipeline *pipe = NULL;
     kf_cli_devargs da = {0};
-    kf_status st = kf_pipeline_create(dev, m, k, &pipe, &err);
+    kf_status st = check_sizes(c, pc, &err);
+    if (st == KF_OK) st = kf_pipeline_create(dev, pc->m, k, &pipe, &err);
+    if (st == KF_OK) kf_cli_print_warning("test", pipe);
     if (st == KF_OK) st = kf_cli_devargs_make(dev, k, in, &da, &err);
     if (st == KF_OK) {
         kf_launch launch = {.count = c->count ? c->count : kf_cli_default_count(k, in)};
@@ -187,12 +254,16 @@ static kf_device *backend_device(test_state *ts, kf_backend b)
     return ts->dev[b];
 }
 
-/* Compiles the case and binds its inputs; prints a FAIL line on error. */
-static bool prepare(const kf_case *c, kf_module **m, const kf_ir_kernel **k, kf_cli_inputs *in)
+/* Compiles the case, binds its inputs and evaluates its declared sizes;
+ * prints a FAIL line on error. */
+static bool prepare(const kf_case *c, prepared *pc)
 {
+    kf_module **m = &pc->m;
+    const kf_ir_kernel **k = &pc->k;
+    kf_cli_inputs *in = &pc->in;
     kf_cli_defines defs = {0};
     for (size_t i = 0; i < c->defines.len; i++) KF_VEC_PUSH(&defs, c->defines.data[i]);
-    int rc = kf_cli_compile(c->kf_file, &defs, m);
+    int rc = kf_cli_compile("test", c->kf_file, &defs, m);
     KF_VEC_FREE(&defs);
     if (rc != KF_EXIT_OK) {
         printf("FAIL %s: %s does not compile\n", c->name, c->kf_file);
@@ -203,6 +274,10 @@ static bool prepare(const kf_case *c, kf_module **m, const kf_ir_kernel **k, kf_
         printf("FAIL %s: %s has no kernel '%s'\n", c->name, c->kf_file, c->kernel);
         return false;
     }
+    if (c->count && (*k)->sched.ngrid) {
+        printf("FAIL %s: 'count' has no effect: kernel '%s' has a grid in its @schedule\n", c->name, c->kernel);
+        return false;
+    }
     KF_VEC(kf_cli_binding) b = {0};
     for (size_t i = 0; i < c->arg_names.len; i++) {
         kf_cli_binding x = {c->arg_names.data[i], c->arg_specs.data[i]};
@@ -211,6 +286,7 @@ static bool prepare(const kf_case *c, kf_module **m, const kf_ir_kernel **k, kf_
     kf_error err = {0};
     kf_status st = kf_cli_inputs_make(*k, b.data, b.len, c->dir, in, &err);
     KF_VEC_FREE(&b);
+    if (st == KF_OK) st = eval_sizes(c, pc, &err);
     if (st != KF_OK) printf("FAIL %s: %s\n", c->name, err.msg);
     return st == KF_OK;
 }
@@ -225,10 +301,8 @@ static int run_case(test_state *ts, const char *path)
         kf_case_free(&c);
         return KF_EXIT_OK;
     }
-    kf_module *m = NULL;
-    const kf_ir_kernel *k = NULL;
-    kf_cli_inputs in = {0};
-    if (!prepare(&c, &m, &k, &in)) {
+    prepared pc = {0};
+    if (!prepare(&c, &pc)) {
         ts->failed++;
     } else {
         for (int b = KF_BACKEND_CPU; b <= KF_BACKEND_PTX; b++) {
@@ -237,13 +311,14 @@ static int run_case(test_state *ts, const char *path)
             kf_device *dev = backend_device(ts, (kf_backend)b);
             if (!dev) continue;
             fflush(stdout);
-            if (run_on(&c, m, k, &in, dev, kf_cli_backend_name((kf_backend)b))) ts->passed++;
+            if (run_on(&c, &pc, dev, kf_cli_backend_name((kf_backend)b))) ts->passed++;
             else ts->failed++;
         }
     }
     fflush(stdout);
-    kf_cli_inputs_free(&in);
-    kf_module_free(m);
+    kf_cli_inputs_free(&pc.in);
+    kf_module_free(pc.m);
+    free(pc.need);
     kf_case_free(&c);
     return KF_EXIT_OK;
 }
@@ -269,7 +344,11 @@ static int run_dir(test_state *ts, const char *dir)
         }
     }
     closedir(d);
-    if (names.len) qsort(names.data, names.len, sizeof *names.data, cmp_str);
+    if (!names.len) {
+        fprintf(stderr, "kforge test: error: no .case files in directory '%s'\n", dir);
+        return KF_EXIT_USAGE;
+    }
+    qsort(names.data, names.len, sizeof *names.data, cmp_str);
     for (size_t i = 0; i < names.len; i++) {
         run_case(ts, names.data[i]);
         free(names.data[i]);
@@ -285,7 +364,13 @@ static int run_path(test_state *ts, const char *path)
         fprintf(stderr, "kforge test: error: no such case file or directory '%s'\n", path);
         return KF_EXIT_USAGE;
     }
-    return S_ISDIR(st.st_mode) ? run_dir(ts, path) : run_case(ts, path);
+    if (S_ISDIR(st.st_mode)) return run_dir(ts, path);
+    size_t len = strlen(path);
+    if (len < 5 || strcmp(path + len - 5, ".case")) {
+        fprintf(stderr, "kforge test: error: '%s' is not a .case file; expected a .case file or a directory of them\n", path);
+        return KF_EXIT_USAGE;
+    }
+    return run_case(ts, path);
 }
 
 /* kernels/cases from the working directory, else relative to the binary
@@ -302,33 +387,54 @@ static const char *default_dir(char *buf, size_t size)
     return buf;
 }
 
-int kf_cmd_test(int argc, char **argv)
+typedef KF_VEC(char *) path_list;
+
+static int parse_args(int argc, char **argv, test_state *ts, path_list *paths)
 {
-    test_state ts = {0};
-    KF_VEC(char *) paths = {0};
-    int rc = KF_EXIT_OK;
-    for (int i = 0; i < argc && rc == KF_EXIT_OK;) {
+    for (int i = 0; i < argc;) {
         char *val;
         kf_backend b;
         int o = kf_cli_opt(argc, argv, &i, "--backend", &val, "test");
-        if (o < 0) rc = KF_EXIT_USAGE;
-        else if (o > 0 && !kf_cli_backend_parse(val, &b))
-            rc = kf_cli_usage_error("test", usage, "unknown backend '%s': expected cpu, cuda or ptx", val);
-        else if (o > 0) ts.only |= 1u << b;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: %s\n", usage);
-            KF_VEC_FREE(&paths);
-            return KF_EXIT_OK;
-        } else if (argv[i][0] == '-') rc = kf_cli_usage_error("test", usage, "unknown option '%s'", argv[i]);
-        else if (!KF_VEC_PUSH(&paths, argv[i++])) rc = KF_EXIT_RUNTIME;
+        if (o < 0) return KF_EXIT_USAGE;
+        if (o > 0 && !kf_cli_backend_parse(val, &b))
+            return kf_cli_usage_error("test", usage, "unknown backend '%s': expected cpu, cuda or ptx", val);
+        if (o > 0) ts->only |= 1u << b;
+        else if (argv[i][0] == '-') return kf_cli_usage_error("test", usage, "unknown option '%s'", argv[i]);
+        else if (!KF_VEC_PUSH(paths, argv[i++])) return KF_EXIT_RUNTIME;
     }
-    char buf[4096];
-    for (int b = KF_BACKEND_CPU; rc == KF_EXIT_OK && b <= KF_BACKEND_PTX; b++)
-        if ((!ts.only || (ts.only & (1u << b))) && !backend_device(&ts, (kf_backend)b) && ts.only) {
-            fprintf(stderr, "kforge test: error: --backend %s was asked for but is not available\n",
-                    kf_cli_backend_name((kf_backend)b));
-            rc = KF_EXIT_RUNTIME;
+    for (size_t i = 0; i < paths->len; i++) {
+        struct stat st;
+        if (stat(paths->data[i], &st) != 0) {
+            fprintf(stderr, "kforge test: error: no such case file or directory '%s'\n", paths->data[i]);
+            return KF_EXIT_USAGE;
         }
+    }
+    return KF_EXIT_OK;
+}
+
+/* Opens every backend that may run; one asked for with --backend that does
+ * not open is an error (the others print a "skipped:" line). */
+static int open_backends(test_state *ts)
+{
+    for (int b = KF_BACKEND_CPU; b <= KF_BACKEND_PTX; b++) {
+        if (ts->only && !(ts->only & (1u << b))) continue;
+        if (!backend_device(ts, (kf_backend)b) && ts->only) {
+            fprintf(stderr, "kforge test: error: --backend %s was asked for but is not available: %s\n",
+                    kf_cli_backend_name((kf_backend)b), ts->reason[b]);
+            return KF_EXIT_RUNTIME;
+        }
+    }
+    return KF_EXIT_OK;
+}
+
+int kf_cmd_test(int argc, char **argv)
+{
+    if (kf_cli_help(argc, argv, usage)) return KF_EXIT_OK;
+    test_state ts = {0};
+    path_list paths = {0};
+    int rc = parse_args(argc, argv, &ts, &paths);
+    if (rc == KF_EXIT_OK) rc = open_backends(&ts);
+    char buf[4096];
     if (rc == KF_EXIT_OK && paths.len == 0) rc = run_path(&ts, default_dir(buf, sizeof buf));
     for (size_t i = 0; i < paths.len && rc == KF_EXIT_OK; i++) rc = run_path(&ts, paths.data[i]);
     for (int b = 0; b < 3; b++)

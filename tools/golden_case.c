@@ -1,9 +1,12 @@
 /* The golden case file parser (golden_case.h). Deliberately tiny: one
  * keyword per line and whitespace-separated fields, so that case files stay
  * reviewable by eye and the reference generator can share this parser
- * without sharing anything that computes results. */
+ * without sharing anything that computes results. The `size` expressions
+ * are read by a small recursive-descent evaluator at the end. */
 #include "golden_case.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -88,8 +91,45 @@ static kf_status directive(kf_case *c, unsigned line, char **f, int n, kf_error 
         return KF_OK; /* handled by the caller, which keeps the rest of the line */
     } else {
         return case_error(err, c, line, "expected one of: kernel FILE KERNEL, define NAME=VALUE, arg NAME=SPEC, count N, "
-                                  "backends cpu|cuda|ptx..., reference NAME, expect NAME FILE [tolerances], error TEXT");
+                                  "backends cpu|cuda|ptx..., reference NAME, expect NAME FILE [tolerances], error TEXT, size NAME = EXPR");
     }
+    return KF_OK;
+}
+
+/* The rest of a line after its keyword, without surrounding blanks (in place). */
+static char *rest_of_line(char *t)
+{
+    while (*t == ' ' || *t == '\t') t++;
+    size_t len = strlen(t);
+    while (len && (t[len - 1] == ' ' || t[len - 1] == '\t' || t[len - 1] == '\r')) len--;
+    t[len] = 0;
+    return t;
+}
+
+static bool keyword(const char *s, const char *kw)
+{
+    size_t n = strlen(kw);
+    return !strncmp(s, kw, n) && (s[n] == ' ' || s[n] == '\t');
+}
+
+/* `size NAME = EXPR`: the expression's syntax is checked here, its names
+ * and values when the case runs. */
+static kf_status parse_size(kf_case *c, unsigned line, char *t, kf_error *err)
+{
+    t = rest_of_line(t);
+    char *name = t;
+    while (isalnum((unsigned char)*t) || *t == '_') t++;
+    size_t nlen = (size_t)(t - name);
+    t = rest_of_line(t);
+    if (!nlen || *t != '=' || !*rest_of_line(t + 1))
+        return case_error(err, c, line, "expected 'size NAME = EXPR' (e.g. size y = rows*cols)");
+    kf_case_size sz = {kf_arena_strndup(&c->arena, name, nlen), kf_arena_strdup(&c->arena, rest_of_line(t + 1)), line};
+    for (size_t i = 0; i < c->sizes.len; i++)
+        if (!strcmp(c->sizes.data[i].name, sz.name)) return case_error(err, c, line, "the size of this buffer is declared twice");
+    uint64_t ignored;
+    kf_error e = {0};
+    if (kf_case_size_eval(sz.expr, NULL, NULL, &ignored, &e) != KF_OK) return case_error(err, c, line, e.msg);
+    if (!KF_VEC_PUSH(&c->sizes, sz)) return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
     return KF_OK;
 }
 
@@ -98,15 +138,13 @@ static kf_status parse_line(kf_case *c, unsigned line, char *s, kf_error *err)
     char *hash = strchr(s, '#');
     if (hash) *hash = 0;
     while (*s == ' ' || *s == '\t') s++;
-    if (!strncmp(s, "error", 5) && (s[5] == ' ' || s[5] == '\t')) {
-        char *t = s + 6;
-        while (*t == ' ' || *t == '\t') t++;
-        size_t len = strlen(t);
-        while (len && (t[len - 1] == ' ' || t[len - 1] == '\r')) len--;
-        if (!len) return case_error(err, c, line, "expected 'error TEXT'");
-        c->error_text = kf_arena_strndup(&c->arena, t, len);
+    if (keyword(s, "error")) {
+        char *t = rest_of_line(s + 6);
+        if (!*t) return case_error(err, c, line, "expected 'error TEXT'");
+        c->error_text = kf_arena_strdup(&c->arena, t);
         return KF_OK;
     }
+    if (keyword(s, "size")) return parse_size(c, line, s + 5, err);
     char *f[16];
     int n = split(s, f, 16);
     return n ? directive(c, line, f, n, err) : KF_OK;
@@ -153,6 +191,7 @@ void kf_case_free(kf_case *c)
     KF_VEC_FREE(&c->arg_names);
     KF_VEC_FREE(&c->arg_specs);
     KF_VEC_FREE(&c->expects);
+    KF_VEC_FREE(&c->sizes);
     kf_arena_free(&c->arena);
 }
 
@@ -161,4 +200,139 @@ const char *kf_case_arg(const kf_case *c, const char *name)
     for (size_t i = 0; i < c->arg_names.len; i++)
         if (!strcmp(c->arg_names.data[i], name)) return c->arg_specs.data[i];
     return NULL;
+}
+
+/* ---- size expressions ---------------------------------------------------- */
+
+typedef struct {
+    const char *expr, *p;
+    kf_case_size_lookup lookup;   /* NULL: syntax only */
+    void *ctx;
+    kf_error *err;
+    kf_status st;
+    unsigned depth;
+} size_parser;
+
+static uint64_t size_fail(size_parser *sp, const char *what)
+{
+    if (sp->st == KF_OK)
+        sp->st = kf_error_set(sp->err, KF_ERR_USAGE, "size expression '%s', column %u: %s", sp->expr,
+                              (unsigned)(sp->p - sp->expr) + 1, what);
+    return 0;
+}
+
+static void skip_blanks(size_parser *sp)
+{
+    while (*sp->p == ' ' || *sp->p == '\t') sp->p++;
+}
+
+static bool accept(size_parser *sp, char ch)
+{
+    skip_blanks(sp);
+    if (*sp->p != ch) return false;
+    sp->p++;
+    return true;
+}
+
+/* op: + - * / % and c (cdiv), m (min), M (max). */
+static uint64_t apply(size_parser *sp, char op, uint64_t a, uint64_t b)
+{
+    if (!sp->lookup || sp->st != KF_OK) return 1;
+    switch (op) {
+    case '+': return a > UINT64_MAX - b ? size_fail(sp, "the sum overflows 64 bits") : a + b;
+    case '-': return b > a ? size_fail(sp, "the difference is negative") : a - b;
+    case '*': return a && b > UINT64_MAX / a ? size_fail(sp, "the product overflows 64 bits") : a * b;
+    case 'm': return a < b ? a : b;
+    case 'M': return a > b ? a : b;
+    default: break;
+    }
+    if (!b) return size_fail(sp, "division by zero");
+    return op == '/' ? a / b : op == '%' ? a % b : a / b + (a % b != 0);
+}
+
+static uint64_t parse_sum(size_parser *sp);
+
+static uint64_t parse_call(size_parser *sp, const char *name, size_t len)
+{
+    static const struct { const char *name; char op; } fns[] = {{"cdiv", 'c'}, {"min", 'm'}, {"max", 'M'}};
+    char op = 0;
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        if (strlen(fns[i].name) == len && !strncmp(name, fns[i].name, len)) op = fns[i].op;
+    if (!op) return size_fail(sp, "unknown function: expected cdiv(a,b), min(a,b) or max(a,b)");
+    uint64_t a = parse_sum(sp);
+    if (!accept(sp, ',')) return size_fail(sp, "expected ',' between the two arguments");
+    uint64_t b = parse_sum(sp);
+    if (!accept(sp, ')')) return size_fail(sp, "expected ')' after the two arguments");
+    return apply(sp, op, a, b);
+}
+
+static uint64_t parse_name(size_parser *sp)
+{
+    const char *name = sp->p;
+    while (isalnum((unsigned char)*sp->p) || *sp->p == '_') sp->p++;
+    size_t len = (size_t)(sp->p - name);
+    if (accept(sp, '(')) return parse_call(sp, name, len);
+    uint64_t v = 1;
+    kf_error e = {0};
+    if (sp->lookup && sp->st == KF_OK && !sp->lookup(sp->ctx, name, len, &v, &e)) return size_fail(sp, e.msg);
+    return v;
+}
+
+static uint64_t parse_primary(size_parser *sp)
+{
+    skip_blanks(sp);
+    if (sp->depth >= 64) return size_fail(sp, "nested too deeply");
+    sp->depth++;
+    uint64_t v;
+    unsigned char ch = (unsigned char)*sp->p;
+    if (isdigit(ch)) {
+        char *end;
+        errno = 0;
+        v = strtoull(sp->p, &end, 10);
+        if (errno) v = size_fail(sp, "the number does not fit in 64 bits");
+        sp->p = end;
+    } else if (isalpha(ch) || ch == '_') {
+        v = parse_name(sp);
+    } else if (accept(sp, '(')) {
+        v = parse_sum(sp);
+        if (!accept(sp, ')')) v = size_fail(sp, "expected ')'");
+    } else {
+        v = size_fail(sp, "expected a number, a scalar parameter or '('");
+    }
+    sp->depth--;
+    return v;
+}
+
+static uint64_t parse_product(size_parser *sp)
+{
+    uint64_t v = parse_primary(sp);
+    for (;;) {
+        skip_blanks(sp);
+        char op = *sp->p;
+        if (sp->st != KF_OK || (op != '*' && op != '/' && op != '%')) return v;
+        sp->p++;
+        v = apply(sp, op, v, parse_primary(sp));
+    }
+}
+
+static uint64_t parse_sum(size_parser *sp)
+{
+    uint64_t v = parse_product(sp);
+    for (;;) {
+        skip_blanks(sp);
+        char op = *sp->p;
+        if (sp->st != KF_OK || (op != '+' && op != '-')) return v;
+        sp->p++;
+        v = apply(sp, op, v, parse_product(sp));
+    }
+}
+
+kf_status kf_case_size_eval(const char *expr, kf_case_size_lookup lookup, void *ctx, uint64_t *out, kf_error *err)
+{
+    size_parser sp = {expr, expr, lookup, ctx, err, KF_OK, 0};
+    uint64_t v = parse_sum(&sp);
+    skip_blanks(&sp);
+    if (*sp.p) size_fail(&sp, "expected an operator (+ - * / %) or the end of the expression");
+    if (sp.st == KF_OK) *out = v;
+    return sp.st;
 }

@@ -8,6 +8,7 @@
  *                                VALUE, @file.npy, zeros(N), rand(N,SEED), iota(N);
  *                                a generator's N declares the buffer's size
  *   count     N                  element count for schedules without a grid
+ *                                (with a grid the case fails: it would be ignored)
  *   backends  cpu [cuda] [ptx]   restrict the backends (default: all)
  *   reference NAME               the reference function that computes the outputs
  *   expect    NAME FILE [abs=A] [rel=R] [ulp=U]
@@ -18,7 +19,12 @@
  *                                |got - want| <= A + R*|want| or when it is within
  *                                U units in the last place of the output type.
  *   error     TEXT               the run must fail with an error containing TEXT
- *                                (for interpreter checks; use with `backends cpu`) */
+ *                                (for interpreter checks; use with `backends cpu`)
+ *   size      NAME = EXPR        buffer NAME must hold at least EXPR elements (of
+ *                                its parameter's type): the number the kernel
+ *                                indexes, over the integer scalar arguments with
+ *                                + - * / % ( ) and cdiv(a,b) min(a,b) max(a,b);
+ *                                checked before launch on every backend */
 #ifndef KF_GOLDEN_CASE_H
 #define KF_GOLDEN_CASE_H
 
@@ -29,6 +35,11 @@ typedef struct {
     double abs, rel, ulp;      /* all zero: exact */
     bool has_tol;
 } kf_case_expect;
+
+typedef struct {
+    const char *name, *expr;   /* buffer parameter, element-count expression */
+    unsigned line;             /* in the case file */
+} kf_case_size;
 
 typedef struct {
     kf_arena arena;            /* owns every string below */
@@ -42,6 +53,7 @@ typedef struct {
     KF_VEC(const char *) arg_names;
     KF_VEC(const char *) arg_specs;
     KF_VEC(kf_case_expect) expects;
+    KF_VEC(kf_case_size) sizes;
     const char *error_text;    /* NULL unless the case expects a failure */
     uint64_t count;
     unsigned backends;         /* bit per kf_backend value; 0 = all */
@@ -54,5 +66,15 @@ void kf_case_free(kf_case *c);
 
 /* Looks up the spec of argument `name` (NULL if absent). */
 const char *kf_case_arg(const kf_case *c, const char *name);
+
+/* Gives the value of the integer scalar argument `name` (len bytes, not
+ * NUL-terminated) in *value; false with a message in err when there is none. */
+typedef bool (*kf_case_size_lookup)(void *ctx, const char *name, size_t len, uint64_t *value, kf_error *err);
+
+/* Evaluates a `size` expression (unsigned 64-bit; a negative, overflowing
+ * or divide-by-zero intermediate is an error). With lookup NULL only the
+ * syntax is checked (every name counts as 1). Errors are KF_ERR_USAGE and
+ * say what was expected where. */
+kf_status kf_case_size_eval(const char *expr, kf_case_size_lookup lookup, void *ctx, uint64_t *out, kf_error *err);
 
 #endif

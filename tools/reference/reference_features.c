@@ -260,6 +260,59 @@ static void ref_control(ref_ctx *r)
 
 /* ---- warp.kf ----------------------------------------------------------------- */
 
+/* What the warp reductions of warp_ops give for one warp of 32 lanes. */
+typedef struct {
+    double sum, mx, mn;
+    uint32_t isum, ballot;
+    int32_t imax, imin;
+    bool all;
+} warp_totals;
+
+static warp_totals warp_reduce(const float *x, const int32_t *xi)
+{
+    warp_totals w = {0, -INFINITY, INFINITY, 0, 0, INT32_MIN, INT32_MAX, true};
+    for (unsigned l = 0; l < 32; l++) {
+        w.sum += x[l], w.mx = fmax(w.mx, x[l]), w.mn = fmin(w.mn, x[l]);
+        int32_t v = xi[l];
+        w.isum += (uint32_t)v;
+        w.imax = v > w.imax ? v : w.imax;
+        w.imin = v < w.imin ? v : w.imin;
+        w.ballot |= (uint32_t)(v > 0) << l;
+        w.all = w.all && v != 0;
+    }
+    return w;
+}
+
+/* The outputs of global thread g (lane l of the warp starting at w0). */
+static void warp_lane(const float *x, const int32_t *xi, size_t w0, unsigned l, const warp_totals *w, float *of,
+                      int32_t *oi, uint32_t *ou)
+{
+    size_t g = w0 + l, blk = g / 64 * 64, t = g % 64;
+    float *f = of + 9 * g;
+    f[0] = x[w0 + (l + 5) % 32];
+    f[1] = x[w0 + (l ^ 3)];
+    f[2] = l >= 2 ? x[g - 2] : x[g];
+    f[3] = l + 7 < 32 ? x[g + 7] : x[g];
+    f[4] = (float)w->sum;
+    f[5] = (float)w->mx;
+    f[6] = (float)w->mn;
+    f[7] = 2.0f * x[w0 + (l ^ 1)];
+    f[8] = x[blk + 63 - t];
+    int32_t *q = oi + 5 * g;
+    q[0] = (int32_t)w->isum;
+    q[1] = w->imax;
+    q[2] = w->imin;
+    uint64_t wide = (uint64_t)(uint32_t)(l + 1 < 32 ? xi[g + 1] : xi[g]) * 3u;
+    q[3] = (int32_t)(wide >> 3);
+    q[4] = (int32_t)((uint32_t)xi[w0 + 31 - l] + 3u);
+    uint32_t *u = ou + 5 * g;
+    u[0] = w->ballot;
+    u[1] = xi[w0 + 17] > 0;
+    u[2] = w->all;
+    u[3] = (uint32_t)(t / 32);
+    u[4] = l;
+}
+
 static void ref_warp_ops(ref_ctx *r)
 {
     size_t nb = (size_t)in_num(r, "nb"), nx, nxi, nf, ni, nu;
@@ -275,45 +328,8 @@ static void ref_warp_ops(ref_ctx *r)
         threads = 0;
     }
     for (size_t w0 = 0; w0 < threads; w0 += 32) {
-        double sum = 0, mx = -INFINITY, mn = INFINITY;
-        uint32_t isum = 0, ballot = 0;
-        int32_t imax = INT32_MIN, imin = INT32_MAX;
-        bool all = true;
-        for (unsigned l = 0; l < 32; l++) {
-            sum += x[w0 + l], mx = fmax(mx, x[w0 + l]), mn = fmin(mn, x[w0 + l]);
-            int32_t v = xi[w0 + l];
-            isum += (uint32_t)v;
-            imax = v > imax ? v : imax;
-            imin = v < imin ? v : imin;
-            ballot |= (uint32_t)(v > 0) << l;
-            all = all && v != 0;
-        }
-        for (unsigned l = 0; l < 32; l++) {
-            size_t g = w0 + l, blk = g / 64 * 64, t = g % 64;
-            float *f = of + 9 * g;
-            f[0] = x[w0 + (l + 5) % 32];
-            f[1] = x[w0 + (l ^ 3)];
-            f[2] = l >= 2 ? x[g - 2] : x[g];
-            f[3] = l + 7 < 32 ? x[g + 7] : x[g];
-            f[4] = (float)sum;
-            f[5] = (float)mx;
-            f[6] = (float)mn;
-            f[7] = 2.0f * x[w0 + (l ^ 1)];
-            f[8] = x[blk + 63 - t];
-            int32_t *q = oi + 5 * g;
-            q[0] = (int32_t)isum;
-            q[1] = imax;
-            q[2] = imin;
-            uint64_t wide = (uint64_t)(uint32_t)(l + 1 < 32 ? xi[g + 1] : xi[g]) * 3u;
-            q[3] = (int32_t)(wide >> 3);
-            q[4] = (int32_t)((uint32_t)xi[w0 + 31 - l] + 3u);
-            uint32_t *u = ou + 5 * g;
-            u[0] = ballot;
-            u[1] = xi[w0 + 17] > 0;
-            u[2] = all;
-            u[3] = (uint32_t)(t / 32);
-            u[4] = l;
-        }
+        warp_totals w = warp_reduce(x + w0, xi + w0);
+        for (unsigned l = 0; l < 32; l++) warp_lane(x, xi, w0, l, &w, of, oi, ou);
     }
     out_free(r, "of", KF_S_F32, of, nf);
     out_free(r, "oi", KF_S_I32, oi, ni);
@@ -323,6 +339,30 @@ static void ref_warp_ops(ref_ctx *r)
 }
 
 /* ---- atomics.kf -------------------------------------------------------------- */
+
+/* The atomic updates atomics.kf makes for element i (value v). */
+static void atomics_element(int32_t v, size_t i, int32_t *ci, uint32_t *cu, uint64_t *cl, float *cf, double *h,
+                            double *cd)
+{
+    uint32_t u = (uint32_t)v;
+    ci[0] = (int32_t)((uint32_t)ci[0] + u);
+    ci[1] = v < ci[1] ? v : ci[1];
+    ci[2] = v > ci[2] ? v : ci[2];
+    cu[0] += u;
+    cu[1] = (u | 1) < cu[1] ? (u | 1) : cu[1];
+    cu[2] = u > cu[2] ? u : cu[2];
+    cu[5] += (uint32_t)i;
+    uint64_t l = (uint64_t)u << 20;
+    cl[0] += l;
+    cl[1] = l + 1 < cl[1] ? l + 1 : cl[1];
+    cl[2] = l > cl[2] ? l : cl[2];
+    cf[0] += (float)(v & 255);
+    cf[1] = fminf(cf[1], (float)(v >> 8));
+    cf[2] = fmaxf(cf[2], (float)(v >> 8));
+    h[0] = rf16(h[0] + 1.0);
+    h[1] = rf16(h[1] + 0.5);
+    cd[0] += (double)(v & 255) * 0.25;
+}
 
 static void ref_atomics(ref_ctx *r)
 {
@@ -339,36 +379,16 @@ static void ref_atomics(ref_ctx *r)
         r->errors++;
         n = 0;
     }
-    double h0 = f16_value(ch[0]), h1 = f16_value(ch[1]);
-    for (size_t i = 0; i < n; i++) {
-        int32_t v = x[i];
-        uint32_t u = (uint32_t)v;
-        ci[0] = (int32_t)((uint32_t)ci[0] + u);
-        ci[1] = v < ci[1] ? v : ci[1];
-        ci[2] = v > ci[2] ? v : ci[2];
-        cu[0] += u;
-        cu[1] = (u | 1) < cu[1] ? (u | 1) : cu[1];
-        cu[2] = u > cu[2] ? u : cu[2];
-        cu[5] += (uint32_t)i;
-        uint64_t l = (uint64_t)u << 20;
-        cl[0] += l;
-        cl[1] = l + 1 < cl[1] ? l + 1 : cl[1];
-        cl[2] = l > cl[2] ? l : cl[2];
-        cf[0] += (float)(v & 255);
-        cf[1] = fminf(cf[1], (float)(v >> 8));
-        cf[2] = fmaxf(cf[2], (float)(v >> 8));
-        h0 = rf16(h0 + 1.0);
-        h1 = rf16(h1 + 0.5);
-        cd[0] += (double)(v & 255) * 0.25;
-    }
+    double h[2] = {f16_value(ch[0]), f16_value(ch[1])};
+    for (size_t i = 0; i < n; i++) atomics_element(x[i], i, ci, cu, cl, cf, h, cd);
     if (n) {
         ci[3] = 7, ci[4] = ci[4] == 0 ? 1 : ci[4], ci[5] += 1;
         cu[3] = 9, cu[4] += (uint32_t)n, cu[6] = cu[6] == 0 ? 5 : cu[6], cu[7] += 1;
         cl[3] = 11, cl[4] = cl[4] == 0 ? 3 : cl[4], cl[5] += 1;
         cf[3] = 2.5f, cf[4] = cf[4] == 0.0f ? 1.0f : cf[4], cf[5] += 1.0f;
     }
-    ch[0] = f16_bits(h0);
-    ch[1] = f16_bits(h1);
+    ch[0] = f16_bits(h[0]);
+    ch[1] = f16_bits(h[1]);
     out_free(r, "ci", KF_S_I32, ci, a);
     out_free(r, "cu", KF_S_U32, cu, b);
     out_free(r, "cl", KF_S_U64, cl, c);
@@ -465,6 +485,54 @@ static void ref_math_vec(ref_ctx *r)
     free(x);
 }
 
+static void int_math_i32(int32_t x, uint32_t y, int32_t *p)
+{
+    p[0] = x < 1000 ? x : 1000;
+    p[1] = x > -1000 ? x : -1000;
+    p[2] = x == INT32_MIN ? INT32_MIN : (x < 0 ? -x : x);
+    p[3] = (int32_t)cdiv_s(x, 7);
+    p[4] = (int32_t)cdiv_s(x, -7);
+    p[5] = (int32_t)(((int64_t)x * (int64_t)(int32_t)y) >> 32);
+    p[6] = x > 0 ? x : (int32_t)y;
+    p[7] = (int32_t)(clz32((uint32_t)x) + (uint32_t)__builtin_popcount((uint32_t)x) * 100u);
+}
+
+static void int_math_u32(uint32_t y, uint32_t *q)
+{
+    q[0] = y < 1000 ? y : 1000;
+    q[1] = y > 1000000 ? y : 1000000;
+    q[2] = clz32(y);
+    q[3] = (uint32_t)__builtin_popcount(y);
+    q[4] = y / 7 + (y % 7 != 0);
+    q[5] = (uint32_t)(((uint64_t)y * y) >> 32);
+    q[6] = y > 0x80000000u ? y : 0;
+    q[7] = y / (y | 1) + (y % (y | 1) != 0) + (y >> 16) / 3 + ((y >> 16) % 3 != 0);
+}
+
+static void int_math_i64(int64_t z, int64_t *s)
+{
+    s[0] = z < 1000 ? z : 1000;
+    s[1] = z > -1000 ? z : -1000;
+    s[2] = z == INT64_MIN ? INT64_MIN : (z < 0 ? -z : z);
+    s[3] = cdiv_s(z, 1000000007);
+    s[4] = cdiv_s(z, -13);
+    s[5] = (int64_t)(((__int128)z * (__int128)(z >> 3)) >> 64);
+    s[6] = (int64_t)(clz64((uint64_t)z) + popc64((uint64_t)z));
+    s[7] = z < 0 ? (int64_t)(0u - (uint64_t)z) : z;
+}
+
+static void int_math_u64(uint64_t w, uint64_t *t)
+{
+    t[0] = w < 1000 ? w : 1000;
+    t[1] = w > 0x100000000ull ? w : 0x100000000ull;
+    t[2] = clz64(w);
+    t[3] = popc64(w);
+    t[4] = w / 1000000007u + (w % 1000000007u != 0);
+    t[5] = (uint64_t)(((unsigned __int128)w * w) >> 64);
+    t[6] = clz64(w >> 40);
+    t[7] = w > 1000 ? w / 3 : w;
+}
+
 static void ref_int_math(ref_ctx *r)
 {
     size_t n = (size_t)in_num(r, "n"), k[8];
@@ -477,46 +545,10 @@ static void ref_int_math(ref_ctx *r)
     int64_t *o64 = in_buf(r, "o64", KF_S_I64, 1, &k[6]);
     uint64_t *ou64 = in_buf(r, "ou64", KF_S_U64, 1, &k[7]);
     for (size_t i = 0; i < n && 8 * i + 8 <= k[4] && 8 * i + 8 <= k[7]; i++) {
-        int32_t x = a[i];
-        uint32_t y = b[i];
-        int64_t z = c[i];
-        uint64_t w = d[i];
-        int32_t *p = o32 + 8 * i;
-        p[0] = x < 1000 ? x : 1000;
-        p[1] = x > -1000 ? x : -1000;
-        p[2] = x == INT32_MIN ? INT32_MIN : (x < 0 ? -x : x);
-        p[3] = (int32_t)cdiv_s(x, 7);
-        p[4] = (int32_t)cdiv_s(x, -7);
-        p[5] = (int32_t)(((int64_t)x * (int64_t)(int32_t)y) >> 32);
-        p[6] = x > 0 ? x : (int32_t)y;
-        p[7] = (int32_t)(clz32((uint32_t)x) + (uint32_t)__builtin_popcount((uint32_t)x) * 100u);
-        uint32_t *q = ou32 + 8 * i;
-        q[0] = y < 1000 ? y : 1000;
-        q[1] = y > 1000000 ? y : 1000000;
-        q[2] = clz32(y);
-        q[3] = (uint32_t)__builtin_popcount(y);
-        q[4] = y / 7 + (y % 7 != 0);
-        q[5] = (uint32_t)(((uint64_t)y * y) >> 32);
-        q[6] = y > 0x80000000u ? y : 0;
-        q[7] = y / (y | 1) + (y % (y | 1) != 0) + (y >> 16) / 3 + ((y >> 16) % 3 != 0);
-        int64_t *s = o64 + 8 * i;
-        s[0] = z < 1000 ? z : 1000;
-        s[1] = z > -1000 ? z : -1000;
-        s[2] = z == INT64_MIN ? INT64_MIN : (z < 0 ? -z : z);
-        s[3] = cdiv_s(z, 1000000007);
-        s[4] = cdiv_s(z, -13);
-        s[5] = (int64_t)(((__int128)z * (__int128)(z >> 3)) >> 64);
-        s[6] = (int64_t)(clz64((uint64_t)z) + popc64((uint64_t)z));
-        s[7] = z < 0 ? (int64_t)(0u - (uint64_t)z) : z;
-        uint64_t *t = ou64 + 8 * i;
-        t[0] = w < 1000 ? w : 1000;
-        t[1] = w > 0x100000000ull ? w : 0x100000000ull;
-        t[2] = clz64(w);
-        t[3] = popc64(w);
-        t[4] = w / 1000000007u + (w % 1000000007u != 0);
-        t[5] = (uint64_t)(((unsigned __int128)w * w) >> 64);
-        t[6] = clz64(w >> 40);
-        t[7] = w > 1000 ? w / 3 : w;
+        int_math_i32(a[i], b[i], o32 + 8 * i);
+        int_math_u32(b[i], ou32 + 8 * i);
+        int_math_i64(c[i], o64 + 8 * i);
+        int_math_u64(d[i], ou64 + 8 * i);
     }
     out_free(r, "o32", KF_S_I32, o32, k[4]);
     out_free(r, "ou32", KF_S_U32, ou32, k[5]);
