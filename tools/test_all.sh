@@ -52,6 +52,11 @@ build() {
 
 echo "== Release build (-Werror): all tests"
 build build -DCMAKE_BUILD_TYPE=Release -DKF_WERROR=ON && run_ctest build
+# ctest hides the output of skipped programs: show each case's reason by name.
+for t in build/tests/test_gpu_*; do
+    [[ -x $t ]] || continue
+    "$t" 2>&1 | awk -v p="${t##*/}" '/^\[ RUN/{c=$NF} /^skipped: /{print p "/" c ": " $0}'
+done
 
 echo "== ASan+UBSan build: unit tests"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
