@@ -234,30 +234,21 @@ static const char *atomic_expr(kw *w, const kf_ir_ins *in)
     }
 }
 
-/* xor/up/down: CUDA's intrinsic when the amount is a constant below 32,
- * else the guarded helper (an amount >= 32 leaves the caller's value). */
-static const char *shfl_guarded(kw *w, const kf_ir_ins *in, const char *mode)
-{
-    const vinfo *m = &w->v[in->a[1]];
-    const kf_ir_ins *md = m->ndefs == 1 ? &w->k->ins[m->def] : NULL;
-    const char *x = bare(w, in->a[0]);
-    if (md && md->op == KF_IR_CONST && md->imm < 32)
-        return kf_cu_str(w->c, "__shfl_%s_sync(0xffffffffu, %s, %s)", mode, x, bare(w, in->a[1]));
-    kf_cu_need(w->c, KF_CU_H_SHFL_GUARD);
-    return kf_cu_str(w->c, "kf_shfl_%s(%s, %s)", mode, x, bare(w, in->a[1]));
-}
-
+/* Shuffles and votes go through the helpers of KF_CU_H_SHFL_GUARD with
+ * kf_wn, the number of lanes of this warp that exist (declared at the top
+ * of every kernel with warp operations; see that helper for the table). */
 static const char *warp_expr(kw *w, const kf_ir_ins *in)
 {
     const char *x = val(w, in->a[0]);
+    kf_cu_need(w->c, KF_CU_H_SHFL_GUARD);
     switch (in->sub) {
-    case KF_BI_SHFL: return kf_cu_str(w->c, "__shfl_sync(0xffffffffu, %s, %s)", x, val(w, in->a[1]));
-    case KF_BI_SHFL_XOR: return shfl_guarded(w, in, "xor");
-    case KF_BI_SHFL_UP: return shfl_guarded(w, in, "up");
-    case KF_BI_SHFL_DOWN: return shfl_guarded(w, in, "down");
-    case KF_BI_BALLOT: return kf_cu_str(w->c, "__ballot_sync(0xffffffffu, %s)", x);
-    case KF_BI_ANY: return kf_cu_str(w->c, "__any_sync(0xffffffffu, %s) != 0", x);
-    case KF_BI_ALL: return kf_cu_str(w->c, "__all_sync(0xffffffffu, %s) != 0", x);
+    case KF_BI_SHFL: return kf_cu_str(w->c, "kf_shfl(%s, %s, kf_wn)", bare(w, in->a[0]), bare(w, in->a[1]));
+    case KF_BI_SHFL_XOR: return kf_cu_str(w->c, "kf_shfl_xor(%s, %s, kf_wn)", bare(w, in->a[0]), bare(w, in->a[1]));
+    case KF_BI_SHFL_UP: return kf_cu_str(w->c, "kf_shfl_up(%s, %s, kf_wn)", bare(w, in->a[0]), bare(w, in->a[1]));
+    case KF_BI_SHFL_DOWN: return kf_cu_str(w->c, "kf_shfl_down(%s, %s, kf_wn)", bare(w, in->a[0]), bare(w, in->a[1]));
+    case KF_BI_BALLOT: return kf_cu_str(w->c, "__ballot_sync(kf_warp_mask(kf_wn), %s)", x);
+    case KF_BI_ANY: return kf_cu_str(w->c, "__any_sync(kf_warp_mask(kf_wn), %s) != 0", x);
+    case KF_BI_ALL: return kf_cu_str(w->c, "__all_sync(kf_warp_mask(kf_wn), %s) != 0", x);
     default: return "?";
     }
 }
@@ -544,6 +535,20 @@ static void write_declarations(kw *w)
     }
 }
 
+/* kf_wn, the lanes of this thread's warp that exist, once per kernel that
+ * has warp operations (from the launched block: it may be smaller than the
+ * schedule's). */
+static void write_warp_lanes(kw *w)
+{
+    const kf_ir_kernel *k = w->k;
+    for (uint32_t i = 0; i < k->nins; i++) {
+        if (k->ins[i].op != KF_IR_SHFL && k->ins[i].op != KF_IR_VOTE) continue;
+        kf_cu_need(w->c, KF_CU_H_SHFL_GUARD);
+        wline(w, no_loc, "const unsigned kf_wn = kf_warp_lanes();");
+        return;
+    }
+}
+
 static bool is_marker(uint16_t op)
 {
     return op == KF_IR_ELSE || op == KF_IR_ENDIF || op == KF_IR_LATCH || op == KF_IR_ENDLOOP;
@@ -558,6 +563,7 @@ static void emit_kernel(kf_cu *c, const kf_ir_kernel *k, kf_buf *out, loc_vec *l
     w.lines = *lines;
     write_signature(&w);
     write_declarations(&w);
+    write_warp_lanes(&w);
     for (uint32_t i = 0; i < k->nins; i++) {
         if (w.consumed[i] || (!kf_cu_written(&w, i) && !(is_marker(k->ins[i].op) && !w.dead[i]))) continue;
         emit_ins(&w, i);

@@ -37,7 +37,7 @@
     X(KF_CU_H_ABS, 0)                                      \
     X(KF_CU_H_APPROX, 0)                                   \
     X(KF_CU_H_LANE, 0)                                     \
-    X(KF_CU_H_SHFL_GUARD, 0)                               \
+    X(KF_CU_H_SHFL_GUARD, KF_CU_BIT(KF_CU_H_LANE))         \
     X(KF_CU_H_ATOMIC_F32, 0)                               \
     X(KF_CU_H_TYPES, 0)       /* marker: vector struct types are written here */ \
     X(KF_CU_H_ATOMIC_F16X2, KF_CU_BIT(KF_CU_H_BITCAST))

@@ -668,10 +668,47 @@ static void name_comment(ptx_cx *cx, const kf_ir_ins *in)
     kf_buf_append(b, "\n", 1);
 }
 
+/* For kernels with warp operations: the membermask of the lanes of this
+ * thread's warp that exist and their count - 1 (the shfl clamp), from the
+ * launched block (%ntid; a block that is not a multiple of 32 threads has a
+ * partial last warp): n = min(32, threads - first linear thread of the warp),
+ * mask = (1 << n) - 1 (shl by 32 gives 0 in PTX, so a full warp gets ~0). */
+static void emit_warp_lanes(ptx_cx *cx)
+{
+    const kf_ir_kernel *k = cx->k;
+    uint32_t i = 0;
+    while (i < k->nins && k->ins[i].op != KF_IR_SHFL && k->ins[i].op != KF_IR_VOTE) i++;
+    if (i == k->nins) return;
+    preg nx = ptx_tmp(cx, PTX_RC_R), ny = ptx_tmp(cx, PTX_RC_R), t = ptx_tmp(cx, PTX_RC_R), u = ptx_tmp(cx, PTX_RC_R);
+    cx->wmask = ptx_tmp(cx, PTX_RC_R);
+    cx->wclamp = ptx_tmp(cx, PTX_RC_R);
+    ptx_comment(cx, "lanes of this warp that exist: membermask %s, shfl clamp %s", cx->wmask.s, cx->wclamp.s);
+    ptx_ins(cx, "mov.u32 %s, %%ntid.x", nx.s);
+    ptx_ins(cx, "mov.u32 %s, %%ntid.y", ny.s);
+    ptx_ins(cx, "mov.u32 %s, %%tid.z", t.s);
+    ptx_ins(cx, "mov.u32 %s, %%tid.y", u.s);
+    ptx_ins(cx, "mad.lo.u32 %s, %s, %s, %s", t.s, t.s, ny.s, u.s);
+    ptx_ins(cx, "mov.u32 %s, %%tid.x", u.s);
+    ptx_ins(cx, "mad.lo.u32 %s, %s, %s, %s", t.s, t.s, nx.s, u.s);
+    ptx_ins(cx, "and.b32 %s, %s, 0xffffffe0", t.s, t.s);
+    ptx_ins(cx, "mul.lo.u32 %s, %s, %s", nx.s, nx.s, ny.s);
+    ptx_ins(cx, "mov.u32 %s, %%ntid.z", u.s);
+    ptx_ins(cx, "mul.lo.u32 %s, %s, %s", nx.s, nx.s, u.s);
+    ptx_ins(cx, "sub.u32 %s, %s, %s", nx.s, nx.s, t.s);
+    ptx_ins(cx, "min.u32 %s, %s, 32", nx.s, nx.s);
+    ptx_ins(cx, "sub.u32 %s, %s, 1", cx->wclamp.s, nx.s);
+    ptx_ins(cx, "mov.u32 %s, 1", u.s);
+    ptx_ins(cx, "shl.b32 %s, %s, %s", u.s, u.s, nx.s);
+    ptx_ins(cx, "sub.u32 %s, %s, 1", cx->wmask.s, u.s);
+}
+
 /* Emits one kernel body into cx->body. */
 static void emit_body(ptx_cx *cx)
 {
     const kf_ir_kernel *k = cx->k;
+    cx->cur = k->loc;
+    if (!cx->cur.file && cx->m) cx->cur.file = cx->m->file;
+    emit_warp_lanes(cx);
     for (uint32_t i = 0; i < k->nins && !cx->failed; i++) {
         cx->at = i;
         if (cx->skip[i]) {

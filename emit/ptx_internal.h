@@ -44,10 +44,12 @@ extern const ptx_binop_info ptx_binops[KF_OP_COUNT];
 /* Comparison spelling: ints, floats (NE is unordered for floats, like C). */
 extern const ptx_binop_info ptx_cmps[KF_OP_COUNT];
 
-/* Warp shuffles: mode and the c operand (clamp/segment mask). */
+/* Warp shuffles: mode, whether the c operand is the warp's clamp register
+ * (existing lanes - 1; else 0, the lower bound of .up), and whether the
+ * amount is an offset that gives the own value when >= 32 (xor/up/down). */
 typedef struct {
     const char *mode;
-    uint32_t c;
+    bool clamp, offset;
 } ptx_shfl_info;
 extern const ptx_shfl_info ptx_shfls[KF_BI_COUNT];
 /* Atomic operation names ("add", "min", ...), indexed by builtin. */
@@ -97,6 +99,7 @@ typedef struct {
     uint8_t *needreg;             /* per value: a single-CONST value some use needs in a register */
     bool final_pass;              /* second pass: CONSTs nobody needs in a register emit nothing */
     uint32_t at;                  /* index of the IR instruction being emitted */
+    preg wmask, wclamp;           /* existing lanes of this warp: membermask and count - 1 (SHFL/VOTE) */
     bool failed;
 } ptx_cx;
 

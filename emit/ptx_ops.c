@@ -851,6 +851,24 @@ static void emit_math(ptx_cx *cx, const kf_ir_ins *in)
 
 /* ---- warp, atomics ---------------------------------------------------------------------- */
 
+/* Warp shuffle semantics (LANGUAGE.md section 7; the interpreter's table in
+ * ir/interp.c is the reference), n = lanes of this warp that exist:
+ *   shfl(v, s)      source j = s % 32           own value when j >= n
+ *   shfl_xor(v, m)  source j = lane ^ m         own value when m >= 32 or j >= n
+ *   shfl_down(v, d) source j = lane + d         own value when d >= 32 or j >= n
+ *   shfl_up(v, d)   source j = lane - d         own value when d > lane (d >= 32)
+ * shfl.sync uses only b[4:0] and gives the own value when j > maxLane (up:
+ * j < minLane); with segment mask 0, maxLane is the c operand's clamp, so c
+ * is the clamp register (n - 1) and membermask the existing lanes (a full
+ * mask is undefined in a partial warp). An offset amount >= 32 (b[4:0]
+ * would wrap) keeps the own value: an immediate becomes a mov, a register
+ * a setp/selp after the shuffle. */
+static void shfl_word(ptx_cx *cx, const ptx_shfl_info *sh, const char *d, const char *a, const char *b)
+{
+    ptx_ins(cx, "shfl.sync.%s.b32 %s, %s, %s, %s, %s", sh->mode, d, a, b, sh->clamp ? cx->wclamp.s : "0",
+            cx->wmask.s);
+}
+
 static void emit_shfl(ptx_cx *cx, const kf_ir_ins *in)
 {
     const ptx_shfl_info *sh = &ptx_shfls[in->sub];
@@ -861,24 +879,39 @@ static void emit_shfl(ptx_cx *cx, const kf_ir_ins *in)
         ptx_error(cx, "warp shuffles take 32- or 64-bit scalars, not %s", kf_scalar_names[s]);
         return;
     }
-    if (sb == 4) {
-        ptx_ins(cx, "shfl.sync.%s.b32 %s, %s, %s, %u, 0xffffffff", sh->mode, d.s, a.s, b.s, sh->c);
+    const char *w = sb == 4 ? "b32" : "b64";
+    uint64_t amount;
+    bool is_const = ptx_const_of(cx, in->a[1], &amount);
+    if (sh->offset && is_const && (uint32_t)amount >= 32) {   /* source outside the warp: own value */
+        ptx_ins(cx, "mov.%s %s, %s", w, d.s, a.s);
         return;
     }
-    preg lo = ptx_tmp(cx, PTX_RC_R), hi = ptx_tmp(cx, PTX_RC_R);
-    preg lo2 = ptx_tmp(cx, PTX_RC_R), hi2 = ptx_tmp(cx, PTX_RC_R);
-    ptx_ins(cx, "mov.b64 {%s, %s}, %s", lo.s, hi.s, a.s);
-    ptx_ins(cx, "shfl.sync.%s.b32 %s, %s, %s, %u, 0xffffffff", sh->mode, lo2.s, lo.s, b.s, sh->c);
-    ptx_ins(cx, "shfl.sync.%s.b32 %s, %s, %s, %u, 0xffffffff", sh->mode, hi2.s, hi.s, b.s, sh->c);
-    ptx_ins(cx, "mov.b64 %s, {%s, %s}", d.s, lo2.s, hi2.s);
+    bool guard = sh->offset && !is_const;
+    preg r = guard ? ptx_tmp(cx, ptx_class_of(in->type)) : d;
+    if (sb == 4) {
+        shfl_word(cx, sh, r.s, a.s, b.s);
+    } else {
+        preg lo = ptx_tmp(cx, PTX_RC_R), hi = ptx_tmp(cx, PTX_RC_R);
+        preg lo2 = ptx_tmp(cx, PTX_RC_R), hi2 = ptx_tmp(cx, PTX_RC_R);
+        ptx_ins(cx, "mov.b64 {%s, %s}, %s", lo.s, hi.s, a.s);
+        shfl_word(cx, sh, lo2.s, lo.s, b.s);
+        shfl_word(cx, sh, hi2.s, hi.s, b.s);
+        ptx_ins(cx, "mov.b64 %s, {%s, %s}", r.s, lo2.s, hi2.s);
+    }
+    if (!guard) return;
+    preg p = ptx_tmp(cx, PTX_RC_P);
+    ptx_ins(cx, "setp.lt.u32 %s, %s, 32", p.s, b.s);
+    ptx_ins(cx, "selp.%s %s, %s, %s, %s", w, d.s, r.s, a.s, p.s);
 }
 
+/* Votes over the existing lanes of the warp (membermask cx->wmask). */
 static void emit_vote(ptx_cx *cx, const kf_ir_ins *in)
 {
     preg d = ptx_reg(cx, in->dst, 0), a = ptx_reg(cx, in->a[0], 0);
-    if (in->sub == KF_BI_BALLOT) ptx_ins(cx, "vote.sync.ballot.b32 %s, %s, 0xffffffff", d.s, a.s);
-    else if (in->sub == KF_BI_ANY) ptx_ins(cx, "vote.sync.any.pred %s, %s, 0xffffffff", d.s, a.s);
-    else if (in->sub == KF_BI_ALL) ptx_ins(cx, "vote.sync.all.pred %s, %s, 0xffffffff", d.s, a.s);
+    const char *m = cx->wmask.s;
+    if (in->sub == KF_BI_BALLOT) ptx_ins(cx, "vote.sync.ballot.b32 %s, %s, %s", d.s, a.s, m);
+    else if (in->sub == KF_BI_ANY) ptx_ins(cx, "vote.sync.any.pred %s, %s, %s", d.s, a.s, m);
+    else if (in->sub == KF_BI_ALL) ptx_ins(cx, "vote.sync.all.pred %s, %s, %s", d.s, a.s, m);
     else ptx_error(cx, "internal error: vote %u", (unsigned)in->sub);
 }
 

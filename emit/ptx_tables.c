@@ -66,13 +66,14 @@ const ptx_binop_info ptx_cmps[KF_OP_COUNT] = {
 #undef X
 };
 
-/* c operand as CUDA's __shfl_*_sync emit it: clamp 31 (segment mask 0), and
- * 0 for up (the lower bound). */
+/* c operand: segment mask 0 and, for idx/bfly/down, the clamp register
+ * (existing lanes - 1, so a source past the last existing lane gives the
+ * own value); 0 for up (its lower bound, lane 0). See emit_shfl. */
 #define PTX_SHFLS(X) \
-    X(KF_BI_SHFL, "idx", 0x1f) X(KF_BI_SHFL_XOR, "bfly", 0x1f) \
-    X(KF_BI_SHFL_UP, "up", 0) X(KF_BI_SHFL_DOWN, "down", 0x1f)
+    X(KF_BI_SHFL, "idx", true, false) X(KF_BI_SHFL_XOR, "bfly", true, true) \
+    X(KF_BI_SHFL_UP, "up", false, true) X(KF_BI_SHFL_DOWN, "down", true, true)
 const ptx_shfl_info ptx_shfls[KF_BI_COUNT] = {
-#define X(b, m, c) [b] = {m, c},
+#define X(b, m, c, o) [b] = {m, c, o},
     PTX_SHFLS(X)
 #undef X
 };

@@ -182,6 +182,16 @@ static void free_ctx(kf_ictx *c)
 
 /* ---- warp operations ---------------------------------------------------- */
 
+/* The source lane of a shuffle (LANGUAGE.md section 7, as CUDA's
+ * __shfl_*_sync with width 32; the PTX and CUDA-C back ends follow this
+ * table). n = lanes of the warp that exist (a 48-thread block: warp 1 has 16);
+ * a source lane outside the warp or that does not exist gives the caller's
+ * own value:
+ *   shfl(v, s)      j = s % 32       own value when j >= n
+ *   shfl_xor(v, m)  j = lane ^ m     own value when m >= 32 or j >= n
+ *   shfl_down(v, d) j = lane + d     own value when d >= 32 or j >= n
+ *   shfl_up(v, d)   j = lane - d     own value when d > lane
+ * (xor/down with m, d >= 32 give j >= 32 >= n here.) */
 static uint32_t shfl_source(kf_builtin fn, uint32_t lane, uint32_t arg, uint32_t nlanes)
 {
     uint64_t src;

@@ -199,9 +199,9 @@ static void warp_atomic_and_shared_builtins_map_to_cuda(void **state)
     char *t = emit_case(case_warp);
     assert_has(t, "__launch_bounds__(128)");
     assert_has(t, "    __shared__ __align__(4) float part[32];\n    unsigned tmp[4];\n");
-    assert_has(t, "__shfl_xor_sync(0xffffffffu, t8, 16u)");
-    assert_has(t, "__ballot_sync(0xffffffffu, (t16 > t6))");
-    assert_has(t, "__any_sync(0xffffffffu, ");
+    assert_has(t, "kf_shfl_xor(t8, 16u, kf_wn)");
+    assert_has(t, "__ballot_sync(kf_warp_mask(kf_wn), (t16 > t6))");
+    assert_has(t, "__any_sync(kf_warp_mask(kf_wn), ");
     assert_has(t, "__syncthreads();");
     assert_has(t, "atomicAdd(&o[0u], t12)");
     assert_has(t, "kf_atomic_max_f32(&o[1u], old)");
@@ -373,7 +373,7 @@ static void operands_of_select_are_evaluated_on_every_lane(void **state)
     kb_store(&B, o, kb_u32(&B, 0), s);
     char *t = emit_opts(90, false, NULL);
     /* the shuffle is its own statement, not a branch of ?: */
-    assert_has(t, "    float t3 = __shfl_down_sync(0xffffffffu, x, 1u);\n");
+    assert_has(t, "    float t3 = kf_shfl_down(x, 1u, kf_wn);\n");
     assert_has(t, "    o[0u] = (x > 0.0f) ? t3 : x;\n");
     free(t);
 }
@@ -534,17 +534,31 @@ static void corrupted_ir_is_reported_or_emitted_never_a_fault(void **state)
 static void shuffles_by_a_runtime_amount_keep_the_own_value_past_the_warp(void **state)
 {
     char *t = emit_case(case_atomics_all);
-    /* runtime amounts: guarded helpers; shfl (idx) takes the lane mod 32 as CUDA */
-    assert_has(t, "T r = __shfl_down_sync(0xffffffffu, v, d);\n    return d < 32u ? r : v;");
+    /* offsets >= 32 and sources past the existing lanes: the own value */
+    assert_has(t, "T r = __shfl_down_sync(kf_warp_mask(n), v, d & 31u);\n"
+                  "    return d < 32u && kf_lane_id() + d < n ? r : v;");
+    assert_has(t, "return m < 32u && (kf_lane_id() ^ m) < n ? r : v;");
+    assert_has(t, "T r = __shfl_up_sync(kf_warp_mask(n), v, d & 31u);\n    return d < 32u ? r : v;");
+    assert_has(t, "T r = __shfl_sync(kf_warp_mask(n), v, s & 31u);\n    return (s & 31u) < n ? r : v;");
     assert_has(t, "kf_shfl_xor(");
     assert_has(t, "kf_shfl_up(");
     assert_has(t, "kf_shfl_down(");
-    assert_has(t, "__shfl_sync(0xffffffffu, ");
+    assert_has(t, "kf_shfl(");
+    assert_lacks(t, "0xffffffffu, ");
     free(t);
-    t = emit_case(case_warp);
-    assert_has(t, "__shfl_xor_sync(0xffffffffu, t8, 16u)");   /* constant < 32: the intrinsic */
-    assert_lacks(t, "kf_shfl_xor");
+    (void)state;
+}
+
+static void warp_operations_use_the_lanes_that_exist(void **state)
+{
+    char *t = emit_case(case_warp);
+    /* once per kernel, from the launched block: a partial last warp */
+    assert_has(t, "const unsigned kf_wn = kf_warp_lanes();\n");
+    assert_has(t, "unsigned r = t - (l & ~31u);\n    return r < 32u ? r : 32u;");
+    assert_has(t, "kf_warp_mask(unsigned n) { return n < 32u ? (1u << n) - 1u : 0xffffffffu; }");
+    assert_lacks(t, "__shfl_xor_sync(0xffffffffu");
     free(t);
+    (void)state;
 }
 
 static void unsigned_comparisons_with_zero_are_constants(void **state)
@@ -591,6 +605,7 @@ int main(void)
         cmocka_unit_test(per_lane_results_fold_lane_by_lane),
         cmocka_unit_test(corrupted_ir_is_reported_or_emitted_never_a_fault),
         cmocka_unit_test(shuffles_by_a_runtime_amount_keep_the_own_value_past_the_warp),
+        cmocka_unit_test(warp_operations_use_the_lanes_that_exist),
         cmocka_unit_test(unsigned_comparisons_with_zero_are_constants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

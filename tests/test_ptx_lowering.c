@@ -310,16 +310,81 @@ static void test_math_sequences(void **st)
     free(p);
 }
 
+/* Kernel: x = in[tid]; r = shfl(x, amount) with amount = amt[tid] (a run-time
+ * u32) or the constant `konst`; out[tid] = r. */
+static char *shfl_op(uint16_t sub, kf_scalar s, bool runtime, uint64_t konst)
+{
+    irb_init(&B, "k", NULL);
+    kf_type t = kf_type_scalar(s);
+    kf_val in = irb_param(&B, "in", irb_buf(s, 1, false));
+    kf_val amt = irb_param(&B, "amt", irb_buf(KF_S_U32, 1, false));
+    kf_val out = irb_param(&B, "out", irb_buf(s, 1, true));
+    kf_val i = irb_op(&B, KF_IR_SREG, 0, kf_type_scalar(KF_S_U32), 0, 0, 0, KF_SR_TID_X);
+    kf_val x = irb_op(&B, KF_IR_LOAD, 0, t, in, i, 0, 0);
+    kf_val a = runtime ? irb_op(&B, KF_IR_LOAD, 0, kf_type_scalar(KF_S_U32), amt, i, 0, 0)
+                       : irb_const(&B, KF_S_U32, konst);
+    kf_val r = irb_op(&B, KF_IR_SHFL, sub, t, x, a, 0, 0);
+    irb_ins(&B, KF_IR_STORE, 0, t, 0, out, i, r, 0);
+    kf_diags d = {0};
+    char *ptx = irb_emit(&B, 90, false, NULL, &d);
+    assert_int_equal(d.nerrors, 0);
+    kf_diags_free(&d);
+    assert_non_null(ptx);
+    return ptx;
+}
+
+static void shuffles_use_the_existing_lanes_as_membermask_and_clamp(void **st)
+{
+    char *p = shfl_op(KF_BI_SHFL_XOR, KF_S_F32, false, 16);
+    /* computed once from the launched block: mask (1 << n) - 1, clamp n - 1 */
+    HAS(p, "mov.u32 %r1, %ntid.x;");
+    HAS(p, "min.u32 %r1, %r1, 32;");
+    HAS(p, "sub.u32 %r6, %r1, 1;");
+    HAS(p, "shl.b32 %r4, %r4, %r1;");
+    HAS(p, "sub.u32 %r5, %r4, 1;");
+    HAS(p, "shfl.sync.bfly.b32 %f2, %f1, 16, %r6, %r5;");
+    HASNT(p, "0xffffffff;");
+    HASNT(p, "selp");   /* a constant amount below 32 needs no guard */
+    free(p);
+    p = shfl_op(KF_BI_SHFL, KF_S_U32, true, 0);
+    assert_int_equal(count_of(p, "shfl.sync.idx.b32 "), 1);
+    HAS(p, ", %r6, %r5;");   /* idx: b[4:0] is the lane; past the last existing lane: own value */
+    HASNT(p, "selp");
+    free(p);
+    p = shfl_op(KF_BI_SHFL_UP, KF_S_F64, true, 0);
+    assert_int_equal(count_of(p, "shfl.sync.up.b32 "), 2);
+    HAS(p, ", 0, %r5;");   /* up: lower bound lane 0 */
+    free(p);
+    (void)st;
+}
+
+static void shuffle_offsets_of_32_or_more_keep_the_own_value(void **st)
+{
+    char *p = shfl_op(KF_BI_SHFL_DOWN, KF_S_U32, false, 33);
+    HASNT(p, "shfl.sync");   /* hardware would use 33 & 31 = 1 */
+    free(p);
+    p = shfl_op(KF_BI_SHFL_DOWN, KF_S_U32, true, 0);
+    HAS(p, "shfl.sync.down.b32 ");
+    HAS(p, "setp.lt.u32 %p");
+    HAS(p, ", 32;");
+    HAS(p, "selp.b32 ");
+    free(p);
+    p = shfl_op(KF_BI_SHFL_XOR, KF_S_F64, true, 0);
+    HAS(p, "selp.b64 %fd");
+    free(p);
+    p = shfl_op(KF_BI_SHFL, KF_S_U32, false, 40);
+    HAS(p, "shfl.sync.idx.b32 ");   /* idx takes 40 % 32 = 8 */
+    free(p);
+    (void)st;
+}
+
 static void test_atomics_and_shuffles(void **st)
 {
-    char *p = one_op(90, KF_IR_SHFL, KF_BI_SHFL_XOR, kf_type_scalar(KF_S_F32), kf_type_scalar(KF_S_F32));
-    HAS(p, "shfl.sync.bfly.b32 %f");
-    HAS(p, ", 31, 0xffffffff;");
+    char *p = one_op(90, KF_IR_VOTE, KF_BI_BALLOT, kf_type_scalar(KF_S_U32), kf_type_scalar(KF_S_BOOL));
+    HAS(p, "vote.sync.ballot.b32 ");
+    HAS(p, ", %r5;");   /* the existing lanes, not 0xffffffff */
     free(p);
-    p = one_op(90, KF_IR_SHFL, KF_BI_SHFL_UP, kf_type_scalar(KF_S_F64), kf_type_scalar(KF_S_F64));
-    assert_int_equal(count_of(p, "shfl.sync.up.b32 "), 2);
-    HAS(p, ", 0, 0xffffffff;");
-    free(p);
+    (void)st;
 }
 
 /* ---- control flow ---------------------------------------------------------- */
@@ -715,6 +780,8 @@ int main(void)
         cmocka_unit_test(test_vector_loads_use_v4),
         cmocka_unit_test(test_math_sequences),
         cmocka_unit_test(test_atomics_and_shuffles),
+        cmocka_unit_test(shuffles_use_the_existing_lanes_as_membermask_and_clamp),
+        cmocka_unit_test(shuffle_offsets_of_32_or_more_keep_the_own_value),
         cmocka_unit_test(test_short_circuit_and_is_branches),
         cmocka_unit_test(test_break_continue_in_nested_loops),
         cmocka_unit_test(test_arrays_shared_local_and_registers),

@@ -2,6 +2,46 @@
 
 __device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
 
+/* Warp operations over the n lanes of this warp that exist (a block that
+   is not a multiple of 32 threads has a partial last warp; the full mask
+   would be undefined there). Shuffles as the interpreter (LANGUAGE.md 7):
+     shfl(v, s)      source s % 32       own value when s % 32 >= n
+     shfl_xor(v, m)  source lane ^ m     own value when m >= 32 or lane ^ m >= n
+     shfl_down(v, d) source lane + d     own value when d >= 32 or lane + d >= n
+     shfl_up(v, d)   source lane - d     own value when d > lane */
+__device__ __forceinline__ unsigned kf_warp_lanes(void)
+{
+    unsigned t = blockDim.x * blockDim.y * blockDim.z;
+    unsigned l = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned r = t - (l & ~31u);
+    return r < 32u ? r : 32u;
+}
+__device__ __forceinline__ unsigned kf_warp_mask(unsigned n) { return n < 32u ? (1u << n) - 1u : 0xffffffffu; }
+template <typename T>
+__device__ __forceinline__ T kf_shfl(T v, unsigned s, unsigned n)
+{
+    T r = __shfl_sync(kf_warp_mask(n), v, s & 31u);
+    return (s & 31u) < n ? r : v;
+}
+template <typename T>
+__device__ __forceinline__ T kf_shfl_xor(T v, unsigned m, unsigned n)
+{
+    T r = __shfl_xor_sync(kf_warp_mask(n), v, m & 31u);
+    return m < 32u && (kf_lane_id() ^ m) < n ? r : v;
+}
+template <typename T>
+__device__ __forceinline__ T kf_shfl_up(T v, unsigned d, unsigned n)
+{
+    T r = __shfl_up_sync(kf_warp_mask(n), v, d & 31u);
+    return d < 32u ? r : v;
+}
+template <typename T>
+__device__ __forceinline__ T kf_shfl_down(T v, unsigned d, unsigned n)
+{
+    T r = __shfl_down_sync(kf_warp_mask(n), v, d & 31u);
+    return d < 32u && kf_lane_id() + d < n ? r : v;
+}
+
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(16) kf_f32x4 { float v[4]; };
 
@@ -11,6 +51,7 @@ reduce_sum(const float* __restrict__ x, float* __restrict__ out, unsigned n)
 {
     __shared__ __align__(4) float part[8];
     kf_f32x4 acc[4];
+    const unsigned kf_wn = kf_warp_lanes();
     const kf_f32x4* x4 = (const kf_f32x4*)x;
     unsigned n4 = n / 4u;
     unsigned stride = gridDim.x * blockDim.x;
@@ -107,11 +148,11 @@ reduce_sum(const float* __restrict__ x, float* __restrict__ out, unsigned n)
     if (t < n) {
         s = __fadd_rn(s, x[t]);
     }
-    float t113 = __fadd_rn(s, __shfl_xor_sync(0xffffffffu, s, 16u));
-    float t116 = __fadd_rn(t113, __shfl_xor_sync(0xffffffffu, t113, 8u));
-    float t119 = __fadd_rn(t116, __shfl_xor_sync(0xffffffffu, t116, 4u));
-    float t122 = __fadd_rn(t119, __shfl_xor_sync(0xffffffffu, t119, 2u));
-    s = __fadd_rn(t122, __shfl_xor_sync(0xffffffffu, t122, 1u));
+    float t113 = __fadd_rn(s, kf_shfl_xor(s, 16u, kf_wn));
+    float t116 = __fadd_rn(t113, kf_shfl_xor(t113, 8u, kf_wn));
+    float t119 = __fadd_rn(t116, kf_shfl_xor(t116, 4u, kf_wn));
+    float t122 = __fadd_rn(t119, kf_shfl_xor(t119, 2u, kf_wn));
+    s = __fadd_rn(t122, kf_shfl_xor(t122, 1u, kf_wn));
     if (kf_lane_id() == 0u) {
         part[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s;
     }
@@ -121,11 +162,11 @@ reduce_sum(const float* __restrict__ x, float* __restrict__ out, unsigned n)
         if (kf_lane_id() < 8u) {
             p = part[kf_lane_id()];
         }
-        float t162 = __fadd_rn(p, __shfl_xor_sync(0xffffffffu, p, 16u));
-        float t165 = __fadd_rn(t162, __shfl_xor_sync(0xffffffffu, t162, 8u));
-        float t168 = __fadd_rn(t165, __shfl_xor_sync(0xffffffffu, t165, 4u));
-        float t171 = __fadd_rn(t168, __shfl_xor_sync(0xffffffffu, t168, 2u));
-        p = __fadd_rn(t171, __shfl_xor_sync(0xffffffffu, t171, 1u));
+        float t162 = __fadd_rn(p, kf_shfl_xor(p, 16u, kf_wn));
+        float t165 = __fadd_rn(t162, kf_shfl_xor(t162, 8u, kf_wn));
+        float t168 = __fadd_rn(t165, kf_shfl_xor(t165, 4u, kf_wn));
+        float t171 = __fadd_rn(t168, kf_shfl_xor(t168, 2u, kf_wn));
+        p = __fadd_rn(t171, kf_shfl_xor(t171, 1u, kf_wn));
         if (kf_lane_id() == 0u) {
             atomicAdd(&out[0u], p);
         }

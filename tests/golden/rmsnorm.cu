@@ -29,6 +29,46 @@ __device__ __forceinline__ float kf_tanh_approx(float x) { float r; asm("tanh.ap
 
 __device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
 
+/* Warp operations over the n lanes of this warp that exist (a block that
+   is not a multiple of 32 threads has a partial last warp; the full mask
+   would be undefined there). Shuffles as the interpreter (LANGUAGE.md 7):
+     shfl(v, s)      source s % 32       own value when s % 32 >= n
+     shfl_xor(v, m)  source lane ^ m     own value when m >= 32 or lane ^ m >= n
+     shfl_down(v, d) source lane + d     own value when d >= 32 or lane + d >= n
+     shfl_up(v, d)   source lane - d     own value when d > lane */
+__device__ __forceinline__ unsigned kf_warp_lanes(void)
+{
+    unsigned t = blockDim.x * blockDim.y * blockDim.z;
+    unsigned l = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned r = t - (l & ~31u);
+    return r < 32u ? r : 32u;
+}
+__device__ __forceinline__ unsigned kf_warp_mask(unsigned n) { return n < 32u ? (1u << n) - 1u : 0xffffffffu; }
+template <typename T>
+__device__ __forceinline__ T kf_shfl(T v, unsigned s, unsigned n)
+{
+    T r = __shfl_sync(kf_warp_mask(n), v, s & 31u);
+    return (s & 31u) < n ? r : v;
+}
+template <typename T>
+__device__ __forceinline__ T kf_shfl_xor(T v, unsigned m, unsigned n)
+{
+    T r = __shfl_xor_sync(kf_warp_mask(n), v, m & 31u);
+    return m < 32u && (kf_lane_id() ^ m) < n ? r : v;
+}
+template <typename T>
+__device__ __forceinline__ T kf_shfl_up(T v, unsigned d, unsigned n)
+{
+    T r = __shfl_up_sync(kf_warp_mask(n), v, d & 31u);
+    return d < 32u ? r : v;
+}
+template <typename T>
+__device__ __forceinline__ T kf_shfl_down(T v, unsigned d, unsigned n)
+{
+    T r = __shfl_down_sync(kf_warp_mask(n), v, d & 31u);
+    return d < 32u && kf_lane_id() + d < n ? r : v;
+}
+
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 
@@ -39,6 +79,7 @@ rmsnorm(const kf_f16* __restrict__ x, const kf_f16* __restrict__ w, kf_f16* __re
     __shared__ __align__(4) float part[8];
     kf_f16x8 v[4];
     kf_f16x8 g[4];
+    const unsigned kf_wn = kf_warp_lanes();
     unsigned tid = threadIdx.x;
     unsigned base = blockIdx.x * cols;
     bool t13 = (cols % 8u) == 0u;
@@ -173,11 +214,11 @@ rmsnorm(const kf_f16* __restrict__ x, const kf_f16* __restrict__ w, kf_f16* __re
         acc = __fadd_rn(acc, __fmul_rn(e_31, e_31));
         float e_32 = kf_f16_to_f32(h_4.v[7]);
         acc = __fadd_rn(acc, __fmul_rn(e_32, e_32));
-        float t212 = __fadd_rn(acc, __shfl_xor_sync(0xffffffffu, acc, 16u));
-        float t215 = __fadd_rn(t212, __shfl_xor_sync(0xffffffffu, t212, 8u));
-        float t218 = __fadd_rn(t215, __shfl_xor_sync(0xffffffffu, t215, 4u));
-        float t221 = __fadd_rn(t218, __shfl_xor_sync(0xffffffffu, t218, 2u));
-        acc = __fadd_rn(t221, __shfl_xor_sync(0xffffffffu, t221, 1u));
+        float t212 = __fadd_rn(acc, kf_shfl_xor(acc, 16u, kf_wn));
+        float t215 = __fadd_rn(t212, kf_shfl_xor(t212, 8u, kf_wn));
+        float t218 = __fadd_rn(t215, kf_shfl_xor(t215, 4u, kf_wn));
+        float t221 = __fadd_rn(t218, kf_shfl_xor(t218, 2u, kf_wn));
+        acc = __fadd_rn(t221, kf_shfl_xor(t221, 1u, kf_wn));
         if (kf_lane_id() == 0u) {
             part[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = acc;
         }
@@ -262,11 +303,11 @@ rmsnorm(const kf_f16* __restrict__ x, const kf_f16* __restrict__ w, kf_f16* __re
             float e_33 = kf_f16_to_f32(x[base + c_9]);
             acc_2 = __fadd_rn(acc_2, __fmul_rn(e_33, e_33));
         }
-        float t550 = __fadd_rn(acc_2, __shfl_xor_sync(0xffffffffu, acc_2, 16u));
-        float t553 = __fadd_rn(t550, __shfl_xor_sync(0xffffffffu, t550, 8u));
-        float t556 = __fadd_rn(t553, __shfl_xor_sync(0xffffffffu, t553, 4u));
-        float t559 = __fadd_rn(t556, __shfl_xor_sync(0xffffffffu, t556, 2u));
-        acc_2 = __fadd_rn(t559, __shfl_xor_sync(0xffffffffu, t559, 1u));
+        float t550 = __fadd_rn(acc_2, kf_shfl_xor(acc_2, 16u, kf_wn));
+        float t553 = __fadd_rn(t550, kf_shfl_xor(t550, 8u, kf_wn));
+        float t556 = __fadd_rn(t553, kf_shfl_xor(t553, 4u, kf_wn));
+        float t559 = __fadd_rn(t556, kf_shfl_xor(t556, 2u, kf_wn));
+        acc_2 = __fadd_rn(t559, kf_shfl_xor(t559, 1u, kf_wn));
         if (kf_lane_id() == 0u) {
             part[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = acc_2;
         }

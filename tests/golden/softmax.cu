@@ -29,6 +29,46 @@ __device__ __forceinline__ float kf_tanh_approx(float x) { float r; asm("tanh.ap
 
 __device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
 
+/* Warp operations over the n lanes of this warp that exist (a block that
+   is not a multiple of 32 threads has a partial last warp; the full mask
+   would be undefined there). Shuffles as the interpreter (LANGUAGE.md 7):
+     shfl(v, s)      source s % 32       own value when s % 32 >= n
+     shfl_xor(v, m)  source lane ^ m     own value when m >= 32 or lane ^ m >= n
+     shfl_down(v, d) source lane + d     own value when d >= 32 or lane + d >= n
+     shfl_up(v, d)   source lane - d     own value when d > lane */
+__device__ __forceinline__ unsigned kf_warp_lanes(void)
+{
+    unsigned t = blockDim.x * blockDim.y * blockDim.z;
+    unsigned l = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned r = t - (l & ~31u);
+    return r < 32u ? r : 32u;
+}
+__device__ __forceinline__ unsigned kf_warp_mask(unsigned n) { return n < 32u ? (1u << n) - 1u : 0xffffffffu; }
+template <typename T>
+__device__ __forceinline__ T kf_shfl(T v, unsigned s, unsigned n)
+{
+    T r = __shfl_sync(kf_warp_mask(n), v, s & 31u);
+    return (s & 31u) < n ? r : v;
+}
+template <typename T>
+__device__ __forceinline__ T kf_shfl_xor(T v, unsigned m, unsigned n)
+{
+    T r = __shfl_xor_sync(kf_warp_mask(n), v, m & 31u);
+    return m < 32u && (kf_lane_id() ^ m) < n ? r : v;
+}
+template <typename T>
+__device__ __forceinline__ T kf_shfl_up(T v, unsigned d, unsigned n)
+{
+    T r = __shfl_up_sync(kf_warp_mask(n), v, d & 31u);
+    return d < 32u ? r : v;
+}
+template <typename T>
+__device__ __forceinline__ T kf_shfl_down(T v, unsigned d, unsigned n)
+{
+    T r = __shfl_down_sync(kf_warp_mask(n), v, d & 31u);
+    return d < 32u && kf_lane_id() + d < n ? r : v;
+}
+
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 struct __align__(16) kf_f32x4 { float v[4]; };
@@ -40,6 +80,7 @@ softmax_f32(const float* __restrict__ x, float* __restrict__ y, unsigned rows, u
     __shared__ __align__(4) float red_max[8];
     __shared__ __align__(4) float red_sum[8];
     kf_f32x4 v[8];
+    const unsigned kf_wn = kf_warp_lanes();
     unsigned tid = threadIdx.x;
     unsigned base = blockIdx.x * cols;
     bool t11 = (cols % 4u) == 0u;
@@ -117,11 +158,11 @@ softmax_f32(const float* __restrict__ x, float* __restrict__ y, unsigned rows, u
         }
         kf_f32x4 e_8 = v[7u];
         m = fmaxf(m, fmaxf(fmaxf(e_8.v[0], e_8.v[1]), fmaxf(e_8.v[2], e_8.v[3])));
-        float t177 = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 16u));
-        float t180 = fmaxf(t177, __shfl_xor_sync(0xffffffffu, t177, 8u));
-        float t183 = fmaxf(t180, __shfl_xor_sync(0xffffffffu, t180, 4u));
-        float t186 = fmaxf(t183, __shfl_xor_sync(0xffffffffu, t183, 2u));
-        m = fmaxf(t186, __shfl_xor_sync(0xffffffffu, t186, 1u));
+        float t177 = fmaxf(m, kf_shfl_xor(m, 16u, kf_wn));
+        float t180 = fmaxf(t177, kf_shfl_xor(t177, 8u, kf_wn));
+        float t183 = fmaxf(t180, kf_shfl_xor(t180, 4u, kf_wn));
+        float t186 = fmaxf(t183, kf_shfl_xor(t183, 2u, kf_wn));
+        m = fmaxf(t186, kf_shfl_xor(t186, 1u, kf_wn));
         if (kf_lane_id() == 0u) {
             red_max[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m;
         }
@@ -200,11 +241,11 @@ softmax_f32(const float* __restrict__ x, float* __restrict__ y, unsigned rows, u
         e_16.v[3] = kf_exp_approx(__fsub_rn(t322.v[3], mv.v[3]));
         v[7u] = e_16;
         s = __fadd_rn(s, __fadd_rn(__fadd_rn(e_16.v[0], e_16.v[1]), __fadd_rn(e_16.v[2], e_16.v[3])));
-        float t336 = __fadd_rn(s, __shfl_xor_sync(0xffffffffu, s, 16u));
-        float t339 = __fadd_rn(t336, __shfl_xor_sync(0xffffffffu, t336, 8u));
-        float t342 = __fadd_rn(t339, __shfl_xor_sync(0xffffffffu, t339, 4u));
-        float t345 = __fadd_rn(t342, __shfl_xor_sync(0xffffffffu, t342, 2u));
-        s = __fadd_rn(t345, __shfl_xor_sync(0xffffffffu, t345, 1u));
+        float t336 = __fadd_rn(s, kf_shfl_xor(s, 16u, kf_wn));
+        float t339 = __fadd_rn(t336, kf_shfl_xor(t336, 8u, kf_wn));
+        float t342 = __fadd_rn(t339, kf_shfl_xor(t339, 4u, kf_wn));
+        float t345 = __fadd_rn(t342, kf_shfl_xor(t342, 2u, kf_wn));
+        s = __fadd_rn(t345, kf_shfl_xor(t345, 1u, kf_wn));
         if (kf_lane_id() == 0u) {
             red_sum[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s;
         }
@@ -313,11 +354,11 @@ softmax_f32(const float* __restrict__ x, float* __restrict__ y, unsigned rows, u
         for (unsigned c_17 = tid; c_17 < cols; c_17 = c_17 + 256u) {
             m_2 = fmaxf(m_2, x[base + c_17]);
         }
-        float t459 = fmaxf(m_2, __shfl_xor_sync(0xffffffffu, m_2, 16u));
-        float t462 = fmaxf(t459, __shfl_xor_sync(0xffffffffu, t459, 8u));
-        float t465 = fmaxf(t462, __shfl_xor_sync(0xffffffffu, t462, 4u));
-        float t468 = fmaxf(t465, __shfl_xor_sync(0xffffffffu, t465, 2u));
-        m_2 = fmaxf(t468, __shfl_xor_sync(0xffffffffu, t468, 1u));
+        float t459 = fmaxf(m_2, kf_shfl_xor(m_2, 16u, kf_wn));
+        float t462 = fmaxf(t459, kf_shfl_xor(t459, 8u, kf_wn));
+        float t465 = fmaxf(t462, kf_shfl_xor(t462, 4u, kf_wn));
+        float t468 = fmaxf(t465, kf_shfl_xor(t465, 2u, kf_wn));
+        m_2 = fmaxf(t468, kf_shfl_xor(t468, 1u, kf_wn));
         if (kf_lane_id() == 0u) {
             red_max[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m_2;
         }
@@ -334,11 +375,11 @@ softmax_f32(const float* __restrict__ x, float* __restrict__ y, unsigned rows, u
         for (unsigned c_18 = tid; c_18 < cols; c_18 = c_18 + 256u) {
             s_2 = __fadd_rn(s_2, kf_exp_approx(__fsub_rn(x[base + c_18], m_2)));
         }
-        float t522 = __fadd_rn(s_2, __shfl_xor_sync(0xffffffffu, s_2, 16u));
-        float t525 = __fadd_rn(t522, __shfl_xor_sync(0xffffffffu, t522, 8u));
-        float t528 = __fadd_rn(t525, __shfl_xor_sync(0xffffffffu, t525, 4u));
-        float t531 = __fadd_rn(t528, __shfl_xor_sync(0xffffffffu, t528, 2u));
-        s_2 = __fadd_rn(t531, __shfl_xor_sync(0xffffffffu, t531, 1u));
+        float t522 = __fadd_rn(s_2, kf_shfl_xor(s_2, 16u, kf_wn));
+        float t525 = __fadd_rn(t522, kf_shfl_xor(t522, 8u, kf_wn));
+        float t528 = __fadd_rn(t525, kf_shfl_xor(t525, 4u, kf_wn));
+        float t531 = __fadd_rn(t528, kf_shfl_xor(t528, 2u, kf_wn));
+        s_2 = __fadd_rn(t531, kf_shfl_xor(t531, 1u, kf_wn));
         if (kf_lane_id() == 0u) {
             red_sum[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s_2;
         }
@@ -366,6 +407,7 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
     __shared__ __align__(4) float red_max[8];
     __shared__ __align__(4) float red_sum[8];
     float v[32];
+    const unsigned kf_wn = kf_warp_lanes();
     unsigned tid = threadIdx.x;
     unsigned base = blockIdx.x * cols;
     bool t11 = (cols % 8u) == 0u;
@@ -507,11 +549,11 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         float e_32 = kf_f16_to_f32(h_4.v[7]);
         v[31u] = e_32;
         m = fmaxf(m, e_32);
-        float t185 = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 16u));
-        float t188 = fmaxf(t185, __shfl_xor_sync(0xffffffffu, t185, 8u));
-        float t191 = fmaxf(t188, __shfl_xor_sync(0xffffffffu, t188, 4u));
-        float t194 = fmaxf(t191, __shfl_xor_sync(0xffffffffu, t191, 2u));
-        m = fmaxf(t194, __shfl_xor_sync(0xffffffffu, t194, 1u));
+        float t185 = fmaxf(m, kf_shfl_xor(m, 16u, kf_wn));
+        float t188 = fmaxf(t185, kf_shfl_xor(t185, 8u, kf_wn));
+        float t191 = fmaxf(t188, kf_shfl_xor(t188, 4u, kf_wn));
+        float t194 = fmaxf(t191, kf_shfl_xor(t191, 2u, kf_wn));
+        m = fmaxf(t194, kf_shfl_xor(t194, 1u, kf_wn));
         if (kf_lane_id() == 0u) {
             red_max[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m;
         }
@@ -621,11 +663,11 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         float e_64 = kf_exp_approx(__fsub_rn(v[31u], m));
         v[31u] = e_64;
         s = __fadd_rn(s, e_64);
-        float t431 = __fadd_rn(s, __shfl_xor_sync(0xffffffffu, s, 16u));
-        float t434 = __fadd_rn(t431, __shfl_xor_sync(0xffffffffu, t431, 8u));
-        float t437 = __fadd_rn(t434, __shfl_xor_sync(0xffffffffu, t434, 4u));
-        float t440 = __fadd_rn(t437, __shfl_xor_sync(0xffffffffu, t437, 2u));
-        s = __fadd_rn(t440, __shfl_xor_sync(0xffffffffu, t440, 1u));
+        float t431 = __fadd_rn(s, kf_shfl_xor(s, 16u, kf_wn));
+        float t434 = __fadd_rn(t431, kf_shfl_xor(t431, 8u, kf_wn));
+        float t437 = __fadd_rn(t434, kf_shfl_xor(t434, 4u, kf_wn));
+        float t440 = __fadd_rn(t437, kf_shfl_xor(t437, 2u, kf_wn));
+        s = __fadd_rn(t440, kf_shfl_xor(t440, 1u, kf_wn));
         if (kf_lane_id() == 0u) {
             red_sum[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s;
         }
@@ -701,11 +743,11 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         for (unsigned c_9 = tid; c_9 < cols; c_9 = c_9 + 256u) {
             m_2 = fmaxf(m_2, kf_f16_to_f32(x[base + c_9]));
         }
-        float t654 = fmaxf(m_2, __shfl_xor_sync(0xffffffffu, m_2, 16u));
-        float t657 = fmaxf(t654, __shfl_xor_sync(0xffffffffu, t654, 8u));
-        float t660 = fmaxf(t657, __shfl_xor_sync(0xffffffffu, t657, 4u));
-        float t663 = fmaxf(t660, __shfl_xor_sync(0xffffffffu, t660, 2u));
-        m_2 = fmaxf(t663, __shfl_xor_sync(0xffffffffu, t663, 1u));
+        float t654 = fmaxf(m_2, kf_shfl_xor(m_2, 16u, kf_wn));
+        float t657 = fmaxf(t654, kf_shfl_xor(t654, 8u, kf_wn));
+        float t660 = fmaxf(t657, kf_shfl_xor(t657, 4u, kf_wn));
+        float t663 = fmaxf(t660, kf_shfl_xor(t660, 2u, kf_wn));
+        m_2 = fmaxf(t663, kf_shfl_xor(t663, 1u, kf_wn));
         if (kf_lane_id() == 0u) {
             red_max[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m_2;
         }
@@ -722,11 +764,11 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         for (unsigned c_10 = tid; c_10 < cols; c_10 = c_10 + 256u) {
             s_2 = __fadd_rn(s_2, kf_exp_approx(__fsub_rn(kf_f16_to_f32(x[base + c_10]), m_2)));
         }
-        float t718 = __fadd_rn(s_2, __shfl_xor_sync(0xffffffffu, s_2, 16u));
-        float t721 = __fadd_rn(t718, __shfl_xor_sync(0xffffffffu, t718, 8u));
-        float t724 = __fadd_rn(t721, __shfl_xor_sync(0xffffffffu, t721, 4u));
-        float t727 = __fadd_rn(t724, __shfl_xor_sync(0xffffffffu, t724, 2u));
-        s_2 = __fadd_rn(t727, __shfl_xor_sync(0xffffffffu, t727, 1u));
+        float t718 = __fadd_rn(s_2, kf_shfl_xor(s_2, 16u, kf_wn));
+        float t721 = __fadd_rn(t718, kf_shfl_xor(t718, 8u, kf_wn));
+        float t724 = __fadd_rn(t721, kf_shfl_xor(t721, 4u, kf_wn));
+        float t727 = __fadd_rn(t724, kf_shfl_xor(t724, 2u, kf_wn));
+        s_2 = __fadd_rn(t727, kf_shfl_xor(t727, 1u, kf_wn));
         if (kf_lane_id() == 0u) {
             red_sum[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s_2;
         }

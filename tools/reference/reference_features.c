@@ -594,9 +594,96 @@ static void ref_transpose(ref_ctx *r)
     free(x);
 }
 
+/* ---- warp_edges.kf ------------------------------------------------------------ */
+
+typedef enum { SH_IDX, SH_XOR, SH_UP, SH_DOWN } shfl_kind;
+
+/* The lane a shuffle reads from (LANGUAGE.md section 7, CUDA's __shfl_*_sync
+ * with width 32), or `lane` itself when that source is outside the warp or
+ * is not one of the n lanes that exist. */
+static unsigned shfl_from(shfl_kind kd, unsigned lane, uint32_t amount, unsigned n)
+{
+    int64_t j;
+    if (kd == SH_IDX) j = amount % 32;
+    else if (kd == SH_XOR) j = amount >= 32 ? -1 : (int64_t)(lane ^ amount);
+    else if (kd == SH_UP) j = (int64_t)lane - (int64_t)amount;
+    else j = (int64_t)lane + (int64_t)amount;
+    return j >= 0 && j < (int64_t)n ? (unsigned)j : lane;
+}
+
+/* warp_edges for one warp of n lanes starting at global thread w0. */
+static void warp_edges_warp(const float *x, const int32_t *xi, size_t w0, unsigned n, const uint32_t a[4],
+                            uint32_t src, float *o, int32_t *oi, int64_t *ol)
+{
+    float mx[32];
+    uint32_t sum[32];
+    int32_t mn[32];
+    for (unsigned l = 0; l < n; l++) mx[l] = x[w0 + l], sum[l] = (uint32_t)xi[w0 + l], mn[l] = xi[w0 + l];
+    for (uint32_t m = 16; m >= 1; m /= 2) {   /* the butterfly, every lane reading before any writes */
+        float nmx[32];
+        uint32_t nsum[32];
+        int32_t nmn[32];
+        for (unsigned l = 0; l < n; l++) {
+            unsigned j = shfl_from(SH_XOR, l, m, n);
+            nmx[l] = fmaxf(mx[l], mx[j]), nsum[l] = sum[l] + sum[j], nmn[l] = mn[j] < mn[l] ? mn[j] : mn[l];
+        }
+        memcpy(mx, nmx, sizeof mx), memcpy(sum, nsum, sizeof sum), memcpy(mn, nmn, sizeof mn);
+    }
+    for (unsigned l = 0; l < n; l++) {
+        size_t g = w0 + l;
+        float *f = o + 18 * g;
+        for (unsigned i = 0; i < 4; i++) {
+            f[i] = x[w0 + shfl_from(SH_XOR, l, a[i], n)];
+            f[4 + i] = x[w0 + shfl_from(SH_UP, l, a[i], n)];
+            f[8 + i] = x[w0 + shfl_from(SH_DOWN, l, a[i], n)];
+        }
+        f[12] = x[w0 + shfl_from(SH_IDX, l, src, n)];
+        f[13] = x[w0 + shfl_from(SH_IDX, l, (l * 5 + 3) % 64, n)];
+        f[14] = x[w0 + shfl_from(SH_XOR, l, (l * 7) % 40, n)];
+        f[15] = x[w0 + shfl_from(SH_DOWN, l, l % 36, n)];
+        f[16] = x[w0 + shfl_from(SH_UP, l, (l * 3) % 37, n)];
+        f[17] = mx[l];
+        oi[2 * g] = (int32_t)sum[l];
+        oi[2 * g + 1] = mn[l];
+        int64_t *q = ol + 3 * g;
+        q[0] = (int64_t)xi[w0 + shfl_from(SH_XOR, l, a[1] + l % 2, n)] * 65537;
+        q[1] = (int64_t)xi[w0 + shfl_from(SH_DOWN, l, (l * 11) % 34, n)] * 65537;
+        q[2] = (int64_t)xi[w0 + shfl_from(SH_IDX, l, src + l, n)] * 65537;
+    }
+}
+
+static void ref_warp_edges(ref_ctx *r)
+{
+    size_t nb = (size_t)in_num(r, "nb"), nx, nxi, no, noi, nol;
+    uint32_t a[4] = {(uint32_t)in_num(r, "a0"), (uint32_t)in_num(r, "a1"), (uint32_t)in_num(r, "a2"),
+                     (uint32_t)in_num(r, "a3")};
+    uint32_t src = (uint32_t)in_num(r, "src");
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx);
+    int32_t *xi = in_buf(r, "xi", KF_S_I32, 1, &nxi);
+    float *o = in_buf(r, "o", KF_S_F32, 1, &no);
+    int32_t *oi = in_buf(r, "oi", KF_S_I32, 1, &noi);
+    int64_t *ol = in_buf(r, "ol", KF_S_I64, 1, &nol);
+    size_t threads = nb * 48;
+    if (nx < threads || nxi < threads || no < 18 * threads || noi < 2 * threads || nol < 3 * threads) {
+        fprintf(stderr, "%s: buffers too small for warp_edges\n", r->c->path);
+        r->errors++;
+        nb = 0;
+    }
+    for (size_t b = 0; b < nb; b++) {   /* a block of 48: a warp of 32 lanes, then one of 16 */
+        warp_edges_warp(x, xi, b * 48, 32, a, src, o, oi, ol);
+        warp_edges_warp(x, xi, b * 48 + 32, 16, a, src, o, oi, ol);
+    }
+    out_free(r, "o", KF_S_F32, o, no);
+    out_free(r, "oi", KF_S_I32, oi, noi);
+    out_free(r, "ol", KF_S_I64, ol, nol);
+    free(x);
+    free(xi);
+}
+
 #define KF_REFERENCE_FEATURES \
     {"convert", ref_convert}, {"vectors", ref_vectors}, {"ops_i32", ref_ops_i32}, \
     {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"warp_ops", ref_warp_ops}, \
+    {"warp_edges", ref_warp_edges}, \
     {"atomics", ref_atomics}, {"math_f32", ref_math_f32}, {"math_f64", ref_math_f64}, \
     {"math_vec", ref_math_vec}, {"int_math", ref_int_math}, {"geometry", ref_geometry}, \
     {"transpose", ref_transpose},
