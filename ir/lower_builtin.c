@@ -4,7 +4,8 @@
  * computed from them as common.md fixes. Shuffles take 32/64-bit scalars in
  * the IR, so a vector is shuffled lane by lane (EXTRACT, SHFL, INSERT) and a
  * vector of narrow lanes (f16x2, u8x4) first travels as 32-bit words
- * (BITCAST). warp_sum/max/min are a 5-step SHFL_XOR butterfly. Math maps to
+ * (BITCAST). warp_sum/max/min are a 5-step SHFL_XOR butterfly in a full
+ * warp and a SHFL_DOWN tree plus broadcast in a partial one. Math maps to
  * MATH with the builtin id; clamp is MIN(MAX(x, lo), hi); cdiv is computed
  * exactly (no a + b - 1 overflow) from DIV, REM, CMP and SELECT. */
 #include "lower.h"
@@ -113,16 +114,56 @@ static kf_val shfl_value(lw_t *lw, kf_builtin b, kf_val v, kf_val lane, kf_loc l
     return r;
 }
 
-/* v = v (+|min|max) shfl_xor(v, m) for m = 16, 8, 4, 2, 1 */
+/* v (+|min|max) w */
+static kf_val warp_combine(lw_t *lw, kf_builtin b, kf_type t, kf_val v, kf_val w, kf_loc loc)
+{
+    if (b == KF_BI_WARP_SUM) return binop(lw, KF_OP_ADD, t, v, w, loc);
+    return lw_def(lw, KF_IR_MATH, b == KF_BI_WARP_MAX ? KF_BI_MAX : KF_BI_MIN, t, t, v, w, 0, 0, loc);
+}
+
+/* Lanes of this thread's warp that exist: min(32, threads - 32 * warp). */
+static kf_val warp_lanes(lw_t *lw, kf_loc loc)
+{
+    kf_type u = u32_t();
+    kf_val threads = binop(lw, KF_OP_MUL, u, sreg(lw, KF_SR_NTID_X, loc),
+                           binop(lw, KF_OP_MUL, u, sreg(lw, KF_SR_NTID_Y, loc), sreg(lw, KF_SR_NTID_Z, loc), loc), loc);
+    kf_val first = binop(lw, KF_OP_MUL, u, warp_id(lw, loc), lw_const(lw, u, 32, loc), loc);
+    kf_val left = binop(lw, KF_OP_SUB, u, threads, first, loc);
+    return lw_def(lw, KF_IR_MATH, KF_BI_MIN, u, u, left, lw_const(lw, u, 32, loc), 0, 0, loc);
+}
+
+/* warp_sum/max/min, result in every lane. A full warp (the usual case)
+ * reduces with the 5-step SHFL_XOR butterfly. A partial warp (a block of 48
+ * threads has a second warp of 16 lanes) cannot: a butterfly partner that
+ * does not exist gives the caller's own value, which would count it twice
+ * (sum) or leave lanes out when the lane count is not a power of two. There
+ * a SHFL_DOWN tree gathers the existing lanes into lane 0 and SHFL idx 0
+ * broadcasts it. The lane count is uniform across a warp, so every lane of
+ * the warp takes the same branch and the warp ops stay complete. */
 static kf_val warp_reduce(lw_t *lw, kf_builtin b, kf_val v, kf_loc loc)
 {
-    kf_type t = lw_vtype(lw, v);
-    for (uint32_t m = 16; m >= 1; m /= 2) {
-        kf_val s = shfl_value(lw, KF_BI_SHFL_XOR, v, lw_const(lw, u32_t(), m, loc), loc);
-        if (b == KF_BI_WARP_SUM) v = binop(lw, KF_OP_ADD, t, v, s, loc);
-        else v = lw_def(lw, KF_IR_MATH, b == KF_BI_WARP_MAX ? KF_BI_MAX : KF_BI_MIN, t, t, v, s, 0, 0, loc);
+    kf_type t = lw_vtype(lw, v), u = u32_t();
+    kf_val r = lw_new_val(lw, t, NULL, loc);
+    kf_val n = warp_lanes(lw, loc);
+    kf_val full = lw_def(lw, KF_IR_CMP, KF_OP_EQ, u, bool_t(), n, lw_const(lw, u, 32, loc), 0, 0, loc);
+    lw_emit(lw, KF_IR_IF, 0, kf_type_void(), 0, full, 0, 0, 0, 0, loc);
+    kf_val x = v;
+    for (uint32_t m = 16; m >= 1; m /= 2)
+        x = warp_combine(lw, b, t, x, shfl_value(lw, KF_BI_SHFL_XOR, x, lw_const(lw, u, m, loc), loc), loc);
+    lw_mov(lw, r, x, loc);
+    lw_emit(lw, KF_IR_ELSE, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
+    kf_val lane = sreg(lw, KF_SR_LANE, loc);
+    kf_val y = v;
+    for (uint32_t d = 16; d >= 1; d /= 2) {
+        kf_val dv = lw_const(lw, u, d, loc);
+        kf_val w = shfl_value(lw, KF_BI_SHFL_DOWN, y, dv, loc);
+        kf_val has = lw_def(lw, KF_IR_CMP, KF_OP_LT, u, bool_t(), binop(lw, KF_OP_ADD, u, lane, dv, loc), n, 0, 0, loc);
+        kf_val z = warp_combine(lw, b, t, y, w, loc);
+        y = lw_def(lw, KF_IR_SELECT, 0, t, t, has, z, y, 0, loc);
     }
-    return v;
+    lw_mov(lw, r, shfl_value(lw, KF_BI_SHFL, y, lw_const(lw, u, 0, loc), loc), loc);
+    lw_emit(lw, KF_IR_ENDIF, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
+    return r;
 }
 
 /* ---- arithmetic ---------------------------------------------------------- */

@@ -550,7 +550,17 @@ static void grid_prints_with_needed_parentheses(void **state)
 
 /* ---- builtins -------------------------------------------------------------------- */
 
-static void warp_reductions_are_xor_butterflies(void **state)
+/* A full warp reduces with the shfl_xor butterfly (16, 8, 4, 2, 1); a partial
+ * warp (IF n == 32 ... ELSE) with a shfl_down tree (16 .. 1) and a broadcast
+ * from lane 0, so lanes that do not exist are never counted. */
+static uint32_t count_shfl(const kf_ir_kernel *k, kf_builtin sub)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < k->nins; i++) n += k->ins[i].op == KF_IR_SHFL && k->ins[i].sub == sub;
+    return n;
+}
+
+static void warp_reductions_are_butterflies_in_full_warps_trees_in_partial_ones(void **state)
 {
     kf_type f32 = T_(KF_S_F32), f32x2 = TV(KF_S_F32, 2);
     kf_node *v = t_param("v", f32), *w = t_param("w", f32x2);
@@ -558,19 +568,37 @@ static void warp_reductions_are_xor_butterflies(void **state)
     kf_node *body = LIST(store(out, u(0), t_call(KF_BI_WARP_SUM, f32, t_ref(v))),
                          store(out2, u(0), t_call(KF_BI_WARP_MAX, f32x2, t_ref(w))));
     kf_ir_kernel *k = lower_ok(kernel1("k", LIST(v, w, out, out2), body));
-    assert_int_equal(count_op(k, KF_IR_SHFL), 5 + 2 * 5);
-    static const uint64_t masks[5] = {16, 8, 4, 2, 1};
-    for (uint32_t j = 0; j < 15; j++) {
+    /* warp_sum on f32: 5 + 5 + 1; warp_max on f32x2: twice that, per lane */
+    assert_int_equal(count_op(k, KF_IR_SHFL), 3 * 11);
+    assert_int_equal(count_shfl(k, KF_BI_SHFL_XOR), 15);
+    assert_int_equal(count_shfl(k, KF_BI_SHFL_DOWN), 15);
+    assert_int_equal(count_shfl(k, KF_BI_SHFL), 3);
+    assert_int_equal(count_op(k, KF_IR_IF), 2);
+    assert_int_equal(count_op(k, KF_IR_ELSE), 2);
+    /* every step 16, 8, 4, 2, 1 once per lane reduced, in each shape */
+    uint32_t xor_by[33] = {0}, down_by[33] = {0}, idx0 = 0;
+    for (uint32_t j = 0; j < count_op(k, KF_IR_SHFL); j++) {
         const kf_ir_ins *s = &k->ins[find_op(k, KF_IR_SHFL, j)];
-        assert_int_equal(s->sub, KF_BI_SHFL_XOR);
         assert_int_equal(k->vals[s->a[0]].type.kind, KF_TK_SCALAR);
-        uint32_t step = j < 5 ? j : (j - 5) / 2;
+        uint64_t amount = UINT64_MAX;
         for (uint32_t q = 0; q < k->nins; q++)
-            if (k->ins[q].dst == s->a[1]) assert_int_equal(k->ins[q].imm, masks[step]);
+            if (k->ins[q].dst == s->a[1] && k->ins[q].op == KF_IR_CONST) amount = k->ins[q].imm;
+        assert_true(amount <= 32);
+        if (s->sub == KF_BI_SHFL_XOR) xor_by[amount]++;
+        else if (s->sub == KF_BI_SHFL_DOWN) down_by[amount]++;
+        else idx0 += amount == 0;
     }
-    assert_int_equal(count_op(k, KF_IR_BINOP), 5);
-    assert_int_equal(count_op(k, KF_IR_MATH), 5);
-    for (uint32_t j = 0; j < 5; j++) assert_int_equal(k->ins[find_op(k, KF_IR_MATH, j)].sub, KF_BI_MAX);
+    for (uint32_t m = 1; m <= 16; m *= 2) {
+        assert_int_equal(xor_by[m], 3);
+        assert_int_equal(down_by[m], 3);
+    }
+    assert_int_equal(idx0, 3);
+    /* sum: 5 adds per branch; max: 5 vector MATHs per branch; min: the lane counts */
+    uint32_t max = 0, min = 0;
+    for (uint32_t i = 0; i < k->nins; i++)
+        if (k->ins[i].op == KF_IR_MATH) max += k->ins[i].sub == KF_BI_MAX, min += k->ins[i].sub == KF_BI_MIN;
+    assert_int_equal(max, 2 * 5);
+    assert_int_equal(min, 2);
 }
 
 /* cdiv(a, b) for signed and unsigned operands, against exact ceilings. */
@@ -1084,7 +1112,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(casts_are_explicit_cvts, setup, teardown),
         cmocka_unit_test_setup_teardown(schedule_is_copied, setup, teardown),
         cmocka_unit_test_setup_teardown(grid_prints_with_needed_parentheses, setup, teardown),
-        cmocka_unit_test_setup_teardown(warp_reductions_are_xor_butterflies, setup, teardown),
+        cmocka_unit_test_setup_teardown(warp_reductions_are_butterflies_in_full_warps_trees_in_partial_ones, setup, teardown),
         cmocka_unit_test_setup_teardown(cdiv_rounds_toward_positive_infinity, setup, teardown),
         cmocka_unit_test_setup_teardown(vectors_build_with_splat_and_insert, setup, teardown),
         cmocka_unit_test_setup_teardown(block_reduction_runs_on_the_interpreter, setup, teardown),

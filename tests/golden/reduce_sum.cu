@@ -51,6 +51,8 @@ reduce_sum(const float* __restrict__ x, float* __restrict__ out, unsigned n)
 {
     __shared__ __align__(4) float part[8];
     kf_f32x4 acc[4];
+    float t111;
+    float t217;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_f32x4* x4 = (const kf_f32x4*)x;
     unsigned n4 = n / 4u;
@@ -148,11 +150,36 @@ reduce_sum(const float* __restrict__ x, float* __restrict__ out, unsigned n)
     if (t < n) {
         s = __fadd_rn(s, x[t]);
     }
-    float t113 = __fadd_rn(s, kf_shfl_xor(s, 16u, kf_wn));
-    float t116 = __fadd_rn(t113, kf_shfl_xor(t113, 8u, kf_wn));
-    float t119 = __fadd_rn(t116, kf_shfl_xor(t116, 4u, kf_wn));
-    float t122 = __fadd_rn(t119, kf_shfl_xor(t119, 2u, kf_wn));
-    s = __fadd_rn(t122, kf_shfl_xor(t122, 1u, kf_wn));
+    unsigned t132 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+    if (t132 == 32u) {
+        float t137 = __fadd_rn(s, kf_shfl_xor(s, 16u, kf_wn));
+        float t140 = __fadd_rn(t137, kf_shfl_xor(t137, 8u, kf_wn));
+        float t143 = __fadd_rn(t140, kf_shfl_xor(t140, 4u, kf_wn));
+        float t146 = __fadd_rn(t143, kf_shfl_xor(t143, 2u, kf_wn));
+        t111 = __fadd_rn(t146, kf_shfl_xor(t146, 1u, kf_wn));
+    } else {
+        float t152 = kf_shfl_down(s, 16u, kf_wn);
+        bool t154 = (kf_lane_id() + 16u) < t132;
+        float t155 = __fadd_rn(s, t152);
+        float t156 = t154 ? t155 : s;
+        float t158 = kf_shfl_down(t156, 8u, kf_wn);
+        bool t160 = (kf_lane_id() + 8u) < t132;
+        float t161 = __fadd_rn(t156, t158);
+        float t162 = t160 ? t161 : t156;
+        float t164 = kf_shfl_down(t162, 4u, kf_wn);
+        bool t166 = (kf_lane_id() + 4u) < t132;
+        float t167 = __fadd_rn(t162, t164);
+        float t168 = t166 ? t167 : t162;
+        float t170 = kf_shfl_down(t168, 2u, kf_wn);
+        bool t172 = (kf_lane_id() + 2u) < t132;
+        float t173 = __fadd_rn(t168, t170);
+        float t174 = t172 ? t173 : t168;
+        float t176 = kf_shfl_down(t174, 1u, kf_wn);
+        bool t178 = (kf_lane_id() + 1u) < t132;
+        float t179 = __fadd_rn(t174, t176);
+        t111 = kf_shfl(t178 ? t179 : t174, 0u, kf_wn);
+    }
+    s = t111;
     if (kf_lane_id() == 0u) {
         part[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s;
     }
@@ -162,11 +189,36 @@ reduce_sum(const float* __restrict__ x, float* __restrict__ out, unsigned n)
         if (kf_lane_id() < 8u) {
             p = part[kf_lane_id()];
         }
-        float t162 = __fadd_rn(p, kf_shfl_xor(p, 16u, kf_wn));
-        float t165 = __fadd_rn(t162, kf_shfl_xor(t162, 8u, kf_wn));
-        float t168 = __fadd_rn(t165, kf_shfl_xor(t165, 4u, kf_wn));
-        float t171 = __fadd_rn(t168, kf_shfl_xor(t168, 2u, kf_wn));
-        p = __fadd_rn(t171, kf_shfl_xor(t171, 1u, kf_wn));
+        unsigned t238 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t238 == 32u) {
+            float t243 = __fadd_rn(p, kf_shfl_xor(p, 16u, kf_wn));
+            float t246 = __fadd_rn(t243, kf_shfl_xor(t243, 8u, kf_wn));
+            float t249 = __fadd_rn(t246, kf_shfl_xor(t246, 4u, kf_wn));
+            float t252 = __fadd_rn(t249, kf_shfl_xor(t249, 2u, kf_wn));
+            t217 = __fadd_rn(t252, kf_shfl_xor(t252, 1u, kf_wn));
+        } else {
+            float t258 = kf_shfl_down(p, 16u, kf_wn);
+            bool t260 = (kf_lane_id() + 16u) < t238;
+            float t261 = __fadd_rn(p, t258);
+            float t262 = t260 ? t261 : p;
+            float t264 = kf_shfl_down(t262, 8u, kf_wn);
+            bool t266 = (kf_lane_id() + 8u) < t238;
+            float t267 = __fadd_rn(t262, t264);
+            float t268 = t266 ? t267 : t262;
+            float t270 = kf_shfl_down(t268, 4u, kf_wn);
+            bool t272 = (kf_lane_id() + 4u) < t238;
+            float t273 = __fadd_rn(t268, t270);
+            float t274 = t272 ? t273 : t268;
+            float t276 = kf_shfl_down(t274, 2u, kf_wn);
+            bool t278 = (kf_lane_id() + 2u) < t238;
+            float t279 = __fadd_rn(t274, t276);
+            float t280 = t278 ? t279 : t274;
+            float t282 = kf_shfl_down(t280, 1u, kf_wn);
+            bool t284 = (kf_lane_id() + 1u) < t238;
+            float t285 = __fadd_rn(t280, t282);
+            t217 = kf_shfl(t284 ? t285 : t280, 0u, kf_wn);
+        }
+        p = t217;
         if (kf_lane_id() == 0u) {
             atomicAdd(&out[0u], p);
         }

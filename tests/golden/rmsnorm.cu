@@ -79,6 +79,8 @@ rmsnorm(const kf_f16* __restrict__ x, const kf_f16* __restrict__ w, kf_f16* __re
     __shared__ __align__(4) float part[8];
     kf_f16x8 v[4];
     kf_f16x8 g[4];
+    float t210;
+    float t605;
     const unsigned kf_wn = kf_warp_lanes();
     unsigned tid = threadIdx.x;
     unsigned base = blockIdx.x * cols;
@@ -214,11 +216,36 @@ rmsnorm(const kf_f16* __restrict__ x, const kf_f16* __restrict__ w, kf_f16* __re
         acc = __fadd_rn(acc, __fmul_rn(e_31, e_31));
         float e_32 = kf_f16_to_f32(h_4.v[7]);
         acc = __fadd_rn(acc, __fmul_rn(e_32, e_32));
-        float t212 = __fadd_rn(acc, kf_shfl_xor(acc, 16u, kf_wn));
-        float t215 = __fadd_rn(t212, kf_shfl_xor(t212, 8u, kf_wn));
-        float t218 = __fadd_rn(t215, kf_shfl_xor(t215, 4u, kf_wn));
-        float t221 = __fadd_rn(t218, kf_shfl_xor(t218, 2u, kf_wn));
-        acc = __fadd_rn(t221, kf_shfl_xor(t221, 1u, kf_wn));
+        unsigned t231 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t231 == 32u) {
+            float t236 = __fadd_rn(acc, kf_shfl_xor(acc, 16u, kf_wn));
+            float t239 = __fadd_rn(t236, kf_shfl_xor(t236, 8u, kf_wn));
+            float t242 = __fadd_rn(t239, kf_shfl_xor(t239, 4u, kf_wn));
+            float t245 = __fadd_rn(t242, kf_shfl_xor(t242, 2u, kf_wn));
+            t210 = __fadd_rn(t245, kf_shfl_xor(t245, 1u, kf_wn));
+        } else {
+            float t251 = kf_shfl_down(acc, 16u, kf_wn);
+            bool t253 = (kf_lane_id() + 16u) < t231;
+            float t254 = __fadd_rn(acc, t251);
+            float t255 = t253 ? t254 : acc;
+            float t257 = kf_shfl_down(t255, 8u, kf_wn);
+            bool t259 = (kf_lane_id() + 8u) < t231;
+            float t260 = __fadd_rn(t255, t257);
+            float t261 = t259 ? t260 : t255;
+            float t263 = kf_shfl_down(t261, 4u, kf_wn);
+            bool t265 = (kf_lane_id() + 4u) < t231;
+            float t266 = __fadd_rn(t261, t263);
+            float t267 = t265 ? t266 : t261;
+            float t269 = kf_shfl_down(t267, 2u, kf_wn);
+            bool t271 = (kf_lane_id() + 2u) < t231;
+            float t272 = __fadd_rn(t267, t269);
+            float t273 = t271 ? t272 : t267;
+            float t275 = kf_shfl_down(t273, 1u, kf_wn);
+            bool t277 = (kf_lane_id() + 1u) < t231;
+            float t278 = __fadd_rn(t273, t275);
+            t210 = kf_shfl(t277 ? t278 : t273, 0u, kf_wn);
+        }
+        acc = t210;
         if (kf_lane_id() == 0u) {
             part[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = acc;
         }
@@ -237,8 +264,8 @@ rmsnorm(const kf_f16* __restrict__ x, const kf_f16* __restrict__ w, kf_f16* __re
         if (c_5 < cols8) {
             kf_f16x8 h_5 = v[0u];
             kf_f16x8 gk_5 = g[0u];
-            kf_f16x8 t277 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o = t277;
+            kf_f16x8 t334 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o = t334;
             o.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5.v[0]), scale), kf_f16_to_f32(gk_5.v[0])));
             o.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5.v[1]), scale), kf_f16_to_f32(gk_5.v[1])));
             o.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5.v[2]), scale), kf_f16_to_f32(gk_5.v[2])));
@@ -253,8 +280,8 @@ rmsnorm(const kf_f16* __restrict__ x, const kf_f16* __restrict__ w, kf_f16* __re
         if (c_6 < cols8) {
             kf_f16x8 h_6 = v[1u];
             kf_f16x8 gk_6 = g[1u];
-            kf_f16x8 t344 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_2 = t344;
+            kf_f16x8 t401 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_2 = t401;
             o_2.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6.v[0]), scale), kf_f16_to_f32(gk_6.v[0])));
             o_2.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6.v[1]), scale), kf_f16_to_f32(gk_6.v[1])));
             o_2.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6.v[2]), scale), kf_f16_to_f32(gk_6.v[2])));
@@ -269,8 +296,8 @@ rmsnorm(const kf_f16* __restrict__ x, const kf_f16* __restrict__ w, kf_f16* __re
         if (c_7 < cols8) {
             kf_f16x8 h_7 = v[2u];
             kf_f16x8 gk_7 = g[2u];
-            kf_f16x8 t411 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_3 = t411;
+            kf_f16x8 t468 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_3 = t468;
             o_3.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7.v[0]), scale), kf_f16_to_f32(gk_7.v[0])));
             o_3.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7.v[1]), scale), kf_f16_to_f32(gk_7.v[1])));
             o_3.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7.v[2]), scale), kf_f16_to_f32(gk_7.v[2])));
@@ -285,8 +312,8 @@ rmsnorm(const kf_f16* __restrict__ x, const kf_f16* __restrict__ w, kf_f16* __re
         if (c_8 < cols8) {
             kf_f16x8 h_8 = v[3u];
             kf_f16x8 gk_8 = g[3u];
-            kf_f16x8 t478 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_4 = t478;
+            kf_f16x8 t535 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_4 = t535;
             o_4.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8.v[0]), scale), kf_f16_to_f32(gk_8.v[0])));
             o_4.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8.v[1]), scale), kf_f16_to_f32(gk_8.v[1])));
             o_4.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8.v[2]), scale), kf_f16_to_f32(gk_8.v[2])));
@@ -303,11 +330,36 @@ rmsnorm(const kf_f16* __restrict__ x, const kf_f16* __restrict__ w, kf_f16* __re
             float e_33 = kf_f16_to_f32(x[base + c_9]);
             acc_2 = __fadd_rn(acc_2, __fmul_rn(e_33, e_33));
         }
-        float t550 = __fadd_rn(acc_2, kf_shfl_xor(acc_2, 16u, kf_wn));
-        float t553 = __fadd_rn(t550, kf_shfl_xor(t550, 8u, kf_wn));
-        float t556 = __fadd_rn(t553, kf_shfl_xor(t553, 4u, kf_wn));
-        float t559 = __fadd_rn(t556, kf_shfl_xor(t556, 2u, kf_wn));
-        acc_2 = __fadd_rn(t559, kf_shfl_xor(t559, 1u, kf_wn));
+        unsigned t626 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t626 == 32u) {
+            float t631 = __fadd_rn(acc_2, kf_shfl_xor(acc_2, 16u, kf_wn));
+            float t634 = __fadd_rn(t631, kf_shfl_xor(t631, 8u, kf_wn));
+            float t637 = __fadd_rn(t634, kf_shfl_xor(t634, 4u, kf_wn));
+            float t640 = __fadd_rn(t637, kf_shfl_xor(t637, 2u, kf_wn));
+            t605 = __fadd_rn(t640, kf_shfl_xor(t640, 1u, kf_wn));
+        } else {
+            float t646 = kf_shfl_down(acc_2, 16u, kf_wn);
+            bool t648 = (kf_lane_id() + 16u) < t626;
+            float t649 = __fadd_rn(acc_2, t646);
+            float t650 = t648 ? t649 : acc_2;
+            float t652 = kf_shfl_down(t650, 8u, kf_wn);
+            bool t654 = (kf_lane_id() + 8u) < t626;
+            float t655 = __fadd_rn(t650, t652);
+            float t656 = t654 ? t655 : t650;
+            float t658 = kf_shfl_down(t656, 4u, kf_wn);
+            bool t660 = (kf_lane_id() + 4u) < t626;
+            float t661 = __fadd_rn(t656, t658);
+            float t662 = t660 ? t661 : t656;
+            float t664 = kf_shfl_down(t662, 2u, kf_wn);
+            bool t666 = (kf_lane_id() + 2u) < t626;
+            float t667 = __fadd_rn(t662, t664);
+            float t668 = t666 ? t667 : t662;
+            float t670 = kf_shfl_down(t668, 1u, kf_wn);
+            bool t672 = (kf_lane_id() + 1u) < t626;
+            float t673 = __fadd_rn(t668, t670);
+            t605 = kf_shfl(t672 ? t673 : t668, 0u, kf_wn);
+        }
+        acc_2 = t605;
         if (kf_lane_id() == 0u) {
             part[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = acc_2;
         }

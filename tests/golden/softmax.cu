@@ -80,6 +80,10 @@ softmax_f32(const float* __restrict__ x, float* __restrict__ y, unsigned rows, u
     __shared__ __align__(4) float red_max[8];
     __shared__ __align__(4) float red_sum[8];
     kf_f32x4 v[8];
+    float t175;
+    float t391;
+    float t571;
+    float t691;
     const unsigned kf_wn = kf_warp_lanes();
     unsigned tid = threadIdx.x;
     unsigned base = blockIdx.x * cols;
@@ -158,11 +162,36 @@ softmax_f32(const float* __restrict__ x, float* __restrict__ y, unsigned rows, u
         }
         kf_f32x4 e_8 = v[7u];
         m = fmaxf(m, fmaxf(fmaxf(e_8.v[0], e_8.v[1]), fmaxf(e_8.v[2], e_8.v[3])));
-        float t177 = fmaxf(m, kf_shfl_xor(m, 16u, kf_wn));
-        float t180 = fmaxf(t177, kf_shfl_xor(t177, 8u, kf_wn));
-        float t183 = fmaxf(t180, kf_shfl_xor(t180, 4u, kf_wn));
-        float t186 = fmaxf(t183, kf_shfl_xor(t183, 2u, kf_wn));
-        m = fmaxf(t186, kf_shfl_xor(t186, 1u, kf_wn));
+        unsigned t196 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t196 == 32u) {
+            float t201 = fmaxf(m, kf_shfl_xor(m, 16u, kf_wn));
+            float t204 = fmaxf(t201, kf_shfl_xor(t201, 8u, kf_wn));
+            float t207 = fmaxf(t204, kf_shfl_xor(t204, 4u, kf_wn));
+            float t210 = fmaxf(t207, kf_shfl_xor(t207, 2u, kf_wn));
+            t175 = fmaxf(t210, kf_shfl_xor(t210, 1u, kf_wn));
+        } else {
+            float t216 = kf_shfl_down(m, 16u, kf_wn);
+            bool t218 = (kf_lane_id() + 16u) < t196;
+            float t219 = fmaxf(m, t216);
+            float t220 = t218 ? t219 : m;
+            float t222 = kf_shfl_down(t220, 8u, kf_wn);
+            bool t224 = (kf_lane_id() + 8u) < t196;
+            float t225 = fmaxf(t220, t222);
+            float t226 = t224 ? t225 : t220;
+            float t228 = kf_shfl_down(t226, 4u, kf_wn);
+            bool t230 = (kf_lane_id() + 4u) < t196;
+            float t231 = fmaxf(t226, t228);
+            float t232 = t230 ? t231 : t226;
+            float t234 = kf_shfl_down(t232, 2u, kf_wn);
+            bool t236 = (kf_lane_id() + 2u) < t196;
+            float t237 = fmaxf(t232, t234);
+            float t238 = t236 ? t237 : t232;
+            float t240 = kf_shfl_down(t238, 1u, kf_wn);
+            bool t242 = (kf_lane_id() + 1u) < t196;
+            float t243 = fmaxf(t238, t240);
+            t175 = kf_shfl(t242 ? t243 : t238, 0u, kf_wn);
+        }
+        m = t175;
         if (kf_lane_id() == 0u) {
             red_max[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m;
         }
@@ -177,75 +206,100 @@ softmax_f32(const float* __restrict__ x, float* __restrict__ y, unsigned rows, u
         m = fmaxf(m, red_max[7u]);
         float s = 0.0f;
         kf_f32x4 mv = kf_f32x4{{m, m, m, m}};
-        kf_f32x4 t231 = v[0u];
+        kf_f32x4 t288 = v[0u];
         kf_f32x4 e_9;
-        e_9.v[0] = kf_exp_approx(__fsub_rn(t231.v[0], mv.v[0]));
-        e_9.v[1] = kf_exp_approx(__fsub_rn(t231.v[1], mv.v[1]));
-        e_9.v[2] = kf_exp_approx(__fsub_rn(t231.v[2], mv.v[2]));
-        e_9.v[3] = kf_exp_approx(__fsub_rn(t231.v[3], mv.v[3]));
+        e_9.v[0] = kf_exp_approx(__fsub_rn(t288.v[0], mv.v[0]));
+        e_9.v[1] = kf_exp_approx(__fsub_rn(t288.v[1], mv.v[1]));
+        e_9.v[2] = kf_exp_approx(__fsub_rn(t288.v[2], mv.v[2]));
+        e_9.v[3] = kf_exp_approx(__fsub_rn(t288.v[3], mv.v[3]));
         v[0u] = e_9;
         s = __fadd_rn(s, __fadd_rn(__fadd_rn(e_9.v[0], e_9.v[1]), __fadd_rn(e_9.v[2], e_9.v[3])));
-        kf_f32x4 t244 = v[1u];
+        kf_f32x4 t301 = v[1u];
         kf_f32x4 e_10;
-        e_10.v[0] = kf_exp_approx(__fsub_rn(t244.v[0], mv.v[0]));
-        e_10.v[1] = kf_exp_approx(__fsub_rn(t244.v[1], mv.v[1]));
-        e_10.v[2] = kf_exp_approx(__fsub_rn(t244.v[2], mv.v[2]));
-        e_10.v[3] = kf_exp_approx(__fsub_rn(t244.v[3], mv.v[3]));
+        e_10.v[0] = kf_exp_approx(__fsub_rn(t301.v[0], mv.v[0]));
+        e_10.v[1] = kf_exp_approx(__fsub_rn(t301.v[1], mv.v[1]));
+        e_10.v[2] = kf_exp_approx(__fsub_rn(t301.v[2], mv.v[2]));
+        e_10.v[3] = kf_exp_approx(__fsub_rn(t301.v[3], mv.v[3]));
         v[1u] = e_10;
         s = __fadd_rn(s, __fadd_rn(__fadd_rn(e_10.v[0], e_10.v[1]), __fadd_rn(e_10.v[2], e_10.v[3])));
-        kf_f32x4 t257 = v[2u];
+        kf_f32x4 t314 = v[2u];
         kf_f32x4 e_11;
-        e_11.v[0] = kf_exp_approx(__fsub_rn(t257.v[0], mv.v[0]));
-        e_11.v[1] = kf_exp_approx(__fsub_rn(t257.v[1], mv.v[1]));
-        e_11.v[2] = kf_exp_approx(__fsub_rn(t257.v[2], mv.v[2]));
-        e_11.v[3] = kf_exp_approx(__fsub_rn(t257.v[3], mv.v[3]));
+        e_11.v[0] = kf_exp_approx(__fsub_rn(t314.v[0], mv.v[0]));
+        e_11.v[1] = kf_exp_approx(__fsub_rn(t314.v[1], mv.v[1]));
+        e_11.v[2] = kf_exp_approx(__fsub_rn(t314.v[2], mv.v[2]));
+        e_11.v[3] = kf_exp_approx(__fsub_rn(t314.v[3], mv.v[3]));
         v[2u] = e_11;
         s = __fadd_rn(s, __fadd_rn(__fadd_rn(e_11.v[0], e_11.v[1]), __fadd_rn(e_11.v[2], e_11.v[3])));
-        kf_f32x4 t270 = v[3u];
+        kf_f32x4 t327 = v[3u];
         kf_f32x4 e_12;
-        e_12.v[0] = kf_exp_approx(__fsub_rn(t270.v[0], mv.v[0]));
-        e_12.v[1] = kf_exp_approx(__fsub_rn(t270.v[1], mv.v[1]));
-        e_12.v[2] = kf_exp_approx(__fsub_rn(t270.v[2], mv.v[2]));
-        e_12.v[3] = kf_exp_approx(__fsub_rn(t270.v[3], mv.v[3]));
+        e_12.v[0] = kf_exp_approx(__fsub_rn(t327.v[0], mv.v[0]));
+        e_12.v[1] = kf_exp_approx(__fsub_rn(t327.v[1], mv.v[1]));
+        e_12.v[2] = kf_exp_approx(__fsub_rn(t327.v[2], mv.v[2]));
+        e_12.v[3] = kf_exp_approx(__fsub_rn(t327.v[3], mv.v[3]));
         v[3u] = e_12;
         s = __fadd_rn(s, __fadd_rn(__fadd_rn(e_12.v[0], e_12.v[1]), __fadd_rn(e_12.v[2], e_12.v[3])));
-        kf_f32x4 t283 = v[4u];
+        kf_f32x4 t340 = v[4u];
         kf_f32x4 e_13;
-        e_13.v[0] = kf_exp_approx(__fsub_rn(t283.v[0], mv.v[0]));
-        e_13.v[1] = kf_exp_approx(__fsub_rn(t283.v[1], mv.v[1]));
-        e_13.v[2] = kf_exp_approx(__fsub_rn(t283.v[2], mv.v[2]));
-        e_13.v[3] = kf_exp_approx(__fsub_rn(t283.v[3], mv.v[3]));
+        e_13.v[0] = kf_exp_approx(__fsub_rn(t340.v[0], mv.v[0]));
+        e_13.v[1] = kf_exp_approx(__fsub_rn(t340.v[1], mv.v[1]));
+        e_13.v[2] = kf_exp_approx(__fsub_rn(t340.v[2], mv.v[2]));
+        e_13.v[3] = kf_exp_approx(__fsub_rn(t340.v[3], mv.v[3]));
         v[4u] = e_13;
         s = __fadd_rn(s, __fadd_rn(__fadd_rn(e_13.v[0], e_13.v[1]), __fadd_rn(e_13.v[2], e_13.v[3])));
-        kf_f32x4 t296 = v[5u];
+        kf_f32x4 t353 = v[5u];
         kf_f32x4 e_14;
-        e_14.v[0] = kf_exp_approx(__fsub_rn(t296.v[0], mv.v[0]));
-        e_14.v[1] = kf_exp_approx(__fsub_rn(t296.v[1], mv.v[1]));
-        e_14.v[2] = kf_exp_approx(__fsub_rn(t296.v[2], mv.v[2]));
-        e_14.v[3] = kf_exp_approx(__fsub_rn(t296.v[3], mv.v[3]));
+        e_14.v[0] = kf_exp_approx(__fsub_rn(t353.v[0], mv.v[0]));
+        e_14.v[1] = kf_exp_approx(__fsub_rn(t353.v[1], mv.v[1]));
+        e_14.v[2] = kf_exp_approx(__fsub_rn(t353.v[2], mv.v[2]));
+        e_14.v[3] = kf_exp_approx(__fsub_rn(t353.v[3], mv.v[3]));
         v[5u] = e_14;
         s = __fadd_rn(s, __fadd_rn(__fadd_rn(e_14.v[0], e_14.v[1]), __fadd_rn(e_14.v[2], e_14.v[3])));
-        kf_f32x4 t309 = v[6u];
+        kf_f32x4 t366 = v[6u];
         kf_f32x4 e_15;
-        e_15.v[0] = kf_exp_approx(__fsub_rn(t309.v[0], mv.v[0]));
-        e_15.v[1] = kf_exp_approx(__fsub_rn(t309.v[1], mv.v[1]));
-        e_15.v[2] = kf_exp_approx(__fsub_rn(t309.v[2], mv.v[2]));
-        e_15.v[3] = kf_exp_approx(__fsub_rn(t309.v[3], mv.v[3]));
+        e_15.v[0] = kf_exp_approx(__fsub_rn(t366.v[0], mv.v[0]));
+        e_15.v[1] = kf_exp_approx(__fsub_rn(t366.v[1], mv.v[1]));
+        e_15.v[2] = kf_exp_approx(__fsub_rn(t366.v[2], mv.v[2]));
+        e_15.v[3] = kf_exp_approx(__fsub_rn(t366.v[3], mv.v[3]));
         v[6u] = e_15;
         s = __fadd_rn(s, __fadd_rn(__fadd_rn(e_15.v[0], e_15.v[1]), __fadd_rn(e_15.v[2], e_15.v[3])));
-        kf_f32x4 t322 = v[7u];
+        kf_f32x4 t379 = v[7u];
         kf_f32x4 e_16;
-        e_16.v[0] = kf_exp_approx(__fsub_rn(t322.v[0], mv.v[0]));
-        e_16.v[1] = kf_exp_approx(__fsub_rn(t322.v[1], mv.v[1]));
-        e_16.v[2] = kf_exp_approx(__fsub_rn(t322.v[2], mv.v[2]));
-        e_16.v[3] = kf_exp_approx(__fsub_rn(t322.v[3], mv.v[3]));
+        e_16.v[0] = kf_exp_approx(__fsub_rn(t379.v[0], mv.v[0]));
+        e_16.v[1] = kf_exp_approx(__fsub_rn(t379.v[1], mv.v[1]));
+        e_16.v[2] = kf_exp_approx(__fsub_rn(t379.v[2], mv.v[2]));
+        e_16.v[3] = kf_exp_approx(__fsub_rn(t379.v[3], mv.v[3]));
         v[7u] = e_16;
         s = __fadd_rn(s, __fadd_rn(__fadd_rn(e_16.v[0], e_16.v[1]), __fadd_rn(e_16.v[2], e_16.v[3])));
-        float t336 = __fadd_rn(s, kf_shfl_xor(s, 16u, kf_wn));
-        float t339 = __fadd_rn(t336, kf_shfl_xor(t336, 8u, kf_wn));
-        float t342 = __fadd_rn(t339, kf_shfl_xor(t339, 4u, kf_wn));
-        float t345 = __fadd_rn(t342, kf_shfl_xor(t342, 2u, kf_wn));
-        s = __fadd_rn(t345, kf_shfl_xor(t345, 1u, kf_wn));
+        unsigned t412 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t412 == 32u) {
+            float t417 = __fadd_rn(s, kf_shfl_xor(s, 16u, kf_wn));
+            float t420 = __fadd_rn(t417, kf_shfl_xor(t417, 8u, kf_wn));
+            float t423 = __fadd_rn(t420, kf_shfl_xor(t420, 4u, kf_wn));
+            float t426 = __fadd_rn(t423, kf_shfl_xor(t423, 2u, kf_wn));
+            t391 = __fadd_rn(t426, kf_shfl_xor(t426, 1u, kf_wn));
+        } else {
+            float t432 = kf_shfl_down(s, 16u, kf_wn);
+            bool t434 = (kf_lane_id() + 16u) < t412;
+            float t435 = __fadd_rn(s, t432);
+            float t436 = t434 ? t435 : s;
+            float t438 = kf_shfl_down(t436, 8u, kf_wn);
+            bool t440 = (kf_lane_id() + 8u) < t412;
+            float t441 = __fadd_rn(t436, t438);
+            float t442 = t440 ? t441 : t436;
+            float t444 = kf_shfl_down(t442, 4u, kf_wn);
+            bool t446 = (kf_lane_id() + 4u) < t412;
+            float t447 = __fadd_rn(t442, t444);
+            float t448 = t446 ? t447 : t442;
+            float t450 = kf_shfl_down(t448, 2u, kf_wn);
+            bool t452 = (kf_lane_id() + 2u) < t412;
+            float t453 = __fadd_rn(t448, t450);
+            float t454 = t452 ? t453 : t448;
+            float t456 = kf_shfl_down(t454, 1u, kf_wn);
+            bool t458 = (kf_lane_id() + 1u) < t412;
+            float t459 = __fadd_rn(t454, t456);
+            t391 = kf_shfl(t458 ? t459 : t454, 0u, kf_wn);
+        }
+        s = t391;
         if (kf_lane_id() == 0u) {
             red_sum[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s;
         }
@@ -259,106 +313,131 @@ softmax_f32(const float* __restrict__ x, float* __restrict__ y, unsigned rows, u
         total = __fadd_rn(total, red_sum[5u]);
         total = __fadd_rn(total, red_sum[6u]);
         total = __fadd_rn(total, red_sum[7u]);
-        float t390 = __fdiv_rn(1.0f, total);
-        kf_f32x4 inv = kf_f32x4{{t390, t390, t390, t390}};
+        float t504 = __fdiv_rn(1.0f, total);
+        kf_f32x4 inv = kf_f32x4{{t504, t504, t504, t504}};
         unsigned c_9 = tid + 0u;
         if (c_9 < cols4) {
-            unsigned t395 = base4 + c_9;
-            kf_f32x4 t397 = v[0u];
-            kf_f32x4 t398;
-            t398.v[0] = __fmul_rn(t397.v[0], inv.v[0]);
-            t398.v[1] = __fmul_rn(t397.v[1], inv.v[1]);
-            t398.v[2] = __fmul_rn(t397.v[2], inv.v[2]);
-            t398.v[3] = __fmul_rn(t397.v[3], inv.v[3]);
-            y4[t395] = t398;
+            unsigned t509 = base4 + c_9;
+            kf_f32x4 t511 = v[0u];
+            kf_f32x4 t512;
+            t512.v[0] = __fmul_rn(t511.v[0], inv.v[0]);
+            t512.v[1] = __fmul_rn(t511.v[1], inv.v[1]);
+            t512.v[2] = __fmul_rn(t511.v[2], inv.v[2]);
+            t512.v[3] = __fmul_rn(t511.v[3], inv.v[3]);
+            y4[t509] = t512;
         }
         unsigned c_10 = tid + 256u;
         if (c_10 < cols4) {
-            unsigned t402 = base4 + c_10;
-            kf_f32x4 t404 = v[1u];
-            kf_f32x4 t405;
-            t405.v[0] = __fmul_rn(t404.v[0], inv.v[0]);
-            t405.v[1] = __fmul_rn(t404.v[1], inv.v[1]);
-            t405.v[2] = __fmul_rn(t404.v[2], inv.v[2]);
-            t405.v[3] = __fmul_rn(t404.v[3], inv.v[3]);
-            y4[t402] = t405;
+            unsigned t516 = base4 + c_10;
+            kf_f32x4 t518 = v[1u];
+            kf_f32x4 t519;
+            t519.v[0] = __fmul_rn(t518.v[0], inv.v[0]);
+            t519.v[1] = __fmul_rn(t518.v[1], inv.v[1]);
+            t519.v[2] = __fmul_rn(t518.v[2], inv.v[2]);
+            t519.v[3] = __fmul_rn(t518.v[3], inv.v[3]);
+            y4[t516] = t519;
         }
         unsigned c_11 = tid + 512u;
         if (c_11 < cols4) {
-            unsigned t409 = base4 + c_11;
-            kf_f32x4 t411 = v[2u];
-            kf_f32x4 t412;
-            t412.v[0] = __fmul_rn(t411.v[0], inv.v[0]);
-            t412.v[1] = __fmul_rn(t411.v[1], inv.v[1]);
-            t412.v[2] = __fmul_rn(t411.v[2], inv.v[2]);
-            t412.v[3] = __fmul_rn(t411.v[3], inv.v[3]);
-            y4[t409] = t412;
+            unsigned t523 = base4 + c_11;
+            kf_f32x4 t525 = v[2u];
+            kf_f32x4 t526;
+            t526.v[0] = __fmul_rn(t525.v[0], inv.v[0]);
+            t526.v[1] = __fmul_rn(t525.v[1], inv.v[1]);
+            t526.v[2] = __fmul_rn(t525.v[2], inv.v[2]);
+            t526.v[3] = __fmul_rn(t525.v[3], inv.v[3]);
+            y4[t523] = t526;
         }
         unsigned c_12 = tid + 768u;
         if (c_12 < cols4) {
-            unsigned t416 = base4 + c_12;
-            kf_f32x4 t418 = v[3u];
-            kf_f32x4 t419;
-            t419.v[0] = __fmul_rn(t418.v[0], inv.v[0]);
-            t419.v[1] = __fmul_rn(t418.v[1], inv.v[1]);
-            t419.v[2] = __fmul_rn(t418.v[2], inv.v[2]);
-            t419.v[3] = __fmul_rn(t418.v[3], inv.v[3]);
-            y4[t416] = t419;
+            unsigned t530 = base4 + c_12;
+            kf_f32x4 t532 = v[3u];
+            kf_f32x4 t533;
+            t533.v[0] = __fmul_rn(t532.v[0], inv.v[0]);
+            t533.v[1] = __fmul_rn(t532.v[1], inv.v[1]);
+            t533.v[2] = __fmul_rn(t532.v[2], inv.v[2]);
+            t533.v[3] = __fmul_rn(t532.v[3], inv.v[3]);
+            y4[t530] = t533;
         }
         unsigned c_13 = tid + 1024u;
         if (c_13 < cols4) {
-            unsigned t423 = base4 + c_13;
-            kf_f32x4 t425 = v[4u];
-            kf_f32x4 t426;
-            t426.v[0] = __fmul_rn(t425.v[0], inv.v[0]);
-            t426.v[1] = __fmul_rn(t425.v[1], inv.v[1]);
-            t426.v[2] = __fmul_rn(t425.v[2], inv.v[2]);
-            t426.v[3] = __fmul_rn(t425.v[3], inv.v[3]);
-            y4[t423] = t426;
+            unsigned t537 = base4 + c_13;
+            kf_f32x4 t539 = v[4u];
+            kf_f32x4 t540;
+            t540.v[0] = __fmul_rn(t539.v[0], inv.v[0]);
+            t540.v[1] = __fmul_rn(t539.v[1], inv.v[1]);
+            t540.v[2] = __fmul_rn(t539.v[2], inv.v[2]);
+            t540.v[3] = __fmul_rn(t539.v[3], inv.v[3]);
+            y4[t537] = t540;
         }
         unsigned c_14 = tid + 1280u;
         if (c_14 < cols4) {
-            unsigned t430 = base4 + c_14;
-            kf_f32x4 t432 = v[5u];
-            kf_f32x4 t433;
-            t433.v[0] = __fmul_rn(t432.v[0], inv.v[0]);
-            t433.v[1] = __fmul_rn(t432.v[1], inv.v[1]);
-            t433.v[2] = __fmul_rn(t432.v[2], inv.v[2]);
-            t433.v[3] = __fmul_rn(t432.v[3], inv.v[3]);
-            y4[t430] = t433;
+            unsigned t544 = base4 + c_14;
+            kf_f32x4 t546 = v[5u];
+            kf_f32x4 t547;
+            t547.v[0] = __fmul_rn(t546.v[0], inv.v[0]);
+            t547.v[1] = __fmul_rn(t546.v[1], inv.v[1]);
+            t547.v[2] = __fmul_rn(t546.v[2], inv.v[2]);
+            t547.v[3] = __fmul_rn(t546.v[3], inv.v[3]);
+            y4[t544] = t547;
         }
         unsigned c_15 = tid + 1536u;
         if (c_15 < cols4) {
-            unsigned t437 = base4 + c_15;
-            kf_f32x4 t439 = v[6u];
-            kf_f32x4 t440;
-            t440.v[0] = __fmul_rn(t439.v[0], inv.v[0]);
-            t440.v[1] = __fmul_rn(t439.v[1], inv.v[1]);
-            t440.v[2] = __fmul_rn(t439.v[2], inv.v[2]);
-            t440.v[3] = __fmul_rn(t439.v[3], inv.v[3]);
-            y4[t437] = t440;
+            unsigned t551 = base4 + c_15;
+            kf_f32x4 t553 = v[6u];
+            kf_f32x4 t554;
+            t554.v[0] = __fmul_rn(t553.v[0], inv.v[0]);
+            t554.v[1] = __fmul_rn(t553.v[1], inv.v[1]);
+            t554.v[2] = __fmul_rn(t553.v[2], inv.v[2]);
+            t554.v[3] = __fmul_rn(t553.v[3], inv.v[3]);
+            y4[t551] = t554;
         }
         unsigned c_16 = tid + 1792u;
         if (c_16 < cols4) {
-            unsigned t444 = base4 + c_16;
-            kf_f32x4 t446 = v[7u];
-            kf_f32x4 t447;
-            t447.v[0] = __fmul_rn(t446.v[0], inv.v[0]);
-            t447.v[1] = __fmul_rn(t446.v[1], inv.v[1]);
-            t447.v[2] = __fmul_rn(t446.v[2], inv.v[2]);
-            t447.v[3] = __fmul_rn(t446.v[3], inv.v[3]);
-            y4[t444] = t447;
+            unsigned t558 = base4 + c_16;
+            kf_f32x4 t560 = v[7u];
+            kf_f32x4 t561;
+            t561.v[0] = __fmul_rn(t560.v[0], inv.v[0]);
+            t561.v[1] = __fmul_rn(t560.v[1], inv.v[1]);
+            t561.v[2] = __fmul_rn(t560.v[2], inv.v[2]);
+            t561.v[3] = __fmul_rn(t560.v[3], inv.v[3]);
+            y4[t558] = t561;
         }
     } else {
         float m_2 = __uint_as_float(0xff800000u);
         for (unsigned c_17 = tid; c_17 < cols; c_17 = c_17 + 256u) {
             m_2 = fmaxf(m_2, x[base + c_17]);
         }
-        float t459 = fmaxf(m_2, kf_shfl_xor(m_2, 16u, kf_wn));
-        float t462 = fmaxf(t459, kf_shfl_xor(t459, 8u, kf_wn));
-        float t465 = fmaxf(t462, kf_shfl_xor(t462, 4u, kf_wn));
-        float t468 = fmaxf(t465, kf_shfl_xor(t465, 2u, kf_wn));
-        m_2 = fmaxf(t468, kf_shfl_xor(t468, 1u, kf_wn));
+        unsigned t592 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t592 == 32u) {
+            float t597 = fmaxf(m_2, kf_shfl_xor(m_2, 16u, kf_wn));
+            float t600 = fmaxf(t597, kf_shfl_xor(t597, 8u, kf_wn));
+            float t603 = fmaxf(t600, kf_shfl_xor(t600, 4u, kf_wn));
+            float t606 = fmaxf(t603, kf_shfl_xor(t603, 2u, kf_wn));
+            t571 = fmaxf(t606, kf_shfl_xor(t606, 1u, kf_wn));
+        } else {
+            float t612 = kf_shfl_down(m_2, 16u, kf_wn);
+            bool t614 = (kf_lane_id() + 16u) < t592;
+            float t615 = fmaxf(m_2, t612);
+            float t616 = t614 ? t615 : m_2;
+            float t618 = kf_shfl_down(t616, 8u, kf_wn);
+            bool t620 = (kf_lane_id() + 8u) < t592;
+            float t621 = fmaxf(t616, t618);
+            float t622 = t620 ? t621 : t616;
+            float t624 = kf_shfl_down(t622, 4u, kf_wn);
+            bool t626 = (kf_lane_id() + 4u) < t592;
+            float t627 = fmaxf(t622, t624);
+            float t628 = t626 ? t627 : t622;
+            float t630 = kf_shfl_down(t628, 2u, kf_wn);
+            bool t632 = (kf_lane_id() + 2u) < t592;
+            float t633 = fmaxf(t628, t630);
+            float t634 = t632 ? t633 : t628;
+            float t636 = kf_shfl_down(t634, 1u, kf_wn);
+            bool t638 = (kf_lane_id() + 1u) < t592;
+            float t639 = fmaxf(t634, t636);
+            t571 = kf_shfl(t638 ? t639 : t634, 0u, kf_wn);
+        }
+        m_2 = t571;
         if (kf_lane_id() == 0u) {
             red_max[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m_2;
         }
@@ -375,11 +454,36 @@ softmax_f32(const float* __restrict__ x, float* __restrict__ y, unsigned rows, u
         for (unsigned c_18 = tid; c_18 < cols; c_18 = c_18 + 256u) {
             s_2 = __fadd_rn(s_2, kf_exp_approx(__fsub_rn(x[base + c_18], m_2)));
         }
-        float t522 = __fadd_rn(s_2, kf_shfl_xor(s_2, 16u, kf_wn));
-        float t525 = __fadd_rn(t522, kf_shfl_xor(t522, 8u, kf_wn));
-        float t528 = __fadd_rn(t525, kf_shfl_xor(t525, 4u, kf_wn));
-        float t531 = __fadd_rn(t528, kf_shfl_xor(t528, 2u, kf_wn));
-        s_2 = __fadd_rn(t531, kf_shfl_xor(t531, 1u, kf_wn));
+        unsigned t712 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t712 == 32u) {
+            float t717 = __fadd_rn(s_2, kf_shfl_xor(s_2, 16u, kf_wn));
+            float t720 = __fadd_rn(t717, kf_shfl_xor(t717, 8u, kf_wn));
+            float t723 = __fadd_rn(t720, kf_shfl_xor(t720, 4u, kf_wn));
+            float t726 = __fadd_rn(t723, kf_shfl_xor(t723, 2u, kf_wn));
+            t691 = __fadd_rn(t726, kf_shfl_xor(t726, 1u, kf_wn));
+        } else {
+            float t732 = kf_shfl_down(s_2, 16u, kf_wn);
+            bool t734 = (kf_lane_id() + 16u) < t712;
+            float t735 = __fadd_rn(s_2, t732);
+            float t736 = t734 ? t735 : s_2;
+            float t738 = kf_shfl_down(t736, 8u, kf_wn);
+            bool t740 = (kf_lane_id() + 8u) < t712;
+            float t741 = __fadd_rn(t736, t738);
+            float t742 = t740 ? t741 : t736;
+            float t744 = kf_shfl_down(t742, 4u, kf_wn);
+            bool t746 = (kf_lane_id() + 4u) < t712;
+            float t747 = __fadd_rn(t742, t744);
+            float t748 = t746 ? t747 : t742;
+            float t750 = kf_shfl_down(t748, 2u, kf_wn);
+            bool t752 = (kf_lane_id() + 2u) < t712;
+            float t753 = __fadd_rn(t748, t750);
+            float t754 = t752 ? t753 : t748;
+            float t756 = kf_shfl_down(t754, 1u, kf_wn);
+            bool t758 = (kf_lane_id() + 1u) < t712;
+            float t759 = __fadd_rn(t754, t756);
+            t691 = kf_shfl(t758 ? t759 : t754, 0u, kf_wn);
+        }
+        s_2 = t691;
         if (kf_lane_id() == 0u) {
             red_sum[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s_2;
         }
@@ -407,6 +511,10 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
     __shared__ __align__(4) float red_max[8];
     __shared__ __align__(4) float red_sum[8];
     float v[32];
+    float t183;
+    float t486;
+    float t766;
+    float t887;
     const unsigned kf_wn = kf_warp_lanes();
     unsigned tid = threadIdx.x;
     unsigned base = blockIdx.x * cols;
@@ -549,11 +657,36 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         float e_32 = kf_f16_to_f32(h_4.v[7]);
         v[31u] = e_32;
         m = fmaxf(m, e_32);
-        float t185 = fmaxf(m, kf_shfl_xor(m, 16u, kf_wn));
-        float t188 = fmaxf(t185, kf_shfl_xor(t185, 8u, kf_wn));
-        float t191 = fmaxf(t188, kf_shfl_xor(t188, 4u, kf_wn));
-        float t194 = fmaxf(t191, kf_shfl_xor(t191, 2u, kf_wn));
-        m = fmaxf(t194, kf_shfl_xor(t194, 1u, kf_wn));
+        unsigned t204 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t204 == 32u) {
+            float t209 = fmaxf(m, kf_shfl_xor(m, 16u, kf_wn));
+            float t212 = fmaxf(t209, kf_shfl_xor(t209, 8u, kf_wn));
+            float t215 = fmaxf(t212, kf_shfl_xor(t212, 4u, kf_wn));
+            float t218 = fmaxf(t215, kf_shfl_xor(t215, 2u, kf_wn));
+            t183 = fmaxf(t218, kf_shfl_xor(t218, 1u, kf_wn));
+        } else {
+            float t224 = kf_shfl_down(m, 16u, kf_wn);
+            bool t226 = (kf_lane_id() + 16u) < t204;
+            float t227 = fmaxf(m, t224);
+            float t228 = t226 ? t227 : m;
+            float t230 = kf_shfl_down(t228, 8u, kf_wn);
+            bool t232 = (kf_lane_id() + 8u) < t204;
+            float t233 = fmaxf(t228, t230);
+            float t234 = t232 ? t233 : t228;
+            float t236 = kf_shfl_down(t234, 4u, kf_wn);
+            bool t238 = (kf_lane_id() + 4u) < t204;
+            float t239 = fmaxf(t234, t236);
+            float t240 = t238 ? t239 : t234;
+            float t242 = kf_shfl_down(t240, 2u, kf_wn);
+            bool t244 = (kf_lane_id() + 2u) < t204;
+            float t245 = fmaxf(t240, t242);
+            float t246 = t244 ? t245 : t240;
+            float t248 = kf_shfl_down(t246, 1u, kf_wn);
+            bool t250 = (kf_lane_id() + 1u) < t204;
+            float t251 = fmaxf(t246, t248);
+            t183 = kf_shfl(t250 ? t251 : t246, 0u, kf_wn);
+        }
+        m = t183;
         if (kf_lane_id() == 0u) {
             red_max[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m;
         }
@@ -663,11 +796,36 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         float e_64 = kf_exp_approx(__fsub_rn(v[31u], m));
         v[31u] = e_64;
         s = __fadd_rn(s, e_64);
-        float t431 = __fadd_rn(s, kf_shfl_xor(s, 16u, kf_wn));
-        float t434 = __fadd_rn(t431, kf_shfl_xor(t431, 8u, kf_wn));
-        float t437 = __fadd_rn(t434, kf_shfl_xor(t434, 4u, kf_wn));
-        float t440 = __fadd_rn(t437, kf_shfl_xor(t437, 2u, kf_wn));
-        s = __fadd_rn(t440, kf_shfl_xor(t440, 1u, kf_wn));
+        unsigned t507 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t507 == 32u) {
+            float t512 = __fadd_rn(s, kf_shfl_xor(s, 16u, kf_wn));
+            float t515 = __fadd_rn(t512, kf_shfl_xor(t512, 8u, kf_wn));
+            float t518 = __fadd_rn(t515, kf_shfl_xor(t515, 4u, kf_wn));
+            float t521 = __fadd_rn(t518, kf_shfl_xor(t518, 2u, kf_wn));
+            t486 = __fadd_rn(t521, kf_shfl_xor(t521, 1u, kf_wn));
+        } else {
+            float t527 = kf_shfl_down(s, 16u, kf_wn);
+            bool t529 = (kf_lane_id() + 16u) < t507;
+            float t530 = __fadd_rn(s, t527);
+            float t531 = t529 ? t530 : s;
+            float t533 = kf_shfl_down(t531, 8u, kf_wn);
+            bool t535 = (kf_lane_id() + 8u) < t507;
+            float t536 = __fadd_rn(t531, t533);
+            float t537 = t535 ? t536 : t531;
+            float t539 = kf_shfl_down(t537, 4u, kf_wn);
+            bool t541 = (kf_lane_id() + 4u) < t507;
+            float t542 = __fadd_rn(t537, t539);
+            float t543 = t541 ? t542 : t537;
+            float t545 = kf_shfl_down(t543, 2u, kf_wn);
+            bool t547 = (kf_lane_id() + 2u) < t507;
+            float t548 = __fadd_rn(t543, t545);
+            float t549 = t547 ? t548 : t543;
+            float t551 = kf_shfl_down(t549, 1u, kf_wn);
+            bool t553 = (kf_lane_id() + 1u) < t507;
+            float t554 = __fadd_rn(t549, t551);
+            t486 = kf_shfl(t553 ? t554 : t549, 0u, kf_wn);
+        }
+        s = t486;
         if (kf_lane_id() == 0u) {
             red_sum[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s;
         }
@@ -684,8 +842,8 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         float inv = __fdiv_rn(1.0f, total);
         unsigned c_5 = tid + 0u;
         if (c_5 < cols8) {
-            kf_f16x8 t490 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o = t490;
+            kf_f16x8 t604 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o = t604;
             o.v[0] = kf_f16_from_f32(__fmul_rn(v[0u], inv));
             o.v[1] = kf_f16_from_f32(__fmul_rn(v[1u], inv));
             o.v[2] = kf_f16_from_f32(__fmul_rn(v[2u], inv));
@@ -698,8 +856,8 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         }
         unsigned c_6 = tid + 256u;
         if (c_6 < cols8) {
-            kf_f16x8 t529 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_2 = t529;
+            kf_f16x8 t643 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_2 = t643;
             o_2.v[0] = kf_f16_from_f32(__fmul_rn(v[8u], inv));
             o_2.v[1] = kf_f16_from_f32(__fmul_rn(v[9u], inv));
             o_2.v[2] = kf_f16_from_f32(__fmul_rn(v[10u], inv));
@@ -712,8 +870,8 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         }
         unsigned c_7 = tid + 512u;
         if (c_7 < cols8) {
-            kf_f16x8 t568 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_3 = t568;
+            kf_f16x8 t682 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_3 = t682;
             o_3.v[0] = kf_f16_from_f32(__fmul_rn(v[16u], inv));
             o_3.v[1] = kf_f16_from_f32(__fmul_rn(v[17u], inv));
             o_3.v[2] = kf_f16_from_f32(__fmul_rn(v[18u], inv));
@@ -726,8 +884,8 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         }
         unsigned c_8 = tid + 768u;
         if (c_8 < cols8) {
-            kf_f16x8 t607 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_4 = t607;
+            kf_f16x8 t721 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_4 = t721;
             o_4.v[0] = kf_f16_from_f32(__fmul_rn(v[24u], inv));
             o_4.v[1] = kf_f16_from_f32(__fmul_rn(v[25u], inv));
             o_4.v[2] = kf_f16_from_f32(__fmul_rn(v[26u], inv));
@@ -743,11 +901,36 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         for (unsigned c_9 = tid; c_9 < cols; c_9 = c_9 + 256u) {
             m_2 = fmaxf(m_2, kf_f16_to_f32(x[base + c_9]));
         }
-        float t654 = fmaxf(m_2, kf_shfl_xor(m_2, 16u, kf_wn));
-        float t657 = fmaxf(t654, kf_shfl_xor(t654, 8u, kf_wn));
-        float t660 = fmaxf(t657, kf_shfl_xor(t657, 4u, kf_wn));
-        float t663 = fmaxf(t660, kf_shfl_xor(t660, 2u, kf_wn));
-        m_2 = fmaxf(t663, kf_shfl_xor(t663, 1u, kf_wn));
+        unsigned t787 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t787 == 32u) {
+            float t792 = fmaxf(m_2, kf_shfl_xor(m_2, 16u, kf_wn));
+            float t795 = fmaxf(t792, kf_shfl_xor(t792, 8u, kf_wn));
+            float t798 = fmaxf(t795, kf_shfl_xor(t795, 4u, kf_wn));
+            float t801 = fmaxf(t798, kf_shfl_xor(t798, 2u, kf_wn));
+            t766 = fmaxf(t801, kf_shfl_xor(t801, 1u, kf_wn));
+        } else {
+            float t807 = kf_shfl_down(m_2, 16u, kf_wn);
+            bool t809 = (kf_lane_id() + 16u) < t787;
+            float t810 = fmaxf(m_2, t807);
+            float t811 = t809 ? t810 : m_2;
+            float t813 = kf_shfl_down(t811, 8u, kf_wn);
+            bool t815 = (kf_lane_id() + 8u) < t787;
+            float t816 = fmaxf(t811, t813);
+            float t817 = t815 ? t816 : t811;
+            float t819 = kf_shfl_down(t817, 4u, kf_wn);
+            bool t821 = (kf_lane_id() + 4u) < t787;
+            float t822 = fmaxf(t817, t819);
+            float t823 = t821 ? t822 : t817;
+            float t825 = kf_shfl_down(t823, 2u, kf_wn);
+            bool t827 = (kf_lane_id() + 2u) < t787;
+            float t828 = fmaxf(t823, t825);
+            float t829 = t827 ? t828 : t823;
+            float t831 = kf_shfl_down(t829, 1u, kf_wn);
+            bool t833 = (kf_lane_id() + 1u) < t787;
+            float t834 = fmaxf(t829, t831);
+            t766 = kf_shfl(t833 ? t834 : t829, 0u, kf_wn);
+        }
+        m_2 = t766;
         if (kf_lane_id() == 0u) {
             red_max[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m_2;
         }
@@ -764,11 +947,36 @@ softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows,
         for (unsigned c_10 = tid; c_10 < cols; c_10 = c_10 + 256u) {
             s_2 = __fadd_rn(s_2, kf_exp_approx(__fsub_rn(kf_f16_to_f32(x[base + c_10]), m_2)));
         }
-        float t718 = __fadd_rn(s_2, kf_shfl_xor(s_2, 16u, kf_wn));
-        float t721 = __fadd_rn(t718, kf_shfl_xor(t718, 8u, kf_wn));
-        float t724 = __fadd_rn(t721, kf_shfl_xor(t721, 4u, kf_wn));
-        float t727 = __fadd_rn(t724, kf_shfl_xor(t724, 2u, kf_wn));
-        s_2 = __fadd_rn(t727, kf_shfl_xor(t727, 1u, kf_wn));
+        unsigned t908 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t908 == 32u) {
+            float t913 = __fadd_rn(s_2, kf_shfl_xor(s_2, 16u, kf_wn));
+            float t916 = __fadd_rn(t913, kf_shfl_xor(t913, 8u, kf_wn));
+            float t919 = __fadd_rn(t916, kf_shfl_xor(t916, 4u, kf_wn));
+            float t922 = __fadd_rn(t919, kf_shfl_xor(t919, 2u, kf_wn));
+            t887 = __fadd_rn(t922, kf_shfl_xor(t922, 1u, kf_wn));
+        } else {
+            float t928 = kf_shfl_down(s_2, 16u, kf_wn);
+            bool t930 = (kf_lane_id() + 16u) < t908;
+            float t931 = __fadd_rn(s_2, t928);
+            float t932 = t930 ? t931 : s_2;
+            float t934 = kf_shfl_down(t932, 8u, kf_wn);
+            bool t936 = (kf_lane_id() + 8u) < t908;
+            float t937 = __fadd_rn(t932, t934);
+            float t938 = t936 ? t937 : t932;
+            float t940 = kf_shfl_down(t938, 4u, kf_wn);
+            bool t942 = (kf_lane_id() + 4u) < t908;
+            float t943 = __fadd_rn(t938, t940);
+            float t944 = t942 ? t943 : t938;
+            float t946 = kf_shfl_down(t944, 2u, kf_wn);
+            bool t948 = (kf_lane_id() + 2u) < t908;
+            float t949 = __fadd_rn(t944, t946);
+            float t950 = t948 ? t949 : t944;
+            float t952 = kf_shfl_down(t950, 1u, kf_wn);
+            bool t954 = (kf_lane_id() + 1u) < t908;
+            float t955 = __fadd_rn(t950, t952);
+            t887 = kf_shfl(t954 ? t955 : t950, 0u, kf_wn);
+        }
+        s_2 = t887;
         if (kf_lane_id() == 0u) {
             red_sum[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s_2;
         }

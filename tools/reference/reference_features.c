@@ -615,20 +615,20 @@ static unsigned shfl_from(shfl_kind kd, unsigned lane, uint32_t amount, unsigned
 static void warp_edges_warp(const float *x, const int32_t *xi, size_t w0, unsigned n, const uint32_t a[4],
                             uint32_t src, float *o, int32_t *oi, int64_t *ol)
 {
+    /* warp_sum/max/min: over the n lanes that exist, the same in every lane
+     * (int sum wraps, so its order does not matter; max/min have none). */
+    float mx1 = x[w0];
+    uint32_t sum1 = 0;
+    int32_t mn1 = xi[w0];
+    for (unsigned l = 0; l < n; l++) {
+        mx1 = fmaxf(mx1, x[w0 + l]);
+        sum1 += (uint32_t)xi[w0 + l];
+        mn1 = xi[w0 + l] < mn1 ? xi[w0 + l] : mn1;
+    }
     float mx[32];
     uint32_t sum[32];
     int32_t mn[32];
-    for (unsigned l = 0; l < n; l++) mx[l] = x[w0 + l], sum[l] = (uint32_t)xi[w0 + l], mn[l] = xi[w0 + l];
-    for (uint32_t m = 16; m >= 1; m /= 2) {   /* the butterfly, every lane reading before any writes */
-        float nmx[32];
-        uint32_t nsum[32];
-        int32_t nmn[32];
-        for (unsigned l = 0; l < n; l++) {
-            unsigned j = shfl_from(SH_XOR, l, m, n);
-            nmx[l] = fmaxf(mx[l], mx[j]), nsum[l] = sum[l] + sum[j], nmn[l] = mn[j] < mn[l] ? mn[j] : mn[l];
-        }
-        memcpy(mx, nmx, sizeof mx), memcpy(sum, nsum, sizeof sum), memcpy(mn, nmn, sizeof mn);
-    }
+    for (unsigned l = 0; l < n; l++) mx[l] = mx1, sum[l] = sum1, mn[l] = mn1;
     for (unsigned l = 0; l < n; l++) {
         size_t g = w0 + l;
         float *f = o + 18 * g;
