@@ -1110,6 +1110,26 @@ static void compiled_splats_and_untyped_builtins_run(void **state)
     assert_int_equal(ps[1], 0 + 2 + 3 + 4);
 }
 
+/* A splatted constant that depends on an @unroll variable takes each
+ * iteration's value: v + u adds 0, 1, 2, 3 to every lane in turn. */
+static void compiled_unroll_dependent_splat_runs(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(
+        "kernel k(x: &[f32x4], o: &mut [f32x4]) {\n"
+        "    var v = x[0];\n"
+        "    @unroll for u in 0 .. 4 {\n"
+        "        v = v + u;\n"
+        "        v[u] = v[u] * 2.0;\n"
+        "    }\n"
+        "    o[0] = v;\n"
+        "}\n", NULL);
+    float xs[4] = {0.0f, 1.0f, 2.0f, 3.0f}, os[4] = {0};
+    kf_interp_arg args[2] = {buf_arg(xs, sizeof xs), buf_arg(os, sizeof os)};
+    run_ok(k, args, 1);
+    float want[4] = {6.0f, 9.0f, 13.0f, 18.0f};
+    for (int i = 0; i < 4; i++) assert_true(os[i] == want[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1139,6 +1159,7 @@ int main(void)
         cmocka_unit_test_teardown(compiled_unroll_folds_lets_and_int_builtins, teardown_module),
         cmocka_unit_test_teardown(compiled_runaway_inlining_is_an_error, teardown_module),
         cmocka_unit_test_teardown(compiled_splats_and_untyped_builtins_run, teardown_module),
+        cmocka_unit_test_teardown(compiled_unroll_dependent_splat_runs, teardown_module),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
