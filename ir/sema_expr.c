@@ -893,7 +893,9 @@ static kf_type fn_call(kf_sema *s, kf_node *n, kf_node *fn)
     }
     unsigned np = count_args(fn->a), na = count_args(n->b), i = 1;
     bool ok = true;
-    for (kf_node *a = n->b; a; a = a->next) ok &= !IS_ERR(value_ex(s, a, ALLOW_BUF));
+    kf_node *hp = fn->a;
+    for (kf_node *a = n->b; a; a = a->next, hp = hp ? hp->next : NULL)
+        ok &= !IS_ERR(value_hint(s, a, hp ? hp->type : kf_type_void(), ALLOW_BUF));
     if (np != na) {
         kf_sema_error(s, n->loc, "fn '%s' takes %u argument%s, found %u", fn->name, np, np == 1 ? "" : "s", na);
         return fail(n);

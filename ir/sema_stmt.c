@@ -293,7 +293,7 @@ static void return_stmt(kf_sema *s, kf_node *n)
     }
     char what[96];
     snprintf(what, sizeof what, "the return value of '%s'", f->name);
-    if (!IS_ERR(kf_sema_value(s, n->a, false))) kf_sema_expect(s, n->a, f->type, what);
+    if (!IS_ERR(kf_sema_value_hint(s, n->a, f->type, false))) kf_sema_expect(s, n->a, f->type, what);
 }
 
 /* ---- for loops ---------------------------------------------------------------------------- */

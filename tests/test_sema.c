@@ -95,6 +95,20 @@ static kf_node *find(kf_node *n, kf_node_kind kind, const char *name)
     return NULL;
 }
 
+/* The first node of `kind` (depth first). */
+static kf_node *find_kind(kf_node *n, kf_node_kind kind)
+{
+    for (; n; n = n->next) {
+        if (n->kind == kind) return n;
+        kf_node *kids[4] = {n->a, n->b, n->c, n->d};
+        for (int i = 0; i < 4; i++) {
+            kf_node *r = find_kind(kids[i], kind);
+            if (r) return r;
+        }
+    }
+    return NULL;
+}
+
 /* The initializer of `let name` (or var/const). */
 static kf_node *init_of(prog *p, const char *name)
 {
@@ -290,6 +304,12 @@ static void untyped_builtin_calls_adapt_to_context(void **state)
     assert_type(decl_type(p, "h2"), "f16");
     assert_type(decl_type(p, "g"), "i32");
     assert_int_equal(init_of(p, "g")->cval.i, 2);
+    prog_free(p);
+    p = ok("fn pick(c: bool) -> u64 { return select(c, 1, 2); }\nfn put(x: u8) -> u8 { return x; }\n"
+           "kernel k(o: &mut [u64], b: bool) { o[0] = pick(b) + (put(select(b, 200, 255)) as u64); }\n");
+    kf_node *ret = find_kind(p->module, KF_N_RETURN);
+    assert_non_null(ret);
+    assert_type(ret->a->type, "u64");
     prog_free(p);
     reject(K("let x: u8 = select(b, 1, 300);"), 2, 26, "constant 300 does not fit u8");
     reject(K("let x: u32 = min(-1, 2);"), 2, 14, "constant -1 does not fit u32");
