@@ -1,7 +1,10 @@
 /* Typing of builtin calls (LANGUAGE.md section 7). Each builtin has an
  * arity and an operand class from one table; messages name the builtin and
  * what it accepts. Untyped constant arguments adapt to the other arguments
- * (min(x, 1)), or default (i32/f32; f32 for float-only builtins).
+ * (min(x, 1)), or default (i32/f32; f32 for float-only builtins). The
+ * generic builtins (min, max, clamp, abs, select) over untyped constants
+ * stay untyped constants (`let m: u32 = min(1, 2)`); over untyped runtime
+ * arguments (select(c, 1, 2)) they take the type the context gives.
  * Pure builtins over constants fold with the runtime semantics; those whose
  * GPU result is an approximation (exp, sin, ...) are never folded. */
 #include "sema_impl.h"
@@ -100,8 +103,68 @@ static bool need(kf_sema *s, kf_node *a, kf_builtin bi, bclass c)
     return false;
 }
 
-/* Gives all args one type: typed args must agree, untyped ones adapt;
- * all untyped: f32 if any is a float (or float_only), else i32. */
+static bool generic(kf_builtin bi)
+{
+    return bi == KF_BI_MIN || bi == KF_BI_MAX || bi == KF_BI_CLAMP || bi == KF_BI_ABS || bi == KF_BI_SELECT;
+}
+
+static double as_double(const kf_node *a)
+{
+    return a->type.scalar == KF_S_UFLOAT ? a->cval.f : (double)kf_sema_uexact(a);
+}
+
+/* min/max/clamp/abs/select over untyped constants (select: a constant
+ * condition, args[-1]) evaluated exactly: n becomes an untyped constant
+ * that adapts to its context like a literal. false when it cannot. */
+static bool untyped_fold(kf_sema *s, kf_node *n, kf_node **args, unsigned na, kf_builtin bi, bool fl)
+{
+    if (!generic(bi)) return false;
+    if (bi == KF_BI_SELECT && (!args[-1]->is_const || kf_sema_depends(s, args[-1]))) return false;
+    for (unsigned i = 0; i < na; i++)
+        if (!args[i]->is_const || kf_sema_depends(s, args[i])) return false;
+    unsigned pick = 0;
+    if (bi == KF_BI_SELECT) pick = args[-1]->cval.u ? 0 : 1;
+    if (fl) {
+        double x = as_double(args[0]), y = na > 1 ? as_double(args[1]) : 0;
+        double r = x;
+        if (bi == KF_BI_MIN || bi == KF_BI_CLAMP) r = __builtin_fmin(x, y);
+        if (bi == KF_BI_MAX || bi == KF_BI_CLAMP) r = bi == KF_BI_CLAMP ? __builtin_fmin(__builtin_fmax(x, y), as_double(args[2])) : __builtin_fmax(x, y);
+        if (bi == KF_BI_ABS) r = __builtin_fabs(x);
+        if (bi == KF_BI_SELECT) r = as_double(args[pick]);
+        n->cval.f = r;
+        n->type = kf_type_scalar(KF_S_UFLOAT);
+    } else {
+        __int128 x = kf_sema_uexact(args[0]), y = na > 1 ? kf_sema_uexact(args[1]) : 0, r = x;
+        if (bi == KF_BI_MIN) r = x < y ? x : y;
+        if (bi == KF_BI_MAX) r = x > y ? x : y;
+        if (bi == KF_BI_CLAMP) {
+            __int128 h = kf_sema_uexact(args[2]);
+            r = x > y ? x : y;
+            r = r < h ? r : h;
+        }
+        if (bi == KF_BI_ABS) r = x < 0 ? -x : x;
+        if (bi == KF_BI_SELECT) r = kf_sema_uexact(args[pick]);
+        if (r < INT64_MIN || r > INT64_MAX) return false;
+        n->cval.i = (int64_t)r;
+        n->type = kf_type_scalar(KF_S_UINT);
+    }
+    n->is_const = true;
+    return true;
+}
+
+/* The type an all-untyped generic call takes: the context's (s->hint) when
+ * it is known and can hold the arguments, else f32 / i32. */
+static kf_type untyped_target(kf_sema *s, kf_node *n, kf_builtin bi, bool fl)
+{
+    kf_type h = s->hint;
+    if (generic(bi) && s->hint_node == n && kf_sema_is_num(h) && (!fl || kf_type_is_float(h))) return h;
+    return kf_type_scalar(fl ? KF_S_F32 : KF_S_I32);
+}
+
+/* Gives all args one type: typed args must agree, untyped ones adapt; all
+ * untyped: an untyped constant when untyped_fold can evaluate the call,
+ * else the context's type, else f32 if any is a float (or float_only),
+ * else i32. Returns the untyped type in the first case. */
 static kf_type unify(kf_sema *s, kf_node *n, kf_node **args, unsigned na, kf_builtin bi, bool float_only)
 {
     kf_node *typed = NULL;
@@ -111,8 +174,9 @@ static kf_type unify(kf_sema *s, kf_node *n, kf_node **args, unsigned na, kf_bui
         if (!kf_sema_untyped(args[i]->type) && !typed) typed = args[i];
         fl |= args[i]->type.scalar == KF_S_UFLOAT;
     }
+    if (!typed && untyped_fold(s, n, args, na, bi, fl)) return n->type;
     if (!typed) {
-        kf_type d = kf_type_scalar(fl ? KF_S_F32 : KF_S_I32);
+        kf_type d = untyped_target(s, n, bi, fl);
         for (unsigned i = 0; i < na; i++)
             if (!kf_sema_adapt(s, args[i], d)) return kf_sema_err_type();
         return d;
@@ -212,15 +276,23 @@ static kf_type bitcast(kf_sema *s, kf_node *n, kf_node **a)
 static kf_type select_call(kf_sema *s, kf_node *n, kf_node **a)
 {
     bool ok = kf_sema_expect(s, a[0], kf_type_scalar(KF_S_BOOL), "the condition of 'select'");
+    if (!ok) return fail(n);
     kf_type t = unify(s, n, a + 1, 2, KF_BI_SELECT, false);
-    if (!ok || kf_sema_is_err(t) || !need(s, a[1], KF_BI_SELECT, C_ANY)) return fail(n);
+    if (kf_sema_untyped(t)) return t;
+    if (kf_sema_is_err(t) || !need(s, a[1], KF_BI_SELECT, C_ANY)) return fail(n);
     return done(s, n, t, true);
 }
 
 static kf_type unary_math(kf_sema *s, kf_node *n, kf_builtin bi, kf_node *a, bclass c, bool fold)
 {
-    if (c == C_F3264) kf_sema_adapt(s, a, kf_type_scalar(KF_S_F32));
-    else kf_sema_default(s, a);
+    if (c == C_F3264) {
+        kf_sema_adapt(s, a, kf_type_scalar(KF_S_F32));
+    } else if (bi == KF_BI_ABS && kf_sema_untyped(a->type)) {
+        kf_type t = unify(s, n, &a, 1, bi, false);
+        if (kf_sema_untyped(t)) return t;
+    } else {
+        kf_sema_default(s, a);
+    }
     if (!need(s, a, bi, c)) return fail(n);
     if (bi == KF_BI_CLZ || bi == KF_BI_POPC) return done(s, n, kf_type_scalar(KF_S_U32), true);
     return done(s, n, a->type, fold);
@@ -229,6 +301,7 @@ static kf_type unary_math(kf_sema *s, kf_node *n, kf_builtin bi, kf_node *a, bcl
 static kf_type nary(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a, unsigned na, bclass c, bool float_only)
 {
     kf_type t = unify(s, n, a, na, bi, float_only);
+    if (kf_sema_untyped(t)) return t;
     if (kf_sema_is_err(t) || !need(s, a[0], bi, c)) return fail(n);
     return done(s, n, t, true);
 }

@@ -7,9 +7,11 @@
  * untyped operands is evaluated exactly (integers in 128 bits, floats in
  * double) and stays untyped. When the context gives a type (the other
  * operand, a declared type, a parameter) kf_sema_adapt gives the whole
- * untyped subtree that type: the exact value must fit it. Untyped values
- * never adapt to vectors: `v * 2.0` is an error asking for `f32x4(2.0)`, so
- * every vector operation has two operands of the same vector type.
+ * untyped subtree that type: the exact value must fit it. Used as a vector
+ * (`v * 2.0`, `let v: f32x4 = 0.0`, clamp(v, 0.0, 1.0)) an untyped constant
+ * is splatted: it takes the lane type (same range check) and the node
+ * becomes the constructor call f32x4(2.0), so every typed vector operation
+ * still has two operands of the same vector type.
  *
  * An @unroll variable with untyped bounds is untyped too, but its value is
  * known only per iteration: a subtree over it is evaluated in the type it
@@ -41,6 +43,7 @@ static const char *member_name(const kf_node *n) { return n->name ? (n->name[0] 
 
 static kf_type expr(kf_sema *s, kf_node *n);
 static kf_type value_ex(kf_sema *s, kf_node *n, unsigned allow);
+static kf_type value_hint(kf_sema *s, kf_node *n, kf_type hint, unsigned allow);
 
 /* ---- exact untyped integers --------------------------------------------- */
 static const i128 ULIM = (i128)1 << 64;
@@ -360,6 +363,26 @@ static bool adapt_value(kf_sema *s, kf_node *n, kf_type t)
     return true;
 }
 
+/* An untyped constant used as vector type t becomes the constructor call
+ * t(n): the constant itself (moved into a new node) takes t's lane type
+ * with the usual range check, and lowering emits it as CONST + SPLAT. */
+static bool splat(kf_sema *s, kf_node *n, kf_type t)
+{
+    kf_node *c = kf_ast_new(s->cx->arena, (kf_node_kind)n->kind, n->loc);
+    kf_node *ty = kf_ast_new(s->cx->arena, KF_N_TYPE, n->loc);
+    if (!c || !ty) {
+        s->nomem = true;
+        return fail(n), false;
+    }
+    *c = *n;
+    c->next = NULL;
+    if (!kf_sema_adapt(s, c, kf_type_elem(t))) return fail(n), false;
+    ty->type = t;
+    kf_node *next = n->next;
+    *n = (kf_node){.kind = KF_N_CALL, .loc = c->loc, .a = ty, .b = c, .next = next, .type = t};
+    return true;
+}
+
 bool kf_sema_adapt(kf_sema *s, kf_node *n, kf_type t)
 {
     if (!n || !untyped(n->type)) return true;
@@ -368,11 +391,7 @@ bool kf_sema_adapt(kf_sema *s, kf_node *n, kf_type t)
         return false;
     }
     const char *what = n->type.scalar == KF_S_UFLOAT ? "float constant" : "constant";
-    if (t.kind == KF_TK_VECTOR && !kf_sema_is_dim3(t)) {
-        kf_sema_error(s, n->loc, "%s %s cannot be used as %s: write %s(%s) to splat it", what, CSTR(n),
-                      TSTR(t), TSTR(t), CSTR(n));
-        return fail(n), false;
-    }
+    if (t.kind == KF_TK_VECTOR && !kf_sema_is_dim3(t)) return splat(s, n, t);
     if (t.kind != KF_TK_SCALAR || t.scalar == KF_S_BOOL) {
         kf_sema_error(s, n->loc, "%s %s cannot be used as %s", what, CSTR(n), TSTR(t));
         return fail(n), false;
@@ -596,7 +615,15 @@ kf_type kf_sema_unify2(kf_sema *s, kf_loc loc, kf_node *a, kf_node *b, const cha
 
 static kf_type binary(kf_sema *s, kf_node *n)
 {
-    kf_type ta = value_ex(s, n->a, 0), tb = value_ex(s, n->b, 0);
+    /* a call is checked last so that select(c, 1, 2) + x sees x's type */
+    kf_type ta, tb;
+    if (n->a->kind == KF_N_CALL && n->b->kind != KF_N_CALL) {
+        tb = value_ex(s, n->b, 0);
+        ta = value_hint(s, n->a, tb, 0);
+    } else {
+        ta = value_ex(s, n->a, 0);
+        tb = value_hint(s, n->b, ta, 0);
+    }
     if (IS_ERR(ta) || IS_ERR(tb)) return fail(n);
     kf_op op = (kf_op)n->op;
     if (is_logic(op) && (!op_rules(s, n->loc, op, kf_op_spelling[op], ta) || !op_rules(s, n->loc, op, kf_op_spelling[op], tb)))
@@ -866,7 +893,9 @@ static kf_type fn_call(kf_sema *s, kf_node *n, kf_node *fn)
     }
     unsigned np = count_args(fn->a), na = count_args(n->b), i = 1;
     bool ok = true;
-    for (kf_node *a = n->b; a; a = a->next) ok &= !IS_ERR(value_ex(s, a, ALLOW_BUF));
+    kf_node *hp = fn->a;
+    for (kf_node *a = n->b; a; a = a->next, hp = hp ? hp->next : NULL)
+        ok &= !IS_ERR(value_hint(s, a, hp ? hp->type : kf_type_void(), ALLOW_BUF));
     if (np != na) {
         kf_sema_error(s, n->loc, "fn '%s' takes %u argument%s, found %u", fn->name, np, np == 1 ? "" : "s", na);
         return fail(n);
@@ -981,6 +1010,25 @@ kf_type kf_sema_value(kf_sema *s, kf_node *n, bool allow_buffer)
     return value_ex(s, n, allow_buffer ? ALLOW_BUF : 0);
 }
 
+static kf_type value_hint(kf_sema *s, kf_node *n, kf_type hint, unsigned allow)
+{
+    kf_node *pn = s->hint_node;
+    kf_type ph = s->hint;
+    s->hint_node = kf_sema_is_value(hint) && !untyped(hint) ? n : NULL;
+    s->hint = hint;
+    kf_type t = value_ex(s, n, allow);
+    s->hint_node = pn;
+    s->hint = ph;
+    return t;
+}
+
+kf_type kf_sema_value_hint(kf_sema *s, kf_node *n, kf_type hint, bool allow_buffer)
+{
+    return value_hint(s, n, hint, allow_buffer ? ALLOW_BUF : 0);
+}
+
+i128 kf_sema_uexact(const kf_node *n) { return uexact(n); }
+
 /* Checks an expression statement: any expression, void calls included. */
 kf_type kf_sema_expr_stmt(kf_sema *s, kf_node *n)
 {
@@ -1044,7 +1092,7 @@ void kf_sema_assign(kf_sema *s, kf_node *n)
 {
     /* a whole array, buffer or dim3 on the left is reported by assignable() */
     kf_type lt = value_ex(s, n->a, n->a->kind == KF_N_NAME ? ALLOW_ARRAY | ALLOW_BUF | ALLOW_DIM3 : 0);
-    kf_type rt = value_ex(s, n->b, 0);
+    kf_type rt = value_hint(s, n->b, lt, 0);
     if (IS_ERR(lt)) {
         if (lt.kind == KF_TK_SCALAR && n->a->kind == KF_N_NAME && n->a->sym) assignable(s, n->a);
         kf_sema_default(s, n->b);

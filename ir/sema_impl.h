@@ -114,6 +114,9 @@ typedef struct {
     KF_VEC(kf_node *) shared;   /* shared arrays of the current kernel */
     KF_VEC(kf_sema_call) calls; /* fn call graph */
     bool grid_mode;             /* checking a @schedule grid expression */
+    kf_node *hint_node;         /* expression whose context type is known in advance */
+    kf_type hint;               /* that type (declared type, other operand): generic
+                                   builtins over untyped arguments take it */
     bool nomem;
 } kf_sema;
 
@@ -154,6 +157,12 @@ bool kf_sema_returns(const kf_node *stmt);
  * result is a value: not a type, dim3, array, fn name, void. Buffers only
  * when allow_buffer. Untyped constants stay untyped. */
 kf_type kf_sema_value(kf_sema *s, kf_node *n, bool allow_buffer);
+/* kf_sema_value where the type the context expects of n is already known
+ * (a declared type, the other operand): a generic builtin call n over
+ * untyped runtime arguments (select(c, 1, 2)) takes it instead of i32/f32. */
+kf_type kf_sema_value_hint(kf_sema *s, kf_node *n, kf_type hint, bool allow_buffer);
+/* Exact value of an untyped integer constant (beyond 64 bits while folding). */
+__int128 kf_sema_uexact(const kf_node *n);
 /* Gives an untyped constant n the type t (reporting a value that does not
  * fit); typed n is left alone. false when reported. */
 bool kf_sema_adapt(kf_sema *s, kf_node *n, kf_type t);

@@ -170,7 +170,7 @@ kf_type kf_sema_resolve_type(kf_sema *s, kf_node *tn, bool allow_buffer, bool al
 static void let_stmt(kf_sema *s, kf_node *n)
 {
     kf_type dt = n->a ? kf_sema_resolve_type(s, n->a, true, false) : kf_type_void();
-    kf_type it = kf_sema_value(s, n->b, true);
+    kf_type it = kf_sema_value_hint(s, n->b, dt, true);
     char what[96];
     snprintf(what, sizeof what, "the initializer of '%s'", n->name ? n->name : "?");
     if (n->a && !IS_ERR(dt) && !IS_ERR(it)) {
@@ -202,7 +202,7 @@ static void var_stmt(kf_sema *s, kf_node *n)
             dt = ERR;
         }
     } else {
-        kf_type it = kf_sema_value(s, n->b, false);
+        kf_type it = kf_sema_value_hint(s, n->b, dt, false);
         char what[96];
         snprintf(what, sizeof what, "the initializer of '%s'", n->name ? n->name : "?");
         if (!n->a) {
@@ -293,7 +293,7 @@ static void return_stmt(kf_sema *s, kf_node *n)
     }
     char what[96];
     snprintf(what, sizeof what, "the return value of '%s'", f->name);
-    if (!IS_ERR(kf_sema_value(s, n->a, false))) kf_sema_expect(s, n->a, f->type, what);
+    if (!IS_ERR(kf_sema_value_hint(s, n->a, f->type, false))) kf_sema_expect(s, n->a, f->type, what);
 }
 
 /* ---- for loops ---------------------------------------------------------------------------- */

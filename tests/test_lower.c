@@ -1099,6 +1099,65 @@ static void compiled_runaway_inlining_is_an_error(void **state)
     assert_non_null(strstr(M->diags.items.data[0].msg, "kernel too large after inlining fns and unrolling loops"));
 }
 
+/* Untyped constants splatted to vectors lower to CONST + SPLAT and run; an
+ * untyped select/min takes the declared type; break/continue directly in an
+ * @unroll body skip or end the remaining copies. */
+static void compiled_splats_and_untyped_builtins_run(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(
+        "kernel k(x: &[f32x4], o: &mut [f32x4], p: &mut [u32], c: bool) {\n"
+        "    var v = x[0];\n"
+        "    v = v * 2.0;\n"
+        "    v += 1;\n"
+        "    let w = clamp(v, 0.0, 6.0);\n"
+        "    let z: f32x4 = 0.5;\n"
+        "    o[0] = w + z;\n"
+        "    let s: u32 = select(c, 1, 2);\n"
+        "    let m: u32 = min(7, 9);\n"
+        "    p[0] = s + m;\n"
+        "    var acc: u32 = 0;\n"
+        "    @unroll for u in 0 .. 8 {\n"
+        "        if u == 1 { continue; }\n"
+        "        if u == 5 { break; }\n"
+        "        acc += u;\n"
+        "    }\n"
+        "    p[1] = acc;\n"
+        "}\n", NULL);
+    assert_true(count_op(k, KF_IR_SPLAT) >= 4);
+    uint32_t sp = find_op(k, KF_IR_SPLAT, 0);
+    assert_true(sp > 0 && k->ins[sp - 1].op == KF_IR_CONST && k->ins[sp - 1].dst == k->ins[sp].a[0]);
+    float xs[4] = {-1.0f, 0.5f, 1.0f, 3.0f}, os[4] = {0};
+    uint32_t ps[2] = {0};
+    kf_interp_arg args[4] = {buf_arg(xs, sizeof xs), buf_arg(os, sizeof os), buf_arg(ps, sizeof ps), {0}};
+    args[3].value.type = kf_type_scalar(KF_S_BOOL);
+    args[3].value.lane[0] = 0;
+    run_ok(k, args, 1);
+    float want[4] = {0.5f, 2.5f, 3.5f, 6.5f};
+    for (int i = 0; i < 4; i++) assert_true(os[i] == want[i]);
+    assert_int_equal(ps[0], 2 + 7);
+    assert_int_equal(ps[1], 0 + 2 + 3 + 4);
+}
+
+/* A splatted constant that depends on an @unroll variable takes each
+ * iteration's value: v + u adds 0, 1, 2, 3 to every lane in turn. */
+static void compiled_unroll_dependent_splat_runs(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(
+        "kernel k(x: &[f32x4], o: &mut [f32x4]) {\n"
+        "    var v = x[0];\n"
+        "    @unroll for u in 0 .. 4 {\n"
+        "        v = v + u;\n"
+        "        v[u] = v[u] * 2.0;\n"
+        "    }\n"
+        "    o[0] = v;\n"
+        "}\n", NULL);
+    float xs[4] = {0.0f, 1.0f, 2.0f, 3.0f}, os[4] = {0};
+    kf_interp_arg args[2] = {buf_arg(xs, sizeof xs), buf_arg(os, sizeof os)};
+    run_ok(k, args, 1);
+    float want[4] = {6.0f, 9.0f, 13.0f, 18.0f};
+    for (int i = 0; i < 4; i++) assert_true(os[i] == want[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1127,6 +1186,8 @@ int main(void)
         cmocka_unit_test_teardown(compiled_returns_leave_nested_structures, teardown_module),
         cmocka_unit_test_teardown(compiled_unroll_folds_lets_and_int_builtins, teardown_module),
         cmocka_unit_test_teardown(compiled_runaway_inlining_is_an_error, teardown_module),
+        cmocka_unit_test_teardown(compiled_splats_and_untyped_builtins_run, teardown_module),
+        cmocka_unit_test_teardown(compiled_unroll_dependent_splat_runs, teardown_module),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,6 +95,20 @@ static kf_node *find(kf_node *n, kf_node_kind kind, const char *name)
     return NULL;
 }
 
+/* The first node of `kind` (depth first). */
+static kf_node *find_kind(kf_node *n, kf_node_kind kind)
+{
+    for (; n; n = n->next) {
+        if (n->kind == kind) return n;
+        kf_node *kids[4] = {n->a, n->b, n->c, n->d};
+        for (int i = 0; i < 4; i++) {
+            kf_node *r = find_kind(kids[i], kind);
+            if (r) return r;
+        }
+    }
+    return NULL;
+}
+
 /* The initializer of `let name` (or var/const). */
 static kf_node *init_of(prog *p, const char *name)
 {
@@ -231,7 +245,75 @@ static void constants_must_fit_their_type(void **state)
     reject(K("let x = 5000000000;"), 2, 9, "constant 5000000000 does not fit i32");
     reject(K("let x: f16 = 70000.0;"), 2, 14, "constant 70000.0 does not fit f16");
     reject(K("let x: f16 = 70000;"), 2, 14, "constant 70000 does not fit f16");
-    reject(K("let x = v * 2.0;"), 2, 13, "float constant 2.0 cannot be used as f32x4: write f32x4(2.0) to splat it");
+    reject(K("let x: u8x4 = 300;"), 2, 15, "constant 300 does not fit u8");
+    reject(K("let x = v * 1e40;"), 2, 13, "constant 1e+40 does not fit f32");
+    reject(K("let x: i32x4 = 1.5;"), 2, 16, "float constant 1.5 cannot be used as i32: convert it with 'as i32'");
+    reject(K("let x: bool = min(1, 2);"), 2, 15, "constant 1 cannot be used as bool");
+}
+
+/* LANGUAGE.md section 3: an untyped constant used as a vector is splatted
+ * (binary operands, compound assignment, builtin arguments, declared types,
+ * fn parameters); the node becomes the constructor call T(c). */
+static void untyped_constants_splat_to_vectors(void **state)
+{
+    prog *p = ok(K("var s = f32x4(1.0, 2.0, 3.0, 4.0);\ns = s * 2.0;\ns *= 3;\nlet a1 = 1.0 + v;\n"
+                   "let a2: f32x4 = 0.0;\nlet a3 = clamp(v, 0.0, 1.0);\nlet a4 = min(v, 2.0);\nlet a5 = fma(v, 2.0, v);\n"
+                   "let a6 = select(b, v, 1.5);\nlet a7: u8x4 = 255;\nlet a8 = v / 2;"));
+    assert_type(decl_type(p, "a1"), "f32x4");
+    kf_node *c = init_of(p, "a2");
+    assert_int_equal(c->kind, KF_N_CALL);
+    assert_type(c->type, "f32x4");
+    assert_int_equal(c->a->kind, KF_N_TYPE);
+    assert_type(c->b->type, "f32");
+    assert_true(c->b->is_const && c->b->cval.f == 0.0);
+    assert_null(c->b->next);
+    assert_type(decl_type(p, "a3"), "f32x4");
+    assert_type(decl_type(p, "a4"), "f32x4");
+    assert_type(decl_type(p, "a5"), "f32x4");
+    assert_type(decl_type(p, "a6"), "f32x4");
+    assert_int_equal(init_of(p, "a7")->b->cval.u, 255);
+    assert_type(init_of(p, "a8")->b->b->type, "f32");
+    prog_free(p);
+    accept("fn scale(x: f32x4, k: f32x4) -> f32x4 { return x * k; }\n"
+           "kernel k(o: &mut [f32x4], v: f32x4) { o[0] = scale(v, 0.5); o[1] = v; o[1] += 1.0; }\n");
+    reject(K("let x = v + n;"), 2, 11, "mismatched types f32x4 and u32 in '+'");
+}
+
+/* Generic builtins (min, max, clamp, abs, select) over untyped constants stay
+ * untyped constants; over untyped runtime arguments they take the context's
+ * type (declared type, assigned element, other operand) instead of i32. */
+static void untyped_builtin_calls_adapt_to_context(void **state)
+{
+    prog *p = ok(K("let s: u32 = select(b, 1, 2);\nlet m: u32 = min(1, 2);\nlet x: u8 = max(300, 7) - 100;\n"
+                   "let y: i64 = clamp(-5, -2, 9) + abs(-4);\nlet z = min(1, 2.5);\nlet q = n + select(b, 3, 4);\n"
+                   "let r = select(b, 3, 4) + w;\nlet t = select(true, 10, 20);\nlet h2: f16 = max(1.0, 2.0);\n"
+                   "var u: u64 = 0;\nu = select(b, 5, 6);\nlet g = min(3, 2);\no[0] = select(b, 1.0, 2.0);"));
+    assert_type(decl_type(p, "s"), "u32");
+    assert_type(init_of(p, "s")->type, "u32");
+    assert_type(init_of(p, "s")->b->next->type, "u32");
+    assert_type(decl_type(p, "m"), "u32");
+    assert_true(init_of(p, "m")->is_const);
+    assert_int_equal(init_of(p, "m")->cval.u, 1);
+    assert_int_equal(init_of(p, "x")->cval.u, 200);
+    assert_int_equal(init_of(p, "y")->cval.i, 2);
+    assert_type(decl_type(p, "z"), "f32");
+    assert_true(init_of(p, "z")->cval.f == 1.0);
+    assert_type(decl_type(p, "q"), "u32");
+    assert_type(decl_type(p, "r"), "u64");
+    assert_int_equal(init_of(p, "t")->cval.i, 10);
+    assert_type(decl_type(p, "h2"), "f16");
+    assert_type(decl_type(p, "g"), "i32");
+    assert_int_equal(init_of(p, "g")->cval.i, 2);
+    prog_free(p);
+    p = ok("fn pick(c: bool) -> u64 { return select(c, 1, 2); }\nfn put(x: u8) -> u8 { return x; }\n"
+           "kernel k(o: &mut [u64], b: bool) { o[0] = pick(b) + (put(select(b, 200, 255)) as u64); }\n");
+    kf_node *ret = find_kind(p->module, KF_N_RETURN);
+    assert_non_null(ret);
+    assert_type(ret->a->type, "u64");
+    prog_free(p);
+    reject(K("let x: u8 = select(b, 1, 300);"), 2, 26, "constant 300 does not fit u8");
+    reject(K("let x: u32 = min(-1, 2);"), 2, 14, "constant -1 does not fit u32");
+    reject(K("let x: u32 = select(b, 1.5, 2);"), 2, 14, "the initializer of 'x' must be u32, found f32");
 }
 
 static void binary_operands_must_match(void **state)
@@ -393,6 +475,12 @@ static void for_loop_types(void **state)
     reject(K("for j in i .. n { }"), 2, 1, "mismatched types i32 and u32 in 'for j in a .. b'");
     reject(K("for j in 0.0 .. 4.0 { }"), 2, 10, "the bounds of a for loop must be integers");
     reject(K("for j in 0 .. n step i { }"), 2, 22, "the step of 'for j' must be u32, found i32");
+}
+
+static void unroll_body_may_break_and_continue(void **state)
+{
+    accept(K("var s: u32 = 0;\n@unroll for u in 0 .. 4 {\n  if u == 1 { continue; }\n  if n == u { break; }\n  s += u;\n}\n"
+             "@unroll for t in 0 .. 2 { if b { break; } continue; }"));
 }
 
 static void unroll_needs_constant_bounds(void **state)
@@ -812,6 +900,8 @@ int main(void)
         cmocka_unit_test(unknown_names_suggest_the_closest),
         cmocka_unit_test(untyped_constants_adapt_to_context),
         cmocka_unit_test(constants_must_fit_their_type),
+        cmocka_unit_test(untyped_constants_splat_to_vectors),
+        cmocka_unit_test(untyped_builtin_calls_adapt_to_context),
         cmocka_unit_test(binary_operands_must_match),
         cmocka_unit_test(operator_rules),
         cmocka_unit_test(conditions_must_be_bool),
@@ -826,6 +916,7 @@ int main(void)
         cmocka_unit_test(returns),
         cmocka_unit_test(for_loop_types),
         cmocka_unit_test(unroll_needs_constant_bounds),
+        cmocka_unit_test(unroll_body_may_break_and_continue),
         cmocka_unit_test(nested_unroll_checks_every_iteration),
         cmocka_unit_test(fns_are_checked_and_inlinable),
         cmocka_unit_test(geometry_builtins),
