@@ -187,6 +187,22 @@ cleanup:
     return st;
 }
 
+/* Ends the work queued since ev0 per the dispatch mode: timed (wait, *ms =
+ * device time), sync (wait) or async (nothing). */
+static kf_status finish_stream(cuda_dev *cd, kf_dispatch_mode mode, float *ms, kf_error *err)
+{
+    kf_status st = KF_OK;
+    if (mode == KF_DISPATCH_TIMED) {
+        CU_CHECK(EventRecord(cd->ev1, cd->stream));
+        CU_CHECK(EventSynchronize(cd->ev1));
+        CU_CHECK(EventElapsedTime(ms, cd->ev0, cd->ev1));
+    } else if (mode == KF_DISPATCH_SYNC) {
+        CU_CHECK(StreamSynchronize(cd->stream));
+    }
+cleanup:
+    return st;
+}
+
 static kf_status cuda_copy(kf_device *dev, uint64_t dst, uint64_t src, size_t bytes, kf_dispatch_mode mode,
                            float *ms, kf_error *err)
 {
@@ -195,13 +211,7 @@ static kf_status cuda_copy(kf_device *dev, uint64_t dst, uint64_t src, size_t by
     if (st != KF_OK) return st;
     if (mode == KF_DISPATCH_TIMED) CU_CHECK(EventRecord(cd->ev0, cd->stream));
     CU_CHECK(MemcpyDtoDAsync(dst, src, bytes, cd->stream));
-    if (mode == KF_DISPATCH_TIMED) {
-        CU_CHECK(EventRecord(cd->ev1, cd->stream));
-        CU_CHECK(EventSynchronize(cd->ev1));
-        CU_CHECK(EventElapsedTime(ms, cd->ev0, cd->ev1));
-    } else if (mode == KF_DISPATCH_SYNC) {
-        CU_CHECK(StreamSynchronize(cd->stream));
-    }
+    st = finish_stream(cd, mode, ms, err);
 cleanup:
     return st;
 }
@@ -516,13 +526,7 @@ static kf_status cuda_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf
     if (mode == KF_DISPATCH_TIMED) CU_CHECK(EventRecord(cd->ev0, cd->stream));
     CU_CHECK(LaunchKernel(cp->fn, plan->grid[0], plan->grid[1], plan->grid[2], plan->block[0], plan->block[1],
                           plan->block[2], plan->dyn_shared, cd->stream, params, NULL));
-    if (mode == KF_DISPATCH_TIMED) {
-        CU_CHECK(EventRecord(cd->ev1, cd->stream));
-        CU_CHECK(EventSynchronize(cd->ev1));
-        CU_CHECK(EventElapsedTime(ms, cd->ev0, cd->ev1));
-    } else if (mode == KF_DISPATCH_SYNC) {
-        CU_CHECK(StreamSynchronize(cd->stream));
-    }
+    st = finish_stream(cd, mode, ms, err);
 cleanup:
     return st;
 }
