@@ -152,12 +152,14 @@ static bool untyped_fold(kf_sema *s, kf_node *n, kf_node **args, unsigned na, kf
     return true;
 }
 
-/* The type an all-untyped generic call takes: the context's (s->hint) when
- * it is known and can hold the arguments, else f32 / i32. */
+/* The type an all-untyped generic or math call takes (sqrt(2.0) beside an
+ * f64): the context's (s->hint) when it is known and can hold the
+ * arguments, else f32 / i32. */
 static kf_type untyped_target(kf_sema *s, kf_node *n, kf_builtin bi, bool fl)
 {
     kf_type h = s->hint;
-    if (generic(bi) && s->hint_node == n && kf_sema_is_num(h) && (!fl || kf_type_is_float(h))) return h;
+    bool adapts = generic(bi) || (bi >= KF_BI_EXP && bi <= KF_BI_FMA);
+    if (adapts && s->hint_node == n && kf_sema_is_num(h) && (!fl || kf_type_is_float(h))) return h;
     return kf_type_scalar(fl ? KF_S_F32 : KF_S_I32);
 }
 
@@ -286,7 +288,7 @@ static kf_type select_call(kf_sema *s, kf_node *n, kf_node **a)
 static kf_type unary_math(kf_sema *s, kf_node *n, kf_builtin bi, kf_node *a, bclass c, bool fold)
 {
     if (c == C_F3264) {
-        kf_sema_adapt(s, a, kf_type_scalar(KF_S_F32));
+        if (kf_sema_untyped(a->type)) kf_sema_adapt(s, a, untyped_target(s, n, bi, true));
     } else if (bi == KF_BI_ABS && kf_sema_untyped(a->type)) {
         kf_type t = unify(s, n, &a, 1, bi, false);
         if (kf_sema_untyped(t)) return t;

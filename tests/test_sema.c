@@ -311,6 +311,15 @@ static void untyped_builtin_calls_adapt_to_context(void **state)
     assert_non_null(ret);
     assert_type(ret->a->type, "u64");
     prog_free(p);
+    /* math on untyped constants takes a float context's type, else f32 */
+    p = ok("kernel k(d: &mut [f64], x: f64) { d[0] = x * 2.0 + sqrt(2.0); let e: f64 = exp(1.0); let f = exp(1.0); d[1] = e; }\n");
+    kf_node *sq = find_kind(p->module, KF_N_ASSIGN)->b->b;
+    assert_type(sq->type, "f64");
+    assert_true(sq->is_const);
+    assert_true(sq->cval.f == sqrt(2.0));
+    assert_type(decl_type(p, "e"), "f64");
+    assert_type(decl_type(p, "f"), "f32");
+    prog_free(p);
     reject(K("let x: u8 = select(b, 1, 300);"), 2, 26, "constant 300 does not fit u8");
     reject(K("let x: u32 = min(-1, 2);"), 2, 14, "constant -1 does not fit u32");
     reject(K("let x: u32 = select(b, 1.5, 2);"), 2, 14, "the initializer of 'x' must be u32, found f32");
