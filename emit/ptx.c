@@ -39,16 +39,13 @@
  * such bytes become '?'. */
 static void put_ascii(kf_buf *b, const char *s, size_t n)
 {
-    char tmp[256];
-    while (n) {
-        size_t k = n < sizeof tmp ? n : sizeof tmp;
-        for (size_t i = 0; i < k; i++) {
-            unsigned char c = (unsigned char)s[i];
-            tmp[i] = c < 0x20 || c >= 0x7f || c == '\\' || c == '"' ? '?' : (char)c;
-        }
-        kf_buf_append(b, tmp, k);
-        s += k;
-        n -= k;
+    if (!n) return;
+    kf_buf_append(b, s, n);   /* reserves and copies; then fix the bytes in place */
+    if (b->oom) return;
+    char *o = b->data + b->len - n;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)o[i];
+        if (c < 0x20 || c >= 0x7f || c == '\\' || c == '"') o[i] = '?';
     }
 }
 
@@ -79,14 +76,15 @@ static bool index_lines(ptx_cx *cx, kf_arena *arena)
 {
     const kf_module *m = cx->m;
     if (!m || !m->source) return true;
+    const char *src = m->source, *end = src + m->source_len;
     uint32_t n = 1;
-    for (size_t i = 0; i < m->source_len; i++) n += m->source[i] == '\n';
+    for (const char *q = src; (q = memchr(q, '\n', (size_t)(end - q))); q++) n++;
     cx->line_start = kf_arena_calloc(arena, n + 2, sizeof *cx->line_start);
     if (!cx->line_start) return false;
     uint32_t l = 1;
     cx->line_start[1] = 0;
-    for (size_t i = 0; i < m->source_len; i++)
-        if (m->source[i] == '\n') cx->line_start[++l] = (uint32_t)(i + 1);
+    for (const char *q = src; (q = memchr(q, '\n', (size_t)(end - q))); q++)
+        cx->line_start[++l] = (uint32_t)(q - src + 1);
     cx->nlines = l;
     return true;
 }
@@ -98,6 +96,7 @@ static void source_line(const ptx_cx *cx, uint32_t line, const char **s, int *n)
     *n = 0;
     if (!cx->line_start || line == 0 || line > cx->nlines) return;
     const char *p = cx->m->source + cx->line_start[line], *end = cx->m->source + cx->m->source_len;
+    if (line < cx->nlines) end = cx->m->source + cx->line_start[line + 1] - 1;   /* at its '\n' */
     while (p < end && (*p == ' ' || *p == '\t')) p++;
     const char *e = p;
     while (e < end && *e != '\n' && *e != '\r') e++;
@@ -127,10 +126,10 @@ static size_t fast_format(char *line, size_t cap, const char *fmt, va_list ap)
         if (ll) p += 2;
         if (*p == 's') {
             const char *a = va_arg(ap, const char *);
-            size_t l = strlen(a);
-            if (n + l + 24 >= cap) return SIZE_MAX;
-            memcpy(line + n, a, l);
-            n += l;
+            while (*a) {
+                if (n + 24 >= cap) return SIZE_MAX;
+                line[n++] = *a++;
+            }
             continue;
         }
         if (*p == '%') {
@@ -159,18 +158,19 @@ static size_t fast_format(char *line, size_t cap, const char *fmt, va_list ap)
 /* Appends `pre`, fmt with its arguments, then `post`. The hot path formats
  * straight into the buffer's reserved tail (see fast_format); anything else
  * goes through kf_buf_vprintf. */
-static void put_line(kf_buf *b, const char *pre, const char *fmt, va_list ap, const char *post)
+static void put_line(kf_buf *b, const char *pre, size_t lp, const char *fmt, va_list ap, const char *post,
+                     size_t lq)
 {
     enum { ROOM = 512 };
-    size_t lp = strlen(pre), lq = strlen(post);
     va_list ap2;
     va_copy(ap2, ap);
     size_t n = SIZE_MAX;
-    if (!b->oom && kf_vec_grow((void **)&b->data, &b->cap, b->len + ROOM + lp + lq + 1, 1)) {
+    size_t need = b->len + ROOM + lp + lq + 1;
+    if (!b->oom && (need <= b->cap || kf_vec_grow((void **)&b->data, &b->cap, need, 1))) {
         n = fast_format(b->data + b->len + lp, ROOM, fmt, ap);
         if (n != SIZE_MAX) {
-            memcpy(b->data + b->len, pre, lp);
-            memcpy(b->data + b->len + lp + n, post, lq);
+            for (size_t i = 0; i < lp; i++) b->data[b->len + i] = pre[i];
+            for (size_t i = 0; i < lq; i++) b->data[b->len + lp + n + i] = post[i];
             b->len += lp + n + lq;
             b->data[b->len] = 0;
         }
@@ -230,7 +230,7 @@ void ptx_ins(ptx_cx *cx, const char *fmt, ...)
     line_info(cx);
     va_list ap;
     va_start(ap, fmt);
-    put_line(&cx->body, "\t", fmt, ap, ";\n");
+    put_line(&cx->body, "\t", 1, fmt, ap, ";\n", 2);
     va_end(ap);
     push_loc(cx, cx->cur);
 }
@@ -240,7 +240,7 @@ void ptx_label(ptx_cx *cx, const char *fmt, ...)
     if (!cx->final_pass) return;
     va_list ap;
     va_start(ap, fmt);
-    put_line(&cx->body, "", fmt, ap, ":\n");
+    put_line(&cx->body, "", 0, fmt, ap, ":\n", 2);
     va_end(ap);
     push_loc(cx, cx->cur);
 }
@@ -285,12 +285,13 @@ static void reg_name(preg *r, ptx_rclass rc, uint32_t n, bool text)
 {
     r->s[0] = 0;
     if (!text) return;
-    char num[12], *e = num + sizeof num, *q = e;
-    do *--q = (char)('0' + n % 10); while ((n /= 10));
-    size_t pl = strlen(ptx_rc_prefix[rc]);
-    memcpy(r->s, ptx_rc_prefix[rc], pl);
-    memcpy(r->s + pl, q, (size_t)(e - q));
-    r->s[pl + (size_t)(e - q)] = 0;
+    char num[12];
+    int k = 0;
+    do num[k++] = (char)('0' + n % 10); while ((n /= 10));
+    char *o = r->s;
+    for (const char *p = ptx_rc_prefix[rc]; *p;) *o++ = *p++;
+    while (k) *o++ = num[--k];
+    *o = 0;
 }
 
 preg ptx_regn(const ptx_cx *cx, ptx_rclass rc, uint32_t n)
