@@ -283,15 +283,34 @@ static uint32_t lanes_of(kf_type t)
  * which writes no text. */
 static void reg_name(preg *r, ptx_rclass rc, uint32_t n, bool text)
 {
+    static const struct { char s[4]; uint8_t len; } prefix[PTX_RC_COUNT] = {
+#define X(e, p, d) {p, sizeof p - 1},
+        PTX_RCLASSES(X)
+#undef X
+    };
     r->s[0] = 0;
     if (!text) return;
-    char num[12];
-    int k = 0;
-    do num[k++] = (char)('0' + n % 10); while ((n /= 10));
-    char *o = r->s;
-    for (const char *p = ptx_rc_prefix[rc]; *p;) *o++ = *p++;
-    while (k) *o++ = num[--k];
-    *o = 0;
+    memcpy(r->s, prefix[rc].s, 4);
+    char *o = r->s + prefix[rc].len;
+    if (n < 10) {
+        o[0] = (char)('0' + n);
+        o[1] = 0;
+    } else if (n < 100) {
+        o[0] = (char)('0' + n / 10);
+        o[1] = (char)('0' + n % 10);
+        o[2] = 0;
+    } else if (n < 1000) {
+        o[0] = (char)('0' + n / 100);
+        o[1] = (char)('0' + n / 10 % 10);
+        o[2] = (char)('0' + n % 10);
+        o[3] = 0;
+    } else {
+        char num[12];
+        int k = 0;
+        do num[k++] = (char)('0' + n % 10); while ((n /= 10));
+        while (k) *o++ = num[--k];
+        *o = 0;
+    }
 }
 
 preg ptx_regn(const ptx_cx *cx, ptx_rclass rc, uint32_t n)
