@@ -120,8 +120,9 @@ static int fast_format(char *dst, size_t cap, const char *fmt, va_list ap)
             s = q;
         } else if (*p == '%') s = "%";
         else return -1;
-        for (; *s; s++, n++)
-            if (n < cap) dst[n] = *s;
+        size_t l = strlen(s);   /* operands are often long nested expressions */
+        if (n < cap) memcpy(dst + n, s, l < cap - n ? l : cap - n);
+        n += l;
     }
     if (n < cap) dst[n] = 0;
     return n > INT32_MAX ? -1 : (int)n;
