@@ -538,9 +538,14 @@ static uint32_t loop_variable(const kw *w, uint32_t l)
     for (uint32_t i = 0; i < k->nins; i++) {
         if (i == d || (i > l && i < w->close_of[l]) || w->dead[i] || w->drop[i]) continue;
         const kf_ir_ins *o = &k->ins[i];
-        bool touches = op_has_dst[o->op] && o->dst == v;
-        for (int a = 0; a < kf_ir_op_nargs[o->op]; a++) touches = touches || o->a[a] == v;
-        if (touches) return 0;
+        if (op_has_dst[o->op] && o->dst == v) return 0;
+        switch (kf_ir_op_nargs[o->op]) {   /* unrolled: this scan runs once per loop */
+        case 4: if (o->a[3] == v) return 0; /* fall through */
+        case 3: if (o->a[2] == v) return 0; /* fall through */
+        case 2: if (o->a[1] == v) return 0; /* fall through */
+        case 1: if (o->a[0] == v) return 0; /* fall through */
+        default: break;
+        }
     }
     return d + 1;
 }
