@@ -196,11 +196,22 @@ static void line_info(ptx_cx *cx)
         int n;
         source_line(cx, l.line, &s, &n);
         const char *f = l.file ? l.file : (cx->m && cx->m->file ? cx->m->file : "?");
-        const char *base = strrchr(f, '/');
+        if (f != cx->lf_file) {   /* the base name and its check, once per file */
+            const char *base = strrchr(f, '/');
+            cx->lf_file = f;
+            cx->lf_base = base ? base + 1 : f;
+            cx->lf_len = strlen(cx->lf_base);
+            cx->lf_clean = true;
+            for (size_t i = 0; i < cx->lf_len; i++) {
+                unsigned char c = (unsigned char)cx->lf_base[i];
+                if (c < 0x20 || c >= 0x7f || c == '\\' || c == '"') cx->lf_clean = false;
+            }
+        }
         char num[16];
         dec_digits(num, l.line, false);
         kf_buf_append(&cx->body, "\t// ", 4);
-        put_ascii(&cx->body, base ? base + 1 : f, strlen(base ? base + 1 : f));
+        if (cx->lf_clean) kf_buf_append(&cx->body, cx->lf_base, cx->lf_len);
+        else put_ascii(&cx->body, cx->lf_base, cx->lf_len);
         kf_buf_append(&cx->body, ":", 1);
         kf_buf_puts(&cx->body, num);
         if (n) kf_buf_append(&cx->body, "  ", 2);

@@ -98,6 +98,10 @@ typedef struct {
     uint8_t *named;               /* per value: its source name was already written as a comment */
     uint8_t *needreg;             /* per value: a single-CONST value some use needs in a register */
     bool final_pass;              /* second pass: CONSTs nobody needs in a register emit nothing */
+    const char *lf_file;          /* line comments: the last file seen, its base name, */
+    const char *lf_base;          /* its length and whether it needs no '?' patching */
+    size_t lf_len;
+    bool lf_clean;
     uint32_t at;                  /* index of the IR instruction being emitted */
     preg wmask, wclamp;           /* existing lanes of this warp: membermask and count - 1 (SHFL/VOTE) */
     bool failed;
