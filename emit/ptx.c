@@ -114,26 +114,25 @@ static void source_line(const ptx_cx *cx, uint32_t line, const char **s, int *n)
  * text does not fit (the caller then uses vprintf). */
 static size_t fast_format(char *line, size_t cap, const char *fmt, va_list ap)
 {
-    size_t n = 0;
+    char *o = line, *const lim = line + cap - 24;   /* room for one number after any check */
     for (const char *p = fmt; *p; p++) {
-        if (n + 24 >= cap) return SIZE_MAX;
+        if (o >= lim) return SIZE_MAX;
         if (*p != '%') {
-            line[n++] = *p;
+            *o++ = *p;
             continue;
         }
         p++;
         bool ll = p[0] == 'l' && p[1] == 'l';
         if (ll) p += 2;
         if (*p == 's') {
-            const char *a = va_arg(ap, const char *);
-            while (*a) {
-                if (n + 24 >= cap) return SIZE_MAX;
-                line[n++] = *a++;
+            for (const char *a = va_arg(ap, const char *); *a;) {
+                if (o >= lim) return SIZE_MAX;
+                *o++ = *a++;
             }
             continue;
         }
         if (*p == '%') {
-            line[n++] = '%';
+            *o++ = '%';
             continue;
         }
         if (*p != 'u' && *p != 'd') return SIZE_MAX;
@@ -149,10 +148,9 @@ static size_t fast_format(char *line, size_t cap, const char *fmt, va_list ap)
         char num[24], *e = num + sizeof num, *q = e;
         do *--q = (char)('0' + u % 10); while ((u /= 10));
         if (neg) *--q = '-';
-        memcpy(line + n, q, (size_t)(e - q));
-        n += (size_t)(e - q);
+        while (q < e) *o++ = *q++;
     }
-    return n;
+    return (size_t)(o - line);
 }
 
 /* Appends `pre`, fmt with its arguments, then `post`. The hot path formats
