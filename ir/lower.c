@@ -50,10 +50,15 @@ void lw_error(lw_t *lw, kf_loc loc, const char *fmt, ...)
     lw->failed = true;
 }
 
+/* KF_VEC_PUSH with the capacity test inline: the hot pushes (one value, one
+ * instruction) then call kf_vec_grow only when the array must grow. */
+#define LW_PUSH(v, x) \
+    (((v)->len < (v)->cap || KF_VEC_RESERVE(v, 1)) ? ((v)->data[(v)->len++] = (x), true) : false)
+
 kf_val lw_new_val(lw_t *lw, kf_type t, const char *name, kf_loc loc)
 {
-    if (!KF_VEC_PUSH(&lw->vals, ((kf_ir_value){t, name, loc})) || !KF_VEC_PUSH(&lw->vparam, 0u) ||
-        !KF_VEC_PUSH(&lw->vconst, ((lw_vconst){0, false}))) {
+    if (!LW_PUSH(&lw->vals, ((kf_ir_value){t, name, loc})) || !LW_PUSH(&lw->vparam, 0u) ||
+        !LW_PUSH(&lw->vconst, ((lw_vconst){0, false}))) {
         lw->oom = lw->failed = true;
         return 0;
     }
@@ -75,7 +80,7 @@ uint32_t lw_emit(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_val dst,
         return UINT32_MAX;
     }
     kf_ir_ins in = {(uint16_t)op, sub, t, dst, {a0, a1, a2, a3}, imm, loc};
-    if (!KF_VEC_PUSH(&lw->ins, in)) {
+    if (!LW_PUSH(&lw->ins, in)) {
         lw->oom = lw->failed = true;
         return UINT32_MAX;
     }
