@@ -894,9 +894,14 @@ kf_status kf_ptx_emit(const kf_module *m, const kf_ir_kernel *k, const kf_emit_o
         return KF_ERR_SOURCE;
     }
     ptx_locvec locs = {0};
+    uint32_t n = k ? 1 : m->nkernels;
+    /* reserve the whole module once (about 48 bytes of PTX per IR
+     * instruction, as for the bodies) instead of growing by doubling */
+    size_t est = 1024;
+    for (uint32_t i = 0; i < n; i++) est += (size_t)(k ? k : &m->kernels[i])->nins * 48 + 1024;
+    if (!out->oom) (void)kf_vec_grow((void **)&out->data, &out->cap, out->len + est, 1);
     emit_module_head(m, &opts, opts.arch, out, &locs);
     kf_status st = KF_OK;
-    uint32_t n = k ? 1 : m->nkernels;
     for (uint32_t i = 0; i < n && st == KF_OK; i++)
         st = emit_kernel(m, k ? k : &m->kernels[i], &opts, out, &locs, diags);
     if (out->oom && st == KF_OK) st = KF_ERR_NOMEM;
