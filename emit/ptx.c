@@ -68,7 +68,8 @@ static void dec_digits(char *out, uint64_t u, bool neg)
 
 static void push_loc(ptx_cx *cx, kf_loc loc)
 {
-    if (!KF_VEC_PUSH(&cx->locs, loc)) cx->failed = true;
+    if (cx->locs.len < cx->locs.cap) cx->locs.data[cx->locs.len++] = loc;   /* reserved up front */
+    else if (!KF_VEC_PUSH(&cx->locs, loc)) cx->failed = true;
 }
 
 /* Offsets of the module's source lines, so a comment finds its line in O(1). */
