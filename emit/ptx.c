@@ -99,8 +99,10 @@ static void source_line(const ptx_cx *cx, uint32_t line, const char **s, int *n)
     const char *p = cx->m->source + cx->line_start[line], *end = cx->m->source + cx->m->source_len;
     if (line < cx->nlines) end = cx->m->source + cx->line_start[line + 1] - 1;   /* at its '\n' */
     while (p < end && (*p == ' ' || *p == '\t')) p++;
-    const char *e = p;
-    while (e < end && *e != '\n' && *e != '\r') e++;
+    /* [p, end) holds no '\n' (end is the line's '\n' or the source's end) */
+    size_t len = end > p ? (size_t)(end - p) : 0;
+    const char *e = len ? memchr(p, '\r', len) : NULL;
+    if (!e) e = p + len;
     while (e > p && (e[-1] == ' ' || e[-1] == '\t')) e--;
     *s = p;
     *n = (int)(e - p > 160 ? 160 : e - p);
