@@ -408,7 +408,7 @@ preg ptx_imm(kf_scalar s, uint64_t bits)
 
 bool ptx_const_of(const ptx_cx *cx, kf_val v, uint64_t *bits)
 {
-    if (v == 0 || v >= cx->k->nvals || cx->ndefs[v] != 1 || cx->cdef[v] < 0) return false;
+    if (v >= cx->k->nvals || cx->cdef[v] < 0) return false;   /* cdef[0] and multi-def values are -1 */
     *bits = cx->k->ins[cx->cdef[v]].imm;
     return true;
 }
@@ -564,6 +564,8 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
         for (uint32_t j = 0; j < 4 && in->op < KF_IR_OP_COUNT; j++)
             if (j < kf_ir_op_nargs[in->op] && in->a[j] < k->nvals) nuses[in->a[j]]++;
     }
+    for (uint32_t v = 0; v <= k->nvals; v++)   /* only single-CONST values keep cdef */
+        if (cx->ndefs[v] != 1) cx->cdef[v] = -1;
     forward_moves(cx, nuses);
     fold_not_into_branches(cx, nuses);
     for (uint32_t i = 0; i < k->nins; i++) {
