@@ -411,7 +411,9 @@ static void write_loop_header(kw *w, uint32_t l)
         kf_val v = k->ins[d].dst;
         init = kf_cu_str(w->c, "%s %s = %s", decl_type(w, k->vals[v].type), val(w, v), rhs(w, d));
     }
-    if (latch.len) wline(w, k->ins[l].loc, "for (%s; %s; %s) {", init, cond, latch.data);
+    /* the init declares the loop variable: only `while` when there is none
+       (a latch made unreachable by a body that always leaves is not written) */
+    if (latch.len || w->init[l]) wline(w, k->ins[l].loc, "for (%s; %s; %s) {", init, cond, latch.len ? latch.data : "");
     else wline(w, k->ins[l].loc, "while (%s) {", cond);
     kf_buf_free(&latch);
     w->depth++;

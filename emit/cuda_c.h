@@ -28,7 +28,9 @@
     X(KF_CU_H_ODD, 0)                                      \
     X(KF_CU_H_F16_NARROW, KF_CU_BIT(KF_CU_H_F16) | KF_CU_BIT(KF_CU_H_ODD))   \
     X(KF_CU_H_BF16_NARROW, KF_CU_BIT(KF_CU_H_BF16) | KF_CU_BIT(KF_CU_H_ODD)) \
+    X(KF_CU_H_F2I, 0)                                      \
     X(KF_CU_H_SAT, 0)                                      \
+    X(KF_CU_H_NARROW, 0)                                   \
     X(KF_CU_H_SHIFT32, 0)                                  \
     X(KF_CU_H_SHIFT64, 0)                                  \
     X(KF_CU_H_IDIV32, 0)                                   \
