@@ -11,6 +11,37 @@
 
 #include "emit.h"
 
+/* What a register holds: one rule for values narrower than their register,
+ * obeyed by every instruction that writes one (emit/ptx_ops.c).
+ *
+ *   bool       %p.
+ *   f16, bf16  %h (.b16), exactly their 16 bits.
+ *   i16, u16   %rs (.b16), exactly their 16 bits (they fill it).
+ *   i8         %rs, sign-extended to 16 bits: bits 15..8 equal bit 7.
+ *   u8         %rs, zero-extended to 16 bits: bits 15..8 are 0.
+ *
+ * So a 16-bit compare, division, remainder, right shift, min or max reads an
+ * 8-bit value right. An instruction writing an 8-bit value either makes that
+ * form by construction (ld and cvt with an .s8/.u8 type extend into the
+ * register; bfe; mov/selp of such values; and, or, xor, min, max, shr of
+ * such operands) or is followed by ptx_normalize (cvt.s16.s8 / cvt.u16.u8):
+ * + - * << ~ neg abs cdiv, and a bitcast between u8 and i8.
+ *
+ * Wrapping arithmetic on a %rs register uses instructions ptxas keeps
+ * wrapped: + - * as .u16 (the same bits as .s16), negation as sub.u16 0, a,
+ * abs as max.s16(a, 0 - a). Never neg.s16 or abs.s16: ptxas 13 widens those
+ * to 32 bits as if they could not overflow (-(-32768) read as +32768).
+ *
+ * A value leaves its register for a wider one only through a cvt whose
+ * source type is its own (cvt.u32.u8, cvt.s32.s16, cvt.s64.s16), never a mov,
+ * so the rule above is all a reader of the register relies on.
+ *
+ * The other instruction patterns ptxas 13 miscompiles are avoided too (and
+ * tests/ptx_hazards.h checks every emitted module for all of them): a cvt
+ * between f16 and bf16 feeding a cvt.rzi (the two convert through f32), an
+ * 8-bit store of a cvt-to-f16/bf16 result register; and cvt.rzi's NaN, the
+ * destination's most negative pattern, is replaced by 0 (setp.nan). */
+
 /* Register classes. X(enum, prefix, decl type) */
 #define PTX_RCLASSES(X) \
     X(PTX_RC_P, "%p", ".pred")  X(PTX_RC_RS, "%rs", ".b16") X(PTX_RC_H, "%h", ".b16") \

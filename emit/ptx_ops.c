@@ -1,8 +1,9 @@
 /* PTX instruction selection: one core-IR instruction at a time, lane by lane
  * for vectors. The choices that carry the language contract:
- *   - 8-bit integers live sign/zero-extended in 16-bit registers and are
- *     re-normalized (cvt.s16.s8 / cvt.u16.u8) after operations that can
- *     carry out of the byte;
+ *   - 8- and 16-bit integers follow the register rule of ptx_internal.h
+ *     (8-bit sign/zero-extended in 16-bit registers, re-normalized after
+ *     operations that can carry out of the byte; wrapping arithmetic that
+ *     ptxas cannot widen);
  *   - shifts pass the amount as u32, which PTX clamps to the width (so
  *     amounts >= width give 0 or the sign fill); 64-bit amounts are first
  *     clamped with min.u64;
@@ -10,9 +11,10 @@
  *     gives INT_MIN and INT_MIN % -1 gives 0 whatever div.s32 does;
  *   - float + - * / are .rn (never contracted into fma); bf16 arithmetic is
  *     native on sm_90 and an exact fma.rn.bf16 form on sm_80..89;
- *   - conversions use one rounding: cvt.rzi (saturating, NaN -> 0) for
- *     float -> int, .rn for int -> float and narrowing, and a round-to-odd
- *     step where bf16 has no direct cvt from the source type;
+ *   - conversions use one rounding: cvt.rzi (saturating) for float -> int
+ *     with NaN selected to 0, .rn for int -> float and narrowing, and a
+ *     round-to-odd step where bf16 has no direct cvt from the source type;
+ *     f16 <-> bf16 through f32;
  *   - loads from read-only buffers are ld.global.nc; vector elements move
  *     with ld/st .v2/.v4 (8 and 16 lanes as .b32 words, unpacked). */
 #include "ptx_internal.h"

@@ -295,6 +295,91 @@ static void unsupported_arch_is_a_diagnostic(void **state)
     kf_buf_free(&out);
 }
 
+/* Emits CUDA-C of .kf source text (every kernel); returns heap text. */
+static char *emit_source(const char *src)
+{
+    kf_module *m = NULL;
+    if (kf_compile("t.kf", src, strlen(src), NULL, &m) != KF_OK) {
+        kf_buf r = {0};
+        if (m) kf_diags_render(&r, &m->diags, src, strlen(src));
+        fail_msg("does not compile:\n%s", r.data ? r.data : "");
+    }
+    kf_emit_opts o = {90, false};
+    kf_buf out = {0};
+    kf_diags d = {0};
+    assert_int_equal(kf_cuda_emit(m, NULL, &o, &out, NULL, &d), KF_OK);
+    kf_diags_free(&d);
+    kf_module_free(m);
+    return kf_buf_take(&out);
+}
+
+/* Issue 7 bug 2: a loop whose latch is unreachable (the body always leaves)
+ * still declares its variable in the for header. */
+static void loop_whose_body_always_leaves_keeps_its_variable(void **state)
+{
+    char *t = emit_source("const C: bool = true;\n@schedule(block = 32, grid = 1)\n"
+                          "kernel loopvar(o: &mut [i32]) {\n"
+                          "    for j in 0 .. 4 { if C { o[thread_id.x] = j + 7; return; } }\n}\n");
+    assert_has(t, "    for (int j_ = 0; j_ < 4; ) {\n        o_[threadIdx.x] = (int)((unsigned)j_ + 7u);\n"
+                  "        return;\n    }\n");
+    assert_lacks(t, "while");
+    free(t);
+}
+
+/* Every name made for a kernel's own things ends in one '_', so none can
+ * be a C++ keyword, a CUDA name or a math library function (j0, y1, exp). */
+static void names_never_collide_with_cuda_or_cpp(void **state)
+{
+    char *t = emit_source("kernel k(sin: &mut [f64], int: u32) {\n"
+                          "    let j0 = int as f64; let y1 = j0 * 2.0; let exp = y1 + j0;\n"
+                          "    let new = int + 1; let kf_x = new * 2; let _X = kf_x + 1; let a__b_ = _X + 1;\n"
+                          "    sin[a__b_] = exp;\n}\n");
+    assert_has(t, "k(double* __restrict__ sin_, unsigned int_)\n");
+    assert_has(t, "double j0_ = (double)int_;");
+    assert_has(t, "double y1_ = __dmul_rn(j0_, 2.0);");
+    assert_has(t, "double exp_ = __dadd_rn(y1_, j0_);");
+    assert_has(t, "unsigned new_ = int_ + 1u;");
+    assert_has(t, "unsigned kf_x_ = new_ * 2u;");
+    assert_has(t, "unsigned v_X_ = kf_x_ + 1u;");            /* no reserved _X, no __ */
+    assert_has(t, "sin_[a_b_] = exp_;");
+    free(t);
+    /* the kernel name is the entry point and keeps its spelling: a clash is an error */
+    static const char *const bad[] = {"j0", "y1", "exp", "float4", "uchar2", "dim3", "kf_go", "a__b", "new"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        case_saxpy(&B);
+        B.k.name = bad[i];
+        kf_buf out = {0};
+        kf_diags d = {0};
+        assert_int_equal(kf_cuda_emit(&B.m, NULL, NULL, &out, NULL, &d), KF_ERR_SOURCE);
+        assert_non_null(strstr(d.items.data[0].msg, "reserved in CUDA-C"));
+        kf_diags_free(&d);
+        kf_buf_free(&out);
+    }
+    case_saxpy(&B);
+    B.k.name = "float8";   /* not a CUDA type */
+    free(emit_opts(90, false, NULL));
+}
+
+/* Issue 7 bug 4: 8/16-bit results leave 32-bit arithmetic through
+ * kf_narrow, so NVVM cannot narrow a negation into neg.s16; NaN -> 0. */
+static void narrow_arithmetic_and_nan_conversions(void **state)
+{
+    char *t = emit_source("kernel k(x: i16, c: u8, f: f64, h: f16, o: &mut [i32], q: &mut [u64], b: &mut [u8]) {\n"
+                          "    o[0] = (-x) as i32; o[1] = abs(x) as i32; o[2] = (x * x) as i32; o[3] = (x / x) as i32;\n"
+                          "    b[0] = -c; q[0] = h as u64; b[1] = f as u8; o[4] = (o[5] + 1) * 2;\n}\n");
+    assert_has(t, "o_[0u] = (int)(short)kf_narrow(0u - (unsigned)x_);");
+    assert_has(t, "o_[1u] = (int)(short)kf_narrow((unsigned)kf_abs_i32(x_));");
+    assert_has(t, "o_[2u] = (int)(short)kf_narrow((unsigned)x_ * (unsigned)x_);");
+    assert_has(t, "o_[3u] = (int)(short)kf_narrow((unsigned)(x_ / x_));");
+    assert_has(t, "b_[0u] = (unsigned char)kf_narrow(0u - (unsigned)c_);");
+    assert_has(t, "unsigned kf_narrow(unsigned x) { unsigned r; asm(\"mov.b32 %0, %1;\" : \"=r\"(r) : \"r\"(x)); return r; }");
+    assert_has(t, "q_[0u] = kf_f32_to_u64(kf_f16_to_f32(h_));");
+    assert_has(t, "unsigned long long kf_f32_to_u64(float x) { return x != x ? 0ull : __float2ull_rz(x); }");
+    assert_has(t, "b_[1u] = (unsigned char)kf_sat_u32(kf_f64_to_u32(f_), 255u);");
+    assert_has(t, "(int)((unsigned)o_[5u] + 1u) * 2u");           /* 32-bit: no kf_narrow */
+    free(t);
+}
+
 static void reserved_kernel_name_is_a_diagnostic(void **state)
 {
     case_saxpy(&B);
@@ -597,6 +682,9 @@ int main(void)
         cmocka_unit_test(emission_is_deterministic),
         cmocka_unit_test(unsupported_arch_is_a_diagnostic),
         cmocka_unit_test(reserved_kernel_name_is_a_diagnostic),
+        cmocka_unit_test(loop_whose_body_always_leaves_keeps_its_variable),
+        cmocka_unit_test(names_never_collide_with_cuda_or_cpp),
+        cmocka_unit_test(narrow_arithmetic_and_nan_conversions),
         cmocka_unit_test(unbalanced_markers_are_reported_not_crashed_on),
         cmocka_unit_test(unused_results_are_not_emitted),
         cmocka_unit_test(literals_round_trip),
