@@ -202,55 +202,19 @@ static bool check_types(kw *w)
     return true;
 }
 
+/* The markers' structure is kf_ir_link's (ir.h); here it is only checked
+ * (so that corrupted IR is reported, never followed out of range) and the
+ * loops are numbered for their latch labels. */
 static bool check_structure(kw *w)
 {
     const kf_ir_kernel *k = w->k;
     if (!check_types(w)) return false;
-    uint32_t *st = scratch_calloc(w, k->nins + 1, sizeof *st);
-    uint32_t *loops = scratch_calloc(w, k->nins + 1, sizeof *loops);
-    if (!st || !loops) return false;
-    uint32_t sp = 0, lp = 0, nlabels = 0;
+    uint32_t nlabels = 0;
     for (uint32_t i = 0; i < k->nins; i++) {
         if (!check_operands(w, i)) return false;
-        uint16_t op = k->ins[i].op;
-        uint16_t top = sp ? k->ins[st[sp - 1]].op : KF_IR_NOP;
-        switch (op) {
-        case KF_IR_IF: st[sp++] = i; break;
-        case KF_IR_LOOP:
-            st[sp++] = i;
-            loops[lp++] = i;
-            w->label[i] = ++nlabels;
-            break;
-        case KF_IR_ELSE:
-            if (top != KF_IR_IF || w->close_of[st[sp - 1]]) return bad_ir(w, i, "else outside if");
-            w->close_of[st[sp - 1]] = i;   /* until the ENDIF: the ELSE */
-            break;
-        case KF_IR_ENDIF:
-            if (top != KF_IR_IF) return bad_ir(w, i, "endif outside if");
-            sp--;
-            if (w->close_of[st[sp]]) w->close_of[w->close_of[st[sp]]] = i;
-            w->close_of[st[sp]] = i;
-            break;
-        case KF_IR_LATCH:
-            if (top != KF_IR_LOOP || w->latch_of[st[sp - 1]]) return bad_ir(w, i, "latch outside loop");
-            w->latch_of[st[sp - 1]] = i;
-            w->loop_of[i] = st[sp - 1];
-            break;
-        case KF_IR_ENDLOOP:
-            if (top != KF_IR_LOOP) return bad_ir(w, i, "endloop outside loop");
-            w->loop_of[i] = st[--sp];
-            w->close_of[st[sp]] = i;
-            lp--;
-            break;
-        case KF_IR_BREAK:
-        case KF_IR_CONTINUE:
-            if (!lp) return bad_ir(w, i, "break/continue outside loop");
-            w->loop_of[i] = loops[lp - 1];
-            break;
-        default: break;
-        }
+        if (k->ins[i].op == KF_IR_LOOP) w->label[i] = ++nlabels;
     }
-    if (sp) return bad_ir(w, k->nins, "unclosed if/loop");
+    if (!kf_ir_linked(k)) return bad_ir(w, k->nins, "control markers not paired by kf_ir_link");
     return true;
 }
 
@@ -300,7 +264,7 @@ static void mark_reachable(kw *w)
         }
         case KF_IR_BREAK:
         case KF_IR_CONTINUE:
-            if (reach) (in->op == KF_IR_BREAK ? w->brk_live : w->cont_live)[w->loop_of[i]] = true;
+            if (reach) (in->op == KF_IR_BREAK ? w->brk_live : w->cont_live)[kf_cu_head(w, i)] = true;
             reach = false;
             break;
         case KF_IR_RET: reach = false; break;
@@ -338,7 +302,7 @@ static void assign_scopes(kw *w)
             w->scope[i] = cur;
             st[sp++] = cur;
             cur = new_scope(w, cur);
-            if (w->latch_of[i]) cur = new_scope(w, cur);
+            if (kf_cu_mid(w, i)) cur = new_scope(w, cur);
             break;
         case KF_IR_LATCH:
             cur = w->sparent[cur];
@@ -542,8 +506,8 @@ static void decide_else_ifs(kw *w)
         if (k->ins[e].op != KF_IR_ELSE || w->dead[e]) continue;
         uint32_t j = kf_cu_next_written(w, e + 1);
         if (j >= k->nins || k->ins[j].op != KF_IR_IF) continue;
-        uint32_t inner_end = w->close_of[j];
-        if (kf_cu_next_written(w, inner_end + 1) != w->close_of[e]) continue;
+        uint32_t inner_end = kf_cu_end(w, j);
+        if (kf_cu_next_written(w, inner_end + 1) != kf_cu_end(w, e)) continue;
         w->elif[e] |= ELIF_ELSE;
         w->elif[j] |= ELIF_IF;
         w->elif[inner_end] |= ELIF_END;
@@ -584,7 +548,7 @@ static uint32_t loop_variable(const kw *w, uint32_t l)
     if (w->v[v].kind != VK_AT_DEF || w->v[v].def != d || k->vals[v].type.kind != KF_TK_SCALAR) return 0;
     if (w->scope[d] != w->scope[l]) return 0;
     for (uint32_t i = 0; i < k->nins; i++) {
-        if (i == d || (i > l && i < w->close_of[l]) || w->dead[i] || w->drop[i]) continue;
+        if (i == d || (i > l && i < kf_cu_end(w, l)) || w->dead[i] || w->drop[i]) continue;
         const kf_ir_ins *o = &k->ins[i];
         if (op_has_dst[o->op] && o->dst == v) return 0;
         switch (kf_ir_op_nargs[o->op]) {   /* unrolled: this scan runs once per loop */
@@ -611,11 +575,11 @@ static void decide_loop_headers(kw *w)
         uint32_t h = kf_cu_next_written(w, l + 1);
         if (h >= k->nins || k->ins[h].op != KF_IR_IF) continue;
         uint32_t b = kf_cu_next_written(w, h + 1);
-        if (b >= k->nins || k->ins[b].op != KF_IR_BREAK || kf_cu_next_written(w, b + 1) != w->close_of[h]) continue;
-        uint32_t lt = w->latch_of[l], end = w->close_of[l];
+        if (b >= k->nins || k->ins[b].op != KF_IR_BREAK || kf_cu_next_written(w, b + 1) != kf_cu_end(w, h)) continue;
+        uint32_t lt = kf_cu_mid(w, l), end = kf_cu_end(w, l);
         if (lt && !latch_is_expressions(w, lt, end)) continue;
         w->header[l] = true;
-        w->consumed[h] = w->consumed[b] = w->consumed[w->close_of[h]] = true;
+        w->consumed[h] = w->consumed[b] = w->consumed[kf_cu_end(w, h)] = true;
         if (!lt) continue;
         for (uint32_t i = lt; i < end; i++) w->consumed[i] = true;
         w->init[l] = loop_variable(w, l);
@@ -786,12 +750,9 @@ static void alloc_writer(kw *w)
     w->drop = scratch_calloc(w, n, sizeof *w->drop);
     w->scope = scratch_calloc(w, n, sizeof *w->scope);
     w->sparent = scratch_calloc(w, 2 * n + 1, sizeof *w->sparent);
-    w->loop_of = scratch_calloc(w, n, sizeof *w->loop_of);
-    w->latch_of = scratch_calloc(w, n, sizeof *w->latch_of);
     w->label = scratch_calloc(w, n, sizeof *w->label);
     w->cont_live = scratch_calloc(w, n, sizeof *w->cont_live);
     w->brk_live = scratch_calloc(w, n, sizeof *w->brk_live);
-    w->close_of = scratch_calloc(w, n, sizeof *w->close_of);
     w->elif = scratch_calloc(w, n, sizeof *w->elif);
     w->pnames = scratch_calloc(w, k->nparams + 1, sizeof *w->pnames);
     w->anames = scratch_calloc(w, k->narrays + 1, sizeof *w->anames);

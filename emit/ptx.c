@@ -415,58 +415,6 @@ bool ptx_const_of(const ptx_cx *cx, kf_val v, uint64_t *bits)
 
 /* ---- per-kernel analysis ------------------------------------------------------ */
 
-/* Pairs the structured markers with a stack (the emitter does not rely on
- * kf_ir_link having run) and notes which loops have a LATCH. */
-static bool link_markers(ptx_cx *cx)
-{
-    const kf_ir_kernel *k = cx->k;
-    KF_VEC(uint32_t) st = {0};
-    KF_VEC(uint32_t) loops = {0};
-    bool ok = true;
-    for (uint32_t i = 0; i < k->nins && ok; i++) {
-        const kf_ir_ins *in = &k->ins[i];
-        switch (in->op) {
-        case KF_IR_IF:
-            ok = KF_VEC_PUSH(&st, i);
-            break;
-        case KF_IR_LOOP:
-            ok = KF_VEC_PUSH(&st, i) && KF_VEC_PUSH(&loops, i);
-            break;
-        case KF_IR_ELSE:
-        case KF_IR_ENDIF:
-            ok = st.len && k->ins[st.data[st.len - 1]].op == KF_IR_IF;
-            if (!ok) break;
-            if (in->op == KF_IR_ELSE || k->ins[cx->partner[st.data[st.len - 1]]].op != KF_IR_ELSE)
-                cx->partner[st.data[st.len - 1]] = i;
-            cx->partner[i] = st.data[st.len - 1];
-            if (in->op == KF_IR_ENDIF) st.len--;
-            break;
-        case KF_IR_LATCH:
-        case KF_IR_ENDLOOP:
-            ok = st.len && k->ins[st.data[st.len - 1]].op == KF_IR_LOOP;
-            if (!ok) break;
-            cx->partner[i] = st.data[st.len - 1];
-            if (in->op == KF_IR_LATCH) cx->has_latch[st.data[st.len - 1]] = 1;
-            else st.len--, loops.len--;
-            break;
-        case KF_IR_BREAK:
-        case KF_IR_CONTINUE:
-            ok = loops.len > 0;
-            if (ok) cx->partner[i] = loops.data[loops.len - 1];
-            break;
-        default: break;
-        }
-    }
-    ok = ok && st.len == 0;
-    KF_VEC_FREE(&st);
-    KF_VEC_FREE(&loops);
-    if (!ok) {
-        cx->cur = k->loc;
-        ptx_error(cx, "internal error: unbalanced control-flow markers in the IR of kernel '%s'", k->name);
-    }
-    return true;
-}
-
 static bool reads(const kf_ir_ins *in, kf_val v)
 {
     for (uint32_t j = 0; j < 4; j++)
@@ -530,8 +478,8 @@ preg ptx_if_pred(ptx_cx *cx, uint32_t at, bool want_true, const char **neg)
     return ptx_reg(cx, c, 0);
 }
 
-/* Counts definitions per value, finds single-CONST values, loops with a latch,
- * and which local arrays can stay in registers (every index a constant). */
+/* Counts definitions per value, finds single-CONST values and which local
+ * arrays can stay in registers (every index a constant). */
 static bool analyse(ptx_cx *cx, kf_arena *arena)
 {
     const kf_ir_kernel *k = cx->k;
@@ -540,8 +488,6 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
     cx->cdef = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->cdef);
     cx->areg = kf_arena_calloc(arena, k->narrays + 1, sizeof *cx->areg);
     cx->aname = kf_arena_calloc(arena, k->narrays + 1, sizeof *cx->aname);
-    cx->has_latch = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->has_latch);
-    cx->partner = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->partner);
     cx->needreg = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->needreg);
     cx->alias = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->alias);
     cx->skip = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->skip);
@@ -551,9 +497,13 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
     uint32_t *nuses = kf_arena_calloc(arena, k->nvals + 1, sizeof *nuses);
     if (!cx->alias || !cx->skip || !cx->named || !nuses) return false;
     bool *dyn = kf_arena_calloc(arena, k->narrays + 1, sizeof *dyn);
-    if (!cx->vreg || !cx->ndefs || !cx->cdef || !cx->areg || !cx->aname || !cx->has_latch || !dyn ||
-        !cx->partner || !cx->needreg || !index_lines(cx, arena) || !link_markers(cx))
+    if (!cx->vreg || !cx->ndefs || !cx->cdef || !cx->areg || !cx->aname || !dyn || !cx->needreg ||
+        !index_lines(cx, arena))
         return false;
+    if (!kf_ir_linked(k)) {   /* labels and branches follow kf_ir_link's structure */
+        cx->cur = k->loc;
+        ptx_error(cx, "internal error: the control markers of kernel '%s' are not paired (kf_ir_link)", k->name);
+    }
     for (uint32_t v = 0; v <= k->nvals; v++) cx->cdef[v] = -1;
     for (uint32_t i = 0; i < k->nins; i++) {
         const kf_ir_ins *in = &k->ins[i];
@@ -756,12 +706,12 @@ static void emit_body(ptx_cx *cx)
             (k->ins[i + 1].op == KF_IR_BREAK || k->ins[i + 1].op == KF_IR_CONTINUE ||
              k->ins[i + 1].op == KF_IR_RET)) {
             const kf_ir_ins *j = &k->ins[i + 1];
-            uint32_t lp = cx->partner[i + 1];
-            const char *suffix = j->op == KF_IR_BREAK ? "_end" : (cx->has_latch[lp] ? "_latch" : "");
+            kf_ir_flow lp = kf_ir_flow_of(k, i + 1);
+            const char *suffix = j->op == KF_IR_BREAK ? "_end" : (lp.mid ? "_latch" : "");
             const char *neg;
             preg c = ptx_if_pred(cx, i, true, &neg);
             if (j->op == KF_IR_RET) ptx_ins(cx, "@%s%s ret", neg, c.s);
-            else ptx_ins(cx, "@%s%s bra $L_loop_%u%s", neg, c.s, lp, suffix);
+            else ptx_ins(cx, "@%s%s bra $L_loop_%u%s", neg, c.s, lp.head, suffix);
             i += 2;
             continue;
         }

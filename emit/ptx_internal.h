@@ -117,8 +117,6 @@ typedef struct {
     int32_t *cdef;                /* per value: index of its only CONST definition, or -1 */
     uint32_t *areg;               /* per array: first register when held in registers, else 0 */
     char **aname;                 /* per array: PTX name */
-    uint32_t *has_latch;          /* per instruction (LOOP): 1 when the loop has a LATCH */
-    uint32_t *partner;            /* per marker: IF->ELSE/ENDIF, ELSE/ENDIF->IF, BREAK/CONTINUE/LATCH/ENDLOOP->LOOP */
     ptx_addr_entry acache[16];    /* global addresses computed in the current straight-line code */
     uint32_t nacache;
     uint32_t *line_start;         /* offset of each source line (1-based index), or NULL */

@@ -1059,14 +1059,17 @@ static void emit_one(ptx_cx *cx, const kf_ir_ins *in);
 
 /* ---- control flow ------------------------------------------------------------------------ */
 
+/* Labels are named after the structure's IF or LOOP (kf_ir_flow_of). */
 static void emit_flow(ptx_cx *cx, const kf_ir_ins *in)
 {
-    uint32_t i = cx->at, p = cx->partner[i];
+    uint32_t i = cx->at;
+    kf_ir_flow f = kf_ir_flow_of(cx->k, i);
+    uint32_t p = f.head;
     switch (in->op) {
     case KF_IR_IF: {
         const char *neg;
         preg c = ptx_if_pred(cx, i, false, &neg);
-        ptx_ins(cx, "@%s%s bra $L_if_%u_%s", neg, c.s, i, cx->k->ins[p].op == KF_IR_ELSE ? "else" : "end");
+        ptx_ins(cx, "@%s%s bra $L_if_%u_%s", neg, c.s, i, f.mid ? "else" : "end");
         break;
     }
     case KF_IR_ELSE:
@@ -1081,7 +1084,7 @@ static void emit_flow(ptx_cx *cx, const kf_ir_ins *in)
         ptx_label(cx, "$L_loop_%u_end", p);
         break;
     case KF_IR_BREAK: ptx_ins(cx, "bra $L_loop_%u_end", p); break;
-    case KF_IR_CONTINUE: ptx_ins(cx, "bra $L_loop_%u%s", p, cx->has_latch[p] ? "_latch" : ""); break;
+    case KF_IR_CONTINUE: ptx_ins(cx, "bra $L_loop_%u%s", p, f.mid ? "_latch" : ""); break;
     default: break;
     }
 }

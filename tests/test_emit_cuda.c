@@ -18,9 +18,10 @@
 
 static kb B;
 
-/* Emits B's kernel; returns heap text (free it). */
+/* Links and emits B's kernel; returns heap text (free it). */
 static char *emit_opts(uint32_t arch, bool lineinfo, kf_linemap *lm)
 {
+    assert_true(kf_ir_link(&B.k));
     kf_emit_opts o = {arch, lineinfo};
     kf_buf out = {0};
     kf_diags d = {0};
@@ -35,7 +36,7 @@ static char *emit_opts(uint32_t arch, bool lineinfo, kf_linemap *lm)
 
 static char *emit_case(kf_cuda_case c)
 {
-    c(&B);
+    kb_build(&B, c);
     return emit_opts(90, false, NULL);
 }
 
@@ -230,7 +231,7 @@ static void names_are_kept_sanitised_and_unique(void **state)
 
 static void line_directives_precede_statements_of_a_new_source_line(void **state)
 {
-    case_saxpy(&B);
+    kb_build(&B, case_saxpy);
     kf_linemap lm = {0};
     char *t = emit_opts(90, true, &lm);
     assert_has(t, "#line 3 \"t.kf\"\n    unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;\n"
@@ -257,7 +258,7 @@ static void line_directives_precede_statements_of_a_new_source_line(void **state
 
 static void line_directive_repeats_when_one_source_line_spans_statements(void **state)
 {
-    case_convert(&B);
+    kb_build(&B, case_convert);
     kf_linemap lm = {0};
     char *t = emit_opts(90, true, &lm);
     /* every statement of line 2 is preceded by a directive except the first
@@ -270,9 +271,9 @@ static void line_directive_repeats_when_one_source_line_spans_statements(void **
 static void emission_is_deterministic(void **state)
 {
     for (size_t c = 0; c < sizeof kf_cuda_cases / sizeof *kf_cuda_cases; c++) {
-        kf_cuda_cases[c](&B);
+        kb_build(&B, kf_cuda_cases[c]);
         char *a = emit_opts(90, true, NULL);
-        kf_cuda_cases[c](&B);
+        kb_build(&B, kf_cuda_cases[c]);
         char *b = emit_opts(90, true, NULL);
         assert_string_equal(a, b);
         free(a);
@@ -282,7 +283,7 @@ static void emission_is_deterministic(void **state)
 
 static void unsupported_arch_is_a_diagnostic(void **state)
 {
-    case_saxpy(&B);
+    kb_build(&B, case_saxpy);
     kf_emit_opts o = {70, false};
     kf_buf out = {0};
     kf_diags d = {0};
@@ -346,7 +347,7 @@ static void names_never_collide_with_cuda_or_cpp(void **state)
     /* the kernel name is the entry point and keeps its spelling: a clash is an error */
     static const char *const bad[] = {"j0", "y1", "exp", "float4", "uchar2", "dim3", "kf_go", "a__b", "new"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        case_saxpy(&B);
+        kb_build(&B, case_saxpy);
         B.k.name = bad[i];
         kf_buf out = {0};
         kf_diags d = {0};
@@ -355,7 +356,7 @@ static void names_never_collide_with_cuda_or_cpp(void **state)
         kf_diags_free(&d);
         kf_buf_free(&out);
     }
-    case_saxpy(&B);
+    kb_build(&B, case_saxpy);
     B.k.name = "float8";   /* not a CUDA type */
     free(emit_opts(90, false, NULL));
 }
@@ -382,7 +383,7 @@ static void narrow_arithmetic_and_nan_conversions(void **state)
 
 static void reserved_kernel_name_is_a_diagnostic(void **state)
 {
-    case_saxpy(&B);
+    kb_build(&B, case_saxpy);
     B.k.name = "new";
     kf_buf out = {0};
     kf_diags d = {0};
@@ -395,7 +396,7 @@ static void reserved_kernel_name_is_a_diagnostic(void **state)
 
 static void unbalanced_markers_are_reported_not_crashed_on(void **state)
 {
-    case_saxpy(&B);
+    kb_build(&B, case_saxpy);
     B.k.nins--;   /* drop the ENDIF */
     kf_buf out = {0};
     kf_diags d = {0};
@@ -403,7 +404,7 @@ static void unbalanced_markers_are_reported_not_crashed_on(void **state)
     assert_int_equal(d.nerrors, 1);
     kf_diags_free(&d);
     kf_buf_free(&out);
-    case_saxpy(&B);
+    kb_build(&B, case_saxpy);
     B.ins[5].a[0] = 9999;   /* operand out of range */
     assert_int_equal(kf_cuda_emit(&B.m, NULL, NULL, &out, NULL, &d), KF_ERR_SOURCE);
     kf_diags_free(&d);
@@ -412,7 +413,7 @@ static void unbalanced_markers_are_reported_not_crashed_on(void **state)
 
 static void unused_results_are_not_emitted(void **state)
 {
-    case_saxpy(&B);
+    kb_build(&B, case_saxpy);
     kf_val dead = kb_bin(&B, KF_OP_MUL, 1, 1, kb_val(&B, kf_type_scalar(KF_S_F32), "unused"));
     (void)dead;
     B.k.arrays[0] = (kf_ir_array){"scratch", {KF_TK_ARRAY, KF_S_F32, 1, KF_TF_SHARED, 32}, kb_loc(&B)};
@@ -586,7 +587,7 @@ static void corrupted_ir_is_reported_or_emitted_never_a_fault(void **state)
     uint64_t seed = 0x9e3779b97f4a7c15ull;
     size_t ncases = sizeof kf_cuda_cases / sizeof *kf_cuda_cases, nerr = 0;
     for (int it = 0; it < 3000; it++) {
-        kf_cuda_cases[it % ncases](&B);
+        kb_build(&B, kf_cuda_cases[it % ncases]);
         for (int q = 0; q < 3; q++) {
             seed = seed * 6364136223846793005ull + 1442695040888963407ull;
             uint32_t r = (uint32_t)(seed >> 33);

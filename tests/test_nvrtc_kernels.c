@@ -49,7 +49,7 @@ static void hand_built_kernels_compile_with_nvrtc(void **state)
 {
     for (size_t c = 0; c < sizeof kf_cuda_cases / sizeof *kf_cuda_cases; c++)
         for (int g = 0; g < 2; g++) {
-            kf_cuda_cases[c](&B);
+            kb_build(&B, kf_cuda_cases[c]);
             kf_emit_opts o = {90, g == 1};
             kf_buf out = {0};
             kf_diags d = {0};
