@@ -1,5 +1,11 @@
-/* Private interface of the PTX emitter (emit/ptx.c, emit/ptx_ops.c,
- * emit/ptx_math.c, emit/ptx_tables.c). Not for use outside emit/ptx*.
+/* Private interface of the PTX emitter. Not for use outside emit/ptx*.
+ * Its files, arrows one way (a file calls only down the list):
+ *   emit/ptx.c         the driver: per-kernel analysis, the passes in
+ *                      order, entry and module framing (kf_ptx_emit)
+ *   emit/ptx_ops.c     instruction selection, one IR instruction at a time
+ *   emit/ptx_math.c    float math sequences (called by ptx_ops.c)
+ *   emit/ptx_text.c    text and register helpers: ptx_ins, ptx_reg, ...
+ *   emit/ptx_tables.c  instruction spelling tables
  *
  * The emitter writes each kernel body into its own buffer while it hands out
  * virtual registers per class; the entry header with the `.reg` declarations
@@ -136,6 +142,14 @@ typedef struct {
     bool failed;
 } ptx_cx;
 
+/* ---- emit/ptx_text.c: text and registers ------------------------------- */
+
+/* Appends n bytes of source text for a PTX comment or string, any byte
+ * ptxas would reject (non-ASCII, '\\', '"', controls) as '?'. */
+void ptx_put_ascii(kf_buf *b, const char *s, size_t n);
+/* Indexes the module's source lines for the source-line comments; false
+ * when out of memory. */
+bool ptx_index_lines(ptx_cx *cx, kf_arena *arena);
 /* Writes one instruction line ("\t<text>;") with line info and the map. */
 void ptx_ins(ptx_cx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Writes a label line. */
@@ -161,6 +175,12 @@ preg ptx_imm(kf_scalar s, uint64_t bits);
 /* True when v is written exactly once, by a CONST; *bits gets its value. */
 bool ptx_const_of(const ptx_cx *cx, kf_val v, uint64_t *bits);
 
+/* The predicate an IF branches on and whether it is negated ("!" or ""),
+ * seeing through a NOT that was folded into the branch. */
+preg ptx_if_pred(ptx_cx *cx, uint32_t at, bool want_true, const char **neg);
+
+/* ---- emit/ptx_ops.c, emit/ptx_math.c: instruction selection -------------- */
+
 /* Lane-level operations (emit/ptx_ops.c). d, a, b are register names. */
 void ptx_cvt_lane(ptx_cx *cx, const char *d, kf_scalar ds, const char *a, kf_scalar as);
 void ptx_normalize(ptx_cx *cx, const char *d, kf_scalar s);
@@ -169,9 +189,6 @@ void ptx_math_lane(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const 
                    const char *b, const char *c);
 /* Emits one IR instruction (emit/ptx_ops.c). */
 void ptx_emit_ins(ptx_cx *cx, const kf_ir_ins *in);
-/* The predicate an IF branches on and whether it is negated ("!" or ""),
- * seeing through a NOT that was folded into the branch. */
-preg ptx_if_pred(ptx_cx *cx, uint32_t at, bool want_true, const char **neg);
 /* Accounts for an instruction that writes no text (a skipped MOV). */
 void ptx_forget_ins(ptx_cx *cx, const kf_ir_ins *in);
 
