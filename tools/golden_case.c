@@ -72,6 +72,12 @@ static kf_status directive(kf_case *c, unsigned line, char **f, int n, kf_error 
         char *end;
         c->count = strtoull(f[1], &end, 0);
         if (*end || !c->count) return case_error(err, c, line, "expected 'count N' with N > 0");
+    } else if (!strcmp(k, "shared") && n == 2) {
+        char *end;
+        unsigned long long b = strtoull(f[1], &end, 0);
+        if (*end || !b || b > UINT32_MAX || f[1][0] == '-')
+            return case_error(err, c, line, "expected 'shared BYTES' with 1 <= BYTES <= 4294967295");
+        c->shared = (uint32_t)b;
     } else if (!strcmp(k, "backends") && n >= 2) {
         static const char *const names[] = {"cpu", "cuda", "ptx"};
         for (int i = 1; i < n; i++) {
@@ -90,7 +96,7 @@ static kf_status directive(kf_case *c, unsigned line, char **f, int n, kf_error 
     } else if (!strcmp(k, "error") && n >= 2) {
         return KF_OK; /* handled by the caller, which keeps the rest of the line */
     } else {
-        return case_error(err, c, line, "expected one of: kernel FILE KERNEL, define NAME=VALUE, arg NAME=SPEC, count N, "
+        return case_error(err, c, line, "expected one of: kernel FILE KERNEL, define NAME=VALUE, arg NAME=SPEC, count N, shared BYTES, "
                                   "backends cpu|cuda|ptx..., reference NAME, expect NAME FILE [tolerances], error TEXT, size NAME = EXPR");
     }
     return KF_OK;

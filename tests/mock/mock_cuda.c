@@ -197,7 +197,14 @@ CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
 }
 
 CUresult cuFuncGetAttribute(int *v, int attr, void *fn) { *v = attr == 0 ? 1024 : 0; return OK; }
-CUresult cuFuncSetAttribute(void *fn, int attr, int v) { ((mock_func *)fn)->dyn_limit = v; return OK; }
+static int last_dyn_limit;   /* the last MAX_DYNAMIC_SHARED_SIZE_BYTES opt-in */
+int mock_last_dyn_limit(void) { return last_dyn_limit; }
+CUresult cuFuncSetAttribute(void *fn, int attr, int v)
+{
+    ((mock_func *)fn)->dyn_limit = v;
+    if (attr == 8) last_dyn_limit = v;
+    return OK;
+}
 
 /* ---- launches --------------------------------------------------------------------- */
 static void run_saxpy(void **params, unsigned threads)
