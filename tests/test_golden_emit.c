@@ -1,7 +1,10 @@
 /* Golden text of the emitters (label golden): the PTX (sm_90, no -g) and the
  * CUDA-C of every library kernel (the .kf files of kernels/), compared byte for byte with
- * tests/golden/<kernel>.sm90.ptx and tests/golden/<kernel>.cu, plus one
- * hand-built IR kernel so the PTX golden holds even without the front end.
+ * tests/golden/<kernel>.sm90.ptx and tests/golden/<kernel>.cu, the same for
+ * the LANGUAGE.md section 8 feature kernels (kernels/features/shared.kf,
+ * packed.kf, bits.kf; packed.kf also for sm_80, whose bf16 + - * differ),
+ * plus one hand-built IR kernel so the PTX golden holds even without the
+ * front end.
  * KFORGE_UPDATE_GOLDEN=1 rewrites the files; a mismatch prints `diff -u`
  * golden -> actual. Also measures the emit time (check + lower + emit) per
  * library kernel and prints it. */
@@ -149,7 +152,7 @@ static double emit_time_us(const char *file, const char *src, size_t len)
     return (now_us() - t0) / reps;
 }
 
-static void golden_kernel(const kf_file_entry *f)
+static void golden_kernel(const kf_file_entry *f, uint32_t arch, bool timed)
 {
     kf_status st;
     kf_module *m = kf_compile_file(f, &st);
@@ -161,24 +164,26 @@ static void golden_kernel(const kf_file_entry *f)
         kf_module_free(m);
         fail_msg("%s does not compile", f->path);
     }
-    kf_emit_opts o = {90, false};
+    kf_emit_opts o = {arch, false};
     kf_buf out = {0};
     kf_diags d = {0};
     char name[300];
     assert_int_equal(kf_ptx_emit(m, NULL, &o, &out, NULL, &d), KF_OK);
-    snprintf(name, sizeof name, "%s.sm90.ptx", f->stem);
+    snprintf(name, sizeof name, "%s.sm%u.ptx", f->stem, arch);
     check_golden(name, out.data);
     kf_buf_reset(&out);
     kf_diags_free(&d);
-    snprintf(name, sizeof name, "%s.cu", f->stem);
+    snprintf(name, sizeof name, arch == 90 ? "%s.cu" : "%s.sm80.cu", f->stem);
     char cu[1400];
     snprintf(cu, sizeof cu, "%s/tests/golden/%s", KF_SOURCE_DIR, name);
     struct stat sb;
     if (kf_cuda_emit(m, NULL, &o, &out, NULL, &d) == KF_OK) check_golden(name, out.data);
     else if (stat(cu, &sb) == 0) fail_msg("kf_cuda_emit failed for %s but %s exists", f->path, cu);
-    double us = emit_time_us(m->file, m->source, m->source_len);
-    print_message("emit time %-14s %8.1f us (check + lower + PTX emit, mean of 200)\n", f->stem, us);
-    assert_true(us > 0);
+    if (timed) {
+        double us = emit_time_us(m->file, m->source, m->source_len);
+        print_message("emit time %-14s %8.1f us (check + lower + PTX emit, mean of 200)\n", f->stem, us);
+        assert_true(us > 0);
+    }
     kf_buf_free(&out);
     kf_diags_free(&d);
     kf_module_free(m);
@@ -188,8 +193,21 @@ static void test_golden_library_kernels(void **st)
 {
     static kf_file_entry files[256];
     size_t n = kf_list_dir("kernels", files, 0, 256);
-    for (size_t i = 0; i < n; i++) golden_kernel(&files[i]);
+    for (size_t i = 0; i < n; i++) golden_kernel(&files[i], 90, true);
     print_message("%zu library kernels compared\n", n);
+}
+
+static void test_golden_section8_features(void **st)
+{
+    static const struct { const char *stem; uint32_t arch; } feats[] = {
+        {"shared", 90}, {"packed", 90}, {"packed", 80}, {"bits", 90},
+    };
+    for (size_t i = 0; i < sizeof feats / sizeof *feats; i++) {
+        kf_file_entry f;
+        snprintf(f.path, sizeof f.path, "%s/kernels/features/%s.kf", KF_SOURCE_DIR, feats[i].stem);
+        snprintf(f.stem, sizeof f.stem, "%s", feats[i].stem);
+        golden_kernel(&f, feats[i].arch, false);
+    }
 }
 
 int main(void)
@@ -197,6 +215,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_hand_built_saxpy_ptx),
         cmocka_unit_test(test_golden_library_kernels),
+        cmocka_unit_test(test_golden_section8_features),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
