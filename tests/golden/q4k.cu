@@ -87,7 +87,7 @@ struct __align__(4) kf_f16x2 { kf_f16 v[2]; };
 struct __align__(8) kf_f16x4 { kf_f16 v[4]; };
 struct __align__(16) kf_f32x4 { float v[4]; };
 
-/* kernel q4k_gemv (q4k.kf:202) */
+/* kernel q4k_gemv (q4k.kf:208) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_gemv(const unsigned char* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, unsigned m, unsigned k)
 {
@@ -1294,7 +1294,7 @@ q4k_gemv(const unsigned char* __restrict__ w, const float* __restrict__ x, float
     }
 }
 
-/* kernel q8_quantize_f32 (q4k.kf:314) */
+/* kernel q8_quantize_f32 (q4k.kf:320) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f32(const float* __restrict__ x, signed char* __restrict__ xq, kf_f16x2* __restrict__ xds, unsigned n)
 {
@@ -1371,7 +1371,7 @@ q8_quantize_f32(const float* __restrict__ x, signed char* __restrict__ xq, kf_f1
     }
 }
 
-/* kernel q8_quantize_f16 (q4k.kf:330) */
+/* kernel q8_quantize_f16 (q4k.kf:336) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f16(const kf_f16* __restrict__ x, signed char* __restrict__ xq, kf_f16x2* __restrict__ xds, unsigned n)
 {
@@ -1453,7 +1453,7 @@ q8_quantize_f16(const kf_f16* __restrict__ x, signed char* __restrict__ xq, kf_f
     }
 }
 
-/* kernel q4k_q8_gemv_f32 (q4k.kf:414) */
+/* kernel q4k_q8_gemv_f32 (q4k.kf:420) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f32(const unsigned char* __restrict__ w, const signed char* __restrict__ xq, const kf_f16x2* __restrict__ xds, float* __restrict__ y, unsigned m, unsigned k)
 {
@@ -1972,7 +1972,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w, const signed char* __restri
     }
 }
 
-/* kernel q4k_q8_gemv_f16 (q4k.kf:419) */
+/* kernel q4k_q8_gemv_f16 (q4k.kf:425) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16(const unsigned char* __restrict__ w, const signed char* __restrict__ xq, const kf_f16x2* __restrict__ xds, kf_f16* __restrict__ y, unsigned m, unsigned k)
 {
@@ -2491,7 +2491,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w, const signed char* __restri
     }
 }
 
-/* kernel q4k_q8_gemv_f16_acc (q4k.kf:424) */
+/* kernel q4k_q8_gemv_f16_acc (q4k.kf:430) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w, const signed char* __restrict__ xq, const kf_f16x2* __restrict__ xds, kf_f16* __restrict__ y, unsigned m, unsigned k)
 {

@@ -72,7 +72,7 @@ __device__ __forceinline__ T kf_shfl_down(T v, unsigned d, unsigned n)
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 
-/* kernel sdpa_decode_split (sdpa.kf:60) */
+/* kernel sdpa_decode_split (sdpa.kf:63) */
 extern "C" __global__ void __launch_bounds__(128)
 sdpa_decode_split(const kf_f16* __restrict__ q, const kf_f16* __restrict__ kc, const kf_f16* __restrict__ vc, const unsigned* __restrict__ lens, float* __restrict__ po, float* __restrict__ plse, unsigned b, unsigned h, unsigned hkv, unsigned l, unsigned split)
 {
@@ -960,7 +960,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q, const kf_f16* __restrict__ kc, c
     }
 }
 
-/* kernel sdpa_decode_combine (sdpa.kf:219) */
+/* kernel sdpa_decode_combine (sdpa.kf:222) */
 extern "C" __global__ void __launch_bounds__(128)
 sdpa_decode_combine(const float* __restrict__ po, const float* __restrict__ plse, const unsigned* __restrict__ lens, kf_f16* __restrict__ o, unsigned b, unsigned h, unsigned l, unsigned split)
 {
