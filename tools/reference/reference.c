@@ -218,6 +218,7 @@ static void ref_rmsnorm(ref_ctx *r)
 
 #include "reference_features.c"
 #include "reference_regress.c"
+#include "reference_decode.c"
 
 /* ---- driver ---------------------------------------------------------------- */
 
@@ -229,6 +230,7 @@ static const struct {
     {"softmax_f16", ref_softmax_f16}, {"rmsnorm", ref_rmsnorm},
     KF_REFERENCE_FEATURES
     KF_REFERENCE_REGRESS
+    KF_REFERENCE_DECODE
 };
 
 static void run_case(ref_ctx *r, const char *path)
