@@ -306,10 +306,11 @@ static bool parse_int(const char *p, kf_literal *out)
     unsigned base = 10;
     if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) base = 16, p += 2;
     else if (p[0] == '0' && (p[1] == 'b' || p[1] == 'B')) base = 2, p += 2;
+    else if (p[0] == '0' && p[1]) return false;   /* 010: no octal, as in the language */
     uint64_t v = 0;
     bool any = false;
     for (; *p; p++) {
-        if (*p == '_' && any) continue;
+        if (*p == '_' && any && digit(p[1], base) >= 0) continue;   /* `_` between digits only */
         int d = digit(*p, base);
         if (d < 0) return false;
         if (v > (UINT64_MAX - (uint64_t)d) / base) return false;

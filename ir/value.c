@@ -15,14 +15,30 @@ static kf_status parse_scalar(const char *text, kf_scalar s, const char *param, 
     kf_cv v;
     const char *why = NULL;
     const char *p = param ? param : "?";
-    if (!kf_literal_parse(text, &lit))
-        return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': '%s' is not a number, true or false", p, text);
+    if (!kf_literal_parse(text, &lit)) {
+        const char *d = text + (text[0] == '-' || text[0] == '+');
+        bool numeric = *d >= '0' && *d <= '9';
+        return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': '%s' is not a number, true or false%s", p, text,
+                            numeric ? " (numbers are " KF_NUMBER_SYNTAX ")" : "");
+    }
     if (!kf_literal_to(&lit, s, &v, &why))
         return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': %s %s%s%s", p, text, why,
                             strcmp(why, "does not fit") == 0 ? " " : "",
                             strcmp(why, "does not fit") == 0 ? kf_scalar_names[s] : "");
     *bits = kf_cv_to_bits(s, v);
     return KF_OK;
+}
+
+bool kf_value_parse_u64(const char *text, size_t len, uint64_t *out)
+{
+    char buf[96];
+    kf_literal lit;
+    if (len == 0 || len >= sizeof buf || text[0] == '-' || text[0] == '+') return false;
+    memcpy(buf, text, len);
+    buf[len] = 0;
+    if (!kf_literal_parse(buf, &lit) || lit.kind != 'i') return false;
+    *out = lit.mag;
+    return true;
 }
 
 kf_status kf_value_parse(const char *text, kf_type t, const char *param, kf_value *out, kf_error *err)
