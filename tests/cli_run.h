@@ -2,7 +2,8 @@
  * status and what it wrote to stdout and stderr, optionally with stdout
  * sent elsewhere (/dev/full) or with a file size limit that makes every
  * write past it fail (RLIMIT_FSIZE, SIGXFSZ ignored: a write then fails
- * with EFBIG, which is how a full disk looks to kforge). Each test program
+ * with EFBIG, which is how a full disk looks to kforge). A run that hangs
+ * is killed after two minutes (status -1). Each test program
  * works in its own temporary directory, made by cli_setup. */
 #ifndef KF_TEST_CLI_RUN_H
 #define KF_TEST_CLI_RUN_H
@@ -64,6 +65,7 @@ static result kforge_argv(const run_opts *o, const char **argv)
             signal(SIGXFSZ, SIG_IGN);
             if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(126);
         }
+        alarm(120);   /* survives exec: a kforge that hangs dies instead of the test */
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }

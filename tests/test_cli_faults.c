@@ -6,8 +6,9 @@
  * directory; stdout on /dev/full) leave no partial file and exit 3; two
  * outputs to one file; a module with no kernel on every emit target;
  * numbers with a leading zero; malformed .npy and .case files (exit 2,
- * naming the file and the problem); an empty first buffer as the element
- * count; grid expressions that overflow; the interpreter's work bound; and
+ * naming the file and the problem); a FIFO or /dev/zero at cache entries
+ * and a cache directory that is a file or too long; an empty first buffer
+ * as the element count; grid expressions that overflow; the interpreter's work bound; and
  * `bench` of a kernel it does not know. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -315,6 +316,81 @@ static void test_case_with_a_malformed_expected_npy_is_usage_error(void **state)
     done(&r);
 }
 
+/* ---- the disk cache -------------------------------------------------------------------------- */
+
+static const char *mock_driver(const char *cache)
+{
+    const char *mock = KF_BINARY_DIR "/tests/libkf_mockcuda.so";
+    assert_int_equal(access(mock, R_OK), 0);
+    mkdir(cache, 0700);
+    setenv("KFORGE_CACHE_DIR", cache, 1);
+    setenv("KF_LIBCUDA", mock, 1);
+    return mock;
+}
+
+/* The stand-in libcuda (tests/mock/mock_cuda.c) really computes saxpy, so
+ * the ptx path runs here without a GPU. */
+static result run_ptx_saxpy(void)
+{
+    return kforge("run", SRC "/kernels/saxpy.kf", "--backend", "ptx", "a=1", "x=iota(4)", "y=zeros(4)", "n=4", NULL);
+}
+
+static void test_run_with_a_fifo_or_dev_zero_at_cache_entries_rebuilds_without_hanging(void **state)
+{
+    const char *cache = tmp("cache");
+    mock_driver(cache);
+    result r = run_ptx_saxpy();
+    assert_int_equal(r.status, 0);
+    done(&r);
+    for (int round = 0; round < 2; round++) {
+        char cmd[800];
+        snprintf(cmd, sizeof cmd, "cd %s && for f in *.kfc; do rm \"$f\" && %s \"$f\"; done", cache,
+                 round ? "ln -s /dev/zero" : "mkfifo");
+        assert_int_equal(system(cmd), 0);
+        r = run_ptx_saxpy();   /* would block reading the FIFO, or read /dev/zero without end */
+        assert_int_equal(r.status, 0);
+        assert_true(has(r.out, "y: &mut [f32], 4 elements = [0, 1, 2, 3]"));
+        assert_true(has(r.err, round ? "is a character device; kforge reads only regular files); removed and rebuilt"
+                                     : "is a FIFO (named pipe); kforge reads only regular files); removed and rebuilt"));
+        done(&r);
+    }
+    unsetenv("KFORGE_CACHE_DIR");
+    unsetenv("KF_LIBCUDA");
+}
+
+static void test_run_with_the_cache_directory_a_file_still_builds(void **state)
+{
+    write_text(tmp("cachefile"), "not a directory\n");
+    mock_driver(tmp("unused"));
+    setenv("KFORGE_CACHE_DIR", tmp("cachefile"), 1);
+    result r = run_ptx_saxpy();
+    unsetenv("KFORGE_CACHE_DIR");
+    unsetenv("KF_LIBCUDA");
+    assert_int_equal(r.status, 0);
+    assert_true(has(r.out, "[0, 1, 2, 3]"));
+    assert_true(has(r.err, "kforge run: warning: cannot create the cache directory "));
+    assert_true(has(r.err, "cachefile: Not a directory; the build goes on uncached"));
+    done(&r);
+}
+
+static void test_cache_commands_with_an_over_long_cache_dir_are_usage_errors(void **state)
+{
+    char longdir[5000];
+    int n = snprintf(longdir, sizeof longdir, "%s/", tmpdir);
+    memset(longdir + n, 'x', sizeof longdir - 1 - (size_t)n);
+    longdir[sizeof longdir - 1] = 0;
+    setenv("KFORGE_CACHE_DIR", longdir, 1);
+    static const char *const sub[] = {"stats", "verify", "clear"};
+    for (int i = 0; i < 3; i++) {
+        result r = kforge("cache", sub[i], NULL);
+        assert_int_equal(r.status, 2);
+        assert_string_equal(r.err, "kforge cache: error: the cache directory from KFORGE_CACHE_DIR is longer than the "
+                                   "4095 bytes a path may have; set KFORGE_CACHE_DIR to a shorter one\n");
+        done(&r);
+    }
+    unsetenv("KFORGE_CACHE_DIR");
+}
+
 /* ---- element counts ----------------------------------------------------------------------- */
 
 static void test_run_empty_first_buffer_says_so(void **state)
@@ -350,6 +426,9 @@ int main(void)
         cmocka_unit_test(test_case_negative_tolerance_is_an_error),
         cmocka_unit_test(test_case_repeated_kernel_line_is_an_error),
         cmocka_unit_test(test_case_with_a_malformed_expected_npy_is_usage_error),
+        cmocka_unit_test(test_run_with_a_fifo_or_dev_zero_at_cache_entries_rebuilds_without_hanging),
+        cmocka_unit_test(test_run_with_the_cache_directory_a_file_still_builds),
+        cmocka_unit_test(test_cache_commands_with_an_over_long_cache_dir_are_usage_errors),
         cmocka_unit_test(test_run_empty_first_buffer_says_so),
     };
     return cmocka_run_group_tests(tests, cli_setup, cli_teardown);

@@ -77,14 +77,18 @@ static int cache_usage(void)
     return KF_EXIT_USAGE;
 }
 
+/* Prints a failed cache call; a misconfigured directory is a usage error. */
+static int cache_error(const kf_error *err)
+{
+    fprintf(stderr, "kforge cache: error: %s\n", err->msg);
+    return err->status == KF_ERR_USAGE ? KF_EXIT_USAGE : KF_EXIT_RUNTIME;
+}
+
 static int cache_stats(void)
 {
     kf_cache_stats s;
     kf_error err = {0};
-    if (kf_cache_stats_get(&s, &err) != KF_OK) {
-        fprintf(stderr, "kforge cache: %s\n", err.msg);
-        return KF_EXIT_RUNTIME;
-    }
+    if (kf_cache_stats_get(&s, &err) != KF_OK) return cache_error(&err);
     printf("directory: %s%s\n", s.dir, s.disk_enabled ? "" : " (disabled: KFORGE_CACHE=0)");
     printf("entries:   %llu (%.1f KiB)\n", (unsigned long long)s.disk_entries, (double)s.disk_bytes / 1024);
     return KF_EXIT_OK;
@@ -95,10 +99,7 @@ static int cache_verify(bool remove)
     uint64_t good, bad;
     char *names = NULL;
     kf_error err = {0};
-    if (kf_cache_verify(remove, &good, &bad, &names, &err) != KF_OK) {
-        fprintf(stderr, "kforge cache: %s\n", err.msg);
-        return KF_EXIT_RUNTIME;
-    }
+    if (kf_cache_verify(remove, &good, &bad, &names, &err) != KF_OK) return cache_error(&err);
     if (names) fputs(names, stdout);
     free(names);
     printf("%llu good, %llu bad%s\n", (unsigned long long)good, (unsigned long long)bad,
@@ -115,12 +116,9 @@ int kf_cmd_cache(int argc, char **argv)
     if (!strcmp(argv[0], "clear") && argc == 1) {
         uint64_t n = 0;
         kf_error err = {0};
-        char dir[4096];
+        char dir[KF_CACHE_DIR_MAX];
         kf_cache_dir(dir, sizeof dir);
-        if (kf_cache_clear(true, &n, &err) != KF_OK) {
-            fprintf(stderr, "kforge cache: %s\n", err.msg);
-            return KF_EXIT_RUNTIME;
-        }
+        if (kf_cache_clear(true, &n, &err) != KF_OK) return cache_error(&err);
         printf("removed %llu entries from %s\n", (unsigned long long)n, dir);
         return KF_EXIT_OK;
     }
