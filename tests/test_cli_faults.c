@@ -373,6 +373,20 @@ static void test_run_with_the_cache_directory_a_file_still_builds(void **state)
     done(&r);
 }
 
+static void test_run_with_a_failing_driver_call_names_it_and_exits_3(void **state)
+{
+    mock_driver(tmp("cache-launch"));
+    setenv("MOCKCUDA_FAIL", "cuLaunchKernel", 1);
+    result r = run_ptx_saxpy();
+    unsetenv("MOCKCUDA_FAIL");
+    unsetenv("KFORGE_CACHE_DIR");
+    unsetenv("KF_LIBCUDA");
+    assert_int_equal(r.status, 3);
+    assert_true(has(r.err, "kforge run: error: cuLaunchKernel failed: CUDA_ERROR_UNKNOWN (999): mock: injected fault ("));
+    assert_string_equal(r.out, "");
+    done(&r);
+}
+
 static void test_cache_commands_with_an_over_long_cache_dir_are_usage_errors(void **state)
 {
     char longdir[5000];
@@ -428,6 +442,7 @@ int main(void)
         cmocka_unit_test(test_case_with_a_malformed_expected_npy_is_usage_error),
         cmocka_unit_test(test_run_with_a_fifo_or_dev_zero_at_cache_entries_rebuilds_without_hanging),
         cmocka_unit_test(test_run_with_the_cache_directory_a_file_still_builds),
+        cmocka_unit_test(test_run_with_a_failing_driver_call_names_it_and_exits_3),
         cmocka_unit_test(test_cache_commands_with_an_over_long_cache_dir_are_usage_errors),
         cmocka_unit_test(test_run_empty_first_buffer_says_so),
     };
