@@ -1,9 +1,9 @@
 /* Host-side values: parsing scalar arguments ("1024", "-3", "0x10",
  * "1e-6", "true") into lane bits, and evaluating a kernel's @schedule grid
- * expressions from its scalar arguments with exactly the kernel's
- * semantics (the same folding code sema uses: wrapping integers, cdiv,
- * min/max, conversions), so the grid the runtime launches is the grid the
- * kernel computes. */
+ * expressions from its scalar arguments with the kernel's semantics (the
+ * same folding code sema uses: cdiv, min/max, conversions), except that an
+ * integer operation that would wrap is an error naming the expression: the
+ * grid the runtime launches is the grid the expression says, or none. */
 #include "sema_impl.h"
 
 #include <stdio.h>
@@ -100,6 +100,22 @@ static bool grid_name(void *ctx, const kf_node *name, kf_cv *out)
     return false;
 }
 
+/* A grid expression whose arithmetic would wrap: names the expression,
+ * the part that overflows and its type. */
+static kf_status overflow_error(const kf_ir_kernel *k, char dim, const kf_node *e, const char *ts, const kf_node *bad,
+                                kf_error *err)
+{
+    kf_buf part = {0};
+    char tn[48];
+    kf_expr_str(&part, bad->kind == KF_N_CAST ? bad->a : bad);   /* a conversion: the value converted */
+    kf_status st = kf_error_set_at(err, KF_ERR_USAGE, e->loc,
+                                   "kernel '%s': grid.%c = %s overflows for these arguments: %s does not fit %s "
+                                   "(a grid expression must not wrap)",
+                                   k->name, dim, ts, part.data ? part.data : "?", kf_type_str(bad->type, tn, sizeof tn));
+    kf_buf_free(&part);
+    return st;
+}
+
 static kf_status grid_dim(const kf_ir_kernel *k, unsigned i, grid_env *env, uint32_t *dim, kf_error *err)
 {
     static const char dims[] = "xyz";
@@ -111,11 +127,13 @@ static kf_status grid_dim(const kf_ir_kernel *k, unsigned i, grid_env *env, uint
     if (!e) return kf_error_set(err, KF_ERR_USAGE, "kernel '%s': grid.%c has no expression", k->name, dims[i]);
     kf_expr_str(&text, e);
     const char *ts = text.data ? text.data : "";
-    kf_fold_status fs = kf_fold_eval(e, grid_name, env, &v, &bad);
+    kf_fold_status fs = kf_fold_eval(e, grid_name, env, true, &v, &bad);
     uint64_t lim = i == 0 ? INT32_MAX : 65535;
     if (fs == KF_FOLD_DIV0) {
         st = kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': grid.%c = %s divides by zero for these arguments",
                              k->name, dims[i], ts);
+    } else if (fs == KF_FOLD_OVERFLOW) {
+        st = overflow_error(k, dims[i], e, ts, bad, err);
     } else if (fs != KF_FOLD_OK) {
         st = env->bad_param
                  ? kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': grid.%c = %s needs a scalar argument of the parameter's type for '%s'",

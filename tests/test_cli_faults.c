@@ -405,6 +405,41 @@ static void test_cache_commands_with_an_over_long_cache_dir_are_usage_errors(voi
     unsetenv("KFORGE_CACHE_DIR");
 }
 
+/* ---- grids ------------------------------------------------------------------------------------ */
+
+static void test_run_grid_expression_that_wraps_is_an_error_naming_it(void **state)
+{
+    const char *f = tmp("wrap.kf");
+    write_text(f, "@schedule(block = 256, grid = cdiv(n * 2, 256))\nkernel twice(o: &mut [u32], n: u32) {\n"
+                  "    if global_id.x == 0 { o[0] = n; }\n}\n");
+    result r = kforge("run", f, "o=zeros(1)", "n=2147483649", NULL);   /* n * 2 wraps to 2 in u32 */
+    assert_int_equal(r.status, 2);
+    char want[700];
+    snprintf(want, sizeof want, "%s:1:31: error: kernel 'twice': grid.x = cdiv((n * 2), 256) overflows for these "
+                                "arguments: (n * 2) does not fit u32 (a grid expression must not wrap)\n", f);
+    if (strncmp(r.err, want, strlen(want)) != 0) fail_msg("got:\n%s", r.err);
+    done(&r);
+    r = kforge("run", f, "o=zeros(1)", "n=1000", NULL);
+    assert_int_equal(r.status, 0);
+    done(&r);
+}
+
+static void test_run_near_empty_kernel_over_a_huge_grid_stops_at_the_work_limit(void **state)
+{
+    const char *f = tmp("tiny.kf");
+    write_text(f, "@schedule(block = 1024, grid = (g, h))\nkernel tiny(o: &mut [u32], g: u32, h: u32) {\n"
+                  "    if thread_id.x == 5000 { o[0] = 1; }\n}\n");
+    setenv("KFORGE_INTERP_MAX_STEPS", "1000000", 1);
+    result r = kforge("run", f, "o=zeros(1)", "g=65535", "h=65535", NULL);   /* 4.4e12 threads */
+    unsetenv("KFORGE_INTERP_MAX_STEPS");
+    assert_int_equal(r.status, 3);
+    assert_true(has(r.err, "error: kernel tiny: the launch did more work than the interpreter allows (1000000 steps: "
+                           "instructions, plus 8 per block and thread started); an endless loop, or a grid too large to "
+                           "interpret? KFORGE_INTERP_MAX_STEPS=N raises the limit in block ("));
+    assert_true(has(r.err, "tiny.kf:2:8: error: "));   /* at the kernel: no instruction was past the limit */
+    done(&r);
+}
+
 /* ---- element counts ----------------------------------------------------------------------- */
 
 static void test_run_empty_first_buffer_says_so(void **state)
@@ -445,6 +480,8 @@ int main(void)
         cmocka_unit_test(test_run_with_a_failing_driver_call_names_it_and_exits_3),
         cmocka_unit_test(test_cache_commands_with_an_over_long_cache_dir_are_usage_errors),
         cmocka_unit_test(test_run_empty_first_buffer_says_so),
+        cmocka_unit_test(test_run_grid_expression_that_wraps_is_an_error_naming_it),
+        cmocka_unit_test(test_run_near_empty_kernel_over_a_huge_grid_stops_at_the_work_limit),
     };
     return cmocka_run_group_tests(tests, cli_setup, cli_teardown);
 }
