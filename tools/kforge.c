@@ -3,7 +3,7 @@
  * subcommands, each a kf_cmd_* function in tools/cmd_*.c taking the
  * arguments after its name and returning the exit status (tools/cli.h):
  * 0 success, 1 compile or test failure, 2 usage error, 3 runtime/device
- * error. */
+ * error. Output that never reaches stdout makes any command fail (exit 3). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
