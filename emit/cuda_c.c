@@ -629,7 +629,7 @@ static kf_status finish(kf_cu *c, const kf_buf *body, const loc_vec *lines, kf_b
     if (c->failed || pre.oom || body->oom) st = c->diags->nerrors ? KF_ERR_SOURCE : KF_ERR_NOMEM;
     if (st == KF_OK) {
         kf_buf_append(out, pre.data, pre.len);
-        kf_buf_append(out, body->data, body->len);
+        if (body->len) kf_buf_append(out, body->data, body->len);   /* no kernel: body->data is NULL */
         if (out->oom) st = KF_ERR_NOMEM;
     }
     if (st == KF_OK && linemap) {

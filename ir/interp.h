@@ -45,7 +45,11 @@ typedef struct {
  * race-checked. Buffers written before the error keep their writes. Shared
  * memory, static (each array from a 16-byte boundary) and dynamic together,
  * may hold KF_SHARED_LIMIT bytes, as on sm_90 (KF_ERR_USAGE otherwise, with
- * the sizes). stats may be NULL. */
+ * the sizes). stats may be NULL. A launch doing more work than
+ * $KFORGE_INTERP_MAX_STEPS (default 2^32: IR instructions executed plus 8
+ * per block and per thread started, about 30 s) is stopped with
+ * KF_ERR_RUNTIME saying so and naming that variable; a bad value of it is
+ * KF_ERR_USAGE. */
 kf_status kf_interp_run(const kf_ir_kernel *k, const kf_interp_arg *args, uint32_t nargs,
                         const kf_interp_launch *launch, kf_interp_stats *stats, kf_error *err);
 

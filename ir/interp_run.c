@@ -658,8 +658,7 @@ static kf_status run_generic(kf_ictx *c, kf_ithread *t, const kf_idins *d)
 
 static kf_status over_budget(kf_ictx *c, kf_ithread *t, const kf_idins *d)
 {
-    return kf_interp_fault(c, t, d->src, "instruction limit of %llu reached (an endless loop?)",
-                           (unsigned long long)c->budget);
+    return kf_interp_over_budget(c, t, d->src);
 }
 
 #define BIN(H, F, OP) case H: R[d->dst].F[0] = R[d->a[0]].F[0] OP R[d->a[1]].F[0]; break;
@@ -686,7 +685,7 @@ kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t)
         case IH_RET: t->state = KF_TS_DONE; goto out;
         case IH_JUMP: pc = d->target; continue;
         case IH_LOOPJUMP:
-            if (c->steps + steps > c->budget) { st = over_budget(c, t, d); goto out; }
+            if (c->steps + steps > c->limit) { st = over_budget(c, t, d); goto out; }
             pc = d->target;
             continue;
         case IH_IF: if (!R[d->a[0]].u8[0]) { pc = d->target; continue; } break;

@@ -16,7 +16,7 @@
 
 /* ---- f16 / bf16 ------------------------------------------------------------- */
 
-static double bf16_value(uint16_t h)
+static double s8_bf16_value(uint16_t h)
 {
     uint32_t b = (uint32_t)h << 16;
     float f;
@@ -31,7 +31,7 @@ static uint16_t half_bits(bool bf, double v)
     return bf ? bf16_bits(v) : f16_bits(v);
 }
 
-static double half_value(bool bf, uint16_t h) { return bf ? bf16_value(h) : f16_value(h); }
+static double half_value(bool bf, uint16_t h) { return bf ? s8_bf16_value(h) : f16_value(h); }
 static double rhalf(bool bf, double x) { return bf ? rbf16(x) : rf16(x); }
 
 static int bit_length(unsigned __int128 m)
