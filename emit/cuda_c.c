@@ -308,12 +308,42 @@ static const char *vector_braces(kw *w, const kf_ir_ins *in)
     return s ? s : "?";
 }
 
+/* Element idx of the array an ALOAD/ASTORE names, through a view of
+ * another element type as `((T*)name)[idx]`. */
+static const char *array_elem(kw *w, const kf_ir_ins *in)
+{
+    kf_type at = w->k->arrays[in->imm].type;
+    const char *idx = bare(w, in->a[0]);
+    if (at.scalar == in->type.scalar && at.lanes == in->type.lanes) return kf_cu_str(w->c, "%s[%s]", w->anames[in->imm], idx);
+    return kf_cu_str(w->c, "((%s*)%s)[%s]", kf_cu_type(w->c, in->type), w->anames[in->imm], idx);
+}
+
+/* dot4, bfe, bfi, prmt. */
+static const char *intrin_expr(kw *w, const kf_ir_ins *in)
+{
+    const char *a[4] = {NULL, NULL, NULL, NULL};
+    kf_type ts[4] = {{0}};
+    for (int j = 0; j < 4; j++)
+        if (in->a[j]) a[j] = bare(w, in->a[j]), ts[j] = w->k->vals[in->a[j]].type;
+    return kf_cu_intrin(w->c, in, a, ts);
+}
+
+/* The packed-pairs call of an f16/bf16 vector operation (kf_cu_packed). */
+static const char *packed_expr(kw *w, const kf_ir_ins *in)
+{
+    const char *a[3] = {NULL, NULL, NULL};
+    for (int j = 0; j < 3; j++)
+        if (in->a[j]) a[j] = bare(w, in->a[j]);
+    return kf_cu_packed_call(w->c, in, w->k->vals[in->dst].type, a);
+}
+
 /* The right-hand side of a single-statement value instruction. */
 static const char *rhs(kw *w, uint32_t i)
 {
     const kf_ir_ins *in = &w->k->ins[i];
     kf_cu *c = w->c;
     const kf_ir_value *vals = w->k->vals;
+    if (kf_cu_packed(in)) return packed_expr(w, in);
     if ((in->op == KF_IR_SPLAT || in->op == KF_IR_CONST) && vals[in->dst].type.kind == KF_TK_VECTOR)
         return vector_braces(w, in);
     switch (in->op) {
@@ -335,7 +365,8 @@ static const char *rhs(kw *w, uint32_t i)
     case KF_IR_SREG: return kf_cu_sreg(w, in->imm);
     case KF_IR_VIEW: return kf_cu_str(c, "(%s)%s", decl_type(w, vals[in->dst].type), val(w, in->a[0]));
     case KF_IR_LOAD: return kf_cu_str(c, "%s[%s]", val(w, in->a[0]), bare(w, in->a[1]));
-    case KF_IR_ALOAD: return kf_cu_str(c, "%s[%s]", w->anames[in->imm], bare(w, in->a[0]));
+    case KF_IR_ALOAD: return array_elem(w, in);
+    case KF_IR_INTRIN: return intrin_expr(w, in);
     case KF_IR_ATOMIC: return atomic_expr(w, in);
     case KF_IR_SHFL:
     case KF_IR_VOTE: return warp_expr(w, in);
@@ -352,7 +383,7 @@ static void emit_value_op(kw *w, uint32_t i)
     case KF_IR_UNOP:
     case KF_IR_CVT:
     case KF_IR_MATH:
-        if (vec) emit_lanes(w, i);
+        if (vec && !kf_cu_packed(in)) emit_lanes(w, i);
         else assign(w, i, rhs(w, i));
         break;
     case KF_IR_PARAM:
@@ -427,7 +458,7 @@ static void emit_ins(kw *w, uint32_t i)
     case KF_IR_STORE:
         wline(w, in->loc, "%s[%s] = %s;", val(w, in->a[0]), bare(w, in->a[1]), bare(w, in->a[2]));
         break;
-    case KF_IR_ASTORE: wline(w, in->loc, "%s[%s] = %s;", w->anames[in->imm], bare(w, in->a[0]), bare(w, in->a[1])); break;
+    case KF_IR_ASTORE: wline(w, in->loc, "%s = %s;", array_elem(w, in), bare(w, in->a[1])); break;
     case KF_IR_BARRIER: wline(w, in->loc, "__syncthreads();"); break;
     case KF_IR_RET: wline(w, in->loc, "return;"); break;
     case KF_IR_BREAK: wline(w, in->loc, "break;"); break;
@@ -524,9 +555,11 @@ static void write_declarations(kw *w)
         const kf_ir_array *ar = &k->arrays[a];
         if (!w->aread[a]) continue;   /* never read: its stores were dropped */
         kf_type et = kf_type_vector((kf_scalar)ar->type.scalar, ar->type.lanes);
-        if (ar->type.flags & KF_TF_SHARED)
-            wline(w, ar->loc, "__shared__ __align__(%u) %s %s[%u];", kf_type_elem_bytes(et), kf_cu_type(w->c, et),
-                  w->anames[a], ar->type.len);
+        if (ar->type.flags & KF_TF_DYN)   /* the launch's dynamic bytes */
+            wline(w, ar->loc, "extern __shared__ __align__(%u) %s %s[];", KF_SHARED_ALIGN, kf_cu_type(w->c, et), w->anames[a]);
+        else if (ar->type.flags & KF_TF_SHARED)
+            wline(w, ar->loc, "__shared__ __align__(%u) %s %s[%u];", KF_SHARED_ALIGN, kf_cu_type(w->c, et), w->anames[a],
+                  ar->type.len);
         else
             wline(w, ar->loc, "%s %s[%u];", kf_cu_type(w->c, et), w->anames[a], ar->type.len);
     }

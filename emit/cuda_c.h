@@ -41,8 +41,15 @@
     X(KF_CU_H_LANE, 0)                                     \
     X(KF_CU_H_SHFL_GUARD, KF_CU_BIT(KF_CU_H_LANE))         \
     X(KF_CU_H_ATOMIC_F32, 0)                               \
+    X(KF_CU_H_DOT4, 0)                                     \
+    X(KF_CU_H_BITFIELD, 0)                                 \
     X(KF_CU_H_TYPES, 0)       /* marker: vector struct types are written here */ \
-    X(KF_CU_H_ATOMIC_F16X2, KF_CU_BIT(KF_CU_H_BITCAST))
+    X(KF_CU_H_ATOMIC_F16X2, KF_CU_BIT(KF_CU_H_BITCAST))    \
+    X(KF_CU_H_WORDS, 0)                                    \
+    X(KF_CU_H_F16V, KF_CU_BIT(KF_CU_H_WORDS))              \
+    X(KF_CU_H_BF16V, KF_CU_BIT(KF_CU_H_WORDS))             \
+    X(KF_CU_H_BF16V_ARITH, KF_CU_BIT(KF_CU_H_BF16V))       \
+    X(KF_CU_H_BF16V_ARITH80, KF_CU_BIT(KF_CU_H_BF16V))
 
 #define KF_CU_BIT(h) (1ull << (h))
 
@@ -135,6 +142,9 @@ bool kf_cu_written(const kf_cu_kernel *w, uint32_t i);
 uint32_t kf_cu_next_written(const kf_cu_kernel *w, uint32_t i);
 /* A vector BINOP/UNOP/CVT/MATH, written one statement per lane. */
 bool kf_cu_per_lane(const kf_cu_kernel *w, uint32_t i);
+/* A BINOP (+ - *) or MATH (fma min max abs) on an f16/bf16 vector: one
+ * call of a packed-pairs helper over the whole vector (LANGUAGE.md 8). */
+bool kf_cu_packed(const kf_ir_ins *in);
 /* C expression of a special register (threadIdx.x, kf_lane_id(), ...). */
 const char *kf_cu_sreg(kf_cu_kernel *w, uint64_t imm);
 /* A name C++/CUDA or kforge reserves (keywords, called functions, kf_). */
@@ -165,5 +175,10 @@ const char *kf_cu_cvt(kf_cu *c, kf_scalar from, kf_scalar to, const char *a);
 /* Math builtin b (EXP..FMA, MIN, MAX, ABS, CLAMP, CLZ, POPC, CDIV, MUL_HI);
  * s is the argument scalar type; args has the builtin's operands. */
 const char *kf_cu_math(kf_cu *c, kf_builtin b, kf_scalar s, const char *const args[3]);
+/* The packed-pairs helper call of a kf_cu_packed instruction over whole
+ * vectors of type t (args: its operands). */
+const char *kf_cu_packed_call(kf_cu *c, const kf_ir_ins *in, kf_type t, const char *const args[3]);
+/* An INTRIN (dot4, bfe, bfi, prmt) over spelled operands; ts are their types. */
+const char *kf_cu_intrin(kf_cu *c, const kf_ir_ins *in, const char *const args[4], const kf_type ts[4]);
 
 #endif

@@ -458,7 +458,8 @@ static bool foldable_def(const kw *w, uint32_t d)
     switch (in->op) {
     case KF_IR_BINOP: case KF_IR_CMP: case KF_IR_UNOP: case KF_IR_CVT: case KF_IR_MATH:
     case KF_IR_SELECT: case KF_IR_EXTRACT: case KF_IR_BITCAST: case KF_IR_SHFL: case KF_IR_VOTE:
-        return w->k->vals[in->dst].type.kind == KF_TK_SCALAR;
+    case KF_IR_INTRIN:
+        return w->k->vals[in->dst].type.kind == KF_TK_SCALAR || kf_cu_packed(in);
     case KF_IR_LOAD: case KF_IR_ALOAD: case KF_IR_SPLAT: case KF_IR_CONST:
         return true;   /* whole vectors too: the reader is one statement */
     default: return false;
@@ -471,7 +472,7 @@ static bool single_statement(const kw *w, uint32_t u)
     if (in->op == KF_IR_SPLAT) return false;   /* would repeat its operand per lane */
     if (in->op == KF_IR_INSERT)                 /* one statement only when in place */
         return in->dst == in->a[0] && !(w->v[in->dst].kind == VK_AT_DEF && w->v[in->dst].def == u);
-    if (op_has_dst[in->op] && in->dst && w->k->vals[in->dst].type.kind == KF_TK_VECTOR) return false;
+    if (op_has_dst[in->op] && in->dst && w->k->vals[in->dst].type.kind == KF_TK_VECTOR && !kf_cu_packed(in)) return false;
     return true;
 }
 
@@ -645,12 +646,22 @@ static bool conditional_operand(const kf_ir_ins *r, kf_val v)
     return logic && r->a[1] == v;
 }
 
+bool kf_cu_packed(const kf_ir_ins *in)
+{
+    kf_type t = in->type;
+    bool half = t.kind == KF_TK_VECTOR && (t.scalar == KF_S_F16 || t.scalar == KF_S_BF16) && t.lanes % 2 == 0;
+    if (in->op == KF_IR_BINOP) return half && (in->sub == KF_OP_ADD || in->sub == KF_OP_SUB || in->sub == KF_OP_MUL);
+    if (in->op == KF_IR_MATH)
+        return half && (in->sub == KF_BI_FMA || in->sub == KF_BI_MIN || in->sub == KF_BI_MAX || in->sub == KF_BI_ABS);
+    return false;
+}
+
 /* A per-lane vector operation (written one statement per lane). */
 bool kf_cu_per_lane(const kw *w, uint32_t i)
 {
     const kf_ir_ins *in = &w->k->ins[i];
     bool op = in->op == KF_IR_BINOP || in->op == KF_IR_UNOP || in->op == KF_IR_CVT || in->op == KF_IR_MATH;
-    return op && w->k->vals[in->dst].type.kind == KF_TK_VECTOR;
+    return op && w->k->vals[in->dst].type.kind == KF_TK_VECTOR && !kf_cu_packed(in);
 }
 
 /* A per-lane result read once, by the per-lane statement written next, is

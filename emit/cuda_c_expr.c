@@ -83,6 +83,8 @@ static const float_op float_ops[KF_OP_COUNT] = {
     X(KF_BI_MIN, "fminf", "fmin", 2)                      \
     X(KF_BI_MAX, "fmaxf", "fmax", 2)                      \
     X(KF_BI_FMA, "__fmaf_rn", "__fma_rn", 3)              \
+    X(KF_BI_RCP, "kf_rcp_approx", "", 1)                  \
+    X(KF_BI_FAST_DIV, "kf_fast_div", "", 2)               \
     X(KF_BI_CLAMP, "", "", 3)
 
 typedef struct { const char *f32, *f64; uint8_t nargs; } float_math_row;
@@ -546,4 +548,51 @@ const char *kf_cu_math(kf_cu *c, kf_builtin b, kf_scalar s, const char *const ar
     for (int i = 0; i < 3; i++)
         if (w[i]) w[i] = to_f32(c, s, w[i]);
     return kf_cu_str(c, "kf_%s_from_f32(%s)", kf_scalar_names[s], float_math(c, b, false, w));
+}
+
+/* ---- section 8: packed half vectors and intrinsics ----------------------------- */
+
+const char *kf_cu_packed_call(kf_cu *c, const kf_ir_ins *in, kf_type t, const char *const args[3])
+{
+    static const char *const binops[KF_OP_COUNT] = {[KF_OP_ADD] = "add", [KF_OP_SUB] = "sub", [KF_OP_MUL] = "mul"};
+    static const char *const maths[KF_BI_COUNT] = {
+        [KF_BI_FMA] = "fma", [KF_BI_MIN] = "min", [KF_BI_MAX] = "max", [KF_BI_ABS] = "abs",
+    };
+    bool bf = t.scalar == KF_S_BF16, arith = in->op == KF_IR_BINOP;
+    kf_cu_need(c, !bf ? KF_CU_H_F16V : !arith ? KF_CU_H_BF16V : c->o->arch >= 90 ? KF_CU_H_BF16V_ARITH : KF_CU_H_BF16V_ARITH80);
+    (void)kf_cu_type(c, t);
+    const char *fn = arith ? binops[in->sub] : maths[in->sub];
+    unsigned n = !arith && in->sub == KF_BI_ABS ? 1 : !arith && in->sub == KF_BI_FMA ? 3 : 2;
+    const char *f = kf_cu_str(c, "kf_%s_%s", bf ? "bh2" : "h2", fn ? fn : "?");
+    if (n == 1) return kf_cu_str(c, "kf_pairs(%s, %s)", f, args[0]);
+    if (n == 2) return kf_cu_str(c, "kf_pairs(%s, %s, %s)", f, args[0], args[1]);
+    return kf_cu_str(c, "kf_pairs(%s, %s, %s, %s)", f, args[0], args[1], args[2]);
+}
+
+/* A 4-byte vector's bits as one unsigned (dot4's operands). */
+static const char *bytes_word(kf_cu *c, const char *x)
+{
+    kf_cu_need(c, KF_CU_H_BITCAST);
+    return kf_cu_str(c, "kf_bitcast<unsigned>(%s)", x);
+}
+
+const char *kf_cu_intrin(kf_cu *c, const kf_ir_ins *in, const char *const a[4], const kf_type ts[4])
+{
+    kf_scalar s = (kf_scalar)in->type.scalar;
+    switch (in->sub) {
+    case KF_BI_DOT4:
+        kf_cu_need(c, KF_CU_H_DOT4);
+        return kf_cu_str(c, "kf_dot4_%s%s(%s, %s, %s)", ts[0].scalar == KF_S_I8 ? "s" : "u",
+                         ts[1].scalar == KF_S_I8 ? "s" : "u", bytes_word(c, a[0]), bytes_word(c, a[1]), a[2]);
+    case KF_BI_BFE:
+        kf_cu_need(c, KF_CU_H_BITFIELD);
+        return kf_cu_str(c, "kf_bfe_%s(%s, %s, %s)", kf_scalar_names[s], a[0], a[1], a[2]);
+    case KF_BI_BFI:
+        kf_cu_need(c, KF_CU_H_BITFIELD);
+        return kf_cu_str(c, "kf_bfi_%s(%s, %s, %s, %s)", kf_scalar_names[s], a[0], a[1], a[2], a[3]);
+    case KF_BI_PRMT:
+        kf_cu_need(c, KF_CU_H_BITFIELD);
+        return kf_cu_str(c, "kf_prmt(%s, %s, %s)", a[0], a[1], a[2]);
+    default: return "?";
+    }
 }

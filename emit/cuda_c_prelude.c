@@ -21,9 +21,15 @@
  *   sin(x)     sin.approx.f32 x                  2^-20.5 absolute in [-100 pi, 100 pi]
  *   cos(x)     cos.approx.f32 x                  2^-20.5 absolute in [-100 pi, 100 pi]
  *   tanh(x)    tanh.approx.f32 x                 2^-10.987 relative (sm_75+)
+ *   rcp(x)     rcp.approx.ftz.f32 x              1 ulp; subnormal inputs and results flush to 0
+ *   fast_div   __fmul_rn(a, rcp(b))              the rcp bound and one more rounding
  *   sqrt(x)    __fsqrt_rn (sqrt.rn.f32)          correctly rounded
  *   a / b      __fdiv_rn (div.rn.f32)            correctly rounded
  *   floor ceil trunc round abs min max fma       exact (fma: one rounding)
+ *
+ * The packed f16/bf16 operations and dot4, bfe, bfi, prmt are inline PTX:
+ * the same instructions the PTX back end emits (NVRTC's PTX carries them
+ * verbatim), with no header NVRTC would have to find.
  */
 #include "cuda_c.h"
 
@@ -198,7 +204,9 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "__device__ __forceinline__ float kf_rsqrt_approx(float x) { float r; asm(\"rsqrt.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
         "__device__ __forceinline__ float kf_sin_approx(float x) { float r; asm(\"sin.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
         "__device__ __forceinline__ float kf_cos_approx(float x) { float r; asm(\"cos.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
-        "__device__ __forceinline__ float kf_tanh_approx(float x) { float r; asm(\"tanh.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n",
+        "__device__ __forceinline__ float kf_tanh_approx(float x) { float r; asm(\"tanh.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
+        "__device__ __forceinline__ float kf_rcp_approx(float x) { float r; asm(\"rcp.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
+        "__device__ __forceinline__ float kf_fast_div(float a, float b) { return __fmul_rn(a, kf_rcp_approx(b)); }\n",
     [KF_CU_H_LANE] =
         "__device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm(\"mov.u32 %0, %%laneid;\" : \"=r\"(r)); return r; }\n",
     [KF_CU_H_SHFL_GUARD] =
@@ -265,7 +273,73 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "    } while (old != seen);\n"
         "    return __uint_as_float(old);\n"
         "}\n",
+    [KF_CU_H_DOT4] =
+        "/* dot4: c + the dot product of two 4-byte vectors (dp4a), modulo 2^32 */\n"
+        "__device__ __forceinline__ int kf_dot4_ss(unsigned a, unsigned b, int c) { int r; asm(\"dp4a.s32.s32 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(c)); return r; }\n"
+        "__device__ __forceinline__ int kf_dot4_su(unsigned a, unsigned b, int c) { int r; asm(\"dp4a.s32.u32 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(c)); return r; }\n"
+        "__device__ __forceinline__ int kf_dot4_us(unsigned a, unsigned b, int c) { int r; asm(\"dp4a.u32.s32 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(c)); return r; }\n"
+        "__device__ __forceinline__ int kf_dot4_uu(unsigned a, unsigned b, int c) { int r; asm(\"dp4a.u32.u32 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(c)); return r; }\n",
+    [KF_CU_H_BITFIELD] =
+        "/* bfe / bfi / prmt as PTX defines them (positions and lengths 0..255) */\n"
+        "__device__ __forceinline__ unsigned kf_bfe_u32(unsigned x, unsigned p, unsigned l) { unsigned r; asm(\"bfe.u32 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
+        "__device__ __forceinline__ int kf_bfe_i32(int x, unsigned p, unsigned l) { int r; asm(\"bfe.s32 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
+        "__device__ __forceinline__ unsigned long long kf_bfe_u64(unsigned long long x, unsigned p, unsigned l) { unsigned long long r; asm(\"bfe.u64 %0, %1, %2, %3;\" : \"=l\"(r) : \"l\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
+        "__device__ __forceinline__ long long kf_bfe_i64(long long x, unsigned p, unsigned l) { long long r; asm(\"bfe.s64 %0, %1, %2, %3;\" : \"=l\"(r) : \"l\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
+        "__device__ __forceinline__ unsigned kf_bfi_u32(unsigned f, unsigned x, unsigned p, unsigned l) { unsigned r; asm(\"bfi.b32 %0, %1, %2, %3, %4;\" : \"=r\"(r) : \"r\"(f), \"r\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
+        "__device__ __forceinline__ int kf_bfi_i32(int f, int x, unsigned p, unsigned l) { return (int)kf_bfi_u32((unsigned)f, (unsigned)x, p, l); }\n"
+        "__device__ __forceinline__ unsigned long long kf_bfi_u64(unsigned long long f, unsigned long long x, unsigned p, unsigned l) { unsigned long long r; asm(\"bfi.b64 %0, %1, %2, %3, %4;\" : \"=l\"(r) : \"l\"(f), \"l\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
+        "__device__ __forceinline__ long long kf_bfi_i64(long long f, long long x, unsigned p, unsigned l) { return (long long)kf_bfi_u64((unsigned long long)f, (unsigned long long)x, p, l); }\n"
+        "__device__ __forceinline__ unsigned kf_prmt(unsigned a, unsigned b, unsigned s) { unsigned r; asm(\"prmt.b32 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(s)); return r; }\n",
     [KF_CU_H_TYPES] = "",
+    [KF_CU_H_WORDS] =
+        "/* A vector of 16-bit lanes as 32-bit words, a pair of lanes each (the low\n"
+        "   lane in the low half), and an operation applied word by word */\n"
+        "template <typename V> struct kf_words { unsigned w[sizeof(V) / 4]; };\n"
+        "template <typename V> __device__ __forceinline__ kf_words<V> kf_to_words(V v) { kf_words<V> r; memcpy(&r, &v, sizeof v); return r; }\n"
+        "template <typename V> __device__ __forceinline__ V kf_from_words(kf_words<V> r) { V v; memcpy(&v, &r, sizeof v); return v; }\n"
+        "template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a)\n"
+        "{\n"
+        "    kf_words<V> x = kf_to_words(a);\n"
+        "    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i]);\n"
+        "    return kf_from_words<V>(x);\n"
+        "}\n"
+        "template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a, V b)\n"
+        "{\n"
+        "    kf_words<V> x = kf_to_words(a), y = kf_to_words(b);\n"
+        "    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i], y.w[i]);\n"
+        "    return kf_from_words<V>(x);\n"
+        "}\n"
+        "template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a, V b, V c)\n"
+        "{\n"
+        "    kf_words<V> x = kf_to_words(a), y = kf_to_words(b), z = kf_to_words(c);\n"
+        "    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i], y.w[i], z.w[i]);\n"
+        "    return kf_from_words<V>(x);\n"
+        "}\n",
+    [KF_CU_H_F16V] =
+        "/* f16 pairs: one packed f16x2 instruction each, each lane rounded once (.rn: never fused) */\n"
+        "__device__ __forceinline__ unsigned kf_h2_add(unsigned a, unsigned b) { unsigned r; asm(\"add.rn.f16x2 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
+        "__device__ __forceinline__ unsigned kf_h2_sub(unsigned a, unsigned b) { unsigned r; asm(\"sub.rn.f16x2 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
+        "__device__ __forceinline__ unsigned kf_h2_mul(unsigned a, unsigned b) { unsigned r; asm(\"mul.rn.f16x2 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
+        "__device__ __forceinline__ unsigned kf_h2_fma(unsigned a, unsigned b, unsigned c) { unsigned r; asm(\"fma.rn.f16x2 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(c)); return r; }\n"
+        "__device__ __forceinline__ unsigned kf_h2_min(unsigned a, unsigned b) { unsigned r; asm(\"min.f16x2 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
+        "__device__ __forceinline__ unsigned kf_h2_max(unsigned a, unsigned b) { unsigned r; asm(\"max.f16x2 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
+        "__device__ __forceinline__ unsigned kf_h2_abs(unsigned a) { unsigned r; asm(\"abs.f16x2 %0, %1;\" : \"=r\"(r) : \"r\"(a)); return r; }\n",
+    [KF_CU_H_BF16V] =
+        "/* bf16 pairs: one packed bf16x2 instruction each, each lane rounded once */\n"
+        "__device__ __forceinline__ unsigned kf_bh2_fma(unsigned a, unsigned b, unsigned c) { unsigned r; asm(\"fma.rn.bf16x2 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(c)); return r; }\n"
+        "__device__ __forceinline__ unsigned kf_bh2_min(unsigned a, unsigned b) { unsigned r; asm(\"min.bf16x2 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
+        "__device__ __forceinline__ unsigned kf_bh2_max(unsigned a, unsigned b) { unsigned r; asm(\"max.bf16x2 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
+        "__device__ __forceinline__ unsigned kf_bh2_abs(unsigned a) { unsigned r; asm(\"abs.bf16x2 %0, %1;\" : \"=r\"(r) : \"r\"(a)); return r; }\n",
+    [KF_CU_H_BF16V_ARITH] =
+        "/* bf16 pairs + - * (sm_90) */\n"
+        "__device__ __forceinline__ unsigned kf_bh2_add(unsigned a, unsigned b) { unsigned r; asm(\"add.rn.bf16x2 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
+        "__device__ __forceinline__ unsigned kf_bh2_sub(unsigned a, unsigned b) { unsigned r; asm(\"sub.rn.bf16x2 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
+        "__device__ __forceinline__ unsigned kf_bh2_mul(unsigned a, unsigned b) { unsigned r; asm(\"mul.rn.bf16x2 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n",
+    [KF_CU_H_BF16V_ARITH80] =
+        "/* bf16 pairs + - * (sm_80..89 have no add/sub/mul.bf16x2: fma.rn.bf16x2 with 1, -1, -0 is exact but for its one rounding) */\n"
+        "__device__ __forceinline__ unsigned kf_bh2_add(unsigned a, unsigned b) { unsigned r; asm(\"{ .reg .b32 k; mov.b32 k, 0x3F803F80; fma.rn.bf16x2 %0, %1, k, %2; }\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
+        "__device__ __forceinline__ unsigned kf_bh2_sub(unsigned a, unsigned b) { unsigned r; asm(\"{ .reg .b32 k; mov.b32 k, 0xBF80BF80; fma.rn.bf16x2 %0, %2, k, %1; }\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
+        "__device__ __forceinline__ unsigned kf_bh2_mul(unsigned a, unsigned b) { unsigned r; asm(\"{ .reg .b32 k; mov.b32 k, 0x80008000; fma.rn.bf16x2 %0, %1, %2, k; }\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n",
     [KF_CU_H_ATOMIC_F16X2] =
         "__device__ __forceinline__ kf_f16x2 kf_atomic_add_f16x2(kf_f16x2* p, kf_f16x2 v)\n"
         "{\n"

@@ -4,7 +4,9 @@
  * launch ABI: buffers as 64-bit global addresses, scalars by value in their
  * natural size, vectors as aligned byte arrays), `.maxntid` from the
  * schedule, `.reg` declarations per register class, `.shared`/`.local`
- * arrays, line info (`.file`/`.loc` with -g) and the line map; and the
+ * arrays (every shared one 16-byte aligned; the dynamic one is the
+ * module's one `.extern .shared` array, where every kernel's dynamic bytes
+ * start), line info (`.file`/`.loc` with -g) and the line map; and the
  * driver: per-kernel analysis, then the passes in order (emit_passes).
  * Instruction selection is in emit/ptx_ops.c, float math sequences in
  * emit/ptx_math.c, the text and register helpers all of them use in
@@ -31,6 +33,7 @@
 
 #define PTX_VERSION "8.0"
 #define PTX_REG_ARRAY_MAX 128  /* local arrays up to this many registers may live in registers */
+#define PTX_DYN_SMEM "kf_dyn_smem"   /* the module's dynamic shared memory (.extern .shared) */
 
 /* ---- per-kernel analysis ------------------------------------------------------ */
 
@@ -95,7 +98,7 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
     const kf_ir_kernel *k = cx->k;
     cx->vreg = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->vreg);
     cx->ndefs = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->ndefs);
-    cx->cdef = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->cdef);
+    cx->def1 = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->def1);
     cx->areg = kf_arena_calloc(arena, k->narrays + 1, sizeof *cx->areg);
     cx->aname = kf_arena_calloc(arena, k->narrays + 1, sizeof *cx->aname);
     cx->needreg = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->needreg);
@@ -107,25 +110,25 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
     uint32_t *nuses = kf_arena_calloc(arena, k->nvals + 1, sizeof *nuses);
     if (!cx->alias || !cx->skip || !cx->named || !nuses) return false;
     bool *dyn = kf_arena_calloc(arena, k->narrays + 1, sizeof *dyn);
-    if (!cx->vreg || !cx->ndefs || !cx->cdef || !cx->areg || !cx->aname || !dyn || !cx->needreg ||
+    if (!cx->vreg || !cx->ndefs || !cx->def1 || !cx->areg || !cx->aname || !dyn || !cx->needreg ||
         !ptx_index_lines(cx, arena))
         return false;
     if (!kf_ir_linked(k)) {   /* labels and branches follow kf_ir_link's structure */
         cx->cur = k->loc;
         ptx_error(cx, "internal error: the control markers of kernel '%s' are not paired (kf_ir_link)", k->name);
     }
-    for (uint32_t v = 0; v <= k->nvals; v++) cx->cdef[v] = -1;
+    for (uint32_t v = 0; v <= k->nvals; v++) cx->def1[v] = -1;
     for (uint32_t i = 0; i < k->nins; i++) {
         const kf_ir_ins *in = &k->ins[i];
         if (in->dst && in->dst < k->nvals) {
             cx->ndefs[in->dst]++;
-            if (in->op == KF_IR_CONST) cx->cdef[in->dst] = (int32_t)i;
+            cx->def1[in->dst] = (int32_t)i;
         }
         for (uint32_t j = 0; j < 4 && in->op < KF_IR_OP_COUNT; j++)
             if (j < kf_ir_op_nargs[in->op] && in->a[j] < k->nvals) nuses[in->a[j]]++;
     }
-    for (uint32_t v = 0; v <= k->nvals; v++)   /* only single-CONST values keep cdef */
-        if (cx->ndefs[v] != 1) cx->cdef[v] = -1;
+    for (uint32_t v = 0; v <= k->nvals; v++)   /* only single-definition values keep def1 */
+        if (cx->ndefs[v] != 1) cx->def1[v] = -1;
     forward_moves(cx, nuses);
     fold_not_into_branches(cx, nuses);
     for (uint32_t i = 0; i < k->nins; i++) {
@@ -150,6 +153,7 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
         const char *nm = ar->name && strlen(ar->name) <= 24 ? ar->name : "arr";   /* addresses hold 40 chars */
         cx->aname[a] = dup || nm != ar->name ? kf_arena_printf(arena, "%s_%s_%u", pre, nm, a)
                                              : kf_arena_printf(arena, "%s_%s", pre, nm);
+        if (ar->type.flags & KF_TF_DYN) cx->aname[a] = PTX_DYN_SMEM;
         if (!cx->aname[a]) return false;
     }
     return true;
@@ -231,9 +235,14 @@ static void emit_entry_head(ptx_cx *cx, kf_buf *out, ptx_locvec *locs)
                           cx->areg[a] + ar->type.len * ar->type.lanes - 1);
             continue;
         }
-        kf_buf_printf(out, "\t%s .align %u .b8 %s[%u];\n",
-                      (ar->type.flags & KF_TF_SHARED) ? ".shared" : ".local", array_align(ar->type),
-                      cx->aname[a], array_bytes(ar->type));
+        if (ar->type.flags & KF_TF_DYN)   /* the launch's dynamic bytes: the module's extern array */
+            kf_buf_printf(out, "\t// %s: %s[] is the dynamic shared memory %s\n", ar->name ? ar->name : "?",
+                          kf_type_str(kf_type_elem(ar->type), (char[32]){0}, 32), PTX_DYN_SMEM);
+        else if (ar->type.flags & KF_TF_SHARED)
+            kf_buf_printf(out, "\t.shared .align %u .b8 %s[%u];\n", KF_SHARED_ALIGN, cx->aname[a], array_bytes(ar->type));
+        else
+            kf_buf_printf(out, "\t.local .align %u .b8 %s[%u];\n", array_align(ar->type), cx->aname[a],
+                          array_bytes(ar->type));
     }
     for (size_t i = start; i < out->len; i++)
         if (out->data[i] == '\n' && !KF_VEC_PUSH(locs, k->loc)) cx->failed = true;
@@ -423,7 +432,14 @@ done:
     return st;
 }
 
-static void emit_module_head(const kf_module *m, const kf_emit_opts *o, uint32_t arch, kf_buf *out,
+static bool has_dynamic_shared(const kf_ir_kernel *k)
+{
+    for (uint32_t a = 0; a < k->narrays; a++)
+        if (k->arrays[a].type.flags & KF_TF_DYN) return true;
+    return false;
+}
+
+static void emit_module_head(const kf_module *m, const kf_emit_opts *o, uint32_t arch, bool dyn, kf_buf *out,
                              ptx_locvec *locs)
 {
     size_t start = out->len;
@@ -437,6 +453,7 @@ static void emit_module_head(const kf_module *m, const kf_emit_opts *o, uint32_t
         ptx_put_ascii(out, file, strlen(file));
         kf_buf_puts(out, "\"\n");
     }
+    if (dyn) kf_buf_printf(out, "\n.extern .shared .align %u .b8 %s[];\n", KF_SHARED_ALIGN, PTX_DYN_SMEM);
     for (size_t i = start; i < out->len; i++)
         if (out->data[i] == '\n') (void)KF_VEC_PUSH(locs, ((kf_loc){0}));
 }
@@ -465,7 +482,9 @@ kf_status kf_ptx_emit(const kf_module *m, const kf_ir_kernel *k, const kf_emit_o
     size_t est = 1024;
     for (uint32_t i = 0; i < n; i++) est += (size_t)(k ? k : &m->kernels[i])->nins * 48 + 1024;
     if (!out->oom) (void)kf_vec_grow((void **)&out->data, &out->cap, out->len + est, 1);
-    emit_module_head(m, &opts, opts.arch, out, &locs);
+    bool dyn = false;
+    for (uint32_t i = 0; i < n; i++) dyn |= has_dynamic_shared(k ? k : &m->kernels[i]);
+    emit_module_head(m, &opts, opts.arch, dyn, out, &locs);
     kf_status st = KF_OK;
     for (uint32_t i = 0; i < n && st == KF_OK; i++)
         st = emit_kernel(m, k ? k : &m->kernels[i], &opts, out, &locs, diags);

@@ -120,7 +120,7 @@ typedef struct {
     uint32_t nreg[PTX_RC_COUNT];  /* registers handed out per class */
     uint32_t *vreg;               /* per value: first register (lanes follow); 0 = none yet */
     uint32_t *ndefs;              /* per value: instructions that write it */
-    int32_t *cdef;                /* per value: index of its only CONST definition, or -1 */
+    int32_t *def1;                /* per value: index of its only definition, or -1 */
     uint32_t *areg;               /* per array: first register when held in registers, else 0 */
     char **aname;                 /* per array: PTX name */
     ptx_addr_entry acache[16];    /* global addresses computed in the current straight-line code */

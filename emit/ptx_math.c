@@ -21,7 +21,9 @@
  *   sin,cos sin/cos.approx: 2^-20.9 abs in [-pi, pi]  1.47 -> 2 ulp for |x| < 2^20 (Cody-Waite with pi/2
  *           (grows outside)                           in 3 parts); beyond, accuracy degrades
  *   tanh    tanh.approx: 2^-10.987 relative           2.45 -> 3 ulp (e/(e+2), e = expm1(2|x|))
- *   floor/ceil/trunc/round/abs/min/max: exact; fma: one rounding. */
+ *   floor/ceil/trunc/round/abs/min/max: exact; fma: one rounding.
+ *   rcp     rcp.approx.ftz.f32: 1 ulp, subnormal inputs and results flushed to zero of their sign;
+ *           fast_div(a, b) = mul.rn.f32(a, rcp(b)): that, and one more rounding. */
 #include "ptx_internal.h"
 
 #include <string.h>
@@ -328,6 +330,12 @@ void ptx_math_lane(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const 
                    const char *c)
 {
     if (common_math(cx, bi, s, d, a, b, c)) return;
+    if (bi == KF_BI_FAST_DIV && s == KF_S_F32) {   /* a * rcp(b), an ordinary (not .ftz) multiply */
+        preg r = ptx_tmp(cx, PTX_RC_F);
+        ptx_ins(cx, "rcp.approx.ftz.f32 %s, %s", r.s, b);
+        ptx_ins(cx, "mul.rn.f32 %s, %s, %s", d, a, r.s);
+        return;
+    }
     if (s == KF_S_F32) {
         f32_math(cx, bi, d, a);
     } else if (s == KF_S_F64) {

@@ -10,7 +10,10 @@
  *   - signed x / -1 and x % -1 are selected around the divide so INT_MIN / -1
  *     gives INT_MIN and INT_MIN % -1 gives 0 whatever div.s32 does;
  *   - float + - * / are .rn (never contracted into fma); bf16 arithmetic is
- *     native on sm_90 and an exact fma.rn.bf16 form on sm_80..89;
+ *     native on sm_90 and an exact fma.rn.bf16 form on sm_80..89; f16/bf16
+ *     vectors + - * fma min max abs are packed .f16x2/.bf16x2 instructions,
+ *     a pair of lanes each;
+ *   - dot4, bfe, bfi, prmt are dp4a, bfe, bfi, prmt.b32;
  *   - conversions use one rounding: cvt.rzi (saturating) for float -> int
  *     with NaN selected to 0, .rn for int -> float and narrowing, and a
  *     round-to-odd step where bf16 has no direct cvt from the source type;
@@ -359,11 +362,12 @@ static paddr buf_addr(ptx_cx *cx, kf_val buf, kf_val idx, uint32_t bytes)
     return addr_of(t.s, 0);
 }
 
-/* Address of arrays[ai][idx] in shared or local space (32-bit). */
-static paddr arr_addr(ptx_cx *cx, uint32_t ai, kf_val idx)
+/* Address of element idx of arrays[ai] accessed as `elem` (a view of a
+ * shared array: its own element type), shared or local space (32-bit). */
+static paddr arr_addr(ptx_cx *cx, uint32_t ai, kf_val idx, kf_type elem)
 {
     int64_t off;
-    uint32_t bytes = kf_type_elem_bytes(cx->k->arrays[ai].type);
+    uint32_t bytes = kf_type_elem_bytes(elem);
     const char *name = cx->aname[ai];
     if (const_offset(cx, idx, bytes, &off)) {
         return addr_of(name, off);
@@ -398,8 +402,8 @@ static void emit_array(ptx_cx *cx, const kf_ir_ins *in, bool store)
     kf_type at = cx->k->arrays[ai].type;
     kf_val v = store ? in->a[1] : in->dst;
     if (!cx->areg[ai]) {
-        paddr a = arr_addr(cx, ai, in->a[0]);
-        mem_access(cx, store, arr_space(cx, ai), a.s, kf_type_elem(at), v);
+        paddr a = arr_addr(cx, ai, in->a[0], in->type);
+        mem_access(cx, store, arr_space(cx, ai), a.s, in->type, v);
         return;
     }
     uint64_t e = 0;
@@ -597,12 +601,80 @@ static bool const_int_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, co
     return true;
 }
 
+/* ---- packed half math (LANGUAGE.md section 8) ----------------------------------- */
+
+/* f16/bf16 vectors compute as pairs of lanes packed into one .b32 register
+ * ({lane 2i, lane 2i+1}, the low half first), one f16x2/bf16x2 instruction
+ * per pair, each lane rounded once: add/sub/mul.rn, fma.rn, min, max, abs.
+ * .rn keeps ptxas from contracting a mul and an add into an fma. sm_80..89
+ * have no add/sub/mul.bf16x2: fma.rn.bf16x2 computes them exactly but for
+ * its one rounding (a + b = fma(a, 1, b), a - b = fma(b, -1, a), a * b =
+ * fma(a, b, -0), which keeps a -0 product -0). */
+static bool packed_half(kf_type t)
+{
+    return t.kind == KF_TK_VECTOR && is_half((kf_scalar)t.scalar) && t.lanes % 2 == 0;
+}
+
+static preg half_pair(ptx_cx *cx, kf_val v, uint32_t l)
+{
+    preg w = ptx_tmp(cx, PTX_RC_R);
+    ptx_ins(cx, "mov.b32 %s, {%s, %s}", w.s, ptx_reg(cx, v, l).s, ptx_reg(cx, v, l + 1).s);
+    return w;
+}
+
+/* A .b32 register holding `bits` (both lanes of a pair constant). */
+static preg pair_const(ptx_cx *cx, uint32_t bits)
+{
+    preg k = ptx_tmp(cx, PTX_RC_R);
+    ptx_ins(cx, "mov.b32 %s, 0x%08X", k.s, bits);
+    return k;
+}
+
+/* One pair: d = op(a, b, c) as a packed instruction (op: a binop or builtin). */
+static void packed_pair(ptx_cx *cx, kf_scalar s, int op, bool builtin, const char *d, const char *a,
+                        const char *b, const char *c)
+{
+    const char *ty = s == KF_S_F16 ? "f16x2" : "bf16x2";
+    bool emulate = s == KF_S_BF16 && cx->o->arch < 90 && !builtin;
+    if (builtin) {
+        kf_builtin bi = (kf_builtin)op;
+        if (bi == KF_BI_FMA) ptx_ins(cx, "fma.rn.%s %s, %s, %s, %s", ty, d, a, b, c);
+        else if (bi == KF_BI_ABS) ptx_ins(cx, "abs.%s %s, %s", ty, d, a);
+        else ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ty, d, a, b);
+    } else if (!emulate) {
+        ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].floats, ty, d, a, b);
+    } else if (op == KF_OP_MUL) {
+        ptx_ins(cx, "fma.rn.bf16x2 %s, %s, %s, %s", d, a, b, pair_const(cx, 0x80008000u).s);
+    } else if (op == KF_OP_ADD) {
+        ptx_ins(cx, "fma.rn.bf16x2 %s, %s, %s, %s", d, a, pair_const(cx, 0x3F803F80u).s, b);
+    } else {
+        ptx_ins(cx, "fma.rn.bf16x2 %s, %s, %s, %s", d, b, pair_const(cx, 0xBF80BF80u).s, a);
+    }
+}
+
+/* A BINOP (+ - *) or MATH (fma min max abs) on an f16/bf16 vector, pair by pair. */
+static void emit_packed(ptx_cx *cx, const kf_ir_ins *in, int op, bool builtin)
+{
+    kf_scalar s = (kf_scalar)in->type.scalar;
+    unsigned nargs = !builtin ? 2 : op == KF_BI_FMA ? 3 : op == KF_BI_ABS ? 1 : 2;
+    for (uint32_t l = 0; l < in->type.lanes; l += 2) {
+        preg x[3], r = ptx_tmp(cx, PTX_RC_R);
+        for (unsigned j = 0; j < nargs; j++) x[j] = half_pair(cx, in->a[j], l);
+        packed_pair(cx, s, op, builtin, r.s, x[0].s, nargs > 1 ? x[1].s : "", nargs > 2 ? x[2].s : "");
+        ptx_ins(cx, "mov.b32 {%s, %s}, %s", ptx_reg(cx, in->dst, l).s, ptx_reg(cx, in->dst, l + 1).s, r.s);
+    }
+}
+
 static void emit_binop(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_scalar s = (kf_scalar)in->type.scalar;
     kf_op op = (kf_op)in->sub;
     if (op < KF_OP_ADD || op > KF_OP_SHR) {
         ptx_error(cx, "internal error: binop %u", (unsigned)op);
+        return;
+    }
+    if (packed_half(in->type) && (op == KF_OP_ADD || op == KF_OP_SUB || op == KF_OP_MUL)) {
+        emit_packed(cx, in, op, false);
         return;
     }
     uint64_t cb;
@@ -896,8 +968,12 @@ static void emit_math(ptx_cx *cx, const kf_ir_ins *in)
     kf_builtin bi = (kf_builtin)in->sub;
     kf_type at = in->a[0] ? vtype(cx, in->a[0]) : in->type;
     kf_scalar s = (kf_scalar)at.scalar;
+    if (packed_half(in->type) && (bi == KF_BI_FMA || bi == KF_BI_MIN || bi == KF_BI_MAX || bi == KF_BI_ABS)) {
+        emit_packed(cx, in, bi, true);
+        return;
+    }
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
-        bool imm = !is_half(s) && bi != KF_BI_CDIV;
+        bool imm = !is_half(s) && bi != KF_BI_CDIV && bi != KF_BI_FAST_DIV;
         preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, in->a[0], l);
         preg b = !in->a[1] ? a : imm ? ptx_opnd(cx, in->a[1], l) : ptx_reg(cx, in->a[1], l);
         preg c = !in->a[2] ? a : imm ? ptx_opnd(cx, in->a[2], l) : ptx_reg(cx, in->a[2], l);
@@ -1055,6 +1131,55 @@ static void emit_atomic(ptx_cx *cx, const kf_ir_ins *in)
     }
 }
 
+/* ---- section 8 intrinsics ------------------------------------------------------------ */
+
+/* The 32-bit word of a 4-byte vector (dot4's operands): the register of the
+ * u32/i32 it is a bitcast of, when that bitcast is its only definition and
+ * the u32/i32 has one definition too (`bitcast(i8x4, w)`: nothing unpacked
+ * and packed again), else the lanes packed. */
+static preg byte_word(ptx_cx *cx, kf_val v)
+{
+    int32_t d = cx->def1[v];
+    if (d >= 0 && cx->k->ins[d].op == KF_IR_BITCAST) {
+        kf_val src = cx->k->ins[d].a[0];
+        kf_type st = vtype(cx, src);
+        if (st.kind == KF_TK_SCALAR && (st.scalar == KF_S_U32 || st.scalar == KF_S_I32) && cx->ndefs[src] == 1)
+            return ptx_reg(cx, src, 0);
+    }
+    preg w = ptx_tmp(cx, PTX_RC_R);
+    pack_word(cx, w.s, v, 0, 4, (kf_scalar)vtype(cx, v).scalar);
+    return w;
+}
+
+/* dot4 (dp4a), bfe, bfi, prmt: one PTX instruction each. */
+static void emit_intrin(ptx_cx *cx, const kf_ir_ins *in)
+{
+    kf_scalar s = (kf_scalar)in->type.scalar;
+    preg d = ptx_reg(cx, in->dst, 0);
+    switch (in->sub) {
+    case KF_BI_DOT4: {
+        preg a = byte_word(cx, in->a[0]), b = byte_word(cx, in->a[1]);
+        const char *ta = vtype(cx, in->a[0]).scalar == KF_S_I8 ? "s32" : "u32";
+        const char *tb = vtype(cx, in->a[1]).scalar == KF_S_I8 ? "s32" : "u32";
+        ptx_ins(cx, "dp4a.%s.%s %s, %s, %s, %s", ta, tb, d.s, a.s, b.s, ptx_reg(cx, in->a[2], 0).s);
+        break;
+    }
+    case KF_BI_BFE:
+        ptx_ins(cx, "bfe.%s %s, %s, %s, %s", ptx_scalars[s].arith, d.s, ptx_reg(cx, in->a[0], 0).s,
+                ptx_opnd(cx, in->a[1], 0).s, ptx_opnd(cx, in->a[2], 0).s);
+        break;
+    case KF_BI_BFI:
+        ptx_ins(cx, "bfi.%s %s, %s, %s, %s, %s", ptx_scalars[s].bits, d.s, ptx_reg(cx, in->a[0], 0).s,
+                ptx_reg(cx, in->a[1], 0).s, ptx_opnd(cx, in->a[2], 0).s, ptx_opnd(cx, in->a[3], 0).s);
+        break;
+    case KF_BI_PRMT:
+        ptx_ins(cx, "prmt.b32 %s, %s, %s, %s", d.s, ptx_reg(cx, in->a[0], 0).s, ptx_reg(cx, in->a[1], 0).s,
+                ptx_opnd(cx, in->a[2], 0).s);
+        break;
+    default: ptx_error(cx, "internal error: intrinsic '%s'", in->sub < KF_BI_COUNT ? kf_builtin_names[in->sub] : "?"); break;
+    }
+}
+
 static void emit_one(ptx_cx *cx, const kf_ir_ins *in);
 
 /* ---- control flow ------------------------------------------------------------------------ */
@@ -1148,6 +1273,7 @@ static void emit_one(ptx_cx *cx, const kf_ir_ins *in)
     case KF_IR_ATOMIC: emit_atomic(cx, in); break;
     case KF_IR_SHFL: emit_shfl(cx, in); break;
     case KF_IR_VOTE: emit_vote(cx, in); break;
+    case KF_IR_INTRIN: emit_intrin(cx, in); break;
     case KF_IR_BARRIER: ptx_ins(cx, "bar.sync 0"); break;
     case KF_IR_RET: ptx_ins(cx, "ret"); break;
     case KF_IR_IF:

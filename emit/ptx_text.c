@@ -393,8 +393,9 @@ preg ptx_imm(kf_scalar s, uint64_t bits)
 
 bool ptx_const_of(const ptx_cx *cx, kf_val v, uint64_t *bits)
 {
-    if (v >= cx->k->nvals || cx->cdef[v] < 0) return false;   /* cdef[0] and multi-def values are -1 */
-    *bits = cx->k->ins[cx->cdef[v]].imm;
+    if (v >= cx->k->nvals || cx->def1[v] < 0) return false;   /* def1[0] and multi-def values are -1 */
+    if (cx->k->ins[cx->def1[v]].op != KF_IR_CONST) return false;
+    *bits = cx->k->ins[cx->def1[v]].imm;
     return true;
 }
 

@@ -147,6 +147,7 @@ attr(X) ::= AT_SCHEDULE(K) LPAREN namedargs(L) RPAREN. {
 namedargs(X) ::= namedarg(A).               { X = list_one(A); }
 namedargs(X) ::= namedargs(L) COMMA namedarg(A). { X = list_push(L, A); }
 namedarg(X) ::= NAME(N) ASSIGN expr(E).     { X = mk_name(px, KF_N_NAMEDARG, &N, E, NULL, NULL); }
+namedarg(X) ::= SHARED(K) ASSIGN expr(E).   { X = mk(px, KF_N_NAMEDARG, K.loc, E, NULL, NULL); if (X) X->name = "shared"; }
 namedarg(X) ::= NAME(N) ASSIGN LPAREN(P) expr(E) COMMA exprs(L) RPAREN. {
     X = mk_name(px, KF_N_NAMEDARG, &N, mk_tuple(px, P.loc, list_push(list_one(E), L.head)), NULL, NULL);
 }
@@ -161,9 +162,12 @@ param(X) ::= NAME(N) COLON ptype(T).        { X = mk_name(px, KF_N_PARAM, &N, T,
 
 ptype(X) ::= TYPE(T).                       { X = mk_type(px, &T); }
 ptype(X) ::= buftype(B).                    { X = B; }
+ptype(X) ::= SHARED dyntype(T).             { X = T; if (X) X->op = 1; }
 buftype(X) ::= AMP(A) LBRACKET TYPE(T) RBRACKET.     { X = mk_buftype(px, &A, &T, false); }
 buftype(X) ::= AMP(A) MUT LBRACKET TYPE(T) RBRACKET. { X = mk_buftype(px, &A, &T, true); }
 arrtype(X) ::= TYPE(T) LBRACKET expr(N) RBRACKET. { X = mk(px, KF_N_TYPE_ARRAY, T.loc, mk_type(px, &T), N, NULL); }
+/* T[]: the dynamic shared array, a `shared T[]` parameter, an `as shared T[]` view. */
+dyntype(X) ::= TYPE(T) LBRACKET RBRACKET.   { X = mk(px, KF_N_TYPE_ARRAY, T.loc, mk_type(px, &T), NULL, NULL); }
 
 /* ---- statements -------------------------------------------------------- */
 block(X) ::= LBRACE(L) stmts(S) RBRACE.     { X = mk(px, KF_N_BLOCK, L.loc, S.head, NULL, NULL); if (X && S.depth >= X->aux) X->aux = S.depth + 1; }
@@ -179,6 +183,7 @@ stmt(X) ::= VAR NAME(N) COLON TYPE(T) SEMI.                  { X = mk_name(px, K
 stmt(X) ::= VAR NAME(N) COLON TYPE(T) ASSIGN expr(E) SEMI.   { X = mk_name(px, KF_N_VAR, &N, mk_type(px, &T), E, NULL); }
 stmt(X) ::= VAR NAME(N) COLON arrtype(T) SEMI.               { X = mk_name(px, KF_N_VAR, &N, T, NULL, NULL); }
 stmt(X) ::= SHARED NAME(N) COLON arrtype(T) SEMI.            { X = mk_name(px, KF_N_SHARED, &N, T, NULL, NULL); }
+stmt(X) ::= SHARED NAME(N) COLON dyntype(T) SEMI.            { X = mk_name(px, KF_N_SHARED, &N, T, NULL, NULL); }
 stmt(X) ::= expr(L) assign_op(O) expr(R) SEMI. { X = mk(px, KF_N_ASSIGN, O.loc, L, R, NULL); if (X) X->op = (uint16_t)O.v.ival; }
 stmt(X) ::= expr(E) SEMI.                   { X = mk(px, KF_N_EXPR, E ? E->loc : (kf_loc){0}, E, NULL, NULL); }
 stmt(X) ::= if_chain(L).                    { X = if_finish(px, L, NULL); }
@@ -240,6 +245,7 @@ expr(X) ::= expr(A) SLASH(O) expr(B).     { X = mk_binary(px, KF_OP_DIV, &O, A, 
 expr(X) ::= expr(A) PERCENT(O) expr(B).   { X = mk_binary(px, KF_OP_REM, &O, A, B); }
 expr(X) ::= expr(A) AS(O) TYPE(T).        { X = mk(px, KF_N_CAST, O.loc, A, mk_type(px, &T), NULL); }
 expr(X) ::= expr(A) AS(O) buftype(T).     { X = mk(px, KF_N_CAST, O.loc, A, T, NULL); }
+expr(X) ::= expr(A) AS(O) SHARED dyntype(T). { X = mk(px, KF_N_CAST, O.loc, A, T, NULL); if (T) T->op = 1; }
 expr(X) ::= MINUS(O) expr(A). [NOT]       { X = mk(px, KF_N_UNARY, O.loc, A, NULL, NULL); if (X) X->op = KF_OP_NEG; }
 expr(X) ::= NOT(O) expr(A).               { X = mk(px, KF_N_UNARY, O.loc, A, NULL, NULL); if (X) X->op = KF_OP_NOT; }
 expr(X) ::= TILDE(O) expr(A).             { X = mk(px, KF_N_UNARY, O.loc, A, NULL, NULL); if (X) X->op = KF_OP_BNOT; }

@@ -12,12 +12,17 @@ const char *const kf_op_spelling[KF_OP_COUNT] = {
 
 const char *const kf_builtin_names[KF_BI_COUNT] = {
     [KF_BI_NONE] = "?",
-#define X(e, n, k) [e] = n,
+#define X(e, n, k, a) [e] = n,
     KF_BUILTINS(X)
 #undef X
 };
 const char kf_builtin_kind[KF_BI_COUNT] = {
-#define X(e, n, k) [e] = k,
+#define X(e, n, k, a) [e] = k,
+    KF_BUILTINS(X)
+#undef X
+};
+const uint8_t kf_builtin_nargs[KF_BI_COUNT] = {
+#define X(e, n, k, a) [e] = a,
     KF_BUILTINS(X)
 #undef X
 };

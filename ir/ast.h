@@ -29,42 +29,50 @@ typedef enum {
 } kf_op;
 extern const char *const kf_op_spelling[KF_OP_COUNT];
 
-/* Builtin functions and values (LANGUAGE.md section 7).
- * X(enum, name, kind)  kind: 'f' function, 'v' value (thread geometry, WARP_SIZE) */
+/* Builtin functions and values (LANGUAGE.md sections 7 and 8), one row each.
+ * X(enum, name, kind, nargs)  kind: 'f' function, 'v' value (thread geometry,
+ * WARP_SIZE, inf, nan); nargs: the arity of a function (the one place it is
+ * written: sema checks calls against it, lowering trusts it). Section 8's
+ * helpers that are not lane by lane (dot4, bfe, bfi, prmt) lower to the IR's
+ * INTRIN op, where the tensor-core builtins (mma, ldmatrix) will go too. */
 #define KF_BUILTINS(X) \
-    X(KF_BI_THREAD_ID, "thread_id", 'v') X(KF_BI_BLOCK_ID, "block_id", 'v') \
-    X(KF_BI_BLOCK_DIM, "block_dim", 'v') X(KF_BI_GRID_DIM, "grid_dim", 'v') \
-    X(KF_BI_GLOBAL_ID, "global_id", 'v') X(KF_BI_LANE_ID, "lane_id", 'v') \
-    X(KF_BI_WARP_ID, "warp_id", 'v')     X(KF_BI_WARP_SIZE, "WARP_SIZE", 'v') \
-    X(KF_BI_INF, "inf", 'v')             X(KF_BI_NAN, "nan", 'v') \
-    X(KF_BI_BARRIER, "barrier", 'f') \
-    X(KF_BI_SHFL, "shfl", 'f')           X(KF_BI_SHFL_XOR, "shfl_xor", 'f') \
-    X(KF_BI_SHFL_UP, "shfl_up", 'f')     X(KF_BI_SHFL_DOWN, "shfl_down", 'f') \
-    X(KF_BI_WARP_SUM, "warp_sum", 'f')   X(KF_BI_WARP_MAX, "warp_max", 'f') \
-    X(KF_BI_WARP_MIN, "warp_min", 'f')   X(KF_BI_BALLOT, "ballot", 'f') \
-    X(KF_BI_ANY, "any", 'f')             X(KF_BI_ALL, "all", 'f') \
-    X(KF_BI_ATOMIC_ADD, "atomic_add", 'f') X(KF_BI_ATOMIC_MIN, "atomic_min", 'f') \
-    X(KF_BI_ATOMIC_MAX, "atomic_max", 'f') X(KF_BI_ATOMIC_EXCH, "atomic_exch", 'f') \
-    X(KF_BI_ATOMIC_CAS, "atomic_cas", 'f') \
-    X(KF_BI_EXP, "exp", 'f')   X(KF_BI_EXP2, "exp2", 'f')   X(KF_BI_LOG, "log", 'f') \
-    X(KF_BI_LOG2, "log2", 'f') X(KF_BI_SQRT, "sqrt", 'f')   X(KF_BI_RSQRT, "rsqrt", 'f') \
-    X(KF_BI_SIN, "sin", 'f')   X(KF_BI_COS, "cos", 'f')     X(KF_BI_TANH, "tanh", 'f') \
-    X(KF_BI_ABS, "abs", 'f')   X(KF_BI_FLOOR, "floor", 'f') X(KF_BI_CEIL, "ceil", 'f') \
-    X(KF_BI_TRUNC, "trunc", 'f') X(KF_BI_ROUND, "round", 'f') X(KF_BI_MIN, "min", 'f') \
-    X(KF_BI_MAX, "max", 'f')   X(KF_BI_CLAMP, "clamp", 'f') X(KF_BI_FMA, "fma", 'f') \
-    X(KF_BI_CLZ, "clz", 'f')   X(KF_BI_POPC, "popc", 'f')   X(KF_BI_CDIV, "cdiv", 'f') \
-    X(KF_BI_MUL_HI, "mul_hi", 'f') X(KF_BI_SELECT, "select", 'f') \
-    X(KF_BI_BITCAST, "bitcast", 'f')
+    X(KF_BI_THREAD_ID, "thread_id", 'v', 0) X(KF_BI_BLOCK_ID, "block_id", 'v', 0) \
+    X(KF_BI_BLOCK_DIM, "block_dim", 'v', 0) X(KF_BI_GRID_DIM, "grid_dim", 'v', 0) \
+    X(KF_BI_GLOBAL_ID, "global_id", 'v', 0) X(KF_BI_LANE_ID, "lane_id", 'v', 0) \
+    X(KF_BI_WARP_ID, "warp_id", 'v', 0)     X(KF_BI_WARP_SIZE, "WARP_SIZE", 'v', 0) \
+    X(KF_BI_INF, "inf", 'v', 0)             X(KF_BI_NAN, "nan", 'v', 0) \
+    X(KF_BI_BARRIER, "barrier", 'f', 0) \
+    X(KF_BI_SHFL, "shfl", 'f', 2)           X(KF_BI_SHFL_XOR, "shfl_xor", 'f', 2) \
+    X(KF_BI_SHFL_UP, "shfl_up", 'f', 2)     X(KF_BI_SHFL_DOWN, "shfl_down", 'f', 2) \
+    X(KF_BI_WARP_SUM, "warp_sum", 'f', 1)   X(KF_BI_WARP_MAX, "warp_max", 'f', 1) \
+    X(KF_BI_WARP_MIN, "warp_min", 'f', 1)   X(KF_BI_BALLOT, "ballot", 'f', 1) \
+    X(KF_BI_ANY, "any", 'f', 1)             X(KF_BI_ALL, "all", 'f', 1) \
+    X(KF_BI_ATOMIC_ADD, "atomic_add", 'f', 3) X(KF_BI_ATOMIC_MIN, "atomic_min", 'f', 3) \
+    X(KF_BI_ATOMIC_MAX, "atomic_max", 'f', 3) X(KF_BI_ATOMIC_EXCH, "atomic_exch", 'f', 3) \
+    X(KF_BI_ATOMIC_CAS, "atomic_cas", 'f', 4) \
+    X(KF_BI_EXP, "exp", 'f', 1)   X(KF_BI_EXP2, "exp2", 'f', 1)   X(KF_BI_LOG, "log", 'f', 1) \
+    X(KF_BI_LOG2, "log2", 'f', 1) X(KF_BI_SQRT, "sqrt", 'f', 1)   X(KF_BI_RSQRT, "rsqrt", 'f', 1) \
+    X(KF_BI_SIN, "sin", 'f', 1)   X(KF_BI_COS, "cos", 'f', 1)     X(KF_BI_TANH, "tanh", 'f', 1) \
+    X(KF_BI_ABS, "abs", 'f', 1)   X(KF_BI_FLOOR, "floor", 'f', 1) X(KF_BI_CEIL, "ceil", 'f', 1) \
+    X(KF_BI_TRUNC, "trunc", 'f', 1) X(KF_BI_ROUND, "round", 'f', 1) X(KF_BI_MIN, "min", 'f', 2) \
+    X(KF_BI_MAX, "max", 'f', 2)   X(KF_BI_CLAMP, "clamp", 'f', 3) X(KF_BI_FMA, "fma", 'f', 3) \
+    X(KF_BI_CLZ, "clz", 'f', 1)   X(KF_BI_POPC, "popc", 'f', 1)   X(KF_BI_CDIV, "cdiv", 'f', 2) \
+    X(KF_BI_MUL_HI, "mul_hi", 'f', 2) X(KF_BI_SELECT, "select", 'f', 3) \
+    X(KF_BI_BITCAST, "bitcast", 'f', 2) \
+    X(KF_BI_RCP, "rcp", 'f', 1)   X(KF_BI_FAST_DIV, "fast_div", 'f', 2) \
+    X(KF_BI_DOT4, "dot4", 'f', 3) X(KF_BI_BFE, "bfe", 'f', 3)     X(KF_BI_BFI, "bfi", 'f', 4) \
+    X(KF_BI_PRMT, "prmt", 'f', 3)
 
 typedef enum {
     KF_BI_NONE = 0,
-#define X(e, n, k) e,
+#define X(e, n, k, a) e,
     KF_BUILTINS(X)
 #undef X
     KF_BI_COUNT
 } kf_builtin;
 extern const char *const kf_builtin_names[KF_BI_COUNT];
 extern const char kf_builtin_kind[KF_BI_COUNT];
+extern const uint8_t kf_builtin_nargs[KF_BI_COUNT];
 kf_builtin kf_builtin_lookup(const char *name);
 
 /* Node kinds. Children per kind are documented in the trailing comment:
@@ -76,10 +84,10 @@ kf_builtin kf_builtin_lookup(const char *name);
     X(KF_N_KERNEL)    /* name; a: list of PARAM; c: BLOCK; d: list of ATTR */ \
     X(KF_N_PARAM)     /* name; a: type node */ \
     X(KF_N_ATTR)      /* name ("schedule"); a: list of NAMEDARG */ \
-    X(KF_N_NAMEDARG)  /* name ("block"/"grid"); a: expr or TUPLE */ \
+    X(KF_N_NAMEDARG)  /* name ("block"/"grid"/"shared"); a: expr or TUPLE */ \
     X(KF_N_TYPE)      /* scalar/vector type; `type` filled by the parser */ \
     X(KF_N_TYPE_BUF)  /* &[a] / &mut [a] (op = 1 when mut); a: elem TYPE node */ \
-    X(KF_N_TYPE_ARRAY)/* a: elem TYPE node; b: length expr */ \
+    X(KF_N_TYPE_ARRAY)/* a: elem TYPE node; b: length expr, NULL for T[]; op = 1 when spelled `shared T[]` */ \
     X(KF_N_BLOCK)     /* a: list of statements */ \
     X(KF_N_LET)       /* name; a: type node or NULL; b: init expr */ \
     X(KF_N_VAR)       /* name; a: type node or NULL; b: init expr or NULL */ \
@@ -98,7 +106,7 @@ kf_builtin kf_builtin_lookup(const char *name);
     X(KF_N_NAME)      /* name; sema: sym = declaring node, or op = builtin id */ \
     X(KF_N_BINARY)    /* op; a, b */ \
     X(KF_N_UNARY)     /* op (NEG, NOT, BNOT); a */ \
-    X(KF_N_CAST)      /* a: expr; b: type node (TYPE or TYPE_BUF) */ \
+    X(KF_N_CAST)      /* a: expr; b: type node (TYPE, TYPE_BUF, or TYPE_ARRAY for `as shared T[]`) */ \
     X(KF_N_CALL)      /* a: callee (NAME or TYPE node); b: list of args (exprs; a TYPE node is allowed as an arg for bitcast) */ \
     X(KF_N_INDEX)     /* a: base; b: index */ \
     X(KF_N_MEMBER)    /* a: base; name: member (".x", ".y", ...) */ \

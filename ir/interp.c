@@ -1,8 +1,9 @@
 /* The CPU interpreter's launch driver and scheduler (interp.h). It checks
  * the arguments against the kernel's parameters, decodes the kernel once
  * (interp_run.c), lays out registers, local arrays (with a written flag per
- * element) and shared arrays, then runs the blocks one after another, x
- * fastest.
+ * element) and shared arrays (each from a 16-byte boundary, the dynamic one
+ * sized by the launch, within the sm_90 limit), then runs the blocks one
+ * after another, x fastest.
  *
  * Within a block every thread runs alone until it stops at a barrier, a
  * warp operation (SHFL, VOTE) or its end. When no thread can run, each warp
@@ -106,9 +107,33 @@ static uint8_t log2_bytes(uint32_t b)
     return n;
 }
 
+/* log2 of the smallest element size any ALOAD/ASTORE uses on array a (its
+ * views included): the granularity of its shared-memory checks. */
+static uint8_t access_unit(const kf_ir_kernel *k, uint32_t a, uint8_t eshift)
+{
+    for (uint32_t i = 0; i < k->nins; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        if ((in->op != KF_IR_ALOAD && in->op != KF_IR_ASTORE) || in->imm != a) continue;
+        uint8_t u = log2_bytes(kf_type_elem_bytes(in->type));
+        if (u < eshift) eshift = u;
+    }
+    return eshift;
+}
+
+/* Shared memory of the launch: static arrays from 16-byte boundaries, then
+ * the dynamic one, at most KF_SHARED_LIMIT bytes in all (sm_90's limit). */
+static kf_status check_shared_limit(kf_ictx *c, uint64_t static_bytes)
+{
+    if (static_bytes + c->dyn_shared <= KF_SHARED_LIMIT) return KF_OK;
+    return kf_error_set(c->err, KF_ERR_USAGE,
+                        "kernel %s: %llu bytes of static shared memory + %u dynamic = %llu bytes, over the limit of %u "
+                        "bytes per block (227 KiB, sm_90)", c->k->name, (unsigned long long)static_bytes, c->dyn_shared,
+                        (unsigned long long)(static_bytes + c->dyn_shared), KF_SHARED_LIMIT);
+}
+
 static kf_status layout_arrays(kf_ictx *c)
 {
-    uint64_t local = 0, flags = 0, shared = 0, selems = 0;
+    uint64_t local = 0, flags = 0, shared = 0, selems = 0, static_shared = 0;
     for (uint32_t i = 0; i < c->k->narrays; i++) {
         const kf_ir_array *a = &c->k->arrays[i];
         kf_iarray *r = &c->arrays[i];
@@ -116,23 +141,25 @@ static kf_status layout_arrays(kf_ictx *c)
         if (a->type.kind != KF_TK_ARRAY || eb == 0 || eb > 16 || (eb & (eb - 1)))
             return kf_error_set_at(c->err, KF_ERR_USAGE, a->loc, "kernel %s: malformed array %s: a lowering bug",
                                    c->k->name, a->name ? a->name : "?");
-        r->len = a->type.len;
-        r->eshift = log2_bytes(kf_type_elem_bytes(a->type));
+        r->eshift = log2_bytes(eb);
         r->shared = a->type.flags & KF_TF_SHARED;
-        uint64_t bytes = (uint64_t)r->len << r->eshift;
+        r->len = (a->type.flags & KF_TF_DYN) ? c->dyn_shared >> r->eshift : a->type.len;
+        r->bytes = r->len << r->eshift;
+        r->ushift = r->shared ? access_unit(c->k, i, r->eshift) : r->eshift;
         uint64_t *at = r->shared ? &shared : &local;
         *at = (*at + 15) & ~UINT64_C(15);
         r->off = (uint32_t)*at;
-        *at += bytes;
+        *at += r->bytes;
+        if (r->shared && !(a->type.flags & KF_TF_DYN)) static_shared += ((uint64_t)r->bytes + 15) & ~UINT64_C(15);
         if (!r->shared) r->woff = (uint32_t)flags, flags += r->len;
-        else r->woff = (uint32_t)selems, selems += r->len;
-        if (*at > KF_INTERP_MAX_ARRAY_BYTES)
+        else r->woff = (uint32_t)selems, selems += r->bytes >> r->ushift;
+        if (!r->shared && *at > KF_INTERP_MAX_ARRAY_BYTES)   /* shared: check_shared_limit */
             return kf_error_set_at(c->err, KF_ERR_USAGE, a->loc, "kernel %s: arrays too large for the interpreter",
                                    c->k->name);
     }
     c->local_bytes = (uint32_t)local, c->local_flags = (uint32_t)flags, c->shared_bytes = (uint32_t)shared;
     c->shared_elems = (uint32_t)selems;
-    return KF_OK;
+    return check_shared_limit(c, static_shared);
 }
 
 static uint32_t count_consts(const kf_ir_kernel *k)
@@ -400,7 +427,7 @@ kf_status kf_interp_run_budget(const kf_ir_kernel *k, const kf_interp_arg *args,
         return kf_error_set(err, KF_ERR_USAGE, "kf_interp_run: missing kernel, launch or arguments");
     kf_status st = check_args(k, args, nargs, launch, err);
     if (st) return st;
-    kf_ictx c = {.k = k, .err = err, .budget = budget};
+    kf_ictx c = {.k = k, .err = err, .budget = budget, .dyn_shared = launch->dyn_shared};
     memcpy(c.grid, launch->grid, sizeof c.grid);
     memcpy(c.block, launch->block, sizeof c.block);
     c.nthreads = c.block[0] * c.block[1] * c.block[2];

@@ -22,6 +22,7 @@ typedef struct {
 typedef struct {
     uint32_t grid[3];
     uint32_t block[3];
+    uint32_t dyn_shared;     /* bytes of dynamic shared memory (the `shared s: T[]` array) */
 } kf_interp_launch;
 
 typedef struct {
@@ -32,7 +33,8 @@ typedef struct {
 /* Runs the launch. On a reported error (out-of-bounds access, read of an
  * unwritten local array element, read of a shared array element no thread
  * of the block has written, a race on a shared element, divergent barrier,
- * incomplete warp op, integer division by zero) returns KF_ERR_RUNTIME with
+ * incomplete warp op, integer division by zero, a bfe/bfi position or length
+ * over 255) returns KF_ERR_RUNTIME with
  * err->msg naming the kernel, file:line:col, block and thread, and err->loc
  * set. Shared races: two accesses of one element by different threads, at
  * least one a write, with no barrier between (nor a warp builtin, for lanes
@@ -40,11 +42,14 @@ typedef struct {
  * barrier or incomplete warp op is found first. A read of an unwritten
  * shared element that another thread writes later in the same epoch is
  * reported as the race (a missing barrier). Global memory is not
- * race-checked. Buffers written before the error keep their writes. stats
- * may be NULL. A launch doing more work than $KFORGE_INTERP_MAX_STEPS
- * (default 2^32: IR instructions executed plus 8 per block and per thread
- * started, about 30 s) is stopped with KF_ERR_RUNTIME saying so and naming
- * that variable; a bad value of it is KF_ERR_USAGE. */
+ * race-checked. Buffers written before the error keep their writes. Shared
+ * memory, static (each array from a 16-byte boundary) and dynamic together,
+ * may hold KF_SHARED_LIMIT bytes, as on sm_90 (KF_ERR_USAGE otherwise, with
+ * the sizes). stats may be NULL. A launch doing more work than
+ * $KFORGE_INTERP_MAX_STEPS (default 2^32: IR instructions executed plus 8
+ * per block and per thread started, about 30 s) is stopped with
+ * KF_ERR_RUNTIME saying so and naming that variable; a bad value of it is
+ * KF_ERR_USAGE. */
 kf_status kf_interp_run(const kf_ir_kernel *k, const kf_interp_arg *args, uint32_t nargs,
                         const kf_interp_launch *launch, kf_interp_stats *stats, kf_error *err);
 

@@ -33,7 +33,7 @@ typedef union {
     X(IH_BINOP) X(IH_CMP) X(IH_UNOP) X(IH_CVT) X(IH_SELECT) X(IH_MATH) \
     X(IH_SPLAT) X(IH_EXTRACT) X(IH_INSERT) \
     X(IH_LOAD) X(IH_STORE) X(IH_ALOAD) X(IH_ASTORE) X(IH_ATOMIC) \
-    X(IH_SHFL) X(IH_VOTE) X(IH_BARRIER) \
+    X(IH_SHFL) X(IH_VOTE) X(IH_BARRIER) X(IH_INTRIN) \
     X(IH_ADD_W32) X(IH_SUB_W32) X(IH_MUL_W32) X(IH_AND_W32) X(IH_OR_W32) X(IH_XOR_W32) \
     X(IH_SHL_W32) X(IH_SHR_U32) X(IH_SHR_I32) \
     X(IH_ADD_W64) X(IH_SUB_W64) X(IH_MUL_W64) X(IH_AND_W64) X(IH_OR_W64) X(IH_XOR_W64) \
@@ -74,8 +74,11 @@ typedef struct {
 typedef struct {
     uint32_t off;        /* byte offset into the thread's locals or the block's shared */
     uint32_t woff;       /* first element's written flag (local) or kf_ishmeta (shared) */
-    uint32_t len;
+    uint32_t len;        /* elements of the declared type (the dynamic array: for this launch) */
+    uint32_t bytes;      /* len << eshift */
     uint8_t eshift;      /* log2 of the element size */
+    uint8_t ushift;      /* shared: log2 of the bytes one kf_ishmeta covers, the smallest
+                            element any access (view) of the array reads or writes */
     bool shared;
 } kf_iarray;
 
@@ -91,7 +94,9 @@ typedef struct {
  * of one is reported as a race instead when another thread writes the
  * element later in the same epoch (a missing barrier, not a missing write). The
  * language has no atomics on shared memory, so every access counts; the
- * granularity is one array element. */
+ * granularity is the smallest element any access to the array uses (an
+ * f16 array also read as f16x8 is tracked per f16; an access through a view
+ * checks every unit it covers). */
 #define KF_SH_NONE 0xFFFFu
 typedef struct {
     uint32_t wepoch;     /* epoch of the last write */
@@ -127,6 +132,7 @@ typedef struct {
     uint32_t local_bytes;  /* per thread: local array bytes */
     uint32_t local_flags;  /* per thread: local array elements (written flags) */
     uint32_t shared_bytes;
+    uint32_t dyn_shared;   /* bytes of dynamic shared memory of the launch */
     uint32_t grid[3], block[3], ctaid[3];
     uint32_t nthreads;     /* per block */
     kf_ithread *th;        /* the block's threads, linear order */
@@ -172,14 +178,17 @@ kf_status kf_interp_fault(kf_ictx *c, const kf_ithread *t, uint32_t ins, const c
     __attribute__((format(printf, 4, 5)));
 
 /* interp_ops.c: lane-wise semantics. They return 0, or IOP_DIV0 / IOP_REM0
- * when an integer division or remainder by zero was attempted. */
-enum { IOP_OK = 0, IOP_DIV0, IOP_REM0 };
+ * when an integer division or remainder by zero was attempted, IOP_POS255 /
+ * IOP_LEN255 when a bfe/bfi position or length is over 255 (undefined). */
+enum { IOP_OK = 0, IOP_DIV0, IOP_REM0, IOP_POS255, IOP_LEN255 };
 int kf_iop_binop(kf_op op, kf_scalar s, unsigned lanes, kf_islot *r, const kf_islot *a, const kf_islot *b);
 void kf_iop_cmp(kf_op op, kf_scalar s, kf_islot *r, const kf_islot *a, const kf_islot *b);
 void kf_iop_unop(kf_op op, kf_scalar s, unsigned lanes, kf_islot *r, const kf_islot *a);
 void kf_iop_cvt(kf_scalar to, kf_scalar from, unsigned lanes, kf_islot *r, const kf_islot *a);
 int kf_iop_math(kf_builtin fn, kf_scalar s, kf_scalar s_in, unsigned lanes, kf_islot *r,
                 const kf_islot *a, const kf_islot *b, const kf_islot *c);
+/* INTRIN (dot4, bfe, bfi, prmt): `a` its operands, their scalar types in s_in. */
+int kf_iop_intrin(kf_builtin fn, kf_scalar s, kf_islot *r, const kf_islot *const a[4], const kf_scalar s_in[4]);
 /* One-argument f32 math (exp, sqrt, floor, ...), as kf_iop_math computes it. */
 float kf_iop_math_f32(kf_builtin fn, float x);
 /* Reads lane i of size `bytes` (zero-extended) / writes it. */

@@ -4,8 +4,11 @@
  * sign fill; INT_MIN / -1 = INT_MIN and INT_MIN % -1 = 0; f32 arithmetic is
  * done in float (each operation rounds once), f64 in double, and f16/bf16
  * in double then rounded to the type (RNE), which equals the native result
- * for + - * / because double has more than 2p+2 bits; float min/max ignore
- * NaN; conversions go through ir/numeric.h. The fast paths in interp_run.c
+ * for + - * / because double has more than 2p+2 bits (f16/bf16 fma is not
+ * such a case: kf_half_fma rounds it once); float min/max follow PTX min/max
+ * (NaN gives the other operand, -0 < +0; two f16/bf16 NaNs give the
+ * canonical NaN 0x7FFF); f16/bf16 abs clears the sign bit; conversions go
+ * through ir/numeric.h. The fast paths in interp_run.c
  * must agree with these functions (tests compare both).
  *
  * Math error bounds (the interpreter is the reference, so it is accurate):
@@ -14,8 +17,10 @@
  * but for double-rounding ties); f32 exp/exp2/log/log2/sin/cos/tanh call
  * glibc's expf... (exp/exp2/log/log2/sin/cos < 1 ulp, tanhf <= 2 ulp); f64
  * ones call glibc's exp... (< 1 ulp). f16/bf16 math is done in double and
- * rounded once to the type. GPU back ends using .approx instructions
- * differ from these by their own documented bounds. */
+ * rounded once to the type. rcp is the correctly rounded 1/x with
+ * rcp.approx.ftz's flushes (kf_rcp_ftz; the GPU is within 1 ulp of it) and
+ * fast_div(a, b) = a * rcp(b) rounded once more. GPU back ends using .approx
+ * instructions differ from these by their own documented bounds. */
 #include <math.h>
 
 #include "interp_impl.h"
@@ -172,9 +177,9 @@ static double f64_math(kf_builtin fn, double x, double y, double z)
     case KF_BI_CEIL: return ceil(x);
     case KF_BI_TRUNC: return trunc(x);
     case KF_BI_ROUND: return round(x);
-    case KF_BI_MIN: return fmin(x, y);
-    case KF_BI_MAX: return fmax(x, y);
-    case KF_BI_CLAMP: return fmin(fmax(x, y), z);
+    case KF_BI_MIN: return kf_fmin(x, y);
+    case KF_BI_MAX: return kf_fmax(x, y);
+    case KF_BI_CLAMP: return kf_fmin(kf_fmax(x, y), z);
     case KF_BI_FMA: return fma(x, y, z);
     default: kf_unreachable("float math builtin");
     }
@@ -197,10 +202,12 @@ static float f32_math(kf_builtin fn, float x, float y, float z)
     case KF_BI_CEIL: return ceilf(x);
     case KF_BI_TRUNC: return truncf(x);
     case KF_BI_ROUND: return roundf(x);
-    case KF_BI_MIN: return fminf(x, y);
-    case KF_BI_MAX: return fmaxf(x, y);
-    case KF_BI_CLAMP: return fminf(fmaxf(x, y), z);
+    case KF_BI_MIN: return (float)kf_fmin(x, y);
+    case KF_BI_MAX: return (float)kf_fmax(x, y);
+    case KF_BI_CLAMP: return (float)kf_fmin(kf_fmax(x, y), z);
     case KF_BI_FMA: return fmaf(x, y, z);
+    case KF_BI_RCP: return kf_rcp_ftz(x);
+    case KF_BI_FAST_DIV: return x * kf_rcp_ftz(y);
     default: kf_unreachable("float math builtin");
     }
 }
@@ -263,6 +270,22 @@ static int int_math(kf_builtin fn, bool sgn, unsigned bits, uint64_t x, uint64_t
     return IOP_OK;
 }
 
+/* f16/bf16 lanes: fma rounded once, PTX min/max (two NaNs: the canonical
+ * NaN), abs as the sign bit cleared; the rest in double, rounded once. */
+static uint64_t half_math(kf_builtin fn, kf_scalar s, uint64_t x, uint64_t y, uint64_t z)
+{
+    double a = kf_bits_to_double(s, x), b = kf_bits_to_double(s, y);
+    switch (fn) {
+    case KF_BI_FMA: return kf_half_fma(s, (uint16_t)x, (uint16_t)y, (uint16_t)z);
+    case KF_BI_ABS: return x & 0x7fff;
+    case KF_BI_MIN:
+    case KF_BI_MAX:
+        if (isnan(a) && isnan(b)) return 0x7fff;
+        return kf_bits_from_double(s, fn == KF_BI_MIN ? kf_fmin(a, b) : kf_fmax(a, b));
+    default: return kf_bits_from_double(s, f64_math(fn, a, b, kf_bits_to_double(s, z)));
+    }
+}
+
 int kf_iop_math(kf_builtin fn, kf_scalar s, kf_scalar s_in, unsigned lanes, kf_islot *r,
                 const kf_islot *a, const kf_islot *b, const kf_islot *c)
 {
@@ -275,6 +298,8 @@ int kf_iop_math(kf_builtin fn, kf_scalar s, kf_scalar s_in, unsigned lanes, kf_i
         if (s_in == KF_S_F32) {
             w = kf_f32_bits(f32_math(fn, kf_f32_from_bits((uint32_t)x), kf_f32_from_bits((uint32_t)y),
                                      kf_f32_from_bits((uint32_t)z)));
+        } else if (s_in == KF_S_F16 || s_in == KF_S_BF16) {
+            w = half_math(fn, s_in, x, y, z);
         } else if (cls == 'f') {
             w = kf_bits_from_double(s, f64_math(fn, kf_bits_to_double(s_in, x), kf_bits_to_double(s_in, y),
                                                 kf_bits_to_double(s_in, z)));
@@ -284,6 +309,33 @@ int kf_iop_math(kf_builtin fn, kf_scalar s, kf_scalar s_in, unsigned lanes, kf_i
         }
         kf_iop_set_lane(&out, bo, i, w);
     }
+    *r = out;
+    return IOP_OK;
+}
+
+int kf_iop_intrin(kf_builtin fn, kf_scalar s, kf_islot *r, const kf_islot *const a[4], const kf_scalar s_in[4])
+{
+    kf_islot out = {{0, 0}};
+    unsigned bits = 8u * kf_scalar_bytes[s];
+    switch (fn) {
+    case KF_BI_DOT4:
+        out.u32[0] = kf_dot4(a[0]->u32[0], s_in[0] == KF_S_I8, a[1]->u32[0], s_in[1] == KF_S_I8, a[2]->u32[0]);
+        break;
+    case KF_BI_BFE:
+        if (a[1]->u32[0] > 255) return IOP_POS255;
+        if (a[2]->u32[0] > 255) return IOP_LEN255;
+        out.u64[0] = kf_bfe(kf_iop_lane(a[0], bits / 8, 0), bits, kf_scalar_class[s] == 'i', a[1]->u32[0], a[2]->u32[0]);
+        break;
+    case KF_BI_BFI:
+        if (a[2]->u32[0] > 255) return IOP_POS255;
+        if (a[3]->u32[0] > 255) return IOP_LEN255;
+        out.u64[0] = kf_bfi(kf_iop_lane(a[0], bits / 8, 0), kf_iop_lane(a[1], bits / 8, 0), bits, a[2]->u32[0],
+                            a[3]->u32[0]);
+        break;
+    case KF_BI_PRMT: out.u32[0] = kf_prmt(a[0]->u32[0], a[1]->u32[0], a[2]->u32[0]); break;
+    default: kf_unreachable("intrinsic");
+    }
+    if (bits == 32) out.u32[1] = 0;   /* only the type's width is read */
     *r = out;
     return IOP_OK;
 }

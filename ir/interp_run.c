@@ -159,12 +159,14 @@ static void decode_buffer_op(const kf_ictx *c, const kf_ir_ins *in, kf_idins *d)
 }
 
 /* ALOAD, ASTORE (array index checked): shared arrays take the checked
- * handlers, local ones the x32 fast path when they can. */
+ * handlers, local ones the x32 fast path when they can. eshift is the
+ * accessed element's (a view of a shared array: the view's). */
 static void decode_array_op(const kf_ictx *c, const kf_ir_ins *in, kf_idins *d)
 {
     bool load = in->op == KF_IR_ALOAD;
     d->target = (uint32_t)in->imm;
     d->s_in = val_scalar(c, in->a[0]);
+    d->eshift = log2_bytes(kf_type_elem_bytes(in->type));
     if (c->arrays[in->imm].shared) d->h = load ? IH_SLOAD : IH_SSTORE;
     else if (d->s_in == KF_S_U32 || d->s_in == KF_S_I32) d->h = load ? IH_ALOAD_X32 : IH_ASTORE_X32;
     else d->h = load ? IH_ALOAD : IH_ASTORE;
@@ -223,6 +225,7 @@ static kf_status decode_op(kf_ictx *c, uint32_t i, uint32_t *nconst, kf_idins *d
         break;
     case KF_IR_SHFL: d->h = IH_SHFL; break;
     case KF_IR_VOTE: d->h = IH_VOTE; break;
+    case KF_IR_INTRIN: d->h = IH_INTRIN; break;
     case KF_IR_BARRIER: d->h = IH_BARRIER; break;
     case KF_IR_RET: d->h = IH_RET; break;
     default: return bad_ir(c, i, "unknown op");
@@ -248,6 +251,29 @@ static bool is_buffer(const kf_ir_kernel *k, kf_val v)
     return t.kind == KF_TK_BUFFER && t.scalar > KF_S_NONE && t.scalar < KF_S_UINT && kf_type_elem_bytes(t) <= 16;
 }
 
+/* An array access: a value type that is a power-of-two element; a local
+ * array only as its own element type, a shared one also through a view. */
+static bool array_access_ok(const kf_ir_kernel *k, const kf_ir_ins *in)
+{
+    if (in->imm >= k->narrays || !is_value_type(in->type)) return false;
+    kf_type at = k->arrays[in->imm].type;
+    uint32_t eb = kf_type_elem_bytes(in->type);
+    if (eb & (eb - 1)) return false;
+    return (at.flags & KF_TF_SHARED) || (at.scalar == in->type.scalar && at.lanes == in->type.lanes);
+}
+
+/* INTRIN operands of the types kf_iop_intrin reads. */
+static bool intrin_ok(const kf_ir_kernel *k, const kf_ir_ins *in)
+{
+    unsigned n = in->sub < KF_BI_COUNT ? kf_builtin_nargs[in->sub] : 0;
+    if (!is_value_type(in->type) || n == 0 || n > 4) return false;
+    for (unsigned j = 0; j < n; j++)
+        if (!in->a[j] || in->a[j] >= k->nvals || !is_value_type(k->vals[in->a[j]].type) ||
+            kf_type_elem_bytes(k->vals[in->a[j]].type) > 8)
+            return false;
+    return in->sub == KF_BI_DOT4 || in->sub == KF_BI_BFE || in->sub == KF_BI_BFI || in->sub == KF_BI_PRMT;
+}
+
 /* Types that keep every slot access inside its 16 bytes and every pointer
  * a buffer's: only PARAM, VIEW and MOV make buffer values. */
 static bool types_ok(const kf_ir_kernel *k, const kf_ir_ins *in)
@@ -266,6 +292,8 @@ static bool types_ok(const kf_ir_kernel *k, const kf_ir_ins *in)
     case KF_IR_CONST: case KF_IR_BINOP: case KF_IR_CMP: case KF_IR_UNOP: case KF_IR_SELECT: case KF_IR_SPLAT:
     case KF_IR_BITCAST: case KF_IR_SHFL:
         return is_value_type(t);
+    case KF_IR_ALOAD: case KF_IR_ASTORE: return array_access_ok(k, in);
+    case KF_IR_INTRIN: return intrin_ok(k, in);
     default: return in->dst == 0 || !is_buffer(k, in->dst);
     }
 }
@@ -290,6 +318,7 @@ static kf_status check_operands(kf_ictx *c, uint32_t i)
     unsigned na = kf_ir_op_nargs[in->op];
     if (in->op == KF_IR_ATOMIC && in->sub != KF_BI_ATOMIC_CAS) na = 3;
     if (in->op == KF_IR_MATH) na = 1;
+    if (in->op == KF_IR_INTRIN) na = in->sub < KF_BI_COUNT ? kf_builtin_nargs[in->sub] : 0;
     for (unsigned j = 0; j < na; j++)
         if (!in->a[j] || in->a[j] >= c->k->nvals) return bad_ir(c, i, "operand");
     for (unsigned j = na; j < 4; j++)
@@ -364,7 +393,12 @@ static kf_status buffer_fault(kf_ictx *c, kf_ithread *t, const kf_idins *d, int 
 static kf_status array_fault(kf_ictx *c, kf_ithread *t, const kf_idins *d, bool store, bool unwritten)
 {
     const kf_iarray *ar = &c->arrays[d->target];
-    const char *name = c->k->arrays[d->target].name;
+    kf_type at = c->k->arrays[d->target].type, vt = c->k->ins[d->src].type;
+    char name[160], tb[48];
+    if (at.scalar != vt.scalar || at.lanes != vt.lanes)   /* through a view */
+        snprintf(name, sizeof name, "(%s as %s)", c->k->arrays[d->target].name, kf_type_str(vt, tb, sizeof tb));
+    else
+        snprintf(name, sizeof name, "%s", c->k->arrays[d->target].name);
     char ix[32];
     index_text(ix, sizeof ix, &t->R[d->a[0]], d->s_in);
     if (unwritten && ar->shared)
@@ -373,7 +407,15 @@ static kf_status array_fault(kf_ictx *c, kf_ithread *t, const kf_idins *d, bool 
     if (unwritten)
         return kf_interp_fault(c, t, d->src, "read of local array element %s[%s] before it was written", name, ix);
     return kf_interp_fault(c, t, d->src, "out-of-bounds %s of %s array %s[%s] (length %u)", store ? "store" : "load",
-                           ar->shared ? "shared" : "local", name, ix, ar->len);
+                           ar->shared ? "shared" : "local", name, ix, ar->bytes >> d->eshift);
+}
+
+static kf_status intrin_fault(kf_ictx *c, kf_ithread *t, const kf_idins *d, int why)
+{
+    unsigned at = d->sub == KF_BI_BFI ? 2 : 1;
+    uint32_t v = t->R[d->a[why == IOP_POS255 ? at : at + 1]].u32[0];
+    return kf_interp_fault(c, t, d->src, "%s bit %s %u is over 255 (undefined; the field must lie in 0..255)",
+                           kf_builtin_names[d->sub], why == IOP_POS255 ? "position" : "length", v);
 }
 
 static kf_status div_fault(kf_ictx *c, kf_ithread *t, const kf_idins *d, int why)
@@ -466,15 +508,15 @@ static inline bool unordered(uint32_t a, uint32_t a_ops, uint32_t b, uint32_t b_
 
 /* Records the race (the first of the block is reported, at the block's
  * next sync check) and lets the thread go on. */
-static void shared_race(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint64_t idx, bool first_write,
+static void shared_race(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint64_t idx, uint32_t elem, bool first_write,
                         uint32_t first, bool store)
 {
     const kf_ithread *o = &c->th[first];
     char at[300] = "";
-    if (!first_write && c->unwritten_at == c->arrays[d->target].woff + idx + 1)
+    if (!first_write && c->unwritten_at == elem + 1)
         c->race_pending = false;   /* the pending unwritten read raced with this write: say so */
     if (first_write) {
-        kf_loc l = c->k->ins[c->shmeta[c->arrays[d->target].woff + idx].wins].loc;
+        kf_loc l = c->k->ins[c->shmeta[elem].wins].loc;
         snprintf(at, sizeof at, " at %s:%u:%u", l.file ? l.file : "<unknown>", l.line, l.col);
     }
     kf_interp_fault(c, t, d->src,
@@ -519,31 +561,38 @@ static void note_read(const kf_ictx *c, kf_ishmeta *m, uint32_t me, uint32_t ops
     }
 }
 
-/* Shared array access: bounds, a read of an element no thread of the block
- * has written, and races (kf_ishmeta). Out of line: inlined into the
- * dispatch loop it cost every IR instruction an extra machine instruction. */
+/* One unit (kf_iarray.ushift bytes) of a shared access: a read of a unit
+ * no thread of the block has written, and races (kf_ishmeta). */
+static void shared_unit(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint64_t idx, uint32_t elem, bool store)
+{
+    kf_ishmeta *m = &c->shmeta[elem];
+    uint32_t me = t->lin, ops = c->warpops[me / 32];
+    if (!store && m->wepoch < c->epoch0) unwritten_read(c, t, d, elem);
+    else if (m->wepoch == c->epoch && unordered(m->writer, m->wops, me, ops))
+        shared_race(c, t, d, idx, elem, true, m->writer, store);
+    if (!store) {
+        note_read(c, m, me, ops);
+        return;
+    }
+    uint32_t r = racing_reader(c, m, me, ops);
+    if (r != KF_SH_NONE) shared_race(c, t, d, idx, elem, false, r, true);
+    m->wepoch = c->epoch, m->wops = ops, m->wins = d->src, m->writer = (uint16_t)me;
+}
+
+/* Shared array access, through a view or not: bounds in the accessed
+ * element type, then the checks of every unit the element covers. Out of
+ * line: inlined into the dispatch loop it cost every IR instruction an
+ * extra machine instruction. */
 __attribute__((noinline)) static kf_status do_shared(kf_ictx *c, kf_ithread *t, const kf_idins *d)
 {
     kf_islot *R = t->R;
     const kf_iarray *ar = &c->arrays[d->target];
     bool store = d->h == IH_SSTORE;
     uint64_t idx;
-    if (!read_index(&R[d->a[0]], d->s_in, &idx) || idx >= ar->len) return array_fault(c, t, d, store, false);
-    kf_ishmeta *m = &c->shmeta[ar->woff + idx];
-    uint32_t me = t->lin, ops = c->warpops[me / 32];
-    if (!store && m->wepoch < c->epoch0) unwritten_read(c, t, d, ar->woff + (uint32_t)idx);
-    else if (m->wepoch == c->epoch && unordered(m->writer, m->wops, me, ops))
-        shared_race(c, t, d, idx, true, m->writer, store);
-    uint8_t *p = c->shared + ar->off + (idx << ar->eshift);
-    if (!store) {
-        note_read(c, m, me, ops);
-        copy_elem(true, p, &R[d->dst], ar->eshift);
-        return KF_OK;
-    }
-    uint32_t r = racing_reader(c, m, me, ops);
-    if (r != KF_SH_NONE) shared_race(c, t, d, idx, false, r, true);
-    copy_elem(false, p, &R[d->a[1]], ar->eshift);
-    m->wepoch = c->epoch, m->wops = ops, m->wins = d->src, m->writer = (uint16_t)me;
+    if (!read_index(&R[d->a[0]], d->s_in, &idx) || idx >= (ar->bytes >> d->eshift)) return array_fault(c, t, d, store, false);
+    uint32_t first = ar->woff + (uint32_t)((idx << d->eshift) >> ar->ushift), units = 1u << (d->eshift - ar->ushift);
+    for (uint32_t u = 0; u < units; u++) shared_unit(c, t, d, idx, first + u, store);
+    copy_elem(!store, c->shared + ar->off + (idx << d->eshift), &R[store ? d->a[1] : d->dst], d->eshift);
     return KF_OK;
 }
 
@@ -595,6 +644,13 @@ static kf_status run_generic(kf_ictx *c, kf_ithread *t, const kf_idins *d)
     case IH_LOAD: case IH_STORE: return do_load_store(c, t, d);
     case IH_ALOAD: case IH_ASTORE: return do_array(c, t, d);
     case IH_ATOMIC: return do_atomic(c, t, d);
+    case IH_INTRIN: {
+        const kf_islot *a[4] = {&R[d->a[0]], &R[d->a[1]], &R[d->a[2]], &R[d->a[3]]};
+        kf_scalar sin[4];
+        for (int j = 0; j < 4; j++) sin[j] = (kf_scalar)c->k->vals[d->a[j]].type.scalar;
+        st = kf_iop_intrin((kf_builtin)d->sub, s, &R[d->dst], a, sin);
+        return st ? intrin_fault(c, t, d, st) : KF_OK;
+    }
     default: kf_unreachable("interp handler");
     }
     return st ? div_fault(c, t, d, st) : KF_OK;
@@ -674,8 +730,8 @@ kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t)
         case IH_CVT_ZX_32_64: R[d->dst].u64[0] = R[d->a[0]].u32[0]; break;
         case IH_CVT_SX_32_64: R[d->dst].i64[0] = R[d->a[0]].i32[0]; break;
         case IH_CVT_W64_W32: R[d->dst].u32[0] = (uint32_t)R[d->a[0]].u64[0]; break;
-        case IH_MIN_F32: R[d->dst].f32[0] = fminf(R[d->a[0]].f32[0], R[d->a[1]].f32[0]); break;
-        case IH_MAX_F32: R[d->dst].f32[0] = fmaxf(R[d->a[0]].f32[0], R[d->a[1]].f32[0]); break;
+        case IH_MIN_F32: R[d->dst].f32[0] = (float)kf_fmin(R[d->a[0]].f32[0], R[d->a[1]].f32[0]); break;
+        case IH_MAX_F32: R[d->dst].f32[0] = (float)kf_fmax(R[d->a[0]].f32[0], R[d->a[1]].f32[0]); break;
         case IH_FMA_F32: R[d->dst].f32[0] = fmaf(R[d->a[0]].f32[0], R[d->a[1]].f32[0], R[d->a[2]].f32[0]); break;
         case IH_MIN_U32: {
             uint32_t x = R[d->a[0]].u32[0], y = R[d->a[1]].u32[0];

@@ -22,7 +22,19 @@
  * Vectors are values too (f32x4): arithmetic, CVT and math apply per lane;
  * EXTRACT/INSERT/SPLAT build and take them apart. Warp shuffles take 32- or
  * 64-bit scalars only (lowering splits vectors; warp_sum/max/min lower to
- * SHFL butterflies). Every conversion is an explicit CVT. */
+ * SHFL butterflies). Every conversion is an explicit CVT.
+ *
+ * Arrays are not values: ALOAD/ASTORE name one in `imm`. A shared array may
+ * be accessed as another element type (a view, `tile as shared f16x8[]`):
+ * the access's `type` is the element type of the view and its index counts
+ * elements of that type from the array's first byte, so a view is nothing
+ * but the type on its accesses (fn parameters and lets that hold a shared
+ * array are resolved to the array when fns are inlined). Every shared array
+ * starts on a 16-byte boundary, so such an element index k is at byte
+ * k * size(type), aligned to its own size. The dynamic array (flags
+ * KF_TF_DYN, len 0) has floor(bytes / size) elements for the launch's
+ * dynamic bytes. Later shared-memory operations (ldmatrix, cp_async) address
+ * arrays the same way: imm, an element index, and the element type. */
 #ifndef KF_IR_H
 #define KF_IR_H
 
@@ -43,7 +55,9 @@ typedef uint32_t kf_val;   /* index into kernel->vals; 0 = none */
     X(KF_IR_CVT, "cvt", 1, 1)         /* numeric conversion to `type` per contract (float->int truncates, saturates, NaN->0; int->float RN; narrowing RNE); per lane */ \
     X(KF_IR_BITCAST, "bitcast", 1, 1) /* same size reinterpretation */ \
     X(KF_IR_SELECT, "select", 3, 1)   /* dst = a0 ? a1 : a2 (a0 bool) */ \
-    X(KF_IR_MATH, "math", 3, 1)       /* sub: kf_builtin (EXP..FMA, CLZ, POPC, MUL_HI, MIN, MAX, ABS); args as the builtin; per lane */ \
+    X(KF_IR_MATH, "math", 3, 1)       /* sub: kf_builtin (EXP..FMA, CLZ, POPC, MUL_HI, MIN, MAX, ABS, RCP, FAST_DIV); \
+                                         args as the builtin; per lane (f16/bf16 vectors: PTX's packed \
+                                         pairs, each lane rounded once) */ \
     X(KF_IR_SPLAT, "splat", 1, 1)     /* dst vector = a0 in every lane */ \
     X(KF_IR_EXTRACT, "extract", 1, 1) /* dst = a0[imm] */ \
     X(KF_IR_INSERT, "insert", 2, 1)   /* dst = a0 with lane imm replaced by a1 (dst may equal a0) */ \
@@ -51,11 +65,15 @@ typedef uint32_t kf_val;   /* index into kernel->vals; 0 = none */
     X(KF_IR_VIEW, "view", 1, 1)       /* dst buffer = a0 reinterpreted with element type `type.elem` (length = bytes / size) */ \
     X(KF_IR_LOAD, "load", 2, 1)       /* dst = a0[a1]; a0 buffer value, a1 index (u32/i32/u64/i64), `type` = element type */ \
     X(KF_IR_STORE, "store", 3, 0)     /* a0[a1] = a2; `type` = element type */ \
-    X(KF_IR_ALOAD, "aload", 1, 1)     /* dst = arrays[imm][a0] (local or shared) */ \
-    X(KF_IR_ASTORE, "astore", 2, 0)   /* arrays[imm][a0] = a1 */ \
+    X(KF_IR_ALOAD, "aload", 1, 1)     /* dst = arrays[imm][a0] (local or shared); `type` = the element \
+                                         type accessed: a shared array's view type (see below) */ \
+    X(KF_IR_ASTORE, "astore", 2, 0)   /* arrays[imm][a0] = a1; `type` as ALOAD */ \
     X(KF_IR_ATOMIC, "atomic", 4, 1)   /* sub: kf_builtin ATOMIC_*; dst = old; a0 buf, a1 index, a2 value (CAS: a2 expected, a3 new) */ \
     X(KF_IR_SHFL, "shfl", 2, 1)       /* sub: kf_builtin SHFL/SHFL_XOR/SHFL_UP/SHFL_DOWN; a0 value (32/64-bit scalar), a1 u32 lane/mask/delta */ \
     X(KF_IR_VOTE, "vote", 1, 1)       /* sub: kf_builtin BALLOT (u32) / ANY / ALL (bool); a0 bool */ \
+    X(KF_IR_INTRIN, "intrin", 4, 1)   /* sub: kf_builtin DOT4, BFE, BFI, PRMT; a0.. the builtin's operands \
+                                         in its order, whole values (not lane by lane): dot4's i8x4/u8x4; \
+                                         `type` = the result type. The tensor-core builtins come here. */ \
     X(KF_IR_BARRIER, "barrier", 0, 0) \
     X(KF_IR_IF, "if", 1, 0)           /* a0 bool; imm: kf_ir_flow_of */ \
     X(KF_IR_ELSE, "else", 0, 0)       /* imm: kf_ir_flow_of (every marker's) */ \
@@ -133,6 +151,8 @@ typedef struct {
     uint32_t block[3];   /* 1 in unused dimensions */
     uint32_t ngrid;      /* 0: no grid expression (grid = cdiv(count, block.x)) */
     const kf_node *grid[3]; /* typed AST of each grid expression (arena of the module) */
+    const kf_node *shared;  /* typed AST of `shared = EXPR` (u32 bytes of dynamic shared
+                               memory), or NULL; evaluated by kf_schedule_shared */
     kf_loc loc;
 } kf_schedule;
 

@@ -12,6 +12,14 @@ typedef struct {
     const char *value;   /* source text of a constant expression, e.g. "128", "1e-6" */
 } kf_define;
 
+/* Shared memory per block (LANGUAGE.md section 8): static arrays may hold
+ * at most 48 KiB, as in CUDA; static and dynamic together at most the
+ * device's opt-in limit, 227 KiB on sm_90, which the CPU interpreter
+ * enforces too. Every shared array starts on a 16-byte boundary. */
+#define KF_SHARED_STATIC_LIMIT (48u * 1024u)
+#define KF_SHARED_LIMIT 232448u
+#define KF_SHARED_ALIGN 16u
+
 typedef struct {
     const kf_define *defines;  /* -D NAME=VALUE overrides of module constants */
     uint32_t ndefines;
@@ -96,5 +104,8 @@ bool kf_value_parse_u64(const char *text, size_t len, uint64_t *out);
  * grid is cdiv(count, block.x) and count must be > 0. */
 kf_status kf_schedule_grid(const kf_ir_kernel *k, const kf_value *args, uint64_t count,
                            uint32_t grid[3], kf_error *err);
+/* Evaluates the schedule's `shared = EXPR` (u32 bytes of dynamic shared
+ * memory) for the given arguments, like the grid; 0 when there is none. */
+kf_status kf_schedule_shared(const kf_ir_kernel *k, const kf_value *args, uint32_t *bytes, kf_error *err);
 
 #endif

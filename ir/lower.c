@@ -7,8 +7,9 @@
  * lower_builtin.c.
  *
  * Declarations bind through the AST: a LET, VAR, FOR or PARAM node's `aux`
- * holds the value (a local array's VAR node: its array index) of the
- * instance being lowered. That is enough because fns never recurse: an
+ * holds the value (a local array's VAR node, and a LET or fn PARAM that
+ * holds a shared array or a view of one: the array index) of the instance
+ * being lowered. That is enough because fns never recurse: an
  * inlined body is open at most once at a time, and each inlined instance or
  * unrolled iteration rebinds its declarations before their uses.
  *
@@ -24,6 +25,11 @@
  * target LOOP and patched when the first such exit appears; unused NOPs are
  * removed when the kernel is finished. (Sema currently rejects break and
  * continue directly in an @unroll body; lowering supports them anyway.)
+ *
+ * Shared arrays: one per declaration per kernel, however often the
+ * declaration is met (an unrolled loop, every call of the fn declaring it,
+ * as in CUDA). The static ones may hold 48 KiB in all, each rounded up to
+ * 16 bytes (checked here, once every fn is inlined).
  *
  * Defaults: a kernel without `@schedule(block = ...)` gets block (256, 1, 1);
  * `var x: T;` starts at zero. */
@@ -235,6 +241,11 @@ static kf_type decl_type(const kf_node *s, kf_type fallback)
 static void lower_let(lw_t *lw, kf_node *s)
 {
     kf_type t = node_type(s);
+    if (t.kind == KF_TK_ARRAY) {   /* a shared array or a view of one, by name */
+        uint32_t arr;
+        if (lw_array_of(lw, s->b, &arr)) s->aux = arr;
+        return;
+    }
     kf_val mark = (kf_val)lw->vals.len;
     kf_val v = t.kind == KF_TK_VOID ? lw_expr(lw, s->b) : lw_expr_as(lw, s->b, t);
     t = decl_type(s, lw_vtype(lw, v));
@@ -609,14 +620,17 @@ static bool bind_args(lw_t *lw, const kf_node *call, kf_node *fn)
         }
         kf_type pt = node_type(p);
         kf_val mark = (kf_val)lw->vals.len;
-        kf_val v = pt.kind == KF_TK_BUFFER ? lw_expr(lw, a) : lw_expr_as(lw, a, pt);
-        if (lw_is_fresh(lw, v, mark)) lw->vals.data[v].name = p->name;   /* readable inlined code */
+        uint32_t arr = 0;
+        if (pt.kind == KF_TK_ARRAY && !lw_array_of(lw, a, &arr)) break;
+        kf_val v = pt.kind == KF_TK_ARRAY ? arr : pt.kind == KF_TK_BUFFER ? lw_expr(lw, a) : lw_expr_as(lw, a, pt);
+        if (pt.kind != KF_TK_ARRAY && lw_is_fresh(lw, v, mark)) lw->vals.data[v].name = p->name;   /* readable inlined code */
         if (!KF_VEC_PUSH(&args, v)) lw->oom = lw->failed = true;
     }
     size_t i = 0;
     for (kf_node *p = fn->a; p && i < args.len && !lw->failed; p = p->next, i++) {
         kf_val v = args.data[i];
-        if (node_type(p).kind != KF_TK_BUFFER && assigns_to(fn->c ? fn->c->a : NULL, p)) {
+        kf_type pt = node_type(p);
+        if (pt.kind != KF_TK_BUFFER && pt.kind != KF_TK_ARRAY && assigns_to(fn->c ? fn->c->a : NULL, p)) {
             kf_val c = lw_new_val(lw, lw_vtype(lw, v), p->name, p->loc);
             lw_mov(lw, c, v, call->loc);
             v = c;
@@ -714,9 +728,34 @@ static void copy_schedule(lw_t *lw, const kf_node *kn, kf_schedule *sc)
                 for (const kf_node *x = items; x && n < 3; x = tuple ? x->next : NULL)
                     sc->grid[n++] = x;
                 sc->ngrid = n;
+            } else if (na->name && strcmp(na->name, "shared") == 0) {
+                sc->shared = e;
             }
         }
     }
+}
+
+/* The kernel's static shared arrays (its own and those of the fns it
+ * calls), each from a 16-byte boundary, may hold 48 KiB in all. */
+static void check_static_shared(lw_t *lw, const kf_node *kn)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < lw->arrays.len; i++) {
+        kf_type t = lw->arrays.data[i].type;
+        if (t.flags & KF_TF_SHARED) total += ((uint64_t)t.len * kf_type_elem_bytes(t) + 15) & ~UINT64_C(15);
+    }
+    if (total <= KF_SHARED_STATIC_LIMIT) return;
+    kf_buf b = {0};
+    for (size_t i = 0, n = 0; i < lw->arrays.len; i++) {
+        kf_type t = lw->arrays.data[i].type;
+        if (!(t.flags & KF_TF_SHARED) || (t.flags & KF_TF_DYN)) continue;
+        kf_buf_printf(&b, "%s%s (%llu bytes)", n++ ? ", " : "", lw->arrays.data[i].name,
+                      (unsigned long long)t.len * kf_type_elem_bytes(t));
+    }
+    lw_error(lw, kn->loc, "kernel '%s' uses %llu bytes of static shared memory, over the 48 KiB (%u bytes) limit: %s; "
+             "move the largest into the dynamic array 'shared s: T[]'", kn->name, (unsigned long long)total,
+             KF_SHARED_STATIC_LIMIT, b.data ? b.data : "");
+    kf_buf_free(&b);
 }
 
 /* Drops the NOPs left by unused exit-flag reservations. */
@@ -768,6 +807,7 @@ static kf_status lower_kernel(kf_pass_ctx *cx, kf_node *kn, kf_ir_kernel *k)
     lw_new_val(&lw, kf_type_void(), NULL, kn->loc);   /* value 0: none */
     lower_params(&lw, kn, k);
     lw_block(&lw, kn->c);
+    check_static_shared(&lw, kn);
     copy_schedule(&lw, kn, &k->sched);
     drop_nops(&lw);
     k->ins = arena_copy(&lw, lw.ins.data, lw.ins.len, sizeof *lw.ins.data);

@@ -112,5 +112,9 @@ kf_val lw_builtin_value(lw_t *lw, const kf_node *name);
 kf_val lw_geometry(lw_t *lw, kf_builtin b, int dim, kf_loc loc);
 /* arrays[] index of a shared declaration already lowered, or UINT32_MAX. */
 uint32_t lw_shared_array(lw_t *lw, const kf_node *decl);
+/* The array an array-valued expression names: a local or shared array, a
+ * let or fn parameter holding one, or a view (`as shared T[]`) of any of
+ * them. false (reported) otherwise. */
+bool lw_array_of(lw_t *lw, const kf_node *e, uint32_t *idx);
 
 #endif

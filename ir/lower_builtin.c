@@ -7,7 +7,9 @@
  * (BITCAST). warp_sum/max/min are a 5-step SHFL_XOR butterfly in a full
  * warp and a SHFL_DOWN tree plus broadcast in a partial one. Math maps to
  * MATH with the builtin id; clamp is MIN(MAX(x, lo), hi); cdiv is computed
- * exactly (no a + b - 1 overflow) from DIV, REM, CMP and SELECT. */
+ * exactly (no a + b - 1 overflow) from DIV, REM, CMP and SELECT. The
+ * section 8 helpers that are not lane by lane (dot4, bfe, bfi, prmt) are one
+ * INTRIN each; rcp and fast_div are MATH. */
 #include "lower.h"
 
 static kf_type u32_t(void) { return kf_type_scalar(KF_S_U32); }
@@ -233,6 +235,21 @@ static kf_val math(lw_t *lw, const kf_node *e, kf_builtin b, const kf_node *args
     }
 }
 
+/* dot4, bfe, bfi, prmt: one INTRIN over whole operands (dot4's bytes stay
+ * i8x4/u8x4 vectors; bit positions, lengths and prmt's words are u32). */
+static kf_val intrin(lw_t *lw, const kf_node *e, kf_builtin b, const kf_node *args[4], unsigned n)
+{
+    kf_type t = lw_norm(e->type), u = u32_t();
+    kf_val v[4] = {0};
+    for (unsigned i = 0; i < n && i < 4; i++) {
+        bool is_u32 = b == KF_BI_PRMT || (b == KF_BI_BFE && i > 0) || (b == KF_BI_BFI && i > 1);
+        v[i] = lw_expr_as(lw, args[i], is_u32 ? u : b == KF_BI_DOT4 ? lw_norm(args[i]->type) : t);
+    }
+    kf_val d = lw_new_val(lw, t, NULL, e->loc);
+    lw_emit(lw, KF_IR_INTRIN, b, t, d, v[0], v[1], v[2], v[3], 0, e->loc);
+    return d;
+}
+
 kf_val lw_builtin_call(lw_t *lw, const kf_node *e)
 {
     kf_builtin b = (kf_builtin)(e->op ? e->op : e->a->op);
@@ -243,19 +260,7 @@ kf_val lw_builtin_call(lw_t *lw, const kf_node *e)
         args[n++] = a;
     }
     kf_type t = lw_norm(e->type);
-    static const unsigned need[KF_BI_COUNT] = {
-        [KF_BI_SHFL] = 2, [KF_BI_SHFL_XOR] = 2, [KF_BI_SHFL_UP] = 2, [KF_BI_SHFL_DOWN] = 2,
-        [KF_BI_WARP_SUM] = 1, [KF_BI_WARP_MAX] = 1, [KF_BI_WARP_MIN] = 1,
-        [KF_BI_BALLOT] = 1, [KF_BI_ANY] = 1, [KF_BI_ALL] = 1,
-        [KF_BI_ATOMIC_ADD] = 3, [KF_BI_ATOMIC_MIN] = 3, [KF_BI_ATOMIC_MAX] = 3,
-        [KF_BI_ATOMIC_EXCH] = 3, [KF_BI_ATOMIC_CAS] = 4, [KF_BI_SELECT] = 3, [KF_BI_BITCAST] = 2,
-        [KF_BI_EXP] = 1, [KF_BI_EXP2] = 1, [KF_BI_LOG] = 1, [KF_BI_LOG2] = 1, [KF_BI_SQRT] = 1,
-        [KF_BI_RSQRT] = 1, [KF_BI_SIN] = 1, [KF_BI_COS] = 1, [KF_BI_TANH] = 1, [KF_BI_ABS] = 1,
-        [KF_BI_FLOOR] = 1, [KF_BI_CEIL] = 1, [KF_BI_TRUNC] = 1, [KF_BI_ROUND] = 1, [KF_BI_MIN] = 2,
-        [KF_BI_MAX] = 2, [KF_BI_CLAMP] = 3, [KF_BI_FMA] = 3, [KF_BI_CLZ] = 1, [KF_BI_POPC] = 1,
-        [KF_BI_CDIV] = 2, [KF_BI_MUL_HI] = 2,
-    };
-    if (b <= KF_BI_NONE || b >= KF_BI_COUNT || n != need[b]) {
+    if (b <= KF_BI_NONE || b >= KF_BI_COUNT || n != kf_builtin_nargs[b]) {
         lw_error(lw, e->loc, "internal error: builtin call with %u arguments", n);
         return 0;
     }
@@ -289,7 +294,8 @@ kf_val lw_builtin_call(lw_t *lw, const kf_node *e)
     }
     default: break;
     }
-    if (b >= KF_BI_EXP && b <= KF_BI_MUL_HI) return math(lw, e, b, args, n);
+    if ((b >= KF_BI_EXP && b <= KF_BI_MUL_HI) || b == KF_BI_RCP || b == KF_BI_FAST_DIV) return math(lw, e, b, args, n);
+    if (b >= KF_BI_DOT4 && b <= KF_BI_PRMT) return intrin(lw, e, b, args, n);
     lw_error(lw, e->loc, "internal error: '%s' is not callable", kf_builtin_names[b]);
     return 0;
 }

@@ -485,11 +485,12 @@ static kf_val lower_call(lw_t *lw, const kf_node *e)
     return 0;
 }
 
-/* The array a local/shared array name refers to. */
-static bool array_of(lw_t *lw, const kf_node *base, uint32_t *idx)
+bool lw_array_of(lw_t *lw, const kf_node *e, uint32_t *idx)
 {
-    const kf_node *s = base && base->kind == KF_N_NAME ? base->sym : NULL;
-    if (s && s->kind == KF_N_VAR && s->type.kind == KF_TK_ARRAY) {
+    while (e && e->kind == KF_N_CAST && e->type.kind == KF_TK_ARRAY) e = e->a;   /* a view: the same array */
+    const kf_node *s = e && e->kind == KF_N_NAME ? e->sym : NULL;
+    bool holder = s && (s->kind == KF_N_VAR || s->kind == KF_N_LET || s->kind == KF_N_PARAM);
+    if (holder && s->type.kind == KF_TK_ARRAY) {
         *idx = s->aux;
         return s->aux < lw->arrays.len;
     }
@@ -497,7 +498,7 @@ static bool array_of(lw_t *lw, const kf_node *base, uint32_t *idx)
         *idx = lw_shared_array(lw, s);
         return *idx != UINT32_MAX;
     }
-    lw_error(lw, base ? base->loc : (kf_loc){0}, "internal error: indexing something that is not an array");
+    lw_error(lw, e ? e->loc : (kf_loc){0}, "internal error: indexing something that is not an array");
     return false;
 }
 
@@ -528,7 +529,7 @@ static kf_val lower_index(lw_t *lw, const kf_node *e)
     }
     if (bt.kind == KF_TK_ARRAY) {
         uint32_t arr;
-        if (!array_of(lw, e->a, &arr)) return 0;
+        if (!lw_array_of(lw, e->a, &arr)) return 0;
         kf_type el = kf_type_elem(bt);
         kf_val i = lw_expr(lw, e->b);
         return lw_def(lw, KF_IR_ALOAD, 0, el, el, i, 0, 0, arr, e->loc);
@@ -661,7 +662,7 @@ static void assign_index(lw_t *lw, const kf_node *s, const kf_node *lv)
         return;
     }
     uint32_t arr;
-    if (bt.kind != KF_TK_ARRAY || !array_of(lw, lv->a, &arr)) {
+    if (bt.kind != KF_TK_ARRAY || !lw_array_of(lw, lv->a, &arr)) {
         if (!lw->failed) lw_error(lw, lv->loc, "internal error: assignment to an element of a non-array");
         return;
     }

@@ -284,3 +284,94 @@ bool kf_int_binop(kf_op op, bool sgn, unsigned bits, uint64_t a, uint64_t b, uin
     *r = v & m;
     return true;
 }
+
+/* ---- LANGUAGE.md section 8 ------------------------------------------------ */
+
+/* fma of two narrow formats in ONE rounding. The product a*b is exact in a
+ * double (11 + 11 or 8 + 8 significant bits, exponents far inside double's
+ * range), but a*b + c in double rounds again before the final rounding to
+ * f16/bf16, and that double rounding is not innocuous for fma: the exact sum
+ * can lie next to a midpoint of the narrow format, closer than half a double
+ * ulp. bf16 example: 3 * 87 = 261 is the midpoint between 260 and 262, and
+ * 261 + 2^-133 (the smallest bf16) must round up to 262, but in double it is
+ * 261, which rounds to even, 260. (For f16 the exponent range is too small
+ * for this: any f16 a*b + c is within 2^-48 granularity of its neighbours and
+ * the double keeps it away from every midpoint; the code below does not need
+ * that argument.) So the sum is computed as RN(a*b + c) with its exact error
+ * (TwoSum), made round-to-odd (an inexact sum keeps an odd last bit), and
+ * round-to-odd at 53 bits followed by RNE at <= 11 bits is exactly one RNE
+ * rounding of the exact value. Infinities and NaNs pass through fma. */
+uint16_t kf_half_fma(kf_scalar s, uint16_t a, uint16_t b, uint16_t c)
+{
+    narrow_fmt f = s == KF_S_BF16 ? FMT_BF16 : FMT_F16;
+    double x = narrow_to_double(f, a), y = narrow_to_double(f, b), z = narrow_to_double(f, c);
+    double p = x * y, sum = p + z;
+    if (!isfinite(x) || !isfinite(y) || !isfinite(z) || !isfinite(sum))
+        return narrow_from_double(f, fma(x, y, z));
+    double bv = sum - p, err = (p - (sum - bv)) + (z - bv);
+    uint64_t bits = f64_bits(sum);
+    if (err != 0 && !(bits & 1)) sum = nextafter(sum, err > 0 ? INFINITY : -INFINITY);
+    return narrow_from_double(f, sum);
+}
+
+float kf_rcp_ftz(float x)
+{
+    if (fpclassify(x) == FP_SUBNORMAL) x = copysignf(0.0f, x);
+    float r = 1.0f / x;   /* one IEEE division: correctly rounded */
+    return fpclassify(r) == FP_SUBNORMAL ? copysignf(0.0f, r) : r;
+}
+
+/* PTX ISA bfe: bit i of the result is bit pos+i of x while i < len and
+ * pos+i is inside x, else the sign bit of the field (0 unsigned or len 0). */
+uint64_t kf_bfe(uint64_t x, unsigned bits, bool sgn, uint32_t pos, uint32_t len)
+{
+    unsigned msb = bits - 1;
+    pos &= 0xff, len &= 0xff;
+    uint64_t sbit = 0;
+    if (sgn && len) sbit = (x >> (pos + len - 1 < msb ? pos + len - 1 : msb)) & 1;
+    uint64_t d = 0;
+    for (unsigned i = 0; i <= msb; i++) {
+        uint64_t bit = i < len && pos + i <= msb ? (x >> (pos + i)) & 1 : sbit;
+        d |= bit << i;
+    }
+    return d;
+}
+
+/* PTX ISA bfi: x with bits pos.. of it replaced by the low len bits of field
+ * (only those that land inside x). */
+uint64_t kf_bfi(uint64_t field, uint64_t x, unsigned bits, uint32_t pos, uint32_t len)
+{
+    unsigned msb = bits - 1;
+    pos &= 0xff, len &= 0xff;
+    for (unsigned i = 0; i < len && pos + i <= msb; i++) {
+        uint64_t m = UINT64_C(1) << (pos + i);
+        x = ((field >> i) & 1) ? x | m : x & ~m;
+    }
+    return x;
+}
+
+/* PTX ISA prmt (no mode): byte i of the result is byte sel[4i+2:4i] of
+ * {b, a} (a the low word), or that byte's sign replicated when sel[4i+3]. */
+uint32_t kf_prmt(uint32_t a, uint32_t b, uint32_t sel)
+{
+    uint64_t src = (uint64_t)b << 32 | a;
+    uint32_t d = 0;
+    for (unsigned i = 0; i < 4; i++) {
+        unsigned ctl = (sel >> (4 * i)) & 0xf;
+        uint32_t byte = (uint32_t)(src >> (8 * (ctl & 7))) & 0xff;
+        if (ctl & 8) byte = (byte & 0x80) ? 0xff : 0;
+        d |= byte << (8 * i);
+    }
+    return d;
+}
+
+uint32_t kf_dot4(uint32_t a, bool a_signed, uint32_t b, bool b_signed, uint32_t c)
+{
+    uint32_t d = c;
+    for (unsigned i = 0; i < 4; i++) {
+        uint32_t x = (a >> (8 * i)) & 0xff, y = (b >> (8 * i)) & 0xff;
+        int32_t sx = a_signed ? (int32_t)(int8_t)x : (int32_t)x, sy = b_signed ? (int32_t)(int8_t)y : (int32_t)y;
+        d += (uint32_t)(sx * sy);
+    }
+    return d;
+}

@@ -171,6 +171,11 @@ static void print_header(kf_buf *out, const kf_ir_kernel *k)
         print_expr(out, s->grid[i]);
     }
     kf_buf_puts(out, ")");
+    if (s->shared) {
+        kf_buf_puts(out, " shared(");
+        print_expr(out, s->shared);
+        kf_buf_puts(out, ")");
+    }
     print_loc(out, start, k->loc);
 }
 
@@ -189,6 +194,16 @@ static void print_array(kf_buf *out, const kf_ir_kernel *k, uint64_t a)
     else kf_buf_printf(out, "@%s.%llu", n, (unsigned long long)a);
 }
 
+/* ` as T` after an array access through a view of another element type. */
+static void print_view(kf_buf *out, const kf_ir_kernel *k, const kf_ir_ins *in)
+{
+    char tb[48];
+    if (in->imm >= k->narrays) return;
+    kf_type at = k->arrays[in->imm].type;
+    if (at.scalar != in->type.scalar || at.lanes != in->type.lanes)
+        kf_buf_printf(out, " as %s", kf_type_str(in->type, tb, sizeof tb));
+}
+
 static void print_arrays(kf_buf *out, const kf_ir_kernel *k)
 {
     char tb[48];
@@ -197,7 +212,8 @@ static void print_arrays(kf_buf *out, const kf_ir_kernel *k)
         kf_type t = k->arrays[i].type;
         kf_buf_printf(out, "  %s ", (t.flags & KF_TF_SHARED) ? "shared" : "local");
         print_array(out, k, i);
-        kf_buf_printf(out, ": %s", kf_type_str(t, tb, sizeof tb));
+        if (t.flags & KF_TF_DYN) kf_buf_printf(out, ": %s[] dynamic", kf_type_str(kf_type_elem(t), tb, sizeof tb));
+        else kf_buf_printf(out, ": %s[%u]", kf_type_str(kf_type_elem(t), tb, sizeof tb), t.len);
         print_loc(out, start, k->arrays[i].loc);
     }
 }
@@ -261,11 +277,18 @@ static void print_body(kf_buf *out, const kf_ir_kernel *k, const kf_ir_ins *in)
         kf_buf_puts(out, "aload ");
         print_array(out, k, in->imm);
         kf_buf_printf(out, "[%%%u]", a[0]);
+        print_view(out, k, in);
         break;
     case KF_IR_ASTORE:
         kf_buf_puts(out, "astore ");
         print_array(out, k, in->imm);
-        kf_buf_printf(out, "[%%%u], %%%u", a[0], a[1]);
+        kf_buf_printf(out, "[%%%u]", a[0]);
+        print_view(out, k, in);
+        kf_buf_printf(out, ", %%%u", a[1]);
+        break;
+    case KF_IR_INTRIN:
+        kf_buf_printf(out, "%s %%%u", bi_name(in->sub), a[0]);
+        for (int i = 1; i < 4 && a[i]; i++) kf_buf_printf(out, ", %%%u", a[i]);
         break;
     case KF_IR_ATOMIC:
         kf_buf_printf(out, "%s %%%u[%%%u], %%%u", bi_name(in->sub), a[0], a[1], a[2]);

@@ -1,7 +1,7 @@
 /* Semantic analysis (the pass after parsing): resolves every name, checks
  * and annotates types, folds constants, applies -D overrides, validates
- * @schedule and the fn rules (no recursion, no shared arrays, a value on
- * every path). The AST is annotated in place (ir/ast.h): `type` on every
+ * @schedule and the fn rules (no recursion, no dynamic shared array, a
+ * value on every path). The AST is annotated in place (ir/ast.h): `type` on every
  * expression and declaration, `sym` on names and fn calls, `op` = builtin
  * id on builtin names and calls, is_const/cval on constant expressions.
  *
@@ -22,7 +22,7 @@
 #define ERR kf_sema_err_type()
 #define IS_ERR(t) kf_sema_is_err(t)
 
-enum { SHARED_LIMIT = 48 * 1024, MAX_THREADS = 1024 };
+enum { MAX_THREADS = 1024 };
 
 void kf_sema_error(kf_sema *s, kf_loc loc, const char *fmt, ...)
 {
@@ -190,9 +190,9 @@ bool kf_sema_ensure_const(kf_sema *s, kf_node *c)
     /* a constant sees only module names: hide locals and function state */
     uint32_t saved_loops = s->loops;
     kf_node *saved_func = s->func;
-    bool saved_grid = s->grid_mode;
+    const char *saved_grid = s->grid_mode;
     size_t saved_unroll = s->unroll.len;
-    s->func = NULL, s->loops = 0, s->grid_mode = false, s->unroll.len = 0;
+    s->func = NULL, s->loops = 0, s->grid_mode = NULL, s->unroll.len = 0;
     s->hide_locals++;
     eval_const(s, c);
     s->hide_locals--;
@@ -217,12 +217,23 @@ static void check_names(kf_sema *s)
     }
 }
 
+/* A `shared T[]` parameter: fns only (a kernel's shared arrays live in its body). */
+static kf_type shared_param(kf_sema *s, kf_node *f, kf_node *p)
+{
+    kf_type t = kf_sema_resolve_type(s, p->a, false, true);
+    if (kf_sema_is_err(t)) return t;
+    if (f->kind == KF_N_KERNEL) {
+        kf_sema_error(s, p->loc, "kernel parameter '%s' cannot be a shared array: declare 'shared %s: %s[]' in the kernel body",
+                      p->name, p->name, TSTR(kf_type_elem(t)));
+        return ERR;
+    }
+    return t;
+}
+
 static void signature(kf_sema *s, kf_node *f)
 {
-    for (kf_node *p = f->a; p; p = p->next) {
-        p->type = kf_sema_resolve_type(s, p->a, true, false);
-        if (p->a && p->a->kind == KF_N_TYPE_ARRAY && !IS_ERR(p->type)) p->type = ERR;
-    }
+    for (kf_node *p = f->a; p; p = p->next)
+        p->type = p->a && p->a->kind == KF_N_TYPE_ARRAY ? shared_param(s, f, p) : kf_sema_resolve_type(s, p->a, true, false);
     if (f->kind == KF_N_FN) f->type = f->b ? kf_sema_resolve_type(s, f->b, false, false) : kf_type_void();
 }
 
@@ -286,9 +297,9 @@ static void check_grid(kf_sema *s, kf_node *e)
     kf_node *it[3];
     unsigned n = tuple_items(e, it, "grid", s);
     for (unsigned i = 0; i < n; i++) {
-        s->grid_mode = true;
+        s->grid_mode = "grid";
         kf_type t = kf_sema_value(s, it[i], false);
-        s->grid_mode = false;
+        s->grid_mode = NULL;
         if (IS_ERR(t)) continue;
         if (kf_sema_untyped(t) && t.scalar == KF_S_UINT) kf_sema_adapt(s, it[i], kf_type_scalar(KF_S_U32));
         t = it[i]->type;
@@ -305,24 +316,52 @@ static void check_grid(kf_sema *s, kf_node *e)
     }
 }
 
+/* `shared = EXPR`: u32 bytes of dynamic shared memory, over scalar
+ * parameters and constants like the grid; a constant must fit the limit. */
+static void check_shared_bytes(kf_sema *s, kf_node *e)
+{
+    if (e->kind == KF_N_TUPLE) {
+        kf_sema_error(s, e->loc, "shared takes one expression (bytes of dynamic shared memory), not a tuple");
+        return;
+    }
+    s->grid_mode = "shared";
+    kf_type t = kf_sema_value(s, e, false);
+    s->grid_mode = NULL;
+    if (IS_ERR(t)) return;
+    if (kf_sema_untyped(t) && t.scalar == KF_S_UINT) kf_sema_adapt(s, e, kf_type_scalar(KF_S_U32));
+    t = e->type;
+    if (IS_ERR(t)) return;
+    if (t.kind != KF_TK_SCALAR || t.scalar != KF_S_U32) {
+        kf_sema_error(s, e->loc, "shared = EXPR gives u32 bytes of dynamic shared memory, found %s%s", TSTR(t),
+                      kf_sema_is_int_scalar(t) ? ": convert it with 'as u32'" : "");
+        kf_sema_default(s, e);
+        return;
+    }
+    if (e->is_const && e->cval.u > KF_SHARED_LIMIT)
+        kf_sema_error(s, e->loc, "shared = %llu bytes is over the limit of %u bytes (227 KiB, sm_90) per block",
+                      (unsigned long long)e->cval.u, KF_SHARED_LIMIT);
+}
+
 static void schedule(kf_sema *s, kf_node *k, kf_node *attr)
 {
-    kf_node *block = NULL, *grid = NULL;
+    kf_node *block = NULL, *grid = NULL, *shared = NULL;
     for (kf_node *a = attr->a; a; a = a->next) {
         const char *nm = a->name ? a->name : "";
         bool is_block = strcmp(nm, "block") == 0, is_grid = strcmp(nm, "grid") == 0;
-        if (!is_block && !is_grid) {
-            kf_sema_error(s, a->loc, "unknown @schedule argument '%s': expected 'block' or 'grid'", nm);
+        bool is_shared = strcmp(nm, "shared") == 0;
+        if (!is_block && !is_grid && !is_shared) {
+            kf_sema_error(s, a->loc, "unknown @schedule argument '%s': expected 'block', 'grid' or 'shared'", nm);
             continue;
         }
-        if ((is_block && block) || (is_grid && grid)) {
+        if ((is_block && block) || (is_grid && grid) || (is_shared && shared)) {
             kf_sema_error(s, a->loc, "'%s' is given twice in @schedule", nm);
             continue;
         }
         a->type = kf_type_void();
         if (!a->a) continue;
         if (is_block) check_block(s, block = a->a);
-        else check_grid(s, grid = a->a);
+        else if (is_grid) check_grid(s, grid = a->a);
+        else check_shared_bytes(s, shared = a->a);
     }
     if (!block) kf_sema_error(s, attr->loc, "@schedule of kernel '%s' needs a block size, e.g. 'block = 256'", k->name);
 }
@@ -343,31 +382,12 @@ static void attributes(kf_sema *s, kf_node *k)
     }
 }
 
-static void shared_limit(kf_sema *s, kf_node *k)
-{
-    uint64_t total = 0;
-    for (size_t i = 0; i < s->shared.len; i++) {
-        kf_type t = s->shared.data[i]->type;
-        total += (uint64_t)t.len * kf_type_elem_bytes(t);
-    }
-    if (total <= SHARED_LIMIT) return;
-    kf_buf b = {0};
-    for (size_t i = 0; i < s->shared.len; i++) {
-        kf_type t = s->shared.data[i]->type;
-        kf_buf_printf(&b, "%s%s (%llu bytes)", i ? ", " : "", s->shared.data[i]->name,
-                      (unsigned long long)t.len * kf_type_elem_bytes(t));
-    }
-    kf_sema_error(s, k->loc, "kernel '%s' uses %llu bytes of static shared memory, over the 48 KiB (%d bytes) limit: %s",
-                  k->name, (unsigned long long)total, SHARED_LIMIT, b.data ? b.data : "");
-    kf_buf_free(&b);
-}
-
 /* ---- bodies ------------------------------------------------------------------------------ */
 static void enter(kf_sema *s, kf_node *f)
 {
     s->func = f;
     s->loops = 0;
-    s->shared.len = 0;
+    s->dyn_shared = NULL;
     kf_sema_push(s);
     for (kf_node *p = f->a; p; p = p->next) kf_sema_declare(s, p);
 }
@@ -378,7 +398,6 @@ static void check_kernel(kf_sema *s, kf_node *k)
     k->type = kf_type_void();
     attributes(s, k);
     kf_sema_block(s, k->c);
-    shared_limit(s, k);
     kf_sema_pop(s);
     s->func = NULL;
 }
@@ -504,7 +523,6 @@ kf_status kf_sema_check(kf_pass_ctx *cx, kf_node *module, const kf_compile_opts 
     kf_sema_map_free(&s.names);
     KF_VEC_FREE(&s.unroll);
     KF_VEC_FREE(&s.consts);
-    KF_VEC_FREE(&s.shared);
     KF_VEC_FREE(&s.calls);
     if (nomem) return KF_ERR_NOMEM;
     return cx->diags->nerrors > errors0 ? KF_ERR_SOURCE : KF_OK;

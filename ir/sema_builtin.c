@@ -1,6 +1,7 @@
-/* Typing of builtin calls (LANGUAGE.md section 7). Each builtin has an
- * arity and an operand class from one table; messages name the builtin and
- * what it accepts. Untyped constant arguments adapt to the other arguments
+/* Typing of builtin calls (LANGUAGE.md sections 7 and 8). Each builtin has
+ * an arity (the builtin table, ast.h) and an operand class; messages name
+ * the builtin and what it accepts. f16/bf16 vectors (f16x2 ... bf16x8, pairs
+ * of packed lanes) take + - * fma min max abs, each rounded once per lane. Untyped constant arguments adapt to the other arguments
  * (min(x, 1)), or default (i32/f32; f32 for float-only builtins). The
  * generic builtins (min, max, clamp, abs, select) over untyped constants
  * stay untyped constants (`let m: u32 = min(1, 2)`); over untyped runtime
@@ -15,52 +16,54 @@
 typedef enum {
     C_NONE,
     C_F3264,     /* f32, f64 or a vector of them */
+    C_FMA,       /* f32, f64 or a vector of them, or an f16/bf16 vector */
+    C_F32,       /* f32 or an f32 vector */
     C_WARP,      /* 32/64-bit scalar or a vector of them */
     C_INT,       /* integer scalar */
     C_INT3264,   /* 32/64-bit integer scalar */
-    C_MINMAX,    /* integer or float scalar, f32/f64 vector */
-    C_ABS,       /* integer scalar, f32/f64 (vector) */
+    C_MINMAX,    /* integer or float scalar, f32/f64 or f16/bf16 vector */
+    C_ABS,       /* integer scalar, f32/f64 (vector), f16/bf16 vector */
+    C_BYTES4,    /* i8x4 or u8x4 */
     C_ANY,       /* any scalar or vector */
 } bclass;
 
 static const char *const class_desc[] = {
     [C_NONE] = "nothing",
     [C_F3264] = "f32, f64 or a vector of them",
+    [C_FMA] = "f32, f64, a vector of them, or an f16/bf16 vector (f16x2 ... bf16x8)",
+    [C_F32] = "f32 or an f32 vector",
     [C_WARP] = "a 32- or 64-bit value or a vector of them",
     [C_INT] = "an integer",
     [C_INT3264] = "a 32- or 64-bit integer",
-    [C_MINMAX] = "integers, floats, or f32/f64 vectors",
-    [C_ABS] = "an integer, f32, f64 or a vector of f32/f64",
+    [C_MINMAX] = "integers, floats, f32/f64 vectors or f16/bf16 vectors",
+    [C_ABS] = "an integer, f32, f64, a vector of f32/f64 or an f16/bf16 vector",
+    [C_BYTES4] = "i8x4 or u8x4 (four bytes)",
     [C_ANY] = "a scalar or vector",
 };
 
 static bool f3264(kf_type t) { return kf_sema_is_value(t) && (t.scalar == KF_S_F32 || t.scalar == KF_S_F64); }
+/* f16x2, f16x4, f16x8 and the bf16 ones: pairs of packed half lanes. */
+static bool half_vec(kf_type t)
+{
+    return kf_sema_is_value(t) && t.kind == KF_TK_VECTOR && (t.scalar == KF_S_F16 || t.scalar == KF_S_BF16);
+}
 
 static bool accepts(bclass c, kf_type t)
 {
     bool scalar = t.kind == KF_TK_SCALAR;
     switch (c) {
     case C_F3264: return f3264(t);
+    case C_FMA: return f3264(t) || half_vec(t);
+    case C_F32: return kf_sema_is_value(t) && t.scalar == KF_S_F32;
     case C_WARP: return kf_sema_is_num(t) && (kf_scalar_bytes[t.scalar] == 4 || kf_scalar_bytes[t.scalar] == 8);
     case C_INT: return kf_sema_is_int_scalar(t);
     case C_INT3264: return kf_sema_is_int_scalar(t) && kf_scalar_bytes[t.scalar] >= 4;
-    case C_MINMAX: return kf_sema_is_num(t) && (scalar || f3264(t));
-    case C_ABS: return kf_sema_is_int_scalar(t) || f3264(t);
+    case C_MINMAX: return kf_sema_is_num(t) && (scalar || f3264(t) || half_vec(t));
+    case C_ABS: return kf_sema_is_int_scalar(t) || f3264(t) || half_vec(t);
+    case C_BYTES4:
+        return kf_sema_is_value(t) && t.kind == KF_TK_VECTOR && t.lanes == 4 && (t.scalar == KF_S_I8 || t.scalar == KF_S_U8);
     case C_ANY: return kf_sema_is_value(t);
     default: return false;
-    }
-}
-
-static int arity(kf_builtin bi)
-{
-    switch (bi) {
-    case KF_BI_BARRIER: return 0;
-    case KF_BI_SHFL: case KF_BI_SHFL_XOR: case KF_BI_SHFL_UP: case KF_BI_SHFL_DOWN:
-    case KF_BI_MIN: case KF_BI_MAX: case KF_BI_CDIV: case KF_BI_MUL_HI: case KF_BI_BITCAST: return 2;
-    case KF_BI_ATOMIC_ADD: case KF_BI_ATOMIC_MIN: case KF_BI_ATOMIC_MAX: case KF_BI_ATOMIC_EXCH:
-    case KF_BI_CLAMP: case KF_BI_FMA: case KF_BI_SELECT: return 3;
-    case KF_BI_ATOMIC_CAS: return 4;
-    default: return 1;
     }
 }
 
@@ -98,7 +101,9 @@ static bool need(kf_sema *s, kf_node *a, kf_builtin bi, bclass c)
     if (kf_sema_is_err(a->type)) return false;
     if (accepts(c, a->type)) return true;
     const char *hint = "";
-    if (c == C_F3264 && kf_sema_is_num(a->type) && a->type.scalar != KF_S_F32) hint = ": convert it with 'as f32'";
+    if ((c == C_F3264 || c == C_F32) && kf_sema_is_num(a->type) && a->type.scalar != KF_S_F32) hint = ": convert it with 'as f32'";
+    if (c == C_BYTES4 && a->type.kind == KF_TK_SCALAR && kf_scalar_bytes[a->type.scalar] == 4)
+        hint = ": take its bytes with bitcast(i8x4, w) or bitcast(u8x4, w)";
     kf_sema_error(s, a->loc, "'%s' accepts %s, found %s%s", kf_builtin_names[bi], class_desc[c], TSTR(a->type), hint);
     return false;
 }
@@ -158,7 +163,7 @@ static bool untyped_fold(kf_sema *s, kf_node *n, kf_node **args, unsigned na, kf
 static kf_type untyped_target(kf_sema *s, kf_node *n, kf_builtin bi, bool fl)
 {
     kf_type h = s->hint;
-    bool adapts = generic(bi) || (bi >= KF_BI_EXP && bi <= KF_BI_FMA);
+    bool adapts = generic(bi) || (bi >= KF_BI_EXP && bi <= KF_BI_FMA) || bi == KF_BI_BFE || bi == KF_BI_BFI;
     if (adapts && s->hint_node == n && kf_sema_is_num(h) && (!fl || kf_type_is_float(h))) return h;
     return kf_type_scalar(fl ? KF_S_F32 : KF_S_I32);
 }
@@ -287,7 +292,7 @@ static kf_type select_call(kf_sema *s, kf_node *n, kf_node **a)
 
 static kf_type unary_math(kf_sema *s, kf_node *n, kf_builtin bi, kf_node *a, bclass c, bool fold)
 {
-    if (c == C_F3264) {
+    if (c == C_F3264 || c == C_F32) {
         if (kf_sema_untyped(a->type)) kf_sema_adapt(s, a, untyped_target(s, n, bi, true));
     } else if (bi == KF_BI_ABS && kf_sema_untyped(a->type)) {
         kf_type t = unify(s, n, &a, 1, bi, false);
@@ -308,6 +313,46 @@ static kf_type nary(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a, unsigned
     return done(s, n, t, true);
 }
 
+/* dot4(a, b, c): c (i32) + the dot product of the bytes of a and b. */
+static kf_type dot4(kf_sema *s, kf_node *n, kf_node **a)
+{
+    bool ok = true;
+    for (int i = 0; i < 2; i++) {
+        kf_sema_default(s, a[i]);
+        ok &= need(s, a[i], KF_BI_DOT4, C_BYTES4);
+    }
+    ok &= kf_sema_expect(s, a[2], kf_type_scalar(KF_S_I32), "the accumulator of 'dot4'");
+    return ok ? done(s, n, kf_type_scalar(KF_S_I32), false) : fail(n);
+}
+
+/* The u32 bit position and length of bfe/bfi (args from `first`). */
+static bool pos_len(kf_sema *s, kf_node **a, kf_builtin bi)
+{
+    char w[2][48];
+    snprintf(w[0], sizeof w[0], "the bit position of '%s'", kf_builtin_names[bi]);
+    snprintf(w[1], sizeof w[1], "the bit length of '%s'", kf_builtin_names[bi]);
+    bool ok = kf_sema_expect(s, a[0], kf_type_scalar(KF_S_U32), w[0]);
+    return kf_sema_expect(s, a[1], kf_type_scalar(KF_S_U32), w[1]) && ok;
+}
+
+/* bfe(x, pos, len) / bfi(field, x, pos, len) on u32 i32 u64 i64. */
+static kf_type bitfield(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a)
+{
+    unsigned nv = bi == KF_BI_BFI ? 2 : 1;
+    kf_type t = unify(s, n, a, nv, bi, false);
+    bool ok = !kf_sema_is_err(t) && need(s, a[0], bi, C_INT3264);
+    ok = pos_len(s, a + nv, bi) && ok;
+    return ok ? done(s, n, t, true) : fail(n);
+}
+
+static kf_type prmt(kf_sema *s, kf_node *n, kf_node **a)
+{
+    static const char *const what[3] = {"the first word of 'prmt'", "the second word of 'prmt'", "the selector of 'prmt'"};
+    bool ok = true;
+    for (int i = 0; i < 3; i++) ok &= kf_sema_expect(s, a[i], kf_type_scalar(KF_S_U32), what[i]);
+    return ok ? done(s, n, kf_type_scalar(KF_S_U32), true) : fail(n);
+}
+
 static void check_args(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a, unsigned na)
 {
     bool atomic = bi >= KF_BI_ATOMIC_ADD && bi <= KF_BI_ATOMIC_CAS;
@@ -322,7 +367,7 @@ kf_type kf_sema_builtin_call(kf_sema *s, kf_node *n, kf_builtin bi)
 {
     kf_node *a[4] = {0};
     unsigned na = 0;
-    int want = arity(bi);
+    int want = kf_builtin_nargs[bi];
     for (kf_node *x = n->b; x; x = x->next, na++)
         if (na < 4) a[na] = x;
     if ((int)na != want) {
@@ -332,7 +377,8 @@ kf_type kf_sema_builtin_call(kf_sema *s, kf_node *n, kf_builtin bi)
         return fail(n);
     }
     if (s->grid_mode && !grid_allowed(bi)) {
-        kf_sema_error(s, n->loc, "a grid expression cannot call '%s': it is evaluated on the host", kf_builtin_names[bi]);
+        kf_sema_error(s, n->loc, "a %s expression cannot call '%s': it is evaluated on the host", s->grid_mode,
+                      kf_builtin_names[bi]);
         return fail(n);
     }
     check_args(s, n, bi, a, na);
@@ -355,7 +401,12 @@ kf_type kf_sema_builtin_call(kf_sema *s, kf_node *n, kf_builtin bi)
     case KF_BI_ABS: return unary_math(s, n, bi, a[0], C_ABS, true);
     case KF_BI_CLZ: case KF_BI_POPC: return unary_math(s, n, bi, a[0], C_INT3264, true);
     case KF_BI_MIN: case KF_BI_MAX: case KF_BI_CLAMP: return nary(s, n, bi, a, na, C_MINMAX, false);
-    case KF_BI_FMA: return nary(s, n, bi, a, na, C_F3264, true);
+    case KF_BI_FMA: return nary(s, n, bi, a, na, C_FMA, true);
+    case KF_BI_RCP: return unary_math(s, n, bi, a[0], C_F32, false);
+    case KF_BI_FAST_DIV: return nary(s, n, bi, a, na, C_F32, true);
+    case KF_BI_DOT4: return dot4(s, n, a);
+    case KF_BI_BFE: case KF_BI_BFI: return bitfield(s, n, bi, a);
+    case KF_BI_PRMT: return prmt(s, n, a);
     case KF_BI_CDIV: return nary(s, n, bi, a, na, C_INT, false);
     case KF_BI_MUL_HI: return nary(s, n, bi, a, na, C_INT3264, false);
     case KF_BI_SELECT: return select_call(s, n, a);

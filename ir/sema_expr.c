@@ -428,15 +428,25 @@ static bool same_buffer_ok(kf_type have, kf_type want)
            have.lanes == want.lanes && ((have.flags & KF_TF_MUT) || !(want.flags & KF_TF_MUT));
 }
 
+/* A shared array (any length, or a view) passed to a `shared T[]` parameter. */
+static bool shared_array_ok(kf_type have, kf_type want)
+{
+    return have.kind == KF_TK_ARRAY && want.kind == KF_TK_ARRAY && (have.flags & KF_TF_SHARED) &&
+           (want.flags & KF_TF_DYN) && have.scalar == want.scalar && have.lanes == want.lanes;
+}
+
 bool kf_sema_expect(kf_sema *s, kf_node *n, kf_type t, const char *what)
 {
     if (IS_ERR(n->type) || IS_ERR(t)) return false;
     if (untyped(n->type)) return kf_sema_adapt(s, n, t);
-    if (kf_type_eq(n->type, t) || same_buffer_ok(n->type, t)) return true;
+    if (kf_type_eq(n->type, t) || same_buffer_ok(n->type, t) || shared_array_ok(n->type, t)) return true;
     bool conv = is_num(n->type) || n->type.scalar == KF_S_BOOL;
     conv = conv && is_value(t);
+    bool view = n->type.kind == KF_TK_ARRAY && t.kind == KF_TK_ARRAY && (n->type.flags & KF_TF_SHARED);
     kf_sema_error(s, n->loc, "%s must be %s, found %s%s", what, TSTR(t), TSTR(n->type),
-                  conv ? ": convert it with 'as'" : "");
+                  conv ? ": convert it with 'as'"
+                  : view ? ": view it with 'as shared T[]'"
+                  : n->type.kind == KF_TK_ARRAY && t.kind == KF_TK_ARRAY ? ": only shared arrays can be passed" : "");
     return false;
 }
 
@@ -456,7 +466,8 @@ static kf_type builtin_value(kf_sema *s, kf_node *n)
         return fail(n);
     }
     if (s->grid_mode && bi != KF_BI_WARP_SIZE && bi != KF_BI_INF && bi != KF_BI_NAN) {
-        kf_sema_error(s, n->loc, "a grid expression cannot use '%s': only scalar parameters and constants are known on the host", n->name);
+        kf_sema_error(s, n->loc, "a %s expression cannot use '%s': only scalar parameters and constants are known on the host",
+                      s->grid_mode, n->name);
         return fail(n);
     }
     switch (bi) {
@@ -479,8 +490,8 @@ static bool grid_name_ok(kf_sema *s, kf_node *n, kf_node *d)
     if (d->kind == KF_N_PARAM && d->type.kind == KF_TK_SCALAR) return true;
     if (d->kind == KF_N_PARAM && IS_ERR(d->type)) return false;
     const char *what = d->kind == KF_N_PARAM ? (d->type.kind == KF_TK_BUFFER ? "buffer" : "vector parameter") : "local";
-    kf_sema_error(s, n->loc, "a grid expression cannot use %s '%s': only scalar parameters and constants are known on the host",
-                  what, n->name);
+    kf_sema_error(s, n->loc, "a %s expression cannot use %s '%s': only scalar parameters and constants are known on the host",
+                  s->grid_mode, what, n->name);
     return false;
 }
 
@@ -683,6 +694,11 @@ static kf_type unary(kf_sema *s, kf_node *n)
 /* ---- conversions ---------------------------------------------------------------- */
 static kf_type cast_buffer(kf_sema *s, kf_node *n, kf_type from, kf_type to)
 {
+    if (from.kind == KF_TK_ARRAY) {
+        kf_sema_error(s, n->loc, "an array cannot be viewed as a buffer (%s); a shared array can be viewed as "
+                      "'shared T[]'", TSTR(to));
+        return fail(n);
+    }
     if (from.kind != KF_TK_BUFFER) {
         kf_sema_error(s, n->loc, "only a buffer can be viewed as %s, found %s", TSTR(to), TSTR(from));
         return fail(n);
@@ -706,14 +722,47 @@ static bool adapt_cast_operand(kf_sema *s, kf_node *a, kf_type to)
     return kf_sema_adapt(s, a, kf_type_scalar(i128_fits(KF_S_I64, uexact(a)) ? KF_S_I64 : KF_S_U64));
 }
 
+/* `a as shared T[]`: the same bytes of a shared array seen as elements of
+ * type T; its length is floor(bytes / size(T)) (known at run time when a's
+ * is). Buffers and local arrays cannot be viewed as shared memory. */
+static kf_type cast_shared(kf_sema *s, kf_node *n, kf_type from, kf_type to)
+{
+    const char *nm = n->a->kind == KF_N_NAME && n->a->name ? n->a->name : "this";
+    if (from.kind == KF_TK_BUFFER) {
+        kf_sema_error(s, n->loc, "a buffer can never be viewed as shared memory (%s as %s): copy it into a shared array",
+                      TSTR(from), TSTR(to));
+        return fail(n);
+    }
+    if (from.kind != KF_TK_ARRAY || !(from.flags & KF_TF_SHARED)) {
+        kf_sema_error(s, n->loc, "only a shared array can be viewed as %s; '%s' is %s", TSTR(to), nm, TSTR(from));
+        return fail(n);
+    }
+    if (from.flags & KF_TF_DYN) return set(n, to);
+    uint64_t bytes = (uint64_t)from.len * kf_type_elem_bytes(from);
+    if (bytes < kf_type_elem_bytes(to)) {
+        kf_sema_error(s, n->loc, "'%s' (%s, %llu bytes) viewed as %s has no element: the view needs %u bytes", nm,
+                      TSTR(from), (unsigned long long)bytes, TSTR(to), kf_type_elem_bytes(to));
+        return fail(n);
+    }
+    to.len = (uint32_t)(bytes / kf_type_elem_bytes(to));
+    to.flags = KF_TF_SHARED;
+    return set(n, to);
+}
+
 static kf_type cast(kf_sema *s, kf_node *n)
 {
-    kf_type to = kf_sema_resolve_type(s, n->b, true, false);
-    kf_type from = value_ex(s, n->a, ALLOW_BUF);
+    kf_type to = kf_sema_resolve_type(s, n->b, true, true);
+    kf_type from = value_ex(s, n->a, ALLOW_BUF | ALLOW_ARRAY);
     if (IS_ERR(to) || IS_ERR(from)) return fail(n);
+    if (to.kind == KF_TK_ARRAY) return cast_shared(s, n, from, to);
     if (to.kind == KF_TK_BUFFER) return cast_buffer(s, n, from, to);
     if (from.kind == KF_TK_BUFFER) {
         kf_sema_error(s, n->loc, "a buffer can only be viewed as another buffer type (&[T]), not as %s", TSTR(to));
+        return fail(n);
+    }
+    if (from.kind == KF_TK_ARRAY) {
+        kf_sema_error(s, n->loc, "an array can only be viewed as another shared array type (shared T[]), not as %s: "
+                      "index it", TSTR(to));
         return fail(n);
     }
     if (untyped(from)) {
@@ -884,7 +933,7 @@ static kf_type fn_call(kf_sema *s, kf_node *n, kf_node *fn)
     n->a->sym = fn;
     n->a->type = kf_type_void();
     if (s->grid_mode) {
-        kf_sema_error(s, n->loc, "a grid expression cannot call fn '%s'", fn->name);
+        kf_sema_error(s, n->loc, "a %s expression cannot call fn '%s'", s->grid_mode, fn->name);
         return fail(n);
     }
     if (s->func) {
@@ -895,7 +944,8 @@ static kf_type fn_call(kf_sema *s, kf_node *n, kf_node *fn)
     bool ok = true;
     kf_node *hp = fn->a;
     for (kf_node *a = n->b; a; a = a->next, hp = hp ? hp->next : NULL)
-        ok &= !IS_ERR(value_hint(s, a, hp ? hp->type : kf_type_void(), ALLOW_BUF));
+        ok &= !IS_ERR(value_hint(s, a, hp ? hp->type : kf_type_void(),
+                                 ALLOW_BUF | (hp && hp->type.kind == KF_TK_ARRAY ? ALLOW_ARRAY : 0)));
     if (np != na) {
         kf_sema_error(s, n->loc, "fn '%s' takes %u argument%s, found %u", fn->name, np, np == 1 ? "" : "s", na);
         return fail(n);
@@ -1025,6 +1075,11 @@ static kf_type value_hint(kf_sema *s, kf_node *n, kf_type hint, unsigned allow)
 kf_type kf_sema_value_hint(kf_sema *s, kf_node *n, kf_type hint, bool allow_buffer)
 {
     return value_hint(s, n, hint, allow_buffer ? ALLOW_BUF : 0);
+}
+
+kf_type kf_sema_value_let(kf_sema *s, kf_node *n, kf_type hint)
+{
+    return value_hint(s, n, hint, ALLOW_BUF | ALLOW_ARRAY);
 }
 
 i128 kf_sema_uexact(const kf_node *n) { return uexact(n); }

@@ -169,7 +169,7 @@ static kf_cv int_minmax(kf_scalar s, bool max, kf_cv a, kf_cv b)
 static kf_cv float_minmax(bool max, kf_cv a, kf_cv b)
 {
     kf_cv r;
-    r.f = max ? fmax(a.f, b.f) : fmin(a.f, b.f);
+    r.f = max ? kf_fmax(a.f, b.f) : kf_fmin(a.f, b.f);
     return r;
 }
 
@@ -228,6 +228,15 @@ static kf_fold_status int_builtin(kf_builtin bi, kf_scalar s, const kf_cv *x, kf
         break;
     case KF_BI_CDIV: return cdiv(s, x[0], x[1], r);
     case KF_BI_MUL_HI: r->u = mul_hi(s, x[0], x[1]); break;
+    case KF_BI_BFE:
+        if (x[1].u > 255 || x[2].u > 255) return KF_FOLD_NO;   /* undefined: left to run time */
+        r->u = kf_fold_wrap(s, kf_bfe(v, w, cls_signed(s), (uint32_t)x[1].u, (uint32_t)x[2].u));
+        break;
+    case KF_BI_BFI:
+        if (x[2].u > 255 || x[3].u > 255) return KF_FOLD_NO;
+        r->u = kf_fold_wrap(s, kf_bfi(v, bits_of(s, x[1].u), w, (uint32_t)x[2].u, (uint32_t)x[3].u));
+        break;
+    case KF_BI_PRMT: r->u = kf_prmt((uint32_t)x[0].u, (uint32_t)x[1].u, (uint32_t)x[2].u); break;
     default: return KF_FOLD_NO;
     }
     return KF_FOLD_OK;

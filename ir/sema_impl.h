@@ -114,9 +114,10 @@ typedef struct {
     uint32_t loops;             /* loops around the current statement in func */
     KF_VEC(kf_node *) unroll;   /* active @unroll FORs, outermost first */
     KF_VEC(kf_node *) consts;   /* constants being evaluated (cycle detection) */
-    KF_VEC(kf_node *) shared;   /* shared arrays of the current kernel */
+    kf_node *dyn_shared;        /* the current kernel's `shared s: T[]`, if any */
     KF_VEC(kf_sema_call) calls; /* fn call graph */
-    bool grid_mode;             /* checking a @schedule grid expression */
+    const char *grid_mode;      /* checking a host-evaluated @schedule expression: "grid" or
+                                   "shared" (named in messages), else NULL */
     kf_node *hint_node;         /* expression whose context type is known in advance */
     kf_type hint;               /* that type (declared type, other operand): generic
                                    builtins over untyped arguments take it */
@@ -164,6 +165,8 @@ kf_type kf_sema_value(kf_sema *s, kf_node *n, bool allow_buffer);
  * (a declared type, the other operand): a generic builtin call n over
  * untyped runtime arguments (select(c, 1, 2)) takes it instead of i32/f32. */
 kf_type kf_sema_value_hint(kf_sema *s, kf_node *n, kf_type hint, bool allow_buffer);
+/* The initializer of a `let`: also a buffer or a shared array (or a view). */
+kf_type kf_sema_value_let(kf_sema *s, kf_node *n, kf_type hint);
 /* Exact value of an untyped integer constant (beyond 64 bits while folding). */
 __int128 kf_sema_uexact(const kf_node *n);
 /* Gives an untyped constant n the type t (reporting a value that does not

@@ -112,6 +112,10 @@ static kf_type array_type(kf_sema *s, kf_node *tn)
 {
     kf_type et = kf_sema_resolve_type(s, tn->a, false, false);
     kf_node *len = tn->b;
+    if (!len) {   /* T[]: the dynamic array, a shared parameter or view (length at run time) */
+        if (IS_ERR(et)) return ERR;
+        return tn->type = (kf_type){KF_TK_ARRAY, et.scalar, et.lanes, KF_TF_SHARED | KF_TF_DYN, 0};
+    }
     kf_type lt = kf_sema_value(s, len, false);
     if (IS_ERR(et) || IS_ERR(lt)) return ERR;
     if (kf_sema_untyped(lt)) kf_sema_adapt(s, len, kf_type_scalar(KF_S_U32));
@@ -167,10 +171,24 @@ kf_type kf_sema_resolve_type(kf_sema *s, kf_node *tn, bool allow_buffer, bool al
 }
 
 /* ---- declarations ----------------------------------------------------------------- */
+/* `let v = <shared array>`: a shared array (or a view of one) bound to a
+ * name; a local array cannot be. */
+static bool let_array_ok(kf_sema *s, kf_node *n, kf_type it)
+{
+    if (it.kind != KF_TK_ARRAY || (it.flags & KF_TF_SHARED)) return true;
+    kf_sema_error(s, n->b->loc, "a local array (%s) cannot be bound with 'let': index it", TSTR(it));
+    return false;
+}
+
 static void let_stmt(kf_sema *s, kf_node *n)
 {
     kf_type dt = n->a ? kf_sema_resolve_type(s, n->a, true, false) : kf_type_void();
-    kf_type it = kf_sema_value_hint(s, n->b, dt, true);
+    kf_type it = kf_sema_value_let(s, n->b, dt);
+    if (!IS_ERR(it) && !let_array_ok(s, n, it)) {
+        n->type = ERR;
+        kf_sema_declare(s, n);
+        return;
+    }
     char what[96];
     snprintf(what, sizeof what, "the initializer of '%s'", n->name ? n->name : "?");
     if (n->a && !IS_ERR(dt) && !IS_ERR(it)) {
@@ -218,21 +236,28 @@ static void var_stmt(kf_sema *s, kf_node *n)
     kf_sema_declare(s, n);
 }
 
+/* `shared s: T[N]` (kernel or fn: one array per kernel, shared by every
+ * call site of the fn) or `shared s: T[]` (the kernel's one dynamic array). */
 static void shared_stmt(kf_sema *s, kf_node *n)
 {
     kf_type t = kf_sema_resolve_type(s, n->a, false, true);
+    bool dyn = !IS_ERR(t) && (t.flags & KF_TF_DYN);
     if (!IS_ERR(t) && t.kind != KF_TK_ARRAY) {
         kf_sema_error(s, n->loc, "shared '%s' must be an array: write 'shared %s: %s[N];'", n->name, n->name, TSTR(t));
         t = ERR;
-    }
-    if (s->func && s->func->kind == KF_N_FN) {
-        kf_sema_error(s, n->loc, "shared arrays are only allowed in kernels: '%s' is in fn '%s'", n->name, s->func->name);
+    } else if (dyn && s->func && s->func->kind == KF_N_FN) {
+        kf_sema_error(s, n->loc, "a fn cannot declare the dynamic shared array '%s': declare it in the kernel and pass it "
+                      "as a '%s' parameter", n->name, TSTR(t));
         t = ERR;
+    } else if (dyn && s->dyn_shared) {
+        kf_sema_error(s, n->loc, "kernel '%s' already has a dynamic shared array ('%s' at line %u); a kernel has one: "
+                      "view it as another element type with 'as shared T[]'", s->func ? s->func->name : "?",
+                      s->dyn_shared->name, s->dyn_shared->loc.line);
+        t = ERR;
+    } else if (dyn) {
+        s->dyn_shared = n;
     }
-    if (!IS_ERR(t)) {
-        t.flags |= KF_TF_SHARED;
-        if (!KF_VEC_PUSH(&s->shared, n)) s->nomem = true;
-    }
+    if (!IS_ERR(t)) t.flags |= KF_TF_SHARED;
     n->type = t;
     kf_sema_declare(s, n);
 }

@@ -51,7 +51,10 @@ const char *kf_type_str(kf_type t, char *buf, size_t size)
     switch (t.kind) {
     case KF_TK_VOID: snprintf(buf, size, "void"); break;
     case KF_TK_BUFFER: snprintf(buf, size, "&%s[%s]", (t.flags & KF_TF_MUT) ? "mut " : "", e); break;
-    case KF_TK_ARRAY: snprintf(buf, size, "%s[%u]", e, t.len); break;
+    case KF_TK_ARRAY:
+        if (t.flags & KF_TF_DYN) snprintf(buf, size, "shared %s[]", e);
+        else snprintf(buf, size, "%s%s[%u]", (t.flags & KF_TF_SHARED) ? "shared " : "", e, t.len);
+        break;
     case KF_TK_TYPE: snprintf(buf, size, "type %s", e); break;
     default: snprintf(buf, size, "%s", e); break;
     }

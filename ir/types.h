@@ -40,13 +40,16 @@ typedef enum {
     KF_TK_SCALAR,   /* scalar, lanes == 1 */
     KF_TK_VECTOR,   /* scalar x lanes, lanes in {2,4,8,16}, <= 16 bytes */
     KF_TK_BUFFER,   /* &[elem] or &mut [elem]; elem = (scalar, lanes) */
-    KF_TK_ARRAY,    /* elem[len], local or shared; elem = (scalar, lanes) */
+    KF_TK_ARRAY,    /* elem[len], local or shared; elem = (scalar, lanes); len 0: KF_TF_DYN */
     KF_TK_TYPE,     /* sema only: an expression that names a type (f32x4 in f32x4(a)) */
 } kf_type_kind;
 
 enum {
     KF_TF_MUT = 1,     /* buffer: &mut */
     KF_TF_SHARED = 2,  /* array: shared memory */
+    KF_TF_DYN = 4,     /* shared array whose length is known only at run time (len 0):
+                          the dynamic array `shared s: T[]`, a `shared T[]` fn parameter,
+                          a view of either; in core IR only the dynamic array itself */
 };
 
 typedef struct {

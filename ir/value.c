@@ -1,9 +1,10 @@
 /* Host-side values: parsing scalar arguments ("1024", "-3", "0x10",
  * "1e-6", "true") into lane bits, and evaluating a kernel's @schedule grid
- * expressions from its scalar arguments with the kernel's semantics (the
- * same folding code sema uses: cdiv, min/max, conversions), except that an
- * integer operation that would wrap is an error naming the expression: the
- * grid the runtime launches is the grid the expression says, or none. */
+ * and shared expressions from its scalar arguments with the kernel's
+ * semantics (the same folding code sema uses: cdiv, min/max, conversions),
+ * except that an integer operation that would wrap is an error naming the
+ * expression: the grid (and the dynamic shared bytes) the runtime launches
+ * with are what the expression says, or none. */
 #include "sema_impl.h"
 
 #include <stdio.h>
@@ -100,54 +101,77 @@ static bool grid_name(void *ctx, const kf_node *name, kf_cv *out)
     return false;
 }
 
-/* A grid expression whose arithmetic would wrap: names the expression,
- * the part that overflows and its type. */
-static kf_status overflow_error(const kf_ir_kernel *k, char dim, const kf_node *e, const char *ts, const kf_node *bad,
-                                kf_error *err)
+/* Evaluates schedule expression e (`what` names it in messages: "grid.x",
+ * "shared") for the arguments, exactly: integer arithmetic that would wrap
+ * is an error naming the whole expression, the part that overflows and its
+ * type. The expression's text goes to *text (free it). */
+static kf_status host_eval(const kf_ir_kernel *k, const kf_node *e, const char *what, grid_env *env, kf_cv *v,
+                           kf_buf *text, kf_error *err)
 {
-    kf_buf part = {0};
-    char tn[48];
-    kf_expr_str(&part, bad->kind == KF_N_CAST ? bad->a : bad);   /* a conversion: the value converted */
-    kf_status st = kf_error_set_at(err, KF_ERR_USAGE, e->loc,
-                                   "kernel '%s': grid.%c = %s overflows for these arguments: %s does not fit %s "
-                                   "(a grid expression must not wrap)",
-                                   k->name, dim, ts, part.data ? part.data : "?", kf_type_str(bad->type, tn, sizeof tn));
-    kf_buf_free(&part);
-    return st;
+    const kf_node *bad = NULL;
+    kf_expr_str(text, e);
+    const char *ts = text->data ? text->data : "";
+    kf_fold_status fs = kf_fold_eval(e, grid_name, env, true, v, &bad);
+    if (fs == KF_FOLD_DIV0)
+        return kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': %s = %s divides by zero for these arguments",
+                               k->name, what, ts);
+    if (fs == KF_FOLD_OVERFLOW) {
+        kf_buf part = {0};
+        char tn[48];
+        kf_expr_str(&part, bad->kind == KF_N_CAST ? bad->a : bad);   /* a conversion: the value converted */
+        kf_status st = kf_error_set_at(err, KF_ERR_USAGE, e->loc,
+                                       "kernel '%s': %s = %s overflows for these arguments: %s does not fit %s "
+                                       "(a %.*s expression must not wrap)",
+                                       k->name, what, ts, part.data ? part.data : "?",
+                                       kf_type_str(bad->type, tn, sizeof tn), (int)strcspn(what, "."), what);
+        kf_buf_free(&part);
+        return st;
+    }
+    if (fs != KF_FOLD_OK && env->bad_param)
+        return kf_error_set_at(err, KF_ERR_USAGE, e->loc,
+                               "kernel '%s': %s = %s needs a scalar argument of the parameter's type for '%s'", k->name,
+                               what, ts, env->bad_param);
+    if (fs != KF_FOLD_OK)
+        return kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': %s = %s cannot be evaluated on the host",
+                               k->name, what, ts);
+    return KF_OK;
 }
 
 static kf_status grid_dim(const kf_ir_kernel *k, unsigned i, grid_env *env, uint32_t *dim, kf_error *err)
 {
-    static const char dims[] = "xyz";
+    static const char *const dims[] = {"grid.x", "grid.y", "grid.z"};
     const kf_node *e = k->sched.grid[i];
-    const kf_node *bad = NULL;
     kf_cv v;
     kf_buf text = {0};
-    kf_status st = KF_OK;
-    if (!e) return kf_error_set(err, KF_ERR_USAGE, "kernel '%s': grid.%c has no expression", k->name, dims[i]);
-    kf_expr_str(&text, e);
-    const char *ts = text.data ? text.data : "";
-    kf_fold_status fs = kf_fold_eval(e, grid_name, env, true, &v, &bad);
+    if (!e) return kf_error_set(err, KF_ERR_USAGE, "kernel '%s': %s has no expression", k->name, dims[i]);
+    kf_status st = host_eval(k, e, dims[i], env, &v, &text, err);
     uint64_t lim = i == 0 ? INT32_MAX : 65535;
-    if (fs == KF_FOLD_DIV0) {
-        st = kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': grid.%c = %s divides by zero for these arguments",
-                             k->name, dims[i], ts);
-    } else if (fs == KF_FOLD_OVERFLOW) {
-        st = overflow_error(k, dims[i], e, ts, bad, err);
-    } else if (fs != KF_FOLD_OK) {
-        st = env->bad_param
-                 ? kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': grid.%c = %s needs a scalar argument of the parameter's type for '%s'",
-                                   k->name, dims[i], ts, env->bad_param)
-                 : kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': grid.%c = %s cannot be evaluated on the host",
-                                   k->name, dims[i], ts);
-    } else if (!kf_type_is_int(e->type) || (kf_type_is_signed(e->type) && v.i < 1) || v.u == 0 || v.u > lim) {
+    if (st == KF_OK && (!kf_type_is_int(e->type) || (kf_type_is_signed(e->type) && v.i < 1) || v.u == 0 || v.u > lim)) {
         char vb[32];
         kf_cv_str((kf_scalar)e->type.scalar, v, vb, sizeof vb);
-        st = kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': grid.%c = %s is %s for these arguments; it must be in 1..%llu",
-                             k->name, dims[i], ts, vb, (unsigned long long)lim);
-    } else {
+        st = kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': %s = %s is %s for these arguments; it must be in 1..%llu",
+                             k->name, dims[i], text.data ? text.data : "", vb, (unsigned long long)lim);
+    } else if (st == KF_OK) {
         *dim = (uint32_t)v.u;
     }
+    kf_buf_free(&text);
+    return st;
+}
+
+kf_status kf_schedule_shared(const kf_ir_kernel *k, const kf_value *args, uint32_t *bytes, kf_error *err)
+{
+    if (!k || !bytes) return kf_error_set(err, KF_ERR_USAGE, "kf_schedule_shared: no kernel or result given");
+    *bytes = 0;
+    const kf_node *e = k->sched.shared;
+    if (!e) return KF_OK;
+    grid_env env = {k, args, NULL};
+    kf_cv v;
+    kf_buf text = {0};
+    kf_status st = host_eval(k, e, "shared", &env, &v, &text, err);
+    if (st == KF_OK && (e->type.kind != KF_TK_SCALAR || e->type.scalar != KF_S_U32))
+        st = kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': shared = %s is not u32 bytes", k->name,
+                             text.data ? text.data : "");
+    if (st == KF_OK) *bytes = (uint32_t)v.u;
     kf_buf_free(&text);
     return st;
 }

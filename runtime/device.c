@@ -7,7 +7,9 @@
  * buffer vs value, element and value types, `&mut` given a read-only
  * buffer, view alignment against the kernel's widest access, overlapping
  * views bound to a read-only and a writable parameter (the emitted code
- * assumes no aliasing), and block/grid/shared-memory limits of the device.
+ * assumes no aliasing), and block/grid/shared-memory limits of the device
+ * (static + dynamic, the dynamic bytes from the launch or else from the
+ * schedule's `shared = EXPR`).
  * Every error names the parameter or the limit. */
 #include "rt_impl.h"
 
@@ -362,6 +364,15 @@ static kf_status resolve_block(const kf_pipeline *p, const kf_launch *l, uint32_
     return KF_OK;
 }
 
+/* The kernel's scalar arguments as values (buffers: none), in vals[0..n)
+ * (stackv when it has room, else allocated: free it if != stackv). */
+static kf_value *arg_values(const kf_pipeline *p, const kf_arg *args, kf_value *stackv, size_t room)
+{
+    kf_value *vals = p->nparams <= room ? stackv : kf_rt_alloc(p->nparams * sizeof *vals);
+    for (uint32_t i = 0; vals && i < p->nparams; i++) vals[i] = args[i].buf ? (kf_value){0} : args[i].value;
+    return vals;
+}
+
 static kf_status resolve_grid(const kf_pipeline *p, const kf_arg *args, const kf_launch *l,
                               const uint32_t block[3], uint32_t grid[3], kf_error *err)
 {
@@ -383,11 +394,24 @@ static kf_status resolve_grid(const kf_pipeline *p, const kf_arg *args, const kf
         return KF_OK;
     }
     kf_value stackv[32];
-    memset(stackv, 0, sizeof stackv);
-    kf_value *vals = p->nparams <= 32 ? stackv : kf_rt_alloc(p->nparams * sizeof *vals);
+    kf_value *vals = arg_values(p, args, stackv, 32);
     if (!vals) return kf_error_set(err, KF_ERR_NOMEM, "out of memory evaluating the schedule");
-    for (uint32_t i = 0; i < p->nparams; i++) vals[i] = args[i].buf ? (kf_value){0} : args[i].value;
     kf_status st = kf_schedule_grid(p->k, vals, count, grid, err);
+    if (vals != stackv) kf_rt_free(vals);
+    return st;
+}
+
+/* Dynamic shared bytes: the launch's (kf_launch.dyn_shared), else the
+ * schedule's `shared = EXPR`, else 0. */
+static kf_status resolve_shared(const kf_pipeline *p, const kf_arg *args, const kf_launch *l, uint32_t *dyn,
+                                kf_error *err)
+{
+    *dyn = l ? l->dyn_shared : 0;
+    if (*dyn || !p->k || !p->k->sched.shared) return KF_OK;
+    kf_value stackv[32];
+    kf_value *vals = arg_values(p, args, stackv, 32);
+    if (!vals) return kf_error_set(err, KF_ERR_NOMEM, "out of memory evaluating the schedule");
+    kf_status st = kf_schedule_shared(p->k, vals, dyn, err);
     if (vals != stackv) kf_rt_free(vals);
     return st;
 }
@@ -431,11 +455,11 @@ kf_status kf_rt_bind(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const k
     if (st == KF_OK) st = check_aliasing(p, args, nargs, err);
     if (st == KF_OK) st = resolve_block(p, launch, plan->block, err);
     if (st == KF_OK) st = resolve_grid(p, args, launch, plan->block, plan->grid, err);
-    if (st == KF_OK) st = check_limits(p, plan->grid, plan->block, launch ? launch->dyn_shared : 0, err);
+    if (st == KF_OK) st = resolve_shared(p, args, launch, &plan->dyn_shared, err);
+    if (st == KF_OK) st = check_limits(p, plan->grid, plan->block, plan->dyn_shared, err);
     if (st != KF_OK) return st;
     plan->p = p;
     plan->nargs = nargs;
-    plan->dyn_shared = launch ? launch->dyn_shared : 0;
     plan->empty = !plan->grid[0] || !plan->grid[1] || !plan->grid[2];
     for (uint32_t i = 0; i < nargs; i++) plan->args[i] = args[i];
     return KF_OK;

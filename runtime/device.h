@@ -26,7 +26,8 @@ typedef struct {
 typedef struct {
     uint32_t grid[3];
     uint32_t block[3];
-    uint32_t dyn_shared;  /* dynamic shared-memory bytes */
+    uint32_t dyn_shared;  /* dynamic shared-memory bytes; 0: the schedule's `shared = EXPR`
+                             (LANGUAGE.md section 8), or none */
     uint64_t count;       /* element count for schedules without a grid */
 } kf_launch;
 

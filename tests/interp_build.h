@@ -195,7 +195,7 @@ static inline kf_status tb_run(tb *b, uint32_t gx, uint32_t bx, const kf_interp_
                                kf_interp_stats *stats)
 {
     if (!kf_ir_link(&b->k)) return KF_ERR_USAGE;
-    kf_interp_launch l = {{gx, 1, 1}, {bx, 1, 1}};
+    kf_interp_launch l = {{gx, 1, 1}, {bx, 1, 1}, 0};
     return kf_interp_run(&b->k, args, b->k.nparams, &l, stats, err);
 }
 

@@ -339,6 +339,32 @@ static void test_run_argument_errors_say_what_was_expected(void **state)
     done(&r);
 }
 
+/* --shared BYTES gives the launch's dynamic shared memory, overriding the
+ * schedule's `shared = 64` (16 u32: too few for n = 20, which faults at the
+ * dynamic array's run-time length); over the device limit it is refused
+ * with the sizes; a bad value is a usage error. */
+static void test_run_shared_option_sizes_the_dynamic_array(void **state)
+{
+    const char *kf = SRC "/kernels/features/shared.kf";
+    result r = kforge("run", kf, "-k", "both", "n=20", "o=zeros(20)", NULL);
+    assert_int_equal(r.status, 3);
+    assert_non_null(strstr(r.err, "out-of-bounds store of shared array (dyn as f32)[16] (length 16)"));
+    done(&r);
+    r = kforge("run", kf, "-k", "both", "n=20", "o=zeros(20)", "--shared", "80", NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "o: &mut [u32], 20 elements = [1092092004,"));
+    done(&r);
+    r = kforge("run", kf, "-k", "both", "n=20", "o=zeros(20)", "--shared", "300000", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "300000 bytes of dynamic shared memory + 16 static exceed the device limit "
+                                  "max_shared_per_block = 232448 bytes"));
+    done(&r);
+    r = kforge("run", kf, "-k", "both", "n=20", "o=zeros(20)", "--shared", "-4", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "bad --shared '-4': expected bytes of dynamic shared memory"));
+    done(&r);
+}
+
 static void test_bad_define_is_a_usage_error_naming_it(void **state)
 {
     result r = kforge("run", SRC "/kernels/saxpy.kf", "-D", "NOPE=3", "a=1", "x=zeros(4)", "y=zeros(4)", "n=4", NULL);
@@ -625,6 +651,7 @@ int main(void)
         cmocka_unit_test(test_run_dtype_mismatch_names_the_parameter),
         cmocka_unit_test(test_run_vector_length_mismatch_names_the_parameter),
         cmocka_unit_test(test_run_argument_errors_say_what_was_expected),
+        cmocka_unit_test(test_run_shared_option_sizes_the_dynamic_array),
         cmocka_unit_test(test_bad_define_is_a_usage_error_naming_it),
         cmocka_unit_test(test_run_compile_error_exits_1),
         cmocka_unit_test(test_run_out_of_bounds_is_runtime_error_3_at_its_line),

@@ -145,6 +145,20 @@ static void case_fails(const char *text, const char *want)
     remove(p);
 }
 
+static void test_case_file_shared_line_gives_the_dynamic_bytes(void **state)
+{
+    const char *p = write_case("kernel k.kf k\nshared 0x10000\nerror boom\n");
+    kf_case c;
+    kf_error err = {0};
+    assert_int_equal(kf_case_load(p, &c, &err), KF_OK);
+    assert_int_equal(c.shared, 65536);
+    kf_case_free(&c);
+    remove(p);
+    case_fails("kernel k.kf k\nshared 0\nerror e\n", ":2: expected 'shared BYTES' with 1 <= BYTES <= 4294967295");
+    case_fails("kernel k.kf k\nshared 4294967296\nerror e\n", ":2: expected 'shared BYTES'");
+    case_fails("kernel k.kf k\nshared 12 KiB\nerror e\n", "expected one of: kernel FILE KERNEL");
+}
+
 static void test_bad_size_lines_are_reported_at_their_line(void **state)
 {
     case_fails("kernel k.kf k\nsize x n\nerror e\n", ":2: expected 'size NAME = EXPR'");
@@ -216,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_size_syntax_errors_give_the_column_and_what_was_expected),
         cmocka_unit_test(test_syntax_only_check_accepts_any_names),
         cmocka_unit_test(test_case_file_size_lines_are_parsed),
+        cmocka_unit_test(test_case_file_shared_line_gives_the_dynamic_bytes),
         cmocka_unit_test(test_bad_size_lines_are_reported_at_their_line),
         cmocka_unit_test(test_every_library_case_declares_each_buffer_size),
     };

@@ -1,8 +1,10 @@
 /* Unit tests of the CUDA-C emitter (emit/cuda_c*.c) over hand-built core
  * IR (tests/kf_cuda_cases.h): the text it writes for the contract's tricky
  * rules (shifts, conversions, short-circuit, break/continue with latches,
- * vector loads, #line placement), names, dead code and determinism. The
- * same kernels are compiled with NVRTC by tests/test_nvrtc_kernels.c. */
+ * vector loads, #line placement), names, dead code and determinism; and,
+ * from .kf source, LANGUAGE.md section 8 (16-byte aligned and dynamic shared
+ * arrays, views, packed f16/bf16 pair helpers per arch, the intrinsics).
+ * The same kernels are compiled with NVRTC by tests/test_nvrtc_kernels.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -201,7 +203,7 @@ static void warp_atomic_and_shared_builtins_map_to_cuda(void **state)
 {
     char *t = emit_case(case_warp);
     assert_has(t, "__launch_bounds__(128)");
-    assert_has(t, "    __shared__ __align__(4) float part_[32];\n    unsigned tmp_[4];\n");
+    assert_has(t, "    __shared__ __align__(16) float part_[32];\n    unsigned tmp_[4];\n");
     assert_has(t, "kf_shfl_xor(t8_, 16u, kf_wn)");
     assert_has(t, "__ballot_sync(kf_warp_mask(kf_wn), (t16_ > t6_))");
     assert_has(t, "__any_sync(kf_warp_mask(kf_wn), ");
@@ -296,8 +298,8 @@ static void unsupported_arch_is_a_diagnostic(void **state)
     kf_buf_free(&out);
 }
 
-/* Emits CUDA-C of .kf source text (every kernel); returns heap text. */
-static char *emit_source(const char *src)
+/* Emits CUDA-C of .kf source text (every kernel) for arch; returns heap text. */
+static char *emit_src(const char *src, uint32_t arch)
 {
     kf_module *m = NULL;
     if (kf_compile("t.kf", src, strlen(src), NULL, &m) != KF_OK) {
@@ -305,13 +307,18 @@ static char *emit_source(const char *src)
         if (m) kf_diags_render(&r, &m->diags, src, strlen(src));
         fail_msg("does not compile:\n%s", r.data ? r.data : "");
     }
-    kf_emit_opts o = {90, false};
+    kf_emit_opts o = {arch, false};
     kf_buf out = {0};
     kf_diags d = {0};
     assert_int_equal(kf_cuda_emit(m, NULL, &o, &out, NULL, &d), KF_OK);
     kf_diags_free(&d);
     kf_module_free(m);
     return kf_buf_take(&out);
+}
+
+static char *emit_source(const char *src)
+{
+    return emit_src(src, 90);
 }
 
 /* Issue 7 bug 2: a loop whose latch is unreachable (the body always leaves)
@@ -664,6 +671,56 @@ static void unsigned_comparisons_with_zero_are_constants(void **state)
     free(t);
 }
 
+
+/* ---- section 8, from source ---------------------------------------------------- */
+
+static void shared_arrays_align_16_and_views_cast(void **state)
+{
+    char *t = emit_src("kernel k(o: &mut [f32x4], i: u32) {\n    shared s: u8[3];\n    shared d: f32[];\n"
+                       "    s[0] = 1;\n    d[i] = s[0] as f32;\n    o[0] = (d as shared f32x4[])[i];\n}\n", 90);
+    assert_has(t, "__shared__ __align__(16) unsigned char s_[3];");
+    assert_has(t, "extern __shared__ __align__(16) float d_[];");
+    assert_has(t, "((kf_f32x4*)d_)[i_]");
+    free(t);
+}
+
+/* f16/bf16 vector + - * fma min max abs: one call over the whole vector
+ * (a packed instruction per pair); bf16 + - * have an sm_80 form. */
+static void packed_half_vectors_call_pair_helpers(void **state)
+{
+    const char *src = "kernel k(x: &[bf16x8], h: &[f16x2], o: &mut [bf16x8], p: &mut [f16x2]) {\n"
+                      "    o[0] = fma(x[0], x[1], x[0] * x[1]);\n    p[0] = abs(min(h[0], h[1]) - h[0]);\n}\n";
+    char *t = emit_src(src, 90);
+    assert_has(t, "kf_pairs(kf_bh2_fma, ");
+    assert_has(t, "kf_pairs(kf_bh2_mul, ");
+    assert_has(t, "kf_pairs(kf_h2_abs, kf_pairs(kf_h2_sub, kf_pairs(kf_h2_min, ");
+    assert_has(t, "asm(\"mul.rn.bf16x2 %0, %1, %2;\"");
+    assert_lacks(t, ".v[1] = ");   /* not lane by lane */
+    free(t);
+    t = emit_src(src, 80);
+    assert_has(t, "mov.b32 k, 0x80008000; fma.rn.bf16x2 %0, %1, %2, k;");
+    assert_lacks(t, "mul.rn.bf16x2");
+    free(t);
+}
+
+static void intrinsics_are_inline_ptx(void **state)
+{
+    char *t = emit_src("kernel k(w: u32, o: &mut [i32], u: &mut [u64], f: &mut [f32]) {\n"
+                       "    o[0] = dot4(bitcast(u8x4, w), bitcast(i8x4, w), 1);\n    u[0] = bfe(w as u64, 3, 60);\n"
+                       "    u[1] = bfi(u[2], u[3], w, 8);\n    o[1] = bitcast(i32, prmt(w, w, 0x1234));\n"
+                       "    f[0] = fast_div(rcp(f[1]), f[2]);\n}\n", 90);
+    assert_has(t, "kf_dot4_us(kf_bitcast<unsigned>(");
+    assert_has(t, "asm(\"dp4a.u32.s32 %0, %1, %2, %3;\"");
+    assert_has(t, "kf_bfe_u64(");
+    assert_has(t, "asm(\"bfe.u64 %0, %1, %2, %3;\"");
+    assert_has(t, "kf_bfi_u64(");
+    assert_has(t, "kf_prmt(w_, w_, 4660u)");
+    assert_has(t, "asm(\"prmt.b32 %0, %1, %2, %3;\"");
+    assert_has(t, "kf_fast_div(kf_rcp_approx(");
+    assert_has(t, "asm(\"rcp.approx.ftz.f32 %0, %1;\"");
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -698,6 +755,9 @@ int main(void)
         cmocka_unit_test(shuffles_by_a_runtime_amount_keep_the_own_value_past_the_warp),
         cmocka_unit_test(warp_operations_use_the_lanes_that_exist),
         cmocka_unit_test(unsigned_comparisons_with_zero_are_constants),
+        cmocka_unit_test(shared_arrays_align_16_and_views_cast),
+        cmocka_unit_test(packed_half_vectors_call_pair_helpers),
+        cmocka_unit_test(intrinsics_are_inline_ptx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,10 @@
 /* Golden text of the emitters (label golden): the PTX (sm_90, no -g) and the
  * CUDA-C of every library kernel (the .kf files of kernels/), compared byte for byte with
- * tests/golden/<kernel>.sm90.ptx and tests/golden/<kernel>.cu, plus one
- * hand-built IR kernel so the PTX golden holds even without the front end.
+ * tests/golden/<kernel>.sm90.ptx and tests/golden/<kernel>.cu, the same for
+ * the LANGUAGE.md section 8 feature kernels (kernels/features/shared.kf,
+ * packed.kf, bits.kf; packed.kf also for sm_80, whose bf16 + - * differ),
+ * plus one hand-built IR kernel so the PTX golden holds even without the
+ * front end.
  * KFORGE_UPDATE_GOLDEN=1 rewrites the files; a mismatch prints `diff -u`
  * golden -> actual. Every library kernel must emit both texts, and every
  * golden file must belong to one. Also measures the emit time (check +
@@ -160,7 +163,18 @@ static double emit_time_us(const char *file, const char *src, size_t len, const 
  * under ASan): a slower emitter is a regression to look at. */
 #define EMIT_US_MAX 50000.0
 
-static void golden_kernel(const kf_file_entry *f)
+/* The section-8 feature files whose emitted text is golden too (packed
+ * also for sm_80, whose bf16 forms differ): name.sm90.ptx + name.cu, and
+ * name.sm80.ptx + name.sm80.cu. */
+static const struct {
+    const char *stem;
+    uint32_t arch;
+} section8[] = {{"shared", 90}, {"packed", 90}, {"packed", 80}, {"bits", 90}};
+#define NSECTION8 (sizeof section8 / sizeof section8[0])
+
+/* Compares f's PTX and CUDA-C for arch with the goldens; timed: also the
+ * compile + emit time (library kernels). */
+static void golden_kernel(const kf_file_entry *f, uint32_t arch, bool timed)
 {
     kf_status st;
     kf_module *m = kf_compile_file(f, &st);
@@ -172,26 +186,28 @@ static void golden_kernel(const kf_file_entry *f)
         kf_module_free(m);
         fail_msg("%s does not compile", f->path);
     }
-    kf_emit_opts o = {90, false};
+    kf_emit_opts o = {arch, false};
     kf_buf out = {0};
     kf_diags d = {0};
     char name[300];
     assert_int_equal(kf_ptx_emit(m, NULL, &o, &out, NULL, &d), KF_OK);
-    snprintf(name, sizeof name, "%s.sm90.ptx", f->stem);
+    snprintf(name, sizeof name, "%s.sm%u.ptx", f->stem, arch);
     check_golden(name, out.data);
     char *ptx = kf_buf_take(&out);
     kf_diags_free(&d);
-    snprintf(name, sizeof name, "%s.cu", f->stem);
-    if (kf_cuda_emit(m, NULL, &o, &out, NULL, &d) != KF_OK) {   /* every library kernel has CUDA-C */
+    snprintf(name, sizeof name, arch == 90 ? "%s.cu" : "%s.sm80.cu", f->stem);
+    if (kf_cuda_emit(m, NULL, &o, &out, NULL, &d) != KF_OK) {   /* every kernel here has CUDA-C */
         kf_buf msg = {0};
         kf_diags_render(&msg, &d, m->source, m->source_len);
         fail_msg("kf_cuda_emit fails for %s:\n%s", f->path, msg.data ? msg.data : "(no diagnostic)");
     }
     check_golden(name, out.data);
-    double us = emit_time_us(m->file, m->source, m->source_len, ptx);
-    print_message("emit time %-14s %8.1f us (check + lower + PTX emit, mean of 200)\n", f->stem, us);
-    if (us < 0) fail_msg("%s: a repeated compile + emit gave other PTX than the first: emission is not deterministic", f->path);
-    if (us > EMIT_US_MAX) fail_msg("%s: compile + emit took %.0f us, more than %.0f", f->path, us, EMIT_US_MAX);
+    if (timed) {
+        double us = emit_time_us(m->file, m->source, m->source_len, ptx);
+        print_message("emit time %-14s %8.1f us (check + lower + PTX emit, mean of 200)\n", f->stem, us);
+        if (us < 0) fail_msg("%s: a repeated compile + emit gave other PTX than the first: emission is not deterministic", f->path);
+        if (us > EMIT_US_MAX) fail_msg("%s: compile + emit took %.0f us, more than %.0f", f->path, us, EMIT_US_MAX);
+    }
     free(ptx);
     kf_buf_free(&out);
     kf_diags_free(&d);
@@ -219,7 +235,7 @@ static void test_golden_library_kernels(void **st)
         for (size_t i = 0; i < n; i++) found |= strcmp(files[i].stem, library[l]) == 0;
         if (!found) fail_msg("kernels/%s.kf is missing: the library kernels were not found", library[l]);
     }
-    for (size_t i = 0; i < n; i++) golden_kernel(&files[i]);
+    for (size_t i = 0; i < n; i++) golden_kernel(&files[i], 90, true);
     DIR *d = opendir(KF_SOURCE_DIR "/tests/golden");
     assert_non_null(d);
     struct dirent *de;
@@ -230,13 +246,24 @@ static void test_golden_library_kernels(void **st)
         snprintf(stem, sizeof stem, "%.*s", (int)strcspn(de->d_name, "."), de->d_name);
         bool owned = false;
         for (size_t i = 0; i < n; i++) owned |= strcmp(files[i].stem, stem) == 0;
-        if (!owned) fail_msg("tests/golden/%s belongs to no kernel of kernels/", de->d_name);
+        for (size_t i = 0; i < NSECTION8; i++) owned |= strcmp(section8[i].stem, stem) == 0;
+        if (!owned) fail_msg("tests/golden/%s belongs to no kernel of kernels/ or section-8 feature", de->d_name);
         goldens++;
     }
     closedir(d);
     assert_true(golden_exists("saxpy.cu") && golden_exists("saxpy.sm90.ptx"));
-    assert_int_equal(goldens, 2 * n);   /* a .sm90.ptx and a .cu each */
+    assert_int_equal(goldens, 2 * (n + NSECTION8));   /* a .ptx and a .cu each */
     print_message("%zu library kernels compared\n", n);
+}
+
+static void test_golden_section8_features(void **st)
+{
+    for (size_t i = 0; i < NSECTION8; i++) {
+        kf_file_entry f;
+        snprintf(f.path, sizeof f.path, "%s/kernels/features/%s.kf", KF_SOURCE_DIR, section8[i].stem);
+        snprintf(f.stem, sizeof f.stem, "%s", section8[i].stem);
+        golden_kernel(&f, section8[i].arch, false);
+    }
 }
 
 int main(void)
@@ -244,6 +271,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_hand_built_saxpy_ptx),
         cmocka_unit_test(test_golden_library_kernels),
+        cmocka_unit_test(test_golden_section8_features),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,7 +86,7 @@ static void sreg_geometry_in_three_dimensions(void **state)
     assert_true(kf_ir_link(&b.k));
     uint32_t o[6 * 48];
     kf_interp_arg args[] = {tb_buf_arg(o, sizeof o)};
-    kf_interp_launch l = {{2, 3, 1}, {4, 4, 3}};
+    kf_interp_launch l = {{2, 3, 1}, {4, 4, 3}, 0};
     kf_error err = {0};
     assert_int_equal(kf_interp_run(&b.k, args, 1, &l, NULL, &err), KF_OK);
     for (uint32_t i = 0; i < 6 * 48; i++) assert_int_equal(o[i], ((i % 48) % 32) | (4u << 8) | (3u << 16));
@@ -171,7 +171,7 @@ static void stats_count_instructions_and_threads(void **state)
     kf_error err = {0};
     kf_interp_stats st;
     assert_true(kf_ir_link(&b.k));
-    kf_interp_launch l = {{3, 1, 1}, {5, 1, 1}};
+    kf_interp_launch l = {{3, 1, 1}, {5, 1, 1}, 0};
     assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, &st, &err), KF_OK);
     /* 4 up to LOOP; 10 iterations of cmp, if (false: jumps past ENDIF),
      * latch, const, add, mov, endloop (back to after LOOP) = 7; then cmp,
@@ -900,7 +900,7 @@ static void fault_names_multidimensional_block_and_thread(void **state)
     assert_true(kf_ir_link(&b.k));
     uint32_t mem[16];
     kf_interp_arg args[] = {tb_buf_arg(mem, sizeof mem)};
-    kf_interp_launch l = {{1, 2, 1}, {4, 4, 1}};
+    kf_interp_launch l = {{1, 2, 1}, {4, 4, 1}, 0};
     kf_error err = {0};
     assert_int_equal(kf_interp_run(&b.k, args, 1, &l, NULL, &err), KF_ERR_RUNTIME);
     assert_string_equal(err.msg, "kernel md: t.kf:2:8: out-of-bounds store of o[16] (length 16) in block (0,1,0) "
@@ -1083,7 +1083,7 @@ static void argument_mismatches_are_usage_errors(void **state)
     build_saxpy(&b, true);
     assert_true(kf_ir_link(&b.k));
     float x[4];
-    kf_interp_launch l = {{1, 1, 1}, {4, 1, 1}};
+    kf_interp_launch l = {{1, 1, 1}, {4, 1, 1}, 0};
     kf_interp_arg args[] = {tb_scalar_arg(T_F32, 0), tb_buf_arg(x, sizeof x), tb_buf_arg(x, sizeof x),
                             tb_scalar_arg(T_U32, 4)};
     kf_error err = {0};
@@ -1112,7 +1112,7 @@ static void endless_loop_hits_the_instruction_limit(void **state)
     b.line = 3, b.col = 5;
     tb_endloop(&b);
     assert_true(kf_ir_link(&b.k));
-    kf_interp_launch l = {{1, 1, 1}, {2, 1, 1}};
+    kf_interp_launch l = {{1, 1, 1}, {2, 1, 1}, 0};
     kf_error err = {0};
     assert_int_equal(kf_interp_run_budget(&b.k, NULL, 0, &l, 10000, NULL, &err), KF_ERR_RUNTIME);
     assert_string_equal(err.msg, "kernel spin: t.kf:3:5: the launch did more work than the interpreter allows (10000 "
@@ -1130,7 +1130,7 @@ static void near_empty_kernel_over_a_huge_grid_hits_the_limit(void **state)
     tb_init(&b, "tiny");
     b.line = 1, b.col = 1;
     assert_true(kf_ir_link(&b.k));
-    kf_interp_launch l = {{65535, 65535, 1}, {1, 1, 1}};
+    kf_interp_launch l = {{65535, 65535, 1}, {1, 1, 1}, 0};
     kf_interp_stats st;
     kf_error err = {0};
     assert_int_equal(kf_interp_run_budget(&b.k, NULL, 0, &l, 1600, &st, &err), KF_ERR_RUNTIME);
@@ -1149,7 +1149,7 @@ static void the_limit_comes_from_the_environment(void **state)
     tb b;
     tb_init(&b, "tiny");
     assert_true(kf_ir_link(&b.k));
-    kf_interp_launch l = {{1000, 1, 1}, {32, 1, 1}};
+    kf_interp_launch l = {{1000, 1, 1}, {32, 1, 1}, 0};
     kf_error err = {0};
     setenv("KFORGE_INTERP_MAX_STEPS", "26400", 1);   /* 100 blocks of 32 threads: 8 * 33 each */
     assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, NULL, &err), KF_ERR_RUNTIME);
@@ -1169,7 +1169,7 @@ static void malformed_ir_is_rejected_not_run(void **state)
     tb_loop(&b);
     tb_endloop(&b);
     b.ins[1].imm = 1;   /* ENDLOOP pointing at itself */
-    kf_interp_launch l = {{1, 1, 1}, {1, 1, 1}};
+    kf_interp_launch l = {{1, 1, 1}, {1, 1, 1}, 0};
     kf_error err = {0};
     assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, NULL, &err), KF_ERR_USAGE);
     tb_init(&b, "bad");

@@ -2,8 +2,9 @@
  * with kf_compile and run on the CPU interpreter, checked against C
  * references (saxpy, a block reduction with warp_sum + shared memory + one
  * atomic per block, rmsnorm and softmax on f16), language semantics that
- * need runtime values (shifts, conversions, wrapping), and every runtime
- * error report at its source line. */
+ * need runtime values (shifts, conversions, wrapping), shared memory of
+ * LANGUAGE.md section 8 (the dynamic array, views, fn-declared arrays, the
+ * size limit), and every runtime error report at its source line. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -39,8 +40,9 @@ typedef struct {
     uint64_t bits;
 } karg;
 
-static kf_status run(const kf_ir_kernel *k, uint32_t grid, uint32_t block, const karg *a, kf_error *err,
-                     kf_interp_stats *stats)
+/* A launch with `dyn` bytes of dynamic shared memory. */
+static kf_status run_dyn(const kf_ir_kernel *k, uint32_t grid, uint32_t block, uint32_t dyn, const karg *a,
+                         kf_error *err, kf_interp_stats *stats)
 {
     kf_interp_arg args[8];
     assert_true(k->nparams <= 8);
@@ -52,8 +54,14 @@ static kf_status run(const kf_ir_kernel *k, uint32_t grid, uint32_t block, const
         args[i].value.type = k->params[i].type;
         args[i].value.lane[0] = a[i].bits;
     }
-    kf_interp_launch l = {{grid, 1, 1}, {block, 1, 1}};
+    kf_interp_launch l = {{grid, 1, 1}, {block, 1, 1}, dyn};
     return kf_interp_run(k, args, k->nparams, &l, stats, err);
+}
+
+static kf_status run(const kf_ir_kernel *k, uint32_t grid, uint32_t block, const karg *a, kf_error *err,
+                     kf_interp_stats *stats)
+{
+    return run_dyn(k, grid, block, 0, a, err, stats);
 }
 
 static double seconds(void)
@@ -521,7 +529,7 @@ static void expect_exact(const char *src, uint32_t grid, uint32_t bx, uint32_t b
     uint32_t mem[64] = {0};
     kf_interp_arg args[2];
     for (uint32_t i = 0; i < 2; i++) args[i] = (kf_interp_arg){.is_buffer = true, .data = mem, .bytes = sizeof mem};
-    kf_interp_launch l = {{grid, 1, 1}, {bx, by, 1}};
+    kf_interp_launch l = {{grid, 1, 1}, {bx, by, 1}, 0};
     kf_error err = {0};
     assert_int_equal(kf_interp_run(k, args, 2, &l, NULL, &err), KF_ERR_RUNTIME);
     if (strcmp(err.msg, msg) != 0) print_error("got:  %s\nwant: %s\n", err.msg, msg);
@@ -728,6 +736,100 @@ static void shared_ordered_accesses_are_not_races(void **state)
     for (uint32_t i = 0; i < 64; i++) assert_int_equal(y[i], 64 * 63 / 2);
 }
 
+
+/* ---- shared memory (LANGUAGE.md section 8) ----------------------------------- */
+
+static const char DYN[] =
+    "kernel rev(o: &mut [u32], n: u32) {\n"
+    "    shared d: u32[];\n"
+    "    for i in thread_id.x .. n step 32 { d[i] = i * 3; }\n"
+    "    barrier();\n"
+    "    for i in thread_id.x .. n step 32 { o[i] = d[n - 1 - i]; }\n"
+    "}\n";
+
+/* The dynamic array has floor(bytes / 4) u32 elements for the launch. */
+static void dynamic_shared_length_follows_the_launch(void **state)
+{
+    kf_module *m = compile(DYN);
+    uint32_t o[100];
+    karg a[] = {{o, sizeof o, 0}, {0, 0, 100}};
+    kf_error err = {0};
+    assert_int_equal(run_dyn(kf_module_kernel(m, NULL), 1, 32, 402, a, &err, NULL), KF_OK);   /* 100 elements, 2 bytes spare */
+    for (uint32_t i = 0; i < 100; i++) assert_int_equal(o[i], 3 * (99 - i));
+    assert_int_equal(run_dyn(kf_module_kernel(m, NULL), 1, 32, 396, a, &err, NULL), KF_ERR_RUNTIME);
+    assert_non_null(strstr(err.msg, "t.kf:3:42: out-of-bounds store of shared array d[99] (length 99)"));
+    kf_module_free(m);
+}
+
+/* Static (each array from a 16-byte boundary) and dynamic bytes together
+ * may reach 232448, sm_90's limit, not more. */
+static void shared_memory_limit_is_sm90s(void **state)
+{
+    kf_module *m = compile("kernel k(o: &mut [u32]) {\n    shared a: u8[5];\n    shared d: u8[];\n"
+                           "    a[0] = 1;\n    d[0] = 2;\n    o[0] = (a[0] + d[0]) as u32;\n}\n");
+    uint32_t o[1] = {0};
+    karg a[] = {{o, sizeof o, 0}};
+    kf_error err = {0};
+    assert_int_equal(run_dyn(kf_module_kernel(m, NULL), 1, 1, 232448 - 16, a, &err, NULL), KF_OK);
+    assert_int_equal(o[0], 3);
+    assert_int_equal(run_dyn(kf_module_kernel(m, NULL), 1, 1, 232448 - 15, a, &err, NULL), KF_ERR_USAGE);
+    assert_non_null(strstr(err.msg, "kernel k: 16 bytes of static shared memory + 232433 dynamic = 232449 bytes, "
+                                    "over the limit of 232448 bytes per block (227 KiB, sm_90)"));
+    kf_module_free(m);
+}
+
+/* Views see the same bytes with their own element type and count; a write
+ * through a wide view covers every narrow element for the race check. */
+static void shared_views_share_bytes(void **state)
+{
+    kf_module *m = compile(
+        "kernel k(o: &mut [u32], o4: &mut [f32x4]) {\n"
+        "    shared s: f32[8];\n"
+        "    let w = s as shared u32[];\n"
+        "    let v = s as shared f32x4[];\n"
+        "    if thread_id.x == 0 { v[1] = f32x4(1.0, 2.0, 3.0, 4.0); }\n"
+        "    if thread_id.x == 1 { s[0] = -1.0; s[1] = 0.5; s[2] = 0.0; s[3] = 8.0; }\n"
+        "    barrier();\n"
+        "    if thread_id.x == 2 { o[0] = w[5]; o[1] = w[0]; o4[0] = v[0]; o4[1] = v[1]; }\n"
+        "}\n");
+    uint32_t o[2];
+    float o4[8];
+    karg a[] = {{o, sizeof o, 0}, {o4, sizeof o4, 0}};
+    kf_error err = {0};
+    assert_int_equal(run(kf_module_kernel(m, NULL), 1, 3, a, &err, NULL), KF_OK);
+    assert_int_equal(o[0], kf_f32_bits(2.0f));
+    assert_int_equal(o[1], kf_f32_bits(-1.0f));
+    assert_true(o4[0] == -1.0f && o4[1] == 0.5f && o4[3] == 8.0f && o4[4] == 1.0f && o4[7] == 4.0f);
+    kf_module_free(m);
+}
+
+/* A fn's shared array is one per kernel, whatever the call site: what the
+ * first call writes, the second reads. */
+static void fn_shared_array_is_shared_by_call_sites(void **state)
+{
+    kf_module *m = compile(
+        "fn stage(v: u32, keep: bool) -> u32 {\n"
+        "    shared box: u32[32];\n"
+        "    var old: u32 = 0;\n"
+        "    if !keep { old = box[thread_id.x]; }\n"
+        "    barrier();\n"
+        "    box[thread_id.x] = v;\n"
+        "    barrier();\n"
+        "    return old;\n"
+        "}\n"
+        "kernel k(o: &mut [u32]) {\n"
+        "    let first = stage(thread_id.x + 10, true);\n"
+        "    o[thread_id.x] = stage(0, false) + first;\n"
+        "}\n");
+    uint32_t o[32];
+    karg a[] = {{o, sizeof o, 0}};
+    kf_error err = {0};
+    assert_int_equal(run(kf_module_kernel(m, NULL), 1, 32, a, &err, NULL), KF_OK);
+    for (uint32_t t = 0; t < 32; t++) assert_int_equal(o[t], t + 10);
+    assert_int_equal(kf_module_kernel(m, NULL)->narrays, 1);
+    kf_module_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -749,6 +851,10 @@ int main(void)
         cmocka_unit_test(shared_race_two_writes),
         cmocka_unit_test(shared_race_precedence),
         cmocka_unit_test(shared_ordered_accesses_are_not_races),
+        cmocka_unit_test(dynamic_shared_length_follows_the_launch),
+        cmocka_unit_test(shared_memory_limit_is_sm90s),
+        cmocka_unit_test(shared_views_share_bytes),
+        cmocka_unit_test(fn_shared_array_is_shared_by_call_sites),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

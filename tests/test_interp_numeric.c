@@ -2,7 +2,10 @@
  * (ties, subnormals, overflow, NaN), the double-rounding traps where going
  * through f32 would give a different answer, and the contract's conversion
  * rules of the kf_bits_* helpers (float->int truncates, saturates, NaN->0;
- * ints wrap; int->float rounds to nearest even once). */
+ * ints wrap; int->float rounds to nearest even once), and the LANGUAGE.md
+ * section 8 operations as PTX defines them: min/max with NaN and signed
+ * zeros, f16/bf16 fma rounded once, rcp.approx.ftz's flushes, bfe, bfi,
+ * prmt and dp4a. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -258,6 +261,92 @@ static void int_binop_at_64_and_32_bits(void **state)
     assert_false(kf_int_binop(KF_OP_LT, false, 32, 1, 2, &r));   /* not a BINOP */
 }
 
+/* ---- section 8 ----------------------------------------------------------------- */
+
+static void minmax_ignore_nan_and_order_zeros(void **state)
+{
+    assert_true(kf_fmin(NAN, 2.0) == 2.0 && kf_fmin(2.0, NAN) == 2.0);
+    assert_true(kf_fmax(NAN, -2.0) == -2.0);
+    assert_true(isnan(kf_fmin(NAN, NAN)));
+    assert_true(signbit(kf_fmin(0.0, -0.0)) && signbit(kf_fmin(-0.0, 0.0)));    /* -0 < +0 */
+    assert_true(!signbit(kf_fmax(0.0, -0.0)) && !signbit(kf_fmax(-0.0, 0.0)));
+    assert_true(kf_fmin(-INFINITY, 1.0) == -INFINITY && kf_fmax(3.0, 1.0) == 3.0);
+}
+
+/* bf16 3 * 87 = 261 lies halfway between 260 and 262: + 2^-133 (the
+ * smallest bf16) must give 262, - 2^-133 260; fma in double first gives
+ * 261, which rounds to even (260) both times. The f16 analogue: 3 * 683 =
+ * 2049, halfway between 2048 and 2050, with +-2^-24. */
+static void half_fma_rounds_once(void **state)
+{
+    assert_int_equal(kf_half_fma(KF_S_BF16, 0x4040, 0x42ae, 0x0001), 0x4383);   /* 262 */
+    assert_int_equal(kf_half_fma(KF_S_BF16, 0x4040, 0x42ae, 0x8001), 0x4382);   /* 260 */
+    assert_int_equal(kf_bf16_from_double(fma(3.0, 87.0, ldexp(1.0, -133))), 0x4382);   /* why: double first */
+    assert_int_equal(kf_half_fma(KF_S_F16, 0x4200, 0x6156, 0x0001), 0x6801);    /* 2050 */
+    assert_int_equal(kf_half_fma(KF_S_F16, 0x4200, 0x6156, 0x8001), 0x6800);    /* 2048 */
+    assert_int_equal(kf_half_fma(KF_S_F16, 0x3c00, 0x3c00, 0x3c00), 0x4000);    /* 1*1+1 = 2 */
+    assert_int_equal(kf_half_fma(KF_S_F16, 0x7bff, 0x4000, 0x0000), 0x7c00);    /* overflow: inf */
+    assert_int_equal(kf_half_fma(KF_S_F16, 0x8000, 0x3c00, 0x8000), 0x8000);    /* -0*1 + -0 = -0 */
+    assert_int_equal(kf_half_fma(KF_S_F16, 0x3c00, 0xbc00, 0x3c00), 0x0000);    /* exact 0 is +0 */
+    assert_true(isnan(kf_f16_to_double(kf_half_fma(KF_S_F16, 0x7c00, 0x0000, 0x3c00))));   /* inf * 0 */
+    assert_int_equal(kf_half_fma(KF_S_F16, 0x0001, 0x0001, 0x0000), 0x0000);    /* 2^-48 rounds to 0 */
+}
+
+static void rcp_flushes_subnormals(void **state)
+{
+    assert_true(kf_rcp_ftz(2.0f) == 0.5f && kf_rcp_ftz(-4.0f) == -0.25f);
+    assert_true(kf_rcp_ftz(3.0f) == 1.0f / 3.0f);
+    float sub = ldexpf(1.0f, -130);
+    assert_true(isinf(kf_rcp_ftz(sub)) && kf_rcp_ftz(sub) > 0);              /* subnormal input: 1/+0 */
+    assert_true(isinf(kf_rcp_ftz(-sub)) && kf_rcp_ftz(-sub) < 0);
+    assert_true(isinf(kf_rcp_ftz(-0.0f)) && kf_rcp_ftz(-0.0f) < 0);
+    float big = ldexpf(1.0f, 127);                                          /* 1/big = 2^-127: subnormal */
+    assert_true(kf_rcp_ftz(big) == 0.0f && !signbit(kf_rcp_ftz(big)));
+    assert_true(kf_rcp_ftz(-big) == 0.0f && signbit(kf_rcp_ftz(-big)));
+    assert_true(kf_rcp_ftz(ldexpf(1.0f, 126)) == ldexpf(1.0f, -126));       /* the smallest normal stays */
+    assert_true(kf_rcp_ftz(INFINITY) == 0.0f && isnan(kf_rcp_ftz(NAN)));
+}
+
+static void bfe_follows_ptx_past_the_width(void **state)
+{
+    assert_int_equal(kf_bfe(0xABCD1234u, 32, false, 8, 8), 0x12);
+    assert_int_equal(kf_bfe(0xABCD1234u, 32, true, 28, 4), 0xFFFFFFFA);           /* sign of the field */
+    assert_int_equal(kf_bfe(0xABCD1234u, 32, true, 24, 0), 0);                     /* len 0 */
+    assert_int_equal(kf_bfe(0xABCD1234u, 32, false, 28, 8), 0xA);                 /* runs past: 4 bits */
+    assert_int_equal(kf_bfe(0xABCD1234u, 32, true, 28, 8), 0xFFFFFFFA);           /* sign: bit 31 */
+    assert_int_equal(kf_bfe(0x8BCD1234u, 32, true, 40, 3), 0xFFFFFFFF);           /* past msb: bit 31 */
+    assert_int_equal(kf_bfe(0x0BCD1234u, 32, true, 40, 3), 0);
+    assert_true(kf_bfe(0x8000000000000000ull, 64, true, 63, 200) == ~0ull);
+    assert_true(kf_bfe(0x8000000000000000ull, 64, false, 63, 200) == 1);
+}
+
+static void bfi_inserts_inside_the_width(void **state)
+{
+    assert_int_equal(kf_bfi(0xFF, 0x12345678u, 32, 8, 8), 0x1234FF78);
+    assert_int_equal(kf_bfi(0xFF, 0x12345678u, 32, 28, 8), 0xF2345678);           /* only 4 bits land */
+    assert_int_equal(kf_bfi(0xFF, 0x12345678u, 32, 32, 8), 0x12345678);           /* past the msb: x */
+    assert_int_equal(kf_bfi(0xFF, 0x12345678u, 32, 4, 0), 0x12345678);            /* len 0: x */
+    assert_true(kf_bfi(1, 0, 64, 63, 1) == 0x8000000000000000ull);
+}
+
+static void prmt_selects_and_replicates_signs(void **state)
+{
+    assert_int_equal(kf_prmt(0x33221100u, 0x77665544u, 0x3210), 0x33221100);
+    assert_int_equal(kf_prmt(0x33221100u, 0x77665544u, 0x7654), 0x77665544);
+    assert_int_equal(kf_prmt(0x33221100u, 0x77665544u, 0x0123), 0x00112233);
+    assert_int_equal(kf_prmt(0x00008000u, 0, 0x9991), 0xFFFFFF80);                 /* byte 1, then its sign */
+    assert_int_equal(kf_prmt(0x00007F00u, 0, 0x9991), 0x0000007F);
+    assert_int_equal(kf_prmt(0x33221100u, 0x77665544u, 0xFFFF3210u), 0x33221100);  /* bits 16..31 ignored */
+}
+
+static void dot4_sums_bytes_with_wrap(void **state)
+{
+    assert_int_equal(kf_dot4(0x04030201u, true, 0x01010101u, true, 10), 20);
+    assert_int_equal((int32_t)kf_dot4(0xFFFFFFFFu, true, 0x01010101u, false, 0), -4);   /* -1 * 1, four times */
+    assert_int_equal(kf_dot4(0xFFFFFFFFu, false, 0xFFFFFFFFu, false, 0), 4 * 255 * 255);
+    assert_int_equal(kf_dot4(0x80808080u, true, 0x80808080u, true, 0x7FFFFFFFu), 0x7FFFFFFFu + 4 * 16384u);   /* wraps */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +363,13 @@ int main(void)
         cmocka_unit_test(f16_encoding_is_the_nearest_value),
         cmocka_unit_test(int_binop_matches_c_on_every_8_bit_pair),
         cmocka_unit_test(int_binop_at_64_and_32_bits),
+        cmocka_unit_test(minmax_ignore_nan_and_order_zeros),
+        cmocka_unit_test(half_fma_rounds_once),
+        cmocka_unit_test(rcp_flushes_subnormals),
+        cmocka_unit_test(bfe_follows_ptx_past_the_width),
+        cmocka_unit_test(bfi_inserts_inside_the_width),
+        cmocka_unit_test(prmt_selects_and_replicates_signs),
+        cmocka_unit_test(dot4_sums_bytes_with_wrap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -681,7 +681,7 @@ static void block_reduction_runs_on_the_interpreter(void **state)
     for (int i = 0; i < 64; i++) xs[i] = (float)i;
     for (int i = 0; i < 128; i++) hin[i] = kf_f16_from_double(i * 0.5);
     kf_interp_arg args[4] = {buf_arg(xs, sizeof xs), buf_arg(&o, sizeof o), buf_arg(hin, sizeof hin), buf_arg(hout, sizeof hout)};
-    kf_interp_launch launch = {{1, 1, 1}, {64, 1, 1}};
+    kf_interp_launch launch = {{1, 1, 1}, {64, 1, 1}, 0};
     kf_error err = {0};
     kf_status st = kf_interp_run(k, args, 4, &launch, NULL, &err);
     if (st) fprintf(stderr, "%s\n", err.msg);
@@ -730,7 +730,7 @@ static const kf_ir_kernel *compile_ok(const char *src, const char *name)
 /* Runs k on one block of `threads` threads; args in binding order. */
 static void run_ok(const kf_ir_kernel *k, kf_interp_arg *args, uint32_t threads)
 {
-    kf_interp_launch launch = {{1, 1, 1}, {threads, 1, 1}};
+    kf_interp_launch launch = {{1, 1, 1}, {threads, 1, 1}, 0};
     kf_error err = {0};
     kf_status st = kf_interp_run(k, args, k->nparams, &launch, NULL, &err);
     if (st) fprintf(stderr, "%s\n", err.msg);
@@ -1153,6 +1153,70 @@ static void compiled_unroll_dependent_splat_runs(void **state)
     for (int i = 0; i < 4; i++) assert_true(os[i] == want[i]);
 }
 
+
+/* ---- section 8 --------------------------------------------------------------- */
+
+/* Views are the access type on ALOAD/ASTORE of the one array; a fn's shared
+ * array is one array for every call; the dynamic array is DYN with no
+ * length; the schedule keeps its shared expression. */
+static void compiled_shared_views_and_fn_arrays(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(
+        "fn bump(s: shared u32[], i: u32) { s[i] += 1; }\n"
+        "fn scratch() -> f32 {\n    shared t: f32[4];\n    t[0] = 1.0;\n    return t[0];\n}\n"
+        "@schedule(block = 32, grid = 1, shared = n * 2)\n"
+        "kernel k(o: &mut [f32], n: u32) {\n"
+        "    shared h: f16[];\n"
+        "    let wide = h as shared f16x8[];\n"
+        "    wide[0] = f16x8(1.0);\n"
+        "    bump(h as shared u32[], 1);\n"
+        "    o[0] = scratch() + scratch() + (h[3] as f32);\n"
+        "}\n", "k");
+    assert_int_equal(k->narrays, 2);
+    assert_true(k->arrays[0].type.flags & KF_TF_DYN);
+    assert_int_equal(k->arrays[0].type.len, 0);
+    assert_int_equal(k->arrays[1].type.len, 4);
+    assert_non_null(k->sched.shared);
+    char *ir = print_kernel(k);
+    assert_non_null(strstr(ir, "shared(n * 2)"));
+    assert_non_null(strstr(ir, "  shared @h: f16[] dynamic"));
+    assert_non_null(strstr(ir, "astore @h[%"));
+    assert_non_null(strstr(ir, "] as f16x8, %"));
+    assert_non_null(strstr(ir, "= aload @h[%"));
+    assert_non_null(strstr(ir, "] as u32"));
+    free(ir);
+    uint32_t stores_t = 0;
+    for (uint32_t i = 0; i < k->nins; i++) stores_t += k->ins[i].op == KF_IR_ASTORE && k->ins[i].imm == 1;
+    assert_int_equal(stores_t, 2);   /* two calls of scratch(), one array */
+}
+
+/* dot4/bfe/bfi/prmt are one INTRIN each over whole operands; rcp and
+ * fast_div are MATH. */
+static void compiled_intrinsics_are_one_instruction(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(
+        "kernel k(w: u32, f: f32, o: &mut [u32], q: &mut [f32]) {\n"
+        "    o[0] = bitcast(u32, dot4(bitcast(i8x4, w), bitcast(u8x4, w), 3));\n"
+        "    o[1] = bfi(w, bfe(w, 4, 8), 16, 8);\n"
+        "    o[2] = prmt(w, w, 0x1032);\n"
+        "    q[0] = rcp(f) + fast_div(f, 3.0);\n"
+        "}\n", "k");
+    assert_int_equal(count_op(k, KF_IR_INTRIN), 4);
+    uint32_t d = find_op(k, KF_IR_INTRIN, 0);
+    assert_int_equal(k->ins[d].sub, KF_BI_DOT4);
+    assert_int_equal(k->vals[k->ins[d].a[0]].type.kind, KF_TK_VECTOR);
+    assert_int_equal(k->vals[k->ins[d].a[1]].type.scalar, KF_S_U8);
+    uint32_t bfi = find_op(k, KF_IR_INTRIN, 2);
+    assert_int_equal(k->ins[bfi].sub, KF_BI_BFI);
+    assert_true(k->ins[bfi].a[3] != 0);
+    uint32_t rcp = find_op(k, KF_IR_MATH, 0);
+    assert_int_equal(k->ins[rcp].sub, KF_BI_RCP);
+    char *ir = print_kernel(k);
+    assert_non_null(strstr(ir, ":i32 = dot4 %"));
+    assert_non_null(strstr(ir, ":u32 = bfi %"));
+    free(ir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1183,6 +1247,8 @@ int main(void)
         cmocka_unit_test_teardown(compiled_runaway_inlining_is_an_error, teardown_module),
         cmocka_unit_test_teardown(compiled_splats_and_untyped_builtins_run, teardown_module),
         cmocka_unit_test_teardown(compiled_unroll_dependent_splat_runs, teardown_module),
+        cmocka_unit_test_teardown(compiled_shared_views_and_fn_arrays, teardown_module),
+        cmocka_unit_test_teardown(compiled_intrinsics_are_one_instruction, teardown_module),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

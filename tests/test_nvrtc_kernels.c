@@ -3,7 +3,9 @@
  * tests/kf_cuda_cases.h, emitted with and without -g and compiled through
  * kf_nvrtc_compile for compute_80 and compute_90, with no error and no
  * warning in the log, into PTX free of the instruction patterns ptxas
- * miscompiles (tests/ptx_hazards.h). Needs libnvrtc (CI has it), no GPU. */
+ * miscompiles (tests/ptx_hazards.h); and the packed f16/bf16 helpers become
+ * the very instructions the PTX back end emits (add.rn.f16x2 ..., the sm_80
+ * fma forms of bf16x2 + - *), as does dp4a. Needs libnvrtc (CI has it), no GPU. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -130,12 +132,57 @@ static void feature_kernels_compile_with_nvrtc(void **state)
     assert_true(nk >= nf);
 }
 
+/* NVRTC's PTX of kernels/features/packed.kf and bits.kf, emitted for arch. */
+static char *nvrtc_ptx_of(const char *file, uint32_t arch)
+{
+    char path[512], *src = NULL, *ptx = NULL, *log = NULL;
+    size_t len = 0;
+    kf_error err = {0};
+    snprintf(path, sizeof path, "%s/kernels/features/%s", KF_SOURCE_DIR, file);
+    assert_int_equal(kf_read_file(path, &src, &len, &err), KF_OK);
+    kf_module *m = NULL;
+    assert_int_equal(kf_compile(file, src, len, NULL, &m), KF_OK);
+    kf_emit_opts o = {arch, false};
+    kf_buf out = {0};
+    kf_diags d = {0};
+    assert_int_equal(kf_cuda_emit(m, NULL, &o, &out, NULL, &d), KF_OK);
+    if (kf_nvrtc_compile(out.data, file, arch, false, &ptx, &log, &err) != KF_OK) fail_msg("%s: %s", file, err.msg);
+    kf_buf_free(&out);
+    kf_diags_free(&d);
+    kf_module_free(m);
+    free(src);
+    free(log);
+    return ptx;
+}
+
+static void packed_helpers_become_the_packed_instructions(void **state)
+{
+    static const char *const both[] = {"add.rn.f16x2", "sub.rn.f16x2", "mul.rn.f16x2", "fma.rn.f16x2", "min.f16x2",
+                                       "max.f16x2", "abs.f16x2", "fma.rn.bf16x2", "min.bf16x2", "max.bf16x2", "abs.bf16x2"};
+    static const char *const sm90[] = {"add.rn.bf16x2", "sub.rn.bf16x2", "mul.rn.bf16x2"};
+    for (uint32_t arch = 80; arch <= 90; arch += 10) {
+        char *ptx = nvrtc_ptx_of("packed.kf", arch);
+        for (size_t i = 0; i < sizeof both / sizeof *both; i++)
+            if (!strstr(ptx, both[i])) fail_msg("sm_%u: NVRTC's PTX has no %s", arch, both[i]);
+        for (size_t i = 0; i < sizeof sm90 / sizeof *sm90; i++)
+            if ((strstr(ptx, sm90[i]) != NULL) != (arch == 90)) fail_msg("sm_%u: %s %s", arch, sm90[i], arch == 90 ? "missing" : "present");
+        free(ptx);
+    }
+    char *ptx = nvrtc_ptx_of("bits.kf", 90);
+    static const char *const bits[] = {"dp4a.s32.s32", "dp4a.s32.u32", "dp4a.u32.s32", "dp4a.u32.u32", "bfe.s64", "bfi.b64",
+                                       "prmt.b32", "rcp.approx.ftz.f32"};
+    for (size_t i = 0; i < sizeof bits / sizeof *bits; i++)
+        if (!strstr(ptx, bits[i])) fail_msg("NVRTC's PTX of bits.kf has no %s", bits[i]);
+    free(ptx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hand_built_kernels_compile_with_nvrtc),
         cmocka_unit_test(library_kernels_compile_with_nvrtc),
         cmocka_unit_test(feature_kernels_compile_with_nvrtc),
+        cmocka_unit_test(packed_helpers_become_the_packed_instructions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,8 +3,11 @@
  * the width, signed division by -1, short-circuit control flow, break and
  * continue in nested loops, f16/bf16 on sm_80 vs sm_90, vector loads and
  * stores, arrays, atomics, shuffles, math sequences, .loc placement and the
- * line map, determinism and arch errors. Each test asserts the PTX lines
- * the rule requires. */
+ * line map, determinism and arch errors; and, from .kf source, LANGUAGE.md
+ * section 8: packed f16x2/bf16x2 instructions (never a fused mul and add),
+ * dp4a/bfe/bfi/prmt/rcp, 16-byte aligned shared arrays, the module's one
+ * dynamic array and view addressing. Each test asserts the PTX lines the
+ * rule requires. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -679,7 +682,7 @@ static void test_arrays_shared_local_and_registers(void **st)
     kf_diags d = {0};
     char *p = irb_emit(&B, 90, false, NULL, &d);
     assert_non_null(p);
-    HAS(p, ".shared .align 4 .b8 sh_tile[1024];");
+    HAS(p, ".shared .align 16 .b8 sh_tile[1024];");   /* every shared array: 16 bytes */
     HAS(p, ".local .align 4 .b8 loc_scratch[64];");
     HASNT(p, "loc_acc");                      /* constant indices only: kept in registers */
     HAS(p, "// acc: f32[4] held in registers %f1..%f4");
@@ -811,7 +814,7 @@ static void test_very_long_names_are_written_whole(void **st)
     kf_diags d = {0};
     char *p = irb_emit(&B, 90, false, NULL, &d);
     assert_non_null(p);
-    HAS(p, ".shared .align 4 .b8 sh_arr_0[256];");
+    HAS(p, ".shared .align 16 .b8 sh_arr_0[256];");
     HAS(p, "mov.u32 %r2, sh_arr_0;");
     HAS(p, "st.shared.u32 [sh_arr_0], %r1;");
     char want[800];
@@ -897,6 +900,118 @@ static void test_float_atomic_min_is_cas_loop(void **st)
     kf_diags_free(&d);
 }
 
+
+/* ---- section 8, from source ---------------------------------------------------- */
+
+static char *emit_kf(const char *src, uint32_t arch)
+{
+    kf_module *m = NULL;
+    kf_status st = kf_compile("t.kf", src, strlen(src), NULL, &m);
+    if (st != KF_OK) fail_msg("%s", m && m->diags.items.len ? m->diags.items.data[0].msg : "compile failed");
+    kf_emit_opts o = {arch, false};
+    kf_buf out = {0};
+    kf_diags d = {0};
+    assert_int_equal(kf_ptx_emit(m, NULL, &o, &out, NULL, &d), KF_OK);
+    kf_diags_free(&d);
+    kf_module_free(m);
+    return kf_buf_take(&out);
+}
+
+/* f16/bf16 vectors: one packed instruction per pair of lanes, the lanes
+ * packed low first; four pairs in an x8 vector. */
+static void test_packed_half_pairs(void **st)
+{
+    kf_type h2 = kf_type_vector(KF_S_F16, 2), h8 = kf_type_vector(KF_S_F16, 8), b2 = kf_type_vector(KF_S_BF16, 2);
+    char *p = one_op(90, KF_IR_BINOP, KF_OP_ADD, h2, h2);
+    HAS(p, "mov.b32 %r3, {%h1, %h2};");
+    HAS(p, "add.rn.f16x2 %r2, %r3, %r4;");
+    HAS(p, "mov.b32 {%h5, %h6}, %r2;");
+    HASNT(p, "add.rn.f16 ");
+    free(p);
+    p = one_op(90, KF_IR_BINOP, KF_OP_MUL, h8, h8);
+    assert_int_equal(count_of(p, "mul.rn.f16x2"), 4);
+    free(p);
+    static const struct { uint16_t bi; const char *ins; } maths[] = {
+        {KF_BI_FMA, "fma.rn.f16x2"}, {KF_BI_MIN, "min.f16x2"}, {KF_BI_MAX, "max.f16x2"}, {KF_BI_ABS, "abs.f16x2"},
+    };
+    for (size_t i = 0; i < sizeof maths / sizeof *maths; i++) {
+        p = one_op(80, KF_IR_MATH, maths[i].bi, h2, h2);
+        HAS(p, maths[i].ins);
+        free(p);
+    }
+    p = one_op(90, KF_IR_BINOP, KF_OP_SUB, b2, b2);
+    HAS(p, "sub.rn.bf16x2");
+    free(p);
+    static const struct { uint16_t op; const char *k, *fma; } emul[] = {   /* sm_80: no add/sub/mul.bf16x2 */
+        {KF_OP_ADD, "0x3F803F80", "fma.rn.bf16x2 %r2, %r3, %r5, %r4;"},
+        {KF_OP_SUB, "0xBF80BF80", "fma.rn.bf16x2 %r2, %r4, %r5, %r3;"},
+        {KF_OP_MUL, "0x80008000", "fma.rn.bf16x2 %r2, %r3, %r4, %r5;"},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        p = one_op(80, KF_IR_BINOP, emul[i].op, b2, b2);
+        HAS(p, emul[i].k);
+        HAS(p, emul[i].fma);
+        HASNT(p, ".rn.bf16x2 %r2, %r3, %r4;");
+        free(p);
+    }
+}
+
+/* a * b + c on f16x2 is two roundings: mul.rn and add.rn, never fma. */
+static void test_packed_mul_add_is_not_fused(void **st)
+{
+    char *p = emit_kf("kernel k(x: &[f16x2], o: &mut [f16x2]) {\n    o[0] = x[0] * x[1] + x[2];\n"
+                      "    o[1] = fma(x[0], x[1], x[2]);\n}\n", 90);
+    assert_int_equal(count_of(p, "mul.rn.f16x2"), 1);
+    assert_int_equal(count_of(p, "add.rn.f16x2"), 1);
+    assert_int_equal(count_of(p, "fma.rn.f16x2"), 1);
+    free(p);
+}
+
+/* dp4a takes the u32 a bitcast came from (no unpacking and packing); bfe,
+ * bfi, prmt, rcp and fast_div are their PTX instructions. */
+static void test_integer_and_fast_helpers(void **st)
+{
+    char *p = emit_kf("kernel k(w: &[u32], o: &mut [i32], u: &mut [u32], f: &mut [f32]) {\n"
+                      "    let a = w[0];\n    let b = w[1];\n"
+                      "    o[0] = dot4(bitcast(i8x4, a), bitcast(u8x4, b), 3);\n"
+                      "    u[0] = bfe(a, b, 4);\n    u[1] = bfi(a, b, 8, 16);\n    u[2] = prmt(a, b, 0x5140);\n"
+                      "    f[0] = rcp(f[1]);\n    f[2] = fast_div(f[3], f[4]);\n}\n", 90);
+    HAS(p, "dp4a.s32.u32 %r14, %r1, %r2, %r13;");   /* a and b themselves: no byte repacking */
+    HAS(p, "bfe.u32 %r");
+    HAS(p, ", 4;");
+    assert_int_equal(count_of(p, "bfi.b32 "), 1);
+    HAS(p, ", 8, 16;");
+    HAS(p, "prmt.b32 %r");
+    HAS(p, ", 20800;");
+    assert_int_equal(count_of(p, "rcp.approx.ftz.f32"), 2);
+    HAS(p, "mul.rn.f32");
+    free(p);
+    p = emit_kf("kernel k(o: &mut [i32], c: i32) {\n    o[0] = dot4(i8x4(1, 2, 3, c as i8), u8x4(4), c);\n}\n", 90);
+    HAS(p, "dp4a.s32.u32");
+    HAS(p, "bfi.b32");   /* a vector built from lanes is packed */
+    free(p);
+}
+
+/* Every shared array starts on 16 bytes; the dynamic one is the module's
+ * one .extern array (declared once for every kernel that has one); a view's
+ * index counts its own elements. */
+static void test_shared_layout_and_views(void **st)
+{
+    char *p = emit_kf("kernel a(o: &mut [f32x4], k: u32) {\n    shared s: u8[3];\n    shared d: f32[];\n"
+                      "    s[0] = 1;\n    d[k] = s[0] as f32;\n    let v = d as shared f32x4[];\n    o[0] = v[k];\n}\n"
+                      "kernel b(o: &mut [u32]) {\n    shared e: u32[];\n    e[0] = 1;\n    o[0] = e[0];\n}\n", 90);
+    HAS(p, ".shared .align 16 .b8 sh_s[3];");
+    assert_int_equal(count_of(p, ".extern .shared .align 16 .b8 kf_dyn_smem[];"), 1);
+    assert_true(strstr(p, ".extern .shared") < strstr(p, ".visible .entry"));
+    HAS(p, "// d: f32[] is the dynamic shared memory kf_dyn_smem");
+    HAS(p, "mov.u32 %r");
+    HAS(p, ", kf_dyn_smem;");
+    HAS(p, ", 16, %r");   /* f32x4 view: 16 bytes an element */
+    HAS(p, "ld.shared.v4.f32");
+    HAS(p, "st.shared.u32 [kf_dyn_smem], ");
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -934,6 +1049,10 @@ int main(void)
         cmocka_unit_test(test_source_names_and_var_updates),
         cmocka_unit_test(test_negated_condition_folds_into_branch),
         cmocka_unit_test(test_early_return_is_predicated_ret),
+        cmocka_unit_test(test_packed_half_pairs),
+        cmocka_unit_test(test_packed_mul_add_is_not_fused),
+        cmocka_unit_test(test_integer_and_fast_helpers),
+        cmocka_unit_test(test_shared_layout_and_views),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

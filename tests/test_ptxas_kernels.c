@@ -7,11 +7,16 @@
  *   - none of that PTX has an instruction pattern ptxas miscompiles
  *     (tests/ptx_hazards.h);
  *   - kf_ptxas_run maps a ptxas error back to the .kf line through the line
- *     map and parses the -v statistics. */
+ *     map and parses the -v statistics;
+ *   - with cuobjdump (optional: skipped without it), the SASS of packed half
+ *     math has the packed instructions (HADD2, HMUL2, HFMA2, HMNMX2 and
+ *     their .BF16_V2 forms) and a separate * and + stay two instructions. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "ptx_all_ops.h"
 #include "ptx_hazards.h"
@@ -212,6 +217,122 @@ static void test_ptxas_stats_parsed_per_kernel(void **st)
     kf_diags_free(&d);
 }
 
+/* ---- SASS of packed half math (LANGUAGE.md section 8) ----------------------
+ * ptxas -arch=sm_XX, then cuobjdump -sass: the packed instructions appear,
+ * and a separate * and + stay two instructions (.rn forbids contraction).
+ * cuobjdump is optional ($KF_CUOBJDUMP, PATH, /usr/local/cuda/bin; `pip
+ * install nvidia-cuda-cuobjdump` provides one): without it these skip. */
+
+static bool find_tool(const char *name, const char *env, char *out, size_t size)
+{
+    const char *e = env ? getenv(env) : NULL;
+    if (e && *e) {
+        snprintf(out, size, "%s", e);
+        return access(out, X_OK) == 0;
+    }
+    const char *path = getenv("PATH");
+    while (path && *path) {
+        const char *c = strchr(path, ':');
+        size_t n = c ? (size_t)(c - path) : strlen(path);
+        snprintf(out, size, "%.*s/%s", (int)n, path, name);
+        if (n && access(out, X_OK) == 0) return true;
+        path = c ? c + 1 : NULL;
+    }
+    snprintf(out, size, "/usr/local/cuda/bin/%s", name);
+    return access(out, X_OK) == 0;
+}
+
+/* The SASS of the PTX of .kf source text for arch (heap text), or NULL with
+ * the test skipped when there is no cuobjdump. */
+static char *sass_of(const char *src, uint32_t arch)
+{
+    char ptxas[1024], objdump[1024];
+    if (!find_tool("cuobjdump", "KF_CUOBJDUMP", objdump, sizeof objdump)) {
+        print_message("skipped: no cuobjdump (set KF_CUOBJDUMP, or pip install nvidia-cuda-cuobjdump)\n");
+        return NULL;
+    }
+    if (!find_tool("ptxas", NULL, ptxas, sizeof ptxas)) fail_msg("ptxas not found (CI has the CUDA toolkit)");
+    kf_module *m = NULL;
+    if (kf_compile("sass.kf", src, strlen(src), NULL, &m) != KF_OK) fail_msg("does not compile");
+    kf_emit_opts o = {arch, false};
+    kf_buf ptx = {0};
+    kf_diags d = {0};
+    assert_int_equal(kf_ptx_emit(m, NULL, &o, &ptx, NULL, &d), KF_OK);
+    char dir[] = "/tmp/kf_sass_XXXXXX", cmd[4096], path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/k.ptx", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fwrite(ptx.data, 1, ptx.len, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' -arch=sm_%u -o %s/k.cubin %s && '%s' -sass %s/k.cubin > %s/k.sass", ptxas, arch, dir,
+             path, objdump, dir, dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/k.sass", dir);
+    char *sass;
+    size_t len;
+    kf_error err = {0};
+    assert_int_equal(kf_read_file(path, &sass, &len, &err), KF_OK);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    kf_buf_free(&ptx);
+    kf_diags_free(&d);
+    kf_module_free(m);
+    return sass;
+}
+
+static void assert_sass_has(const char *sass, const char *insn, uint32_t arch)
+{
+    if (!strstr(sass, insn)) fail_msg("sm_%u SASS has no '%s'", arch, insn);
+}
+
+static void test_packed_half_math_is_packed_in_sass(void **st)
+{
+    static const char *const sm90[] = {"HADD2 ", "HMUL2 ", "HFMA2.MMA ", "HMNMX2 ", "HADD2.BF16_V2 ",
+                                       "HMUL2.BF16_V2 ", "HFMA2.BF16_V2 ", "HMNMX2.BF16_V2 "};
+    static const char *const sm80[] = {"HADD2 ", "HMUL2 ", "HFMA2.MMA ", "HMNMX2 ", "HFMA2.BF16_V2 ", "HMNMX2.BF16_V2 "};
+    char *src;
+    size_t len;
+    kf_error err = {0};
+    assert_int_equal(kf_read_file(KF_SOURCE_DIR "/kernels/features/packed.kf", &src, &len, &err), KF_OK);
+    char *s90 = sass_of(src, 90);
+    if (!s90) {
+        free(src);
+        skip();
+    }
+    for (size_t i = 0; i < sizeof sm90 / sizeof *sm90; i++) assert_sass_has(s90, sm90[i], 90);
+    char *s80 = sass_of(src, 80);
+    for (size_t i = 0; i < sizeof sm80 / sizeof *sm80; i++) assert_sass_has(s80, sm80[i], 80);
+    assert_null(strstr(s80, "HADD2.BF16_V2"));   /* sm_80 has no add/mul.bf16x2: fma forms */
+    assert_null(strstr(s80, "HMUL2.BF16_V2"));
+    free(s90);
+    free(s80);
+    free(src);
+}
+
+/* a * b + c on f16x2 and bf16x2: two instructions on both arches (the
+ * product, perhaps as an fma with -0, then the sum), never one fma. */
+static void test_separate_mul_add_is_not_contracted_in_sass(void **st)
+{
+    const char *src = "kernel mad_h(x: &[f16x2], y: &mut [f16x2]) { y[0] = x[0] * x[1] + x[2]; }\n"
+                      "kernel mad_b(x: &[bf16x2], y: &mut [bf16x2]) { y[0] = x[0] * x[1] + x[2]; }\n";
+    for (uint32_t arch = 80; arch <= 90; arch += 10) {
+        char *sass = sass_of(src, arch);
+        if (!sass) skip();
+        unsigned fns = 0;
+        for (const char *fn = strstr(sass, "Function : "); fn; fns++) {
+            const char *next = strstr(fn + 1, "Function : ");
+            unsigned n = 0;
+            for (const char *p = fn; (p = strstr(p, " H")) && (!next || p < next); p++)
+                n += !strncmp(p, " HADD2", 6) || !strncmp(p, " HMUL2", 6) || !strncmp(p, " HFMA2", 6);
+            if (n != 2) fail_msg("sm_%u %.20s: %u packed arithmetic instructions, want 2 (a*b, then +c)", arch, fn, n);
+            fn = next;
+        }
+        assert_int_equal(fns, 2);
+        free(sass);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -225,6 +346,8 @@ int main(void)
         cmocka_unit_test(test_ptxas_error_maps_to_kf_line),
         cmocka_unit_test(test_ptxas_error_without_map_names_ptx_line),
         cmocka_unit_test(test_ptxas_stats_parsed_per_kernel),
+        cmocka_unit_test(test_packed_half_math_is_packed_in_sass),
+        cmocka_unit_test(test_separate_mul_add_is_not_contracted_in_sass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

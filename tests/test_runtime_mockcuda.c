@@ -31,6 +31,7 @@ typedef struct {
 } mock_launch;
 
 static const mock_launch *(*last_launch)(void);
+static int (*last_dyn_limit)(void);
 static int (*live_allocs)(void);
 static int (*link_count)(void);
 static kf_device *dev;
@@ -45,6 +46,7 @@ static int group_setup(void **state)
     void *h = dlopen(MOCK, RTLD_NOW);
     if (!h) return -1;
     *(void **)&last_launch = dlsym(h, "mock_last_launch");
+    *(void **)&last_dyn_limit = dlsym(h, "mock_last_dyn_limit");
     *(void **)&live_allocs = dlsym(h, "mock_live_allocs");
     *(void **)&link_count = dlsym(h, "mock_link_count");
     kf_error e = {0};
@@ -308,6 +310,42 @@ static void explicit_launch_and_dynamic_shared_reach_the_driver(void **state)
     assert_non_null(strstr(e.msg, "max_shared_per_block = 232448 bytes (Mock GPU)"));
     vecs_free(&v);
     kf_pipeline_destroy(p);
+}
+
+/* A .kf kernel's @schedule(shared = n * 4) reaches cuLaunchKernel on both
+ * GPU paths: the pipeline opted in to all the device allows (227 KiB, no
+ * static shared memory here), a launch's dyn_shared overrides the
+ * schedule's bytes, and more than the limit is refused with the sizes. */
+static void schedule_shared_bytes_reach_the_driver(void **state)
+{
+    static const char src[] = "@schedule(block = 32, grid = 1, shared = n * 4)\n"
+                              "kernel stage(o: &mut [f32], n: u32) {\n    shared s: f32[];\n    s[0] = 1.0;\n    o[0] = s[0];\n}\n";
+    kf_module *m = NULL;
+    assert_int_equal(kf_compile("stage.kf", src, sizeof src - 1, NULL, &m), KF_OK);
+    for (int path = 0; path < 2; path++) {
+        kf_device *d;
+        kf_pipeline *p;
+        kf_buffer *o;
+        kf_error e = {0};
+        assert_int_equal(kf_device_open(path ? KF_BACKEND_PTX : KF_BACKEND_CUDA, 0, &d, &e), KF_OK);
+        if (kf_pipeline_create(d, m, &m->kernels[0], &p, &e) != KF_OK) fail_msg("%s\n%s", e.msg, e.log ? e.log : "");
+        assert_int_equal(last_dyn_limit(), 232448);
+        assert_int_equal(kf_buffer_create(d, kf_type_scalar(KF_S_F32), 1, &o, &e), KF_OK);
+        kf_arg a[2] = {{.buf = o}, {.value = {.type = kf_type_scalar(KF_S_U32), .lane = {20000}}}};
+        assert_int_equal(kf_dispatch(p, a, 2, NULL, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+        assert_int_equal(last_launch()->shared, 80000);   /* over 48 KiB: the opt-in let it through */
+        kf_launch l = {.dyn_shared = 1024};
+        assert_int_equal(kf_dispatch(p, a, 2, &l, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+        assert_int_equal(last_launch()->shared, 1024);
+        a[1].value.lane[0] = 60000;
+        assert_int_equal(kf_dispatch(p, a, 2, NULL, KF_DISPATCH_SYNC, NULL, &e), KF_ERR_USAGE);
+        assert_non_null(strstr(e.msg, "240000 bytes of dynamic shared memory + 0 static exceed the device limit "
+                                      "max_shared_per_block = 232448 bytes (Mock GPU)"));
+        kf_buffer_destroy(o);
+        kf_pipeline_destroy(p);
+        kf_device_close(d);
+    }
+    kf_module_free(m);
 }
 
 static void timed_dispatch_and_copy(void **state)
@@ -581,6 +619,7 @@ int main(void)
         cmocka_unit_test(cache_serves_memory_then_disk_and_rebuilds_corrupt),
         cmocka_unit_test(async_plan_and_bare_launches),
         cmocka_unit_test(explicit_launch_and_dynamic_shared_reach_the_driver),
+        cmocka_unit_test(schedule_shared_bytes_reach_the_driver),
         cmocka_unit_test(timed_dispatch_and_copy),
         cmocka_unit_test(missing_entry_names_the_driver_call),
         cmocka_unit_test(bad_ptx_attaches_the_jit_log),

@@ -1,8 +1,8 @@
 /* Unit tests of semantic analysis (ir/sema*.c) and host-side values
- * (ir/value.c): for each rule of LANGUAGE.md sections 2-7 one accepted and
+ * (ir/value.c): for each rule of LANGUAGE.md sections 2-8 one accepted and
  * one rejected program (message text and line:col asserted), the typing of
  * untyped constants, folded values, -D overrides, and schedule evaluation
- * with kf_schedule_grid. Programs go through kf_parse + kf_sema_check. */
+ * with kf_schedule_grid and kf_schedule_shared. Programs go through kf_parse + kf_sema_check. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -421,18 +421,58 @@ static void local_arrays_need_constant_length(void **state)
     reject(K("var t: f32[n];"), 2, 12, "an array length must be an integer compile-time constant");
     reject(K("var t: f32[0];"), 2, 12, "an array length must be in 1..4294967295, found 0");
     reject(K("var t: f32[4];\nlet q = t[4];"), 3, 11, "index 4 is out of bounds for f32[4]");
-    reject(K("var t: f32[4];\nlet q = t;"), 3, 9, "array 't' (f32[4]) cannot be used as a value: index it");
+    reject(K("var t: f32[4];\nlet q = t;"), 3, 9, "a local array (f32[4]) cannot be bound with 'let': index it");
+    reject(K("var t: f32[4];\nvar q = t;"), 3, 9, "array 't' (f32[4]) cannot be used as a value: index it");
     prog *q = ok(K("var q: f32;\nq += 1.0;"));
     assert_type(decl_type(q, "q"), "f32");
     prog_free(q);
 }
 
-static void shared_arrays_only_in_kernels(void **state)
+static void shared_arrays_in_kernels_and_fns(void **state)
 {
     accept(K("shared s: f32[256];\ns[0] = 1.0;\nif b { shared t: u32[4]; t[1] = n; }"));
-    reject("fn g() {\nshared s: f32[4];\n}\n", 2, 8, "shared arrays are only allowed in kernels: 's' is in fn 'g'");
-    reject(K("shared s1: f32[8192];\nshared s2: f32[8192];"), 1, 8,
-           "kernel 'k' uses 65536 bytes of static shared memory, over the 48 KiB (49152 bytes) limit: s1 (32768 bytes), s2 (32768 bytes)");
+    accept("fn g() -> f32 {\nshared s: f32[4];\ns[0] = 1.0;\nreturn s[0];\n}\n");
+    prog *p = ok(K("shared d: f16[];\nd[n] = h;"));
+    kf_type t = find(p->module, KF_N_SHARED, "d")->type;
+    assert_type(t, "shared f16[]");
+    assert_true((t.flags & KF_TF_DYN) && t.len == 0);
+    prog_free(p);
+    reject("fn g() {\nshared s: f32[];\n}\n", 2, 8, "a fn cannot declare the dynamic shared array 's'");
+    reject(K("shared s: f32[];\nshared t: u32[];"), 3, 8,
+           "kernel 'k' already has a dynamic shared array ('s' at line 2); a kernel has one");
+    reject("kernel k(p: shared f32[]) {}\n", 1, 10, "kernel parameter 'p' cannot be a shared array");
+}
+
+/* `as shared T[]` views: shared arrays only; static lengths follow the bytes. */
+static void shared_views(void **state)
+{
+    prog *p = ok(K("shared t: f16[12];\nlet v = t as shared f16x8[];\nlet w = v as shared u32[];\n"
+                   "shared d: f32[];\nlet e = d as shared f32x4[];\ne[n] = v4(f);") "fn v4(x: f32) -> f32x4 { return f32x4(x); }\n");
+    assert_type(decl_type(p, "v"), "shared f16x8[1]");   /* 24 bytes: one f16x8 */
+    assert_type(decl_type(p, "w"), "shared u32[4]");      /* the view's 16 bytes */
+    assert_type(decl_type(p, "e"), "shared f32x4[]");
+    prog_free(p);
+    reject(K("let q = a as shared f32[];"), 2, 11, "a buffer can never be viewed as shared memory");
+    reject(K("var t: f32[4];\nlet q = t as shared u32[];"), 3, 11, "only a shared array can be viewed as shared u32[]; 't' is f32[4]");
+    reject(K("shared t: f16[4];\nlet q = t as shared f16x8[];"), 3, 11, "'t' (shared f16[4], 8 bytes) viewed as shared f16x8[] has no element");
+    reject(K("shared t: f32[4];\nlet q = t as f32;"), 3, 11, "an array can only be viewed as another shared array type");
+    reject(K("shared t: f32[4];\nlet q = t as &[f32];"), 3, 11, "an array cannot be viewed as a buffer");
+    reject(K("shared t: f32[8];\nlet q = (t as shared f32x4[])[2];"), 3, 31, "index 2 is out of bounds for shared f32x4[2]");
+}
+
+/* `p: shared T[]` takes a shared array of any length or a view. */
+static void shared_array_parameters(void **state)
+{
+    const char *fn = "fn put(p: shared f32[], i: u32, v: f32) { p[i] = v; }\n";
+    char src[1024];
+    snprintf(src, sizeof src, "%s" K("shared s: f32[64];\nshared d: u32[];\nput(s, n, f);\nput(d as shared f32[], 0, f);"), fn);
+    accept(src);
+    snprintf(src, sizeof src, "%s" K("var t: f32[4];\nput(t, 0, f);"), fn);
+    reject(src, 4, 5, "argument 1 of 'put' (p) must be shared f32[], found f32[4]: only shared arrays can be passed");
+    snprintf(src, sizeof src, "%s" K("shared s: u32[8];\nput(s, 0, f);"), fn);
+    reject(src, 4, 5, "argument 1 of 'put' (p) must be shared f32[], found shared u32[8]: view it with 'as shared T[]'");
+    snprintf(src, sizeof src, "%s" K("put(a, 0, f);"), fn);
+    reject(src, 3, 5, "argument 1 of 'put' (p) must be shared f32[], found &[f32]");
 }
 
 static void assignment_targets(void **state)
@@ -623,6 +663,46 @@ static void math_builtins(void **state)
     reject(K("let e = abs(v as u32x4);"), 2, 15, "'abs' accepts an integer, f32, f64");
 }
 
+/* Section 8: packed half math, dot4, bfe, bfi, prmt, rcp, fast_div. */
+static void packed_half_builtins(void **state)
+{
+    prog *p = ok(K("let x = f16x2(h);\nlet y = bf16x8(1.5);\nlet a = fma(x, x, x) + min(x, x) * max(x, x) - abs(x);\n"
+                   "let b = fma(y, y, 2.0);\nlet c = clamp(y, y, y);\nlet d = abs(f16x4(h));"));
+    assert_type(decl_type(p, "a"), "f16x2");
+    assert_type(decl_type(p, "b"), "bf16x8");
+    assert_type(decl_type(p, "c"), "bf16x8");
+    assert_type(decl_type(p, "d"), "f16x4");
+    prog_free(p);
+    reject(K("let e = fma(h, h, h);"), 2, 13, "'fma' accepts f32, f64, a vector of them, or an f16/bf16 vector (f16x2 ... bf16x8), found f16");
+    reject(K("let e = abs(h);"), 2, 13, "'abs' accepts an integer, f32, f64, a vector of f32/f64 or an f16/bf16 vector, found f16");
+    reject(K("let e = exp(f16x2(h));"), 2, 13, "'exp' accepts f32, f64 or a vector of them, found f16x2");
+}
+
+static void integer_and_fast_helpers(void **state)
+{
+    prog *p = ok(K("let w = n;\nlet d = dot4(bitcast(i8x4, w), bitcast(u8x4, w), 5);\nlet e = bfe(w, 3, 4);\n"
+                   "let g = bfe(i, n, n);\nlet j = bfi(w, 7, 8, 24);\nlet pm = prmt(w, 0, 0x3210);\n"
+                   "let r = rcp(f) + fast_div(f, 2.0);\nlet r4 = rcp(v);\nlet u: u64 = bfe(0xff00, 8, 4);"));
+    assert_type(decl_type(p, "d"), "i32");
+    assert_type(decl_type(p, "e"), "u32");
+    assert_type(decl_type(p, "g"), "i32");
+    assert_type(decl_type(p, "j"), "u32");
+    assert_type(decl_type(p, "pm"), "u32");
+    assert_type(decl_type(p, "r4"), "f32x4");
+    assert_true(init_of(p, "u")->is_const);   /* bfe over constants folds, in the context's u64 */
+    assert_int_equal(init_of(p, "u")->cval.u, 0xf);
+    prog_free(p);
+    reject(K("let e = dot4(n, n, 0);"), 2, 14,
+           "'dot4' accepts i8x4 or u8x4 (four bytes), found u32: take its bytes with bitcast(i8x4, w) or bitcast(u8x4, w)");
+    reject(K("let e = dot4(bitcast(i8x4, n), bitcast(i8x4, n), f);"), 2, 50, "the accumulator of 'dot4' must be i32, found f32");
+    reject(K("let e = bfe(h, 0, 4);"), 2, 13, "'bfe' accepts a 32- or 64-bit integer, found f16");
+    reject(K("let e = bfe(n, i, 4);"), 2, 16, "the bit position of 'bfe' must be u32, found i32");
+    reject(K("let e = bfi(n, w, 0, 4);"), 2, 9, "mismatched types u32 and u64 in 'bfi'");
+    reject(K("let e = prmt(n, n, i);"), 2, 20, "the selector of 'prmt' must be u32, found i32");
+    reject(K("let e = rcp(1.0 as f64);"), 2, 17, "'rcp' accepts f32 or an f32 vector, found f64");
+    reject(K("let e = fast_div(f, 2.0, f);"), 2, 9, "'fast_div' takes 2 arguments, found 3");
+}
+
 /* ---- constant folding ------------------------------------------------------------------------------ */
 static int64_t folded(const char *decls, const char *name)
 {
@@ -687,7 +767,8 @@ static void schedule_block_is_constant(void **state)
     reject("@schedule(block = (64, 32))\nkernel k() {}\n", 1, 19, "a block of 2048 threads is over the limit of 1024");
     reject("@schedule(block = (1, 1, 128))\nkernel k() {}\n", 1, 26, "block.z = 128 is out of range: it must be in 1..64");
     reject("@schedule(block = 0)\nkernel k() {}\n", 1, 19, "block.x = 0 is out of range");
-    reject("@schedule(block = 256, grd = 4)\nkernel k() {}\n", 1, 24, "unknown @schedule argument 'grd': expected 'block' or 'grid'");
+    reject("@schedule(block = 256, grd = 4)\nkernel k() {}\n", 1, 24,
+           "unknown @schedule argument 'grd': expected 'block', 'grid' or 'shared'");
     reject("@schedule(block = n)\nkernel k(n: u32) {}\n", 1, 19, "block.x must be an integer compile-time constant");
     reject("@schedule(grid = 4)\nkernel k() {}\n", 1, 1, "needs a block size");
 }
@@ -719,6 +800,7 @@ static void sched_of(prog *p, kf_ir_kernel *k, kf_ir_param *params, uint32_t max
         unsigned i = 0;
         for (kf_node *it = items; it && i < 3; it = e->kind == KF_N_TUPLE ? it->next : NULL, i++) {
             if (strcmp(na->name, "block") == 0) k->sched.block[i] = (uint32_t)it->cval.u;
+            else if (strcmp(na->name, "shared") == 0) k->sched.shared = it;
             else k->sched.grid[k->sched.ngrid++] = it;
         }
     }
@@ -809,6 +891,34 @@ static void grid_defaults_to_count_over_block(void **state)
     assert_int_equal(kf_schedule_grid(&k, NULL, 0, g, &err), KF_ERR_USAGE);
     assert_non_null(strstr(err.msg, "element count greater than 0"));
     prog_free(p);
+}
+
+/* `shared = EXPR`: u32 bytes over scalar parameters and constants. */
+static void schedule_shared_bytes(void **state)
+{
+    prog *p = ok("const T: u32 = 4;\n@schedule(block = 64, grid = 1, shared = n * T + 16)\nkernel k(x: &[f32], n: u32) {}\n");
+    kf_ir_kernel k;
+    kf_ir_param params[2];
+    sched_of(p, &k, params, 2);
+    kf_value args[2] = {{kf_type_scalar(KF_S_U32), {0}}, u32v(1000)};
+    uint32_t bytes = 1;
+    kf_error err = {0};
+    assert_int_equal(kf_schedule_shared(&k, args, &bytes, &err), KF_OK);
+    assert_int_equal(bytes, 4016);
+    args[1] = u32v(0x40000000);   /* would wrap in u32: an error, as for a grid */
+    assert_int_equal(kf_schedule_shared(&k, args, &bytes, &err), KF_ERR_USAGE);
+    assert_string_equal(err.msg, "kernel 'k': shared = ((n * T) + 16) overflows for these arguments: (n * T) does not "
+                                 "fit u32 (a shared expression must not wrap)");
+    k.sched.shared = NULL;
+    assert_int_equal(kf_schedule_shared(&k, args, &bytes, &err), KF_OK);
+    assert_int_equal(bytes, 0);
+    prog_free(p);
+    reject("@schedule(block = 64, shared = i)\nkernel k(i: i32) {}\n", 1, 32,
+           "shared = EXPR gives u32 bytes of dynamic shared memory, found i32: convert it with 'as u32'");
+    reject("@schedule(block = 64, shared = 300000)\nkernel k() {}\n", 1, 32,
+           "shared = 300000 bytes is over the limit of 232448 bytes (227 KiB, sm_90) per block");
+    reject("@schedule(block = 64, shared = x[0])\nkernel k(x: &[u32]) {}\n", 1, 32, "a shared expression cannot use buffer 'x'");
+    reject("@schedule(block = 64, shared = 4, shared = 8)\nkernel k() {}\n", 1, 35, "'shared' is given twice");
 }
 
 static void grid_division_by_zero_is_reported(void **state)
@@ -955,7 +1065,9 @@ int main(void)
         cmocka_unit_test(bitcast_needs_equal_sizes),
         cmocka_unit_test(let_is_immutable),
         cmocka_unit_test(local_arrays_need_constant_length),
-        cmocka_unit_test(shared_arrays_only_in_kernels),
+        cmocka_unit_test(shared_arrays_in_kernels_and_fns),
+        cmocka_unit_test(shared_views),
+        cmocka_unit_test(shared_array_parameters),
         cmocka_unit_test(assignment_targets),
         cmocka_unit_test(break_only_inside_loops),
         cmocka_unit_test(returns),
@@ -968,6 +1080,8 @@ int main(void)
         cmocka_unit_test(warp_builtins),
         cmocka_unit_test(atomic_builtins),
         cmocka_unit_test(math_builtins),
+        cmocka_unit_test(packed_half_builtins),
+        cmocka_unit_test(integer_and_fast_helpers),
         cmocka_unit_test(folding_uses_runtime_semantics),
         cmocka_unit_test(schedule_block_is_constant),
         cmocka_unit_test(schedule_grid_uses_only_scalars),
@@ -975,6 +1089,7 @@ int main(void)
         cmocka_unit_test(grid_overflow_names_the_expression),
         cmocka_unit_test(grid_defaults_to_count_over_block),
         cmocka_unit_test(grid_division_by_zero_is_reported),
+        cmocka_unit_test(schedule_shared_bytes),
         cmocka_unit_test(value_parse_reads_literals),
         cmocka_unit_test(value_parse_rejects_bad_text),
         cmocka_unit_test(names_and_calls_are_annotated),

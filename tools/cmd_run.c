@@ -3,7 +3,8 @@
  * dispatch once on the chosen backend (cpu by default) and write -o
  * NAME=out.npy files. Without -o, the first elements of every writable
  * buffer are printed. A kernel whose schedule has no grid runs over --count
- * elements (default: the length of its first buffer). */
+ * elements (default: the length of its first buffer). --shared BYTES gives
+ * the dynamic shared memory (overriding the schedule's `shared = EXPR`). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 #include "npy.h"
 
 static const char usage[] =
-    "kforge run FILE [-k KERNEL] [--backend cpu|cuda|ptx] [-D NAME=VALUE]... [--count N] [--time]\n"
+    "kforge run FILE [-k KERNEL] [--backend cpu|cuda|ptx] [-D NAME=VALUE]... [--count N] [--shared BYTES] [--time]\n"
     "           [NAME=VALUE | NAME=@in.npy | NAME=zeros(N) | NAME=rand(N,SEED) | NAME=iota(N)]...\n"
     "           [-o NAME=out.npy]...";
 
@@ -21,6 +22,7 @@ typedef struct {
     const char *file, *kernel;
     kf_backend backend;
     uint64_t count;
+    uint32_t shared;    /* --shared: dynamic shared-memory bytes (0: the schedule's) */
     bool time;
     kf_cli_defines defs;
     KF_VEC(kf_cli_binding) binds;
@@ -54,6 +56,13 @@ static int value_opt(void *args, const char *opt, char *val)
             return kf_cli_usage_error("run", usage, "bad --count '%s': expected a positive integer (%s)", val,
                                       KF_NUMBER_SYNTAX);
         a->count = c;
+    } else if (!strcmp(opt, "--shared")) {
+        uint64_t bytes = 0;
+        if (!kf_value_parse_u64(val, strlen(val), &bytes) || !bytes || bytes > UINT32_MAX)
+            return kf_cli_usage_error("run", usage,
+                                      "bad --shared '%s': expected bytes of dynamic shared memory, 1..4294967295 (%s)", val,
+                                      KF_NUMBER_SYNTAX);
+        a->shared = (uint32_t)bytes;
     } else {
         if (!split_binding(val, &b)) return kf_cli_usage_error("run", usage, "bad output '%s': expected -o NAME=out.npy", val);
         if (!KF_VEC_PUSH(&a->outs, b)) return KF_EXIT_RUNTIME;
@@ -63,7 +72,7 @@ static int value_opt(void *args, const char *opt, char *val)
 
 static int parse_args(int argc, char **argv, run_args *a)
 {
-    static const char *const vopts[] = {"-k", "--backend", "-D", "--count", "-o"};
+    static const char *const vopts[] = {"-k", "--backend", "-D", "--count", "--shared", "-o"};
     for (int i = 0; i < argc;) {
         int matched = kf_cli_value_opts(argc, argv, &i, vopts, sizeof vopts / sizeof vopts[0], "run", value_opt, a);
         if (matched < 0) return KF_EXIT_USAGE;
@@ -189,7 +198,7 @@ static int execute(const run_args *a, const kf_module *m, const kf_ir_kernel *k,
     if (st == KF_OK) st = kf_cli_devargs_make(dev, k, in, &da, &err);
     float ms = 0;
     if (st == KF_OK) {
-        kf_launch launch = {.count = count};
+        kf_launch launch = {.count = count, .dyn_shared = a->shared};
         st = kf_dispatch(pipe, da.args, da.n, &launch, a->time ? KF_DISPATCH_TIMED : KF_DISPATCH_SYNC, &ms, &err);
     }
     int rc;

@@ -255,7 +255,7 @@ static bool run_on(const kf_case *c, const prepared *pc, kf_device *dev, const c
     if (st == KF_OK) kf_cli_print_warning("test", pipe);
     if (st == KF_OK) st = kf_cli_devargs_make(dev, k, in, &da, &err);
     if (st == KF_OK) {
-        kf_launch launch = {.count = count};
+        kf_launch launch = {.count = count, .dyn_shared = c->shared};
         st = kf_dispatch(pipe, da.args, da.n, &launch, KF_DISPATCH_SYNC, NULL, &err);
     }
     bool pass;

@@ -90,6 +90,11 @@ static kf_status directive(kf_case *c, unsigned line, char **f, int n, kf_error 
     } else if (!strcmp(k, "count") && n == 2) {
         if (!kf_value_parse_u64(f[1], strlen(f[1]), &c->count) || !c->count)
             return case_error(err, c, line, "expected 'count N' with N > 0 (" KF_NUMBER_SYNTAX ")");
+    } else if (!strcmp(k, "shared") && n == 2) {
+        uint64_t b = 0;
+        if (!kf_value_parse_u64(f[1], strlen(f[1]), &b) || !b || b > UINT32_MAX)
+            return case_error(err, c, line, "expected 'shared BYTES' with 1 <= BYTES <= 4294967295 (" KF_NUMBER_SYNTAX ")");
+        c->shared = (uint32_t)b;
     } else if (!strcmp(k, "backends") && n >= 2) {
         static const char *const names[] = {"cpu", "cuda", "ptx"};
         for (int i = 1; i < n; i++) {
@@ -108,7 +113,7 @@ static kf_status directive(kf_case *c, unsigned line, char **f, int n, kf_error 
     } else if (!strcmp(k, "error") && n >= 2) {
         return KF_OK; /* handled by the caller, which keeps the rest of the line */
     } else {
-        return case_error(err, c, line, "expected one of: kernel FILE KERNEL, define NAME=VALUE, arg NAME=SPEC, count N, "
+        return case_error(err, c, line, "expected one of: kernel FILE KERNEL, define NAME=VALUE, arg NAME=SPEC, count N, shared BYTES, "
                                   "backends cpu|cuda|ptx..., reference NAME, expect NAME FILE [tolerances], error TEXT, size NAME = EXPR");
     }
     return KF_OK;

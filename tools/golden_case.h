@@ -9,6 +9,8 @@
  *                                a generator's N declares the buffer's size
  *   count     N                  element count for schedules without a grid
  *                                (with a grid the case fails: it would be ignored)
+ *   shared    BYTES              dynamic shared memory of the launch, as
+ *                                `kforge run --shared` (default: the schedule's)
  *   backends  cpu [cuda] [ptx]   restrict the backends (default: all)
  *   reference NAME               the reference function that computes the outputs
  *   expect    NAME FILE [abs=A] [rel=R] [ulp=U]
@@ -56,6 +58,7 @@ typedef struct {
     KF_VEC(kf_case_size) sizes;
     const char *error_text;    /* NULL unless the case expects a failure */
     uint64_t count;
+    uint32_t shared;           /* dynamic shared bytes; 0: the schedule's */
     unsigned backends;         /* bit per kf_backend value; 0 = all */
 } kf_case;
 

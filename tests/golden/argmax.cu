@@ -55,8 +55,8 @@ struct __align__(16) kf_f32x4 { float v[4]; };
 extern "C" __global__ void __launch_bounds__(1024)
 argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_, unsigned cols_)
 {
-    __shared__ __align__(4) float sv_[32];
-    __shared__ __align__(4) unsigned si_[32];
+    __shared__ __align__(16) float sv_[32];
+    __shared__ __align__(16) unsigned si_[32];
     kf_f32x4 v_[4];
     const unsigned kf_wn = kf_warp_lanes();
     unsigned tid_ = threadIdx.x;

@@ -106,7 +106,7 @@ struct __align__(16) kf_f32x4 { float v[4]; };
 extern "C" __global__ void __launch_bounds__(256)
 q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    __shared__ __align__(4) float part_[512];
+    __shared__ __align__(16) float part_[512];
     kf_f32x4 xs_[16];
     kf_u32x4 hv_[2];
     kf_u32x4 qa_[2];

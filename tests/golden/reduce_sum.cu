@@ -49,7 +49,7 @@ struct __align__(16) kf_f32x4 { float v[4]; };
 extern "C" __global__ void __launch_bounds__(256)
 reduce_sum(const float* __restrict__ x_, float* __restrict__ out_, unsigned n_)
 {
-    __shared__ __align__(4) float part_[8];
+    __shared__ __align__(16) float part_[8];
     kf_f32x4 acc_[4];
     float t111_;
     float t217_;

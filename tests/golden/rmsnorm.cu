@@ -29,6 +29,8 @@ __device__ __forceinline__ float kf_rsqrt_approx(float x) { float r; asm("rsqrt.
 __device__ __forceinline__ float kf_sin_approx(float x) { float r; asm("sin.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 __device__ __forceinline__ float kf_cos_approx(float x) { float r; asm("cos.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 __device__ __forceinline__ float kf_tanh_approx(float x) { float r; asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_rcp_approx(float x) { float r; asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_fast_div(float a, float b) { return __fmul_rn(a, kf_rcp_approx(b)); }
 
 __device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
 
@@ -79,7 +81,7 @@ struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 extern "C" __global__ void __launch_bounds__(256)
 rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __restrict__ y_, unsigned rows_, unsigned cols_, float eps_)
 {
-    __shared__ __align__(4) float part_[8];
+    __shared__ __align__(16) float part_[8];
     kf_f16x8 v_[4];
     kf_f16x8 g_[4];
     float t210_;

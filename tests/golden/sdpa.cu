@@ -29,6 +29,8 @@ __device__ __forceinline__ float kf_rsqrt_approx(float x) { float r; asm("rsqrt.
 __device__ __forceinline__ float kf_sin_approx(float x) { float r; asm("sin.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 __device__ __forceinline__ float kf_cos_approx(float x) { float r; asm("cos.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 __device__ __forceinline__ float kf_tanh_approx(float x) { float r; asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_rcp_approx(float x) { float r; asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_fast_div(float a, float b) { return __fmul_rn(a, kf_rcp_approx(b)); }
 
 __device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
 
@@ -79,9 +81,9 @@ struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 extern "C" __global__ void __launch_bounds__(128)
 sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
-    __shared__ __align__(4) float sm_m_[16];
-    __shared__ __align__(4) float sm_l_[16];
-    __shared__ __align__(4) float sm_o_[2048];
+    __shared__ __align__(16) float sm_m_[16];
+    __shared__ __align__(16) float sm_l_[16];
+    __shared__ __align__(16) float sm_o_[2048];
     float qf_[32];
     float m_[4];
     float ls_[4];

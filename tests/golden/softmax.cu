@@ -29,6 +29,8 @@ __device__ __forceinline__ float kf_rsqrt_approx(float x) { float r; asm("rsqrt.
 __device__ __forceinline__ float kf_sin_approx(float x) { float r; asm("sin.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 __device__ __forceinline__ float kf_cos_approx(float x) { float r; asm("cos.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 __device__ __forceinline__ float kf_tanh_approx(float x) { float r; asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_rcp_approx(float x) { float r; asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_fast_div(float a, float b) { return __fmul_rn(a, kf_rcp_approx(b)); }
 
 __device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
 
@@ -80,8 +82,8 @@ struct __align__(16) kf_f32x4 { float v[4]; };
 extern "C" __global__ void __launch_bounds__(256)
 softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_, unsigned cols_)
 {
-    __shared__ __align__(4) float red_max_[8];
-    __shared__ __align__(4) float red_sum_[8];
+    __shared__ __align__(16) float red_max_[8];
+    __shared__ __align__(16) float red_sum_[8];
     kf_f32x4 v_[8];
     float t175_;
     float t391_;
@@ -511,8 +513,8 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
 extern "C" __global__ void __launch_bounds__(256)
 softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned rows_, unsigned cols_)
 {
-    __shared__ __align__(4) float red_max_[8];
-    __shared__ __align__(4) float red_sum_[8];
+    __shared__ __align__(16) float red_max_[8];
+    __shared__ __align__(16) float red_sum_[8];
     float v_[32];
     float t183_;
     float t486_;

@@ -430,10 +430,13 @@ CUresult cuFuncGetAttribute(int *v, int attr, void *fn)
     return OK;
 }
 
+static int last_dyn_limit;   /* the last MAX_DYNAMIC_SHARED_SIZE_BYTES opt-in */
+int mock_last_dyn_limit(void) { return last_dyn_limit; }
 CUresult cuFuncSetAttribute(void *fn, int attr, int v)
 {
     FAULT(cuFuncSetAttribute);
     ((mock_func *)fn)->dyn_limit = v;
+    if (attr == 8) last_dyn_limit = v;
     return OK;
 }
 

@@ -218,6 +218,7 @@ static void ref_rmsnorm(ref_ctx *r)
 
 #include "reference_features.c"
 #include "reference_regress.c"
+#include "reference_section8.c"
 #include "reference_decode.c"
 
 /* ---- driver ---------------------------------------------------------------- */
@@ -230,6 +231,7 @@ static const struct {
     {"softmax_f16", ref_softmax_f16}, {"rmsnorm", ref_rmsnorm},
     KF_REFERENCE_FEATURES
     KF_REFERENCE_REGRESS
+    KF_REFERENCE_SECTION8
     KF_REFERENCE_DECODE
 };
 
