@@ -16,20 +16,8 @@
 
 #include "interp.h"
 #include "numeric.h"
+#include "kf_compile_test.h"
 
-static kf_module *compile(const char *src)
-{
-    kf_module *m = NULL;
-    kf_status st = kf_compile("t.kf", src, strlen(src), NULL, &m);
-    if (st != KF_OK && m) {
-        kf_buf out = {0};
-        kf_diags_render(&out, &m->diags, m->source, m->source_len);
-        print_error("%s\n", out.data ? out.data : "");
-        kf_buf_free(&out);
-    }
-    assert_int_equal(st, KF_OK);
-    return m;
-}
 
 /* Runs kernel 0 of src as one warp with buffers b0, b1 and the u32 mode. */
 static kf_status run_warp(const char *src, void *b0, size_t n0, void *b1, size_t n1, uint32_t mode, kf_error *err)
