@@ -33,8 +33,13 @@
  * starts on a 16-byte boundary, so such an element index k is at byte
  * k * size(type), aligned to its own size. The dynamic array (flags
  * KF_TF_DYN, len 0) has floor(bytes / size) elements for the launch's
- * dynamic bytes. Later shared-memory operations (ldmatrix, cp_async) address
- * arrays the same way: imm, an element index, and the element type. */
+ * dynamic bytes. The shared-memory INTRINs (ldmatrix, cp_async) address
+ * arrays the same way: imm, an element index, and the element type.
+ *
+ * Tensor-core fragments are vectors too (f16x8, i8x16, f32x4: lane j is
+ * PTX's element j); mma, ldmatrix and cp_async are INTRINs whose behaviour
+ * every pass reads from one table (KF_IR_INTRINS below), so version 3's
+ * wgmma, TMA copies and mbarriers are more rows there, not new ops. */
 #ifndef KF_IR_H
 #define KF_IR_H
 

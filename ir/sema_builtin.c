@@ -7,7 +7,10 @@
  * stay untyped constants (`let m: u32 = min(1, 2)`); over untyped runtime
  * arguments (select(c, 1, 2)) they take the type the context gives.
  * Pure builtins over constants fold with the runtime semantics; those whose
- * GPU result is an approximation (exp, sin, ...) are never folded. */
+ * GPU result is an approximation (exp, sin, ...) are never folded. The
+ * tensor-core builtins take their shape from the fragment types (mma), a
+ * shared array of 16-bit elements (ldmatrix) or a shared array and a buffer
+ * of one element type (cp_async, 4 or 5 arguments: two rows of the table). */
 #include "sema_impl.h"
 
 #include <stdio.h>
