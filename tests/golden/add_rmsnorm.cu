@@ -9,10 +9,13 @@ __device__ __forceinline__ float kf_f16_to_f32(kf_f16 h)
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
     return f;
 }
+/* the bits leave the asm in a 32-bit register: ptxas 13 turns an 8-bit store of
+   a cvt.rn.f16.f32 result register into a float -> u8 conversion */
 __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
 {
-    kf_f16 h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+    unsigned u;
+    asm("{ .reg .b16 t; cvt.rn.f16.f32 t, %1; cvt.u32.u16 %0, t; }" : "=r"(u) : "f"(f));
+    kf_f16 h = {(unsigned short)u};
     return h;
 }
 
@@ -80,386 +83,386 @@ struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 
 /* kernel add_rmsnorm (add_rmsnorm.kf:20) */
 extern "C" __global__ void __launch_bounds__(256)
-add_rmsnorm(kf_f16* __restrict__ x, const kf_f16* __restrict__ res, const kf_f16* __restrict__ w, kf_f16* __restrict__ y, unsigned rows, unsigned cols, float eps)
+add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f16* __restrict__ w_, kf_f16* __restrict__ y_, unsigned rows_, unsigned cols_, float eps_)
 {
-    __shared__ __align__(4) float part[8];
-    kf_f16x8 xv[4];
-    kf_f16x8 rv[4];
-    kf_f16x8 wv[4];
-    float t556;
-    float t1068;
+    __shared__ __align__(4) float part_[8];
+    kf_f16x8 xv_[4];
+    kf_f16x8 rv_[4];
+    kf_f16x8 wv_[4];
+    float t556_;
+    float t1068_;
     const unsigned kf_wn = kf_warp_lanes();
-    unsigned tid = threadIdx.x;
-    unsigned base = blockIdx.x * cols;
-    float acc = 0.0f;
-    bool t16 = (cols & 7u) == 0u;
-    bool t17 = t16;
-    if (t16) {
-        t17 = cols <= 8192u;
+    unsigned tid_ = threadIdx.x;
+    unsigned base_ = blockIdx.x * cols_;
+    float acc_ = 0.0f;
+    bool t16_ = (cols_ & 7u) == 0u;
+    bool t17_ = t16_;
+    if (t16_) {
+        t17_ = cols_ <= 8192u;
     }
-    if (t17) {
-        kf_f16x8* x8 = (kf_f16x8*)x;
-        const kf_f16x8* r8 = (const kf_f16x8*)res;
-        const kf_f16x8* w8 = (const kf_f16x8*)w;
-        kf_f16x8* y8 = (kf_f16x8*)y;
-        unsigned base8 = kf_shr_u32(base, 3u);
-        unsigned cols8 = kf_shr_u32(cols, 3u);
-        unsigned c = tid + 0u;
-        kf_f16x8 t31 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 a = t31;
-        kf_f16x8 t34 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 b = t34;
-        kf_f16x8 t37 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 g = t37;
-        if (c < cols8) {
-            unsigned t40 = base8 + c;
-            kf_f16x8 t41 = x8[t40];
-            a = t41;
-            unsigned t42 = base8 + c;
-            kf_f16x8 t43 = r8[t42];
-            b = t43;
-            kf_f16x8 t44 = w8[c];
-            g = t44;
+    if (t17_) {
+        kf_f16x8* x8_ = (kf_f16x8*)x_;
+        const kf_f16x8* r8_ = (const kf_f16x8*)res_;
+        const kf_f16x8* w8_ = (const kf_f16x8*)w_;
+        kf_f16x8* y8_ = (kf_f16x8*)y_;
+        unsigned base8_ = kf_shr_u32(base_, 3u);
+        unsigned cols8_ = kf_shr_u32(cols_, 3u);
+        unsigned c_ = tid_ + 0u;
+        kf_f16x8 t31_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 a_ = t31_;
+        kf_f16x8 t34_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 b_ = t34_;
+        kf_f16x8 t37_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 g_ = t37_;
+        if (c_ < cols8_) {
+            unsigned t40_ = base8_ + c_;
+            kf_f16x8 t41_ = x8_[t40_];
+            a_ = t41_;
+            unsigned t42_ = base8_ + c_;
+            kf_f16x8 t43_ = r8_[t42_];
+            b_ = t43_;
+            kf_f16x8 t44_ = w8_[c_];
+            g_ = t44_;
         }
-        xv[0u] = a;
-        rv[0u] = b;
-        wv[0u] = g;
-        unsigned c_2 = tid + 256u;
-        kf_f16x8 t51 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 a_2 = t51;
-        kf_f16x8 t54 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 b_2 = t54;
-        kf_f16x8 t57 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 g_2 = t57;
-        if (c_2 < cols8) {
-            unsigned t60 = base8 + c_2;
-            kf_f16x8 t61 = x8[t60];
-            a_2 = t61;
-            unsigned t62 = base8 + c_2;
-            kf_f16x8 t63 = r8[t62];
-            b_2 = t63;
-            kf_f16x8 t64 = w8[c_2];
-            g_2 = t64;
+        xv_[0u] = a_;
+        rv_[0u] = b_;
+        wv_[0u] = g_;
+        unsigned c_2_ = tid_ + 256u;
+        kf_f16x8 t51_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 a_2_ = t51_;
+        kf_f16x8 t54_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 b_2_ = t54_;
+        kf_f16x8 t57_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 g_2_ = t57_;
+        if (c_2_ < cols8_) {
+            unsigned t60_ = base8_ + c_2_;
+            kf_f16x8 t61_ = x8_[t60_];
+            a_2_ = t61_;
+            unsigned t62_ = base8_ + c_2_;
+            kf_f16x8 t63_ = r8_[t62_];
+            b_2_ = t63_;
+            kf_f16x8 t64_ = w8_[c_2_];
+            g_2_ = t64_;
         }
-        xv[1u] = a_2;
-        rv[1u] = b_2;
-        wv[1u] = g_2;
-        unsigned c_3 = tid + 512u;
-        kf_f16x8 t71 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 a_3 = t71;
-        kf_f16x8 t74 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 b_3 = t74;
-        kf_f16x8 t77 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 g_3 = t77;
-        if (c_3 < cols8) {
-            unsigned t80 = base8 + c_3;
-            kf_f16x8 t81 = x8[t80];
-            a_3 = t81;
-            unsigned t82 = base8 + c_3;
-            kf_f16x8 t83 = r8[t82];
-            b_3 = t83;
-            kf_f16x8 t84 = w8[c_3];
-            g_3 = t84;
+        xv_[1u] = a_2_;
+        rv_[1u] = b_2_;
+        wv_[1u] = g_2_;
+        unsigned c_3_ = tid_ + 512u;
+        kf_f16x8 t71_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 a_3_ = t71_;
+        kf_f16x8 t74_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 b_3_ = t74_;
+        kf_f16x8 t77_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 g_3_ = t77_;
+        if (c_3_ < cols8_) {
+            unsigned t80_ = base8_ + c_3_;
+            kf_f16x8 t81_ = x8_[t80_];
+            a_3_ = t81_;
+            unsigned t82_ = base8_ + c_3_;
+            kf_f16x8 t83_ = r8_[t82_];
+            b_3_ = t83_;
+            kf_f16x8 t84_ = w8_[c_3_];
+            g_3_ = t84_;
         }
-        xv[2u] = a_3;
-        rv[2u] = b_3;
-        wv[2u] = g_3;
-        unsigned c_4 = tid + 768u;
-        kf_f16x8 t91 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 a_4 = t91;
-        kf_f16x8 t94 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 b_4 = t94;
-        kf_f16x8 t97 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 g_4 = t97;
-        if (c_4 < cols8) {
-            unsigned t100 = base8 + c_4;
-            kf_f16x8 t101 = x8[t100];
-            a_4 = t101;
-            unsigned t102 = base8 + c_4;
-            kf_f16x8 t103 = r8[t102];
-            b_4 = t103;
-            kf_f16x8 t104 = w8[c_4];
-            g_4 = t104;
+        xv_[2u] = a_3_;
+        rv_[2u] = b_3_;
+        wv_[2u] = g_3_;
+        unsigned c_4_ = tid_ + 768u;
+        kf_f16x8 t91_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 a_4_ = t91_;
+        kf_f16x8 t94_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 b_4_ = t94_;
+        kf_f16x8 t97_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 g_4_ = t97_;
+        if (c_4_ < cols8_) {
+            unsigned t100_ = base8_ + c_4_;
+            kf_f16x8 t101_ = x8_[t100_];
+            a_4_ = t101_;
+            unsigned t102_ = base8_ + c_4_;
+            kf_f16x8 t103_ = r8_[t102_];
+            b_4_ = t103_;
+            kf_f16x8 t104_ = w8_[c_4_];
+            g_4_ = t104_;
         }
-        xv[3u] = a_4;
-        rv[3u] = b_4;
-        wv[3u] = g_4;
-        unsigned c_5 = tid + 0u;
-        kf_f16x8 t111 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 s = t111;
-        kf_f16 v = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[0u].v[0]), kf_f16_to_f32(rv[0u].v[0])));
-        s.v[0] = v;
-        acc = __fmaf_rn(kf_f16_to_f32(v), kf_f16_to_f32(v), acc);
-        kf_f16 v_2 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[0u].v[1]), kf_f16_to_f32(rv[0u].v[1])));
-        s.v[1] = v_2;
-        acc = __fmaf_rn(kf_f16_to_f32(v_2), kf_f16_to_f32(v_2), acc);
-        kf_f16 v_3 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[0u].v[2]), kf_f16_to_f32(rv[0u].v[2])));
-        s.v[2] = v_3;
-        acc = __fmaf_rn(kf_f16_to_f32(v_3), kf_f16_to_f32(v_3), acc);
-        kf_f16 v_4 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[0u].v[3]), kf_f16_to_f32(rv[0u].v[3])));
-        s.v[3] = v_4;
-        acc = __fmaf_rn(kf_f16_to_f32(v_4), kf_f16_to_f32(v_4), acc);
-        kf_f16 v_5 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[0u].v[4]), kf_f16_to_f32(rv[0u].v[4])));
-        s.v[4] = v_5;
-        acc = __fmaf_rn(kf_f16_to_f32(v_5), kf_f16_to_f32(v_5), acc);
-        kf_f16 v_6 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[0u].v[5]), kf_f16_to_f32(rv[0u].v[5])));
-        s.v[5] = v_6;
-        acc = __fmaf_rn(kf_f16_to_f32(v_6), kf_f16_to_f32(v_6), acc);
-        kf_f16 v_7 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[0u].v[6]), kf_f16_to_f32(rv[0u].v[6])));
-        s.v[6] = v_7;
-        acc = __fmaf_rn(kf_f16_to_f32(v_7), kf_f16_to_f32(v_7), acc);
-        kf_f16 v_8 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[0u].v[7]), kf_f16_to_f32(rv[0u].v[7])));
-        s.v[7] = v_8;
-        acc = __fmaf_rn(kf_f16_to_f32(v_8), kf_f16_to_f32(v_8), acc);
-        xv[0u] = s;
-        if (c_5 < cols8) {
-            x8[base8 + c_5] = s;
+        xv_[3u] = a_4_;
+        rv_[3u] = b_4_;
+        wv_[3u] = g_4_;
+        unsigned c_5_ = tid_ + 0u;
+        kf_f16x8 t111_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 s_ = t111_;
+        kf_f16 v_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[0]), kf_f16_to_f32(rv_[0u].v[0])));
+        s_.v[0] = v_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_), kf_f16_to_f32(v_), acc_);
+        kf_f16 v_2_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[1]), kf_f16_to_f32(rv_[0u].v[1])));
+        s_.v[1] = v_2_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_2_), kf_f16_to_f32(v_2_), acc_);
+        kf_f16 v_3_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[2]), kf_f16_to_f32(rv_[0u].v[2])));
+        s_.v[2] = v_3_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_3_), kf_f16_to_f32(v_3_), acc_);
+        kf_f16 v_4_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[3]), kf_f16_to_f32(rv_[0u].v[3])));
+        s_.v[3] = v_4_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_4_), kf_f16_to_f32(v_4_), acc_);
+        kf_f16 v_5_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[4]), kf_f16_to_f32(rv_[0u].v[4])));
+        s_.v[4] = v_5_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_5_), kf_f16_to_f32(v_5_), acc_);
+        kf_f16 v_6_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[5]), kf_f16_to_f32(rv_[0u].v[5])));
+        s_.v[5] = v_6_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_6_), kf_f16_to_f32(v_6_), acc_);
+        kf_f16 v_7_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[6]), kf_f16_to_f32(rv_[0u].v[6])));
+        s_.v[6] = v_7_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_7_), kf_f16_to_f32(v_7_), acc_);
+        kf_f16 v_8_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[7]), kf_f16_to_f32(rv_[0u].v[7])));
+        s_.v[7] = v_8_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_8_), kf_f16_to_f32(v_8_), acc_);
+        xv_[0u] = s_;
+        if (c_5_ < cols8_) {
+            x8_[base8_ + c_5_] = s_;
         }
-        unsigned c_6 = tid + 256u;
-        kf_f16x8 t223 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 s_2 = t223;
-        kf_f16 v_9 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[1u].v[0]), kf_f16_to_f32(rv[1u].v[0])));
-        s_2.v[0] = v_9;
-        acc = __fmaf_rn(kf_f16_to_f32(v_9), kf_f16_to_f32(v_9), acc);
-        kf_f16 v_10 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[1u].v[1]), kf_f16_to_f32(rv[1u].v[1])));
-        s_2.v[1] = v_10;
-        acc = __fmaf_rn(kf_f16_to_f32(v_10), kf_f16_to_f32(v_10), acc);
-        kf_f16 v_11 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[1u].v[2]), kf_f16_to_f32(rv[1u].v[2])));
-        s_2.v[2] = v_11;
-        acc = __fmaf_rn(kf_f16_to_f32(v_11), kf_f16_to_f32(v_11), acc);
-        kf_f16 v_12 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[1u].v[3]), kf_f16_to_f32(rv[1u].v[3])));
-        s_2.v[3] = v_12;
-        acc = __fmaf_rn(kf_f16_to_f32(v_12), kf_f16_to_f32(v_12), acc);
-        kf_f16 v_13 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[1u].v[4]), kf_f16_to_f32(rv[1u].v[4])));
-        s_2.v[4] = v_13;
-        acc = __fmaf_rn(kf_f16_to_f32(v_13), kf_f16_to_f32(v_13), acc);
-        kf_f16 v_14 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[1u].v[5]), kf_f16_to_f32(rv[1u].v[5])));
-        s_2.v[5] = v_14;
-        acc = __fmaf_rn(kf_f16_to_f32(v_14), kf_f16_to_f32(v_14), acc);
-        kf_f16 v_15 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[1u].v[6]), kf_f16_to_f32(rv[1u].v[6])));
-        s_2.v[6] = v_15;
-        acc = __fmaf_rn(kf_f16_to_f32(v_15), kf_f16_to_f32(v_15), acc);
-        kf_f16 v_16 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[1u].v[7]), kf_f16_to_f32(rv[1u].v[7])));
-        s_2.v[7] = v_16;
-        acc = __fmaf_rn(kf_f16_to_f32(v_16), kf_f16_to_f32(v_16), acc);
-        xv[1u] = s_2;
-        if (c_6 < cols8) {
-            x8[base8 + c_6] = s_2;
+        unsigned c_6_ = tid_ + 256u;
+        kf_f16x8 t223_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 s_2_ = t223_;
+        kf_f16 v_9_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[0]), kf_f16_to_f32(rv_[1u].v[0])));
+        s_2_.v[0] = v_9_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_9_), kf_f16_to_f32(v_9_), acc_);
+        kf_f16 v_10_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[1]), kf_f16_to_f32(rv_[1u].v[1])));
+        s_2_.v[1] = v_10_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_10_), kf_f16_to_f32(v_10_), acc_);
+        kf_f16 v_11_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[2]), kf_f16_to_f32(rv_[1u].v[2])));
+        s_2_.v[2] = v_11_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_11_), kf_f16_to_f32(v_11_), acc_);
+        kf_f16 v_12_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[3]), kf_f16_to_f32(rv_[1u].v[3])));
+        s_2_.v[3] = v_12_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_12_), kf_f16_to_f32(v_12_), acc_);
+        kf_f16 v_13_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[4]), kf_f16_to_f32(rv_[1u].v[4])));
+        s_2_.v[4] = v_13_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_13_), kf_f16_to_f32(v_13_), acc_);
+        kf_f16 v_14_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[5]), kf_f16_to_f32(rv_[1u].v[5])));
+        s_2_.v[5] = v_14_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_14_), kf_f16_to_f32(v_14_), acc_);
+        kf_f16 v_15_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[6]), kf_f16_to_f32(rv_[1u].v[6])));
+        s_2_.v[6] = v_15_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_15_), kf_f16_to_f32(v_15_), acc_);
+        kf_f16 v_16_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[7]), kf_f16_to_f32(rv_[1u].v[7])));
+        s_2_.v[7] = v_16_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_16_), kf_f16_to_f32(v_16_), acc_);
+        xv_[1u] = s_2_;
+        if (c_6_ < cols8_) {
+            x8_[base8_ + c_6_] = s_2_;
         }
-        unsigned c_7 = tid + 512u;
-        kf_f16x8 t335 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 s_3 = t335;
-        kf_f16 v_17 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[2u].v[0]), kf_f16_to_f32(rv[2u].v[0])));
-        s_3.v[0] = v_17;
-        acc = __fmaf_rn(kf_f16_to_f32(v_17), kf_f16_to_f32(v_17), acc);
-        kf_f16 v_18 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[2u].v[1]), kf_f16_to_f32(rv[2u].v[1])));
-        s_3.v[1] = v_18;
-        acc = __fmaf_rn(kf_f16_to_f32(v_18), kf_f16_to_f32(v_18), acc);
-        kf_f16 v_19 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[2u].v[2]), kf_f16_to_f32(rv[2u].v[2])));
-        s_3.v[2] = v_19;
-        acc = __fmaf_rn(kf_f16_to_f32(v_19), kf_f16_to_f32(v_19), acc);
-        kf_f16 v_20 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[2u].v[3]), kf_f16_to_f32(rv[2u].v[3])));
-        s_3.v[3] = v_20;
-        acc = __fmaf_rn(kf_f16_to_f32(v_20), kf_f16_to_f32(v_20), acc);
-        kf_f16 v_21 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[2u].v[4]), kf_f16_to_f32(rv[2u].v[4])));
-        s_3.v[4] = v_21;
-        acc = __fmaf_rn(kf_f16_to_f32(v_21), kf_f16_to_f32(v_21), acc);
-        kf_f16 v_22 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[2u].v[5]), kf_f16_to_f32(rv[2u].v[5])));
-        s_3.v[5] = v_22;
-        acc = __fmaf_rn(kf_f16_to_f32(v_22), kf_f16_to_f32(v_22), acc);
-        kf_f16 v_23 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[2u].v[6]), kf_f16_to_f32(rv[2u].v[6])));
-        s_3.v[6] = v_23;
-        acc = __fmaf_rn(kf_f16_to_f32(v_23), kf_f16_to_f32(v_23), acc);
-        kf_f16 v_24 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[2u].v[7]), kf_f16_to_f32(rv[2u].v[7])));
-        s_3.v[7] = v_24;
-        acc = __fmaf_rn(kf_f16_to_f32(v_24), kf_f16_to_f32(v_24), acc);
-        xv[2u] = s_3;
-        if (c_7 < cols8) {
-            x8[base8 + c_7] = s_3;
+        unsigned c_7_ = tid_ + 512u;
+        kf_f16x8 t335_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 s_3_ = t335_;
+        kf_f16 v_17_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[0]), kf_f16_to_f32(rv_[2u].v[0])));
+        s_3_.v[0] = v_17_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_17_), kf_f16_to_f32(v_17_), acc_);
+        kf_f16 v_18_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[1]), kf_f16_to_f32(rv_[2u].v[1])));
+        s_3_.v[1] = v_18_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_18_), kf_f16_to_f32(v_18_), acc_);
+        kf_f16 v_19_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[2]), kf_f16_to_f32(rv_[2u].v[2])));
+        s_3_.v[2] = v_19_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_19_), kf_f16_to_f32(v_19_), acc_);
+        kf_f16 v_20_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[3]), kf_f16_to_f32(rv_[2u].v[3])));
+        s_3_.v[3] = v_20_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_20_), kf_f16_to_f32(v_20_), acc_);
+        kf_f16 v_21_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[4]), kf_f16_to_f32(rv_[2u].v[4])));
+        s_3_.v[4] = v_21_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_21_), kf_f16_to_f32(v_21_), acc_);
+        kf_f16 v_22_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[5]), kf_f16_to_f32(rv_[2u].v[5])));
+        s_3_.v[5] = v_22_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_22_), kf_f16_to_f32(v_22_), acc_);
+        kf_f16 v_23_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[6]), kf_f16_to_f32(rv_[2u].v[6])));
+        s_3_.v[6] = v_23_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_23_), kf_f16_to_f32(v_23_), acc_);
+        kf_f16 v_24_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[7]), kf_f16_to_f32(rv_[2u].v[7])));
+        s_3_.v[7] = v_24_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_24_), kf_f16_to_f32(v_24_), acc_);
+        xv_[2u] = s_3_;
+        if (c_7_ < cols8_) {
+            x8_[base8_ + c_7_] = s_3_;
         }
-        unsigned c_8 = tid + 768u;
-        kf_f16x8 t447 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 s_4 = t447;
-        kf_f16 v_25 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[3u].v[0]), kf_f16_to_f32(rv[3u].v[0])));
-        s_4.v[0] = v_25;
-        acc = __fmaf_rn(kf_f16_to_f32(v_25), kf_f16_to_f32(v_25), acc);
-        kf_f16 v_26 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[3u].v[1]), kf_f16_to_f32(rv[3u].v[1])));
-        s_4.v[1] = v_26;
-        acc = __fmaf_rn(kf_f16_to_f32(v_26), kf_f16_to_f32(v_26), acc);
-        kf_f16 v_27 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[3u].v[2]), kf_f16_to_f32(rv[3u].v[2])));
-        s_4.v[2] = v_27;
-        acc = __fmaf_rn(kf_f16_to_f32(v_27), kf_f16_to_f32(v_27), acc);
-        kf_f16 v_28 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[3u].v[3]), kf_f16_to_f32(rv[3u].v[3])));
-        s_4.v[3] = v_28;
-        acc = __fmaf_rn(kf_f16_to_f32(v_28), kf_f16_to_f32(v_28), acc);
-        kf_f16 v_29 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[3u].v[4]), kf_f16_to_f32(rv[3u].v[4])));
-        s_4.v[4] = v_29;
-        acc = __fmaf_rn(kf_f16_to_f32(v_29), kf_f16_to_f32(v_29), acc);
-        kf_f16 v_30 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[3u].v[5]), kf_f16_to_f32(rv[3u].v[5])));
-        s_4.v[5] = v_30;
-        acc = __fmaf_rn(kf_f16_to_f32(v_30), kf_f16_to_f32(v_30), acc);
-        kf_f16 v_31 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[3u].v[6]), kf_f16_to_f32(rv[3u].v[6])));
-        s_4.v[6] = v_31;
-        acc = __fmaf_rn(kf_f16_to_f32(v_31), kf_f16_to_f32(v_31), acc);
-        kf_f16 v_32 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv[3u].v[7]), kf_f16_to_f32(rv[3u].v[7])));
-        s_4.v[7] = v_32;
-        acc = __fmaf_rn(kf_f16_to_f32(v_32), kf_f16_to_f32(v_32), acc);
-        xv[3u] = s_4;
-        if (c_8 < cols8) {
-            x8[base8 + c_8] = s_4;
+        unsigned c_8_ = tid_ + 768u;
+        kf_f16x8 t447_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 s_4_ = t447_;
+        kf_f16 v_25_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[0]), kf_f16_to_f32(rv_[3u].v[0])));
+        s_4_.v[0] = v_25_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_25_), kf_f16_to_f32(v_25_), acc_);
+        kf_f16 v_26_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[1]), kf_f16_to_f32(rv_[3u].v[1])));
+        s_4_.v[1] = v_26_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_26_), kf_f16_to_f32(v_26_), acc_);
+        kf_f16 v_27_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[2]), kf_f16_to_f32(rv_[3u].v[2])));
+        s_4_.v[2] = v_27_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_27_), kf_f16_to_f32(v_27_), acc_);
+        kf_f16 v_28_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[3]), kf_f16_to_f32(rv_[3u].v[3])));
+        s_4_.v[3] = v_28_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_28_), kf_f16_to_f32(v_28_), acc_);
+        kf_f16 v_29_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[4]), kf_f16_to_f32(rv_[3u].v[4])));
+        s_4_.v[4] = v_29_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_29_), kf_f16_to_f32(v_29_), acc_);
+        kf_f16 v_30_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[5]), kf_f16_to_f32(rv_[3u].v[5])));
+        s_4_.v[5] = v_30_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_30_), kf_f16_to_f32(v_30_), acc_);
+        kf_f16 v_31_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[6]), kf_f16_to_f32(rv_[3u].v[6])));
+        s_4_.v[6] = v_31_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_31_), kf_f16_to_f32(v_31_), acc_);
+        kf_f16 v_32_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[7]), kf_f16_to_f32(rv_[3u].v[7])));
+        s_4_.v[7] = v_32_;
+        acc_ = __fmaf_rn(kf_f16_to_f32(v_32_), kf_f16_to_f32(v_32_), acc_);
+        xv_[3u] = s_4_;
+        if (c_8_ < cols8_) {
+            x8_[base8_ + c_8_] = s_4_;
         }
-        unsigned t577 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
-        if (t577 == 32u) {
-            float t582 = __fadd_rn(acc, kf_shfl_xor(acc, 16u, kf_wn));
-            float t585 = __fadd_rn(t582, kf_shfl_xor(t582, 8u, kf_wn));
-            float t588 = __fadd_rn(t585, kf_shfl_xor(t585, 4u, kf_wn));
-            float t591 = __fadd_rn(t588, kf_shfl_xor(t588, 2u, kf_wn));
-            t556 = __fadd_rn(t591, kf_shfl_xor(t591, 1u, kf_wn));
+        unsigned t577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t577_ == 32u) {
+            float t582_ = __fadd_rn(acc_, kf_shfl_xor(acc_, 16u, kf_wn));
+            float t585_ = __fadd_rn(t582_, kf_shfl_xor(t582_, 8u, kf_wn));
+            float t588_ = __fadd_rn(t585_, kf_shfl_xor(t585_, 4u, kf_wn));
+            float t591_ = __fadd_rn(t588_, kf_shfl_xor(t588_, 2u, kf_wn));
+            t556_ = __fadd_rn(t591_, kf_shfl_xor(t591_, 1u, kf_wn));
         } else {
-            float t597 = kf_shfl_down(acc, 16u, kf_wn);
-            bool t599 = (kf_lane_id() + 16u) < t577;
-            float t600 = __fadd_rn(acc, t597);
-            float t601 = t599 ? t600 : acc;
-            float t603 = kf_shfl_down(t601, 8u, kf_wn);
-            bool t605 = (kf_lane_id() + 8u) < t577;
-            float t606 = __fadd_rn(t601, t603);
-            float t607 = t605 ? t606 : t601;
-            float t609 = kf_shfl_down(t607, 4u, kf_wn);
-            bool t611 = (kf_lane_id() + 4u) < t577;
-            float t612 = __fadd_rn(t607, t609);
-            float t613 = t611 ? t612 : t607;
-            float t615 = kf_shfl_down(t613, 2u, kf_wn);
-            bool t617 = (kf_lane_id() + 2u) < t577;
-            float t618 = __fadd_rn(t613, t615);
-            float t619 = t617 ? t618 : t613;
-            float t621 = kf_shfl_down(t619, 1u, kf_wn);
-            bool t623 = (kf_lane_id() + 1u) < t577;
-            float t624 = __fadd_rn(t619, t621);
-            t556 = kf_shfl(t623 ? t624 : t619, 0u, kf_wn);
+            float t597_ = kf_shfl_down(acc_, 16u, kf_wn);
+            bool t599_ = (kf_lane_id() + 16u) < t577_;
+            float t600_ = __fadd_rn(acc_, t597_);
+            float t601_ = t599_ ? t600_ : acc_;
+            float t603_ = kf_shfl_down(t601_, 8u, kf_wn);
+            bool t605_ = (kf_lane_id() + 8u) < t577_;
+            float t606_ = __fadd_rn(t601_, t603_);
+            float t607_ = t605_ ? t606_ : t601_;
+            float t609_ = kf_shfl_down(t607_, 4u, kf_wn);
+            bool t611_ = (kf_lane_id() + 4u) < t577_;
+            float t612_ = __fadd_rn(t607_, t609_);
+            float t613_ = t611_ ? t612_ : t607_;
+            float t615_ = kf_shfl_down(t613_, 2u, kf_wn);
+            bool t617_ = (kf_lane_id() + 2u) < t577_;
+            float t618_ = __fadd_rn(t613_, t615_);
+            float t619_ = t617_ ? t618_ : t613_;
+            float t621_ = kf_shfl_down(t619_, 1u, kf_wn);
+            bool t623_ = (kf_lane_id() + 1u) < t577_;
+            float t624_ = __fadd_rn(t619_, t621_);
+            t556_ = kf_shfl(t623_ ? t624_ : t619_, 0u, kf_wn);
         }
-        acc = t556;
+        acc_ = t556_;
         if (kf_lane_id() == 0u) {
-            part[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = acc;
+            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = acc_;
         }
         __syncthreads();
-        float total = 0.0f;
-        total = __fadd_rn(total, part[0u]);
-        total = __fadd_rn(total, part[1u]);
-        total = __fadd_rn(total, part[2u]);
-        total = __fadd_rn(total, part[3u]);
-        total = __fadd_rn(total, part[4u]);
-        total = __fadd_rn(total, part[5u]);
-        total = __fadd_rn(total, part[6u]);
-        total = __fadd_rn(total, part[7u]);
-        float scale = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total, (float)cols), eps));
-        unsigned c_9 = tid + 0u;
-        if (c_9 < cols8) {
-            kf_f16x8 t676 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o = t676;
-            o.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[0u].v[0]), scale), kf_f16_to_f32(wv[0u].v[0])));
-            o.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[0u].v[1]), scale), kf_f16_to_f32(wv[0u].v[1])));
-            o.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[0u].v[2]), scale), kf_f16_to_f32(wv[0u].v[2])));
-            o.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[0u].v[3]), scale), kf_f16_to_f32(wv[0u].v[3])));
-            o.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[0u].v[4]), scale), kf_f16_to_f32(wv[0u].v[4])));
-            o.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[0u].v[5]), scale), kf_f16_to_f32(wv[0u].v[5])));
-            o.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[0u].v[6]), scale), kf_f16_to_f32(wv[0u].v[6])));
-            o.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[0u].v[7]), scale), kf_f16_to_f32(wv[0u].v[7])));
-            y8[base8 + c_9] = o;
+        float total_ = 0.0f;
+        total_ = __fadd_rn(total_, part_[0u]);
+        total_ = __fadd_rn(total_, part_[1u]);
+        total_ = __fadd_rn(total_, part_[2u]);
+        total_ = __fadd_rn(total_, part_[3u]);
+        total_ = __fadd_rn(total_, part_[4u]);
+        total_ = __fadd_rn(total_, part_[5u]);
+        total_ = __fadd_rn(total_, part_[6u]);
+        total_ = __fadd_rn(total_, part_[7u]);
+        float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total_, (float)cols_), eps_));
+        unsigned c_9_ = tid_ + 0u;
+        if (c_9_ < cols8_) {
+            kf_f16x8 t676_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_ = t676_;
+            o_.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[0]), scale_), kf_f16_to_f32(wv_[0u].v[0])));
+            o_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[1]), scale_), kf_f16_to_f32(wv_[0u].v[1])));
+            o_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[2]), scale_), kf_f16_to_f32(wv_[0u].v[2])));
+            o_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[3]), scale_), kf_f16_to_f32(wv_[0u].v[3])));
+            o_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[4]), scale_), kf_f16_to_f32(wv_[0u].v[4])));
+            o_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[5]), scale_), kf_f16_to_f32(wv_[0u].v[5])));
+            o_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[6]), scale_), kf_f16_to_f32(wv_[0u].v[6])));
+            o_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[7]), scale_), kf_f16_to_f32(wv_[0u].v[7])));
+            y8_[base8_ + c_9_] = o_;
         }
-        unsigned c_10 = tid + 256u;
-        if (c_10 < cols8) {
-            kf_f16x8 t771 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_2 = t771;
-            o_2.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[1u].v[0]), scale), kf_f16_to_f32(wv[1u].v[0])));
-            o_2.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[1u].v[1]), scale), kf_f16_to_f32(wv[1u].v[1])));
-            o_2.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[1u].v[2]), scale), kf_f16_to_f32(wv[1u].v[2])));
-            o_2.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[1u].v[3]), scale), kf_f16_to_f32(wv[1u].v[3])));
-            o_2.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[1u].v[4]), scale), kf_f16_to_f32(wv[1u].v[4])));
-            o_2.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[1u].v[5]), scale), kf_f16_to_f32(wv[1u].v[5])));
-            o_2.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[1u].v[6]), scale), kf_f16_to_f32(wv[1u].v[6])));
-            o_2.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[1u].v[7]), scale), kf_f16_to_f32(wv[1u].v[7])));
-            y8[base8 + c_10] = o_2;
+        unsigned c_10_ = tid_ + 256u;
+        if (c_10_ < cols8_) {
+            kf_f16x8 t771_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_2_ = t771_;
+            o_2_.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[0]), scale_), kf_f16_to_f32(wv_[1u].v[0])));
+            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[1]), scale_), kf_f16_to_f32(wv_[1u].v[1])));
+            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[2]), scale_), kf_f16_to_f32(wv_[1u].v[2])));
+            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[3]), scale_), kf_f16_to_f32(wv_[1u].v[3])));
+            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[4]), scale_), kf_f16_to_f32(wv_[1u].v[4])));
+            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[5]), scale_), kf_f16_to_f32(wv_[1u].v[5])));
+            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[6]), scale_), kf_f16_to_f32(wv_[1u].v[6])));
+            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[7]), scale_), kf_f16_to_f32(wv_[1u].v[7])));
+            y8_[base8_ + c_10_] = o_2_;
         }
-        unsigned c_11 = tid + 512u;
-        if (c_11 < cols8) {
-            kf_f16x8 t866 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_3 = t866;
-            o_3.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[2u].v[0]), scale), kf_f16_to_f32(wv[2u].v[0])));
-            o_3.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[2u].v[1]), scale), kf_f16_to_f32(wv[2u].v[1])));
-            o_3.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[2u].v[2]), scale), kf_f16_to_f32(wv[2u].v[2])));
-            o_3.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[2u].v[3]), scale), kf_f16_to_f32(wv[2u].v[3])));
-            o_3.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[2u].v[4]), scale), kf_f16_to_f32(wv[2u].v[4])));
-            o_3.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[2u].v[5]), scale), kf_f16_to_f32(wv[2u].v[5])));
-            o_3.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[2u].v[6]), scale), kf_f16_to_f32(wv[2u].v[6])));
-            o_3.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[2u].v[7]), scale), kf_f16_to_f32(wv[2u].v[7])));
-            y8[base8 + c_11] = o_3;
+        unsigned c_11_ = tid_ + 512u;
+        if (c_11_ < cols8_) {
+            kf_f16x8 t866_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_3_ = t866_;
+            o_3_.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[0]), scale_), kf_f16_to_f32(wv_[2u].v[0])));
+            o_3_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[1]), scale_), kf_f16_to_f32(wv_[2u].v[1])));
+            o_3_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[2]), scale_), kf_f16_to_f32(wv_[2u].v[2])));
+            o_3_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[3]), scale_), kf_f16_to_f32(wv_[2u].v[3])));
+            o_3_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[4]), scale_), kf_f16_to_f32(wv_[2u].v[4])));
+            o_3_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[5]), scale_), kf_f16_to_f32(wv_[2u].v[5])));
+            o_3_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[6]), scale_), kf_f16_to_f32(wv_[2u].v[6])));
+            o_3_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[7]), scale_), kf_f16_to_f32(wv_[2u].v[7])));
+            y8_[base8_ + c_11_] = o_3_;
         }
-        unsigned c_12 = tid + 768u;
-        if (c_12 < cols8) {
-            kf_f16x8 t961 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_4 = t961;
-            o_4.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[3u].v[0]), scale), kf_f16_to_f32(wv[3u].v[0])));
-            o_4.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[3u].v[1]), scale), kf_f16_to_f32(wv[3u].v[1])));
-            o_4.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[3u].v[2]), scale), kf_f16_to_f32(wv[3u].v[2])));
-            o_4.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[3u].v[3]), scale), kf_f16_to_f32(wv[3u].v[3])));
-            o_4.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[3u].v[4]), scale), kf_f16_to_f32(wv[3u].v[4])));
-            o_4.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[3u].v[5]), scale), kf_f16_to_f32(wv[3u].v[5])));
-            o_4.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[3u].v[6]), scale), kf_f16_to_f32(wv[3u].v[6])));
-            o_4.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv[3u].v[7]), scale), kf_f16_to_f32(wv[3u].v[7])));
-            y8[base8 + c_12] = o_4;
+        unsigned c_12_ = tid_ + 768u;
+        if (c_12_ < cols8_) {
+            kf_f16x8 t961_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_4_ = t961_;
+            o_4_.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[0]), scale_), kf_f16_to_f32(wv_[3u].v[0])));
+            o_4_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[1]), scale_), kf_f16_to_f32(wv_[3u].v[1])));
+            o_4_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[2]), scale_), kf_f16_to_f32(wv_[3u].v[2])));
+            o_4_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[3]), scale_), kf_f16_to_f32(wv_[3u].v[3])));
+            o_4_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[4]), scale_), kf_f16_to_f32(wv_[3u].v[4])));
+            o_4_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[5]), scale_), kf_f16_to_f32(wv_[3u].v[5])));
+            o_4_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[6]), scale_), kf_f16_to_f32(wv_[3u].v[6])));
+            o_4_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[7]), scale_), kf_f16_to_f32(wv_[3u].v[7])));
+            y8_[base8_ + c_12_] = o_4_;
         }
     } else {
-        for (unsigned c_13 = tid; c_13 < cols; c_13 = c_13 + 256u) {
-            kf_f16 v_33 = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(x[base + c_13]), kf_f16_to_f32(res[base + c_13])));
-            x[base + c_13] = v_33;
-            acc = __fmaf_rn(kf_f16_to_f32(v_33), kf_f16_to_f32(v_33), acc);
+        for (unsigned c_13_ = tid_; c_13_ < cols_; c_13_ = c_13_ + 256u) {
+            kf_f16 v_33_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(x_[base_ + c_13_]), kf_f16_to_f32(res_[base_ + c_13_])));
+            x_[base_ + c_13_] = v_33_;
+            acc_ = __fmaf_rn(kf_f16_to_f32(v_33_), kf_f16_to_f32(v_33_), acc_);
         }
-        unsigned t1089 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
-        if (t1089 == 32u) {
-            float t1094 = __fadd_rn(acc, kf_shfl_xor(acc, 16u, kf_wn));
-            float t1097 = __fadd_rn(t1094, kf_shfl_xor(t1094, 8u, kf_wn));
-            float t1100 = __fadd_rn(t1097, kf_shfl_xor(t1097, 4u, kf_wn));
-            float t1103 = __fadd_rn(t1100, kf_shfl_xor(t1100, 2u, kf_wn));
-            t1068 = __fadd_rn(t1103, kf_shfl_xor(t1103, 1u, kf_wn));
+        unsigned t1089_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t1089_ == 32u) {
+            float t1094_ = __fadd_rn(acc_, kf_shfl_xor(acc_, 16u, kf_wn));
+            float t1097_ = __fadd_rn(t1094_, kf_shfl_xor(t1094_, 8u, kf_wn));
+            float t1100_ = __fadd_rn(t1097_, kf_shfl_xor(t1097_, 4u, kf_wn));
+            float t1103_ = __fadd_rn(t1100_, kf_shfl_xor(t1100_, 2u, kf_wn));
+            t1068_ = __fadd_rn(t1103_, kf_shfl_xor(t1103_, 1u, kf_wn));
         } else {
-            float t1109 = kf_shfl_down(acc, 16u, kf_wn);
-            bool t1111 = (kf_lane_id() + 16u) < t1089;
-            float t1112 = __fadd_rn(acc, t1109);
-            float t1113 = t1111 ? t1112 : acc;
-            float t1115 = kf_shfl_down(t1113, 8u, kf_wn);
-            bool t1117 = (kf_lane_id() + 8u) < t1089;
-            float t1118 = __fadd_rn(t1113, t1115);
-            float t1119 = t1117 ? t1118 : t1113;
-            float t1121 = kf_shfl_down(t1119, 4u, kf_wn);
-            bool t1123 = (kf_lane_id() + 4u) < t1089;
-            float t1124 = __fadd_rn(t1119, t1121);
-            float t1125 = t1123 ? t1124 : t1119;
-            float t1127 = kf_shfl_down(t1125, 2u, kf_wn);
-            bool t1129 = (kf_lane_id() + 2u) < t1089;
-            float t1130 = __fadd_rn(t1125, t1127);
-            float t1131 = t1129 ? t1130 : t1125;
-            float t1133 = kf_shfl_down(t1131, 1u, kf_wn);
-            bool t1135 = (kf_lane_id() + 1u) < t1089;
-            float t1136 = __fadd_rn(t1131, t1133);
-            t1068 = kf_shfl(t1135 ? t1136 : t1131, 0u, kf_wn);
+            float t1109_ = kf_shfl_down(acc_, 16u, kf_wn);
+            bool t1111_ = (kf_lane_id() + 16u) < t1089_;
+            float t1112_ = __fadd_rn(acc_, t1109_);
+            float t1113_ = t1111_ ? t1112_ : acc_;
+            float t1115_ = kf_shfl_down(t1113_, 8u, kf_wn);
+            bool t1117_ = (kf_lane_id() + 8u) < t1089_;
+            float t1118_ = __fadd_rn(t1113_, t1115_);
+            float t1119_ = t1117_ ? t1118_ : t1113_;
+            float t1121_ = kf_shfl_down(t1119_, 4u, kf_wn);
+            bool t1123_ = (kf_lane_id() + 4u) < t1089_;
+            float t1124_ = __fadd_rn(t1119_, t1121_);
+            float t1125_ = t1123_ ? t1124_ : t1119_;
+            float t1127_ = kf_shfl_down(t1125_, 2u, kf_wn);
+            bool t1129_ = (kf_lane_id() + 2u) < t1089_;
+            float t1130_ = __fadd_rn(t1125_, t1127_);
+            float t1131_ = t1129_ ? t1130_ : t1125_;
+            float t1133_ = kf_shfl_down(t1131_, 1u, kf_wn);
+            bool t1135_ = (kf_lane_id() + 1u) < t1089_;
+            float t1136_ = __fadd_rn(t1131_, t1133_);
+            t1068_ = kf_shfl(t1135_ ? t1136_ : t1131_, 0u, kf_wn);
         }
-        acc = t1068;
+        acc_ = t1068_;
         if (kf_lane_id() == 0u) {
-            part[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = acc;
+            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = acc_;
         }
         __syncthreads();
-        float total_2 = 0.0f;
-        total_2 = __fadd_rn(total_2, part[0u]);
-        total_2 = __fadd_rn(total_2, part[1u]);
-        total_2 = __fadd_rn(total_2, part[2u]);
-        total_2 = __fadd_rn(total_2, part[3u]);
-        total_2 = __fadd_rn(total_2, part[4u]);
-        total_2 = __fadd_rn(total_2, part[5u]);
-        total_2 = __fadd_rn(total_2, part[6u]);
-        total_2 = __fadd_rn(total_2, part[7u]);
-        float scale_2 = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total_2, (float)cols), eps));
-        for (unsigned c_14 = tid; c_14 < cols; c_14 = c_14 + 256u) {
-            y[base + c_14] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x[base + c_14]), scale_2), kf_f16_to_f32(w[c_14])));
+        float total_2_ = 0.0f;
+        total_2_ = __fadd_rn(total_2_, part_[0u]);
+        total_2_ = __fadd_rn(total_2_, part_[1u]);
+        total_2_ = __fadd_rn(total_2_, part_[2u]);
+        total_2_ = __fadd_rn(total_2_, part_[3u]);
+        total_2_ = __fadd_rn(total_2_, part_[4u]);
+        total_2_ = __fadd_rn(total_2_, part_[5u]);
+        total_2_ = __fadd_rn(total_2_, part_[6u]);
+        total_2_ = __fadd_rn(total_2_, part_[7u]);
+        float scale_2_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total_2_, (float)cols_), eps_));
+        for (unsigned c_14_ = tid_; c_14_ < cols_; c_14_ = c_14_ + 256u) {
+            y_[base_ + c_14_] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x_[base_ + c_14_]), scale_2_), kf_f16_to_f32(w_[c_14_])));
         }
     }
 }

@@ -53,911 +53,911 @@ struct __align__(16) kf_f32x4 { float v[4]; };
 
 /* kernel argmax (argmax.kf:23) */
 extern "C" __global__ void __launch_bounds__(1024)
-argmax(const float* __restrict__ x, unsigned* __restrict__ idx, unsigned rows, unsigned cols)
+argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_, unsigned cols_)
 {
-    __shared__ __align__(4) float sv[32];
-    __shared__ __align__(4) unsigned si[32];
-    kf_f32x4 v[4];
+    __shared__ __align__(4) float sv_[32];
+    __shared__ __align__(4) unsigned si_[32];
+    kf_f32x4 v_[4];
     const unsigned kf_wn = kf_warp_lanes();
-    unsigned tid = threadIdx.x;
-    unsigned base = blockIdx.x * cols;
-    float bv = __uint_as_float(0xff800000u);
-    unsigned bi = 4294967295u;
-    if ((cols & 3u) == 0u) {
-        const kf_f32x4* x4 = (const kf_f32x4*)x;
-        unsigned base4 = kf_shr_u32(base, 2u);
-        unsigned n4 = kf_shr_u32(cols, 2u);
-        for (unsigned c0 = tid; c0 < n4; c0 = c0 + 4096u) {
-            kf_f32x4 t25 = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
-            kf_f32x4 t = t25;
-            if ((c0 + 0u) < n4) {
-                unsigned t32 = (base4 + c0) + 0u;
-                kf_f32x4 t33 = x4[t32];
-                t = t33;
+    unsigned tid_ = threadIdx.x;
+    unsigned base_ = blockIdx.x * cols_;
+    float bv_ = __uint_as_float(0xff800000u);
+    unsigned bi_ = 4294967295u;
+    if ((cols_ & 3u) == 0u) {
+        const kf_f32x4* x4_ = (const kf_f32x4*)x_;
+        unsigned base4_ = kf_shr_u32(base_, 2u);
+        unsigned n4_ = kf_shr_u32(cols_, 2u);
+        for (unsigned c0_ = tid_; c0_ < n4_; c0_ = c0_ + 4096u) {
+            kf_f32x4 t25_ = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
+            kf_f32x4 t_ = t25_;
+            if ((c0_ + 0u) < n4_) {
+                unsigned t32_ = (base4_ + c0_) + 0u;
+                kf_f32x4 t33_ = x4_[t32_];
+                t_ = t33_;
             }
-            v[0u] = t;
-            kf_f32x4 t36 = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
-            kf_f32x4 t_2 = t36;
-            if ((c0 + 1024u) < n4) {
-                unsigned t43 = (base4 + c0) + 1024u;
-                kf_f32x4 t44 = x4[t43];
-                t_2 = t44;
+            v_[0u] = t_;
+            kf_f32x4 t36_ = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
+            kf_f32x4 t_2_ = t36_;
+            if ((c0_ + 1024u) < n4_) {
+                unsigned t43_ = (base4_ + c0_) + 1024u;
+                kf_f32x4 t44_ = x4_[t43_];
+                t_2_ = t44_;
             }
-            v[1u] = t_2;
-            kf_f32x4 t47 = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
-            kf_f32x4 t_3 = t47;
-            if ((c0 + 2048u) < n4) {
-                unsigned t54 = (base4 + c0) + 2048u;
-                kf_f32x4 t55 = x4[t54];
-                t_3 = t55;
+            v_[1u] = t_2_;
+            kf_f32x4 t47_ = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
+            kf_f32x4 t_3_ = t47_;
+            if ((c0_ + 2048u) < n4_) {
+                unsigned t54_ = (base4_ + c0_) + 2048u;
+                kf_f32x4 t55_ = x4_[t54_];
+                t_3_ = t55_;
             }
-            v[2u] = t_3;
-            kf_f32x4 t58 = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
-            kf_f32x4 t_4 = t58;
-            if ((c0 + 3072u) < n4) {
-                unsigned t65 = (base4 + c0) + 3072u;
-                kf_f32x4 t66 = x4[t65];
-                t_4 = t66;
+            v_[2u] = t_3_;
+            kf_f32x4 t58_ = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
+            kf_f32x4 t_4_ = t58_;
+            if ((c0_ + 3072u) < n4_) {
+                unsigned t65_ = (base4_ + c0_) + 3072u;
+                kf_f32x4 t66_ = x4_[t65_];
+                t_4_ = t66_;
             }
-            v[3u] = t_4;
-            unsigned i = ((c0 + 0u) * 4u) + 0u;
-            float v_2 = v[0u].v[0];
-            bool t77 = v_2 > bv;
-            bool t78 = t77;
-            if (!t77) {
-                bool t80 = v_2 == bv;
-                bool t81 = t80;
-                if (t80) {
-                    t81 = i < bi;
+            v_[3u] = t_4_;
+            unsigned i_ = ((c0_ + 0u) * 4u) + 0u;
+            float v_2_ = v_[0u].v[0];
+            bool t77_ = v_2_ > bv_;
+            bool t78_ = t77_;
+            if (!t77_) {
+                bool t80_ = v_2_ == bv_;
+                bool t81_ = t80_;
+                if (t80_) {
+                    t81_ = i_ < bi_;
                 }
-                t78 = t81;
+                t78_ = t81_;
             }
-            if (t78) {
-                bv = v[0u].v[0];
-                bi = i;
+            if (t78_) {
+                bv_ = v_[0u].v[0];
+                bi_ = i_;
             }
-            unsigned i_2 = ((c0 + 0u) * 4u) + 1u;
-            float v_3 = v[0u].v[1];
-            bool t95 = v_3 > bv;
-            bool t96 = t95;
-            if (!t95) {
-                bool t98 = v_3 == bv;
-                bool t99 = t98;
-                if (t98) {
-                    t99 = i_2 < bi;
+            unsigned i_2_ = ((c0_ + 0u) * 4u) + 1u;
+            float v_3_ = v_[0u].v[1];
+            bool t95_ = v_3_ > bv_;
+            bool t96_ = t95_;
+            if (!t95_) {
+                bool t98_ = v_3_ == bv_;
+                bool t99_ = t98_;
+                if (t98_) {
+                    t99_ = i_2_ < bi_;
                 }
-                t96 = t99;
+                t96_ = t99_;
             }
-            if (t96) {
-                bv = v[0u].v[1];
-                bi = i_2;
+            if (t96_) {
+                bv_ = v_[0u].v[1];
+                bi_ = i_2_;
             }
-            unsigned i_3 = ((c0 + 0u) * 4u) + 2u;
-            float v_4 = v[0u].v[2];
-            bool t113 = v_4 > bv;
-            bool t114 = t113;
-            if (!t113) {
-                bool t116 = v_4 == bv;
-                bool t117 = t116;
-                if (t116) {
-                    t117 = i_3 < bi;
+            unsigned i_3_ = ((c0_ + 0u) * 4u) + 2u;
+            float v_4_ = v_[0u].v[2];
+            bool t113_ = v_4_ > bv_;
+            bool t114_ = t113_;
+            if (!t113_) {
+                bool t116_ = v_4_ == bv_;
+                bool t117_ = t116_;
+                if (t116_) {
+                    t117_ = i_3_ < bi_;
                 }
-                t114 = t117;
+                t114_ = t117_;
             }
-            if (t114) {
-                bv = v[0u].v[2];
-                bi = i_3;
+            if (t114_) {
+                bv_ = v_[0u].v[2];
+                bi_ = i_3_;
             }
-            unsigned i_4 = ((c0 + 0u) * 4u) + 3u;
-            float v_5 = v[0u].v[3];
-            bool t131 = v_5 > bv;
-            bool t132 = t131;
-            if (!t131) {
-                bool t134 = v_5 == bv;
-                bool t135 = t134;
-                if (t134) {
-                    t135 = i_4 < bi;
+            unsigned i_4_ = ((c0_ + 0u) * 4u) + 3u;
+            float v_5_ = v_[0u].v[3];
+            bool t131_ = v_5_ > bv_;
+            bool t132_ = t131_;
+            if (!t131_) {
+                bool t134_ = v_5_ == bv_;
+                bool t135_ = t134_;
+                if (t134_) {
+                    t135_ = i_4_ < bi_;
                 }
-                t132 = t135;
+                t132_ = t135_;
             }
-            if (t132) {
-                bv = v[0u].v[3];
-                bi = i_4;
+            if (t132_) {
+                bv_ = v_[0u].v[3];
+                bi_ = i_4_;
             }
-            unsigned i_5 = ((c0 + 1024u) * 4u) + 0u;
-            float v_6 = v[1u].v[0];
-            bool t149 = v_6 > bv;
-            bool t150 = t149;
-            if (!t149) {
-                bool t152 = v_6 == bv;
-                bool t153 = t152;
-                if (t152) {
-                    t153 = i_5 < bi;
+            unsigned i_5_ = ((c0_ + 1024u) * 4u) + 0u;
+            float v_6_ = v_[1u].v[0];
+            bool t149_ = v_6_ > bv_;
+            bool t150_ = t149_;
+            if (!t149_) {
+                bool t152_ = v_6_ == bv_;
+                bool t153_ = t152_;
+                if (t152_) {
+                    t153_ = i_5_ < bi_;
                 }
-                t150 = t153;
+                t150_ = t153_;
             }
-            if (t150) {
-                bv = v[1u].v[0];
-                bi = i_5;
+            if (t150_) {
+                bv_ = v_[1u].v[0];
+                bi_ = i_5_;
             }
-            unsigned i_6 = ((c0 + 1024u) * 4u) + 1u;
-            float v_7 = v[1u].v[1];
-            bool t167 = v_7 > bv;
-            bool t168 = t167;
-            if (!t167) {
-                bool t170 = v_7 == bv;
-                bool t171 = t170;
-                if (t170) {
-                    t171 = i_6 < bi;
+            unsigned i_6_ = ((c0_ + 1024u) * 4u) + 1u;
+            float v_7_ = v_[1u].v[1];
+            bool t167_ = v_7_ > bv_;
+            bool t168_ = t167_;
+            if (!t167_) {
+                bool t170_ = v_7_ == bv_;
+                bool t171_ = t170_;
+                if (t170_) {
+                    t171_ = i_6_ < bi_;
                 }
-                t168 = t171;
+                t168_ = t171_;
             }
-            if (t168) {
-                bv = v[1u].v[1];
-                bi = i_6;
+            if (t168_) {
+                bv_ = v_[1u].v[1];
+                bi_ = i_6_;
             }
-            unsigned i_7 = ((c0 + 1024u) * 4u) + 2u;
-            float v_8 = v[1u].v[2];
-            bool t185 = v_8 > bv;
-            bool t186 = t185;
-            if (!t185) {
-                bool t188 = v_8 == bv;
-                bool t189 = t188;
-                if (t188) {
-                    t189 = i_7 < bi;
+            unsigned i_7_ = ((c0_ + 1024u) * 4u) + 2u;
+            float v_8_ = v_[1u].v[2];
+            bool t185_ = v_8_ > bv_;
+            bool t186_ = t185_;
+            if (!t185_) {
+                bool t188_ = v_8_ == bv_;
+                bool t189_ = t188_;
+                if (t188_) {
+                    t189_ = i_7_ < bi_;
                 }
-                t186 = t189;
+                t186_ = t189_;
             }
-            if (t186) {
-                bv = v[1u].v[2];
-                bi = i_7;
+            if (t186_) {
+                bv_ = v_[1u].v[2];
+                bi_ = i_7_;
             }
-            unsigned i_8 = ((c0 + 1024u) * 4u) + 3u;
-            float v_9 = v[1u].v[3];
-            bool t203 = v_9 > bv;
-            bool t204 = t203;
-            if (!t203) {
-                bool t206 = v_9 == bv;
-                bool t207 = t206;
-                if (t206) {
-                    t207 = i_8 < bi;
+            unsigned i_8_ = ((c0_ + 1024u) * 4u) + 3u;
+            float v_9_ = v_[1u].v[3];
+            bool t203_ = v_9_ > bv_;
+            bool t204_ = t203_;
+            if (!t203_) {
+                bool t206_ = v_9_ == bv_;
+                bool t207_ = t206_;
+                if (t206_) {
+                    t207_ = i_8_ < bi_;
                 }
-                t204 = t207;
+                t204_ = t207_;
             }
-            if (t204) {
-                bv = v[1u].v[3];
-                bi = i_8;
+            if (t204_) {
+                bv_ = v_[1u].v[3];
+                bi_ = i_8_;
             }
-            unsigned i_9 = ((c0 + 2048u) * 4u) + 0u;
-            float v_10 = v[2u].v[0];
-            bool t221 = v_10 > bv;
-            bool t222 = t221;
-            if (!t221) {
-                bool t224 = v_10 == bv;
-                bool t225 = t224;
-                if (t224) {
-                    t225 = i_9 < bi;
+            unsigned i_9_ = ((c0_ + 2048u) * 4u) + 0u;
+            float v_10_ = v_[2u].v[0];
+            bool t221_ = v_10_ > bv_;
+            bool t222_ = t221_;
+            if (!t221_) {
+                bool t224_ = v_10_ == bv_;
+                bool t225_ = t224_;
+                if (t224_) {
+                    t225_ = i_9_ < bi_;
                 }
-                t222 = t225;
+                t222_ = t225_;
             }
-            if (t222) {
-                bv = v[2u].v[0];
-                bi = i_9;
+            if (t222_) {
+                bv_ = v_[2u].v[0];
+                bi_ = i_9_;
             }
-            unsigned i_10 = ((c0 + 2048u) * 4u) + 1u;
-            float v_11 = v[2u].v[1];
-            bool t239 = v_11 > bv;
-            bool t240 = t239;
-            if (!t239) {
-                bool t242 = v_11 == bv;
-                bool t243 = t242;
-                if (t242) {
-                    t243 = i_10 < bi;
+            unsigned i_10_ = ((c0_ + 2048u) * 4u) + 1u;
+            float v_11_ = v_[2u].v[1];
+            bool t239_ = v_11_ > bv_;
+            bool t240_ = t239_;
+            if (!t239_) {
+                bool t242_ = v_11_ == bv_;
+                bool t243_ = t242_;
+                if (t242_) {
+                    t243_ = i_10_ < bi_;
                 }
-                t240 = t243;
+                t240_ = t243_;
             }
-            if (t240) {
-                bv = v[2u].v[1];
-                bi = i_10;
+            if (t240_) {
+                bv_ = v_[2u].v[1];
+                bi_ = i_10_;
             }
-            unsigned i_11 = ((c0 + 2048u) * 4u) + 2u;
-            float v_12 = v[2u].v[2];
-            bool t257 = v_12 > bv;
-            bool t258 = t257;
-            if (!t257) {
-                bool t260 = v_12 == bv;
-                bool t261 = t260;
-                if (t260) {
-                    t261 = i_11 < bi;
+            unsigned i_11_ = ((c0_ + 2048u) * 4u) + 2u;
+            float v_12_ = v_[2u].v[2];
+            bool t257_ = v_12_ > bv_;
+            bool t258_ = t257_;
+            if (!t257_) {
+                bool t260_ = v_12_ == bv_;
+                bool t261_ = t260_;
+                if (t260_) {
+                    t261_ = i_11_ < bi_;
                 }
-                t258 = t261;
+                t258_ = t261_;
             }
-            if (t258) {
-                bv = v[2u].v[2];
-                bi = i_11;
+            if (t258_) {
+                bv_ = v_[2u].v[2];
+                bi_ = i_11_;
             }
-            unsigned i_12 = ((c0 + 2048u) * 4u) + 3u;
-            float v_13 = v[2u].v[3];
-            bool t275 = v_13 > bv;
-            bool t276 = t275;
-            if (!t275) {
-                bool t278 = v_13 == bv;
-                bool t279 = t278;
-                if (t278) {
-                    t279 = i_12 < bi;
+            unsigned i_12_ = ((c0_ + 2048u) * 4u) + 3u;
+            float v_13_ = v_[2u].v[3];
+            bool t275_ = v_13_ > bv_;
+            bool t276_ = t275_;
+            if (!t275_) {
+                bool t278_ = v_13_ == bv_;
+                bool t279_ = t278_;
+                if (t278_) {
+                    t279_ = i_12_ < bi_;
                 }
-                t276 = t279;
+                t276_ = t279_;
             }
-            if (t276) {
-                bv = v[2u].v[3];
-                bi = i_12;
+            if (t276_) {
+                bv_ = v_[2u].v[3];
+                bi_ = i_12_;
             }
-            unsigned i_13 = ((c0 + 3072u) * 4u) + 0u;
-            float v_14 = v[3u].v[0];
-            bool t293 = v_14 > bv;
-            bool t294 = t293;
-            if (!t293) {
-                bool t296 = v_14 == bv;
-                bool t297 = t296;
-                if (t296) {
-                    t297 = i_13 < bi;
+            unsigned i_13_ = ((c0_ + 3072u) * 4u) + 0u;
+            float v_14_ = v_[3u].v[0];
+            bool t293_ = v_14_ > bv_;
+            bool t294_ = t293_;
+            if (!t293_) {
+                bool t296_ = v_14_ == bv_;
+                bool t297_ = t296_;
+                if (t296_) {
+                    t297_ = i_13_ < bi_;
                 }
-                t294 = t297;
+                t294_ = t297_;
             }
-            if (t294) {
-                bv = v[3u].v[0];
-                bi = i_13;
+            if (t294_) {
+                bv_ = v_[3u].v[0];
+                bi_ = i_13_;
             }
-            unsigned i_14 = ((c0 + 3072u) * 4u) + 1u;
-            float v_15 = v[3u].v[1];
-            bool t311 = v_15 > bv;
-            bool t312 = t311;
-            if (!t311) {
-                bool t314 = v_15 == bv;
-                bool t315 = t314;
-                if (t314) {
-                    t315 = i_14 < bi;
+            unsigned i_14_ = ((c0_ + 3072u) * 4u) + 1u;
+            float v_15_ = v_[3u].v[1];
+            bool t311_ = v_15_ > bv_;
+            bool t312_ = t311_;
+            if (!t311_) {
+                bool t314_ = v_15_ == bv_;
+                bool t315_ = t314_;
+                if (t314_) {
+                    t315_ = i_14_ < bi_;
                 }
-                t312 = t315;
+                t312_ = t315_;
             }
-            if (t312) {
-                bv = v[3u].v[1];
-                bi = i_14;
+            if (t312_) {
+                bv_ = v_[3u].v[1];
+                bi_ = i_14_;
             }
-            unsigned i_15 = ((c0 + 3072u) * 4u) + 2u;
-            float v_16 = v[3u].v[2];
-            bool t329 = v_16 > bv;
-            bool t330 = t329;
-            if (!t329) {
-                bool t332 = v_16 == bv;
-                bool t333 = t332;
-                if (t332) {
-                    t333 = i_15 < bi;
+            unsigned i_15_ = ((c0_ + 3072u) * 4u) + 2u;
+            float v_16_ = v_[3u].v[2];
+            bool t329_ = v_16_ > bv_;
+            bool t330_ = t329_;
+            if (!t329_) {
+                bool t332_ = v_16_ == bv_;
+                bool t333_ = t332_;
+                if (t332_) {
+                    t333_ = i_15_ < bi_;
                 }
-                t330 = t333;
+                t330_ = t333_;
             }
-            if (t330) {
-                bv = v[3u].v[2];
-                bi = i_15;
+            if (t330_) {
+                bv_ = v_[3u].v[2];
+                bi_ = i_15_;
             }
-            unsigned i_16 = ((c0 + 3072u) * 4u) + 3u;
-            float v_17 = v[3u].v[3];
-            bool t347 = v_17 > bv;
-            bool t348 = t347;
-            if (!t347) {
-                bool t350 = v_17 == bv;
-                bool t351 = t350;
-                if (t350) {
-                    t351 = i_16 < bi;
+            unsigned i_16_ = ((c0_ + 3072u) * 4u) + 3u;
+            float v_17_ = v_[3u].v[3];
+            bool t347_ = v_17_ > bv_;
+            bool t348_ = t347_;
+            if (!t347_) {
+                bool t350_ = v_17_ == bv_;
+                bool t351_ = t350_;
+                if (t350_) {
+                    t351_ = i_16_ < bi_;
                 }
-                t348 = t351;
+                t348_ = t351_;
             }
-            if (t348) {
-                bv = v[3u].v[3];
-                bi = i_16;
+            if (t348_) {
+                bv_ = v_[3u].v[3];
+                bi_ = i_16_;
             }
         }
     } else {
-        for (unsigned c = tid; c < cols; c = c + 1024u) {
-            float v_18 = x[base + c];
-            bool t362 = v_18 > bv;
-            bool t363 = t362;
-            if (!t362) {
-                bool t365 = v_18 == bv;
-                bool t366 = t365;
-                if (t365) {
-                    t366 = c < bi;
+        for (unsigned c_ = tid_; c_ < cols_; c_ = c_ + 1024u) {
+            float v_18_ = x_[base_ + c_];
+            bool t362_ = v_18_ > bv_;
+            bool t363_ = t362_;
+            if (!t362_) {
+                bool t365_ = v_18_ == bv_;
+                bool t366_ = t365_;
+                if (t365_) {
+                    t366_ = c_ < bi_;
                 }
-                t363 = t366;
+                t363_ = t366_;
             }
-            if (t363) {
-                bv = v_18;
-                bi = c;
+            if (t363_) {
+                bv_ = v_18_;
+                bi_ = c_;
             }
         }
     }
-    float ov = kf_shfl_xor(bv, 16u, kf_wn);
-    unsigned oi = kf_shfl_xor(bi, 16u, kf_wn);
-    bool t374 = ov > bv;
-    bool t375 = t374;
-    if (!t374) {
-        bool t377 = ov == bv;
-        bool t378 = t377;
-        if (t377) {
-            t378 = oi < bi;
+    float ov_ = kf_shfl_xor(bv_, 16u, kf_wn);
+    unsigned oi_ = kf_shfl_xor(bi_, 16u, kf_wn);
+    bool t374_ = ov_ > bv_;
+    bool t375_ = t374_;
+    if (!t374_) {
+        bool t377_ = ov_ == bv_;
+        bool t378_ = t377_;
+        if (t377_) {
+            t378_ = oi_ < bi_;
         }
-        t375 = t378;
+        t375_ = t378_;
     }
-    if (t375) {
-        bv = ov;
-        bi = oi;
+    if (t375_) {
+        bv_ = ov_;
+        bi_ = oi_;
     }
-    float ov_2 = kf_shfl_xor(bv, 8u, kf_wn);
-    unsigned oi_2 = kf_shfl_xor(bi, 8u, kf_wn);
-    bool t385 = ov_2 > bv;
-    bool t386 = t385;
-    if (!t385) {
-        bool t388 = ov_2 == bv;
-        bool t389 = t388;
-        if (t388) {
-            t389 = oi_2 < bi;
+    float ov_2_ = kf_shfl_xor(bv_, 8u, kf_wn);
+    unsigned oi_2_ = kf_shfl_xor(bi_, 8u, kf_wn);
+    bool t385_ = ov_2_ > bv_;
+    bool t386_ = t385_;
+    if (!t385_) {
+        bool t388_ = ov_2_ == bv_;
+        bool t389_ = t388_;
+        if (t388_) {
+            t389_ = oi_2_ < bi_;
         }
-        t386 = t389;
+        t386_ = t389_;
     }
-    if (t386) {
-        bv = ov_2;
-        bi = oi_2;
+    if (t386_) {
+        bv_ = ov_2_;
+        bi_ = oi_2_;
     }
-    float ov_3 = kf_shfl_xor(bv, 4u, kf_wn);
-    unsigned oi_3 = kf_shfl_xor(bi, 4u, kf_wn);
-    bool t396 = ov_3 > bv;
-    bool t397 = t396;
-    if (!t396) {
-        bool t399 = ov_3 == bv;
-        bool t400 = t399;
-        if (t399) {
-            t400 = oi_3 < bi;
+    float ov_3_ = kf_shfl_xor(bv_, 4u, kf_wn);
+    unsigned oi_3_ = kf_shfl_xor(bi_, 4u, kf_wn);
+    bool t396_ = ov_3_ > bv_;
+    bool t397_ = t396_;
+    if (!t396_) {
+        bool t399_ = ov_3_ == bv_;
+        bool t400_ = t399_;
+        if (t399_) {
+            t400_ = oi_3_ < bi_;
         }
-        t397 = t400;
+        t397_ = t400_;
     }
-    if (t397) {
-        bv = ov_3;
-        bi = oi_3;
+    if (t397_) {
+        bv_ = ov_3_;
+        bi_ = oi_3_;
     }
-    float ov_4 = kf_shfl_xor(bv, 2u, kf_wn);
-    unsigned oi_4 = kf_shfl_xor(bi, 2u, kf_wn);
-    bool t407 = ov_4 > bv;
-    bool t408 = t407;
-    if (!t407) {
-        bool t410 = ov_4 == bv;
-        bool t411 = t410;
-        if (t410) {
-            t411 = oi_4 < bi;
+    float ov_4_ = kf_shfl_xor(bv_, 2u, kf_wn);
+    unsigned oi_4_ = kf_shfl_xor(bi_, 2u, kf_wn);
+    bool t407_ = ov_4_ > bv_;
+    bool t408_ = t407_;
+    if (!t407_) {
+        bool t410_ = ov_4_ == bv_;
+        bool t411_ = t410_;
+        if (t410_) {
+            t411_ = oi_4_ < bi_;
         }
-        t408 = t411;
+        t408_ = t411_;
     }
-    if (t408) {
-        bv = ov_4;
-        bi = oi_4;
+    if (t408_) {
+        bv_ = ov_4_;
+        bi_ = oi_4_;
     }
-    float ov_5 = kf_shfl_xor(bv, 1u, kf_wn);
-    unsigned oi_5 = kf_shfl_xor(bi, 1u, kf_wn);
-    bool t418 = ov_5 > bv;
-    bool t419 = t418;
-    if (!t418) {
-        bool t421 = ov_5 == bv;
-        bool t422 = t421;
-        if (t421) {
-            t422 = oi_5 < bi;
+    float ov_5_ = kf_shfl_xor(bv_, 1u, kf_wn);
+    unsigned oi_5_ = kf_shfl_xor(bi_, 1u, kf_wn);
+    bool t418_ = ov_5_ > bv_;
+    bool t419_ = t418_;
+    if (!t418_) {
+        bool t421_ = ov_5_ == bv_;
+        bool t422_ = t421_;
+        if (t421_) {
+            t422_ = oi_5_ < bi_;
         }
-        t419 = t422;
+        t419_ = t422_;
     }
-    if (t419) {
-        bv = ov_5;
-        bi = oi_5;
+    if (t419_) {
+        bv_ = ov_5_;
+        bi_ = oi_5_;
     }
     if (kf_lane_id() == 0u) {
-        sv[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = bv;
-        si[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = bi;
+        sv_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = bv_;
+        si_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = bi_;
     }
     __syncthreads();
-    if (tid == 0u) {
-        float v_19 = sv[1u];
-        unsigned i_17 = si[1u];
-        bool t455 = v_19 > bv;
-        bool t456 = t455;
-        if (!t455) {
-            bool t458 = v_19 == bv;
-            bool t459 = t458;
-            if (t458) {
-                t459 = i_17 < bi;
+    if (tid_ == 0u) {
+        float v_19_ = sv_[1u];
+        unsigned i_17_ = si_[1u];
+        bool t455_ = v_19_ > bv_;
+        bool t456_ = t455_;
+        if (!t455_) {
+            bool t458_ = v_19_ == bv_;
+            bool t459_ = t458_;
+            if (t458_) {
+                t459_ = i_17_ < bi_;
             }
-            t456 = t459;
+            t456_ = t459_;
         }
-        if (t456) {
-            bv = sv[1u];
-            bi = si[1u];
+        if (t456_) {
+            bv_ = sv_[1u];
+            bi_ = si_[1u];
         }
-        float v_20 = sv[2u];
-        unsigned i_18 = si[2u];
-        bool t469 = v_20 > bv;
-        bool t470 = t469;
-        if (!t469) {
-            bool t472 = v_20 == bv;
-            bool t473 = t472;
-            if (t472) {
-                t473 = i_18 < bi;
+        float v_20_ = sv_[2u];
+        unsigned i_18_ = si_[2u];
+        bool t469_ = v_20_ > bv_;
+        bool t470_ = t469_;
+        if (!t469_) {
+            bool t472_ = v_20_ == bv_;
+            bool t473_ = t472_;
+            if (t472_) {
+                t473_ = i_18_ < bi_;
             }
-            t470 = t473;
+            t470_ = t473_;
         }
-        if (t470) {
-            bv = sv[2u];
-            bi = si[2u];
+        if (t470_) {
+            bv_ = sv_[2u];
+            bi_ = si_[2u];
         }
-        float v_21 = sv[3u];
-        unsigned i_19 = si[3u];
-        bool t483 = v_21 > bv;
-        bool t484 = t483;
-        if (!t483) {
-            bool t486 = v_21 == bv;
-            bool t487 = t486;
-            if (t486) {
-                t487 = i_19 < bi;
+        float v_21_ = sv_[3u];
+        unsigned i_19_ = si_[3u];
+        bool t483_ = v_21_ > bv_;
+        bool t484_ = t483_;
+        if (!t483_) {
+            bool t486_ = v_21_ == bv_;
+            bool t487_ = t486_;
+            if (t486_) {
+                t487_ = i_19_ < bi_;
             }
-            t484 = t487;
+            t484_ = t487_;
         }
-        if (t484) {
-            bv = sv[3u];
-            bi = si[3u];
+        if (t484_) {
+            bv_ = sv_[3u];
+            bi_ = si_[3u];
         }
-        float v_22 = sv[4u];
-        unsigned i_20 = si[4u];
-        bool t497 = v_22 > bv;
-        bool t498 = t497;
-        if (!t497) {
-            bool t500 = v_22 == bv;
-            bool t501 = t500;
-            if (t500) {
-                t501 = i_20 < bi;
+        float v_22_ = sv_[4u];
+        unsigned i_20_ = si_[4u];
+        bool t497_ = v_22_ > bv_;
+        bool t498_ = t497_;
+        if (!t497_) {
+            bool t500_ = v_22_ == bv_;
+            bool t501_ = t500_;
+            if (t500_) {
+                t501_ = i_20_ < bi_;
             }
-            t498 = t501;
+            t498_ = t501_;
         }
-        if (t498) {
-            bv = sv[4u];
-            bi = si[4u];
+        if (t498_) {
+            bv_ = sv_[4u];
+            bi_ = si_[4u];
         }
-        float v_23 = sv[5u];
-        unsigned i_21 = si[5u];
-        bool t511 = v_23 > bv;
-        bool t512 = t511;
-        if (!t511) {
-            bool t514 = v_23 == bv;
-            bool t515 = t514;
-            if (t514) {
-                t515 = i_21 < bi;
+        float v_23_ = sv_[5u];
+        unsigned i_21_ = si_[5u];
+        bool t511_ = v_23_ > bv_;
+        bool t512_ = t511_;
+        if (!t511_) {
+            bool t514_ = v_23_ == bv_;
+            bool t515_ = t514_;
+            if (t514_) {
+                t515_ = i_21_ < bi_;
             }
-            t512 = t515;
+            t512_ = t515_;
         }
-        if (t512) {
-            bv = sv[5u];
-            bi = si[5u];
+        if (t512_) {
+            bv_ = sv_[5u];
+            bi_ = si_[5u];
         }
-        float v_24 = sv[6u];
-        unsigned i_22 = si[6u];
-        bool t525 = v_24 > bv;
-        bool t526 = t525;
-        if (!t525) {
-            bool t528 = v_24 == bv;
-            bool t529 = t528;
-            if (t528) {
-                t529 = i_22 < bi;
+        float v_24_ = sv_[6u];
+        unsigned i_22_ = si_[6u];
+        bool t525_ = v_24_ > bv_;
+        bool t526_ = t525_;
+        if (!t525_) {
+            bool t528_ = v_24_ == bv_;
+            bool t529_ = t528_;
+            if (t528_) {
+                t529_ = i_22_ < bi_;
             }
-            t526 = t529;
+            t526_ = t529_;
         }
-        if (t526) {
-            bv = sv[6u];
-            bi = si[6u];
+        if (t526_) {
+            bv_ = sv_[6u];
+            bi_ = si_[6u];
         }
-        float v_25 = sv[7u];
-        unsigned i_23 = si[7u];
-        bool t539 = v_25 > bv;
-        bool t540 = t539;
-        if (!t539) {
-            bool t542 = v_25 == bv;
-            bool t543 = t542;
-            if (t542) {
-                t543 = i_23 < bi;
+        float v_25_ = sv_[7u];
+        unsigned i_23_ = si_[7u];
+        bool t539_ = v_25_ > bv_;
+        bool t540_ = t539_;
+        if (!t539_) {
+            bool t542_ = v_25_ == bv_;
+            bool t543_ = t542_;
+            if (t542_) {
+                t543_ = i_23_ < bi_;
             }
-            t540 = t543;
+            t540_ = t543_;
         }
-        if (t540) {
-            bv = sv[7u];
-            bi = si[7u];
+        if (t540_) {
+            bv_ = sv_[7u];
+            bi_ = si_[7u];
         }
-        float v_26 = sv[8u];
-        unsigned i_24 = si[8u];
-        bool t553 = v_26 > bv;
-        bool t554 = t553;
-        if (!t553) {
-            bool t556 = v_26 == bv;
-            bool t557 = t556;
-            if (t556) {
-                t557 = i_24 < bi;
+        float v_26_ = sv_[8u];
+        unsigned i_24_ = si_[8u];
+        bool t553_ = v_26_ > bv_;
+        bool t554_ = t553_;
+        if (!t553_) {
+            bool t556_ = v_26_ == bv_;
+            bool t557_ = t556_;
+            if (t556_) {
+                t557_ = i_24_ < bi_;
             }
-            t554 = t557;
+            t554_ = t557_;
         }
-        if (t554) {
-            bv = sv[8u];
-            bi = si[8u];
+        if (t554_) {
+            bv_ = sv_[8u];
+            bi_ = si_[8u];
         }
-        float v_27 = sv[9u];
-        unsigned i_25 = si[9u];
-        bool t567 = v_27 > bv;
-        bool t568 = t567;
-        if (!t567) {
-            bool t570 = v_27 == bv;
-            bool t571 = t570;
-            if (t570) {
-                t571 = i_25 < bi;
+        float v_27_ = sv_[9u];
+        unsigned i_25_ = si_[9u];
+        bool t567_ = v_27_ > bv_;
+        bool t568_ = t567_;
+        if (!t567_) {
+            bool t570_ = v_27_ == bv_;
+            bool t571_ = t570_;
+            if (t570_) {
+                t571_ = i_25_ < bi_;
             }
-            t568 = t571;
+            t568_ = t571_;
         }
-        if (t568) {
-            bv = sv[9u];
-            bi = si[9u];
+        if (t568_) {
+            bv_ = sv_[9u];
+            bi_ = si_[9u];
         }
-        float v_28 = sv[10u];
-        unsigned i_26 = si[10u];
-        bool t581 = v_28 > bv;
-        bool t582 = t581;
-        if (!t581) {
-            bool t584 = v_28 == bv;
-            bool t585 = t584;
-            if (t584) {
-                t585 = i_26 < bi;
+        float v_28_ = sv_[10u];
+        unsigned i_26_ = si_[10u];
+        bool t581_ = v_28_ > bv_;
+        bool t582_ = t581_;
+        if (!t581_) {
+            bool t584_ = v_28_ == bv_;
+            bool t585_ = t584_;
+            if (t584_) {
+                t585_ = i_26_ < bi_;
             }
-            t582 = t585;
+            t582_ = t585_;
         }
-        if (t582) {
-            bv = sv[10u];
-            bi = si[10u];
+        if (t582_) {
+            bv_ = sv_[10u];
+            bi_ = si_[10u];
         }
-        float v_29 = sv[11u];
-        unsigned i_27 = si[11u];
-        bool t595 = v_29 > bv;
-        bool t596 = t595;
-        if (!t595) {
-            bool t598 = v_29 == bv;
-            bool t599 = t598;
-            if (t598) {
-                t599 = i_27 < bi;
+        float v_29_ = sv_[11u];
+        unsigned i_27_ = si_[11u];
+        bool t595_ = v_29_ > bv_;
+        bool t596_ = t595_;
+        if (!t595_) {
+            bool t598_ = v_29_ == bv_;
+            bool t599_ = t598_;
+            if (t598_) {
+                t599_ = i_27_ < bi_;
             }
-            t596 = t599;
+            t596_ = t599_;
         }
-        if (t596) {
-            bv = sv[11u];
-            bi = si[11u];
+        if (t596_) {
+            bv_ = sv_[11u];
+            bi_ = si_[11u];
         }
-        float v_30 = sv[12u];
-        unsigned i_28 = si[12u];
-        bool t609 = v_30 > bv;
-        bool t610 = t609;
-        if (!t609) {
-            bool t612 = v_30 == bv;
-            bool t613 = t612;
-            if (t612) {
-                t613 = i_28 < bi;
+        float v_30_ = sv_[12u];
+        unsigned i_28_ = si_[12u];
+        bool t609_ = v_30_ > bv_;
+        bool t610_ = t609_;
+        if (!t609_) {
+            bool t612_ = v_30_ == bv_;
+            bool t613_ = t612_;
+            if (t612_) {
+                t613_ = i_28_ < bi_;
             }
-            t610 = t613;
+            t610_ = t613_;
         }
-        if (t610) {
-            bv = sv[12u];
-            bi = si[12u];
+        if (t610_) {
+            bv_ = sv_[12u];
+            bi_ = si_[12u];
         }
-        float v_31 = sv[13u];
-        unsigned i_29 = si[13u];
-        bool t623 = v_31 > bv;
-        bool t624 = t623;
-        if (!t623) {
-            bool t626 = v_31 == bv;
-            bool t627 = t626;
-            if (t626) {
-                t627 = i_29 < bi;
+        float v_31_ = sv_[13u];
+        unsigned i_29_ = si_[13u];
+        bool t623_ = v_31_ > bv_;
+        bool t624_ = t623_;
+        if (!t623_) {
+            bool t626_ = v_31_ == bv_;
+            bool t627_ = t626_;
+            if (t626_) {
+                t627_ = i_29_ < bi_;
             }
-            t624 = t627;
+            t624_ = t627_;
         }
-        if (t624) {
-            bv = sv[13u];
-            bi = si[13u];
+        if (t624_) {
+            bv_ = sv_[13u];
+            bi_ = si_[13u];
         }
-        float v_32 = sv[14u];
-        unsigned i_30 = si[14u];
-        bool t637 = v_32 > bv;
-        bool t638 = t637;
-        if (!t637) {
-            bool t640 = v_32 == bv;
-            bool t641 = t640;
-            if (t640) {
-                t641 = i_30 < bi;
+        float v_32_ = sv_[14u];
+        unsigned i_30_ = si_[14u];
+        bool t637_ = v_32_ > bv_;
+        bool t638_ = t637_;
+        if (!t637_) {
+            bool t640_ = v_32_ == bv_;
+            bool t641_ = t640_;
+            if (t640_) {
+                t641_ = i_30_ < bi_;
             }
-            t638 = t641;
+            t638_ = t641_;
         }
-        if (t638) {
-            bv = sv[14u];
-            bi = si[14u];
+        if (t638_) {
+            bv_ = sv_[14u];
+            bi_ = si_[14u];
         }
-        float v_33 = sv[15u];
-        unsigned i_31 = si[15u];
-        bool t651 = v_33 > bv;
-        bool t652 = t651;
-        if (!t651) {
-            bool t654 = v_33 == bv;
-            bool t655 = t654;
-            if (t654) {
-                t655 = i_31 < bi;
+        float v_33_ = sv_[15u];
+        unsigned i_31_ = si_[15u];
+        bool t651_ = v_33_ > bv_;
+        bool t652_ = t651_;
+        if (!t651_) {
+            bool t654_ = v_33_ == bv_;
+            bool t655_ = t654_;
+            if (t654_) {
+                t655_ = i_31_ < bi_;
             }
-            t652 = t655;
+            t652_ = t655_;
         }
-        if (t652) {
-            bv = sv[15u];
-            bi = si[15u];
+        if (t652_) {
+            bv_ = sv_[15u];
+            bi_ = si_[15u];
         }
-        float v_34 = sv[16u];
-        unsigned i_32 = si[16u];
-        bool t665 = v_34 > bv;
-        bool t666 = t665;
-        if (!t665) {
-            bool t668 = v_34 == bv;
-            bool t669 = t668;
-            if (t668) {
-                t669 = i_32 < bi;
+        float v_34_ = sv_[16u];
+        unsigned i_32_ = si_[16u];
+        bool t665_ = v_34_ > bv_;
+        bool t666_ = t665_;
+        if (!t665_) {
+            bool t668_ = v_34_ == bv_;
+            bool t669_ = t668_;
+            if (t668_) {
+                t669_ = i_32_ < bi_;
             }
-            t666 = t669;
+            t666_ = t669_;
         }
-        if (t666) {
-            bv = sv[16u];
-            bi = si[16u];
+        if (t666_) {
+            bv_ = sv_[16u];
+            bi_ = si_[16u];
         }
-        float v_35 = sv[17u];
-        unsigned i_33 = si[17u];
-        bool t679 = v_35 > bv;
-        bool t680 = t679;
-        if (!t679) {
-            bool t682 = v_35 == bv;
-            bool t683 = t682;
-            if (t682) {
-                t683 = i_33 < bi;
+        float v_35_ = sv_[17u];
+        unsigned i_33_ = si_[17u];
+        bool t679_ = v_35_ > bv_;
+        bool t680_ = t679_;
+        if (!t679_) {
+            bool t682_ = v_35_ == bv_;
+            bool t683_ = t682_;
+            if (t682_) {
+                t683_ = i_33_ < bi_;
             }
-            t680 = t683;
+            t680_ = t683_;
         }
-        if (t680) {
-            bv = sv[17u];
-            bi = si[17u];
+        if (t680_) {
+            bv_ = sv_[17u];
+            bi_ = si_[17u];
         }
-        float v_36 = sv[18u];
-        unsigned i_34 = si[18u];
-        bool t693 = v_36 > bv;
-        bool t694 = t693;
-        if (!t693) {
-            bool t696 = v_36 == bv;
-            bool t697 = t696;
-            if (t696) {
-                t697 = i_34 < bi;
+        float v_36_ = sv_[18u];
+        unsigned i_34_ = si_[18u];
+        bool t693_ = v_36_ > bv_;
+        bool t694_ = t693_;
+        if (!t693_) {
+            bool t696_ = v_36_ == bv_;
+            bool t697_ = t696_;
+            if (t696_) {
+                t697_ = i_34_ < bi_;
             }
-            t694 = t697;
+            t694_ = t697_;
         }
-        if (t694) {
-            bv = sv[18u];
-            bi = si[18u];
+        if (t694_) {
+            bv_ = sv_[18u];
+            bi_ = si_[18u];
         }
-        float v_37 = sv[19u];
-        unsigned i_35 = si[19u];
-        bool t707 = v_37 > bv;
-        bool t708 = t707;
-        if (!t707) {
-            bool t710 = v_37 == bv;
-            bool t711 = t710;
-            if (t710) {
-                t711 = i_35 < bi;
+        float v_37_ = sv_[19u];
+        unsigned i_35_ = si_[19u];
+        bool t707_ = v_37_ > bv_;
+        bool t708_ = t707_;
+        if (!t707_) {
+            bool t710_ = v_37_ == bv_;
+            bool t711_ = t710_;
+            if (t710_) {
+                t711_ = i_35_ < bi_;
             }
-            t708 = t711;
+            t708_ = t711_;
         }
-        if (t708) {
-            bv = sv[19u];
-            bi = si[19u];
+        if (t708_) {
+            bv_ = sv_[19u];
+            bi_ = si_[19u];
         }
-        float v_38 = sv[20u];
-        unsigned i_36 = si[20u];
-        bool t721 = v_38 > bv;
-        bool t722 = t721;
-        if (!t721) {
-            bool t724 = v_38 == bv;
-            bool t725 = t724;
-            if (t724) {
-                t725 = i_36 < bi;
+        float v_38_ = sv_[20u];
+        unsigned i_36_ = si_[20u];
+        bool t721_ = v_38_ > bv_;
+        bool t722_ = t721_;
+        if (!t721_) {
+            bool t724_ = v_38_ == bv_;
+            bool t725_ = t724_;
+            if (t724_) {
+                t725_ = i_36_ < bi_;
             }
-            t722 = t725;
+            t722_ = t725_;
         }
-        if (t722) {
-            bv = sv[20u];
-            bi = si[20u];
+        if (t722_) {
+            bv_ = sv_[20u];
+            bi_ = si_[20u];
         }
-        float v_39 = sv[21u];
-        unsigned i_37 = si[21u];
-        bool t735 = v_39 > bv;
-        bool t736 = t735;
-        if (!t735) {
-            bool t738 = v_39 == bv;
-            bool t739 = t738;
-            if (t738) {
-                t739 = i_37 < bi;
+        float v_39_ = sv_[21u];
+        unsigned i_37_ = si_[21u];
+        bool t735_ = v_39_ > bv_;
+        bool t736_ = t735_;
+        if (!t735_) {
+            bool t738_ = v_39_ == bv_;
+            bool t739_ = t738_;
+            if (t738_) {
+                t739_ = i_37_ < bi_;
             }
-            t736 = t739;
+            t736_ = t739_;
         }
-        if (t736) {
-            bv = sv[21u];
-            bi = si[21u];
+        if (t736_) {
+            bv_ = sv_[21u];
+            bi_ = si_[21u];
         }
-        float v_40 = sv[22u];
-        unsigned i_38 = si[22u];
-        bool t749 = v_40 > bv;
-        bool t750 = t749;
-        if (!t749) {
-            bool t752 = v_40 == bv;
-            bool t753 = t752;
-            if (t752) {
-                t753 = i_38 < bi;
+        float v_40_ = sv_[22u];
+        unsigned i_38_ = si_[22u];
+        bool t749_ = v_40_ > bv_;
+        bool t750_ = t749_;
+        if (!t749_) {
+            bool t752_ = v_40_ == bv_;
+            bool t753_ = t752_;
+            if (t752_) {
+                t753_ = i_38_ < bi_;
             }
-            t750 = t753;
+            t750_ = t753_;
         }
-        if (t750) {
-            bv = sv[22u];
-            bi = si[22u];
+        if (t750_) {
+            bv_ = sv_[22u];
+            bi_ = si_[22u];
         }
-        float v_41 = sv[23u];
-        unsigned i_39 = si[23u];
-        bool t763 = v_41 > bv;
-        bool t764 = t763;
-        if (!t763) {
-            bool t766 = v_41 == bv;
-            bool t767 = t766;
-            if (t766) {
-                t767 = i_39 < bi;
+        float v_41_ = sv_[23u];
+        unsigned i_39_ = si_[23u];
+        bool t763_ = v_41_ > bv_;
+        bool t764_ = t763_;
+        if (!t763_) {
+            bool t766_ = v_41_ == bv_;
+            bool t767_ = t766_;
+            if (t766_) {
+                t767_ = i_39_ < bi_;
             }
-            t764 = t767;
+            t764_ = t767_;
         }
-        if (t764) {
-            bv = sv[23u];
-            bi = si[23u];
+        if (t764_) {
+            bv_ = sv_[23u];
+            bi_ = si_[23u];
         }
-        float v_42 = sv[24u];
-        unsigned i_40 = si[24u];
-        bool t777 = v_42 > bv;
-        bool t778 = t777;
-        if (!t777) {
-            bool t780 = v_42 == bv;
-            bool t781 = t780;
-            if (t780) {
-                t781 = i_40 < bi;
+        float v_42_ = sv_[24u];
+        unsigned i_40_ = si_[24u];
+        bool t777_ = v_42_ > bv_;
+        bool t778_ = t777_;
+        if (!t777_) {
+            bool t780_ = v_42_ == bv_;
+            bool t781_ = t780_;
+            if (t780_) {
+                t781_ = i_40_ < bi_;
             }
-            t778 = t781;
+            t778_ = t781_;
         }
-        if (t778) {
-            bv = sv[24u];
-            bi = si[24u];
+        if (t778_) {
+            bv_ = sv_[24u];
+            bi_ = si_[24u];
         }
-        float v_43 = sv[25u];
-        unsigned i_41 = si[25u];
-        bool t791 = v_43 > bv;
-        bool t792 = t791;
-        if (!t791) {
-            bool t794 = v_43 == bv;
-            bool t795 = t794;
-            if (t794) {
-                t795 = i_41 < bi;
+        float v_43_ = sv_[25u];
+        unsigned i_41_ = si_[25u];
+        bool t791_ = v_43_ > bv_;
+        bool t792_ = t791_;
+        if (!t791_) {
+            bool t794_ = v_43_ == bv_;
+            bool t795_ = t794_;
+            if (t794_) {
+                t795_ = i_41_ < bi_;
             }
-            t792 = t795;
+            t792_ = t795_;
         }
-        if (t792) {
-            bv = sv[25u];
-            bi = si[25u];
+        if (t792_) {
+            bv_ = sv_[25u];
+            bi_ = si_[25u];
         }
-        float v_44 = sv[26u];
-        unsigned i_42 = si[26u];
-        bool t805 = v_44 > bv;
-        bool t806 = t805;
-        if (!t805) {
-            bool t808 = v_44 == bv;
-            bool t809 = t808;
-            if (t808) {
-                t809 = i_42 < bi;
+        float v_44_ = sv_[26u];
+        unsigned i_42_ = si_[26u];
+        bool t805_ = v_44_ > bv_;
+        bool t806_ = t805_;
+        if (!t805_) {
+            bool t808_ = v_44_ == bv_;
+            bool t809_ = t808_;
+            if (t808_) {
+                t809_ = i_42_ < bi_;
             }
-            t806 = t809;
+            t806_ = t809_;
         }
-        if (t806) {
-            bv = sv[26u];
-            bi = si[26u];
+        if (t806_) {
+            bv_ = sv_[26u];
+            bi_ = si_[26u];
         }
-        float v_45 = sv[27u];
-        unsigned i_43 = si[27u];
-        bool t819 = v_45 > bv;
-        bool t820 = t819;
-        if (!t819) {
-            bool t822 = v_45 == bv;
-            bool t823 = t822;
-            if (t822) {
-                t823 = i_43 < bi;
+        float v_45_ = sv_[27u];
+        unsigned i_43_ = si_[27u];
+        bool t819_ = v_45_ > bv_;
+        bool t820_ = t819_;
+        if (!t819_) {
+            bool t822_ = v_45_ == bv_;
+            bool t823_ = t822_;
+            if (t822_) {
+                t823_ = i_43_ < bi_;
             }
-            t820 = t823;
+            t820_ = t823_;
         }
-        if (t820) {
-            bv = sv[27u];
-            bi = si[27u];
+        if (t820_) {
+            bv_ = sv_[27u];
+            bi_ = si_[27u];
         }
-        float v_46 = sv[28u];
-        unsigned i_44 = si[28u];
-        bool t833 = v_46 > bv;
-        bool t834 = t833;
-        if (!t833) {
-            bool t836 = v_46 == bv;
-            bool t837 = t836;
-            if (t836) {
-                t837 = i_44 < bi;
+        float v_46_ = sv_[28u];
+        unsigned i_44_ = si_[28u];
+        bool t833_ = v_46_ > bv_;
+        bool t834_ = t833_;
+        if (!t833_) {
+            bool t836_ = v_46_ == bv_;
+            bool t837_ = t836_;
+            if (t836_) {
+                t837_ = i_44_ < bi_;
             }
-            t834 = t837;
+            t834_ = t837_;
         }
-        if (t834) {
-            bv = sv[28u];
-            bi = si[28u];
+        if (t834_) {
+            bv_ = sv_[28u];
+            bi_ = si_[28u];
         }
-        float v_47 = sv[29u];
-        unsigned i_45 = si[29u];
-        bool t847 = v_47 > bv;
-        bool t848 = t847;
-        if (!t847) {
-            bool t850 = v_47 == bv;
-            bool t851 = t850;
-            if (t850) {
-                t851 = i_45 < bi;
+        float v_47_ = sv_[29u];
+        unsigned i_45_ = si_[29u];
+        bool t847_ = v_47_ > bv_;
+        bool t848_ = t847_;
+        if (!t847_) {
+            bool t850_ = v_47_ == bv_;
+            bool t851_ = t850_;
+            if (t850_) {
+                t851_ = i_45_ < bi_;
             }
-            t848 = t851;
+            t848_ = t851_;
         }
-        if (t848) {
-            bv = sv[29u];
-            bi = si[29u];
+        if (t848_) {
+            bv_ = sv_[29u];
+            bi_ = si_[29u];
         }
-        float v_48 = sv[30u];
-        unsigned i_46 = si[30u];
-        bool t861 = v_48 > bv;
-        bool t862 = t861;
-        if (!t861) {
-            bool t864 = v_48 == bv;
-            bool t865 = t864;
-            if (t864) {
-                t865 = i_46 < bi;
+        float v_48_ = sv_[30u];
+        unsigned i_46_ = si_[30u];
+        bool t861_ = v_48_ > bv_;
+        bool t862_ = t861_;
+        if (!t861_) {
+            bool t864_ = v_48_ == bv_;
+            bool t865_ = t864_;
+            if (t864_) {
+                t865_ = i_46_ < bi_;
             }
-            t862 = t865;
+            t862_ = t865_;
         }
-        if (t862) {
-            bv = sv[30u];
-            bi = si[30u];
+        if (t862_) {
+            bv_ = sv_[30u];
+            bi_ = si_[30u];
         }
-        float v_49 = sv[31u];
-        unsigned i_47 = si[31u];
-        bool t875 = v_49 > bv;
-        bool t876 = t875;
-        if (!t875) {
-            bool t878 = v_49 == bv;
-            bool t879 = t878;
-            if (t878) {
-                t879 = i_47 < bi;
+        float v_49_ = sv_[31u];
+        unsigned i_47_ = si_[31u];
+        bool t875_ = v_49_ > bv_;
+        bool t876_ = t875_;
+        if (!t875_) {
+            bool t878_ = v_49_ == bv_;
+            bool t879_ = t878_;
+            if (t878_) {
+                t879_ = i_47_ < bi_;
             }
-            t876 = t879;
+            t876_ = t879_;
         }
-        if (t876) {
-            bv = sv[31u];
-            bi = si[31u];
+        if (t876_) {
+            bv_ = sv_[31u];
+            bi_ = si_[31u];
         }
-        idx[blockIdx.x] = (bi == 4294967295u) ? 0u : bi;
+        idx_[blockIdx.x] = (bi_ == 4294967295u) ? 0u : bi_;
     }
 }

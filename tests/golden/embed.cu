@@ -9,10 +9,13 @@ __device__ __forceinline__ float kf_f16_to_f32(kf_f16 h)
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
     return f;
 }
+/* the bits leave the asm in a 32-bit register: ptxas 13 turns an 8-bit store of
+   a cvt.rn.f16.f32 result register into a float -> u8 conversion */
 __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
 {
-    kf_f16 h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+    unsigned u;
+    asm("{ .reg .b16 t; cvt.rn.f16.f32 t, %1; cvt.u32.u16 %0, t; }" : "=r"(u) : "f"(f));
+    kf_f16 h = {(unsigned short)u};
     return h;
 }
 
@@ -27,22 +30,22 @@ struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 
 /* kernel embed (embed.kf:18) */
 extern "C" __global__ void __launch_bounds__(256)
-embed(const kf_f16* __restrict__ table, const unsigned* __restrict__ ids, kf_f16* __restrict__ y, unsigned t, unsigned d, unsigned vocab)
+embed(const kf_f16* __restrict__ table_, const unsigned* __restrict__ ids_, kf_f16* __restrict__ y_, unsigned t_, unsigned d_, unsigned vocab_)
 {
-    unsigned i = (blockIdx.x * blockDim.x) + threadIdx.x;
-    if ((d & 7u) == 0u) {
-        unsigned d8 = kf_shr_u32(d, 3u);
-        if (i < (t * d8)) {
-            unsigned tok = i / d8;
-            unsigned c = i % d8;
-            unsigned long long row = (unsigned long long)ids[tok];
-            kf_f16x8* t24 = (kf_f16x8*)y;
-            const kf_f16x8* t25 = (const kf_f16x8*)table;
-            t24[i] = t25[(row * (unsigned long long)d8) + (unsigned long long)c];
+    unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
+    if ((d_ & 7u) == 0u) {
+        unsigned d8_ = kf_shr_u32(d_, 3u);
+        if (i_ < (t_ * d8_)) {
+            unsigned tok_ = i_ / d8_;
+            unsigned c_ = i_ % d8_;
+            unsigned long long row_ = (unsigned long long)ids_[tok_];
+            kf_f16x8* t24_ = (kf_f16x8*)y_;
+            const kf_f16x8* t25_ = (const kf_f16x8*)table_;
+            t24_[i_] = t25_[(row_ * (unsigned long long)d8_) + (unsigned long long)c_];
         }
-    } else if (i < (t * d)) {
-        unsigned tok_2 = i / d;
-        unsigned c_2 = i % d;
-        y[i] = table[((unsigned long long)ids[tok_2] * (unsigned long long)d) + (unsigned long long)c_2];
+    } else if (i_ < (t_ * d_)) {
+        unsigned tok_2_ = i_ / d_;
+        unsigned c_2_ = i_ % d_;
+        y_[i_] = table_[((unsigned long long)ids_[tok_2_] * (unsigned long long)d_) + (unsigned long long)c_2_];
     }
 }

@@ -19,15 +19,30 @@ __device__ __forceinline__ float kf_f16_to_f32(kf_f16 h)
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
     return f;
 }
+/* the bits leave the asm in a 32-bit register: ptxas 13 turns an 8-bit store of
+   a cvt.rn.f16.f32 result register into a float -> u8 conversion */
 __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
 {
-    kf_f16 h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+    unsigned u;
+    asm("{ .reg .b16 t; cvt.rn.f16.f32 t, %1; cvt.u32.u16 %0, t; }" : "=r"(u) : "f"(f));
+    kf_f16 h = {(unsigned short)u};
     return h;
 }
 
-/* float -> 8/16-bit int: cvt.rzi to 32 bits (truncates, saturates,
-   NaN -> 0), then saturate to the narrow range */
+/* float -> integer: truncate, saturate, NaN -> 0. The __*_rz intrinsics
+   (cvt.rzi) truncate and saturate, but NaN gives the most negative pattern
+   of the destination (2^31 for unsigned, INT64_MIN for long long) */
+__device__ __forceinline__ int kf_f32_to_i32(float x) { return x != x ? 0 : __float2int_rz(x); }
+__device__ __forceinline__ unsigned kf_f32_to_u32(float x) { return x != x ? 0u : __float2uint_rz(x); }
+__device__ __forceinline__ long long kf_f32_to_i64(float x) { return x != x ? 0ll : __float2ll_rz(x); }
+__device__ __forceinline__ unsigned long long kf_f32_to_u64(float x) { return x != x ? 0ull : __float2ull_rz(x); }
+__device__ __forceinline__ int kf_f64_to_i32(double x) { return x != x ? 0 : __double2int_rz(x); }
+__device__ __forceinline__ unsigned kf_f64_to_u32(double x) { return x != x ? 0u : __double2uint_rz(x); }
+__device__ __forceinline__ long long kf_f64_to_i64(double x) { return x != x ? 0ll : __double2ll_rz(x); }
+__device__ __forceinline__ unsigned long long kf_f64_to_u64(double x) { return x != x ? 0ull : __double2ull_rz(x); }
+
+/* float -> 8/16-bit int: to 32 bits (truncates, saturates, NaN -> 0),
+   then saturate to the narrow range */
 __device__ __forceinline__ int kf_sat_i32(int x, int lo, int hi) { return x < lo ? lo : x > hi ? hi : x; }
 __device__ __forceinline__ unsigned kf_sat_u32(unsigned x, unsigned hi) { return x > hi ? hi : x; }
 
@@ -89,1883 +104,1883 @@ struct __align__(16) kf_f32x4 { float v[4]; };
 
 /* kernel q4k_gemv (q4k.kf:208) */
 extern "C" __global__ void __launch_bounds__(256)
-q4k_gemv(const unsigned char* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, unsigned m, unsigned k)
+q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    __shared__ __align__(4) float part[512];
-    kf_f32x4 xs[16];
-    kf_u32x4 hv[2];
-    kf_u32x4 qa[2];
-    kf_u32x4 qb[2];
+    __shared__ __align__(4) float part_[512];
+    kf_f32x4 xs_[16];
+    kf_u32x4 hv_[2];
+    kf_u32x4 qa_[2];
+    kf_u32x4 qb_[2];
     const unsigned kf_wn = kf_warp_lanes();
-    const kf_u32x4* wq = (const kf_u32x4*)w;
-    const kf_f32x4* x4 = (const kf_f32x4*)x;
-    unsigned lane = kf_lane_id();
-    unsigned r = kf_shr_u32(lane, 3u);
-    unsigned bl = kf_shr_u32(lane, 2u) & 1u;
-    unsigned j = lane & 3u;
-    unsigned nbk = kf_shr_u32(k, 8u);
-    unsigned row0 = blockIdx.x * 64u;
-    unsigned one = (k == 4294967295u) ? 0u : 1065353216u;
-    unsigned t36 = (nbk / 16u) + (((nbk % 16u) != 0u) ? 1u : 0u);
-    for (unsigned ks = 0u; ks < t36; ks = ks + 1u) {
-        unsigned kb = (((ks * 8u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u)) * 2u) + bl;
-        bool valid = kb < nbk;
-        kf_f32x4 t59 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 t = t59;
-        if (valid) {
-            unsigned t67 = ((kb * 64u) + (j * 16u)) + 0u;
-            kf_f32x4 t68 = x4[t67];
-            t = t68;
+    const kf_u32x4* wq_ = (const kf_u32x4*)w_;
+    const kf_f32x4* x4_ = (const kf_f32x4*)x_;
+    unsigned lane_ = kf_lane_id();
+    unsigned r_ = kf_shr_u32(lane_, 3u);
+    unsigned bl_ = kf_shr_u32(lane_, 2u) & 1u;
+    unsigned j_ = lane_ & 3u;
+    unsigned nbk_ = kf_shr_u32(k_, 8u);
+    unsigned row0_ = blockIdx.x * 64u;
+    unsigned one_ = (k_ == 4294967295u) ? 0u : 1065353216u;
+    unsigned t36_ = (nbk_ / 16u) + (((nbk_ % 16u) != 0u) ? 1u : 0u);
+    for (unsigned ks_ = 0u; ks_ < t36_; ks_ = ks_ + 1u) {
+        unsigned kb_ = (((ks_ * 8u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u)) * 2u) + bl_;
+        bool valid_ = kb_ < nbk_;
+        kf_f32x4 t59_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t_ = t59_;
+        if (valid_) {
+            unsigned t67_ = ((kb_ * 64u) + (j_ * 16u)) + 0u;
+            kf_f32x4 t68_ = x4_[t67_];
+            t_ = t68_;
         }
-        xs[0u] = t;
-        kf_f32x4 t71 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 t_2 = t71;
-        if (valid) {
-            unsigned t79 = ((kb * 64u) + (j * 16u)) + 1u;
-            kf_f32x4 t80 = x4[t79];
-            t_2 = t80;
+        xs_[0u] = t_;
+        kf_f32x4 t71_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t_2_ = t71_;
+        if (valid_) {
+            unsigned t79_ = ((kb_ * 64u) + (j_ * 16u)) + 1u;
+            kf_f32x4 t80_ = x4_[t79_];
+            t_2_ = t80_;
         }
-        xs[1u] = t_2;
-        kf_f32x4 t83 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 t_3 = t83;
-        if (valid) {
-            unsigned t91 = ((kb * 64u) + (j * 16u)) + 2u;
-            kf_f32x4 t92 = x4[t91];
-            t_3 = t92;
+        xs_[1u] = t_2_;
+        kf_f32x4 t83_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t_3_ = t83_;
+        if (valid_) {
+            unsigned t91_ = ((kb_ * 64u) + (j_ * 16u)) + 2u;
+            kf_f32x4 t92_ = x4_[t91_];
+            t_3_ = t92_;
         }
-        xs[2u] = t_3;
-        kf_f32x4 t95 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 t_4 = t95;
-        if (valid) {
-            unsigned t103 = ((kb * 64u) + (j * 16u)) + 3u;
-            kf_f32x4 t104 = x4[t103];
-            t_4 = t104;
+        xs_[2u] = t_3_;
+        kf_f32x4 t95_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t_4_ = t95_;
+        if (valid_) {
+            unsigned t103_ = ((kb_ * 64u) + (j_ * 16u)) + 3u;
+            kf_f32x4 t104_ = x4_[t103_];
+            t_4_ = t104_;
         }
-        xs[3u] = t_4;
-        kf_f32x4 t107 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 t_5 = t107;
-        if (valid) {
-            unsigned t115 = ((kb * 64u) + (j * 16u)) + 4u;
-            kf_f32x4 t116 = x4[t115];
-            t_5 = t116;
+        xs_[3u] = t_4_;
+        kf_f32x4 t107_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t_5_ = t107_;
+        if (valid_) {
+            unsigned t115_ = ((kb_ * 64u) + (j_ * 16u)) + 4u;
+            kf_f32x4 t116_ = x4_[t115_];
+            t_5_ = t116_;
         }
-        xs[4u] = t_5;
-        kf_f32x4 t119 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 t_6 = t119;
-        if (valid) {
-            unsigned t127 = ((kb * 64u) + (j * 16u)) + 5u;
-            kf_f32x4 t128 = x4[t127];
-            t_6 = t128;
+        xs_[4u] = t_5_;
+        kf_f32x4 t119_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t_6_ = t119_;
+        if (valid_) {
+            unsigned t127_ = ((kb_ * 64u) + (j_ * 16u)) + 5u;
+            kf_f32x4 t128_ = x4_[t127_];
+            t_6_ = t128_;
         }
-        xs[5u] = t_6;
-        kf_f32x4 t131 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 t_7 = t131;
-        if (valid) {
-            unsigned t139 = ((kb * 64u) + (j * 16u)) + 6u;
-            kf_f32x4 t140 = x4[t139];
-            t_7 = t140;
+        xs_[5u] = t_6_;
+        kf_f32x4 t131_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t_7_ = t131_;
+        if (valid_) {
+            unsigned t139_ = ((kb_ * 64u) + (j_ * 16u)) + 6u;
+            kf_f32x4 t140_ = x4_[t139_];
+            t_7_ = t140_;
         }
-        xs[6u] = t_7;
-        kf_f32x4 t143 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 t_8 = t143;
-        if (valid) {
-            unsigned t151 = ((kb * 64u) + (j * 16u)) + 7u;
-            kf_f32x4 t152 = x4[t151];
-            t_8 = t152;
+        xs_[6u] = t_7_;
+        kf_f32x4 t143_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t_8_ = t143_;
+        if (valid_) {
+            unsigned t151_ = ((kb_ * 64u) + (j_ * 16u)) + 7u;
+            kf_f32x4 t152_ = x4_[t151_];
+            t_8_ = t152_;
         }
-        xs[7u] = t_8;
-        kf_f32x4 t155 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 t_9 = t155;
-        if (valid) {
-            unsigned t163 = ((kb * 64u) + (j * 16u)) + 8u;
-            kf_f32x4 t164 = x4[t163];
-            t_9 = t164;
+        xs_[7u] = t_8_;
+        kf_f32x4 t155_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t_9_ = t155_;
+        if (valid_) {
+            unsigned t163_ = ((kb_ * 64u) + (j_ * 16u)) + 8u;
+            kf_f32x4 t164_ = x4_[t163_];
+            t_9_ = t164_;
         }
-        xs[8u] = t_9;
-        kf_f32x4 t167 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 t_10 = t167;
-        if (valid) {
-            unsigned t175 = ((kb * 64u) + (j * 16u)) + 9u;
-            kf_f32x4 t176 = x4[t175];
-            t_10 = t176;
+        xs_[8u] = t_9_;
+        kf_f32x4 t167_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t_10_ = t167_;
+        if (valid_) {
+            unsigned t175_ = ((kb_ * 64u) + (j_ * 16u)) + 9u;
+            kf_f32x4 t176_ = x4_[t175_];
+            t_10_ = t176_;
         }
-        xs[9u] = t_10;
-        kf_f32x4 t179 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 t_11 = t179;
-        if (valid) {
-            unsigned t187 = ((kb * 64u) + (j * 16u)) + 10u;
-            kf_f32x4 t188 = x4[t187];
-            t_11 = t188;
+        xs_[9u] = t_10_;
+        kf_f32x4 t179_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t_11_ = t179_;
+        if (valid_) {
+            unsigned t187_ = ((kb_ * 64u) + (j_ * 16u)) + 10u;
+            kf_f32x4 t188_ = x4_[t187_];
+            t_11_ = t188_;
         }
-        xs[10u] = t_11;
-        kf_f32x4 t191 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 t_12 = t191;
-        if (valid) {
-            unsigned t199 = ((kb * 64u) + (j * 16u)) + 11u;
-            kf_f32x4 t200 = x4[t199];
-            t_12 = t200;
+        xs_[10u] = t_11_;
+        kf_f32x4 t191_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t_12_ = t191_;
+        if (valid_) {
+            unsigned t199_ = ((kb_ * 64u) + (j_ * 16u)) + 11u;
+            kf_f32x4 t200_ = x4_[t199_];
+            t_12_ = t200_;
         }
-        xs[11u] = t_12;
-        kf_f32x4 t203 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 t_13 = t203;
-        if (valid) {
-            unsigned t211 = ((kb * 64u) + (j * 16u)) + 12u;
-            kf_f32x4 t212 = x4[t211];
-            t_13 = t212;
+        xs_[11u] = t_12_;
+        kf_f32x4 t203_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t_13_ = t203_;
+        if (valid_) {
+            unsigned t211_ = ((kb_ * 64u) + (j_ * 16u)) + 12u;
+            kf_f32x4 t212_ = x4_[t211_];
+            t_13_ = t212_;
         }
-        xs[12u] = t_13;
-        kf_f32x4 t215 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 t_14 = t215;
-        if (valid) {
-            unsigned t223 = ((kb * 64u) + (j * 16u)) + 13u;
-            kf_f32x4 t224 = x4[t223];
-            t_14 = t224;
+        xs_[12u] = t_13_;
+        kf_f32x4 t215_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t_14_ = t215_;
+        if (valid_) {
+            unsigned t223_ = ((kb_ * 64u) + (j_ * 16u)) + 13u;
+            kf_f32x4 t224_ = x4_[t223_];
+            t_14_ = t224_;
         }
-        xs[13u] = t_14;
-        kf_f32x4 t227 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 t_15 = t227;
-        if (valid) {
-            unsigned t235 = ((kb * 64u) + (j * 16u)) + 14u;
-            kf_f32x4 t236 = x4[t235];
-            t_15 = t236;
+        xs_[13u] = t_14_;
+        kf_f32x4 t227_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t_15_ = t227_;
+        if (valid_) {
+            unsigned t235_ = ((kb_ * 64u) + (j_ * 16u)) + 14u;
+            kf_f32x4 t236_ = x4_[t235_];
+            t_15_ = t236_;
         }
-        xs[14u] = t_15;
-        kf_f32x4 t239 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 t_16 = t239;
-        if (valid) {
-            unsigned t247 = ((kb * 64u) + (j * 16u)) + 15u;
-            kf_f32x4 t248 = x4[t247];
-            t_16 = t248;
+        xs_[14u] = t_15_;
+        kf_f32x4 t239_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t_16_ = t239_;
+        if (valid_) {
+            unsigned t247_ = ((kb_ * 64u) + (j_ * 16u)) + 15u;
+            kf_f32x4 t248_ = x4_[t247_];
+            t_16_ = t248_;
         }
-        xs[15u] = t_16;
-        float s_lo = 0.0f;
-        float s_hi = 0.0f;
-        kf_f32x4 v = xs[0u];
-        s_lo = __fadd_rn(s_lo, __fadd_rn(__fadd_rn(v.v[0], v.v[1]), __fadd_rn(v.v[2], v.v[3])));
-        kf_f32x4 v_2 = xs[8u];
-        s_hi = __fadd_rn(s_hi, __fadd_rn(__fadd_rn(v_2.v[0], v_2.v[1]), __fadd_rn(v_2.v[2], v_2.v[3])));
-        kf_f32x4 v_3 = xs[1u];
-        s_lo = __fadd_rn(s_lo, __fadd_rn(__fadd_rn(v_3.v[0], v_3.v[1]), __fadd_rn(v_3.v[2], v_3.v[3])));
-        kf_f32x4 v_4 = xs[9u];
-        s_hi = __fadd_rn(s_hi, __fadd_rn(__fadd_rn(v_4.v[0], v_4.v[1]), __fadd_rn(v_4.v[2], v_4.v[3])));
-        kf_f32x4 v_5 = xs[2u];
-        s_lo = __fadd_rn(s_lo, __fadd_rn(__fadd_rn(v_5.v[0], v_5.v[1]), __fadd_rn(v_5.v[2], v_5.v[3])));
-        kf_f32x4 v_6 = xs[10u];
-        s_hi = __fadd_rn(s_hi, __fadd_rn(__fadd_rn(v_6.v[0], v_6.v[1]), __fadd_rn(v_6.v[2], v_6.v[3])));
-        kf_f32x4 v_7 = xs[3u];
-        s_lo = __fadd_rn(s_lo, __fadd_rn(__fadd_rn(v_7.v[0], v_7.v[1]), __fadd_rn(v_7.v[2], v_7.v[3])));
-        kf_f32x4 v_8 = xs[11u];
-        s_hi = __fadd_rn(s_hi, __fadd_rn(__fadd_rn(v_8.v[0], v_8.v[1]), __fadd_rn(v_8.v[2], v_8.v[3])));
-        kf_f32x4 v_9 = xs[4u];
-        s_lo = __fadd_rn(s_lo, __fadd_rn(__fadd_rn(v_9.v[0], v_9.v[1]), __fadd_rn(v_9.v[2], v_9.v[3])));
-        kf_f32x4 v_10 = xs[12u];
-        s_hi = __fadd_rn(s_hi, __fadd_rn(__fadd_rn(v_10.v[0], v_10.v[1]), __fadd_rn(v_10.v[2], v_10.v[3])));
-        kf_f32x4 v_11 = xs[5u];
-        s_lo = __fadd_rn(s_lo, __fadd_rn(__fadd_rn(v_11.v[0], v_11.v[1]), __fadd_rn(v_11.v[2], v_11.v[3])));
-        kf_f32x4 v_12 = xs[13u];
-        s_hi = __fadd_rn(s_hi, __fadd_rn(__fadd_rn(v_12.v[0], v_12.v[1]), __fadd_rn(v_12.v[2], v_12.v[3])));
-        kf_f32x4 v_13 = xs[6u];
-        s_lo = __fadd_rn(s_lo, __fadd_rn(__fadd_rn(v_13.v[0], v_13.v[1]), __fadd_rn(v_13.v[2], v_13.v[3])));
-        kf_f32x4 v_14 = xs[14u];
-        s_hi = __fadd_rn(s_hi, __fadd_rn(__fadd_rn(v_14.v[0], v_14.v[1]), __fadd_rn(v_14.v[2], v_14.v[3])));
-        kf_f32x4 v_15 = xs[7u];
-        s_lo = __fadd_rn(s_lo, __fadd_rn(__fadd_rn(v_15.v[0], v_15.v[1]), __fadd_rn(v_15.v[2], v_15.v[3])));
-        kf_f32x4 v_16 = xs[15u];
-        s_hi = __fadd_rn(s_hi, __fadd_rn(__fadd_rn(v_16.v[0], v_16.v[1]), __fadd_rn(v_16.v[2], v_16.v[3])));
-        for (unsigned rs = 0u; rs < 16u; rs = rs + 2u) {
-            unsigned row = min(((row0 + ((rs + 0u) * 4u)) + r), (m - 1u));
-            kf_u32x4 t429 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 th = t429;
-            kf_u32x4 t432 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 ta = t432;
-            kf_u32x4 t435 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 tb = t435;
-            if (valid) {
-                unsigned blk = ((row * nbk) + kb) * 9u;
-                kf_u32x4 t441 = wq[blk];
-                th = t441;
-                unsigned t446 = (blk + 1u) + (2u * j);
-                kf_u32x4 t447 = wq[t446];
-                ta = t447;
-                unsigned t452 = (blk + 2u) + (2u * j);
-                kf_u32x4 t453 = wq[t452];
-                tb = t453;
+        xs_[15u] = t_16_;
+        float s_lo_ = 0.0f;
+        float s_hi_ = 0.0f;
+        kf_f32x4 v_ = xs_[0u];
+        s_lo_ = __fadd_rn(s_lo_, __fadd_rn(__fadd_rn(v_.v[0], v_.v[1]), __fadd_rn(v_.v[2], v_.v[3])));
+        kf_f32x4 v_2_ = xs_[8u];
+        s_hi_ = __fadd_rn(s_hi_, __fadd_rn(__fadd_rn(v_2_.v[0], v_2_.v[1]), __fadd_rn(v_2_.v[2], v_2_.v[3])));
+        kf_f32x4 v_3_ = xs_[1u];
+        s_lo_ = __fadd_rn(s_lo_, __fadd_rn(__fadd_rn(v_3_.v[0], v_3_.v[1]), __fadd_rn(v_3_.v[2], v_3_.v[3])));
+        kf_f32x4 v_4_ = xs_[9u];
+        s_hi_ = __fadd_rn(s_hi_, __fadd_rn(__fadd_rn(v_4_.v[0], v_4_.v[1]), __fadd_rn(v_4_.v[2], v_4_.v[3])));
+        kf_f32x4 v_5_ = xs_[2u];
+        s_lo_ = __fadd_rn(s_lo_, __fadd_rn(__fadd_rn(v_5_.v[0], v_5_.v[1]), __fadd_rn(v_5_.v[2], v_5_.v[3])));
+        kf_f32x4 v_6_ = xs_[10u];
+        s_hi_ = __fadd_rn(s_hi_, __fadd_rn(__fadd_rn(v_6_.v[0], v_6_.v[1]), __fadd_rn(v_6_.v[2], v_6_.v[3])));
+        kf_f32x4 v_7_ = xs_[3u];
+        s_lo_ = __fadd_rn(s_lo_, __fadd_rn(__fadd_rn(v_7_.v[0], v_7_.v[1]), __fadd_rn(v_7_.v[2], v_7_.v[3])));
+        kf_f32x4 v_8_ = xs_[11u];
+        s_hi_ = __fadd_rn(s_hi_, __fadd_rn(__fadd_rn(v_8_.v[0], v_8_.v[1]), __fadd_rn(v_8_.v[2], v_8_.v[3])));
+        kf_f32x4 v_9_ = xs_[4u];
+        s_lo_ = __fadd_rn(s_lo_, __fadd_rn(__fadd_rn(v_9_.v[0], v_9_.v[1]), __fadd_rn(v_9_.v[2], v_9_.v[3])));
+        kf_f32x4 v_10_ = xs_[12u];
+        s_hi_ = __fadd_rn(s_hi_, __fadd_rn(__fadd_rn(v_10_.v[0], v_10_.v[1]), __fadd_rn(v_10_.v[2], v_10_.v[3])));
+        kf_f32x4 v_11_ = xs_[5u];
+        s_lo_ = __fadd_rn(s_lo_, __fadd_rn(__fadd_rn(v_11_.v[0], v_11_.v[1]), __fadd_rn(v_11_.v[2], v_11_.v[3])));
+        kf_f32x4 v_12_ = xs_[13u];
+        s_hi_ = __fadd_rn(s_hi_, __fadd_rn(__fadd_rn(v_12_.v[0], v_12_.v[1]), __fadd_rn(v_12_.v[2], v_12_.v[3])));
+        kf_f32x4 v_13_ = xs_[6u];
+        s_lo_ = __fadd_rn(s_lo_, __fadd_rn(__fadd_rn(v_13_.v[0], v_13_.v[1]), __fadd_rn(v_13_.v[2], v_13_.v[3])));
+        kf_f32x4 v_14_ = xs_[14u];
+        s_hi_ = __fadd_rn(s_hi_, __fadd_rn(__fadd_rn(v_14_.v[0], v_14_.v[1]), __fadd_rn(v_14_.v[2], v_14_.v[3])));
+        kf_f32x4 v_15_ = xs_[7u];
+        s_lo_ = __fadd_rn(s_lo_, __fadd_rn(__fadd_rn(v_15_.v[0], v_15_.v[1]), __fadd_rn(v_15_.v[2], v_15_.v[3])));
+        kf_f32x4 v_16_ = xs_[15u];
+        s_hi_ = __fadd_rn(s_hi_, __fadd_rn(__fadd_rn(v_16_.v[0], v_16_.v[1]), __fadd_rn(v_16_.v[2], v_16_.v[3])));
+        for (unsigned rs_ = 0u; rs_ < 16u; rs_ = rs_ + 2u) {
+            unsigned row_ = min(((row0_ + ((rs_ + 0u) * 4u)) + r_), (m_ - 1u));
+            kf_u32x4 t429_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 th_ = t429_;
+            kf_u32x4 t432_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 ta_ = t432_;
+            kf_u32x4 t435_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 tb_ = t435_;
+            if (valid_) {
+                unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
+                kf_u32x4 t441_ = wq_[blk_];
+                th_ = t441_;
+                unsigned t446_ = (blk_ + 1u) + (2u * j_);
+                kf_u32x4 t447_ = wq_[t446_];
+                ta_ = t447_;
+                unsigned t452_ = (blk_ + 2u) + (2u * j_);
+                kf_u32x4 t453_ = wq_[t452_];
+                tb_ = t453_;
             }
-            hv[0u] = th;
-            qa[0u] = ta;
-            qb[0u] = tb;
-            unsigned row_2 = min(((row0 + ((rs + 1u) * 4u)) + r), (m - 1u));
-            kf_u32x4 t467 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 th_2 = t467;
-            kf_u32x4 t470 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 ta_2 = t470;
-            kf_u32x4 t473 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 tb_2 = t473;
-            if (valid) {
-                unsigned blk_2 = ((row_2 * nbk) + kb) * 9u;
-                kf_u32x4 t479 = wq[blk_2];
-                th_2 = t479;
-                unsigned t484 = (blk_2 + 1u) + (2u * j);
-                kf_u32x4 t485 = wq[t484];
-                ta_2 = t485;
-                unsigned t490 = (blk_2 + 2u) + (2u * j);
-                kf_u32x4 t491 = wq[t490];
-                tb_2 = t491;
+            hv_[0u] = th_;
+            qa_[0u] = ta_;
+            qb_[0u] = tb_;
+            unsigned row_2_ = min(((row0_ + ((rs_ + 1u) * 4u)) + r_), (m_ - 1u));
+            kf_u32x4 t467_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 th_2_ = t467_;
+            kf_u32x4 t470_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 ta_2_ = t470_;
+            kf_u32x4 t473_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 tb_2_ = t473_;
+            if (valid_) {
+                unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
+                kf_u32x4 t479_ = wq_[blk_2_];
+                th_2_ = t479_;
+                unsigned t484_ = (blk_2_ + 1u) + (2u * j_);
+                kf_u32x4 t485_ = wq_[t484_];
+                ta_2_ = t485_;
+                unsigned t490_ = (blk_2_ + 2u) + (2u * j_);
+                kf_u32x4 t491_ = wq_[t490_];
+                tb_2_ = t491_;
             }
-            hv[1u] = th_2;
-            qa[1u] = ta_2;
-            qb[1u] = tb_2;
-            float p = 0.0f;
-            if (valid) {
-                kf_u32x4 h = hv[0u];
-                kf_u32x4 qa_2 = qa[0u];
-                kf_u32x4 qb_2 = qb[0u];
-                kf_f32x4 xs0 = xs[0u];
-                kf_f32x4 xs1 = xs[1u];
-                kf_f32x4 xs2 = xs[2u];
-                kf_f32x4 xs3 = xs[3u];
-                kf_f32x4 xs4 = xs[4u];
-                kf_f32x4 xs5 = xs[5u];
-                kf_f32x4 xs6 = xs[6u];
-                kf_f32x4 xs7 = xs[7u];
-                kf_f32x4 xs8 = xs[8u];
-                kf_f32x4 xs9 = xs[9u];
-                kf_f32x4 xs10 = xs[10u];
-                kf_f32x4 xs11 = xs[11u];
-                kf_f32x4 xs12 = xs[12u];
-                kf_f32x4 xs13 = xs[13u];
-                kf_f32x4 xs14 = xs[14u];
-                kf_f32x4 xs15 = xs[15u];
-                unsigned w_2 = qa_2.v[0];
-                unsigned hi = 0u;
-                float acc = 0.0f;
-                unsigned t_17 = kf_shl_u32(w_2, (19u - hi));
-                if (hi > 19u) {
-                    t_17 = kf_shr_u32(w_2, (hi - 19u));
-                }
-                float s = __fmaf_rn(kf_bitcast<float>((t_17 & 7864320u) | one), xs0.v[0], acc);
-                unsigned at = 8u + hi;
-                unsigned t_18 = kf_shl_u32(w_2, (19u - at));
-                if (at > 19u) {
-                    t_18 = kf_shr_u32(w_2, (at - 19u));
-                }
-                s = __fmaf_rn(kf_bitcast<float>((t_18 & 7864320u) | one), xs0.v[1], s);
-                unsigned at_2 = 16u + hi;
-                unsigned t_19 = kf_shl_u32(w_2, (19u - at_2));
-                if (at_2 > 19u) {
-                    t_19 = kf_shr_u32(w_2, (at_2 - 19u));
-                }
-                s = __fmaf_rn(kf_bitcast<float>((t_19 & 7864320u) | one), xs0.v[2], s);
-                unsigned at_3 = 24u + hi;
-                unsigned t_20 = kf_shl_u32(w_2, (19u - at_3));
-                if (at_3 > 19u) {
-                    t_20 = kf_shr_u32(w_2, (at_3 - 19u));
-                }
-                float a0 = __fmaf_rn(kf_bitcast<float>((t_20 & 7864320u) | one), xs0.v[3], s);
-                unsigned w_3 = qa_2.v[1];
-                unsigned hi_2 = 0u;
-                unsigned t_21 = kf_shl_u32(w_3, (19u - hi_2));
-                if (hi_2 > 19u) {
-                    t_21 = kf_shr_u32(w_3, (hi_2 - 19u));
-                }
-                float s_2 = __fmaf_rn(kf_bitcast<float>((t_21 & 7864320u) | one), xs1.v[0], a0);
-                unsigned at_4 = 8u + hi_2;
-                unsigned t_22 = kf_shl_u32(w_3, (19u - at_4));
-                if (at_4 > 19u) {
-                    t_22 = kf_shr_u32(w_3, (at_4 - 19u));
-                }
-                s_2 = __fmaf_rn(kf_bitcast<float>((t_22 & 7864320u) | one), xs1.v[1], s_2);
-                unsigned at_5 = 16u + hi_2;
-                unsigned t_23 = kf_shl_u32(w_3, (19u - at_5));
-                if (at_5 > 19u) {
-                    t_23 = kf_shr_u32(w_3, (at_5 - 19u));
-                }
-                s_2 = __fmaf_rn(kf_bitcast<float>((t_23 & 7864320u) | one), xs1.v[2], s_2);
-                unsigned at_6 = 24u + hi_2;
-                unsigned t_24 = kf_shl_u32(w_3, (19u - at_6));
-                if (at_6 > 19u) {
-                    t_24 = kf_shr_u32(w_3, (at_6 - 19u));
-                }
-                a0 = __fmaf_rn(kf_bitcast<float>((t_24 & 7864320u) | one), xs1.v[3], s_2);
-                unsigned w_4 = qa_2.v[2];
-                unsigned hi_3 = 0u;
-                unsigned t_25 = kf_shl_u32(w_4, (19u - hi_3));
-                if (hi_3 > 19u) {
-                    t_25 = kf_shr_u32(w_4, (hi_3 - 19u));
-                }
-                float s_3 = __fmaf_rn(kf_bitcast<float>((t_25 & 7864320u) | one), xs2.v[0], a0);
-                unsigned at_7 = 8u + hi_3;
-                unsigned t_26 = kf_shl_u32(w_4, (19u - at_7));
-                if (at_7 > 19u) {
-                    t_26 = kf_shr_u32(w_4, (at_7 - 19u));
-                }
-                s_3 = __fmaf_rn(kf_bitcast<float>((t_26 & 7864320u) | one), xs2.v[1], s_3);
-                unsigned at_8 = 16u + hi_3;
-                unsigned t_27 = kf_shl_u32(w_4, (19u - at_8));
-                if (at_8 > 19u) {
-                    t_27 = kf_shr_u32(w_4, (at_8 - 19u));
-                }
-                s_3 = __fmaf_rn(kf_bitcast<float>((t_27 & 7864320u) | one), xs2.v[2], s_3);
-                unsigned at_9 = 24u + hi_3;
-                unsigned t_28 = kf_shl_u32(w_4, (19u - at_9));
-                if (at_9 > 19u) {
-                    t_28 = kf_shr_u32(w_4, (at_9 - 19u));
-                }
-                a0 = __fmaf_rn(kf_bitcast<float>((t_28 & 7864320u) | one), xs2.v[3], s_3);
-                unsigned w_5 = qa_2.v[3];
-                unsigned hi_4 = 0u;
-                unsigned t_29 = kf_shl_u32(w_5, (19u - hi_4));
-                if (hi_4 > 19u) {
-                    t_29 = kf_shr_u32(w_5, (hi_4 - 19u));
-                }
-                float s_4 = __fmaf_rn(kf_bitcast<float>((t_29 & 7864320u) | one), xs3.v[0], a0);
-                unsigned at_10 = 8u + hi_4;
-                unsigned t_30 = kf_shl_u32(w_5, (19u - at_10));
-                if (at_10 > 19u) {
-                    t_30 = kf_shr_u32(w_5, (at_10 - 19u));
-                }
-                s_4 = __fmaf_rn(kf_bitcast<float>((t_30 & 7864320u) | one), xs3.v[1], s_4);
-                unsigned at_11 = 16u + hi_4;
-                unsigned t_31 = kf_shl_u32(w_5, (19u - at_11));
-                if (at_11 > 19u) {
-                    t_31 = kf_shr_u32(w_5, (at_11 - 19u));
-                }
-                s_4 = __fmaf_rn(kf_bitcast<float>((t_31 & 7864320u) | one), xs3.v[2], s_4);
-                unsigned at_12 = 24u + hi_4;
-                unsigned t_32 = kf_shl_u32(w_5, (19u - at_12));
-                if (at_12 > 19u) {
-                    t_32 = kf_shr_u32(w_5, (at_12 - 19u));
-                }
-                a0 = __fmaf_rn(kf_bitcast<float>((t_32 & 7864320u) | one), xs3.v[3], s_4);
-                unsigned w_6 = qb_2.v[0];
-                unsigned hi_5 = 0u;
-                float acc_2 = 0.0f;
-                unsigned t_33 = kf_shl_u32(w_6, (19u - hi_5));
-                if (hi_5 > 19u) {
-                    t_33 = kf_shr_u32(w_6, (hi_5 - 19u));
-                }
-                float s_5 = __fmaf_rn(kf_bitcast<float>((t_33 & 7864320u) | one), xs4.v[0], acc_2);
-                unsigned at_13 = 8u + hi_5;
-                unsigned t_34 = kf_shl_u32(w_6, (19u - at_13));
-                if (at_13 > 19u) {
-                    t_34 = kf_shr_u32(w_6, (at_13 - 19u));
-                }
-                s_5 = __fmaf_rn(kf_bitcast<float>((t_34 & 7864320u) | one), xs4.v[1], s_5);
-                unsigned at_14 = 16u + hi_5;
-                unsigned t_35 = kf_shl_u32(w_6, (19u - at_14));
-                if (at_14 > 19u) {
-                    t_35 = kf_shr_u32(w_6, (at_14 - 19u));
-                }
-                s_5 = __fmaf_rn(kf_bitcast<float>((t_35 & 7864320u) | one), xs4.v[2], s_5);
-                unsigned at_15 = 24u + hi_5;
-                unsigned t_36 = kf_shl_u32(w_6, (19u - at_15));
-                if (at_15 > 19u) {
-                    t_36 = kf_shr_u32(w_6, (at_15 - 19u));
-                }
-                float a1 = __fmaf_rn(kf_bitcast<float>((t_36 & 7864320u) | one), xs4.v[3], s_5);
-                unsigned w_7 = qb_2.v[1];
-                unsigned hi_6 = 0u;
-                unsigned t_37 = kf_shl_u32(w_7, (19u - hi_6));
-                if (hi_6 > 19u) {
-                    t_37 = kf_shr_u32(w_7, (hi_6 - 19u));
-                }
-                float s_6 = __fmaf_rn(kf_bitcast<float>((t_37 & 7864320u) | one), xs5.v[0], a1);
-                unsigned at_16 = 8u + hi_6;
-                unsigned t_38 = kf_shl_u32(w_7, (19u - at_16));
-                if (at_16 > 19u) {
-                    t_38 = kf_shr_u32(w_7, (at_16 - 19u));
-                }
-                s_6 = __fmaf_rn(kf_bitcast<float>((t_38 & 7864320u) | one), xs5.v[1], s_6);
-                unsigned at_17 = 16u + hi_6;
-                unsigned t_39 = kf_shl_u32(w_7, (19u - at_17));
-                if (at_17 > 19u) {
-                    t_39 = kf_shr_u32(w_7, (at_17 - 19u));
-                }
-                s_6 = __fmaf_rn(kf_bitcast<float>((t_39 & 7864320u) | one), xs5.v[2], s_6);
-                unsigned at_18 = 24u + hi_6;
-                unsigned t_40 = kf_shl_u32(w_7, (19u - at_18));
-                if (at_18 > 19u) {
-                    t_40 = kf_shr_u32(w_7, (at_18 - 19u));
-                }
-                a1 = __fmaf_rn(kf_bitcast<float>((t_40 & 7864320u) | one), xs5.v[3], s_6);
-                unsigned w_8 = qb_2.v[2];
-                unsigned hi_7 = 0u;
-                unsigned t_41 = kf_shl_u32(w_8, (19u - hi_7));
-                if (hi_7 > 19u) {
-                    t_41 = kf_shr_u32(w_8, (hi_7 - 19u));
-                }
-                float s_7 = __fmaf_rn(kf_bitcast<float>((t_41 & 7864320u) | one), xs6.v[0], a1);
-                unsigned at_19 = 8u + hi_7;
-                unsigned t_42 = kf_shl_u32(w_8, (19u - at_19));
-                if (at_19 > 19u) {
-                    t_42 = kf_shr_u32(w_8, (at_19 - 19u));
-                }
-                s_7 = __fmaf_rn(kf_bitcast<float>((t_42 & 7864320u) | one), xs6.v[1], s_7);
-                unsigned at_20 = 16u + hi_7;
-                unsigned t_43 = kf_shl_u32(w_8, (19u - at_20));
-                if (at_20 > 19u) {
-                    t_43 = kf_shr_u32(w_8, (at_20 - 19u));
-                }
-                s_7 = __fmaf_rn(kf_bitcast<float>((t_43 & 7864320u) | one), xs6.v[2], s_7);
-                unsigned at_21 = 24u + hi_7;
-                unsigned t_44 = kf_shl_u32(w_8, (19u - at_21));
-                if (at_21 > 19u) {
-                    t_44 = kf_shr_u32(w_8, (at_21 - 19u));
-                }
-                a1 = __fmaf_rn(kf_bitcast<float>((t_44 & 7864320u) | one), xs6.v[3], s_7);
-                unsigned w_9 = qb_2.v[3];
-                unsigned hi_8 = 0u;
-                unsigned t_45 = kf_shl_u32(w_9, (19u - hi_8));
-                if (hi_8 > 19u) {
-                    t_45 = kf_shr_u32(w_9, (hi_8 - 19u));
-                }
-                float s_8 = __fmaf_rn(kf_bitcast<float>((t_45 & 7864320u) | one), xs7.v[0], a1);
-                unsigned at_22 = 8u + hi_8;
-                unsigned t_46 = kf_shl_u32(w_9, (19u - at_22));
-                if (at_22 > 19u) {
-                    t_46 = kf_shr_u32(w_9, (at_22 - 19u));
-                }
-                s_8 = __fmaf_rn(kf_bitcast<float>((t_46 & 7864320u) | one), xs7.v[1], s_8);
-                unsigned at_23 = 16u + hi_8;
-                unsigned t_47 = kf_shl_u32(w_9, (19u - at_23));
-                if (at_23 > 19u) {
-                    t_47 = kf_shr_u32(w_9, (at_23 - 19u));
-                }
-                s_8 = __fmaf_rn(kf_bitcast<float>((t_47 & 7864320u) | one), xs7.v[2], s_8);
-                unsigned at_24 = 24u + hi_8;
-                unsigned t_48 = kf_shl_u32(w_9, (19u - at_24));
-                if (at_24 > 19u) {
-                    t_48 = kf_shr_u32(w_9, (at_24 - 19u));
-                }
-                a1 = __fmaf_rn(kf_bitcast<float>((t_48 & 7864320u) | one), xs7.v[3], s_8);
-                unsigned w_10 = qa_2.v[0];
-                unsigned hi_9 = 4u;
-                float acc_3 = 0.0f;
-                unsigned t_49 = kf_shl_u32(w_10, (19u - hi_9));
-                if (hi_9 > 19u) {
-                    t_49 = kf_shr_u32(w_10, (hi_9 - 19u));
-                }
-                float s_9 = __fmaf_rn(kf_bitcast<float>((t_49 & 7864320u) | one), xs8.v[0], acc_3);
-                unsigned at_25 = 8u + hi_9;
-                unsigned t_50 = kf_shl_u32(w_10, (19u - at_25));
-                if (at_25 > 19u) {
-                    t_50 = kf_shr_u32(w_10, (at_25 - 19u));
-                }
-                s_9 = __fmaf_rn(kf_bitcast<float>((t_50 & 7864320u) | one), xs8.v[1], s_9);
-                unsigned at_26 = 16u + hi_9;
-                unsigned t_51 = kf_shl_u32(w_10, (19u - at_26));
-                if (at_26 > 19u) {
-                    t_51 = kf_shr_u32(w_10, (at_26 - 19u));
-                }
-                s_9 = __fmaf_rn(kf_bitcast<float>((t_51 & 7864320u) | one), xs8.v[2], s_9);
-                unsigned at_27 = 24u + hi_9;
-                unsigned t_52 = kf_shl_u32(w_10, (19u - at_27));
-                if (at_27 > 19u) {
-                    t_52 = kf_shr_u32(w_10, (at_27 - 19u));
-                }
-                float b0 = __fmaf_rn(kf_bitcast<float>((t_52 & 7864320u) | one), xs8.v[3], s_9);
-                unsigned w_11 = qa_2.v[1];
-                unsigned hi_10 = 4u;
-                unsigned t_53 = kf_shl_u32(w_11, (19u - hi_10));
-                if (hi_10 > 19u) {
-                    t_53 = kf_shr_u32(w_11, (hi_10 - 19u));
-                }
-                float s_10 = __fmaf_rn(kf_bitcast<float>((t_53 & 7864320u) | one), xs9.v[0], b0);
-                unsigned at_28 = 8u + hi_10;
-                unsigned t_54 = kf_shl_u32(w_11, (19u - at_28));
-                if (at_28 > 19u) {
-                    t_54 = kf_shr_u32(w_11, (at_28 - 19u));
-                }
-                s_10 = __fmaf_rn(kf_bitcast<float>((t_54 & 7864320u) | one), xs9.v[1], s_10);
-                unsigned at_29 = 16u + hi_10;
-                unsigned t_55 = kf_shl_u32(w_11, (19u - at_29));
-                if (at_29 > 19u) {
-                    t_55 = kf_shr_u32(w_11, (at_29 - 19u));
-                }
-                s_10 = __fmaf_rn(kf_bitcast<float>((t_55 & 7864320u) | one), xs9.v[2], s_10);
-                unsigned at_30 = 24u + hi_10;
-                unsigned t_56 = kf_shl_u32(w_11, (19u - at_30));
-                if (at_30 > 19u) {
-                    t_56 = kf_shr_u32(w_11, (at_30 - 19u));
-                }
-                b0 = __fmaf_rn(kf_bitcast<float>((t_56 & 7864320u) | one), xs9.v[3], s_10);
-                unsigned w_12 = qa_2.v[2];
-                unsigned hi_11 = 4u;
-                unsigned t_57 = kf_shl_u32(w_12, (19u - hi_11));
-                if (hi_11 > 19u) {
-                    t_57 = kf_shr_u32(w_12, (hi_11 - 19u));
-                }
-                float s_11 = __fmaf_rn(kf_bitcast<float>((t_57 & 7864320u) | one), xs10.v[0], b0);
-                unsigned at_31 = 8u + hi_11;
-                unsigned t_58 = kf_shl_u32(w_12, (19u - at_31));
-                if (at_31 > 19u) {
-                    t_58 = kf_shr_u32(w_12, (at_31 - 19u));
-                }
-                s_11 = __fmaf_rn(kf_bitcast<float>((t_58 & 7864320u) | one), xs10.v[1], s_11);
-                unsigned at_32 = 16u + hi_11;
-                unsigned t_59 = kf_shl_u32(w_12, (19u - at_32));
-                if (at_32 > 19u) {
-                    t_59 = kf_shr_u32(w_12, (at_32 - 19u));
-                }
-                s_11 = __fmaf_rn(kf_bitcast<float>((t_59 & 7864320u) | one), xs10.v[2], s_11);
-                unsigned at_33 = 24u + hi_11;
-                unsigned t_60 = kf_shl_u32(w_12, (19u - at_33));
-                if (at_33 > 19u) {
-                    t_60 = kf_shr_u32(w_12, (at_33 - 19u));
-                }
-                b0 = __fmaf_rn(kf_bitcast<float>((t_60 & 7864320u) | one), xs10.v[3], s_11);
-                unsigned w_13 = qa_2.v[3];
-                unsigned hi_12 = 4u;
-                unsigned t_61 = kf_shl_u32(w_13, (19u - hi_12));
-                if (hi_12 > 19u) {
-                    t_61 = kf_shr_u32(w_13, (hi_12 - 19u));
-                }
-                float s_12 = __fmaf_rn(kf_bitcast<float>((t_61 & 7864320u) | one), xs11.v[0], b0);
-                unsigned at_34 = 8u + hi_12;
-                unsigned t_62 = kf_shl_u32(w_13, (19u - at_34));
-                if (at_34 > 19u) {
-                    t_62 = kf_shr_u32(w_13, (at_34 - 19u));
-                }
-                s_12 = __fmaf_rn(kf_bitcast<float>((t_62 & 7864320u) | one), xs11.v[1], s_12);
-                unsigned at_35 = 16u + hi_12;
-                unsigned t_63 = kf_shl_u32(w_13, (19u - at_35));
-                if (at_35 > 19u) {
-                    t_63 = kf_shr_u32(w_13, (at_35 - 19u));
-                }
-                s_12 = __fmaf_rn(kf_bitcast<float>((t_63 & 7864320u) | one), xs11.v[2], s_12);
-                unsigned at_36 = 24u + hi_12;
-                unsigned t_64 = kf_shl_u32(w_13, (19u - at_36));
-                if (at_36 > 19u) {
-                    t_64 = kf_shr_u32(w_13, (at_36 - 19u));
-                }
-                b0 = __fmaf_rn(kf_bitcast<float>((t_64 & 7864320u) | one), xs11.v[3], s_12);
-                unsigned w_14 = qb_2.v[0];
-                unsigned hi_13 = 4u;
-                float acc_4 = 0.0f;
-                unsigned t_65 = kf_shl_u32(w_14, (19u - hi_13));
-                if (hi_13 > 19u) {
-                    t_65 = kf_shr_u32(w_14, (hi_13 - 19u));
-                }
-                float s_13 = __fmaf_rn(kf_bitcast<float>((t_65 & 7864320u) | one), xs12.v[0], acc_4);
-                unsigned at_37 = 8u + hi_13;
-                unsigned t_66 = kf_shl_u32(w_14, (19u - at_37));
-                if (at_37 > 19u) {
-                    t_66 = kf_shr_u32(w_14, (at_37 - 19u));
-                }
-                s_13 = __fmaf_rn(kf_bitcast<float>((t_66 & 7864320u) | one), xs12.v[1], s_13);
-                unsigned at_38 = 16u + hi_13;
-                unsigned t_67 = kf_shl_u32(w_14, (19u - at_38));
-                if (at_38 > 19u) {
-                    t_67 = kf_shr_u32(w_14, (at_38 - 19u));
-                }
-                s_13 = __fmaf_rn(kf_bitcast<float>((t_67 & 7864320u) | one), xs12.v[2], s_13);
-                unsigned at_39 = 24u + hi_13;
-                unsigned t_68 = kf_shl_u32(w_14, (19u - at_39));
-                if (at_39 > 19u) {
-                    t_68 = kf_shr_u32(w_14, (at_39 - 19u));
-                }
-                float b1 = __fmaf_rn(kf_bitcast<float>((t_68 & 7864320u) | one), xs12.v[3], s_13);
-                unsigned w_15 = qb_2.v[1];
-                unsigned hi_14 = 4u;
-                unsigned t_69 = kf_shl_u32(w_15, (19u - hi_14));
-                if (hi_14 > 19u) {
-                    t_69 = kf_shr_u32(w_15, (hi_14 - 19u));
-                }
-                float s_14 = __fmaf_rn(kf_bitcast<float>((t_69 & 7864320u) | one), xs13.v[0], b1);
-                unsigned at_40 = 8u + hi_14;
-                unsigned t_70 = kf_shl_u32(w_15, (19u - at_40));
-                if (at_40 > 19u) {
-                    t_70 = kf_shr_u32(w_15, (at_40 - 19u));
-                }
-                s_14 = __fmaf_rn(kf_bitcast<float>((t_70 & 7864320u) | one), xs13.v[1], s_14);
-                unsigned at_41 = 16u + hi_14;
-                unsigned t_71 = kf_shl_u32(w_15, (19u - at_41));
-                if (at_41 > 19u) {
-                    t_71 = kf_shr_u32(w_15, (at_41 - 19u));
-                }
-                s_14 = __fmaf_rn(kf_bitcast<float>((t_71 & 7864320u) | one), xs13.v[2], s_14);
-                unsigned at_42 = 24u + hi_14;
-                unsigned t_72 = kf_shl_u32(w_15, (19u - at_42));
-                if (at_42 > 19u) {
-                    t_72 = kf_shr_u32(w_15, (at_42 - 19u));
-                }
-                b1 = __fmaf_rn(kf_bitcast<float>((t_72 & 7864320u) | one), xs13.v[3], s_14);
-                unsigned w_16 = qb_2.v[2];
-                unsigned hi_15 = 4u;
-                unsigned t_73 = kf_shl_u32(w_16, (19u - hi_15));
-                if (hi_15 > 19u) {
-                    t_73 = kf_shr_u32(w_16, (hi_15 - 19u));
-                }
-                float s_15 = __fmaf_rn(kf_bitcast<float>((t_73 & 7864320u) | one), xs14.v[0], b1);
-                unsigned at_43 = 8u + hi_15;
-                unsigned t_74 = kf_shl_u32(w_16, (19u - at_43));
-                if (at_43 > 19u) {
-                    t_74 = kf_shr_u32(w_16, (at_43 - 19u));
-                }
-                s_15 = __fmaf_rn(kf_bitcast<float>((t_74 & 7864320u) | one), xs14.v[1], s_15);
-                unsigned at_44 = 16u + hi_15;
-                unsigned t_75 = kf_shl_u32(w_16, (19u - at_44));
-                if (at_44 > 19u) {
-                    t_75 = kf_shr_u32(w_16, (at_44 - 19u));
-                }
-                s_15 = __fmaf_rn(kf_bitcast<float>((t_75 & 7864320u) | one), xs14.v[2], s_15);
-                unsigned at_45 = 24u + hi_15;
-                unsigned t_76 = kf_shl_u32(w_16, (19u - at_45));
-                if (at_45 > 19u) {
-                    t_76 = kf_shr_u32(w_16, (at_45 - 19u));
-                }
-                b1 = __fmaf_rn(kf_bitcast<float>((t_76 & 7864320u) | one), xs14.v[3], s_15);
-                unsigned w_17 = qb_2.v[3];
-                unsigned hi_16 = 4u;
-                unsigned t_77 = kf_shl_u32(w_17, (19u - hi_16));
-                if (hi_16 > 19u) {
-                    t_77 = kf_shr_u32(w_17, (hi_16 - 19u));
-                }
-                float s_16 = __fmaf_rn(kf_bitcast<float>((t_77 & 7864320u) | one), xs15.v[0], b1);
-                unsigned at_46 = 8u + hi_16;
-                unsigned t_78 = kf_shl_u32(w_17, (19u - at_46));
-                if (at_46 > 19u) {
-                    t_78 = kf_shr_u32(w_17, (at_46 - 19u));
-                }
-                s_16 = __fmaf_rn(kf_bitcast<float>((t_78 & 7864320u) | one), xs15.v[1], s_16);
-                unsigned at_47 = 16u + hi_16;
-                unsigned t_79 = kf_shl_u32(w_17, (19u - at_47));
-                if (at_47 > 19u) {
-                    t_79 = kf_shr_u32(w_17, (at_47 - 19u));
-                }
-                s_16 = __fmaf_rn(kf_bitcast<float>((t_79 & 7864320u) | one), xs15.v[2], s_16);
-                unsigned at_48 = 24u + hi_16;
-                unsigned t_80 = kf_shl_u32(w_17, (19u - at_48));
-                if (at_48 > 19u) {
-                    t_80 = kf_shr_u32(w_17, (at_48 - 19u));
-                }
-                b1 = __fmaf_rn(kf_bitcast<float>((t_80 & 7864320u) | one), xs15.v[3], s_16);
-                bool mins = false;
-                unsigned lo = h.v[1] & 1061109567u;
-                unsigned hi_17 = (h.v[3] & 252645135u) | (kf_shr_u32(h.v[1], 2u) & 808464432u);
-                if (mins) {
-                    lo = h.v[2] & 1061109567u;
-                    hi_17 = (kf_shr_u32(h.v[3], 4u) & 252645135u) | (kf_shr_u32(h.v[2], 2u) & 808464432u);
-                }
-                unsigned sc = kf_shr_u32(((j < 2u) ? lo : hi_17), ((j & 1u) * 16u));
-                bool mins_2 = true;
-                unsigned lo_2 = h.v[1] & 1061109567u;
-                unsigned hi_18 = (h.v[3] & 252645135u) | (kf_shr_u32(h.v[1], 2u) & 808464432u);
-                if (mins_2) {
-                    lo_2 = h.v[2] & 1061109567u;
-                    hi_18 = (kf_shr_u32(h.v[3], 4u) & 252645135u) | (kf_shr_u32(h.v[2], 2u) & 808464432u);
-                }
-                unsigned mn = kf_shr_u32(((j < 2u) ? lo_2 : hi_18), ((j & 1u) * 16u));
-                unsigned t1721 = h.v[0];
-                kf_f16x2 dm = kf_bitcast<kf_f16x2>(t1721);
-                unsigned v_17 = kf_shr_u32(sc, 8u) & 255u;
-                float t1731 = __fsub_rn(kf_bitcast<float>(v_17 | 1258291200u), 8388608.0f);
-                float t1733 = __fsub_rn(__fadd_rn(b0, b1), s_hi);
-                unsigned v_18 = sc & 255u;
-                float t_81 = __fmaf_rn(t1731, t1733, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_18 | 1258291200u), 8388608.0f), __fsub_rn(__fadd_rn(a0, a1), s_lo)));
-                unsigned v_19 = kf_shr_u32(mn, 8u) & 255u;
-                float t1753 = __fsub_rn(kf_bitcast<float>(v_19 | 1258291200u), 8388608.0f);
-                unsigned v_20 = mn & 255u;
-                float u = __fmaf_rn(t1753, s_hi, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_20 | 1258291200u), 8388608.0f), s_lo));
-                p = __fmaf_rn(__fmul_rn(16.0f, kf_f16_to_f32(dm.v[0])), t_81, __fmul_rn(-kf_f16_to_f32(dm.v[1]), u));
+            hv_[1u] = th_2_;
+            qa_[1u] = ta_2_;
+            qb_[1u] = tb_2_;
+            float p_ = 0.0f;
+            if (valid_) {
+                kf_u32x4 h_ = hv_[0u];
+                kf_u32x4 qa_2_ = qa_[0u];
+                kf_u32x4 qb_2_ = qb_[0u];
+                kf_f32x4 xs0_ = xs_[0u];
+                kf_f32x4 xs1_ = xs_[1u];
+                kf_f32x4 xs2_ = xs_[2u];
+                kf_f32x4 xs3_ = xs_[3u];
+                kf_f32x4 xs4_ = xs_[4u];
+                kf_f32x4 xs5_ = xs_[5u];
+                kf_f32x4 xs6_ = xs_[6u];
+                kf_f32x4 xs7_ = xs_[7u];
+                kf_f32x4 xs8_ = xs_[8u];
+                kf_f32x4 xs9_ = xs_[9u];
+                kf_f32x4 xs10_ = xs_[10u];
+                kf_f32x4 xs11_ = xs_[11u];
+                kf_f32x4 xs12_ = xs_[12u];
+                kf_f32x4 xs13_ = xs_[13u];
+                kf_f32x4 xs14_ = xs_[14u];
+                kf_f32x4 xs15_ = xs_[15u];
+                unsigned w_2_ = qa_2_.v[0];
+                unsigned hi_ = 0u;
+                float acc_ = 0.0f;
+                unsigned t_17_ = kf_shl_u32(w_2_, (19u - hi_));
+                if (hi_ > 19u) {
+                    t_17_ = kf_shr_u32(w_2_, (hi_ - 19u));
+                }
+                float s_ = __fmaf_rn(kf_bitcast<float>((t_17_ & 7864320u) | one_), xs0_.v[0], acc_);
+                unsigned at_ = 8u + hi_;
+                unsigned t_18_ = kf_shl_u32(w_2_, (19u - at_));
+                if (at_ > 19u) {
+                    t_18_ = kf_shr_u32(w_2_, (at_ - 19u));
+                }
+                s_ = __fmaf_rn(kf_bitcast<float>((t_18_ & 7864320u) | one_), xs0_.v[1], s_);
+                unsigned at_2_ = 16u + hi_;
+                unsigned t_19_ = kf_shl_u32(w_2_, (19u - at_2_));
+                if (at_2_ > 19u) {
+                    t_19_ = kf_shr_u32(w_2_, (at_2_ - 19u));
+                }
+                s_ = __fmaf_rn(kf_bitcast<float>((t_19_ & 7864320u) | one_), xs0_.v[2], s_);
+                unsigned at_3_ = 24u + hi_;
+                unsigned t_20_ = kf_shl_u32(w_2_, (19u - at_3_));
+                if (at_3_ > 19u) {
+                    t_20_ = kf_shr_u32(w_2_, (at_3_ - 19u));
+                }
+                float a0_ = __fmaf_rn(kf_bitcast<float>((t_20_ & 7864320u) | one_), xs0_.v[3], s_);
+                unsigned w_3_ = qa_2_.v[1];
+                unsigned hi_2_ = 0u;
+                unsigned t_21_ = kf_shl_u32(w_3_, (19u - hi_2_));
+                if (hi_2_ > 19u) {
+                    t_21_ = kf_shr_u32(w_3_, (hi_2_ - 19u));
+                }
+                float s_2_ = __fmaf_rn(kf_bitcast<float>((t_21_ & 7864320u) | one_), xs1_.v[0], a0_);
+                unsigned at_4_ = 8u + hi_2_;
+                unsigned t_22_ = kf_shl_u32(w_3_, (19u - at_4_));
+                if (at_4_ > 19u) {
+                    t_22_ = kf_shr_u32(w_3_, (at_4_ - 19u));
+                }
+                s_2_ = __fmaf_rn(kf_bitcast<float>((t_22_ & 7864320u) | one_), xs1_.v[1], s_2_);
+                unsigned at_5_ = 16u + hi_2_;
+                unsigned t_23_ = kf_shl_u32(w_3_, (19u - at_5_));
+                if (at_5_ > 19u) {
+                    t_23_ = kf_shr_u32(w_3_, (at_5_ - 19u));
+                }
+                s_2_ = __fmaf_rn(kf_bitcast<float>((t_23_ & 7864320u) | one_), xs1_.v[2], s_2_);
+                unsigned at_6_ = 24u + hi_2_;
+                unsigned t_24_ = kf_shl_u32(w_3_, (19u - at_6_));
+                if (at_6_ > 19u) {
+                    t_24_ = kf_shr_u32(w_3_, (at_6_ - 19u));
+                }
+                a0_ = __fmaf_rn(kf_bitcast<float>((t_24_ & 7864320u) | one_), xs1_.v[3], s_2_);
+                unsigned w_4_ = qa_2_.v[2];
+                unsigned hi_3_ = 0u;
+                unsigned t_25_ = kf_shl_u32(w_4_, (19u - hi_3_));
+                if (hi_3_ > 19u) {
+                    t_25_ = kf_shr_u32(w_4_, (hi_3_ - 19u));
+                }
+                float s_3_ = __fmaf_rn(kf_bitcast<float>((t_25_ & 7864320u) | one_), xs2_.v[0], a0_);
+                unsigned at_7_ = 8u + hi_3_;
+                unsigned t_26_ = kf_shl_u32(w_4_, (19u - at_7_));
+                if (at_7_ > 19u) {
+                    t_26_ = kf_shr_u32(w_4_, (at_7_ - 19u));
+                }
+                s_3_ = __fmaf_rn(kf_bitcast<float>((t_26_ & 7864320u) | one_), xs2_.v[1], s_3_);
+                unsigned at_8_ = 16u + hi_3_;
+                unsigned t_27_ = kf_shl_u32(w_4_, (19u - at_8_));
+                if (at_8_ > 19u) {
+                    t_27_ = kf_shr_u32(w_4_, (at_8_ - 19u));
+                }
+                s_3_ = __fmaf_rn(kf_bitcast<float>((t_27_ & 7864320u) | one_), xs2_.v[2], s_3_);
+                unsigned at_9_ = 24u + hi_3_;
+                unsigned t_28_ = kf_shl_u32(w_4_, (19u - at_9_));
+                if (at_9_ > 19u) {
+                    t_28_ = kf_shr_u32(w_4_, (at_9_ - 19u));
+                }
+                a0_ = __fmaf_rn(kf_bitcast<float>((t_28_ & 7864320u) | one_), xs2_.v[3], s_3_);
+                unsigned w_5_ = qa_2_.v[3];
+                unsigned hi_4_ = 0u;
+                unsigned t_29_ = kf_shl_u32(w_5_, (19u - hi_4_));
+                if (hi_4_ > 19u) {
+                    t_29_ = kf_shr_u32(w_5_, (hi_4_ - 19u));
+                }
+                float s_4_ = __fmaf_rn(kf_bitcast<float>((t_29_ & 7864320u) | one_), xs3_.v[0], a0_);
+                unsigned at_10_ = 8u + hi_4_;
+                unsigned t_30_ = kf_shl_u32(w_5_, (19u - at_10_));
+                if (at_10_ > 19u) {
+                    t_30_ = kf_shr_u32(w_5_, (at_10_ - 19u));
+                }
+                s_4_ = __fmaf_rn(kf_bitcast<float>((t_30_ & 7864320u) | one_), xs3_.v[1], s_4_);
+                unsigned at_11_ = 16u + hi_4_;
+                unsigned t_31_ = kf_shl_u32(w_5_, (19u - at_11_));
+                if (at_11_ > 19u) {
+                    t_31_ = kf_shr_u32(w_5_, (at_11_ - 19u));
+                }
+                s_4_ = __fmaf_rn(kf_bitcast<float>((t_31_ & 7864320u) | one_), xs3_.v[2], s_4_);
+                unsigned at_12_ = 24u + hi_4_;
+                unsigned t_32_ = kf_shl_u32(w_5_, (19u - at_12_));
+                if (at_12_ > 19u) {
+                    t_32_ = kf_shr_u32(w_5_, (at_12_ - 19u));
+                }
+                a0_ = __fmaf_rn(kf_bitcast<float>((t_32_ & 7864320u) | one_), xs3_.v[3], s_4_);
+                unsigned w_6_ = qb_2_.v[0];
+                unsigned hi_5_ = 0u;
+                float acc_2_ = 0.0f;
+                unsigned t_33_ = kf_shl_u32(w_6_, (19u - hi_5_));
+                if (hi_5_ > 19u) {
+                    t_33_ = kf_shr_u32(w_6_, (hi_5_ - 19u));
+                }
+                float s_5_ = __fmaf_rn(kf_bitcast<float>((t_33_ & 7864320u) | one_), xs4_.v[0], acc_2_);
+                unsigned at_13_ = 8u + hi_5_;
+                unsigned t_34_ = kf_shl_u32(w_6_, (19u - at_13_));
+                if (at_13_ > 19u) {
+                    t_34_ = kf_shr_u32(w_6_, (at_13_ - 19u));
+                }
+                s_5_ = __fmaf_rn(kf_bitcast<float>((t_34_ & 7864320u) | one_), xs4_.v[1], s_5_);
+                unsigned at_14_ = 16u + hi_5_;
+                unsigned t_35_ = kf_shl_u32(w_6_, (19u - at_14_));
+                if (at_14_ > 19u) {
+                    t_35_ = kf_shr_u32(w_6_, (at_14_ - 19u));
+                }
+                s_5_ = __fmaf_rn(kf_bitcast<float>((t_35_ & 7864320u) | one_), xs4_.v[2], s_5_);
+                unsigned at_15_ = 24u + hi_5_;
+                unsigned t_36_ = kf_shl_u32(w_6_, (19u - at_15_));
+                if (at_15_ > 19u) {
+                    t_36_ = kf_shr_u32(w_6_, (at_15_ - 19u));
+                }
+                float a1_ = __fmaf_rn(kf_bitcast<float>((t_36_ & 7864320u) | one_), xs4_.v[3], s_5_);
+                unsigned w_7_ = qb_2_.v[1];
+                unsigned hi_6_ = 0u;
+                unsigned t_37_ = kf_shl_u32(w_7_, (19u - hi_6_));
+                if (hi_6_ > 19u) {
+                    t_37_ = kf_shr_u32(w_7_, (hi_6_ - 19u));
+                }
+                float s_6_ = __fmaf_rn(kf_bitcast<float>((t_37_ & 7864320u) | one_), xs5_.v[0], a1_);
+                unsigned at_16_ = 8u + hi_6_;
+                unsigned t_38_ = kf_shl_u32(w_7_, (19u - at_16_));
+                if (at_16_ > 19u) {
+                    t_38_ = kf_shr_u32(w_7_, (at_16_ - 19u));
+                }
+                s_6_ = __fmaf_rn(kf_bitcast<float>((t_38_ & 7864320u) | one_), xs5_.v[1], s_6_);
+                unsigned at_17_ = 16u + hi_6_;
+                unsigned t_39_ = kf_shl_u32(w_7_, (19u - at_17_));
+                if (at_17_ > 19u) {
+                    t_39_ = kf_shr_u32(w_7_, (at_17_ - 19u));
+                }
+                s_6_ = __fmaf_rn(kf_bitcast<float>((t_39_ & 7864320u) | one_), xs5_.v[2], s_6_);
+                unsigned at_18_ = 24u + hi_6_;
+                unsigned t_40_ = kf_shl_u32(w_7_, (19u - at_18_));
+                if (at_18_ > 19u) {
+                    t_40_ = kf_shr_u32(w_7_, (at_18_ - 19u));
+                }
+                a1_ = __fmaf_rn(kf_bitcast<float>((t_40_ & 7864320u) | one_), xs5_.v[3], s_6_);
+                unsigned w_8_ = qb_2_.v[2];
+                unsigned hi_7_ = 0u;
+                unsigned t_41_ = kf_shl_u32(w_8_, (19u - hi_7_));
+                if (hi_7_ > 19u) {
+                    t_41_ = kf_shr_u32(w_8_, (hi_7_ - 19u));
+                }
+                float s_7_ = __fmaf_rn(kf_bitcast<float>((t_41_ & 7864320u) | one_), xs6_.v[0], a1_);
+                unsigned at_19_ = 8u + hi_7_;
+                unsigned t_42_ = kf_shl_u32(w_8_, (19u - at_19_));
+                if (at_19_ > 19u) {
+                    t_42_ = kf_shr_u32(w_8_, (at_19_ - 19u));
+                }
+                s_7_ = __fmaf_rn(kf_bitcast<float>((t_42_ & 7864320u) | one_), xs6_.v[1], s_7_);
+                unsigned at_20_ = 16u + hi_7_;
+                unsigned t_43_ = kf_shl_u32(w_8_, (19u - at_20_));
+                if (at_20_ > 19u) {
+                    t_43_ = kf_shr_u32(w_8_, (at_20_ - 19u));
+                }
+                s_7_ = __fmaf_rn(kf_bitcast<float>((t_43_ & 7864320u) | one_), xs6_.v[2], s_7_);
+                unsigned at_21_ = 24u + hi_7_;
+                unsigned t_44_ = kf_shl_u32(w_8_, (19u - at_21_));
+                if (at_21_ > 19u) {
+                    t_44_ = kf_shr_u32(w_8_, (at_21_ - 19u));
+                }
+                a1_ = __fmaf_rn(kf_bitcast<float>((t_44_ & 7864320u) | one_), xs6_.v[3], s_7_);
+                unsigned w_9_ = qb_2_.v[3];
+                unsigned hi_8_ = 0u;
+                unsigned t_45_ = kf_shl_u32(w_9_, (19u - hi_8_));
+                if (hi_8_ > 19u) {
+                    t_45_ = kf_shr_u32(w_9_, (hi_8_ - 19u));
+                }
+                float s_8_ = __fmaf_rn(kf_bitcast<float>((t_45_ & 7864320u) | one_), xs7_.v[0], a1_);
+                unsigned at_22_ = 8u + hi_8_;
+                unsigned t_46_ = kf_shl_u32(w_9_, (19u - at_22_));
+                if (at_22_ > 19u) {
+                    t_46_ = kf_shr_u32(w_9_, (at_22_ - 19u));
+                }
+                s_8_ = __fmaf_rn(kf_bitcast<float>((t_46_ & 7864320u) | one_), xs7_.v[1], s_8_);
+                unsigned at_23_ = 16u + hi_8_;
+                unsigned t_47_ = kf_shl_u32(w_9_, (19u - at_23_));
+                if (at_23_ > 19u) {
+                    t_47_ = kf_shr_u32(w_9_, (at_23_ - 19u));
+                }
+                s_8_ = __fmaf_rn(kf_bitcast<float>((t_47_ & 7864320u) | one_), xs7_.v[2], s_8_);
+                unsigned at_24_ = 24u + hi_8_;
+                unsigned t_48_ = kf_shl_u32(w_9_, (19u - at_24_));
+                if (at_24_ > 19u) {
+                    t_48_ = kf_shr_u32(w_9_, (at_24_ - 19u));
+                }
+                a1_ = __fmaf_rn(kf_bitcast<float>((t_48_ & 7864320u) | one_), xs7_.v[3], s_8_);
+                unsigned w_10_ = qa_2_.v[0];
+                unsigned hi_9_ = 4u;
+                float acc_3_ = 0.0f;
+                unsigned t_49_ = kf_shl_u32(w_10_, (19u - hi_9_));
+                if (hi_9_ > 19u) {
+                    t_49_ = kf_shr_u32(w_10_, (hi_9_ - 19u));
+                }
+                float s_9_ = __fmaf_rn(kf_bitcast<float>((t_49_ & 7864320u) | one_), xs8_.v[0], acc_3_);
+                unsigned at_25_ = 8u + hi_9_;
+                unsigned t_50_ = kf_shl_u32(w_10_, (19u - at_25_));
+                if (at_25_ > 19u) {
+                    t_50_ = kf_shr_u32(w_10_, (at_25_ - 19u));
+                }
+                s_9_ = __fmaf_rn(kf_bitcast<float>((t_50_ & 7864320u) | one_), xs8_.v[1], s_9_);
+                unsigned at_26_ = 16u + hi_9_;
+                unsigned t_51_ = kf_shl_u32(w_10_, (19u - at_26_));
+                if (at_26_ > 19u) {
+                    t_51_ = kf_shr_u32(w_10_, (at_26_ - 19u));
+                }
+                s_9_ = __fmaf_rn(kf_bitcast<float>((t_51_ & 7864320u) | one_), xs8_.v[2], s_9_);
+                unsigned at_27_ = 24u + hi_9_;
+                unsigned t_52_ = kf_shl_u32(w_10_, (19u - at_27_));
+                if (at_27_ > 19u) {
+                    t_52_ = kf_shr_u32(w_10_, (at_27_ - 19u));
+                }
+                float b0_ = __fmaf_rn(kf_bitcast<float>((t_52_ & 7864320u) | one_), xs8_.v[3], s_9_);
+                unsigned w_11_ = qa_2_.v[1];
+                unsigned hi_10_ = 4u;
+                unsigned t_53_ = kf_shl_u32(w_11_, (19u - hi_10_));
+                if (hi_10_ > 19u) {
+                    t_53_ = kf_shr_u32(w_11_, (hi_10_ - 19u));
+                }
+                float s_10_ = __fmaf_rn(kf_bitcast<float>((t_53_ & 7864320u) | one_), xs9_.v[0], b0_);
+                unsigned at_28_ = 8u + hi_10_;
+                unsigned t_54_ = kf_shl_u32(w_11_, (19u - at_28_));
+                if (at_28_ > 19u) {
+                    t_54_ = kf_shr_u32(w_11_, (at_28_ - 19u));
+                }
+                s_10_ = __fmaf_rn(kf_bitcast<float>((t_54_ & 7864320u) | one_), xs9_.v[1], s_10_);
+                unsigned at_29_ = 16u + hi_10_;
+                unsigned t_55_ = kf_shl_u32(w_11_, (19u - at_29_));
+                if (at_29_ > 19u) {
+                    t_55_ = kf_shr_u32(w_11_, (at_29_ - 19u));
+                }
+                s_10_ = __fmaf_rn(kf_bitcast<float>((t_55_ & 7864320u) | one_), xs9_.v[2], s_10_);
+                unsigned at_30_ = 24u + hi_10_;
+                unsigned t_56_ = kf_shl_u32(w_11_, (19u - at_30_));
+                if (at_30_ > 19u) {
+                    t_56_ = kf_shr_u32(w_11_, (at_30_ - 19u));
+                }
+                b0_ = __fmaf_rn(kf_bitcast<float>((t_56_ & 7864320u) | one_), xs9_.v[3], s_10_);
+                unsigned w_12_ = qa_2_.v[2];
+                unsigned hi_11_ = 4u;
+                unsigned t_57_ = kf_shl_u32(w_12_, (19u - hi_11_));
+                if (hi_11_ > 19u) {
+                    t_57_ = kf_shr_u32(w_12_, (hi_11_ - 19u));
+                }
+                float s_11_ = __fmaf_rn(kf_bitcast<float>((t_57_ & 7864320u) | one_), xs10_.v[0], b0_);
+                unsigned at_31_ = 8u + hi_11_;
+                unsigned t_58_ = kf_shl_u32(w_12_, (19u - at_31_));
+                if (at_31_ > 19u) {
+                    t_58_ = kf_shr_u32(w_12_, (at_31_ - 19u));
+                }
+                s_11_ = __fmaf_rn(kf_bitcast<float>((t_58_ & 7864320u) | one_), xs10_.v[1], s_11_);
+                unsigned at_32_ = 16u + hi_11_;
+                unsigned t_59_ = kf_shl_u32(w_12_, (19u - at_32_));
+                if (at_32_ > 19u) {
+                    t_59_ = kf_shr_u32(w_12_, (at_32_ - 19u));
+                }
+                s_11_ = __fmaf_rn(kf_bitcast<float>((t_59_ & 7864320u) | one_), xs10_.v[2], s_11_);
+                unsigned at_33_ = 24u + hi_11_;
+                unsigned t_60_ = kf_shl_u32(w_12_, (19u - at_33_));
+                if (at_33_ > 19u) {
+                    t_60_ = kf_shr_u32(w_12_, (at_33_ - 19u));
+                }
+                b0_ = __fmaf_rn(kf_bitcast<float>((t_60_ & 7864320u) | one_), xs10_.v[3], s_11_);
+                unsigned w_13_ = qa_2_.v[3];
+                unsigned hi_12_ = 4u;
+                unsigned t_61_ = kf_shl_u32(w_13_, (19u - hi_12_));
+                if (hi_12_ > 19u) {
+                    t_61_ = kf_shr_u32(w_13_, (hi_12_ - 19u));
+                }
+                float s_12_ = __fmaf_rn(kf_bitcast<float>((t_61_ & 7864320u) | one_), xs11_.v[0], b0_);
+                unsigned at_34_ = 8u + hi_12_;
+                unsigned t_62_ = kf_shl_u32(w_13_, (19u - at_34_));
+                if (at_34_ > 19u) {
+                    t_62_ = kf_shr_u32(w_13_, (at_34_ - 19u));
+                }
+                s_12_ = __fmaf_rn(kf_bitcast<float>((t_62_ & 7864320u) | one_), xs11_.v[1], s_12_);
+                unsigned at_35_ = 16u + hi_12_;
+                unsigned t_63_ = kf_shl_u32(w_13_, (19u - at_35_));
+                if (at_35_ > 19u) {
+                    t_63_ = kf_shr_u32(w_13_, (at_35_ - 19u));
+                }
+                s_12_ = __fmaf_rn(kf_bitcast<float>((t_63_ & 7864320u) | one_), xs11_.v[2], s_12_);
+                unsigned at_36_ = 24u + hi_12_;
+                unsigned t_64_ = kf_shl_u32(w_13_, (19u - at_36_));
+                if (at_36_ > 19u) {
+                    t_64_ = kf_shr_u32(w_13_, (at_36_ - 19u));
+                }
+                b0_ = __fmaf_rn(kf_bitcast<float>((t_64_ & 7864320u) | one_), xs11_.v[3], s_12_);
+                unsigned w_14_ = qb_2_.v[0];
+                unsigned hi_13_ = 4u;
+                float acc_4_ = 0.0f;
+                unsigned t_65_ = kf_shl_u32(w_14_, (19u - hi_13_));
+                if (hi_13_ > 19u) {
+                    t_65_ = kf_shr_u32(w_14_, (hi_13_ - 19u));
+                }
+                float s_13_ = __fmaf_rn(kf_bitcast<float>((t_65_ & 7864320u) | one_), xs12_.v[0], acc_4_);
+                unsigned at_37_ = 8u + hi_13_;
+                unsigned t_66_ = kf_shl_u32(w_14_, (19u - at_37_));
+                if (at_37_ > 19u) {
+                    t_66_ = kf_shr_u32(w_14_, (at_37_ - 19u));
+                }
+                s_13_ = __fmaf_rn(kf_bitcast<float>((t_66_ & 7864320u) | one_), xs12_.v[1], s_13_);
+                unsigned at_38_ = 16u + hi_13_;
+                unsigned t_67_ = kf_shl_u32(w_14_, (19u - at_38_));
+                if (at_38_ > 19u) {
+                    t_67_ = kf_shr_u32(w_14_, (at_38_ - 19u));
+                }
+                s_13_ = __fmaf_rn(kf_bitcast<float>((t_67_ & 7864320u) | one_), xs12_.v[2], s_13_);
+                unsigned at_39_ = 24u + hi_13_;
+                unsigned t_68_ = kf_shl_u32(w_14_, (19u - at_39_));
+                if (at_39_ > 19u) {
+                    t_68_ = kf_shr_u32(w_14_, (at_39_ - 19u));
+                }
+                float b1_ = __fmaf_rn(kf_bitcast<float>((t_68_ & 7864320u) | one_), xs12_.v[3], s_13_);
+                unsigned w_15_ = qb_2_.v[1];
+                unsigned hi_14_ = 4u;
+                unsigned t_69_ = kf_shl_u32(w_15_, (19u - hi_14_));
+                if (hi_14_ > 19u) {
+                    t_69_ = kf_shr_u32(w_15_, (hi_14_ - 19u));
+                }
+                float s_14_ = __fmaf_rn(kf_bitcast<float>((t_69_ & 7864320u) | one_), xs13_.v[0], b1_);
+                unsigned at_40_ = 8u + hi_14_;
+                unsigned t_70_ = kf_shl_u32(w_15_, (19u - at_40_));
+                if (at_40_ > 19u) {
+                    t_70_ = kf_shr_u32(w_15_, (at_40_ - 19u));
+                }
+                s_14_ = __fmaf_rn(kf_bitcast<float>((t_70_ & 7864320u) | one_), xs13_.v[1], s_14_);
+                unsigned at_41_ = 16u + hi_14_;
+                unsigned t_71_ = kf_shl_u32(w_15_, (19u - at_41_));
+                if (at_41_ > 19u) {
+                    t_71_ = kf_shr_u32(w_15_, (at_41_ - 19u));
+                }
+                s_14_ = __fmaf_rn(kf_bitcast<float>((t_71_ & 7864320u) | one_), xs13_.v[2], s_14_);
+                unsigned at_42_ = 24u + hi_14_;
+                unsigned t_72_ = kf_shl_u32(w_15_, (19u - at_42_));
+                if (at_42_ > 19u) {
+                    t_72_ = kf_shr_u32(w_15_, (at_42_ - 19u));
+                }
+                b1_ = __fmaf_rn(kf_bitcast<float>((t_72_ & 7864320u) | one_), xs13_.v[3], s_14_);
+                unsigned w_16_ = qb_2_.v[2];
+                unsigned hi_15_ = 4u;
+                unsigned t_73_ = kf_shl_u32(w_16_, (19u - hi_15_));
+                if (hi_15_ > 19u) {
+                    t_73_ = kf_shr_u32(w_16_, (hi_15_ - 19u));
+                }
+                float s_15_ = __fmaf_rn(kf_bitcast<float>((t_73_ & 7864320u) | one_), xs14_.v[0], b1_);
+                unsigned at_43_ = 8u + hi_15_;
+                unsigned t_74_ = kf_shl_u32(w_16_, (19u - at_43_));
+                if (at_43_ > 19u) {
+                    t_74_ = kf_shr_u32(w_16_, (at_43_ - 19u));
+                }
+                s_15_ = __fmaf_rn(kf_bitcast<float>((t_74_ & 7864320u) | one_), xs14_.v[1], s_15_);
+                unsigned at_44_ = 16u + hi_15_;
+                unsigned t_75_ = kf_shl_u32(w_16_, (19u - at_44_));
+                if (at_44_ > 19u) {
+                    t_75_ = kf_shr_u32(w_16_, (at_44_ - 19u));
+                }
+                s_15_ = __fmaf_rn(kf_bitcast<float>((t_75_ & 7864320u) | one_), xs14_.v[2], s_15_);
+                unsigned at_45_ = 24u + hi_15_;
+                unsigned t_76_ = kf_shl_u32(w_16_, (19u - at_45_));
+                if (at_45_ > 19u) {
+                    t_76_ = kf_shr_u32(w_16_, (at_45_ - 19u));
+                }
+                b1_ = __fmaf_rn(kf_bitcast<float>((t_76_ & 7864320u) | one_), xs14_.v[3], s_15_);
+                unsigned w_17_ = qb_2_.v[3];
+                unsigned hi_16_ = 4u;
+                unsigned t_77_ = kf_shl_u32(w_17_, (19u - hi_16_));
+                if (hi_16_ > 19u) {
+                    t_77_ = kf_shr_u32(w_17_, (hi_16_ - 19u));
+                }
+                float s_16_ = __fmaf_rn(kf_bitcast<float>((t_77_ & 7864320u) | one_), xs15_.v[0], b1_);
+                unsigned at_46_ = 8u + hi_16_;
+                unsigned t_78_ = kf_shl_u32(w_17_, (19u - at_46_));
+                if (at_46_ > 19u) {
+                    t_78_ = kf_shr_u32(w_17_, (at_46_ - 19u));
+                }
+                s_16_ = __fmaf_rn(kf_bitcast<float>((t_78_ & 7864320u) | one_), xs15_.v[1], s_16_);
+                unsigned at_47_ = 16u + hi_16_;
+                unsigned t_79_ = kf_shl_u32(w_17_, (19u - at_47_));
+                if (at_47_ > 19u) {
+                    t_79_ = kf_shr_u32(w_17_, (at_47_ - 19u));
+                }
+                s_16_ = __fmaf_rn(kf_bitcast<float>((t_79_ & 7864320u) | one_), xs15_.v[2], s_16_);
+                unsigned at_48_ = 24u + hi_16_;
+                unsigned t_80_ = kf_shl_u32(w_17_, (19u - at_48_));
+                if (at_48_ > 19u) {
+                    t_80_ = kf_shr_u32(w_17_, (at_48_ - 19u));
+                }
+                b1_ = __fmaf_rn(kf_bitcast<float>((t_80_ & 7864320u) | one_), xs15_.v[3], s_16_);
+                bool mins_ = false;
+                unsigned lo_ = h_.v[1] & 1061109567u;
+                unsigned hi_17_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
+                if (mins_) {
+                    lo_ = h_.v[2] & 1061109567u;
+                    hi_17_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
+                }
+                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? lo_ : hi_17_), ((j_ & 1u) * 16u));
+                bool mins_2_ = true;
+                unsigned lo_2_ = h_.v[1] & 1061109567u;
+                unsigned hi_18_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
+                if (mins_2_) {
+                    lo_2_ = h_.v[2] & 1061109567u;
+                    hi_18_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
+                }
+                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? lo_2_ : hi_18_), ((j_ & 1u) * 16u));
+                unsigned t1721_ = h_.v[0];
+                kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t1721_);
+                unsigned v_17_ = kf_shr_u32(sc_, 8u) & 255u;
+                float t1731_ = __fsub_rn(kf_bitcast<float>(v_17_ | 1258291200u), 8388608.0f);
+                float t1733_ = __fsub_rn(__fadd_rn(b0_, b1_), s_hi_);
+                unsigned v_18_ = sc_ & 255u;
+                float t_81_ = __fmaf_rn(t1731_, t1733_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_18_ | 1258291200u), 8388608.0f), __fsub_rn(__fadd_rn(a0_, a1_), s_lo_)));
+                unsigned v_19_ = kf_shr_u32(mn_, 8u) & 255u;
+                float t1753_ = __fsub_rn(kf_bitcast<float>(v_19_ | 1258291200u), 8388608.0f);
+                unsigned v_20_ = mn_ & 255u;
+                float u_ = __fmaf_rn(t1753_, s_hi_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_20_ | 1258291200u), 8388608.0f), s_lo_));
+                p_ = __fmaf_rn(__fmul_rn(16.0f, kf_f16_to_f32(dm_.v[0])), t_81_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_));
             }
-            unsigned n = 8u;
-            float s_17 = p;
-            if (1u < n) {
-                s_17 = __fadd_rn(s_17, kf_shfl_xor(s_17, 1u, kf_wn));
+            unsigned n_ = 8u;
+            float s_17_ = p_;
+            if (1u < n_) {
+                s_17_ = __fadd_rn(s_17_, kf_shfl_xor(s_17_, 1u, kf_wn));
             }
-            if (2u < n) {
-                s_17 = __fadd_rn(s_17, kf_shfl_xor(s_17, 2u, kf_wn));
+            if (2u < n_) {
+                s_17_ = __fadd_rn(s_17_, kf_shfl_xor(s_17_, 2u, kf_wn));
             }
-            if (4u < n) {
-                s_17 = __fadd_rn(s_17, kf_shfl_xor(s_17, 4u, kf_wn));
+            if (4u < n_) {
+                s_17_ = __fadd_rn(s_17_, kf_shfl_xor(s_17_, 4u, kf_wn));
             }
-            if (8u < n) {
-                s_17 = __fadd_rn(s_17, kf_shfl_xor(s_17, 8u, kf_wn));
+            if (8u < n_) {
+                s_17_ = __fadd_rn(s_17_, kf_shfl_xor(s_17_, 8u, kf_wn));
             }
-            if (16u < n) {
-                s_17 = __fadd_rn(s_17, kf_shfl_xor(s_17, 16u, kf_wn));
+            if (16u < n_) {
+                s_17_ = __fadd_rn(s_17_, kf_shfl_xor(s_17_, 16u, kf_wn));
             }
-            p = s_17;
-            if ((lane & 7u) == 0u) {
-                unsigned slot = ((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 64u) + ((rs + 0u) * 4u)) + r;
-                if (ks == 0u) {
-                    part[slot] = p;
+            p_ = s_17_;
+            if ((lane_ & 7u) == 0u) {
+                unsigned slot_ = ((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 64u) + ((rs_ + 0u) * 4u)) + r_;
+                if (ks_ == 0u) {
+                    part_[slot_] = p_;
                 } else {
-                    part[slot] = __fadd_rn(part[slot], p);
+                    part_[slot_] = __fadd_rn(part_[slot_], p_);
                 }
             }
-            float p_2 = 0.0f;
-            if (valid) {
-                kf_u32x4 h_2 = hv[1u];
-                kf_u32x4 qa_3 = qa[1u];
-                kf_u32x4 qb_3 = qb[1u];
-                kf_f32x4 xs0_2 = xs[0u];
-                kf_f32x4 xs1_2 = xs[1u];
-                kf_f32x4 xs2_2 = xs[2u];
-                kf_f32x4 xs3_2 = xs[3u];
-                kf_f32x4 xs4_2 = xs[4u];
-                kf_f32x4 xs5_2 = xs[5u];
-                kf_f32x4 xs6_2 = xs[6u];
-                kf_f32x4 xs7_2 = xs[7u];
-                kf_f32x4 xs8_2 = xs[8u];
-                kf_f32x4 xs9_2 = xs[9u];
-                kf_f32x4 xs10_2 = xs[10u];
-                kf_f32x4 xs11_2 = xs[11u];
-                kf_f32x4 xs12_2 = xs[12u];
-                kf_f32x4 xs13_2 = xs[13u];
-                kf_f32x4 xs14_2 = xs[14u];
-                kf_f32x4 xs15_2 = xs[15u];
-                unsigned w_18 = qa_3.v[0];
-                unsigned hi_19 = 0u;
-                float acc_5 = 0.0f;
-                unsigned t_82 = kf_shl_u32(w_18, (19u - hi_19));
-                if (hi_19 > 19u) {
-                    t_82 = kf_shr_u32(w_18, (hi_19 - 19u));
-                }
-                float s_18 = __fmaf_rn(kf_bitcast<float>((t_82 & 7864320u) | one), xs0_2.v[0], acc_5);
-                unsigned at_49 = 8u + hi_19;
-                unsigned t_83 = kf_shl_u32(w_18, (19u - at_49));
-                if (at_49 > 19u) {
-                    t_83 = kf_shr_u32(w_18, (at_49 - 19u));
-                }
-                s_18 = __fmaf_rn(kf_bitcast<float>((t_83 & 7864320u) | one), xs0_2.v[1], s_18);
-                unsigned at_50 = 16u + hi_19;
-                unsigned t_84 = kf_shl_u32(w_18, (19u - at_50));
-                if (at_50 > 19u) {
-                    t_84 = kf_shr_u32(w_18, (at_50 - 19u));
-                }
-                s_18 = __fmaf_rn(kf_bitcast<float>((t_84 & 7864320u) | one), xs0_2.v[2], s_18);
-                unsigned at_51 = 24u + hi_19;
-                unsigned t_85 = kf_shl_u32(w_18, (19u - at_51));
-                if (at_51 > 19u) {
-                    t_85 = kf_shr_u32(w_18, (at_51 - 19u));
-                }
-                float a0_2 = __fmaf_rn(kf_bitcast<float>((t_85 & 7864320u) | one), xs0_2.v[3], s_18);
-                unsigned w_19 = qa_3.v[1];
-                unsigned hi_20 = 0u;
-                unsigned t_86 = kf_shl_u32(w_19, (19u - hi_20));
-                if (hi_20 > 19u) {
-                    t_86 = kf_shr_u32(w_19, (hi_20 - 19u));
-                }
-                float s_19 = __fmaf_rn(kf_bitcast<float>((t_86 & 7864320u) | one), xs1_2.v[0], a0_2);
-                unsigned at_52 = 8u + hi_20;
-                unsigned t_87 = kf_shl_u32(w_19, (19u - at_52));
-                if (at_52 > 19u) {
-                    t_87 = kf_shr_u32(w_19, (at_52 - 19u));
-                }
-                s_19 = __fmaf_rn(kf_bitcast<float>((t_87 & 7864320u) | one), xs1_2.v[1], s_19);
-                unsigned at_53 = 16u + hi_20;
-                unsigned t_88 = kf_shl_u32(w_19, (19u - at_53));
-                if (at_53 > 19u) {
-                    t_88 = kf_shr_u32(w_19, (at_53 - 19u));
-                }
-                s_19 = __fmaf_rn(kf_bitcast<float>((t_88 & 7864320u) | one), xs1_2.v[2], s_19);
-                unsigned at_54 = 24u + hi_20;
-                unsigned t_89 = kf_shl_u32(w_19, (19u - at_54));
-                if (at_54 > 19u) {
-                    t_89 = kf_shr_u32(w_19, (at_54 - 19u));
-                }
-                a0_2 = __fmaf_rn(kf_bitcast<float>((t_89 & 7864320u) | one), xs1_2.v[3], s_19);
-                unsigned w_20 = qa_3.v[2];
-                unsigned hi_21 = 0u;
-                unsigned t_90 = kf_shl_u32(w_20, (19u - hi_21));
-                if (hi_21 > 19u) {
-                    t_90 = kf_shr_u32(w_20, (hi_21 - 19u));
-                }
-                float s_20 = __fmaf_rn(kf_bitcast<float>((t_90 & 7864320u) | one), xs2_2.v[0], a0_2);
-                unsigned at_55 = 8u + hi_21;
-                unsigned t_91 = kf_shl_u32(w_20, (19u - at_55));
-                if (at_55 > 19u) {
-                    t_91 = kf_shr_u32(w_20, (at_55 - 19u));
-                }
-                s_20 = __fmaf_rn(kf_bitcast<float>((t_91 & 7864320u) | one), xs2_2.v[1], s_20);
-                unsigned at_56 = 16u + hi_21;
-                unsigned t_92 = kf_shl_u32(w_20, (19u - at_56));
-                if (at_56 > 19u) {
-                    t_92 = kf_shr_u32(w_20, (at_56 - 19u));
-                }
-                s_20 = __fmaf_rn(kf_bitcast<float>((t_92 & 7864320u) | one), xs2_2.v[2], s_20);
-                unsigned at_57 = 24u + hi_21;
-                unsigned t_93 = kf_shl_u32(w_20, (19u - at_57));
-                if (at_57 > 19u) {
-                    t_93 = kf_shr_u32(w_20, (at_57 - 19u));
-                }
-                a0_2 = __fmaf_rn(kf_bitcast<float>((t_93 & 7864320u) | one), xs2_2.v[3], s_20);
-                unsigned w_21 = qa_3.v[3];
-                unsigned hi_22 = 0u;
-                unsigned t_94 = kf_shl_u32(w_21, (19u - hi_22));
-                if (hi_22 > 19u) {
-                    t_94 = kf_shr_u32(w_21, (hi_22 - 19u));
-                }
-                float s_21 = __fmaf_rn(kf_bitcast<float>((t_94 & 7864320u) | one), xs3_2.v[0], a0_2);
-                unsigned at_58 = 8u + hi_22;
-                unsigned t_95 = kf_shl_u32(w_21, (19u - at_58));
-                if (at_58 > 19u) {
-                    t_95 = kf_shr_u32(w_21, (at_58 - 19u));
-                }
-                s_21 = __fmaf_rn(kf_bitcast<float>((t_95 & 7864320u) | one), xs3_2.v[1], s_21);
-                unsigned at_59 = 16u + hi_22;
-                unsigned t_96 = kf_shl_u32(w_21, (19u - at_59));
-                if (at_59 > 19u) {
-                    t_96 = kf_shr_u32(w_21, (at_59 - 19u));
-                }
-                s_21 = __fmaf_rn(kf_bitcast<float>((t_96 & 7864320u) | one), xs3_2.v[2], s_21);
-                unsigned at_60 = 24u + hi_22;
-                unsigned t_97 = kf_shl_u32(w_21, (19u - at_60));
-                if (at_60 > 19u) {
-                    t_97 = kf_shr_u32(w_21, (at_60 - 19u));
-                }
-                a0_2 = __fmaf_rn(kf_bitcast<float>((t_97 & 7864320u) | one), xs3_2.v[3], s_21);
-                unsigned w_22 = qb_3.v[0];
-                unsigned hi_23 = 0u;
-                float acc_6 = 0.0f;
-                unsigned t_98 = kf_shl_u32(w_22, (19u - hi_23));
-                if (hi_23 > 19u) {
-                    t_98 = kf_shr_u32(w_22, (hi_23 - 19u));
-                }
-                float s_22 = __fmaf_rn(kf_bitcast<float>((t_98 & 7864320u) | one), xs4_2.v[0], acc_6);
-                unsigned at_61 = 8u + hi_23;
-                unsigned t_99 = kf_shl_u32(w_22, (19u - at_61));
-                if (at_61 > 19u) {
-                    t_99 = kf_shr_u32(w_22, (at_61 - 19u));
-                }
-                s_22 = __fmaf_rn(kf_bitcast<float>((t_99 & 7864320u) | one), xs4_2.v[1], s_22);
-                unsigned at_62 = 16u + hi_23;
-                unsigned t_100 = kf_shl_u32(w_22, (19u - at_62));
-                if (at_62 > 19u) {
-                    t_100 = kf_shr_u32(w_22, (at_62 - 19u));
-                }
-                s_22 = __fmaf_rn(kf_bitcast<float>((t_100 & 7864320u) | one), xs4_2.v[2], s_22);
-                unsigned at_63 = 24u + hi_23;
-                unsigned t_101 = kf_shl_u32(w_22, (19u - at_63));
-                if (at_63 > 19u) {
-                    t_101 = kf_shr_u32(w_22, (at_63 - 19u));
-                }
-                float a1_2 = __fmaf_rn(kf_bitcast<float>((t_101 & 7864320u) | one), xs4_2.v[3], s_22);
-                unsigned w_23 = qb_3.v[1];
-                unsigned hi_24 = 0u;
-                unsigned t_102 = kf_shl_u32(w_23, (19u - hi_24));
-                if (hi_24 > 19u) {
-                    t_102 = kf_shr_u32(w_23, (hi_24 - 19u));
-                }
-                float s_23 = __fmaf_rn(kf_bitcast<float>((t_102 & 7864320u) | one), xs5_2.v[0], a1_2);
-                unsigned at_64 = 8u + hi_24;
-                unsigned t_103 = kf_shl_u32(w_23, (19u - at_64));
-                if (at_64 > 19u) {
-                    t_103 = kf_shr_u32(w_23, (at_64 - 19u));
-                }
-                s_23 = __fmaf_rn(kf_bitcast<float>((t_103 & 7864320u) | one), xs5_2.v[1], s_23);
-                unsigned at_65 = 16u + hi_24;
-                unsigned t_104 = kf_shl_u32(w_23, (19u - at_65));
-                if (at_65 > 19u) {
-                    t_104 = kf_shr_u32(w_23, (at_65 - 19u));
-                }
-                s_23 = __fmaf_rn(kf_bitcast<float>((t_104 & 7864320u) | one), xs5_2.v[2], s_23);
-                unsigned at_66 = 24u + hi_24;
-                unsigned t_105 = kf_shl_u32(w_23, (19u - at_66));
-                if (at_66 > 19u) {
-                    t_105 = kf_shr_u32(w_23, (at_66 - 19u));
-                }
-                a1_2 = __fmaf_rn(kf_bitcast<float>((t_105 & 7864320u) | one), xs5_2.v[3], s_23);
-                unsigned w_24 = qb_3.v[2];
-                unsigned hi_25 = 0u;
-                unsigned t_106 = kf_shl_u32(w_24, (19u - hi_25));
-                if (hi_25 > 19u) {
-                    t_106 = kf_shr_u32(w_24, (hi_25 - 19u));
-                }
-                float s_24 = __fmaf_rn(kf_bitcast<float>((t_106 & 7864320u) | one), xs6_2.v[0], a1_2);
-                unsigned at_67 = 8u + hi_25;
-                unsigned t_107 = kf_shl_u32(w_24, (19u - at_67));
-                if (at_67 > 19u) {
-                    t_107 = kf_shr_u32(w_24, (at_67 - 19u));
-                }
-                s_24 = __fmaf_rn(kf_bitcast<float>((t_107 & 7864320u) | one), xs6_2.v[1], s_24);
-                unsigned at_68 = 16u + hi_25;
-                unsigned t_108 = kf_shl_u32(w_24, (19u - at_68));
-                if (at_68 > 19u) {
-                    t_108 = kf_shr_u32(w_24, (at_68 - 19u));
-                }
-                s_24 = __fmaf_rn(kf_bitcast<float>((t_108 & 7864320u) | one), xs6_2.v[2], s_24);
-                unsigned at_69 = 24u + hi_25;
-                unsigned t_109 = kf_shl_u32(w_24, (19u - at_69));
-                if (at_69 > 19u) {
-                    t_109 = kf_shr_u32(w_24, (at_69 - 19u));
-                }
-                a1_2 = __fmaf_rn(kf_bitcast<float>((t_109 & 7864320u) | one), xs6_2.v[3], s_24);
-                unsigned w_25 = qb_3.v[3];
-                unsigned hi_26 = 0u;
-                unsigned t_110 = kf_shl_u32(w_25, (19u - hi_26));
-                if (hi_26 > 19u) {
-                    t_110 = kf_shr_u32(w_25, (hi_26 - 19u));
-                }
-                float s_25 = __fmaf_rn(kf_bitcast<float>((t_110 & 7864320u) | one), xs7_2.v[0], a1_2);
-                unsigned at_70 = 8u + hi_26;
-                unsigned t_111 = kf_shl_u32(w_25, (19u - at_70));
-                if (at_70 > 19u) {
-                    t_111 = kf_shr_u32(w_25, (at_70 - 19u));
-                }
-                s_25 = __fmaf_rn(kf_bitcast<float>((t_111 & 7864320u) | one), xs7_2.v[1], s_25);
-                unsigned at_71 = 16u + hi_26;
-                unsigned t_112 = kf_shl_u32(w_25, (19u - at_71));
-                if (at_71 > 19u) {
-                    t_112 = kf_shr_u32(w_25, (at_71 - 19u));
-                }
-                s_25 = __fmaf_rn(kf_bitcast<float>((t_112 & 7864320u) | one), xs7_2.v[2], s_25);
-                unsigned at_72 = 24u + hi_26;
-                unsigned t_113 = kf_shl_u32(w_25, (19u - at_72));
-                if (at_72 > 19u) {
-                    t_113 = kf_shr_u32(w_25, (at_72 - 19u));
-                }
-                a1_2 = __fmaf_rn(kf_bitcast<float>((t_113 & 7864320u) | one), xs7_2.v[3], s_25);
-                unsigned w_26 = qa_3.v[0];
-                unsigned hi_27 = 4u;
-                float acc_7 = 0.0f;
-                unsigned t_114 = kf_shl_u32(w_26, (19u - hi_27));
-                if (hi_27 > 19u) {
-                    t_114 = kf_shr_u32(w_26, (hi_27 - 19u));
-                }
-                float s_26 = __fmaf_rn(kf_bitcast<float>((t_114 & 7864320u) | one), xs8_2.v[0], acc_7);
-                unsigned at_73 = 8u + hi_27;
-                unsigned t_115 = kf_shl_u32(w_26, (19u - at_73));
-                if (at_73 > 19u) {
-                    t_115 = kf_shr_u32(w_26, (at_73 - 19u));
-                }
-                s_26 = __fmaf_rn(kf_bitcast<float>((t_115 & 7864320u) | one), xs8_2.v[1], s_26);
-                unsigned at_74 = 16u + hi_27;
-                unsigned t_116 = kf_shl_u32(w_26, (19u - at_74));
-                if (at_74 > 19u) {
-                    t_116 = kf_shr_u32(w_26, (at_74 - 19u));
-                }
-                s_26 = __fmaf_rn(kf_bitcast<float>((t_116 & 7864320u) | one), xs8_2.v[2], s_26);
-                unsigned at_75 = 24u + hi_27;
-                unsigned t_117 = kf_shl_u32(w_26, (19u - at_75));
-                if (at_75 > 19u) {
-                    t_117 = kf_shr_u32(w_26, (at_75 - 19u));
-                }
-                float b0_2 = __fmaf_rn(kf_bitcast<float>((t_117 & 7864320u) | one), xs8_2.v[3], s_26);
-                unsigned w_27 = qa_3.v[1];
-                unsigned hi_28 = 4u;
-                unsigned t_118 = kf_shl_u32(w_27, (19u - hi_28));
-                if (hi_28 > 19u) {
-                    t_118 = kf_shr_u32(w_27, (hi_28 - 19u));
-                }
-                float s_27 = __fmaf_rn(kf_bitcast<float>((t_118 & 7864320u) | one), xs9_2.v[0], b0_2);
-                unsigned at_76 = 8u + hi_28;
-                unsigned t_119 = kf_shl_u32(w_27, (19u - at_76));
-                if (at_76 > 19u) {
-                    t_119 = kf_shr_u32(w_27, (at_76 - 19u));
-                }
-                s_27 = __fmaf_rn(kf_bitcast<float>((t_119 & 7864320u) | one), xs9_2.v[1], s_27);
-                unsigned at_77 = 16u + hi_28;
-                unsigned t_120 = kf_shl_u32(w_27, (19u - at_77));
-                if (at_77 > 19u) {
-                    t_120 = kf_shr_u32(w_27, (at_77 - 19u));
-                }
-                s_27 = __fmaf_rn(kf_bitcast<float>((t_120 & 7864320u) | one), xs9_2.v[2], s_27);
-                unsigned at_78 = 24u + hi_28;
-                unsigned t_121 = kf_shl_u32(w_27, (19u - at_78));
-                if (at_78 > 19u) {
-                    t_121 = kf_shr_u32(w_27, (at_78 - 19u));
-                }
-                b0_2 = __fmaf_rn(kf_bitcast<float>((t_121 & 7864320u) | one), xs9_2.v[3], s_27);
-                unsigned w_28 = qa_3.v[2];
-                unsigned hi_29 = 4u;
-                unsigned t_122 = kf_shl_u32(w_28, (19u - hi_29));
-                if (hi_29 > 19u) {
-                    t_122 = kf_shr_u32(w_28, (hi_29 - 19u));
-                }
-                float s_28 = __fmaf_rn(kf_bitcast<float>((t_122 & 7864320u) | one), xs10_2.v[0], b0_2);
-                unsigned at_79 = 8u + hi_29;
-                unsigned t_123 = kf_shl_u32(w_28, (19u - at_79));
-                if (at_79 > 19u) {
-                    t_123 = kf_shr_u32(w_28, (at_79 - 19u));
-                }
-                s_28 = __fmaf_rn(kf_bitcast<float>((t_123 & 7864320u) | one), xs10_2.v[1], s_28);
-                unsigned at_80 = 16u + hi_29;
-                unsigned t_124 = kf_shl_u32(w_28, (19u - at_80));
-                if (at_80 > 19u) {
-                    t_124 = kf_shr_u32(w_28, (at_80 - 19u));
-                }
-                s_28 = __fmaf_rn(kf_bitcast<float>((t_124 & 7864320u) | one), xs10_2.v[2], s_28);
-                unsigned at_81 = 24u + hi_29;
-                unsigned t_125 = kf_shl_u32(w_28, (19u - at_81));
-                if (at_81 > 19u) {
-                    t_125 = kf_shr_u32(w_28, (at_81 - 19u));
-                }
-                b0_2 = __fmaf_rn(kf_bitcast<float>((t_125 & 7864320u) | one), xs10_2.v[3], s_28);
-                unsigned w_29 = qa_3.v[3];
-                unsigned hi_30 = 4u;
-                unsigned t_126 = kf_shl_u32(w_29, (19u - hi_30));
-                if (hi_30 > 19u) {
-                    t_126 = kf_shr_u32(w_29, (hi_30 - 19u));
-                }
-                float s_29 = __fmaf_rn(kf_bitcast<float>((t_126 & 7864320u) | one), xs11_2.v[0], b0_2);
-                unsigned at_82 = 8u + hi_30;
-                unsigned t_127 = kf_shl_u32(w_29, (19u - at_82));
-                if (at_82 > 19u) {
-                    t_127 = kf_shr_u32(w_29, (at_82 - 19u));
-                }
-                s_29 = __fmaf_rn(kf_bitcast<float>((t_127 & 7864320u) | one), xs11_2.v[1], s_29);
-                unsigned at_83 = 16u + hi_30;
-                unsigned t_128 = kf_shl_u32(w_29, (19u - at_83));
-                if (at_83 > 19u) {
-                    t_128 = kf_shr_u32(w_29, (at_83 - 19u));
-                }
-                s_29 = __fmaf_rn(kf_bitcast<float>((t_128 & 7864320u) | one), xs11_2.v[2], s_29);
-                unsigned at_84 = 24u + hi_30;
-                unsigned t_129 = kf_shl_u32(w_29, (19u - at_84));
-                if (at_84 > 19u) {
-                    t_129 = kf_shr_u32(w_29, (at_84 - 19u));
-                }
-                b0_2 = __fmaf_rn(kf_bitcast<float>((t_129 & 7864320u) | one), xs11_2.v[3], s_29);
-                unsigned w_30 = qb_3.v[0];
-                unsigned hi_31 = 4u;
-                float acc_8 = 0.0f;
-                unsigned t_130 = kf_shl_u32(w_30, (19u - hi_31));
-                if (hi_31 > 19u) {
-                    t_130 = kf_shr_u32(w_30, (hi_31 - 19u));
-                }
-                float s_30 = __fmaf_rn(kf_bitcast<float>((t_130 & 7864320u) | one), xs12_2.v[0], acc_8);
-                unsigned at_85 = 8u + hi_31;
-                unsigned t_131 = kf_shl_u32(w_30, (19u - at_85));
-                if (at_85 > 19u) {
-                    t_131 = kf_shr_u32(w_30, (at_85 - 19u));
-                }
-                s_30 = __fmaf_rn(kf_bitcast<float>((t_131 & 7864320u) | one), xs12_2.v[1], s_30);
-                unsigned at_86 = 16u + hi_31;
-                unsigned t_132 = kf_shl_u32(w_30, (19u - at_86));
-                if (at_86 > 19u) {
-                    t_132 = kf_shr_u32(w_30, (at_86 - 19u));
-                }
-                s_30 = __fmaf_rn(kf_bitcast<float>((t_132 & 7864320u) | one), xs12_2.v[2], s_30);
-                unsigned at_87 = 24u + hi_31;
-                unsigned t_133 = kf_shl_u32(w_30, (19u - at_87));
-                if (at_87 > 19u) {
-                    t_133 = kf_shr_u32(w_30, (at_87 - 19u));
-                }
-                float b1_2 = __fmaf_rn(kf_bitcast<float>((t_133 & 7864320u) | one), xs12_2.v[3], s_30);
-                unsigned w_31 = qb_3.v[1];
-                unsigned hi_32 = 4u;
-                unsigned t_134 = kf_shl_u32(w_31, (19u - hi_32));
-                if (hi_32 > 19u) {
-                    t_134 = kf_shr_u32(w_31, (hi_32 - 19u));
-                }
-                float s_31 = __fmaf_rn(kf_bitcast<float>((t_134 & 7864320u) | one), xs13_2.v[0], b1_2);
-                unsigned at_88 = 8u + hi_32;
-                unsigned t_135 = kf_shl_u32(w_31, (19u - at_88));
-                if (at_88 > 19u) {
-                    t_135 = kf_shr_u32(w_31, (at_88 - 19u));
-                }
-                s_31 = __fmaf_rn(kf_bitcast<float>((t_135 & 7864320u) | one), xs13_2.v[1], s_31);
-                unsigned at_89 = 16u + hi_32;
-                unsigned t_136 = kf_shl_u32(w_31, (19u - at_89));
-                if (at_89 > 19u) {
-                    t_136 = kf_shr_u32(w_31, (at_89 - 19u));
-                }
-                s_31 = __fmaf_rn(kf_bitcast<float>((t_136 & 7864320u) | one), xs13_2.v[2], s_31);
-                unsigned at_90 = 24u + hi_32;
-                unsigned t_137 = kf_shl_u32(w_31, (19u - at_90));
-                if (at_90 > 19u) {
-                    t_137 = kf_shr_u32(w_31, (at_90 - 19u));
-                }
-                b1_2 = __fmaf_rn(kf_bitcast<float>((t_137 & 7864320u) | one), xs13_2.v[3], s_31);
-                unsigned w_32 = qb_3.v[2];
-                unsigned hi_33 = 4u;
-                unsigned t_138 = kf_shl_u32(w_32, (19u - hi_33));
-                if (hi_33 > 19u) {
-                    t_138 = kf_shr_u32(w_32, (hi_33 - 19u));
-                }
-                float s_32 = __fmaf_rn(kf_bitcast<float>((t_138 & 7864320u) | one), xs14_2.v[0], b1_2);
-                unsigned at_91 = 8u + hi_33;
-                unsigned t_139 = kf_shl_u32(w_32, (19u - at_91));
-                if (at_91 > 19u) {
-                    t_139 = kf_shr_u32(w_32, (at_91 - 19u));
-                }
-                s_32 = __fmaf_rn(kf_bitcast<float>((t_139 & 7864320u) | one), xs14_2.v[1], s_32);
-                unsigned at_92 = 16u + hi_33;
-                unsigned t_140 = kf_shl_u32(w_32, (19u - at_92));
-                if (at_92 > 19u) {
-                    t_140 = kf_shr_u32(w_32, (at_92 - 19u));
-                }
-                s_32 = __fmaf_rn(kf_bitcast<float>((t_140 & 7864320u) | one), xs14_2.v[2], s_32);
-                unsigned at_93 = 24u + hi_33;
-                unsigned t_141 = kf_shl_u32(w_32, (19u - at_93));
-                if (at_93 > 19u) {
-                    t_141 = kf_shr_u32(w_32, (at_93 - 19u));
-                }
-                b1_2 = __fmaf_rn(kf_bitcast<float>((t_141 & 7864320u) | one), xs14_2.v[3], s_32);
-                unsigned w_33 = qb_3.v[3];
-                unsigned hi_34 = 4u;
-                unsigned t_142 = kf_shl_u32(w_33, (19u - hi_34));
-                if (hi_34 > 19u) {
-                    t_142 = kf_shr_u32(w_33, (hi_34 - 19u));
-                }
-                float s_33 = __fmaf_rn(kf_bitcast<float>((t_142 & 7864320u) | one), xs15_2.v[0], b1_2);
-                unsigned at_94 = 8u + hi_34;
-                unsigned t_143 = kf_shl_u32(w_33, (19u - at_94));
-                if (at_94 > 19u) {
-                    t_143 = kf_shr_u32(w_33, (at_94 - 19u));
-                }
-                s_33 = __fmaf_rn(kf_bitcast<float>((t_143 & 7864320u) | one), xs15_2.v[1], s_33);
-                unsigned at_95 = 16u + hi_34;
-                unsigned t_144 = kf_shl_u32(w_33, (19u - at_95));
-                if (at_95 > 19u) {
-                    t_144 = kf_shr_u32(w_33, (at_95 - 19u));
-                }
-                s_33 = __fmaf_rn(kf_bitcast<float>((t_144 & 7864320u) | one), xs15_2.v[2], s_33);
-                unsigned at_96 = 24u + hi_34;
-                unsigned t_145 = kf_shl_u32(w_33, (19u - at_96));
-                if (at_96 > 19u) {
-                    t_145 = kf_shr_u32(w_33, (at_96 - 19u));
-                }
-                b1_2 = __fmaf_rn(kf_bitcast<float>((t_145 & 7864320u) | one), xs15_2.v[3], s_33);
-                bool mins_3 = false;
-                unsigned lo_3 = h_2.v[1] & 1061109567u;
-                unsigned hi_35 = (h_2.v[3] & 252645135u) | (kf_shr_u32(h_2.v[1], 2u) & 808464432u);
-                if (mins_3) {
-                    lo_3 = h_2.v[2] & 1061109567u;
-                    hi_35 = (kf_shr_u32(h_2.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2.v[2], 2u) & 808464432u);
-                }
-                unsigned sc_2 = kf_shr_u32(((j < 2u) ? lo_3 : hi_35), ((j & 1u) * 16u));
-                bool mins_4 = true;
-                unsigned lo_4 = h_2.v[1] & 1061109567u;
-                unsigned hi_36 = (h_2.v[3] & 252645135u) | (kf_shr_u32(h_2.v[1], 2u) & 808464432u);
-                if (mins_4) {
-                    lo_4 = h_2.v[2] & 1061109567u;
-                    hi_36 = (kf_shr_u32(h_2.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2.v[2], 2u) & 808464432u);
-                }
-                unsigned mn_2 = kf_shr_u32(((j < 2u) ? lo_4 : hi_36), ((j & 1u) * 16u));
-                unsigned t3057 = h_2.v[0];
-                kf_f16x2 dm_2 = kf_bitcast<kf_f16x2>(t3057);
-                unsigned v_21 = kf_shr_u32(sc_2, 8u) & 255u;
-                float t3067 = __fsub_rn(kf_bitcast<float>(v_21 | 1258291200u), 8388608.0f);
-                float t3069 = __fsub_rn(__fadd_rn(b0_2, b1_2), s_hi);
-                unsigned v_22 = sc_2 & 255u;
-                float t_146 = __fmaf_rn(t3067, t3069, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_22 | 1258291200u), 8388608.0f), __fsub_rn(__fadd_rn(a0_2, a1_2), s_lo)));
-                unsigned v_23 = kf_shr_u32(mn_2, 8u) & 255u;
-                float t3089 = __fsub_rn(kf_bitcast<float>(v_23 | 1258291200u), 8388608.0f);
-                unsigned v_24 = mn_2 & 255u;
-                float u_2 = __fmaf_rn(t3089, s_hi, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_24 | 1258291200u), 8388608.0f), s_lo));
-                p_2 = __fmaf_rn(__fmul_rn(16.0f, kf_f16_to_f32(dm_2.v[0])), t_146, __fmul_rn(-kf_f16_to_f32(dm_2.v[1]), u_2));
+            float p_2_ = 0.0f;
+            if (valid_) {
+                kf_u32x4 h_2_ = hv_[1u];
+                kf_u32x4 qa_3_ = qa_[1u];
+                kf_u32x4 qb_3_ = qb_[1u];
+                kf_f32x4 xs0_2_ = xs_[0u];
+                kf_f32x4 xs1_2_ = xs_[1u];
+                kf_f32x4 xs2_2_ = xs_[2u];
+                kf_f32x4 xs3_2_ = xs_[3u];
+                kf_f32x4 xs4_2_ = xs_[4u];
+                kf_f32x4 xs5_2_ = xs_[5u];
+                kf_f32x4 xs6_2_ = xs_[6u];
+                kf_f32x4 xs7_2_ = xs_[7u];
+                kf_f32x4 xs8_2_ = xs_[8u];
+                kf_f32x4 xs9_2_ = xs_[9u];
+                kf_f32x4 xs10_2_ = xs_[10u];
+                kf_f32x4 xs11_2_ = xs_[11u];
+                kf_f32x4 xs12_2_ = xs_[12u];
+                kf_f32x4 xs13_2_ = xs_[13u];
+                kf_f32x4 xs14_2_ = xs_[14u];
+                kf_f32x4 xs15_2_ = xs_[15u];
+                unsigned w_18_ = qa_3_.v[0];
+                unsigned hi_19_ = 0u;
+                float acc_5_ = 0.0f;
+                unsigned t_82_ = kf_shl_u32(w_18_, (19u - hi_19_));
+                if (hi_19_ > 19u) {
+                    t_82_ = kf_shr_u32(w_18_, (hi_19_ - 19u));
+                }
+                float s_18_ = __fmaf_rn(kf_bitcast<float>((t_82_ & 7864320u) | one_), xs0_2_.v[0], acc_5_);
+                unsigned at_49_ = 8u + hi_19_;
+                unsigned t_83_ = kf_shl_u32(w_18_, (19u - at_49_));
+                if (at_49_ > 19u) {
+                    t_83_ = kf_shr_u32(w_18_, (at_49_ - 19u));
+                }
+                s_18_ = __fmaf_rn(kf_bitcast<float>((t_83_ & 7864320u) | one_), xs0_2_.v[1], s_18_);
+                unsigned at_50_ = 16u + hi_19_;
+                unsigned t_84_ = kf_shl_u32(w_18_, (19u - at_50_));
+                if (at_50_ > 19u) {
+                    t_84_ = kf_shr_u32(w_18_, (at_50_ - 19u));
+                }
+                s_18_ = __fmaf_rn(kf_bitcast<float>((t_84_ & 7864320u) | one_), xs0_2_.v[2], s_18_);
+                unsigned at_51_ = 24u + hi_19_;
+                unsigned t_85_ = kf_shl_u32(w_18_, (19u - at_51_));
+                if (at_51_ > 19u) {
+                    t_85_ = kf_shr_u32(w_18_, (at_51_ - 19u));
+                }
+                float a0_2_ = __fmaf_rn(kf_bitcast<float>((t_85_ & 7864320u) | one_), xs0_2_.v[3], s_18_);
+                unsigned w_19_ = qa_3_.v[1];
+                unsigned hi_20_ = 0u;
+                unsigned t_86_ = kf_shl_u32(w_19_, (19u - hi_20_));
+                if (hi_20_ > 19u) {
+                    t_86_ = kf_shr_u32(w_19_, (hi_20_ - 19u));
+                }
+                float s_19_ = __fmaf_rn(kf_bitcast<float>((t_86_ & 7864320u) | one_), xs1_2_.v[0], a0_2_);
+                unsigned at_52_ = 8u + hi_20_;
+                unsigned t_87_ = kf_shl_u32(w_19_, (19u - at_52_));
+                if (at_52_ > 19u) {
+                    t_87_ = kf_shr_u32(w_19_, (at_52_ - 19u));
+                }
+                s_19_ = __fmaf_rn(kf_bitcast<float>((t_87_ & 7864320u) | one_), xs1_2_.v[1], s_19_);
+                unsigned at_53_ = 16u + hi_20_;
+                unsigned t_88_ = kf_shl_u32(w_19_, (19u - at_53_));
+                if (at_53_ > 19u) {
+                    t_88_ = kf_shr_u32(w_19_, (at_53_ - 19u));
+                }
+                s_19_ = __fmaf_rn(kf_bitcast<float>((t_88_ & 7864320u) | one_), xs1_2_.v[2], s_19_);
+                unsigned at_54_ = 24u + hi_20_;
+                unsigned t_89_ = kf_shl_u32(w_19_, (19u - at_54_));
+                if (at_54_ > 19u) {
+                    t_89_ = kf_shr_u32(w_19_, (at_54_ - 19u));
+                }
+                a0_2_ = __fmaf_rn(kf_bitcast<float>((t_89_ & 7864320u) | one_), xs1_2_.v[3], s_19_);
+                unsigned w_20_ = qa_3_.v[2];
+                unsigned hi_21_ = 0u;
+                unsigned t_90_ = kf_shl_u32(w_20_, (19u - hi_21_));
+                if (hi_21_ > 19u) {
+                    t_90_ = kf_shr_u32(w_20_, (hi_21_ - 19u));
+                }
+                float s_20_ = __fmaf_rn(kf_bitcast<float>((t_90_ & 7864320u) | one_), xs2_2_.v[0], a0_2_);
+                unsigned at_55_ = 8u + hi_21_;
+                unsigned t_91_ = kf_shl_u32(w_20_, (19u - at_55_));
+                if (at_55_ > 19u) {
+                    t_91_ = kf_shr_u32(w_20_, (at_55_ - 19u));
+                }
+                s_20_ = __fmaf_rn(kf_bitcast<float>((t_91_ & 7864320u) | one_), xs2_2_.v[1], s_20_);
+                unsigned at_56_ = 16u + hi_21_;
+                unsigned t_92_ = kf_shl_u32(w_20_, (19u - at_56_));
+                if (at_56_ > 19u) {
+                    t_92_ = kf_shr_u32(w_20_, (at_56_ - 19u));
+                }
+                s_20_ = __fmaf_rn(kf_bitcast<float>((t_92_ & 7864320u) | one_), xs2_2_.v[2], s_20_);
+                unsigned at_57_ = 24u + hi_21_;
+                unsigned t_93_ = kf_shl_u32(w_20_, (19u - at_57_));
+                if (at_57_ > 19u) {
+                    t_93_ = kf_shr_u32(w_20_, (at_57_ - 19u));
+                }
+                a0_2_ = __fmaf_rn(kf_bitcast<float>((t_93_ & 7864320u) | one_), xs2_2_.v[3], s_20_);
+                unsigned w_21_ = qa_3_.v[3];
+                unsigned hi_22_ = 0u;
+                unsigned t_94_ = kf_shl_u32(w_21_, (19u - hi_22_));
+                if (hi_22_ > 19u) {
+                    t_94_ = kf_shr_u32(w_21_, (hi_22_ - 19u));
+                }
+                float s_21_ = __fmaf_rn(kf_bitcast<float>((t_94_ & 7864320u) | one_), xs3_2_.v[0], a0_2_);
+                unsigned at_58_ = 8u + hi_22_;
+                unsigned t_95_ = kf_shl_u32(w_21_, (19u - at_58_));
+                if (at_58_ > 19u) {
+                    t_95_ = kf_shr_u32(w_21_, (at_58_ - 19u));
+                }
+                s_21_ = __fmaf_rn(kf_bitcast<float>((t_95_ & 7864320u) | one_), xs3_2_.v[1], s_21_);
+                unsigned at_59_ = 16u + hi_22_;
+                unsigned t_96_ = kf_shl_u32(w_21_, (19u - at_59_));
+                if (at_59_ > 19u) {
+                    t_96_ = kf_shr_u32(w_21_, (at_59_ - 19u));
+                }
+                s_21_ = __fmaf_rn(kf_bitcast<float>((t_96_ & 7864320u) | one_), xs3_2_.v[2], s_21_);
+                unsigned at_60_ = 24u + hi_22_;
+                unsigned t_97_ = kf_shl_u32(w_21_, (19u - at_60_));
+                if (at_60_ > 19u) {
+                    t_97_ = kf_shr_u32(w_21_, (at_60_ - 19u));
+                }
+                a0_2_ = __fmaf_rn(kf_bitcast<float>((t_97_ & 7864320u) | one_), xs3_2_.v[3], s_21_);
+                unsigned w_22_ = qb_3_.v[0];
+                unsigned hi_23_ = 0u;
+                float acc_6_ = 0.0f;
+                unsigned t_98_ = kf_shl_u32(w_22_, (19u - hi_23_));
+                if (hi_23_ > 19u) {
+                    t_98_ = kf_shr_u32(w_22_, (hi_23_ - 19u));
+                }
+                float s_22_ = __fmaf_rn(kf_bitcast<float>((t_98_ & 7864320u) | one_), xs4_2_.v[0], acc_6_);
+                unsigned at_61_ = 8u + hi_23_;
+                unsigned t_99_ = kf_shl_u32(w_22_, (19u - at_61_));
+                if (at_61_ > 19u) {
+                    t_99_ = kf_shr_u32(w_22_, (at_61_ - 19u));
+                }
+                s_22_ = __fmaf_rn(kf_bitcast<float>((t_99_ & 7864320u) | one_), xs4_2_.v[1], s_22_);
+                unsigned at_62_ = 16u + hi_23_;
+                unsigned t_100_ = kf_shl_u32(w_22_, (19u - at_62_));
+                if (at_62_ > 19u) {
+                    t_100_ = kf_shr_u32(w_22_, (at_62_ - 19u));
+                }
+                s_22_ = __fmaf_rn(kf_bitcast<float>((t_100_ & 7864320u) | one_), xs4_2_.v[2], s_22_);
+                unsigned at_63_ = 24u + hi_23_;
+                unsigned t_101_ = kf_shl_u32(w_22_, (19u - at_63_));
+                if (at_63_ > 19u) {
+                    t_101_ = kf_shr_u32(w_22_, (at_63_ - 19u));
+                }
+                float a1_2_ = __fmaf_rn(kf_bitcast<float>((t_101_ & 7864320u) | one_), xs4_2_.v[3], s_22_);
+                unsigned w_23_ = qb_3_.v[1];
+                unsigned hi_24_ = 0u;
+                unsigned t_102_ = kf_shl_u32(w_23_, (19u - hi_24_));
+                if (hi_24_ > 19u) {
+                    t_102_ = kf_shr_u32(w_23_, (hi_24_ - 19u));
+                }
+                float s_23_ = __fmaf_rn(kf_bitcast<float>((t_102_ & 7864320u) | one_), xs5_2_.v[0], a1_2_);
+                unsigned at_64_ = 8u + hi_24_;
+                unsigned t_103_ = kf_shl_u32(w_23_, (19u - at_64_));
+                if (at_64_ > 19u) {
+                    t_103_ = kf_shr_u32(w_23_, (at_64_ - 19u));
+                }
+                s_23_ = __fmaf_rn(kf_bitcast<float>((t_103_ & 7864320u) | one_), xs5_2_.v[1], s_23_);
+                unsigned at_65_ = 16u + hi_24_;
+                unsigned t_104_ = kf_shl_u32(w_23_, (19u - at_65_));
+                if (at_65_ > 19u) {
+                    t_104_ = kf_shr_u32(w_23_, (at_65_ - 19u));
+                }
+                s_23_ = __fmaf_rn(kf_bitcast<float>((t_104_ & 7864320u) | one_), xs5_2_.v[2], s_23_);
+                unsigned at_66_ = 24u + hi_24_;
+                unsigned t_105_ = kf_shl_u32(w_23_, (19u - at_66_));
+                if (at_66_ > 19u) {
+                    t_105_ = kf_shr_u32(w_23_, (at_66_ - 19u));
+                }
+                a1_2_ = __fmaf_rn(kf_bitcast<float>((t_105_ & 7864320u) | one_), xs5_2_.v[3], s_23_);
+                unsigned w_24_ = qb_3_.v[2];
+                unsigned hi_25_ = 0u;
+                unsigned t_106_ = kf_shl_u32(w_24_, (19u - hi_25_));
+                if (hi_25_ > 19u) {
+                    t_106_ = kf_shr_u32(w_24_, (hi_25_ - 19u));
+                }
+                float s_24_ = __fmaf_rn(kf_bitcast<float>((t_106_ & 7864320u) | one_), xs6_2_.v[0], a1_2_);
+                unsigned at_67_ = 8u + hi_25_;
+                unsigned t_107_ = kf_shl_u32(w_24_, (19u - at_67_));
+                if (at_67_ > 19u) {
+                    t_107_ = kf_shr_u32(w_24_, (at_67_ - 19u));
+                }
+                s_24_ = __fmaf_rn(kf_bitcast<float>((t_107_ & 7864320u) | one_), xs6_2_.v[1], s_24_);
+                unsigned at_68_ = 16u + hi_25_;
+                unsigned t_108_ = kf_shl_u32(w_24_, (19u - at_68_));
+                if (at_68_ > 19u) {
+                    t_108_ = kf_shr_u32(w_24_, (at_68_ - 19u));
+                }
+                s_24_ = __fmaf_rn(kf_bitcast<float>((t_108_ & 7864320u) | one_), xs6_2_.v[2], s_24_);
+                unsigned at_69_ = 24u + hi_25_;
+                unsigned t_109_ = kf_shl_u32(w_24_, (19u - at_69_));
+                if (at_69_ > 19u) {
+                    t_109_ = kf_shr_u32(w_24_, (at_69_ - 19u));
+                }
+                a1_2_ = __fmaf_rn(kf_bitcast<float>((t_109_ & 7864320u) | one_), xs6_2_.v[3], s_24_);
+                unsigned w_25_ = qb_3_.v[3];
+                unsigned hi_26_ = 0u;
+                unsigned t_110_ = kf_shl_u32(w_25_, (19u - hi_26_));
+                if (hi_26_ > 19u) {
+                    t_110_ = kf_shr_u32(w_25_, (hi_26_ - 19u));
+                }
+                float s_25_ = __fmaf_rn(kf_bitcast<float>((t_110_ & 7864320u) | one_), xs7_2_.v[0], a1_2_);
+                unsigned at_70_ = 8u + hi_26_;
+                unsigned t_111_ = kf_shl_u32(w_25_, (19u - at_70_));
+                if (at_70_ > 19u) {
+                    t_111_ = kf_shr_u32(w_25_, (at_70_ - 19u));
+                }
+                s_25_ = __fmaf_rn(kf_bitcast<float>((t_111_ & 7864320u) | one_), xs7_2_.v[1], s_25_);
+                unsigned at_71_ = 16u + hi_26_;
+                unsigned t_112_ = kf_shl_u32(w_25_, (19u - at_71_));
+                if (at_71_ > 19u) {
+                    t_112_ = kf_shr_u32(w_25_, (at_71_ - 19u));
+                }
+                s_25_ = __fmaf_rn(kf_bitcast<float>((t_112_ & 7864320u) | one_), xs7_2_.v[2], s_25_);
+                unsigned at_72_ = 24u + hi_26_;
+                unsigned t_113_ = kf_shl_u32(w_25_, (19u - at_72_));
+                if (at_72_ > 19u) {
+                    t_113_ = kf_shr_u32(w_25_, (at_72_ - 19u));
+                }
+                a1_2_ = __fmaf_rn(kf_bitcast<float>((t_113_ & 7864320u) | one_), xs7_2_.v[3], s_25_);
+                unsigned w_26_ = qa_3_.v[0];
+                unsigned hi_27_ = 4u;
+                float acc_7_ = 0.0f;
+                unsigned t_114_ = kf_shl_u32(w_26_, (19u - hi_27_));
+                if (hi_27_ > 19u) {
+                    t_114_ = kf_shr_u32(w_26_, (hi_27_ - 19u));
+                }
+                float s_26_ = __fmaf_rn(kf_bitcast<float>((t_114_ & 7864320u) | one_), xs8_2_.v[0], acc_7_);
+                unsigned at_73_ = 8u + hi_27_;
+                unsigned t_115_ = kf_shl_u32(w_26_, (19u - at_73_));
+                if (at_73_ > 19u) {
+                    t_115_ = kf_shr_u32(w_26_, (at_73_ - 19u));
+                }
+                s_26_ = __fmaf_rn(kf_bitcast<float>((t_115_ & 7864320u) | one_), xs8_2_.v[1], s_26_);
+                unsigned at_74_ = 16u + hi_27_;
+                unsigned t_116_ = kf_shl_u32(w_26_, (19u - at_74_));
+                if (at_74_ > 19u) {
+                    t_116_ = kf_shr_u32(w_26_, (at_74_ - 19u));
+                }
+                s_26_ = __fmaf_rn(kf_bitcast<float>((t_116_ & 7864320u) | one_), xs8_2_.v[2], s_26_);
+                unsigned at_75_ = 24u + hi_27_;
+                unsigned t_117_ = kf_shl_u32(w_26_, (19u - at_75_));
+                if (at_75_ > 19u) {
+                    t_117_ = kf_shr_u32(w_26_, (at_75_ - 19u));
+                }
+                float b0_2_ = __fmaf_rn(kf_bitcast<float>((t_117_ & 7864320u) | one_), xs8_2_.v[3], s_26_);
+                unsigned w_27_ = qa_3_.v[1];
+                unsigned hi_28_ = 4u;
+                unsigned t_118_ = kf_shl_u32(w_27_, (19u - hi_28_));
+                if (hi_28_ > 19u) {
+                    t_118_ = kf_shr_u32(w_27_, (hi_28_ - 19u));
+                }
+                float s_27_ = __fmaf_rn(kf_bitcast<float>((t_118_ & 7864320u) | one_), xs9_2_.v[0], b0_2_);
+                unsigned at_76_ = 8u + hi_28_;
+                unsigned t_119_ = kf_shl_u32(w_27_, (19u - at_76_));
+                if (at_76_ > 19u) {
+                    t_119_ = kf_shr_u32(w_27_, (at_76_ - 19u));
+                }
+                s_27_ = __fmaf_rn(kf_bitcast<float>((t_119_ & 7864320u) | one_), xs9_2_.v[1], s_27_);
+                unsigned at_77_ = 16u + hi_28_;
+                unsigned t_120_ = kf_shl_u32(w_27_, (19u - at_77_));
+                if (at_77_ > 19u) {
+                    t_120_ = kf_shr_u32(w_27_, (at_77_ - 19u));
+                }
+                s_27_ = __fmaf_rn(kf_bitcast<float>((t_120_ & 7864320u) | one_), xs9_2_.v[2], s_27_);
+                unsigned at_78_ = 24u + hi_28_;
+                unsigned t_121_ = kf_shl_u32(w_27_, (19u - at_78_));
+                if (at_78_ > 19u) {
+                    t_121_ = kf_shr_u32(w_27_, (at_78_ - 19u));
+                }
+                b0_2_ = __fmaf_rn(kf_bitcast<float>((t_121_ & 7864320u) | one_), xs9_2_.v[3], s_27_);
+                unsigned w_28_ = qa_3_.v[2];
+                unsigned hi_29_ = 4u;
+                unsigned t_122_ = kf_shl_u32(w_28_, (19u - hi_29_));
+                if (hi_29_ > 19u) {
+                    t_122_ = kf_shr_u32(w_28_, (hi_29_ - 19u));
+                }
+                float s_28_ = __fmaf_rn(kf_bitcast<float>((t_122_ & 7864320u) | one_), xs10_2_.v[0], b0_2_);
+                unsigned at_79_ = 8u + hi_29_;
+                unsigned t_123_ = kf_shl_u32(w_28_, (19u - at_79_));
+                if (at_79_ > 19u) {
+                    t_123_ = kf_shr_u32(w_28_, (at_79_ - 19u));
+                }
+                s_28_ = __fmaf_rn(kf_bitcast<float>((t_123_ & 7864320u) | one_), xs10_2_.v[1], s_28_);
+                unsigned at_80_ = 16u + hi_29_;
+                unsigned t_124_ = kf_shl_u32(w_28_, (19u - at_80_));
+                if (at_80_ > 19u) {
+                    t_124_ = kf_shr_u32(w_28_, (at_80_ - 19u));
+                }
+                s_28_ = __fmaf_rn(kf_bitcast<float>((t_124_ & 7864320u) | one_), xs10_2_.v[2], s_28_);
+                unsigned at_81_ = 24u + hi_29_;
+                unsigned t_125_ = kf_shl_u32(w_28_, (19u - at_81_));
+                if (at_81_ > 19u) {
+                    t_125_ = kf_shr_u32(w_28_, (at_81_ - 19u));
+                }
+                b0_2_ = __fmaf_rn(kf_bitcast<float>((t_125_ & 7864320u) | one_), xs10_2_.v[3], s_28_);
+                unsigned w_29_ = qa_3_.v[3];
+                unsigned hi_30_ = 4u;
+                unsigned t_126_ = kf_shl_u32(w_29_, (19u - hi_30_));
+                if (hi_30_ > 19u) {
+                    t_126_ = kf_shr_u32(w_29_, (hi_30_ - 19u));
+                }
+                float s_29_ = __fmaf_rn(kf_bitcast<float>((t_126_ & 7864320u) | one_), xs11_2_.v[0], b0_2_);
+                unsigned at_82_ = 8u + hi_30_;
+                unsigned t_127_ = kf_shl_u32(w_29_, (19u - at_82_));
+                if (at_82_ > 19u) {
+                    t_127_ = kf_shr_u32(w_29_, (at_82_ - 19u));
+                }
+                s_29_ = __fmaf_rn(kf_bitcast<float>((t_127_ & 7864320u) | one_), xs11_2_.v[1], s_29_);
+                unsigned at_83_ = 16u + hi_30_;
+                unsigned t_128_ = kf_shl_u32(w_29_, (19u - at_83_));
+                if (at_83_ > 19u) {
+                    t_128_ = kf_shr_u32(w_29_, (at_83_ - 19u));
+                }
+                s_29_ = __fmaf_rn(kf_bitcast<float>((t_128_ & 7864320u) | one_), xs11_2_.v[2], s_29_);
+                unsigned at_84_ = 24u + hi_30_;
+                unsigned t_129_ = kf_shl_u32(w_29_, (19u - at_84_));
+                if (at_84_ > 19u) {
+                    t_129_ = kf_shr_u32(w_29_, (at_84_ - 19u));
+                }
+                b0_2_ = __fmaf_rn(kf_bitcast<float>((t_129_ & 7864320u) | one_), xs11_2_.v[3], s_29_);
+                unsigned w_30_ = qb_3_.v[0];
+                unsigned hi_31_ = 4u;
+                float acc_8_ = 0.0f;
+                unsigned t_130_ = kf_shl_u32(w_30_, (19u - hi_31_));
+                if (hi_31_ > 19u) {
+                    t_130_ = kf_shr_u32(w_30_, (hi_31_ - 19u));
+                }
+                float s_30_ = __fmaf_rn(kf_bitcast<float>((t_130_ & 7864320u) | one_), xs12_2_.v[0], acc_8_);
+                unsigned at_85_ = 8u + hi_31_;
+                unsigned t_131_ = kf_shl_u32(w_30_, (19u - at_85_));
+                if (at_85_ > 19u) {
+                    t_131_ = kf_shr_u32(w_30_, (at_85_ - 19u));
+                }
+                s_30_ = __fmaf_rn(kf_bitcast<float>((t_131_ & 7864320u) | one_), xs12_2_.v[1], s_30_);
+                unsigned at_86_ = 16u + hi_31_;
+                unsigned t_132_ = kf_shl_u32(w_30_, (19u - at_86_));
+                if (at_86_ > 19u) {
+                    t_132_ = kf_shr_u32(w_30_, (at_86_ - 19u));
+                }
+                s_30_ = __fmaf_rn(kf_bitcast<float>((t_132_ & 7864320u) | one_), xs12_2_.v[2], s_30_);
+                unsigned at_87_ = 24u + hi_31_;
+                unsigned t_133_ = kf_shl_u32(w_30_, (19u - at_87_));
+                if (at_87_ > 19u) {
+                    t_133_ = kf_shr_u32(w_30_, (at_87_ - 19u));
+                }
+                float b1_2_ = __fmaf_rn(kf_bitcast<float>((t_133_ & 7864320u) | one_), xs12_2_.v[3], s_30_);
+                unsigned w_31_ = qb_3_.v[1];
+                unsigned hi_32_ = 4u;
+                unsigned t_134_ = kf_shl_u32(w_31_, (19u - hi_32_));
+                if (hi_32_ > 19u) {
+                    t_134_ = kf_shr_u32(w_31_, (hi_32_ - 19u));
+                }
+                float s_31_ = __fmaf_rn(kf_bitcast<float>((t_134_ & 7864320u) | one_), xs13_2_.v[0], b1_2_);
+                unsigned at_88_ = 8u + hi_32_;
+                unsigned t_135_ = kf_shl_u32(w_31_, (19u - at_88_));
+                if (at_88_ > 19u) {
+                    t_135_ = kf_shr_u32(w_31_, (at_88_ - 19u));
+                }
+                s_31_ = __fmaf_rn(kf_bitcast<float>((t_135_ & 7864320u) | one_), xs13_2_.v[1], s_31_);
+                unsigned at_89_ = 16u + hi_32_;
+                unsigned t_136_ = kf_shl_u32(w_31_, (19u - at_89_));
+                if (at_89_ > 19u) {
+                    t_136_ = kf_shr_u32(w_31_, (at_89_ - 19u));
+                }
+                s_31_ = __fmaf_rn(kf_bitcast<float>((t_136_ & 7864320u) | one_), xs13_2_.v[2], s_31_);
+                unsigned at_90_ = 24u + hi_32_;
+                unsigned t_137_ = kf_shl_u32(w_31_, (19u - at_90_));
+                if (at_90_ > 19u) {
+                    t_137_ = kf_shr_u32(w_31_, (at_90_ - 19u));
+                }
+                b1_2_ = __fmaf_rn(kf_bitcast<float>((t_137_ & 7864320u) | one_), xs13_2_.v[3], s_31_);
+                unsigned w_32_ = qb_3_.v[2];
+                unsigned hi_33_ = 4u;
+                unsigned t_138_ = kf_shl_u32(w_32_, (19u - hi_33_));
+                if (hi_33_ > 19u) {
+                    t_138_ = kf_shr_u32(w_32_, (hi_33_ - 19u));
+                }
+                float s_32_ = __fmaf_rn(kf_bitcast<float>((t_138_ & 7864320u) | one_), xs14_2_.v[0], b1_2_);
+                unsigned at_91_ = 8u + hi_33_;
+                unsigned t_139_ = kf_shl_u32(w_32_, (19u - at_91_));
+                if (at_91_ > 19u) {
+                    t_139_ = kf_shr_u32(w_32_, (at_91_ - 19u));
+                }
+                s_32_ = __fmaf_rn(kf_bitcast<float>((t_139_ & 7864320u) | one_), xs14_2_.v[1], s_32_);
+                unsigned at_92_ = 16u + hi_33_;
+                unsigned t_140_ = kf_shl_u32(w_32_, (19u - at_92_));
+                if (at_92_ > 19u) {
+                    t_140_ = kf_shr_u32(w_32_, (at_92_ - 19u));
+                }
+                s_32_ = __fmaf_rn(kf_bitcast<float>((t_140_ & 7864320u) | one_), xs14_2_.v[2], s_32_);
+                unsigned at_93_ = 24u + hi_33_;
+                unsigned t_141_ = kf_shl_u32(w_32_, (19u - at_93_));
+                if (at_93_ > 19u) {
+                    t_141_ = kf_shr_u32(w_32_, (at_93_ - 19u));
+                }
+                b1_2_ = __fmaf_rn(kf_bitcast<float>((t_141_ & 7864320u) | one_), xs14_2_.v[3], s_32_);
+                unsigned w_33_ = qb_3_.v[3];
+                unsigned hi_34_ = 4u;
+                unsigned t_142_ = kf_shl_u32(w_33_, (19u - hi_34_));
+                if (hi_34_ > 19u) {
+                    t_142_ = kf_shr_u32(w_33_, (hi_34_ - 19u));
+                }
+                float s_33_ = __fmaf_rn(kf_bitcast<float>((t_142_ & 7864320u) | one_), xs15_2_.v[0], b1_2_);
+                unsigned at_94_ = 8u + hi_34_;
+                unsigned t_143_ = kf_shl_u32(w_33_, (19u - at_94_));
+                if (at_94_ > 19u) {
+                    t_143_ = kf_shr_u32(w_33_, (at_94_ - 19u));
+                }
+                s_33_ = __fmaf_rn(kf_bitcast<float>((t_143_ & 7864320u) | one_), xs15_2_.v[1], s_33_);
+                unsigned at_95_ = 16u + hi_34_;
+                unsigned t_144_ = kf_shl_u32(w_33_, (19u - at_95_));
+                if (at_95_ > 19u) {
+                    t_144_ = kf_shr_u32(w_33_, (at_95_ - 19u));
+                }
+                s_33_ = __fmaf_rn(kf_bitcast<float>((t_144_ & 7864320u) | one_), xs15_2_.v[2], s_33_);
+                unsigned at_96_ = 24u + hi_34_;
+                unsigned t_145_ = kf_shl_u32(w_33_, (19u - at_96_));
+                if (at_96_ > 19u) {
+                    t_145_ = kf_shr_u32(w_33_, (at_96_ - 19u));
+                }
+                b1_2_ = __fmaf_rn(kf_bitcast<float>((t_145_ & 7864320u) | one_), xs15_2_.v[3], s_33_);
+                bool mins_3_ = false;
+                unsigned lo_3_ = h_2_.v[1] & 1061109567u;
+                unsigned hi_35_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
+                if (mins_3_) {
+                    lo_3_ = h_2_.v[2] & 1061109567u;
+                    hi_35_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
+                }
+                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? lo_3_ : hi_35_), ((j_ & 1u) * 16u));
+                bool mins_4_ = true;
+                unsigned lo_4_ = h_2_.v[1] & 1061109567u;
+                unsigned hi_36_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
+                if (mins_4_) {
+                    lo_4_ = h_2_.v[2] & 1061109567u;
+                    hi_36_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
+                }
+                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? lo_4_ : hi_36_), ((j_ & 1u) * 16u));
+                unsigned t3057_ = h_2_.v[0];
+                kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t3057_);
+                unsigned v_21_ = kf_shr_u32(sc_2_, 8u) & 255u;
+                float t3067_ = __fsub_rn(kf_bitcast<float>(v_21_ | 1258291200u), 8388608.0f);
+                float t3069_ = __fsub_rn(__fadd_rn(b0_2_, b1_2_), s_hi_);
+                unsigned v_22_ = sc_2_ & 255u;
+                float t_146_ = __fmaf_rn(t3067_, t3069_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_22_ | 1258291200u), 8388608.0f), __fsub_rn(__fadd_rn(a0_2_, a1_2_), s_lo_)));
+                unsigned v_23_ = kf_shr_u32(mn_2_, 8u) & 255u;
+                float t3089_ = __fsub_rn(kf_bitcast<float>(v_23_ | 1258291200u), 8388608.0f);
+                unsigned v_24_ = mn_2_ & 255u;
+                float u_2_ = __fmaf_rn(t3089_, s_hi_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_24_ | 1258291200u), 8388608.0f), s_lo_));
+                p_2_ = __fmaf_rn(__fmul_rn(16.0f, kf_f16_to_f32(dm_2_.v[0])), t_146_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_));
             }
-            unsigned n_2 = 8u;
-            float s_34 = p_2;
-            if (1u < n_2) {
-                s_34 = __fadd_rn(s_34, kf_shfl_xor(s_34, 1u, kf_wn));
+            unsigned n_2_ = 8u;
+            float s_34_ = p_2_;
+            if (1u < n_2_) {
+                s_34_ = __fadd_rn(s_34_, kf_shfl_xor(s_34_, 1u, kf_wn));
             }
-            if (2u < n_2) {
-                s_34 = __fadd_rn(s_34, kf_shfl_xor(s_34, 2u, kf_wn));
+            if (2u < n_2_) {
+                s_34_ = __fadd_rn(s_34_, kf_shfl_xor(s_34_, 2u, kf_wn));
             }
-            if (4u < n_2) {
-                s_34 = __fadd_rn(s_34, kf_shfl_xor(s_34, 4u, kf_wn));
+            if (4u < n_2_) {
+                s_34_ = __fadd_rn(s_34_, kf_shfl_xor(s_34_, 4u, kf_wn));
             }
-            if (8u < n_2) {
-                s_34 = __fadd_rn(s_34, kf_shfl_xor(s_34, 8u, kf_wn));
+            if (8u < n_2_) {
+                s_34_ = __fadd_rn(s_34_, kf_shfl_xor(s_34_, 8u, kf_wn));
             }
-            if (16u < n_2) {
-                s_34 = __fadd_rn(s_34, kf_shfl_xor(s_34, 16u, kf_wn));
+            if (16u < n_2_) {
+                s_34_ = __fadd_rn(s_34_, kf_shfl_xor(s_34_, 16u, kf_wn));
             }
-            p_2 = s_34;
-            if ((lane & 7u) == 0u) {
-                unsigned slot_2 = ((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 64u) + ((rs + 1u) * 4u)) + r;
-                if (ks == 0u) {
-                    part[slot_2] = p_2;
+            p_2_ = s_34_;
+            if ((lane_ & 7u) == 0u) {
+                unsigned slot_2_ = ((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 64u) + ((rs_ + 1u) * 4u)) + r_;
+                if (ks_ == 0u) {
+                    part_[slot_2_] = p_2_;
                 } else {
-                    part[slot_2] = __fadd_rn(part[slot_2], p_2);
+                    part_[slot_2_] = __fadd_rn(part_[slot_2_], p_2_);
                 }
             }
         }
     }
     __syncthreads();
-    for (unsigned t_147 = threadIdx.x; t_147 < 64u; t_147 = t_147 + 256u) {
-        float s_35 = 0.0f;
-        s_35 = __fadd_rn(s_35, part[0u + t_147]);
-        s_35 = __fadd_rn(s_35, part[64u + t_147]);
-        s_35 = __fadd_rn(s_35, part[128u + t_147]);
-        s_35 = __fadd_rn(s_35, part[192u + t_147]);
-        s_35 = __fadd_rn(s_35, part[256u + t_147]);
-        s_35 = __fadd_rn(s_35, part[320u + t_147]);
-        s_35 = __fadd_rn(s_35, part[384u + t_147]);
-        s_35 = __fadd_rn(s_35, part[448u + t_147]);
-        if ((row0 + t_147) < m) {
-            y[row0 + t_147] = s_35;
+    for (unsigned t_147_ = threadIdx.x; t_147_ < 64u; t_147_ = t_147_ + 256u) {
+        float s_35_ = 0.0f;
+        s_35_ = __fadd_rn(s_35_, part_[0u + t_147_]);
+        s_35_ = __fadd_rn(s_35_, part_[64u + t_147_]);
+        s_35_ = __fadd_rn(s_35_, part_[128u + t_147_]);
+        s_35_ = __fadd_rn(s_35_, part_[192u + t_147_]);
+        s_35_ = __fadd_rn(s_35_, part_[256u + t_147_]);
+        s_35_ = __fadd_rn(s_35_, part_[320u + t_147_]);
+        s_35_ = __fadd_rn(s_35_, part_[384u + t_147_]);
+        s_35_ = __fadd_rn(s_35_, part_[448u + t_147_]);
+        if ((row0_ + t_147_) < m_) {
+            y_[row0_ + t_147_] = s_35_;
         }
     }
 }
 
 /* kernel q8_quantize_f32 (q4k.kf:320) */
 extern "C" __global__ void __launch_bounds__(256)
-q8_quantize_f32(const float* __restrict__ x, signed char* __restrict__ xq, kf_f16x2* __restrict__ xds, unsigned n)
+q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
     const unsigned kf_wn = kf_warp_lanes();
-    unsigned e0 = ((blockIdx.x * blockDim.x) + threadIdx.x) * 4u;
-    kf_f32x4 t13 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    kf_f32x4 v = t13;
-    if ((e0 + 4u) <= n) {
-        const kf_f32x4* t18 = (const kf_f32x4*)x;
-        unsigned t23 = (blockIdx.x * blockDim.x) + threadIdx.x;
-        kf_f32x4 t24 = t18[t23];
-        v = t24;
+    unsigned e0_ = ((blockIdx.x * blockDim.x) + threadIdx.x) * 4u;
+    kf_f32x4 t13_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    kf_f32x4 v_ = t13_;
+    if ((e0_ + 4u) <= n_) {
+        const kf_f32x4* t18_ = (const kf_f32x4*)x_;
+        unsigned t23_ = (blockIdx.x * blockDim.x) + threadIdx.x;
+        kf_f32x4 t24_ = t18_[t23_];
+        v_ = t24_;
     } else {
-        if ((e0 + 0u) < n) {
-            v.v[0] = x[e0 + 0u];
+        if ((e0_ + 0u) < n_) {
+            v_.v[0] = x_[e0_ + 0u];
         }
-        if ((e0 + 1u) < n) {
-            v.v[1] = x[e0 + 1u];
+        if ((e0_ + 1u) < n_) {
+            v_.v[1] = x_[e0_ + 1u];
         }
-        if ((e0 + 2u) < n) {
-            v.v[2] = x[e0 + 2u];
+        if ((e0_ + 2u) < n_) {
+            v_.v[2] = x_[e0_ + 2u];
         }
-        if ((e0 + 3u) < n) {
-            v.v[3] = x[e0 + 3u];
+        if ((e0_ + 3u) < n_) {
+            v_.v[3] = x_[e0_ + 3u];
         }
     }
-    unsigned* xqw = (unsigned*)xq;
-    float amax = fmaxf(fmaxf(fabsf(v.v[0]), fabsf(v.v[1])), fmaxf(fabsf(v.v[2]), fabsf(v.v[3])));
-    float sum = __fadd_rn(__fadd_rn(v.v[0], v.v[1]), __fadd_rn(v.v[2], v.v[3]));
-    amax = fmaxf(amax, kf_shfl_xor(amax, 1u, kf_wn));
-    sum = __fadd_rn(sum, kf_shfl_xor(sum, 1u, kf_wn));
-    amax = fmaxf(amax, kf_shfl_xor(amax, 2u, kf_wn));
-    sum = __fadd_rn(sum, kf_shfl_xor(sum, 2u, kf_wn));
-    amax = fmaxf(amax, kf_shfl_xor(amax, 4u, kf_wn));
-    sum = __fadd_rn(sum, kf_shfl_xor(sum, 4u, kf_wn));
-    float d = __fdiv_rn(amax, 127.0f);
-    kf_i8x4 t91 = kf_i8x4{{(signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-    kf_i8x4 q = t91;
-    if (amax > 0.0f) {
-        signed char t98 = (signed char)kf_sat_i32(__float2int_rz(roundf(__fdiv_rn(v.v[0], d))), -128, 127);
-        signed char t102 = (signed char)kf_sat_i32(__float2int_rz(roundf(__fdiv_rn(v.v[1], d))), -128, 127);
-        signed char t106 = (signed char)kf_sat_i32(__float2int_rz(roundf(__fdiv_rn(v.v[2], d))), -128, 127);
-        signed char t110 = (signed char)kf_sat_i32(__float2int_rz(roundf(__fdiv_rn(v.v[3], d))), -128, 127);
-        kf_i8x4 t114 = kf_i8x4{{t98, t102, t106, t110}};
-        q = t114;
+    unsigned* xqw_ = (unsigned*)xq_;
+    float amax_ = fmaxf(fmaxf(fabsf(v_.v[0]), fabsf(v_.v[1])), fmaxf(fabsf(v_.v[2]), fabsf(v_.v[3])));
+    float sum_ = __fadd_rn(__fadd_rn(v_.v[0], v_.v[1]), __fadd_rn(v_.v[2], v_.v[3]));
+    amax_ = fmaxf(amax_, kf_shfl_xor(amax_, 1u, kf_wn));
+    sum_ = __fadd_rn(sum_, kf_shfl_xor(sum_, 1u, kf_wn));
+    amax_ = fmaxf(amax_, kf_shfl_xor(amax_, 2u, kf_wn));
+    sum_ = __fadd_rn(sum_, kf_shfl_xor(sum_, 2u, kf_wn));
+    amax_ = fmaxf(amax_, kf_shfl_xor(amax_, 4u, kf_wn));
+    sum_ = __fadd_rn(sum_, kf_shfl_xor(sum_, 4u, kf_wn));
+    float d_ = __fdiv_rn(amax_, 127.0f);
+    kf_i8x4 t91_ = kf_i8x4{{(signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+    kf_i8x4 q_ = t91_;
+    if (amax_ > 0.0f) {
+        signed char t98_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_.v[0], d_))), -128, 127);
+        signed char t102_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_.v[1], d_))), -128, 127);
+        signed char t106_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_.v[2], d_))), -128, 127);
+        signed char t110_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_.v[3], d_))), -128, 127);
+        kf_i8x4 t114_ = kf_i8x4{{t98_, t102_, t106_, t110_}};
+        q_ = t114_;
     }
-    if ((e0 + 4u) <= n) {
-        xqw[e0 / 4u] = kf_bitcast<unsigned>(q);
+    if ((e0_ + 4u) <= n_) {
+        xqw_[e0_ / 4u] = kf_bitcast<unsigned>(q_);
     } else {
-        if ((e0 + 0u) < n) {
-            xq[e0 + 0u] = q.v[0];
+        if ((e0_ + 0u) < n_) {
+            xq_[e0_ + 0u] = q_.v[0];
         }
-        if ((e0 + 1u) < n) {
-            xq[e0 + 1u] = q.v[1];
+        if ((e0_ + 1u) < n_) {
+            xq_[e0_ + 1u] = q_.v[1];
         }
-        if ((e0 + 2u) < n) {
-            xq[e0 + 2u] = q.v[2];
+        if ((e0_ + 2u) < n_) {
+            xq_[e0_ + 2u] = q_.v[2];
         }
-        if ((e0 + 3u) < n) {
-            xq[e0 + 3u] = q.v[3];
+        if ((e0_ + 3u) < n_) {
+            xq_[e0_ + 3u] = q_.v[3];
         }
     }
-    bool t148 = (e0 % 32u) == 0u;
-    bool t149 = t148;
-    if (t148) {
-        t149 = e0 < n;
+    bool t148_ = (e0_ % 32u) == 0u;
+    bool t149_ = t148_;
+    if (t148_) {
+        t149_ = e0_ < n_;
     }
-    if (t149) {
-        unsigned t152 = e0 / 32u;
-        kf_f16 t153 = kf_f16_from_f32(d);
-        kf_f16 t154 = kf_f16_from_f32(sum);
-        kf_f16x2 t156 = kf_f16x2{{t153, t154}};
-        xds[t152] = t156;
+    if (t149_) {
+        unsigned t152_ = e0_ / 32u;
+        kf_f16 t153_ = kf_f16_from_f32(d_);
+        kf_f16 t154_ = kf_f16_from_f32(sum_);
+        kf_f16x2 t156_ = kf_f16x2{{t153_, t154_}};
+        xds_[t152_] = t156_;
     }
 }
 
 /* kernel q8_quantize_f16 (q4k.kf:336) */
 extern "C" __global__ void __launch_bounds__(256)
-q8_quantize_f16(const kf_f16* __restrict__ x, signed char* __restrict__ xq, kf_f16x2* __restrict__ xds, unsigned n)
+q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
     const unsigned kf_wn = kf_warp_lanes();
-    unsigned e0 = ((blockIdx.x * blockDim.x) + threadIdx.x) * 4u;
-    kf_f32x4 t13 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    kf_f32x4 v = t13;
-    if ((e0 + 4u) <= n) {
-        const kf_f16x4* t18 = (const kf_f16x4*)x;
-        unsigned t23 = (blockIdx.x * blockDim.x) + threadIdx.x;
-        kf_f16x4 h = t18[t23];
-        float t26 = kf_f16_to_f32(h.v[0]);
-        float t28 = kf_f16_to_f32(h.v[1]);
-        float t30 = kf_f16_to_f32(h.v[2]);
-        float t32 = kf_f16_to_f32(h.v[3]);
-        kf_f32x4 t36 = kf_f32x4{{t26, t28, t30, t32}};
-        v = t36;
+    unsigned e0_ = ((blockIdx.x * blockDim.x) + threadIdx.x) * 4u;
+    kf_f32x4 t13_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    kf_f32x4 v_ = t13_;
+    if ((e0_ + 4u) <= n_) {
+        const kf_f16x4* t18_ = (const kf_f16x4*)x_;
+        unsigned t23_ = (blockIdx.x * blockDim.x) + threadIdx.x;
+        kf_f16x4 h_ = t18_[t23_];
+        float t26_ = kf_f16_to_f32(h_.v[0]);
+        float t28_ = kf_f16_to_f32(h_.v[1]);
+        float t30_ = kf_f16_to_f32(h_.v[2]);
+        float t32_ = kf_f16_to_f32(h_.v[3]);
+        kf_f32x4 t36_ = kf_f32x4{{t26_, t28_, t30_, t32_}};
+        v_ = t36_;
     } else {
-        if ((e0 + 0u) < n) {
-            v.v[0] = kf_f16_to_f32(x[e0 + 0u]);
+        if ((e0_ + 0u) < n_) {
+            v_.v[0] = kf_f16_to_f32(x_[e0_ + 0u]);
         }
-        if ((e0 + 1u) < n) {
-            v.v[1] = kf_f16_to_f32(x[e0 + 1u]);
+        if ((e0_ + 1u) < n_) {
+            v_.v[1] = kf_f16_to_f32(x_[e0_ + 1u]);
         }
-        if ((e0 + 2u) < n) {
-            v.v[2] = kf_f16_to_f32(x[e0 + 2u]);
+        if ((e0_ + 2u) < n_) {
+            v_.v[2] = kf_f16_to_f32(x_[e0_ + 2u]);
         }
-        if ((e0 + 3u) < n) {
-            v.v[3] = kf_f16_to_f32(x[e0 + 3u]);
+        if ((e0_ + 3u) < n_) {
+            v_.v[3] = kf_f16_to_f32(x_[e0_ + 3u]);
         }
     }
-    unsigned* xqw = (unsigned*)xq;
-    float amax = fmaxf(fmaxf(fabsf(v.v[0]), fabsf(v.v[1])), fmaxf(fabsf(v.v[2]), fabsf(v.v[3])));
-    float sum = __fadd_rn(__fadd_rn(v.v[0], v.v[1]), __fadd_rn(v.v[2], v.v[3]));
-    amax = fmaxf(amax, kf_shfl_xor(amax, 1u, kf_wn));
-    sum = __fadd_rn(sum, kf_shfl_xor(sum, 1u, kf_wn));
-    amax = fmaxf(amax, kf_shfl_xor(amax, 2u, kf_wn));
-    sum = __fadd_rn(sum, kf_shfl_xor(sum, 2u, kf_wn));
-    amax = fmaxf(amax, kf_shfl_xor(amax, 4u, kf_wn));
-    sum = __fadd_rn(sum, kf_shfl_xor(sum, 4u, kf_wn));
-    float d = __fdiv_rn(amax, 127.0f);
-    kf_i8x4 t107 = kf_i8x4{{(signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-    kf_i8x4 q = t107;
-    if (amax > 0.0f) {
-        signed char t114 = (signed char)kf_sat_i32(__float2int_rz(roundf(__fdiv_rn(v.v[0], d))), -128, 127);
-        signed char t118 = (signed char)kf_sat_i32(__float2int_rz(roundf(__fdiv_rn(v.v[1], d))), -128, 127);
-        signed char t122 = (signed char)kf_sat_i32(__float2int_rz(roundf(__fdiv_rn(v.v[2], d))), -128, 127);
-        signed char t126 = (signed char)kf_sat_i32(__float2int_rz(roundf(__fdiv_rn(v.v[3], d))), -128, 127);
-        kf_i8x4 t130 = kf_i8x4{{t114, t118, t122, t126}};
-        q = t130;
+    unsigned* xqw_ = (unsigned*)xq_;
+    float amax_ = fmaxf(fmaxf(fabsf(v_.v[0]), fabsf(v_.v[1])), fmaxf(fabsf(v_.v[2]), fabsf(v_.v[3])));
+    float sum_ = __fadd_rn(__fadd_rn(v_.v[0], v_.v[1]), __fadd_rn(v_.v[2], v_.v[3]));
+    amax_ = fmaxf(amax_, kf_shfl_xor(amax_, 1u, kf_wn));
+    sum_ = __fadd_rn(sum_, kf_shfl_xor(sum_, 1u, kf_wn));
+    amax_ = fmaxf(amax_, kf_shfl_xor(amax_, 2u, kf_wn));
+    sum_ = __fadd_rn(sum_, kf_shfl_xor(sum_, 2u, kf_wn));
+    amax_ = fmaxf(amax_, kf_shfl_xor(amax_, 4u, kf_wn));
+    sum_ = __fadd_rn(sum_, kf_shfl_xor(sum_, 4u, kf_wn));
+    float d_ = __fdiv_rn(amax_, 127.0f);
+    kf_i8x4 t107_ = kf_i8x4{{(signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+    kf_i8x4 q_ = t107_;
+    if (amax_ > 0.0f) {
+        signed char t114_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_.v[0], d_))), -128, 127);
+        signed char t118_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_.v[1], d_))), -128, 127);
+        signed char t122_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_.v[2], d_))), -128, 127);
+        signed char t126_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_.v[3], d_))), -128, 127);
+        kf_i8x4 t130_ = kf_i8x4{{t114_, t118_, t122_, t126_}};
+        q_ = t130_;
     }
-    if ((e0 + 4u) <= n) {
-        xqw[e0 / 4u] = kf_bitcast<unsigned>(q);
+    if ((e0_ + 4u) <= n_) {
+        xqw_[e0_ / 4u] = kf_bitcast<unsigned>(q_);
     } else {
-        if ((e0 + 0u) < n) {
-            xq[e0 + 0u] = q.v[0];
+        if ((e0_ + 0u) < n_) {
+            xq_[e0_ + 0u] = q_.v[0];
         }
-        if ((e0 + 1u) < n) {
-            xq[e0 + 1u] = q.v[1];
+        if ((e0_ + 1u) < n_) {
+            xq_[e0_ + 1u] = q_.v[1];
         }
-        if ((e0 + 2u) < n) {
-            xq[e0 + 2u] = q.v[2];
+        if ((e0_ + 2u) < n_) {
+            xq_[e0_ + 2u] = q_.v[2];
         }
-        if ((e0 + 3u) < n) {
-            xq[e0 + 3u] = q.v[3];
+        if ((e0_ + 3u) < n_) {
+            xq_[e0_ + 3u] = q_.v[3];
         }
     }
-    bool t164 = (e0 % 32u) == 0u;
-    bool t165 = t164;
-    if (t164) {
-        t165 = e0 < n;
+    bool t164_ = (e0_ % 32u) == 0u;
+    bool t165_ = t164_;
+    if (t164_) {
+        t165_ = e0_ < n_;
     }
-    if (t165) {
-        unsigned t168 = e0 / 32u;
-        kf_f16 t169 = kf_f16_from_f32(d);
-        kf_f16 t170 = kf_f16_from_f32(sum);
-        kf_f16x2 t172 = kf_f16x2{{t169, t170}};
-        xds[t168] = t172;
+    if (t165_) {
+        unsigned t168_ = e0_ / 32u;
+        kf_f16 t169_ = kf_f16_from_f32(d_);
+        kf_f16 t170_ = kf_f16_from_f32(sum_);
+        kf_f16x2 t172_ = kf_f16x2{{t169_, t170_}};
+        xds_[t168_] = t172_;
     }
 }
 
 /* kernel q4k_q8_gemv_f32 (q4k.kf:420) */
 extern "C" __global__ void __launch_bounds__(128)
-q4k_q8_gemv_f32(const unsigned char* __restrict__ w, const signed char* __restrict__ xq, const kf_f16x2* __restrict__ xds, float* __restrict__ y, unsigned m, unsigned k)
+q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row[2];
-    float acc[2];
-    kf_u32x4 xv[4];
-    kf_u32x4 hv[2];
-    kf_u32x4 qa[2];
-    kf_u32x4 qb[2];
+    unsigned row_[2];
+    float acc_[2];
+    kf_u32x4 xv_[4];
+    kf_u32x4 hv_[2];
+    kf_u32x4 qa_[2];
+    kf_u32x4 qb_[2];
     const unsigned kf_wn = kf_warp_lanes();
-    const kf_u32x4* wq = (const kf_u32x4*)w;
-    const kf_u32x4* xq_2 = (const kf_u32x4*)xq;
-    const kf_f16x4* xds_2 = (const kf_f16x4*)xds;
-    kf_f16* yh = (kf_f16*)y;
-    unsigned ymode = 0u;
+    const kf_u32x4* wq_ = (const kf_u32x4*)w_;
+    const kf_u32x4* xq_2_ = (const kf_u32x4*)xq_;
+    const kf_f16x4* xds_2_ = (const kf_f16x4*)xds_;
+    kf_f16* yh_ = (kf_f16*)y_;
+    unsigned ymode_ = 0u;
     for (;;) {
-        unsigned lane = kf_lane_id();
-        unsigned r = kf_shr_u32(lane, 3u);
-        unsigned bl = kf_shr_u32(lane, 2u) & 1u;
-        unsigned j = lane & 3u;
-        unsigned nbk = kf_shr_u32(k, 8u);
-        unsigned row0 = (((blockIdx.x * 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u)) * 2u) * 4u;
-        if (row0 >= m) {
+        unsigned lane_ = kf_lane_id();
+        unsigned r_ = kf_shr_u32(lane_, 3u);
+        unsigned bl_ = kf_shr_u32(lane_, 2u) & 1u;
+        unsigned j_ = lane_ & 3u;
+        unsigned nbk_ = kf_shr_u32(k_, 8u);
+        unsigned row0_ = (((blockIdx.x * 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u)) * 2u) * 4u;
+        if (row0_ >= m_) {
             break;
         }
-        row[0u] = min(((row0 + 0u) + r), (m - 1u));
-        acc[0u] = 0.0f;
-        row[1u] = min(((row0 + 4u) + r), (m - 1u));
-        acc[1u] = 0.0f;
-        for (unsigned kb0 = 0u; kb0 < nbk; kb0 = kb0 + 2u) {
-            unsigned kb = kb0 + bl;
-            bool valid = kb < nbk;
-            kf_f16x4 t69 = kf_f16x4{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x4 ds = t69;
-            kf_u32x4 t72 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 th = t72;
-            kf_u32x4 t75 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 ta = t75;
-            kf_u32x4 t78 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 tb = t78;
-            if (valid) {
-                unsigned blk = ((row[0u] * nbk) + kb) * 9u;
-                kf_u32x4 t86 = wq[blk];
-                th = t86;
-                unsigned t91 = (blk + 1u) + (2u * j);
-                kf_u32x4 t92 = wq[t91];
-                ta = t92;
-                unsigned t97 = (blk + 2u) + (2u * j);
-                kf_u32x4 t98 = wq[t97];
-                tb = t98;
+        row_[0u] = min(((row0_ + 0u) + r_), (m_ - 1u));
+        acc_[0u] = 0.0f;
+        row_[1u] = min(((row0_ + 4u) + r_), (m_ - 1u));
+        acc_[1u] = 0.0f;
+        for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 2u) {
+            unsigned kb_ = kb0_ + bl_;
+            bool valid_ = kb_ < nbk_;
+            kf_f16x4 t69_ = kf_f16x4{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x4 ds_ = t69_;
+            kf_u32x4 t72_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 th_ = t72_;
+            kf_u32x4 t75_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 ta_ = t75_;
+            kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 tb_ = t78_;
+            if (valid_) {
+                unsigned blk_ = ((row_[0u] * nbk_) + kb_) * 9u;
+                kf_u32x4 t86_ = wq_[blk_];
+                th_ = t86_;
+                unsigned t91_ = (blk_ + 1u) + (2u * j_);
+                kf_u32x4 t92_ = wq_[t91_];
+                ta_ = t92_;
+                unsigned t97_ = (blk_ + 2u) + (2u * j_);
+                kf_u32x4 t98_ = wq_[t97_];
+                tb_ = t98_;
             }
-            hv[0u] = th;
-            qa[0u] = ta;
-            qb[0u] = tb;
-            kf_u32x4 t103 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 th_2 = t103;
-            kf_u32x4 t106 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 ta_2 = t106;
-            kf_u32x4 t109 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 tb_2 = t109;
-            if (valid) {
-                unsigned blk_2 = ((row[1u] * nbk) + kb) * 9u;
-                kf_u32x4 t117 = wq[blk_2];
-                th_2 = t117;
-                unsigned t122 = (blk_2 + 1u) + (2u * j);
-                kf_u32x4 t123 = wq[t122];
-                ta_2 = t123;
-                unsigned t128 = (blk_2 + 2u) + (2u * j);
-                kf_u32x4 t129 = wq[t128];
-                tb_2 = t129;
+            hv_[0u] = th_;
+            qa_[0u] = ta_;
+            qb_[0u] = tb_;
+            kf_u32x4 t103_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 th_2_ = t103_;
+            kf_u32x4 t106_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 ta_2_ = t106_;
+            kf_u32x4 t109_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 tb_2_ = t109_;
+            if (valid_) {
+                unsigned blk_2_ = ((row_[1u] * nbk_) + kb_) * 9u;
+                kf_u32x4 t117_ = wq_[blk_2_];
+                th_2_ = t117_;
+                unsigned t122_ = (blk_2_ + 1u) + (2u * j_);
+                kf_u32x4 t123_ = wq_[t122_];
+                ta_2_ = t123_;
+                unsigned t128_ = (blk_2_ + 2u) + (2u * j_);
+                kf_u32x4 t129_ = wq_[t128_];
+                tb_2_ = t129_;
             }
-            hv[1u] = th_2;
-            qa[1u] = ta_2;
-            qb[1u] = tb_2;
-            kf_u32x4 t134 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t = t134;
-            if (valid) {
-                unsigned t142 = ((kb * 16u) + (j * 4u)) + 0u;
-                kf_u32x4 t143 = xq_2[t142];
-                t = t143;
+            hv_[1u] = th_2_;
+            qa_[1u] = ta_2_;
+            qb_[1u] = tb_2_;
+            kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_ = t134_;
+            if (valid_) {
+                unsigned t142_ = ((kb_ * 16u) + (j_ * 4u)) + 0u;
+                kf_u32x4 t143_ = xq_2_[t142_];
+                t_ = t143_;
             }
-            xv[0u] = t;
-            kf_u32x4 t146 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_2 = t146;
-            if (valid) {
-                unsigned t154 = ((kb * 16u) + (j * 4u)) + 1u;
-                kf_u32x4 t155 = xq_2[t154];
-                t_2 = t155;
+            xv_[0u] = t_;
+            kf_u32x4 t146_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_2_ = t146_;
+            if (valid_) {
+                unsigned t154_ = ((kb_ * 16u) + (j_ * 4u)) + 1u;
+                kf_u32x4 t155_ = xq_2_[t154_];
+                t_2_ = t155_;
             }
-            xv[1u] = t_2;
-            kf_u32x4 t158 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_3 = t158;
-            if (valid) {
-                unsigned t166 = ((kb * 16u) + (j * 4u)) + 2u;
-                kf_u32x4 t167 = xq_2[t166];
-                t_3 = t167;
+            xv_[1u] = t_2_;
+            kf_u32x4 t158_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_3_ = t158_;
+            if (valid_) {
+                unsigned t166_ = ((kb_ * 16u) + (j_ * 4u)) + 2u;
+                kf_u32x4 t167_ = xq_2_[t166_];
+                t_3_ = t167_;
             }
-            xv[2u] = t_3;
-            kf_u32x4 t170 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_4 = t170;
-            if (valid) {
-                unsigned t178 = ((kb * 16u) + (j * 4u)) + 3u;
-                kf_u32x4 t179 = xq_2[t178];
-                t_4 = t179;
+            xv_[2u] = t_3_;
+            kf_u32x4 t170_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_4_ = t170_;
+            if (valid_) {
+                unsigned t178_ = ((kb_ * 16u) + (j_ * 4u)) + 3u;
+                kf_u32x4 t179_ = xq_2_[t178_];
+                t_4_ = t179_;
             }
-            xv[3u] = t_4;
-            if (valid) {
-                unsigned t183 = (kb * 4u) + j;
-                kf_f16x4 t184 = xds_2[t183];
-                ds = t184;
-                kf_u32x4 h = hv[0u];
-                kf_u32x4 qa_2 = qa[0u];
-                kf_u32x4 qb_2 = qb[0u];
-                kf_u32x4 xa = xv[0u];
-                kf_u32x4 xb = xv[1u];
-                kf_u32x4 xc = xv[2u];
-                kf_u32x4 xd = xv[3u];
-                unsigned a = qa_2.v[0] & 252645135u;
-                unsigned b = xa.v[0];
-                int c = 0;
-                kf_u8x4 ua = kf_bitcast<kf_u8x4>(a);
-                kf_i8x4 sb = kf_bitcast<kf_i8x4>(b);
-                int s = (int)((unsigned)c + (unsigned)(int)((unsigned)(int)ua.v[0] * (unsigned)(int)sb.v[0]));
-                s = (int)((unsigned)s + (unsigned)(int)((unsigned)(int)ua.v[1] * (unsigned)(int)sb.v[1]));
-                s = (int)((unsigned)s + (unsigned)(int)((unsigned)(int)ua.v[2] * (unsigned)(int)sb.v[2]));
-                int s0 = (int)((unsigned)s + (unsigned)(int)((unsigned)(int)ua.v[3] * (unsigned)(int)sb.v[3]));
-                unsigned a_2 = qa_2.v[1] & 252645135u;
-                unsigned b_2 = xa.v[1];
-                kf_u8x4 ua_2 = kf_bitcast<kf_u8x4>(a_2);
-                kf_i8x4 sb_2 = kf_bitcast<kf_i8x4>(b_2);
-                int s_2 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_2.v[0] * (unsigned)(int)sb_2.v[0]));
-                s_2 = (int)((unsigned)s_2 + (unsigned)(int)((unsigned)(int)ua_2.v[1] * (unsigned)(int)sb_2.v[1]));
-                s_2 = (int)((unsigned)s_2 + (unsigned)(int)((unsigned)(int)ua_2.v[2] * (unsigned)(int)sb_2.v[2]));
-                s0 = (int)((unsigned)s_2 + (unsigned)(int)((unsigned)(int)ua_2.v[3] * (unsigned)(int)sb_2.v[3]));
-                unsigned a_3 = qa_2.v[2] & 252645135u;
-                unsigned b_3 = xa.v[2];
-                kf_u8x4 ua_3 = kf_bitcast<kf_u8x4>(a_3);
-                kf_i8x4 sb_3 = kf_bitcast<kf_i8x4>(b_3);
-                int s_3 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_3.v[0] * (unsigned)(int)sb_3.v[0]));
-                s_3 = (int)((unsigned)s_3 + (unsigned)(int)((unsigned)(int)ua_3.v[1] * (unsigned)(int)sb_3.v[1]));
-                s_3 = (int)((unsigned)s_3 + (unsigned)(int)((unsigned)(int)ua_3.v[2] * (unsigned)(int)sb_3.v[2]));
-                s0 = (int)((unsigned)s_3 + (unsigned)(int)((unsigned)(int)ua_3.v[3] * (unsigned)(int)sb_3.v[3]));
-                unsigned a_4 = qa_2.v[3] & 252645135u;
-                unsigned b_4 = xa.v[3];
-                kf_u8x4 ua_4 = kf_bitcast<kf_u8x4>(a_4);
-                kf_i8x4 sb_4 = kf_bitcast<kf_i8x4>(b_4);
-                int s_4 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_4.v[0] * (unsigned)(int)sb_4.v[0]));
-                s_4 = (int)((unsigned)s_4 + (unsigned)(int)((unsigned)(int)ua_4.v[1] * (unsigned)(int)sb_4.v[1]));
-                s_4 = (int)((unsigned)s_4 + (unsigned)(int)((unsigned)(int)ua_4.v[2] * (unsigned)(int)sb_4.v[2]));
-                s0 = (int)((unsigned)s_4 + (unsigned)(int)((unsigned)(int)ua_4.v[3] * (unsigned)(int)sb_4.v[3]));
-                unsigned a_5 = qb_2.v[0] & 252645135u;
-                unsigned b_5 = xb.v[0];
-                kf_u8x4 ua_5 = kf_bitcast<kf_u8x4>(a_5);
-                kf_i8x4 sb_5 = kf_bitcast<kf_i8x4>(b_5);
-                int s_5 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_5.v[0] * (unsigned)(int)sb_5.v[0]));
-                s_5 = (int)((unsigned)s_5 + (unsigned)(int)((unsigned)(int)ua_5.v[1] * (unsigned)(int)sb_5.v[1]));
-                s_5 = (int)((unsigned)s_5 + (unsigned)(int)((unsigned)(int)ua_5.v[2] * (unsigned)(int)sb_5.v[2]));
-                s0 = (int)((unsigned)s_5 + (unsigned)(int)((unsigned)(int)ua_5.v[3] * (unsigned)(int)sb_5.v[3]));
-                unsigned a_6 = qb_2.v[1] & 252645135u;
-                unsigned b_6 = xb.v[1];
-                kf_u8x4 ua_6 = kf_bitcast<kf_u8x4>(a_6);
-                kf_i8x4 sb_6 = kf_bitcast<kf_i8x4>(b_6);
-                int s_6 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_6.v[0] * (unsigned)(int)sb_6.v[0]));
-                s_6 = (int)((unsigned)s_6 + (unsigned)(int)((unsigned)(int)ua_6.v[1] * (unsigned)(int)sb_6.v[1]));
-                s_6 = (int)((unsigned)s_6 + (unsigned)(int)((unsigned)(int)ua_6.v[2] * (unsigned)(int)sb_6.v[2]));
-                s0 = (int)((unsigned)s_6 + (unsigned)(int)((unsigned)(int)ua_6.v[3] * (unsigned)(int)sb_6.v[3]));
-                unsigned a_7 = qb_2.v[2] & 252645135u;
-                unsigned b_7 = xb.v[2];
-                kf_u8x4 ua_7 = kf_bitcast<kf_u8x4>(a_7);
-                kf_i8x4 sb_7 = kf_bitcast<kf_i8x4>(b_7);
-                int s_7 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_7.v[0] * (unsigned)(int)sb_7.v[0]));
-                s_7 = (int)((unsigned)s_7 + (unsigned)(int)((unsigned)(int)ua_7.v[1] * (unsigned)(int)sb_7.v[1]));
-                s_7 = (int)((unsigned)s_7 + (unsigned)(int)((unsigned)(int)ua_7.v[2] * (unsigned)(int)sb_7.v[2]));
-                s0 = (int)((unsigned)s_7 + (unsigned)(int)((unsigned)(int)ua_7.v[3] * (unsigned)(int)sb_7.v[3]));
-                unsigned a_8 = qb_2.v[3] & 252645135u;
-                unsigned b_8 = xb.v[3];
-                kf_u8x4 ua_8 = kf_bitcast<kf_u8x4>(a_8);
-                kf_i8x4 sb_8 = kf_bitcast<kf_i8x4>(b_8);
-                int s_8 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_8.v[0] * (unsigned)(int)sb_8.v[0]));
-                s_8 = (int)((unsigned)s_8 + (unsigned)(int)((unsigned)(int)ua_8.v[1] * (unsigned)(int)sb_8.v[1]));
-                s_8 = (int)((unsigned)s_8 + (unsigned)(int)((unsigned)(int)ua_8.v[2] * (unsigned)(int)sb_8.v[2]));
-                s0 = (int)((unsigned)s_8 + (unsigned)(int)((unsigned)(int)ua_8.v[3] * (unsigned)(int)sb_8.v[3]));
-                unsigned a_9 = kf_shr_u32(qa_2.v[0], 4u) & 252645135u;
-                unsigned b_9 = xc.v[0];
-                int c_2 = 0;
-                kf_u8x4 ua_9 = kf_bitcast<kf_u8x4>(a_9);
-                kf_i8x4 sb_9 = kf_bitcast<kf_i8x4>(b_9);
-                int s_9 = (int)((unsigned)c_2 + (unsigned)(int)((unsigned)(int)ua_9.v[0] * (unsigned)(int)sb_9.v[0]));
-                s_9 = (int)((unsigned)s_9 + (unsigned)(int)((unsigned)(int)ua_9.v[1] * (unsigned)(int)sb_9.v[1]));
-                s_9 = (int)((unsigned)s_9 + (unsigned)(int)((unsigned)(int)ua_9.v[2] * (unsigned)(int)sb_9.v[2]));
-                int s1 = (int)((unsigned)s_9 + (unsigned)(int)((unsigned)(int)ua_9.v[3] * (unsigned)(int)sb_9.v[3]));
-                unsigned a_10 = kf_shr_u32(qa_2.v[1], 4u) & 252645135u;
-                unsigned b_10 = xc.v[1];
-                kf_u8x4 ua_10 = kf_bitcast<kf_u8x4>(a_10);
-                kf_i8x4 sb_10 = kf_bitcast<kf_i8x4>(b_10);
-                int s_10 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_10.v[0] * (unsigned)(int)sb_10.v[0]));
-                s_10 = (int)((unsigned)s_10 + (unsigned)(int)((unsigned)(int)ua_10.v[1] * (unsigned)(int)sb_10.v[1]));
-                s_10 = (int)((unsigned)s_10 + (unsigned)(int)((unsigned)(int)ua_10.v[2] * (unsigned)(int)sb_10.v[2]));
-                s1 = (int)((unsigned)s_10 + (unsigned)(int)((unsigned)(int)ua_10.v[3] * (unsigned)(int)sb_10.v[3]));
-                unsigned a_11 = kf_shr_u32(qa_2.v[2], 4u) & 252645135u;
-                unsigned b_11 = xc.v[2];
-                kf_u8x4 ua_11 = kf_bitcast<kf_u8x4>(a_11);
-                kf_i8x4 sb_11 = kf_bitcast<kf_i8x4>(b_11);
-                int s_11 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_11.v[0] * (unsigned)(int)sb_11.v[0]));
-                s_11 = (int)((unsigned)s_11 + (unsigned)(int)((unsigned)(int)ua_11.v[1] * (unsigned)(int)sb_11.v[1]));
-                s_11 = (int)((unsigned)s_11 + (unsigned)(int)((unsigned)(int)ua_11.v[2] * (unsigned)(int)sb_11.v[2]));
-                s1 = (int)((unsigned)s_11 + (unsigned)(int)((unsigned)(int)ua_11.v[3] * (unsigned)(int)sb_11.v[3]));
-                unsigned a_12 = kf_shr_u32(qa_2.v[3], 4u) & 252645135u;
-                unsigned b_12 = xc.v[3];
-                kf_u8x4 ua_12 = kf_bitcast<kf_u8x4>(a_12);
-                kf_i8x4 sb_12 = kf_bitcast<kf_i8x4>(b_12);
-                int s_12 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_12.v[0] * (unsigned)(int)sb_12.v[0]));
-                s_12 = (int)((unsigned)s_12 + (unsigned)(int)((unsigned)(int)ua_12.v[1] * (unsigned)(int)sb_12.v[1]));
-                s_12 = (int)((unsigned)s_12 + (unsigned)(int)((unsigned)(int)ua_12.v[2] * (unsigned)(int)sb_12.v[2]));
-                s1 = (int)((unsigned)s_12 + (unsigned)(int)((unsigned)(int)ua_12.v[3] * (unsigned)(int)sb_12.v[3]));
-                unsigned a_13 = kf_shr_u32(qb_2.v[0], 4u) & 252645135u;
-                unsigned b_13 = xd.v[0];
-                kf_u8x4 ua_13 = kf_bitcast<kf_u8x4>(a_13);
-                kf_i8x4 sb_13 = kf_bitcast<kf_i8x4>(b_13);
-                int s_13 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_13.v[0] * (unsigned)(int)sb_13.v[0]));
-                s_13 = (int)((unsigned)s_13 + (unsigned)(int)((unsigned)(int)ua_13.v[1] * (unsigned)(int)sb_13.v[1]));
-                s_13 = (int)((unsigned)s_13 + (unsigned)(int)((unsigned)(int)ua_13.v[2] * (unsigned)(int)sb_13.v[2]));
-                s1 = (int)((unsigned)s_13 + (unsigned)(int)((unsigned)(int)ua_13.v[3] * (unsigned)(int)sb_13.v[3]));
-                unsigned a_14 = kf_shr_u32(qb_2.v[1], 4u) & 252645135u;
-                unsigned b_14 = xd.v[1];
-                kf_u8x4 ua_14 = kf_bitcast<kf_u8x4>(a_14);
-                kf_i8x4 sb_14 = kf_bitcast<kf_i8x4>(b_14);
-                int s_14 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_14.v[0] * (unsigned)(int)sb_14.v[0]));
-                s_14 = (int)((unsigned)s_14 + (unsigned)(int)((unsigned)(int)ua_14.v[1] * (unsigned)(int)sb_14.v[1]));
-                s_14 = (int)((unsigned)s_14 + (unsigned)(int)((unsigned)(int)ua_14.v[2] * (unsigned)(int)sb_14.v[2]));
-                s1 = (int)((unsigned)s_14 + (unsigned)(int)((unsigned)(int)ua_14.v[3] * (unsigned)(int)sb_14.v[3]));
-                unsigned a_15 = kf_shr_u32(qb_2.v[2], 4u) & 252645135u;
-                unsigned b_15 = xd.v[2];
-                kf_u8x4 ua_15 = kf_bitcast<kf_u8x4>(a_15);
-                kf_i8x4 sb_15 = kf_bitcast<kf_i8x4>(b_15);
-                int s_15 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_15.v[0] * (unsigned)(int)sb_15.v[0]));
-                s_15 = (int)((unsigned)s_15 + (unsigned)(int)((unsigned)(int)ua_15.v[1] * (unsigned)(int)sb_15.v[1]));
-                s_15 = (int)((unsigned)s_15 + (unsigned)(int)((unsigned)(int)ua_15.v[2] * (unsigned)(int)sb_15.v[2]));
-                s1 = (int)((unsigned)s_15 + (unsigned)(int)((unsigned)(int)ua_15.v[3] * (unsigned)(int)sb_15.v[3]));
-                unsigned a_16 = kf_shr_u32(qb_2.v[3], 4u) & 252645135u;
-                unsigned b_16 = xd.v[3];
-                kf_u8x4 ua_16 = kf_bitcast<kf_u8x4>(a_16);
-                kf_i8x4 sb_16 = kf_bitcast<kf_i8x4>(b_16);
-                int s_16 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_16.v[0] * (unsigned)(int)sb_16.v[0]));
-                s_16 = (int)((unsigned)s_16 + (unsigned)(int)((unsigned)(int)ua_16.v[1] * (unsigned)(int)sb_16.v[1]));
-                s_16 = (int)((unsigned)s_16 + (unsigned)(int)((unsigned)(int)ua_16.v[2] * (unsigned)(int)sb_16.v[2]));
-                s1 = (int)((unsigned)s_16 + (unsigned)(int)((unsigned)(int)ua_16.v[3] * (unsigned)(int)sb_16.v[3]));
-                bool mins = false;
-                unsigned lo = h.v[1] & 1061109567u;
-                unsigned hi = (h.v[3] & 252645135u) | (kf_shr_u32(h.v[1], 2u) & 808464432u);
-                if (mins) {
-                    lo = h.v[2] & 1061109567u;
-                    hi = (kf_shr_u32(h.v[3], 4u) & 252645135u) | (kf_shr_u32(h.v[2], 2u) & 808464432u);
+            xv_[3u] = t_4_;
+            if (valid_) {
+                unsigned t183_ = (kb_ * 4u) + j_;
+                kf_f16x4 t184_ = xds_2_[t183_];
+                ds_ = t184_;
+                kf_u32x4 h_ = hv_[0u];
+                kf_u32x4 qa_2_ = qa_[0u];
+                kf_u32x4 qb_2_ = qb_[0u];
+                kf_u32x4 xa_ = xv_[0u];
+                kf_u32x4 xb_ = xv_[1u];
+                kf_u32x4 xc_ = xv_[2u];
+                kf_u32x4 xd_ = xv_[3u];
+                unsigned a_ = qa_2_.v[0] & 252645135u;
+                unsigned b_ = xa_.v[0];
+                int c_ = 0;
+                kf_u8x4 ua_ = kf_bitcast<kf_u8x4>(a_);
+                kf_i8x4 sb_ = kf_bitcast<kf_i8x4>(b_);
+                int s_ = (int)((unsigned)c_ + (unsigned)(int)((unsigned)(int)ua_.v[0] * (unsigned)(int)sb_.v[0]));
+                s_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[1] * (unsigned)(int)sb_.v[1]));
+                s_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[2] * (unsigned)(int)sb_.v[2]));
+                int s0_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[3] * (unsigned)(int)sb_.v[3]));
+                unsigned a_2_ = qa_2_.v[1] & 252645135u;
+                unsigned b_2_ = xa_.v[1];
+                kf_u8x4 ua_2_ = kf_bitcast<kf_u8x4>(a_2_);
+                kf_i8x4 sb_2_ = kf_bitcast<kf_i8x4>(b_2_);
+                int s_2_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_2_.v[0] * (unsigned)(int)sb_2_.v[0]));
+                s_2_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[1] * (unsigned)(int)sb_2_.v[1]));
+                s_2_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[2] * (unsigned)(int)sb_2_.v[2]));
+                s0_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[3] * (unsigned)(int)sb_2_.v[3]));
+                unsigned a_3_ = qa_2_.v[2] & 252645135u;
+                unsigned b_3_ = xa_.v[2];
+                kf_u8x4 ua_3_ = kf_bitcast<kf_u8x4>(a_3_);
+                kf_i8x4 sb_3_ = kf_bitcast<kf_i8x4>(b_3_);
+                int s_3_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_3_.v[0] * (unsigned)(int)sb_3_.v[0]));
+                s_3_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[1] * (unsigned)(int)sb_3_.v[1]));
+                s_3_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[2] * (unsigned)(int)sb_3_.v[2]));
+                s0_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[3] * (unsigned)(int)sb_3_.v[3]));
+                unsigned a_4_ = qa_2_.v[3] & 252645135u;
+                unsigned b_4_ = xa_.v[3];
+                kf_u8x4 ua_4_ = kf_bitcast<kf_u8x4>(a_4_);
+                kf_i8x4 sb_4_ = kf_bitcast<kf_i8x4>(b_4_);
+                int s_4_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_4_.v[0] * (unsigned)(int)sb_4_.v[0]));
+                s_4_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[1] * (unsigned)(int)sb_4_.v[1]));
+                s_4_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[2] * (unsigned)(int)sb_4_.v[2]));
+                s0_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[3] * (unsigned)(int)sb_4_.v[3]));
+                unsigned a_5_ = qb_2_.v[0] & 252645135u;
+                unsigned b_5_ = xb_.v[0];
+                kf_u8x4 ua_5_ = kf_bitcast<kf_u8x4>(a_5_);
+                kf_i8x4 sb_5_ = kf_bitcast<kf_i8x4>(b_5_);
+                int s_5_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_5_.v[0] * (unsigned)(int)sb_5_.v[0]));
+                s_5_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[1] * (unsigned)(int)sb_5_.v[1]));
+                s_5_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[2] * (unsigned)(int)sb_5_.v[2]));
+                s0_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[3] * (unsigned)(int)sb_5_.v[3]));
+                unsigned a_6_ = qb_2_.v[1] & 252645135u;
+                unsigned b_6_ = xb_.v[1];
+                kf_u8x4 ua_6_ = kf_bitcast<kf_u8x4>(a_6_);
+                kf_i8x4 sb_6_ = kf_bitcast<kf_i8x4>(b_6_);
+                int s_6_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_6_.v[0] * (unsigned)(int)sb_6_.v[0]));
+                s_6_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[1] * (unsigned)(int)sb_6_.v[1]));
+                s_6_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[2] * (unsigned)(int)sb_6_.v[2]));
+                s0_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[3] * (unsigned)(int)sb_6_.v[3]));
+                unsigned a_7_ = qb_2_.v[2] & 252645135u;
+                unsigned b_7_ = xb_.v[2];
+                kf_u8x4 ua_7_ = kf_bitcast<kf_u8x4>(a_7_);
+                kf_i8x4 sb_7_ = kf_bitcast<kf_i8x4>(b_7_);
+                int s_7_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_7_.v[0] * (unsigned)(int)sb_7_.v[0]));
+                s_7_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[1] * (unsigned)(int)sb_7_.v[1]));
+                s_7_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[2] * (unsigned)(int)sb_7_.v[2]));
+                s0_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[3] * (unsigned)(int)sb_7_.v[3]));
+                unsigned a_8_ = qb_2_.v[3] & 252645135u;
+                unsigned b_8_ = xb_.v[3];
+                kf_u8x4 ua_8_ = kf_bitcast<kf_u8x4>(a_8_);
+                kf_i8x4 sb_8_ = kf_bitcast<kf_i8x4>(b_8_);
+                int s_8_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_8_.v[0] * (unsigned)(int)sb_8_.v[0]));
+                s_8_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[1] * (unsigned)(int)sb_8_.v[1]));
+                s_8_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[2] * (unsigned)(int)sb_8_.v[2]));
+                s0_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[3] * (unsigned)(int)sb_8_.v[3]));
+                unsigned a_9_ = kf_shr_u32(qa_2_.v[0], 4u) & 252645135u;
+                unsigned b_9_ = xc_.v[0];
+                int c_2_ = 0;
+                kf_u8x4 ua_9_ = kf_bitcast<kf_u8x4>(a_9_);
+                kf_i8x4 sb_9_ = kf_bitcast<kf_i8x4>(b_9_);
+                int s_9_ = (int)((unsigned)c_2_ + (unsigned)(int)((unsigned)(int)ua_9_.v[0] * (unsigned)(int)sb_9_.v[0]));
+                s_9_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[1] * (unsigned)(int)sb_9_.v[1]));
+                s_9_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[2] * (unsigned)(int)sb_9_.v[2]));
+                int s1_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[3] * (unsigned)(int)sb_9_.v[3]));
+                unsigned a_10_ = kf_shr_u32(qa_2_.v[1], 4u) & 252645135u;
+                unsigned b_10_ = xc_.v[1];
+                kf_u8x4 ua_10_ = kf_bitcast<kf_u8x4>(a_10_);
+                kf_i8x4 sb_10_ = kf_bitcast<kf_i8x4>(b_10_);
+                int s_10_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_10_.v[0] * (unsigned)(int)sb_10_.v[0]));
+                s_10_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[1] * (unsigned)(int)sb_10_.v[1]));
+                s_10_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[2] * (unsigned)(int)sb_10_.v[2]));
+                s1_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[3] * (unsigned)(int)sb_10_.v[3]));
+                unsigned a_11_ = kf_shr_u32(qa_2_.v[2], 4u) & 252645135u;
+                unsigned b_11_ = xc_.v[2];
+                kf_u8x4 ua_11_ = kf_bitcast<kf_u8x4>(a_11_);
+                kf_i8x4 sb_11_ = kf_bitcast<kf_i8x4>(b_11_);
+                int s_11_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_11_.v[0] * (unsigned)(int)sb_11_.v[0]));
+                s_11_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[1] * (unsigned)(int)sb_11_.v[1]));
+                s_11_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[2] * (unsigned)(int)sb_11_.v[2]));
+                s1_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[3] * (unsigned)(int)sb_11_.v[3]));
+                unsigned a_12_ = kf_shr_u32(qa_2_.v[3], 4u) & 252645135u;
+                unsigned b_12_ = xc_.v[3];
+                kf_u8x4 ua_12_ = kf_bitcast<kf_u8x4>(a_12_);
+                kf_i8x4 sb_12_ = kf_bitcast<kf_i8x4>(b_12_);
+                int s_12_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_12_.v[0] * (unsigned)(int)sb_12_.v[0]));
+                s_12_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[1] * (unsigned)(int)sb_12_.v[1]));
+                s_12_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[2] * (unsigned)(int)sb_12_.v[2]));
+                s1_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[3] * (unsigned)(int)sb_12_.v[3]));
+                unsigned a_13_ = kf_shr_u32(qb_2_.v[0], 4u) & 252645135u;
+                unsigned b_13_ = xd_.v[0];
+                kf_u8x4 ua_13_ = kf_bitcast<kf_u8x4>(a_13_);
+                kf_i8x4 sb_13_ = kf_bitcast<kf_i8x4>(b_13_);
+                int s_13_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_13_.v[0] * (unsigned)(int)sb_13_.v[0]));
+                s_13_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[1] * (unsigned)(int)sb_13_.v[1]));
+                s_13_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[2] * (unsigned)(int)sb_13_.v[2]));
+                s1_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[3] * (unsigned)(int)sb_13_.v[3]));
+                unsigned a_14_ = kf_shr_u32(qb_2_.v[1], 4u) & 252645135u;
+                unsigned b_14_ = xd_.v[1];
+                kf_u8x4 ua_14_ = kf_bitcast<kf_u8x4>(a_14_);
+                kf_i8x4 sb_14_ = kf_bitcast<kf_i8x4>(b_14_);
+                int s_14_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_14_.v[0] * (unsigned)(int)sb_14_.v[0]));
+                s_14_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[1] * (unsigned)(int)sb_14_.v[1]));
+                s_14_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[2] * (unsigned)(int)sb_14_.v[2]));
+                s1_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[3] * (unsigned)(int)sb_14_.v[3]));
+                unsigned a_15_ = kf_shr_u32(qb_2_.v[2], 4u) & 252645135u;
+                unsigned b_15_ = xd_.v[2];
+                kf_u8x4 ua_15_ = kf_bitcast<kf_u8x4>(a_15_);
+                kf_i8x4 sb_15_ = kf_bitcast<kf_i8x4>(b_15_);
+                int s_15_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_15_.v[0] * (unsigned)(int)sb_15_.v[0]));
+                s_15_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[1] * (unsigned)(int)sb_15_.v[1]));
+                s_15_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[2] * (unsigned)(int)sb_15_.v[2]));
+                s1_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[3] * (unsigned)(int)sb_15_.v[3]));
+                unsigned a_16_ = kf_shr_u32(qb_2_.v[3], 4u) & 252645135u;
+                unsigned b_16_ = xd_.v[3];
+                kf_u8x4 ua_16_ = kf_bitcast<kf_u8x4>(a_16_);
+                kf_i8x4 sb_16_ = kf_bitcast<kf_i8x4>(b_16_);
+                int s_16_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_16_.v[0] * (unsigned)(int)sb_16_.v[0]));
+                s_16_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[1] * (unsigned)(int)sb_16_.v[1]));
+                s_16_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[2] * (unsigned)(int)sb_16_.v[2]));
+                s1_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[3] * (unsigned)(int)sb_16_.v[3]));
+                bool mins_ = false;
+                unsigned lo_ = h_.v[1] & 1061109567u;
+                unsigned hi_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
+                if (mins_) {
+                    lo_ = h_.v[2] & 1061109567u;
+                    hi_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
                 }
-                unsigned sc = kf_shr_u32(((j < 2u) ? lo : hi), ((j & 1u) * 16u));
-                bool mins_2 = true;
-                unsigned lo_2 = h.v[1] & 1061109567u;
-                unsigned hi_2 = (h.v[3] & 252645135u) | (kf_shr_u32(h.v[1], 2u) & 808464432u);
-                if (mins_2) {
-                    lo_2 = h.v[2] & 1061109567u;
-                    hi_2 = (kf_shr_u32(h.v[3], 4u) & 252645135u) | (kf_shr_u32(h.v[2], 2u) & 808464432u);
+                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? lo_ : hi_), ((j_ & 1u) * 16u));
+                bool mins_2_ = true;
+                unsigned lo_2_ = h_.v[1] & 1061109567u;
+                unsigned hi_2_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
+                if (mins_2_) {
+                    lo_2_ = h_.v[2] & 1061109567u;
+                    hi_2_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
                 }
-                unsigned mn = kf_shr_u32(((j < 2u) ? lo_2 : hi_2), ((j & 1u) * 16u));
-                unsigned t791 = h.v[0];
-                kf_f16x2 dm = kf_bitcast<kf_f16x2>(t791);
-                float t794 = kf_f16_to_f32(ds.v[2]);
-                int v = (int)((unsigned)s1 * (unsigned)kf_bitcast<int>(kf_shr_u32(sc, 8u) & 255u));
-                float t806 = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v) + 1262485504u), 12582912.0f);
-                float t808 = kf_f16_to_f32(ds.v[0]);
-                int v_2 = (int)((unsigned)s0 * (unsigned)kf_bitcast<int>(sc & 255u));
-                float t_5 = __fmaf_rn(t794, t806, __fmul_rn(t808, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2) + 1262485504u), 12582912.0f)));
-                unsigned v_3 = kf_shr_u32(mn, 8u) & 255u;
-                float t829 = __fsub_rn(kf_bitcast<float>(v_3 | 1258291200u), 8388608.0f);
-                float t831 = kf_f16_to_f32(ds.v[3]);
-                unsigned v_4 = mn & 255u;
-                float u = __fmaf_rn(t829, t831, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4 | 1258291200u), 8388608.0f), kf_f16_to_f32(ds.v[1])));
-                acc[0u] = __fadd_rn(acc[0u], __fmaf_rn(kf_f16_to_f32(dm.v[0]), t_5, __fmul_rn(-kf_f16_to_f32(dm.v[1]), u)));
-                kf_u32x4 h_2 = hv[1u];
-                kf_u32x4 qa_3 = qa[1u];
-                kf_u32x4 qb_3 = qb[1u];
-                kf_u32x4 xa_2 = xv[0u];
-                kf_u32x4 xb_2 = xv[1u];
-                kf_u32x4 xc_2 = xv[2u];
-                kf_u32x4 xd_2 = xv[3u];
-                unsigned a_17 = qa_3.v[0] & 252645135u;
-                unsigned b_17 = xa_2.v[0];
-                int c_3 = 0;
-                kf_u8x4 ua_17 = kf_bitcast<kf_u8x4>(a_17);
-                kf_i8x4 sb_17 = kf_bitcast<kf_i8x4>(b_17);
-                int s_17 = (int)((unsigned)c_3 + (unsigned)(int)((unsigned)(int)ua_17.v[0] * (unsigned)(int)sb_17.v[0]));
-                s_17 = (int)((unsigned)s_17 + (unsigned)(int)((unsigned)(int)ua_17.v[1] * (unsigned)(int)sb_17.v[1]));
-                s_17 = (int)((unsigned)s_17 + (unsigned)(int)((unsigned)(int)ua_17.v[2] * (unsigned)(int)sb_17.v[2]));
-                int s0_2 = (int)((unsigned)s_17 + (unsigned)(int)((unsigned)(int)ua_17.v[3] * (unsigned)(int)sb_17.v[3]));
-                unsigned a_18 = qa_3.v[1] & 252645135u;
-                unsigned b_18 = xa_2.v[1];
-                kf_u8x4 ua_18 = kf_bitcast<kf_u8x4>(a_18);
-                kf_i8x4 sb_18 = kf_bitcast<kf_i8x4>(b_18);
-                int s_18 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_18.v[0] * (unsigned)(int)sb_18.v[0]));
-                s_18 = (int)((unsigned)s_18 + (unsigned)(int)((unsigned)(int)ua_18.v[1] * (unsigned)(int)sb_18.v[1]));
-                s_18 = (int)((unsigned)s_18 + (unsigned)(int)((unsigned)(int)ua_18.v[2] * (unsigned)(int)sb_18.v[2]));
-                s0_2 = (int)((unsigned)s_18 + (unsigned)(int)((unsigned)(int)ua_18.v[3] * (unsigned)(int)sb_18.v[3]));
-                unsigned a_19 = qa_3.v[2] & 252645135u;
-                unsigned b_19 = xa_2.v[2];
-                kf_u8x4 ua_19 = kf_bitcast<kf_u8x4>(a_19);
-                kf_i8x4 sb_19 = kf_bitcast<kf_i8x4>(b_19);
-                int s_19 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_19.v[0] * (unsigned)(int)sb_19.v[0]));
-                s_19 = (int)((unsigned)s_19 + (unsigned)(int)((unsigned)(int)ua_19.v[1] * (unsigned)(int)sb_19.v[1]));
-                s_19 = (int)((unsigned)s_19 + (unsigned)(int)((unsigned)(int)ua_19.v[2] * (unsigned)(int)sb_19.v[2]));
-                s0_2 = (int)((unsigned)s_19 + (unsigned)(int)((unsigned)(int)ua_19.v[3] * (unsigned)(int)sb_19.v[3]));
-                unsigned a_20 = qa_3.v[3] & 252645135u;
-                unsigned b_20 = xa_2.v[3];
-                kf_u8x4 ua_20 = kf_bitcast<kf_u8x4>(a_20);
-                kf_i8x4 sb_20 = kf_bitcast<kf_i8x4>(b_20);
-                int s_20 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_20.v[0] * (unsigned)(int)sb_20.v[0]));
-                s_20 = (int)((unsigned)s_20 + (unsigned)(int)((unsigned)(int)ua_20.v[1] * (unsigned)(int)sb_20.v[1]));
-                s_20 = (int)((unsigned)s_20 + (unsigned)(int)((unsigned)(int)ua_20.v[2] * (unsigned)(int)sb_20.v[2]));
-                s0_2 = (int)((unsigned)s_20 + (unsigned)(int)((unsigned)(int)ua_20.v[3] * (unsigned)(int)sb_20.v[3]));
-                unsigned a_21 = qb_3.v[0] & 252645135u;
-                unsigned b_21 = xb_2.v[0];
-                kf_u8x4 ua_21 = kf_bitcast<kf_u8x4>(a_21);
-                kf_i8x4 sb_21 = kf_bitcast<kf_i8x4>(b_21);
-                int s_21 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_21.v[0] * (unsigned)(int)sb_21.v[0]));
-                s_21 = (int)((unsigned)s_21 + (unsigned)(int)((unsigned)(int)ua_21.v[1] * (unsigned)(int)sb_21.v[1]));
-                s_21 = (int)((unsigned)s_21 + (unsigned)(int)((unsigned)(int)ua_21.v[2] * (unsigned)(int)sb_21.v[2]));
-                s0_2 = (int)((unsigned)s_21 + (unsigned)(int)((unsigned)(int)ua_21.v[3] * (unsigned)(int)sb_21.v[3]));
-                unsigned a_22 = qb_3.v[1] & 252645135u;
-                unsigned b_22 = xb_2.v[1];
-                kf_u8x4 ua_22 = kf_bitcast<kf_u8x4>(a_22);
-                kf_i8x4 sb_22 = kf_bitcast<kf_i8x4>(b_22);
-                int s_22 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_22.v[0] * (unsigned)(int)sb_22.v[0]));
-                s_22 = (int)((unsigned)s_22 + (unsigned)(int)((unsigned)(int)ua_22.v[1] * (unsigned)(int)sb_22.v[1]));
-                s_22 = (int)((unsigned)s_22 + (unsigned)(int)((unsigned)(int)ua_22.v[2] * (unsigned)(int)sb_22.v[2]));
-                s0_2 = (int)((unsigned)s_22 + (unsigned)(int)((unsigned)(int)ua_22.v[3] * (unsigned)(int)sb_22.v[3]));
-                unsigned a_23 = qb_3.v[2] & 252645135u;
-                unsigned b_23 = xb_2.v[2];
-                kf_u8x4 ua_23 = kf_bitcast<kf_u8x4>(a_23);
-                kf_i8x4 sb_23 = kf_bitcast<kf_i8x4>(b_23);
-                int s_23 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_23.v[0] * (unsigned)(int)sb_23.v[0]));
-                s_23 = (int)((unsigned)s_23 + (unsigned)(int)((unsigned)(int)ua_23.v[1] * (unsigned)(int)sb_23.v[1]));
-                s_23 = (int)((unsigned)s_23 + (unsigned)(int)((unsigned)(int)ua_23.v[2] * (unsigned)(int)sb_23.v[2]));
-                s0_2 = (int)((unsigned)s_23 + (unsigned)(int)((unsigned)(int)ua_23.v[3] * (unsigned)(int)sb_23.v[3]));
-                unsigned a_24 = qb_3.v[3] & 252645135u;
-                unsigned b_24 = xb_2.v[3];
-                kf_u8x4 ua_24 = kf_bitcast<kf_u8x4>(a_24);
-                kf_i8x4 sb_24 = kf_bitcast<kf_i8x4>(b_24);
-                int s_24 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_24.v[0] * (unsigned)(int)sb_24.v[0]));
-                s_24 = (int)((unsigned)s_24 + (unsigned)(int)((unsigned)(int)ua_24.v[1] * (unsigned)(int)sb_24.v[1]));
-                s_24 = (int)((unsigned)s_24 + (unsigned)(int)((unsigned)(int)ua_24.v[2] * (unsigned)(int)sb_24.v[2]));
-                s0_2 = (int)((unsigned)s_24 + (unsigned)(int)((unsigned)(int)ua_24.v[3] * (unsigned)(int)sb_24.v[3]));
-                unsigned a_25 = kf_shr_u32(qa_3.v[0], 4u) & 252645135u;
-                unsigned b_25 = xc_2.v[0];
-                int c_4 = 0;
-                kf_u8x4 ua_25 = kf_bitcast<kf_u8x4>(a_25);
-                kf_i8x4 sb_25 = kf_bitcast<kf_i8x4>(b_25);
-                int s_25 = (int)((unsigned)c_4 + (unsigned)(int)((unsigned)(int)ua_25.v[0] * (unsigned)(int)sb_25.v[0]));
-                s_25 = (int)((unsigned)s_25 + (unsigned)(int)((unsigned)(int)ua_25.v[1] * (unsigned)(int)sb_25.v[1]));
-                s_25 = (int)((unsigned)s_25 + (unsigned)(int)((unsigned)(int)ua_25.v[2] * (unsigned)(int)sb_25.v[2]));
-                int s1_2 = (int)((unsigned)s_25 + (unsigned)(int)((unsigned)(int)ua_25.v[3] * (unsigned)(int)sb_25.v[3]));
-                unsigned a_26 = kf_shr_u32(qa_3.v[1], 4u) & 252645135u;
-                unsigned b_26 = xc_2.v[1];
-                kf_u8x4 ua_26 = kf_bitcast<kf_u8x4>(a_26);
-                kf_i8x4 sb_26 = kf_bitcast<kf_i8x4>(b_26);
-                int s_26 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_26.v[0] * (unsigned)(int)sb_26.v[0]));
-                s_26 = (int)((unsigned)s_26 + (unsigned)(int)((unsigned)(int)ua_26.v[1] * (unsigned)(int)sb_26.v[1]));
-                s_26 = (int)((unsigned)s_26 + (unsigned)(int)((unsigned)(int)ua_26.v[2] * (unsigned)(int)sb_26.v[2]));
-                s1_2 = (int)((unsigned)s_26 + (unsigned)(int)((unsigned)(int)ua_26.v[3] * (unsigned)(int)sb_26.v[3]));
-                unsigned a_27 = kf_shr_u32(qa_3.v[2], 4u) & 252645135u;
-                unsigned b_27 = xc_2.v[2];
-                kf_u8x4 ua_27 = kf_bitcast<kf_u8x4>(a_27);
-                kf_i8x4 sb_27 = kf_bitcast<kf_i8x4>(b_27);
-                int s_27 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_27.v[0] * (unsigned)(int)sb_27.v[0]));
-                s_27 = (int)((unsigned)s_27 + (unsigned)(int)((unsigned)(int)ua_27.v[1] * (unsigned)(int)sb_27.v[1]));
-                s_27 = (int)((unsigned)s_27 + (unsigned)(int)((unsigned)(int)ua_27.v[2] * (unsigned)(int)sb_27.v[2]));
-                s1_2 = (int)((unsigned)s_27 + (unsigned)(int)((unsigned)(int)ua_27.v[3] * (unsigned)(int)sb_27.v[3]));
-                unsigned a_28 = kf_shr_u32(qa_3.v[3], 4u) & 252645135u;
-                unsigned b_28 = xc_2.v[3];
-                kf_u8x4 ua_28 = kf_bitcast<kf_u8x4>(a_28);
-                kf_i8x4 sb_28 = kf_bitcast<kf_i8x4>(b_28);
-                int s_28 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_28.v[0] * (unsigned)(int)sb_28.v[0]));
-                s_28 = (int)((unsigned)s_28 + (unsigned)(int)((unsigned)(int)ua_28.v[1] * (unsigned)(int)sb_28.v[1]));
-                s_28 = (int)((unsigned)s_28 + (unsigned)(int)((unsigned)(int)ua_28.v[2] * (unsigned)(int)sb_28.v[2]));
-                s1_2 = (int)((unsigned)s_28 + (unsigned)(int)((unsigned)(int)ua_28.v[3] * (unsigned)(int)sb_28.v[3]));
-                unsigned a_29 = kf_shr_u32(qb_3.v[0], 4u) & 252645135u;
-                unsigned b_29 = xd_2.v[0];
-                kf_u8x4 ua_29 = kf_bitcast<kf_u8x4>(a_29);
-                kf_i8x4 sb_29 = kf_bitcast<kf_i8x4>(b_29);
-                int s_29 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_29.v[0] * (unsigned)(int)sb_29.v[0]));
-                s_29 = (int)((unsigned)s_29 + (unsigned)(int)((unsigned)(int)ua_29.v[1] * (unsigned)(int)sb_29.v[1]));
-                s_29 = (int)((unsigned)s_29 + (unsigned)(int)((unsigned)(int)ua_29.v[2] * (unsigned)(int)sb_29.v[2]));
-                s1_2 = (int)((unsigned)s_29 + (unsigned)(int)((unsigned)(int)ua_29.v[3] * (unsigned)(int)sb_29.v[3]));
-                unsigned a_30 = kf_shr_u32(qb_3.v[1], 4u) & 252645135u;
-                unsigned b_30 = xd_2.v[1];
-                kf_u8x4 ua_30 = kf_bitcast<kf_u8x4>(a_30);
-                kf_i8x4 sb_30 = kf_bitcast<kf_i8x4>(b_30);
-                int s_30 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_30.v[0] * (unsigned)(int)sb_30.v[0]));
-                s_30 = (int)((unsigned)s_30 + (unsigned)(int)((unsigned)(int)ua_30.v[1] * (unsigned)(int)sb_30.v[1]));
-                s_30 = (int)((unsigned)s_30 + (unsigned)(int)((unsigned)(int)ua_30.v[2] * (unsigned)(int)sb_30.v[2]));
-                s1_2 = (int)((unsigned)s_30 + (unsigned)(int)((unsigned)(int)ua_30.v[3] * (unsigned)(int)sb_30.v[3]));
-                unsigned a_31 = kf_shr_u32(qb_3.v[2], 4u) & 252645135u;
-                unsigned b_31 = xd_2.v[2];
-                kf_u8x4 ua_31 = kf_bitcast<kf_u8x4>(a_31);
-                kf_i8x4 sb_31 = kf_bitcast<kf_i8x4>(b_31);
-                int s_31 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_31.v[0] * (unsigned)(int)sb_31.v[0]));
-                s_31 = (int)((unsigned)s_31 + (unsigned)(int)((unsigned)(int)ua_31.v[1] * (unsigned)(int)sb_31.v[1]));
-                s_31 = (int)((unsigned)s_31 + (unsigned)(int)((unsigned)(int)ua_31.v[2] * (unsigned)(int)sb_31.v[2]));
-                s1_2 = (int)((unsigned)s_31 + (unsigned)(int)((unsigned)(int)ua_31.v[3] * (unsigned)(int)sb_31.v[3]));
-                unsigned a_32 = kf_shr_u32(qb_3.v[3], 4u) & 252645135u;
-                unsigned b_32 = xd_2.v[3];
-                kf_u8x4 ua_32 = kf_bitcast<kf_u8x4>(a_32);
-                kf_i8x4 sb_32 = kf_bitcast<kf_i8x4>(b_32);
-                int s_32 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_32.v[0] * (unsigned)(int)sb_32.v[0]));
-                s_32 = (int)((unsigned)s_32 + (unsigned)(int)((unsigned)(int)ua_32.v[1] * (unsigned)(int)sb_32.v[1]));
-                s_32 = (int)((unsigned)s_32 + (unsigned)(int)((unsigned)(int)ua_32.v[2] * (unsigned)(int)sb_32.v[2]));
-                s1_2 = (int)((unsigned)s_32 + (unsigned)(int)((unsigned)(int)ua_32.v[3] * (unsigned)(int)sb_32.v[3]));
-                bool mins_3 = false;
-                unsigned lo_3 = h_2.v[1] & 1061109567u;
-                unsigned hi_3 = (h_2.v[3] & 252645135u) | (kf_shr_u32(h_2.v[1], 2u) & 808464432u);
-                if (mins_3) {
-                    lo_3 = h_2.v[2] & 1061109567u;
-                    hi_3 = (kf_shr_u32(h_2.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2.v[2], 2u) & 808464432u);
+                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? lo_2_ : hi_2_), ((j_ & 1u) * 16u));
+                unsigned t791_ = h_.v[0];
+                kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t791_);
+                float t794_ = kf_f16_to_f32(ds_.v[2]);
+                int v_ = (int)((unsigned)s1_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_, 8u) & 255u));
+                float t806_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
+                float t808_ = kf_f16_to_f32(ds_.v[0]);
+                int v_2_ = (int)((unsigned)s0_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
+                float t_5_ = __fmaf_rn(t794_, t806_, __fmul_rn(t808_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
+                unsigned v_3_ = kf_shr_u32(mn_, 8u) & 255u;
+                float t829_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
+                float t831_ = kf_f16_to_f32(ds_.v[3]);
+                unsigned v_4_ = mn_ & 255u;
+                float u_ = __fmaf_rn(t829_, t831_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(ds_.v[1])));
+                acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_)));
+                kf_u32x4 h_2_ = hv_[1u];
+                kf_u32x4 qa_3_ = qa_[1u];
+                kf_u32x4 qb_3_ = qb_[1u];
+                kf_u32x4 xa_2_ = xv_[0u];
+                kf_u32x4 xb_2_ = xv_[1u];
+                kf_u32x4 xc_2_ = xv_[2u];
+                kf_u32x4 xd_2_ = xv_[3u];
+                unsigned a_17_ = qa_3_.v[0] & 252645135u;
+                unsigned b_17_ = xa_2_.v[0];
+                int c_3_ = 0;
+                kf_u8x4 ua_17_ = kf_bitcast<kf_u8x4>(a_17_);
+                kf_i8x4 sb_17_ = kf_bitcast<kf_i8x4>(b_17_);
+                int s_17_ = (int)((unsigned)c_3_ + (unsigned)(int)((unsigned)(int)ua_17_.v[0] * (unsigned)(int)sb_17_.v[0]));
+                s_17_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[1] * (unsigned)(int)sb_17_.v[1]));
+                s_17_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[2] * (unsigned)(int)sb_17_.v[2]));
+                int s0_2_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[3] * (unsigned)(int)sb_17_.v[3]));
+                unsigned a_18_ = qa_3_.v[1] & 252645135u;
+                unsigned b_18_ = xa_2_.v[1];
+                kf_u8x4 ua_18_ = kf_bitcast<kf_u8x4>(a_18_);
+                kf_i8x4 sb_18_ = kf_bitcast<kf_i8x4>(b_18_);
+                int s_18_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_18_.v[0] * (unsigned)(int)sb_18_.v[0]));
+                s_18_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[1] * (unsigned)(int)sb_18_.v[1]));
+                s_18_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[2] * (unsigned)(int)sb_18_.v[2]));
+                s0_2_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[3] * (unsigned)(int)sb_18_.v[3]));
+                unsigned a_19_ = qa_3_.v[2] & 252645135u;
+                unsigned b_19_ = xa_2_.v[2];
+                kf_u8x4 ua_19_ = kf_bitcast<kf_u8x4>(a_19_);
+                kf_i8x4 sb_19_ = kf_bitcast<kf_i8x4>(b_19_);
+                int s_19_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_19_.v[0] * (unsigned)(int)sb_19_.v[0]));
+                s_19_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[1] * (unsigned)(int)sb_19_.v[1]));
+                s_19_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[2] * (unsigned)(int)sb_19_.v[2]));
+                s0_2_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[3] * (unsigned)(int)sb_19_.v[3]));
+                unsigned a_20_ = qa_3_.v[3] & 252645135u;
+                unsigned b_20_ = xa_2_.v[3];
+                kf_u8x4 ua_20_ = kf_bitcast<kf_u8x4>(a_20_);
+                kf_i8x4 sb_20_ = kf_bitcast<kf_i8x4>(b_20_);
+                int s_20_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_20_.v[0] * (unsigned)(int)sb_20_.v[0]));
+                s_20_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[1] * (unsigned)(int)sb_20_.v[1]));
+                s_20_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[2] * (unsigned)(int)sb_20_.v[2]));
+                s0_2_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[3] * (unsigned)(int)sb_20_.v[3]));
+                unsigned a_21_ = qb_3_.v[0] & 252645135u;
+                unsigned b_21_ = xb_2_.v[0];
+                kf_u8x4 ua_21_ = kf_bitcast<kf_u8x4>(a_21_);
+                kf_i8x4 sb_21_ = kf_bitcast<kf_i8x4>(b_21_);
+                int s_21_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_21_.v[0] * (unsigned)(int)sb_21_.v[0]));
+                s_21_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[1] * (unsigned)(int)sb_21_.v[1]));
+                s_21_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[2] * (unsigned)(int)sb_21_.v[2]));
+                s0_2_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[3] * (unsigned)(int)sb_21_.v[3]));
+                unsigned a_22_ = qb_3_.v[1] & 252645135u;
+                unsigned b_22_ = xb_2_.v[1];
+                kf_u8x4 ua_22_ = kf_bitcast<kf_u8x4>(a_22_);
+                kf_i8x4 sb_22_ = kf_bitcast<kf_i8x4>(b_22_);
+                int s_22_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_22_.v[0] * (unsigned)(int)sb_22_.v[0]));
+                s_22_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[1] * (unsigned)(int)sb_22_.v[1]));
+                s_22_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[2] * (unsigned)(int)sb_22_.v[2]));
+                s0_2_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[3] * (unsigned)(int)sb_22_.v[3]));
+                unsigned a_23_ = qb_3_.v[2] & 252645135u;
+                unsigned b_23_ = xb_2_.v[2];
+                kf_u8x4 ua_23_ = kf_bitcast<kf_u8x4>(a_23_);
+                kf_i8x4 sb_23_ = kf_bitcast<kf_i8x4>(b_23_);
+                int s_23_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_23_.v[0] * (unsigned)(int)sb_23_.v[0]));
+                s_23_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[1] * (unsigned)(int)sb_23_.v[1]));
+                s_23_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[2] * (unsigned)(int)sb_23_.v[2]));
+                s0_2_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[3] * (unsigned)(int)sb_23_.v[3]));
+                unsigned a_24_ = qb_3_.v[3] & 252645135u;
+                unsigned b_24_ = xb_2_.v[3];
+                kf_u8x4 ua_24_ = kf_bitcast<kf_u8x4>(a_24_);
+                kf_i8x4 sb_24_ = kf_bitcast<kf_i8x4>(b_24_);
+                int s_24_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_24_.v[0] * (unsigned)(int)sb_24_.v[0]));
+                s_24_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[1] * (unsigned)(int)sb_24_.v[1]));
+                s_24_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[2] * (unsigned)(int)sb_24_.v[2]));
+                s0_2_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[3] * (unsigned)(int)sb_24_.v[3]));
+                unsigned a_25_ = kf_shr_u32(qa_3_.v[0], 4u) & 252645135u;
+                unsigned b_25_ = xc_2_.v[0];
+                int c_4_ = 0;
+                kf_u8x4 ua_25_ = kf_bitcast<kf_u8x4>(a_25_);
+                kf_i8x4 sb_25_ = kf_bitcast<kf_i8x4>(b_25_);
+                int s_25_ = (int)((unsigned)c_4_ + (unsigned)(int)((unsigned)(int)ua_25_.v[0] * (unsigned)(int)sb_25_.v[0]));
+                s_25_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[1] * (unsigned)(int)sb_25_.v[1]));
+                s_25_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[2] * (unsigned)(int)sb_25_.v[2]));
+                int s1_2_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[3] * (unsigned)(int)sb_25_.v[3]));
+                unsigned a_26_ = kf_shr_u32(qa_3_.v[1], 4u) & 252645135u;
+                unsigned b_26_ = xc_2_.v[1];
+                kf_u8x4 ua_26_ = kf_bitcast<kf_u8x4>(a_26_);
+                kf_i8x4 sb_26_ = kf_bitcast<kf_i8x4>(b_26_);
+                int s_26_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_26_.v[0] * (unsigned)(int)sb_26_.v[0]));
+                s_26_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[1] * (unsigned)(int)sb_26_.v[1]));
+                s_26_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[2] * (unsigned)(int)sb_26_.v[2]));
+                s1_2_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[3] * (unsigned)(int)sb_26_.v[3]));
+                unsigned a_27_ = kf_shr_u32(qa_3_.v[2], 4u) & 252645135u;
+                unsigned b_27_ = xc_2_.v[2];
+                kf_u8x4 ua_27_ = kf_bitcast<kf_u8x4>(a_27_);
+                kf_i8x4 sb_27_ = kf_bitcast<kf_i8x4>(b_27_);
+                int s_27_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_27_.v[0] * (unsigned)(int)sb_27_.v[0]));
+                s_27_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[1] * (unsigned)(int)sb_27_.v[1]));
+                s_27_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[2] * (unsigned)(int)sb_27_.v[2]));
+                s1_2_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[3] * (unsigned)(int)sb_27_.v[3]));
+                unsigned a_28_ = kf_shr_u32(qa_3_.v[3], 4u) & 252645135u;
+                unsigned b_28_ = xc_2_.v[3];
+                kf_u8x4 ua_28_ = kf_bitcast<kf_u8x4>(a_28_);
+                kf_i8x4 sb_28_ = kf_bitcast<kf_i8x4>(b_28_);
+                int s_28_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_28_.v[0] * (unsigned)(int)sb_28_.v[0]));
+                s_28_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[1] * (unsigned)(int)sb_28_.v[1]));
+                s_28_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[2] * (unsigned)(int)sb_28_.v[2]));
+                s1_2_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[3] * (unsigned)(int)sb_28_.v[3]));
+                unsigned a_29_ = kf_shr_u32(qb_3_.v[0], 4u) & 252645135u;
+                unsigned b_29_ = xd_2_.v[0];
+                kf_u8x4 ua_29_ = kf_bitcast<kf_u8x4>(a_29_);
+                kf_i8x4 sb_29_ = kf_bitcast<kf_i8x4>(b_29_);
+                int s_29_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_29_.v[0] * (unsigned)(int)sb_29_.v[0]));
+                s_29_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[1] * (unsigned)(int)sb_29_.v[1]));
+                s_29_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[2] * (unsigned)(int)sb_29_.v[2]));
+                s1_2_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[3] * (unsigned)(int)sb_29_.v[3]));
+                unsigned a_30_ = kf_shr_u32(qb_3_.v[1], 4u) & 252645135u;
+                unsigned b_30_ = xd_2_.v[1];
+                kf_u8x4 ua_30_ = kf_bitcast<kf_u8x4>(a_30_);
+                kf_i8x4 sb_30_ = kf_bitcast<kf_i8x4>(b_30_);
+                int s_30_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_30_.v[0] * (unsigned)(int)sb_30_.v[0]));
+                s_30_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[1] * (unsigned)(int)sb_30_.v[1]));
+                s_30_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[2] * (unsigned)(int)sb_30_.v[2]));
+                s1_2_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[3] * (unsigned)(int)sb_30_.v[3]));
+                unsigned a_31_ = kf_shr_u32(qb_3_.v[2], 4u) & 252645135u;
+                unsigned b_31_ = xd_2_.v[2];
+                kf_u8x4 ua_31_ = kf_bitcast<kf_u8x4>(a_31_);
+                kf_i8x4 sb_31_ = kf_bitcast<kf_i8x4>(b_31_);
+                int s_31_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_31_.v[0] * (unsigned)(int)sb_31_.v[0]));
+                s_31_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[1] * (unsigned)(int)sb_31_.v[1]));
+                s_31_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[2] * (unsigned)(int)sb_31_.v[2]));
+                s1_2_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[3] * (unsigned)(int)sb_31_.v[3]));
+                unsigned a_32_ = kf_shr_u32(qb_3_.v[3], 4u) & 252645135u;
+                unsigned b_32_ = xd_2_.v[3];
+                kf_u8x4 ua_32_ = kf_bitcast<kf_u8x4>(a_32_);
+                kf_i8x4 sb_32_ = kf_bitcast<kf_i8x4>(b_32_);
+                int s_32_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_32_.v[0] * (unsigned)(int)sb_32_.v[0]));
+                s_32_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[1] * (unsigned)(int)sb_32_.v[1]));
+                s_32_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[2] * (unsigned)(int)sb_32_.v[2]));
+                s1_2_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[3] * (unsigned)(int)sb_32_.v[3]));
+                bool mins_3_ = false;
+                unsigned lo_3_ = h_2_.v[1] & 1061109567u;
+                unsigned hi_3_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
+                if (mins_3_) {
+                    lo_3_ = h_2_.v[2] & 1061109567u;
+                    hi_3_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
                 }
-                unsigned sc_2 = kf_shr_u32(((j < 2u) ? lo_3 : hi_3), ((j & 1u) * 16u));
-                bool mins_4 = true;
-                unsigned lo_4 = h_2.v[1] & 1061109567u;
-                unsigned hi_4 = (h_2.v[3] & 252645135u) | (kf_shr_u32(h_2.v[1], 2u) & 808464432u);
-                if (mins_4) {
-                    lo_4 = h_2.v[2] & 1061109567u;
-                    hi_4 = (kf_shr_u32(h_2.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2.v[2], 2u) & 808464432u);
+                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? lo_3_ : hi_3_), ((j_ & 1u) * 16u));
+                bool mins_4_ = true;
+                unsigned lo_4_ = h_2_.v[1] & 1061109567u;
+                unsigned hi_4_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
+                if (mins_4_) {
+                    lo_4_ = h_2_.v[2] & 1061109567u;
+                    hi_4_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
                 }
-                unsigned mn_2 = kf_shr_u32(((j < 2u) ? lo_4 : hi_4), ((j & 1u) * 16u));
-                unsigned t1458 = h_2.v[0];
-                kf_f16x2 dm_2 = kf_bitcast<kf_f16x2>(t1458);
-                float t1461 = kf_f16_to_f32(ds.v[2]);
-                int v_5 = (int)((unsigned)s1_2 * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_2, 8u) & 255u));
-                float t1473 = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5) + 1262485504u), 12582912.0f);
-                float t1475 = kf_f16_to_f32(ds.v[0]);
-                int v_6 = (int)((unsigned)s0_2 * (unsigned)kf_bitcast<int>(sc_2 & 255u));
-                float t_6 = __fmaf_rn(t1461, t1473, __fmul_rn(t1475, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6) + 1262485504u), 12582912.0f)));
-                unsigned v_7 = kf_shr_u32(mn_2, 8u) & 255u;
-                float t1496 = __fsub_rn(kf_bitcast<float>(v_7 | 1258291200u), 8388608.0f);
-                float t1498 = kf_f16_to_f32(ds.v[3]);
-                unsigned v_8 = mn_2 & 255u;
-                float u_2 = __fmaf_rn(t1496, t1498, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8 | 1258291200u), 8388608.0f), kf_f16_to_f32(ds.v[1])));
-                acc[1u] = __fadd_rn(acc[1u], __fmaf_rn(kf_f16_to_f32(dm_2.v[0]), t_6, __fmul_rn(-kf_f16_to_f32(dm_2.v[1]), u_2)));
+                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? lo_4_ : hi_4_), ((j_ & 1u) * 16u));
+                unsigned t1458_ = h_2_.v[0];
+                kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t1458_);
+                float t1461_ = kf_f16_to_f32(ds_.v[2]);
+                int v_5_ = (int)((unsigned)s1_2_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_2_, 8u) & 255u));
+                float t1473_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
+                float t1475_ = kf_f16_to_f32(ds_.v[0]);
+                int v_6_ = (int)((unsigned)s0_2_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
+                float t_6_ = __fmaf_rn(t1461_, t1473_, __fmul_rn(t1475_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
+                unsigned v_7_ = kf_shr_u32(mn_2_, 8u) & 255u;
+                float t1496_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
+                float t1498_ = kf_f16_to_f32(ds_.v[3]);
+                unsigned v_8_ = mn_2_ & 255u;
+                float u_2_ = __fmaf_rn(t1496_, t1498_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(ds_.v[1])));
+                acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_)));
             }
         }
-        float v_9 = acc[0u];
-        unsigned n = 8u;
-        float s_33 = v_9;
-        if (1u < n) {
-            s_33 = __fadd_rn(s_33, kf_shfl_xor(s_33, 1u, kf_wn));
+        float v_9_ = acc_[0u];
+        unsigned n_ = 8u;
+        float s_33_ = v_9_;
+        if (1u < n_) {
+            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 1u, kf_wn));
         }
-        if (2u < n) {
-            s_33 = __fadd_rn(s_33, kf_shfl_xor(s_33, 2u, kf_wn));
+        if (2u < n_) {
+            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 2u, kf_wn));
         }
-        if (4u < n) {
-            s_33 = __fadd_rn(s_33, kf_shfl_xor(s_33, 4u, kf_wn));
+        if (4u < n_) {
+            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 4u, kf_wn));
         }
-        if (8u < n) {
-            s_33 = __fadd_rn(s_33, kf_shfl_xor(s_33, 8u, kf_wn));
+        if (8u < n_) {
+            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 8u, kf_wn));
         }
-        if (16u < n) {
-            s_33 = __fadd_rn(s_33, kf_shfl_xor(s_33, 16u, kf_wn));
+        if (16u < n_) {
+            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 16u, kf_wn));
         }
-        float s_34 = s_33;
-        unsigned rr = (row0 + 0u) + r;
-        bool t1561 = (lane & 7u) == 0u;
-        bool t1562 = t1561;
-        if (t1561) {
-            t1562 = rr < m;
+        float s_34_ = s_33_;
+        unsigned rr_ = (row0_ + 0u) + r_;
+        bool t1561_ = (lane_ & 7u) == 0u;
+        bool t1562_ = t1561_;
+        if (t1561_) {
+            t1562_ = rr_ < m_;
         }
-        if (t1562) {
-            if (ymode == 0u) {
-                y[rr] = s_34;
-            } else if (ymode == 1u) {
-                yh[rr] = kf_f16_from_f32(s_34);
+        if (t1562_) {
+            if (ymode_ == 0u) {
+                y_[rr_] = s_34_;
+            } else if (ymode_ == 1u) {
+                yh_[rr_] = kf_f16_from_f32(s_34_);
             } else {
-                yh[rr] = kf_f16_from_f32(__fadd_rn(s_34, kf_f16_to_f32(yh[rr])));
+                yh_[rr_] = kf_f16_from_f32(__fadd_rn(s_34_, kf_f16_to_f32(yh_[rr_])));
             }
         }
-        float v_10 = acc[1u];
-        unsigned n_2 = 8u;
-        float s_35 = v_10;
-        if (1u < n_2) {
-            s_35 = __fadd_rn(s_35, kf_shfl_xor(s_35, 1u, kf_wn));
+        float v_10_ = acc_[1u];
+        unsigned n_2_ = 8u;
+        float s_35_ = v_10_;
+        if (1u < n_2_) {
+            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 1u, kf_wn));
         }
-        if (2u < n_2) {
-            s_35 = __fadd_rn(s_35, kf_shfl_xor(s_35, 2u, kf_wn));
+        if (2u < n_2_) {
+            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 2u, kf_wn));
         }
-        if (4u < n_2) {
-            s_35 = __fadd_rn(s_35, kf_shfl_xor(s_35, 4u, kf_wn));
+        if (4u < n_2_) {
+            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 4u, kf_wn));
         }
-        if (8u < n_2) {
-            s_35 = __fadd_rn(s_35, kf_shfl_xor(s_35, 8u, kf_wn));
+        if (8u < n_2_) {
+            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 8u, kf_wn));
         }
-        if (16u < n_2) {
-            s_35 = __fadd_rn(s_35, kf_shfl_xor(s_35, 16u, kf_wn));
+        if (16u < n_2_) {
+            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 16u, kf_wn));
         }
-        float s_36 = s_35;
-        unsigned rr_2 = (row0 + 4u) + r;
-        bool t1614 = (lane & 7u) == 0u;
-        bool t1615 = t1614;
-        if (t1614) {
-            t1615 = rr_2 < m;
+        float s_36_ = s_35_;
+        unsigned rr_2_ = (row0_ + 4u) + r_;
+        bool t1614_ = (lane_ & 7u) == 0u;
+        bool t1615_ = t1614_;
+        if (t1614_) {
+            t1615_ = rr_2_ < m_;
         }
-        if (t1615) {
-            if (ymode == 0u) {
-                y[rr_2] = s_36;
-            } else if (ymode == 1u) {
-                yh[rr_2] = kf_f16_from_f32(s_36);
+        if (t1615_) {
+            if (ymode_ == 0u) {
+                y_[rr_2_] = s_36_;
+            } else if (ymode_ == 1u) {
+                yh_[rr_2_] = kf_f16_from_f32(s_36_);
             } else {
-                yh[rr_2] = kf_f16_from_f32(__fadd_rn(s_36, kf_f16_to_f32(yh[rr_2])));
+                yh_[rr_2_] = kf_f16_from_f32(__fadd_rn(s_36_, kf_f16_to_f32(yh_[rr_2_])));
             }
         }
         break;
@@ -1974,517 +1989,517 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w, const signed char* __restri
 
 /* kernel q4k_q8_gemv_f16 (q4k.kf:425) */
 extern "C" __global__ void __launch_bounds__(128)
-q4k_q8_gemv_f16(const unsigned char* __restrict__ w, const signed char* __restrict__ xq, const kf_f16x2* __restrict__ xds, kf_f16* __restrict__ y, unsigned m, unsigned k)
+q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row[2];
-    float acc[2];
-    kf_u32x4 xv[4];
-    kf_u32x4 hv[2];
-    kf_u32x4 qa[2];
-    kf_u32x4 qb[2];
+    unsigned row_[2];
+    float acc_[2];
+    kf_u32x4 xv_[4];
+    kf_u32x4 hv_[2];
+    kf_u32x4 qa_[2];
+    kf_u32x4 qb_[2];
     const unsigned kf_wn = kf_warp_lanes();
-    const kf_u32x4* wq = (const kf_u32x4*)w;
-    const kf_u32x4* xq_2 = (const kf_u32x4*)xq;
-    const kf_f16x4* xds_2 = (const kf_f16x4*)xds;
-    float* yf = (float*)y;
-    unsigned ymode = 1u;
+    const kf_u32x4* wq_ = (const kf_u32x4*)w_;
+    const kf_u32x4* xq_2_ = (const kf_u32x4*)xq_;
+    const kf_f16x4* xds_2_ = (const kf_f16x4*)xds_;
+    float* yf_ = (float*)y_;
+    unsigned ymode_ = 1u;
     for (;;) {
-        unsigned lane = kf_lane_id();
-        unsigned r = kf_shr_u32(lane, 3u);
-        unsigned bl = kf_shr_u32(lane, 2u) & 1u;
-        unsigned j = lane & 3u;
-        unsigned nbk = kf_shr_u32(k, 8u);
-        unsigned row0 = (((blockIdx.x * 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u)) * 2u) * 4u;
-        if (row0 >= m) {
+        unsigned lane_ = kf_lane_id();
+        unsigned r_ = kf_shr_u32(lane_, 3u);
+        unsigned bl_ = kf_shr_u32(lane_, 2u) & 1u;
+        unsigned j_ = lane_ & 3u;
+        unsigned nbk_ = kf_shr_u32(k_, 8u);
+        unsigned row0_ = (((blockIdx.x * 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u)) * 2u) * 4u;
+        if (row0_ >= m_) {
             break;
         }
-        row[0u] = min(((row0 + 0u) + r), (m - 1u));
-        acc[0u] = 0.0f;
-        row[1u] = min(((row0 + 4u) + r), (m - 1u));
-        acc[1u] = 0.0f;
-        for (unsigned kb0 = 0u; kb0 < nbk; kb0 = kb0 + 2u) {
-            unsigned kb = kb0 + bl;
-            bool valid = kb < nbk;
-            kf_f16x4 t69 = kf_f16x4{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x4 ds = t69;
-            kf_u32x4 t72 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 th = t72;
-            kf_u32x4 t75 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 ta = t75;
-            kf_u32x4 t78 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 tb = t78;
-            if (valid) {
-                unsigned blk = ((row[0u] * nbk) + kb) * 9u;
-                kf_u32x4 t86 = wq[blk];
-                th = t86;
-                unsigned t91 = (blk + 1u) + (2u * j);
-                kf_u32x4 t92 = wq[t91];
-                ta = t92;
-                unsigned t97 = (blk + 2u) + (2u * j);
-                kf_u32x4 t98 = wq[t97];
-                tb = t98;
+        row_[0u] = min(((row0_ + 0u) + r_), (m_ - 1u));
+        acc_[0u] = 0.0f;
+        row_[1u] = min(((row0_ + 4u) + r_), (m_ - 1u));
+        acc_[1u] = 0.0f;
+        for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 2u) {
+            unsigned kb_ = kb0_ + bl_;
+            bool valid_ = kb_ < nbk_;
+            kf_f16x4 t69_ = kf_f16x4{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x4 ds_ = t69_;
+            kf_u32x4 t72_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 th_ = t72_;
+            kf_u32x4 t75_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 ta_ = t75_;
+            kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 tb_ = t78_;
+            if (valid_) {
+                unsigned blk_ = ((row_[0u] * nbk_) + kb_) * 9u;
+                kf_u32x4 t86_ = wq_[blk_];
+                th_ = t86_;
+                unsigned t91_ = (blk_ + 1u) + (2u * j_);
+                kf_u32x4 t92_ = wq_[t91_];
+                ta_ = t92_;
+                unsigned t97_ = (blk_ + 2u) + (2u * j_);
+                kf_u32x4 t98_ = wq_[t97_];
+                tb_ = t98_;
             }
-            hv[0u] = th;
-            qa[0u] = ta;
-            qb[0u] = tb;
-            kf_u32x4 t103 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 th_2 = t103;
-            kf_u32x4 t106 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 ta_2 = t106;
-            kf_u32x4 t109 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 tb_2 = t109;
-            if (valid) {
-                unsigned blk_2 = ((row[1u] * nbk) + kb) * 9u;
-                kf_u32x4 t117 = wq[blk_2];
-                th_2 = t117;
-                unsigned t122 = (blk_2 + 1u) + (2u * j);
-                kf_u32x4 t123 = wq[t122];
-                ta_2 = t123;
-                unsigned t128 = (blk_2 + 2u) + (2u * j);
-                kf_u32x4 t129 = wq[t128];
-                tb_2 = t129;
+            hv_[0u] = th_;
+            qa_[0u] = ta_;
+            qb_[0u] = tb_;
+            kf_u32x4 t103_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 th_2_ = t103_;
+            kf_u32x4 t106_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 ta_2_ = t106_;
+            kf_u32x4 t109_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 tb_2_ = t109_;
+            if (valid_) {
+                unsigned blk_2_ = ((row_[1u] * nbk_) + kb_) * 9u;
+                kf_u32x4 t117_ = wq_[blk_2_];
+                th_2_ = t117_;
+                unsigned t122_ = (blk_2_ + 1u) + (2u * j_);
+                kf_u32x4 t123_ = wq_[t122_];
+                ta_2_ = t123_;
+                unsigned t128_ = (blk_2_ + 2u) + (2u * j_);
+                kf_u32x4 t129_ = wq_[t128_];
+                tb_2_ = t129_;
             }
-            hv[1u] = th_2;
-            qa[1u] = ta_2;
-            qb[1u] = tb_2;
-            kf_u32x4 t134 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t = t134;
-            if (valid) {
-                unsigned t142 = ((kb * 16u) + (j * 4u)) + 0u;
-                kf_u32x4 t143 = xq_2[t142];
-                t = t143;
+            hv_[1u] = th_2_;
+            qa_[1u] = ta_2_;
+            qb_[1u] = tb_2_;
+            kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_ = t134_;
+            if (valid_) {
+                unsigned t142_ = ((kb_ * 16u) + (j_ * 4u)) + 0u;
+                kf_u32x4 t143_ = xq_2_[t142_];
+                t_ = t143_;
             }
-            xv[0u] = t;
-            kf_u32x4 t146 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_2 = t146;
-            if (valid) {
-                unsigned t154 = ((kb * 16u) + (j * 4u)) + 1u;
-                kf_u32x4 t155 = xq_2[t154];
-                t_2 = t155;
+            xv_[0u] = t_;
+            kf_u32x4 t146_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_2_ = t146_;
+            if (valid_) {
+                unsigned t154_ = ((kb_ * 16u) + (j_ * 4u)) + 1u;
+                kf_u32x4 t155_ = xq_2_[t154_];
+                t_2_ = t155_;
             }
-            xv[1u] = t_2;
-            kf_u32x4 t158 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_3 = t158;
-            if (valid) {
-                unsigned t166 = ((kb * 16u) + (j * 4u)) + 2u;
-                kf_u32x4 t167 = xq_2[t166];
-                t_3 = t167;
+            xv_[1u] = t_2_;
+            kf_u32x4 t158_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_3_ = t158_;
+            if (valid_) {
+                unsigned t166_ = ((kb_ * 16u) + (j_ * 4u)) + 2u;
+                kf_u32x4 t167_ = xq_2_[t166_];
+                t_3_ = t167_;
             }
-            xv[2u] = t_3;
-            kf_u32x4 t170 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_4 = t170;
-            if (valid) {
-                unsigned t178 = ((kb * 16u) + (j * 4u)) + 3u;
-                kf_u32x4 t179 = xq_2[t178];
-                t_4 = t179;
+            xv_[2u] = t_3_;
+            kf_u32x4 t170_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_4_ = t170_;
+            if (valid_) {
+                unsigned t178_ = ((kb_ * 16u) + (j_ * 4u)) + 3u;
+                kf_u32x4 t179_ = xq_2_[t178_];
+                t_4_ = t179_;
             }
-            xv[3u] = t_4;
-            if (valid) {
-                unsigned t183 = (kb * 4u) + j;
-                kf_f16x4 t184 = xds_2[t183];
-                ds = t184;
-                kf_u32x4 h = hv[0u];
-                kf_u32x4 qa_2 = qa[0u];
-                kf_u32x4 qb_2 = qb[0u];
-                kf_u32x4 xa = xv[0u];
-                kf_u32x4 xb = xv[1u];
-                kf_u32x4 xc = xv[2u];
-                kf_u32x4 xd = xv[3u];
-                unsigned a = qa_2.v[0] & 252645135u;
-                unsigned b = xa.v[0];
-                int c = 0;
-                kf_u8x4 ua = kf_bitcast<kf_u8x4>(a);
-                kf_i8x4 sb = kf_bitcast<kf_i8x4>(b);
-                int s = (int)((unsigned)c + (unsigned)(int)((unsigned)(int)ua.v[0] * (unsigned)(int)sb.v[0]));
-                s = (int)((unsigned)s + (unsigned)(int)((unsigned)(int)ua.v[1] * (unsigned)(int)sb.v[1]));
-                s = (int)((unsigned)s + (unsigned)(int)((unsigned)(int)ua.v[2] * (unsigned)(int)sb.v[2]));
-                int s0 = (int)((unsigned)s + (unsigned)(int)((unsigned)(int)ua.v[3] * (unsigned)(int)sb.v[3]));
-                unsigned a_2 = qa_2.v[1] & 252645135u;
-                unsigned b_2 = xa.v[1];
-                kf_u8x4 ua_2 = kf_bitcast<kf_u8x4>(a_2);
-                kf_i8x4 sb_2 = kf_bitcast<kf_i8x4>(b_2);
-                int s_2 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_2.v[0] * (unsigned)(int)sb_2.v[0]));
-                s_2 = (int)((unsigned)s_2 + (unsigned)(int)((unsigned)(int)ua_2.v[1] * (unsigned)(int)sb_2.v[1]));
-                s_2 = (int)((unsigned)s_2 + (unsigned)(int)((unsigned)(int)ua_2.v[2] * (unsigned)(int)sb_2.v[2]));
-                s0 = (int)((unsigned)s_2 + (unsigned)(int)((unsigned)(int)ua_2.v[3] * (unsigned)(int)sb_2.v[3]));
-                unsigned a_3 = qa_2.v[2] & 252645135u;
-                unsigned b_3 = xa.v[2];
-                kf_u8x4 ua_3 = kf_bitcast<kf_u8x4>(a_3);
-                kf_i8x4 sb_3 = kf_bitcast<kf_i8x4>(b_3);
-                int s_3 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_3.v[0] * (unsigned)(int)sb_3.v[0]));
-                s_3 = (int)((unsigned)s_3 + (unsigned)(int)((unsigned)(int)ua_3.v[1] * (unsigned)(int)sb_3.v[1]));
-                s_3 = (int)((unsigned)s_3 + (unsigned)(int)((unsigned)(int)ua_3.v[2] * (unsigned)(int)sb_3.v[2]));
-                s0 = (int)((unsigned)s_3 + (unsigned)(int)((unsigned)(int)ua_3.v[3] * (unsigned)(int)sb_3.v[3]));
-                unsigned a_4 = qa_2.v[3] & 252645135u;
-                unsigned b_4 = xa.v[3];
-                kf_u8x4 ua_4 = kf_bitcast<kf_u8x4>(a_4);
-                kf_i8x4 sb_4 = kf_bitcast<kf_i8x4>(b_4);
-                int s_4 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_4.v[0] * (unsigned)(int)sb_4.v[0]));
-                s_4 = (int)((unsigned)s_4 + (unsigned)(int)((unsigned)(int)ua_4.v[1] * (unsigned)(int)sb_4.v[1]));
-                s_4 = (int)((unsigned)s_4 + (unsigned)(int)((unsigned)(int)ua_4.v[2] * (unsigned)(int)sb_4.v[2]));
-                s0 = (int)((unsigned)s_4 + (unsigned)(int)((unsigned)(int)ua_4.v[3] * (unsigned)(int)sb_4.v[3]));
-                unsigned a_5 = qb_2.v[0] & 252645135u;
-                unsigned b_5 = xb.v[0];
-                kf_u8x4 ua_5 = kf_bitcast<kf_u8x4>(a_5);
-                kf_i8x4 sb_5 = kf_bitcast<kf_i8x4>(b_5);
-                int s_5 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_5.v[0] * (unsigned)(int)sb_5.v[0]));
-                s_5 = (int)((unsigned)s_5 + (unsigned)(int)((unsigned)(int)ua_5.v[1] * (unsigned)(int)sb_5.v[1]));
-                s_5 = (int)((unsigned)s_5 + (unsigned)(int)((unsigned)(int)ua_5.v[2] * (unsigned)(int)sb_5.v[2]));
-                s0 = (int)((unsigned)s_5 + (unsigned)(int)((unsigned)(int)ua_5.v[3] * (unsigned)(int)sb_5.v[3]));
-                unsigned a_6 = qb_2.v[1] & 252645135u;
-                unsigned b_6 = xb.v[1];
-                kf_u8x4 ua_6 = kf_bitcast<kf_u8x4>(a_6);
-                kf_i8x4 sb_6 = kf_bitcast<kf_i8x4>(b_6);
-                int s_6 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_6.v[0] * (unsigned)(int)sb_6.v[0]));
-                s_6 = (int)((unsigned)s_6 + (unsigned)(int)((unsigned)(int)ua_6.v[1] * (unsigned)(int)sb_6.v[1]));
-                s_6 = (int)((unsigned)s_6 + (unsigned)(int)((unsigned)(int)ua_6.v[2] * (unsigned)(int)sb_6.v[2]));
-                s0 = (int)((unsigned)s_6 + (unsigned)(int)((unsigned)(int)ua_6.v[3] * (unsigned)(int)sb_6.v[3]));
-                unsigned a_7 = qb_2.v[2] & 252645135u;
-                unsigned b_7 = xb.v[2];
-                kf_u8x4 ua_7 = kf_bitcast<kf_u8x4>(a_7);
-                kf_i8x4 sb_7 = kf_bitcast<kf_i8x4>(b_7);
-                int s_7 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_7.v[0] * (unsigned)(int)sb_7.v[0]));
-                s_7 = (int)((unsigned)s_7 + (unsigned)(int)((unsigned)(int)ua_7.v[1] * (unsigned)(int)sb_7.v[1]));
-                s_7 = (int)((unsigned)s_7 + (unsigned)(int)((unsigned)(int)ua_7.v[2] * (unsigned)(int)sb_7.v[2]));
-                s0 = (int)((unsigned)s_7 + (unsigned)(int)((unsigned)(int)ua_7.v[3] * (unsigned)(int)sb_7.v[3]));
-                unsigned a_8 = qb_2.v[3] & 252645135u;
-                unsigned b_8 = xb.v[3];
-                kf_u8x4 ua_8 = kf_bitcast<kf_u8x4>(a_8);
-                kf_i8x4 sb_8 = kf_bitcast<kf_i8x4>(b_8);
-                int s_8 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_8.v[0] * (unsigned)(int)sb_8.v[0]));
-                s_8 = (int)((unsigned)s_8 + (unsigned)(int)((unsigned)(int)ua_8.v[1] * (unsigned)(int)sb_8.v[1]));
-                s_8 = (int)((unsigned)s_8 + (unsigned)(int)((unsigned)(int)ua_8.v[2] * (unsigned)(int)sb_8.v[2]));
-                s0 = (int)((unsigned)s_8 + (unsigned)(int)((unsigned)(int)ua_8.v[3] * (unsigned)(int)sb_8.v[3]));
-                unsigned a_9 = kf_shr_u32(qa_2.v[0], 4u) & 252645135u;
-                unsigned b_9 = xc.v[0];
-                int c_2 = 0;
-                kf_u8x4 ua_9 = kf_bitcast<kf_u8x4>(a_9);
-                kf_i8x4 sb_9 = kf_bitcast<kf_i8x4>(b_9);
-                int s_9 = (int)((unsigned)c_2 + (unsigned)(int)((unsigned)(int)ua_9.v[0] * (unsigned)(int)sb_9.v[0]));
-                s_9 = (int)((unsigned)s_9 + (unsigned)(int)((unsigned)(int)ua_9.v[1] * (unsigned)(int)sb_9.v[1]));
-                s_9 = (int)((unsigned)s_9 + (unsigned)(int)((unsigned)(int)ua_9.v[2] * (unsigned)(int)sb_9.v[2]));
-                int s1 = (int)((unsigned)s_9 + (unsigned)(int)((unsigned)(int)ua_9.v[3] * (unsigned)(int)sb_9.v[3]));
-                unsigned a_10 = kf_shr_u32(qa_2.v[1], 4u) & 252645135u;
-                unsigned b_10 = xc.v[1];
-                kf_u8x4 ua_10 = kf_bitcast<kf_u8x4>(a_10);
-                kf_i8x4 sb_10 = kf_bitcast<kf_i8x4>(b_10);
-                int s_10 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_10.v[0] * (unsigned)(int)sb_10.v[0]));
-                s_10 = (int)((unsigned)s_10 + (unsigned)(int)((unsigned)(int)ua_10.v[1] * (unsigned)(int)sb_10.v[1]));
-                s_10 = (int)((unsigned)s_10 + (unsigned)(int)((unsigned)(int)ua_10.v[2] * (unsigned)(int)sb_10.v[2]));
-                s1 = (int)((unsigned)s_10 + (unsigned)(int)((unsigned)(int)ua_10.v[3] * (unsigned)(int)sb_10.v[3]));
-                unsigned a_11 = kf_shr_u32(qa_2.v[2], 4u) & 252645135u;
-                unsigned b_11 = xc.v[2];
-                kf_u8x4 ua_11 = kf_bitcast<kf_u8x4>(a_11);
-                kf_i8x4 sb_11 = kf_bitcast<kf_i8x4>(b_11);
-                int s_11 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_11.v[0] * (unsigned)(int)sb_11.v[0]));
-                s_11 = (int)((unsigned)s_11 + (unsigned)(int)((unsigned)(int)ua_11.v[1] * (unsigned)(int)sb_11.v[1]));
-                s_11 = (int)((unsigned)s_11 + (unsigned)(int)((unsigned)(int)ua_11.v[2] * (unsigned)(int)sb_11.v[2]));
-                s1 = (int)((unsigned)s_11 + (unsigned)(int)((unsigned)(int)ua_11.v[3] * (unsigned)(int)sb_11.v[3]));
-                unsigned a_12 = kf_shr_u32(qa_2.v[3], 4u) & 252645135u;
-                unsigned b_12 = xc.v[3];
-                kf_u8x4 ua_12 = kf_bitcast<kf_u8x4>(a_12);
-                kf_i8x4 sb_12 = kf_bitcast<kf_i8x4>(b_12);
-                int s_12 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_12.v[0] * (unsigned)(int)sb_12.v[0]));
-                s_12 = (int)((unsigned)s_12 + (unsigned)(int)((unsigned)(int)ua_12.v[1] * (unsigned)(int)sb_12.v[1]));
-                s_12 = (int)((unsigned)s_12 + (unsigned)(int)((unsigned)(int)ua_12.v[2] * (unsigned)(int)sb_12.v[2]));
-                s1 = (int)((unsigned)s_12 + (unsigned)(int)((unsigned)(int)ua_12.v[3] * (unsigned)(int)sb_12.v[3]));
-                unsigned a_13 = kf_shr_u32(qb_2.v[0], 4u) & 252645135u;
-                unsigned b_13 = xd.v[0];
-                kf_u8x4 ua_13 = kf_bitcast<kf_u8x4>(a_13);
-                kf_i8x4 sb_13 = kf_bitcast<kf_i8x4>(b_13);
-                int s_13 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_13.v[0] * (unsigned)(int)sb_13.v[0]));
-                s_13 = (int)((unsigned)s_13 + (unsigned)(int)((unsigned)(int)ua_13.v[1] * (unsigned)(int)sb_13.v[1]));
-                s_13 = (int)((unsigned)s_13 + (unsigned)(int)((unsigned)(int)ua_13.v[2] * (unsigned)(int)sb_13.v[2]));
-                s1 = (int)((unsigned)s_13 + (unsigned)(int)((unsigned)(int)ua_13.v[3] * (unsigned)(int)sb_13.v[3]));
-                unsigned a_14 = kf_shr_u32(qb_2.v[1], 4u) & 252645135u;
-                unsigned b_14 = xd.v[1];
-                kf_u8x4 ua_14 = kf_bitcast<kf_u8x4>(a_14);
-                kf_i8x4 sb_14 = kf_bitcast<kf_i8x4>(b_14);
-                int s_14 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_14.v[0] * (unsigned)(int)sb_14.v[0]));
-                s_14 = (int)((unsigned)s_14 + (unsigned)(int)((unsigned)(int)ua_14.v[1] * (unsigned)(int)sb_14.v[1]));
-                s_14 = (int)((unsigned)s_14 + (unsigned)(int)((unsigned)(int)ua_14.v[2] * (unsigned)(int)sb_14.v[2]));
-                s1 = (int)((unsigned)s_14 + (unsigned)(int)((unsigned)(int)ua_14.v[3] * (unsigned)(int)sb_14.v[3]));
-                unsigned a_15 = kf_shr_u32(qb_2.v[2], 4u) & 252645135u;
-                unsigned b_15 = xd.v[2];
-                kf_u8x4 ua_15 = kf_bitcast<kf_u8x4>(a_15);
-                kf_i8x4 sb_15 = kf_bitcast<kf_i8x4>(b_15);
-                int s_15 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_15.v[0] * (unsigned)(int)sb_15.v[0]));
-                s_15 = (int)((unsigned)s_15 + (unsigned)(int)((unsigned)(int)ua_15.v[1] * (unsigned)(int)sb_15.v[1]));
-                s_15 = (int)((unsigned)s_15 + (unsigned)(int)((unsigned)(int)ua_15.v[2] * (unsigned)(int)sb_15.v[2]));
-                s1 = (int)((unsigned)s_15 + (unsigned)(int)((unsigned)(int)ua_15.v[3] * (unsigned)(int)sb_15.v[3]));
-                unsigned a_16 = kf_shr_u32(qb_2.v[3], 4u) & 252645135u;
-                unsigned b_16 = xd.v[3];
-                kf_u8x4 ua_16 = kf_bitcast<kf_u8x4>(a_16);
-                kf_i8x4 sb_16 = kf_bitcast<kf_i8x4>(b_16);
-                int s_16 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_16.v[0] * (unsigned)(int)sb_16.v[0]));
-                s_16 = (int)((unsigned)s_16 + (unsigned)(int)((unsigned)(int)ua_16.v[1] * (unsigned)(int)sb_16.v[1]));
-                s_16 = (int)((unsigned)s_16 + (unsigned)(int)((unsigned)(int)ua_16.v[2] * (unsigned)(int)sb_16.v[2]));
-                s1 = (int)((unsigned)s_16 + (unsigned)(int)((unsigned)(int)ua_16.v[3] * (unsigned)(int)sb_16.v[3]));
-                bool mins = false;
-                unsigned lo = h.v[1] & 1061109567u;
-                unsigned hi = (h.v[3] & 252645135u) | (kf_shr_u32(h.v[1], 2u) & 808464432u);
-                if (mins) {
-                    lo = h.v[2] & 1061109567u;
-                    hi = (kf_shr_u32(h.v[3], 4u) & 252645135u) | (kf_shr_u32(h.v[2], 2u) & 808464432u);
+            xv_[3u] = t_4_;
+            if (valid_) {
+                unsigned t183_ = (kb_ * 4u) + j_;
+                kf_f16x4 t184_ = xds_2_[t183_];
+                ds_ = t184_;
+                kf_u32x4 h_ = hv_[0u];
+                kf_u32x4 qa_2_ = qa_[0u];
+                kf_u32x4 qb_2_ = qb_[0u];
+                kf_u32x4 xa_ = xv_[0u];
+                kf_u32x4 xb_ = xv_[1u];
+                kf_u32x4 xc_ = xv_[2u];
+                kf_u32x4 xd_ = xv_[3u];
+                unsigned a_ = qa_2_.v[0] & 252645135u;
+                unsigned b_ = xa_.v[0];
+                int c_ = 0;
+                kf_u8x4 ua_ = kf_bitcast<kf_u8x4>(a_);
+                kf_i8x4 sb_ = kf_bitcast<kf_i8x4>(b_);
+                int s_ = (int)((unsigned)c_ + (unsigned)(int)((unsigned)(int)ua_.v[0] * (unsigned)(int)sb_.v[0]));
+                s_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[1] * (unsigned)(int)sb_.v[1]));
+                s_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[2] * (unsigned)(int)sb_.v[2]));
+                int s0_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[3] * (unsigned)(int)sb_.v[3]));
+                unsigned a_2_ = qa_2_.v[1] & 252645135u;
+                unsigned b_2_ = xa_.v[1];
+                kf_u8x4 ua_2_ = kf_bitcast<kf_u8x4>(a_2_);
+                kf_i8x4 sb_2_ = kf_bitcast<kf_i8x4>(b_2_);
+                int s_2_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_2_.v[0] * (unsigned)(int)sb_2_.v[0]));
+                s_2_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[1] * (unsigned)(int)sb_2_.v[1]));
+                s_2_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[2] * (unsigned)(int)sb_2_.v[2]));
+                s0_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[3] * (unsigned)(int)sb_2_.v[3]));
+                unsigned a_3_ = qa_2_.v[2] & 252645135u;
+                unsigned b_3_ = xa_.v[2];
+                kf_u8x4 ua_3_ = kf_bitcast<kf_u8x4>(a_3_);
+                kf_i8x4 sb_3_ = kf_bitcast<kf_i8x4>(b_3_);
+                int s_3_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_3_.v[0] * (unsigned)(int)sb_3_.v[0]));
+                s_3_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[1] * (unsigned)(int)sb_3_.v[1]));
+                s_3_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[2] * (unsigned)(int)sb_3_.v[2]));
+                s0_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[3] * (unsigned)(int)sb_3_.v[3]));
+                unsigned a_4_ = qa_2_.v[3] & 252645135u;
+                unsigned b_4_ = xa_.v[3];
+                kf_u8x4 ua_4_ = kf_bitcast<kf_u8x4>(a_4_);
+                kf_i8x4 sb_4_ = kf_bitcast<kf_i8x4>(b_4_);
+                int s_4_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_4_.v[0] * (unsigned)(int)sb_4_.v[0]));
+                s_4_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[1] * (unsigned)(int)sb_4_.v[1]));
+                s_4_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[2] * (unsigned)(int)sb_4_.v[2]));
+                s0_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[3] * (unsigned)(int)sb_4_.v[3]));
+                unsigned a_5_ = qb_2_.v[0] & 252645135u;
+                unsigned b_5_ = xb_.v[0];
+                kf_u8x4 ua_5_ = kf_bitcast<kf_u8x4>(a_5_);
+                kf_i8x4 sb_5_ = kf_bitcast<kf_i8x4>(b_5_);
+                int s_5_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_5_.v[0] * (unsigned)(int)sb_5_.v[0]));
+                s_5_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[1] * (unsigned)(int)sb_5_.v[1]));
+                s_5_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[2] * (unsigned)(int)sb_5_.v[2]));
+                s0_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[3] * (unsigned)(int)sb_5_.v[3]));
+                unsigned a_6_ = qb_2_.v[1] & 252645135u;
+                unsigned b_6_ = xb_.v[1];
+                kf_u8x4 ua_6_ = kf_bitcast<kf_u8x4>(a_6_);
+                kf_i8x4 sb_6_ = kf_bitcast<kf_i8x4>(b_6_);
+                int s_6_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_6_.v[0] * (unsigned)(int)sb_6_.v[0]));
+                s_6_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[1] * (unsigned)(int)sb_6_.v[1]));
+                s_6_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[2] * (unsigned)(int)sb_6_.v[2]));
+                s0_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[3] * (unsigned)(int)sb_6_.v[3]));
+                unsigned a_7_ = qb_2_.v[2] & 252645135u;
+                unsigned b_7_ = xb_.v[2];
+                kf_u8x4 ua_7_ = kf_bitcast<kf_u8x4>(a_7_);
+                kf_i8x4 sb_7_ = kf_bitcast<kf_i8x4>(b_7_);
+                int s_7_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_7_.v[0] * (unsigned)(int)sb_7_.v[0]));
+                s_7_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[1] * (unsigned)(int)sb_7_.v[1]));
+                s_7_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[2] * (unsigned)(int)sb_7_.v[2]));
+                s0_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[3] * (unsigned)(int)sb_7_.v[3]));
+                unsigned a_8_ = qb_2_.v[3] & 252645135u;
+                unsigned b_8_ = xb_.v[3];
+                kf_u8x4 ua_8_ = kf_bitcast<kf_u8x4>(a_8_);
+                kf_i8x4 sb_8_ = kf_bitcast<kf_i8x4>(b_8_);
+                int s_8_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_8_.v[0] * (unsigned)(int)sb_8_.v[0]));
+                s_8_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[1] * (unsigned)(int)sb_8_.v[1]));
+                s_8_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[2] * (unsigned)(int)sb_8_.v[2]));
+                s0_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[3] * (unsigned)(int)sb_8_.v[3]));
+                unsigned a_9_ = kf_shr_u32(qa_2_.v[0], 4u) & 252645135u;
+                unsigned b_9_ = xc_.v[0];
+                int c_2_ = 0;
+                kf_u8x4 ua_9_ = kf_bitcast<kf_u8x4>(a_9_);
+                kf_i8x4 sb_9_ = kf_bitcast<kf_i8x4>(b_9_);
+                int s_9_ = (int)((unsigned)c_2_ + (unsigned)(int)((unsigned)(int)ua_9_.v[0] * (unsigned)(int)sb_9_.v[0]));
+                s_9_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[1] * (unsigned)(int)sb_9_.v[1]));
+                s_9_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[2] * (unsigned)(int)sb_9_.v[2]));
+                int s1_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[3] * (unsigned)(int)sb_9_.v[3]));
+                unsigned a_10_ = kf_shr_u32(qa_2_.v[1], 4u) & 252645135u;
+                unsigned b_10_ = xc_.v[1];
+                kf_u8x4 ua_10_ = kf_bitcast<kf_u8x4>(a_10_);
+                kf_i8x4 sb_10_ = kf_bitcast<kf_i8x4>(b_10_);
+                int s_10_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_10_.v[0] * (unsigned)(int)sb_10_.v[0]));
+                s_10_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[1] * (unsigned)(int)sb_10_.v[1]));
+                s_10_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[2] * (unsigned)(int)sb_10_.v[2]));
+                s1_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[3] * (unsigned)(int)sb_10_.v[3]));
+                unsigned a_11_ = kf_shr_u32(qa_2_.v[2], 4u) & 252645135u;
+                unsigned b_11_ = xc_.v[2];
+                kf_u8x4 ua_11_ = kf_bitcast<kf_u8x4>(a_11_);
+                kf_i8x4 sb_11_ = kf_bitcast<kf_i8x4>(b_11_);
+                int s_11_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_11_.v[0] * (unsigned)(int)sb_11_.v[0]));
+                s_11_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[1] * (unsigned)(int)sb_11_.v[1]));
+                s_11_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[2] * (unsigned)(int)sb_11_.v[2]));
+                s1_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[3] * (unsigned)(int)sb_11_.v[3]));
+                unsigned a_12_ = kf_shr_u32(qa_2_.v[3], 4u) & 252645135u;
+                unsigned b_12_ = xc_.v[3];
+                kf_u8x4 ua_12_ = kf_bitcast<kf_u8x4>(a_12_);
+                kf_i8x4 sb_12_ = kf_bitcast<kf_i8x4>(b_12_);
+                int s_12_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_12_.v[0] * (unsigned)(int)sb_12_.v[0]));
+                s_12_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[1] * (unsigned)(int)sb_12_.v[1]));
+                s_12_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[2] * (unsigned)(int)sb_12_.v[2]));
+                s1_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[3] * (unsigned)(int)sb_12_.v[3]));
+                unsigned a_13_ = kf_shr_u32(qb_2_.v[0], 4u) & 252645135u;
+                unsigned b_13_ = xd_.v[0];
+                kf_u8x4 ua_13_ = kf_bitcast<kf_u8x4>(a_13_);
+                kf_i8x4 sb_13_ = kf_bitcast<kf_i8x4>(b_13_);
+                int s_13_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_13_.v[0] * (unsigned)(int)sb_13_.v[0]));
+                s_13_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[1] * (unsigned)(int)sb_13_.v[1]));
+                s_13_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[2] * (unsigned)(int)sb_13_.v[2]));
+                s1_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[3] * (unsigned)(int)sb_13_.v[3]));
+                unsigned a_14_ = kf_shr_u32(qb_2_.v[1], 4u) & 252645135u;
+                unsigned b_14_ = xd_.v[1];
+                kf_u8x4 ua_14_ = kf_bitcast<kf_u8x4>(a_14_);
+                kf_i8x4 sb_14_ = kf_bitcast<kf_i8x4>(b_14_);
+                int s_14_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_14_.v[0] * (unsigned)(int)sb_14_.v[0]));
+                s_14_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[1] * (unsigned)(int)sb_14_.v[1]));
+                s_14_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[2] * (unsigned)(int)sb_14_.v[2]));
+                s1_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[3] * (unsigned)(int)sb_14_.v[3]));
+                unsigned a_15_ = kf_shr_u32(qb_2_.v[2], 4u) & 252645135u;
+                unsigned b_15_ = xd_.v[2];
+                kf_u8x4 ua_15_ = kf_bitcast<kf_u8x4>(a_15_);
+                kf_i8x4 sb_15_ = kf_bitcast<kf_i8x4>(b_15_);
+                int s_15_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_15_.v[0] * (unsigned)(int)sb_15_.v[0]));
+                s_15_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[1] * (unsigned)(int)sb_15_.v[1]));
+                s_15_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[2] * (unsigned)(int)sb_15_.v[2]));
+                s1_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[3] * (unsigned)(int)sb_15_.v[3]));
+                unsigned a_16_ = kf_shr_u32(qb_2_.v[3], 4u) & 252645135u;
+                unsigned b_16_ = xd_.v[3];
+                kf_u8x4 ua_16_ = kf_bitcast<kf_u8x4>(a_16_);
+                kf_i8x4 sb_16_ = kf_bitcast<kf_i8x4>(b_16_);
+                int s_16_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_16_.v[0] * (unsigned)(int)sb_16_.v[0]));
+                s_16_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[1] * (unsigned)(int)sb_16_.v[1]));
+                s_16_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[2] * (unsigned)(int)sb_16_.v[2]));
+                s1_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[3] * (unsigned)(int)sb_16_.v[3]));
+                bool mins_ = false;
+                unsigned lo_ = h_.v[1] & 1061109567u;
+                unsigned hi_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
+                if (mins_) {
+                    lo_ = h_.v[2] & 1061109567u;
+                    hi_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
                 }
-                unsigned sc = kf_shr_u32(((j < 2u) ? lo : hi), ((j & 1u) * 16u));
-                bool mins_2 = true;
-                unsigned lo_2 = h.v[1] & 1061109567u;
-                unsigned hi_2 = (h.v[3] & 252645135u) | (kf_shr_u32(h.v[1], 2u) & 808464432u);
-                if (mins_2) {
-                    lo_2 = h.v[2] & 1061109567u;
-                    hi_2 = (kf_shr_u32(h.v[3], 4u) & 252645135u) | (kf_shr_u32(h.v[2], 2u) & 808464432u);
+                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? lo_ : hi_), ((j_ & 1u) * 16u));
+                bool mins_2_ = true;
+                unsigned lo_2_ = h_.v[1] & 1061109567u;
+                unsigned hi_2_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
+                if (mins_2_) {
+                    lo_2_ = h_.v[2] & 1061109567u;
+                    hi_2_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
                 }
-                unsigned mn = kf_shr_u32(((j < 2u) ? lo_2 : hi_2), ((j & 1u) * 16u));
-                unsigned t791 = h.v[0];
-                kf_f16x2 dm = kf_bitcast<kf_f16x2>(t791);
-                float t794 = kf_f16_to_f32(ds.v[2]);
-                int v = (int)((unsigned)s1 * (unsigned)kf_bitcast<int>(kf_shr_u32(sc, 8u) & 255u));
-                float t806 = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v) + 1262485504u), 12582912.0f);
-                float t808 = kf_f16_to_f32(ds.v[0]);
-                int v_2 = (int)((unsigned)s0 * (unsigned)kf_bitcast<int>(sc & 255u));
-                float t_5 = __fmaf_rn(t794, t806, __fmul_rn(t808, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2) + 1262485504u), 12582912.0f)));
-                unsigned v_3 = kf_shr_u32(mn, 8u) & 255u;
-                float t829 = __fsub_rn(kf_bitcast<float>(v_3 | 1258291200u), 8388608.0f);
-                float t831 = kf_f16_to_f32(ds.v[3]);
-                unsigned v_4 = mn & 255u;
-                float u = __fmaf_rn(t829, t831, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4 | 1258291200u), 8388608.0f), kf_f16_to_f32(ds.v[1])));
-                acc[0u] = __fadd_rn(acc[0u], __fmaf_rn(kf_f16_to_f32(dm.v[0]), t_5, __fmul_rn(-kf_f16_to_f32(dm.v[1]), u)));
-                kf_u32x4 h_2 = hv[1u];
-                kf_u32x4 qa_3 = qa[1u];
-                kf_u32x4 qb_3 = qb[1u];
-                kf_u32x4 xa_2 = xv[0u];
-                kf_u32x4 xb_2 = xv[1u];
-                kf_u32x4 xc_2 = xv[2u];
-                kf_u32x4 xd_2 = xv[3u];
-                unsigned a_17 = qa_3.v[0] & 252645135u;
-                unsigned b_17 = xa_2.v[0];
-                int c_3 = 0;
-                kf_u8x4 ua_17 = kf_bitcast<kf_u8x4>(a_17);
-                kf_i8x4 sb_17 = kf_bitcast<kf_i8x4>(b_17);
-                int s_17 = (int)((unsigned)c_3 + (unsigned)(int)((unsigned)(int)ua_17.v[0] * (unsigned)(int)sb_17.v[0]));
-                s_17 = (int)((unsigned)s_17 + (unsigned)(int)((unsigned)(int)ua_17.v[1] * (unsigned)(int)sb_17.v[1]));
-                s_17 = (int)((unsigned)s_17 + (unsigned)(int)((unsigned)(int)ua_17.v[2] * (unsigned)(int)sb_17.v[2]));
-                int s0_2 = (int)((unsigned)s_17 + (unsigned)(int)((unsigned)(int)ua_17.v[3] * (unsigned)(int)sb_17.v[3]));
-                unsigned a_18 = qa_3.v[1] & 252645135u;
-                unsigned b_18 = xa_2.v[1];
-                kf_u8x4 ua_18 = kf_bitcast<kf_u8x4>(a_18);
-                kf_i8x4 sb_18 = kf_bitcast<kf_i8x4>(b_18);
-                int s_18 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_18.v[0] * (unsigned)(int)sb_18.v[0]));
-                s_18 = (int)((unsigned)s_18 + (unsigned)(int)((unsigned)(int)ua_18.v[1] * (unsigned)(int)sb_18.v[1]));
-                s_18 = (int)((unsigned)s_18 + (unsigned)(int)((unsigned)(int)ua_18.v[2] * (unsigned)(int)sb_18.v[2]));
-                s0_2 = (int)((unsigned)s_18 + (unsigned)(int)((unsigned)(int)ua_18.v[3] * (unsigned)(int)sb_18.v[3]));
-                unsigned a_19 = qa_3.v[2] & 252645135u;
-                unsigned b_19 = xa_2.v[2];
-                kf_u8x4 ua_19 = kf_bitcast<kf_u8x4>(a_19);
-                kf_i8x4 sb_19 = kf_bitcast<kf_i8x4>(b_19);
-                int s_19 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_19.v[0] * (unsigned)(int)sb_19.v[0]));
-                s_19 = (int)((unsigned)s_19 + (unsigned)(int)((unsigned)(int)ua_19.v[1] * (unsigned)(int)sb_19.v[1]));
-                s_19 = (int)((unsigned)s_19 + (unsigned)(int)((unsigned)(int)ua_19.v[2] * (unsigned)(int)sb_19.v[2]));
-                s0_2 = (int)((unsigned)s_19 + (unsigned)(int)((unsigned)(int)ua_19.v[3] * (unsigned)(int)sb_19.v[3]));
-                unsigned a_20 = qa_3.v[3] & 252645135u;
-                unsigned b_20 = xa_2.v[3];
-                kf_u8x4 ua_20 = kf_bitcast<kf_u8x4>(a_20);
-                kf_i8x4 sb_20 = kf_bitcast<kf_i8x4>(b_20);
-                int s_20 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_20.v[0] * (unsigned)(int)sb_20.v[0]));
-                s_20 = (int)((unsigned)s_20 + (unsigned)(int)((unsigned)(int)ua_20.v[1] * (unsigned)(int)sb_20.v[1]));
-                s_20 = (int)((unsigned)s_20 + (unsigned)(int)((unsigned)(int)ua_20.v[2] * (unsigned)(int)sb_20.v[2]));
-                s0_2 = (int)((unsigned)s_20 + (unsigned)(int)((unsigned)(int)ua_20.v[3] * (unsigned)(int)sb_20.v[3]));
-                unsigned a_21 = qb_3.v[0] & 252645135u;
-                unsigned b_21 = xb_2.v[0];
-                kf_u8x4 ua_21 = kf_bitcast<kf_u8x4>(a_21);
-                kf_i8x4 sb_21 = kf_bitcast<kf_i8x4>(b_21);
-                int s_21 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_21.v[0] * (unsigned)(int)sb_21.v[0]));
-                s_21 = (int)((unsigned)s_21 + (unsigned)(int)((unsigned)(int)ua_21.v[1] * (unsigned)(int)sb_21.v[1]));
-                s_21 = (int)((unsigned)s_21 + (unsigned)(int)((unsigned)(int)ua_21.v[2] * (unsigned)(int)sb_21.v[2]));
-                s0_2 = (int)((unsigned)s_21 + (unsigned)(int)((unsigned)(int)ua_21.v[3] * (unsigned)(int)sb_21.v[3]));
-                unsigned a_22 = qb_3.v[1] & 252645135u;
-                unsigned b_22 = xb_2.v[1];
-                kf_u8x4 ua_22 = kf_bitcast<kf_u8x4>(a_22);
-                kf_i8x4 sb_22 = kf_bitcast<kf_i8x4>(b_22);
-                int s_22 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_22.v[0] * (unsigned)(int)sb_22.v[0]));
-                s_22 = (int)((unsigned)s_22 + (unsigned)(int)((unsigned)(int)ua_22.v[1] * (unsigned)(int)sb_22.v[1]));
-                s_22 = (int)((unsigned)s_22 + (unsigned)(int)((unsigned)(int)ua_22.v[2] * (unsigned)(int)sb_22.v[2]));
-                s0_2 = (int)((unsigned)s_22 + (unsigned)(int)((unsigned)(int)ua_22.v[3] * (unsigned)(int)sb_22.v[3]));
-                unsigned a_23 = qb_3.v[2] & 252645135u;
-                unsigned b_23 = xb_2.v[2];
-                kf_u8x4 ua_23 = kf_bitcast<kf_u8x4>(a_23);
-                kf_i8x4 sb_23 = kf_bitcast<kf_i8x4>(b_23);
-                int s_23 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_23.v[0] * (unsigned)(int)sb_23.v[0]));
-                s_23 = (int)((unsigned)s_23 + (unsigned)(int)((unsigned)(int)ua_23.v[1] * (unsigned)(int)sb_23.v[1]));
-                s_23 = (int)((unsigned)s_23 + (unsigned)(int)((unsigned)(int)ua_23.v[2] * (unsigned)(int)sb_23.v[2]));
-                s0_2 = (int)((unsigned)s_23 + (unsigned)(int)((unsigned)(int)ua_23.v[3] * (unsigned)(int)sb_23.v[3]));
-                unsigned a_24 = qb_3.v[3] & 252645135u;
-                unsigned b_24 = xb_2.v[3];
-                kf_u8x4 ua_24 = kf_bitcast<kf_u8x4>(a_24);
-                kf_i8x4 sb_24 = kf_bitcast<kf_i8x4>(b_24);
-                int s_24 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_24.v[0] * (unsigned)(int)sb_24.v[0]));
-                s_24 = (int)((unsigned)s_24 + (unsigned)(int)((unsigned)(int)ua_24.v[1] * (unsigned)(int)sb_24.v[1]));
-                s_24 = (int)((unsigned)s_24 + (unsigned)(int)((unsigned)(int)ua_24.v[2] * (unsigned)(int)sb_24.v[2]));
-                s0_2 = (int)((unsigned)s_24 + (unsigned)(int)((unsigned)(int)ua_24.v[3] * (unsigned)(int)sb_24.v[3]));
-                unsigned a_25 = kf_shr_u32(qa_3.v[0], 4u) & 252645135u;
-                unsigned b_25 = xc_2.v[0];
-                int c_4 = 0;
-                kf_u8x4 ua_25 = kf_bitcast<kf_u8x4>(a_25);
-                kf_i8x4 sb_25 = kf_bitcast<kf_i8x4>(b_25);
-                int s_25 = (int)((unsigned)c_4 + (unsigned)(int)((unsigned)(int)ua_25.v[0] * (unsigned)(int)sb_25.v[0]));
-                s_25 = (int)((unsigned)s_25 + (unsigned)(int)((unsigned)(int)ua_25.v[1] * (unsigned)(int)sb_25.v[1]));
-                s_25 = (int)((unsigned)s_25 + (unsigned)(int)((unsigned)(int)ua_25.v[2] * (unsigned)(int)sb_25.v[2]));
-                int s1_2 = (int)((unsigned)s_25 + (unsigned)(int)((unsigned)(int)ua_25.v[3] * (unsigned)(int)sb_25.v[3]));
-                unsigned a_26 = kf_shr_u32(qa_3.v[1], 4u) & 252645135u;
-                unsigned b_26 = xc_2.v[1];
-                kf_u8x4 ua_26 = kf_bitcast<kf_u8x4>(a_26);
-                kf_i8x4 sb_26 = kf_bitcast<kf_i8x4>(b_26);
-                int s_26 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_26.v[0] * (unsigned)(int)sb_26.v[0]));
-                s_26 = (int)((unsigned)s_26 + (unsigned)(int)((unsigned)(int)ua_26.v[1] * (unsigned)(int)sb_26.v[1]));
-                s_26 = (int)((unsigned)s_26 + (unsigned)(int)((unsigned)(int)ua_26.v[2] * (unsigned)(int)sb_26.v[2]));
-                s1_2 = (int)((unsigned)s_26 + (unsigned)(int)((unsigned)(int)ua_26.v[3] * (unsigned)(int)sb_26.v[3]));
-                unsigned a_27 = kf_shr_u32(qa_3.v[2], 4u) & 252645135u;
-                unsigned b_27 = xc_2.v[2];
-                kf_u8x4 ua_27 = kf_bitcast<kf_u8x4>(a_27);
-                kf_i8x4 sb_27 = kf_bitcast<kf_i8x4>(b_27);
-                int s_27 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_27.v[0] * (unsigned)(int)sb_27.v[0]));
-                s_27 = (int)((unsigned)s_27 + (unsigned)(int)((unsigned)(int)ua_27.v[1] * (unsigned)(int)sb_27.v[1]));
-                s_27 = (int)((unsigned)s_27 + (unsigned)(int)((unsigned)(int)ua_27.v[2] * (unsigned)(int)sb_27.v[2]));
-                s1_2 = (int)((unsigned)s_27 + (unsigned)(int)((unsigned)(int)ua_27.v[3] * (unsigned)(int)sb_27.v[3]));
-                unsigned a_28 = kf_shr_u32(qa_3.v[3], 4u) & 252645135u;
-                unsigned b_28 = xc_2.v[3];
-                kf_u8x4 ua_28 = kf_bitcast<kf_u8x4>(a_28);
-                kf_i8x4 sb_28 = kf_bitcast<kf_i8x4>(b_28);
-                int s_28 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_28.v[0] * (unsigned)(int)sb_28.v[0]));
-                s_28 = (int)((unsigned)s_28 + (unsigned)(int)((unsigned)(int)ua_28.v[1] * (unsigned)(int)sb_28.v[1]));
-                s_28 = (int)((unsigned)s_28 + (unsigned)(int)((unsigned)(int)ua_28.v[2] * (unsigned)(int)sb_28.v[2]));
-                s1_2 = (int)((unsigned)s_28 + (unsigned)(int)((unsigned)(int)ua_28.v[3] * (unsigned)(int)sb_28.v[3]));
-                unsigned a_29 = kf_shr_u32(qb_3.v[0], 4u) & 252645135u;
-                unsigned b_29 = xd_2.v[0];
-                kf_u8x4 ua_29 = kf_bitcast<kf_u8x4>(a_29);
-                kf_i8x4 sb_29 = kf_bitcast<kf_i8x4>(b_29);
-                int s_29 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_29.v[0] * (unsigned)(int)sb_29.v[0]));
-                s_29 = (int)((unsigned)s_29 + (unsigned)(int)((unsigned)(int)ua_29.v[1] * (unsigned)(int)sb_29.v[1]));
-                s_29 = (int)((unsigned)s_29 + (unsigned)(int)((unsigned)(int)ua_29.v[2] * (unsigned)(int)sb_29.v[2]));
-                s1_2 = (int)((unsigned)s_29 + (unsigned)(int)((unsigned)(int)ua_29.v[3] * (unsigned)(int)sb_29.v[3]));
-                unsigned a_30 = kf_shr_u32(qb_3.v[1], 4u) & 252645135u;
-                unsigned b_30 = xd_2.v[1];
-                kf_u8x4 ua_30 = kf_bitcast<kf_u8x4>(a_30);
-                kf_i8x4 sb_30 = kf_bitcast<kf_i8x4>(b_30);
-                int s_30 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_30.v[0] * (unsigned)(int)sb_30.v[0]));
-                s_30 = (int)((unsigned)s_30 + (unsigned)(int)((unsigned)(int)ua_30.v[1] * (unsigned)(int)sb_30.v[1]));
-                s_30 = (int)((unsigned)s_30 + (unsigned)(int)((unsigned)(int)ua_30.v[2] * (unsigned)(int)sb_30.v[2]));
-                s1_2 = (int)((unsigned)s_30 + (unsigned)(int)((unsigned)(int)ua_30.v[3] * (unsigned)(int)sb_30.v[3]));
-                unsigned a_31 = kf_shr_u32(qb_3.v[2], 4u) & 252645135u;
-                unsigned b_31 = xd_2.v[2];
-                kf_u8x4 ua_31 = kf_bitcast<kf_u8x4>(a_31);
-                kf_i8x4 sb_31 = kf_bitcast<kf_i8x4>(b_31);
-                int s_31 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_31.v[0] * (unsigned)(int)sb_31.v[0]));
-                s_31 = (int)((unsigned)s_31 + (unsigned)(int)((unsigned)(int)ua_31.v[1] * (unsigned)(int)sb_31.v[1]));
-                s_31 = (int)((unsigned)s_31 + (unsigned)(int)((unsigned)(int)ua_31.v[2] * (unsigned)(int)sb_31.v[2]));
-                s1_2 = (int)((unsigned)s_31 + (unsigned)(int)((unsigned)(int)ua_31.v[3] * (unsigned)(int)sb_31.v[3]));
-                unsigned a_32 = kf_shr_u32(qb_3.v[3], 4u) & 252645135u;
-                unsigned b_32 = xd_2.v[3];
-                kf_u8x4 ua_32 = kf_bitcast<kf_u8x4>(a_32);
-                kf_i8x4 sb_32 = kf_bitcast<kf_i8x4>(b_32);
-                int s_32 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_32.v[0] * (unsigned)(int)sb_32.v[0]));
-                s_32 = (int)((unsigned)s_32 + (unsigned)(int)((unsigned)(int)ua_32.v[1] * (unsigned)(int)sb_32.v[1]));
-                s_32 = (int)((unsigned)s_32 + (unsigned)(int)((unsigned)(int)ua_32.v[2] * (unsigned)(int)sb_32.v[2]));
-                s1_2 = (int)((unsigned)s_32 + (unsigned)(int)((unsigned)(int)ua_32.v[3] * (unsigned)(int)sb_32.v[3]));
-                bool mins_3 = false;
-                unsigned lo_3 = h_2.v[1] & 1061109567u;
-                unsigned hi_3 = (h_2.v[3] & 252645135u) | (kf_shr_u32(h_2.v[1], 2u) & 808464432u);
-                if (mins_3) {
-                    lo_3 = h_2.v[2] & 1061109567u;
-                    hi_3 = (kf_shr_u32(h_2.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2.v[2], 2u) & 808464432u);
+                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? lo_2_ : hi_2_), ((j_ & 1u) * 16u));
+                unsigned t791_ = h_.v[0];
+                kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t791_);
+                float t794_ = kf_f16_to_f32(ds_.v[2]);
+                int v_ = (int)((unsigned)s1_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_, 8u) & 255u));
+                float t806_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
+                float t808_ = kf_f16_to_f32(ds_.v[0]);
+                int v_2_ = (int)((unsigned)s0_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
+                float t_5_ = __fmaf_rn(t794_, t806_, __fmul_rn(t808_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
+                unsigned v_3_ = kf_shr_u32(mn_, 8u) & 255u;
+                float t829_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
+                float t831_ = kf_f16_to_f32(ds_.v[3]);
+                unsigned v_4_ = mn_ & 255u;
+                float u_ = __fmaf_rn(t829_, t831_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(ds_.v[1])));
+                acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_)));
+                kf_u32x4 h_2_ = hv_[1u];
+                kf_u32x4 qa_3_ = qa_[1u];
+                kf_u32x4 qb_3_ = qb_[1u];
+                kf_u32x4 xa_2_ = xv_[0u];
+                kf_u32x4 xb_2_ = xv_[1u];
+                kf_u32x4 xc_2_ = xv_[2u];
+                kf_u32x4 xd_2_ = xv_[3u];
+                unsigned a_17_ = qa_3_.v[0] & 252645135u;
+                unsigned b_17_ = xa_2_.v[0];
+                int c_3_ = 0;
+                kf_u8x4 ua_17_ = kf_bitcast<kf_u8x4>(a_17_);
+                kf_i8x4 sb_17_ = kf_bitcast<kf_i8x4>(b_17_);
+                int s_17_ = (int)((unsigned)c_3_ + (unsigned)(int)((unsigned)(int)ua_17_.v[0] * (unsigned)(int)sb_17_.v[0]));
+                s_17_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[1] * (unsigned)(int)sb_17_.v[1]));
+                s_17_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[2] * (unsigned)(int)sb_17_.v[2]));
+                int s0_2_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[3] * (unsigned)(int)sb_17_.v[3]));
+                unsigned a_18_ = qa_3_.v[1] & 252645135u;
+                unsigned b_18_ = xa_2_.v[1];
+                kf_u8x4 ua_18_ = kf_bitcast<kf_u8x4>(a_18_);
+                kf_i8x4 sb_18_ = kf_bitcast<kf_i8x4>(b_18_);
+                int s_18_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_18_.v[0] * (unsigned)(int)sb_18_.v[0]));
+                s_18_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[1] * (unsigned)(int)sb_18_.v[1]));
+                s_18_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[2] * (unsigned)(int)sb_18_.v[2]));
+                s0_2_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[3] * (unsigned)(int)sb_18_.v[3]));
+                unsigned a_19_ = qa_3_.v[2] & 252645135u;
+                unsigned b_19_ = xa_2_.v[2];
+                kf_u8x4 ua_19_ = kf_bitcast<kf_u8x4>(a_19_);
+                kf_i8x4 sb_19_ = kf_bitcast<kf_i8x4>(b_19_);
+                int s_19_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_19_.v[0] * (unsigned)(int)sb_19_.v[0]));
+                s_19_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[1] * (unsigned)(int)sb_19_.v[1]));
+                s_19_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[2] * (unsigned)(int)sb_19_.v[2]));
+                s0_2_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[3] * (unsigned)(int)sb_19_.v[3]));
+                unsigned a_20_ = qa_3_.v[3] & 252645135u;
+                unsigned b_20_ = xa_2_.v[3];
+                kf_u8x4 ua_20_ = kf_bitcast<kf_u8x4>(a_20_);
+                kf_i8x4 sb_20_ = kf_bitcast<kf_i8x4>(b_20_);
+                int s_20_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_20_.v[0] * (unsigned)(int)sb_20_.v[0]));
+                s_20_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[1] * (unsigned)(int)sb_20_.v[1]));
+                s_20_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[2] * (unsigned)(int)sb_20_.v[2]));
+                s0_2_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[3] * (unsigned)(int)sb_20_.v[3]));
+                unsigned a_21_ = qb_3_.v[0] & 252645135u;
+                unsigned b_21_ = xb_2_.v[0];
+                kf_u8x4 ua_21_ = kf_bitcast<kf_u8x4>(a_21_);
+                kf_i8x4 sb_21_ = kf_bitcast<kf_i8x4>(b_21_);
+                int s_21_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_21_.v[0] * (unsigned)(int)sb_21_.v[0]));
+                s_21_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[1] * (unsigned)(int)sb_21_.v[1]));
+                s_21_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[2] * (unsigned)(int)sb_21_.v[2]));
+                s0_2_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[3] * (unsigned)(int)sb_21_.v[3]));
+                unsigned a_22_ = qb_3_.v[1] & 252645135u;
+                unsigned b_22_ = xb_2_.v[1];
+                kf_u8x4 ua_22_ = kf_bitcast<kf_u8x4>(a_22_);
+                kf_i8x4 sb_22_ = kf_bitcast<kf_i8x4>(b_22_);
+                int s_22_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_22_.v[0] * (unsigned)(int)sb_22_.v[0]));
+                s_22_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[1] * (unsigned)(int)sb_22_.v[1]));
+                s_22_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[2] * (unsigned)(int)sb_22_.v[2]));
+                s0_2_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[3] * (unsigned)(int)sb_22_.v[3]));
+                unsigned a_23_ = qb_3_.v[2] & 252645135u;
+                unsigned b_23_ = xb_2_.v[2];
+                kf_u8x4 ua_23_ = kf_bitcast<kf_u8x4>(a_23_);
+                kf_i8x4 sb_23_ = kf_bitcast<kf_i8x4>(b_23_);
+                int s_23_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_23_.v[0] * (unsigned)(int)sb_23_.v[0]));
+                s_23_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[1] * (unsigned)(int)sb_23_.v[1]));
+                s_23_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[2] * (unsigned)(int)sb_23_.v[2]));
+                s0_2_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[3] * (unsigned)(int)sb_23_.v[3]));
+                unsigned a_24_ = qb_3_.v[3] & 252645135u;
+                unsigned b_24_ = xb_2_.v[3];
+                kf_u8x4 ua_24_ = kf_bitcast<kf_u8x4>(a_24_);
+                kf_i8x4 sb_24_ = kf_bitcast<kf_i8x4>(b_24_);
+                int s_24_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_24_.v[0] * (unsigned)(int)sb_24_.v[0]));
+                s_24_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[1] * (unsigned)(int)sb_24_.v[1]));
+                s_24_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[2] * (unsigned)(int)sb_24_.v[2]));
+                s0_2_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[3] * (unsigned)(int)sb_24_.v[3]));
+                unsigned a_25_ = kf_shr_u32(qa_3_.v[0], 4u) & 252645135u;
+                unsigned b_25_ = xc_2_.v[0];
+                int c_4_ = 0;
+                kf_u8x4 ua_25_ = kf_bitcast<kf_u8x4>(a_25_);
+                kf_i8x4 sb_25_ = kf_bitcast<kf_i8x4>(b_25_);
+                int s_25_ = (int)((unsigned)c_4_ + (unsigned)(int)((unsigned)(int)ua_25_.v[0] * (unsigned)(int)sb_25_.v[0]));
+                s_25_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[1] * (unsigned)(int)sb_25_.v[1]));
+                s_25_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[2] * (unsigned)(int)sb_25_.v[2]));
+                int s1_2_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[3] * (unsigned)(int)sb_25_.v[3]));
+                unsigned a_26_ = kf_shr_u32(qa_3_.v[1], 4u) & 252645135u;
+                unsigned b_26_ = xc_2_.v[1];
+                kf_u8x4 ua_26_ = kf_bitcast<kf_u8x4>(a_26_);
+                kf_i8x4 sb_26_ = kf_bitcast<kf_i8x4>(b_26_);
+                int s_26_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_26_.v[0] * (unsigned)(int)sb_26_.v[0]));
+                s_26_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[1] * (unsigned)(int)sb_26_.v[1]));
+                s_26_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[2] * (unsigned)(int)sb_26_.v[2]));
+                s1_2_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[3] * (unsigned)(int)sb_26_.v[3]));
+                unsigned a_27_ = kf_shr_u32(qa_3_.v[2], 4u) & 252645135u;
+                unsigned b_27_ = xc_2_.v[2];
+                kf_u8x4 ua_27_ = kf_bitcast<kf_u8x4>(a_27_);
+                kf_i8x4 sb_27_ = kf_bitcast<kf_i8x4>(b_27_);
+                int s_27_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_27_.v[0] * (unsigned)(int)sb_27_.v[0]));
+                s_27_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[1] * (unsigned)(int)sb_27_.v[1]));
+                s_27_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[2] * (unsigned)(int)sb_27_.v[2]));
+                s1_2_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[3] * (unsigned)(int)sb_27_.v[3]));
+                unsigned a_28_ = kf_shr_u32(qa_3_.v[3], 4u) & 252645135u;
+                unsigned b_28_ = xc_2_.v[3];
+                kf_u8x4 ua_28_ = kf_bitcast<kf_u8x4>(a_28_);
+                kf_i8x4 sb_28_ = kf_bitcast<kf_i8x4>(b_28_);
+                int s_28_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_28_.v[0] * (unsigned)(int)sb_28_.v[0]));
+                s_28_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[1] * (unsigned)(int)sb_28_.v[1]));
+                s_28_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[2] * (unsigned)(int)sb_28_.v[2]));
+                s1_2_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[3] * (unsigned)(int)sb_28_.v[3]));
+                unsigned a_29_ = kf_shr_u32(qb_3_.v[0], 4u) & 252645135u;
+                unsigned b_29_ = xd_2_.v[0];
+                kf_u8x4 ua_29_ = kf_bitcast<kf_u8x4>(a_29_);
+                kf_i8x4 sb_29_ = kf_bitcast<kf_i8x4>(b_29_);
+                int s_29_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_29_.v[0] * (unsigned)(int)sb_29_.v[0]));
+                s_29_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[1] * (unsigned)(int)sb_29_.v[1]));
+                s_29_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[2] * (unsigned)(int)sb_29_.v[2]));
+                s1_2_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[3] * (unsigned)(int)sb_29_.v[3]));
+                unsigned a_30_ = kf_shr_u32(qb_3_.v[1], 4u) & 252645135u;
+                unsigned b_30_ = xd_2_.v[1];
+                kf_u8x4 ua_30_ = kf_bitcast<kf_u8x4>(a_30_);
+                kf_i8x4 sb_30_ = kf_bitcast<kf_i8x4>(b_30_);
+                int s_30_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_30_.v[0] * (unsigned)(int)sb_30_.v[0]));
+                s_30_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[1] * (unsigned)(int)sb_30_.v[1]));
+                s_30_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[2] * (unsigned)(int)sb_30_.v[2]));
+                s1_2_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[3] * (unsigned)(int)sb_30_.v[3]));
+                unsigned a_31_ = kf_shr_u32(qb_3_.v[2], 4u) & 252645135u;
+                unsigned b_31_ = xd_2_.v[2];
+                kf_u8x4 ua_31_ = kf_bitcast<kf_u8x4>(a_31_);
+                kf_i8x4 sb_31_ = kf_bitcast<kf_i8x4>(b_31_);
+                int s_31_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_31_.v[0] * (unsigned)(int)sb_31_.v[0]));
+                s_31_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[1] * (unsigned)(int)sb_31_.v[1]));
+                s_31_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[2] * (unsigned)(int)sb_31_.v[2]));
+                s1_2_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[3] * (unsigned)(int)sb_31_.v[3]));
+                unsigned a_32_ = kf_shr_u32(qb_3_.v[3], 4u) & 252645135u;
+                unsigned b_32_ = xd_2_.v[3];
+                kf_u8x4 ua_32_ = kf_bitcast<kf_u8x4>(a_32_);
+                kf_i8x4 sb_32_ = kf_bitcast<kf_i8x4>(b_32_);
+                int s_32_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_32_.v[0] * (unsigned)(int)sb_32_.v[0]));
+                s_32_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[1] * (unsigned)(int)sb_32_.v[1]));
+                s_32_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[2] * (unsigned)(int)sb_32_.v[2]));
+                s1_2_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[3] * (unsigned)(int)sb_32_.v[3]));
+                bool mins_3_ = false;
+                unsigned lo_3_ = h_2_.v[1] & 1061109567u;
+                unsigned hi_3_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
+                if (mins_3_) {
+                    lo_3_ = h_2_.v[2] & 1061109567u;
+                    hi_3_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
                 }
-                unsigned sc_2 = kf_shr_u32(((j < 2u) ? lo_3 : hi_3), ((j & 1u) * 16u));
-                bool mins_4 = true;
-                unsigned lo_4 = h_2.v[1] & 1061109567u;
-                unsigned hi_4 = (h_2.v[3] & 252645135u) | (kf_shr_u32(h_2.v[1], 2u) & 808464432u);
-                if (mins_4) {
-                    lo_4 = h_2.v[2] & 1061109567u;
-                    hi_4 = (kf_shr_u32(h_2.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2.v[2], 2u) & 808464432u);
+                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? lo_3_ : hi_3_), ((j_ & 1u) * 16u));
+                bool mins_4_ = true;
+                unsigned lo_4_ = h_2_.v[1] & 1061109567u;
+                unsigned hi_4_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
+                if (mins_4_) {
+                    lo_4_ = h_2_.v[2] & 1061109567u;
+                    hi_4_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
                 }
-                unsigned mn_2 = kf_shr_u32(((j < 2u) ? lo_4 : hi_4), ((j & 1u) * 16u));
-                unsigned t1458 = h_2.v[0];
-                kf_f16x2 dm_2 = kf_bitcast<kf_f16x2>(t1458);
-                float t1461 = kf_f16_to_f32(ds.v[2]);
-                int v_5 = (int)((unsigned)s1_2 * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_2, 8u) & 255u));
-                float t1473 = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5) + 1262485504u), 12582912.0f);
-                float t1475 = kf_f16_to_f32(ds.v[0]);
-                int v_6 = (int)((unsigned)s0_2 * (unsigned)kf_bitcast<int>(sc_2 & 255u));
-                float t_6 = __fmaf_rn(t1461, t1473, __fmul_rn(t1475, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6) + 1262485504u), 12582912.0f)));
-                unsigned v_7 = kf_shr_u32(mn_2, 8u) & 255u;
-                float t1496 = __fsub_rn(kf_bitcast<float>(v_7 | 1258291200u), 8388608.0f);
-                float t1498 = kf_f16_to_f32(ds.v[3]);
-                unsigned v_8 = mn_2 & 255u;
-                float u_2 = __fmaf_rn(t1496, t1498, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8 | 1258291200u), 8388608.0f), kf_f16_to_f32(ds.v[1])));
-                acc[1u] = __fadd_rn(acc[1u], __fmaf_rn(kf_f16_to_f32(dm_2.v[0]), t_6, __fmul_rn(-kf_f16_to_f32(dm_2.v[1]), u_2)));
+                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? lo_4_ : hi_4_), ((j_ & 1u) * 16u));
+                unsigned t1458_ = h_2_.v[0];
+                kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t1458_);
+                float t1461_ = kf_f16_to_f32(ds_.v[2]);
+                int v_5_ = (int)((unsigned)s1_2_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_2_, 8u) & 255u));
+                float t1473_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
+                float t1475_ = kf_f16_to_f32(ds_.v[0]);
+                int v_6_ = (int)((unsigned)s0_2_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
+                float t_6_ = __fmaf_rn(t1461_, t1473_, __fmul_rn(t1475_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
+                unsigned v_7_ = kf_shr_u32(mn_2_, 8u) & 255u;
+                float t1496_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
+                float t1498_ = kf_f16_to_f32(ds_.v[3]);
+                unsigned v_8_ = mn_2_ & 255u;
+                float u_2_ = __fmaf_rn(t1496_, t1498_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(ds_.v[1])));
+                acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_)));
             }
         }
-        float v_9 = acc[0u];
-        unsigned n = 8u;
-        float s_33 = v_9;
-        if (1u < n) {
-            s_33 = __fadd_rn(s_33, kf_shfl_xor(s_33, 1u, kf_wn));
+        float v_9_ = acc_[0u];
+        unsigned n_ = 8u;
+        float s_33_ = v_9_;
+        if (1u < n_) {
+            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 1u, kf_wn));
         }
-        if (2u < n) {
-            s_33 = __fadd_rn(s_33, kf_shfl_xor(s_33, 2u, kf_wn));
+        if (2u < n_) {
+            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 2u, kf_wn));
         }
-        if (4u < n) {
-            s_33 = __fadd_rn(s_33, kf_shfl_xor(s_33, 4u, kf_wn));
+        if (4u < n_) {
+            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 4u, kf_wn));
         }
-        if (8u < n) {
-            s_33 = __fadd_rn(s_33, kf_shfl_xor(s_33, 8u, kf_wn));
+        if (8u < n_) {
+            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 8u, kf_wn));
         }
-        if (16u < n) {
-            s_33 = __fadd_rn(s_33, kf_shfl_xor(s_33, 16u, kf_wn));
+        if (16u < n_) {
+            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 16u, kf_wn));
         }
-        float s_34 = s_33;
-        unsigned rr = (row0 + 0u) + r;
-        bool t1561 = (lane & 7u) == 0u;
-        bool t1562 = t1561;
-        if (t1561) {
-            t1562 = rr < m;
+        float s_34_ = s_33_;
+        unsigned rr_ = (row0_ + 0u) + r_;
+        bool t1561_ = (lane_ & 7u) == 0u;
+        bool t1562_ = t1561_;
+        if (t1561_) {
+            t1562_ = rr_ < m_;
         }
-        if (t1562) {
-            if (ymode == 0u) {
-                yf[rr] = s_34;
-            } else if (ymode == 1u) {
-                y[rr] = kf_f16_from_f32(s_34);
+        if (t1562_) {
+            if (ymode_ == 0u) {
+                yf_[rr_] = s_34_;
+            } else if (ymode_ == 1u) {
+                y_[rr_] = kf_f16_from_f32(s_34_);
             } else {
-                y[rr] = kf_f16_from_f32(__fadd_rn(s_34, kf_f16_to_f32(y[rr])));
+                y_[rr_] = kf_f16_from_f32(__fadd_rn(s_34_, kf_f16_to_f32(y_[rr_])));
             }
         }
-        float v_10 = acc[1u];
-        unsigned n_2 = 8u;
-        float s_35 = v_10;
-        if (1u < n_2) {
-            s_35 = __fadd_rn(s_35, kf_shfl_xor(s_35, 1u, kf_wn));
+        float v_10_ = acc_[1u];
+        unsigned n_2_ = 8u;
+        float s_35_ = v_10_;
+        if (1u < n_2_) {
+            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 1u, kf_wn));
         }
-        if (2u < n_2) {
-            s_35 = __fadd_rn(s_35, kf_shfl_xor(s_35, 2u, kf_wn));
+        if (2u < n_2_) {
+            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 2u, kf_wn));
         }
-        if (4u < n_2) {
-            s_35 = __fadd_rn(s_35, kf_shfl_xor(s_35, 4u, kf_wn));
+        if (4u < n_2_) {
+            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 4u, kf_wn));
         }
-        if (8u < n_2) {
-            s_35 = __fadd_rn(s_35, kf_shfl_xor(s_35, 8u, kf_wn));
+        if (8u < n_2_) {
+            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 8u, kf_wn));
         }
-        if (16u < n_2) {
-            s_35 = __fadd_rn(s_35, kf_shfl_xor(s_35, 16u, kf_wn));
+        if (16u < n_2_) {
+            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 16u, kf_wn));
         }
-        float s_36 = s_35;
-        unsigned rr_2 = (row0 + 4u) + r;
-        bool t1614 = (lane & 7u) == 0u;
-        bool t1615 = t1614;
-        if (t1614) {
-            t1615 = rr_2 < m;
+        float s_36_ = s_35_;
+        unsigned rr_2_ = (row0_ + 4u) + r_;
+        bool t1614_ = (lane_ & 7u) == 0u;
+        bool t1615_ = t1614_;
+        if (t1614_) {
+            t1615_ = rr_2_ < m_;
         }
-        if (t1615) {
-            if (ymode == 0u) {
-                yf[rr_2] = s_36;
-            } else if (ymode == 1u) {
-                y[rr_2] = kf_f16_from_f32(s_36);
+        if (t1615_) {
+            if (ymode_ == 0u) {
+                yf_[rr_2_] = s_36_;
+            } else if (ymode_ == 1u) {
+                y_[rr_2_] = kf_f16_from_f32(s_36_);
             } else {
-                y[rr_2] = kf_f16_from_f32(__fadd_rn(s_36, kf_f16_to_f32(y[rr_2])));
+                y_[rr_2_] = kf_f16_from_f32(__fadd_rn(s_36_, kf_f16_to_f32(y_[rr_2_])));
             }
         }
         break;
@@ -2493,517 +2508,517 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w, const signed char* __restri
 
 /* kernel q4k_q8_gemv_f16_acc (q4k.kf:430) */
 extern "C" __global__ void __launch_bounds__(128)
-q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w, const signed char* __restrict__ xq, const kf_f16x2* __restrict__ xds, kf_f16* __restrict__ y, unsigned m, unsigned k)
+q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row[2];
-    float acc[2];
-    kf_u32x4 xv[4];
-    kf_u32x4 hv[2];
-    kf_u32x4 qa[2];
-    kf_u32x4 qb[2];
+    unsigned row_[2];
+    float acc_[2];
+    kf_u32x4 xv_[4];
+    kf_u32x4 hv_[2];
+    kf_u32x4 qa_[2];
+    kf_u32x4 qb_[2];
     const unsigned kf_wn = kf_warp_lanes();
-    const kf_u32x4* wq = (const kf_u32x4*)w;
-    const kf_u32x4* xq_2 = (const kf_u32x4*)xq;
-    const kf_f16x4* xds_2 = (const kf_f16x4*)xds;
-    float* yf = (float*)y;
-    unsigned ymode = 2u;
+    const kf_u32x4* wq_ = (const kf_u32x4*)w_;
+    const kf_u32x4* xq_2_ = (const kf_u32x4*)xq_;
+    const kf_f16x4* xds_2_ = (const kf_f16x4*)xds_;
+    float* yf_ = (float*)y_;
+    unsigned ymode_ = 2u;
     for (;;) {
-        unsigned lane = kf_lane_id();
-        unsigned r = kf_shr_u32(lane, 3u);
-        unsigned bl = kf_shr_u32(lane, 2u) & 1u;
-        unsigned j = lane & 3u;
-        unsigned nbk = kf_shr_u32(k, 8u);
-        unsigned row0 = (((blockIdx.x * 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u)) * 2u) * 4u;
-        if (row0 >= m) {
+        unsigned lane_ = kf_lane_id();
+        unsigned r_ = kf_shr_u32(lane_, 3u);
+        unsigned bl_ = kf_shr_u32(lane_, 2u) & 1u;
+        unsigned j_ = lane_ & 3u;
+        unsigned nbk_ = kf_shr_u32(k_, 8u);
+        unsigned row0_ = (((blockIdx.x * 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u)) * 2u) * 4u;
+        if (row0_ >= m_) {
             break;
         }
-        row[0u] = min(((row0 + 0u) + r), (m - 1u));
-        acc[0u] = 0.0f;
-        row[1u] = min(((row0 + 4u) + r), (m - 1u));
-        acc[1u] = 0.0f;
-        for (unsigned kb0 = 0u; kb0 < nbk; kb0 = kb0 + 2u) {
-            unsigned kb = kb0 + bl;
-            bool valid = kb < nbk;
-            kf_f16x4 t69 = kf_f16x4{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x4 ds = t69;
-            kf_u32x4 t72 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 th = t72;
-            kf_u32x4 t75 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 ta = t75;
-            kf_u32x4 t78 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 tb = t78;
-            if (valid) {
-                unsigned blk = ((row[0u] * nbk) + kb) * 9u;
-                kf_u32x4 t86 = wq[blk];
-                th = t86;
-                unsigned t91 = (blk + 1u) + (2u * j);
-                kf_u32x4 t92 = wq[t91];
-                ta = t92;
-                unsigned t97 = (blk + 2u) + (2u * j);
-                kf_u32x4 t98 = wq[t97];
-                tb = t98;
+        row_[0u] = min(((row0_ + 0u) + r_), (m_ - 1u));
+        acc_[0u] = 0.0f;
+        row_[1u] = min(((row0_ + 4u) + r_), (m_ - 1u));
+        acc_[1u] = 0.0f;
+        for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 2u) {
+            unsigned kb_ = kb0_ + bl_;
+            bool valid_ = kb_ < nbk_;
+            kf_f16x4 t69_ = kf_f16x4{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x4 ds_ = t69_;
+            kf_u32x4 t72_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 th_ = t72_;
+            kf_u32x4 t75_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 ta_ = t75_;
+            kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 tb_ = t78_;
+            if (valid_) {
+                unsigned blk_ = ((row_[0u] * nbk_) + kb_) * 9u;
+                kf_u32x4 t86_ = wq_[blk_];
+                th_ = t86_;
+                unsigned t91_ = (blk_ + 1u) + (2u * j_);
+                kf_u32x4 t92_ = wq_[t91_];
+                ta_ = t92_;
+                unsigned t97_ = (blk_ + 2u) + (2u * j_);
+                kf_u32x4 t98_ = wq_[t97_];
+                tb_ = t98_;
             }
-            hv[0u] = th;
-            qa[0u] = ta;
-            qb[0u] = tb;
-            kf_u32x4 t103 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 th_2 = t103;
-            kf_u32x4 t106 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 ta_2 = t106;
-            kf_u32x4 t109 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 tb_2 = t109;
-            if (valid) {
-                unsigned blk_2 = ((row[1u] * nbk) + kb) * 9u;
-                kf_u32x4 t117 = wq[blk_2];
-                th_2 = t117;
-                unsigned t122 = (blk_2 + 1u) + (2u * j);
-                kf_u32x4 t123 = wq[t122];
-                ta_2 = t123;
-                unsigned t128 = (blk_2 + 2u) + (2u * j);
-                kf_u32x4 t129 = wq[t128];
-                tb_2 = t129;
+            hv_[0u] = th_;
+            qa_[0u] = ta_;
+            qb_[0u] = tb_;
+            kf_u32x4 t103_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 th_2_ = t103_;
+            kf_u32x4 t106_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 ta_2_ = t106_;
+            kf_u32x4 t109_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 tb_2_ = t109_;
+            if (valid_) {
+                unsigned blk_2_ = ((row_[1u] * nbk_) + kb_) * 9u;
+                kf_u32x4 t117_ = wq_[blk_2_];
+                th_2_ = t117_;
+                unsigned t122_ = (blk_2_ + 1u) + (2u * j_);
+                kf_u32x4 t123_ = wq_[t122_];
+                ta_2_ = t123_;
+                unsigned t128_ = (blk_2_ + 2u) + (2u * j_);
+                kf_u32x4 t129_ = wq_[t128_];
+                tb_2_ = t129_;
             }
-            hv[1u] = th_2;
-            qa[1u] = ta_2;
-            qb[1u] = tb_2;
-            kf_u32x4 t134 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t = t134;
-            if (valid) {
-                unsigned t142 = ((kb * 16u) + (j * 4u)) + 0u;
-                kf_u32x4 t143 = xq_2[t142];
-                t = t143;
+            hv_[1u] = th_2_;
+            qa_[1u] = ta_2_;
+            qb_[1u] = tb_2_;
+            kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_ = t134_;
+            if (valid_) {
+                unsigned t142_ = ((kb_ * 16u) + (j_ * 4u)) + 0u;
+                kf_u32x4 t143_ = xq_2_[t142_];
+                t_ = t143_;
             }
-            xv[0u] = t;
-            kf_u32x4 t146 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_2 = t146;
-            if (valid) {
-                unsigned t154 = ((kb * 16u) + (j * 4u)) + 1u;
-                kf_u32x4 t155 = xq_2[t154];
-                t_2 = t155;
+            xv_[0u] = t_;
+            kf_u32x4 t146_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_2_ = t146_;
+            if (valid_) {
+                unsigned t154_ = ((kb_ * 16u) + (j_ * 4u)) + 1u;
+                kf_u32x4 t155_ = xq_2_[t154_];
+                t_2_ = t155_;
             }
-            xv[1u] = t_2;
-            kf_u32x4 t158 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_3 = t158;
-            if (valid) {
-                unsigned t166 = ((kb * 16u) + (j * 4u)) + 2u;
-                kf_u32x4 t167 = xq_2[t166];
-                t_3 = t167;
+            xv_[1u] = t_2_;
+            kf_u32x4 t158_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_3_ = t158_;
+            if (valid_) {
+                unsigned t166_ = ((kb_ * 16u) + (j_ * 4u)) + 2u;
+                kf_u32x4 t167_ = xq_2_[t166_];
+                t_3_ = t167_;
             }
-            xv[2u] = t_3;
-            kf_u32x4 t170 = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_4 = t170;
-            if (valid) {
-                unsigned t178 = ((kb * 16u) + (j * 4u)) + 3u;
-                kf_u32x4 t179 = xq_2[t178];
-                t_4 = t179;
+            xv_[2u] = t_3_;
+            kf_u32x4 t170_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_4_ = t170_;
+            if (valid_) {
+                unsigned t178_ = ((kb_ * 16u) + (j_ * 4u)) + 3u;
+                kf_u32x4 t179_ = xq_2_[t178_];
+                t_4_ = t179_;
             }
-            xv[3u] = t_4;
-            if (valid) {
-                unsigned t183 = (kb * 4u) + j;
-                kf_f16x4 t184 = xds_2[t183];
-                ds = t184;
-                kf_u32x4 h = hv[0u];
-                kf_u32x4 qa_2 = qa[0u];
-                kf_u32x4 qb_2 = qb[0u];
-                kf_u32x4 xa = xv[0u];
-                kf_u32x4 xb = xv[1u];
-                kf_u32x4 xc = xv[2u];
-                kf_u32x4 xd = xv[3u];
-                unsigned a = qa_2.v[0] & 252645135u;
-                unsigned b = xa.v[0];
-                int c = 0;
-                kf_u8x4 ua = kf_bitcast<kf_u8x4>(a);
-                kf_i8x4 sb = kf_bitcast<kf_i8x4>(b);
-                int s = (int)((unsigned)c + (unsigned)(int)((unsigned)(int)ua.v[0] * (unsigned)(int)sb.v[0]));
-                s = (int)((unsigned)s + (unsigned)(int)((unsigned)(int)ua.v[1] * (unsigned)(int)sb.v[1]));
-                s = (int)((unsigned)s + (unsigned)(int)((unsigned)(int)ua.v[2] * (unsigned)(int)sb.v[2]));
-                int s0 = (int)((unsigned)s + (unsigned)(int)((unsigned)(int)ua.v[3] * (unsigned)(int)sb.v[3]));
-                unsigned a_2 = qa_2.v[1] & 252645135u;
-                unsigned b_2 = xa.v[1];
-                kf_u8x4 ua_2 = kf_bitcast<kf_u8x4>(a_2);
-                kf_i8x4 sb_2 = kf_bitcast<kf_i8x4>(b_2);
-                int s_2 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_2.v[0] * (unsigned)(int)sb_2.v[0]));
-                s_2 = (int)((unsigned)s_2 + (unsigned)(int)((unsigned)(int)ua_2.v[1] * (unsigned)(int)sb_2.v[1]));
-                s_2 = (int)((unsigned)s_2 + (unsigned)(int)((unsigned)(int)ua_2.v[2] * (unsigned)(int)sb_2.v[2]));
-                s0 = (int)((unsigned)s_2 + (unsigned)(int)((unsigned)(int)ua_2.v[3] * (unsigned)(int)sb_2.v[3]));
-                unsigned a_3 = qa_2.v[2] & 252645135u;
-                unsigned b_3 = xa.v[2];
-                kf_u8x4 ua_3 = kf_bitcast<kf_u8x4>(a_3);
-                kf_i8x4 sb_3 = kf_bitcast<kf_i8x4>(b_3);
-                int s_3 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_3.v[0] * (unsigned)(int)sb_3.v[0]));
-                s_3 = (int)((unsigned)s_3 + (unsigned)(int)((unsigned)(int)ua_3.v[1] * (unsigned)(int)sb_3.v[1]));
-                s_3 = (int)((unsigned)s_3 + (unsigned)(int)((unsigned)(int)ua_3.v[2] * (unsigned)(int)sb_3.v[2]));
-                s0 = (int)((unsigned)s_3 + (unsigned)(int)((unsigned)(int)ua_3.v[3] * (unsigned)(int)sb_3.v[3]));
-                unsigned a_4 = qa_2.v[3] & 252645135u;
-                unsigned b_4 = xa.v[3];
-                kf_u8x4 ua_4 = kf_bitcast<kf_u8x4>(a_4);
-                kf_i8x4 sb_4 = kf_bitcast<kf_i8x4>(b_4);
-                int s_4 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_4.v[0] * (unsigned)(int)sb_4.v[0]));
-                s_4 = (int)((unsigned)s_4 + (unsigned)(int)((unsigned)(int)ua_4.v[1] * (unsigned)(int)sb_4.v[1]));
-                s_4 = (int)((unsigned)s_4 + (unsigned)(int)((unsigned)(int)ua_4.v[2] * (unsigned)(int)sb_4.v[2]));
-                s0 = (int)((unsigned)s_4 + (unsigned)(int)((unsigned)(int)ua_4.v[3] * (unsigned)(int)sb_4.v[3]));
-                unsigned a_5 = qb_2.v[0] & 252645135u;
-                unsigned b_5 = xb.v[0];
-                kf_u8x4 ua_5 = kf_bitcast<kf_u8x4>(a_5);
-                kf_i8x4 sb_5 = kf_bitcast<kf_i8x4>(b_5);
-                int s_5 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_5.v[0] * (unsigned)(int)sb_5.v[0]));
-                s_5 = (int)((unsigned)s_5 + (unsigned)(int)((unsigned)(int)ua_5.v[1] * (unsigned)(int)sb_5.v[1]));
-                s_5 = (int)((unsigned)s_5 + (unsigned)(int)((unsigned)(int)ua_5.v[2] * (unsigned)(int)sb_5.v[2]));
-                s0 = (int)((unsigned)s_5 + (unsigned)(int)((unsigned)(int)ua_5.v[3] * (unsigned)(int)sb_5.v[3]));
-                unsigned a_6 = qb_2.v[1] & 252645135u;
-                unsigned b_6 = xb.v[1];
-                kf_u8x4 ua_6 = kf_bitcast<kf_u8x4>(a_6);
-                kf_i8x4 sb_6 = kf_bitcast<kf_i8x4>(b_6);
-                int s_6 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_6.v[0] * (unsigned)(int)sb_6.v[0]));
-                s_6 = (int)((unsigned)s_6 + (unsigned)(int)((unsigned)(int)ua_6.v[1] * (unsigned)(int)sb_6.v[1]));
-                s_6 = (int)((unsigned)s_6 + (unsigned)(int)((unsigned)(int)ua_6.v[2] * (unsigned)(int)sb_6.v[2]));
-                s0 = (int)((unsigned)s_6 + (unsigned)(int)((unsigned)(int)ua_6.v[3] * (unsigned)(int)sb_6.v[3]));
-                unsigned a_7 = qb_2.v[2] & 252645135u;
-                unsigned b_7 = xb.v[2];
-                kf_u8x4 ua_7 = kf_bitcast<kf_u8x4>(a_7);
-                kf_i8x4 sb_7 = kf_bitcast<kf_i8x4>(b_7);
-                int s_7 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_7.v[0] * (unsigned)(int)sb_7.v[0]));
-                s_7 = (int)((unsigned)s_7 + (unsigned)(int)((unsigned)(int)ua_7.v[1] * (unsigned)(int)sb_7.v[1]));
-                s_7 = (int)((unsigned)s_7 + (unsigned)(int)((unsigned)(int)ua_7.v[2] * (unsigned)(int)sb_7.v[2]));
-                s0 = (int)((unsigned)s_7 + (unsigned)(int)((unsigned)(int)ua_7.v[3] * (unsigned)(int)sb_7.v[3]));
-                unsigned a_8 = qb_2.v[3] & 252645135u;
-                unsigned b_8 = xb.v[3];
-                kf_u8x4 ua_8 = kf_bitcast<kf_u8x4>(a_8);
-                kf_i8x4 sb_8 = kf_bitcast<kf_i8x4>(b_8);
-                int s_8 = (int)((unsigned)s0 + (unsigned)(int)((unsigned)(int)ua_8.v[0] * (unsigned)(int)sb_8.v[0]));
-                s_8 = (int)((unsigned)s_8 + (unsigned)(int)((unsigned)(int)ua_8.v[1] * (unsigned)(int)sb_8.v[1]));
-                s_8 = (int)((unsigned)s_8 + (unsigned)(int)((unsigned)(int)ua_8.v[2] * (unsigned)(int)sb_8.v[2]));
-                s0 = (int)((unsigned)s_8 + (unsigned)(int)((unsigned)(int)ua_8.v[3] * (unsigned)(int)sb_8.v[3]));
-                unsigned a_9 = kf_shr_u32(qa_2.v[0], 4u) & 252645135u;
-                unsigned b_9 = xc.v[0];
-                int c_2 = 0;
-                kf_u8x4 ua_9 = kf_bitcast<kf_u8x4>(a_9);
-                kf_i8x4 sb_9 = kf_bitcast<kf_i8x4>(b_9);
-                int s_9 = (int)((unsigned)c_2 + (unsigned)(int)((unsigned)(int)ua_9.v[0] * (unsigned)(int)sb_9.v[0]));
-                s_9 = (int)((unsigned)s_9 + (unsigned)(int)((unsigned)(int)ua_9.v[1] * (unsigned)(int)sb_9.v[1]));
-                s_9 = (int)((unsigned)s_9 + (unsigned)(int)((unsigned)(int)ua_9.v[2] * (unsigned)(int)sb_9.v[2]));
-                int s1 = (int)((unsigned)s_9 + (unsigned)(int)((unsigned)(int)ua_9.v[3] * (unsigned)(int)sb_9.v[3]));
-                unsigned a_10 = kf_shr_u32(qa_2.v[1], 4u) & 252645135u;
-                unsigned b_10 = xc.v[1];
-                kf_u8x4 ua_10 = kf_bitcast<kf_u8x4>(a_10);
-                kf_i8x4 sb_10 = kf_bitcast<kf_i8x4>(b_10);
-                int s_10 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_10.v[0] * (unsigned)(int)sb_10.v[0]));
-                s_10 = (int)((unsigned)s_10 + (unsigned)(int)((unsigned)(int)ua_10.v[1] * (unsigned)(int)sb_10.v[1]));
-                s_10 = (int)((unsigned)s_10 + (unsigned)(int)((unsigned)(int)ua_10.v[2] * (unsigned)(int)sb_10.v[2]));
-                s1 = (int)((unsigned)s_10 + (unsigned)(int)((unsigned)(int)ua_10.v[3] * (unsigned)(int)sb_10.v[3]));
-                unsigned a_11 = kf_shr_u32(qa_2.v[2], 4u) & 252645135u;
-                unsigned b_11 = xc.v[2];
-                kf_u8x4 ua_11 = kf_bitcast<kf_u8x4>(a_11);
-                kf_i8x4 sb_11 = kf_bitcast<kf_i8x4>(b_11);
-                int s_11 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_11.v[0] * (unsigned)(int)sb_11.v[0]));
-                s_11 = (int)((unsigned)s_11 + (unsigned)(int)((unsigned)(int)ua_11.v[1] * (unsigned)(int)sb_11.v[1]));
-                s_11 = (int)((unsigned)s_11 + (unsigned)(int)((unsigned)(int)ua_11.v[2] * (unsigned)(int)sb_11.v[2]));
-                s1 = (int)((unsigned)s_11 + (unsigned)(int)((unsigned)(int)ua_11.v[3] * (unsigned)(int)sb_11.v[3]));
-                unsigned a_12 = kf_shr_u32(qa_2.v[3], 4u) & 252645135u;
-                unsigned b_12 = xc.v[3];
-                kf_u8x4 ua_12 = kf_bitcast<kf_u8x4>(a_12);
-                kf_i8x4 sb_12 = kf_bitcast<kf_i8x4>(b_12);
-                int s_12 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_12.v[0] * (unsigned)(int)sb_12.v[0]));
-                s_12 = (int)((unsigned)s_12 + (unsigned)(int)((unsigned)(int)ua_12.v[1] * (unsigned)(int)sb_12.v[1]));
-                s_12 = (int)((unsigned)s_12 + (unsigned)(int)((unsigned)(int)ua_12.v[2] * (unsigned)(int)sb_12.v[2]));
-                s1 = (int)((unsigned)s_12 + (unsigned)(int)((unsigned)(int)ua_12.v[3] * (unsigned)(int)sb_12.v[3]));
-                unsigned a_13 = kf_shr_u32(qb_2.v[0], 4u) & 252645135u;
-                unsigned b_13 = xd.v[0];
-                kf_u8x4 ua_13 = kf_bitcast<kf_u8x4>(a_13);
-                kf_i8x4 sb_13 = kf_bitcast<kf_i8x4>(b_13);
-                int s_13 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_13.v[0] * (unsigned)(int)sb_13.v[0]));
-                s_13 = (int)((unsigned)s_13 + (unsigned)(int)((unsigned)(int)ua_13.v[1] * (unsigned)(int)sb_13.v[1]));
-                s_13 = (int)((unsigned)s_13 + (unsigned)(int)((unsigned)(int)ua_13.v[2] * (unsigned)(int)sb_13.v[2]));
-                s1 = (int)((unsigned)s_13 + (unsigned)(int)((unsigned)(int)ua_13.v[3] * (unsigned)(int)sb_13.v[3]));
-                unsigned a_14 = kf_shr_u32(qb_2.v[1], 4u) & 252645135u;
-                unsigned b_14 = xd.v[1];
-                kf_u8x4 ua_14 = kf_bitcast<kf_u8x4>(a_14);
-                kf_i8x4 sb_14 = kf_bitcast<kf_i8x4>(b_14);
-                int s_14 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_14.v[0] * (unsigned)(int)sb_14.v[0]));
-                s_14 = (int)((unsigned)s_14 + (unsigned)(int)((unsigned)(int)ua_14.v[1] * (unsigned)(int)sb_14.v[1]));
-                s_14 = (int)((unsigned)s_14 + (unsigned)(int)((unsigned)(int)ua_14.v[2] * (unsigned)(int)sb_14.v[2]));
-                s1 = (int)((unsigned)s_14 + (unsigned)(int)((unsigned)(int)ua_14.v[3] * (unsigned)(int)sb_14.v[3]));
-                unsigned a_15 = kf_shr_u32(qb_2.v[2], 4u) & 252645135u;
-                unsigned b_15 = xd.v[2];
-                kf_u8x4 ua_15 = kf_bitcast<kf_u8x4>(a_15);
-                kf_i8x4 sb_15 = kf_bitcast<kf_i8x4>(b_15);
-                int s_15 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_15.v[0] * (unsigned)(int)sb_15.v[0]));
-                s_15 = (int)((unsigned)s_15 + (unsigned)(int)((unsigned)(int)ua_15.v[1] * (unsigned)(int)sb_15.v[1]));
-                s_15 = (int)((unsigned)s_15 + (unsigned)(int)((unsigned)(int)ua_15.v[2] * (unsigned)(int)sb_15.v[2]));
-                s1 = (int)((unsigned)s_15 + (unsigned)(int)((unsigned)(int)ua_15.v[3] * (unsigned)(int)sb_15.v[3]));
-                unsigned a_16 = kf_shr_u32(qb_2.v[3], 4u) & 252645135u;
-                unsigned b_16 = xd.v[3];
-                kf_u8x4 ua_16 = kf_bitcast<kf_u8x4>(a_16);
-                kf_i8x4 sb_16 = kf_bitcast<kf_i8x4>(b_16);
-                int s_16 = (int)((unsigned)s1 + (unsigned)(int)((unsigned)(int)ua_16.v[0] * (unsigned)(int)sb_16.v[0]));
-                s_16 = (int)((unsigned)s_16 + (unsigned)(int)((unsigned)(int)ua_16.v[1] * (unsigned)(int)sb_16.v[1]));
-                s_16 = (int)((unsigned)s_16 + (unsigned)(int)((unsigned)(int)ua_16.v[2] * (unsigned)(int)sb_16.v[2]));
-                s1 = (int)((unsigned)s_16 + (unsigned)(int)((unsigned)(int)ua_16.v[3] * (unsigned)(int)sb_16.v[3]));
-                bool mins = false;
-                unsigned lo = h.v[1] & 1061109567u;
-                unsigned hi = (h.v[3] & 252645135u) | (kf_shr_u32(h.v[1], 2u) & 808464432u);
-                if (mins) {
-                    lo = h.v[2] & 1061109567u;
-                    hi = (kf_shr_u32(h.v[3], 4u) & 252645135u) | (kf_shr_u32(h.v[2], 2u) & 808464432u);
+            xv_[3u] = t_4_;
+            if (valid_) {
+                unsigned t183_ = (kb_ * 4u) + j_;
+                kf_f16x4 t184_ = xds_2_[t183_];
+                ds_ = t184_;
+                kf_u32x4 h_ = hv_[0u];
+                kf_u32x4 qa_2_ = qa_[0u];
+                kf_u32x4 qb_2_ = qb_[0u];
+                kf_u32x4 xa_ = xv_[0u];
+                kf_u32x4 xb_ = xv_[1u];
+                kf_u32x4 xc_ = xv_[2u];
+                kf_u32x4 xd_ = xv_[3u];
+                unsigned a_ = qa_2_.v[0] & 252645135u;
+                unsigned b_ = xa_.v[0];
+                int c_ = 0;
+                kf_u8x4 ua_ = kf_bitcast<kf_u8x4>(a_);
+                kf_i8x4 sb_ = kf_bitcast<kf_i8x4>(b_);
+                int s_ = (int)((unsigned)c_ + (unsigned)(int)((unsigned)(int)ua_.v[0] * (unsigned)(int)sb_.v[0]));
+                s_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[1] * (unsigned)(int)sb_.v[1]));
+                s_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[2] * (unsigned)(int)sb_.v[2]));
+                int s0_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[3] * (unsigned)(int)sb_.v[3]));
+                unsigned a_2_ = qa_2_.v[1] & 252645135u;
+                unsigned b_2_ = xa_.v[1];
+                kf_u8x4 ua_2_ = kf_bitcast<kf_u8x4>(a_2_);
+                kf_i8x4 sb_2_ = kf_bitcast<kf_i8x4>(b_2_);
+                int s_2_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_2_.v[0] * (unsigned)(int)sb_2_.v[0]));
+                s_2_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[1] * (unsigned)(int)sb_2_.v[1]));
+                s_2_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[2] * (unsigned)(int)sb_2_.v[2]));
+                s0_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[3] * (unsigned)(int)sb_2_.v[3]));
+                unsigned a_3_ = qa_2_.v[2] & 252645135u;
+                unsigned b_3_ = xa_.v[2];
+                kf_u8x4 ua_3_ = kf_bitcast<kf_u8x4>(a_3_);
+                kf_i8x4 sb_3_ = kf_bitcast<kf_i8x4>(b_3_);
+                int s_3_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_3_.v[0] * (unsigned)(int)sb_3_.v[0]));
+                s_3_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[1] * (unsigned)(int)sb_3_.v[1]));
+                s_3_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[2] * (unsigned)(int)sb_3_.v[2]));
+                s0_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[3] * (unsigned)(int)sb_3_.v[3]));
+                unsigned a_4_ = qa_2_.v[3] & 252645135u;
+                unsigned b_4_ = xa_.v[3];
+                kf_u8x4 ua_4_ = kf_bitcast<kf_u8x4>(a_4_);
+                kf_i8x4 sb_4_ = kf_bitcast<kf_i8x4>(b_4_);
+                int s_4_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_4_.v[0] * (unsigned)(int)sb_4_.v[0]));
+                s_4_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[1] * (unsigned)(int)sb_4_.v[1]));
+                s_4_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[2] * (unsigned)(int)sb_4_.v[2]));
+                s0_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[3] * (unsigned)(int)sb_4_.v[3]));
+                unsigned a_5_ = qb_2_.v[0] & 252645135u;
+                unsigned b_5_ = xb_.v[0];
+                kf_u8x4 ua_5_ = kf_bitcast<kf_u8x4>(a_5_);
+                kf_i8x4 sb_5_ = kf_bitcast<kf_i8x4>(b_5_);
+                int s_5_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_5_.v[0] * (unsigned)(int)sb_5_.v[0]));
+                s_5_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[1] * (unsigned)(int)sb_5_.v[1]));
+                s_5_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[2] * (unsigned)(int)sb_5_.v[2]));
+                s0_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[3] * (unsigned)(int)sb_5_.v[3]));
+                unsigned a_6_ = qb_2_.v[1] & 252645135u;
+                unsigned b_6_ = xb_.v[1];
+                kf_u8x4 ua_6_ = kf_bitcast<kf_u8x4>(a_6_);
+                kf_i8x4 sb_6_ = kf_bitcast<kf_i8x4>(b_6_);
+                int s_6_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_6_.v[0] * (unsigned)(int)sb_6_.v[0]));
+                s_6_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[1] * (unsigned)(int)sb_6_.v[1]));
+                s_6_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[2] * (unsigned)(int)sb_6_.v[2]));
+                s0_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[3] * (unsigned)(int)sb_6_.v[3]));
+                unsigned a_7_ = qb_2_.v[2] & 252645135u;
+                unsigned b_7_ = xb_.v[2];
+                kf_u8x4 ua_7_ = kf_bitcast<kf_u8x4>(a_7_);
+                kf_i8x4 sb_7_ = kf_bitcast<kf_i8x4>(b_7_);
+                int s_7_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_7_.v[0] * (unsigned)(int)sb_7_.v[0]));
+                s_7_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[1] * (unsigned)(int)sb_7_.v[1]));
+                s_7_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[2] * (unsigned)(int)sb_7_.v[2]));
+                s0_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[3] * (unsigned)(int)sb_7_.v[3]));
+                unsigned a_8_ = qb_2_.v[3] & 252645135u;
+                unsigned b_8_ = xb_.v[3];
+                kf_u8x4 ua_8_ = kf_bitcast<kf_u8x4>(a_8_);
+                kf_i8x4 sb_8_ = kf_bitcast<kf_i8x4>(b_8_);
+                int s_8_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_8_.v[0] * (unsigned)(int)sb_8_.v[0]));
+                s_8_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[1] * (unsigned)(int)sb_8_.v[1]));
+                s_8_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[2] * (unsigned)(int)sb_8_.v[2]));
+                s0_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[3] * (unsigned)(int)sb_8_.v[3]));
+                unsigned a_9_ = kf_shr_u32(qa_2_.v[0], 4u) & 252645135u;
+                unsigned b_9_ = xc_.v[0];
+                int c_2_ = 0;
+                kf_u8x4 ua_9_ = kf_bitcast<kf_u8x4>(a_9_);
+                kf_i8x4 sb_9_ = kf_bitcast<kf_i8x4>(b_9_);
+                int s_9_ = (int)((unsigned)c_2_ + (unsigned)(int)((unsigned)(int)ua_9_.v[0] * (unsigned)(int)sb_9_.v[0]));
+                s_9_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[1] * (unsigned)(int)sb_9_.v[1]));
+                s_9_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[2] * (unsigned)(int)sb_9_.v[2]));
+                int s1_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[3] * (unsigned)(int)sb_9_.v[3]));
+                unsigned a_10_ = kf_shr_u32(qa_2_.v[1], 4u) & 252645135u;
+                unsigned b_10_ = xc_.v[1];
+                kf_u8x4 ua_10_ = kf_bitcast<kf_u8x4>(a_10_);
+                kf_i8x4 sb_10_ = kf_bitcast<kf_i8x4>(b_10_);
+                int s_10_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_10_.v[0] * (unsigned)(int)sb_10_.v[0]));
+                s_10_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[1] * (unsigned)(int)sb_10_.v[1]));
+                s_10_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[2] * (unsigned)(int)sb_10_.v[2]));
+                s1_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[3] * (unsigned)(int)sb_10_.v[3]));
+                unsigned a_11_ = kf_shr_u32(qa_2_.v[2], 4u) & 252645135u;
+                unsigned b_11_ = xc_.v[2];
+                kf_u8x4 ua_11_ = kf_bitcast<kf_u8x4>(a_11_);
+                kf_i8x4 sb_11_ = kf_bitcast<kf_i8x4>(b_11_);
+                int s_11_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_11_.v[0] * (unsigned)(int)sb_11_.v[0]));
+                s_11_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[1] * (unsigned)(int)sb_11_.v[1]));
+                s_11_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[2] * (unsigned)(int)sb_11_.v[2]));
+                s1_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[3] * (unsigned)(int)sb_11_.v[3]));
+                unsigned a_12_ = kf_shr_u32(qa_2_.v[3], 4u) & 252645135u;
+                unsigned b_12_ = xc_.v[3];
+                kf_u8x4 ua_12_ = kf_bitcast<kf_u8x4>(a_12_);
+                kf_i8x4 sb_12_ = kf_bitcast<kf_i8x4>(b_12_);
+                int s_12_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_12_.v[0] * (unsigned)(int)sb_12_.v[0]));
+                s_12_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[1] * (unsigned)(int)sb_12_.v[1]));
+                s_12_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[2] * (unsigned)(int)sb_12_.v[2]));
+                s1_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[3] * (unsigned)(int)sb_12_.v[3]));
+                unsigned a_13_ = kf_shr_u32(qb_2_.v[0], 4u) & 252645135u;
+                unsigned b_13_ = xd_.v[0];
+                kf_u8x4 ua_13_ = kf_bitcast<kf_u8x4>(a_13_);
+                kf_i8x4 sb_13_ = kf_bitcast<kf_i8x4>(b_13_);
+                int s_13_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_13_.v[0] * (unsigned)(int)sb_13_.v[0]));
+                s_13_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[1] * (unsigned)(int)sb_13_.v[1]));
+                s_13_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[2] * (unsigned)(int)sb_13_.v[2]));
+                s1_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[3] * (unsigned)(int)sb_13_.v[3]));
+                unsigned a_14_ = kf_shr_u32(qb_2_.v[1], 4u) & 252645135u;
+                unsigned b_14_ = xd_.v[1];
+                kf_u8x4 ua_14_ = kf_bitcast<kf_u8x4>(a_14_);
+                kf_i8x4 sb_14_ = kf_bitcast<kf_i8x4>(b_14_);
+                int s_14_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_14_.v[0] * (unsigned)(int)sb_14_.v[0]));
+                s_14_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[1] * (unsigned)(int)sb_14_.v[1]));
+                s_14_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[2] * (unsigned)(int)sb_14_.v[2]));
+                s1_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[3] * (unsigned)(int)sb_14_.v[3]));
+                unsigned a_15_ = kf_shr_u32(qb_2_.v[2], 4u) & 252645135u;
+                unsigned b_15_ = xd_.v[2];
+                kf_u8x4 ua_15_ = kf_bitcast<kf_u8x4>(a_15_);
+                kf_i8x4 sb_15_ = kf_bitcast<kf_i8x4>(b_15_);
+                int s_15_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_15_.v[0] * (unsigned)(int)sb_15_.v[0]));
+                s_15_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[1] * (unsigned)(int)sb_15_.v[1]));
+                s_15_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[2] * (unsigned)(int)sb_15_.v[2]));
+                s1_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[3] * (unsigned)(int)sb_15_.v[3]));
+                unsigned a_16_ = kf_shr_u32(qb_2_.v[3], 4u) & 252645135u;
+                unsigned b_16_ = xd_.v[3];
+                kf_u8x4 ua_16_ = kf_bitcast<kf_u8x4>(a_16_);
+                kf_i8x4 sb_16_ = kf_bitcast<kf_i8x4>(b_16_);
+                int s_16_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_16_.v[0] * (unsigned)(int)sb_16_.v[0]));
+                s_16_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[1] * (unsigned)(int)sb_16_.v[1]));
+                s_16_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[2] * (unsigned)(int)sb_16_.v[2]));
+                s1_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[3] * (unsigned)(int)sb_16_.v[3]));
+                bool mins_ = false;
+                unsigned lo_ = h_.v[1] & 1061109567u;
+                unsigned hi_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
+                if (mins_) {
+                    lo_ = h_.v[2] & 1061109567u;
+                    hi_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
                 }
-                unsigned sc = kf_shr_u32(((j < 2u) ? lo : hi), ((j & 1u) * 16u));
-                bool mins_2 = true;
-                unsigned lo_2 = h.v[1] & 1061109567u;
-                unsigned hi_2 = (h.v[3] & 252645135u) | (kf_shr_u32(h.v[1], 2u) & 808464432u);
-                if (mins_2) {
-                    lo_2 = h.v[2] & 1061109567u;
-                    hi_2 = (kf_shr_u32(h.v[3], 4u) & 252645135u) | (kf_shr_u32(h.v[2], 2u) & 808464432u);
+                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? lo_ : hi_), ((j_ & 1u) * 16u));
+                bool mins_2_ = true;
+                unsigned lo_2_ = h_.v[1] & 1061109567u;
+                unsigned hi_2_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
+                if (mins_2_) {
+                    lo_2_ = h_.v[2] & 1061109567u;
+                    hi_2_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
                 }
-                unsigned mn = kf_shr_u32(((j < 2u) ? lo_2 : hi_2), ((j & 1u) * 16u));
-                unsigned t791 = h.v[0];
-                kf_f16x2 dm = kf_bitcast<kf_f16x2>(t791);
-                float t794 = kf_f16_to_f32(ds.v[2]);
-                int v = (int)((unsigned)s1 * (unsigned)kf_bitcast<int>(kf_shr_u32(sc, 8u) & 255u));
-                float t806 = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v) + 1262485504u), 12582912.0f);
-                float t808 = kf_f16_to_f32(ds.v[0]);
-                int v_2 = (int)((unsigned)s0 * (unsigned)kf_bitcast<int>(sc & 255u));
-                float t_5 = __fmaf_rn(t794, t806, __fmul_rn(t808, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2) + 1262485504u), 12582912.0f)));
-                unsigned v_3 = kf_shr_u32(mn, 8u) & 255u;
-                float t829 = __fsub_rn(kf_bitcast<float>(v_3 | 1258291200u), 8388608.0f);
-                float t831 = kf_f16_to_f32(ds.v[3]);
-                unsigned v_4 = mn & 255u;
-                float u = __fmaf_rn(t829, t831, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4 | 1258291200u), 8388608.0f), kf_f16_to_f32(ds.v[1])));
-                acc[0u] = __fadd_rn(acc[0u], __fmaf_rn(kf_f16_to_f32(dm.v[0]), t_5, __fmul_rn(-kf_f16_to_f32(dm.v[1]), u)));
-                kf_u32x4 h_2 = hv[1u];
-                kf_u32x4 qa_3 = qa[1u];
-                kf_u32x4 qb_3 = qb[1u];
-                kf_u32x4 xa_2 = xv[0u];
-                kf_u32x4 xb_2 = xv[1u];
-                kf_u32x4 xc_2 = xv[2u];
-                kf_u32x4 xd_2 = xv[3u];
-                unsigned a_17 = qa_3.v[0] & 252645135u;
-                unsigned b_17 = xa_2.v[0];
-                int c_3 = 0;
-                kf_u8x4 ua_17 = kf_bitcast<kf_u8x4>(a_17);
-                kf_i8x4 sb_17 = kf_bitcast<kf_i8x4>(b_17);
-                int s_17 = (int)((unsigned)c_3 + (unsigned)(int)((unsigned)(int)ua_17.v[0] * (unsigned)(int)sb_17.v[0]));
-                s_17 = (int)((unsigned)s_17 + (unsigned)(int)((unsigned)(int)ua_17.v[1] * (unsigned)(int)sb_17.v[1]));
-                s_17 = (int)((unsigned)s_17 + (unsigned)(int)((unsigned)(int)ua_17.v[2] * (unsigned)(int)sb_17.v[2]));
-                int s0_2 = (int)((unsigned)s_17 + (unsigned)(int)((unsigned)(int)ua_17.v[3] * (unsigned)(int)sb_17.v[3]));
-                unsigned a_18 = qa_3.v[1] & 252645135u;
-                unsigned b_18 = xa_2.v[1];
-                kf_u8x4 ua_18 = kf_bitcast<kf_u8x4>(a_18);
-                kf_i8x4 sb_18 = kf_bitcast<kf_i8x4>(b_18);
-                int s_18 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_18.v[0] * (unsigned)(int)sb_18.v[0]));
-                s_18 = (int)((unsigned)s_18 + (unsigned)(int)((unsigned)(int)ua_18.v[1] * (unsigned)(int)sb_18.v[1]));
-                s_18 = (int)((unsigned)s_18 + (unsigned)(int)((unsigned)(int)ua_18.v[2] * (unsigned)(int)sb_18.v[2]));
-                s0_2 = (int)((unsigned)s_18 + (unsigned)(int)((unsigned)(int)ua_18.v[3] * (unsigned)(int)sb_18.v[3]));
-                unsigned a_19 = qa_3.v[2] & 252645135u;
-                unsigned b_19 = xa_2.v[2];
-                kf_u8x4 ua_19 = kf_bitcast<kf_u8x4>(a_19);
-                kf_i8x4 sb_19 = kf_bitcast<kf_i8x4>(b_19);
-                int s_19 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_19.v[0] * (unsigned)(int)sb_19.v[0]));
-                s_19 = (int)((unsigned)s_19 + (unsigned)(int)((unsigned)(int)ua_19.v[1] * (unsigned)(int)sb_19.v[1]));
-                s_19 = (int)((unsigned)s_19 + (unsigned)(int)((unsigned)(int)ua_19.v[2] * (unsigned)(int)sb_19.v[2]));
-                s0_2 = (int)((unsigned)s_19 + (unsigned)(int)((unsigned)(int)ua_19.v[3] * (unsigned)(int)sb_19.v[3]));
-                unsigned a_20 = qa_3.v[3] & 252645135u;
-                unsigned b_20 = xa_2.v[3];
-                kf_u8x4 ua_20 = kf_bitcast<kf_u8x4>(a_20);
-                kf_i8x4 sb_20 = kf_bitcast<kf_i8x4>(b_20);
-                int s_20 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_20.v[0] * (unsigned)(int)sb_20.v[0]));
-                s_20 = (int)((unsigned)s_20 + (unsigned)(int)((unsigned)(int)ua_20.v[1] * (unsigned)(int)sb_20.v[1]));
-                s_20 = (int)((unsigned)s_20 + (unsigned)(int)((unsigned)(int)ua_20.v[2] * (unsigned)(int)sb_20.v[2]));
-                s0_2 = (int)((unsigned)s_20 + (unsigned)(int)((unsigned)(int)ua_20.v[3] * (unsigned)(int)sb_20.v[3]));
-                unsigned a_21 = qb_3.v[0] & 252645135u;
-                unsigned b_21 = xb_2.v[0];
-                kf_u8x4 ua_21 = kf_bitcast<kf_u8x4>(a_21);
-                kf_i8x4 sb_21 = kf_bitcast<kf_i8x4>(b_21);
-                int s_21 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_21.v[0] * (unsigned)(int)sb_21.v[0]));
-                s_21 = (int)((unsigned)s_21 + (unsigned)(int)((unsigned)(int)ua_21.v[1] * (unsigned)(int)sb_21.v[1]));
-                s_21 = (int)((unsigned)s_21 + (unsigned)(int)((unsigned)(int)ua_21.v[2] * (unsigned)(int)sb_21.v[2]));
-                s0_2 = (int)((unsigned)s_21 + (unsigned)(int)((unsigned)(int)ua_21.v[3] * (unsigned)(int)sb_21.v[3]));
-                unsigned a_22 = qb_3.v[1] & 252645135u;
-                unsigned b_22 = xb_2.v[1];
-                kf_u8x4 ua_22 = kf_bitcast<kf_u8x4>(a_22);
-                kf_i8x4 sb_22 = kf_bitcast<kf_i8x4>(b_22);
-                int s_22 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_22.v[0] * (unsigned)(int)sb_22.v[0]));
-                s_22 = (int)((unsigned)s_22 + (unsigned)(int)((unsigned)(int)ua_22.v[1] * (unsigned)(int)sb_22.v[1]));
-                s_22 = (int)((unsigned)s_22 + (unsigned)(int)((unsigned)(int)ua_22.v[2] * (unsigned)(int)sb_22.v[2]));
-                s0_2 = (int)((unsigned)s_22 + (unsigned)(int)((unsigned)(int)ua_22.v[3] * (unsigned)(int)sb_22.v[3]));
-                unsigned a_23 = qb_3.v[2] & 252645135u;
-                unsigned b_23 = xb_2.v[2];
-                kf_u8x4 ua_23 = kf_bitcast<kf_u8x4>(a_23);
-                kf_i8x4 sb_23 = kf_bitcast<kf_i8x4>(b_23);
-                int s_23 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_23.v[0] * (unsigned)(int)sb_23.v[0]));
-                s_23 = (int)((unsigned)s_23 + (unsigned)(int)((unsigned)(int)ua_23.v[1] * (unsigned)(int)sb_23.v[1]));
-                s_23 = (int)((unsigned)s_23 + (unsigned)(int)((unsigned)(int)ua_23.v[2] * (unsigned)(int)sb_23.v[2]));
-                s0_2 = (int)((unsigned)s_23 + (unsigned)(int)((unsigned)(int)ua_23.v[3] * (unsigned)(int)sb_23.v[3]));
-                unsigned a_24 = qb_3.v[3] & 252645135u;
-                unsigned b_24 = xb_2.v[3];
-                kf_u8x4 ua_24 = kf_bitcast<kf_u8x4>(a_24);
-                kf_i8x4 sb_24 = kf_bitcast<kf_i8x4>(b_24);
-                int s_24 = (int)((unsigned)s0_2 + (unsigned)(int)((unsigned)(int)ua_24.v[0] * (unsigned)(int)sb_24.v[0]));
-                s_24 = (int)((unsigned)s_24 + (unsigned)(int)((unsigned)(int)ua_24.v[1] * (unsigned)(int)sb_24.v[1]));
-                s_24 = (int)((unsigned)s_24 + (unsigned)(int)((unsigned)(int)ua_24.v[2] * (unsigned)(int)sb_24.v[2]));
-                s0_2 = (int)((unsigned)s_24 + (unsigned)(int)((unsigned)(int)ua_24.v[3] * (unsigned)(int)sb_24.v[3]));
-                unsigned a_25 = kf_shr_u32(qa_3.v[0], 4u) & 252645135u;
-                unsigned b_25 = xc_2.v[0];
-                int c_4 = 0;
-                kf_u8x4 ua_25 = kf_bitcast<kf_u8x4>(a_25);
-                kf_i8x4 sb_25 = kf_bitcast<kf_i8x4>(b_25);
-                int s_25 = (int)((unsigned)c_4 + (unsigned)(int)((unsigned)(int)ua_25.v[0] * (unsigned)(int)sb_25.v[0]));
-                s_25 = (int)((unsigned)s_25 + (unsigned)(int)((unsigned)(int)ua_25.v[1] * (unsigned)(int)sb_25.v[1]));
-                s_25 = (int)((unsigned)s_25 + (unsigned)(int)((unsigned)(int)ua_25.v[2] * (unsigned)(int)sb_25.v[2]));
-                int s1_2 = (int)((unsigned)s_25 + (unsigned)(int)((unsigned)(int)ua_25.v[3] * (unsigned)(int)sb_25.v[3]));
-                unsigned a_26 = kf_shr_u32(qa_3.v[1], 4u) & 252645135u;
-                unsigned b_26 = xc_2.v[1];
-                kf_u8x4 ua_26 = kf_bitcast<kf_u8x4>(a_26);
-                kf_i8x4 sb_26 = kf_bitcast<kf_i8x4>(b_26);
-                int s_26 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_26.v[0] * (unsigned)(int)sb_26.v[0]));
-                s_26 = (int)((unsigned)s_26 + (unsigned)(int)((unsigned)(int)ua_26.v[1] * (unsigned)(int)sb_26.v[1]));
-                s_26 = (int)((unsigned)s_26 + (unsigned)(int)((unsigned)(int)ua_26.v[2] * (unsigned)(int)sb_26.v[2]));
-                s1_2 = (int)((unsigned)s_26 + (unsigned)(int)((unsigned)(int)ua_26.v[3] * (unsigned)(int)sb_26.v[3]));
-                unsigned a_27 = kf_shr_u32(qa_3.v[2], 4u) & 252645135u;
-                unsigned b_27 = xc_2.v[2];
-                kf_u8x4 ua_27 = kf_bitcast<kf_u8x4>(a_27);
-                kf_i8x4 sb_27 = kf_bitcast<kf_i8x4>(b_27);
-                int s_27 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_27.v[0] * (unsigned)(int)sb_27.v[0]));
-                s_27 = (int)((unsigned)s_27 + (unsigned)(int)((unsigned)(int)ua_27.v[1] * (unsigned)(int)sb_27.v[1]));
-                s_27 = (int)((unsigned)s_27 + (unsigned)(int)((unsigned)(int)ua_27.v[2] * (unsigned)(int)sb_27.v[2]));
-                s1_2 = (int)((unsigned)s_27 + (unsigned)(int)((unsigned)(int)ua_27.v[3] * (unsigned)(int)sb_27.v[3]));
-                unsigned a_28 = kf_shr_u32(qa_3.v[3], 4u) & 252645135u;
-                unsigned b_28 = xc_2.v[3];
-                kf_u8x4 ua_28 = kf_bitcast<kf_u8x4>(a_28);
-                kf_i8x4 sb_28 = kf_bitcast<kf_i8x4>(b_28);
-                int s_28 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_28.v[0] * (unsigned)(int)sb_28.v[0]));
-                s_28 = (int)((unsigned)s_28 + (unsigned)(int)((unsigned)(int)ua_28.v[1] * (unsigned)(int)sb_28.v[1]));
-                s_28 = (int)((unsigned)s_28 + (unsigned)(int)((unsigned)(int)ua_28.v[2] * (unsigned)(int)sb_28.v[2]));
-                s1_2 = (int)((unsigned)s_28 + (unsigned)(int)((unsigned)(int)ua_28.v[3] * (unsigned)(int)sb_28.v[3]));
-                unsigned a_29 = kf_shr_u32(qb_3.v[0], 4u) & 252645135u;
-                unsigned b_29 = xd_2.v[0];
-                kf_u8x4 ua_29 = kf_bitcast<kf_u8x4>(a_29);
-                kf_i8x4 sb_29 = kf_bitcast<kf_i8x4>(b_29);
-                int s_29 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_29.v[0] * (unsigned)(int)sb_29.v[0]));
-                s_29 = (int)((unsigned)s_29 + (unsigned)(int)((unsigned)(int)ua_29.v[1] * (unsigned)(int)sb_29.v[1]));
-                s_29 = (int)((unsigned)s_29 + (unsigned)(int)((unsigned)(int)ua_29.v[2] * (unsigned)(int)sb_29.v[2]));
-                s1_2 = (int)((unsigned)s_29 + (unsigned)(int)((unsigned)(int)ua_29.v[3] * (unsigned)(int)sb_29.v[3]));
-                unsigned a_30 = kf_shr_u32(qb_3.v[1], 4u) & 252645135u;
-                unsigned b_30 = xd_2.v[1];
-                kf_u8x4 ua_30 = kf_bitcast<kf_u8x4>(a_30);
-                kf_i8x4 sb_30 = kf_bitcast<kf_i8x4>(b_30);
-                int s_30 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_30.v[0] * (unsigned)(int)sb_30.v[0]));
-                s_30 = (int)((unsigned)s_30 + (unsigned)(int)((unsigned)(int)ua_30.v[1] * (unsigned)(int)sb_30.v[1]));
-                s_30 = (int)((unsigned)s_30 + (unsigned)(int)((unsigned)(int)ua_30.v[2] * (unsigned)(int)sb_30.v[2]));
-                s1_2 = (int)((unsigned)s_30 + (unsigned)(int)((unsigned)(int)ua_30.v[3] * (unsigned)(int)sb_30.v[3]));
-                unsigned a_31 = kf_shr_u32(qb_3.v[2], 4u) & 252645135u;
-                unsigned b_31 = xd_2.v[2];
-                kf_u8x4 ua_31 = kf_bitcast<kf_u8x4>(a_31);
-                kf_i8x4 sb_31 = kf_bitcast<kf_i8x4>(b_31);
-                int s_31 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_31.v[0] * (unsigned)(int)sb_31.v[0]));
-                s_31 = (int)((unsigned)s_31 + (unsigned)(int)((unsigned)(int)ua_31.v[1] * (unsigned)(int)sb_31.v[1]));
-                s_31 = (int)((unsigned)s_31 + (unsigned)(int)((unsigned)(int)ua_31.v[2] * (unsigned)(int)sb_31.v[2]));
-                s1_2 = (int)((unsigned)s_31 + (unsigned)(int)((unsigned)(int)ua_31.v[3] * (unsigned)(int)sb_31.v[3]));
-                unsigned a_32 = kf_shr_u32(qb_3.v[3], 4u) & 252645135u;
-                unsigned b_32 = xd_2.v[3];
-                kf_u8x4 ua_32 = kf_bitcast<kf_u8x4>(a_32);
-                kf_i8x4 sb_32 = kf_bitcast<kf_i8x4>(b_32);
-                int s_32 = (int)((unsigned)s1_2 + (unsigned)(int)((unsigned)(int)ua_32.v[0] * (unsigned)(int)sb_32.v[0]));
-                s_32 = (int)((unsigned)s_32 + (unsigned)(int)((unsigned)(int)ua_32.v[1] * (unsigned)(int)sb_32.v[1]));
-                s_32 = (int)((unsigned)s_32 + (unsigned)(int)((unsigned)(int)ua_32.v[2] * (unsigned)(int)sb_32.v[2]));
-                s1_2 = (int)((unsigned)s_32 + (unsigned)(int)((unsigned)(int)ua_32.v[3] * (unsigned)(int)sb_32.v[3]));
-                bool mins_3 = false;
-                unsigned lo_3 = h_2.v[1] & 1061109567u;
-                unsigned hi_3 = (h_2.v[3] & 252645135u) | (kf_shr_u32(h_2.v[1], 2u) & 808464432u);
-                if (mins_3) {
-                    lo_3 = h_2.v[2] & 1061109567u;
-                    hi_3 = (kf_shr_u32(h_2.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2.v[2], 2u) & 808464432u);
+                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? lo_2_ : hi_2_), ((j_ & 1u) * 16u));
+                unsigned t791_ = h_.v[0];
+                kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t791_);
+                float t794_ = kf_f16_to_f32(ds_.v[2]);
+                int v_ = (int)((unsigned)s1_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_, 8u) & 255u));
+                float t806_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
+                float t808_ = kf_f16_to_f32(ds_.v[0]);
+                int v_2_ = (int)((unsigned)s0_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
+                float t_5_ = __fmaf_rn(t794_, t806_, __fmul_rn(t808_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
+                unsigned v_3_ = kf_shr_u32(mn_, 8u) & 255u;
+                float t829_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
+                float t831_ = kf_f16_to_f32(ds_.v[3]);
+                unsigned v_4_ = mn_ & 255u;
+                float u_ = __fmaf_rn(t829_, t831_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(ds_.v[1])));
+                acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_)));
+                kf_u32x4 h_2_ = hv_[1u];
+                kf_u32x4 qa_3_ = qa_[1u];
+                kf_u32x4 qb_3_ = qb_[1u];
+                kf_u32x4 xa_2_ = xv_[0u];
+                kf_u32x4 xb_2_ = xv_[1u];
+                kf_u32x4 xc_2_ = xv_[2u];
+                kf_u32x4 xd_2_ = xv_[3u];
+                unsigned a_17_ = qa_3_.v[0] & 252645135u;
+                unsigned b_17_ = xa_2_.v[0];
+                int c_3_ = 0;
+                kf_u8x4 ua_17_ = kf_bitcast<kf_u8x4>(a_17_);
+                kf_i8x4 sb_17_ = kf_bitcast<kf_i8x4>(b_17_);
+                int s_17_ = (int)((unsigned)c_3_ + (unsigned)(int)((unsigned)(int)ua_17_.v[0] * (unsigned)(int)sb_17_.v[0]));
+                s_17_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[1] * (unsigned)(int)sb_17_.v[1]));
+                s_17_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[2] * (unsigned)(int)sb_17_.v[2]));
+                int s0_2_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[3] * (unsigned)(int)sb_17_.v[3]));
+                unsigned a_18_ = qa_3_.v[1] & 252645135u;
+                unsigned b_18_ = xa_2_.v[1];
+                kf_u8x4 ua_18_ = kf_bitcast<kf_u8x4>(a_18_);
+                kf_i8x4 sb_18_ = kf_bitcast<kf_i8x4>(b_18_);
+                int s_18_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_18_.v[0] * (unsigned)(int)sb_18_.v[0]));
+                s_18_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[1] * (unsigned)(int)sb_18_.v[1]));
+                s_18_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[2] * (unsigned)(int)sb_18_.v[2]));
+                s0_2_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[3] * (unsigned)(int)sb_18_.v[3]));
+                unsigned a_19_ = qa_3_.v[2] & 252645135u;
+                unsigned b_19_ = xa_2_.v[2];
+                kf_u8x4 ua_19_ = kf_bitcast<kf_u8x4>(a_19_);
+                kf_i8x4 sb_19_ = kf_bitcast<kf_i8x4>(b_19_);
+                int s_19_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_19_.v[0] * (unsigned)(int)sb_19_.v[0]));
+                s_19_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[1] * (unsigned)(int)sb_19_.v[1]));
+                s_19_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[2] * (unsigned)(int)sb_19_.v[2]));
+                s0_2_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[3] * (unsigned)(int)sb_19_.v[3]));
+                unsigned a_20_ = qa_3_.v[3] & 252645135u;
+                unsigned b_20_ = xa_2_.v[3];
+                kf_u8x4 ua_20_ = kf_bitcast<kf_u8x4>(a_20_);
+                kf_i8x4 sb_20_ = kf_bitcast<kf_i8x4>(b_20_);
+                int s_20_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_20_.v[0] * (unsigned)(int)sb_20_.v[0]));
+                s_20_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[1] * (unsigned)(int)sb_20_.v[1]));
+                s_20_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[2] * (unsigned)(int)sb_20_.v[2]));
+                s0_2_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[3] * (unsigned)(int)sb_20_.v[3]));
+                unsigned a_21_ = qb_3_.v[0] & 252645135u;
+                unsigned b_21_ = xb_2_.v[0];
+                kf_u8x4 ua_21_ = kf_bitcast<kf_u8x4>(a_21_);
+                kf_i8x4 sb_21_ = kf_bitcast<kf_i8x4>(b_21_);
+                int s_21_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_21_.v[0] * (unsigned)(int)sb_21_.v[0]));
+                s_21_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[1] * (unsigned)(int)sb_21_.v[1]));
+                s_21_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[2] * (unsigned)(int)sb_21_.v[2]));
+                s0_2_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[3] * (unsigned)(int)sb_21_.v[3]));
+                unsigned a_22_ = qb_3_.v[1] & 252645135u;
+                unsigned b_22_ = xb_2_.v[1];
+                kf_u8x4 ua_22_ = kf_bitcast<kf_u8x4>(a_22_);
+                kf_i8x4 sb_22_ = kf_bitcast<kf_i8x4>(b_22_);
+                int s_22_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_22_.v[0] * (unsigned)(int)sb_22_.v[0]));
+                s_22_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[1] * (unsigned)(int)sb_22_.v[1]));
+                s_22_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[2] * (unsigned)(int)sb_22_.v[2]));
+                s0_2_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[3] * (unsigned)(int)sb_22_.v[3]));
+                unsigned a_23_ = qb_3_.v[2] & 252645135u;
+                unsigned b_23_ = xb_2_.v[2];
+                kf_u8x4 ua_23_ = kf_bitcast<kf_u8x4>(a_23_);
+                kf_i8x4 sb_23_ = kf_bitcast<kf_i8x4>(b_23_);
+                int s_23_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_23_.v[0] * (unsigned)(int)sb_23_.v[0]));
+                s_23_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[1] * (unsigned)(int)sb_23_.v[1]));
+                s_23_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[2] * (unsigned)(int)sb_23_.v[2]));
+                s0_2_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[3] * (unsigned)(int)sb_23_.v[3]));
+                unsigned a_24_ = qb_3_.v[3] & 252645135u;
+                unsigned b_24_ = xb_2_.v[3];
+                kf_u8x4 ua_24_ = kf_bitcast<kf_u8x4>(a_24_);
+                kf_i8x4 sb_24_ = kf_bitcast<kf_i8x4>(b_24_);
+                int s_24_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_24_.v[0] * (unsigned)(int)sb_24_.v[0]));
+                s_24_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[1] * (unsigned)(int)sb_24_.v[1]));
+                s_24_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[2] * (unsigned)(int)sb_24_.v[2]));
+                s0_2_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[3] * (unsigned)(int)sb_24_.v[3]));
+                unsigned a_25_ = kf_shr_u32(qa_3_.v[0], 4u) & 252645135u;
+                unsigned b_25_ = xc_2_.v[0];
+                int c_4_ = 0;
+                kf_u8x4 ua_25_ = kf_bitcast<kf_u8x4>(a_25_);
+                kf_i8x4 sb_25_ = kf_bitcast<kf_i8x4>(b_25_);
+                int s_25_ = (int)((unsigned)c_4_ + (unsigned)(int)((unsigned)(int)ua_25_.v[0] * (unsigned)(int)sb_25_.v[0]));
+                s_25_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[1] * (unsigned)(int)sb_25_.v[1]));
+                s_25_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[2] * (unsigned)(int)sb_25_.v[2]));
+                int s1_2_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[3] * (unsigned)(int)sb_25_.v[3]));
+                unsigned a_26_ = kf_shr_u32(qa_3_.v[1], 4u) & 252645135u;
+                unsigned b_26_ = xc_2_.v[1];
+                kf_u8x4 ua_26_ = kf_bitcast<kf_u8x4>(a_26_);
+                kf_i8x4 sb_26_ = kf_bitcast<kf_i8x4>(b_26_);
+                int s_26_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_26_.v[0] * (unsigned)(int)sb_26_.v[0]));
+                s_26_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[1] * (unsigned)(int)sb_26_.v[1]));
+                s_26_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[2] * (unsigned)(int)sb_26_.v[2]));
+                s1_2_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[3] * (unsigned)(int)sb_26_.v[3]));
+                unsigned a_27_ = kf_shr_u32(qa_3_.v[2], 4u) & 252645135u;
+                unsigned b_27_ = xc_2_.v[2];
+                kf_u8x4 ua_27_ = kf_bitcast<kf_u8x4>(a_27_);
+                kf_i8x4 sb_27_ = kf_bitcast<kf_i8x4>(b_27_);
+                int s_27_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_27_.v[0] * (unsigned)(int)sb_27_.v[0]));
+                s_27_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[1] * (unsigned)(int)sb_27_.v[1]));
+                s_27_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[2] * (unsigned)(int)sb_27_.v[2]));
+                s1_2_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[3] * (unsigned)(int)sb_27_.v[3]));
+                unsigned a_28_ = kf_shr_u32(qa_3_.v[3], 4u) & 252645135u;
+                unsigned b_28_ = xc_2_.v[3];
+                kf_u8x4 ua_28_ = kf_bitcast<kf_u8x4>(a_28_);
+                kf_i8x4 sb_28_ = kf_bitcast<kf_i8x4>(b_28_);
+                int s_28_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_28_.v[0] * (unsigned)(int)sb_28_.v[0]));
+                s_28_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[1] * (unsigned)(int)sb_28_.v[1]));
+                s_28_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[2] * (unsigned)(int)sb_28_.v[2]));
+                s1_2_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[3] * (unsigned)(int)sb_28_.v[3]));
+                unsigned a_29_ = kf_shr_u32(qb_3_.v[0], 4u) & 252645135u;
+                unsigned b_29_ = xd_2_.v[0];
+                kf_u8x4 ua_29_ = kf_bitcast<kf_u8x4>(a_29_);
+                kf_i8x4 sb_29_ = kf_bitcast<kf_i8x4>(b_29_);
+                int s_29_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_29_.v[0] * (unsigned)(int)sb_29_.v[0]));
+                s_29_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[1] * (unsigned)(int)sb_29_.v[1]));
+                s_29_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[2] * (unsigned)(int)sb_29_.v[2]));
+                s1_2_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[3] * (unsigned)(int)sb_29_.v[3]));
+                unsigned a_30_ = kf_shr_u32(qb_3_.v[1], 4u) & 252645135u;
+                unsigned b_30_ = xd_2_.v[1];
+                kf_u8x4 ua_30_ = kf_bitcast<kf_u8x4>(a_30_);
+                kf_i8x4 sb_30_ = kf_bitcast<kf_i8x4>(b_30_);
+                int s_30_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_30_.v[0] * (unsigned)(int)sb_30_.v[0]));
+                s_30_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[1] * (unsigned)(int)sb_30_.v[1]));
+                s_30_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[2] * (unsigned)(int)sb_30_.v[2]));
+                s1_2_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[3] * (unsigned)(int)sb_30_.v[3]));
+                unsigned a_31_ = kf_shr_u32(qb_3_.v[2], 4u) & 252645135u;
+                unsigned b_31_ = xd_2_.v[2];
+                kf_u8x4 ua_31_ = kf_bitcast<kf_u8x4>(a_31_);
+                kf_i8x4 sb_31_ = kf_bitcast<kf_i8x4>(b_31_);
+                int s_31_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_31_.v[0] * (unsigned)(int)sb_31_.v[0]));
+                s_31_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[1] * (unsigned)(int)sb_31_.v[1]));
+                s_31_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[2] * (unsigned)(int)sb_31_.v[2]));
+                s1_2_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[3] * (unsigned)(int)sb_31_.v[3]));
+                unsigned a_32_ = kf_shr_u32(qb_3_.v[3], 4u) & 252645135u;
+                unsigned b_32_ = xd_2_.v[3];
+                kf_u8x4 ua_32_ = kf_bitcast<kf_u8x4>(a_32_);
+                kf_i8x4 sb_32_ = kf_bitcast<kf_i8x4>(b_32_);
+                int s_32_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_32_.v[0] * (unsigned)(int)sb_32_.v[0]));
+                s_32_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[1] * (unsigned)(int)sb_32_.v[1]));
+                s_32_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[2] * (unsigned)(int)sb_32_.v[2]));
+                s1_2_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[3] * (unsigned)(int)sb_32_.v[3]));
+                bool mins_3_ = false;
+                unsigned lo_3_ = h_2_.v[1] & 1061109567u;
+                unsigned hi_3_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
+                if (mins_3_) {
+                    lo_3_ = h_2_.v[2] & 1061109567u;
+                    hi_3_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
                 }
-                unsigned sc_2 = kf_shr_u32(((j < 2u) ? lo_3 : hi_3), ((j & 1u) * 16u));
-                bool mins_4 = true;
-                unsigned lo_4 = h_2.v[1] & 1061109567u;
-                unsigned hi_4 = (h_2.v[3] & 252645135u) | (kf_shr_u32(h_2.v[1], 2u) & 808464432u);
-                if (mins_4) {
-                    lo_4 = h_2.v[2] & 1061109567u;
-                    hi_4 = (kf_shr_u32(h_2.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2.v[2], 2u) & 808464432u);
+                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? lo_3_ : hi_3_), ((j_ & 1u) * 16u));
+                bool mins_4_ = true;
+                unsigned lo_4_ = h_2_.v[1] & 1061109567u;
+                unsigned hi_4_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
+                if (mins_4_) {
+                    lo_4_ = h_2_.v[2] & 1061109567u;
+                    hi_4_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
                 }
-                unsigned mn_2 = kf_shr_u32(((j < 2u) ? lo_4 : hi_4), ((j & 1u) * 16u));
-                unsigned t1458 = h_2.v[0];
-                kf_f16x2 dm_2 = kf_bitcast<kf_f16x2>(t1458);
-                float t1461 = kf_f16_to_f32(ds.v[2]);
-                int v_5 = (int)((unsigned)s1_2 * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_2, 8u) & 255u));
-                float t1473 = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5) + 1262485504u), 12582912.0f);
-                float t1475 = kf_f16_to_f32(ds.v[0]);
-                int v_6 = (int)((unsigned)s0_2 * (unsigned)kf_bitcast<int>(sc_2 & 255u));
-                float t_6 = __fmaf_rn(t1461, t1473, __fmul_rn(t1475, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6) + 1262485504u), 12582912.0f)));
-                unsigned v_7 = kf_shr_u32(mn_2, 8u) & 255u;
-                float t1496 = __fsub_rn(kf_bitcast<float>(v_7 | 1258291200u), 8388608.0f);
-                float t1498 = kf_f16_to_f32(ds.v[3]);
-                unsigned v_8 = mn_2 & 255u;
-                float u_2 = __fmaf_rn(t1496, t1498, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8 | 1258291200u), 8388608.0f), kf_f16_to_f32(ds.v[1])));
-                acc[1u] = __fadd_rn(acc[1u], __fmaf_rn(kf_f16_to_f32(dm_2.v[0]), t_6, __fmul_rn(-kf_f16_to_f32(dm_2.v[1]), u_2)));
+                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? lo_4_ : hi_4_), ((j_ & 1u) * 16u));
+                unsigned t1458_ = h_2_.v[0];
+                kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t1458_);
+                float t1461_ = kf_f16_to_f32(ds_.v[2]);
+                int v_5_ = (int)((unsigned)s1_2_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_2_, 8u) & 255u));
+                float t1473_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
+                float t1475_ = kf_f16_to_f32(ds_.v[0]);
+                int v_6_ = (int)((unsigned)s0_2_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
+                float t_6_ = __fmaf_rn(t1461_, t1473_, __fmul_rn(t1475_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
+                unsigned v_7_ = kf_shr_u32(mn_2_, 8u) & 255u;
+                float t1496_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
+                float t1498_ = kf_f16_to_f32(ds_.v[3]);
+                unsigned v_8_ = mn_2_ & 255u;
+                float u_2_ = __fmaf_rn(t1496_, t1498_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(ds_.v[1])));
+                acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_)));
             }
         }
-        float v_9 = acc[0u];
-        unsigned n = 8u;
-        float s_33 = v_9;
-        if (1u < n) {
-            s_33 = __fadd_rn(s_33, kf_shfl_xor(s_33, 1u, kf_wn));
+        float v_9_ = acc_[0u];
+        unsigned n_ = 8u;
+        float s_33_ = v_9_;
+        if (1u < n_) {
+            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 1u, kf_wn));
         }
-        if (2u < n) {
-            s_33 = __fadd_rn(s_33, kf_shfl_xor(s_33, 2u, kf_wn));
+        if (2u < n_) {
+            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 2u, kf_wn));
         }
-        if (4u < n) {
-            s_33 = __fadd_rn(s_33, kf_shfl_xor(s_33, 4u, kf_wn));
+        if (4u < n_) {
+            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 4u, kf_wn));
         }
-        if (8u < n) {
-            s_33 = __fadd_rn(s_33, kf_shfl_xor(s_33, 8u, kf_wn));
+        if (8u < n_) {
+            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 8u, kf_wn));
         }
-        if (16u < n) {
-            s_33 = __fadd_rn(s_33, kf_shfl_xor(s_33, 16u, kf_wn));
+        if (16u < n_) {
+            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 16u, kf_wn));
         }
-        float s_34 = s_33;
-        unsigned rr = (row0 + 0u) + r;
-        bool t1561 = (lane & 7u) == 0u;
-        bool t1562 = t1561;
-        if (t1561) {
-            t1562 = rr < m;
+        float s_34_ = s_33_;
+        unsigned rr_ = (row0_ + 0u) + r_;
+        bool t1561_ = (lane_ & 7u) == 0u;
+        bool t1562_ = t1561_;
+        if (t1561_) {
+            t1562_ = rr_ < m_;
         }
-        if (t1562) {
-            if (ymode == 0u) {
-                yf[rr] = s_34;
-            } else if (ymode == 1u) {
-                y[rr] = kf_f16_from_f32(s_34);
+        if (t1562_) {
+            if (ymode_ == 0u) {
+                yf_[rr_] = s_34_;
+            } else if (ymode_ == 1u) {
+                y_[rr_] = kf_f16_from_f32(s_34_);
             } else {
-                y[rr] = kf_f16_from_f32(__fadd_rn(s_34, kf_f16_to_f32(y[rr])));
+                y_[rr_] = kf_f16_from_f32(__fadd_rn(s_34_, kf_f16_to_f32(y_[rr_])));
             }
         }
-        float v_10 = acc[1u];
-        unsigned n_2 = 8u;
-        float s_35 = v_10;
-        if (1u < n_2) {
-            s_35 = __fadd_rn(s_35, kf_shfl_xor(s_35, 1u, kf_wn));
+        float v_10_ = acc_[1u];
+        unsigned n_2_ = 8u;
+        float s_35_ = v_10_;
+        if (1u < n_2_) {
+            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 1u, kf_wn));
         }
-        if (2u < n_2) {
-            s_35 = __fadd_rn(s_35, kf_shfl_xor(s_35, 2u, kf_wn));
+        if (2u < n_2_) {
+            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 2u, kf_wn));
         }
-        if (4u < n_2) {
-            s_35 = __fadd_rn(s_35, kf_shfl_xor(s_35, 4u, kf_wn));
+        if (4u < n_2_) {
+            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 4u, kf_wn));
         }
-        if (8u < n_2) {
-            s_35 = __fadd_rn(s_35, kf_shfl_xor(s_35, 8u, kf_wn));
+        if (8u < n_2_) {
+            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 8u, kf_wn));
         }
-        if (16u < n_2) {
-            s_35 = __fadd_rn(s_35, kf_shfl_xor(s_35, 16u, kf_wn));
+        if (16u < n_2_) {
+            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 16u, kf_wn));
         }
-        float s_36 = s_35;
-        unsigned rr_2 = (row0 + 4u) + r;
-        bool t1614 = (lane & 7u) == 0u;
-        bool t1615 = t1614;
-        if (t1614) {
-            t1615 = rr_2 < m;
+        float s_36_ = s_35_;
+        unsigned rr_2_ = (row0_ + 4u) + r_;
+        bool t1614_ = (lane_ & 7u) == 0u;
+        bool t1615_ = t1614_;
+        if (t1614_) {
+            t1615_ = rr_2_ < m_;
         }
-        if (t1615) {
-            if (ymode == 0u) {
-                yf[rr_2] = s_36;
-            } else if (ymode == 1u) {
-                y[rr_2] = kf_f16_from_f32(s_36);
+        if (t1615_) {
+            if (ymode_ == 0u) {
+                yf_[rr_2_] = s_36_;
+            } else if (ymode_ == 1u) {
+                y_[rr_2_] = kf_f16_from_f32(s_36_);
             } else {
-                y[rr_2] = kf_f16_from_f32(__fadd_rn(s_36, kf_f16_to_f32(y[rr_2])));
+                y_[rr_2_] = kf_f16_from_f32(__fadd_rn(s_36_, kf_f16_to_f32(y_[rr_2_])));
             }
         }
         break;

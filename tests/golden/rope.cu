@@ -9,10 +9,13 @@ __device__ __forceinline__ float kf_f16_to_f32(kf_f16 h)
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
     return f;
 }
+/* the bits leave the asm in a 32-bit register: ptxas 13 turns an 8-bit store of
+   a cvt.rn.f16.f32 result register into a float -> u8 conversion */
 __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
 {
-    kf_f16 h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+    unsigned u;
+    asm("{ .reg .b16 t; cvt.rn.f16.f32 t, %1; cvt.u32.u16 %0, t; }" : "=r"(u) : "f"(f));
+    kf_f16 h = {(unsigned short)u};
     return h;
 }
 
@@ -40,953 +43,953 @@ struct __align__(16) kf_f32x4 { float v[4]; };
 
 /* kernel rope_neox (rope.kf:232) */
 extern "C" __global__ void __launch_bounds__(256)
-rope_neox(kf_f16* __restrict__ x, const unsigned* __restrict__ pos, unsigned t, unsigned h, unsigned d, float theta)
+rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t_, unsigned h_, unsigned d_, float theta_)
 {
-    unsigned base[4];
-    kf_f16x8 vu[4];
-    kf_f16x8 vv[4];
-    bool neox = true;
+    unsigned base_[4];
+    kf_f16x8 vu_[4];
+    kf_f16x8 vv_[4];
+    bool neox_ = true;
     for (;;) {
-        kf_f16x8* x8 = (kf_f16x8*)x;
-        unsigned c = ((blockIdx.x * blockDim.x) + threadIdx.x) % kf_shr_u32(d, 4u);
-        unsigned hg = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d, 4u)) % ((h / 4u) + (((h % 4u) != 0u) ? 1u : 0u));
-        unsigned tok = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d, 4u)) / ((h / 4u) + (((h % 4u) != 0u) ? 1u : 0u));
-        if (tok >= t) {
+        kf_f16x8* x8_ = (kf_f16x8*)x_;
+        unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % kf_shr_u32(d_, 4u);
+        unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) % ((h_ / 4u) + (((h_ % 4u) != 0u) ? 1u : 0u));
+        unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) / ((h_ / 4u) + (((h_ % 4u) != 0u) ? 1u : 0u));
+        if (tok_ >= t_) {
             break;
         }
-        base[0u] = kf_shr_u32((((tok * h) + min(((hg * 4u) + 0u), (h - 1u))) * d), 3u);
-        unsigned base8 = base[0u];
-        unsigned t68 = base8 + c;
-        unsigned t71 = base8 + (2u * c);
-        vu[0u] = x8[neox ? t68 : t71];
-        unsigned base8_2 = base[0u];
-        unsigned t80 = (base8_2 + kf_shr_u32(d, 4u)) + c;
-        unsigned t85 = (base8_2 + (2u * c)) + 1u;
-        vv[0u] = x8[neox ? t80 : t85];
-        base[1u] = kf_shr_u32((((tok * h) + min(((hg * 4u) + 1u), (h - 1u))) * d), 3u);
-        unsigned base8_3 = base[1u];
-        unsigned t104 = base8_3 + c;
-        unsigned t107 = base8_3 + (2u * c);
-        vu[1u] = x8[neox ? t104 : t107];
-        unsigned base8_4 = base[1u];
-        unsigned t116 = (base8_4 + kf_shr_u32(d, 4u)) + c;
-        unsigned t121 = (base8_4 + (2u * c)) + 1u;
-        vv[1u] = x8[neox ? t116 : t121];
-        base[2u] = kf_shr_u32((((tok * h) + min(((hg * 4u) + 2u), (h - 1u))) * d), 3u);
-        unsigned base8_5 = base[2u];
-        unsigned t140 = base8_5 + c;
-        unsigned t143 = base8_5 + (2u * c);
-        vu[2u] = x8[neox ? t140 : t143];
-        unsigned base8_6 = base[2u];
-        unsigned t152 = (base8_6 + kf_shr_u32(d, 4u)) + c;
-        unsigned t157 = (base8_6 + (2u * c)) + 1u;
-        vv[2u] = x8[neox ? t152 : t157];
-        base[3u] = kf_shr_u32((((tok * h) + min(((hg * 4u) + 3u), (h - 1u))) * d), 3u);
-        unsigned base8_7 = base[3u];
-        unsigned t176 = base8_7 + c;
-        unsigned t179 = base8_7 + (2u * c);
-        vu[3u] = x8[neox ? t176 : t179];
-        unsigned base8_8 = base[3u];
-        unsigned t188 = (base8_8 + kf_shr_u32(d, 4u)) + c;
-        unsigned t193 = (base8_8 + (2u * c)) + 1u;
-        vv[3u] = x8[neox ? t188 : t193];
-        double p = (double)pos[tok];
-        double lt = log2((double)theta);
-        unsigned i0 = 8u * c;
-        double inv0 = exp2(__dmul_rn(__dmul_rn(-(double)i0, __ddiv_rn(2.0, (double)d)), lt));
-        unsigned i0_2 = 1u;
-        double ratio = exp2(__dmul_rn(__dmul_rn(-(double)i0_2, __ddiv_rn(2.0, (double)d)), lt));
-        kf_f32x4 t220 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 c0 = t220;
-        kf_f32x4 t223 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 c1 = t223;
-        kf_f32x4 t226 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 s0 = t226;
-        kf_f32x4 t229 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 s1 = t229;
-        unsigned e = 0u;
-        double inv = inv0;
-        if (0u < e) {
-            inv = __dmul_rn(inv, ratio);
+        base_[0u] = kf_shr_u32((((tok_ * h_) + min(((hg_ * 4u) + 0u), (h_ - 1u))) * d_), 3u);
+        unsigned base8_ = base_[0u];
+        unsigned t68_ = base8_ + c_;
+        unsigned t71_ = base8_ + (2u * c_);
+        vu_[0u] = x8_[neox_ ? t68_ : t71_];
+        unsigned base8_2_ = base_[0u];
+        unsigned t80_ = (base8_2_ + kf_shr_u32(d_, 4u)) + c_;
+        unsigned t85_ = (base8_2_ + (2u * c_)) + 1u;
+        vv_[0u] = x8_[neox_ ? t80_ : t85_];
+        base_[1u] = kf_shr_u32((((tok_ * h_) + min(((hg_ * 4u) + 1u), (h_ - 1u))) * d_), 3u);
+        unsigned base8_3_ = base_[1u];
+        unsigned t104_ = base8_3_ + c_;
+        unsigned t107_ = base8_3_ + (2u * c_);
+        vu_[1u] = x8_[neox_ ? t104_ : t107_];
+        unsigned base8_4_ = base_[1u];
+        unsigned t116_ = (base8_4_ + kf_shr_u32(d_, 4u)) + c_;
+        unsigned t121_ = (base8_4_ + (2u * c_)) + 1u;
+        vv_[1u] = x8_[neox_ ? t116_ : t121_];
+        base_[2u] = kf_shr_u32((((tok_ * h_) + min(((hg_ * 4u) + 2u), (h_ - 1u))) * d_), 3u);
+        unsigned base8_5_ = base_[2u];
+        unsigned t140_ = base8_5_ + c_;
+        unsigned t143_ = base8_5_ + (2u * c_);
+        vu_[2u] = x8_[neox_ ? t140_ : t143_];
+        unsigned base8_6_ = base_[2u];
+        unsigned t152_ = (base8_6_ + kf_shr_u32(d_, 4u)) + c_;
+        unsigned t157_ = (base8_6_ + (2u * c_)) + 1u;
+        vv_[2u] = x8_[neox_ ? t152_ : t157_];
+        base_[3u] = kf_shr_u32((((tok_ * h_) + min(((hg_ * 4u) + 3u), (h_ - 1u))) * d_), 3u);
+        unsigned base8_7_ = base_[3u];
+        unsigned t176_ = base8_7_ + c_;
+        unsigned t179_ = base8_7_ + (2u * c_);
+        vu_[3u] = x8_[neox_ ? t176_ : t179_];
+        unsigned base8_8_ = base_[3u];
+        unsigned t188_ = (base8_8_ + kf_shr_u32(d_, 4u)) + c_;
+        unsigned t193_ = (base8_8_ + (2u * c_)) + 1u;
+        vv_[3u] = x8_[neox_ ? t188_ : t193_];
+        double p_ = (double)pos_[tok_];
+        double lt_ = log2((double)theta_);
+        unsigned i0_ = 8u * c_;
+        double inv0_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_, __ddiv_rn(2.0, (double)d_)), lt_));
+        unsigned i0_2_ = 1u;
+        double ratio_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_2_, __ddiv_rn(2.0, (double)d_)), lt_));
+        kf_f32x4 t220_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 c0_ = t220_;
+        kf_f32x4 t223_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 c1_ = t223_;
+        kf_f32x4 t226_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 s0_ = t226_;
+        kf_f32x4 t229_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 s1_ = t229_;
+        unsigned e_ = 0u;
+        double inv_ = inv0_;
+        if (0u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (1u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (1u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (2u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (2u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (3u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (3u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (4u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (4u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (5u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (5u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (6u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (6u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        double a = __dmul_rn(p, inv);
-        double k = floor(__fma_rn(a, 0.15915494309189535, 0.5));
-        double r = __fma_rn(-k, 2.4492935982947064e-16, __fma_rn(-k, 6.283185307179586, a));
-        float rf = __double2float_rn(r);
-        float t266 = kf_cos_approx(rf);
-        float t267 = kf_sin_approx(rf);
-        kf_f32x2 lo = kf_f32x2{{t266, t267}};
-        unsigned e_2 = 4u;
-        double inv_2 = inv0;
-        if (0u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        double a_ = __dmul_rn(p_, inv_);
+        double k_ = floor(__fma_rn(a_, 0.15915494309189535, 0.5));
+        double r_ = __fma_rn(-k_, 2.4492935982947064e-16, __fma_rn(-k_, 6.283185307179586, a_));
+        float rf_ = __double2float_rn(r_);
+        float t266_ = kf_cos_approx(rf_);
+        float t267_ = kf_sin_approx(rf_);
+        kf_f32x2 lo_ = kf_f32x2{{t266_, t267_}};
+        unsigned e_2_ = 4u;
+        double inv_2_ = inv0_;
+        if (0u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (1u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (1u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (2u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (2u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (3u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (3u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (4u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (4u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (5u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (5u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (6u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (6u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        double a_2 = __dmul_rn(p, inv_2);
-        double k_2 = floor(__fma_rn(a_2, 0.15915494309189535, 0.5));
-        double r_2 = __fma_rn(-k_2, 2.4492935982947064e-16, __fma_rn(-k_2, 6.283185307179586, a_2));
-        float rf_2 = __double2float_rn(r_2);
-        float t305 = kf_cos_approx(rf_2);
-        float t306 = kf_sin_approx(rf_2);
-        kf_f32x2 hi = kf_f32x2{{t305, t306}};
-        c0.v[0] = lo.v[0];
-        s0.v[0] = lo.v[1];
-        c1.v[0] = hi.v[0];
-        s1.v[0] = hi.v[1];
-        unsigned e_3 = 1u;
-        double inv_3 = inv0;
-        if (0u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        double a_2_ = __dmul_rn(p_, inv_2_);
+        double k_2_ = floor(__fma_rn(a_2_, 0.15915494309189535, 0.5));
+        double r_2_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_2_));
+        float rf_2_ = __double2float_rn(r_2_);
+        float t305_ = kf_cos_approx(rf_2_);
+        float t306_ = kf_sin_approx(rf_2_);
+        kf_f32x2 hi_ = kf_f32x2{{t305_, t306_}};
+        c0_.v[0] = lo_.v[0];
+        s0_.v[0] = lo_.v[1];
+        c1_.v[0] = hi_.v[0];
+        s1_.v[0] = hi_.v[1];
+        unsigned e_3_ = 1u;
+        double inv_3_ = inv0_;
+        if (0u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (1u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (1u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (2u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (2u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (3u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (3u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (4u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (4u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (5u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (5u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (6u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (6u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        double a_3 = __dmul_rn(p, inv_3);
-        double k_3 = floor(__fma_rn(a_3, 0.15915494309189535, 0.5));
-        double r_3 = __fma_rn(-k_3, 2.4492935982947064e-16, __fma_rn(-k_3, 6.283185307179586, a_3));
-        float rf_3 = __double2float_rn(r_3);
-        float t348 = kf_cos_approx(rf_3);
-        float t349 = kf_sin_approx(rf_3);
-        kf_f32x2 lo_2 = kf_f32x2{{t348, t349}};
-        unsigned e_4 = 5u;
-        double inv_4 = inv0;
-        if (0u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        double a_3_ = __dmul_rn(p_, inv_3_);
+        double k_3_ = floor(__fma_rn(a_3_, 0.15915494309189535, 0.5));
+        double r_3_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_3_));
+        float rf_3_ = __double2float_rn(r_3_);
+        float t348_ = kf_cos_approx(rf_3_);
+        float t349_ = kf_sin_approx(rf_3_);
+        kf_f32x2 lo_2_ = kf_f32x2{{t348_, t349_}};
+        unsigned e_4_ = 5u;
+        double inv_4_ = inv0_;
+        if (0u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (1u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (1u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (2u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (2u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (3u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (3u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (4u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (4u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (5u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (5u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (6u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (6u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        double a_4 = __dmul_rn(p, inv_4);
-        double k_4 = floor(__fma_rn(a_4, 0.15915494309189535, 0.5));
-        double r_4 = __fma_rn(-k_4, 2.4492935982947064e-16, __fma_rn(-k_4, 6.283185307179586, a_4));
-        float rf_4 = __double2float_rn(r_4);
-        float t387 = kf_cos_approx(rf_4);
-        float t388 = kf_sin_approx(rf_4);
-        kf_f32x2 hi_2 = kf_f32x2{{t387, t388}};
-        c0.v[1] = lo_2.v[0];
-        s0.v[1] = lo_2.v[1];
-        c1.v[1] = hi_2.v[0];
-        s1.v[1] = hi_2.v[1];
-        unsigned e_5 = 2u;
-        double inv_5 = inv0;
-        if (0u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        double a_4_ = __dmul_rn(p_, inv_4_);
+        double k_4_ = floor(__fma_rn(a_4_, 0.15915494309189535, 0.5));
+        double r_4_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_4_));
+        float rf_4_ = __double2float_rn(r_4_);
+        float t387_ = kf_cos_approx(rf_4_);
+        float t388_ = kf_sin_approx(rf_4_);
+        kf_f32x2 hi_2_ = kf_f32x2{{t387_, t388_}};
+        c0_.v[1] = lo_2_.v[0];
+        s0_.v[1] = lo_2_.v[1];
+        c1_.v[1] = hi_2_.v[0];
+        s1_.v[1] = hi_2_.v[1];
+        unsigned e_5_ = 2u;
+        double inv_5_ = inv0_;
+        if (0u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (1u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (1u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (2u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (2u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (3u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (3u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (4u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (4u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (5u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (5u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (6u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (6u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        double a_5 = __dmul_rn(p, inv_5);
-        double k_5 = floor(__fma_rn(a_5, 0.15915494309189535, 0.5));
-        double r_5 = __fma_rn(-k_5, 2.4492935982947064e-16, __fma_rn(-k_5, 6.283185307179586, a_5));
-        float rf_5 = __double2float_rn(r_5);
-        float t430 = kf_cos_approx(rf_5);
-        float t431 = kf_sin_approx(rf_5);
-        kf_f32x2 lo_3 = kf_f32x2{{t430, t431}};
-        unsigned e_6 = 6u;
-        double inv_6 = inv0;
-        if (0u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        double a_5_ = __dmul_rn(p_, inv_5_);
+        double k_5_ = floor(__fma_rn(a_5_, 0.15915494309189535, 0.5));
+        double r_5_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_5_));
+        float rf_5_ = __double2float_rn(r_5_);
+        float t430_ = kf_cos_approx(rf_5_);
+        float t431_ = kf_sin_approx(rf_5_);
+        kf_f32x2 lo_3_ = kf_f32x2{{t430_, t431_}};
+        unsigned e_6_ = 6u;
+        double inv_6_ = inv0_;
+        if (0u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (1u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (1u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (2u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (2u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (3u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (3u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (4u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (4u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (5u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (5u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (6u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (6u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        double a_6 = __dmul_rn(p, inv_6);
-        double k_6 = floor(__fma_rn(a_6, 0.15915494309189535, 0.5));
-        double r_6 = __fma_rn(-k_6, 2.4492935982947064e-16, __fma_rn(-k_6, 6.283185307179586, a_6));
-        float rf_6 = __double2float_rn(r_6);
-        float t469 = kf_cos_approx(rf_6);
-        float t470 = kf_sin_approx(rf_6);
-        kf_f32x2 hi_3 = kf_f32x2{{t469, t470}};
-        c0.v[2] = lo_3.v[0];
-        s0.v[2] = lo_3.v[1];
-        c1.v[2] = hi_3.v[0];
-        s1.v[2] = hi_3.v[1];
-        unsigned e_7 = 3u;
-        double inv_7 = inv0;
-        if (0u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        double a_6_ = __dmul_rn(p_, inv_6_);
+        double k_6_ = floor(__fma_rn(a_6_, 0.15915494309189535, 0.5));
+        double r_6_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_6_));
+        float rf_6_ = __double2float_rn(r_6_);
+        float t469_ = kf_cos_approx(rf_6_);
+        float t470_ = kf_sin_approx(rf_6_);
+        kf_f32x2 hi_3_ = kf_f32x2{{t469_, t470_}};
+        c0_.v[2] = lo_3_.v[0];
+        s0_.v[2] = lo_3_.v[1];
+        c1_.v[2] = hi_3_.v[0];
+        s1_.v[2] = hi_3_.v[1];
+        unsigned e_7_ = 3u;
+        double inv_7_ = inv0_;
+        if (0u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (1u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (1u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (2u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (2u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (3u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (3u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (4u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (4u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (5u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (5u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (6u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (6u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        double a_7 = __dmul_rn(p, inv_7);
-        double k_7 = floor(__fma_rn(a_7, 0.15915494309189535, 0.5));
-        double r_7 = __fma_rn(-k_7, 2.4492935982947064e-16, __fma_rn(-k_7, 6.283185307179586, a_7));
-        float rf_7 = __double2float_rn(r_7);
-        float t512 = kf_cos_approx(rf_7);
-        float t513 = kf_sin_approx(rf_7);
-        kf_f32x2 lo_4 = kf_f32x2{{t512, t513}};
-        unsigned e_8 = 7u;
-        double inv_8 = inv0;
-        if (0u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        double a_7_ = __dmul_rn(p_, inv_7_);
+        double k_7_ = floor(__fma_rn(a_7_, 0.15915494309189535, 0.5));
+        double r_7_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_7_));
+        float rf_7_ = __double2float_rn(r_7_);
+        float t512_ = kf_cos_approx(rf_7_);
+        float t513_ = kf_sin_approx(rf_7_);
+        kf_f32x2 lo_4_ = kf_f32x2{{t512_, t513_}};
+        unsigned e_8_ = 7u;
+        double inv_8_ = inv0_;
+        if (0u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (1u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (1u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (2u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (2u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (3u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (3u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (4u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (4u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (5u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (5u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (6u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (6u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        double a_8 = __dmul_rn(p, inv_8);
-        double k_8 = floor(__fma_rn(a_8, 0.15915494309189535, 0.5));
-        double r_8 = __fma_rn(-k_8, 2.4492935982947064e-16, __fma_rn(-k_8, 6.283185307179586, a_8));
-        float rf_8 = __double2float_rn(r_8);
-        float t551 = kf_cos_approx(rf_8);
-        float t552 = kf_sin_approx(rf_8);
-        kf_f32x2 hi_4 = kf_f32x2{{t551, t552}};
-        c0.v[3] = lo_4.v[0];
-        s0.v[3] = lo_4.v[1];
-        c1.v[3] = hi_4.v[0];
-        s1.v[3] = hi_4.v[1];
-        if (((hg * 4u) + 0u) < h) {
-            kf_f16x8 t565 = vu[0u];
-            kf_f16x8 ou = t565;
-            kf_f16x8 t568 = vv[0u];
-            kf_f16x8 ov = t568;
-            if (neox) {
-                kf_f16x8 u = vu[0u];
-                kf_f16x8 v = vv[0u];
-                bool second = false;
-                kf_f16x8 t576 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o = t576;
-                float a0 = kf_f16_to_f32(u.v[0]);
-                float b0 = kf_f16_to_f32(v.v[0]);
-                float a1 = kf_f16_to_f32(u.v[4]);
-                float b1 = kf_f16_to_f32(v.v[4]);
-                if (second) {
-                    o.v[0] = kf_f16_from_f32(__fmaf_rn(b0, c0.v[0], __fmul_rn(a0, s0.v[0])));
-                    o.v[4] = kf_f16_from_f32(__fmaf_rn(b1, c1.v[0], __fmul_rn(a1, s1.v[0])));
+        double a_8_ = __dmul_rn(p_, inv_8_);
+        double k_8_ = floor(__fma_rn(a_8_, 0.15915494309189535, 0.5));
+        double r_8_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_8_));
+        float rf_8_ = __double2float_rn(r_8_);
+        float t551_ = kf_cos_approx(rf_8_);
+        float t552_ = kf_sin_approx(rf_8_);
+        kf_f32x2 hi_4_ = kf_f32x2{{t551_, t552_}};
+        c0_.v[3] = lo_4_.v[0];
+        s0_.v[3] = lo_4_.v[1];
+        c1_.v[3] = hi_4_.v[0];
+        s1_.v[3] = hi_4_.v[1];
+        if (((hg_ * 4u) + 0u) < h_) {
+            kf_f16x8 t565_ = vu_[0u];
+            kf_f16x8 ou_ = t565_;
+            kf_f16x8 t568_ = vv_[0u];
+            kf_f16x8 ov_ = t568_;
+            if (neox_) {
+                kf_f16x8 u_ = vu_[0u];
+                kf_f16x8 v_ = vv_[0u];
+                bool second_ = false;
+                kf_f16x8 t576_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_ = t576_;
+                float a0_ = kf_f16_to_f32(u_.v[0]);
+                float b0_ = kf_f16_to_f32(v_.v[0]);
+                float a1_ = kf_f16_to_f32(u_.v[4]);
+                float b1_ = kf_f16_to_f32(v_.v[4]);
+                if (second_) {
+                    o_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_, c0_.v[0], __fmul_rn(a0_, s0_.v[0])));
+                    o_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_, c1_.v[0], __fmul_rn(a1_, s1_.v[0])));
                 } else {
-                    o.v[0] = kf_f16_from_f32(__fmaf_rn(a0, c0.v[0], -__fmul_rn(b0, s0.v[0])));
-                    o.v[4] = kf_f16_from_f32(__fmaf_rn(a1, c1.v[0], -__fmul_rn(b1, s1.v[0])));
+                    o_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_, c0_.v[0], -__fmul_rn(b0_, s0_.v[0])));
+                    o_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_, c1_.v[0], -__fmul_rn(b1_, s1_.v[0])));
                 }
-                float a0_2 = kf_f16_to_f32(u.v[1]);
-                float b0_2 = kf_f16_to_f32(v.v[1]);
-                float a1_2 = kf_f16_to_f32(u.v[5]);
-                float b1_2 = kf_f16_to_f32(v.v[5]);
-                if (second) {
-                    o.v[1] = kf_f16_from_f32(__fmaf_rn(b0_2, c0.v[1], __fmul_rn(a0_2, s0.v[1])));
-                    o.v[5] = kf_f16_from_f32(__fmaf_rn(b1_2, c1.v[1], __fmul_rn(a1_2, s1.v[1])));
+                float a0_2_ = kf_f16_to_f32(u_.v[1]);
+                float b0_2_ = kf_f16_to_f32(v_.v[1]);
+                float a1_2_ = kf_f16_to_f32(u_.v[5]);
+                float b1_2_ = kf_f16_to_f32(v_.v[5]);
+                if (second_) {
+                    o_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_2_, c0_.v[1], __fmul_rn(a0_2_, s0_.v[1])));
+                    o_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_2_, c1_.v[1], __fmul_rn(a1_2_, s1_.v[1])));
                 } else {
-                    o.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2, c0.v[1], -__fmul_rn(b0_2, s0.v[1])));
-                    o.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2, c1.v[1], -__fmul_rn(b1_2, s1.v[1])));
+                    o_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2_, c0_.v[1], -__fmul_rn(b0_2_, s0_.v[1])));
+                    o_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2_, c1_.v[1], -__fmul_rn(b1_2_, s1_.v[1])));
                 }
-                float a0_3 = kf_f16_to_f32(u.v[2]);
-                float b0_3 = kf_f16_to_f32(v.v[2]);
-                float a1_3 = kf_f16_to_f32(u.v[6]);
-                float b1_3 = kf_f16_to_f32(v.v[6]);
-                if (second) {
-                    o.v[2] = kf_f16_from_f32(__fmaf_rn(b0_3, c0.v[2], __fmul_rn(a0_3, s0.v[2])));
-                    o.v[6] = kf_f16_from_f32(__fmaf_rn(b1_3, c1.v[2], __fmul_rn(a1_3, s1.v[2])));
+                float a0_3_ = kf_f16_to_f32(u_.v[2]);
+                float b0_3_ = kf_f16_to_f32(v_.v[2]);
+                float a1_3_ = kf_f16_to_f32(u_.v[6]);
+                float b1_3_ = kf_f16_to_f32(v_.v[6]);
+                if (second_) {
+                    o_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_3_, c0_.v[2], __fmul_rn(a0_3_, s0_.v[2])));
+                    o_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_3_, c1_.v[2], __fmul_rn(a1_3_, s1_.v[2])));
                 } else {
-                    o.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3, c0.v[2], -__fmul_rn(b0_3, s0.v[2])));
-                    o.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3, c1.v[2], -__fmul_rn(b1_3, s1.v[2])));
+                    o_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3_, c0_.v[2], -__fmul_rn(b0_3_, s0_.v[2])));
+                    o_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3_, c1_.v[2], -__fmul_rn(b1_3_, s1_.v[2])));
                 }
-                float a0_4 = kf_f16_to_f32(u.v[3]);
-                float b0_4 = kf_f16_to_f32(v.v[3]);
-                float a1_4 = kf_f16_to_f32(u.v[7]);
-                float b1_4 = kf_f16_to_f32(v.v[7]);
-                if (second) {
-                    o.v[3] = kf_f16_from_f32(__fmaf_rn(b0_4, c0.v[3], __fmul_rn(a0_4, s0.v[3])));
-                    o.v[7] = kf_f16_from_f32(__fmaf_rn(b1_4, c1.v[3], __fmul_rn(a1_4, s1.v[3])));
+                float a0_4_ = kf_f16_to_f32(u_.v[3]);
+                float b0_4_ = kf_f16_to_f32(v_.v[3]);
+                float a1_4_ = kf_f16_to_f32(u_.v[7]);
+                float b1_4_ = kf_f16_to_f32(v_.v[7]);
+                if (second_) {
+                    o_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_4_, c0_.v[3], __fmul_rn(a0_4_, s0_.v[3])));
+                    o_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_4_, c1_.v[3], __fmul_rn(a1_4_, s1_.v[3])));
                 } else {
-                    o.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4, c0.v[3], -__fmul_rn(b0_4, s0.v[3])));
-                    o.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4, c1.v[3], -__fmul_rn(b1_4, s1.v[3])));
+                    o_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4_, c0_.v[3], -__fmul_rn(b0_4_, s0_.v[3])));
+                    o_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4_, c1_.v[3], -__fmul_rn(b1_4_, s1_.v[3])));
                 }
-                ou = o;
-                kf_f16x8 u_2 = vu[0u];
-                kf_f16x8 v_2 = vv[0u];
-                bool second_2 = true;
-                kf_f16x8 t704 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_2 = t704;
-                float a0_5 = kf_f16_to_f32(u_2.v[0]);
-                float b0_5 = kf_f16_to_f32(v_2.v[0]);
-                float a1_5 = kf_f16_to_f32(u_2.v[4]);
-                float b1_5 = kf_f16_to_f32(v_2.v[4]);
-                if (second_2) {
-                    o_2.v[0] = kf_f16_from_f32(__fmaf_rn(b0_5, c0.v[0], __fmul_rn(a0_5, s0.v[0])));
-                    o_2.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5, c1.v[0], __fmul_rn(a1_5, s1.v[0])));
+                ou_ = o_;
+                kf_f16x8 u_2_ = vu_[0u];
+                kf_f16x8 v_2_ = vv_[0u];
+                bool second_2_ = true;
+                kf_f16x8 t704_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_2_ = t704_;
+                float a0_5_ = kf_f16_to_f32(u_2_.v[0]);
+                float b0_5_ = kf_f16_to_f32(v_2_.v[0]);
+                float a1_5_ = kf_f16_to_f32(u_2_.v[4]);
+                float b1_5_ = kf_f16_to_f32(v_2_.v[4]);
+                if (second_2_) {
+                    o_2_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_5_, c0_.v[0], __fmul_rn(a0_5_, s0_.v[0])));
+                    o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5_, c1_.v[0], __fmul_rn(a1_5_, s1_.v[0])));
                 } else {
-                    o_2.v[0] = kf_f16_from_f32(__fmaf_rn(a0_5, c0.v[0], -__fmul_rn(b0_5, s0.v[0])));
-                    o_2.v[4] = kf_f16_from_f32(__fmaf_rn(a1_5, c1.v[0], -__fmul_rn(b1_5, s1.v[0])));
+                    o_2_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_5_, c0_.v[0], -__fmul_rn(b0_5_, s0_.v[0])));
+                    o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_5_, c1_.v[0], -__fmul_rn(b1_5_, s1_.v[0])));
                 }
-                float a0_6 = kf_f16_to_f32(u_2.v[1]);
-                float b0_6 = kf_f16_to_f32(v_2.v[1]);
-                float a1_6 = kf_f16_to_f32(u_2.v[5]);
-                float b1_6 = kf_f16_to_f32(v_2.v[5]);
-                if (second_2) {
-                    o_2.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6, c0.v[1], __fmul_rn(a0_6, s0.v[1])));
-                    o_2.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6, c1.v[1], __fmul_rn(a1_6, s1.v[1])));
+                float a0_6_ = kf_f16_to_f32(u_2_.v[1]);
+                float b0_6_ = kf_f16_to_f32(v_2_.v[1]);
+                float a1_6_ = kf_f16_to_f32(u_2_.v[5]);
+                float b1_6_ = kf_f16_to_f32(v_2_.v[5]);
+                if (second_2_) {
+                    o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6_, c0_.v[1], __fmul_rn(a0_6_, s0_.v[1])));
+                    o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6_, c1_.v[1], __fmul_rn(a1_6_, s1_.v[1])));
                 } else {
-                    o_2.v[1] = kf_f16_from_f32(__fmaf_rn(a0_6, c0.v[1], -__fmul_rn(b0_6, s0.v[1])));
-                    o_2.v[5] = kf_f16_from_f32(__fmaf_rn(a1_6, c1.v[1], -__fmul_rn(b1_6, s1.v[1])));
+                    o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_6_, c0_.v[1], -__fmul_rn(b0_6_, s0_.v[1])));
+                    o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_6_, c1_.v[1], -__fmul_rn(b1_6_, s1_.v[1])));
                 }
-                float a0_7 = kf_f16_to_f32(u_2.v[2]);
-                float b0_7 = kf_f16_to_f32(v_2.v[2]);
-                float a1_7 = kf_f16_to_f32(u_2.v[6]);
-                float b1_7 = kf_f16_to_f32(v_2.v[6]);
-                if (second_2) {
-                    o_2.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7, c0.v[2], __fmul_rn(a0_7, s0.v[2])));
-                    o_2.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7, c1.v[2], __fmul_rn(a1_7, s1.v[2])));
+                float a0_7_ = kf_f16_to_f32(u_2_.v[2]);
+                float b0_7_ = kf_f16_to_f32(v_2_.v[2]);
+                float a1_7_ = kf_f16_to_f32(u_2_.v[6]);
+                float b1_7_ = kf_f16_to_f32(v_2_.v[6]);
+                if (second_2_) {
+                    o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7_, c0_.v[2], __fmul_rn(a0_7_, s0_.v[2])));
+                    o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7_, c1_.v[2], __fmul_rn(a1_7_, s1_.v[2])));
                 } else {
-                    o_2.v[2] = kf_f16_from_f32(__fmaf_rn(a0_7, c0.v[2], -__fmul_rn(b0_7, s0.v[2])));
-                    o_2.v[6] = kf_f16_from_f32(__fmaf_rn(a1_7, c1.v[2], -__fmul_rn(b1_7, s1.v[2])));
+                    o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_7_, c0_.v[2], -__fmul_rn(b0_7_, s0_.v[2])));
+                    o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_7_, c1_.v[2], -__fmul_rn(b1_7_, s1_.v[2])));
                 }
-                float a0_8 = kf_f16_to_f32(u_2.v[3]);
-                float b0_8 = kf_f16_to_f32(v_2.v[3]);
-                float a1_8 = kf_f16_to_f32(u_2.v[7]);
-                float b1_8 = kf_f16_to_f32(v_2.v[7]);
-                if (second_2) {
-                    o_2.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8, c0.v[3], __fmul_rn(a0_8, s0.v[3])));
-                    o_2.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8, c1.v[3], __fmul_rn(a1_8, s1.v[3])));
+                float a0_8_ = kf_f16_to_f32(u_2_.v[3]);
+                float b0_8_ = kf_f16_to_f32(v_2_.v[3]);
+                float a1_8_ = kf_f16_to_f32(u_2_.v[7]);
+                float b1_8_ = kf_f16_to_f32(v_2_.v[7]);
+                if (second_2_) {
+                    o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8_, c0_.v[3], __fmul_rn(a0_8_, s0_.v[3])));
+                    o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8_, c1_.v[3], __fmul_rn(a1_8_, s1_.v[3])));
                 } else {
-                    o_2.v[3] = kf_f16_from_f32(__fmaf_rn(a0_8, c0.v[3], -__fmul_rn(b0_8, s0.v[3])));
-                    o_2.v[7] = kf_f16_from_f32(__fmaf_rn(a1_8, c1.v[3], -__fmul_rn(b1_8, s1.v[3])));
+                    o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_8_, c0_.v[3], -__fmul_rn(b0_8_, s0_.v[3])));
+                    o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_8_, c1_.v[3], -__fmul_rn(b1_8_, s1_.v[3])));
                 }
-                ov = o_2;
+                ov_ = o_2_;
             } else {
-                kf_f16x8 w = vu[0u];
-                kf_f16x8 t829 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_3 = t829;
-                float a_9 = kf_f16_to_f32(w.v[0]);
-                float b = kf_f16_to_f32(w.v[1]);
-                o_3.v[0] = kf_f16_from_f32(__fmaf_rn(a_9, c0.v[0], -__fmul_rn(b, s0.v[0])));
-                o_3.v[1] = kf_f16_from_f32(__fmaf_rn(b, c0.v[0], __fmul_rn(a_9, s0.v[0])));
-                float a_10 = kf_f16_to_f32(w.v[2]);
-                float b_2 = kf_f16_to_f32(w.v[3]);
-                o_3.v[2] = kf_f16_from_f32(__fmaf_rn(a_10, c0.v[1], -__fmul_rn(b_2, s0.v[1])));
-                o_3.v[3] = kf_f16_from_f32(__fmaf_rn(b_2, c0.v[1], __fmul_rn(a_10, s0.v[1])));
-                float a_11 = kf_f16_to_f32(w.v[4]);
-                float b_3 = kf_f16_to_f32(w.v[5]);
-                o_3.v[4] = kf_f16_from_f32(__fmaf_rn(a_11, c0.v[2], -__fmul_rn(b_3, s0.v[2])));
-                o_3.v[5] = kf_f16_from_f32(__fmaf_rn(b_3, c0.v[2], __fmul_rn(a_11, s0.v[2])));
-                float a_12 = kf_f16_to_f32(w.v[6]);
-                float b_4 = kf_f16_to_f32(w.v[7]);
-                o_3.v[6] = kf_f16_from_f32(__fmaf_rn(a_12, c0.v[3], -__fmul_rn(b_4, s0.v[3])));
-                o_3.v[7] = kf_f16_from_f32(__fmaf_rn(b_4, c0.v[3], __fmul_rn(a_12, s0.v[3])));
-                ou = o_3;
-                kf_f16x8 w_2 = vv[0u];
-                kf_f16x8 t894 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_4 = t894;
-                float a_13 = kf_f16_to_f32(w_2.v[0]);
-                float b_5 = kf_f16_to_f32(w_2.v[1]);
-                o_4.v[0] = kf_f16_from_f32(__fmaf_rn(a_13, c1.v[0], -__fmul_rn(b_5, s1.v[0])));
-                o_4.v[1] = kf_f16_from_f32(__fmaf_rn(b_5, c1.v[0], __fmul_rn(a_13, s1.v[0])));
-                float a_14 = kf_f16_to_f32(w_2.v[2]);
-                float b_6 = kf_f16_to_f32(w_2.v[3]);
-                o_4.v[2] = kf_f16_from_f32(__fmaf_rn(a_14, c1.v[1], -__fmul_rn(b_6, s1.v[1])));
-                o_4.v[3] = kf_f16_from_f32(__fmaf_rn(b_6, c1.v[1], __fmul_rn(a_14, s1.v[1])));
-                float a_15 = kf_f16_to_f32(w_2.v[4]);
-                float b_7 = kf_f16_to_f32(w_2.v[5]);
-                o_4.v[4] = kf_f16_from_f32(__fmaf_rn(a_15, c1.v[2], -__fmul_rn(b_7, s1.v[2])));
-                o_4.v[5] = kf_f16_from_f32(__fmaf_rn(b_7, c1.v[2], __fmul_rn(a_15, s1.v[2])));
-                float a_16 = kf_f16_to_f32(w_2.v[6]);
-                float b_8 = kf_f16_to_f32(w_2.v[7]);
-                o_4.v[6] = kf_f16_from_f32(__fmaf_rn(a_16, c1.v[3], -__fmul_rn(b_8, s1.v[3])));
-                o_4.v[7] = kf_f16_from_f32(__fmaf_rn(b_8, c1.v[3], __fmul_rn(a_16, s1.v[3])));
-                ov = o_4;
+                kf_f16x8 w_ = vu_[0u];
+                kf_f16x8 t829_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_3_ = t829_;
+                float a_9_ = kf_f16_to_f32(w_.v[0]);
+                float b_ = kf_f16_to_f32(w_.v[1]);
+                o_3_.v[0] = kf_f16_from_f32(__fmaf_rn(a_9_, c0_.v[0], -__fmul_rn(b_, s0_.v[0])));
+                o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(b_, c0_.v[0], __fmul_rn(a_9_, s0_.v[0])));
+                float a_10_ = kf_f16_to_f32(w_.v[2]);
+                float b_2_ = kf_f16_to_f32(w_.v[3]);
+                o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a_10_, c0_.v[1], -__fmul_rn(b_2_, s0_.v[1])));
+                o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(b_2_, c0_.v[1], __fmul_rn(a_10_, s0_.v[1])));
+                float a_11_ = kf_f16_to_f32(w_.v[4]);
+                float b_3_ = kf_f16_to_f32(w_.v[5]);
+                o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a_11_, c0_.v[2], -__fmul_rn(b_3_, s0_.v[2])));
+                o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(b_3_, c0_.v[2], __fmul_rn(a_11_, s0_.v[2])));
+                float a_12_ = kf_f16_to_f32(w_.v[6]);
+                float b_4_ = kf_f16_to_f32(w_.v[7]);
+                o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a_12_, c0_.v[3], -__fmul_rn(b_4_, s0_.v[3])));
+                o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(b_4_, c0_.v[3], __fmul_rn(a_12_, s0_.v[3])));
+                ou_ = o_3_;
+                kf_f16x8 w_2_ = vv_[0u];
+                kf_f16x8 t894_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_4_ = t894_;
+                float a_13_ = kf_f16_to_f32(w_2_.v[0]);
+                float b_5_ = kf_f16_to_f32(w_2_.v[1]);
+                o_4_.v[0] = kf_f16_from_f32(__fmaf_rn(a_13_, c1_.v[0], -__fmul_rn(b_5_, s1_.v[0])));
+                o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b_5_, c1_.v[0], __fmul_rn(a_13_, s1_.v[0])));
+                float a_14_ = kf_f16_to_f32(w_2_.v[2]);
+                float b_6_ = kf_f16_to_f32(w_2_.v[3]);
+                o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(a_14_, c1_.v[1], -__fmul_rn(b_6_, s1_.v[1])));
+                o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b_6_, c1_.v[1], __fmul_rn(a_14_, s1_.v[1])));
+                float a_15_ = kf_f16_to_f32(w_2_.v[4]);
+                float b_7_ = kf_f16_to_f32(w_2_.v[5]);
+                o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(a_15_, c1_.v[2], -__fmul_rn(b_7_, s1_.v[2])));
+                o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b_7_, c1_.v[2], __fmul_rn(a_15_, s1_.v[2])));
+                float a_16_ = kf_f16_to_f32(w_2_.v[6]);
+                float b_8_ = kf_f16_to_f32(w_2_.v[7]);
+                o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(a_16_, c1_.v[3], -__fmul_rn(b_8_, s1_.v[3])));
+                o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b_8_, c1_.v[3], __fmul_rn(a_16_, s1_.v[3])));
+                ov_ = o_4_;
             }
-            unsigned base8_9 = base[0u];
-            unsigned t958 = base8_9 + c;
-            unsigned t961 = base8_9 + (2u * c);
-            x8[neox ? t958 : t961] = ou;
-            unsigned base8_10 = base[0u];
-            unsigned t968 = (base8_10 + kf_shr_u32(d, 4u)) + c;
-            unsigned t973 = (base8_10 + (2u * c)) + 1u;
-            x8[neox ? t968 : t973] = ov;
+            unsigned base8_9_ = base_[0u];
+            unsigned t958_ = base8_9_ + c_;
+            unsigned t961_ = base8_9_ + (2u * c_);
+            x8_[neox_ ? t958_ : t961_] = ou_;
+            unsigned base8_10_ = base_[0u];
+            unsigned t968_ = (base8_10_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t973_ = (base8_10_ + (2u * c_)) + 1u;
+            x8_[neox_ ? t968_ : t973_] = ov_;
         }
-        if (((hg * 4u) + 1u) < h) {
-            kf_f16x8 t981 = vu[1u];
-            kf_f16x8 ou_2 = t981;
-            kf_f16x8 t984 = vv[1u];
-            kf_f16x8 ov_2 = t984;
-            if (neox) {
-                kf_f16x8 u_3 = vu[1u];
-                kf_f16x8 v_3 = vv[1u];
-                bool second_3 = false;
-                kf_f16x8 t992 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_5 = t992;
-                float a0_9 = kf_f16_to_f32(u_3.v[0]);
-                float b0_9 = kf_f16_to_f32(v_3.v[0]);
-                float a1_9 = kf_f16_to_f32(u_3.v[4]);
-                float b1_9 = kf_f16_to_f32(v_3.v[4]);
-                if (second_3) {
-                    o_5.v[0] = kf_f16_from_f32(__fmaf_rn(b0_9, c0.v[0], __fmul_rn(a0_9, s0.v[0])));
-                    o_5.v[4] = kf_f16_from_f32(__fmaf_rn(b1_9, c1.v[0], __fmul_rn(a1_9, s1.v[0])));
+        if (((hg_ * 4u) + 1u) < h_) {
+            kf_f16x8 t981_ = vu_[1u];
+            kf_f16x8 ou_2_ = t981_;
+            kf_f16x8 t984_ = vv_[1u];
+            kf_f16x8 ov_2_ = t984_;
+            if (neox_) {
+                kf_f16x8 u_3_ = vu_[1u];
+                kf_f16x8 v_3_ = vv_[1u];
+                bool second_3_ = false;
+                kf_f16x8 t992_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_5_ = t992_;
+                float a0_9_ = kf_f16_to_f32(u_3_.v[0]);
+                float b0_9_ = kf_f16_to_f32(v_3_.v[0]);
+                float a1_9_ = kf_f16_to_f32(u_3_.v[4]);
+                float b1_9_ = kf_f16_to_f32(v_3_.v[4]);
+                if (second_3_) {
+                    o_5_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_9_, c0_.v[0], __fmul_rn(a0_9_, s0_.v[0])));
+                    o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_9_, c1_.v[0], __fmul_rn(a1_9_, s1_.v[0])));
                 } else {
-                    o_5.v[0] = kf_f16_from_f32(__fmaf_rn(a0_9, c0.v[0], -__fmul_rn(b0_9, s0.v[0])));
-                    o_5.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9, c1.v[0], -__fmul_rn(b1_9, s1.v[0])));
+                    o_5_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_9_, c0_.v[0], -__fmul_rn(b0_9_, s0_.v[0])));
+                    o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9_, c1_.v[0], -__fmul_rn(b1_9_, s1_.v[0])));
                 }
-                float a0_10 = kf_f16_to_f32(u_3.v[1]);
-                float b0_10 = kf_f16_to_f32(v_3.v[1]);
-                float a1_10 = kf_f16_to_f32(u_3.v[5]);
-                float b1_10 = kf_f16_to_f32(v_3.v[5]);
-                if (second_3) {
-                    o_5.v[1] = kf_f16_from_f32(__fmaf_rn(b0_10, c0.v[1], __fmul_rn(a0_10, s0.v[1])));
-                    o_5.v[5] = kf_f16_from_f32(__fmaf_rn(b1_10, c1.v[1], __fmul_rn(a1_10, s1.v[1])));
+                float a0_10_ = kf_f16_to_f32(u_3_.v[1]);
+                float b0_10_ = kf_f16_to_f32(v_3_.v[1]);
+                float a1_10_ = kf_f16_to_f32(u_3_.v[5]);
+                float b1_10_ = kf_f16_to_f32(v_3_.v[5]);
+                if (second_3_) {
+                    o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_10_, c0_.v[1], __fmul_rn(a0_10_, s0_.v[1])));
+                    o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_10_, c1_.v[1], __fmul_rn(a1_10_, s1_.v[1])));
                 } else {
-                    o_5.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10, c0.v[1], -__fmul_rn(b0_10, s0.v[1])));
-                    o_5.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10, c1.v[1], -__fmul_rn(b1_10, s1.v[1])));
+                    o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10_, c0_.v[1], -__fmul_rn(b0_10_, s0_.v[1])));
+                    o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10_, c1_.v[1], -__fmul_rn(b1_10_, s1_.v[1])));
                 }
-                float a0_11 = kf_f16_to_f32(u_3.v[2]);
-                float b0_11 = kf_f16_to_f32(v_3.v[2]);
-                float a1_11 = kf_f16_to_f32(u_3.v[6]);
-                float b1_11 = kf_f16_to_f32(v_3.v[6]);
-                if (second_3) {
-                    o_5.v[2] = kf_f16_from_f32(__fmaf_rn(b0_11, c0.v[2], __fmul_rn(a0_11, s0.v[2])));
-                    o_5.v[6] = kf_f16_from_f32(__fmaf_rn(b1_11, c1.v[2], __fmul_rn(a1_11, s1.v[2])));
+                float a0_11_ = kf_f16_to_f32(u_3_.v[2]);
+                float b0_11_ = kf_f16_to_f32(v_3_.v[2]);
+                float a1_11_ = kf_f16_to_f32(u_3_.v[6]);
+                float b1_11_ = kf_f16_to_f32(v_3_.v[6]);
+                if (second_3_) {
+                    o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_11_, c0_.v[2], __fmul_rn(a0_11_, s0_.v[2])));
+                    o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_11_, c1_.v[2], __fmul_rn(a1_11_, s1_.v[2])));
                 } else {
-                    o_5.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11, c0.v[2], -__fmul_rn(b0_11, s0.v[2])));
-                    o_5.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11, c1.v[2], -__fmul_rn(b1_11, s1.v[2])));
+                    o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11_, c0_.v[2], -__fmul_rn(b0_11_, s0_.v[2])));
+                    o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11_, c1_.v[2], -__fmul_rn(b1_11_, s1_.v[2])));
                 }
-                float a0_12 = kf_f16_to_f32(u_3.v[3]);
-                float b0_12 = kf_f16_to_f32(v_3.v[3]);
-                float a1_12 = kf_f16_to_f32(u_3.v[7]);
-                float b1_12 = kf_f16_to_f32(v_3.v[7]);
-                if (second_3) {
-                    o_5.v[3] = kf_f16_from_f32(__fmaf_rn(b0_12, c0.v[3], __fmul_rn(a0_12, s0.v[3])));
-                    o_5.v[7] = kf_f16_from_f32(__fmaf_rn(b1_12, c1.v[3], __fmul_rn(a1_12, s1.v[3])));
+                float a0_12_ = kf_f16_to_f32(u_3_.v[3]);
+                float b0_12_ = kf_f16_to_f32(v_3_.v[3]);
+                float a1_12_ = kf_f16_to_f32(u_3_.v[7]);
+                float b1_12_ = kf_f16_to_f32(v_3_.v[7]);
+                if (second_3_) {
+                    o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_12_, c0_.v[3], __fmul_rn(a0_12_, s0_.v[3])));
+                    o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_12_, c1_.v[3], __fmul_rn(a1_12_, s1_.v[3])));
                 } else {
-                    o_5.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12, c0.v[3], -__fmul_rn(b0_12, s0.v[3])));
-                    o_5.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12, c1.v[3], -__fmul_rn(b1_12, s1.v[3])));
+                    o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12_, c0_.v[3], -__fmul_rn(b0_12_, s0_.v[3])));
+                    o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12_, c1_.v[3], -__fmul_rn(b1_12_, s1_.v[3])));
                 }
-                ou_2 = o_5;
-                kf_f16x8 u_4 = vu[1u];
-                kf_f16x8 v_4 = vv[1u];
-                bool second_4 = true;
-                kf_f16x8 t1120 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_6 = t1120;
-                float a0_13 = kf_f16_to_f32(u_4.v[0]);
-                float b0_13 = kf_f16_to_f32(v_4.v[0]);
-                float a1_13 = kf_f16_to_f32(u_4.v[4]);
-                float b1_13 = kf_f16_to_f32(v_4.v[4]);
-                if (second_4) {
-                    o_6.v[0] = kf_f16_from_f32(__fmaf_rn(b0_13, c0.v[0], __fmul_rn(a0_13, s0.v[0])));
-                    o_6.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13, c1.v[0], __fmul_rn(a1_13, s1.v[0])));
+                ou_2_ = o_5_;
+                kf_f16x8 u_4_ = vu_[1u];
+                kf_f16x8 v_4_ = vv_[1u];
+                bool second_4_ = true;
+                kf_f16x8 t1120_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_6_ = t1120_;
+                float a0_13_ = kf_f16_to_f32(u_4_.v[0]);
+                float b0_13_ = kf_f16_to_f32(v_4_.v[0]);
+                float a1_13_ = kf_f16_to_f32(u_4_.v[4]);
+                float b1_13_ = kf_f16_to_f32(v_4_.v[4]);
+                if (second_4_) {
+                    o_6_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_13_, c0_.v[0], __fmul_rn(a0_13_, s0_.v[0])));
+                    o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13_, c1_.v[0], __fmul_rn(a1_13_, s1_.v[0])));
                 } else {
-                    o_6.v[0] = kf_f16_from_f32(__fmaf_rn(a0_13, c0.v[0], -__fmul_rn(b0_13, s0.v[0])));
-                    o_6.v[4] = kf_f16_from_f32(__fmaf_rn(a1_13, c1.v[0], -__fmul_rn(b1_13, s1.v[0])));
+                    o_6_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_13_, c0_.v[0], -__fmul_rn(b0_13_, s0_.v[0])));
+                    o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_13_, c1_.v[0], -__fmul_rn(b1_13_, s1_.v[0])));
                 }
-                float a0_14 = kf_f16_to_f32(u_4.v[1]);
-                float b0_14 = kf_f16_to_f32(v_4.v[1]);
-                float a1_14 = kf_f16_to_f32(u_4.v[5]);
-                float b1_14 = kf_f16_to_f32(v_4.v[5]);
-                if (second_4) {
-                    o_6.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14, c0.v[1], __fmul_rn(a0_14, s0.v[1])));
-                    o_6.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14, c1.v[1], __fmul_rn(a1_14, s1.v[1])));
+                float a0_14_ = kf_f16_to_f32(u_4_.v[1]);
+                float b0_14_ = kf_f16_to_f32(v_4_.v[1]);
+                float a1_14_ = kf_f16_to_f32(u_4_.v[5]);
+                float b1_14_ = kf_f16_to_f32(v_4_.v[5]);
+                if (second_4_) {
+                    o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14_, c0_.v[1], __fmul_rn(a0_14_, s0_.v[1])));
+                    o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14_, c1_.v[1], __fmul_rn(a1_14_, s1_.v[1])));
                 } else {
-                    o_6.v[1] = kf_f16_from_f32(__fmaf_rn(a0_14, c0.v[1], -__fmul_rn(b0_14, s0.v[1])));
-                    o_6.v[5] = kf_f16_from_f32(__fmaf_rn(a1_14, c1.v[1], -__fmul_rn(b1_14, s1.v[1])));
+                    o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_14_, c0_.v[1], -__fmul_rn(b0_14_, s0_.v[1])));
+                    o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_14_, c1_.v[1], -__fmul_rn(b1_14_, s1_.v[1])));
                 }
-                float a0_15 = kf_f16_to_f32(u_4.v[2]);
-                float b0_15 = kf_f16_to_f32(v_4.v[2]);
-                float a1_15 = kf_f16_to_f32(u_4.v[6]);
-                float b1_15 = kf_f16_to_f32(v_4.v[6]);
-                if (second_4) {
-                    o_6.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15, c0.v[2], __fmul_rn(a0_15, s0.v[2])));
-                    o_6.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15, c1.v[2], __fmul_rn(a1_15, s1.v[2])));
+                float a0_15_ = kf_f16_to_f32(u_4_.v[2]);
+                float b0_15_ = kf_f16_to_f32(v_4_.v[2]);
+                float a1_15_ = kf_f16_to_f32(u_4_.v[6]);
+                float b1_15_ = kf_f16_to_f32(v_4_.v[6]);
+                if (second_4_) {
+                    o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15_, c0_.v[2], __fmul_rn(a0_15_, s0_.v[2])));
+                    o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15_, c1_.v[2], __fmul_rn(a1_15_, s1_.v[2])));
                 } else {
-                    o_6.v[2] = kf_f16_from_f32(__fmaf_rn(a0_15, c0.v[2], -__fmul_rn(b0_15, s0.v[2])));
-                    o_6.v[6] = kf_f16_from_f32(__fmaf_rn(a1_15, c1.v[2], -__fmul_rn(b1_15, s1.v[2])));
+                    o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_15_, c0_.v[2], -__fmul_rn(b0_15_, s0_.v[2])));
+                    o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_15_, c1_.v[2], -__fmul_rn(b1_15_, s1_.v[2])));
                 }
-                float a0_16 = kf_f16_to_f32(u_4.v[3]);
-                float b0_16 = kf_f16_to_f32(v_4.v[3]);
-                float a1_16 = kf_f16_to_f32(u_4.v[7]);
-                float b1_16 = kf_f16_to_f32(v_4.v[7]);
-                if (second_4) {
-                    o_6.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16, c0.v[3], __fmul_rn(a0_16, s0.v[3])));
-                    o_6.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16, c1.v[3], __fmul_rn(a1_16, s1.v[3])));
+                float a0_16_ = kf_f16_to_f32(u_4_.v[3]);
+                float b0_16_ = kf_f16_to_f32(v_4_.v[3]);
+                float a1_16_ = kf_f16_to_f32(u_4_.v[7]);
+                float b1_16_ = kf_f16_to_f32(v_4_.v[7]);
+                if (second_4_) {
+                    o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16_, c0_.v[3], __fmul_rn(a0_16_, s0_.v[3])));
+                    o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16_, c1_.v[3], __fmul_rn(a1_16_, s1_.v[3])));
                 } else {
-                    o_6.v[3] = kf_f16_from_f32(__fmaf_rn(a0_16, c0.v[3], -__fmul_rn(b0_16, s0.v[3])));
-                    o_6.v[7] = kf_f16_from_f32(__fmaf_rn(a1_16, c1.v[3], -__fmul_rn(b1_16, s1.v[3])));
+                    o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_16_, c0_.v[3], -__fmul_rn(b0_16_, s0_.v[3])));
+                    o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_16_, c1_.v[3], -__fmul_rn(b1_16_, s1_.v[3])));
                 }
-                ov_2 = o_6;
+                ov_2_ = o_6_;
             } else {
-                kf_f16x8 w_3 = vu[1u];
-                kf_f16x8 t1245 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_7 = t1245;
-                float a_17 = kf_f16_to_f32(w_3.v[0]);
-                float b_9 = kf_f16_to_f32(w_3.v[1]);
-                o_7.v[0] = kf_f16_from_f32(__fmaf_rn(a_17, c0.v[0], -__fmul_rn(b_9, s0.v[0])));
-                o_7.v[1] = kf_f16_from_f32(__fmaf_rn(b_9, c0.v[0], __fmul_rn(a_17, s0.v[0])));
-                float a_18 = kf_f16_to_f32(w_3.v[2]);
-                float b_10 = kf_f16_to_f32(w_3.v[3]);
-                o_7.v[2] = kf_f16_from_f32(__fmaf_rn(a_18, c0.v[1], -__fmul_rn(b_10, s0.v[1])));
-                o_7.v[3] = kf_f16_from_f32(__fmaf_rn(b_10, c0.v[1], __fmul_rn(a_18, s0.v[1])));
-                float a_19 = kf_f16_to_f32(w_3.v[4]);
-                float b_11 = kf_f16_to_f32(w_3.v[5]);
-                o_7.v[4] = kf_f16_from_f32(__fmaf_rn(a_19, c0.v[2], -__fmul_rn(b_11, s0.v[2])));
-                o_7.v[5] = kf_f16_from_f32(__fmaf_rn(b_11, c0.v[2], __fmul_rn(a_19, s0.v[2])));
-                float a_20 = kf_f16_to_f32(w_3.v[6]);
-                float b_12 = kf_f16_to_f32(w_3.v[7]);
-                o_7.v[6] = kf_f16_from_f32(__fmaf_rn(a_20, c0.v[3], -__fmul_rn(b_12, s0.v[3])));
-                o_7.v[7] = kf_f16_from_f32(__fmaf_rn(b_12, c0.v[3], __fmul_rn(a_20, s0.v[3])));
-                ou_2 = o_7;
-                kf_f16x8 w_4 = vv[1u];
-                kf_f16x8 t1310 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_8 = t1310;
-                float a_21 = kf_f16_to_f32(w_4.v[0]);
-                float b_13 = kf_f16_to_f32(w_4.v[1]);
-                o_8.v[0] = kf_f16_from_f32(__fmaf_rn(a_21, c1.v[0], -__fmul_rn(b_13, s1.v[0])));
-                o_8.v[1] = kf_f16_from_f32(__fmaf_rn(b_13, c1.v[0], __fmul_rn(a_21, s1.v[0])));
-                float a_22 = kf_f16_to_f32(w_4.v[2]);
-                float b_14 = kf_f16_to_f32(w_4.v[3]);
-                o_8.v[2] = kf_f16_from_f32(__fmaf_rn(a_22, c1.v[1], -__fmul_rn(b_14, s1.v[1])));
-                o_8.v[3] = kf_f16_from_f32(__fmaf_rn(b_14, c1.v[1], __fmul_rn(a_22, s1.v[1])));
-                float a_23 = kf_f16_to_f32(w_4.v[4]);
-                float b_15 = kf_f16_to_f32(w_4.v[5]);
-                o_8.v[4] = kf_f16_from_f32(__fmaf_rn(a_23, c1.v[2], -__fmul_rn(b_15, s1.v[2])));
-                o_8.v[5] = kf_f16_from_f32(__fmaf_rn(b_15, c1.v[2], __fmul_rn(a_23, s1.v[2])));
-                float a_24 = kf_f16_to_f32(w_4.v[6]);
-                float b_16 = kf_f16_to_f32(w_4.v[7]);
-                o_8.v[6] = kf_f16_from_f32(__fmaf_rn(a_24, c1.v[3], -__fmul_rn(b_16, s1.v[3])));
-                o_8.v[7] = kf_f16_from_f32(__fmaf_rn(b_16, c1.v[3], __fmul_rn(a_24, s1.v[3])));
-                ov_2 = o_8;
+                kf_f16x8 w_3_ = vu_[1u];
+                kf_f16x8 t1245_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_7_ = t1245_;
+                float a_17_ = kf_f16_to_f32(w_3_.v[0]);
+                float b_9_ = kf_f16_to_f32(w_3_.v[1]);
+                o_7_.v[0] = kf_f16_from_f32(__fmaf_rn(a_17_, c0_.v[0], -__fmul_rn(b_9_, s0_.v[0])));
+                o_7_.v[1] = kf_f16_from_f32(__fmaf_rn(b_9_, c0_.v[0], __fmul_rn(a_17_, s0_.v[0])));
+                float a_18_ = kf_f16_to_f32(w_3_.v[2]);
+                float b_10_ = kf_f16_to_f32(w_3_.v[3]);
+                o_7_.v[2] = kf_f16_from_f32(__fmaf_rn(a_18_, c0_.v[1], -__fmul_rn(b_10_, s0_.v[1])));
+                o_7_.v[3] = kf_f16_from_f32(__fmaf_rn(b_10_, c0_.v[1], __fmul_rn(a_18_, s0_.v[1])));
+                float a_19_ = kf_f16_to_f32(w_3_.v[4]);
+                float b_11_ = kf_f16_to_f32(w_3_.v[5]);
+                o_7_.v[4] = kf_f16_from_f32(__fmaf_rn(a_19_, c0_.v[2], -__fmul_rn(b_11_, s0_.v[2])));
+                o_7_.v[5] = kf_f16_from_f32(__fmaf_rn(b_11_, c0_.v[2], __fmul_rn(a_19_, s0_.v[2])));
+                float a_20_ = kf_f16_to_f32(w_3_.v[6]);
+                float b_12_ = kf_f16_to_f32(w_3_.v[7]);
+                o_7_.v[6] = kf_f16_from_f32(__fmaf_rn(a_20_, c0_.v[3], -__fmul_rn(b_12_, s0_.v[3])));
+                o_7_.v[7] = kf_f16_from_f32(__fmaf_rn(b_12_, c0_.v[3], __fmul_rn(a_20_, s0_.v[3])));
+                ou_2_ = o_7_;
+                kf_f16x8 w_4_ = vv_[1u];
+                kf_f16x8 t1310_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_8_ = t1310_;
+                float a_21_ = kf_f16_to_f32(w_4_.v[0]);
+                float b_13_ = kf_f16_to_f32(w_4_.v[1]);
+                o_8_.v[0] = kf_f16_from_f32(__fmaf_rn(a_21_, c1_.v[0], -__fmul_rn(b_13_, s1_.v[0])));
+                o_8_.v[1] = kf_f16_from_f32(__fmaf_rn(b_13_, c1_.v[0], __fmul_rn(a_21_, s1_.v[0])));
+                float a_22_ = kf_f16_to_f32(w_4_.v[2]);
+                float b_14_ = kf_f16_to_f32(w_4_.v[3]);
+                o_8_.v[2] = kf_f16_from_f32(__fmaf_rn(a_22_, c1_.v[1], -__fmul_rn(b_14_, s1_.v[1])));
+                o_8_.v[3] = kf_f16_from_f32(__fmaf_rn(b_14_, c1_.v[1], __fmul_rn(a_22_, s1_.v[1])));
+                float a_23_ = kf_f16_to_f32(w_4_.v[4]);
+                float b_15_ = kf_f16_to_f32(w_4_.v[5]);
+                o_8_.v[4] = kf_f16_from_f32(__fmaf_rn(a_23_, c1_.v[2], -__fmul_rn(b_15_, s1_.v[2])));
+                o_8_.v[5] = kf_f16_from_f32(__fmaf_rn(b_15_, c1_.v[2], __fmul_rn(a_23_, s1_.v[2])));
+                float a_24_ = kf_f16_to_f32(w_4_.v[6]);
+                float b_16_ = kf_f16_to_f32(w_4_.v[7]);
+                o_8_.v[6] = kf_f16_from_f32(__fmaf_rn(a_24_, c1_.v[3], -__fmul_rn(b_16_, s1_.v[3])));
+                o_8_.v[7] = kf_f16_from_f32(__fmaf_rn(b_16_, c1_.v[3], __fmul_rn(a_24_, s1_.v[3])));
+                ov_2_ = o_8_;
             }
-            unsigned base8_11 = base[1u];
-            unsigned t1374 = base8_11 + c;
-            unsigned t1377 = base8_11 + (2u * c);
-            x8[neox ? t1374 : t1377] = ou_2;
-            unsigned base8_12 = base[1u];
-            unsigned t1384 = (base8_12 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1389 = (base8_12 + (2u * c)) + 1u;
-            x8[neox ? t1384 : t1389] = ov_2;
+            unsigned base8_11_ = base_[1u];
+            unsigned t1374_ = base8_11_ + c_;
+            unsigned t1377_ = base8_11_ + (2u * c_);
+            x8_[neox_ ? t1374_ : t1377_] = ou_2_;
+            unsigned base8_12_ = base_[1u];
+            unsigned t1384_ = (base8_12_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1389_ = (base8_12_ + (2u * c_)) + 1u;
+            x8_[neox_ ? t1384_ : t1389_] = ov_2_;
         }
-        if (((hg * 4u) + 2u) < h) {
-            kf_f16x8 t1397 = vu[2u];
-            kf_f16x8 ou_3 = t1397;
-            kf_f16x8 t1400 = vv[2u];
-            kf_f16x8 ov_3 = t1400;
-            if (neox) {
-                kf_f16x8 u_5 = vu[2u];
-                kf_f16x8 v_5 = vv[2u];
-                bool second_5 = false;
-                kf_f16x8 t1408 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_9 = t1408;
-                float a0_17 = kf_f16_to_f32(u_5.v[0]);
-                float b0_17 = kf_f16_to_f32(v_5.v[0]);
-                float a1_17 = kf_f16_to_f32(u_5.v[4]);
-                float b1_17 = kf_f16_to_f32(v_5.v[4]);
-                if (second_5) {
-                    o_9.v[0] = kf_f16_from_f32(__fmaf_rn(b0_17, c0.v[0], __fmul_rn(a0_17, s0.v[0])));
-                    o_9.v[4] = kf_f16_from_f32(__fmaf_rn(b1_17, c1.v[0], __fmul_rn(a1_17, s1.v[0])));
+        if (((hg_ * 4u) + 2u) < h_) {
+            kf_f16x8 t1397_ = vu_[2u];
+            kf_f16x8 ou_3_ = t1397_;
+            kf_f16x8 t1400_ = vv_[2u];
+            kf_f16x8 ov_3_ = t1400_;
+            if (neox_) {
+                kf_f16x8 u_5_ = vu_[2u];
+                kf_f16x8 v_5_ = vv_[2u];
+                bool second_5_ = false;
+                kf_f16x8 t1408_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_9_ = t1408_;
+                float a0_17_ = kf_f16_to_f32(u_5_.v[0]);
+                float b0_17_ = kf_f16_to_f32(v_5_.v[0]);
+                float a1_17_ = kf_f16_to_f32(u_5_.v[4]);
+                float b1_17_ = kf_f16_to_f32(v_5_.v[4]);
+                if (second_5_) {
+                    o_9_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_17_, c0_.v[0], __fmul_rn(a0_17_, s0_.v[0])));
+                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_17_, c1_.v[0], __fmul_rn(a1_17_, s1_.v[0])));
                 } else {
-                    o_9.v[0] = kf_f16_from_f32(__fmaf_rn(a0_17, c0.v[0], -__fmul_rn(b0_17, s0.v[0])));
-                    o_9.v[4] = kf_f16_from_f32(__fmaf_rn(a1_17, c1.v[0], -__fmul_rn(b1_17, s1.v[0])));
+                    o_9_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_17_, c0_.v[0], -__fmul_rn(b0_17_, s0_.v[0])));
+                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_17_, c1_.v[0], -__fmul_rn(b1_17_, s1_.v[0])));
                 }
-                float a0_18 = kf_f16_to_f32(u_5.v[1]);
-                float b0_18 = kf_f16_to_f32(v_5.v[1]);
-                float a1_18 = kf_f16_to_f32(u_5.v[5]);
-                float b1_18 = kf_f16_to_f32(v_5.v[5]);
-                if (second_5) {
-                    o_9.v[1] = kf_f16_from_f32(__fmaf_rn(b0_18, c0.v[1], __fmul_rn(a0_18, s0.v[1])));
-                    o_9.v[5] = kf_f16_from_f32(__fmaf_rn(b1_18, c1.v[1], __fmul_rn(a1_18, s1.v[1])));
+                float a0_18_ = kf_f16_to_f32(u_5_.v[1]);
+                float b0_18_ = kf_f16_to_f32(v_5_.v[1]);
+                float a1_18_ = kf_f16_to_f32(u_5_.v[5]);
+                float b1_18_ = kf_f16_to_f32(v_5_.v[5]);
+                if (second_5_) {
+                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_18_, c0_.v[1], __fmul_rn(a0_18_, s0_.v[1])));
+                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_18_, c1_.v[1], __fmul_rn(a1_18_, s1_.v[1])));
                 } else {
-                    o_9.v[1] = kf_f16_from_f32(__fmaf_rn(a0_18, c0.v[1], -__fmul_rn(b0_18, s0.v[1])));
-                    o_9.v[5] = kf_f16_from_f32(__fmaf_rn(a1_18, c1.v[1], -__fmul_rn(b1_18, s1.v[1])));
+                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_18_, c0_.v[1], -__fmul_rn(b0_18_, s0_.v[1])));
+                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_18_, c1_.v[1], -__fmul_rn(b1_18_, s1_.v[1])));
                 }
-                float a0_19 = kf_f16_to_f32(u_5.v[2]);
-                float b0_19 = kf_f16_to_f32(v_5.v[2]);
-                float a1_19 = kf_f16_to_f32(u_5.v[6]);
-                float b1_19 = kf_f16_to_f32(v_5.v[6]);
-                if (second_5) {
-                    o_9.v[2] = kf_f16_from_f32(__fmaf_rn(b0_19, c0.v[2], __fmul_rn(a0_19, s0.v[2])));
-                    o_9.v[6] = kf_f16_from_f32(__fmaf_rn(b1_19, c1.v[2], __fmul_rn(a1_19, s1.v[2])));
+                float a0_19_ = kf_f16_to_f32(u_5_.v[2]);
+                float b0_19_ = kf_f16_to_f32(v_5_.v[2]);
+                float a1_19_ = kf_f16_to_f32(u_5_.v[6]);
+                float b1_19_ = kf_f16_to_f32(v_5_.v[6]);
+                if (second_5_) {
+                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_19_, c0_.v[2], __fmul_rn(a0_19_, s0_.v[2])));
+                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_19_, c1_.v[2], __fmul_rn(a1_19_, s1_.v[2])));
                 } else {
-                    o_9.v[2] = kf_f16_from_f32(__fmaf_rn(a0_19, c0.v[2], -__fmul_rn(b0_19, s0.v[2])));
-                    o_9.v[6] = kf_f16_from_f32(__fmaf_rn(a1_19, c1.v[2], -__fmul_rn(b1_19, s1.v[2])));
+                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_19_, c0_.v[2], -__fmul_rn(b0_19_, s0_.v[2])));
+                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_19_, c1_.v[2], -__fmul_rn(b1_19_, s1_.v[2])));
                 }
-                float a0_20 = kf_f16_to_f32(u_5.v[3]);
-                float b0_20 = kf_f16_to_f32(v_5.v[3]);
-                float a1_20 = kf_f16_to_f32(u_5.v[7]);
-                float b1_20 = kf_f16_to_f32(v_5.v[7]);
-                if (second_5) {
-                    o_9.v[3] = kf_f16_from_f32(__fmaf_rn(b0_20, c0.v[3], __fmul_rn(a0_20, s0.v[3])));
-                    o_9.v[7] = kf_f16_from_f32(__fmaf_rn(b1_20, c1.v[3], __fmul_rn(a1_20, s1.v[3])));
+                float a0_20_ = kf_f16_to_f32(u_5_.v[3]);
+                float b0_20_ = kf_f16_to_f32(v_5_.v[3]);
+                float a1_20_ = kf_f16_to_f32(u_5_.v[7]);
+                float b1_20_ = kf_f16_to_f32(v_5_.v[7]);
+                if (second_5_) {
+                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_20_, c0_.v[3], __fmul_rn(a0_20_, s0_.v[3])));
+                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_20_, c1_.v[3], __fmul_rn(a1_20_, s1_.v[3])));
                 } else {
-                    o_9.v[3] = kf_f16_from_f32(__fmaf_rn(a0_20, c0.v[3], -__fmul_rn(b0_20, s0.v[3])));
-                    o_9.v[7] = kf_f16_from_f32(__fmaf_rn(a1_20, c1.v[3], -__fmul_rn(b1_20, s1.v[3])));
+                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_20_, c0_.v[3], -__fmul_rn(b0_20_, s0_.v[3])));
+                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_20_, c1_.v[3], -__fmul_rn(b1_20_, s1_.v[3])));
                 }
-                ou_3 = o_9;
-                kf_f16x8 u_6 = vu[2u];
-                kf_f16x8 v_6 = vv[2u];
-                bool second_6 = true;
-                kf_f16x8 t1536 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_10 = t1536;
-                float a0_21 = kf_f16_to_f32(u_6.v[0]);
-                float b0_21 = kf_f16_to_f32(v_6.v[0]);
-                float a1_21 = kf_f16_to_f32(u_6.v[4]);
-                float b1_21 = kf_f16_to_f32(v_6.v[4]);
-                if (second_6) {
-                    o_10.v[0] = kf_f16_from_f32(__fmaf_rn(b0_21, c0.v[0], __fmul_rn(a0_21, s0.v[0])));
-                    o_10.v[4] = kf_f16_from_f32(__fmaf_rn(b1_21, c1.v[0], __fmul_rn(a1_21, s1.v[0])));
+                ou_3_ = o_9_;
+                kf_f16x8 u_6_ = vu_[2u];
+                kf_f16x8 v_6_ = vv_[2u];
+                bool second_6_ = true;
+                kf_f16x8 t1536_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_10_ = t1536_;
+                float a0_21_ = kf_f16_to_f32(u_6_.v[0]);
+                float b0_21_ = kf_f16_to_f32(v_6_.v[0]);
+                float a1_21_ = kf_f16_to_f32(u_6_.v[4]);
+                float b1_21_ = kf_f16_to_f32(v_6_.v[4]);
+                if (second_6_) {
+                    o_10_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_21_, c0_.v[0], __fmul_rn(a0_21_, s0_.v[0])));
+                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_21_, c1_.v[0], __fmul_rn(a1_21_, s1_.v[0])));
                 } else {
-                    o_10.v[0] = kf_f16_from_f32(__fmaf_rn(a0_21, c0.v[0], -__fmul_rn(b0_21, s0.v[0])));
-                    o_10.v[4] = kf_f16_from_f32(__fmaf_rn(a1_21, c1.v[0], -__fmul_rn(b1_21, s1.v[0])));
+                    o_10_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_21_, c0_.v[0], -__fmul_rn(b0_21_, s0_.v[0])));
+                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_21_, c1_.v[0], -__fmul_rn(b1_21_, s1_.v[0])));
                 }
-                float a0_22 = kf_f16_to_f32(u_6.v[1]);
-                float b0_22 = kf_f16_to_f32(v_6.v[1]);
-                float a1_22 = kf_f16_to_f32(u_6.v[5]);
-                float b1_22 = kf_f16_to_f32(v_6.v[5]);
-                if (second_6) {
-                    o_10.v[1] = kf_f16_from_f32(__fmaf_rn(b0_22, c0.v[1], __fmul_rn(a0_22, s0.v[1])));
-                    o_10.v[5] = kf_f16_from_f32(__fmaf_rn(b1_22, c1.v[1], __fmul_rn(a1_22, s1.v[1])));
+                float a0_22_ = kf_f16_to_f32(u_6_.v[1]);
+                float b0_22_ = kf_f16_to_f32(v_6_.v[1]);
+                float a1_22_ = kf_f16_to_f32(u_6_.v[5]);
+                float b1_22_ = kf_f16_to_f32(v_6_.v[5]);
+                if (second_6_) {
+                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_22_, c0_.v[1], __fmul_rn(a0_22_, s0_.v[1])));
+                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_22_, c1_.v[1], __fmul_rn(a1_22_, s1_.v[1])));
                 } else {
-                    o_10.v[1] = kf_f16_from_f32(__fmaf_rn(a0_22, c0.v[1], -__fmul_rn(b0_22, s0.v[1])));
-                    o_10.v[5] = kf_f16_from_f32(__fmaf_rn(a1_22, c1.v[1], -__fmul_rn(b1_22, s1.v[1])));
+                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_22_, c0_.v[1], -__fmul_rn(b0_22_, s0_.v[1])));
+                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_22_, c1_.v[1], -__fmul_rn(b1_22_, s1_.v[1])));
                 }
-                float a0_23 = kf_f16_to_f32(u_6.v[2]);
-                float b0_23 = kf_f16_to_f32(v_6.v[2]);
-                float a1_23 = kf_f16_to_f32(u_6.v[6]);
-                float b1_23 = kf_f16_to_f32(v_6.v[6]);
-                if (second_6) {
-                    o_10.v[2] = kf_f16_from_f32(__fmaf_rn(b0_23, c0.v[2], __fmul_rn(a0_23, s0.v[2])));
-                    o_10.v[6] = kf_f16_from_f32(__fmaf_rn(b1_23, c1.v[2], __fmul_rn(a1_23, s1.v[2])));
+                float a0_23_ = kf_f16_to_f32(u_6_.v[2]);
+                float b0_23_ = kf_f16_to_f32(v_6_.v[2]);
+                float a1_23_ = kf_f16_to_f32(u_6_.v[6]);
+                float b1_23_ = kf_f16_to_f32(v_6_.v[6]);
+                if (second_6_) {
+                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_23_, c0_.v[2], __fmul_rn(a0_23_, s0_.v[2])));
+                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_23_, c1_.v[2], __fmul_rn(a1_23_, s1_.v[2])));
                 } else {
-                    o_10.v[2] = kf_f16_from_f32(__fmaf_rn(a0_23, c0.v[2], -__fmul_rn(b0_23, s0.v[2])));
-                    o_10.v[6] = kf_f16_from_f32(__fmaf_rn(a1_23, c1.v[2], -__fmul_rn(b1_23, s1.v[2])));
+                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_23_, c0_.v[2], -__fmul_rn(b0_23_, s0_.v[2])));
+                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_23_, c1_.v[2], -__fmul_rn(b1_23_, s1_.v[2])));
                 }
-                float a0_24 = kf_f16_to_f32(u_6.v[3]);
-                float b0_24 = kf_f16_to_f32(v_6.v[3]);
-                float a1_24 = kf_f16_to_f32(u_6.v[7]);
-                float b1_24 = kf_f16_to_f32(v_6.v[7]);
-                if (second_6) {
-                    o_10.v[3] = kf_f16_from_f32(__fmaf_rn(b0_24, c0.v[3], __fmul_rn(a0_24, s0.v[3])));
-                    o_10.v[7] = kf_f16_from_f32(__fmaf_rn(b1_24, c1.v[3], __fmul_rn(a1_24, s1.v[3])));
+                float a0_24_ = kf_f16_to_f32(u_6_.v[3]);
+                float b0_24_ = kf_f16_to_f32(v_6_.v[3]);
+                float a1_24_ = kf_f16_to_f32(u_6_.v[7]);
+                float b1_24_ = kf_f16_to_f32(v_6_.v[7]);
+                if (second_6_) {
+                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_24_, c0_.v[3], __fmul_rn(a0_24_, s0_.v[3])));
+                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_24_, c1_.v[3], __fmul_rn(a1_24_, s1_.v[3])));
                 } else {
-                    o_10.v[3] = kf_f16_from_f32(__fmaf_rn(a0_24, c0.v[3], -__fmul_rn(b0_24, s0.v[3])));
-                    o_10.v[7] = kf_f16_from_f32(__fmaf_rn(a1_24, c1.v[3], -__fmul_rn(b1_24, s1.v[3])));
+                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_24_, c0_.v[3], -__fmul_rn(b0_24_, s0_.v[3])));
+                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_24_, c1_.v[3], -__fmul_rn(b1_24_, s1_.v[3])));
                 }
-                ov_3 = o_10;
+                ov_3_ = o_10_;
             } else {
-                kf_f16x8 w_5 = vu[2u];
-                kf_f16x8 t1661 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_11 = t1661;
-                float a_25 = kf_f16_to_f32(w_5.v[0]);
-                float b_17 = kf_f16_to_f32(w_5.v[1]);
-                o_11.v[0] = kf_f16_from_f32(__fmaf_rn(a_25, c0.v[0], -__fmul_rn(b_17, s0.v[0])));
-                o_11.v[1] = kf_f16_from_f32(__fmaf_rn(b_17, c0.v[0], __fmul_rn(a_25, s0.v[0])));
-                float a_26 = kf_f16_to_f32(w_5.v[2]);
-                float b_18 = kf_f16_to_f32(w_5.v[3]);
-                o_11.v[2] = kf_f16_from_f32(__fmaf_rn(a_26, c0.v[1], -__fmul_rn(b_18, s0.v[1])));
-                o_11.v[3] = kf_f16_from_f32(__fmaf_rn(b_18, c0.v[1], __fmul_rn(a_26, s0.v[1])));
-                float a_27 = kf_f16_to_f32(w_5.v[4]);
-                float b_19 = kf_f16_to_f32(w_5.v[5]);
-                o_11.v[4] = kf_f16_from_f32(__fmaf_rn(a_27, c0.v[2], -__fmul_rn(b_19, s0.v[2])));
-                o_11.v[5] = kf_f16_from_f32(__fmaf_rn(b_19, c0.v[2], __fmul_rn(a_27, s0.v[2])));
-                float a_28 = kf_f16_to_f32(w_5.v[6]);
-                float b_20 = kf_f16_to_f32(w_5.v[7]);
-                o_11.v[6] = kf_f16_from_f32(__fmaf_rn(a_28, c0.v[3], -__fmul_rn(b_20, s0.v[3])));
-                o_11.v[7] = kf_f16_from_f32(__fmaf_rn(b_20, c0.v[3], __fmul_rn(a_28, s0.v[3])));
-                ou_3 = o_11;
-                kf_f16x8 w_6 = vv[2u];
-                kf_f16x8 t1726 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_12 = t1726;
-                float a_29 = kf_f16_to_f32(w_6.v[0]);
-                float b_21 = kf_f16_to_f32(w_6.v[1]);
-                o_12.v[0] = kf_f16_from_f32(__fmaf_rn(a_29, c1.v[0], -__fmul_rn(b_21, s1.v[0])));
-                o_12.v[1] = kf_f16_from_f32(__fmaf_rn(b_21, c1.v[0], __fmul_rn(a_29, s1.v[0])));
-                float a_30 = kf_f16_to_f32(w_6.v[2]);
-                float b_22 = kf_f16_to_f32(w_6.v[3]);
-                o_12.v[2] = kf_f16_from_f32(__fmaf_rn(a_30, c1.v[1], -__fmul_rn(b_22, s1.v[1])));
-                o_12.v[3] = kf_f16_from_f32(__fmaf_rn(b_22, c1.v[1], __fmul_rn(a_30, s1.v[1])));
-                float a_31 = kf_f16_to_f32(w_6.v[4]);
-                float b_23 = kf_f16_to_f32(w_6.v[5]);
-                o_12.v[4] = kf_f16_from_f32(__fmaf_rn(a_31, c1.v[2], -__fmul_rn(b_23, s1.v[2])));
-                o_12.v[5] = kf_f16_from_f32(__fmaf_rn(b_23, c1.v[2], __fmul_rn(a_31, s1.v[2])));
-                float a_32 = kf_f16_to_f32(w_6.v[6]);
-                float b_24 = kf_f16_to_f32(w_6.v[7]);
-                o_12.v[6] = kf_f16_from_f32(__fmaf_rn(a_32, c1.v[3], -__fmul_rn(b_24, s1.v[3])));
-                o_12.v[7] = kf_f16_from_f32(__fmaf_rn(b_24, c1.v[3], __fmul_rn(a_32, s1.v[3])));
-                ov_3 = o_12;
+                kf_f16x8 w_5_ = vu_[2u];
+                kf_f16x8 t1661_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_11_ = t1661_;
+                float a_25_ = kf_f16_to_f32(w_5_.v[0]);
+                float b_17_ = kf_f16_to_f32(w_5_.v[1]);
+                o_11_.v[0] = kf_f16_from_f32(__fmaf_rn(a_25_, c0_.v[0], -__fmul_rn(b_17_, s0_.v[0])));
+                o_11_.v[1] = kf_f16_from_f32(__fmaf_rn(b_17_, c0_.v[0], __fmul_rn(a_25_, s0_.v[0])));
+                float a_26_ = kf_f16_to_f32(w_5_.v[2]);
+                float b_18_ = kf_f16_to_f32(w_5_.v[3]);
+                o_11_.v[2] = kf_f16_from_f32(__fmaf_rn(a_26_, c0_.v[1], -__fmul_rn(b_18_, s0_.v[1])));
+                o_11_.v[3] = kf_f16_from_f32(__fmaf_rn(b_18_, c0_.v[1], __fmul_rn(a_26_, s0_.v[1])));
+                float a_27_ = kf_f16_to_f32(w_5_.v[4]);
+                float b_19_ = kf_f16_to_f32(w_5_.v[5]);
+                o_11_.v[4] = kf_f16_from_f32(__fmaf_rn(a_27_, c0_.v[2], -__fmul_rn(b_19_, s0_.v[2])));
+                o_11_.v[5] = kf_f16_from_f32(__fmaf_rn(b_19_, c0_.v[2], __fmul_rn(a_27_, s0_.v[2])));
+                float a_28_ = kf_f16_to_f32(w_5_.v[6]);
+                float b_20_ = kf_f16_to_f32(w_5_.v[7]);
+                o_11_.v[6] = kf_f16_from_f32(__fmaf_rn(a_28_, c0_.v[3], -__fmul_rn(b_20_, s0_.v[3])));
+                o_11_.v[7] = kf_f16_from_f32(__fmaf_rn(b_20_, c0_.v[3], __fmul_rn(a_28_, s0_.v[3])));
+                ou_3_ = o_11_;
+                kf_f16x8 w_6_ = vv_[2u];
+                kf_f16x8 t1726_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_12_ = t1726_;
+                float a_29_ = kf_f16_to_f32(w_6_.v[0]);
+                float b_21_ = kf_f16_to_f32(w_6_.v[1]);
+                o_12_.v[0] = kf_f16_from_f32(__fmaf_rn(a_29_, c1_.v[0], -__fmul_rn(b_21_, s1_.v[0])));
+                o_12_.v[1] = kf_f16_from_f32(__fmaf_rn(b_21_, c1_.v[0], __fmul_rn(a_29_, s1_.v[0])));
+                float a_30_ = kf_f16_to_f32(w_6_.v[2]);
+                float b_22_ = kf_f16_to_f32(w_6_.v[3]);
+                o_12_.v[2] = kf_f16_from_f32(__fmaf_rn(a_30_, c1_.v[1], -__fmul_rn(b_22_, s1_.v[1])));
+                o_12_.v[3] = kf_f16_from_f32(__fmaf_rn(b_22_, c1_.v[1], __fmul_rn(a_30_, s1_.v[1])));
+                float a_31_ = kf_f16_to_f32(w_6_.v[4]);
+                float b_23_ = kf_f16_to_f32(w_6_.v[5]);
+                o_12_.v[4] = kf_f16_from_f32(__fmaf_rn(a_31_, c1_.v[2], -__fmul_rn(b_23_, s1_.v[2])));
+                o_12_.v[5] = kf_f16_from_f32(__fmaf_rn(b_23_, c1_.v[2], __fmul_rn(a_31_, s1_.v[2])));
+                float a_32_ = kf_f16_to_f32(w_6_.v[6]);
+                float b_24_ = kf_f16_to_f32(w_6_.v[7]);
+                o_12_.v[6] = kf_f16_from_f32(__fmaf_rn(a_32_, c1_.v[3], -__fmul_rn(b_24_, s1_.v[3])));
+                o_12_.v[7] = kf_f16_from_f32(__fmaf_rn(b_24_, c1_.v[3], __fmul_rn(a_32_, s1_.v[3])));
+                ov_3_ = o_12_;
             }
-            unsigned base8_13 = base[2u];
-            unsigned t1790 = base8_13 + c;
-            unsigned t1793 = base8_13 + (2u * c);
-            x8[neox ? t1790 : t1793] = ou_3;
-            unsigned base8_14 = base[2u];
-            unsigned t1800 = (base8_14 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1805 = (base8_14 + (2u * c)) + 1u;
-            x8[neox ? t1800 : t1805] = ov_3;
+            unsigned base8_13_ = base_[2u];
+            unsigned t1790_ = base8_13_ + c_;
+            unsigned t1793_ = base8_13_ + (2u * c_);
+            x8_[neox_ ? t1790_ : t1793_] = ou_3_;
+            unsigned base8_14_ = base_[2u];
+            unsigned t1800_ = (base8_14_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1805_ = (base8_14_ + (2u * c_)) + 1u;
+            x8_[neox_ ? t1800_ : t1805_] = ov_3_;
         }
-        if (((hg * 4u) + 3u) < h) {
-            kf_f16x8 t1813 = vu[3u];
-            kf_f16x8 ou_4 = t1813;
-            kf_f16x8 t1816 = vv[3u];
-            kf_f16x8 ov_4 = t1816;
-            if (neox) {
-                kf_f16x8 u_7 = vu[3u];
-                kf_f16x8 v_7 = vv[3u];
-                bool second_7 = false;
-                kf_f16x8 t1824 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_13 = t1824;
-                float a0_25 = kf_f16_to_f32(u_7.v[0]);
-                float b0_25 = kf_f16_to_f32(v_7.v[0]);
-                float a1_25 = kf_f16_to_f32(u_7.v[4]);
-                float b1_25 = kf_f16_to_f32(v_7.v[4]);
-                if (second_7) {
-                    o_13.v[0] = kf_f16_from_f32(__fmaf_rn(b0_25, c0.v[0], __fmul_rn(a0_25, s0.v[0])));
-                    o_13.v[4] = kf_f16_from_f32(__fmaf_rn(b1_25, c1.v[0], __fmul_rn(a1_25, s1.v[0])));
+        if (((hg_ * 4u) + 3u) < h_) {
+            kf_f16x8 t1813_ = vu_[3u];
+            kf_f16x8 ou_4_ = t1813_;
+            kf_f16x8 t1816_ = vv_[3u];
+            kf_f16x8 ov_4_ = t1816_;
+            if (neox_) {
+                kf_f16x8 u_7_ = vu_[3u];
+                kf_f16x8 v_7_ = vv_[3u];
+                bool second_7_ = false;
+                kf_f16x8 t1824_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_13_ = t1824_;
+                float a0_25_ = kf_f16_to_f32(u_7_.v[0]);
+                float b0_25_ = kf_f16_to_f32(v_7_.v[0]);
+                float a1_25_ = kf_f16_to_f32(u_7_.v[4]);
+                float b1_25_ = kf_f16_to_f32(v_7_.v[4]);
+                if (second_7_) {
+                    o_13_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_25_, c0_.v[0], __fmul_rn(a0_25_, s0_.v[0])));
+                    o_13_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_25_, c1_.v[0], __fmul_rn(a1_25_, s1_.v[0])));
                 } else {
-                    o_13.v[0] = kf_f16_from_f32(__fmaf_rn(a0_25, c0.v[0], -__fmul_rn(b0_25, s0.v[0])));
-                    o_13.v[4] = kf_f16_from_f32(__fmaf_rn(a1_25, c1.v[0], -__fmul_rn(b1_25, s1.v[0])));
+                    o_13_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_25_, c0_.v[0], -__fmul_rn(b0_25_, s0_.v[0])));
+                    o_13_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_25_, c1_.v[0], -__fmul_rn(b1_25_, s1_.v[0])));
                 }
-                float a0_26 = kf_f16_to_f32(u_7.v[1]);
-                float b0_26 = kf_f16_to_f32(v_7.v[1]);
-                float a1_26 = kf_f16_to_f32(u_7.v[5]);
-                float b1_26 = kf_f16_to_f32(v_7.v[5]);
-                if (second_7) {
-                    o_13.v[1] = kf_f16_from_f32(__fmaf_rn(b0_26, c0.v[1], __fmul_rn(a0_26, s0.v[1])));
-                    o_13.v[5] = kf_f16_from_f32(__fmaf_rn(b1_26, c1.v[1], __fmul_rn(a1_26, s1.v[1])));
+                float a0_26_ = kf_f16_to_f32(u_7_.v[1]);
+                float b0_26_ = kf_f16_to_f32(v_7_.v[1]);
+                float a1_26_ = kf_f16_to_f32(u_7_.v[5]);
+                float b1_26_ = kf_f16_to_f32(v_7_.v[5]);
+                if (second_7_) {
+                    o_13_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_26_, c0_.v[1], __fmul_rn(a0_26_, s0_.v[1])));
+                    o_13_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_26_, c1_.v[1], __fmul_rn(a1_26_, s1_.v[1])));
                 } else {
-                    o_13.v[1] = kf_f16_from_f32(__fmaf_rn(a0_26, c0.v[1], -__fmul_rn(b0_26, s0.v[1])));
-                    o_13.v[5] = kf_f16_from_f32(__fmaf_rn(a1_26, c1.v[1], -__fmul_rn(b1_26, s1.v[1])));
+                    o_13_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_26_, c0_.v[1], -__fmul_rn(b0_26_, s0_.v[1])));
+                    o_13_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_26_, c1_.v[1], -__fmul_rn(b1_26_, s1_.v[1])));
                 }
-                float a0_27 = kf_f16_to_f32(u_7.v[2]);
-                float b0_27 = kf_f16_to_f32(v_7.v[2]);
-                float a1_27 = kf_f16_to_f32(u_7.v[6]);
-                float b1_27 = kf_f16_to_f32(v_7.v[6]);
-                if (second_7) {
-                    o_13.v[2] = kf_f16_from_f32(__fmaf_rn(b0_27, c0.v[2], __fmul_rn(a0_27, s0.v[2])));
-                    o_13.v[6] = kf_f16_from_f32(__fmaf_rn(b1_27, c1.v[2], __fmul_rn(a1_27, s1.v[2])));
+                float a0_27_ = kf_f16_to_f32(u_7_.v[2]);
+                float b0_27_ = kf_f16_to_f32(v_7_.v[2]);
+                float a1_27_ = kf_f16_to_f32(u_7_.v[6]);
+                float b1_27_ = kf_f16_to_f32(v_7_.v[6]);
+                if (second_7_) {
+                    o_13_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_27_, c0_.v[2], __fmul_rn(a0_27_, s0_.v[2])));
+                    o_13_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_27_, c1_.v[2], __fmul_rn(a1_27_, s1_.v[2])));
                 } else {
-                    o_13.v[2] = kf_f16_from_f32(__fmaf_rn(a0_27, c0.v[2], -__fmul_rn(b0_27, s0.v[2])));
-                    o_13.v[6] = kf_f16_from_f32(__fmaf_rn(a1_27, c1.v[2], -__fmul_rn(b1_27, s1.v[2])));
+                    o_13_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_27_, c0_.v[2], -__fmul_rn(b0_27_, s0_.v[2])));
+                    o_13_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_27_, c1_.v[2], -__fmul_rn(b1_27_, s1_.v[2])));
                 }
-                float a0_28 = kf_f16_to_f32(u_7.v[3]);
-                float b0_28 = kf_f16_to_f32(v_7.v[3]);
-                float a1_28 = kf_f16_to_f32(u_7.v[7]);
-                float b1_28 = kf_f16_to_f32(v_7.v[7]);
-                if (second_7) {
-                    o_13.v[3] = kf_f16_from_f32(__fmaf_rn(b0_28, c0.v[3], __fmul_rn(a0_28, s0.v[3])));
-                    o_13.v[7] = kf_f16_from_f32(__fmaf_rn(b1_28, c1.v[3], __fmul_rn(a1_28, s1.v[3])));
+                float a0_28_ = kf_f16_to_f32(u_7_.v[3]);
+                float b0_28_ = kf_f16_to_f32(v_7_.v[3]);
+                float a1_28_ = kf_f16_to_f32(u_7_.v[7]);
+                float b1_28_ = kf_f16_to_f32(v_7_.v[7]);
+                if (second_7_) {
+                    o_13_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_28_, c0_.v[3], __fmul_rn(a0_28_, s0_.v[3])));
+                    o_13_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_28_, c1_.v[3], __fmul_rn(a1_28_, s1_.v[3])));
                 } else {
-                    o_13.v[3] = kf_f16_from_f32(__fmaf_rn(a0_28, c0.v[3], -__fmul_rn(b0_28, s0.v[3])));
-                    o_13.v[7] = kf_f16_from_f32(__fmaf_rn(a1_28, c1.v[3], -__fmul_rn(b1_28, s1.v[3])));
+                    o_13_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_28_, c0_.v[3], -__fmul_rn(b0_28_, s0_.v[3])));
+                    o_13_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_28_, c1_.v[3], -__fmul_rn(b1_28_, s1_.v[3])));
                 }
-                ou_4 = o_13;
-                kf_f16x8 u_8 = vu[3u];
-                kf_f16x8 v_8 = vv[3u];
-                bool second_8 = true;
-                kf_f16x8 t1952 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_14 = t1952;
-                float a0_29 = kf_f16_to_f32(u_8.v[0]);
-                float b0_29 = kf_f16_to_f32(v_8.v[0]);
-                float a1_29 = kf_f16_to_f32(u_8.v[4]);
-                float b1_29 = kf_f16_to_f32(v_8.v[4]);
-                if (second_8) {
-                    o_14.v[0] = kf_f16_from_f32(__fmaf_rn(b0_29, c0.v[0], __fmul_rn(a0_29, s0.v[0])));
-                    o_14.v[4] = kf_f16_from_f32(__fmaf_rn(b1_29, c1.v[0], __fmul_rn(a1_29, s1.v[0])));
+                ou_4_ = o_13_;
+                kf_f16x8 u_8_ = vu_[3u];
+                kf_f16x8 v_8_ = vv_[3u];
+                bool second_8_ = true;
+                kf_f16x8 t1952_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_14_ = t1952_;
+                float a0_29_ = kf_f16_to_f32(u_8_.v[0]);
+                float b0_29_ = kf_f16_to_f32(v_8_.v[0]);
+                float a1_29_ = kf_f16_to_f32(u_8_.v[4]);
+                float b1_29_ = kf_f16_to_f32(v_8_.v[4]);
+                if (second_8_) {
+                    o_14_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_29_, c0_.v[0], __fmul_rn(a0_29_, s0_.v[0])));
+                    o_14_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_29_, c1_.v[0], __fmul_rn(a1_29_, s1_.v[0])));
                 } else {
-                    o_14.v[0] = kf_f16_from_f32(__fmaf_rn(a0_29, c0.v[0], -__fmul_rn(b0_29, s0.v[0])));
-                    o_14.v[4] = kf_f16_from_f32(__fmaf_rn(a1_29, c1.v[0], -__fmul_rn(b1_29, s1.v[0])));
+                    o_14_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_29_, c0_.v[0], -__fmul_rn(b0_29_, s0_.v[0])));
+                    o_14_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_29_, c1_.v[0], -__fmul_rn(b1_29_, s1_.v[0])));
                 }
-                float a0_30 = kf_f16_to_f32(u_8.v[1]);
-                float b0_30 = kf_f16_to_f32(v_8.v[1]);
-                float a1_30 = kf_f16_to_f32(u_8.v[5]);
-                float b1_30 = kf_f16_to_f32(v_8.v[5]);
-                if (second_8) {
-                    o_14.v[1] = kf_f16_from_f32(__fmaf_rn(b0_30, c0.v[1], __fmul_rn(a0_30, s0.v[1])));
-                    o_14.v[5] = kf_f16_from_f32(__fmaf_rn(b1_30, c1.v[1], __fmul_rn(a1_30, s1.v[1])));
+                float a0_30_ = kf_f16_to_f32(u_8_.v[1]);
+                float b0_30_ = kf_f16_to_f32(v_8_.v[1]);
+                float a1_30_ = kf_f16_to_f32(u_8_.v[5]);
+                float b1_30_ = kf_f16_to_f32(v_8_.v[5]);
+                if (second_8_) {
+                    o_14_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_30_, c0_.v[1], __fmul_rn(a0_30_, s0_.v[1])));
+                    o_14_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_30_, c1_.v[1], __fmul_rn(a1_30_, s1_.v[1])));
                 } else {
-                    o_14.v[1] = kf_f16_from_f32(__fmaf_rn(a0_30, c0.v[1], -__fmul_rn(b0_30, s0.v[1])));
-                    o_14.v[5] = kf_f16_from_f32(__fmaf_rn(a1_30, c1.v[1], -__fmul_rn(b1_30, s1.v[1])));
+                    o_14_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_30_, c0_.v[1], -__fmul_rn(b0_30_, s0_.v[1])));
+                    o_14_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_30_, c1_.v[1], -__fmul_rn(b1_30_, s1_.v[1])));
                 }
-                float a0_31 = kf_f16_to_f32(u_8.v[2]);
-                float b0_31 = kf_f16_to_f32(v_8.v[2]);
-                float a1_31 = kf_f16_to_f32(u_8.v[6]);
-                float b1_31 = kf_f16_to_f32(v_8.v[6]);
-                if (second_8) {
-                    o_14.v[2] = kf_f16_from_f32(__fmaf_rn(b0_31, c0.v[2], __fmul_rn(a0_31, s0.v[2])));
-                    o_14.v[6] = kf_f16_from_f32(__fmaf_rn(b1_31, c1.v[2], __fmul_rn(a1_31, s1.v[2])));
+                float a0_31_ = kf_f16_to_f32(u_8_.v[2]);
+                float b0_31_ = kf_f16_to_f32(v_8_.v[2]);
+                float a1_31_ = kf_f16_to_f32(u_8_.v[6]);
+                float b1_31_ = kf_f16_to_f32(v_8_.v[6]);
+                if (second_8_) {
+                    o_14_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_31_, c0_.v[2], __fmul_rn(a0_31_, s0_.v[2])));
+                    o_14_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_31_, c1_.v[2], __fmul_rn(a1_31_, s1_.v[2])));
                 } else {
-                    o_14.v[2] = kf_f16_from_f32(__fmaf_rn(a0_31, c0.v[2], -__fmul_rn(b0_31, s0.v[2])));
-                    o_14.v[6] = kf_f16_from_f32(__fmaf_rn(a1_31, c1.v[2], -__fmul_rn(b1_31, s1.v[2])));
+                    o_14_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_31_, c0_.v[2], -__fmul_rn(b0_31_, s0_.v[2])));
+                    o_14_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_31_, c1_.v[2], -__fmul_rn(b1_31_, s1_.v[2])));
                 }
-                float a0_32 = kf_f16_to_f32(u_8.v[3]);
-                float b0_32 = kf_f16_to_f32(v_8.v[3]);
-                float a1_32 = kf_f16_to_f32(u_8.v[7]);
-                float b1_32 = kf_f16_to_f32(v_8.v[7]);
-                if (second_8) {
-                    o_14.v[3] = kf_f16_from_f32(__fmaf_rn(b0_32, c0.v[3], __fmul_rn(a0_32, s0.v[3])));
-                    o_14.v[7] = kf_f16_from_f32(__fmaf_rn(b1_32, c1.v[3], __fmul_rn(a1_32, s1.v[3])));
+                float a0_32_ = kf_f16_to_f32(u_8_.v[3]);
+                float b0_32_ = kf_f16_to_f32(v_8_.v[3]);
+                float a1_32_ = kf_f16_to_f32(u_8_.v[7]);
+                float b1_32_ = kf_f16_to_f32(v_8_.v[7]);
+                if (second_8_) {
+                    o_14_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_32_, c0_.v[3], __fmul_rn(a0_32_, s0_.v[3])));
+                    o_14_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_32_, c1_.v[3], __fmul_rn(a1_32_, s1_.v[3])));
                 } else {
-                    o_14.v[3] = kf_f16_from_f32(__fmaf_rn(a0_32, c0.v[3], -__fmul_rn(b0_32, s0.v[3])));
-                    o_14.v[7] = kf_f16_from_f32(__fmaf_rn(a1_32, c1.v[3], -__fmul_rn(b1_32, s1.v[3])));
+                    o_14_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_32_, c0_.v[3], -__fmul_rn(b0_32_, s0_.v[3])));
+                    o_14_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_32_, c1_.v[3], -__fmul_rn(b1_32_, s1_.v[3])));
                 }
-                ov_4 = o_14;
+                ov_4_ = o_14_;
             } else {
-                kf_f16x8 w_7 = vu[3u];
-                kf_f16x8 t2077 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_15 = t2077;
-                float a_33 = kf_f16_to_f32(w_7.v[0]);
-                float b_25 = kf_f16_to_f32(w_7.v[1]);
-                o_15.v[0] = kf_f16_from_f32(__fmaf_rn(a_33, c0.v[0], -__fmul_rn(b_25, s0.v[0])));
-                o_15.v[1] = kf_f16_from_f32(__fmaf_rn(b_25, c0.v[0], __fmul_rn(a_33, s0.v[0])));
-                float a_34 = kf_f16_to_f32(w_7.v[2]);
-                float b_26 = kf_f16_to_f32(w_7.v[3]);
-                o_15.v[2] = kf_f16_from_f32(__fmaf_rn(a_34, c0.v[1], -__fmul_rn(b_26, s0.v[1])));
-                o_15.v[3] = kf_f16_from_f32(__fmaf_rn(b_26, c0.v[1], __fmul_rn(a_34, s0.v[1])));
-                float a_35 = kf_f16_to_f32(w_7.v[4]);
-                float b_27 = kf_f16_to_f32(w_7.v[5]);
-                o_15.v[4] = kf_f16_from_f32(__fmaf_rn(a_35, c0.v[2], -__fmul_rn(b_27, s0.v[2])));
-                o_15.v[5] = kf_f16_from_f32(__fmaf_rn(b_27, c0.v[2], __fmul_rn(a_35, s0.v[2])));
-                float a_36 = kf_f16_to_f32(w_7.v[6]);
-                float b_28 = kf_f16_to_f32(w_7.v[7]);
-                o_15.v[6] = kf_f16_from_f32(__fmaf_rn(a_36, c0.v[3], -__fmul_rn(b_28, s0.v[3])));
-                o_15.v[7] = kf_f16_from_f32(__fmaf_rn(b_28, c0.v[3], __fmul_rn(a_36, s0.v[3])));
-                ou_4 = o_15;
-                kf_f16x8 w_8 = vv[3u];
-                kf_f16x8 t2142 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_16 = t2142;
-                float a_37 = kf_f16_to_f32(w_8.v[0]);
-                float b_29 = kf_f16_to_f32(w_8.v[1]);
-                o_16.v[0] = kf_f16_from_f32(__fmaf_rn(a_37, c1.v[0], -__fmul_rn(b_29, s1.v[0])));
-                o_16.v[1] = kf_f16_from_f32(__fmaf_rn(b_29, c1.v[0], __fmul_rn(a_37, s1.v[0])));
-                float a_38 = kf_f16_to_f32(w_8.v[2]);
-                float b_30 = kf_f16_to_f32(w_8.v[3]);
-                o_16.v[2] = kf_f16_from_f32(__fmaf_rn(a_38, c1.v[1], -__fmul_rn(b_30, s1.v[1])));
-                o_16.v[3] = kf_f16_from_f32(__fmaf_rn(b_30, c1.v[1], __fmul_rn(a_38, s1.v[1])));
-                float a_39 = kf_f16_to_f32(w_8.v[4]);
-                float b_31 = kf_f16_to_f32(w_8.v[5]);
-                o_16.v[4] = kf_f16_from_f32(__fmaf_rn(a_39, c1.v[2], -__fmul_rn(b_31, s1.v[2])));
-                o_16.v[5] = kf_f16_from_f32(__fmaf_rn(b_31, c1.v[2], __fmul_rn(a_39, s1.v[2])));
-                float a_40 = kf_f16_to_f32(w_8.v[6]);
-                float b_32 = kf_f16_to_f32(w_8.v[7]);
-                o_16.v[6] = kf_f16_from_f32(__fmaf_rn(a_40, c1.v[3], -__fmul_rn(b_32, s1.v[3])));
-                o_16.v[7] = kf_f16_from_f32(__fmaf_rn(b_32, c1.v[3], __fmul_rn(a_40, s1.v[3])));
-                ov_4 = o_16;
+                kf_f16x8 w_7_ = vu_[3u];
+                kf_f16x8 t2077_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_15_ = t2077_;
+                float a_33_ = kf_f16_to_f32(w_7_.v[0]);
+                float b_25_ = kf_f16_to_f32(w_7_.v[1]);
+                o_15_.v[0] = kf_f16_from_f32(__fmaf_rn(a_33_, c0_.v[0], -__fmul_rn(b_25_, s0_.v[0])));
+                o_15_.v[1] = kf_f16_from_f32(__fmaf_rn(b_25_, c0_.v[0], __fmul_rn(a_33_, s0_.v[0])));
+                float a_34_ = kf_f16_to_f32(w_7_.v[2]);
+                float b_26_ = kf_f16_to_f32(w_7_.v[3]);
+                o_15_.v[2] = kf_f16_from_f32(__fmaf_rn(a_34_, c0_.v[1], -__fmul_rn(b_26_, s0_.v[1])));
+                o_15_.v[3] = kf_f16_from_f32(__fmaf_rn(b_26_, c0_.v[1], __fmul_rn(a_34_, s0_.v[1])));
+                float a_35_ = kf_f16_to_f32(w_7_.v[4]);
+                float b_27_ = kf_f16_to_f32(w_7_.v[5]);
+                o_15_.v[4] = kf_f16_from_f32(__fmaf_rn(a_35_, c0_.v[2], -__fmul_rn(b_27_, s0_.v[2])));
+                o_15_.v[5] = kf_f16_from_f32(__fmaf_rn(b_27_, c0_.v[2], __fmul_rn(a_35_, s0_.v[2])));
+                float a_36_ = kf_f16_to_f32(w_7_.v[6]);
+                float b_28_ = kf_f16_to_f32(w_7_.v[7]);
+                o_15_.v[6] = kf_f16_from_f32(__fmaf_rn(a_36_, c0_.v[3], -__fmul_rn(b_28_, s0_.v[3])));
+                o_15_.v[7] = kf_f16_from_f32(__fmaf_rn(b_28_, c0_.v[3], __fmul_rn(a_36_, s0_.v[3])));
+                ou_4_ = o_15_;
+                kf_f16x8 w_8_ = vv_[3u];
+                kf_f16x8 t2142_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_16_ = t2142_;
+                float a_37_ = kf_f16_to_f32(w_8_.v[0]);
+                float b_29_ = kf_f16_to_f32(w_8_.v[1]);
+                o_16_.v[0] = kf_f16_from_f32(__fmaf_rn(a_37_, c1_.v[0], -__fmul_rn(b_29_, s1_.v[0])));
+                o_16_.v[1] = kf_f16_from_f32(__fmaf_rn(b_29_, c1_.v[0], __fmul_rn(a_37_, s1_.v[0])));
+                float a_38_ = kf_f16_to_f32(w_8_.v[2]);
+                float b_30_ = kf_f16_to_f32(w_8_.v[3]);
+                o_16_.v[2] = kf_f16_from_f32(__fmaf_rn(a_38_, c1_.v[1], -__fmul_rn(b_30_, s1_.v[1])));
+                o_16_.v[3] = kf_f16_from_f32(__fmaf_rn(b_30_, c1_.v[1], __fmul_rn(a_38_, s1_.v[1])));
+                float a_39_ = kf_f16_to_f32(w_8_.v[4]);
+                float b_31_ = kf_f16_to_f32(w_8_.v[5]);
+                o_16_.v[4] = kf_f16_from_f32(__fmaf_rn(a_39_, c1_.v[2], -__fmul_rn(b_31_, s1_.v[2])));
+                o_16_.v[5] = kf_f16_from_f32(__fmaf_rn(b_31_, c1_.v[2], __fmul_rn(a_39_, s1_.v[2])));
+                float a_40_ = kf_f16_to_f32(w_8_.v[6]);
+                float b_32_ = kf_f16_to_f32(w_8_.v[7]);
+                o_16_.v[6] = kf_f16_from_f32(__fmaf_rn(a_40_, c1_.v[3], -__fmul_rn(b_32_, s1_.v[3])));
+                o_16_.v[7] = kf_f16_from_f32(__fmaf_rn(b_32_, c1_.v[3], __fmul_rn(a_40_, s1_.v[3])));
+                ov_4_ = o_16_;
             }
-            unsigned base8_15 = base[3u];
-            unsigned t2206 = base8_15 + c;
-            unsigned t2209 = base8_15 + (2u * c);
-            x8[neox ? t2206 : t2209] = ou_4;
-            unsigned base8_16 = base[3u];
-            unsigned t2216 = (base8_16 + kf_shr_u32(d, 4u)) + c;
-            unsigned t2221 = (base8_16 + (2u * c)) + 1u;
-            x8[neox ? t2216 : t2221] = ov_4;
+            unsigned base8_15_ = base_[3u];
+            unsigned t2206_ = base8_15_ + c_;
+            unsigned t2209_ = base8_15_ + (2u * c_);
+            x8_[neox_ ? t2206_ : t2209_] = ou_4_;
+            unsigned base8_16_ = base_[3u];
+            unsigned t2216_ = (base8_16_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t2221_ = (base8_16_ + (2u * c_)) + 1u;
+            x8_[neox_ ? t2216_ : t2221_] = ov_4_;
         }
         break;
     }
@@ -994,953 +997,953 @@ rope_neox(kf_f16* __restrict__ x, const unsigned* __restrict__ pos, unsigned t, 
 
 /* kernel rope_gptj (rope.kf:237) */
 extern "C" __global__ void __launch_bounds__(256)
-rope_gptj(kf_f16* __restrict__ x, const unsigned* __restrict__ pos, unsigned t, unsigned h, unsigned d, float theta)
+rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t_, unsigned h_, unsigned d_, float theta_)
 {
-    unsigned base[4];
-    kf_f16x8 vu[4];
-    kf_f16x8 vv[4];
-    bool neox = false;
+    unsigned base_[4];
+    kf_f16x8 vu_[4];
+    kf_f16x8 vv_[4];
+    bool neox_ = false;
     for (;;) {
-        kf_f16x8* x8 = (kf_f16x8*)x;
-        unsigned c = ((blockIdx.x * blockDim.x) + threadIdx.x) % kf_shr_u32(d, 4u);
-        unsigned hg = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d, 4u)) % ((h / 4u) + (((h % 4u) != 0u) ? 1u : 0u));
-        unsigned tok = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d, 4u)) / ((h / 4u) + (((h % 4u) != 0u) ? 1u : 0u));
-        if (tok >= t) {
+        kf_f16x8* x8_ = (kf_f16x8*)x_;
+        unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % kf_shr_u32(d_, 4u);
+        unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) % ((h_ / 4u) + (((h_ % 4u) != 0u) ? 1u : 0u));
+        unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) / ((h_ / 4u) + (((h_ % 4u) != 0u) ? 1u : 0u));
+        if (tok_ >= t_) {
             break;
         }
-        base[0u] = kf_shr_u32((((tok * h) + min(((hg * 4u) + 0u), (h - 1u))) * d), 3u);
-        unsigned base8 = base[0u];
-        unsigned t68 = base8 + c;
-        unsigned t71 = base8 + (2u * c);
-        vu[0u] = x8[neox ? t68 : t71];
-        unsigned base8_2 = base[0u];
-        unsigned t80 = (base8_2 + kf_shr_u32(d, 4u)) + c;
-        unsigned t85 = (base8_2 + (2u * c)) + 1u;
-        vv[0u] = x8[neox ? t80 : t85];
-        base[1u] = kf_shr_u32((((tok * h) + min(((hg * 4u) + 1u), (h - 1u))) * d), 3u);
-        unsigned base8_3 = base[1u];
-        unsigned t104 = base8_3 + c;
-        unsigned t107 = base8_3 + (2u * c);
-        vu[1u] = x8[neox ? t104 : t107];
-        unsigned base8_4 = base[1u];
-        unsigned t116 = (base8_4 + kf_shr_u32(d, 4u)) + c;
-        unsigned t121 = (base8_4 + (2u * c)) + 1u;
-        vv[1u] = x8[neox ? t116 : t121];
-        base[2u] = kf_shr_u32((((tok * h) + min(((hg * 4u) + 2u), (h - 1u))) * d), 3u);
-        unsigned base8_5 = base[2u];
-        unsigned t140 = base8_5 + c;
-        unsigned t143 = base8_5 + (2u * c);
-        vu[2u] = x8[neox ? t140 : t143];
-        unsigned base8_6 = base[2u];
-        unsigned t152 = (base8_6 + kf_shr_u32(d, 4u)) + c;
-        unsigned t157 = (base8_6 + (2u * c)) + 1u;
-        vv[2u] = x8[neox ? t152 : t157];
-        base[3u] = kf_shr_u32((((tok * h) + min(((hg * 4u) + 3u), (h - 1u))) * d), 3u);
-        unsigned base8_7 = base[3u];
-        unsigned t176 = base8_7 + c;
-        unsigned t179 = base8_7 + (2u * c);
-        vu[3u] = x8[neox ? t176 : t179];
-        unsigned base8_8 = base[3u];
-        unsigned t188 = (base8_8 + kf_shr_u32(d, 4u)) + c;
-        unsigned t193 = (base8_8 + (2u * c)) + 1u;
-        vv[3u] = x8[neox ? t188 : t193];
-        double p = (double)pos[tok];
-        double lt = log2((double)theta);
-        unsigned i0 = 8u * c;
-        double inv0 = exp2(__dmul_rn(__dmul_rn(-(double)i0, __ddiv_rn(2.0, (double)d)), lt));
-        unsigned i0_2 = 1u;
-        double ratio = exp2(__dmul_rn(__dmul_rn(-(double)i0_2, __ddiv_rn(2.0, (double)d)), lt));
-        kf_f32x4 t220 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 c0 = t220;
-        kf_f32x4 t223 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 c1 = t223;
-        kf_f32x4 t226 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 s0 = t226;
-        kf_f32x4 t229 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 s1 = t229;
-        unsigned e = 0u;
-        double inv = inv0;
-        if (0u < e) {
-            inv = __dmul_rn(inv, ratio);
+        base_[0u] = kf_shr_u32((((tok_ * h_) + min(((hg_ * 4u) + 0u), (h_ - 1u))) * d_), 3u);
+        unsigned base8_ = base_[0u];
+        unsigned t68_ = base8_ + c_;
+        unsigned t71_ = base8_ + (2u * c_);
+        vu_[0u] = x8_[neox_ ? t68_ : t71_];
+        unsigned base8_2_ = base_[0u];
+        unsigned t80_ = (base8_2_ + kf_shr_u32(d_, 4u)) + c_;
+        unsigned t85_ = (base8_2_ + (2u * c_)) + 1u;
+        vv_[0u] = x8_[neox_ ? t80_ : t85_];
+        base_[1u] = kf_shr_u32((((tok_ * h_) + min(((hg_ * 4u) + 1u), (h_ - 1u))) * d_), 3u);
+        unsigned base8_3_ = base_[1u];
+        unsigned t104_ = base8_3_ + c_;
+        unsigned t107_ = base8_3_ + (2u * c_);
+        vu_[1u] = x8_[neox_ ? t104_ : t107_];
+        unsigned base8_4_ = base_[1u];
+        unsigned t116_ = (base8_4_ + kf_shr_u32(d_, 4u)) + c_;
+        unsigned t121_ = (base8_4_ + (2u * c_)) + 1u;
+        vv_[1u] = x8_[neox_ ? t116_ : t121_];
+        base_[2u] = kf_shr_u32((((tok_ * h_) + min(((hg_ * 4u) + 2u), (h_ - 1u))) * d_), 3u);
+        unsigned base8_5_ = base_[2u];
+        unsigned t140_ = base8_5_ + c_;
+        unsigned t143_ = base8_5_ + (2u * c_);
+        vu_[2u] = x8_[neox_ ? t140_ : t143_];
+        unsigned base8_6_ = base_[2u];
+        unsigned t152_ = (base8_6_ + kf_shr_u32(d_, 4u)) + c_;
+        unsigned t157_ = (base8_6_ + (2u * c_)) + 1u;
+        vv_[2u] = x8_[neox_ ? t152_ : t157_];
+        base_[3u] = kf_shr_u32((((tok_ * h_) + min(((hg_ * 4u) + 3u), (h_ - 1u))) * d_), 3u);
+        unsigned base8_7_ = base_[3u];
+        unsigned t176_ = base8_7_ + c_;
+        unsigned t179_ = base8_7_ + (2u * c_);
+        vu_[3u] = x8_[neox_ ? t176_ : t179_];
+        unsigned base8_8_ = base_[3u];
+        unsigned t188_ = (base8_8_ + kf_shr_u32(d_, 4u)) + c_;
+        unsigned t193_ = (base8_8_ + (2u * c_)) + 1u;
+        vv_[3u] = x8_[neox_ ? t188_ : t193_];
+        double p_ = (double)pos_[tok_];
+        double lt_ = log2((double)theta_);
+        unsigned i0_ = 8u * c_;
+        double inv0_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_, __ddiv_rn(2.0, (double)d_)), lt_));
+        unsigned i0_2_ = 1u;
+        double ratio_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_2_, __ddiv_rn(2.0, (double)d_)), lt_));
+        kf_f32x4 t220_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 c0_ = t220_;
+        kf_f32x4 t223_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 c1_ = t223_;
+        kf_f32x4 t226_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 s0_ = t226_;
+        kf_f32x4 t229_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 s1_ = t229_;
+        unsigned e_ = 0u;
+        double inv_ = inv0_;
+        if (0u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (1u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (1u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (2u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (2u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (3u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (3u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (4u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (4u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (5u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (5u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (6u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (6u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        double a = __dmul_rn(p, inv);
-        double k = floor(__fma_rn(a, 0.15915494309189535, 0.5));
-        double r = __fma_rn(-k, 2.4492935982947064e-16, __fma_rn(-k, 6.283185307179586, a));
-        float rf = __double2float_rn(r);
-        float t266 = kf_cos_approx(rf);
-        float t267 = kf_sin_approx(rf);
-        kf_f32x2 lo = kf_f32x2{{t266, t267}};
-        unsigned e_2 = 4u;
-        double inv_2 = inv0;
-        if (0u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        double a_ = __dmul_rn(p_, inv_);
+        double k_ = floor(__fma_rn(a_, 0.15915494309189535, 0.5));
+        double r_ = __fma_rn(-k_, 2.4492935982947064e-16, __fma_rn(-k_, 6.283185307179586, a_));
+        float rf_ = __double2float_rn(r_);
+        float t266_ = kf_cos_approx(rf_);
+        float t267_ = kf_sin_approx(rf_);
+        kf_f32x2 lo_ = kf_f32x2{{t266_, t267_}};
+        unsigned e_2_ = 4u;
+        double inv_2_ = inv0_;
+        if (0u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (1u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (1u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (2u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (2u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (3u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (3u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (4u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (4u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (5u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (5u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (6u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (6u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        double a_2 = __dmul_rn(p, inv_2);
-        double k_2 = floor(__fma_rn(a_2, 0.15915494309189535, 0.5));
-        double r_2 = __fma_rn(-k_2, 2.4492935982947064e-16, __fma_rn(-k_2, 6.283185307179586, a_2));
-        float rf_2 = __double2float_rn(r_2);
-        float t305 = kf_cos_approx(rf_2);
-        float t306 = kf_sin_approx(rf_2);
-        kf_f32x2 hi = kf_f32x2{{t305, t306}};
-        c0.v[0] = lo.v[0];
-        s0.v[0] = lo.v[1];
-        c1.v[0] = hi.v[0];
-        s1.v[0] = hi.v[1];
-        unsigned e_3 = 1u;
-        double inv_3 = inv0;
-        if (0u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        double a_2_ = __dmul_rn(p_, inv_2_);
+        double k_2_ = floor(__fma_rn(a_2_, 0.15915494309189535, 0.5));
+        double r_2_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_2_));
+        float rf_2_ = __double2float_rn(r_2_);
+        float t305_ = kf_cos_approx(rf_2_);
+        float t306_ = kf_sin_approx(rf_2_);
+        kf_f32x2 hi_ = kf_f32x2{{t305_, t306_}};
+        c0_.v[0] = lo_.v[0];
+        s0_.v[0] = lo_.v[1];
+        c1_.v[0] = hi_.v[0];
+        s1_.v[0] = hi_.v[1];
+        unsigned e_3_ = 1u;
+        double inv_3_ = inv0_;
+        if (0u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (1u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (1u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (2u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (2u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (3u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (3u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (4u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (4u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (5u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (5u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (6u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (6u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        double a_3 = __dmul_rn(p, inv_3);
-        double k_3 = floor(__fma_rn(a_3, 0.15915494309189535, 0.5));
-        double r_3 = __fma_rn(-k_3, 2.4492935982947064e-16, __fma_rn(-k_3, 6.283185307179586, a_3));
-        float rf_3 = __double2float_rn(r_3);
-        float t348 = kf_cos_approx(rf_3);
-        float t349 = kf_sin_approx(rf_3);
-        kf_f32x2 lo_2 = kf_f32x2{{t348, t349}};
-        unsigned e_4 = 5u;
-        double inv_4 = inv0;
-        if (0u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        double a_3_ = __dmul_rn(p_, inv_3_);
+        double k_3_ = floor(__fma_rn(a_3_, 0.15915494309189535, 0.5));
+        double r_3_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_3_));
+        float rf_3_ = __double2float_rn(r_3_);
+        float t348_ = kf_cos_approx(rf_3_);
+        float t349_ = kf_sin_approx(rf_3_);
+        kf_f32x2 lo_2_ = kf_f32x2{{t348_, t349_}};
+        unsigned e_4_ = 5u;
+        double inv_4_ = inv0_;
+        if (0u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (1u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (1u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (2u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (2u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (3u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (3u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (4u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (4u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (5u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (5u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (6u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (6u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        double a_4 = __dmul_rn(p, inv_4);
-        double k_4 = floor(__fma_rn(a_4, 0.15915494309189535, 0.5));
-        double r_4 = __fma_rn(-k_4, 2.4492935982947064e-16, __fma_rn(-k_4, 6.283185307179586, a_4));
-        float rf_4 = __double2float_rn(r_4);
-        float t387 = kf_cos_approx(rf_4);
-        float t388 = kf_sin_approx(rf_4);
-        kf_f32x2 hi_2 = kf_f32x2{{t387, t388}};
-        c0.v[1] = lo_2.v[0];
-        s0.v[1] = lo_2.v[1];
-        c1.v[1] = hi_2.v[0];
-        s1.v[1] = hi_2.v[1];
-        unsigned e_5 = 2u;
-        double inv_5 = inv0;
-        if (0u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        double a_4_ = __dmul_rn(p_, inv_4_);
+        double k_4_ = floor(__fma_rn(a_4_, 0.15915494309189535, 0.5));
+        double r_4_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_4_));
+        float rf_4_ = __double2float_rn(r_4_);
+        float t387_ = kf_cos_approx(rf_4_);
+        float t388_ = kf_sin_approx(rf_4_);
+        kf_f32x2 hi_2_ = kf_f32x2{{t387_, t388_}};
+        c0_.v[1] = lo_2_.v[0];
+        s0_.v[1] = lo_2_.v[1];
+        c1_.v[1] = hi_2_.v[0];
+        s1_.v[1] = hi_2_.v[1];
+        unsigned e_5_ = 2u;
+        double inv_5_ = inv0_;
+        if (0u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (1u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (1u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (2u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (2u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (3u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (3u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (4u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (4u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (5u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (5u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (6u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (6u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        double a_5 = __dmul_rn(p, inv_5);
-        double k_5 = floor(__fma_rn(a_5, 0.15915494309189535, 0.5));
-        double r_5 = __fma_rn(-k_5, 2.4492935982947064e-16, __fma_rn(-k_5, 6.283185307179586, a_5));
-        float rf_5 = __double2float_rn(r_5);
-        float t430 = kf_cos_approx(rf_5);
-        float t431 = kf_sin_approx(rf_5);
-        kf_f32x2 lo_3 = kf_f32x2{{t430, t431}};
-        unsigned e_6 = 6u;
-        double inv_6 = inv0;
-        if (0u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        double a_5_ = __dmul_rn(p_, inv_5_);
+        double k_5_ = floor(__fma_rn(a_5_, 0.15915494309189535, 0.5));
+        double r_5_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_5_));
+        float rf_5_ = __double2float_rn(r_5_);
+        float t430_ = kf_cos_approx(rf_5_);
+        float t431_ = kf_sin_approx(rf_5_);
+        kf_f32x2 lo_3_ = kf_f32x2{{t430_, t431_}};
+        unsigned e_6_ = 6u;
+        double inv_6_ = inv0_;
+        if (0u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (1u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (1u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (2u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (2u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (3u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (3u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (4u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (4u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (5u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (5u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (6u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (6u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        double a_6 = __dmul_rn(p, inv_6);
-        double k_6 = floor(__fma_rn(a_6, 0.15915494309189535, 0.5));
-        double r_6 = __fma_rn(-k_6, 2.4492935982947064e-16, __fma_rn(-k_6, 6.283185307179586, a_6));
-        float rf_6 = __double2float_rn(r_6);
-        float t469 = kf_cos_approx(rf_6);
-        float t470 = kf_sin_approx(rf_6);
-        kf_f32x2 hi_3 = kf_f32x2{{t469, t470}};
-        c0.v[2] = lo_3.v[0];
-        s0.v[2] = lo_3.v[1];
-        c1.v[2] = hi_3.v[0];
-        s1.v[2] = hi_3.v[1];
-        unsigned e_7 = 3u;
-        double inv_7 = inv0;
-        if (0u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        double a_6_ = __dmul_rn(p_, inv_6_);
+        double k_6_ = floor(__fma_rn(a_6_, 0.15915494309189535, 0.5));
+        double r_6_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_6_));
+        float rf_6_ = __double2float_rn(r_6_);
+        float t469_ = kf_cos_approx(rf_6_);
+        float t470_ = kf_sin_approx(rf_6_);
+        kf_f32x2 hi_3_ = kf_f32x2{{t469_, t470_}};
+        c0_.v[2] = lo_3_.v[0];
+        s0_.v[2] = lo_3_.v[1];
+        c1_.v[2] = hi_3_.v[0];
+        s1_.v[2] = hi_3_.v[1];
+        unsigned e_7_ = 3u;
+        double inv_7_ = inv0_;
+        if (0u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (1u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (1u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (2u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (2u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (3u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (3u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (4u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (4u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (5u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (5u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (6u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (6u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        double a_7 = __dmul_rn(p, inv_7);
-        double k_7 = floor(__fma_rn(a_7, 0.15915494309189535, 0.5));
-        double r_7 = __fma_rn(-k_7, 2.4492935982947064e-16, __fma_rn(-k_7, 6.283185307179586, a_7));
-        float rf_7 = __double2float_rn(r_7);
-        float t512 = kf_cos_approx(rf_7);
-        float t513 = kf_sin_approx(rf_7);
-        kf_f32x2 lo_4 = kf_f32x2{{t512, t513}};
-        unsigned e_8 = 7u;
-        double inv_8 = inv0;
-        if (0u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        double a_7_ = __dmul_rn(p_, inv_7_);
+        double k_7_ = floor(__fma_rn(a_7_, 0.15915494309189535, 0.5));
+        double r_7_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_7_));
+        float rf_7_ = __double2float_rn(r_7_);
+        float t512_ = kf_cos_approx(rf_7_);
+        float t513_ = kf_sin_approx(rf_7_);
+        kf_f32x2 lo_4_ = kf_f32x2{{t512_, t513_}};
+        unsigned e_8_ = 7u;
+        double inv_8_ = inv0_;
+        if (0u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (1u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (1u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (2u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (2u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (3u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (3u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (4u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (4u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (5u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (5u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (6u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (6u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        double a_8 = __dmul_rn(p, inv_8);
-        double k_8 = floor(__fma_rn(a_8, 0.15915494309189535, 0.5));
-        double r_8 = __fma_rn(-k_8, 2.4492935982947064e-16, __fma_rn(-k_8, 6.283185307179586, a_8));
-        float rf_8 = __double2float_rn(r_8);
-        float t551 = kf_cos_approx(rf_8);
-        float t552 = kf_sin_approx(rf_8);
-        kf_f32x2 hi_4 = kf_f32x2{{t551, t552}};
-        c0.v[3] = lo_4.v[0];
-        s0.v[3] = lo_4.v[1];
-        c1.v[3] = hi_4.v[0];
-        s1.v[3] = hi_4.v[1];
-        if (((hg * 4u) + 0u) < h) {
-            kf_f16x8 t565 = vu[0u];
-            kf_f16x8 ou = t565;
-            kf_f16x8 t568 = vv[0u];
-            kf_f16x8 ov = t568;
-            if (neox) {
-                kf_f16x8 u = vu[0u];
-                kf_f16x8 v = vv[0u];
-                bool second = false;
-                kf_f16x8 t576 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o = t576;
-                float a0 = kf_f16_to_f32(u.v[0]);
-                float b0 = kf_f16_to_f32(v.v[0]);
-                float a1 = kf_f16_to_f32(u.v[4]);
-                float b1 = kf_f16_to_f32(v.v[4]);
-                if (second) {
-                    o.v[0] = kf_f16_from_f32(__fmaf_rn(b0, c0.v[0], __fmul_rn(a0, s0.v[0])));
-                    o.v[4] = kf_f16_from_f32(__fmaf_rn(b1, c1.v[0], __fmul_rn(a1, s1.v[0])));
+        double a_8_ = __dmul_rn(p_, inv_8_);
+        double k_8_ = floor(__fma_rn(a_8_, 0.15915494309189535, 0.5));
+        double r_8_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_8_));
+        float rf_8_ = __double2float_rn(r_8_);
+        float t551_ = kf_cos_approx(rf_8_);
+        float t552_ = kf_sin_approx(rf_8_);
+        kf_f32x2 hi_4_ = kf_f32x2{{t551_, t552_}};
+        c0_.v[3] = lo_4_.v[0];
+        s0_.v[3] = lo_4_.v[1];
+        c1_.v[3] = hi_4_.v[0];
+        s1_.v[3] = hi_4_.v[1];
+        if (((hg_ * 4u) + 0u) < h_) {
+            kf_f16x8 t565_ = vu_[0u];
+            kf_f16x8 ou_ = t565_;
+            kf_f16x8 t568_ = vv_[0u];
+            kf_f16x8 ov_ = t568_;
+            if (neox_) {
+                kf_f16x8 u_ = vu_[0u];
+                kf_f16x8 v_ = vv_[0u];
+                bool second_ = false;
+                kf_f16x8 t576_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_ = t576_;
+                float a0_ = kf_f16_to_f32(u_.v[0]);
+                float b0_ = kf_f16_to_f32(v_.v[0]);
+                float a1_ = kf_f16_to_f32(u_.v[4]);
+                float b1_ = kf_f16_to_f32(v_.v[4]);
+                if (second_) {
+                    o_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_, c0_.v[0], __fmul_rn(a0_, s0_.v[0])));
+                    o_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_, c1_.v[0], __fmul_rn(a1_, s1_.v[0])));
                 } else {
-                    o.v[0] = kf_f16_from_f32(__fmaf_rn(a0, c0.v[0], -__fmul_rn(b0, s0.v[0])));
-                    o.v[4] = kf_f16_from_f32(__fmaf_rn(a1, c1.v[0], -__fmul_rn(b1, s1.v[0])));
+                    o_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_, c0_.v[0], -__fmul_rn(b0_, s0_.v[0])));
+                    o_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_, c1_.v[0], -__fmul_rn(b1_, s1_.v[0])));
                 }
-                float a0_2 = kf_f16_to_f32(u.v[1]);
-                float b0_2 = kf_f16_to_f32(v.v[1]);
-                float a1_2 = kf_f16_to_f32(u.v[5]);
-                float b1_2 = kf_f16_to_f32(v.v[5]);
-                if (second) {
-                    o.v[1] = kf_f16_from_f32(__fmaf_rn(b0_2, c0.v[1], __fmul_rn(a0_2, s0.v[1])));
-                    o.v[5] = kf_f16_from_f32(__fmaf_rn(b1_2, c1.v[1], __fmul_rn(a1_2, s1.v[1])));
+                float a0_2_ = kf_f16_to_f32(u_.v[1]);
+                float b0_2_ = kf_f16_to_f32(v_.v[1]);
+                float a1_2_ = kf_f16_to_f32(u_.v[5]);
+                float b1_2_ = kf_f16_to_f32(v_.v[5]);
+                if (second_) {
+                    o_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_2_, c0_.v[1], __fmul_rn(a0_2_, s0_.v[1])));
+                    o_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_2_, c1_.v[1], __fmul_rn(a1_2_, s1_.v[1])));
                 } else {
-                    o.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2, c0.v[1], -__fmul_rn(b0_2, s0.v[1])));
-                    o.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2, c1.v[1], -__fmul_rn(b1_2, s1.v[1])));
+                    o_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2_, c0_.v[1], -__fmul_rn(b0_2_, s0_.v[1])));
+                    o_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2_, c1_.v[1], -__fmul_rn(b1_2_, s1_.v[1])));
                 }
-                float a0_3 = kf_f16_to_f32(u.v[2]);
-                float b0_3 = kf_f16_to_f32(v.v[2]);
-                float a1_3 = kf_f16_to_f32(u.v[6]);
-                float b1_3 = kf_f16_to_f32(v.v[6]);
-                if (second) {
-                    o.v[2] = kf_f16_from_f32(__fmaf_rn(b0_3, c0.v[2], __fmul_rn(a0_3, s0.v[2])));
-                    o.v[6] = kf_f16_from_f32(__fmaf_rn(b1_3, c1.v[2], __fmul_rn(a1_3, s1.v[2])));
+                float a0_3_ = kf_f16_to_f32(u_.v[2]);
+                float b0_3_ = kf_f16_to_f32(v_.v[2]);
+                float a1_3_ = kf_f16_to_f32(u_.v[6]);
+                float b1_3_ = kf_f16_to_f32(v_.v[6]);
+                if (second_) {
+                    o_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_3_, c0_.v[2], __fmul_rn(a0_3_, s0_.v[2])));
+                    o_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_3_, c1_.v[2], __fmul_rn(a1_3_, s1_.v[2])));
                 } else {
-                    o.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3, c0.v[2], -__fmul_rn(b0_3, s0.v[2])));
-                    o.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3, c1.v[2], -__fmul_rn(b1_3, s1.v[2])));
+                    o_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3_, c0_.v[2], -__fmul_rn(b0_3_, s0_.v[2])));
+                    o_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3_, c1_.v[2], -__fmul_rn(b1_3_, s1_.v[2])));
                 }
-                float a0_4 = kf_f16_to_f32(u.v[3]);
-                float b0_4 = kf_f16_to_f32(v.v[3]);
-                float a1_4 = kf_f16_to_f32(u.v[7]);
-                float b1_4 = kf_f16_to_f32(v.v[7]);
-                if (second) {
-                    o.v[3] = kf_f16_from_f32(__fmaf_rn(b0_4, c0.v[3], __fmul_rn(a0_4, s0.v[3])));
-                    o.v[7] = kf_f16_from_f32(__fmaf_rn(b1_4, c1.v[3], __fmul_rn(a1_4, s1.v[3])));
+                float a0_4_ = kf_f16_to_f32(u_.v[3]);
+                float b0_4_ = kf_f16_to_f32(v_.v[3]);
+                float a1_4_ = kf_f16_to_f32(u_.v[7]);
+                float b1_4_ = kf_f16_to_f32(v_.v[7]);
+                if (second_) {
+                    o_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_4_, c0_.v[3], __fmul_rn(a0_4_, s0_.v[3])));
+                    o_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_4_, c1_.v[3], __fmul_rn(a1_4_, s1_.v[3])));
                 } else {
-                    o.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4, c0.v[3], -__fmul_rn(b0_4, s0.v[3])));
-                    o.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4, c1.v[3], -__fmul_rn(b1_4, s1.v[3])));
+                    o_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4_, c0_.v[3], -__fmul_rn(b0_4_, s0_.v[3])));
+                    o_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4_, c1_.v[3], -__fmul_rn(b1_4_, s1_.v[3])));
                 }
-                ou = o;
-                kf_f16x8 u_2 = vu[0u];
-                kf_f16x8 v_2 = vv[0u];
-                bool second_2 = true;
-                kf_f16x8 t704 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_2 = t704;
-                float a0_5 = kf_f16_to_f32(u_2.v[0]);
-                float b0_5 = kf_f16_to_f32(v_2.v[0]);
-                float a1_5 = kf_f16_to_f32(u_2.v[4]);
-                float b1_5 = kf_f16_to_f32(v_2.v[4]);
-                if (second_2) {
-                    o_2.v[0] = kf_f16_from_f32(__fmaf_rn(b0_5, c0.v[0], __fmul_rn(a0_5, s0.v[0])));
-                    o_2.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5, c1.v[0], __fmul_rn(a1_5, s1.v[0])));
+                ou_ = o_;
+                kf_f16x8 u_2_ = vu_[0u];
+                kf_f16x8 v_2_ = vv_[0u];
+                bool second_2_ = true;
+                kf_f16x8 t704_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_2_ = t704_;
+                float a0_5_ = kf_f16_to_f32(u_2_.v[0]);
+                float b0_5_ = kf_f16_to_f32(v_2_.v[0]);
+                float a1_5_ = kf_f16_to_f32(u_2_.v[4]);
+                float b1_5_ = kf_f16_to_f32(v_2_.v[4]);
+                if (second_2_) {
+                    o_2_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_5_, c0_.v[0], __fmul_rn(a0_5_, s0_.v[0])));
+                    o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5_, c1_.v[0], __fmul_rn(a1_5_, s1_.v[0])));
                 } else {
-                    o_2.v[0] = kf_f16_from_f32(__fmaf_rn(a0_5, c0.v[0], -__fmul_rn(b0_5, s0.v[0])));
-                    o_2.v[4] = kf_f16_from_f32(__fmaf_rn(a1_5, c1.v[0], -__fmul_rn(b1_5, s1.v[0])));
+                    o_2_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_5_, c0_.v[0], -__fmul_rn(b0_5_, s0_.v[0])));
+                    o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_5_, c1_.v[0], -__fmul_rn(b1_5_, s1_.v[0])));
                 }
-                float a0_6 = kf_f16_to_f32(u_2.v[1]);
-                float b0_6 = kf_f16_to_f32(v_2.v[1]);
-                float a1_6 = kf_f16_to_f32(u_2.v[5]);
-                float b1_6 = kf_f16_to_f32(v_2.v[5]);
-                if (second_2) {
-                    o_2.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6, c0.v[1], __fmul_rn(a0_6, s0.v[1])));
-                    o_2.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6, c1.v[1], __fmul_rn(a1_6, s1.v[1])));
+                float a0_6_ = kf_f16_to_f32(u_2_.v[1]);
+                float b0_6_ = kf_f16_to_f32(v_2_.v[1]);
+                float a1_6_ = kf_f16_to_f32(u_2_.v[5]);
+                float b1_6_ = kf_f16_to_f32(v_2_.v[5]);
+                if (second_2_) {
+                    o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6_, c0_.v[1], __fmul_rn(a0_6_, s0_.v[1])));
+                    o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6_, c1_.v[1], __fmul_rn(a1_6_, s1_.v[1])));
                 } else {
-                    o_2.v[1] = kf_f16_from_f32(__fmaf_rn(a0_6, c0.v[1], -__fmul_rn(b0_6, s0.v[1])));
-                    o_2.v[5] = kf_f16_from_f32(__fmaf_rn(a1_6, c1.v[1], -__fmul_rn(b1_6, s1.v[1])));
+                    o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_6_, c0_.v[1], -__fmul_rn(b0_6_, s0_.v[1])));
+                    o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_6_, c1_.v[1], -__fmul_rn(b1_6_, s1_.v[1])));
                 }
-                float a0_7 = kf_f16_to_f32(u_2.v[2]);
-                float b0_7 = kf_f16_to_f32(v_2.v[2]);
-                float a1_7 = kf_f16_to_f32(u_2.v[6]);
-                float b1_7 = kf_f16_to_f32(v_2.v[6]);
-                if (second_2) {
-                    o_2.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7, c0.v[2], __fmul_rn(a0_7, s0.v[2])));
-                    o_2.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7, c1.v[2], __fmul_rn(a1_7, s1.v[2])));
+                float a0_7_ = kf_f16_to_f32(u_2_.v[2]);
+                float b0_7_ = kf_f16_to_f32(v_2_.v[2]);
+                float a1_7_ = kf_f16_to_f32(u_2_.v[6]);
+                float b1_7_ = kf_f16_to_f32(v_2_.v[6]);
+                if (second_2_) {
+                    o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7_, c0_.v[2], __fmul_rn(a0_7_, s0_.v[2])));
+                    o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7_, c1_.v[2], __fmul_rn(a1_7_, s1_.v[2])));
                 } else {
-                    o_2.v[2] = kf_f16_from_f32(__fmaf_rn(a0_7, c0.v[2], -__fmul_rn(b0_7, s0.v[2])));
-                    o_2.v[6] = kf_f16_from_f32(__fmaf_rn(a1_7, c1.v[2], -__fmul_rn(b1_7, s1.v[2])));
+                    o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_7_, c0_.v[2], -__fmul_rn(b0_7_, s0_.v[2])));
+                    o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_7_, c1_.v[2], -__fmul_rn(b1_7_, s1_.v[2])));
                 }
-                float a0_8 = kf_f16_to_f32(u_2.v[3]);
-                float b0_8 = kf_f16_to_f32(v_2.v[3]);
-                float a1_8 = kf_f16_to_f32(u_2.v[7]);
-                float b1_8 = kf_f16_to_f32(v_2.v[7]);
-                if (second_2) {
-                    o_2.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8, c0.v[3], __fmul_rn(a0_8, s0.v[3])));
-                    o_2.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8, c1.v[3], __fmul_rn(a1_8, s1.v[3])));
+                float a0_8_ = kf_f16_to_f32(u_2_.v[3]);
+                float b0_8_ = kf_f16_to_f32(v_2_.v[3]);
+                float a1_8_ = kf_f16_to_f32(u_2_.v[7]);
+                float b1_8_ = kf_f16_to_f32(v_2_.v[7]);
+                if (second_2_) {
+                    o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8_, c0_.v[3], __fmul_rn(a0_8_, s0_.v[3])));
+                    o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8_, c1_.v[3], __fmul_rn(a1_8_, s1_.v[3])));
                 } else {
-                    o_2.v[3] = kf_f16_from_f32(__fmaf_rn(a0_8, c0.v[3], -__fmul_rn(b0_8, s0.v[3])));
-                    o_2.v[7] = kf_f16_from_f32(__fmaf_rn(a1_8, c1.v[3], -__fmul_rn(b1_8, s1.v[3])));
+                    o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_8_, c0_.v[3], -__fmul_rn(b0_8_, s0_.v[3])));
+                    o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_8_, c1_.v[3], -__fmul_rn(b1_8_, s1_.v[3])));
                 }
-                ov = o_2;
+                ov_ = o_2_;
             } else {
-                kf_f16x8 w = vu[0u];
-                kf_f16x8 t829 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_3 = t829;
-                float a_9 = kf_f16_to_f32(w.v[0]);
-                float b = kf_f16_to_f32(w.v[1]);
-                o_3.v[0] = kf_f16_from_f32(__fmaf_rn(a_9, c0.v[0], -__fmul_rn(b, s0.v[0])));
-                o_3.v[1] = kf_f16_from_f32(__fmaf_rn(b, c0.v[0], __fmul_rn(a_9, s0.v[0])));
-                float a_10 = kf_f16_to_f32(w.v[2]);
-                float b_2 = kf_f16_to_f32(w.v[3]);
-                o_3.v[2] = kf_f16_from_f32(__fmaf_rn(a_10, c0.v[1], -__fmul_rn(b_2, s0.v[1])));
-                o_3.v[3] = kf_f16_from_f32(__fmaf_rn(b_2, c0.v[1], __fmul_rn(a_10, s0.v[1])));
-                float a_11 = kf_f16_to_f32(w.v[4]);
-                float b_3 = kf_f16_to_f32(w.v[5]);
-                o_3.v[4] = kf_f16_from_f32(__fmaf_rn(a_11, c0.v[2], -__fmul_rn(b_3, s0.v[2])));
-                o_3.v[5] = kf_f16_from_f32(__fmaf_rn(b_3, c0.v[2], __fmul_rn(a_11, s0.v[2])));
-                float a_12 = kf_f16_to_f32(w.v[6]);
-                float b_4 = kf_f16_to_f32(w.v[7]);
-                o_3.v[6] = kf_f16_from_f32(__fmaf_rn(a_12, c0.v[3], -__fmul_rn(b_4, s0.v[3])));
-                o_3.v[7] = kf_f16_from_f32(__fmaf_rn(b_4, c0.v[3], __fmul_rn(a_12, s0.v[3])));
-                ou = o_3;
-                kf_f16x8 w_2 = vv[0u];
-                kf_f16x8 t894 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_4 = t894;
-                float a_13 = kf_f16_to_f32(w_2.v[0]);
-                float b_5 = kf_f16_to_f32(w_2.v[1]);
-                o_4.v[0] = kf_f16_from_f32(__fmaf_rn(a_13, c1.v[0], -__fmul_rn(b_5, s1.v[0])));
-                o_4.v[1] = kf_f16_from_f32(__fmaf_rn(b_5, c1.v[0], __fmul_rn(a_13, s1.v[0])));
-                float a_14 = kf_f16_to_f32(w_2.v[2]);
-                float b_6 = kf_f16_to_f32(w_2.v[3]);
-                o_4.v[2] = kf_f16_from_f32(__fmaf_rn(a_14, c1.v[1], -__fmul_rn(b_6, s1.v[1])));
-                o_4.v[3] = kf_f16_from_f32(__fmaf_rn(b_6, c1.v[1], __fmul_rn(a_14, s1.v[1])));
-                float a_15 = kf_f16_to_f32(w_2.v[4]);
-                float b_7 = kf_f16_to_f32(w_2.v[5]);
-                o_4.v[4] = kf_f16_from_f32(__fmaf_rn(a_15, c1.v[2], -__fmul_rn(b_7, s1.v[2])));
-                o_4.v[5] = kf_f16_from_f32(__fmaf_rn(b_7, c1.v[2], __fmul_rn(a_15, s1.v[2])));
-                float a_16 = kf_f16_to_f32(w_2.v[6]);
-                float b_8 = kf_f16_to_f32(w_2.v[7]);
-                o_4.v[6] = kf_f16_from_f32(__fmaf_rn(a_16, c1.v[3], -__fmul_rn(b_8, s1.v[3])));
-                o_4.v[7] = kf_f16_from_f32(__fmaf_rn(b_8, c1.v[3], __fmul_rn(a_16, s1.v[3])));
-                ov = o_4;
+                kf_f16x8 w_ = vu_[0u];
+                kf_f16x8 t829_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_3_ = t829_;
+                float a_9_ = kf_f16_to_f32(w_.v[0]);
+                float b_ = kf_f16_to_f32(w_.v[1]);
+                o_3_.v[0] = kf_f16_from_f32(__fmaf_rn(a_9_, c0_.v[0], -__fmul_rn(b_, s0_.v[0])));
+                o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(b_, c0_.v[0], __fmul_rn(a_9_, s0_.v[0])));
+                float a_10_ = kf_f16_to_f32(w_.v[2]);
+                float b_2_ = kf_f16_to_f32(w_.v[3]);
+                o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a_10_, c0_.v[1], -__fmul_rn(b_2_, s0_.v[1])));
+                o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(b_2_, c0_.v[1], __fmul_rn(a_10_, s0_.v[1])));
+                float a_11_ = kf_f16_to_f32(w_.v[4]);
+                float b_3_ = kf_f16_to_f32(w_.v[5]);
+                o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a_11_, c0_.v[2], -__fmul_rn(b_3_, s0_.v[2])));
+                o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(b_3_, c0_.v[2], __fmul_rn(a_11_, s0_.v[2])));
+                float a_12_ = kf_f16_to_f32(w_.v[6]);
+                float b_4_ = kf_f16_to_f32(w_.v[7]);
+                o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a_12_, c0_.v[3], -__fmul_rn(b_4_, s0_.v[3])));
+                o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(b_4_, c0_.v[3], __fmul_rn(a_12_, s0_.v[3])));
+                ou_ = o_3_;
+                kf_f16x8 w_2_ = vv_[0u];
+                kf_f16x8 t894_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_4_ = t894_;
+                float a_13_ = kf_f16_to_f32(w_2_.v[0]);
+                float b_5_ = kf_f16_to_f32(w_2_.v[1]);
+                o_4_.v[0] = kf_f16_from_f32(__fmaf_rn(a_13_, c1_.v[0], -__fmul_rn(b_5_, s1_.v[0])));
+                o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b_5_, c1_.v[0], __fmul_rn(a_13_, s1_.v[0])));
+                float a_14_ = kf_f16_to_f32(w_2_.v[2]);
+                float b_6_ = kf_f16_to_f32(w_2_.v[3]);
+                o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(a_14_, c1_.v[1], -__fmul_rn(b_6_, s1_.v[1])));
+                o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b_6_, c1_.v[1], __fmul_rn(a_14_, s1_.v[1])));
+                float a_15_ = kf_f16_to_f32(w_2_.v[4]);
+                float b_7_ = kf_f16_to_f32(w_2_.v[5]);
+                o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(a_15_, c1_.v[2], -__fmul_rn(b_7_, s1_.v[2])));
+                o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b_7_, c1_.v[2], __fmul_rn(a_15_, s1_.v[2])));
+                float a_16_ = kf_f16_to_f32(w_2_.v[6]);
+                float b_8_ = kf_f16_to_f32(w_2_.v[7]);
+                o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(a_16_, c1_.v[3], -__fmul_rn(b_8_, s1_.v[3])));
+                o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b_8_, c1_.v[3], __fmul_rn(a_16_, s1_.v[3])));
+                ov_ = o_4_;
             }
-            unsigned base8_9 = base[0u];
-            unsigned t958 = base8_9 + c;
-            unsigned t961 = base8_9 + (2u * c);
-            x8[neox ? t958 : t961] = ou;
-            unsigned base8_10 = base[0u];
-            unsigned t968 = (base8_10 + kf_shr_u32(d, 4u)) + c;
-            unsigned t973 = (base8_10 + (2u * c)) + 1u;
-            x8[neox ? t968 : t973] = ov;
+            unsigned base8_9_ = base_[0u];
+            unsigned t958_ = base8_9_ + c_;
+            unsigned t961_ = base8_9_ + (2u * c_);
+            x8_[neox_ ? t958_ : t961_] = ou_;
+            unsigned base8_10_ = base_[0u];
+            unsigned t968_ = (base8_10_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t973_ = (base8_10_ + (2u * c_)) + 1u;
+            x8_[neox_ ? t968_ : t973_] = ov_;
         }
-        if (((hg * 4u) + 1u) < h) {
-            kf_f16x8 t981 = vu[1u];
-            kf_f16x8 ou_2 = t981;
-            kf_f16x8 t984 = vv[1u];
-            kf_f16x8 ov_2 = t984;
-            if (neox) {
-                kf_f16x8 u_3 = vu[1u];
-                kf_f16x8 v_3 = vv[1u];
-                bool second_3 = false;
-                kf_f16x8 t992 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_5 = t992;
-                float a0_9 = kf_f16_to_f32(u_3.v[0]);
-                float b0_9 = kf_f16_to_f32(v_3.v[0]);
-                float a1_9 = kf_f16_to_f32(u_3.v[4]);
-                float b1_9 = kf_f16_to_f32(v_3.v[4]);
-                if (second_3) {
-                    o_5.v[0] = kf_f16_from_f32(__fmaf_rn(b0_9, c0.v[0], __fmul_rn(a0_9, s0.v[0])));
-                    o_5.v[4] = kf_f16_from_f32(__fmaf_rn(b1_9, c1.v[0], __fmul_rn(a1_9, s1.v[0])));
+        if (((hg_ * 4u) + 1u) < h_) {
+            kf_f16x8 t981_ = vu_[1u];
+            kf_f16x8 ou_2_ = t981_;
+            kf_f16x8 t984_ = vv_[1u];
+            kf_f16x8 ov_2_ = t984_;
+            if (neox_) {
+                kf_f16x8 u_3_ = vu_[1u];
+                kf_f16x8 v_3_ = vv_[1u];
+                bool second_3_ = false;
+                kf_f16x8 t992_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_5_ = t992_;
+                float a0_9_ = kf_f16_to_f32(u_3_.v[0]);
+                float b0_9_ = kf_f16_to_f32(v_3_.v[0]);
+                float a1_9_ = kf_f16_to_f32(u_3_.v[4]);
+                float b1_9_ = kf_f16_to_f32(v_3_.v[4]);
+                if (second_3_) {
+                    o_5_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_9_, c0_.v[0], __fmul_rn(a0_9_, s0_.v[0])));
+                    o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_9_, c1_.v[0], __fmul_rn(a1_9_, s1_.v[0])));
                 } else {
-                    o_5.v[0] = kf_f16_from_f32(__fmaf_rn(a0_9, c0.v[0], -__fmul_rn(b0_9, s0.v[0])));
-                    o_5.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9, c1.v[0], -__fmul_rn(b1_9, s1.v[0])));
+                    o_5_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_9_, c0_.v[0], -__fmul_rn(b0_9_, s0_.v[0])));
+                    o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9_, c1_.v[0], -__fmul_rn(b1_9_, s1_.v[0])));
                 }
-                float a0_10 = kf_f16_to_f32(u_3.v[1]);
-                float b0_10 = kf_f16_to_f32(v_3.v[1]);
-                float a1_10 = kf_f16_to_f32(u_3.v[5]);
-                float b1_10 = kf_f16_to_f32(v_3.v[5]);
-                if (second_3) {
-                    o_5.v[1] = kf_f16_from_f32(__fmaf_rn(b0_10, c0.v[1], __fmul_rn(a0_10, s0.v[1])));
-                    o_5.v[5] = kf_f16_from_f32(__fmaf_rn(b1_10, c1.v[1], __fmul_rn(a1_10, s1.v[1])));
+                float a0_10_ = kf_f16_to_f32(u_3_.v[1]);
+                float b0_10_ = kf_f16_to_f32(v_3_.v[1]);
+                float a1_10_ = kf_f16_to_f32(u_3_.v[5]);
+                float b1_10_ = kf_f16_to_f32(v_3_.v[5]);
+                if (second_3_) {
+                    o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_10_, c0_.v[1], __fmul_rn(a0_10_, s0_.v[1])));
+                    o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_10_, c1_.v[1], __fmul_rn(a1_10_, s1_.v[1])));
                 } else {
-                    o_5.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10, c0.v[1], -__fmul_rn(b0_10, s0.v[1])));
-                    o_5.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10, c1.v[1], -__fmul_rn(b1_10, s1.v[1])));
+                    o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10_, c0_.v[1], -__fmul_rn(b0_10_, s0_.v[1])));
+                    o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10_, c1_.v[1], -__fmul_rn(b1_10_, s1_.v[1])));
                 }
-                float a0_11 = kf_f16_to_f32(u_3.v[2]);
-                float b0_11 = kf_f16_to_f32(v_3.v[2]);
-                float a1_11 = kf_f16_to_f32(u_3.v[6]);
-                float b1_11 = kf_f16_to_f32(v_3.v[6]);
-                if (second_3) {
-                    o_5.v[2] = kf_f16_from_f32(__fmaf_rn(b0_11, c0.v[2], __fmul_rn(a0_11, s0.v[2])));
-                    o_5.v[6] = kf_f16_from_f32(__fmaf_rn(b1_11, c1.v[2], __fmul_rn(a1_11, s1.v[2])));
+                float a0_11_ = kf_f16_to_f32(u_3_.v[2]);
+                float b0_11_ = kf_f16_to_f32(v_3_.v[2]);
+                float a1_11_ = kf_f16_to_f32(u_3_.v[6]);
+                float b1_11_ = kf_f16_to_f32(v_3_.v[6]);
+                if (second_3_) {
+                    o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_11_, c0_.v[2], __fmul_rn(a0_11_, s0_.v[2])));
+                    o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_11_, c1_.v[2], __fmul_rn(a1_11_, s1_.v[2])));
                 } else {
-                    o_5.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11, c0.v[2], -__fmul_rn(b0_11, s0.v[2])));
-                    o_5.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11, c1.v[2], -__fmul_rn(b1_11, s1.v[2])));
+                    o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11_, c0_.v[2], -__fmul_rn(b0_11_, s0_.v[2])));
+                    o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11_, c1_.v[2], -__fmul_rn(b1_11_, s1_.v[2])));
                 }
-                float a0_12 = kf_f16_to_f32(u_3.v[3]);
-                float b0_12 = kf_f16_to_f32(v_3.v[3]);
-                float a1_12 = kf_f16_to_f32(u_3.v[7]);
-                float b1_12 = kf_f16_to_f32(v_3.v[7]);
-                if (second_3) {
-                    o_5.v[3] = kf_f16_from_f32(__fmaf_rn(b0_12, c0.v[3], __fmul_rn(a0_12, s0.v[3])));
-                    o_5.v[7] = kf_f16_from_f32(__fmaf_rn(b1_12, c1.v[3], __fmul_rn(a1_12, s1.v[3])));
+                float a0_12_ = kf_f16_to_f32(u_3_.v[3]);
+                float b0_12_ = kf_f16_to_f32(v_3_.v[3]);
+                float a1_12_ = kf_f16_to_f32(u_3_.v[7]);
+                float b1_12_ = kf_f16_to_f32(v_3_.v[7]);
+                if (second_3_) {
+                    o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_12_, c0_.v[3], __fmul_rn(a0_12_, s0_.v[3])));
+                    o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_12_, c1_.v[3], __fmul_rn(a1_12_, s1_.v[3])));
                 } else {
-                    o_5.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12, c0.v[3], -__fmul_rn(b0_12, s0.v[3])));
-                    o_5.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12, c1.v[3], -__fmul_rn(b1_12, s1.v[3])));
+                    o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12_, c0_.v[3], -__fmul_rn(b0_12_, s0_.v[3])));
+                    o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12_, c1_.v[3], -__fmul_rn(b1_12_, s1_.v[3])));
                 }
-                ou_2 = o_5;
-                kf_f16x8 u_4 = vu[1u];
-                kf_f16x8 v_4 = vv[1u];
-                bool second_4 = true;
-                kf_f16x8 t1120 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_6 = t1120;
-                float a0_13 = kf_f16_to_f32(u_4.v[0]);
-                float b0_13 = kf_f16_to_f32(v_4.v[0]);
-                float a1_13 = kf_f16_to_f32(u_4.v[4]);
-                float b1_13 = kf_f16_to_f32(v_4.v[4]);
-                if (second_4) {
-                    o_6.v[0] = kf_f16_from_f32(__fmaf_rn(b0_13, c0.v[0], __fmul_rn(a0_13, s0.v[0])));
-                    o_6.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13, c1.v[0], __fmul_rn(a1_13, s1.v[0])));
+                ou_2_ = o_5_;
+                kf_f16x8 u_4_ = vu_[1u];
+                kf_f16x8 v_4_ = vv_[1u];
+                bool second_4_ = true;
+                kf_f16x8 t1120_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_6_ = t1120_;
+                float a0_13_ = kf_f16_to_f32(u_4_.v[0]);
+                float b0_13_ = kf_f16_to_f32(v_4_.v[0]);
+                float a1_13_ = kf_f16_to_f32(u_4_.v[4]);
+                float b1_13_ = kf_f16_to_f32(v_4_.v[4]);
+                if (second_4_) {
+                    o_6_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_13_, c0_.v[0], __fmul_rn(a0_13_, s0_.v[0])));
+                    o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13_, c1_.v[0], __fmul_rn(a1_13_, s1_.v[0])));
                 } else {
-                    o_6.v[0] = kf_f16_from_f32(__fmaf_rn(a0_13, c0.v[0], -__fmul_rn(b0_13, s0.v[0])));
-                    o_6.v[4] = kf_f16_from_f32(__fmaf_rn(a1_13, c1.v[0], -__fmul_rn(b1_13, s1.v[0])));
+                    o_6_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_13_, c0_.v[0], -__fmul_rn(b0_13_, s0_.v[0])));
+                    o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_13_, c1_.v[0], -__fmul_rn(b1_13_, s1_.v[0])));
                 }
-                float a0_14 = kf_f16_to_f32(u_4.v[1]);
-                float b0_14 = kf_f16_to_f32(v_4.v[1]);
-                float a1_14 = kf_f16_to_f32(u_4.v[5]);
-                float b1_14 = kf_f16_to_f32(v_4.v[5]);
-                if (second_4) {
-                    o_6.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14, c0.v[1], __fmul_rn(a0_14, s0.v[1])));
-                    o_6.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14, c1.v[1], __fmul_rn(a1_14, s1.v[1])));
+                float a0_14_ = kf_f16_to_f32(u_4_.v[1]);
+                float b0_14_ = kf_f16_to_f32(v_4_.v[1]);
+                float a1_14_ = kf_f16_to_f32(u_4_.v[5]);
+                float b1_14_ = kf_f16_to_f32(v_4_.v[5]);
+                if (second_4_) {
+                    o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14_, c0_.v[1], __fmul_rn(a0_14_, s0_.v[1])));
+                    o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14_, c1_.v[1], __fmul_rn(a1_14_, s1_.v[1])));
                 } else {
-                    o_6.v[1] = kf_f16_from_f32(__fmaf_rn(a0_14, c0.v[1], -__fmul_rn(b0_14, s0.v[1])));
-                    o_6.v[5] = kf_f16_from_f32(__fmaf_rn(a1_14, c1.v[1], -__fmul_rn(b1_14, s1.v[1])));
+                    o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_14_, c0_.v[1], -__fmul_rn(b0_14_, s0_.v[1])));
+                    o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_14_, c1_.v[1], -__fmul_rn(b1_14_, s1_.v[1])));
                 }
-                float a0_15 = kf_f16_to_f32(u_4.v[2]);
-                float b0_15 = kf_f16_to_f32(v_4.v[2]);
-                float a1_15 = kf_f16_to_f32(u_4.v[6]);
-                float b1_15 = kf_f16_to_f32(v_4.v[6]);
-                if (second_4) {
-                    o_6.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15, c0.v[2], __fmul_rn(a0_15, s0.v[2])));
-                    o_6.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15, c1.v[2], __fmul_rn(a1_15, s1.v[2])));
+                float a0_15_ = kf_f16_to_f32(u_4_.v[2]);
+                float b0_15_ = kf_f16_to_f32(v_4_.v[2]);
+                float a1_15_ = kf_f16_to_f32(u_4_.v[6]);
+                float b1_15_ = kf_f16_to_f32(v_4_.v[6]);
+                if (second_4_) {
+                    o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15_, c0_.v[2], __fmul_rn(a0_15_, s0_.v[2])));
+                    o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15_, c1_.v[2], __fmul_rn(a1_15_, s1_.v[2])));
                 } else {
-                    o_6.v[2] = kf_f16_from_f32(__fmaf_rn(a0_15, c0.v[2], -__fmul_rn(b0_15, s0.v[2])));
-                    o_6.v[6] = kf_f16_from_f32(__fmaf_rn(a1_15, c1.v[2], -__fmul_rn(b1_15, s1.v[2])));
+                    o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_15_, c0_.v[2], -__fmul_rn(b0_15_, s0_.v[2])));
+                    o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_15_, c1_.v[2], -__fmul_rn(b1_15_, s1_.v[2])));
                 }
-                float a0_16 = kf_f16_to_f32(u_4.v[3]);
-                float b0_16 = kf_f16_to_f32(v_4.v[3]);
-                float a1_16 = kf_f16_to_f32(u_4.v[7]);
-                float b1_16 = kf_f16_to_f32(v_4.v[7]);
-                if (second_4) {
-                    o_6.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16, c0.v[3], __fmul_rn(a0_16, s0.v[3])));
-                    o_6.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16, c1.v[3], __fmul_rn(a1_16, s1.v[3])));
+                float a0_16_ = kf_f16_to_f32(u_4_.v[3]);
+                float b0_16_ = kf_f16_to_f32(v_4_.v[3]);
+                float a1_16_ = kf_f16_to_f32(u_4_.v[7]);
+                float b1_16_ = kf_f16_to_f32(v_4_.v[7]);
+                if (second_4_) {
+                    o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16_, c0_.v[3], __fmul_rn(a0_16_, s0_.v[3])));
+                    o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16_, c1_.v[3], __fmul_rn(a1_16_, s1_.v[3])));
                 } else {
-                    o_6.v[3] = kf_f16_from_f32(__fmaf_rn(a0_16, c0.v[3], -__fmul_rn(b0_16, s0.v[3])));
-                    o_6.v[7] = kf_f16_from_f32(__fmaf_rn(a1_16, c1.v[3], -__fmul_rn(b1_16, s1.v[3])));
+                    o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_16_, c0_.v[3], -__fmul_rn(b0_16_, s0_.v[3])));
+                    o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_16_, c1_.v[3], -__fmul_rn(b1_16_, s1_.v[3])));
                 }
-                ov_2 = o_6;
+                ov_2_ = o_6_;
             } else {
-                kf_f16x8 w_3 = vu[1u];
-                kf_f16x8 t1245 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_7 = t1245;
-                float a_17 = kf_f16_to_f32(w_3.v[0]);
-                float b_9 = kf_f16_to_f32(w_3.v[1]);
-                o_7.v[0] = kf_f16_from_f32(__fmaf_rn(a_17, c0.v[0], -__fmul_rn(b_9, s0.v[0])));
-                o_7.v[1] = kf_f16_from_f32(__fmaf_rn(b_9, c0.v[0], __fmul_rn(a_17, s0.v[0])));
-                float a_18 = kf_f16_to_f32(w_3.v[2]);
-                float b_10 = kf_f16_to_f32(w_3.v[3]);
-                o_7.v[2] = kf_f16_from_f32(__fmaf_rn(a_18, c0.v[1], -__fmul_rn(b_10, s0.v[1])));
-                o_7.v[3] = kf_f16_from_f32(__fmaf_rn(b_10, c0.v[1], __fmul_rn(a_18, s0.v[1])));
-                float a_19 = kf_f16_to_f32(w_3.v[4]);
-                float b_11 = kf_f16_to_f32(w_3.v[5]);
-                o_7.v[4] = kf_f16_from_f32(__fmaf_rn(a_19, c0.v[2], -__fmul_rn(b_11, s0.v[2])));
-                o_7.v[5] = kf_f16_from_f32(__fmaf_rn(b_11, c0.v[2], __fmul_rn(a_19, s0.v[2])));
-                float a_20 = kf_f16_to_f32(w_3.v[6]);
-                float b_12 = kf_f16_to_f32(w_3.v[7]);
-                o_7.v[6] = kf_f16_from_f32(__fmaf_rn(a_20, c0.v[3], -__fmul_rn(b_12, s0.v[3])));
-                o_7.v[7] = kf_f16_from_f32(__fmaf_rn(b_12, c0.v[3], __fmul_rn(a_20, s0.v[3])));
-                ou_2 = o_7;
-                kf_f16x8 w_4 = vv[1u];
-                kf_f16x8 t1310 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_8 = t1310;
-                float a_21 = kf_f16_to_f32(w_4.v[0]);
-                float b_13 = kf_f16_to_f32(w_4.v[1]);
-                o_8.v[0] = kf_f16_from_f32(__fmaf_rn(a_21, c1.v[0], -__fmul_rn(b_13, s1.v[0])));
-                o_8.v[1] = kf_f16_from_f32(__fmaf_rn(b_13, c1.v[0], __fmul_rn(a_21, s1.v[0])));
-                float a_22 = kf_f16_to_f32(w_4.v[2]);
-                float b_14 = kf_f16_to_f32(w_4.v[3]);
-                o_8.v[2] = kf_f16_from_f32(__fmaf_rn(a_22, c1.v[1], -__fmul_rn(b_14, s1.v[1])));
-                o_8.v[3] = kf_f16_from_f32(__fmaf_rn(b_14, c1.v[1], __fmul_rn(a_22, s1.v[1])));
-                float a_23 = kf_f16_to_f32(w_4.v[4]);
-                float b_15 = kf_f16_to_f32(w_4.v[5]);
-                o_8.v[4] = kf_f16_from_f32(__fmaf_rn(a_23, c1.v[2], -__fmul_rn(b_15, s1.v[2])));
-                o_8.v[5] = kf_f16_from_f32(__fmaf_rn(b_15, c1.v[2], __fmul_rn(a_23, s1.v[2])));
-                float a_24 = kf_f16_to_f32(w_4.v[6]);
-                float b_16 = kf_f16_to_f32(w_4.v[7]);
-                o_8.v[6] = kf_f16_from_f32(__fmaf_rn(a_24, c1.v[3], -__fmul_rn(b_16, s1.v[3])));
-                o_8.v[7] = kf_f16_from_f32(__fmaf_rn(b_16, c1.v[3], __fmul_rn(a_24, s1.v[3])));
-                ov_2 = o_8;
+                kf_f16x8 w_3_ = vu_[1u];
+                kf_f16x8 t1245_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_7_ = t1245_;
+                float a_17_ = kf_f16_to_f32(w_3_.v[0]);
+                float b_9_ = kf_f16_to_f32(w_3_.v[1]);
+                o_7_.v[0] = kf_f16_from_f32(__fmaf_rn(a_17_, c0_.v[0], -__fmul_rn(b_9_, s0_.v[0])));
+                o_7_.v[1] = kf_f16_from_f32(__fmaf_rn(b_9_, c0_.v[0], __fmul_rn(a_17_, s0_.v[0])));
+                float a_18_ = kf_f16_to_f32(w_3_.v[2]);
+                float b_10_ = kf_f16_to_f32(w_3_.v[3]);
+                o_7_.v[2] = kf_f16_from_f32(__fmaf_rn(a_18_, c0_.v[1], -__fmul_rn(b_10_, s0_.v[1])));
+                o_7_.v[3] = kf_f16_from_f32(__fmaf_rn(b_10_, c0_.v[1], __fmul_rn(a_18_, s0_.v[1])));
+                float a_19_ = kf_f16_to_f32(w_3_.v[4]);
+                float b_11_ = kf_f16_to_f32(w_3_.v[5]);
+                o_7_.v[4] = kf_f16_from_f32(__fmaf_rn(a_19_, c0_.v[2], -__fmul_rn(b_11_, s0_.v[2])));
+                o_7_.v[5] = kf_f16_from_f32(__fmaf_rn(b_11_, c0_.v[2], __fmul_rn(a_19_, s0_.v[2])));
+                float a_20_ = kf_f16_to_f32(w_3_.v[6]);
+                float b_12_ = kf_f16_to_f32(w_3_.v[7]);
+                o_7_.v[6] = kf_f16_from_f32(__fmaf_rn(a_20_, c0_.v[3], -__fmul_rn(b_12_, s0_.v[3])));
+                o_7_.v[7] = kf_f16_from_f32(__fmaf_rn(b_12_, c0_.v[3], __fmul_rn(a_20_, s0_.v[3])));
+                ou_2_ = o_7_;
+                kf_f16x8 w_4_ = vv_[1u];
+                kf_f16x8 t1310_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_8_ = t1310_;
+                float a_21_ = kf_f16_to_f32(w_4_.v[0]);
+                float b_13_ = kf_f16_to_f32(w_4_.v[1]);
+                o_8_.v[0] = kf_f16_from_f32(__fmaf_rn(a_21_, c1_.v[0], -__fmul_rn(b_13_, s1_.v[0])));
+                o_8_.v[1] = kf_f16_from_f32(__fmaf_rn(b_13_, c1_.v[0], __fmul_rn(a_21_, s1_.v[0])));
+                float a_22_ = kf_f16_to_f32(w_4_.v[2]);
+                float b_14_ = kf_f16_to_f32(w_4_.v[3]);
+                o_8_.v[2] = kf_f16_from_f32(__fmaf_rn(a_22_, c1_.v[1], -__fmul_rn(b_14_, s1_.v[1])));
+                o_8_.v[3] = kf_f16_from_f32(__fmaf_rn(b_14_, c1_.v[1], __fmul_rn(a_22_, s1_.v[1])));
+                float a_23_ = kf_f16_to_f32(w_4_.v[4]);
+                float b_15_ = kf_f16_to_f32(w_4_.v[5]);
+                o_8_.v[4] = kf_f16_from_f32(__fmaf_rn(a_23_, c1_.v[2], -__fmul_rn(b_15_, s1_.v[2])));
+                o_8_.v[5] = kf_f16_from_f32(__fmaf_rn(b_15_, c1_.v[2], __fmul_rn(a_23_, s1_.v[2])));
+                float a_24_ = kf_f16_to_f32(w_4_.v[6]);
+                float b_16_ = kf_f16_to_f32(w_4_.v[7]);
+                o_8_.v[6] = kf_f16_from_f32(__fmaf_rn(a_24_, c1_.v[3], -__fmul_rn(b_16_, s1_.v[3])));
+                o_8_.v[7] = kf_f16_from_f32(__fmaf_rn(b_16_, c1_.v[3], __fmul_rn(a_24_, s1_.v[3])));
+                ov_2_ = o_8_;
             }
-            unsigned base8_11 = base[1u];
-            unsigned t1374 = base8_11 + c;
-            unsigned t1377 = base8_11 + (2u * c);
-            x8[neox ? t1374 : t1377] = ou_2;
-            unsigned base8_12 = base[1u];
-            unsigned t1384 = (base8_12 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1389 = (base8_12 + (2u * c)) + 1u;
-            x8[neox ? t1384 : t1389] = ov_2;
+            unsigned base8_11_ = base_[1u];
+            unsigned t1374_ = base8_11_ + c_;
+            unsigned t1377_ = base8_11_ + (2u * c_);
+            x8_[neox_ ? t1374_ : t1377_] = ou_2_;
+            unsigned base8_12_ = base_[1u];
+            unsigned t1384_ = (base8_12_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1389_ = (base8_12_ + (2u * c_)) + 1u;
+            x8_[neox_ ? t1384_ : t1389_] = ov_2_;
         }
-        if (((hg * 4u) + 2u) < h) {
-            kf_f16x8 t1397 = vu[2u];
-            kf_f16x8 ou_3 = t1397;
-            kf_f16x8 t1400 = vv[2u];
-            kf_f16x8 ov_3 = t1400;
-            if (neox) {
-                kf_f16x8 u_5 = vu[2u];
-                kf_f16x8 v_5 = vv[2u];
-                bool second_5 = false;
-                kf_f16x8 t1408 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_9 = t1408;
-                float a0_17 = kf_f16_to_f32(u_5.v[0]);
-                float b0_17 = kf_f16_to_f32(v_5.v[0]);
-                float a1_17 = kf_f16_to_f32(u_5.v[4]);
-                float b1_17 = kf_f16_to_f32(v_5.v[4]);
-                if (second_5) {
-                    o_9.v[0] = kf_f16_from_f32(__fmaf_rn(b0_17, c0.v[0], __fmul_rn(a0_17, s0.v[0])));
-                    o_9.v[4] = kf_f16_from_f32(__fmaf_rn(b1_17, c1.v[0], __fmul_rn(a1_17, s1.v[0])));
+        if (((hg_ * 4u) + 2u) < h_) {
+            kf_f16x8 t1397_ = vu_[2u];
+            kf_f16x8 ou_3_ = t1397_;
+            kf_f16x8 t1400_ = vv_[2u];
+            kf_f16x8 ov_3_ = t1400_;
+            if (neox_) {
+                kf_f16x8 u_5_ = vu_[2u];
+                kf_f16x8 v_5_ = vv_[2u];
+                bool second_5_ = false;
+                kf_f16x8 t1408_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_9_ = t1408_;
+                float a0_17_ = kf_f16_to_f32(u_5_.v[0]);
+                float b0_17_ = kf_f16_to_f32(v_5_.v[0]);
+                float a1_17_ = kf_f16_to_f32(u_5_.v[4]);
+                float b1_17_ = kf_f16_to_f32(v_5_.v[4]);
+                if (second_5_) {
+                    o_9_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_17_, c0_.v[0], __fmul_rn(a0_17_, s0_.v[0])));
+                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_17_, c1_.v[0], __fmul_rn(a1_17_, s1_.v[0])));
                 } else {
-                    o_9.v[0] = kf_f16_from_f32(__fmaf_rn(a0_17, c0.v[0], -__fmul_rn(b0_17, s0.v[0])));
-                    o_9.v[4] = kf_f16_from_f32(__fmaf_rn(a1_17, c1.v[0], -__fmul_rn(b1_17, s1.v[0])));
+                    o_9_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_17_, c0_.v[0], -__fmul_rn(b0_17_, s0_.v[0])));
+                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_17_, c1_.v[0], -__fmul_rn(b1_17_, s1_.v[0])));
                 }
-                float a0_18 = kf_f16_to_f32(u_5.v[1]);
-                float b0_18 = kf_f16_to_f32(v_5.v[1]);
-                float a1_18 = kf_f16_to_f32(u_5.v[5]);
-                float b1_18 = kf_f16_to_f32(v_5.v[5]);
-                if (second_5) {
-                    o_9.v[1] = kf_f16_from_f32(__fmaf_rn(b0_18, c0.v[1], __fmul_rn(a0_18, s0.v[1])));
-                    o_9.v[5] = kf_f16_from_f32(__fmaf_rn(b1_18, c1.v[1], __fmul_rn(a1_18, s1.v[1])));
+                float a0_18_ = kf_f16_to_f32(u_5_.v[1]);
+                float b0_18_ = kf_f16_to_f32(v_5_.v[1]);
+                float a1_18_ = kf_f16_to_f32(u_5_.v[5]);
+                float b1_18_ = kf_f16_to_f32(v_5_.v[5]);
+                if (second_5_) {
+                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_18_, c0_.v[1], __fmul_rn(a0_18_, s0_.v[1])));
+                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_18_, c1_.v[1], __fmul_rn(a1_18_, s1_.v[1])));
                 } else {
-                    o_9.v[1] = kf_f16_from_f32(__fmaf_rn(a0_18, c0.v[1], -__fmul_rn(b0_18, s0.v[1])));
-                    o_9.v[5] = kf_f16_from_f32(__fmaf_rn(a1_18, c1.v[1], -__fmul_rn(b1_18, s1.v[1])));
+                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_18_, c0_.v[1], -__fmul_rn(b0_18_, s0_.v[1])));
+                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_18_, c1_.v[1], -__fmul_rn(b1_18_, s1_.v[1])));
                 }
-                float a0_19 = kf_f16_to_f32(u_5.v[2]);
-                float b0_19 = kf_f16_to_f32(v_5.v[2]);
-                float a1_19 = kf_f16_to_f32(u_5.v[6]);
-                float b1_19 = kf_f16_to_f32(v_5.v[6]);
-                if (second_5) {
-                    o_9.v[2] = kf_f16_from_f32(__fmaf_rn(b0_19, c0.v[2], __fmul_rn(a0_19, s0.v[2])));
-                    o_9.v[6] = kf_f16_from_f32(__fmaf_rn(b1_19, c1.v[2], __fmul_rn(a1_19, s1.v[2])));
+                float a0_19_ = kf_f16_to_f32(u_5_.v[2]);
+                float b0_19_ = kf_f16_to_f32(v_5_.v[2]);
+                float a1_19_ = kf_f16_to_f32(u_5_.v[6]);
+                float b1_19_ = kf_f16_to_f32(v_5_.v[6]);
+                if (second_5_) {
+                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_19_, c0_.v[2], __fmul_rn(a0_19_, s0_.v[2])));
+                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_19_, c1_.v[2], __fmul_rn(a1_19_, s1_.v[2])));
                 } else {
-                    o_9.v[2] = kf_f16_from_f32(__fmaf_rn(a0_19, c0.v[2], -__fmul_rn(b0_19, s0.v[2])));
-                    o_9.v[6] = kf_f16_from_f32(__fmaf_rn(a1_19, c1.v[2], -__fmul_rn(b1_19, s1.v[2])));
+                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_19_, c0_.v[2], -__fmul_rn(b0_19_, s0_.v[2])));
+                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_19_, c1_.v[2], -__fmul_rn(b1_19_, s1_.v[2])));
                 }
-                float a0_20 = kf_f16_to_f32(u_5.v[3]);
-                float b0_20 = kf_f16_to_f32(v_5.v[3]);
-                float a1_20 = kf_f16_to_f32(u_5.v[7]);
-                float b1_20 = kf_f16_to_f32(v_5.v[7]);
-                if (second_5) {
-                    o_9.v[3] = kf_f16_from_f32(__fmaf_rn(b0_20, c0.v[3], __fmul_rn(a0_20, s0.v[3])));
-                    o_9.v[7] = kf_f16_from_f32(__fmaf_rn(b1_20, c1.v[3], __fmul_rn(a1_20, s1.v[3])));
+                float a0_20_ = kf_f16_to_f32(u_5_.v[3]);
+                float b0_20_ = kf_f16_to_f32(v_5_.v[3]);
+                float a1_20_ = kf_f16_to_f32(u_5_.v[7]);
+                float b1_20_ = kf_f16_to_f32(v_5_.v[7]);
+                if (second_5_) {
+                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_20_, c0_.v[3], __fmul_rn(a0_20_, s0_.v[3])));
+                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_20_, c1_.v[3], __fmul_rn(a1_20_, s1_.v[3])));
                 } else {
-                    o_9.v[3] = kf_f16_from_f32(__fmaf_rn(a0_20, c0.v[3], -__fmul_rn(b0_20, s0.v[3])));
-                    o_9.v[7] = kf_f16_from_f32(__fmaf_rn(a1_20, c1.v[3], -__fmul_rn(b1_20, s1.v[3])));
+                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_20_, c0_.v[3], -__fmul_rn(b0_20_, s0_.v[3])));
+                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_20_, c1_.v[3], -__fmul_rn(b1_20_, s1_.v[3])));
                 }
-                ou_3 = o_9;
-                kf_f16x8 u_6 = vu[2u];
-                kf_f16x8 v_6 = vv[2u];
-                bool second_6 = true;
-                kf_f16x8 t1536 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_10 = t1536;
-                float a0_21 = kf_f16_to_f32(u_6.v[0]);
-                float b0_21 = kf_f16_to_f32(v_6.v[0]);
-                float a1_21 = kf_f16_to_f32(u_6.v[4]);
-                float b1_21 = kf_f16_to_f32(v_6.v[4]);
-                if (second_6) {
-                    o_10.v[0] = kf_f16_from_f32(__fmaf_rn(b0_21, c0.v[0], __fmul_rn(a0_21, s0.v[0])));
-                    o_10.v[4] = kf_f16_from_f32(__fmaf_rn(b1_21, c1.v[0], __fmul_rn(a1_21, s1.v[0])));
+                ou_3_ = o_9_;
+                kf_f16x8 u_6_ = vu_[2u];
+                kf_f16x8 v_6_ = vv_[2u];
+                bool second_6_ = true;
+                kf_f16x8 t1536_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_10_ = t1536_;
+                float a0_21_ = kf_f16_to_f32(u_6_.v[0]);
+                float b0_21_ = kf_f16_to_f32(v_6_.v[0]);
+                float a1_21_ = kf_f16_to_f32(u_6_.v[4]);
+                float b1_21_ = kf_f16_to_f32(v_6_.v[4]);
+                if (second_6_) {
+                    o_10_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_21_, c0_.v[0], __fmul_rn(a0_21_, s0_.v[0])));
+                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_21_, c1_.v[0], __fmul_rn(a1_21_, s1_.v[0])));
                 } else {
-                    o_10.v[0] = kf_f16_from_f32(__fmaf_rn(a0_21, c0.v[0], -__fmul_rn(b0_21, s0.v[0])));
-                    o_10.v[4] = kf_f16_from_f32(__fmaf_rn(a1_21, c1.v[0], -__fmul_rn(b1_21, s1.v[0])));
+                    o_10_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_21_, c0_.v[0], -__fmul_rn(b0_21_, s0_.v[0])));
+                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_21_, c1_.v[0], -__fmul_rn(b1_21_, s1_.v[0])));
                 }
-                float a0_22 = kf_f16_to_f32(u_6.v[1]);
-                float b0_22 = kf_f16_to_f32(v_6.v[1]);
-                float a1_22 = kf_f16_to_f32(u_6.v[5]);
-                float b1_22 = kf_f16_to_f32(v_6.v[5]);
-                if (second_6) {
-                    o_10.v[1] = kf_f16_from_f32(__fmaf_rn(b0_22, c0.v[1], __fmul_rn(a0_22, s0.v[1])));
-                    o_10.v[5] = kf_f16_from_f32(__fmaf_rn(b1_22, c1.v[1], __fmul_rn(a1_22, s1.v[1])));
+                float a0_22_ = kf_f16_to_f32(u_6_.v[1]);
+                float b0_22_ = kf_f16_to_f32(v_6_.v[1]);
+                float a1_22_ = kf_f16_to_f32(u_6_.v[5]);
+                float b1_22_ = kf_f16_to_f32(v_6_.v[5]);
+                if (second_6_) {
+                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_22_, c0_.v[1], __fmul_rn(a0_22_, s0_.v[1])));
+                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_22_, c1_.v[1], __fmul_rn(a1_22_, s1_.v[1])));
                 } else {
-                    o_10.v[1] = kf_f16_from_f32(__fmaf_rn(a0_22, c0.v[1], -__fmul_rn(b0_22, s0.v[1])));
-                    o_10.v[5] = kf_f16_from_f32(__fmaf_rn(a1_22, c1.v[1], -__fmul_rn(b1_22, s1.v[1])));
+                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_22_, c0_.v[1], -__fmul_rn(b0_22_, s0_.v[1])));
+                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_22_, c1_.v[1], -__fmul_rn(b1_22_, s1_.v[1])));
                 }
-                float a0_23 = kf_f16_to_f32(u_6.v[2]);
-                float b0_23 = kf_f16_to_f32(v_6.v[2]);
-                float a1_23 = kf_f16_to_f32(u_6.v[6]);
-                float b1_23 = kf_f16_to_f32(v_6.v[6]);
-                if (second_6) {
-                    o_10.v[2] = kf_f16_from_f32(__fmaf_rn(b0_23, c0.v[2], __fmul_rn(a0_23, s0.v[2])));
-                    o_10.v[6] = kf_f16_from_f32(__fmaf_rn(b1_23, c1.v[2], __fmul_rn(a1_23, s1.v[2])));
+                float a0_23_ = kf_f16_to_f32(u_6_.v[2]);
+                float b0_23_ = kf_f16_to_f32(v_6_.v[2]);
+                float a1_23_ = kf_f16_to_f32(u_6_.v[6]);
+                float b1_23_ = kf_f16_to_f32(v_6_.v[6]);
+                if (second_6_) {
+                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_23_, c0_.v[2], __fmul_rn(a0_23_, s0_.v[2])));
+                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_23_, c1_.v[2], __fmul_rn(a1_23_, s1_.v[2])));
                 } else {
-                    o_10.v[2] = kf_f16_from_f32(__fmaf_rn(a0_23, c0.v[2], -__fmul_rn(b0_23, s0.v[2])));
-                    o_10.v[6] = kf_f16_from_f32(__fmaf_rn(a1_23, c1.v[2], -__fmul_rn(b1_23, s1.v[2])));
+                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_23_, c0_.v[2], -__fmul_rn(b0_23_, s0_.v[2])));
+                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_23_, c1_.v[2], -__fmul_rn(b1_23_, s1_.v[2])));
                 }
-                float a0_24 = kf_f16_to_f32(u_6.v[3]);
-                float b0_24 = kf_f16_to_f32(v_6.v[3]);
-                float a1_24 = kf_f16_to_f32(u_6.v[7]);
-                float b1_24 = kf_f16_to_f32(v_6.v[7]);
-                if (second_6) {
-                    o_10.v[3] = kf_f16_from_f32(__fmaf_rn(b0_24, c0.v[3], __fmul_rn(a0_24, s0.v[3])));
-                    o_10.v[7] = kf_f16_from_f32(__fmaf_rn(b1_24, c1.v[3], __fmul_rn(a1_24, s1.v[3])));
+                float a0_24_ = kf_f16_to_f32(u_6_.v[3]);
+                float b0_24_ = kf_f16_to_f32(v_6_.v[3]);
+                float a1_24_ = kf_f16_to_f32(u_6_.v[7]);
+                float b1_24_ = kf_f16_to_f32(v_6_.v[7]);
+                if (second_6_) {
+                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_24_, c0_.v[3], __fmul_rn(a0_24_, s0_.v[3])));
+                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_24_, c1_.v[3], __fmul_rn(a1_24_, s1_.v[3])));
                 } else {
-                    o_10.v[3] = kf_f16_from_f32(__fmaf_rn(a0_24, c0.v[3], -__fmul_rn(b0_24, s0.v[3])));
-                    o_10.v[7] = kf_f16_from_f32(__fmaf_rn(a1_24, c1.v[3], -__fmul_rn(b1_24, s1.v[3])));
+                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_24_, c0_.v[3], -__fmul_rn(b0_24_, s0_.v[3])));
+                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_24_, c1_.v[3], -__fmul_rn(b1_24_, s1_.v[3])));
                 }
-                ov_3 = o_10;
+                ov_3_ = o_10_;
             } else {
-                kf_f16x8 w_5 = vu[2u];
-                kf_f16x8 t1661 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_11 = t1661;
-                float a_25 = kf_f16_to_f32(w_5.v[0]);
-                float b_17 = kf_f16_to_f32(w_5.v[1]);
-                o_11.v[0] = kf_f16_from_f32(__fmaf_rn(a_25, c0.v[0], -__fmul_rn(b_17, s0.v[0])));
-                o_11.v[1] = kf_f16_from_f32(__fmaf_rn(b_17, c0.v[0], __fmul_rn(a_25, s0.v[0])));
-                float a_26 = kf_f16_to_f32(w_5.v[2]);
-                float b_18 = kf_f16_to_f32(w_5.v[3]);
-                o_11.v[2] = kf_f16_from_f32(__fmaf_rn(a_26, c0.v[1], -__fmul_rn(b_18, s0.v[1])));
-                o_11.v[3] = kf_f16_from_f32(__fmaf_rn(b_18, c0.v[1], __fmul_rn(a_26, s0.v[1])));
-                float a_27 = kf_f16_to_f32(w_5.v[4]);
-                float b_19 = kf_f16_to_f32(w_5.v[5]);
-                o_11.v[4] = kf_f16_from_f32(__fmaf_rn(a_27, c0.v[2], -__fmul_rn(b_19, s0.v[2])));
-                o_11.v[5] = kf_f16_from_f32(__fmaf_rn(b_19, c0.v[2], __fmul_rn(a_27, s0.v[2])));
-                float a_28 = kf_f16_to_f32(w_5.v[6]);
-                float b_20 = kf_f16_to_f32(w_5.v[7]);
-                o_11.v[6] = kf_f16_from_f32(__fmaf_rn(a_28, c0.v[3], -__fmul_rn(b_20, s0.v[3])));
-                o_11.v[7] = kf_f16_from_f32(__fmaf_rn(b_20, c0.v[3], __fmul_rn(a_28, s0.v[3])));
-                ou_3 = o_11;
-                kf_f16x8 w_6 = vv[2u];
-                kf_f16x8 t1726 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_12 = t1726;
-                float a_29 = kf_f16_to_f32(w_6.v[0]);
-                float b_21 = kf_f16_to_f32(w_6.v[1]);
-                o_12.v[0] = kf_f16_from_f32(__fmaf_rn(a_29, c1.v[0], -__fmul_rn(b_21, s1.v[0])));
-                o_12.v[1] = kf_f16_from_f32(__fmaf_rn(b_21, c1.v[0], __fmul_rn(a_29, s1.v[0])));
-                float a_30 = kf_f16_to_f32(w_6.v[2]);
-                float b_22 = kf_f16_to_f32(w_6.v[3]);
-                o_12.v[2] = kf_f16_from_f32(__fmaf_rn(a_30, c1.v[1], -__fmul_rn(b_22, s1.v[1])));
-                o_12.v[3] = kf_f16_from_f32(__fmaf_rn(b_22, c1.v[1], __fmul_rn(a_30, s1.v[1])));
-                float a_31 = kf_f16_to_f32(w_6.v[4]);
-                float b_23 = kf_f16_to_f32(w_6.v[5]);
-                o_12.v[4] = kf_f16_from_f32(__fmaf_rn(a_31, c1.v[2], -__fmul_rn(b_23, s1.v[2])));
-                o_12.v[5] = kf_f16_from_f32(__fmaf_rn(b_23, c1.v[2], __fmul_rn(a_31, s1.v[2])));
-                float a_32 = kf_f16_to_f32(w_6.v[6]);
-                float b_24 = kf_f16_to_f32(w_6.v[7]);
-                o_12.v[6] = kf_f16_from_f32(__fmaf_rn(a_32, c1.v[3], -__fmul_rn(b_24, s1.v[3])));
-                o_12.v[7] = kf_f16_from_f32(__fmaf_rn(b_24, c1.v[3], __fmul_rn(a_32, s1.v[3])));
-                ov_3 = o_12;
+                kf_f16x8 w_5_ = vu_[2u];
+                kf_f16x8 t1661_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_11_ = t1661_;
+                float a_25_ = kf_f16_to_f32(w_5_.v[0]);
+                float b_17_ = kf_f16_to_f32(w_5_.v[1]);
+                o_11_.v[0] = kf_f16_from_f32(__fmaf_rn(a_25_, c0_.v[0], -__fmul_rn(b_17_, s0_.v[0])));
+                o_11_.v[1] = kf_f16_from_f32(__fmaf_rn(b_17_, c0_.v[0], __fmul_rn(a_25_, s0_.v[0])));
+                float a_26_ = kf_f16_to_f32(w_5_.v[2]);
+                float b_18_ = kf_f16_to_f32(w_5_.v[3]);
+                o_11_.v[2] = kf_f16_from_f32(__fmaf_rn(a_26_, c0_.v[1], -__fmul_rn(b_18_, s0_.v[1])));
+                o_11_.v[3] = kf_f16_from_f32(__fmaf_rn(b_18_, c0_.v[1], __fmul_rn(a_26_, s0_.v[1])));
+                float a_27_ = kf_f16_to_f32(w_5_.v[4]);
+                float b_19_ = kf_f16_to_f32(w_5_.v[5]);
+                o_11_.v[4] = kf_f16_from_f32(__fmaf_rn(a_27_, c0_.v[2], -__fmul_rn(b_19_, s0_.v[2])));
+                o_11_.v[5] = kf_f16_from_f32(__fmaf_rn(b_19_, c0_.v[2], __fmul_rn(a_27_, s0_.v[2])));
+                float a_28_ = kf_f16_to_f32(w_5_.v[6]);
+                float b_20_ = kf_f16_to_f32(w_5_.v[7]);
+                o_11_.v[6] = kf_f16_from_f32(__fmaf_rn(a_28_, c0_.v[3], -__fmul_rn(b_20_, s0_.v[3])));
+                o_11_.v[7] = kf_f16_from_f32(__fmaf_rn(b_20_, c0_.v[3], __fmul_rn(a_28_, s0_.v[3])));
+                ou_3_ = o_11_;
+                kf_f16x8 w_6_ = vv_[2u];
+                kf_f16x8 t1726_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_12_ = t1726_;
+                float a_29_ = kf_f16_to_f32(w_6_.v[0]);
+                float b_21_ = kf_f16_to_f32(w_6_.v[1]);
+                o_12_.v[0] = kf_f16_from_f32(__fmaf_rn(a_29_, c1_.v[0], -__fmul_rn(b_21_, s1_.v[0])));
+                o_12_.v[1] = kf_f16_from_f32(__fmaf_rn(b_21_, c1_.v[0], __fmul_rn(a_29_, s1_.v[0])));
+                float a_30_ = kf_f16_to_f32(w_6_.v[2]);
+                float b_22_ = kf_f16_to_f32(w_6_.v[3]);
+                o_12_.v[2] = kf_f16_from_f32(__fmaf_rn(a_30_, c1_.v[1], -__fmul_rn(b_22_, s1_.v[1])));
+                o_12_.v[3] = kf_f16_from_f32(__fmaf_rn(b_22_, c1_.v[1], __fmul_rn(a_30_, s1_.v[1])));
+                float a_31_ = kf_f16_to_f32(w_6_.v[4]);
+                float b_23_ = kf_f16_to_f32(w_6_.v[5]);
+                o_12_.v[4] = kf_f16_from_f32(__fmaf_rn(a_31_, c1_.v[2], -__fmul_rn(b_23_, s1_.v[2])));
+                o_12_.v[5] = kf_f16_from_f32(__fmaf_rn(b_23_, c1_.v[2], __fmul_rn(a_31_, s1_.v[2])));
+                float a_32_ = kf_f16_to_f32(w_6_.v[6]);
+                float b_24_ = kf_f16_to_f32(w_6_.v[7]);
+                o_12_.v[6] = kf_f16_from_f32(__fmaf_rn(a_32_, c1_.v[3], -__fmul_rn(b_24_, s1_.v[3])));
+                o_12_.v[7] = kf_f16_from_f32(__fmaf_rn(b_24_, c1_.v[3], __fmul_rn(a_32_, s1_.v[3])));
+                ov_3_ = o_12_;
             }
-            unsigned base8_13 = base[2u];
-            unsigned t1790 = base8_13 + c;
-            unsigned t1793 = base8_13 + (2u * c);
-            x8[neox ? t1790 : t1793] = ou_3;
-            unsigned base8_14 = base[2u];
-            unsigned t1800 = (base8_14 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1805 = (base8_14 + (2u * c)) + 1u;
-            x8[neox ? t1800 : t1805] = ov_3;
+            unsigned base8_13_ = base_[2u];
+            unsigned t1790_ = base8_13_ + c_;
+            unsigned t1793_ = base8_13_ + (2u * c_);
+            x8_[neox_ ? t1790_ : t1793_] = ou_3_;
+            unsigned base8_14_ = base_[2u];
+            unsigned t1800_ = (base8_14_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1805_ = (base8_14_ + (2u * c_)) + 1u;
+            x8_[neox_ ? t1800_ : t1805_] = ov_3_;
         }
-        if (((hg * 4u) + 3u) < h) {
-            kf_f16x8 t1813 = vu[3u];
-            kf_f16x8 ou_4 = t1813;
-            kf_f16x8 t1816 = vv[3u];
-            kf_f16x8 ov_4 = t1816;
-            if (neox) {
-                kf_f16x8 u_7 = vu[3u];
-                kf_f16x8 v_7 = vv[3u];
-                bool second_7 = false;
-                kf_f16x8 t1824 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_13 = t1824;
-                float a0_25 = kf_f16_to_f32(u_7.v[0]);
-                float b0_25 = kf_f16_to_f32(v_7.v[0]);
-                float a1_25 = kf_f16_to_f32(u_7.v[4]);
-                float b1_25 = kf_f16_to_f32(v_7.v[4]);
-                if (second_7) {
-                    o_13.v[0] = kf_f16_from_f32(__fmaf_rn(b0_25, c0.v[0], __fmul_rn(a0_25, s0.v[0])));
-                    o_13.v[4] = kf_f16_from_f32(__fmaf_rn(b1_25, c1.v[0], __fmul_rn(a1_25, s1.v[0])));
+        if (((hg_ * 4u) + 3u) < h_) {
+            kf_f16x8 t1813_ = vu_[3u];
+            kf_f16x8 ou_4_ = t1813_;
+            kf_f16x8 t1816_ = vv_[3u];
+            kf_f16x8 ov_4_ = t1816_;
+            if (neox_) {
+                kf_f16x8 u_7_ = vu_[3u];
+                kf_f16x8 v_7_ = vv_[3u];
+                bool second_7_ = false;
+                kf_f16x8 t1824_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_13_ = t1824_;
+                float a0_25_ = kf_f16_to_f32(u_7_.v[0]);
+                float b0_25_ = kf_f16_to_f32(v_7_.v[0]);
+                float a1_25_ = kf_f16_to_f32(u_7_.v[4]);
+                float b1_25_ = kf_f16_to_f32(v_7_.v[4]);
+                if (second_7_) {
+                    o_13_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_25_, c0_.v[0], __fmul_rn(a0_25_, s0_.v[0])));
+                    o_13_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_25_, c1_.v[0], __fmul_rn(a1_25_, s1_.v[0])));
                 } else {
-                    o_13.v[0] = kf_f16_from_f32(__fmaf_rn(a0_25, c0.v[0], -__fmul_rn(b0_25, s0.v[0])));
-                    o_13.v[4] = kf_f16_from_f32(__fmaf_rn(a1_25, c1.v[0], -__fmul_rn(b1_25, s1.v[0])));
+                    o_13_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_25_, c0_.v[0], -__fmul_rn(b0_25_, s0_.v[0])));
+                    o_13_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_25_, c1_.v[0], -__fmul_rn(b1_25_, s1_.v[0])));
                 }
-                float a0_26 = kf_f16_to_f32(u_7.v[1]);
-                float b0_26 = kf_f16_to_f32(v_7.v[1]);
-                float a1_26 = kf_f16_to_f32(u_7.v[5]);
-                float b1_26 = kf_f16_to_f32(v_7.v[5]);
-                if (second_7) {
-                    o_13.v[1] = kf_f16_from_f32(__fmaf_rn(b0_26, c0.v[1], __fmul_rn(a0_26, s0.v[1])));
-                    o_13.v[5] = kf_f16_from_f32(__fmaf_rn(b1_26, c1.v[1], __fmul_rn(a1_26, s1.v[1])));
+                float a0_26_ = kf_f16_to_f32(u_7_.v[1]);
+                float b0_26_ = kf_f16_to_f32(v_7_.v[1]);
+                float a1_26_ = kf_f16_to_f32(u_7_.v[5]);
+                float b1_26_ = kf_f16_to_f32(v_7_.v[5]);
+                if (second_7_) {
+                    o_13_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_26_, c0_.v[1], __fmul_rn(a0_26_, s0_.v[1])));
+                    o_13_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_26_, c1_.v[1], __fmul_rn(a1_26_, s1_.v[1])));
                 } else {
-                    o_13.v[1] = kf_f16_from_f32(__fmaf_rn(a0_26, c0.v[1], -__fmul_rn(b0_26, s0.v[1])));
-                    o_13.v[5] = kf_f16_from_f32(__fmaf_rn(a1_26, c1.v[1], -__fmul_rn(b1_26, s1.v[1])));
+                    o_13_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_26_, c0_.v[1], -__fmul_rn(b0_26_, s0_.v[1])));
+                    o_13_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_26_, c1_.v[1], -__fmul_rn(b1_26_, s1_.v[1])));
                 }
-                float a0_27 = kf_f16_to_f32(u_7.v[2]);
-                float b0_27 = kf_f16_to_f32(v_7.v[2]);
-                float a1_27 = kf_f16_to_f32(u_7.v[6]);
-                float b1_27 = kf_f16_to_f32(v_7.v[6]);
-                if (second_7) {
-                    o_13.v[2] = kf_f16_from_f32(__fmaf_rn(b0_27, c0.v[2], __fmul_rn(a0_27, s0.v[2])));
-                    o_13.v[6] = kf_f16_from_f32(__fmaf_rn(b1_27, c1.v[2], __fmul_rn(a1_27, s1.v[2])));
+                float a0_27_ = kf_f16_to_f32(u_7_.v[2]);
+                float b0_27_ = kf_f16_to_f32(v_7_.v[2]);
+                float a1_27_ = kf_f16_to_f32(u_7_.v[6]);
+                float b1_27_ = kf_f16_to_f32(v_7_.v[6]);
+                if (second_7_) {
+                    o_13_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_27_, c0_.v[2], __fmul_rn(a0_27_, s0_.v[2])));
+                    o_13_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_27_, c1_.v[2], __fmul_rn(a1_27_, s1_.v[2])));
                 } else {
-                    o_13.v[2] = kf_f16_from_f32(__fmaf_rn(a0_27, c0.v[2], -__fmul_rn(b0_27, s0.v[2])));
-                    o_13.v[6] = kf_f16_from_f32(__fmaf_rn(a1_27, c1.v[2], -__fmul_rn(b1_27, s1.v[2])));
+                    o_13_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_27_, c0_.v[2], -__fmul_rn(b0_27_, s0_.v[2])));
+                    o_13_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_27_, c1_.v[2], -__fmul_rn(b1_27_, s1_.v[2])));
                 }
-                float a0_28 = kf_f16_to_f32(u_7.v[3]);
-                float b0_28 = kf_f16_to_f32(v_7.v[3]);
-                float a1_28 = kf_f16_to_f32(u_7.v[7]);
-                float b1_28 = kf_f16_to_f32(v_7.v[7]);
-                if (second_7) {
-                    o_13.v[3] = kf_f16_from_f32(__fmaf_rn(b0_28, c0.v[3], __fmul_rn(a0_28, s0.v[3])));
-                    o_13.v[7] = kf_f16_from_f32(__fmaf_rn(b1_28, c1.v[3], __fmul_rn(a1_28, s1.v[3])));
+                float a0_28_ = kf_f16_to_f32(u_7_.v[3]);
+                float b0_28_ = kf_f16_to_f32(v_7_.v[3]);
+                float a1_28_ = kf_f16_to_f32(u_7_.v[7]);
+                float b1_28_ = kf_f16_to_f32(v_7_.v[7]);
+                if (second_7_) {
+                    o_13_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_28_, c0_.v[3], __fmul_rn(a0_28_, s0_.v[3])));
+                    o_13_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_28_, c1_.v[3], __fmul_rn(a1_28_, s1_.v[3])));
                 } else {
-                    o_13.v[3] = kf_f16_from_f32(__fmaf_rn(a0_28, c0.v[3], -__fmul_rn(b0_28, s0.v[3])));
-                    o_13.v[7] = kf_f16_from_f32(__fmaf_rn(a1_28, c1.v[3], -__fmul_rn(b1_28, s1.v[3])));
+                    o_13_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_28_, c0_.v[3], -__fmul_rn(b0_28_, s0_.v[3])));
+                    o_13_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_28_, c1_.v[3], -__fmul_rn(b1_28_, s1_.v[3])));
                 }
-                ou_4 = o_13;
-                kf_f16x8 u_8 = vu[3u];
-                kf_f16x8 v_8 = vv[3u];
-                bool second_8 = true;
-                kf_f16x8 t1952 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_14 = t1952;
-                float a0_29 = kf_f16_to_f32(u_8.v[0]);
-                float b0_29 = kf_f16_to_f32(v_8.v[0]);
-                float a1_29 = kf_f16_to_f32(u_8.v[4]);
-                float b1_29 = kf_f16_to_f32(v_8.v[4]);
-                if (second_8) {
-                    o_14.v[0] = kf_f16_from_f32(__fmaf_rn(b0_29, c0.v[0], __fmul_rn(a0_29, s0.v[0])));
-                    o_14.v[4] = kf_f16_from_f32(__fmaf_rn(b1_29, c1.v[0], __fmul_rn(a1_29, s1.v[0])));
+                ou_4_ = o_13_;
+                kf_f16x8 u_8_ = vu_[3u];
+                kf_f16x8 v_8_ = vv_[3u];
+                bool second_8_ = true;
+                kf_f16x8 t1952_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_14_ = t1952_;
+                float a0_29_ = kf_f16_to_f32(u_8_.v[0]);
+                float b0_29_ = kf_f16_to_f32(v_8_.v[0]);
+                float a1_29_ = kf_f16_to_f32(u_8_.v[4]);
+                float b1_29_ = kf_f16_to_f32(v_8_.v[4]);
+                if (second_8_) {
+                    o_14_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_29_, c0_.v[0], __fmul_rn(a0_29_, s0_.v[0])));
+                    o_14_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_29_, c1_.v[0], __fmul_rn(a1_29_, s1_.v[0])));
                 } else {
-                    o_14.v[0] = kf_f16_from_f32(__fmaf_rn(a0_29, c0.v[0], -__fmul_rn(b0_29, s0.v[0])));
-                    o_14.v[4] = kf_f16_from_f32(__fmaf_rn(a1_29, c1.v[0], -__fmul_rn(b1_29, s1.v[0])));
+                    o_14_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_29_, c0_.v[0], -__fmul_rn(b0_29_, s0_.v[0])));
+                    o_14_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_29_, c1_.v[0], -__fmul_rn(b1_29_, s1_.v[0])));
                 }
-                float a0_30 = kf_f16_to_f32(u_8.v[1]);
-                float b0_30 = kf_f16_to_f32(v_8.v[1]);
-                float a1_30 = kf_f16_to_f32(u_8.v[5]);
-                float b1_30 = kf_f16_to_f32(v_8.v[5]);
-                if (second_8) {
-                    o_14.v[1] = kf_f16_from_f32(__fmaf_rn(b0_30, c0.v[1], __fmul_rn(a0_30, s0.v[1])));
-                    o_14.v[5] = kf_f16_from_f32(__fmaf_rn(b1_30, c1.v[1], __fmul_rn(a1_30, s1.v[1])));
+                float a0_30_ = kf_f16_to_f32(u_8_.v[1]);
+                float b0_30_ = kf_f16_to_f32(v_8_.v[1]);
+                float a1_30_ = kf_f16_to_f32(u_8_.v[5]);
+                float b1_30_ = kf_f16_to_f32(v_8_.v[5]);
+                if (second_8_) {
+                    o_14_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_30_, c0_.v[1], __fmul_rn(a0_30_, s0_.v[1])));
+                    o_14_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_30_, c1_.v[1], __fmul_rn(a1_30_, s1_.v[1])));
                 } else {
-                    o_14.v[1] = kf_f16_from_f32(__fmaf_rn(a0_30, c0.v[1], -__fmul_rn(b0_30, s0.v[1])));
-                    o_14.v[5] = kf_f16_from_f32(__fmaf_rn(a1_30, c1.v[1], -__fmul_rn(b1_30, s1.v[1])));
+                    o_14_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_30_, c0_.v[1], -__fmul_rn(b0_30_, s0_.v[1])));
+                    o_14_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_30_, c1_.v[1], -__fmul_rn(b1_30_, s1_.v[1])));
                 }
-                float a0_31 = kf_f16_to_f32(u_8.v[2]);
-                float b0_31 = kf_f16_to_f32(v_8.v[2]);
-                float a1_31 = kf_f16_to_f32(u_8.v[6]);
-                float b1_31 = kf_f16_to_f32(v_8.v[6]);
-                if (second_8) {
-                    o_14.v[2] = kf_f16_from_f32(__fmaf_rn(b0_31, c0.v[2], __fmul_rn(a0_31, s0.v[2])));
-                    o_14.v[6] = kf_f16_from_f32(__fmaf_rn(b1_31, c1.v[2], __fmul_rn(a1_31, s1.v[2])));
+                float a0_31_ = kf_f16_to_f32(u_8_.v[2]);
+                float b0_31_ = kf_f16_to_f32(v_8_.v[2]);
+                float a1_31_ = kf_f16_to_f32(u_8_.v[6]);
+                float b1_31_ = kf_f16_to_f32(v_8_.v[6]);
+                if (second_8_) {
+                    o_14_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_31_, c0_.v[2], __fmul_rn(a0_31_, s0_.v[2])));
+                    o_14_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_31_, c1_.v[2], __fmul_rn(a1_31_, s1_.v[2])));
                 } else {
-                    o_14.v[2] = kf_f16_from_f32(__fmaf_rn(a0_31, c0.v[2], -__fmul_rn(b0_31, s0.v[2])));
-                    o_14.v[6] = kf_f16_from_f32(__fmaf_rn(a1_31, c1.v[2], -__fmul_rn(b1_31, s1.v[2])));
+                    o_14_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_31_, c0_.v[2], -__fmul_rn(b0_31_, s0_.v[2])));
+                    o_14_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_31_, c1_.v[2], -__fmul_rn(b1_31_, s1_.v[2])));
                 }
-                float a0_32 = kf_f16_to_f32(u_8.v[3]);
-                float b0_32 = kf_f16_to_f32(v_8.v[3]);
-                float a1_32 = kf_f16_to_f32(u_8.v[7]);
-                float b1_32 = kf_f16_to_f32(v_8.v[7]);
-                if (second_8) {
-                    o_14.v[3] = kf_f16_from_f32(__fmaf_rn(b0_32, c0.v[3], __fmul_rn(a0_32, s0.v[3])));
-                    o_14.v[7] = kf_f16_from_f32(__fmaf_rn(b1_32, c1.v[3], __fmul_rn(a1_32, s1.v[3])));
+                float a0_32_ = kf_f16_to_f32(u_8_.v[3]);
+                float b0_32_ = kf_f16_to_f32(v_8_.v[3]);
+                float a1_32_ = kf_f16_to_f32(u_8_.v[7]);
+                float b1_32_ = kf_f16_to_f32(v_8_.v[7]);
+                if (second_8_) {
+                    o_14_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_32_, c0_.v[3], __fmul_rn(a0_32_, s0_.v[3])));
+                    o_14_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_32_, c1_.v[3], __fmul_rn(a1_32_, s1_.v[3])));
                 } else {
-                    o_14.v[3] = kf_f16_from_f32(__fmaf_rn(a0_32, c0.v[3], -__fmul_rn(b0_32, s0.v[3])));
-                    o_14.v[7] = kf_f16_from_f32(__fmaf_rn(a1_32, c1.v[3], -__fmul_rn(b1_32, s1.v[3])));
+                    o_14_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_32_, c0_.v[3], -__fmul_rn(b0_32_, s0_.v[3])));
+                    o_14_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_32_, c1_.v[3], -__fmul_rn(b1_32_, s1_.v[3])));
                 }
-                ov_4 = o_14;
+                ov_4_ = o_14_;
             } else {
-                kf_f16x8 w_7 = vu[3u];
-                kf_f16x8 t2077 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_15 = t2077;
-                float a_33 = kf_f16_to_f32(w_7.v[0]);
-                float b_25 = kf_f16_to_f32(w_7.v[1]);
-                o_15.v[0] = kf_f16_from_f32(__fmaf_rn(a_33, c0.v[0], -__fmul_rn(b_25, s0.v[0])));
-                o_15.v[1] = kf_f16_from_f32(__fmaf_rn(b_25, c0.v[0], __fmul_rn(a_33, s0.v[0])));
-                float a_34 = kf_f16_to_f32(w_7.v[2]);
-                float b_26 = kf_f16_to_f32(w_7.v[3]);
-                o_15.v[2] = kf_f16_from_f32(__fmaf_rn(a_34, c0.v[1], -__fmul_rn(b_26, s0.v[1])));
-                o_15.v[3] = kf_f16_from_f32(__fmaf_rn(b_26, c0.v[1], __fmul_rn(a_34, s0.v[1])));
-                float a_35 = kf_f16_to_f32(w_7.v[4]);
-                float b_27 = kf_f16_to_f32(w_7.v[5]);
-                o_15.v[4] = kf_f16_from_f32(__fmaf_rn(a_35, c0.v[2], -__fmul_rn(b_27, s0.v[2])));
-                o_15.v[5] = kf_f16_from_f32(__fmaf_rn(b_27, c0.v[2], __fmul_rn(a_35, s0.v[2])));
-                float a_36 = kf_f16_to_f32(w_7.v[6]);
-                float b_28 = kf_f16_to_f32(w_7.v[7]);
-                o_15.v[6] = kf_f16_from_f32(__fmaf_rn(a_36, c0.v[3], -__fmul_rn(b_28, s0.v[3])));
-                o_15.v[7] = kf_f16_from_f32(__fmaf_rn(b_28, c0.v[3], __fmul_rn(a_36, s0.v[3])));
-                ou_4 = o_15;
-                kf_f16x8 w_8 = vv[3u];
-                kf_f16x8 t2142 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_16 = t2142;
-                float a_37 = kf_f16_to_f32(w_8.v[0]);
-                float b_29 = kf_f16_to_f32(w_8.v[1]);
-                o_16.v[0] = kf_f16_from_f32(__fmaf_rn(a_37, c1.v[0], -__fmul_rn(b_29, s1.v[0])));
-                o_16.v[1] = kf_f16_from_f32(__fmaf_rn(b_29, c1.v[0], __fmul_rn(a_37, s1.v[0])));
-                float a_38 = kf_f16_to_f32(w_8.v[2]);
-                float b_30 = kf_f16_to_f32(w_8.v[3]);
-                o_16.v[2] = kf_f16_from_f32(__fmaf_rn(a_38, c1.v[1], -__fmul_rn(b_30, s1.v[1])));
-                o_16.v[3] = kf_f16_from_f32(__fmaf_rn(b_30, c1.v[1], __fmul_rn(a_38, s1.v[1])));
-                float a_39 = kf_f16_to_f32(w_8.v[4]);
-                float b_31 = kf_f16_to_f32(w_8.v[5]);
-                o_16.v[4] = kf_f16_from_f32(__fmaf_rn(a_39, c1.v[2], -__fmul_rn(b_31, s1.v[2])));
-                o_16.v[5] = kf_f16_from_f32(__fmaf_rn(b_31, c1.v[2], __fmul_rn(a_39, s1.v[2])));
-                float a_40 = kf_f16_to_f32(w_8.v[6]);
-                float b_32 = kf_f16_to_f32(w_8.v[7]);
-                o_16.v[6] = kf_f16_from_f32(__fmaf_rn(a_40, c1.v[3], -__fmul_rn(b_32, s1.v[3])));
-                o_16.v[7] = kf_f16_from_f32(__fmaf_rn(b_32, c1.v[3], __fmul_rn(a_40, s1.v[3])));
-                ov_4 = o_16;
+                kf_f16x8 w_7_ = vu_[3u];
+                kf_f16x8 t2077_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_15_ = t2077_;
+                float a_33_ = kf_f16_to_f32(w_7_.v[0]);
+                float b_25_ = kf_f16_to_f32(w_7_.v[1]);
+                o_15_.v[0] = kf_f16_from_f32(__fmaf_rn(a_33_, c0_.v[0], -__fmul_rn(b_25_, s0_.v[0])));
+                o_15_.v[1] = kf_f16_from_f32(__fmaf_rn(b_25_, c0_.v[0], __fmul_rn(a_33_, s0_.v[0])));
+                float a_34_ = kf_f16_to_f32(w_7_.v[2]);
+                float b_26_ = kf_f16_to_f32(w_7_.v[3]);
+                o_15_.v[2] = kf_f16_from_f32(__fmaf_rn(a_34_, c0_.v[1], -__fmul_rn(b_26_, s0_.v[1])));
+                o_15_.v[3] = kf_f16_from_f32(__fmaf_rn(b_26_, c0_.v[1], __fmul_rn(a_34_, s0_.v[1])));
+                float a_35_ = kf_f16_to_f32(w_7_.v[4]);
+                float b_27_ = kf_f16_to_f32(w_7_.v[5]);
+                o_15_.v[4] = kf_f16_from_f32(__fmaf_rn(a_35_, c0_.v[2], -__fmul_rn(b_27_, s0_.v[2])));
+                o_15_.v[5] = kf_f16_from_f32(__fmaf_rn(b_27_, c0_.v[2], __fmul_rn(a_35_, s0_.v[2])));
+                float a_36_ = kf_f16_to_f32(w_7_.v[6]);
+                float b_28_ = kf_f16_to_f32(w_7_.v[7]);
+                o_15_.v[6] = kf_f16_from_f32(__fmaf_rn(a_36_, c0_.v[3], -__fmul_rn(b_28_, s0_.v[3])));
+                o_15_.v[7] = kf_f16_from_f32(__fmaf_rn(b_28_, c0_.v[3], __fmul_rn(a_36_, s0_.v[3])));
+                ou_4_ = o_15_;
+                kf_f16x8 w_8_ = vv_[3u];
+                kf_f16x8 t2142_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_16_ = t2142_;
+                float a_37_ = kf_f16_to_f32(w_8_.v[0]);
+                float b_29_ = kf_f16_to_f32(w_8_.v[1]);
+                o_16_.v[0] = kf_f16_from_f32(__fmaf_rn(a_37_, c1_.v[0], -__fmul_rn(b_29_, s1_.v[0])));
+                o_16_.v[1] = kf_f16_from_f32(__fmaf_rn(b_29_, c1_.v[0], __fmul_rn(a_37_, s1_.v[0])));
+                float a_38_ = kf_f16_to_f32(w_8_.v[2]);
+                float b_30_ = kf_f16_to_f32(w_8_.v[3]);
+                o_16_.v[2] = kf_f16_from_f32(__fmaf_rn(a_38_, c1_.v[1], -__fmul_rn(b_30_, s1_.v[1])));
+                o_16_.v[3] = kf_f16_from_f32(__fmaf_rn(b_30_, c1_.v[1], __fmul_rn(a_38_, s1_.v[1])));
+                float a_39_ = kf_f16_to_f32(w_8_.v[4]);
+                float b_31_ = kf_f16_to_f32(w_8_.v[5]);
+                o_16_.v[4] = kf_f16_from_f32(__fmaf_rn(a_39_, c1_.v[2], -__fmul_rn(b_31_, s1_.v[2])));
+                o_16_.v[5] = kf_f16_from_f32(__fmaf_rn(b_31_, c1_.v[2], __fmul_rn(a_39_, s1_.v[2])));
+                float a_40_ = kf_f16_to_f32(w_8_.v[6]);
+                float b_32_ = kf_f16_to_f32(w_8_.v[7]);
+                o_16_.v[6] = kf_f16_from_f32(__fmaf_rn(a_40_, c1_.v[3], -__fmul_rn(b_32_, s1_.v[3])));
+                o_16_.v[7] = kf_f16_from_f32(__fmaf_rn(b_32_, c1_.v[3], __fmul_rn(a_40_, s1_.v[3])));
+                ov_4_ = o_16_;
             }
-            unsigned base8_15 = base[3u];
-            unsigned t2206 = base8_15 + c;
-            unsigned t2209 = base8_15 + (2u * c);
-            x8[neox ? t2206 : t2209] = ou_4;
-            unsigned base8_16 = base[3u];
-            unsigned t2216 = (base8_16 + kf_shr_u32(d, 4u)) + c;
-            unsigned t2221 = (base8_16 + (2u * c)) + 1u;
-            x8[neox ? t2216 : t2221] = ov_4;
+            unsigned base8_15_ = base_[3u];
+            unsigned t2206_ = base8_15_ + c_;
+            unsigned t2209_ = base8_15_ + (2u * c_);
+            x8_[neox_ ? t2206_ : t2209_] = ou_4_;
+            unsigned base8_16_ = base_[3u];
+            unsigned t2216_ = (base8_16_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t2221_ = (base8_16_ + (2u * c_)) + 1u;
+            x8_[neox_ ? t2216_ : t2221_] = ov_4_;
         }
         break;
     }
@@ -1948,1021 +1951,1021 @@ rope_gptj(kf_f16* __restrict__ x, const unsigned* __restrict__ pos, unsigned t, 
 
 /* kernel rope_qkv_neox (rope.kf:242) */
 extern "C" __global__ void __launch_bounds__(256)
-rope_qkv_neox(const kf_f16* __restrict__ qkv, const unsigned* __restrict__ pos, kf_f16* __restrict__ q, kf_f16* __restrict__ kc, kf_f16* __restrict__ vc, unsigned t, unsigned h, unsigned hkv, unsigned l, unsigned d, float theta)
+rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_, kf_f16* __restrict__ q_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, unsigned t_, unsigned h_, unsigned hkv_, unsigned l_, unsigned d_, float theta_)
 {
-    kf_f16x8 vu[4];
-    kf_f16x8 vv[4];
-    bool neox = true;
+    kf_f16x8 vu_[4];
+    kf_f16x8 vv_[4];
+    bool neox_ = true;
     for (;;) {
-        const kf_f16x8* src8 = (const kf_f16x8*)qkv;
-        kf_f16x8* q8 = (kf_f16x8*)q;
-        kf_f16x8* k8 = (kf_f16x8*)kc;
-        kf_f16x8* v8 = (kf_f16x8*)vc;
-        unsigned nh = h + (2u * hkv);
-        unsigned c = ((blockIdx.x * blockDim.x) + threadIdx.x) % kf_shr_u32(d, 4u);
-        unsigned hg = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d, 4u)) % ((nh / 4u) + (((nh % 4u) != 0u) ? 1u : 0u));
-        unsigned tok = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d, 4u)) / ((nh / 4u) + (((nh % 4u) != 0u) ? 1u : 0u));
-        if (tok >= t) {
+        const kf_f16x8* src8_ = (const kf_f16x8*)qkv_;
+        kf_f16x8* q8_ = (kf_f16x8*)q_;
+        kf_f16x8* k8_ = (kf_f16x8*)kc_;
+        kf_f16x8* v8_ = (kf_f16x8*)vc_;
+        unsigned nh_ = h_ + (2u * hkv_);
+        unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % kf_shr_u32(d_, 4u);
+        unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) % ((nh_ / 4u) + (((nh_ % 4u) != 0u) ? 1u : 0u));
+        unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) / ((nh_ / 4u) + (((nh_ % 4u) != 0u) ? 1u : 0u));
+        if (tok_ >= t_) {
             break;
         }
-        unsigned pi = pos[tok];
-        unsigned base8 = kf_shr_u32((((tok * nh) + min(((hg * 4u) + 0u), (nh - 1u))) * d), 3u);
-        unsigned t77 = base8 + c;
-        unsigned t80 = base8 + (2u * c);
-        vu[0u] = src8[neox ? t77 : t80];
-        unsigned t87 = (base8 + kf_shr_u32(d, 4u)) + c;
-        unsigned t92 = (base8 + (2u * c)) + 1u;
-        vv[0u] = src8[neox ? t87 : t92];
-        unsigned base8_2 = kf_shr_u32((((tok * nh) + min(((hg * 4u) + 1u), (nh - 1u))) * d), 3u);
-        unsigned t108 = base8_2 + c;
-        unsigned t111 = base8_2 + (2u * c);
-        vu[1u] = src8[neox ? t108 : t111];
-        unsigned t118 = (base8_2 + kf_shr_u32(d, 4u)) + c;
-        unsigned t123 = (base8_2 + (2u * c)) + 1u;
-        vv[1u] = src8[neox ? t118 : t123];
-        unsigned base8_3 = kf_shr_u32((((tok * nh) + min(((hg * 4u) + 2u), (nh - 1u))) * d), 3u);
-        unsigned t139 = base8_3 + c;
-        unsigned t142 = base8_3 + (2u * c);
-        vu[2u] = src8[neox ? t139 : t142];
-        unsigned t149 = (base8_3 + kf_shr_u32(d, 4u)) + c;
-        unsigned t154 = (base8_3 + (2u * c)) + 1u;
-        vv[2u] = src8[neox ? t149 : t154];
-        unsigned base8_4 = kf_shr_u32((((tok * nh) + min(((hg * 4u) + 3u), (nh - 1u))) * d), 3u);
-        unsigned t170 = base8_4 + c;
-        unsigned t173 = base8_4 + (2u * c);
-        vu[3u] = src8[neox ? t170 : t173];
-        unsigned t180 = (base8_4 + kf_shr_u32(d, 4u)) + c;
-        unsigned t185 = (base8_4 + (2u * c)) + 1u;
-        vv[3u] = src8[neox ? t180 : t185];
-        double p = (double)pi;
-        double lt = log2((double)theta);
-        unsigned i0 = 8u * c;
-        double inv0 = exp2(__dmul_rn(__dmul_rn(-(double)i0, __ddiv_rn(2.0, (double)d)), lt));
-        unsigned i0_2 = 1u;
-        double ratio = exp2(__dmul_rn(__dmul_rn(-(double)i0_2, __ddiv_rn(2.0, (double)d)), lt));
-        kf_f32x4 t211 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 c0 = t211;
-        kf_f32x4 t214 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 c1 = t214;
-        kf_f32x4 t217 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 s0 = t217;
-        kf_f32x4 t220 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 s1 = t220;
-        unsigned e = 0u;
-        double inv = inv0;
-        if (0u < e) {
-            inv = __dmul_rn(inv, ratio);
+        unsigned pi_ = pos_[tok_];
+        unsigned base8_ = kf_shr_u32((((tok_ * nh_) + min(((hg_ * 4u) + 0u), (nh_ - 1u))) * d_), 3u);
+        unsigned t77_ = base8_ + c_;
+        unsigned t80_ = base8_ + (2u * c_);
+        vu_[0u] = src8_[neox_ ? t77_ : t80_];
+        unsigned t87_ = (base8_ + kf_shr_u32(d_, 4u)) + c_;
+        unsigned t92_ = (base8_ + (2u * c_)) + 1u;
+        vv_[0u] = src8_[neox_ ? t87_ : t92_];
+        unsigned base8_2_ = kf_shr_u32((((tok_ * nh_) + min(((hg_ * 4u) + 1u), (nh_ - 1u))) * d_), 3u);
+        unsigned t108_ = base8_2_ + c_;
+        unsigned t111_ = base8_2_ + (2u * c_);
+        vu_[1u] = src8_[neox_ ? t108_ : t111_];
+        unsigned t118_ = (base8_2_ + kf_shr_u32(d_, 4u)) + c_;
+        unsigned t123_ = (base8_2_ + (2u * c_)) + 1u;
+        vv_[1u] = src8_[neox_ ? t118_ : t123_];
+        unsigned base8_3_ = kf_shr_u32((((tok_ * nh_) + min(((hg_ * 4u) + 2u), (nh_ - 1u))) * d_), 3u);
+        unsigned t139_ = base8_3_ + c_;
+        unsigned t142_ = base8_3_ + (2u * c_);
+        vu_[2u] = src8_[neox_ ? t139_ : t142_];
+        unsigned t149_ = (base8_3_ + kf_shr_u32(d_, 4u)) + c_;
+        unsigned t154_ = (base8_3_ + (2u * c_)) + 1u;
+        vv_[2u] = src8_[neox_ ? t149_ : t154_];
+        unsigned base8_4_ = kf_shr_u32((((tok_ * nh_) + min(((hg_ * 4u) + 3u), (nh_ - 1u))) * d_), 3u);
+        unsigned t170_ = base8_4_ + c_;
+        unsigned t173_ = base8_4_ + (2u * c_);
+        vu_[3u] = src8_[neox_ ? t170_ : t173_];
+        unsigned t180_ = (base8_4_ + kf_shr_u32(d_, 4u)) + c_;
+        unsigned t185_ = (base8_4_ + (2u * c_)) + 1u;
+        vv_[3u] = src8_[neox_ ? t180_ : t185_];
+        double p_ = (double)pi_;
+        double lt_ = log2((double)theta_);
+        unsigned i0_ = 8u * c_;
+        double inv0_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_, __ddiv_rn(2.0, (double)d_)), lt_));
+        unsigned i0_2_ = 1u;
+        double ratio_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_2_, __ddiv_rn(2.0, (double)d_)), lt_));
+        kf_f32x4 t211_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 c0_ = t211_;
+        kf_f32x4 t214_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 c1_ = t214_;
+        kf_f32x4 t217_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 s0_ = t217_;
+        kf_f32x4 t220_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 s1_ = t220_;
+        unsigned e_ = 0u;
+        double inv_ = inv0_;
+        if (0u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (1u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (1u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (2u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (2u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (3u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (3u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (4u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (4u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (5u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (5u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (6u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (6u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        double a = __dmul_rn(p, inv);
-        double k = floor(__fma_rn(a, 0.15915494309189535, 0.5));
-        double r = __fma_rn(-k, 2.4492935982947064e-16, __fma_rn(-k, 6.283185307179586, a));
-        float rf = __double2float_rn(r);
-        float t257 = kf_cos_approx(rf);
-        float t258 = kf_sin_approx(rf);
-        kf_f32x2 lo = kf_f32x2{{t257, t258}};
-        unsigned e_2 = 4u;
-        double inv_2 = inv0;
-        if (0u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        double a_ = __dmul_rn(p_, inv_);
+        double k_ = floor(__fma_rn(a_, 0.15915494309189535, 0.5));
+        double r_ = __fma_rn(-k_, 2.4492935982947064e-16, __fma_rn(-k_, 6.283185307179586, a_));
+        float rf_ = __double2float_rn(r_);
+        float t257_ = kf_cos_approx(rf_);
+        float t258_ = kf_sin_approx(rf_);
+        kf_f32x2 lo_ = kf_f32x2{{t257_, t258_}};
+        unsigned e_2_ = 4u;
+        double inv_2_ = inv0_;
+        if (0u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (1u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (1u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (2u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (2u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (3u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (3u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (4u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (4u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (5u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (5u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (6u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (6u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        double a_2 = __dmul_rn(p, inv_2);
-        double k_2 = floor(__fma_rn(a_2, 0.15915494309189535, 0.5));
-        double r_2 = __fma_rn(-k_2, 2.4492935982947064e-16, __fma_rn(-k_2, 6.283185307179586, a_2));
-        float rf_2 = __double2float_rn(r_2);
-        float t296 = kf_cos_approx(rf_2);
-        float t297 = kf_sin_approx(rf_2);
-        kf_f32x2 hi = kf_f32x2{{t296, t297}};
-        c0.v[0] = lo.v[0];
-        s0.v[0] = lo.v[1];
-        c1.v[0] = hi.v[0];
-        s1.v[0] = hi.v[1];
-        unsigned e_3 = 1u;
-        double inv_3 = inv0;
-        if (0u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        double a_2_ = __dmul_rn(p_, inv_2_);
+        double k_2_ = floor(__fma_rn(a_2_, 0.15915494309189535, 0.5));
+        double r_2_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_2_));
+        float rf_2_ = __double2float_rn(r_2_);
+        float t296_ = kf_cos_approx(rf_2_);
+        float t297_ = kf_sin_approx(rf_2_);
+        kf_f32x2 hi_ = kf_f32x2{{t296_, t297_}};
+        c0_.v[0] = lo_.v[0];
+        s0_.v[0] = lo_.v[1];
+        c1_.v[0] = hi_.v[0];
+        s1_.v[0] = hi_.v[1];
+        unsigned e_3_ = 1u;
+        double inv_3_ = inv0_;
+        if (0u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (1u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (1u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (2u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (2u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (3u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (3u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (4u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (4u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (5u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (5u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (6u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (6u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        double a_3 = __dmul_rn(p, inv_3);
-        double k_3 = floor(__fma_rn(a_3, 0.15915494309189535, 0.5));
-        double r_3 = __fma_rn(-k_3, 2.4492935982947064e-16, __fma_rn(-k_3, 6.283185307179586, a_3));
-        float rf_3 = __double2float_rn(r_3);
-        float t339 = kf_cos_approx(rf_3);
-        float t340 = kf_sin_approx(rf_3);
-        kf_f32x2 lo_2 = kf_f32x2{{t339, t340}};
-        unsigned e_4 = 5u;
-        double inv_4 = inv0;
-        if (0u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        double a_3_ = __dmul_rn(p_, inv_3_);
+        double k_3_ = floor(__fma_rn(a_3_, 0.15915494309189535, 0.5));
+        double r_3_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_3_));
+        float rf_3_ = __double2float_rn(r_3_);
+        float t339_ = kf_cos_approx(rf_3_);
+        float t340_ = kf_sin_approx(rf_3_);
+        kf_f32x2 lo_2_ = kf_f32x2{{t339_, t340_}};
+        unsigned e_4_ = 5u;
+        double inv_4_ = inv0_;
+        if (0u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (1u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (1u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (2u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (2u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (3u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (3u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (4u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (4u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (5u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (5u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (6u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (6u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        double a_4 = __dmul_rn(p, inv_4);
-        double k_4 = floor(__fma_rn(a_4, 0.15915494309189535, 0.5));
-        double r_4 = __fma_rn(-k_4, 2.4492935982947064e-16, __fma_rn(-k_4, 6.283185307179586, a_4));
-        float rf_4 = __double2float_rn(r_4);
-        float t378 = kf_cos_approx(rf_4);
-        float t379 = kf_sin_approx(rf_4);
-        kf_f32x2 hi_2 = kf_f32x2{{t378, t379}};
-        c0.v[1] = lo_2.v[0];
-        s0.v[1] = lo_2.v[1];
-        c1.v[1] = hi_2.v[0];
-        s1.v[1] = hi_2.v[1];
-        unsigned e_5 = 2u;
-        double inv_5 = inv0;
-        if (0u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        double a_4_ = __dmul_rn(p_, inv_4_);
+        double k_4_ = floor(__fma_rn(a_4_, 0.15915494309189535, 0.5));
+        double r_4_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_4_));
+        float rf_4_ = __double2float_rn(r_4_);
+        float t378_ = kf_cos_approx(rf_4_);
+        float t379_ = kf_sin_approx(rf_4_);
+        kf_f32x2 hi_2_ = kf_f32x2{{t378_, t379_}};
+        c0_.v[1] = lo_2_.v[0];
+        s0_.v[1] = lo_2_.v[1];
+        c1_.v[1] = hi_2_.v[0];
+        s1_.v[1] = hi_2_.v[1];
+        unsigned e_5_ = 2u;
+        double inv_5_ = inv0_;
+        if (0u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (1u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (1u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (2u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (2u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (3u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (3u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (4u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (4u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (5u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (5u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (6u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (6u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        double a_5 = __dmul_rn(p, inv_5);
-        double k_5 = floor(__fma_rn(a_5, 0.15915494309189535, 0.5));
-        double r_5 = __fma_rn(-k_5, 2.4492935982947064e-16, __fma_rn(-k_5, 6.283185307179586, a_5));
-        float rf_5 = __double2float_rn(r_5);
-        float t421 = kf_cos_approx(rf_5);
-        float t422 = kf_sin_approx(rf_5);
-        kf_f32x2 lo_3 = kf_f32x2{{t421, t422}};
-        unsigned e_6 = 6u;
-        double inv_6 = inv0;
-        if (0u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        double a_5_ = __dmul_rn(p_, inv_5_);
+        double k_5_ = floor(__fma_rn(a_5_, 0.15915494309189535, 0.5));
+        double r_5_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_5_));
+        float rf_5_ = __double2float_rn(r_5_);
+        float t421_ = kf_cos_approx(rf_5_);
+        float t422_ = kf_sin_approx(rf_5_);
+        kf_f32x2 lo_3_ = kf_f32x2{{t421_, t422_}};
+        unsigned e_6_ = 6u;
+        double inv_6_ = inv0_;
+        if (0u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (1u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (1u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (2u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (2u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (3u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (3u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (4u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (4u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (5u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (5u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (6u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (6u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        double a_6 = __dmul_rn(p, inv_6);
-        double k_6 = floor(__fma_rn(a_6, 0.15915494309189535, 0.5));
-        double r_6 = __fma_rn(-k_6, 2.4492935982947064e-16, __fma_rn(-k_6, 6.283185307179586, a_6));
-        float rf_6 = __double2float_rn(r_6);
-        float t460 = kf_cos_approx(rf_6);
-        float t461 = kf_sin_approx(rf_6);
-        kf_f32x2 hi_3 = kf_f32x2{{t460, t461}};
-        c0.v[2] = lo_3.v[0];
-        s0.v[2] = lo_3.v[1];
-        c1.v[2] = hi_3.v[0];
-        s1.v[2] = hi_3.v[1];
-        unsigned e_7 = 3u;
-        double inv_7 = inv0;
-        if (0u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        double a_6_ = __dmul_rn(p_, inv_6_);
+        double k_6_ = floor(__fma_rn(a_6_, 0.15915494309189535, 0.5));
+        double r_6_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_6_));
+        float rf_6_ = __double2float_rn(r_6_);
+        float t460_ = kf_cos_approx(rf_6_);
+        float t461_ = kf_sin_approx(rf_6_);
+        kf_f32x2 hi_3_ = kf_f32x2{{t460_, t461_}};
+        c0_.v[2] = lo_3_.v[0];
+        s0_.v[2] = lo_3_.v[1];
+        c1_.v[2] = hi_3_.v[0];
+        s1_.v[2] = hi_3_.v[1];
+        unsigned e_7_ = 3u;
+        double inv_7_ = inv0_;
+        if (0u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (1u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (1u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (2u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (2u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (3u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (3u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (4u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (4u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (5u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (5u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (6u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (6u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        double a_7 = __dmul_rn(p, inv_7);
-        double k_7 = floor(__fma_rn(a_7, 0.15915494309189535, 0.5));
-        double r_7 = __fma_rn(-k_7, 2.4492935982947064e-16, __fma_rn(-k_7, 6.283185307179586, a_7));
-        float rf_7 = __double2float_rn(r_7);
-        float t503 = kf_cos_approx(rf_7);
-        float t504 = kf_sin_approx(rf_7);
-        kf_f32x2 lo_4 = kf_f32x2{{t503, t504}};
-        unsigned e_8 = 7u;
-        double inv_8 = inv0;
-        if (0u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        double a_7_ = __dmul_rn(p_, inv_7_);
+        double k_7_ = floor(__fma_rn(a_7_, 0.15915494309189535, 0.5));
+        double r_7_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_7_));
+        float rf_7_ = __double2float_rn(r_7_);
+        float t503_ = kf_cos_approx(rf_7_);
+        float t504_ = kf_sin_approx(rf_7_);
+        kf_f32x2 lo_4_ = kf_f32x2{{t503_, t504_}};
+        unsigned e_8_ = 7u;
+        double inv_8_ = inv0_;
+        if (0u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (1u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (1u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (2u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (2u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (3u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (3u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (4u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (4u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (5u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (5u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (6u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (6u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        double a_8 = __dmul_rn(p, inv_8);
-        double k_8 = floor(__fma_rn(a_8, 0.15915494309189535, 0.5));
-        double r_8 = __fma_rn(-k_8, 2.4492935982947064e-16, __fma_rn(-k_8, 6.283185307179586, a_8));
-        float rf_8 = __double2float_rn(r_8);
-        float t542 = kf_cos_approx(rf_8);
-        float t543 = kf_sin_approx(rf_8);
-        kf_f32x2 hi_4 = kf_f32x2{{t542, t543}};
-        c0.v[3] = lo_4.v[0];
-        s0.v[3] = lo_4.v[1];
-        c1.v[3] = hi_4.v[0];
-        s1.v[3] = hi_4.v[1];
-        unsigned head = (hg * 4u) + 0u;
-        kf_f16x8 t555 = vu[0u];
-        kf_f16x8 ou = t555;
-        kf_f16x8 t558 = vv[0u];
-        kf_f16x8 ov = t558;
-        if (head < (h + hkv)) {
-            if (neox) {
-                kf_f16x8 u = vu[0u];
-                kf_f16x8 v = vv[0u];
-                bool second = false;
-                kf_f16x8 t568 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o = t568;
-                float a0 = kf_f16_to_f32(u.v[0]);
-                float b0 = kf_f16_to_f32(v.v[0]);
-                float a1 = kf_f16_to_f32(u.v[4]);
-                float b1 = kf_f16_to_f32(v.v[4]);
-                if (second) {
-                    o.v[0] = kf_f16_from_f32(__fmaf_rn(b0, c0.v[0], __fmul_rn(a0, s0.v[0])));
-                    o.v[4] = kf_f16_from_f32(__fmaf_rn(b1, c1.v[0], __fmul_rn(a1, s1.v[0])));
+        double a_8_ = __dmul_rn(p_, inv_8_);
+        double k_8_ = floor(__fma_rn(a_8_, 0.15915494309189535, 0.5));
+        double r_8_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_8_));
+        float rf_8_ = __double2float_rn(r_8_);
+        float t542_ = kf_cos_approx(rf_8_);
+        float t543_ = kf_sin_approx(rf_8_);
+        kf_f32x2 hi_4_ = kf_f32x2{{t542_, t543_}};
+        c0_.v[3] = lo_4_.v[0];
+        s0_.v[3] = lo_4_.v[1];
+        c1_.v[3] = hi_4_.v[0];
+        s1_.v[3] = hi_4_.v[1];
+        unsigned head_ = (hg_ * 4u) + 0u;
+        kf_f16x8 t555_ = vu_[0u];
+        kf_f16x8 ou_ = t555_;
+        kf_f16x8 t558_ = vv_[0u];
+        kf_f16x8 ov_ = t558_;
+        if (head_ < (h_ + hkv_)) {
+            if (neox_) {
+                kf_f16x8 u_ = vu_[0u];
+                kf_f16x8 v_ = vv_[0u];
+                bool second_ = false;
+                kf_f16x8 t568_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_ = t568_;
+                float a0_ = kf_f16_to_f32(u_.v[0]);
+                float b0_ = kf_f16_to_f32(v_.v[0]);
+                float a1_ = kf_f16_to_f32(u_.v[4]);
+                float b1_ = kf_f16_to_f32(v_.v[4]);
+                if (second_) {
+                    o_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_, c0_.v[0], __fmul_rn(a0_, s0_.v[0])));
+                    o_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_, c1_.v[0], __fmul_rn(a1_, s1_.v[0])));
                 } else {
-                    o.v[0] = kf_f16_from_f32(__fmaf_rn(a0, c0.v[0], -__fmul_rn(b0, s0.v[0])));
-                    o.v[4] = kf_f16_from_f32(__fmaf_rn(a1, c1.v[0], -__fmul_rn(b1, s1.v[0])));
+                    o_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_, c0_.v[0], -__fmul_rn(b0_, s0_.v[0])));
+                    o_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_, c1_.v[0], -__fmul_rn(b1_, s1_.v[0])));
                 }
-                float a0_2 = kf_f16_to_f32(u.v[1]);
-                float b0_2 = kf_f16_to_f32(v.v[1]);
-                float a1_2 = kf_f16_to_f32(u.v[5]);
-                float b1_2 = kf_f16_to_f32(v.v[5]);
-                if (second) {
-                    o.v[1] = kf_f16_from_f32(__fmaf_rn(b0_2, c0.v[1], __fmul_rn(a0_2, s0.v[1])));
-                    o.v[5] = kf_f16_from_f32(__fmaf_rn(b1_2, c1.v[1], __fmul_rn(a1_2, s1.v[1])));
+                float a0_2_ = kf_f16_to_f32(u_.v[1]);
+                float b0_2_ = kf_f16_to_f32(v_.v[1]);
+                float a1_2_ = kf_f16_to_f32(u_.v[5]);
+                float b1_2_ = kf_f16_to_f32(v_.v[5]);
+                if (second_) {
+                    o_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_2_, c0_.v[1], __fmul_rn(a0_2_, s0_.v[1])));
+                    o_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_2_, c1_.v[1], __fmul_rn(a1_2_, s1_.v[1])));
                 } else {
-                    o.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2, c0.v[1], -__fmul_rn(b0_2, s0.v[1])));
-                    o.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2, c1.v[1], -__fmul_rn(b1_2, s1.v[1])));
+                    o_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2_, c0_.v[1], -__fmul_rn(b0_2_, s0_.v[1])));
+                    o_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2_, c1_.v[1], -__fmul_rn(b1_2_, s1_.v[1])));
                 }
-                float a0_3 = kf_f16_to_f32(u.v[2]);
-                float b0_3 = kf_f16_to_f32(v.v[2]);
-                float a1_3 = kf_f16_to_f32(u.v[6]);
-                float b1_3 = kf_f16_to_f32(v.v[6]);
-                if (second) {
-                    o.v[2] = kf_f16_from_f32(__fmaf_rn(b0_3, c0.v[2], __fmul_rn(a0_3, s0.v[2])));
-                    o.v[6] = kf_f16_from_f32(__fmaf_rn(b1_3, c1.v[2], __fmul_rn(a1_3, s1.v[2])));
+                float a0_3_ = kf_f16_to_f32(u_.v[2]);
+                float b0_3_ = kf_f16_to_f32(v_.v[2]);
+                float a1_3_ = kf_f16_to_f32(u_.v[6]);
+                float b1_3_ = kf_f16_to_f32(v_.v[6]);
+                if (second_) {
+                    o_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_3_, c0_.v[2], __fmul_rn(a0_3_, s0_.v[2])));
+                    o_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_3_, c1_.v[2], __fmul_rn(a1_3_, s1_.v[2])));
                 } else {
-                    o.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3, c0.v[2], -__fmul_rn(b0_3, s0.v[2])));
-                    o.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3, c1.v[2], -__fmul_rn(b1_3, s1.v[2])));
+                    o_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3_, c0_.v[2], -__fmul_rn(b0_3_, s0_.v[2])));
+                    o_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3_, c1_.v[2], -__fmul_rn(b1_3_, s1_.v[2])));
                 }
-                float a0_4 = kf_f16_to_f32(u.v[3]);
-                float b0_4 = kf_f16_to_f32(v.v[3]);
-                float a1_4 = kf_f16_to_f32(u.v[7]);
-                float b1_4 = kf_f16_to_f32(v.v[7]);
-                if (second) {
-                    o.v[3] = kf_f16_from_f32(__fmaf_rn(b0_4, c0.v[3], __fmul_rn(a0_4, s0.v[3])));
-                    o.v[7] = kf_f16_from_f32(__fmaf_rn(b1_4, c1.v[3], __fmul_rn(a1_4, s1.v[3])));
+                float a0_4_ = kf_f16_to_f32(u_.v[3]);
+                float b0_4_ = kf_f16_to_f32(v_.v[3]);
+                float a1_4_ = kf_f16_to_f32(u_.v[7]);
+                float b1_4_ = kf_f16_to_f32(v_.v[7]);
+                if (second_) {
+                    o_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_4_, c0_.v[3], __fmul_rn(a0_4_, s0_.v[3])));
+                    o_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_4_, c1_.v[3], __fmul_rn(a1_4_, s1_.v[3])));
                 } else {
-                    o.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4, c0.v[3], -__fmul_rn(b0_4, s0.v[3])));
-                    o.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4, c1.v[3], -__fmul_rn(b1_4, s1.v[3])));
+                    o_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4_, c0_.v[3], -__fmul_rn(b0_4_, s0_.v[3])));
+                    o_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4_, c1_.v[3], -__fmul_rn(b1_4_, s1_.v[3])));
                 }
-                ou = o;
-                kf_f16x8 u_2 = vu[0u];
-                kf_f16x8 v_2 = vv[0u];
-                bool second_2 = true;
-                kf_f16x8 t696 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_2 = t696;
-                float a0_5 = kf_f16_to_f32(u_2.v[0]);
-                float b0_5 = kf_f16_to_f32(v_2.v[0]);
-                float a1_5 = kf_f16_to_f32(u_2.v[4]);
-                float b1_5 = kf_f16_to_f32(v_2.v[4]);
-                if (second_2) {
-                    o_2.v[0] = kf_f16_from_f32(__fmaf_rn(b0_5, c0.v[0], __fmul_rn(a0_5, s0.v[0])));
-                    o_2.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5, c1.v[0], __fmul_rn(a1_5, s1.v[0])));
+                ou_ = o_;
+                kf_f16x8 u_2_ = vu_[0u];
+                kf_f16x8 v_2_ = vv_[0u];
+                bool second_2_ = true;
+                kf_f16x8 t696_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_2_ = t696_;
+                float a0_5_ = kf_f16_to_f32(u_2_.v[0]);
+                float b0_5_ = kf_f16_to_f32(v_2_.v[0]);
+                float a1_5_ = kf_f16_to_f32(u_2_.v[4]);
+                float b1_5_ = kf_f16_to_f32(v_2_.v[4]);
+                if (second_2_) {
+                    o_2_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_5_, c0_.v[0], __fmul_rn(a0_5_, s0_.v[0])));
+                    o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5_, c1_.v[0], __fmul_rn(a1_5_, s1_.v[0])));
                 } else {
-                    o_2.v[0] = kf_f16_from_f32(__fmaf_rn(a0_5, c0.v[0], -__fmul_rn(b0_5, s0.v[0])));
-                    o_2.v[4] = kf_f16_from_f32(__fmaf_rn(a1_5, c1.v[0], -__fmul_rn(b1_5, s1.v[0])));
+                    o_2_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_5_, c0_.v[0], -__fmul_rn(b0_5_, s0_.v[0])));
+                    o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_5_, c1_.v[0], -__fmul_rn(b1_5_, s1_.v[0])));
                 }
-                float a0_6 = kf_f16_to_f32(u_2.v[1]);
-                float b0_6 = kf_f16_to_f32(v_2.v[1]);
-                float a1_6 = kf_f16_to_f32(u_2.v[5]);
-                float b1_6 = kf_f16_to_f32(v_2.v[5]);
-                if (second_2) {
-                    o_2.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6, c0.v[1], __fmul_rn(a0_6, s0.v[1])));
-                    o_2.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6, c1.v[1], __fmul_rn(a1_6, s1.v[1])));
+                float a0_6_ = kf_f16_to_f32(u_2_.v[1]);
+                float b0_6_ = kf_f16_to_f32(v_2_.v[1]);
+                float a1_6_ = kf_f16_to_f32(u_2_.v[5]);
+                float b1_6_ = kf_f16_to_f32(v_2_.v[5]);
+                if (second_2_) {
+                    o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6_, c0_.v[1], __fmul_rn(a0_6_, s0_.v[1])));
+                    o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6_, c1_.v[1], __fmul_rn(a1_6_, s1_.v[1])));
                 } else {
-                    o_2.v[1] = kf_f16_from_f32(__fmaf_rn(a0_6, c0.v[1], -__fmul_rn(b0_6, s0.v[1])));
-                    o_2.v[5] = kf_f16_from_f32(__fmaf_rn(a1_6, c1.v[1], -__fmul_rn(b1_6, s1.v[1])));
+                    o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_6_, c0_.v[1], -__fmul_rn(b0_6_, s0_.v[1])));
+                    o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_6_, c1_.v[1], -__fmul_rn(b1_6_, s1_.v[1])));
                 }
-                float a0_7 = kf_f16_to_f32(u_2.v[2]);
-                float b0_7 = kf_f16_to_f32(v_2.v[2]);
-                float a1_7 = kf_f16_to_f32(u_2.v[6]);
-                float b1_7 = kf_f16_to_f32(v_2.v[6]);
-                if (second_2) {
-                    o_2.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7, c0.v[2], __fmul_rn(a0_7, s0.v[2])));
-                    o_2.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7, c1.v[2], __fmul_rn(a1_7, s1.v[2])));
+                float a0_7_ = kf_f16_to_f32(u_2_.v[2]);
+                float b0_7_ = kf_f16_to_f32(v_2_.v[2]);
+                float a1_7_ = kf_f16_to_f32(u_2_.v[6]);
+                float b1_7_ = kf_f16_to_f32(v_2_.v[6]);
+                if (second_2_) {
+                    o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7_, c0_.v[2], __fmul_rn(a0_7_, s0_.v[2])));
+                    o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7_, c1_.v[2], __fmul_rn(a1_7_, s1_.v[2])));
                 } else {
-                    o_2.v[2] = kf_f16_from_f32(__fmaf_rn(a0_7, c0.v[2], -__fmul_rn(b0_7, s0.v[2])));
-                    o_2.v[6] = kf_f16_from_f32(__fmaf_rn(a1_7, c1.v[2], -__fmul_rn(b1_7, s1.v[2])));
+                    o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_7_, c0_.v[2], -__fmul_rn(b0_7_, s0_.v[2])));
+                    o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_7_, c1_.v[2], -__fmul_rn(b1_7_, s1_.v[2])));
                 }
-                float a0_8 = kf_f16_to_f32(u_2.v[3]);
-                float b0_8 = kf_f16_to_f32(v_2.v[3]);
-                float a1_8 = kf_f16_to_f32(u_2.v[7]);
-                float b1_8 = kf_f16_to_f32(v_2.v[7]);
-                if (second_2) {
-                    o_2.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8, c0.v[3], __fmul_rn(a0_8, s0.v[3])));
-                    o_2.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8, c1.v[3], __fmul_rn(a1_8, s1.v[3])));
+                float a0_8_ = kf_f16_to_f32(u_2_.v[3]);
+                float b0_8_ = kf_f16_to_f32(v_2_.v[3]);
+                float a1_8_ = kf_f16_to_f32(u_2_.v[7]);
+                float b1_8_ = kf_f16_to_f32(v_2_.v[7]);
+                if (second_2_) {
+                    o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8_, c0_.v[3], __fmul_rn(a0_8_, s0_.v[3])));
+                    o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8_, c1_.v[3], __fmul_rn(a1_8_, s1_.v[3])));
                 } else {
-                    o_2.v[3] = kf_f16_from_f32(__fmaf_rn(a0_8, c0.v[3], -__fmul_rn(b0_8, s0.v[3])));
-                    o_2.v[7] = kf_f16_from_f32(__fmaf_rn(a1_8, c1.v[3], -__fmul_rn(b1_8, s1.v[3])));
+                    o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_8_, c0_.v[3], -__fmul_rn(b0_8_, s0_.v[3])));
+                    o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_8_, c1_.v[3], -__fmul_rn(b1_8_, s1_.v[3])));
                 }
-                ov = o_2;
+                ov_ = o_2_;
             } else {
-                kf_f16x8 w = vu[0u];
-                kf_f16x8 t821 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_3 = t821;
-                float a_9 = kf_f16_to_f32(w.v[0]);
-                float b = kf_f16_to_f32(w.v[1]);
-                o_3.v[0] = kf_f16_from_f32(__fmaf_rn(a_9, c0.v[0], -__fmul_rn(b, s0.v[0])));
-                o_3.v[1] = kf_f16_from_f32(__fmaf_rn(b, c0.v[0], __fmul_rn(a_9, s0.v[0])));
-                float a_10 = kf_f16_to_f32(w.v[2]);
-                float b_2 = kf_f16_to_f32(w.v[3]);
-                o_3.v[2] = kf_f16_from_f32(__fmaf_rn(a_10, c0.v[1], -__fmul_rn(b_2, s0.v[1])));
-                o_3.v[3] = kf_f16_from_f32(__fmaf_rn(b_2, c0.v[1], __fmul_rn(a_10, s0.v[1])));
-                float a_11 = kf_f16_to_f32(w.v[4]);
-                float b_3 = kf_f16_to_f32(w.v[5]);
-                o_3.v[4] = kf_f16_from_f32(__fmaf_rn(a_11, c0.v[2], -__fmul_rn(b_3, s0.v[2])));
-                o_3.v[5] = kf_f16_from_f32(__fmaf_rn(b_3, c0.v[2], __fmul_rn(a_11, s0.v[2])));
-                float a_12 = kf_f16_to_f32(w.v[6]);
-                float b_4 = kf_f16_to_f32(w.v[7]);
-                o_3.v[6] = kf_f16_from_f32(__fmaf_rn(a_12, c0.v[3], -__fmul_rn(b_4, s0.v[3])));
-                o_3.v[7] = kf_f16_from_f32(__fmaf_rn(b_4, c0.v[3], __fmul_rn(a_12, s0.v[3])));
-                ou = o_3;
-                kf_f16x8 w_2 = vv[0u];
-                kf_f16x8 t886 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_4 = t886;
-                float a_13 = kf_f16_to_f32(w_2.v[0]);
-                float b_5 = kf_f16_to_f32(w_2.v[1]);
-                o_4.v[0] = kf_f16_from_f32(__fmaf_rn(a_13, c1.v[0], -__fmul_rn(b_5, s1.v[0])));
-                o_4.v[1] = kf_f16_from_f32(__fmaf_rn(b_5, c1.v[0], __fmul_rn(a_13, s1.v[0])));
-                float a_14 = kf_f16_to_f32(w_2.v[2]);
-                float b_6 = kf_f16_to_f32(w_2.v[3]);
-                o_4.v[2] = kf_f16_from_f32(__fmaf_rn(a_14, c1.v[1], -__fmul_rn(b_6, s1.v[1])));
-                o_4.v[3] = kf_f16_from_f32(__fmaf_rn(b_6, c1.v[1], __fmul_rn(a_14, s1.v[1])));
-                float a_15 = kf_f16_to_f32(w_2.v[4]);
-                float b_7 = kf_f16_to_f32(w_2.v[5]);
-                o_4.v[4] = kf_f16_from_f32(__fmaf_rn(a_15, c1.v[2], -__fmul_rn(b_7, s1.v[2])));
-                o_4.v[5] = kf_f16_from_f32(__fmaf_rn(b_7, c1.v[2], __fmul_rn(a_15, s1.v[2])));
-                float a_16 = kf_f16_to_f32(w_2.v[6]);
-                float b_8 = kf_f16_to_f32(w_2.v[7]);
-                o_4.v[6] = kf_f16_from_f32(__fmaf_rn(a_16, c1.v[3], -__fmul_rn(b_8, s1.v[3])));
-                o_4.v[7] = kf_f16_from_f32(__fmaf_rn(b_8, c1.v[3], __fmul_rn(a_16, s1.v[3])));
-                ov = o_4;
+                kf_f16x8 w_ = vu_[0u];
+                kf_f16x8 t821_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_3_ = t821_;
+                float a_9_ = kf_f16_to_f32(w_.v[0]);
+                float b_ = kf_f16_to_f32(w_.v[1]);
+                o_3_.v[0] = kf_f16_from_f32(__fmaf_rn(a_9_, c0_.v[0], -__fmul_rn(b_, s0_.v[0])));
+                o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(b_, c0_.v[0], __fmul_rn(a_9_, s0_.v[0])));
+                float a_10_ = kf_f16_to_f32(w_.v[2]);
+                float b_2_ = kf_f16_to_f32(w_.v[3]);
+                o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a_10_, c0_.v[1], -__fmul_rn(b_2_, s0_.v[1])));
+                o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(b_2_, c0_.v[1], __fmul_rn(a_10_, s0_.v[1])));
+                float a_11_ = kf_f16_to_f32(w_.v[4]);
+                float b_3_ = kf_f16_to_f32(w_.v[5]);
+                o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a_11_, c0_.v[2], -__fmul_rn(b_3_, s0_.v[2])));
+                o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(b_3_, c0_.v[2], __fmul_rn(a_11_, s0_.v[2])));
+                float a_12_ = kf_f16_to_f32(w_.v[6]);
+                float b_4_ = kf_f16_to_f32(w_.v[7]);
+                o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a_12_, c0_.v[3], -__fmul_rn(b_4_, s0_.v[3])));
+                o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(b_4_, c0_.v[3], __fmul_rn(a_12_, s0_.v[3])));
+                ou_ = o_3_;
+                kf_f16x8 w_2_ = vv_[0u];
+                kf_f16x8 t886_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_4_ = t886_;
+                float a_13_ = kf_f16_to_f32(w_2_.v[0]);
+                float b_5_ = kf_f16_to_f32(w_2_.v[1]);
+                o_4_.v[0] = kf_f16_from_f32(__fmaf_rn(a_13_, c1_.v[0], -__fmul_rn(b_5_, s1_.v[0])));
+                o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b_5_, c1_.v[0], __fmul_rn(a_13_, s1_.v[0])));
+                float a_14_ = kf_f16_to_f32(w_2_.v[2]);
+                float b_6_ = kf_f16_to_f32(w_2_.v[3]);
+                o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(a_14_, c1_.v[1], -__fmul_rn(b_6_, s1_.v[1])));
+                o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b_6_, c1_.v[1], __fmul_rn(a_14_, s1_.v[1])));
+                float a_15_ = kf_f16_to_f32(w_2_.v[4]);
+                float b_7_ = kf_f16_to_f32(w_2_.v[5]);
+                o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(a_15_, c1_.v[2], -__fmul_rn(b_7_, s1_.v[2])));
+                o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b_7_, c1_.v[2], __fmul_rn(a_15_, s1_.v[2])));
+                float a_16_ = kf_f16_to_f32(w_2_.v[6]);
+                float b_8_ = kf_f16_to_f32(w_2_.v[7]);
+                o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(a_16_, c1_.v[3], -__fmul_rn(b_8_, s1_.v[3])));
+                o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b_8_, c1_.v[3], __fmul_rn(a_16_, s1_.v[3])));
+                ov_ = o_4_;
             }
         }
-        if (head < h) {
-            unsigned base8_5 = kf_shr_u32((((tok * h) + head) * d), 3u);
-            unsigned t954 = base8_5 + c;
-            unsigned t957 = base8_5 + (2u * c);
-            q8[neox ? t954 : t957] = ou;
-            unsigned t962 = (base8_5 + kf_shr_u32(d, 4u)) + c;
-            unsigned t967 = (base8_5 + (2u * c)) + 1u;
-            q8[neox ? t962 : t967] = ov;
-        } else if (head < (h + hkv)) {
-            unsigned base8_6 = kf_shr_u32(((((((tok * l) + pi) * hkv) + head) - h) * d), 3u);
-            unsigned t979 = base8_6 + c;
-            unsigned t982 = base8_6 + (2u * c);
-            k8[neox ? t979 : t982] = ou;
-            unsigned t987 = (base8_6 + kf_shr_u32(d, 4u)) + c;
-            unsigned t992 = (base8_6 + (2u * c)) + 1u;
-            k8[neox ? t987 : t992] = ov;
-        } else if (head < nh) {
-            unsigned base8_7 = kf_shr_u32((((((((tok * l) + pi) * hkv) + head) - h) - hkv) * d), 3u);
-            unsigned t1004 = base8_7 + c;
-            unsigned t1007 = base8_7 + (2u * c);
-            v8[neox ? t1004 : t1007] = ou;
-            unsigned t1012 = (base8_7 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1017 = (base8_7 + (2u * c)) + 1u;
-            v8[neox ? t1012 : t1017] = ov;
+        if (head_ < h_) {
+            unsigned base8_5_ = kf_shr_u32((((tok_ * h_) + head_) * d_), 3u);
+            unsigned t954_ = base8_5_ + c_;
+            unsigned t957_ = base8_5_ + (2u * c_);
+            q8_[neox_ ? t954_ : t957_] = ou_;
+            unsigned t962_ = (base8_5_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t967_ = (base8_5_ + (2u * c_)) + 1u;
+            q8_[neox_ ? t962_ : t967_] = ov_;
+        } else if (head_ < (h_ + hkv_)) {
+            unsigned base8_6_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) * d_), 3u);
+            unsigned t979_ = base8_6_ + c_;
+            unsigned t982_ = base8_6_ + (2u * c_);
+            k8_[neox_ ? t979_ : t982_] = ou_;
+            unsigned t987_ = (base8_6_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t992_ = (base8_6_ + (2u * c_)) + 1u;
+            k8_[neox_ ? t987_ : t992_] = ov_;
+        } else if (head_ < nh_) {
+            unsigned base8_7_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) - hkv_) * d_), 3u);
+            unsigned t1004_ = base8_7_ + c_;
+            unsigned t1007_ = base8_7_ + (2u * c_);
+            v8_[neox_ ? t1004_ : t1007_] = ou_;
+            unsigned t1012_ = (base8_7_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1017_ = (base8_7_ + (2u * c_)) + 1u;
+            v8_[neox_ ? t1012_ : t1017_] = ov_;
         }
-        unsigned head_2 = (hg * 4u) + 1u;
-        kf_f16x8 t1024 = vu[1u];
-        kf_f16x8 ou_2 = t1024;
-        kf_f16x8 t1027 = vv[1u];
-        kf_f16x8 ov_2 = t1027;
-        if (head_2 < (h + hkv)) {
-            if (neox) {
-                kf_f16x8 u_3 = vu[1u];
-                kf_f16x8 v_3 = vv[1u];
-                bool second_3 = false;
-                kf_f16x8 t1037 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_5 = t1037;
-                float a0_9 = kf_f16_to_f32(u_3.v[0]);
-                float b0_9 = kf_f16_to_f32(v_3.v[0]);
-                float a1_9 = kf_f16_to_f32(u_3.v[4]);
-                float b1_9 = kf_f16_to_f32(v_3.v[4]);
-                if (second_3) {
-                    o_5.v[0] = kf_f16_from_f32(__fmaf_rn(b0_9, c0.v[0], __fmul_rn(a0_9, s0.v[0])));
-                    o_5.v[4] = kf_f16_from_f32(__fmaf_rn(b1_9, c1.v[0], __fmul_rn(a1_9, s1.v[0])));
+        unsigned head_2_ = (hg_ * 4u) + 1u;
+        kf_f16x8 t1024_ = vu_[1u];
+        kf_f16x8 ou_2_ = t1024_;
+        kf_f16x8 t1027_ = vv_[1u];
+        kf_f16x8 ov_2_ = t1027_;
+        if (head_2_ < (h_ + hkv_)) {
+            if (neox_) {
+                kf_f16x8 u_3_ = vu_[1u];
+                kf_f16x8 v_3_ = vv_[1u];
+                bool second_3_ = false;
+                kf_f16x8 t1037_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_5_ = t1037_;
+                float a0_9_ = kf_f16_to_f32(u_3_.v[0]);
+                float b0_9_ = kf_f16_to_f32(v_3_.v[0]);
+                float a1_9_ = kf_f16_to_f32(u_3_.v[4]);
+                float b1_9_ = kf_f16_to_f32(v_3_.v[4]);
+                if (second_3_) {
+                    o_5_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_9_, c0_.v[0], __fmul_rn(a0_9_, s0_.v[0])));
+                    o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_9_, c1_.v[0], __fmul_rn(a1_9_, s1_.v[0])));
                 } else {
-                    o_5.v[0] = kf_f16_from_f32(__fmaf_rn(a0_9, c0.v[0], -__fmul_rn(b0_9, s0.v[0])));
-                    o_5.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9, c1.v[0], -__fmul_rn(b1_9, s1.v[0])));
+                    o_5_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_9_, c0_.v[0], -__fmul_rn(b0_9_, s0_.v[0])));
+                    o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9_, c1_.v[0], -__fmul_rn(b1_9_, s1_.v[0])));
                 }
-                float a0_10 = kf_f16_to_f32(u_3.v[1]);
-                float b0_10 = kf_f16_to_f32(v_3.v[1]);
-                float a1_10 = kf_f16_to_f32(u_3.v[5]);
-                float b1_10 = kf_f16_to_f32(v_3.v[5]);
-                if (second_3) {
-                    o_5.v[1] = kf_f16_from_f32(__fmaf_rn(b0_10, c0.v[1], __fmul_rn(a0_10, s0.v[1])));
-                    o_5.v[5] = kf_f16_from_f32(__fmaf_rn(b1_10, c1.v[1], __fmul_rn(a1_10, s1.v[1])));
+                float a0_10_ = kf_f16_to_f32(u_3_.v[1]);
+                float b0_10_ = kf_f16_to_f32(v_3_.v[1]);
+                float a1_10_ = kf_f16_to_f32(u_3_.v[5]);
+                float b1_10_ = kf_f16_to_f32(v_3_.v[5]);
+                if (second_3_) {
+                    o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_10_, c0_.v[1], __fmul_rn(a0_10_, s0_.v[1])));
+                    o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_10_, c1_.v[1], __fmul_rn(a1_10_, s1_.v[1])));
                 } else {
-                    o_5.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10, c0.v[1], -__fmul_rn(b0_10, s0.v[1])));
-                    o_5.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10, c1.v[1], -__fmul_rn(b1_10, s1.v[1])));
+                    o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10_, c0_.v[1], -__fmul_rn(b0_10_, s0_.v[1])));
+                    o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10_, c1_.v[1], -__fmul_rn(b1_10_, s1_.v[1])));
                 }
-                float a0_11 = kf_f16_to_f32(u_3.v[2]);
-                float b0_11 = kf_f16_to_f32(v_3.v[2]);
-                float a1_11 = kf_f16_to_f32(u_3.v[6]);
-                float b1_11 = kf_f16_to_f32(v_3.v[6]);
-                if (second_3) {
-                    o_5.v[2] = kf_f16_from_f32(__fmaf_rn(b0_11, c0.v[2], __fmul_rn(a0_11, s0.v[2])));
-                    o_5.v[6] = kf_f16_from_f32(__fmaf_rn(b1_11, c1.v[2], __fmul_rn(a1_11, s1.v[2])));
+                float a0_11_ = kf_f16_to_f32(u_3_.v[2]);
+                float b0_11_ = kf_f16_to_f32(v_3_.v[2]);
+                float a1_11_ = kf_f16_to_f32(u_3_.v[6]);
+                float b1_11_ = kf_f16_to_f32(v_3_.v[6]);
+                if (second_3_) {
+                    o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_11_, c0_.v[2], __fmul_rn(a0_11_, s0_.v[2])));
+                    o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_11_, c1_.v[2], __fmul_rn(a1_11_, s1_.v[2])));
                 } else {
-                    o_5.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11, c0.v[2], -__fmul_rn(b0_11, s0.v[2])));
-                    o_5.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11, c1.v[2], -__fmul_rn(b1_11, s1.v[2])));
+                    o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11_, c0_.v[2], -__fmul_rn(b0_11_, s0_.v[2])));
+                    o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11_, c1_.v[2], -__fmul_rn(b1_11_, s1_.v[2])));
                 }
-                float a0_12 = kf_f16_to_f32(u_3.v[3]);
-                float b0_12 = kf_f16_to_f32(v_3.v[3]);
-                float a1_12 = kf_f16_to_f32(u_3.v[7]);
-                float b1_12 = kf_f16_to_f32(v_3.v[7]);
-                if (second_3) {
-                    o_5.v[3] = kf_f16_from_f32(__fmaf_rn(b0_12, c0.v[3], __fmul_rn(a0_12, s0.v[3])));
-                    o_5.v[7] = kf_f16_from_f32(__fmaf_rn(b1_12, c1.v[3], __fmul_rn(a1_12, s1.v[3])));
+                float a0_12_ = kf_f16_to_f32(u_3_.v[3]);
+                float b0_12_ = kf_f16_to_f32(v_3_.v[3]);
+                float a1_12_ = kf_f16_to_f32(u_3_.v[7]);
+                float b1_12_ = kf_f16_to_f32(v_3_.v[7]);
+                if (second_3_) {
+                    o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_12_, c0_.v[3], __fmul_rn(a0_12_, s0_.v[3])));
+                    o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_12_, c1_.v[3], __fmul_rn(a1_12_, s1_.v[3])));
                 } else {
-                    o_5.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12, c0.v[3], -__fmul_rn(b0_12, s0.v[3])));
-                    o_5.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12, c1.v[3], -__fmul_rn(b1_12, s1.v[3])));
+                    o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12_, c0_.v[3], -__fmul_rn(b0_12_, s0_.v[3])));
+                    o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12_, c1_.v[3], -__fmul_rn(b1_12_, s1_.v[3])));
                 }
-                ou_2 = o_5;
-                kf_f16x8 u_4 = vu[1u];
-                kf_f16x8 v_4 = vv[1u];
-                bool second_4 = true;
-                kf_f16x8 t1165 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_6 = t1165;
-                float a0_13 = kf_f16_to_f32(u_4.v[0]);
-                float b0_13 = kf_f16_to_f32(v_4.v[0]);
-                float a1_13 = kf_f16_to_f32(u_4.v[4]);
-                float b1_13 = kf_f16_to_f32(v_4.v[4]);
-                if (second_4) {
-                    o_6.v[0] = kf_f16_from_f32(__fmaf_rn(b0_13, c0.v[0], __fmul_rn(a0_13, s0.v[0])));
-                    o_6.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13, c1.v[0], __fmul_rn(a1_13, s1.v[0])));
+                ou_2_ = o_5_;
+                kf_f16x8 u_4_ = vu_[1u];
+                kf_f16x8 v_4_ = vv_[1u];
+                bool second_4_ = true;
+                kf_f16x8 t1165_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_6_ = t1165_;
+                float a0_13_ = kf_f16_to_f32(u_4_.v[0]);
+                float b0_13_ = kf_f16_to_f32(v_4_.v[0]);
+                float a1_13_ = kf_f16_to_f32(u_4_.v[4]);
+                float b1_13_ = kf_f16_to_f32(v_4_.v[4]);
+                if (second_4_) {
+                    o_6_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_13_, c0_.v[0], __fmul_rn(a0_13_, s0_.v[0])));
+                    o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13_, c1_.v[0], __fmul_rn(a1_13_, s1_.v[0])));
                 } else {
-                    o_6.v[0] = kf_f16_from_f32(__fmaf_rn(a0_13, c0.v[0], -__fmul_rn(b0_13, s0.v[0])));
-                    o_6.v[4] = kf_f16_from_f32(__fmaf_rn(a1_13, c1.v[0], -__fmul_rn(b1_13, s1.v[0])));
+                    o_6_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_13_, c0_.v[0], -__fmul_rn(b0_13_, s0_.v[0])));
+                    o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_13_, c1_.v[0], -__fmul_rn(b1_13_, s1_.v[0])));
                 }
-                float a0_14 = kf_f16_to_f32(u_4.v[1]);
-                float b0_14 = kf_f16_to_f32(v_4.v[1]);
-                float a1_14 = kf_f16_to_f32(u_4.v[5]);
-                float b1_14 = kf_f16_to_f32(v_4.v[5]);
-                if (second_4) {
-                    o_6.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14, c0.v[1], __fmul_rn(a0_14, s0.v[1])));
-                    o_6.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14, c1.v[1], __fmul_rn(a1_14, s1.v[1])));
+                float a0_14_ = kf_f16_to_f32(u_4_.v[1]);
+                float b0_14_ = kf_f16_to_f32(v_4_.v[1]);
+                float a1_14_ = kf_f16_to_f32(u_4_.v[5]);
+                float b1_14_ = kf_f16_to_f32(v_4_.v[5]);
+                if (second_4_) {
+                    o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14_, c0_.v[1], __fmul_rn(a0_14_, s0_.v[1])));
+                    o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14_, c1_.v[1], __fmul_rn(a1_14_, s1_.v[1])));
                 } else {
-                    o_6.v[1] = kf_f16_from_f32(__fmaf_rn(a0_14, c0.v[1], -__fmul_rn(b0_14, s0.v[1])));
-                    o_6.v[5] = kf_f16_from_f32(__fmaf_rn(a1_14, c1.v[1], -__fmul_rn(b1_14, s1.v[1])));
+                    o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_14_, c0_.v[1], -__fmul_rn(b0_14_, s0_.v[1])));
+                    o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_14_, c1_.v[1], -__fmul_rn(b1_14_, s1_.v[1])));
                 }
-                float a0_15 = kf_f16_to_f32(u_4.v[2]);
-                float b0_15 = kf_f16_to_f32(v_4.v[2]);
-                float a1_15 = kf_f16_to_f32(u_4.v[6]);
-                float b1_15 = kf_f16_to_f32(v_4.v[6]);
-                if (second_4) {
-                    o_6.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15, c0.v[2], __fmul_rn(a0_15, s0.v[2])));
-                    o_6.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15, c1.v[2], __fmul_rn(a1_15, s1.v[2])));
+                float a0_15_ = kf_f16_to_f32(u_4_.v[2]);
+                float b0_15_ = kf_f16_to_f32(v_4_.v[2]);
+                float a1_15_ = kf_f16_to_f32(u_4_.v[6]);
+                float b1_15_ = kf_f16_to_f32(v_4_.v[6]);
+                if (second_4_) {
+                    o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15_, c0_.v[2], __fmul_rn(a0_15_, s0_.v[2])));
+                    o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15_, c1_.v[2], __fmul_rn(a1_15_, s1_.v[2])));
                 } else {
-                    o_6.v[2] = kf_f16_from_f32(__fmaf_rn(a0_15, c0.v[2], -__fmul_rn(b0_15, s0.v[2])));
-                    o_6.v[6] = kf_f16_from_f32(__fmaf_rn(a1_15, c1.v[2], -__fmul_rn(b1_15, s1.v[2])));
+                    o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_15_, c0_.v[2], -__fmul_rn(b0_15_, s0_.v[2])));
+                    o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_15_, c1_.v[2], -__fmul_rn(b1_15_, s1_.v[2])));
                 }
-                float a0_16 = kf_f16_to_f32(u_4.v[3]);
-                float b0_16 = kf_f16_to_f32(v_4.v[3]);
-                float a1_16 = kf_f16_to_f32(u_4.v[7]);
-                float b1_16 = kf_f16_to_f32(v_4.v[7]);
-                if (second_4) {
-                    o_6.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16, c0.v[3], __fmul_rn(a0_16, s0.v[3])));
-                    o_6.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16, c1.v[3], __fmul_rn(a1_16, s1.v[3])));
+                float a0_16_ = kf_f16_to_f32(u_4_.v[3]);
+                float b0_16_ = kf_f16_to_f32(v_4_.v[3]);
+                float a1_16_ = kf_f16_to_f32(u_4_.v[7]);
+                float b1_16_ = kf_f16_to_f32(v_4_.v[7]);
+                if (second_4_) {
+                    o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16_, c0_.v[3], __fmul_rn(a0_16_, s0_.v[3])));
+                    o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16_, c1_.v[3], __fmul_rn(a1_16_, s1_.v[3])));
                 } else {
-                    o_6.v[3] = kf_f16_from_f32(__fmaf_rn(a0_16, c0.v[3], -__fmul_rn(b0_16, s0.v[3])));
-                    o_6.v[7] = kf_f16_from_f32(__fmaf_rn(a1_16, c1.v[3], -__fmul_rn(b1_16, s1.v[3])));
+                    o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_16_, c0_.v[3], -__fmul_rn(b0_16_, s0_.v[3])));
+                    o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_16_, c1_.v[3], -__fmul_rn(b1_16_, s1_.v[3])));
                 }
-                ov_2 = o_6;
+                ov_2_ = o_6_;
             } else {
-                kf_f16x8 w_3 = vu[1u];
-                kf_f16x8 t1290 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_7 = t1290;
-                float a_17 = kf_f16_to_f32(w_3.v[0]);
-                float b_9 = kf_f16_to_f32(w_3.v[1]);
-                o_7.v[0] = kf_f16_from_f32(__fmaf_rn(a_17, c0.v[0], -__fmul_rn(b_9, s0.v[0])));
-                o_7.v[1] = kf_f16_from_f32(__fmaf_rn(b_9, c0.v[0], __fmul_rn(a_17, s0.v[0])));
-                float a_18 = kf_f16_to_f32(w_3.v[2]);
-                float b_10 = kf_f16_to_f32(w_3.v[3]);
-                o_7.v[2] = kf_f16_from_f32(__fmaf_rn(a_18, c0.v[1], -__fmul_rn(b_10, s0.v[1])));
-                o_7.v[3] = kf_f16_from_f32(__fmaf_rn(b_10, c0.v[1], __fmul_rn(a_18, s0.v[1])));
-                float a_19 = kf_f16_to_f32(w_3.v[4]);
-                float b_11 = kf_f16_to_f32(w_3.v[5]);
-                o_7.v[4] = kf_f16_from_f32(__fmaf_rn(a_19, c0.v[2], -__fmul_rn(b_11, s0.v[2])));
-                o_7.v[5] = kf_f16_from_f32(__fmaf_rn(b_11, c0.v[2], __fmul_rn(a_19, s0.v[2])));
-                float a_20 = kf_f16_to_f32(w_3.v[6]);
-                float b_12 = kf_f16_to_f32(w_3.v[7]);
-                o_7.v[6] = kf_f16_from_f32(__fmaf_rn(a_20, c0.v[3], -__fmul_rn(b_12, s0.v[3])));
-                o_7.v[7] = kf_f16_from_f32(__fmaf_rn(b_12, c0.v[3], __fmul_rn(a_20, s0.v[3])));
-                ou_2 = o_7;
-                kf_f16x8 w_4 = vv[1u];
-                kf_f16x8 t1355 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_8 = t1355;
-                float a_21 = kf_f16_to_f32(w_4.v[0]);
-                float b_13 = kf_f16_to_f32(w_4.v[1]);
-                o_8.v[0] = kf_f16_from_f32(__fmaf_rn(a_21, c1.v[0], -__fmul_rn(b_13, s1.v[0])));
-                o_8.v[1] = kf_f16_from_f32(__fmaf_rn(b_13, c1.v[0], __fmul_rn(a_21, s1.v[0])));
-                float a_22 = kf_f16_to_f32(w_4.v[2]);
-                float b_14 = kf_f16_to_f32(w_4.v[3]);
-                o_8.v[2] = kf_f16_from_f32(__fmaf_rn(a_22, c1.v[1], -__fmul_rn(b_14, s1.v[1])));
-                o_8.v[3] = kf_f16_from_f32(__fmaf_rn(b_14, c1.v[1], __fmul_rn(a_22, s1.v[1])));
-                float a_23 = kf_f16_to_f32(w_4.v[4]);
-                float b_15 = kf_f16_to_f32(w_4.v[5]);
-                o_8.v[4] = kf_f16_from_f32(__fmaf_rn(a_23, c1.v[2], -__fmul_rn(b_15, s1.v[2])));
-                o_8.v[5] = kf_f16_from_f32(__fmaf_rn(b_15, c1.v[2], __fmul_rn(a_23, s1.v[2])));
-                float a_24 = kf_f16_to_f32(w_4.v[6]);
-                float b_16 = kf_f16_to_f32(w_4.v[7]);
-                o_8.v[6] = kf_f16_from_f32(__fmaf_rn(a_24, c1.v[3], -__fmul_rn(b_16, s1.v[3])));
-                o_8.v[7] = kf_f16_from_f32(__fmaf_rn(b_16, c1.v[3], __fmul_rn(a_24, s1.v[3])));
-                ov_2 = o_8;
+                kf_f16x8 w_3_ = vu_[1u];
+                kf_f16x8 t1290_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_7_ = t1290_;
+                float a_17_ = kf_f16_to_f32(w_3_.v[0]);
+                float b_9_ = kf_f16_to_f32(w_3_.v[1]);
+                o_7_.v[0] = kf_f16_from_f32(__fmaf_rn(a_17_, c0_.v[0], -__fmul_rn(b_9_, s0_.v[0])));
+                o_7_.v[1] = kf_f16_from_f32(__fmaf_rn(b_9_, c0_.v[0], __fmul_rn(a_17_, s0_.v[0])));
+                float a_18_ = kf_f16_to_f32(w_3_.v[2]);
+                float b_10_ = kf_f16_to_f32(w_3_.v[3]);
+                o_7_.v[2] = kf_f16_from_f32(__fmaf_rn(a_18_, c0_.v[1], -__fmul_rn(b_10_, s0_.v[1])));
+                o_7_.v[3] = kf_f16_from_f32(__fmaf_rn(b_10_, c0_.v[1], __fmul_rn(a_18_, s0_.v[1])));
+                float a_19_ = kf_f16_to_f32(w_3_.v[4]);
+                float b_11_ = kf_f16_to_f32(w_3_.v[5]);
+                o_7_.v[4] = kf_f16_from_f32(__fmaf_rn(a_19_, c0_.v[2], -__fmul_rn(b_11_, s0_.v[2])));
+                o_7_.v[5] = kf_f16_from_f32(__fmaf_rn(b_11_, c0_.v[2], __fmul_rn(a_19_, s0_.v[2])));
+                float a_20_ = kf_f16_to_f32(w_3_.v[6]);
+                float b_12_ = kf_f16_to_f32(w_3_.v[7]);
+                o_7_.v[6] = kf_f16_from_f32(__fmaf_rn(a_20_, c0_.v[3], -__fmul_rn(b_12_, s0_.v[3])));
+                o_7_.v[7] = kf_f16_from_f32(__fmaf_rn(b_12_, c0_.v[3], __fmul_rn(a_20_, s0_.v[3])));
+                ou_2_ = o_7_;
+                kf_f16x8 w_4_ = vv_[1u];
+                kf_f16x8 t1355_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_8_ = t1355_;
+                float a_21_ = kf_f16_to_f32(w_4_.v[0]);
+                float b_13_ = kf_f16_to_f32(w_4_.v[1]);
+                o_8_.v[0] = kf_f16_from_f32(__fmaf_rn(a_21_, c1_.v[0], -__fmul_rn(b_13_, s1_.v[0])));
+                o_8_.v[1] = kf_f16_from_f32(__fmaf_rn(b_13_, c1_.v[0], __fmul_rn(a_21_, s1_.v[0])));
+                float a_22_ = kf_f16_to_f32(w_4_.v[2]);
+                float b_14_ = kf_f16_to_f32(w_4_.v[3]);
+                o_8_.v[2] = kf_f16_from_f32(__fmaf_rn(a_22_, c1_.v[1], -__fmul_rn(b_14_, s1_.v[1])));
+                o_8_.v[3] = kf_f16_from_f32(__fmaf_rn(b_14_, c1_.v[1], __fmul_rn(a_22_, s1_.v[1])));
+                float a_23_ = kf_f16_to_f32(w_4_.v[4]);
+                float b_15_ = kf_f16_to_f32(w_4_.v[5]);
+                o_8_.v[4] = kf_f16_from_f32(__fmaf_rn(a_23_, c1_.v[2], -__fmul_rn(b_15_, s1_.v[2])));
+                o_8_.v[5] = kf_f16_from_f32(__fmaf_rn(b_15_, c1_.v[2], __fmul_rn(a_23_, s1_.v[2])));
+                float a_24_ = kf_f16_to_f32(w_4_.v[6]);
+                float b_16_ = kf_f16_to_f32(w_4_.v[7]);
+                o_8_.v[6] = kf_f16_from_f32(__fmaf_rn(a_24_, c1_.v[3], -__fmul_rn(b_16_, s1_.v[3])));
+                o_8_.v[7] = kf_f16_from_f32(__fmaf_rn(b_16_, c1_.v[3], __fmul_rn(a_24_, s1_.v[3])));
+                ov_2_ = o_8_;
             }
         }
-        if (head_2 < h) {
-            unsigned base8_8 = kf_shr_u32((((tok * h) + head_2) * d), 3u);
-            unsigned t1423 = base8_8 + c;
-            unsigned t1426 = base8_8 + (2u * c);
-            q8[neox ? t1423 : t1426] = ou_2;
-            unsigned t1431 = (base8_8 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1436 = (base8_8 + (2u * c)) + 1u;
-            q8[neox ? t1431 : t1436] = ov_2;
-        } else if (head_2 < (h + hkv)) {
-            unsigned base8_9 = kf_shr_u32(((((((tok * l) + pi) * hkv) + head_2) - h) * d), 3u);
-            unsigned t1448 = base8_9 + c;
-            unsigned t1451 = base8_9 + (2u * c);
-            k8[neox ? t1448 : t1451] = ou_2;
-            unsigned t1456 = (base8_9 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1461 = (base8_9 + (2u * c)) + 1u;
-            k8[neox ? t1456 : t1461] = ov_2;
-        } else if (head_2 < nh) {
-            unsigned base8_10 = kf_shr_u32((((((((tok * l) + pi) * hkv) + head_2) - h) - hkv) * d), 3u);
-            unsigned t1473 = base8_10 + c;
-            unsigned t1476 = base8_10 + (2u * c);
-            v8[neox ? t1473 : t1476] = ou_2;
-            unsigned t1481 = (base8_10 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1486 = (base8_10 + (2u * c)) + 1u;
-            v8[neox ? t1481 : t1486] = ov_2;
+        if (head_2_ < h_) {
+            unsigned base8_8_ = kf_shr_u32((((tok_ * h_) + head_2_) * d_), 3u);
+            unsigned t1423_ = base8_8_ + c_;
+            unsigned t1426_ = base8_8_ + (2u * c_);
+            q8_[neox_ ? t1423_ : t1426_] = ou_2_;
+            unsigned t1431_ = (base8_8_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1436_ = (base8_8_ + (2u * c_)) + 1u;
+            q8_[neox_ ? t1431_ : t1436_] = ov_2_;
+        } else if (head_2_ < (h_ + hkv_)) {
+            unsigned base8_9_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) * d_), 3u);
+            unsigned t1448_ = base8_9_ + c_;
+            unsigned t1451_ = base8_9_ + (2u * c_);
+            k8_[neox_ ? t1448_ : t1451_] = ou_2_;
+            unsigned t1456_ = (base8_9_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1461_ = (base8_9_ + (2u * c_)) + 1u;
+            k8_[neox_ ? t1456_ : t1461_] = ov_2_;
+        } else if (head_2_ < nh_) {
+            unsigned base8_10_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) - hkv_) * d_), 3u);
+            unsigned t1473_ = base8_10_ + c_;
+            unsigned t1476_ = base8_10_ + (2u * c_);
+            v8_[neox_ ? t1473_ : t1476_] = ou_2_;
+            unsigned t1481_ = (base8_10_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1486_ = (base8_10_ + (2u * c_)) + 1u;
+            v8_[neox_ ? t1481_ : t1486_] = ov_2_;
         }
-        unsigned head_3 = (hg * 4u) + 2u;
-        kf_f16x8 t1493 = vu[2u];
-        kf_f16x8 ou_3 = t1493;
-        kf_f16x8 t1496 = vv[2u];
-        kf_f16x8 ov_3 = t1496;
-        if (head_3 < (h + hkv)) {
-            if (neox) {
-                kf_f16x8 u_5 = vu[2u];
-                kf_f16x8 v_5 = vv[2u];
-                bool second_5 = false;
-                kf_f16x8 t1506 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_9 = t1506;
-                float a0_17 = kf_f16_to_f32(u_5.v[0]);
-                float b0_17 = kf_f16_to_f32(v_5.v[0]);
-                float a1_17 = kf_f16_to_f32(u_5.v[4]);
-                float b1_17 = kf_f16_to_f32(v_5.v[4]);
-                if (second_5) {
-                    o_9.v[0] = kf_f16_from_f32(__fmaf_rn(b0_17, c0.v[0], __fmul_rn(a0_17, s0.v[0])));
-                    o_9.v[4] = kf_f16_from_f32(__fmaf_rn(b1_17, c1.v[0], __fmul_rn(a1_17, s1.v[0])));
+        unsigned head_3_ = (hg_ * 4u) + 2u;
+        kf_f16x8 t1493_ = vu_[2u];
+        kf_f16x8 ou_3_ = t1493_;
+        kf_f16x8 t1496_ = vv_[2u];
+        kf_f16x8 ov_3_ = t1496_;
+        if (head_3_ < (h_ + hkv_)) {
+            if (neox_) {
+                kf_f16x8 u_5_ = vu_[2u];
+                kf_f16x8 v_5_ = vv_[2u];
+                bool second_5_ = false;
+                kf_f16x8 t1506_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_9_ = t1506_;
+                float a0_17_ = kf_f16_to_f32(u_5_.v[0]);
+                float b0_17_ = kf_f16_to_f32(v_5_.v[0]);
+                float a1_17_ = kf_f16_to_f32(u_5_.v[4]);
+                float b1_17_ = kf_f16_to_f32(v_5_.v[4]);
+                if (second_5_) {
+                    o_9_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_17_, c0_.v[0], __fmul_rn(a0_17_, s0_.v[0])));
+                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_17_, c1_.v[0], __fmul_rn(a1_17_, s1_.v[0])));
                 } else {
-                    o_9.v[0] = kf_f16_from_f32(__fmaf_rn(a0_17, c0.v[0], -__fmul_rn(b0_17, s0.v[0])));
-                    o_9.v[4] = kf_f16_from_f32(__fmaf_rn(a1_17, c1.v[0], -__fmul_rn(b1_17, s1.v[0])));
+                    o_9_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_17_, c0_.v[0], -__fmul_rn(b0_17_, s0_.v[0])));
+                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_17_, c1_.v[0], -__fmul_rn(b1_17_, s1_.v[0])));
                 }
-                float a0_18 = kf_f16_to_f32(u_5.v[1]);
-                float b0_18 = kf_f16_to_f32(v_5.v[1]);
-                float a1_18 = kf_f16_to_f32(u_5.v[5]);
-                float b1_18 = kf_f16_to_f32(v_5.v[5]);
-                if (second_5) {
-                    o_9.v[1] = kf_f16_from_f32(__fmaf_rn(b0_18, c0.v[1], __fmul_rn(a0_18, s0.v[1])));
-                    o_9.v[5] = kf_f16_from_f32(__fmaf_rn(b1_18, c1.v[1], __fmul_rn(a1_18, s1.v[1])));
+                float a0_18_ = kf_f16_to_f32(u_5_.v[1]);
+                float b0_18_ = kf_f16_to_f32(v_5_.v[1]);
+                float a1_18_ = kf_f16_to_f32(u_5_.v[5]);
+                float b1_18_ = kf_f16_to_f32(v_5_.v[5]);
+                if (second_5_) {
+                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_18_, c0_.v[1], __fmul_rn(a0_18_, s0_.v[1])));
+                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_18_, c1_.v[1], __fmul_rn(a1_18_, s1_.v[1])));
                 } else {
-                    o_9.v[1] = kf_f16_from_f32(__fmaf_rn(a0_18, c0.v[1], -__fmul_rn(b0_18, s0.v[1])));
-                    o_9.v[5] = kf_f16_from_f32(__fmaf_rn(a1_18, c1.v[1], -__fmul_rn(b1_18, s1.v[1])));
+                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_18_, c0_.v[1], -__fmul_rn(b0_18_, s0_.v[1])));
+                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_18_, c1_.v[1], -__fmul_rn(b1_18_, s1_.v[1])));
                 }
-                float a0_19 = kf_f16_to_f32(u_5.v[2]);
-                float b0_19 = kf_f16_to_f32(v_5.v[2]);
-                float a1_19 = kf_f16_to_f32(u_5.v[6]);
-                float b1_19 = kf_f16_to_f32(v_5.v[6]);
-                if (second_5) {
-                    o_9.v[2] = kf_f16_from_f32(__fmaf_rn(b0_19, c0.v[2], __fmul_rn(a0_19, s0.v[2])));
-                    o_9.v[6] = kf_f16_from_f32(__fmaf_rn(b1_19, c1.v[2], __fmul_rn(a1_19, s1.v[2])));
+                float a0_19_ = kf_f16_to_f32(u_5_.v[2]);
+                float b0_19_ = kf_f16_to_f32(v_5_.v[2]);
+                float a1_19_ = kf_f16_to_f32(u_5_.v[6]);
+                float b1_19_ = kf_f16_to_f32(v_5_.v[6]);
+                if (second_5_) {
+                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_19_, c0_.v[2], __fmul_rn(a0_19_, s0_.v[2])));
+                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_19_, c1_.v[2], __fmul_rn(a1_19_, s1_.v[2])));
                 } else {
-                    o_9.v[2] = kf_f16_from_f32(__fmaf_rn(a0_19, c0.v[2], -__fmul_rn(b0_19, s0.v[2])));
-                    o_9.v[6] = kf_f16_from_f32(__fmaf_rn(a1_19, c1.v[2], -__fmul_rn(b1_19, s1.v[2])));
+                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_19_, c0_.v[2], -__fmul_rn(b0_19_, s0_.v[2])));
+                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_19_, c1_.v[2], -__fmul_rn(b1_19_, s1_.v[2])));
                 }
-                float a0_20 = kf_f16_to_f32(u_5.v[3]);
-                float b0_20 = kf_f16_to_f32(v_5.v[3]);
-                float a1_20 = kf_f16_to_f32(u_5.v[7]);
-                float b1_20 = kf_f16_to_f32(v_5.v[7]);
-                if (second_5) {
-                    o_9.v[3] = kf_f16_from_f32(__fmaf_rn(b0_20, c0.v[3], __fmul_rn(a0_20, s0.v[3])));
-                    o_9.v[7] = kf_f16_from_f32(__fmaf_rn(b1_20, c1.v[3], __fmul_rn(a1_20, s1.v[3])));
+                float a0_20_ = kf_f16_to_f32(u_5_.v[3]);
+                float b0_20_ = kf_f16_to_f32(v_5_.v[3]);
+                float a1_20_ = kf_f16_to_f32(u_5_.v[7]);
+                float b1_20_ = kf_f16_to_f32(v_5_.v[7]);
+                if (second_5_) {
+                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_20_, c0_.v[3], __fmul_rn(a0_20_, s0_.v[3])));
+                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_20_, c1_.v[3], __fmul_rn(a1_20_, s1_.v[3])));
                 } else {
-                    o_9.v[3] = kf_f16_from_f32(__fmaf_rn(a0_20, c0.v[3], -__fmul_rn(b0_20, s0.v[3])));
-                    o_9.v[7] = kf_f16_from_f32(__fmaf_rn(a1_20, c1.v[3], -__fmul_rn(b1_20, s1.v[3])));
+                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_20_, c0_.v[3], -__fmul_rn(b0_20_, s0_.v[3])));
+                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_20_, c1_.v[3], -__fmul_rn(b1_20_, s1_.v[3])));
                 }
-                ou_3 = o_9;
-                kf_f16x8 u_6 = vu[2u];
-                kf_f16x8 v_6 = vv[2u];
-                bool second_6 = true;
-                kf_f16x8 t1634 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_10 = t1634;
-                float a0_21 = kf_f16_to_f32(u_6.v[0]);
-                float b0_21 = kf_f16_to_f32(v_6.v[0]);
-                float a1_21 = kf_f16_to_f32(u_6.v[4]);
-                float b1_21 = kf_f16_to_f32(v_6.v[4]);
-                if (second_6) {
-                    o_10.v[0] = kf_f16_from_f32(__fmaf_rn(b0_21, c0.v[0], __fmul_rn(a0_21, s0.v[0])));
-                    o_10.v[4] = kf_f16_from_f32(__fmaf_rn(b1_21, c1.v[0], __fmul_rn(a1_21, s1.v[0])));
+                ou_3_ = o_9_;
+                kf_f16x8 u_6_ = vu_[2u];
+                kf_f16x8 v_6_ = vv_[2u];
+                bool second_6_ = true;
+                kf_f16x8 t1634_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_10_ = t1634_;
+                float a0_21_ = kf_f16_to_f32(u_6_.v[0]);
+                float b0_21_ = kf_f16_to_f32(v_6_.v[0]);
+                float a1_21_ = kf_f16_to_f32(u_6_.v[4]);
+                float b1_21_ = kf_f16_to_f32(v_6_.v[4]);
+                if (second_6_) {
+                    o_10_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_21_, c0_.v[0], __fmul_rn(a0_21_, s0_.v[0])));
+                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_21_, c1_.v[0], __fmul_rn(a1_21_, s1_.v[0])));
                 } else {
-                    o_10.v[0] = kf_f16_from_f32(__fmaf_rn(a0_21, c0.v[0], -__fmul_rn(b0_21, s0.v[0])));
-                    o_10.v[4] = kf_f16_from_f32(__fmaf_rn(a1_21, c1.v[0], -__fmul_rn(b1_21, s1.v[0])));
+                    o_10_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_21_, c0_.v[0], -__fmul_rn(b0_21_, s0_.v[0])));
+                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_21_, c1_.v[0], -__fmul_rn(b1_21_, s1_.v[0])));
                 }
-                float a0_22 = kf_f16_to_f32(u_6.v[1]);
-                float b0_22 = kf_f16_to_f32(v_6.v[1]);
-                float a1_22 = kf_f16_to_f32(u_6.v[5]);
-                float b1_22 = kf_f16_to_f32(v_6.v[5]);
-                if (second_6) {
-                    o_10.v[1] = kf_f16_from_f32(__fmaf_rn(b0_22, c0.v[1], __fmul_rn(a0_22, s0.v[1])));
-                    o_10.v[5] = kf_f16_from_f32(__fmaf_rn(b1_22, c1.v[1], __fmul_rn(a1_22, s1.v[1])));
+                float a0_22_ = kf_f16_to_f32(u_6_.v[1]);
+                float b0_22_ = kf_f16_to_f32(v_6_.v[1]);
+                float a1_22_ = kf_f16_to_f32(u_6_.v[5]);
+                float b1_22_ = kf_f16_to_f32(v_6_.v[5]);
+                if (second_6_) {
+                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_22_, c0_.v[1], __fmul_rn(a0_22_, s0_.v[1])));
+                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_22_, c1_.v[1], __fmul_rn(a1_22_, s1_.v[1])));
                 } else {
-                    o_10.v[1] = kf_f16_from_f32(__fmaf_rn(a0_22, c0.v[1], -__fmul_rn(b0_22, s0.v[1])));
-                    o_10.v[5] = kf_f16_from_f32(__fmaf_rn(a1_22, c1.v[1], -__fmul_rn(b1_22, s1.v[1])));
+                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_22_, c0_.v[1], -__fmul_rn(b0_22_, s0_.v[1])));
+                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_22_, c1_.v[1], -__fmul_rn(b1_22_, s1_.v[1])));
                 }
-                float a0_23 = kf_f16_to_f32(u_6.v[2]);
-                float b0_23 = kf_f16_to_f32(v_6.v[2]);
-                float a1_23 = kf_f16_to_f32(u_6.v[6]);
-                float b1_23 = kf_f16_to_f32(v_6.v[6]);
-                if (second_6) {
-                    o_10.v[2] = kf_f16_from_f32(__fmaf_rn(b0_23, c0.v[2], __fmul_rn(a0_23, s0.v[2])));
-                    o_10.v[6] = kf_f16_from_f32(__fmaf_rn(b1_23, c1.v[2], __fmul_rn(a1_23, s1.v[2])));
+                float a0_23_ = kf_f16_to_f32(u_6_.v[2]);
+                float b0_23_ = kf_f16_to_f32(v_6_.v[2]);
+                float a1_23_ = kf_f16_to_f32(u_6_.v[6]);
+                float b1_23_ = kf_f16_to_f32(v_6_.v[6]);
+                if (second_6_) {
+                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_23_, c0_.v[2], __fmul_rn(a0_23_, s0_.v[2])));
+                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_23_, c1_.v[2], __fmul_rn(a1_23_, s1_.v[2])));
                 } else {
-                    o_10.v[2] = kf_f16_from_f32(__fmaf_rn(a0_23, c0.v[2], -__fmul_rn(b0_23, s0.v[2])));
-                    o_10.v[6] = kf_f16_from_f32(__fmaf_rn(a1_23, c1.v[2], -__fmul_rn(b1_23, s1.v[2])));
+                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_23_, c0_.v[2], -__fmul_rn(b0_23_, s0_.v[2])));
+                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_23_, c1_.v[2], -__fmul_rn(b1_23_, s1_.v[2])));
                 }
-                float a0_24 = kf_f16_to_f32(u_6.v[3]);
-                float b0_24 = kf_f16_to_f32(v_6.v[3]);
-                float a1_24 = kf_f16_to_f32(u_6.v[7]);
-                float b1_24 = kf_f16_to_f32(v_6.v[7]);
-                if (second_6) {
-                    o_10.v[3] = kf_f16_from_f32(__fmaf_rn(b0_24, c0.v[3], __fmul_rn(a0_24, s0.v[3])));
-                    o_10.v[7] = kf_f16_from_f32(__fmaf_rn(b1_24, c1.v[3], __fmul_rn(a1_24, s1.v[3])));
+                float a0_24_ = kf_f16_to_f32(u_6_.v[3]);
+                float b0_24_ = kf_f16_to_f32(v_6_.v[3]);
+                float a1_24_ = kf_f16_to_f32(u_6_.v[7]);
+                float b1_24_ = kf_f16_to_f32(v_6_.v[7]);
+                if (second_6_) {
+                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_24_, c0_.v[3], __fmul_rn(a0_24_, s0_.v[3])));
+                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_24_, c1_.v[3], __fmul_rn(a1_24_, s1_.v[3])));
                 } else {
-                    o_10.v[3] = kf_f16_from_f32(__fmaf_rn(a0_24, c0.v[3], -__fmul_rn(b0_24, s0.v[3])));
-                    o_10.v[7] = kf_f16_from_f32(__fmaf_rn(a1_24, c1.v[3], -__fmul_rn(b1_24, s1.v[3])));
+                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_24_, c0_.v[3], -__fmul_rn(b0_24_, s0_.v[3])));
+                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_24_, c1_.v[3], -__fmul_rn(b1_24_, s1_.v[3])));
                 }
-                ov_3 = o_10;
+                ov_3_ = o_10_;
             } else {
-                kf_f16x8 w_5 = vu[2u];
-                kf_f16x8 t1759 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_11 = t1759;
-                float a_25 = kf_f16_to_f32(w_5.v[0]);
-                float b_17 = kf_f16_to_f32(w_5.v[1]);
-                o_11.v[0] = kf_f16_from_f32(__fmaf_rn(a_25, c0.v[0], -__fmul_rn(b_17, s0.v[0])));
-                o_11.v[1] = kf_f16_from_f32(__fmaf_rn(b_17, c0.v[0], __fmul_rn(a_25, s0.v[0])));
-                float a_26 = kf_f16_to_f32(w_5.v[2]);
-                float b_18 = kf_f16_to_f32(w_5.v[3]);
-                o_11.v[2] = kf_f16_from_f32(__fmaf_rn(a_26, c0.v[1], -__fmul_rn(b_18, s0.v[1])));
-                o_11.v[3] = kf_f16_from_f32(__fmaf_rn(b_18, c0.v[1], __fmul_rn(a_26, s0.v[1])));
-                float a_27 = kf_f16_to_f32(w_5.v[4]);
-                float b_19 = kf_f16_to_f32(w_5.v[5]);
-                o_11.v[4] = kf_f16_from_f32(__fmaf_rn(a_27, c0.v[2], -__fmul_rn(b_19, s0.v[2])));
-                o_11.v[5] = kf_f16_from_f32(__fmaf_rn(b_19, c0.v[2], __fmul_rn(a_27, s0.v[2])));
-                float a_28 = kf_f16_to_f32(w_5.v[6]);
-                float b_20 = kf_f16_to_f32(w_5.v[7]);
-                o_11.v[6] = kf_f16_from_f32(__fmaf_rn(a_28, c0.v[3], -__fmul_rn(b_20, s0.v[3])));
-                o_11.v[7] = kf_f16_from_f32(__fmaf_rn(b_20, c0.v[3], __fmul_rn(a_28, s0.v[3])));
-                ou_3 = o_11;
-                kf_f16x8 w_6 = vv[2u];
-                kf_f16x8 t1824 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_12 = t1824;
-                float a_29 = kf_f16_to_f32(w_6.v[0]);
-                float b_21 = kf_f16_to_f32(w_6.v[1]);
-                o_12.v[0] = kf_f16_from_f32(__fmaf_rn(a_29, c1.v[0], -__fmul_rn(b_21, s1.v[0])));
-                o_12.v[1] = kf_f16_from_f32(__fmaf_rn(b_21, c1.v[0], __fmul_rn(a_29, s1.v[0])));
-                float a_30 = kf_f16_to_f32(w_6.v[2]);
-                float b_22 = kf_f16_to_f32(w_6.v[3]);
-                o_12.v[2] = kf_f16_from_f32(__fmaf_rn(a_30, c1.v[1], -__fmul_rn(b_22, s1.v[1])));
-                o_12.v[3] = kf_f16_from_f32(__fmaf_rn(b_22, c1.v[1], __fmul_rn(a_30, s1.v[1])));
-                float a_31 = kf_f16_to_f32(w_6.v[4]);
-                float b_23 = kf_f16_to_f32(w_6.v[5]);
-                o_12.v[4] = kf_f16_from_f32(__fmaf_rn(a_31, c1.v[2], -__fmul_rn(b_23, s1.v[2])));
-                o_12.v[5] = kf_f16_from_f32(__fmaf_rn(b_23, c1.v[2], __fmul_rn(a_31, s1.v[2])));
-                float a_32 = kf_f16_to_f32(w_6.v[6]);
-                float b_24 = kf_f16_to_f32(w_6.v[7]);
-                o_12.v[6] = kf_f16_from_f32(__fmaf_rn(a_32, c1.v[3], -__fmul_rn(b_24, s1.v[3])));
-                o_12.v[7] = kf_f16_from_f32(__fmaf_rn(b_24, c1.v[3], __fmul_rn(a_32, s1.v[3])));
-                ov_3 = o_12;
+                kf_f16x8 w_5_ = vu_[2u];
+                kf_f16x8 t1759_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_11_ = t1759_;
+                float a_25_ = kf_f16_to_f32(w_5_.v[0]);
+                float b_17_ = kf_f16_to_f32(w_5_.v[1]);
+                o_11_.v[0] = kf_f16_from_f32(__fmaf_rn(a_25_, c0_.v[0], -__fmul_rn(b_17_, s0_.v[0])));
+                o_11_.v[1] = kf_f16_from_f32(__fmaf_rn(b_17_, c0_.v[0], __fmul_rn(a_25_, s0_.v[0])));
+                float a_26_ = kf_f16_to_f32(w_5_.v[2]);
+                float b_18_ = kf_f16_to_f32(w_5_.v[3]);
+                o_11_.v[2] = kf_f16_from_f32(__fmaf_rn(a_26_, c0_.v[1], -__fmul_rn(b_18_, s0_.v[1])));
+                o_11_.v[3] = kf_f16_from_f32(__fmaf_rn(b_18_, c0_.v[1], __fmul_rn(a_26_, s0_.v[1])));
+                float a_27_ = kf_f16_to_f32(w_5_.v[4]);
+                float b_19_ = kf_f16_to_f32(w_5_.v[5]);
+                o_11_.v[4] = kf_f16_from_f32(__fmaf_rn(a_27_, c0_.v[2], -__fmul_rn(b_19_, s0_.v[2])));
+                o_11_.v[5] = kf_f16_from_f32(__fmaf_rn(b_19_, c0_.v[2], __fmul_rn(a_27_, s0_.v[2])));
+                float a_28_ = kf_f16_to_f32(w_5_.v[6]);
+                float b_20_ = kf_f16_to_f32(w_5_.v[7]);
+                o_11_.v[6] = kf_f16_from_f32(__fmaf_rn(a_28_, c0_.v[3], -__fmul_rn(b_20_, s0_.v[3])));
+                o_11_.v[7] = kf_f16_from_f32(__fmaf_rn(b_20_, c0_.v[3], __fmul_rn(a_28_, s0_.v[3])));
+                ou_3_ = o_11_;
+                kf_f16x8 w_6_ = vv_[2u];
+                kf_f16x8 t1824_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_12_ = t1824_;
+                float a_29_ = kf_f16_to_f32(w_6_.v[0]);
+                float b_21_ = kf_f16_to_f32(w_6_.v[1]);
+                o_12_.v[0] = kf_f16_from_f32(__fmaf_rn(a_29_, c1_.v[0], -__fmul_rn(b_21_, s1_.v[0])));
+                o_12_.v[1] = kf_f16_from_f32(__fmaf_rn(b_21_, c1_.v[0], __fmul_rn(a_29_, s1_.v[0])));
+                float a_30_ = kf_f16_to_f32(w_6_.v[2]);
+                float b_22_ = kf_f16_to_f32(w_6_.v[3]);
+                o_12_.v[2] = kf_f16_from_f32(__fmaf_rn(a_30_, c1_.v[1], -__fmul_rn(b_22_, s1_.v[1])));
+                o_12_.v[3] = kf_f16_from_f32(__fmaf_rn(b_22_, c1_.v[1], __fmul_rn(a_30_, s1_.v[1])));
+                float a_31_ = kf_f16_to_f32(w_6_.v[4]);
+                float b_23_ = kf_f16_to_f32(w_6_.v[5]);
+                o_12_.v[4] = kf_f16_from_f32(__fmaf_rn(a_31_, c1_.v[2], -__fmul_rn(b_23_, s1_.v[2])));
+                o_12_.v[5] = kf_f16_from_f32(__fmaf_rn(b_23_, c1_.v[2], __fmul_rn(a_31_, s1_.v[2])));
+                float a_32_ = kf_f16_to_f32(w_6_.v[6]);
+                float b_24_ = kf_f16_to_f32(w_6_.v[7]);
+                o_12_.v[6] = kf_f16_from_f32(__fmaf_rn(a_32_, c1_.v[3], -__fmul_rn(b_24_, s1_.v[3])));
+                o_12_.v[7] = kf_f16_from_f32(__fmaf_rn(b_24_, c1_.v[3], __fmul_rn(a_32_, s1_.v[3])));
+                ov_3_ = o_12_;
             }
         }
-        if (head_3 < h) {
-            unsigned base8_11 = kf_shr_u32((((tok * h) + head_3) * d), 3u);
-            unsigned t1892 = base8_11 + c;
-            unsigned t1895 = base8_11 + (2u * c);
-            q8[neox ? t1892 : t1895] = ou_3;
-            unsigned t1900 = (base8_11 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1905 = (base8_11 + (2u * c)) + 1u;
-            q8[neox ? t1900 : t1905] = ov_3;
-        } else if (head_3 < (h + hkv)) {
-            unsigned base8_12 = kf_shr_u32(((((((tok * l) + pi) * hkv) + head_3) - h) * d), 3u);
-            unsigned t1917 = base8_12 + c;
-            unsigned t1920 = base8_12 + (2u * c);
-            k8[neox ? t1917 : t1920] = ou_3;
-            unsigned t1925 = (base8_12 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1930 = (base8_12 + (2u * c)) + 1u;
-            k8[neox ? t1925 : t1930] = ov_3;
-        } else if (head_3 < nh) {
-            unsigned base8_13 = kf_shr_u32((((((((tok * l) + pi) * hkv) + head_3) - h) - hkv) * d), 3u);
-            unsigned t1942 = base8_13 + c;
-            unsigned t1945 = base8_13 + (2u * c);
-            v8[neox ? t1942 : t1945] = ou_3;
-            unsigned t1950 = (base8_13 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1955 = (base8_13 + (2u * c)) + 1u;
-            v8[neox ? t1950 : t1955] = ov_3;
+        if (head_3_ < h_) {
+            unsigned base8_11_ = kf_shr_u32((((tok_ * h_) + head_3_) * d_), 3u);
+            unsigned t1892_ = base8_11_ + c_;
+            unsigned t1895_ = base8_11_ + (2u * c_);
+            q8_[neox_ ? t1892_ : t1895_] = ou_3_;
+            unsigned t1900_ = (base8_11_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1905_ = (base8_11_ + (2u * c_)) + 1u;
+            q8_[neox_ ? t1900_ : t1905_] = ov_3_;
+        } else if (head_3_ < (h_ + hkv_)) {
+            unsigned base8_12_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) * d_), 3u);
+            unsigned t1917_ = base8_12_ + c_;
+            unsigned t1920_ = base8_12_ + (2u * c_);
+            k8_[neox_ ? t1917_ : t1920_] = ou_3_;
+            unsigned t1925_ = (base8_12_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1930_ = (base8_12_ + (2u * c_)) + 1u;
+            k8_[neox_ ? t1925_ : t1930_] = ov_3_;
+        } else if (head_3_ < nh_) {
+            unsigned base8_13_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) - hkv_) * d_), 3u);
+            unsigned t1942_ = base8_13_ + c_;
+            unsigned t1945_ = base8_13_ + (2u * c_);
+            v8_[neox_ ? t1942_ : t1945_] = ou_3_;
+            unsigned t1950_ = (base8_13_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1955_ = (base8_13_ + (2u * c_)) + 1u;
+            v8_[neox_ ? t1950_ : t1955_] = ov_3_;
         }
-        unsigned head_4 = (hg * 4u) + 3u;
-        kf_f16x8 t1962 = vu[3u];
-        kf_f16x8 ou_4 = t1962;
-        kf_f16x8 t1965 = vv[3u];
-        kf_f16x8 ov_4 = t1965;
-        if (head_4 < (h + hkv)) {
-            if (neox) {
-                kf_f16x8 u_7 = vu[3u];
-                kf_f16x8 v_7 = vv[3u];
-                bool second_7 = false;
-                kf_f16x8 t1975 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_13 = t1975;
-                float a0_25 = kf_f16_to_f32(u_7.v[0]);
-                float b0_25 = kf_f16_to_f32(v_7.v[0]);
-                float a1_25 = kf_f16_to_f32(u_7.v[4]);
-                float b1_25 = kf_f16_to_f32(v_7.v[4]);
-                if (second_7) {
-                    o_13.v[0] = kf_f16_from_f32(__fmaf_rn(b0_25, c0.v[0], __fmul_rn(a0_25, s0.v[0])));
-                    o_13.v[4] = kf_f16_from_f32(__fmaf_rn(b1_25, c1.v[0], __fmul_rn(a1_25, s1.v[0])));
+        unsigned head_4_ = (hg_ * 4u) + 3u;
+        kf_f16x8 t1962_ = vu_[3u];
+        kf_f16x8 ou_4_ = t1962_;
+        kf_f16x8 t1965_ = vv_[3u];
+        kf_f16x8 ov_4_ = t1965_;
+        if (head_4_ < (h_ + hkv_)) {
+            if (neox_) {
+                kf_f16x8 u_7_ = vu_[3u];
+                kf_f16x8 v_7_ = vv_[3u];
+                bool second_7_ = false;
+                kf_f16x8 t1975_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_13_ = t1975_;
+                float a0_25_ = kf_f16_to_f32(u_7_.v[0]);
+                float b0_25_ = kf_f16_to_f32(v_7_.v[0]);
+                float a1_25_ = kf_f16_to_f32(u_7_.v[4]);
+                float b1_25_ = kf_f16_to_f32(v_7_.v[4]);
+                if (second_7_) {
+                    o_13_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_25_, c0_.v[0], __fmul_rn(a0_25_, s0_.v[0])));
+                    o_13_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_25_, c1_.v[0], __fmul_rn(a1_25_, s1_.v[0])));
                 } else {
-                    o_13.v[0] = kf_f16_from_f32(__fmaf_rn(a0_25, c0.v[0], -__fmul_rn(b0_25, s0.v[0])));
-                    o_13.v[4] = kf_f16_from_f32(__fmaf_rn(a1_25, c1.v[0], -__fmul_rn(b1_25, s1.v[0])));
+                    o_13_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_25_, c0_.v[0], -__fmul_rn(b0_25_, s0_.v[0])));
+                    o_13_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_25_, c1_.v[0], -__fmul_rn(b1_25_, s1_.v[0])));
                 }
-                float a0_26 = kf_f16_to_f32(u_7.v[1]);
-                float b0_26 = kf_f16_to_f32(v_7.v[1]);
-                float a1_26 = kf_f16_to_f32(u_7.v[5]);
-                float b1_26 = kf_f16_to_f32(v_7.v[5]);
-                if (second_7) {
-                    o_13.v[1] = kf_f16_from_f32(__fmaf_rn(b0_26, c0.v[1], __fmul_rn(a0_26, s0.v[1])));
-                    o_13.v[5] = kf_f16_from_f32(__fmaf_rn(b1_26, c1.v[1], __fmul_rn(a1_26, s1.v[1])));
+                float a0_26_ = kf_f16_to_f32(u_7_.v[1]);
+                float b0_26_ = kf_f16_to_f32(v_7_.v[1]);
+                float a1_26_ = kf_f16_to_f32(u_7_.v[5]);
+                float b1_26_ = kf_f16_to_f32(v_7_.v[5]);
+                if (second_7_) {
+                    o_13_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_26_, c0_.v[1], __fmul_rn(a0_26_, s0_.v[1])));
+                    o_13_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_26_, c1_.v[1], __fmul_rn(a1_26_, s1_.v[1])));
                 } else {
-                    o_13.v[1] = kf_f16_from_f32(__fmaf_rn(a0_26, c0.v[1], -__fmul_rn(b0_26, s0.v[1])));
-                    o_13.v[5] = kf_f16_from_f32(__fmaf_rn(a1_26, c1.v[1], -__fmul_rn(b1_26, s1.v[1])));
+                    o_13_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_26_, c0_.v[1], -__fmul_rn(b0_26_, s0_.v[1])));
+                    o_13_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_26_, c1_.v[1], -__fmul_rn(b1_26_, s1_.v[1])));
                 }
-                float a0_27 = kf_f16_to_f32(u_7.v[2]);
-                float b0_27 = kf_f16_to_f32(v_7.v[2]);
-                float a1_27 = kf_f16_to_f32(u_7.v[6]);
-                float b1_27 = kf_f16_to_f32(v_7.v[6]);
-                if (second_7) {
-                    o_13.v[2] = kf_f16_from_f32(__fmaf_rn(b0_27, c0.v[2], __fmul_rn(a0_27, s0.v[2])));
-                    o_13.v[6] = kf_f16_from_f32(__fmaf_rn(b1_27, c1.v[2], __fmul_rn(a1_27, s1.v[2])));
+                float a0_27_ = kf_f16_to_f32(u_7_.v[2]);
+                float b0_27_ = kf_f16_to_f32(v_7_.v[2]);
+                float a1_27_ = kf_f16_to_f32(u_7_.v[6]);
+                float b1_27_ = kf_f16_to_f32(v_7_.v[6]);
+                if (second_7_) {
+                    o_13_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_27_, c0_.v[2], __fmul_rn(a0_27_, s0_.v[2])));
+                    o_13_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_27_, c1_.v[2], __fmul_rn(a1_27_, s1_.v[2])));
                 } else {
-                    o_13.v[2] = kf_f16_from_f32(__fmaf_rn(a0_27, c0.v[2], -__fmul_rn(b0_27, s0.v[2])));
-                    o_13.v[6] = kf_f16_from_f32(__fmaf_rn(a1_27, c1.v[2], -__fmul_rn(b1_27, s1.v[2])));
+                    o_13_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_27_, c0_.v[2], -__fmul_rn(b0_27_, s0_.v[2])));
+                    o_13_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_27_, c1_.v[2], -__fmul_rn(b1_27_, s1_.v[2])));
                 }
-                float a0_28 = kf_f16_to_f32(u_7.v[3]);
-                float b0_28 = kf_f16_to_f32(v_7.v[3]);
-                float a1_28 = kf_f16_to_f32(u_7.v[7]);
-                float b1_28 = kf_f16_to_f32(v_7.v[7]);
-                if (second_7) {
-                    o_13.v[3] = kf_f16_from_f32(__fmaf_rn(b0_28, c0.v[3], __fmul_rn(a0_28, s0.v[3])));
-                    o_13.v[7] = kf_f16_from_f32(__fmaf_rn(b1_28, c1.v[3], __fmul_rn(a1_28, s1.v[3])));
+                float a0_28_ = kf_f16_to_f32(u_7_.v[3]);
+                float b0_28_ = kf_f16_to_f32(v_7_.v[3]);
+                float a1_28_ = kf_f16_to_f32(u_7_.v[7]);
+                float b1_28_ = kf_f16_to_f32(v_7_.v[7]);
+                if (second_7_) {
+                    o_13_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_28_, c0_.v[3], __fmul_rn(a0_28_, s0_.v[3])));
+                    o_13_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_28_, c1_.v[3], __fmul_rn(a1_28_, s1_.v[3])));
                 } else {
-                    o_13.v[3] = kf_f16_from_f32(__fmaf_rn(a0_28, c0.v[3], -__fmul_rn(b0_28, s0.v[3])));
-                    o_13.v[7] = kf_f16_from_f32(__fmaf_rn(a1_28, c1.v[3], -__fmul_rn(b1_28, s1.v[3])));
+                    o_13_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_28_, c0_.v[3], -__fmul_rn(b0_28_, s0_.v[3])));
+                    o_13_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_28_, c1_.v[3], -__fmul_rn(b1_28_, s1_.v[3])));
                 }
-                ou_4 = o_13;
-                kf_f16x8 u_8 = vu[3u];
-                kf_f16x8 v_8 = vv[3u];
-                bool second_8 = true;
-                kf_f16x8 t2103 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_14 = t2103;
-                float a0_29 = kf_f16_to_f32(u_8.v[0]);
-                float b0_29 = kf_f16_to_f32(v_8.v[0]);
-                float a1_29 = kf_f16_to_f32(u_8.v[4]);
-                float b1_29 = kf_f16_to_f32(v_8.v[4]);
-                if (second_8) {
-                    o_14.v[0] = kf_f16_from_f32(__fmaf_rn(b0_29, c0.v[0], __fmul_rn(a0_29, s0.v[0])));
-                    o_14.v[4] = kf_f16_from_f32(__fmaf_rn(b1_29, c1.v[0], __fmul_rn(a1_29, s1.v[0])));
+                ou_4_ = o_13_;
+                kf_f16x8 u_8_ = vu_[3u];
+                kf_f16x8 v_8_ = vv_[3u];
+                bool second_8_ = true;
+                kf_f16x8 t2103_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_14_ = t2103_;
+                float a0_29_ = kf_f16_to_f32(u_8_.v[0]);
+                float b0_29_ = kf_f16_to_f32(v_8_.v[0]);
+                float a1_29_ = kf_f16_to_f32(u_8_.v[4]);
+                float b1_29_ = kf_f16_to_f32(v_8_.v[4]);
+                if (second_8_) {
+                    o_14_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_29_, c0_.v[0], __fmul_rn(a0_29_, s0_.v[0])));
+                    o_14_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_29_, c1_.v[0], __fmul_rn(a1_29_, s1_.v[0])));
                 } else {
-                    o_14.v[0] = kf_f16_from_f32(__fmaf_rn(a0_29, c0.v[0], -__fmul_rn(b0_29, s0.v[0])));
-                    o_14.v[4] = kf_f16_from_f32(__fmaf_rn(a1_29, c1.v[0], -__fmul_rn(b1_29, s1.v[0])));
+                    o_14_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_29_, c0_.v[0], -__fmul_rn(b0_29_, s0_.v[0])));
+                    o_14_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_29_, c1_.v[0], -__fmul_rn(b1_29_, s1_.v[0])));
                 }
-                float a0_30 = kf_f16_to_f32(u_8.v[1]);
-                float b0_30 = kf_f16_to_f32(v_8.v[1]);
-                float a1_30 = kf_f16_to_f32(u_8.v[5]);
-                float b1_30 = kf_f16_to_f32(v_8.v[5]);
-                if (second_8) {
-                    o_14.v[1] = kf_f16_from_f32(__fmaf_rn(b0_30, c0.v[1], __fmul_rn(a0_30, s0.v[1])));
-                    o_14.v[5] = kf_f16_from_f32(__fmaf_rn(b1_30, c1.v[1], __fmul_rn(a1_30, s1.v[1])));
+                float a0_30_ = kf_f16_to_f32(u_8_.v[1]);
+                float b0_30_ = kf_f16_to_f32(v_8_.v[1]);
+                float a1_30_ = kf_f16_to_f32(u_8_.v[5]);
+                float b1_30_ = kf_f16_to_f32(v_8_.v[5]);
+                if (second_8_) {
+                    o_14_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_30_, c0_.v[1], __fmul_rn(a0_30_, s0_.v[1])));
+                    o_14_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_30_, c1_.v[1], __fmul_rn(a1_30_, s1_.v[1])));
                 } else {
-                    o_14.v[1] = kf_f16_from_f32(__fmaf_rn(a0_30, c0.v[1], -__fmul_rn(b0_30, s0.v[1])));
-                    o_14.v[5] = kf_f16_from_f32(__fmaf_rn(a1_30, c1.v[1], -__fmul_rn(b1_30, s1.v[1])));
+                    o_14_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_30_, c0_.v[1], -__fmul_rn(b0_30_, s0_.v[1])));
+                    o_14_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_30_, c1_.v[1], -__fmul_rn(b1_30_, s1_.v[1])));
                 }
-                float a0_31 = kf_f16_to_f32(u_8.v[2]);
-                float b0_31 = kf_f16_to_f32(v_8.v[2]);
-                float a1_31 = kf_f16_to_f32(u_8.v[6]);
-                float b1_31 = kf_f16_to_f32(v_8.v[6]);
-                if (second_8) {
-                    o_14.v[2] = kf_f16_from_f32(__fmaf_rn(b0_31, c0.v[2], __fmul_rn(a0_31, s0.v[2])));
-                    o_14.v[6] = kf_f16_from_f32(__fmaf_rn(b1_31, c1.v[2], __fmul_rn(a1_31, s1.v[2])));
+                float a0_31_ = kf_f16_to_f32(u_8_.v[2]);
+                float b0_31_ = kf_f16_to_f32(v_8_.v[2]);
+                float a1_31_ = kf_f16_to_f32(u_8_.v[6]);
+                float b1_31_ = kf_f16_to_f32(v_8_.v[6]);
+                if (second_8_) {
+                    o_14_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_31_, c0_.v[2], __fmul_rn(a0_31_, s0_.v[2])));
+                    o_14_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_31_, c1_.v[2], __fmul_rn(a1_31_, s1_.v[2])));
                 } else {
-                    o_14.v[2] = kf_f16_from_f32(__fmaf_rn(a0_31, c0.v[2], -__fmul_rn(b0_31, s0.v[2])));
-                    o_14.v[6] = kf_f16_from_f32(__fmaf_rn(a1_31, c1.v[2], -__fmul_rn(b1_31, s1.v[2])));
+                    o_14_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_31_, c0_.v[2], -__fmul_rn(b0_31_, s0_.v[2])));
+                    o_14_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_31_, c1_.v[2], -__fmul_rn(b1_31_, s1_.v[2])));
                 }
-                float a0_32 = kf_f16_to_f32(u_8.v[3]);
-                float b0_32 = kf_f16_to_f32(v_8.v[3]);
-                float a1_32 = kf_f16_to_f32(u_8.v[7]);
-                float b1_32 = kf_f16_to_f32(v_8.v[7]);
-                if (second_8) {
-                    o_14.v[3] = kf_f16_from_f32(__fmaf_rn(b0_32, c0.v[3], __fmul_rn(a0_32, s0.v[3])));
-                    o_14.v[7] = kf_f16_from_f32(__fmaf_rn(b1_32, c1.v[3], __fmul_rn(a1_32, s1.v[3])));
+                float a0_32_ = kf_f16_to_f32(u_8_.v[3]);
+                float b0_32_ = kf_f16_to_f32(v_8_.v[3]);
+                float a1_32_ = kf_f16_to_f32(u_8_.v[7]);
+                float b1_32_ = kf_f16_to_f32(v_8_.v[7]);
+                if (second_8_) {
+                    o_14_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_32_, c0_.v[3], __fmul_rn(a0_32_, s0_.v[3])));
+                    o_14_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_32_, c1_.v[3], __fmul_rn(a1_32_, s1_.v[3])));
                 } else {
-                    o_14.v[3] = kf_f16_from_f32(__fmaf_rn(a0_32, c0.v[3], -__fmul_rn(b0_32, s0.v[3])));
-                    o_14.v[7] = kf_f16_from_f32(__fmaf_rn(a1_32, c1.v[3], -__fmul_rn(b1_32, s1.v[3])));
+                    o_14_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_32_, c0_.v[3], -__fmul_rn(b0_32_, s0_.v[3])));
+                    o_14_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_32_, c1_.v[3], -__fmul_rn(b1_32_, s1_.v[3])));
                 }
-                ov_4 = o_14;
+                ov_4_ = o_14_;
             } else {
-                kf_f16x8 w_7 = vu[3u];
-                kf_f16x8 t2228 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_15 = t2228;
-                float a_33 = kf_f16_to_f32(w_7.v[0]);
-                float b_25 = kf_f16_to_f32(w_7.v[1]);
-                o_15.v[0] = kf_f16_from_f32(__fmaf_rn(a_33, c0.v[0], -__fmul_rn(b_25, s0.v[0])));
-                o_15.v[1] = kf_f16_from_f32(__fmaf_rn(b_25, c0.v[0], __fmul_rn(a_33, s0.v[0])));
-                float a_34 = kf_f16_to_f32(w_7.v[2]);
-                float b_26 = kf_f16_to_f32(w_7.v[3]);
-                o_15.v[2] = kf_f16_from_f32(__fmaf_rn(a_34, c0.v[1], -__fmul_rn(b_26, s0.v[1])));
-                o_15.v[3] = kf_f16_from_f32(__fmaf_rn(b_26, c0.v[1], __fmul_rn(a_34, s0.v[1])));
-                float a_35 = kf_f16_to_f32(w_7.v[4]);
-                float b_27 = kf_f16_to_f32(w_7.v[5]);
-                o_15.v[4] = kf_f16_from_f32(__fmaf_rn(a_35, c0.v[2], -__fmul_rn(b_27, s0.v[2])));
-                o_15.v[5] = kf_f16_from_f32(__fmaf_rn(b_27, c0.v[2], __fmul_rn(a_35, s0.v[2])));
-                float a_36 = kf_f16_to_f32(w_7.v[6]);
-                float b_28 = kf_f16_to_f32(w_7.v[7]);
-                o_15.v[6] = kf_f16_from_f32(__fmaf_rn(a_36, c0.v[3], -__fmul_rn(b_28, s0.v[3])));
-                o_15.v[7] = kf_f16_from_f32(__fmaf_rn(b_28, c0.v[3], __fmul_rn(a_36, s0.v[3])));
-                ou_4 = o_15;
-                kf_f16x8 w_8 = vv[3u];
-                kf_f16x8 t2293 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_16 = t2293;
-                float a_37 = kf_f16_to_f32(w_8.v[0]);
-                float b_29 = kf_f16_to_f32(w_8.v[1]);
-                o_16.v[0] = kf_f16_from_f32(__fmaf_rn(a_37, c1.v[0], -__fmul_rn(b_29, s1.v[0])));
-                o_16.v[1] = kf_f16_from_f32(__fmaf_rn(b_29, c1.v[0], __fmul_rn(a_37, s1.v[0])));
-                float a_38 = kf_f16_to_f32(w_8.v[2]);
-                float b_30 = kf_f16_to_f32(w_8.v[3]);
-                o_16.v[2] = kf_f16_from_f32(__fmaf_rn(a_38, c1.v[1], -__fmul_rn(b_30, s1.v[1])));
-                o_16.v[3] = kf_f16_from_f32(__fmaf_rn(b_30, c1.v[1], __fmul_rn(a_38, s1.v[1])));
-                float a_39 = kf_f16_to_f32(w_8.v[4]);
-                float b_31 = kf_f16_to_f32(w_8.v[5]);
-                o_16.v[4] = kf_f16_from_f32(__fmaf_rn(a_39, c1.v[2], -__fmul_rn(b_31, s1.v[2])));
-                o_16.v[5] = kf_f16_from_f32(__fmaf_rn(b_31, c1.v[2], __fmul_rn(a_39, s1.v[2])));
-                float a_40 = kf_f16_to_f32(w_8.v[6]);
-                float b_32 = kf_f16_to_f32(w_8.v[7]);
-                o_16.v[6] = kf_f16_from_f32(__fmaf_rn(a_40, c1.v[3], -__fmul_rn(b_32, s1.v[3])));
-                o_16.v[7] = kf_f16_from_f32(__fmaf_rn(b_32, c1.v[3], __fmul_rn(a_40, s1.v[3])));
-                ov_4 = o_16;
+                kf_f16x8 w_7_ = vu_[3u];
+                kf_f16x8 t2228_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_15_ = t2228_;
+                float a_33_ = kf_f16_to_f32(w_7_.v[0]);
+                float b_25_ = kf_f16_to_f32(w_7_.v[1]);
+                o_15_.v[0] = kf_f16_from_f32(__fmaf_rn(a_33_, c0_.v[0], -__fmul_rn(b_25_, s0_.v[0])));
+                o_15_.v[1] = kf_f16_from_f32(__fmaf_rn(b_25_, c0_.v[0], __fmul_rn(a_33_, s0_.v[0])));
+                float a_34_ = kf_f16_to_f32(w_7_.v[2]);
+                float b_26_ = kf_f16_to_f32(w_7_.v[3]);
+                o_15_.v[2] = kf_f16_from_f32(__fmaf_rn(a_34_, c0_.v[1], -__fmul_rn(b_26_, s0_.v[1])));
+                o_15_.v[3] = kf_f16_from_f32(__fmaf_rn(b_26_, c0_.v[1], __fmul_rn(a_34_, s0_.v[1])));
+                float a_35_ = kf_f16_to_f32(w_7_.v[4]);
+                float b_27_ = kf_f16_to_f32(w_7_.v[5]);
+                o_15_.v[4] = kf_f16_from_f32(__fmaf_rn(a_35_, c0_.v[2], -__fmul_rn(b_27_, s0_.v[2])));
+                o_15_.v[5] = kf_f16_from_f32(__fmaf_rn(b_27_, c0_.v[2], __fmul_rn(a_35_, s0_.v[2])));
+                float a_36_ = kf_f16_to_f32(w_7_.v[6]);
+                float b_28_ = kf_f16_to_f32(w_7_.v[7]);
+                o_15_.v[6] = kf_f16_from_f32(__fmaf_rn(a_36_, c0_.v[3], -__fmul_rn(b_28_, s0_.v[3])));
+                o_15_.v[7] = kf_f16_from_f32(__fmaf_rn(b_28_, c0_.v[3], __fmul_rn(a_36_, s0_.v[3])));
+                ou_4_ = o_15_;
+                kf_f16x8 w_8_ = vv_[3u];
+                kf_f16x8 t2293_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_16_ = t2293_;
+                float a_37_ = kf_f16_to_f32(w_8_.v[0]);
+                float b_29_ = kf_f16_to_f32(w_8_.v[1]);
+                o_16_.v[0] = kf_f16_from_f32(__fmaf_rn(a_37_, c1_.v[0], -__fmul_rn(b_29_, s1_.v[0])));
+                o_16_.v[1] = kf_f16_from_f32(__fmaf_rn(b_29_, c1_.v[0], __fmul_rn(a_37_, s1_.v[0])));
+                float a_38_ = kf_f16_to_f32(w_8_.v[2]);
+                float b_30_ = kf_f16_to_f32(w_8_.v[3]);
+                o_16_.v[2] = kf_f16_from_f32(__fmaf_rn(a_38_, c1_.v[1], -__fmul_rn(b_30_, s1_.v[1])));
+                o_16_.v[3] = kf_f16_from_f32(__fmaf_rn(b_30_, c1_.v[1], __fmul_rn(a_38_, s1_.v[1])));
+                float a_39_ = kf_f16_to_f32(w_8_.v[4]);
+                float b_31_ = kf_f16_to_f32(w_8_.v[5]);
+                o_16_.v[4] = kf_f16_from_f32(__fmaf_rn(a_39_, c1_.v[2], -__fmul_rn(b_31_, s1_.v[2])));
+                o_16_.v[5] = kf_f16_from_f32(__fmaf_rn(b_31_, c1_.v[2], __fmul_rn(a_39_, s1_.v[2])));
+                float a_40_ = kf_f16_to_f32(w_8_.v[6]);
+                float b_32_ = kf_f16_to_f32(w_8_.v[7]);
+                o_16_.v[6] = kf_f16_from_f32(__fmaf_rn(a_40_, c1_.v[3], -__fmul_rn(b_32_, s1_.v[3])));
+                o_16_.v[7] = kf_f16_from_f32(__fmaf_rn(b_32_, c1_.v[3], __fmul_rn(a_40_, s1_.v[3])));
+                ov_4_ = o_16_;
             }
         }
-        if (head_4 < h) {
-            unsigned base8_14 = kf_shr_u32((((tok * h) + head_4) * d), 3u);
-            unsigned t2361 = base8_14 + c;
-            unsigned t2364 = base8_14 + (2u * c);
-            q8[neox ? t2361 : t2364] = ou_4;
-            unsigned t2369 = (base8_14 + kf_shr_u32(d, 4u)) + c;
-            unsigned t2374 = (base8_14 + (2u * c)) + 1u;
-            q8[neox ? t2369 : t2374] = ov_4;
-        } else if (head_4 < (h + hkv)) {
-            unsigned base8_15 = kf_shr_u32(((((((tok * l) + pi) * hkv) + head_4) - h) * d), 3u);
-            unsigned t2386 = base8_15 + c;
-            unsigned t2389 = base8_15 + (2u * c);
-            k8[neox ? t2386 : t2389] = ou_4;
-            unsigned t2394 = (base8_15 + kf_shr_u32(d, 4u)) + c;
-            unsigned t2399 = (base8_15 + (2u * c)) + 1u;
-            k8[neox ? t2394 : t2399] = ov_4;
-        } else if (head_4 < nh) {
-            unsigned base8_16 = kf_shr_u32((((((((tok * l) + pi) * hkv) + head_4) - h) - hkv) * d), 3u);
-            unsigned t2411 = base8_16 + c;
-            unsigned t2414 = base8_16 + (2u * c);
-            v8[neox ? t2411 : t2414] = ou_4;
-            unsigned t2419 = (base8_16 + kf_shr_u32(d, 4u)) + c;
-            unsigned t2424 = (base8_16 + (2u * c)) + 1u;
-            v8[neox ? t2419 : t2424] = ov_4;
+        if (head_4_ < h_) {
+            unsigned base8_14_ = kf_shr_u32((((tok_ * h_) + head_4_) * d_), 3u);
+            unsigned t2361_ = base8_14_ + c_;
+            unsigned t2364_ = base8_14_ + (2u * c_);
+            q8_[neox_ ? t2361_ : t2364_] = ou_4_;
+            unsigned t2369_ = (base8_14_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t2374_ = (base8_14_ + (2u * c_)) + 1u;
+            q8_[neox_ ? t2369_ : t2374_] = ov_4_;
+        } else if (head_4_ < (h_ + hkv_)) {
+            unsigned base8_15_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_4_) - h_) * d_), 3u);
+            unsigned t2386_ = base8_15_ + c_;
+            unsigned t2389_ = base8_15_ + (2u * c_);
+            k8_[neox_ ? t2386_ : t2389_] = ou_4_;
+            unsigned t2394_ = (base8_15_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t2399_ = (base8_15_ + (2u * c_)) + 1u;
+            k8_[neox_ ? t2394_ : t2399_] = ov_4_;
+        } else if (head_4_ < nh_) {
+            unsigned base8_16_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_4_) - h_) - hkv_) * d_), 3u);
+            unsigned t2411_ = base8_16_ + c_;
+            unsigned t2414_ = base8_16_ + (2u * c_);
+            v8_[neox_ ? t2411_ : t2414_] = ou_4_;
+            unsigned t2419_ = (base8_16_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t2424_ = (base8_16_ + (2u * c_)) + 1u;
+            v8_[neox_ ? t2419_ : t2424_] = ov_4_;
         }
         break;
     }
@@ -2970,1021 +2973,1021 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv, const unsigned* __restrict__ pos, 
 
 /* kernel rope_qkv_gptj (rope.kf:248) */
 extern "C" __global__ void __launch_bounds__(256)
-rope_qkv_gptj(const kf_f16* __restrict__ qkv, const unsigned* __restrict__ pos, kf_f16* __restrict__ q, kf_f16* __restrict__ kc, kf_f16* __restrict__ vc, unsigned t, unsigned h, unsigned hkv, unsigned l, unsigned d, float theta)
+rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_, kf_f16* __restrict__ q_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, unsigned t_, unsigned h_, unsigned hkv_, unsigned l_, unsigned d_, float theta_)
 {
-    kf_f16x8 vu[4];
-    kf_f16x8 vv[4];
-    bool neox = false;
+    kf_f16x8 vu_[4];
+    kf_f16x8 vv_[4];
+    bool neox_ = false;
     for (;;) {
-        const kf_f16x8* src8 = (const kf_f16x8*)qkv;
-        kf_f16x8* q8 = (kf_f16x8*)q;
-        kf_f16x8* k8 = (kf_f16x8*)kc;
-        kf_f16x8* v8 = (kf_f16x8*)vc;
-        unsigned nh = h + (2u * hkv);
-        unsigned c = ((blockIdx.x * blockDim.x) + threadIdx.x) % kf_shr_u32(d, 4u);
-        unsigned hg = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d, 4u)) % ((nh / 4u) + (((nh % 4u) != 0u) ? 1u : 0u));
-        unsigned tok = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d, 4u)) / ((nh / 4u) + (((nh % 4u) != 0u) ? 1u : 0u));
-        if (tok >= t) {
+        const kf_f16x8* src8_ = (const kf_f16x8*)qkv_;
+        kf_f16x8* q8_ = (kf_f16x8*)q_;
+        kf_f16x8* k8_ = (kf_f16x8*)kc_;
+        kf_f16x8* v8_ = (kf_f16x8*)vc_;
+        unsigned nh_ = h_ + (2u * hkv_);
+        unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % kf_shr_u32(d_, 4u);
+        unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) % ((nh_ / 4u) + (((nh_ % 4u) != 0u) ? 1u : 0u));
+        unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) / ((nh_ / 4u) + (((nh_ % 4u) != 0u) ? 1u : 0u));
+        if (tok_ >= t_) {
             break;
         }
-        unsigned pi = pos[tok];
-        unsigned base8 = kf_shr_u32((((tok * nh) + min(((hg * 4u) + 0u), (nh - 1u))) * d), 3u);
-        unsigned t77 = base8 + c;
-        unsigned t80 = base8 + (2u * c);
-        vu[0u] = src8[neox ? t77 : t80];
-        unsigned t87 = (base8 + kf_shr_u32(d, 4u)) + c;
-        unsigned t92 = (base8 + (2u * c)) + 1u;
-        vv[0u] = src8[neox ? t87 : t92];
-        unsigned base8_2 = kf_shr_u32((((tok * nh) + min(((hg * 4u) + 1u), (nh - 1u))) * d), 3u);
-        unsigned t108 = base8_2 + c;
-        unsigned t111 = base8_2 + (2u * c);
-        vu[1u] = src8[neox ? t108 : t111];
-        unsigned t118 = (base8_2 + kf_shr_u32(d, 4u)) + c;
-        unsigned t123 = (base8_2 + (2u * c)) + 1u;
-        vv[1u] = src8[neox ? t118 : t123];
-        unsigned base8_3 = kf_shr_u32((((tok * nh) + min(((hg * 4u) + 2u), (nh - 1u))) * d), 3u);
-        unsigned t139 = base8_3 + c;
-        unsigned t142 = base8_3 + (2u * c);
-        vu[2u] = src8[neox ? t139 : t142];
-        unsigned t149 = (base8_3 + kf_shr_u32(d, 4u)) + c;
-        unsigned t154 = (base8_3 + (2u * c)) + 1u;
-        vv[2u] = src8[neox ? t149 : t154];
-        unsigned base8_4 = kf_shr_u32((((tok * nh) + min(((hg * 4u) + 3u), (nh - 1u))) * d), 3u);
-        unsigned t170 = base8_4 + c;
-        unsigned t173 = base8_4 + (2u * c);
-        vu[3u] = src8[neox ? t170 : t173];
-        unsigned t180 = (base8_4 + kf_shr_u32(d, 4u)) + c;
-        unsigned t185 = (base8_4 + (2u * c)) + 1u;
-        vv[3u] = src8[neox ? t180 : t185];
-        double p = (double)pi;
-        double lt = log2((double)theta);
-        unsigned i0 = 8u * c;
-        double inv0 = exp2(__dmul_rn(__dmul_rn(-(double)i0, __ddiv_rn(2.0, (double)d)), lt));
-        unsigned i0_2 = 1u;
-        double ratio = exp2(__dmul_rn(__dmul_rn(-(double)i0_2, __ddiv_rn(2.0, (double)d)), lt));
-        kf_f32x4 t211 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 c0 = t211;
-        kf_f32x4 t214 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 c1 = t214;
-        kf_f32x4 t217 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 s0 = t217;
-        kf_f32x4 t220 = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 s1 = t220;
-        unsigned e = 0u;
-        double inv = inv0;
-        if (0u < e) {
-            inv = __dmul_rn(inv, ratio);
+        unsigned pi_ = pos_[tok_];
+        unsigned base8_ = kf_shr_u32((((tok_ * nh_) + min(((hg_ * 4u) + 0u), (nh_ - 1u))) * d_), 3u);
+        unsigned t77_ = base8_ + c_;
+        unsigned t80_ = base8_ + (2u * c_);
+        vu_[0u] = src8_[neox_ ? t77_ : t80_];
+        unsigned t87_ = (base8_ + kf_shr_u32(d_, 4u)) + c_;
+        unsigned t92_ = (base8_ + (2u * c_)) + 1u;
+        vv_[0u] = src8_[neox_ ? t87_ : t92_];
+        unsigned base8_2_ = kf_shr_u32((((tok_ * nh_) + min(((hg_ * 4u) + 1u), (nh_ - 1u))) * d_), 3u);
+        unsigned t108_ = base8_2_ + c_;
+        unsigned t111_ = base8_2_ + (2u * c_);
+        vu_[1u] = src8_[neox_ ? t108_ : t111_];
+        unsigned t118_ = (base8_2_ + kf_shr_u32(d_, 4u)) + c_;
+        unsigned t123_ = (base8_2_ + (2u * c_)) + 1u;
+        vv_[1u] = src8_[neox_ ? t118_ : t123_];
+        unsigned base8_3_ = kf_shr_u32((((tok_ * nh_) + min(((hg_ * 4u) + 2u), (nh_ - 1u))) * d_), 3u);
+        unsigned t139_ = base8_3_ + c_;
+        unsigned t142_ = base8_3_ + (2u * c_);
+        vu_[2u] = src8_[neox_ ? t139_ : t142_];
+        unsigned t149_ = (base8_3_ + kf_shr_u32(d_, 4u)) + c_;
+        unsigned t154_ = (base8_3_ + (2u * c_)) + 1u;
+        vv_[2u] = src8_[neox_ ? t149_ : t154_];
+        unsigned base8_4_ = kf_shr_u32((((tok_ * nh_) + min(((hg_ * 4u) + 3u), (nh_ - 1u))) * d_), 3u);
+        unsigned t170_ = base8_4_ + c_;
+        unsigned t173_ = base8_4_ + (2u * c_);
+        vu_[3u] = src8_[neox_ ? t170_ : t173_];
+        unsigned t180_ = (base8_4_ + kf_shr_u32(d_, 4u)) + c_;
+        unsigned t185_ = (base8_4_ + (2u * c_)) + 1u;
+        vv_[3u] = src8_[neox_ ? t180_ : t185_];
+        double p_ = (double)pi_;
+        double lt_ = log2((double)theta_);
+        unsigned i0_ = 8u * c_;
+        double inv0_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_, __ddiv_rn(2.0, (double)d_)), lt_));
+        unsigned i0_2_ = 1u;
+        double ratio_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_2_, __ddiv_rn(2.0, (double)d_)), lt_));
+        kf_f32x4 t211_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 c0_ = t211_;
+        kf_f32x4 t214_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 c1_ = t214_;
+        kf_f32x4 t217_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 s0_ = t217_;
+        kf_f32x4 t220_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 s1_ = t220_;
+        unsigned e_ = 0u;
+        double inv_ = inv0_;
+        if (0u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (1u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (1u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (2u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (2u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (3u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (3u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (4u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (4u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (5u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (5u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        if (6u < e) {
-            inv = __dmul_rn(inv, ratio);
+        if (6u < e_) {
+            inv_ = __dmul_rn(inv_, ratio_);
         }
-        double a = __dmul_rn(p, inv);
-        double k = floor(__fma_rn(a, 0.15915494309189535, 0.5));
-        double r = __fma_rn(-k, 2.4492935982947064e-16, __fma_rn(-k, 6.283185307179586, a));
-        float rf = __double2float_rn(r);
-        float t257 = kf_cos_approx(rf);
-        float t258 = kf_sin_approx(rf);
-        kf_f32x2 lo = kf_f32x2{{t257, t258}};
-        unsigned e_2 = 4u;
-        double inv_2 = inv0;
-        if (0u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        double a_ = __dmul_rn(p_, inv_);
+        double k_ = floor(__fma_rn(a_, 0.15915494309189535, 0.5));
+        double r_ = __fma_rn(-k_, 2.4492935982947064e-16, __fma_rn(-k_, 6.283185307179586, a_));
+        float rf_ = __double2float_rn(r_);
+        float t257_ = kf_cos_approx(rf_);
+        float t258_ = kf_sin_approx(rf_);
+        kf_f32x2 lo_ = kf_f32x2{{t257_, t258_}};
+        unsigned e_2_ = 4u;
+        double inv_2_ = inv0_;
+        if (0u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (1u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (1u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (2u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (2u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (3u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (3u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (4u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (4u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (5u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (5u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        if (6u < e_2) {
-            inv_2 = __dmul_rn(inv_2, ratio);
+        if (6u < e_2_) {
+            inv_2_ = __dmul_rn(inv_2_, ratio_);
         }
-        double a_2 = __dmul_rn(p, inv_2);
-        double k_2 = floor(__fma_rn(a_2, 0.15915494309189535, 0.5));
-        double r_2 = __fma_rn(-k_2, 2.4492935982947064e-16, __fma_rn(-k_2, 6.283185307179586, a_2));
-        float rf_2 = __double2float_rn(r_2);
-        float t296 = kf_cos_approx(rf_2);
-        float t297 = kf_sin_approx(rf_2);
-        kf_f32x2 hi = kf_f32x2{{t296, t297}};
-        c0.v[0] = lo.v[0];
-        s0.v[0] = lo.v[1];
-        c1.v[0] = hi.v[0];
-        s1.v[0] = hi.v[1];
-        unsigned e_3 = 1u;
-        double inv_3 = inv0;
-        if (0u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        double a_2_ = __dmul_rn(p_, inv_2_);
+        double k_2_ = floor(__fma_rn(a_2_, 0.15915494309189535, 0.5));
+        double r_2_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_2_));
+        float rf_2_ = __double2float_rn(r_2_);
+        float t296_ = kf_cos_approx(rf_2_);
+        float t297_ = kf_sin_approx(rf_2_);
+        kf_f32x2 hi_ = kf_f32x2{{t296_, t297_}};
+        c0_.v[0] = lo_.v[0];
+        s0_.v[0] = lo_.v[1];
+        c1_.v[0] = hi_.v[0];
+        s1_.v[0] = hi_.v[1];
+        unsigned e_3_ = 1u;
+        double inv_3_ = inv0_;
+        if (0u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (1u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (1u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (2u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (2u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (3u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (3u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (4u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (4u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (5u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (5u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        if (6u < e_3) {
-            inv_3 = __dmul_rn(inv_3, ratio);
+        if (6u < e_3_) {
+            inv_3_ = __dmul_rn(inv_3_, ratio_);
         }
-        double a_3 = __dmul_rn(p, inv_3);
-        double k_3 = floor(__fma_rn(a_3, 0.15915494309189535, 0.5));
-        double r_3 = __fma_rn(-k_3, 2.4492935982947064e-16, __fma_rn(-k_3, 6.283185307179586, a_3));
-        float rf_3 = __double2float_rn(r_3);
-        float t339 = kf_cos_approx(rf_3);
-        float t340 = kf_sin_approx(rf_3);
-        kf_f32x2 lo_2 = kf_f32x2{{t339, t340}};
-        unsigned e_4 = 5u;
-        double inv_4 = inv0;
-        if (0u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        double a_3_ = __dmul_rn(p_, inv_3_);
+        double k_3_ = floor(__fma_rn(a_3_, 0.15915494309189535, 0.5));
+        double r_3_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_3_));
+        float rf_3_ = __double2float_rn(r_3_);
+        float t339_ = kf_cos_approx(rf_3_);
+        float t340_ = kf_sin_approx(rf_3_);
+        kf_f32x2 lo_2_ = kf_f32x2{{t339_, t340_}};
+        unsigned e_4_ = 5u;
+        double inv_4_ = inv0_;
+        if (0u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (1u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (1u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (2u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (2u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (3u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (3u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (4u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (4u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (5u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (5u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        if (6u < e_4) {
-            inv_4 = __dmul_rn(inv_4, ratio);
+        if (6u < e_4_) {
+            inv_4_ = __dmul_rn(inv_4_, ratio_);
         }
-        double a_4 = __dmul_rn(p, inv_4);
-        double k_4 = floor(__fma_rn(a_4, 0.15915494309189535, 0.5));
-        double r_4 = __fma_rn(-k_4, 2.4492935982947064e-16, __fma_rn(-k_4, 6.283185307179586, a_4));
-        float rf_4 = __double2float_rn(r_4);
-        float t378 = kf_cos_approx(rf_4);
-        float t379 = kf_sin_approx(rf_4);
-        kf_f32x2 hi_2 = kf_f32x2{{t378, t379}};
-        c0.v[1] = lo_2.v[0];
-        s0.v[1] = lo_2.v[1];
-        c1.v[1] = hi_2.v[0];
-        s1.v[1] = hi_2.v[1];
-        unsigned e_5 = 2u;
-        double inv_5 = inv0;
-        if (0u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        double a_4_ = __dmul_rn(p_, inv_4_);
+        double k_4_ = floor(__fma_rn(a_4_, 0.15915494309189535, 0.5));
+        double r_4_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_4_));
+        float rf_4_ = __double2float_rn(r_4_);
+        float t378_ = kf_cos_approx(rf_4_);
+        float t379_ = kf_sin_approx(rf_4_);
+        kf_f32x2 hi_2_ = kf_f32x2{{t378_, t379_}};
+        c0_.v[1] = lo_2_.v[0];
+        s0_.v[1] = lo_2_.v[1];
+        c1_.v[1] = hi_2_.v[0];
+        s1_.v[1] = hi_2_.v[1];
+        unsigned e_5_ = 2u;
+        double inv_5_ = inv0_;
+        if (0u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (1u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (1u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (2u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (2u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (3u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (3u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (4u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (4u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (5u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (5u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        if (6u < e_5) {
-            inv_5 = __dmul_rn(inv_5, ratio);
+        if (6u < e_5_) {
+            inv_5_ = __dmul_rn(inv_5_, ratio_);
         }
-        double a_5 = __dmul_rn(p, inv_5);
-        double k_5 = floor(__fma_rn(a_5, 0.15915494309189535, 0.5));
-        double r_5 = __fma_rn(-k_5, 2.4492935982947064e-16, __fma_rn(-k_5, 6.283185307179586, a_5));
-        float rf_5 = __double2float_rn(r_5);
-        float t421 = kf_cos_approx(rf_5);
-        float t422 = kf_sin_approx(rf_5);
-        kf_f32x2 lo_3 = kf_f32x2{{t421, t422}};
-        unsigned e_6 = 6u;
-        double inv_6 = inv0;
-        if (0u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        double a_5_ = __dmul_rn(p_, inv_5_);
+        double k_5_ = floor(__fma_rn(a_5_, 0.15915494309189535, 0.5));
+        double r_5_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_5_));
+        float rf_5_ = __double2float_rn(r_5_);
+        float t421_ = kf_cos_approx(rf_5_);
+        float t422_ = kf_sin_approx(rf_5_);
+        kf_f32x2 lo_3_ = kf_f32x2{{t421_, t422_}};
+        unsigned e_6_ = 6u;
+        double inv_6_ = inv0_;
+        if (0u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (1u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (1u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (2u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (2u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (3u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (3u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (4u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (4u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (5u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (5u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        if (6u < e_6) {
-            inv_6 = __dmul_rn(inv_6, ratio);
+        if (6u < e_6_) {
+            inv_6_ = __dmul_rn(inv_6_, ratio_);
         }
-        double a_6 = __dmul_rn(p, inv_6);
-        double k_6 = floor(__fma_rn(a_6, 0.15915494309189535, 0.5));
-        double r_6 = __fma_rn(-k_6, 2.4492935982947064e-16, __fma_rn(-k_6, 6.283185307179586, a_6));
-        float rf_6 = __double2float_rn(r_6);
-        float t460 = kf_cos_approx(rf_6);
-        float t461 = kf_sin_approx(rf_6);
-        kf_f32x2 hi_3 = kf_f32x2{{t460, t461}};
-        c0.v[2] = lo_3.v[0];
-        s0.v[2] = lo_3.v[1];
-        c1.v[2] = hi_3.v[0];
-        s1.v[2] = hi_3.v[1];
-        unsigned e_7 = 3u;
-        double inv_7 = inv0;
-        if (0u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        double a_6_ = __dmul_rn(p_, inv_6_);
+        double k_6_ = floor(__fma_rn(a_6_, 0.15915494309189535, 0.5));
+        double r_6_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_6_));
+        float rf_6_ = __double2float_rn(r_6_);
+        float t460_ = kf_cos_approx(rf_6_);
+        float t461_ = kf_sin_approx(rf_6_);
+        kf_f32x2 hi_3_ = kf_f32x2{{t460_, t461_}};
+        c0_.v[2] = lo_3_.v[0];
+        s0_.v[2] = lo_3_.v[1];
+        c1_.v[2] = hi_3_.v[0];
+        s1_.v[2] = hi_3_.v[1];
+        unsigned e_7_ = 3u;
+        double inv_7_ = inv0_;
+        if (0u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (1u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (1u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (2u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (2u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (3u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (3u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (4u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (4u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (5u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (5u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        if (6u < e_7) {
-            inv_7 = __dmul_rn(inv_7, ratio);
+        if (6u < e_7_) {
+            inv_7_ = __dmul_rn(inv_7_, ratio_);
         }
-        double a_7 = __dmul_rn(p, inv_7);
-        double k_7 = floor(__fma_rn(a_7, 0.15915494309189535, 0.5));
-        double r_7 = __fma_rn(-k_7, 2.4492935982947064e-16, __fma_rn(-k_7, 6.283185307179586, a_7));
-        float rf_7 = __double2float_rn(r_7);
-        float t503 = kf_cos_approx(rf_7);
-        float t504 = kf_sin_approx(rf_7);
-        kf_f32x2 lo_4 = kf_f32x2{{t503, t504}};
-        unsigned e_8 = 7u;
-        double inv_8 = inv0;
-        if (0u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        double a_7_ = __dmul_rn(p_, inv_7_);
+        double k_7_ = floor(__fma_rn(a_7_, 0.15915494309189535, 0.5));
+        double r_7_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_7_));
+        float rf_7_ = __double2float_rn(r_7_);
+        float t503_ = kf_cos_approx(rf_7_);
+        float t504_ = kf_sin_approx(rf_7_);
+        kf_f32x2 lo_4_ = kf_f32x2{{t503_, t504_}};
+        unsigned e_8_ = 7u;
+        double inv_8_ = inv0_;
+        if (0u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (1u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (1u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (2u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (2u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (3u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (3u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (4u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (4u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (5u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (5u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        if (6u < e_8) {
-            inv_8 = __dmul_rn(inv_8, ratio);
+        if (6u < e_8_) {
+            inv_8_ = __dmul_rn(inv_8_, ratio_);
         }
-        double a_8 = __dmul_rn(p, inv_8);
-        double k_8 = floor(__fma_rn(a_8, 0.15915494309189535, 0.5));
-        double r_8 = __fma_rn(-k_8, 2.4492935982947064e-16, __fma_rn(-k_8, 6.283185307179586, a_8));
-        float rf_8 = __double2float_rn(r_8);
-        float t542 = kf_cos_approx(rf_8);
-        float t543 = kf_sin_approx(rf_8);
-        kf_f32x2 hi_4 = kf_f32x2{{t542, t543}};
-        c0.v[3] = lo_4.v[0];
-        s0.v[3] = lo_4.v[1];
-        c1.v[3] = hi_4.v[0];
-        s1.v[3] = hi_4.v[1];
-        unsigned head = (hg * 4u) + 0u;
-        kf_f16x8 t555 = vu[0u];
-        kf_f16x8 ou = t555;
-        kf_f16x8 t558 = vv[0u];
-        kf_f16x8 ov = t558;
-        if (head < (h + hkv)) {
-            if (neox) {
-                kf_f16x8 u = vu[0u];
-                kf_f16x8 v = vv[0u];
-                bool second = false;
-                kf_f16x8 t568 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o = t568;
-                float a0 = kf_f16_to_f32(u.v[0]);
-                float b0 = kf_f16_to_f32(v.v[0]);
-                float a1 = kf_f16_to_f32(u.v[4]);
-                float b1 = kf_f16_to_f32(v.v[4]);
-                if (second) {
-                    o.v[0] = kf_f16_from_f32(__fmaf_rn(b0, c0.v[0], __fmul_rn(a0, s0.v[0])));
-                    o.v[4] = kf_f16_from_f32(__fmaf_rn(b1, c1.v[0], __fmul_rn(a1, s1.v[0])));
+        double a_8_ = __dmul_rn(p_, inv_8_);
+        double k_8_ = floor(__fma_rn(a_8_, 0.15915494309189535, 0.5));
+        double r_8_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_8_));
+        float rf_8_ = __double2float_rn(r_8_);
+        float t542_ = kf_cos_approx(rf_8_);
+        float t543_ = kf_sin_approx(rf_8_);
+        kf_f32x2 hi_4_ = kf_f32x2{{t542_, t543_}};
+        c0_.v[3] = lo_4_.v[0];
+        s0_.v[3] = lo_4_.v[1];
+        c1_.v[3] = hi_4_.v[0];
+        s1_.v[3] = hi_4_.v[1];
+        unsigned head_ = (hg_ * 4u) + 0u;
+        kf_f16x8 t555_ = vu_[0u];
+        kf_f16x8 ou_ = t555_;
+        kf_f16x8 t558_ = vv_[0u];
+        kf_f16x8 ov_ = t558_;
+        if (head_ < (h_ + hkv_)) {
+            if (neox_) {
+                kf_f16x8 u_ = vu_[0u];
+                kf_f16x8 v_ = vv_[0u];
+                bool second_ = false;
+                kf_f16x8 t568_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_ = t568_;
+                float a0_ = kf_f16_to_f32(u_.v[0]);
+                float b0_ = kf_f16_to_f32(v_.v[0]);
+                float a1_ = kf_f16_to_f32(u_.v[4]);
+                float b1_ = kf_f16_to_f32(v_.v[4]);
+                if (second_) {
+                    o_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_, c0_.v[0], __fmul_rn(a0_, s0_.v[0])));
+                    o_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_, c1_.v[0], __fmul_rn(a1_, s1_.v[0])));
                 } else {
-                    o.v[0] = kf_f16_from_f32(__fmaf_rn(a0, c0.v[0], -__fmul_rn(b0, s0.v[0])));
-                    o.v[4] = kf_f16_from_f32(__fmaf_rn(a1, c1.v[0], -__fmul_rn(b1, s1.v[0])));
+                    o_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_, c0_.v[0], -__fmul_rn(b0_, s0_.v[0])));
+                    o_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_, c1_.v[0], -__fmul_rn(b1_, s1_.v[0])));
                 }
-                float a0_2 = kf_f16_to_f32(u.v[1]);
-                float b0_2 = kf_f16_to_f32(v.v[1]);
-                float a1_2 = kf_f16_to_f32(u.v[5]);
-                float b1_2 = kf_f16_to_f32(v.v[5]);
-                if (second) {
-                    o.v[1] = kf_f16_from_f32(__fmaf_rn(b0_2, c0.v[1], __fmul_rn(a0_2, s0.v[1])));
-                    o.v[5] = kf_f16_from_f32(__fmaf_rn(b1_2, c1.v[1], __fmul_rn(a1_2, s1.v[1])));
+                float a0_2_ = kf_f16_to_f32(u_.v[1]);
+                float b0_2_ = kf_f16_to_f32(v_.v[1]);
+                float a1_2_ = kf_f16_to_f32(u_.v[5]);
+                float b1_2_ = kf_f16_to_f32(v_.v[5]);
+                if (second_) {
+                    o_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_2_, c0_.v[1], __fmul_rn(a0_2_, s0_.v[1])));
+                    o_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_2_, c1_.v[1], __fmul_rn(a1_2_, s1_.v[1])));
                 } else {
-                    o.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2, c0.v[1], -__fmul_rn(b0_2, s0.v[1])));
-                    o.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2, c1.v[1], -__fmul_rn(b1_2, s1.v[1])));
+                    o_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2_, c0_.v[1], -__fmul_rn(b0_2_, s0_.v[1])));
+                    o_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2_, c1_.v[1], -__fmul_rn(b1_2_, s1_.v[1])));
                 }
-                float a0_3 = kf_f16_to_f32(u.v[2]);
-                float b0_3 = kf_f16_to_f32(v.v[2]);
-                float a1_3 = kf_f16_to_f32(u.v[6]);
-                float b1_3 = kf_f16_to_f32(v.v[6]);
-                if (second) {
-                    o.v[2] = kf_f16_from_f32(__fmaf_rn(b0_3, c0.v[2], __fmul_rn(a0_3, s0.v[2])));
-                    o.v[6] = kf_f16_from_f32(__fmaf_rn(b1_3, c1.v[2], __fmul_rn(a1_3, s1.v[2])));
+                float a0_3_ = kf_f16_to_f32(u_.v[2]);
+                float b0_3_ = kf_f16_to_f32(v_.v[2]);
+                float a1_3_ = kf_f16_to_f32(u_.v[6]);
+                float b1_3_ = kf_f16_to_f32(v_.v[6]);
+                if (second_) {
+                    o_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_3_, c0_.v[2], __fmul_rn(a0_3_, s0_.v[2])));
+                    o_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_3_, c1_.v[2], __fmul_rn(a1_3_, s1_.v[2])));
                 } else {
-                    o.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3, c0.v[2], -__fmul_rn(b0_3, s0.v[2])));
-                    o.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3, c1.v[2], -__fmul_rn(b1_3, s1.v[2])));
+                    o_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3_, c0_.v[2], -__fmul_rn(b0_3_, s0_.v[2])));
+                    o_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3_, c1_.v[2], -__fmul_rn(b1_3_, s1_.v[2])));
                 }
-                float a0_4 = kf_f16_to_f32(u.v[3]);
-                float b0_4 = kf_f16_to_f32(v.v[3]);
-                float a1_4 = kf_f16_to_f32(u.v[7]);
-                float b1_4 = kf_f16_to_f32(v.v[7]);
-                if (second) {
-                    o.v[3] = kf_f16_from_f32(__fmaf_rn(b0_4, c0.v[3], __fmul_rn(a0_4, s0.v[3])));
-                    o.v[7] = kf_f16_from_f32(__fmaf_rn(b1_4, c1.v[3], __fmul_rn(a1_4, s1.v[3])));
+                float a0_4_ = kf_f16_to_f32(u_.v[3]);
+                float b0_4_ = kf_f16_to_f32(v_.v[3]);
+                float a1_4_ = kf_f16_to_f32(u_.v[7]);
+                float b1_4_ = kf_f16_to_f32(v_.v[7]);
+                if (second_) {
+                    o_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_4_, c0_.v[3], __fmul_rn(a0_4_, s0_.v[3])));
+                    o_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_4_, c1_.v[3], __fmul_rn(a1_4_, s1_.v[3])));
                 } else {
-                    o.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4, c0.v[3], -__fmul_rn(b0_4, s0.v[3])));
-                    o.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4, c1.v[3], -__fmul_rn(b1_4, s1.v[3])));
+                    o_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4_, c0_.v[3], -__fmul_rn(b0_4_, s0_.v[3])));
+                    o_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4_, c1_.v[3], -__fmul_rn(b1_4_, s1_.v[3])));
                 }
-                ou = o;
-                kf_f16x8 u_2 = vu[0u];
-                kf_f16x8 v_2 = vv[0u];
-                bool second_2 = true;
-                kf_f16x8 t696 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_2 = t696;
-                float a0_5 = kf_f16_to_f32(u_2.v[0]);
-                float b0_5 = kf_f16_to_f32(v_2.v[0]);
-                float a1_5 = kf_f16_to_f32(u_2.v[4]);
-                float b1_5 = kf_f16_to_f32(v_2.v[4]);
-                if (second_2) {
-                    o_2.v[0] = kf_f16_from_f32(__fmaf_rn(b0_5, c0.v[0], __fmul_rn(a0_5, s0.v[0])));
-                    o_2.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5, c1.v[0], __fmul_rn(a1_5, s1.v[0])));
+                ou_ = o_;
+                kf_f16x8 u_2_ = vu_[0u];
+                kf_f16x8 v_2_ = vv_[0u];
+                bool second_2_ = true;
+                kf_f16x8 t696_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_2_ = t696_;
+                float a0_5_ = kf_f16_to_f32(u_2_.v[0]);
+                float b0_5_ = kf_f16_to_f32(v_2_.v[0]);
+                float a1_5_ = kf_f16_to_f32(u_2_.v[4]);
+                float b1_5_ = kf_f16_to_f32(v_2_.v[4]);
+                if (second_2_) {
+                    o_2_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_5_, c0_.v[0], __fmul_rn(a0_5_, s0_.v[0])));
+                    o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5_, c1_.v[0], __fmul_rn(a1_5_, s1_.v[0])));
                 } else {
-                    o_2.v[0] = kf_f16_from_f32(__fmaf_rn(a0_5, c0.v[0], -__fmul_rn(b0_5, s0.v[0])));
-                    o_2.v[4] = kf_f16_from_f32(__fmaf_rn(a1_5, c1.v[0], -__fmul_rn(b1_5, s1.v[0])));
+                    o_2_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_5_, c0_.v[0], -__fmul_rn(b0_5_, s0_.v[0])));
+                    o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_5_, c1_.v[0], -__fmul_rn(b1_5_, s1_.v[0])));
                 }
-                float a0_6 = kf_f16_to_f32(u_2.v[1]);
-                float b0_6 = kf_f16_to_f32(v_2.v[1]);
-                float a1_6 = kf_f16_to_f32(u_2.v[5]);
-                float b1_6 = kf_f16_to_f32(v_2.v[5]);
-                if (second_2) {
-                    o_2.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6, c0.v[1], __fmul_rn(a0_6, s0.v[1])));
-                    o_2.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6, c1.v[1], __fmul_rn(a1_6, s1.v[1])));
+                float a0_6_ = kf_f16_to_f32(u_2_.v[1]);
+                float b0_6_ = kf_f16_to_f32(v_2_.v[1]);
+                float a1_6_ = kf_f16_to_f32(u_2_.v[5]);
+                float b1_6_ = kf_f16_to_f32(v_2_.v[5]);
+                if (second_2_) {
+                    o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6_, c0_.v[1], __fmul_rn(a0_6_, s0_.v[1])));
+                    o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6_, c1_.v[1], __fmul_rn(a1_6_, s1_.v[1])));
                 } else {
-                    o_2.v[1] = kf_f16_from_f32(__fmaf_rn(a0_6, c0.v[1], -__fmul_rn(b0_6, s0.v[1])));
-                    o_2.v[5] = kf_f16_from_f32(__fmaf_rn(a1_6, c1.v[1], -__fmul_rn(b1_6, s1.v[1])));
+                    o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_6_, c0_.v[1], -__fmul_rn(b0_6_, s0_.v[1])));
+                    o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_6_, c1_.v[1], -__fmul_rn(b1_6_, s1_.v[1])));
                 }
-                float a0_7 = kf_f16_to_f32(u_2.v[2]);
-                float b0_7 = kf_f16_to_f32(v_2.v[2]);
-                float a1_7 = kf_f16_to_f32(u_2.v[6]);
-                float b1_7 = kf_f16_to_f32(v_2.v[6]);
-                if (second_2) {
-                    o_2.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7, c0.v[2], __fmul_rn(a0_7, s0.v[2])));
-                    o_2.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7, c1.v[2], __fmul_rn(a1_7, s1.v[2])));
+                float a0_7_ = kf_f16_to_f32(u_2_.v[2]);
+                float b0_7_ = kf_f16_to_f32(v_2_.v[2]);
+                float a1_7_ = kf_f16_to_f32(u_2_.v[6]);
+                float b1_7_ = kf_f16_to_f32(v_2_.v[6]);
+                if (second_2_) {
+                    o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7_, c0_.v[2], __fmul_rn(a0_7_, s0_.v[2])));
+                    o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7_, c1_.v[2], __fmul_rn(a1_7_, s1_.v[2])));
                 } else {
-                    o_2.v[2] = kf_f16_from_f32(__fmaf_rn(a0_7, c0.v[2], -__fmul_rn(b0_7, s0.v[2])));
-                    o_2.v[6] = kf_f16_from_f32(__fmaf_rn(a1_7, c1.v[2], -__fmul_rn(b1_7, s1.v[2])));
+                    o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_7_, c0_.v[2], -__fmul_rn(b0_7_, s0_.v[2])));
+                    o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_7_, c1_.v[2], -__fmul_rn(b1_7_, s1_.v[2])));
                 }
-                float a0_8 = kf_f16_to_f32(u_2.v[3]);
-                float b0_8 = kf_f16_to_f32(v_2.v[3]);
-                float a1_8 = kf_f16_to_f32(u_2.v[7]);
-                float b1_8 = kf_f16_to_f32(v_2.v[7]);
-                if (second_2) {
-                    o_2.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8, c0.v[3], __fmul_rn(a0_8, s0.v[3])));
-                    o_2.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8, c1.v[3], __fmul_rn(a1_8, s1.v[3])));
+                float a0_8_ = kf_f16_to_f32(u_2_.v[3]);
+                float b0_8_ = kf_f16_to_f32(v_2_.v[3]);
+                float a1_8_ = kf_f16_to_f32(u_2_.v[7]);
+                float b1_8_ = kf_f16_to_f32(v_2_.v[7]);
+                if (second_2_) {
+                    o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8_, c0_.v[3], __fmul_rn(a0_8_, s0_.v[3])));
+                    o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8_, c1_.v[3], __fmul_rn(a1_8_, s1_.v[3])));
                 } else {
-                    o_2.v[3] = kf_f16_from_f32(__fmaf_rn(a0_8, c0.v[3], -__fmul_rn(b0_8, s0.v[3])));
-                    o_2.v[7] = kf_f16_from_f32(__fmaf_rn(a1_8, c1.v[3], -__fmul_rn(b1_8, s1.v[3])));
+                    o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_8_, c0_.v[3], -__fmul_rn(b0_8_, s0_.v[3])));
+                    o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_8_, c1_.v[3], -__fmul_rn(b1_8_, s1_.v[3])));
                 }
-                ov = o_2;
+                ov_ = o_2_;
             } else {
-                kf_f16x8 w = vu[0u];
-                kf_f16x8 t821 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_3 = t821;
-                float a_9 = kf_f16_to_f32(w.v[0]);
-                float b = kf_f16_to_f32(w.v[1]);
-                o_3.v[0] = kf_f16_from_f32(__fmaf_rn(a_9, c0.v[0], -__fmul_rn(b, s0.v[0])));
-                o_3.v[1] = kf_f16_from_f32(__fmaf_rn(b, c0.v[0], __fmul_rn(a_9, s0.v[0])));
-                float a_10 = kf_f16_to_f32(w.v[2]);
-                float b_2 = kf_f16_to_f32(w.v[3]);
-                o_3.v[2] = kf_f16_from_f32(__fmaf_rn(a_10, c0.v[1], -__fmul_rn(b_2, s0.v[1])));
-                o_3.v[3] = kf_f16_from_f32(__fmaf_rn(b_2, c0.v[1], __fmul_rn(a_10, s0.v[1])));
-                float a_11 = kf_f16_to_f32(w.v[4]);
-                float b_3 = kf_f16_to_f32(w.v[5]);
-                o_3.v[4] = kf_f16_from_f32(__fmaf_rn(a_11, c0.v[2], -__fmul_rn(b_3, s0.v[2])));
-                o_3.v[5] = kf_f16_from_f32(__fmaf_rn(b_3, c0.v[2], __fmul_rn(a_11, s0.v[2])));
-                float a_12 = kf_f16_to_f32(w.v[6]);
-                float b_4 = kf_f16_to_f32(w.v[7]);
-                o_3.v[6] = kf_f16_from_f32(__fmaf_rn(a_12, c0.v[3], -__fmul_rn(b_4, s0.v[3])));
-                o_3.v[7] = kf_f16_from_f32(__fmaf_rn(b_4, c0.v[3], __fmul_rn(a_12, s0.v[3])));
-                ou = o_3;
-                kf_f16x8 w_2 = vv[0u];
-                kf_f16x8 t886 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_4 = t886;
-                float a_13 = kf_f16_to_f32(w_2.v[0]);
-                float b_5 = kf_f16_to_f32(w_2.v[1]);
-                o_4.v[0] = kf_f16_from_f32(__fmaf_rn(a_13, c1.v[0], -__fmul_rn(b_5, s1.v[0])));
-                o_4.v[1] = kf_f16_from_f32(__fmaf_rn(b_5, c1.v[0], __fmul_rn(a_13, s1.v[0])));
-                float a_14 = kf_f16_to_f32(w_2.v[2]);
-                float b_6 = kf_f16_to_f32(w_2.v[3]);
-                o_4.v[2] = kf_f16_from_f32(__fmaf_rn(a_14, c1.v[1], -__fmul_rn(b_6, s1.v[1])));
-                o_4.v[3] = kf_f16_from_f32(__fmaf_rn(b_6, c1.v[1], __fmul_rn(a_14, s1.v[1])));
-                float a_15 = kf_f16_to_f32(w_2.v[4]);
-                float b_7 = kf_f16_to_f32(w_2.v[5]);
-                o_4.v[4] = kf_f16_from_f32(__fmaf_rn(a_15, c1.v[2], -__fmul_rn(b_7, s1.v[2])));
-                o_4.v[5] = kf_f16_from_f32(__fmaf_rn(b_7, c1.v[2], __fmul_rn(a_15, s1.v[2])));
-                float a_16 = kf_f16_to_f32(w_2.v[6]);
-                float b_8 = kf_f16_to_f32(w_2.v[7]);
-                o_4.v[6] = kf_f16_from_f32(__fmaf_rn(a_16, c1.v[3], -__fmul_rn(b_8, s1.v[3])));
-                o_4.v[7] = kf_f16_from_f32(__fmaf_rn(b_8, c1.v[3], __fmul_rn(a_16, s1.v[3])));
-                ov = o_4;
+                kf_f16x8 w_ = vu_[0u];
+                kf_f16x8 t821_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_3_ = t821_;
+                float a_9_ = kf_f16_to_f32(w_.v[0]);
+                float b_ = kf_f16_to_f32(w_.v[1]);
+                o_3_.v[0] = kf_f16_from_f32(__fmaf_rn(a_9_, c0_.v[0], -__fmul_rn(b_, s0_.v[0])));
+                o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(b_, c0_.v[0], __fmul_rn(a_9_, s0_.v[0])));
+                float a_10_ = kf_f16_to_f32(w_.v[2]);
+                float b_2_ = kf_f16_to_f32(w_.v[3]);
+                o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a_10_, c0_.v[1], -__fmul_rn(b_2_, s0_.v[1])));
+                o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(b_2_, c0_.v[1], __fmul_rn(a_10_, s0_.v[1])));
+                float a_11_ = kf_f16_to_f32(w_.v[4]);
+                float b_3_ = kf_f16_to_f32(w_.v[5]);
+                o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a_11_, c0_.v[2], -__fmul_rn(b_3_, s0_.v[2])));
+                o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(b_3_, c0_.v[2], __fmul_rn(a_11_, s0_.v[2])));
+                float a_12_ = kf_f16_to_f32(w_.v[6]);
+                float b_4_ = kf_f16_to_f32(w_.v[7]);
+                o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a_12_, c0_.v[3], -__fmul_rn(b_4_, s0_.v[3])));
+                o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(b_4_, c0_.v[3], __fmul_rn(a_12_, s0_.v[3])));
+                ou_ = o_3_;
+                kf_f16x8 w_2_ = vv_[0u];
+                kf_f16x8 t886_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_4_ = t886_;
+                float a_13_ = kf_f16_to_f32(w_2_.v[0]);
+                float b_5_ = kf_f16_to_f32(w_2_.v[1]);
+                o_4_.v[0] = kf_f16_from_f32(__fmaf_rn(a_13_, c1_.v[0], -__fmul_rn(b_5_, s1_.v[0])));
+                o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b_5_, c1_.v[0], __fmul_rn(a_13_, s1_.v[0])));
+                float a_14_ = kf_f16_to_f32(w_2_.v[2]);
+                float b_6_ = kf_f16_to_f32(w_2_.v[3]);
+                o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(a_14_, c1_.v[1], -__fmul_rn(b_6_, s1_.v[1])));
+                o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b_6_, c1_.v[1], __fmul_rn(a_14_, s1_.v[1])));
+                float a_15_ = kf_f16_to_f32(w_2_.v[4]);
+                float b_7_ = kf_f16_to_f32(w_2_.v[5]);
+                o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(a_15_, c1_.v[2], -__fmul_rn(b_7_, s1_.v[2])));
+                o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b_7_, c1_.v[2], __fmul_rn(a_15_, s1_.v[2])));
+                float a_16_ = kf_f16_to_f32(w_2_.v[6]);
+                float b_8_ = kf_f16_to_f32(w_2_.v[7]);
+                o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(a_16_, c1_.v[3], -__fmul_rn(b_8_, s1_.v[3])));
+                o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b_8_, c1_.v[3], __fmul_rn(a_16_, s1_.v[3])));
+                ov_ = o_4_;
             }
         }
-        if (head < h) {
-            unsigned base8_5 = kf_shr_u32((((tok * h) + head) * d), 3u);
-            unsigned t954 = base8_5 + c;
-            unsigned t957 = base8_5 + (2u * c);
-            q8[neox ? t954 : t957] = ou;
-            unsigned t962 = (base8_5 + kf_shr_u32(d, 4u)) + c;
-            unsigned t967 = (base8_5 + (2u * c)) + 1u;
-            q8[neox ? t962 : t967] = ov;
-        } else if (head < (h + hkv)) {
-            unsigned base8_6 = kf_shr_u32(((((((tok * l) + pi) * hkv) + head) - h) * d), 3u);
-            unsigned t979 = base8_6 + c;
-            unsigned t982 = base8_6 + (2u * c);
-            k8[neox ? t979 : t982] = ou;
-            unsigned t987 = (base8_6 + kf_shr_u32(d, 4u)) + c;
-            unsigned t992 = (base8_6 + (2u * c)) + 1u;
-            k8[neox ? t987 : t992] = ov;
-        } else if (head < nh) {
-            unsigned base8_7 = kf_shr_u32((((((((tok * l) + pi) * hkv) + head) - h) - hkv) * d), 3u);
-            unsigned t1004 = base8_7 + c;
-            unsigned t1007 = base8_7 + (2u * c);
-            v8[neox ? t1004 : t1007] = ou;
-            unsigned t1012 = (base8_7 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1017 = (base8_7 + (2u * c)) + 1u;
-            v8[neox ? t1012 : t1017] = ov;
+        if (head_ < h_) {
+            unsigned base8_5_ = kf_shr_u32((((tok_ * h_) + head_) * d_), 3u);
+            unsigned t954_ = base8_5_ + c_;
+            unsigned t957_ = base8_5_ + (2u * c_);
+            q8_[neox_ ? t954_ : t957_] = ou_;
+            unsigned t962_ = (base8_5_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t967_ = (base8_5_ + (2u * c_)) + 1u;
+            q8_[neox_ ? t962_ : t967_] = ov_;
+        } else if (head_ < (h_ + hkv_)) {
+            unsigned base8_6_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) * d_), 3u);
+            unsigned t979_ = base8_6_ + c_;
+            unsigned t982_ = base8_6_ + (2u * c_);
+            k8_[neox_ ? t979_ : t982_] = ou_;
+            unsigned t987_ = (base8_6_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t992_ = (base8_6_ + (2u * c_)) + 1u;
+            k8_[neox_ ? t987_ : t992_] = ov_;
+        } else if (head_ < nh_) {
+            unsigned base8_7_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) - hkv_) * d_), 3u);
+            unsigned t1004_ = base8_7_ + c_;
+            unsigned t1007_ = base8_7_ + (2u * c_);
+            v8_[neox_ ? t1004_ : t1007_] = ou_;
+            unsigned t1012_ = (base8_7_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1017_ = (base8_7_ + (2u * c_)) + 1u;
+            v8_[neox_ ? t1012_ : t1017_] = ov_;
         }
-        unsigned head_2 = (hg * 4u) + 1u;
-        kf_f16x8 t1024 = vu[1u];
-        kf_f16x8 ou_2 = t1024;
-        kf_f16x8 t1027 = vv[1u];
-        kf_f16x8 ov_2 = t1027;
-        if (head_2 < (h + hkv)) {
-            if (neox) {
-                kf_f16x8 u_3 = vu[1u];
-                kf_f16x8 v_3 = vv[1u];
-                bool second_3 = false;
-                kf_f16x8 t1037 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_5 = t1037;
-                float a0_9 = kf_f16_to_f32(u_3.v[0]);
-                float b0_9 = kf_f16_to_f32(v_3.v[0]);
-                float a1_9 = kf_f16_to_f32(u_3.v[4]);
-                float b1_9 = kf_f16_to_f32(v_3.v[4]);
-                if (second_3) {
-                    o_5.v[0] = kf_f16_from_f32(__fmaf_rn(b0_9, c0.v[0], __fmul_rn(a0_9, s0.v[0])));
-                    o_5.v[4] = kf_f16_from_f32(__fmaf_rn(b1_9, c1.v[0], __fmul_rn(a1_9, s1.v[0])));
+        unsigned head_2_ = (hg_ * 4u) + 1u;
+        kf_f16x8 t1024_ = vu_[1u];
+        kf_f16x8 ou_2_ = t1024_;
+        kf_f16x8 t1027_ = vv_[1u];
+        kf_f16x8 ov_2_ = t1027_;
+        if (head_2_ < (h_ + hkv_)) {
+            if (neox_) {
+                kf_f16x8 u_3_ = vu_[1u];
+                kf_f16x8 v_3_ = vv_[1u];
+                bool second_3_ = false;
+                kf_f16x8 t1037_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_5_ = t1037_;
+                float a0_9_ = kf_f16_to_f32(u_3_.v[0]);
+                float b0_9_ = kf_f16_to_f32(v_3_.v[0]);
+                float a1_9_ = kf_f16_to_f32(u_3_.v[4]);
+                float b1_9_ = kf_f16_to_f32(v_3_.v[4]);
+                if (second_3_) {
+                    o_5_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_9_, c0_.v[0], __fmul_rn(a0_9_, s0_.v[0])));
+                    o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_9_, c1_.v[0], __fmul_rn(a1_9_, s1_.v[0])));
                 } else {
-                    o_5.v[0] = kf_f16_from_f32(__fmaf_rn(a0_9, c0.v[0], -__fmul_rn(b0_9, s0.v[0])));
-                    o_5.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9, c1.v[0], -__fmul_rn(b1_9, s1.v[0])));
+                    o_5_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_9_, c0_.v[0], -__fmul_rn(b0_9_, s0_.v[0])));
+                    o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9_, c1_.v[0], -__fmul_rn(b1_9_, s1_.v[0])));
                 }
-                float a0_10 = kf_f16_to_f32(u_3.v[1]);
-                float b0_10 = kf_f16_to_f32(v_3.v[1]);
-                float a1_10 = kf_f16_to_f32(u_3.v[5]);
-                float b1_10 = kf_f16_to_f32(v_3.v[5]);
-                if (second_3) {
-                    o_5.v[1] = kf_f16_from_f32(__fmaf_rn(b0_10, c0.v[1], __fmul_rn(a0_10, s0.v[1])));
-                    o_5.v[5] = kf_f16_from_f32(__fmaf_rn(b1_10, c1.v[1], __fmul_rn(a1_10, s1.v[1])));
+                float a0_10_ = kf_f16_to_f32(u_3_.v[1]);
+                float b0_10_ = kf_f16_to_f32(v_3_.v[1]);
+                float a1_10_ = kf_f16_to_f32(u_3_.v[5]);
+                float b1_10_ = kf_f16_to_f32(v_3_.v[5]);
+                if (second_3_) {
+                    o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_10_, c0_.v[1], __fmul_rn(a0_10_, s0_.v[1])));
+                    o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_10_, c1_.v[1], __fmul_rn(a1_10_, s1_.v[1])));
                 } else {
-                    o_5.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10, c0.v[1], -__fmul_rn(b0_10, s0.v[1])));
-                    o_5.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10, c1.v[1], -__fmul_rn(b1_10, s1.v[1])));
+                    o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10_, c0_.v[1], -__fmul_rn(b0_10_, s0_.v[1])));
+                    o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10_, c1_.v[1], -__fmul_rn(b1_10_, s1_.v[1])));
                 }
-                float a0_11 = kf_f16_to_f32(u_3.v[2]);
-                float b0_11 = kf_f16_to_f32(v_3.v[2]);
-                float a1_11 = kf_f16_to_f32(u_3.v[6]);
-                float b1_11 = kf_f16_to_f32(v_3.v[6]);
-                if (second_3) {
-                    o_5.v[2] = kf_f16_from_f32(__fmaf_rn(b0_11, c0.v[2], __fmul_rn(a0_11, s0.v[2])));
-                    o_5.v[6] = kf_f16_from_f32(__fmaf_rn(b1_11, c1.v[2], __fmul_rn(a1_11, s1.v[2])));
+                float a0_11_ = kf_f16_to_f32(u_3_.v[2]);
+                float b0_11_ = kf_f16_to_f32(v_3_.v[2]);
+                float a1_11_ = kf_f16_to_f32(u_3_.v[6]);
+                float b1_11_ = kf_f16_to_f32(v_3_.v[6]);
+                if (second_3_) {
+                    o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_11_, c0_.v[2], __fmul_rn(a0_11_, s0_.v[2])));
+                    o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_11_, c1_.v[2], __fmul_rn(a1_11_, s1_.v[2])));
                 } else {
-                    o_5.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11, c0.v[2], -__fmul_rn(b0_11, s0.v[2])));
-                    o_5.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11, c1.v[2], -__fmul_rn(b1_11, s1.v[2])));
+                    o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11_, c0_.v[2], -__fmul_rn(b0_11_, s0_.v[2])));
+                    o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11_, c1_.v[2], -__fmul_rn(b1_11_, s1_.v[2])));
                 }
-                float a0_12 = kf_f16_to_f32(u_3.v[3]);
-                float b0_12 = kf_f16_to_f32(v_3.v[3]);
-                float a1_12 = kf_f16_to_f32(u_3.v[7]);
-                float b1_12 = kf_f16_to_f32(v_3.v[7]);
-                if (second_3) {
-                    o_5.v[3] = kf_f16_from_f32(__fmaf_rn(b0_12, c0.v[3], __fmul_rn(a0_12, s0.v[3])));
-                    o_5.v[7] = kf_f16_from_f32(__fmaf_rn(b1_12, c1.v[3], __fmul_rn(a1_12, s1.v[3])));
+                float a0_12_ = kf_f16_to_f32(u_3_.v[3]);
+                float b0_12_ = kf_f16_to_f32(v_3_.v[3]);
+                float a1_12_ = kf_f16_to_f32(u_3_.v[7]);
+                float b1_12_ = kf_f16_to_f32(v_3_.v[7]);
+                if (second_3_) {
+                    o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_12_, c0_.v[3], __fmul_rn(a0_12_, s0_.v[3])));
+                    o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_12_, c1_.v[3], __fmul_rn(a1_12_, s1_.v[3])));
                 } else {
-                    o_5.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12, c0.v[3], -__fmul_rn(b0_12, s0.v[3])));
-                    o_5.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12, c1.v[3], -__fmul_rn(b1_12, s1.v[3])));
+                    o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12_, c0_.v[3], -__fmul_rn(b0_12_, s0_.v[3])));
+                    o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12_, c1_.v[3], -__fmul_rn(b1_12_, s1_.v[3])));
                 }
-                ou_2 = o_5;
-                kf_f16x8 u_4 = vu[1u];
-                kf_f16x8 v_4 = vv[1u];
-                bool second_4 = true;
-                kf_f16x8 t1165 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_6 = t1165;
-                float a0_13 = kf_f16_to_f32(u_4.v[0]);
-                float b0_13 = kf_f16_to_f32(v_4.v[0]);
-                float a1_13 = kf_f16_to_f32(u_4.v[4]);
-                float b1_13 = kf_f16_to_f32(v_4.v[4]);
-                if (second_4) {
-                    o_6.v[0] = kf_f16_from_f32(__fmaf_rn(b0_13, c0.v[0], __fmul_rn(a0_13, s0.v[0])));
-                    o_6.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13, c1.v[0], __fmul_rn(a1_13, s1.v[0])));
+                ou_2_ = o_5_;
+                kf_f16x8 u_4_ = vu_[1u];
+                kf_f16x8 v_4_ = vv_[1u];
+                bool second_4_ = true;
+                kf_f16x8 t1165_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_6_ = t1165_;
+                float a0_13_ = kf_f16_to_f32(u_4_.v[0]);
+                float b0_13_ = kf_f16_to_f32(v_4_.v[0]);
+                float a1_13_ = kf_f16_to_f32(u_4_.v[4]);
+                float b1_13_ = kf_f16_to_f32(v_4_.v[4]);
+                if (second_4_) {
+                    o_6_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_13_, c0_.v[0], __fmul_rn(a0_13_, s0_.v[0])));
+                    o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13_, c1_.v[0], __fmul_rn(a1_13_, s1_.v[0])));
                 } else {
-                    o_6.v[0] = kf_f16_from_f32(__fmaf_rn(a0_13, c0.v[0], -__fmul_rn(b0_13, s0.v[0])));
-                    o_6.v[4] = kf_f16_from_f32(__fmaf_rn(a1_13, c1.v[0], -__fmul_rn(b1_13, s1.v[0])));
+                    o_6_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_13_, c0_.v[0], -__fmul_rn(b0_13_, s0_.v[0])));
+                    o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_13_, c1_.v[0], -__fmul_rn(b1_13_, s1_.v[0])));
                 }
-                float a0_14 = kf_f16_to_f32(u_4.v[1]);
-                float b0_14 = kf_f16_to_f32(v_4.v[1]);
-                float a1_14 = kf_f16_to_f32(u_4.v[5]);
-                float b1_14 = kf_f16_to_f32(v_4.v[5]);
-                if (second_4) {
-                    o_6.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14, c0.v[1], __fmul_rn(a0_14, s0.v[1])));
-                    o_6.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14, c1.v[1], __fmul_rn(a1_14, s1.v[1])));
+                float a0_14_ = kf_f16_to_f32(u_4_.v[1]);
+                float b0_14_ = kf_f16_to_f32(v_4_.v[1]);
+                float a1_14_ = kf_f16_to_f32(u_4_.v[5]);
+                float b1_14_ = kf_f16_to_f32(v_4_.v[5]);
+                if (second_4_) {
+                    o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14_, c0_.v[1], __fmul_rn(a0_14_, s0_.v[1])));
+                    o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14_, c1_.v[1], __fmul_rn(a1_14_, s1_.v[1])));
                 } else {
-                    o_6.v[1] = kf_f16_from_f32(__fmaf_rn(a0_14, c0.v[1], -__fmul_rn(b0_14, s0.v[1])));
-                    o_6.v[5] = kf_f16_from_f32(__fmaf_rn(a1_14, c1.v[1], -__fmul_rn(b1_14, s1.v[1])));
+                    o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_14_, c0_.v[1], -__fmul_rn(b0_14_, s0_.v[1])));
+                    o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_14_, c1_.v[1], -__fmul_rn(b1_14_, s1_.v[1])));
                 }
-                float a0_15 = kf_f16_to_f32(u_4.v[2]);
-                float b0_15 = kf_f16_to_f32(v_4.v[2]);
-                float a1_15 = kf_f16_to_f32(u_4.v[6]);
-                float b1_15 = kf_f16_to_f32(v_4.v[6]);
-                if (second_4) {
-                    o_6.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15, c0.v[2], __fmul_rn(a0_15, s0.v[2])));
-                    o_6.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15, c1.v[2], __fmul_rn(a1_15, s1.v[2])));
+                float a0_15_ = kf_f16_to_f32(u_4_.v[2]);
+                float b0_15_ = kf_f16_to_f32(v_4_.v[2]);
+                float a1_15_ = kf_f16_to_f32(u_4_.v[6]);
+                float b1_15_ = kf_f16_to_f32(v_4_.v[6]);
+                if (second_4_) {
+                    o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15_, c0_.v[2], __fmul_rn(a0_15_, s0_.v[2])));
+                    o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15_, c1_.v[2], __fmul_rn(a1_15_, s1_.v[2])));
                 } else {
-                    o_6.v[2] = kf_f16_from_f32(__fmaf_rn(a0_15, c0.v[2], -__fmul_rn(b0_15, s0.v[2])));
-                    o_6.v[6] = kf_f16_from_f32(__fmaf_rn(a1_15, c1.v[2], -__fmul_rn(b1_15, s1.v[2])));
+                    o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_15_, c0_.v[2], -__fmul_rn(b0_15_, s0_.v[2])));
+                    o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_15_, c1_.v[2], -__fmul_rn(b1_15_, s1_.v[2])));
                 }
-                float a0_16 = kf_f16_to_f32(u_4.v[3]);
-                float b0_16 = kf_f16_to_f32(v_4.v[3]);
-                float a1_16 = kf_f16_to_f32(u_4.v[7]);
-                float b1_16 = kf_f16_to_f32(v_4.v[7]);
-                if (second_4) {
-                    o_6.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16, c0.v[3], __fmul_rn(a0_16, s0.v[3])));
-                    o_6.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16, c1.v[3], __fmul_rn(a1_16, s1.v[3])));
+                float a0_16_ = kf_f16_to_f32(u_4_.v[3]);
+                float b0_16_ = kf_f16_to_f32(v_4_.v[3]);
+                float a1_16_ = kf_f16_to_f32(u_4_.v[7]);
+                float b1_16_ = kf_f16_to_f32(v_4_.v[7]);
+                if (second_4_) {
+                    o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16_, c0_.v[3], __fmul_rn(a0_16_, s0_.v[3])));
+                    o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16_, c1_.v[3], __fmul_rn(a1_16_, s1_.v[3])));
                 } else {
-                    o_6.v[3] = kf_f16_from_f32(__fmaf_rn(a0_16, c0.v[3], -__fmul_rn(b0_16, s0.v[3])));
-                    o_6.v[7] = kf_f16_from_f32(__fmaf_rn(a1_16, c1.v[3], -__fmul_rn(b1_16, s1.v[3])));
+                    o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_16_, c0_.v[3], -__fmul_rn(b0_16_, s0_.v[3])));
+                    o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_16_, c1_.v[3], -__fmul_rn(b1_16_, s1_.v[3])));
                 }
-                ov_2 = o_6;
+                ov_2_ = o_6_;
             } else {
-                kf_f16x8 w_3 = vu[1u];
-                kf_f16x8 t1290 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_7 = t1290;
-                float a_17 = kf_f16_to_f32(w_3.v[0]);
-                float b_9 = kf_f16_to_f32(w_3.v[1]);
-                o_7.v[0] = kf_f16_from_f32(__fmaf_rn(a_17, c0.v[0], -__fmul_rn(b_9, s0.v[0])));
-                o_7.v[1] = kf_f16_from_f32(__fmaf_rn(b_9, c0.v[0], __fmul_rn(a_17, s0.v[0])));
-                float a_18 = kf_f16_to_f32(w_3.v[2]);
-                float b_10 = kf_f16_to_f32(w_3.v[3]);
-                o_7.v[2] = kf_f16_from_f32(__fmaf_rn(a_18, c0.v[1], -__fmul_rn(b_10, s0.v[1])));
-                o_7.v[3] = kf_f16_from_f32(__fmaf_rn(b_10, c0.v[1], __fmul_rn(a_18, s0.v[1])));
-                float a_19 = kf_f16_to_f32(w_3.v[4]);
-                float b_11 = kf_f16_to_f32(w_3.v[5]);
-                o_7.v[4] = kf_f16_from_f32(__fmaf_rn(a_19, c0.v[2], -__fmul_rn(b_11, s0.v[2])));
-                o_7.v[5] = kf_f16_from_f32(__fmaf_rn(b_11, c0.v[2], __fmul_rn(a_19, s0.v[2])));
-                float a_20 = kf_f16_to_f32(w_3.v[6]);
-                float b_12 = kf_f16_to_f32(w_3.v[7]);
-                o_7.v[6] = kf_f16_from_f32(__fmaf_rn(a_20, c0.v[3], -__fmul_rn(b_12, s0.v[3])));
-                o_7.v[7] = kf_f16_from_f32(__fmaf_rn(b_12, c0.v[3], __fmul_rn(a_20, s0.v[3])));
-                ou_2 = o_7;
-                kf_f16x8 w_4 = vv[1u];
-                kf_f16x8 t1355 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_8 = t1355;
-                float a_21 = kf_f16_to_f32(w_4.v[0]);
-                float b_13 = kf_f16_to_f32(w_4.v[1]);
-                o_8.v[0] = kf_f16_from_f32(__fmaf_rn(a_21, c1.v[0], -__fmul_rn(b_13, s1.v[0])));
-                o_8.v[1] = kf_f16_from_f32(__fmaf_rn(b_13, c1.v[0], __fmul_rn(a_21, s1.v[0])));
-                float a_22 = kf_f16_to_f32(w_4.v[2]);
-                float b_14 = kf_f16_to_f32(w_4.v[3]);
-                o_8.v[2] = kf_f16_from_f32(__fmaf_rn(a_22, c1.v[1], -__fmul_rn(b_14, s1.v[1])));
-                o_8.v[3] = kf_f16_from_f32(__fmaf_rn(b_14, c1.v[1], __fmul_rn(a_22, s1.v[1])));
-                float a_23 = kf_f16_to_f32(w_4.v[4]);
-                float b_15 = kf_f16_to_f32(w_4.v[5]);
-                o_8.v[4] = kf_f16_from_f32(__fmaf_rn(a_23, c1.v[2], -__fmul_rn(b_15, s1.v[2])));
-                o_8.v[5] = kf_f16_from_f32(__fmaf_rn(b_15, c1.v[2], __fmul_rn(a_23, s1.v[2])));
-                float a_24 = kf_f16_to_f32(w_4.v[6]);
-                float b_16 = kf_f16_to_f32(w_4.v[7]);
-                o_8.v[6] = kf_f16_from_f32(__fmaf_rn(a_24, c1.v[3], -__fmul_rn(b_16, s1.v[3])));
-                o_8.v[7] = kf_f16_from_f32(__fmaf_rn(b_16, c1.v[3], __fmul_rn(a_24, s1.v[3])));
-                ov_2 = o_8;
+                kf_f16x8 w_3_ = vu_[1u];
+                kf_f16x8 t1290_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_7_ = t1290_;
+                float a_17_ = kf_f16_to_f32(w_3_.v[0]);
+                float b_9_ = kf_f16_to_f32(w_3_.v[1]);
+                o_7_.v[0] = kf_f16_from_f32(__fmaf_rn(a_17_, c0_.v[0], -__fmul_rn(b_9_, s0_.v[0])));
+                o_7_.v[1] = kf_f16_from_f32(__fmaf_rn(b_9_, c0_.v[0], __fmul_rn(a_17_, s0_.v[0])));
+                float a_18_ = kf_f16_to_f32(w_3_.v[2]);
+                float b_10_ = kf_f16_to_f32(w_3_.v[3]);
+                o_7_.v[2] = kf_f16_from_f32(__fmaf_rn(a_18_, c0_.v[1], -__fmul_rn(b_10_, s0_.v[1])));
+                o_7_.v[3] = kf_f16_from_f32(__fmaf_rn(b_10_, c0_.v[1], __fmul_rn(a_18_, s0_.v[1])));
+                float a_19_ = kf_f16_to_f32(w_3_.v[4]);
+                float b_11_ = kf_f16_to_f32(w_3_.v[5]);
+                o_7_.v[4] = kf_f16_from_f32(__fmaf_rn(a_19_, c0_.v[2], -__fmul_rn(b_11_, s0_.v[2])));
+                o_7_.v[5] = kf_f16_from_f32(__fmaf_rn(b_11_, c0_.v[2], __fmul_rn(a_19_, s0_.v[2])));
+                float a_20_ = kf_f16_to_f32(w_3_.v[6]);
+                float b_12_ = kf_f16_to_f32(w_3_.v[7]);
+                o_7_.v[6] = kf_f16_from_f32(__fmaf_rn(a_20_, c0_.v[3], -__fmul_rn(b_12_, s0_.v[3])));
+                o_7_.v[7] = kf_f16_from_f32(__fmaf_rn(b_12_, c0_.v[3], __fmul_rn(a_20_, s0_.v[3])));
+                ou_2_ = o_7_;
+                kf_f16x8 w_4_ = vv_[1u];
+                kf_f16x8 t1355_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_8_ = t1355_;
+                float a_21_ = kf_f16_to_f32(w_4_.v[0]);
+                float b_13_ = kf_f16_to_f32(w_4_.v[1]);
+                o_8_.v[0] = kf_f16_from_f32(__fmaf_rn(a_21_, c1_.v[0], -__fmul_rn(b_13_, s1_.v[0])));
+                o_8_.v[1] = kf_f16_from_f32(__fmaf_rn(b_13_, c1_.v[0], __fmul_rn(a_21_, s1_.v[0])));
+                float a_22_ = kf_f16_to_f32(w_4_.v[2]);
+                float b_14_ = kf_f16_to_f32(w_4_.v[3]);
+                o_8_.v[2] = kf_f16_from_f32(__fmaf_rn(a_22_, c1_.v[1], -__fmul_rn(b_14_, s1_.v[1])));
+                o_8_.v[3] = kf_f16_from_f32(__fmaf_rn(b_14_, c1_.v[1], __fmul_rn(a_22_, s1_.v[1])));
+                float a_23_ = kf_f16_to_f32(w_4_.v[4]);
+                float b_15_ = kf_f16_to_f32(w_4_.v[5]);
+                o_8_.v[4] = kf_f16_from_f32(__fmaf_rn(a_23_, c1_.v[2], -__fmul_rn(b_15_, s1_.v[2])));
+                o_8_.v[5] = kf_f16_from_f32(__fmaf_rn(b_15_, c1_.v[2], __fmul_rn(a_23_, s1_.v[2])));
+                float a_24_ = kf_f16_to_f32(w_4_.v[6]);
+                float b_16_ = kf_f16_to_f32(w_4_.v[7]);
+                o_8_.v[6] = kf_f16_from_f32(__fmaf_rn(a_24_, c1_.v[3], -__fmul_rn(b_16_, s1_.v[3])));
+                o_8_.v[7] = kf_f16_from_f32(__fmaf_rn(b_16_, c1_.v[3], __fmul_rn(a_24_, s1_.v[3])));
+                ov_2_ = o_8_;
             }
         }
-        if (head_2 < h) {
-            unsigned base8_8 = kf_shr_u32((((tok * h) + head_2) * d), 3u);
-            unsigned t1423 = base8_8 + c;
-            unsigned t1426 = base8_8 + (2u * c);
-            q8[neox ? t1423 : t1426] = ou_2;
-            unsigned t1431 = (base8_8 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1436 = (base8_8 + (2u * c)) + 1u;
-            q8[neox ? t1431 : t1436] = ov_2;
-        } else if (head_2 < (h + hkv)) {
-            unsigned base8_9 = kf_shr_u32(((((((tok * l) + pi) * hkv) + head_2) - h) * d), 3u);
-            unsigned t1448 = base8_9 + c;
-            unsigned t1451 = base8_9 + (2u * c);
-            k8[neox ? t1448 : t1451] = ou_2;
-            unsigned t1456 = (base8_9 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1461 = (base8_9 + (2u * c)) + 1u;
-            k8[neox ? t1456 : t1461] = ov_2;
-        } else if (head_2 < nh) {
-            unsigned base8_10 = kf_shr_u32((((((((tok * l) + pi) * hkv) + head_2) - h) - hkv) * d), 3u);
-            unsigned t1473 = base8_10 + c;
-            unsigned t1476 = base8_10 + (2u * c);
-            v8[neox ? t1473 : t1476] = ou_2;
-            unsigned t1481 = (base8_10 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1486 = (base8_10 + (2u * c)) + 1u;
-            v8[neox ? t1481 : t1486] = ov_2;
+        if (head_2_ < h_) {
+            unsigned base8_8_ = kf_shr_u32((((tok_ * h_) + head_2_) * d_), 3u);
+            unsigned t1423_ = base8_8_ + c_;
+            unsigned t1426_ = base8_8_ + (2u * c_);
+            q8_[neox_ ? t1423_ : t1426_] = ou_2_;
+            unsigned t1431_ = (base8_8_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1436_ = (base8_8_ + (2u * c_)) + 1u;
+            q8_[neox_ ? t1431_ : t1436_] = ov_2_;
+        } else if (head_2_ < (h_ + hkv_)) {
+            unsigned base8_9_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) * d_), 3u);
+            unsigned t1448_ = base8_9_ + c_;
+            unsigned t1451_ = base8_9_ + (2u * c_);
+            k8_[neox_ ? t1448_ : t1451_] = ou_2_;
+            unsigned t1456_ = (base8_9_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1461_ = (base8_9_ + (2u * c_)) + 1u;
+            k8_[neox_ ? t1456_ : t1461_] = ov_2_;
+        } else if (head_2_ < nh_) {
+            unsigned base8_10_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) - hkv_) * d_), 3u);
+            unsigned t1473_ = base8_10_ + c_;
+            unsigned t1476_ = base8_10_ + (2u * c_);
+            v8_[neox_ ? t1473_ : t1476_] = ou_2_;
+            unsigned t1481_ = (base8_10_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1486_ = (base8_10_ + (2u * c_)) + 1u;
+            v8_[neox_ ? t1481_ : t1486_] = ov_2_;
         }
-        unsigned head_3 = (hg * 4u) + 2u;
-        kf_f16x8 t1493 = vu[2u];
-        kf_f16x8 ou_3 = t1493;
-        kf_f16x8 t1496 = vv[2u];
-        kf_f16x8 ov_3 = t1496;
-        if (head_3 < (h + hkv)) {
-            if (neox) {
-                kf_f16x8 u_5 = vu[2u];
-                kf_f16x8 v_5 = vv[2u];
-                bool second_5 = false;
-                kf_f16x8 t1506 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_9 = t1506;
-                float a0_17 = kf_f16_to_f32(u_5.v[0]);
-                float b0_17 = kf_f16_to_f32(v_5.v[0]);
-                float a1_17 = kf_f16_to_f32(u_5.v[4]);
-                float b1_17 = kf_f16_to_f32(v_5.v[4]);
-                if (second_5) {
-                    o_9.v[0] = kf_f16_from_f32(__fmaf_rn(b0_17, c0.v[0], __fmul_rn(a0_17, s0.v[0])));
-                    o_9.v[4] = kf_f16_from_f32(__fmaf_rn(b1_17, c1.v[0], __fmul_rn(a1_17, s1.v[0])));
+        unsigned head_3_ = (hg_ * 4u) + 2u;
+        kf_f16x8 t1493_ = vu_[2u];
+        kf_f16x8 ou_3_ = t1493_;
+        kf_f16x8 t1496_ = vv_[2u];
+        kf_f16x8 ov_3_ = t1496_;
+        if (head_3_ < (h_ + hkv_)) {
+            if (neox_) {
+                kf_f16x8 u_5_ = vu_[2u];
+                kf_f16x8 v_5_ = vv_[2u];
+                bool second_5_ = false;
+                kf_f16x8 t1506_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_9_ = t1506_;
+                float a0_17_ = kf_f16_to_f32(u_5_.v[0]);
+                float b0_17_ = kf_f16_to_f32(v_5_.v[0]);
+                float a1_17_ = kf_f16_to_f32(u_5_.v[4]);
+                float b1_17_ = kf_f16_to_f32(v_5_.v[4]);
+                if (second_5_) {
+                    o_9_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_17_, c0_.v[0], __fmul_rn(a0_17_, s0_.v[0])));
+                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_17_, c1_.v[0], __fmul_rn(a1_17_, s1_.v[0])));
                 } else {
-                    o_9.v[0] = kf_f16_from_f32(__fmaf_rn(a0_17, c0.v[0], -__fmul_rn(b0_17, s0.v[0])));
-                    o_9.v[4] = kf_f16_from_f32(__fmaf_rn(a1_17, c1.v[0], -__fmul_rn(b1_17, s1.v[0])));
+                    o_9_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_17_, c0_.v[0], -__fmul_rn(b0_17_, s0_.v[0])));
+                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_17_, c1_.v[0], -__fmul_rn(b1_17_, s1_.v[0])));
                 }
-                float a0_18 = kf_f16_to_f32(u_5.v[1]);
-                float b0_18 = kf_f16_to_f32(v_5.v[1]);
-                float a1_18 = kf_f16_to_f32(u_5.v[5]);
-                float b1_18 = kf_f16_to_f32(v_5.v[5]);
-                if (second_5) {
-                    o_9.v[1] = kf_f16_from_f32(__fmaf_rn(b0_18, c0.v[1], __fmul_rn(a0_18, s0.v[1])));
-                    o_9.v[5] = kf_f16_from_f32(__fmaf_rn(b1_18, c1.v[1], __fmul_rn(a1_18, s1.v[1])));
+                float a0_18_ = kf_f16_to_f32(u_5_.v[1]);
+                float b0_18_ = kf_f16_to_f32(v_5_.v[1]);
+                float a1_18_ = kf_f16_to_f32(u_5_.v[5]);
+                float b1_18_ = kf_f16_to_f32(v_5_.v[5]);
+                if (second_5_) {
+                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_18_, c0_.v[1], __fmul_rn(a0_18_, s0_.v[1])));
+                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_18_, c1_.v[1], __fmul_rn(a1_18_, s1_.v[1])));
                 } else {
-                    o_9.v[1] = kf_f16_from_f32(__fmaf_rn(a0_18, c0.v[1], -__fmul_rn(b0_18, s0.v[1])));
-                    o_9.v[5] = kf_f16_from_f32(__fmaf_rn(a1_18, c1.v[1], -__fmul_rn(b1_18, s1.v[1])));
+                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_18_, c0_.v[1], -__fmul_rn(b0_18_, s0_.v[1])));
+                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_18_, c1_.v[1], -__fmul_rn(b1_18_, s1_.v[1])));
                 }
-                float a0_19 = kf_f16_to_f32(u_5.v[2]);
-                float b0_19 = kf_f16_to_f32(v_5.v[2]);
-                float a1_19 = kf_f16_to_f32(u_5.v[6]);
-                float b1_19 = kf_f16_to_f32(v_5.v[6]);
-                if (second_5) {
-                    o_9.v[2] = kf_f16_from_f32(__fmaf_rn(b0_19, c0.v[2], __fmul_rn(a0_19, s0.v[2])));
-                    o_9.v[6] = kf_f16_from_f32(__fmaf_rn(b1_19, c1.v[2], __fmul_rn(a1_19, s1.v[2])));
+                float a0_19_ = kf_f16_to_f32(u_5_.v[2]);
+                float b0_19_ = kf_f16_to_f32(v_5_.v[2]);
+                float a1_19_ = kf_f16_to_f32(u_5_.v[6]);
+                float b1_19_ = kf_f16_to_f32(v_5_.v[6]);
+                if (second_5_) {
+                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_19_, c0_.v[2], __fmul_rn(a0_19_, s0_.v[2])));
+                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_19_, c1_.v[2], __fmul_rn(a1_19_, s1_.v[2])));
                 } else {
-                    o_9.v[2] = kf_f16_from_f32(__fmaf_rn(a0_19, c0.v[2], -__fmul_rn(b0_19, s0.v[2])));
-                    o_9.v[6] = kf_f16_from_f32(__fmaf_rn(a1_19, c1.v[2], -__fmul_rn(b1_19, s1.v[2])));
+                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_19_, c0_.v[2], -__fmul_rn(b0_19_, s0_.v[2])));
+                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_19_, c1_.v[2], -__fmul_rn(b1_19_, s1_.v[2])));
                 }
-                float a0_20 = kf_f16_to_f32(u_5.v[3]);
-                float b0_20 = kf_f16_to_f32(v_5.v[3]);
-                float a1_20 = kf_f16_to_f32(u_5.v[7]);
-                float b1_20 = kf_f16_to_f32(v_5.v[7]);
-                if (second_5) {
-                    o_9.v[3] = kf_f16_from_f32(__fmaf_rn(b0_20, c0.v[3], __fmul_rn(a0_20, s0.v[3])));
-                    o_9.v[7] = kf_f16_from_f32(__fmaf_rn(b1_20, c1.v[3], __fmul_rn(a1_20, s1.v[3])));
+                float a0_20_ = kf_f16_to_f32(u_5_.v[3]);
+                float b0_20_ = kf_f16_to_f32(v_5_.v[3]);
+                float a1_20_ = kf_f16_to_f32(u_5_.v[7]);
+                float b1_20_ = kf_f16_to_f32(v_5_.v[7]);
+                if (second_5_) {
+                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_20_, c0_.v[3], __fmul_rn(a0_20_, s0_.v[3])));
+                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_20_, c1_.v[3], __fmul_rn(a1_20_, s1_.v[3])));
                 } else {
-                    o_9.v[3] = kf_f16_from_f32(__fmaf_rn(a0_20, c0.v[3], -__fmul_rn(b0_20, s0.v[3])));
-                    o_9.v[7] = kf_f16_from_f32(__fmaf_rn(a1_20, c1.v[3], -__fmul_rn(b1_20, s1.v[3])));
+                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_20_, c0_.v[3], -__fmul_rn(b0_20_, s0_.v[3])));
+                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_20_, c1_.v[3], -__fmul_rn(b1_20_, s1_.v[3])));
                 }
-                ou_3 = o_9;
-                kf_f16x8 u_6 = vu[2u];
-                kf_f16x8 v_6 = vv[2u];
-                bool second_6 = true;
-                kf_f16x8 t1634 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_10 = t1634;
-                float a0_21 = kf_f16_to_f32(u_6.v[0]);
-                float b0_21 = kf_f16_to_f32(v_6.v[0]);
-                float a1_21 = kf_f16_to_f32(u_6.v[4]);
-                float b1_21 = kf_f16_to_f32(v_6.v[4]);
-                if (second_6) {
-                    o_10.v[0] = kf_f16_from_f32(__fmaf_rn(b0_21, c0.v[0], __fmul_rn(a0_21, s0.v[0])));
-                    o_10.v[4] = kf_f16_from_f32(__fmaf_rn(b1_21, c1.v[0], __fmul_rn(a1_21, s1.v[0])));
+                ou_3_ = o_9_;
+                kf_f16x8 u_6_ = vu_[2u];
+                kf_f16x8 v_6_ = vv_[2u];
+                bool second_6_ = true;
+                kf_f16x8 t1634_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_10_ = t1634_;
+                float a0_21_ = kf_f16_to_f32(u_6_.v[0]);
+                float b0_21_ = kf_f16_to_f32(v_6_.v[0]);
+                float a1_21_ = kf_f16_to_f32(u_6_.v[4]);
+                float b1_21_ = kf_f16_to_f32(v_6_.v[4]);
+                if (second_6_) {
+                    o_10_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_21_, c0_.v[0], __fmul_rn(a0_21_, s0_.v[0])));
+                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_21_, c1_.v[0], __fmul_rn(a1_21_, s1_.v[0])));
                 } else {
-                    o_10.v[0] = kf_f16_from_f32(__fmaf_rn(a0_21, c0.v[0], -__fmul_rn(b0_21, s0.v[0])));
-                    o_10.v[4] = kf_f16_from_f32(__fmaf_rn(a1_21, c1.v[0], -__fmul_rn(b1_21, s1.v[0])));
+                    o_10_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_21_, c0_.v[0], -__fmul_rn(b0_21_, s0_.v[0])));
+                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_21_, c1_.v[0], -__fmul_rn(b1_21_, s1_.v[0])));
                 }
-                float a0_22 = kf_f16_to_f32(u_6.v[1]);
-                float b0_22 = kf_f16_to_f32(v_6.v[1]);
-                float a1_22 = kf_f16_to_f32(u_6.v[5]);
-                float b1_22 = kf_f16_to_f32(v_6.v[5]);
-                if (second_6) {
-                    o_10.v[1] = kf_f16_from_f32(__fmaf_rn(b0_22, c0.v[1], __fmul_rn(a0_22, s0.v[1])));
-                    o_10.v[5] = kf_f16_from_f32(__fmaf_rn(b1_22, c1.v[1], __fmul_rn(a1_22, s1.v[1])));
+                float a0_22_ = kf_f16_to_f32(u_6_.v[1]);
+                float b0_22_ = kf_f16_to_f32(v_6_.v[1]);
+                float a1_22_ = kf_f16_to_f32(u_6_.v[5]);
+                float b1_22_ = kf_f16_to_f32(v_6_.v[5]);
+                if (second_6_) {
+                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_22_, c0_.v[1], __fmul_rn(a0_22_, s0_.v[1])));
+                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_22_, c1_.v[1], __fmul_rn(a1_22_, s1_.v[1])));
                 } else {
-                    o_10.v[1] = kf_f16_from_f32(__fmaf_rn(a0_22, c0.v[1], -__fmul_rn(b0_22, s0.v[1])));
-                    o_10.v[5] = kf_f16_from_f32(__fmaf_rn(a1_22, c1.v[1], -__fmul_rn(b1_22, s1.v[1])));
+                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_22_, c0_.v[1], -__fmul_rn(b0_22_, s0_.v[1])));
+                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_22_, c1_.v[1], -__fmul_rn(b1_22_, s1_.v[1])));
                 }
-                float a0_23 = kf_f16_to_f32(u_6.v[2]);
-                float b0_23 = kf_f16_to_f32(v_6.v[2]);
-                float a1_23 = kf_f16_to_f32(u_6.v[6]);
-                float b1_23 = kf_f16_to_f32(v_6.v[6]);
-                if (second_6) {
-                    o_10.v[2] = kf_f16_from_f32(__fmaf_rn(b0_23, c0.v[2], __fmul_rn(a0_23, s0.v[2])));
-                    o_10.v[6] = kf_f16_from_f32(__fmaf_rn(b1_23, c1.v[2], __fmul_rn(a1_23, s1.v[2])));
+                float a0_23_ = kf_f16_to_f32(u_6_.v[2]);
+                float b0_23_ = kf_f16_to_f32(v_6_.v[2]);
+                float a1_23_ = kf_f16_to_f32(u_6_.v[6]);
+                float b1_23_ = kf_f16_to_f32(v_6_.v[6]);
+                if (second_6_) {
+                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_23_, c0_.v[2], __fmul_rn(a0_23_, s0_.v[2])));
+                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_23_, c1_.v[2], __fmul_rn(a1_23_, s1_.v[2])));
                 } else {
-                    o_10.v[2] = kf_f16_from_f32(__fmaf_rn(a0_23, c0.v[2], -__fmul_rn(b0_23, s0.v[2])));
-                    o_10.v[6] = kf_f16_from_f32(__fmaf_rn(a1_23, c1.v[2], -__fmul_rn(b1_23, s1.v[2])));
+                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_23_, c0_.v[2], -__fmul_rn(b0_23_, s0_.v[2])));
+                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_23_, c1_.v[2], -__fmul_rn(b1_23_, s1_.v[2])));
                 }
-                float a0_24 = kf_f16_to_f32(u_6.v[3]);
-                float b0_24 = kf_f16_to_f32(v_6.v[3]);
-                float a1_24 = kf_f16_to_f32(u_6.v[7]);
-                float b1_24 = kf_f16_to_f32(v_6.v[7]);
-                if (second_6) {
-                    o_10.v[3] = kf_f16_from_f32(__fmaf_rn(b0_24, c0.v[3], __fmul_rn(a0_24, s0.v[3])));
-                    o_10.v[7] = kf_f16_from_f32(__fmaf_rn(b1_24, c1.v[3], __fmul_rn(a1_24, s1.v[3])));
+                float a0_24_ = kf_f16_to_f32(u_6_.v[3]);
+                float b0_24_ = kf_f16_to_f32(v_6_.v[3]);
+                float a1_24_ = kf_f16_to_f32(u_6_.v[7]);
+                float b1_24_ = kf_f16_to_f32(v_6_.v[7]);
+                if (second_6_) {
+                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_24_, c0_.v[3], __fmul_rn(a0_24_, s0_.v[3])));
+                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_24_, c1_.v[3], __fmul_rn(a1_24_, s1_.v[3])));
                 } else {
-                    o_10.v[3] = kf_f16_from_f32(__fmaf_rn(a0_24, c0.v[3], -__fmul_rn(b0_24, s0.v[3])));
-                    o_10.v[7] = kf_f16_from_f32(__fmaf_rn(a1_24, c1.v[3], -__fmul_rn(b1_24, s1.v[3])));
+                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_24_, c0_.v[3], -__fmul_rn(b0_24_, s0_.v[3])));
+                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_24_, c1_.v[3], -__fmul_rn(b1_24_, s1_.v[3])));
                 }
-                ov_3 = o_10;
+                ov_3_ = o_10_;
             } else {
-                kf_f16x8 w_5 = vu[2u];
-                kf_f16x8 t1759 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_11 = t1759;
-                float a_25 = kf_f16_to_f32(w_5.v[0]);
-                float b_17 = kf_f16_to_f32(w_5.v[1]);
-                o_11.v[0] = kf_f16_from_f32(__fmaf_rn(a_25, c0.v[0], -__fmul_rn(b_17, s0.v[0])));
-                o_11.v[1] = kf_f16_from_f32(__fmaf_rn(b_17, c0.v[0], __fmul_rn(a_25, s0.v[0])));
-                float a_26 = kf_f16_to_f32(w_5.v[2]);
-                float b_18 = kf_f16_to_f32(w_5.v[3]);
-                o_11.v[2] = kf_f16_from_f32(__fmaf_rn(a_26, c0.v[1], -__fmul_rn(b_18, s0.v[1])));
-                o_11.v[3] = kf_f16_from_f32(__fmaf_rn(b_18, c0.v[1], __fmul_rn(a_26, s0.v[1])));
-                float a_27 = kf_f16_to_f32(w_5.v[4]);
-                float b_19 = kf_f16_to_f32(w_5.v[5]);
-                o_11.v[4] = kf_f16_from_f32(__fmaf_rn(a_27, c0.v[2], -__fmul_rn(b_19, s0.v[2])));
-                o_11.v[5] = kf_f16_from_f32(__fmaf_rn(b_19, c0.v[2], __fmul_rn(a_27, s0.v[2])));
-                float a_28 = kf_f16_to_f32(w_5.v[6]);
-                float b_20 = kf_f16_to_f32(w_5.v[7]);
-                o_11.v[6] = kf_f16_from_f32(__fmaf_rn(a_28, c0.v[3], -__fmul_rn(b_20, s0.v[3])));
-                o_11.v[7] = kf_f16_from_f32(__fmaf_rn(b_20, c0.v[3], __fmul_rn(a_28, s0.v[3])));
-                ou_3 = o_11;
-                kf_f16x8 w_6 = vv[2u];
-                kf_f16x8 t1824 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_12 = t1824;
-                float a_29 = kf_f16_to_f32(w_6.v[0]);
-                float b_21 = kf_f16_to_f32(w_6.v[1]);
-                o_12.v[0] = kf_f16_from_f32(__fmaf_rn(a_29, c1.v[0], -__fmul_rn(b_21, s1.v[0])));
-                o_12.v[1] = kf_f16_from_f32(__fmaf_rn(b_21, c1.v[0], __fmul_rn(a_29, s1.v[0])));
-                float a_30 = kf_f16_to_f32(w_6.v[2]);
-                float b_22 = kf_f16_to_f32(w_6.v[3]);
-                o_12.v[2] = kf_f16_from_f32(__fmaf_rn(a_30, c1.v[1], -__fmul_rn(b_22, s1.v[1])));
-                o_12.v[3] = kf_f16_from_f32(__fmaf_rn(b_22, c1.v[1], __fmul_rn(a_30, s1.v[1])));
-                float a_31 = kf_f16_to_f32(w_6.v[4]);
-                float b_23 = kf_f16_to_f32(w_6.v[5]);
-                o_12.v[4] = kf_f16_from_f32(__fmaf_rn(a_31, c1.v[2], -__fmul_rn(b_23, s1.v[2])));
-                o_12.v[5] = kf_f16_from_f32(__fmaf_rn(b_23, c1.v[2], __fmul_rn(a_31, s1.v[2])));
-                float a_32 = kf_f16_to_f32(w_6.v[6]);
-                float b_24 = kf_f16_to_f32(w_6.v[7]);
-                o_12.v[6] = kf_f16_from_f32(__fmaf_rn(a_32, c1.v[3], -__fmul_rn(b_24, s1.v[3])));
-                o_12.v[7] = kf_f16_from_f32(__fmaf_rn(b_24, c1.v[3], __fmul_rn(a_32, s1.v[3])));
-                ov_3 = o_12;
+                kf_f16x8 w_5_ = vu_[2u];
+                kf_f16x8 t1759_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_11_ = t1759_;
+                float a_25_ = kf_f16_to_f32(w_5_.v[0]);
+                float b_17_ = kf_f16_to_f32(w_5_.v[1]);
+                o_11_.v[0] = kf_f16_from_f32(__fmaf_rn(a_25_, c0_.v[0], -__fmul_rn(b_17_, s0_.v[0])));
+                o_11_.v[1] = kf_f16_from_f32(__fmaf_rn(b_17_, c0_.v[0], __fmul_rn(a_25_, s0_.v[0])));
+                float a_26_ = kf_f16_to_f32(w_5_.v[2]);
+                float b_18_ = kf_f16_to_f32(w_5_.v[3]);
+                o_11_.v[2] = kf_f16_from_f32(__fmaf_rn(a_26_, c0_.v[1], -__fmul_rn(b_18_, s0_.v[1])));
+                o_11_.v[3] = kf_f16_from_f32(__fmaf_rn(b_18_, c0_.v[1], __fmul_rn(a_26_, s0_.v[1])));
+                float a_27_ = kf_f16_to_f32(w_5_.v[4]);
+                float b_19_ = kf_f16_to_f32(w_5_.v[5]);
+                o_11_.v[4] = kf_f16_from_f32(__fmaf_rn(a_27_, c0_.v[2], -__fmul_rn(b_19_, s0_.v[2])));
+                o_11_.v[5] = kf_f16_from_f32(__fmaf_rn(b_19_, c0_.v[2], __fmul_rn(a_27_, s0_.v[2])));
+                float a_28_ = kf_f16_to_f32(w_5_.v[6]);
+                float b_20_ = kf_f16_to_f32(w_5_.v[7]);
+                o_11_.v[6] = kf_f16_from_f32(__fmaf_rn(a_28_, c0_.v[3], -__fmul_rn(b_20_, s0_.v[3])));
+                o_11_.v[7] = kf_f16_from_f32(__fmaf_rn(b_20_, c0_.v[3], __fmul_rn(a_28_, s0_.v[3])));
+                ou_3_ = o_11_;
+                kf_f16x8 w_6_ = vv_[2u];
+                kf_f16x8 t1824_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_12_ = t1824_;
+                float a_29_ = kf_f16_to_f32(w_6_.v[0]);
+                float b_21_ = kf_f16_to_f32(w_6_.v[1]);
+                o_12_.v[0] = kf_f16_from_f32(__fmaf_rn(a_29_, c1_.v[0], -__fmul_rn(b_21_, s1_.v[0])));
+                o_12_.v[1] = kf_f16_from_f32(__fmaf_rn(b_21_, c1_.v[0], __fmul_rn(a_29_, s1_.v[0])));
+                float a_30_ = kf_f16_to_f32(w_6_.v[2]);
+                float b_22_ = kf_f16_to_f32(w_6_.v[3]);
+                o_12_.v[2] = kf_f16_from_f32(__fmaf_rn(a_30_, c1_.v[1], -__fmul_rn(b_22_, s1_.v[1])));
+                o_12_.v[3] = kf_f16_from_f32(__fmaf_rn(b_22_, c1_.v[1], __fmul_rn(a_30_, s1_.v[1])));
+                float a_31_ = kf_f16_to_f32(w_6_.v[4]);
+                float b_23_ = kf_f16_to_f32(w_6_.v[5]);
+                o_12_.v[4] = kf_f16_from_f32(__fmaf_rn(a_31_, c1_.v[2], -__fmul_rn(b_23_, s1_.v[2])));
+                o_12_.v[5] = kf_f16_from_f32(__fmaf_rn(b_23_, c1_.v[2], __fmul_rn(a_31_, s1_.v[2])));
+                float a_32_ = kf_f16_to_f32(w_6_.v[6]);
+                float b_24_ = kf_f16_to_f32(w_6_.v[7]);
+                o_12_.v[6] = kf_f16_from_f32(__fmaf_rn(a_32_, c1_.v[3], -__fmul_rn(b_24_, s1_.v[3])));
+                o_12_.v[7] = kf_f16_from_f32(__fmaf_rn(b_24_, c1_.v[3], __fmul_rn(a_32_, s1_.v[3])));
+                ov_3_ = o_12_;
             }
         }
-        if (head_3 < h) {
-            unsigned base8_11 = kf_shr_u32((((tok * h) + head_3) * d), 3u);
-            unsigned t1892 = base8_11 + c;
-            unsigned t1895 = base8_11 + (2u * c);
-            q8[neox ? t1892 : t1895] = ou_3;
-            unsigned t1900 = (base8_11 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1905 = (base8_11 + (2u * c)) + 1u;
-            q8[neox ? t1900 : t1905] = ov_3;
-        } else if (head_3 < (h + hkv)) {
-            unsigned base8_12 = kf_shr_u32(((((((tok * l) + pi) * hkv) + head_3) - h) * d), 3u);
-            unsigned t1917 = base8_12 + c;
-            unsigned t1920 = base8_12 + (2u * c);
-            k8[neox ? t1917 : t1920] = ou_3;
-            unsigned t1925 = (base8_12 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1930 = (base8_12 + (2u * c)) + 1u;
-            k8[neox ? t1925 : t1930] = ov_3;
-        } else if (head_3 < nh) {
-            unsigned base8_13 = kf_shr_u32((((((((tok * l) + pi) * hkv) + head_3) - h) - hkv) * d), 3u);
-            unsigned t1942 = base8_13 + c;
-            unsigned t1945 = base8_13 + (2u * c);
-            v8[neox ? t1942 : t1945] = ou_3;
-            unsigned t1950 = (base8_13 + kf_shr_u32(d, 4u)) + c;
-            unsigned t1955 = (base8_13 + (2u * c)) + 1u;
-            v8[neox ? t1950 : t1955] = ov_3;
+        if (head_3_ < h_) {
+            unsigned base8_11_ = kf_shr_u32((((tok_ * h_) + head_3_) * d_), 3u);
+            unsigned t1892_ = base8_11_ + c_;
+            unsigned t1895_ = base8_11_ + (2u * c_);
+            q8_[neox_ ? t1892_ : t1895_] = ou_3_;
+            unsigned t1900_ = (base8_11_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1905_ = (base8_11_ + (2u * c_)) + 1u;
+            q8_[neox_ ? t1900_ : t1905_] = ov_3_;
+        } else if (head_3_ < (h_ + hkv_)) {
+            unsigned base8_12_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) * d_), 3u);
+            unsigned t1917_ = base8_12_ + c_;
+            unsigned t1920_ = base8_12_ + (2u * c_);
+            k8_[neox_ ? t1917_ : t1920_] = ou_3_;
+            unsigned t1925_ = (base8_12_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1930_ = (base8_12_ + (2u * c_)) + 1u;
+            k8_[neox_ ? t1925_ : t1930_] = ov_3_;
+        } else if (head_3_ < nh_) {
+            unsigned base8_13_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) - hkv_) * d_), 3u);
+            unsigned t1942_ = base8_13_ + c_;
+            unsigned t1945_ = base8_13_ + (2u * c_);
+            v8_[neox_ ? t1942_ : t1945_] = ou_3_;
+            unsigned t1950_ = (base8_13_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t1955_ = (base8_13_ + (2u * c_)) + 1u;
+            v8_[neox_ ? t1950_ : t1955_] = ov_3_;
         }
-        unsigned head_4 = (hg * 4u) + 3u;
-        kf_f16x8 t1962 = vu[3u];
-        kf_f16x8 ou_4 = t1962;
-        kf_f16x8 t1965 = vv[3u];
-        kf_f16x8 ov_4 = t1965;
-        if (head_4 < (h + hkv)) {
-            if (neox) {
-                kf_f16x8 u_7 = vu[3u];
-                kf_f16x8 v_7 = vv[3u];
-                bool second_7 = false;
-                kf_f16x8 t1975 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_13 = t1975;
-                float a0_25 = kf_f16_to_f32(u_7.v[0]);
-                float b0_25 = kf_f16_to_f32(v_7.v[0]);
-                float a1_25 = kf_f16_to_f32(u_7.v[4]);
-                float b1_25 = kf_f16_to_f32(v_7.v[4]);
-                if (second_7) {
-                    o_13.v[0] = kf_f16_from_f32(__fmaf_rn(b0_25, c0.v[0], __fmul_rn(a0_25, s0.v[0])));
-                    o_13.v[4] = kf_f16_from_f32(__fmaf_rn(b1_25, c1.v[0], __fmul_rn(a1_25, s1.v[0])));
+        unsigned head_4_ = (hg_ * 4u) + 3u;
+        kf_f16x8 t1962_ = vu_[3u];
+        kf_f16x8 ou_4_ = t1962_;
+        kf_f16x8 t1965_ = vv_[3u];
+        kf_f16x8 ov_4_ = t1965_;
+        if (head_4_ < (h_ + hkv_)) {
+            if (neox_) {
+                kf_f16x8 u_7_ = vu_[3u];
+                kf_f16x8 v_7_ = vv_[3u];
+                bool second_7_ = false;
+                kf_f16x8 t1975_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_13_ = t1975_;
+                float a0_25_ = kf_f16_to_f32(u_7_.v[0]);
+                float b0_25_ = kf_f16_to_f32(v_7_.v[0]);
+                float a1_25_ = kf_f16_to_f32(u_7_.v[4]);
+                float b1_25_ = kf_f16_to_f32(v_7_.v[4]);
+                if (second_7_) {
+                    o_13_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_25_, c0_.v[0], __fmul_rn(a0_25_, s0_.v[0])));
+                    o_13_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_25_, c1_.v[0], __fmul_rn(a1_25_, s1_.v[0])));
                 } else {
-                    o_13.v[0] = kf_f16_from_f32(__fmaf_rn(a0_25, c0.v[0], -__fmul_rn(b0_25, s0.v[0])));
-                    o_13.v[4] = kf_f16_from_f32(__fmaf_rn(a1_25, c1.v[0], -__fmul_rn(b1_25, s1.v[0])));
+                    o_13_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_25_, c0_.v[0], -__fmul_rn(b0_25_, s0_.v[0])));
+                    o_13_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_25_, c1_.v[0], -__fmul_rn(b1_25_, s1_.v[0])));
                 }
-                float a0_26 = kf_f16_to_f32(u_7.v[1]);
-                float b0_26 = kf_f16_to_f32(v_7.v[1]);
-                float a1_26 = kf_f16_to_f32(u_7.v[5]);
-                float b1_26 = kf_f16_to_f32(v_7.v[5]);
-                if (second_7) {
-                    o_13.v[1] = kf_f16_from_f32(__fmaf_rn(b0_26, c0.v[1], __fmul_rn(a0_26, s0.v[1])));
-                    o_13.v[5] = kf_f16_from_f32(__fmaf_rn(b1_26, c1.v[1], __fmul_rn(a1_26, s1.v[1])));
+                float a0_26_ = kf_f16_to_f32(u_7_.v[1]);
+                float b0_26_ = kf_f16_to_f32(v_7_.v[1]);
+                float a1_26_ = kf_f16_to_f32(u_7_.v[5]);
+                float b1_26_ = kf_f16_to_f32(v_7_.v[5]);
+                if (second_7_) {
+                    o_13_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_26_, c0_.v[1], __fmul_rn(a0_26_, s0_.v[1])));
+                    o_13_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_26_, c1_.v[1], __fmul_rn(a1_26_, s1_.v[1])));
                 } else {
-                    o_13.v[1] = kf_f16_from_f32(__fmaf_rn(a0_26, c0.v[1], -__fmul_rn(b0_26, s0.v[1])));
-                    o_13.v[5] = kf_f16_from_f32(__fmaf_rn(a1_26, c1.v[1], -__fmul_rn(b1_26, s1.v[1])));
+                    o_13_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_26_, c0_.v[1], -__fmul_rn(b0_26_, s0_.v[1])));
+                    o_13_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_26_, c1_.v[1], -__fmul_rn(b1_26_, s1_.v[1])));
                 }
-                float a0_27 = kf_f16_to_f32(u_7.v[2]);
-                float b0_27 = kf_f16_to_f32(v_7.v[2]);
-                float a1_27 = kf_f16_to_f32(u_7.v[6]);
-                float b1_27 = kf_f16_to_f32(v_7.v[6]);
-                if (second_7) {
-                    o_13.v[2] = kf_f16_from_f32(__fmaf_rn(b0_27, c0.v[2], __fmul_rn(a0_27, s0.v[2])));
-                    o_13.v[6] = kf_f16_from_f32(__fmaf_rn(b1_27, c1.v[2], __fmul_rn(a1_27, s1.v[2])));
+                float a0_27_ = kf_f16_to_f32(u_7_.v[2]);
+                float b0_27_ = kf_f16_to_f32(v_7_.v[2]);
+                float a1_27_ = kf_f16_to_f32(u_7_.v[6]);
+                float b1_27_ = kf_f16_to_f32(v_7_.v[6]);
+                if (second_7_) {
+                    o_13_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_27_, c0_.v[2], __fmul_rn(a0_27_, s0_.v[2])));
+                    o_13_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_27_, c1_.v[2], __fmul_rn(a1_27_, s1_.v[2])));
                 } else {
-                    o_13.v[2] = kf_f16_from_f32(__fmaf_rn(a0_27, c0.v[2], -__fmul_rn(b0_27, s0.v[2])));
-                    o_13.v[6] = kf_f16_from_f32(__fmaf_rn(a1_27, c1.v[2], -__fmul_rn(b1_27, s1.v[2])));
+                    o_13_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_27_, c0_.v[2], -__fmul_rn(b0_27_, s0_.v[2])));
+                    o_13_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_27_, c1_.v[2], -__fmul_rn(b1_27_, s1_.v[2])));
                 }
-                float a0_28 = kf_f16_to_f32(u_7.v[3]);
-                float b0_28 = kf_f16_to_f32(v_7.v[3]);
-                float a1_28 = kf_f16_to_f32(u_7.v[7]);
-                float b1_28 = kf_f16_to_f32(v_7.v[7]);
-                if (second_7) {
-                    o_13.v[3] = kf_f16_from_f32(__fmaf_rn(b0_28, c0.v[3], __fmul_rn(a0_28, s0.v[3])));
-                    o_13.v[7] = kf_f16_from_f32(__fmaf_rn(b1_28, c1.v[3], __fmul_rn(a1_28, s1.v[3])));
+                float a0_28_ = kf_f16_to_f32(u_7_.v[3]);
+                float b0_28_ = kf_f16_to_f32(v_7_.v[3]);
+                float a1_28_ = kf_f16_to_f32(u_7_.v[7]);
+                float b1_28_ = kf_f16_to_f32(v_7_.v[7]);
+                if (second_7_) {
+                    o_13_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_28_, c0_.v[3], __fmul_rn(a0_28_, s0_.v[3])));
+                    o_13_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_28_, c1_.v[3], __fmul_rn(a1_28_, s1_.v[3])));
                 } else {
-                    o_13.v[3] = kf_f16_from_f32(__fmaf_rn(a0_28, c0.v[3], -__fmul_rn(b0_28, s0.v[3])));
-                    o_13.v[7] = kf_f16_from_f32(__fmaf_rn(a1_28, c1.v[3], -__fmul_rn(b1_28, s1.v[3])));
+                    o_13_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_28_, c0_.v[3], -__fmul_rn(b0_28_, s0_.v[3])));
+                    o_13_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_28_, c1_.v[3], -__fmul_rn(b1_28_, s1_.v[3])));
                 }
-                ou_4 = o_13;
-                kf_f16x8 u_8 = vu[3u];
-                kf_f16x8 v_8 = vv[3u];
-                bool second_8 = true;
-                kf_f16x8 t2103 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_14 = t2103;
-                float a0_29 = kf_f16_to_f32(u_8.v[0]);
-                float b0_29 = kf_f16_to_f32(v_8.v[0]);
-                float a1_29 = kf_f16_to_f32(u_8.v[4]);
-                float b1_29 = kf_f16_to_f32(v_8.v[4]);
-                if (second_8) {
-                    o_14.v[0] = kf_f16_from_f32(__fmaf_rn(b0_29, c0.v[0], __fmul_rn(a0_29, s0.v[0])));
-                    o_14.v[4] = kf_f16_from_f32(__fmaf_rn(b1_29, c1.v[0], __fmul_rn(a1_29, s1.v[0])));
+                ou_4_ = o_13_;
+                kf_f16x8 u_8_ = vu_[3u];
+                kf_f16x8 v_8_ = vv_[3u];
+                bool second_8_ = true;
+                kf_f16x8 t2103_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_14_ = t2103_;
+                float a0_29_ = kf_f16_to_f32(u_8_.v[0]);
+                float b0_29_ = kf_f16_to_f32(v_8_.v[0]);
+                float a1_29_ = kf_f16_to_f32(u_8_.v[4]);
+                float b1_29_ = kf_f16_to_f32(v_8_.v[4]);
+                if (second_8_) {
+                    o_14_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_29_, c0_.v[0], __fmul_rn(a0_29_, s0_.v[0])));
+                    o_14_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_29_, c1_.v[0], __fmul_rn(a1_29_, s1_.v[0])));
                 } else {
-                    o_14.v[0] = kf_f16_from_f32(__fmaf_rn(a0_29, c0.v[0], -__fmul_rn(b0_29, s0.v[0])));
-                    o_14.v[4] = kf_f16_from_f32(__fmaf_rn(a1_29, c1.v[0], -__fmul_rn(b1_29, s1.v[0])));
+                    o_14_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_29_, c0_.v[0], -__fmul_rn(b0_29_, s0_.v[0])));
+                    o_14_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_29_, c1_.v[0], -__fmul_rn(b1_29_, s1_.v[0])));
                 }
-                float a0_30 = kf_f16_to_f32(u_8.v[1]);
-                float b0_30 = kf_f16_to_f32(v_8.v[1]);
-                float a1_30 = kf_f16_to_f32(u_8.v[5]);
-                float b1_30 = kf_f16_to_f32(v_8.v[5]);
-                if (second_8) {
-                    o_14.v[1] = kf_f16_from_f32(__fmaf_rn(b0_30, c0.v[1], __fmul_rn(a0_30, s0.v[1])));
-                    o_14.v[5] = kf_f16_from_f32(__fmaf_rn(b1_30, c1.v[1], __fmul_rn(a1_30, s1.v[1])));
+                float a0_30_ = kf_f16_to_f32(u_8_.v[1]);
+                float b0_30_ = kf_f16_to_f32(v_8_.v[1]);
+                float a1_30_ = kf_f16_to_f32(u_8_.v[5]);
+                float b1_30_ = kf_f16_to_f32(v_8_.v[5]);
+                if (second_8_) {
+                    o_14_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_30_, c0_.v[1], __fmul_rn(a0_30_, s0_.v[1])));
+                    o_14_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_30_, c1_.v[1], __fmul_rn(a1_30_, s1_.v[1])));
                 } else {
-                    o_14.v[1] = kf_f16_from_f32(__fmaf_rn(a0_30, c0.v[1], -__fmul_rn(b0_30, s0.v[1])));
-                    o_14.v[5] = kf_f16_from_f32(__fmaf_rn(a1_30, c1.v[1], -__fmul_rn(b1_30, s1.v[1])));
+                    o_14_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_30_, c0_.v[1], -__fmul_rn(b0_30_, s0_.v[1])));
+                    o_14_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_30_, c1_.v[1], -__fmul_rn(b1_30_, s1_.v[1])));
                 }
-                float a0_31 = kf_f16_to_f32(u_8.v[2]);
-                float b0_31 = kf_f16_to_f32(v_8.v[2]);
-                float a1_31 = kf_f16_to_f32(u_8.v[6]);
-                float b1_31 = kf_f16_to_f32(v_8.v[6]);
-                if (second_8) {
-                    o_14.v[2] = kf_f16_from_f32(__fmaf_rn(b0_31, c0.v[2], __fmul_rn(a0_31, s0.v[2])));
-                    o_14.v[6] = kf_f16_from_f32(__fmaf_rn(b1_31, c1.v[2], __fmul_rn(a1_31, s1.v[2])));
+                float a0_31_ = kf_f16_to_f32(u_8_.v[2]);
+                float b0_31_ = kf_f16_to_f32(v_8_.v[2]);
+                float a1_31_ = kf_f16_to_f32(u_8_.v[6]);
+                float b1_31_ = kf_f16_to_f32(v_8_.v[6]);
+                if (second_8_) {
+                    o_14_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_31_, c0_.v[2], __fmul_rn(a0_31_, s0_.v[2])));
+                    o_14_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_31_, c1_.v[2], __fmul_rn(a1_31_, s1_.v[2])));
                 } else {
-                    o_14.v[2] = kf_f16_from_f32(__fmaf_rn(a0_31, c0.v[2], -__fmul_rn(b0_31, s0.v[2])));
-                    o_14.v[6] = kf_f16_from_f32(__fmaf_rn(a1_31, c1.v[2], -__fmul_rn(b1_31, s1.v[2])));
+                    o_14_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_31_, c0_.v[2], -__fmul_rn(b0_31_, s0_.v[2])));
+                    o_14_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_31_, c1_.v[2], -__fmul_rn(b1_31_, s1_.v[2])));
                 }
-                float a0_32 = kf_f16_to_f32(u_8.v[3]);
-                float b0_32 = kf_f16_to_f32(v_8.v[3]);
-                float a1_32 = kf_f16_to_f32(u_8.v[7]);
-                float b1_32 = kf_f16_to_f32(v_8.v[7]);
-                if (second_8) {
-                    o_14.v[3] = kf_f16_from_f32(__fmaf_rn(b0_32, c0.v[3], __fmul_rn(a0_32, s0.v[3])));
-                    o_14.v[7] = kf_f16_from_f32(__fmaf_rn(b1_32, c1.v[3], __fmul_rn(a1_32, s1.v[3])));
+                float a0_32_ = kf_f16_to_f32(u_8_.v[3]);
+                float b0_32_ = kf_f16_to_f32(v_8_.v[3]);
+                float a1_32_ = kf_f16_to_f32(u_8_.v[7]);
+                float b1_32_ = kf_f16_to_f32(v_8_.v[7]);
+                if (second_8_) {
+                    o_14_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_32_, c0_.v[3], __fmul_rn(a0_32_, s0_.v[3])));
+                    o_14_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_32_, c1_.v[3], __fmul_rn(a1_32_, s1_.v[3])));
                 } else {
-                    o_14.v[3] = kf_f16_from_f32(__fmaf_rn(a0_32, c0.v[3], -__fmul_rn(b0_32, s0.v[3])));
-                    o_14.v[7] = kf_f16_from_f32(__fmaf_rn(a1_32, c1.v[3], -__fmul_rn(b1_32, s1.v[3])));
+                    o_14_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_32_, c0_.v[3], -__fmul_rn(b0_32_, s0_.v[3])));
+                    o_14_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_32_, c1_.v[3], -__fmul_rn(b1_32_, s1_.v[3])));
                 }
-                ov_4 = o_14;
+                ov_4_ = o_14_;
             } else {
-                kf_f16x8 w_7 = vu[3u];
-                kf_f16x8 t2228 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_15 = t2228;
-                float a_33 = kf_f16_to_f32(w_7.v[0]);
-                float b_25 = kf_f16_to_f32(w_7.v[1]);
-                o_15.v[0] = kf_f16_from_f32(__fmaf_rn(a_33, c0.v[0], -__fmul_rn(b_25, s0.v[0])));
-                o_15.v[1] = kf_f16_from_f32(__fmaf_rn(b_25, c0.v[0], __fmul_rn(a_33, s0.v[0])));
-                float a_34 = kf_f16_to_f32(w_7.v[2]);
-                float b_26 = kf_f16_to_f32(w_7.v[3]);
-                o_15.v[2] = kf_f16_from_f32(__fmaf_rn(a_34, c0.v[1], -__fmul_rn(b_26, s0.v[1])));
-                o_15.v[3] = kf_f16_from_f32(__fmaf_rn(b_26, c0.v[1], __fmul_rn(a_34, s0.v[1])));
-                float a_35 = kf_f16_to_f32(w_7.v[4]);
-                float b_27 = kf_f16_to_f32(w_7.v[5]);
-                o_15.v[4] = kf_f16_from_f32(__fmaf_rn(a_35, c0.v[2], -__fmul_rn(b_27, s0.v[2])));
-                o_15.v[5] = kf_f16_from_f32(__fmaf_rn(b_27, c0.v[2], __fmul_rn(a_35, s0.v[2])));
-                float a_36 = kf_f16_to_f32(w_7.v[6]);
-                float b_28 = kf_f16_to_f32(w_7.v[7]);
-                o_15.v[6] = kf_f16_from_f32(__fmaf_rn(a_36, c0.v[3], -__fmul_rn(b_28, s0.v[3])));
-                o_15.v[7] = kf_f16_from_f32(__fmaf_rn(b_28, c0.v[3], __fmul_rn(a_36, s0.v[3])));
-                ou_4 = o_15;
-                kf_f16x8 w_8 = vv[3u];
-                kf_f16x8 t2293 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_16 = t2293;
-                float a_37 = kf_f16_to_f32(w_8.v[0]);
-                float b_29 = kf_f16_to_f32(w_8.v[1]);
-                o_16.v[0] = kf_f16_from_f32(__fmaf_rn(a_37, c1.v[0], -__fmul_rn(b_29, s1.v[0])));
-                o_16.v[1] = kf_f16_from_f32(__fmaf_rn(b_29, c1.v[0], __fmul_rn(a_37, s1.v[0])));
-                float a_38 = kf_f16_to_f32(w_8.v[2]);
-                float b_30 = kf_f16_to_f32(w_8.v[3]);
-                o_16.v[2] = kf_f16_from_f32(__fmaf_rn(a_38, c1.v[1], -__fmul_rn(b_30, s1.v[1])));
-                o_16.v[3] = kf_f16_from_f32(__fmaf_rn(b_30, c1.v[1], __fmul_rn(a_38, s1.v[1])));
-                float a_39 = kf_f16_to_f32(w_8.v[4]);
-                float b_31 = kf_f16_to_f32(w_8.v[5]);
-                o_16.v[4] = kf_f16_from_f32(__fmaf_rn(a_39, c1.v[2], -__fmul_rn(b_31, s1.v[2])));
-                o_16.v[5] = kf_f16_from_f32(__fmaf_rn(b_31, c1.v[2], __fmul_rn(a_39, s1.v[2])));
-                float a_40 = kf_f16_to_f32(w_8.v[6]);
-                float b_32 = kf_f16_to_f32(w_8.v[7]);
-                o_16.v[6] = kf_f16_from_f32(__fmaf_rn(a_40, c1.v[3], -__fmul_rn(b_32, s1.v[3])));
-                o_16.v[7] = kf_f16_from_f32(__fmaf_rn(b_32, c1.v[3], __fmul_rn(a_40, s1.v[3])));
-                ov_4 = o_16;
+                kf_f16x8 w_7_ = vu_[3u];
+                kf_f16x8 t2228_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_15_ = t2228_;
+                float a_33_ = kf_f16_to_f32(w_7_.v[0]);
+                float b_25_ = kf_f16_to_f32(w_7_.v[1]);
+                o_15_.v[0] = kf_f16_from_f32(__fmaf_rn(a_33_, c0_.v[0], -__fmul_rn(b_25_, s0_.v[0])));
+                o_15_.v[1] = kf_f16_from_f32(__fmaf_rn(b_25_, c0_.v[0], __fmul_rn(a_33_, s0_.v[0])));
+                float a_34_ = kf_f16_to_f32(w_7_.v[2]);
+                float b_26_ = kf_f16_to_f32(w_7_.v[3]);
+                o_15_.v[2] = kf_f16_from_f32(__fmaf_rn(a_34_, c0_.v[1], -__fmul_rn(b_26_, s0_.v[1])));
+                o_15_.v[3] = kf_f16_from_f32(__fmaf_rn(b_26_, c0_.v[1], __fmul_rn(a_34_, s0_.v[1])));
+                float a_35_ = kf_f16_to_f32(w_7_.v[4]);
+                float b_27_ = kf_f16_to_f32(w_7_.v[5]);
+                o_15_.v[4] = kf_f16_from_f32(__fmaf_rn(a_35_, c0_.v[2], -__fmul_rn(b_27_, s0_.v[2])));
+                o_15_.v[5] = kf_f16_from_f32(__fmaf_rn(b_27_, c0_.v[2], __fmul_rn(a_35_, s0_.v[2])));
+                float a_36_ = kf_f16_to_f32(w_7_.v[6]);
+                float b_28_ = kf_f16_to_f32(w_7_.v[7]);
+                o_15_.v[6] = kf_f16_from_f32(__fmaf_rn(a_36_, c0_.v[3], -__fmul_rn(b_28_, s0_.v[3])));
+                o_15_.v[7] = kf_f16_from_f32(__fmaf_rn(b_28_, c0_.v[3], __fmul_rn(a_36_, s0_.v[3])));
+                ou_4_ = o_15_;
+                kf_f16x8 w_8_ = vv_[3u];
+                kf_f16x8 t2293_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16x8 o_16_ = t2293_;
+                float a_37_ = kf_f16_to_f32(w_8_.v[0]);
+                float b_29_ = kf_f16_to_f32(w_8_.v[1]);
+                o_16_.v[0] = kf_f16_from_f32(__fmaf_rn(a_37_, c1_.v[0], -__fmul_rn(b_29_, s1_.v[0])));
+                o_16_.v[1] = kf_f16_from_f32(__fmaf_rn(b_29_, c1_.v[0], __fmul_rn(a_37_, s1_.v[0])));
+                float a_38_ = kf_f16_to_f32(w_8_.v[2]);
+                float b_30_ = kf_f16_to_f32(w_8_.v[3]);
+                o_16_.v[2] = kf_f16_from_f32(__fmaf_rn(a_38_, c1_.v[1], -__fmul_rn(b_30_, s1_.v[1])));
+                o_16_.v[3] = kf_f16_from_f32(__fmaf_rn(b_30_, c1_.v[1], __fmul_rn(a_38_, s1_.v[1])));
+                float a_39_ = kf_f16_to_f32(w_8_.v[4]);
+                float b_31_ = kf_f16_to_f32(w_8_.v[5]);
+                o_16_.v[4] = kf_f16_from_f32(__fmaf_rn(a_39_, c1_.v[2], -__fmul_rn(b_31_, s1_.v[2])));
+                o_16_.v[5] = kf_f16_from_f32(__fmaf_rn(b_31_, c1_.v[2], __fmul_rn(a_39_, s1_.v[2])));
+                float a_40_ = kf_f16_to_f32(w_8_.v[6]);
+                float b_32_ = kf_f16_to_f32(w_8_.v[7]);
+                o_16_.v[6] = kf_f16_from_f32(__fmaf_rn(a_40_, c1_.v[3], -__fmul_rn(b_32_, s1_.v[3])));
+                o_16_.v[7] = kf_f16_from_f32(__fmaf_rn(b_32_, c1_.v[3], __fmul_rn(a_40_, s1_.v[3])));
+                ov_4_ = o_16_;
             }
         }
-        if (head_4 < h) {
-            unsigned base8_14 = kf_shr_u32((((tok * h) + head_4) * d), 3u);
-            unsigned t2361 = base8_14 + c;
-            unsigned t2364 = base8_14 + (2u * c);
-            q8[neox ? t2361 : t2364] = ou_4;
-            unsigned t2369 = (base8_14 + kf_shr_u32(d, 4u)) + c;
-            unsigned t2374 = (base8_14 + (2u * c)) + 1u;
-            q8[neox ? t2369 : t2374] = ov_4;
-        } else if (head_4 < (h + hkv)) {
-            unsigned base8_15 = kf_shr_u32(((((((tok * l) + pi) * hkv) + head_4) - h) * d), 3u);
-            unsigned t2386 = base8_15 + c;
-            unsigned t2389 = base8_15 + (2u * c);
-            k8[neox ? t2386 : t2389] = ou_4;
-            unsigned t2394 = (base8_15 + kf_shr_u32(d, 4u)) + c;
-            unsigned t2399 = (base8_15 + (2u * c)) + 1u;
-            k8[neox ? t2394 : t2399] = ov_4;
-        } else if (head_4 < nh) {
-            unsigned base8_16 = kf_shr_u32((((((((tok * l) + pi) * hkv) + head_4) - h) - hkv) * d), 3u);
-            unsigned t2411 = base8_16 + c;
-            unsigned t2414 = base8_16 + (2u * c);
-            v8[neox ? t2411 : t2414] = ou_4;
-            unsigned t2419 = (base8_16 + kf_shr_u32(d, 4u)) + c;
-            unsigned t2424 = (base8_16 + (2u * c)) + 1u;
-            v8[neox ? t2419 : t2424] = ov_4;
+        if (head_4_ < h_) {
+            unsigned base8_14_ = kf_shr_u32((((tok_ * h_) + head_4_) * d_), 3u);
+            unsigned t2361_ = base8_14_ + c_;
+            unsigned t2364_ = base8_14_ + (2u * c_);
+            q8_[neox_ ? t2361_ : t2364_] = ou_4_;
+            unsigned t2369_ = (base8_14_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t2374_ = (base8_14_ + (2u * c_)) + 1u;
+            q8_[neox_ ? t2369_ : t2374_] = ov_4_;
+        } else if (head_4_ < (h_ + hkv_)) {
+            unsigned base8_15_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_4_) - h_) * d_), 3u);
+            unsigned t2386_ = base8_15_ + c_;
+            unsigned t2389_ = base8_15_ + (2u * c_);
+            k8_[neox_ ? t2386_ : t2389_] = ou_4_;
+            unsigned t2394_ = (base8_15_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t2399_ = (base8_15_ + (2u * c_)) + 1u;
+            k8_[neox_ ? t2394_ : t2399_] = ov_4_;
+        } else if (head_4_ < nh_) {
+            unsigned base8_16_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_4_) - h_) - hkv_) * d_), 3u);
+            unsigned t2411_ = base8_16_ + c_;
+            unsigned t2414_ = base8_16_ + (2u * c_);
+            v8_[neox_ ? t2411_ : t2414_] = ou_4_;
+            unsigned t2419_ = (base8_16_ + kf_shr_u32(d_, 4u)) + c_;
+            unsigned t2424_ = (base8_16_ + (2u * c_)) + 1u;
+            v8_[neox_ ? t2419_ : t2424_] = ov_4_;
         }
         break;
     }

@@ -9,10 +9,13 @@ __device__ __forceinline__ float kf_f16_to_f32(kf_f16 h)
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
     return f;
 }
+/* the bits leave the asm in a 32-bit register: ptxas 13 turns an 8-bit store of
+   a cvt.rn.f16.f32 result register into a float -> u8 conversion */
 __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
 {
-    kf_f16 h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+    unsigned u;
+    asm("{ .reg .b16 t; cvt.rn.f16.f32 t, %1; cvt.u32.u16 %0, t; }" : "=r"(u) : "f"(f));
+    kf_f16 h = {(unsigned short)u};
     return h;
 }
 
@@ -38,203 +41,203 @@ struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 
 /* kernel silu_mul (silu_mul.kf:22) */
 extern "C" __global__ void __launch_bounds__(256)
-silu_mul(const kf_f16* __restrict__ g, const kf_f16* __restrict__ u, kf_f16* __restrict__ y, unsigned n)
+silu_mul(const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned n_)
 {
-    kf_f16x8 gv[4];
-    kf_f16x8 uv[4];
-    const kf_f16x8* g8 = (const kf_f16x8*)g;
-    const kf_f16x8* uv8 = (const kf_f16x8*)u;
-    kf_f16x8* y8 = (kf_f16x8*)y;
-    unsigned n8 = kf_shr_u32(n, 3u);
-    unsigned stride = gridDim.x * 256u;
-    unsigned t17 = (blockIdx.x * blockDim.x) + threadIdx.x;
-    unsigned t19 = stride * 4u;
-    for (unsigned base = t17; base < n8; base = base + t19) {
-        unsigned i = base + (0u * stride);
-        kf_f16x8 t26 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 a = t26;
-        kf_f16x8 t29 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 b = t29;
-        if (i < n8) {
-            kf_f16x8 t32 = g8[i];
-            a = t32;
-            kf_f16x8 t33 = uv8[i];
-            b = t33;
+    kf_f16x8 gv_[4];
+    kf_f16x8 uv_[4];
+    const kf_f16x8* g8_ = (const kf_f16x8*)g_;
+    const kf_f16x8* uv8_ = (const kf_f16x8*)u_;
+    kf_f16x8* y8_ = (kf_f16x8*)y_;
+    unsigned n8_ = kf_shr_u32(n_, 3u);
+    unsigned stride_ = gridDim.x * 256u;
+    unsigned t17_ = (blockIdx.x * blockDim.x) + threadIdx.x;
+    unsigned t19_ = stride_ * 4u;
+    for (unsigned base_ = t17_; base_ < n8_; base_ = base_ + t19_) {
+        unsigned i_ = base_ + (0u * stride_);
+        kf_f16x8 t26_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 a_ = t26_;
+        kf_f16x8 t29_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 b_ = t29_;
+        if (i_ < n8_) {
+            kf_f16x8 t32_ = g8_[i_];
+            a_ = t32_;
+            kf_f16x8 t33_ = uv8_[i_];
+            b_ = t33_;
         }
-        gv[0u] = a;
-        uv[0u] = b;
-        unsigned i_2 = base + (1u * stride);
-        kf_f16x8 t40 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 a_2 = t40;
-        kf_f16x8 t43 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 b_2 = t43;
-        if (i_2 < n8) {
-            kf_f16x8 t46 = g8[i_2];
-            a_2 = t46;
-            kf_f16x8 t47 = uv8[i_2];
-            b_2 = t47;
+        gv_[0u] = a_;
+        uv_[0u] = b_;
+        unsigned i_2_ = base_ + (1u * stride_);
+        kf_f16x8 t40_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 a_2_ = t40_;
+        kf_f16x8 t43_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 b_2_ = t43_;
+        if (i_2_ < n8_) {
+            kf_f16x8 t46_ = g8_[i_2_];
+            a_2_ = t46_;
+            kf_f16x8 t47_ = uv8_[i_2_];
+            b_2_ = t47_;
         }
-        gv[1u] = a_2;
-        uv[1u] = b_2;
-        unsigned i_3 = base + (2u * stride);
-        kf_f16x8 t54 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 a_3 = t54;
-        kf_f16x8 t57 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 b_3 = t57;
-        if (i_3 < n8) {
-            kf_f16x8 t60 = g8[i_3];
-            a_3 = t60;
-            kf_f16x8 t61 = uv8[i_3];
-            b_3 = t61;
+        gv_[1u] = a_2_;
+        uv_[1u] = b_2_;
+        unsigned i_3_ = base_ + (2u * stride_);
+        kf_f16x8 t54_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 a_3_ = t54_;
+        kf_f16x8 t57_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 b_3_ = t57_;
+        if (i_3_ < n8_) {
+            kf_f16x8 t60_ = g8_[i_3_];
+            a_3_ = t60_;
+            kf_f16x8 t61_ = uv8_[i_3_];
+            b_3_ = t61_;
         }
-        gv[2u] = a_3;
-        uv[2u] = b_3;
-        unsigned i_4 = base + (3u * stride);
-        kf_f16x8 t68 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 a_4 = t68;
-        kf_f16x8 t71 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 b_4 = t71;
-        if (i_4 < n8) {
-            kf_f16x8 t74 = g8[i_4];
-            a_4 = t74;
-            kf_f16x8 t75 = uv8[i_4];
-            b_4 = t75;
+        gv_[2u] = a_3_;
+        uv_[2u] = b_3_;
+        unsigned i_4_ = base_ + (3u * stride_);
+        kf_f16x8 t68_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 a_4_ = t68_;
+        kf_f16x8 t71_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 b_4_ = t71_;
+        if (i_4_ < n8_) {
+            kf_f16x8 t74_ = g8_[i_4_];
+            a_4_ = t74_;
+            kf_f16x8 t75_ = uv8_[i_4_];
+            b_4_ = t75_;
         }
-        gv[3u] = a_4;
-        uv[3u] = b_4;
-        unsigned i_5 = base + (0u * stride);
-        if (i_5 < n8) {
-            kf_f16x8 a_5 = gv[0u];
-            kf_f16x8 b_5 = uv[0u];
-            kf_f16x8 t87 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o = t87;
-            float g_2 = kf_f16_to_f32(a_5.v[0]);
-            float u_2 = kf_f16_to_f32(b_5.v[0]);
-            o.v[0] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_2, __fadd_rn(1.0f, kf_exp_approx(-g_2))), u_2));
-            float g_3 = kf_f16_to_f32(a_5.v[1]);
-            float u_3 = kf_f16_to_f32(b_5.v[1]);
-            o.v[1] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_3, __fadd_rn(1.0f, kf_exp_approx(-g_3))), u_3));
-            float g_4 = kf_f16_to_f32(a_5.v[2]);
-            float u_4 = kf_f16_to_f32(b_5.v[2]);
-            o.v[2] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_4, __fadd_rn(1.0f, kf_exp_approx(-g_4))), u_4));
-            float g_5 = kf_f16_to_f32(a_5.v[3]);
-            float u_5 = kf_f16_to_f32(b_5.v[3]);
-            o.v[3] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_5, __fadd_rn(1.0f, kf_exp_approx(-g_5))), u_5));
-            float g_6 = kf_f16_to_f32(a_5.v[4]);
-            float u_6 = kf_f16_to_f32(b_5.v[4]);
-            o.v[4] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_6, __fadd_rn(1.0f, kf_exp_approx(-g_6))), u_6));
-            float g_7 = kf_f16_to_f32(a_5.v[5]);
-            float u_7 = kf_f16_to_f32(b_5.v[5]);
-            o.v[5] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_7, __fadd_rn(1.0f, kf_exp_approx(-g_7))), u_7));
-            float g_8 = kf_f16_to_f32(a_5.v[6]);
-            float u_8 = kf_f16_to_f32(b_5.v[6]);
-            o.v[6] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_8, __fadd_rn(1.0f, kf_exp_approx(-g_8))), u_8));
-            float g_9 = kf_f16_to_f32(a_5.v[7]);
-            float u_9 = kf_f16_to_f32(b_5.v[7]);
-            o.v[7] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_9, __fadd_rn(1.0f, kf_exp_approx(-g_9))), u_9));
-            y8[i_5] = o;
+        gv_[3u] = a_4_;
+        uv_[3u] = b_4_;
+        unsigned i_5_ = base_ + (0u * stride_);
+        if (i_5_ < n8_) {
+            kf_f16x8 a_5_ = gv_[0u];
+            kf_f16x8 b_5_ = uv_[0u];
+            kf_f16x8 t87_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_ = t87_;
+            float g_2_ = kf_f16_to_f32(a_5_.v[0]);
+            float u_2_ = kf_f16_to_f32(b_5_.v[0]);
+            o_.v[0] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_2_, __fadd_rn(1.0f, kf_exp_approx(-g_2_))), u_2_));
+            float g_3_ = kf_f16_to_f32(a_5_.v[1]);
+            float u_3_ = kf_f16_to_f32(b_5_.v[1]);
+            o_.v[1] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_3_, __fadd_rn(1.0f, kf_exp_approx(-g_3_))), u_3_));
+            float g_4_ = kf_f16_to_f32(a_5_.v[2]);
+            float u_4_ = kf_f16_to_f32(b_5_.v[2]);
+            o_.v[2] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_4_, __fadd_rn(1.0f, kf_exp_approx(-g_4_))), u_4_));
+            float g_5_ = kf_f16_to_f32(a_5_.v[3]);
+            float u_5_ = kf_f16_to_f32(b_5_.v[3]);
+            o_.v[3] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_5_, __fadd_rn(1.0f, kf_exp_approx(-g_5_))), u_5_));
+            float g_6_ = kf_f16_to_f32(a_5_.v[4]);
+            float u_6_ = kf_f16_to_f32(b_5_.v[4]);
+            o_.v[4] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_6_, __fadd_rn(1.0f, kf_exp_approx(-g_6_))), u_6_));
+            float g_7_ = kf_f16_to_f32(a_5_.v[5]);
+            float u_7_ = kf_f16_to_f32(b_5_.v[5]);
+            o_.v[5] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_7_, __fadd_rn(1.0f, kf_exp_approx(-g_7_))), u_7_));
+            float g_8_ = kf_f16_to_f32(a_5_.v[6]);
+            float u_8_ = kf_f16_to_f32(b_5_.v[6]);
+            o_.v[6] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_8_, __fadd_rn(1.0f, kf_exp_approx(-g_8_))), u_8_));
+            float g_9_ = kf_f16_to_f32(a_5_.v[7]);
+            float u_9_ = kf_f16_to_f32(b_5_.v[7]);
+            o_.v[7] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_9_, __fadd_rn(1.0f, kf_exp_approx(-g_9_))), u_9_));
+            y8_[i_5_] = o_;
         }
-        unsigned i_6 = base + (1u * stride);
-        if (i_6 < n8) {
-            kf_f16x8 a_6 = gv[1u];
-            kf_f16x8 b_6 = uv[1u];
-            kf_f16x8 t186 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_2 = t186;
-            float g_10 = kf_f16_to_f32(a_6.v[0]);
-            float u_10 = kf_f16_to_f32(b_6.v[0]);
-            o_2.v[0] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_10, __fadd_rn(1.0f, kf_exp_approx(-g_10))), u_10));
-            float g_11 = kf_f16_to_f32(a_6.v[1]);
-            float u_11 = kf_f16_to_f32(b_6.v[1]);
-            o_2.v[1] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_11, __fadd_rn(1.0f, kf_exp_approx(-g_11))), u_11));
-            float g_12 = kf_f16_to_f32(a_6.v[2]);
-            float u_12 = kf_f16_to_f32(b_6.v[2]);
-            o_2.v[2] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_12, __fadd_rn(1.0f, kf_exp_approx(-g_12))), u_12));
-            float g_13 = kf_f16_to_f32(a_6.v[3]);
-            float u_13 = kf_f16_to_f32(b_6.v[3]);
-            o_2.v[3] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_13, __fadd_rn(1.0f, kf_exp_approx(-g_13))), u_13));
-            float g_14 = kf_f16_to_f32(a_6.v[4]);
-            float u_14 = kf_f16_to_f32(b_6.v[4]);
-            o_2.v[4] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_14, __fadd_rn(1.0f, kf_exp_approx(-g_14))), u_14));
-            float g_15 = kf_f16_to_f32(a_6.v[5]);
-            float u_15 = kf_f16_to_f32(b_6.v[5]);
-            o_2.v[5] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_15, __fadd_rn(1.0f, kf_exp_approx(-g_15))), u_15));
-            float g_16 = kf_f16_to_f32(a_6.v[6]);
-            float u_16 = kf_f16_to_f32(b_6.v[6]);
-            o_2.v[6] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_16, __fadd_rn(1.0f, kf_exp_approx(-g_16))), u_16));
-            float g_17 = kf_f16_to_f32(a_6.v[7]);
-            float u_17 = kf_f16_to_f32(b_6.v[7]);
-            o_2.v[7] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_17, __fadd_rn(1.0f, kf_exp_approx(-g_17))), u_17));
-            y8[i_6] = o_2;
+        unsigned i_6_ = base_ + (1u * stride_);
+        if (i_6_ < n8_) {
+            kf_f16x8 a_6_ = gv_[1u];
+            kf_f16x8 b_6_ = uv_[1u];
+            kf_f16x8 t186_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_2_ = t186_;
+            float g_10_ = kf_f16_to_f32(a_6_.v[0]);
+            float u_10_ = kf_f16_to_f32(b_6_.v[0]);
+            o_2_.v[0] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_10_, __fadd_rn(1.0f, kf_exp_approx(-g_10_))), u_10_));
+            float g_11_ = kf_f16_to_f32(a_6_.v[1]);
+            float u_11_ = kf_f16_to_f32(b_6_.v[1]);
+            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_11_, __fadd_rn(1.0f, kf_exp_approx(-g_11_))), u_11_));
+            float g_12_ = kf_f16_to_f32(a_6_.v[2]);
+            float u_12_ = kf_f16_to_f32(b_6_.v[2]);
+            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_12_, __fadd_rn(1.0f, kf_exp_approx(-g_12_))), u_12_));
+            float g_13_ = kf_f16_to_f32(a_6_.v[3]);
+            float u_13_ = kf_f16_to_f32(b_6_.v[3]);
+            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_13_, __fadd_rn(1.0f, kf_exp_approx(-g_13_))), u_13_));
+            float g_14_ = kf_f16_to_f32(a_6_.v[4]);
+            float u_14_ = kf_f16_to_f32(b_6_.v[4]);
+            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_14_, __fadd_rn(1.0f, kf_exp_approx(-g_14_))), u_14_));
+            float g_15_ = kf_f16_to_f32(a_6_.v[5]);
+            float u_15_ = kf_f16_to_f32(b_6_.v[5]);
+            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_15_, __fadd_rn(1.0f, kf_exp_approx(-g_15_))), u_15_));
+            float g_16_ = kf_f16_to_f32(a_6_.v[6]);
+            float u_16_ = kf_f16_to_f32(b_6_.v[6]);
+            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_16_, __fadd_rn(1.0f, kf_exp_approx(-g_16_))), u_16_));
+            float g_17_ = kf_f16_to_f32(a_6_.v[7]);
+            float u_17_ = kf_f16_to_f32(b_6_.v[7]);
+            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_17_, __fadd_rn(1.0f, kf_exp_approx(-g_17_))), u_17_));
+            y8_[i_6_] = o_2_;
         }
-        unsigned i_7 = base + (2u * stride);
-        if (i_7 < n8) {
-            kf_f16x8 a_7 = gv[2u];
-            kf_f16x8 b_7 = uv[2u];
-            kf_f16x8 t285 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_3 = t285;
-            float g_18 = kf_f16_to_f32(a_7.v[0]);
-            float u_18 = kf_f16_to_f32(b_7.v[0]);
-            o_3.v[0] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_18, __fadd_rn(1.0f, kf_exp_approx(-g_18))), u_18));
-            float g_19 = kf_f16_to_f32(a_7.v[1]);
-            float u_19 = kf_f16_to_f32(b_7.v[1]);
-            o_3.v[1] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_19, __fadd_rn(1.0f, kf_exp_approx(-g_19))), u_19));
-            float g_20 = kf_f16_to_f32(a_7.v[2]);
-            float u_20 = kf_f16_to_f32(b_7.v[2]);
-            o_3.v[2] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_20, __fadd_rn(1.0f, kf_exp_approx(-g_20))), u_20));
-            float g_21 = kf_f16_to_f32(a_7.v[3]);
-            float u_21 = kf_f16_to_f32(b_7.v[3]);
-            o_3.v[3] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_21, __fadd_rn(1.0f, kf_exp_approx(-g_21))), u_21));
-            float g_22 = kf_f16_to_f32(a_7.v[4]);
-            float u_22 = kf_f16_to_f32(b_7.v[4]);
-            o_3.v[4] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_22, __fadd_rn(1.0f, kf_exp_approx(-g_22))), u_22));
-            float g_23 = kf_f16_to_f32(a_7.v[5]);
-            float u_23 = kf_f16_to_f32(b_7.v[5]);
-            o_3.v[5] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_23, __fadd_rn(1.0f, kf_exp_approx(-g_23))), u_23));
-            float g_24 = kf_f16_to_f32(a_7.v[6]);
-            float u_24 = kf_f16_to_f32(b_7.v[6]);
-            o_3.v[6] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_24, __fadd_rn(1.0f, kf_exp_approx(-g_24))), u_24));
-            float g_25 = kf_f16_to_f32(a_7.v[7]);
-            float u_25 = kf_f16_to_f32(b_7.v[7]);
-            o_3.v[7] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_25, __fadd_rn(1.0f, kf_exp_approx(-g_25))), u_25));
-            y8[i_7] = o_3;
+        unsigned i_7_ = base_ + (2u * stride_);
+        if (i_7_ < n8_) {
+            kf_f16x8 a_7_ = gv_[2u];
+            kf_f16x8 b_7_ = uv_[2u];
+            kf_f16x8 t285_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_3_ = t285_;
+            float g_18_ = kf_f16_to_f32(a_7_.v[0]);
+            float u_18_ = kf_f16_to_f32(b_7_.v[0]);
+            o_3_.v[0] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_18_, __fadd_rn(1.0f, kf_exp_approx(-g_18_))), u_18_));
+            float g_19_ = kf_f16_to_f32(a_7_.v[1]);
+            float u_19_ = kf_f16_to_f32(b_7_.v[1]);
+            o_3_.v[1] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_19_, __fadd_rn(1.0f, kf_exp_approx(-g_19_))), u_19_));
+            float g_20_ = kf_f16_to_f32(a_7_.v[2]);
+            float u_20_ = kf_f16_to_f32(b_7_.v[2]);
+            o_3_.v[2] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_20_, __fadd_rn(1.0f, kf_exp_approx(-g_20_))), u_20_));
+            float g_21_ = kf_f16_to_f32(a_7_.v[3]);
+            float u_21_ = kf_f16_to_f32(b_7_.v[3]);
+            o_3_.v[3] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_21_, __fadd_rn(1.0f, kf_exp_approx(-g_21_))), u_21_));
+            float g_22_ = kf_f16_to_f32(a_7_.v[4]);
+            float u_22_ = kf_f16_to_f32(b_7_.v[4]);
+            o_3_.v[4] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_22_, __fadd_rn(1.0f, kf_exp_approx(-g_22_))), u_22_));
+            float g_23_ = kf_f16_to_f32(a_7_.v[5]);
+            float u_23_ = kf_f16_to_f32(b_7_.v[5]);
+            o_3_.v[5] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_23_, __fadd_rn(1.0f, kf_exp_approx(-g_23_))), u_23_));
+            float g_24_ = kf_f16_to_f32(a_7_.v[6]);
+            float u_24_ = kf_f16_to_f32(b_7_.v[6]);
+            o_3_.v[6] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_24_, __fadd_rn(1.0f, kf_exp_approx(-g_24_))), u_24_));
+            float g_25_ = kf_f16_to_f32(a_7_.v[7]);
+            float u_25_ = kf_f16_to_f32(b_7_.v[7]);
+            o_3_.v[7] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_25_, __fadd_rn(1.0f, kf_exp_approx(-g_25_))), u_25_));
+            y8_[i_7_] = o_3_;
         }
-        unsigned i_8 = base + (3u * stride);
-        if (i_8 < n8) {
-            kf_f16x8 a_8 = gv[3u];
-            kf_f16x8 b_8 = uv[3u];
-            kf_f16x8 t384 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_4 = t384;
-            float g_26 = kf_f16_to_f32(a_8.v[0]);
-            float u_26 = kf_f16_to_f32(b_8.v[0]);
-            o_4.v[0] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_26, __fadd_rn(1.0f, kf_exp_approx(-g_26))), u_26));
-            float g_27 = kf_f16_to_f32(a_8.v[1]);
-            float u_27 = kf_f16_to_f32(b_8.v[1]);
-            o_4.v[1] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_27, __fadd_rn(1.0f, kf_exp_approx(-g_27))), u_27));
-            float g_28 = kf_f16_to_f32(a_8.v[2]);
-            float u_28 = kf_f16_to_f32(b_8.v[2]);
-            o_4.v[2] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_28, __fadd_rn(1.0f, kf_exp_approx(-g_28))), u_28));
-            float g_29 = kf_f16_to_f32(a_8.v[3]);
-            float u_29 = kf_f16_to_f32(b_8.v[3]);
-            o_4.v[3] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_29, __fadd_rn(1.0f, kf_exp_approx(-g_29))), u_29));
-            float g_30 = kf_f16_to_f32(a_8.v[4]);
-            float u_30 = kf_f16_to_f32(b_8.v[4]);
-            o_4.v[4] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_30, __fadd_rn(1.0f, kf_exp_approx(-g_30))), u_30));
-            float g_31 = kf_f16_to_f32(a_8.v[5]);
-            float u_31 = kf_f16_to_f32(b_8.v[5]);
-            o_4.v[5] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_31, __fadd_rn(1.0f, kf_exp_approx(-g_31))), u_31));
-            float g_32 = kf_f16_to_f32(a_8.v[6]);
-            float u_32 = kf_f16_to_f32(b_8.v[6]);
-            o_4.v[6] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_32, __fadd_rn(1.0f, kf_exp_approx(-g_32))), u_32));
-            float g_33 = kf_f16_to_f32(a_8.v[7]);
-            float u_33 = kf_f16_to_f32(b_8.v[7]);
-            o_4.v[7] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_33, __fadd_rn(1.0f, kf_exp_approx(-g_33))), u_33));
-            y8[i_8] = o_4;
+        unsigned i_8_ = base_ + (3u * stride_);
+        if (i_8_ < n8_) {
+            kf_f16x8 a_8_ = gv_[3u];
+            kf_f16x8 b_8_ = uv_[3u];
+            kf_f16x8 t384_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_4_ = t384_;
+            float g_26_ = kf_f16_to_f32(a_8_.v[0]);
+            float u_26_ = kf_f16_to_f32(b_8_.v[0]);
+            o_4_.v[0] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_26_, __fadd_rn(1.0f, kf_exp_approx(-g_26_))), u_26_));
+            float g_27_ = kf_f16_to_f32(a_8_.v[1]);
+            float u_27_ = kf_f16_to_f32(b_8_.v[1]);
+            o_4_.v[1] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_27_, __fadd_rn(1.0f, kf_exp_approx(-g_27_))), u_27_));
+            float g_28_ = kf_f16_to_f32(a_8_.v[2]);
+            float u_28_ = kf_f16_to_f32(b_8_.v[2]);
+            o_4_.v[2] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_28_, __fadd_rn(1.0f, kf_exp_approx(-g_28_))), u_28_));
+            float g_29_ = kf_f16_to_f32(a_8_.v[3]);
+            float u_29_ = kf_f16_to_f32(b_8_.v[3]);
+            o_4_.v[3] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_29_, __fadd_rn(1.0f, kf_exp_approx(-g_29_))), u_29_));
+            float g_30_ = kf_f16_to_f32(a_8_.v[4]);
+            float u_30_ = kf_f16_to_f32(b_8_.v[4]);
+            o_4_.v[4] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_30_, __fadd_rn(1.0f, kf_exp_approx(-g_30_))), u_30_));
+            float g_31_ = kf_f16_to_f32(a_8_.v[5]);
+            float u_31_ = kf_f16_to_f32(b_8_.v[5]);
+            o_4_.v[5] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_31_, __fadd_rn(1.0f, kf_exp_approx(-g_31_))), u_31_));
+            float g_32_ = kf_f16_to_f32(a_8_.v[6]);
+            float u_32_ = kf_f16_to_f32(b_8_.v[6]);
+            o_4_.v[6] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_32_, __fadd_rn(1.0f, kf_exp_approx(-g_32_))), u_32_));
+            float g_33_ = kf_f16_to_f32(a_8_.v[7]);
+            float u_33_ = kf_f16_to_f32(b_8_.v[7]);
+            o_4_.v[7] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_33_, __fadd_rn(1.0f, kf_exp_approx(-g_33_))), u_33_));
+            y8_[i_8_] = o_4_;
         }
     }
-    unsigned t = kf_shl_u32(n8, 3u) + ((blockIdx.x * blockDim.x) + threadIdx.x);
-    if (t < n) {
-        float g_34 = kf_f16_to_f32(g[t]);
-        float u_34 = kf_f16_to_f32(u[t]);
-        y[t] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_34, __fadd_rn(1.0f, kf_exp_approx(-g_34))), u_34));
+    unsigned t_ = kf_shl_u32(n8_, 3u) + ((blockIdx.x * blockDim.x) + threadIdx.x);
+    if (t_ < n_) {
+        float g_34_ = kf_f16_to_f32(g_[t_]);
+        float u_34_ = kf_f16_to_f32(u_[t_]);
+        y_[t_] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_34_, __fadd_rn(1.0f, kf_exp_approx(-g_34_))), u_34_));
     }
 }
