@@ -296,11 +296,13 @@ static void unsupported_arch_is_a_diagnostic(void **state)
     kf_buf_free(&out);
 }
 
-/* Emits CUDA-C of .kf source text (every kernel); returns heap text. */
+/* Emits CUDA-C of .kf source text (every kernel) compiled at -O0, so the
+ * emitter meets each construct as lowering writes it; returns heap text. */
 static char *emit_source(const char *src)
 {
+    static const kf_compile_opts o0 = {NULL, 0, KF_OPT_O0};
     kf_module *m = NULL;
-    if (kf_compile("t.kf", src, strlen(src), NULL, &m) != KF_OK) {
+    if (kf_compile("t.kf", src, strlen(src), &o0, &m) != KF_OK) {
         kf_buf r = {0};
         if (m) kf_diags_render(&r, &m->diags, src, strlen(src));
         fail_msg("does not compile:\n%s", r.data ? r.data : "");

@@ -68,15 +68,15 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
         unsigned base4_ = kf_shr_u32(base_, 2u);
         unsigned n4_ = kf_shr_u32(cols_, 2u);
         for (unsigned c0_ = tid_; c0_ < n4_; c0_ = c0_ + 4096u) {
-            kf_f32x4 t25_ = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
+            kf_f32x4 t25_ = kf_f32x4{{__uint_as_float(0x7fc00000u), 0.0f, 0.0f, 0.0f}};
             kf_f32x4 t_ = t25_;
-            if ((c0_ + 0u) < n4_) {
-                unsigned t32_ = (base4_ + c0_) + 0u;
-                kf_f32x4 t33_ = x4_[t32_];
+            if (c0_ < n4_) {
+                unsigned t30_ = base4_ + c0_;
+                kf_f32x4 t33_ = x4_[t30_];
                 t_ = t33_;
             }
             v_[0u] = t_;
-            kf_f32x4 t36_ = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
+            kf_f32x4 t36_ = kf_f32x4{{__uint_as_float(0x7fc00000u), 0.0f, 0.0f, 0.0f}};
             kf_f32x4 t_2_ = t36_;
             if ((c0_ + 1024u) < n4_) {
                 unsigned t43_ = (base4_ + c0_) + 1024u;
@@ -84,7 +84,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 t_2_ = t44_;
             }
             v_[1u] = t_2_;
-            kf_f32x4 t47_ = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
+            kf_f32x4 t47_ = kf_f32x4{{__uint_as_float(0x7fc00000u), 0.0f, 0.0f, 0.0f}};
             kf_f32x4 t_3_ = t47_;
             if ((c0_ + 2048u) < n4_) {
                 unsigned t54_ = (base4_ + c0_) + 2048u;
@@ -92,7 +92,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 t_3_ = t55_;
             }
             v_[2u] = t_3_;
-            kf_f32x4 t58_ = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
+            kf_f32x4 t58_ = kf_f32x4{{__uint_as_float(0x7fc00000u), 0.0f, 0.0f, 0.0f}};
             kf_f32x4 t_4_ = t58_;
             if ((c0_ + 3072u) < n4_) {
                 unsigned t65_ = (base4_ + c0_) + 3072u;
@@ -100,7 +100,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 t_4_ = t66_;
             }
             v_[3u] = t_4_;
-            unsigned i_ = ((c0_ + 0u) * 4u) + 0u;
+            unsigned t71_ = kf_shl_u32(c0_, 2u);
             float v_2_ = v_[0u].v[0];
             bool t77_ = v_2_ > bv_;
             bool t78_ = t77_;
@@ -108,15 +108,15 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bool t80_ = v_2_ == bv_;
                 bool t81_ = t80_;
                 if (t80_) {
-                    t81_ = i_ < bi_;
+                    t81_ = t71_ < bi_;
                 }
                 t78_ = t81_;
             }
             if (t78_) {
                 bv_ = v_[0u].v[0];
-                bi_ = i_;
+                bi_ = t71_;
             }
-            unsigned i_2_ = ((c0_ + 0u) * 4u) + 1u;
+            unsigned i_ = kf_shl_u32(c0_, 2u) + 1u;
             float v_3_ = v_[0u].v[1];
             bool t95_ = v_3_ > bv_;
             bool t96_ = t95_;
@@ -124,15 +124,15 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bool t98_ = v_3_ == bv_;
                 bool t99_ = t98_;
                 if (t98_) {
-                    t99_ = i_2_ < bi_;
+                    t99_ = i_ < bi_;
                 }
                 t96_ = t99_;
             }
             if (t96_) {
                 bv_ = v_[0u].v[1];
-                bi_ = i_2_;
+                bi_ = i_;
             }
-            unsigned i_3_ = ((c0_ + 0u) * 4u) + 2u;
+            unsigned i_2_ = kf_shl_u32(c0_, 2u) + 2u;
             float v_4_ = v_[0u].v[2];
             bool t113_ = v_4_ > bv_;
             bool t114_ = t113_;
@@ -140,15 +140,15 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bool t116_ = v_4_ == bv_;
                 bool t117_ = t116_;
                 if (t116_) {
-                    t117_ = i_3_ < bi_;
+                    t117_ = i_2_ < bi_;
                 }
                 t114_ = t117_;
             }
             if (t114_) {
                 bv_ = v_[0u].v[2];
-                bi_ = i_3_;
+                bi_ = i_2_;
             }
-            unsigned i_4_ = ((c0_ + 0u) * 4u) + 3u;
+            unsigned i_3_ = kf_shl_u32(c0_, 2u) + 3u;
             float v_5_ = v_[0u].v[3];
             bool t131_ = v_5_ > bv_;
             bool t132_ = t131_;
@@ -156,15 +156,15 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bool t134_ = v_5_ == bv_;
                 bool t135_ = t134_;
                 if (t134_) {
-                    t135_ = i_4_ < bi_;
+                    t135_ = i_3_ < bi_;
                 }
                 t132_ = t135_;
             }
             if (t132_) {
                 bv_ = v_[0u].v[3];
-                bi_ = i_4_;
+                bi_ = i_3_;
             }
-            unsigned i_5_ = ((c0_ + 1024u) * 4u) + 0u;
+            unsigned t143_ = kf_shl_u32((c0_ + 1024u), 2u);
             float v_6_ = v_[1u].v[0];
             bool t149_ = v_6_ > bv_;
             bool t150_ = t149_;
@@ -172,15 +172,15 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bool t152_ = v_6_ == bv_;
                 bool t153_ = t152_;
                 if (t152_) {
-                    t153_ = i_5_ < bi_;
+                    t153_ = t143_ < bi_;
                 }
                 t150_ = t153_;
             }
             if (t150_) {
                 bv_ = v_[1u].v[0];
-                bi_ = i_5_;
+                bi_ = t143_;
             }
-            unsigned i_6_ = ((c0_ + 1024u) * 4u) + 1u;
+            unsigned i_4_ = kf_shl_u32((c0_ + 1024u), 2u) + 1u;
             float v_7_ = v_[1u].v[1];
             bool t167_ = v_7_ > bv_;
             bool t168_ = t167_;
@@ -188,15 +188,15 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bool t170_ = v_7_ == bv_;
                 bool t171_ = t170_;
                 if (t170_) {
-                    t171_ = i_6_ < bi_;
+                    t171_ = i_4_ < bi_;
                 }
                 t168_ = t171_;
             }
             if (t168_) {
                 bv_ = v_[1u].v[1];
-                bi_ = i_6_;
+                bi_ = i_4_;
             }
-            unsigned i_7_ = ((c0_ + 1024u) * 4u) + 2u;
+            unsigned i_5_ = kf_shl_u32((c0_ + 1024u), 2u) + 2u;
             float v_8_ = v_[1u].v[2];
             bool t185_ = v_8_ > bv_;
             bool t186_ = t185_;
@@ -204,15 +204,15 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bool t188_ = v_8_ == bv_;
                 bool t189_ = t188_;
                 if (t188_) {
-                    t189_ = i_7_ < bi_;
+                    t189_ = i_5_ < bi_;
                 }
                 t186_ = t189_;
             }
             if (t186_) {
                 bv_ = v_[1u].v[2];
-                bi_ = i_7_;
+                bi_ = i_5_;
             }
-            unsigned i_8_ = ((c0_ + 1024u) * 4u) + 3u;
+            unsigned i_6_ = kf_shl_u32((c0_ + 1024u), 2u) + 3u;
             float v_9_ = v_[1u].v[3];
             bool t203_ = v_9_ > bv_;
             bool t204_ = t203_;
@@ -220,15 +220,15 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bool t206_ = v_9_ == bv_;
                 bool t207_ = t206_;
                 if (t206_) {
-                    t207_ = i_8_ < bi_;
+                    t207_ = i_6_ < bi_;
                 }
                 t204_ = t207_;
             }
             if (t204_) {
                 bv_ = v_[1u].v[3];
-                bi_ = i_8_;
+                bi_ = i_6_;
             }
-            unsigned i_9_ = ((c0_ + 2048u) * 4u) + 0u;
+            unsigned t215_ = kf_shl_u32((c0_ + 2048u), 2u);
             float v_10_ = v_[2u].v[0];
             bool t221_ = v_10_ > bv_;
             bool t222_ = t221_;
@@ -236,15 +236,15 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bool t224_ = v_10_ == bv_;
                 bool t225_ = t224_;
                 if (t224_) {
-                    t225_ = i_9_ < bi_;
+                    t225_ = t215_ < bi_;
                 }
                 t222_ = t225_;
             }
             if (t222_) {
                 bv_ = v_[2u].v[0];
-                bi_ = i_9_;
+                bi_ = t215_;
             }
-            unsigned i_10_ = ((c0_ + 2048u) * 4u) + 1u;
+            unsigned i_7_ = kf_shl_u32((c0_ + 2048u), 2u) + 1u;
             float v_11_ = v_[2u].v[1];
             bool t239_ = v_11_ > bv_;
             bool t240_ = t239_;
@@ -252,15 +252,15 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bool t242_ = v_11_ == bv_;
                 bool t243_ = t242_;
                 if (t242_) {
-                    t243_ = i_10_ < bi_;
+                    t243_ = i_7_ < bi_;
                 }
                 t240_ = t243_;
             }
             if (t240_) {
                 bv_ = v_[2u].v[1];
-                bi_ = i_10_;
+                bi_ = i_7_;
             }
-            unsigned i_11_ = ((c0_ + 2048u) * 4u) + 2u;
+            unsigned i_8_ = kf_shl_u32((c0_ + 2048u), 2u) + 2u;
             float v_12_ = v_[2u].v[2];
             bool t257_ = v_12_ > bv_;
             bool t258_ = t257_;
@@ -268,15 +268,15 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bool t260_ = v_12_ == bv_;
                 bool t261_ = t260_;
                 if (t260_) {
-                    t261_ = i_11_ < bi_;
+                    t261_ = i_8_ < bi_;
                 }
                 t258_ = t261_;
             }
             if (t258_) {
                 bv_ = v_[2u].v[2];
-                bi_ = i_11_;
+                bi_ = i_8_;
             }
-            unsigned i_12_ = ((c0_ + 2048u) * 4u) + 3u;
+            unsigned i_9_ = kf_shl_u32((c0_ + 2048u), 2u) + 3u;
             float v_13_ = v_[2u].v[3];
             bool t275_ = v_13_ > bv_;
             bool t276_ = t275_;
@@ -284,15 +284,15 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bool t278_ = v_13_ == bv_;
                 bool t279_ = t278_;
                 if (t278_) {
-                    t279_ = i_12_ < bi_;
+                    t279_ = i_9_ < bi_;
                 }
                 t276_ = t279_;
             }
             if (t276_) {
                 bv_ = v_[2u].v[3];
-                bi_ = i_12_;
+                bi_ = i_9_;
             }
-            unsigned i_13_ = ((c0_ + 3072u) * 4u) + 0u;
+            unsigned t287_ = kf_shl_u32((c0_ + 3072u), 2u);
             float v_14_ = v_[3u].v[0];
             bool t293_ = v_14_ > bv_;
             bool t294_ = t293_;
@@ -300,15 +300,15 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bool t296_ = v_14_ == bv_;
                 bool t297_ = t296_;
                 if (t296_) {
-                    t297_ = i_13_ < bi_;
+                    t297_ = t287_ < bi_;
                 }
                 t294_ = t297_;
             }
             if (t294_) {
                 bv_ = v_[3u].v[0];
-                bi_ = i_13_;
+                bi_ = t287_;
             }
-            unsigned i_14_ = ((c0_ + 3072u) * 4u) + 1u;
+            unsigned i_10_ = kf_shl_u32((c0_ + 3072u), 2u) + 1u;
             float v_15_ = v_[3u].v[1];
             bool t311_ = v_15_ > bv_;
             bool t312_ = t311_;
@@ -316,15 +316,15 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bool t314_ = v_15_ == bv_;
                 bool t315_ = t314_;
                 if (t314_) {
-                    t315_ = i_14_ < bi_;
+                    t315_ = i_10_ < bi_;
                 }
                 t312_ = t315_;
             }
             if (t312_) {
                 bv_ = v_[3u].v[1];
-                bi_ = i_14_;
+                bi_ = i_10_;
             }
-            unsigned i_15_ = ((c0_ + 3072u) * 4u) + 2u;
+            unsigned i_11_ = kf_shl_u32((c0_ + 3072u), 2u) + 2u;
             float v_16_ = v_[3u].v[2];
             bool t329_ = v_16_ > bv_;
             bool t330_ = t329_;
@@ -332,15 +332,15 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bool t332_ = v_16_ == bv_;
                 bool t333_ = t332_;
                 if (t332_) {
-                    t333_ = i_15_ < bi_;
+                    t333_ = i_11_ < bi_;
                 }
                 t330_ = t333_;
             }
             if (t330_) {
                 bv_ = v_[3u].v[2];
-                bi_ = i_15_;
+                bi_ = i_11_;
             }
-            unsigned i_16_ = ((c0_ + 3072u) * 4u) + 3u;
+            unsigned i_12_ = kf_shl_u32((c0_ + 3072u), 2u) + 3u;
             float v_17_ = v_[3u].v[3];
             bool t347_ = v_17_ > bv_;
             bool t348_ = t347_;
@@ -348,13 +348,13 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bool t350_ = v_17_ == bv_;
                 bool t351_ = t350_;
                 if (t350_) {
-                    t351_ = i_16_ < bi_;
+                    t351_ = i_12_ < bi_;
                 }
                 t348_ = t351_;
             }
             if (t348_) {
                 bv_ = v_[3u].v[3];
-                bi_ = i_16_;
+                bi_ = i_12_;
             }
         }
     } else {
@@ -457,20 +457,20 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
         bi_ = oi_5_;
     }
     if (kf_lane_id() == 0u) {
-        sv_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = bv_;
-        si_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = bi_;
+        sv_[kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)] = bv_;
+        si_[kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)] = bi_;
     }
     __syncthreads();
     if (tid_ == 0u) {
         float v_19_ = sv_[1u];
-        unsigned i_17_ = si_[1u];
+        unsigned i_13_ = si_[1u];
         bool t455_ = v_19_ > bv_;
         bool t456_ = t455_;
         if (!t455_) {
             bool t458_ = v_19_ == bv_;
             bool t459_ = t458_;
             if (t458_) {
-                t459_ = i_17_ < bi_;
+                t459_ = i_13_ < bi_;
             }
             t456_ = t459_;
         }
@@ -479,14 +479,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[1u];
         }
         float v_20_ = sv_[2u];
-        unsigned i_18_ = si_[2u];
+        unsigned i_14_ = si_[2u];
         bool t469_ = v_20_ > bv_;
         bool t470_ = t469_;
         if (!t469_) {
             bool t472_ = v_20_ == bv_;
             bool t473_ = t472_;
             if (t472_) {
-                t473_ = i_18_ < bi_;
+                t473_ = i_14_ < bi_;
             }
             t470_ = t473_;
         }
@@ -495,14 +495,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[2u];
         }
         float v_21_ = sv_[3u];
-        unsigned i_19_ = si_[3u];
+        unsigned i_15_ = si_[3u];
         bool t483_ = v_21_ > bv_;
         bool t484_ = t483_;
         if (!t483_) {
             bool t486_ = v_21_ == bv_;
             bool t487_ = t486_;
             if (t486_) {
-                t487_ = i_19_ < bi_;
+                t487_ = i_15_ < bi_;
             }
             t484_ = t487_;
         }
@@ -511,14 +511,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[3u];
         }
         float v_22_ = sv_[4u];
-        unsigned i_20_ = si_[4u];
+        unsigned i_16_ = si_[4u];
         bool t497_ = v_22_ > bv_;
         bool t498_ = t497_;
         if (!t497_) {
             bool t500_ = v_22_ == bv_;
             bool t501_ = t500_;
             if (t500_) {
-                t501_ = i_20_ < bi_;
+                t501_ = i_16_ < bi_;
             }
             t498_ = t501_;
         }
@@ -527,14 +527,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[4u];
         }
         float v_23_ = sv_[5u];
-        unsigned i_21_ = si_[5u];
+        unsigned i_17_ = si_[5u];
         bool t511_ = v_23_ > bv_;
         bool t512_ = t511_;
         if (!t511_) {
             bool t514_ = v_23_ == bv_;
             bool t515_ = t514_;
             if (t514_) {
-                t515_ = i_21_ < bi_;
+                t515_ = i_17_ < bi_;
             }
             t512_ = t515_;
         }
@@ -543,14 +543,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[5u];
         }
         float v_24_ = sv_[6u];
-        unsigned i_22_ = si_[6u];
+        unsigned i_18_ = si_[6u];
         bool t525_ = v_24_ > bv_;
         bool t526_ = t525_;
         if (!t525_) {
             bool t528_ = v_24_ == bv_;
             bool t529_ = t528_;
             if (t528_) {
-                t529_ = i_22_ < bi_;
+                t529_ = i_18_ < bi_;
             }
             t526_ = t529_;
         }
@@ -559,14 +559,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[6u];
         }
         float v_25_ = sv_[7u];
-        unsigned i_23_ = si_[7u];
+        unsigned i_19_ = si_[7u];
         bool t539_ = v_25_ > bv_;
         bool t540_ = t539_;
         if (!t539_) {
             bool t542_ = v_25_ == bv_;
             bool t543_ = t542_;
             if (t542_) {
-                t543_ = i_23_ < bi_;
+                t543_ = i_19_ < bi_;
             }
             t540_ = t543_;
         }
@@ -575,14 +575,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[7u];
         }
         float v_26_ = sv_[8u];
-        unsigned i_24_ = si_[8u];
+        unsigned i_20_ = si_[8u];
         bool t553_ = v_26_ > bv_;
         bool t554_ = t553_;
         if (!t553_) {
             bool t556_ = v_26_ == bv_;
             bool t557_ = t556_;
             if (t556_) {
-                t557_ = i_24_ < bi_;
+                t557_ = i_20_ < bi_;
             }
             t554_ = t557_;
         }
@@ -591,14 +591,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[8u];
         }
         float v_27_ = sv_[9u];
-        unsigned i_25_ = si_[9u];
+        unsigned i_21_ = si_[9u];
         bool t567_ = v_27_ > bv_;
         bool t568_ = t567_;
         if (!t567_) {
             bool t570_ = v_27_ == bv_;
             bool t571_ = t570_;
             if (t570_) {
-                t571_ = i_25_ < bi_;
+                t571_ = i_21_ < bi_;
             }
             t568_ = t571_;
         }
@@ -607,14 +607,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[9u];
         }
         float v_28_ = sv_[10u];
-        unsigned i_26_ = si_[10u];
+        unsigned i_22_ = si_[10u];
         bool t581_ = v_28_ > bv_;
         bool t582_ = t581_;
         if (!t581_) {
             bool t584_ = v_28_ == bv_;
             bool t585_ = t584_;
             if (t584_) {
-                t585_ = i_26_ < bi_;
+                t585_ = i_22_ < bi_;
             }
             t582_ = t585_;
         }
@@ -623,14 +623,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[10u];
         }
         float v_29_ = sv_[11u];
-        unsigned i_27_ = si_[11u];
+        unsigned i_23_ = si_[11u];
         bool t595_ = v_29_ > bv_;
         bool t596_ = t595_;
         if (!t595_) {
             bool t598_ = v_29_ == bv_;
             bool t599_ = t598_;
             if (t598_) {
-                t599_ = i_27_ < bi_;
+                t599_ = i_23_ < bi_;
             }
             t596_ = t599_;
         }
@@ -639,14 +639,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[11u];
         }
         float v_30_ = sv_[12u];
-        unsigned i_28_ = si_[12u];
+        unsigned i_24_ = si_[12u];
         bool t609_ = v_30_ > bv_;
         bool t610_ = t609_;
         if (!t609_) {
             bool t612_ = v_30_ == bv_;
             bool t613_ = t612_;
             if (t612_) {
-                t613_ = i_28_ < bi_;
+                t613_ = i_24_ < bi_;
             }
             t610_ = t613_;
         }
@@ -655,14 +655,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[12u];
         }
         float v_31_ = sv_[13u];
-        unsigned i_29_ = si_[13u];
+        unsigned i_25_ = si_[13u];
         bool t623_ = v_31_ > bv_;
         bool t624_ = t623_;
         if (!t623_) {
             bool t626_ = v_31_ == bv_;
             bool t627_ = t626_;
             if (t626_) {
-                t627_ = i_29_ < bi_;
+                t627_ = i_25_ < bi_;
             }
             t624_ = t627_;
         }
@@ -671,14 +671,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[13u];
         }
         float v_32_ = sv_[14u];
-        unsigned i_30_ = si_[14u];
+        unsigned i_26_ = si_[14u];
         bool t637_ = v_32_ > bv_;
         bool t638_ = t637_;
         if (!t637_) {
             bool t640_ = v_32_ == bv_;
             bool t641_ = t640_;
             if (t640_) {
-                t641_ = i_30_ < bi_;
+                t641_ = i_26_ < bi_;
             }
             t638_ = t641_;
         }
@@ -687,14 +687,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[14u];
         }
         float v_33_ = sv_[15u];
-        unsigned i_31_ = si_[15u];
+        unsigned i_27_ = si_[15u];
         bool t651_ = v_33_ > bv_;
         bool t652_ = t651_;
         if (!t651_) {
             bool t654_ = v_33_ == bv_;
             bool t655_ = t654_;
             if (t654_) {
-                t655_ = i_31_ < bi_;
+                t655_ = i_27_ < bi_;
             }
             t652_ = t655_;
         }
@@ -703,14 +703,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[15u];
         }
         float v_34_ = sv_[16u];
-        unsigned i_32_ = si_[16u];
+        unsigned i_28_ = si_[16u];
         bool t665_ = v_34_ > bv_;
         bool t666_ = t665_;
         if (!t665_) {
             bool t668_ = v_34_ == bv_;
             bool t669_ = t668_;
             if (t668_) {
-                t669_ = i_32_ < bi_;
+                t669_ = i_28_ < bi_;
             }
             t666_ = t669_;
         }
@@ -719,14 +719,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[16u];
         }
         float v_35_ = sv_[17u];
-        unsigned i_33_ = si_[17u];
+        unsigned i_29_ = si_[17u];
         bool t679_ = v_35_ > bv_;
         bool t680_ = t679_;
         if (!t679_) {
             bool t682_ = v_35_ == bv_;
             bool t683_ = t682_;
             if (t682_) {
-                t683_ = i_33_ < bi_;
+                t683_ = i_29_ < bi_;
             }
             t680_ = t683_;
         }
@@ -735,14 +735,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[17u];
         }
         float v_36_ = sv_[18u];
-        unsigned i_34_ = si_[18u];
+        unsigned i_30_ = si_[18u];
         bool t693_ = v_36_ > bv_;
         bool t694_ = t693_;
         if (!t693_) {
             bool t696_ = v_36_ == bv_;
             bool t697_ = t696_;
             if (t696_) {
-                t697_ = i_34_ < bi_;
+                t697_ = i_30_ < bi_;
             }
             t694_ = t697_;
         }
@@ -751,14 +751,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[18u];
         }
         float v_37_ = sv_[19u];
-        unsigned i_35_ = si_[19u];
+        unsigned i_31_ = si_[19u];
         bool t707_ = v_37_ > bv_;
         bool t708_ = t707_;
         if (!t707_) {
             bool t710_ = v_37_ == bv_;
             bool t711_ = t710_;
             if (t710_) {
-                t711_ = i_35_ < bi_;
+                t711_ = i_31_ < bi_;
             }
             t708_ = t711_;
         }
@@ -767,14 +767,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[19u];
         }
         float v_38_ = sv_[20u];
-        unsigned i_36_ = si_[20u];
+        unsigned i_32_ = si_[20u];
         bool t721_ = v_38_ > bv_;
         bool t722_ = t721_;
         if (!t721_) {
             bool t724_ = v_38_ == bv_;
             bool t725_ = t724_;
             if (t724_) {
-                t725_ = i_36_ < bi_;
+                t725_ = i_32_ < bi_;
             }
             t722_ = t725_;
         }
@@ -783,14 +783,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[20u];
         }
         float v_39_ = sv_[21u];
-        unsigned i_37_ = si_[21u];
+        unsigned i_33_ = si_[21u];
         bool t735_ = v_39_ > bv_;
         bool t736_ = t735_;
         if (!t735_) {
             bool t738_ = v_39_ == bv_;
             bool t739_ = t738_;
             if (t738_) {
-                t739_ = i_37_ < bi_;
+                t739_ = i_33_ < bi_;
             }
             t736_ = t739_;
         }
@@ -799,14 +799,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[21u];
         }
         float v_40_ = sv_[22u];
-        unsigned i_38_ = si_[22u];
+        unsigned i_34_ = si_[22u];
         bool t749_ = v_40_ > bv_;
         bool t750_ = t749_;
         if (!t749_) {
             bool t752_ = v_40_ == bv_;
             bool t753_ = t752_;
             if (t752_) {
-                t753_ = i_38_ < bi_;
+                t753_ = i_34_ < bi_;
             }
             t750_ = t753_;
         }
@@ -815,14 +815,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[22u];
         }
         float v_41_ = sv_[23u];
-        unsigned i_39_ = si_[23u];
+        unsigned i_35_ = si_[23u];
         bool t763_ = v_41_ > bv_;
         bool t764_ = t763_;
         if (!t763_) {
             bool t766_ = v_41_ == bv_;
             bool t767_ = t766_;
             if (t766_) {
-                t767_ = i_39_ < bi_;
+                t767_ = i_35_ < bi_;
             }
             t764_ = t767_;
         }
@@ -831,14 +831,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[23u];
         }
         float v_42_ = sv_[24u];
-        unsigned i_40_ = si_[24u];
+        unsigned i_36_ = si_[24u];
         bool t777_ = v_42_ > bv_;
         bool t778_ = t777_;
         if (!t777_) {
             bool t780_ = v_42_ == bv_;
             bool t781_ = t780_;
             if (t780_) {
-                t781_ = i_40_ < bi_;
+                t781_ = i_36_ < bi_;
             }
             t778_ = t781_;
         }
@@ -847,14 +847,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[24u];
         }
         float v_43_ = sv_[25u];
-        unsigned i_41_ = si_[25u];
+        unsigned i_37_ = si_[25u];
         bool t791_ = v_43_ > bv_;
         bool t792_ = t791_;
         if (!t791_) {
             bool t794_ = v_43_ == bv_;
             bool t795_ = t794_;
             if (t794_) {
-                t795_ = i_41_ < bi_;
+                t795_ = i_37_ < bi_;
             }
             t792_ = t795_;
         }
@@ -863,14 +863,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[25u];
         }
         float v_44_ = sv_[26u];
-        unsigned i_42_ = si_[26u];
+        unsigned i_38_ = si_[26u];
         bool t805_ = v_44_ > bv_;
         bool t806_ = t805_;
         if (!t805_) {
             bool t808_ = v_44_ == bv_;
             bool t809_ = t808_;
             if (t808_) {
-                t809_ = i_42_ < bi_;
+                t809_ = i_38_ < bi_;
             }
             t806_ = t809_;
         }
@@ -879,14 +879,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[26u];
         }
         float v_45_ = sv_[27u];
-        unsigned i_43_ = si_[27u];
+        unsigned i_39_ = si_[27u];
         bool t819_ = v_45_ > bv_;
         bool t820_ = t819_;
         if (!t819_) {
             bool t822_ = v_45_ == bv_;
             bool t823_ = t822_;
             if (t822_) {
-                t823_ = i_43_ < bi_;
+                t823_ = i_39_ < bi_;
             }
             t820_ = t823_;
         }
@@ -895,14 +895,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[27u];
         }
         float v_46_ = sv_[28u];
-        unsigned i_44_ = si_[28u];
+        unsigned i_40_ = si_[28u];
         bool t833_ = v_46_ > bv_;
         bool t834_ = t833_;
         if (!t833_) {
             bool t836_ = v_46_ == bv_;
             bool t837_ = t836_;
             if (t836_) {
-                t837_ = i_44_ < bi_;
+                t837_ = i_40_ < bi_;
             }
             t834_ = t837_;
         }
@@ -911,14 +911,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[28u];
         }
         float v_47_ = sv_[29u];
-        unsigned i_45_ = si_[29u];
+        unsigned i_41_ = si_[29u];
         bool t847_ = v_47_ > bv_;
         bool t848_ = t847_;
         if (!t847_) {
             bool t850_ = v_47_ == bv_;
             bool t851_ = t850_;
             if (t850_) {
-                t851_ = i_45_ < bi_;
+                t851_ = i_41_ < bi_;
             }
             t848_ = t851_;
         }
@@ -927,14 +927,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[29u];
         }
         float v_48_ = sv_[30u];
-        unsigned i_46_ = si_[30u];
+        unsigned i_42_ = si_[30u];
         bool t861_ = v_48_ > bv_;
         bool t862_ = t861_;
         if (!t861_) {
             bool t864_ = v_48_ == bv_;
             bool t865_ = t864_;
             if (t864_) {
-                t865_ = i_46_ < bi_;
+                t865_ = i_42_ < bi_;
             }
             t862_ = t865_;
         }
@@ -943,14 +943,14 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             bi_ = si_[30u];
         }
         float v_49_ = sv_[31u];
-        unsigned i_47_ = si_[31u];
+        unsigned i_43_ = si_[31u];
         bool t875_ = v_49_ > bv_;
         bool t876_ = t875_;
         if (!t875_) {
             bool t878_ = v_49_ == bv_;
             bool t879_ = t878_;
             if (t878_) {
-                t879_ = i_47_ < bi_;
+                t879_ = i_43_ < bi_;
             }
             t876_ = t879_;
         }

@@ -19,6 +19,12 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
     return h;
 }
 
+/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)
+   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */
+__device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }
+__device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
+__device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
+
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c) */
 __device__ __forceinline__ float kf_exp2_approx(float x) { float r; asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
@@ -92,10 +98,10 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     float sc_[16];
     const unsigned kf_wn = kf_warp_lanes();
     unsigned g_ = h_ / hkv_;
-    unsigned groups_ = (g_ / 4u) + (((g_ % 4u) != 0u) ? 1u : 0u);
+    unsigned groups_ = kf_shr_u32(g_, 2u) + (((g_ & 3u) != 0u) ? 1u : 0u);
     unsigned kvh_ = blockIdx.y / groups_;
-    unsigned hq0_ = (kvh_ * g_) + ((blockIdx.y % groups_) * 4u);
-    unsigned nh_ = min(4u, (g_ - ((blockIdx.y % groups_) * 4u)));
+    unsigned hq0_ = (kvh_ * g_) + kf_shl_u32((blockIdx.y % groups_), 2u);
+    unsigned nh_ = min(4u, (g_ - kf_shl_u32((blockIdx.y % groups_), 2u)));
     unsigned bi_ = blockIdx.z;
     unsigned len_ = min(lens_[bi_], l_);
     unsigned p0_ = blockIdx.x * split_;
@@ -104,13 +110,13 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     }
     unsigned p1_ = min((p0_ + split_), len_);
     unsigned lane_ = kf_lane_id();
-    unsigned sub_ = lane_ / 16u;
-    unsigned dl_ = lane_ % 16u;
+    unsigned sub_ = kf_shr_u32(lane_, 4u);
+    unsigned dl_ = lane_ & 15u;
     const kf_f16x8* q8_ = (const kf_f16x8*)q_;
     const kf_f16x8* k8_ = (const kf_f16x8*)kc_;
     const kf_f16x8* v8_ = (const kf_f16x8*)vc_;
     unsigned hq_ = hq0_ + min(0u, (nh_ - 1u));
-    unsigned t62_ = (((bi_ * h_) + hq_) * 16u) + dl_;
+    unsigned t62_ = kf_shl_u32(((bi_ * h_) + hq_), 4u) + dl_;
     kf_f16x8 qv_ = q8_[t62_];
     qf_[0u] = __fmul_rn(kf_f16_to_f32(qv_.v[0]), 0.12751743f);
     qf_[1u] = __fmul_rn(kf_f16_to_f32(qv_.v[1]), 0.12751743f);
@@ -121,7 +127,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     qf_[6u] = __fmul_rn(kf_f16_to_f32(qv_.v[6]), 0.12751743f);
     qf_[7u] = __fmul_rn(kf_f16_to_f32(qv_.v[7]), 0.12751743f);
     unsigned hq_2_ = hq0_ + min(1u, (nh_ - 1u));
-    unsigned t113_ = (((bi_ * h_) + hq_2_) * 16u) + dl_;
+    unsigned t113_ = kf_shl_u32(((bi_ * h_) + hq_2_), 4u) + dl_;
     kf_f16x8 qv_2_ = q8_[t113_];
     qf_[8u] = __fmul_rn(kf_f16_to_f32(qv_2_.v[0]), 0.12751743f);
     qf_[9u] = __fmul_rn(kf_f16_to_f32(qv_2_.v[1]), 0.12751743f);
@@ -132,7 +138,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     qf_[14u] = __fmul_rn(kf_f16_to_f32(qv_2_.v[6]), 0.12751743f);
     qf_[15u] = __fmul_rn(kf_f16_to_f32(qv_2_.v[7]), 0.12751743f);
     unsigned hq_3_ = hq0_ + min(2u, (nh_ - 1u));
-    unsigned t164_ = (((bi_ * h_) + hq_3_) * 16u) + dl_;
+    unsigned t164_ = kf_shl_u32(((bi_ * h_) + hq_3_), 4u) + dl_;
     kf_f16x8 qv_3_ = q8_[t164_];
     qf_[16u] = __fmul_rn(kf_f16_to_f32(qv_3_.v[0]), 0.12751743f);
     qf_[17u] = __fmul_rn(kf_f16_to_f32(qv_3_.v[1]), 0.12751743f);
@@ -143,7 +149,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     qf_[22u] = __fmul_rn(kf_f16_to_f32(qv_3_.v[6]), 0.12751743f);
     qf_[23u] = __fmul_rn(kf_f16_to_f32(qv_3_.v[7]), 0.12751743f);
     unsigned hq_4_ = hq0_ + min(3u, (nh_ - 1u));
-    unsigned t215_ = (((bi_ * h_) + hq_4_) * 16u) + dl_;
+    unsigned t215_ = kf_shl_u32(((bi_ * h_) + hq_4_), 4u) + dl_;
     kf_f16x8 qv_4_ = q8_[t215_];
     qf_[24u] = __fmul_rn(kf_f16_to_f32(qv_4_.v[0]), 0.12751743f);
     qf_[25u] = __fmul_rn(kf_f16_to_f32(qv_4_.v[1]), 0.12751743f);
@@ -194,14 +200,14 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     acc_[30u] = 0.0f;
     acc_[31u] = 0.0f;
     for (unsigned base_ = p0_; base_ < p1_; base_ = base_ + 32u) {
-        unsigned p_ = (base_ + ((0u + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u)) * 2u)) + sub_;
+        unsigned p_ = (base_ + kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 1u)) + sub_;
         ok_[0u] = p_ < p1_;
         kf_f16x8 t360_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 kt_ = t360_;
         kf_f16x8 t363_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 vt_ = t363_;
         if (p_ < p1_) {
-            unsigned row_ = (((((bi_ * l_) + p_) * hkv_) + kvh_) * 16u) + dl_;
+            unsigned row_ = kf_shl_u32(((((bi_ * l_) + p_) * hkv_) + kvh_), 4u) + dl_;
             kf_f16x8 t373_ = k8_[row_];
             kt_ = t373_;
             kf_f16x8 t374_ = v8_[row_];
@@ -209,14 +215,14 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         }
         kr_[0u] = kt_;
         vr_[0u] = vt_;
-        unsigned p_2_ = (base_ + ((4u + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u)) * 2u)) + sub_;
+        unsigned p_2_ = (base_ + kf_shl_u32((4u + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)), 1u)) + sub_;
         ok_[1u] = p_2_ < p1_;
         kf_f16x8 t397_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 kt_2_ = t397_;
         kf_f16x8 t400_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 vt_2_ = t400_;
         if (p_2_ < p1_) {
-            unsigned row_2_ = (((((bi_ * l_) + p_2_) * hkv_) + kvh_) * 16u) + dl_;
+            unsigned row_2_ = kf_shl_u32(((((bi_ * l_) + p_2_) * hkv_) + kvh_), 4u) + dl_;
             kf_f16x8 t410_ = k8_[row_2_];
             kt_2_ = t410_;
             kf_f16x8 t411_ = v8_[row_2_];
@@ -224,14 +230,14 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         }
         kr_[1u] = kt_2_;
         vr_[1u] = vt_2_;
-        unsigned p_3_ = (base_ + ((8u + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u)) * 2u)) + sub_;
+        unsigned p_3_ = (base_ + kf_shl_u32((8u + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)), 1u)) + sub_;
         ok_[2u] = p_3_ < p1_;
         kf_f16x8 t434_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 kt_3_ = t434_;
         kf_f16x8 t437_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 vt_3_ = t437_;
         if (p_3_ < p1_) {
-            unsigned row_3_ = (((((bi_ * l_) + p_3_) * hkv_) + kvh_) * 16u) + dl_;
+            unsigned row_3_ = kf_shl_u32(((((bi_ * l_) + p_3_) * hkv_) + kvh_), 4u) + dl_;
             kf_f16x8 t447_ = k8_[row_3_];
             kt_3_ = t447_;
             kf_f16x8 t448_ = v8_[row_3_];
@@ -239,14 +245,14 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         }
         kr_[2u] = kt_3_;
         vr_[2u] = vt_3_;
-        unsigned p_4_ = (base_ + ((12u + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u)) * 2u)) + sub_;
+        unsigned p_4_ = (base_ + kf_shl_u32((12u + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)), 1u)) + sub_;
         ok_[3u] = p_4_ < p1_;
         kf_f16x8 t471_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 kt_4_ = t471_;
         kf_f16x8 t474_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 vt_4_ = t474_;
         if (p_4_ < p1_) {
-            unsigned row_4_ = (((((bi_ * l_) + p_4_) * hkv_) + kvh_) * 16u) + dl_;
+            unsigned row_4_ = kf_shl_u32(((((bi_ * l_) + p_4_) * hkv_) + kvh_), 4u) + dl_;
             kf_f16x8 t484_ = k8_[row_4_];
             kt_4_ = t484_;
             kf_f16x8 t485_ = v8_[row_4_];
@@ -255,283 +261,120 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         kr_[3u] = kt_4_;
         vr_[3u] = vt_4_;
         kf_f16x8 kv_ = kr_[0u];
-        float d_ = 0.0f;
-        d_ = __fmaf_rn(qf_[0u], kf_f16_to_f32(kv_.v[0]), d_);
-        d_ = __fmaf_rn(qf_[1u], kf_f16_to_f32(kv_.v[1]), d_);
-        d_ = __fmaf_rn(qf_[2u], kf_f16_to_f32(kv_.v[2]), d_);
-        d_ = __fmaf_rn(qf_[3u], kf_f16_to_f32(kv_.v[3]), d_);
-        d_ = __fmaf_rn(qf_[4u], kf_f16_to_f32(kv_.v[4]), d_);
-        d_ = __fmaf_rn(qf_[5u], kf_f16_to_f32(kv_.v[5]), d_);
-        d_ = __fmaf_rn(qf_[6u], kf_f16_to_f32(kv_.v[6]), d_);
-        d_ = __fmaf_rn(qf_[7u], kf_f16_to_f32(kv_.v[7]), d_);
-        float s_ = d_;
-        s_ = __fadd_rn(s_, kf_shfl_xor(s_, 8u, kf_wn));
-        s_ = __fadd_rn(s_, kf_shfl_xor(s_, 4u, kf_wn));
-        s_ = __fadd_rn(s_, kf_shfl_xor(s_, 2u, kf_wn));
-        s_ = __fadd_rn(s_, kf_shfl_xor(s_, 1u, kf_wn));
-        d_ = s_;
-        sc_[0u] = ok_[0u] ? d_ : __uint_as_float(0xff800000u);
+        float t531_ = __fmaf_rn(qf_[7u], kf_f16_to_f32(kv_.v[7]), __fmaf_rn(qf_[6u], kf_f16_to_f32(kv_.v[6]), __fmaf_rn(qf_[5u], kf_f16_to_f32(kv_.v[5]), __fmaf_rn(qf_[4u], kf_f16_to_f32(kv_.v[4]), __fmaf_rn(qf_[3u], kf_f16_to_f32(kv_.v[3]), __fmaf_rn(qf_[2u], kf_f16_to_f32(kv_.v[2]), __fmaf_rn(qf_[1u], kf_f16_to_f32(kv_.v[1]), __fmaf_rn(qf_[0u], kf_f16_to_f32(kv_.v[0]), 0.0f))))))));
+        float t537_ = __fadd_rn(t531_, kf_shfl_xor(t531_, 8u, kf_wn));
+        float t541_ = __fadd_rn(t537_, kf_shfl_xor(t537_, 4u, kf_wn));
+        float t545_ = __fadd_rn(t541_, kf_shfl_xor(t541_, 2u, kf_wn));
+        float t549_ = __fadd_rn(t545_, kf_shfl_xor(t545_, 1u, kf_wn));
+        sc_[0u] = ok_[0u] ? t549_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_2_ = kr_[0u];
-        float d_2_ = 0.0f;
-        d_2_ = __fmaf_rn(qf_[8u], kf_f16_to_f32(kv_2_.v[0]), d_2_);
-        d_2_ = __fmaf_rn(qf_[9u], kf_f16_to_f32(kv_2_.v[1]), d_2_);
-        d_2_ = __fmaf_rn(qf_[10u], kf_f16_to_f32(kv_2_.v[2]), d_2_);
-        d_2_ = __fmaf_rn(qf_[11u], kf_f16_to_f32(kv_2_.v[3]), d_2_);
-        d_2_ = __fmaf_rn(qf_[12u], kf_f16_to_f32(kv_2_.v[4]), d_2_);
-        d_2_ = __fmaf_rn(qf_[13u], kf_f16_to_f32(kv_2_.v[5]), d_2_);
-        d_2_ = __fmaf_rn(qf_[14u], kf_f16_to_f32(kv_2_.v[6]), d_2_);
-        d_2_ = __fmaf_rn(qf_[15u], kf_f16_to_f32(kv_2_.v[7]), d_2_);
-        float s_2_ = d_2_;
-        s_2_ = __fadd_rn(s_2_, kf_shfl_xor(s_2_, 8u, kf_wn));
-        s_2_ = __fadd_rn(s_2_, kf_shfl_xor(s_2_, 4u, kf_wn));
-        s_2_ = __fadd_rn(s_2_, kf_shfl_xor(s_2_, 2u, kf_wn));
-        s_2_ = __fadd_rn(s_2_, kf_shfl_xor(s_2_, 1u, kf_wn));
-        d_2_ = s_2_;
-        sc_[1u] = ok_[0u] ? d_2_ : __uint_as_float(0xff800000u);
+        float t598_ = __fmaf_rn(qf_[15u], kf_f16_to_f32(kv_2_.v[7]), __fmaf_rn(qf_[14u], kf_f16_to_f32(kv_2_.v[6]), __fmaf_rn(qf_[13u], kf_f16_to_f32(kv_2_.v[5]), __fmaf_rn(qf_[12u], kf_f16_to_f32(kv_2_.v[4]), __fmaf_rn(qf_[11u], kf_f16_to_f32(kv_2_.v[3]), __fmaf_rn(qf_[10u], kf_f16_to_f32(kv_2_.v[2]), __fmaf_rn(qf_[9u], kf_f16_to_f32(kv_2_.v[1]), __fmaf_rn(qf_[8u], kf_f16_to_f32(kv_2_.v[0]), 0.0f))))))));
+        float t604_ = __fadd_rn(t598_, kf_shfl_xor(t598_, 8u, kf_wn));
+        float t608_ = __fadd_rn(t604_, kf_shfl_xor(t604_, 4u, kf_wn));
+        float t612_ = __fadd_rn(t608_, kf_shfl_xor(t608_, 2u, kf_wn));
+        float t616_ = __fadd_rn(t612_, kf_shfl_xor(t612_, 1u, kf_wn));
+        sc_[1u] = ok_[0u] ? t616_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_3_ = kr_[0u];
-        float d_3_ = 0.0f;
-        d_3_ = __fmaf_rn(qf_[16u], kf_f16_to_f32(kv_3_.v[0]), d_3_);
-        d_3_ = __fmaf_rn(qf_[17u], kf_f16_to_f32(kv_3_.v[1]), d_3_);
-        d_3_ = __fmaf_rn(qf_[18u], kf_f16_to_f32(kv_3_.v[2]), d_3_);
-        d_3_ = __fmaf_rn(qf_[19u], kf_f16_to_f32(kv_3_.v[3]), d_3_);
-        d_3_ = __fmaf_rn(qf_[20u], kf_f16_to_f32(kv_3_.v[4]), d_3_);
-        d_3_ = __fmaf_rn(qf_[21u], kf_f16_to_f32(kv_3_.v[5]), d_3_);
-        d_3_ = __fmaf_rn(qf_[22u], kf_f16_to_f32(kv_3_.v[6]), d_3_);
-        d_3_ = __fmaf_rn(qf_[23u], kf_f16_to_f32(kv_3_.v[7]), d_3_);
-        float s_3_ = d_3_;
-        s_3_ = __fadd_rn(s_3_, kf_shfl_xor(s_3_, 8u, kf_wn));
-        s_3_ = __fadd_rn(s_3_, kf_shfl_xor(s_3_, 4u, kf_wn));
-        s_3_ = __fadd_rn(s_3_, kf_shfl_xor(s_3_, 2u, kf_wn));
-        s_3_ = __fadd_rn(s_3_, kf_shfl_xor(s_3_, 1u, kf_wn));
-        d_3_ = s_3_;
-        sc_[2u] = ok_[0u] ? d_3_ : __uint_as_float(0xff800000u);
+        float t665_ = __fmaf_rn(qf_[23u], kf_f16_to_f32(kv_3_.v[7]), __fmaf_rn(qf_[22u], kf_f16_to_f32(kv_3_.v[6]), __fmaf_rn(qf_[21u], kf_f16_to_f32(kv_3_.v[5]), __fmaf_rn(qf_[20u], kf_f16_to_f32(kv_3_.v[4]), __fmaf_rn(qf_[19u], kf_f16_to_f32(kv_3_.v[3]), __fmaf_rn(qf_[18u], kf_f16_to_f32(kv_3_.v[2]), __fmaf_rn(qf_[17u], kf_f16_to_f32(kv_3_.v[1]), __fmaf_rn(qf_[16u], kf_f16_to_f32(kv_3_.v[0]), 0.0f))))))));
+        float t671_ = __fadd_rn(t665_, kf_shfl_xor(t665_, 8u, kf_wn));
+        float t675_ = __fadd_rn(t671_, kf_shfl_xor(t671_, 4u, kf_wn));
+        float t679_ = __fadd_rn(t675_, kf_shfl_xor(t675_, 2u, kf_wn));
+        float t683_ = __fadd_rn(t679_, kf_shfl_xor(t679_, 1u, kf_wn));
+        sc_[2u] = ok_[0u] ? t683_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_4_ = kr_[0u];
-        float d_4_ = 0.0f;
-        d_4_ = __fmaf_rn(qf_[24u], kf_f16_to_f32(kv_4_.v[0]), d_4_);
-        d_4_ = __fmaf_rn(qf_[25u], kf_f16_to_f32(kv_4_.v[1]), d_4_);
-        d_4_ = __fmaf_rn(qf_[26u], kf_f16_to_f32(kv_4_.v[2]), d_4_);
-        d_4_ = __fmaf_rn(qf_[27u], kf_f16_to_f32(kv_4_.v[3]), d_4_);
-        d_4_ = __fmaf_rn(qf_[28u], kf_f16_to_f32(kv_4_.v[4]), d_4_);
-        d_4_ = __fmaf_rn(qf_[29u], kf_f16_to_f32(kv_4_.v[5]), d_4_);
-        d_4_ = __fmaf_rn(qf_[30u], kf_f16_to_f32(kv_4_.v[6]), d_4_);
-        d_4_ = __fmaf_rn(qf_[31u], kf_f16_to_f32(kv_4_.v[7]), d_4_);
-        float s_4_ = d_4_;
-        s_4_ = __fadd_rn(s_4_, kf_shfl_xor(s_4_, 8u, kf_wn));
-        s_4_ = __fadd_rn(s_4_, kf_shfl_xor(s_4_, 4u, kf_wn));
-        s_4_ = __fadd_rn(s_4_, kf_shfl_xor(s_4_, 2u, kf_wn));
-        s_4_ = __fadd_rn(s_4_, kf_shfl_xor(s_4_, 1u, kf_wn));
-        d_4_ = s_4_;
-        sc_[3u] = ok_[0u] ? d_4_ : __uint_as_float(0xff800000u);
+        float t732_ = __fmaf_rn(qf_[31u], kf_f16_to_f32(kv_4_.v[7]), __fmaf_rn(qf_[30u], kf_f16_to_f32(kv_4_.v[6]), __fmaf_rn(qf_[29u], kf_f16_to_f32(kv_4_.v[5]), __fmaf_rn(qf_[28u], kf_f16_to_f32(kv_4_.v[4]), __fmaf_rn(qf_[27u], kf_f16_to_f32(kv_4_.v[3]), __fmaf_rn(qf_[26u], kf_f16_to_f32(kv_4_.v[2]), __fmaf_rn(qf_[25u], kf_f16_to_f32(kv_4_.v[1]), __fmaf_rn(qf_[24u], kf_f16_to_f32(kv_4_.v[0]), 0.0f))))))));
+        float t738_ = __fadd_rn(t732_, kf_shfl_xor(t732_, 8u, kf_wn));
+        float t742_ = __fadd_rn(t738_, kf_shfl_xor(t738_, 4u, kf_wn));
+        float t746_ = __fadd_rn(t742_, kf_shfl_xor(t742_, 2u, kf_wn));
+        float t750_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 1u, kf_wn));
+        sc_[3u] = ok_[0u] ? t750_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_5_ = kr_[1u];
-        float d_5_ = 0.0f;
-        d_5_ = __fmaf_rn(qf_[0u], kf_f16_to_f32(kv_5_.v[0]), d_5_);
-        d_5_ = __fmaf_rn(qf_[1u], kf_f16_to_f32(kv_5_.v[1]), d_5_);
-        d_5_ = __fmaf_rn(qf_[2u], kf_f16_to_f32(kv_5_.v[2]), d_5_);
-        d_5_ = __fmaf_rn(qf_[3u], kf_f16_to_f32(kv_5_.v[3]), d_5_);
-        d_5_ = __fmaf_rn(qf_[4u], kf_f16_to_f32(kv_5_.v[4]), d_5_);
-        d_5_ = __fmaf_rn(qf_[5u], kf_f16_to_f32(kv_5_.v[5]), d_5_);
-        d_5_ = __fmaf_rn(qf_[6u], kf_f16_to_f32(kv_5_.v[6]), d_5_);
-        d_5_ = __fmaf_rn(qf_[7u], kf_f16_to_f32(kv_5_.v[7]), d_5_);
-        float s_5_ = d_5_;
-        s_5_ = __fadd_rn(s_5_, kf_shfl_xor(s_5_, 8u, kf_wn));
-        s_5_ = __fadd_rn(s_5_, kf_shfl_xor(s_5_, 4u, kf_wn));
-        s_5_ = __fadd_rn(s_5_, kf_shfl_xor(s_5_, 2u, kf_wn));
-        s_5_ = __fadd_rn(s_5_, kf_shfl_xor(s_5_, 1u, kf_wn));
-        d_5_ = s_5_;
-        sc_[4u] = ok_[1u] ? d_5_ : __uint_as_float(0xff800000u);
+        float t799_ = __fmaf_rn(qf_[7u], kf_f16_to_f32(kv_5_.v[7]), __fmaf_rn(qf_[6u], kf_f16_to_f32(kv_5_.v[6]), __fmaf_rn(qf_[5u], kf_f16_to_f32(kv_5_.v[5]), __fmaf_rn(qf_[4u], kf_f16_to_f32(kv_5_.v[4]), __fmaf_rn(qf_[3u], kf_f16_to_f32(kv_5_.v[3]), __fmaf_rn(qf_[2u], kf_f16_to_f32(kv_5_.v[2]), __fmaf_rn(qf_[1u], kf_f16_to_f32(kv_5_.v[1]), __fmaf_rn(qf_[0u], kf_f16_to_f32(kv_5_.v[0]), 0.0f))))))));
+        float t805_ = __fadd_rn(t799_, kf_shfl_xor(t799_, 8u, kf_wn));
+        float t809_ = __fadd_rn(t805_, kf_shfl_xor(t805_, 4u, kf_wn));
+        float t813_ = __fadd_rn(t809_, kf_shfl_xor(t809_, 2u, kf_wn));
+        float t817_ = __fadd_rn(t813_, kf_shfl_xor(t813_, 1u, kf_wn));
+        sc_[4u] = ok_[1u] ? t817_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_6_ = kr_[1u];
-        float d_6_ = 0.0f;
-        d_6_ = __fmaf_rn(qf_[8u], kf_f16_to_f32(kv_6_.v[0]), d_6_);
-        d_6_ = __fmaf_rn(qf_[9u], kf_f16_to_f32(kv_6_.v[1]), d_6_);
-        d_6_ = __fmaf_rn(qf_[10u], kf_f16_to_f32(kv_6_.v[2]), d_6_);
-        d_6_ = __fmaf_rn(qf_[11u], kf_f16_to_f32(kv_6_.v[3]), d_6_);
-        d_6_ = __fmaf_rn(qf_[12u], kf_f16_to_f32(kv_6_.v[4]), d_6_);
-        d_6_ = __fmaf_rn(qf_[13u], kf_f16_to_f32(kv_6_.v[5]), d_6_);
-        d_6_ = __fmaf_rn(qf_[14u], kf_f16_to_f32(kv_6_.v[6]), d_6_);
-        d_6_ = __fmaf_rn(qf_[15u], kf_f16_to_f32(kv_6_.v[7]), d_6_);
-        float s_6_ = d_6_;
-        s_6_ = __fadd_rn(s_6_, kf_shfl_xor(s_6_, 8u, kf_wn));
-        s_6_ = __fadd_rn(s_6_, kf_shfl_xor(s_6_, 4u, kf_wn));
-        s_6_ = __fadd_rn(s_6_, kf_shfl_xor(s_6_, 2u, kf_wn));
-        s_6_ = __fadd_rn(s_6_, kf_shfl_xor(s_6_, 1u, kf_wn));
-        d_6_ = s_6_;
-        sc_[5u] = ok_[1u] ? d_6_ : __uint_as_float(0xff800000u);
+        float t866_ = __fmaf_rn(qf_[15u], kf_f16_to_f32(kv_6_.v[7]), __fmaf_rn(qf_[14u], kf_f16_to_f32(kv_6_.v[6]), __fmaf_rn(qf_[13u], kf_f16_to_f32(kv_6_.v[5]), __fmaf_rn(qf_[12u], kf_f16_to_f32(kv_6_.v[4]), __fmaf_rn(qf_[11u], kf_f16_to_f32(kv_6_.v[3]), __fmaf_rn(qf_[10u], kf_f16_to_f32(kv_6_.v[2]), __fmaf_rn(qf_[9u], kf_f16_to_f32(kv_6_.v[1]), __fmaf_rn(qf_[8u], kf_f16_to_f32(kv_6_.v[0]), 0.0f))))))));
+        float t872_ = __fadd_rn(t866_, kf_shfl_xor(t866_, 8u, kf_wn));
+        float t876_ = __fadd_rn(t872_, kf_shfl_xor(t872_, 4u, kf_wn));
+        float t880_ = __fadd_rn(t876_, kf_shfl_xor(t876_, 2u, kf_wn));
+        float t884_ = __fadd_rn(t880_, kf_shfl_xor(t880_, 1u, kf_wn));
+        sc_[5u] = ok_[1u] ? t884_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_7_ = kr_[1u];
-        float d_7_ = 0.0f;
-        d_7_ = __fmaf_rn(qf_[16u], kf_f16_to_f32(kv_7_.v[0]), d_7_);
-        d_7_ = __fmaf_rn(qf_[17u], kf_f16_to_f32(kv_7_.v[1]), d_7_);
-        d_7_ = __fmaf_rn(qf_[18u], kf_f16_to_f32(kv_7_.v[2]), d_7_);
-        d_7_ = __fmaf_rn(qf_[19u], kf_f16_to_f32(kv_7_.v[3]), d_7_);
-        d_7_ = __fmaf_rn(qf_[20u], kf_f16_to_f32(kv_7_.v[4]), d_7_);
-        d_7_ = __fmaf_rn(qf_[21u], kf_f16_to_f32(kv_7_.v[5]), d_7_);
-        d_7_ = __fmaf_rn(qf_[22u], kf_f16_to_f32(kv_7_.v[6]), d_7_);
-        d_7_ = __fmaf_rn(qf_[23u], kf_f16_to_f32(kv_7_.v[7]), d_7_);
-        float s_7_ = d_7_;
-        s_7_ = __fadd_rn(s_7_, kf_shfl_xor(s_7_, 8u, kf_wn));
-        s_7_ = __fadd_rn(s_7_, kf_shfl_xor(s_7_, 4u, kf_wn));
-        s_7_ = __fadd_rn(s_7_, kf_shfl_xor(s_7_, 2u, kf_wn));
-        s_7_ = __fadd_rn(s_7_, kf_shfl_xor(s_7_, 1u, kf_wn));
-        d_7_ = s_7_;
-        sc_[6u] = ok_[1u] ? d_7_ : __uint_as_float(0xff800000u);
+        float t933_ = __fmaf_rn(qf_[23u], kf_f16_to_f32(kv_7_.v[7]), __fmaf_rn(qf_[22u], kf_f16_to_f32(kv_7_.v[6]), __fmaf_rn(qf_[21u], kf_f16_to_f32(kv_7_.v[5]), __fmaf_rn(qf_[20u], kf_f16_to_f32(kv_7_.v[4]), __fmaf_rn(qf_[19u], kf_f16_to_f32(kv_7_.v[3]), __fmaf_rn(qf_[18u], kf_f16_to_f32(kv_7_.v[2]), __fmaf_rn(qf_[17u], kf_f16_to_f32(kv_7_.v[1]), __fmaf_rn(qf_[16u], kf_f16_to_f32(kv_7_.v[0]), 0.0f))))))));
+        float t939_ = __fadd_rn(t933_, kf_shfl_xor(t933_, 8u, kf_wn));
+        float t943_ = __fadd_rn(t939_, kf_shfl_xor(t939_, 4u, kf_wn));
+        float t947_ = __fadd_rn(t943_, kf_shfl_xor(t943_, 2u, kf_wn));
+        float t951_ = __fadd_rn(t947_, kf_shfl_xor(t947_, 1u, kf_wn));
+        sc_[6u] = ok_[1u] ? t951_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_8_ = kr_[1u];
-        float d_8_ = 0.0f;
-        d_8_ = __fmaf_rn(qf_[24u], kf_f16_to_f32(kv_8_.v[0]), d_8_);
-        d_8_ = __fmaf_rn(qf_[25u], kf_f16_to_f32(kv_8_.v[1]), d_8_);
-        d_8_ = __fmaf_rn(qf_[26u], kf_f16_to_f32(kv_8_.v[2]), d_8_);
-        d_8_ = __fmaf_rn(qf_[27u], kf_f16_to_f32(kv_8_.v[3]), d_8_);
-        d_8_ = __fmaf_rn(qf_[28u], kf_f16_to_f32(kv_8_.v[4]), d_8_);
-        d_8_ = __fmaf_rn(qf_[29u], kf_f16_to_f32(kv_8_.v[5]), d_8_);
-        d_8_ = __fmaf_rn(qf_[30u], kf_f16_to_f32(kv_8_.v[6]), d_8_);
-        d_8_ = __fmaf_rn(qf_[31u], kf_f16_to_f32(kv_8_.v[7]), d_8_);
-        float s_8_ = d_8_;
-        s_8_ = __fadd_rn(s_8_, kf_shfl_xor(s_8_, 8u, kf_wn));
-        s_8_ = __fadd_rn(s_8_, kf_shfl_xor(s_8_, 4u, kf_wn));
-        s_8_ = __fadd_rn(s_8_, kf_shfl_xor(s_8_, 2u, kf_wn));
-        s_8_ = __fadd_rn(s_8_, kf_shfl_xor(s_8_, 1u, kf_wn));
-        d_8_ = s_8_;
-        sc_[7u] = ok_[1u] ? d_8_ : __uint_as_float(0xff800000u);
+        float t1000_ = __fmaf_rn(qf_[31u], kf_f16_to_f32(kv_8_.v[7]), __fmaf_rn(qf_[30u], kf_f16_to_f32(kv_8_.v[6]), __fmaf_rn(qf_[29u], kf_f16_to_f32(kv_8_.v[5]), __fmaf_rn(qf_[28u], kf_f16_to_f32(kv_8_.v[4]), __fmaf_rn(qf_[27u], kf_f16_to_f32(kv_8_.v[3]), __fmaf_rn(qf_[26u], kf_f16_to_f32(kv_8_.v[2]), __fmaf_rn(qf_[25u], kf_f16_to_f32(kv_8_.v[1]), __fmaf_rn(qf_[24u], kf_f16_to_f32(kv_8_.v[0]), 0.0f))))))));
+        float t1006_ = __fadd_rn(t1000_, kf_shfl_xor(t1000_, 8u, kf_wn));
+        float t1010_ = __fadd_rn(t1006_, kf_shfl_xor(t1006_, 4u, kf_wn));
+        float t1014_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 2u, kf_wn));
+        float t1018_ = __fadd_rn(t1014_, kf_shfl_xor(t1014_, 1u, kf_wn));
+        sc_[7u] = ok_[1u] ? t1018_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_9_ = kr_[2u];
-        float d_9_ = 0.0f;
-        d_9_ = __fmaf_rn(qf_[0u], kf_f16_to_f32(kv_9_.v[0]), d_9_);
-        d_9_ = __fmaf_rn(qf_[1u], kf_f16_to_f32(kv_9_.v[1]), d_9_);
-        d_9_ = __fmaf_rn(qf_[2u], kf_f16_to_f32(kv_9_.v[2]), d_9_);
-        d_9_ = __fmaf_rn(qf_[3u], kf_f16_to_f32(kv_9_.v[3]), d_9_);
-        d_9_ = __fmaf_rn(qf_[4u], kf_f16_to_f32(kv_9_.v[4]), d_9_);
-        d_9_ = __fmaf_rn(qf_[5u], kf_f16_to_f32(kv_9_.v[5]), d_9_);
-        d_9_ = __fmaf_rn(qf_[6u], kf_f16_to_f32(kv_9_.v[6]), d_9_);
-        d_9_ = __fmaf_rn(qf_[7u], kf_f16_to_f32(kv_9_.v[7]), d_9_);
-        float s_9_ = d_9_;
-        s_9_ = __fadd_rn(s_9_, kf_shfl_xor(s_9_, 8u, kf_wn));
-        s_9_ = __fadd_rn(s_9_, kf_shfl_xor(s_9_, 4u, kf_wn));
-        s_9_ = __fadd_rn(s_9_, kf_shfl_xor(s_9_, 2u, kf_wn));
-        s_9_ = __fadd_rn(s_9_, kf_shfl_xor(s_9_, 1u, kf_wn));
-        d_9_ = s_9_;
-        sc_[8u] = ok_[2u] ? d_9_ : __uint_as_float(0xff800000u);
+        float t1067_ = __fmaf_rn(qf_[7u], kf_f16_to_f32(kv_9_.v[7]), __fmaf_rn(qf_[6u], kf_f16_to_f32(kv_9_.v[6]), __fmaf_rn(qf_[5u], kf_f16_to_f32(kv_9_.v[5]), __fmaf_rn(qf_[4u], kf_f16_to_f32(kv_9_.v[4]), __fmaf_rn(qf_[3u], kf_f16_to_f32(kv_9_.v[3]), __fmaf_rn(qf_[2u], kf_f16_to_f32(kv_9_.v[2]), __fmaf_rn(qf_[1u], kf_f16_to_f32(kv_9_.v[1]), __fmaf_rn(qf_[0u], kf_f16_to_f32(kv_9_.v[0]), 0.0f))))))));
+        float t1073_ = __fadd_rn(t1067_, kf_shfl_xor(t1067_, 8u, kf_wn));
+        float t1077_ = __fadd_rn(t1073_, kf_shfl_xor(t1073_, 4u, kf_wn));
+        float t1081_ = __fadd_rn(t1077_, kf_shfl_xor(t1077_, 2u, kf_wn));
+        float t1085_ = __fadd_rn(t1081_, kf_shfl_xor(t1081_, 1u, kf_wn));
+        sc_[8u] = ok_[2u] ? t1085_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_10_ = kr_[2u];
-        float d_10_ = 0.0f;
-        d_10_ = __fmaf_rn(qf_[8u], kf_f16_to_f32(kv_10_.v[0]), d_10_);
-        d_10_ = __fmaf_rn(qf_[9u], kf_f16_to_f32(kv_10_.v[1]), d_10_);
-        d_10_ = __fmaf_rn(qf_[10u], kf_f16_to_f32(kv_10_.v[2]), d_10_);
-        d_10_ = __fmaf_rn(qf_[11u], kf_f16_to_f32(kv_10_.v[3]), d_10_);
-        d_10_ = __fmaf_rn(qf_[12u], kf_f16_to_f32(kv_10_.v[4]), d_10_);
-        d_10_ = __fmaf_rn(qf_[13u], kf_f16_to_f32(kv_10_.v[5]), d_10_);
-        d_10_ = __fmaf_rn(qf_[14u], kf_f16_to_f32(kv_10_.v[6]), d_10_);
-        d_10_ = __fmaf_rn(qf_[15u], kf_f16_to_f32(kv_10_.v[7]), d_10_);
-        float s_10_ = d_10_;
-        s_10_ = __fadd_rn(s_10_, kf_shfl_xor(s_10_, 8u, kf_wn));
-        s_10_ = __fadd_rn(s_10_, kf_shfl_xor(s_10_, 4u, kf_wn));
-        s_10_ = __fadd_rn(s_10_, kf_shfl_xor(s_10_, 2u, kf_wn));
-        s_10_ = __fadd_rn(s_10_, kf_shfl_xor(s_10_, 1u, kf_wn));
-        d_10_ = s_10_;
-        sc_[9u] = ok_[2u] ? d_10_ : __uint_as_float(0xff800000u);
+        float t1134_ = __fmaf_rn(qf_[15u], kf_f16_to_f32(kv_10_.v[7]), __fmaf_rn(qf_[14u], kf_f16_to_f32(kv_10_.v[6]), __fmaf_rn(qf_[13u], kf_f16_to_f32(kv_10_.v[5]), __fmaf_rn(qf_[12u], kf_f16_to_f32(kv_10_.v[4]), __fmaf_rn(qf_[11u], kf_f16_to_f32(kv_10_.v[3]), __fmaf_rn(qf_[10u], kf_f16_to_f32(kv_10_.v[2]), __fmaf_rn(qf_[9u], kf_f16_to_f32(kv_10_.v[1]), __fmaf_rn(qf_[8u], kf_f16_to_f32(kv_10_.v[0]), 0.0f))))))));
+        float t1140_ = __fadd_rn(t1134_, kf_shfl_xor(t1134_, 8u, kf_wn));
+        float t1144_ = __fadd_rn(t1140_, kf_shfl_xor(t1140_, 4u, kf_wn));
+        float t1148_ = __fadd_rn(t1144_, kf_shfl_xor(t1144_, 2u, kf_wn));
+        float t1152_ = __fadd_rn(t1148_, kf_shfl_xor(t1148_, 1u, kf_wn));
+        sc_[9u] = ok_[2u] ? t1152_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_11_ = kr_[2u];
-        float d_11_ = 0.0f;
-        d_11_ = __fmaf_rn(qf_[16u], kf_f16_to_f32(kv_11_.v[0]), d_11_);
-        d_11_ = __fmaf_rn(qf_[17u], kf_f16_to_f32(kv_11_.v[1]), d_11_);
-        d_11_ = __fmaf_rn(qf_[18u], kf_f16_to_f32(kv_11_.v[2]), d_11_);
-        d_11_ = __fmaf_rn(qf_[19u], kf_f16_to_f32(kv_11_.v[3]), d_11_);
-        d_11_ = __fmaf_rn(qf_[20u], kf_f16_to_f32(kv_11_.v[4]), d_11_);
-        d_11_ = __fmaf_rn(qf_[21u], kf_f16_to_f32(kv_11_.v[5]), d_11_);
-        d_11_ = __fmaf_rn(qf_[22u], kf_f16_to_f32(kv_11_.v[6]), d_11_);
-        d_11_ = __fmaf_rn(qf_[23u], kf_f16_to_f32(kv_11_.v[7]), d_11_);
-        float s_11_ = d_11_;
-        s_11_ = __fadd_rn(s_11_, kf_shfl_xor(s_11_, 8u, kf_wn));
-        s_11_ = __fadd_rn(s_11_, kf_shfl_xor(s_11_, 4u, kf_wn));
-        s_11_ = __fadd_rn(s_11_, kf_shfl_xor(s_11_, 2u, kf_wn));
-        s_11_ = __fadd_rn(s_11_, kf_shfl_xor(s_11_, 1u, kf_wn));
-        d_11_ = s_11_;
-        sc_[10u] = ok_[2u] ? d_11_ : __uint_as_float(0xff800000u);
+        float t1201_ = __fmaf_rn(qf_[23u], kf_f16_to_f32(kv_11_.v[7]), __fmaf_rn(qf_[22u], kf_f16_to_f32(kv_11_.v[6]), __fmaf_rn(qf_[21u], kf_f16_to_f32(kv_11_.v[5]), __fmaf_rn(qf_[20u], kf_f16_to_f32(kv_11_.v[4]), __fmaf_rn(qf_[19u], kf_f16_to_f32(kv_11_.v[3]), __fmaf_rn(qf_[18u], kf_f16_to_f32(kv_11_.v[2]), __fmaf_rn(qf_[17u], kf_f16_to_f32(kv_11_.v[1]), __fmaf_rn(qf_[16u], kf_f16_to_f32(kv_11_.v[0]), 0.0f))))))));
+        float t1207_ = __fadd_rn(t1201_, kf_shfl_xor(t1201_, 8u, kf_wn));
+        float t1211_ = __fadd_rn(t1207_, kf_shfl_xor(t1207_, 4u, kf_wn));
+        float t1215_ = __fadd_rn(t1211_, kf_shfl_xor(t1211_, 2u, kf_wn));
+        float t1219_ = __fadd_rn(t1215_, kf_shfl_xor(t1215_, 1u, kf_wn));
+        sc_[10u] = ok_[2u] ? t1219_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_12_ = kr_[2u];
-        float d_12_ = 0.0f;
-        d_12_ = __fmaf_rn(qf_[24u], kf_f16_to_f32(kv_12_.v[0]), d_12_);
-        d_12_ = __fmaf_rn(qf_[25u], kf_f16_to_f32(kv_12_.v[1]), d_12_);
-        d_12_ = __fmaf_rn(qf_[26u], kf_f16_to_f32(kv_12_.v[2]), d_12_);
-        d_12_ = __fmaf_rn(qf_[27u], kf_f16_to_f32(kv_12_.v[3]), d_12_);
-        d_12_ = __fmaf_rn(qf_[28u], kf_f16_to_f32(kv_12_.v[4]), d_12_);
-        d_12_ = __fmaf_rn(qf_[29u], kf_f16_to_f32(kv_12_.v[5]), d_12_);
-        d_12_ = __fmaf_rn(qf_[30u], kf_f16_to_f32(kv_12_.v[6]), d_12_);
-        d_12_ = __fmaf_rn(qf_[31u], kf_f16_to_f32(kv_12_.v[7]), d_12_);
-        float s_12_ = d_12_;
-        s_12_ = __fadd_rn(s_12_, kf_shfl_xor(s_12_, 8u, kf_wn));
-        s_12_ = __fadd_rn(s_12_, kf_shfl_xor(s_12_, 4u, kf_wn));
-        s_12_ = __fadd_rn(s_12_, kf_shfl_xor(s_12_, 2u, kf_wn));
-        s_12_ = __fadd_rn(s_12_, kf_shfl_xor(s_12_, 1u, kf_wn));
-        d_12_ = s_12_;
-        sc_[11u] = ok_[2u] ? d_12_ : __uint_as_float(0xff800000u);
+        float t1268_ = __fmaf_rn(qf_[31u], kf_f16_to_f32(kv_12_.v[7]), __fmaf_rn(qf_[30u], kf_f16_to_f32(kv_12_.v[6]), __fmaf_rn(qf_[29u], kf_f16_to_f32(kv_12_.v[5]), __fmaf_rn(qf_[28u], kf_f16_to_f32(kv_12_.v[4]), __fmaf_rn(qf_[27u], kf_f16_to_f32(kv_12_.v[3]), __fmaf_rn(qf_[26u], kf_f16_to_f32(kv_12_.v[2]), __fmaf_rn(qf_[25u], kf_f16_to_f32(kv_12_.v[1]), __fmaf_rn(qf_[24u], kf_f16_to_f32(kv_12_.v[0]), 0.0f))))))));
+        float t1274_ = __fadd_rn(t1268_, kf_shfl_xor(t1268_, 8u, kf_wn));
+        float t1278_ = __fadd_rn(t1274_, kf_shfl_xor(t1274_, 4u, kf_wn));
+        float t1282_ = __fadd_rn(t1278_, kf_shfl_xor(t1278_, 2u, kf_wn));
+        float t1286_ = __fadd_rn(t1282_, kf_shfl_xor(t1282_, 1u, kf_wn));
+        sc_[11u] = ok_[2u] ? t1286_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_13_ = kr_[3u];
-        float d_13_ = 0.0f;
-        d_13_ = __fmaf_rn(qf_[0u], kf_f16_to_f32(kv_13_.v[0]), d_13_);
-        d_13_ = __fmaf_rn(qf_[1u], kf_f16_to_f32(kv_13_.v[1]), d_13_);
-        d_13_ = __fmaf_rn(qf_[2u], kf_f16_to_f32(kv_13_.v[2]), d_13_);
-        d_13_ = __fmaf_rn(qf_[3u], kf_f16_to_f32(kv_13_.v[3]), d_13_);
-        d_13_ = __fmaf_rn(qf_[4u], kf_f16_to_f32(kv_13_.v[4]), d_13_);
-        d_13_ = __fmaf_rn(qf_[5u], kf_f16_to_f32(kv_13_.v[5]), d_13_);
-        d_13_ = __fmaf_rn(qf_[6u], kf_f16_to_f32(kv_13_.v[6]), d_13_);
-        d_13_ = __fmaf_rn(qf_[7u], kf_f16_to_f32(kv_13_.v[7]), d_13_);
-        float s_13_ = d_13_;
-        s_13_ = __fadd_rn(s_13_, kf_shfl_xor(s_13_, 8u, kf_wn));
-        s_13_ = __fadd_rn(s_13_, kf_shfl_xor(s_13_, 4u, kf_wn));
-        s_13_ = __fadd_rn(s_13_, kf_shfl_xor(s_13_, 2u, kf_wn));
-        s_13_ = __fadd_rn(s_13_, kf_shfl_xor(s_13_, 1u, kf_wn));
-        d_13_ = s_13_;
-        sc_[12u] = ok_[3u] ? d_13_ : __uint_as_float(0xff800000u);
+        float t1335_ = __fmaf_rn(qf_[7u], kf_f16_to_f32(kv_13_.v[7]), __fmaf_rn(qf_[6u], kf_f16_to_f32(kv_13_.v[6]), __fmaf_rn(qf_[5u], kf_f16_to_f32(kv_13_.v[5]), __fmaf_rn(qf_[4u], kf_f16_to_f32(kv_13_.v[4]), __fmaf_rn(qf_[3u], kf_f16_to_f32(kv_13_.v[3]), __fmaf_rn(qf_[2u], kf_f16_to_f32(kv_13_.v[2]), __fmaf_rn(qf_[1u], kf_f16_to_f32(kv_13_.v[1]), __fmaf_rn(qf_[0u], kf_f16_to_f32(kv_13_.v[0]), 0.0f))))))));
+        float t1341_ = __fadd_rn(t1335_, kf_shfl_xor(t1335_, 8u, kf_wn));
+        float t1345_ = __fadd_rn(t1341_, kf_shfl_xor(t1341_, 4u, kf_wn));
+        float t1349_ = __fadd_rn(t1345_, kf_shfl_xor(t1345_, 2u, kf_wn));
+        float t1353_ = __fadd_rn(t1349_, kf_shfl_xor(t1349_, 1u, kf_wn));
+        sc_[12u] = ok_[3u] ? t1353_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_14_ = kr_[3u];
-        float d_14_ = 0.0f;
-        d_14_ = __fmaf_rn(qf_[8u], kf_f16_to_f32(kv_14_.v[0]), d_14_);
-        d_14_ = __fmaf_rn(qf_[9u], kf_f16_to_f32(kv_14_.v[1]), d_14_);
-        d_14_ = __fmaf_rn(qf_[10u], kf_f16_to_f32(kv_14_.v[2]), d_14_);
-        d_14_ = __fmaf_rn(qf_[11u], kf_f16_to_f32(kv_14_.v[3]), d_14_);
-        d_14_ = __fmaf_rn(qf_[12u], kf_f16_to_f32(kv_14_.v[4]), d_14_);
-        d_14_ = __fmaf_rn(qf_[13u], kf_f16_to_f32(kv_14_.v[5]), d_14_);
-        d_14_ = __fmaf_rn(qf_[14u], kf_f16_to_f32(kv_14_.v[6]), d_14_);
-        d_14_ = __fmaf_rn(qf_[15u], kf_f16_to_f32(kv_14_.v[7]), d_14_);
-        float s_14_ = d_14_;
-        s_14_ = __fadd_rn(s_14_, kf_shfl_xor(s_14_, 8u, kf_wn));
-        s_14_ = __fadd_rn(s_14_, kf_shfl_xor(s_14_, 4u, kf_wn));
-        s_14_ = __fadd_rn(s_14_, kf_shfl_xor(s_14_, 2u, kf_wn));
-        s_14_ = __fadd_rn(s_14_, kf_shfl_xor(s_14_, 1u, kf_wn));
-        d_14_ = s_14_;
-        sc_[13u] = ok_[3u] ? d_14_ : __uint_as_float(0xff800000u);
+        float t1402_ = __fmaf_rn(qf_[15u], kf_f16_to_f32(kv_14_.v[7]), __fmaf_rn(qf_[14u], kf_f16_to_f32(kv_14_.v[6]), __fmaf_rn(qf_[13u], kf_f16_to_f32(kv_14_.v[5]), __fmaf_rn(qf_[12u], kf_f16_to_f32(kv_14_.v[4]), __fmaf_rn(qf_[11u], kf_f16_to_f32(kv_14_.v[3]), __fmaf_rn(qf_[10u], kf_f16_to_f32(kv_14_.v[2]), __fmaf_rn(qf_[9u], kf_f16_to_f32(kv_14_.v[1]), __fmaf_rn(qf_[8u], kf_f16_to_f32(kv_14_.v[0]), 0.0f))))))));
+        float t1408_ = __fadd_rn(t1402_, kf_shfl_xor(t1402_, 8u, kf_wn));
+        float t1412_ = __fadd_rn(t1408_, kf_shfl_xor(t1408_, 4u, kf_wn));
+        float t1416_ = __fadd_rn(t1412_, kf_shfl_xor(t1412_, 2u, kf_wn));
+        float t1420_ = __fadd_rn(t1416_, kf_shfl_xor(t1416_, 1u, kf_wn));
+        sc_[13u] = ok_[3u] ? t1420_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_15_ = kr_[3u];
-        float d_15_ = 0.0f;
-        d_15_ = __fmaf_rn(qf_[16u], kf_f16_to_f32(kv_15_.v[0]), d_15_);
-        d_15_ = __fmaf_rn(qf_[17u], kf_f16_to_f32(kv_15_.v[1]), d_15_);
-        d_15_ = __fmaf_rn(qf_[18u], kf_f16_to_f32(kv_15_.v[2]), d_15_);
-        d_15_ = __fmaf_rn(qf_[19u], kf_f16_to_f32(kv_15_.v[3]), d_15_);
-        d_15_ = __fmaf_rn(qf_[20u], kf_f16_to_f32(kv_15_.v[4]), d_15_);
-        d_15_ = __fmaf_rn(qf_[21u], kf_f16_to_f32(kv_15_.v[5]), d_15_);
-        d_15_ = __fmaf_rn(qf_[22u], kf_f16_to_f32(kv_15_.v[6]), d_15_);
-        d_15_ = __fmaf_rn(qf_[23u], kf_f16_to_f32(kv_15_.v[7]), d_15_);
-        float s_15_ = d_15_;
-        s_15_ = __fadd_rn(s_15_, kf_shfl_xor(s_15_, 8u, kf_wn));
-        s_15_ = __fadd_rn(s_15_, kf_shfl_xor(s_15_, 4u, kf_wn));
-        s_15_ = __fadd_rn(s_15_, kf_shfl_xor(s_15_, 2u, kf_wn));
-        s_15_ = __fadd_rn(s_15_, kf_shfl_xor(s_15_, 1u, kf_wn));
-        d_15_ = s_15_;
-        sc_[14u] = ok_[3u] ? d_15_ : __uint_as_float(0xff800000u);
+        float t1469_ = __fmaf_rn(qf_[23u], kf_f16_to_f32(kv_15_.v[7]), __fmaf_rn(qf_[22u], kf_f16_to_f32(kv_15_.v[6]), __fmaf_rn(qf_[21u], kf_f16_to_f32(kv_15_.v[5]), __fmaf_rn(qf_[20u], kf_f16_to_f32(kv_15_.v[4]), __fmaf_rn(qf_[19u], kf_f16_to_f32(kv_15_.v[3]), __fmaf_rn(qf_[18u], kf_f16_to_f32(kv_15_.v[2]), __fmaf_rn(qf_[17u], kf_f16_to_f32(kv_15_.v[1]), __fmaf_rn(qf_[16u], kf_f16_to_f32(kv_15_.v[0]), 0.0f))))))));
+        float t1475_ = __fadd_rn(t1469_, kf_shfl_xor(t1469_, 8u, kf_wn));
+        float t1479_ = __fadd_rn(t1475_, kf_shfl_xor(t1475_, 4u, kf_wn));
+        float t1483_ = __fadd_rn(t1479_, kf_shfl_xor(t1479_, 2u, kf_wn));
+        float t1487_ = __fadd_rn(t1483_, kf_shfl_xor(t1483_, 1u, kf_wn));
+        sc_[14u] = ok_[3u] ? t1487_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_16_ = kr_[3u];
-        float d_16_ = 0.0f;
-        d_16_ = __fmaf_rn(qf_[24u], kf_f16_to_f32(kv_16_.v[0]), d_16_);
-        d_16_ = __fmaf_rn(qf_[25u], kf_f16_to_f32(kv_16_.v[1]), d_16_);
-        d_16_ = __fmaf_rn(qf_[26u], kf_f16_to_f32(kv_16_.v[2]), d_16_);
-        d_16_ = __fmaf_rn(qf_[27u], kf_f16_to_f32(kv_16_.v[3]), d_16_);
-        d_16_ = __fmaf_rn(qf_[28u], kf_f16_to_f32(kv_16_.v[4]), d_16_);
-        d_16_ = __fmaf_rn(qf_[29u], kf_f16_to_f32(kv_16_.v[5]), d_16_);
-        d_16_ = __fmaf_rn(qf_[30u], kf_f16_to_f32(kv_16_.v[6]), d_16_);
-        d_16_ = __fmaf_rn(qf_[31u], kf_f16_to_f32(kv_16_.v[7]), d_16_);
-        float s_16_ = d_16_;
-        s_16_ = __fadd_rn(s_16_, kf_shfl_xor(s_16_, 8u, kf_wn));
-        s_16_ = __fadd_rn(s_16_, kf_shfl_xor(s_16_, 4u, kf_wn));
-        s_16_ = __fadd_rn(s_16_, kf_shfl_xor(s_16_, 2u, kf_wn));
-        s_16_ = __fadd_rn(s_16_, kf_shfl_xor(s_16_, 1u, kf_wn));
-        d_16_ = s_16_;
-        sc_[15u] = ok_[3u] ? d_16_ : __uint_as_float(0xff800000u);
-        float mx_ = sc_[0u];
-        mx_ = fmaxf(mx_, sc_[4u]);
-        mx_ = fmaxf(mx_, sc_[8u]);
-        mx_ = fmaxf(mx_, sc_[12u]);
-        if (mx_ > __fadd_rn(m_[0u], 8.0f)) {
-            float corr_ = kf_exp2_approx(__fsub_rn(m_[0u], mx_));
+        float t1536_ = __fmaf_rn(qf_[31u], kf_f16_to_f32(kv_16_.v[7]), __fmaf_rn(qf_[30u], kf_f16_to_f32(kv_16_.v[6]), __fmaf_rn(qf_[29u], kf_f16_to_f32(kv_16_.v[5]), __fmaf_rn(qf_[28u], kf_f16_to_f32(kv_16_.v[4]), __fmaf_rn(qf_[27u], kf_f16_to_f32(kv_16_.v[3]), __fmaf_rn(qf_[26u], kf_f16_to_f32(kv_16_.v[2]), __fmaf_rn(qf_[25u], kf_f16_to_f32(kv_16_.v[1]), __fmaf_rn(qf_[24u], kf_f16_to_f32(kv_16_.v[0]), 0.0f))))))));
+        float t1542_ = __fadd_rn(t1536_, kf_shfl_xor(t1536_, 8u, kf_wn));
+        float t1546_ = __fadd_rn(t1542_, kf_shfl_xor(t1542_, 4u, kf_wn));
+        float t1550_ = __fadd_rn(t1546_, kf_shfl_xor(t1546_, 2u, kf_wn));
+        float t1554_ = __fadd_rn(t1550_, kf_shfl_xor(t1550_, 1u, kf_wn));
+        sc_[15u] = ok_[3u] ? t1554_ : __uint_as_float(0xff800000u);
+        float t1571_ = fmaxf(fmaxf(fmaxf(sc_[0u], sc_[4u]), sc_[8u]), sc_[12u]);
+        if (t1571_ > __fadd_rn(m_[0u], 8.0f)) {
+            float corr_ = kf_exp2_approx(__fsub_rn(m_[0u], t1571_));
             ls_[0u] = __fmul_rn(ls_[0u], corr_);
             acc_[0u] = __fmul_rn(acc_[0u], corr_);
             acc_[1u] = __fmul_rn(acc_[1u], corr_);
@@ -541,7 +384,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
             acc_[5u] = __fmul_rn(acc_[5u], corr_);
             acc_[6u] = __fmul_rn(acc_[6u], corr_);
             acc_[7u] = __fmul_rn(acc_[7u], corr_);
-            m_[0u] = mx_;
+            m_[0u] = t1571_;
         }
         bool t1612_ = m_[0u] == __uint_as_float(0xff800000u);
         float t1615_ = m_[0u];
@@ -590,12 +433,9 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         acc_[5u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[5]), acc_[5u]);
         acc_[6u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[6]), acc_[6u]);
         acc_[7u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[7]), acc_[7u]);
-        float mx_2_ = sc_[1u];
-        mx_2_ = fmaxf(mx_2_, sc_[5u]);
-        mx_2_ = fmaxf(mx_2_, sc_[9u]);
-        mx_2_ = fmaxf(mx_2_, sc_[13u]);
-        if (mx_2_ > __fadd_rn(m_[1u], 8.0f)) {
-            float corr_2_ = kf_exp2_approx(__fsub_rn(m_[1u], mx_2_));
+        float t1856_ = fmaxf(fmaxf(fmaxf(sc_[1u], sc_[5u]), sc_[9u]), sc_[13u]);
+        if (t1856_ > __fadd_rn(m_[1u], 8.0f)) {
+            float corr_2_ = kf_exp2_approx(__fsub_rn(m_[1u], t1856_));
             ls_[1u] = __fmul_rn(ls_[1u], corr_2_);
             acc_[8u] = __fmul_rn(acc_[8u], corr_2_);
             acc_[9u] = __fmul_rn(acc_[9u], corr_2_);
@@ -605,7 +445,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
             acc_[13u] = __fmul_rn(acc_[13u], corr_2_);
             acc_[14u] = __fmul_rn(acc_[14u], corr_2_);
             acc_[15u] = __fmul_rn(acc_[15u], corr_2_);
-            m_[1u] = mx_2_;
+            m_[1u] = t1856_;
         }
         bool t1897_ = m_[1u] == __uint_as_float(0xff800000u);
         float t1900_ = m_[1u];
@@ -654,12 +494,9 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         acc_[13u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[5]), acc_[13u]);
         acc_[14u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[6]), acc_[14u]);
         acc_[15u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[7]), acc_[15u]);
-        float mx_3_ = sc_[2u];
-        mx_3_ = fmaxf(mx_3_, sc_[6u]);
-        mx_3_ = fmaxf(mx_3_, sc_[10u]);
-        mx_3_ = fmaxf(mx_3_, sc_[14u]);
-        if (mx_3_ > __fadd_rn(m_[2u], 8.0f)) {
-            float corr_3_ = kf_exp2_approx(__fsub_rn(m_[2u], mx_3_));
+        float t2141_ = fmaxf(fmaxf(fmaxf(sc_[2u], sc_[6u]), sc_[10u]), sc_[14u]);
+        if (t2141_ > __fadd_rn(m_[2u], 8.0f)) {
+            float corr_3_ = kf_exp2_approx(__fsub_rn(m_[2u], t2141_));
             ls_[2u] = __fmul_rn(ls_[2u], corr_3_);
             acc_[16u] = __fmul_rn(acc_[16u], corr_3_);
             acc_[17u] = __fmul_rn(acc_[17u], corr_3_);
@@ -669,7 +506,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
             acc_[21u] = __fmul_rn(acc_[21u], corr_3_);
             acc_[22u] = __fmul_rn(acc_[22u], corr_3_);
             acc_[23u] = __fmul_rn(acc_[23u], corr_3_);
-            m_[2u] = mx_3_;
+            m_[2u] = t2141_;
         }
         bool t2182_ = m_[2u] == __uint_as_float(0xff800000u);
         float t2185_ = m_[2u];
@@ -718,12 +555,9 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         acc_[21u] = __fmaf_rn(pw_12_, kf_f16_to_f32(vv_12_.v[5]), acc_[21u]);
         acc_[22u] = __fmaf_rn(pw_12_, kf_f16_to_f32(vv_12_.v[6]), acc_[22u]);
         acc_[23u] = __fmaf_rn(pw_12_, kf_f16_to_f32(vv_12_.v[7]), acc_[23u]);
-        float mx_4_ = sc_[3u];
-        mx_4_ = fmaxf(mx_4_, sc_[7u]);
-        mx_4_ = fmaxf(mx_4_, sc_[11u]);
-        mx_4_ = fmaxf(mx_4_, sc_[15u]);
-        if (mx_4_ > __fadd_rn(m_[3u], 8.0f)) {
-            float corr_4_ = kf_exp2_approx(__fsub_rn(m_[3u], mx_4_));
+        float t2426_ = fmaxf(fmaxf(fmaxf(sc_[3u], sc_[7u]), sc_[11u]), sc_[15u]);
+        if (t2426_ > __fadd_rn(m_[3u], 8.0f)) {
+            float corr_4_ = kf_exp2_approx(__fsub_rn(m_[3u], t2426_));
             ls_[3u] = __fmul_rn(ls_[3u], corr_4_);
             acc_[24u] = __fmul_rn(acc_[24u], corr_4_);
             acc_[25u] = __fmul_rn(acc_[25u], corr_4_);
@@ -733,7 +567,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
             acc_[29u] = __fmul_rn(acc_[29u], corr_4_);
             acc_[30u] = __fmul_rn(acc_[30u], corr_4_);
             acc_[31u] = __fmul_rn(acc_[31u], corr_4_);
-            m_[3u] = mx_4_;
+            m_[3u] = t2426_;
         }
         bool t2467_ = m_[3u] == __uint_as_float(0xff800000u);
         float t2470_ = m_[3u];
@@ -785,8 +619,8 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     }
     float mo_ = kf_shfl_xor(m_[0u], 16u, kf_wn);
     float lo_ = kf_shfl_xor(ls_[0u], 16u, kf_wn);
-    float mx_5_ = fmaxf(m_[0u], mo_);
-    float ms_5_ = (mx_5_ == __uint_as_float(0xff800000u)) ? 0.0f : mx_5_;
+    float mx_ = fmaxf(m_[0u], mo_);
+    float ms_5_ = (mx_ == __uint_as_float(0xff800000u)) ? 0.0f : mx_;
     float a_ = kf_exp2_approx(__fsub_rn(m_[0u], ms_5_));
     float bb_ = kf_exp2_approx(__fsub_rn(mo_, ms_5_));
     ls_[0u] = __fmaf_rn(ls_[0u], a_, __fmul_rn(lo_, bb_));
@@ -806,11 +640,11 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     acc_[6u] = __fmaf_rn(acc_[6u], a_, __fmul_rn(ao_7_, bb_));
     float ao_8_ = kf_shfl_xor(acc_[7u], 16u, kf_wn);
     acc_[7u] = __fmaf_rn(acc_[7u], a_, __fmul_rn(ao_8_, bb_));
-    m_[0u] = mx_5_;
+    m_[0u] = mx_;
     float mo_2_ = kf_shfl_xor(m_[1u], 16u, kf_wn);
     float lo_2_ = kf_shfl_xor(ls_[1u], 16u, kf_wn);
-    float mx_6_ = fmaxf(m_[1u], mo_2_);
-    float ms_6_ = (mx_6_ == __uint_as_float(0xff800000u)) ? 0.0f : mx_6_;
+    float mx_2_ = fmaxf(m_[1u], mo_2_);
+    float ms_6_ = (mx_2_ == __uint_as_float(0xff800000u)) ? 0.0f : mx_2_;
     float a_2_ = kf_exp2_approx(__fsub_rn(m_[1u], ms_6_));
     float bb_2_ = kf_exp2_approx(__fsub_rn(mo_2_, ms_6_));
     ls_[1u] = __fmaf_rn(ls_[1u], a_2_, __fmul_rn(lo_2_, bb_2_));
@@ -830,11 +664,11 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     acc_[14u] = __fmaf_rn(acc_[14u], a_2_, __fmul_rn(ao_15_, bb_2_));
     float ao_16_ = kf_shfl_xor(acc_[15u], 16u, kf_wn);
     acc_[15u] = __fmaf_rn(acc_[15u], a_2_, __fmul_rn(ao_16_, bb_2_));
-    m_[1u] = mx_6_;
+    m_[1u] = mx_2_;
     float mo_3_ = kf_shfl_xor(m_[2u], 16u, kf_wn);
     float lo_3_ = kf_shfl_xor(ls_[2u], 16u, kf_wn);
-    float mx_7_ = fmaxf(m_[2u], mo_3_);
-    float ms_7_ = (mx_7_ == __uint_as_float(0xff800000u)) ? 0.0f : mx_7_;
+    float mx_3_ = fmaxf(m_[2u], mo_3_);
+    float ms_7_ = (mx_3_ == __uint_as_float(0xff800000u)) ? 0.0f : mx_3_;
     float a_3_ = kf_exp2_approx(__fsub_rn(m_[2u], ms_7_));
     float bb_3_ = kf_exp2_approx(__fsub_rn(mo_3_, ms_7_));
     ls_[2u] = __fmaf_rn(ls_[2u], a_3_, __fmul_rn(lo_3_, bb_3_));
@@ -854,11 +688,11 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     acc_[22u] = __fmaf_rn(acc_[22u], a_3_, __fmul_rn(ao_23_, bb_3_));
     float ao_24_ = kf_shfl_xor(acc_[23u], 16u, kf_wn);
     acc_[23u] = __fmaf_rn(acc_[23u], a_3_, __fmul_rn(ao_24_, bb_3_));
-    m_[2u] = mx_7_;
+    m_[2u] = mx_3_;
     float mo_4_ = kf_shfl_xor(m_[3u], 16u, kf_wn);
     float lo_4_ = kf_shfl_xor(ls_[3u], 16u, kf_wn);
-    float mx_8_ = fmaxf(m_[3u], mo_4_);
-    float ms_8_ = (mx_8_ == __uint_as_float(0xff800000u)) ? 0.0f : mx_8_;
+    float mx_4_ = fmaxf(m_[3u], mo_4_);
+    float ms_8_ = (mx_4_ == __uint_as_float(0xff800000u)) ? 0.0f : mx_4_;
     float a_4_ = kf_exp2_approx(__fsub_rn(m_[3u], ms_8_));
     float bb_4_ = kf_exp2_approx(__fsub_rn(mo_4_, ms_8_));
     ls_[3u] = __fmaf_rn(ls_[3u], a_4_, __fmul_rn(lo_4_, bb_4_));
@@ -878,86 +712,80 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     acc_[30u] = __fmaf_rn(acc_[30u], a_4_, __fmul_rn(ao_31_, bb_4_));
     float ao_32_ = kf_shfl_xor(acc_[31u], 16u, kf_wn);
     acc_[31u] = __fmaf_rn(acc_[31u], a_4_, __fmul_rn(ao_32_, bb_4_));
-    m_[3u] = mx_8_;
+    m_[3u] = mx_4_;
     if (sub_ == 0u) {
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 0u) * 128u) + (dl_ * 8u)) + 0u] = acc_[0u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 0u) * 128u) + (dl_ * 8u)) + 1u] = acc_[1u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 0u) * 128u) + (dl_ * 8u)) + 2u] = acc_[2u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 0u) * 128u) + (dl_ * 8u)) + 3u] = acc_[3u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 0u) * 128u) + (dl_ * 8u)) + 4u] = acc_[4u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 0u) * 128u) + (dl_ * 8u)) + 5u] = acc_[5u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 0u) * 128u) + (dl_ * 8u)) + 6u] = acc_[6u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 0u) * 128u) + (dl_ * 8u)) + 7u] = acc_[7u];
+        sm_o_[kf_shl_u32(kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u), 7u) + kf_shl_u32(dl_, 3u)] = acc_[0u];
+        sm_o_[(kf_shl_u32(kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u), 7u) + kf_shl_u32(dl_, 3u)) + 1u] = acc_[1u];
+        sm_o_[(kf_shl_u32(kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u), 7u) + kf_shl_u32(dl_, 3u)) + 2u] = acc_[2u];
+        sm_o_[(kf_shl_u32(kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u), 7u) + kf_shl_u32(dl_, 3u)) + 3u] = acc_[3u];
+        sm_o_[(kf_shl_u32(kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u), 7u) + kf_shl_u32(dl_, 3u)) + 4u] = acc_[4u];
+        sm_o_[(kf_shl_u32(kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u), 7u) + kf_shl_u32(dl_, 3u)) + 5u] = acc_[5u];
+        sm_o_[(kf_shl_u32(kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u), 7u) + kf_shl_u32(dl_, 3u)) + 6u] = acc_[6u];
+        sm_o_[(kf_shl_u32(kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u), 7u) + kf_shl_u32(dl_, 3u)) + 7u] = acc_[7u];
         if (dl_ == 0u) {
-            sm_m_[(((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 0u] = m_[0u];
-            sm_l_[(((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 0u] = ls_[0u];
+            sm_m_[kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u)] = m_[0u];
+            sm_l_[kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u)] = ls_[0u];
         }
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 1u) * 128u) + (dl_ * 8u)) + 0u] = acc_[8u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 1u) * 128u) + (dl_ * 8u)) + 1u] = acc_[9u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 1u) * 128u) + (dl_ * 8u)) + 2u] = acc_[10u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 1u) * 128u) + (dl_ * 8u)) + 3u] = acc_[11u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 1u) * 128u) + (dl_ * 8u)) + 4u] = acc_[12u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 1u) * 128u) + (dl_ * 8u)) + 5u] = acc_[13u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 1u) * 128u) + (dl_ * 8u)) + 6u] = acc_[14u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 1u) * 128u) + (dl_ * 8u)) + 7u] = acc_[15u];
+        sm_o_[kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u), 7u) + kf_shl_u32(dl_, 3u)] = acc_[8u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u), 7u) + kf_shl_u32(dl_, 3u)) + 1u] = acc_[9u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u), 7u) + kf_shl_u32(dl_, 3u)) + 2u] = acc_[10u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u), 7u) + kf_shl_u32(dl_, 3u)) + 3u] = acc_[11u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u), 7u) + kf_shl_u32(dl_, 3u)) + 4u] = acc_[12u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u), 7u) + kf_shl_u32(dl_, 3u)) + 5u] = acc_[13u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u), 7u) + kf_shl_u32(dl_, 3u)) + 6u] = acc_[14u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u), 7u) + kf_shl_u32(dl_, 3u)) + 7u] = acc_[15u];
         if (dl_ == 0u) {
-            sm_m_[(((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 1u] = m_[1u];
-            sm_l_[(((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 1u] = ls_[1u];
+            sm_m_[kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u] = m_[1u];
+            sm_l_[kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u] = ls_[1u];
         }
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 2u) * 128u) + (dl_ * 8u)) + 0u] = acc_[16u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 2u) * 128u) + (dl_ * 8u)) + 1u] = acc_[17u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 2u) * 128u) + (dl_ * 8u)) + 2u] = acc_[18u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 2u) * 128u) + (dl_ * 8u)) + 3u] = acc_[19u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 2u) * 128u) + (dl_ * 8u)) + 4u] = acc_[20u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 2u) * 128u) + (dl_ * 8u)) + 5u] = acc_[21u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 2u) * 128u) + (dl_ * 8u)) + 6u] = acc_[22u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 2u) * 128u) + (dl_ * 8u)) + 7u] = acc_[23u];
+        sm_o_[kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u), 7u) + kf_shl_u32(dl_, 3u)] = acc_[16u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u), 7u) + kf_shl_u32(dl_, 3u)) + 1u] = acc_[17u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u), 7u) + kf_shl_u32(dl_, 3u)) + 2u] = acc_[18u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u), 7u) + kf_shl_u32(dl_, 3u)) + 3u] = acc_[19u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u), 7u) + kf_shl_u32(dl_, 3u)) + 4u] = acc_[20u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u), 7u) + kf_shl_u32(dl_, 3u)) + 5u] = acc_[21u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u), 7u) + kf_shl_u32(dl_, 3u)) + 6u] = acc_[22u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u), 7u) + kf_shl_u32(dl_, 3u)) + 7u] = acc_[23u];
         if (dl_ == 0u) {
-            sm_m_[(((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 2u] = m_[2u];
-            sm_l_[(((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 2u] = ls_[2u];
+            sm_m_[kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u] = m_[2u];
+            sm_l_[kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u] = ls_[2u];
         }
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 3u) * 128u) + (dl_ * 8u)) + 0u] = acc_[24u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 3u) * 128u) + (dl_ * 8u)) + 1u] = acc_[25u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 3u) * 128u) + (dl_ * 8u)) + 2u] = acc_[26u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 3u) * 128u) + (dl_ * 8u)) + 3u] = acc_[27u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 3u) * 128u) + (dl_ * 8u)) + 4u] = acc_[28u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 3u) * 128u) + (dl_ * 8u)) + 5u] = acc_[29u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 3u) * 128u) + (dl_ * 8u)) + 6u] = acc_[30u];
-        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 3u) * 128u) + (dl_ * 8u)) + 7u] = acc_[31u];
+        sm_o_[kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u), 7u) + kf_shl_u32(dl_, 3u)] = acc_[24u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u), 7u) + kf_shl_u32(dl_, 3u)) + 1u] = acc_[25u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u), 7u) + kf_shl_u32(dl_, 3u)) + 2u] = acc_[26u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u), 7u) + kf_shl_u32(dl_, 3u)) + 3u] = acc_[27u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u), 7u) + kf_shl_u32(dl_, 3u)) + 4u] = acc_[28u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u), 7u) + kf_shl_u32(dl_, 3u)) + 5u] = acc_[29u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u), 7u) + kf_shl_u32(dl_, 3u)) + 6u] = acc_[30u];
+        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u), 7u) + kf_shl_u32(dl_, 3u)) + 7u] = acc_[31u];
         if (dl_ == 0u) {
-            sm_m_[(((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 3u] = m_[3u];
-            sm_l_[(((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 4u) + 3u] = ls_[3u];
+            sm_m_[kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u] = m_[3u];
+            sm_l_[kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u] = ls_[3u];
         }
     }
     __syncthreads();
     unsigned ns_ = (l_ / split_) + (((l_ % split_) != 0u) ? 1u : 0u);
     for (unsigned t_ = threadIdx.x; t_ < 512u; t_ = t_ + 128u) {
-        unsigned gi_ = t_ / 128u;
-        unsigned d_17_ = t_ % 128u;
+        unsigned gi_ = kf_shr_u32(t_, 7u);
+        unsigned d_ = t_ & 127u;
         if (gi_ < nh_) {
-            float mx_9_ = __uint_as_float(0xff800000u);
-            mx_9_ = fmaxf(mx_9_, sm_m_[0u + gi_]);
-            mx_9_ = fmaxf(mx_9_, sm_m_[4u + gi_]);
-            mx_9_ = fmaxf(mx_9_, sm_m_[8u + gi_]);
-            mx_9_ = fmaxf(mx_9_, sm_m_[12u + gi_]);
-            float lsum_ = 0.0f;
-            float o_ = 0.0f;
-            float a_5_ = kf_exp2_approx(__fsub_rn(sm_m_[0u + gi_], mx_9_));
-            lsum_ = __fmaf_rn(sm_l_[0u + gi_], a_5_, lsum_);
-            o_ = __fmaf_rn(sm_o_[((0u + gi_) * 128u) + d_17_], a_5_, o_);
-            float a_6_ = kf_exp2_approx(__fsub_rn(sm_m_[4u + gi_], mx_9_));
-            lsum_ = __fmaf_rn(sm_l_[4u + gi_], a_6_, lsum_);
-            o_ = __fmaf_rn(sm_o_[((4u + gi_) * 128u) + d_17_], a_6_, o_);
-            float a_7_ = kf_exp2_approx(__fsub_rn(sm_m_[8u + gi_], mx_9_));
-            lsum_ = __fmaf_rn(sm_l_[8u + gi_], a_7_, lsum_);
-            o_ = __fmaf_rn(sm_o_[((8u + gi_) * 128u) + d_17_], a_7_, o_);
-            float a_8_ = kf_exp2_approx(__fsub_rn(sm_m_[12u + gi_], mx_9_));
-            lsum_ = __fmaf_rn(sm_l_[12u + gi_], a_8_, lsum_);
-            o_ = __fmaf_rn(sm_o_[((12u + gi_) * 128u) + d_17_], a_8_, o_);
+            float t4050_ = fmaxf(fmaxf(fmaxf(fmaxf(__uint_as_float(0xff800000u), sm_m_[gi_]), sm_m_[4u + gi_]), sm_m_[8u + gi_]), sm_m_[12u + gi_]);
+            float a_5_ = kf_exp2_approx(__fsub_rn(sm_m_[gi_], t4050_));
+            float t4063_ = __fmaf_rn(sm_l_[gi_], a_5_, 0.0f);
+            float t4070_ = __fmaf_rn(sm_o_[kf_shl_u32(gi_, 7u) + d_], a_5_, 0.0f);
+            float a_6_ = kf_exp2_approx(__fsub_rn(sm_m_[4u + gi_], t4050_));
+            float t4079_ = __fmaf_rn(sm_l_[4u + gi_], a_6_, t4063_);
+            float t4086_ = __fmaf_rn(sm_o_[kf_shl_u32((4u + gi_), 7u) + d_], a_6_, t4070_);
+            float a_7_ = kf_exp2_approx(__fsub_rn(sm_m_[8u + gi_], t4050_));
+            float t4095_ = __fmaf_rn(sm_l_[8u + gi_], a_7_, t4079_);
+            float t4102_ = __fmaf_rn(sm_o_[kf_shl_u32((8u + gi_), 7u) + d_], a_7_, t4086_);
+            float a_8_ = kf_exp2_approx(__fsub_rn(sm_m_[12u + gi_], t4050_));
+            float t4111_ = __fmaf_rn(sm_l_[12u + gi_], a_8_, t4095_);
+            float t4118_ = __fmaf_rn(sm_o_[kf_shl_u32((12u + gi_), 7u) + d_], a_8_, t4102_);
             unsigned slot_ = ((((bi_ * h_) + hq0_) + gi_) * ns_) + blockIdx.x;
-            po_[(slot_ * 128u) + d_17_] = __fdiv_rn(o_, lsum_);
-            if (d_17_ == 0u) {
-                plse_[slot_] = __fadd_rn(mx_9_, kf_log2_approx(lsum_));
+            po_[kf_shl_u32(slot_, 7u) + d_] = __fdiv_rn(t4118_, t4111_);
+            if (d_ == 0u) {
+                plse_[slot_] = __fadd_rn(t4050_, kf_log2_approx(t4111_));
             }
         }
     }
@@ -981,9 +809,9 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
     for (unsigned s0_ = 0u; s0_ < ns_; s0_ = s0_ + 8u) {
         float a_ = __uint_as_float(0xff800000u);
         float c_ = 0.0f;
-        if ((s0_ + 0u) < ns_) {
-            a_ = plse_[(base_ + s0_) + 0u];
-            c_ = po_[(((base_ + s0_) + 0u) * 128u) + d_];
+        if (s0_ < ns_) {
+            a_ = plse_[base_ + s0_];
+            c_ = po_[kf_shl_u32((base_ + s0_), 7u) + d_];
         }
         lv_[0u] = a_;
         pv_[0u] = c_;
@@ -991,7 +819,7 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
         float c_2_ = 0.0f;
         if ((s0_ + 1u) < ns_) {
             a_2_ = plse_[(base_ + s0_) + 1u];
-            c_2_ = po_[(((base_ + s0_) + 1u) * 128u) + d_];
+            c_2_ = po_[kf_shl_u32(((base_ + s0_) + 1u), 7u) + d_];
         }
         lv_[1u] = a_2_;
         pv_[1u] = c_2_;
@@ -999,7 +827,7 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
         float c_3_ = 0.0f;
         if ((s0_ + 2u) < ns_) {
             a_3_ = plse_[(base_ + s0_) + 2u];
-            c_3_ = po_[(((base_ + s0_) + 2u) * 128u) + d_];
+            c_3_ = po_[kf_shl_u32(((base_ + s0_) + 2u), 7u) + d_];
         }
         lv_[2u] = a_3_;
         pv_[2u] = c_3_;
@@ -1007,7 +835,7 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
         float c_4_ = 0.0f;
         if ((s0_ + 3u) < ns_) {
             a_4_ = plse_[(base_ + s0_) + 3u];
-            c_4_ = po_[(((base_ + s0_) + 3u) * 128u) + d_];
+            c_4_ = po_[kf_shl_u32(((base_ + s0_) + 3u), 7u) + d_];
         }
         lv_[3u] = a_4_;
         pv_[3u] = c_4_;
@@ -1015,7 +843,7 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
         float c_5_ = 0.0f;
         if ((s0_ + 4u) < ns_) {
             a_5_ = plse_[(base_ + s0_) + 4u];
-            c_5_ = po_[(((base_ + s0_) + 4u) * 128u) + d_];
+            c_5_ = po_[kf_shl_u32(((base_ + s0_) + 4u), 7u) + d_];
         }
         lv_[4u] = a_5_;
         pv_[4u] = c_5_;
@@ -1023,7 +851,7 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
         float c_6_ = 0.0f;
         if ((s0_ + 5u) < ns_) {
             a_6_ = plse_[(base_ + s0_) + 5u];
-            c_6_ = po_[(((base_ + s0_) + 5u) * 128u) + d_];
+            c_6_ = po_[kf_shl_u32(((base_ + s0_) + 5u), 7u) + d_];
         }
         lv_[5u] = a_6_;
         pv_[5u] = c_6_;
@@ -1031,7 +859,7 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
         float c_7_ = 0.0f;
         if ((s0_ + 6u) < ns_) {
             a_7_ = plse_[(base_ + s0_) + 6u];
-            c_7_ = po_[(((base_ + s0_) + 6u) * 128u) + d_];
+            c_7_ = po_[kf_shl_u32(((base_ + s0_) + 6u), 7u) + d_];
         }
         lv_[6u] = a_7_;
         pv_[6u] = c_7_;
@@ -1039,51 +867,59 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
         float c_8_ = 0.0f;
         if ((s0_ + 7u) < ns_) {
             a_8_ = plse_[(base_ + s0_) + 7u];
-            c_8_ = po_[(((base_ + s0_) + 7u) * 128u) + d_];
+            c_8_ = po_[kf_shl_u32(((base_ + s0_) + 7u), 7u) + d_];
         }
         lv_[7u] = a_8_;
         pv_[7u] = c_8_;
-        float cm_ = mx_;
-        cm_ = fmaxf(cm_, lv_[0u]);
-        cm_ = fmaxf(cm_, lv_[1u]);
-        cm_ = fmaxf(cm_, lv_[2u]);
-        cm_ = fmaxf(cm_, lv_[3u]);
-        cm_ = fmaxf(cm_, lv_[4u]);
-        cm_ = fmaxf(cm_, lv_[5u]);
-        cm_ = fmaxf(cm_, lv_[6u]);
-        cm_ = fmaxf(cm_, lv_[7u]);
-        float corr_ = kf_exp2_approx(__fsub_rn(mx_, cm_));
-        lsum_ = __fmul_rn(lsum_, corr_);
-        acc_ = __fmul_rn(acc_, corr_);
-        float wgt_ = kf_exp2_approx(__fsub_rn(lv_[0u], cm_));
-        lsum_ = __fadd_rn(lsum_, wgt_);
-        acc_ = __fmaf_rn(wgt_, pv_[0u], acc_);
-        float wgt_2_ = kf_exp2_approx(__fsub_rn(lv_[1u], cm_));
-        lsum_ = __fadd_rn(lsum_, wgt_2_);
-        acc_ = __fmaf_rn(wgt_2_, pv_[1u], acc_);
-        float wgt_3_ = kf_exp2_approx(__fsub_rn(lv_[2u], cm_));
-        lsum_ = __fadd_rn(lsum_, wgt_3_);
-        acc_ = __fmaf_rn(wgt_3_, pv_[2u], acc_);
-        float wgt_4_ = kf_exp2_approx(__fsub_rn(lv_[3u], cm_));
-        lsum_ = __fadd_rn(lsum_, wgt_4_);
-        acc_ = __fmaf_rn(wgt_4_, pv_[3u], acc_);
-        float wgt_5_ = kf_exp2_approx(__fsub_rn(lv_[4u], cm_));
-        lsum_ = __fadd_rn(lsum_, wgt_5_);
-        acc_ = __fmaf_rn(wgt_5_, pv_[4u], acc_);
-        float wgt_6_ = kf_exp2_approx(__fsub_rn(lv_[5u], cm_));
-        lsum_ = __fadd_rn(lsum_, wgt_6_);
-        acc_ = __fmaf_rn(wgt_6_, pv_[5u], acc_);
-        float wgt_7_ = kf_exp2_approx(__fsub_rn(lv_[6u], cm_));
-        lsum_ = __fadd_rn(lsum_, wgt_7_);
-        acc_ = __fmaf_rn(wgt_7_, pv_[6u], acc_);
-        float wgt_8_ = kf_exp2_approx(__fsub_rn(lv_[7u], cm_));
-        lsum_ = __fadd_rn(lsum_, wgt_8_);
-        acc_ = __fmaf_rn(wgt_8_, pv_[7u], acc_);
-        mx_ = cm_;
+        float t225_ = fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(mx_, lv_[0u]), lv_[1u]), lv_[2u]), lv_[3u]), lv_[4u]), lv_[5u]), lv_[6u]), lv_[7u]);
+        float corr_ = kf_exp2_approx(__fsub_rn(mx_, t225_));
+        float t228_ = __fmul_rn(lsum_, corr_);
+        lsum_ = t228_;
+        float t229_ = __fmul_rn(acc_, corr_);
+        acc_ = t229_;
+        float wgt_ = kf_exp2_approx(__fsub_rn(lv_[0u], t225_));
+        float t234_ = __fadd_rn(t228_, wgt_);
+        lsum_ = t234_;
+        float t237_ = __fmaf_rn(wgt_, pv_[0u], t229_);
+        acc_ = t237_;
+        float wgt_2_ = kf_exp2_approx(__fsub_rn(lv_[1u], t225_));
+        float t242_ = __fadd_rn(t234_, wgt_2_);
+        lsum_ = t242_;
+        float t245_ = __fmaf_rn(wgt_2_, pv_[1u], t237_);
+        acc_ = t245_;
+        float wgt_3_ = kf_exp2_approx(__fsub_rn(lv_[2u], t225_));
+        float t250_ = __fadd_rn(t242_, wgt_3_);
+        lsum_ = t250_;
+        float t253_ = __fmaf_rn(wgt_3_, pv_[2u], t245_);
+        acc_ = t253_;
+        float wgt_4_ = kf_exp2_approx(__fsub_rn(lv_[3u], t225_));
+        float t258_ = __fadd_rn(t250_, wgt_4_);
+        lsum_ = t258_;
+        float t261_ = __fmaf_rn(wgt_4_, pv_[3u], t253_);
+        acc_ = t261_;
+        float wgt_5_ = kf_exp2_approx(__fsub_rn(lv_[4u], t225_));
+        float t266_ = __fadd_rn(t258_, wgt_5_);
+        lsum_ = t266_;
+        float t269_ = __fmaf_rn(wgt_5_, pv_[4u], t261_);
+        acc_ = t269_;
+        float wgt_6_ = kf_exp2_approx(__fsub_rn(lv_[5u], t225_));
+        float t274_ = __fadd_rn(t266_, wgt_6_);
+        lsum_ = t274_;
+        float t277_ = __fmaf_rn(wgt_6_, pv_[5u], t269_);
+        acc_ = t277_;
+        float wgt_7_ = kf_exp2_approx(__fsub_rn(lv_[6u], t225_));
+        float t282_ = __fadd_rn(t274_, wgt_7_);
+        lsum_ = t282_;
+        float t285_ = __fmaf_rn(wgt_7_, pv_[6u], t277_);
+        acc_ = t285_;
+        float wgt_8_ = kf_exp2_approx(__fsub_rn(lv_[7u], t225_));
+        lsum_ = __fadd_rn(t282_, wgt_8_);
+        acc_ = __fmaf_rn(wgt_8_, pv_[7u], t285_);
+        mx_ = t225_;
     }
     float r_ = 0.0f;
     if (ns_ > 0u) {
         r_ = __fdiv_rn(acc_, lsum_);
     }
-    o_[(((bi_ * h_) + hq_) * 128u) + d_] = kf_f16_from_f32(r_);
+    o_[kf_shl_u32(((bi_ * h_) + hq_), 7u) + d_] = kf_f16_from_f32(r_);
 }
