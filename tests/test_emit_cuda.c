@@ -383,6 +383,24 @@ static void narrow_arithmetic_and_nan_conversions(void **state)
     free(t);
 }
 
+/* A shift by a literal amount below the width (what ir/opt.c makes of / %
+ * * by powers of two) is plain C; one by the width or a variable amount
+ * keeps the helper that gives 0 or the sign fill. */
+static void shifts_by_literal_amounts_are_plain_c(void **state)
+{
+    char *t = emit_source("kernel k(x: i32, y: i64, u: u32, o: &mut [i32], q: &mut [i64], p: &mut [u32]) {\n"
+                          "    o[0] = x >> 31; o[1] = x << 3; o[2] = x >> 32; q[0] = y >> 63; q[1] = y << 5;\n"
+                          "    p[0] = u >> 4; p[1] = u << u;\n}\n");
+    assert_has(t, "o_[0u] = x_ >> 31u;");
+    assert_has(t, "o_[1u] = (int)((unsigned)x_ << 3u);");   /* no signed overflow in C */
+    assert_has(t, "o_[2u] = kf_shr_i32(x_, 32u);");
+    assert_has(t, "q_[0u] = y_ >> 63ull;");
+    assert_has(t, "q_[1u] = (long long)((unsigned long long)y_ << 5ull);");
+    assert_has(t, "p_[0u] = u_ >> 4u;");
+    assert_has(t, "p_[1u] = kf_shl_u32(u_, u_);");
+    free(t);
+}
+
 static void reserved_kernel_name_is_a_diagnostic(void **state)
 {
     kb_build(&B, case_saxpy);
@@ -684,6 +702,7 @@ int main(void)
         cmocka_unit_test(line_directive_repeats_when_one_source_line_spans_statements),
         cmocka_unit_test(emission_is_deterministic),
         cmocka_unit_test(unsupported_arch_is_a_diagnostic),
+        cmocka_unit_test(shifts_by_literal_amounts_are_plain_c),
         cmocka_unit_test(reserved_kernel_name_is_a_diagnostic),
         cmocka_unit_test(loop_whose_body_always_leaves_keeps_its_variable),
         cmocka_unit_test(names_never_collide_with_cuda_or_cpp),

@@ -19,12 +19,6 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
     return h;
 }
 
-/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)
-   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */
-__device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }
-__device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
-__device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
-
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c) */
 __device__ __forceinline__ float kf_exp2_approx(float x) { float r; asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
@@ -105,8 +99,8 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
         const kf_f16x8* r8_ = (const kf_f16x8*)res_;
         const kf_f16x8* w8_ = (const kf_f16x8*)w_;
         kf_f16x8* y8_ = (kf_f16x8*)y_;
-        unsigned base8_ = kf_shr_u32(base_, 3u);
-        unsigned cols8_ = kf_shr_u32(cols_, 3u);
+        unsigned base8_ = base_ >> 3u;
+        unsigned cols8_ = cols_ >> 3u;
         kf_f16x8 t31_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 a_ = t31_;
         kf_f16x8 t34_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
@@ -341,7 +335,7 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
         if (c_6_ < cols8_) {
             x8_[base8_ + c_6_] = s_4_;
         }
-        unsigned t577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t577_ == 32u) {
             float t582_ = __fadd_rn(t552_, kf_shfl_xor(t552_, 16u, kf_wn));
             float t585_ = __fadd_rn(t582_, kf_shfl_xor(t582_, 8u, kf_wn));
@@ -372,7 +366,7 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
         }
         acc_ = t556_;
         if (kf_lane_id() == 0u) {
-            part_[kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)] = t556_;
+            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t556_;
         }
         __syncthreads();
         float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)cols_), eps_));
@@ -441,7 +435,7 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
             x_[base_ + c_10_] = v_33_;
             acc_ = __fmaf_rn(kf_f16_to_f32(v_33_), kf_f16_to_f32(v_33_), acc_);
         }
-        unsigned t1089_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1089_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1089_ == 32u) {
             float t1094_ = __fadd_rn(acc_, kf_shfl_xor(acc_, 16u, kf_wn));
             float t1097_ = __fadd_rn(t1094_, kf_shfl_xor(t1094_, 8u, kf_wn));
@@ -472,7 +466,7 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
         }
         acc_ = t1068_;
         if (kf_lane_id() == 0u) {
-            part_[kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)] = t1068_;
+            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t1068_;
         }
         __syncthreads();
         float scale_2_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)cols_), eps_));

@@ -43,12 +43,6 @@ __device__ __forceinline__ kf_bf16 kf_bf16_from_f32(float f)
     return h;
 }
 
-/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)
-   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */
-__device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }
-__device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
-__device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
-
 __device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
 
 /* Warp operations over the n lanes of this warp that exist (a block that
@@ -115,14 +109,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = kf_shl_u32(blockIdx.x, 3u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u);
-    unsigned t40_ = kf_shr_u32(m_, 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = kf_shl_u32(gridDim.x, 3u);
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(kf_shl_u32(g_, 1u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min((kf_shl_u32(g_, 1u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
@@ -279,7 +273,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
@@ -311,13 +305,13 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = kf_shl_u32(g_, 1u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            y_[kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_);
+            y_[g_ << 1u] = kf_f16_from_f32(s_);
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
@@ -349,10 +343,10 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_3_ = kf_shl_u32(g_, 1u) + 1u;
+            unsigned i_3_ = (g_ << 1u) + 1u;
             y_[i_3_] = kf_f16_from_f32(s_2_);
         }
     }
@@ -376,14 +370,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = kf_shl_u32(blockIdx.x, 3u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u);
-    unsigned t40_ = kf_shr_u32(m_, 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = kf_shl_u32(gridDim.x, 3u);
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(kf_shl_u32(g_, 1u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min((kf_shl_u32(g_, 1u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
@@ -540,7 +534,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
@@ -572,13 +566,13 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = kf_shl_u32(g_, 1u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            y_[kf_shl_u32(g_, 1u)] = s_;
+            y_[g_ << 1u] = s_;
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
@@ -610,10 +604,10 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_3_ = kf_shl_u32(g_, 1u) + 1u;
+            unsigned i_3_ = (g_ << 1u) + 1u;
             y_[i_3_] = s_2_;
         }
     }
@@ -637,14 +631,14 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = kf_shl_u32(blockIdx.x, 3u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u);
-    unsigned t40_ = kf_shr_u32(m_, 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = kf_shl_u32(gridDim.x, 3u);
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(kf_shl_u32(g_, 1u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min((kf_shl_u32(g_, 1u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
@@ -718,9 +712,9 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                 wr_[7u] = t_8_;
                 unsigned v_5_ = base_ + lane_;
                 if (v_5_ < nv_) {
-                    unsigned t171_ = kf_shl_u32(v_5_, 1u);
+                    unsigned t171_ = v_5_ << 1u;
                     kf_f32x4 a_ = xf4_[t171_];
-                    unsigned t176_ = kf_shl_u32(v_5_, 1u) + 1u;
+                    unsigned t176_ = (v_5_ << 1u) + 1u;
                     kf_f32x4 b_ = xf4_[t176_];
                     xs_[0u] = a_.v[0];
                     xs_[4u] = b_.v[0];
@@ -739,9 +733,9 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                 }
                 unsigned v_6_ = (base_ + 32u) + lane_;
                 if (v_6_ < nv_) {
-                    unsigned t372_ = kf_shl_u32(v_6_, 1u);
+                    unsigned t372_ = v_6_ << 1u;
                     kf_f32x4 a_2_ = xf4_[t372_];
-                    unsigned t377_ = kf_shl_u32(v_6_, 1u) + 1u;
+                    unsigned t377_ = (v_6_ << 1u) + 1u;
                     kf_f32x4 b_2_ = xf4_[t377_];
                     xs_2_[0u] = a_2_.v[0];
                     xs_2_[4u] = b_2_.v[0];
@@ -760,9 +754,9 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                 }
                 unsigned v_7_ = (base_ + 64u) + lane_;
                 if (v_7_ < nv_) {
-                    unsigned t573_ = kf_shl_u32(v_7_, 1u);
+                    unsigned t573_ = v_7_ << 1u;
                     kf_f32x4 a_3_ = xf4_[t573_];
-                    unsigned t578_ = kf_shl_u32(v_7_, 1u) + 1u;
+                    unsigned t578_ = (v_7_ << 1u) + 1u;
                     kf_f32x4 b_3_ = xf4_[t578_];
                     xs_3_[0u] = a_3_.v[0];
                     xs_3_[4u] = b_3_.v[0];
@@ -781,9 +775,9 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                 }
                 unsigned v_8_ = (base_ + 96u) + lane_;
                 if (v_8_ < nv_) {
-                    unsigned t774_ = kf_shl_u32(v_8_, 1u);
+                    unsigned t774_ = v_8_ << 1u;
                     kf_f32x4 a_4_ = xf4_[t774_];
-                    unsigned t779_ = kf_shl_u32(v_8_, 1u) + 1u;
+                    unsigned t779_ = (v_8_ << 1u) + 1u;
                     kf_f32x4 b_4_ = xf4_[t779_];
                     xs_4_[0u] = a_4_.v[0];
                     xs_4_[4u] = b_4_.v[0];
@@ -813,7 +807,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
@@ -845,13 +839,13 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = kf_shl_u32(g_, 1u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            y_[kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_);
+            y_[g_ << 1u] = kf_f16_from_f32(s_);
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
@@ -883,10 +877,10 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_3_ = kf_shl_u32(g_, 1u) + 1u;
+            unsigned i_3_ = (g_ << 1u) + 1u;
             y_[i_3_] = kf_f16_from_f32(s_2_);
         }
     }
@@ -910,14 +904,14 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = kf_shl_u32(blockIdx.x, 3u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u);
-    unsigned t40_ = kf_shr_u32(m_, 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = kf_shl_u32(gridDim.x, 3u);
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(kf_shl_u32(g_, 1u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min((kf_shl_u32(g_, 1u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
@@ -991,9 +985,9 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                 wr_[7u] = t_8_;
                 unsigned v_5_ = base_ + lane_;
                 if (v_5_ < nv_) {
-                    unsigned t171_ = kf_shl_u32(v_5_, 1u);
+                    unsigned t171_ = v_5_ << 1u;
                     kf_f32x4 a_ = xf4_[t171_];
-                    unsigned t176_ = kf_shl_u32(v_5_, 1u) + 1u;
+                    unsigned t176_ = (v_5_ << 1u) + 1u;
                     kf_f32x4 b_ = xf4_[t176_];
                     xs_[0u] = a_.v[0];
                     xs_[4u] = b_.v[0];
@@ -1012,9 +1006,9 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                 }
                 unsigned v_6_ = (base_ + 32u) + lane_;
                 if (v_6_ < nv_) {
-                    unsigned t372_ = kf_shl_u32(v_6_, 1u);
+                    unsigned t372_ = v_6_ << 1u;
                     kf_f32x4 a_2_ = xf4_[t372_];
-                    unsigned t377_ = kf_shl_u32(v_6_, 1u) + 1u;
+                    unsigned t377_ = (v_6_ << 1u) + 1u;
                     kf_f32x4 b_2_ = xf4_[t377_];
                     xs_2_[0u] = a_2_.v[0];
                     xs_2_[4u] = b_2_.v[0];
@@ -1033,9 +1027,9 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                 }
                 unsigned v_7_ = (base_ + 64u) + lane_;
                 if (v_7_ < nv_) {
-                    unsigned t573_ = kf_shl_u32(v_7_, 1u);
+                    unsigned t573_ = v_7_ << 1u;
                     kf_f32x4 a_3_ = xf4_[t573_];
-                    unsigned t578_ = kf_shl_u32(v_7_, 1u) + 1u;
+                    unsigned t578_ = (v_7_ << 1u) + 1u;
                     kf_f32x4 b_3_ = xf4_[t578_];
                     xs_3_[0u] = a_3_.v[0];
                     xs_3_[4u] = b_3_.v[0];
@@ -1054,9 +1048,9 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                 }
                 unsigned v_8_ = (base_ + 96u) + lane_;
                 if (v_8_ < nv_) {
-                    unsigned t774_ = kf_shl_u32(v_8_, 1u);
+                    unsigned t774_ = v_8_ << 1u;
                     kf_f32x4 a_4_ = xf4_[t774_];
-                    unsigned t779_ = kf_shl_u32(v_8_, 1u) + 1u;
+                    unsigned t779_ = (v_8_ << 1u) + 1u;
                     kf_f32x4 b_4_ = xf4_[t779_];
                     xs_4_[0u] = a_4_.v[0];
                     xs_4_[4u] = b_4_.v[0];
@@ -1086,7 +1080,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
@@ -1118,13 +1112,13 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = kf_shl_u32(g_, 1u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            y_[kf_shl_u32(g_, 1u)] = s_;
+            y_[g_ << 1u] = s_;
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
@@ -1156,10 +1150,10 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_3_ = kf_shl_u32(g_, 1u) + 1u;
+            unsigned i_3_ = (g_ << 1u) + 1u;
             y_[i_3_] = s_2_;
         }
     }
@@ -1183,14 +1177,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = kf_shl_u32(blockIdx.x, 3u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u);
-    unsigned t40_ = kf_shr_u32(m_, 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = kf_shl_u32(gridDim.x, 3u);
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(kf_shl_u32(g_, 1u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min((kf_shl_u32(g_, 1u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
@@ -1347,7 +1341,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
@@ -1379,13 +1373,13 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = kf_shl_u32(g_, 1u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            y_[kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_);
+            y_[g_ << 1u] = kf_f16_from_f32(s_);
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
@@ -1417,10 +1411,10 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_3_ = kf_shl_u32(g_, 1u) + 1u;
+            unsigned i_3_ = (g_ << 1u) + 1u;
             y_[i_3_] = kf_f16_from_f32(s_2_);
         }
     }
@@ -1444,14 +1438,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = kf_shl_u32(blockIdx.x, 3u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u);
-    unsigned t40_ = kf_shr_u32(m_, 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = kf_shl_u32(gridDim.x, 3u);
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(kf_shl_u32(g_, 1u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min((kf_shl_u32(g_, 1u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
@@ -1608,7 +1602,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
@@ -1640,13 +1634,13 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = kf_shl_u32(g_, 1u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            y_[kf_shl_u32(g_, 1u)] = s_;
+            y_[g_ << 1u] = s_;
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
@@ -1678,10 +1672,10 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_3_ = kf_shl_u32(g_, 1u) + 1u;
+            unsigned i_3_ = (g_ << 1u) + 1u;
             y_[i_3_] = s_2_;
         }
     }
@@ -1705,14 +1699,14 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = kf_shl_u32(blockIdx.x, 3u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u);
-    unsigned t40_ = kf_shr_u32(m_, 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = kf_shl_u32(gridDim.x, 3u);
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(kf_shl_u32(g_, 1u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min((kf_shl_u32(g_, 1u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
@@ -1786,9 +1780,9 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                 wr_[7u] = t_8_;
                 unsigned v_5_ = base_ + lane_;
                 if (v_5_ < nv_) {
-                    unsigned t171_ = kf_shl_u32(v_5_, 1u);
+                    unsigned t171_ = v_5_ << 1u;
                     kf_f32x4 a_ = xf4_[t171_];
-                    unsigned t176_ = kf_shl_u32(v_5_, 1u) + 1u;
+                    unsigned t176_ = (v_5_ << 1u) + 1u;
                     kf_f32x4 b_ = xf4_[t176_];
                     xs_[0u] = a_.v[0];
                     xs_[4u] = b_.v[0];
@@ -1807,9 +1801,9 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                 }
                 unsigned v_6_ = (base_ + 32u) + lane_;
                 if (v_6_ < nv_) {
-                    unsigned t372_ = kf_shl_u32(v_6_, 1u);
+                    unsigned t372_ = v_6_ << 1u;
                     kf_f32x4 a_2_ = xf4_[t372_];
-                    unsigned t377_ = kf_shl_u32(v_6_, 1u) + 1u;
+                    unsigned t377_ = (v_6_ << 1u) + 1u;
                     kf_f32x4 b_2_ = xf4_[t377_];
                     xs_2_[0u] = a_2_.v[0];
                     xs_2_[4u] = b_2_.v[0];
@@ -1828,9 +1822,9 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                 }
                 unsigned v_7_ = (base_ + 64u) + lane_;
                 if (v_7_ < nv_) {
-                    unsigned t573_ = kf_shl_u32(v_7_, 1u);
+                    unsigned t573_ = v_7_ << 1u;
                     kf_f32x4 a_3_ = xf4_[t573_];
-                    unsigned t578_ = kf_shl_u32(v_7_, 1u) + 1u;
+                    unsigned t578_ = (v_7_ << 1u) + 1u;
                     kf_f32x4 b_3_ = xf4_[t578_];
                     xs_3_[0u] = a_3_.v[0];
                     xs_3_[4u] = b_3_.v[0];
@@ -1849,9 +1843,9 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                 }
                 unsigned v_8_ = (base_ + 96u) + lane_;
                 if (v_8_ < nv_) {
-                    unsigned t774_ = kf_shl_u32(v_8_, 1u);
+                    unsigned t774_ = v_8_ << 1u;
                     kf_f32x4 a_4_ = xf4_[t774_];
-                    unsigned t779_ = kf_shl_u32(v_8_, 1u) + 1u;
+                    unsigned t779_ = (v_8_ << 1u) + 1u;
                     kf_f32x4 b_4_ = xf4_[t779_];
                     xs_4_[0u] = a_4_.v[0];
                     xs_4_[4u] = b_4_.v[0];
@@ -1881,7 +1875,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
@@ -1913,13 +1907,13 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = kf_shl_u32(g_, 1u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            y_[kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_);
+            y_[g_ << 1u] = kf_f16_from_f32(s_);
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
@@ -1951,10 +1945,10 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_3_ = kf_shl_u32(g_, 1u) + 1u;
+            unsigned i_3_ = (g_ << 1u) + 1u;
             y_[i_3_] = kf_f16_from_f32(s_2_);
         }
     }
@@ -1978,14 +1972,14 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = kf_shl_u32(blockIdx.x, 3u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u);
-    unsigned t40_ = kf_shr_u32(m_, 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = kf_shl_u32(gridDim.x, 3u);
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(kf_shl_u32(g_, 1u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min((kf_shl_u32(g_, 1u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
@@ -2059,9 +2053,9 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                 wr_[7u] = t_8_;
                 unsigned v_5_ = base_ + lane_;
                 if (v_5_ < nv_) {
-                    unsigned t171_ = kf_shl_u32(v_5_, 1u);
+                    unsigned t171_ = v_5_ << 1u;
                     kf_f32x4 a_ = xf4_[t171_];
-                    unsigned t176_ = kf_shl_u32(v_5_, 1u) + 1u;
+                    unsigned t176_ = (v_5_ << 1u) + 1u;
                     kf_f32x4 b_ = xf4_[t176_];
                     xs_[0u] = a_.v[0];
                     xs_[4u] = b_.v[0];
@@ -2080,9 +2074,9 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                 }
                 unsigned v_6_ = (base_ + 32u) + lane_;
                 if (v_6_ < nv_) {
-                    unsigned t372_ = kf_shl_u32(v_6_, 1u);
+                    unsigned t372_ = v_6_ << 1u;
                     kf_f32x4 a_2_ = xf4_[t372_];
-                    unsigned t377_ = kf_shl_u32(v_6_, 1u) + 1u;
+                    unsigned t377_ = (v_6_ << 1u) + 1u;
                     kf_f32x4 b_2_ = xf4_[t377_];
                     xs_2_[0u] = a_2_.v[0];
                     xs_2_[4u] = b_2_.v[0];
@@ -2101,9 +2095,9 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                 }
                 unsigned v_7_ = (base_ + 64u) + lane_;
                 if (v_7_ < nv_) {
-                    unsigned t573_ = kf_shl_u32(v_7_, 1u);
+                    unsigned t573_ = v_7_ << 1u;
                     kf_f32x4 a_3_ = xf4_[t573_];
-                    unsigned t578_ = kf_shl_u32(v_7_, 1u) + 1u;
+                    unsigned t578_ = (v_7_ << 1u) + 1u;
                     kf_f32x4 b_3_ = xf4_[t578_];
                     xs_3_[0u] = a_3_.v[0];
                     xs_3_[4u] = b_3_.v[0];
@@ -2122,9 +2116,9 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                 }
                 unsigned v_8_ = (base_ + 96u) + lane_;
                 if (v_8_ < nv_) {
-                    unsigned t774_ = kf_shl_u32(v_8_, 1u);
+                    unsigned t774_ = v_8_ << 1u;
                     kf_f32x4 a_4_ = xf4_[t774_];
-                    unsigned t779_ = kf_shl_u32(v_8_, 1u) + 1u;
+                    unsigned t779_ = (v_8_ << 1u) + 1u;
                     kf_f32x4 b_4_ = xf4_[t779_];
                     xs_4_[0u] = a_4_.v[0];
                     xs_4_[4u] = b_4_.v[0];
@@ -2154,7 +2148,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
@@ -2186,13 +2180,13 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = kf_shl_u32(g_, 1u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            y_[kf_shl_u32(g_, 1u)] = s_;
+            y_[g_ << 1u] = s_;
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
@@ -2224,10 +2218,10 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_3_ = kf_shl_u32(g_, 1u) + 1u;
+            unsigned i_3_ = (g_ << 1u) + 1u;
             y_[i_3_] = s_2_;
         }
     }
@@ -2251,14 +2245,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = kf_shl_u32(blockIdx.x, 3u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u);
-    unsigned t40_ = kf_shr_u32(m_, 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = kf_shl_u32(gridDim.x, 3u);
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(kf_shl_u32(g_, 1u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min((kf_shl_u32(g_, 1u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
@@ -2415,7 +2409,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
@@ -2447,14 +2441,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = kf_shl_u32(g_, 1u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            unsigned t1092_ = kf_shl_u32(g_, 1u);
+            unsigned t1092_ = g_ << 1u;
             y_[t1092_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[t1092_])));
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
@@ -2486,10 +2480,10 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_3_ = kf_shl_u32(g_, 1u) + 1u;
+            unsigned i_3_ = (g_ << 1u) + 1u;
             y_[i_3_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[i_3_])));
         }
     }
@@ -2513,14 +2507,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = kf_shl_u32(blockIdx.x, 3u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u);
-    unsigned t40_ = kf_shr_u32(m_, 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = kf_shl_u32(gridDim.x, 3u);
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(kf_shl_u32(g_, 1u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min((kf_shl_u32(g_, 1u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
@@ -2677,7 +2671,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
@@ -2709,14 +2703,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = kf_shl_u32(g_, 1u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            unsigned t1092_ = kf_shl_u32(g_, 1u);
+            unsigned t1092_ = g_ << 1u;
             y_[t1092_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[t1092_])));
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
@@ -2748,10 +2742,10 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_3_ = kf_shl_u32(g_, 1u) + 1u;
+            unsigned i_3_ = (g_ << 1u) + 1u;
             y_[i_3_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[i_3_])));
         }
     }
@@ -2804,12 +2798,12 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t33_ = kf_shl_u32(blockIdx.x, 3u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u);
-    unsigned t41_ = kf_shr_u32(m_, 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t44_ = kf_shl_u32(gridDim.x, 3u);
+    unsigned nv_ = k_ >> 3u;
+    unsigned t33_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t41_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t44_ = gridDim.x << 3u;
     for (unsigned g_ = t33_; g_ < t41_; g_ = g_ + t44_) {
-        row_[0u] = min(kf_shl_u32(g_, 1u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
         acc_[1u] = 0.0f;
         acc_[2u] = 0.0f;
@@ -2818,7 +2812,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
         acc_[5u] = 0.0f;
         acc_[6u] = 0.0f;
         acc_[7u] = 0.0f;
-        row_[1u] = min((kf_shl_u32(g_, 1u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[8u] = 0.0f;
         acc_[9u] = 0.0f;
         acc_[10u] = 0.0f;
@@ -2913,7 +2907,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                         acc_[9u] = __fmaf_rn(wf_[15u], xs_2_[7u], __fmaf_rn(wf_[14u], xs_2_[6u], __fmaf_rn(wf_[13u], xs_2_[5u], __fmaf_rn(wf_[12u], xs_2_[4u], __fmaf_rn(wf_[11u], xs_2_[3u], __fmaf_rn(wf_[10u], xs_2_[2u], __fmaf_rn(wf_[9u], xs_2_[1u], __fmaf_rn(wf_[8u], xs_2_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        unsigned t591_ = kf_shl_u32(nv_, 1u) + v_3_;
+                        unsigned t591_ = (nv_ << 1u) + v_3_;
                         kf_f16x8 a_3_ = xh8_[t591_];
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
@@ -2941,7 +2935,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                         acc_[11u] = __fmaf_rn(wf_[15u], xs_4_[7u], __fmaf_rn(wf_[14u], xs_4_[6u], __fmaf_rn(wf_[13u], xs_4_[5u], __fmaf_rn(wf_[12u], xs_4_[4u], __fmaf_rn(wf_[11u], xs_4_[3u], __fmaf_rn(wf_[10u], xs_4_[2u], __fmaf_rn(wf_[9u], xs_4_[1u], __fmaf_rn(wf_[8u], xs_4_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        unsigned t887_ = kf_shl_u32(nv_, 2u) + v_3_;
+                        unsigned t887_ = (nv_ << 2u) + v_3_;
                         kf_f16x8 a_5_ = xh8_[t887_];
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
@@ -3047,7 +3041,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                         acc_[9u] = __fmaf_rn(wf_2_[15u], xs_10_[7u], __fmaf_rn(wf_2_[14u], xs_10_[6u], __fmaf_rn(wf_2_[13u], xs_10_[5u], __fmaf_rn(wf_2_[12u], xs_10_[4u], __fmaf_rn(wf_2_[11u], xs_10_[3u], __fmaf_rn(wf_2_[10u], xs_10_[2u], __fmaf_rn(wf_2_[9u], xs_10_[1u], __fmaf_rn(wf_2_[8u], xs_10_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        unsigned t1887_ = kf_shl_u32(nv_, 1u) + v_4_;
+                        unsigned t1887_ = (nv_ << 1u) + v_4_;
                         kf_f16x8 a_11_ = xh8_[t1887_];
                         xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
@@ -3075,7 +3069,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                         acc_[11u] = __fmaf_rn(wf_2_[15u], xs_12_[7u], __fmaf_rn(wf_2_[14u], xs_12_[6u], __fmaf_rn(wf_2_[13u], xs_12_[5u], __fmaf_rn(wf_2_[12u], xs_12_[4u], __fmaf_rn(wf_2_[11u], xs_12_[3u], __fmaf_rn(wf_2_[10u], xs_12_[2u], __fmaf_rn(wf_2_[9u], xs_12_[1u], __fmaf_rn(wf_2_[8u], xs_12_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        unsigned t2183_ = kf_shl_u32(nv_, 2u) + v_4_;
+                        unsigned t2183_ = (nv_ << 2u) + v_4_;
                         kf_f16x8 a_13_ = xh8_[t2183_];
                         xs_13_[0u] = kf_f16_to_f32(a_13_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_13_.v[1]);
@@ -3152,7 +3146,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                     acc_[9u] = __fmaf_rn(wcol_[1u], t2799_, acc_[9u]);
                 }
                 if (2u < nb_) {
-                    unsigned i_4_ = kf_shl_u32(k_, 1u) + c_;
+                    unsigned i_4_ = (k_ << 1u) + c_;
                     float t2822_ = kf_f16_to_f32(x_[i_4_]);
                     acc_[2u] = __fmaf_rn(wcol_[0u], t2822_, acc_[2u]);
                     acc_[10u] = __fmaf_rn(wcol_[1u], t2822_, acc_[10u]);
@@ -3164,7 +3158,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                     acc_[11u] = __fmaf_rn(wcol_[1u], t2845_, acc_[11u]);
                 }
                 if (4u < nb_) {
-                    unsigned i_6_ = kf_shl_u32(k_, 2u) + c_;
+                    unsigned i_6_ = (k_ << 2u) + c_;
                     float t2868_ = kf_f16_to_f32(x_[i_6_]);
                     acc_[4u] = __fmaf_rn(wcol_[0u], t2868_, acc_[4u]);
                     acc_[12u] = __fmaf_rn(wcol_[1u], t2868_, acc_[12u]);
@@ -3191,7 +3185,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
         }
         if (0u < nb_) {
             float t2955_ = acc_[0u];
-            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t2977_ == 32u) {
                 float t2982_ = __fadd_rn(t2955_, kf_shfl_xor(t2955_, 16u, kf_wn));
                 float t2985_ = __fadd_rn(t2982_, kf_shfl_xor(t2982_, 8u, kf_wn));
@@ -3223,15 +3217,15 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             bool t3029_ = lane_ == 0u;
             bool t3030_ = t3029_;
             if (t3029_) {
-                t3030_ = kf_shl_u32(g_, 1u) < m_;
+                t3030_ = (g_ << 1u) < m_;
             }
             if (t3030_) {
-                y_[kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_);
+                y_[g_ << 1u] = kf_f16_from_f32(s_);
             }
         }
         if (1u < nb_) {
             float t3055_ = acc_[1u];
-            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3077_ == 32u) {
                 float t3082_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 16u, kf_wn));
                 float t3085_ = __fadd_rn(t3082_, kf_shfl_xor(t3082_, 8u, kf_wn));
@@ -3263,15 +3257,15 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             bool t3129_ = lane_ == 0u;
             bool t3130_ = t3129_;
             if (t3129_) {
-                t3130_ = kf_shl_u32(g_, 1u) < m_;
+                t3130_ = (g_ << 1u) < m_;
             }
             if (t3130_) {
-                y_[m_ + kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_2_);
+                y_[m_ + (g_ << 1u)] = kf_f16_from_f32(s_2_);
             }
         }
         if (2u < nb_) {
             float t3155_ = acc_[2u];
-            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3177_ == 32u) {
                 float t3182_ = __fadd_rn(t3155_, kf_shfl_xor(t3155_, 16u, kf_wn));
                 float t3185_ = __fadd_rn(t3182_, kf_shfl_xor(t3182_, 8u, kf_wn));
@@ -3303,15 +3297,15 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             bool t3229_ = lane_ == 0u;
             bool t3230_ = t3229_;
             if (t3229_) {
-                t3230_ = kf_shl_u32(g_, 1u) < m_;
+                t3230_ = (g_ << 1u) < m_;
             }
             if (t3230_) {
-                y_[kf_shl_u32(m_, 1u) + kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_3_);
+                y_[(m_ << 1u) + (g_ << 1u)] = kf_f16_from_f32(s_3_);
             }
         }
         if (3u < nb_) {
             float t3255_ = acc_[3u];
-            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3277_ == 32u) {
                 float t3282_ = __fadd_rn(t3255_, kf_shfl_xor(t3255_, 16u, kf_wn));
                 float t3285_ = __fadd_rn(t3282_, kf_shfl_xor(t3282_, 8u, kf_wn));
@@ -3343,15 +3337,15 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             bool t3329_ = lane_ == 0u;
             bool t3330_ = t3329_;
             if (t3329_) {
-                t3330_ = kf_shl_u32(g_, 1u) < m_;
+                t3330_ = (g_ << 1u) < m_;
             }
             if (t3330_) {
-                y_[(3u * m_) + kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_4_);
+                y_[(3u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_4_);
             }
         }
         if (4u < nb_) {
             float t3355_ = acc_[4u];
-            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3377_ == 32u) {
                 float t3382_ = __fadd_rn(t3355_, kf_shfl_xor(t3355_, 16u, kf_wn));
                 float t3385_ = __fadd_rn(t3382_, kf_shfl_xor(t3382_, 8u, kf_wn));
@@ -3383,15 +3377,15 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             bool t3429_ = lane_ == 0u;
             bool t3430_ = t3429_;
             if (t3429_) {
-                t3430_ = kf_shl_u32(g_, 1u) < m_;
+                t3430_ = (g_ << 1u) < m_;
             }
             if (t3430_) {
-                y_[kf_shl_u32(m_, 2u) + kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_5_);
+                y_[(m_ << 2u) + (g_ << 1u)] = kf_f16_from_f32(s_5_);
             }
         }
         if (5u < nb_) {
             float t3455_ = acc_[5u];
-            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3477_ == 32u) {
                 float t3482_ = __fadd_rn(t3455_, kf_shfl_xor(t3455_, 16u, kf_wn));
                 float t3485_ = __fadd_rn(t3482_, kf_shfl_xor(t3482_, 8u, kf_wn));
@@ -3423,15 +3417,15 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             bool t3529_ = lane_ == 0u;
             bool t3530_ = t3529_;
             if (t3529_) {
-                t3530_ = kf_shl_u32(g_, 1u) < m_;
+                t3530_ = (g_ << 1u) < m_;
             }
             if (t3530_) {
-                y_[(5u * m_) + kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_6_);
+                y_[(5u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_6_);
             }
         }
         if (6u < nb_) {
             float t3555_ = acc_[6u];
-            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3577_ == 32u) {
                 float t3582_ = __fadd_rn(t3555_, kf_shfl_xor(t3555_, 16u, kf_wn));
                 float t3585_ = __fadd_rn(t3582_, kf_shfl_xor(t3582_, 8u, kf_wn));
@@ -3463,15 +3457,15 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             bool t3629_ = lane_ == 0u;
             bool t3630_ = t3629_;
             if (t3629_) {
-                t3630_ = kf_shl_u32(g_, 1u) < m_;
+                t3630_ = (g_ << 1u) < m_;
             }
             if (t3630_) {
-                y_[(6u * m_) + kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_7_);
+                y_[(6u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_7_);
             }
         }
         if (7u < nb_) {
             float t3655_ = acc_[7u];
-            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3677_ == 32u) {
                 float t3682_ = __fadd_rn(t3655_, kf_shfl_xor(t3655_, 16u, kf_wn));
                 float t3685_ = __fadd_rn(t3682_, kf_shfl_xor(t3682_, 8u, kf_wn));
@@ -3503,15 +3497,15 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             bool t3729_ = lane_ == 0u;
             bool t3730_ = t3729_;
             if (t3729_) {
-                t3730_ = kf_shl_u32(g_, 1u) < m_;
+                t3730_ = (g_ << 1u) < m_;
             }
             if (t3730_) {
-                y_[(7u * m_) + kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_8_);
+                y_[(7u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_8_);
             }
         }
         if (0u < nb_) {
             float t3755_ = acc_[8u];
-            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3777_ == 32u) {
                 float t3782_ = __fadd_rn(t3755_, kf_shfl_xor(t3755_, 16u, kf_wn));
                 float t3785_ = __fadd_rn(t3782_, kf_shfl_xor(t3782_, 8u, kf_wn));
@@ -3543,16 +3537,16 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             bool t3829_ = lane_ == 0u;
             bool t3830_ = t3829_;
             if (t3829_) {
-                t3830_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t3830_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t3830_) {
-                unsigned i_10_ = kf_shl_u32(g_, 1u) + 1u;
+                unsigned i_10_ = (g_ << 1u) + 1u;
                 y_[i_10_] = kf_f16_from_f32(s_9_);
             }
         }
         if (1u < nb_) {
             float t3855_ = acc_[9u];
-            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3877_ == 32u) {
                 float t3882_ = __fadd_rn(t3855_, kf_shfl_xor(t3855_, 16u, kf_wn));
                 float t3885_ = __fadd_rn(t3882_, kf_shfl_xor(t3882_, 8u, kf_wn));
@@ -3584,16 +3578,16 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             bool t3929_ = lane_ == 0u;
             bool t3930_ = t3929_;
             if (t3929_) {
-                t3930_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t3930_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t3930_) {
-                unsigned i_11_ = (m_ + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_11_ = (m_ + (g_ << 1u)) + 1u;
                 y_[i_11_] = kf_f16_from_f32(s_10_);
             }
         }
         if (2u < nb_) {
             float t3955_ = acc_[10u];
-            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3977_ == 32u) {
                 float t3982_ = __fadd_rn(t3955_, kf_shfl_xor(t3955_, 16u, kf_wn));
                 float t3985_ = __fadd_rn(t3982_, kf_shfl_xor(t3982_, 8u, kf_wn));
@@ -3625,16 +3619,16 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             bool t4029_ = lane_ == 0u;
             bool t4030_ = t4029_;
             if (t4029_) {
-                t4030_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4030_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4030_) {
-                unsigned i_12_ = (kf_shl_u32(m_, 1u) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_12_ = ((m_ << 1u) + (g_ << 1u)) + 1u;
                 y_[i_12_] = kf_f16_from_f32(s_11_);
             }
         }
         if (3u < nb_) {
             float t4055_ = acc_[11u];
-            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4077_ == 32u) {
                 float t4082_ = __fadd_rn(t4055_, kf_shfl_xor(t4055_, 16u, kf_wn));
                 float t4085_ = __fadd_rn(t4082_, kf_shfl_xor(t4082_, 8u, kf_wn));
@@ -3666,16 +3660,16 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             bool t4129_ = lane_ == 0u;
             bool t4130_ = t4129_;
             if (t4129_) {
-                t4130_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4130_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4130_) {
-                unsigned i_13_ = ((3u * m_) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_13_ = ((3u * m_) + (g_ << 1u)) + 1u;
                 y_[i_13_] = kf_f16_from_f32(s_12_);
             }
         }
         if (4u < nb_) {
             float t4155_ = acc_[12u];
-            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4177_ == 32u) {
                 float t4182_ = __fadd_rn(t4155_, kf_shfl_xor(t4155_, 16u, kf_wn));
                 float t4185_ = __fadd_rn(t4182_, kf_shfl_xor(t4182_, 8u, kf_wn));
@@ -3707,16 +3701,16 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             bool t4229_ = lane_ == 0u;
             bool t4230_ = t4229_;
             if (t4229_) {
-                t4230_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4230_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4230_) {
-                unsigned i_14_ = (kf_shl_u32(m_, 2u) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_14_ = ((m_ << 2u) + (g_ << 1u)) + 1u;
                 y_[i_14_] = kf_f16_from_f32(s_13_);
             }
         }
         if (5u < nb_) {
             float t4255_ = acc_[13u];
-            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4277_ == 32u) {
                 float t4282_ = __fadd_rn(t4255_, kf_shfl_xor(t4255_, 16u, kf_wn));
                 float t4285_ = __fadd_rn(t4282_, kf_shfl_xor(t4282_, 8u, kf_wn));
@@ -3748,16 +3742,16 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             bool t4329_ = lane_ == 0u;
             bool t4330_ = t4329_;
             if (t4329_) {
-                t4330_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4330_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4330_) {
-                unsigned i_15_ = ((5u * m_) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_15_ = ((5u * m_) + (g_ << 1u)) + 1u;
                 y_[i_15_] = kf_f16_from_f32(s_14_);
             }
         }
         if (6u < nb_) {
             float t4355_ = acc_[14u];
-            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4377_ == 32u) {
                 float t4382_ = __fadd_rn(t4355_, kf_shfl_xor(t4355_, 16u, kf_wn));
                 float t4385_ = __fadd_rn(t4382_, kf_shfl_xor(t4382_, 8u, kf_wn));
@@ -3789,16 +3783,16 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             bool t4429_ = lane_ == 0u;
             bool t4430_ = t4429_;
             if (t4429_) {
-                t4430_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4430_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4430_) {
-                unsigned i_16_ = ((6u * m_) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_16_ = ((6u * m_) + (g_ << 1u)) + 1u;
                 y_[i_16_] = kf_f16_from_f32(s_15_);
             }
         }
         if (7u < nb_) {
             float t4455_ = acc_[15u];
-            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4477_ == 32u) {
                 float t4482_ = __fadd_rn(t4455_, kf_shfl_xor(t4455_, 16u, kf_wn));
                 float t4485_ = __fadd_rn(t4482_, kf_shfl_xor(t4482_, 8u, kf_wn));
@@ -3830,10 +3824,10 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             bool t4529_ = lane_ == 0u;
             bool t4530_ = t4529_;
             if (t4529_) {
-                t4530_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4530_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4530_) {
-                unsigned i_17_ = ((7u * m_) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_17_ = ((7u * m_) + (g_ << 1u)) + 1u;
                 y_[i_17_] = kf_f16_from_f32(s_16_);
             }
         }
@@ -3887,12 +3881,12 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t33_ = kf_shl_u32(blockIdx.x, 3u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u);
-    unsigned t41_ = kf_shr_u32(m_, 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t44_ = kf_shl_u32(gridDim.x, 3u);
+    unsigned nv_ = k_ >> 3u;
+    unsigned t33_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t41_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t44_ = gridDim.x << 3u;
     for (unsigned g_ = t33_; g_ < t41_; g_ = g_ + t44_) {
-        row_[0u] = min(kf_shl_u32(g_, 1u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
         acc_[1u] = 0.0f;
         acc_[2u] = 0.0f;
@@ -3901,7 +3895,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
         acc_[5u] = 0.0f;
         acc_[6u] = 0.0f;
         acc_[7u] = 0.0f;
-        row_[1u] = min((kf_shl_u32(g_, 1u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[8u] = 0.0f;
         acc_[9u] = 0.0f;
         acc_[10u] = 0.0f;
@@ -3969,9 +3963,9 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                     wf_[14u] = kf_f16_to_f32(wh_2_.v[6]);
                     wf_[15u] = kf_f16_to_f32(wh_2_.v[7]);
                     if (0u < nb_) {
-                        unsigned t267_ = kf_shl_u32(v_3_, 1u);
+                        unsigned t267_ = v_3_ << 1u;
                         kf_f32x4 a_ = xf4_[t267_];
-                        unsigned t275_ = kf_shl_u32(v_3_, 1u) + 1u;
+                        unsigned t275_ = (v_3_ << 1u) + 1u;
                         kf_f32x4 c_ = xf4_[t275_];
                         xs_[0u] = a_.v[0];
                         xs_[4u] = c_.v[0];
@@ -3985,9 +3979,9 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         acc_[8u] = __fmaf_rn(wf_[15u], xs_[7u], __fmaf_rn(wf_[14u], xs_[6u], __fmaf_rn(wf_[13u], xs_[5u], __fmaf_rn(wf_[12u], xs_[4u], __fmaf_rn(wf_[11u], xs_[3u], __fmaf_rn(wf_[10u], xs_[2u], __fmaf_rn(wf_[9u], xs_[1u], __fmaf_rn(wf_[8u], xs_[0u], acc_[8u]))))))));
                     }
                     if (1u < nb_) {
-                        unsigned t415_ = kf_shl_u32((nv_ + v_3_), 1u);
+                        unsigned t415_ = (nv_ + v_3_) << 1u;
                         kf_f32x4 a_2_ = xf4_[t415_];
-                        unsigned t423_ = kf_shl_u32((nv_ + v_3_), 1u) + 1u;
+                        unsigned t423_ = ((nv_ + v_3_) << 1u) + 1u;
                         kf_f32x4 c_2_ = xf4_[t423_];
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = c_2_.v[0];
@@ -4001,9 +3995,9 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         acc_[9u] = __fmaf_rn(wf_[15u], xs_2_[7u], __fmaf_rn(wf_[14u], xs_2_[6u], __fmaf_rn(wf_[13u], xs_2_[5u], __fmaf_rn(wf_[12u], xs_2_[4u], __fmaf_rn(wf_[11u], xs_2_[3u], __fmaf_rn(wf_[10u], xs_2_[2u], __fmaf_rn(wf_[9u], xs_2_[1u], __fmaf_rn(wf_[8u], xs_2_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        unsigned t563_ = kf_shl_u32((kf_shl_u32(nv_, 1u) + v_3_), 1u);
+                        unsigned t563_ = ((nv_ << 1u) + v_3_) << 1u;
                         kf_f32x4 a_3_ = xf4_[t563_];
-                        unsigned t571_ = kf_shl_u32((kf_shl_u32(nv_, 1u) + v_3_), 1u) + 1u;
+                        unsigned t571_ = (((nv_ << 1u) + v_3_) << 1u) + 1u;
                         kf_f32x4 c_3_ = xf4_[t571_];
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = c_3_.v[0];
@@ -4017,9 +4011,9 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         acc_[10u] = __fmaf_rn(wf_[15u], xs_3_[7u], __fmaf_rn(wf_[14u], xs_3_[6u], __fmaf_rn(wf_[13u], xs_3_[5u], __fmaf_rn(wf_[12u], xs_3_[4u], __fmaf_rn(wf_[11u], xs_3_[3u], __fmaf_rn(wf_[10u], xs_3_[2u], __fmaf_rn(wf_[9u], xs_3_[1u], __fmaf_rn(wf_[8u], xs_3_[0u], acc_[10u]))))))));
                     }
                     if (3u < nb_) {
-                        unsigned t711_ = kf_shl_u32(((3u * nv_) + v_3_), 1u);
+                        unsigned t711_ = ((3u * nv_) + v_3_) << 1u;
                         kf_f32x4 a_4_ = xf4_[t711_];
-                        unsigned t719_ = kf_shl_u32(((3u * nv_) + v_3_), 1u) + 1u;
+                        unsigned t719_ = (((3u * nv_) + v_3_) << 1u) + 1u;
                         kf_f32x4 c_4_ = xf4_[t719_];
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = c_4_.v[0];
@@ -4033,9 +4027,9 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         acc_[11u] = __fmaf_rn(wf_[15u], xs_4_[7u], __fmaf_rn(wf_[14u], xs_4_[6u], __fmaf_rn(wf_[13u], xs_4_[5u], __fmaf_rn(wf_[12u], xs_4_[4u], __fmaf_rn(wf_[11u], xs_4_[3u], __fmaf_rn(wf_[10u], xs_4_[2u], __fmaf_rn(wf_[9u], xs_4_[1u], __fmaf_rn(wf_[8u], xs_4_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        unsigned t859_ = kf_shl_u32((kf_shl_u32(nv_, 2u) + v_3_), 1u);
+                        unsigned t859_ = ((nv_ << 2u) + v_3_) << 1u;
                         kf_f32x4 a_5_ = xf4_[t859_];
-                        unsigned t867_ = kf_shl_u32((kf_shl_u32(nv_, 2u) + v_3_), 1u) + 1u;
+                        unsigned t867_ = (((nv_ << 2u) + v_3_) << 1u) + 1u;
                         kf_f32x4 c_5_ = xf4_[t867_];
                         xs_5_[0u] = a_5_.v[0];
                         xs_5_[4u] = c_5_.v[0];
@@ -4049,9 +4043,9 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         acc_[12u] = __fmaf_rn(wf_[15u], xs_5_[7u], __fmaf_rn(wf_[14u], xs_5_[6u], __fmaf_rn(wf_[13u], xs_5_[5u], __fmaf_rn(wf_[12u], xs_5_[4u], __fmaf_rn(wf_[11u], xs_5_[3u], __fmaf_rn(wf_[10u], xs_5_[2u], __fmaf_rn(wf_[9u], xs_5_[1u], __fmaf_rn(wf_[8u], xs_5_[0u], acc_[12u]))))))));
                     }
                     if (5u < nb_) {
-                        unsigned t1007_ = kf_shl_u32(((5u * nv_) + v_3_), 1u);
+                        unsigned t1007_ = ((5u * nv_) + v_3_) << 1u;
                         kf_f32x4 a_6_ = xf4_[t1007_];
-                        unsigned t1015_ = kf_shl_u32(((5u * nv_) + v_3_), 1u) + 1u;
+                        unsigned t1015_ = (((5u * nv_) + v_3_) << 1u) + 1u;
                         kf_f32x4 c_6_ = xf4_[t1015_];
                         xs_6_[0u] = a_6_.v[0];
                         xs_6_[4u] = c_6_.v[0];
@@ -4065,9 +4059,9 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         acc_[13u] = __fmaf_rn(wf_[15u], xs_6_[7u], __fmaf_rn(wf_[14u], xs_6_[6u], __fmaf_rn(wf_[13u], xs_6_[5u], __fmaf_rn(wf_[12u], xs_6_[4u], __fmaf_rn(wf_[11u], xs_6_[3u], __fmaf_rn(wf_[10u], xs_6_[2u], __fmaf_rn(wf_[9u], xs_6_[1u], __fmaf_rn(wf_[8u], xs_6_[0u], acc_[13u]))))))));
                     }
                     if (6u < nb_) {
-                        unsigned t1155_ = kf_shl_u32(((6u * nv_) + v_3_), 1u);
+                        unsigned t1155_ = ((6u * nv_) + v_3_) << 1u;
                         kf_f32x4 a_7_ = xf4_[t1155_];
-                        unsigned t1163_ = kf_shl_u32(((6u * nv_) + v_3_), 1u) + 1u;
+                        unsigned t1163_ = (((6u * nv_) + v_3_) << 1u) + 1u;
                         kf_f32x4 c_7_ = xf4_[t1163_];
                         xs_7_[0u] = a_7_.v[0];
                         xs_7_[4u] = c_7_.v[0];
@@ -4081,9 +4075,9 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         acc_[14u] = __fmaf_rn(wf_[15u], xs_7_[7u], __fmaf_rn(wf_[14u], xs_7_[6u], __fmaf_rn(wf_[13u], xs_7_[5u], __fmaf_rn(wf_[12u], xs_7_[4u], __fmaf_rn(wf_[11u], xs_7_[3u], __fmaf_rn(wf_[10u], xs_7_[2u], __fmaf_rn(wf_[9u], xs_7_[1u], __fmaf_rn(wf_[8u], xs_7_[0u], acc_[14u]))))))));
                     }
                     if (7u < nb_) {
-                        unsigned t1303_ = kf_shl_u32(((7u * nv_) + v_3_), 1u);
+                        unsigned t1303_ = ((7u * nv_) + v_3_) << 1u;
                         kf_f32x4 a_8_ = xf4_[t1303_];
-                        unsigned t1311_ = kf_shl_u32(((7u * nv_) + v_3_), 1u) + 1u;
+                        unsigned t1311_ = (((7u * nv_) + v_3_) << 1u) + 1u;
                         kf_f32x4 c_8_ = xf4_[t1311_];
                         xs_8_[0u] = a_8_.v[0];
                         xs_8_[4u] = c_8_.v[0];
@@ -4120,9 +4114,9 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                     wf_2_[14u] = kf_f16_to_f32(wh_4_.v[6]);
                     wf_2_[15u] = kf_f16_to_f32(wh_4_.v[7]);
                     if (0u < nb_) {
-                        unsigned t1563_ = kf_shl_u32(v_4_, 1u);
+                        unsigned t1563_ = v_4_ << 1u;
                         kf_f32x4 a_9_ = xf4_[t1563_];
-                        unsigned t1571_ = kf_shl_u32(v_4_, 1u) + 1u;
+                        unsigned t1571_ = (v_4_ << 1u) + 1u;
                         kf_f32x4 c_9_ = xf4_[t1571_];
                         xs_9_[0u] = a_9_.v[0];
                         xs_9_[4u] = c_9_.v[0];
@@ -4136,9 +4130,9 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         acc_[8u] = __fmaf_rn(wf_2_[15u], xs_9_[7u], __fmaf_rn(wf_2_[14u], xs_9_[6u], __fmaf_rn(wf_2_[13u], xs_9_[5u], __fmaf_rn(wf_2_[12u], xs_9_[4u], __fmaf_rn(wf_2_[11u], xs_9_[3u], __fmaf_rn(wf_2_[10u], xs_9_[2u], __fmaf_rn(wf_2_[9u], xs_9_[1u], __fmaf_rn(wf_2_[8u], xs_9_[0u], acc_[8u]))))))));
                     }
                     if (1u < nb_) {
-                        unsigned t1711_ = kf_shl_u32((nv_ + v_4_), 1u);
+                        unsigned t1711_ = (nv_ + v_4_) << 1u;
                         kf_f32x4 a_10_ = xf4_[t1711_];
-                        unsigned t1719_ = kf_shl_u32((nv_ + v_4_), 1u) + 1u;
+                        unsigned t1719_ = ((nv_ + v_4_) << 1u) + 1u;
                         kf_f32x4 c_10_ = xf4_[t1719_];
                         xs_10_[0u] = a_10_.v[0];
                         xs_10_[4u] = c_10_.v[0];
@@ -4152,9 +4146,9 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         acc_[9u] = __fmaf_rn(wf_2_[15u], xs_10_[7u], __fmaf_rn(wf_2_[14u], xs_10_[6u], __fmaf_rn(wf_2_[13u], xs_10_[5u], __fmaf_rn(wf_2_[12u], xs_10_[4u], __fmaf_rn(wf_2_[11u], xs_10_[3u], __fmaf_rn(wf_2_[10u], xs_10_[2u], __fmaf_rn(wf_2_[9u], xs_10_[1u], __fmaf_rn(wf_2_[8u], xs_10_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        unsigned t1859_ = kf_shl_u32((kf_shl_u32(nv_, 1u) + v_4_), 1u);
+                        unsigned t1859_ = ((nv_ << 1u) + v_4_) << 1u;
                         kf_f32x4 a_11_ = xf4_[t1859_];
-                        unsigned t1867_ = kf_shl_u32((kf_shl_u32(nv_, 1u) + v_4_), 1u) + 1u;
+                        unsigned t1867_ = (((nv_ << 1u) + v_4_) << 1u) + 1u;
                         kf_f32x4 c_11_ = xf4_[t1867_];
                         xs_11_[0u] = a_11_.v[0];
                         xs_11_[4u] = c_11_.v[0];
@@ -4168,9 +4162,9 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         acc_[10u] = __fmaf_rn(wf_2_[15u], xs_11_[7u], __fmaf_rn(wf_2_[14u], xs_11_[6u], __fmaf_rn(wf_2_[13u], xs_11_[5u], __fmaf_rn(wf_2_[12u], xs_11_[4u], __fmaf_rn(wf_2_[11u], xs_11_[3u], __fmaf_rn(wf_2_[10u], xs_11_[2u], __fmaf_rn(wf_2_[9u], xs_11_[1u], __fmaf_rn(wf_2_[8u], xs_11_[0u], acc_[10u]))))))));
                     }
                     if (3u < nb_) {
-                        unsigned t2007_ = kf_shl_u32(((3u * nv_) + v_4_), 1u);
+                        unsigned t2007_ = ((3u * nv_) + v_4_) << 1u;
                         kf_f32x4 a_12_ = xf4_[t2007_];
-                        unsigned t2015_ = kf_shl_u32(((3u * nv_) + v_4_), 1u) + 1u;
+                        unsigned t2015_ = (((3u * nv_) + v_4_) << 1u) + 1u;
                         kf_f32x4 c_12_ = xf4_[t2015_];
                         xs_12_[0u] = a_12_.v[0];
                         xs_12_[4u] = c_12_.v[0];
@@ -4184,9 +4178,9 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         acc_[11u] = __fmaf_rn(wf_2_[15u], xs_12_[7u], __fmaf_rn(wf_2_[14u], xs_12_[6u], __fmaf_rn(wf_2_[13u], xs_12_[5u], __fmaf_rn(wf_2_[12u], xs_12_[4u], __fmaf_rn(wf_2_[11u], xs_12_[3u], __fmaf_rn(wf_2_[10u], xs_12_[2u], __fmaf_rn(wf_2_[9u], xs_12_[1u], __fmaf_rn(wf_2_[8u], xs_12_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        unsigned t2155_ = kf_shl_u32((kf_shl_u32(nv_, 2u) + v_4_), 1u);
+                        unsigned t2155_ = ((nv_ << 2u) + v_4_) << 1u;
                         kf_f32x4 a_13_ = xf4_[t2155_];
-                        unsigned t2163_ = kf_shl_u32((kf_shl_u32(nv_, 2u) + v_4_), 1u) + 1u;
+                        unsigned t2163_ = (((nv_ << 2u) + v_4_) << 1u) + 1u;
                         kf_f32x4 c_13_ = xf4_[t2163_];
                         xs_13_[0u] = a_13_.v[0];
                         xs_13_[4u] = c_13_.v[0];
@@ -4200,9 +4194,9 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         acc_[12u] = __fmaf_rn(wf_2_[15u], xs_13_[7u], __fmaf_rn(wf_2_[14u], xs_13_[6u], __fmaf_rn(wf_2_[13u], xs_13_[5u], __fmaf_rn(wf_2_[12u], xs_13_[4u], __fmaf_rn(wf_2_[11u], xs_13_[3u], __fmaf_rn(wf_2_[10u], xs_13_[2u], __fmaf_rn(wf_2_[9u], xs_13_[1u], __fmaf_rn(wf_2_[8u], xs_13_[0u], acc_[12u]))))))));
                     }
                     if (5u < nb_) {
-                        unsigned t2303_ = kf_shl_u32(((5u * nv_) + v_4_), 1u);
+                        unsigned t2303_ = ((5u * nv_) + v_4_) << 1u;
                         kf_f32x4 a_14_ = xf4_[t2303_];
-                        unsigned t2311_ = kf_shl_u32(((5u * nv_) + v_4_), 1u) + 1u;
+                        unsigned t2311_ = (((5u * nv_) + v_4_) << 1u) + 1u;
                         kf_f32x4 c_14_ = xf4_[t2311_];
                         xs_14_[0u] = a_14_.v[0];
                         xs_14_[4u] = c_14_.v[0];
@@ -4216,9 +4210,9 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         acc_[13u] = __fmaf_rn(wf_2_[15u], xs_14_[7u], __fmaf_rn(wf_2_[14u], xs_14_[6u], __fmaf_rn(wf_2_[13u], xs_14_[5u], __fmaf_rn(wf_2_[12u], xs_14_[4u], __fmaf_rn(wf_2_[11u], xs_14_[3u], __fmaf_rn(wf_2_[10u], xs_14_[2u], __fmaf_rn(wf_2_[9u], xs_14_[1u], __fmaf_rn(wf_2_[8u], xs_14_[0u], acc_[13u]))))))));
                     }
                     if (6u < nb_) {
-                        unsigned t2451_ = kf_shl_u32(((6u * nv_) + v_4_), 1u);
+                        unsigned t2451_ = ((6u * nv_) + v_4_) << 1u;
                         kf_f32x4 a_15_ = xf4_[t2451_];
-                        unsigned t2459_ = kf_shl_u32(((6u * nv_) + v_4_), 1u) + 1u;
+                        unsigned t2459_ = (((6u * nv_) + v_4_) << 1u) + 1u;
                         kf_f32x4 c_15_ = xf4_[t2459_];
                         xs_15_[0u] = a_15_.v[0];
                         xs_15_[4u] = c_15_.v[0];
@@ -4232,9 +4226,9 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         acc_[14u] = __fmaf_rn(wf_2_[15u], xs_15_[7u], __fmaf_rn(wf_2_[14u], xs_15_[6u], __fmaf_rn(wf_2_[13u], xs_15_[5u], __fmaf_rn(wf_2_[12u], xs_15_[4u], __fmaf_rn(wf_2_[11u], xs_15_[3u], __fmaf_rn(wf_2_[10u], xs_15_[2u], __fmaf_rn(wf_2_[9u], xs_15_[1u], __fmaf_rn(wf_2_[8u], xs_15_[0u], acc_[14u]))))))));
                     }
                     if (7u < nb_) {
-                        unsigned t2599_ = kf_shl_u32(((7u * nv_) + v_4_), 1u);
+                        unsigned t2599_ = ((7u * nv_) + v_4_) << 1u;
                         kf_f32x4 a_16_ = xf4_[t2599_];
-                        unsigned t2607_ = kf_shl_u32(((7u * nv_) + v_4_), 1u) + 1u;
+                        unsigned t2607_ = (((7u * nv_) + v_4_) << 1u) + 1u;
                         kf_f32x4 c_16_ = xf4_[t2607_];
                         xs_16_[0u] = a_16_.v[0];
                         xs_16_[4u] = c_16_.v[0];
@@ -4269,7 +4263,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                     acc_[9u] = __fmaf_rn(wcol_[1u], t2797_, acc_[9u]);
                 }
                 if (2u < nb_) {
-                    unsigned i_4_ = kf_shl_u32(k_, 1u) + c_17_;
+                    unsigned i_4_ = (k_ << 1u) + c_17_;
                     float t2820_ = x_[i_4_];
                     acc_[2u] = __fmaf_rn(wcol_[0u], t2820_, acc_[2u]);
                     acc_[10u] = __fmaf_rn(wcol_[1u], t2820_, acc_[10u]);
@@ -4281,7 +4275,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                     acc_[11u] = __fmaf_rn(wcol_[1u], t2843_, acc_[11u]);
                 }
                 if (4u < nb_) {
-                    unsigned i_6_ = kf_shl_u32(k_, 2u) + c_17_;
+                    unsigned i_6_ = (k_ << 2u) + c_17_;
                     float t2866_ = x_[i_6_];
                     acc_[4u] = __fmaf_rn(wcol_[0u], t2866_, acc_[4u]);
                     acc_[12u] = __fmaf_rn(wcol_[1u], t2866_, acc_[12u]);
@@ -4308,7 +4302,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
         }
         if (0u < nb_) {
             float t2955_ = acc_[0u];
-            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t2977_ == 32u) {
                 float t2982_ = __fadd_rn(t2955_, kf_shfl_xor(t2955_, 16u, kf_wn));
                 float t2985_ = __fadd_rn(t2982_, kf_shfl_xor(t2982_, 8u, kf_wn));
@@ -4340,15 +4334,15 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             bool t3029_ = lane_ == 0u;
             bool t3030_ = t3029_;
             if (t3029_) {
-                t3030_ = kf_shl_u32(g_, 1u) < m_;
+                t3030_ = (g_ << 1u) < m_;
             }
             if (t3030_) {
-                y_[kf_shl_u32(g_, 1u)] = s_;
+                y_[g_ << 1u] = s_;
             }
         }
         if (1u < nb_) {
             float t3055_ = acc_[1u];
-            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3077_ == 32u) {
                 float t3082_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 16u, kf_wn));
                 float t3085_ = __fadd_rn(t3082_, kf_shfl_xor(t3082_, 8u, kf_wn));
@@ -4380,15 +4374,15 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             bool t3129_ = lane_ == 0u;
             bool t3130_ = t3129_;
             if (t3129_) {
-                t3130_ = kf_shl_u32(g_, 1u) < m_;
+                t3130_ = (g_ << 1u) < m_;
             }
             if (t3130_) {
-                y_[m_ + kf_shl_u32(g_, 1u)] = s_2_;
+                y_[m_ + (g_ << 1u)] = s_2_;
             }
         }
         if (2u < nb_) {
             float t3155_ = acc_[2u];
-            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3177_ == 32u) {
                 float t3182_ = __fadd_rn(t3155_, kf_shfl_xor(t3155_, 16u, kf_wn));
                 float t3185_ = __fadd_rn(t3182_, kf_shfl_xor(t3182_, 8u, kf_wn));
@@ -4420,15 +4414,15 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             bool t3229_ = lane_ == 0u;
             bool t3230_ = t3229_;
             if (t3229_) {
-                t3230_ = kf_shl_u32(g_, 1u) < m_;
+                t3230_ = (g_ << 1u) < m_;
             }
             if (t3230_) {
-                y_[kf_shl_u32(m_, 1u) + kf_shl_u32(g_, 1u)] = s_3_;
+                y_[(m_ << 1u) + (g_ << 1u)] = s_3_;
             }
         }
         if (3u < nb_) {
             float t3255_ = acc_[3u];
-            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3277_ == 32u) {
                 float t3282_ = __fadd_rn(t3255_, kf_shfl_xor(t3255_, 16u, kf_wn));
                 float t3285_ = __fadd_rn(t3282_, kf_shfl_xor(t3282_, 8u, kf_wn));
@@ -4460,15 +4454,15 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             bool t3329_ = lane_ == 0u;
             bool t3330_ = t3329_;
             if (t3329_) {
-                t3330_ = kf_shl_u32(g_, 1u) < m_;
+                t3330_ = (g_ << 1u) < m_;
             }
             if (t3330_) {
-                y_[(3u * m_) + kf_shl_u32(g_, 1u)] = s_4_;
+                y_[(3u * m_) + (g_ << 1u)] = s_4_;
             }
         }
         if (4u < nb_) {
             float t3355_ = acc_[4u];
-            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3377_ == 32u) {
                 float t3382_ = __fadd_rn(t3355_, kf_shfl_xor(t3355_, 16u, kf_wn));
                 float t3385_ = __fadd_rn(t3382_, kf_shfl_xor(t3382_, 8u, kf_wn));
@@ -4500,15 +4494,15 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             bool t3429_ = lane_ == 0u;
             bool t3430_ = t3429_;
             if (t3429_) {
-                t3430_ = kf_shl_u32(g_, 1u) < m_;
+                t3430_ = (g_ << 1u) < m_;
             }
             if (t3430_) {
-                y_[kf_shl_u32(m_, 2u) + kf_shl_u32(g_, 1u)] = s_5_;
+                y_[(m_ << 2u) + (g_ << 1u)] = s_5_;
             }
         }
         if (5u < nb_) {
             float t3455_ = acc_[5u];
-            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3477_ == 32u) {
                 float t3482_ = __fadd_rn(t3455_, kf_shfl_xor(t3455_, 16u, kf_wn));
                 float t3485_ = __fadd_rn(t3482_, kf_shfl_xor(t3482_, 8u, kf_wn));
@@ -4540,15 +4534,15 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             bool t3529_ = lane_ == 0u;
             bool t3530_ = t3529_;
             if (t3529_) {
-                t3530_ = kf_shl_u32(g_, 1u) < m_;
+                t3530_ = (g_ << 1u) < m_;
             }
             if (t3530_) {
-                y_[(5u * m_) + kf_shl_u32(g_, 1u)] = s_6_;
+                y_[(5u * m_) + (g_ << 1u)] = s_6_;
             }
         }
         if (6u < nb_) {
             float t3555_ = acc_[6u];
-            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3577_ == 32u) {
                 float t3582_ = __fadd_rn(t3555_, kf_shfl_xor(t3555_, 16u, kf_wn));
                 float t3585_ = __fadd_rn(t3582_, kf_shfl_xor(t3582_, 8u, kf_wn));
@@ -4580,15 +4574,15 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             bool t3629_ = lane_ == 0u;
             bool t3630_ = t3629_;
             if (t3629_) {
-                t3630_ = kf_shl_u32(g_, 1u) < m_;
+                t3630_ = (g_ << 1u) < m_;
             }
             if (t3630_) {
-                y_[(6u * m_) + kf_shl_u32(g_, 1u)] = s_7_;
+                y_[(6u * m_) + (g_ << 1u)] = s_7_;
             }
         }
         if (7u < nb_) {
             float t3655_ = acc_[7u];
-            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3677_ == 32u) {
                 float t3682_ = __fadd_rn(t3655_, kf_shfl_xor(t3655_, 16u, kf_wn));
                 float t3685_ = __fadd_rn(t3682_, kf_shfl_xor(t3682_, 8u, kf_wn));
@@ -4620,15 +4614,15 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             bool t3729_ = lane_ == 0u;
             bool t3730_ = t3729_;
             if (t3729_) {
-                t3730_ = kf_shl_u32(g_, 1u) < m_;
+                t3730_ = (g_ << 1u) < m_;
             }
             if (t3730_) {
-                y_[(7u * m_) + kf_shl_u32(g_, 1u)] = s_8_;
+                y_[(7u * m_) + (g_ << 1u)] = s_8_;
             }
         }
         if (0u < nb_) {
             float t3755_ = acc_[8u];
-            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3777_ == 32u) {
                 float t3782_ = __fadd_rn(t3755_, kf_shfl_xor(t3755_, 16u, kf_wn));
                 float t3785_ = __fadd_rn(t3782_, kf_shfl_xor(t3782_, 8u, kf_wn));
@@ -4660,16 +4654,16 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             bool t3829_ = lane_ == 0u;
             bool t3830_ = t3829_;
             if (t3829_) {
-                t3830_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t3830_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t3830_) {
-                unsigned i_10_ = kf_shl_u32(g_, 1u) + 1u;
+                unsigned i_10_ = (g_ << 1u) + 1u;
                 y_[i_10_] = s_9_;
             }
         }
         if (1u < nb_) {
             float t3855_ = acc_[9u];
-            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3877_ == 32u) {
                 float t3882_ = __fadd_rn(t3855_, kf_shfl_xor(t3855_, 16u, kf_wn));
                 float t3885_ = __fadd_rn(t3882_, kf_shfl_xor(t3882_, 8u, kf_wn));
@@ -4701,16 +4695,16 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             bool t3929_ = lane_ == 0u;
             bool t3930_ = t3929_;
             if (t3929_) {
-                t3930_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t3930_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t3930_) {
-                unsigned i_11_ = (m_ + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_11_ = (m_ + (g_ << 1u)) + 1u;
                 y_[i_11_] = s_10_;
             }
         }
         if (2u < nb_) {
             float t3955_ = acc_[10u];
-            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3977_ == 32u) {
                 float t3982_ = __fadd_rn(t3955_, kf_shfl_xor(t3955_, 16u, kf_wn));
                 float t3985_ = __fadd_rn(t3982_, kf_shfl_xor(t3982_, 8u, kf_wn));
@@ -4742,16 +4736,16 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             bool t4029_ = lane_ == 0u;
             bool t4030_ = t4029_;
             if (t4029_) {
-                t4030_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4030_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4030_) {
-                unsigned i_12_ = (kf_shl_u32(m_, 1u) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_12_ = ((m_ << 1u) + (g_ << 1u)) + 1u;
                 y_[i_12_] = s_11_;
             }
         }
         if (3u < nb_) {
             float t4055_ = acc_[11u];
-            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4077_ == 32u) {
                 float t4082_ = __fadd_rn(t4055_, kf_shfl_xor(t4055_, 16u, kf_wn));
                 float t4085_ = __fadd_rn(t4082_, kf_shfl_xor(t4082_, 8u, kf_wn));
@@ -4783,16 +4777,16 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             bool t4129_ = lane_ == 0u;
             bool t4130_ = t4129_;
             if (t4129_) {
-                t4130_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4130_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4130_) {
-                unsigned i_13_ = ((3u * m_) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_13_ = ((3u * m_) + (g_ << 1u)) + 1u;
                 y_[i_13_] = s_12_;
             }
         }
         if (4u < nb_) {
             float t4155_ = acc_[12u];
-            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4177_ == 32u) {
                 float t4182_ = __fadd_rn(t4155_, kf_shfl_xor(t4155_, 16u, kf_wn));
                 float t4185_ = __fadd_rn(t4182_, kf_shfl_xor(t4182_, 8u, kf_wn));
@@ -4824,16 +4818,16 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             bool t4229_ = lane_ == 0u;
             bool t4230_ = t4229_;
             if (t4229_) {
-                t4230_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4230_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4230_) {
-                unsigned i_14_ = (kf_shl_u32(m_, 2u) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_14_ = ((m_ << 2u) + (g_ << 1u)) + 1u;
                 y_[i_14_] = s_13_;
             }
         }
         if (5u < nb_) {
             float t4255_ = acc_[13u];
-            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4277_ == 32u) {
                 float t4282_ = __fadd_rn(t4255_, kf_shfl_xor(t4255_, 16u, kf_wn));
                 float t4285_ = __fadd_rn(t4282_, kf_shfl_xor(t4282_, 8u, kf_wn));
@@ -4865,16 +4859,16 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             bool t4329_ = lane_ == 0u;
             bool t4330_ = t4329_;
             if (t4329_) {
-                t4330_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4330_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4330_) {
-                unsigned i_15_ = ((5u * m_) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_15_ = ((5u * m_) + (g_ << 1u)) + 1u;
                 y_[i_15_] = s_14_;
             }
         }
         if (6u < nb_) {
             float t4355_ = acc_[14u];
-            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4377_ == 32u) {
                 float t4382_ = __fadd_rn(t4355_, kf_shfl_xor(t4355_, 16u, kf_wn));
                 float t4385_ = __fadd_rn(t4382_, kf_shfl_xor(t4382_, 8u, kf_wn));
@@ -4906,16 +4900,16 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             bool t4429_ = lane_ == 0u;
             bool t4430_ = t4429_;
             if (t4429_) {
-                t4430_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4430_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4430_) {
-                unsigned i_16_ = ((6u * m_) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_16_ = ((6u * m_) + (g_ << 1u)) + 1u;
                 y_[i_16_] = s_15_;
             }
         }
         if (7u < nb_) {
             float t4455_ = acc_[15u];
-            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4477_ == 32u) {
                 float t4482_ = __fadd_rn(t4455_, kf_shfl_xor(t4455_, 16u, kf_wn));
                 float t4485_ = __fadd_rn(t4482_, kf_shfl_xor(t4482_, 8u, kf_wn));
@@ -4947,10 +4941,10 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             bool t4529_ = lane_ == 0u;
             bool t4530_ = t4529_;
             if (t4529_) {
-                t4530_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4530_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4530_) {
-                unsigned i_17_ = ((7u * m_) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_17_ = ((7u * m_) + (g_ << 1u)) + 1u;
                 y_[i_17_] = s_16_;
             }
         }
@@ -5004,12 +4998,12 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t33_ = kf_shl_u32(blockIdx.x, 3u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u);
-    unsigned t41_ = kf_shr_u32(m_, 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t44_ = kf_shl_u32(gridDim.x, 3u);
+    unsigned nv_ = k_ >> 3u;
+    unsigned t33_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t41_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t44_ = gridDim.x << 3u;
     for (unsigned g_ = t33_; g_ < t41_; g_ = g_ + t44_) {
-        row_[0u] = min(kf_shl_u32(g_, 1u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
         acc_[1u] = 0.0f;
         acc_[2u] = 0.0f;
@@ -5018,7 +5012,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
         acc_[5u] = 0.0f;
         acc_[6u] = 0.0f;
         acc_[7u] = 0.0f;
-        row_[1u] = min((kf_shl_u32(g_, 1u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[8u] = 0.0f;
         acc_[9u] = 0.0f;
         acc_[10u] = 0.0f;
@@ -5113,7 +5107,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         acc_[9u] = __fmaf_rn(wf_[15u], xs_2_[7u], __fmaf_rn(wf_[14u], xs_2_[6u], __fmaf_rn(wf_[13u], xs_2_[5u], __fmaf_rn(wf_[12u], xs_2_[4u], __fmaf_rn(wf_[11u], xs_2_[3u], __fmaf_rn(wf_[10u], xs_2_[2u], __fmaf_rn(wf_[9u], xs_2_[1u], __fmaf_rn(wf_[8u], xs_2_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        unsigned t591_ = kf_shl_u32(nv_, 1u) + v_3_;
+                        unsigned t591_ = (nv_ << 1u) + v_3_;
                         kf_f16x8 a_3_ = xh8_[t591_];
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
@@ -5141,7 +5135,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         acc_[11u] = __fmaf_rn(wf_[15u], xs_4_[7u], __fmaf_rn(wf_[14u], xs_4_[6u], __fmaf_rn(wf_[13u], xs_4_[5u], __fmaf_rn(wf_[12u], xs_4_[4u], __fmaf_rn(wf_[11u], xs_4_[3u], __fmaf_rn(wf_[10u], xs_4_[2u], __fmaf_rn(wf_[9u], xs_4_[1u], __fmaf_rn(wf_[8u], xs_4_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        unsigned t887_ = kf_shl_u32(nv_, 2u) + v_3_;
+                        unsigned t887_ = (nv_ << 2u) + v_3_;
                         kf_f16x8 a_5_ = xh8_[t887_];
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
@@ -5247,7 +5241,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         acc_[9u] = __fmaf_rn(wf_2_[15u], xs_10_[7u], __fmaf_rn(wf_2_[14u], xs_10_[6u], __fmaf_rn(wf_2_[13u], xs_10_[5u], __fmaf_rn(wf_2_[12u], xs_10_[4u], __fmaf_rn(wf_2_[11u], xs_10_[3u], __fmaf_rn(wf_2_[10u], xs_10_[2u], __fmaf_rn(wf_2_[9u], xs_10_[1u], __fmaf_rn(wf_2_[8u], xs_10_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        unsigned t1887_ = kf_shl_u32(nv_, 1u) + v_4_;
+                        unsigned t1887_ = (nv_ << 1u) + v_4_;
                         kf_f16x8 a_11_ = xh8_[t1887_];
                         xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
@@ -5275,7 +5269,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         acc_[11u] = __fmaf_rn(wf_2_[15u], xs_12_[7u], __fmaf_rn(wf_2_[14u], xs_12_[6u], __fmaf_rn(wf_2_[13u], xs_12_[5u], __fmaf_rn(wf_2_[12u], xs_12_[4u], __fmaf_rn(wf_2_[11u], xs_12_[3u], __fmaf_rn(wf_2_[10u], xs_12_[2u], __fmaf_rn(wf_2_[9u], xs_12_[1u], __fmaf_rn(wf_2_[8u], xs_12_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        unsigned t2183_ = kf_shl_u32(nv_, 2u) + v_4_;
+                        unsigned t2183_ = (nv_ << 2u) + v_4_;
                         kf_f16x8 a_13_ = xh8_[t2183_];
                         xs_13_[0u] = kf_f16_to_f32(a_13_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_13_.v[1]);
@@ -5352,7 +5346,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                     acc_[9u] = __fmaf_rn(wcol_[1u], t2799_, acc_[9u]);
                 }
                 if (2u < nb_) {
-                    unsigned i_4_ = kf_shl_u32(k_, 1u) + c_;
+                    unsigned i_4_ = (k_ << 1u) + c_;
                     float t2822_ = kf_f16_to_f32(x_[i_4_]);
                     acc_[2u] = __fmaf_rn(wcol_[0u], t2822_, acc_[2u]);
                     acc_[10u] = __fmaf_rn(wcol_[1u], t2822_, acc_[10u]);
@@ -5364,7 +5358,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                     acc_[11u] = __fmaf_rn(wcol_[1u], t2845_, acc_[11u]);
                 }
                 if (4u < nb_) {
-                    unsigned i_6_ = kf_shl_u32(k_, 2u) + c_;
+                    unsigned i_6_ = (k_ << 2u) + c_;
                     float t2868_ = kf_f16_to_f32(x_[i_6_]);
                     acc_[4u] = __fmaf_rn(wcol_[0u], t2868_, acc_[4u]);
                     acc_[12u] = __fmaf_rn(wcol_[1u], t2868_, acc_[12u]);
@@ -5391,7 +5385,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
         }
         if (0u < nb_) {
             float t2955_ = acc_[0u];
-            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t2977_ == 32u) {
                 float t2982_ = __fadd_rn(t2955_, kf_shfl_xor(t2955_, 16u, kf_wn));
                 float t2985_ = __fadd_rn(t2982_, kf_shfl_xor(t2982_, 8u, kf_wn));
@@ -5423,15 +5417,15 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
             bool t3029_ = lane_ == 0u;
             bool t3030_ = t3029_;
             if (t3029_) {
-                t3030_ = kf_shl_u32(g_, 1u) < m_;
+                t3030_ = (g_ << 1u) < m_;
             }
             if (t3030_) {
-                y_[kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_);
+                y_[g_ << 1u] = kf_f16_from_f32(s_);
             }
         }
         if (1u < nb_) {
             float t3055_ = acc_[1u];
-            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3077_ == 32u) {
                 float t3082_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 16u, kf_wn));
                 float t3085_ = __fadd_rn(t3082_, kf_shfl_xor(t3082_, 8u, kf_wn));
@@ -5463,15 +5457,15 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
             bool t3129_ = lane_ == 0u;
             bool t3130_ = t3129_;
             if (t3129_) {
-                t3130_ = kf_shl_u32(g_, 1u) < m_;
+                t3130_ = (g_ << 1u) < m_;
             }
             if (t3130_) {
-                y_[m_ + kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_2_);
+                y_[m_ + (g_ << 1u)] = kf_f16_from_f32(s_2_);
             }
         }
         if (2u < nb_) {
             float t3155_ = acc_[2u];
-            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3177_ == 32u) {
                 float t3182_ = __fadd_rn(t3155_, kf_shfl_xor(t3155_, 16u, kf_wn));
                 float t3185_ = __fadd_rn(t3182_, kf_shfl_xor(t3182_, 8u, kf_wn));
@@ -5503,15 +5497,15 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
             bool t3229_ = lane_ == 0u;
             bool t3230_ = t3229_;
             if (t3229_) {
-                t3230_ = kf_shl_u32(g_, 1u) < m_;
+                t3230_ = (g_ << 1u) < m_;
             }
             if (t3230_) {
-                y_[kf_shl_u32(m_, 1u) + kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_3_);
+                y_[(m_ << 1u) + (g_ << 1u)] = kf_f16_from_f32(s_3_);
             }
         }
         if (3u < nb_) {
             float t3255_ = acc_[3u];
-            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3277_ == 32u) {
                 float t3282_ = __fadd_rn(t3255_, kf_shfl_xor(t3255_, 16u, kf_wn));
                 float t3285_ = __fadd_rn(t3282_, kf_shfl_xor(t3282_, 8u, kf_wn));
@@ -5543,15 +5537,15 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
             bool t3329_ = lane_ == 0u;
             bool t3330_ = t3329_;
             if (t3329_) {
-                t3330_ = kf_shl_u32(g_, 1u) < m_;
+                t3330_ = (g_ << 1u) < m_;
             }
             if (t3330_) {
-                y_[(3u * m_) + kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_4_);
+                y_[(3u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_4_);
             }
         }
         if (4u < nb_) {
             float t3355_ = acc_[4u];
-            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3377_ == 32u) {
                 float t3382_ = __fadd_rn(t3355_, kf_shfl_xor(t3355_, 16u, kf_wn));
                 float t3385_ = __fadd_rn(t3382_, kf_shfl_xor(t3382_, 8u, kf_wn));
@@ -5583,15 +5577,15 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
             bool t3429_ = lane_ == 0u;
             bool t3430_ = t3429_;
             if (t3429_) {
-                t3430_ = kf_shl_u32(g_, 1u) < m_;
+                t3430_ = (g_ << 1u) < m_;
             }
             if (t3430_) {
-                y_[kf_shl_u32(m_, 2u) + kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_5_);
+                y_[(m_ << 2u) + (g_ << 1u)] = kf_f16_from_f32(s_5_);
             }
         }
         if (5u < nb_) {
             float t3455_ = acc_[5u];
-            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3477_ == 32u) {
                 float t3482_ = __fadd_rn(t3455_, kf_shfl_xor(t3455_, 16u, kf_wn));
                 float t3485_ = __fadd_rn(t3482_, kf_shfl_xor(t3482_, 8u, kf_wn));
@@ -5623,15 +5617,15 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
             bool t3529_ = lane_ == 0u;
             bool t3530_ = t3529_;
             if (t3529_) {
-                t3530_ = kf_shl_u32(g_, 1u) < m_;
+                t3530_ = (g_ << 1u) < m_;
             }
             if (t3530_) {
-                y_[(5u * m_) + kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_6_);
+                y_[(5u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_6_);
             }
         }
         if (6u < nb_) {
             float t3555_ = acc_[6u];
-            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3577_ == 32u) {
                 float t3582_ = __fadd_rn(t3555_, kf_shfl_xor(t3555_, 16u, kf_wn));
                 float t3585_ = __fadd_rn(t3582_, kf_shfl_xor(t3582_, 8u, kf_wn));
@@ -5663,15 +5657,15 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
             bool t3629_ = lane_ == 0u;
             bool t3630_ = t3629_;
             if (t3629_) {
-                t3630_ = kf_shl_u32(g_, 1u) < m_;
+                t3630_ = (g_ << 1u) < m_;
             }
             if (t3630_) {
-                y_[(6u * m_) + kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_7_);
+                y_[(6u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_7_);
             }
         }
         if (7u < nb_) {
             float t3655_ = acc_[7u];
-            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3677_ == 32u) {
                 float t3682_ = __fadd_rn(t3655_, kf_shfl_xor(t3655_, 16u, kf_wn));
                 float t3685_ = __fadd_rn(t3682_, kf_shfl_xor(t3682_, 8u, kf_wn));
@@ -5703,15 +5697,15 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
             bool t3729_ = lane_ == 0u;
             bool t3730_ = t3729_;
             if (t3729_) {
-                t3730_ = kf_shl_u32(g_, 1u) < m_;
+                t3730_ = (g_ << 1u) < m_;
             }
             if (t3730_) {
-                y_[(7u * m_) + kf_shl_u32(g_, 1u)] = kf_f16_from_f32(s_8_);
+                y_[(7u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_8_);
             }
         }
         if (0u < nb_) {
             float t3755_ = acc_[8u];
-            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3777_ == 32u) {
                 float t3782_ = __fadd_rn(t3755_, kf_shfl_xor(t3755_, 16u, kf_wn));
                 float t3785_ = __fadd_rn(t3782_, kf_shfl_xor(t3782_, 8u, kf_wn));
@@ -5743,16 +5737,16 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
             bool t3829_ = lane_ == 0u;
             bool t3830_ = t3829_;
             if (t3829_) {
-                t3830_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t3830_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t3830_) {
-                unsigned i_10_ = kf_shl_u32(g_, 1u) + 1u;
+                unsigned i_10_ = (g_ << 1u) + 1u;
                 y_[i_10_] = kf_f16_from_f32(s_9_);
             }
         }
         if (1u < nb_) {
             float t3855_ = acc_[9u];
-            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3877_ == 32u) {
                 float t3882_ = __fadd_rn(t3855_, kf_shfl_xor(t3855_, 16u, kf_wn));
                 float t3885_ = __fadd_rn(t3882_, kf_shfl_xor(t3882_, 8u, kf_wn));
@@ -5784,16 +5778,16 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
             bool t3929_ = lane_ == 0u;
             bool t3930_ = t3929_;
             if (t3929_) {
-                t3930_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t3930_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t3930_) {
-                unsigned i_11_ = (m_ + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_11_ = (m_ + (g_ << 1u)) + 1u;
                 y_[i_11_] = kf_f16_from_f32(s_10_);
             }
         }
         if (2u < nb_) {
             float t3955_ = acc_[10u];
-            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3977_ == 32u) {
                 float t3982_ = __fadd_rn(t3955_, kf_shfl_xor(t3955_, 16u, kf_wn));
                 float t3985_ = __fadd_rn(t3982_, kf_shfl_xor(t3982_, 8u, kf_wn));
@@ -5825,16 +5819,16 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
             bool t4029_ = lane_ == 0u;
             bool t4030_ = t4029_;
             if (t4029_) {
-                t4030_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4030_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4030_) {
-                unsigned i_12_ = (kf_shl_u32(m_, 1u) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_12_ = ((m_ << 1u) + (g_ << 1u)) + 1u;
                 y_[i_12_] = kf_f16_from_f32(s_11_);
             }
         }
         if (3u < nb_) {
             float t4055_ = acc_[11u];
-            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4077_ == 32u) {
                 float t4082_ = __fadd_rn(t4055_, kf_shfl_xor(t4055_, 16u, kf_wn));
                 float t4085_ = __fadd_rn(t4082_, kf_shfl_xor(t4082_, 8u, kf_wn));
@@ -5866,16 +5860,16 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
             bool t4129_ = lane_ == 0u;
             bool t4130_ = t4129_;
             if (t4129_) {
-                t4130_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4130_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4130_) {
-                unsigned i_13_ = ((3u * m_) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_13_ = ((3u * m_) + (g_ << 1u)) + 1u;
                 y_[i_13_] = kf_f16_from_f32(s_12_);
             }
         }
         if (4u < nb_) {
             float t4155_ = acc_[12u];
-            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4177_ == 32u) {
                 float t4182_ = __fadd_rn(t4155_, kf_shfl_xor(t4155_, 16u, kf_wn));
                 float t4185_ = __fadd_rn(t4182_, kf_shfl_xor(t4182_, 8u, kf_wn));
@@ -5907,16 +5901,16 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
             bool t4229_ = lane_ == 0u;
             bool t4230_ = t4229_;
             if (t4229_) {
-                t4230_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4230_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4230_) {
-                unsigned i_14_ = (kf_shl_u32(m_, 2u) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_14_ = ((m_ << 2u) + (g_ << 1u)) + 1u;
                 y_[i_14_] = kf_f16_from_f32(s_13_);
             }
         }
         if (5u < nb_) {
             float t4255_ = acc_[13u];
-            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4277_ == 32u) {
                 float t4282_ = __fadd_rn(t4255_, kf_shfl_xor(t4255_, 16u, kf_wn));
                 float t4285_ = __fadd_rn(t4282_, kf_shfl_xor(t4282_, 8u, kf_wn));
@@ -5948,16 +5942,16 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
             bool t4329_ = lane_ == 0u;
             bool t4330_ = t4329_;
             if (t4329_) {
-                t4330_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4330_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4330_) {
-                unsigned i_15_ = ((5u * m_) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_15_ = ((5u * m_) + (g_ << 1u)) + 1u;
                 y_[i_15_] = kf_f16_from_f32(s_14_);
             }
         }
         if (6u < nb_) {
             float t4355_ = acc_[14u];
-            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4377_ == 32u) {
                 float t4382_ = __fadd_rn(t4355_, kf_shfl_xor(t4355_, 16u, kf_wn));
                 float t4385_ = __fadd_rn(t4382_, kf_shfl_xor(t4382_, 8u, kf_wn));
@@ -5989,16 +5983,16 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
             bool t4429_ = lane_ == 0u;
             bool t4430_ = t4429_;
             if (t4429_) {
-                t4430_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4430_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4430_) {
-                unsigned i_16_ = ((6u * m_) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_16_ = ((6u * m_) + (g_ << 1u)) + 1u;
                 y_[i_16_] = kf_f16_from_f32(s_15_);
             }
         }
         if (7u < nb_) {
             float t4455_ = acc_[15u];
-            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4477_ == 32u) {
                 float t4482_ = __fadd_rn(t4455_, kf_shfl_xor(t4455_, 16u, kf_wn));
                 float t4485_ = __fadd_rn(t4482_, kf_shfl_xor(t4482_, 8u, kf_wn));
@@ -6030,10 +6024,10 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
             bool t4529_ = lane_ == 0u;
             bool t4530_ = t4529_;
             if (t4529_) {
-                t4530_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4530_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4530_) {
-                unsigned i_17_ = ((7u * m_) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_17_ = ((7u * m_) + (g_ << 1u)) + 1u;
                 y_[i_17_] = kf_f16_from_f32(s_16_);
             }
         }
@@ -6087,12 +6081,12 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t33_ = kf_shl_u32(blockIdx.x, 3u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u);
-    unsigned t41_ = kf_shr_u32(m_, 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t44_ = kf_shl_u32(gridDim.x, 3u);
+    unsigned nv_ = k_ >> 3u;
+    unsigned t33_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t41_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t44_ = gridDim.x << 3u;
     for (unsigned g_ = t33_; g_ < t41_; g_ = g_ + t44_) {
-        row_[0u] = min(kf_shl_u32(g_, 1u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
         acc_[1u] = 0.0f;
         acc_[2u] = 0.0f;
@@ -6101,7 +6095,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
         acc_[5u] = 0.0f;
         acc_[6u] = 0.0f;
         acc_[7u] = 0.0f;
-        row_[1u] = min((kf_shl_u32(g_, 1u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[8u] = 0.0f;
         acc_[9u] = 0.0f;
         acc_[10u] = 0.0f;
@@ -6169,9 +6163,9 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                     wf_[14u] = kf_bf16_to_f32(wb_2_.v[6]);
                     wf_[15u] = kf_bf16_to_f32(wb_2_.v[7]);
                     if (0u < nb_) {
-                        unsigned t267_ = kf_shl_u32(v_3_, 1u);
+                        unsigned t267_ = v_3_ << 1u;
                         kf_f32x4 a_ = xf4_[t267_];
-                        unsigned t275_ = kf_shl_u32(v_3_, 1u) + 1u;
+                        unsigned t275_ = (v_3_ << 1u) + 1u;
                         kf_f32x4 c_ = xf4_[t275_];
                         xs_[0u] = a_.v[0];
                         xs_[4u] = c_.v[0];
@@ -6185,9 +6179,9 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         acc_[8u] = __fmaf_rn(wf_[15u], xs_[7u], __fmaf_rn(wf_[14u], xs_[6u], __fmaf_rn(wf_[13u], xs_[5u], __fmaf_rn(wf_[12u], xs_[4u], __fmaf_rn(wf_[11u], xs_[3u], __fmaf_rn(wf_[10u], xs_[2u], __fmaf_rn(wf_[9u], xs_[1u], __fmaf_rn(wf_[8u], xs_[0u], acc_[8u]))))))));
                     }
                     if (1u < nb_) {
-                        unsigned t415_ = kf_shl_u32((nv_ + v_3_), 1u);
+                        unsigned t415_ = (nv_ + v_3_) << 1u;
                         kf_f32x4 a_2_ = xf4_[t415_];
-                        unsigned t423_ = kf_shl_u32((nv_ + v_3_), 1u) + 1u;
+                        unsigned t423_ = ((nv_ + v_3_) << 1u) + 1u;
                         kf_f32x4 c_2_ = xf4_[t423_];
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = c_2_.v[0];
@@ -6201,9 +6195,9 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         acc_[9u] = __fmaf_rn(wf_[15u], xs_2_[7u], __fmaf_rn(wf_[14u], xs_2_[6u], __fmaf_rn(wf_[13u], xs_2_[5u], __fmaf_rn(wf_[12u], xs_2_[4u], __fmaf_rn(wf_[11u], xs_2_[3u], __fmaf_rn(wf_[10u], xs_2_[2u], __fmaf_rn(wf_[9u], xs_2_[1u], __fmaf_rn(wf_[8u], xs_2_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        unsigned t563_ = kf_shl_u32((kf_shl_u32(nv_, 1u) + v_3_), 1u);
+                        unsigned t563_ = ((nv_ << 1u) + v_3_) << 1u;
                         kf_f32x4 a_3_ = xf4_[t563_];
-                        unsigned t571_ = kf_shl_u32((kf_shl_u32(nv_, 1u) + v_3_), 1u) + 1u;
+                        unsigned t571_ = (((nv_ << 1u) + v_3_) << 1u) + 1u;
                         kf_f32x4 c_3_ = xf4_[t571_];
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = c_3_.v[0];
@@ -6217,9 +6211,9 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         acc_[10u] = __fmaf_rn(wf_[15u], xs_3_[7u], __fmaf_rn(wf_[14u], xs_3_[6u], __fmaf_rn(wf_[13u], xs_3_[5u], __fmaf_rn(wf_[12u], xs_3_[4u], __fmaf_rn(wf_[11u], xs_3_[3u], __fmaf_rn(wf_[10u], xs_3_[2u], __fmaf_rn(wf_[9u], xs_3_[1u], __fmaf_rn(wf_[8u], xs_3_[0u], acc_[10u]))))))));
                     }
                     if (3u < nb_) {
-                        unsigned t711_ = kf_shl_u32(((3u * nv_) + v_3_), 1u);
+                        unsigned t711_ = ((3u * nv_) + v_3_) << 1u;
                         kf_f32x4 a_4_ = xf4_[t711_];
-                        unsigned t719_ = kf_shl_u32(((3u * nv_) + v_3_), 1u) + 1u;
+                        unsigned t719_ = (((3u * nv_) + v_3_) << 1u) + 1u;
                         kf_f32x4 c_4_ = xf4_[t719_];
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = c_4_.v[0];
@@ -6233,9 +6227,9 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         acc_[11u] = __fmaf_rn(wf_[15u], xs_4_[7u], __fmaf_rn(wf_[14u], xs_4_[6u], __fmaf_rn(wf_[13u], xs_4_[5u], __fmaf_rn(wf_[12u], xs_4_[4u], __fmaf_rn(wf_[11u], xs_4_[3u], __fmaf_rn(wf_[10u], xs_4_[2u], __fmaf_rn(wf_[9u], xs_4_[1u], __fmaf_rn(wf_[8u], xs_4_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        unsigned t859_ = kf_shl_u32((kf_shl_u32(nv_, 2u) + v_3_), 1u);
+                        unsigned t859_ = ((nv_ << 2u) + v_3_) << 1u;
                         kf_f32x4 a_5_ = xf4_[t859_];
-                        unsigned t867_ = kf_shl_u32((kf_shl_u32(nv_, 2u) + v_3_), 1u) + 1u;
+                        unsigned t867_ = (((nv_ << 2u) + v_3_) << 1u) + 1u;
                         kf_f32x4 c_5_ = xf4_[t867_];
                         xs_5_[0u] = a_5_.v[0];
                         xs_5_[4u] = c_5_.v[0];
@@ -6249,9 +6243,9 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         acc_[12u] = __fmaf_rn(wf_[15u], xs_5_[7u], __fmaf_rn(wf_[14u], xs_5_[6u], __fmaf_rn(wf_[13u], xs_5_[5u], __fmaf_rn(wf_[12u], xs_5_[4u], __fmaf_rn(wf_[11u], xs_5_[3u], __fmaf_rn(wf_[10u], xs_5_[2u], __fmaf_rn(wf_[9u], xs_5_[1u], __fmaf_rn(wf_[8u], xs_5_[0u], acc_[12u]))))))));
                     }
                     if (5u < nb_) {
-                        unsigned t1007_ = kf_shl_u32(((5u * nv_) + v_3_), 1u);
+                        unsigned t1007_ = ((5u * nv_) + v_3_) << 1u;
                         kf_f32x4 a_6_ = xf4_[t1007_];
-                        unsigned t1015_ = kf_shl_u32(((5u * nv_) + v_3_), 1u) + 1u;
+                        unsigned t1015_ = (((5u * nv_) + v_3_) << 1u) + 1u;
                         kf_f32x4 c_6_ = xf4_[t1015_];
                         xs_6_[0u] = a_6_.v[0];
                         xs_6_[4u] = c_6_.v[0];
@@ -6265,9 +6259,9 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         acc_[13u] = __fmaf_rn(wf_[15u], xs_6_[7u], __fmaf_rn(wf_[14u], xs_6_[6u], __fmaf_rn(wf_[13u], xs_6_[5u], __fmaf_rn(wf_[12u], xs_6_[4u], __fmaf_rn(wf_[11u], xs_6_[3u], __fmaf_rn(wf_[10u], xs_6_[2u], __fmaf_rn(wf_[9u], xs_6_[1u], __fmaf_rn(wf_[8u], xs_6_[0u], acc_[13u]))))))));
                     }
                     if (6u < nb_) {
-                        unsigned t1155_ = kf_shl_u32(((6u * nv_) + v_3_), 1u);
+                        unsigned t1155_ = ((6u * nv_) + v_3_) << 1u;
                         kf_f32x4 a_7_ = xf4_[t1155_];
-                        unsigned t1163_ = kf_shl_u32(((6u * nv_) + v_3_), 1u) + 1u;
+                        unsigned t1163_ = (((6u * nv_) + v_3_) << 1u) + 1u;
                         kf_f32x4 c_7_ = xf4_[t1163_];
                         xs_7_[0u] = a_7_.v[0];
                         xs_7_[4u] = c_7_.v[0];
@@ -6281,9 +6275,9 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         acc_[14u] = __fmaf_rn(wf_[15u], xs_7_[7u], __fmaf_rn(wf_[14u], xs_7_[6u], __fmaf_rn(wf_[13u], xs_7_[5u], __fmaf_rn(wf_[12u], xs_7_[4u], __fmaf_rn(wf_[11u], xs_7_[3u], __fmaf_rn(wf_[10u], xs_7_[2u], __fmaf_rn(wf_[9u], xs_7_[1u], __fmaf_rn(wf_[8u], xs_7_[0u], acc_[14u]))))))));
                     }
                     if (7u < nb_) {
-                        unsigned t1303_ = kf_shl_u32(((7u * nv_) + v_3_), 1u);
+                        unsigned t1303_ = ((7u * nv_) + v_3_) << 1u;
                         kf_f32x4 a_8_ = xf4_[t1303_];
-                        unsigned t1311_ = kf_shl_u32(((7u * nv_) + v_3_), 1u) + 1u;
+                        unsigned t1311_ = (((7u * nv_) + v_3_) << 1u) + 1u;
                         kf_f32x4 c_8_ = xf4_[t1311_];
                         xs_8_[0u] = a_8_.v[0];
                         xs_8_[4u] = c_8_.v[0];
@@ -6320,9 +6314,9 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                     wf_2_[14u] = kf_bf16_to_f32(wb_4_.v[6]);
                     wf_2_[15u] = kf_bf16_to_f32(wb_4_.v[7]);
                     if (0u < nb_) {
-                        unsigned t1563_ = kf_shl_u32(v_4_, 1u);
+                        unsigned t1563_ = v_4_ << 1u;
                         kf_f32x4 a_9_ = xf4_[t1563_];
-                        unsigned t1571_ = kf_shl_u32(v_4_, 1u) + 1u;
+                        unsigned t1571_ = (v_4_ << 1u) + 1u;
                         kf_f32x4 c_9_ = xf4_[t1571_];
                         xs_9_[0u] = a_9_.v[0];
                         xs_9_[4u] = c_9_.v[0];
@@ -6336,9 +6330,9 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         acc_[8u] = __fmaf_rn(wf_2_[15u], xs_9_[7u], __fmaf_rn(wf_2_[14u], xs_9_[6u], __fmaf_rn(wf_2_[13u], xs_9_[5u], __fmaf_rn(wf_2_[12u], xs_9_[4u], __fmaf_rn(wf_2_[11u], xs_9_[3u], __fmaf_rn(wf_2_[10u], xs_9_[2u], __fmaf_rn(wf_2_[9u], xs_9_[1u], __fmaf_rn(wf_2_[8u], xs_9_[0u], acc_[8u]))))))));
                     }
                     if (1u < nb_) {
-                        unsigned t1711_ = kf_shl_u32((nv_ + v_4_), 1u);
+                        unsigned t1711_ = (nv_ + v_4_) << 1u;
                         kf_f32x4 a_10_ = xf4_[t1711_];
-                        unsigned t1719_ = kf_shl_u32((nv_ + v_4_), 1u) + 1u;
+                        unsigned t1719_ = ((nv_ + v_4_) << 1u) + 1u;
                         kf_f32x4 c_10_ = xf4_[t1719_];
                         xs_10_[0u] = a_10_.v[0];
                         xs_10_[4u] = c_10_.v[0];
@@ -6352,9 +6346,9 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         acc_[9u] = __fmaf_rn(wf_2_[15u], xs_10_[7u], __fmaf_rn(wf_2_[14u], xs_10_[6u], __fmaf_rn(wf_2_[13u], xs_10_[5u], __fmaf_rn(wf_2_[12u], xs_10_[4u], __fmaf_rn(wf_2_[11u], xs_10_[3u], __fmaf_rn(wf_2_[10u], xs_10_[2u], __fmaf_rn(wf_2_[9u], xs_10_[1u], __fmaf_rn(wf_2_[8u], xs_10_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        unsigned t1859_ = kf_shl_u32((kf_shl_u32(nv_, 1u) + v_4_), 1u);
+                        unsigned t1859_ = ((nv_ << 1u) + v_4_) << 1u;
                         kf_f32x4 a_11_ = xf4_[t1859_];
-                        unsigned t1867_ = kf_shl_u32((kf_shl_u32(nv_, 1u) + v_4_), 1u) + 1u;
+                        unsigned t1867_ = (((nv_ << 1u) + v_4_) << 1u) + 1u;
                         kf_f32x4 c_11_ = xf4_[t1867_];
                         xs_11_[0u] = a_11_.v[0];
                         xs_11_[4u] = c_11_.v[0];
@@ -6368,9 +6362,9 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         acc_[10u] = __fmaf_rn(wf_2_[15u], xs_11_[7u], __fmaf_rn(wf_2_[14u], xs_11_[6u], __fmaf_rn(wf_2_[13u], xs_11_[5u], __fmaf_rn(wf_2_[12u], xs_11_[4u], __fmaf_rn(wf_2_[11u], xs_11_[3u], __fmaf_rn(wf_2_[10u], xs_11_[2u], __fmaf_rn(wf_2_[9u], xs_11_[1u], __fmaf_rn(wf_2_[8u], xs_11_[0u], acc_[10u]))))))));
                     }
                     if (3u < nb_) {
-                        unsigned t2007_ = kf_shl_u32(((3u * nv_) + v_4_), 1u);
+                        unsigned t2007_ = ((3u * nv_) + v_4_) << 1u;
                         kf_f32x4 a_12_ = xf4_[t2007_];
-                        unsigned t2015_ = kf_shl_u32(((3u * nv_) + v_4_), 1u) + 1u;
+                        unsigned t2015_ = (((3u * nv_) + v_4_) << 1u) + 1u;
                         kf_f32x4 c_12_ = xf4_[t2015_];
                         xs_12_[0u] = a_12_.v[0];
                         xs_12_[4u] = c_12_.v[0];
@@ -6384,9 +6378,9 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         acc_[11u] = __fmaf_rn(wf_2_[15u], xs_12_[7u], __fmaf_rn(wf_2_[14u], xs_12_[6u], __fmaf_rn(wf_2_[13u], xs_12_[5u], __fmaf_rn(wf_2_[12u], xs_12_[4u], __fmaf_rn(wf_2_[11u], xs_12_[3u], __fmaf_rn(wf_2_[10u], xs_12_[2u], __fmaf_rn(wf_2_[9u], xs_12_[1u], __fmaf_rn(wf_2_[8u], xs_12_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        unsigned t2155_ = kf_shl_u32((kf_shl_u32(nv_, 2u) + v_4_), 1u);
+                        unsigned t2155_ = ((nv_ << 2u) + v_4_) << 1u;
                         kf_f32x4 a_13_ = xf4_[t2155_];
-                        unsigned t2163_ = kf_shl_u32((kf_shl_u32(nv_, 2u) + v_4_), 1u) + 1u;
+                        unsigned t2163_ = (((nv_ << 2u) + v_4_) << 1u) + 1u;
                         kf_f32x4 c_13_ = xf4_[t2163_];
                         xs_13_[0u] = a_13_.v[0];
                         xs_13_[4u] = c_13_.v[0];
@@ -6400,9 +6394,9 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         acc_[12u] = __fmaf_rn(wf_2_[15u], xs_13_[7u], __fmaf_rn(wf_2_[14u], xs_13_[6u], __fmaf_rn(wf_2_[13u], xs_13_[5u], __fmaf_rn(wf_2_[12u], xs_13_[4u], __fmaf_rn(wf_2_[11u], xs_13_[3u], __fmaf_rn(wf_2_[10u], xs_13_[2u], __fmaf_rn(wf_2_[9u], xs_13_[1u], __fmaf_rn(wf_2_[8u], xs_13_[0u], acc_[12u]))))))));
                     }
                     if (5u < nb_) {
-                        unsigned t2303_ = kf_shl_u32(((5u * nv_) + v_4_), 1u);
+                        unsigned t2303_ = ((5u * nv_) + v_4_) << 1u;
                         kf_f32x4 a_14_ = xf4_[t2303_];
-                        unsigned t2311_ = kf_shl_u32(((5u * nv_) + v_4_), 1u) + 1u;
+                        unsigned t2311_ = (((5u * nv_) + v_4_) << 1u) + 1u;
                         kf_f32x4 c_14_ = xf4_[t2311_];
                         xs_14_[0u] = a_14_.v[0];
                         xs_14_[4u] = c_14_.v[0];
@@ -6416,9 +6410,9 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         acc_[13u] = __fmaf_rn(wf_2_[15u], xs_14_[7u], __fmaf_rn(wf_2_[14u], xs_14_[6u], __fmaf_rn(wf_2_[13u], xs_14_[5u], __fmaf_rn(wf_2_[12u], xs_14_[4u], __fmaf_rn(wf_2_[11u], xs_14_[3u], __fmaf_rn(wf_2_[10u], xs_14_[2u], __fmaf_rn(wf_2_[9u], xs_14_[1u], __fmaf_rn(wf_2_[8u], xs_14_[0u], acc_[13u]))))))));
                     }
                     if (6u < nb_) {
-                        unsigned t2451_ = kf_shl_u32(((6u * nv_) + v_4_), 1u);
+                        unsigned t2451_ = ((6u * nv_) + v_4_) << 1u;
                         kf_f32x4 a_15_ = xf4_[t2451_];
-                        unsigned t2459_ = kf_shl_u32(((6u * nv_) + v_4_), 1u) + 1u;
+                        unsigned t2459_ = (((6u * nv_) + v_4_) << 1u) + 1u;
                         kf_f32x4 c_15_ = xf4_[t2459_];
                         xs_15_[0u] = a_15_.v[0];
                         xs_15_[4u] = c_15_.v[0];
@@ -6432,9 +6426,9 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         acc_[14u] = __fmaf_rn(wf_2_[15u], xs_15_[7u], __fmaf_rn(wf_2_[14u], xs_15_[6u], __fmaf_rn(wf_2_[13u], xs_15_[5u], __fmaf_rn(wf_2_[12u], xs_15_[4u], __fmaf_rn(wf_2_[11u], xs_15_[3u], __fmaf_rn(wf_2_[10u], xs_15_[2u], __fmaf_rn(wf_2_[9u], xs_15_[1u], __fmaf_rn(wf_2_[8u], xs_15_[0u], acc_[14u]))))))));
                     }
                     if (7u < nb_) {
-                        unsigned t2599_ = kf_shl_u32(((7u * nv_) + v_4_), 1u);
+                        unsigned t2599_ = ((7u * nv_) + v_4_) << 1u;
                         kf_f32x4 a_16_ = xf4_[t2599_];
-                        unsigned t2607_ = kf_shl_u32(((7u * nv_) + v_4_), 1u) + 1u;
+                        unsigned t2607_ = (((7u * nv_) + v_4_) << 1u) + 1u;
                         kf_f32x4 c_16_ = xf4_[t2607_];
                         xs_16_[0u] = a_16_.v[0];
                         xs_16_[4u] = c_16_.v[0];
@@ -6469,7 +6463,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                     acc_[9u] = __fmaf_rn(wcol_[1u], t2797_, acc_[9u]);
                 }
                 if (2u < nb_) {
-                    unsigned i_4_ = kf_shl_u32(k_, 1u) + c_17_;
+                    unsigned i_4_ = (k_ << 1u) + c_17_;
                     float t2820_ = x_[i_4_];
                     acc_[2u] = __fmaf_rn(wcol_[0u], t2820_, acc_[2u]);
                     acc_[10u] = __fmaf_rn(wcol_[1u], t2820_, acc_[10u]);
@@ -6481,7 +6475,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                     acc_[11u] = __fmaf_rn(wcol_[1u], t2843_, acc_[11u]);
                 }
                 if (4u < nb_) {
-                    unsigned i_6_ = kf_shl_u32(k_, 2u) + c_17_;
+                    unsigned i_6_ = (k_ << 2u) + c_17_;
                     float t2866_ = x_[i_6_];
                     acc_[4u] = __fmaf_rn(wcol_[0u], t2866_, acc_[4u]);
                     acc_[12u] = __fmaf_rn(wcol_[1u], t2866_, acc_[12u]);
@@ -6508,7 +6502,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
         }
         if (0u < nb_) {
             float t2955_ = acc_[0u];
-            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t2977_ == 32u) {
                 float t2982_ = __fadd_rn(t2955_, kf_shfl_xor(t2955_, 16u, kf_wn));
                 float t2985_ = __fadd_rn(t2982_, kf_shfl_xor(t2982_, 8u, kf_wn));
@@ -6540,15 +6534,15 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             bool t3029_ = lane_ == 0u;
             bool t3030_ = t3029_;
             if (t3029_) {
-                t3030_ = kf_shl_u32(g_, 1u) < m_;
+                t3030_ = (g_ << 1u) < m_;
             }
             if (t3030_) {
-                y_[kf_shl_u32(g_, 1u)] = s_;
+                y_[g_ << 1u] = s_;
             }
         }
         if (1u < nb_) {
             float t3055_ = acc_[1u];
-            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3077_ == 32u) {
                 float t3082_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 16u, kf_wn));
                 float t3085_ = __fadd_rn(t3082_, kf_shfl_xor(t3082_, 8u, kf_wn));
@@ -6580,15 +6574,15 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             bool t3129_ = lane_ == 0u;
             bool t3130_ = t3129_;
             if (t3129_) {
-                t3130_ = kf_shl_u32(g_, 1u) < m_;
+                t3130_ = (g_ << 1u) < m_;
             }
             if (t3130_) {
-                y_[m_ + kf_shl_u32(g_, 1u)] = s_2_;
+                y_[m_ + (g_ << 1u)] = s_2_;
             }
         }
         if (2u < nb_) {
             float t3155_ = acc_[2u];
-            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3177_ == 32u) {
                 float t3182_ = __fadd_rn(t3155_, kf_shfl_xor(t3155_, 16u, kf_wn));
                 float t3185_ = __fadd_rn(t3182_, kf_shfl_xor(t3182_, 8u, kf_wn));
@@ -6620,15 +6614,15 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             bool t3229_ = lane_ == 0u;
             bool t3230_ = t3229_;
             if (t3229_) {
-                t3230_ = kf_shl_u32(g_, 1u) < m_;
+                t3230_ = (g_ << 1u) < m_;
             }
             if (t3230_) {
-                y_[kf_shl_u32(m_, 1u) + kf_shl_u32(g_, 1u)] = s_3_;
+                y_[(m_ << 1u) + (g_ << 1u)] = s_3_;
             }
         }
         if (3u < nb_) {
             float t3255_ = acc_[3u];
-            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3277_ == 32u) {
                 float t3282_ = __fadd_rn(t3255_, kf_shfl_xor(t3255_, 16u, kf_wn));
                 float t3285_ = __fadd_rn(t3282_, kf_shfl_xor(t3282_, 8u, kf_wn));
@@ -6660,15 +6654,15 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             bool t3329_ = lane_ == 0u;
             bool t3330_ = t3329_;
             if (t3329_) {
-                t3330_ = kf_shl_u32(g_, 1u) < m_;
+                t3330_ = (g_ << 1u) < m_;
             }
             if (t3330_) {
-                y_[(3u * m_) + kf_shl_u32(g_, 1u)] = s_4_;
+                y_[(3u * m_) + (g_ << 1u)] = s_4_;
             }
         }
         if (4u < nb_) {
             float t3355_ = acc_[4u];
-            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3377_ == 32u) {
                 float t3382_ = __fadd_rn(t3355_, kf_shfl_xor(t3355_, 16u, kf_wn));
                 float t3385_ = __fadd_rn(t3382_, kf_shfl_xor(t3382_, 8u, kf_wn));
@@ -6700,15 +6694,15 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             bool t3429_ = lane_ == 0u;
             bool t3430_ = t3429_;
             if (t3429_) {
-                t3430_ = kf_shl_u32(g_, 1u) < m_;
+                t3430_ = (g_ << 1u) < m_;
             }
             if (t3430_) {
-                y_[kf_shl_u32(m_, 2u) + kf_shl_u32(g_, 1u)] = s_5_;
+                y_[(m_ << 2u) + (g_ << 1u)] = s_5_;
             }
         }
         if (5u < nb_) {
             float t3455_ = acc_[5u];
-            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3477_ == 32u) {
                 float t3482_ = __fadd_rn(t3455_, kf_shfl_xor(t3455_, 16u, kf_wn));
                 float t3485_ = __fadd_rn(t3482_, kf_shfl_xor(t3482_, 8u, kf_wn));
@@ -6740,15 +6734,15 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             bool t3529_ = lane_ == 0u;
             bool t3530_ = t3529_;
             if (t3529_) {
-                t3530_ = kf_shl_u32(g_, 1u) < m_;
+                t3530_ = (g_ << 1u) < m_;
             }
             if (t3530_) {
-                y_[(5u * m_) + kf_shl_u32(g_, 1u)] = s_6_;
+                y_[(5u * m_) + (g_ << 1u)] = s_6_;
             }
         }
         if (6u < nb_) {
             float t3555_ = acc_[6u];
-            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3577_ == 32u) {
                 float t3582_ = __fadd_rn(t3555_, kf_shfl_xor(t3555_, 16u, kf_wn));
                 float t3585_ = __fadd_rn(t3582_, kf_shfl_xor(t3582_, 8u, kf_wn));
@@ -6780,15 +6774,15 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             bool t3629_ = lane_ == 0u;
             bool t3630_ = t3629_;
             if (t3629_) {
-                t3630_ = kf_shl_u32(g_, 1u) < m_;
+                t3630_ = (g_ << 1u) < m_;
             }
             if (t3630_) {
-                y_[(6u * m_) + kf_shl_u32(g_, 1u)] = s_7_;
+                y_[(6u * m_) + (g_ << 1u)] = s_7_;
             }
         }
         if (7u < nb_) {
             float t3655_ = acc_[7u];
-            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3677_ == 32u) {
                 float t3682_ = __fadd_rn(t3655_, kf_shfl_xor(t3655_, 16u, kf_wn));
                 float t3685_ = __fadd_rn(t3682_, kf_shfl_xor(t3682_, 8u, kf_wn));
@@ -6820,15 +6814,15 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             bool t3729_ = lane_ == 0u;
             bool t3730_ = t3729_;
             if (t3729_) {
-                t3730_ = kf_shl_u32(g_, 1u) < m_;
+                t3730_ = (g_ << 1u) < m_;
             }
             if (t3730_) {
-                y_[(7u * m_) + kf_shl_u32(g_, 1u)] = s_8_;
+                y_[(7u * m_) + (g_ << 1u)] = s_8_;
             }
         }
         if (0u < nb_) {
             float t3755_ = acc_[8u];
-            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3777_ == 32u) {
                 float t3782_ = __fadd_rn(t3755_, kf_shfl_xor(t3755_, 16u, kf_wn));
                 float t3785_ = __fadd_rn(t3782_, kf_shfl_xor(t3782_, 8u, kf_wn));
@@ -6860,16 +6854,16 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             bool t3829_ = lane_ == 0u;
             bool t3830_ = t3829_;
             if (t3829_) {
-                t3830_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t3830_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t3830_) {
-                unsigned i_10_ = kf_shl_u32(g_, 1u) + 1u;
+                unsigned i_10_ = (g_ << 1u) + 1u;
                 y_[i_10_] = s_9_;
             }
         }
         if (1u < nb_) {
             float t3855_ = acc_[9u];
-            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3877_ == 32u) {
                 float t3882_ = __fadd_rn(t3855_, kf_shfl_xor(t3855_, 16u, kf_wn));
                 float t3885_ = __fadd_rn(t3882_, kf_shfl_xor(t3882_, 8u, kf_wn));
@@ -6901,16 +6895,16 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             bool t3929_ = lane_ == 0u;
             bool t3930_ = t3929_;
             if (t3929_) {
-                t3930_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t3930_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t3930_) {
-                unsigned i_11_ = (m_ + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_11_ = (m_ + (g_ << 1u)) + 1u;
                 y_[i_11_] = s_10_;
             }
         }
         if (2u < nb_) {
             float t3955_ = acc_[10u];
-            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3977_ == 32u) {
                 float t3982_ = __fadd_rn(t3955_, kf_shfl_xor(t3955_, 16u, kf_wn));
                 float t3985_ = __fadd_rn(t3982_, kf_shfl_xor(t3982_, 8u, kf_wn));
@@ -6942,16 +6936,16 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             bool t4029_ = lane_ == 0u;
             bool t4030_ = t4029_;
             if (t4029_) {
-                t4030_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4030_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4030_) {
-                unsigned i_12_ = (kf_shl_u32(m_, 1u) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_12_ = ((m_ << 1u) + (g_ << 1u)) + 1u;
                 y_[i_12_] = s_11_;
             }
         }
         if (3u < nb_) {
             float t4055_ = acc_[11u];
-            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4077_ == 32u) {
                 float t4082_ = __fadd_rn(t4055_, kf_shfl_xor(t4055_, 16u, kf_wn));
                 float t4085_ = __fadd_rn(t4082_, kf_shfl_xor(t4082_, 8u, kf_wn));
@@ -6983,16 +6977,16 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             bool t4129_ = lane_ == 0u;
             bool t4130_ = t4129_;
             if (t4129_) {
-                t4130_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4130_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4130_) {
-                unsigned i_13_ = ((3u * m_) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_13_ = ((3u * m_) + (g_ << 1u)) + 1u;
                 y_[i_13_] = s_12_;
             }
         }
         if (4u < nb_) {
             float t4155_ = acc_[12u];
-            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4177_ == 32u) {
                 float t4182_ = __fadd_rn(t4155_, kf_shfl_xor(t4155_, 16u, kf_wn));
                 float t4185_ = __fadd_rn(t4182_, kf_shfl_xor(t4182_, 8u, kf_wn));
@@ -7024,16 +7018,16 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             bool t4229_ = lane_ == 0u;
             bool t4230_ = t4229_;
             if (t4229_) {
-                t4230_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4230_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4230_) {
-                unsigned i_14_ = (kf_shl_u32(m_, 2u) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_14_ = ((m_ << 2u) + (g_ << 1u)) + 1u;
                 y_[i_14_] = s_13_;
             }
         }
         if (5u < nb_) {
             float t4255_ = acc_[13u];
-            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4277_ == 32u) {
                 float t4282_ = __fadd_rn(t4255_, kf_shfl_xor(t4255_, 16u, kf_wn));
                 float t4285_ = __fadd_rn(t4282_, kf_shfl_xor(t4282_, 8u, kf_wn));
@@ -7065,16 +7059,16 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             bool t4329_ = lane_ == 0u;
             bool t4330_ = t4329_;
             if (t4329_) {
-                t4330_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4330_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4330_) {
-                unsigned i_15_ = ((5u * m_) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_15_ = ((5u * m_) + (g_ << 1u)) + 1u;
                 y_[i_15_] = s_14_;
             }
         }
         if (6u < nb_) {
             float t4355_ = acc_[14u];
-            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4377_ == 32u) {
                 float t4382_ = __fadd_rn(t4355_, kf_shfl_xor(t4355_, 16u, kf_wn));
                 float t4385_ = __fadd_rn(t4382_, kf_shfl_xor(t4382_, 8u, kf_wn));
@@ -7106,16 +7100,16 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             bool t4429_ = lane_ == 0u;
             bool t4430_ = t4429_;
             if (t4429_) {
-                t4430_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4430_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4430_) {
-                unsigned i_16_ = ((6u * m_) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_16_ = ((6u * m_) + (g_ << 1u)) + 1u;
                 y_[i_16_] = s_15_;
             }
         }
         if (7u < nb_) {
             float t4455_ = acc_[15u];
-            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4477_ == 32u) {
                 float t4482_ = __fadd_rn(t4455_, kf_shfl_xor(t4455_, 16u, kf_wn));
                 float t4485_ = __fadd_rn(t4482_, kf_shfl_xor(t4482_, 8u, kf_wn));
@@ -7147,10 +7141,10 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             bool t4529_ = lane_ == 0u;
             bool t4530_ = t4529_;
             if (t4529_) {
-                t4530_ = (kf_shl_u32(g_, 1u) + 1u) < m_;
+                t4530_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4530_) {
-                unsigned i_17_ = ((7u * m_) + kf_shl_u32(g_, 1u)) + 1u;
+                unsigned i_17_ = ((7u * m_) + (g_ << 1u)) + 1u;
                 y_[i_17_] = s_16_;
             }
         }

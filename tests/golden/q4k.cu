@@ -115,20 +115,20 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     const kf_u32x4* wq_ = (const kf_u32x4*)w_;
     const kf_f32x4* x4_ = (const kf_f32x4*)x_;
     unsigned lane_ = kf_lane_id();
-    unsigned r_ = kf_shr_u32(lane_, 3u);
-    unsigned bl_ = kf_shr_u32(lane_, 2u) & 1u;
+    unsigned r_ = lane_ >> 3u;
+    unsigned bl_ = (lane_ >> 2u) & 1u;
     unsigned j_ = lane_ & 3u;
-    unsigned nbk_ = kf_shr_u32(k_, 8u);
-    unsigned row0_ = kf_shl_u32(blockIdx.x, 6u);
+    unsigned nbk_ = k_ >> 8u;
+    unsigned row0_ = blockIdx.x << 6u;
     unsigned one_ = (k_ == 4294967295u) ? 0u : 1065353216u;
-    unsigned t36_ = kf_shr_u32(nbk_, 4u) + (((nbk_ & 15u) != 0u) ? 1u : 0u);
+    unsigned t36_ = (nbk_ >> 4u) + (((nbk_ & 15u) != 0u) ? 1u : 0u);
     for (unsigned ks_ = 0u; ks_ < t36_; ks_ = ks_ + 1u) {
-        unsigned kb_ = kf_shl_u32((kf_shl_u32(ks_, 3u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)), 1u) + bl_;
+        unsigned kb_ = (((ks_ << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) + bl_;
         bool valid_ = kb_ < nbk_;
         kf_f32x4 t59_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_ = t59_;
         if (valid_) {
-            unsigned t65_ = kf_shl_u32(kb_, 6u) + kf_shl_u32(j_, 4u);
+            unsigned t65_ = (kb_ << 6u) + (j_ << 4u);
             kf_f32x4 t68_ = x4_[t65_];
             t_ = t68_;
         }
@@ -136,7 +136,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t71_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_2_ = t71_;
         if (valid_) {
-            unsigned t79_ = (kf_shl_u32(kb_, 6u) + kf_shl_u32(j_, 4u)) + 1u;
+            unsigned t79_ = ((kb_ << 6u) + (j_ << 4u)) + 1u;
             kf_f32x4 t80_ = x4_[t79_];
             t_2_ = t80_;
         }
@@ -144,7 +144,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t83_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_3_ = t83_;
         if (valid_) {
-            unsigned t91_ = (kf_shl_u32(kb_, 6u) + kf_shl_u32(j_, 4u)) + 2u;
+            unsigned t91_ = ((kb_ << 6u) + (j_ << 4u)) + 2u;
             kf_f32x4 t92_ = x4_[t91_];
             t_3_ = t92_;
         }
@@ -152,7 +152,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t95_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_4_ = t95_;
         if (valid_) {
-            unsigned t103_ = (kf_shl_u32(kb_, 6u) + kf_shl_u32(j_, 4u)) + 3u;
+            unsigned t103_ = ((kb_ << 6u) + (j_ << 4u)) + 3u;
             kf_f32x4 t104_ = x4_[t103_];
             t_4_ = t104_;
         }
@@ -160,7 +160,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t107_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_5_ = t107_;
         if (valid_) {
-            unsigned t115_ = (kf_shl_u32(kb_, 6u) + kf_shl_u32(j_, 4u)) + 4u;
+            unsigned t115_ = ((kb_ << 6u) + (j_ << 4u)) + 4u;
             kf_f32x4 t116_ = x4_[t115_];
             t_5_ = t116_;
         }
@@ -168,7 +168,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t119_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_6_ = t119_;
         if (valid_) {
-            unsigned t127_ = (kf_shl_u32(kb_, 6u) + kf_shl_u32(j_, 4u)) + 5u;
+            unsigned t127_ = ((kb_ << 6u) + (j_ << 4u)) + 5u;
             kf_f32x4 t128_ = x4_[t127_];
             t_6_ = t128_;
         }
@@ -176,7 +176,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t131_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_7_ = t131_;
         if (valid_) {
-            unsigned t139_ = (kf_shl_u32(kb_, 6u) + kf_shl_u32(j_, 4u)) + 6u;
+            unsigned t139_ = ((kb_ << 6u) + (j_ << 4u)) + 6u;
             kf_f32x4 t140_ = x4_[t139_];
             t_7_ = t140_;
         }
@@ -184,7 +184,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t143_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_8_ = t143_;
         if (valid_) {
-            unsigned t151_ = (kf_shl_u32(kb_, 6u) + kf_shl_u32(j_, 4u)) + 7u;
+            unsigned t151_ = ((kb_ << 6u) + (j_ << 4u)) + 7u;
             kf_f32x4 t152_ = x4_[t151_];
             t_8_ = t152_;
         }
@@ -192,7 +192,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t155_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_9_ = t155_;
         if (valid_) {
-            unsigned t163_ = (kf_shl_u32(kb_, 6u) + kf_shl_u32(j_, 4u)) + 8u;
+            unsigned t163_ = ((kb_ << 6u) + (j_ << 4u)) + 8u;
             kf_f32x4 t164_ = x4_[t163_];
             t_9_ = t164_;
         }
@@ -200,7 +200,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t167_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_10_ = t167_;
         if (valid_) {
-            unsigned t175_ = (kf_shl_u32(kb_, 6u) + kf_shl_u32(j_, 4u)) + 9u;
+            unsigned t175_ = ((kb_ << 6u) + (j_ << 4u)) + 9u;
             kf_f32x4 t176_ = x4_[t175_];
             t_10_ = t176_;
         }
@@ -208,7 +208,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t179_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_11_ = t179_;
         if (valid_) {
-            unsigned t187_ = (kf_shl_u32(kb_, 6u) + kf_shl_u32(j_, 4u)) + 10u;
+            unsigned t187_ = ((kb_ << 6u) + (j_ << 4u)) + 10u;
             kf_f32x4 t188_ = x4_[t187_];
             t_11_ = t188_;
         }
@@ -216,7 +216,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t191_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_12_ = t191_;
         if (valid_) {
-            unsigned t199_ = (kf_shl_u32(kb_, 6u) + kf_shl_u32(j_, 4u)) + 11u;
+            unsigned t199_ = ((kb_ << 6u) + (j_ << 4u)) + 11u;
             kf_f32x4 t200_ = x4_[t199_];
             t_12_ = t200_;
         }
@@ -224,7 +224,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t203_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_13_ = t203_;
         if (valid_) {
-            unsigned t211_ = (kf_shl_u32(kb_, 6u) + kf_shl_u32(j_, 4u)) + 12u;
+            unsigned t211_ = ((kb_ << 6u) + (j_ << 4u)) + 12u;
             kf_f32x4 t212_ = x4_[t211_];
             t_13_ = t212_;
         }
@@ -232,7 +232,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t215_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_14_ = t215_;
         if (valid_) {
-            unsigned t223_ = (kf_shl_u32(kb_, 6u) + kf_shl_u32(j_, 4u)) + 13u;
+            unsigned t223_ = ((kb_ << 6u) + (j_ << 4u)) + 13u;
             kf_f32x4 t224_ = x4_[t223_];
             t_14_ = t224_;
         }
@@ -240,7 +240,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t227_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_15_ = t227_;
         if (valid_) {
-            unsigned t235_ = (kf_shl_u32(kb_, 6u) + kf_shl_u32(j_, 4u)) + 14u;
+            unsigned t235_ = ((kb_ << 6u) + (j_ << 4u)) + 14u;
             kf_f32x4 t236_ = x4_[t235_];
             t_15_ = t236_;
         }
@@ -248,7 +248,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t239_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_16_ = t239_;
         if (valid_) {
-            unsigned t247_ = (kf_shl_u32(kb_, 6u) + kf_shl_u32(j_, 4u)) + 15u;
+            unsigned t247_ = ((kb_ << 6u) + (j_ << 4u)) + 15u;
             kf_f32x4 t248_ = x4_[t247_];
             t_16_ = t248_;
         }
@@ -286,7 +286,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 v_16_ = xs_[15u];
         float t413_ = __fadd_rn(t393_, __fadd_rn(__fadd_rn(v_16_.v[0], v_16_.v[1]), __fadd_rn(v_16_.v[2], v_16_.v[3])));
         for (unsigned rs_ = 0u; rs_ < 16u; rs_ = rs_ + 2u) {
-            unsigned row_ = min(((row0_ + kf_shl_u32(rs_, 2u)) + r_), (m_ - 1u));
+            unsigned row_ = min(((row0_ + (rs_ << 2u)) + r_), (m_ - 1u));
             kf_u32x4 t429_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 th_ = t429_;
             kf_u32x4 t432_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -297,17 +297,17 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
                 unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
                 kf_u32x4 t441_ = wq_[blk_];
                 th_ = t441_;
-                unsigned t446_ = (blk_ + 1u) + kf_shl_u32(j_, 1u);
+                unsigned t446_ = (blk_ + 1u) + (j_ << 1u);
                 kf_u32x4 t447_ = wq_[t446_];
                 ta_ = t447_;
-                unsigned t452_ = (blk_ + 2u) + kf_shl_u32(j_, 1u);
+                unsigned t452_ = (blk_ + 2u) + (j_ << 1u);
                 kf_u32x4 t453_ = wq_[t452_];
                 tb_ = t453_;
             }
             hv_[0u] = th_;
             qa_[0u] = ta_;
             qb_[0u] = tb_;
-            unsigned row_2_ = min(((row0_ + kf_shl_u32((rs_ + 1u), 2u)) + r_), (m_ - 1u));
+            unsigned row_2_ = min(((row0_ + ((rs_ + 1u) << 2u)) + r_), (m_ - 1u));
             kf_u32x4 t467_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 th_2_ = t467_;
             kf_u32x4 t470_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -318,10 +318,10 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
                 unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
                 kf_u32x4 t479_ = wq_[blk_2_];
                 th_2_ = t479_;
-                unsigned t484_ = (blk_2_ + 1u) + kf_shl_u32(j_, 1u);
+                unsigned t484_ = (blk_2_ + 1u) + (j_ << 1u);
                 kf_u32x4 t485_ = wq_[t484_];
                 ta_2_ = t485_;
-                unsigned t490_ = (blk_2_ + 2u) + kf_shl_u32(j_, 1u);
+                unsigned t490_ = (blk_2_ + 2u) + (j_ << 1u);
                 kf_u32x4 t491_ = wq_[t490_];
                 tb_2_ = t491_;
             }
@@ -351,54 +351,54 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
                 kf_f32x4 xs15_ = xs_[15u];
                 unsigned w_2_ = qa_2_.v[0];
                 float acc_ = 0.0f;
-                float t604_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_2_, 5u) & 7864320u) | one_), xs0_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_2_, 3u) & 7864320u) | one_), xs0_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_2_, 11u) & 7864320u) | one_), xs0_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_2_, 19u) & 7864320u) | one_), xs0_.v[0], acc_))));
+                float t604_ = __fmaf_rn(kf_bitcast<float>(((w_2_ >> 5u) & 7864320u) | one_), xs0_.v[3], __fmaf_rn(kf_bitcast<float>(((w_2_ << 3u) & 7864320u) | one_), xs0_.v[2], __fmaf_rn(kf_bitcast<float>(((w_2_ << 11u) & 7864320u) | one_), xs0_.v[1], __fmaf_rn(kf_bitcast<float>(((w_2_ << 19u) & 7864320u) | one_), xs0_.v[0], acc_))));
                 unsigned w_3_ = qa_2_.v[1];
-                float t674_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_3_, 5u) & 7864320u) | one_), xs1_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_3_, 3u) & 7864320u) | one_), xs1_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_3_, 11u) & 7864320u) | one_), xs1_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_3_, 19u) & 7864320u) | one_), xs1_.v[0], t604_))));
+                float t674_ = __fmaf_rn(kf_bitcast<float>(((w_3_ >> 5u) & 7864320u) | one_), xs1_.v[3], __fmaf_rn(kf_bitcast<float>(((w_3_ << 3u) & 7864320u) | one_), xs1_.v[2], __fmaf_rn(kf_bitcast<float>(((w_3_ << 11u) & 7864320u) | one_), xs1_.v[1], __fmaf_rn(kf_bitcast<float>(((w_3_ << 19u) & 7864320u) | one_), xs1_.v[0], t604_))));
                 unsigned w_4_ = qa_2_.v[2];
-                float t743_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_4_, 5u) & 7864320u) | one_), xs2_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_4_, 3u) & 7864320u) | one_), xs2_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_4_, 11u) & 7864320u) | one_), xs2_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_4_, 19u) & 7864320u) | one_), xs2_.v[0], t674_))));
+                float t743_ = __fmaf_rn(kf_bitcast<float>(((w_4_ >> 5u) & 7864320u) | one_), xs2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_4_ << 3u) & 7864320u) | one_), xs2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_4_ << 11u) & 7864320u) | one_), xs2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_4_ << 19u) & 7864320u) | one_), xs2_.v[0], t674_))));
                 unsigned w_5_ = qa_2_.v[3];
-                float t812_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_5_, 5u) & 7864320u) | one_), xs3_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_5_, 3u) & 7864320u) | one_), xs3_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_5_, 11u) & 7864320u) | one_), xs3_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_5_, 19u) & 7864320u) | one_), xs3_.v[0], t743_))));
+                float t812_ = __fmaf_rn(kf_bitcast<float>(((w_5_ >> 5u) & 7864320u) | one_), xs3_.v[3], __fmaf_rn(kf_bitcast<float>(((w_5_ << 3u) & 7864320u) | one_), xs3_.v[2], __fmaf_rn(kf_bitcast<float>(((w_5_ << 11u) & 7864320u) | one_), xs3_.v[1], __fmaf_rn(kf_bitcast<float>(((w_5_ << 19u) & 7864320u) | one_), xs3_.v[0], t743_))));
                 unsigned w_6_ = qb_2_.v[0];
                 float acc_2_ = 0.0f;
-                float t882_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_6_, 5u) & 7864320u) | one_), xs4_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_6_, 3u) & 7864320u) | one_), xs4_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_6_, 11u) & 7864320u) | one_), xs4_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_6_, 19u) & 7864320u) | one_), xs4_.v[0], acc_2_))));
+                float t882_ = __fmaf_rn(kf_bitcast<float>(((w_6_ >> 5u) & 7864320u) | one_), xs4_.v[3], __fmaf_rn(kf_bitcast<float>(((w_6_ << 3u) & 7864320u) | one_), xs4_.v[2], __fmaf_rn(kf_bitcast<float>(((w_6_ << 11u) & 7864320u) | one_), xs4_.v[1], __fmaf_rn(kf_bitcast<float>(((w_6_ << 19u) & 7864320u) | one_), xs4_.v[0], acc_2_))));
                 unsigned w_7_ = qb_2_.v[1];
-                float t952_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_7_, 5u) & 7864320u) | one_), xs5_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_7_, 3u) & 7864320u) | one_), xs5_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_7_, 11u) & 7864320u) | one_), xs5_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_7_, 19u) & 7864320u) | one_), xs5_.v[0], t882_))));
+                float t952_ = __fmaf_rn(kf_bitcast<float>(((w_7_ >> 5u) & 7864320u) | one_), xs5_.v[3], __fmaf_rn(kf_bitcast<float>(((w_7_ << 3u) & 7864320u) | one_), xs5_.v[2], __fmaf_rn(kf_bitcast<float>(((w_7_ << 11u) & 7864320u) | one_), xs5_.v[1], __fmaf_rn(kf_bitcast<float>(((w_7_ << 19u) & 7864320u) | one_), xs5_.v[0], t882_))));
                 unsigned w_8_ = qb_2_.v[2];
-                float t1021_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_8_, 5u) & 7864320u) | one_), xs6_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_8_, 3u) & 7864320u) | one_), xs6_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_8_, 11u) & 7864320u) | one_), xs6_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_8_, 19u) & 7864320u) | one_), xs6_.v[0], t952_))));
+                float t1021_ = __fmaf_rn(kf_bitcast<float>(((w_8_ >> 5u) & 7864320u) | one_), xs6_.v[3], __fmaf_rn(kf_bitcast<float>(((w_8_ << 3u) & 7864320u) | one_), xs6_.v[2], __fmaf_rn(kf_bitcast<float>(((w_8_ << 11u) & 7864320u) | one_), xs6_.v[1], __fmaf_rn(kf_bitcast<float>(((w_8_ << 19u) & 7864320u) | one_), xs6_.v[0], t952_))));
                 unsigned w_9_ = qb_2_.v[3];
-                float t1090_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_9_, 5u) & 7864320u) | one_), xs7_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_9_, 3u) & 7864320u) | one_), xs7_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_9_, 11u) & 7864320u) | one_), xs7_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_9_, 19u) & 7864320u) | one_), xs7_.v[0], t1021_))));
+                float t1090_ = __fmaf_rn(kf_bitcast<float>(((w_9_ >> 5u) & 7864320u) | one_), xs7_.v[3], __fmaf_rn(kf_bitcast<float>(((w_9_ << 3u) & 7864320u) | one_), xs7_.v[2], __fmaf_rn(kf_bitcast<float>(((w_9_ << 11u) & 7864320u) | one_), xs7_.v[1], __fmaf_rn(kf_bitcast<float>(((w_9_ << 19u) & 7864320u) | one_), xs7_.v[0], t1021_))));
                 unsigned w_10_ = qa_2_.v[0];
                 float acc_3_ = 0.0f;
-                float t1160_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_10_, 9u) & 7864320u) | one_), xs8_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_10_, 1u) & 7864320u) | one_), xs8_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_10_, 7u) & 7864320u) | one_), xs8_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_10_, 15u) & 7864320u) | one_), xs8_.v[0], acc_3_))));
+                float t1160_ = __fmaf_rn(kf_bitcast<float>(((w_10_ >> 9u) & 7864320u) | one_), xs8_.v[3], __fmaf_rn(kf_bitcast<float>(((w_10_ >> 1u) & 7864320u) | one_), xs8_.v[2], __fmaf_rn(kf_bitcast<float>(((w_10_ << 7u) & 7864320u) | one_), xs8_.v[1], __fmaf_rn(kf_bitcast<float>(((w_10_ << 15u) & 7864320u) | one_), xs8_.v[0], acc_3_))));
                 unsigned w_11_ = qa_2_.v[1];
-                float t1230_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_11_, 9u) & 7864320u) | one_), xs9_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_11_, 1u) & 7864320u) | one_), xs9_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_11_, 7u) & 7864320u) | one_), xs9_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_11_, 15u) & 7864320u) | one_), xs9_.v[0], t1160_))));
+                float t1230_ = __fmaf_rn(kf_bitcast<float>(((w_11_ >> 9u) & 7864320u) | one_), xs9_.v[3], __fmaf_rn(kf_bitcast<float>(((w_11_ >> 1u) & 7864320u) | one_), xs9_.v[2], __fmaf_rn(kf_bitcast<float>(((w_11_ << 7u) & 7864320u) | one_), xs9_.v[1], __fmaf_rn(kf_bitcast<float>(((w_11_ << 15u) & 7864320u) | one_), xs9_.v[0], t1160_))));
                 unsigned w_12_ = qa_2_.v[2];
-                float t1299_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_12_, 9u) & 7864320u) | one_), xs10_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_12_, 1u) & 7864320u) | one_), xs10_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_12_, 7u) & 7864320u) | one_), xs10_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_12_, 15u) & 7864320u) | one_), xs10_.v[0], t1230_))));
+                float t1299_ = __fmaf_rn(kf_bitcast<float>(((w_12_ >> 9u) & 7864320u) | one_), xs10_.v[3], __fmaf_rn(kf_bitcast<float>(((w_12_ >> 1u) & 7864320u) | one_), xs10_.v[2], __fmaf_rn(kf_bitcast<float>(((w_12_ << 7u) & 7864320u) | one_), xs10_.v[1], __fmaf_rn(kf_bitcast<float>(((w_12_ << 15u) & 7864320u) | one_), xs10_.v[0], t1230_))));
                 unsigned w_13_ = qa_2_.v[3];
-                float t1368_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_13_, 9u) & 7864320u) | one_), xs11_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_13_, 1u) & 7864320u) | one_), xs11_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_13_, 7u) & 7864320u) | one_), xs11_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_13_, 15u) & 7864320u) | one_), xs11_.v[0], t1299_))));
+                float t1368_ = __fmaf_rn(kf_bitcast<float>(((w_13_ >> 9u) & 7864320u) | one_), xs11_.v[3], __fmaf_rn(kf_bitcast<float>(((w_13_ >> 1u) & 7864320u) | one_), xs11_.v[2], __fmaf_rn(kf_bitcast<float>(((w_13_ << 7u) & 7864320u) | one_), xs11_.v[1], __fmaf_rn(kf_bitcast<float>(((w_13_ << 15u) & 7864320u) | one_), xs11_.v[0], t1299_))));
                 unsigned w_14_ = qb_2_.v[0];
                 float acc_4_ = 0.0f;
-                float t1438_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_14_, 9u) & 7864320u) | one_), xs12_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_14_, 1u) & 7864320u) | one_), xs12_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_14_, 7u) & 7864320u) | one_), xs12_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_14_, 15u) & 7864320u) | one_), xs12_.v[0], acc_4_))));
+                float t1438_ = __fmaf_rn(kf_bitcast<float>(((w_14_ >> 9u) & 7864320u) | one_), xs12_.v[3], __fmaf_rn(kf_bitcast<float>(((w_14_ >> 1u) & 7864320u) | one_), xs12_.v[2], __fmaf_rn(kf_bitcast<float>(((w_14_ << 7u) & 7864320u) | one_), xs12_.v[1], __fmaf_rn(kf_bitcast<float>(((w_14_ << 15u) & 7864320u) | one_), xs12_.v[0], acc_4_))));
                 unsigned w_15_ = qb_2_.v[1];
-                float t1508_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_15_, 9u) & 7864320u) | one_), xs13_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_15_, 1u) & 7864320u) | one_), xs13_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_15_, 7u) & 7864320u) | one_), xs13_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_15_, 15u) & 7864320u) | one_), xs13_.v[0], t1438_))));
+                float t1508_ = __fmaf_rn(kf_bitcast<float>(((w_15_ >> 9u) & 7864320u) | one_), xs13_.v[3], __fmaf_rn(kf_bitcast<float>(((w_15_ >> 1u) & 7864320u) | one_), xs13_.v[2], __fmaf_rn(kf_bitcast<float>(((w_15_ << 7u) & 7864320u) | one_), xs13_.v[1], __fmaf_rn(kf_bitcast<float>(((w_15_ << 15u) & 7864320u) | one_), xs13_.v[0], t1438_))));
                 unsigned w_16_ = qb_2_.v[2];
-                float t1577_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_16_, 9u) & 7864320u) | one_), xs14_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_16_, 1u) & 7864320u) | one_), xs14_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_16_, 7u) & 7864320u) | one_), xs14_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_16_, 15u) & 7864320u) | one_), xs14_.v[0], t1508_))));
+                float t1577_ = __fmaf_rn(kf_bitcast<float>(((w_16_ >> 9u) & 7864320u) | one_), xs14_.v[3], __fmaf_rn(kf_bitcast<float>(((w_16_ >> 1u) & 7864320u) | one_), xs14_.v[2], __fmaf_rn(kf_bitcast<float>(((w_16_ << 7u) & 7864320u) | one_), xs14_.v[1], __fmaf_rn(kf_bitcast<float>(((w_16_ << 15u) & 7864320u) | one_), xs14_.v[0], t1508_))));
                 unsigned w_17_ = qb_2_.v[3];
-                float t1646_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_17_, 9u) & 7864320u) | one_), xs15_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_17_, 1u) & 7864320u) | one_), xs15_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_17_, 7u) & 7864320u) | one_), xs15_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_17_, 15u) & 7864320u) | one_), xs15_.v[0], t1577_))));
+                float t1646_ = __fmaf_rn(kf_bitcast<float>(((w_17_ >> 9u) & 7864320u) | one_), xs15_.v[3], __fmaf_rn(kf_bitcast<float>(((w_17_ >> 1u) & 7864320u) | one_), xs15_.v[2], __fmaf_rn(kf_bitcast<float>(((w_17_ << 7u) & 7864320u) | one_), xs15_.v[1], __fmaf_rn(kf_bitcast<float>(((w_17_ << 15u) & 7864320u) | one_), xs15_.v[0], t1577_))));
                 unsigned t1650_ = h_.v[1] & 1061109567u;
-                unsigned t1660_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
-                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t1650_ : t1660_), kf_shl_u32((j_ & 1u), 4u));
+                unsigned t1660_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
+                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t1650_ : t1660_), ((j_ & 1u) << 4u));
                 unsigned t1701_ = h_.v[2] & 1061109567u;
-                unsigned t1712_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
-                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t1701_ : t1712_), kf_shl_u32((j_ & 1u), 4u));
+                unsigned t1712_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
+                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t1701_ : t1712_), ((j_ & 1u) << 4u));
                 unsigned t1721_ = h_.v[0];
                 kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t1721_);
-                unsigned v_17_ = kf_shr_u32(sc_, 8u) & 255u;
+                unsigned v_17_ = (sc_ >> 8u) & 255u;
                 float t1731_ = __fsub_rn(kf_bitcast<float>(v_17_ | 1258291200u), 8388608.0f);
                 float t1733_ = __fsub_rn(__fadd_rn(t1368_, t1646_), t413_);
                 unsigned v_18_ = sc_ & 255u;
                 float t_17_ = __fmaf_rn(t1731_, t1733_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_18_ | 1258291200u), 8388608.0f), __fsub_rn(__fadd_rn(t812_, t1090_), t403_)));
-                unsigned v_19_ = kf_shr_u32(mn_, 8u) & 255u;
+                unsigned v_19_ = (mn_ >> 8u) & 255u;
                 float t1753_ = __fsub_rn(kf_bitcast<float>(v_19_ | 1258291200u), 8388608.0f);
                 unsigned v_20_ = mn_ & 255u;
                 float u_ = __fmaf_rn(t1753_, t413_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_20_ | 1258291200u), 8388608.0f), t403_));
@@ -409,7 +409,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             float t1791_ = __fadd_rn(t1785_, kf_shfl_xor(t1785_, 4u, kf_wn));
             p_ = t1791_;
             if ((lane_ & 7u) == 0u) {
-                unsigned slot_ = (kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 6u) + kf_shl_u32(rs_, 2u)) + r_;
+                unsigned slot_ = ((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 6u) + (rs_ << 2u)) + r_;
                 if (ks_ == 0u) {
                     part_[slot_] = t1791_;
                 } else {
@@ -439,54 +439,54 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
                 kf_f32x4 xs15_2_ = xs_[15u];
                 unsigned w_18_ = qa_3_.v[0];
                 float acc_5_ = 0.0f;
-                float t1940_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_18_, 5u) & 7864320u) | one_), xs0_2_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_18_, 3u) & 7864320u) | one_), xs0_2_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_18_, 11u) & 7864320u) | one_), xs0_2_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_18_, 19u) & 7864320u) | one_), xs0_2_.v[0], acc_5_))));
+                float t1940_ = __fmaf_rn(kf_bitcast<float>(((w_18_ >> 5u) & 7864320u) | one_), xs0_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_18_ << 3u) & 7864320u) | one_), xs0_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_18_ << 11u) & 7864320u) | one_), xs0_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_18_ << 19u) & 7864320u) | one_), xs0_2_.v[0], acc_5_))));
                 unsigned w_19_ = qa_3_.v[1];
-                float t2010_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_19_, 5u) & 7864320u) | one_), xs1_2_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_19_, 3u) & 7864320u) | one_), xs1_2_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_19_, 11u) & 7864320u) | one_), xs1_2_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_19_, 19u) & 7864320u) | one_), xs1_2_.v[0], t1940_))));
+                float t2010_ = __fmaf_rn(kf_bitcast<float>(((w_19_ >> 5u) & 7864320u) | one_), xs1_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_19_ << 3u) & 7864320u) | one_), xs1_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_19_ << 11u) & 7864320u) | one_), xs1_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_19_ << 19u) & 7864320u) | one_), xs1_2_.v[0], t1940_))));
                 unsigned w_20_ = qa_3_.v[2];
-                float t2079_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_20_, 5u) & 7864320u) | one_), xs2_2_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_20_, 3u) & 7864320u) | one_), xs2_2_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_20_, 11u) & 7864320u) | one_), xs2_2_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_20_, 19u) & 7864320u) | one_), xs2_2_.v[0], t2010_))));
+                float t2079_ = __fmaf_rn(kf_bitcast<float>(((w_20_ >> 5u) & 7864320u) | one_), xs2_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_20_ << 3u) & 7864320u) | one_), xs2_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_20_ << 11u) & 7864320u) | one_), xs2_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_20_ << 19u) & 7864320u) | one_), xs2_2_.v[0], t2010_))));
                 unsigned w_21_ = qa_3_.v[3];
-                float t2148_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_21_, 5u) & 7864320u) | one_), xs3_2_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_21_, 3u) & 7864320u) | one_), xs3_2_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_21_, 11u) & 7864320u) | one_), xs3_2_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_21_, 19u) & 7864320u) | one_), xs3_2_.v[0], t2079_))));
+                float t2148_ = __fmaf_rn(kf_bitcast<float>(((w_21_ >> 5u) & 7864320u) | one_), xs3_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_21_ << 3u) & 7864320u) | one_), xs3_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_21_ << 11u) & 7864320u) | one_), xs3_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_21_ << 19u) & 7864320u) | one_), xs3_2_.v[0], t2079_))));
                 unsigned w_22_ = qb_3_.v[0];
                 float acc_6_ = 0.0f;
-                float t2218_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_22_, 5u) & 7864320u) | one_), xs4_2_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_22_, 3u) & 7864320u) | one_), xs4_2_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_22_, 11u) & 7864320u) | one_), xs4_2_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_22_, 19u) & 7864320u) | one_), xs4_2_.v[0], acc_6_))));
+                float t2218_ = __fmaf_rn(kf_bitcast<float>(((w_22_ >> 5u) & 7864320u) | one_), xs4_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_22_ << 3u) & 7864320u) | one_), xs4_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_22_ << 11u) & 7864320u) | one_), xs4_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_22_ << 19u) & 7864320u) | one_), xs4_2_.v[0], acc_6_))));
                 unsigned w_23_ = qb_3_.v[1];
-                float t2288_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_23_, 5u) & 7864320u) | one_), xs5_2_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_23_, 3u) & 7864320u) | one_), xs5_2_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_23_, 11u) & 7864320u) | one_), xs5_2_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_23_, 19u) & 7864320u) | one_), xs5_2_.v[0], t2218_))));
+                float t2288_ = __fmaf_rn(kf_bitcast<float>(((w_23_ >> 5u) & 7864320u) | one_), xs5_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_23_ << 3u) & 7864320u) | one_), xs5_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_23_ << 11u) & 7864320u) | one_), xs5_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_23_ << 19u) & 7864320u) | one_), xs5_2_.v[0], t2218_))));
                 unsigned w_24_ = qb_3_.v[2];
-                float t2357_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_24_, 5u) & 7864320u) | one_), xs6_2_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_24_, 3u) & 7864320u) | one_), xs6_2_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_24_, 11u) & 7864320u) | one_), xs6_2_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_24_, 19u) & 7864320u) | one_), xs6_2_.v[0], t2288_))));
+                float t2357_ = __fmaf_rn(kf_bitcast<float>(((w_24_ >> 5u) & 7864320u) | one_), xs6_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_24_ << 3u) & 7864320u) | one_), xs6_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_24_ << 11u) & 7864320u) | one_), xs6_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_24_ << 19u) & 7864320u) | one_), xs6_2_.v[0], t2288_))));
                 unsigned w_25_ = qb_3_.v[3];
-                float t2426_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_25_, 5u) & 7864320u) | one_), xs7_2_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_25_, 3u) & 7864320u) | one_), xs7_2_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_25_, 11u) & 7864320u) | one_), xs7_2_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_25_, 19u) & 7864320u) | one_), xs7_2_.v[0], t2357_))));
+                float t2426_ = __fmaf_rn(kf_bitcast<float>(((w_25_ >> 5u) & 7864320u) | one_), xs7_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_25_ << 3u) & 7864320u) | one_), xs7_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_25_ << 11u) & 7864320u) | one_), xs7_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_25_ << 19u) & 7864320u) | one_), xs7_2_.v[0], t2357_))));
                 unsigned w_26_ = qa_3_.v[0];
                 float acc_7_ = 0.0f;
-                float t2496_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_26_, 9u) & 7864320u) | one_), xs8_2_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_26_, 1u) & 7864320u) | one_), xs8_2_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_26_, 7u) & 7864320u) | one_), xs8_2_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_26_, 15u) & 7864320u) | one_), xs8_2_.v[0], acc_7_))));
+                float t2496_ = __fmaf_rn(kf_bitcast<float>(((w_26_ >> 9u) & 7864320u) | one_), xs8_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_26_ >> 1u) & 7864320u) | one_), xs8_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_26_ << 7u) & 7864320u) | one_), xs8_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_26_ << 15u) & 7864320u) | one_), xs8_2_.v[0], acc_7_))));
                 unsigned w_27_ = qa_3_.v[1];
-                float t2566_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_27_, 9u) & 7864320u) | one_), xs9_2_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_27_, 1u) & 7864320u) | one_), xs9_2_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_27_, 7u) & 7864320u) | one_), xs9_2_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_27_, 15u) & 7864320u) | one_), xs9_2_.v[0], t2496_))));
+                float t2566_ = __fmaf_rn(kf_bitcast<float>(((w_27_ >> 9u) & 7864320u) | one_), xs9_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_27_ >> 1u) & 7864320u) | one_), xs9_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_27_ << 7u) & 7864320u) | one_), xs9_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_27_ << 15u) & 7864320u) | one_), xs9_2_.v[0], t2496_))));
                 unsigned w_28_ = qa_3_.v[2];
-                float t2635_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_28_, 9u) & 7864320u) | one_), xs10_2_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_28_, 1u) & 7864320u) | one_), xs10_2_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_28_, 7u) & 7864320u) | one_), xs10_2_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_28_, 15u) & 7864320u) | one_), xs10_2_.v[0], t2566_))));
+                float t2635_ = __fmaf_rn(kf_bitcast<float>(((w_28_ >> 9u) & 7864320u) | one_), xs10_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_28_ >> 1u) & 7864320u) | one_), xs10_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_28_ << 7u) & 7864320u) | one_), xs10_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_28_ << 15u) & 7864320u) | one_), xs10_2_.v[0], t2566_))));
                 unsigned w_29_ = qa_3_.v[3];
-                float t2704_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_29_, 9u) & 7864320u) | one_), xs11_2_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_29_, 1u) & 7864320u) | one_), xs11_2_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_29_, 7u) & 7864320u) | one_), xs11_2_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_29_, 15u) & 7864320u) | one_), xs11_2_.v[0], t2635_))));
+                float t2704_ = __fmaf_rn(kf_bitcast<float>(((w_29_ >> 9u) & 7864320u) | one_), xs11_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_29_ >> 1u) & 7864320u) | one_), xs11_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_29_ << 7u) & 7864320u) | one_), xs11_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_29_ << 15u) & 7864320u) | one_), xs11_2_.v[0], t2635_))));
                 unsigned w_30_ = qb_3_.v[0];
                 float acc_8_ = 0.0f;
-                float t2774_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_30_, 9u) & 7864320u) | one_), xs12_2_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_30_, 1u) & 7864320u) | one_), xs12_2_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_30_, 7u) & 7864320u) | one_), xs12_2_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_30_, 15u) & 7864320u) | one_), xs12_2_.v[0], acc_8_))));
+                float t2774_ = __fmaf_rn(kf_bitcast<float>(((w_30_ >> 9u) & 7864320u) | one_), xs12_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_30_ >> 1u) & 7864320u) | one_), xs12_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_30_ << 7u) & 7864320u) | one_), xs12_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_30_ << 15u) & 7864320u) | one_), xs12_2_.v[0], acc_8_))));
                 unsigned w_31_ = qb_3_.v[1];
-                float t2844_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_31_, 9u) & 7864320u) | one_), xs13_2_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_31_, 1u) & 7864320u) | one_), xs13_2_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_31_, 7u) & 7864320u) | one_), xs13_2_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_31_, 15u) & 7864320u) | one_), xs13_2_.v[0], t2774_))));
+                float t2844_ = __fmaf_rn(kf_bitcast<float>(((w_31_ >> 9u) & 7864320u) | one_), xs13_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_31_ >> 1u) & 7864320u) | one_), xs13_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_31_ << 7u) & 7864320u) | one_), xs13_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_31_ << 15u) & 7864320u) | one_), xs13_2_.v[0], t2774_))));
                 unsigned w_32_ = qb_3_.v[2];
-                float t2913_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_32_, 9u) & 7864320u) | one_), xs14_2_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_32_, 1u) & 7864320u) | one_), xs14_2_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_32_, 7u) & 7864320u) | one_), xs14_2_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_32_, 15u) & 7864320u) | one_), xs14_2_.v[0], t2844_))));
+                float t2913_ = __fmaf_rn(kf_bitcast<float>(((w_32_ >> 9u) & 7864320u) | one_), xs14_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_32_ >> 1u) & 7864320u) | one_), xs14_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_32_ << 7u) & 7864320u) | one_), xs14_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_32_ << 15u) & 7864320u) | one_), xs14_2_.v[0], t2844_))));
                 unsigned w_33_ = qb_3_.v[3];
-                float t2982_ = __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_33_, 9u) & 7864320u) | one_), xs15_2_.v[3], __fmaf_rn(kf_bitcast<float>((kf_shr_u32(w_33_, 1u) & 7864320u) | one_), xs15_2_.v[2], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_33_, 7u) & 7864320u) | one_), xs15_2_.v[1], __fmaf_rn(kf_bitcast<float>((kf_shl_u32(w_33_, 15u) & 7864320u) | one_), xs15_2_.v[0], t2913_))));
+                float t2982_ = __fmaf_rn(kf_bitcast<float>(((w_33_ >> 9u) & 7864320u) | one_), xs15_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_33_ >> 1u) & 7864320u) | one_), xs15_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_33_ << 7u) & 7864320u) | one_), xs15_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_33_ << 15u) & 7864320u) | one_), xs15_2_.v[0], t2913_))));
                 unsigned t2986_ = h_2_.v[1] & 1061109567u;
-                unsigned t2996_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
-                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t2986_ : t2996_), kf_shl_u32((j_ & 1u), 4u));
+                unsigned t2996_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t2986_ : t2996_), ((j_ & 1u) << 4u));
                 unsigned t3037_ = h_2_.v[2] & 1061109567u;
-                unsigned t3048_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
-                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t3037_ : t3048_), kf_shl_u32((j_ & 1u), 4u));
+                unsigned t3048_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t3037_ : t3048_), ((j_ & 1u) << 4u));
                 unsigned t3057_ = h_2_.v[0];
                 kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t3057_);
-                unsigned v_21_ = kf_shr_u32(sc_2_, 8u) & 255u;
+                unsigned v_21_ = (sc_2_ >> 8u) & 255u;
                 float t3067_ = __fsub_rn(kf_bitcast<float>(v_21_ | 1258291200u), 8388608.0f);
                 float t3069_ = __fsub_rn(__fadd_rn(t2704_, t2982_), t413_);
                 unsigned v_22_ = sc_2_ & 255u;
                 float t_18_ = __fmaf_rn(t3067_, t3069_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_22_ | 1258291200u), 8388608.0f), __fsub_rn(__fadd_rn(t2148_, t2426_), t403_)));
-                unsigned v_23_ = kf_shr_u32(mn_2_, 8u) & 255u;
+                unsigned v_23_ = (mn_2_ >> 8u) & 255u;
                 float t3089_ = __fsub_rn(kf_bitcast<float>(v_23_ | 1258291200u), 8388608.0f);
                 unsigned v_24_ = mn_2_ & 255u;
                 float u_2_ = __fmaf_rn(t3089_, t413_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_24_ | 1258291200u), 8388608.0f), t403_));
@@ -497,7 +497,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             float t3127_ = __fadd_rn(t3121_, kf_shfl_xor(t3121_, 4u, kf_wn));
             p_2_ = t3127_;
             if ((lane_ & 7u) == 0u) {
-                unsigned slot_2_ = (kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 6u) + kf_shl_u32((rs_ + 1u), 2u)) + r_;
+                unsigned slot_2_ = ((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 6u) + ((rs_ + 1u) << 2u)) + r_;
                 if (ks_ == 0u) {
                     part_[slot_2_] = t3127_;
                 } else {
@@ -520,7 +520,7 @@ extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
     const unsigned kf_wn = kf_warp_lanes();
-    unsigned e0_ = kf_shl_u32(((blockIdx.x * blockDim.x) + threadIdx.x), 2u);
+    unsigned e0_ = ((blockIdx.x * blockDim.x) + threadIdx.x) << 2u;
     kf_f32x4 t13_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     kf_f32x4 v_ = t13_;
     if ((e0_ + 4u) <= n_) {
@@ -565,7 +565,7 @@ q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_
         q_ = t114_;
     }
     if ((e0_ + 4u) <= n_) {
-        xqw_[kf_shr_u32(e0_, 2u)] = kf_bitcast<unsigned>(q_);
+        xqw_[e0_ >> 2u] = kf_bitcast<unsigned>(q_);
     } else {
         if (e0_ < n_) {
             xq_[e0_] = q_.v[0];
@@ -586,7 +586,7 @@ q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_
         t149_ = e0_ < n_;
     }
     if (t149_) {
-        unsigned t152_ = kf_shr_u32(e0_, 5u);
+        unsigned t152_ = e0_ >> 5u;
         kf_f16 t153_ = kf_f16_from_f32(d_);
         kf_f16 t154_ = kf_f16_from_f32(t87_);
         kf_f16x2 t156_ = kf_f16x2{{t153_, t154_}};
@@ -599,7 +599,7 @@ extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
     const unsigned kf_wn = kf_warp_lanes();
-    unsigned e0_ = kf_shl_u32(((blockIdx.x * blockDim.x) + threadIdx.x), 2u);
+    unsigned e0_ = ((blockIdx.x * blockDim.x) + threadIdx.x) << 2u;
     kf_f32x4 t13_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     kf_f32x4 v_ = t13_;
     if ((e0_ + 4u) <= n_) {
@@ -649,7 +649,7 @@ q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf
         q_ = t130_;
     }
     if ((e0_ + 4u) <= n_) {
-        xqw_[kf_shr_u32(e0_, 2u)] = kf_bitcast<unsigned>(q_);
+        xqw_[e0_ >> 2u] = kf_bitcast<unsigned>(q_);
     } else {
         if (e0_ < n_) {
             xq_[e0_] = q_.v[0];
@@ -670,7 +670,7 @@ q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf
         t165_ = e0_ < n_;
     }
     if (t165_) {
-        unsigned t168_ = kf_shr_u32(e0_, 5u);
+        unsigned t168_ = e0_ >> 5u;
         kf_f16 t169_ = kf_f16_from_f32(d_);
         kf_f16 t170_ = kf_f16_from_f32(t103_);
         kf_f16x2 t172_ = kf_f16x2{{t169_, t170_}};
@@ -693,11 +693,11 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
     const kf_u32x4* xq_2_ = (const kf_u32x4*)xq_;
     const kf_f16x4* xds_2_ = (const kf_f16x4*)xds_;
     unsigned lane_ = kf_lane_id();
-    unsigned r_ = kf_shr_u32(lane_, 3u);
-    unsigned bl_ = kf_shr_u32(lane_, 2u) & 1u;
+    unsigned r_ = lane_ >> 3u;
+    unsigned bl_ = (lane_ >> 2u) & 1u;
     unsigned j_ = lane_ & 3u;
-    unsigned nbk_ = kf_shr_u32(k_, 8u);
-    unsigned row0_ = kf_shl_u32(kf_shl_u32((kf_shl_u32(blockIdx.x, 2u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)), 1u), 2u);
+    unsigned nbk_ = k_ >> 8u;
+    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 2u;
     if (!(row0_ >= m_)) {
         row_[0u] = min((row0_ + r_), (m_ - 1u));
         acc_[0u] = 0.0f;
@@ -716,10 +716,10 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
                 unsigned blk_ = ((row_[0u] * nbk_) + kb_) * 9u;
                 kf_u32x4 t86_ = wq_[blk_];
                 th_ = t86_;
-                unsigned t91_ = (blk_ + 1u) + kf_shl_u32(j_, 1u);
+                unsigned t91_ = (blk_ + 1u) + (j_ << 1u);
                 kf_u32x4 t92_ = wq_[t91_];
                 ta_ = t92_;
-                unsigned t97_ = (blk_ + 2u) + kf_shl_u32(j_, 1u);
+                unsigned t97_ = (blk_ + 2u) + (j_ << 1u);
                 kf_u32x4 t98_ = wq_[t97_];
                 tb_ = t98_;
             }
@@ -736,10 +736,10 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
                 unsigned blk_2_ = ((row_[1u] * nbk_) + kb_) * 9u;
                 kf_u32x4 t117_ = wq_[blk_2_];
                 th_2_ = t117_;
-                unsigned t122_ = (blk_2_ + 1u) + kf_shl_u32(j_, 1u);
+                unsigned t122_ = (blk_2_ + 1u) + (j_ << 1u);
                 kf_u32x4 t123_ = wq_[t122_];
                 ta_2_ = t123_;
-                unsigned t128_ = (blk_2_ + 2u) + kf_shl_u32(j_, 1u);
+                unsigned t128_ = (blk_2_ + 2u) + (j_ << 1u);
                 kf_u32x4 t129_ = wq_[t128_];
                 tb_2_ = t129_;
             }
@@ -749,7 +749,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
             kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_ = t134_;
             if (valid_) {
-                unsigned t140_ = kf_shl_u32(kb_, 4u) + kf_shl_u32(j_, 2u);
+                unsigned t140_ = (kb_ << 4u) + (j_ << 2u);
                 kf_u32x4 t143_ = xq_2_[t140_];
                 t_ = t143_;
             }
@@ -757,7 +757,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
             kf_u32x4 t146_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_2_ = t146_;
             if (valid_) {
-                unsigned t154_ = (kf_shl_u32(kb_, 4u) + kf_shl_u32(j_, 2u)) + 1u;
+                unsigned t154_ = ((kb_ << 4u) + (j_ << 2u)) + 1u;
                 kf_u32x4 t155_ = xq_2_[t154_];
                 t_2_ = t155_;
             }
@@ -765,7 +765,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
             kf_u32x4 t158_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_3_ = t158_;
             if (valid_) {
-                unsigned t166_ = (kf_shl_u32(kb_, 4u) + kf_shl_u32(j_, 2u)) + 2u;
+                unsigned t166_ = ((kb_ << 4u) + (j_ << 2u)) + 2u;
                 kf_u32x4 t167_ = xq_2_[t166_];
                 t_3_ = t167_;
             }
@@ -773,13 +773,13 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
             kf_u32x4 t170_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_4_ = t170_;
             if (valid_) {
-                unsigned t178_ = (kf_shl_u32(kb_, 4u) + kf_shl_u32(j_, 2u)) + 3u;
+                unsigned t178_ = ((kb_ << 4u) + (j_ << 2u)) + 3u;
                 kf_u32x4 t179_ = xq_2_[t178_];
                 t_4_ = t179_;
             }
             xv_[3u] = t_4_;
             if (valid_) {
-                unsigned t183_ = kf_shl_u32(kb_, 2u) + j_;
+                unsigned t183_ = (kb_ << 2u) + j_;
                 kf_f16x4 t184_ = xds_2_[t183_];
                 kf_u32x4 h_ = hv_[0u];
                 kf_u32x4 qa_2_ = qa_[0u];
@@ -828,61 +828,61 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
                 kf_u8x4 ua_8_ = kf_bitcast<kf_u8x4>(a_8_);
                 kf_i8x4 sb_8_ = kf_bitcast<kf_i8x4>(b_8_);
                 int t450_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t419_ + (unsigned)(int)((unsigned)(int)ua_8_.v[0] * (unsigned)(int)sb_8_.v[0])) + (unsigned)(int)((unsigned)(int)ua_8_.v[1] * (unsigned)(int)sb_8_.v[1])) + (unsigned)(int)((unsigned)(int)ua_8_.v[2] * (unsigned)(int)sb_8_.v[2])) + (unsigned)(int)((unsigned)(int)ua_8_.v[3] * (unsigned)(int)sb_8_.v[3]));
-                unsigned a_9_ = kf_shr_u32(qa_2_.v[0], 4u) & 252645135u;
+                unsigned a_9_ = (qa_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_9_ = xc_.v[0];
                 kf_u8x4 ua_9_ = kf_bitcast<kf_u8x4>(a_9_);
                 kf_i8x4 sb_9_ = kf_bitcast<kf_i8x4>(b_9_);
                 int t484_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)(int)ua_9_.v[0] * (unsigned)(int)sb_9_.v[0]) + (unsigned)(int)((unsigned)(int)ua_9_.v[1] * (unsigned)(int)sb_9_.v[1])) + (unsigned)(int)((unsigned)(int)ua_9_.v[2] * (unsigned)(int)sb_9_.v[2])) + (unsigned)(int)((unsigned)(int)ua_9_.v[3] * (unsigned)(int)sb_9_.v[3]));
-                unsigned a_10_ = kf_shr_u32(qa_2_.v[1], 4u) & 252645135u;
+                unsigned a_10_ = (qa_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_10_ = xc_.v[1];
                 kf_u8x4 ua_10_ = kf_bitcast<kf_u8x4>(a_10_);
                 kf_i8x4 sb_10_ = kf_bitcast<kf_i8x4>(b_10_);
                 int t518_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t484_ + (unsigned)(int)((unsigned)(int)ua_10_.v[0] * (unsigned)(int)sb_10_.v[0])) + (unsigned)(int)((unsigned)(int)ua_10_.v[1] * (unsigned)(int)sb_10_.v[1])) + (unsigned)(int)((unsigned)(int)ua_10_.v[2] * (unsigned)(int)sb_10_.v[2])) + (unsigned)(int)((unsigned)(int)ua_10_.v[3] * (unsigned)(int)sb_10_.v[3]));
-                unsigned a_11_ = kf_shr_u32(qa_2_.v[2], 4u) & 252645135u;
+                unsigned a_11_ = (qa_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_11_ = xc_.v[2];
                 kf_u8x4 ua_11_ = kf_bitcast<kf_u8x4>(a_11_);
                 kf_i8x4 sb_11_ = kf_bitcast<kf_i8x4>(b_11_);
                 int t551_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t518_ + (unsigned)(int)((unsigned)(int)ua_11_.v[0] * (unsigned)(int)sb_11_.v[0])) + (unsigned)(int)((unsigned)(int)ua_11_.v[1] * (unsigned)(int)sb_11_.v[1])) + (unsigned)(int)((unsigned)(int)ua_11_.v[2] * (unsigned)(int)sb_11_.v[2])) + (unsigned)(int)((unsigned)(int)ua_11_.v[3] * (unsigned)(int)sb_11_.v[3]));
-                unsigned a_12_ = kf_shr_u32(qa_2_.v[3], 4u) & 252645135u;
+                unsigned a_12_ = (qa_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_12_ = xc_.v[3];
                 kf_u8x4 ua_12_ = kf_bitcast<kf_u8x4>(a_12_);
                 kf_i8x4 sb_12_ = kf_bitcast<kf_i8x4>(b_12_);
                 int t584_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t551_ + (unsigned)(int)((unsigned)(int)ua_12_.v[0] * (unsigned)(int)sb_12_.v[0])) + (unsigned)(int)((unsigned)(int)ua_12_.v[1] * (unsigned)(int)sb_12_.v[1])) + (unsigned)(int)((unsigned)(int)ua_12_.v[2] * (unsigned)(int)sb_12_.v[2])) + (unsigned)(int)((unsigned)(int)ua_12_.v[3] * (unsigned)(int)sb_12_.v[3]));
-                unsigned a_13_ = kf_shr_u32(qb_2_.v[0], 4u) & 252645135u;
+                unsigned a_13_ = (qb_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_13_ = xd_.v[0];
                 kf_u8x4 ua_13_ = kf_bitcast<kf_u8x4>(a_13_);
                 kf_i8x4 sb_13_ = kf_bitcast<kf_i8x4>(b_13_);
                 int t617_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t584_ + (unsigned)(int)((unsigned)(int)ua_13_.v[0] * (unsigned)(int)sb_13_.v[0])) + (unsigned)(int)((unsigned)(int)ua_13_.v[1] * (unsigned)(int)sb_13_.v[1])) + (unsigned)(int)((unsigned)(int)ua_13_.v[2] * (unsigned)(int)sb_13_.v[2])) + (unsigned)(int)((unsigned)(int)ua_13_.v[3] * (unsigned)(int)sb_13_.v[3]));
-                unsigned a_14_ = kf_shr_u32(qb_2_.v[1], 4u) & 252645135u;
+                unsigned a_14_ = (qb_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_14_ = xd_.v[1];
                 kf_u8x4 ua_14_ = kf_bitcast<kf_u8x4>(a_14_);
                 kf_i8x4 sb_14_ = kf_bitcast<kf_i8x4>(b_14_);
                 int t650_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t617_ + (unsigned)(int)((unsigned)(int)ua_14_.v[0] * (unsigned)(int)sb_14_.v[0])) + (unsigned)(int)((unsigned)(int)ua_14_.v[1] * (unsigned)(int)sb_14_.v[1])) + (unsigned)(int)((unsigned)(int)ua_14_.v[2] * (unsigned)(int)sb_14_.v[2])) + (unsigned)(int)((unsigned)(int)ua_14_.v[3] * (unsigned)(int)sb_14_.v[3]));
-                unsigned a_15_ = kf_shr_u32(qb_2_.v[2], 4u) & 252645135u;
+                unsigned a_15_ = (qb_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_15_ = xd_.v[2];
                 kf_u8x4 ua_15_ = kf_bitcast<kf_u8x4>(a_15_);
                 kf_i8x4 sb_15_ = kf_bitcast<kf_i8x4>(b_15_);
                 int t683_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t650_ + (unsigned)(int)((unsigned)(int)ua_15_.v[0] * (unsigned)(int)sb_15_.v[0])) + (unsigned)(int)((unsigned)(int)ua_15_.v[1] * (unsigned)(int)sb_15_.v[1])) + (unsigned)(int)((unsigned)(int)ua_15_.v[2] * (unsigned)(int)sb_15_.v[2])) + (unsigned)(int)((unsigned)(int)ua_15_.v[3] * (unsigned)(int)sb_15_.v[3]));
-                unsigned a_16_ = kf_shr_u32(qb_2_.v[3], 4u) & 252645135u;
+                unsigned a_16_ = (qb_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_16_ = xd_.v[3];
                 kf_u8x4 ua_16_ = kf_bitcast<kf_u8x4>(a_16_);
                 kf_i8x4 sb_16_ = kf_bitcast<kf_i8x4>(b_16_);
                 int t716_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t683_ + (unsigned)(int)((unsigned)(int)ua_16_.v[0] * (unsigned)(int)sb_16_.v[0])) + (unsigned)(int)((unsigned)(int)ua_16_.v[1] * (unsigned)(int)sb_16_.v[1])) + (unsigned)(int)((unsigned)(int)ua_16_.v[2] * (unsigned)(int)sb_16_.v[2])) + (unsigned)(int)((unsigned)(int)ua_16_.v[3] * (unsigned)(int)sb_16_.v[3]));
                 unsigned t720_ = h_.v[1] & 1061109567u;
-                unsigned t730_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
-                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t720_ : t730_), kf_shl_u32((j_ & 1u), 4u));
+                unsigned t730_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
+                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t720_ : t730_), ((j_ & 1u) << 4u));
                 unsigned t771_ = h_.v[2] & 1061109567u;
-                unsigned t782_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
-                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t771_ : t782_), kf_shl_u32((j_ & 1u), 4u));
+                unsigned t782_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
+                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t771_ : t782_), ((j_ & 1u) << 4u));
                 unsigned t791_ = h_.v[0];
                 kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t791_);
                 float t794_ = kf_f16_to_f32(t184_.v[2]);
-                int v_ = (int)((unsigned)t716_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_, 8u) & 255u));
+                int v_ = (int)((unsigned)t716_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
                 float t806_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
                 float t808_ = kf_f16_to_f32(t184_.v[0]);
                 int v_2_ = (int)((unsigned)t450_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
                 float t_5_ = __fmaf_rn(t794_, t806_, __fmul_rn(t808_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
-                unsigned v_3_ = kf_shr_u32(mn_, 8u) & 255u;
+                unsigned v_3_ = (mn_ >> 8u) & 255u;
                 float t829_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
                 float t831_ = kf_f16_to_f32(t184_.v[3]);
                 unsigned v_4_ = mn_ & 255u;
@@ -935,61 +935,61 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
                 kf_u8x4 ua_24_ = kf_bitcast<kf_u8x4>(a_24_);
                 kf_i8x4 sb_24_ = kf_bitcast<kf_i8x4>(b_24_);
                 int t1117_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1086_ + (unsigned)(int)((unsigned)(int)ua_24_.v[0] * (unsigned)(int)sb_24_.v[0])) + (unsigned)(int)((unsigned)(int)ua_24_.v[1] * (unsigned)(int)sb_24_.v[1])) + (unsigned)(int)((unsigned)(int)ua_24_.v[2] * (unsigned)(int)sb_24_.v[2])) + (unsigned)(int)((unsigned)(int)ua_24_.v[3] * (unsigned)(int)sb_24_.v[3]));
-                unsigned a_25_ = kf_shr_u32(qa_3_.v[0], 4u) & 252645135u;
+                unsigned a_25_ = (qa_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_25_ = xc_2_.v[0];
                 kf_u8x4 ua_25_ = kf_bitcast<kf_u8x4>(a_25_);
                 kf_i8x4 sb_25_ = kf_bitcast<kf_i8x4>(b_25_);
                 int t1151_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)(int)ua_25_.v[0] * (unsigned)(int)sb_25_.v[0]) + (unsigned)(int)((unsigned)(int)ua_25_.v[1] * (unsigned)(int)sb_25_.v[1])) + (unsigned)(int)((unsigned)(int)ua_25_.v[2] * (unsigned)(int)sb_25_.v[2])) + (unsigned)(int)((unsigned)(int)ua_25_.v[3] * (unsigned)(int)sb_25_.v[3]));
-                unsigned a_26_ = kf_shr_u32(qa_3_.v[1], 4u) & 252645135u;
+                unsigned a_26_ = (qa_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_26_ = xc_2_.v[1];
                 kf_u8x4 ua_26_ = kf_bitcast<kf_u8x4>(a_26_);
                 kf_i8x4 sb_26_ = kf_bitcast<kf_i8x4>(b_26_);
                 int t1185_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1151_ + (unsigned)(int)((unsigned)(int)ua_26_.v[0] * (unsigned)(int)sb_26_.v[0])) + (unsigned)(int)((unsigned)(int)ua_26_.v[1] * (unsigned)(int)sb_26_.v[1])) + (unsigned)(int)((unsigned)(int)ua_26_.v[2] * (unsigned)(int)sb_26_.v[2])) + (unsigned)(int)((unsigned)(int)ua_26_.v[3] * (unsigned)(int)sb_26_.v[3]));
-                unsigned a_27_ = kf_shr_u32(qa_3_.v[2], 4u) & 252645135u;
+                unsigned a_27_ = (qa_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_27_ = xc_2_.v[2];
                 kf_u8x4 ua_27_ = kf_bitcast<kf_u8x4>(a_27_);
                 kf_i8x4 sb_27_ = kf_bitcast<kf_i8x4>(b_27_);
                 int t1218_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1185_ + (unsigned)(int)((unsigned)(int)ua_27_.v[0] * (unsigned)(int)sb_27_.v[0])) + (unsigned)(int)((unsigned)(int)ua_27_.v[1] * (unsigned)(int)sb_27_.v[1])) + (unsigned)(int)((unsigned)(int)ua_27_.v[2] * (unsigned)(int)sb_27_.v[2])) + (unsigned)(int)((unsigned)(int)ua_27_.v[3] * (unsigned)(int)sb_27_.v[3]));
-                unsigned a_28_ = kf_shr_u32(qa_3_.v[3], 4u) & 252645135u;
+                unsigned a_28_ = (qa_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_28_ = xc_2_.v[3];
                 kf_u8x4 ua_28_ = kf_bitcast<kf_u8x4>(a_28_);
                 kf_i8x4 sb_28_ = kf_bitcast<kf_i8x4>(b_28_);
                 int t1251_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1218_ + (unsigned)(int)((unsigned)(int)ua_28_.v[0] * (unsigned)(int)sb_28_.v[0])) + (unsigned)(int)((unsigned)(int)ua_28_.v[1] * (unsigned)(int)sb_28_.v[1])) + (unsigned)(int)((unsigned)(int)ua_28_.v[2] * (unsigned)(int)sb_28_.v[2])) + (unsigned)(int)((unsigned)(int)ua_28_.v[3] * (unsigned)(int)sb_28_.v[3]));
-                unsigned a_29_ = kf_shr_u32(qb_3_.v[0], 4u) & 252645135u;
+                unsigned a_29_ = (qb_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_29_ = xd_2_.v[0];
                 kf_u8x4 ua_29_ = kf_bitcast<kf_u8x4>(a_29_);
                 kf_i8x4 sb_29_ = kf_bitcast<kf_i8x4>(b_29_);
                 int t1284_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1251_ + (unsigned)(int)((unsigned)(int)ua_29_.v[0] * (unsigned)(int)sb_29_.v[0])) + (unsigned)(int)((unsigned)(int)ua_29_.v[1] * (unsigned)(int)sb_29_.v[1])) + (unsigned)(int)((unsigned)(int)ua_29_.v[2] * (unsigned)(int)sb_29_.v[2])) + (unsigned)(int)((unsigned)(int)ua_29_.v[3] * (unsigned)(int)sb_29_.v[3]));
-                unsigned a_30_ = kf_shr_u32(qb_3_.v[1], 4u) & 252645135u;
+                unsigned a_30_ = (qb_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_30_ = xd_2_.v[1];
                 kf_u8x4 ua_30_ = kf_bitcast<kf_u8x4>(a_30_);
                 kf_i8x4 sb_30_ = kf_bitcast<kf_i8x4>(b_30_);
                 int t1317_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1284_ + (unsigned)(int)((unsigned)(int)ua_30_.v[0] * (unsigned)(int)sb_30_.v[0])) + (unsigned)(int)((unsigned)(int)ua_30_.v[1] * (unsigned)(int)sb_30_.v[1])) + (unsigned)(int)((unsigned)(int)ua_30_.v[2] * (unsigned)(int)sb_30_.v[2])) + (unsigned)(int)((unsigned)(int)ua_30_.v[3] * (unsigned)(int)sb_30_.v[3]));
-                unsigned a_31_ = kf_shr_u32(qb_3_.v[2], 4u) & 252645135u;
+                unsigned a_31_ = (qb_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_31_ = xd_2_.v[2];
                 kf_u8x4 ua_31_ = kf_bitcast<kf_u8x4>(a_31_);
                 kf_i8x4 sb_31_ = kf_bitcast<kf_i8x4>(b_31_);
                 int t1350_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1317_ + (unsigned)(int)((unsigned)(int)ua_31_.v[0] * (unsigned)(int)sb_31_.v[0])) + (unsigned)(int)((unsigned)(int)ua_31_.v[1] * (unsigned)(int)sb_31_.v[1])) + (unsigned)(int)((unsigned)(int)ua_31_.v[2] * (unsigned)(int)sb_31_.v[2])) + (unsigned)(int)((unsigned)(int)ua_31_.v[3] * (unsigned)(int)sb_31_.v[3]));
-                unsigned a_32_ = kf_shr_u32(qb_3_.v[3], 4u) & 252645135u;
+                unsigned a_32_ = (qb_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_32_ = xd_2_.v[3];
                 kf_u8x4 ua_32_ = kf_bitcast<kf_u8x4>(a_32_);
                 kf_i8x4 sb_32_ = kf_bitcast<kf_i8x4>(b_32_);
                 int t1383_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1350_ + (unsigned)(int)((unsigned)(int)ua_32_.v[0] * (unsigned)(int)sb_32_.v[0])) + (unsigned)(int)((unsigned)(int)ua_32_.v[1] * (unsigned)(int)sb_32_.v[1])) + (unsigned)(int)((unsigned)(int)ua_32_.v[2] * (unsigned)(int)sb_32_.v[2])) + (unsigned)(int)((unsigned)(int)ua_32_.v[3] * (unsigned)(int)sb_32_.v[3]));
                 unsigned t1387_ = h_2_.v[1] & 1061109567u;
-                unsigned t1397_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
-                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t1387_ : t1397_), kf_shl_u32((j_ & 1u), 4u));
+                unsigned t1397_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t1387_ : t1397_), ((j_ & 1u) << 4u));
                 unsigned t1438_ = h_2_.v[2] & 1061109567u;
-                unsigned t1449_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
-                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t1438_ : t1449_), kf_shl_u32((j_ & 1u), 4u));
+                unsigned t1449_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t1438_ : t1449_), ((j_ & 1u) << 4u));
                 unsigned t1458_ = h_2_.v[0];
                 kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t1458_);
                 float t1461_ = kf_f16_to_f32(t184_.v[2]);
-                int v_5_ = (int)((unsigned)t1383_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_2_, 8u) & 255u));
+                int v_5_ = (int)((unsigned)t1383_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
                 float t1473_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
                 float t1475_ = kf_f16_to_f32(t184_.v[0]);
                 int v_6_ = (int)((unsigned)t1117_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
                 float t_6_ = __fmaf_rn(t1461_, t1473_, __fmul_rn(t1475_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
-                unsigned v_7_ = kf_shr_u32(mn_2_, 8u) & 255u;
+                unsigned v_7_ = (mn_2_ >> 8u) & 255u;
                 float t1496_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
                 float t1498_ = kf_f16_to_f32(t184_.v[3]);
                 unsigned v_8_ = mn_2_ & 255u;
@@ -1041,11 +1041,11 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
     const kf_u32x4* xq_2_ = (const kf_u32x4*)xq_;
     const kf_f16x4* xds_2_ = (const kf_f16x4*)xds_;
     unsigned lane_ = kf_lane_id();
-    unsigned r_ = kf_shr_u32(lane_, 3u);
-    unsigned bl_ = kf_shr_u32(lane_, 2u) & 1u;
+    unsigned r_ = lane_ >> 3u;
+    unsigned bl_ = (lane_ >> 2u) & 1u;
     unsigned j_ = lane_ & 3u;
-    unsigned nbk_ = kf_shr_u32(k_, 8u);
-    unsigned row0_ = kf_shl_u32(kf_shl_u32((kf_shl_u32(blockIdx.x, 2u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)), 1u), 2u);
+    unsigned nbk_ = k_ >> 8u;
+    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 2u;
     if (!(row0_ >= m_)) {
         row_[0u] = min((row0_ + r_), (m_ - 1u));
         acc_[0u] = 0.0f;
@@ -1064,10 +1064,10 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
                 unsigned blk_ = ((row_[0u] * nbk_) + kb_) * 9u;
                 kf_u32x4 t86_ = wq_[blk_];
                 th_ = t86_;
-                unsigned t91_ = (blk_ + 1u) + kf_shl_u32(j_, 1u);
+                unsigned t91_ = (blk_ + 1u) + (j_ << 1u);
                 kf_u32x4 t92_ = wq_[t91_];
                 ta_ = t92_;
-                unsigned t97_ = (blk_ + 2u) + kf_shl_u32(j_, 1u);
+                unsigned t97_ = (blk_ + 2u) + (j_ << 1u);
                 kf_u32x4 t98_ = wq_[t97_];
                 tb_ = t98_;
             }
@@ -1084,10 +1084,10 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
                 unsigned blk_2_ = ((row_[1u] * nbk_) + kb_) * 9u;
                 kf_u32x4 t117_ = wq_[blk_2_];
                 th_2_ = t117_;
-                unsigned t122_ = (blk_2_ + 1u) + kf_shl_u32(j_, 1u);
+                unsigned t122_ = (blk_2_ + 1u) + (j_ << 1u);
                 kf_u32x4 t123_ = wq_[t122_];
                 ta_2_ = t123_;
-                unsigned t128_ = (blk_2_ + 2u) + kf_shl_u32(j_, 1u);
+                unsigned t128_ = (blk_2_ + 2u) + (j_ << 1u);
                 kf_u32x4 t129_ = wq_[t128_];
                 tb_2_ = t129_;
             }
@@ -1097,7 +1097,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
             kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_ = t134_;
             if (valid_) {
-                unsigned t140_ = kf_shl_u32(kb_, 4u) + kf_shl_u32(j_, 2u);
+                unsigned t140_ = (kb_ << 4u) + (j_ << 2u);
                 kf_u32x4 t143_ = xq_2_[t140_];
                 t_ = t143_;
             }
@@ -1105,7 +1105,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
             kf_u32x4 t146_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_2_ = t146_;
             if (valid_) {
-                unsigned t154_ = (kf_shl_u32(kb_, 4u) + kf_shl_u32(j_, 2u)) + 1u;
+                unsigned t154_ = ((kb_ << 4u) + (j_ << 2u)) + 1u;
                 kf_u32x4 t155_ = xq_2_[t154_];
                 t_2_ = t155_;
             }
@@ -1113,7 +1113,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
             kf_u32x4 t158_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_3_ = t158_;
             if (valid_) {
-                unsigned t166_ = (kf_shl_u32(kb_, 4u) + kf_shl_u32(j_, 2u)) + 2u;
+                unsigned t166_ = ((kb_ << 4u) + (j_ << 2u)) + 2u;
                 kf_u32x4 t167_ = xq_2_[t166_];
                 t_3_ = t167_;
             }
@@ -1121,13 +1121,13 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
             kf_u32x4 t170_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_4_ = t170_;
             if (valid_) {
-                unsigned t178_ = (kf_shl_u32(kb_, 4u) + kf_shl_u32(j_, 2u)) + 3u;
+                unsigned t178_ = ((kb_ << 4u) + (j_ << 2u)) + 3u;
                 kf_u32x4 t179_ = xq_2_[t178_];
                 t_4_ = t179_;
             }
             xv_[3u] = t_4_;
             if (valid_) {
-                unsigned t183_ = kf_shl_u32(kb_, 2u) + j_;
+                unsigned t183_ = (kb_ << 2u) + j_;
                 kf_f16x4 t184_ = xds_2_[t183_];
                 kf_u32x4 h_ = hv_[0u];
                 kf_u32x4 qa_2_ = qa_[0u];
@@ -1176,61 +1176,61 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
                 kf_u8x4 ua_8_ = kf_bitcast<kf_u8x4>(a_8_);
                 kf_i8x4 sb_8_ = kf_bitcast<kf_i8x4>(b_8_);
                 int t450_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t419_ + (unsigned)(int)((unsigned)(int)ua_8_.v[0] * (unsigned)(int)sb_8_.v[0])) + (unsigned)(int)((unsigned)(int)ua_8_.v[1] * (unsigned)(int)sb_8_.v[1])) + (unsigned)(int)((unsigned)(int)ua_8_.v[2] * (unsigned)(int)sb_8_.v[2])) + (unsigned)(int)((unsigned)(int)ua_8_.v[3] * (unsigned)(int)sb_8_.v[3]));
-                unsigned a_9_ = kf_shr_u32(qa_2_.v[0], 4u) & 252645135u;
+                unsigned a_9_ = (qa_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_9_ = xc_.v[0];
                 kf_u8x4 ua_9_ = kf_bitcast<kf_u8x4>(a_9_);
                 kf_i8x4 sb_9_ = kf_bitcast<kf_i8x4>(b_9_);
                 int t484_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)(int)ua_9_.v[0] * (unsigned)(int)sb_9_.v[0]) + (unsigned)(int)((unsigned)(int)ua_9_.v[1] * (unsigned)(int)sb_9_.v[1])) + (unsigned)(int)((unsigned)(int)ua_9_.v[2] * (unsigned)(int)sb_9_.v[2])) + (unsigned)(int)((unsigned)(int)ua_9_.v[3] * (unsigned)(int)sb_9_.v[3]));
-                unsigned a_10_ = kf_shr_u32(qa_2_.v[1], 4u) & 252645135u;
+                unsigned a_10_ = (qa_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_10_ = xc_.v[1];
                 kf_u8x4 ua_10_ = kf_bitcast<kf_u8x4>(a_10_);
                 kf_i8x4 sb_10_ = kf_bitcast<kf_i8x4>(b_10_);
                 int t518_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t484_ + (unsigned)(int)((unsigned)(int)ua_10_.v[0] * (unsigned)(int)sb_10_.v[0])) + (unsigned)(int)((unsigned)(int)ua_10_.v[1] * (unsigned)(int)sb_10_.v[1])) + (unsigned)(int)((unsigned)(int)ua_10_.v[2] * (unsigned)(int)sb_10_.v[2])) + (unsigned)(int)((unsigned)(int)ua_10_.v[3] * (unsigned)(int)sb_10_.v[3]));
-                unsigned a_11_ = kf_shr_u32(qa_2_.v[2], 4u) & 252645135u;
+                unsigned a_11_ = (qa_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_11_ = xc_.v[2];
                 kf_u8x4 ua_11_ = kf_bitcast<kf_u8x4>(a_11_);
                 kf_i8x4 sb_11_ = kf_bitcast<kf_i8x4>(b_11_);
                 int t551_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t518_ + (unsigned)(int)((unsigned)(int)ua_11_.v[0] * (unsigned)(int)sb_11_.v[0])) + (unsigned)(int)((unsigned)(int)ua_11_.v[1] * (unsigned)(int)sb_11_.v[1])) + (unsigned)(int)((unsigned)(int)ua_11_.v[2] * (unsigned)(int)sb_11_.v[2])) + (unsigned)(int)((unsigned)(int)ua_11_.v[3] * (unsigned)(int)sb_11_.v[3]));
-                unsigned a_12_ = kf_shr_u32(qa_2_.v[3], 4u) & 252645135u;
+                unsigned a_12_ = (qa_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_12_ = xc_.v[3];
                 kf_u8x4 ua_12_ = kf_bitcast<kf_u8x4>(a_12_);
                 kf_i8x4 sb_12_ = kf_bitcast<kf_i8x4>(b_12_);
                 int t584_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t551_ + (unsigned)(int)((unsigned)(int)ua_12_.v[0] * (unsigned)(int)sb_12_.v[0])) + (unsigned)(int)((unsigned)(int)ua_12_.v[1] * (unsigned)(int)sb_12_.v[1])) + (unsigned)(int)((unsigned)(int)ua_12_.v[2] * (unsigned)(int)sb_12_.v[2])) + (unsigned)(int)((unsigned)(int)ua_12_.v[3] * (unsigned)(int)sb_12_.v[3]));
-                unsigned a_13_ = kf_shr_u32(qb_2_.v[0], 4u) & 252645135u;
+                unsigned a_13_ = (qb_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_13_ = xd_.v[0];
                 kf_u8x4 ua_13_ = kf_bitcast<kf_u8x4>(a_13_);
                 kf_i8x4 sb_13_ = kf_bitcast<kf_i8x4>(b_13_);
                 int t617_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t584_ + (unsigned)(int)((unsigned)(int)ua_13_.v[0] * (unsigned)(int)sb_13_.v[0])) + (unsigned)(int)((unsigned)(int)ua_13_.v[1] * (unsigned)(int)sb_13_.v[1])) + (unsigned)(int)((unsigned)(int)ua_13_.v[2] * (unsigned)(int)sb_13_.v[2])) + (unsigned)(int)((unsigned)(int)ua_13_.v[3] * (unsigned)(int)sb_13_.v[3]));
-                unsigned a_14_ = kf_shr_u32(qb_2_.v[1], 4u) & 252645135u;
+                unsigned a_14_ = (qb_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_14_ = xd_.v[1];
                 kf_u8x4 ua_14_ = kf_bitcast<kf_u8x4>(a_14_);
                 kf_i8x4 sb_14_ = kf_bitcast<kf_i8x4>(b_14_);
                 int t650_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t617_ + (unsigned)(int)((unsigned)(int)ua_14_.v[0] * (unsigned)(int)sb_14_.v[0])) + (unsigned)(int)((unsigned)(int)ua_14_.v[1] * (unsigned)(int)sb_14_.v[1])) + (unsigned)(int)((unsigned)(int)ua_14_.v[2] * (unsigned)(int)sb_14_.v[2])) + (unsigned)(int)((unsigned)(int)ua_14_.v[3] * (unsigned)(int)sb_14_.v[3]));
-                unsigned a_15_ = kf_shr_u32(qb_2_.v[2], 4u) & 252645135u;
+                unsigned a_15_ = (qb_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_15_ = xd_.v[2];
                 kf_u8x4 ua_15_ = kf_bitcast<kf_u8x4>(a_15_);
                 kf_i8x4 sb_15_ = kf_bitcast<kf_i8x4>(b_15_);
                 int t683_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t650_ + (unsigned)(int)((unsigned)(int)ua_15_.v[0] * (unsigned)(int)sb_15_.v[0])) + (unsigned)(int)((unsigned)(int)ua_15_.v[1] * (unsigned)(int)sb_15_.v[1])) + (unsigned)(int)((unsigned)(int)ua_15_.v[2] * (unsigned)(int)sb_15_.v[2])) + (unsigned)(int)((unsigned)(int)ua_15_.v[3] * (unsigned)(int)sb_15_.v[3]));
-                unsigned a_16_ = kf_shr_u32(qb_2_.v[3], 4u) & 252645135u;
+                unsigned a_16_ = (qb_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_16_ = xd_.v[3];
                 kf_u8x4 ua_16_ = kf_bitcast<kf_u8x4>(a_16_);
                 kf_i8x4 sb_16_ = kf_bitcast<kf_i8x4>(b_16_);
                 int t716_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t683_ + (unsigned)(int)((unsigned)(int)ua_16_.v[0] * (unsigned)(int)sb_16_.v[0])) + (unsigned)(int)((unsigned)(int)ua_16_.v[1] * (unsigned)(int)sb_16_.v[1])) + (unsigned)(int)((unsigned)(int)ua_16_.v[2] * (unsigned)(int)sb_16_.v[2])) + (unsigned)(int)((unsigned)(int)ua_16_.v[3] * (unsigned)(int)sb_16_.v[3]));
                 unsigned t720_ = h_.v[1] & 1061109567u;
-                unsigned t730_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
-                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t720_ : t730_), kf_shl_u32((j_ & 1u), 4u));
+                unsigned t730_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
+                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t720_ : t730_), ((j_ & 1u) << 4u));
                 unsigned t771_ = h_.v[2] & 1061109567u;
-                unsigned t782_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
-                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t771_ : t782_), kf_shl_u32((j_ & 1u), 4u));
+                unsigned t782_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
+                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t771_ : t782_), ((j_ & 1u) << 4u));
                 unsigned t791_ = h_.v[0];
                 kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t791_);
                 float t794_ = kf_f16_to_f32(t184_.v[2]);
-                int v_ = (int)((unsigned)t716_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_, 8u) & 255u));
+                int v_ = (int)((unsigned)t716_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
                 float t806_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
                 float t808_ = kf_f16_to_f32(t184_.v[0]);
                 int v_2_ = (int)((unsigned)t450_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
                 float t_5_ = __fmaf_rn(t794_, t806_, __fmul_rn(t808_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
-                unsigned v_3_ = kf_shr_u32(mn_, 8u) & 255u;
+                unsigned v_3_ = (mn_ >> 8u) & 255u;
                 float t829_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
                 float t831_ = kf_f16_to_f32(t184_.v[3]);
                 unsigned v_4_ = mn_ & 255u;
@@ -1283,61 +1283,61 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
                 kf_u8x4 ua_24_ = kf_bitcast<kf_u8x4>(a_24_);
                 kf_i8x4 sb_24_ = kf_bitcast<kf_i8x4>(b_24_);
                 int t1117_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1086_ + (unsigned)(int)((unsigned)(int)ua_24_.v[0] * (unsigned)(int)sb_24_.v[0])) + (unsigned)(int)((unsigned)(int)ua_24_.v[1] * (unsigned)(int)sb_24_.v[1])) + (unsigned)(int)((unsigned)(int)ua_24_.v[2] * (unsigned)(int)sb_24_.v[2])) + (unsigned)(int)((unsigned)(int)ua_24_.v[3] * (unsigned)(int)sb_24_.v[3]));
-                unsigned a_25_ = kf_shr_u32(qa_3_.v[0], 4u) & 252645135u;
+                unsigned a_25_ = (qa_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_25_ = xc_2_.v[0];
                 kf_u8x4 ua_25_ = kf_bitcast<kf_u8x4>(a_25_);
                 kf_i8x4 sb_25_ = kf_bitcast<kf_i8x4>(b_25_);
                 int t1151_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)(int)ua_25_.v[0] * (unsigned)(int)sb_25_.v[0]) + (unsigned)(int)((unsigned)(int)ua_25_.v[1] * (unsigned)(int)sb_25_.v[1])) + (unsigned)(int)((unsigned)(int)ua_25_.v[2] * (unsigned)(int)sb_25_.v[2])) + (unsigned)(int)((unsigned)(int)ua_25_.v[3] * (unsigned)(int)sb_25_.v[3]));
-                unsigned a_26_ = kf_shr_u32(qa_3_.v[1], 4u) & 252645135u;
+                unsigned a_26_ = (qa_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_26_ = xc_2_.v[1];
                 kf_u8x4 ua_26_ = kf_bitcast<kf_u8x4>(a_26_);
                 kf_i8x4 sb_26_ = kf_bitcast<kf_i8x4>(b_26_);
                 int t1185_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1151_ + (unsigned)(int)((unsigned)(int)ua_26_.v[0] * (unsigned)(int)sb_26_.v[0])) + (unsigned)(int)((unsigned)(int)ua_26_.v[1] * (unsigned)(int)sb_26_.v[1])) + (unsigned)(int)((unsigned)(int)ua_26_.v[2] * (unsigned)(int)sb_26_.v[2])) + (unsigned)(int)((unsigned)(int)ua_26_.v[3] * (unsigned)(int)sb_26_.v[3]));
-                unsigned a_27_ = kf_shr_u32(qa_3_.v[2], 4u) & 252645135u;
+                unsigned a_27_ = (qa_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_27_ = xc_2_.v[2];
                 kf_u8x4 ua_27_ = kf_bitcast<kf_u8x4>(a_27_);
                 kf_i8x4 sb_27_ = kf_bitcast<kf_i8x4>(b_27_);
                 int t1218_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1185_ + (unsigned)(int)((unsigned)(int)ua_27_.v[0] * (unsigned)(int)sb_27_.v[0])) + (unsigned)(int)((unsigned)(int)ua_27_.v[1] * (unsigned)(int)sb_27_.v[1])) + (unsigned)(int)((unsigned)(int)ua_27_.v[2] * (unsigned)(int)sb_27_.v[2])) + (unsigned)(int)((unsigned)(int)ua_27_.v[3] * (unsigned)(int)sb_27_.v[3]));
-                unsigned a_28_ = kf_shr_u32(qa_3_.v[3], 4u) & 252645135u;
+                unsigned a_28_ = (qa_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_28_ = xc_2_.v[3];
                 kf_u8x4 ua_28_ = kf_bitcast<kf_u8x4>(a_28_);
                 kf_i8x4 sb_28_ = kf_bitcast<kf_i8x4>(b_28_);
                 int t1251_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1218_ + (unsigned)(int)((unsigned)(int)ua_28_.v[0] * (unsigned)(int)sb_28_.v[0])) + (unsigned)(int)((unsigned)(int)ua_28_.v[1] * (unsigned)(int)sb_28_.v[1])) + (unsigned)(int)((unsigned)(int)ua_28_.v[2] * (unsigned)(int)sb_28_.v[2])) + (unsigned)(int)((unsigned)(int)ua_28_.v[3] * (unsigned)(int)sb_28_.v[3]));
-                unsigned a_29_ = kf_shr_u32(qb_3_.v[0], 4u) & 252645135u;
+                unsigned a_29_ = (qb_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_29_ = xd_2_.v[0];
                 kf_u8x4 ua_29_ = kf_bitcast<kf_u8x4>(a_29_);
                 kf_i8x4 sb_29_ = kf_bitcast<kf_i8x4>(b_29_);
                 int t1284_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1251_ + (unsigned)(int)((unsigned)(int)ua_29_.v[0] * (unsigned)(int)sb_29_.v[0])) + (unsigned)(int)((unsigned)(int)ua_29_.v[1] * (unsigned)(int)sb_29_.v[1])) + (unsigned)(int)((unsigned)(int)ua_29_.v[2] * (unsigned)(int)sb_29_.v[2])) + (unsigned)(int)((unsigned)(int)ua_29_.v[3] * (unsigned)(int)sb_29_.v[3]));
-                unsigned a_30_ = kf_shr_u32(qb_3_.v[1], 4u) & 252645135u;
+                unsigned a_30_ = (qb_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_30_ = xd_2_.v[1];
                 kf_u8x4 ua_30_ = kf_bitcast<kf_u8x4>(a_30_);
                 kf_i8x4 sb_30_ = kf_bitcast<kf_i8x4>(b_30_);
                 int t1317_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1284_ + (unsigned)(int)((unsigned)(int)ua_30_.v[0] * (unsigned)(int)sb_30_.v[0])) + (unsigned)(int)((unsigned)(int)ua_30_.v[1] * (unsigned)(int)sb_30_.v[1])) + (unsigned)(int)((unsigned)(int)ua_30_.v[2] * (unsigned)(int)sb_30_.v[2])) + (unsigned)(int)((unsigned)(int)ua_30_.v[3] * (unsigned)(int)sb_30_.v[3]));
-                unsigned a_31_ = kf_shr_u32(qb_3_.v[2], 4u) & 252645135u;
+                unsigned a_31_ = (qb_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_31_ = xd_2_.v[2];
                 kf_u8x4 ua_31_ = kf_bitcast<kf_u8x4>(a_31_);
                 kf_i8x4 sb_31_ = kf_bitcast<kf_i8x4>(b_31_);
                 int t1350_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1317_ + (unsigned)(int)((unsigned)(int)ua_31_.v[0] * (unsigned)(int)sb_31_.v[0])) + (unsigned)(int)((unsigned)(int)ua_31_.v[1] * (unsigned)(int)sb_31_.v[1])) + (unsigned)(int)((unsigned)(int)ua_31_.v[2] * (unsigned)(int)sb_31_.v[2])) + (unsigned)(int)((unsigned)(int)ua_31_.v[3] * (unsigned)(int)sb_31_.v[3]));
-                unsigned a_32_ = kf_shr_u32(qb_3_.v[3], 4u) & 252645135u;
+                unsigned a_32_ = (qb_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_32_ = xd_2_.v[3];
                 kf_u8x4 ua_32_ = kf_bitcast<kf_u8x4>(a_32_);
                 kf_i8x4 sb_32_ = kf_bitcast<kf_i8x4>(b_32_);
                 int t1383_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1350_ + (unsigned)(int)((unsigned)(int)ua_32_.v[0] * (unsigned)(int)sb_32_.v[0])) + (unsigned)(int)((unsigned)(int)ua_32_.v[1] * (unsigned)(int)sb_32_.v[1])) + (unsigned)(int)((unsigned)(int)ua_32_.v[2] * (unsigned)(int)sb_32_.v[2])) + (unsigned)(int)((unsigned)(int)ua_32_.v[3] * (unsigned)(int)sb_32_.v[3]));
                 unsigned t1387_ = h_2_.v[1] & 1061109567u;
-                unsigned t1397_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
-                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t1387_ : t1397_), kf_shl_u32((j_ & 1u), 4u));
+                unsigned t1397_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t1387_ : t1397_), ((j_ & 1u) << 4u));
                 unsigned t1438_ = h_2_.v[2] & 1061109567u;
-                unsigned t1449_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
-                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t1438_ : t1449_), kf_shl_u32((j_ & 1u), 4u));
+                unsigned t1449_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t1438_ : t1449_), ((j_ & 1u) << 4u));
                 unsigned t1458_ = h_2_.v[0];
                 kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t1458_);
                 float t1461_ = kf_f16_to_f32(t184_.v[2]);
-                int v_5_ = (int)((unsigned)t1383_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_2_, 8u) & 255u));
+                int v_5_ = (int)((unsigned)t1383_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
                 float t1473_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
                 float t1475_ = kf_f16_to_f32(t184_.v[0]);
                 int v_6_ = (int)((unsigned)t1117_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
                 float t_6_ = __fmaf_rn(t1461_, t1473_, __fmul_rn(t1475_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
-                unsigned v_7_ = kf_shr_u32(mn_2_, 8u) & 255u;
+                unsigned v_7_ = (mn_2_ >> 8u) & 255u;
                 float t1496_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
                 float t1498_ = kf_f16_to_f32(t184_.v[3]);
                 unsigned v_8_ = mn_2_ & 255u;
@@ -1389,11 +1389,11 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
     const kf_u32x4* xq_2_ = (const kf_u32x4*)xq_;
     const kf_f16x4* xds_2_ = (const kf_f16x4*)xds_;
     unsigned lane_ = kf_lane_id();
-    unsigned r_ = kf_shr_u32(lane_, 3u);
-    unsigned bl_ = kf_shr_u32(lane_, 2u) & 1u;
+    unsigned r_ = lane_ >> 3u;
+    unsigned bl_ = (lane_ >> 2u) & 1u;
     unsigned j_ = lane_ & 3u;
-    unsigned nbk_ = kf_shr_u32(k_, 8u);
-    unsigned row0_ = kf_shl_u32(kf_shl_u32((kf_shl_u32(blockIdx.x, 2u) + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)), 1u), 2u);
+    unsigned nbk_ = k_ >> 8u;
+    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 2u;
     if (!(row0_ >= m_)) {
         row_[0u] = min((row0_ + r_), (m_ - 1u));
         acc_[0u] = 0.0f;
@@ -1412,10 +1412,10 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
                 unsigned blk_ = ((row_[0u] * nbk_) + kb_) * 9u;
                 kf_u32x4 t86_ = wq_[blk_];
                 th_ = t86_;
-                unsigned t91_ = (blk_ + 1u) + kf_shl_u32(j_, 1u);
+                unsigned t91_ = (blk_ + 1u) + (j_ << 1u);
                 kf_u32x4 t92_ = wq_[t91_];
                 ta_ = t92_;
-                unsigned t97_ = (blk_ + 2u) + kf_shl_u32(j_, 1u);
+                unsigned t97_ = (blk_ + 2u) + (j_ << 1u);
                 kf_u32x4 t98_ = wq_[t97_];
                 tb_ = t98_;
             }
@@ -1432,10 +1432,10 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
                 unsigned blk_2_ = ((row_[1u] * nbk_) + kb_) * 9u;
                 kf_u32x4 t117_ = wq_[blk_2_];
                 th_2_ = t117_;
-                unsigned t122_ = (blk_2_ + 1u) + kf_shl_u32(j_, 1u);
+                unsigned t122_ = (blk_2_ + 1u) + (j_ << 1u);
                 kf_u32x4 t123_ = wq_[t122_];
                 ta_2_ = t123_;
-                unsigned t128_ = (blk_2_ + 2u) + kf_shl_u32(j_, 1u);
+                unsigned t128_ = (blk_2_ + 2u) + (j_ << 1u);
                 kf_u32x4 t129_ = wq_[t128_];
                 tb_2_ = t129_;
             }
@@ -1445,7 +1445,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
             kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_ = t134_;
             if (valid_) {
-                unsigned t140_ = kf_shl_u32(kb_, 4u) + kf_shl_u32(j_, 2u);
+                unsigned t140_ = (kb_ << 4u) + (j_ << 2u);
                 kf_u32x4 t143_ = xq_2_[t140_];
                 t_ = t143_;
             }
@@ -1453,7 +1453,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
             kf_u32x4 t146_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_2_ = t146_;
             if (valid_) {
-                unsigned t154_ = (kf_shl_u32(kb_, 4u) + kf_shl_u32(j_, 2u)) + 1u;
+                unsigned t154_ = ((kb_ << 4u) + (j_ << 2u)) + 1u;
                 kf_u32x4 t155_ = xq_2_[t154_];
                 t_2_ = t155_;
             }
@@ -1461,7 +1461,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
             kf_u32x4 t158_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_3_ = t158_;
             if (valid_) {
-                unsigned t166_ = (kf_shl_u32(kb_, 4u) + kf_shl_u32(j_, 2u)) + 2u;
+                unsigned t166_ = ((kb_ << 4u) + (j_ << 2u)) + 2u;
                 kf_u32x4 t167_ = xq_2_[t166_];
                 t_3_ = t167_;
             }
@@ -1469,13 +1469,13 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
             kf_u32x4 t170_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_4_ = t170_;
             if (valid_) {
-                unsigned t178_ = (kf_shl_u32(kb_, 4u) + kf_shl_u32(j_, 2u)) + 3u;
+                unsigned t178_ = ((kb_ << 4u) + (j_ << 2u)) + 3u;
                 kf_u32x4 t179_ = xq_2_[t178_];
                 t_4_ = t179_;
             }
             xv_[3u] = t_4_;
             if (valid_) {
-                unsigned t183_ = kf_shl_u32(kb_, 2u) + j_;
+                unsigned t183_ = (kb_ << 2u) + j_;
                 kf_f16x4 t184_ = xds_2_[t183_];
                 kf_u32x4 h_ = hv_[0u];
                 kf_u32x4 qa_2_ = qa_[0u];
@@ -1524,61 +1524,61 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
                 kf_u8x4 ua_8_ = kf_bitcast<kf_u8x4>(a_8_);
                 kf_i8x4 sb_8_ = kf_bitcast<kf_i8x4>(b_8_);
                 int t450_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t419_ + (unsigned)(int)((unsigned)(int)ua_8_.v[0] * (unsigned)(int)sb_8_.v[0])) + (unsigned)(int)((unsigned)(int)ua_8_.v[1] * (unsigned)(int)sb_8_.v[1])) + (unsigned)(int)((unsigned)(int)ua_8_.v[2] * (unsigned)(int)sb_8_.v[2])) + (unsigned)(int)((unsigned)(int)ua_8_.v[3] * (unsigned)(int)sb_8_.v[3]));
-                unsigned a_9_ = kf_shr_u32(qa_2_.v[0], 4u) & 252645135u;
+                unsigned a_9_ = (qa_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_9_ = xc_.v[0];
                 kf_u8x4 ua_9_ = kf_bitcast<kf_u8x4>(a_9_);
                 kf_i8x4 sb_9_ = kf_bitcast<kf_i8x4>(b_9_);
                 int t484_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)(int)ua_9_.v[0] * (unsigned)(int)sb_9_.v[0]) + (unsigned)(int)((unsigned)(int)ua_9_.v[1] * (unsigned)(int)sb_9_.v[1])) + (unsigned)(int)((unsigned)(int)ua_9_.v[2] * (unsigned)(int)sb_9_.v[2])) + (unsigned)(int)((unsigned)(int)ua_9_.v[3] * (unsigned)(int)sb_9_.v[3]));
-                unsigned a_10_ = kf_shr_u32(qa_2_.v[1], 4u) & 252645135u;
+                unsigned a_10_ = (qa_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_10_ = xc_.v[1];
                 kf_u8x4 ua_10_ = kf_bitcast<kf_u8x4>(a_10_);
                 kf_i8x4 sb_10_ = kf_bitcast<kf_i8x4>(b_10_);
                 int t518_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t484_ + (unsigned)(int)((unsigned)(int)ua_10_.v[0] * (unsigned)(int)sb_10_.v[0])) + (unsigned)(int)((unsigned)(int)ua_10_.v[1] * (unsigned)(int)sb_10_.v[1])) + (unsigned)(int)((unsigned)(int)ua_10_.v[2] * (unsigned)(int)sb_10_.v[2])) + (unsigned)(int)((unsigned)(int)ua_10_.v[3] * (unsigned)(int)sb_10_.v[3]));
-                unsigned a_11_ = kf_shr_u32(qa_2_.v[2], 4u) & 252645135u;
+                unsigned a_11_ = (qa_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_11_ = xc_.v[2];
                 kf_u8x4 ua_11_ = kf_bitcast<kf_u8x4>(a_11_);
                 kf_i8x4 sb_11_ = kf_bitcast<kf_i8x4>(b_11_);
                 int t551_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t518_ + (unsigned)(int)((unsigned)(int)ua_11_.v[0] * (unsigned)(int)sb_11_.v[0])) + (unsigned)(int)((unsigned)(int)ua_11_.v[1] * (unsigned)(int)sb_11_.v[1])) + (unsigned)(int)((unsigned)(int)ua_11_.v[2] * (unsigned)(int)sb_11_.v[2])) + (unsigned)(int)((unsigned)(int)ua_11_.v[3] * (unsigned)(int)sb_11_.v[3]));
-                unsigned a_12_ = kf_shr_u32(qa_2_.v[3], 4u) & 252645135u;
+                unsigned a_12_ = (qa_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_12_ = xc_.v[3];
                 kf_u8x4 ua_12_ = kf_bitcast<kf_u8x4>(a_12_);
                 kf_i8x4 sb_12_ = kf_bitcast<kf_i8x4>(b_12_);
                 int t584_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t551_ + (unsigned)(int)((unsigned)(int)ua_12_.v[0] * (unsigned)(int)sb_12_.v[0])) + (unsigned)(int)((unsigned)(int)ua_12_.v[1] * (unsigned)(int)sb_12_.v[1])) + (unsigned)(int)((unsigned)(int)ua_12_.v[2] * (unsigned)(int)sb_12_.v[2])) + (unsigned)(int)((unsigned)(int)ua_12_.v[3] * (unsigned)(int)sb_12_.v[3]));
-                unsigned a_13_ = kf_shr_u32(qb_2_.v[0], 4u) & 252645135u;
+                unsigned a_13_ = (qb_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_13_ = xd_.v[0];
                 kf_u8x4 ua_13_ = kf_bitcast<kf_u8x4>(a_13_);
                 kf_i8x4 sb_13_ = kf_bitcast<kf_i8x4>(b_13_);
                 int t617_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t584_ + (unsigned)(int)((unsigned)(int)ua_13_.v[0] * (unsigned)(int)sb_13_.v[0])) + (unsigned)(int)((unsigned)(int)ua_13_.v[1] * (unsigned)(int)sb_13_.v[1])) + (unsigned)(int)((unsigned)(int)ua_13_.v[2] * (unsigned)(int)sb_13_.v[2])) + (unsigned)(int)((unsigned)(int)ua_13_.v[3] * (unsigned)(int)sb_13_.v[3]));
-                unsigned a_14_ = kf_shr_u32(qb_2_.v[1], 4u) & 252645135u;
+                unsigned a_14_ = (qb_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_14_ = xd_.v[1];
                 kf_u8x4 ua_14_ = kf_bitcast<kf_u8x4>(a_14_);
                 kf_i8x4 sb_14_ = kf_bitcast<kf_i8x4>(b_14_);
                 int t650_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t617_ + (unsigned)(int)((unsigned)(int)ua_14_.v[0] * (unsigned)(int)sb_14_.v[0])) + (unsigned)(int)((unsigned)(int)ua_14_.v[1] * (unsigned)(int)sb_14_.v[1])) + (unsigned)(int)((unsigned)(int)ua_14_.v[2] * (unsigned)(int)sb_14_.v[2])) + (unsigned)(int)((unsigned)(int)ua_14_.v[3] * (unsigned)(int)sb_14_.v[3]));
-                unsigned a_15_ = kf_shr_u32(qb_2_.v[2], 4u) & 252645135u;
+                unsigned a_15_ = (qb_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_15_ = xd_.v[2];
                 kf_u8x4 ua_15_ = kf_bitcast<kf_u8x4>(a_15_);
                 kf_i8x4 sb_15_ = kf_bitcast<kf_i8x4>(b_15_);
                 int t683_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t650_ + (unsigned)(int)((unsigned)(int)ua_15_.v[0] * (unsigned)(int)sb_15_.v[0])) + (unsigned)(int)((unsigned)(int)ua_15_.v[1] * (unsigned)(int)sb_15_.v[1])) + (unsigned)(int)((unsigned)(int)ua_15_.v[2] * (unsigned)(int)sb_15_.v[2])) + (unsigned)(int)((unsigned)(int)ua_15_.v[3] * (unsigned)(int)sb_15_.v[3]));
-                unsigned a_16_ = kf_shr_u32(qb_2_.v[3], 4u) & 252645135u;
+                unsigned a_16_ = (qb_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_16_ = xd_.v[3];
                 kf_u8x4 ua_16_ = kf_bitcast<kf_u8x4>(a_16_);
                 kf_i8x4 sb_16_ = kf_bitcast<kf_i8x4>(b_16_);
                 int t716_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t683_ + (unsigned)(int)((unsigned)(int)ua_16_.v[0] * (unsigned)(int)sb_16_.v[0])) + (unsigned)(int)((unsigned)(int)ua_16_.v[1] * (unsigned)(int)sb_16_.v[1])) + (unsigned)(int)((unsigned)(int)ua_16_.v[2] * (unsigned)(int)sb_16_.v[2])) + (unsigned)(int)((unsigned)(int)ua_16_.v[3] * (unsigned)(int)sb_16_.v[3]));
                 unsigned t720_ = h_.v[1] & 1061109567u;
-                unsigned t730_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
-                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t720_ : t730_), kf_shl_u32((j_ & 1u), 4u));
+                unsigned t730_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
+                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t720_ : t730_), ((j_ & 1u) << 4u));
                 unsigned t771_ = h_.v[2] & 1061109567u;
-                unsigned t782_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
-                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t771_ : t782_), kf_shl_u32((j_ & 1u), 4u));
+                unsigned t782_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
+                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t771_ : t782_), ((j_ & 1u) << 4u));
                 unsigned t791_ = h_.v[0];
                 kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t791_);
                 float t794_ = kf_f16_to_f32(t184_.v[2]);
-                int v_ = (int)((unsigned)t716_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_, 8u) & 255u));
+                int v_ = (int)((unsigned)t716_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
                 float t806_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
                 float t808_ = kf_f16_to_f32(t184_.v[0]);
                 int v_2_ = (int)((unsigned)t450_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
                 float t_5_ = __fmaf_rn(t794_, t806_, __fmul_rn(t808_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
-                unsigned v_3_ = kf_shr_u32(mn_, 8u) & 255u;
+                unsigned v_3_ = (mn_ >> 8u) & 255u;
                 float t829_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
                 float t831_ = kf_f16_to_f32(t184_.v[3]);
                 unsigned v_4_ = mn_ & 255u;
@@ -1631,61 +1631,61 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
                 kf_u8x4 ua_24_ = kf_bitcast<kf_u8x4>(a_24_);
                 kf_i8x4 sb_24_ = kf_bitcast<kf_i8x4>(b_24_);
                 int t1117_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1086_ + (unsigned)(int)((unsigned)(int)ua_24_.v[0] * (unsigned)(int)sb_24_.v[0])) + (unsigned)(int)((unsigned)(int)ua_24_.v[1] * (unsigned)(int)sb_24_.v[1])) + (unsigned)(int)((unsigned)(int)ua_24_.v[2] * (unsigned)(int)sb_24_.v[2])) + (unsigned)(int)((unsigned)(int)ua_24_.v[3] * (unsigned)(int)sb_24_.v[3]));
-                unsigned a_25_ = kf_shr_u32(qa_3_.v[0], 4u) & 252645135u;
+                unsigned a_25_ = (qa_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_25_ = xc_2_.v[0];
                 kf_u8x4 ua_25_ = kf_bitcast<kf_u8x4>(a_25_);
                 kf_i8x4 sb_25_ = kf_bitcast<kf_i8x4>(b_25_);
                 int t1151_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)(int)ua_25_.v[0] * (unsigned)(int)sb_25_.v[0]) + (unsigned)(int)((unsigned)(int)ua_25_.v[1] * (unsigned)(int)sb_25_.v[1])) + (unsigned)(int)((unsigned)(int)ua_25_.v[2] * (unsigned)(int)sb_25_.v[2])) + (unsigned)(int)((unsigned)(int)ua_25_.v[3] * (unsigned)(int)sb_25_.v[3]));
-                unsigned a_26_ = kf_shr_u32(qa_3_.v[1], 4u) & 252645135u;
+                unsigned a_26_ = (qa_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_26_ = xc_2_.v[1];
                 kf_u8x4 ua_26_ = kf_bitcast<kf_u8x4>(a_26_);
                 kf_i8x4 sb_26_ = kf_bitcast<kf_i8x4>(b_26_);
                 int t1185_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1151_ + (unsigned)(int)((unsigned)(int)ua_26_.v[0] * (unsigned)(int)sb_26_.v[0])) + (unsigned)(int)((unsigned)(int)ua_26_.v[1] * (unsigned)(int)sb_26_.v[1])) + (unsigned)(int)((unsigned)(int)ua_26_.v[2] * (unsigned)(int)sb_26_.v[2])) + (unsigned)(int)((unsigned)(int)ua_26_.v[3] * (unsigned)(int)sb_26_.v[3]));
-                unsigned a_27_ = kf_shr_u32(qa_3_.v[2], 4u) & 252645135u;
+                unsigned a_27_ = (qa_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_27_ = xc_2_.v[2];
                 kf_u8x4 ua_27_ = kf_bitcast<kf_u8x4>(a_27_);
                 kf_i8x4 sb_27_ = kf_bitcast<kf_i8x4>(b_27_);
                 int t1218_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1185_ + (unsigned)(int)((unsigned)(int)ua_27_.v[0] * (unsigned)(int)sb_27_.v[0])) + (unsigned)(int)((unsigned)(int)ua_27_.v[1] * (unsigned)(int)sb_27_.v[1])) + (unsigned)(int)((unsigned)(int)ua_27_.v[2] * (unsigned)(int)sb_27_.v[2])) + (unsigned)(int)((unsigned)(int)ua_27_.v[3] * (unsigned)(int)sb_27_.v[3]));
-                unsigned a_28_ = kf_shr_u32(qa_3_.v[3], 4u) & 252645135u;
+                unsigned a_28_ = (qa_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_28_ = xc_2_.v[3];
                 kf_u8x4 ua_28_ = kf_bitcast<kf_u8x4>(a_28_);
                 kf_i8x4 sb_28_ = kf_bitcast<kf_i8x4>(b_28_);
                 int t1251_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1218_ + (unsigned)(int)((unsigned)(int)ua_28_.v[0] * (unsigned)(int)sb_28_.v[0])) + (unsigned)(int)((unsigned)(int)ua_28_.v[1] * (unsigned)(int)sb_28_.v[1])) + (unsigned)(int)((unsigned)(int)ua_28_.v[2] * (unsigned)(int)sb_28_.v[2])) + (unsigned)(int)((unsigned)(int)ua_28_.v[3] * (unsigned)(int)sb_28_.v[3]));
-                unsigned a_29_ = kf_shr_u32(qb_3_.v[0], 4u) & 252645135u;
+                unsigned a_29_ = (qb_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_29_ = xd_2_.v[0];
                 kf_u8x4 ua_29_ = kf_bitcast<kf_u8x4>(a_29_);
                 kf_i8x4 sb_29_ = kf_bitcast<kf_i8x4>(b_29_);
                 int t1284_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1251_ + (unsigned)(int)((unsigned)(int)ua_29_.v[0] * (unsigned)(int)sb_29_.v[0])) + (unsigned)(int)((unsigned)(int)ua_29_.v[1] * (unsigned)(int)sb_29_.v[1])) + (unsigned)(int)((unsigned)(int)ua_29_.v[2] * (unsigned)(int)sb_29_.v[2])) + (unsigned)(int)((unsigned)(int)ua_29_.v[3] * (unsigned)(int)sb_29_.v[3]));
-                unsigned a_30_ = kf_shr_u32(qb_3_.v[1], 4u) & 252645135u;
+                unsigned a_30_ = (qb_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_30_ = xd_2_.v[1];
                 kf_u8x4 ua_30_ = kf_bitcast<kf_u8x4>(a_30_);
                 kf_i8x4 sb_30_ = kf_bitcast<kf_i8x4>(b_30_);
                 int t1317_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1284_ + (unsigned)(int)((unsigned)(int)ua_30_.v[0] * (unsigned)(int)sb_30_.v[0])) + (unsigned)(int)((unsigned)(int)ua_30_.v[1] * (unsigned)(int)sb_30_.v[1])) + (unsigned)(int)((unsigned)(int)ua_30_.v[2] * (unsigned)(int)sb_30_.v[2])) + (unsigned)(int)((unsigned)(int)ua_30_.v[3] * (unsigned)(int)sb_30_.v[3]));
-                unsigned a_31_ = kf_shr_u32(qb_3_.v[2], 4u) & 252645135u;
+                unsigned a_31_ = (qb_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_31_ = xd_2_.v[2];
                 kf_u8x4 ua_31_ = kf_bitcast<kf_u8x4>(a_31_);
                 kf_i8x4 sb_31_ = kf_bitcast<kf_i8x4>(b_31_);
                 int t1350_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1317_ + (unsigned)(int)((unsigned)(int)ua_31_.v[0] * (unsigned)(int)sb_31_.v[0])) + (unsigned)(int)((unsigned)(int)ua_31_.v[1] * (unsigned)(int)sb_31_.v[1])) + (unsigned)(int)((unsigned)(int)ua_31_.v[2] * (unsigned)(int)sb_31_.v[2])) + (unsigned)(int)((unsigned)(int)ua_31_.v[3] * (unsigned)(int)sb_31_.v[3]));
-                unsigned a_32_ = kf_shr_u32(qb_3_.v[3], 4u) & 252645135u;
+                unsigned a_32_ = (qb_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_32_ = xd_2_.v[3];
                 kf_u8x4 ua_32_ = kf_bitcast<kf_u8x4>(a_32_);
                 kf_i8x4 sb_32_ = kf_bitcast<kf_i8x4>(b_32_);
                 int t1383_ = (int)((unsigned)(int)((unsigned)(int)((unsigned)(int)((unsigned)t1350_ + (unsigned)(int)((unsigned)(int)ua_32_.v[0] * (unsigned)(int)sb_32_.v[0])) + (unsigned)(int)((unsigned)(int)ua_32_.v[1] * (unsigned)(int)sb_32_.v[1])) + (unsigned)(int)((unsigned)(int)ua_32_.v[2] * (unsigned)(int)sb_32_.v[2])) + (unsigned)(int)((unsigned)(int)ua_32_.v[3] * (unsigned)(int)sb_32_.v[3]));
                 unsigned t1387_ = h_2_.v[1] & 1061109567u;
-                unsigned t1397_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
-                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t1387_ : t1397_), kf_shl_u32((j_ & 1u), 4u));
+                unsigned t1397_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t1387_ : t1397_), ((j_ & 1u) << 4u));
                 unsigned t1438_ = h_2_.v[2] & 1061109567u;
-                unsigned t1449_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
-                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t1438_ : t1449_), kf_shl_u32((j_ & 1u), 4u));
+                unsigned t1449_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t1438_ : t1449_), ((j_ & 1u) << 4u));
                 unsigned t1458_ = h_2_.v[0];
                 kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t1458_);
                 float t1461_ = kf_f16_to_f32(t184_.v[2]);
-                int v_5_ = (int)((unsigned)t1383_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_2_, 8u) & 255u));
+                int v_5_ = (int)((unsigned)t1383_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
                 float t1473_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
                 float t1475_ = kf_f16_to_f32(t184_.v[0]);
                 int v_6_ = (int)((unsigned)t1117_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
                 float t_6_ = __fmaf_rn(t1461_, t1473_, __fmul_rn(t1475_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
-                unsigned v_7_ = kf_shr_u32(mn_2_, 8u) & 255u;
+                unsigned v_7_ = (mn_2_ >> 8u) & 255u;
                 float t1496_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
                 float t1498_ = kf_f16_to_f32(t184_.v[3]);
                 unsigned v_8_ = mn_2_ & 255u;

@@ -19,12 +19,6 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
     return h;
 }
 
-/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)
-   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */
-__device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }
-__device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
-__device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
-
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c) */
 __device__ __forceinline__ float kf_exp2_approx(float x) { float r; asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
@@ -102,8 +96,8 @@ rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __
         const kf_f16x8* x8_ = (const kf_f16x8*)x_;
         const kf_f16x8* w8_ = (const kf_f16x8*)w_;
         kf_f16x8* y8_ = (kf_f16x8*)y_;
-        unsigned base8_ = kf_shr_u32(base_, 3u);
-        unsigned cols8_ = kf_shr_u32(cols_, 3u);
+        unsigned base8_ = base_ >> 3u;
+        unsigned cols8_ = cols_ >> 3u;
         kf_f16x8 t29_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 h_ = t29_;
         kf_f16x8 t32_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
@@ -223,7 +217,7 @@ rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __
         float t205_ = __fadd_rn(t201_, __fmul_rn(e_31_, e_31_));
         float e_32_ = kf_f16_to_f32(h_4_.v[7]);
         float t209_ = __fadd_rn(t205_, __fmul_rn(e_32_, e_32_));
-        unsigned t231_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t231_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t231_ == 32u) {
             float t236_ = __fadd_rn(t209_, kf_shfl_xor(t209_, 16u, kf_wn));
             float t239_ = __fadd_rn(t236_, kf_shfl_xor(t236_, 8u, kf_wn));
@@ -253,7 +247,7 @@ rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __
             t210_ = kf_shfl(t277_ ? t278_ : t273_, 0u, kf_wn);
         }
         if (kf_lane_id() == 0u) {
-            part_[kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)] = t210_;
+            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t210_;
         }
         __syncthreads();
         float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)cols_), eps_));
@@ -330,7 +324,7 @@ rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __
             float e_33_ = kf_f16_to_f32(x_[base_ + c_7_]);
             acc_ = __fadd_rn(acc_, __fmul_rn(e_33_, e_33_));
         }
-        unsigned t626_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t626_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t626_ == 32u) {
             float t631_ = __fadd_rn(acc_, kf_shfl_xor(acc_, 16u, kf_wn));
             float t634_ = __fadd_rn(t631_, kf_shfl_xor(t631_, 8u, kf_wn));
@@ -361,7 +355,7 @@ rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __
         }
         acc_ = t605_;
         if (kf_lane_id() == 0u) {
-            part_[kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)] = t605_;
+            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t605_;
         }
         __syncthreads();
         float scale_2_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)cols_), eps_));

@@ -19,12 +19,6 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
     return h;
 }
 
-/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)
-   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */
-__device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }
-__device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
-__device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
-
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c) */
 __device__ __forceinline__ float kf_exp2_approx(float x) { float r; asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
@@ -47,33 +41,33 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     kf_f16x8 vu_[4];
     kf_f16x8 vv_[4];
     kf_f16x8* x8_ = (kf_f16x8*)x_;
-    unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % kf_shr_u32(d_, 4u);
-    unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) % (kf_shr_u32(h_, 2u) + (((h_ & 3u) != 0u) ? 1u : 0u));
-    unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) / (kf_shr_u32(h_, 2u) + (((h_ & 3u) != 0u) ? 1u : 0u));
+    unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % (d_ >> 4u);
+    unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) % ((h_ >> 2u) + (((h_ & 3u) != 0u) ? 1u : 0u));
+    unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) / ((h_ >> 2u) + (((h_ & 3u) != 0u) ? 1u : 0u));
     if (!(tok_ >= t_)) {
-        base_[0u] = kf_shr_u32((((tok_ * h_) + min(kf_shl_u32(hg_, 2u), (h_ - 1u))) * d_), 3u);
+        base_[0u] = (((tok_ * h_) + min((hg_ << 2u), (h_ - 1u))) * d_) >> 3u;
         unsigned base8_ = base_[0u];
         vu_[0u] = x8_[base8_ + c_];
         unsigned base8_2_ = base_[0u];
-        vv_[0u] = x8_[(base8_2_ + kf_shr_u32(d_, 4u)) + c_];
-        base_[1u] = kf_shr_u32((((tok_ * h_) + min((kf_shl_u32(hg_, 2u) + 1u), (h_ - 1u))) * d_), 3u);
+        vv_[0u] = x8_[(base8_2_ + (d_ >> 4u)) + c_];
+        base_[1u] = (((tok_ * h_) + min(((hg_ << 2u) + 1u), (h_ - 1u))) * d_) >> 3u;
         unsigned base8_3_ = base_[1u];
         vu_[1u] = x8_[base8_3_ + c_];
         unsigned base8_4_ = base_[1u];
-        vv_[1u] = x8_[(base8_4_ + kf_shr_u32(d_, 4u)) + c_];
-        base_[2u] = kf_shr_u32((((tok_ * h_) + min((kf_shl_u32(hg_, 2u) + 2u), (h_ - 1u))) * d_), 3u);
+        vv_[1u] = x8_[(base8_4_ + (d_ >> 4u)) + c_];
+        base_[2u] = (((tok_ * h_) + min(((hg_ << 2u) + 2u), (h_ - 1u))) * d_) >> 3u;
         unsigned base8_5_ = base_[2u];
         vu_[2u] = x8_[base8_5_ + c_];
         unsigned base8_6_ = base_[2u];
-        vv_[2u] = x8_[(base8_6_ + kf_shr_u32(d_, 4u)) + c_];
-        base_[3u] = kf_shr_u32((((tok_ * h_) + min((kf_shl_u32(hg_, 2u) + 3u), (h_ - 1u))) * d_), 3u);
+        vv_[2u] = x8_[(base8_6_ + (d_ >> 4u)) + c_];
+        base_[3u] = (((tok_ * h_) + min(((hg_ << 2u) + 3u), (h_ - 1u))) * d_) >> 3u;
         unsigned base8_7_ = base_[3u];
         vu_[3u] = x8_[base8_7_ + c_];
         unsigned base8_8_ = base_[3u];
-        vv_[3u] = x8_[(base8_8_ + kf_shr_u32(d_, 4u)) + c_];
+        vv_[3u] = x8_[(base8_8_ + (d_ >> 4u)) + c_];
         double p_ = (double)pos_[tok_];
         double lt_ = log2((double)theta_);
-        unsigned i0_ = kf_shl_u32(c_, 3u);
+        unsigned i0_ = c_ << 3u;
         double inv0_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_, __ddiv_rn(2.0, (double)d_)), lt_));
         double ratio_ = exp2(__dmul_rn(__dmul_rn(-1.0, __ddiv_rn(2.0, (double)d_)), lt_));
         double a_ = __dmul_rn(p_, inv0_);
@@ -124,7 +118,7 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
         float rf_8_ = __double2float_rn(r_8_);
         float t551_ = kf_cos_approx(rf_8_);
         float t552_ = kf_sin_approx(rf_8_);
-        if (kf_shl_u32(hg_, 2u) < h_) {
+        if ((hg_ << 2u) < h_) {
             kf_f16x8 u_ = vu_[0u];
             kf_f16x8 v_ = vv_[0u];
             kf_f16x8 t576_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
@@ -186,9 +180,9 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
             unsigned base8_9_ = base_[0u];
             x8_[base8_9_ + c_] = o_;
             unsigned base8_10_ = base_[0u];
-            x8_[(base8_10_ + kf_shr_u32(d_, 4u)) + c_] = o_2_;
+            x8_[(base8_10_ + (d_ >> 4u)) + c_] = o_2_;
         }
-        if ((kf_shl_u32(hg_, 2u) + 1u) < h_) {
+        if (((hg_ << 2u) + 1u) < h_) {
             kf_f16x8 u_3_ = vu_[1u];
             kf_f16x8 v_3_ = vv_[1u];
             kf_f16x8 t992_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
@@ -250,9 +244,9 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
             unsigned base8_11_ = base_[1u];
             x8_[base8_11_ + c_] = o_3_;
             unsigned base8_12_ = base_[1u];
-            x8_[(base8_12_ + kf_shr_u32(d_, 4u)) + c_] = o_4_;
+            x8_[(base8_12_ + (d_ >> 4u)) + c_] = o_4_;
         }
-        if ((kf_shl_u32(hg_, 2u) + 2u) < h_) {
+        if (((hg_ << 2u) + 2u) < h_) {
             kf_f16x8 u_5_ = vu_[2u];
             kf_f16x8 v_5_ = vv_[2u];
             kf_f16x8 t1408_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
@@ -314,9 +308,9 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
             unsigned base8_13_ = base_[2u];
             x8_[base8_13_ + c_] = o_5_;
             unsigned base8_14_ = base_[2u];
-            x8_[(base8_14_ + kf_shr_u32(d_, 4u)) + c_] = o_6_;
+            x8_[(base8_14_ + (d_ >> 4u)) + c_] = o_6_;
         }
-        if ((kf_shl_u32(hg_, 2u) + 3u) < h_) {
+        if (((hg_ << 2u) + 3u) < h_) {
             kf_f16x8 u_7_ = vu_[3u];
             kf_f16x8 v_7_ = vv_[3u];
             kf_f16x8 t1824_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
@@ -378,7 +372,7 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
             unsigned base8_15_ = base_[3u];
             x8_[base8_15_ + c_] = o_7_;
             unsigned base8_16_ = base_[3u];
-            x8_[(base8_16_ + kf_shr_u32(d_, 4u)) + c_] = o_8_;
+            x8_[(base8_16_ + (d_ >> 4u)) + c_] = o_8_;
         }
     }
 }
@@ -391,33 +385,33 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     kf_f16x8 vu_[4];
     kf_f16x8 vv_[4];
     kf_f16x8* x8_ = (kf_f16x8*)x_;
-    unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % kf_shr_u32(d_, 4u);
-    unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) % (kf_shr_u32(h_, 2u) + (((h_ & 3u) != 0u) ? 1u : 0u));
-    unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) / (kf_shr_u32(h_, 2u) + (((h_ & 3u) != 0u) ? 1u : 0u));
+    unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % (d_ >> 4u);
+    unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) % ((h_ >> 2u) + (((h_ & 3u) != 0u) ? 1u : 0u));
+    unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) / ((h_ >> 2u) + (((h_ & 3u) != 0u) ? 1u : 0u));
     if (!(tok_ >= t_)) {
-        base_[0u] = kf_shr_u32((((tok_ * h_) + min(kf_shl_u32(hg_, 2u), (h_ - 1u))) * d_), 3u);
+        base_[0u] = (((tok_ * h_) + min((hg_ << 2u), (h_ - 1u))) * d_) >> 3u;
         unsigned base8_ = base_[0u];
-        vu_[0u] = x8_[base8_ + kf_shl_u32(c_, 1u)];
+        vu_[0u] = x8_[base8_ + (c_ << 1u)];
         unsigned base8_2_ = base_[0u];
-        vv_[0u] = x8_[(base8_2_ + kf_shl_u32(c_, 1u)) + 1u];
-        base_[1u] = kf_shr_u32((((tok_ * h_) + min((kf_shl_u32(hg_, 2u) + 1u), (h_ - 1u))) * d_), 3u);
+        vv_[0u] = x8_[(base8_2_ + (c_ << 1u)) + 1u];
+        base_[1u] = (((tok_ * h_) + min(((hg_ << 2u) + 1u), (h_ - 1u))) * d_) >> 3u;
         unsigned base8_3_ = base_[1u];
-        vu_[1u] = x8_[base8_3_ + kf_shl_u32(c_, 1u)];
+        vu_[1u] = x8_[base8_3_ + (c_ << 1u)];
         unsigned base8_4_ = base_[1u];
-        vv_[1u] = x8_[(base8_4_ + kf_shl_u32(c_, 1u)) + 1u];
-        base_[2u] = kf_shr_u32((((tok_ * h_) + min((kf_shl_u32(hg_, 2u) + 2u), (h_ - 1u))) * d_), 3u);
+        vv_[1u] = x8_[(base8_4_ + (c_ << 1u)) + 1u];
+        base_[2u] = (((tok_ * h_) + min(((hg_ << 2u) + 2u), (h_ - 1u))) * d_) >> 3u;
         unsigned base8_5_ = base_[2u];
-        vu_[2u] = x8_[base8_5_ + kf_shl_u32(c_, 1u)];
+        vu_[2u] = x8_[base8_5_ + (c_ << 1u)];
         unsigned base8_6_ = base_[2u];
-        vv_[2u] = x8_[(base8_6_ + kf_shl_u32(c_, 1u)) + 1u];
-        base_[3u] = kf_shr_u32((((tok_ * h_) + min((kf_shl_u32(hg_, 2u) + 3u), (h_ - 1u))) * d_), 3u);
+        vv_[2u] = x8_[(base8_6_ + (c_ << 1u)) + 1u];
+        base_[3u] = (((tok_ * h_) + min(((hg_ << 2u) + 3u), (h_ - 1u))) * d_) >> 3u;
         unsigned base8_7_ = base_[3u];
-        vu_[3u] = x8_[base8_7_ + kf_shl_u32(c_, 1u)];
+        vu_[3u] = x8_[base8_7_ + (c_ << 1u)];
         unsigned base8_8_ = base_[3u];
-        vv_[3u] = x8_[(base8_8_ + kf_shl_u32(c_, 1u)) + 1u];
+        vv_[3u] = x8_[(base8_8_ + (c_ << 1u)) + 1u];
         double p_ = (double)pos_[tok_];
         double lt_ = log2((double)theta_);
-        unsigned i0_ = kf_shl_u32(c_, 3u);
+        unsigned i0_ = c_ << 3u;
         double inv0_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_, __ddiv_rn(2.0, (double)d_)), lt_));
         double ratio_ = exp2(__dmul_rn(__dmul_rn(-1.0, __ddiv_rn(2.0, (double)d_)), lt_));
         double a_ = __dmul_rn(p_, inv0_);
@@ -468,7 +462,7 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
         float rf_8_ = __double2float_rn(r_8_);
         float t551_ = kf_cos_approx(rf_8_);
         float t552_ = kf_sin_approx(rf_8_);
-        if (kf_shl_u32(hg_, 2u) < h_) {
+        if ((hg_ << 2u) < h_) {
             kf_f16x8 w_ = vu_[0u];
             kf_f16x8 t829_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a_9_ = kf_f16_to_f32(w_.v[0]);
@@ -510,11 +504,11 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
             o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(a_16_, t551_, -__fmul_rn(b_8_, t552_)));
             o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b_8_, t551_, __fmul_rn(a_16_, t552_)));
             unsigned base8_9_ = base_[0u];
-            x8_[base8_9_ + kf_shl_u32(c_, 1u)] = o_;
+            x8_[base8_9_ + (c_ << 1u)] = o_;
             unsigned base8_10_ = base_[0u];
-            x8_[(base8_10_ + kf_shl_u32(c_, 1u)) + 1u] = o_2_;
+            x8_[(base8_10_ + (c_ << 1u)) + 1u] = o_2_;
         }
-        if ((kf_shl_u32(hg_, 2u) + 1u) < h_) {
+        if (((hg_ << 2u) + 1u) < h_) {
             kf_f16x8 w_3_ = vu_[1u];
             kf_f16x8 t1245_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a_17_ = kf_f16_to_f32(w_3_.v[0]);
@@ -556,11 +550,11 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
             o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(a_24_, t551_, -__fmul_rn(b_16_, t552_)));
             o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b_16_, t551_, __fmul_rn(a_24_, t552_)));
             unsigned base8_11_ = base_[1u];
-            x8_[base8_11_ + kf_shl_u32(c_, 1u)] = o_3_;
+            x8_[base8_11_ + (c_ << 1u)] = o_3_;
             unsigned base8_12_ = base_[1u];
-            x8_[(base8_12_ + kf_shl_u32(c_, 1u)) + 1u] = o_4_;
+            x8_[(base8_12_ + (c_ << 1u)) + 1u] = o_4_;
         }
-        if ((kf_shl_u32(hg_, 2u) + 2u) < h_) {
+        if (((hg_ << 2u) + 2u) < h_) {
             kf_f16x8 w_5_ = vu_[2u];
             kf_f16x8 t1661_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a_25_ = kf_f16_to_f32(w_5_.v[0]);
@@ -602,11 +596,11 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
             o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(a_32_, t551_, -__fmul_rn(b_24_, t552_)));
             o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(b_24_, t551_, __fmul_rn(a_32_, t552_)));
             unsigned base8_13_ = base_[2u];
-            x8_[base8_13_ + kf_shl_u32(c_, 1u)] = o_5_;
+            x8_[base8_13_ + (c_ << 1u)] = o_5_;
             unsigned base8_14_ = base_[2u];
-            x8_[(base8_14_ + kf_shl_u32(c_, 1u)) + 1u] = o_6_;
+            x8_[(base8_14_ + (c_ << 1u)) + 1u] = o_6_;
         }
-        if ((kf_shl_u32(hg_, 2u) + 3u) < h_) {
+        if (((hg_ << 2u) + 3u) < h_) {
             kf_f16x8 w_7_ = vu_[3u];
             kf_f16x8 t2077_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a_33_ = kf_f16_to_f32(w_7_.v[0]);
@@ -648,9 +642,9 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
             o_8_.v[6] = kf_f16_from_f32(__fmaf_rn(a_40_, t551_, -__fmul_rn(b_32_, t552_)));
             o_8_.v[7] = kf_f16_from_f32(__fmaf_rn(b_32_, t551_, __fmul_rn(a_40_, t552_)));
             unsigned base8_15_ = base_[3u];
-            x8_[base8_15_ + kf_shl_u32(c_, 1u)] = o_7_;
+            x8_[base8_15_ + (c_ << 1u)] = o_7_;
             unsigned base8_16_ = base_[3u];
-            x8_[(base8_16_ + kf_shl_u32(c_, 1u)) + 1u] = o_8_;
+            x8_[(base8_16_ + (c_ << 1u)) + 1u] = o_8_;
         }
     }
 }
@@ -665,27 +659,27 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
     kf_f16x8* q8_ = (kf_f16x8*)q_;
     kf_f16x8* k8_ = (kf_f16x8*)kc_;
     kf_f16x8* v8_ = (kf_f16x8*)vc_;
-    unsigned nh_ = h_ + kf_shl_u32(hkv_, 1u);
-    unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % kf_shr_u32(d_, 4u);
-    unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) % (kf_shr_u32(nh_, 2u) + (((nh_ & 3u) != 0u) ? 1u : 0u));
-    unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) / (kf_shr_u32(nh_, 2u) + (((nh_ & 3u) != 0u) ? 1u : 0u));
+    unsigned nh_ = h_ + (hkv_ << 1u);
+    unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % (d_ >> 4u);
+    unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) % ((nh_ >> 2u) + (((nh_ & 3u) != 0u) ? 1u : 0u));
+    unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) / ((nh_ >> 2u) + (((nh_ & 3u) != 0u) ? 1u : 0u));
     if (!(tok_ >= t_)) {
         unsigned pi_ = pos_[tok_];
-        unsigned base8_ = kf_shr_u32((((tok_ * nh_) + min(kf_shl_u32(hg_, 2u), (nh_ - 1u))) * d_), 3u);
+        unsigned base8_ = (((tok_ * nh_) + min((hg_ << 2u), (nh_ - 1u))) * d_) >> 3u;
         vu_[0u] = src8_[base8_ + c_];
-        vv_[0u] = src8_[(base8_ + kf_shr_u32(d_, 4u)) + c_];
-        unsigned base8_2_ = kf_shr_u32((((tok_ * nh_) + min((kf_shl_u32(hg_, 2u) + 1u), (nh_ - 1u))) * d_), 3u);
+        vv_[0u] = src8_[(base8_ + (d_ >> 4u)) + c_];
+        unsigned base8_2_ = (((tok_ * nh_) + min(((hg_ << 2u) + 1u), (nh_ - 1u))) * d_) >> 3u;
         vu_[1u] = src8_[base8_2_ + c_];
-        vv_[1u] = src8_[(base8_2_ + kf_shr_u32(d_, 4u)) + c_];
-        unsigned base8_3_ = kf_shr_u32((((tok_ * nh_) + min((kf_shl_u32(hg_, 2u) + 2u), (nh_ - 1u))) * d_), 3u);
+        vv_[1u] = src8_[(base8_2_ + (d_ >> 4u)) + c_];
+        unsigned base8_3_ = (((tok_ * nh_) + min(((hg_ << 2u) + 2u), (nh_ - 1u))) * d_) >> 3u;
         vu_[2u] = src8_[base8_3_ + c_];
-        vv_[2u] = src8_[(base8_3_ + kf_shr_u32(d_, 4u)) + c_];
-        unsigned base8_4_ = kf_shr_u32((((tok_ * nh_) + min((kf_shl_u32(hg_, 2u) + 3u), (nh_ - 1u))) * d_), 3u);
+        vv_[2u] = src8_[(base8_3_ + (d_ >> 4u)) + c_];
+        unsigned base8_4_ = (((tok_ * nh_) + min(((hg_ << 2u) + 3u), (nh_ - 1u))) * d_) >> 3u;
         vu_[3u] = src8_[base8_4_ + c_];
-        vv_[3u] = src8_[(base8_4_ + kf_shr_u32(d_, 4u)) + c_];
+        vv_[3u] = src8_[(base8_4_ + (d_ >> 4u)) + c_];
         double p_ = (double)pi_;
         double lt_ = log2((double)theta_);
-        unsigned i0_ = kf_shl_u32(c_, 3u);
+        unsigned i0_ = c_ << 3u;
         double inv0_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_, __ddiv_rn(2.0, (double)d_)), lt_));
         double ratio_ = exp2(__dmul_rn(__dmul_rn(-1.0, __ddiv_rn(2.0, (double)d_)), lt_));
         double a_ = __dmul_rn(p_, inv0_);
@@ -736,7 +730,7 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
         float rf_8_ = __double2float_rn(r_8_);
         float t542_ = kf_cos_approx(rf_8_);
         float t543_ = kf_sin_approx(rf_8_);
-        unsigned t551_ = kf_shl_u32(hg_, 2u);
+        unsigned t551_ = hg_ << 2u;
         kf_f16x8 t555_ = vu_[0u];
         kf_f16x8 ou_ = t555_;
         kf_f16x8 t558_ = vv_[0u];
@@ -804,19 +798,19 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
             ov_ = o_2_;
         }
         if (t551_ < h_) {
-            unsigned base8_5_ = kf_shr_u32((((tok_ * h_) + t551_) * d_), 3u);
+            unsigned base8_5_ = (((tok_ * h_) + t551_) * d_) >> 3u;
             q8_[base8_5_ + c_] = ou_;
-            q8_[(base8_5_ + kf_shr_u32(d_, 4u)) + c_] = ov_;
+            q8_[(base8_5_ + (d_ >> 4u)) + c_] = ov_;
         } else if (t551_ < (h_ + hkv_)) {
-            unsigned base8_6_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + t551_) - h_) * d_), 3u);
+            unsigned base8_6_ = ((((((tok_ * l_) + pi_) * hkv_) + t551_) - h_) * d_) >> 3u;
             k8_[base8_6_ + c_] = ou_;
-            k8_[(base8_6_ + kf_shr_u32(d_, 4u)) + c_] = ov_;
+            k8_[(base8_6_ + (d_ >> 4u)) + c_] = ov_;
         } else if (t551_ < nh_) {
-            unsigned base8_7_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + t551_) - h_) - hkv_) * d_), 3u);
+            unsigned base8_7_ = (((((((tok_ * l_) + pi_) * hkv_) + t551_) - h_) - hkv_) * d_) >> 3u;
             v8_[base8_7_ + c_] = ou_;
-            v8_[(base8_7_ + kf_shr_u32(d_, 4u)) + c_] = ov_;
+            v8_[(base8_7_ + (d_ >> 4u)) + c_] = ov_;
         }
-        unsigned head_ = kf_shl_u32(hg_, 2u) + 1u;
+        unsigned head_ = (hg_ << 2u) + 1u;
         kf_f16x8 t1024_ = vu_[1u];
         kf_f16x8 ou_2_ = t1024_;
         kf_f16x8 t1027_ = vv_[1u];
@@ -884,19 +878,19 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
             ov_2_ = o_4_;
         }
         if (head_ < h_) {
-            unsigned base8_8_ = kf_shr_u32((((tok_ * h_) + head_) * d_), 3u);
+            unsigned base8_8_ = (((tok_ * h_) + head_) * d_) >> 3u;
             q8_[base8_8_ + c_] = ou_2_;
-            q8_[(base8_8_ + kf_shr_u32(d_, 4u)) + c_] = ov_2_;
+            q8_[(base8_8_ + (d_ >> 4u)) + c_] = ov_2_;
         } else if (head_ < (h_ + hkv_)) {
-            unsigned base8_9_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) * d_), 3u);
+            unsigned base8_9_ = ((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) * d_) >> 3u;
             k8_[base8_9_ + c_] = ou_2_;
-            k8_[(base8_9_ + kf_shr_u32(d_, 4u)) + c_] = ov_2_;
+            k8_[(base8_9_ + (d_ >> 4u)) + c_] = ov_2_;
         } else if (head_ < nh_) {
-            unsigned base8_10_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) - hkv_) * d_), 3u);
+            unsigned base8_10_ = (((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) - hkv_) * d_) >> 3u;
             v8_[base8_10_ + c_] = ou_2_;
-            v8_[(base8_10_ + kf_shr_u32(d_, 4u)) + c_] = ov_2_;
+            v8_[(base8_10_ + (d_ >> 4u)) + c_] = ov_2_;
         }
-        unsigned head_2_ = kf_shl_u32(hg_, 2u) + 2u;
+        unsigned head_2_ = (hg_ << 2u) + 2u;
         kf_f16x8 t1493_ = vu_[2u];
         kf_f16x8 ou_3_ = t1493_;
         kf_f16x8 t1496_ = vv_[2u];
@@ -964,19 +958,19 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
             ov_3_ = o_6_;
         }
         if (head_2_ < h_) {
-            unsigned base8_11_ = kf_shr_u32((((tok_ * h_) + head_2_) * d_), 3u);
+            unsigned base8_11_ = (((tok_ * h_) + head_2_) * d_) >> 3u;
             q8_[base8_11_ + c_] = ou_3_;
-            q8_[(base8_11_ + kf_shr_u32(d_, 4u)) + c_] = ov_3_;
+            q8_[(base8_11_ + (d_ >> 4u)) + c_] = ov_3_;
         } else if (head_2_ < (h_ + hkv_)) {
-            unsigned base8_12_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) * d_), 3u);
+            unsigned base8_12_ = ((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) * d_) >> 3u;
             k8_[base8_12_ + c_] = ou_3_;
-            k8_[(base8_12_ + kf_shr_u32(d_, 4u)) + c_] = ov_3_;
+            k8_[(base8_12_ + (d_ >> 4u)) + c_] = ov_3_;
         } else if (head_2_ < nh_) {
-            unsigned base8_13_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) - hkv_) * d_), 3u);
+            unsigned base8_13_ = (((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) - hkv_) * d_) >> 3u;
             v8_[base8_13_ + c_] = ou_3_;
-            v8_[(base8_13_ + kf_shr_u32(d_, 4u)) + c_] = ov_3_;
+            v8_[(base8_13_ + (d_ >> 4u)) + c_] = ov_3_;
         }
-        unsigned head_3_ = kf_shl_u32(hg_, 2u) + 3u;
+        unsigned head_3_ = (hg_ << 2u) + 3u;
         kf_f16x8 t1962_ = vu_[3u];
         kf_f16x8 ou_4_ = t1962_;
         kf_f16x8 t1965_ = vv_[3u];
@@ -1044,17 +1038,17 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
             ov_4_ = o_8_;
         }
         if (head_3_ < h_) {
-            unsigned base8_14_ = kf_shr_u32((((tok_ * h_) + head_3_) * d_), 3u);
+            unsigned base8_14_ = (((tok_ * h_) + head_3_) * d_) >> 3u;
             q8_[base8_14_ + c_] = ou_4_;
-            q8_[(base8_14_ + kf_shr_u32(d_, 4u)) + c_] = ov_4_;
+            q8_[(base8_14_ + (d_ >> 4u)) + c_] = ov_4_;
         } else if (head_3_ < (h_ + hkv_)) {
-            unsigned base8_15_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) * d_), 3u);
+            unsigned base8_15_ = ((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) * d_) >> 3u;
             k8_[base8_15_ + c_] = ou_4_;
-            k8_[(base8_15_ + kf_shr_u32(d_, 4u)) + c_] = ov_4_;
+            k8_[(base8_15_ + (d_ >> 4u)) + c_] = ov_4_;
         } else if (head_3_ < nh_) {
-            unsigned base8_16_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) - hkv_) * d_), 3u);
+            unsigned base8_16_ = (((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) - hkv_) * d_) >> 3u;
             v8_[base8_16_ + c_] = ou_4_;
-            v8_[(base8_16_ + kf_shr_u32(d_, 4u)) + c_] = ov_4_;
+            v8_[(base8_16_ + (d_ >> 4u)) + c_] = ov_4_;
         }
     }
 }
@@ -1069,27 +1063,27 @@ rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
     kf_f16x8* q8_ = (kf_f16x8*)q_;
     kf_f16x8* k8_ = (kf_f16x8*)kc_;
     kf_f16x8* v8_ = (kf_f16x8*)vc_;
-    unsigned nh_ = h_ + kf_shl_u32(hkv_, 1u);
-    unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % kf_shr_u32(d_, 4u);
-    unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) % (kf_shr_u32(nh_, 2u) + (((nh_ & 3u) != 0u) ? 1u : 0u));
-    unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) / (kf_shr_u32(nh_, 2u) + (((nh_ & 3u) != 0u) ? 1u : 0u));
+    unsigned nh_ = h_ + (hkv_ << 1u);
+    unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % (d_ >> 4u);
+    unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) % ((nh_ >> 2u) + (((nh_ & 3u) != 0u) ? 1u : 0u));
+    unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) / ((nh_ >> 2u) + (((nh_ & 3u) != 0u) ? 1u : 0u));
     if (!(tok_ >= t_)) {
         unsigned pi_ = pos_[tok_];
-        unsigned base8_ = kf_shr_u32((((tok_ * nh_) + min(kf_shl_u32(hg_, 2u), (nh_ - 1u))) * d_), 3u);
-        vu_[0u] = src8_[base8_ + kf_shl_u32(c_, 1u)];
-        vv_[0u] = src8_[(base8_ + kf_shl_u32(c_, 1u)) + 1u];
-        unsigned base8_2_ = kf_shr_u32((((tok_ * nh_) + min((kf_shl_u32(hg_, 2u) + 1u), (nh_ - 1u))) * d_), 3u);
-        vu_[1u] = src8_[base8_2_ + kf_shl_u32(c_, 1u)];
-        vv_[1u] = src8_[(base8_2_ + kf_shl_u32(c_, 1u)) + 1u];
-        unsigned base8_3_ = kf_shr_u32((((tok_ * nh_) + min((kf_shl_u32(hg_, 2u) + 2u), (nh_ - 1u))) * d_), 3u);
-        vu_[2u] = src8_[base8_3_ + kf_shl_u32(c_, 1u)];
-        vv_[2u] = src8_[(base8_3_ + kf_shl_u32(c_, 1u)) + 1u];
-        unsigned base8_4_ = kf_shr_u32((((tok_ * nh_) + min((kf_shl_u32(hg_, 2u) + 3u), (nh_ - 1u))) * d_), 3u);
-        vu_[3u] = src8_[base8_4_ + kf_shl_u32(c_, 1u)];
-        vv_[3u] = src8_[(base8_4_ + kf_shl_u32(c_, 1u)) + 1u];
+        unsigned base8_ = (((tok_ * nh_) + min((hg_ << 2u), (nh_ - 1u))) * d_) >> 3u;
+        vu_[0u] = src8_[base8_ + (c_ << 1u)];
+        vv_[0u] = src8_[(base8_ + (c_ << 1u)) + 1u];
+        unsigned base8_2_ = (((tok_ * nh_) + min(((hg_ << 2u) + 1u), (nh_ - 1u))) * d_) >> 3u;
+        vu_[1u] = src8_[base8_2_ + (c_ << 1u)];
+        vv_[1u] = src8_[(base8_2_ + (c_ << 1u)) + 1u];
+        unsigned base8_3_ = (((tok_ * nh_) + min(((hg_ << 2u) + 2u), (nh_ - 1u))) * d_) >> 3u;
+        vu_[2u] = src8_[base8_3_ + (c_ << 1u)];
+        vv_[2u] = src8_[(base8_3_ + (c_ << 1u)) + 1u];
+        unsigned base8_4_ = (((tok_ * nh_) + min(((hg_ << 2u) + 3u), (nh_ - 1u))) * d_) >> 3u;
+        vu_[3u] = src8_[base8_4_ + (c_ << 1u)];
+        vv_[3u] = src8_[(base8_4_ + (c_ << 1u)) + 1u];
         double p_ = (double)pi_;
         double lt_ = log2((double)theta_);
-        unsigned i0_ = kf_shl_u32(c_, 3u);
+        unsigned i0_ = c_ << 3u;
         double inv0_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_, __ddiv_rn(2.0, (double)d_)), lt_));
         double ratio_ = exp2(__dmul_rn(__dmul_rn(-1.0, __ddiv_rn(2.0, (double)d_)), lt_));
         double a_ = __dmul_rn(p_, inv0_);
@@ -1140,7 +1134,7 @@ rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
         float rf_8_ = __double2float_rn(r_8_);
         float t542_ = kf_cos_approx(rf_8_);
         float t543_ = kf_sin_approx(rf_8_);
-        unsigned t551_ = kf_shl_u32(hg_, 2u);
+        unsigned t551_ = hg_ << 2u;
         kf_f16x8 t555_ = vu_[0u];
         kf_f16x8 ou_ = t555_;
         kf_f16x8 t558_ = vv_[0u];
@@ -1190,19 +1184,19 @@ rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
             ov_ = o_2_;
         }
         if (t551_ < h_) {
-            unsigned base8_5_ = kf_shr_u32((((tok_ * h_) + t551_) * d_), 3u);
-            q8_[base8_5_ + kf_shl_u32(c_, 1u)] = ou_;
-            q8_[(base8_5_ + kf_shl_u32(c_, 1u)) + 1u] = ov_;
+            unsigned base8_5_ = (((tok_ * h_) + t551_) * d_) >> 3u;
+            q8_[base8_5_ + (c_ << 1u)] = ou_;
+            q8_[(base8_5_ + (c_ << 1u)) + 1u] = ov_;
         } else if (t551_ < (h_ + hkv_)) {
-            unsigned base8_6_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + t551_) - h_) * d_), 3u);
-            k8_[base8_6_ + kf_shl_u32(c_, 1u)] = ou_;
-            k8_[(base8_6_ + kf_shl_u32(c_, 1u)) + 1u] = ov_;
+            unsigned base8_6_ = ((((((tok_ * l_) + pi_) * hkv_) + t551_) - h_) * d_) >> 3u;
+            k8_[base8_6_ + (c_ << 1u)] = ou_;
+            k8_[(base8_6_ + (c_ << 1u)) + 1u] = ov_;
         } else if (t551_ < nh_) {
-            unsigned base8_7_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + t551_) - h_) - hkv_) * d_), 3u);
-            v8_[base8_7_ + kf_shl_u32(c_, 1u)] = ou_;
-            v8_[(base8_7_ + kf_shl_u32(c_, 1u)) + 1u] = ov_;
+            unsigned base8_7_ = (((((((tok_ * l_) + pi_) * hkv_) + t551_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_7_ + (c_ << 1u)] = ou_;
+            v8_[(base8_7_ + (c_ << 1u)) + 1u] = ov_;
         }
-        unsigned head_ = kf_shl_u32(hg_, 2u) + 1u;
+        unsigned head_ = (hg_ << 2u) + 1u;
         kf_f16x8 t1024_ = vu_[1u];
         kf_f16x8 ou_2_ = t1024_;
         kf_f16x8 t1027_ = vv_[1u];
@@ -1252,19 +1246,19 @@ rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
             ov_2_ = o_4_;
         }
         if (head_ < h_) {
-            unsigned base8_8_ = kf_shr_u32((((tok_ * h_) + head_) * d_), 3u);
-            q8_[base8_8_ + kf_shl_u32(c_, 1u)] = ou_2_;
-            q8_[(base8_8_ + kf_shl_u32(c_, 1u)) + 1u] = ov_2_;
+            unsigned base8_8_ = (((tok_ * h_) + head_) * d_) >> 3u;
+            q8_[base8_8_ + (c_ << 1u)] = ou_2_;
+            q8_[(base8_8_ + (c_ << 1u)) + 1u] = ov_2_;
         } else if (head_ < (h_ + hkv_)) {
-            unsigned base8_9_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) * d_), 3u);
-            k8_[base8_9_ + kf_shl_u32(c_, 1u)] = ou_2_;
-            k8_[(base8_9_ + kf_shl_u32(c_, 1u)) + 1u] = ov_2_;
+            unsigned base8_9_ = ((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) * d_) >> 3u;
+            k8_[base8_9_ + (c_ << 1u)] = ou_2_;
+            k8_[(base8_9_ + (c_ << 1u)) + 1u] = ov_2_;
         } else if (head_ < nh_) {
-            unsigned base8_10_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) - hkv_) * d_), 3u);
-            v8_[base8_10_ + kf_shl_u32(c_, 1u)] = ou_2_;
-            v8_[(base8_10_ + kf_shl_u32(c_, 1u)) + 1u] = ov_2_;
+            unsigned base8_10_ = (((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_10_ + (c_ << 1u)] = ou_2_;
+            v8_[(base8_10_ + (c_ << 1u)) + 1u] = ov_2_;
         }
-        unsigned head_2_ = kf_shl_u32(hg_, 2u) + 2u;
+        unsigned head_2_ = (hg_ << 2u) + 2u;
         kf_f16x8 t1493_ = vu_[2u];
         kf_f16x8 ou_3_ = t1493_;
         kf_f16x8 t1496_ = vv_[2u];
@@ -1314,19 +1308,19 @@ rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
             ov_3_ = o_6_;
         }
         if (head_2_ < h_) {
-            unsigned base8_11_ = kf_shr_u32((((tok_ * h_) + head_2_) * d_), 3u);
-            q8_[base8_11_ + kf_shl_u32(c_, 1u)] = ou_3_;
-            q8_[(base8_11_ + kf_shl_u32(c_, 1u)) + 1u] = ov_3_;
+            unsigned base8_11_ = (((tok_ * h_) + head_2_) * d_) >> 3u;
+            q8_[base8_11_ + (c_ << 1u)] = ou_3_;
+            q8_[(base8_11_ + (c_ << 1u)) + 1u] = ov_3_;
         } else if (head_2_ < (h_ + hkv_)) {
-            unsigned base8_12_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) * d_), 3u);
-            k8_[base8_12_ + kf_shl_u32(c_, 1u)] = ou_3_;
-            k8_[(base8_12_ + kf_shl_u32(c_, 1u)) + 1u] = ov_3_;
+            unsigned base8_12_ = ((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) * d_) >> 3u;
+            k8_[base8_12_ + (c_ << 1u)] = ou_3_;
+            k8_[(base8_12_ + (c_ << 1u)) + 1u] = ov_3_;
         } else if (head_2_ < nh_) {
-            unsigned base8_13_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) - hkv_) * d_), 3u);
-            v8_[base8_13_ + kf_shl_u32(c_, 1u)] = ou_3_;
-            v8_[(base8_13_ + kf_shl_u32(c_, 1u)) + 1u] = ov_3_;
+            unsigned base8_13_ = (((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_13_ + (c_ << 1u)] = ou_3_;
+            v8_[(base8_13_ + (c_ << 1u)) + 1u] = ov_3_;
         }
-        unsigned head_3_ = kf_shl_u32(hg_, 2u) + 3u;
+        unsigned head_3_ = (hg_ << 2u) + 3u;
         kf_f16x8 t1962_ = vu_[3u];
         kf_f16x8 ou_4_ = t1962_;
         kf_f16x8 t1965_ = vv_[3u];
@@ -1376,17 +1370,17 @@ rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
             ov_4_ = o_8_;
         }
         if (head_3_ < h_) {
-            unsigned base8_14_ = kf_shr_u32((((tok_ * h_) + head_3_) * d_), 3u);
-            q8_[base8_14_ + kf_shl_u32(c_, 1u)] = ou_4_;
-            q8_[(base8_14_ + kf_shl_u32(c_, 1u)) + 1u] = ov_4_;
+            unsigned base8_14_ = (((tok_ * h_) + head_3_) * d_) >> 3u;
+            q8_[base8_14_ + (c_ << 1u)] = ou_4_;
+            q8_[(base8_14_ + (c_ << 1u)) + 1u] = ov_4_;
         } else if (head_3_ < (h_ + hkv_)) {
-            unsigned base8_15_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) * d_), 3u);
-            k8_[base8_15_ + kf_shl_u32(c_, 1u)] = ou_4_;
-            k8_[(base8_15_ + kf_shl_u32(c_, 1u)) + 1u] = ov_4_;
+            unsigned base8_15_ = ((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) * d_) >> 3u;
+            k8_[base8_15_ + (c_ << 1u)] = ou_4_;
+            k8_[(base8_15_ + (c_ << 1u)) + 1u] = ov_4_;
         } else if (head_3_ < nh_) {
-            unsigned base8_16_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) - hkv_) * d_), 3u);
-            v8_[base8_16_ + kf_shl_u32(c_, 1u)] = ou_4_;
-            v8_[(base8_16_ + kf_shl_u32(c_, 1u)) + 1u] = ov_4_;
+            unsigned base8_16_ = (((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_16_ + (c_ << 1u)] = ou_4_;
+            v8_[(base8_16_ + (c_ << 1u)) + 1u] = ov_4_;
         }
     }
 }

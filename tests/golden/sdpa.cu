@@ -19,12 +19,6 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
     return h;
 }
 
-/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)
-   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */
-__device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }
-__device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
-__device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
-
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c) */
 __device__ __forceinline__ float kf_exp2_approx(float x) { float r; asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
@@ -98,10 +92,10 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     float sc_[16];
     const unsigned kf_wn = kf_warp_lanes();
     unsigned g_ = h_ / hkv_;
-    unsigned groups_ = kf_shr_u32(g_, 2u) + (((g_ & 3u) != 0u) ? 1u : 0u);
+    unsigned groups_ = (g_ >> 2u) + (((g_ & 3u) != 0u) ? 1u : 0u);
     unsigned kvh_ = blockIdx.y / groups_;
-    unsigned hq0_ = (kvh_ * g_) + kf_shl_u32((blockIdx.y % groups_), 2u);
-    unsigned nh_ = min(4u, (g_ - kf_shl_u32((blockIdx.y % groups_), 2u)));
+    unsigned hq0_ = (kvh_ * g_) + ((blockIdx.y % groups_) << 2u);
+    unsigned nh_ = min(4u, (g_ - ((blockIdx.y % groups_) << 2u)));
     unsigned bi_ = blockIdx.z;
     unsigned len_ = min(lens_[bi_], l_);
     unsigned p0_ = blockIdx.x * split_;
@@ -110,13 +104,13 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     }
     unsigned p1_ = min((p0_ + split_), len_);
     unsigned lane_ = kf_lane_id();
-    unsigned sub_ = kf_shr_u32(lane_, 4u);
+    unsigned sub_ = lane_ >> 4u;
     unsigned dl_ = lane_ & 15u;
     const kf_f16x8* q8_ = (const kf_f16x8*)q_;
     const kf_f16x8* k8_ = (const kf_f16x8*)kc_;
     const kf_f16x8* v8_ = (const kf_f16x8*)vc_;
     unsigned hq_ = hq0_ + min(0u, (nh_ - 1u));
-    unsigned t62_ = kf_shl_u32(((bi_ * h_) + hq_), 4u) + dl_;
+    unsigned t62_ = (((bi_ * h_) + hq_) << 4u) + dl_;
     kf_f16x8 qv_ = q8_[t62_];
     qf_[0u] = __fmul_rn(kf_f16_to_f32(qv_.v[0]), 0.12751743f);
     qf_[1u] = __fmul_rn(kf_f16_to_f32(qv_.v[1]), 0.12751743f);
@@ -127,7 +121,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     qf_[6u] = __fmul_rn(kf_f16_to_f32(qv_.v[6]), 0.12751743f);
     qf_[7u] = __fmul_rn(kf_f16_to_f32(qv_.v[7]), 0.12751743f);
     unsigned hq_2_ = hq0_ + min(1u, (nh_ - 1u));
-    unsigned t113_ = kf_shl_u32(((bi_ * h_) + hq_2_), 4u) + dl_;
+    unsigned t113_ = (((bi_ * h_) + hq_2_) << 4u) + dl_;
     kf_f16x8 qv_2_ = q8_[t113_];
     qf_[8u] = __fmul_rn(kf_f16_to_f32(qv_2_.v[0]), 0.12751743f);
     qf_[9u] = __fmul_rn(kf_f16_to_f32(qv_2_.v[1]), 0.12751743f);
@@ -138,7 +132,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     qf_[14u] = __fmul_rn(kf_f16_to_f32(qv_2_.v[6]), 0.12751743f);
     qf_[15u] = __fmul_rn(kf_f16_to_f32(qv_2_.v[7]), 0.12751743f);
     unsigned hq_3_ = hq0_ + min(2u, (nh_ - 1u));
-    unsigned t164_ = kf_shl_u32(((bi_ * h_) + hq_3_), 4u) + dl_;
+    unsigned t164_ = (((bi_ * h_) + hq_3_) << 4u) + dl_;
     kf_f16x8 qv_3_ = q8_[t164_];
     qf_[16u] = __fmul_rn(kf_f16_to_f32(qv_3_.v[0]), 0.12751743f);
     qf_[17u] = __fmul_rn(kf_f16_to_f32(qv_3_.v[1]), 0.12751743f);
@@ -149,7 +143,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     qf_[22u] = __fmul_rn(kf_f16_to_f32(qv_3_.v[6]), 0.12751743f);
     qf_[23u] = __fmul_rn(kf_f16_to_f32(qv_3_.v[7]), 0.12751743f);
     unsigned hq_4_ = hq0_ + min(3u, (nh_ - 1u));
-    unsigned t215_ = kf_shl_u32(((bi_ * h_) + hq_4_), 4u) + dl_;
+    unsigned t215_ = (((bi_ * h_) + hq_4_) << 4u) + dl_;
     kf_f16x8 qv_4_ = q8_[t215_];
     qf_[24u] = __fmul_rn(kf_f16_to_f32(qv_4_.v[0]), 0.12751743f);
     qf_[25u] = __fmul_rn(kf_f16_to_f32(qv_4_.v[1]), 0.12751743f);
@@ -200,14 +194,14 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     acc_[30u] = 0.0f;
     acc_[31u] = 0.0f;
     for (unsigned base_ = p0_; base_ < p1_; base_ = base_ + 32u) {
-        unsigned p_ = (base_ + kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 1u)) + sub_;
+        unsigned p_ = (base_ + (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u)) + sub_;
         ok_[0u] = p_ < p1_;
         kf_f16x8 t360_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 kt_ = t360_;
         kf_f16x8 t363_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 vt_ = t363_;
         if (p_ < p1_) {
-            unsigned row_ = kf_shl_u32(((((bi_ * l_) + p_) * hkv_) + kvh_), 4u) + dl_;
+            unsigned row_ = (((((bi_ * l_) + p_) * hkv_) + kvh_) << 4u) + dl_;
             kf_f16x8 t373_ = k8_[row_];
             kt_ = t373_;
             kf_f16x8 t374_ = v8_[row_];
@@ -215,14 +209,14 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         }
         kr_[0u] = kt_;
         vr_[0u] = vt_;
-        unsigned p_2_ = (base_ + kf_shl_u32((4u + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)), 1u)) + sub_;
+        unsigned p_2_ = (base_ + ((4u + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u)) + sub_;
         ok_[1u] = p_2_ < p1_;
         kf_f16x8 t397_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 kt_2_ = t397_;
         kf_f16x8 t400_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 vt_2_ = t400_;
         if (p_2_ < p1_) {
-            unsigned row_2_ = kf_shl_u32(((((bi_ * l_) + p_2_) * hkv_) + kvh_), 4u) + dl_;
+            unsigned row_2_ = (((((bi_ * l_) + p_2_) * hkv_) + kvh_) << 4u) + dl_;
             kf_f16x8 t410_ = k8_[row_2_];
             kt_2_ = t410_;
             kf_f16x8 t411_ = v8_[row_2_];
@@ -230,14 +224,14 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         }
         kr_[1u] = kt_2_;
         vr_[1u] = vt_2_;
-        unsigned p_3_ = (base_ + kf_shl_u32((8u + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)), 1u)) + sub_;
+        unsigned p_3_ = (base_ + ((8u + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u)) + sub_;
         ok_[2u] = p_3_ < p1_;
         kf_f16x8 t434_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 kt_3_ = t434_;
         kf_f16x8 t437_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 vt_3_ = t437_;
         if (p_3_ < p1_) {
-            unsigned row_3_ = kf_shl_u32(((((bi_ * l_) + p_3_) * hkv_) + kvh_), 4u) + dl_;
+            unsigned row_3_ = (((((bi_ * l_) + p_3_) * hkv_) + kvh_) << 4u) + dl_;
             kf_f16x8 t447_ = k8_[row_3_];
             kt_3_ = t447_;
             kf_f16x8 t448_ = v8_[row_3_];
@@ -245,14 +239,14 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         }
         kr_[2u] = kt_3_;
         vr_[2u] = vt_3_;
-        unsigned p_4_ = (base_ + kf_shl_u32((12u + kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)), 1u)) + sub_;
+        unsigned p_4_ = (base_ + ((12u + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u)) + sub_;
         ok_[3u] = p_4_ < p1_;
         kf_f16x8 t471_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 kt_4_ = t471_;
         kf_f16x8 t474_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 vt_4_ = t474_;
         if (p_4_ < p1_) {
-            unsigned row_4_ = kf_shl_u32(((((bi_ * l_) + p_4_) * hkv_) + kvh_), 4u) + dl_;
+            unsigned row_4_ = (((((bi_ * l_) + p_4_) * hkv_) + kvh_) << 4u) + dl_;
             kf_f16x8 t484_ = k8_[row_4_];
             kt_4_ = t484_;
             kf_f16x8 t485_ = v8_[row_4_];
@@ -714,76 +708,76 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     acc_[31u] = __fmaf_rn(acc_[31u], a_4_, __fmul_rn(ao_32_, bb_4_));
     m_[3u] = mx_4_;
     if (sub_ == 0u) {
-        sm_o_[kf_shl_u32(kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u), 7u) + kf_shl_u32(dl_, 3u)] = acc_[0u];
-        sm_o_[(kf_shl_u32(kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u), 7u) + kf_shl_u32(dl_, 3u)) + 1u] = acc_[1u];
-        sm_o_[(kf_shl_u32(kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u), 7u) + kf_shl_u32(dl_, 3u)) + 2u] = acc_[2u];
-        sm_o_[(kf_shl_u32(kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u), 7u) + kf_shl_u32(dl_, 3u)) + 3u] = acc_[3u];
-        sm_o_[(kf_shl_u32(kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u), 7u) + kf_shl_u32(dl_, 3u)) + 4u] = acc_[4u];
-        sm_o_[(kf_shl_u32(kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u), 7u) + kf_shl_u32(dl_, 3u)) + 5u] = acc_[5u];
-        sm_o_[(kf_shl_u32(kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u), 7u) + kf_shl_u32(dl_, 3u)) + 6u] = acc_[6u];
-        sm_o_[(kf_shl_u32(kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u), 7u) + kf_shl_u32(dl_, 3u)) + 7u] = acc_[7u];
+        sm_o_[((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) << 7u) + (dl_ << 3u)] = acc_[0u];
+        sm_o_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) << 7u) + (dl_ << 3u)) + 1u] = acc_[1u];
+        sm_o_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) << 7u) + (dl_ << 3u)) + 2u] = acc_[2u];
+        sm_o_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) << 7u) + (dl_ << 3u)) + 3u] = acc_[3u];
+        sm_o_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) << 7u) + (dl_ << 3u)) + 4u] = acc_[4u];
+        sm_o_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) << 7u) + (dl_ << 3u)) + 5u] = acc_[5u];
+        sm_o_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) << 7u) + (dl_ << 3u)) + 6u] = acc_[6u];
+        sm_o_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) << 7u) + (dl_ << 3u)) + 7u] = acc_[7u];
         if (dl_ == 0u) {
-            sm_m_[kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u)] = m_[0u];
-            sm_l_[kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u)] = ls_[0u];
+            sm_m_[((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u] = m_[0u];
+            sm_l_[((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u] = ls_[0u];
         }
-        sm_o_[kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u), 7u) + kf_shl_u32(dl_, 3u)] = acc_[8u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u), 7u) + kf_shl_u32(dl_, 3u)) + 1u] = acc_[9u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u), 7u) + kf_shl_u32(dl_, 3u)) + 2u] = acc_[10u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u), 7u) + kf_shl_u32(dl_, 3u)) + 3u] = acc_[11u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u), 7u) + kf_shl_u32(dl_, 3u)) + 4u] = acc_[12u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u), 7u) + kf_shl_u32(dl_, 3u)) + 5u] = acc_[13u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u), 7u) + kf_shl_u32(dl_, 3u)) + 6u] = acc_[14u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u), 7u) + kf_shl_u32(dl_, 3u)) + 7u] = acc_[15u];
+        sm_o_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 1u) << 7u) + (dl_ << 3u)] = acc_[8u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 1u) << 7u) + (dl_ << 3u)) + 1u] = acc_[9u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 1u) << 7u) + (dl_ << 3u)) + 2u] = acc_[10u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 1u) << 7u) + (dl_ << 3u)) + 3u] = acc_[11u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 1u) << 7u) + (dl_ << 3u)) + 4u] = acc_[12u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 1u) << 7u) + (dl_ << 3u)) + 5u] = acc_[13u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 1u) << 7u) + (dl_ << 3u)) + 6u] = acc_[14u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 1u) << 7u) + (dl_ << 3u)) + 7u] = acc_[15u];
         if (dl_ == 0u) {
-            sm_m_[kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u] = m_[1u];
-            sm_l_[kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 1u] = ls_[1u];
+            sm_m_[(((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 1u] = m_[1u];
+            sm_l_[(((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 1u] = ls_[1u];
         }
-        sm_o_[kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u), 7u) + kf_shl_u32(dl_, 3u)] = acc_[16u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u), 7u) + kf_shl_u32(dl_, 3u)) + 1u] = acc_[17u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u), 7u) + kf_shl_u32(dl_, 3u)) + 2u] = acc_[18u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u), 7u) + kf_shl_u32(dl_, 3u)) + 3u] = acc_[19u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u), 7u) + kf_shl_u32(dl_, 3u)) + 4u] = acc_[20u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u), 7u) + kf_shl_u32(dl_, 3u)) + 5u] = acc_[21u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u), 7u) + kf_shl_u32(dl_, 3u)) + 6u] = acc_[22u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u), 7u) + kf_shl_u32(dl_, 3u)) + 7u] = acc_[23u];
+        sm_o_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 2u) << 7u) + (dl_ << 3u)] = acc_[16u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 2u) << 7u) + (dl_ << 3u)) + 1u] = acc_[17u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 2u) << 7u) + (dl_ << 3u)) + 2u] = acc_[18u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 2u) << 7u) + (dl_ << 3u)) + 3u] = acc_[19u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 2u) << 7u) + (dl_ << 3u)) + 4u] = acc_[20u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 2u) << 7u) + (dl_ << 3u)) + 5u] = acc_[21u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 2u) << 7u) + (dl_ << 3u)) + 6u] = acc_[22u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 2u) << 7u) + (dl_ << 3u)) + 7u] = acc_[23u];
         if (dl_ == 0u) {
-            sm_m_[kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u] = m_[2u];
-            sm_l_[kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 2u] = ls_[2u];
+            sm_m_[(((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 2u] = m_[2u];
+            sm_l_[(((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 2u] = ls_[2u];
         }
-        sm_o_[kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u), 7u) + kf_shl_u32(dl_, 3u)] = acc_[24u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u), 7u) + kf_shl_u32(dl_, 3u)) + 1u] = acc_[25u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u), 7u) + kf_shl_u32(dl_, 3u)) + 2u] = acc_[26u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u), 7u) + kf_shl_u32(dl_, 3u)) + 3u] = acc_[27u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u), 7u) + kf_shl_u32(dl_, 3u)) + 4u] = acc_[28u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u), 7u) + kf_shl_u32(dl_, 3u)) + 5u] = acc_[29u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u), 7u) + kf_shl_u32(dl_, 3u)) + 6u] = acc_[30u];
-        sm_o_[(kf_shl_u32((kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u), 7u) + kf_shl_u32(dl_, 3u)) + 7u] = acc_[31u];
+        sm_o_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 3u) << 7u) + (dl_ << 3u)] = acc_[24u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 3u) << 7u) + (dl_ << 3u)) + 1u] = acc_[25u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 3u) << 7u) + (dl_ << 3u)) + 2u] = acc_[26u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 3u) << 7u) + (dl_ << 3u)) + 3u] = acc_[27u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 3u) << 7u) + (dl_ << 3u)) + 4u] = acc_[28u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 3u) << 7u) + (dl_ << 3u)) + 5u] = acc_[29u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 3u) << 7u) + (dl_ << 3u)) + 6u] = acc_[30u];
+        sm_o_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 3u) << 7u) + (dl_ << 3u)) + 7u] = acc_[31u];
         if (dl_ == 0u) {
-            sm_m_[kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u] = m_[3u];
-            sm_l_[kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 2u) + 3u] = ls_[3u];
+            sm_m_[(((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 3u] = m_[3u];
+            sm_l_[(((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 2u) + 3u] = ls_[3u];
         }
     }
     __syncthreads();
     unsigned ns_ = (l_ / split_) + (((l_ % split_) != 0u) ? 1u : 0u);
     for (unsigned t_ = threadIdx.x; t_ < 512u; t_ = t_ + 128u) {
-        unsigned gi_ = kf_shr_u32(t_, 7u);
+        unsigned gi_ = t_ >> 7u;
         unsigned d_ = t_ & 127u;
         if (gi_ < nh_) {
             float t4050_ = fmaxf(fmaxf(fmaxf(fmaxf(__uint_as_float(0xff800000u), sm_m_[gi_]), sm_m_[4u + gi_]), sm_m_[8u + gi_]), sm_m_[12u + gi_]);
             float a_5_ = kf_exp2_approx(__fsub_rn(sm_m_[gi_], t4050_));
             float t4063_ = __fmaf_rn(sm_l_[gi_], a_5_, 0.0f);
-            float t4070_ = __fmaf_rn(sm_o_[kf_shl_u32(gi_, 7u) + d_], a_5_, 0.0f);
+            float t4070_ = __fmaf_rn(sm_o_[(gi_ << 7u) + d_], a_5_, 0.0f);
             float a_6_ = kf_exp2_approx(__fsub_rn(sm_m_[4u + gi_], t4050_));
             float t4079_ = __fmaf_rn(sm_l_[4u + gi_], a_6_, t4063_);
-            float t4086_ = __fmaf_rn(sm_o_[kf_shl_u32((4u + gi_), 7u) + d_], a_6_, t4070_);
+            float t4086_ = __fmaf_rn(sm_o_[((4u + gi_) << 7u) + d_], a_6_, t4070_);
             float a_7_ = kf_exp2_approx(__fsub_rn(sm_m_[8u + gi_], t4050_));
             float t4095_ = __fmaf_rn(sm_l_[8u + gi_], a_7_, t4079_);
-            float t4102_ = __fmaf_rn(sm_o_[kf_shl_u32((8u + gi_), 7u) + d_], a_7_, t4086_);
+            float t4102_ = __fmaf_rn(sm_o_[((8u + gi_) << 7u) + d_], a_7_, t4086_);
             float a_8_ = kf_exp2_approx(__fsub_rn(sm_m_[12u + gi_], t4050_));
             float t4111_ = __fmaf_rn(sm_l_[12u + gi_], a_8_, t4095_);
-            float t4118_ = __fmaf_rn(sm_o_[kf_shl_u32((12u + gi_), 7u) + d_], a_8_, t4102_);
+            float t4118_ = __fmaf_rn(sm_o_[((12u + gi_) << 7u) + d_], a_8_, t4102_);
             unsigned slot_ = ((((bi_ * h_) + hq0_) + gi_) * ns_) + blockIdx.x;
-            po_[kf_shl_u32(slot_, 7u) + d_] = __fdiv_rn(t4118_, t4111_);
+            po_[(slot_ << 7u) + d_] = __fdiv_rn(t4118_, t4111_);
             if (d_ == 0u) {
                 plse_[slot_] = __fadd_rn(t4050_, kf_log2_approx(t4111_));
             }
@@ -811,7 +805,7 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
         float c_ = 0.0f;
         if (s0_ < ns_) {
             a_ = plse_[base_ + s0_];
-            c_ = po_[kf_shl_u32((base_ + s0_), 7u) + d_];
+            c_ = po_[((base_ + s0_) << 7u) + d_];
         }
         lv_[0u] = a_;
         pv_[0u] = c_;
@@ -819,7 +813,7 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
         float c_2_ = 0.0f;
         if ((s0_ + 1u) < ns_) {
             a_2_ = plse_[(base_ + s0_) + 1u];
-            c_2_ = po_[kf_shl_u32(((base_ + s0_) + 1u), 7u) + d_];
+            c_2_ = po_[(((base_ + s0_) + 1u) << 7u) + d_];
         }
         lv_[1u] = a_2_;
         pv_[1u] = c_2_;
@@ -827,7 +821,7 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
         float c_3_ = 0.0f;
         if ((s0_ + 2u) < ns_) {
             a_3_ = plse_[(base_ + s0_) + 2u];
-            c_3_ = po_[kf_shl_u32(((base_ + s0_) + 2u), 7u) + d_];
+            c_3_ = po_[(((base_ + s0_) + 2u) << 7u) + d_];
         }
         lv_[2u] = a_3_;
         pv_[2u] = c_3_;
@@ -835,7 +829,7 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
         float c_4_ = 0.0f;
         if ((s0_ + 3u) < ns_) {
             a_4_ = plse_[(base_ + s0_) + 3u];
-            c_4_ = po_[kf_shl_u32(((base_ + s0_) + 3u), 7u) + d_];
+            c_4_ = po_[(((base_ + s0_) + 3u) << 7u) + d_];
         }
         lv_[3u] = a_4_;
         pv_[3u] = c_4_;
@@ -843,7 +837,7 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
         float c_5_ = 0.0f;
         if ((s0_ + 4u) < ns_) {
             a_5_ = plse_[(base_ + s0_) + 4u];
-            c_5_ = po_[kf_shl_u32(((base_ + s0_) + 4u), 7u) + d_];
+            c_5_ = po_[(((base_ + s0_) + 4u) << 7u) + d_];
         }
         lv_[4u] = a_5_;
         pv_[4u] = c_5_;
@@ -851,7 +845,7 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
         float c_6_ = 0.0f;
         if ((s0_ + 5u) < ns_) {
             a_6_ = plse_[(base_ + s0_) + 5u];
-            c_6_ = po_[kf_shl_u32(((base_ + s0_) + 5u), 7u) + d_];
+            c_6_ = po_[(((base_ + s0_) + 5u) << 7u) + d_];
         }
         lv_[5u] = a_6_;
         pv_[5u] = c_6_;
@@ -859,7 +853,7 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
         float c_7_ = 0.0f;
         if ((s0_ + 6u) < ns_) {
             a_7_ = plse_[(base_ + s0_) + 6u];
-            c_7_ = po_[kf_shl_u32(((base_ + s0_) + 6u), 7u) + d_];
+            c_7_ = po_[(((base_ + s0_) + 6u) << 7u) + d_];
         }
         lv_[6u] = a_7_;
         pv_[6u] = c_7_;
@@ -867,7 +861,7 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
         float c_8_ = 0.0f;
         if ((s0_ + 7u) < ns_) {
             a_8_ = plse_[(base_ + s0_) + 7u];
-            c_8_ = po_[kf_shl_u32(((base_ + s0_) + 7u), 7u) + d_];
+            c_8_ = po_[(((base_ + s0_) + 7u) << 7u) + d_];
         }
         lv_[7u] = a_8_;
         pv_[7u] = c_8_;
@@ -921,5 +915,5 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
     if (ns_ > 0u) {
         r_ = __fdiv_rn(acc_, lsum_);
     }
-    o_[kf_shl_u32(((bi_ * h_) + hq_), 7u) + d_] = kf_f16_from_f32(r_);
+    o_[(((bi_ * h_) + hq_) << 7u) + d_] = kf_f16_from_f32(r_);
 }

@@ -19,12 +19,6 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
     return h;
 }
 
-/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)
-   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */
-__device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }
-__device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
-__device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
-
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c) */
 __device__ __forceinline__ float kf_exp2_approx(float x) { float r; asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
@@ -48,10 +42,10 @@ silu_mul(const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* _
     const kf_f16x8* g8_ = (const kf_f16x8*)g_;
     const kf_f16x8* uv8_ = (const kf_f16x8*)u_;
     kf_f16x8* y8_ = (kf_f16x8*)y_;
-    unsigned n8_ = kf_shr_u32(n_, 3u);
-    unsigned stride_ = kf_shl_u32(gridDim.x, 8u);
+    unsigned n8_ = n_ >> 3u;
+    unsigned stride_ = gridDim.x << 8u;
     unsigned t17_ = (blockIdx.x * blockDim.x) + threadIdx.x;
-    unsigned t19_ = kf_shl_u32(stride_, 2u);
+    unsigned t19_ = stride_ << 2u;
     for (unsigned base_ = t17_; base_ < n8_; base_ = base_ + t19_) {
         kf_f16x8 t26_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 a_ = t26_;
@@ -78,7 +72,7 @@ silu_mul(const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* _
         }
         gv_[1u] = a_2_;
         uv_[1u] = b_2_;
-        unsigned i_2_ = base_ + kf_shl_u32(stride_, 1u);
+        unsigned i_2_ = base_ + (stride_ << 1u);
         kf_f16x8 t54_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 a_3_ = t54_;
         kf_f16x8 t57_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
@@ -169,7 +163,7 @@ silu_mul(const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* _
             o_2_.v[7] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_17_, __fadd_rn(1.0f, kf_exp_approx(-g_17_))), u_17_));
             y8_[i_4_] = o_2_;
         }
-        unsigned i_5_ = base_ + kf_shl_u32(stride_, 1u);
+        unsigned i_5_ = base_ + (stride_ << 1u);
         if (i_5_ < n8_) {
             kf_f16x8 a_7_ = gv_[2u];
             kf_f16x8 b_7_ = uv_[2u];
@@ -236,7 +230,7 @@ silu_mul(const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* _
             y8_[i_6_] = o_4_;
         }
     }
-    unsigned t_ = kf_shl_u32(n8_, 3u) + ((blockIdx.x * blockDim.x) + threadIdx.x);
+    unsigned t_ = (n8_ << 3u) + ((blockIdx.x * blockDim.x) + threadIdx.x);
     if (t_ < n_) {
         float g_34_ = kf_f16_to_f32(g_[t_]);
         float u_34_ = kf_f16_to_f32(u_[t_]);

@@ -19,12 +19,6 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
     return h;
 }
 
-/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)
-   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */
-__device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }
-__device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
-__device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
-
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c) */
 __device__ __forceinline__ float kf_exp2_approx(float x) { float r; asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
@@ -104,8 +98,8 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
     if (t12_) {
         const kf_f32x4* x4_ = (const kf_f32x4*)x_;
         kf_f32x4* y4_ = (kf_f32x4*)y_;
-        unsigned base4_ = kf_shr_u32(base_, 2u);
-        unsigned cols4_ = kf_shr_u32(cols_, 2u);
+        unsigned base4_ = base_ >> 2u;
+        unsigned cols4_ = cols_ >> 2u;
         if (tid_ < cols4_) {
             v_[0u] = x4_[base4_ + tid_];
         } else {
@@ -169,7 +163,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         }
         kf_f32x4 e_8_ = v_[7u];
         float t174_ = fmaxf(t155_, fmaxf(fmaxf(e_8_.v[0], e_8_.v[1]), fmaxf(e_8_.v[2], e_8_.v[3])));
-        unsigned t196_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t196_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t196_ == 32u) {
             float t201_ = fmaxf(t174_, kf_shfl_xor(t174_, 16u, kf_wn));
             float t204_ = fmaxf(t201_, kf_shfl_xor(t201_, 8u, kf_wn));
@@ -199,7 +193,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
             t175_ = kf_shfl(t242_ ? t243_ : t238_, 0u, kf_wn);
         }
         if (kf_lane_id() == 0u) {
-            red_max_[kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)] = t175_;
+            red_max_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t175_;
         }
         __syncthreads();
         float t283_ = fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(red_max_[0u], red_max_[1u]), red_max_[2u]), red_max_[3u]), red_max_[4u]), red_max_[5u]), red_max_[6u]), red_max_[7u]);
@@ -268,7 +262,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         e_16_.v[3] = kf_exp_approx(__fsub_rn(t379_.v[3], mv_.v[3]));
         v_[7u] = e_16_;
         float t390_ = __fadd_rn(t377_, __fadd_rn(__fadd_rn(e_16_.v[0], e_16_.v[1]), __fadd_rn(e_16_.v[2], e_16_.v[3])));
-        unsigned t412_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t412_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t412_ == 32u) {
             float t417_ = __fadd_rn(t390_, kf_shfl_xor(t390_, 16u, kf_wn));
             float t420_ = __fadd_rn(t417_, kf_shfl_xor(t417_, 8u, kf_wn));
@@ -298,7 +292,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
             t391_ = kf_shfl(t458_ ? t459_ : t454_, 0u, kf_wn);
         }
         if (kf_lane_id() == 0u) {
-            red_sum_[kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)] = t391_;
+            red_sum_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t391_;
         }
         __syncthreads();
         float t504_ = __fdiv_rn(1.0f, __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, red_sum_[0u]), red_sum_[1u]), red_sum_[2u]), red_sum_[3u]), red_sum_[4u]), red_sum_[5u]), red_sum_[6u]), red_sum_[7u]));
@@ -395,7 +389,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         for (unsigned c_15_ = tid_; c_15_ < cols_; c_15_ = c_15_ + 256u) {
             m_ = fmaxf(m_, x_[base_ + c_15_]);
         }
-        unsigned t592_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t592_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t592_ == 32u) {
             float t597_ = fmaxf(m_, kf_shfl_xor(m_, 16u, kf_wn));
             float t600_ = fmaxf(t597_, kf_shfl_xor(t597_, 8u, kf_wn));
@@ -426,7 +420,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         }
         m_ = t571_;
         if (kf_lane_id() == 0u) {
-            red_max_[kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)] = t571_;
+            red_max_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t571_;
         }
         __syncthreads();
         float t658_ = red_max_[0u];
@@ -449,7 +443,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         for (unsigned c_16_ = tid_; c_16_ < cols_; c_16_ = c_16_ + 256u) {
             s_ = __fadd_rn(s_, kf_exp_approx(__fsub_rn(x_[base_ + c_16_], t679_)));
         }
-        unsigned t712_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t712_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t712_ == 32u) {
             float t717_ = __fadd_rn(s_, kf_shfl_xor(s_, 16u, kf_wn));
             float t720_ = __fadd_rn(t717_, kf_shfl_xor(t717_, 8u, kf_wn));
@@ -480,7 +474,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         }
         s_ = t691_;
         if (kf_lane_id() == 0u) {
-            red_sum_[kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)] = t691_;
+            red_sum_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t691_;
         }
         __syncthreads();
         float inv_2_ = __fdiv_rn(1.0f, __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, red_sum_[0u]), red_sum_[1u]), red_sum_[2u]), red_sum_[3u]), red_sum_[4u]), red_sum_[5u]), red_sum_[6u]), red_sum_[7u]));
@@ -512,8 +506,8 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
     if (t12_) {
         const kf_f16x8* x8_ = (const kf_f16x8*)x_;
         kf_f16x8* y8_ = (kf_f16x8*)y_;
-        unsigned base8_ = kf_shr_u32(base_, 3u);
-        unsigned cols8_ = kf_shr_u32(cols_, 3u);
+        unsigned base8_ = base_ >> 3u;
+        unsigned cols8_ = cols_ >> 3u;
         kf_f16x8 t26_ = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 h_ = t26_;
         if (tid_ < cols8_) {
@@ -641,7 +635,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
         float e_32_ = kf_f16_to_f32(h_4_.v[7]);
         v_[31u] = e_32_;
         float t182_ = fmaxf(t178_, e_32_);
-        unsigned t204_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t204_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t204_ == 32u) {
             float t209_ = fmaxf(t182_, kf_shfl_xor(t182_, 16u, kf_wn));
             float t212_ = fmaxf(t209_, kf_shfl_xor(t209_, 8u, kf_wn));
@@ -671,7 +665,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
             t183_ = kf_shfl(t250_ ? t251_ : t246_, 0u, kf_wn);
         }
         if (kf_lane_id() == 0u) {
-            red_max_[kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)] = t183_;
+            red_max_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t183_;
         }
         __syncthreads();
         float t291_ = fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(red_max_[0u], red_max_[1u]), red_max_[2u]), red_max_[3u]), red_max_[4u]), red_max_[5u]), red_max_[6u]), red_max_[7u]);
@@ -771,7 +765,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
         float e_64_ = kf_exp_approx(__fsub_rn(v_[31u], t291_));
         v_[31u] = e_64_;
         float t485_ = __fadd_rn(t479_, e_64_);
-        unsigned t507_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t507_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t507_ == 32u) {
             float t512_ = __fadd_rn(t485_, kf_shfl_xor(t485_, 16u, kf_wn));
             float t515_ = __fadd_rn(t512_, kf_shfl_xor(t512_, 8u, kf_wn));
@@ -801,7 +795,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
             t486_ = kf_shfl(t553_ ? t554_ : t549_, 0u, kf_wn);
         }
         if (kf_lane_id() == 0u) {
-            red_sum_[kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)] = t486_;
+            red_sum_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t486_;
         }
         __syncthreads();
         float inv_ = __fdiv_rn(1.0f, __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, red_sum_[0u]), red_sum_[1u]), red_sum_[2u]), red_sum_[3u]), red_sum_[4u]), red_sum_[5u]), red_sum_[6u]), red_sum_[7u]));
@@ -869,7 +863,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
         for (unsigned c_7_ = tid_; c_7_ < cols_; c_7_ = c_7_ + 256u) {
             m_ = fmaxf(m_, kf_f16_to_f32(x_[base_ + c_7_]));
         }
-        unsigned t787_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t787_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t787_ == 32u) {
             float t792_ = fmaxf(m_, kf_shfl_xor(m_, 16u, kf_wn));
             float t795_ = fmaxf(t792_, kf_shfl_xor(t792_, 8u, kf_wn));
@@ -900,7 +894,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
         }
         m_ = t766_;
         if (kf_lane_id() == 0u) {
-            red_max_[kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)] = t766_;
+            red_max_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t766_;
         }
         __syncthreads();
         float t853_ = red_max_[0u];
@@ -923,7 +917,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
         for (unsigned c_8_ = tid_; c_8_ < cols_; c_8_ = c_8_ + 256u) {
             s_ = __fadd_rn(s_, kf_exp_approx(__fsub_rn(kf_f16_to_f32(x_[base_ + c_8_]), t874_)));
         }
-        unsigned t908_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - kf_shl_u32(kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u), 5u)), 32u);
+        unsigned t908_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t908_ == 32u) {
             float t913_ = __fadd_rn(s_, kf_shfl_xor(s_, 16u, kf_wn));
             float t916_ = __fadd_rn(t913_, kf_shfl_xor(t913_, 8u, kf_wn));
@@ -954,7 +948,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
         }
         s_ = t887_;
         if (kf_lane_id() == 0u) {
-            red_sum_[kf_shr_u32((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))), 5u)] = t887_;
+            red_sum_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t887_;
         }
         __syncthreads();
         float inv_2_ = __fdiv_rn(1.0f, __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, red_sum_[0u]), red_sum_[1u]), red_sum_[2u]), red_sum_[3u]), red_sum_[4u]), red_sum_[5u]), red_sum_[6u]), red_sum_[7u]));
