@@ -466,6 +466,7 @@ static bool zero_trip(opt_t *o, uint32_t h, uint32_t end, uint32_t *test)
         const kf_ir_ins *in = &o->k->ins[x];
         if (o->dead[x] || in->op == KF_IR_NOP) continue;
         if (is_marker(in->op)) break;
+        if (!known_op(in->op)) return false;   /* it may write values it names */
         if (!in->dst) continue;
         opt_cval cv[4], r = {false, {{0, 0}}};
         for (unsigned j = 0; j < 4; j++) cv[j] = in->a[j] ? prefix_const(o, pv, n, in->a[j]) : r;

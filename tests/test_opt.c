@@ -756,6 +756,219 @@ static void decode_kernels_ptx_has_no_power_of_two_division(void **state)
     }
 }
 
+/* ---- random programs ---------------------------------------------------------------- */
+
+/* A generator of small random kernels in the shapes that exercise the
+ * pass: fns with constant and thread-dependent arguments and early
+ * returns, ifs on constants, loops with constant and dynamic bounds and
+ * break/continue, @unroll, vars rewritten everywhere, / % * by constants
+ * (powers of two and not, signed and unsigned), min/max/select, stores of
+ * intermediate values. Every program is run at -O0 and -O1. */
+typedef struct {
+    kf_buf *b;
+    uint64_t rng;
+    unsigned depth, loops, nfns;
+    const char *const *u;   /* u32 names in scope; the first nw may be assigned */
+    unsigned nu, nw;
+    bool in_fn;
+} gen;
+
+static unsigned pick(gen *g, unsigned n)
+{
+    g->rng ^= g->rng << 13, g->rng ^= g->rng >> 7, g->rng ^= g->rng << 17;
+    return (unsigned)(g->rng >> 33) % n;
+}
+
+static void gen_u(gen *g, unsigned d);
+static void gen_i(gen *g, unsigned d);
+
+static void gen_cond(gen *g, unsigned d)
+{
+    static const char *const cmp[] = {"<", "<=", "==", "!=", ">", ">="};
+    switch (d ? pick(g, 7) : 3 + pick(g, 2)) {
+    case 0: kf_buf_puts(g->b, "("), gen_u(g, d - 1), kf_buf_printf(g->b, " %s ", cmp[pick(g, 6)]), gen_u(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    case 1: kf_buf_puts(g->b, "("), gen_i(g, d - 1), kf_buf_printf(g->b, " %s ", cmp[pick(g, 6)]), gen_i(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    case 2: kf_buf_puts(g->b, "("), gen_cond(g, d - 1), kf_buf_puts(g->b, pick(g, 2) ? " && " : " || "), gen_cond(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    case 3: kf_buf_puts(g->b, pick(g, 2) ? "true" : "false"); break;
+    case 4: kf_buf_puts(g->b, g->in_fn ? "c" : "flag"); break;
+    case 5: kf_buf_puts(g->b, "!"), gen_cond(g, d - 1); break;
+    default: kf_buf_puts(g->b, g->in_fn ? "(a < 17)" : "(t < 17)"); break;
+    }
+}
+
+static void gen_u(gen *g, unsigned d)
+{
+    static const char *const ops[] = {"+", "-", "*", "&", "|", "^"};
+    static const char *const k[] = {"0", "1", "2", "3", "4", "7", "8", "16", "1024", "65535", "0x9E3779B9", "4294967295"};
+    static const char *const div[] = {"1", "2", "4", "8", "16", "3", "7", "1024", "2147483648"};
+    switch (d ? pick(g, 12) : pick(g, 2)) {
+    case 0: kf_buf_puts(g->b, g->u[pick(g, g->nu)]); break;
+    case 1: kf_buf_printf(g->b, "(%s as u32)", k[pick(g, 12)]); break;   /* typed: a bare literal may be i32 */
+    case 2: case 3:
+        kf_buf_puts(g->b, "("), gen_u(g, d - 1), kf_buf_printf(g->b, " %s ", ops[pick(g, 6)]), gen_u(g, d - 1), kf_buf_puts(g->b, ")");
+        break;
+    case 4: kf_buf_puts(g->b, "("), gen_u(g, d - 1), kf_buf_printf(g->b, " %s %s)", pick(g, 2) ? "/" : "%", div[pick(g, 9)]); break;
+    case 5: kf_buf_puts(g->b, "("), gen_u(g, d - 1), kf_buf_puts(g->b, " / ("), gen_u(g, d - 1), kf_buf_puts(g->b, " | 1))"); break;
+    case 6: kf_buf_puts(g->b, "("), gen_u(g, d - 1), kf_buf_printf(g->b, " %s %u)", pick(g, 2) ? "<<" : ">>", pick(g, 34)); break;
+    case 7: kf_buf_puts(g->b, pick(g, 2) ? "min(" : "max("), gen_u(g, d - 1), kf_buf_puts(g->b, ", "), gen_u(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    case 8: kf_buf_puts(g->b, "select("), gen_cond(g, d - 1), kf_buf_puts(g->b, ", "), gen_u(g, d - 1), kf_buf_puts(g->b, ", "), gen_u(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    case 9: kf_buf_puts(g->b, "("), gen_i(g, d - 1), kf_buf_puts(g->b, " as u32)"); break;
+    case 10:
+        if (g->in_fn || !g->nfns) { kf_buf_puts(g->b, "cdiv("), gen_u(g, d - 1), kf_buf_printf(g->b, ", %s)", div[pick(g, 5)]); break; }
+        kf_buf_printf(g->b, "f%u(", pick(g, g->nfns)), gen_u(g, d - 1), kf_buf_puts(g->b, ", "), gen_u(g, d - 1), kf_buf_puts(g->b, ", ");
+        gen_cond(g, d - 1), kf_buf_puts(g->b, ")");
+        break;
+    default:
+        if (g->in_fn) kf_buf_puts(g->b, "(b >> 3)");
+        else kf_buf_puts(g->b, "(x[(t + "), gen_u(g, d - 1), kf_buf_puts(g->b, ") % 64] + 1)");
+        break;
+    }
+}
+
+static void gen_i(gen *g, unsigned d)
+{
+    static const char *const div[] = {"1", "2", "4", "8", "16", "1073741824", "3", "-4", "-1"};
+    switch (d ? pick(g, 6) : 0) {
+    case 0: kf_buf_puts(g->b, pick(g, 2) ? "s" : "-5"); break;
+    case 1: kf_buf_puts(g->b, "("), gen_u(g, d - 1), kf_buf_puts(g->b, " as i32)"); break;
+    case 2: kf_buf_puts(g->b, "("), gen_i(g, d - 1), kf_buf_printf(g->b, " %s %s)", pick(g, 2) ? "/" : "%", div[pick(g, 9)]); break;
+    case 3: kf_buf_puts(g->b, "("), gen_i(g, d - 1), kf_buf_puts(g->b, pick(g, 2) ? " - " : " * "), gen_i(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    case 4: kf_buf_puts(g->b, "("), gen_i(g, d - 1), kf_buf_printf(g->b, " >> %u)", pick(g, 33)); break;
+    default: kf_buf_puts(g->b, "abs("), gen_i(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    }
+}
+
+/* f32 expressions (kernel only: f and the f32x4 q are in scope). */
+static void gen_f(gen *g, unsigned d)
+{
+    static const char *const leaf[] = {"f", "1.5", "-0.0", "0.0", "(q.x * 3.0e38)", "(v as f32)", "(s as f32)", "q.y", "q[3]"};
+    static const char *const un[] = {"sqrt(abs(", "floor(", "round(", "exp(", "trunc(", "rsqrt("};
+    static const char *const ops[] = {"+", "-", "*", "/"};
+    switch (d ? pick(g, 7) : 0) {
+    case 0: kf_buf_puts(g->b, leaf[pick(g, 9)]); break;
+    case 1: case 2: kf_buf_puts(g->b, "("), gen_f(g, d - 1), kf_buf_printf(g->b, " %s ", ops[pick(g, 4)]), gen_f(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    case 3: {
+        unsigned u = pick(g, 6);
+        kf_buf_puts(g->b, un[u]), gen_f(g, d - 1), kf_buf_puts(g->b, u == 0 ? "))" : ")");
+        break;
+    }
+    case 4: kf_buf_puts(g->b, pick(g, 2) ? "min(" : "max("), gen_f(g, d - 1), kf_buf_puts(g->b, ", "), gen_f(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    case 5: kf_buf_puts(g->b, "fma("), gen_f(g, d - 1), kf_buf_puts(g->b, ", "), gen_f(g, d - 1), kf_buf_puts(g->b, ", "), gen_f(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    default: kf_buf_puts(g->b, "(("), gen_f(g, d - 1), kf_buf_puts(g->b, " as f16) as f32)"); break;
+    }
+}
+
+static void gen_block(gen *g, unsigned n);
+
+static void gen_stmt(gen *g)
+{
+    unsigned d = 2 + pick(g, 2);
+    const char *var = g->u[pick(g, g->nw)];
+    bool nest = g->depth < 3;
+    switch (pick(g, nest ? 10 : 5)) {
+    case 0: case 1: kf_buf_printf(g->b, "%s = ", var), gen_u(g, d), kf_buf_puts(g->b, ";\n"); break;
+    case 2: kf_buf_puts(g->b, "s = "), gen_i(g, d), kf_buf_puts(g->b, ";\n"); break;
+    case 3:
+        if (g->in_fn) kf_buf_printf(g->b, "%s += 1;\n", var);
+        else if (pick(g, 3) == 0) kf_buf_puts(g->b, "f = "), gen_f(g, d), kf_buf_puts(g->b, ";\n");
+        else if (pick(g, 3) == 0) kf_buf_printf(g->b, "q.%c = ", "xyzw"[pick(g, 4)]), gen_f(g, d), kf_buf_puts(g->b, ";\n");
+        else if (pick(g, 4) == 0) kf_buf_puts(g->b, "q = q * f32x4("), gen_f(g, d), kf_buf_puts(g->b, ");\n");
+        else if (pick(g, 16) == 0) kf_buf_puts(g->b, "w = w / (v & 3);\n");    /* may divide by zero */
+        else if (pick(g, 16) == 0) kf_buf_puts(g->b, "w = x[t + (v & 1) * 63];\n");   /* may be out of bounds */
+        else kf_buf_printf(g->b, "y[t * 8 + %u] = ", pick(g, 6)), gen_u(g, d), kf_buf_puts(g->b, ";\n");
+        break;
+    case 4:
+        if (g->loops && pick(g, 2)) kf_buf_puts(g->b, "if "), gen_cond(g, 1), kf_buf_printf(g->b, " { %s; }\n", pick(g, 2) ? "break" : "continue");
+        else if (g->in_fn) kf_buf_puts(g->b, "if "), gen_cond(g, 1), kf_buf_puts(g->b, " { return "), gen_u(g, 1), kf_buf_puts(g->b, "; }\n");
+        else kf_buf_printf(g->b, "%s ^= t;\n", var);
+        break;
+    case 5: case 6:
+        kf_buf_puts(g->b, "if "), gen_cond(g, 2), kf_buf_puts(g->b, " {\n"), gen_block(g, 2);
+        if (pick(g, 2)) kf_buf_puts(g->b, "} else {\n"), gen_block(g, 2);
+        kf_buf_puts(g->b, "}\n");
+        break;
+    case 7: {
+        unsigned lo = pick(g, 4), hi = pick(g, 5);
+        if (pick(g, 2)) kf_buf_printf(g->b, "for i%u in %u .. %u {\n", g->loops, lo, hi);
+        else kf_buf_printf(g->b, "for i%u in %s + %u .. %s + %u {\n", g->loops, g->in_fn ? "(b & 0)" : "z", lo,
+                           g->in_fn ? "(b & 0)" : "z", hi);
+        g->loops++, gen_block(g, 3), g->loops--;
+        kf_buf_puts(g->b, "}\n");
+        break;
+    }
+    case 8:
+        kf_buf_printf(g->b, "@unroll for k%u in 0 .. %u {\n%s = %s * 3 + (k%u as u32);\n", g->depth, 1 + pick(g, 3), var, var, g->depth);
+        gen_block(g, 1), kf_buf_puts(g->b, "}\n");
+        break;
+    default: kf_buf_puts(g->b, "if "), gen_cond(g, 0), kf_buf_puts(g->b, " {\n"), gen_block(g, 2), kf_buf_puts(g->b, "}\n"); break;
+    }
+}
+
+static void gen_block(gen *g, unsigned n)
+{
+    g->depth++;
+    for (unsigned i = 0, m = 1 + pick(g, n); i < m; i++) gen_stmt(g);
+    g->depth--;
+}
+
+static void gen_program(gen *g)
+{
+    static const char *const fn_u[] = {"r", "a", "b"}, *const k_u[] = {"v", "w", "t", "n"};
+    g->nfns = 0;
+    for (unsigned f = 0, nf = 1 + pick(g, 2); f < nf; f++) {
+        kf_buf_printf(g->b, "fn f%u(a: u32, b: u32, c: bool) -> u32 {\nvar r: u32 = a ^ b;\nvar s: i32 = -3;\n", f);
+        g->u = fn_u, g->nu = 3, g->nw = 1, g->in_fn = true;
+        gen_block(g, 3);
+        kf_buf_puts(g->b, "return r + (s as u32);\n}\n");
+        g->nfns++;
+    }
+    kf_buf_puts(g->b, "kernel k(x: &[u32], y: &mut [u32], n: u32, z: u32, flag: bool) {\n"
+                      "let t = thread_id.x;\nvar v: u32 = x[t];\nvar w: u32 = n;\nvar s: i32 = (v as i32) - 9;\n"
+                      "var f: f32 = (v as f32) * 0.5;\nvar q = f32x4(f, 1.0, -2.0, 0.25);\n");
+    g->u = k_u, g->nu = 4, g->nw = 2, g->in_fn = false;
+    gen_block(g, 4);
+    kf_buf_puts(g->b, "y[t * 8 + 6] = bitcast(u32, f) ^ bitcast(u32, q.x + q.w);\n"
+                      "y[t * 8 + 7] = v ^ w ^ (s as u32) ^ bitcast(u32, q.y * q.z);\n}\n");
+}
+
+/* Random programs give the same bits (or the same error) at -O0 and -O1:
+ * 1000 by default, $KF_OPT_PROGRAMS for a longer hunt (30000 pass). */
+static void random_programs_compute_the_same_at_O0_and_O1(void **state)
+{
+    uint32_t x[64], y[64 * 8];
+    for (int i = 0; i < 64; i++) x[i] = (uint32_t)(i * 2654435761u) ^ (uint32_t)(i << 7);
+    unsigned faults = 0, folded = 0;
+    unsigned nprog = getenv("KF_OPT_PROGRAMS") ? (unsigned)atoi(getenv("KF_OPT_PROGRAMS")) : 1000;
+    for (unsigned p = 0; p < nprog; p++) {
+        kf_buf src = {0};
+        gen g = {&src, 0x9E3779B97F4A7C15ull ^ (p * 0x100000001B3ull), 0, 0, 0, NULL, 0, 0, false};
+        for (int w = 0; w < 4; w++) pick(&g, 2);
+        gen_program(&g);
+        memset(y, 0, sizeof y);
+        karg a[5] = {{x, sizeof x, 0}, {y, sizeof y, 0}, {NULL, 0, 37}, {NULL, 0, 0}, {NULL, 0, p & 1}};
+        kf_compile_opts o0 = {NULL, 0, KF_OPT_O0};
+        kf_module *m = NULL;
+        if (kf_compile("t.kf", src.data, src.len, &o0, &m) != KF_OK) {
+            kf_buf r = {0};
+            kf_diags_render(&r, &m->diags, m->source, m->source_len);
+            fprintf(stderr, "%s\n%s\n", src.data, r.data ? r.data : "");
+            fail_msg("program %u does not compile", p);
+        }
+        kf_opt_stats st;
+        assert_int_equal(kf_opt_kernel_stats(&m->arena, &m->kernels[0], &st), KF_OK);
+        folded += st.folded + st.branches;
+        kf_module_free(m);
+        run_result *r = same_both_levels(src.data, 1, 64, a, 5);
+        faults += r->st != KF_OK;
+        free_result(r);
+        kf_buf_free(&src);
+    }
+    print_message("%u programs: %u folds and decided branches, %u runs ending in a reported fault\n", nprog, folded,
+                  faults);
+    assert_true(folded > 300);
+    assert_true(faults > 0 && faults < nprog / 4);   /* some report a fault; most run to the end */
+}
+
 /* ---- the whole library --------------------------------------------------------------- */
 
 /* The side effects of a kernel, in order: stores, loads, atomics, warp
@@ -851,6 +1064,7 @@ int main(void)
         cmocka_unit_test(division_by_powers_of_two_becomes_shifts),
         cmocka_unit_test(signed_64_bit_division_rounds_toward_zero),
         cmocka_unit_test(decode_kernels_ptx_has_no_power_of_two_division),
+        cmocka_unit_test(random_programs_compute_the_same_at_O0_and_O1),
         cmocka_unit_test(library_kernels_keep_their_effects_in_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
