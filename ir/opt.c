@@ -25,8 +25,10 @@
  *    of an operand (select on a constant, x + 0); IF on a constant keeps
  *    one side; a loop whose first test is decided on entry is removed; a
  *    loop that never reaches its back edge (every path breaks or returns,
- *    no continue, every break at the top of its body) loses its markers;
- *    code after break/continue/return is removed;
+ *    no continue, every break at the top of its body or ending the then
+ *    side of a top-level if, as an early return does) loses its markers,
+ *    such an if taking the rest of the body as its else side; code after
+ *    break/continue/return is removed;
  *  - each use counts one use of the definition its token names (a phi
  *    counts for every definition of the value), and a pure instruction
  *    with no uses is removed, transitively.
