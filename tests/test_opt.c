@@ -67,16 +67,20 @@ static void assert_ir(const kf_ir_kernel *k, const char *want)
     free(got);
 }
 
-/* src's only kernel compiled at -O0, then optimised here; its statistics. */
-static kf_module *optimise(const char *src, kf_opt_stats *st)
+/* src's only kernel compiled at -O0 (its IR then is `before` unless NULL),
+ * then optimised here; its statistics. */
+static kf_module *optimise_from(const char *src, const char *before, kf_opt_stats *st)
 {
     kf_module *m = compile_at(src, KF_OPT_O0);
+    if (before) assert_ir(&m->kernels[0], before);
     assert_int_equal(m->nkernels, 1);
     assert_int_equal(kf_opt_kernel_stats(&m->arena, &m->kernels[0], st), KF_OK);
     assert_false(st->skipped);
     assert_true(kf_ir_linked(&m->kernels[0]));
     return m;
 }
+
+static kf_module *optimise(const char *src, kf_opt_stats *st) { return optimise_from(src, NULL, st); }
 
 /* ---- running at both levels ------------------------------------------------ */
 
@@ -225,7 +229,20 @@ static void if_on_a_constant_keeps_one_side(void **state)
         "    put(y, i, x[i], false);\n"
         "}\n";
     kf_opt_stats st;
-    kf_module *m = optimise(src, &st);
+    kf_module *m = optimise_from(src,
+                                 "  %1:&[f32] x = param 0\n"
+                                 "  %2:&mut [f32] y = param 1\n"
+                                 "  %3:u32 i = sreg thread_id.x\n"
+                                 "  %4:f32 v = load %1[%3]\n"
+                                 "  %5:bool half = const false\n"
+                                 "  if %5\n"
+                                 "    %6:f16 = cvt %4:f32\n"
+                                 "    %7:f32 = cvt %6:f16\n"
+                                 "    store %2[%3], %7\n"
+                                 "  else\n"
+                                 "    store %2[%3], %4\n"
+                                 "  endif\n",
+                                 &st);
     assert_ir(&m->kernels[0],
               "  %1:&[f32] x = param 0\n"
               "  %2:&mut [f32] y = param 1\n"
@@ -327,7 +344,26 @@ static void loop_that_runs_zero_times_goes(void **state)
         "fn fill(y: &mut [u32], a: u32, b: u32) { for i in a .. b { y[i] = i; } }\n"
         "kernel k(y: &mut [u32]) { fill(y, 4, 2); y[0] = 7; }\n";
     kf_opt_stats st;
-    kf_module *m = optimise(src, &st);
+    kf_module *m = optimise_from(src,
+                                 "  %1:&mut [u32] y = param 0\n"
+                                 "  %2:u32 a = const 4\n"
+                                 "  %3:u32 b = const 2\n"
+                                 "  %4:u32 = const 1\n"
+                                 "  %5:u32 i = mov %2\n"
+                                 "  loop\n"
+                                 "    %6:bool = cmp.ge.u32 %5, %3\n"
+                                 "    if %6\n"
+                                 "      break\n"
+                                 "    endif\n"
+                                 "    store %1[%5], %5\n"
+                                 "  latch\n"
+                                 "    %7:u32 = add %5, %4\n"
+                                 "    %5:u32 i = mov %7\n"
+                                 "  endloop\n"
+                                 "  %8:u32 = const 0\n"
+                                 "  %9:u32 = const 7\n"
+                                 "  store %1[%8], %9\n",
+                                 &st);
     assert_ir(&m->kernels[0],
               "  %1:&mut [u32] y = param 0\n"
               "  %8:u32 = const 0\n"
