@@ -676,6 +676,29 @@ static void unknown_ops_are_opaque(void **state)
     free(b);
 }
 
+/* IR nested deeper than the walk goes (the parser stops at 200 levels, but
+ * inlining adds loops) is left exactly as lowered. */
+static void nesting_deeper_than_the_walk_is_left_as_lowered(void **state)
+{
+    kb *b = calloc(1, sizeof *b);
+    kb_init(b, "k", 32, 1, 1);
+    kf_val y = kb_param(b, "y", kb_buf(KF_S_U32, 1, true));
+    kf_val c = kb_param(b, "c", kf_type_scalar(KF_S_BOOL));
+    kf_val zero = kb_u32(b, 0), one = kb_u32(b, 1);
+    for (int d = 0; d < 300; d++) kb_ins(b, KF_IR_IF, 0, kf_type_void(), 0, c, 0, 0, 0);
+    kb_store(b, y, zero, kb_bin(b, KF_OP_MUL, one, one, 0));
+    for (int d = 0; d < 300; d++) kb_mark(b, KF_IR_ENDIF);
+    assert_true(kf_ir_link(&b->k));
+    uint32_t n = b->k.nins;
+    kf_opt_stats st;
+    assert_int_equal(kf_opt_kernel_stats(&b->m.arena, &b->k, &st), KF_OK);
+    assert_true(st.skipped);
+    assert_int_equal(b->k.nins, n);
+    assert_int_equal(b->k.ins[n - 302].op, KF_IR_BINOP);   /* 1 * 1 not folded */
+    kf_arena_free(&b->m.arena);
+    free(b);
+}
+
 /* ---- 4. strength reduction ------------------------------------------------------ */
 
 static void division_by_powers_of_two_becomes_shifts(void **state)
@@ -1097,6 +1120,7 @@ int main(void)
         cmocka_unit_test(loads_and_divisions_that_may_fault_stay),
         cmocka_unit_test(barriers_and_warp_ops_keep_their_place),
         cmocka_unit_test(unknown_ops_are_opaque),
+        cmocka_unit_test(nesting_deeper_than_the_walk_is_left_as_lowered),
         cmocka_unit_test(division_by_powers_of_two_becomes_shifts),
         cmocka_unit_test(signed_64_bit_division_rounds_toward_zero),
         cmocka_unit_test(decode_kernels_ptx_has_no_power_of_two_division),
