@@ -403,7 +403,8 @@ static kf_status diags_error(kf_error *err, const kf_diags *d, const char *what)
 
 /* The key of a .kf kernel's build from what decides its emitted text, so a
  * warm start neither emits nor compiles: the module's file name, source
- * text and compile options, the kernel, the emit options, the compiler's
+ * text and compile options (-D overrides, optimisation level), the kernel,
+ * the emit options, the compiler's
  * build identity (kf_cache_build_id), arch and the NVRTC and driver
  * versions. False when that is not known for certain: a hand-built module
  * or kernel, or a program without a build ID; the caller then keys on the
@@ -417,8 +418,8 @@ static bool source_key(const kf_pipeline *p, const kf_module *m, const kf_emit_o
     bool is_cuda = p->dev->backend == KF_BACKEND_CUDA;
     kf_buf o = {0};
     const char *file = m->file ? m->file : "";
-    kf_buf_printf(&o, "build=%s kernel=%u:%s file=%zu:%s lineinfo=%d defines=%u", build, ki, p->name, strlen(file),
-                  file, (int)eo->lineinfo, m->opts.ndefines);
+    kf_buf_printf(&o, "build=%s kernel=%u:%s file=%zu:%s lineinfo=%d opt=%d defines=%u", build, ki, p->name,
+                  strlen(file), file, (int)eo->lineinfo, m->opts.opt == KF_OPT_O0 ? 0 : 1, m->opts.ndefines);
     for (uint32_t i = 0; i < m->opts.ndefines; i++)
         kf_buf_printf(&o, " %zu:%s=%zu:%s", strlen(m->opts.defines[i].name), m->opts.defines[i].name,
                       strlen(m->opts.defines[i].value), m->opts.defines[i].value);

@@ -471,7 +471,7 @@ static kf_module *compile_kf(const char *file, const char *mark, const char *def
     char name[64] = "", value[64] = "";
     kf_define d = {name, value};
     if (define) sscanf(define, "%63[^=]=%63s", name, value);
-    kf_compile_opts o = {&d, define ? 1 : 0};
+    kf_compile_opts o = {&d, define ? 1 : 0, KF_OPT_DEFAULT};
     kf_module *m;
     if (kf_compile(file, src, strlen(src), &o, &m) != KF_OK) fail_msg("%s does not compile", file);
     return m;

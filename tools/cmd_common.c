@@ -55,7 +55,7 @@ static bool only_define_errors(const kf_diags *d)
     return true;
 }
 
-int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs, kf_module **out)
+int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs, kf_opt_level opt, kf_module **out)
 {
     *out = NULL;
     char *src;
@@ -65,7 +65,7 @@ int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs
         fprintf(stderr, "kforge %s: error: %s\n", cmd, err.msg);
         return KF_EXIT_USAGE;
     }
-    kf_compile_opts opts = {defs ? defs->data : NULL, defs ? (uint32_t)defs->len : 0};
+    kf_compile_opts opts = {defs ? defs->data : NULL, defs ? (uint32_t)defs->len : 0, opt};
     kf_module *m = NULL;
     kf_status st = kf_compile(path, src, len, &opts, &m);
     free(src);
@@ -88,6 +88,14 @@ int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs
     }
     *out = m;
     return KF_EXIT_OK;
+}
+
+bool kf_cli_opt_level(const char *s, kf_opt_level *opt)
+{
+    if (!strcmp(s, "-O0")) *opt = KF_OPT_O0;
+    else if (!strcmp(s, "-O1")) *opt = KF_OPT_O1;
+    else return false;
+    return true;
 }
 
 const kf_ir_kernel *kf_cli_pick_kernel(const kf_module *m, const char *name, const char *cmd)

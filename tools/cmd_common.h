@@ -21,11 +21,15 @@ bool kf_cli_define_add(kf_cli_defines *defs, char *text, kf_error *err);
 /* Most bytes of a .kf source file. */
 #define KF_SOURCE_MAX (UINT64_C(64) << 20)
 
-/* Reads and compiles path for subcommand cmd. On source errors prints the
+/* Reads and compiles path for subcommand cmd at optimisation level opt
+ * (-O0 / -O1). On source errors prints the
  * rendered diagnostics to stderr and returns KF_EXIT_FAIL; an unreadable
  * file, or -D overrides that are the only errors (no such constant, a bad
  * value), are KF_EXIT_USAGE. *out is set only on success (kf_module_free). */
-int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs, kf_module **out);
+int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs, kf_opt_level opt, kf_module **out);
+
+/* Reads -O0 / -O1 into *opt; false when s is neither. */
+bool kf_cli_opt_level(const char *s, kf_opt_level *opt);
 
 /* Renders d (diagnostics about m's source) to stderr with source excerpts. */
 void kf_cli_print_diags(const kf_diags *d, const kf_module *m);

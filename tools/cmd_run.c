@@ -4,7 +4,8 @@
  * NAME=out.npy files. Without -o, the first elements of every writable
  * buffer are printed. A kernel whose schedule has no grid runs over --count
  * elements (default: the length of its first buffer). --shared BYTES gives
- * the dynamic shared memory (overriding the schedule's `shared = EXPR`). */
+ * the dynamic shared memory (overriding the schedule's `shared = EXPR`).
+ * -O0 runs the IR as lowered, without the optimiser (the reference for its bugs). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 #include "npy.h"
 
 static const char usage[] =
-    "kforge run FILE [-k KERNEL] [--backend cpu|cuda|ptx] [-D NAME=VALUE]... [--count N] [--shared BYTES] [--time]\n"
+    "kforge run FILE [-k KERNEL] [--backend cpu|cuda|ptx] [-D NAME=VALUE]... [-O0|-O1] [--count N] [--shared BYTES] [--time]\n"
     "           [NAME=VALUE | NAME=@in.npy | NAME=zeros(N) | NAME=rand(N,SEED) | NAME=iota(N)]...\n"
     "           [-o NAME=out.npy]...";
 
@@ -24,6 +25,7 @@ typedef struct {
     uint64_t count;
     uint32_t shared;    /* --shared: dynamic shared-memory bytes (0: the schedule's) */
     bool time;
+    kf_opt_level opt;
     kf_cli_defines defs;
     KF_VEC(kf_cli_binding) binds;
     KF_VEC(kf_cli_binding) outs;
@@ -80,6 +82,7 @@ static int parse_args(int argc, char **argv, run_args *a)
         char *s = argv[i++];
         kf_cli_binding b;
         if (!strcmp(s, "--time")) a->time = true;
+        else if (kf_cli_opt_level(s, &a->opt)) continue;
         else if (s[0] == '-' && s[1]) return kf_cli_usage_error("run", usage, "unknown option '%s'", s);
         else if (strchr(s, '=')) {
             if (!split_binding(s, &b)) return kf_cli_usage_error("run", usage, "bad argument '%s': expected NAME=VALUE", s);
@@ -225,7 +228,7 @@ int kf_cmd_run(int argc, char **argv)
     const kf_ir_kernel *k = NULL;
     kf_cli_inputs in = {0};
     uint64_t count = 0;
-    if (rc == KF_EXIT_OK) rc = kf_cli_compile("run", a.file, &a.defs, &m);
+    if (rc == KF_EXIT_OK) rc = kf_cli_compile("run", a.file, &a.defs, a.opt, &m);
     if (rc == KF_EXIT_OK && !(k = kf_cli_pick_kernel(m, a.kernel, "run"))) rc = KF_EXIT_USAGE;
     if (rc == KF_EXIT_OK) rc = check_outputs(&a, k);
     if (rc == KF_EXIT_OK && a.count && k->sched.ngrid)
