@@ -6,7 +6,8 @@
  * to link with a JIT log naming that PTX line. A launch of an entry named
  * `saxpy` with the (f32 a, f32 *x, f32 *y, u32 n) layout really computes
  * saxpy on the host, so argument packing, grids and stream order are
- * checked end to end; every launch is recorded for mock_last_launch().
+ * checked end to end; every launch is recorded for mock_last_launch(),
+ * and mock_live_modules() counts modules loaded and not unloaded.
  * This exercises the CUDA backend's host side in CI; the GPU tests
  * (tests/test_gpu_*.c) cover the real driver. */
 #include <stdint.h>
@@ -26,9 +27,11 @@ typedef struct {
     int dyn_limit;
 } mock_func;
 
+#define MOCK_FUNCS 512   /* entry points per module (a test batch holds hundreds) */
+
 typedef struct {
     char *text;
-    mock_func funcs[8];
+    mock_func funcs[MOCK_FUNCS];
     int nfuncs;
 } mock_module;
 
@@ -41,12 +44,14 @@ typedef struct {
 static mock_launch last;
 static int live_allocs;
 static int links;    /* PTX handed to the "JIT" */
+static int live_modules;
 static int sticky;   /* a "fault" poisons later calls, like the real driver */
 
 /* For tests: the last launch, the launch count, live allocations. */
 const mock_launch *mock_last_launch(void) { return &last; }
 int mock_live_allocs(void) { return live_allocs; }
 int mock_link_count(void) { return links; }
+int mock_live_modules(void) { return live_modules; }
 
 CUresult cuInit(unsigned flags) { return getenv("MOCKCUDA_NODEVICE") ? NO_DEVICE : OK; }
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
@@ -173,6 +178,7 @@ CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *o, v
     mock_module *m = calloc(1, sizeof *m);
     m->text = strdup((const char *)image + 10);
     *mod = m;
+    live_modules++;
     return OK;
 }
 
@@ -181,6 +187,7 @@ CUresult cuModuleUnload(void *mod)
     mock_module *m = mod;
     free(m->text);
     free(m);
+    live_modules--;
     return OK;
 }
 
@@ -189,7 +196,7 @@ CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
     mock_module *m = mod;
     char want[160];
     snprintf(want, sizeof want, ".entry %s(", name);
-    if (!strstr(m->text, want) || m->nfuncs == 8) return NOT_FOUND;
+    if (!strstr(m->text, want) || m->nfuncs == MOCK_FUNCS) return NOT_FOUND;
     mock_func *f = &m->funcs[m->nfuncs++];
     snprintf(f->name, sizeof f->name, "%s", name);
     *fn = f;
