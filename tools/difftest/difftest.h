@@ -60,9 +60,15 @@ extern const char *const kf_dt_backend_names[KF_DT_NBACKEND];
 /* Known open bugs the generator can steer around (--avoid NAME), so that a
  * CI batch stays green while their fix is under way; each names its issue.
  * Remove an entry when its fix lands. */
-#define KF_DT_AVOIDS(X)                                                                                \
-    X(KF_DT_AVOID_FIRST_EXIT, "first-exit-loop",                                                      \
-      "issue 7 bug 2: a loop whose body always leaves in its first iteration loses its variable in CUDA-C")
+#define KF_DT_AVOIDS(X)                                                                                    \
+    X(KF_DT_AVOID_NAN_TO_INT, "nan-to-int", "issue 7 bug 1: NaN converted to an integer is not 0 (cuda, ptx)")   \
+    X(KF_DT_AVOID_FIRST_EXIT, "first-exit-loop",                                                          \
+      "issue 7 bug 2: a loop whose body always leaves in its first iteration loses its variable (cuda)")   \
+    X(KF_DT_AVOID_CONST_BITCAST, "const-bitcast", "issue 7 bug 3: constant bitcasts fold wrongly (cuda)")      \
+    X(KF_DT_AVOID_NARROW_WIDEN, "narrow-widen",                                                           \
+      "issue 7 bug 4: 8/16-bit arithmetic does not wrap before a widening conversion (cuda, ptx)")        \
+    X(KF_DT_AVOID_BITCAST_SIGN, "bitcast-sign", "issue 7 bug 5: a bitcast to i8 is not sign-extended (ptx)") \
+    X(KF_DT_AVOID_HALF_BF16, "half-bf16", "issue 7 bug 6: f16 <-> bf16, then to an integer, is wrong (ptx)")
 
 enum {
 #define X(e, name, why) e##_BIT,
@@ -117,9 +123,8 @@ uint64_t kf_dt_failures(const kf_dt_summary *sum);
 /* ---- single programs (the tests and --print use these) ------------------ */
 typedef struct kf_dt_prog kf_dt_prog;
 
-/* Program `index` of `seed`: always the same program (for the same avoid
- * bits; avoiding a feature leaves the rest of the program as it was). NULL
- * when out of memory. */
+/* Program `index` of `seed`: always the same program for the same avoid
+ * bits. NULL when out of memory. */
 kf_dt_prog *kf_dt_generate(uint64_t seed, uint64_t index, unsigned avoid);
 void kf_dt_prog_free(kf_dt_prog *p);
 /* The program's .kf source, standalone (heap, free() it), and its -D

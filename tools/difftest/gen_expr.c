@@ -247,6 +247,8 @@ static dt_node *leaf(dt_gen *g, kf_type t, uint8_t mv, int d, bool untyped)
     return cs[k].make(g, t, mv, d, cs[k].i);
 }
 
+static dt_node *cast_operand(dt_gen *g, kf_type from, kf_type to, uint8_t mv, int d);
+
 /* ---- indices ------------------------------------------------------------------------ */
 dt_node *dt_index(dt_gen *g, uint32_t len, uint8_t mv, int d)
 {
@@ -258,11 +260,10 @@ dt_node *dt_index(dt_gen *g, uint32_t len, uint8_t mv, int d)
     }
     kf_type it = dt_pick_scalar(g->r, false);
     while (!is_int(it)) it = dt_pick_scalar(g->r, false);
-    dt_node *e = dt_expr(g, it, mv, d, false);
     bool pow2 = (len & (len - 1)) == 0;
     if (pow2 && (uint64_t)(len - 1) <= dt_int_max((kf_scalar)it.scalar) && dt_chance(g->r, 60))
-        return guard(g, DT_G_MASK, it, e, len - 1);
-    return guard(g, DT_G_MOD, kf_type_scalar(KF_S_U32), e, len);
+        return guard(g, DT_G_MASK, it, dt_expr(g, it, mv, d, false), len - 1);
+    return guard(g, DT_G_MOD, kf_type_scalar(KF_S_U32), cast_operand(g, it, kf_type_scalar(KF_S_U32), mv, d), len);
 }
 
 /* ---- operators ------------------------------------------------------------------------- */
@@ -342,20 +343,6 @@ static dt_node *mk_unary(dt_gen *g, kf_type t, uint8_t mv, int d, int op)
 }
 
 /* e as t from another numeric type (bool too, to a scalar). */
-static dt_node *mk_cast(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
-{
-    kf_type from;
-    for (;;) {
-        from = dt_pick_scalar(g->r, scalar(t));
-        if (t.kind == KF_TK_VECTOR) from = kf_type_vector((kf_scalar)from.scalar, t.lanes);
-        if (kf_type_elem_bytes(from) <= 16 && !same(from, t)) break;
-    }
-    dt_node *n = dt_new(g, DT_E_CAST, t);
-    n->a[0] = dt_expr(g, from, mv, d - 1, false);
-    n->var = n->a[0]->var;
-    return n;
-}
-
 /* A float value that cannot be NaN (made so only when it could be). */
 static dt_node *not_nan(dt_gen *g, kf_type t, dt_node *e)
 {
@@ -363,10 +350,112 @@ static dt_node *not_nan(dt_gen *g, kf_type t, dt_node *e)
     return guard(g, DT_G_NAN, t, e, 0);
 }
 
+/* ---- steering around known bugs (--avoid, difftest.h) ------------------------------- */
+static bool avoiding(const dt_gen *g, unsigned bit) { return (g->avoid & bit) != 0; }
+
+/* An 8/16-bit integer converted to a wider type. */
+static bool widens_narrow(kf_type from, kf_type to)
+{
+    return is_int(from) && kf_scalar_bytes[from.scalar] <= 2 &&
+           (is_float(to) || kf_scalar_bytes[to.scalar] > kf_scalar_bytes[from.scalar]);
+}
+
+/* Whether `e as to` from `from` may be generated. */
+static bool cast_ok(const dt_gen *g, kf_type from, kf_type to)
+{
+    bool halves = (from.scalar == KF_S_F16 && to.scalar == KF_S_BF16) || (from.scalar == KF_S_BF16 && to.scalar == KF_S_F16);
+    if (halves && avoiding(g, KF_DT_AVOID_HALF_BF16)) return false;
+    bool wide_half = (from.scalar == KF_S_F16 || from.scalar == KF_S_BF16) && from.lanes > 4;
+    return !(wide_half && is_int(to) && avoiding(g, KF_DT_AVOID_NAN_TO_INT));   /* no guard fits 8 lanes */
+}
+
+/* The operand of a conversion from `from` to `to`: with narrow-widen
+ * avoided, a narrow integer is a leaf (no arithmetic to wrap); with
+ * nan-to-int avoided, a float becoming an integer cannot be NaN. */
+static dt_node *cast_operand(dt_gen *g, kf_type from, kf_type to, uint8_t mv, int d)
+{
+    bool narrow = widens_narrow(from, to) && avoiding(g, KF_DT_AVOID_NARROW_WIDEN);
+    dt_node *e = narrow ? leaf(g, from, mv, d, false) : dt_expr(g, from, mv, d, false);
+    if (is_float(from) && is_int(to) && avoiding(g, KF_DT_AVOID_NAN_TO_INT)) e = not_nan(g, from, e);
+    return e;
+}
+
+/* Whether n is a compile-time constant (literals, constants, @unroll
+ * variables, and pure operations over them). */
+static bool is_constant(const dt_node *n)
+{
+    switch ((dt_kind)n->kind) {
+    case DT_E_LIT: return true;
+    case DT_E_NAME: return (n->flags & (DT_F_MODULE | DT_F_UNTYPED)) != 0;
+    case DT_E_CALL:
+        if (n->flags & DT_F_MODULE || strncmp(n->text, "atomic", 6) == 0 || strncmp(n->text, "warp", 4) == 0 ||
+            strncmp(n->text, "shfl", 4) == 0)
+            return false;
+        /* fall through */
+    case DT_E_CTOR:
+        for (const dt_node *a = n->a[0]; a; a = a->next)
+            if (!is_constant(a)) return false;
+        return strcmp(n->text ? n->text : "", "ballot") && strcmp(n->text ? n->text : "", "any") &&
+               strcmp(n->text ? n->text : "", "all");
+    case DT_E_UN: case DT_E_BIN: case DT_E_CAST: case DT_E_BITCAST: case DT_E_MEMBER: case DT_E_GUARD:
+        for (int k = 0; k < 3; k++)
+            if (n->a[k] && !is_constant(n->a[k])) return false;
+        return !n->aux;
+    default: return false;
+    }
+}
+
+/* A copy of expression tree n (fresh ids), without n->next. */
+static dt_node *copy(dt_gen *g, const dt_node *n)
+{
+    if (!n) return NULL;
+    dt_node *c = dt_new(g, (dt_kind)n->kind, n->type);
+    uint32_t id = c->id;
+    *c = *n;
+    c->id = id;
+    c->next = NULL;
+    for (int k = 0; k < 3; k++) c->a[k] = copy(g, n->a[k]);
+    if (n->kind == DT_E_CALL || n->kind == DT_E_CTOR)   /* the other arguments */
+        for (const dt_node *src = n->a[0]; src && src->next; src = src->next) {
+            dt_node *dst = c->a[0];
+            while (dst->next) dst = dst->next;
+            dst->next = copy(g, src->next);
+        }
+    return c;
+}
+
+/* select(block_dim.x != 0, e, e): e's value, but not a compile-time constant. */
+static dt_node *runtime(dt_gen *g, dt_node *e)
+{
+    kf_type u = kf_type_scalar(KF_S_U32);
+    dt_node *zero = dt_new(g, DT_E_LIT, u);
+    zero->text = "0";
+    zero->flags = DT_F_UNTYPED;
+    dt_node *c = bin(g, DT_OP_NE, kf_type_scalar(KF_S_BOOL), name_node(g, "block_dim.x", u, DT_V_UNI), zero);
+    return call(g, "select", e->type, c, e, copy(g, e));
+}
+
+static dt_node *mk_cast(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
+{
+    kf_type from;
+    for (int tries = 0;; tries++) {
+        if (tries == 50) return leaf(g, t, mv, d, false);
+        from = dt_pick_scalar(g->r, scalar(t));
+        if (t.kind == KF_TK_VECTOR) from = kf_type_vector((kf_scalar)from.scalar, t.lanes);
+        if (kf_type_elem_bytes(from) <= 16 && !same(from, t) && cast_ok(g, from, t)) break;
+    }
+    dt_node *n = dt_new(g, DT_E_CAST, t);
+    n->a[0] = cast_operand(g, from, t, mv, d - 1);
+    n->var = n->a[0]->var;
+    return n;
+}
+
 /* bitcast(t, e) from a type of the same size; a float source is made
  * non-NaN first: back ends may choose a NaN's payload. */
 static dt_node *mk_bitcast(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
 {
+    if ((t.scalar == KF_S_I8 || t.scalar == KF_S_I16) && avoiding(g, KF_DT_AVOID_BITCAST_SIGN))
+        return mk_cast(g, t, mv, d, i);
     uint32_t size = kf_type_elem_bytes(t);
     kf_type from;
     for (int tries = 0;; tries++) {
@@ -380,6 +469,7 @@ static dt_node *mk_bitcast(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
     }
     dt_node *n = dt_new(g, DT_E_BITCAST, t);
     n->a[0] = not_nan(g, from, dt_expr(g, from, mv, d - 1, false));
+    if (avoiding(g, KF_DT_AVOID_CONST_BITCAST) && is_constant(n->a[0])) n->a[0] = runtime(g, n->a[0]);
     n->var = n->a[0]->var;
     return n;
 }
@@ -523,7 +613,7 @@ dt_node *dt_exact_float(dt_gen *g, kf_type t, uint8_t mv, int d)
     kf_type from = kf_type_vector(src[dt_below(g->r, t.lanes > 8 ? 2 : 3)], t.lanes);
     if (t.scalar == KF_S_F16 || t.scalar == KF_S_BF16) from = kf_type_vector(KF_S_I8, t.lanes);
     dt_node *n = dt_new(g, DT_E_CAST, t);
-    n->a[0] = dt_expr(g, from, mv, d, false);
+    n->a[0] = cast_operand(g, from, t, mv, d);
     n->var = n->a[0]->var;
     return n;
 }

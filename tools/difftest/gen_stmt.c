@@ -166,12 +166,35 @@ static dt_node *assign(dt_gen *g, dt_node *lv, dt_binop op, dt_node *v)
     return s;
 }
 
-/* value converted to type `to` (scalar or vector) by as, lanes or splat. */
+static dt_node *nan_guard(dt_gen *g, dt_node *v)
+{
+    dt_node *nn = dt_new(g, DT_E_GUARD, v->type);
+    nn->op = DT_G_NAN;
+    nn->a[0] = v;
+    nn->flags = DT_F_KEEP;
+    nn->var = v->var;
+    return nn;
+}
+
+static dt_node *cast_to(dt_gen *g, dt_node *v, kf_type to)
+{
+    dt_node *c = dt_new(g, DT_E_CAST, to);
+    c->a[0] = v;
+    c->var = v->var;
+    return c;
+}
+
+/* value converted to type `to` (scalar or vector) by as, lanes or splat,
+ * steering around the known bugs being avoided. */
 static dt_node *convert(dt_gen *g, dt_node *v, kf_type to)
 {
     kf_type from = v->type;
+    bool f2i = is_float(from) && is_int(to), nan_avoid = f2i && (g->avoid & KF_DT_AVOID_NAN_TO_INT);
+    bool wide_half = (from.scalar == KF_S_F16 || from.scalar == KF_S_BF16) && from.lanes > 4;
+    bool halves = (from.scalar == KF_S_F16 && to.scalar == KF_S_BF16) || (from.scalar == KF_S_BF16 && to.scalar == KF_S_F16);
+    bool halves_avoid = halves && (g->avoid & KF_DT_AVOID_HALF_BF16);
     if (from.scalar == to.scalar && from.lanes == to.lanes) return v;
-    if (from.kind == KF_TK_VECTOR && from.lanes != to.lanes) {   /* one lane */
+    if (from.kind == KF_TK_VECTOR && (from.lanes != to.lanes || ((nan_avoid || halves_avoid) && wide_half))) {   /* one lane */
         dt_node *m = dt_new(g, DT_E_MEMBER, kf_type_scalar((kf_scalar)from.scalar));
         m->a[0] = v;
         m->n = dt_below(g->r, from.lanes);
@@ -184,21 +207,17 @@ static dt_node *convert(dt_gen *g, dt_node *v, kf_type to)
         c->var = v->var;
         return c;
     }
-    if (is_float(from) && kf_type_elem_bytes(from) == kf_type_elem_bytes(to) && is_int(to) && from.lanes <= 4 &&
-        dt_chance(g->r, 40)) {   /* the exact bits of a float */
-        dt_node *b = dt_new(g, DT_E_BITCAST, to), *nn = dt_new(g, DT_E_GUARD, from);
-        nn->op = DT_G_NAN;
-        nn->a[0] = v;
-        nn->flags = DT_F_KEEP;
-        nn->var = v->var;
-        b->a[0] = nn;
+    bool signed_narrow = to.scalar == KF_S_I8 || to.scalar == KF_S_I16;
+    if (f2i && kf_type_elem_bytes(from) == kf_type_elem_bytes(to) && from.lanes <= 4 && dt_chance(g->r, 40) &&
+        !(signed_narrow && (g->avoid & KF_DT_AVOID_BITCAST_SIGN))) {   /* the exact bits of a float */
+        dt_node *b = dt_new(g, DT_E_BITCAST, to);
+        b->a[0] = nan_guard(g, v);
         b->var = v->var;
         return b;
     }
-    dt_node *c = dt_new(g, DT_E_CAST, to);
-    c->a[0] = v;
-    c->var = v->var;
-    return c;
+    if (halves_avoid)   /* through f32: exact, then the one rounding */
+        return cast_to(g, cast_to(g, v, kf_type_vector(KF_S_F32, from.lanes)), to);
+    return cast_to(g, nan_avoid ? nan_guard(g, v) : v, to);
 }
 
 /* o[own slot] (op)= value: a store to the thread's own slot of an output. */

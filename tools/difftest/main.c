@@ -96,6 +96,7 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--no-gpu")) no_gpu = true;
         else if (!strcmp(a, "--no-shrink")) o.shrink = false;
         else if (!strcmp(a, "-v")) o.verbose = true;
+        else if (!strncmp(a, "-j", 2) && a[2] && value_option(&o, "-j", a + 2, &print, &backends_given)) continue;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) return printf("%s", usage), 0;
         else if (!strcmp(a, "--avoid") && v && !strcmp(v, "list")) {
             for (int k = 0; k < KF_DT_NAVOID; k++) printf("%-20s %s\n", kf_dt_avoid_names[k], kf_dt_avoid_why[k]);
