@@ -89,8 +89,9 @@ static bool poisoned(const batch *b, uint32_t i, kf_dt_backend be)
 }
 
 /* The module of the chosen programs (sel[i]); map[j] is the batch index of
- * kernel j. */
-static kf_status compile_sel(const batch *b, const bool *sel, kf_module **m, uint32_t *map, uint32_t *nk, kf_error *err)
+ * kernel j, first[j] (may be NULL) the line where its text begins. */
+static kf_status compile_sel(const batch *b, const bool *sel, kf_module **m, uint32_t *map, uint32_t *first,
+                             uint32_t *nk, kf_error *err)
 {
     dt_item *its = malloc(b->n * sizeof *its);
     if (!its) return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
@@ -98,7 +99,7 @@ static kf_status compile_sel(const batch *b, const bool *sel, kf_module **m, uin
     for (uint32_t i = 0; i < b->n; i++)
         if (sel[i]) its[k] = b->items[i], map[k++] = i;
     *nk = k;
-    kf_status st = k ? dt_compile(its, k, m, NULL, err) : KF_OK;
+    kf_status st = k ? dt_compile(its, k, m, first, err) : KF_OK;
     if (!k) *m = NULL;
     free(its);
     return st;
@@ -178,7 +179,7 @@ static void bisect(batch *b, const target *t, bool *sel, uint32_t lo, uint32_t h
     for (uint32_t i = lo; i < hi; i++) count += (part[i] = sel[i]);
     kf_module *m = NULL;
     kf_error e = {0};
-    kf_status st = count ? compile_sel(b, part, &m, map, &nk, &e) : KF_OK;
+    kf_status st = count ? compile_sel(b, part, &m, map, NULL, &nk, &e) : KF_OK;
     if (st == KF_OK && m) st = build(t, m, NULL, &e);
     if (st != KF_OK && count == 1) {
         for (uint32_t i = lo; i < hi; i++)
@@ -198,29 +199,60 @@ static void bisect(batch *b, const target *t, bool *sel, uint32_t lo, uint32_t h
     free(part);
 }
 
+static uint32_t arch_of(const target *t)
+{
+    if (t->be == KF_DT_PTXAS80) return 80;
+    if (!t->dev) return 90;
+    kf_device_props dp;
+    kf_device_props_get(t->dev, &dp);
+    return dp.arch;
+}
+
+/* Reports the programs whose text holds a line the failed build of module m
+ * names (kernel j's text begins at first[j]); false when it names none. */
+static bool blame(batch *b, const target *t, const kf_module *m, const kf_error *e, const uint32_t *map,
+                  const uint32_t *first, uint32_t nk, bool *sel)
+{
+    uint32_t lines[64], nl = dt_error_lines(m, t->be, arch_of(t), e, lines, 64);
+    bool any = false;
+    for (uint32_t l = 0; l < nl; l++) {
+        uint32_t j = 0;
+        while (j + 1 < nk && first[j + 1] <= lines[l]) j++;
+        if (!sel[map[j]]) continue;
+        dt_say(b->fd, "S %llu %s compile %s%s%.400s", (unsigned long long)index_of(b, map[j]), kf_dt_backend_names[t->be],
+               e->msg, e->log ? " | " : "", e->log ? e->log : "");
+        sel[map[j]] = false;
+        any = true;
+    }
+    return any;
+}
+
 /* The programs built for t (sel), with their pipelines (ps, by batch index)
- * for the GPU paths; failures are bisected and reported. */
+ * for the GPU paths. A failed build is blamed on the programs whose lines
+ * its errors name, or bisected, and built again without them. */
 static kf_module *build_all(batch *b, const target *t, bool *sel, kf_pipeline **ps)
 {
-    uint32_t *map = malloc((b->n + 1) * sizeof *map), nk = 0;
+    uint32_t *map = malloc((b->n + 1) * sizeof *map), *first = malloc((b->n + 1) * sizeof *first), nk = 0;
     kf_pipeline **kp = calloc(b->n + 1, sizeof *kp);
     kf_module *m = NULL;
     kf_error e = {0};
     dt_say(b->fd, "C %s", kf_dt_backend_names[t->be]);
-    for (int attempt = 0; attempt < 2; attempt++) {
-        kf_status st = compile_sel(b, sel, &m, map, &nk, &e);
+    for (int attempt = 0; attempt < 8; attempt++) {
+        kf_status st = compile_sel(b, sel, &m, map, first, &nk, &e);
         if (st == KF_OK && m) st = build(t, m, t->dev ? kp : NULL, &e);
         if (st == KF_OK || !m) break;
+        bool blamed = attempt < 6 && blame(b, t, m, &e, map, first, nk, sel);
         kf_error_clear(&e);
         kf_module_free(m);
         m = NULL;
-        bisect(b, t, sel, 0, b->n);   /* then once more without the failing ones */
+        if (!blamed) bisect(b, t, sel, 0, b->n);   /* then once more without the failing ones */
     }
     for (uint32_t j = 0; m && t->dev && j < nk; j++) ps[map[j]] = kp[j];
     for (uint32_t i = 0; i < b->n; i++)
         if (sel[i] && m && !t->dev) dt_say(b->fd, "S %llu %s ok", (unsigned long long)index_of(b, i), kf_dt_backend_names[t->be]);
     kf_error_clear(&e);
     free(map);
+    free(first);
     free(kp);
     return m;
 }
@@ -316,11 +348,11 @@ void dt_run_batch(const kf_dt_options *o, const dt_task *task, int fd)
     uint32_t *map = malloc((b.n + 1) * sizeof *map), nk = 0;
     kf_module *m = NULL;
     kf_error e = {0};
-    if (compile_sel(&b, b.alive, &m, map, &nk, &e) != KF_OK) {   /* find the ones it refuses */
+    if (compile_sel(&b, b.alive, &m, map, NULL, &nk, &e) != KF_OK) {   /* find the ones it refuses */
         kf_error_clear(&e);
         front_end(&b);
     }
-    if (!m && compile_sel(&b, b.alive, &m, map, &nk, &e) != KF_OK) {
+    if (!m && compile_sel(&b, b.alive, &m, map, NULL, &nk, &e) != KF_OK) {
         dt_say(fd, "E the front end refused a batch whose programs it accepted one by one: %s", e.msg);
         exit(DT_EXIT_ERROR);
     }

@@ -106,7 +106,8 @@ typedef struct {
     uint64_t n[KF_DT_NBACKEND][KF_DT_NSTATUS];
     uint64_t programs;       /* programs generated */
     uint64_t saved;          /* failure directories written */
-    double seconds;
+    double seconds;          /* running the programs */
+    double shrink_seconds;   /* shrinking and saving the failures */
 } kf_dt_summary;
 
 /* Runs opts->count programs from opts->first with opts->jobs worker

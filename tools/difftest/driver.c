@@ -337,8 +337,10 @@ kf_status kf_dt_run(const kf_dt_options *o, kf_dt_summary *sum, kf_error *err)
     sum->programs = o->count;
     sum->seconds = now_s() - t0;
     if (o->save_dir && o->shrink && !p.fatal) {
+        double t1 = now_s();
         queue_shrinks(&p);
         run_queue(&p);
+        sum->shrink_seconds = now_s() - t1;
     }
     for (size_t i = 0; i < cells; i++) free(p.detail[i]);
     free(p.detail);
@@ -371,5 +373,6 @@ void kf_dt_summary_line(const kf_dt_summary *sum, const kf_dt_options *o, char *
                                (unsigned long long)sum->n[be][KF_DT_MISMATCH], (unsigned long long)sum->n[be][KF_DT_COMPILE],
                                (unsigned long long)sum->n[be][KF_DT_FAULT], (unsigned long long)sum->n[be][KF_DT_HANG]);
     }
-    if (sum->saved && at < len) snprintf(buf + at, len - at, "; %llu saved", (unsigned long long)sum->saved);
+    if (sum->saved && at < len)
+        snprintf(buf + at, len - at, "; %llu saved (shrinking took %.1f s)", (unsigned long long)sum->saved, sum->shrink_seconds);
 }

@@ -362,8 +362,14 @@ typedef struct {
 } dt_item;
 
 /* Compiles the items as one module; *m receives it or NULL (the front end
- * refused it: err holds the first diagnostic). */
-kf_status dt_compile(const dt_item *items, uint32_t n, kf_module **m, char **text, kf_error *err);
+ * refused it: err holds the first diagnostic). first_line (may be NULL)
+ * gets the line of the module at which each item's text begins. */
+kf_status dt_compile(const dt_item *items, uint32_t n, kf_module **m, uint32_t *first_line, kf_error *err);
+/* The .kf lines (of module m's text) that a failed build of back end be
+ * names: every error of NVRTC's or the JIT's log mapped back through the
+ * emitter's line map, or of ptxas's. Returns how many (at most max). */
+uint32_t dt_error_lines(const kf_module *m, kf_dt_backend be, uint32_t arch, const kf_error *err, uint32_t *lines,
+                        uint32_t max);
 /* The CPU-only checks: NVRTC (compute_<arch>) accepts m's CUDA-C; ptxas
  * (sm_<arch>) accepts its PTX. The error names the failing place. */
 kf_status dt_check_nvrtc(const kf_module *m, uint32_t arch, kf_error *err);

@@ -32,17 +32,26 @@ const char *const kf_dt_backend_names[KF_DT_NBACKEND] = {
 };
 
 /* ---- compiling a batch --------------------------------------------------------- */
-kf_status dt_compile(const dt_item *items, uint32_t n, kf_module **m, char **text, kf_error *err)
+static uint32_t count_lines(const char *s, size_t from, size_t to)
+{
+    uint32_t n = 0;
+    for (size_t i = from; i < to; i++) n += s[i] == '\n';
+    return n;
+}
+
+kf_status dt_compile(const dt_item *items, uint32_t n, kf_module **m, uint32_t *first_line, kf_error *err)
 {
     kf_buf b = {0};
     kf_arena a;
     kf_arena_init(&a);
     kf_define *defs = calloc((size_t)n * DT_MAX_CONSTS + 1, sizeof *defs);
-    uint32_t ndefs = 0;
+    uint32_t ndefs = 0, line = 1;
     *m = NULL;
-    if (text) *text = NULL;
     for (uint32_t i = 0; i < n && defs; i++) {
+        size_t at = b.len;
+        if (first_line) first_line[i] = line;
         dt_print(&b, items[i].p, items[i].tag, items[i].edit.kind ? &items[i].edit : NULL);
+        if (b.data) line += count_lines(b.data, at, b.len);
         ndefs += dt_print_defines(items[i].p, items[i].tag, items[i].edit.kind ? &items[i].edit : NULL, &a, defs + ndefs,
                                   DT_MAX_CONSTS);
     }
@@ -63,7 +72,6 @@ kf_status dt_compile(const dt_item *items, uint32_t n, kf_module **m, char **tex
             *m = NULL;
         }
     }
-    if (text) *text = kf_buf_take(&b);
     kf_buf_free(&b);
     free(defs);
     kf_arena_free(&a);
@@ -200,10 +208,17 @@ kf_status dt_check_ptxas(const kf_module *m, uint32_t arch, kf_error *err)
     } else {
         kf_ptxas_result res;
         st = kf_ptxas_run(text.data, arch, &lm, m->file, &res, &d, err);
-        if (st == KF_ERR_SOURCE) {
+        if (st == KF_ERR_SOURCE) {   /* every error, at its .kf line, in the log */
             const kf_diag *g = d.items.len ? &d.items.data[0] : NULL;
             kf_error_set(err, st, "ptxas sm_%u: %s:%u: %s", arch, g ? g->loc.file : "?", g ? g->loc.line : 0,
                          g ? g->msg : "failed");
+            kf_buf log = {0};
+            for (size_t i = 0; i < d.items.len; i++)
+                kf_buf_printf(&log, "%s:%u:%u: error: %s\n", d.items.data[i].loc.file ? d.items.data[i].loc.file : "?",
+                              d.items.data[i].loc.line, d.items.data[i].loc.col, d.items.data[i].msg);
+            free(err->log);
+            err->log = kf_buf_take(&log);
+            kf_buf_free(&log);
         }
         kf_ptxas_result_free(&res);
     }
@@ -211,6 +226,49 @@ kf_status dt_check_ptxas(const kf_module *m, uint32_t arch, kf_error *err)
     kf_linemap_free(&lm);
     kf_diags_free(&d);
     return st;
+}
+
+/* ---- which .kf lines a build error names ------------------------------------------------------ */
+static void add_line(uint32_t *lines, uint32_t *n, uint32_t max, uint32_t line)
+{
+    for (uint32_t i = 0; i < *n; i++)
+        if (lines[i] == line) return;
+    if (line && *n < max) lines[(*n)++] = line;
+}
+
+/* The .kf lines of the emitted text's lines named by `pat` ("): error" for
+ * NVRTC's "name(LINE): error", "; error" for the JIT's "line LINE; error"). */
+static void map_emitted(const kf_module *m, bool cuda, uint32_t arch, const char *log, uint32_t *lines, uint32_t *n,
+                        uint32_t max)
+{
+    kf_emit_opts eo = {.arch = arch};
+    kf_buf text = {0};
+    kf_linemap lm = {0};
+    kf_diags d = {0};
+    kf_status st = cuda ? kf_cuda_emit(m, NULL, &eo, &text, &lm, &d) : kf_ptx_emit(m, NULL, &eo, &text, &lm, &d);
+    for (const char *at = log; st == KF_OK && (at = strstr(at, cuda ? "): error" : "; error")); at++) {
+        const char *q = at;
+        while (q > log && q[-1] >= '0' && q[-1] <= '9') q--;
+        unsigned long l = strtoul(q, NULL, 10);
+        if (l >= 1 && l <= lm.lines.len) add_line(lines, n, max, lm.lines.data[l - 1].line);
+    }
+    kf_buf_free(&text);
+    kf_linemap_free(&lm);
+    kf_diags_free(&d);
+}
+
+uint32_t dt_error_lines(const kf_module *m, kf_dt_backend be, uint32_t arch, const kf_error *err, uint32_t *lines,
+                        uint32_t max)
+{
+    uint32_t n = 0;
+    const char *texts[2] = {err->msg, err->log};
+    for (int t = 0; t < 2; t++)   /* "difftest.kf:LINE:" */
+        for (const char *at = texts[t]; at && (at = strstr(at, "difftest.kf:")); at++)
+            add_line(lines, &n, max, (uint32_t)strtoul(at + 12, NULL, 10));
+    if (err->loc.line) add_line(lines, &n, max, err->loc.line);
+    if (err->log && (be == KF_DT_NVRTC || be == KF_DT_CUDA)) map_emitted(m, true, arch, err->log, lines, &n, max);
+    if (err->log && be == KF_DT_PTX) map_emitted(m, false, arch, err->log, lines, &n, max);
+    return n;
 }
 
 /* ---- single programs ----------------------------------------------------------------------- */
