@@ -82,7 +82,8 @@ const char *dt_type_name(kf_type t)
 int64_t dt_int_min(kf_scalar s)
 {
     unsigned bits = 8u * kf_scalar_bytes[s];
-    return kf_scalar_class[s] == 'i' ? -(int64_t)(UINT64_C(1) << (bits - 1)) : 0;
+    if (kf_scalar_class[s] != 'i') return 0;
+    return bits == 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1));
 }
 
 uint64_t dt_int_max(kf_scalar s)
@@ -93,29 +94,30 @@ uint64_t dt_int_max(kf_scalar s)
 }
 
 /* ---- edge values ------------------------------------------------------------- */
-/* An integer of s (as a wrapped i64) from the edges. */
+/* An integer of s (its bits, wrapped to 64) from the edges; unsigned
+ * arithmetic throughout, so nothing overflows. */
 static int64_t int_edge(dt_rng *r, kf_scalar s)
 {
     unsigned bits = 8u * kf_scalar_bytes[s];
     bool sgn = kf_scalar_class[s] == 'i';
-    int64_t mn = dt_int_min(s);
-    uint64_t mx = dt_int_max(s);
+    uint64_t mn = (uint64_t)dt_int_min(s), mx = dt_int_max(s);
     int k = (int)dt_range(r, 1, (int64_t)bits - (sgn ? 2 : 1));
-    int64_t p2 = (int64_t)(UINT64_C(1) << k);
+    uint64_t p2 = UINT64_C(1) << k, v;
     switch (dt_below(r, 12)) {
-    case 0: return 0;
-    case 1: return 1;
-    case 2: return sgn ? -1 : 2;
-    case 3: return mn;
-    case 4: return (int64_t)mx;
-    case 5: return sgn ? mn + 1 : (int64_t)(mx - 1);
-    case 6: return p2;
-    case 7: return p2 - 1;
-    case 8: return p2 + 1;
-    case 9: return sgn ? -p2 : (int64_t)(mx >> 1) + 1;
-    case 10: return dt_range(r, sgn ? -20 : 0, 40);
-    default: return (int64_t)dt_next(r);
+    case 0: v = 0; break;
+    case 1: v = 1; break;
+    case 2: v = sgn ? UINT64_MAX : 2; break;
+    case 3: v = mn; break;
+    case 4: v = mx; break;
+    case 5: v = sgn ? mn + 1 : mx - 1; break;
+    case 6: v = p2; break;
+    case 7: v = p2 - 1; break;
+    case 8: v = p2 + 1; break;
+    case 9: v = sgn ? 0 - p2 : (mx >> 1) + 1; break;
+    case 10: v = (uint64_t)dt_range(r, sgn ? -20 : 0, 40); break;
+    default: v = dt_next(r);
     }
+    return (int64_t)v;
 }
 
 /* A double that scalar s represents exactly (finite unless allowed). */
