@@ -213,14 +213,15 @@ static uint32_t arch_of(const target *t)
 static bool blame(batch *b, const target *t, const kf_module *m, const kf_error *e, const uint32_t *map,
                   const uint32_t *first, uint32_t nk, bool *sel)
 {
-    uint32_t lines[64], nl = dt_error_lines(m, t->be, arch_of(t), e, lines, 64);
+    dt_err_line lines[64];
+    uint32_t nl = dt_error_lines(m, t->be, arch_of(t), e, lines, 64);
     bool any = false;
     for (uint32_t l = 0; l < nl; l++) {
         uint32_t j = 0;
-        while (j + 1 < nk && first[j + 1] <= lines[l]) j++;
+        while (j + 1 < nk && first[j + 1] <= lines[l].line) j++;
         if (!sel[map[j]]) continue;
         dt_say(b->fd, "S %llu %s compile %s%s%.400s", (unsigned long long)index_of(b, map[j]), kf_dt_backend_names[t->be],
-               e->msg, e->log ? " | " : "", e->log ? e->log : "");
+               e->msg, e->log ? " | " : "", e->log ? e->log + lines[l].at : "");
         sel[map[j]] = false;
         any = true;
     }

@@ -192,6 +192,7 @@ struct kf_dt_prog {
     const char *kname;
     uint32_t block[3];           /* in effect */
     uint32_t grid[3];
+    uint64_t count;              /* with no grid expression: the element count of the launch */
     dt_node *block_expr[3];      /* as written in @schedule (NULL: not written) */
     dt_node *grid_expr[3];
     uint32_t nthreads;           /* of the whole grid */
@@ -229,6 +230,7 @@ const char *dt_fresh_name(dt_rng *r, kf_dt_prog *p);
 /* ---- the generator (gen_expr.c, gen_stmt.c) --------------------------------- */
 typedef enum {
     DT_K_LET, DT_K_VAR, DT_K_PARAM, DT_K_LOOP, DT_K_CONST, DT_K_ARRAY, DT_K_SHARED, DT_K_INBUF, DT_K_OUTBUF,
+    DT_K_VIEW,   /* let v = buf as &[T]: an input buffer seen as another element type (len elements) */
 } dt_symkind;
 
 typedef struct {
@@ -367,8 +369,13 @@ typedef struct {
 kf_status dt_compile(const dt_item *items, uint32_t n, kf_module **m, uint32_t *first_line, kf_error *err);
 /* The .kf lines (of module m's text) that a failed build of back end be
  * names: every error of NVRTC's or the JIT's log mapped back through the
- * emitter's line map, or of ptxas's. Returns how many (at most max). */
-uint32_t dt_error_lines(const kf_module *m, kf_dt_backend be, uint32_t arch, const kf_error *err, uint32_t *lines,
+ * emitter's line map, or of ptxas's, each with where its text starts in
+ * err->log. Returns how many (at most max). */
+typedef struct {
+    uint32_t line;
+    uint32_t at;   /* offset in err->log */
+} dt_err_line;
+uint32_t dt_error_lines(const kf_module *m, kf_dt_backend be, uint32_t arch, const kf_error *err, dt_err_line *out,
                         uint32_t max);
 /* The CPU-only checks: NVRTC (compute_<arch>) accepts m's CUDA-C; ptxas
  * (sm_<arch>) accepts its PTX. The error names the failing place. */

@@ -103,7 +103,8 @@ kf_status dt_run_one(kf_device *dev, kf_pipeline *pipe, const kf_dt_prog *p, dt_
         if (st == KF_OK) st = kf_buffer_upload(bufs[i], pa->data, param_bytes(pa), err);
         args[i] = (kf_arg){.buf = bufs[i]};
     }
-    if (st == KF_OK) st = kf_dispatch(pipe, args, p->nparams, NULL, KF_DISPATCH_SYNC, NULL, err);
+    kf_launch by_count = {.count = p->count};
+    if (st == KF_OK) st = kf_dispatch(pipe, args, p->nparams, p->count ? &by_count : NULL, KF_DISPATCH_SYNC, NULL, err);
     for (uint32_t i = 0; i < p->nparams && st == KF_OK; i++) {
         const dt_param *pa = &p->params[i];
         if (pa->role == DT_R_SCALAR || pa->role == DT_R_IN) continue;
@@ -229,46 +230,51 @@ kf_status dt_check_ptxas(const kf_module *m, uint32_t arch, kf_error *err)
 }
 
 /* ---- which .kf lines a build error names ------------------------------------------------------ */
-static void add_line(uint32_t *lines, uint32_t *n, uint32_t max, uint32_t line)
+typedef struct {
+    dt_err_line *out;
+    uint32_t n, max;
+    const char *log;
+} err_lines;
+
+/* Adds .kf line `line` whose error text starts at `at` (in the log). */
+static void add_line(err_lines *e, uint32_t line, const char *at)
 {
-    for (uint32_t i = 0; i < *n; i++)
-        if (lines[i] == line) return;
-    if (line && *n < max) lines[(*n)++] = line;
+    for (uint32_t i = 0; i < e->n; i++)
+        if (e->out[i].line == line) return;
+    while (at && e->log && at > e->log && at[-1] != '\n') at--;   /* the start of its log line */
+    if (line && e->n < e->max) e->out[e->n++] = (dt_err_line){line, at && e->log ? (uint32_t)(at - e->log) : 0};
 }
 
-/* The .kf lines of the emitted text's lines named by `pat` ("): error" for
- * NVRTC's "name(LINE): error", "; error" for the JIT's "line LINE; error"). */
-static void map_emitted(const kf_module *m, bool cuda, uint32_t arch, const char *log, uint32_t *lines, uint32_t *n,
-                        uint32_t max)
+/* The .kf lines of the emitted text's lines that NVRTC ("name(LINE): error")
+ * or the JIT ("line LINE; error") names in the log. */
+static void map_emitted(const kf_module *m, bool cuda, uint32_t arch, err_lines *e)
 {
     kf_emit_opts eo = {.arch = arch};
     kf_buf text = {0};
     kf_linemap lm = {0};
     kf_diags d = {0};
     kf_status st = cuda ? kf_cuda_emit(m, NULL, &eo, &text, &lm, &d) : kf_ptx_emit(m, NULL, &eo, &text, &lm, &d);
-    for (const char *at = log; st == KF_OK && (at = strstr(at, cuda ? "): error" : "; error")); at++) {
+    for (const char *at = e->log; st == KF_OK && (at = strstr(at, cuda ? "): error" : "; error")); at++) {
         const char *q = at;
-        while (q > log && q[-1] >= '0' && q[-1] <= '9') q--;
+        while (q > e->log && q[-1] >= '0' && q[-1] <= '9') q--;
         unsigned long l = strtoul(q, NULL, 10);
-        if (l >= 1 && l <= lm.lines.len) add_line(lines, n, max, lm.lines.data[l - 1].line);
+        if (l >= 1 && l <= lm.lines.len) add_line(e, lm.lines.data[l - 1].line, at);
     }
     kf_buf_free(&text);
     kf_linemap_free(&lm);
     kf_diags_free(&d);
 }
 
-uint32_t dt_error_lines(const kf_module *m, kf_dt_backend be, uint32_t arch, const kf_error *err, uint32_t *lines,
+uint32_t dt_error_lines(const kf_module *m, kf_dt_backend be, uint32_t arch, const kf_error *err, dt_err_line *out,
                         uint32_t max)
 {
-    uint32_t n = 0;
-    const char *texts[2] = {err->msg, err->log};
-    for (int t = 0; t < 2; t++)   /* "difftest.kf:LINE:" */
-        for (const char *at = texts[t]; at && (at = strstr(at, "difftest.kf:")); at++)
-            add_line(lines, &n, max, (uint32_t)strtoul(at + 12, NULL, 10));
-    if (err->loc.line) add_line(lines, &n, max, err->loc.line);
-    if (err->log && (be == KF_DT_NVRTC || be == KF_DT_CUDA)) map_emitted(m, true, arch, err->log, lines, &n, max);
-    if (err->log && be == KF_DT_PTX) map_emitted(m, false, arch, err->log, lines, &n, max);
-    return n;
+    err_lines e = {out, 0, max, err->log};
+    for (const char *at = err->log; at && (at = strstr(at, "difftest.kf:")); at++)   /* ptxas: at the .kf line */
+        add_line(&e, (uint32_t)strtoul(at + 12, NULL, 10), at);
+    if (err->loc.line) add_line(&e, err->loc.line, NULL);
+    if (err->log && (be == KF_DT_NVRTC || be == KF_DT_CUDA)) map_emitted(m, true, arch, &e);
+    if (err->log && be == KF_DT_PTX) map_emitted(m, false, arch, &e);
+    return e.n;
 }
 
 /* ---- single programs ----------------------------------------------------------------------- */

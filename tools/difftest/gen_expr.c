@@ -137,11 +137,14 @@ static dt_node *index_node(dt_gen *g, const char *base, kf_type t, dt_node *idx,
     return n;
 }
 
-/* buf[i], arr[i], shared[i] of symbol i. */
+/* Elements of an input buffer or view symbol, or of an array. */
+static uint32_t sym_count(const dt_sym *s) { return s->kind == DT_K_INBUF ? s->buf->count : s->len; }
+
+/* buf[i], view[i], arr[i], shared[i] of symbol i. */
 static dt_node *mk_load(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
 {
     dt_sym *s = &g->syms[i];
-    uint32_t len = s->kind == DT_K_INBUF ? s->buf->count : s->len;
+    uint32_t len = sym_count(s);
     dt_node *idx = dt_index(g, len, s->kind == DT_K_SHARED ? dt_max(mv, DT_V_UNI) : mv, d - 1);
     uint8_t var = s->kind == DT_K_ARRAY ? DT_V_THREAD : s->kind == DT_K_SHARED ? shared_var(idx->var) : idx->var;
     return index_node(g, s->name, t, idx, var);
@@ -151,7 +154,7 @@ static dt_node *mk_load(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
 static dt_node *mk_view(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
 {
     dt_sym *s = &g->syms[i];
-    uint32_t len = (uint32_t)((uint64_t)s->buf->count * kf_type_elem_bytes(s->type) / kf_type_elem_bytes(t));
+    uint32_t len = (uint32_t)((uint64_t)sym_count(s) * kf_type_elem_bytes(s->type) / kf_type_elem_bytes(t));
     dt_node *idx = dt_index(g, len, mv, d - 1);
     const char *base = kf_arena_printf(&g->p->arena, "(%s as &[%s])", s->name, dt_type_name(t));
     return index_node(g, base, t, idx, idx->var);
@@ -225,10 +228,10 @@ static dt_node *leaf(dt_gen *g, kf_type t, uint8_t mv, int d, bool untyped)
             else if (scalar(t) && s->type.kind == KF_TK_VECTOR && s->type.scalar == t.scalar && s->var <= mv)
                 add(cs, &n, mk_member, (int)i, 2);
             break;
-        case DT_K_INBUF:
+        case DT_K_INBUF: case DT_K_VIEW:
             if (match) add(cs, &n, mk_load, (int)i, 4);
             else if (t.scalar != KF_S_BOOL &&
-                     (uint64_t)s->buf->count * kf_type_elem_bytes(s->type) >= 4 * (uint64_t)kf_type_elem_bytes(t))
+                     (uint64_t)sym_count(s) * kf_type_elem_bytes(s->type) >= 4 * (uint64_t)kf_type_elem_bytes(t))
                 add(cs, &n, mk_view, (int)i, 1);
             break;
         case DT_K_OUTBUF:

@@ -262,13 +262,47 @@ static dt_node *value_for(dt_gen *g, kf_type t, dt_binop op, uint8_t mv)
 static void block(dt_gen *g, list *l, int n);
 static void sinks(dt_gen *g, list *l, uint32_t from);
 
+/* let v = buf as &[U]; — an input buffer (or view) seen as another type. */
+static bool gen_view(dt_gen *g, list *l)
+{
+    const dt_sym *from = NULL;
+    for (uint32_t i = 0; i < g->nsyms; i++)
+        if ((g->syms[i].kind == DT_K_INBUF || g->syms[i].kind == DT_K_VIEW) && dt_chance(g->r, 50)) from = &g->syms[i];
+    if (!from) return false;
+    kf_type u = dt_pick_type(g->r, false);
+    uint64_t bytes = (uint64_t)(from->kind == DT_K_INBUF ? from->buf->count : from->len) * kf_type_elem_bytes(from->type);
+    uint32_t len = (uint32_t)(bytes / kf_type_elem_bytes(u));
+    if (!len) return false;
+    dt_node *s = stmt(g, DT_S_LET);
+    s->text = fresh(g);
+    s->type = (kf_type){KF_TK_BUFFER, u.scalar, u.lanes, 0, 0};
+    s->a[0] = name_ref(g, kf_arena_printf(&g->p->arena, "(%s as &[%s])", from->name, dt_type_name(u)), s->type, DT_V_UNI);
+    append(l, s);
+    dt_push(g, (dt_sym){s->text, u, DT_K_VIEW, DT_V_UNI, false, len, from->buf, 0});
+    return true;
+}
+
+/* select(c, 1, 2) with both values untyped: the declared type types it. */
+static dt_node *untyped_select(dt_gen *g, kf_type t)
+{
+    dt_node *c = dt_new(g, DT_E_CALL, t);
+    c->text = "select";
+    c->a[0] = dt_cond(g, DT_V_THREAD, 2);
+    c->a[0]->next = dt_lit(g, t, true);
+    c->a[0]->next->next = dt_lit(g, t, true);
+    c->var = c->a[0]->var;
+    return c;
+}
+
 /* Declared in the current scope: let x[: T] = e; */
 static void gen_let(dt_gen *g, list *l)
 {
+    if (dt_chance(g->r, 8) && gen_view(g, l)) return;
     kf_type t = dt_pick_type(g->r, true);
     bool typed = dt_chance(g->r, 50);
     dt_node *s = stmt(g, DT_S_LET);
-    s->a[0] = dt_expr(g, t, DT_V_THREAD, 3 + dt_chance(g->r, 30), typed);
+    if (typed && t.kind == KF_TK_SCALAR && t.scalar != KF_S_BOOL && dt_chance(g->r, 8)) s->a[0] = untyped_select(g, t);
+    else s->a[0] = dt_expr(g, t, DT_V_THREAD, 3 + dt_chance(g->r, 30), typed);
     if (typed || (s->a[0]->flags & DT_F_UNTYPED)) s->flags |= DT_F_TYPED;
     s->type = t;
     s->text = fresh(g);
@@ -832,6 +866,10 @@ static void make_schedule(dt_gen *g)
     if (b[0] * b[1] * b[2] >= 256 && gr[0] * gr[1] * gr[2] > 2) gr = grids[0];
     int bdims = b[2] > 1 ? 3 : b[1] > 1 ? 2 : dt_chance(g->r, 20) ? 2 : 1;
     int gdims = gr[2] > 1 ? 3 : gr[1] > 1 ? 2 : dt_chance(g->r, 20) ? 2 : 1;
+    if (gdims == 1 && dt_chance(g->r, 15)) {   /* no grid: cdiv(count, block.x) at dispatch */
+        gdims = 0;
+        p->count = (uint64_t)gr[0] * b[0] - dt_below(g->r, b[0]);
+    }
     for (int d = 0; d < 3; d++) {
         p->block[d] = b[d];
         p->grid[d] = gr[d];

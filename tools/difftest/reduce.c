@@ -394,6 +394,7 @@ static void save_case(const reducer *r, const char *dir)
         static const char *const tol[] = {"", " abs=8e-6 rel=8e-6", " abs=2e-6 rel=2e-3", " abs=1e-14 rel=1e-13"};
         kf_buf_printf(&c, "expect    %s %s%s\n", pa->name, name, tol[worst]);
     }
+    if (p->count) kf_buf_printf(&c, "count     %llu\n", (unsigned long long)p->count);
     if (!ran) kf_buf_puts(&c, "# the interpreter does not run this program cleanly: see README.txt\nbackends  cpu\n");
     write_text(dir, "case.case", c.data);
     kf_buf_free(&c);
