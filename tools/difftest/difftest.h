@@ -44,7 +44,7 @@ extern const char *const kf_dt_status_names[KF_DT_NSTATUS];
     X(KF_DT_CPU, "cpu")                                    \
     X(KF_DT_CUDA, "cuda")                                  \
     X(KF_DT_PTX, "ptx")                                    \
-    X(KF_DT_NVRTC, "nvrtc")       /* --no-gpu: NVRTC accepts the CUDA-C */ \
+    X(KF_DT_NVRTC, "nvrtc")       /* --no-gpu: NVRTC accepts the CUDA-C, ptxas its PTX */ \
     X(KF_DT_PTXAS80, "ptxas-sm80") /* --no-gpu: ptxas accepts the PTX */    \
     X(KF_DT_PTXAS90, "ptxas-sm90")
 

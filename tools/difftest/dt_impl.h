@@ -193,6 +193,7 @@ struct kf_dt_prog {
     uint32_t block[3];           /* in effect */
     uint32_t grid[3];
     uint64_t count;              /* with no grid expression: the element count of the launch */
+    uint32_t shared_bytes;       /* static shared memory declared so far */
     dt_node *block_expr[3];      /* as written in @schedule (NULL: not written) */
     dt_node *grid_expr[3];
     uint32_t nthreads;           /* of the whole grid */

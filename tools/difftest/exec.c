@@ -179,6 +179,8 @@ bool dt_compare(const kf_dt_prog *p, const dt_outputs *a, const dt_outputs *b, d
 }
 
 /* ---- the CPU-only checks: NVRTC and ptxas accept the module ------------------------------ */
+/* NVRTC compiles the module's CUDA-C for compute_<arch> and ptxas assembles
+ * the PTX it gives for sm_<arch>. */
 kf_status dt_check_nvrtc(const kf_module *m, uint32_t arch, kf_error *err)
 {
     kf_emit_opts eo = {.arch = arch};
@@ -187,9 +189,15 @@ kf_status dt_check_nvrtc(const kf_module *m, uint32_t arch, kf_error *err)
     kf_status st = kf_cuda_emit(m, NULL, &eo, &text, NULL, &d);
     if (st != KF_OK || text.oom || !text.data) {
         st = kf_error_set(err, KF_ERR_SOURCE, "CUDA-C emission failed: %s", d.items.len ? d.items.data[0].msg : "out of memory");
-    } else {
+    } else {   /* NVRTC passes inline asm through unchecked: ptxas assembles its PTX as the JIT would */
         char *ptx = NULL;
         st = kf_nvrtc_compile(text.data, "difftest.cu", arch, false, &ptx, NULL, err);
+        kf_ptxas_result res;
+        if (st == KF_OK && kf_ptxas_run(ptx, arch, NULL, "nvrtc.ptx", &res, &d, err) != KF_OK) {
+            st = kf_error_set(err, KF_ERR_SOURCE, "ptxas sm_%u rejects NVRTC's PTX: %s", arch,
+                              d.items.len ? d.items.data[0].msg : "failed");
+        }
+        if (ptx) kf_ptxas_result_free(&res);
         free(ptx);
     }
     kf_buf_free(&text);

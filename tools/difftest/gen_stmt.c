@@ -623,11 +623,14 @@ static void gen_exchange(dt_gen *g, list *l)
     dt_sym *sh = NULL;
     for (uint32_t i = 0; i < g->nsyms; i++)
         if (g->syms[i].kind == DT_K_SHARED && dt_chance(g->r, 60)) sh = &g->syms[i];
-    if (!sh) {   /* a new shared array, declared here */
+    if (!sh) {   /* a new shared array, declared here (all of them within 40 KiB) */
         dt_node *d = stmt(g, DT_S_SHARED);
         uint32_t nb = g->p->block[0] * g->p->block[1] * g->p->block[2];
         d->type = dt_pick_type(g->r, true);
         d->n = dt_range(g->r, 1, 2 * (int64_t)nb + 5);
+        uint32_t bytes = (uint32_t)d->n * kf_type_elem_bytes(d->type);
+        if (g->p->shared_bytes + bytes > 40 * 1024) return gen_assign(g, l);
+        g->p->shared_bytes += bytes;
         d->text = fresh(g);
         append(l, d);
         dt_push(g, (dt_sym){d->text, d->type, DT_K_SHARED, DT_V_BLOCK, false, (uint32_t)d->n, NULL, 0});
