@@ -97,7 +97,6 @@ typedef struct {
     unsigned launch_timeout_s; /* per GPU launch; 0: default (20 s) */
     unsigned shrink_s;       /* time for shrinking one failure; 0: default (180 s) */
     unsigned max_saves;      /* failures shrunk and saved at most; 0: default (20) */
-    bool verbose;            /* a line per failure on stderr */
     unsigned avoid;          /* KF_DT_AVOID_* bits */
 } kf_dt_options;
 

@@ -10,7 +10,9 @@
  * atomic buffer. Blocks of 17 to 256 threads in 1-D, 2-D and 3-D, partial
  * warps included (48, 40, 17, (8, 6) ...), grids of 1 to 4 blocks; block
  * and grid written as literals, as constants (some overridden with -D), or
- * as expressions over scalar parameters. Statements: let (typed or not),
+ * as expressions over scalar parameters, or no grid at all (launched over
+ * an element count). Statements: let (typed or not; a buffer view
+ * `let v = buf as &[U]`; select(c, 1, 2) typed by the declaration),
  * var (initialised or zero), assignment and every compound assignment to
  * vars, vector components, local-array elements and the thread's own
  * output slots; if / else if / else; for (literal or run-time bounds of any
@@ -499,6 +501,15 @@ static void loop_body(dt_gen *g, dt_node *s, int size)
     }
 }
 
+/* (e & mask) + c in integer type t: a run-time bound in [c, c + mask]. */
+static dt_node *masked_plus(dt_gen *g, kf_type t, uint8_t mv, int depth, int64_t mask, int64_t c)
+{
+    dt_node *e = dt_expr(g, t, mv, depth, false), *m = dt_new(g, DT_E_GUARD, t), *b = dt_new(g, DT_E_BIN, t);
+    m->op = DT_G_MASK, m->a[0] = e, m->n = mask, m->var = e->var, m->flags = DT_F_KEEP;
+    b->op = DT_OP_ADD, b->a[0] = m, b->a[1] = lit_int(g, t, c, true), b->var = m->var;
+    return b;
+}
+
 /* for i in a .. b [step s]: bounds below 48 (no wrap in any integer type),
  * literal or computed; the variable's range is recorded when it is known. */
 static void gen_for(dt_gen *g, list *l, int size)
@@ -506,45 +517,24 @@ static void gen_for(dt_gen *g, list *l, int size)
     dt_node *s = stmt(g, DT_S_FOR);
     bool lit = dt_chance(g->r, 40);
     kf_type t = lit ? kf_type_scalar(KF_S_I32) : pick_int(g->r);
-    int64_t lo = kf_scalar_class[t.scalar] == 'i' ? dt_range(g->r, -3, 3) : dt_range(g->r, 0, 3);
-    int64_t hi_excl = 0;
-    uint8_t bv = DT_V_UNI;
-    uint8_t mv = (uint8_t)dt_below(g->r, DT_V_THREAD + 1);
+    int64_t lo = kf_scalar_class[t.scalar] == 'i' ? dt_range(g->r, -3, 3) : dt_range(g->r, 0, 3), hi_excl;
+    uint8_t mv = (uint8_t)dt_below(g->r, DT_V_THREAD + 1), bv = DT_V_UNI;
     s->a[0] = lit_int(g, t, lo, true);
     if (!lit && dt_chance(g->r, 30)) {   /* a computed start in [0, 3] */
-        s->a[0] = dt_index(g, 4, mv, 2);
-        s->a[0] = s->a[0]->type.scalar == t.scalar ? s->a[0] : NULL;
-        if (!s->a[0]) s->a[0] = lit_int(g, t, lo, true);
-        else lo = 0;
+        dt_node *start = dt_index(g, 4, mv, 2);
+        if (start->type.scalar == t.scalar) s->a[0] = start, lo = 0;
     }
     if (lit) {
-        int64_t hi = dt_range(g->r, lo, lo + 6);
-        s->a[1] = lit_int(g, t, hi, true);
-        hi_excl = hi;
+        hi_excl = dt_range(g->r, lo, lo + 6);
+        s->a[1] = lit_int(g, t, hi_excl, true);
     } else {   /* (e & 7) + c */
         int64_t c = dt_range(g->r, 0, 8);
-        dt_node *e = dt_expr(g, t, mv, 2, false), *m = dt_new(g, DT_E_GUARD, t);
-        m->op = DT_G_MASK;
-        m->a[0] = e;
-        m->n = 7;
-        m->var = e->var;
-        m->flags = DT_F_KEEP;
-        dt_node *b = dt_new(g, DT_E_BIN, t);
-        b->op = DT_OP_ADD;
-        b->a[0] = m;
-        b->a[1] = lit_int(g, t, c, true);
-        b->var = m->var;
-        s->a[1] = b;
+        s->a[1] = masked_plus(g, t, mv, 2, 7, c);
         hi_excl = 7 + c;
     }
     if (dt_chance(g->r, 35)) {
         s->a[2] = lit_int(g, t, dt_range(g->r, 1, 4), true);
-        if (!lit && dt_chance(g->r, 30)) {   /* (e & 3) + 1 */
-            dt_node *e = dt_expr(g, t, mv, 1, false), *m = dt_new(g, DT_E_GUARD, t), *b = dt_new(g, DT_E_BIN, t);
-            m->op = DT_G_MASK, m->a[0] = e, m->n = 3, m->var = e->var, m->flags = DT_F_KEEP;
-            b->op = DT_OP_ADD, b->a[0] = m, b->a[1] = lit_int(g, t, 1, true), b->var = m->var;
-            s->a[2] = b;
-        }
+        if (!lit && dt_chance(g->r, 30)) s->a[2] = masked_plus(g, t, mv, 1, 3, 1);   /* (e & 3) + 1 */
     }
     for (int i = 0; i < 3; i++) bv = dt_max(bv, s->a[i] ? s->a[i]->var : DT_V_UNI);
     s->text = fresh(g);
@@ -919,18 +909,54 @@ static kf_type buf_type(kf_type elem, bool mut)
     return (kf_type){KF_TK_BUFFER, elem.scalar, elem.lanes, (uint8_t)(mut ? KF_TF_MUT : 0), 0};
 }
 
+static void make_inputs(dt_gen *g, uint32_t n)
+{
+    static const uint16_t lens[] = {16, 32, 48, 64, 100, 128, 256, 7};
+    for (uint32_t i = 0; i < n; i++) {
+        kf_type t = dt_pick_type(g->r, false);
+        dt_param *pa = add_param(g->p, g, DT_R_IN, buf_type(t, false));
+        pa->count = lens[dt_below(g->r, 8)];
+        pa->data = alloc_data(g->p, t, pa->count);
+        dt_fill(g->r, t, pa->data, pa->count, false);
+    }
+}
+
+/* An output of `slots` slots per thread (initial contents from fill). */
+static dt_param *make_output(dt_gen *g, dt_role role, kf_type t, uint32_t slots, bool fill)
+{
+    dt_param *pa = add_param(g->p, g, role, buf_type(t, true));
+    pa->slots = slots;
+    pa->count = g->p->nthreads * slots;
+    pa->data = alloc_data(g->p, t, pa->count);
+    if (fill) dt_fill(g->r, t, pa->data, pa->count, false);
+    return pa;
+}
+
+/* The atomic buffer: 8 contended slots, then 0-2 slots per thread, all
+ * holding small integers (exact in every order of addition). */
+static void make_atomic(dt_gen *g)
+{
+    static const kf_type at[] = {{KF_TK_SCALAR, KF_S_I32, 1, 0, 0}, {KF_TK_SCALAR, KF_S_U32, 1, 0, 0},
+                                 {KF_TK_SCALAR, KF_S_U64, 1, 0, 0}, {KF_TK_SCALAR, KF_S_F32, 1, 0, 0},
+                                 {KF_TK_SCALAR, KF_S_F64, 1, 0, 0}, {KF_TK_VECTOR, KF_S_F16, 2, 0, 0}};
+    kf_type t = at[dt_below(g->r, 6)];
+    dt_param *pa = add_param(g->p, g, DT_R_ATOMIC, buf_type(t, true));
+    pa->shared = 8;
+    pa->slots = dt_below(g->r, 3);
+    pa->count = pa->shared + g->p->nthreads * pa->slots;
+    pa->data = alloc_data(g->p, t, pa->count);
+    unsigned by = kf_scalar_bytes[t.scalar];
+    for (uint32_t e = 0; e < pa->count * t.lanes; e++) {
+        uint64_t v = dt_small_bits(g->r, (kf_scalar)t.scalar);
+        memcpy((char *)pa->data + (size_t)e * by, &v, by);
+    }
+}
+
 static void make_params(dt_gen *g)
 {
     kf_dt_prog *p = g->p;
-    static const uint16_t lens[] = {16, 32, 48, 64, 100, 128, 256, 7};
     uint32_t nin = 1 + dt_below(g->r, 3), nsc = dt_below(g->r, 5), nout = 1 + dt_below(g->r, 3);
-    for (uint32_t i = 0; i < nin; i++) {
-        kf_type t = dt_pick_type(g->r, false);
-        dt_param *pa = add_param(p, g, DT_R_IN, buf_type(t, false));
-        pa->count = lens[dt_below(g->r, 8)];
-        pa->data = alloc_data(p, t, pa->count);
-        dt_fill(g->r, t, pa->data, pa->count, false);
-    }
+    make_inputs(g, nin);
     for (uint32_t i = 0; i < nsc; i++) {
         kf_type t = dt_pick_type(g->r, true);
         dt_param *pa = add_param(p, g, DT_R_SCALAR, t);
@@ -939,36 +965,14 @@ static void make_params(dt_gen *g)
     }
     for (uint32_t i = 0; i < nout; i++) {
         kf_type t = dt_pick_type(g->r, false);
-        dt_param *pa = add_param(p, g, DT_R_OUT, buf_type(t, true));
-        pa->slots = 1 + dt_below(g->r, 6);
-        pa->count = p->nthreads * pa->slots;
-        pa->data = alloc_data(p, t, pa->count);
-        dt_fill(g->r, t, pa->data, pa->count, false);
+        make_output(g, DT_R_OUT, t, 1 + dt_below(g->r, 6), true);
     }
     if (dt_chance(g->r, 45)) {
         kf_type t = kf_type_scalar(dt_chance(g->r, 70) ? KF_S_F32 : KF_S_F64);
-        dt_param *pa = add_param(p, g, DT_R_APPROX, buf_type(t, true));
-        pa->slots = 1 + dt_below(g->r, 4);
-        pa->count = p->nthreads * pa->slots;
-        pa->data = alloc_data(p, t, pa->count);
+        dt_param *pa = make_output(g, DT_R_APPROX, t, 1 + dt_below(g->r, 4), false);
         pa->tol = kf_arena_calloc(&p->arena, pa->slots, 1);
     }
-    if (dt_chance(g->r, 40)) {
-        static const kf_type at[] = {{KF_TK_SCALAR, KF_S_I32, 1, 0, 0}, {KF_TK_SCALAR, KF_S_U32, 1, 0, 0},
-                                     {KF_TK_SCALAR, KF_S_U64, 1, 0, 0}, {KF_TK_SCALAR, KF_S_F32, 1, 0, 0},
-                                     {KF_TK_SCALAR, KF_S_F64, 1, 0, 0}, {KF_TK_VECTOR, KF_S_F16, 2, 0, 0}};
-        kf_type t = at[dt_below(g->r, 6)];
-        dt_param *pa = add_param(p, g, DT_R_ATOMIC, buf_type(t, true));
-        pa->shared = 8;
-        pa->slots = dt_below(g->r, 3);
-        pa->count = pa->shared + p->nthreads * pa->slots;
-        pa->data = alloc_data(p, t, pa->count);
-        unsigned by = kf_scalar_bytes[t.scalar];
-        for (uint32_t e = 0; e < pa->count * t.lanes; e++) {
-            uint64_t v = dt_small_bits(g->r, (kf_scalar)t.scalar);
-            memcpy((char *)pa->data + (size_t)e * by, &v, by);
-        }
-    }
+    if (dt_chance(g->r, 40)) make_atomic(g);
     for (uint32_t i = p->nparams; i > 1; i--) {   /* any binding order */
         uint32_t j = dt_below(g->r, i);
         dt_param tmp = p->params[i - 1];

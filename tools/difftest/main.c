@@ -95,7 +95,6 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--no-gpu")) no_gpu = true;
         else if (!strcmp(a, "--no-shrink")) o.shrink = false;
-        else if (!strcmp(a, "-v")) o.verbose = true;
         else if (!strncmp(a, "-j", 2) && a[2] && value_option(&o, "-j", a + 2, &print, &backends_given)) continue;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) return printf("%s", usage), 0;
         else if (!strcmp(a, "--avoid") && v && !strcmp(v, "list")) {

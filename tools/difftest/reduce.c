@@ -202,6 +202,26 @@ static void gpu_child(const gpu_job *j, uint32_t from, int fd)
     dt_say(fd, "N");
 }
 
+/* Reads what the grandchild says until it closes the pipe or `end` passes
+ * (then it is killed); buf gets the text. */
+static void read_child(int fd, pid_t pid, double end, char *buf, size_t size)
+{
+    size_t len = 0;
+    for (;;) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (poll(&pf, 1, 200) > 0) {
+            ssize_t got = read(fd, buf + len, size - 1 - len);
+            if (got <= 0) break;
+            len += (size_t)got;
+        } else if (now_s() > end) {
+            kill(pid, SIGKILL);
+            break;
+        }
+        if (len == size - 1) len = 0;
+    }
+    buf[len] = 0;
+}
+
 /* Runs gpu_child from candidate `from` in a fresh process; the index of
  * the first interesting candidate, -1 for none, or (as *resume) where to go
  * on after a candidate that killed the context. detail gets its text. */
@@ -218,21 +238,8 @@ static int gpu_round(const gpu_job *j, uint32_t from, uint32_t *resume, char *de
     }
     close(fds[1]);
     char buf[8192];
-    size_t len = 0;
-    double end = now_s() + (j->r->o->launch_timeout_s ? j->r->o->launch_timeout_s : 20) * 2.0 + 600;
-    for (;;) {
-        struct pollfd pf = {fds[0], POLLIN, 0};
-        if (poll(&pf, 1, 200) > 0) {
-            ssize_t got = read(fds[0], buf + len, sizeof buf - 1 - len);
-            if (got <= 0) break;
-            len += (size_t)got;
-        } else if (now_s() > end) {
-            kill(pid, SIGKILL);
-            break;
-        }
-        if (len == sizeof buf - 1) len = 0;
-    }
-    buf[len] = 0;
+    read_child(fds[0], pid, now_s() + (j->r->o->launch_timeout_s ? j->r->o->launch_timeout_s : 20) * 2.0 + 600, buf,
+               sizeof buf);
     close(fds[0]);
     int status = 0;
     waitpid(pid, &status, 0);
