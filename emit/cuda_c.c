@@ -6,7 +6,7 @@
  *
  * A kernel is emitted in passes over its flat instruction array (1-6 in
  * emit/cuda_c_analyze.c, 7 here):
- *   1. check   markers nest and operands are in range; find loop latches;
+ *   1. check   operands are in range and kf_ir_link's marker structure holds;
  *   2. reach   mark code after break/continue/return (and after loops that
  *              never break) unreachable, so no "unreachable" warning and no
  *              dead statement reaches the text;
@@ -398,8 +398,8 @@ static void write_loop_header(kw *w, uint32_t l)
     const kf_ir_kernel *k = w->k;
     const char *cond = loop_condition(w, kf_cu_next_written(w, l + 1));
     kf_buf latch = {0};
-    uint32_t lt = w->latch_of[l];
-    for (uint32_t i = lt ? lt + 1 : k->nins; i < w->close_of[l]; i++) {
+    uint32_t lt = kf_cu_mid(w, l);
+    for (uint32_t i = lt ? lt + 1 : k->nins; i < kf_cu_end(w, l); i++) {
         if (!kf_cu_written(w, i)) continue;
         if (latch.len) kf_buf_puts(&latch, ", ");
         kf_buf_puts(&latch, kf_cu_str(w->c, "%s = %s", val(w, k->ins[i].dst), rhs(w, i)));
@@ -411,7 +411,9 @@ static void write_loop_header(kw *w, uint32_t l)
         kf_val v = k->ins[d].dst;
         init = kf_cu_str(w->c, "%s %s = %s", decl_type(w, k->vals[v].type), val(w, v), rhs(w, d));
     }
-    if (latch.len) wline(w, k->ins[l].loc, "for (%s; %s; %s) {", init, cond, latch.data);
+    /* the init declares the loop variable: only `while` when there is none
+       (a latch made unreachable by a body that always leaves is not written) */
+    if (latch.len || w->init[l]) wline(w, k->ins[l].loc, "for (%s; %s; %s) {", init, cond, latch.len ? latch.data : "");
     else wline(w, k->ins[l].loc, "while (%s) {", cond);
     kf_buf_free(&latch);
     w->depth++;
@@ -430,8 +432,8 @@ static void emit_ins(kw *w, uint32_t i)
     case KF_IR_RET: wline(w, in->loc, "return;"); break;
     case KF_IR_BREAK: wline(w, in->loc, "break;"); break;
     case KF_IR_CONTINUE:
-        if (w->latch_of[w->loop_of[i]] && !w->header[w->loop_of[i]])
-            wline(w, in->loc, "goto kf_latch_%u;", w->label[w->loop_of[i]]);
+        if (kf_cu_mid(w, i) && !w->header[kf_cu_head(w, i)])
+            wline(w, in->loc, "goto kf_latch_%u;", w->label[kf_cu_head(w, i)]);
         else wline(w, in->loc, "continue;");
         break;
     case KF_IR_IF:
@@ -460,13 +462,13 @@ static void emit_ins(kw *w, uint32_t i)
         }
         wline(w, in->loc, "for (;;) {");
         w->depth++;
-        if (w->latch_of[i]) {
+        if (kf_cu_mid(w, i)) {
             wline(w, no_loc, "{");
             w->depth++;
         }
         break;
     case KF_IR_LATCH: {
-        uint32_t lp = w->loop_of[i];
+        uint32_t lp = kf_cu_head(w, i);
         w->depth--;
         wline(w, no_loc, "}");
         if (w->cont_live[lp]) {
@@ -594,7 +596,7 @@ static kf_status finish(kf_cu *c, const kf_buf *body, const loc_vec *lines, kf_b
     if (c->failed || pre.oom || body->oom) st = c->diags->nerrors ? KF_ERR_SOURCE : KF_ERR_NOMEM;
     if (st == KF_OK) {
         kf_buf_append(out, pre.data, pre.len);
-        kf_buf_append(out, body->data, body->len);
+        if (body->len) kf_buf_append(out, body->data, body->len);   /* no kernel: body->data is NULL */
         if (out->oom) st = KF_ERR_NOMEM;
     }
     if (st == KF_OK && linemap) {

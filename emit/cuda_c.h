@@ -28,7 +28,9 @@
     X(KF_CU_H_ODD, 0)                                      \
     X(KF_CU_H_F16_NARROW, KF_CU_BIT(KF_CU_H_F16) | KF_CU_BIT(KF_CU_H_ODD))   \
     X(KF_CU_H_BF16_NARROW, KF_CU_BIT(KF_CU_H_BF16) | KF_CU_BIT(KF_CU_H_ODD)) \
+    X(KF_CU_H_F2I, 0)                                      \
     X(KF_CU_H_SAT, 0)                                      \
+    X(KF_CU_H_NARROW, 0)                                   \
     X(KF_CU_H_SHIFT32, 0)                                  \
     X(KF_CU_H_SHIFT64, 0)                                  \
     X(KF_CU_H_IDIV32, 0)                                   \
@@ -99,12 +101,9 @@ typedef struct {
     uint32_t *scope;         /* [nins] C block the instruction sits in */
     uint32_t *sparent;       /* [nscopes] enclosing block */
     uint32_t nscopes;
-    uint32_t *loop_of;       /* [nins] BREAK/CONTINUE/LATCH/ENDLOOP: its LOOP */
-    uint32_t *latch_of;      /* [nins] LOOP: index of its LATCH, or 0 */
     uint32_t *label;         /* [nins] LOOP: label number, 1-based */
     bool *cont_live;         /* [nins] LOOP: a reachable continue targets it */
     bool *brk_live;          /* [nins] LOOP: a reachable break leaves it */
-    uint32_t *close_of;      /* [nins] IF and ELSE: index of their ENDIF; LOOP: its ENDLOOP */
     bool *header;            /* [nins] LOOP: written as while (c) / for (; c; latch) */
     bool *consumed;          /* [nins] part of a loop header: not a statement */
     uint32_t *init;          /* [nins] header LOOP: the declaration moved into for (init; ...), +1 */
@@ -117,6 +116,13 @@ typedef struct {
     uint32_t mapped;         /* .kf line the next text line maps to (#line) */
     const char *mapped_file;
 } kf_cu_kernel;
+
+/* The structure of control marker i as kf_ir_link paired it (ir.h): its
+ * IF or LOOP (for BREAK/CONTINUE the innermost LOOP), its ELSE or LATCH (0:
+ * none), its ENDIF or ENDLOOP. */
+static inline uint32_t kf_cu_head(const kf_cu_kernel *w, uint32_t i) { return kf_ir_flow_of(w->k, i).head; }
+static inline uint32_t kf_cu_mid(const kf_cu_kernel *w, uint32_t i) { return kf_ir_flow_of(w->k, i).mid; }
+static inline uint32_t kf_cu_end(const kf_cu_kernel *w, uint32_t i) { return kf_ir_flow_of(w->k, i).end; }
 
 /* ---- cuda_c_analyze.c: passes 1-6 over one kernel ---------------------- */
 /* Allocates w's arrays and runs check, reachability, scopes, liveness, the

@@ -30,33 +30,70 @@ static void *scratch_calloc(kw *w, size_t n, size_t size)
 
 /* ---- names --------------------------------------------------------------- */
 
-/* Identifiers a .kf name may not take in C++/CUDA: keywords, the builtin
- * variables, and every function the emitted code calls (a local of that
- * name would hide it). Sorted for bsearch. */
+/* Names. Every C name the emitter makes for something of the kernel's own
+ * (parameter, array, value, temporary) ends in exactly one '_', and nothing
+ * else in the output does: C++ keywords, CUDA's builtins and types, its math
+ * library (j0, y1, exp, ...) and kforge's kf_ helpers never end in '_'. So
+ * no source name collides with or hides any of them, whatever it is, and no
+ * list of names to avoid is needed. The only name kept as written is the
+ * kernel's (it is the entry point): kf_cu_reserved checks it. */
+
+/* Identifiers a kernel may not be named in CUDA-C: keywords, the builtin
+ * variables, the math library and the functions emitted code calls. Sorted
+ * for bsearch. */
 static const char *const reserved[] = {
-    "INFINITY", "NAN", "NULL", "alignas", "alignof", "and", "and_eq", "asm", "assert", "atomicAdd",
-    "atomicCAS", "atomicExch", "atomicMax", "atomicMin", "auto", "bitand", "bitor", "blockDim",
-    "blockIdx", "bool", "break", "case", "catch", "ceil", "ceilf", "char", "char16_t", "char32_t",
-    "char8_t", "class", "co_await", "co_return", "co_yield", "compl", "concept", "const",
-    "const_cast", "consteval", "constexpr", "constinit", "continue", "cos", "decltype", "default",
-    "delete", "do", "double", "dynamic_cast", "else", "enum", "exp", "exp2", "explicit", "export",
-    "extern", "fabs", "fabsf", "false", "float", "floor", "floorf", "fmax", "fmaxf", "fmin", "fminf",
-    "for", "free", "friend", "goto", "gridDim", "if", "inline", "int", "log", "log2", "long",
-    "malloc", "max", "memcpy", "min", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-    "nullptr", "operator", "or", "or_eq", "printf", "private", "protected", "public", "register",
-    "reinterpret_cast", "requires", "return", "round", "roundf", "rsqrt", "short", "signed", "sin",
-    "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "tanh", "template",
-    "this", "threadIdx", "thread_local", "throw", "true", "trunc", "truncf", "try", "typedef",
-    "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "warpSize",
-    "wchar_t", "while", "xor", "xor_eq",
+    "INFINITY", "NAN", "NULL", "acos", "acosf", "acosh", "acoshf", "alignas", "alignof", "and", "and_eq",
+    "asin", "asinf", "asinh", "asinhf", "asm", "assert", "atan", "atan2", "atan2f", "atanf", "atanh",
+    "atanhf", "atomicAdd", "atomicCAS", "atomicExch", "atomicMax", "atomicMin", "auto", "bitand", "bitor",
+    "blockDim", "blockIdx", "bool", "break", "case", "catch", "cbrt", "cbrtf", "ceil", "ceilf", "char",
+    "char16_t", "char32_t", "char8_t", "class", "co_await", "co_return", "co_yield", "compl", "concept",
+    "const", "const_cast", "consteval", "constexpr", "constinit", "continue", "copysign", "copysignf", "cos",
+    "cosf", "cosh", "coshf", "cospi", "cospif", "cyl_bessel_i0", "cyl_bessel_i0f", "cyl_bessel_i1",
+    "cyl_bessel_i1f", "decltype", "default", "delete", "dim3", "do", "double", "dynamic_cast", "else",
+    "enum", "erf", "erfc", "erfcf", "erfcinv", "erfcinvf", "erfcx", "erfcxf", "erff", "erfinv", "erfinvf",
+    "exp", "exp10", "exp10f", "exp2", "exp2f", "expf", "explicit", "expm1", "expm1f", "export", "extern",
+    "fabs", "fabsf", "false", "fdim", "fdimf", "float", "floor", "floorf", "fma", "fmaf", "fmax", "fmaxf",
+    "fmin", "fminf", "fmod", "fmodf", "for", "free", "frexp", "frexpf", "friend", "goto", "gridDim", "hypot",
+    "hypotf", "if", "ilogb", "ilogbf", "inline", "int", "isfinite", "isinf", "isnan", "j0", "j0f", "j1",
+    "j1f", "jn", "jnf", "labs", "ldexp", "ldexpf", "lgamma", "lgammaf", "llabs", "llmax", "llmin", "llrint",
+    "llrintf", "llround", "llroundf", "log", "log10", "log10f", "log1p", "log1pf", "log2", "log2f", "logb",
+    "logbf", "logf", "long", "lrint", "lrintf", "lround", "lroundf", "malloc", "max", "memcpy", "min", "modf",
+    "modff", "mutable", "namespace", "nan", "nanf", "nearbyint", "nearbyintf", "new", "nextafter",
+    "nextafterf", "noexcept", "norm", "norm3d", "norm3df", "norm4d", "norm4df", "normcdf", "normcdff",
+    "normcdfinv", "normcdfinvf", "normf", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "pow",
+    "powf", "printf", "private", "protected", "public", "rcbrt", "rcbrtf", "register", "reinterpret_cast",
+    "remainder", "remainderf", "remquo", "remquof", "requires", "return", "rhypot", "rhypotf", "rint",
+    "rintf", "rnorm", "rnorm3d", "rnorm3df", "rnorm4d", "rnorm4df", "rnormf", "round", "roundf", "rsqrt",
+    "rsqrtf", "scalbln", "scalblnf", "scalbn", "scalbnf", "short", "signbit", "signed", "sin", "sincos",
+    "sincosf", "sincospi", "sincospif", "sinf", "sinh", "sinhf", "sinpi", "sinpif", "sizeof", "sqrt", "sqrtf",
+    "static", "static_assert", "static_cast", "struct", "switch", "tan", "tanf", "tanh", "tanhf", "template",
+    "tgamma", "tgammaf", "this", "threadIdx", "thread_local", "throw", "true", "trunc", "truncf", "try",
+    "typedef", "typeid", "typename", "ullmax", "ullmin", "umax", "umin", "union", "unsigned", "using",
+    "virtual", "void", "volatile", "warpSize", "wchar_t", "while", "xor", "xor_eq", "y0", "y0f", "y1", "y1f",
+    "yn", "ynf",
 };
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
+/* CUDA's vector types: (u)char, (u)short, (u)int, (u)long, (u)longlong,
+ * float, double with 1..4 lanes. */
+static bool cuda_vector_type(const char *s)
+{
+    static const char *const base[] = {"char", "short", "int", "long", "longlong", "float", "double"};
+    size_t n = strlen(s);
+    if (n < 2 || s[n - 1] < '1' || s[n - 1] > '4') return false;
+    const char *b = s[0] == 'u' ? s + 1 : s;
+    for (size_t i = 0; i < sizeof base / sizeof *base; i++)
+        if (strlen(base[i]) == (size_t)(s + n - 1 - b) && strncmp(b, base[i], strlen(base[i])) == 0)
+            return b == s || i < 5;   /* no ufloat, udouble */
+    return false;
+}
+
 bool kf_cu_reserved(const char *s)
 {
-    if (strncmp(s, "kf_", 3) == 0 || strncmp(s, "__", 2) == 0) return true;
+    if (strncmp(s, "kf_", 3) == 0 || strstr(s, "__") != NULL) return true;
     if (s[0] == '_' && isupper((unsigned char)s[1])) return true;
+    if (cuda_vector_type(s)) return true;
     return bsearch(&s, reserved, sizeof reserved / sizeof *reserved, sizeof *reserved, cmp_str) != NULL;
 }
 
@@ -80,25 +117,36 @@ static bool names_add(name_set *ns, const char *s, size_t *at)
     return true;
 }
 
-/* A C identifier for source name `src`, unique within the kernel: the name
- * itself, else name_2, name_3, ... (the set remembers where to resume). */
+/* `src` as a C identifier stem: other characters become '_', a run of '_'
+ * is one, no trailing '_', a leading '_' or digit (or nothing) gets a 'v'
+ * first. clean holds at least 128 bytes. */
+static void name_stem(const char *src, char *clean)
+{
+    size_t n = 0;
+    clean[n++] = 'v';   /* dropped below unless needed */
+    for (const char *p = src; *p && n < 120; p++) {
+        char ch = (isalnum((unsigned char)*p) || *p == '_') ? *p : '_';
+        if (ch == '_' && clean[n - 1] == '_') continue;
+        clean[n++] = ch;
+    }
+    while (n > 1 && clean[n - 1] == '_') n--;
+    clean[n] = 0;
+    if (n > 1 && isalpha((unsigned char)clean[1])) memmove(clean, clean + 1, n);
+}
+
+/* The C name of source name `src` (see the comment on names above): its
+ * stem and '_', unique within the kernel (stem_2_, stem_3_, ... after it;
+ * the set remembers where to resume). */
 static const char *unique_name(kw *w, const char *src)
 {
     kf_cu *c = w->c;
     char clean[128];
-    size_t n = 0;
-    for (const char *p = src; *p && n < sizeof clean - 8; p++)
-        clean[n++] = (isalnum((unsigned char)*p) || *p == '_') ? *p : '_';
-    clean[n] = 0;
-    if (n == 0 || isdigit((unsigned char)clean[0])) {
-        memmove(clean + 1, clean, n + 1);
-        clean[0] = 'v';
-    }
-    const char *base = kf_cu_reserved(clean) ? kf_cu_str(c, "%s_", clean) : kf_cu_str(c, "%s", clean);
+    name_stem(src, clean);
+    const char *base = kf_cu_str(c, "%s_", clean);
     size_t at, at2;
     if (names_add(&w->names, base, &at)) return base;
     for (;;) {
-        const char *s = kf_cu_str(c, "%s_%u", base, w->names.next[at]++);
+        const char *s = kf_cu_str(c, "%s_%u_", clean, w->names.next[at]++);
         if (c->failed) return s;
         if (names_add(&w->names, s, &at2)) return s;
     }
@@ -154,55 +202,19 @@ static bool check_types(kw *w)
     return true;
 }
 
+/* The markers' structure is kf_ir_link's (ir.h); here it is only checked
+ * (so that corrupted IR is reported, never followed out of range) and the
+ * loops are numbered for their latch labels. */
 static bool check_structure(kw *w)
 {
     const kf_ir_kernel *k = w->k;
     if (!check_types(w)) return false;
-    uint32_t *st = scratch_calloc(w, k->nins + 1, sizeof *st);
-    uint32_t *loops = scratch_calloc(w, k->nins + 1, sizeof *loops);
-    if (!st || !loops) return false;
-    uint32_t sp = 0, lp = 0, nlabels = 0;
+    uint32_t nlabels = 0;
     for (uint32_t i = 0; i < k->nins; i++) {
         if (!check_operands(w, i)) return false;
-        uint16_t op = k->ins[i].op;
-        uint16_t top = sp ? k->ins[st[sp - 1]].op : KF_IR_NOP;
-        switch (op) {
-        case KF_IR_IF: st[sp++] = i; break;
-        case KF_IR_LOOP:
-            st[sp++] = i;
-            loops[lp++] = i;
-            w->label[i] = ++nlabels;
-            break;
-        case KF_IR_ELSE:
-            if (top != KF_IR_IF || w->close_of[st[sp - 1]]) return bad_ir(w, i, "else outside if");
-            w->close_of[st[sp - 1]] = i;   /* until the ENDIF: the ELSE */
-            break;
-        case KF_IR_ENDIF:
-            if (top != KF_IR_IF) return bad_ir(w, i, "endif outside if");
-            sp--;
-            if (w->close_of[st[sp]]) w->close_of[w->close_of[st[sp]]] = i;
-            w->close_of[st[sp]] = i;
-            break;
-        case KF_IR_LATCH:
-            if (top != KF_IR_LOOP || w->latch_of[st[sp - 1]]) return bad_ir(w, i, "latch outside loop");
-            w->latch_of[st[sp - 1]] = i;
-            w->loop_of[i] = st[sp - 1];
-            break;
-        case KF_IR_ENDLOOP:
-            if (top != KF_IR_LOOP) return bad_ir(w, i, "endloop outside loop");
-            w->loop_of[i] = st[--sp];
-            w->close_of[st[sp]] = i;
-            lp--;
-            break;
-        case KF_IR_BREAK:
-        case KF_IR_CONTINUE:
-            if (!lp) return bad_ir(w, i, "break/continue outside loop");
-            w->loop_of[i] = loops[lp - 1];
-            break;
-        default: break;
-        }
+        if (k->ins[i].op == KF_IR_LOOP) w->label[i] = ++nlabels;
     }
-    if (sp) return bad_ir(w, k->nins, "unclosed if/loop");
+    if (!kf_ir_linked(k)) return bad_ir(w, k->nins, "control markers not paired by kf_ir_link");
     return true;
 }
 
@@ -252,7 +264,7 @@ static void mark_reachable(kw *w)
         }
         case KF_IR_BREAK:
         case KF_IR_CONTINUE:
-            if (reach) (in->op == KF_IR_BREAK ? w->brk_live : w->cont_live)[w->loop_of[i]] = true;
+            if (reach) (in->op == KF_IR_BREAK ? w->brk_live : w->cont_live)[kf_cu_head(w, i)] = true;
             reach = false;
             break;
         case KF_IR_RET: reach = false; break;
@@ -290,7 +302,7 @@ static void assign_scopes(kw *w)
             w->scope[i] = cur;
             st[sp++] = cur;
             cur = new_scope(w, cur);
-            if (w->latch_of[i]) cur = new_scope(w, cur);
+            if (kf_cu_mid(w, i)) cur = new_scope(w, cur);
             break;
         case KF_IR_LATCH:
             cur = w->sparent[cur];
@@ -494,8 +506,8 @@ static void decide_else_ifs(kw *w)
         if (k->ins[e].op != KF_IR_ELSE || w->dead[e]) continue;
         uint32_t j = kf_cu_next_written(w, e + 1);
         if (j >= k->nins || k->ins[j].op != KF_IR_IF) continue;
-        uint32_t inner_end = w->close_of[j];
-        if (kf_cu_next_written(w, inner_end + 1) != w->close_of[e]) continue;
+        uint32_t inner_end = kf_cu_end(w, j);
+        if (kf_cu_next_written(w, inner_end + 1) != kf_cu_end(w, e)) continue;
         w->elif[e] |= ELIF_ELSE;
         w->elif[j] |= ELIF_IF;
         w->elif[inner_end] |= ELIF_END;
@@ -536,7 +548,7 @@ static uint32_t loop_variable(const kw *w, uint32_t l)
     if (w->v[v].kind != VK_AT_DEF || w->v[v].def != d || k->vals[v].type.kind != KF_TK_SCALAR) return 0;
     if (w->scope[d] != w->scope[l]) return 0;
     for (uint32_t i = 0; i < k->nins; i++) {
-        if (i == d || (i > l && i < w->close_of[l]) || w->dead[i] || w->drop[i]) continue;
+        if (i == d || (i > l && i < kf_cu_end(w, l)) || w->dead[i] || w->drop[i]) continue;
         const kf_ir_ins *o = &k->ins[i];
         if (op_has_dst[o->op] && o->dst == v) return 0;
         switch (kf_ir_op_nargs[o->op]) {   /* unrolled: this scan runs once per loop */
@@ -563,11 +575,11 @@ static void decide_loop_headers(kw *w)
         uint32_t h = kf_cu_next_written(w, l + 1);
         if (h >= k->nins || k->ins[h].op != KF_IR_IF) continue;
         uint32_t b = kf_cu_next_written(w, h + 1);
-        if (b >= k->nins || k->ins[b].op != KF_IR_BREAK || kf_cu_next_written(w, b + 1) != w->close_of[h]) continue;
-        uint32_t lt = w->latch_of[l], end = w->close_of[l];
+        if (b >= k->nins || k->ins[b].op != KF_IR_BREAK || kf_cu_next_written(w, b + 1) != kf_cu_end(w, h)) continue;
+        uint32_t lt = kf_cu_mid(w, l), end = kf_cu_end(w, l);
         if (lt && !latch_is_expressions(w, lt, end)) continue;
         w->header[l] = true;
-        w->consumed[h] = w->consumed[b] = w->consumed[w->close_of[h]] = true;
+        w->consumed[h] = w->consumed[b] = w->consumed[kf_cu_end(w, h)] = true;
         if (!lt) continue;
         for (uint32_t i = lt; i < end; i++) w->consumed[i] = true;
         w->init[l] = loop_variable(w, l);
@@ -738,12 +750,9 @@ static void alloc_writer(kw *w)
     w->drop = scratch_calloc(w, n, sizeof *w->drop);
     w->scope = scratch_calloc(w, n, sizeof *w->scope);
     w->sparent = scratch_calloc(w, 2 * n + 1, sizeof *w->sparent);
-    w->loop_of = scratch_calloc(w, n, sizeof *w->loop_of);
-    w->latch_of = scratch_calloc(w, n, sizeof *w->latch_of);
     w->label = scratch_calloc(w, n, sizeof *w->label);
     w->cont_live = scratch_calloc(w, n, sizeof *w->cont_live);
     w->brk_live = scratch_calloc(w, n, sizeof *w->brk_live);
-    w->close_of = scratch_calloc(w, n, sizeof *w->close_of);
     w->elif = scratch_calloc(w, n, sizeof *w->elif);
     w->pnames = scratch_calloc(w, k->nparams + 1, sizeof *w->pnames);
     w->anames = scratch_calloc(w, k->narrays + 1, sizeof *w->anames);

@@ -264,6 +264,16 @@ static bool is_digits(const char *x)
     return true;
 }
 
+/* `(T)kf_narrow(e)`: the 8/16-bit result of 32-bit expression e (see
+ * KF_CU_H_NARROW: NVVM must not narrow e itself, or a negation inside it
+ * reaches ptxas as neg.s16). Wider types: `(T)(e)`. */
+static const char *narrowed(kf_cu *c, kf_scalar s, const char *e)
+{
+    if (sbits(s) >= 32) return kf_cu_str(c, "(%s)(%s)", c_scalar[s], e);
+    kf_cu_need(c, KF_CU_H_NARROW);
+    return kf_cu_str(c, "(%s)kf_narrow(%s)", c_scalar[s], e);
+}
+
 static const char *shift_expr(kf_cu *c, kf_op op, kf_scalar s, const char *a, const char *b)
 {
     const char *t = c_scalar[s];
@@ -306,8 +316,8 @@ static const char *int_divrem(kf_cu *c, kf_op op, kf_scalar s, const char *a, co
         return kf_cu_str(c, "kf_%s_%s(%s, %s)", op == KF_OP_DIV ? "div" : "rem", kf_scalar_names[s], a, b);
     }
     if (s == KF_S_U32 || s == KF_S_U64) return kf_cu_str(c, "%s %s %s", a, sym, b);
-    /* 8/16-bit: promoted to int, no overflow; the cast wraps -128 / -1 */
-    return kf_cu_str(c, "(%s)(%s %s %s)", c_scalar[s], a, sym, b);
+    /* 8/16-bit: promoted to int, no overflow; the narrowing wraps -128 / -1 */
+    return narrowed(c, s, kf_cu_str(c, "(unsigned)(%s %s %s)", a, sym, b));
 }
 
 static const char *bool_binop(kf_cu *c, kf_op op, const char *a, const char *b)
@@ -346,8 +356,7 @@ const char *kf_cu_binop(kf_cu *c, kf_op op, kf_scalar s, const char *a, const ch
     case KF_OP_SUB:
     case KF_OP_MUL:
         if (s == KF_S_U32 || s == KF_S_U64) return kf_cu_str(c, "%s %s %s", a, kf_op_spelling[op], b);
-        return kf_cu_str(c, "(%s)(%s %s %s)", c_scalar[s], as_unsigned(c, s, a), kf_op_spelling[op],
-                         as_unsigned(c, s, b));
+        return narrowed(c, s, kf_cu_str(c, "%s %s %s", as_unsigned(c, s, a), kf_op_spelling[op], as_unsigned(c, s, b)));
     default:
         if (sbits(s) >= 32) return kf_cu_str(c, "%s %s %s", a, kf_op_spelling[op], b);
         return kf_cu_str(c, "(%s)(%s %s %s)", c_scalar[s], a, kf_op_spelling[op], b);
@@ -387,7 +396,7 @@ const char *kf_cu_unop(kf_cu *c, kf_op op, kf_scalar s, const char *a)
     }
     if (sclass(s) == 'f') return kf_cu_str(c, a[0] == '-' ? "-(%s)" : "-%s", a);   /* never `--` */
     if (s == KF_S_U32 || s == KF_S_U64) return kf_cu_str(c, "0%s - %s", s == KF_S_U32 ? "u" : "ull", a);
-    return kf_cu_str(c, "(%s)(0%s - (%s)%s)", c_scalar[s], sbits(s) == 64 ? "ull" : "u", c_unsigned[s], a);
+    return narrowed(c, s, kf_cu_str(c, "0%s - (%s)%s", sbits(s) == 64 ? "ull" : "u", c_unsigned[s], a));
 }
 
 /* ---- conversions ---------------------------------------------------------- */
@@ -400,21 +409,21 @@ static const char *to_f32(kf_cu *c, kf_scalar s, const char *a)
 }
 
 /* float (f32 or f64, halves widened first) -> integer: truncate, saturate,
- * NaN -> 0, which is what cvt.rzi does for the 32/64-bit intrinsics. */
+ * NaN -> 0 (the kf_f*_to_* helpers of KF_CU_H_F2I), 8/16-bit through 32. */
 static const char *float_to_int(kf_cu *c, kf_scalar from, kf_scalar to, const char *a)
 {
-    const char *p = from == KF_S_F64 ? "__double2" : "__float2";
+    const char *f = from == KF_S_F64 ? "f64" : "f32";
     if (is_half(from)) a = to_f32(c, from, a);
     bool sgn = sclass(to) == 'i';
-    if (sbits(to) == 64) return kf_cu_str(c, "%s%s_rz(%s)", p, sgn ? "ll" : "ull", a);
-    if (sbits(to) == 32) return kf_cu_str(c, "%s%s_rz(%s)", p, sgn ? "int" : "uint", a);
+    kf_cu_need(c, KF_CU_H_F2I);
+    if (sbits(to) == 64) return kf_cu_str(c, "kf_%s_to_%s(%s)", f, sgn ? "i64" : "u64", a);
+    if (sbits(to) == 32) return kf_cu_str(c, "kf_%s_to_%s(%s)", f, sgn ? "i32" : "u32", a);
     kf_cu_need(c, KF_CU_H_SAT);
     if (sgn) {
         long lo = sbits(to) == 8 ? -128 : -32768, hi = -lo - 1;
-        return kf_cu_str(c, "(%s)kf_sat_i32(%sint_rz(%s), %ld, %ld)", c_scalar[to], p, a, lo, hi);
+        return kf_cu_str(c, "(%s)kf_sat_i32(kf_%s_to_i32(%s), %ld, %ld)", c_scalar[to], f, a, lo, hi);
     }
-    return kf_cu_str(c, "(%s)kf_sat_u32(%suint_rz(%s), %uu)", c_scalar[to], p, a,
-                     sbits(to) == 8 ? 255u : 65535u);
+    return kf_cu_str(c, "(%s)kf_sat_u32(kf_%s_to_u32(%s), %uu)", c_scalar[to], f, a, sbits(to) == 8 ? 255u : 65535u);
 }
 
 static const char *int_to_half(kf_cu *c, kf_scalar from, kf_scalar to, const char *a)
@@ -500,7 +509,7 @@ static const char *int_math(kf_cu *c, kf_builtin b, kf_scalar s, const char *con
         kf_cu_need(c, KF_CU_H_ABS);
         if (wide) return kf_cu_str(c, "kf_abs_i64(%s)", x[0]);
         if (s == KF_S_I32) return kf_cu_str(c, "kf_abs_i32(%s)", x[0]);
-        return kf_cu_str(c, "(%s)kf_abs_i32(%s)", t, x[0]);
+        return narrowed(c, s, kf_cu_str(c, "(unsigned)kf_abs_i32(%s)", x[0]));
     case KF_BI_CLZ:
         if (wide) return kf_cu_str(c, "(unsigned)__clzll((long long)%s)", x[0]);
         if (sbits(s) == 32) return kf_cu_str(c, "(unsigned)__clz((int)%s)", x[0]);
@@ -516,7 +525,7 @@ static const char *int_math(kf_cu *c, kf_builtin b, kf_scalar s, const char *con
             return kf_cu_str(c, "kf_cdiv_%s(%s, %s)", kf_scalar_names[s], x[0], x[1]);
         }
         kf_cu_need(c, KF_CU_H_CDIV);
-        return kf_cu_str(c, "(%s)kf_cdiv_%s(%s, %s)", t, sgn ? "i32" : "u32", x[0], x[1]);
+        return narrowed(c, s, kf_cu_str(c, "(unsigned)kf_cdiv_%s(%s, %s)", sgn ? "i32" : "u32", x[0], x[1]));
     case KF_BI_MUL_HI:
         if (s == KF_S_U32) return kf_cu_str(c, "__umulhi(%s, %s)", x[0], x[1]);
         if (s == KF_S_I32) return kf_cu_str(c, "__mulhi(%s, %s)", x[0], x[1]);

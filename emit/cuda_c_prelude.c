@@ -56,10 +56,13 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h.bits));\n"
         "    return f;\n"
         "}\n"
+        "/* the bits leave the asm in a 32-bit register: ptxas 13 turns an 8-bit store of\n"
+        "   a cvt.rn.f16.f32 result register into a float -> u8 conversion */\n"
         "__device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)\n"
         "{\n"
-        "    kf_f16 h;\n"
-        "    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h.bits) : \"f\"(f));\n"
+        "    unsigned u;\n"
+        "    asm(\"{ .reg .b16 t; cvt.rn.f16.f32 t, %1; cvt.u32.u16 %0, t; }\" : \"=r\"(u) : \"f\"(f));\n"
+        "    kf_f16 h = {(unsigned short)u};\n"
         "    return h;\n"
         "}\n",
     [KF_CU_H_BF16] =
@@ -71,8 +74,9 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "}\n"
         "__device__ __forceinline__ kf_bf16 kf_bf16_from_f32(float f)\n"
         "{\n"
-        "    kf_bf16 h;\n"
-        "    asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h.bits) : \"f\"(f));\n"
+        "    unsigned u;   /* 32-bit: see kf_f16_from_f32 */\n"
+        "    asm(\"{ .reg .b16 t; cvt.rn.bf16.f32 t, %1; cvt.u32.u16 %0, t; }\" : \"=r\"(u) : \"f\"(f));\n"
+        "    kf_bf16 h = {(unsigned short)u};\n"
         "    return h;\n"
         "}\n",
     [KF_CU_H_F16_OPS] =
@@ -124,11 +128,29 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "    float m = kf_u64_to_f32_odd(x < 0 ? 0ull - (unsigned long long)x : (unsigned long long)x);\n"
         "    return kf_bf16_from_f32(x < 0 ? -m : m);\n"
         "}\n",
+    [KF_CU_H_F2I] =
+        "/* float -> integer: truncate, saturate, NaN -> 0. The __*_rz intrinsics\n"
+        "   (cvt.rzi) truncate and saturate, but NaN gives the most negative pattern\n"
+        "   of the destination (2^31 for unsigned, INT64_MIN for long long) */\n"
+        "__device__ __forceinline__ int kf_f32_to_i32(float x) { return x != x ? 0 : __float2int_rz(x); }\n"
+        "__device__ __forceinline__ unsigned kf_f32_to_u32(float x) { return x != x ? 0u : __float2uint_rz(x); }\n"
+        "__device__ __forceinline__ long long kf_f32_to_i64(float x) { return x != x ? 0ll : __float2ll_rz(x); }\n"
+        "__device__ __forceinline__ unsigned long long kf_f32_to_u64(float x) { return x != x ? 0ull : __float2ull_rz(x); }\n"
+        "__device__ __forceinline__ int kf_f64_to_i32(double x) { return x != x ? 0 : __double2int_rz(x); }\n"
+        "__device__ __forceinline__ unsigned kf_f64_to_u32(double x) { return x != x ? 0u : __double2uint_rz(x); }\n"
+        "__device__ __forceinline__ long long kf_f64_to_i64(double x) { return x != x ? 0ll : __double2ll_rz(x); }\n"
+        "__device__ __forceinline__ unsigned long long kf_f64_to_u64(double x) { return x != x ? 0ull : __double2ull_rz(x); }\n",
     [KF_CU_H_SAT] =
-        "/* float -> 8/16-bit int: cvt.rzi to 32 bits (truncates, saturates,\n"
-        "   NaN -> 0), then saturate to the narrow range */\n"
+        "/* float -> 8/16-bit int: to 32 bits (truncates, saturates, NaN -> 0),\n"
+        "   then saturate to the narrow range */\n"
         "__device__ __forceinline__ int kf_sat_i32(int x, int lo, int hi) { return x < lo ? lo : x > hi ? hi : x; }\n"
         "__device__ __forceinline__ unsigned kf_sat_u32(unsigned x, unsigned hi) { return x > hi ? hi : x; }\n",
+    [KF_CU_H_NARROW] =
+        "/* 8/16-bit integer results are computed in 32 bits and narrowed by a cast\n"
+        "   of kf_narrow(x), which hides x from NVVM: narrowed back to 16 bits, a\n"
+        "   negation or abs becomes neg.s16/abs.s16, which ptxas 13 widens without\n"
+        "   wrapping (-(short)-32768 read as +32768) */\n"
+        "__device__ __forceinline__ unsigned kf_narrow(unsigned x) { unsigned r; asm(\"mov.b32 %0, %1;\" : \"=r\"(r) : \"r\"(x)); return r; }\n",
     [KF_CU_H_SHIFT32] =
         "/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)\n"
         "   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */\n"

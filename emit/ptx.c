@@ -4,9 +4,11 @@
  * launch ABI: buffers as 64-bit global addresses, scalars by value in their
  * natural size, vectors as aligned byte arrays), `.maxntid` from the
  * schedule, `.reg` declarations per register class, `.shared`/`.local`
- * arrays, line info (`.file`/`.loc` with -g) and the line map. Instruction
- * selection is in emit/ptx_ops.c, float math sequences in emit/ptx_math.c,
- * opcode spelling in emit/ptx_tables.c.
+ * arrays, line info (`.file`/`.loc` with -g) and the line map; and the
+ * driver: per-kernel analysis, then the passes in order (emit_passes).
+ * Instruction selection is in emit/ptx_ops.c, float math sequences in
+ * emit/ptx_math.c, the text and register helpers all of them use in
+ * emit/ptx_text.c, opcode spelling in emit/ptx_tables.c.
  *
  * Values map to virtual registers one per lane (%r, %rd, %f, %fd, %h, %rs,
  * %p), numbered in order of first appearance; ptxas does the register
@@ -25,447 +27,12 @@
  * Output is a pure function of the IR and options (byte-identical). */
 #include "ptx_internal.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #define PTX_VERSION "8.0"
 #define PTX_REG_ARRAY_MAX 128  /* local arrays up to this many registers may live in registers */
 
-/* ---- text output ----------------------------------------------------------- */
-
-/* Appends n bytes of source text (file names, source lines) for a PTX
- * comment or string: ptxas rejects any non-ASCII byte, even in comments, and
- * a trailing backslash would continue the comment onto the next line, so
- * such bytes become '?'. */
-static void put_ascii(kf_buf *b, const char *s, size_t n)
-{
-    if (!n) return;
-    kf_buf_append(b, s, n);   /* reserves and copies; then fix the bytes in place */
-    if (b->oom) return;
-    char *o = b->data + b->len - n;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)o[i];
-        if (c < 0x20 || c >= 0x7f || c == '\\' || c == '"') o[i] = '?';
-    }
-}
-
-static void hex_digits(char *out, uint64_t v, int digits)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (int i = digits - 1; i >= 0; i--, v >>= 4) out[i] = hex[v & 15];
-    out[digits] = 0;
-}
-
-static void dec_digits(char *out, uint64_t u, bool neg)
-{
-    char num[24], *e = num + sizeof num, *q = e;
-    do *--q = (char)('0' + u % 10); while ((u /= 10));
-    if (neg) *--q = '-';
-    memcpy(out, q, (size_t)(e - q));
-    out[e - q] = 0;
-}
-
-
-static void push_loc(ptx_cx *cx, kf_loc loc)
-{
-    if (cx->locs.len < cx->locs.cap) cx->locs.data[cx->locs.len++] = loc;   /* reserved up front */
-    else if (!KF_VEC_PUSH(&cx->locs, loc)) cx->failed = true;
-}
-
-/* Offsets of the module's source lines, so a comment finds its line in O(1). */
-static bool index_lines(ptx_cx *cx, kf_arena *arena)
-{
-    const kf_module *m = cx->m;
-    if (!m || !m->source) return true;
-    const char *src = m->source, *end = src + m->source_len;
-    uint32_t n = 1;
-    for (const char *q = src; (q = memchr(q, '\n', (size_t)(end - q))); q++) n++;
-    cx->line_start = kf_arena_calloc(arena, n + 2, sizeof *cx->line_start);
-    if (!cx->line_start) return false;
-    uint32_t l = 1;
-    cx->line_start[1] = 0;
-    for (const char *q = src; (q = memchr(q, '\n', (size_t)(end - q))); q++)
-        cx->line_start[++l] = (uint32_t)(q - src + 1);
-    cx->nlines = l;
-    return true;
-}
-
-/* The source line `line`, trimmed, without its newline, or "". */
-static void source_line(const ptx_cx *cx, uint32_t line, const char **s, int *n)
-{
-    *s = "";
-    *n = 0;
-    if (!cx->line_start || line == 0 || line > cx->nlines) return;
-    const char *p = cx->m->source + cx->line_start[line], *end = cx->m->source + cx->m->source_len;
-    if (line < cx->nlines) end = cx->m->source + cx->line_start[line + 1] - 1;   /* at its '\n' */
-    while (p < end && (*p == ' ' || *p == '\t')) p++;
-    /* [p, end) holds no '\n' (end is the line's '\n' or the source's end) */
-    size_t len = end > p ? (size_t)(end - p) : 0;
-    const char *e = len ? memchr(p, '\r', len) : NULL;
-    if (!e) e = p + len;
-    while (e > p && (e[-1] == ' ' || e[-1] == '\t')) e--;
-    *s = p;
-    *n = (int)(e - p > 160 ? 160 : e - p);
-}
-
-/* Appends fmt with its arguments. The conversions the emitter's hot path
- * uses (%s %u %d %lld %llu %%) are expanded here into one line buffer and
- * appended once, several times faster than vsnprintf; a format with anything
- * else, or a line too long for the buffer, goes through kf_buf_vprintf. */
-/* Formats fmt into line (cap bytes) for the conversions the emitter uses;
- * returns the length, or SIZE_MAX when fmt has another conversion or the
- * text does not fit (the caller then uses vprintf). */
-static size_t fast_format(char *line, size_t cap, const char *fmt, va_list ap)
-{
-    char *o = line, *const lim = line + cap - 24;   /* room for one number after any check */
-    for (const char *p = fmt; *p; p++) {
-        if (o >= lim) return SIZE_MAX;
-        if (*p != '%') {
-            *o++ = *p;
-            continue;
-        }
-        p++;
-        bool ll = p[0] == 'l' && p[1] == 'l';
-        if (ll) p += 2;
-        if (*p == 's') {
-            for (const char *a = va_arg(ap, const char *); *a;) {
-                if (o >= lim) return SIZE_MAX;
-                *o++ = *a++;
-            }
-            continue;
-        }
-        if (*p == '%') {
-            *o++ = '%';
-            continue;
-        }
-        if (*p != 'u' && *p != 'd') return SIZE_MAX;
-        unsigned long long u;
-        bool neg = false;
-        if (*p == 'u') {
-            u = ll ? va_arg(ap, unsigned long long) : va_arg(ap, unsigned);
-        } else {
-            long long v = ll ? va_arg(ap, long long) : va_arg(ap, int);
-            neg = v < 0;
-            u = neg ? 0ull - (unsigned long long)v : (unsigned long long)v;
-        }
-        char num[24], *e = num + sizeof num, *q = e;
-        do *--q = (char)('0' + u % 10); while ((u /= 10));
-        if (neg) *--q = '-';
-        while (q < e) *o++ = *q++;
-    }
-    return (size_t)(o - line);
-}
-
-/* Appends `pre`, fmt with its arguments, then `post`. The hot path formats
- * straight into the buffer's reserved tail (see fast_format); anything else
- * goes through kf_buf_vprintf. */
-static void put_line(kf_buf *b, const char *pre, size_t lp, const char *fmt, va_list ap, const char *post,
-                     size_t lq)
-{
-    enum { ROOM = 512 };
-    va_list ap2;
-    va_copy(ap2, ap);
-    size_t n = SIZE_MAX;
-    size_t need = b->len + ROOM + lp + lq + 1;
-    if (!b->oom && (need <= b->cap || kf_vec_grow((void **)&b->data, &b->cap, need, 1))) {
-        n = fast_format(b->data + b->len + lp, ROOM, fmt, ap);
-        if (n != SIZE_MAX) {
-            for (size_t i = 0; i < lp; i++) b->data[b->len + i] = pre[i];
-            for (size_t i = 0; i < lq; i++) b->data[b->len + lp + n + i] = post[i];
-            b->len += lp + n + lq;
-            b->data[b->len] = 0;
-        }
-    } else {
-        b->oom = true;
-    }
-    if (n == SIZE_MAX && !b->oom) {
-        kf_buf_puts(b, pre);
-        kf_buf_vprintf(b, fmt, ap2);
-        kf_buf_puts(b, post);
-    }
-    va_end(ap2);
-}
-
-/* Before the first instruction of a new source line: a comment with the
- * source text, and with -g a .loc directive. */
-static void line_info(ptx_cx *cx)
-{
-    kf_loc l = cx->cur;
-    if (l.line == 0) return;
-    if (l.line != cx->last_comment_line) {
-        const char *s;
-        int n;
-        source_line(cx, l.line, &s, &n);
-        const char *f = l.file ? l.file : (cx->m && cx->m->file ? cx->m->file : "?");
-        if (f != cx->lf_file) {   /* the base name and its check, once per file */
-            const char *base = strrchr(f, '/');
-            cx->lf_file = f;
-            cx->lf_base = base ? base + 1 : f;
-            cx->lf_len = strlen(cx->lf_base);
-            cx->lf_clean = true;
-            for (size_t i = 0; i < cx->lf_len; i++) {
-                unsigned char c = (unsigned char)cx->lf_base[i];
-                if (c < 0x20 || c >= 0x7f || c == '\\' || c == '"') cx->lf_clean = false;
-            }
-        }
-        char num[16];
-        dec_digits(num, l.line, false);
-        kf_buf_append(&cx->body, "\t// ", 4);
-        if (cx->lf_clean) kf_buf_append(&cx->body, cx->lf_base, cx->lf_len);
-        else put_ascii(&cx->body, cx->lf_base, cx->lf_len);
-        kf_buf_append(&cx->body, ":", 1);
-        kf_buf_puts(&cx->body, num);
-        if (n) kf_buf_append(&cx->body, "  ", 2);
-        put_ascii(&cx->body, s, (size_t)n);
-        kf_buf_append(&cx->body, "\n", 1);
-        push_loc(cx, l);
-        cx->last_comment_line = l.line;
-    }
-    if (cx->o->lineinfo && (l.line != cx->last_loc_line || l.col != cx->last_loc_col)) {
-        char ln[16], col[16];
-        dec_digits(ln, l.line, false);
-        dec_digits(col, l.col, false);
-        kf_buf_append(&cx->body, "\t.loc 1 ", 8);
-        kf_buf_puts(&cx->body, ln);
-        kf_buf_append(&cx->body, " ", 1);
-        kf_buf_puts(&cx->body, col);
-        kf_buf_append(&cx->body, "\n", 1);
-        push_loc(cx, l);
-        cx->last_loc_line = l.line;
-        cx->last_loc_col = l.col;
-    }
-}
-
-void ptx_ins(ptx_cx *cx, const char *fmt, ...)
-{
-    if (!cx->final_pass) return;
-    line_info(cx);
-    va_list ap;
-    va_start(ap, fmt);
-    put_line(&cx->body, "\t", 1, fmt, ap, ";\n", 2);
-    va_end(ap);
-    push_loc(cx, cx->cur);
-}
-
-void ptx_label(ptx_cx *cx, const char *fmt, ...)
-{
-    if (!cx->final_pass) return;
-    va_list ap;
-    va_start(ap, fmt);
-    put_line(&cx->body, "", 0, fmt, ap, ":\n", 2);
-    va_end(ap);
-    push_loc(cx, cx->cur);
-}
-
-void ptx_comment(ptx_cx *cx, const char *fmt, ...)
-{
-    if (!cx->final_pass) return;
-    va_list ap;
-    va_start(ap, fmt);
-    kf_buf_puts(&cx->body, "\t// ");
-    kf_buf_vprintf(&cx->body, fmt, ap);
-    kf_buf_puts(&cx->body, "\n");
-    va_end(ap);
-    push_loc(cx, cx->cur);
-}
-
-void ptx_error(ptx_cx *cx, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    kf_diag_vadd(cx->diags, KF_DIAG_ERROR, cx->cur, fmt, ap);
-    va_end(ap);
-    cx->failed = true;
-}
-
-/* ---- registers --------------------------------------------------------------- */
-
-ptx_rclass ptx_class_of(kf_type t)
-{
-    if (t.kind == KF_TK_BUFFER) return PTX_RC_RD;
-    return (ptx_rclass)ptx_scalars[t.scalar].rc;
-}
-
-static uint32_t lanes_of(kf_type t)
-{
-    return t.kind == KF_TK_VECTOR ? t.lanes : 1;
-}
-
-/* "%<prefix><n>" without snprintf (the hot path); empty in the first pass,
- * which writes no text. */
-static void reg_name(preg *r, ptx_rclass rc, uint32_t n, bool text)
-{
-    static const struct { char s[4]; uint8_t len; } prefix[PTX_RC_COUNT] = {
-#define X(e, p, d) {p, sizeof p - 1},
-        PTX_RCLASSES(X)
-#undef X
-    };
-    r->s[0] = 0;
-    if (!text) return;
-    memcpy(r->s, prefix[rc].s, 4);
-    char *o = r->s + prefix[rc].len;
-    if (n < 10) {
-        o[0] = (char)('0' + n);
-        o[1] = 0;
-    } else if (n < 100) {
-        o[0] = (char)('0' + n / 10);
-        o[1] = (char)('0' + n % 10);
-        o[2] = 0;
-    } else if (n < 1000) {
-        o[0] = (char)('0' + n / 100);
-        o[1] = (char)('0' + n / 10 % 10);
-        o[2] = (char)('0' + n % 10);
-        o[3] = 0;
-    } else {
-        char num[12];
-        int k = 0;
-        do num[k++] = (char)('0' + n % 10); while ((n /= 10));
-        while (k) *o++ = num[--k];
-        *o = 0;
-    }
-}
-
-preg ptx_regn(const ptx_cx *cx, ptx_rclass rc, uint32_t n)
-{
-    preg r;
-    reg_name(&r, rc, n, cx->final_pass);
-    return r;
-}
-
-preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane)
-{
-    preg r;
-    if (v == 0 || v >= cx->k->nvals) {
-        ptx_error(cx, "internal error: IR value %u does not exist (kernel has %u)", v, cx->k->nvals);
-        snprintf(r.s, sizeof r.s, "%%r0");
-        return r;
-    }
-    if (cx->alias[v]) v = cx->alias[v];
-    const kf_ir_value *val = &cx->k->vals[v];
-    ptx_rclass rc = ptx_class_of(val->type);
-    if (cx->needreg[v] == 2)   /* its CONST wrote no register: the first pass missed this use */
-        ptx_error(cx, "internal error: constant %%%u used as a register after its mov was dropped", v);
-    cx->needreg[v] = 1;
-    if (!cx->vreg[v]) {
-        cx->vreg[v] = cx->nreg[rc] + 1;
-        cx->nreg[rc] += lanes_of(val->type);
-    }
-    reg_name(&r, rc, cx->vreg[v] + lane, cx->final_pass);
-    return r;
-}
-
-preg ptx_opnd(ptx_cx *cx, kf_val v, uint32_t lane)
-{
-    uint64_t b;
-    if (ptx_const_of(cx, v, &b)) {
-        kf_type t = cx->k->vals[v].type;
-        if (t.kind != KF_TK_BUFFER && t.scalar != KF_S_BOOL && t.scalar != KF_S_F16 && t.scalar != KF_S_BF16)
-            return cx->final_pass ? ptx_imm((kf_scalar)t.scalar, b) : (preg){{0}};
-    }
-    return ptx_reg(cx, v, lane);
-}
-
-preg ptx_movsrc(ptx_cx *cx, kf_val v, uint32_t lane)
-{
-    uint64_t b;
-    if (ptx_const_of(cx, v, &b) && cx->k->vals[v].type.kind != KF_TK_BUFFER)
-        return cx->final_pass ? ptx_imm((kf_scalar)cx->k->vals[v].type.scalar, b) : (preg){{0}};
-    return ptx_reg(cx, v, lane);
-}
-
-preg ptx_tmp(ptx_cx *cx, ptx_rclass rc)
-{
-    preg r;
-    reg_name(&r, rc, ++cx->nreg[rc], cx->final_pass);
-    return r;
-}
-
-preg ptx_imm(kf_scalar s, uint64_t bits)
-{
-    preg r;
-    switch (s) {
-    case KF_S_F32: memcpy(r.s, "0f", 2), hex_digits(r.s + 2, bits & 0xffffffffu, 8); break;
-    case KF_S_F64: memcpy(r.s, "0d", 2), hex_digits(r.s + 2, bits, 16); break;
-    case KF_S_F16:
-    case KF_S_BF16: memcpy(r.s, "0x", 2), hex_digits(r.s + 2, bits & 0xffff, 4); break;
-    case KF_S_BOOL: dec_digits(r.s, bits & 1, false); break;
-    case KF_S_I8:
-    case KF_S_I16:
-    case KF_S_I32:
-    case KF_S_I64: {
-        uint32_t w = 8u * kf_scalar_bytes[s];
-        int64_t v = w == 64 ? (int64_t)bits : (int64_t)(bits << (64 - w)) >> (64 - w);
-        dec_digits(r.s, v < 0 ? 0ull - (uint64_t)v : (uint64_t)v, v < 0);
-        break;
-    }
-    case KF_S_U8: dec_digits(r.s, bits & 0xff, false); break;
-    case KF_S_U16: dec_digits(r.s, bits & 0xffff, false); break;
-    case KF_S_U32: dec_digits(r.s, bits & 0xffffffffu, false); break;
-    default: dec_digits(r.s, bits, false); break;
-    }
-    return r;
-}
-
-bool ptx_const_of(const ptx_cx *cx, kf_val v, uint64_t *bits)
-{
-    if (v >= cx->k->nvals || cx->cdef[v] < 0) return false;   /* cdef[0] and multi-def values are -1 */
-    *bits = cx->k->ins[cx->cdef[v]].imm;
-    return true;
-}
-
 /* ---- per-kernel analysis ------------------------------------------------------ */
-
-/* Pairs the structured markers with a stack (the emitter does not rely on
- * kf_ir_link having run) and notes which loops have a LATCH. */
-static bool link_markers(ptx_cx *cx)
-{
-    const kf_ir_kernel *k = cx->k;
-    KF_VEC(uint32_t) st = {0};
-    KF_VEC(uint32_t) loops = {0};
-    bool ok = true;
-    for (uint32_t i = 0; i < k->nins && ok; i++) {
-        const kf_ir_ins *in = &k->ins[i];
-        switch (in->op) {
-        case KF_IR_IF:
-            ok = KF_VEC_PUSH(&st, i);
-            break;
-        case KF_IR_LOOP:
-            ok = KF_VEC_PUSH(&st, i) && KF_VEC_PUSH(&loops, i);
-            break;
-        case KF_IR_ELSE:
-        case KF_IR_ENDIF:
-            ok = st.len && k->ins[st.data[st.len - 1]].op == KF_IR_IF;
-            if (!ok) break;
-            if (in->op == KF_IR_ELSE || k->ins[cx->partner[st.data[st.len - 1]]].op != KF_IR_ELSE)
-                cx->partner[st.data[st.len - 1]] = i;
-            cx->partner[i] = st.data[st.len - 1];
-            if (in->op == KF_IR_ENDIF) st.len--;
-            break;
-        case KF_IR_LATCH:
-        case KF_IR_ENDLOOP:
-            ok = st.len && k->ins[st.data[st.len - 1]].op == KF_IR_LOOP;
-            if (!ok) break;
-            cx->partner[i] = st.data[st.len - 1];
-            if (in->op == KF_IR_LATCH) cx->has_latch[st.data[st.len - 1]] = 1;
-            else st.len--, loops.len--;
-            break;
-        case KF_IR_BREAK:
-        case KF_IR_CONTINUE:
-            ok = loops.len > 0;
-            if (ok) cx->partner[i] = loops.data[loops.len - 1];
-            break;
-        default: break;
-        }
-    }
-    ok = ok && st.len == 0;
-    KF_VEC_FREE(&st);
-    KF_VEC_FREE(&loops);
-    if (!ok) {
-        cx->cur = k->loc;
-        ptx_error(cx, "internal error: unbalanced control-flow markers in the IR of kernel '%s'", k->name);
-    }
-    return true;
-}
 
 static bool reads(const kf_ir_ins *in, kf_val v)
 {
@@ -521,17 +88,8 @@ static void fold_not_into_branches(ptx_cx *cx, const uint32_t *nuses)
     }
 }
 
-preg ptx_if_pred(ptx_cx *cx, uint32_t at, bool want_true, const char **neg)
-{
-    const kf_ir_ins *in = &cx->k->ins[at];
-    bool flip = cx->flip[at];
-    kf_val c = flip ? cx->k->ins[at - 1].a[0] : in->a[0];
-    *neg = want_true != flip ? "" : "!";
-    return ptx_reg(cx, c, 0);
-}
-
-/* Counts definitions per value, finds single-CONST values, loops with a latch,
- * and which local arrays can stay in registers (every index a constant). */
+/* Counts definitions per value, finds single-CONST values and which local
+ * arrays can stay in registers (every index a constant). */
 static bool analyse(ptx_cx *cx, kf_arena *arena)
 {
     const kf_ir_kernel *k = cx->k;
@@ -540,8 +98,6 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
     cx->cdef = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->cdef);
     cx->areg = kf_arena_calloc(arena, k->narrays + 1, sizeof *cx->areg);
     cx->aname = kf_arena_calloc(arena, k->narrays + 1, sizeof *cx->aname);
-    cx->has_latch = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->has_latch);
-    cx->partner = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->partner);
     cx->needreg = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->needreg);
     cx->alias = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->alias);
     cx->skip = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->skip);
@@ -551,9 +107,13 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
     uint32_t *nuses = kf_arena_calloc(arena, k->nvals + 1, sizeof *nuses);
     if (!cx->alias || !cx->skip || !cx->named || !nuses) return false;
     bool *dyn = kf_arena_calloc(arena, k->narrays + 1, sizeof *dyn);
-    if (!cx->vreg || !cx->ndefs || !cx->cdef || !cx->areg || !cx->aname || !cx->has_latch || !dyn ||
-        !cx->partner || !cx->needreg || !index_lines(cx, arena) || !link_markers(cx))
+    if (!cx->vreg || !cx->ndefs || !cx->cdef || !cx->areg || !cx->aname || !dyn || !cx->needreg ||
+        !ptx_index_lines(cx, arena))
         return false;
+    if (!kf_ir_linked(k)) {   /* labels and branches follow kf_ir_link's structure */
+        cx->cur = k->loc;
+        ptx_error(cx, "internal error: the control markers of kernel '%s' are not paired (kf_ir_link)", k->name);
+    }
     for (uint32_t v = 0; v <= k->nvals; v++) cx->cdef[v] = -1;
     for (uint32_t i = 0; i < k->nins; i++) {
         const kf_ir_ins *in = &k->ins[i];
@@ -648,7 +208,7 @@ static void emit_entry_head(ptx_cx *cx, kf_buf *out, ptx_locvec *locs)
     if (k->loc.line) {
         const char *f = k->loc.file ? k->loc.file : "";
         kf_buf_puts(out, " (");
-        put_ascii(out, f, strlen(f));
+        ptx_put_ascii(out, f, strlen(f));
         kf_buf_printf(out, ":%u)", k->loc.line);
     }
     kf_buf_printf(out, "\n.visible .entry %s(\n", k->name);
@@ -756,12 +316,12 @@ static void emit_body(ptx_cx *cx)
             (k->ins[i + 1].op == KF_IR_BREAK || k->ins[i + 1].op == KF_IR_CONTINUE ||
              k->ins[i + 1].op == KF_IR_RET)) {
             const kf_ir_ins *j = &k->ins[i + 1];
-            uint32_t lp = cx->partner[i + 1];
-            const char *suffix = j->op == KF_IR_BREAK ? "_end" : (cx->has_latch[lp] ? "_latch" : "");
+            kf_ir_flow lp = kf_ir_flow_of(k, i + 1);
+            const char *suffix = j->op == KF_IR_BREAK ? "_end" : (lp.mid ? "_latch" : "");
             const char *neg;
             preg c = ptx_if_pred(cx, i, true, &neg);
             if (j->op == KF_IR_RET) ptx_ins(cx, "@%s%s ret", neg, c.s);
-            else ptx_ins(cx, "@%s%s bra $L_loop_%u%s", neg, c.s, lp, suffix);
+            else ptx_ins(cx, "@%s%s bra $L_loop_%u%s", neg, c.s, lp.head, suffix);
             i += 2;
             continue;
         }
@@ -869,12 +429,12 @@ static void emit_module_head(const kf_module *m, const kf_emit_opts *o, uint32_t
     size_t start = out->len;
     const char *file = m && m->file ? m->file : "?";
     kf_buf_printf(out, "//\n// Generated by kforge %s from ", KF_VERSION);
-    put_ascii(out, file, strlen(file));
+    ptx_put_ascii(out, file, strlen(file));
     kf_buf_puts(out, "\n//\n");
     kf_buf_printf(out, ".version %s\n.target sm_%u\n.address_size 64\n", PTX_VERSION, arch);
     if (o->lineinfo) {
         kf_buf_puts(out, ".file 1 \"");
-        put_ascii(out, file, strlen(file));
+        ptx_put_ascii(out, file, strlen(file));
         kf_buf_puts(out, "\"\n");
     }
     for (size_t i = start; i < out->len; i++)

@@ -1,5 +1,11 @@
-/* Private interface of the PTX emitter (emit/ptx.c, emit/ptx_ops.c,
- * emit/ptx_math.c, emit/ptx_tables.c). Not for use outside emit/ptx*.
+/* Private interface of the PTX emitter. Not for use outside emit/ptx*.
+ * Its files, arrows one way (a file calls only down the list):
+ *   emit/ptx.c         the driver: per-kernel analysis, the passes in
+ *                      order, entry and module framing (kf_ptx_emit)
+ *   emit/ptx_ops.c     instruction selection, one IR instruction at a time
+ *   emit/ptx_math.c    float math sequences (called by ptx_ops.c)
+ *   emit/ptx_text.c    text and register helpers: ptx_ins, ptx_reg, ...
+ *   emit/ptx_tables.c  instruction spelling tables
  *
  * The emitter writes each kernel body into its own buffer while it hands out
  * virtual registers per class; the entry header with the `.reg` declarations
@@ -10,6 +16,37 @@
 #define KF_PTX_INTERNAL_H
 
 #include "emit.h"
+
+/* What a register holds: one rule for values narrower than their register,
+ * obeyed by every instruction that writes one (emit/ptx_ops.c).
+ *
+ *   bool       %p.
+ *   f16, bf16  %h (.b16), exactly their 16 bits.
+ *   i16, u16   %rs (.b16), exactly their 16 bits (they fill it).
+ *   i8         %rs, sign-extended to 16 bits: bits 15..8 equal bit 7.
+ *   u8         %rs, zero-extended to 16 bits: bits 15..8 are 0.
+ *
+ * So a 16-bit compare, division, remainder, right shift, min or max reads an
+ * 8-bit value right. An instruction writing an 8-bit value either makes that
+ * form by construction (ld and cvt with an .s8/.u8 type extend into the
+ * register; bfe; mov/selp of such values; and, or, xor, min, max, shr of
+ * such operands) or is followed by ptx_normalize (cvt.s16.s8 / cvt.u16.u8):
+ * + - * << ~ neg abs cdiv, and a bitcast between u8 and i8.
+ *
+ * Wrapping arithmetic on a %rs register uses instructions ptxas keeps
+ * wrapped: + - * as .u16 (the same bits as .s16), negation as sub.u16 0, a,
+ * abs as max.s16(a, 0 - a). Never neg.s16 or abs.s16: ptxas 13 widens those
+ * to 32 bits as if they could not overflow (-(-32768) read as +32768).
+ *
+ * A value leaves its register for a wider one only through a cvt whose
+ * source type is its own (cvt.u32.u8, cvt.s32.s16, cvt.s64.s16), never a mov,
+ * so the rule above is all a reader of the register relies on.
+ *
+ * The other instruction patterns ptxas 13 miscompiles are avoided too (and
+ * tests/ptx_hazards.h checks every emitted module for all of them): a cvt
+ * between f16 and bf16 feeding a cvt.rzi (the two convert through f32), an
+ * 8-bit store of a cvt-to-f16/bf16 result register; and cvt.rzi's NaN, the
+ * destination's most negative pattern, is replaced by 0 (setp.nan). */
 
 /* Register classes. X(enum, prefix, decl type) */
 #define PTX_RCLASSES(X) \
@@ -86,8 +123,6 @@ typedef struct {
     int32_t *cdef;                /* per value: index of its only CONST definition, or -1 */
     uint32_t *areg;               /* per array: first register when held in registers, else 0 */
     char **aname;                 /* per array: PTX name */
-    uint32_t *has_latch;          /* per instruction (LOOP): 1 when the loop has a LATCH */
-    uint32_t *partner;            /* per marker: IF->ELSE/ENDIF, ELSE/ENDIF->IF, BREAK/CONTINUE/LATCH/ENDLOOP->LOOP */
     ptx_addr_entry acache[16];    /* global addresses computed in the current straight-line code */
     uint32_t nacache;
     uint32_t *line_start;         /* offset of each source line (1-based index), or NULL */
@@ -107,6 +142,14 @@ typedef struct {
     bool failed;
 } ptx_cx;
 
+/* ---- emit/ptx_text.c: text and registers ------------------------------- */
+
+/* Appends n bytes of source text for a PTX comment or string, any byte
+ * ptxas would reject (non-ASCII, '\\', '"', controls) as '?'. */
+void ptx_put_ascii(kf_buf *b, const char *s, size_t n);
+/* Indexes the module's source lines for the source-line comments; false
+ * when out of memory. */
+bool ptx_index_lines(ptx_cx *cx, kf_arena *arena);
 /* Writes one instruction line ("\t<text>;") with line info and the map. */
 void ptx_ins(ptx_cx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Writes a label line. */
@@ -132,6 +175,12 @@ preg ptx_imm(kf_scalar s, uint64_t bits);
 /* True when v is written exactly once, by a CONST; *bits gets its value. */
 bool ptx_const_of(const ptx_cx *cx, kf_val v, uint64_t *bits);
 
+/* The predicate an IF branches on and whether it is negated ("!" or ""),
+ * seeing through a NOT that was folded into the branch. */
+preg ptx_if_pred(ptx_cx *cx, uint32_t at, bool want_true, const char **neg);
+
+/* ---- emit/ptx_ops.c, emit/ptx_math.c: instruction selection -------------- */
+
 /* Lane-level operations (emit/ptx_ops.c). d, a, b are register names. */
 void ptx_cvt_lane(ptx_cx *cx, const char *d, kf_scalar ds, const char *a, kf_scalar as);
 void ptx_normalize(ptx_cx *cx, const char *d, kf_scalar s);
@@ -140,9 +189,6 @@ void ptx_math_lane(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const 
                    const char *b, const char *c);
 /* Emits one IR instruction (emit/ptx_ops.c). */
 void ptx_emit_ins(ptx_cx *cx, const kf_ir_ins *in);
-/* The predicate an IF branches on and whether it is negated ("!" or ""),
- * seeing through a NOT that was folded into the branch. */
-preg ptx_if_pred(ptx_cx *cx, uint32_t at, bool want_true, const char **neg);
 /* Accounts for an instruction that writes no text (a skipped MOV). */
 void ptx_forget_ins(ptx_cx *cx, const kf_ir_ins *in);
 

@@ -1,8 +1,9 @@
 /* PTX instruction selection: one core-IR instruction at a time, lane by lane
  * for vectors. The choices that carry the language contract:
- *   - 8-bit integers live sign/zero-extended in 16-bit registers and are
- *     re-normalized (cvt.s16.s8 / cvt.u16.u8) after operations that can
- *     carry out of the byte;
+ *   - 8- and 16-bit integers follow the register rule of ptx_internal.h
+ *     (8-bit sign/zero-extended in 16-bit registers, re-normalized after
+ *     operations that can carry out of the byte; wrapping arithmetic that
+ *     ptxas cannot widen);
  *   - shifts pass the amount as u32, which PTX clamps to the width (so
  *     amounts >= width give 0 or the sign fill); 64-bit amounts are first
  *     clamped with min.u64;
@@ -10,9 +11,10 @@
  *     gives INT_MIN and INT_MIN % -1 gives 0 whatever div.s32 does;
  *   - float + - * / are .rn (never contracted into fma); bf16 arithmetic is
  *     native on sm_90 and an exact fma.rn.bf16 form on sm_80..89;
- *   - conversions use one rounding: cvt.rzi (saturating, NaN -> 0) for
- *     float -> int, .rn for int -> float and narrowing, and a round-to-odd
- *     step where bf16 has no direct cvt from the source type;
+ *   - conversions use one rounding: cvt.rzi (saturating) for float -> int
+ *     with NaN selected to 0, .rn for int -> float and narrowing, and a
+ *     round-to-odd step where bf16 has no direct cvt from the source type;
+ *     f16 <-> bf16 through f32;
  *   - loads from read-only buffers are ld.global.nc; vector elements move
  *     with ld/st .v2/.v4 (8 and 16 lanes as .b32 words, unpacked). */
 #include "ptx_internal.h"
@@ -81,6 +83,23 @@ void ptx_normalize(ptx_cx *cx, const char *d, kf_scalar s)
     else if (s == KF_S_U8) ptx_ins(cx, "cvt.u16.u8 %s, %s", d, d);
 }
 
+/* The type of a wrapping + - * on integer scalar s: u16 for every value held
+ * in a 16-bit register (see the invariant in ptx_internal.h), else its own. */
+static const char *wrap_type(kf_scalar s)
+{
+    return kf_scalar_bytes[s] <= 2 ? "u16" : ptx_scalars[s].arith;
+}
+
+/* d = -a wrapped to the width of integer scalar s, normalized. 16-bit
+ * registers use sub.u16 0, a: ptxas widens a neg.s16 to 32 bits without
+ * wrapping (-(-32768) became +32768 for whatever read it sign-extended). */
+static void int_neg(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
+{
+    if (kf_scalar_bytes[s] <= 2) ptx_ins(cx, "sub.u16 %s, 0, %s", d, a);
+    else ptx_ins(cx, "neg.%s %s, %s", kf_scalar_bytes[s] == 8 ? "s64" : "s32", d, a);
+    ptx_normalize(cx, d, s);
+}
+
 /* ---- conversions ------------------------------------------------------------ */
 
 /* Rounds a to bf16 where PTX has no direct cvt (sm_80..89 from f64 and
@@ -122,13 +141,34 @@ static void cvt_from_bool(ptx_cx *cx, const char *d, kf_scalar ds, const char *a
     ptx_ins(cx, "selp.%s %s, %s, 0, %s", ptx_scalars[ds].bits, d, ptx_imm(ds, o).s, a);
 }
 
+/* Float -> integer: truncate toward zero and saturate (cvt.rzi clamps to
+ * the destination's range), NaN -> 0. The hardware gives NaN the most
+ * negative pattern of the destination instead (2^31 for u32, 128 for u8,
+ * INT64_MIN for s64), so a setp.nan selects 0. `am` spells the source type. */
+static void cvt_float_to_int(ptx_cx *cx, const char *d, kf_scalar ds, const char *a, const char *am)
+{
+    preg p = ptx_tmp(cx, PTX_RC_P), t = ptx_tmp(cx, (ptx_rclass)ptx_scalars[ds].rc);
+    ptx_ins(cx, "setp.nan.%s %s, %s, %s", am, p.s, a, a);
+    bool sat = kf_scalar_bytes[ds] >= 4 && strcmp(am, "bf16") != 0;   /* redundant; not allowed from bf16 */
+    ptx_ins(cx, "cvt.rzi.%s%s.%s %s, %s", sat ? "sat." : "", ptx_scalars[ds].mem, am, t.s, a);
+    ptx_ins(cx, "selp.%s %s, 0, %s, %s", ptx_scalars[ds].bits, d, t.s, p.s);
+}
+
+/* f16 and bf16 never convert into each other directly: ptxas 13 folds a
+ * cvt.f16.bf16 (or cvt.bf16.f16) into a following cvt.rzi to an integer and
+ * loses it (the integer conversion then reads the other format's bits and
+ * rounds to nearest). Through f32 both steps are exact but the last. */
+
 /* bf16 -> anything but bf16: exact to f32 first unless sm_90 converts directly. */
 static void cvt_from_bf16(ptx_cx *cx, const char *d, kf_scalar ds, const char *a)
 {
-    bool direct = cx->o->arch >= 90 && ds != KF_S_F32 && kf_scalar_bytes[ds] >= 2;
-    if (ds == KF_S_F32 || direct) {
-        const char *rnd = is_float_s(ds) ? (kf_scalar_bytes[ds] > 2 ? "" : ".rn") : ".rzi";
-        ptx_ins(cx, "cvt%s.%s.bf16 %s, %s", rnd, ptx_scalars[ds].mem[0] == 'b' ? "f16" : ptx_scalars[ds].mem, d, a);
+    bool direct = cx->o->arch >= 90 && ds != KF_S_F32 && ds != KF_S_F16 && kf_scalar_bytes[ds] >= 2;
+    if (ds == KF_S_F32 || (direct && is_float_s(ds))) {
+        ptx_ins(cx, "cvt.%s.bf16 %s, %s", ptx_scalars[ds].mem, d, a);
+        return;
+    }
+    if (direct) {
+        cvt_float_to_int(cx, d, ds, a, "bf16");
         return;
     }
     preg f = ptx_tmp(cx, PTX_RC_F);
@@ -141,8 +181,8 @@ static void cvt_to_bf16(ptx_cx *cx, const char *d, const char *a, kf_scalar as)
 {
     if (as == KF_S_F32) {
         ptx_ins(cx, "cvt.rn.bf16.f32 %s, %s", d, a);
-    } else if (cx->o->arch >= 90 && kf_scalar_bytes[as] >= 2) {
-        ptx_ins(cx, "cvt.rn.bf16.%s %s, %s", as == KF_S_F16 ? "f16" : ptx_scalars[as].mem, d, a);
+    } else if (cx->o->arch >= 90 && as != KF_S_F16 && kf_scalar_bytes[as] >= 2) {
+        ptx_ins(cx, "cvt.rn.bf16.%s %s, %s", ptx_scalars[as].mem, d, a);
     } else if (as == KF_S_F16 || kf_scalar_bytes[as] <= 2) {
         preg f = ptx_tmp(cx, PTX_RC_F);   /* exact in f32 */
         ptx_cvt_lane(cx, f.s, KF_S_F32, a, as);
@@ -174,7 +214,7 @@ void ptx_cvt_lane(ptx_cx *cx, const char *d, kf_scalar ds, const char *a, kf_sca
     } else if (!is_float_s(as)) {
         ptx_ins(cx, "cvt.rn.%s.%s %s, %s", dm, am, d, a);
     } else if (!is_float_s(ds)) {
-        ptx_ins(cx, "cvt.rzi.%s%s.%s %s, %s", kf_scalar_bytes[ds] >= 4 ? "sat." : "", dm, am, d, a);
+        cvt_float_to_int(cx, d, ds, a, am);
     } else if (kf_scalar_bytes[ds] > kf_scalar_bytes[as]) {
         ptx_ins(cx, "cvt.%s.%s %s, %s", dm, am, d, a);
     } else {
@@ -425,7 +465,7 @@ static preg shift_amount(ptx_cx *cx, const char *b, kf_scalar s)
         ptx_ins(cx, "min.u64 %s, %s, 64", c.s, b);
         ptx_ins(cx, "cvt.u32.u64 %s, %s", t.s, c.s);
     } else if (kf_scalar_bytes[s] <= 2) {
-        ptx_ins(cx, "cvt.u32.u16 %s, %s", t.s, b);
+        ptx_ins(cx, "cvt.u32.u%u %s, %s", 8u * kf_scalar_bytes[s], t.s, b);
     } else {
         snprintf(t.s, sizeof t.s, "%s", b);
     }
@@ -444,7 +484,7 @@ static void signed_divrem(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, cons
     ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].ints, ar, q.s, a, b1.s);
     if (op == KF_OP_DIV) {
         preg n = ptx_tmp(cx, rc);
-        ptx_ins(cx, "neg.%s %s, %s", ar, n.s, a);
+        int_neg(cx, s, n.s, a);
         ptx_ins(cx, "selp.%s %s, %s, %s, %s", bi, d, n.s, q.s, p.s);
     } else {
         ptx_ins(cx, "selp.%s %s, 0, %s, %s", bi, d, q.s, p.s);
@@ -473,6 +513,11 @@ static void int_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const ch
             return;
         }
         ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].ints, si->arith, d, a, b);
+        break;
+    case KF_OP_ADD:
+    case KF_OP_SUB:
+    case KF_OP_MUL:
+        ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].ints, wrap_type(s), d, a, b);
         break;
     default:
         ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].ints, si->arith, d, a, b);
@@ -542,13 +587,12 @@ static bool const_int_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, co
         return true;
     }
     if ((op != KF_OP_DIV && op != KF_OP_REM) || !is_signed_s(s)) return false;
-    if (sext(bits, s) == -1) {
-        if (op == KF_OP_REM) ptx_ins(cx, "mov.%s %s, 0", si->bits, d);
-        else ptx_ins(cx, "neg.%s %s, %s", kf_scalar_bytes[s] == 8 ? "s64" : kf_scalar_bytes[s] == 4 ? "s32" : "s16",
-                     d, a);
-    } else {
-        ptx_ins(cx, "%s.%s %s, %s, %lld", ptx_binops[op].ints, si->arith, d, a, (long long)sext(bits, s));
+    if (sext(bits, s) == -1 && op == KF_OP_DIV) {
+        int_neg(cx, s, d, a);
+        return true;
     }
+    if (sext(bits, s) == -1) ptx_ins(cx, "mov.%s %s, 0", si->bits, d);
+    else ptx_ins(cx, "%s.%s %s, %s, %lld", ptx_binops[op].ints, si->arith, d, a, (long long)sext(bits, s));
     ptx_normalize(cx, d, s);
     return true;
 }
@@ -615,7 +659,6 @@ static void emit_cmp(ptx_cx *cx, const kf_ir_ins *in)
 static void emit_unop(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_scalar s = (kf_scalar)in->type.scalar;
-    static const char *const neg_int[] = {[2] = "s16", [4] = "s32", [8] = "s64"};
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
         preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, in->a[0], l);
         if (in->sub == KF_OP_NOT) {
@@ -630,9 +673,7 @@ static void emit_unop(ptx_cx *cx, const kf_ir_ins *in)
         } else if (is_float_s(s)) {
             ptx_ins(cx, "neg.%s %s, %s", ptx_scalars[s].arith, d.s, a.s);
         } else {
-            uint32_t rb = kf_scalar_bytes[s] < 2 ? 2 : kf_scalar_bytes[s];
-            ptx_ins(cx, "neg.%s %s, %s", neg_int[rb], d.s, a.s);
-            ptx_normalize(cx, d.s, s);
+            int_neg(cx, s, d.s, a.s);
         }
     }
 }
@@ -673,9 +714,11 @@ static void emit_bitcast(ptx_cx *cx, const kf_ir_ins *in)
         return;
     }
     if (kf_scalar_bytes[st.scalar] == kf_scalar_bytes[dt.scalar]) {
-        for (uint32_t l = 0; l < nlanes(dt); l++)
-            ptx_ins(cx, "mov.%s %s, %s", ptx_scalars[dt.scalar].bits, ptx_reg(cx, in->dst, l).s,
-                    ptx_reg(cx, in->a[0], l).s);
+        for (uint32_t l = 0; l < nlanes(dt); l++) {
+            preg d = ptx_reg(cx, in->dst, l);
+            ptx_ins(cx, "mov.%s %s, %s", ptx_scalars[dt.scalar].bits, d.s, ptx_reg(cx, in->a[0], l).s);
+            if (st.scalar != dt.scalar) ptx_normalize(cx, d.s, (kf_scalar)dt.scalar);   /* u8 <-> i8 */
+        }
         return;
     }
     preg w[4];
@@ -796,15 +839,29 @@ static void int_bitcount(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, 
     }
 }
 
+/* |a| wrapped (abs(INT_MIN) = INT_MIN). 16-bit registers use max(a, 0 - a):
+ * ptxas widens abs.s16 without wrapping, as it does neg.s16 (int_neg). */
+static void int_abs(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
+{
+    if (!is_signed_s(s)) {
+        ptx_ins(cx, "mov.%s %s, %s", ptx_scalars[s].bits, d, a);
+    } else if (kf_scalar_bytes[s] <= 2) {
+        preg n = ptx_tmp(cx, PTX_RC_RS);
+        ptx_ins(cx, "sub.u16 %s, 0, %s", n.s, a);
+        ptx_ins(cx, "max.s16 %s, %s, %s", d, a, n.s);
+        ptx_normalize(cx, d, s);
+    } else {
+        ptx_ins(cx, "abs.%s %s, %s", ptx_scalars[s].arith, d, a);
+    }
+}
+
 static void int_math(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const char *a, const char *b,
                      const char *c)
 {
     const char *ar = ptx_scalars[s].arith;
     switch (bi) {
     case KF_BI_ABS:
-        if (is_signed_s(s)) ptx_ins(cx, "abs.%s %s, %s", ar, d, a);
-        else ptx_ins(cx, "mov.%s %s, %s", ar, d, a);
-        ptx_normalize(cx, d, s);
+        int_abs(cx, s, d, a);
         break;
     case KF_BI_MIN:
     case KF_BI_MAX:
@@ -1002,14 +1059,17 @@ static void emit_one(ptx_cx *cx, const kf_ir_ins *in);
 
 /* ---- control flow ------------------------------------------------------------------------ */
 
+/* Labels are named after the structure's IF or LOOP (kf_ir_flow_of). */
 static void emit_flow(ptx_cx *cx, const kf_ir_ins *in)
 {
-    uint32_t i = cx->at, p = cx->partner[i];
+    uint32_t i = cx->at;
+    kf_ir_flow f = kf_ir_flow_of(cx->k, i);
+    uint32_t p = f.head;
     switch (in->op) {
     case KF_IR_IF: {
         const char *neg;
         preg c = ptx_if_pred(cx, i, false, &neg);
-        ptx_ins(cx, "@%s%s bra $L_if_%u_%s", neg, c.s, i, cx->k->ins[p].op == KF_IR_ELSE ? "else" : "end");
+        ptx_ins(cx, "@%s%s bra $L_if_%u_%s", neg, c.s, i, f.mid ? "else" : "end");
         break;
     }
     case KF_IR_ELSE:
@@ -1024,7 +1084,7 @@ static void emit_flow(ptx_cx *cx, const kf_ir_ins *in)
         ptx_label(cx, "$L_loop_%u_end", p);
         break;
     case KF_IR_BREAK: ptx_ins(cx, "bra $L_loop_%u_end", p); break;
-    case KF_IR_CONTINUE: ptx_ins(cx, "bra $L_loop_%u%s", p, cx->has_latch[p] ? "_latch" : ""); break;
+    case KF_IR_CONTINUE: ptx_ins(cx, "bra $L_loop_%u%s", p, f.mid ? "_latch" : ""); break;
     default: break;
     }
 }

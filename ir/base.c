@@ -277,24 +277,3 @@ _Noreturn void kf_unreachable_at(const char *file, int line, const char *what)
     fprintf(stderr, "kforge: internal error at %s:%d: %s\n", file, line, what);
     abort();
 }
-
-kf_status kf_read_file(const char *path, char **data, size_t *len, kf_error *err)
-{
-    *data = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return kf_error_set(err, KF_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    kf_buf b = {0};
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) kf_buf_append(&b, chunk, n);
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad || b.oom) {
-        kf_buf_free(&b);
-        return kf_error_set(err, bad ? KF_ERR_IO : KF_ERR_NOMEM, "cannot read '%s'", path);
-    }
-    *len = b.len;
-    *data = kf_buf_take(&b);
-    return KF_OK;
-}

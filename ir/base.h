@@ -124,7 +124,28 @@ void kf_error_clear(kf_error *err);
 _Noreturn void kf_unreachable_at(const char *file, int line, const char *what);
 #define kf_unreachable(what) kf_unreachable_at(__FILE__, __LINE__, (what))
 
-/* Reads a whole file into a NUL-terminated heap buffer (free() it). */
+/* ---- files (ir/file.c) ----------------------------------------------------
+ * Every file kforge reads goes through kf_read_file and every file it writes
+ * through kf_write_file. */
+
+/* Most bytes kf_read_file reads (16 GiB); kf_read_file_max takes another. */
+#define KF_READ_MAX (UINT64_C(16) << 30)
+
+/* Reads a whole regular file into a NUL-terminated heap buffer (free() it).
+ * Anything else (a directory, a FIFO, a device such as /dev/zero) is refused
+ * without reading or blocking, and so is a file of more than max_bytes:
+ * KF_ERR_IO naming the path and the problem. */
 kf_status kf_read_file(const char *path, char **data, size_t *len, kf_error *err);
+kf_status kf_read_file_max(const char *path, uint64_t max_bytes, char **data, size_t *len, kf_error *err);
+
+/* Replaces path with len bytes as one step: the bytes go to a temporary
+ * file in the same directory (".tmp-<pid>-<n>-<name>"), which is renamed
+ * over path once complete, so a reader sees the old file or the new one,
+ * never a part, and a failed write (unwritable directory, full disk, file
+ * size limit) removes the temporary and leaves path as it was; KF_ERR_IO
+ * names path and the reason. A path that is an existing non-regular file
+ * (/dev/stdout, /dev/null, a FIFO) is written in place; a symbolic link is
+ * followed. */
+kf_status kf_write_file(const char *path, const void *data, size_t len, kf_error *err);
 
 #endif

@@ -15,13 +15,17 @@
  * accesses for the race check (interp_impl.h, kf_ishmeta); a race found
  * while threads run is reported when the block next checks its barriers. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "interp_impl.h"
 
-/* Instructions one launch may execute before it is reported as a runaway
- * (roughly 20 s of interpretation). */
+/* Work one launch may do before it is reported as a runaway (roughly 30 s
+ * of interpretation): IR instructions executed, plus KF_INTERP_START_COST
+ * for each block and each thread started, so that a near-empty kernel over
+ * a huge grid is bounded too. $KFORGE_INTERP_MAX_STEPS replaces it. */
 #define KF_INTERP_MAX_STEPS (UINT64_C(4) << 30)
+#define KF_INTERP_START_COST 8   /* about what starting a thread costs, in instructions */
 #define KF_INTERP_MAX_ARRAY_BYTES (UINT32_C(1) << 28)
 
 kf_status kf_interp_fault(kf_ictx *c, const kf_ithread *t, uint32_t ins, const char *fmt, ...)
@@ -333,23 +337,58 @@ static kf_status run_block(kf_ictx *c)
     }
 }
 
+kf_status kf_interp_over_budget(kf_ictx *c, const kf_ithread *t, uint32_t ins)
+{
+    return kf_interp_fault(c, t, ins,
+                           "the launch did more work than the interpreter allows (%llu steps: instructions, plus %u per "
+                           "block and thread started); an endless loop, or a grid too large to interpret? "
+                           "KFORGE_INTERP_MAX_STEPS=N raises the limit",
+                           (unsigned long long)c->budget, KF_INTERP_START_COST);
+}
+
+/* Charges the start of a block and its threads; the block's own
+ * instructions may then run up to c->limit. */
+static kf_status charge_block(kf_ictx *c)
+{
+    c->started += KF_INTERP_START_COST * (1 + (uint64_t)c->nthreads);
+    if (c->started > c->budget || c->steps > c->budget - c->started)
+        return kf_interp_over_budget(c, &c->th[0], UINT32_MAX);
+    c->limit = c->budget - c->started;
+    return KF_OK;
+}
+
 static kf_status run_grid(kf_ictx *c)
 {
     for (uint32_t z = 0; z < c->grid[2]; z++)
         for (uint32_t y = 0; y < c->grid[1]; y++)
             for (uint32_t x = 0; x < c->grid[0]; x++) {
                 c->ctaid[0] = x, c->ctaid[1] = y, c->ctaid[2] = z;
+                kf_status st = charge_block(c);
+                if (st) return st;
                 c->blocks_run++;
-                kf_status st = run_block(c);
+                st = run_block(c);
                 if (st) return st;
             }
     return KF_OK;
 }
 
+/* The work budget: $KFORGE_INTERP_MAX_STEPS, else KF_INTERP_MAX_STEPS. */
+static kf_status budget_of(uint64_t *budget, kf_error *err)
+{
+    const char *e = getenv("KFORGE_INTERP_MAX_STEPS");
+    *budget = KF_INTERP_MAX_STEPS;
+    if (!e || !*e) return KF_OK;
+    if (kf_value_parse_u64(e, strlen(e), budget) && *budget) return KF_OK;
+    return kf_error_set(err, KF_ERR_USAGE, "KFORGE_INTERP_MAX_STEPS='%s': expected a positive integer (the work one "
+                        "interpreted launch may do; default %llu)", e, (unsigned long long)KF_INTERP_MAX_STEPS);
+}
+
 kf_status kf_interp_run(const kf_ir_kernel *k, const kf_interp_arg *args, uint32_t nargs,
                         const kf_interp_launch *launch, kf_interp_stats *stats, kf_error *err)
 {
-    return kf_interp_run_budget(k, args, nargs, launch, KF_INTERP_MAX_STEPS, stats, err);
+    uint64_t budget;
+    kf_status st = budget_of(&budget, err);
+    return st ? st : kf_interp_run_budget(k, args, nargs, launch, budget, stats, err);
 }
 
 kf_status kf_interp_run_budget(const kf_ir_kernel *k, const kf_interp_arg *args, uint32_t nargs,

@@ -41,7 +41,10 @@ typedef struct {
  * shared element that another thread writes later in the same epoch is
  * reported as the race (a missing barrier). Global memory is not
  * race-checked. Buffers written before the error keep their writes. stats
- * may be NULL. */
+ * may be NULL. A launch doing more work than $KFORGE_INTERP_MAX_STEPS
+ * (default 2^32: IR instructions executed plus 8 per block and per thread
+ * started, about 30 s) is stopped with KF_ERR_RUNTIME saying so and naming
+ * that variable; a bad value of it is KF_ERR_USAGE. */
 kf_status kf_interp_run(const kf_ir_kernel *k, const kf_interp_arg *args, uint32_t nargs,
                         const kf_interp_launch *launch, kf_interp_stats *stats, kf_error *err);
 

@@ -143,7 +143,9 @@ typedef struct {
     uint32_t unwritten_at; /* 1 + kf_ishmeta index when that is an unwritten read, else 0 */
     uint64_t steps;      /* instructions executed */
     uint64_t blocks_run; /* blocks started */
-    uint64_t budget;     /* the launch fails past this many */
+    uint64_t budget;     /* the launch fails past this much work: steps + started */
+    uint64_t started;    /* work charged for starting blocks and threads */
+    uint64_t limit;      /* budget - started: what steps may reach in this block */
     kf_error *err;
 } kf_ictx;
 
@@ -154,11 +156,15 @@ kf_status kf_interp_decode(kf_ictx *c);
 kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t);
 
 /* interp.c */
-/* kf_interp_run with an explicit instruction budget (tests of the runaway
- * report); kf_interp_run uses about 4e9. */
+/* kf_interp_run with an explicit work budget (tests of the runaway
+ * report): IR instructions plus KF_INTERP_START_COST per block and per
+ * thread started; kf_interp_run uses $KFORGE_INTERP_MAX_STEPS or 2^32. */
 kf_status kf_interp_run_budget(const kf_ir_kernel *k, const kf_interp_arg *args, uint32_t nargs,
                                const kf_interp_launch *launch, uint64_t budget, kf_interp_stats *stats,
                                kf_error *err);
+/* The runaway report (the work budget is spent), at instruction ins (or
+ * the kernel, for UINT32_MAX) of thread t. */
+kf_status kf_interp_over_budget(kf_ictx *c, const kf_ithread *t, uint32_t ins);
 /* Fills c->err with a runtime error at instruction `ins` of thread t and
  * returns KF_ERR_RUNTIME; a pending race (c->race_pending) happened first
  * and is kept instead. */

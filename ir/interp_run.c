@@ -125,47 +125,19 @@ static kf_status bad_ir(kf_ictx *c, uint32_t i, const char *what)
                            c->k->name, i, what);
 }
 
-/* Partner of a marker as linked by kf_ir_link, checked. */
-static bool marker_ok(const kf_ir_kernel *k, uint64_t at, uint16_t op)
+/* Control markers jump where kf_ir_link's structure says (kf_ir_flow_of;
+ * kf_interp_decode checked it with kf_ir_linked first). */
+static void decode_flow(const kf_ir_kernel *k, uint32_t i, kf_idins *d)
 {
-    return at < k->nins && k->ins[at].op == op;
-}
-
-static kf_status decode_flow(kf_ictx *c, uint32_t i, const uint32_t *latch, kf_idins *d)
-{
-    const kf_ir_kernel *k = c->k;
-    const kf_ir_ins *in = &k->ins[i];
-    uint64_t m = in->imm;
-    switch (in->op) {
-    case KF_IR_IF:
-        if (!(marker_ok(k, m, KF_IR_ELSE) || marker_ok(k, m, KF_IR_ENDIF))) return bad_ir(c, i, "if");
-        d->h = IH_IF, d->target = (uint32_t)m + 1;
-        break;
+    kf_ir_flow f = kf_ir_flow_of(k, i);
+    switch (k->ins[i].op) {
+    case KF_IR_IF: d->h = IH_IF, d->target = (f.mid ? f.mid : f.end) + 1; break;
     case KF_IR_ELSE:
-        if (!marker_ok(k, m, KF_IR_ENDIF)) return bad_ir(c, i, "else");
-        d->h = IH_JUMP, d->target = (uint32_t)m + 1;
-        break;
-    case KF_IR_ENDLOOP:
-        if (!marker_ok(k, m, KF_IR_LOOP)) return bad_ir(c, i, "endloop");
-        d->h = IH_LOOPJUMP, d->target = (uint32_t)m + 1;
-        break;
-    case KF_IR_BREAK:
-        if (!marker_ok(k, m, KF_IR_LOOP) || !marker_ok(k, k->ins[m].imm, KF_IR_ENDLOOP)) return bad_ir(c, i, "break");
-        d->h = IH_JUMP, d->target = (uint32_t)k->ins[m].imm + 1;
-        break;
-    case KF_IR_CONTINUE:
-        if (!marker_ok(k, m, KF_IR_LOOP)) return bad_ir(c, i, "continue");
-        d->h = IH_LOOPJUMP, d->target = latch[m] ? latch[m] + 1 : (uint32_t)m + 1;
-        break;
-    case KF_IR_LOOP:
-        if (!marker_ok(k, m, KF_IR_ENDLOOP)) return bad_ir(c, i, "loop");
-        d->h = IH_NOP;
-        break;
-    default:
-        d->h = IH_NOP;   /* LATCH, ENDIF, NOP */
-        break;
+    case KF_IR_BREAK: d->h = IH_JUMP, d->target = f.end + 1; break;
+    case KF_IR_ENDLOOP: d->h = IH_LOOPJUMP, d->target = f.head + 1; break;
+    case KF_IR_CONTINUE: d->h = IH_LOOPJUMP, d->target = (f.mid ? f.mid : f.head) + 1; break;
+    default: d->h = IH_NOP; break;   /* LOOP, LATCH, ENDIF, NOP */
     }
-    return KF_OK;
 }
 
 static kf_scalar val_scalar(const kf_ictx *c, kf_val v) { return (kf_scalar)c->k->vals[v].type.scalar; }
@@ -330,11 +302,11 @@ static kf_status check_operands(kf_ictx *c, uint32_t i)
 kf_status kf_interp_decode(kf_ictx *c)
 {
     const kf_ir_kernel *k = c->k;
-    uint32_t *latch = calloc(k->nins + 1, sizeof *latch);
-    if (!latch) return kf_error_set(c->err, KF_ERR_NOMEM, "out of memory decoding kernel %s", k->name);
+    if (!kf_ir_linked(k))
+        return kf_error_set_at(c->err, KF_ERR_USAGE, k->loc,
+                               "kernel %s: malformed core IR: control markers not paired by kf_ir_link: a lowering bug",
+                               k->name);
     kf_status st = KF_OK;
-    for (uint32_t i = 0; i < k->nins; i++)
-        if (k->ins[i].op == KF_IR_LATCH && k->ins[i].imm < k->nins) latch[k->ins[i].imm] = i;
     uint32_t nconst = 0;
     for (uint32_t i = 0; i < k->nins && st == KF_OK; i++) {
         const kf_ir_ins *in = &k->ins[i];
@@ -343,10 +315,10 @@ kf_status kf_interp_decode(kf_ictx *c)
         if (st) break;
         *d = (kf_idins){.sub = in->sub, .s = in->type.scalar, .lanes = in->type.lanes ? in->type.lanes : 1,
                         .dst = in->dst, .a = {in->a[0], in->a[1], in->a[2], in->a[3]}, .src = i};
-        st = is_flow(in->op) ? decode_flow(c, i, latch, d) : decode_op(c, i, &nconst, d);
+        if (is_flow(in->op)) decode_flow(k, i, d);
+        else st = decode_op(c, i, &nconst, d);
     }
     c->code[k->nins] = (kf_idins){.h = IH_END, .src = k->nins ? k->nins - 1 : 0};
-    free(latch);
     return st;
 }
 
@@ -630,8 +602,7 @@ static kf_status run_generic(kf_ictx *c, kf_ithread *t, const kf_idins *d)
 
 static kf_status over_budget(kf_ictx *c, kf_ithread *t, const kf_idins *d)
 {
-    return kf_interp_fault(c, t, d->src, "instruction limit of %llu reached (an endless loop?)",
-                           (unsigned long long)c->budget);
+    return kf_interp_over_budget(c, t, d->src);
 }
 
 #define BIN(H, F, OP) case H: R[d->dst].F[0] = R[d->a[0]].F[0] OP R[d->a[1]].F[0]; break;
@@ -658,7 +629,7 @@ kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t)
         case IH_RET: t->state = KF_TS_DONE; goto out;
         case IH_JUMP: pc = d->target; continue;
         case IH_LOOPJUMP:
-            if (c->steps + steps > c->budget) { st = over_budget(c, t, d); goto out; }
+            if (c->steps + steps > c->limit) { st = over_budget(c, t, d); goto out; }
             pc = d->target;
             continue;
         case IH_IF: if (!R[d->a[0]].u8[0]) { pc = d->target; continue; } break;

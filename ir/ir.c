@@ -23,66 +23,82 @@ const char *const kf_ir_sreg_ptx[KF_SR_COUNT] = {
 #undef X
 };
 
-/* One open structure on the linking stack. */
-typedef struct {
-    uint32_t at;      /* index of IF or LOOP */
-    uint32_t mid;     /* index of ELSE or LATCH, or UINT32_MAX */
-} open_t;
+static uint64_t pack(uint32_t hi, uint32_t lo) { return (uint64_t)hi << 32 | lo; }
+
+/* Closes the structure opened at `at` (mid: its ELSE/LATCH or 0) at `end`,
+ * storing the structure in every marker of it (kf_ir_flow_of). */
+static void close_structure(kf_ir_kernel *k, uint32_t at, uint32_t mid, uint32_t end)
+{
+    k->ins[at].imm = pack(mid, end);
+    if (mid) k->ins[mid].imm = pack(at, end);
+    k->ins[end].imm = pack(at, mid);
+}
+
+static bool is_open(uint16_t op) { return op == KF_IR_IF || op == KF_IR_LOOP; }
+static bool is_mid(uint16_t op) { return op == KF_IR_ELSE || op == KF_IR_LATCH; }
+static bool is_close(uint16_t op) { return op == KF_IR_ENDIF || op == KF_IR_ENDLOOP; }
+/* The IF/LOOP that an ELSE/LATCH or ENDIF/ENDLOOP belongs to. */
+static uint16_t opener(uint16_t op) { return op == KF_IR_ELSE || op == KF_IR_ENDIF ? KF_IR_IF : KF_IR_LOOP; }
 
 bool kf_ir_link(kf_ir_kernel *k)
 {
-    KF_VEC(open_t) st = {0};
-    KF_VEC(uint32_t) loops = {0};
+    KF_VEC(uint32_t) st = {0};     /* open IF/LOOP, innermost last */
+    KF_VEC(uint32_t) mid = {0};    /* their ELSE/LATCH so far, or 0 */
+    KF_VEC(uint32_t) jumps = {0};  /* BREAK/CONTINUE waiting for their ENDLOOP */
+    KF_VEC(uint32_t) loops = {0};  /* open LOOPs, innermost last */
     bool ok = true;
     for (uint32_t i = 0; i < k->nins && ok; i++) {
-        kf_ir_ins *in = &k->ins[i];
-        switch (in->op) {
-        case KF_IR_IF:
-        case KF_IR_LOOP:
-            ok = KF_VEC_PUSH(&st, ((open_t){i, UINT32_MAX}));
-            if (ok && in->op == KF_IR_LOOP) ok = KF_VEC_PUSH(&loops, i);
-            break;
-        case KF_IR_ELSE:
-        case KF_IR_LATCH: {
-            uint16_t want = in->op == KF_IR_ELSE ? KF_IR_IF : KF_IR_LOOP;
-            if (!st.len || k->ins[st.data[st.len - 1].at].op != want || st.data[st.len - 1].mid != UINT32_MAX) {
-                ok = false;
-                break;
-            }
-            open_t *o = &st.data[st.len - 1];
-            o->mid = i;
-            if (in->op == KF_IR_ELSE) k->ins[o->at].imm = i;
-            else in->imm = o->at;
-            break;
-        }
-        case KF_IR_ENDIF:
-        case KF_IR_ENDLOOP: {
-            uint16_t want = in->op == KF_IR_ENDIF ? KF_IR_IF : KF_IR_LOOP;
-            if (!st.len || k->ins[st.data[st.len - 1].at].op != want) {
-                ok = false;
-                break;
-            }
-            open_t o = st.data[--st.len];
-            in->imm = o.at;
-            if (in->op == KF_IR_ENDIF) {
-                if (o.mid == UINT32_MAX) k->ins[o.at].imm = i;
-                else k->ins[o.mid].imm = i;
-            } else {
-                k->ins[o.at].imm = i;
+        uint16_t op = k->ins[i].op;
+        if (is_open(op)) {
+            ok = KF_VEC_PUSH(&st, i) && KF_VEC_PUSH(&mid, 0u) && (op != KF_IR_LOOP || KF_VEC_PUSH(&loops, i));
+        } else if (is_mid(op) || is_close(op)) {
+            ok = st.len && k->ins[st.data[st.len - 1]].op == opener(op) && !(is_mid(op) && mid.data[mid.len - 1]);
+            if (ok && is_mid(op)) mid.data[mid.len - 1] = i;
+            if (!ok || is_mid(op)) continue;
+            uint32_t at = st.data[--st.len], m = mid.data[--mid.len];
+            close_structure(k, at, m, i);
+            if (op == KF_IR_ENDLOOP) {
                 loops.len--;
+                while (jumps.len && k->ins[jumps.data[jumps.len - 1]].imm >> 32 == at)   /* this loop's */
+                    k->ins[jumps.data[--jumps.len]].imm |= i;
             }
-            break;
-        }
-        case KF_IR_BREAK:
-        case KF_IR_CONTINUE:
-            if (!loops.len) ok = false;
-            else in->imm = loops.data[loops.len - 1];
-            break;
-        default: break;
+        } else if (op == KF_IR_BREAK || op == KF_IR_CONTINUE) {
+            ok = loops.len && KF_VEC_PUSH(&jumps, i);
+            if (ok) k->ins[i].imm = pack(loops.data[loops.len - 1], 0);
         }
     }
     ok = ok && st.len == 0;
     KF_VEC_FREE(&st);
+    KF_VEC_FREE(&mid);
+    KF_VEC_FREE(&jumps);
     KF_VEC_FREE(&loops);
     return ok;
+}
+
+/* Marker i's structure names markers of the right kind that name it back. */
+static bool flow_consistent(const kf_ir_kernel *k, uint32_t i)
+{
+    uint16_t op = k->ins[i].op;
+    kf_ir_flow f = kf_ir_flow_of(k, i);
+    uint16_t head_op = op == KF_IR_IF || op == KF_IR_ELSE || op == KF_IR_ENDIF ? KF_IR_IF : KF_IR_LOOP;
+    if (!(f.head <= i && i <= f.end && f.end < k->nins && f.head < f.end)) return false;
+    if (k->ins[f.head].op != head_op || k->ins[f.end].op != (head_op == KF_IR_IF ? KF_IR_ENDIF : KF_IR_ENDLOOP))
+        return false;
+    kf_ir_flow h = kf_ir_flow_of(k, f.head), e = kf_ir_flow_of(k, f.end);
+    if (h.end != f.end || e.head != f.head || e.mid != h.mid) return false;
+    if (!h.mid) return op != KF_IR_ELSE && op != KF_IR_LATCH;
+    if (!(f.head < h.mid && h.mid < f.end) || k->ins[h.mid].op != (head_op == KF_IR_IF ? KF_IR_ELSE : KF_IR_LATCH))
+        return false;
+    kf_ir_flow m = kf_ir_flow_of(k, h.mid);
+    return m.head == f.head && m.end == f.end;
+}
+
+bool kf_ir_linked(const kf_ir_kernel *k)
+{
+    for (uint32_t i = 0; i < k->nins; i++) {
+        uint16_t op = k->ins[i].op;
+        bool marker = is_open(op) || is_mid(op) || is_close(op) || op == KF_IR_BREAK || op == KF_IR_CONTINUE;
+        if (marker && !flow_consistent(k, i)) return false;
+    }
+    return true;
 }

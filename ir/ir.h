@@ -14,9 +14,10 @@
  * LOOP repeats forever; BREAK jumps past ENDLOOP; CONTINUE jumps to LATCH (or
  * to ENDLOOP when the loop has no LATCH, which then repeats). A `for` lowers
  * to: init; LOOP; IF !(i < end) BREAK ENDIF; body; LATCH; i += step; ENDLOOP.
- * kf_ir_link() fills `imm` of every marker with the index of its partner so a
- * walker never searches (interp keeps a per-thread pc into this array, which
- * is what lets a thread suspend at a barrier or warp op).
+ * kf_ir_link() pairs the markers, the one place that does: it stores in
+ * `imm` of every marker its structure (kf_ir_flow_of) so that no walker
+ * searches or pairs again (interp keeps a per-thread pc into this array,
+ * which is what lets a thread suspend at a barrier or warp op).
  *
  * Vectors are values too (f32x4): arithmetic, CVT and math apply per lane;
  * EXTRACT/INSERT/SPLAT build and take them apart. Warp shuffles take 32- or
@@ -56,14 +57,14 @@ typedef uint32_t kf_val;   /* index into kernel->vals; 0 = none */
     X(KF_IR_SHFL, "shfl", 2, 1)       /* sub: kf_builtin SHFL/SHFL_XOR/SHFL_UP/SHFL_DOWN; a0 value (32/64-bit scalar), a1 u32 lane/mask/delta */ \
     X(KF_IR_VOTE, "vote", 1, 1)       /* sub: kf_builtin BALLOT (u32) / ANY / ALL (bool); a0 bool */ \
     X(KF_IR_BARRIER, "barrier", 0, 0) \
-    X(KF_IR_IF, "if", 1, 0)           /* a0 bool; imm: index of ELSE or ENDIF */ \
-    X(KF_IR_ELSE, "else", 0, 0)       /* imm: index of ENDIF */ \
-    X(KF_IR_ENDIF, "endif", 0, 0)     /* imm: index of IF */ \
-    X(KF_IR_LOOP, "loop", 0, 0)       /* imm: index of ENDLOOP */ \
-    X(KF_IR_LATCH, "latch", 0, 0)     /* imm: index of LOOP */ \
-    X(KF_IR_ENDLOOP, "endloop", 0, 0) /* imm: index of LOOP */ \
-    X(KF_IR_BREAK, "break", 0, 0)     /* imm: index of the innermost LOOP */ \
-    X(KF_IR_CONTINUE, "continue", 0, 0) /* imm: index of the innermost LOOP */ \
+    X(KF_IR_IF, "if", 1, 0)           /* a0 bool; imm: kf_ir_flow_of */ \
+    X(KF_IR_ELSE, "else", 0, 0)       /* imm: kf_ir_flow_of (every marker's) */ \
+    X(KF_IR_ENDIF, "endif", 0, 0) \
+    X(KF_IR_LOOP, "loop", 0, 0) \
+    X(KF_IR_LATCH, "latch", 0, 0) \
+    X(KF_IR_ENDLOOP, "endloop", 0, 0) \
+    X(KF_IR_BREAK, "break", 0, 0)     /* of the innermost LOOP */ \
+    X(KF_IR_CONTINUE, "continue", 0, 0) /* of the innermost LOOP */ \
     X(KF_IR_RET, "ret", 0, 0)
 
 typedef enum {
@@ -145,9 +146,42 @@ typedef struct {
     kf_schedule sched;
 } kf_ir_kernel;
 
-/* Fills the partner indices of structured markers (see the file comment).
- * Returns false if the markers do not nest (a lowering bug). */
+/* The structure a control marker belongs to: its IF or LOOP (`head`; for
+ * BREAK and CONTINUE the innermost LOOP), the ELSE or LATCH (`mid`, 0 when
+ * there is none) and the ENDIF or ENDLOOP (`end`). */
+typedef struct {
+    uint32_t head, mid, end;
+} kf_ir_flow;
+
+/* Pairs the structured markers (see the file comment): stores the structure
+ * of each in its `imm`. The only place markers are paired. Returns false if
+ * they do not nest (a lowering bug). */
 bool kf_ir_link(kf_ir_kernel *k);
+/* True when every marker's stored structure is in range and consistent
+ * (each IF/LOOP, ELSE/LATCH and ENDIF/ENDLOOP names the others, BREAK and
+ * CONTINUE lie inside their LOOP): what a back end checks before it trusts
+ * kf_ir_flow_of on IR it did not link itself. O(nins), pairs nothing. */
+bool kf_ir_linked(const kf_ir_kernel *k);
+/* The structure of marker i (IF ELSE ENDIF LOOP LATCH ENDLOOP BREAK
+ * CONTINUE) as kf_ir_link stored it. `imm` packs two indices, the high half
+ * first: IF/LOOP mid:end, ELSE/LATCH head:end, ENDIF/ENDLOOP head:mid,
+ * BREAK/CONTINUE head:end (mid is then the LOOP's). */
+static inline kf_ir_flow kf_ir_flow_of(const kf_ir_kernel *k, uint32_t i)
+{
+    const kf_ir_ins *in = &k->ins[i];
+    uint32_t hi = (uint32_t)(in->imm >> 32), lo = (uint32_t)in->imm;
+    switch (in->op) {
+    case KF_IR_IF:
+    case KF_IR_LOOP: return (kf_ir_flow){i, hi, lo};
+    case KF_IR_ELSE:
+    case KF_IR_LATCH: return (kf_ir_flow){hi, i, lo};
+    case KF_IR_ENDIF:
+    case KF_IR_ENDLOOP: return (kf_ir_flow){hi, lo, i};
+    case KF_IR_BREAK:
+    case KF_IR_CONTINUE: return (kf_ir_flow){hi, hi < k->nins ? (uint32_t)(k->ins[hi].imm >> 32) : 0, lo};
+    default: return (kf_ir_flow){0, 0, 0};
+    }
+}
 /* Prints the kernel readably, one instruction per line with its source
  * line ("; saxpy.kf:6"), indented by structure. */
 void kf_ir_print(kf_buf *out, const kf_ir_kernel *k);

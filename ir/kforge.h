@@ -77,9 +77,19 @@ typedef struct {
     uint64_t lane[16];
 } kf_value;
 
+/* Numbers given to kforge outside .kf source (scalar arguments, -D values,
+ * generator sizes and seeds, --count, case files) follow the language's
+ * literal syntax: integers decimal, 0x hex or 0b binary with `_` between
+ * digits, and a leading zero (`010`) is an error, never octal. */
+#define KF_NUMBER_SYNTAX "decimal, 0x hex or 0b binary; a leading zero as in 010 is not allowed"
+
 /* Parses a scalar argument ("1024", "-3", "1e-6", "0x10", "true") for a
  * parameter of type t. Errors name the parameter. */
 kf_status kf_value_parse(const char *text, kf_type t, const char *param, kf_value *out, kf_error *err);
+
+/* Parses text[0..len) as a non-negative integer of that syntax that fits in
+ * 64 bits; false when it is not one. */
+bool kf_value_parse_u64(const char *text, size_t len, uint64_t *out);
 
 /* Evaluates the kernel's grid for the given arguments (one per parameter in
  * binding order; buffer entries are ignored). With no grid expression the

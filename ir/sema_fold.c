@@ -306,10 +306,11 @@ static bool parse_int(const char *p, kf_literal *out)
     unsigned base = 10;
     if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) base = 16, p += 2;
     else if (p[0] == '0' && (p[1] == 'b' || p[1] == 'B')) base = 2, p += 2;
+    else if (p[0] == '0' && p[1]) return false;   /* 010: no octal, as in the language */
     uint64_t v = 0;
     bool any = false;
     for (; *p; p++) {
-        if (*p == '_' && any) continue;
+        if (*p == '_' && any && digit(p[1], base) >= 0) continue;   /* `_` between digits only */
         int d = digit(*p, base);
         if (d < 0) return false;
         if (v > (UINT64_MAX - (uint64_t)d) / base) return false;
@@ -402,8 +403,57 @@ bool kf_literal_to(const kf_literal *lit, kf_scalar s, kf_cv *out, const char **
 typedef struct {
     kf_eval_name_fn name;
     void *ctx;
+    bool exact;          /* integer results must not wrap */
     const kf_node **bad;
 } eval_env;
+
+__extension__ typedef __int128 i128;
+
+/* The true value of an integer cval of scalar s. */
+static i128 exact_of(kf_scalar s, kf_cv v) { return cls_signed(s) ? (i128)v.i : (i128)v.u; }
+
+static bool fits(kf_scalar s, i128 r)
+{
+    i128 top = (i128)1 << (width(s) - cls_signed(s));
+    return r < top && r >= (cls_signed(s) ? -top : 0);
+}
+
+/* Whether a op b in integer scalar s gives its true result (no wrap). */
+static bool int_exact(kf_scalar s, kf_op op, kf_cv a, kf_cv b)
+{
+    i128 x = exact_of(s, a), y = exact_of(s, b), r;
+    switch (op) {
+    case KF_OP_ADD: r = x + y; break;
+    case KF_OP_SUB: r = x - y; break;
+    case KF_OP_MUL: if (__builtin_mul_overflow(x, y, &r)) return false; break;
+    case KF_OP_SHL:
+        if (b.u >= width(s)) return a.u == 0;
+        if (__builtin_mul_overflow(x, (i128)1 << b.u, &r)) return false;
+        break;
+    case KF_OP_DIV: if (y == 0) return true; r = x / y; break;
+    default: return true;
+    }
+    return fits(s, r);
+}
+
+/* Whether converting v from `from` to the integer scalar `to` keeps it. */
+static bool convert_exact(kf_scalar from, kf_scalar to, kf_cv v)
+{
+    if (!cls_int(to) || from == KF_S_BOOL) return true;
+    if (cls_int(from)) return fits(to, exact_of(from, v));
+    double t = trunc(v.f), top = ldexp(1.0, (int)(width(to) - cls_signed(to)));
+    return isfinite(t) && t < top && t >= (cls_signed(to) ? -top : 0.0);
+}
+
+/* Whether the builtin call e of integer scalar s on args gives its true result. */
+static bool builtin_exact(const kf_node *e, kf_scalar s, const kf_cv *args)
+{
+    if (!cls_int(s)) return true;
+    i128 x = exact_of(s, args[0]);
+    if (e->op == KF_BI_ABS) return fits(s, x < 0 ? -x : x);
+    if (e->op == KF_BI_CDIV) return !(cls_signed(s) && args[1].i == -1) || fits(s, -x);
+    return true;
+}
 
 static kf_fold_status eval(const kf_node *e, eval_env *env, kf_cv *out);
 
@@ -420,6 +470,7 @@ static kf_fold_status eval_call(const kf_node *e, eval_env *env, kf_cv *out)
         n++;
     }
     kf_fold_status st = kf_fold_builtin((kf_builtin)e->op, s, args, n, out);
+    if (st == KF_FOLD_OK && env->exact && !builtin_exact(e, s, args)) st = KF_FOLD_OVERFLOW;
     if (st != KF_FOLD_OK) *env->bad = e;
     return st;
 }
@@ -427,6 +478,7 @@ static kf_fold_status eval_call(const kf_node *e, eval_env *env, kf_cv *out)
 static kf_fold_status eval(const kf_node *e, eval_env *env, kf_cv *out)
 {
     kf_cv a, b;
+    kf_scalar s;
     kf_fold_status st;
     if (e->is_const) {
         out->u = e->cval.u;
@@ -439,15 +491,22 @@ static kf_fold_status eval(const kf_node *e, eval_env *env, kf_cv *out)
         return KF_FOLD_OK;
     case KF_N_BINARY:
         if ((st = eval(e->a, env, &a)) != KF_FOLD_OK || (st = eval(e->b, env, &b)) != KF_FOLD_OK) return st;
-        st = kf_fold_binary((kf_scalar)e->a->type.scalar, (kf_op)e->op, a, b, out);
+        s = (kf_scalar)e->a->type.scalar;
+        st = kf_fold_binary(s, (kf_op)e->op, a, b, out);
+        if (st == KF_FOLD_OK && env->exact && cls_int(s) && !int_exact(s, (kf_op)e->op, a, b)) st = KF_FOLD_OVERFLOW;
         break;
     case KF_N_UNARY:
         if ((st = eval(e->a, env, &a)) != KF_FOLD_OK) return st;
-        st = kf_fold_unary((kf_scalar)e->a->type.scalar, (kf_op)e->op, a, out);
+        s = (kf_scalar)e->a->type.scalar;
+        st = kf_fold_unary(s, (kf_op)e->op, a, out);
+        if (st == KF_FOLD_OK && env->exact && e->op == KF_OP_NEG && cls_int(s) && !fits(s, -exact_of(s, a)))
+            st = KF_FOLD_OVERFLOW;
         break;
     case KF_N_CAST:
         if ((st = eval(e->a, env, &a)) != KF_FOLD_OK) return st;
-        *out = kf_fold_convert((kf_scalar)e->a->type.scalar, (kf_scalar)e->type.scalar, a);
+        s = (kf_scalar)e->a->type.scalar;
+        *out = kf_fold_convert(s, (kf_scalar)e->type.scalar, a);
+        if (env->exact && !convert_exact(s, (kf_scalar)e->type.scalar, a)) return *env->bad = e, KF_FOLD_OVERFLOW;
         return KF_FOLD_OK;
     case KF_N_CALL:
         if (e->sym) return *env->bad = e, KF_FOLD_NO;
@@ -458,11 +517,11 @@ static kf_fold_status eval(const kf_node *e, eval_env *env, kf_cv *out)
     return st;
 }
 
-kf_fold_status kf_fold_eval(const kf_node *e, kf_eval_name_fn name, void *ctx, kf_cv *out,
+kf_fold_status kf_fold_eval(const kf_node *e, kf_eval_name_fn name, void *ctx, bool exact, kf_cv *out,
                             const kf_node **bad)
 {
     const kf_node *dummy = NULL;
-    eval_env env = {name, ctx, bad ? bad : &dummy};
+    eval_env env = {name, ctx, exact, bad ? bad : &dummy};
     return eval(e, &env, out);
 }
 

@@ -26,7 +26,7 @@ typedef union {
 } kf_cv;
 
 /* ---- exact constant arithmetic (sema_fold.c) ---------------------------- */
-typedef enum { KF_FOLD_OK, KF_FOLD_DIV0, KF_FOLD_NO } kf_fold_status;
+typedef enum { KF_FOLD_OK, KF_FOLD_DIV0, KF_FOLD_NO, KF_FOLD_OVERFLOW } kf_fold_status;
 
 /* Canonical cval of integer bits for scalar s (wrap, then sign/zero extend). */
 uint64_t kf_fold_wrap(kf_scalar s, uint64_t v);
@@ -65,9 +65,12 @@ bool kf_literal_to(const kf_literal *lit, kf_scalar s, kf_cv *out, const char **
 /* Re-evaluates cval of the expression e (typed by sema) from its children,
  * where names get their value from `name` (which returns false when the
  * name is unknown: the whole evaluation gives NO). Nodes already is_const
- * keep their cval. *bad is set to the node that failed. */
+ * keep their cval. *bad is set to the node that failed. With exact, an
+ * integer operation, negation or conversion whose true result does not fit
+ * its type (which the kernel's arithmetic would wrap) gives OVERFLOW, as
+ * @schedule grid expressions need. */
 typedef bool (*kf_eval_name_fn)(void *ctx, const kf_node *name, kf_cv *out);
-kf_fold_status kf_fold_eval(const kf_node *e, kf_eval_name_fn name, void *ctx, kf_cv *out,
+kf_fold_status kf_fold_eval(const kf_node *e, kf_eval_name_fn name, void *ctx, bool exact, kf_cv *out,
                             const kf_node **bad);
 /* Writes expression e as source text (for messages about grid expressions). */
 void kf_expr_str(kf_buf *out, const kf_node *e);

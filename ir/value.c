@@ -1,9 +1,9 @@
 /* Host-side values: parsing scalar arguments ("1024", "-3", "0x10",
  * "1e-6", "true") into lane bits, and evaluating a kernel's @schedule grid
- * expressions from its scalar arguments with exactly the kernel's
- * semantics (the same folding code sema uses: wrapping integers, cdiv,
- * min/max, conversions), so the grid the runtime launches is the grid the
- * kernel computes. */
+ * expressions from its scalar arguments with the kernel's semantics (the
+ * same folding code sema uses: cdiv, min/max, conversions), except that an
+ * integer operation that would wrap is an error naming the expression: the
+ * grid the runtime launches is the grid the expression says, or none. */
 #include "sema_impl.h"
 
 #include <stdio.h>
@@ -15,14 +15,30 @@ static kf_status parse_scalar(const char *text, kf_scalar s, const char *param, 
     kf_cv v;
     const char *why = NULL;
     const char *p = param ? param : "?";
-    if (!kf_literal_parse(text, &lit))
-        return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': '%s' is not a number, true or false", p, text);
+    if (!kf_literal_parse(text, &lit)) {
+        const char *d = text + (text[0] == '-' || text[0] == '+');
+        bool numeric = *d >= '0' && *d <= '9';
+        return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': '%s' is not a number, true or false%s", p, text,
+                            numeric ? " (numbers are " KF_NUMBER_SYNTAX ")" : "");
+    }
     if (!kf_literal_to(&lit, s, &v, &why))
         return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': %s %s%s%s", p, text, why,
                             strcmp(why, "does not fit") == 0 ? " " : "",
                             strcmp(why, "does not fit") == 0 ? kf_scalar_names[s] : "");
     *bits = kf_cv_to_bits(s, v);
     return KF_OK;
+}
+
+bool kf_value_parse_u64(const char *text, size_t len, uint64_t *out)
+{
+    char buf[96];
+    kf_literal lit;
+    if (len == 0 || len >= sizeof buf || text[0] == '-' || text[0] == '+') return false;
+    memcpy(buf, text, len);
+    buf[len] = 0;
+    if (!kf_literal_parse(buf, &lit) || lit.kind != 'i') return false;
+    *out = lit.mag;
+    return true;
 }
 
 kf_status kf_value_parse(const char *text, kf_type t, const char *param, kf_value *out, kf_error *err)
@@ -84,6 +100,22 @@ static bool grid_name(void *ctx, const kf_node *name, kf_cv *out)
     return false;
 }
 
+/* A grid expression whose arithmetic would wrap: names the expression,
+ * the part that overflows and its type. */
+static kf_status overflow_error(const kf_ir_kernel *k, char dim, const kf_node *e, const char *ts, const kf_node *bad,
+                                kf_error *err)
+{
+    kf_buf part = {0};
+    char tn[48];
+    kf_expr_str(&part, bad->kind == KF_N_CAST ? bad->a : bad);   /* a conversion: the value converted */
+    kf_status st = kf_error_set_at(err, KF_ERR_USAGE, e->loc,
+                                   "kernel '%s': grid.%c = %s overflows for these arguments: %s does not fit %s "
+                                   "(a grid expression must not wrap)",
+                                   k->name, dim, ts, part.data ? part.data : "?", kf_type_str(bad->type, tn, sizeof tn));
+    kf_buf_free(&part);
+    return st;
+}
+
 static kf_status grid_dim(const kf_ir_kernel *k, unsigned i, grid_env *env, uint32_t *dim, kf_error *err)
 {
     static const char dims[] = "xyz";
@@ -95,11 +127,13 @@ static kf_status grid_dim(const kf_ir_kernel *k, unsigned i, grid_env *env, uint
     if (!e) return kf_error_set(err, KF_ERR_USAGE, "kernel '%s': grid.%c has no expression", k->name, dims[i]);
     kf_expr_str(&text, e);
     const char *ts = text.data ? text.data : "";
-    kf_fold_status fs = kf_fold_eval(e, grid_name, env, &v, &bad);
+    kf_fold_status fs = kf_fold_eval(e, grid_name, env, true, &v, &bad);
     uint64_t lim = i == 0 ? INT32_MAX : 65535;
     if (fs == KF_FOLD_DIV0) {
         st = kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': grid.%c = %s divides by zero for these arguments",
                              k->name, dims[i], ts);
+    } else if (fs == KF_FOLD_OVERFLOW) {
+        st = overflow_error(k, dims[i], e, ts, bad, err);
     } else if (fs != KF_FOLD_OK) {
         st = env->bad_param
                  ? kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': grid.%c = %s needs a scalar argument of the parameter's type for '%s'",

@@ -203,12 +203,24 @@ static void mem_clear(void)
 }
 
 /* ---- the directory ---------------------------------------------------------------- */
-void kf_cache_dir(char *buf, size_t len)
+bool kf_cache_dir(char *buf, size_t len)
 {
     const char *d = getenv("KFORGE_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-    if (d && *d) snprintf(buf, len, "%s", d);
-    else if (x && *x) snprintf(buf, len, "%s/kforge", x);
-    else snprintf(buf, len, "%s/.cache/kforge", h && *h ? h : "/tmp");
+    int n;
+    if (d && *d) n = snprintf(buf, len, "%s", d);
+    else if (x && *x) n = snprintf(buf, len, "%s/kforge", x);
+    else n = snprintf(buf, len, "%s/.cache/kforge", h && *h ? h : "/tmp");
+    if (n >= 0 && (size_t)n < len) return true;
+    if (len) buf[0] = 0;
+    return false;
+}
+
+/* Why the directory cannot be used as given (kf_cache_dir said no). */
+static void dir_too_long(char *out, size_t n)
+{
+    const char *d = getenv("KFORGE_CACHE_DIR");
+    snprintf(out, n, "the cache directory %s is longer than the %d bytes a path may have; set KFORGE_CACHE_DIR "
+             "to a shorter one", d && *d ? "from KFORGE_CACHE_DIR" : "from XDG_CACHE_HOME or HOME", KF_CACHE_DIR_MAX - 1);
 }
 
 bool kf_cache_disk_enabled(void)
@@ -227,6 +239,14 @@ static void warn(char *w, size_t wlen, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The directory is unusable: the disk half is skipped, with a warning. */
+static void no_disk(char *w, size_t wlen)
+{
+    char why[300];
+    dir_too_long(why, sizeof why);
+    warn(w, wlen, "%s; the build goes on uncached", why);
+}
+
 static void entry_path(char *buf, size_t len, const char *dir, kf_cache_key key)
 {
     snprintf(buf, len, "%s/%016llx%016llx.kfc", dir, (unsigned long long)key.hi, (unsigned long long)key.lo);
@@ -234,7 +254,7 @@ static void entry_path(char *buf, size_t len, const char *dir, kf_cache_key key)
 
 static bool mkdir_p(const char *dir)
 {
-    char tmp[4096];
+    char tmp[KF_CACHE_DIR_MAX];
     snprintf(tmp, sizeof tmp, "%s", dir);
     for (char *p = tmp + 1; *p; p++) {
         if (*p != '/') continue;
@@ -242,7 +262,12 @@ static bool mkdir_p(const char *dir)
         if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return false;
         *p = '/';
     }
-    return mkdir(tmp, 0755) == 0 || errno == EEXIST;
+    struct stat sb;
+    if (mkdir(tmp, 0755) == 0) return true;
+    if (errno != EEXIST) return false;
+    if (stat(tmp, &sb) == 0 && S_ISDIR(sb.st_mode)) return true;
+    errno = ENOTDIR;   /* a file where the directory should be */
+    return false;
 }
 
 /* ---- entry encoding ----------------------------------------------------------------- */
@@ -284,79 +309,75 @@ static const char *entry_check(const unsigned char *data, size_t size, const kf_
     return NULL;
 }
 
-static bool read_all(const char *path, unsigned char **data, size_t *size)
+/* Reads one entry: a regular file of at most KF_CACHE_ENTRY_MAX bytes (a
+ * FIFO or /dev/zero at an entry's path is refused, not read). False with
+ * the reason in e when that fails; *missing when there is no file. */
+static bool read_entry(const char *path, unsigned char **data, size_t *size, kf_error *e, bool *missing)
 {
     char *d;
-    size_t n;
-    kf_error e = {0};
-    if (kf_read_file(path, &d, &n, &e) != KF_OK) return false;
-    *data = (unsigned char *)d;
-    *size = n;
-    return true;
+    struct stat sb;
+    *missing = false;
+    if (kf_read_file_max(path, KF_CACHE_ENTRY_MAX, &d, size, e) == KF_OK) {
+        *data = (unsigned char *)d;
+        return true;
+    }
+    *missing = lstat(path, &sb) != 0;   /* nothing there (or no directory to hold it) */
+    return false;
 }
 
-static kf_cache_result disk_find(kf_cache_key key, kf_cache_blob *out, char *w, size_t wlen)
+/* A bad entry is counted, removed and reported; the caller rebuilds it. */
+static void drop_entry(const char *path, const char *why, char *w, size_t wlen)
 {
-    char dir[4096], path[4200];
-    kf_cache_dir(dir, sizeof dir);
+    atomic_fetch_add(&n_corrupt, 1);
+    bool removed = unlink(path) == 0;
+    warn(w, wlen, "cache entry %s was unusable (%s); %s and rebuilt", path, why, removed ? "removed" : "left in place");
+}
+
+static kf_cache_result disk_find(const char *dir, kf_cache_key key, kf_cache_blob *out, char *w, size_t wlen)
+{
+    char path[KF_CACHE_DIR_MAX + 64];
     entry_path(path, sizeof path, dir, key);
     unsigned char *data;
     size_t size;
-    if (!read_all(path, &data, &size)) return KF_CACHE_MISS;
-    kf_cache_blob view;
-    const char *bad = entry_check(data, size, &key, &view);
-    if (bad) {
-        atomic_fetch_add(&n_corrupt, 1);
-        unlink(path);
-        warn(w, wlen, "cache entry %s was unusable (%s); removed and rebuilt", path, bad);
-        free(data);
+    kf_error e = {0};
+    bool missing;
+    if (!read_entry(path, &data, &size, &e, &missing)) {
+        if (!missing) drop_entry(path, e.msg, w, wlen);
         return KF_CACHE_MISS;
     }
-    bool ok = blob_copy(out, &view);
+    kf_cache_blob view;
+    const char *bad = entry_check(data, size, &key, &view);
+    bool ok = !bad && blob_copy(out, &view);
+    if (bad) drop_entry(path, bad, w, wlen);
     free(data);
     return ok ? KF_CACHE_HIT_DISK : KF_CACHE_MISS;
 }
 
-static bool write_all(int fd, const void *p, size_t n)
+/* Writes the entry as one step (kf_write_file): readers in other
+ * processes see no entry or a whole one; a failed write (read-only or full
+ * disk, the directory a file) is a warning. */
+static void disk_put(const char *dir, kf_cache_key key, const kf_cache_blob *b, char *w, size_t wlen)
 {
-    const unsigned char *c = p;
-    while (n) {
-        ssize_t k = write(fd, c, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return false;
-        c += k;
-        n -= (size_t)k;
-    }
-    return true;
-}
-
-static atomic_uint tmp_serial;
-
-static void disk_put(kf_cache_key key, const kf_cache_blob *b, char *w, size_t wlen)
-{
-    char dir[4096], path[4200], tmp[4300];
-    kf_cache_dir(dir, sizeof dir);
+    char path[KF_CACHE_DIR_MAX + 64];
     if (!mkdir_p(dir)) {
-        warn(w, wlen, "cannot create the cache directory %s: %s", dir, strerror(errno));
+        warn(w, wlen, "cannot create the cache directory %s: %s; the build goes on uncached", dir, strerror(errno));
         return;
     }
     entry_path(path, sizeof path, dir, key);
-    snprintf(tmp, sizeof tmp, "%s/.tmp-%ld-%u-%016llx", dir, (long)getpid(), atomic_fetch_add(&tmp_serial, 1),
-             (unsigned long long)key.lo);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd < 0) {
-        warn(w, wlen, "cannot write the cache entry %s: %s", tmp, strerror(errno));
-        return;
-    }
     uint64_t h[8];
     header_make(h, key, b);
-    bool ok = write_all(fd, h, sizeof h) && write_all(fd, b->ptx, b->ptx_len) &&
-              write_all(fd, b->cubin, b->cubin_len);
-    ok = (close(fd) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        warn(w, wlen, "cannot write the cache entry %s: %s", path, strerror(errno));
-        unlink(tmp);
+    size_t n = sizeof h + b->ptx_len + b->cubin_len;
+    unsigned char *img = malloc(n);
+    kf_error e = {0};
+    if (!img) {
+        warn(w, wlen, "out of memory writing the cache entry %s; the build goes on uncached", path);
+        return;
     }
+    memcpy(img, h, sizeof h);
+    if (b->ptx_len) memcpy(img + sizeof h, b->ptx, b->ptx_len);
+    if (b->cubin_len) memcpy(img + sizeof h + b->ptx_len, b->cubin, b->cubin_len);
+    if (kf_write_file(path, img, n, &e) != KF_OK) warn(w, wlen, "%s; the build goes on uncached", e.msg);
+    free(img);
 }
 
 /* ---- the public calls ------------------------------------------------------------------ */
@@ -368,7 +389,10 @@ kf_cache_result kf_cache_lookup(kf_cache_key key, kf_cache_blob *out, char *warn
         atomic_fetch_add(&n_mem_hits, 1);
         return KF_CACHE_HIT_MEMORY;
     }
-    kf_cache_result r = kf_cache_disk_enabled() ? disk_find(key, out, warning, wlen) : KF_CACHE_MISS;
+    kf_cache_result r = KF_CACHE_MISS;
+    char dir[KF_CACHE_DIR_MAX];
+    if (kf_cache_disk_enabled() && !kf_cache_dir(dir, sizeof dir)) no_disk(warning, wlen);
+    else if (kf_cache_disk_enabled()) r = disk_find(dir, key, out, warning, wlen);
     if (r == KF_CACHE_HIT_DISK) {
         atomic_fetch_add(&n_disk_hits, 1);
         mem_put(key, out);
@@ -383,7 +407,9 @@ kf_status kf_cache_store(kf_cache_key key, const kf_cache_blob *b, char *warning
     if (warning && wlen) warning[0] = 0;
     if (!mem_put(key, b)) return KF_ERR_NOMEM;
     atomic_fetch_add(&n_stores, 1);
-    if (kf_cache_disk_enabled()) disk_put(key, b, warning, wlen);
+    char dir[KF_CACHE_DIR_MAX];
+    if (kf_cache_disk_enabled() && !kf_cache_dir(dir, sizeof dir)) no_disk(warning, wlen);
+    else if (kf_cache_disk_enabled()) disk_put(dir, key, b, warning, wlen);
     return KF_OK;
 }
 
@@ -396,8 +422,12 @@ static bool is_entry_name(const char *n)
 /* Calls fn on every entry (and, with tmp, every stale temporary) in the directory. */
 static kf_status scan(bool tmp, void (*fn)(const char *path, const char *name, void *ctx), void *ctx, kf_error *err)
 {
-    char dir[4096];
-    kf_cache_dir(dir, sizeof dir);
+    char dir[KF_CACHE_DIR_MAX];
+    if (!kf_cache_dir(dir, sizeof dir)) {
+        char why[200];
+        dir_too_long(why, sizeof why);
+        return kf_error_set(err, KF_ERR_USAGE, "%s", why);
+    }
     DIR *d = opendir(dir);
     if (!d) {
         if (errno == ENOENT) return KF_OK;
@@ -406,7 +436,7 @@ static kf_status scan(bool tmp, void (*fn)(const char *path, const char *name, v
     struct dirent *de;
     while ((de = readdir(d))) {
         if (!is_entry_name(de->d_name) && !(tmp && strncmp(de->d_name, ".tmp-", 5) == 0)) continue;
-        char path[4400];
+        char path[KF_CACHE_DIR_MAX + 300];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         fn(path, de->d_name, ctx);
     }
@@ -463,15 +493,17 @@ typedef struct {
 static void verify_entry(const char *path, const char *name, void *ctx)
 {
     verify_ctx *v = ctx;
-    unsigned char *data;
+    unsigned char *data = NULL;
     size_t size;
-    if (!read_all(path, &data, &size)) return;   /* vanished meanwhile */
+    kf_error e = {0};
+    bool missing;
     kf_cache_key k;
     unsigned long long hi, lo;
     sscanf(name, "%16llx%16llx", &hi, &lo);
     k.hi = hi, k.lo = lo;
-    const char *bad = entry_check(data, size, &k, NULL);
+    const char *bad = read_entry(path, &data, &size, &e, &missing) ? entry_check(data, size, &k, NULL) : e.msg;
     free(data);
+    if (missing) return;   /* vanished meanwhile */
     if (!bad) {
         v->good++;
         return;

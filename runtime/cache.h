@@ -8,9 +8,12 @@
  * ~/.cache/kforge; KFORGE_CACHE=0 turns the disk half off (read at each
  * call). Entries are written to a temporary file and renamed into place,
  * so readers never see half an entry and two writers both succeed. Each
- * entry has a header and checksums; a truncated or corrupt one is reported
- * through a warning out-parameter (never printed), removed, and treated as
- * a miss so the caller rebuilds it. */
+ * entry has a header and checksums and is read only if it is a regular file
+ * of bounded size; a truncated or corrupt one, or anything else at an
+ * entry's path (a FIFO, a device), is reported through a warning
+ * out-parameter (never printed), removed, and treated as a miss so the
+ * caller rebuilds it. A failing disk write (a read-only or full disk, the
+ * directory being a file) is a warning too: the cache never fails a build. */
 #ifndef KF_CACHE_H
 #define KF_CACHE_H
 
@@ -62,9 +65,14 @@ kf_cache_result kf_cache_lookup(kf_cache_key key, kf_cache_blob *out, char *warn
  * failed disk write is a warning, not an error. Returns KF_ERR_NOMEM only. */
 kf_status kf_cache_store(kf_cache_key key, const kf_cache_blob *b, char *warning, size_t wlen);
 
+/* Room for the cache directory's path and its NUL (a path's limit). */
+#define KF_CACHE_DIR_MAX 4096
+/* Most bytes of one disk entry (a larger file there is refused, not read). */
+#define KF_CACHE_ENTRY_MAX (UINT64_C(1) << 30)
+
 typedef struct {
     bool disk_enabled;
-    char dir[4096];
+    char dir[KF_CACHE_DIR_MAX];
     uint64_t mem_entries, mem_bytes;
     uint64_t disk_entries, disk_bytes;   /* from a scan of the directory */
     uint64_t mem_hits, disk_hits, misses, stores, corrupt;   /* this process */
@@ -76,8 +84,11 @@ kf_status kf_cache_clear(bool disk, uint64_t *removed, kf_error *err);
  * when `remove` is set. *bad_names (may be NULL) gets a heap list, one
  * file name per line (free it). */
 kf_status kf_cache_verify(bool remove, uint64_t *good, uint64_t *bad, char **bad_names, kf_error *err);
-/* The directory in use (whether or not enabled). */
-void kf_cache_dir(char *buf, size_t len);
+/* The directory in use (whether or not enabled). False, with buf "", when
+ * its path does not fit in len bytes: it is never cut short. Lookups and
+ * stores then skip the disk with a warning saying so; stats, clear and
+ * verify fail with KF_ERR_USAGE. */
+bool kf_cache_dir(char *buf, size_t len);
 bool kf_cache_disk_enabled(void);
 
 #endif

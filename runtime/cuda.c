@@ -1,8 +1,10 @@
 /* The CUDA driver, loaded at run time: libcuda.so.1 is opened once per
  * process with dlopen ($KF_LIBCUDA forces a path, which the no-driver tests
  * use), every entry point of cuda_drv.h's list is resolved into the table
- * kf_cu, and cuInit runs. Nothing links against the driver, so machines
- * without one build and run everything that does not need a GPU. */
+ * kf_cu, and cuInit and cuDriverGetVersion run (again at the next load
+ * while they fail, so a passing failure does not disable the driver for
+ * the process). Nothing links against the driver, so machines without one
+ * build and run everything that does not need a GPU. */
 #include "cuda_drv.h"
 
 #include <dlfcn.h>
@@ -14,12 +16,14 @@ kf_cu_table kf_cu;
 
 static struct {
     void *lib;
-    CUresult init;       /* cuInit's result */
+    CUresult init;       /* cuInit's last result */
+    bool ready;          /* cuInit and cuDriverGetVersion have succeeded */
     int version;
     char why[1024];
 } drv;
 
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t drv_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static bool resolve(void)
 {
@@ -44,10 +48,28 @@ static void drv_load(void)
     if (!resolve()) {
         dlclose(drv.lib);
         drv.lib = NULL;
-        return;
     }
-    drv.init = kf_cu.Init(0);
-    kf_cu.DriverGetVersion(&drv.version);
+}
+
+/* cuInit and the driver's version (a part of every cache key), until both
+ * have worked once. */
+static kf_status drv_init(kf_error *err)
+{
+    kf_status st = KF_OK;
+    pthread_mutex_lock(&drv_lock);
+    if (!drv.ready) {
+        drv.init = kf_cu.Init(0);
+        CUresult r = drv.init;
+        if (r == CUDA_SUCCESS && (r = kf_cu.DriverGetVersion(&drv.version)) != CUDA_SUCCESS)
+            st = kf_cu_fail(err, "cuDriverGetVersion", r, __FILE__, __LINE__);
+        else if (r == CUDA_ERROR_NO_DEVICE)
+            st = kf_error_set(err, KF_ERR_DEVICE, "no CUDA GPU found (cuInit: CUDA_ERROR_NO_DEVICE); --backend cpu works without");
+        else if (r != CUDA_SUCCESS)
+            st = kf_cu_fail(err, "cuInit", r, __FILE__, __LINE__);
+        drv.ready = st == KF_OK;
+    }
+    pthread_mutex_unlock(&drv_lock);
+    return st;
 }
 
 kf_status kf_cu_load(kf_error *err)
@@ -57,26 +79,47 @@ kf_status kf_cu_load(kf_error *err)
         return kf_error_set(err, KF_ERR_DEVICE,
                             "no CUDA driver: cannot load libcuda.so.1 (%s). The cuda and ptx backends need an "
                             "NVIDIA GPU and its driver; --backend cpu works without", drv.why);
-    if (drv.init == CUDA_ERROR_NO_DEVICE)
-        return kf_error_set(err, KF_ERR_DEVICE, "no CUDA GPU found (cuInit: CUDA_ERROR_NO_DEVICE); --backend cpu works without");
-    if (drv.init != CUDA_SUCCESS) return kf_cu_fail(err, "cuInit(0)", drv.init, __FILE__, __LINE__);
-    return KF_OK;
+    return drv_init(err);
 }
 
 int kf_cu_driver_version(void)
 {
     pthread_once(&drv_once, drv_load);
-    return drv.lib ? drv.version : 0;
+    pthread_mutex_lock(&drv_lock);
+    int v = drv.lib && drv.ready ? drv.version : 0;
+    pthread_mutex_unlock(&drv_lock);
+    return v;
+}
+
+/* The driver's name of a call: `api` is "cu" followed by a kf_cu field and
+ * maybe its arguments (CU_CHECK's text) or already a name; the table's
+ * symbol without its ABI suffix ("cuMemAlloc", not "cuMemAlloc_v2"). */
+static void api_name(const char *api, char *out, size_t n)
+{
+    static const char *const fields[] = {
+#define X(f, sym, r, p) #f, sym,
+        KF_CU_FUNCS(X)
+#undef X
+    };
+    size_t len = strcspn(api, "( ");
+    snprintf(out, n, "%.*s", (int)len, api);
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i += 2)
+        if (len > 2 && strlen(fields[i]) == len - 2 && !strncmp(api + 2, fields[i], len - 2))
+            snprintf(out, n, "%s", fields[i + 1]);
+    char *v2 = strstr(out, "_v2");
+    if (v2 && !v2[3]) *v2 = 0;
 }
 
 kf_status kf_cu_fail(kf_error *err, const char *api, CUresult r, const char *file, int line)
 {
     const char *name = NULL, *str = NULL;
-    if (kf_cu.GetErrorName) kf_cu.GetErrorName(r, &name);
-    if (kf_cu.GetErrorString) kf_cu.GetErrorString(r, &str);
+    if (kf_cu.GetErrorName && kf_cu.GetErrorName(r, &name) != CUDA_SUCCESS) name = NULL;
+    if (kf_cu.GetErrorString && kf_cu.GetErrorString(r, &str) != CUDA_SUCCESS) str = NULL;
     kf_status st = (r == 700 || r == 702 || r == 715 || r == 716 || r == 719) ? KF_ERR_RUNTIME
                                                                                           : KF_ERR_DEVICE;
-    return kf_error_set(err, st, "%s failed: %s (%d): %s (%s:%d)", api, name ? name : "CUDA_ERROR_UNKNOWN", (int)r,
+    char call[96];
+    api_name(api, call, sizeof call);
+    return kf_error_set(err, st, "%s failed: %s (%d): %s (%s:%d)", call, name ? name : "CUDA_ERROR_UNKNOWN", (int)r,
                         str ? str : "unknown error", file, line);
 }
 
@@ -84,7 +127,6 @@ kf_status kf_cuda_device_count(int *count, int *driver_version, kf_error *err)
 {
     *count = 0;
     *driver_version = 0;
-    pthread_once(&drv_once, drv_load);
     kf_status st = kf_cu_load(err);
     *driver_version = kf_cu_driver_version();
     if (st != KF_OK) return drv.lib && drv.init == CUDA_ERROR_NO_DEVICE ? KF_OK : st;

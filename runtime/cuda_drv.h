@@ -98,11 +98,14 @@ typedef struct {
 extern kf_cu_table kf_cu;
 
 /* Opens libcuda.so.1 ($KF_LIBCUDA forces a path) once per process and runs
- * cuInit. Missing driver or no GPU is KF_ERR_DEVICE with a clear message. */
+ * cuInit and cuDriverGetVersion until they have succeeded once. Missing
+ * driver or no GPU is KF_ERR_DEVICE with a clear message. */
 kf_status kf_cu_load(kf_error *err);
 int kf_cu_driver_version(void);
 
-/* Records a failed driver call: API, error name and string, file:line. */
+/* Records a failed driver call: the API by its driver name (api is "cu" +
+ * a kf_cu field, possibly followed by the call's arguments, as CU_CHECK
+ * passes it), the error name, number and string, file:line. */
 kf_status kf_cu_fail(kf_error *err, const char *api, CUresult r, const char *file, int line);
 
 /* Every driver call: on failure sets `st` and jumps to `cleanup`. */

@@ -2,8 +2,10 @@
  * is found once per process (runtime/dl.c; $KF_LIBNVRTC forces a path) and
  * its entry points live in one table filled from an X-macro list. Every
  * NVRTC call goes through NVRTC_CHECK, which records the API name, the
- * error name, __FILE__:__LINE__ and the program log, then jumps to cleanup
- * (STYLE.md 8). Works without a GPU or a driver. */
+ * error name and number, __FILE__:__LINE__ and the program log, then jumps
+ * to cleanup (STYLE.md 8); the version is asked until NVRTC answers, and a
+ * compile needs it. Reading the log is best effort (a compile does not fail
+ * for want of its log). Works without a GPU or a driver. */
 #include "nvrtc.h"
 #include "rt_impl.h"
 
@@ -38,11 +40,12 @@ static struct {
     NVRTC_FUNCS(X)
 #undef X
     void *lib;
-    int version;
+    int version;      /* 0 until nvrtcVersion has answered */
     char why[1024];   /* why loading failed */
 } nv;
 
 static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t nv_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void nv_load(void)
 {
@@ -61,28 +64,46 @@ static void nv_load(void)
     }
     NVRTC_FUNCS(X)
 #undef X
+}
+
+/* api: the function's name, maybe followed by the call's arguments. */
+static kf_status nv_fail(kf_error *err, const char *api, nvrtcResult r, const char *file, int line)
+{
+    return kf_error_set(err, KF_ERR_DEVICE, "%.*s failed: %s (%d) (%s:%d)", (int)strcspn(api, "("), api,
+                        nv.nvrtcGetErrorString(r), (int)r, file, line);
+}
+
+/* Asks NVRTC its version (a part of every CUDA-C cache key) until it has
+ * answered once; *version is 0 while it does not. */
+static nvrtcResult query_version(int *version)
+{
     int major = 0, minor = 0;
-    if (nv.nvrtcVersion(&major, &minor) == 0) nv.version = major * 1000 + minor * 10;
+    nvrtcResult r = 0;
+    pthread_mutex_lock(&nv_lock);
+    if (!nv.version && (r = nv.nvrtcVersion(&major, &minor)) == 0) nv.version = major * 1000 + minor * 10;
+    *version = nv.version;
+    pthread_mutex_unlock(&nv_lock);
+    return r;
 }
 
 static kf_status nv_ready(kf_error *err)
 {
     pthread_once(&nv_once, nv_load);
-    if (nv.lib) return KF_OK;
-    return kf_error_set(err, KF_ERR_DEVICE,
-                        "NVRTC is not available (needed to compile CUDA-C): %s. Install the CUDA toolkit, "
-                        "set CUDA_HOME, or use the ptx backend", nv.why);
+    if (!nv.lib)
+        return kf_error_set(err, KF_ERR_DEVICE,
+                            "NVRTC is not available (needed to compile CUDA-C): %s. Install the CUDA toolkit, "
+                            "set CUDA_HOME, or use the ptx backend", nv.why);
+    int v;
+    nvrtcResult r = query_version(&v);
+    return r == 0 ? KF_OK : nv_fail(err, "nvrtcVersion", r, __FILE__, __LINE__);
 }
 
 int kf_nvrtc_version(void)
 {
+    int v = 0;
     pthread_once(&nv_once, nv_load);
-    return nv.lib ? nv.version : 0;
-}
-
-static kf_status nv_fail(kf_error *err, const char *api, nvrtcResult r, const char *file, int line)
-{
-    return kf_error_set(err, KF_ERR_DEVICE, "%s failed: %s (%s:%d)", api, nv.nvrtcGetErrorString(r), file, line);
+    if (nv.lib) query_version(&v);
+    return v;
 }
 
 /* On failure: records the call, the error and the location, then cleans up. */

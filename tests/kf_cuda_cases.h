@@ -433,4 +433,11 @@ static const kf_cuda_case kf_cuda_cases[] = {case_saxpy, case_shifts, case_conve
                                              case_vectors, case_warp, case_names, case_cvt_all,
                                              case_ops_all, case_math_all, case_atomics_all, case_misc, case_latch};
 
+/* Builds case c into b and pairs its markers, as lowering does. */
+static inline void kb_build(kb *b, kf_cuda_case c)
+{
+    c(b);
+    (void)kf_ir_link(&b->k);
+}
+
 #endif

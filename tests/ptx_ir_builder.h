@@ -91,12 +91,13 @@ static inline uint32_t irb_array(irb *b, const char *name, kf_scalar s, unsigned
     return i;
 }
 
-/* Emits the builder's kernel; returns heap text (free()) or NULL on error
- * (diagnostics in *d). */
+/* Links and emits the builder's kernel; returns heap text (free()) or NULL
+ * on error (diagnostics in *d). */
 static inline char *irb_emit(irb *b, uint32_t arch, bool g, kf_linemap *lm, kf_diags *d)
 {
     kf_emit_opts o = {arch, g};
     kf_buf out = {0};
+    (void)kf_ir_link(&b->k);   /* as lowering does; unbalanced markers are the emitter's to report */
     kf_status st = kf_ptx_emit(&b->m, &b->k, &o, &out, lm, d);
     if (st != KF_OK) {
         kf_buf_free(&out);

@@ -82,15 +82,44 @@ static void ir_link_pairs_markers(void **state)
         {.op = KF_IR_CONTINUE}, {.op = KF_IR_ENDIF}, {.op = KF_IR_LATCH}, {.op = KF_IR_ENDLOOP},
     };
     kf_ir_kernel k = {.ins = ins, .nins = 8};
+    assert_false(kf_ir_linked(&k));   /* not linked yet: no structure stored */
     assert_true(kf_ir_link(&k));
-    assert_int_equal(ins[0].imm, 7);
-    assert_int_equal(ins[1].imm, 3);
-    assert_int_equal(ins[3].imm, 5);
-    assert_int_equal(ins[2].imm, 0);
-    assert_int_equal(ins[6].imm, 0);
+    assert_true(kf_ir_linked(&k));
+    /* every marker knows its whole structure: {head, mid, end} */
+    static const kf_ir_flow want[8] = {
+        {0, 6, 7}, {1, 3, 5}, {0, 6, 7}, {1, 3, 5}, {0, 6, 7}, {1, 3, 5}, {0, 6, 7}, {0, 6, 7},
+    };
+    for (uint32_t i = 0; i < 8; i++) {
+        kf_ir_flow f = kf_ir_flow_of(&k, i);
+        assert_int_equal(f.head, want[i].head);
+        assert_int_equal(f.mid, want[i].mid);
+        assert_int_equal(f.end, want[i].end);
+    }
+    /* nested loops: break and continue belong to the innermost; no ELSE/LATCH is mid 0 */
+    kf_ir_ins nest[] = {
+        {.op = KF_IR_LOOP}, {.op = KF_IR_BREAK}, {.op = KF_IR_LOOP}, {.op = KF_IR_CONTINUE}, {.op = KF_IR_ENDLOOP},
+        {.op = KF_IR_CONTINUE}, {.op = KF_IR_IF}, {.op = KF_IR_ENDIF}, {.op = KF_IR_ENDLOOP},
+    };
+    kf_ir_kernel kn = {.ins = nest, .nins = 9};
+    assert_true(kf_ir_link(&kn));
+    assert_int_equal(kf_ir_flow_of(&kn, 1).end, 8);
+    assert_int_equal(kf_ir_flow_of(&kn, 3).head, 2);
+    assert_int_equal(kf_ir_flow_of(&kn, 3).end, 4);
+    assert_int_equal(kf_ir_flow_of(&kn, 5).head, 0);
+    assert_int_equal(kf_ir_flow_of(&kn, 5).mid, 0);
+    assert_int_equal(kf_ir_flow_of(&kn, 6).end, 7);
+    /* a corrupted link is seen by kf_ir_linked */
+    nest[4].imm = 0;
+    assert_false(kf_ir_linked(&kn));
     kf_ir_ins bad[] = {{.op = KF_IR_IF}, {.op = KF_IR_ENDLOOP}};
     kf_ir_kernel kb = {.ins = bad, .nins = 2};
     assert_false(kf_ir_link(&kb));
+    kf_ir_ins twice[] = {{.op = KF_IR_IF}, {.op = KF_IR_ELSE}, {.op = KF_IR_ELSE}, {.op = KF_IR_ENDIF}};
+    kf_ir_kernel kt = {.ins = twice, .nins = 4};
+    assert_false(kf_ir_link(&kt));
+    kf_ir_ins stray[] = {{.op = KF_IR_BREAK}};
+    kf_ir_kernel ks = {.ins = stray, .nins = 1};
+    assert_false(kf_ir_link(&ks));
 }
 
 int main(void)

@@ -8,86 +8,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "../tools/npy.c"
 
-extern char **environ;
+#include "cli_run.h"
 
 #define SRC KF_SOURCE_DIR
-static char tmpdir[] = "/tmp/kf_cli_XXXXXX";
-
-typedef struct {
-    int status;      /* exit status, or -1 if it did not exit normally */
-    char *out, *err;
-} result;
-
-static char *slurp(const char *path)
-{
-    char *d;
-    size_t n;
-    kf_error e = {0};
-    if (kf_read_file(path, &d, &n, &e) != KF_OK) return strdup("");
-    return d;
-}
-
-/* Runs kforge with the NULL-terminated argument list. */
-static result kforge(const char *first, ...)
-{
-    const char *argv[64];
-    int n = 0;
-    const char *exe = getenv("KFORGE");
-    assert_non_null(exe);
-    argv[n++] = exe;
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a && n < 63; a = va_arg(ap, const char *)) argv[n++] = a;
-    va_end(ap);
-    argv[n] = NULL;
-    char op[256], ep[256];
-    snprintf(op, sizeof op, "%s/stdout", tmpdir);
-    snprintf(ep, sizeof ep, "%s/stderr", tmpdir);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, op, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&fa, 2, ep, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    pid_t pid;
-    assert_int_equal(posix_spawn(&pid, exe, &fa, NULL, (char *const *)argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    int st;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    result r = {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(op), slurp(ep)};
-    return r;
-}
-
-static void done(result *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
-static const char *tmp(const char *name)
-{
-    static char buf[8][512];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-    return buf[k];
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
 
 static void write_npy(const char *path, kf_scalar s, const void *data, size_t n)
 {
@@ -292,7 +218,7 @@ static void test_emit_verify_assembles_or_reports_missing_ptxas(void **state)
 static void test_emit_unwritable_output_says_why(void **state)
 {
     result r = kforge("emit", "-o", "/nonexistent-dir/x.ptx", SRC "/kernels/saxpy.kf", NULL);
-    assert_int_equal(r.status, 2);
+    assert_int_equal(r.status, 3);
     assert_string_equal(r.err, "kforge emit: error: cannot write '/nonexistent-dir/x.ptx': No such file or directory\n");
     done(&r);
 }
@@ -657,8 +583,9 @@ static void test_test_bad_case_file_is_reported(void **state)
 {
     write_text(tmp("broken.case"), "kernel x.kf k\nexpect y\n");
     result r = kforge("test", tmp("broken.case"), NULL);
-    assert_int_equal(r.status, 1);
+    assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.out, "broken.case:2: expected"));
+    assert_non_null(strstr(r.err, "kforge test: error: "));
     done(&r);
     r = kforge("test", tmp("nothing-here"), NULL);
     assert_int_equal(r.status, 2);
@@ -673,18 +600,6 @@ static void test_test_bad_case_file_is_reported(void **state)
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "kforge test: error: no .case files in directory '"));
     done(&r);
-}
-
-static int setup(void **state)
-{
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void)
@@ -726,5 +641,5 @@ int main(void)
         cmocka_unit_test(test_test_count_with_a_grid_is_a_case_error),
         cmocka_unit_test(test_test_bad_case_file_is_reported),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, cli_setup, cli_teardown);
 }

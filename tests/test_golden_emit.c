@@ -3,13 +3,16 @@
  * tests/golden/<kernel>.sm90.ptx and tests/golden/<kernel>.cu, plus one
  * hand-built IR kernel so the PTX golden holds even without the front end.
  * KFORGE_UPDATE_GOLDEN=1 rewrites the files; a mismatch prints `diff -u`
- * golden -> actual. Also measures the emit time (check + lower + emit) per
- * library kernel and prints it. */
+ * golden -> actual. Every library kernel must emit both texts, and every
+ * golden file must belong to one. Also measures the emit time (check +
+ * lower + emit) per library kernel, checking that 200 repeated emissions
+ * give the same PTX and stay under a generous time bound. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -129,8 +132,10 @@ static double now_us(void)
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-/* Mean microseconds of compile (parse + check + lower) + PTX emit. */
-static double emit_time_us(const char *file, const char *src, size_t len)
+/* Mean microseconds of compile (parse + check + lower) + PTX emit; every
+ * one of the runs must give exactly `want` (emission is deterministic),
+ * else -1. */
+static double emit_time_us(const char *file, const char *src, size_t len, const char *want)
 {
     const int reps = 200;
     double t0 = now_us();
@@ -141,13 +146,19 @@ static double emit_time_us(const char *file, const char *src, size_t len)
         kf_diags d = {0};
         kf_emit_opts o = {90, false};
         if (st == KF_OK) st = kf_ptx_emit(m, NULL, &o, &out, NULL, &d);
+        bool same = st == KF_OK && out.data && strcmp(out.data, want) == 0;
         kf_buf_free(&out);
         kf_diags_free(&d);
         kf_module_free(m);
-        if (st != KF_OK) return -1;
+        if (!same) return -1;
     }
     return (now_us() - t0) / reps;
 }
+
+/* A library kernel compiles and emits its PTX in far less than this (about
+ * 1.3 ms for softmax, the largest, in a Release build; a few times that
+ * under ASan): a slower emitter is a regression to look at. */
+#define EMIT_US_MAX 50000.0
 
 static void golden_kernel(const kf_file_entry *f)
 {
@@ -168,27 +179,63 @@ static void golden_kernel(const kf_file_entry *f)
     assert_int_equal(kf_ptx_emit(m, NULL, &o, &out, NULL, &d), KF_OK);
     snprintf(name, sizeof name, "%s.sm90.ptx", f->stem);
     check_golden(name, out.data);
-    kf_buf_reset(&out);
+    char *ptx = kf_buf_take(&out);
     kf_diags_free(&d);
     snprintf(name, sizeof name, "%s.cu", f->stem);
-    char cu[1400];
-    snprintf(cu, sizeof cu, "%s/tests/golden/%s", KF_SOURCE_DIR, name);
-    struct stat sb;
-    if (kf_cuda_emit(m, NULL, &o, &out, NULL, &d) == KF_OK) check_golden(name, out.data);
-    else if (stat(cu, &sb) == 0) fail_msg("kf_cuda_emit failed for %s but %s exists", f->path, cu);
-    double us = emit_time_us(m->file, m->source, m->source_len);
+    if (kf_cuda_emit(m, NULL, &o, &out, NULL, &d) != KF_OK) {   /* every library kernel has CUDA-C */
+        kf_buf msg = {0};
+        kf_diags_render(&msg, &d, m->source, m->source_len);
+        fail_msg("kf_cuda_emit fails for %s:\n%s", f->path, msg.data ? msg.data : "(no diagnostic)");
+    }
+    check_golden(name, out.data);
+    double us = emit_time_us(m->file, m->source, m->source_len, ptx);
     print_message("emit time %-14s %8.1f us (check + lower + PTX emit, mean of 200)\n", f->stem, us);
-    assert_true(us > 0);
+    if (us < 0) fail_msg("%s: a repeated compile + emit gave other PTX than the first: emission is not deterministic", f->path);
+    if (us > EMIT_US_MAX) fail_msg("%s: compile + emit took %.0f us, more than %.0f", f->path, us, EMIT_US_MAX);
+    free(ptx);
     kf_buf_free(&out);
     kf_diags_free(&d);
     kf_module_free(m);
 }
 
+/* True when tests/golden holds name. */
+static bool golden_exists(const char *name)
+{
+    char path[1024];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/tests/golden/%s", KF_SOURCE_DIR, name);
+    return stat(path, &sb) == 0;
+}
+
+/* Every .kf file of kernels/ (the library: at least the four of the
+ * README) is compared, and every golden file belongs to one of them. */
 static void test_golden_library_kernels(void **st)
 {
     static kf_file_entry files[256];
+    static const char *const library[] = {"reduce_sum", "rmsnorm", "saxpy", "softmax"};
     size_t n = kf_list_dir("kernels", files, 0, 256);
+    for (size_t l = 0; l < sizeof library / sizeof library[0]; l++) {
+        bool found = false;
+        for (size_t i = 0; i < n; i++) found |= strcmp(files[i].stem, library[l]) == 0;
+        if (!found) fail_msg("kernels/%s.kf is missing: the library kernels were not found", library[l]);
+    }
     for (size_t i = 0; i < n; i++) golden_kernel(&files[i]);
+    DIR *d = opendir(KF_SOURCE_DIR "/tests/golden");
+    assert_non_null(d);
+    struct dirent *de;
+    size_t goldens = 0;
+    while ((de = readdir(d))) {
+        char stem[256];
+        if (de->d_name[0] == '.' || !strncmp(de->d_name, "ir_", 3)) continue;   /* ir_*: the hand-built IR kernels */
+        snprintf(stem, sizeof stem, "%.*s", (int)strcspn(de->d_name, "."), de->d_name);
+        bool owned = false;
+        for (size_t i = 0; i < n; i++) owned |= strcmp(files[i].stem, stem) == 0;
+        if (!owned) fail_msg("tests/golden/%s belongs to no kernel of kernels/", de->d_name);
+        goldens++;
+    }
+    closedir(d);
+    assert_true(golden_exists("saxpy.cu") && golden_exists("saxpy.sm90.ptx"));
+    assert_int_equal(goldens, 2 * n);   /* a .sm90.ptx and a .cu each */
     print_message("%zu library kernels compared\n", n);
 }
 

@@ -1115,8 +1115,51 @@ static void endless_loop_hits_the_instruction_limit(void **state)
     kf_interp_launch l = {{1, 1, 1}, {2, 1, 1}};
     kf_error err = {0};
     assert_int_equal(kf_interp_run_budget(&b.k, NULL, 0, &l, 10000, NULL, &err), KF_ERR_RUNTIME);
-    assert_string_equal(err.msg, "kernel spin: t.kf:3:5: instruction limit of 10000 reached (an endless loop?) in "
-                                 "block (0,0,0) thread (0,0,0)");
+    assert_string_equal(err.msg, "kernel spin: t.kf:3:5: the launch did more work than the interpreter allows (10000 "
+                                 "steps: instructions, plus 8 per block and thread started); an endless loop, or a grid "
+                                 "too large to interpret? KFORGE_INTERP_MAX_STEPS=N raises the limit in block (0,0,0) "
+                                 "thread (0,0,0)");
+}
+
+/* A kernel of a few instructions and no loop over a huge grid: the blocks
+ * and threads it starts count, so the launch stops at the budget instead
+ * of running for hours; the same grid within the budget runs. */
+static void near_empty_kernel_over_a_huge_grid_hits_the_limit(void **state)
+{
+    tb b;
+    tb_init(&b, "tiny");
+    b.line = 1, b.col = 1;
+    assert_true(kf_ir_link(&b.k));
+    kf_interp_launch l = {{65535, 65535, 1}, {1, 1, 1}};
+    kf_interp_stats st;
+    kf_error err = {0};
+    assert_int_equal(kf_interp_run_budget(&b.k, NULL, 0, &l, 1600, &st, &err), KF_ERR_RUNTIME);
+    assert_non_null(strstr(err.msg, "the launch did more work than the interpreter allows (1600 steps"));
+    assert_non_null(strstr(err.msg, "KFORGE_INTERP_MAX_STEPS=N raises the limit in block (100,0,0)"));
+    assert_int_equal(st.threads, 100);   /* 100 blocks of 1 thread, 16 steps each, fit; the 101st does not */
+    l.grid[1] = 1;
+    l.grid[0] = 100;
+    assert_int_equal(kf_interp_run_budget(&b.k, NULL, 0, &l, 1600, &st, &err), KF_OK);
+    assert_int_equal(st.threads, 100);
+}
+
+/* kf_interp_run takes its budget from $KFORGE_INTERP_MAX_STEPS. */
+static void the_limit_comes_from_the_environment(void **state)
+{
+    tb b;
+    tb_init(&b, "tiny");
+    assert_true(kf_ir_link(&b.k));
+    kf_interp_launch l = {{1000, 1, 1}, {32, 1, 1}};
+    kf_error err = {0};
+    setenv("KFORGE_INTERP_MAX_STEPS", "26400", 1);   /* 100 blocks of 32 threads: 8 * 33 each */
+    assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, NULL, &err), KF_ERR_RUNTIME);
+    assert_non_null(strstr(err.msg, "(26400 steps"));
+    assert_non_null(strstr(err.msg, "in block (100,0,0)"));
+    setenv("KFORGE_INTERP_MAX_STEPS", "010", 1);
+    assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, NULL, &err), KF_ERR_USAGE);
+    assert_non_null(strstr(err.msg, "KFORGE_INTERP_MAX_STEPS='010': expected a positive integer"));
+    unsetenv("KFORGE_INTERP_MAX_STEPS");
+    assert_int_equal(kf_interp_run(&b.k, NULL, 0, &l, NULL, &err), KF_OK);
 }
 
 static void malformed_ir_is_rejected_not_run(void **state)
@@ -1205,6 +1248,8 @@ int main(void)
         cmocka_unit_test(loop_continue_and_break),
         cmocka_unit_test(return_ends_only_the_returning_thread),
         cmocka_unit_test(stats_count_instructions_and_threads),
+        cmocka_unit_test(near_empty_kernel_over_a_huge_grid_hits_the_limit),
+        cmocka_unit_test(the_limit_comes_from_the_environment),
         cmocka_unit_test(barrier_exchanges_through_shared_memory),
         cmocka_unit_test(barrier_inside_a_loop_tree_reduction),
         cmocka_unit_test(shfl_idx_wraps_mod_32_and_keeps_own_value_outside_warp),

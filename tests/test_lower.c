@@ -140,12 +140,6 @@ static uint64_t ev_binop(kf_op op, kf_type t, uint64_t a, uint64_t b, bool *faul
     }
 }
 
-static uint32_t ev_latch(const kf_ir_kernel *k, uint32_t loop)
-{
-    for (uint32_t i = loop; i < k->ins[loop].imm; i++)
-        if (k->ins[i].op == KF_IR_LATCH && k->ins[i].imm == loop) return i;
-    return (uint32_t)k->ins[loop].imm;
-}
 
 static uint64_t *ev_slot(ev_t *ev, const kf_ir_kernel *k, uint64_t *r, kf_val buf, uint64_t i)
 {
@@ -164,6 +158,7 @@ static bool ev_run(ev_t *ev, const kf_ir_kernel *k)
     uint64_t *r = calloc(k->nvals + 1, sizeof *r);
     uint32_t pc = 0;
     while (pc < k->nins && !ev->fault && ev->steps++ < 1000000) {
+        kf_ir_flow fl = kf_ir_flow_of(k, pc);   /* markers: where kf_ir_link says they jump */
         const kf_ir_ins *in = &k->ins[pc++];
         const uint64_t *a0 = &r[in->a[0]], *a1 = &r[in->a[1]], *a2 = &r[in->a[2]];
         kf_type dt = in->dst ? k->vals[in->dst].type : in->type;
@@ -185,11 +180,11 @@ static bool ev_run(ev_t *ev, const kf_ir_kernel *k)
         case KF_IR_STORE: if ((slot = ev_slot(ev, k, r, in->a[0], *a1))) *slot = ev_wrap(in->type, *a2); continue;
         case KF_IR_ALOAD: if (*a0 < EV_MEM && in->imm < 4) v = ev->arr[in->imm][*a0]; else ev->fault = true; break;
         case KF_IR_ASTORE: if (*a0 < EV_MEM && in->imm < 4) ev->arr[in->imm][*a0] = *a1; else ev->fault = true; continue;
-        case KF_IR_IF: if (!*a0) pc = (uint32_t)in->imm + 1; continue;
-        case KF_IR_ELSE: pc = (uint32_t)in->imm + 1; continue;
-        case KF_IR_ENDLOOP: pc = (uint32_t)in->imm + 1; continue;
-        case KF_IR_BREAK: pc = (uint32_t)k->ins[in->imm].imm + 1; continue;
-        case KF_IR_CONTINUE: pc = ev_latch(k, (uint32_t)in->imm); continue;
+        case KF_IR_IF: if (!*a0) pc = (fl.mid ? fl.mid : fl.end) + 1; continue;
+        case KF_IR_ELSE: pc = fl.end + 1; continue;
+        case KF_IR_ENDLOOP: pc = fl.head + 1; continue;
+        case KF_IR_BREAK: pc = fl.end + 1; continue;
+        case KF_IR_CONTINUE: pc = fl.mid ? fl.mid : fl.end; continue;
         case KF_IR_RET: pc = k->nins; continue;
         case KF_IR_ENDIF: case KF_IR_LOOP: case KF_IR_LATCH: case KF_IR_NOP: case KF_IR_BARRIER: continue;
         default: ev->fault = true; continue;
@@ -416,7 +411,7 @@ static void short_circuit_evaluates_right_only_when_needed(void **state)
         assert_true(ld != UINT32_MAX);
         uint32_t open = UINT32_MAX;
         for (uint32_t q = 0; q < ld; q++)
-            if (k->ins[q].op == KF_IR_IF && k->ins[q].imm > ld) open = q;
+            if (k->ins[q].op == KF_IR_IF && kf_ir_flow_of(k, q).end > ld) open = q;
         assert_true(open != UINT32_MAX);
     }
     ev_t ev = {.len = {4, 2}, .args = {0, 0, 4, 5}};   /* i = 5 is out of bounds */
@@ -451,9 +446,9 @@ static void break_and_continue_bind_to_the_innermost_loop(void **state)
                                        t_assign(KF_OP_ADD, t_ref(s), u(100)))));
     kf_ir_kernel *k = lower_ok(kernel1("k", out, LIST(s, fi, w, wl, store(out, u(0), t_ref(s)))));
     uint32_t inner = find_op(k, KF_IR_LOOP, 1), c0 = find_op(k, KF_IR_CONTINUE, 0), b1 = find_op(k, KF_IR_BREAK, 1);
-    assert_int_equal(k->ins[c0].imm, inner);
-    assert_int_equal(k->ins[b1].imm, inner);
-    assert_int_equal(k->ins[find_op(k, KF_IR_CONTINUE, 1)].imm, find_op(k, KF_IR_LOOP, 2));
+    assert_int_equal(kf_ir_flow_of(k, c0).head, inner);
+    assert_int_equal(kf_ir_flow_of(k, b1).head, inner);
+    assert_int_equal(kf_ir_flow_of(k, find_op(k, KF_IR_CONTINUE, 1)).head, find_op(k, KF_IR_LOOP, 2));
     ev_t ev = {.len = {1}};
     assert_true(ev_run(&ev, k));
     assert_int_equal(ev.mem[0][0], 9 + 3 * 100);
@@ -968,9 +963,9 @@ static void compiled_nested_loops_break_and_continue(void **state)
         "    out[0] = s;\n"
         "}\n", NULL);
     uint32_t outer = find_op(k, KF_IR_LOOP, 0), inner = find_op(k, KF_IR_LOOP, 1);
-    assert_int_equal(k->ins[find_op(k, KF_IR_CONTINUE, 0)].imm, inner);
-    assert_int_equal(k->ins[find_op(k, KF_IR_CONTINUE, 1)].imm, outer);
-    assert_int_equal(k->ins[find_op(k, KF_IR_BREAK, 2)].imm, inner);   /* 0, 1: the for exits */
+    assert_int_equal(kf_ir_flow_of(k, find_op(k, KF_IR_CONTINUE, 0)).head, inner);
+    assert_int_equal(kf_ir_flow_of(k, find_op(k, KF_IR_CONTINUE, 1)).head, outer);
+    assert_int_equal(kf_ir_flow_of(k, find_op(k, KF_IR_BREAK, 2)).head, inner);   /* 0, 1: the for exits */
     uint32_t out = 0;
     kf_interp_arg args[2] = {buf_arg(&out, sizeof out), u32_arg(4)};
     run_ok(k, args, 1);

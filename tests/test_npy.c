@@ -149,7 +149,7 @@ static void test_shape_overflow_is_an_error(void **state)
 
 static void test_unsupported_dtypes_are_rejected(void **state)
 {
-    static const char *bad[] = {"<c8", "<f16", "|S4", "<U3", "<m8", "O", "<b2"};
+    static const char *bad[] = {"<c8", "<f16", "|S4", "<U3", "<m8", "O", "<b2", "<f4x", "<f 4", "<i4 ", "<u-4"};
     unsigned char img[256];
     char hdr[128];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -158,6 +158,11 @@ static void test_unsupported_dtypes_are_rejected(void **state)
         kf_npy n;
         kf_error err = {0};
         assert_int_equal(kf_npy_parse(img, len, "d.npy", &n, &err), KF_ERR_IO);
+        if (strlen(bad[i]) == 4) {   /* the right length, but not all digits after the kind */
+            char want[64];
+            snprintf(want, sizeof want, "d.npy: unsupported .npy dtype '%s'", bad[i]);
+            assert_string_equal(err.msg, want);
+        }
     }
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "ptx_ir_builder.h"
+#include "ptx_hazards.h"
 
 static irb B;
 
@@ -174,6 +175,137 @@ static void test_bool_to_number_is_select(void **st)
 static char *binop(uint32_t arch, kf_op op, kf_scalar s)
 {
     return one_op(arch, KF_IR_BINOP, op, kf_type_scalar(s), kf_type_scalar(s));
+}
+
+/* Issue 7: NaN -> 0 for every float -> int conversion (cvt.rzi gives NaN the
+ * most negative pattern of the destination), vectors lane by lane. */
+static void test_float_to_int_selects_zero_for_nan(void **st)
+{
+    static const kf_scalar from[] = {KF_S_F16, KF_S_F32, KF_S_F64};
+    static const char *const fname[] = {"f16", "f32", "f64"};
+    static const kf_scalar to[] = {KF_S_I8, KF_S_U8, KF_S_I16, KF_S_U16, KF_S_I32, KF_S_U32, KF_S_I64, KF_S_U64};
+    static const char *const tname[] = {"s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64"};
+    static const char *const tbits[] = {"b16", "b16", "b16", "b16", "b32", "b32", "b64", "b64"};
+    char want[64];
+    for (size_t f = 0; f < 3; f++)
+        for (size_t t = 0; t < 8; t++) {
+            char *p = cvt(90, to[t], from[f]);
+            snprintf(want, sizeof want, "setp.nan.%s %%p1, ", fname[f]);
+            HAS(p, want);
+            snprintf(want, sizeof want, ".%s.%s ", tname[t], fname[f]);
+            HAS(p, want);
+            snprintf(want, sizeof want, "selp.%s ", tbits[t]);
+            HAS(p, want);
+            HAS(p, ", 0, ");
+            free(p);
+        }
+    char *p = cvt(90, KF_S_I64, KF_S_BF16);   /* sm_90 converts bf16 directly; .sat is not allowed there */
+    HAS(p, "setp.nan.bf16 %p1, %h1, %h1;");
+    HAS(p, "cvt.rzi.s64.bf16 ");
+    HAS(p, "selp.b64 ");
+    free(p);
+    p = cvt(80, KF_S_U32, KF_S_BF16);         /* sm_80: exact to f32, then the guarded f32 conversion */
+    HAS(p, "cvt.f32.bf16 %f1, %h1;");
+    HAS(p, "setp.nan.f32 %p1, %f1, %f1;");
+    free(p);
+    p = one_op(90, KF_IR_CVT, 0, kf_type_vector(KF_S_I64, 2), kf_type_vector(KF_S_F64, 2));
+    assert_int_equal(count_of(p, "setp.nan.f64 "), 2);
+    assert_int_equal(count_of(p, "selp.b64 "), 2);
+    free(p);
+}
+
+/* Issue 7: f16 and bf16 never convert into each other directly (ptxas folds
+ * that cvt into a following cvt.rzi and loses it), on any arch. */
+static void test_f16_bf16_convert_through_f32(void **st)
+{
+    for (uint32_t arch = 80; arch <= 90; arch += 10) {
+        char *p = cvt(arch, KF_S_BF16, KF_S_F16);
+        HAS(p, "cvt.f32.f16 %f1, %h1;");
+        HAS(p, "cvt.rn.bf16.f32 %h3, %f1;");
+        HASNT(p, ".bf16.f16");
+        free(p);
+        p = cvt(arch, KF_S_F16, KF_S_BF16);
+        HAS(p, "cvt.f32.bf16 %f1, %h1;");
+        HAS(p, "cvt.rn.f16.f32 %h3, %f1;");
+        HASNT(p, ".f16.bf16");
+        free(p);
+    }
+}
+
+/* Issue 7: 16-bit registers negate and take abs with wrapping instructions
+ * (ptxas widens neg.s16/abs.s16 without wrapping); + - * are .u16. */
+static void test_narrow_integers_wrap_without_neg_s16(void **st)
+{
+    char *p = one_op(90, KF_IR_UNOP, KF_OP_NEG, kf_type_scalar(KF_S_I16), kf_type_scalar(KF_S_I16));
+    HAS(p, "sub.u16 %rs3, 0, %rs1;");
+    HASNT(p, "neg.");
+    free(p);
+    p = one_op(90, KF_IR_UNOP, KF_OP_NEG, kf_type_scalar(KF_S_I8), kf_type_scalar(KF_S_I8));
+    HAS(p, "sub.u16 %rs3, 0, %rs1;");
+    HAS(p, "cvt.s16.s8 %rs3, %rs3;");
+    free(p);
+    p = one_op(90, KF_IR_MATH, KF_BI_ABS, kf_type_scalar(KF_S_I16), kf_type_scalar(KF_S_I16));
+    HAS(p, "sub.u16 %rs4, 0, %rs1;");
+    HAS(p, "max.s16 %rs3, %rs1, %rs4;");
+    HASNT(p, "abs.");
+    free(p);
+    p = binop(90, KF_OP_ADD, KF_S_I16);
+    HAS(p, "add.u16 %rs3, %rs1, %rs2;");
+    free(p);
+    p = binop(90, KF_OP_MUL, KF_S_I8);
+    HAS(p, "mul.lo.u16 %rs3, %rs1, %rs2;");
+    HAS(p, "cvt.s16.s8 %rs3, %rs3;");
+    free(p);
+    p = binop(90, KF_OP_DIV, KF_S_I16);        /* x / -1 taken out as a wrapping negation */
+    HAS(p, "sub.u16 ");
+    HASNT(p, "neg.s16");
+    free(p);
+    p = op_const(KF_IR_BINOP, KF_OP_DIV, KF_S_I16, 0xffff);
+    HAS(p, "sub.u16 %rs2, 0, %rs1;");
+    free(p);
+    p = binop(90, KF_OP_ADD, KF_S_I32);        /* 32-bit registers keep their own types */
+    HAS(p, "add.s32 ");
+    free(p);
+}
+
+/* Issue 7: the register invariant of ptx_internal.h: i8 sign-extended, u8
+ * zero-extended, also after a bitcast between them. */
+static void test_byte_bitcast_normalizes(void **st)
+{
+    char *p = one_op(90, KF_IR_BITCAST, 0, kf_type_scalar(KF_S_I8), kf_type_scalar(KF_S_U8));
+    HAS(p, "mov.b16 %rs3, %rs1;");
+    HAS(p, "cvt.s16.s8 %rs3, %rs3;");
+    free(p);
+    p = one_op(90, KF_IR_BITCAST, 0, kf_type_scalar(KF_S_U8), kf_type_scalar(KF_S_I8));
+    HAS(p, "cvt.u16.u8 %rs3, %rs3;");
+    free(p);
+    p = one_op(90, KF_IR_BITCAST, 0, kf_type_vector(KF_S_I8, 4), kf_type_vector(KF_S_U8, 4));
+    assert_int_equal(count_of(p, "cvt.s16.s8 "), 4);
+    free(p);
+    p = one_op(90, KF_IR_BITCAST, 0, kf_type_scalar(KF_S_U16), kf_type_scalar(KF_S_I16));   /* fills its register */
+    HASNT(p, "cvt.");
+    free(p);
+}
+
+/* The scanner of tests/ptx_hazards.h finds each pattern ptxas miscompiles,
+ * and passes the same code written the safe way. */
+static void test_hazard_scanner_finds_each_pattern(void **st)
+{
+    char why[320];
+    assert_non_null(ptx_hazard("\tneg.s16 %rs2, %rs1;\n", why, sizeof why));
+    assert_non_null(strstr(why, "line 1:"));
+    assert_non_null(ptx_hazard("\t@%p1 abs.s16 %rs2, %rs1;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tsub.u16 %rs2, 0, %rs1;\n\tneg.s32 %r1, %r2;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tcvt.rn.f16.bf16 %h2, %h1;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tcvt.rn.bf16.f16 %h2, %h1;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tcvt.f32.f16 %f1, %h1;\n\tcvt.rn.bf16.f32 %h2, %f1;\n", why, sizeof why));
+    const char *store = "\t{ .reg .b16 t; cvt.rn.bf16.f32 %rs1, %f3; }\n\tst.global.u8 [%rd4], %rs1;\n";
+    assert_non_null(ptx_hazard(store, why, sizeof why));
+    assert_non_null(strstr(why, "line 2:"));
+    const char *via32 = "\t{ .reg .b16 t; cvt.rn.bf16.f32 t, %f3; cvt.u32.u16 %r1, t; }\n\tst.global.u8 [%rd4], %r1;\n";
+    assert_null(ptx_hazard(via32, why, sizeof why));
+    assert_null(ptx_hazard("\tcvt.rn.f16.f32 %rs1, %f1;\n\tmov.b16 %rs1, %rs5;\n\tst.global.u8 [%rd1], %rs1;\n", why,
+                           sizeof why));   /* rewritten before the store */
 }
 
 static void test_shift_amount_clamped_by_ptx(void **st)
@@ -772,6 +904,11 @@ int main(void)
         cmocka_unit_test(test_int_to_float_rounds_to_nearest),
         cmocka_unit_test(test_narrowing_is_one_rounding),
         cmocka_unit_test(test_int_widening_and_narrowing),
+        cmocka_unit_test(test_float_to_int_selects_zero_for_nan),
+        cmocka_unit_test(test_f16_bf16_convert_through_f32),
+        cmocka_unit_test(test_narrow_integers_wrap_without_neg_s16),
+        cmocka_unit_test(test_byte_bitcast_normalizes),
+        cmocka_unit_test(test_hazard_scanner_finds_each_pattern),
         cmocka_unit_test(test_bool_to_number_is_select),
         cmocka_unit_test(test_shift_amount_clamped_by_ptx),
         cmocka_unit_test(test_signed_division_by_minus_one_selected),

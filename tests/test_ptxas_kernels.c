@@ -4,6 +4,8 @@
  *     with no warning for sm_80, sm_86, sm_89 and sm_90, with and without -g;
  *   - every the .kf files of kernels/, kernels/features/ and tests/ptx_cases/
  *     compiles, emits and assembles with no warning for sm_80 and sm_90;
+ *   - none of that PTX has an instruction pattern ptxas miscompiles
+ *     (tests/ptx_hazards.h);
  *   - kf_ptxas_run maps a ptxas error back to the .kf line through the line
  *     map and parses the -v statistics. */
 #include <setjmp.h>
@@ -12,14 +14,18 @@
 #include <cmocka.h>
 
 #include "ptx_all_ops.h"
+#include "ptx_hazards.h"
 #include "ptx_kf_files.h"
 
 static irb AO;
 
-/* Assembles ptx; fails the test on any error or warning, printing the log. */
+/* Assembles ptx; fails the test on any error or warning, printing the log,
+ * and on any instruction pattern ptxas miscompiles (tests/ptx_hazards.h). */
 static void assemble_clean(const char *what, const char *ptx, uint32_t arch, const kf_linemap *lm,
                            kf_ptxas_result *res)
 {
+    char why[320];
+    if (ptx_hazard(ptx, why, sizeof why)) fail_msg("%s sm_%u: %s", what, arch, why);
     kf_diags d = {0};
     kf_error err = {0};
     kf_status st = kf_ptxas_run(ptx, arch, lm, what, res, &d, &err);

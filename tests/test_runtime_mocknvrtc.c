@@ -36,7 +36,7 @@ static void nvrtc_error_on_emitted_cuda_c_names_the_kf_line(void **state)
     kf_pipeline *p = (kf_pipeline *)1;
     kf_error e = {0};
     assert_int_equal(kf_device_open(KF_BACKEND_CUDA, 0, &d, &e), KF_OK);
-    setenv("MOCKNVRTC_FAIL_AT", "y[i] =", 1);
+    setenv("MOCKNVRTC_FAIL_AT", "y_[i_] =", 1);
     assert_int_equal(kf_pipeline_create(d, m, &m->kernels[0], &p, &e), KF_ERR_DEVICE);
     assert_null(p);
     assert_non_null(strstr(e.msg, "nvrtcCompileProgram"));

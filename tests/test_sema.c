@@ -726,7 +726,7 @@ static void sched_of(prog *p, kf_ir_kernel *k, kf_ir_param *params, uint32_t max
 
 static kf_value u32v(uint32_t x) { return (kf_value){kf_type_scalar(KF_S_U32), {x}}; }
 
-static void grid_evaluates_with_kernel_semantics(void **state)
+static void grid_evaluates_with_kernel_semantics_but_never_wraps(void **state)
 {
     prog *p = ok("const T: u32 = 16;\n@schedule(block = (T, T), grid = (cdiv(n, T), cdiv(m - 1, T) + 1, min(z as u32, 3)))\n"
                  "kernel k(x: &[f32], n: u32, m: u32, z: i8) {}\n");
@@ -742,19 +742,55 @@ static void grid_evaluates_with_kernel_semantics(void **state)
     assert_int_equal(g[0], 63);
     assert_int_equal(g[1], 3);
     assert_int_equal(g[2], 3);
-    /* m = 0: m - 1 wraps to 0xFFFFFFFF, cdiv(., 16) + 1 = 0x10000000 > 65535 */
+    /* m = 0: m - 1 would wrap to 0xFFFFFFFF in the kernel: an error, not a huge grid */
     args[2] = u32v(0);
     assert_int_equal(kf_schedule_grid(&k, args, 0, g, &err), KF_ERR_USAGE);
-    assert_non_null(strstr(err.msg, "grid.y = (cdiv((m - 1), T) + 1) is 268435457 for these arguments; it must be in 1..65535"));
-    /* z = -2 as u32 is huge; min gives 3 */
+    assert_string_equal(err.msg, "kernel 'k': grid.y = (cdiv((m - 1), T) + 1) overflows for these arguments: (m - 1) "
+                                 "does not fit u32 (a grid expression must not wrap)");
+    /* z = -2 as u32 would be 4294967294 */
     args[2] = u32v(33);
     args[3].lane[0] = 0xFE;
-    assert_int_equal(kf_schedule_grid(&k, args, 0, g, &err), KF_OK);
-    assert_int_equal(g[2], 3);
+    assert_int_equal(kf_schedule_grid(&k, args, 0, g, &err), KF_ERR_USAGE);
+    assert_non_null(strstr(err.msg, "grid.z = min((z as u32), 3) overflows for these arguments: z does not fit u32"));
+    args[2] = u32v(2000000);   /* in range, but past the y limit */
+    args[3].lane[0] = 5;
+    assert_int_equal(kf_schedule_grid(&k, args, 0, g, &err), KF_ERR_USAGE);
+    assert_non_null(strstr(err.msg, "grid.y = (cdiv((m - 1), T) + 1) is 125001 for these arguments; it must be in 1..65535"));
+    args[2] = u32v(33);
     args[1] = u32v(0);
     assert_int_equal(kf_schedule_grid(&k, args, 0, g, &err), KF_ERR_USAGE);
     assert_non_null(strstr(err.msg, "grid.x = cdiv(n, T) is 0"));
     prog_free(p);
+}
+
+/* n = 2147483649: n * 2, n + n and n << 1 wrap to 2 in u32; each is an
+ * error naming the expression, and so is every other integer operation
+ * whose true value leaves its type. */
+static void grid_overflow_names_the_expression(void **state)
+{
+    static const struct { const char *grid, *part, *type; } cases[] = {
+        {"cdiv(n * 2, 1)", "(n * 2)", "u32"}, {"n + n", "(n + n)", "u32"}, {"(n << 1) + 0", "(n << 1)", "u32"},
+        {"(s - 1) as u32", "(s - 1)", "i32"}, {"(-s) as u32", "-s", "i32"}, {"(w as u32) + 1", "w", "u32"},
+        {"abs(s) as u32", "abs(s)", "i32"}, {"(s / (s - s - 1)) as u32", "(s / ((s - s) - 1))", "i32"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char src[300];
+        snprintf(src, sizeof src, "@schedule(block = 1, grid = %s)\nkernel k(n: u32, s: i32, w: u64) {}\n", cases[c].grid);
+        prog *p = ok(src);
+        kf_ir_kernel k;
+        kf_ir_param params[4];
+        sched_of(p, &k, params, 4);
+        kf_value args[3] = {u32v(2147483649u), {kf_type_scalar(KF_S_I32), {0x80000000u}},
+                            {kf_type_scalar(KF_S_U64), {UINT64_C(0x100000002)}}};
+        uint32_t g[3];
+        kf_error err = {0};
+        char want[200];
+        snprintf(want, sizeof want, " overflows for these arguments: %s does not fit %s (a grid expression must not wrap)",
+                 cases[c].part, cases[c].type);
+        assert_int_equal(kf_schedule_grid(&k, args, 0, g, &err), KF_ERR_USAGE);
+        if (!strstr(err.msg, want) || !strstr(err.msg, "kernel 'k': grid.x = ")) fail_msg("%s: %s", cases[c].grid, err.msg);
+        prog_free(p);
+    }
 }
 
 static void grid_defaults_to_count_over_block(void **state)
@@ -935,7 +971,8 @@ int main(void)
         cmocka_unit_test(folding_uses_runtime_semantics),
         cmocka_unit_test(schedule_block_is_constant),
         cmocka_unit_test(schedule_grid_uses_only_scalars),
-        cmocka_unit_test(grid_evaluates_with_kernel_semantics),
+        cmocka_unit_test(grid_evaluates_with_kernel_semantics_but_never_wraps),
+        cmocka_unit_test(grid_overflow_names_the_expression),
         cmocka_unit_test(grid_defaults_to_count_over_block),
         cmocka_unit_test(grid_division_by_zero_is_reported),
         cmocka_unit_test(value_parse_reads_literals),

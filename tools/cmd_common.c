@@ -61,7 +61,7 @@ int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs
     char *src;
     size_t len;
     kf_error err = {0};
-    if (kf_read_file(path, &src, &len, &err) != KF_OK) {
+    if (kf_read_file_max(path, KF_SOURCE_MAX, &src, &len, &err) != KF_OK) {
         fprintf(stderr, "kforge %s: error: %s\n", cmd, err.msg);
         return KF_EXIT_USAGE;
     }
@@ -308,11 +308,23 @@ void kf_cli_inputs_free(kf_cli_inputs *in)
     memset(in, 0, sizeof *in);
 }
 
-uint64_t kf_cli_default_count(const kf_ir_kernel *k, const kf_cli_inputs *in)
+kf_status kf_cli_launch_count(const kf_ir_kernel *k, const kf_cli_inputs *in, uint64_t given, const char *how,
+                              uint64_t *count, kf_error *err)
 {
-    for (uint32_t i = 0; i < k->nparams; i++)
-        if (k->params[i].type.kind == KF_TK_BUFFER) return in->elems[i];
-    return 0;
+    *count = k->sched.ngrid ? 0 : given;
+    if (k->sched.ngrid || given) return KF_OK;
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        if (k->params[i].type.kind != KF_TK_BUFFER) continue;
+        *count = in->elems[i];
+        if (*count) return KF_OK;
+        return kf_error_set(err, KF_ERR_USAGE,
+                            "kernel '%s' has no grid in its @schedule, so it runs over as many elements as its first "
+                            "buffer '%s' holds, and that buffer is empty (0 elements): give a non-empty buffer or %s",
+                            k->name, k->params[i].name, how);
+    }
+    return kf_error_set(err, KF_ERR_USAGE,
+                        "kernel '%s' has no grid in its @schedule and no buffer parameter to count elements from: give %s",
+                        k->name, how);
 }
 
 /* ---- device side --------------------------------------------------------- */

@@ -18,6 +18,9 @@ typedef KF_VEC(kf_define) kf_cli_defines;
 /* Adds "NAME=VALUE" to defs; false (and a message in err) when malformed. */
 bool kf_cli_define_add(kf_cli_defines *defs, char *text, kf_error *err);
 
+/* Most bytes of a .kf source file. */
+#define KF_SOURCE_MAX (UINT64_C(64) << 20)
+
 /* Reads and compiles path for subcommand cmd. On source errors prints the
  * rendered diagnostics to stderr and returns KF_EXIT_FAIL; an unreadable
  * file, or -D overrides that are the only errors (no such constant, a bad
@@ -66,9 +69,12 @@ kf_status kf_cli_inputs_make(const kf_ir_kernel *k, const kf_cli_binding *b, siz
                              const char *base_dir, kf_cli_inputs *in, kf_error *err);
 void kf_cli_inputs_free(kf_cli_inputs *in);
 
-/* Default element count for schedules without a grid: the element count of
- * the first buffer parameter (0 if none). */
-uint64_t kf_cli_default_count(const kf_ir_kernel *k, const kf_cli_inputs *in);
+/* The element count a launch of k runs over: 0 when its schedule has a
+ * grid; else `given` when not 0, else the length of the first buffer
+ * parameter. No buffer, or an empty one, is KF_ERR_USAGE naming the buffer
+ * and `how` the count is given ("--count N"). */
+kf_status kf_cli_launch_count(const kf_ir_kernel *k, const kf_cli_inputs *in, uint64_t given, const char *how,
+                              uint64_t *count, kf_error *err);
 
 /* Device-side arguments made from inputs: buffers created and uploaded. */
 typedef struct {

@@ -4,7 +4,6 @@
  * source). --verify assembles the PTX with ptxas for --arch and reports its
  * errors at .kf lines; --stats also prints registers, shared memory and
  * spills per kernel to stderr. Output goes to stdout or -o OUT. */
-#include <errno.h>
 #include <string.h>
 
 #include "../emit/emit.h"
@@ -112,8 +111,19 @@ static int verify(const emit_args *a, const kf_module *m, const kf_buf *ptx, con
     return rc;
 }
 
+/* A module without kernels has nothing to emit, whatever the target. */
+static int no_kernel(const kf_module *m)
+{
+    kf_diags d = {0};
+    kf_diag_error(&d, ((kf_loc){m->file, 1, 1}), "no kernel to emit: the module declares no `kernel`");
+    kf_cli_print_diags(&d, m);
+    kf_diags_free(&d);
+    return KF_EXIT_FAIL;
+}
+
 static int generate(const emit_args *a, const kf_module *m, const kf_ir_kernel *k, kf_buf *out)
 {
+    if (m->nkernels == 0) return no_kernel(m);
     if (a->target == TARGET_IR) {
         for (uint32_t i = 0; i < m->nkernels; i++) {
             if (k && k != &m->kernels[i]) continue;
@@ -136,18 +146,18 @@ static int generate(const emit_args *a, const kf_module *m, const kf_ir_kernel *
     return rc;
 }
 
+/* To -o OUT as one step (no partial file on failure), or to stdout (whose
+ * write errors kforge's main reports). */
 static int write_out(const char *path, const kf_buf *b)
 {
-    FILE *f = path ? fopen(path, "wb") : stdout;
-    if (!f) {
-        fprintf(stderr, "kforge emit: error: cannot write '%s': %s\n", path, strerror(errno));
-        return KF_EXIT_USAGE;
+    kf_error err = {0};
+    if (!path) {
+        if (b->len) fwrite(b->data, 1, b->len, stdout);
+        return KF_EXIT_OK;
     }
-    bool ok = !b->len || fwrite(b->data, 1, b->len, f) == b->len;
-    if (path) ok = (fclose(f) == 0) && ok;
-    else ok = (fflush(f) == 0) && ok;
-    if (!ok) fprintf(stderr, "kforge emit: error: writing %s failed\n", path ? path : "stdout");
-    return ok ? KF_EXIT_OK : KF_EXIT_RUNTIME;
+    if (kf_write_file(path, b->data ? b->data : "", b->len, &err) == KF_OK) return KF_EXIT_OK;
+    fprintf(stderr, "kforge emit: error: %s\n", err.msg);
+    return KF_EXIT_RUNTIME;
 }
 
 int kf_cmd_emit(int argc, char **argv)

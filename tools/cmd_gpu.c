@@ -1,6 +1,10 @@
 /* The GPU-side subcommands: `kforge devices`, `kforge cache` and
  * `kforge bench` (DESIGN.md sections 4 and 6).
  *
+ * bench takes the library kernels of the table `cases` below, by file or
+ * kernel name (any other name is a usage error, before any GPU work), and
+ * exits 1 when a target is MISSED, 3 on a runtime error.
+ *
  * bench measures, in one process: the device-to-device copy bandwidth (the
  * reference every kernel is a ratio to); for each library kernel on both GPU
  * paths (CUDA-C via NVRTC, and kforge's PTX) the median event-timed device
@@ -77,14 +81,18 @@ static int cache_usage(void)
     return KF_EXIT_USAGE;
 }
 
+/* Prints a failed cache call; a misconfigured directory is a usage error. */
+static int cache_error(const kf_error *err)
+{
+    fprintf(stderr, "kforge cache: error: %s\n", err->msg);
+    return err->status == KF_ERR_USAGE ? KF_EXIT_USAGE : KF_EXIT_RUNTIME;
+}
+
 static int cache_stats(void)
 {
     kf_cache_stats s;
     kf_error err = {0};
-    if (kf_cache_stats_get(&s, &err) != KF_OK) {
-        fprintf(stderr, "kforge cache: %s\n", err.msg);
-        return KF_EXIT_RUNTIME;
-    }
+    if (kf_cache_stats_get(&s, &err) != KF_OK) return cache_error(&err);
     printf("directory: %s%s\n", s.dir, s.disk_enabled ? "" : " (disabled: KFORGE_CACHE=0)");
     printf("entries:   %llu (%.1f KiB)\n", (unsigned long long)s.disk_entries, (double)s.disk_bytes / 1024);
     return KF_EXIT_OK;
@@ -95,10 +103,7 @@ static int cache_verify(bool remove)
     uint64_t good, bad;
     char *names = NULL;
     kf_error err = {0};
-    if (kf_cache_verify(remove, &good, &bad, &names, &err) != KF_OK) {
-        fprintf(stderr, "kforge cache: %s\n", err.msg);
-        return KF_EXIT_RUNTIME;
-    }
+    if (kf_cache_verify(remove, &good, &bad, &names, &err) != KF_OK) return cache_error(&err);
     if (names) fputs(names, stdout);
     free(names);
     printf("%llu good, %llu bad%s\n", (unsigned long long)good, (unsigned long long)bad,
@@ -115,12 +120,9 @@ int kf_cmd_cache(int argc, char **argv)
     if (!strcmp(argv[0], "clear") && argc == 1) {
         uint64_t n = 0;
         kf_error err = {0};
-        char dir[4096];
+        char dir[KF_CACHE_DIR_MAX];
         kf_cache_dir(dir, sizeof dir);
-        if (kf_cache_clear(true, &n, &err) != KF_OK) {
-            fprintf(stderr, "kforge cache: %s\n", err.msg);
-            return KF_EXIT_RUNTIME;
-        }
+        if (kf_cache_clear(true, &n, &err) != KF_OK) return cache_error(&err);
         printf("removed %llu entries from %s\n", (unsigned long long)n, dir);
         return KF_EXIT_OK;
     }
@@ -276,6 +278,7 @@ static kf_status time_copy(kf_device *d, int runs, double *gbps, kf_error *err)
     kf_status st = kf_buffer_create(d, kf_type_scalar(KF_S_U8), bytes, &src, err);
     if (st == KF_OK) st = kf_buffer_create(d, kf_type_scalar(KF_S_U8), bytes, &dst, err);
     float *ms = calloc((size_t)runs, sizeof *ms);
+    if (!ms && st == KF_OK) st = kf_error_set(err, KF_ERR_NOMEM, "out of memory for %d timings", runs);
     for (int i = 0; st == KF_OK && i < 5; i++) st = kf_buffer_copy(dst, src, bytes, KF_DISPATCH_SYNC, NULL, err);
     for (int i = 0; st == KF_OK && i < runs; i++) st = kf_buffer_copy(dst, src, bytes, KF_DISPATCH_TIMED, &ms[i], err);
     if (st == KF_OK) *gbps = 2.0 * (double)bytes / (median(ms, runs) * 1e6);
@@ -291,6 +294,7 @@ static kf_status time_kernel(kf_pipeline *p, bench_args *a, int runs, float *med
     kf_status st = kf_plan_create(p, a->args, a->n, NULL, &plan, err);
     if (st != KF_OK) return st;
     float *ms = calloc((size_t)runs, sizeof *ms);
+    if (!ms) st = kf_error_set(err, KF_ERR_NOMEM, "out of memory for %d timings", runs);
     for (int i = 0; st == KF_OK && i < 5; i++) st = kf_plan_launch(plan, KF_DISPATCH_SYNC, NULL, err);
     for (int i = 0; st == KF_OK && i < runs; i++) st = kf_plan_launch(plan, KF_DISPATCH_TIMED, &ms[i], err);
     if (st == KF_OK) *med = median(ms, runs);
@@ -414,15 +418,36 @@ static kf_status load_module(const char *dir, const char *file, kf_module **m, k
     return st;
 }
 
+/* Whether the command-line name `arg` (a path or a kernel) selects c. */
+static bool selects(const bench_case *c, const char *arg)
+{
+    const char *base = strrchr(arg, '/');
+    base = base ? base + 1 : arg;
+    return !strcmp(base, c->file) || !strcmp(base, c->kernel);
+}
+
 static bool wanted(const bench_case *c, int argc, char **argv)
 {
-    if (argc == 0) return true;
-    for (int i = 0; i < argc; i++) {
-        const char *base = strrchr(argv[i], '/');
-        base = base ? base + 1 : argv[i];
-        if (!strcmp(base, c->file) || !strcmp(base, c->kernel)) return true;
+    for (int i = 0; i < argc; i++)
+        if (selects(c, argv[i])) return true;
+    return argc == 0;
+}
+
+/* Every name given selects a kernel of the table; otherwise an error
+ * naming it and what bench takes (checked before any GPU work). */
+static bool selection_known(int nsel, char **sel)
+{
+    for (int i = 0; i < nsel; i++) {
+        bool known = false;
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) known |= selects(&cases[c], sel[i]);
+        if (known) continue;
+        fprintf(stderr, "kforge bench: error: '%s' is not a kernel bench measures; it takes these files or kernels:", sel[i]);
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            fprintf(stderr, "%s %s (%s)", c ? "," : "", cases[c].file, cases[c].kernel);
+        fputc('\n', stderr);
+        return false;
     }
-    return false;
+    return true;
 }
 
 static void bench_case_run(kf_device *d, const kf_module *m, const bench_case *c, const bench_opts *o, bench_row *row,
@@ -501,13 +526,18 @@ static int bench_usage(void)
     return KF_EXIT_USAGE;
 }
 
-static void print_row(const bench_row *r, double copy, double target)
+/* Prints a measured row; false when it missed a target. */
+static bool print_row(const bench_row *r, double copy, double target)
 {
-    if (!r->ok) return;
+    if (!r->ok) return true;
     double x = r->gbps / copy, wc = r->warm / r->cold;
     printf("%-12s %-5s %10.3f %9.0f %7.2f %10.1f %9.2f %8.1f%%  >= %.2f %s, %s\n", r->kernel, r->path, r->ms, r->gbps, x,
            r->cold, r->warm, 100.0 * wc, target, x >= target ? "met" : "MISSED", wc <= 0.05 ? "met" : "MISSED");
+    return x >= target && wc <= 0.05;
 }
+
+/* A runtime error (3) outranks a missed target (1). */
+static int worse(int rc, int other) { return rc == KF_EXIT_RUNTIME || other == KF_EXIT_OK ? rc : other; }
 
 /* Parses [--runs N] [--quick] [KERNEL...]; sel receives the names. */
 static bool bench_args_parse(int argc, char **argv, bench_opts *o, char **sel, int *nsel)
@@ -558,7 +588,7 @@ static int bench_kernels(kf_device *dev[2], const bench_opts *o, int nsel, char 
                 fprintf(stderr, "kforge bench: %s (%s): %s\n", cases[c].kernel, row.path, err.msg);
                 rc = KF_EXIT_RUNTIME;
             }
-            print_row(&row, copy, cases[c].target);
+            if (!print_row(&row, copy, cases[c].target)) rc = worse(rc, KF_EXIT_FAIL);
             fflush(stdout);
         }
         kf_module_free(m);
@@ -571,7 +601,12 @@ int kf_cmd_bench(int argc, char **argv)
     bench_opts o = {50, 1.0, find_kernels_dir()};
     int nsel = 0;
     char **sel = calloc((size_t)argc + 1, sizeof *sel);
-    if (!sel || !bench_args_parse(argc, argv, &o, sel, &nsel)) return free(sel), bench_usage();
+    if (!sel) {
+        fprintf(stderr, "kforge bench: error: out of memory\n");
+        return KF_EXIT_RUNTIME;
+    }
+    if (!bench_args_parse(argc, argv, &o, sel, &nsel)) return free(sel), bench_usage();
+    if (!selection_known(nsel, sel)) return free(sel), KF_EXIT_USAGE;
     /* Cold/warm timings must not wipe the user's cache: use a private one. */
     char tmpdir[] = "/tmp/kforge-bench-XXXXXX", nvdir[] = "/tmp/kforge-bench-nv-XXXXXX";
     if (!mkdtemp(tmpdir) || !mkdtemp(nvdir)) {
@@ -609,6 +644,7 @@ int kf_cmd_bench(int argc, char **argv)
                    hc.async / hc.bare);
         else
             rc = KF_EXIT_RUNTIME;
+        if (hc.bare > 0 && hc.plan > 1.05 * hc.bare) rc = worse(rc, KF_EXIT_FAIL);
     }
     kf_device_close(dev[0]);
     kf_device_close(dev[1]);

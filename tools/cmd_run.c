@@ -4,6 +4,8 @@
  * NAME=out.npy files. Without -o, the first elements of every writable
  * buffer are printed. A kernel whose schedule has no grid runs over --count
  * elements (default: the length of its first buffer). */
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../ir/numeric.h"
@@ -47,9 +49,10 @@ static int value_opt(void *args, const char *opt, char *val)
     } else if (!strcmp(opt, "-D")) {
         if (!kf_cli_define_add(&a->defs, val, &err)) return kf_cli_usage_error("run", usage, "%s", err.msg);
     } else if (!strcmp(opt, "--count")) {
-        char *e;
-        unsigned long long c = strtoull(val, &e, 0);
-        if (*e || !c || val[0] == '-') return kf_cli_usage_error("run", usage, "bad --count '%s': expected a positive integer", val);
+        uint64_t c = 0;
+        if (!kf_value_parse_u64(val, strlen(val), &c) || !c)
+            return kf_cli_usage_error("run", usage, "bad --count '%s': expected a positive integer (%s)", val,
+                                      KF_NUMBER_SYNTAX);
         a->count = c;
     } else {
         if (!split_binding(val, &b)) return kf_cli_usage_error("run", usage, "bad output '%s': expected -o NAME=out.npy", val);
@@ -104,14 +107,40 @@ static void print_buffer(const kf_ir_param *p, const void *data, size_t bytes)
     printf("%s]\n", n > 8 ? ", ..." : "");
 }
 
-/* Checks the -o names before anything runs. */
+/* The absolute path `path` names, through its directory when the file does
+ * not exist yet; false when that directory does not exist either. */
+static bool resolve_out(const char *path, char out[PATH_MAX])
+{
+    if (realpath(path, out)) return true;
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX], rd[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (slash == path) snprintf(dir, sizeof dir, "/");
+    return realpath(dir, rd) && snprintf(out, PATH_MAX, "%s/%s", rd, slash ? slash + 1 : path) < PATH_MAX;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    char ra[PATH_MAX], rb[PATH_MAX];
+    return !strcmp(a, b) || (resolve_out(a, ra) && resolve_out(b, rb) && !strcmp(ra, rb));
+}
+
+/* Checks the -o names before anything runs: buffer parameters, and no file
+ * named twice (it would keep only the last buffer written). */
 static int check_outputs(const run_args *a, const kf_ir_kernel *k)
 {
     for (size_t o = 0; o < a->outs.len; o++) {
-        int i = kf_cli_find_param(k, a->outs.data[o].name);
+        const kf_cli_binding *b = &a->outs.data[o];
+        int i = kf_cli_find_param(k, b->name);
         if (i < 0 || k->params[i].type.kind != KF_TK_BUFFER)
-            return kf_cli_usage_error("run", usage, "-o %s=%s: kernel '%s' has no buffer parameter '%s'",
-                                      a->outs.data[o].name, a->outs.data[o].spec, k->name, a->outs.data[o].name);
+            return kf_cli_usage_error("run", usage, "-o %s=%s: kernel '%s' has no buffer parameter '%s'", b->name,
+                                      b->spec, k->name, b->name);
+        for (size_t p = 0; p < o; p++)
+            if (same_file(a->outs.data[p].spec, b->spec))
+                return kf_cli_usage_error("run", usage,
+                                          "-o %s=%s and -o %s=%s name the same file: it would keep only one of them; "
+                                          "give each output its own file",
+                                          a->outs.data[p].name, a->outs.data[p].spec, b->name, b->spec);
     }
     return KF_EXIT_OK;
 }
@@ -136,7 +165,7 @@ static int report_outputs(const run_args *a, const kf_ir_kernel *k, const kf_cli
             kf_scalar s = (kf_scalar)p->type.scalar;
             if (kf_npy_write(a->outs.data[o].spec, s, data, bytes / kf_scalar_bytes[s], &err) != KF_OK) {
                 kf_cli_print_error("run", NULL, &err);
-                rc = KF_EXIT_USAGE;
+                rc = KF_EXIT_RUNTIME;   /* the run happened; its output is lost */
             }
         }
         if (!asked) print_buffer(p, data, bytes);
@@ -147,7 +176,8 @@ static int report_outputs(const run_args *a, const kf_ir_kernel *k, const kf_cli
 }
 
 /* Everything after the arguments are bound: device, pipeline, dispatch, outputs. */
-static int execute(const run_args *a, const kf_module *m, const kf_ir_kernel *k, const kf_cli_inputs *in)
+static int execute(const run_args *a, const kf_module *m, const kf_ir_kernel *k, const kf_cli_inputs *in,
+                   uint64_t count)
 {
     kf_error err = {0};
     kf_device *dev = NULL;
@@ -159,7 +189,7 @@ static int execute(const run_args *a, const kf_module *m, const kf_ir_kernel *k,
     if (st == KF_OK) st = kf_cli_devargs_make(dev, k, in, &da, &err);
     float ms = 0;
     if (st == KF_OK) {
-        kf_launch launch = {.count = a->count ? a->count : kf_cli_default_count(k, in)};
+        kf_launch launch = {.count = count};
         st = kf_dispatch(pipe, da.args, da.n, &launch, a->time ? KF_DISPATCH_TIMED : KF_DISPATCH_SYNC, &ms, &err);
     }
     int rc;
@@ -185,6 +215,7 @@ int kf_cmd_run(int argc, char **argv)
     kf_module *m = NULL;
     const kf_ir_kernel *k = NULL;
     kf_cli_inputs in = {0};
+    uint64_t count = 0;
     if (rc == KF_EXIT_OK) rc = kf_cli_compile("run", a.file, &a.defs, &m);
     if (rc == KF_EXIT_OK && !(k = kf_cli_pick_kernel(m, a.kernel, "run"))) rc = KF_EXIT_USAGE;
     if (rc == KF_EXIT_OK) rc = check_outputs(&a, k);
@@ -194,12 +225,13 @@ int kf_cmd_run(int argc, char **argv)
     if (rc == KF_EXIT_OK) {
         kf_error err = {0};
         kf_status st = kf_cli_inputs_make(k, a.binds.data, a.binds.len, NULL, &in, &err);
+        if (st == KF_OK) st = kf_cli_launch_count(k, &in, a.count, "--count N", &count, &err);
         if (st != KF_OK) {
             fprintf(stderr, "kforge run: error: %s\n", err.msg);
             rc = kf_cli_exit_for(st);
         }
     }
-    if (rc == KF_EXIT_OK) rc = execute(&a, m, k, &in);
+    if (rc == KF_EXIT_OK) rc = execute(&a, m, k, &in, count);
     kf_cli_inputs_free(&in);
     kf_module_free(m);
     KF_VEC_FREE(&a.defs);

@@ -5,7 +5,8 @@
  *     PASS softmax_f16_64x1024 [cpu] max_abs_err=2.4e-07 max_ulp=1
  *     FAIL saxpy_100000 [ptx] y[17]: got 1.5, want 1.25 (...)
  * and last exactly "N passed, N failed". Exit 1 on any failure, 2 when a
- * PATH or case file is unusable. PATH is a .case file or a directory of
+ * PATH, a case file or a .npy file it names is unusable (missing or
+ * malformed; the rest still run). PATH is a .case file or a directory of
  * them (default: kernels/cases, found from the working directory or next to
  * the kforge binary's source tree). --backend (repeatable) restricts the
  * backends. */
@@ -28,7 +29,17 @@ typedef struct {
     bool tried[3];
     unsigned only;          /* --backend mask (bit per kf_backend); 0 = all */
     unsigned passed, failed;
+    bool bad_input;         /* a case or .npy file was unusable: exit 2 */
 } test_state;
+
+/* An unusable case or .npy file: a FAIL line in the listing, the problem
+ * on stderr, and exit 2 at the end. */
+static void bad_input(test_state *ts, const char *name, const char *msg)
+{
+    printf("FAIL %s: %s\n", name, msg);
+    fprintf(stderr, "kforge test: error: %s\n", msg);
+    ts->bad_input = true;
+}
 
 /* ---- comparing one output ------------------------------------------------ */
 
@@ -89,44 +100,49 @@ static void compare(const kf_case_expect *e, kf_scalar s, const void *got, const
 
 /* ---- running one case on one backend ------------------------------------- */
 
-/* Compares buffer e->name after the run with e->file and prints the FAIL
- * line itself; *r receives the comparison (its largest errors on success). */
-static bool check_expect(const kf_case *c, const kf_case_expect *e, const kf_ir_kernel *k, const kf_cli_devargs *da,
-                         const char *bname, cmp_result *r)
+/* A case compiled and bound, its declared sizes evaluated, its expected
+ * outputs read. */
+typedef struct {
+    kf_module *m;
+    const kf_ir_kernel *k;
+    kf_cli_inputs in;
+    uint64_t *need;   /* per parameter: elements the kernel indexes (0: none declared) */
+    kf_npy *want;     /* per `expect` line: the expected output */
+} prepared;
+
+/* Compares buffer e->name after the run with its expected output `want` and
+ * prints the FAIL line itself; *r receives the comparison (its largest
+ * errors on success). */
+static bool check_expect(const kf_case *c, const kf_case_expect *e, const kf_npy *want, const kf_ir_kernel *k,
+                         const kf_cli_devargs *da, const char *bname, cmp_result *r)
 {
     int i = kf_cli_find_param(k, e->name);
     kf_error err = {0};
-    kf_npy want = {0};
     void *got = NULL;
-    size_t bytes = 0, elems = 0;
+    size_t bytes = 0;
     const char *why = NULL;
     memset(r, 0, sizeof *r);
-    if (i < 0 || k->params[i].type.kind != KF_TK_BUFFER) why = "is not a buffer parameter of the kernel";
-    else if (kf_npy_read(e->file, &want, &err) != KF_OK) why = err.msg;
-    else if (kf_npy_match(&want, kf_type_vector((kf_scalar)k->params[i].type.scalar, k->params[i].type.lanes),
-                          e->name, &elems, &err) != KF_OK) why = err.msg;
-    else if (kf_cli_devargs_read(da, (uint32_t)i, &got, &bytes, &err) != KF_OK) why = err.msg;
-    else if (bytes != want.bytes) why = "has a different length than the expected file";
-    if (!why) compare(e, (kf_scalar)k->params[i].type.scalar, got, want.data, want.count, r);
+    if (kf_cli_devargs_read(da, (uint32_t)i, &got, &bytes, &err) != KF_OK) why = err.msg;
+    else if (bytes != want->bytes) why = "has a different length than the expected file";
+    if (!why) compare(e, (kf_scalar)k->params[i].type.scalar, got, want->data, want->count, r);
     if (why)
         printf("FAIL %s [%s] %s %s\n", c->name, bname, e->name, why);
     else if (r->bad)
         printf("FAIL %s [%s] %s[%zu]: got %.9g, want %.9g (abs err %.3g, allowed %.3g + %g ulp); %zu of %zu elements differ\n",
                c->name, bname, e->name, r->first_bad, r->got, r->want, fabs(r->got - r->want), r->allowed, e->ulp, r->bad,
-               want.count);
+               want->count);
     free(got);
-    kf_npy_free(&want);
     return !why && !r->bad;
 }
 
 /* Checks every expected output; prints the FAIL line itself, returns pass. */
-static bool check_outputs(const kf_case *c, const kf_ir_kernel *k, const kf_cli_devargs *da,
-                          const char *bname, char *summary, size_t ssize)
+static bool check_outputs(const kf_case *c, const prepared *pc, const kf_cli_devargs *da, const char *bname,
+                          char *summary, size_t ssize)
 {
     double max_abs = 0, max_ulp = 0;
     for (size_t x = 0; x < c->expects.len; x++) {
         cmp_result r;
-        if (!check_expect(c, &c->expects.data[x], k, da, bname, &r)) return false;
+        if (!check_expect(c, &c->expects.data[x], &pc->want[x], pc->k, da, bname, &r)) return false;
         max_abs = fmax(max_abs, r.max_abs);
         max_ulp = fmax(max_ulp, r.max_ulp);
     }
@@ -134,15 +150,36 @@ static bool check_outputs(const kf_case *c, const kf_ir_kernel *k, const kf_cli_
     return true;
 }
 
-/* ---- declared buffer sizes ------------------------------------------------ */
+/* Reads every expected output and checks it against its parameter. */
+static kf_status read_expects(const kf_case *c, prepared *pc, kf_error *err)
+{
+    pc->want = calloc(c->expects.len + 1, sizeof *pc->want);
+    if (!pc->want) return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
+    for (size_t x = 0; x < c->expects.len; x++) {
+        const kf_case_expect *e = &c->expects.data[x];
+        int i = kf_cli_find_param(pc->k, e->name);
+        size_t elems;
+        if (i < 0 || pc->k->params[i].type.kind != KF_TK_BUFFER)
+            return kf_error_set(err, KF_ERR_USAGE, "%s: expect %s: kernel '%s' has no buffer parameter '%s'", c->path,
+                                e->name, pc->k->name, e->name);
+        kf_type elem = kf_type_vector((kf_scalar)pc->k->params[i].type.scalar, pc->k->params[i].type.lanes);
+        kf_status st = kf_npy_read(e->file, &pc->want[x], err);
+        if (st == KF_OK) st = kf_npy_match(&pc->want[x], elem, e->name, &elems, err);
+        if (st != KF_OK) return st;
+    }
+    return KF_OK;
+}
 
-/* A case compiled and bound, its declared sizes evaluated. */
-typedef struct {
-    kf_module *m;
-    const kf_ir_kernel *k;
-    kf_cli_inputs in;
-    uint64_t *need;   /* per parameter: elements the kernel indexes (0: none declared) */
-} prepared;
+static void prepared_free(const kf_case *c, prepared *pc)
+{
+    for (size_t x = 0; pc->want && x < c->expects.len; x++) kf_npy_free(&pc->want[x]);
+    free(pc->want);
+    kf_cli_inputs_free(&pc->in);
+    kf_module_free(pc->m);
+    free(pc->need);
+}
+
+/* ---- declared buffer sizes ------------------------------------------------ */
 
 static bool size_lookup(void *ctx, const char *name, size_t len, uint64_t *value, kf_error *err)
 {
@@ -211,12 +248,14 @@ static bool run_on(const kf_case *c, const prepared *pc, kf_device *dev, const c
     kf_error err = {0};
     kf_pipeline *pipe = NULL;
     kf_cli_devargs da = {0};
+    uint64_t count = 0;
     kf_status st = check_sizes(c, pc, &err);
+    if (st == KF_OK) st = kf_cli_launch_count(k, in, c->count, "a 'count N' line", &count, &err);
     if (st == KF_OK) st = kf_pipeline_create(dev, pc->m, k, &pipe, &err);
     if (st == KF_OK) kf_cli_print_warning("test", pipe);
     if (st == KF_OK) st = kf_cli_devargs_make(dev, k, in, &da, &err);
     if (st == KF_OK) {
-        kf_launch launch = {.count = c->count ? c->count : kf_cli_default_count(k, in)};
+        kf_launch launch = {.count = count};
         st = kf_dispatch(pipe, da.args, da.n, &launch, KF_DISPATCH_SYNC, NULL, &err);
     }
     bool pass;
@@ -230,7 +269,7 @@ static bool run_on(const kf_case *c, const prepared *pc, kf_device *dev, const c
         printf("FAIL %s [%s] %s\n", c->name, bname, err.msg);
         pass = false;
     } else {
-        pass = check_outputs(c, k, &da, bname, summary, sizeof summary);
+        pass = check_outputs(c, pc, &da, bname, summary, sizeof summary);
     }
     if (pass) printf("PASS %s [%s] %s\n", c->name, bname, summary);
     kf_cli_devargs_free(&da);
@@ -254,9 +293,10 @@ static kf_device *backend_device(test_state *ts, kf_backend b)
     return ts->dev[b];
 }
 
-/* Compiles the case, binds its inputs and evaluates its declared sizes;
- * prints a FAIL line on error. */
-static bool prepare(const kf_case *c, prepared *pc)
+/* Compiles the case, binds its inputs, evaluates its declared sizes and
+ * reads its expected outputs; prints a FAIL line on error, and marks a
+ * missing or malformed .npy file as bad input (exit 2). */
+static bool prepare(test_state *ts, const kf_case *c, prepared *pc)
 {
     kf_module **m = &pc->m;
     const kf_ir_kernel **k = &pc->k;
@@ -287,7 +327,9 @@ static bool prepare(const kf_case *c, prepared *pc)
     kf_status st = kf_cli_inputs_make(*k, b.data, b.len, c->dir, in, &err);
     KF_VEC_FREE(&b);
     if (st == KF_OK) st = eval_sizes(c, pc, &err);
-    if (st != KF_OK) printf("FAIL %s: %s\n", c->name, err.msg);
+    if (st == KF_OK) st = read_expects(c, pc, &err);
+    if (st == KF_ERR_IO) bad_input(ts, c->name, err.msg);   /* a missing or malformed .npy file */
+    else if (st != KF_OK) printf("FAIL %s: %s\n", c->name, err.msg);
     return st == KF_OK;
 }
 
@@ -296,13 +338,13 @@ static int run_case(test_state *ts, const char *path)
     kf_case c;
     kf_error err = {0};
     if (kf_case_load(path, &c, &err) != KF_OK) {
-        printf("FAIL %s: %s\n", c.name ? c.name : path, err.msg);
+        bad_input(ts, c.name ? c.name : path, err.msg);
         ts->failed++;
         kf_case_free(&c);
         return KF_EXIT_OK;
     }
     prepared pc = {0};
-    if (!prepare(&c, &pc)) {
+    if (!prepare(ts, &c, &pc)) {
         ts->failed++;
     } else {
         for (int b = KF_BACKEND_CPU; b <= KF_BACKEND_PTX; b++) {
@@ -316,9 +358,7 @@ static int run_case(test_state *ts, const char *path)
         }
     }
     fflush(stdout);
-    kf_cli_inputs_free(&pc.in);
-    kf_module_free(pc.m);
-    free(pc.need);
+    prepared_free(&c, &pc);
     kf_case_free(&c);
     return KF_EXIT_OK;
 }
@@ -442,5 +482,5 @@ int kf_cmd_test(int argc, char **argv)
     KF_VEC_FREE(&paths);
     if (rc != KF_EXIT_OK) return rc;
     printf("%u passed, %u failed\n", ts.passed, ts.failed);
-    return ts.failed ? KF_EXIT_FAIL : KF_EXIT_OK;
+    return ts.bad_input ? KF_EXIT_USAGE : ts.failed ? KF_EXIT_FAIL : KF_EXIT_OK;
 }

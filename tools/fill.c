@@ -3,11 +3,10 @@
  * the reference generator (tools/reference/) links this same file. */
 #include "fill.h"
 
+#include "../ir/kforge.h"
 #include "../ir/numeric.h"
 
-#include <ctype.h>
 #include <math.h>
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,18 +66,14 @@ void kf_fill(void *dst, kf_type elem, size_t elems, const kf_fill_spec *spec)
     }
 }
 
-/* Reads an unsigned decimal or 0x-hex integer; advances *p. */
+/* Reads one integer (kf_value_parse_u64's syntax) between blanks; advances *p. */
 static bool read_u64(const char **p, uint64_t *out)
 {
     while (**p == ' ') (*p)++;
-    if (!isdigit((unsigned char)**p)) return false;
-    errno = 0;
-    char *e;
-    unsigned long long v = strtoull(*p, &e, 0);
-    if (errno || e == *p) return false;
-    *p = e;
+    size_t n = strcspn(*p, " ,)");
+    if (!kf_value_parse_u64(*p, n, out)) return false;
+    *p += n;
     while (**p == ' ') (*p)++;
-    *out = v;
     return true;
 }
 
@@ -99,7 +94,7 @@ bool kf_fill_parse(const char *text, kf_fill_spec *out, bool *is_gen, kf_error *
         if (ok && gens[g].nargs == 2) ok = *p++ == ',' && read_u64(&p, &args[1]);
         ok = ok && *p == ')' && p[1] == 0;
         if (!ok || args[0] == 0) {
-            kf_error_set(err, KF_ERR_USAGE, "bad generator '%s': expected %s", text,
+            kf_error_set(err, KF_ERR_USAGE, "bad generator '%s': expected %s (numbers " KF_NUMBER_SYNTAX ")", text,
                          gens[g].nargs == 2 ? "rand(N,SEED) with N > 0" : gens[g].kind == KF_FILL_IOTA ? "iota(N) with N > 0" : "zeros(N) with N > 0");
             return false;
         }

@@ -32,7 +32,7 @@ typedef struct {
 uint64_t kf_fill_splitmix64(uint64_t *state);
 
 /* Parses "zeros(N)", "iota(N)" or "rand(N,SEED)" (spaces allowed, N > 0,
- * decimal or 0x hex). Returns false if text is not a generator call at all
+ * numbers as kf_value_parse_u64 reads them: no leading zero). Returns false if text is not a generator call at all
  * (*is_gen false) or is one with bad arguments (*is_gen true, err set). */
 bool kf_fill_parse(const char *text, kf_fill_spec *out, bool *is_gen, kf_error *err);
 

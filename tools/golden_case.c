@@ -6,7 +6,7 @@
 #include "golden_case.h"
 
 #include <ctype.h>
-#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,11 +15,13 @@ static kf_status case_error(kf_error *err, const kf_case *c, unsigned line, cons
     return kf_error_set(err, KF_ERR_USAGE, "%s:%u: %s", c->path, line, what);
 }
 
-/* Splits s in place into at most max whitespace-separated fields. */
+/* Splits s in place into whitespace-separated fields; returns how many
+ * there are, of which at most max are stored (more is an error). */
 static int split(char *s, char **f, int max)
 {
     int n = 0;
-    for (char *t = strtok(s, " \t\r"); t && n < max; t = strtok(NULL, " \t\r")) f[n++] = t;
+    for (char *t = strtok(s, " \t\r"); t; t = strtok(NULL, " \t\r"), n++)
+        if (n < max) f[n] = t;
     return n;
 }
 
@@ -30,7 +32,24 @@ static bool parse_tol(kf_case_expect *e, const char *f)
     char *end;
     *slot = strtod(f + 4, &end);
     e->has_tol = true;
-    return *end == 0 && end != f + 4 && *slot >= 0;
+    return *end == 0 && end != f + 4 && isfinite(*slot) && *slot >= 0;
+}
+
+/* The directives a case may hold only once; a second one would silently
+ * replace the first. */
+static const char *const single[] = {"kernel", "reference", "count", "backends", "error"};
+enum { NSINGLE = sizeof single / sizeof single[0] };
+
+static kf_status once(kf_case *c, unsigned line, const char *k, unsigned seen[NSINGLE], kf_error *err)
+{
+    for (int i = 0; i < NSINGLE; i++) {
+        if (strcmp(k, single[i])) continue;
+        if (seen[i])
+            return kf_error_set(err, KF_ERR_USAGE, "%s:%u: a second '%s' line (the first is line %u): a case has one",
+                                c->path, line, k, seen[i]);
+        seen[i] = line;
+    }
+    return KF_OK;
 }
 
 /* The path of `rel` relative to the case's directory, with leading "../"
@@ -69,9 +88,8 @@ static kf_status directive(kf_case *c, unsigned line, char **f, int n, kf_error 
         if (!KF_VEC_PUSH(&c->arg_names, name) || !KF_VEC_PUSH(&c->arg_specs, spec))
             return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
     } else if (!strcmp(k, "count") && n == 2) {
-        char *end;
-        c->count = strtoull(f[1], &end, 0);
-        if (*end || !c->count) return case_error(err, c, line, "expected 'count N' with N > 0");
+        if (!kf_value_parse_u64(f[1], strlen(f[1]), &c->count) || !c->count)
+            return case_error(err, c, line, "expected 'count N' with N > 0 (" KF_NUMBER_SYNTAX ")");
     } else if (!strcmp(k, "backends") && n >= 2) {
         static const char *const names[] = {"cpu", "cuda", "ptx"};
         for (int i = 1; i < n; i++) {
@@ -133,11 +151,17 @@ static kf_status parse_size(kf_case *c, unsigned line, char *t, kf_error *err)
     return KF_OK;
 }
 
-static kf_status parse_line(kf_case *c, unsigned line, char *s, kf_error *err)
+enum { MAX_FIELDS = 16 };
+
+static kf_status parse_line(kf_case *c, unsigned line, char *s, unsigned seen[NSINGLE], kf_error *err)
 {
     char *hash = strchr(s, '#');
     if (hash) *hash = 0;
     while (*s == ' ' || *s == '\t') s++;
+    char kw[16];
+    snprintf(kw, sizeof kw, "%.*s", (int)strcspn(s, " \t\r"), s);
+    kf_status st = once(c, line, kw, seen, err);
+    if (st != KF_OK) return st;
     if (keyword(s, "error")) {
         char *t = rest_of_line(s + 6);
         if (!*t) return case_error(err, c, line, "expected 'error TEXT'");
@@ -145,8 +169,9 @@ static kf_status parse_line(kf_case *c, unsigned line, char *s, kf_error *err)
         return KF_OK;
     }
     if (keyword(s, "size")) return parse_size(c, line, s + 5, err);
-    char *f[16];
-    int n = split(s, f, 16);
+    char *f[MAX_FIELDS];
+    int n = split(s, f, MAX_FIELDS);
+    if (n > MAX_FIELDS) return case_error(err, c, line, "more than 16 fields on one line");
     return n ? directive(c, line, f, n, err) : KF_OK;
 }
 
@@ -168,14 +193,14 @@ kf_status kf_case_load(const char *path, kf_case *c, kf_error *err)
     set_names(c, path);
     char *text;
     size_t len;
-    kf_status st = kf_read_file(path, &text, &len, err);
+    kf_status st = kf_read_file_max(path, KF_CASE_MAX, &text, &len, err);
     if (st != KF_OK) return st;
     if (strlen(text) != len) st = kf_error_set(err, KF_ERR_USAGE, "%s: contains a NUL byte", path);
-    unsigned line = 1;
+    unsigned line = 1, seen[NSINGLE] = {0};
     for (char *s = text; st == KF_OK && s && *s; line++) {
         char *nl = strchr(s, '\n');
         if (nl) *nl = 0;
-        st = parse_line(c, line, s, err);
+        st = parse_line(c, line, s, seen, err);
         s = nl ? nl + 1 : NULL;
     }
     free(text);
@@ -286,11 +311,11 @@ static uint64_t parse_primary(size_parser *sp)
     uint64_t v;
     unsigned char ch = (unsigned char)*sp->p;
     if (isdigit(ch)) {
-        char *end;
-        errno = 0;
-        v = strtoull(sp->p, &end, 10);
-        if (errno) v = size_fail(sp, "the number does not fit in 64 bits");
-        sp->p = end;
+        size_t n = 0;
+        while (isalnum((unsigned char)sp->p[n]) || sp->p[n] == '_') n++;
+        if (kf_value_parse_u64(sp->p, n, &v)) sp->p += n;
+        else if (strspn(sp->p, "0123456789") == n && ch != '0') v = size_fail(sp, "the number does not fit in 64 bits");
+        else v = size_fail(sp, "not a number: numbers are " KF_NUMBER_SYNTAX);
     } else if (isalpha(ch) || ch == '_') {
         v = parse_name(sp);
     } else if (accept(sp, '(')) {

@@ -59,8 +59,13 @@ typedef struct {
     unsigned backends;         /* bit per kf_backend value; 0 = all */
 } kf_case;
 
+/* Most bytes of a case file. */
+#define KF_CASE_MAX (1u << 20)
+
 /* Reads and parses a case file. Errors (KF_ERR_IO / KF_ERR_USAGE) give
- * path:line and what was expected. Free with kf_case_free either way. */
+ * path:line and what was expected: an unknown directive, a bad field, more
+ * than 16 fields on a line, a second kernel/reference/count/backends/error
+ * line. Free with kf_case_free either way. */
 kf_status kf_case_load(const char *path, kf_case *c, kf_error *err);
 void kf_case_free(kf_case *c);
 

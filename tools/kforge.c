@@ -3,7 +3,8 @@
  * subcommands, each a kf_cmd_* function in tools/cmd_*.c taking the
  * arguments after its name and returning the exit status (tools/cli.h):
  * 0 success, 1 compile or test failure, 2 usage error, 3 runtime/device
- * error. */
+ * error. Output that never reaches stdout makes any command fail (exit 3). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,6 +43,18 @@ static void usage(FILE *f)
     fputs("\nexit status: 0 success, 1 compile or test failure, 2 usage error, 3 runtime or device error\n", f);
 }
 
+/* Output that never reached stdout (`> /dev/full`, a closed pipe) is a
+ * failure of the command, not a success with nothing shown. */
+static int stdout_checked(const char *cmd, int rc)
+{
+    errno = 0;
+    bool flushed = fflush(stdout) == 0;
+    if (flushed && !ferror(stdout)) return rc;
+    fprintf(stderr, "kforge %s: error: writing to stdout failed: %s\n", cmd,
+            !flushed && errno ? strerror(errno) : "an earlier write failed");
+    return rc == KF_EXIT_OK ? KF_EXIT_RUNTIME : rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -58,7 +71,7 @@ int main(int argc, char **argv)
         return KF_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(cmd, commands[i].name)) return commands[i].fn(argc - 2, argv + 2);
+        if (!strcmp(cmd, commands[i].name)) return stdout_checked(cmd, commands[i].fn(argc - 2, argv + 2));
     fprintf(stderr, "kforge: error: unknown command '%s'; expected one of check, emit, run, test, bench, cache, devices\n\n", cmd);
     usage(stderr);
     return KF_EXIT_USAGE;

@@ -64,7 +64,9 @@ static kf_status parse_descr(const char *h, const char *what, kf_npy *out, kf_er
     if (!end || end - p < 3 || end - p > 4)
         return kf_error_set(err, KF_ERR_IO, "%s: unsupported .npy dtype (a structured or unknown dtype)", what);
     char order = p[0], kind = p[1];
-    int size = atoi(p + 2);
+    int size = 0;
+    for (const char *d = p + 2; d < end; d++)   /* all digits: '<f4x' and '<f 4' are not f32 */
+        size = *d >= '0' && *d <= '9' && size >= 0 ? size * 10 + (*d - '0') : -1;
     if (order == '>' && size > 1)
         return kf_error_set(err, KF_ERR_IO, "%s: big-endian .npy data is not supported; save it little-endian ('<')", what);
     bool order_ok = order == '<' || order == '=' || order == '|';
@@ -214,16 +216,7 @@ kf_status kf_npy_write(const char *path, kf_scalar s, const void *data, size_t c
 {
     kf_buf b = {0};
     kf_status st = kf_npy_encode(&b, s, data, count, err);
-    if (st == KF_OK) {
-        FILE *f = fopen(path, "wb");
-        if (!f) {
-            st = kf_error_set(err, KF_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-        } else {
-            bool ok = fwrite(b.data, 1, b.len, f) == b.len;
-            ok = (fclose(f) == 0) && ok;
-            if (!ok) st = kf_error_set(err, KF_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-        }
-    }
+    if (st == KF_OK) st = kf_write_file(path, b.data, b.len, err);
     kf_buf_free(&b);
     return st;
 }

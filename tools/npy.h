@@ -35,7 +35,8 @@ const char *kf_npy_descr(kf_scalar s);
 kf_status kf_npy_match(const kf_npy *n, kf_type elem, const char *param, size_t *elems, kf_error *err);
 
 /* Encodes `count` scalars of type s at data as a 1-D v1.0 .npy image
- * (kf_buf) or file. */
+ * (kf_buf) or file; the file is replaced as one step (kf_write_file): a
+ * failed write leaves no partial file. */
 kf_status kf_npy_encode(kf_buf *out, kf_scalar s, const void *data, size_t count, kf_error *err);
 kf_status kf_npy_write(const char *path, kf_scalar s, const void *data, size_t count, kf_error *err);
 

@@ -47,180 +47,180 @@ struct __align__(16) kf_f32x4 { float v[4]; };
 
 /* kernel reduce_sum (reduce_sum.kf:17) */
 extern "C" __global__ void __launch_bounds__(256)
-reduce_sum(const float* __restrict__ x, float* __restrict__ out, unsigned n)
+reduce_sum(const float* __restrict__ x_, float* __restrict__ out_, unsigned n_)
 {
-    __shared__ __align__(4) float part[8];
-    kf_f32x4 acc[4];
-    float t111;
-    float t217;
+    __shared__ __align__(4) float part_[8];
+    kf_f32x4 acc_[4];
+    float t111_;
+    float t217_;
     const unsigned kf_wn = kf_warp_lanes();
-    const kf_f32x4* x4 = (const kf_f32x4*)x;
-    unsigned n4 = n / 4u;
-    unsigned stride = gridDim.x * blockDim.x;
-    acc[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    acc[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    acc[2u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    acc[3u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    unsigned i = (blockIdx.x * blockDim.x) + threadIdx.x;
+    const kf_f32x4* x4_ = (const kf_f32x4*)x_;
+    unsigned n4_ = n_ / 4u;
+    unsigned stride_ = gridDim.x * blockDim.x;
+    acc_[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    acc_[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    acc_[2u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    acc_[3u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     for (;;) {
-        bool t30 = n4 >= (4u * stride);
-        bool t31 = t30;
-        if (t30) {
-            t31 = i < (n4 - (3u * stride));
+        bool t30_ = n4_ >= (4u * stride_);
+        bool t31_ = t30_;
+        if (t30_) {
+            t31_ = i_ < (n4_ - (3u * stride_));
         }
-        if (!t31) {
+        if (!t31_) {
             break;
         }
-        unsigned t40 = i + (0u * stride);
-        kf_f32x4 t41 = x4[t40];
-        kf_f32x4 t42 = acc[0u];
-        kf_f32x4 t43;
-        t43.v[0] = __fadd_rn(t42.v[0], t41.v[0]);
-        t43.v[1] = __fadd_rn(t42.v[1], t41.v[1]);
-        t43.v[2] = __fadd_rn(t42.v[2], t41.v[2]);
-        t43.v[3] = __fadd_rn(t42.v[3], t41.v[3]);
-        acc[0u] = t43;
-        unsigned t47 = i + (1u * stride);
-        kf_f32x4 t48 = x4[t47];
-        kf_f32x4 t49 = acc[1u];
-        kf_f32x4 t50;
-        t50.v[0] = __fadd_rn(t49.v[0], t48.v[0]);
-        t50.v[1] = __fadd_rn(t49.v[1], t48.v[1]);
-        t50.v[2] = __fadd_rn(t49.v[2], t48.v[2]);
-        t50.v[3] = __fadd_rn(t49.v[3], t48.v[3]);
-        acc[1u] = t50;
-        unsigned t54 = i + (2u * stride);
-        kf_f32x4 t55 = x4[t54];
-        kf_f32x4 t56 = acc[2u];
-        kf_f32x4 t57;
-        t57.v[0] = __fadd_rn(t56.v[0], t55.v[0]);
-        t57.v[1] = __fadd_rn(t56.v[1], t55.v[1]);
-        t57.v[2] = __fadd_rn(t56.v[2], t55.v[2]);
-        t57.v[3] = __fadd_rn(t56.v[3], t55.v[3]);
-        acc[2u] = t57;
-        unsigned t61 = i + (3u * stride);
-        kf_f32x4 t62 = x4[t61];
-        kf_f32x4 t63 = acc[3u];
-        kf_f32x4 t64;
-        t64.v[0] = __fadd_rn(t63.v[0], t62.v[0]);
-        t64.v[1] = __fadd_rn(t63.v[1], t62.v[1]);
-        t64.v[2] = __fadd_rn(t63.v[2], t62.v[2]);
-        t64.v[3] = __fadd_rn(t63.v[3], t62.v[3]);
-        acc[3u] = t64;
-        i = i + (4u * stride);
+        unsigned t40_ = i_ + (0u * stride_);
+        kf_f32x4 t41_ = x4_[t40_];
+        kf_f32x4 t42_ = acc_[0u];
+        kf_f32x4 t43_;
+        t43_.v[0] = __fadd_rn(t42_.v[0], t41_.v[0]);
+        t43_.v[1] = __fadd_rn(t42_.v[1], t41_.v[1]);
+        t43_.v[2] = __fadd_rn(t42_.v[2], t41_.v[2]);
+        t43_.v[3] = __fadd_rn(t42_.v[3], t41_.v[3]);
+        acc_[0u] = t43_;
+        unsigned t47_ = i_ + (1u * stride_);
+        kf_f32x4 t48_ = x4_[t47_];
+        kf_f32x4 t49_ = acc_[1u];
+        kf_f32x4 t50_;
+        t50_.v[0] = __fadd_rn(t49_.v[0], t48_.v[0]);
+        t50_.v[1] = __fadd_rn(t49_.v[1], t48_.v[1]);
+        t50_.v[2] = __fadd_rn(t49_.v[2], t48_.v[2]);
+        t50_.v[3] = __fadd_rn(t49_.v[3], t48_.v[3]);
+        acc_[1u] = t50_;
+        unsigned t54_ = i_ + (2u * stride_);
+        kf_f32x4 t55_ = x4_[t54_];
+        kf_f32x4 t56_ = acc_[2u];
+        kf_f32x4 t57_;
+        t57_.v[0] = __fadd_rn(t56_.v[0], t55_.v[0]);
+        t57_.v[1] = __fadd_rn(t56_.v[1], t55_.v[1]);
+        t57_.v[2] = __fadd_rn(t56_.v[2], t55_.v[2]);
+        t57_.v[3] = __fadd_rn(t56_.v[3], t55_.v[3]);
+        acc_[2u] = t57_;
+        unsigned t61_ = i_ + (3u * stride_);
+        kf_f32x4 t62_ = x4_[t61_];
+        kf_f32x4 t63_ = acc_[3u];
+        kf_f32x4 t64_;
+        t64_.v[0] = __fadd_rn(t63_.v[0], t62_.v[0]);
+        t64_.v[1] = __fadd_rn(t63_.v[1], t62_.v[1]);
+        t64_.v[2] = __fadd_rn(t63_.v[2], t62_.v[2]);
+        t64_.v[3] = __fadd_rn(t63_.v[3], t62_.v[3]);
+        acc_[3u] = t64_;
+        i_ = i_ + (4u * stride_);
     }
-    while (i < n4) {
-        kf_f32x4 t71 = x4[i];
-        kf_f32x4 t72 = acc[0u];
-        kf_f32x4 t73;
-        t73.v[0] = __fadd_rn(t72.v[0], t71.v[0]);
-        t73.v[1] = __fadd_rn(t72.v[1], t71.v[1]);
-        t73.v[2] = __fadd_rn(t72.v[2], t71.v[2]);
-        t73.v[3] = __fadd_rn(t72.v[3], t71.v[3]);
-        acc[0u] = t73;
-        i = i + stride;
+    while (i_ < n4_) {
+        kf_f32x4 t71_ = x4_[i_];
+        kf_f32x4 t72_ = acc_[0u];
+        kf_f32x4 t73_;
+        t73_.v[0] = __fadd_rn(t72_.v[0], t71_.v[0]);
+        t73_.v[1] = __fadd_rn(t72_.v[1], t71_.v[1]);
+        t73_.v[2] = __fadd_rn(t72_.v[2], t71_.v[2]);
+        t73_.v[3] = __fadd_rn(t72_.v[3], t71_.v[3]);
+        acc_[0u] = t73_;
+        i_ = i_ + stride_;
     }
-    kf_f32x4 t77 = acc[1u];
-    kf_f32x4 t78 = acc[0u];
-    kf_f32x4 t79;
-    t79.v[0] = __fadd_rn(t78.v[0], t77.v[0]);
-    t79.v[1] = __fadd_rn(t78.v[1], t77.v[1]);
-    t79.v[2] = __fadd_rn(t78.v[2], t77.v[2]);
-    t79.v[3] = __fadd_rn(t78.v[3], t77.v[3]);
-    acc[0u] = t79;
-    kf_f32x4 t82 = acc[2u];
-    kf_f32x4 t83 = acc[0u];
-    kf_f32x4 t84;
-    t84.v[0] = __fadd_rn(t83.v[0], t82.v[0]);
-    t84.v[1] = __fadd_rn(t83.v[1], t82.v[1]);
-    t84.v[2] = __fadd_rn(t83.v[2], t82.v[2]);
-    t84.v[3] = __fadd_rn(t83.v[3], t82.v[3]);
-    acc[0u] = t84;
-    kf_f32x4 t87 = acc[3u];
-    kf_f32x4 t88 = acc[0u];
-    kf_f32x4 t89;
-    t89.v[0] = __fadd_rn(t88.v[0], t87.v[0]);
-    t89.v[1] = __fadd_rn(t88.v[1], t87.v[1]);
-    t89.v[2] = __fadd_rn(t88.v[2], t87.v[2]);
-    t89.v[3] = __fadd_rn(t88.v[3], t87.v[3]);
-    acc[0u] = t89;
-    kf_f32x4 a = acc[0u];
-    float s = __fadd_rn(__fadd_rn(a.v[0], a.v[1]), __fadd_rn(a.v[2], a.v[3]));
-    unsigned t = (n4 * 4u) + ((blockIdx.x * blockDim.x) + threadIdx.x);
-    if (t < n) {
-        s = __fadd_rn(s, x[t]);
+    kf_f32x4 t77_ = acc_[1u];
+    kf_f32x4 t78_ = acc_[0u];
+    kf_f32x4 t79_;
+    t79_.v[0] = __fadd_rn(t78_.v[0], t77_.v[0]);
+    t79_.v[1] = __fadd_rn(t78_.v[1], t77_.v[1]);
+    t79_.v[2] = __fadd_rn(t78_.v[2], t77_.v[2]);
+    t79_.v[3] = __fadd_rn(t78_.v[3], t77_.v[3]);
+    acc_[0u] = t79_;
+    kf_f32x4 t82_ = acc_[2u];
+    kf_f32x4 t83_ = acc_[0u];
+    kf_f32x4 t84_;
+    t84_.v[0] = __fadd_rn(t83_.v[0], t82_.v[0]);
+    t84_.v[1] = __fadd_rn(t83_.v[1], t82_.v[1]);
+    t84_.v[2] = __fadd_rn(t83_.v[2], t82_.v[2]);
+    t84_.v[3] = __fadd_rn(t83_.v[3], t82_.v[3]);
+    acc_[0u] = t84_;
+    kf_f32x4 t87_ = acc_[3u];
+    kf_f32x4 t88_ = acc_[0u];
+    kf_f32x4 t89_;
+    t89_.v[0] = __fadd_rn(t88_.v[0], t87_.v[0]);
+    t89_.v[1] = __fadd_rn(t88_.v[1], t87_.v[1]);
+    t89_.v[2] = __fadd_rn(t88_.v[2], t87_.v[2]);
+    t89_.v[3] = __fadd_rn(t88_.v[3], t87_.v[3]);
+    acc_[0u] = t89_;
+    kf_f32x4 a_ = acc_[0u];
+    float s_ = __fadd_rn(__fadd_rn(a_.v[0], a_.v[1]), __fadd_rn(a_.v[2], a_.v[3]));
+    unsigned t_ = (n4_ * 4u) + ((blockIdx.x * blockDim.x) + threadIdx.x);
+    if (t_ < n_) {
+        s_ = __fadd_rn(s_, x_[t_]);
     }
-    unsigned t132 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
-    if (t132 == 32u) {
-        float t137 = __fadd_rn(s, kf_shfl_xor(s, 16u, kf_wn));
-        float t140 = __fadd_rn(t137, kf_shfl_xor(t137, 8u, kf_wn));
-        float t143 = __fadd_rn(t140, kf_shfl_xor(t140, 4u, kf_wn));
-        float t146 = __fadd_rn(t143, kf_shfl_xor(t143, 2u, kf_wn));
-        t111 = __fadd_rn(t146, kf_shfl_xor(t146, 1u, kf_wn));
+    unsigned t132_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+    if (t132_ == 32u) {
+        float t137_ = __fadd_rn(s_, kf_shfl_xor(s_, 16u, kf_wn));
+        float t140_ = __fadd_rn(t137_, kf_shfl_xor(t137_, 8u, kf_wn));
+        float t143_ = __fadd_rn(t140_, kf_shfl_xor(t140_, 4u, kf_wn));
+        float t146_ = __fadd_rn(t143_, kf_shfl_xor(t143_, 2u, kf_wn));
+        t111_ = __fadd_rn(t146_, kf_shfl_xor(t146_, 1u, kf_wn));
     } else {
-        float t152 = kf_shfl_down(s, 16u, kf_wn);
-        bool t154 = (kf_lane_id() + 16u) < t132;
-        float t155 = __fadd_rn(s, t152);
-        float t156 = t154 ? t155 : s;
-        float t158 = kf_shfl_down(t156, 8u, kf_wn);
-        bool t160 = (kf_lane_id() + 8u) < t132;
-        float t161 = __fadd_rn(t156, t158);
-        float t162 = t160 ? t161 : t156;
-        float t164 = kf_shfl_down(t162, 4u, kf_wn);
-        bool t166 = (kf_lane_id() + 4u) < t132;
-        float t167 = __fadd_rn(t162, t164);
-        float t168 = t166 ? t167 : t162;
-        float t170 = kf_shfl_down(t168, 2u, kf_wn);
-        bool t172 = (kf_lane_id() + 2u) < t132;
-        float t173 = __fadd_rn(t168, t170);
-        float t174 = t172 ? t173 : t168;
-        float t176 = kf_shfl_down(t174, 1u, kf_wn);
-        bool t178 = (kf_lane_id() + 1u) < t132;
-        float t179 = __fadd_rn(t174, t176);
-        t111 = kf_shfl(t178 ? t179 : t174, 0u, kf_wn);
+        float t152_ = kf_shfl_down(s_, 16u, kf_wn);
+        bool t154_ = (kf_lane_id() + 16u) < t132_;
+        float t155_ = __fadd_rn(s_, t152_);
+        float t156_ = t154_ ? t155_ : s_;
+        float t158_ = kf_shfl_down(t156_, 8u, kf_wn);
+        bool t160_ = (kf_lane_id() + 8u) < t132_;
+        float t161_ = __fadd_rn(t156_, t158_);
+        float t162_ = t160_ ? t161_ : t156_;
+        float t164_ = kf_shfl_down(t162_, 4u, kf_wn);
+        bool t166_ = (kf_lane_id() + 4u) < t132_;
+        float t167_ = __fadd_rn(t162_, t164_);
+        float t168_ = t166_ ? t167_ : t162_;
+        float t170_ = kf_shfl_down(t168_, 2u, kf_wn);
+        bool t172_ = (kf_lane_id() + 2u) < t132_;
+        float t173_ = __fadd_rn(t168_, t170_);
+        float t174_ = t172_ ? t173_ : t168_;
+        float t176_ = kf_shfl_down(t174_, 1u, kf_wn);
+        bool t178_ = (kf_lane_id() + 1u) < t132_;
+        float t179_ = __fadd_rn(t174_, t176_);
+        t111_ = kf_shfl(t178_ ? t179_ : t174_, 0u, kf_wn);
     }
-    s = t111;
+    s_ = t111_;
     if (kf_lane_id() == 0u) {
-        part[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s;
+        part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s_;
     }
     __syncthreads();
     if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) == 0u) {
-        float p = 0.0f;
+        float p_ = 0.0f;
         if (kf_lane_id() < 8u) {
-            p = part[kf_lane_id()];
+            p_ = part_[kf_lane_id()];
         }
-        unsigned t238 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
-        if (t238 == 32u) {
-            float t243 = __fadd_rn(p, kf_shfl_xor(p, 16u, kf_wn));
-            float t246 = __fadd_rn(t243, kf_shfl_xor(t243, 8u, kf_wn));
-            float t249 = __fadd_rn(t246, kf_shfl_xor(t246, 4u, kf_wn));
-            float t252 = __fadd_rn(t249, kf_shfl_xor(t249, 2u, kf_wn));
-            t217 = __fadd_rn(t252, kf_shfl_xor(t252, 1u, kf_wn));
+        unsigned t238_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t238_ == 32u) {
+            float t243_ = __fadd_rn(p_, kf_shfl_xor(p_, 16u, kf_wn));
+            float t246_ = __fadd_rn(t243_, kf_shfl_xor(t243_, 8u, kf_wn));
+            float t249_ = __fadd_rn(t246_, kf_shfl_xor(t246_, 4u, kf_wn));
+            float t252_ = __fadd_rn(t249_, kf_shfl_xor(t249_, 2u, kf_wn));
+            t217_ = __fadd_rn(t252_, kf_shfl_xor(t252_, 1u, kf_wn));
         } else {
-            float t258 = kf_shfl_down(p, 16u, kf_wn);
-            bool t260 = (kf_lane_id() + 16u) < t238;
-            float t261 = __fadd_rn(p, t258);
-            float t262 = t260 ? t261 : p;
-            float t264 = kf_shfl_down(t262, 8u, kf_wn);
-            bool t266 = (kf_lane_id() + 8u) < t238;
-            float t267 = __fadd_rn(t262, t264);
-            float t268 = t266 ? t267 : t262;
-            float t270 = kf_shfl_down(t268, 4u, kf_wn);
-            bool t272 = (kf_lane_id() + 4u) < t238;
-            float t273 = __fadd_rn(t268, t270);
-            float t274 = t272 ? t273 : t268;
-            float t276 = kf_shfl_down(t274, 2u, kf_wn);
-            bool t278 = (kf_lane_id() + 2u) < t238;
-            float t279 = __fadd_rn(t274, t276);
-            float t280 = t278 ? t279 : t274;
-            float t282 = kf_shfl_down(t280, 1u, kf_wn);
-            bool t284 = (kf_lane_id() + 1u) < t238;
-            float t285 = __fadd_rn(t280, t282);
-            t217 = kf_shfl(t284 ? t285 : t280, 0u, kf_wn);
+            float t258_ = kf_shfl_down(p_, 16u, kf_wn);
+            bool t260_ = (kf_lane_id() + 16u) < t238_;
+            float t261_ = __fadd_rn(p_, t258_);
+            float t262_ = t260_ ? t261_ : p_;
+            float t264_ = kf_shfl_down(t262_, 8u, kf_wn);
+            bool t266_ = (kf_lane_id() + 8u) < t238_;
+            float t267_ = __fadd_rn(t262_, t264_);
+            float t268_ = t266_ ? t267_ : t262_;
+            float t270_ = kf_shfl_down(t268_, 4u, kf_wn);
+            bool t272_ = (kf_lane_id() + 4u) < t238_;
+            float t273_ = __fadd_rn(t268_, t270_);
+            float t274_ = t272_ ? t273_ : t268_;
+            float t276_ = kf_shfl_down(t274_, 2u, kf_wn);
+            bool t278_ = (kf_lane_id() + 2u) < t238_;
+            float t279_ = __fadd_rn(t274_, t276_);
+            float t280_ = t278_ ? t279_ : t274_;
+            float t282_ = kf_shfl_down(t280_, 1u, kf_wn);
+            bool t284_ = (kf_lane_id() + 1u) < t238_;
+            float t285_ = __fadd_rn(t280_, t282_);
+            t217_ = kf_shfl(t284_ ? t285_ : t280_, 0u, kf_wn);
         }
-        p = t217;
+        p_ = t217_;
         if (kf_lane_id() == 0u) {
-            atomicAdd(&out[0u], p);
+            atomicAdd(&out_[0u], p_);
         }
     }
 }

@@ -9,10 +9,13 @@ __device__ __forceinline__ float kf_f16_to_f32(kf_f16 h)
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
     return f;
 }
+/* the bits leave the asm in a 32-bit register: ptxas 13 turns an 8-bit store of
+   a cvt.rn.f16.f32 result register into a float -> u8 conversion */
 __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
 {
-    kf_f16 h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+    unsigned u;
+    asm("{ .reg .b16 t; cvt.rn.f16.f32 t, %1; cvt.u32.u16 %0, t; }" : "=r"(u) : "f"(f));
+    kf_f16 h = {(unsigned short)u};
     return h;
 }
 
@@ -74,308 +77,308 @@ struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 
 /* kernel rmsnorm (rmsnorm.kf:15) */
 extern "C" __global__ void __launch_bounds__(256)
-rmsnorm(const kf_f16* __restrict__ x, const kf_f16* __restrict__ w, kf_f16* __restrict__ y, unsigned rows, unsigned cols, float eps)
+rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __restrict__ y_, unsigned rows_, unsigned cols_, float eps_)
 {
-    __shared__ __align__(4) float part[8];
-    kf_f16x8 v[4];
-    kf_f16x8 g[4];
-    float t210;
-    float t605;
+    __shared__ __align__(4) float part_[8];
+    kf_f16x8 v_[4];
+    kf_f16x8 g_[4];
+    float t210_;
+    float t605_;
     const unsigned kf_wn = kf_warp_lanes();
-    unsigned tid = threadIdx.x;
-    unsigned base = blockIdx.x * cols;
-    bool t13 = (cols % 8u) == 0u;
-    bool t14 = t13;
-    if (t13) {
-        t14 = cols <= 8192u;
+    unsigned tid_ = threadIdx.x;
+    unsigned base_ = blockIdx.x * cols_;
+    bool t13_ = (cols_ % 8u) == 0u;
+    bool t14_ = t13_;
+    if (t13_) {
+        t14_ = cols_ <= 8192u;
     }
-    if (t14) {
-        const kf_f16x8* x8 = (const kf_f16x8*)x;
-        const kf_f16x8* w8 = (const kf_f16x8*)w;
-        kf_f16x8* y8 = (kf_f16x8*)y;
-        unsigned base8 = base / 8u;
-        unsigned cols8 = cols / 8u;
-        float acc = 0.0f;
-        unsigned c = tid + 0u;
-        kf_f16x8 t29 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 h = t29;
-        kf_f16x8 t32 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 gk = t32;
-        if (c < cols8) {
-            unsigned t35 = base8 + c;
-            kf_f16x8 t36 = x8[t35];
-            h = t36;
-            kf_f16x8 t37 = w8[c];
-            gk = t37;
+    if (t14_) {
+        const kf_f16x8* x8_ = (const kf_f16x8*)x_;
+        const kf_f16x8* w8_ = (const kf_f16x8*)w_;
+        kf_f16x8* y8_ = (kf_f16x8*)y_;
+        unsigned base8_ = base_ / 8u;
+        unsigned cols8_ = cols_ / 8u;
+        float acc_ = 0.0f;
+        unsigned c_ = tid_ + 0u;
+        kf_f16x8 t29_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 h_ = t29_;
+        kf_f16x8 t32_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 gk_ = t32_;
+        if (c_ < cols8_) {
+            unsigned t35_ = base8_ + c_;
+            kf_f16x8 t36_ = x8_[t35_];
+            h_ = t36_;
+            kf_f16x8 t37_ = w8_[c_];
+            gk_ = t37_;
         }
-        v[0u] = h;
-        g[0u] = gk;
-        float e = kf_f16_to_f32(h.v[0]);
-        acc = __fadd_rn(acc, __fmul_rn(e, e));
-        float e_2 = kf_f16_to_f32(h.v[1]);
-        acc = __fadd_rn(acc, __fmul_rn(e_2, e_2));
-        float e_3 = kf_f16_to_f32(h.v[2]);
-        acc = __fadd_rn(acc, __fmul_rn(e_3, e_3));
-        float e_4 = kf_f16_to_f32(h.v[3]);
-        acc = __fadd_rn(acc, __fmul_rn(e_4, e_4));
-        float e_5 = kf_f16_to_f32(h.v[4]);
-        acc = __fadd_rn(acc, __fmul_rn(e_5, e_5));
-        float e_6 = kf_f16_to_f32(h.v[5]);
-        acc = __fadd_rn(acc, __fmul_rn(e_6, e_6));
-        float e_7 = kf_f16_to_f32(h.v[6]);
-        acc = __fadd_rn(acc, __fmul_rn(e_7, e_7));
-        float e_8 = kf_f16_to_f32(h.v[7]);
-        acc = __fadd_rn(acc, __fmul_rn(e_8, e_8));
-        unsigned c_2 = tid + 256u;
-        kf_f16x8 t75 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 h_2 = t75;
-        kf_f16x8 t78 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 gk_2 = t78;
-        if (c_2 < cols8) {
-            unsigned t81 = base8 + c_2;
-            kf_f16x8 t82 = x8[t81];
-            h_2 = t82;
-            kf_f16x8 t83 = w8[c_2];
-            gk_2 = t83;
+        v_[0u] = h_;
+        g_[0u] = gk_;
+        float e_ = kf_f16_to_f32(h_.v[0]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_, e_));
+        float e_2_ = kf_f16_to_f32(h_.v[1]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_2_, e_2_));
+        float e_3_ = kf_f16_to_f32(h_.v[2]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_3_, e_3_));
+        float e_4_ = kf_f16_to_f32(h_.v[3]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_4_, e_4_));
+        float e_5_ = kf_f16_to_f32(h_.v[4]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_5_, e_5_));
+        float e_6_ = kf_f16_to_f32(h_.v[5]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_6_, e_6_));
+        float e_7_ = kf_f16_to_f32(h_.v[6]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_7_, e_7_));
+        float e_8_ = kf_f16_to_f32(h_.v[7]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_8_, e_8_));
+        unsigned c_2_ = tid_ + 256u;
+        kf_f16x8 t75_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 h_2_ = t75_;
+        kf_f16x8 t78_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 gk_2_ = t78_;
+        if (c_2_ < cols8_) {
+            unsigned t81_ = base8_ + c_2_;
+            kf_f16x8 t82_ = x8_[t81_];
+            h_2_ = t82_;
+            kf_f16x8 t83_ = w8_[c_2_];
+            gk_2_ = t83_;
         }
-        v[1u] = h_2;
-        g[1u] = gk_2;
-        float e_9 = kf_f16_to_f32(h_2.v[0]);
-        acc = __fadd_rn(acc, __fmul_rn(e_9, e_9));
-        float e_10 = kf_f16_to_f32(h_2.v[1]);
-        acc = __fadd_rn(acc, __fmul_rn(e_10, e_10));
-        float e_11 = kf_f16_to_f32(h_2.v[2]);
-        acc = __fadd_rn(acc, __fmul_rn(e_11, e_11));
-        float e_12 = kf_f16_to_f32(h_2.v[3]);
-        acc = __fadd_rn(acc, __fmul_rn(e_12, e_12));
-        float e_13 = kf_f16_to_f32(h_2.v[4]);
-        acc = __fadd_rn(acc, __fmul_rn(e_13, e_13));
-        float e_14 = kf_f16_to_f32(h_2.v[5]);
-        acc = __fadd_rn(acc, __fmul_rn(e_14, e_14));
-        float e_15 = kf_f16_to_f32(h_2.v[6]);
-        acc = __fadd_rn(acc, __fmul_rn(e_15, e_15));
-        float e_16 = kf_f16_to_f32(h_2.v[7]);
-        acc = __fadd_rn(acc, __fmul_rn(e_16, e_16));
-        unsigned c_3 = tid + 512u;
-        kf_f16x8 t121 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 h_3 = t121;
-        kf_f16x8 t124 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 gk_3 = t124;
-        if (c_3 < cols8) {
-            unsigned t127 = base8 + c_3;
-            kf_f16x8 t128 = x8[t127];
-            h_3 = t128;
-            kf_f16x8 t129 = w8[c_3];
-            gk_3 = t129;
+        v_[1u] = h_2_;
+        g_[1u] = gk_2_;
+        float e_9_ = kf_f16_to_f32(h_2_.v[0]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_9_, e_9_));
+        float e_10_ = kf_f16_to_f32(h_2_.v[1]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_10_, e_10_));
+        float e_11_ = kf_f16_to_f32(h_2_.v[2]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_11_, e_11_));
+        float e_12_ = kf_f16_to_f32(h_2_.v[3]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_12_, e_12_));
+        float e_13_ = kf_f16_to_f32(h_2_.v[4]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_13_, e_13_));
+        float e_14_ = kf_f16_to_f32(h_2_.v[5]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_14_, e_14_));
+        float e_15_ = kf_f16_to_f32(h_2_.v[6]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_15_, e_15_));
+        float e_16_ = kf_f16_to_f32(h_2_.v[7]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_16_, e_16_));
+        unsigned c_3_ = tid_ + 512u;
+        kf_f16x8 t121_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 h_3_ = t121_;
+        kf_f16x8 t124_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 gk_3_ = t124_;
+        if (c_3_ < cols8_) {
+            unsigned t127_ = base8_ + c_3_;
+            kf_f16x8 t128_ = x8_[t127_];
+            h_3_ = t128_;
+            kf_f16x8 t129_ = w8_[c_3_];
+            gk_3_ = t129_;
         }
-        v[2u] = h_3;
-        g[2u] = gk_3;
-        float e_17 = kf_f16_to_f32(h_3.v[0]);
-        acc = __fadd_rn(acc, __fmul_rn(e_17, e_17));
-        float e_18 = kf_f16_to_f32(h_3.v[1]);
-        acc = __fadd_rn(acc, __fmul_rn(e_18, e_18));
-        float e_19 = kf_f16_to_f32(h_3.v[2]);
-        acc = __fadd_rn(acc, __fmul_rn(e_19, e_19));
-        float e_20 = kf_f16_to_f32(h_3.v[3]);
-        acc = __fadd_rn(acc, __fmul_rn(e_20, e_20));
-        float e_21 = kf_f16_to_f32(h_3.v[4]);
-        acc = __fadd_rn(acc, __fmul_rn(e_21, e_21));
-        float e_22 = kf_f16_to_f32(h_3.v[5]);
-        acc = __fadd_rn(acc, __fmul_rn(e_22, e_22));
-        float e_23 = kf_f16_to_f32(h_3.v[6]);
-        acc = __fadd_rn(acc, __fmul_rn(e_23, e_23));
-        float e_24 = kf_f16_to_f32(h_3.v[7]);
-        acc = __fadd_rn(acc, __fmul_rn(e_24, e_24));
-        unsigned c_4 = tid + 768u;
-        kf_f16x8 t167 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 h_4 = t167;
-        kf_f16x8 t170 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 gk_4 = t170;
-        if (c_4 < cols8) {
-            unsigned t173 = base8 + c_4;
-            kf_f16x8 t174 = x8[t173];
-            h_4 = t174;
-            kf_f16x8 t175 = w8[c_4];
-            gk_4 = t175;
+        v_[2u] = h_3_;
+        g_[2u] = gk_3_;
+        float e_17_ = kf_f16_to_f32(h_3_.v[0]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_17_, e_17_));
+        float e_18_ = kf_f16_to_f32(h_3_.v[1]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_18_, e_18_));
+        float e_19_ = kf_f16_to_f32(h_3_.v[2]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_19_, e_19_));
+        float e_20_ = kf_f16_to_f32(h_3_.v[3]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_20_, e_20_));
+        float e_21_ = kf_f16_to_f32(h_3_.v[4]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_21_, e_21_));
+        float e_22_ = kf_f16_to_f32(h_3_.v[5]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_22_, e_22_));
+        float e_23_ = kf_f16_to_f32(h_3_.v[6]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_23_, e_23_));
+        float e_24_ = kf_f16_to_f32(h_3_.v[7]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_24_, e_24_));
+        unsigned c_4_ = tid_ + 768u;
+        kf_f16x8 t167_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 h_4_ = t167_;
+        kf_f16x8 t170_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 gk_4_ = t170_;
+        if (c_4_ < cols8_) {
+            unsigned t173_ = base8_ + c_4_;
+            kf_f16x8 t174_ = x8_[t173_];
+            h_4_ = t174_;
+            kf_f16x8 t175_ = w8_[c_4_];
+            gk_4_ = t175_;
         }
-        v[3u] = h_4;
-        g[3u] = gk_4;
-        float e_25 = kf_f16_to_f32(h_4.v[0]);
-        acc = __fadd_rn(acc, __fmul_rn(e_25, e_25));
-        float e_26 = kf_f16_to_f32(h_4.v[1]);
-        acc = __fadd_rn(acc, __fmul_rn(e_26, e_26));
-        float e_27 = kf_f16_to_f32(h_4.v[2]);
-        acc = __fadd_rn(acc, __fmul_rn(e_27, e_27));
-        float e_28 = kf_f16_to_f32(h_4.v[3]);
-        acc = __fadd_rn(acc, __fmul_rn(e_28, e_28));
-        float e_29 = kf_f16_to_f32(h_4.v[4]);
-        acc = __fadd_rn(acc, __fmul_rn(e_29, e_29));
-        float e_30 = kf_f16_to_f32(h_4.v[5]);
-        acc = __fadd_rn(acc, __fmul_rn(e_30, e_30));
-        float e_31 = kf_f16_to_f32(h_4.v[6]);
-        acc = __fadd_rn(acc, __fmul_rn(e_31, e_31));
-        float e_32 = kf_f16_to_f32(h_4.v[7]);
-        acc = __fadd_rn(acc, __fmul_rn(e_32, e_32));
-        unsigned t231 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
-        if (t231 == 32u) {
-            float t236 = __fadd_rn(acc, kf_shfl_xor(acc, 16u, kf_wn));
-            float t239 = __fadd_rn(t236, kf_shfl_xor(t236, 8u, kf_wn));
-            float t242 = __fadd_rn(t239, kf_shfl_xor(t239, 4u, kf_wn));
-            float t245 = __fadd_rn(t242, kf_shfl_xor(t242, 2u, kf_wn));
-            t210 = __fadd_rn(t245, kf_shfl_xor(t245, 1u, kf_wn));
+        v_[3u] = h_4_;
+        g_[3u] = gk_4_;
+        float e_25_ = kf_f16_to_f32(h_4_.v[0]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_25_, e_25_));
+        float e_26_ = kf_f16_to_f32(h_4_.v[1]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_26_, e_26_));
+        float e_27_ = kf_f16_to_f32(h_4_.v[2]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_27_, e_27_));
+        float e_28_ = kf_f16_to_f32(h_4_.v[3]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_28_, e_28_));
+        float e_29_ = kf_f16_to_f32(h_4_.v[4]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_29_, e_29_));
+        float e_30_ = kf_f16_to_f32(h_4_.v[5]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_30_, e_30_));
+        float e_31_ = kf_f16_to_f32(h_4_.v[6]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_31_, e_31_));
+        float e_32_ = kf_f16_to_f32(h_4_.v[7]);
+        acc_ = __fadd_rn(acc_, __fmul_rn(e_32_, e_32_));
+        unsigned t231_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t231_ == 32u) {
+            float t236_ = __fadd_rn(acc_, kf_shfl_xor(acc_, 16u, kf_wn));
+            float t239_ = __fadd_rn(t236_, kf_shfl_xor(t236_, 8u, kf_wn));
+            float t242_ = __fadd_rn(t239_, kf_shfl_xor(t239_, 4u, kf_wn));
+            float t245_ = __fadd_rn(t242_, kf_shfl_xor(t242_, 2u, kf_wn));
+            t210_ = __fadd_rn(t245_, kf_shfl_xor(t245_, 1u, kf_wn));
         } else {
-            float t251 = kf_shfl_down(acc, 16u, kf_wn);
-            bool t253 = (kf_lane_id() + 16u) < t231;
-            float t254 = __fadd_rn(acc, t251);
-            float t255 = t253 ? t254 : acc;
-            float t257 = kf_shfl_down(t255, 8u, kf_wn);
-            bool t259 = (kf_lane_id() + 8u) < t231;
-            float t260 = __fadd_rn(t255, t257);
-            float t261 = t259 ? t260 : t255;
-            float t263 = kf_shfl_down(t261, 4u, kf_wn);
-            bool t265 = (kf_lane_id() + 4u) < t231;
-            float t266 = __fadd_rn(t261, t263);
-            float t267 = t265 ? t266 : t261;
-            float t269 = kf_shfl_down(t267, 2u, kf_wn);
-            bool t271 = (kf_lane_id() + 2u) < t231;
-            float t272 = __fadd_rn(t267, t269);
-            float t273 = t271 ? t272 : t267;
-            float t275 = kf_shfl_down(t273, 1u, kf_wn);
-            bool t277 = (kf_lane_id() + 1u) < t231;
-            float t278 = __fadd_rn(t273, t275);
-            t210 = kf_shfl(t277 ? t278 : t273, 0u, kf_wn);
+            float t251_ = kf_shfl_down(acc_, 16u, kf_wn);
+            bool t253_ = (kf_lane_id() + 16u) < t231_;
+            float t254_ = __fadd_rn(acc_, t251_);
+            float t255_ = t253_ ? t254_ : acc_;
+            float t257_ = kf_shfl_down(t255_, 8u, kf_wn);
+            bool t259_ = (kf_lane_id() + 8u) < t231_;
+            float t260_ = __fadd_rn(t255_, t257_);
+            float t261_ = t259_ ? t260_ : t255_;
+            float t263_ = kf_shfl_down(t261_, 4u, kf_wn);
+            bool t265_ = (kf_lane_id() + 4u) < t231_;
+            float t266_ = __fadd_rn(t261_, t263_);
+            float t267_ = t265_ ? t266_ : t261_;
+            float t269_ = kf_shfl_down(t267_, 2u, kf_wn);
+            bool t271_ = (kf_lane_id() + 2u) < t231_;
+            float t272_ = __fadd_rn(t267_, t269_);
+            float t273_ = t271_ ? t272_ : t267_;
+            float t275_ = kf_shfl_down(t273_, 1u, kf_wn);
+            bool t277_ = (kf_lane_id() + 1u) < t231_;
+            float t278_ = __fadd_rn(t273_, t275_);
+            t210_ = kf_shfl(t277_ ? t278_ : t273_, 0u, kf_wn);
         }
-        acc = t210;
+        acc_ = t210_;
         if (kf_lane_id() == 0u) {
-            part[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = acc;
+            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = acc_;
         }
         __syncthreads();
-        float total = 0.0f;
-        total = __fadd_rn(total, part[0u]);
-        total = __fadd_rn(total, part[1u]);
-        total = __fadd_rn(total, part[2u]);
-        total = __fadd_rn(total, part[3u]);
-        total = __fadd_rn(total, part[4u]);
-        total = __fadd_rn(total, part[5u]);
-        total = __fadd_rn(total, part[6u]);
-        total = __fadd_rn(total, part[7u]);
-        float scale = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total, (float)cols), eps));
-        unsigned c_5 = tid + 0u;
-        if (c_5 < cols8) {
-            kf_f16x8 h_5 = v[0u];
-            kf_f16x8 gk_5 = g[0u];
-            kf_f16x8 t334 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o = t334;
-            o.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5.v[0]), scale), kf_f16_to_f32(gk_5.v[0])));
-            o.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5.v[1]), scale), kf_f16_to_f32(gk_5.v[1])));
-            o.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5.v[2]), scale), kf_f16_to_f32(gk_5.v[2])));
-            o.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5.v[3]), scale), kf_f16_to_f32(gk_5.v[3])));
-            o.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5.v[4]), scale), kf_f16_to_f32(gk_5.v[4])));
-            o.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5.v[5]), scale), kf_f16_to_f32(gk_5.v[5])));
-            o.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5.v[6]), scale), kf_f16_to_f32(gk_5.v[6])));
-            o.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5.v[7]), scale), kf_f16_to_f32(gk_5.v[7])));
-            y8[base8 + c_5] = o;
+        float total_ = 0.0f;
+        total_ = __fadd_rn(total_, part_[0u]);
+        total_ = __fadd_rn(total_, part_[1u]);
+        total_ = __fadd_rn(total_, part_[2u]);
+        total_ = __fadd_rn(total_, part_[3u]);
+        total_ = __fadd_rn(total_, part_[4u]);
+        total_ = __fadd_rn(total_, part_[5u]);
+        total_ = __fadd_rn(total_, part_[6u]);
+        total_ = __fadd_rn(total_, part_[7u]);
+        float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total_, (float)cols_), eps_));
+        unsigned c_5_ = tid_ + 0u;
+        if (c_5_ < cols8_) {
+            kf_f16x8 h_5_ = v_[0u];
+            kf_f16x8 gk_5_ = g_[0u];
+            kf_f16x8 t334_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_ = t334_;
+            o_.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[0]), scale_), kf_f16_to_f32(gk_5_.v[0])));
+            o_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[1]), scale_), kf_f16_to_f32(gk_5_.v[1])));
+            o_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[2]), scale_), kf_f16_to_f32(gk_5_.v[2])));
+            o_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[3]), scale_), kf_f16_to_f32(gk_5_.v[3])));
+            o_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[4]), scale_), kf_f16_to_f32(gk_5_.v[4])));
+            o_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[5]), scale_), kf_f16_to_f32(gk_5_.v[5])));
+            o_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[6]), scale_), kf_f16_to_f32(gk_5_.v[6])));
+            o_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[7]), scale_), kf_f16_to_f32(gk_5_.v[7])));
+            y8_[base8_ + c_5_] = o_;
         }
-        unsigned c_6 = tid + 256u;
-        if (c_6 < cols8) {
-            kf_f16x8 h_6 = v[1u];
-            kf_f16x8 gk_6 = g[1u];
-            kf_f16x8 t401 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_2 = t401;
-            o_2.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6.v[0]), scale), kf_f16_to_f32(gk_6.v[0])));
-            o_2.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6.v[1]), scale), kf_f16_to_f32(gk_6.v[1])));
-            o_2.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6.v[2]), scale), kf_f16_to_f32(gk_6.v[2])));
-            o_2.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6.v[3]), scale), kf_f16_to_f32(gk_6.v[3])));
-            o_2.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6.v[4]), scale), kf_f16_to_f32(gk_6.v[4])));
-            o_2.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6.v[5]), scale), kf_f16_to_f32(gk_6.v[5])));
-            o_2.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6.v[6]), scale), kf_f16_to_f32(gk_6.v[6])));
-            o_2.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6.v[7]), scale), kf_f16_to_f32(gk_6.v[7])));
-            y8[base8 + c_6] = o_2;
+        unsigned c_6_ = tid_ + 256u;
+        if (c_6_ < cols8_) {
+            kf_f16x8 h_6_ = v_[1u];
+            kf_f16x8 gk_6_ = g_[1u];
+            kf_f16x8 t401_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_2_ = t401_;
+            o_2_.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[0]), scale_), kf_f16_to_f32(gk_6_.v[0])));
+            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[1]), scale_), kf_f16_to_f32(gk_6_.v[1])));
+            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[2]), scale_), kf_f16_to_f32(gk_6_.v[2])));
+            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[3]), scale_), kf_f16_to_f32(gk_6_.v[3])));
+            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[4]), scale_), kf_f16_to_f32(gk_6_.v[4])));
+            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[5]), scale_), kf_f16_to_f32(gk_6_.v[5])));
+            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[6]), scale_), kf_f16_to_f32(gk_6_.v[6])));
+            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[7]), scale_), kf_f16_to_f32(gk_6_.v[7])));
+            y8_[base8_ + c_6_] = o_2_;
         }
-        unsigned c_7 = tid + 512u;
-        if (c_7 < cols8) {
-            kf_f16x8 h_7 = v[2u];
-            kf_f16x8 gk_7 = g[2u];
-            kf_f16x8 t468 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_3 = t468;
-            o_3.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7.v[0]), scale), kf_f16_to_f32(gk_7.v[0])));
-            o_3.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7.v[1]), scale), kf_f16_to_f32(gk_7.v[1])));
-            o_3.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7.v[2]), scale), kf_f16_to_f32(gk_7.v[2])));
-            o_3.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7.v[3]), scale), kf_f16_to_f32(gk_7.v[3])));
-            o_3.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7.v[4]), scale), kf_f16_to_f32(gk_7.v[4])));
-            o_3.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7.v[5]), scale), kf_f16_to_f32(gk_7.v[5])));
-            o_3.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7.v[6]), scale), kf_f16_to_f32(gk_7.v[6])));
-            o_3.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7.v[7]), scale), kf_f16_to_f32(gk_7.v[7])));
-            y8[base8 + c_7] = o_3;
+        unsigned c_7_ = tid_ + 512u;
+        if (c_7_ < cols8_) {
+            kf_f16x8 h_7_ = v_[2u];
+            kf_f16x8 gk_7_ = g_[2u];
+            kf_f16x8 t468_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_3_ = t468_;
+            o_3_.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[0]), scale_), kf_f16_to_f32(gk_7_.v[0])));
+            o_3_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[1]), scale_), kf_f16_to_f32(gk_7_.v[1])));
+            o_3_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[2]), scale_), kf_f16_to_f32(gk_7_.v[2])));
+            o_3_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[3]), scale_), kf_f16_to_f32(gk_7_.v[3])));
+            o_3_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[4]), scale_), kf_f16_to_f32(gk_7_.v[4])));
+            o_3_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[5]), scale_), kf_f16_to_f32(gk_7_.v[5])));
+            o_3_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[6]), scale_), kf_f16_to_f32(gk_7_.v[6])));
+            o_3_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[7]), scale_), kf_f16_to_f32(gk_7_.v[7])));
+            y8_[base8_ + c_7_] = o_3_;
         }
-        unsigned c_8 = tid + 768u;
-        if (c_8 < cols8) {
-            kf_f16x8 h_8 = v[3u];
-            kf_f16x8 gk_8 = g[3u];
-            kf_f16x8 t535 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_4 = t535;
-            o_4.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8.v[0]), scale), kf_f16_to_f32(gk_8.v[0])));
-            o_4.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8.v[1]), scale), kf_f16_to_f32(gk_8.v[1])));
-            o_4.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8.v[2]), scale), kf_f16_to_f32(gk_8.v[2])));
-            o_4.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8.v[3]), scale), kf_f16_to_f32(gk_8.v[3])));
-            o_4.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8.v[4]), scale), kf_f16_to_f32(gk_8.v[4])));
-            o_4.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8.v[5]), scale), kf_f16_to_f32(gk_8.v[5])));
-            o_4.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8.v[6]), scale), kf_f16_to_f32(gk_8.v[6])));
-            o_4.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8.v[7]), scale), kf_f16_to_f32(gk_8.v[7])));
-            y8[base8 + c_8] = o_4;
+        unsigned c_8_ = tid_ + 768u;
+        if (c_8_ < cols8_) {
+            kf_f16x8 h_8_ = v_[3u];
+            kf_f16x8 gk_8_ = g_[3u];
+            kf_f16x8 t535_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_4_ = t535_;
+            o_4_.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[0]), scale_), kf_f16_to_f32(gk_8_.v[0])));
+            o_4_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[1]), scale_), kf_f16_to_f32(gk_8_.v[1])));
+            o_4_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[2]), scale_), kf_f16_to_f32(gk_8_.v[2])));
+            o_4_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[3]), scale_), kf_f16_to_f32(gk_8_.v[3])));
+            o_4_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[4]), scale_), kf_f16_to_f32(gk_8_.v[4])));
+            o_4_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[5]), scale_), kf_f16_to_f32(gk_8_.v[5])));
+            o_4_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[6]), scale_), kf_f16_to_f32(gk_8_.v[6])));
+            o_4_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[7]), scale_), kf_f16_to_f32(gk_8_.v[7])));
+            y8_[base8_ + c_8_] = o_4_;
         }
     } else {
-        float acc_2 = 0.0f;
-        for (unsigned c_9 = tid; c_9 < cols; c_9 = c_9 + 256u) {
-            float e_33 = kf_f16_to_f32(x[base + c_9]);
-            acc_2 = __fadd_rn(acc_2, __fmul_rn(e_33, e_33));
+        float acc_2_ = 0.0f;
+        for (unsigned c_9_ = tid_; c_9_ < cols_; c_9_ = c_9_ + 256u) {
+            float e_33_ = kf_f16_to_f32(x_[base_ + c_9_]);
+            acc_2_ = __fadd_rn(acc_2_, __fmul_rn(e_33_, e_33_));
         }
-        unsigned t626 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
-        if (t626 == 32u) {
-            float t631 = __fadd_rn(acc_2, kf_shfl_xor(acc_2, 16u, kf_wn));
-            float t634 = __fadd_rn(t631, kf_shfl_xor(t631, 8u, kf_wn));
-            float t637 = __fadd_rn(t634, kf_shfl_xor(t634, 4u, kf_wn));
-            float t640 = __fadd_rn(t637, kf_shfl_xor(t637, 2u, kf_wn));
-            t605 = __fadd_rn(t640, kf_shfl_xor(t640, 1u, kf_wn));
+        unsigned t626_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t626_ == 32u) {
+            float t631_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
+            float t634_ = __fadd_rn(t631_, kf_shfl_xor(t631_, 8u, kf_wn));
+            float t637_ = __fadd_rn(t634_, kf_shfl_xor(t634_, 4u, kf_wn));
+            float t640_ = __fadd_rn(t637_, kf_shfl_xor(t637_, 2u, kf_wn));
+            t605_ = __fadd_rn(t640_, kf_shfl_xor(t640_, 1u, kf_wn));
         } else {
-            float t646 = kf_shfl_down(acc_2, 16u, kf_wn);
-            bool t648 = (kf_lane_id() + 16u) < t626;
-            float t649 = __fadd_rn(acc_2, t646);
-            float t650 = t648 ? t649 : acc_2;
-            float t652 = kf_shfl_down(t650, 8u, kf_wn);
-            bool t654 = (kf_lane_id() + 8u) < t626;
-            float t655 = __fadd_rn(t650, t652);
-            float t656 = t654 ? t655 : t650;
-            float t658 = kf_shfl_down(t656, 4u, kf_wn);
-            bool t660 = (kf_lane_id() + 4u) < t626;
-            float t661 = __fadd_rn(t656, t658);
-            float t662 = t660 ? t661 : t656;
-            float t664 = kf_shfl_down(t662, 2u, kf_wn);
-            bool t666 = (kf_lane_id() + 2u) < t626;
-            float t667 = __fadd_rn(t662, t664);
-            float t668 = t666 ? t667 : t662;
-            float t670 = kf_shfl_down(t668, 1u, kf_wn);
-            bool t672 = (kf_lane_id() + 1u) < t626;
-            float t673 = __fadd_rn(t668, t670);
-            t605 = kf_shfl(t672 ? t673 : t668, 0u, kf_wn);
+            float t646_ = kf_shfl_down(acc_2_, 16u, kf_wn);
+            bool t648_ = (kf_lane_id() + 16u) < t626_;
+            float t649_ = __fadd_rn(acc_2_, t646_);
+            float t650_ = t648_ ? t649_ : acc_2_;
+            float t652_ = kf_shfl_down(t650_, 8u, kf_wn);
+            bool t654_ = (kf_lane_id() + 8u) < t626_;
+            float t655_ = __fadd_rn(t650_, t652_);
+            float t656_ = t654_ ? t655_ : t650_;
+            float t658_ = kf_shfl_down(t656_, 4u, kf_wn);
+            bool t660_ = (kf_lane_id() + 4u) < t626_;
+            float t661_ = __fadd_rn(t656_, t658_);
+            float t662_ = t660_ ? t661_ : t656_;
+            float t664_ = kf_shfl_down(t662_, 2u, kf_wn);
+            bool t666_ = (kf_lane_id() + 2u) < t626_;
+            float t667_ = __fadd_rn(t662_, t664_);
+            float t668_ = t666_ ? t667_ : t662_;
+            float t670_ = kf_shfl_down(t668_, 1u, kf_wn);
+            bool t672_ = (kf_lane_id() + 1u) < t626_;
+            float t673_ = __fadd_rn(t668_, t670_);
+            t605_ = kf_shfl(t672_ ? t673_ : t668_, 0u, kf_wn);
         }
-        acc_2 = t605;
+        acc_2_ = t605_;
         if (kf_lane_id() == 0u) {
-            part[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = acc_2;
+            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = acc_2_;
         }
         __syncthreads();
-        float total_2 = 0.0f;
-        total_2 = __fadd_rn(total_2, part[0u]);
-        total_2 = __fadd_rn(total_2, part[1u]);
-        total_2 = __fadd_rn(total_2, part[2u]);
-        total_2 = __fadd_rn(total_2, part[3u]);
-        total_2 = __fadd_rn(total_2, part[4u]);
-        total_2 = __fadd_rn(total_2, part[5u]);
-        total_2 = __fadd_rn(total_2, part[6u]);
-        total_2 = __fadd_rn(total_2, part[7u]);
-        float scale_2 = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total_2, (float)cols), eps));
-        for (unsigned c_10 = tid; c_10 < cols; c_10 = c_10 + 256u) {
-            y[base + c_10] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x[base + c_10]), scale_2), kf_f16_to_f32(w[c_10])));
+        float total_2_ = 0.0f;
+        total_2_ = __fadd_rn(total_2_, part_[0u]);
+        total_2_ = __fadd_rn(total_2_, part_[1u]);
+        total_2_ = __fadd_rn(total_2_, part_[2u]);
+        total_2_ = __fadd_rn(total_2_, part_[3u]);
+        total_2_ = __fadd_rn(total_2_, part_[4u]);
+        total_2_ = __fadd_rn(total_2_, part_[5u]);
+        total_2_ = __fadd_rn(total_2_, part_[6u]);
+        total_2_ = __fadd_rn(total_2_, part_[7u]);
+        float scale_2_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total_2_, (float)cols_), eps_));
+        for (unsigned c_10_ = tid_; c_10_ < cols_; c_10_ = c_10_ + 256u) {
+            y_[base_ + c_10_] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x_[base_ + c_10_]), scale_2_), kf_f16_to_f32(w_[c_10_])));
         }
     }
 }

@@ -5,25 +5,25 @@ struct __align__(16) kf_f32x4 { float v[4]; };
 
 /* kernel saxpy (saxpy.kf:11) */
 extern "C" __global__ void __launch_bounds__(256)
-saxpy(float a, const float* __restrict__ x, float* __restrict__ y, unsigned n)
+saxpy(float a_, const float* __restrict__ x_, float* __restrict__ y_, unsigned n_)
 {
-    const kf_f32x4* x4 = (const kf_f32x4*)x;
-    kf_f32x4* y4 = (kf_f32x4*)y;
-    unsigned n4 = n / 4u;
-    unsigned stride = gridDim.x * blockDim.x;
-    kf_f32x4 av = kf_f32x4{{a, a, a, a}};
-    for (unsigned i = (blockIdx.x * blockDim.x) + threadIdx.x; i < n4; i = i + stride) {
-        kf_f32x4 t20 = x4[i];
-        kf_f32x4 t21 = y4[i];
-        kf_f32x4 t22;
-        t22.v[0] = __fmaf_rn(av.v[0], t20.v[0], t21.v[0]);
-        t22.v[1] = __fmaf_rn(av.v[1], t20.v[1], t21.v[1]);
-        t22.v[2] = __fmaf_rn(av.v[2], t20.v[2], t21.v[2]);
-        t22.v[3] = __fmaf_rn(av.v[3], t20.v[3], t21.v[3]);
-        y4[i] = t22;
+    const kf_f32x4* x4_ = (const kf_f32x4*)x_;
+    kf_f32x4* y4_ = (kf_f32x4*)y_;
+    unsigned n4_ = n_ / 4u;
+    unsigned stride_ = gridDim.x * blockDim.x;
+    kf_f32x4 av_ = kf_f32x4{{a_, a_, a_, a_}};
+    for (unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x; i_ < n4_; i_ = i_ + stride_) {
+        kf_f32x4 t20_ = x4_[i_];
+        kf_f32x4 t21_ = y4_[i_];
+        kf_f32x4 t22_;
+        t22_.v[0] = __fmaf_rn(av_.v[0], t20_.v[0], t21_.v[0]);
+        t22_.v[1] = __fmaf_rn(av_.v[1], t20_.v[1], t21_.v[1]);
+        t22_.v[2] = __fmaf_rn(av_.v[2], t20_.v[2], t21_.v[2]);
+        t22_.v[3] = __fmaf_rn(av_.v[3], t20_.v[3], t21_.v[3]);
+        y4_[i_] = t22_;
     }
-    unsigned t = (n4 * 4u) + ((blockIdx.x * blockDim.x) + threadIdx.x);
-    if (t < n) {
-        y[t] = __fmaf_rn(a, x[t], y[t]);
+    unsigned t_ = (n4_ * 4u) + ((blockIdx.x * blockDim.x) + threadIdx.x);
+    if (t_ < n_) {
+        y_[t_] = __fmaf_rn(a_, x_[t_], y_[t_]);
     }
 }

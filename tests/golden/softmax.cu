@@ -9,10 +9,13 @@ __device__ __forceinline__ float kf_f16_to_f32(kf_f16 h)
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
     return f;
 }
+/* the bits leave the asm in a 32-bit register: ptxas 13 turns an 8-bit store of
+   a cvt.rn.f16.f32 result register into a float -> u8 conversion */
 __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
 {
-    kf_f16 h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+    unsigned u;
+    asm("{ .reg .b16 t; cvt.rn.f16.f32 t, %1; cvt.u32.u16 %0, t; }" : "=r"(u) : "f"(f));
+    kf_f16 h = {(unsigned short)u};
     return h;
 }
 
@@ -75,924 +78,924 @@ struct __align__(16) kf_f32x4 { float v[4]; };
 
 /* kernel softmax_f32 (softmax.kf:21) */
 extern "C" __global__ void __launch_bounds__(256)
-softmax_f32(const float* __restrict__ x, float* __restrict__ y, unsigned rows, unsigned cols)
+softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_, unsigned cols_)
 {
-    __shared__ __align__(4) float red_max[8];
-    __shared__ __align__(4) float red_sum[8];
-    kf_f32x4 v[8];
-    float t175;
-    float t391;
-    float t571;
-    float t691;
+    __shared__ __align__(4) float red_max_[8];
+    __shared__ __align__(4) float red_sum_[8];
+    kf_f32x4 v_[8];
+    float t175_;
+    float t391_;
+    float t571_;
+    float t691_;
     const unsigned kf_wn = kf_warp_lanes();
-    unsigned tid = threadIdx.x;
-    unsigned base = blockIdx.x * cols;
-    bool t11 = (cols % 4u) == 0u;
-    bool t12 = t11;
-    if (t11) {
-        t12 = cols <= 8192u;
+    unsigned tid_ = threadIdx.x;
+    unsigned base_ = blockIdx.x * cols_;
+    bool t11_ = (cols_ % 4u) == 0u;
+    bool t12_ = t11_;
+    if (t11_) {
+        t12_ = cols_ <= 8192u;
     }
-    if (t12) {
-        const kf_f32x4* x4 = (const kf_f32x4*)x;
-        kf_f32x4* y4 = (kf_f32x4*)y;
-        unsigned base4 = base / 4u;
-        unsigned cols4 = cols / 4u;
-        float m = __uint_as_float(0xff800000u);
-        unsigned c = tid + 0u;
-        if (c < cols4) {
-            v[0u] = x4[base4 + c];
+    if (t12_) {
+        const kf_f32x4* x4_ = (const kf_f32x4*)x_;
+        kf_f32x4* y4_ = (kf_f32x4*)y_;
+        unsigned base4_ = base_ / 4u;
+        unsigned cols4_ = cols_ / 4u;
+        float m_ = __uint_as_float(0xff800000u);
+        unsigned c_ = tid_ + 0u;
+        if (c_ < cols4_) {
+            v_[0u] = x4_[base4_ + c_];
         } else {
-            v[0u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
+            v_[0u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
-        kf_f32x4 e = v[0u];
-        m = fmaxf(m, fmaxf(fmaxf(e.v[0], e.v[1]), fmaxf(e.v[2], e.v[3])));
-        unsigned c_2 = tid + 256u;
-        if (c_2 < cols4) {
-            v[1u] = x4[base4 + c_2];
+        kf_f32x4 e_ = v_[0u];
+        m_ = fmaxf(m_, fmaxf(fmaxf(e_.v[0], e_.v[1]), fmaxf(e_.v[2], e_.v[3])));
+        unsigned c_2_ = tid_ + 256u;
+        if (c_2_ < cols4_) {
+            v_[1u] = x4_[base4_ + c_2_];
         } else {
-            v[1u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
+            v_[1u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
-        kf_f32x4 e_2 = v[1u];
-        m = fmaxf(m, fmaxf(fmaxf(e_2.v[0], e_2.v[1]), fmaxf(e_2.v[2], e_2.v[3])));
-        unsigned c_3 = tid + 512u;
-        if (c_3 < cols4) {
-            v[2u] = x4[base4 + c_3];
+        kf_f32x4 e_2_ = v_[1u];
+        m_ = fmaxf(m_, fmaxf(fmaxf(e_2_.v[0], e_2_.v[1]), fmaxf(e_2_.v[2], e_2_.v[3])));
+        unsigned c_3_ = tid_ + 512u;
+        if (c_3_ < cols4_) {
+            v_[2u] = x4_[base4_ + c_3_];
         } else {
-            v[2u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
+            v_[2u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
-        kf_f32x4 e_3 = v[2u];
-        m = fmaxf(m, fmaxf(fmaxf(e_3.v[0], e_3.v[1]), fmaxf(e_3.v[2], e_3.v[3])));
-        unsigned c_4 = tid + 768u;
-        if (c_4 < cols4) {
-            v[3u] = x4[base4 + c_4];
+        kf_f32x4 e_3_ = v_[2u];
+        m_ = fmaxf(m_, fmaxf(fmaxf(e_3_.v[0], e_3_.v[1]), fmaxf(e_3_.v[2], e_3_.v[3])));
+        unsigned c_4_ = tid_ + 768u;
+        if (c_4_ < cols4_) {
+            v_[3u] = x4_[base4_ + c_4_];
         } else {
-            v[3u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
+            v_[3u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
-        kf_f32x4 e_4 = v[3u];
-        m = fmaxf(m, fmaxf(fmaxf(e_4.v[0], e_4.v[1]), fmaxf(e_4.v[2], e_4.v[3])));
-        unsigned c_5 = tid + 1024u;
-        if (c_5 < cols4) {
-            v[4u] = x4[base4 + c_5];
+        kf_f32x4 e_4_ = v_[3u];
+        m_ = fmaxf(m_, fmaxf(fmaxf(e_4_.v[0], e_4_.v[1]), fmaxf(e_4_.v[2], e_4_.v[3])));
+        unsigned c_5_ = tid_ + 1024u;
+        if (c_5_ < cols4_) {
+            v_[4u] = x4_[base4_ + c_5_];
         } else {
-            v[4u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
+            v_[4u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
-        kf_f32x4 e_5 = v[4u];
-        m = fmaxf(m, fmaxf(fmaxf(e_5.v[0], e_5.v[1]), fmaxf(e_5.v[2], e_5.v[3])));
-        unsigned c_6 = tid + 1280u;
-        if (c_6 < cols4) {
-            v[5u] = x4[base4 + c_6];
+        kf_f32x4 e_5_ = v_[4u];
+        m_ = fmaxf(m_, fmaxf(fmaxf(e_5_.v[0], e_5_.v[1]), fmaxf(e_5_.v[2], e_5_.v[3])));
+        unsigned c_6_ = tid_ + 1280u;
+        if (c_6_ < cols4_) {
+            v_[5u] = x4_[base4_ + c_6_];
         } else {
-            v[5u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
+            v_[5u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
-        kf_f32x4 e_6 = v[5u];
-        m = fmaxf(m, fmaxf(fmaxf(e_6.v[0], e_6.v[1]), fmaxf(e_6.v[2], e_6.v[3])));
-        unsigned c_7 = tid + 1536u;
-        if (c_7 < cols4) {
-            v[6u] = x4[base4 + c_7];
+        kf_f32x4 e_6_ = v_[5u];
+        m_ = fmaxf(m_, fmaxf(fmaxf(e_6_.v[0], e_6_.v[1]), fmaxf(e_6_.v[2], e_6_.v[3])));
+        unsigned c_7_ = tid_ + 1536u;
+        if (c_7_ < cols4_) {
+            v_[6u] = x4_[base4_ + c_7_];
         } else {
-            v[6u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
+            v_[6u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
-        kf_f32x4 e_7 = v[6u];
-        m = fmaxf(m, fmaxf(fmaxf(e_7.v[0], e_7.v[1]), fmaxf(e_7.v[2], e_7.v[3])));
-        unsigned c_8 = tid + 1792u;
-        if (c_8 < cols4) {
-            v[7u] = x4[base4 + c_8];
+        kf_f32x4 e_7_ = v_[6u];
+        m_ = fmaxf(m_, fmaxf(fmaxf(e_7_.v[0], e_7_.v[1]), fmaxf(e_7_.v[2], e_7_.v[3])));
+        unsigned c_8_ = tid_ + 1792u;
+        if (c_8_ < cols4_) {
+            v_[7u] = x4_[base4_ + c_8_];
         } else {
-            v[7u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
+            v_[7u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
-        kf_f32x4 e_8 = v[7u];
-        m = fmaxf(m, fmaxf(fmaxf(e_8.v[0], e_8.v[1]), fmaxf(e_8.v[2], e_8.v[3])));
-        unsigned t196 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
-        if (t196 == 32u) {
-            float t201 = fmaxf(m, kf_shfl_xor(m, 16u, kf_wn));
-            float t204 = fmaxf(t201, kf_shfl_xor(t201, 8u, kf_wn));
-            float t207 = fmaxf(t204, kf_shfl_xor(t204, 4u, kf_wn));
-            float t210 = fmaxf(t207, kf_shfl_xor(t207, 2u, kf_wn));
-            t175 = fmaxf(t210, kf_shfl_xor(t210, 1u, kf_wn));
+        kf_f32x4 e_8_ = v_[7u];
+        m_ = fmaxf(m_, fmaxf(fmaxf(e_8_.v[0], e_8_.v[1]), fmaxf(e_8_.v[2], e_8_.v[3])));
+        unsigned t196_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t196_ == 32u) {
+            float t201_ = fmaxf(m_, kf_shfl_xor(m_, 16u, kf_wn));
+            float t204_ = fmaxf(t201_, kf_shfl_xor(t201_, 8u, kf_wn));
+            float t207_ = fmaxf(t204_, kf_shfl_xor(t204_, 4u, kf_wn));
+            float t210_ = fmaxf(t207_, kf_shfl_xor(t207_, 2u, kf_wn));
+            t175_ = fmaxf(t210_, kf_shfl_xor(t210_, 1u, kf_wn));
         } else {
-            float t216 = kf_shfl_down(m, 16u, kf_wn);
-            bool t218 = (kf_lane_id() + 16u) < t196;
-            float t219 = fmaxf(m, t216);
-            float t220 = t218 ? t219 : m;
-            float t222 = kf_shfl_down(t220, 8u, kf_wn);
-            bool t224 = (kf_lane_id() + 8u) < t196;
-            float t225 = fmaxf(t220, t222);
-            float t226 = t224 ? t225 : t220;
-            float t228 = kf_shfl_down(t226, 4u, kf_wn);
-            bool t230 = (kf_lane_id() + 4u) < t196;
-            float t231 = fmaxf(t226, t228);
-            float t232 = t230 ? t231 : t226;
-            float t234 = kf_shfl_down(t232, 2u, kf_wn);
-            bool t236 = (kf_lane_id() + 2u) < t196;
-            float t237 = fmaxf(t232, t234);
-            float t238 = t236 ? t237 : t232;
-            float t240 = kf_shfl_down(t238, 1u, kf_wn);
-            bool t242 = (kf_lane_id() + 1u) < t196;
-            float t243 = fmaxf(t238, t240);
-            t175 = kf_shfl(t242 ? t243 : t238, 0u, kf_wn);
+            float t216_ = kf_shfl_down(m_, 16u, kf_wn);
+            bool t218_ = (kf_lane_id() + 16u) < t196_;
+            float t219_ = fmaxf(m_, t216_);
+            float t220_ = t218_ ? t219_ : m_;
+            float t222_ = kf_shfl_down(t220_, 8u, kf_wn);
+            bool t224_ = (kf_lane_id() + 8u) < t196_;
+            float t225_ = fmaxf(t220_, t222_);
+            float t226_ = t224_ ? t225_ : t220_;
+            float t228_ = kf_shfl_down(t226_, 4u, kf_wn);
+            bool t230_ = (kf_lane_id() + 4u) < t196_;
+            float t231_ = fmaxf(t226_, t228_);
+            float t232_ = t230_ ? t231_ : t226_;
+            float t234_ = kf_shfl_down(t232_, 2u, kf_wn);
+            bool t236_ = (kf_lane_id() + 2u) < t196_;
+            float t237_ = fmaxf(t232_, t234_);
+            float t238_ = t236_ ? t237_ : t232_;
+            float t240_ = kf_shfl_down(t238_, 1u, kf_wn);
+            bool t242_ = (kf_lane_id() + 1u) < t196_;
+            float t243_ = fmaxf(t238_, t240_);
+            t175_ = kf_shfl(t242_ ? t243_ : t238_, 0u, kf_wn);
         }
-        m = t175;
+        m_ = t175_;
         if (kf_lane_id() == 0u) {
-            red_max[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m;
+            red_max_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m_;
         }
         __syncthreads();
-        m = red_max[0u];
-        m = fmaxf(m, red_max[1u]);
-        m = fmaxf(m, red_max[2u]);
-        m = fmaxf(m, red_max[3u]);
-        m = fmaxf(m, red_max[4u]);
-        m = fmaxf(m, red_max[5u]);
-        m = fmaxf(m, red_max[6u]);
-        m = fmaxf(m, red_max[7u]);
-        float s = 0.0f;
-        kf_f32x4 mv = kf_f32x4{{m, m, m, m}};
-        kf_f32x4 t288 = v[0u];
-        kf_f32x4 e_9;
-        e_9.v[0] = kf_exp_approx(__fsub_rn(t288.v[0], mv.v[0]));
-        e_9.v[1] = kf_exp_approx(__fsub_rn(t288.v[1], mv.v[1]));
-        e_9.v[2] = kf_exp_approx(__fsub_rn(t288.v[2], mv.v[2]));
-        e_9.v[3] = kf_exp_approx(__fsub_rn(t288.v[3], mv.v[3]));
-        v[0u] = e_9;
-        s = __fadd_rn(s, __fadd_rn(__fadd_rn(e_9.v[0], e_9.v[1]), __fadd_rn(e_9.v[2], e_9.v[3])));
-        kf_f32x4 t301 = v[1u];
-        kf_f32x4 e_10;
-        e_10.v[0] = kf_exp_approx(__fsub_rn(t301.v[0], mv.v[0]));
-        e_10.v[1] = kf_exp_approx(__fsub_rn(t301.v[1], mv.v[1]));
-        e_10.v[2] = kf_exp_approx(__fsub_rn(t301.v[2], mv.v[2]));
-        e_10.v[3] = kf_exp_approx(__fsub_rn(t301.v[3], mv.v[3]));
-        v[1u] = e_10;
-        s = __fadd_rn(s, __fadd_rn(__fadd_rn(e_10.v[0], e_10.v[1]), __fadd_rn(e_10.v[2], e_10.v[3])));
-        kf_f32x4 t314 = v[2u];
-        kf_f32x4 e_11;
-        e_11.v[0] = kf_exp_approx(__fsub_rn(t314.v[0], mv.v[0]));
-        e_11.v[1] = kf_exp_approx(__fsub_rn(t314.v[1], mv.v[1]));
-        e_11.v[2] = kf_exp_approx(__fsub_rn(t314.v[2], mv.v[2]));
-        e_11.v[3] = kf_exp_approx(__fsub_rn(t314.v[3], mv.v[3]));
-        v[2u] = e_11;
-        s = __fadd_rn(s, __fadd_rn(__fadd_rn(e_11.v[0], e_11.v[1]), __fadd_rn(e_11.v[2], e_11.v[3])));
-        kf_f32x4 t327 = v[3u];
-        kf_f32x4 e_12;
-        e_12.v[0] = kf_exp_approx(__fsub_rn(t327.v[0], mv.v[0]));
-        e_12.v[1] = kf_exp_approx(__fsub_rn(t327.v[1], mv.v[1]));
-        e_12.v[2] = kf_exp_approx(__fsub_rn(t327.v[2], mv.v[2]));
-        e_12.v[3] = kf_exp_approx(__fsub_rn(t327.v[3], mv.v[3]));
-        v[3u] = e_12;
-        s = __fadd_rn(s, __fadd_rn(__fadd_rn(e_12.v[0], e_12.v[1]), __fadd_rn(e_12.v[2], e_12.v[3])));
-        kf_f32x4 t340 = v[4u];
-        kf_f32x4 e_13;
-        e_13.v[0] = kf_exp_approx(__fsub_rn(t340.v[0], mv.v[0]));
-        e_13.v[1] = kf_exp_approx(__fsub_rn(t340.v[1], mv.v[1]));
-        e_13.v[2] = kf_exp_approx(__fsub_rn(t340.v[2], mv.v[2]));
-        e_13.v[3] = kf_exp_approx(__fsub_rn(t340.v[3], mv.v[3]));
-        v[4u] = e_13;
-        s = __fadd_rn(s, __fadd_rn(__fadd_rn(e_13.v[0], e_13.v[1]), __fadd_rn(e_13.v[2], e_13.v[3])));
-        kf_f32x4 t353 = v[5u];
-        kf_f32x4 e_14;
-        e_14.v[0] = kf_exp_approx(__fsub_rn(t353.v[0], mv.v[0]));
-        e_14.v[1] = kf_exp_approx(__fsub_rn(t353.v[1], mv.v[1]));
-        e_14.v[2] = kf_exp_approx(__fsub_rn(t353.v[2], mv.v[2]));
-        e_14.v[3] = kf_exp_approx(__fsub_rn(t353.v[3], mv.v[3]));
-        v[5u] = e_14;
-        s = __fadd_rn(s, __fadd_rn(__fadd_rn(e_14.v[0], e_14.v[1]), __fadd_rn(e_14.v[2], e_14.v[3])));
-        kf_f32x4 t366 = v[6u];
-        kf_f32x4 e_15;
-        e_15.v[0] = kf_exp_approx(__fsub_rn(t366.v[0], mv.v[0]));
-        e_15.v[1] = kf_exp_approx(__fsub_rn(t366.v[1], mv.v[1]));
-        e_15.v[2] = kf_exp_approx(__fsub_rn(t366.v[2], mv.v[2]));
-        e_15.v[3] = kf_exp_approx(__fsub_rn(t366.v[3], mv.v[3]));
-        v[6u] = e_15;
-        s = __fadd_rn(s, __fadd_rn(__fadd_rn(e_15.v[0], e_15.v[1]), __fadd_rn(e_15.v[2], e_15.v[3])));
-        kf_f32x4 t379 = v[7u];
-        kf_f32x4 e_16;
-        e_16.v[0] = kf_exp_approx(__fsub_rn(t379.v[0], mv.v[0]));
-        e_16.v[1] = kf_exp_approx(__fsub_rn(t379.v[1], mv.v[1]));
-        e_16.v[2] = kf_exp_approx(__fsub_rn(t379.v[2], mv.v[2]));
-        e_16.v[3] = kf_exp_approx(__fsub_rn(t379.v[3], mv.v[3]));
-        v[7u] = e_16;
-        s = __fadd_rn(s, __fadd_rn(__fadd_rn(e_16.v[0], e_16.v[1]), __fadd_rn(e_16.v[2], e_16.v[3])));
-        unsigned t412 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
-        if (t412 == 32u) {
-            float t417 = __fadd_rn(s, kf_shfl_xor(s, 16u, kf_wn));
-            float t420 = __fadd_rn(t417, kf_shfl_xor(t417, 8u, kf_wn));
-            float t423 = __fadd_rn(t420, kf_shfl_xor(t420, 4u, kf_wn));
-            float t426 = __fadd_rn(t423, kf_shfl_xor(t423, 2u, kf_wn));
-            t391 = __fadd_rn(t426, kf_shfl_xor(t426, 1u, kf_wn));
+        m_ = red_max_[0u];
+        m_ = fmaxf(m_, red_max_[1u]);
+        m_ = fmaxf(m_, red_max_[2u]);
+        m_ = fmaxf(m_, red_max_[3u]);
+        m_ = fmaxf(m_, red_max_[4u]);
+        m_ = fmaxf(m_, red_max_[5u]);
+        m_ = fmaxf(m_, red_max_[6u]);
+        m_ = fmaxf(m_, red_max_[7u]);
+        float s_ = 0.0f;
+        kf_f32x4 mv_ = kf_f32x4{{m_, m_, m_, m_}};
+        kf_f32x4 t288_ = v_[0u];
+        kf_f32x4 e_9_;
+        e_9_.v[0] = kf_exp_approx(__fsub_rn(t288_.v[0], mv_.v[0]));
+        e_9_.v[1] = kf_exp_approx(__fsub_rn(t288_.v[1], mv_.v[1]));
+        e_9_.v[2] = kf_exp_approx(__fsub_rn(t288_.v[2], mv_.v[2]));
+        e_9_.v[3] = kf_exp_approx(__fsub_rn(t288_.v[3], mv_.v[3]));
+        v_[0u] = e_9_;
+        s_ = __fadd_rn(s_, __fadd_rn(__fadd_rn(e_9_.v[0], e_9_.v[1]), __fadd_rn(e_9_.v[2], e_9_.v[3])));
+        kf_f32x4 t301_ = v_[1u];
+        kf_f32x4 e_10_;
+        e_10_.v[0] = kf_exp_approx(__fsub_rn(t301_.v[0], mv_.v[0]));
+        e_10_.v[1] = kf_exp_approx(__fsub_rn(t301_.v[1], mv_.v[1]));
+        e_10_.v[2] = kf_exp_approx(__fsub_rn(t301_.v[2], mv_.v[2]));
+        e_10_.v[3] = kf_exp_approx(__fsub_rn(t301_.v[3], mv_.v[3]));
+        v_[1u] = e_10_;
+        s_ = __fadd_rn(s_, __fadd_rn(__fadd_rn(e_10_.v[0], e_10_.v[1]), __fadd_rn(e_10_.v[2], e_10_.v[3])));
+        kf_f32x4 t314_ = v_[2u];
+        kf_f32x4 e_11_;
+        e_11_.v[0] = kf_exp_approx(__fsub_rn(t314_.v[0], mv_.v[0]));
+        e_11_.v[1] = kf_exp_approx(__fsub_rn(t314_.v[1], mv_.v[1]));
+        e_11_.v[2] = kf_exp_approx(__fsub_rn(t314_.v[2], mv_.v[2]));
+        e_11_.v[3] = kf_exp_approx(__fsub_rn(t314_.v[3], mv_.v[3]));
+        v_[2u] = e_11_;
+        s_ = __fadd_rn(s_, __fadd_rn(__fadd_rn(e_11_.v[0], e_11_.v[1]), __fadd_rn(e_11_.v[2], e_11_.v[3])));
+        kf_f32x4 t327_ = v_[3u];
+        kf_f32x4 e_12_;
+        e_12_.v[0] = kf_exp_approx(__fsub_rn(t327_.v[0], mv_.v[0]));
+        e_12_.v[1] = kf_exp_approx(__fsub_rn(t327_.v[1], mv_.v[1]));
+        e_12_.v[2] = kf_exp_approx(__fsub_rn(t327_.v[2], mv_.v[2]));
+        e_12_.v[3] = kf_exp_approx(__fsub_rn(t327_.v[3], mv_.v[3]));
+        v_[3u] = e_12_;
+        s_ = __fadd_rn(s_, __fadd_rn(__fadd_rn(e_12_.v[0], e_12_.v[1]), __fadd_rn(e_12_.v[2], e_12_.v[3])));
+        kf_f32x4 t340_ = v_[4u];
+        kf_f32x4 e_13_;
+        e_13_.v[0] = kf_exp_approx(__fsub_rn(t340_.v[0], mv_.v[0]));
+        e_13_.v[1] = kf_exp_approx(__fsub_rn(t340_.v[1], mv_.v[1]));
+        e_13_.v[2] = kf_exp_approx(__fsub_rn(t340_.v[2], mv_.v[2]));
+        e_13_.v[3] = kf_exp_approx(__fsub_rn(t340_.v[3], mv_.v[3]));
+        v_[4u] = e_13_;
+        s_ = __fadd_rn(s_, __fadd_rn(__fadd_rn(e_13_.v[0], e_13_.v[1]), __fadd_rn(e_13_.v[2], e_13_.v[3])));
+        kf_f32x4 t353_ = v_[5u];
+        kf_f32x4 e_14_;
+        e_14_.v[0] = kf_exp_approx(__fsub_rn(t353_.v[0], mv_.v[0]));
+        e_14_.v[1] = kf_exp_approx(__fsub_rn(t353_.v[1], mv_.v[1]));
+        e_14_.v[2] = kf_exp_approx(__fsub_rn(t353_.v[2], mv_.v[2]));
+        e_14_.v[3] = kf_exp_approx(__fsub_rn(t353_.v[3], mv_.v[3]));
+        v_[5u] = e_14_;
+        s_ = __fadd_rn(s_, __fadd_rn(__fadd_rn(e_14_.v[0], e_14_.v[1]), __fadd_rn(e_14_.v[2], e_14_.v[3])));
+        kf_f32x4 t366_ = v_[6u];
+        kf_f32x4 e_15_;
+        e_15_.v[0] = kf_exp_approx(__fsub_rn(t366_.v[0], mv_.v[0]));
+        e_15_.v[1] = kf_exp_approx(__fsub_rn(t366_.v[1], mv_.v[1]));
+        e_15_.v[2] = kf_exp_approx(__fsub_rn(t366_.v[2], mv_.v[2]));
+        e_15_.v[3] = kf_exp_approx(__fsub_rn(t366_.v[3], mv_.v[3]));
+        v_[6u] = e_15_;
+        s_ = __fadd_rn(s_, __fadd_rn(__fadd_rn(e_15_.v[0], e_15_.v[1]), __fadd_rn(e_15_.v[2], e_15_.v[3])));
+        kf_f32x4 t379_ = v_[7u];
+        kf_f32x4 e_16_;
+        e_16_.v[0] = kf_exp_approx(__fsub_rn(t379_.v[0], mv_.v[0]));
+        e_16_.v[1] = kf_exp_approx(__fsub_rn(t379_.v[1], mv_.v[1]));
+        e_16_.v[2] = kf_exp_approx(__fsub_rn(t379_.v[2], mv_.v[2]));
+        e_16_.v[3] = kf_exp_approx(__fsub_rn(t379_.v[3], mv_.v[3]));
+        v_[7u] = e_16_;
+        s_ = __fadd_rn(s_, __fadd_rn(__fadd_rn(e_16_.v[0], e_16_.v[1]), __fadd_rn(e_16_.v[2], e_16_.v[3])));
+        unsigned t412_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t412_ == 32u) {
+            float t417_ = __fadd_rn(s_, kf_shfl_xor(s_, 16u, kf_wn));
+            float t420_ = __fadd_rn(t417_, kf_shfl_xor(t417_, 8u, kf_wn));
+            float t423_ = __fadd_rn(t420_, kf_shfl_xor(t420_, 4u, kf_wn));
+            float t426_ = __fadd_rn(t423_, kf_shfl_xor(t423_, 2u, kf_wn));
+            t391_ = __fadd_rn(t426_, kf_shfl_xor(t426_, 1u, kf_wn));
         } else {
-            float t432 = kf_shfl_down(s, 16u, kf_wn);
-            bool t434 = (kf_lane_id() + 16u) < t412;
-            float t435 = __fadd_rn(s, t432);
-            float t436 = t434 ? t435 : s;
-            float t438 = kf_shfl_down(t436, 8u, kf_wn);
-            bool t440 = (kf_lane_id() + 8u) < t412;
-            float t441 = __fadd_rn(t436, t438);
-            float t442 = t440 ? t441 : t436;
-            float t444 = kf_shfl_down(t442, 4u, kf_wn);
-            bool t446 = (kf_lane_id() + 4u) < t412;
-            float t447 = __fadd_rn(t442, t444);
-            float t448 = t446 ? t447 : t442;
-            float t450 = kf_shfl_down(t448, 2u, kf_wn);
-            bool t452 = (kf_lane_id() + 2u) < t412;
-            float t453 = __fadd_rn(t448, t450);
-            float t454 = t452 ? t453 : t448;
-            float t456 = kf_shfl_down(t454, 1u, kf_wn);
-            bool t458 = (kf_lane_id() + 1u) < t412;
-            float t459 = __fadd_rn(t454, t456);
-            t391 = kf_shfl(t458 ? t459 : t454, 0u, kf_wn);
+            float t432_ = kf_shfl_down(s_, 16u, kf_wn);
+            bool t434_ = (kf_lane_id() + 16u) < t412_;
+            float t435_ = __fadd_rn(s_, t432_);
+            float t436_ = t434_ ? t435_ : s_;
+            float t438_ = kf_shfl_down(t436_, 8u, kf_wn);
+            bool t440_ = (kf_lane_id() + 8u) < t412_;
+            float t441_ = __fadd_rn(t436_, t438_);
+            float t442_ = t440_ ? t441_ : t436_;
+            float t444_ = kf_shfl_down(t442_, 4u, kf_wn);
+            bool t446_ = (kf_lane_id() + 4u) < t412_;
+            float t447_ = __fadd_rn(t442_, t444_);
+            float t448_ = t446_ ? t447_ : t442_;
+            float t450_ = kf_shfl_down(t448_, 2u, kf_wn);
+            bool t452_ = (kf_lane_id() + 2u) < t412_;
+            float t453_ = __fadd_rn(t448_, t450_);
+            float t454_ = t452_ ? t453_ : t448_;
+            float t456_ = kf_shfl_down(t454_, 1u, kf_wn);
+            bool t458_ = (kf_lane_id() + 1u) < t412_;
+            float t459_ = __fadd_rn(t454_, t456_);
+            t391_ = kf_shfl(t458_ ? t459_ : t454_, 0u, kf_wn);
         }
-        s = t391;
+        s_ = t391_;
         if (kf_lane_id() == 0u) {
-            red_sum[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s;
+            red_sum_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s_;
         }
         __syncthreads();
-        float total = 0.0f;
-        total = __fadd_rn(total, red_sum[0u]);
-        total = __fadd_rn(total, red_sum[1u]);
-        total = __fadd_rn(total, red_sum[2u]);
-        total = __fadd_rn(total, red_sum[3u]);
-        total = __fadd_rn(total, red_sum[4u]);
-        total = __fadd_rn(total, red_sum[5u]);
-        total = __fadd_rn(total, red_sum[6u]);
-        total = __fadd_rn(total, red_sum[7u]);
-        float t504 = __fdiv_rn(1.0f, total);
-        kf_f32x4 inv = kf_f32x4{{t504, t504, t504, t504}};
-        unsigned c_9 = tid + 0u;
-        if (c_9 < cols4) {
-            unsigned t509 = base4 + c_9;
-            kf_f32x4 t511 = v[0u];
-            kf_f32x4 t512;
-            t512.v[0] = __fmul_rn(t511.v[0], inv.v[0]);
-            t512.v[1] = __fmul_rn(t511.v[1], inv.v[1]);
-            t512.v[2] = __fmul_rn(t511.v[2], inv.v[2]);
-            t512.v[3] = __fmul_rn(t511.v[3], inv.v[3]);
-            y4[t509] = t512;
+        float total_ = 0.0f;
+        total_ = __fadd_rn(total_, red_sum_[0u]);
+        total_ = __fadd_rn(total_, red_sum_[1u]);
+        total_ = __fadd_rn(total_, red_sum_[2u]);
+        total_ = __fadd_rn(total_, red_sum_[3u]);
+        total_ = __fadd_rn(total_, red_sum_[4u]);
+        total_ = __fadd_rn(total_, red_sum_[5u]);
+        total_ = __fadd_rn(total_, red_sum_[6u]);
+        total_ = __fadd_rn(total_, red_sum_[7u]);
+        float t504_ = __fdiv_rn(1.0f, total_);
+        kf_f32x4 inv_ = kf_f32x4{{t504_, t504_, t504_, t504_}};
+        unsigned c_9_ = tid_ + 0u;
+        if (c_9_ < cols4_) {
+            unsigned t509_ = base4_ + c_9_;
+            kf_f32x4 t511_ = v_[0u];
+            kf_f32x4 t512_;
+            t512_.v[0] = __fmul_rn(t511_.v[0], inv_.v[0]);
+            t512_.v[1] = __fmul_rn(t511_.v[1], inv_.v[1]);
+            t512_.v[2] = __fmul_rn(t511_.v[2], inv_.v[2]);
+            t512_.v[3] = __fmul_rn(t511_.v[3], inv_.v[3]);
+            y4_[t509_] = t512_;
         }
-        unsigned c_10 = tid + 256u;
-        if (c_10 < cols4) {
-            unsigned t516 = base4 + c_10;
-            kf_f32x4 t518 = v[1u];
-            kf_f32x4 t519;
-            t519.v[0] = __fmul_rn(t518.v[0], inv.v[0]);
-            t519.v[1] = __fmul_rn(t518.v[1], inv.v[1]);
-            t519.v[2] = __fmul_rn(t518.v[2], inv.v[2]);
-            t519.v[3] = __fmul_rn(t518.v[3], inv.v[3]);
-            y4[t516] = t519;
+        unsigned c_10_ = tid_ + 256u;
+        if (c_10_ < cols4_) {
+            unsigned t516_ = base4_ + c_10_;
+            kf_f32x4 t518_ = v_[1u];
+            kf_f32x4 t519_;
+            t519_.v[0] = __fmul_rn(t518_.v[0], inv_.v[0]);
+            t519_.v[1] = __fmul_rn(t518_.v[1], inv_.v[1]);
+            t519_.v[2] = __fmul_rn(t518_.v[2], inv_.v[2]);
+            t519_.v[3] = __fmul_rn(t518_.v[3], inv_.v[3]);
+            y4_[t516_] = t519_;
         }
-        unsigned c_11 = tid + 512u;
-        if (c_11 < cols4) {
-            unsigned t523 = base4 + c_11;
-            kf_f32x4 t525 = v[2u];
-            kf_f32x4 t526;
-            t526.v[0] = __fmul_rn(t525.v[0], inv.v[0]);
-            t526.v[1] = __fmul_rn(t525.v[1], inv.v[1]);
-            t526.v[2] = __fmul_rn(t525.v[2], inv.v[2]);
-            t526.v[3] = __fmul_rn(t525.v[3], inv.v[3]);
-            y4[t523] = t526;
+        unsigned c_11_ = tid_ + 512u;
+        if (c_11_ < cols4_) {
+            unsigned t523_ = base4_ + c_11_;
+            kf_f32x4 t525_ = v_[2u];
+            kf_f32x4 t526_;
+            t526_.v[0] = __fmul_rn(t525_.v[0], inv_.v[0]);
+            t526_.v[1] = __fmul_rn(t525_.v[1], inv_.v[1]);
+            t526_.v[2] = __fmul_rn(t525_.v[2], inv_.v[2]);
+            t526_.v[3] = __fmul_rn(t525_.v[3], inv_.v[3]);
+            y4_[t523_] = t526_;
         }
-        unsigned c_12 = tid + 768u;
-        if (c_12 < cols4) {
-            unsigned t530 = base4 + c_12;
-            kf_f32x4 t532 = v[3u];
-            kf_f32x4 t533;
-            t533.v[0] = __fmul_rn(t532.v[0], inv.v[0]);
-            t533.v[1] = __fmul_rn(t532.v[1], inv.v[1]);
-            t533.v[2] = __fmul_rn(t532.v[2], inv.v[2]);
-            t533.v[3] = __fmul_rn(t532.v[3], inv.v[3]);
-            y4[t530] = t533;
+        unsigned c_12_ = tid_ + 768u;
+        if (c_12_ < cols4_) {
+            unsigned t530_ = base4_ + c_12_;
+            kf_f32x4 t532_ = v_[3u];
+            kf_f32x4 t533_;
+            t533_.v[0] = __fmul_rn(t532_.v[0], inv_.v[0]);
+            t533_.v[1] = __fmul_rn(t532_.v[1], inv_.v[1]);
+            t533_.v[2] = __fmul_rn(t532_.v[2], inv_.v[2]);
+            t533_.v[3] = __fmul_rn(t532_.v[3], inv_.v[3]);
+            y4_[t530_] = t533_;
         }
-        unsigned c_13 = tid + 1024u;
-        if (c_13 < cols4) {
-            unsigned t537 = base4 + c_13;
-            kf_f32x4 t539 = v[4u];
-            kf_f32x4 t540;
-            t540.v[0] = __fmul_rn(t539.v[0], inv.v[0]);
-            t540.v[1] = __fmul_rn(t539.v[1], inv.v[1]);
-            t540.v[2] = __fmul_rn(t539.v[2], inv.v[2]);
-            t540.v[3] = __fmul_rn(t539.v[3], inv.v[3]);
-            y4[t537] = t540;
+        unsigned c_13_ = tid_ + 1024u;
+        if (c_13_ < cols4_) {
+            unsigned t537_ = base4_ + c_13_;
+            kf_f32x4 t539_ = v_[4u];
+            kf_f32x4 t540_;
+            t540_.v[0] = __fmul_rn(t539_.v[0], inv_.v[0]);
+            t540_.v[1] = __fmul_rn(t539_.v[1], inv_.v[1]);
+            t540_.v[2] = __fmul_rn(t539_.v[2], inv_.v[2]);
+            t540_.v[3] = __fmul_rn(t539_.v[3], inv_.v[3]);
+            y4_[t537_] = t540_;
         }
-        unsigned c_14 = tid + 1280u;
-        if (c_14 < cols4) {
-            unsigned t544 = base4 + c_14;
-            kf_f32x4 t546 = v[5u];
-            kf_f32x4 t547;
-            t547.v[0] = __fmul_rn(t546.v[0], inv.v[0]);
-            t547.v[1] = __fmul_rn(t546.v[1], inv.v[1]);
-            t547.v[2] = __fmul_rn(t546.v[2], inv.v[2]);
-            t547.v[3] = __fmul_rn(t546.v[3], inv.v[3]);
-            y4[t544] = t547;
+        unsigned c_14_ = tid_ + 1280u;
+        if (c_14_ < cols4_) {
+            unsigned t544_ = base4_ + c_14_;
+            kf_f32x4 t546_ = v_[5u];
+            kf_f32x4 t547_;
+            t547_.v[0] = __fmul_rn(t546_.v[0], inv_.v[0]);
+            t547_.v[1] = __fmul_rn(t546_.v[1], inv_.v[1]);
+            t547_.v[2] = __fmul_rn(t546_.v[2], inv_.v[2]);
+            t547_.v[3] = __fmul_rn(t546_.v[3], inv_.v[3]);
+            y4_[t544_] = t547_;
         }
-        unsigned c_15 = tid + 1536u;
-        if (c_15 < cols4) {
-            unsigned t551 = base4 + c_15;
-            kf_f32x4 t553 = v[6u];
-            kf_f32x4 t554;
-            t554.v[0] = __fmul_rn(t553.v[0], inv.v[0]);
-            t554.v[1] = __fmul_rn(t553.v[1], inv.v[1]);
-            t554.v[2] = __fmul_rn(t553.v[2], inv.v[2]);
-            t554.v[3] = __fmul_rn(t553.v[3], inv.v[3]);
-            y4[t551] = t554;
+        unsigned c_15_ = tid_ + 1536u;
+        if (c_15_ < cols4_) {
+            unsigned t551_ = base4_ + c_15_;
+            kf_f32x4 t553_ = v_[6u];
+            kf_f32x4 t554_;
+            t554_.v[0] = __fmul_rn(t553_.v[0], inv_.v[0]);
+            t554_.v[1] = __fmul_rn(t553_.v[1], inv_.v[1]);
+            t554_.v[2] = __fmul_rn(t553_.v[2], inv_.v[2]);
+            t554_.v[3] = __fmul_rn(t553_.v[3], inv_.v[3]);
+            y4_[t551_] = t554_;
         }
-        unsigned c_16 = tid + 1792u;
-        if (c_16 < cols4) {
-            unsigned t558 = base4 + c_16;
-            kf_f32x4 t560 = v[7u];
-            kf_f32x4 t561;
-            t561.v[0] = __fmul_rn(t560.v[0], inv.v[0]);
-            t561.v[1] = __fmul_rn(t560.v[1], inv.v[1]);
-            t561.v[2] = __fmul_rn(t560.v[2], inv.v[2]);
-            t561.v[3] = __fmul_rn(t560.v[3], inv.v[3]);
-            y4[t558] = t561;
+        unsigned c_16_ = tid_ + 1792u;
+        if (c_16_ < cols4_) {
+            unsigned t558_ = base4_ + c_16_;
+            kf_f32x4 t560_ = v_[7u];
+            kf_f32x4 t561_;
+            t561_.v[0] = __fmul_rn(t560_.v[0], inv_.v[0]);
+            t561_.v[1] = __fmul_rn(t560_.v[1], inv_.v[1]);
+            t561_.v[2] = __fmul_rn(t560_.v[2], inv_.v[2]);
+            t561_.v[3] = __fmul_rn(t560_.v[3], inv_.v[3]);
+            y4_[t558_] = t561_;
         }
     } else {
-        float m_2 = __uint_as_float(0xff800000u);
-        for (unsigned c_17 = tid; c_17 < cols; c_17 = c_17 + 256u) {
-            m_2 = fmaxf(m_2, x[base + c_17]);
+        float m_2_ = __uint_as_float(0xff800000u);
+        for (unsigned c_17_ = tid_; c_17_ < cols_; c_17_ = c_17_ + 256u) {
+            m_2_ = fmaxf(m_2_, x_[base_ + c_17_]);
         }
-        unsigned t592 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
-        if (t592 == 32u) {
-            float t597 = fmaxf(m_2, kf_shfl_xor(m_2, 16u, kf_wn));
-            float t600 = fmaxf(t597, kf_shfl_xor(t597, 8u, kf_wn));
-            float t603 = fmaxf(t600, kf_shfl_xor(t600, 4u, kf_wn));
-            float t606 = fmaxf(t603, kf_shfl_xor(t603, 2u, kf_wn));
-            t571 = fmaxf(t606, kf_shfl_xor(t606, 1u, kf_wn));
+        unsigned t592_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t592_ == 32u) {
+            float t597_ = fmaxf(m_2_, kf_shfl_xor(m_2_, 16u, kf_wn));
+            float t600_ = fmaxf(t597_, kf_shfl_xor(t597_, 8u, kf_wn));
+            float t603_ = fmaxf(t600_, kf_shfl_xor(t600_, 4u, kf_wn));
+            float t606_ = fmaxf(t603_, kf_shfl_xor(t603_, 2u, kf_wn));
+            t571_ = fmaxf(t606_, kf_shfl_xor(t606_, 1u, kf_wn));
         } else {
-            float t612 = kf_shfl_down(m_2, 16u, kf_wn);
-            bool t614 = (kf_lane_id() + 16u) < t592;
-            float t615 = fmaxf(m_2, t612);
-            float t616 = t614 ? t615 : m_2;
-            float t618 = kf_shfl_down(t616, 8u, kf_wn);
-            bool t620 = (kf_lane_id() + 8u) < t592;
-            float t621 = fmaxf(t616, t618);
-            float t622 = t620 ? t621 : t616;
-            float t624 = kf_shfl_down(t622, 4u, kf_wn);
-            bool t626 = (kf_lane_id() + 4u) < t592;
-            float t627 = fmaxf(t622, t624);
-            float t628 = t626 ? t627 : t622;
-            float t630 = kf_shfl_down(t628, 2u, kf_wn);
-            bool t632 = (kf_lane_id() + 2u) < t592;
-            float t633 = fmaxf(t628, t630);
-            float t634 = t632 ? t633 : t628;
-            float t636 = kf_shfl_down(t634, 1u, kf_wn);
-            bool t638 = (kf_lane_id() + 1u) < t592;
-            float t639 = fmaxf(t634, t636);
-            t571 = kf_shfl(t638 ? t639 : t634, 0u, kf_wn);
+            float t612_ = kf_shfl_down(m_2_, 16u, kf_wn);
+            bool t614_ = (kf_lane_id() + 16u) < t592_;
+            float t615_ = fmaxf(m_2_, t612_);
+            float t616_ = t614_ ? t615_ : m_2_;
+            float t618_ = kf_shfl_down(t616_, 8u, kf_wn);
+            bool t620_ = (kf_lane_id() + 8u) < t592_;
+            float t621_ = fmaxf(t616_, t618_);
+            float t622_ = t620_ ? t621_ : t616_;
+            float t624_ = kf_shfl_down(t622_, 4u, kf_wn);
+            bool t626_ = (kf_lane_id() + 4u) < t592_;
+            float t627_ = fmaxf(t622_, t624_);
+            float t628_ = t626_ ? t627_ : t622_;
+            float t630_ = kf_shfl_down(t628_, 2u, kf_wn);
+            bool t632_ = (kf_lane_id() + 2u) < t592_;
+            float t633_ = fmaxf(t628_, t630_);
+            float t634_ = t632_ ? t633_ : t628_;
+            float t636_ = kf_shfl_down(t634_, 1u, kf_wn);
+            bool t638_ = (kf_lane_id() + 1u) < t592_;
+            float t639_ = fmaxf(t634_, t636_);
+            t571_ = kf_shfl(t638_ ? t639_ : t634_, 0u, kf_wn);
         }
-        m_2 = t571;
+        m_2_ = t571_;
         if (kf_lane_id() == 0u) {
-            red_max[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m_2;
+            red_max_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m_2_;
         }
         __syncthreads();
-        m_2 = red_max[0u];
-        m_2 = fmaxf(m_2, red_max[1u]);
-        m_2 = fmaxf(m_2, red_max[2u]);
-        m_2 = fmaxf(m_2, red_max[3u]);
-        m_2 = fmaxf(m_2, red_max[4u]);
-        m_2 = fmaxf(m_2, red_max[5u]);
-        m_2 = fmaxf(m_2, red_max[6u]);
-        m_2 = fmaxf(m_2, red_max[7u]);
-        float s_2 = 0.0f;
-        for (unsigned c_18 = tid; c_18 < cols; c_18 = c_18 + 256u) {
-            s_2 = __fadd_rn(s_2, kf_exp_approx(__fsub_rn(x[base + c_18], m_2)));
+        m_2_ = red_max_[0u];
+        m_2_ = fmaxf(m_2_, red_max_[1u]);
+        m_2_ = fmaxf(m_2_, red_max_[2u]);
+        m_2_ = fmaxf(m_2_, red_max_[3u]);
+        m_2_ = fmaxf(m_2_, red_max_[4u]);
+        m_2_ = fmaxf(m_2_, red_max_[5u]);
+        m_2_ = fmaxf(m_2_, red_max_[6u]);
+        m_2_ = fmaxf(m_2_, red_max_[7u]);
+        float s_2_ = 0.0f;
+        for (unsigned c_18_ = tid_; c_18_ < cols_; c_18_ = c_18_ + 256u) {
+            s_2_ = __fadd_rn(s_2_, kf_exp_approx(__fsub_rn(x_[base_ + c_18_], m_2_)));
         }
-        unsigned t712 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
-        if (t712 == 32u) {
-            float t717 = __fadd_rn(s_2, kf_shfl_xor(s_2, 16u, kf_wn));
-            float t720 = __fadd_rn(t717, kf_shfl_xor(t717, 8u, kf_wn));
-            float t723 = __fadd_rn(t720, kf_shfl_xor(t720, 4u, kf_wn));
-            float t726 = __fadd_rn(t723, kf_shfl_xor(t723, 2u, kf_wn));
-            t691 = __fadd_rn(t726, kf_shfl_xor(t726, 1u, kf_wn));
+        unsigned t712_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t712_ == 32u) {
+            float t717_ = __fadd_rn(s_2_, kf_shfl_xor(s_2_, 16u, kf_wn));
+            float t720_ = __fadd_rn(t717_, kf_shfl_xor(t717_, 8u, kf_wn));
+            float t723_ = __fadd_rn(t720_, kf_shfl_xor(t720_, 4u, kf_wn));
+            float t726_ = __fadd_rn(t723_, kf_shfl_xor(t723_, 2u, kf_wn));
+            t691_ = __fadd_rn(t726_, kf_shfl_xor(t726_, 1u, kf_wn));
         } else {
-            float t732 = kf_shfl_down(s_2, 16u, kf_wn);
-            bool t734 = (kf_lane_id() + 16u) < t712;
-            float t735 = __fadd_rn(s_2, t732);
-            float t736 = t734 ? t735 : s_2;
-            float t738 = kf_shfl_down(t736, 8u, kf_wn);
-            bool t740 = (kf_lane_id() + 8u) < t712;
-            float t741 = __fadd_rn(t736, t738);
-            float t742 = t740 ? t741 : t736;
-            float t744 = kf_shfl_down(t742, 4u, kf_wn);
-            bool t746 = (kf_lane_id() + 4u) < t712;
-            float t747 = __fadd_rn(t742, t744);
-            float t748 = t746 ? t747 : t742;
-            float t750 = kf_shfl_down(t748, 2u, kf_wn);
-            bool t752 = (kf_lane_id() + 2u) < t712;
-            float t753 = __fadd_rn(t748, t750);
-            float t754 = t752 ? t753 : t748;
-            float t756 = kf_shfl_down(t754, 1u, kf_wn);
-            bool t758 = (kf_lane_id() + 1u) < t712;
-            float t759 = __fadd_rn(t754, t756);
-            t691 = kf_shfl(t758 ? t759 : t754, 0u, kf_wn);
+            float t732_ = kf_shfl_down(s_2_, 16u, kf_wn);
+            bool t734_ = (kf_lane_id() + 16u) < t712_;
+            float t735_ = __fadd_rn(s_2_, t732_);
+            float t736_ = t734_ ? t735_ : s_2_;
+            float t738_ = kf_shfl_down(t736_, 8u, kf_wn);
+            bool t740_ = (kf_lane_id() + 8u) < t712_;
+            float t741_ = __fadd_rn(t736_, t738_);
+            float t742_ = t740_ ? t741_ : t736_;
+            float t744_ = kf_shfl_down(t742_, 4u, kf_wn);
+            bool t746_ = (kf_lane_id() + 4u) < t712_;
+            float t747_ = __fadd_rn(t742_, t744_);
+            float t748_ = t746_ ? t747_ : t742_;
+            float t750_ = kf_shfl_down(t748_, 2u, kf_wn);
+            bool t752_ = (kf_lane_id() + 2u) < t712_;
+            float t753_ = __fadd_rn(t748_, t750_);
+            float t754_ = t752_ ? t753_ : t748_;
+            float t756_ = kf_shfl_down(t754_, 1u, kf_wn);
+            bool t758_ = (kf_lane_id() + 1u) < t712_;
+            float t759_ = __fadd_rn(t754_, t756_);
+            t691_ = kf_shfl(t758_ ? t759_ : t754_, 0u, kf_wn);
         }
-        s_2 = t691;
+        s_2_ = t691_;
         if (kf_lane_id() == 0u) {
-            red_sum[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s_2;
+            red_sum_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s_2_;
         }
         __syncthreads();
-        float total_2 = 0.0f;
-        total_2 = __fadd_rn(total_2, red_sum[0u]);
-        total_2 = __fadd_rn(total_2, red_sum[1u]);
-        total_2 = __fadd_rn(total_2, red_sum[2u]);
-        total_2 = __fadd_rn(total_2, red_sum[3u]);
-        total_2 = __fadd_rn(total_2, red_sum[4u]);
-        total_2 = __fadd_rn(total_2, red_sum[5u]);
-        total_2 = __fadd_rn(total_2, red_sum[6u]);
-        total_2 = __fadd_rn(total_2, red_sum[7u]);
-        float inv_2 = __fdiv_rn(1.0f, total_2);
-        for (unsigned c_19 = tid; c_19 < cols; c_19 = c_19 + 256u) {
-            y[base + c_19] = __fmul_rn(kf_exp_approx(__fsub_rn(x[base + c_19], m_2)), inv_2);
+        float total_2_ = 0.0f;
+        total_2_ = __fadd_rn(total_2_, red_sum_[0u]);
+        total_2_ = __fadd_rn(total_2_, red_sum_[1u]);
+        total_2_ = __fadd_rn(total_2_, red_sum_[2u]);
+        total_2_ = __fadd_rn(total_2_, red_sum_[3u]);
+        total_2_ = __fadd_rn(total_2_, red_sum_[4u]);
+        total_2_ = __fadd_rn(total_2_, red_sum_[5u]);
+        total_2_ = __fadd_rn(total_2_, red_sum_[6u]);
+        total_2_ = __fadd_rn(total_2_, red_sum_[7u]);
+        float inv_2_ = __fdiv_rn(1.0f, total_2_);
+        for (unsigned c_19_ = tid_; c_19_ < cols_; c_19_ = c_19_ + 256u) {
+            y_[base_ + c_19_] = __fmul_rn(kf_exp_approx(__fsub_rn(x_[base_ + c_19_], m_2_)), inv_2_);
         }
     }
 }
 
 /* kernel softmax_f16 (softmax.kf:92) */
 extern "C" __global__ void __launch_bounds__(256)
-softmax_f16(const kf_f16* __restrict__ x, kf_f16* __restrict__ y, unsigned rows, unsigned cols)
+softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned rows_, unsigned cols_)
 {
-    __shared__ __align__(4) float red_max[8];
-    __shared__ __align__(4) float red_sum[8];
-    float v[32];
-    float t183;
-    float t486;
-    float t766;
-    float t887;
+    __shared__ __align__(4) float red_max_[8];
+    __shared__ __align__(4) float red_sum_[8];
+    float v_[32];
+    float t183_;
+    float t486_;
+    float t766_;
+    float t887_;
     const unsigned kf_wn = kf_warp_lanes();
-    unsigned tid = threadIdx.x;
-    unsigned base = blockIdx.x * cols;
-    bool t11 = (cols % 8u) == 0u;
-    bool t12 = t11;
-    if (t11) {
-        t12 = cols <= 8192u;
+    unsigned tid_ = threadIdx.x;
+    unsigned base_ = blockIdx.x * cols_;
+    bool t11_ = (cols_ % 8u) == 0u;
+    bool t12_ = t11_;
+    if (t11_) {
+        t12_ = cols_ <= 8192u;
     }
-    if (t12) {
-        const kf_f16x8* x8 = (const kf_f16x8*)x;
-        kf_f16x8* y8 = (kf_f16x8*)y;
-        unsigned base8 = base / 8u;
-        unsigned cols8 = cols / 8u;
-        float m = __uint_as_float(0xff800000u);
-        unsigned c = tid + 0u;
-        kf_f16x8 t26 = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}}};
-        kf_f16x8 h = t26;
-        if (c < cols8) {
-            unsigned t29 = base8 + c;
-            kf_f16x8 t30 = x8[t29];
-            h = t30;
+    if (t12_) {
+        const kf_f16x8* x8_ = (const kf_f16x8*)x_;
+        kf_f16x8* y8_ = (kf_f16x8*)y_;
+        unsigned base8_ = base_ / 8u;
+        unsigned cols8_ = cols_ / 8u;
+        float m_ = __uint_as_float(0xff800000u);
+        unsigned c_ = tid_ + 0u;
+        kf_f16x8 t26_ = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}}};
+        kf_f16x8 h_ = t26_;
+        if (c_ < cols8_) {
+            unsigned t29_ = base8_ + c_;
+            kf_f16x8 t30_ = x8_[t29_];
+            h_ = t30_;
         }
-        float e = kf_f16_to_f32(h.v[0]);
-        v[0u] = e;
-        m = fmaxf(m, e);
-        float e_2 = kf_f16_to_f32(h.v[1]);
-        v[1u] = e_2;
-        m = fmaxf(m, e_2);
-        float e_3 = kf_f16_to_f32(h.v[2]);
-        v[2u] = e_3;
-        m = fmaxf(m, e_3);
-        float e_4 = kf_f16_to_f32(h.v[3]);
-        v[3u] = e_4;
-        m = fmaxf(m, e_4);
-        float e_5 = kf_f16_to_f32(h.v[4]);
-        v[4u] = e_5;
-        m = fmaxf(m, e_5);
-        float e_6 = kf_f16_to_f32(h.v[5]);
-        v[5u] = e_6;
-        m = fmaxf(m, e_6);
-        float e_7 = kf_f16_to_f32(h.v[6]);
-        v[6u] = e_7;
-        m = fmaxf(m, e_7);
-        float e_8 = kf_f16_to_f32(h.v[7]);
-        v[7u] = e_8;
-        m = fmaxf(m, e_8);
-        unsigned c_2 = tid + 256u;
-        kf_f16x8 t66 = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}}};
-        kf_f16x8 h_2 = t66;
-        if (c_2 < cols8) {
-            unsigned t69 = base8 + c_2;
-            kf_f16x8 t70 = x8[t69];
-            h_2 = t70;
+        float e_ = kf_f16_to_f32(h_.v[0]);
+        v_[0u] = e_;
+        m_ = fmaxf(m_, e_);
+        float e_2_ = kf_f16_to_f32(h_.v[1]);
+        v_[1u] = e_2_;
+        m_ = fmaxf(m_, e_2_);
+        float e_3_ = kf_f16_to_f32(h_.v[2]);
+        v_[2u] = e_3_;
+        m_ = fmaxf(m_, e_3_);
+        float e_4_ = kf_f16_to_f32(h_.v[3]);
+        v_[3u] = e_4_;
+        m_ = fmaxf(m_, e_4_);
+        float e_5_ = kf_f16_to_f32(h_.v[4]);
+        v_[4u] = e_5_;
+        m_ = fmaxf(m_, e_5_);
+        float e_6_ = kf_f16_to_f32(h_.v[5]);
+        v_[5u] = e_6_;
+        m_ = fmaxf(m_, e_6_);
+        float e_7_ = kf_f16_to_f32(h_.v[6]);
+        v_[6u] = e_7_;
+        m_ = fmaxf(m_, e_7_);
+        float e_8_ = kf_f16_to_f32(h_.v[7]);
+        v_[7u] = e_8_;
+        m_ = fmaxf(m_, e_8_);
+        unsigned c_2_ = tid_ + 256u;
+        kf_f16x8 t66_ = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}}};
+        kf_f16x8 h_2_ = t66_;
+        if (c_2_ < cols8_) {
+            unsigned t69_ = base8_ + c_2_;
+            kf_f16x8 t70_ = x8_[t69_];
+            h_2_ = t70_;
         }
-        float e_9 = kf_f16_to_f32(h_2.v[0]);
-        v[8u] = e_9;
-        m = fmaxf(m, e_9);
-        float e_10 = kf_f16_to_f32(h_2.v[1]);
-        v[9u] = e_10;
-        m = fmaxf(m, e_10);
-        float e_11 = kf_f16_to_f32(h_2.v[2]);
-        v[10u] = e_11;
-        m = fmaxf(m, e_11);
-        float e_12 = kf_f16_to_f32(h_2.v[3]);
-        v[11u] = e_12;
-        m = fmaxf(m, e_12);
-        float e_13 = kf_f16_to_f32(h_2.v[4]);
-        v[12u] = e_13;
-        m = fmaxf(m, e_13);
-        float e_14 = kf_f16_to_f32(h_2.v[5]);
-        v[13u] = e_14;
-        m = fmaxf(m, e_14);
-        float e_15 = kf_f16_to_f32(h_2.v[6]);
-        v[14u] = e_15;
-        m = fmaxf(m, e_15);
-        float e_16 = kf_f16_to_f32(h_2.v[7]);
-        v[15u] = e_16;
-        m = fmaxf(m, e_16);
-        unsigned c_3 = tid + 512u;
-        kf_f16x8 t106 = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}}};
-        kf_f16x8 h_3 = t106;
-        if (c_3 < cols8) {
-            unsigned t109 = base8 + c_3;
-            kf_f16x8 t110 = x8[t109];
-            h_3 = t110;
+        float e_9_ = kf_f16_to_f32(h_2_.v[0]);
+        v_[8u] = e_9_;
+        m_ = fmaxf(m_, e_9_);
+        float e_10_ = kf_f16_to_f32(h_2_.v[1]);
+        v_[9u] = e_10_;
+        m_ = fmaxf(m_, e_10_);
+        float e_11_ = kf_f16_to_f32(h_2_.v[2]);
+        v_[10u] = e_11_;
+        m_ = fmaxf(m_, e_11_);
+        float e_12_ = kf_f16_to_f32(h_2_.v[3]);
+        v_[11u] = e_12_;
+        m_ = fmaxf(m_, e_12_);
+        float e_13_ = kf_f16_to_f32(h_2_.v[4]);
+        v_[12u] = e_13_;
+        m_ = fmaxf(m_, e_13_);
+        float e_14_ = kf_f16_to_f32(h_2_.v[5]);
+        v_[13u] = e_14_;
+        m_ = fmaxf(m_, e_14_);
+        float e_15_ = kf_f16_to_f32(h_2_.v[6]);
+        v_[14u] = e_15_;
+        m_ = fmaxf(m_, e_15_);
+        float e_16_ = kf_f16_to_f32(h_2_.v[7]);
+        v_[15u] = e_16_;
+        m_ = fmaxf(m_, e_16_);
+        unsigned c_3_ = tid_ + 512u;
+        kf_f16x8 t106_ = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}}};
+        kf_f16x8 h_3_ = t106_;
+        if (c_3_ < cols8_) {
+            unsigned t109_ = base8_ + c_3_;
+            kf_f16x8 t110_ = x8_[t109_];
+            h_3_ = t110_;
         }
-        float e_17 = kf_f16_to_f32(h_3.v[0]);
-        v[16u] = e_17;
-        m = fmaxf(m, e_17);
-        float e_18 = kf_f16_to_f32(h_3.v[1]);
-        v[17u] = e_18;
-        m = fmaxf(m, e_18);
-        float e_19 = kf_f16_to_f32(h_3.v[2]);
-        v[18u] = e_19;
-        m = fmaxf(m, e_19);
-        float e_20 = kf_f16_to_f32(h_3.v[3]);
-        v[19u] = e_20;
-        m = fmaxf(m, e_20);
-        float e_21 = kf_f16_to_f32(h_3.v[4]);
-        v[20u] = e_21;
-        m = fmaxf(m, e_21);
-        float e_22 = kf_f16_to_f32(h_3.v[5]);
-        v[21u] = e_22;
-        m = fmaxf(m, e_22);
-        float e_23 = kf_f16_to_f32(h_3.v[6]);
-        v[22u] = e_23;
-        m = fmaxf(m, e_23);
-        float e_24 = kf_f16_to_f32(h_3.v[7]);
-        v[23u] = e_24;
-        m = fmaxf(m, e_24);
-        unsigned c_4 = tid + 768u;
-        kf_f16x8 t146 = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}}};
-        kf_f16x8 h_4 = t146;
-        if (c_4 < cols8) {
-            unsigned t149 = base8 + c_4;
-            kf_f16x8 t150 = x8[t149];
-            h_4 = t150;
+        float e_17_ = kf_f16_to_f32(h_3_.v[0]);
+        v_[16u] = e_17_;
+        m_ = fmaxf(m_, e_17_);
+        float e_18_ = kf_f16_to_f32(h_3_.v[1]);
+        v_[17u] = e_18_;
+        m_ = fmaxf(m_, e_18_);
+        float e_19_ = kf_f16_to_f32(h_3_.v[2]);
+        v_[18u] = e_19_;
+        m_ = fmaxf(m_, e_19_);
+        float e_20_ = kf_f16_to_f32(h_3_.v[3]);
+        v_[19u] = e_20_;
+        m_ = fmaxf(m_, e_20_);
+        float e_21_ = kf_f16_to_f32(h_3_.v[4]);
+        v_[20u] = e_21_;
+        m_ = fmaxf(m_, e_21_);
+        float e_22_ = kf_f16_to_f32(h_3_.v[5]);
+        v_[21u] = e_22_;
+        m_ = fmaxf(m_, e_22_);
+        float e_23_ = kf_f16_to_f32(h_3_.v[6]);
+        v_[22u] = e_23_;
+        m_ = fmaxf(m_, e_23_);
+        float e_24_ = kf_f16_to_f32(h_3_.v[7]);
+        v_[23u] = e_24_;
+        m_ = fmaxf(m_, e_24_);
+        unsigned c_4_ = tid_ + 768u;
+        kf_f16x8 t146_ = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}}};
+        kf_f16x8 h_4_ = t146_;
+        if (c_4_ < cols8_) {
+            unsigned t149_ = base8_ + c_4_;
+            kf_f16x8 t150_ = x8_[t149_];
+            h_4_ = t150_;
         }
-        float e_25 = kf_f16_to_f32(h_4.v[0]);
-        v[24u] = e_25;
-        m = fmaxf(m, e_25);
-        float e_26 = kf_f16_to_f32(h_4.v[1]);
-        v[25u] = e_26;
-        m = fmaxf(m, e_26);
-        float e_27 = kf_f16_to_f32(h_4.v[2]);
-        v[26u] = e_27;
-        m = fmaxf(m, e_27);
-        float e_28 = kf_f16_to_f32(h_4.v[3]);
-        v[27u] = e_28;
-        m = fmaxf(m, e_28);
-        float e_29 = kf_f16_to_f32(h_4.v[4]);
-        v[28u] = e_29;
-        m = fmaxf(m, e_29);
-        float e_30 = kf_f16_to_f32(h_4.v[5]);
-        v[29u] = e_30;
-        m = fmaxf(m, e_30);
-        float e_31 = kf_f16_to_f32(h_4.v[6]);
-        v[30u] = e_31;
-        m = fmaxf(m, e_31);
-        float e_32 = kf_f16_to_f32(h_4.v[7]);
-        v[31u] = e_32;
-        m = fmaxf(m, e_32);
-        unsigned t204 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
-        if (t204 == 32u) {
-            float t209 = fmaxf(m, kf_shfl_xor(m, 16u, kf_wn));
-            float t212 = fmaxf(t209, kf_shfl_xor(t209, 8u, kf_wn));
-            float t215 = fmaxf(t212, kf_shfl_xor(t212, 4u, kf_wn));
-            float t218 = fmaxf(t215, kf_shfl_xor(t215, 2u, kf_wn));
-            t183 = fmaxf(t218, kf_shfl_xor(t218, 1u, kf_wn));
+        float e_25_ = kf_f16_to_f32(h_4_.v[0]);
+        v_[24u] = e_25_;
+        m_ = fmaxf(m_, e_25_);
+        float e_26_ = kf_f16_to_f32(h_4_.v[1]);
+        v_[25u] = e_26_;
+        m_ = fmaxf(m_, e_26_);
+        float e_27_ = kf_f16_to_f32(h_4_.v[2]);
+        v_[26u] = e_27_;
+        m_ = fmaxf(m_, e_27_);
+        float e_28_ = kf_f16_to_f32(h_4_.v[3]);
+        v_[27u] = e_28_;
+        m_ = fmaxf(m_, e_28_);
+        float e_29_ = kf_f16_to_f32(h_4_.v[4]);
+        v_[28u] = e_29_;
+        m_ = fmaxf(m_, e_29_);
+        float e_30_ = kf_f16_to_f32(h_4_.v[5]);
+        v_[29u] = e_30_;
+        m_ = fmaxf(m_, e_30_);
+        float e_31_ = kf_f16_to_f32(h_4_.v[6]);
+        v_[30u] = e_31_;
+        m_ = fmaxf(m_, e_31_);
+        float e_32_ = kf_f16_to_f32(h_4_.v[7]);
+        v_[31u] = e_32_;
+        m_ = fmaxf(m_, e_32_);
+        unsigned t204_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t204_ == 32u) {
+            float t209_ = fmaxf(m_, kf_shfl_xor(m_, 16u, kf_wn));
+            float t212_ = fmaxf(t209_, kf_shfl_xor(t209_, 8u, kf_wn));
+            float t215_ = fmaxf(t212_, kf_shfl_xor(t212_, 4u, kf_wn));
+            float t218_ = fmaxf(t215_, kf_shfl_xor(t215_, 2u, kf_wn));
+            t183_ = fmaxf(t218_, kf_shfl_xor(t218_, 1u, kf_wn));
         } else {
-            float t224 = kf_shfl_down(m, 16u, kf_wn);
-            bool t226 = (kf_lane_id() + 16u) < t204;
-            float t227 = fmaxf(m, t224);
-            float t228 = t226 ? t227 : m;
-            float t230 = kf_shfl_down(t228, 8u, kf_wn);
-            bool t232 = (kf_lane_id() + 8u) < t204;
-            float t233 = fmaxf(t228, t230);
-            float t234 = t232 ? t233 : t228;
-            float t236 = kf_shfl_down(t234, 4u, kf_wn);
-            bool t238 = (kf_lane_id() + 4u) < t204;
-            float t239 = fmaxf(t234, t236);
-            float t240 = t238 ? t239 : t234;
-            float t242 = kf_shfl_down(t240, 2u, kf_wn);
-            bool t244 = (kf_lane_id() + 2u) < t204;
-            float t245 = fmaxf(t240, t242);
-            float t246 = t244 ? t245 : t240;
-            float t248 = kf_shfl_down(t246, 1u, kf_wn);
-            bool t250 = (kf_lane_id() + 1u) < t204;
-            float t251 = fmaxf(t246, t248);
-            t183 = kf_shfl(t250 ? t251 : t246, 0u, kf_wn);
+            float t224_ = kf_shfl_down(m_, 16u, kf_wn);
+            bool t226_ = (kf_lane_id() + 16u) < t204_;
+            float t227_ = fmaxf(m_, t224_);
+            float t228_ = t226_ ? t227_ : m_;
+            float t230_ = kf_shfl_down(t228_, 8u, kf_wn);
+            bool t232_ = (kf_lane_id() + 8u) < t204_;
+            float t233_ = fmaxf(t228_, t230_);
+            float t234_ = t232_ ? t233_ : t228_;
+            float t236_ = kf_shfl_down(t234_, 4u, kf_wn);
+            bool t238_ = (kf_lane_id() + 4u) < t204_;
+            float t239_ = fmaxf(t234_, t236_);
+            float t240_ = t238_ ? t239_ : t234_;
+            float t242_ = kf_shfl_down(t240_, 2u, kf_wn);
+            bool t244_ = (kf_lane_id() + 2u) < t204_;
+            float t245_ = fmaxf(t240_, t242_);
+            float t246_ = t244_ ? t245_ : t240_;
+            float t248_ = kf_shfl_down(t246_, 1u, kf_wn);
+            bool t250_ = (kf_lane_id() + 1u) < t204_;
+            float t251_ = fmaxf(t246_, t248_);
+            t183_ = kf_shfl(t250_ ? t251_ : t246_, 0u, kf_wn);
         }
-        m = t183;
+        m_ = t183_;
         if (kf_lane_id() == 0u) {
-            red_max[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m;
+            red_max_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m_;
         }
         __syncthreads();
-        m = red_max[0u];
-        m = fmaxf(m, red_max[1u]);
-        m = fmaxf(m, red_max[2u]);
-        m = fmaxf(m, red_max[3u]);
-        m = fmaxf(m, red_max[4u]);
-        m = fmaxf(m, red_max[5u]);
-        m = fmaxf(m, red_max[6u]);
-        m = fmaxf(m, red_max[7u]);
-        float s = 0.0f;
-        float e_33 = kf_exp_approx(__fsub_rn(v[0u], m));
-        v[0u] = e_33;
-        s = __fadd_rn(s, e_33);
-        float e_34 = kf_exp_approx(__fsub_rn(v[1u], m));
-        v[1u] = e_34;
-        s = __fadd_rn(s, e_34);
-        float e_35 = kf_exp_approx(__fsub_rn(v[2u], m));
-        v[2u] = e_35;
-        s = __fadd_rn(s, e_35);
-        float e_36 = kf_exp_approx(__fsub_rn(v[3u], m));
-        v[3u] = e_36;
-        s = __fadd_rn(s, e_36);
-        float e_37 = kf_exp_approx(__fsub_rn(v[4u], m));
-        v[4u] = e_37;
-        s = __fadd_rn(s, e_37);
-        float e_38 = kf_exp_approx(__fsub_rn(v[5u], m));
-        v[5u] = e_38;
-        s = __fadd_rn(s, e_38);
-        float e_39 = kf_exp_approx(__fsub_rn(v[6u], m));
-        v[6u] = e_39;
-        s = __fadd_rn(s, e_39);
-        float e_40 = kf_exp_approx(__fsub_rn(v[7u], m));
-        v[7u] = e_40;
-        s = __fadd_rn(s, e_40);
-        float e_41 = kf_exp_approx(__fsub_rn(v[8u], m));
-        v[8u] = e_41;
-        s = __fadd_rn(s, e_41);
-        float e_42 = kf_exp_approx(__fsub_rn(v[9u], m));
-        v[9u] = e_42;
-        s = __fadd_rn(s, e_42);
-        float e_43 = kf_exp_approx(__fsub_rn(v[10u], m));
-        v[10u] = e_43;
-        s = __fadd_rn(s, e_43);
-        float e_44 = kf_exp_approx(__fsub_rn(v[11u], m));
-        v[11u] = e_44;
-        s = __fadd_rn(s, e_44);
-        float e_45 = kf_exp_approx(__fsub_rn(v[12u], m));
-        v[12u] = e_45;
-        s = __fadd_rn(s, e_45);
-        float e_46 = kf_exp_approx(__fsub_rn(v[13u], m));
-        v[13u] = e_46;
-        s = __fadd_rn(s, e_46);
-        float e_47 = kf_exp_approx(__fsub_rn(v[14u], m));
-        v[14u] = e_47;
-        s = __fadd_rn(s, e_47);
-        float e_48 = kf_exp_approx(__fsub_rn(v[15u], m));
-        v[15u] = e_48;
-        s = __fadd_rn(s, e_48);
-        float e_49 = kf_exp_approx(__fsub_rn(v[16u], m));
-        v[16u] = e_49;
-        s = __fadd_rn(s, e_49);
-        float e_50 = kf_exp_approx(__fsub_rn(v[17u], m));
-        v[17u] = e_50;
-        s = __fadd_rn(s, e_50);
-        float e_51 = kf_exp_approx(__fsub_rn(v[18u], m));
-        v[18u] = e_51;
-        s = __fadd_rn(s, e_51);
-        float e_52 = kf_exp_approx(__fsub_rn(v[19u], m));
-        v[19u] = e_52;
-        s = __fadd_rn(s, e_52);
-        float e_53 = kf_exp_approx(__fsub_rn(v[20u], m));
-        v[20u] = e_53;
-        s = __fadd_rn(s, e_53);
-        float e_54 = kf_exp_approx(__fsub_rn(v[21u], m));
-        v[21u] = e_54;
-        s = __fadd_rn(s, e_54);
-        float e_55 = kf_exp_approx(__fsub_rn(v[22u], m));
-        v[22u] = e_55;
-        s = __fadd_rn(s, e_55);
-        float e_56 = kf_exp_approx(__fsub_rn(v[23u], m));
-        v[23u] = e_56;
-        s = __fadd_rn(s, e_56);
-        float e_57 = kf_exp_approx(__fsub_rn(v[24u], m));
-        v[24u] = e_57;
-        s = __fadd_rn(s, e_57);
-        float e_58 = kf_exp_approx(__fsub_rn(v[25u], m));
-        v[25u] = e_58;
-        s = __fadd_rn(s, e_58);
-        float e_59 = kf_exp_approx(__fsub_rn(v[26u], m));
-        v[26u] = e_59;
-        s = __fadd_rn(s, e_59);
-        float e_60 = kf_exp_approx(__fsub_rn(v[27u], m));
-        v[27u] = e_60;
-        s = __fadd_rn(s, e_60);
-        float e_61 = kf_exp_approx(__fsub_rn(v[28u], m));
-        v[28u] = e_61;
-        s = __fadd_rn(s, e_61);
-        float e_62 = kf_exp_approx(__fsub_rn(v[29u], m));
-        v[29u] = e_62;
-        s = __fadd_rn(s, e_62);
-        float e_63 = kf_exp_approx(__fsub_rn(v[30u], m));
-        v[30u] = e_63;
-        s = __fadd_rn(s, e_63);
-        float e_64 = kf_exp_approx(__fsub_rn(v[31u], m));
-        v[31u] = e_64;
-        s = __fadd_rn(s, e_64);
-        unsigned t507 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
-        if (t507 == 32u) {
-            float t512 = __fadd_rn(s, kf_shfl_xor(s, 16u, kf_wn));
-            float t515 = __fadd_rn(t512, kf_shfl_xor(t512, 8u, kf_wn));
-            float t518 = __fadd_rn(t515, kf_shfl_xor(t515, 4u, kf_wn));
-            float t521 = __fadd_rn(t518, kf_shfl_xor(t518, 2u, kf_wn));
-            t486 = __fadd_rn(t521, kf_shfl_xor(t521, 1u, kf_wn));
+        m_ = red_max_[0u];
+        m_ = fmaxf(m_, red_max_[1u]);
+        m_ = fmaxf(m_, red_max_[2u]);
+        m_ = fmaxf(m_, red_max_[3u]);
+        m_ = fmaxf(m_, red_max_[4u]);
+        m_ = fmaxf(m_, red_max_[5u]);
+        m_ = fmaxf(m_, red_max_[6u]);
+        m_ = fmaxf(m_, red_max_[7u]);
+        float s_ = 0.0f;
+        float e_33_ = kf_exp_approx(__fsub_rn(v_[0u], m_));
+        v_[0u] = e_33_;
+        s_ = __fadd_rn(s_, e_33_);
+        float e_34_ = kf_exp_approx(__fsub_rn(v_[1u], m_));
+        v_[1u] = e_34_;
+        s_ = __fadd_rn(s_, e_34_);
+        float e_35_ = kf_exp_approx(__fsub_rn(v_[2u], m_));
+        v_[2u] = e_35_;
+        s_ = __fadd_rn(s_, e_35_);
+        float e_36_ = kf_exp_approx(__fsub_rn(v_[3u], m_));
+        v_[3u] = e_36_;
+        s_ = __fadd_rn(s_, e_36_);
+        float e_37_ = kf_exp_approx(__fsub_rn(v_[4u], m_));
+        v_[4u] = e_37_;
+        s_ = __fadd_rn(s_, e_37_);
+        float e_38_ = kf_exp_approx(__fsub_rn(v_[5u], m_));
+        v_[5u] = e_38_;
+        s_ = __fadd_rn(s_, e_38_);
+        float e_39_ = kf_exp_approx(__fsub_rn(v_[6u], m_));
+        v_[6u] = e_39_;
+        s_ = __fadd_rn(s_, e_39_);
+        float e_40_ = kf_exp_approx(__fsub_rn(v_[7u], m_));
+        v_[7u] = e_40_;
+        s_ = __fadd_rn(s_, e_40_);
+        float e_41_ = kf_exp_approx(__fsub_rn(v_[8u], m_));
+        v_[8u] = e_41_;
+        s_ = __fadd_rn(s_, e_41_);
+        float e_42_ = kf_exp_approx(__fsub_rn(v_[9u], m_));
+        v_[9u] = e_42_;
+        s_ = __fadd_rn(s_, e_42_);
+        float e_43_ = kf_exp_approx(__fsub_rn(v_[10u], m_));
+        v_[10u] = e_43_;
+        s_ = __fadd_rn(s_, e_43_);
+        float e_44_ = kf_exp_approx(__fsub_rn(v_[11u], m_));
+        v_[11u] = e_44_;
+        s_ = __fadd_rn(s_, e_44_);
+        float e_45_ = kf_exp_approx(__fsub_rn(v_[12u], m_));
+        v_[12u] = e_45_;
+        s_ = __fadd_rn(s_, e_45_);
+        float e_46_ = kf_exp_approx(__fsub_rn(v_[13u], m_));
+        v_[13u] = e_46_;
+        s_ = __fadd_rn(s_, e_46_);
+        float e_47_ = kf_exp_approx(__fsub_rn(v_[14u], m_));
+        v_[14u] = e_47_;
+        s_ = __fadd_rn(s_, e_47_);
+        float e_48_ = kf_exp_approx(__fsub_rn(v_[15u], m_));
+        v_[15u] = e_48_;
+        s_ = __fadd_rn(s_, e_48_);
+        float e_49_ = kf_exp_approx(__fsub_rn(v_[16u], m_));
+        v_[16u] = e_49_;
+        s_ = __fadd_rn(s_, e_49_);
+        float e_50_ = kf_exp_approx(__fsub_rn(v_[17u], m_));
+        v_[17u] = e_50_;
+        s_ = __fadd_rn(s_, e_50_);
+        float e_51_ = kf_exp_approx(__fsub_rn(v_[18u], m_));
+        v_[18u] = e_51_;
+        s_ = __fadd_rn(s_, e_51_);
+        float e_52_ = kf_exp_approx(__fsub_rn(v_[19u], m_));
+        v_[19u] = e_52_;
+        s_ = __fadd_rn(s_, e_52_);
+        float e_53_ = kf_exp_approx(__fsub_rn(v_[20u], m_));
+        v_[20u] = e_53_;
+        s_ = __fadd_rn(s_, e_53_);
+        float e_54_ = kf_exp_approx(__fsub_rn(v_[21u], m_));
+        v_[21u] = e_54_;
+        s_ = __fadd_rn(s_, e_54_);
+        float e_55_ = kf_exp_approx(__fsub_rn(v_[22u], m_));
+        v_[22u] = e_55_;
+        s_ = __fadd_rn(s_, e_55_);
+        float e_56_ = kf_exp_approx(__fsub_rn(v_[23u], m_));
+        v_[23u] = e_56_;
+        s_ = __fadd_rn(s_, e_56_);
+        float e_57_ = kf_exp_approx(__fsub_rn(v_[24u], m_));
+        v_[24u] = e_57_;
+        s_ = __fadd_rn(s_, e_57_);
+        float e_58_ = kf_exp_approx(__fsub_rn(v_[25u], m_));
+        v_[25u] = e_58_;
+        s_ = __fadd_rn(s_, e_58_);
+        float e_59_ = kf_exp_approx(__fsub_rn(v_[26u], m_));
+        v_[26u] = e_59_;
+        s_ = __fadd_rn(s_, e_59_);
+        float e_60_ = kf_exp_approx(__fsub_rn(v_[27u], m_));
+        v_[27u] = e_60_;
+        s_ = __fadd_rn(s_, e_60_);
+        float e_61_ = kf_exp_approx(__fsub_rn(v_[28u], m_));
+        v_[28u] = e_61_;
+        s_ = __fadd_rn(s_, e_61_);
+        float e_62_ = kf_exp_approx(__fsub_rn(v_[29u], m_));
+        v_[29u] = e_62_;
+        s_ = __fadd_rn(s_, e_62_);
+        float e_63_ = kf_exp_approx(__fsub_rn(v_[30u], m_));
+        v_[30u] = e_63_;
+        s_ = __fadd_rn(s_, e_63_);
+        float e_64_ = kf_exp_approx(__fsub_rn(v_[31u], m_));
+        v_[31u] = e_64_;
+        s_ = __fadd_rn(s_, e_64_);
+        unsigned t507_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t507_ == 32u) {
+            float t512_ = __fadd_rn(s_, kf_shfl_xor(s_, 16u, kf_wn));
+            float t515_ = __fadd_rn(t512_, kf_shfl_xor(t512_, 8u, kf_wn));
+            float t518_ = __fadd_rn(t515_, kf_shfl_xor(t515_, 4u, kf_wn));
+            float t521_ = __fadd_rn(t518_, kf_shfl_xor(t518_, 2u, kf_wn));
+            t486_ = __fadd_rn(t521_, kf_shfl_xor(t521_, 1u, kf_wn));
         } else {
-            float t527 = kf_shfl_down(s, 16u, kf_wn);
-            bool t529 = (kf_lane_id() + 16u) < t507;
-            float t530 = __fadd_rn(s, t527);
-            float t531 = t529 ? t530 : s;
-            float t533 = kf_shfl_down(t531, 8u, kf_wn);
-            bool t535 = (kf_lane_id() + 8u) < t507;
-            float t536 = __fadd_rn(t531, t533);
-            float t537 = t535 ? t536 : t531;
-            float t539 = kf_shfl_down(t537, 4u, kf_wn);
-            bool t541 = (kf_lane_id() + 4u) < t507;
-            float t542 = __fadd_rn(t537, t539);
-            float t543 = t541 ? t542 : t537;
-            float t545 = kf_shfl_down(t543, 2u, kf_wn);
-            bool t547 = (kf_lane_id() + 2u) < t507;
-            float t548 = __fadd_rn(t543, t545);
-            float t549 = t547 ? t548 : t543;
-            float t551 = kf_shfl_down(t549, 1u, kf_wn);
-            bool t553 = (kf_lane_id() + 1u) < t507;
-            float t554 = __fadd_rn(t549, t551);
-            t486 = kf_shfl(t553 ? t554 : t549, 0u, kf_wn);
+            float t527_ = kf_shfl_down(s_, 16u, kf_wn);
+            bool t529_ = (kf_lane_id() + 16u) < t507_;
+            float t530_ = __fadd_rn(s_, t527_);
+            float t531_ = t529_ ? t530_ : s_;
+            float t533_ = kf_shfl_down(t531_, 8u, kf_wn);
+            bool t535_ = (kf_lane_id() + 8u) < t507_;
+            float t536_ = __fadd_rn(t531_, t533_);
+            float t537_ = t535_ ? t536_ : t531_;
+            float t539_ = kf_shfl_down(t537_, 4u, kf_wn);
+            bool t541_ = (kf_lane_id() + 4u) < t507_;
+            float t542_ = __fadd_rn(t537_, t539_);
+            float t543_ = t541_ ? t542_ : t537_;
+            float t545_ = kf_shfl_down(t543_, 2u, kf_wn);
+            bool t547_ = (kf_lane_id() + 2u) < t507_;
+            float t548_ = __fadd_rn(t543_, t545_);
+            float t549_ = t547_ ? t548_ : t543_;
+            float t551_ = kf_shfl_down(t549_, 1u, kf_wn);
+            bool t553_ = (kf_lane_id() + 1u) < t507_;
+            float t554_ = __fadd_rn(t549_, t551_);
+            t486_ = kf_shfl(t553_ ? t554_ : t549_, 0u, kf_wn);
         }
-        s = t486;
+        s_ = t486_;
         if (kf_lane_id() == 0u) {
-            red_sum[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s;
+            red_sum_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s_;
         }
         __syncthreads();
-        float total = 0.0f;
-        total = __fadd_rn(total, red_sum[0u]);
-        total = __fadd_rn(total, red_sum[1u]);
-        total = __fadd_rn(total, red_sum[2u]);
-        total = __fadd_rn(total, red_sum[3u]);
-        total = __fadd_rn(total, red_sum[4u]);
-        total = __fadd_rn(total, red_sum[5u]);
-        total = __fadd_rn(total, red_sum[6u]);
-        total = __fadd_rn(total, red_sum[7u]);
-        float inv = __fdiv_rn(1.0f, total);
-        unsigned c_5 = tid + 0u;
-        if (c_5 < cols8) {
-            kf_f16x8 t604 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o = t604;
-            o.v[0] = kf_f16_from_f32(__fmul_rn(v[0u], inv));
-            o.v[1] = kf_f16_from_f32(__fmul_rn(v[1u], inv));
-            o.v[2] = kf_f16_from_f32(__fmul_rn(v[2u], inv));
-            o.v[3] = kf_f16_from_f32(__fmul_rn(v[3u], inv));
-            o.v[4] = kf_f16_from_f32(__fmul_rn(v[4u], inv));
-            o.v[5] = kf_f16_from_f32(__fmul_rn(v[5u], inv));
-            o.v[6] = kf_f16_from_f32(__fmul_rn(v[6u], inv));
-            o.v[7] = kf_f16_from_f32(__fmul_rn(v[7u], inv));
-            y8[base8 + c_5] = o;
+        float total_ = 0.0f;
+        total_ = __fadd_rn(total_, red_sum_[0u]);
+        total_ = __fadd_rn(total_, red_sum_[1u]);
+        total_ = __fadd_rn(total_, red_sum_[2u]);
+        total_ = __fadd_rn(total_, red_sum_[3u]);
+        total_ = __fadd_rn(total_, red_sum_[4u]);
+        total_ = __fadd_rn(total_, red_sum_[5u]);
+        total_ = __fadd_rn(total_, red_sum_[6u]);
+        total_ = __fadd_rn(total_, red_sum_[7u]);
+        float inv_ = __fdiv_rn(1.0f, total_);
+        unsigned c_5_ = tid_ + 0u;
+        if (c_5_ < cols8_) {
+            kf_f16x8 t604_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_ = t604_;
+            o_.v[0] = kf_f16_from_f32(__fmul_rn(v_[0u], inv_));
+            o_.v[1] = kf_f16_from_f32(__fmul_rn(v_[1u], inv_));
+            o_.v[2] = kf_f16_from_f32(__fmul_rn(v_[2u], inv_));
+            o_.v[3] = kf_f16_from_f32(__fmul_rn(v_[3u], inv_));
+            o_.v[4] = kf_f16_from_f32(__fmul_rn(v_[4u], inv_));
+            o_.v[5] = kf_f16_from_f32(__fmul_rn(v_[5u], inv_));
+            o_.v[6] = kf_f16_from_f32(__fmul_rn(v_[6u], inv_));
+            o_.v[7] = kf_f16_from_f32(__fmul_rn(v_[7u], inv_));
+            y8_[base8_ + c_5_] = o_;
         }
-        unsigned c_6 = tid + 256u;
-        if (c_6 < cols8) {
-            kf_f16x8 t643 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_2 = t643;
-            o_2.v[0] = kf_f16_from_f32(__fmul_rn(v[8u], inv));
-            o_2.v[1] = kf_f16_from_f32(__fmul_rn(v[9u], inv));
-            o_2.v[2] = kf_f16_from_f32(__fmul_rn(v[10u], inv));
-            o_2.v[3] = kf_f16_from_f32(__fmul_rn(v[11u], inv));
-            o_2.v[4] = kf_f16_from_f32(__fmul_rn(v[12u], inv));
-            o_2.v[5] = kf_f16_from_f32(__fmul_rn(v[13u], inv));
-            o_2.v[6] = kf_f16_from_f32(__fmul_rn(v[14u], inv));
-            o_2.v[7] = kf_f16_from_f32(__fmul_rn(v[15u], inv));
-            y8[base8 + c_6] = o_2;
+        unsigned c_6_ = tid_ + 256u;
+        if (c_6_ < cols8_) {
+            kf_f16x8 t643_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_2_ = t643_;
+            o_2_.v[0] = kf_f16_from_f32(__fmul_rn(v_[8u], inv_));
+            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(v_[9u], inv_));
+            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(v_[10u], inv_));
+            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(v_[11u], inv_));
+            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(v_[12u], inv_));
+            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(v_[13u], inv_));
+            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(v_[14u], inv_));
+            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(v_[15u], inv_));
+            y8_[base8_ + c_6_] = o_2_;
         }
-        unsigned c_7 = tid + 512u;
-        if (c_7 < cols8) {
-            kf_f16x8 t682 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_3 = t682;
-            o_3.v[0] = kf_f16_from_f32(__fmul_rn(v[16u], inv));
-            o_3.v[1] = kf_f16_from_f32(__fmul_rn(v[17u], inv));
-            o_3.v[2] = kf_f16_from_f32(__fmul_rn(v[18u], inv));
-            o_3.v[3] = kf_f16_from_f32(__fmul_rn(v[19u], inv));
-            o_3.v[4] = kf_f16_from_f32(__fmul_rn(v[20u], inv));
-            o_3.v[5] = kf_f16_from_f32(__fmul_rn(v[21u], inv));
-            o_3.v[6] = kf_f16_from_f32(__fmul_rn(v[22u], inv));
-            o_3.v[7] = kf_f16_from_f32(__fmul_rn(v[23u], inv));
-            y8[base8 + c_7] = o_3;
+        unsigned c_7_ = tid_ + 512u;
+        if (c_7_ < cols8_) {
+            kf_f16x8 t682_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_3_ = t682_;
+            o_3_.v[0] = kf_f16_from_f32(__fmul_rn(v_[16u], inv_));
+            o_3_.v[1] = kf_f16_from_f32(__fmul_rn(v_[17u], inv_));
+            o_3_.v[2] = kf_f16_from_f32(__fmul_rn(v_[18u], inv_));
+            o_3_.v[3] = kf_f16_from_f32(__fmul_rn(v_[19u], inv_));
+            o_3_.v[4] = kf_f16_from_f32(__fmul_rn(v_[20u], inv_));
+            o_3_.v[5] = kf_f16_from_f32(__fmul_rn(v_[21u], inv_));
+            o_3_.v[6] = kf_f16_from_f32(__fmul_rn(v_[22u], inv_));
+            o_3_.v[7] = kf_f16_from_f32(__fmul_rn(v_[23u], inv_));
+            y8_[base8_ + c_7_] = o_3_;
         }
-        unsigned c_8 = tid + 768u;
-        if (c_8 < cols8) {
-            kf_f16x8 t721 = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_4 = t721;
-            o_4.v[0] = kf_f16_from_f32(__fmul_rn(v[24u], inv));
-            o_4.v[1] = kf_f16_from_f32(__fmul_rn(v[25u], inv));
-            o_4.v[2] = kf_f16_from_f32(__fmul_rn(v[26u], inv));
-            o_4.v[3] = kf_f16_from_f32(__fmul_rn(v[27u], inv));
-            o_4.v[4] = kf_f16_from_f32(__fmul_rn(v[28u], inv));
-            o_4.v[5] = kf_f16_from_f32(__fmul_rn(v[29u], inv));
-            o_4.v[6] = kf_f16_from_f32(__fmul_rn(v[30u], inv));
-            o_4.v[7] = kf_f16_from_f32(__fmul_rn(v[31u], inv));
-            y8[base8 + c_8] = o_4;
+        unsigned c_8_ = tid_ + 768u;
+        if (c_8_ < cols8_) {
+            kf_f16x8 t721_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 o_4_ = t721_;
+            o_4_.v[0] = kf_f16_from_f32(__fmul_rn(v_[24u], inv_));
+            o_4_.v[1] = kf_f16_from_f32(__fmul_rn(v_[25u], inv_));
+            o_4_.v[2] = kf_f16_from_f32(__fmul_rn(v_[26u], inv_));
+            o_4_.v[3] = kf_f16_from_f32(__fmul_rn(v_[27u], inv_));
+            o_4_.v[4] = kf_f16_from_f32(__fmul_rn(v_[28u], inv_));
+            o_4_.v[5] = kf_f16_from_f32(__fmul_rn(v_[29u], inv_));
+            o_4_.v[6] = kf_f16_from_f32(__fmul_rn(v_[30u], inv_));
+            o_4_.v[7] = kf_f16_from_f32(__fmul_rn(v_[31u], inv_));
+            y8_[base8_ + c_8_] = o_4_;
         }
     } else {
-        float m_2 = __uint_as_float(0xff800000u);
-        for (unsigned c_9 = tid; c_9 < cols; c_9 = c_9 + 256u) {
-            m_2 = fmaxf(m_2, kf_f16_to_f32(x[base + c_9]));
+        float m_2_ = __uint_as_float(0xff800000u);
+        for (unsigned c_9_ = tid_; c_9_ < cols_; c_9_ = c_9_ + 256u) {
+            m_2_ = fmaxf(m_2_, kf_f16_to_f32(x_[base_ + c_9_]));
         }
-        unsigned t787 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
-        if (t787 == 32u) {
-            float t792 = fmaxf(m_2, kf_shfl_xor(m_2, 16u, kf_wn));
-            float t795 = fmaxf(t792, kf_shfl_xor(t792, 8u, kf_wn));
-            float t798 = fmaxf(t795, kf_shfl_xor(t795, 4u, kf_wn));
-            float t801 = fmaxf(t798, kf_shfl_xor(t798, 2u, kf_wn));
-            t766 = fmaxf(t801, kf_shfl_xor(t801, 1u, kf_wn));
+        unsigned t787_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t787_ == 32u) {
+            float t792_ = fmaxf(m_2_, kf_shfl_xor(m_2_, 16u, kf_wn));
+            float t795_ = fmaxf(t792_, kf_shfl_xor(t792_, 8u, kf_wn));
+            float t798_ = fmaxf(t795_, kf_shfl_xor(t795_, 4u, kf_wn));
+            float t801_ = fmaxf(t798_, kf_shfl_xor(t798_, 2u, kf_wn));
+            t766_ = fmaxf(t801_, kf_shfl_xor(t801_, 1u, kf_wn));
         } else {
-            float t807 = kf_shfl_down(m_2, 16u, kf_wn);
-            bool t809 = (kf_lane_id() + 16u) < t787;
-            float t810 = fmaxf(m_2, t807);
-            float t811 = t809 ? t810 : m_2;
-            float t813 = kf_shfl_down(t811, 8u, kf_wn);
-            bool t815 = (kf_lane_id() + 8u) < t787;
-            float t816 = fmaxf(t811, t813);
-            float t817 = t815 ? t816 : t811;
-            float t819 = kf_shfl_down(t817, 4u, kf_wn);
-            bool t821 = (kf_lane_id() + 4u) < t787;
-            float t822 = fmaxf(t817, t819);
-            float t823 = t821 ? t822 : t817;
-            float t825 = kf_shfl_down(t823, 2u, kf_wn);
-            bool t827 = (kf_lane_id() + 2u) < t787;
-            float t828 = fmaxf(t823, t825);
-            float t829 = t827 ? t828 : t823;
-            float t831 = kf_shfl_down(t829, 1u, kf_wn);
-            bool t833 = (kf_lane_id() + 1u) < t787;
-            float t834 = fmaxf(t829, t831);
-            t766 = kf_shfl(t833 ? t834 : t829, 0u, kf_wn);
+            float t807_ = kf_shfl_down(m_2_, 16u, kf_wn);
+            bool t809_ = (kf_lane_id() + 16u) < t787_;
+            float t810_ = fmaxf(m_2_, t807_);
+            float t811_ = t809_ ? t810_ : m_2_;
+            float t813_ = kf_shfl_down(t811_, 8u, kf_wn);
+            bool t815_ = (kf_lane_id() + 8u) < t787_;
+            float t816_ = fmaxf(t811_, t813_);
+            float t817_ = t815_ ? t816_ : t811_;
+            float t819_ = kf_shfl_down(t817_, 4u, kf_wn);
+            bool t821_ = (kf_lane_id() + 4u) < t787_;
+            float t822_ = fmaxf(t817_, t819_);
+            float t823_ = t821_ ? t822_ : t817_;
+            float t825_ = kf_shfl_down(t823_, 2u, kf_wn);
+            bool t827_ = (kf_lane_id() + 2u) < t787_;
+            float t828_ = fmaxf(t823_, t825_);
+            float t829_ = t827_ ? t828_ : t823_;
+            float t831_ = kf_shfl_down(t829_, 1u, kf_wn);
+            bool t833_ = (kf_lane_id() + 1u) < t787_;
+            float t834_ = fmaxf(t829_, t831_);
+            t766_ = kf_shfl(t833_ ? t834_ : t829_, 0u, kf_wn);
         }
-        m_2 = t766;
+        m_2_ = t766_;
         if (kf_lane_id() == 0u) {
-            red_max[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m_2;
+            red_max_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m_2_;
         }
         __syncthreads();
-        m_2 = red_max[0u];
-        m_2 = fmaxf(m_2, red_max[1u]);
-        m_2 = fmaxf(m_2, red_max[2u]);
-        m_2 = fmaxf(m_2, red_max[3u]);
-        m_2 = fmaxf(m_2, red_max[4u]);
-        m_2 = fmaxf(m_2, red_max[5u]);
-        m_2 = fmaxf(m_2, red_max[6u]);
-        m_2 = fmaxf(m_2, red_max[7u]);
-        float s_2 = 0.0f;
-        for (unsigned c_10 = tid; c_10 < cols; c_10 = c_10 + 256u) {
-            s_2 = __fadd_rn(s_2, kf_exp_approx(__fsub_rn(kf_f16_to_f32(x[base + c_10]), m_2)));
+        m_2_ = red_max_[0u];
+        m_2_ = fmaxf(m_2_, red_max_[1u]);
+        m_2_ = fmaxf(m_2_, red_max_[2u]);
+        m_2_ = fmaxf(m_2_, red_max_[3u]);
+        m_2_ = fmaxf(m_2_, red_max_[4u]);
+        m_2_ = fmaxf(m_2_, red_max_[5u]);
+        m_2_ = fmaxf(m_2_, red_max_[6u]);
+        m_2_ = fmaxf(m_2_, red_max_[7u]);
+        float s_2_ = 0.0f;
+        for (unsigned c_10_ = tid_; c_10_ < cols_; c_10_ = c_10_ + 256u) {
+            s_2_ = __fadd_rn(s_2_, kf_exp_approx(__fsub_rn(kf_f16_to_f32(x_[base_ + c_10_]), m_2_)));
         }
-        unsigned t908 = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
-        if (t908 == 32u) {
-            float t913 = __fadd_rn(s_2, kf_shfl_xor(s_2, 16u, kf_wn));
-            float t916 = __fadd_rn(t913, kf_shfl_xor(t913, 8u, kf_wn));
-            float t919 = __fadd_rn(t916, kf_shfl_xor(t916, 4u, kf_wn));
-            float t922 = __fadd_rn(t919, kf_shfl_xor(t919, 2u, kf_wn));
-            t887 = __fadd_rn(t922, kf_shfl_xor(t922, 1u, kf_wn));
+        unsigned t908_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        if (t908_ == 32u) {
+            float t913_ = __fadd_rn(s_2_, kf_shfl_xor(s_2_, 16u, kf_wn));
+            float t916_ = __fadd_rn(t913_, kf_shfl_xor(t913_, 8u, kf_wn));
+            float t919_ = __fadd_rn(t916_, kf_shfl_xor(t916_, 4u, kf_wn));
+            float t922_ = __fadd_rn(t919_, kf_shfl_xor(t919_, 2u, kf_wn));
+            t887_ = __fadd_rn(t922_, kf_shfl_xor(t922_, 1u, kf_wn));
         } else {
-            float t928 = kf_shfl_down(s_2, 16u, kf_wn);
-            bool t930 = (kf_lane_id() + 16u) < t908;
-            float t931 = __fadd_rn(s_2, t928);
-            float t932 = t930 ? t931 : s_2;
-            float t934 = kf_shfl_down(t932, 8u, kf_wn);
-            bool t936 = (kf_lane_id() + 8u) < t908;
-            float t937 = __fadd_rn(t932, t934);
-            float t938 = t936 ? t937 : t932;
-            float t940 = kf_shfl_down(t938, 4u, kf_wn);
-            bool t942 = (kf_lane_id() + 4u) < t908;
-            float t943 = __fadd_rn(t938, t940);
-            float t944 = t942 ? t943 : t938;
-            float t946 = kf_shfl_down(t944, 2u, kf_wn);
-            bool t948 = (kf_lane_id() + 2u) < t908;
-            float t949 = __fadd_rn(t944, t946);
-            float t950 = t948 ? t949 : t944;
-            float t952 = kf_shfl_down(t950, 1u, kf_wn);
-            bool t954 = (kf_lane_id() + 1u) < t908;
-            float t955 = __fadd_rn(t950, t952);
-            t887 = kf_shfl(t954 ? t955 : t950, 0u, kf_wn);
+            float t928_ = kf_shfl_down(s_2_, 16u, kf_wn);
+            bool t930_ = (kf_lane_id() + 16u) < t908_;
+            float t931_ = __fadd_rn(s_2_, t928_);
+            float t932_ = t930_ ? t931_ : s_2_;
+            float t934_ = kf_shfl_down(t932_, 8u, kf_wn);
+            bool t936_ = (kf_lane_id() + 8u) < t908_;
+            float t937_ = __fadd_rn(t932_, t934_);
+            float t938_ = t936_ ? t937_ : t932_;
+            float t940_ = kf_shfl_down(t938_, 4u, kf_wn);
+            bool t942_ = (kf_lane_id() + 4u) < t908_;
+            float t943_ = __fadd_rn(t938_, t940_);
+            float t944_ = t942_ ? t943_ : t938_;
+            float t946_ = kf_shfl_down(t944_, 2u, kf_wn);
+            bool t948_ = (kf_lane_id() + 2u) < t908_;
+            float t949_ = __fadd_rn(t944_, t946_);
+            float t950_ = t948_ ? t949_ : t944_;
+            float t952_ = kf_shfl_down(t950_, 1u, kf_wn);
+            bool t954_ = (kf_lane_id() + 1u) < t908_;
+            float t955_ = __fadd_rn(t950_, t952_);
+            t887_ = kf_shfl(t954_ ? t955_ : t950_, 0u, kf_wn);
         }
-        s_2 = t887;
+        s_2_ = t887_;
         if (kf_lane_id() == 0u) {
-            red_sum[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s_2;
+            red_sum_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s_2_;
         }
         __syncthreads();
-        float total_2 = 0.0f;
-        total_2 = __fadd_rn(total_2, red_sum[0u]);
-        total_2 = __fadd_rn(total_2, red_sum[1u]);
-        total_2 = __fadd_rn(total_2, red_sum[2u]);
-        total_2 = __fadd_rn(total_2, red_sum[3u]);
-        total_2 = __fadd_rn(total_2, red_sum[4u]);
-        total_2 = __fadd_rn(total_2, red_sum[5u]);
-        total_2 = __fadd_rn(total_2, red_sum[6u]);
-        total_2 = __fadd_rn(total_2, red_sum[7u]);
-        float inv_2 = __fdiv_rn(1.0f, total_2);
-        for (unsigned c_11 = tid; c_11 < cols; c_11 = c_11 + 256u) {
-            y[base + c_11] = kf_f16_from_f32(__fmul_rn(kf_exp_approx(__fsub_rn(kf_f16_to_f32(x[base + c_11]), m_2)), inv_2));
+        float total_2_ = 0.0f;
+        total_2_ = __fadd_rn(total_2_, red_sum_[0u]);
+        total_2_ = __fadd_rn(total_2_, red_sum_[1u]);
+        total_2_ = __fadd_rn(total_2_, red_sum_[2u]);
+        total_2_ = __fadd_rn(total_2_, red_sum_[3u]);
+        total_2_ = __fadd_rn(total_2_, red_sum_[4u]);
+        total_2_ = __fadd_rn(total_2_, red_sum_[5u]);
+        total_2_ = __fadd_rn(total_2_, red_sum_[6u]);
+        total_2_ = __fadd_rn(total_2_, red_sum_[7u]);
+        float inv_2_ = __fdiv_rn(1.0f, total_2_);
+        for (unsigned c_11_ = tid_; c_11_ < cols_; c_11_ = c_11_ + 256u) {
+            y_[base_ + c_11_] = kf_f16_from_f32(__fmul_rn(kf_exp_approx(__fsub_rn(kf_f16_to_f32(x_[base_ + c_11_]), m_2_)), inv_2_));
         }
     }
 }

@@ -9,7 +9,18 @@
  * checked end to end; every launch is recorded for mock_last_launch(),
  * and mock_live_modules() counts modules loaded and not unloaded.
  * This exercises the CUDA backend's host side in CI; the GPU tests
- * (tests/test_gpu_*.c) cover the real driver. */
+ * (tests/test_gpu_*.c) cover the real driver.
+ *
+ * Fault injection: every entry point below (driver and NVRTC) counts its
+ * calls (mock_calls) and fails when told to: mock_fail(API, N) makes the
+ * Nth call of API from now on return an injected error, once, or every
+ * call with N < 0 (CUDA_ERROR_UNKNOWN "mock: injected fault", or
+ * NVRTC_ERROR_INTERNAL_ERROR),
+ * without touching its outputs, as a failing driver does; $MOCKCUDA_FAIL
+ * set to API or API:N does the same for a whole process (CLI tests). A
+ * failing destroy or free still releases what it was given, as the driver
+ * does when the context goes, so a leak seen by mock_live_handles() is the
+ * runtime's own. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +56,7 @@ static mock_launch last;
 static int live_allocs;
 static int links;    /* PTX handed to the "JIT" */
 static int live_modules;
+static int live_other;   /* streams, events, link states, NVRTC programs, context retains */
 static int sticky;   /* a "fault" poisons later calls, like the real driver */
 
 /* For tests: the last launch, the launch count, live allocations. */
@@ -52,12 +64,115 @@ const mock_launch *mock_last_launch(void) { return &last; }
 int mock_live_allocs(void) { return live_allocs; }
 int mock_link_count(void) { return links; }
 int mock_live_modules(void) { return live_modules; }
+/* Everything the runtime holds: allocations, modules, streams, events,
+ * link states, NVRTC programs and primary-context retains. */
+int mock_live_handles(void) { return live_allocs + live_modules + live_other; }
 
-CUresult cuInit(unsigned flags) { return getenv("MOCKCUDA_NODEVICE") ? NO_DEVICE : OK; }
-CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
+/* ---- fault injection --------------------------------------------------------- */
+/* X(name): every entry point of this file that can fail. */
+#define MOCK_APIS(X)                                                                                      \
+    X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet) \
+    X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem_v2) X(cuDevicePrimaryCtxRetain)         \
+    X(cuDevicePrimaryCtxRelease_v2) X(cuCtxSetCurrent) X(cuStreamCreate) X(cuStreamDestroy_v2)           \
+    X(cuStreamSynchronize) X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemsetD8Async) X(cuMemcpyHtoDAsync_v2)     \
+    X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoDAsync_v2) X(cuLinkCreate_v2) X(cuLinkAddData_v2) X(cuLinkComplete) \
+    X(cuLinkDestroy) X(cuModuleLoadDataEx) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute)  \
+    X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuEventCreate) X(cuEventDestroy_v2) X(cuEventRecord)         \
+    X(cuEventSynchronize) X(cuEventElapsedTime_v2) X(nvrtcVersion) X(nvrtcCreateProgram)                   \
+    X(nvrtcDestroyProgram) X(nvrtcCompileProgram) X(nvrtcGetPTXSize) X(nvrtcGetPTX)                        \
+    X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog)
+
+enum {
+#define X(n) API_##n,
+    MOCK_APIS(X)
+#undef X
+    API_COUNT
+};
+static const char *const api_names[] = {
+#define X(n) #n,
+    MOCK_APIS(X)
+#undef X
+};
+
+enum { INJECTED = 999, NVRTC_INJECTED = 11 };
+static int calls[API_COUNT];
+static int fail_at[API_COUNT];   /* fail when calls reaches this (0: never, -1: every call) */
+static int fired;
+
+static int api_index(const char *name)
+{
+    for (int i = 0; i < API_COUNT; i++)
+        if (!strcmp(api_names[i], name)) return i;
+    return -1;
+}
+
+/* Arms the Nth call of api from now (n >= 1) to fail, or every call from
+ * now (n < 0), or none (n == 0); false for an unknown api. */
+int mock_fail(const char *api, int n)
+{
+    int i = api_index(api);
+    if (i < 0) return 0;
+    fail_at[i] = n > 0 ? calls[i] + n : n < 0 ? -1 : 0;
+    return 1;
+}
+
+/* Calls of api so far (-1: not an entry point of the mock), and the names. */
+int mock_calls(const char *api)
+{
+    int i = api_index(api);
+    return i < 0 ? -1 : calls[i];
+}
+int mock_api_count(void) { return API_COUNT; }
+const char *mock_api_name(int i) { return i >= 0 && i < API_COUNT ? api_names[i] : NULL; }
+/* Injected failures so far. */
+int mock_faults_fired(void) { return fired; }
+
+/* $MOCKCUDA_FAIL=API[:N], read at the first call. */
+static void env_faults(void)
+{
+    static int done;
+    const char *e = getenv("MOCKCUDA_FAIL");
+    if (done++ || !e) return;
+    char api[64];
+    int n = 1;
+    if (sscanf(e, "%63[^:]:%d", api, &n) >= 1) mock_fail(api, n);
+}
+
+/* Counts a call; true when it is to fail. */
+static int fault(int api)
+{
+    env_faults();
+    if (++calls[api] != fail_at[api] && fail_at[api] != -1) return 0;
+    if (fail_at[api] != -1) fail_at[api] = 0;
+    fired++;
+    return 1;
+}
+
+#define FAULT(api)                                         \
+    do {                                                   \
+        if (fault(API_##api)) return INJECTED;             \
+    } while (0)
+#define NVFAULT(api)                                       \
+    do {                                                   \
+        if (fault(API_##api)) return NVRTC_INJECTED;       \
+    } while (0)
+
+CUresult cuInit(unsigned flags)
+{
+    FAULT(cuInit);
+    return getenv("MOCKCUDA_NODEVICE") ? NO_DEVICE : OK;
+}
+
+CUresult cuDriverGetVersion(int *v)
+{
+    FAULT(cuDriverGetVersion);
+    *v = 13000;
+    return OK;
+}
 
 CUresult cuGetErrorName(CUresult r, const char **s)
 {
+    FAULT(cuGetErrorName);
     switch (r) {
     case INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; break;
     case NO_DEVICE: *s = "CUDA_ERROR_NO_DEVICE"; break;
@@ -65,18 +180,43 @@ CUresult cuGetErrorName(CUresult r, const char **s)
     case INVALID_PTX: *s = "CUDA_ERROR_INVALID_PTX"; break;
     case NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; break;
     case ILLEGAL_ADDRESS: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
+    case INJECTED: *s = "CUDA_ERROR_UNKNOWN"; break;
     default: *s = "CUDA_ERROR_UNKNOWN"; return INVALID_VALUE;
     }
     return OK;
 }
 
-CUresult cuGetErrorString(CUresult r, const char **s) { *s = "mock driver error"; return OK; }
-CUresult cuDeviceGetCount(int *n) { *n = 1; return OK; }
-CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal == 0 ? OK : INVALID_DEVICE; }
-CUresult cuDeviceGetName(char *name, int len, int dev) { snprintf(name, (size_t)len, "Mock GPU"); return OK; }
+CUresult cuGetErrorString(CUresult r, const char **s)
+{
+    FAULT(cuGetErrorString);
+    *s = r == INJECTED ? "mock: injected fault" : "mock driver error";
+    return OK;
+}
+
+CUresult cuDeviceGetCount(int *n)
+{
+    FAULT(cuDeviceGetCount);
+    *n = 1;
+    return OK;
+}
+
+CUresult cuDeviceGet(int *d, int ordinal)
+{
+    FAULT(cuDeviceGet);
+    *d = ordinal;
+    return ordinal == 0 ? OK : INVALID_DEVICE;
+}
+
+CUresult cuDeviceGetName(char *name, int len, int dev)
+{
+    FAULT(cuDeviceGetName);
+    snprintf(name, (size_t)len, "Mock GPU");
+    return OK;
+}
 
 CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
 {
+    FAULT(cuDeviceGetAttribute);
     switch (attr) {
     case 1: *v = 1024; break;                              /* max threads per block */
     case 2: case 3: *v = 1024; break;                      /* max block x, y */
@@ -94,16 +234,59 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
     return OK;
 }
 
-CUresult cuDeviceTotalMem_v2(size_t *b, int dev) { *b = (size_t)80 << 30; return OK; }
-CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) { *ctx = (void *)&last; return OK; }
-CUresult cuDevicePrimaryCtxRelease_v2(int dev) { return OK; }
-CUresult cuCtxSetCurrent(void *ctx) { return OK; }
-CUresult cuStreamCreate(void **s, unsigned flags) { *s = malloc(8); return OK; }
-CUresult cuStreamDestroy_v2(void *s) { free(s); return OK; }
-CUresult cuStreamSynchronize(void *s) { return sticky; }
+CUresult cuDeviceTotalMem_v2(size_t *b, int dev)
+{
+    FAULT(cuDeviceTotalMem_v2);
+    *b = (size_t)80 << 30;
+    return OK;
+}
+
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev)
+{
+    FAULT(cuDevicePrimaryCtxRetain);
+    *ctx = (void *)&last;
+    live_other++;
+    return OK;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(int dev)
+{
+    live_other--;
+    FAULT(cuDevicePrimaryCtxRelease_v2);
+    return OK;
+}
+
+CUresult cuCtxSetCurrent(void *ctx)
+{
+    FAULT(cuCtxSetCurrent);
+    return OK;
+}
+
+CUresult cuStreamCreate(void **s, unsigned flags)
+{
+    FAULT(cuStreamCreate);
+    *s = malloc(8);
+    live_other++;
+    return OK;
+}
+
+CUresult cuStreamDestroy_v2(void *s)
+{
+    free(s);
+    live_other--;
+    FAULT(cuStreamDestroy_v2);
+    return OK;
+}
+
+CUresult cuStreamSynchronize(void *s)
+{
+    FAULT(cuStreamSynchronize);
+    return sticky;
+}
 
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
+    FAULT(cuMemAlloc_v2);
     void *m = aligned_alloc(256, (n + 255) & ~(size_t)255);
     if (!m) return 2;
     live_allocs++;
@@ -111,11 +294,41 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
     return OK;
 }
 
-CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); live_allocs--; return OK; }
-CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, void *s) { memset((void *)(uintptr_t)p, v, n); return OK; }
-CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, void *st) { memcpy((void *)(uintptr_t)d, s, n); return sticky; }
-CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, void *st) { memcpy(d, (void *)(uintptr_t)s, n); return sticky; }
-CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, void *st) { memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n); return sticky; }
+CUresult cuMemFree_v2(CUdeviceptr p)
+{
+    free((void *)(uintptr_t)p);
+    live_allocs--;
+    FAULT(cuMemFree_v2);
+    return OK;
+}
+
+CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, void *s)
+{
+    FAULT(cuMemsetD8Async);
+    memset((void *)(uintptr_t)p, v, n);
+    return OK;
+}
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, void *st)
+{
+    FAULT(cuMemcpyHtoDAsync_v2);
+    memcpy((void *)(uintptr_t)d, s, n);
+    return sticky;
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, void *st)
+{
+    FAULT(cuMemcpyDtoHAsync_v2);
+    memcpy(d, (void *)(uintptr_t)s, n);
+    return sticky;
+}
+
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, void *st)
+{
+    FAULT(cuMemcpyDtoDAsync_v2);
+    memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
+    return sticky;
+}
 
 /* ---- linking and modules ----------------------------------------------------- */
 typedef struct {
@@ -126,7 +339,9 @@ typedef struct {
 
 CUresult cuLinkCreate_v2(unsigned n, int *opt, void **val, void **out)
 {
+    FAULT(cuLinkCreate_v2);
     mock_link *l = calloc(1, sizeof *l);
+    live_other++;
     for (unsigned i = 0; i < n; i++) {
         if (opt[i] == 5) l->elog = val[i];
         if (opt[i] == 6) l->elog_len = (size_t)(uintptr_t)val[i];
@@ -137,6 +352,7 @@ CUresult cuLinkCreate_v2(unsigned n, int *opt, void **val, void **out)
 
 CUresult cuLinkAddData_v2(void *state, int type, void *data, size_t size, const char *name, unsigned n, int *o, void **v)
 {
+    FAULT(cuLinkAddData_v2);
     mock_link *l = state;
     const char *fail = strstr(data, "MOCKJITFAIL");
     links++;
@@ -158,6 +374,7 @@ CUresult cuLinkAddData_v2(void *state, int type, void *data, size_t size, const 
 
 CUresult cuLinkComplete(void *state, void **cubin, size_t *size)
 {
+    FAULT(cuLinkComplete);
     mock_link *l = state;
     *cubin = l->cubin;
     *size = 10 + strlen(l->cubin + 10) + 1;
@@ -169,11 +386,14 @@ CUresult cuLinkDestroy(void *state)
     mock_link *l = state;
     free(l->cubin);
     free(l);
+    live_other--;
+    FAULT(cuLinkDestroy);
     return OK;
 }
 
 CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *o, void **v)
 {
+    FAULT(cuModuleLoadDataEx);
     if (strncmp(image, "MOCKCUBIN\n", 10) != 0) return INVALID_IMAGE;
     mock_module *m = calloc(1, sizeof *m);
     m->text = strdup((const char *)image + 10);
@@ -188,11 +408,13 @@ CUresult cuModuleUnload(void *mod)
     free(m->text);
     free(m);
     live_modules--;
+    FAULT(cuModuleUnload);
     return OK;
 }
 
 CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
 {
+    FAULT(cuModuleGetFunction);
     mock_module *m = mod;
     char want[160];
     snprintf(want, sizeof want, ".entry %s(", name);
@@ -203,8 +425,19 @@ CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
     return OK;
 }
 
-CUresult cuFuncGetAttribute(int *v, int attr, void *fn) { *v = attr == 0 ? 1024 : 0; return OK; }
-CUresult cuFuncSetAttribute(void *fn, int attr, int v) { ((mock_func *)fn)->dyn_limit = v; return OK; }
+CUresult cuFuncGetAttribute(int *v, int attr, void *fn)
+{
+    FAULT(cuFuncGetAttribute);
+    *v = attr == 0 ? 1024 : 0;
+    return OK;
+}
+
+CUresult cuFuncSetAttribute(void *fn, int attr, int v)
+{
+    FAULT(cuFuncSetAttribute);
+    ((mock_func *)fn)->dyn_limit = v;
+    return OK;
+}
 
 /* ---- launches --------------------------------------------------------------------- */
 static void run_saxpy(void **params, unsigned threads)
@@ -222,6 +455,7 @@ static void run_saxpy(void **params, unsigned threads)
 CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, void *stream, void **params, void **extra)
 {
+    FAULT(cuLaunchKernel);
     mock_func *f = fn;
     if (sticky) return sticky;
     if ((int)shared > (f->dyn_limit > 49152 ? f->dyn_limit : 49152)) return INVALID_VALUE;
@@ -233,44 +467,96 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
 }
 
 /* ---- events -------------------------------------------------------------------------- */
-CUresult cuEventCreate(void **e, unsigned flags) { *e = calloc(1, sizeof(double)); return OK; }
-CUresult cuEventDestroy_v2(void *e) { free(e); return OK; }
+CUresult cuEventCreate(void **e, unsigned flags)
+{
+    FAULT(cuEventCreate);
+    *e = calloc(1, sizeof(double));
+    live_other++;
+    return OK;
+}
+
+CUresult cuEventDestroy_v2(void *e)
+{
+    free(e);
+    live_other--;
+    FAULT(cuEventDestroy_v2);
+    return OK;
+}
 
 CUresult cuEventRecord(void *e, void *stream)
 {
+    FAULT(cuEventRecord);
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     *(double *)e = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
     return sticky;
 }
 
-CUresult cuEventSynchronize(void *e) { return sticky; }
+CUresult cuEventSynchronize(void *e)
+{
+    FAULT(cuEventSynchronize);
+    return sticky;
+}
 
 CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b)
 {
+    FAULT(cuEventElapsedTime_v2);
     *ms = (float)(*(double *)b - *(double *)a) + 1e-4f;
     return OK;
 }
 
 /* ---- a stand-in NVRTC (KF_LIBNVRTC may point here too) ---------------------------
- * Compiles nothing: the "PTX" is the source. With $MOCKNVRTC_FAIL_AT set, the
- * compile fails with an NVRTC-style log, "NAME(LINE): error: ...", at the first
- * source line that contains that text. */
+ * Compiles nothing: the "PTX" is a line `.entry NAME(` for each
+ * `__global__` function NAME of the source (what this module's linker looks
+ * for), then the source. With $MOCKNVRTC_FAIL_AT set, the compile fails
+ * with an NVRTC-style log, "NAME(LINE): error: ...", at the first source
+ * line that contains that text. */
 typedef struct {
-    char *src, *name, *log;
+    char *src, *name, *log, *ptx;
 } mock_prog;
 
-int nvrtcVersion(int *major, int *minor) { *major = 13; *minor = 0; return 0; }
-const char *nvrtcGetErrorString(int r) { return r == 6 ? "NVRTC_ERROR_COMPILATION" : "NVRTC_ERROR_MOCK"; }
+int nvrtcVersion(int *major, int *minor)
+{
+    NVFAULT(nvrtcVersion);
+    *major = 13;
+    *minor = 0;
+    return 0;
+}
+
+const char *nvrtcGetErrorString(int r)
+{
+    return r == 6 ? "NVRTC_ERROR_COMPILATION" : r == NVRTC_INJECTED ? "NVRTC_ERROR_INTERNAL_ERROR" : "NVRTC_ERROR_MOCK";
+}
+
+/* The name of the function after `__global__` at g (skipping qualifiers
+ * and __launch_bounds__(...)), appended to out as `.entry NAME(`. */
+static void entry_of(const char *g, char *out, size_t size)
+{
+    const char *p = g + strlen("__global__");
+    for (;;) {
+        while (*p == ' ' || *p == '\n' || *p == '\t') p++;
+        const char *w = p;
+        while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_') p++;
+        if (p == w) return;
+        if (*p == '(' && strncmp(w, "__launch_bounds__", 17) != 0) {
+            size_t used = strlen(out);
+            snprintf(out + used, size - used, ".entry %.*s(\n", (int)(p - w), w);
+            return;
+        }
+        if (*p == '(') p = strchr(p, ')') ? strchr(p, ')') + 1 : p + 1;
+    }
+}
 
 int nvrtcCreateProgram(mock_prog **prog, const char *src, const char *name, int n, const char *const *h,
                        const char *const *i)
 {
+    NVFAULT(nvrtcCreateProgram);
     mock_prog *p = calloc(1, sizeof *p);
     p->src = strdup(src);
     p->name = strdup(name ? name : "default_program");
     p->log = strdup("");
     *prog = p;
+    live_other++;
     return 0;
 }
 
@@ -279,15 +565,28 @@ int nvrtcDestroyProgram(mock_prog **prog)
     free((*prog)->src);
     free((*prog)->name);
     free((*prog)->log);
+    free((*prog)->ptx);
     free(*prog);
     *prog = NULL;
+    live_other--;
+    NVFAULT(nvrtcDestroyProgram);
     return 0;
 }
 
 int nvrtcCompileProgram(mock_prog *p, int n, const char *const *opts)
 {
+    NVFAULT(nvrtcCompileProgram);
     const char *want = getenv("MOCKNVRTC_FAIL_AT"), *at = want ? strstr(p->src, want) : NULL;
-    if (!at) return 0;
+    if (!at) {
+        char entries[4096] = "";
+        for (const char *g = strstr(p->src, "__global__"); g; g = strstr(g + 1, "__global__"))
+            entry_of(g, entries, sizeof entries);
+        free(p->ptx);
+        p->ptx = malloc(strlen(entries) + strlen(p->src) + 1);
+        strcpy(p->ptx, entries);
+        strcat(p->ptx, p->src);
+        return 0;
+    }
     int line = 1;
     for (const char *c = p->src; c < at; c++) line += *c == '\n';
     free(p->log);
@@ -297,7 +596,30 @@ int nvrtcCompileProgram(mock_prog *p, int n, const char *const *opts)
     return 6;
 }
 
-int nvrtcGetPTXSize(mock_prog *p, size_t *n) { *n = strlen(p->src) + 1; return 0; }
-int nvrtcGetPTX(mock_prog *p, char *out) { memcpy(out, p->src, strlen(p->src) + 1); return 0; }
-int nvrtcGetProgramLogSize(mock_prog *p, size_t *n) { *n = strlen(p->log) + 1; return 0; }
-int nvrtcGetProgramLog(mock_prog *p, char *out) { memcpy(out, p->log, strlen(p->log) + 1); return 0; }
+int nvrtcGetPTXSize(mock_prog *p, size_t *n)
+{
+    NVFAULT(nvrtcGetPTXSize);
+    *n = strlen(p->ptx ? p->ptx : "") + 1;
+    return 0;
+}
+
+int nvrtcGetPTX(mock_prog *p, char *out)
+{
+    NVFAULT(nvrtcGetPTX);
+    strcpy(out, p->ptx ? p->ptx : "");
+    return 0;
+}
+
+int nvrtcGetProgramLogSize(mock_prog *p, size_t *n)
+{
+    NVFAULT(nvrtcGetProgramLogSize);
+    *n = strlen(p->log) + 1;
+    return 0;
+}
+
+int nvrtcGetProgramLog(mock_prog *p, char *out)
+{
+    NVFAULT(nvrtcGetProgramLog);
+    memcpy(out, p->log, strlen(p->log) + 1);
+    return 0;
+}

@@ -1044,7 +1044,14 @@ kf_dt_prog *dt_build(uint64_t seed, uint64_t index, unsigned avoid)
         gen_fn(&g, &p->fns[p->nfns]);
         p->fns[p->nfns++].ready = true;
     }
-    p->kname = kf_arena_printf(&p->arena, "kern_%s", fresh(&g));   /* an extern "C" symbol: no reserved name */
+    /* an extern "C" symbol: no name C++ reserves (no "__", no leading "_"), even with a tag appended */
+    const char *base = fresh(&g);
+    char kname[80];
+    size_t n = (size_t)snprintf(kname, sizeof kname, "kern");
+    for (const char *c = base; *c && n + 1 < sizeof kname; c++)
+        if (*c != '_') kname[n++] = *c;
+    kname[n] = 0;
+    p->kname = kf_arena_strdup(&p->arena, kname);
     for (uint32_t i = 0; i < p->nconsts; i++)
         dt_push(&g, (dt_sym){p->consts[i].name, p->consts[i].type, DT_K_CONST, DT_V_UNI, false, 0, NULL, 0});
     for (uint32_t i = 0; i < p->nparams; i++) {

@@ -217,6 +217,8 @@ static void ref_rmsnorm(ref_ctx *r)
 }
 
 #include "reference_features.c"
+#include "reference_regress.c"
+#include "reference_decode.c"
 
 /* ---- driver ---------------------------------------------------------------- */
 
@@ -227,6 +229,8 @@ static const struct {
     {"saxpy", ref_saxpy}, {"reduce_sum", ref_reduce_sum}, {"softmax_f32", ref_softmax_f32},
     {"softmax_f16", ref_softmax_f16}, {"rmsnorm", ref_rmsnorm},
     KF_REFERENCE_FEATURES
+    KF_REFERENCE_REGRESS
+    KF_REFERENCE_DECODE
 };
 
 static void run_case(ref_ctx *r, const char *path)

@@ -1,0 +1,112 @@
+/* The PTX instruction patterns that ptxas 13 (CUDA 13.0, the H200 machine's)
+ * miscompiles, found in the SASS it makes (issue 7). Neither kforge's PTX
+ * nor the PTX NVRTC makes of kforge's CUDA-C may contain one:
+ *   - neg.s16 / abs.s16: widened to 32 bits as if they could not overflow,
+ *     so -(-32768) read sign-extended is +32768;
+ *   - a cvt between f16 and bf16: folded into a following cvt.rzi to an
+ *     integer and lost (the integer conversion reads the other format);
+ *   - st.u8 / st.s8 of a register last written by a cvt to f16 or bf16:
+ *     assembled as a float -> u8 conversion of the value, not its low byte.
+ * Header-only, used by tests/test_ptxas_kernels.c, test_nvrtc_kernels.c and
+ * test_ptx_lowering.c (which checks that each pattern is caught). */
+#ifndef KF_PTX_HAZARDS_H
+#define KF_PTX_HAZARDS_H
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    char reg[32][24];   /* registers last written by a cvt to f16/bf16 (the last 32 such) */
+    unsigned next;
+} ptx_half_regs;
+
+static inline void hz_forget(ptx_half_regs *h, const char *reg)
+{
+    for (unsigned i = 0; i < 32; i++)
+        if (strcmp(h->reg[i], reg) == 0) h->reg[i][0] = 0;
+}
+
+static inline bool hz_holds(const ptx_half_regs *h, const char *reg)
+{
+    for (unsigned i = 0; i < 32; i++)
+        if (h->reg[i][0] && strcmp(h->reg[i], reg) == 0) return true;
+    return false;
+}
+
+/* The n-th '.'-separated part of opcode op, counted from its end (0: last). */
+static inline void hz_part(const char *op, int from_end, char *out, size_t cap)
+{
+    const char *end = op + strlen(op), *p = end;
+    for (int k = 0;; k++) {
+        const char *q = p;
+        while (q > op && q[-1] != '.') q--;
+        if (k == from_end) {
+            size_t n = (size_t)(p - q) < cap - 1 ? (size_t)(p - q) : cap - 1;
+            memcpy(out, q, n);
+            out[n] = 0;
+            return;
+        }
+        if (q == op) break;
+        p = q - 1;
+    }
+    out[0] = 0;
+}
+
+/* Checks one instruction ("op operands", no ';'); returns a reason or NULL. */
+static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
+{
+    char op[64] = {0}, d[24] = {0}, src[24] = {0};
+    while (*ins == ' ' || *ins == '\t' || *ins == '{') ins++;
+    if (*ins == '@') ins = strchr(ins, ' ') ? strchr(ins, ' ') + 1 : ins;   /* predicate */
+    if (sscanf(ins, "%63s %23[^, ]", op, d) < 1 || op[0] == '.' || op[0] == '/' || op[0] == '}') return NULL;
+    if (!strcmp(op, "neg.s16") || !strcmp(op, "abs.s16")) return "neg.s16/abs.s16 (ptxas widens it without wrapping)";
+    char dt[16], at[16];
+    hz_part(op, 1, dt, sizeof dt);
+    hz_part(op, 0, at, sizeof at);
+    bool cvt = strncmp(op, "cvt.", 4) == 0;
+    if (cvt && ((!strcmp(dt, "f16") && !strcmp(at, "bf16")) || (!strcmp(dt, "bf16") && !strcmp(at, "f16"))))
+        return "cvt between f16 and bf16 (ptxas folds it into a following cvt.rzi)";
+    if (strncmp(op, "st.", 3) == 0) {
+        if (!strcmp(at, "u8") || !strcmp(at, "s8") || !strcmp(at, "b8")) {
+            const char *c = strrchr(ins, ',');
+            if (c && sscanf(c + 1, " %23[^;} \t]", src) == 1 && hz_holds(h, src))
+                return "8-bit store of a cvt-to-f16/bf16 register (ptxas converts the value)";
+        }
+        return NULL;
+    }
+    if (d[0] != '%' && !isalpha((unsigned char)d[0])) return NULL;
+    hz_forget(h, d);
+    if (cvt && (!strcmp(dt, "f16") || !strcmp(dt, "bf16"))) {
+        snprintf(h->reg[h->next++ % 32], sizeof h->reg[0], "%s", d);
+    }
+    return NULL;
+}
+
+/* The first hazardous instruction of ptx, as "line N: text (reason)" in buf,
+ * or NULL when there is none. */
+static inline const char *ptx_hazard(const char *ptx, char *buf, size_t cap)
+{
+    ptx_half_regs h = {0};
+    unsigned line = 1;
+    for (const char *p = ptx; *p; line++) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char text[512];
+        snprintf(text, sizeof text, "%.*s", (int)(len < 511 ? len : 511), p);
+        char *cm = strstr(text, "//");
+        if (cm) *cm = 0;
+        for (char *ins = strtok(text, ";"); ins; ins = strtok(NULL, ";")) {
+            const char *why = hz_instruction(&h, ins);
+            if (why) {
+                snprintf(buf, cap, "line %u: %.*s (%s)", line, (int)(len < 200 ? len : 200), p, why);
+                return buf;
+            }
+        }
+        p += len + (e != NULL);
+    }
+    return NULL;
+}
+
+#endif

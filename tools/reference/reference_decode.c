@@ -1,0 +1,552 @@
+/* Reference outputs of the decode-step kernels (kernels/gemv.kf, q4k.kf,
+ * sdpa.kf, rope.kf, silu_mul.kf, add_rmsnorm.kf, embed.kf, argmax.kf),
+ * included by reference.c. Each function states in plain C what the kernel
+ * must compute, in double precision with one final rounding to the output
+ * type, from the definitions (the Q4_K layout as llama.cpp documents it,
+ * softmax attention, rotary angles pos·theta^(-2i/d)), never from the
+ * kernels' algorithms. Where the kernel's result is defined by an f32
+ * computation (q8_quantize's scale d = amax / 127 and q = round(x / d), as
+ * llama.cpp's quantize_q8_1) the same f32 operations are done here.
+ *
+ * Made inputs. Some inputs cannot come from the shared generators: Q4_K
+ * weights (random bits would make d and dmin NaN or huge), token ids below
+ * the vocabulary, sequence lengths, positions near 1M, logits with ties. A
+ * case names such an input `arg NAME=@inputs/<case>.<NAME>.npy`; the
+ * reference makes it from a splitmix64 stream seeded with the FNV-1a hash of
+ * the file's base name, writes it (and with --check compares it) like an
+ * expected output, and computes the outputs from it. */
+
+/* ---- made inputs ------------------------------------------------------------- */
+
+typedef void (*ref_maker)(void *dst, size_t count, uint64_t *rng, const void *ctx);
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* Writes (or, with --check, compares) a made input file. */
+static void made_write(ref_ctx *r, const char *path, kf_scalar s, const void *data, size_t count)
+{
+    kf_buf b = {0};
+    kf_error err = {0};
+    kf_npy_encode(&b, s, data, count, &err);
+    char *old = NULL;
+    size_t len = 0;
+    if (r->check) {
+        if (kf_read_file(path, &old, &len, &err) != KF_OK || len != b.len || memcmp(old, b.data, len)) {
+            fprintf(stderr, "MISMATCH %s: input %s differs from the reference\n", r->c->name, path);
+            r->mismatched++;
+        }
+    } else if (kf_npy_write(path, s, data, count, &err) != KF_OK) {
+        fprintf(stderr, "%s\n", err.msg);
+        r->errors++;
+    } else {
+        r->written++;
+    }
+    free(old);
+    kf_buf_free(&b);
+}
+
+/* Input NAME of `count` elements of scalar s × lanes: made by `make` when the
+ * case gives it as @FILE, from its generator otherwise. */
+static void *in_made(ref_ctx *r, const char *name, kf_scalar s, unsigned lanes, size_t count, ref_maker make,
+                     const void *ctx, size_t *elems)
+{
+    const char *spec = kf_case_arg(r->c, name);
+    if (!spec || spec[0] != '@') return in_buf(r, name, s, lanes, elems);
+    void *p = calloc(count * lanes + 8, kf_scalar_bytes[s]);
+    const char *base = strrchr(spec + 1, '/');
+    uint64_t rng = fnv1a(base ? base + 1 : spec + 1);
+    make(p, count * lanes, &rng, ctx);
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", r->c->dir, spec + 1);
+    made_write(r, path, s, p, count * lanes);
+    *elems = count;
+    return p;
+}
+
+/* u32 values uniform in [lo, hi] (ctx: two u32). */
+static void make_u32_range(void *dst, size_t count, uint64_t *rng, const void *ctx)
+{
+    const uint32_t *lh = ctx;
+    for (size_t i = 0; i < count; i++)
+        ((uint32_t *)dst)[i] = lh[0] + (uint32_t)(kf_fill_splitmix64(rng) % ((uint64_t)lh[1] - lh[0] + 1));
+}
+
+/* Sequence lengths: the first is hi (a full cache), the others uniform in
+ * [lo, hi] (ctx: two u32). */
+static void make_lens(void *dst, size_t count, uint64_t *rng, const void *ctx)
+{
+    make_u32_range(dst, count, rng, ctx);
+    if (count) ((uint32_t *)dst)[0] = ((const uint32_t *)ctx)[1];
+}
+
+/* Q4_K rows: per 144-byte block d, dmin positive f16 in [2^-10, 2^-4), all
+ * other bytes random (every 6-bit scale and min, every quant is valid). */
+static void make_q4k(void *dst, size_t count, uint64_t *rng, const void *ctx)
+{
+    (void)ctx;
+    uint8_t *b = dst;
+    for (size_t i = 0; i < count; i++) b[i] = (uint8_t)kf_fill_splitmix64(rng);
+    for (size_t blk = 0; blk + 144 <= count; blk += 144)
+        for (int h = 0; h < 2; h++) {
+            uint64_t v = kf_fill_splitmix64(rng);
+            uint16_t bits = (uint16_t)(((5 + v % 6) << 10) | ((v >> 8) & 1023));
+            b[blk + 2 * h] = (uint8_t)bits;
+            b[blk + 2 * h + 1] = (uint8_t)(bits >> 8);
+        }
+}
+
+/* f32 logits with many ties: values k/4 for k uniform in [-8, 8]. */
+static void make_ties(void *dst, size_t count, uint64_t *rng, const void *ctx)
+{
+    (void)ctx;
+    for (size_t i = 0; i < count; i++) ((float *)dst)[i] = (float)((int)(kf_fill_splitmix64(rng) % 17) - 8) / 4.0f;
+}
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+static double bf16_value(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Element i of a buffer of 16-bit floats (bf: bf16) or f32. */
+static double elem(const void *p, size_t i, int kind)
+{
+    if (kind == 2) return ((const float *)p)[i];
+    return kind ? bf16_value(((const uint16_t *)p)[i]) : f16_value(((const uint16_t *)p)[i]);
+}
+
+/* Stores v in element i: f32 when f32 is set, f16 otherwise. */
+static void put(void *p, size_t i, double v, bool f32)
+{
+    if (f32) ((float *)p)[i] = (float)v;
+    else ((uint16_t *)p)[i] = f16_bits(v);
+}
+
+static bool name_has(ref_ctx *r, const char *part) { return strstr(r->c->kernel, part) != NULL; }
+
+/* ---- gemv.kf --------------------------------------------------------------------- */
+
+/* gemv_[batch_]<W>_<x>_<y>[_acc]: Y[b, i] = sum_k W[i, k]·X[b, k] (+ Y[b, i]). */
+static void ref_gemv(ref_ctx *r)
+{
+    const char *t = r->c->kernel + strlen(name_has(r, "batch") ? "gemv_batch_" : "gemv_");
+    int wk = !strncmp(t, "bf16", 4);
+    t += wk ? 5 : 4;
+    bool xf = !strncmp(t, "f32", 3), yf = !strncmp(t + 4, "f32", 3), acc = name_has(r, "_acc");
+    size_t m = (size_t)in_num(r, "m"), k = (size_t)in_num(r, "k"), nw, nx, ny;
+    size_t nb = name_has(r, "batch") ? (size_t)in_num(r, "nb") : 1;
+    void *w = in_buf(r, "w", wk ? KF_S_BF16 : KF_S_F16, 1, &nw);
+    void *x = in_buf(r, "x", xf ? KF_S_F32 : KF_S_F16, 1, &nx);
+    void *y = in_buf(r, "y", yf ? KF_S_F32 : KF_S_F16, 1, &ny);
+    for (size_t b = 0; b < nb && (b + 1) * k <= nx && (b + 1) * m <= ny; b++)
+        for (size_t i = 0; i < m && (i + 1) * k <= nw; i++) {
+            double s = acc ? elem(y, b * m + i, yf ? 2 : 0) : 0;
+            for (size_t c = 0; c < k; c++) s += elem(w, i * k + c, wk) * elem(x, b * k + c, xf ? 2 : 0);
+            put(y, b * m + i, s, yf);
+        }
+    out_buf(r, "y", yf ? KF_S_F32 : KF_S_F16, y, ny);
+    free(w);
+    free(x);
+    free(y);
+}
+
+/* ---- q4k.kf ------------------------------------------------------------------------ */
+
+/* get_scale_min_k4: 6-bit scale and min of sub-block j of the 12 scale bytes q. */
+static void q4k_scale_min(int j, const uint8_t *q, int *sc, int *mn)
+{
+    if (j < 4) {
+        *sc = q[j] & 63;
+        *mn = q[j + 4] & 63;
+    } else {
+        *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+        *mn = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
+static double q4k_d(const uint8_t *blk, int h) { return f16_value((uint16_t)(blk[2 * h] | blk[2 * h + 1] << 8)); }
+
+/* The 256 weights of one block_q4_K (d, dmin, scales[12], qs[128]): weight
+ * 64j + l (l < 32) is d·sc·(qs[32j + l] & 15) - dmin·m of sub-block 2j,
+ * weight 64j + 32 + l uses qs[32j + l] >> 4 and sub-block 2j + 1. */
+static void q4k_dequant(const uint8_t *blk, double *out)
+{
+    const uint8_t *scales = blk + 4, *qs = blk + 16;
+    for (int j = 0; j < 4; j++)
+        for (int half = 0; half < 2; half++) {
+            int sc, mn;
+            q4k_scale_min(2 * j + half, scales, &sc, &mn);
+            for (int l = 0; l < 32; l++) {
+                int q = half ? qs[32 * j + l] >> 4 : qs[32 * j + l] & 15;
+                out[64 * j + 32 * half + l] = q4k_d(blk, 0) * sc * q - q4k_d(blk, 1) * mn;
+            }
+        }
+}
+
+static uint8_t *q4k_weights(ref_ctx *r, size_t m, size_t k, size_t *nw)
+{
+    return in_made(r, "w", KF_S_U8, 1, m * (k / 256) * 144, make_q4k, NULL, nw);
+}
+
+static void ref_q4k_gemv(ref_ctx *r)
+{
+    size_t m = (size_t)in_num(r, "m"), k = (size_t)in_num(r, "k"), nw, nx, ny;
+    uint8_t *w = q4k_weights(r, m, k, &nw);
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx), *y = in_buf(r, "y", KF_S_F32, 1, &ny);
+    double deq[256];
+    for (size_t i = 0; i < m && i < ny && nx >= k && nw >= m * k / 256 * 144; i++) {
+        double s = 0;
+        for (size_t kb = 0; kb < k / 256; kb++) {
+            q4k_dequant(w + (i * (k / 256) + kb) * 144, deq);
+            for (int l = 0; l < 256; l++) s += deq[l] * x[kb * 256 + l];
+        }
+        y[i] = (float)s;
+    }
+    out_buf(r, "y", KF_S_F32, y, ny);
+    free(w);
+    free(x);
+    free(y);
+}
+
+/* q8_quantize_f32 / _f16: per block of 32 (the last may be shorter) d = amax /
+ * 127 and q = round(x / d) half away from zero, both in f32 as llama.cpp's
+ * quantize_q8_1; xds = (d, sum of the block's x) as f16. */
+static void ref_q8_quantize(ref_ctx *r)
+{
+    bool half = name_has(r, "f16");
+    size_t n = (size_t)in_num(r, "n"), nx, nq, nd;
+    void *x = in_buf(r, "x", half ? KF_S_F16 : KF_S_F32, 1, &nx);
+    int8_t *xq = in_buf(r, "xq", KF_S_I8, 1, &nq);
+    uint16_t *xds = in_buf(r, "xds", KF_S_F16, 2, &nd);
+    for (size_t b0 = 0; b0 < n && b0 < nx && b0 / 32 < nd; b0 += 32) {
+        float amax = 0;
+        double sum = 0;
+        for (size_t i = b0; i < b0 + 32 && i < n; i++) {
+            amax = fmaxf(amax, fabsf((float)elem(x, i, half ? 0 : 2)));
+            sum += elem(x, i, half ? 0 : 2);
+        }
+        float d = amax / 127.0f;
+        for (size_t i = b0; i < b0 + 32 && i < n && i < nq; i++)
+            xq[i] = amax == 0 ? 0 : (int8_t)roundf((float)elem(x, i, half ? 0 : 2) / d);
+        xds[b0 / 16] = f16_bits(d);
+        xds[b0 / 16 + 1] = f16_bits(sum);
+    }
+    out_buf(r, "xq", KF_S_I8, xq, nq);
+    out_buf(r, "xds", KF_S_F16, xds, nd * 2);
+    free(x);
+    free(xq);
+    free(xds);
+}
+
+/* One row of q4k_q8_gemv: llama.cpp's q8 dot product, exactly:
+ * sum over sub-blocks of d·sc·d8·sum(q4·q8) - dmin·m·s8. */
+static double q4k_q8_row(const uint8_t *row, size_t nbk, const int8_t *xq, const uint16_t *xds)
+{
+    double s = 0;
+    for (size_t kb = 0; kb < nbk; kb++) {
+        const uint8_t *blk = row + kb * 144, *qs = blk + 16;
+        for (int sub = 0; sub < 8; sub++) {
+            int sc, mn;
+            long dot = 0;
+            q4k_scale_min(sub, blk + 4, &sc, &mn);
+            for (int l = 0; l < 32; l++) {
+                int q = sub & 1 ? qs[32 * (sub / 2) + l] >> 4 : qs[32 * (sub / 2) + l] & 15;
+                dot += (long)q * xq[kb * 256 + 32 * sub + l];
+            }
+            size_t ds = (kb * 8 + sub) * 2;
+            s += q4k_d(blk, 0) * sc * f16_value(xds[ds]) * (double)dot - q4k_d(blk, 1) * mn * f16_value(xds[ds + 1]);
+        }
+    }
+    return s;
+}
+
+/* q4k_q8_gemv_f32 / _f16 / _f16_acc. */
+static void ref_q4k_q8_gemv(ref_ctx *r)
+{
+    bool yf = name_has(r, "_f32"), acc = name_has(r, "_acc");
+    size_t m = (size_t)in_num(r, "m"), k = (size_t)in_num(r, "k"), nw, nq, nd, ny;
+    uint8_t *w = q4k_weights(r, m, k, &nw);
+    int8_t *xq = in_buf(r, "xq", KF_S_I8, 1, &nq);
+    uint16_t *xds = in_buf(r, "xds", KF_S_F16, 2, &nd);
+    void *y = in_buf(r, "y", yf ? KF_S_F32 : KF_S_F16, 1, &ny);
+    for (size_t i = 0; i < m && i < ny && nq >= k && nd * 32 >= k; i++) {
+        double s = q4k_q8_row(w + i * (k / 256) * 144, k / 256, xq, xds);
+        put(y, i, s + (acc ? elem(y, i, 0) : 0), yf);
+    }
+    out_buf(r, "y", yf ? KF_S_F32 : KF_S_F16, y, ny);
+    free(w);
+    free(xq);
+    free(xds);
+    free(y);
+}
+
+/* ---- sdpa.kf ----------------------------------------------------------------------- */
+
+typedef struct {
+    size_t b, h, hkv, l, d, split;
+    uint32_t *lens;
+} sdpa_shape;
+
+static void sdpa_shape_get(ref_ctx *r, sdpa_shape *s, bool kv)
+{
+    s->b = (size_t)in_num(r, "b");
+    s->h = (size_t)in_num(r, "h");
+    s->hkv = kv ? (size_t)in_num(r, "hkv") : 1;
+    s->l = (size_t)in_num(r, "l");
+    s->split = (size_t)in_num(r, "split");
+    s->d = 128;
+    for (size_t i = 0; i < r->c->defines.len; i++)
+        if (!strcmp(r->c->defines.data[i].name, "D")) s->d = (size_t)strtoul(r->c->defines.data[i].value, NULL, 10);
+    uint32_t lh[2] = {1, (uint32_t)s->l};
+    size_t n;
+    s->lens = in_made(r, "lens", KF_S_U32, 1, s->b, make_lens, lh, &n);
+}
+
+static size_t sdpa_len(const sdpa_shape *s, size_t b) { return s->lens[b] < s->l ? s->lens[b] : s->l; }
+
+/* Softmax attention of query q over cache positions [p0, p1) of kv head kvh
+ * of sequence b: po (d values) = sum_p e^(z_p)·V_p / sum_p e^(z_p) with
+ * z_p = q·K_p / sqrt(d); returns log2(sum_p e^(z_p)). */
+static double sdpa_range(const sdpa_shape *s, const uint16_t *q, const uint16_t *kc, const uint16_t *vc,
+                         size_t b, size_t kvh, size_t p0, size_t p1, double *po)
+{
+    double zmax = -INFINITY, *z = malloc((p1 - p0) * sizeof *z), den = 0;
+    for (size_t p = p0; p < p1; p++) {
+        const uint16_t *kr = kc + ((b * s->l + p) * s->hkv + kvh) * s->d;
+        double dot = 0;
+        for (size_t e = 0; e < s->d; e++) dot += f16_value(q[e]) * f16_value(kr[e]);
+        z[p - p0] = dot / sqrt((double)s->d);
+        zmax = fmax(zmax, z[p - p0]);
+    }
+    for (size_t e = 0; e < s->d; e++) po[e] = 0;
+    for (size_t p = p0; p < p1; p++) {
+        const uint16_t *vr = vc + ((b * s->l + p) * s->hkv + kvh) * s->d;
+        double wgt = exp(z[p - p0] - zmax);
+        den += wgt;
+        for (size_t e = 0; e < s->d; e++) po[e] += wgt * f16_value(vr[e]);
+    }
+    for (size_t e = 0; e < s->d; e++) po[e] /= den;
+    free(z);
+    return (zmax + log(den)) / log(2.0);
+}
+
+/* sdpa_decode_split: the partials of every (b, query head, split) that has
+ * positions; the others keep their initial contents. */
+static void ref_sdpa_split(ref_ctx *r)
+{
+    sdpa_shape s;
+    sdpa_shape_get(r, &s, true);
+    size_t nq, nk, nv, npo, npl, ns = (s.l + s.split - 1) / s.split, g = s.h / s.hkv;
+    uint16_t *q = in_buf(r, "q", KF_S_F16, 1, &nq), *kc = in_buf(r, "kc", KF_S_F16, 1, &nk);
+    uint16_t *vc = in_buf(r, "vc", KF_S_F16, 1, &nv);
+    float *po = in_buf(r, "po", KF_S_F32, 1, &npo), *plse = in_buf(r, "plse", KF_S_F32, 1, &npl);
+    double *o = malloc(s.d * sizeof *o);
+    bool fits = nq >= s.b * s.h * s.d && nk >= s.b * s.l * s.hkv * s.d && nv >= nk && npl >= s.b * s.h * ns &&
+                npo >= npl * s.d;
+    for (size_t b = 0; b < s.b && fits; b++)
+        for (size_t hq = 0; hq < s.h; hq++)
+            for (size_t sp = 0; sp * s.split < sdpa_len(&s, b); sp++) {
+                size_t p0 = sp * s.split, p1 = p0 + s.split < sdpa_len(&s, b) ? p0 + s.split : sdpa_len(&s, b);
+                size_t slot = (b * s.h + hq) * ns + sp;
+                plse[slot] = (float)sdpa_range(&s, q + (b * s.h + hq) * s.d, kc, vc, b, hq / g, p0, p1, o);
+                for (size_t e = 0; e < s.d; e++) po[slot * s.d + e] = (float)o[e];
+            }
+    out_buf(r, "po", KF_S_F32, po, npo);
+    out_buf(r, "plse", KF_S_F32, plse, npl);
+    free(o);
+    free(q);
+    free(kc);
+    free(vc);
+    free(po);
+    free(plse);
+    free(s.lens);
+}
+
+/* sdpa_decode_combine: o = sum_s po_s·2^lse_s / sum_s 2^lse_s over the
+ * cdiv(len, split) partials (0 when there are none). */
+static void ref_sdpa_combine(ref_ctx *r)
+{
+    sdpa_shape s;
+    sdpa_shape_get(r, &s, false);
+    size_t npo, npl, no, ns = (s.l + s.split - 1) / s.split;
+    float *po = in_buf(r, "po", KF_S_F32, 1, &npo), *plse = in_buf(r, "plse", KF_S_F32, 1, &npl);
+    uint16_t *o = in_buf(r, "o", KF_S_F16, 1, &no);
+    for (size_t b = 0; b < s.b && npl >= s.b * s.h * ns && npo >= npl * s.d && no >= s.b * s.h * s.d; b++)
+        for (size_t hq = 0; hq < s.h; hq++) {
+            size_t base = (b * s.h + hq) * ns, nv = (sdpa_len(&s, b) + s.split - 1) / s.split;
+            double mx = -INFINITY;
+            for (size_t sp = 0; sp < nv; sp++) mx = fmax(mx, plse[base + sp]);
+            for (size_t e = 0; e < s.d; e++) {
+                double num = 0, den = 0;
+                for (size_t sp = 0; sp < nv; sp++) {
+                    double wgt = exp2(plse[base + sp] - mx);
+                    den += wgt;
+                    num += wgt * po[(base + sp) * s.d + e];
+                }
+                o[(b * s.h + hq) * s.d + e] = f16_bits(nv ? num / den : 0);
+            }
+        }
+    out_buf(r, "o", KF_S_F16, o, no);
+    free(po);
+    free(plse);
+    free(o);
+    free(s.lens);
+}
+
+/* ---- rope.kf ------------------------------------------------------------------------- */
+
+/* Turns the pairs of one head of d f16 values in place: pair i (NeoX: i and
+ * i + d/2; GPT-J: 2i and 2i + 1) by pos·theta^(-2i/d). */
+static void rope_head(uint16_t *x, size_t d, double pos, double theta, bool neox)
+{
+    for (size_t i = 0; i < d / 2; i++) {
+        double a = pos * pow(theta, -2.0 * (double)i / (double)d), c = cos(a), sn = sin(a);
+        size_t i0 = neox ? i : 2 * i, i1 = neox ? i + d / 2 : 2 * i + 1;
+        double u = f16_value(x[i0]), v = f16_value(x[i1]);
+        x[i0] = f16_bits(u * c - v * sn);
+        x[i1] = f16_bits(v * c + u * sn);
+    }
+}
+
+/* Positions uniform in [hi - 4096, hi]: near 2^20 for rope_neox / _gptj, in
+ * [0, l) for the cache writers. */
+static uint32_t *rope_positions(ref_ctx *r, size_t t, uint32_t hi)
+{
+    uint32_t lh[2] = {hi > 4096 ? hi - 4096 : 0, hi};
+    size_t n;
+    return in_made(r, "pos", KF_S_U32, 1, t, make_u32_range, lh, &n);
+}
+
+static void ref_rope(ref_ctx *r)
+{
+    bool neox = name_has(r, "neox");
+    size_t t = (size_t)in_num(r, "t"), h = (size_t)in_num(r, "h"), d = (size_t)in_num(r, "d"), nx;
+    double theta = (float)in_num(r, "theta");
+    uint32_t *pos = rope_positions(r, t, 1u << 20);
+    uint16_t *x = in_buf(r, "x", KF_S_F16, 1, &nx);
+    for (size_t i = 0; i < t * h && (i + 1) * d <= nx; i++) rope_head(x + i * d, d, pos[i / h], theta, neox);
+    out_buf(r, "x", KF_S_F16, x, nx);
+    free(pos);
+    free(x);
+}
+
+/* rope_qkv_*: q heads turned into q, k heads turned into kc at (t, pos[t]),
+ * v heads copied into vc there; everything else keeps its contents. */
+static void ref_rope_qkv(ref_ctx *r)
+{
+    bool neox = name_has(r, "neox");
+    size_t t = (size_t)in_num(r, "t"), h = (size_t)in_num(r, "h"), hkv = (size_t)in_num(r, "hkv");
+    size_t l = (size_t)in_num(r, "l"), d = (size_t)in_num(r, "d"), nh = h + 2 * hkv, ns, nq, nk, nv;
+    double theta = (float)in_num(r, "theta");
+    uint32_t *pos = rope_positions(r, t, (uint32_t)l - 1);
+    uint16_t *src = in_buf(r, "qkv", KF_S_F16, 1, &ns), *q = in_buf(r, "q", KF_S_F16, 1, &nq);
+    uint16_t *kc = in_buf(r, "kc", KF_S_F16, 1, &nk), *vc = in_buf(r, "vc", KF_S_F16, 1, &nv);
+    bool fits = ns >= t * nh * d && nq >= t * h * d && nk >= t * l * hkv * d && nv >= nk;
+    for (size_t i = 0; i < t && fits; i++)
+        for (size_t hh = 0; hh < nh; hh++) {
+            const uint16_t *in = src + (i * nh + hh) * d;
+            size_t kv = ((i * l + pos[i]) * hkv + (hh >= h ? (hh - h) % hkv : 0)) * d;
+            uint16_t *out = hh < h ? q + (i * h + hh) * d : hh < h + hkv ? kc + kv : vc + kv;
+            memcpy(out, in, d * 2);
+            if (hh < h + hkv) rope_head(out, d, pos[i], theta, neox);
+        }
+    out_buf(r, "q", KF_S_F16, q, nq);
+    out_buf(r, "kc", KF_S_F16, kc, nk);
+    out_buf(r, "vc", KF_S_F16, vc, nv);
+    free(pos);
+    free(src);
+    free(q);
+    free(kc);
+    free(vc);
+}
+
+/* ---- silu_mul.kf, add_rmsnorm.kf, embed.kf, argmax.kf --------------------------------- */
+
+static void ref_silu_mul(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), ng, nu, ny;
+    uint16_t *g = in_buf(r, "g", KF_S_F16, 1, &ng), *u = in_buf(r, "u", KF_S_F16, 1, &nu);
+    uint16_t *y = in_buf(r, "y", KF_S_F16, 1, &ny);
+    for (size_t i = 0; i < n && i < ng && i < nu && i < ny; i++) {
+        double gv = f16_value(g[i]);
+        y[i] = f16_bits(gv / (1.0 + exp(-gv)) * f16_value(u[i]));
+    }
+    out_buf(r, "y", KF_S_F16, y, ny);
+    free(g);
+    free(u);
+    free(y);
+}
+
+/* x += res (rounded to f16); y = x·rsqrt(mean(x^2) + eps)·w from that x. */
+static void ref_add_rmsnorm(ref_ctx *r)
+{
+    size_t rows = (size_t)in_num(r, "rows"), cols = (size_t)in_num(r, "cols"), nx, nr, nw, ny;
+    double eps = (float)in_num(r, "eps");
+    uint16_t *x = in_buf(r, "x", KF_S_F16, 1, &nx), *res = in_buf(r, "res", KF_S_F16, 1, &nr);
+    uint16_t *w = in_buf(r, "w", KF_S_F16, 1, &nw), *y = in_buf(r, "y", KF_S_F16, 1, &ny);
+    for (size_t i = 0; i < rows && (i + 1) * cols <= nx && (i + 1) * cols <= nr && (i + 1) * cols <= ny && cols <= nw;
+         i++) {
+        double ss = 0;
+        for (size_t c = i * cols; c < (i + 1) * cols; c++) {
+            x[c] = f16_bits(f16_value(x[c]) + f16_value(res[c]));
+            ss += f16_value(x[c]) * f16_value(x[c]);
+        }
+        double scale = 1.0 / sqrt(ss / (double)cols + eps);
+        for (size_t c = 0; c < cols; c++) y[i * cols + c] = f16_bits(f16_value(x[i * cols + c]) * scale * f16_value(w[c]));
+    }
+    out_buf(r, "x", KF_S_F16, x, nx);
+    out_buf(r, "y", KF_S_F16, y, ny);
+    free(x);
+    free(res);
+    free(w);
+    free(y);
+}
+
+static void ref_embed(ref_ctx *r)
+{
+    size_t t = (size_t)in_num(r, "t"), d = (size_t)in_num(r, "d"), vocab = (size_t)in_num(r, "vocab"), nt, ni, ny;
+    uint16_t *table = in_buf(r, "table", KF_S_F16, 1, &nt), *y = in_buf(r, "y", KF_S_F16, 1, &ny);
+    uint32_t lh[2] = {0, (uint32_t)vocab - 1};
+    uint32_t *ids = in_made(r, "ids", KF_S_U32, 1, t, make_u32_range, lh, &ni);
+    for (size_t i = 0; i < t && i < ni && (i + 1) * d <= ny; i++)
+        if ((ids[i] + 1) * d <= nt) memcpy(y + i * d, table + ids[i] * d, d * 2);
+    out_buf(r, "y", KF_S_F16, y, ny);
+    free(table);
+    free(ids);
+    free(y);
+}
+
+/* idx[r] = the lowest index of the row's maximum (NaN skipped; 0 if none). */
+static void ref_argmax(ref_ctx *r)
+{
+    size_t rows = (size_t)in_num(r, "rows"), cols = (size_t)in_num(r, "cols"), nx, ni;
+    float *x = in_made(r, "x", KF_S_F32, 1, rows * cols, make_ties, NULL, &nx);
+    uint32_t *idx = in_buf(r, "idx", KF_S_U32, 1, &ni);
+    for (size_t i = 0; i < rows && i < ni && (i + 1) * cols <= nx; i++) {
+        size_t best = 0;
+        bool any = false;
+        for (size_t c = 0; c < cols; c++) {
+            float v = x[i * cols + c];
+            if (!isnan(v) && (!any || v > x[i * cols + best])) best = c, any = true;
+        }
+        idx[i] = (uint32_t)best;
+    }
+    out_buf(r, "idx", KF_S_U32, idx, ni);
+    free(x);
+    free(idx);
+}
+
+#define KF_REFERENCE_DECODE \
+    {"gemv", ref_gemv}, {"q4k_gemv", ref_q4k_gemv}, {"q8_quantize", ref_q8_quantize}, \
+    {"q4k_q8_gemv", ref_q4k_q8_gemv}, {"sdpa_split", ref_sdpa_split}, {"sdpa_combine", ref_sdpa_combine}, \
+    {"rope", ref_rope}, {"rope_qkv", ref_rope_qkv}, {"silu_mul", ref_silu_mul}, \
+    {"add_rmsnorm", ref_add_rmsnorm}, {"embed", ref_embed}, {"argmax", ref_argmax},

@@ -1,0 +1,243 @@
+/* Reference outputs of the regression kernels (kernels/features/regress.kf),
+ * included by reference.c after reference_features.c (whose helpers it
+ * uses). Each function restates the contract in plain C: float -> int
+ * truncates, saturates and gives 0 for NaN; integers wrap at their width;
+ * f16/bf16 conversions round once to nearest even (rf16/rbf16); a bitcast is
+ * the same bits. */
+
+/* Float -> integer of the contract: NaN -> 0, truncate, saturate to [lo, hi]. */
+static int64_t to_int(double v, double lo, double hi)
+{
+    return (int64_t)sat(v, lo, hi);
+}
+
+/* ---- 1. NaN to every integer type ---------------------------------------------- */
+
+static void nan_to_int_one(double v, int64_t out[8][4])
+{
+    static const double lo[8] = {-128, 0, -32768, 0, -2147483648.0, 0, -9.2e18, 0};
+    static const double hi[8] = {127, 255, 32767, 65535, 2147483647.0, 4294967295.0, 9.2e18, 1.8e19};
+    double src[4] = {rf16(v), rbf16(v), (double)(float)v, v};   /* from f16, bf16, f32, f64 */
+    for (int t = 0; t < 8; t++)
+        for (int s = 0; s < 4; s++) out[t][s] = to_int(src[s], lo[t], hi[t]);   /* |v| <= 300: no extremes */
+}
+
+static void ref_regress_nan_to_int(ref_ctx *r)
+{
+    static const char *const names[8] = {"o_i8", "o_u8", "o_i16", "o_u16", "o_i32", "o_u32", "o_i64", "o_u64"};
+    static const kf_scalar types[8] = {KF_S_I8, KF_S_U8, KF_S_I16, KF_S_U16, KF_S_I32, KF_S_U32, KF_S_I64, KF_S_U64};
+    size_t n = (size_t)in_num(r, "n"), nx, m[8], nv, nw;
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx);
+    void *o[8];
+    for (int t = 0; t < 8; t++) o[t] = in_buf(r, names[t], types[t], 1, &m[t]);
+    int64_t *ov = in_buf(r, "ov", KF_S_I64, 2, &nv);
+    uint16_t *ow = in_buf(r, "ow", KF_S_U16, 4, &nw);
+    for (size_t i = 0; i < n && i < nx; i++) {
+        double v = i % 2 == 0 ? NAN : (double)x[i] * 300.0;
+        int64_t q[8][4];
+        nan_to_int_one(v, q);
+        for (int t = 0; t < 8; t++)
+            for (size_t s = 0; s < 4 && 4 * i + s < m[t]; s++) {
+                unsigned bytes = kf_scalar_bytes[types[t]];
+                memcpy((char *)o[t] + (4 * i + s) * bytes, &q[t][s], bytes);   /* little-endian low bytes */
+            }
+        if (i < nv) ov[2 * i] = to_int(v, -9.2e18, 9.2e18), ov[2 * i + 1] = to_int(-v, -9.2e18, 9.2e18);
+        float f = (float)v, w[4] = {f, -f, f, 1.5f};
+        for (int l = 0; l < 4 && i < nw; l++) ow[4 * i + l] = (uint16_t)to_int(w[l], 0, 65535);
+    }
+    for (int t = 0; t < 8; t++) out_free(r, names[t], types[t], o[t], m[t]);
+    out_free(r, "ov", KF_S_I64, ov, 2 * nv);
+    out_free(r, "ow", KF_S_U16, ow, 4 * nw);
+    free(x);
+}
+
+/* ---- 2. loop variables -------------------------------------------------------------- */
+
+static void ref_regress_loop_var(ref_ctx *r)
+{
+    size_t m;
+    int32_t *o = in_buf(r, "o", KF_S_I32, 1, &m);
+    for (int32_t t = 0; t < 32 && 8 * (size_t)t + 7 < m; t++) {
+        int32_t *q = o + 8 * t;
+        q[0] = 7;            /* j0 = 0: 0 + 7 */
+        q[1] = 10;           /* j1 = 1: 1 * 10 */
+        q[2] = 1;            /* y0 = 2: 2 - 1 */
+        q[3] = 40;           /* y1 = 0: 0 + 40 */
+        q[4] = 3 * t + 1;    /* exp = new + 1 = 3 int + 1 */
+        q[5] = t;            /* sin = 0: 0 + int */
+        q[6] = 70 + t;
+        q[7] = 7;
+    }
+    out_free(r, "o", KF_S_I32, o, m);
+}
+
+/* ---- 3. bytes of converted 16-bit floats ---------------------------------------------- */
+
+static void ref_regress_half_bytes(ref_ctx *r)
+{
+    size_t n8, nu8, n32;
+    int32_t k = (int32_t)in_num(r, "k");
+    int8_t *o8 = in_buf(r, "o_i8", KF_S_I8, 1, &n8);
+    uint8_t *ou8 = in_buf(r, "o_u8", KF_S_U8, 1, &nu8);
+    int32_t *o32 = in_buf(r, "o_i32", KF_S_I32, 1, &n32);
+    for (uint32_t t = 0; t < 32; t++) {
+        int16_t m = (int16_t)(uint16_t)(t * 3 - (uint32_t)k);
+        uint16_t bm = bf16_bits(m), hm = f16_bits(m), b75 = bf16_bits((float)m * 0.75f);
+        if (4 * t + 3 < n8) {
+            o8[4 * t] = (int8_t)(bf16_bits(32) & 0xff);
+            o8[4 * t + 1] = (int8_t)(bm & 0xff);   /* lane 0 is the low half of the i32 */
+            o8[4 * t + 2] = (int8_t)(hm & 0xff);
+            o8[4 * t + 3] = (int8_t)(b75 & 0xff);
+        }
+        if (2 * t + 1 < nu8) ou8[2 * t] = (uint8_t)(bm & 0xff), ou8[2 * t + 1] = (uint8_t)(hm >> 8);
+        if (t < n32) o32[t] = (int32_t)((uint32_t)bm * 0x10001u);
+    }
+    out_free(r, "o_i8", KF_S_I8, o8, n8);
+    out_free(r, "o_u8", KF_S_U8, ou8, nu8);
+    out_free(r, "o_i32", KF_S_I32, o32, n32);
+}
+
+/* ---- 4. narrow wrapping arithmetic -------------------------------------------------- */
+
+/* x wrapped to `bits` bits, sign- or zero-extended. */
+static int64_t wrap(int64_t x, unsigned bits, bool sgn)
+{
+    uint64_t m = (1ull << bits) - 1, u = (uint64_t)x & m;
+    return sgn && (u >> (bits - 1)) ? (int64_t)(u | ~m) : (int64_t)u;
+}
+
+/* The 14 operations of regress_narrow_wrap, in its order, on a and b of a
+ * `bits`-bit type (b != 0), shift amount s. */
+static void narrow_ops(int64_t a, int64_t b, unsigned s, unsigned bits, bool sgn, int64_t o[14])
+{
+    int64_t q = b == -1 ? -a : a / b, rm = b == -1 ? 0 : a % b;
+    o[0] = wrap(-a, bits, sgn);
+    o[1] = wrap(sgn && a < 0 ? -a : a, bits, sgn);
+    o[2] = wrap(a + b, bits, sgn);
+    o[3] = wrap(a - b, bits, sgn);
+    o[4] = wrap(a * b, bits, sgn);
+    o[5] = s >= bits ? 0 : wrap((int64_t)((uint64_t)a << s), bits, sgn);
+    o[6] = wrap(~a, bits, sgn);
+    o[7] = wrap(q, bits, sgn);
+    o[8] = rm;
+    o[9] = wrap(q + (rm != 0 && (!sgn || (a < 0) == (b < 0))), bits, sgn);
+    o[10] = a < b ? a : b;
+    o[11] = a > b ? a : b;
+    o[12] = s >= bits ? (a < 0 ? -1 : 0) : a >> s;   /* a >= 0 when unsigned */
+    o[13] = wrap(-a, bits, sgn);
+}
+
+static void ref_regress_narrow_wrap(ref_ctx *r)
+{
+    size_t n32, nu32, n64, nf;
+    int32_t *o32 = in_buf(r, "o32", KF_S_I32, 1, &n32);
+    uint32_t *ou32 = in_buf(r, "ou32", KF_S_U32, 1, &nu32);
+    int64_t *o64 = in_buf(r, "o64", KF_S_I64, 1, &n64);
+    float *of = in_buf(r, "of", KF_S_F32, 1, &nf);
+    for (uint32_t t = 0; t < 64; t++) {
+        unsigned s = t % 20;
+        int64_t res[4][14];
+        int64_t b8 = t % 8 == 0 ? -1 : (int8_t)(uint8_t)((t * 37 + 11) | 1);
+        int64_t b16 = t % 8 == 0 ? -1 : (int16_t)(uint16_t)((t * 7919 + 11) | 1);
+        narrow_ops((int8_t)(uint8_t)(t + 0x60), b8, s, 8, true, res[0]);
+        narrow_ops((uint8_t)(t + 0xe0), (uint8_t)((t * 37 + 11) | 1), s, 8, false, res[1]);
+        narrow_ops((int16_t)(uint16_t)(t + 0x7fe0), b16, s, 16, true, res[2]);
+        narrow_ops((uint16_t)(t + 0xffe0), (uint16_t)((t * 7919 + 11) | 1), s, 16, false, res[3]);
+        for (size_t j = 0; j < 56; j++) {
+            size_t at = 56 * t + j;
+            int64_t v = res[j / 14][j % 14];
+            if (at < n32) o32[at] = (int32_t)v;
+            if (at < nu32) ou32[at] = (uint32_t)v;
+            if (at < n64) o64[at] = v;
+            if (at < nf) of[at] = (float)v;
+        }
+    }
+    out_free(r, "o32", KF_S_I32, o32, n32);
+    out_free(r, "ou32", KF_S_U32, ou32, nu32);
+    out_free(r, "o64", KF_S_I64, o64, n64);
+    out_free(r, "of", KF_S_F32, of, nf);
+}
+
+/* ---- 5. bitcast bytes ---------------------------------------------------------------- */
+
+static void ref_regress_bitcast_bytes(ref_ctx *r)
+{
+    size_t no, nb;
+    int32_t k = (int32_t)in_num(r, "k");
+    uint32_t h = (uint32_t)in_num(r, "h");
+    int32_t *o = in_buf(r, "o", KF_S_I32, 1, &no);
+    uint32_t *ob = in_buf(r, "ob", KF_S_U32, 1, &nb);
+    int8_t kk = (int8_t)k, hh = (int8_t)(uint8_t)(0xff | (uint8_t)h);
+    int8_t b[64];
+    for (uint32_t t = 0; t < 64; t++) b[t] = (int8_t)(uint8_t)(t * 7 + 0x7c);
+    for (uint32_t t = 0; t < 64 && 8 * t + 7 < no; t++) {
+        uint8_t y = (uint8_t)(t * 7 + 0x7c), c = (uint8_t)(t - 32);
+        int8_t v[4] = {(int8_t)y, (int8_t)(uint8_t)(y + 1), (int8_t)200, (int8_t)255};
+        int32_t *q = o + 8 * t;
+        q[0] = kk > hh;
+        q[1] = kk > b[t];
+        q[2] = b[t] / 3;
+        q[3] = b[t] >> 1;   /* arithmetic: the sign fill */
+        q[4] = b[t] + (b[t] < 0 ? b[t] : 0) * 1000;
+        q[5] = (c > 200) + (c / 7) * 10;
+        q[6] = (v[0] < 0) + 2 * (v[1] < 0) + v[2] * 4 + v[3] * 1000;
+        q[7] = (int16_t)(uint16_t)(t + 0x7ff0);
+    }
+    for (uint32_t t = 0; t < 64 && 2 * t + 1 < nb; t++) {
+        uint32_t w = t / 32 * 32, ballot = 0;
+        bool all = true;
+        for (uint32_t l = 0; l < 32; l++) {
+            ballot |= (uint32_t)(kk > b[w + l]) << l;
+            all = all && b[w + l] < 100;
+        }
+        ob[2 * t] = ballot;
+        ob[2 * t + 1] = (kk > hh ? 1u : 0u) + (all ? 2u : 0u);
+    }
+    out_free(r, "o", KF_S_I32, o, no);
+    out_free(r, "ob", KF_S_U32, ob, nb);
+}
+
+/* ---- 6. f16 <-> bf16, then integer --------------------------------------------------- */
+
+static void ref_regress_half_int(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, n16, n64, n32, n8, nf;
+    double s = rbf16(in_num(r, "s")), m = in_num(r, "m");
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx);
+    uint16_t *o16 = in_buf(r, "o_u16", KF_S_U16, 1, &n16);
+    int64_t *o64 = in_buf(r, "o_i64", KF_S_I64, 1, &n64);
+    int32_t *o32 = in_buf(r, "o_i32", KF_S_I32, 1, &n32);
+    uint8_t *o8 = in_buf(r, "o_u8", KF_S_U8, 1, &n8);
+    float *of = in_buf(r, "o_f32", KF_S_F32, 1, &nf);
+    double mhb = rbf16(rf16(m));
+    for (size_t i = 0; i < n && i < nx; i++) {
+        float v = x[i] * 300.0f;
+        double hb = rbf16(rf16(v)), bh = rf16(rbf16(v));
+        if (4 * i + 3 < n16) {
+            o16[4 * i] = (uint16_t)to_int(rf16(s), 0, 65535);
+            o16[4 * i + 1] = (uint16_t)to_int(hb, 0, 65535);
+            o16[4 * i + 2] = (uint16_t)to_int(bh, 0, 65535);
+            o16[4 * i + 3] = (uint16_t)to_int(mhb, 0, 65535);
+        }
+        if (2 * i + 1 < n64) o64[2 * i] = to_int(mhb, -9.2e18, 9.2e18), o64[2 * i + 1] = to_int(hb, -9.2e18, 9.2e18);
+        if (4 * i + 3 < n32) {
+            o32[4 * i] = (int32_t)to_int(hb, -2147483648.0, 2147483647.0);
+            o32[4 * i + 1] = (int32_t)to_int(bh, -2147483648.0, 2147483647.0);
+            o32[4 * i + 2] = (int32_t)to_int(rf16(rbf16(bh)), -2147483648.0, 2147483647.0);
+            o32[4 * i + 3] = (int32_t)to_int(rf16(s), -2147483648.0, 2147483647.0);
+        }
+        if (2 * i + 1 < n8) o8[2 * i] = (uint8_t)to_int(hb, 0, 255), o8[2 * i + 1] = (uint8_t)to_int(bh, 0, 255);
+        if (2 * i + 1 < nf) of[2 * i] = (float)hb, of[2 * i + 1] = (float)bh;
+    }
+    out_free(r, "o_u16", KF_S_U16, o16, n16);
+    out_free(r, "o_i64", KF_S_I64, o64, n64);
+    out_free(r, "o_i32", KF_S_I32, o32, n32);
+    out_free(r, "o_u8", KF_S_U8, o8, n8);
+    out_free(r, "o_f32", KF_S_F32, of, nf);
+    free(x);
+}
+
+#define KF_REFERENCE_REGRESS \
+    {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
+    {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
+    {"regress_bitcast_bytes", ref_regress_bitcast_bytes}, {"regress_half_int", ref_regress_half_int},
