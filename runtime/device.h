@@ -70,6 +70,18 @@ void kf_buffer_destroy(kf_buffer *b);
 kf_status kf_pipeline_create(kf_device *dev, const kf_module *m, const kf_ir_kernel *k,
                              kf_pipeline **out, kf_error *err);
 void kf_pipeline_destroy(kf_pipeline *p);
+/* Pipelines of every kernel of m at once: out[i] (m->nkernels entries) is
+ * the pipeline of m->kernels[i]. A CUDA device emits the whole module
+ * once and builds it with one NVRTC compile (KF_BACKEND_CUDA) and one PTX
+ * JIT, through the same cache as kf_pipeline_create (keyed on the module's
+ * source when known, else on the emitted text), and loads one CUmodule
+ * that the pipelines share: it is unloaded with the last of them
+ * (kf_pipeline_destroy each, in any order). Worth it whenever a program
+ * uses several kernels of one module (a decode step, a test batch): N
+ * kernels cost one compile instead of N. The CPU device builds each
+ * kernel as kf_pipeline_create does. On failure every out[i] is NULL and
+ * the error is the one build's (a JIT or NVRTC error names the .kf line). */
+kf_status kf_pipeline_create_module(kf_device *dev, const kf_module *m, kf_pipeline **out, kf_error *err);
 
 /* Validates the arguments against the kernel's parameters and the launch
  * against device limits, then runs it. launch may be NULL (schedule +

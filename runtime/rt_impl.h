@@ -18,6 +18,10 @@ typedef struct {
     /* Fills p->impl and p->static_shared for a .kf kernel. */
     kf_status (*pipeline_create)(kf_pipeline *p, const kf_module *m, kf_error *err);
     kf_status (*pipeline_create_raw)(kf_pipeline *p, const kf_raw_kernel *rk, kf_error *err);
+    /* Fills ps[i]->impl and static_shared for the n kernels of m with one
+     * build shared by all (NULL: each is built by pipeline_create). On
+     * failure the caller destroys them (pipeline_destroy where impl is set). */
+    kf_status (*module_create)(kf_pipeline **ps, uint32_t n, const kf_module *m, kf_error *err);
     void (*pipeline_destroy)(kf_pipeline *p);
     /* Bytes of backend launch data a plan of n arguments needs after itself. */
     size_t (*plan_extra)(uint32_t n);

@@ -6,11 +6,13 @@
 #                                        carried test binaries run where CMocka is absent
 #   tools/gpu_check.sh [run] [BUILD]     on the GPU machine (carry BUILD), from the repo root:
 #       1. nvidia-smi and `kforge devices`
-#       2. ctest, every label (unit, golden, ptxas, nvrtc, gpu)
+#       2. ctest, every label (unit, golden, ptxas, nvrtc, gpu) but difftest
 #       3. `kforge test`: every golden case on every backend (cpu, cuda, ptx)
-#       4. `kforge bench`: device time, GB/s, ratio to copy, host cost, cold vs warm
-#       5. compute-sanitizer --tool memcheck over the golden cases (both GPU paths)
-#       6. tools/bench_torch.py: the PyTorch peer on the same shapes (if torch imports)
+#       4. kforge-difftest: random programs on cpu, cuda and ptx, compared (failures
+#          shrunk and saved under $OUT/difftest)
+#       5. `kforge bench`: device time, GB/s, ratio to copy, host cost, cold vs warm
+#       6. compute-sanitizer --tool memcheck over the golden cases (both GPU paths)
+#       7. tools/bench_torch.py: the PyTorch peer on the same shapes (if torch imports)
 #   and ends with a summary table. Logs go to $OUT (the device tool's folder) when
 #   set, else to a temporary directory. BUILD defaults to ./build.
 #
@@ -18,6 +20,10 @@
 # GPU_CHECK_STEP_TIMEOUT (seconds, default 240) bounds each step and
 # GPU_CHECK_BUDGET (default 560) the whole run, so it fits one 10-minute
 # device call; a step with no time left is reported as skipped.
+# The difftest step: GPU_CHECK_DIFFTEST_COUNT programs (default 5000; 10000
+# fits a call of its own: GPU_CHECK_SKIP="ctest test bench sanitizer torch"),
+# bounded by GPU_CHECK_DIFFTEST_TIMEOUT (default 300 s); GPU_CHECK_DIFFTEST_AVOID
+# names known bugs to steer around (kforge-difftest --avoid list; default none).
 #
 # Typical use from the device tool (one call):
 #   locally:  tools/gpu_check.sh prepare build
@@ -85,9 +91,9 @@ cat "$logs/devices.txt"
 note devices "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -m1 -E "^GPU 0|kforge devices:" "$logs/devices.txt" | cut -c1-90)"
 
 if ! skipped ctest; then
-    echo "== ctest (all labels)"
+    echo "== ctest (all labels but difftest: step 4 runs the random programs on the GPU)"
     if command -v ctest >/dev/null; then
-        run_step "$logs/ctest.log" bash -c 'cd "$1" && ctest -V --timeout 300' _ "$build"
+        run_step "$logs/ctest.log" bash -c 'cd "$1" && ctest -V --timeout 300 -LE difftest' _ "$build"
         rc=$?
         line=$(grep -E 'tests passed|tests failed' "$logs/ctest.log" | tail -1)
     else
@@ -111,6 +117,19 @@ if ! skipped test; then
     run_step "$logs/test.log" "$kforge" test
     rc=$?
     note test "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(tail -n 1 "$logs/test.log"); skipped backends: $(grep -c '^skipped:' "$logs/test.log")"
+fi
+
+if ! skipped difftest; then
+    echo "== kforge-difftest (random programs: cpu vs cuda vs ptx)"
+    n=${GPU_CHECK_DIFFTEST_COUNT:-5000}
+    avoid=${GPU_CHECK_DIFFTEST_AVOID:-}
+    saved_timeout=$step_timeout
+    step_timeout=${GPU_CHECK_DIFFTEST_TIMEOUT:-300}
+    run_step "$logs/difftest.log" "$build/kforge-difftest" --seed "${GPU_CHECK_DIFFTEST_SEED:-1}" --count "$n" \
+        -j "$(nproc)" --timeout 200 --max-saves 10 --shrink-time 90 --save "$logs/difftest" ${avoid:+--avoid "$avoid"}
+    rc=$?
+    step_timeout=$saved_timeout
+    note difftest "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -m1 '^difftest:' "$logs/difftest.log")"
 fi
 
 if ! skipped bench; then

@@ -38,9 +38,11 @@ typedef struct {
     int dyn_limit;
 } mock_func;
 
+#define MOCK_FUNCS 512   /* entry points per module (a test batch holds hundreds) */
+
 typedef struct {
     char *text;
-    mock_func funcs[8];
+    mock_func funcs[MOCK_FUNCS];
     int nfuncs;
 } mock_module;
 
@@ -416,7 +418,7 @@ CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
     mock_module *m = mod;
     char want[160];
     snprintf(want, sizeof want, ".entry %s(", name);
-    if (!strstr(m->text, want) || m->nfuncs == 8) return NOT_FOUND;
+    if (!strstr(m->text, want) || m->nfuncs == MOCK_FUNCS) return NOT_FOUND;
     mock_func *f = &m->funcs[m->nfuncs++];
     snprintf(f->name, sizeof f->name, "%s", name);
     *fn = f;
