@@ -62,7 +62,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
         unsigned base4_ = base_ >> 2u;
         unsigned n4_ = cols_ >> 2u;
         for (unsigned c0_ = tid_; c0_ < n4_; c0_ = c0_ + 4096u) {
-            kf_f32x4 t25_ = kf_f32x4{{__uint_as_float(0x7fc00000u), 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 t25_ = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
             kf_f32x4 t_ = t25_;
             if (c0_ < n4_) {
                 unsigned t30_ = base4_ + c0_;
@@ -70,7 +70,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 t_ = t33_;
             }
             v_[0u] = t_;
-            kf_f32x4 t36_ = kf_f32x4{{__uint_as_float(0x7fc00000u), 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 t36_ = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
             kf_f32x4 t_2_ = t36_;
             if ((c0_ + 1024u) < n4_) {
                 unsigned t43_ = (base4_ + c0_) + 1024u;
@@ -78,7 +78,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 t_2_ = t44_;
             }
             v_[1u] = t_2_;
-            kf_f32x4 t47_ = kf_f32x4{{__uint_as_float(0x7fc00000u), 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 t47_ = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
             kf_f32x4 t_3_ = t47_;
             if ((c0_ + 2048u) < n4_) {
                 unsigned t54_ = (base4_ + c0_) + 2048u;
@@ -86,7 +86,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 t_3_ = t55_;
             }
             v_[2u] = t_3_;
-            kf_f32x4 t58_ = kf_f32x4{{__uint_as_float(0x7fc00000u), 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 t58_ = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
             kf_f32x4 t_4_ = t58_;
             if ((c0_ + 3072u) < n4_) {
                 unsigned t65_ = (base4_ + c0_) + 3072u;

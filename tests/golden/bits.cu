@@ -84,7 +84,7 @@ bytes(const unsigned* __restrict__ w_, signed char* __restrict__ o_, unsigned* _
         o_[(i_ << 2u) + 1u] = v_.v[1];
         o_[(i_ << 2u) + 2u] = v_.v[2];
         o_[(i_ << 2u) + 3u] = v_.v[3];
-        kf_i8x4 t34_ = kf_i8x4{{(signed char)1, (signed char)0, (signed char)0, (signed char)0}};
+        kf_i8x4 t34_ = kf_i8x4{{(signed char)1, (signed char)1, (signed char)1, (signed char)1}};
         kf_i8x4 t35_;
         t35_.v[0] = (signed char)kf_narrow((unsigned)v_.v[0] + (unsigned)t34_.v[0]);
         t35_.v[1] = (signed char)kf_narrow((unsigned)v_.v[1] + (unsigned)t34_.v[1]);

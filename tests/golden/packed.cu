@@ -385,14 +385,14 @@ packed_x8(const kf_f16x8* __restrict__ h_, const kf_bf16x8* __restrict__ g_, kf_
         kf_f16x8 b_ = h_[t18_];
         kf_f16x8 p_ = kf_pairs(kf_h2_fma, a_, b_, kf_pairs(kf_h2_sub, kf_pairs(kf_h2_mul, a_, b_), a_));
         oh_[i_ << 1u] = kf_pairs(kf_h2_max, kf_pairs(kf_h2_abs, p_), kf_pairs(kf_h2_add, a_, b_));
-        oh_[(i_ << 1u) + 1u] = kf_pairs(kf_h2_mul, kf_pairs(kf_h2_min, p_, b_), kf_f16x8{{kf_f16{0x3e00} /* 1.5 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}});
+        oh_[(i_ << 1u) + 1u] = kf_pairs(kf_h2_mul, kf_pairs(kf_h2_min, p_, b_), kf_f16x8{{kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */}});
         unsigned t37_ = i_ << 1u;
         kf_bf16x8 c_ = g_[t37_];
         unsigned t42_ = (i_ << 1u) + 1u;
         kf_bf16x8 d_ = g_[t42_];
         kf_bf16x8 q_ = kf_pairs(kf_bh2_fma, c_, d_, kf_pairs(kf_bh2_sub, kf_pairs(kf_bh2_mul, c_, d_), c_));
         og_[i_ << 1u] = kf_pairs(kf_bh2_max, kf_pairs(kf_bh2_abs, q_), kf_pairs(kf_bh2_add, c_, d_));
-        og_[(i_ << 1u) + 1u] = kf_pairs(kf_bh2_mul, kf_pairs(kf_bh2_min, q_, d_), kf_bf16x8{{kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x0000} /* 0 */, kf_bf16{0x0000} /* 0 */, kf_bf16{0x0000} /* 0 */, kf_bf16{0x0000} /* 0 */, kf_bf16{0x0000} /* 0 */, kf_bf16{0x0000} /* 0 */, kf_bf16{0x0000} /* 0 */}});
+        og_[(i_ << 1u) + 1u] = kf_pairs(kf_bh2_mul, kf_pairs(kf_bh2_min, q_, d_), kf_bf16x8{{kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */}});
     }
 }
 

@@ -283,7 +283,7 @@ view_race(float* __restrict__ o_)
     }
     __syncthreads();
     if (threadIdx.x == 0u) {
-        ((kf_f32x4*)s_)[0u] = kf_f32x4{{1.0f, 0.0f, 0.0f, 0.0f}};
+        ((kf_f32x4*)s_)[0u] = kf_f32x4{{1.0f, 1.0f, 1.0f, 1.0f}};
     }
     if (threadIdx.x == 1u) {
         o_[0u] = s_[1u];

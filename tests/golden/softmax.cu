@@ -105,7 +105,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         if (tid_ < cols4_) {
             v_[0u] = x4_[base4_ + tid_];
         } else {
-            v_[0u] = kf_f32x4{{__uint_as_float(0xff800000u), 0.0f, 0.0f, 0.0f}};
+            v_[0u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
         kf_f32x4 e_ = v_[0u];
         float t41_ = fmaxf(__uint_as_float(0xff800000u), fmaxf(fmaxf(e_.v[0], e_.v[1]), fmaxf(e_.v[2], e_.v[3])));
@@ -113,7 +113,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         if (c_ < cols4_) {
             v_[1u] = x4_[base4_ + c_];
         } else {
-            v_[1u] = kf_f32x4{{__uint_as_float(0xff800000u), 0.0f, 0.0f, 0.0f}};
+            v_[1u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
         kf_f32x4 e_2_ = v_[1u];
         float t60_ = fmaxf(t41_, fmaxf(fmaxf(e_2_.v[0], e_2_.v[1]), fmaxf(e_2_.v[2], e_2_.v[3])));
@@ -121,7 +121,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         if (c_2_ < cols4_) {
             v_[2u] = x4_[base4_ + c_2_];
         } else {
-            v_[2u] = kf_f32x4{{__uint_as_float(0xff800000u), 0.0f, 0.0f, 0.0f}};
+            v_[2u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
         kf_f32x4 e_3_ = v_[2u];
         float t79_ = fmaxf(t60_, fmaxf(fmaxf(e_3_.v[0], e_3_.v[1]), fmaxf(e_3_.v[2], e_3_.v[3])));
@@ -129,7 +129,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         if (c_3_ < cols4_) {
             v_[3u] = x4_[base4_ + c_3_];
         } else {
-            v_[3u] = kf_f32x4{{__uint_as_float(0xff800000u), 0.0f, 0.0f, 0.0f}};
+            v_[3u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
         kf_f32x4 e_4_ = v_[3u];
         float t98_ = fmaxf(t79_, fmaxf(fmaxf(e_4_.v[0], e_4_.v[1]), fmaxf(e_4_.v[2], e_4_.v[3])));
@@ -137,7 +137,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         if (c_4_ < cols4_) {
             v_[4u] = x4_[base4_ + c_4_];
         } else {
-            v_[4u] = kf_f32x4{{__uint_as_float(0xff800000u), 0.0f, 0.0f, 0.0f}};
+            v_[4u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
         kf_f32x4 e_5_ = v_[4u];
         float t117_ = fmaxf(t98_, fmaxf(fmaxf(e_5_.v[0], e_5_.v[1]), fmaxf(e_5_.v[2], e_5_.v[3])));
@@ -145,7 +145,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         if (c_5_ < cols4_) {
             v_[5u] = x4_[base4_ + c_5_];
         } else {
-            v_[5u] = kf_f32x4{{__uint_as_float(0xff800000u), 0.0f, 0.0f, 0.0f}};
+            v_[5u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
         kf_f32x4 e_6_ = v_[5u];
         float t136_ = fmaxf(t117_, fmaxf(fmaxf(e_6_.v[0], e_6_.v[1]), fmaxf(e_6_.v[2], e_6_.v[3])));
@@ -153,7 +153,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         if (c_6_ < cols4_) {
             v_[6u] = x4_[base4_ + c_6_];
         } else {
-            v_[6u] = kf_f32x4{{__uint_as_float(0xff800000u), 0.0f, 0.0f, 0.0f}};
+            v_[6u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
         kf_f32x4 e_7_ = v_[6u];
         float t155_ = fmaxf(t136_, fmaxf(fmaxf(e_7_.v[0], e_7_.v[1]), fmaxf(e_7_.v[2], e_7_.v[3])));
@@ -161,7 +161,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         if (c_7_ < cols4_) {
             v_[7u] = x4_[base4_ + c_7_];
         } else {
-            v_[7u] = kf_f32x4{{__uint_as_float(0xff800000u), 0.0f, 0.0f, 0.0f}};
+            v_[7u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
         kf_f32x4 e_8_ = v_[7u];
         float t174_ = fmaxf(t155_, fmaxf(fmaxf(e_8_.v[0], e_8_.v[1]), fmaxf(e_8_.v[2], e_8_.v[3])));
@@ -510,7 +510,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
         kf_f16x8* y8_ = (kf_f16x8*)y_;
         unsigned base8_ = base_ >> 3u;
         unsigned cols8_ = cols_ >> 3u;
-        kf_f16x8 t26_ = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 t26_ = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}}};
         kf_f16x8 h_ = t26_;
         if (tid_ < cols8_) {
             unsigned t29_ = base8_ + tid_;
@@ -542,7 +542,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
         v_[7u] = e_8_;
         float t62_ = fmaxf(t58_, e_8_);
         unsigned c_ = tid_ + 256u;
-        kf_f16x8 t66_ = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 t66_ = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}}};
         kf_f16x8 h_2_ = t66_;
         if (c_ < cols8_) {
             unsigned t69_ = base8_ + c_;
@@ -574,7 +574,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
         v_[15u] = e_16_;
         float t102_ = fmaxf(t98_, e_16_);
         unsigned c_2_ = tid_ + 512u;
-        kf_f16x8 t106_ = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 t106_ = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}}};
         kf_f16x8 h_3_ = t106_;
         if (c_2_ < cols8_) {
             unsigned t109_ = base8_ + c_2_;
@@ -606,7 +606,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
         v_[23u] = e_24_;
         float t142_ = fmaxf(t138_, e_24_);
         unsigned c_3_ = tid_ + 768u;
-        kf_f16x8 t146_ = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 t146_ = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}}};
         kf_f16x8 h_4_ = t146_;
         if (c_3_ < cols8_) {
             unsigned t149_ = base8_ + c_3_;
