@@ -17,7 +17,8 @@
     X("emit", kf_cmd_emit, "emit [--target ptx|cuda|ir] [--arch sm_90] [-D NAME=VALUE]... [-g] [-k KERNEL]\n" \
       "                [-o OUT] [--verify] [--stats] FILE") \
     X("run", kf_cmd_run, "run FILE [-k KERNEL] [--backend cpu|cuda|ptx] [-D NAME=VALUE]... [--count N]\n" \
-      "                [--time] [NAME=VALUE | NAME=@in.npy | NAME=zeros(N) | NAME=rand(N,SEED)\n" \
+      "                [--time] [--grid X,Y,Z] [--block X,Y,Z] [--shared BYTES]\n" \
+      "                [NAME=VALUE | NAME=@in.npy | NAME=zeros(N) | NAME=rand(N,SEED)\n" \
       "                | NAME=iota(N)]... [-o NAME=out.npy]...") \
     X("test", kf_cmd_test, "test [--backend cpu|cuda|ptx]... [PATH...]\n" \
       "                golden-output cases (default kernels/cases)") \
