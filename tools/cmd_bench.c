@@ -511,7 +511,7 @@ static void json_row(FILE *f, const bench_row *w)
         json_str(f, p->steps[s].k->name);
         fputs(", \"file\": ", f);
         json_str(f, p->bench->steps.data[s].file);
-        if (w->r.res)
+        if (w->r.res && w->status != ST_ERROR)
             fprintf(f, ", \"registers\": %d, \"local_bytes\": %d, \"static_shared\": %u", w->r.res[s].regs,
                     w->r.res[s].local_bytes, w->r.res[s].static_shared);
         fputc('}', f);

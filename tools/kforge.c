@@ -22,7 +22,8 @@
       "                | NAME=iota(N)]... [-o NAME=out.npy]...") \
     X("test", kf_cmd_test, "test [--backend cpu|cuda|ptx]... [PATH...]\n" \
       "                golden-output cases (default kernels/cases)") \
-    X("bench", kf_cmd_bench, "bench [PATH...]               GPU timings and ratios to copy bandwidth") \
+    X("bench", kf_cmd_bench, "bench FILE [-k KERNEL] [ARGS as for run]... | bench [BENCH|FILE.bench]...\n" \
+      "                GPU timings (event-timed, L2 flushed) as ratios to copy bandwidth") \
     X("cache", kf_cmd_cache, "cache (stats|clear|verify)    the compiled-kernel cache") \
     X("devices", kf_cmd_devices, "devices                       list GPUs and backends")
 
