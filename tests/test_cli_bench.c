@@ -111,6 +111,8 @@ static void test_argument_errors_say_what_was_expected(void **state)
         {{"--runs", "0"}, "bad --runs '0': expected an integer from 1 to 100000"},
         {{"--backend", "cpu"}, "unknown backend 'cpu': bench times cuda or ptx"},
         {{"--l2", "hot"}, "bad --l2 'hot': expected cold (flushed) or warm"},
+        {{"--budget", "0.5"}, "bad --budget '0.5': expected milliseconds, 1 to 60000"},
+        {{"--warmup", "x"}, "bad --warmup 'x': expected an integer from 1 to 100000"},
         {{"--bytes", "n*"}, "bad --bytes: size expression 'n*', column 3: expected a number"},
         {{"--target", "-1"}, "bad --target '-1': expected a ratio to copy, 0 < RATIO <= 100"},
         {{"-k", "saxpy"}, "need a kernel FILE; vary a library bench with --variant '-D NAME=VALUE' or --sweep"},

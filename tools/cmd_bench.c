@@ -100,7 +100,9 @@ static int value_opt(void *args, const char *opt, char *val)
     if (!strcmp(opt, "--runs")) return parse_count(opt, val, 1, 100000, &o->timing.runs);
     if (!strcmp(opt, "--warmup")) return parse_count(opt, val, 1, 100000, &o->timing.warmup);
     if (!strcmp(opt, "--budget")) {
-        if (!parse_ratio(val, &budget) && !(sscanf(val, "%lf", &budget) == 1 && budget > 0 && budget <= 60000))
+        char *end;
+        budget = strtod(val, &end);
+        if (*end || end == val || !(budget >= 1 && budget <= 60000))
             return kf_cli_usage_error("bench", usage, "bad --budget '%s': expected milliseconds, 1 to 60000", val);
         o->timing.budget_ms = budget;
         return KF_EXIT_OK;
