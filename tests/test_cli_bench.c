@@ -146,6 +146,16 @@ static void test_unknown_bench_name_lists_the_benches(void **state)
     assert_true(has(r.err, " gemv_f16_14336x4096 "));
     assert_true(has(r.err, " sdpa_decode_b1_l8192 "));
     done(&r);
+    r = kforge("bench", "--list", "saxpy.kf", "silu_mul", NULL);   /* a step's .kf base name, a kernel name */
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "saxpy_f32_2^28  default  bytes 3221225472  target 0.90  startup 0.05  steps: saxpy\n"
+                               "silu_mul_f16_2^27  default  bytes 805306368  target 0.90  steps: silu_mul\n"
+                               "2 benches\n");
+    done(&r);
+    r = kforge("bench", "--list", "missing.kf", "-k", "k", NULL);   /* with kernel arguments: a FILE */
+    assert_int_equal(r.status, 2);
+    assert_true(has(r.err, "missing.kf"));
+    done(&r);
 }
 
 /* The issue-8 targets (and issue 4's four kernels) with their shapes,

@@ -139,17 +139,22 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= m && !strcmp(s + n - m, suffix);
 }
 
-/* A positional word: a kernel FILE (an existing file that is not a
- * .bench, or any *.kf), else a bench file, name or pattern. */
-static int positional(bench_opts *o, const char *s)
+/* Sorts the positional words: the kernel FILE (an existing file that is
+ * not a .bench, or a missing *.kf when kernel arguments are given) from
+ * the bench files, names and patterns of library mode. */
+static int classify_words(bench_opts *o, bool kernel_opts)
 {
-    bool bench_file = ends_with(s, ".bench");
-    if (!bench_file && (ends_with(s, ".kf") || is_regular_file(s))) {
-        if (o->file) return kf_cli_usage_error("bench", usage, "one kernel FILE at a time: '%s' and '%s'", o->file, s);
-        o->file = s;
-        return KF_EXIT_OK;
+    size_t kept = 0;
+    for (size_t i = 0; i < o->names.len; i++) {
+        const char *w = o->names.data[i];
+        bool file = !ends_with(w, ".bench") && (is_regular_file(w) || (kernel_opts && ends_with(w, ".kf")));
+        if (file && o->file)
+            return kf_cli_usage_error("bench", usage, "one kernel FILE at a time: '%s' and '%s'", o->file, w);
+        if (file) o->file = w;
+        else o->names.data[kept++] = w;
     }
-    return KF_VEC_PUSH(&o->names, s) ? KF_EXIT_OK : KF_EXIT_RUNTIME;
+    o->names.len = kept;
+    return KF_EXIT_OK;
 }
 
 static int flag_opt(bench_opts *o, const char *s)
@@ -160,7 +165,7 @@ static int flag_opt(bench_opts *o, const char *s)
     else if (!strcmp(s, "--json")) o->json = true, o->json_path = NULL;
     else if (!strncmp(s, "--json=", 7) && s[7]) o->json = true, o->json_path = s + 7;
     else if (s[0] == '-' && s[1]) return kf_cli_usage_error("bench", usage, "unknown option '%s'", s);
-    else return positional(o, s);
+    else return KF_VEC_PUSH(&o->names, s) ? KF_EXIT_OK : KF_EXIT_RUNTIME;
     return KF_EXIT_OK;
 }
 
@@ -179,6 +184,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     }
     bool kernel_opts = o->k.kernel || o->k.defs.len || o->k.binds.len || o->k.count || o->k.launch.grid[0] ||
                        o->k.launch.block[0] || o->k.launch.dyn_shared || o->file_only_opts;
+    int rc = classify_words(o, kernel_opts);
+    if (rc != KF_EXIT_OK) return rc;
     if (o->file && o->names.len)
         return kf_cli_usage_error("bench", usage, "a kernel FILE (%s) is benched alone; '%s' is not a NAME=SPEC argument",
                                   o->file, o->names.data[0]);
