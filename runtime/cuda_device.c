@@ -643,6 +643,31 @@ cleanup:
     return st;
 }
 
+/* ---- timed regions and resources (kforge bench) ------------------------------------------------ */
+static kf_status cuda_timer(kf_device *dev, bool stop, float *ms, kf_error *err)
+{
+    cuda_dev *cd = dev->impl;
+    kf_status st = use(dev, err);
+    if (st != KF_OK) return st;
+    if (stop) return finish_stream(cd, KF_DISPATCH_TIMED, ms, err);
+    CU_CHECK(EventRecord(cd->ev0, cd->stream));
+cleanup:
+    return st;
+}
+
+static kf_status cuda_resources(const kf_pipeline *p, kf_resources *out, kf_error *err)
+{
+    const cuda_pipe *cp = p->impl;
+    int regs = 0, local = 0;
+    kf_status st = use(p->dev, err);
+    if (st != KF_OK) return st;
+    CU_CHECK(FuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, cp->fn));
+    CU_CHECK(FuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, cp->fn));
+    *out = (kf_resources){regs, local, p->static_shared, p->max_threads};
+cleanup:
+    return st;
+}
+
 static const kf_device_ops cuda_ops = {
     .close = cuda_close,
     .alloc = cuda_alloc,
@@ -659,4 +684,6 @@ static const kf_device_ops cuda_ops = {
     .sync = cuda_sync,
     .copy = cuda_copy,
     .bench_bare = cuda_bench_bare,
+    .timer = cuda_timer,
+    .resources = cuda_resources,
 };

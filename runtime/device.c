@@ -561,3 +561,28 @@ kf_status kf_dispatch(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const 
     kf_plan_destroy(plan);
     return st;
 }
+
+/* ---- timed regions and resources ------------------------------------------------ */
+kf_status kf_device_timer_start(kf_device *dev, kf_error *err)
+{
+    if (!dev->ops->timer)
+        return kf_error_set(err, KF_ERR_USAGE, "timing a region of work needs a CUDA device, not %s", dev->props.name);
+    return dev->ops->timer(dev, false, NULL, err);
+}
+
+kf_status kf_device_timer_stop(kf_device *dev, float *ms, kf_error *err)
+{
+    if (!dev->ops->timer)
+        return kf_error_set(err, KF_ERR_USAGE, "timing a region of work needs a CUDA device, not %s", dev->props.name);
+    if (!ms) return kf_error_set(err, KF_ERR_USAGE, "a timed region needs somewhere to put the time (ms is NULL)");
+    return dev->ops->timer(dev, true, ms, err);
+}
+
+kf_status kf_pipeline_resources(const kf_pipeline *p, kf_resources *out, kf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!p->dev->ops->resources)
+        return kf_error_set(err, KF_ERR_USAGE, "registers and local memory are known only on a CUDA device, not %s",
+                            p->dev->props.name);
+    return p->dev->ops->resources(p, out, err);
+}

@@ -32,6 +32,10 @@ typedef struct {
     kf_status (*copy)(kf_device *dev, uint64_t dst, uint64_t src, size_t bytes, kf_dispatch_mode mode, float *ms,
                       kf_error *err);
     kf_status (*bench_bare)(kf_plan *plan, uint32_t n, double *us, kf_error *err);   /* NULL: unsupported */
+    /* Start (stop false) or end (stop true: wait, *ms) a timed region; NULL: unsupported. */
+    kf_status (*timer)(kf_device *dev, bool stop, float *ms, kf_error *err);
+    /* Registers and local bytes of a pipeline's code; NULL: unsupported. */
+    kf_status (*resources)(const kf_pipeline *p, kf_resources *out, kf_error *err);
 } kf_device_ops;
 
 struct kf_device {

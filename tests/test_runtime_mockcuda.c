@@ -373,6 +373,61 @@ static void timed_dispatch_and_copy(void **state)
     kf_pipeline_destroy(p);
 }
 
+/* kf_device_timer_start/stop time everything queued between them (two
+ * async launches here: both ran, two event records, one elapsed time), and
+ * the CPU device, whose launches finish before they return, refuses. */
+static void timed_region_spans_several_async_launches(void **state)
+{
+    int (*calls)(const char *) = (int (*)(const char *))dlsym(dlopen(MOCK, RTLD_NOW), "mock_calls");
+    assert_non_null(calls);
+    kf_pipeline *p;
+    kf_error e = {0};
+    assert_int_equal(make_raw(KF_SRC_CUDA, saxpy_cu, "saxpy", false, &p, &e), KF_OK);
+    vecs v;
+    vecs_make(&v, 2.0f, N);
+    kf_launch l = {.count = N};
+    int records = calls("cuEventRecord"), elapsed = calls("cuEventElapsedTime_v2");
+    float ms = -1;
+    assert_int_equal(kf_device_timer_start(dev, &e), KF_OK);
+    assert_int_equal(kf_dispatch(p, v.a, 4, &l, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    assert_int_equal(kf_dispatch(p, v.a, 4, &l, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    assert_int_equal(kf_device_timer_stop(dev, &ms, &e), KF_OK);
+    assert_true(ms > 0);
+    assert_int_equal(calls("cuEventRecord") - records, 2);
+    assert_int_equal(calls("cuEventElapsedTime_v2") - elapsed, 1);
+    vecs_check(&v, 2.0f, N, 2);
+    assert_int_equal(kf_device_timer_stop(dev, NULL, &e), KF_ERR_USAGE);
+    vecs_free(&v);
+    kf_pipeline_destroy(p);
+    kf_device *cpu;
+    assert_int_equal(kf_device_open(KF_BACKEND_CPU, 0, &cpu, &e), KF_OK);
+    assert_int_equal(kf_device_timer_start(cpu, &e), KF_ERR_USAGE);
+    assert_non_null(strstr(e.msg, "needs a CUDA device"));
+    kf_device_close(cpu);
+}
+
+/* Registers and local bytes come from cuFuncGetAttribute: the mock says 40
+ * registers for every entry, 48 local bytes for one named *spill*. */
+static void resources_report_registers_and_local_bytes(void **state)
+{
+    static const char *spill_cu =
+        "extern \"C\" __global__ void saxpy_spill(float a, const float *x, float *y, unsigned n) {}\n";
+    kf_pipeline *p, *q;
+    kf_error e = {0};
+    kf_resources r = {-1, -1, 1, 1};
+    assert_int_equal(make_raw(KF_SRC_CUDA, saxpy_cu, "saxpy", false, &p, &e), KF_OK);
+    assert_int_equal(kf_pipeline_resources(p, &r, &e), KF_OK);
+    assert_int_equal(r.regs, 40);
+    assert_int_equal(r.local_bytes, 0);
+    assert_int_equal(r.static_shared, 0);
+    assert_int_equal(r.max_threads, 1024);
+    assert_int_equal(make_raw(KF_SRC_CUDA, spill_cu, "saxpy_spill", false, &q, &e), KF_OK);
+    assert_int_equal(kf_pipeline_resources(q, &r, &e), KF_OK);
+    assert_int_equal(r.local_bytes, 48);
+    kf_pipeline_destroy(p);
+    kf_pipeline_destroy(q);
+}
+
 static void missing_entry_names_the_driver_call(void **state)
 {
     kf_pipeline *p = (kf_pipeline *)1;
@@ -731,6 +786,8 @@ int main(void)
         cmocka_unit_test(explicit_launch_and_dynamic_shared_reach_the_driver),
         cmocka_unit_test(schedule_shared_bytes_reach_the_driver),
         cmocka_unit_test(timed_dispatch_and_copy),
+        cmocka_unit_test(timed_region_spans_several_async_launches),
+        cmocka_unit_test(resources_report_registers_and_local_bytes),
         cmocka_unit_test(missing_entry_names_the_driver_call),
         cmocka_unit_test(bad_ptx_attaches_the_jit_log),
         cmocka_unit_test(nvrtc_error_attaches_the_log),

@@ -195,19 +195,8 @@ static void prepared_free(const kf_case *c, prepared *pc)
 static bool size_lookup(void *ctx, const char *name, size_t len, uint64_t *value, kf_error *err)
 {
     const prepared *pc = ctx;
-    for (uint32_t i = 0; i < pc->k->nparams; i++) {
-        const kf_ir_param *p = &pc->k->params[i];
-        if (strlen(p->name) != len || strncmp(p->name, name, len)) continue;
-        if (p->type.kind != KF_TK_SCALAR || !kf_type_is_int(p->type)) break;
-        kf_scalar s = (kf_scalar)p->type.scalar;
-        int64_t v = kf_bits_to_i64(s, pc->in.values[i].lane[0]);
-        if (kf_type_is_signed(p->type) && v < 0) {
-            kf_error_set(err, KF_ERR_USAGE, "'%s' is negative (%lld)", p->name, (long long)v);
-            return false;
-        }
-        *value = (uint64_t)v;
-        return true;
-    }
+    int found = kf_cli_scalar_u64(pc->k, &pc->in, name, len, value, err);
+    if (found) return found > 0;
     kf_error_set(err, KF_ERR_USAGE, "'%.*s' is not an integer scalar parameter of kernel '%s'", (int)len, name,
                  pc->k->name);
     return false;
