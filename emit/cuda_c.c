@@ -163,11 +163,7 @@ static const char *lane_expr(kw *w, const kf_ir_ins *in, unsigned l)
     case KF_IR_UNOP: return kf_cu_unop(w->c, (kf_op)in->sub, s, lane(w, in->a[0], l));
     case KF_IR_CVT: return kf_cu_cvt(w->c, sa, s, lane(w, in->a[0], l));
     case KF_IR_SPLAT: return val(w, in->a[0]);
-    case KF_IR_CONST: {
-        unsigned bits = kf_type_bits(vals[in->dst].type);
-        uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
-        return kf_cu_literal(w->c, s, bits * l >= 64 ? 0 : (in->imm >> (bits * l)) & mask);
-    }
+    case KF_IR_CONST: return kf_cu_literal(w->c, s, in->imm);   /* a vector CONST is imm in every lane */
     case KF_IR_MATH: {
         const char *x[3] = {NULL, NULL, NULL};
         for (int a = 0; a < 3; a++)

@@ -276,10 +276,36 @@ static const char *narrowed(kf_cu *c, kf_scalar s, const char *e)
     return kf_cu_str(c, "(%s)kf_narrow(%s)", c_scalar[s], e);
 }
 
+static const char *as_unsigned(kf_cu *c, kf_scalar s, const char *x);
+
+/* The value of a literal shift amount ("5", "5u", "5ll", "5ull"). */
+static bool literal_amount(const char *b, unsigned long long *k)
+{
+    size_t n = strspn(b, "0123456789");
+    const char *suffix = b + n;
+    if (!n || n > 4 || (*suffix && strcmp(suffix, "u") && strcmp(suffix, "ll") && strcmp(suffix, "ull"))) return false;
+    *k = strtoull(b, NULL, 10);
+    return true;
+}
+
+/* A 32/64-bit shift by a literal amount below the width (ir/opt.c's / % *
+ * by powers of two): plain C, nothing to clamp. Signed >> is arithmetic in
+ * NVRTC, as kf_shr_i32 already relies on; signed << goes through unsigned. */
+static const char *literal_shift(kf_cu *c, kf_op op, kf_scalar s, const char *a, unsigned long long k)
+{
+    bool sgn = sclass(s) == 'i';
+    const char *sfx = sbits(s) == 64 ? "ull" : "u";
+    if (op == KF_OP_SHR) return kf_cu_str(c, "%s >> %llu%s", a, k, sfx);
+    if (!sgn) return kf_cu_str(c, "%s << %llu%s", a, k, sfx);
+    return kf_cu_str(c, "(%s)(%s << %llu%s)", c_scalar[s], as_unsigned(c, s, a), k, sfx);
+}
+
 static const char *shift_expr(kf_cu *c, kf_op op, kf_scalar s, const char *a, const char *b)
 {
     const char *t = c_scalar[s];
     bool sgn = sclass(s) == 'i';
+    unsigned long long k;
+    if (sbits(s) >= 32 && literal_amount(b, &k) && k < sbits(s)) return literal_shift(c, op, s, a, k);
     if (sbits(s) == 64) {
         kf_cu_need(c, KF_CU_H_SHIFT64);
         size_t nb = strlen(b);

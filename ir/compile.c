@@ -3,6 +3,7 @@
  *     parse (grammar/parser.y)  -> AST
  *     sema  (ir/sema.c)         -> typed AST, constants folded, schedules checked
  *     lower (ir/lower.c)        -> core IR per kernel, linked
+ *     opt   (ir/opt.c)          -> the same IR, optimised (not at -O0), linked again
  */
 #include "kforge.h"
 
@@ -13,6 +14,7 @@
  * (file, source, options) without emitting code again. */
 static bool copy_opts(kf_module *m, const kf_compile_opts *opts)
 {
+    if (opts) m->opts.opt = opts->opt;
     if (!opts || !opts->ndefines) return true;
     kf_define *d = kf_arena_calloc(&m->arena, opts->ndefines, sizeof *d);
     if (!d) return false;
@@ -49,6 +51,8 @@ kf_status kf_compile(const char *file, const char *source, size_t len,
     if (st == KF_OK && m->diags.nerrors) st = KF_ERR_SOURCE;
     for (uint32_t i = 0; st == KF_OK && i < m->nkernels; i++)
         if (!kf_ir_link(&m->kernels[i])) kf_unreachable("lowering produced unbalanced control markers");
+    bool optimise = !opts || opts->opt != KF_OPT_O0;
+    for (uint32_t i = 0; st == KF_OK && optimise && i < m->nkernels; i++) st = kf_opt(&cx, &m->kernels[i]);
     return st;
 }
 

@@ -51,7 +51,7 @@ typedef uint32_t kf_val;   /* index into kernel->vals; 0 = none */
  * Operand conventions (a[0..3]); `type` is the result type unless stated. */
 #define KF_IR_OPS(X) \
     X(KF_IR_NOP, "nop", 0, 0) \
-    X(KF_IR_CONST, "const", 0, 1)     /* imm: bits of the value in `type` (zero-extended; f16/bf16 bits, f32 bits, f64 bits, ints two's complement) */ \
+    X(KF_IR_CONST, "const", 0, 1)     /* imm: bits of the value in `type` (zero-extended; f16/bf16 bits, f32 bits, f64 bits, ints two's complement); a vector CONST holds imm in every lane */ \
     X(KF_IR_PARAM, "param", 0, 1)     /* imm: parameter index; dst gets the scalar/vector value or buffer handle */ \
     X(KF_IR_MOV, "mov", 1, 1)         /* dst = a0 (same type) */ \
     X(KF_IR_BINOP, "binop", 2, 1)     /* sub: kf_op ADD..SHR; dst = a0 op a1; per lane (min/max are MATH) */ \

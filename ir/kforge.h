@@ -1,7 +1,7 @@
 /* The compiler driver's public API: source text in, checked and lowered
  * module out, with kernel reflection (parameters in binding order, schedule)
  * for the runtime. The passes run in the order listed in kf_compile():
- * parse (grammar/) -> sema (ir/sema.c) -> lower (ir/lower.c). */
+ * parse (grammar/) -> sema (ir/sema.c) -> lower (ir/lower.c) -> opt (ir/opt.c). */
 #ifndef KF_KFORGE_H
 #define KF_KFORGE_H
 
@@ -20,9 +20,18 @@ typedef struct {
 #define KF_SHARED_LIMIT 232448u
 #define KF_SHARED_ALIGN 16u
 
+/* How much kf_compile optimises the core IR (ir/opt.c). The zero value is
+ * the default, so options left unset optimise. */
+typedef enum {
+    KF_OPT_DEFAULT = 0,   /* = KF_OPT_O1 */
+    KF_OPT_O0,            /* the IR as lowered: the reference an optimiser bug is caught against */
+    KF_OPT_O1,            /* kf_opt on every kernel */
+} kf_opt_level;
+
 typedef struct {
     const kf_define *defines;  /* -D NAME=VALUE overrides of module constants */
     uint32_t ndefines;
+    kf_opt_level opt;
 } kf_compile_opts;
 
 /* A compiled module: owns its arena (AST, IR, strings) and diagnostics. */
@@ -76,6 +85,13 @@ kf_status kf_sema_check(kf_pass_ctx *cx, kf_node *module, const kf_compile_opts 
 bool kf_sema_fold(kf_node *e);
 /* Lowers every kernel of a checked module to core IR. */
 kf_status kf_lower(kf_pass_ctx *cx, kf_node *module, kf_ir_kernel **kernels, uint32_t *nkernels);
+/* Optimises one linked kernel in place (constants folded, dead branches,
+ * loops, copies and code removed, / % * by powers of two made shifts),
+ * computing exactly what the kernel computed before: every fault the
+ * interpreter reports stays, and nothing moves across a barrier, warp
+ * operation, atomic or store. New arrays come from cx->arena; the kernel
+ * is linked again. KF_ERR_NOMEM leaves it as it was. */
+kf_status kf_opt(kf_pass_ctx *cx, kf_ir_kernel *k);
 
 /* ---- runtime values and schedule evaluation ------------------------------ */
 /* A scalar or vector argument value. Bits are held per lane in `lane`

@@ -316,13 +316,15 @@ static bool read_entry(const char *path, unsigned char **data, size_t *size, kf_
 {
     char *d;
     struct stat sb;
-    *missing = false;
-    if (kf_read_file_max(path, KF_CACHE_ENTRY_MAX, &d, size, e) == KF_OK) {
-        *data = (unsigned char *)d;
-        return true;
-    }
-    *missing = lstat(path, &sb) != 0;   /* nothing there (or no directory to hold it) */
-    return false;
+    /* Nothing there (or no directory to hold it) is a miss. Asked before the
+     * read, not after a failed one: another process may create the entry in
+     * between, and a good entry must never be taken for a broken one. Once
+     * the path exists, writers only ever replace it whole (rename). */
+    *missing = lstat(path, &sb) != 0;
+    if (*missing) return false;
+    if (kf_read_file_max(path, KF_CACHE_ENTRY_MAX, &d, size, e) != KF_OK) return false;
+    *data = (unsigned char *)d;
+    return true;
 }
 
 /* A bad entry is counted, removed and reported; the caller rebuilds it. */

@@ -10,7 +10,10 @@
  * cubin directly (no NVRTC, no PTX JIT). A .kf kernel is first looked up by
  * a key over its source (source_key), so a warm start does not even emit;
  * on a miss it is emitted and looked up by its text, and the build is
- * stored under both keys. One context per device (the
+ * stored under both keys. kf_pipeline_create_module emits a whole module
+ * and builds it the same way, once, for all its kernels: their pipelines
+ * share one loaded CUmodule (cuda_mod), unloaded with the last of them.
+ * One context per device (the
  * primary context of the ordinal), one non-blocking stream, properties
  * read once at open. Buffers are plain cuMemAlloc memory. Launch data is
  * packed once per plan (kernelParams pointing at 16-byte slots), so a
@@ -20,6 +23,7 @@
 #include "nvrtc.h"
 #include "../emit/emit.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +36,19 @@ typedef struct {
     CUevent ev0, ev1;
 } cuda_dev;
 
+/* A loaded module, shared by the pipelines of its kernels. */
 typedef struct {
     CUmodule mod;
+    atomic_uint refs;       /* pipelines holding it */
+} cuda_mod;
+
+typedef struct {
+    cuda_mod *cm;
     CUfunction fn;
 } cuda_pipe;
 
 #define JIT_LOG 8192
+#define MODULE_ENTRY "*module*"   /* the build name of a whole module: no kernel is named so */
 
 static _Thread_local CUcontext current;
 
@@ -263,16 +274,40 @@ cleanup:
     return st;
 }
 
-static kf_status load_cubin(kf_pipeline *p, const kf_cache_blob *b, kf_error *err)
+/* Loads a cubin as a module no pipeline holds yet (refs 0). */
+static kf_status load_module(const kf_cache_blob *b, cuda_mod **out, kf_error *err)
 {
-    cuda_pipe *cp = p->impl;
     char elog[JIT_LOG] = "";
     CUjit_option opt[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *val[2] = {elog, (void *)(uintptr_t)JIT_LOG};
+    kf_status st = KF_OK;
+    cuda_mod *cm = kf_rt_alloc(sizeof *cm);
+    if (!cm) return kf_error_set(err, KF_ERR_NOMEM, "out of memory loading a module");
+    CU_CHECK(ModuleLoadDataEx(&cm->mod, b->cubin, 2, opt, val));
+    *out = cm;
+    return KF_OK;
+cleanup:
+    attach_jit_log(err, elog, NULL);
+    kf_rt_free(cm);
+    return st;
+}
+
+/* Drops one pipeline's hold on cm; the last one unloads it. */
+static void module_release(kf_device *dev, cuda_mod *cm)
+{
+    if (!cm || atomic_fetch_sub(&cm->refs, 1) != 1) return;
+    if (use(dev, NULL) == KF_OK) kf_cu.ModuleUnload(cm->mod);
+    kf_rt_free(cm);
+}
+
+/* Binds p to its entry point in cm (cm gains a holder), reading its static
+ * shared memory and thread limit. */
+static kf_status bind_function(kf_pipeline *p, cuda_mod *cm, kf_error *err)
+{
+    cuda_pipe *cp = p->impl;
     int shared = 0, maxt = 0;
     kf_status st = KF_OK;
-    CU_CHECK(ModuleLoadDataEx(&cp->mod, b->cubin, 2, opt, val));
-    CU_CHECK(ModuleGetFunction(&cp->fn, cp->mod, p->name));
+    CU_CHECK(ModuleGetFunction(&cp->fn, cm->mod, p->name));
     CU_CHECK(FuncGetAttribute(&shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, cp->fn));
     CU_CHECK(FuncGetAttribute(&maxt, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, cp->fn));
     p->static_shared = (uint32_t)shared;
@@ -281,13 +316,28 @@ static kf_status load_cubin(kf_pipeline *p, const kf_cache_blob *b, kf_error *er
     uint32_t room = p->dev->props.shared_per_block_optin - p->static_shared;
     if (room > p->dev->props.shared_per_block - p->static_shared)
         CU_CHECK(FuncSetAttribute(cp->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)room));
+    cp->cm = cm;
+    atomic_fetch_add(&cm->refs, 1);
 cleanup:
-    if (st != KF_OK) attach_jit_log(err, elog, NULL);
+    return st;
+}
+
+/* Loads the cubin and binds the n pipelines to their entries in it. */
+static kf_status load_cubin(kf_pipeline **ps, uint32_t n, const kf_cache_blob *b, kf_error *err)
+{
+    cuda_mod *cm = NULL;
+    kf_status st = load_module(b, &cm, err);
+    for (uint32_t i = 0; i < n && st == KF_OK; i++) st = bind_function(ps[i], cm, err);
+    if (st != KF_OK && cm) {
+        atomic_fetch_add(&cm->refs, 1);   /* the bound ones keep theirs until their destroy */
+        module_release(ps[0]->dev, cm);
+    }
     return st;
 }
 
 /* What to build: the text (CUDA-C or PTX) and how to compile it. */
 typedef struct {
+    const char *name;       /* the entry, or MODULE_ENTRY for a whole module */
     const char *kind;
     const char *text;       /* CUDA-C or PTX */
     bool is_cuda;
@@ -322,12 +372,12 @@ static void map_nvrtc_error(kf_error *err, const char *name, const kf_linemap *l
     }
 }
 
-static kf_status build_blob(kf_pipeline *p, const build_req *rq, kf_cache_blob *b, kf_error *err)
+static kf_status build_blob(const build_req *rq, kf_cache_blob *b, kf_error *err)
 {
     kf_status st;
     if (rq->is_cuda) {
         char name[300];
-        snprintf(name, sizeof name, "%s.cu", p->name);
+        snprintf(name, sizeof name, "%s.cu", rq->name);
         st = kf_nvrtc_compile(rq->text, name, rq->arch, rq->lineinfo, &b->ptx, NULL, err);
         if (st != KF_OK) {
             map_nvrtc_error(err, name, rq->lm);
@@ -371,22 +421,32 @@ static kf_status pipe_alloc(kf_pipeline *p, kf_error *err)
 }
 
 /* Text key -> cubin, building on a miss; the build is also stored under
- * src_key (the .kf source key) when given. */
-static kf_status build_and_load(kf_pipeline *p, const build_req *rq, const kf_cache_key *src_key, kf_error *err)
+ * src_key (the .kf source key) when given. Where the code came from and
+ * any cache warning are recorded on p. */
+static kf_status build_cached(kf_pipeline *p, const build_req *rq, const kf_cache_key *src_key, kf_cache_blob *b,
+                              kf_error *err)
 {
     char opts[300];
-    snprintf(opts, sizeof opts, "entry=%s lineinfo=%d", p->name, (int)rq->lineinfo);
+    snprintf(opts, sizeof opts, "entry=%s lineinfo=%d", rq->name, (int)rq->lineinfo);
     kf_cache_inputs in = {rq->kind, rq->text, strlen(rq->text), opts, rq->arch,
                           rq->is_cuda ? kf_nvrtc_version() : 0, p->dev->props.driver_version};
     kf_cache_key key = kf_cache_key_make(&in);
-    kf_cache_blob b = {0};
     kf_status st = KF_OK;
-    if (!cache_find(p, key, rq->uncached, &b)) {
-        st = build_blob(p, rq, &b, err);
-        if (st == KF_OK && !rq->uncached) st = cache_put(p, key, &b, err);
+    if (!cache_find(p, key, rq->uncached, b)) {
+        st = build_blob(rq, b, err);
+        if (st == KF_OK && !rq->uncached) st = cache_put(p, key, b, err);
     }
-    if (st == KF_OK && src_key) st = cache_put(p, *src_key, &b, err);
-    if (st == KF_OK) st = load_cubin(p, &b, err);
+    if (st == KF_OK && src_key) st = cache_put(p, *src_key, b, err);
+    return st;
+}
+
+/* Builds (or finds) the cubin and loads it for the n pipelines. */
+static kf_status build_and_load(kf_pipeline **ps, uint32_t n, const build_req *rq, const kf_cache_key *src_key,
+                                kf_error *err)
+{
+    kf_cache_blob b = {0};
+    kf_status st = build_cached(ps[0], rq, src_key, &b, err);
+    if (st == KF_OK) st = load_cubin(ps, n, &b, err);
     kf_cache_blob_free(&b);
     return st;
 }
@@ -403,22 +463,25 @@ static kf_status diags_error(kf_error *err, const kf_diags *d, const char *what)
 
 /* The key of a .kf kernel's build from what decides its emitted text, so a
  * warm start neither emits nor compiles: the module's file name, source
- * text and compile options, the kernel, the emit options, the compiler's
+ * text and compile options (-D overrides, optimisation level), the kernel,
+ * the emit options, the compiler's
  * build identity (kf_cache_build_id), arch and the NVRTC and driver
  * versions. False when that is not known for certain: a hand-built module
  * or kernel, or a program without a build ID; the caller then keys on the
  * emitted text. */
-static bool source_key(const kf_pipeline *p, const kf_module *m, const kf_emit_opts *eo, kf_cache_key *key)
+static bool source_key(const kf_pipeline *p, const kf_module *m, bool whole, const kf_emit_opts *eo, kf_cache_key *key)
 {
     const char *build = kf_cache_build_id();
     uint32_t ki = 0;
-    while (m && ki < m->nkernels && &m->kernels[ki] != p->k) ki++;
+    while (m && !whole && ki < m->nkernels && &m->kernels[ki] != p->k) ki++;
     if (!m || !m->source || !build[0] || ki == m->nkernels) return false;
     bool is_cuda = p->dev->backend == KF_BACKEND_CUDA;
     kf_buf o = {0};
     const char *file = m->file ? m->file : "";
-    kf_buf_printf(&o, "build=%s kernel=%u:%s file=%zu:%s lineinfo=%d defines=%u", build, ki, p->name, strlen(file),
-                  file, (int)eo->lineinfo, m->opts.ndefines);
+    if (whole) kf_buf_printf(&o, "build=%s module=%u", build, m->nkernels);
+    else kf_buf_printf(&o, "build=%s kernel=%u:%s", build, ki, p->name);
+    kf_buf_printf(&o, " file=%zu:%s lineinfo=%d opt=%d defines=%u", strlen(file), file, (int)eo->lineinfo,
+                  m->opts.opt == KF_OPT_O0 ? 0 : 1, m->opts.ndefines);
     for (uint32_t i = 0; i < m->opts.ndefines; i++)
         kf_buf_printf(&o, " %zu:%s=%zu:%s", strlen(m->opts.defines[i].name), m->opts.defines[i].name,
                       strlen(m->opts.defines[i].value), m->opts.defines[i].value);
@@ -432,20 +495,23 @@ static bool source_key(const kf_pipeline *p, const kf_module *m, const kf_emit_o
     return ok;
 }
 
-/* Emits the kernel and builds it through the text-keyed cache. */
-static kf_status emit_and_build(kf_pipeline *p, const kf_module *m, const kf_emit_opts *eo, const kf_cache_key *src_key,
-                                kf_error *err)
+/* Emits the n kernels (the whole module when n > 1) and builds them through
+ * the text-keyed cache. */
+static kf_status emit_and_build(kf_pipeline **ps, uint32_t n, const kf_module *m, const kf_emit_opts *eo,
+                                const kf_cache_key *src_key, kf_error *err)
 {
-    bool is_cuda = p->dev->backend == KF_BACKEND_CUDA;
+    bool is_cuda = ps[0]->dev->backend == KF_BACKEND_CUDA;
+    const kf_ir_kernel *k = n > 1 ? NULL : ps[0]->k;
     kf_buf text = {0};
     kf_linemap lm = {0};
     kf_diags d = {0};
-    kf_status st = is_cuda ? kf_cuda_emit(m, p->k, eo, &text, &lm, &d) : kf_ptx_emit(m, p->k, eo, &text, &lm, &d);
+    kf_status st = is_cuda ? kf_cuda_emit(m, k, eo, &text, &lm, &d) : kf_ptx_emit(m, k, eo, &text, &lm, &d);
     if (st != KF_OK || text.oom || !text.data) {
         st = diags_error(err, &d, is_cuda ? "CUDA-C emission" : "PTX emission");
     } else {
-        build_req rq = {is_cuda ? "kf-cuda" : "kf-ptx", text.data, is_cuda, eo->arch, false, &lm, eo->lineinfo};
-        st = build_and_load(p, &rq, src_key, err);
+        build_req rq = {k ? ps[0]->name : MODULE_ENTRY, is_cuda ? "kf-cuda" : "kf-ptx", text.data, is_cuda, eo->arch,
+                        false, &lm, eo->lineinfo};
+        st = build_and_load(ps, n, &rq, src_key, err);
     }
     kf_buf_free(&text);
     kf_linemap_free(&lm);
@@ -453,37 +519,58 @@ static kf_status emit_and_build(kf_pipeline *p, const kf_module *m, const kf_emi
     return st;
 }
 
-/* A warm start is: hash the source key, read the entry, load the cubin. */
-static kf_status cuda_pipeline_create(kf_pipeline *p, const kf_module *m, kf_error *err)
+static kf_emit_opts emit_opts(const kf_device *dev)
 {
     const char *li = getenv("KFORGE_LINEINFO");
-    kf_emit_opts eo = {.arch = p->dev->props.arch, .lineinfo = li && *li && strcmp(li, "0") != 0};
-    kf_status st = pipe_alloc(p, err);
-    if (st != KF_OK) return st;
+    return (kf_emit_opts){.arch = dev->props.arch, .lineinfo = li && *li && strcmp(li, "0") != 0};
+}
+
+/* Builds the n pipelines of m (one kernel, or the whole module): a warm
+ * start is: hash the source key, read the entry, load the cubin. */
+static kf_status build_kf(kf_pipeline **ps, uint32_t n, const kf_module *m, kf_error *err)
+{
+    kf_emit_opts eo = emit_opts(ps[0]->dev);
+    kf_status st = KF_OK;
+    for (uint32_t i = 0; i < n && st == KF_OK; i++) st = pipe_alloc(ps[i], err);
     kf_cache_key key;
-    bool keyed = source_key(p, m, &eo, &key);
+    bool keyed = st == KF_OK && source_key(ps[0], m, n > 1, &eo, &key);
     kf_cache_blob b = {0};
-    if (keyed && cache_find(p, key, false, &b)) {
-        st = load_cubin(p, &b, err);
+    if (st == KF_OK && keyed && cache_find(ps[0], key, false, &b)) {
+        st = load_cubin(ps, n, &b, err);
         kf_cache_blob_free(&b);
-        return st;
+    } else if (st == KF_OK) {
+        st = emit_and_build(ps, n, m, &eo, keyed ? &key : NULL, err);
     }
-    return emit_and_build(p, m, &eo, keyed ? &key : NULL, err);
+    for (uint32_t i = 1; i < n; i++) {   /* one build: the same origin and warning for all */
+        ps[i]->origin = ps[0]->origin;
+        memcpy(ps[i]->warning, ps[0]->warning, sizeof ps[i]->warning);
+    }
+    return st;
+}
+
+static kf_status cuda_pipeline_create(kf_pipeline *p, const kf_module *m, kf_error *err)
+{
+    return build_kf(&p, 1, m, err);
+}
+
+static kf_status cuda_module_create(kf_pipeline **ps, uint32_t n, const kf_module *m, kf_error *err)
+{
+    return build_kf(ps, n, m, err);
 }
 
 static kf_status cuda_pipeline_create_raw(kf_pipeline *p, const kf_raw_kernel *rk, kf_error *err)
 {
     bool is_cuda = rk->kind == KF_SRC_CUDA;
-    build_req rq = {is_cuda ? "raw-cuda" : "raw-ptx", rk->source, is_cuda,
+    build_req rq = {p->name, is_cuda ? "raw-cuda" : "raw-ptx", rk->source, is_cuda,
                     rk->arch ? rk->arch : p->dev->props.arch, rk->uncached, NULL, false};
     kf_status st = pipe_alloc(p, err);
-    return st == KF_OK ? build_and_load(p, &rq, NULL, err) : st;
+    return st == KF_OK ? build_and_load(&p, 1, &rq, NULL, err) : st;
 }
 
 static void cuda_pipeline_destroy(kf_pipeline *p)
 {
     cuda_pipe *cp = p->impl;
-    if (cp->mod && use(p->dev, NULL) == KF_OK) kf_cu.ModuleUnload(cp->mod);
+    module_release(p->dev, cp->cm);
     kf_rt_free(cp);
     p->impl = NULL;
 }
@@ -556,6 +643,31 @@ cleanup:
     return st;
 }
 
+/* ---- timed regions and resources (kforge bench) ------------------------------------------------ */
+static kf_status cuda_timer(kf_device *dev, bool stop, float *ms, kf_error *err)
+{
+    cuda_dev *cd = dev->impl;
+    kf_status st = use(dev, err);
+    if (st != KF_OK) return st;
+    if (stop) return finish_stream(cd, KF_DISPATCH_TIMED, ms, err);
+    CU_CHECK(EventRecord(cd->ev0, cd->stream));
+cleanup:
+    return st;
+}
+
+static kf_status cuda_resources(const kf_pipeline *p, kf_resources *out, kf_error *err)
+{
+    const cuda_pipe *cp = p->impl;
+    int regs = 0, local = 0;
+    kf_status st = use(p->dev, err);
+    if (st != KF_OK) return st;
+    CU_CHECK(FuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, cp->fn));
+    CU_CHECK(FuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, cp->fn));
+    *out = (kf_resources){regs, local, p->static_shared, p->max_threads};
+cleanup:
+    return st;
+}
+
 static const kf_device_ops cuda_ops = {
     .close = cuda_close,
     .alloc = cuda_alloc,
@@ -564,6 +676,7 @@ static const kf_device_ops cuda_ops = {
     .download = cuda_download,
     .pipeline_create = cuda_pipeline_create,
     .pipeline_create_raw = cuda_pipeline_create_raw,
+    .module_create = cuda_module_create,
     .pipeline_destroy = cuda_pipeline_destroy,
     .plan_extra = cuda_plan_extra,
     .plan_pack = cuda_plan_pack,
@@ -571,4 +684,6 @@ static const kf_device_ops cuda_ops = {
     .sync = cuda_sync,
     .copy = cuda_copy,
     .bench_bare = cuda_bench_bare,
+    .timer = cuda_timer,
+    .resources = cuda_resources,
 };

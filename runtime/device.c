@@ -212,15 +212,23 @@ static kf_pipeline *pipeline_new(kf_device *dev, const char *name, const kf_ir_p
     return p;
 }
 
+/* The pipeline of kernel k without its build. */
+static kf_pipeline *kernel_pipeline_new(kf_device *dev, const kf_ir_kernel *k)
+{
+    kf_pipeline *p = pipeline_new(dev, k->name, k->params, k->nparams);
+    if (!p) return NULL;
+    p->k = k;
+    memcpy(p->block, k->sched.block, sizeof p->block);
+    return p;
+}
+
 kf_status kf_pipeline_create(kf_device *dev, const kf_module *m, const kf_ir_kernel *k,
                              kf_pipeline **out, kf_error *err)
 {
     *out = NULL;
     if (!k) return kf_error_set(err, KF_ERR_USAGE, "no kernel given to kf_pipeline_create");
-    kf_pipeline *p = pipeline_new(dev, k->name, k->params, k->nparams);
+    kf_pipeline *p = kernel_pipeline_new(dev, k);
     if (!p) return kf_error_set(err, KF_ERR_NOMEM, "out of memory creating a pipeline");
-    p->k = k;
-    memcpy(p->block, k->sched.block, sizeof p->block);
     kf_status st = dev->ops->pipeline_create(p, m, err);
     if (st != KF_OK) {
         kf_pipeline_destroy(p);
@@ -228,6 +236,26 @@ kf_status kf_pipeline_create(kf_device *dev, const kf_module *m, const kf_ir_ker
     }
     *out = p;
     return KF_OK;
+}
+
+kf_status kf_pipeline_create_module(kf_device *dev, const kf_module *m, kf_pipeline **out, kf_error *err)
+{
+    if (!m || !m->nkernels) return kf_error_set(err, KF_ERR_USAGE, "no kernel in the module given to kf_pipeline_create_module");
+    uint32_t n = m->nkernels;
+    memset(out, 0, n * sizeof *out);
+    kf_status st = KF_OK;
+    for (uint32_t i = 0; i < n && st == KF_OK; i++)
+        if (!(out[i] = kernel_pipeline_new(dev, &m->kernels[i])))
+            st = kf_error_set(err, KF_ERR_NOMEM, "out of memory creating %u pipelines", n);
+    if (st == KF_OK && dev->ops->module_create) st = dev->ops->module_create(out, n, m, err);
+    for (uint32_t i = 0; i < n && st == KF_OK && !dev->ops->module_create; i++)
+        st = dev->ops->pipeline_create(out[i], m, err);
+    if (st == KF_OK) return KF_OK;
+    for (uint32_t i = 0; i < n; i++) {
+        kf_pipeline_destroy(out[i]);
+        out[i] = NULL;
+    }
+    return st;
 }
 
 kf_status kf_pipeline_create_raw(kf_device *dev, const kf_raw_kernel *rk, kf_pipeline **out, kf_error *err)
@@ -532,4 +560,29 @@ kf_status kf_dispatch(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const 
     st = kf_plan_launch(plan, mode, ms, err);
     kf_plan_destroy(plan);
     return st;
+}
+
+/* ---- timed regions and resources ------------------------------------------------ */
+kf_status kf_device_timer_start(kf_device *dev, kf_error *err)
+{
+    if (!dev->ops->timer)
+        return kf_error_set(err, KF_ERR_USAGE, "timing a region of work needs a CUDA device, not %s", dev->props.name);
+    return dev->ops->timer(dev, false, NULL, err);
+}
+
+kf_status kf_device_timer_stop(kf_device *dev, float *ms, kf_error *err)
+{
+    if (!dev->ops->timer)
+        return kf_error_set(err, KF_ERR_USAGE, "timing a region of work needs a CUDA device, not %s", dev->props.name);
+    if (!ms) return kf_error_set(err, KF_ERR_USAGE, "a timed region needs somewhere to put the time (ms is NULL)");
+    return dev->ops->timer(dev, true, ms, err);
+}
+
+kf_status kf_pipeline_resources(const kf_pipeline *p, kf_resources *out, kf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!p->dev->ops->resources)
+        return kf_error_set(err, KF_ERR_USAGE, "registers and local memory are known only on a CUDA device, not %s",
+                            p->dev->props.name);
+    return p->dev->ops->resources(p, out, err);
 }

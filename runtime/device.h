@@ -70,6 +70,18 @@ void kf_buffer_destroy(kf_buffer *b);
 kf_status kf_pipeline_create(kf_device *dev, const kf_module *m, const kf_ir_kernel *k,
                              kf_pipeline **out, kf_error *err);
 void kf_pipeline_destroy(kf_pipeline *p);
+/* Pipelines of every kernel of m at once: out[i] (m->nkernels entries) is
+ * the pipeline of m->kernels[i]. A CUDA device emits the whole module
+ * once and builds it with one NVRTC compile (KF_BACKEND_CUDA) and one PTX
+ * JIT, through the same cache as kf_pipeline_create (keyed on the module's
+ * source when known, else on the emitted text), and loads one CUmodule
+ * that the pipelines share: it is unloaded with the last of them
+ * (kf_pipeline_destroy each, in any order). Worth it whenever a program
+ * uses several kernels of one module (a decode step, a test batch): N
+ * kernels cost one compile instead of N. The CPU device builds each
+ * kernel as kf_pipeline_create does. On failure every out[i] is NULL and
+ * the error is the one build's (a JIT or NVRTC error names the .kf line). */
+kf_status kf_pipeline_create_module(kf_device *dev, const kf_module *m, kf_pipeline **out, kf_error *err);
 
 /* Validates the arguments against the kernel's parameters and the launch
  * against device limits, then runs it. launch may be NULL (schedule +
@@ -165,5 +177,29 @@ kf_status kf_plan_bench_bare(kf_plan *plan, uint32_t n, double *us_per_launch, k
  * only texts handed to the caller to free() are malloc'd); lets tests
  * prove a path allocates nothing. */
 uint64_t kf_rt_alloc_count(void);
+
+/* ---- additions (bench): timing a region of work, a kernel's resources ---- */
+
+/* Times a region of queued work with the device's pair of events (kforge
+ * bench times a launch, or a sequence of launches, this way):
+ * kf_device_timer_start records the start in stream order;
+ * kf_device_timer_stop records the end, waits for it, and gives the device
+ * milliseconds between the two in *ms. Queue the region's work with
+ * KF_DISPATCH_ASYNC: a TIMED dispatch or copy inside it takes the same
+ * events, so the region's start is lost. CUDA devices only (KF_ERR_USAGE on
+ * the CPU device, whose launches finish before they return). */
+kf_status kf_device_timer_start(kf_device *dev, kf_error *err);
+kf_status kf_device_timer_stop(kf_device *dev, float *ms, kf_error *err);
+
+/* What a pipeline's loaded code uses, as the driver reports it. */
+typedef struct {
+    int regs;                /* registers per thread */
+    int local_bytes;         /* local memory per thread: spills and local arrays (0: none) */
+    uint32_t static_shared;  /* bytes of static shared memory */
+    uint32_t max_threads;    /* the most threads per block the code allows */
+} kf_resources;
+/* CUDA devices only (KF_ERR_USAGE on the CPU device, which has no
+ * registers); a failed driver query is KF_ERR_DEVICE naming the call. */
+kf_status kf_pipeline_resources(const kf_pipeline *p, kf_resources *out, kf_error *err);
 
 #endif

@@ -18,6 +18,10 @@ typedef struct {
     /* Fills p->impl and p->static_shared for a .kf kernel. */
     kf_status (*pipeline_create)(kf_pipeline *p, const kf_module *m, kf_error *err);
     kf_status (*pipeline_create_raw)(kf_pipeline *p, const kf_raw_kernel *rk, kf_error *err);
+    /* Fills ps[i]->impl and static_shared for the n kernels of m with one
+     * build shared by all (NULL: each is built by pipeline_create). On
+     * failure the caller destroys them (pipeline_destroy where impl is set). */
+    kf_status (*module_create)(kf_pipeline **ps, uint32_t n, const kf_module *m, kf_error *err);
     void (*pipeline_destroy)(kf_pipeline *p);
     /* Bytes of backend launch data a plan of n arguments needs after itself. */
     size_t (*plan_extra)(uint32_t n);
@@ -28,6 +32,10 @@ typedef struct {
     kf_status (*copy)(kf_device *dev, uint64_t dst, uint64_t src, size_t bytes, kf_dispatch_mode mode, float *ms,
                       kf_error *err);
     kf_status (*bench_bare)(kf_plan *plan, uint32_t n, double *us, kf_error *err);   /* NULL: unsupported */
+    /* Start (stop false) or end (stop true: wait, *ms) a timed region; NULL: unsupported. */
+    kf_status (*timer)(kf_device *dev, bool stop, float *ms, kf_error *err);
+    /* Registers and local bytes of a pipeline's code; NULL: unsupported. */
+    kf_status (*resources)(const kf_pipeline *p, kf_resources *out, kf_error *err);
 } kf_device_ops;
 
 struct kf_device {

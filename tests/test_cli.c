@@ -190,6 +190,35 @@ static void test_emit_ir_prints_the_kernel(void **state)
     done(&r);
 }
 
+/* -O0 shows the IR as lowered (the branch on the constant argument is
+ * there), the default level without it; both run to the same output; an
+ * unknown level is a usage error. */
+static void test_emit_and_run_take_the_optimisation_level(void **state)
+{
+    const char *kf = tmp("olevel.kf");
+    FILE *f = fopen(kf, "w");
+    assert_non_null(f);
+    fputs("fn put(y: &mut [u32], i: u32, twice: bool) { if twice { y[i] = 2 * i; } else { y[i] = i; } }\n"
+          "kernel k(y: &mut [u32]) { put(y, thread_id.x, true); }\n", f);
+    fclose(f);
+    result r0 = kforge("emit", "--target", "ir", "-O0", kf, NULL), r1 = kforge("emit", "--target", "ir", kf, NULL);
+    assert_int_equal(r0.status, 0);
+    assert_int_equal(r1.status, 0);
+    assert_non_null(strstr(r0.out, "  if %"));
+    assert_null(strstr(r1.out, "  if %"));
+    assert_non_null(strstr(r1.out, " = shl %"));   /* 2 * i */
+    done(&r0), done(&r1);
+    r0 = kforge("run", "-O0", kf, "y=zeros(300)", NULL), r1 = kforge("run", "-O1", kf, "y=zeros(300)", NULL);
+    assert_int_equal(r0.status, 0);
+    assert_string_equal(r0.out, r1.out);
+    assert_non_null(strstr(r1.out, "[0, 2, 4, 6, 8, 10, 12, 14, ...]"));
+    done(&r0), done(&r1);
+    r0 = kforge("emit", "-O3", kf, NULL);
+    assert_int_equal(r0.status, 2);
+    assert_non_null(strstr(r0.err, "unknown option '-O3'"));
+    done(&r0);
+}
+
 static void test_emit_ptx_to_file_has_the_entry(void **state)
 {
     const char *out = tmp("saxpy.ptx");
@@ -642,6 +671,7 @@ int main(void)
         cmocka_unit_test(test_check_missing_file_is_usage_error),
         cmocka_unit_test(test_emit_bad_target_and_arch_say_what_was_expected),
         cmocka_unit_test(test_emit_ir_prints_the_kernel),
+        cmocka_unit_test(test_emit_and_run_take_the_optimisation_level),
         cmocka_unit_test(test_emit_ptx_to_file_has_the_entry),
         cmocka_unit_test(test_emit_verify_assembles_or_reports_missing_ptxas),
         cmocka_unit_test(test_emit_unwritable_output_says_why),

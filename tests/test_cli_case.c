@@ -181,7 +181,7 @@ static void check_case_declares_every_buffer(const kf_case *c)
     size_t len;
     kf_error err = {0};
     assert_int_equal(kf_read_file(c->kf_file, &src, &len, &err), KF_OK);
-    kf_compile_opts opts = {c->defines.data, (uint32_t)c->defines.len};
+    kf_compile_opts opts = {c->defines.data, (uint32_t)c->defines.len, KF_OPT_DEFAULT};
     kf_module *m = NULL;
     assert_int_equal(kf_compile(c->kf_file, src, len, &opts, &m), KF_OK);
     free(src);

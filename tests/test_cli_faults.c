@@ -9,8 +9,8 @@
  * naming the file and the problem); a FIFO or /dev/zero at cache entries
  * and a cache directory that is a file or too long; a failing driver call
  * (mock libcuda); an empty first buffer as the element count; grid
- * expressions that overflow; the interpreter's work bound; and `bench` of
- * a kernel it does not know. */
+ * expressions that overflow; and the interpreter's work bound. (`bench`
+ * is tests/test_cli_bench.c.) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -441,19 +441,6 @@ static void test_run_near_empty_kernel_over_a_huge_grid_stops_at_the_work_limit(
     done(&r);
 }
 
-/* ---- bench ------------------------------------------------------------------------------------ */
-
-static void test_bench_of_a_kernel_it_does_not_measure_is_usage_error(void **state)
-{
-    result r = kforge("bench", "kernels/features/ops.kf", NULL);   /* refused before any GPU work */
-    assert_int_equal(r.status, 2);
-    assert_string_equal(r.err, "kforge bench: error: 'kernels/features/ops.kf' is not a kernel bench measures; it takes "
-                               "these files or kernels: saxpy.kf (saxpy), reduce_sum.kf (reduce_sum), softmax.kf "
-                               "(softmax_f16), rmsnorm.kf (rmsnorm)\n");
-    assert_string_equal(r.out, "");
-    done(&r);
-}
-
 /* ---- element counts ----------------------------------------------------------------------- */
 
 static void test_run_empty_first_buffer_says_so(void **state)
@@ -495,7 +482,6 @@ int main(void)
         cmocka_unit_test(test_cache_commands_with_an_over_long_cache_dir_are_usage_errors),
         cmocka_unit_test(test_run_empty_first_buffer_says_so),
         cmocka_unit_test(test_run_grid_expression_that_wraps_is_an_error_naming_it),
-        cmocka_unit_test(test_bench_of_a_kernel_it_does_not_measure_is_usage_error),
         cmocka_unit_test(test_run_near_empty_kernel_over_a_huge_grid_stops_at_the_work_limit),
     };
     return cmocka_run_group_tests(tests, cli_setup, cli_teardown);

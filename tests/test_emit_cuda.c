@@ -298,11 +298,13 @@ static void unsupported_arch_is_a_diagnostic(void **state)
     kf_buf_free(&out);
 }
 
-/* Emits CUDA-C of .kf source text (every kernel) for arch; returns heap text. */
-static char *emit_src(const char *src, uint32_t arch)
+/* Emits CUDA-C of .kf source text (every kernel) for arch, compiled at
+ * level; returns heap text. */
+static char *emit_src_at(const char *src, uint32_t arch, kf_opt_level level)
 {
+    const kf_compile_opts opts = {NULL, 0, level};
     kf_module *m = NULL;
-    if (kf_compile("t.kf", src, strlen(src), NULL, &m) != KF_OK) {
+    if (kf_compile("t.kf", src, strlen(src), &opts, &m) != KF_OK) {
         kf_buf r = {0};
         if (m) kf_diags_render(&r, &m->diags, src, strlen(src));
         fail_msg("does not compile:\n%s", r.data ? r.data : "");
@@ -314,6 +316,12 @@ static char *emit_src(const char *src, uint32_t arch)
     kf_diags_free(&d);
     kf_module_free(m);
     return kf_buf_take(&out);
+}
+
+/* At -O0, so the emitter meets each construct as lowering writes it. */
+static char *emit_src(const char *src, uint32_t arch)
+{
+    return emit_src_at(src, arch, KF_OPT_O0);
 }
 
 static char *emit_source(const char *src)
@@ -385,6 +393,24 @@ static void narrow_arithmetic_and_nan_conversions(void **state)
     assert_has(t, "unsigned long long kf_f32_to_u64(float x) { return x != x ? 0ull : __float2ull_rz(x); }");
     assert_has(t, "b_[1u] = (unsigned char)kf_sat_u32(kf_f64_to_u32(f_), 255u);");
     assert_has(t, "(int)((unsigned)o_[5u] + 1u) * 2u");           /* 32-bit: no kf_narrow */
+    free(t);
+}
+
+/* A shift by a literal amount below the width (what ir/opt.c makes of / %
+ * * by powers of two) is plain C; one by the width or a variable amount
+ * keeps the helper that gives 0 or the sign fill. */
+static void shifts_by_literal_amounts_are_plain_c(void **state)
+{
+    char *t = emit_source("kernel k(x: i32, y: i64, u: u32, o: &mut [i32], q: &mut [i64], p: &mut [u32]) {\n"
+                          "    o[0] = x >> 31; o[1] = x << 3; o[2] = x >> 32; q[0] = y >> 63; q[1] = y << 5;\n"
+                          "    p[0] = u >> 4; p[1] = u << u;\n}\n");
+    assert_has(t, "o_[0u] = x_ >> 31u;");
+    assert_has(t, "o_[1u] = (int)((unsigned)x_ << 3u);");   /* no signed overflow in C */
+    assert_has(t, "o_[2u] = kf_shr_i32(x_, 32u);");
+    assert_has(t, "q_[0u] = y_ >> 63ull;");
+    assert_has(t, "q_[1u] = (long long)((unsigned long long)y_ << 5ull);");
+    assert_has(t, "p_[0u] = u_ >> 4u;");
+    assert_has(t, "p_[1u] = kf_shl_u32(u_, u_);");
     free(t);
 }
 
@@ -721,6 +747,18 @@ static void intrinsics_are_inline_ptx(void **state)
     free(t);
 }
 
+/* The optimiser folds splat(const) into a vector CONST, which holds its
+ * value in every lane (ir/ir.h): all four lanes are written, not lane 0
+ * and zeros (the H200 run of the differential tester, 2743 programs). */
+static void folded_vector_constants_fill_every_lane(void **state)
+{
+    char *t = emit_src_at("kernel k(o: &mut [f16x4], p: &mut [u32x4]) {\n    o[0] = f16x4(1);\n    p[0] = u32x4(7);\n}\n",
+                          90, KF_OPT_DEFAULT);
+    assert_has(t, "kf_f16x4{{kf_f16{0x3c00} /* 1 */, kf_f16{0x3c00} /* 1 */, kf_f16{0x3c00} /* 1 */, kf_f16{0x3c00} /* 1 */}}");
+    assert_has(t, "{{7u, 7u, 7u, 7u}}");
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -739,6 +777,7 @@ int main(void)
         cmocka_unit_test(line_directive_repeats_when_one_source_line_spans_statements),
         cmocka_unit_test(emission_is_deterministic),
         cmocka_unit_test(unsupported_arch_is_a_diagnostic),
+        cmocka_unit_test(shifts_by_literal_amounts_are_plain_c),
         cmocka_unit_test(reserved_kernel_name_is_a_diagnostic),
         cmocka_unit_test(loop_whose_body_always_leaves_keeps_its_variable),
         cmocka_unit_test(names_never_collide_with_cuda_or_cpp),
@@ -758,6 +797,7 @@ int main(void)
         cmocka_unit_test(shared_arrays_align_16_and_views_cast),
         cmocka_unit_test(packed_half_vectors_call_pair_helpers),
         cmocka_unit_test(intrinsics_are_inline_ptx),
+        cmocka_unit_test(folded_vector_constants_fill_every_lane),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

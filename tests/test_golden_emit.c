@@ -7,9 +7,10 @@
  * front end.
  * KFORGE_UPDATE_GOLDEN=1 rewrites the files; a mismatch prints `diff -u`
  * golden -> actual. Every library kernel must emit both texts, and every
- * golden file must belong to one. Also measures the emit time (check +
- * lower + emit) per library kernel, checking that 200 repeated emissions
- * give the same PTX and stay under a generous time bound. */
+ * golden file must belong to one. Each library kernel is compiled and
+ * emitted again 20 times and must give the same PTX every time (emission is
+ * deterministic); the mean time is printed for information only, since
+ * speed is measured in benchmarks, never asserted in a unit test. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -128,10 +129,11 @@ static void test_golden_hand_built_saxpy_ptx(void **st)
     kf_diags_free(&d);
 }
 
+/* CPU time of the process: the machine's other load does not count. */
 static double now_us(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
@@ -140,7 +142,7 @@ static double now_us(void)
  * else -1. */
 static double emit_time_us(const char *file, const char *src, size_t len, const char *want)
 {
-    const int reps = 200;
+    const int reps = 20;
     double t0 = now_us();
     for (int i = 0; i < reps; i++) {
         kf_module *m = NULL;
@@ -157,11 +159,6 @@ static double emit_time_us(const char *file, const char *src, size_t len, const 
     }
     return (now_us() - t0) / reps;
 }
-
-/* A library kernel compiles and emits its PTX in far less than this (about
- * 1.3 ms for softmax, the largest, in a Release build; a few times that
- * under ASan): a slower emitter is a regression to look at. */
-#define EMIT_US_MAX 50000.0
 
 /* The section-8 feature files whose emitted text is golden too (packed
  * also for sm_80, whose bf16 forms differ): name.sm90.ptx + name.cu, and
@@ -204,9 +201,8 @@ static void golden_kernel(const kf_file_entry *f, uint32_t arch, bool timed)
     check_golden(name, out.data);
     if (timed) {
         double us = emit_time_us(m->file, m->source, m->source_len, ptx);
-        print_message("emit time %-14s %8.1f us (check + lower + PTX emit, mean of 200)\n", f->stem, us);
+        print_message("emit time %-14s %8.1f us (check + lower + PTX emit, mean of 20)\n", f->stem, us);
         if (us < 0) fail_msg("%s: a repeated compile + emit gave other PTX than the first: emission is not deterministic", f->path);
-        if (us > EMIT_US_MAX) fail_msg("%s: compile + emit took %.0f us, more than %.0f", f->path, us, EMIT_US_MAX);
     }
     free(ptx);
     kf_buf_free(&out);

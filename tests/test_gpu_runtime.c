@@ -1,7 +1,8 @@
 /* Every runtime capability on a real GPU (DESIGN.md section 3): a .kf
  * kernel through CUDA-C + NVRTC and through kforge's PTX, raw CUDA-C,
  * cached builds (memory and disk), loaded PTX, sync / async / explicit 3-D
- * with dynamic shared memory / pre-sorted / timed dispatch, device copies,
+ * with dynamic shared memory / pre-sorted / timed dispatch, timed regions
+ * of several launches, registers and local bytes, device copies,
  * validation against device limits, and a kernel fault reported as an
  * error. Results are compared with the CPU device. Without a GPU each test
  * prints "skipped: <reason>" and is reported skipped by name. */
@@ -289,6 +290,33 @@ static void timed_dispatch_and_copy_report_device_time(void **state)
     kf_pipeline_destroy(p);
 }
 
+/* A timed region (kforge bench's pass) spans every launch queued in it,
+ * and the driver reports the code's registers and no local memory for a
+ * kernel that needs none. */
+static void timed_region_spans_a_chain_and_resources_are_the_drivers(void **state)
+{
+    need_gpu();
+    kf_pipeline *p = raw_saxpy(gpu, KF_SRC_CUDA, saxpy_cu, false);
+    vecs v = make_vecs(gpu, N);
+    kf_arg a[4];
+    set_args(a, 1.0f, &v, N);
+    kf_launch l = {.count = N};
+    kf_error e = {0};
+    float ms = -1;
+    assert_int_equal(kf_device_timer_start(gpu, &e), KF_OK);
+    for (int i = 0; i < 10; i++) assert_int_equal(kf_dispatch(p, a, 4, &l, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    assert_int_equal(kf_device_timer_stop(gpu, &ms, &e), KF_OK);
+    assert_true(ms > 0.0f && ms < 1000.0f);
+    check_y(&v, N, 1.0f, 10);
+    kf_resources r = {-1, -1, 0, 0};
+    assert_int_equal(kf_pipeline_resources(p, &r, &e), KF_OK);
+    assert_true(r.regs > 0 && r.regs <= 255);
+    assert_int_equal(r.local_bytes, 0);
+    assert_true(r.max_threads >= 128);
+    free_vecs(&v);
+    kf_pipeline_destroy(p);
+}
+
 /* 3-D grid and block, and more dynamic shared memory than the 48 KiB default. */
 static const char *grid3d_cu =
     "extern \"C\" __global__ void grid3d(unsigned *out) {\n"
@@ -547,6 +575,7 @@ int main(void)
         cmocka_unit_test(async_chain_is_ordered_until_sync),
         cmocka_unit_test(presorted_plan_launches_without_allocation),
         cmocka_unit_test(timed_dispatch_and_copy_report_device_time),
+        cmocka_unit_test(timed_region_spans_a_chain_and_resources_are_the_drivers),
         cmocka_unit_test(explicit_3d_launch_with_dynamic_shared),
         cmocka_unit_test(validation_uses_device_limits),
         cmocka_unit_test(raw_wmma_gemm_tile_matches_host),

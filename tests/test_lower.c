@@ -705,10 +705,12 @@ static int teardown_module(void **state)
     return 0;
 }
 
-/* Compiles src and returns kernel `name` (the only one when NULL). */
+/* Compiles src at -O0 (these tests look at the IR as lowered; ir/opt.c
+ * is tests/test_opt.c's) and returns kernel `name` (the only one when NULL). */
 static const kf_ir_kernel *compile_ok(const char *src, const char *name)
 {
-    kf_status st = kf_compile("t.kf", src, strlen(src), NULL, &M);
+    static const kf_compile_opts o0 = {NULL, 0, KF_OPT_O0};
+    kf_status st = kf_compile("t.kf", src, strlen(src), &o0, &M);
     if (st != KF_OK) {
         kf_buf b = {0};
         kf_diags_render(&b, &M->diags, M->source, M->source_len);

@@ -419,6 +419,34 @@ static void interpreter_fault_is_a_runtime_error(void **state)
     kf_module_free(m);
 }
 
+/* kf_pipeline_create_module on the CPU: one pipeline per kernel, in module
+ * order, each running its own kernel. */
+static void module_pipelines_run_their_own_kernels_on_cpu(void **state)
+{
+    fx *f = *state;
+    static const char *two =
+        "@schedule(block = 64, grid = cdiv(n, 64))\n"
+        "kernel fill(y: &mut [u32], n: u32) { let i = global_id.x; if i < n { y[i] = i * 3; } }\n"
+        "@schedule(block = 64, grid = cdiv(n, 64))\n"
+        "kernel neg(y: &mut [u32], n: u32) { let i = global_id.x; if i < n { y[i] = 0 - y[i]; } }\n";
+    kf_module *m;
+    assert_int_equal(kf_compile("two.kf", two, strlen(two), NULL, &m), KF_OK);
+    kf_pipeline *ps[2];
+    assert_int_equal(kf_pipeline_create_module(f->dev, m, ps, &f->err), KF_OK);
+    kf_buffer *y;
+    assert_int_equal(kf_buffer_create(f->dev, kf_type_scalar(KF_S_U32), 100, &y, &f->err), KF_OK);
+    kf_arg a[2] = {{.buf = y}, {.value = {.type = kf_type_scalar(KF_S_U32), .lane = {100}}}};
+    assert_int_equal(kf_dispatch(ps[0], a, 2, NULL, KF_DISPATCH_SYNC, NULL, &f->err), KF_OK);
+    assert_int_equal(kf_dispatch(ps[1], a, 2, NULL, KF_DISPATCH_SYNC, NULL, &f->err), KF_OK);
+    uint32_t got[100];
+    assert_int_equal(kf_buffer_download(y, got, sizeof got, &f->err), KF_OK);
+    for (uint32_t i = 0; i < 100; i++) assert_int_equal(got[i], 0u - i * 3);
+    kf_buffer_destroy(y);
+    kf_pipeline_destroy(ps[1]);
+    kf_pipeline_destroy(ps[0]);
+    kf_module_free(m);
+}
+
 /* ---- validation: every bad input names the parameter or limit ---------------- */
 static void wrong_argument_count_is_rejected(void **state)
 {
@@ -675,6 +703,7 @@ int main(void)
         T(raw_kernel_is_refused_on_cpu),
         T(schedule_grid_comes_from_scalar_arguments),
         T(interpreter_fault_is_a_runtime_error),
+        T(module_pipelines_run_their_own_kernels_on_cpu),
         T(wrong_argument_count_is_rejected),
         T(value_for_buffer_parameter_is_rejected),
         T(buffer_for_value_parameter_is_rejected),

@@ -6,7 +6,8 @@
  * A scenario walks the runtime's main paths: open both GPU devices, count
  * devices, create buffers, upload and download, build a raw CUDA-C kernel
  * through NVRTC, a raw PTX kernel, a .kf kernel on the cuda and ptx paths,
- * load it again from the disk cache, make a plan, dispatch sync, async and
+ * the whole module at once (kf_pipeline_create_module) on both, load the
+ * kernel again from the disk cache, make a plan, dispatch sync, async and
  * timed, copy, sync, run the bare launch loop, and close everything. A
  * first run (no fault) counts the calls of every API; then, for every API
  * and every one of its calls, a fresh process runs the scenario with that
@@ -74,7 +75,9 @@ static const char *saxpy_kf =
     "kernel saxpy(a: f32, x: &[f32], y: &mut [f32], n: u32) {\n"
     "    let i = global_id.x;\n"
     "    if i < n { y[i] = a * x[i] + y[i]; }\n"
-    "}\n";
+    "}\n"
+    "@schedule(block = 64, grid = 1)\n"
+    "kernel fill(y: &mut [f32]) { y[global_id.x] = 2.0; }\n";
 
 static const kf_ir_param saxpy_params[4] = {
     {"a", {KF_TK_SCALAR, KF_S_F32, 1, 0, 0}, {0}, 0},
@@ -89,6 +92,7 @@ typedef struct {
     bool uploaded;
     kf_module *m;
     kf_pipeline *raw_cu, *raw_ptx, *kf_cu, *kf_ptx, *kf_disk;
+    kf_pipeline *mod_cu[2], *mod_ptx[2];   /* kf_pipeline_create_module: both kernels, one build */
     kf_plan *plan;
     bool faulted;            /* a fault is armed: the disk load may have to build */
     int failures;            /* steps that failed */
@@ -162,6 +166,14 @@ static int s_kf_ptx(world *w, kf_error *e)
     return w->ptx ? (int)kf_pipeline_create(w->ptx, w->m, &w->m->kernels[0], &w->kf_ptx, e) : SKIP;
 }
 
+/* Every kernel of the module at once, on both paths. */
+static int s_module(world *w, kf_error *e)
+{
+    if (!w->cu || !w->ptx) return SKIP;
+    kf_status st = kf_pipeline_create_module(w->cu, w->m, w->mod_cu, e);
+    return st == KF_OK ? kf_pipeline_create_module(w->ptx, w->m, w->mod_ptx, e) : st;
+}
+
 /* The .kf kernel again with the memory cache emptied: the disk entry. */
 static int s_cache_load(world *w, kf_error *e)
 {
@@ -224,7 +236,7 @@ static const struct {
     {"open cuda device", s_open_cuda}, {"open ptx device", s_open_ptx}, {"count devices", s_count},
     {"create buffers", s_buffers}, {"upload", s_upload}, {"download", s_download},
     {"raw CUDA-C via NVRTC", s_raw_cuda}, {"raw PTX", s_raw_ptx}, {".kf on cuda", s_kf_cuda},
-    {".kf on ptx", s_kf_ptx}, {"disk cache load", s_cache_load}, {"plan + sync launch", s_plan},
+    {".kf on ptx", s_kf_ptx}, {".kf module on both", s_module}, {"disk cache load", s_cache_load}, {"plan + sync launch", s_plan},
     {"async dispatch + sync", s_async}, {"timed dispatch", s_timed}, {"copy", s_copy}, {"bare launches", s_bench},
 };
 
@@ -287,6 +299,11 @@ static void objects_free(world *w)
     kf_plan_destroy(w->plan);
     kf_pipeline *ps[] = {w->raw_cu, w->raw_ptx, w->kf_cu, w->kf_ptx, w->kf_disk};
     for (int i = 0; i < 5; i++) kf_pipeline_destroy(ps[i]);
+    for (int i = 0; i < 2; i++) {
+        kf_pipeline_destroy(w->mod_cu[i]);
+        kf_pipeline_destroy(w->mod_ptx[i]);
+        w->mod_cu[i] = w->mod_ptx[i] = NULL;
+    }
     kf_buffer_destroy(w->x);
     kf_buffer_destroy(w->y);
     w->plan = NULL, w->x = w->y = NULL;
@@ -509,7 +526,7 @@ static int nvrtc_without_version(const void *unused, int n)
     bad |= props.nvrtc_version != 0;
     bad |= raw(w.cu, KF_SRC_CUDA, true, &p, &e) != KF_ERR_DEVICE;
     if (!strstr(e.msg, "nvrtcVersion failed: NVRTC_ERROR_INTERNAL_ERROR (11) (")) bad = fprintf(stderr, "%s\n", e.msg) > 0;
-    bad |= w.failures != 2;   /* the two CUDA-C builds; the ptx path needs no NVRTC */
+    bad |= w.failures != 3;   /* the three CUDA-C builds (raw, .kf, the module); the ptx path needs no NVRTC */
     mock_fail("nvrtcVersion", 0);
     char why[1600] = "";
     if (!devices_usable(&w, why, sizeof why)) bad = fprintf(stderr, "%s\n", why) > 0;

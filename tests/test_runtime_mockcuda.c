@@ -34,6 +34,7 @@ static const mock_launch *(*last_launch)(void);
 static int (*last_dyn_limit)(void);
 static int (*live_allocs)(void);
 static int (*link_count)(void);
+static int (*live_modules)(void);
 static kf_device *dev;
 static char cache_dir[64];
 
@@ -49,6 +50,7 @@ static int group_setup(void **state)
     *(void **)&last_dyn_limit = dlsym(h, "mock_last_dyn_limit");
     *(void **)&live_allocs = dlsym(h, "mock_live_allocs");
     *(void **)&link_count = dlsym(h, "mock_link_count");
+    *(void **)&live_modules = dlsym(h, "mock_live_modules");
     kf_error e = {0};
     if (kf_device_open(KF_BACKEND_CUDA, 0, &dev, &e) != KF_OK) {
         fprintf(stderr, "%s\n", e.msg);
@@ -371,6 +373,61 @@ static void timed_dispatch_and_copy(void **state)
     kf_pipeline_destroy(p);
 }
 
+/* kf_device_timer_start/stop time everything queued between them (two
+ * async launches here: both ran, two event records, one elapsed time), and
+ * the CPU device, whose launches finish before they return, refuses. */
+static void timed_region_spans_several_async_launches(void **state)
+{
+    int (*calls)(const char *) = (int (*)(const char *))dlsym(dlopen(MOCK, RTLD_NOW), "mock_calls");
+    assert_non_null(calls);
+    kf_pipeline *p;
+    kf_error e = {0};
+    assert_int_equal(make_raw(KF_SRC_CUDA, saxpy_cu, "saxpy", false, &p, &e), KF_OK);
+    vecs v;
+    vecs_make(&v, 2.0f, N);
+    kf_launch l = {.count = N};
+    int records = calls("cuEventRecord"), elapsed = calls("cuEventElapsedTime_v2");
+    float ms = -1;
+    assert_int_equal(kf_device_timer_start(dev, &e), KF_OK);
+    assert_int_equal(kf_dispatch(p, v.a, 4, &l, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    assert_int_equal(kf_dispatch(p, v.a, 4, &l, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    assert_int_equal(kf_device_timer_stop(dev, &ms, &e), KF_OK);
+    assert_true(ms > 0);
+    assert_int_equal(calls("cuEventRecord") - records, 2);
+    assert_int_equal(calls("cuEventElapsedTime_v2") - elapsed, 1);
+    vecs_check(&v, 2.0f, N, 2);
+    assert_int_equal(kf_device_timer_stop(dev, NULL, &e), KF_ERR_USAGE);
+    vecs_free(&v);
+    kf_pipeline_destroy(p);
+    kf_device *cpu;
+    assert_int_equal(kf_device_open(KF_BACKEND_CPU, 0, &cpu, &e), KF_OK);
+    assert_int_equal(kf_device_timer_start(cpu, &e), KF_ERR_USAGE);
+    assert_non_null(strstr(e.msg, "needs a CUDA device"));
+    kf_device_close(cpu);
+}
+
+/* Registers and local bytes come from cuFuncGetAttribute: the mock says 40
+ * registers for every entry, 48 local bytes for one named *spill*. */
+static void resources_report_registers_and_local_bytes(void **state)
+{
+    static const char *spill_cu =
+        "extern \"C\" __global__ void saxpy_spill(float a, const float *x, float *y, unsigned n) {}\n";
+    kf_pipeline *p, *q;
+    kf_error e = {0};
+    kf_resources r = {-1, -1, 1, 1};
+    assert_int_equal(make_raw(KF_SRC_CUDA, saxpy_cu, "saxpy", false, &p, &e), KF_OK);
+    assert_int_equal(kf_pipeline_resources(p, &r, &e), KF_OK);
+    assert_int_equal(r.regs, 40);
+    assert_int_equal(r.local_bytes, 0);
+    assert_int_equal(r.static_shared, 0);
+    assert_int_equal(r.max_threads, 1024);
+    assert_int_equal(make_raw(KF_SRC_CUDA, spill_cu, "saxpy_spill", false, &q, &e), KF_OK);
+    assert_int_equal(kf_pipeline_resources(q, &r, &e), KF_OK);
+    assert_int_equal(r.local_bytes, 48);
+    kf_pipeline_destroy(p);
+    kf_pipeline_destroy(q);
+}
+
 static void missing_entry_names_the_driver_call(void **state)
 {
     kf_pipeline *p = (kf_pipeline *)1;
@@ -471,7 +528,7 @@ static kf_module *compile_kf(const char *file, const char *mark, const char *def
     char name[64] = "", value[64] = "";
     kf_define d = {name, value};
     if (define) sscanf(define, "%63[^=]=%63s", name, value);
-    kf_compile_opts o = {&d, define ? 1 : 0};
+    kf_compile_opts o = {&d, define ? 1 : 0, KF_OPT_DEFAULT};
     kf_module *m;
     if (kf_compile(file, src, strlen(src), &o, &m) != KF_OK) fail_msg("%s does not compile", file);
     return m;
@@ -590,6 +647,114 @@ static void ptx_jit_error_points_at_the_kf_line(void **state)
     kf_device_close(d);
 }
 
+
+/* ---- a whole module at once ------------------------------------------------------ */
+static const char *three_kf =
+    "@schedule(block = 64)\n"
+    "kernel first(o: &mut [u32]) { o[global_id.x] = 1; }\n"
+    "@schedule(block = 256, grid = cdiv(n, 256))\n"
+    "kernel saxpy(a: f32, x: &[f32], y: &mut [f32], n: u32) {\n"
+    "    let i = global_id.x;\n"
+    "    if i < n { y[i] = a * x[i] + y[i]; }\n"
+    "}\n"
+    "@schedule(block = (8, 4), grid = 3)\n"
+    "kernel third(o: &mut [i32]) { o[thread_id.x] = 7; }\n";
+
+/* saxpy through pipeline p (the mock computes it on the host): y = 2x + 1. */
+static void saxpy_through(kf_device *d, kf_pipeline *p)
+{
+    kf_error e = {0};
+    kf_buffer *x, *y;
+    float hx[N], hy[N];
+    for (int i = 0; i < N; i++) hx[i] = (float)i, hy[i] = 1.0f;
+    assert_int_equal(kf_buffer_create(d, kf_type_scalar(KF_S_F32), N, &x, &e), KF_OK);
+    assert_int_equal(kf_buffer_create(d, kf_type_scalar(KF_S_F32), N, &y, &e), KF_OK);
+    assert_int_equal(kf_buffer_upload(x, hx, sizeof hx, &e), KF_OK);
+    assert_int_equal(kf_buffer_upload(y, hy, sizeof hy, &e), KF_OK);
+    kf_arg a[4] = {{.value = {.type = kf_type_scalar(KF_S_F32)}}, {.buf = x}, {.buf = y},
+                   {.value = {.type = kf_type_scalar(KF_S_U32), .lane = {N}}}};
+    float two = 2.0f;
+    memcpy(&a[0].value.lane[0], &two, 4);
+    assert_int_equal(kf_dispatch(p, a, 4, NULL, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+    assert_string_equal(last_launch()->name, "saxpy");
+    assert_int_equal(last_launch()->grid[0], 4);   /* cdiv(1000, 256) */
+    assert_int_equal(kf_buffer_download(y, hy, sizeof hy, &e), KF_OK);
+    for (int i = 0; i < N; i++) assert_true(hy[i] == 2.0f * (float)i + 1.0f);
+    kf_buffer_destroy(x);
+    kf_buffer_destroy(y);
+}
+
+/* kf_pipeline_create_module: every kernel of a module from one build (one
+ * JIT input, one loaded module on both GPU paths), each pipeline launching
+ * its own entry; a second call is served by the cache; the module is
+ * unloaded only with the last pipeline that shares it. */
+static void module_pipelines_share_one_build_and_one_module(void **state)
+{
+    kf_module *m;
+    assert_int_equal(kf_compile("three.kf", three_kf, strlen(three_kf), NULL, &m), KF_OK);
+    for (int path = 0; path < 2; path++) {
+        kf_device *d;
+        kf_error e = {0};
+        kf_pipeline *ps[3], *again[3];
+        assert_int_equal(kf_device_open(path ? KF_BACKEND_PTX : KF_BACKEND_CUDA, 0, &d, &e), KF_OK);
+        kf_cache_clear(true, NULL, NULL);
+        int links = link_count(), mods = live_modules();
+        if (kf_pipeline_create_module(d, m, ps, &e) != KF_OK) fail_msg("%s\n%s", e.msg, e.log ? e.log : "");
+        assert_int_equal(link_count(), links + 1);
+        assert_int_equal(live_modules(), mods + 1);
+        for (int i = 0; i < 3; i++) assert_int_equal(kf_pipeline_origin(ps[i]), KF_FROM_BUILD);
+        saxpy_through(d, ps[1]);
+        kf_arg o;
+        kf_buffer *ob;
+        assert_int_equal(kf_buffer_create(d, kf_type_scalar(KF_S_I32), 96, &ob, &e), KF_OK);
+        o = (kf_arg){.buf = ob};
+        assert_int_equal(kf_dispatch(ps[2], &o, 1, NULL, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+        assert_string_equal(last_launch()->name, "third");
+        assert_int_equal(last_launch()->block[1], 4);
+        assert_int_equal(last_launch()->grid[0], 3);
+        kf_buffer_destroy(ob);
+        assert_int_equal(kf_pipeline_create_module(d, m, again, &e), KF_OK);
+        assert_int_equal(link_count(), links + 1);
+        for (int i = 0; i < 3; i++) assert_int_equal(kf_pipeline_origin(again[i]), KF_FROM_MEMORY);
+        assert_int_equal(live_modules(), mods + 2);
+        kf_pipeline_destroy(ps[1]);
+        kf_pipeline_destroy(ps[0]);
+        assert_int_equal(live_modules(), mods + 2);
+        saxpy_through(d, again[1]);
+        kf_pipeline_destroy(ps[2]);
+        assert_int_equal(live_modules(), mods + 1);
+        for (int i = 0; i < 3; i++) kf_pipeline_destroy(again[i]);
+        assert_int_equal(live_modules(), mods);
+        kf_device_close(d);
+    }
+    kf_module_free(m);
+}
+
+/* A JIT error in one kernel of the module fails the whole build with the
+ * .kf line, leaves no pipeline and no loaded module. */
+static void module_build_error_leaves_nothing(void **state)
+{
+    kf_device *d;
+    kf_error e = {0};
+    assert_int_equal(kf_device_open(KF_BACKEND_PTX, 0, &d, &e), KF_OK);
+    kf_module *m = compile_kf("badmod.kf", "MOCKJITFAIL", NULL);
+    kf_pipeline *ps[1] = {(kf_pipeline *)1};
+    int mods = live_modules();
+    assert_int_equal(kf_pipeline_create_module(d, m, ps, &e), KF_ERR_DEVICE);
+    assert_null(ps[0]);
+    assert_non_null(strstr(e.msg, "CUDA_ERROR_INVALID_PTX"));
+    assert_non_null(strstr(e.msg, " at badmod.kf:6:"));
+    assert_int_equal(live_modules(), mods);
+    kf_error_clear(&e);
+    kf_module_free(m);
+    kf_module *none;
+    assert_int_equal(kf_compile("none.kf", "const A: i32 = 1;", 17, NULL, &none), KF_OK);
+    assert_int_equal(kf_pipeline_create_module(d, none, ps, &e), KF_ERR_USAGE);
+    assert_non_null(strstr(e.msg, "no kernel"));
+    kf_module_free(none);
+    kf_device_close(d);
+}
+
 /* Last: the mock, like the driver, stays faulted afterwards. */
 static void kernel_fault_is_a_runtime_error(void **state)
 {
@@ -621,6 +786,8 @@ int main(void)
         cmocka_unit_test(explicit_launch_and_dynamic_shared_reach_the_driver),
         cmocka_unit_test(schedule_shared_bytes_reach_the_driver),
         cmocka_unit_test(timed_dispatch_and_copy),
+        cmocka_unit_test(timed_region_spans_several_async_launches),
+        cmocka_unit_test(resources_report_registers_and_local_bytes),
         cmocka_unit_test(missing_entry_names_the_driver_call),
         cmocka_unit_test(bad_ptx_attaches_the_jit_log),
         cmocka_unit_test(nvrtc_error_attaches_the_log),
@@ -629,6 +796,8 @@ int main(void)
         cmocka_unit_test(source_key_follows_everything_that_changes_the_output),
         cmocka_unit_test(source_key_miss_falls_back_to_the_text_key),
         cmocka_unit_test(ptx_jit_error_points_at_the_kf_line),
+        cmocka_unit_test(module_pipelines_share_one_build_and_one_module),
+        cmocka_unit_test(module_build_error_leaves_nothing),
         cmocka_unit_test(kernel_fault_is_a_runtime_error),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

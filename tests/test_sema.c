@@ -167,7 +167,7 @@ static void const_value_must_be_constant_and_fit(void **state)
 static void overrides_replace_const_values(void **state)
 {
     kf_define d[] = {{"N", "0x1_00"}, {"M", "-5"}, {"E", "1e-3"}, {"B", "true"}};
-    kf_compile_opts o = {d, 4};
+    kf_compile_opts o = {d, 4, KF_OPT_DEFAULT};
     prog *p = ok_opts("const N: u32 = 1;\nconst M: i16 = 1;\nconst E: f64 = 1.0;\nconst B: bool = false;\n"
                       "const T: u32 = N * 2;\n", &o);
     assert_int_equal(find(p->module, KF_N_CONST, "N")->cval.u, 256);
@@ -181,19 +181,19 @@ static void overrides_replace_const_values(void **state)
 static void overrides_are_checked(void **state)
 {
     kf_define unknown[] = {{"NN", "1"}};
-    kf_compile_opts o1 = {unknown, 1};
+    kf_compile_opts o1 = {unknown, 1, KF_OPT_DEFAULT};
     reject_opts("const N: u32 = 1;\n", &o1, 0, 0, "-D NN=1: there is no constant 'NN' in this module; did you mean 'N'?");
     kf_define bad[] = {{"N", "12abc"}};
-    kf_compile_opts o2 = {bad, 1};
+    kf_compile_opts o2 = {bad, 1, KF_OPT_DEFAULT};
     reject_opts("const N: u32 = 1;\n", &o2, 0, 0, "-D N=12abc: '12abc' is not a number");
     kf_define big[] = {{"N", "256"}};
-    kf_compile_opts o3 = {big, 1};
+    kf_compile_opts o3 = {big, 1, KF_OPT_DEFAULT};
     reject_opts("const N: u8 = 1;\n", &o3, 0, 0, "-D N=256: 256 does not fit u8");
     kf_define fl[] = {{"N", "1.5"}};
-    kf_compile_opts o4 = {fl, 1};
+    kf_compile_opts o4 = {fl, 1, KF_OPT_DEFAULT};
     reject_opts("const N: i32 = 1;\n", &o4, 0, 0, "-D N=1.5: 1.5 is not an integer");
     kf_define neg[] = {{"N", "-1"}};
-    kf_compile_opts o5 = {neg, 1};
+    kf_compile_opts o5 = {neg, 1, KF_OPT_DEFAULT};
     reject_opts("const N: u32 = 1;\n", &o5, 0, 0, "does not fit u32");
 }
 

@@ -1,65 +1,257 @@
 #!/usr/bin/env python3
-"""PyTorch peer for `kforge bench` (DESIGN.md section 6): the same shapes,
-timed the same way (CUDA events, warm-up, median of many runs), reported as
-GB/s and as a ratio to a device-to-device copy measured in the same run.
+"""PyTorch / cuBLAS peer of `kforge bench` (DESIGN.md section 6, issue 8).
 
-    python3 tools/bench_torch.py [--runs N]
+The same shapes as the library's bench files (kernels/bench/*.bench), under
+the same bench names, timed the same way: CUDA events around each pass, the
+L2 flushed before each pass (a write of 2 x L2 bytes, then a read of another
+2 x L2, outside the timed region), an adaptive number of passes after a
+warm-up, the median (min and max too), GB/s and the ratio to a
+device-to-device copy measured in the same run. Byte counts are the bytes
+the operation must move (the peer's own temporaries are its cost, not more
+bytes), so `x copy` compares with kforge's row of the same name; the ratio
+of the medians (tools/bench_join.py) compares the two directly.
+
+Also cuBLAS GEMMs (torch.matmul, f16 and bf16, 4096^3, 8192^3 and decode-like
+skinny shapes) for issue 11, reported in TFLOP/s.
+
+    python3 tools/bench_torch.py [--budget MS] [--runs N] [--no-flush]
+                                 [--only PATTERN] [--no-compile] [--json PATH]
 """
 import argparse
+import fnmatch
+import json
+import math
 import statistics
+import sys
 
 import torch
+import torch.nn.functional as F
 
 
-def timed(fn, runs):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(runs):
+class Timer:
+    """Event-timed passes with the L2 flushed before each."""
+
+    def __init__(self, budget_ms, runs, flush):
+        self.budget_ms, self.runs, self.flush = budget_ms, runs, flush
+        l2 = torch.cuda.get_device_properties(0).L2_cache_size or (64 << 20)
+        self.flush_bytes = 2 * l2
+        self.scratch = torch.empty(2 * self.flush_bytes, dtype=torch.uint8, device="cuda")
+        self.dirty, self.clean = self.scratch[: self.flush_bytes], self.scratch[self.flush_bytes:]
+
+    def flush_l2(self):
+        self.dirty.zero_()
+        self.clean.max()
+
+    def one(self, fn):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if self.flush:
+            self.flush_l2()
         start.record()
         fn()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+        return start.elapsed_time(end)
+
+    def time(self, fn):
+        fn()
+        torch.cuda.synchronize()
+        est = max(self.one(fn), 1e-4)
+        warmup = min(max(math.ceil(10.0 / est), 2), 50)
+        runs = self.runs or min(max(int(self.budget_ms / est), 10), 500)
+        for _ in range(warmup):
+            fn()
+        torch.cuda.synchronize()
+        ms = [self.one(fn) for _ in range(runs)]
+        return statistics.median(ms), min(ms), max(ms), runs
+
+
+def copy_bandwidth(runs=20):
+    nbytes = 1 << 30
+    src = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    torch.cuda.synchronize()
+    ms = []
+    for _ in range(runs):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        dst.copy_(src)
+        e.record()
+        e.synchronize()
+        ms.append(s.elapsed_time(e))
+    del src, dst
+    return 2 * nbytes / (statistics.median(ms) * 1e6)
+
+
+# ---- the cases: (bench name, peer, make) where make() returns (fn, bytes, flops) ----
+
+def rnd(*shape, dtype=torch.float16):
+    return torch.rand(*shape, device="cuda", dtype=torch.float32).mul_(2).sub_(1).to(dtype)
+
+
+def saxpy():
+    n = 1 << 28
+    x, y = rnd(n, dtype=torch.float32), rnd(n, dtype=torch.float32)
+    return (lambda: y.add_(x, alpha=2.0)), 12 * n, 0
+
+
+def reduce_sum():
+    n = 1 << 28
+    x = rnd(n, dtype=torch.float32)
+    return (lambda: x.sum()), 4 * n, 0
+
+
+def softmax():
+    x = rnd(8192, 8192)
+    return (lambda: torch.softmax(x, dim=-1)), 4 * 8192 * 8192, 0
+
+
+def rmsnorm():
+    x, w = rnd(8192, 8192), rnd(8192)
+    return (lambda: F.rms_norm(x, (8192,), w, 1e-6)), 4 * 8192 * 8192 + 2 * 8192, 0
+
+
+def add_rmsnorm():
+    x, res, w = rnd(8192, 8192), rnd(8192, 8192), rnd(8192)
+
+    def fn():
+        x.add_(res)
+        return F.rms_norm(x, (8192,), w, 1e-6)
+    return fn, 8 * 8192 * 8192 + 2 * 8192, 0
+
+
+def gemv(dtype, nb=1):
+    m, k = 14336, 4096
+    w, x = rnd(m, k, dtype=dtype), rnd(nb, k, dtype=dtype)
+    return (lambda: F.linear(x, w)), 2 * m * k + 2 * nb * k + 2 * nb * m, 2 * nb * m * k
+
+
+def sdpa(b, l, h=32, hkv=8, d=128):
+    q = rnd(b, h, 1, d)
+    k, v = rnd(b, hkv, l, d), rnd(b, hkv, l, d)
+    fn = lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    return fn, 4 * b * l * hkv * d + 4 * b * h * d, 4 * b * h * l * d
+
+
+def rope_fn(gptj):
+    def rope(x, pos, theta):
+        d = x.shape[-1]
+        inv = 1.0 / (theta ** (torch.arange(0, d, 2, device=x.device, dtype=torch.float32) / d))
+        ang = pos.float()[:, None] * inv[None, :]                      # [T, D/2]
+        cos, sin = ang.cos()[:, None, :], ang.sin()[:, None, :]          # [T, 1, D/2]
+        xf = x.float()
+        if gptj:
+            a, b = xf[..., 0::2], xf[..., 1::2]
+            return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2).to(x.dtype)
+        a, b = xf[..., : d // 2], xf[..., d // 2:]
+        return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1).to(x.dtype)
+    return rope
+
+
+def rope(gptj, compiled):
+    t, h, d = 4096, 32, 128
+    x, pos = rnd(t, h, d), torch.arange(t, device="cuda", dtype=torch.int32)
+    f = rope_fn(gptj)
+    if compiled:
+        f = torch.compile(f)
+    return (lambda: f(x, pos, 500000.0)), 4 * t * h * d + 4 * t, 0
+
+
+def silu_mul():
+    n = 1 << 27
+    g, u = rnd(n), rnd(n)
+    return (lambda: F.silu(g) * u), 6 * n, 0
+
+
+def argmax():
+    x = rnd(1, 128256, dtype=torch.float32)
+    return (lambda: torch.argmax(x, dim=-1)), 4 * 128256 + 4, 0
+
+
+def gemm(dtype, m, n, k):
+    a, b = rnd(m, k, dtype=dtype), rnd(k, n, dtype=dtype)
+    return (lambda: torch.matmul(a, b)), 2 * (m * k + k * n + m * n), 2 * m * n * k
+
+
+def cases(compile_ok):
+    yield "saxpy_f32_2^28", "torch", saxpy
+    yield "reduce_sum_f32_2^28", "torch", reduce_sum
+    yield "softmax_f16_8192x8192", "torch", softmax
+    yield "rmsnorm_f16_8192x8192", "torch", rmsnorm
+    yield "add_rmsnorm_f16_8192x8192", "torch", add_rmsnorm
+    yield "gemv_f16_14336x4096", "torch", lambda: gemv(torch.float16)
+    yield "gemv_bf16_14336x4096", "torch", lambda: gemv(torch.bfloat16)
+    yield "gemv_batch8_f16_14336x4096", "torch", lambda: gemv(torch.float16, 8)
+    yield "sdpa_decode_b1_l8192", "torch", lambda: sdpa(1, 8192)
+    yield "sdpa_decode_b4_l8192", "torch", lambda: sdpa(4, 8192)
+    yield "sdpa_decode_b1_l32768", "torch", lambda: sdpa(1, 32768)
+    yield "rope_neox_t4096_h32_d128", "torch", lambda: rope(False, False)
+    if compile_ok:
+        yield "rope_neox_t4096_h32_d128", "torch.compile", lambda: rope(False, True)
+    yield "rope_gptj_t4096_h32_d128", "torch", lambda: rope(True, False)
+    if compile_ok:
+        yield "rope_gptj_t4096_h32_d128", "torch.compile", lambda: rope(True, True)
+    yield "silu_mul_f16_2^27", "torch", silu_mul
+    yield "argmax_f32_1x128256", "torch", argmax
+    for dt, dn in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
+        for s in (4096, 8192):
+            yield f"gemm_{dn}_{s}^3", "cublas", (lambda dt=dt, s=s: gemm(dt, s, s, s))
+    for m in (16, 32, 64, 128):
+        for n, k in ((14336, 4096), (4096, 14336)):
+            yield f"gemm_f16_m{m}_n{n}_k{k}", "cublas", (lambda m=m, n=n, k=k: gemm(torch.float16, m, n, k))
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=50)
-    runs = ap.parse_args().runs
-    dev = torch.device("cuda")
-    nbytes = 1 << 30
-    src = torch.empty(nbytes, dtype=torch.uint8, device=dev)
-    dst = torch.empty_like(src)
-    ms = timed(lambda: dst.copy_(src), runs)
-    copy = 2 * nbytes / (ms * 1e6)
-    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}")
-    print(f"copy         {ms:10.3f} ms {copy:9.0f} GB/s  (1 GiB device-to-device, read+write)")
-
-    rows = cols = 8192
-    x = torch.randn(rows, cols, device=dev, dtype=torch.float16)
-    w = torch.randn(cols, device=dev, dtype=torch.float16)
-    n = 1 << 28
-    xs = torch.randn(n, device=dev, dtype=torch.float32)
-    ys = torch.randn(n, device=dev, dtype=torch.float32)
-    cases = [
-        ("saxpy", lambda: ys.add_(xs, alpha=2.0), 12.0 * n),
-        ("reduce_sum", lambda: xs.sum(), 4.0 * n),
-        ("softmax_f16", lambda: torch.softmax(x, dim=-1), 4.0 * rows * cols),
-    ]
-    if hasattr(torch.nn.functional, "rms_norm"):
-        cases.append(("rmsnorm", lambda: torch.nn.functional.rms_norm(x, (cols,), w, 1e-6),
-                      4.0 * rows * cols + 2.0 * cols))
-    print(f"{'kernel':12s} {'median ms':>10s} {'GB/s':>9s} {'x copy':>7s}")
-    for name, fn, nb in cases:
-        ms = timed(fn, runs)
-        gbps = nb / (ms * 1e6)
-        print(f"{name:12s} {ms:10.3f} {gbps:9.0f} {gbps / copy:7.2f}")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--budget", type=float, default=200.0, help="ms of timed passes per row (adaptive runs)")
+    ap.add_argument("--runs", type=int, default=0, help="fixed number of timed passes")
+    ap.add_argument("--no-flush", action="store_true", help="leave the L2 warm between passes")
+    ap.add_argument("--only", default="*", help="shell pattern over bench names")
+    ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile rows")
+    ap.add_argument("--json", help="also write the results as JSON to this file")
+    a = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    timer = Timer(a.budget, a.runs, not a.no_flush)
+    copy = copy_bandwidth()
+    dev = torch.cuda.get_device_name()
+    print(f"device: {dev}; torch {torch.__version__}; copy bandwidth {copy:.0f} GB/s "
+          f"(device-to-device, read+write, median of 20)")
+    print("timing: CUDA events around each pass; "
+          + ("L2 flushed before each pass (write then read of 2 x L2, outside the timed region)"
+             if timer.flush else "L2 warm (not flushed: --no-flush)")
+          + "; median, min, max of the passes after warm-up")
+    width = 32
+    print(f"{'bench':{width}s} {'peer':13s} {'median ms':>10s} {'min ms':>10s} {'max ms':>10s} {'GB/s':>8s} "
+          f"{'x copy':>7s} {'TFLOP/s':>8s} {'runs':>5s}")
+    rows, failed = [], 0
+    for name, peer, make in cases(not a.no_compile):
+        if not fnmatch.fnmatch(name, a.only):
+            continue
+        row, fn = {"bench": name, "peer": peer}, None
+        try:
+            fn, nbytes, flops = make()
+            med, lo, hi, runs = timer.time(fn)
+            gbps = nbytes / (med * 1e6)
+            row.update(median_ms=med, min_ms=lo, max_ms=hi, runs=runs, bytes=nbytes, gbps=gbps, x_copy=gbps / copy,
+                       flops=flops or None, tflops=flops / (med * 1e9) if flops else None, status="ok")
+            tf = f"{row['tflops']:.2f}" if flops else "-"
+            print(f"{name:{width}s} {peer:13s} {med:10.4f} {lo:10.4f} {hi:10.4f} {gbps:8.0f} {gbps / copy:7.3f} "
+                  f"{tf:>8s} {runs:5d}", flush=True)
+        except Exception as e:  # a peer that cannot run here is reported, the others still run
+            failed += 1
+            msg = f"{type(e).__name__}: {e}".splitlines()[0][:200]
+            row.update(status="error", error=msg)
+            print(f"{name:{width}s} {peer:13s} ERROR: {msg}", flush=True)
+        rows.append(row)
+        fn = None  # free this case's tensors before the next is made
+        torch.cuda.empty_cache()
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"device": dev, "torch": torch.__version__, "copy_gbps": copy, "l2_flush": timer.flush,
+                       "l2_flush_bytes": 2 * timer.flush_bytes if timer.flush else 0, "results": rows}, f, indent=1)
+    return 1 if rows and failed == len(rows) else 0  # a peer that cannot run here is a row, not a failure
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

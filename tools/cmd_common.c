@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "../ir/numeric.h"
 #include "fill.h"
 #include "npy.h"
 
@@ -55,7 +56,7 @@ static bool only_define_errors(const kf_diags *d)
     return true;
 }
 
-int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs, kf_module **out)
+int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs, kf_opt_level opt, kf_module **out)
 {
     *out = NULL;
     char *src;
@@ -65,7 +66,7 @@ int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs
         fprintf(stderr, "kforge %s: error: %s\n", cmd, err.msg);
         return KF_EXIT_USAGE;
     }
-    kf_compile_opts opts = {defs ? defs->data : NULL, defs ? (uint32_t)defs->len : 0};
+    kf_compile_opts opts = {defs ? defs->data : NULL, defs ? (uint32_t)defs->len : 0, opt};
     kf_module *m = NULL;
     kf_status st = kf_compile(path, src, len, &opts, &m);
     free(src);
@@ -88,6 +89,14 @@ int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs
     }
     *out = m;
     return KF_EXIT_OK;
+}
+
+bool kf_cli_opt_level(const char *s, kf_opt_level *opt)
+{
+    if (!strcmp(s, "-O0")) *opt = KF_OPT_O0;
+    else if (!strcmp(s, "-O1")) *opt = KF_OPT_O1;
+    else return false;
+    return true;
 }
 
 const kf_ir_kernel *kf_cli_pick_kernel(const kf_module *m, const char *name, const char *cmd)
@@ -247,6 +256,11 @@ static kf_status bind_buffer(const kf_ir_param *p, const char *spec, const char 
     size_t eb = kf_type_elem_bytes(param_elem(p));
     if (fs.count > SIZE_MAX / eb / 2)
         return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': %llu elements is too many", p->name, (unsigned long long)fs.count);
+    if (in->gens) {   /* deferred: made on the device by kf_cli_buffer_make */
+        in->gens[i] = fs;
+        in->elems[i] = (size_t)fs.count;
+        return KF_OK;
+    }
     in->host[i] = malloc((size_t)fs.count * eb);
     if (!in->host[i])
         return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': cannot allocate %llu elements", p->name, (unsigned long long)fs.count);
@@ -268,8 +282,8 @@ static kf_status bind_scalar(const kf_ir_param *p, const char *spec, kf_cli_inpu
     return kf_value_parse(spec, p->type, p->name, &in->values[i], err);
 }
 
-kf_status kf_cli_inputs_make(const kf_ir_kernel *k, const kf_cli_binding *b, size_t nb,
-                             const char *base_dir, kf_cli_inputs *in, kf_error *err)
+static kf_status inputs_make(const kf_ir_kernel *k, const kf_cli_binding *b, size_t nb, const char *base_dir,
+                             bool deferred, kf_cli_inputs *in, kf_error *err)
 {
     memset(in, 0, sizeof *in);
     kf_status st = check_names(k, b, nb, err);
@@ -278,7 +292,9 @@ kf_status kf_cli_inputs_make(const kf_ir_kernel *k, const kf_cli_binding *b, siz
     in->values = calloc(k->nparams + 1, sizeof *in->values);
     in->host = calloc(k->nparams + 1, sizeof *in->host);
     in->elems = calloc(k->nparams + 1, sizeof *in->elems);
-    if (!in->values || !in->host || !in->elems) return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
+    in->gens = deferred ? calloc(k->nparams + 1, sizeof *in->gens) : NULL;
+    if (!in->values || !in->host || !in->elems || (deferred && !in->gens))
+        return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
     for (uint32_t i = 0; i < k->nparams && st == KF_OK; i++) {
         const kf_ir_param *p = &k->params[i];
         const kf_cli_binding *hit = NULL;
@@ -299,13 +315,44 @@ kf_status kf_cli_inputs_make(const kf_ir_kernel *k, const kf_cli_binding *b, siz
     return st;
 }
 
+kf_status kf_cli_inputs_make(const kf_ir_kernel *k, const kf_cli_binding *b, size_t nb,
+                             const char *base_dir, kf_cli_inputs *in, kf_error *err)
+{
+    return inputs_make(k, b, nb, base_dir, false, in, err);
+}
+
+kf_status kf_cli_inputs_make_deferred(const kf_ir_kernel *k, const kf_cli_binding *b, size_t nb,
+                                      const char *base_dir, kf_cli_inputs *in, kf_error *err)
+{
+    return inputs_make(k, b, nb, base_dir, true, in, err);
+}
+
 void kf_cli_inputs_free(kf_cli_inputs *in)
 {
     for (uint32_t i = 0; in->host && i < in->n; i++) free(in->host[i]);
+    free(in->gens);
     free(in->host);
     free(in->values);
     free(in->elems);
     memset(in, 0, sizeof *in);
+}
+
+int kf_cli_scalar_u64(const kf_ir_kernel *k, const kf_cli_inputs *in, const char *name, size_t len, uint64_t *value,
+                      kf_error *err)
+{
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        const kf_ir_param *p = &k->params[i];
+        if (strlen(p->name) != len || strncmp(p->name, name, len)) continue;
+        if (p->type.kind != KF_TK_SCALAR || !kf_type_is_int(p->type)) return 0;
+        int64_t v = kf_bits_to_i64((kf_scalar)p->type.scalar, in->values[i].lane[0]);
+        if (kf_type_is_signed(p->type) && v < 0) {
+            kf_error_set(err, KF_ERR_USAGE, "'%s' is negative (%lld)", p->name, (long long)v);
+            return -1;
+        }
+        *value = (uint64_t)v;
+        return 1;
+    }
+    return 0;
 }
 
 kf_status kf_cli_launch_count(const kf_ir_kernel *k, const kf_cli_inputs *in, uint64_t given, const char *how,
@@ -340,12 +387,68 @@ kf_status kf_cli_devargs_make(kf_device *dev, const kf_ir_kernel *k, const kf_cl
         const kf_ir_param *p = &k->params[i];
         out->args[i].value = in->values[i];
         if (p->type.kind != KF_TK_BUFFER) continue;
-        kf_type elem = param_elem(p);
-        kf_status st = kf_buffer_create(dev, elem, in->elems[i], &out->args[i].buf, err);
-        if (st == KF_OK && in->elems[i])
-            st = kf_buffer_upload(out->args[i].buf, in->host[i], in->elems[i] * kf_type_elem_bytes(elem), err);
+        kf_status st = kf_cli_buffer_make(dev, param_elem(p), in->elems[i], in->host[i], in->gens ? &in->gens[i] : NULL,
+                                          &out->args[i].buf, err);
         if (st != KF_OK) return param_error(err, st, p->name);
     }
+    return KF_OK;
+}
+
+/* Fills b (elems of elem) with rand(N, SEED): the first tile as kf_fill
+ * makes it, uploaded, then doubled by device copies until b is full. */
+static kf_status fill_tiled(kf_device *dev, kf_buffer *b, kf_type elem, size_t elems, const kf_fill_spec *gen, kf_error *err)
+{
+    size_t eb = kf_type_elem_bytes(elem), tile = KF_CLI_TILE_BYTES / eb;
+    if (tile > elems) tile = elems;
+    void *host = malloc(tile * eb);
+    if (!host) return kf_error_set(err, KF_ERR_NOMEM, "out of memory for a %zu-byte tile", tile * eb);
+    kf_fill(host, elem, tile, gen);
+    kf_buffer *src = NULL, *dst = NULL;
+    kf_status st = kf_buffer_view(b, 0, tile, &src, err);
+    if (st == KF_OK) st = kf_buffer_upload(src, host, tile * eb, err);
+    kf_buffer_destroy(src);
+    free(host);
+    size_t have = tile;
+    while (st == KF_OK && have < elems) {
+        size_t n = elems - have < have ? elems - have : have;
+        src = dst = NULL;
+        st = kf_buffer_view(b, 0, n, &src, err);
+        if (st == KF_OK) st = kf_buffer_view(b, have, n, &dst, err);
+        if (st == KF_OK) st = kf_buffer_copy(dst, src, n * eb, KF_DISPATCH_ASYNC, NULL, err);
+        kf_buffer_destroy(dst);
+        kf_buffer_destroy(src);
+        have += n;
+    }
+    return st == KF_OK ? kf_device_sync(dev, err) : st;
+}
+
+kf_status kf_cli_buffer_make(kf_device *dev, kf_type elem, size_t elems, const void *host, const kf_fill_spec *gen,
+                             kf_buffer **out, kf_error *err)
+{
+    *out = NULL;
+    kf_buffer *b;
+    kf_status st = kf_buffer_create(dev, elem, elems, &b, err);
+    if (st != KF_OK || !elems) {
+        *out = st == KF_OK ? b : NULL;
+        return st;
+    }
+    size_t bytes = elems * kf_type_elem_bytes(elem);
+    void *made = NULL;
+    if (!host && gen && gen->count && gen->kind == KF_FILL_RAND) {
+        st = fill_tiled(dev, b, elem, elems, gen, err);
+    } else if (!host && gen && gen->count && gen->kind == KF_FILL_IOTA) {
+        made = malloc(bytes);
+        if (!made) st = kf_error_set(err, KF_ERR_NOMEM, "out of memory for %zu elements", elems);
+        else kf_fill(made, elem, elems, gen);
+        host = made;
+    }
+    if (st == KF_OK && host) st = kf_buffer_upload(b, host, bytes, err);
+    free(made);
+    if (st != KF_OK) {
+        kf_buffer_destroy(b);
+        return st;
+    }
+    *out = b;
     return KF_OK;
 }
 
@@ -370,6 +473,104 @@ void kf_cli_devargs_free(kf_cli_devargs *a)
         if (a->args[i].buf) kf_buffer_destroy(a->args[i].buf);
     free(a->args);
     memset(a, 0, sizeof *a);
+}
+
+/* ---- the arguments of commands that run a kernel (run, bench) -------------- */
+
+bool kf_cli_binding_split(char *s, kf_cli_binding *b)
+{
+    char *eq = strchr(s, '=');
+    if (!eq || eq == s || !eq[1]) return false;
+    *eq = 0;
+    b->name = s;
+    b->spec = eq + 1;
+    return true;
+}
+
+bool kf_cli_dims_parse(const char *s, uint32_t out[3])
+{
+    out[0] = out[1] = out[2] = 1;
+    for (int d = 0; d < 3; d++) {
+        size_t n = strcspn(s, ",");
+        uint64_t v;
+        if (!kf_value_parse_u64(s, n, &v) || !v || v > UINT32_MAX) return false;
+        out[d] = (uint32_t)v;
+        if (!s[n]) return true;
+        s += n + 1;
+    }
+    return false;
+}
+
+typedef struct {
+    kf_cli_kernel_args *a;
+    const char *cmd, *usage;
+} kernel_opt_ctx;
+
+static int kernel_value_opt(void *ctx, const char *opt, char *val)
+{
+    kernel_opt_ctx *c = ctx;
+    kf_cli_kernel_args *a = c->a;
+    kf_error err = {0};
+    uint64_t v = 0;
+    if (!strcmp(opt, "-k")) {
+        a->kernel = val;
+    } else if (!strcmp(opt, "-D")) {
+        if (!kf_cli_define_add(&a->defs, val, &err)) return kf_cli_usage_error(c->cmd, c->usage, "%s", err.msg);
+    } else if (!strcmp(opt, "--count")) {
+        if (!kf_value_parse_u64(val, strlen(val), &v) || !v)
+            return kf_cli_usage_error(c->cmd, c->usage, "bad --count '%s': expected a positive integer (%s)", val,
+                                      KF_NUMBER_SYNTAX);
+        a->count = v;
+    } else if (!strcmp(opt, "--shared")) {
+        if (!kf_value_parse_u64(val, strlen(val), &v) || v > UINT32_MAX)
+            return kf_cli_usage_error(c->cmd, c->usage, "bad --shared '%s': expected bytes of dynamic shared memory, "
+                                      "0 to 4294967295 (%s)", val, KF_NUMBER_SYNTAX);
+        a->launch.dyn_shared = (uint32_t)v;
+    } else if (!kf_cli_dims_parse(val, !strcmp(opt, "--grid") ? a->launch.grid : a->launch.block)) {
+        return kf_cli_usage_error(c->cmd, c->usage, "bad %s '%s': expected X[,Y[,Z]] with positive integers (%s)", opt,
+                                  val, KF_NUMBER_SYNTAX);
+    }
+    return KF_EXIT_OK;
+}
+
+int kf_cli_kernel_arg(int argc, char **argv, int *i, kf_cli_kernel_args *a, const char *cmd, const char *usage)
+{
+    static const char *const vopts[] = {"-k", "-D", "--count", "--grid", "--block", "--shared"};
+    kernel_opt_ctx ctx = {a, cmd, usage};
+    int matched = kf_cli_value_opts(argc, argv, i, vopts, sizeof vopts / sizeof vopts[0], cmd, kernel_value_opt, &ctx);
+    if (matched) return matched;
+    char *s = argv[*i];
+    if (kf_cli_opt_level(s, &a->opt)) {
+        ++*i;
+        return 1;
+    }
+    if (s[0] == '-' || !strchr(s, '=')) return 0;
+    kf_cli_binding b;
+    if (!kf_cli_binding_split(s, &b)) {
+        kf_cli_usage_error(cmd, usage, "bad argument '%s': expected NAME=VALUE", s);
+        return -1;
+    }
+    if (!KF_VEC_PUSH(&a->binds, b)) {
+        fprintf(stderr, "kforge %s: error: out of memory\n", cmd);
+        return -1;
+    }
+    ++*i;
+    return 1;
+}
+
+int kf_cli_kernel_args_check(const kf_cli_kernel_args *a, const kf_ir_kernel *k, const char *cmd, const char *usage)
+{
+    bool grid = a->launch.grid[0] != 0;
+    if (a->count && (k->sched.ngrid || grid))
+        return kf_cli_usage_error(cmd, usage, "--count %llu has no effect: kernel '%s' has a grid %s",
+                                  (unsigned long long)a->count, k->name, grid ? "from --grid" : "in its @schedule");
+    return KF_EXIT_OK;
+}
+
+void kf_cli_kernel_args_free(kf_cli_kernel_args *a)
+{
+    KF_VEC_FREE(&a->defs);
+    KF_VEC_FREE(&a->binds);
 }
 
 /* ---- option scanning ----------------------------------------------------- */

@@ -11,6 +11,7 @@
 
 #include "../runtime/device.h"
 #include "cli.h"
+#include "fill.h"
 
 /* -D NAME=VALUE list (the strings point into argv or a case file). */
 typedef KF_VEC(kf_define) kf_cli_defines;
@@ -21,11 +22,15 @@ bool kf_cli_define_add(kf_cli_defines *defs, char *text, kf_error *err);
 /* Most bytes of a .kf source file. */
 #define KF_SOURCE_MAX (UINT64_C(64) << 20)
 
-/* Reads and compiles path for subcommand cmd. On source errors prints the
+/* Reads and compiles path for subcommand cmd at optimisation level opt
+ * (-O0 / -O1). On source errors prints the
  * rendered diagnostics to stderr and returns KF_EXIT_FAIL; an unreadable
  * file, or -D overrides that are the only errors (no such constant, a bad
  * value), are KF_EXIT_USAGE. *out is set only on success (kf_module_free). */
-int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs, kf_module **out);
+int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs, kf_opt_level opt, kf_module **out);
+
+/* Reads -O0 / -O1 into *opt; false when s is neither. */
+bool kf_cli_opt_level(const char *s, kf_opt_level *opt);
 
 /* Renders d (diagnostics about m's source) to stderr with source excerpts. */
 void kf_cli_print_diags(const kf_diags *d, const kf_module *m);
@@ -60,6 +65,7 @@ typedef struct {
     kf_value *values;    /* scalars/vectors (buffers: type only) */
     void **host;         /* buffers: initial contents (heap), else NULL */
     size_t *elems;       /* buffers: element count */
+    kf_fill_spec *gens;  /* deferred inputs only: a generator's spec (count > 0), host NULL */
 } kf_cli_inputs;
 
 /* Builds the inputs of k from bindings: every parameter must be bound
@@ -67,7 +73,19 @@ typedef struct {
  * (KF_ERR_USAGE / KF_ERR_IO) name the parameter and what was expected. */
 kf_status kf_cli_inputs_make(const kf_ir_kernel *k, const kf_cli_binding *b, size_t nb,
                              const char *base_dir, kf_cli_inputs *in, kf_error *err);
+/* The same, but buffers given by a generator (zeros, rand, iota) are not
+ * made on the host: their spec is kept in in->gens[i] and they are made on
+ * the device by kf_cli_devargs_make / kf_cli_buffer_make (kforge bench:
+ * inputs of hundreds of MB). */
+kf_status kf_cli_inputs_make_deferred(const kf_ir_kernel *k, const kf_cli_binding *b, size_t nb,
+                                      const char *base_dir, kf_cli_inputs *in, kf_error *err);
 void kf_cli_inputs_free(kf_cli_inputs *in);
+
+/* The value of k's integer scalar parameter `name` (len bytes) as bound in
+ * in: 1 and *value, 0 when k has no such integer scalar, -1 (err set)
+ * when it is negative. */
+int kf_cli_scalar_u64(const kf_ir_kernel *k, const kf_cli_inputs *in, const char *name, size_t len, uint64_t *value,
+                      kf_error *err);
 
 /* The element count a launch of k runs over: 0 when its schedule has a
  * grid; else `given` when not 0, else the length of the first buffer
@@ -84,9 +102,49 @@ typedef struct {
 
 kf_status kf_cli_devargs_make(kf_device *dev, const kf_ir_kernel *k, const kf_cli_inputs *in,
                               kf_cli_devargs *out, kf_error *err);
+/* Bytes of rand() data a deferred input generates on the host; the rest
+ * of the buffer repeats it (device copies). */
+#define KF_CLI_TILE_BYTES ((size_t)8 << 20)
+
+/* A buffer of `elems` elements of elem on dev holding `host` (elems
+ * elements), or, with host NULL, what gen says: zeros (or no gen) as
+ * created; iota made on the host and uploaded; rand its first
+ * KF_CLI_TILE_BYTES exactly as kf_fill makes them, then that tile repeated
+ * by device-to-device copies (a benchmark's input, not run's stream). */
+kf_status kf_cli_buffer_make(kf_device *dev, kf_type elem, size_t elems, const void *host, const kf_fill_spec *gen,
+                             kf_buffer **out, kf_error *err);
 /* Downloads buffer parameter i into a new heap block of its full size. */
 kf_status kf_cli_devargs_read(const kf_cli_devargs *a, uint32_t i, void **data, size_t *bytes, kf_error *err);
 void kf_cli_devargs_free(kf_cli_devargs *a);
+
+/* Parses "X[,Y[,Z]]" (positive u32, numbers as KF_NUMBER_SYNTAX; missing
+ * ones 1), the form of --grid and --block. */
+bool kf_cli_dims_parse(const char *s, uint32_t out[3]);
+
+/* Splits "NAME=SPEC" in place; false when there is no name or no spec. */
+bool kf_cli_binding_split(char *s, kf_cli_binding *b);
+
+/* The arguments every command that runs a kernel takes (run, bench); the
+ * FILE and the backend are each command's own. */
+typedef struct {
+    const char *kernel;                 /* -k KERNEL */
+    kf_cli_defines defs;                /* -D NAME=VALUE */
+    kf_opt_level opt;                   /* -O0 / -O1 */
+    KF_VEC(kf_cli_binding) binds;       /* NAME=SPEC (the strings point into argv) */
+    uint64_t count;                     /* --count N; 0: the default */
+    kf_launch launch;                   /* --grid X,Y,Z --block X,Y,Z --shared BYTES; zeros: the schedule's */
+} kf_cli_kernel_args;
+
+/* If argv[*i] is one of those arguments (-k, -D, --count, --grid, --block,
+ * --shared with their value, -O0 / -O1, or a NAME=SPEC word), consumes it into a and
+ * returns 1; returns 0 when it is none of them (another option or a word
+ * without '='), -1 after printing a usage error for cmd with usage. */
+int kf_cli_kernel_arg(int argc, char **argv, int *i, kf_cli_kernel_args *a, const char *cmd, const char *usage);
+/* Checks a against the kernel chosen: --count with a grid (from the
+ * schedule or --grid) would have no effect. Prints the usage error and
+ * returns its status, else KF_EXIT_OK. */
+int kf_cli_kernel_args_check(const kf_cli_kernel_args *a, const kf_ir_kernel *k, const char *cmd, const char *usage);
+void kf_cli_kernel_args_free(kf_cli_kernel_args *a);
 
 /* Backend names ("cpu", "cuda", "ptx"). */
 const char *kf_cli_backend_name(kf_backend b);

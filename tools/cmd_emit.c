@@ -3,7 +3,8 @@
  * the one chosen with -k. -g adds line info (.loc / #line back to the .kf
  * source). --verify assembles the PTX with ptxas for --arch and reports its
  * errors at .kf lines; --stats also prints registers, shared memory and
- * spills per kernel to stderr. Output goes to stdout or -o OUT. */
+ * spills per kernel to stderr. -O0 emits the IR as lowered (no optimiser).
+ * Output goes to stdout or -o OUT. */
 #include <string.h>
 
 #include "../emit/emit.h"
@@ -11,7 +12,8 @@
 #include "cmd_common.h"
 
 static const char usage[] =
-    "kforge emit [--target ptx|cuda|ir] [--arch sm_90] [-D NAME=VALUE]... [-g] [-k KERNEL] [-o OUT] [--verify] [--stats] FILE";
+    "kforge emit [--target ptx|cuda|ir] [--arch sm_90] [-D NAME=VALUE]... [-O0|-O1] [-g] [-k KERNEL] [-o OUT] [--verify]\n"
+    "            [--stats] FILE";
 
 typedef enum { TARGET_PTX, TARGET_CUDA, TARGET_IR } emit_target;
 
@@ -19,6 +21,7 @@ typedef struct {
     emit_target target;
     uint32_t arch;
     bool lineinfo, verify, stats;
+    kf_opt_level opt;
     const char *kernel, *out, *file;
     kf_cli_defines defs;
 } emit_args;
@@ -67,6 +70,7 @@ static int parse_args(int argc, char **argv, emit_args *a)
         const char *s = argv[i++];
         if (!strcmp(s, "-g") || !strcmp(s, "--lineinfo")) a->lineinfo = true;
         else if (!strcmp(s, "--verify")) a->verify = true;
+        else if (kf_cli_opt_level(s, &a->opt)) continue;
         else if (!strcmp(s, "--stats")) a->stats = a->verify = true;
         else if (s[0] == '-' && s[1]) return kf_cli_usage_error("emit", usage, "unknown option '%s'", s);
         else if (a->file) return kf_cli_usage_error("emit", usage, "expected one FILE, got '%s' and '%s'", a->file, s);
@@ -166,7 +170,7 @@ int kf_cmd_emit(int argc, char **argv)
     if (kf_cli_help(argc, argv, usage)) return KF_EXIT_OK;
     int rc = parse_args(argc, argv, &a);
     kf_module *m = NULL;
-    if (rc == KF_EXIT_OK) rc = kf_cli_compile("emit", a.file, &a.defs, &m);
+    if (rc == KF_EXIT_OK) rc = kf_cli_compile("emit", a.file, &a.defs, a.opt, &m);
     const kf_ir_kernel *k = NULL;
     if (rc == KF_EXIT_OK && a.kernel && !(k = kf_cli_pick_kernel(m, a.kernel, "emit"))) rc = KF_EXIT_USAGE;
     kf_buf out = {0};

@@ -3,8 +3,10 @@
  * dispatch once on the chosen backend (cpu by default) and write -o
  * NAME=out.npy files. Without -o, the first elements of every writable
  * buffer are printed. A kernel whose schedule has no grid runs over --count
- * elements (default: the length of its first buffer). --shared BYTES gives
- * the dynamic shared memory (overriding the schedule's `shared = EXPR`). */
+ * elements (default: the length of its first buffer); --grid, --block and
+ * --shared override the schedule's launch shape; -O0 runs the IR as lowered,
+ * without the optimiser (the reference for its bugs). The arguments shared
+ * with `kforge bench` are parsed by kf_cli_kernel_arg (cmd_common.c). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,57 +16,29 @@
 #include "npy.h"
 
 static const char usage[] =
-    "kforge run FILE [-k KERNEL] [--backend cpu|cuda|ptx] [-D NAME=VALUE]... [--count N] [--shared BYTES] [--time]\n"
+    "kforge run FILE [-k KERNEL] [--backend cpu|cuda|ptx] [-D NAME=VALUE]... [-O0|-O1] [--count N] [--time]\n"
+    "           [--grid X[,Y,Z]] [--block X[,Y,Z]] [--shared BYTES]\n"
     "           [NAME=VALUE | NAME=@in.npy | NAME=zeros(N) | NAME=rand(N,SEED) | NAME=iota(N)]...\n"
     "           [-o NAME=out.npy]...";
 
 typedef struct {
-    const char *file, *kernel;
+    const char *file;
     kf_backend backend;
-    uint64_t count;
-    uint32_t shared;    /* --shared: dynamic shared-memory bytes (0: the schedule's) */
     bool time;
-    kf_cli_defines defs;
-    KF_VEC(kf_cli_binding) binds;
+    kf_cli_kernel_args k;               /* -k, -D, -O0/-O1, --count, --grid, --block, --shared, NAME=SPEC */
     KF_VEC(kf_cli_binding) outs;
 } run_args;
-
-static bool split_binding(char *s, kf_cli_binding *b)
-{
-    char *eq = strchr(s, '=');
-    if (!eq || eq == s || !eq[1]) return false;
-    *eq = 0;
-    b->name = s;
-    b->spec = eq + 1;
-    return true;
-}
 
 static int value_opt(void *args, const char *opt, char *val)
 {
     run_args *a = args;
-    kf_error err = {0};
     kf_cli_binding b;
-    if (!strcmp(opt, "-k")) a->kernel = val;
-    else if (!strcmp(opt, "--backend")) {
+    if (!strcmp(opt, "--backend")) {
         if (!kf_cli_backend_parse(val, &a->backend))
             return kf_cli_usage_error("run", usage, "unknown backend '%s': expected cpu, cuda or ptx", val);
-    } else if (!strcmp(opt, "-D")) {
-        if (!kf_cli_define_add(&a->defs, val, &err)) return kf_cli_usage_error("run", usage, "%s", err.msg);
-    } else if (!strcmp(opt, "--count")) {
-        uint64_t c = 0;
-        if (!kf_value_parse_u64(val, strlen(val), &c) || !c)
-            return kf_cli_usage_error("run", usage, "bad --count '%s': expected a positive integer (%s)", val,
-                                      KF_NUMBER_SYNTAX);
-        a->count = c;
-    } else if (!strcmp(opt, "--shared")) {
-        uint64_t bytes = 0;
-        if (!kf_value_parse_u64(val, strlen(val), &bytes) || !bytes || bytes > UINT32_MAX)
-            return kf_cli_usage_error("run", usage,
-                                      "bad --shared '%s': expected bytes of dynamic shared memory, 1..4294967295 (%s)", val,
-                                      KF_NUMBER_SYNTAX);
-        a->shared = (uint32_t)bytes;
     } else {
-        if (!split_binding(val, &b)) return kf_cli_usage_error("run", usage, "bad output '%s': expected -o NAME=out.npy", val);
+        if (!kf_cli_binding_split(val, &b))
+            return kf_cli_usage_error("run", usage, "bad output '%s': expected -o NAME=out.npy", val);
         if (!KF_VEC_PUSH(&a->outs, b)) return KF_EXIT_RUNTIME;
     }
     return KF_EXIT_OK;
@@ -72,19 +46,16 @@ static int value_opt(void *args, const char *opt, char *val)
 
 static int parse_args(int argc, char **argv, run_args *a)
 {
-    static const char *const vopts[] = {"-k", "--backend", "-D", "--count", "--shared", "-o"};
+    static const char *const vopts[] = {"--backend", "-o"};
     for (int i = 0; i < argc;) {
-        int matched = kf_cli_value_opts(argc, argv, &i, vopts, sizeof vopts / sizeof vopts[0], "run", value_opt, a);
+        int matched = kf_cli_kernel_arg(argc, argv, &i, &a->k, "run", usage);
+        if (!matched) matched = kf_cli_value_opts(argc, argv, &i, vopts, sizeof vopts / sizeof vopts[0], "run", value_opt, a);
         if (matched < 0) return KF_EXIT_USAGE;
         if (matched) continue;
         char *s = argv[i++];
-        kf_cli_binding b;
         if (!strcmp(s, "--time")) a->time = true;
         else if (s[0] == '-' && s[1]) return kf_cli_usage_error("run", usage, "unknown option '%s'", s);
-        else if (strchr(s, '=')) {
-            if (!split_binding(s, &b)) return kf_cli_usage_error("run", usage, "bad argument '%s': expected NAME=VALUE", s);
-            if (!KF_VEC_PUSH(&a->binds, b)) return KF_EXIT_RUNTIME;
-        } else if (a->file) return kf_cli_usage_error("run", usage, "expected one FILE and NAME=VALUE arguments, got '%s'", s);
+        else if (a->file) return kf_cli_usage_error("run", usage, "expected one FILE and NAME=VALUE arguments, got '%s'", s);
         else a->file = s;
     }
     if (!a->file) return kf_cli_usage_error("run", usage, "expected a .kf FILE");
@@ -198,7 +169,8 @@ static int execute(const run_args *a, const kf_module *m, const kf_ir_kernel *k,
     if (st == KF_OK) st = kf_cli_devargs_make(dev, k, in, &da, &err);
     float ms = 0;
     if (st == KF_OK) {
-        kf_launch launch = {.count = count, .dyn_shared = a->shared};
+        kf_launch launch = a->k.launch;
+        launch.count = count;
         st = kf_dispatch(pipe, da.args, da.n, &launch, a->time ? KF_DISPATCH_TIMED : KF_DISPATCH_SYNC, &ms, &err);
     }
     int rc;
@@ -225,16 +197,14 @@ int kf_cmd_run(int argc, char **argv)
     const kf_ir_kernel *k = NULL;
     kf_cli_inputs in = {0};
     uint64_t count = 0;
-    if (rc == KF_EXIT_OK) rc = kf_cli_compile("run", a.file, &a.defs, &m);
-    if (rc == KF_EXIT_OK && !(k = kf_cli_pick_kernel(m, a.kernel, "run"))) rc = KF_EXIT_USAGE;
+    if (rc == KF_EXIT_OK) rc = kf_cli_compile("run", a.file, &a.k.defs, a.k.opt, &m);
+    if (rc == KF_EXIT_OK && !(k = kf_cli_pick_kernel(m, a.k.kernel, "run"))) rc = KF_EXIT_USAGE;
     if (rc == KF_EXIT_OK) rc = check_outputs(&a, k);
-    if (rc == KF_EXIT_OK && a.count && k->sched.ngrid)
-        rc = kf_cli_usage_error("run", usage, "--count %llu has no effect: kernel '%s' has a grid in its @schedule",
-                                (unsigned long long)a.count, k->name);
+    if (rc == KF_EXIT_OK) rc = kf_cli_kernel_args_check(&a.k, k, "run", usage);
     if (rc == KF_EXIT_OK) {
         kf_error err = {0};
-        kf_status st = kf_cli_inputs_make(k, a.binds.data, a.binds.len, NULL, &in, &err);
-        if (st == KF_OK) st = kf_cli_launch_count(k, &in, a.count, "--count N", &count, &err);
+        kf_status st = kf_cli_inputs_make(k, a.k.binds.data, a.k.binds.len, NULL, &in, &err);
+        if (st == KF_OK) st = kf_cli_launch_count(k, &in, a.k.count, "--count N", &count, &err);
         if (st != KF_OK) {
             fprintf(stderr, "kforge run: error: %s\n", err.msg);
             rc = kf_cli_exit_for(st);
@@ -243,8 +213,7 @@ int kf_cmd_run(int argc, char **argv)
     if (rc == KF_EXIT_OK) rc = execute(&a, m, k, &in, count);
     kf_cli_inputs_free(&in);
     kf_module_free(m);
-    KF_VEC_FREE(&a.defs);
-    KF_VEC_FREE(&a.binds);
+    kf_cli_kernel_args_free(&a.k);
     KF_VEC_FREE(&a.outs);
     return rc;
 }

@@ -9,7 +9,14 @@
  * malformed; the rest still run). PATH is a .case file or a directory of
  * them (default: kernels/cases, found from the working directory or next to
  * the kforge binary's source tree). --backend (repeatable) restricts the
- * backends. */
+ * backends. -O0 compiles the cases without the IR optimiser. --same-as-O0
+ * also runs each case on the CPU compiled at -O0 and at the chosen level
+ * and requires the same bits in every buffer afterwards (or the same
+ * error): one line per case,
+ *     SAME softmax_f16_64x1024 [cpu -O0]
+ *     FAIL saxpy_100000 [cpu -O0] y[17]: 0x3fa00000 at -O0, 0x3fa00001 optimised
+ * which catches an optimiser bug that every backend, reading the same
+ * optimised IR, would share. */
 #include <dirent.h>
 #include <math.h>
 #include <string.h>
@@ -21,13 +28,17 @@
 #include "golden_case.h"
 #include "npy.h"
 
-static const char usage[] = "kforge test [--backend cpu|cuda|ptx]... [PATH...]   (PATH: a .case file or a directory of them)";
+static const char usage[] =
+    "kforge test [--backend cpu|cuda|ptx]... [-O0|-O1] [--same-as-O0] [PATH...]   (PATH: a .case file or a directory of "
+    "them)";
 
 typedef struct {
     kf_device *dev[3];
     char reason[3][1100];   /* why a backend is unavailable ("" when open) */
     bool tried[3];
     unsigned only;          /* --backend mask (bit per kf_backend); 0 = all */
+    kf_opt_level opt;       /* -O0 / -O1 */
+    bool same_as_O0;        /* --same-as-O0 */
     unsigned passed, failed;
     bool bad_input;         /* a case or .npy file was unusable: exit 2 */
 } test_state;
@@ -184,19 +195,8 @@ static void prepared_free(const kf_case *c, prepared *pc)
 static bool size_lookup(void *ctx, const char *name, size_t len, uint64_t *value, kf_error *err)
 {
     const prepared *pc = ctx;
-    for (uint32_t i = 0; i < pc->k->nparams; i++) {
-        const kf_ir_param *p = &pc->k->params[i];
-        if (strlen(p->name) != len || strncmp(p->name, name, len)) continue;
-        if (p->type.kind != KF_TK_SCALAR || !kf_type_is_int(p->type)) break;
-        kf_scalar s = (kf_scalar)p->type.scalar;
-        int64_t v = kf_bits_to_i64(s, pc->in.values[i].lane[0]);
-        if (kf_type_is_signed(p->type) && v < 0) {
-            kf_error_set(err, KF_ERR_USAGE, "'%s' is negative (%lld)", p->name, (long long)v);
-            return false;
-        }
-        *value = (uint64_t)v;
-        return true;
-    }
+    int found = kf_cli_scalar_u64(pc->k, &pc->in, name, len, value, err);
+    if (found) return found > 0;
     kf_error_set(err, KF_ERR_USAGE, "'%.*s' is not an integer scalar parameter of kernel '%s'", (int)len, name,
                  pc->k->name);
     return false;
@@ -278,6 +278,86 @@ static bool run_on(const kf_case *c, const prepared *pc, kf_device *dev, const c
     return pass;
 }
 
+static kf_device *backend_device(test_state *ts, kf_backend b);
+
+/* ---- --same-as-O0: the optimised IR against the IR as lowered --------------- */
+
+/* Runs kernel k of m on the CPU with the case's inputs; every buffer
+ * afterwards in bufs[i] (bytes[i]), or the error. */
+static kf_status run_cpu(kf_device *dev, const kf_case *c, const prepared *pc, const kf_module *m,
+                         const kf_ir_kernel *k, void **bufs, size_t *bytes, kf_error *err)
+{
+    kf_pipeline *pipe = NULL;
+    kf_cli_devargs da = {0};
+    uint64_t count = 0;
+    kf_status st = kf_cli_launch_count(k, &pc->in, c->count, "a 'count N' line", &count, err);
+    if (st == KF_OK) st = kf_pipeline_create(dev, m, k, &pipe, err);
+    if (st == KF_OK) st = kf_cli_devargs_make(dev, k, &pc->in, &da, err);
+    if (st == KF_OK) {
+        kf_launch launch = {.count = count};
+        st = kf_dispatch(pipe, da.args, da.n, &launch, KF_DISPATCH_SYNC, NULL, err);
+    }
+    for (uint32_t i = 0; st == KF_OK && i < k->nparams; i++)
+        if (k->params[i].type.kind == KF_TK_BUFFER) st = kf_cli_devargs_read(&da, i, &bufs[i], &bytes[i], err);
+    kf_cli_devargs_free(&da);
+    if (pipe) kf_pipeline_destroy(pipe);
+    return st;
+}
+
+/* Why two runs' buffers differ ("" when they do not): the first element
+ * that differs, as bits. */
+static void buffer_difference(const kf_ir_kernel *k, void *const *b0, const size_t *n0, void *const *b1,
+                              const size_t *n1, char *why, size_t size)
+{
+    why[0] = 0;
+    for (uint32_t i = 0; i < k->nparams && !why[0]; i++) {
+        if (k->params[i].type.kind != KF_TK_BUFFER) continue;
+        unsigned by = kf_scalar_bytes[k->params[i].type.scalar];
+        if (n0[i] != n1[i]) {
+            snprintf(why, size, "%s: %zu bytes at -O0, %zu optimised", k->params[i].name, n0[i], n1[i]);
+            continue;
+        }
+        for (size_t e = 0; e + by <= n0[i] && !why[0]; e += by) {
+            uint64_t x = load_bits((const unsigned char *)b0[i] + e, by), y = load_bits((const unsigned char *)b1[i] + e, by);
+            if (x != y)
+                snprintf(why, size, "%s[%zu]: 0x%llx at -O0, 0x%llx optimised", k->params[i].name, e / by,
+                         (unsigned long long)x, (unsigned long long)y);
+        }
+    }
+}
+
+/* The case on the CPU at -O0 and at the chosen level: the same error, or
+ * the same bits in every buffer. Prints the SAME or FAIL line. */
+static bool same_as_O0(test_state *ts, const kf_case *c, const prepared *pc)
+{
+    kf_device *dev = backend_device(ts, KF_BACKEND_CPU);
+    kf_module *m0 = NULL;
+    kf_cli_defines defs = {0};
+    for (size_t i = 0; i < c->defines.len; i++) KF_VEC_PUSH(&defs, c->defines.data[i]);
+    int rc = dev ? kf_cli_compile("test", c->kf_file, &defs, KF_OPT_O0, &m0) : KF_EXIT_RUNTIME;
+    KF_VEC_FREE(&defs);
+    const kf_ir_kernel *k0 = m0 ? kf_module_kernel(m0, c->kernel) : NULL, *k1 = pc->k;
+    uint32_t np = k1->nparams;
+    void **b0 = calloc(np + 1, sizeof *b0), **b1 = calloc(np + 1, sizeof *b1);
+    size_t *n0 = calloc(np + 1, sizeof *n0), *n1 = calloc(np + 1, sizeof *n1);
+    char why[2200] = "cannot compile or run at -O0";
+    kf_error e0 = {0}, e1 = {0};
+    if (rc == KF_EXIT_OK && k0 && k0->nparams == np && b0 && b1 && n0 && n1) {
+        kf_status s0 = run_cpu(dev, c, pc, m0, k0, b0, n0, &e0), s1 = run_cpu(dev, c, pc, pc->m, k1, b1, n1, &e1);
+        if (s0 != s1 || (s0 != KF_OK && strcmp(e0.msg, e1.msg)))
+            snprintf(why, sizeof why, "at -O0: %s; optimised: %s", s0 ? e0.msg : "no error", s1 ? e1.msg : "no error");
+        else if (s0 == KF_OK) buffer_difference(k1, b0, n0, b1, n1, why, sizeof why);
+        else why[0] = 0;
+    }
+    if (why[0]) printf("FAIL %s [cpu -O0] %s\n", c->name, why);
+    else printf("SAME %s [cpu -O0]\n", c->name);
+    for (uint32_t i = 0; i < np; i++) free(b0 ? b0[i] : NULL), free(b1 ? b1[i] : NULL);
+    free(b0), free(b1), free(n0), free(n1);
+    kf_error_clear(&e0), kf_error_clear(&e1);
+    kf_module_free(m0);
+    return !why[0];
+}
+
 static kf_device *backend_device(test_state *ts, kf_backend b)
 {
     if (!ts->tried[b]) {
@@ -303,7 +383,7 @@ static bool prepare(test_state *ts, const kf_case *c, prepared *pc)
     kf_cli_inputs *in = &pc->in;
     kf_cli_defines defs = {0};
     for (size_t i = 0; i < c->defines.len; i++) KF_VEC_PUSH(&defs, c->defines.data[i]);
-    int rc = kf_cli_compile("test", c->kf_file, &defs, m);
+    int rc = kf_cli_compile("test", c->kf_file, &defs, ts->opt, m);
     KF_VEC_FREE(&defs);
     if (rc != KF_EXIT_OK) {
         printf("FAIL %s: %s does not compile\n", c->name, c->kf_file);
@@ -354,6 +434,10 @@ static int run_case(test_state *ts, const char *path)
             if (!dev) continue;
             fflush(stdout);
             if (run_on(&c, &pc, dev, kf_cli_backend_name((kf_backend)b))) ts->passed++;
+            else ts->failed++;
+        }
+        if (ts->same_as_O0 && !(c.backends && !(c.backends & 1u << KF_BACKEND_CPU))) {
+            if (same_as_O0(ts, &c, &pc)) ts->passed++;
             else ts->failed++;
         }
     }
@@ -439,6 +523,8 @@ static int parse_args(int argc, char **argv, test_state *ts, path_list *paths)
         if (o > 0 && !kf_cli_backend_parse(val, &b))
             return kf_cli_usage_error("test", usage, "unknown backend '%s': expected cpu, cuda or ptx", val);
         if (o > 0) ts->only |= 1u << b;
+        else if (kf_cli_opt_level(argv[i], &ts->opt)) i++;
+        else if (!strcmp(argv[i], "--same-as-O0")) ts->same_as_O0 = true, i++;
         else if (argv[i][0] == '-') return kf_cli_usage_error("test", usage, "unknown option '%s'", argv[i]);
         else if (!KF_VEC_PUSH(paths, argv[i++])) return KF_EXIT_RUNTIME;
     }

@@ -6,18 +6,29 @@
 #                                        carried test binaries run where CMocka is absent
 #   tools/gpu_check.sh [run] [BUILD]     on the GPU machine (carry BUILD), from the repo root:
 #       1. nvidia-smi and `kforge devices`
-#       2. ctest, every label (unit, golden, ptxas, nvrtc, gpu)
+#       2. ctest, every label (unit, golden, ptxas, nvrtc, gpu) but difftest
 #       3. `kforge test`: every golden case on every backend (cpu, cuda, ptx)
-#       4. `kforge bench`: device time, GB/s, ratio to copy, host cost, cold vs warm
-#       5. compute-sanitizer --tool memcheck over the golden cases (both GPU paths)
-#       6. tools/bench_torch.py: the PyTorch peer on the same shapes (if torch imports)
-#   and ends with a summary table. Logs go to $OUT (the device tool's folder) when
-#   set, else to a temporary directory. BUILD defaults to ./build.
+#       4. kforge-difftest: random programs on cpu, cuda and ptx, compared (failures
+#          shrunk and saved under $OUT/difftest)
+#       5. `kforge bench`: every library bench (kernels/bench) on both paths, then
+#          tools/bench_torch.py, the PyTorch/cuBLAS peer on the same shapes (if
+#          torch imports), both with --json (about 2-3 minutes together)
+#       6. compute-sanitizer --tool memcheck over the golden cases (both GPU paths)
+#   and ends with a summary: the steps, the kforge bench table, and both benches
+#   joined by name (tools/bench_join.py: x copy of each, speedup over the peer).
+#   Logs go to $OUT (the device tool's folder) when set, else to a temporary
+#   directory (bench.json and bench_torch.json among them). BUILD defaults to ./build.
 #
 # Environment: GPU_CHECK_SKIP="sanitizer torch ..." skips steps by name;
 # GPU_CHECK_STEP_TIMEOUT (seconds, default 240) bounds each step and
 # GPU_CHECK_BUDGET (default 560) the whole run, so it fits one 10-minute
 # device call; a step with no time left is reported as skipped.
+# The difftest step: GPU_CHECK_DIFFTEST_COUNT programs (default 5000; 10000
+# fits a call of its own: GPU_CHECK_SKIP="ctest test bench sanitizer torch"),
+# bounded by GPU_CHECK_DIFFTEST_TIMEOUT (default 300 s); GPU_CHECK_DIFFTEST_AVOID
+# names known bugs to steer around (kforge-difftest --avoid list; default none).
+# GPU_CHECK_BENCH_BUDGET (ms, default 150) is the device time each bench row
+# spends on timed passes (the number of passes adapts to the kernel's time).
 #
 # Typical use from the device tool (one call):
 #   locally:  tools/gpu_check.sh prepare build
@@ -50,6 +61,7 @@ export KF_SOURCE_DIR="$root"
 export PATH="$PATH:/usr/local/cuda/bin"
 kforge="$build/kforge"
 step_timeout=${GPU_CHECK_STEP_TIMEOUT:-240}
+bench_budget=${GPU_CHECK_BENCH_BUDGET:-150}   # ms of timed passes per bench row (kforge and torch)
 budget=${GPU_CHECK_BUDGET:-560}
 t_start=$(date +%s)
 skip=" ${GPU_CHECK_SKIP:-} "
@@ -85,9 +97,9 @@ cat "$logs/devices.txt"
 note devices "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -m1 -E "^GPU 0|kforge devices:" "$logs/devices.txt" | cut -c1-90)"
 
 if ! skipped ctest; then
-    echo "== ctest (all labels)"
+    echo "== ctest (all labels but difftest: step 4 runs the random programs on the GPU)"
     if command -v ctest >/dev/null; then
-        run_step "$logs/ctest.log" bash -c 'cd "$1" && ctest -V --timeout 300' _ "$build"
+        run_step "$logs/ctest.log" bash -c 'cd "$1" && ctest -V --timeout 300 -LE difftest' _ "$build"
         rc=$?
         line=$(grep -E 'tests passed|tests failed' "$logs/ctest.log" | tail -1)
     else
@@ -113,14 +125,38 @@ if ! skipped test; then
     note test "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(tail -n 1 "$logs/test.log"); skipped backends: $(grep -c '^skipped:' "$logs/test.log")"
 fi
 
-if ! skipped bench; then
-    echo "== kforge bench"
-    run_step "$logs/bench.txt" "$kforge" bench
+if ! skipped difftest; then
+    echo "== kforge-difftest (random programs: cpu vs cuda vs ptx)"
+    n=${GPU_CHECK_DIFFTEST_COUNT:-5000}
+    avoid=${GPU_CHECK_DIFFTEST_AVOID:-}
+    saved_timeout=$step_timeout
+    step_timeout=${GPU_CHECK_DIFFTEST_TIMEOUT:-300}
+    run_step "$logs/difftest.log" "$build/kforge-difftest" --seed "${GPU_CHECK_DIFFTEST_SEED:-1}" --count "$n" \
+        -j "$(nproc)" --timeout 200 --max-saves 10 --shrink-time 90 --save "$logs/difftest" ${avoid:+--avoid "$avoid"}
     rc=$?
-    met=$(grep -v '^kforge bench: warning' "$logs/bench.txt" | grep -ow 'met' | wc -l)
-    missed=$(grep -ow 'MISSED' "$logs/bench.txt" | wc -l)
+    step_timeout=$saved_timeout
+    note difftest "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -m1 '^difftest:' "$logs/difftest.log")"
+fi
+
+if ! skipped bench; then
+    echo "== kforge bench (kernels/bench/*.bench, both GPU paths)"
+    run_step "$logs/bench.txt" "$kforge" bench --budget "$bench_budget" --json="$logs/bench.json"
+    rc=$?
+    met=$(grep -E '^[^ ]+ +(cuda|ptx) ' "$logs/bench.txt" | grep -c ' met (')
+    missed=$(grep -cE 'MISSED|SPILLS' "$logs/bench.txt")
     # kforge bench exits 1 when it ran but missed a target, 3 when it failed
-    note bench "$([ $rc = 0 ] && echo ok || { [ $rc = 1 ] && echo MISSED || echo FAIL; })" "targets: $met met, $missed MISSED; $(grep -m1 '^device:' "$logs/bench.txt" | cut -c1-60)"
+    note bench "$([ $rc = 0 ] && echo ok || { [ $rc = 1 ] && echo MISSED || echo FAIL; })" "targets: $met rows met, $missed MISSED; $(grep -m1 '^device:' "$logs/bench.txt" | cut -c9-80)"
+    # The PyTorch peer in the same call, on the same shapes, timed the same way.
+    if skipped torch; then
+        :
+    elif python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+        echo "== PyTorch peer (tools/bench_torch.py)"
+        run_step "$logs/bench_torch.txt" env PYTHONUNBUFFERED=1 python3 "$root/tools/bench_torch.py" --budget "$bench_budget" --json "$logs/bench_torch.json"
+        rc=$?
+        note torch "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -m1 '^device:' "$logs/bench_torch.txt" | cut -c9-90); $(grep -c ' ERROR: ' "$logs/bench_torch.txt") peer errors"
+    else
+        note torch skip "torch with CUDA not importable"
+    fi
 fi
 
 if ! skipped sanitizer; then
@@ -135,23 +171,16 @@ if ! skipped sanitizer; then
     fi
 fi
 
-if ! skipped torch; then
-    echo "== PyTorch peer (tools/bench_torch.py)"
-    if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-        run_step "$logs/bench_torch.txt" python3 "$root/tools/bench_torch.py"
-        rc=$?
-        note torch "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -m1 'copy' "$logs/bench_torch.txt" | cut -c1-80)"
-    else
-        note torch skip "torch with CUDA not importable"
-    fi
-fi
-
 {
     echo
     echo "== gpu_check summary (logs in $logs; $(( $(date +%s) - t_start ))s)"
     printf '%s\n' "${summary[@]}"
     if [ -f "$logs/bench.txt" ]; then echo; echo "-- kforge bench"; grep -vE '^kforge bench: warning' "$logs/bench.txt"; fi
-    if [ -f "$logs/bench_torch.txt" ]; then echo; echo "-- torch peer"; cat "$logs/bench_torch.txt"; fi
+    if [ -f "$logs/bench.json" ] && [ -f "$logs/bench_torch.json" ]; then
+        echo; python3 "$root/tools/bench_join.py" "$logs/bench.json" "$logs/bench_torch.json" | tee "$logs/bench_join.txt"
+    elif [ -f "$logs/bench_torch.txt" ]; then
+        echo; echo "-- torch peer"; cat "$logs/bench_torch.txt"
+    fi
 } | tee "$logs/summary.txt"
 rm -rf "$KFORGE_CACHE_DIR"
 printf '%s\n' "${summary[@]}" | grep -q ' FAIL ' && exit 1

@@ -2,8 +2,9 @@
 # tools/test_all.sh: the whole test suite, as CI runs it.
 #
 #  1. build/ (Release, -Werror): every ctest test (unit, golden, ptxas,
-#     nvrtc, gpu; tests that need what the machine lacks report themselves
-#     skipped with the reason);
+#     nvrtc, gpu, difftest: 500 random programs through the interpreter,
+#     NVRTC and ptxas; tests that need what the machine lacks report
+#     themselves skipped with the reason);
 #  2. build-asan/ (Debug, -DKF_SANITIZE=ON): the unit tests under
 #     AddressSanitizer + UndefinedBehaviorSanitizer.
 # Both always run; the exit status is non-zero if anything failed, and the

@@ -19,12 +19,6 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
     return h;
 }
 
-/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)
-   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */
-__device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }
-__device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
-__device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
-
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c) */
 __device__ __forceinline__ float kf_exp2_approx(float x) { float r; asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
@@ -107,224 +101,254 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
         const kf_f16x8* r8_ = (const kf_f16x8*)res_;
         const kf_f16x8* w8_ = (const kf_f16x8*)w_;
         kf_f16x8* y8_ = (kf_f16x8*)y_;
-        unsigned base8_ = kf_shr_u32(base_, 3u);
-        unsigned cols8_ = kf_shr_u32(cols_, 3u);
-        unsigned c_ = tid_ + 0u;
+        unsigned base8_ = base_ >> 3u;
+        unsigned cols8_ = cols_ >> 3u;
         kf_f16x8 t31_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 a_ = t31_;
         kf_f16x8 t34_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 b_ = t34_;
         kf_f16x8 t37_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 g_ = t37_;
-        if (c_ < cols8_) {
-            unsigned t40_ = base8_ + c_;
+        if (tid_ < cols8_) {
+            unsigned t40_ = base8_ + tid_;
             kf_f16x8 t41_ = x8_[t40_];
             a_ = t41_;
-            unsigned t42_ = base8_ + c_;
+            unsigned t42_ = base8_ + tid_;
             kf_f16x8 t43_ = r8_[t42_];
             b_ = t43_;
-            kf_f16x8 t44_ = w8_[c_];
+            kf_f16x8 t44_ = w8_[tid_];
             g_ = t44_;
         }
         xv_[0u] = a_;
         rv_[0u] = b_;
         wv_[0u] = g_;
-        unsigned c_2_ = tid_ + 256u;
+        unsigned c_ = tid_ + 256u;
         kf_f16x8 t51_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 a_2_ = t51_;
         kf_f16x8 t54_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 b_2_ = t54_;
         kf_f16x8 t57_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 g_2_ = t57_;
-        if (c_2_ < cols8_) {
-            unsigned t60_ = base8_ + c_2_;
+        if (c_ < cols8_) {
+            unsigned t60_ = base8_ + c_;
             kf_f16x8 t61_ = x8_[t60_];
             a_2_ = t61_;
-            unsigned t62_ = base8_ + c_2_;
+            unsigned t62_ = base8_ + c_;
             kf_f16x8 t63_ = r8_[t62_];
             b_2_ = t63_;
-            kf_f16x8 t64_ = w8_[c_2_];
+            kf_f16x8 t64_ = w8_[c_];
             g_2_ = t64_;
         }
         xv_[1u] = a_2_;
         rv_[1u] = b_2_;
         wv_[1u] = g_2_;
-        unsigned c_3_ = tid_ + 512u;
+        unsigned c_2_ = tid_ + 512u;
         kf_f16x8 t71_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 a_3_ = t71_;
         kf_f16x8 t74_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 b_3_ = t74_;
         kf_f16x8 t77_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 g_3_ = t77_;
-        if (c_3_ < cols8_) {
-            unsigned t80_ = base8_ + c_3_;
+        if (c_2_ < cols8_) {
+            unsigned t80_ = base8_ + c_2_;
             kf_f16x8 t81_ = x8_[t80_];
             a_3_ = t81_;
-            unsigned t82_ = base8_ + c_3_;
+            unsigned t82_ = base8_ + c_2_;
             kf_f16x8 t83_ = r8_[t82_];
             b_3_ = t83_;
-            kf_f16x8 t84_ = w8_[c_3_];
+            kf_f16x8 t84_ = w8_[c_2_];
             g_3_ = t84_;
         }
         xv_[2u] = a_3_;
         rv_[2u] = b_3_;
         wv_[2u] = g_3_;
-        unsigned c_4_ = tid_ + 768u;
+        unsigned c_3_ = tid_ + 768u;
         kf_f16x8 t91_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 a_4_ = t91_;
         kf_f16x8 t94_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 b_4_ = t94_;
         kf_f16x8 t97_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 g_4_ = t97_;
-        if (c_4_ < cols8_) {
-            unsigned t100_ = base8_ + c_4_;
+        if (c_3_ < cols8_) {
+            unsigned t100_ = base8_ + c_3_;
             kf_f16x8 t101_ = x8_[t100_];
             a_4_ = t101_;
-            unsigned t102_ = base8_ + c_4_;
+            unsigned t102_ = base8_ + c_3_;
             kf_f16x8 t103_ = r8_[t102_];
             b_4_ = t103_;
-            kf_f16x8 t104_ = w8_[c_4_];
+            kf_f16x8 t104_ = w8_[c_3_];
             g_4_ = t104_;
         }
         xv_[3u] = a_4_;
         rv_[3u] = b_4_;
         wv_[3u] = g_4_;
-        unsigned c_5_ = tid_ + 0u;
         kf_f16x8 t111_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 s_ = t111_;
         kf_f16 v_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[0]), kf_f16_to_f32(rv_[0u].v[0])));
+        kf_f16x8 s_ = t111_;
         s_.v[0] = v_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_), kf_f16_to_f32(v_), acc_);
+        float t125_ = __fmaf_rn(kf_f16_to_f32(v_), kf_f16_to_f32(v_), 0.0f);
+        acc_ = t125_;
         kf_f16 v_2_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[1]), kf_f16_to_f32(rv_[0u].v[1])));
         s_.v[1] = v_2_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_2_), kf_f16_to_f32(v_2_), acc_);
+        float t138_ = __fmaf_rn(kf_f16_to_f32(v_2_), kf_f16_to_f32(v_2_), t125_);
+        acc_ = t138_;
         kf_f16 v_3_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[2]), kf_f16_to_f32(rv_[0u].v[2])));
         s_.v[2] = v_3_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_3_), kf_f16_to_f32(v_3_), acc_);
+        float t151_ = __fmaf_rn(kf_f16_to_f32(v_3_), kf_f16_to_f32(v_3_), t138_);
+        acc_ = t151_;
         kf_f16 v_4_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[3]), kf_f16_to_f32(rv_[0u].v[3])));
         s_.v[3] = v_4_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_4_), kf_f16_to_f32(v_4_), acc_);
+        float t164_ = __fmaf_rn(kf_f16_to_f32(v_4_), kf_f16_to_f32(v_4_), t151_);
+        acc_ = t164_;
         kf_f16 v_5_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[4]), kf_f16_to_f32(rv_[0u].v[4])));
         s_.v[4] = v_5_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_5_), kf_f16_to_f32(v_5_), acc_);
+        float t177_ = __fmaf_rn(kf_f16_to_f32(v_5_), kf_f16_to_f32(v_5_), t164_);
+        acc_ = t177_;
         kf_f16 v_6_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[5]), kf_f16_to_f32(rv_[0u].v[5])));
         s_.v[5] = v_6_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_6_), kf_f16_to_f32(v_6_), acc_);
+        float t190_ = __fmaf_rn(kf_f16_to_f32(v_6_), kf_f16_to_f32(v_6_), t177_);
+        acc_ = t190_;
         kf_f16 v_7_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[6]), kf_f16_to_f32(rv_[0u].v[6])));
         s_.v[6] = v_7_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_7_), kf_f16_to_f32(v_7_), acc_);
+        float t203_ = __fmaf_rn(kf_f16_to_f32(v_7_), kf_f16_to_f32(v_7_), t190_);
+        acc_ = t203_;
         kf_f16 v_8_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[7]), kf_f16_to_f32(rv_[0u].v[7])));
         s_.v[7] = v_8_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_8_), kf_f16_to_f32(v_8_), acc_);
+        float t216_ = __fmaf_rn(kf_f16_to_f32(v_8_), kf_f16_to_f32(v_8_), t203_);
+        acc_ = t216_;
         xv_[0u] = s_;
-        if (c_5_ < cols8_) {
-            x8_[base8_ + c_5_] = s_;
+        if (tid_ < cols8_) {
+            x8_[base8_ + tid_] = s_;
         }
-        unsigned c_6_ = tid_ + 256u;
+        unsigned c_4_ = tid_ + 256u;
         kf_f16x8 t223_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 s_2_ = t223_;
         kf_f16 v_9_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[0]), kf_f16_to_f32(rv_[1u].v[0])));
+        kf_f16x8 s_2_ = t223_;
         s_2_.v[0] = v_9_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_9_), kf_f16_to_f32(v_9_), acc_);
+        float t237_ = __fmaf_rn(kf_f16_to_f32(v_9_), kf_f16_to_f32(v_9_), t216_);
+        acc_ = t237_;
         kf_f16 v_10_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[1]), kf_f16_to_f32(rv_[1u].v[1])));
         s_2_.v[1] = v_10_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_10_), kf_f16_to_f32(v_10_), acc_);
+        float t250_ = __fmaf_rn(kf_f16_to_f32(v_10_), kf_f16_to_f32(v_10_), t237_);
+        acc_ = t250_;
         kf_f16 v_11_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[2]), kf_f16_to_f32(rv_[1u].v[2])));
         s_2_.v[2] = v_11_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_11_), kf_f16_to_f32(v_11_), acc_);
+        float t263_ = __fmaf_rn(kf_f16_to_f32(v_11_), kf_f16_to_f32(v_11_), t250_);
+        acc_ = t263_;
         kf_f16 v_12_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[3]), kf_f16_to_f32(rv_[1u].v[3])));
         s_2_.v[3] = v_12_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_12_), kf_f16_to_f32(v_12_), acc_);
+        float t276_ = __fmaf_rn(kf_f16_to_f32(v_12_), kf_f16_to_f32(v_12_), t263_);
+        acc_ = t276_;
         kf_f16 v_13_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[4]), kf_f16_to_f32(rv_[1u].v[4])));
         s_2_.v[4] = v_13_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_13_), kf_f16_to_f32(v_13_), acc_);
+        float t289_ = __fmaf_rn(kf_f16_to_f32(v_13_), kf_f16_to_f32(v_13_), t276_);
+        acc_ = t289_;
         kf_f16 v_14_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[5]), kf_f16_to_f32(rv_[1u].v[5])));
         s_2_.v[5] = v_14_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_14_), kf_f16_to_f32(v_14_), acc_);
+        float t302_ = __fmaf_rn(kf_f16_to_f32(v_14_), kf_f16_to_f32(v_14_), t289_);
+        acc_ = t302_;
         kf_f16 v_15_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[6]), kf_f16_to_f32(rv_[1u].v[6])));
         s_2_.v[6] = v_15_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_15_), kf_f16_to_f32(v_15_), acc_);
+        float t315_ = __fmaf_rn(kf_f16_to_f32(v_15_), kf_f16_to_f32(v_15_), t302_);
+        acc_ = t315_;
         kf_f16 v_16_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[7]), kf_f16_to_f32(rv_[1u].v[7])));
         s_2_.v[7] = v_16_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_16_), kf_f16_to_f32(v_16_), acc_);
+        float t328_ = __fmaf_rn(kf_f16_to_f32(v_16_), kf_f16_to_f32(v_16_), t315_);
+        acc_ = t328_;
         xv_[1u] = s_2_;
-        if (c_6_ < cols8_) {
-            x8_[base8_ + c_6_] = s_2_;
+        if (c_4_ < cols8_) {
+            x8_[base8_ + c_4_] = s_2_;
         }
-        unsigned c_7_ = tid_ + 512u;
+        unsigned c_5_ = tid_ + 512u;
         kf_f16x8 t335_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 s_3_ = t335_;
         kf_f16 v_17_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[0]), kf_f16_to_f32(rv_[2u].v[0])));
+        kf_f16x8 s_3_ = t335_;
         s_3_.v[0] = v_17_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_17_), kf_f16_to_f32(v_17_), acc_);
+        float t349_ = __fmaf_rn(kf_f16_to_f32(v_17_), kf_f16_to_f32(v_17_), t328_);
+        acc_ = t349_;
         kf_f16 v_18_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[1]), kf_f16_to_f32(rv_[2u].v[1])));
         s_3_.v[1] = v_18_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_18_), kf_f16_to_f32(v_18_), acc_);
+        float t362_ = __fmaf_rn(kf_f16_to_f32(v_18_), kf_f16_to_f32(v_18_), t349_);
+        acc_ = t362_;
         kf_f16 v_19_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[2]), kf_f16_to_f32(rv_[2u].v[2])));
         s_3_.v[2] = v_19_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_19_), kf_f16_to_f32(v_19_), acc_);
+        float t375_ = __fmaf_rn(kf_f16_to_f32(v_19_), kf_f16_to_f32(v_19_), t362_);
+        acc_ = t375_;
         kf_f16 v_20_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[3]), kf_f16_to_f32(rv_[2u].v[3])));
         s_3_.v[3] = v_20_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_20_), kf_f16_to_f32(v_20_), acc_);
+        float t388_ = __fmaf_rn(kf_f16_to_f32(v_20_), kf_f16_to_f32(v_20_), t375_);
+        acc_ = t388_;
         kf_f16 v_21_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[4]), kf_f16_to_f32(rv_[2u].v[4])));
         s_3_.v[4] = v_21_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_21_), kf_f16_to_f32(v_21_), acc_);
+        float t401_ = __fmaf_rn(kf_f16_to_f32(v_21_), kf_f16_to_f32(v_21_), t388_);
+        acc_ = t401_;
         kf_f16 v_22_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[5]), kf_f16_to_f32(rv_[2u].v[5])));
         s_3_.v[5] = v_22_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_22_), kf_f16_to_f32(v_22_), acc_);
+        float t414_ = __fmaf_rn(kf_f16_to_f32(v_22_), kf_f16_to_f32(v_22_), t401_);
+        acc_ = t414_;
         kf_f16 v_23_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[6]), kf_f16_to_f32(rv_[2u].v[6])));
         s_3_.v[6] = v_23_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_23_), kf_f16_to_f32(v_23_), acc_);
+        float t427_ = __fmaf_rn(kf_f16_to_f32(v_23_), kf_f16_to_f32(v_23_), t414_);
+        acc_ = t427_;
         kf_f16 v_24_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[7]), kf_f16_to_f32(rv_[2u].v[7])));
         s_3_.v[7] = v_24_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_24_), kf_f16_to_f32(v_24_), acc_);
+        float t440_ = __fmaf_rn(kf_f16_to_f32(v_24_), kf_f16_to_f32(v_24_), t427_);
+        acc_ = t440_;
         xv_[2u] = s_3_;
-        if (c_7_ < cols8_) {
-            x8_[base8_ + c_7_] = s_3_;
+        if (c_5_ < cols8_) {
+            x8_[base8_ + c_5_] = s_3_;
         }
-        unsigned c_8_ = tid_ + 768u;
+        unsigned c_6_ = tid_ + 768u;
         kf_f16x8 t447_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 s_4_ = t447_;
         kf_f16 v_25_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[0]), kf_f16_to_f32(rv_[3u].v[0])));
+        kf_f16x8 s_4_ = t447_;
         s_4_.v[0] = v_25_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_25_), kf_f16_to_f32(v_25_), acc_);
+        float t461_ = __fmaf_rn(kf_f16_to_f32(v_25_), kf_f16_to_f32(v_25_), t440_);
+        acc_ = t461_;
         kf_f16 v_26_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[1]), kf_f16_to_f32(rv_[3u].v[1])));
         s_4_.v[1] = v_26_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_26_), kf_f16_to_f32(v_26_), acc_);
+        float t474_ = __fmaf_rn(kf_f16_to_f32(v_26_), kf_f16_to_f32(v_26_), t461_);
+        acc_ = t474_;
         kf_f16 v_27_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[2]), kf_f16_to_f32(rv_[3u].v[2])));
         s_4_.v[2] = v_27_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_27_), kf_f16_to_f32(v_27_), acc_);
+        float t487_ = __fmaf_rn(kf_f16_to_f32(v_27_), kf_f16_to_f32(v_27_), t474_);
+        acc_ = t487_;
         kf_f16 v_28_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[3]), kf_f16_to_f32(rv_[3u].v[3])));
         s_4_.v[3] = v_28_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_28_), kf_f16_to_f32(v_28_), acc_);
+        float t500_ = __fmaf_rn(kf_f16_to_f32(v_28_), kf_f16_to_f32(v_28_), t487_);
+        acc_ = t500_;
         kf_f16 v_29_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[4]), kf_f16_to_f32(rv_[3u].v[4])));
         s_4_.v[4] = v_29_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_29_), kf_f16_to_f32(v_29_), acc_);
+        float t513_ = __fmaf_rn(kf_f16_to_f32(v_29_), kf_f16_to_f32(v_29_), t500_);
+        acc_ = t513_;
         kf_f16 v_30_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[5]), kf_f16_to_f32(rv_[3u].v[5])));
         s_4_.v[5] = v_30_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_30_), kf_f16_to_f32(v_30_), acc_);
+        float t526_ = __fmaf_rn(kf_f16_to_f32(v_30_), kf_f16_to_f32(v_30_), t513_);
+        acc_ = t526_;
         kf_f16 v_31_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[6]), kf_f16_to_f32(rv_[3u].v[6])));
         s_4_.v[6] = v_31_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_31_), kf_f16_to_f32(v_31_), acc_);
+        float t539_ = __fmaf_rn(kf_f16_to_f32(v_31_), kf_f16_to_f32(v_31_), t526_);
+        acc_ = t539_;
         kf_f16 v_32_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[7]), kf_f16_to_f32(rv_[3u].v[7])));
         s_4_.v[7] = v_32_;
-        acc_ = __fmaf_rn(kf_f16_to_f32(v_32_), kf_f16_to_f32(v_32_), acc_);
+        float t552_ = __fmaf_rn(kf_f16_to_f32(v_32_), kf_f16_to_f32(v_32_), t539_);
+        acc_ = t552_;
         xv_[3u] = s_4_;
-        if (c_8_ < cols8_) {
-            x8_[base8_ + c_8_] = s_4_;
+        if (c_6_ < cols8_) {
+            x8_[base8_ + c_6_] = s_4_;
         }
-        unsigned t577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t577_ == 32u) {
-            float t582_ = __fadd_rn(acc_, kf_shfl_xor(acc_, 16u, kf_wn));
+            float t582_ = __fadd_rn(t552_, kf_shfl_xor(t552_, 16u, kf_wn));
             float t585_ = __fadd_rn(t582_, kf_shfl_xor(t582_, 8u, kf_wn));
             float t588_ = __fadd_rn(t585_, kf_shfl_xor(t585_, 4u, kf_wn));
             float t591_ = __fadd_rn(t588_, kf_shfl_xor(t588_, 2u, kf_wn));
             t556_ = __fadd_rn(t591_, kf_shfl_xor(t591_, 1u, kf_wn));
         } else {
-            float t597_ = kf_shfl_down(acc_, 16u, kf_wn);
+            float t597_ = kf_shfl_down(t552_, 16u, kf_wn);
             bool t599_ = (kf_lane_id() + 16u) < t577_;
-            float t600_ = __fadd_rn(acc_, t597_);
-            float t601_ = t599_ ? t600_ : acc_;
+            float t600_ = __fadd_rn(t552_, t597_);
+            float t601_ = t599_ ? t600_ : t552_;
             float t603_ = kf_shfl_down(t601_, 8u, kf_wn);
             bool t605_ = (kf_lane_id() + 8u) < t577_;
             float t606_ = __fadd_rn(t601_, t603_);
@@ -344,24 +368,15 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
         }
         acc_ = t556_;
         if (kf_lane_id() == 0u) {
-            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = acc_;
+            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t556_;
         }
         __syncthreads();
-        float total_ = 0.0f;
-        total_ = __fadd_rn(total_, part_[0u]);
-        total_ = __fadd_rn(total_, part_[1u]);
-        total_ = __fadd_rn(total_, part_[2u]);
-        total_ = __fadd_rn(total_, part_[3u]);
-        total_ = __fadd_rn(total_, part_[4u]);
-        total_ = __fadd_rn(total_, part_[5u]);
-        total_ = __fadd_rn(total_, part_[6u]);
-        total_ = __fadd_rn(total_, part_[7u]);
-        float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total_, (float)cols_), eps_));
-        unsigned c_9_ = tid_ + 0u;
-        if (c_9_ < cols8_) {
+        float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)cols_), eps_));
+        if (tid_ < cols8_) {
             kf_f16x8 t676_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t688_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[0]), scale_), kf_f16_to_f32(wv_[0u].v[0])));
             kf_f16x8 o_ = t676_;
-            o_.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[0]), scale_), kf_f16_to_f32(wv_[0u].v[0])));
+            o_.v[0] = t688_;
             o_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[1]), scale_), kf_f16_to_f32(wv_[0u].v[1])));
             o_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[2]), scale_), kf_f16_to_f32(wv_[0u].v[2])));
             o_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[3]), scale_), kf_f16_to_f32(wv_[0u].v[3])));
@@ -369,13 +384,14 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
             o_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[5]), scale_), kf_f16_to_f32(wv_[0u].v[5])));
             o_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[6]), scale_), kf_f16_to_f32(wv_[0u].v[6])));
             o_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[7]), scale_), kf_f16_to_f32(wv_[0u].v[7])));
-            y8_[base8_ + c_9_] = o_;
+            y8_[base8_ + tid_] = o_;
         }
-        unsigned c_10_ = tid_ + 256u;
-        if (c_10_ < cols8_) {
+        unsigned c_7_ = tid_ + 256u;
+        if (c_7_ < cols8_) {
             kf_f16x8 t771_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t783_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[0]), scale_), kf_f16_to_f32(wv_[1u].v[0])));
             kf_f16x8 o_2_ = t771_;
-            o_2_.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[0]), scale_), kf_f16_to_f32(wv_[1u].v[0])));
+            o_2_.v[0] = t783_;
             o_2_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[1]), scale_), kf_f16_to_f32(wv_[1u].v[1])));
             o_2_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[2]), scale_), kf_f16_to_f32(wv_[1u].v[2])));
             o_2_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[3]), scale_), kf_f16_to_f32(wv_[1u].v[3])));
@@ -383,13 +399,14 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
             o_2_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[5]), scale_), kf_f16_to_f32(wv_[1u].v[5])));
             o_2_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[6]), scale_), kf_f16_to_f32(wv_[1u].v[6])));
             o_2_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[7]), scale_), kf_f16_to_f32(wv_[1u].v[7])));
-            y8_[base8_ + c_10_] = o_2_;
+            y8_[base8_ + c_7_] = o_2_;
         }
-        unsigned c_11_ = tid_ + 512u;
-        if (c_11_ < cols8_) {
+        unsigned c_8_ = tid_ + 512u;
+        if (c_8_ < cols8_) {
             kf_f16x8 t866_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t878_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[0]), scale_), kf_f16_to_f32(wv_[2u].v[0])));
             kf_f16x8 o_3_ = t866_;
-            o_3_.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[0]), scale_), kf_f16_to_f32(wv_[2u].v[0])));
+            o_3_.v[0] = t878_;
             o_3_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[1]), scale_), kf_f16_to_f32(wv_[2u].v[1])));
             o_3_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[2]), scale_), kf_f16_to_f32(wv_[2u].v[2])));
             o_3_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[3]), scale_), kf_f16_to_f32(wv_[2u].v[3])));
@@ -397,13 +414,14 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
             o_3_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[5]), scale_), kf_f16_to_f32(wv_[2u].v[5])));
             o_3_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[6]), scale_), kf_f16_to_f32(wv_[2u].v[6])));
             o_3_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[7]), scale_), kf_f16_to_f32(wv_[2u].v[7])));
-            y8_[base8_ + c_11_] = o_3_;
+            y8_[base8_ + c_8_] = o_3_;
         }
-        unsigned c_12_ = tid_ + 768u;
-        if (c_12_ < cols8_) {
+        unsigned c_9_ = tid_ + 768u;
+        if (c_9_ < cols8_) {
             kf_f16x8 t961_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t973_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[0]), scale_), kf_f16_to_f32(wv_[3u].v[0])));
             kf_f16x8 o_4_ = t961_;
-            o_4_.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[0]), scale_), kf_f16_to_f32(wv_[3u].v[0])));
+            o_4_.v[0] = t973_;
             o_4_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[1]), scale_), kf_f16_to_f32(wv_[3u].v[1])));
             o_4_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[2]), scale_), kf_f16_to_f32(wv_[3u].v[2])));
             o_4_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[3]), scale_), kf_f16_to_f32(wv_[3u].v[3])));
@@ -411,15 +429,15 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
             o_4_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[5]), scale_), kf_f16_to_f32(wv_[3u].v[5])));
             o_4_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[6]), scale_), kf_f16_to_f32(wv_[3u].v[6])));
             o_4_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[7]), scale_), kf_f16_to_f32(wv_[3u].v[7])));
-            y8_[base8_ + c_12_] = o_4_;
+            y8_[base8_ + c_9_] = o_4_;
         }
     } else {
-        for (unsigned c_13_ = tid_; c_13_ < cols_; c_13_ = c_13_ + 256u) {
-            kf_f16 v_33_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(x_[base_ + c_13_]), kf_f16_to_f32(res_[base_ + c_13_])));
-            x_[base_ + c_13_] = v_33_;
+        for (unsigned c_10_ = tid_; c_10_ < cols_; c_10_ = c_10_ + 256u) {
+            kf_f16 v_33_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(x_[base_ + c_10_]), kf_f16_to_f32(res_[base_ + c_10_])));
+            x_[base_ + c_10_] = v_33_;
             acc_ = __fmaf_rn(kf_f16_to_f32(v_33_), kf_f16_to_f32(v_33_), acc_);
         }
-        unsigned t1089_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1089_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1089_ == 32u) {
             float t1094_ = __fadd_rn(acc_, kf_shfl_xor(acc_, 16u, kf_wn));
             float t1097_ = __fadd_rn(t1094_, kf_shfl_xor(t1094_, 8u, kf_wn));
@@ -450,21 +468,12 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
         }
         acc_ = t1068_;
         if (kf_lane_id() == 0u) {
-            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = acc_;
+            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t1068_;
         }
         __syncthreads();
-        float total_2_ = 0.0f;
-        total_2_ = __fadd_rn(total_2_, part_[0u]);
-        total_2_ = __fadd_rn(total_2_, part_[1u]);
-        total_2_ = __fadd_rn(total_2_, part_[2u]);
-        total_2_ = __fadd_rn(total_2_, part_[3u]);
-        total_2_ = __fadd_rn(total_2_, part_[4u]);
-        total_2_ = __fadd_rn(total_2_, part_[5u]);
-        total_2_ = __fadd_rn(total_2_, part_[6u]);
-        total_2_ = __fadd_rn(total_2_, part_[7u]);
-        float scale_2_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total_2_, (float)cols_), eps_));
-        for (unsigned c_14_ = tid_; c_14_ < cols_; c_14_ = c_14_ + 256u) {
-            y_[base_ + c_14_] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x_[base_ + c_14_]), scale_2_), kf_f16_to_f32(w_[c_14_])));
+        float scale_2_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)cols_), eps_));
+        for (unsigned c_11_ = tid_; c_11_ < cols_; c_11_ = c_11_ + 256u) {
+            y_[base_ + c_11_] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x_[base_ + c_11_]), scale_2_), kf_f16_to_f32(w_[c_11_])));
         }
     }
 }

@@ -16,12 +16,6 @@ __device__ __forceinline__ T kf_bitcast(F x)
    wrapping (-(short)-32768 read as +32768) */
 __device__ __forceinline__ unsigned kf_narrow(unsigned x) { unsigned r; asm("mov.b32 %0, %1;" : "=r"(r) : "r"(x)); return r; }
 
-/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)
-   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */
-__device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }
-__device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
-__device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
-
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c) */
 __device__ __forceinline__ float kf_exp2_approx(float x) { float r; asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
@@ -71,10 +65,10 @@ dots(const unsigned* __restrict__ a_, const unsigned* __restrict__ b_, const int
         kf_u8x4 ua_ = kf_bitcast<kf_u8x4>(t16_);
         unsigned t18_ = b_[i_];
         kf_u8x4 ub_ = kf_bitcast<kf_u8x4>(t18_);
-        o_[4u * i_] = kf_dot4_ss(kf_bitcast<unsigned>(sa_), kf_bitcast<unsigned>(sb_), c_[i_]);
-        o_[(4u * i_) + 1u] = kf_dot4_su(kf_bitcast<unsigned>(sa_), kf_bitcast<unsigned>(ub_), c_[i_]);
-        o_[(4u * i_) + 2u] = kf_dot4_us(kf_bitcast<unsigned>(ua_), kf_bitcast<unsigned>(sb_), c_[i_]);
-        o_[(4u * i_) + 3u] = kf_dot4_uu(kf_bitcast<unsigned>(ua_), kf_bitcast<unsigned>(ub_), 7);
+        o_[i_ << 2u] = kf_dot4_ss(kf_bitcast<unsigned>(sa_), kf_bitcast<unsigned>(sb_), c_[i_]);
+        o_[(i_ << 2u) + 1u] = kf_dot4_su(kf_bitcast<unsigned>(sa_), kf_bitcast<unsigned>(ub_), c_[i_]);
+        o_[(i_ << 2u) + 2u] = kf_dot4_us(kf_bitcast<unsigned>(ua_), kf_bitcast<unsigned>(sb_), c_[i_]);
+        o_[(i_ << 2u) + 3u] = kf_dot4_uu(kf_bitcast<unsigned>(ua_), kf_bitcast<unsigned>(ub_), 7);
     }
 }
 
@@ -86,10 +80,10 @@ bytes(const unsigned* __restrict__ w_, signed char* __restrict__ o_, unsigned* _
     if (i_ < n_) {
         unsigned t11_ = w_[i_];
         kf_i8x4 v_ = kf_bitcast<kf_i8x4>(t11_);
-        o_[(4u * i_) + 0u] = v_.v[0];
-        o_[(4u * i_) + 1u] = v_.v[1];
-        o_[(4u * i_) + 2u] = v_.v[2];
-        o_[(4u * i_) + 3u] = v_.v[3];
+        o_[i_ << 2u] = v_.v[0];
+        o_[(i_ << 2u) + 1u] = v_.v[1];
+        o_[(i_ << 2u) + 2u] = v_.v[2];
+        o_[(i_ << 2u) + 3u] = v_.v[3];
         kf_i8x4 t34_ = kf_i8x4{{(signed char)1, (signed char)1, (signed char)1, (signed char)1}};
         kf_i8x4 t35_;
         t35_.v[0] = (signed char)kf_narrow((unsigned)v_.v[0] + (unsigned)t34_.v[0]);
@@ -107,19 +101,19 @@ fields(const unsigned* __restrict__ pl_, const unsigned* __restrict__ x32_, cons
     unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     if (i_ < n_) {
         unsigned pos_ = (pl_[i_] & 255u) % 80u;
-        unsigned len_ = (kf_shr_u32(pl_[i_], 8u) & 255u) % 80u;
-        unsigned a_ = x32_[2u * i_];
-        unsigned b_ = x32_[(2u * i_) + 1u];
-        o32_[4u * i_] = kf_bfe_u32(a_, pos_, len_);
-        o32_[(4u * i_) + 1u] = kf_bitcast<unsigned>(kf_bfe_i32(kf_bitcast<int>(a_), pos_, len_));
-        o32_[(4u * i_) + 2u] = kf_bfi_u32(a_, b_, pos_, len_);
-        o32_[(4u * i_) + 3u] = kf_bitcast<unsigned>(kf_bfi_i32(kf_bitcast<int>(a_), kf_bitcast<int>(b_), pos_, len_));
-        unsigned long long c_ = x64_[2u * i_];
-        unsigned long long d_ = x64_[(2u * i_) + 1u];
-        o64_[4u * i_] = kf_bfe_u64(c_, pos_, len_);
-        o64_[(4u * i_) + 1u] = kf_bitcast<unsigned long long>(kf_bfe_i64(kf_bitcast<long long>(c_), pos_, len_));
-        o64_[(4u * i_) + 2u] = kf_bfi_u64(c_, d_, pos_, len_);
-        o64_[(4u * i_) + 3u] = kf_bitcast<unsigned long long>(kf_bfi_i64(kf_bitcast<long long>(c_), kf_bitcast<long long>(d_), pos_, len_));
+        unsigned len_ = ((pl_[i_] >> 8u) & 255u) % 80u;
+        unsigned a_ = x32_[i_ << 1u];
+        unsigned b_ = x32_[(i_ << 1u) + 1u];
+        o32_[i_ << 2u] = kf_bfe_u32(a_, pos_, len_);
+        o32_[(i_ << 2u) + 1u] = kf_bitcast<unsigned>(kf_bfe_i32(kf_bitcast<int>(a_), pos_, len_));
+        o32_[(i_ << 2u) + 2u] = kf_bfi_u32(a_, b_, pos_, len_);
+        o32_[(i_ << 2u) + 3u] = kf_bitcast<unsigned>(kf_bfi_i32(kf_bitcast<int>(a_), kf_bitcast<int>(b_), pos_, len_));
+        unsigned long long c_ = x64_[i_ << 1u];
+        unsigned long long d_ = x64_[(i_ << 1u) + 1u];
+        o64_[i_ << 2u] = kf_bfe_u64(c_, pos_, len_);
+        o64_[(i_ << 2u) + 1u] = kf_bitcast<unsigned long long>(kf_bfe_i64(kf_bitcast<long long>(c_), pos_, len_));
+        o64_[(i_ << 2u) + 2u] = kf_bfi_u64(c_, d_, pos_, len_);
+        o64_[(i_ << 2u) + 3u] = kf_bitcast<unsigned long long>(kf_bfi_i64(kf_bitcast<long long>(c_), kf_bitcast<long long>(d_), pos_, len_));
     }
 }
 

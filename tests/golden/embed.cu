@@ -19,12 +19,6 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
     return h;
 }
 
-/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)
-   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */
-__device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }
-__device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
-__device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
-
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 
@@ -34,7 +28,7 @@ embed(const kf_f16* __restrict__ table_, const unsigned* __restrict__ ids_, kf_f
 {
     unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     if ((d_ & 7u) == 0u) {
-        unsigned d8_ = kf_shr_u32(d_, 3u);
+        unsigned d8_ = d_ >> 3u;
         if (i_ < (t_ * d8_)) {
             unsigned tok_ = i_ / d8_;
             unsigned c_ = i_ % d8_;

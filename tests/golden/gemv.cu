@@ -43,12 +43,6 @@ __device__ __forceinline__ kf_bf16 kf_bf16_from_f32(float f)
     return h;
 }
 
-/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)
-   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */
-__device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }
-__device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
-__device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
-
 __device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
 
 /* Warp operations over the n lanes of this warp that exist (a block that
@@ -108,31 +102,25 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    float s_9_;
-    float s_10_;
+    float s_;
+    float s_2_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    const float* xf_ = (const float*)x_;
-    const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    float* yf_ = (float*)y_;
-    bool wbf_ = false;
-    bool xf32_ = false;
-    unsigned ymode_ = 1u;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = (blockIdx.x * 8u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u);
-    unsigned t40_ = (m_ / 2u) + (((m_ % 2u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x * 8u;
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(((g_ * 2u) + 0u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ * 2u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = (base_ + 0u) + lane_;
+                unsigned v_ = base_ + lane_;
                 kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                 kf_u32x4 t_ = t78_;
                 if (v_ < nv_) {
@@ -200,384 +188,98 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     t_8_ = t164_;
                 }
                 wr_[7u] = t_8_;
-                unsigned v_5_ = (base_ + 0u) + lane_;
+                unsigned v_5_ = base_ + lane_;
                 if (v_5_ < nv_) {
-                    if (xf32_) {
-                        unsigned t171_ = 2u * v_5_;
-                        kf_f32x4 a_ = xf4_[t171_];
-                        unsigned t176_ = (2u * v_5_) + 1u;
-                        kf_f32x4 b_ = xf4_[t176_];
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                    } else {
-                        kf_f16x8 a_2_ = xh8_[v_5_];
-                        xs_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    }
+                    kf_f16x8 a_ = xh8_[v_5_];
+                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
                     kf_u32x4 t220_ = wr_[0u];
                     kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
-                    kf_u32x4 t223_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    float s_ = acc_[0u];
-                    float t229_ = kf_bf16_to_f32(wb_.v[0]);
-                    float t231_ = kf_f16_to_f32(wh_.v[0]);
-                    s_ = __fmaf_rn((wbf_ ? t229_ : t231_), xs_[0u], s_);
-                    float t237_ = kf_bf16_to_f32(wb_.v[1]);
-                    float t239_ = kf_f16_to_f32(wh_.v[1]);
-                    s_ = __fmaf_rn((wbf_ ? t237_ : t239_), xs_[1u], s_);
-                    float t245_ = kf_bf16_to_f32(wb_.v[2]);
-                    float t247_ = kf_f16_to_f32(wh_.v[2]);
-                    s_ = __fmaf_rn((wbf_ ? t245_ : t247_), xs_[2u], s_);
-                    float t253_ = kf_bf16_to_f32(wb_.v[3]);
-                    float t255_ = kf_f16_to_f32(wh_.v[3]);
-                    s_ = __fmaf_rn((wbf_ ? t253_ : t255_), xs_[3u], s_);
-                    float t261_ = kf_bf16_to_f32(wb_.v[4]);
-                    float t263_ = kf_f16_to_f32(wh_.v[4]);
-                    s_ = __fmaf_rn((wbf_ ? t261_ : t263_), xs_[4u], s_);
-                    float t269_ = kf_bf16_to_f32(wb_.v[5]);
-                    float t271_ = kf_f16_to_f32(wh_.v[5]);
-                    s_ = __fmaf_rn((wbf_ ? t269_ : t271_), xs_[5u], s_);
-                    float t277_ = kf_bf16_to_f32(wb_.v[6]);
-                    float t279_ = kf_f16_to_f32(wh_.v[6]);
-                    s_ = __fmaf_rn((wbf_ ? t277_ : t279_), xs_[6u], s_);
-                    float t285_ = kf_bf16_to_f32(wb_.v[7]);
-                    float t287_ = kf_f16_to_f32(wh_.v[7]);
-                    s_ = __fmaf_rn((wbf_ ? t285_ : t287_), xs_[7u], s_);
-                    acc_[0u] = s_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
                     kf_u32x4 t294_ = wr_[1u];
                     kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
-                    kf_u32x4 t297_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    float s_2_ = acc_[1u];
-                    float t303_ = kf_bf16_to_f32(wb_2_.v[0]);
-                    float t305_ = kf_f16_to_f32(wh_2_.v[0]);
-                    s_2_ = __fmaf_rn((wbf_ ? t303_ : t305_), xs_[0u], s_2_);
-                    float t311_ = kf_bf16_to_f32(wb_2_.v[1]);
-                    float t313_ = kf_f16_to_f32(wh_2_.v[1]);
-                    s_2_ = __fmaf_rn((wbf_ ? t311_ : t313_), xs_[1u], s_2_);
-                    float t319_ = kf_bf16_to_f32(wb_2_.v[2]);
-                    float t321_ = kf_f16_to_f32(wh_2_.v[2]);
-                    s_2_ = __fmaf_rn((wbf_ ? t319_ : t321_), xs_[2u], s_2_);
-                    float t327_ = kf_bf16_to_f32(wb_2_.v[3]);
-                    float t329_ = kf_f16_to_f32(wh_2_.v[3]);
-                    s_2_ = __fmaf_rn((wbf_ ? t327_ : t329_), xs_[3u], s_2_);
-                    float t335_ = kf_bf16_to_f32(wb_2_.v[4]);
-                    float t337_ = kf_f16_to_f32(wh_2_.v[4]);
-                    s_2_ = __fmaf_rn((wbf_ ? t335_ : t337_), xs_[4u], s_2_);
-                    float t343_ = kf_bf16_to_f32(wb_2_.v[5]);
-                    float t345_ = kf_f16_to_f32(wh_2_.v[5]);
-                    s_2_ = __fmaf_rn((wbf_ ? t343_ : t345_), xs_[5u], s_2_);
-                    float t351_ = kf_bf16_to_f32(wb_2_.v[6]);
-                    float t353_ = kf_f16_to_f32(wh_2_.v[6]);
-                    s_2_ = __fmaf_rn((wbf_ ? t351_ : t353_), xs_[6u], s_2_);
-                    float t359_ = kf_bf16_to_f32(wb_2_.v[7]);
-                    float t361_ = kf_f16_to_f32(wh_2_.v[7]);
-                    s_2_ = __fmaf_rn((wbf_ ? t359_ : t361_), xs_[7u], s_2_);
-                    acc_[1u] = s_2_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
                 }
                 unsigned v_6_ = (base_ + 32u) + lane_;
                 if (v_6_ < nv_) {
-                    if (xf32_) {
-                        unsigned t372_ = 2u * v_6_;
-                        kf_f32x4 a_3_ = xf4_[t372_];
-                        unsigned t377_ = (2u * v_6_) + 1u;
-                        kf_f32x4 b_2_ = xf4_[t377_];
-                        xs_2_[0u] = a_3_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_3_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_3_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_3_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                    } else {
-                        kf_f16x8 a_4_ = xh8_[v_6_];
-                        xs_2_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    }
+                    kf_f16x8 a_2_ = xh8_[v_6_];
+                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
                     kf_u32x4 t421_ = wr_[2u];
                     kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
-                    kf_u32x4 t424_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    float s_3_ = acc_[0u];
-                    float t430_ = kf_bf16_to_f32(wb_3_.v[0]);
-                    float t432_ = kf_f16_to_f32(wh_3_.v[0]);
-                    s_3_ = __fmaf_rn((wbf_ ? t430_ : t432_), xs_2_[0u], s_3_);
-                    float t438_ = kf_bf16_to_f32(wb_3_.v[1]);
-                    float t440_ = kf_f16_to_f32(wh_3_.v[1]);
-                    s_3_ = __fmaf_rn((wbf_ ? t438_ : t440_), xs_2_[1u], s_3_);
-                    float t446_ = kf_bf16_to_f32(wb_3_.v[2]);
-                    float t448_ = kf_f16_to_f32(wh_3_.v[2]);
-                    s_3_ = __fmaf_rn((wbf_ ? t446_ : t448_), xs_2_[2u], s_3_);
-                    float t454_ = kf_bf16_to_f32(wb_3_.v[3]);
-                    float t456_ = kf_f16_to_f32(wh_3_.v[3]);
-                    s_3_ = __fmaf_rn((wbf_ ? t454_ : t456_), xs_2_[3u], s_3_);
-                    float t462_ = kf_bf16_to_f32(wb_3_.v[4]);
-                    float t464_ = kf_f16_to_f32(wh_3_.v[4]);
-                    s_3_ = __fmaf_rn((wbf_ ? t462_ : t464_), xs_2_[4u], s_3_);
-                    float t470_ = kf_bf16_to_f32(wb_3_.v[5]);
-                    float t472_ = kf_f16_to_f32(wh_3_.v[5]);
-                    s_3_ = __fmaf_rn((wbf_ ? t470_ : t472_), xs_2_[5u], s_3_);
-                    float t478_ = kf_bf16_to_f32(wb_3_.v[6]);
-                    float t480_ = kf_f16_to_f32(wh_3_.v[6]);
-                    s_3_ = __fmaf_rn((wbf_ ? t478_ : t480_), xs_2_[6u], s_3_);
-                    float t486_ = kf_bf16_to_f32(wb_3_.v[7]);
-                    float t488_ = kf_f16_to_f32(wh_3_.v[7]);
-                    s_3_ = __fmaf_rn((wbf_ ? t486_ : t488_), xs_2_[7u], s_3_);
-                    acc_[0u] = s_3_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     kf_u32x4 t495_ = wr_[3u];
                     kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
-                    kf_u32x4 t498_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    float s_4_ = acc_[1u];
-                    float t504_ = kf_bf16_to_f32(wb_4_.v[0]);
-                    float t506_ = kf_f16_to_f32(wh_4_.v[0]);
-                    s_4_ = __fmaf_rn((wbf_ ? t504_ : t506_), xs_2_[0u], s_4_);
-                    float t512_ = kf_bf16_to_f32(wb_4_.v[1]);
-                    float t514_ = kf_f16_to_f32(wh_4_.v[1]);
-                    s_4_ = __fmaf_rn((wbf_ ? t512_ : t514_), xs_2_[1u], s_4_);
-                    float t520_ = kf_bf16_to_f32(wb_4_.v[2]);
-                    float t522_ = kf_f16_to_f32(wh_4_.v[2]);
-                    s_4_ = __fmaf_rn((wbf_ ? t520_ : t522_), xs_2_[2u], s_4_);
-                    float t528_ = kf_bf16_to_f32(wb_4_.v[3]);
-                    float t530_ = kf_f16_to_f32(wh_4_.v[3]);
-                    s_4_ = __fmaf_rn((wbf_ ? t528_ : t530_), xs_2_[3u], s_4_);
-                    float t536_ = kf_bf16_to_f32(wb_4_.v[4]);
-                    float t538_ = kf_f16_to_f32(wh_4_.v[4]);
-                    s_4_ = __fmaf_rn((wbf_ ? t536_ : t538_), xs_2_[4u], s_4_);
-                    float t544_ = kf_bf16_to_f32(wb_4_.v[5]);
-                    float t546_ = kf_f16_to_f32(wh_4_.v[5]);
-                    s_4_ = __fmaf_rn((wbf_ ? t544_ : t546_), xs_2_[5u], s_4_);
-                    float t552_ = kf_bf16_to_f32(wb_4_.v[6]);
-                    float t554_ = kf_f16_to_f32(wh_4_.v[6]);
-                    s_4_ = __fmaf_rn((wbf_ ? t552_ : t554_), xs_2_[6u], s_4_);
-                    float t560_ = kf_bf16_to_f32(wb_4_.v[7]);
-                    float t562_ = kf_f16_to_f32(wh_4_.v[7]);
-                    s_4_ = __fmaf_rn((wbf_ ? t560_ : t562_), xs_2_[7u], s_4_);
-                    acc_[1u] = s_4_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
                 }
                 unsigned v_7_ = (base_ + 64u) + lane_;
                 if (v_7_ < nv_) {
-                    if (xf32_) {
-                        unsigned t573_ = 2u * v_7_;
-                        kf_f32x4 a_5_ = xf4_[t573_];
-                        unsigned t578_ = (2u * v_7_) + 1u;
-                        kf_f32x4 b_3_ = xf4_[t578_];
-                        xs_3_[0u] = a_5_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_5_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_5_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_5_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                    } else {
-                        kf_f16x8 a_6_ = xh8_[v_7_];
-                        xs_3_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    }
+                    kf_f16x8 a_3_ = xh8_[v_7_];
+                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
                     kf_u32x4 t622_ = wr_[4u];
                     kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
-                    kf_u32x4 t625_ = wr_[4u];
-                    kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    float s_5_ = acc_[0u];
-                    float t631_ = kf_bf16_to_f32(wb_5_.v[0]);
-                    float t633_ = kf_f16_to_f32(wh_5_.v[0]);
-                    s_5_ = __fmaf_rn((wbf_ ? t631_ : t633_), xs_3_[0u], s_5_);
-                    float t639_ = kf_bf16_to_f32(wb_5_.v[1]);
-                    float t641_ = kf_f16_to_f32(wh_5_.v[1]);
-                    s_5_ = __fmaf_rn((wbf_ ? t639_ : t641_), xs_3_[1u], s_5_);
-                    float t647_ = kf_bf16_to_f32(wb_5_.v[2]);
-                    float t649_ = kf_f16_to_f32(wh_5_.v[2]);
-                    s_5_ = __fmaf_rn((wbf_ ? t647_ : t649_), xs_3_[2u], s_5_);
-                    float t655_ = kf_bf16_to_f32(wb_5_.v[3]);
-                    float t657_ = kf_f16_to_f32(wh_5_.v[3]);
-                    s_5_ = __fmaf_rn((wbf_ ? t655_ : t657_), xs_3_[3u], s_5_);
-                    float t663_ = kf_bf16_to_f32(wb_5_.v[4]);
-                    float t665_ = kf_f16_to_f32(wh_5_.v[4]);
-                    s_5_ = __fmaf_rn((wbf_ ? t663_ : t665_), xs_3_[4u], s_5_);
-                    float t671_ = kf_bf16_to_f32(wb_5_.v[5]);
-                    float t673_ = kf_f16_to_f32(wh_5_.v[5]);
-                    s_5_ = __fmaf_rn((wbf_ ? t671_ : t673_), xs_3_[5u], s_5_);
-                    float t679_ = kf_bf16_to_f32(wb_5_.v[6]);
-                    float t681_ = kf_f16_to_f32(wh_5_.v[6]);
-                    s_5_ = __fmaf_rn((wbf_ ? t679_ : t681_), xs_3_[6u], s_5_);
-                    float t687_ = kf_bf16_to_f32(wb_5_.v[7]);
-                    float t689_ = kf_f16_to_f32(wh_5_.v[7]);
-                    s_5_ = __fmaf_rn((wbf_ ? t687_ : t689_), xs_3_[7u], s_5_);
-                    acc_[0u] = s_5_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     kf_u32x4 t696_ = wr_[5u];
                     kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
-                    kf_u32x4 t699_ = wr_[5u];
-                    kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    float s_6_ = acc_[1u];
-                    float t705_ = kf_bf16_to_f32(wb_6_.v[0]);
-                    float t707_ = kf_f16_to_f32(wh_6_.v[0]);
-                    s_6_ = __fmaf_rn((wbf_ ? t705_ : t707_), xs_3_[0u], s_6_);
-                    float t713_ = kf_bf16_to_f32(wb_6_.v[1]);
-                    float t715_ = kf_f16_to_f32(wh_6_.v[1]);
-                    s_6_ = __fmaf_rn((wbf_ ? t713_ : t715_), xs_3_[1u], s_6_);
-                    float t721_ = kf_bf16_to_f32(wb_6_.v[2]);
-                    float t723_ = kf_f16_to_f32(wh_6_.v[2]);
-                    s_6_ = __fmaf_rn((wbf_ ? t721_ : t723_), xs_3_[2u], s_6_);
-                    float t729_ = kf_bf16_to_f32(wb_6_.v[3]);
-                    float t731_ = kf_f16_to_f32(wh_6_.v[3]);
-                    s_6_ = __fmaf_rn((wbf_ ? t729_ : t731_), xs_3_[3u], s_6_);
-                    float t737_ = kf_bf16_to_f32(wb_6_.v[4]);
-                    float t739_ = kf_f16_to_f32(wh_6_.v[4]);
-                    s_6_ = __fmaf_rn((wbf_ ? t737_ : t739_), xs_3_[4u], s_6_);
-                    float t745_ = kf_bf16_to_f32(wb_6_.v[5]);
-                    float t747_ = kf_f16_to_f32(wh_6_.v[5]);
-                    s_6_ = __fmaf_rn((wbf_ ? t745_ : t747_), xs_3_[5u], s_6_);
-                    float t753_ = kf_bf16_to_f32(wb_6_.v[6]);
-                    float t755_ = kf_f16_to_f32(wh_6_.v[6]);
-                    s_6_ = __fmaf_rn((wbf_ ? t753_ : t755_), xs_3_[6u], s_6_);
-                    float t761_ = kf_bf16_to_f32(wb_6_.v[7]);
-                    float t763_ = kf_f16_to_f32(wh_6_.v[7]);
-                    s_6_ = __fmaf_rn((wbf_ ? t761_ : t763_), xs_3_[7u], s_6_);
-                    acc_[1u] = s_6_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
                 }
                 unsigned v_8_ = (base_ + 96u) + lane_;
                 if (v_8_ < nv_) {
-                    if (xf32_) {
-                        unsigned t774_ = 2u * v_8_;
-                        kf_f32x4 a_7_ = xf4_[t774_];
-                        unsigned t779_ = (2u * v_8_) + 1u;
-                        kf_f32x4 b_4_ = xf4_[t779_];
-                        xs_4_[0u] = a_7_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_7_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_7_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_7_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                    } else {
-                        kf_f16x8 a_8_ = xh8_[v_8_];
-                        xs_4_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    }
+                    kf_f16x8 a_4_ = xh8_[v_8_];
+                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
                     kf_u32x4 t823_ = wr_[6u];
                     kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
-                    kf_u32x4 t826_ = wr_[6u];
-                    kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    float s_7_ = acc_[0u];
-                    float t832_ = kf_bf16_to_f32(wb_7_.v[0]);
-                    float t834_ = kf_f16_to_f32(wh_7_.v[0]);
-                    s_7_ = __fmaf_rn((wbf_ ? t832_ : t834_), xs_4_[0u], s_7_);
-                    float t840_ = kf_bf16_to_f32(wb_7_.v[1]);
-                    float t842_ = kf_f16_to_f32(wh_7_.v[1]);
-                    s_7_ = __fmaf_rn((wbf_ ? t840_ : t842_), xs_4_[1u], s_7_);
-                    float t848_ = kf_bf16_to_f32(wb_7_.v[2]);
-                    float t850_ = kf_f16_to_f32(wh_7_.v[2]);
-                    s_7_ = __fmaf_rn((wbf_ ? t848_ : t850_), xs_4_[2u], s_7_);
-                    float t856_ = kf_bf16_to_f32(wb_7_.v[3]);
-                    float t858_ = kf_f16_to_f32(wh_7_.v[3]);
-                    s_7_ = __fmaf_rn((wbf_ ? t856_ : t858_), xs_4_[3u], s_7_);
-                    float t864_ = kf_bf16_to_f32(wb_7_.v[4]);
-                    float t866_ = kf_f16_to_f32(wh_7_.v[4]);
-                    s_7_ = __fmaf_rn((wbf_ ? t864_ : t866_), xs_4_[4u], s_7_);
-                    float t872_ = kf_bf16_to_f32(wb_7_.v[5]);
-                    float t874_ = kf_f16_to_f32(wh_7_.v[5]);
-                    s_7_ = __fmaf_rn((wbf_ ? t872_ : t874_), xs_4_[5u], s_7_);
-                    float t880_ = kf_bf16_to_f32(wb_7_.v[6]);
-                    float t882_ = kf_f16_to_f32(wh_7_.v[6]);
-                    s_7_ = __fmaf_rn((wbf_ ? t880_ : t882_), xs_4_[6u], s_7_);
-                    float t888_ = kf_bf16_to_f32(wb_7_.v[7]);
-                    float t890_ = kf_f16_to_f32(wh_7_.v[7]);
-                    s_7_ = __fmaf_rn((wbf_ ? t888_ : t890_), xs_4_[7u], s_7_);
-                    acc_[0u] = s_7_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     kf_u32x4 t897_ = wr_[7u];
                     kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
-                    kf_u32x4 t900_ = wr_[7u];
-                    kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    float s_8_ = acc_[1u];
-                    float t906_ = kf_bf16_to_f32(wb_8_.v[0]);
-                    float t908_ = kf_f16_to_f32(wh_8_.v[0]);
-                    s_8_ = __fmaf_rn((wbf_ ? t906_ : t908_), xs_4_[0u], s_8_);
-                    float t914_ = kf_bf16_to_f32(wb_8_.v[1]);
-                    float t916_ = kf_f16_to_f32(wh_8_.v[1]);
-                    s_8_ = __fmaf_rn((wbf_ ? t914_ : t916_), xs_4_[1u], s_8_);
-                    float t922_ = kf_bf16_to_f32(wb_8_.v[2]);
-                    float t924_ = kf_f16_to_f32(wh_8_.v[2]);
-                    s_8_ = __fmaf_rn((wbf_ ? t922_ : t924_), xs_4_[2u], s_8_);
-                    float t930_ = kf_bf16_to_f32(wb_8_.v[3]);
-                    float t932_ = kf_f16_to_f32(wh_8_.v[3]);
-                    s_8_ = __fmaf_rn((wbf_ ? t930_ : t932_), xs_4_[3u], s_8_);
-                    float t938_ = kf_bf16_to_f32(wb_8_.v[4]);
-                    float t940_ = kf_f16_to_f32(wh_8_.v[4]);
-                    s_8_ = __fmaf_rn((wbf_ ? t938_ : t940_), xs_4_[4u], s_8_);
-                    float t946_ = kf_bf16_to_f32(wb_8_.v[5]);
-                    float t948_ = kf_f16_to_f32(wh_8_.v[5]);
-                    s_8_ = __fmaf_rn((wbf_ ? t946_ : t948_), xs_4_[5u], s_8_);
-                    float t954_ = kf_bf16_to_f32(wb_8_.v[6]);
-                    float t956_ = kf_f16_to_f32(wh_8_.v[6]);
-                    s_8_ = __fmaf_rn((wbf_ ? t954_ : t956_), xs_4_[6u], s_8_);
-                    float t962_ = kf_bf16_to_f32(wb_8_.v[7]);
-                    float t964_ = kf_f16_to_f32(wh_8_.v[7]);
-                    s_8_ = __fmaf_rn((wbf_ ? t962_ : t964_), xs_4_[7u], s_8_);
-                    acc_[1u] = s_8_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
                 }
             }
         } else {
             for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float v_9_ = 0.0f;
-                if (xf32_) {
-                    v_9_ = xf_[c_];
-                } else {
-                    v_9_ = kf_f16_to_f32(x_[c_]);
-                }
-                float xe_ = v_9_;
+                float t978_ = kf_f16_to_f32(x_[c_]);
                 unsigned i_ = (row_[0u] * k_) + c_;
                 unsigned short u_ = w16_[i_];
-                float t987_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
-                float t989_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
-                acc_[0u] = __fmaf_rn((wbf_ ? t987_ : t989_), xe_, acc_[0u]);
+                acc_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t978_, acc_[0u]);
                 unsigned i_2_ = (row_[1u] * k_) + c_;
                 unsigned short u_2_ = w16_[i_2_];
-                float t1001_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
-                float t1003_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
-                acc_[1u] = __fmaf_rn((wbf_ ? t1001_ : t1003_), xe_, acc_[1u]);
+                acc_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t978_, acc_[1u]);
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
             float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
             float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_9_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
+            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
         } else {
             float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
             bool t1054_ = (kf_lane_id() + 16u) < t1032_;
@@ -598,31 +300,24 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
             float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
             bool t1078_ = (kf_lane_id() + 1u) < t1032_;
             float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_9_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
+            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
         }
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = ((g_ * 2u) + 0u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            unsigned i_3_ = (g_ * 2u) + 0u;
-            if (ymode_ == 0u) {
-                yf_[i_3_] = s_9_;
-            } else if (ymode_ == 1u) {
-                y_[i_3_] = kf_f16_from_f32(s_9_);
-            } else {
-                y_[i_3_] = kf_f16_from_f32(__fadd_rn(s_9_, kf_f16_to_f32(y_[i_3_])));
-            }
+            y_[g_ << 1u] = kf_f16_from_f32(s_);
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
             float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
             float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_10_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
+            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
         } else {
             float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
             bool t1149_ = (kf_lane_id() + 16u) < t1127_;
@@ -643,22 +338,16 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
             float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
             bool t1173_ = (kf_lane_id() + 1u) < t1127_;
             float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_10_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
+            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
         }
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = ((g_ * 2u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_4_ = (g_ * 2u) + 1u;
-            if (ymode_ == 0u) {
-                yf_[i_4_] = s_10_;
-            } else if (ymode_ == 1u) {
-                y_[i_4_] = kf_f16_from_f32(s_10_);
-            } else {
-                y_[i_4_] = kf_f16_from_f32(__fadd_rn(s_10_, kf_f16_to_f32(y_[i_4_])));
-            }
+            unsigned i_3_ = (g_ << 1u) + 1u;
+            y_[i_3_] = kf_f16_from_f32(s_2_);
         }
     }
 }
@@ -674,31 +363,25 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    float s_9_;
-    float s_10_;
+    float s_;
+    float s_2_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    const float* xf_ = (const float*)x_;
-    const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    kf_f16* yh_ = (kf_f16*)y_;
-    bool wbf_ = false;
-    bool xf32_ = false;
-    unsigned ymode_ = 0u;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = (blockIdx.x * 8u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u);
-    unsigned t40_ = (m_ / 2u) + (((m_ % 2u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x * 8u;
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(((g_ * 2u) + 0u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ * 2u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = (base_ + 0u) + lane_;
+                unsigned v_ = base_ + lane_;
                 kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                 kf_u32x4 t_ = t78_;
                 if (v_ < nv_) {
@@ -766,384 +449,98 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     t_8_ = t164_;
                 }
                 wr_[7u] = t_8_;
-                unsigned v_5_ = (base_ + 0u) + lane_;
+                unsigned v_5_ = base_ + lane_;
                 if (v_5_ < nv_) {
-                    if (xf32_) {
-                        unsigned t171_ = 2u * v_5_;
-                        kf_f32x4 a_ = xf4_[t171_];
-                        unsigned t176_ = (2u * v_5_) + 1u;
-                        kf_f32x4 b_ = xf4_[t176_];
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                    } else {
-                        kf_f16x8 a_2_ = xh8_[v_5_];
-                        xs_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    }
+                    kf_f16x8 a_ = xh8_[v_5_];
+                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
                     kf_u32x4 t220_ = wr_[0u];
                     kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
-                    kf_u32x4 t223_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    float s_ = acc_[0u];
-                    float t229_ = kf_bf16_to_f32(wb_.v[0]);
-                    float t231_ = kf_f16_to_f32(wh_.v[0]);
-                    s_ = __fmaf_rn((wbf_ ? t229_ : t231_), xs_[0u], s_);
-                    float t237_ = kf_bf16_to_f32(wb_.v[1]);
-                    float t239_ = kf_f16_to_f32(wh_.v[1]);
-                    s_ = __fmaf_rn((wbf_ ? t237_ : t239_), xs_[1u], s_);
-                    float t245_ = kf_bf16_to_f32(wb_.v[2]);
-                    float t247_ = kf_f16_to_f32(wh_.v[2]);
-                    s_ = __fmaf_rn((wbf_ ? t245_ : t247_), xs_[2u], s_);
-                    float t253_ = kf_bf16_to_f32(wb_.v[3]);
-                    float t255_ = kf_f16_to_f32(wh_.v[3]);
-                    s_ = __fmaf_rn((wbf_ ? t253_ : t255_), xs_[3u], s_);
-                    float t261_ = kf_bf16_to_f32(wb_.v[4]);
-                    float t263_ = kf_f16_to_f32(wh_.v[4]);
-                    s_ = __fmaf_rn((wbf_ ? t261_ : t263_), xs_[4u], s_);
-                    float t269_ = kf_bf16_to_f32(wb_.v[5]);
-                    float t271_ = kf_f16_to_f32(wh_.v[5]);
-                    s_ = __fmaf_rn((wbf_ ? t269_ : t271_), xs_[5u], s_);
-                    float t277_ = kf_bf16_to_f32(wb_.v[6]);
-                    float t279_ = kf_f16_to_f32(wh_.v[6]);
-                    s_ = __fmaf_rn((wbf_ ? t277_ : t279_), xs_[6u], s_);
-                    float t285_ = kf_bf16_to_f32(wb_.v[7]);
-                    float t287_ = kf_f16_to_f32(wh_.v[7]);
-                    s_ = __fmaf_rn((wbf_ ? t285_ : t287_), xs_[7u], s_);
-                    acc_[0u] = s_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
                     kf_u32x4 t294_ = wr_[1u];
                     kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
-                    kf_u32x4 t297_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    float s_2_ = acc_[1u];
-                    float t303_ = kf_bf16_to_f32(wb_2_.v[0]);
-                    float t305_ = kf_f16_to_f32(wh_2_.v[0]);
-                    s_2_ = __fmaf_rn((wbf_ ? t303_ : t305_), xs_[0u], s_2_);
-                    float t311_ = kf_bf16_to_f32(wb_2_.v[1]);
-                    float t313_ = kf_f16_to_f32(wh_2_.v[1]);
-                    s_2_ = __fmaf_rn((wbf_ ? t311_ : t313_), xs_[1u], s_2_);
-                    float t319_ = kf_bf16_to_f32(wb_2_.v[2]);
-                    float t321_ = kf_f16_to_f32(wh_2_.v[2]);
-                    s_2_ = __fmaf_rn((wbf_ ? t319_ : t321_), xs_[2u], s_2_);
-                    float t327_ = kf_bf16_to_f32(wb_2_.v[3]);
-                    float t329_ = kf_f16_to_f32(wh_2_.v[3]);
-                    s_2_ = __fmaf_rn((wbf_ ? t327_ : t329_), xs_[3u], s_2_);
-                    float t335_ = kf_bf16_to_f32(wb_2_.v[4]);
-                    float t337_ = kf_f16_to_f32(wh_2_.v[4]);
-                    s_2_ = __fmaf_rn((wbf_ ? t335_ : t337_), xs_[4u], s_2_);
-                    float t343_ = kf_bf16_to_f32(wb_2_.v[5]);
-                    float t345_ = kf_f16_to_f32(wh_2_.v[5]);
-                    s_2_ = __fmaf_rn((wbf_ ? t343_ : t345_), xs_[5u], s_2_);
-                    float t351_ = kf_bf16_to_f32(wb_2_.v[6]);
-                    float t353_ = kf_f16_to_f32(wh_2_.v[6]);
-                    s_2_ = __fmaf_rn((wbf_ ? t351_ : t353_), xs_[6u], s_2_);
-                    float t359_ = kf_bf16_to_f32(wb_2_.v[7]);
-                    float t361_ = kf_f16_to_f32(wh_2_.v[7]);
-                    s_2_ = __fmaf_rn((wbf_ ? t359_ : t361_), xs_[7u], s_2_);
-                    acc_[1u] = s_2_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
                 }
                 unsigned v_6_ = (base_ + 32u) + lane_;
                 if (v_6_ < nv_) {
-                    if (xf32_) {
-                        unsigned t372_ = 2u * v_6_;
-                        kf_f32x4 a_3_ = xf4_[t372_];
-                        unsigned t377_ = (2u * v_6_) + 1u;
-                        kf_f32x4 b_2_ = xf4_[t377_];
-                        xs_2_[0u] = a_3_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_3_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_3_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_3_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                    } else {
-                        kf_f16x8 a_4_ = xh8_[v_6_];
-                        xs_2_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    }
+                    kf_f16x8 a_2_ = xh8_[v_6_];
+                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
                     kf_u32x4 t421_ = wr_[2u];
                     kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
-                    kf_u32x4 t424_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    float s_3_ = acc_[0u];
-                    float t430_ = kf_bf16_to_f32(wb_3_.v[0]);
-                    float t432_ = kf_f16_to_f32(wh_3_.v[0]);
-                    s_3_ = __fmaf_rn((wbf_ ? t430_ : t432_), xs_2_[0u], s_3_);
-                    float t438_ = kf_bf16_to_f32(wb_3_.v[1]);
-                    float t440_ = kf_f16_to_f32(wh_3_.v[1]);
-                    s_3_ = __fmaf_rn((wbf_ ? t438_ : t440_), xs_2_[1u], s_3_);
-                    float t446_ = kf_bf16_to_f32(wb_3_.v[2]);
-                    float t448_ = kf_f16_to_f32(wh_3_.v[2]);
-                    s_3_ = __fmaf_rn((wbf_ ? t446_ : t448_), xs_2_[2u], s_3_);
-                    float t454_ = kf_bf16_to_f32(wb_3_.v[3]);
-                    float t456_ = kf_f16_to_f32(wh_3_.v[3]);
-                    s_3_ = __fmaf_rn((wbf_ ? t454_ : t456_), xs_2_[3u], s_3_);
-                    float t462_ = kf_bf16_to_f32(wb_3_.v[4]);
-                    float t464_ = kf_f16_to_f32(wh_3_.v[4]);
-                    s_3_ = __fmaf_rn((wbf_ ? t462_ : t464_), xs_2_[4u], s_3_);
-                    float t470_ = kf_bf16_to_f32(wb_3_.v[5]);
-                    float t472_ = kf_f16_to_f32(wh_3_.v[5]);
-                    s_3_ = __fmaf_rn((wbf_ ? t470_ : t472_), xs_2_[5u], s_3_);
-                    float t478_ = kf_bf16_to_f32(wb_3_.v[6]);
-                    float t480_ = kf_f16_to_f32(wh_3_.v[6]);
-                    s_3_ = __fmaf_rn((wbf_ ? t478_ : t480_), xs_2_[6u], s_3_);
-                    float t486_ = kf_bf16_to_f32(wb_3_.v[7]);
-                    float t488_ = kf_f16_to_f32(wh_3_.v[7]);
-                    s_3_ = __fmaf_rn((wbf_ ? t486_ : t488_), xs_2_[7u], s_3_);
-                    acc_[0u] = s_3_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     kf_u32x4 t495_ = wr_[3u];
                     kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
-                    kf_u32x4 t498_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    float s_4_ = acc_[1u];
-                    float t504_ = kf_bf16_to_f32(wb_4_.v[0]);
-                    float t506_ = kf_f16_to_f32(wh_4_.v[0]);
-                    s_4_ = __fmaf_rn((wbf_ ? t504_ : t506_), xs_2_[0u], s_4_);
-                    float t512_ = kf_bf16_to_f32(wb_4_.v[1]);
-                    float t514_ = kf_f16_to_f32(wh_4_.v[1]);
-                    s_4_ = __fmaf_rn((wbf_ ? t512_ : t514_), xs_2_[1u], s_4_);
-                    float t520_ = kf_bf16_to_f32(wb_4_.v[2]);
-                    float t522_ = kf_f16_to_f32(wh_4_.v[2]);
-                    s_4_ = __fmaf_rn((wbf_ ? t520_ : t522_), xs_2_[2u], s_4_);
-                    float t528_ = kf_bf16_to_f32(wb_4_.v[3]);
-                    float t530_ = kf_f16_to_f32(wh_4_.v[3]);
-                    s_4_ = __fmaf_rn((wbf_ ? t528_ : t530_), xs_2_[3u], s_4_);
-                    float t536_ = kf_bf16_to_f32(wb_4_.v[4]);
-                    float t538_ = kf_f16_to_f32(wh_4_.v[4]);
-                    s_4_ = __fmaf_rn((wbf_ ? t536_ : t538_), xs_2_[4u], s_4_);
-                    float t544_ = kf_bf16_to_f32(wb_4_.v[5]);
-                    float t546_ = kf_f16_to_f32(wh_4_.v[5]);
-                    s_4_ = __fmaf_rn((wbf_ ? t544_ : t546_), xs_2_[5u], s_4_);
-                    float t552_ = kf_bf16_to_f32(wb_4_.v[6]);
-                    float t554_ = kf_f16_to_f32(wh_4_.v[6]);
-                    s_4_ = __fmaf_rn((wbf_ ? t552_ : t554_), xs_2_[6u], s_4_);
-                    float t560_ = kf_bf16_to_f32(wb_4_.v[7]);
-                    float t562_ = kf_f16_to_f32(wh_4_.v[7]);
-                    s_4_ = __fmaf_rn((wbf_ ? t560_ : t562_), xs_2_[7u], s_4_);
-                    acc_[1u] = s_4_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
                 }
                 unsigned v_7_ = (base_ + 64u) + lane_;
                 if (v_7_ < nv_) {
-                    if (xf32_) {
-                        unsigned t573_ = 2u * v_7_;
-                        kf_f32x4 a_5_ = xf4_[t573_];
-                        unsigned t578_ = (2u * v_7_) + 1u;
-                        kf_f32x4 b_3_ = xf4_[t578_];
-                        xs_3_[0u] = a_5_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_5_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_5_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_5_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                    } else {
-                        kf_f16x8 a_6_ = xh8_[v_7_];
-                        xs_3_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    }
+                    kf_f16x8 a_3_ = xh8_[v_7_];
+                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
                     kf_u32x4 t622_ = wr_[4u];
                     kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
-                    kf_u32x4 t625_ = wr_[4u];
-                    kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    float s_5_ = acc_[0u];
-                    float t631_ = kf_bf16_to_f32(wb_5_.v[0]);
-                    float t633_ = kf_f16_to_f32(wh_5_.v[0]);
-                    s_5_ = __fmaf_rn((wbf_ ? t631_ : t633_), xs_3_[0u], s_5_);
-                    float t639_ = kf_bf16_to_f32(wb_5_.v[1]);
-                    float t641_ = kf_f16_to_f32(wh_5_.v[1]);
-                    s_5_ = __fmaf_rn((wbf_ ? t639_ : t641_), xs_3_[1u], s_5_);
-                    float t647_ = kf_bf16_to_f32(wb_5_.v[2]);
-                    float t649_ = kf_f16_to_f32(wh_5_.v[2]);
-                    s_5_ = __fmaf_rn((wbf_ ? t647_ : t649_), xs_3_[2u], s_5_);
-                    float t655_ = kf_bf16_to_f32(wb_5_.v[3]);
-                    float t657_ = kf_f16_to_f32(wh_5_.v[3]);
-                    s_5_ = __fmaf_rn((wbf_ ? t655_ : t657_), xs_3_[3u], s_5_);
-                    float t663_ = kf_bf16_to_f32(wb_5_.v[4]);
-                    float t665_ = kf_f16_to_f32(wh_5_.v[4]);
-                    s_5_ = __fmaf_rn((wbf_ ? t663_ : t665_), xs_3_[4u], s_5_);
-                    float t671_ = kf_bf16_to_f32(wb_5_.v[5]);
-                    float t673_ = kf_f16_to_f32(wh_5_.v[5]);
-                    s_5_ = __fmaf_rn((wbf_ ? t671_ : t673_), xs_3_[5u], s_5_);
-                    float t679_ = kf_bf16_to_f32(wb_5_.v[6]);
-                    float t681_ = kf_f16_to_f32(wh_5_.v[6]);
-                    s_5_ = __fmaf_rn((wbf_ ? t679_ : t681_), xs_3_[6u], s_5_);
-                    float t687_ = kf_bf16_to_f32(wb_5_.v[7]);
-                    float t689_ = kf_f16_to_f32(wh_5_.v[7]);
-                    s_5_ = __fmaf_rn((wbf_ ? t687_ : t689_), xs_3_[7u], s_5_);
-                    acc_[0u] = s_5_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     kf_u32x4 t696_ = wr_[5u];
                     kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
-                    kf_u32x4 t699_ = wr_[5u];
-                    kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    float s_6_ = acc_[1u];
-                    float t705_ = kf_bf16_to_f32(wb_6_.v[0]);
-                    float t707_ = kf_f16_to_f32(wh_6_.v[0]);
-                    s_6_ = __fmaf_rn((wbf_ ? t705_ : t707_), xs_3_[0u], s_6_);
-                    float t713_ = kf_bf16_to_f32(wb_6_.v[1]);
-                    float t715_ = kf_f16_to_f32(wh_6_.v[1]);
-                    s_6_ = __fmaf_rn((wbf_ ? t713_ : t715_), xs_3_[1u], s_6_);
-                    float t721_ = kf_bf16_to_f32(wb_6_.v[2]);
-                    float t723_ = kf_f16_to_f32(wh_6_.v[2]);
-                    s_6_ = __fmaf_rn((wbf_ ? t721_ : t723_), xs_3_[2u], s_6_);
-                    float t729_ = kf_bf16_to_f32(wb_6_.v[3]);
-                    float t731_ = kf_f16_to_f32(wh_6_.v[3]);
-                    s_6_ = __fmaf_rn((wbf_ ? t729_ : t731_), xs_3_[3u], s_6_);
-                    float t737_ = kf_bf16_to_f32(wb_6_.v[4]);
-                    float t739_ = kf_f16_to_f32(wh_6_.v[4]);
-                    s_6_ = __fmaf_rn((wbf_ ? t737_ : t739_), xs_3_[4u], s_6_);
-                    float t745_ = kf_bf16_to_f32(wb_6_.v[5]);
-                    float t747_ = kf_f16_to_f32(wh_6_.v[5]);
-                    s_6_ = __fmaf_rn((wbf_ ? t745_ : t747_), xs_3_[5u], s_6_);
-                    float t753_ = kf_bf16_to_f32(wb_6_.v[6]);
-                    float t755_ = kf_f16_to_f32(wh_6_.v[6]);
-                    s_6_ = __fmaf_rn((wbf_ ? t753_ : t755_), xs_3_[6u], s_6_);
-                    float t761_ = kf_bf16_to_f32(wb_6_.v[7]);
-                    float t763_ = kf_f16_to_f32(wh_6_.v[7]);
-                    s_6_ = __fmaf_rn((wbf_ ? t761_ : t763_), xs_3_[7u], s_6_);
-                    acc_[1u] = s_6_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
                 }
                 unsigned v_8_ = (base_ + 96u) + lane_;
                 if (v_8_ < nv_) {
-                    if (xf32_) {
-                        unsigned t774_ = 2u * v_8_;
-                        kf_f32x4 a_7_ = xf4_[t774_];
-                        unsigned t779_ = (2u * v_8_) + 1u;
-                        kf_f32x4 b_4_ = xf4_[t779_];
-                        xs_4_[0u] = a_7_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_7_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_7_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_7_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                    } else {
-                        kf_f16x8 a_8_ = xh8_[v_8_];
-                        xs_4_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    }
+                    kf_f16x8 a_4_ = xh8_[v_8_];
+                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
                     kf_u32x4 t823_ = wr_[6u];
                     kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
-                    kf_u32x4 t826_ = wr_[6u];
-                    kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    float s_7_ = acc_[0u];
-                    float t832_ = kf_bf16_to_f32(wb_7_.v[0]);
-                    float t834_ = kf_f16_to_f32(wh_7_.v[0]);
-                    s_7_ = __fmaf_rn((wbf_ ? t832_ : t834_), xs_4_[0u], s_7_);
-                    float t840_ = kf_bf16_to_f32(wb_7_.v[1]);
-                    float t842_ = kf_f16_to_f32(wh_7_.v[1]);
-                    s_7_ = __fmaf_rn((wbf_ ? t840_ : t842_), xs_4_[1u], s_7_);
-                    float t848_ = kf_bf16_to_f32(wb_7_.v[2]);
-                    float t850_ = kf_f16_to_f32(wh_7_.v[2]);
-                    s_7_ = __fmaf_rn((wbf_ ? t848_ : t850_), xs_4_[2u], s_7_);
-                    float t856_ = kf_bf16_to_f32(wb_7_.v[3]);
-                    float t858_ = kf_f16_to_f32(wh_7_.v[3]);
-                    s_7_ = __fmaf_rn((wbf_ ? t856_ : t858_), xs_4_[3u], s_7_);
-                    float t864_ = kf_bf16_to_f32(wb_7_.v[4]);
-                    float t866_ = kf_f16_to_f32(wh_7_.v[4]);
-                    s_7_ = __fmaf_rn((wbf_ ? t864_ : t866_), xs_4_[4u], s_7_);
-                    float t872_ = kf_bf16_to_f32(wb_7_.v[5]);
-                    float t874_ = kf_f16_to_f32(wh_7_.v[5]);
-                    s_7_ = __fmaf_rn((wbf_ ? t872_ : t874_), xs_4_[5u], s_7_);
-                    float t880_ = kf_bf16_to_f32(wb_7_.v[6]);
-                    float t882_ = kf_f16_to_f32(wh_7_.v[6]);
-                    s_7_ = __fmaf_rn((wbf_ ? t880_ : t882_), xs_4_[6u], s_7_);
-                    float t888_ = kf_bf16_to_f32(wb_7_.v[7]);
-                    float t890_ = kf_f16_to_f32(wh_7_.v[7]);
-                    s_7_ = __fmaf_rn((wbf_ ? t888_ : t890_), xs_4_[7u], s_7_);
-                    acc_[0u] = s_7_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     kf_u32x4 t897_ = wr_[7u];
                     kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
-                    kf_u32x4 t900_ = wr_[7u];
-                    kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    float s_8_ = acc_[1u];
-                    float t906_ = kf_bf16_to_f32(wb_8_.v[0]);
-                    float t908_ = kf_f16_to_f32(wh_8_.v[0]);
-                    s_8_ = __fmaf_rn((wbf_ ? t906_ : t908_), xs_4_[0u], s_8_);
-                    float t914_ = kf_bf16_to_f32(wb_8_.v[1]);
-                    float t916_ = kf_f16_to_f32(wh_8_.v[1]);
-                    s_8_ = __fmaf_rn((wbf_ ? t914_ : t916_), xs_4_[1u], s_8_);
-                    float t922_ = kf_bf16_to_f32(wb_8_.v[2]);
-                    float t924_ = kf_f16_to_f32(wh_8_.v[2]);
-                    s_8_ = __fmaf_rn((wbf_ ? t922_ : t924_), xs_4_[2u], s_8_);
-                    float t930_ = kf_bf16_to_f32(wb_8_.v[3]);
-                    float t932_ = kf_f16_to_f32(wh_8_.v[3]);
-                    s_8_ = __fmaf_rn((wbf_ ? t930_ : t932_), xs_4_[3u], s_8_);
-                    float t938_ = kf_bf16_to_f32(wb_8_.v[4]);
-                    float t940_ = kf_f16_to_f32(wh_8_.v[4]);
-                    s_8_ = __fmaf_rn((wbf_ ? t938_ : t940_), xs_4_[4u], s_8_);
-                    float t946_ = kf_bf16_to_f32(wb_8_.v[5]);
-                    float t948_ = kf_f16_to_f32(wh_8_.v[5]);
-                    s_8_ = __fmaf_rn((wbf_ ? t946_ : t948_), xs_4_[5u], s_8_);
-                    float t954_ = kf_bf16_to_f32(wb_8_.v[6]);
-                    float t956_ = kf_f16_to_f32(wh_8_.v[6]);
-                    s_8_ = __fmaf_rn((wbf_ ? t954_ : t956_), xs_4_[6u], s_8_);
-                    float t962_ = kf_bf16_to_f32(wb_8_.v[7]);
-                    float t964_ = kf_f16_to_f32(wh_8_.v[7]);
-                    s_8_ = __fmaf_rn((wbf_ ? t962_ : t964_), xs_4_[7u], s_8_);
-                    acc_[1u] = s_8_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
                 }
             }
         } else {
             for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float v_9_ = 0.0f;
-                if (xf32_) {
-                    v_9_ = xf_[c_];
-                } else {
-                    v_9_ = kf_f16_to_f32(x_[c_]);
-                }
-                float xe_ = v_9_;
+                float t978_ = kf_f16_to_f32(x_[c_]);
                 unsigned i_ = (row_[0u] * k_) + c_;
                 unsigned short u_ = w16_[i_];
-                float t987_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
-                float t989_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
-                acc_[0u] = __fmaf_rn((wbf_ ? t987_ : t989_), xe_, acc_[0u]);
+                acc_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t978_, acc_[0u]);
                 unsigned i_2_ = (row_[1u] * k_) + c_;
                 unsigned short u_2_ = w16_[i_2_];
-                float t1001_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
-                float t1003_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
-                acc_[1u] = __fmaf_rn((wbf_ ? t1001_ : t1003_), xe_, acc_[1u]);
+                acc_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t978_, acc_[1u]);
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
             float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
             float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_9_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
+            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
         } else {
             float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
             bool t1054_ = (kf_lane_id() + 16u) < t1032_;
@@ -1164,31 +561,24 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
             float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
             bool t1078_ = (kf_lane_id() + 1u) < t1032_;
             float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_9_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
+            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
         }
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = ((g_ * 2u) + 0u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            unsigned i_3_ = (g_ * 2u) + 0u;
-            if (ymode_ == 0u) {
-                y_[i_3_] = s_9_;
-            } else if (ymode_ == 1u) {
-                yh_[i_3_] = kf_f16_from_f32(s_9_);
-            } else {
-                yh_[i_3_] = kf_f16_from_f32(__fadd_rn(s_9_, kf_f16_to_f32(yh_[i_3_])));
-            }
+            y_[g_ << 1u] = s_;
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
             float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
             float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_10_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
+            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
         } else {
             float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
             bool t1149_ = (kf_lane_id() + 16u) < t1127_;
@@ -1209,22 +599,16 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
             float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
             bool t1173_ = (kf_lane_id() + 1u) < t1127_;
             float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_10_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
+            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
         }
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = ((g_ * 2u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_4_ = (g_ * 2u) + 1u;
-            if (ymode_ == 0u) {
-                y_[i_4_] = s_10_;
-            } else if (ymode_ == 1u) {
-                yh_[i_4_] = kf_f16_from_f32(s_10_);
-            } else {
-                yh_[i_4_] = kf_f16_from_f32(__fadd_rn(s_10_, kf_f16_to_f32(yh_[i_4_])));
-            }
+            unsigned i_3_ = (g_ << 1u) + 1u;
+            y_[i_3_] = s_2_;
         }
     }
 }
@@ -1240,31 +624,25 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    float s_9_;
-    float s_10_;
+    float s_;
+    float s_2_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
-    const kf_f16* xh_ = (const kf_f16*)x_;
-    const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    float* yf_ = (float*)y_;
-    bool wbf_ = false;
-    bool xf32_ = true;
-    unsigned ymode_ = 1u;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = (blockIdx.x * 8u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u);
-    unsigned t40_ = (m_ / 2u) + (((m_ % 2u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x * 8u;
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(((g_ * 2u) + 0u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ * 2u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = (base_ + 0u) + lane_;
+                unsigned v_ = base_ + lane_;
                 kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                 kf_u32x4 t_ = t78_;
                 if (v_ < nv_) {
@@ -1332,384 +710,110 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                     t_8_ = t164_;
                 }
                 wr_[7u] = t_8_;
-                unsigned v_5_ = (base_ + 0u) + lane_;
+                unsigned v_5_ = base_ + lane_;
                 if (v_5_ < nv_) {
-                    if (xf32_) {
-                        unsigned t171_ = 2u * v_5_;
-                        kf_f32x4 a_ = xf4_[t171_];
-                        unsigned t176_ = (2u * v_5_) + 1u;
-                        kf_f32x4 b_ = xf4_[t176_];
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                    } else {
-                        kf_f16x8 a_2_ = xh8_[v_5_];
-                        xs_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    }
+                    unsigned t171_ = v_5_ << 1u;
+                    kf_f32x4 a_ = xf4_[t171_];
+                    unsigned t176_ = (v_5_ << 1u) + 1u;
+                    kf_f32x4 b_ = xf4_[t176_];
+                    xs_[0u] = a_.v[0];
+                    xs_[4u] = b_.v[0];
+                    xs_[1u] = a_.v[1];
+                    xs_[5u] = b_.v[1];
+                    xs_[2u] = a_.v[2];
+                    xs_[6u] = b_.v[2];
+                    xs_[3u] = a_.v[3];
+                    xs_[7u] = b_.v[3];
                     kf_u32x4 t220_ = wr_[0u];
                     kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
-                    kf_u32x4 t223_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    float s_ = acc_[0u];
-                    float t229_ = kf_bf16_to_f32(wb_.v[0]);
-                    float t231_ = kf_f16_to_f32(wh_.v[0]);
-                    s_ = __fmaf_rn((wbf_ ? t229_ : t231_), xs_[0u], s_);
-                    float t237_ = kf_bf16_to_f32(wb_.v[1]);
-                    float t239_ = kf_f16_to_f32(wh_.v[1]);
-                    s_ = __fmaf_rn((wbf_ ? t237_ : t239_), xs_[1u], s_);
-                    float t245_ = kf_bf16_to_f32(wb_.v[2]);
-                    float t247_ = kf_f16_to_f32(wh_.v[2]);
-                    s_ = __fmaf_rn((wbf_ ? t245_ : t247_), xs_[2u], s_);
-                    float t253_ = kf_bf16_to_f32(wb_.v[3]);
-                    float t255_ = kf_f16_to_f32(wh_.v[3]);
-                    s_ = __fmaf_rn((wbf_ ? t253_ : t255_), xs_[3u], s_);
-                    float t261_ = kf_bf16_to_f32(wb_.v[4]);
-                    float t263_ = kf_f16_to_f32(wh_.v[4]);
-                    s_ = __fmaf_rn((wbf_ ? t261_ : t263_), xs_[4u], s_);
-                    float t269_ = kf_bf16_to_f32(wb_.v[5]);
-                    float t271_ = kf_f16_to_f32(wh_.v[5]);
-                    s_ = __fmaf_rn((wbf_ ? t269_ : t271_), xs_[5u], s_);
-                    float t277_ = kf_bf16_to_f32(wb_.v[6]);
-                    float t279_ = kf_f16_to_f32(wh_.v[6]);
-                    s_ = __fmaf_rn((wbf_ ? t277_ : t279_), xs_[6u], s_);
-                    float t285_ = kf_bf16_to_f32(wb_.v[7]);
-                    float t287_ = kf_f16_to_f32(wh_.v[7]);
-                    s_ = __fmaf_rn((wbf_ ? t285_ : t287_), xs_[7u], s_);
-                    acc_[0u] = s_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
                     kf_u32x4 t294_ = wr_[1u];
                     kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
-                    kf_u32x4 t297_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    float s_2_ = acc_[1u];
-                    float t303_ = kf_bf16_to_f32(wb_2_.v[0]);
-                    float t305_ = kf_f16_to_f32(wh_2_.v[0]);
-                    s_2_ = __fmaf_rn((wbf_ ? t303_ : t305_), xs_[0u], s_2_);
-                    float t311_ = kf_bf16_to_f32(wb_2_.v[1]);
-                    float t313_ = kf_f16_to_f32(wh_2_.v[1]);
-                    s_2_ = __fmaf_rn((wbf_ ? t311_ : t313_), xs_[1u], s_2_);
-                    float t319_ = kf_bf16_to_f32(wb_2_.v[2]);
-                    float t321_ = kf_f16_to_f32(wh_2_.v[2]);
-                    s_2_ = __fmaf_rn((wbf_ ? t319_ : t321_), xs_[2u], s_2_);
-                    float t327_ = kf_bf16_to_f32(wb_2_.v[3]);
-                    float t329_ = kf_f16_to_f32(wh_2_.v[3]);
-                    s_2_ = __fmaf_rn((wbf_ ? t327_ : t329_), xs_[3u], s_2_);
-                    float t335_ = kf_bf16_to_f32(wb_2_.v[4]);
-                    float t337_ = kf_f16_to_f32(wh_2_.v[4]);
-                    s_2_ = __fmaf_rn((wbf_ ? t335_ : t337_), xs_[4u], s_2_);
-                    float t343_ = kf_bf16_to_f32(wb_2_.v[5]);
-                    float t345_ = kf_f16_to_f32(wh_2_.v[5]);
-                    s_2_ = __fmaf_rn((wbf_ ? t343_ : t345_), xs_[5u], s_2_);
-                    float t351_ = kf_bf16_to_f32(wb_2_.v[6]);
-                    float t353_ = kf_f16_to_f32(wh_2_.v[6]);
-                    s_2_ = __fmaf_rn((wbf_ ? t351_ : t353_), xs_[6u], s_2_);
-                    float t359_ = kf_bf16_to_f32(wb_2_.v[7]);
-                    float t361_ = kf_f16_to_f32(wh_2_.v[7]);
-                    s_2_ = __fmaf_rn((wbf_ ? t359_ : t361_), xs_[7u], s_2_);
-                    acc_[1u] = s_2_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
                 }
                 unsigned v_6_ = (base_ + 32u) + lane_;
                 if (v_6_ < nv_) {
-                    if (xf32_) {
-                        unsigned t372_ = 2u * v_6_;
-                        kf_f32x4 a_3_ = xf4_[t372_];
-                        unsigned t377_ = (2u * v_6_) + 1u;
-                        kf_f32x4 b_2_ = xf4_[t377_];
-                        xs_2_[0u] = a_3_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_3_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_3_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_3_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                    } else {
-                        kf_f16x8 a_4_ = xh8_[v_6_];
-                        xs_2_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    }
+                    unsigned t372_ = v_6_ << 1u;
+                    kf_f32x4 a_2_ = xf4_[t372_];
+                    unsigned t377_ = (v_6_ << 1u) + 1u;
+                    kf_f32x4 b_2_ = xf4_[t377_];
+                    xs_2_[0u] = a_2_.v[0];
+                    xs_2_[4u] = b_2_.v[0];
+                    xs_2_[1u] = a_2_.v[1];
+                    xs_2_[5u] = b_2_.v[1];
+                    xs_2_[2u] = a_2_.v[2];
+                    xs_2_[6u] = b_2_.v[2];
+                    xs_2_[3u] = a_2_.v[3];
+                    xs_2_[7u] = b_2_.v[3];
                     kf_u32x4 t421_ = wr_[2u];
                     kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
-                    kf_u32x4 t424_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    float s_3_ = acc_[0u];
-                    float t430_ = kf_bf16_to_f32(wb_3_.v[0]);
-                    float t432_ = kf_f16_to_f32(wh_3_.v[0]);
-                    s_3_ = __fmaf_rn((wbf_ ? t430_ : t432_), xs_2_[0u], s_3_);
-                    float t438_ = kf_bf16_to_f32(wb_3_.v[1]);
-                    float t440_ = kf_f16_to_f32(wh_3_.v[1]);
-                    s_3_ = __fmaf_rn((wbf_ ? t438_ : t440_), xs_2_[1u], s_3_);
-                    float t446_ = kf_bf16_to_f32(wb_3_.v[2]);
-                    float t448_ = kf_f16_to_f32(wh_3_.v[2]);
-                    s_3_ = __fmaf_rn((wbf_ ? t446_ : t448_), xs_2_[2u], s_3_);
-                    float t454_ = kf_bf16_to_f32(wb_3_.v[3]);
-                    float t456_ = kf_f16_to_f32(wh_3_.v[3]);
-                    s_3_ = __fmaf_rn((wbf_ ? t454_ : t456_), xs_2_[3u], s_3_);
-                    float t462_ = kf_bf16_to_f32(wb_3_.v[4]);
-                    float t464_ = kf_f16_to_f32(wh_3_.v[4]);
-                    s_3_ = __fmaf_rn((wbf_ ? t462_ : t464_), xs_2_[4u], s_3_);
-                    float t470_ = kf_bf16_to_f32(wb_3_.v[5]);
-                    float t472_ = kf_f16_to_f32(wh_3_.v[5]);
-                    s_3_ = __fmaf_rn((wbf_ ? t470_ : t472_), xs_2_[5u], s_3_);
-                    float t478_ = kf_bf16_to_f32(wb_3_.v[6]);
-                    float t480_ = kf_f16_to_f32(wh_3_.v[6]);
-                    s_3_ = __fmaf_rn((wbf_ ? t478_ : t480_), xs_2_[6u], s_3_);
-                    float t486_ = kf_bf16_to_f32(wb_3_.v[7]);
-                    float t488_ = kf_f16_to_f32(wh_3_.v[7]);
-                    s_3_ = __fmaf_rn((wbf_ ? t486_ : t488_), xs_2_[7u], s_3_);
-                    acc_[0u] = s_3_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     kf_u32x4 t495_ = wr_[3u];
                     kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
-                    kf_u32x4 t498_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    float s_4_ = acc_[1u];
-                    float t504_ = kf_bf16_to_f32(wb_4_.v[0]);
-                    float t506_ = kf_f16_to_f32(wh_4_.v[0]);
-                    s_4_ = __fmaf_rn((wbf_ ? t504_ : t506_), xs_2_[0u], s_4_);
-                    float t512_ = kf_bf16_to_f32(wb_4_.v[1]);
-                    float t514_ = kf_f16_to_f32(wh_4_.v[1]);
-                    s_4_ = __fmaf_rn((wbf_ ? t512_ : t514_), xs_2_[1u], s_4_);
-                    float t520_ = kf_bf16_to_f32(wb_4_.v[2]);
-                    float t522_ = kf_f16_to_f32(wh_4_.v[2]);
-                    s_4_ = __fmaf_rn((wbf_ ? t520_ : t522_), xs_2_[2u], s_4_);
-                    float t528_ = kf_bf16_to_f32(wb_4_.v[3]);
-                    float t530_ = kf_f16_to_f32(wh_4_.v[3]);
-                    s_4_ = __fmaf_rn((wbf_ ? t528_ : t530_), xs_2_[3u], s_4_);
-                    float t536_ = kf_bf16_to_f32(wb_4_.v[4]);
-                    float t538_ = kf_f16_to_f32(wh_4_.v[4]);
-                    s_4_ = __fmaf_rn((wbf_ ? t536_ : t538_), xs_2_[4u], s_4_);
-                    float t544_ = kf_bf16_to_f32(wb_4_.v[5]);
-                    float t546_ = kf_f16_to_f32(wh_4_.v[5]);
-                    s_4_ = __fmaf_rn((wbf_ ? t544_ : t546_), xs_2_[5u], s_4_);
-                    float t552_ = kf_bf16_to_f32(wb_4_.v[6]);
-                    float t554_ = kf_f16_to_f32(wh_4_.v[6]);
-                    s_4_ = __fmaf_rn((wbf_ ? t552_ : t554_), xs_2_[6u], s_4_);
-                    float t560_ = kf_bf16_to_f32(wb_4_.v[7]);
-                    float t562_ = kf_f16_to_f32(wh_4_.v[7]);
-                    s_4_ = __fmaf_rn((wbf_ ? t560_ : t562_), xs_2_[7u], s_4_);
-                    acc_[1u] = s_4_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
                 }
                 unsigned v_7_ = (base_ + 64u) + lane_;
                 if (v_7_ < nv_) {
-                    if (xf32_) {
-                        unsigned t573_ = 2u * v_7_;
-                        kf_f32x4 a_5_ = xf4_[t573_];
-                        unsigned t578_ = (2u * v_7_) + 1u;
-                        kf_f32x4 b_3_ = xf4_[t578_];
-                        xs_3_[0u] = a_5_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_5_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_5_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_5_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                    } else {
-                        kf_f16x8 a_6_ = xh8_[v_7_];
-                        xs_3_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    }
+                    unsigned t573_ = v_7_ << 1u;
+                    kf_f32x4 a_3_ = xf4_[t573_];
+                    unsigned t578_ = (v_7_ << 1u) + 1u;
+                    kf_f32x4 b_3_ = xf4_[t578_];
+                    xs_3_[0u] = a_3_.v[0];
+                    xs_3_[4u] = b_3_.v[0];
+                    xs_3_[1u] = a_3_.v[1];
+                    xs_3_[5u] = b_3_.v[1];
+                    xs_3_[2u] = a_3_.v[2];
+                    xs_3_[6u] = b_3_.v[2];
+                    xs_3_[3u] = a_3_.v[3];
+                    xs_3_[7u] = b_3_.v[3];
                     kf_u32x4 t622_ = wr_[4u];
                     kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
-                    kf_u32x4 t625_ = wr_[4u];
-                    kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    float s_5_ = acc_[0u];
-                    float t631_ = kf_bf16_to_f32(wb_5_.v[0]);
-                    float t633_ = kf_f16_to_f32(wh_5_.v[0]);
-                    s_5_ = __fmaf_rn((wbf_ ? t631_ : t633_), xs_3_[0u], s_5_);
-                    float t639_ = kf_bf16_to_f32(wb_5_.v[1]);
-                    float t641_ = kf_f16_to_f32(wh_5_.v[1]);
-                    s_5_ = __fmaf_rn((wbf_ ? t639_ : t641_), xs_3_[1u], s_5_);
-                    float t647_ = kf_bf16_to_f32(wb_5_.v[2]);
-                    float t649_ = kf_f16_to_f32(wh_5_.v[2]);
-                    s_5_ = __fmaf_rn((wbf_ ? t647_ : t649_), xs_3_[2u], s_5_);
-                    float t655_ = kf_bf16_to_f32(wb_5_.v[3]);
-                    float t657_ = kf_f16_to_f32(wh_5_.v[3]);
-                    s_5_ = __fmaf_rn((wbf_ ? t655_ : t657_), xs_3_[3u], s_5_);
-                    float t663_ = kf_bf16_to_f32(wb_5_.v[4]);
-                    float t665_ = kf_f16_to_f32(wh_5_.v[4]);
-                    s_5_ = __fmaf_rn((wbf_ ? t663_ : t665_), xs_3_[4u], s_5_);
-                    float t671_ = kf_bf16_to_f32(wb_5_.v[5]);
-                    float t673_ = kf_f16_to_f32(wh_5_.v[5]);
-                    s_5_ = __fmaf_rn((wbf_ ? t671_ : t673_), xs_3_[5u], s_5_);
-                    float t679_ = kf_bf16_to_f32(wb_5_.v[6]);
-                    float t681_ = kf_f16_to_f32(wh_5_.v[6]);
-                    s_5_ = __fmaf_rn((wbf_ ? t679_ : t681_), xs_3_[6u], s_5_);
-                    float t687_ = kf_bf16_to_f32(wb_5_.v[7]);
-                    float t689_ = kf_f16_to_f32(wh_5_.v[7]);
-                    s_5_ = __fmaf_rn((wbf_ ? t687_ : t689_), xs_3_[7u], s_5_);
-                    acc_[0u] = s_5_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     kf_u32x4 t696_ = wr_[5u];
                     kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
-                    kf_u32x4 t699_ = wr_[5u];
-                    kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    float s_6_ = acc_[1u];
-                    float t705_ = kf_bf16_to_f32(wb_6_.v[0]);
-                    float t707_ = kf_f16_to_f32(wh_6_.v[0]);
-                    s_6_ = __fmaf_rn((wbf_ ? t705_ : t707_), xs_3_[0u], s_6_);
-                    float t713_ = kf_bf16_to_f32(wb_6_.v[1]);
-                    float t715_ = kf_f16_to_f32(wh_6_.v[1]);
-                    s_6_ = __fmaf_rn((wbf_ ? t713_ : t715_), xs_3_[1u], s_6_);
-                    float t721_ = kf_bf16_to_f32(wb_6_.v[2]);
-                    float t723_ = kf_f16_to_f32(wh_6_.v[2]);
-                    s_6_ = __fmaf_rn((wbf_ ? t721_ : t723_), xs_3_[2u], s_6_);
-                    float t729_ = kf_bf16_to_f32(wb_6_.v[3]);
-                    float t731_ = kf_f16_to_f32(wh_6_.v[3]);
-                    s_6_ = __fmaf_rn((wbf_ ? t729_ : t731_), xs_3_[3u], s_6_);
-                    float t737_ = kf_bf16_to_f32(wb_6_.v[4]);
-                    float t739_ = kf_f16_to_f32(wh_6_.v[4]);
-                    s_6_ = __fmaf_rn((wbf_ ? t737_ : t739_), xs_3_[4u], s_6_);
-                    float t745_ = kf_bf16_to_f32(wb_6_.v[5]);
-                    float t747_ = kf_f16_to_f32(wh_6_.v[5]);
-                    s_6_ = __fmaf_rn((wbf_ ? t745_ : t747_), xs_3_[5u], s_6_);
-                    float t753_ = kf_bf16_to_f32(wb_6_.v[6]);
-                    float t755_ = kf_f16_to_f32(wh_6_.v[6]);
-                    s_6_ = __fmaf_rn((wbf_ ? t753_ : t755_), xs_3_[6u], s_6_);
-                    float t761_ = kf_bf16_to_f32(wb_6_.v[7]);
-                    float t763_ = kf_f16_to_f32(wh_6_.v[7]);
-                    s_6_ = __fmaf_rn((wbf_ ? t761_ : t763_), xs_3_[7u], s_6_);
-                    acc_[1u] = s_6_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
                 }
                 unsigned v_8_ = (base_ + 96u) + lane_;
                 if (v_8_ < nv_) {
-                    if (xf32_) {
-                        unsigned t774_ = 2u * v_8_;
-                        kf_f32x4 a_7_ = xf4_[t774_];
-                        unsigned t779_ = (2u * v_8_) + 1u;
-                        kf_f32x4 b_4_ = xf4_[t779_];
-                        xs_4_[0u] = a_7_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_7_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_7_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_7_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                    } else {
-                        kf_f16x8 a_8_ = xh8_[v_8_];
-                        xs_4_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    }
+                    unsigned t774_ = v_8_ << 1u;
+                    kf_f32x4 a_4_ = xf4_[t774_];
+                    unsigned t779_ = (v_8_ << 1u) + 1u;
+                    kf_f32x4 b_4_ = xf4_[t779_];
+                    xs_4_[0u] = a_4_.v[0];
+                    xs_4_[4u] = b_4_.v[0];
+                    xs_4_[1u] = a_4_.v[1];
+                    xs_4_[5u] = b_4_.v[1];
+                    xs_4_[2u] = a_4_.v[2];
+                    xs_4_[6u] = b_4_.v[2];
+                    xs_4_[3u] = a_4_.v[3];
+                    xs_4_[7u] = b_4_.v[3];
                     kf_u32x4 t823_ = wr_[6u];
                     kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
-                    kf_u32x4 t826_ = wr_[6u];
-                    kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    float s_7_ = acc_[0u];
-                    float t832_ = kf_bf16_to_f32(wb_7_.v[0]);
-                    float t834_ = kf_f16_to_f32(wh_7_.v[0]);
-                    s_7_ = __fmaf_rn((wbf_ ? t832_ : t834_), xs_4_[0u], s_7_);
-                    float t840_ = kf_bf16_to_f32(wb_7_.v[1]);
-                    float t842_ = kf_f16_to_f32(wh_7_.v[1]);
-                    s_7_ = __fmaf_rn((wbf_ ? t840_ : t842_), xs_4_[1u], s_7_);
-                    float t848_ = kf_bf16_to_f32(wb_7_.v[2]);
-                    float t850_ = kf_f16_to_f32(wh_7_.v[2]);
-                    s_7_ = __fmaf_rn((wbf_ ? t848_ : t850_), xs_4_[2u], s_7_);
-                    float t856_ = kf_bf16_to_f32(wb_7_.v[3]);
-                    float t858_ = kf_f16_to_f32(wh_7_.v[3]);
-                    s_7_ = __fmaf_rn((wbf_ ? t856_ : t858_), xs_4_[3u], s_7_);
-                    float t864_ = kf_bf16_to_f32(wb_7_.v[4]);
-                    float t866_ = kf_f16_to_f32(wh_7_.v[4]);
-                    s_7_ = __fmaf_rn((wbf_ ? t864_ : t866_), xs_4_[4u], s_7_);
-                    float t872_ = kf_bf16_to_f32(wb_7_.v[5]);
-                    float t874_ = kf_f16_to_f32(wh_7_.v[5]);
-                    s_7_ = __fmaf_rn((wbf_ ? t872_ : t874_), xs_4_[5u], s_7_);
-                    float t880_ = kf_bf16_to_f32(wb_7_.v[6]);
-                    float t882_ = kf_f16_to_f32(wh_7_.v[6]);
-                    s_7_ = __fmaf_rn((wbf_ ? t880_ : t882_), xs_4_[6u], s_7_);
-                    float t888_ = kf_bf16_to_f32(wb_7_.v[7]);
-                    float t890_ = kf_f16_to_f32(wh_7_.v[7]);
-                    s_7_ = __fmaf_rn((wbf_ ? t888_ : t890_), xs_4_[7u], s_7_);
-                    acc_[0u] = s_7_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     kf_u32x4 t897_ = wr_[7u];
                     kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
-                    kf_u32x4 t900_ = wr_[7u];
-                    kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    float s_8_ = acc_[1u];
-                    float t906_ = kf_bf16_to_f32(wb_8_.v[0]);
-                    float t908_ = kf_f16_to_f32(wh_8_.v[0]);
-                    s_8_ = __fmaf_rn((wbf_ ? t906_ : t908_), xs_4_[0u], s_8_);
-                    float t914_ = kf_bf16_to_f32(wb_8_.v[1]);
-                    float t916_ = kf_f16_to_f32(wh_8_.v[1]);
-                    s_8_ = __fmaf_rn((wbf_ ? t914_ : t916_), xs_4_[1u], s_8_);
-                    float t922_ = kf_bf16_to_f32(wb_8_.v[2]);
-                    float t924_ = kf_f16_to_f32(wh_8_.v[2]);
-                    s_8_ = __fmaf_rn((wbf_ ? t922_ : t924_), xs_4_[2u], s_8_);
-                    float t930_ = kf_bf16_to_f32(wb_8_.v[3]);
-                    float t932_ = kf_f16_to_f32(wh_8_.v[3]);
-                    s_8_ = __fmaf_rn((wbf_ ? t930_ : t932_), xs_4_[3u], s_8_);
-                    float t938_ = kf_bf16_to_f32(wb_8_.v[4]);
-                    float t940_ = kf_f16_to_f32(wh_8_.v[4]);
-                    s_8_ = __fmaf_rn((wbf_ ? t938_ : t940_), xs_4_[4u], s_8_);
-                    float t946_ = kf_bf16_to_f32(wb_8_.v[5]);
-                    float t948_ = kf_f16_to_f32(wh_8_.v[5]);
-                    s_8_ = __fmaf_rn((wbf_ ? t946_ : t948_), xs_4_[5u], s_8_);
-                    float t954_ = kf_bf16_to_f32(wb_8_.v[6]);
-                    float t956_ = kf_f16_to_f32(wh_8_.v[6]);
-                    s_8_ = __fmaf_rn((wbf_ ? t954_ : t956_), xs_4_[6u], s_8_);
-                    float t962_ = kf_bf16_to_f32(wb_8_.v[7]);
-                    float t964_ = kf_f16_to_f32(wh_8_.v[7]);
-                    s_8_ = __fmaf_rn((wbf_ ? t962_ : t964_), xs_4_[7u], s_8_);
-                    acc_[1u] = s_8_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
                 }
             }
         } else {
             for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float v_9_ = 0.0f;
-                if (xf32_) {
-                    v_9_ = x_[c_];
-                } else {
-                    v_9_ = kf_f16_to_f32(xh_[c_]);
-                }
-                float xe_ = v_9_;
+                float t976_ = x_[c_];
                 unsigned i_ = (row_[0u] * k_) + c_;
                 unsigned short u_ = w16_[i_];
-                float t987_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
-                float t989_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
-                acc_[0u] = __fmaf_rn((wbf_ ? t987_ : t989_), xe_, acc_[0u]);
+                acc_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t976_, acc_[0u]);
                 unsigned i_2_ = (row_[1u] * k_) + c_;
                 unsigned short u_2_ = w16_[i_2_];
-                float t1001_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
-                float t1003_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
-                acc_[1u] = __fmaf_rn((wbf_ ? t1001_ : t1003_), xe_, acc_[1u]);
+                acc_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t976_, acc_[1u]);
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
             float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
             float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_9_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
+            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
         } else {
             float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
             bool t1054_ = (kf_lane_id() + 16u) < t1032_;
@@ -1730,31 +834,24 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
             float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
             bool t1078_ = (kf_lane_id() + 1u) < t1032_;
             float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_9_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
+            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
         }
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = ((g_ * 2u) + 0u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            unsigned i_3_ = (g_ * 2u) + 0u;
-            if (ymode_ == 0u) {
-                yf_[i_3_] = s_9_;
-            } else if (ymode_ == 1u) {
-                y_[i_3_] = kf_f16_from_f32(s_9_);
-            } else {
-                y_[i_3_] = kf_f16_from_f32(__fadd_rn(s_9_, kf_f16_to_f32(y_[i_3_])));
-            }
+            y_[g_ << 1u] = kf_f16_from_f32(s_);
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
             float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
             float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_10_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
+            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
         } else {
             float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
             bool t1149_ = (kf_lane_id() + 16u) < t1127_;
@@ -1775,22 +872,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
             float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
             bool t1173_ = (kf_lane_id() + 1u) < t1127_;
             float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_10_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
+            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
         }
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = ((g_ * 2u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_4_ = (g_ * 2u) + 1u;
-            if (ymode_ == 0u) {
-                yf_[i_4_] = s_10_;
-            } else if (ymode_ == 1u) {
-                y_[i_4_] = kf_f16_from_f32(s_10_);
-            } else {
-                y_[i_4_] = kf_f16_from_f32(__fadd_rn(s_10_, kf_f16_to_f32(y_[i_4_])));
-            }
+            unsigned i_3_ = (g_ << 1u) + 1u;
+            y_[i_3_] = kf_f16_from_f32(s_2_);
         }
     }
 }
@@ -1806,31 +897,25 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    float s_9_;
-    float s_10_;
+    float s_;
+    float s_2_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
-    const kf_f16* xh_ = (const kf_f16*)x_;
-    const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    kf_f16* yh_ = (kf_f16*)y_;
-    bool wbf_ = false;
-    bool xf32_ = true;
-    unsigned ymode_ = 0u;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = (blockIdx.x * 8u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u);
-    unsigned t40_ = (m_ / 2u) + (((m_ % 2u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x * 8u;
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(((g_ * 2u) + 0u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ * 2u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = (base_ + 0u) + lane_;
+                unsigned v_ = base_ + lane_;
                 kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                 kf_u32x4 t_ = t78_;
                 if (v_ < nv_) {
@@ -1898,384 +983,110 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                     t_8_ = t164_;
                 }
                 wr_[7u] = t_8_;
-                unsigned v_5_ = (base_ + 0u) + lane_;
+                unsigned v_5_ = base_ + lane_;
                 if (v_5_ < nv_) {
-                    if (xf32_) {
-                        unsigned t171_ = 2u * v_5_;
-                        kf_f32x4 a_ = xf4_[t171_];
-                        unsigned t176_ = (2u * v_5_) + 1u;
-                        kf_f32x4 b_ = xf4_[t176_];
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                    } else {
-                        kf_f16x8 a_2_ = xh8_[v_5_];
-                        xs_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    }
+                    unsigned t171_ = v_5_ << 1u;
+                    kf_f32x4 a_ = xf4_[t171_];
+                    unsigned t176_ = (v_5_ << 1u) + 1u;
+                    kf_f32x4 b_ = xf4_[t176_];
+                    xs_[0u] = a_.v[0];
+                    xs_[4u] = b_.v[0];
+                    xs_[1u] = a_.v[1];
+                    xs_[5u] = b_.v[1];
+                    xs_[2u] = a_.v[2];
+                    xs_[6u] = b_.v[2];
+                    xs_[3u] = a_.v[3];
+                    xs_[7u] = b_.v[3];
                     kf_u32x4 t220_ = wr_[0u];
                     kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
-                    kf_u32x4 t223_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    float s_ = acc_[0u];
-                    float t229_ = kf_bf16_to_f32(wb_.v[0]);
-                    float t231_ = kf_f16_to_f32(wh_.v[0]);
-                    s_ = __fmaf_rn((wbf_ ? t229_ : t231_), xs_[0u], s_);
-                    float t237_ = kf_bf16_to_f32(wb_.v[1]);
-                    float t239_ = kf_f16_to_f32(wh_.v[1]);
-                    s_ = __fmaf_rn((wbf_ ? t237_ : t239_), xs_[1u], s_);
-                    float t245_ = kf_bf16_to_f32(wb_.v[2]);
-                    float t247_ = kf_f16_to_f32(wh_.v[2]);
-                    s_ = __fmaf_rn((wbf_ ? t245_ : t247_), xs_[2u], s_);
-                    float t253_ = kf_bf16_to_f32(wb_.v[3]);
-                    float t255_ = kf_f16_to_f32(wh_.v[3]);
-                    s_ = __fmaf_rn((wbf_ ? t253_ : t255_), xs_[3u], s_);
-                    float t261_ = kf_bf16_to_f32(wb_.v[4]);
-                    float t263_ = kf_f16_to_f32(wh_.v[4]);
-                    s_ = __fmaf_rn((wbf_ ? t261_ : t263_), xs_[4u], s_);
-                    float t269_ = kf_bf16_to_f32(wb_.v[5]);
-                    float t271_ = kf_f16_to_f32(wh_.v[5]);
-                    s_ = __fmaf_rn((wbf_ ? t269_ : t271_), xs_[5u], s_);
-                    float t277_ = kf_bf16_to_f32(wb_.v[6]);
-                    float t279_ = kf_f16_to_f32(wh_.v[6]);
-                    s_ = __fmaf_rn((wbf_ ? t277_ : t279_), xs_[6u], s_);
-                    float t285_ = kf_bf16_to_f32(wb_.v[7]);
-                    float t287_ = kf_f16_to_f32(wh_.v[7]);
-                    s_ = __fmaf_rn((wbf_ ? t285_ : t287_), xs_[7u], s_);
-                    acc_[0u] = s_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
                     kf_u32x4 t294_ = wr_[1u];
                     kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
-                    kf_u32x4 t297_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    float s_2_ = acc_[1u];
-                    float t303_ = kf_bf16_to_f32(wb_2_.v[0]);
-                    float t305_ = kf_f16_to_f32(wh_2_.v[0]);
-                    s_2_ = __fmaf_rn((wbf_ ? t303_ : t305_), xs_[0u], s_2_);
-                    float t311_ = kf_bf16_to_f32(wb_2_.v[1]);
-                    float t313_ = kf_f16_to_f32(wh_2_.v[1]);
-                    s_2_ = __fmaf_rn((wbf_ ? t311_ : t313_), xs_[1u], s_2_);
-                    float t319_ = kf_bf16_to_f32(wb_2_.v[2]);
-                    float t321_ = kf_f16_to_f32(wh_2_.v[2]);
-                    s_2_ = __fmaf_rn((wbf_ ? t319_ : t321_), xs_[2u], s_2_);
-                    float t327_ = kf_bf16_to_f32(wb_2_.v[3]);
-                    float t329_ = kf_f16_to_f32(wh_2_.v[3]);
-                    s_2_ = __fmaf_rn((wbf_ ? t327_ : t329_), xs_[3u], s_2_);
-                    float t335_ = kf_bf16_to_f32(wb_2_.v[4]);
-                    float t337_ = kf_f16_to_f32(wh_2_.v[4]);
-                    s_2_ = __fmaf_rn((wbf_ ? t335_ : t337_), xs_[4u], s_2_);
-                    float t343_ = kf_bf16_to_f32(wb_2_.v[5]);
-                    float t345_ = kf_f16_to_f32(wh_2_.v[5]);
-                    s_2_ = __fmaf_rn((wbf_ ? t343_ : t345_), xs_[5u], s_2_);
-                    float t351_ = kf_bf16_to_f32(wb_2_.v[6]);
-                    float t353_ = kf_f16_to_f32(wh_2_.v[6]);
-                    s_2_ = __fmaf_rn((wbf_ ? t351_ : t353_), xs_[6u], s_2_);
-                    float t359_ = kf_bf16_to_f32(wb_2_.v[7]);
-                    float t361_ = kf_f16_to_f32(wh_2_.v[7]);
-                    s_2_ = __fmaf_rn((wbf_ ? t359_ : t361_), xs_[7u], s_2_);
-                    acc_[1u] = s_2_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
                 }
                 unsigned v_6_ = (base_ + 32u) + lane_;
                 if (v_6_ < nv_) {
-                    if (xf32_) {
-                        unsigned t372_ = 2u * v_6_;
-                        kf_f32x4 a_3_ = xf4_[t372_];
-                        unsigned t377_ = (2u * v_6_) + 1u;
-                        kf_f32x4 b_2_ = xf4_[t377_];
-                        xs_2_[0u] = a_3_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_3_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_3_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_3_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                    } else {
-                        kf_f16x8 a_4_ = xh8_[v_6_];
-                        xs_2_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    }
+                    unsigned t372_ = v_6_ << 1u;
+                    kf_f32x4 a_2_ = xf4_[t372_];
+                    unsigned t377_ = (v_6_ << 1u) + 1u;
+                    kf_f32x4 b_2_ = xf4_[t377_];
+                    xs_2_[0u] = a_2_.v[0];
+                    xs_2_[4u] = b_2_.v[0];
+                    xs_2_[1u] = a_2_.v[1];
+                    xs_2_[5u] = b_2_.v[1];
+                    xs_2_[2u] = a_2_.v[2];
+                    xs_2_[6u] = b_2_.v[2];
+                    xs_2_[3u] = a_2_.v[3];
+                    xs_2_[7u] = b_2_.v[3];
                     kf_u32x4 t421_ = wr_[2u];
                     kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
-                    kf_u32x4 t424_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    float s_3_ = acc_[0u];
-                    float t430_ = kf_bf16_to_f32(wb_3_.v[0]);
-                    float t432_ = kf_f16_to_f32(wh_3_.v[0]);
-                    s_3_ = __fmaf_rn((wbf_ ? t430_ : t432_), xs_2_[0u], s_3_);
-                    float t438_ = kf_bf16_to_f32(wb_3_.v[1]);
-                    float t440_ = kf_f16_to_f32(wh_3_.v[1]);
-                    s_3_ = __fmaf_rn((wbf_ ? t438_ : t440_), xs_2_[1u], s_3_);
-                    float t446_ = kf_bf16_to_f32(wb_3_.v[2]);
-                    float t448_ = kf_f16_to_f32(wh_3_.v[2]);
-                    s_3_ = __fmaf_rn((wbf_ ? t446_ : t448_), xs_2_[2u], s_3_);
-                    float t454_ = kf_bf16_to_f32(wb_3_.v[3]);
-                    float t456_ = kf_f16_to_f32(wh_3_.v[3]);
-                    s_3_ = __fmaf_rn((wbf_ ? t454_ : t456_), xs_2_[3u], s_3_);
-                    float t462_ = kf_bf16_to_f32(wb_3_.v[4]);
-                    float t464_ = kf_f16_to_f32(wh_3_.v[4]);
-                    s_3_ = __fmaf_rn((wbf_ ? t462_ : t464_), xs_2_[4u], s_3_);
-                    float t470_ = kf_bf16_to_f32(wb_3_.v[5]);
-                    float t472_ = kf_f16_to_f32(wh_3_.v[5]);
-                    s_3_ = __fmaf_rn((wbf_ ? t470_ : t472_), xs_2_[5u], s_3_);
-                    float t478_ = kf_bf16_to_f32(wb_3_.v[6]);
-                    float t480_ = kf_f16_to_f32(wh_3_.v[6]);
-                    s_3_ = __fmaf_rn((wbf_ ? t478_ : t480_), xs_2_[6u], s_3_);
-                    float t486_ = kf_bf16_to_f32(wb_3_.v[7]);
-                    float t488_ = kf_f16_to_f32(wh_3_.v[7]);
-                    s_3_ = __fmaf_rn((wbf_ ? t486_ : t488_), xs_2_[7u], s_3_);
-                    acc_[0u] = s_3_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     kf_u32x4 t495_ = wr_[3u];
                     kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
-                    kf_u32x4 t498_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    float s_4_ = acc_[1u];
-                    float t504_ = kf_bf16_to_f32(wb_4_.v[0]);
-                    float t506_ = kf_f16_to_f32(wh_4_.v[0]);
-                    s_4_ = __fmaf_rn((wbf_ ? t504_ : t506_), xs_2_[0u], s_4_);
-                    float t512_ = kf_bf16_to_f32(wb_4_.v[1]);
-                    float t514_ = kf_f16_to_f32(wh_4_.v[1]);
-                    s_4_ = __fmaf_rn((wbf_ ? t512_ : t514_), xs_2_[1u], s_4_);
-                    float t520_ = kf_bf16_to_f32(wb_4_.v[2]);
-                    float t522_ = kf_f16_to_f32(wh_4_.v[2]);
-                    s_4_ = __fmaf_rn((wbf_ ? t520_ : t522_), xs_2_[2u], s_4_);
-                    float t528_ = kf_bf16_to_f32(wb_4_.v[3]);
-                    float t530_ = kf_f16_to_f32(wh_4_.v[3]);
-                    s_4_ = __fmaf_rn((wbf_ ? t528_ : t530_), xs_2_[3u], s_4_);
-                    float t536_ = kf_bf16_to_f32(wb_4_.v[4]);
-                    float t538_ = kf_f16_to_f32(wh_4_.v[4]);
-                    s_4_ = __fmaf_rn((wbf_ ? t536_ : t538_), xs_2_[4u], s_4_);
-                    float t544_ = kf_bf16_to_f32(wb_4_.v[5]);
-                    float t546_ = kf_f16_to_f32(wh_4_.v[5]);
-                    s_4_ = __fmaf_rn((wbf_ ? t544_ : t546_), xs_2_[5u], s_4_);
-                    float t552_ = kf_bf16_to_f32(wb_4_.v[6]);
-                    float t554_ = kf_f16_to_f32(wh_4_.v[6]);
-                    s_4_ = __fmaf_rn((wbf_ ? t552_ : t554_), xs_2_[6u], s_4_);
-                    float t560_ = kf_bf16_to_f32(wb_4_.v[7]);
-                    float t562_ = kf_f16_to_f32(wh_4_.v[7]);
-                    s_4_ = __fmaf_rn((wbf_ ? t560_ : t562_), xs_2_[7u], s_4_);
-                    acc_[1u] = s_4_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
                 }
                 unsigned v_7_ = (base_ + 64u) + lane_;
                 if (v_7_ < nv_) {
-                    if (xf32_) {
-                        unsigned t573_ = 2u * v_7_;
-                        kf_f32x4 a_5_ = xf4_[t573_];
-                        unsigned t578_ = (2u * v_7_) + 1u;
-                        kf_f32x4 b_3_ = xf4_[t578_];
-                        xs_3_[0u] = a_5_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_5_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_5_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_5_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                    } else {
-                        kf_f16x8 a_6_ = xh8_[v_7_];
-                        xs_3_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    }
+                    unsigned t573_ = v_7_ << 1u;
+                    kf_f32x4 a_3_ = xf4_[t573_];
+                    unsigned t578_ = (v_7_ << 1u) + 1u;
+                    kf_f32x4 b_3_ = xf4_[t578_];
+                    xs_3_[0u] = a_3_.v[0];
+                    xs_3_[4u] = b_3_.v[0];
+                    xs_3_[1u] = a_3_.v[1];
+                    xs_3_[5u] = b_3_.v[1];
+                    xs_3_[2u] = a_3_.v[2];
+                    xs_3_[6u] = b_3_.v[2];
+                    xs_3_[3u] = a_3_.v[3];
+                    xs_3_[7u] = b_3_.v[3];
                     kf_u32x4 t622_ = wr_[4u];
                     kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
-                    kf_u32x4 t625_ = wr_[4u];
-                    kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    float s_5_ = acc_[0u];
-                    float t631_ = kf_bf16_to_f32(wb_5_.v[0]);
-                    float t633_ = kf_f16_to_f32(wh_5_.v[0]);
-                    s_5_ = __fmaf_rn((wbf_ ? t631_ : t633_), xs_3_[0u], s_5_);
-                    float t639_ = kf_bf16_to_f32(wb_5_.v[1]);
-                    float t641_ = kf_f16_to_f32(wh_5_.v[1]);
-                    s_5_ = __fmaf_rn((wbf_ ? t639_ : t641_), xs_3_[1u], s_5_);
-                    float t647_ = kf_bf16_to_f32(wb_5_.v[2]);
-                    float t649_ = kf_f16_to_f32(wh_5_.v[2]);
-                    s_5_ = __fmaf_rn((wbf_ ? t647_ : t649_), xs_3_[2u], s_5_);
-                    float t655_ = kf_bf16_to_f32(wb_5_.v[3]);
-                    float t657_ = kf_f16_to_f32(wh_5_.v[3]);
-                    s_5_ = __fmaf_rn((wbf_ ? t655_ : t657_), xs_3_[3u], s_5_);
-                    float t663_ = kf_bf16_to_f32(wb_5_.v[4]);
-                    float t665_ = kf_f16_to_f32(wh_5_.v[4]);
-                    s_5_ = __fmaf_rn((wbf_ ? t663_ : t665_), xs_3_[4u], s_5_);
-                    float t671_ = kf_bf16_to_f32(wb_5_.v[5]);
-                    float t673_ = kf_f16_to_f32(wh_5_.v[5]);
-                    s_5_ = __fmaf_rn((wbf_ ? t671_ : t673_), xs_3_[5u], s_5_);
-                    float t679_ = kf_bf16_to_f32(wb_5_.v[6]);
-                    float t681_ = kf_f16_to_f32(wh_5_.v[6]);
-                    s_5_ = __fmaf_rn((wbf_ ? t679_ : t681_), xs_3_[6u], s_5_);
-                    float t687_ = kf_bf16_to_f32(wb_5_.v[7]);
-                    float t689_ = kf_f16_to_f32(wh_5_.v[7]);
-                    s_5_ = __fmaf_rn((wbf_ ? t687_ : t689_), xs_3_[7u], s_5_);
-                    acc_[0u] = s_5_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     kf_u32x4 t696_ = wr_[5u];
                     kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
-                    kf_u32x4 t699_ = wr_[5u];
-                    kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    float s_6_ = acc_[1u];
-                    float t705_ = kf_bf16_to_f32(wb_6_.v[0]);
-                    float t707_ = kf_f16_to_f32(wh_6_.v[0]);
-                    s_6_ = __fmaf_rn((wbf_ ? t705_ : t707_), xs_3_[0u], s_6_);
-                    float t713_ = kf_bf16_to_f32(wb_6_.v[1]);
-                    float t715_ = kf_f16_to_f32(wh_6_.v[1]);
-                    s_6_ = __fmaf_rn((wbf_ ? t713_ : t715_), xs_3_[1u], s_6_);
-                    float t721_ = kf_bf16_to_f32(wb_6_.v[2]);
-                    float t723_ = kf_f16_to_f32(wh_6_.v[2]);
-                    s_6_ = __fmaf_rn((wbf_ ? t721_ : t723_), xs_3_[2u], s_6_);
-                    float t729_ = kf_bf16_to_f32(wb_6_.v[3]);
-                    float t731_ = kf_f16_to_f32(wh_6_.v[3]);
-                    s_6_ = __fmaf_rn((wbf_ ? t729_ : t731_), xs_3_[3u], s_6_);
-                    float t737_ = kf_bf16_to_f32(wb_6_.v[4]);
-                    float t739_ = kf_f16_to_f32(wh_6_.v[4]);
-                    s_6_ = __fmaf_rn((wbf_ ? t737_ : t739_), xs_3_[4u], s_6_);
-                    float t745_ = kf_bf16_to_f32(wb_6_.v[5]);
-                    float t747_ = kf_f16_to_f32(wh_6_.v[5]);
-                    s_6_ = __fmaf_rn((wbf_ ? t745_ : t747_), xs_3_[5u], s_6_);
-                    float t753_ = kf_bf16_to_f32(wb_6_.v[6]);
-                    float t755_ = kf_f16_to_f32(wh_6_.v[6]);
-                    s_6_ = __fmaf_rn((wbf_ ? t753_ : t755_), xs_3_[6u], s_6_);
-                    float t761_ = kf_bf16_to_f32(wb_6_.v[7]);
-                    float t763_ = kf_f16_to_f32(wh_6_.v[7]);
-                    s_6_ = __fmaf_rn((wbf_ ? t761_ : t763_), xs_3_[7u], s_6_);
-                    acc_[1u] = s_6_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
                 }
                 unsigned v_8_ = (base_ + 96u) + lane_;
                 if (v_8_ < nv_) {
-                    if (xf32_) {
-                        unsigned t774_ = 2u * v_8_;
-                        kf_f32x4 a_7_ = xf4_[t774_];
-                        unsigned t779_ = (2u * v_8_) + 1u;
-                        kf_f32x4 b_4_ = xf4_[t779_];
-                        xs_4_[0u] = a_7_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_7_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_7_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_7_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                    } else {
-                        kf_f16x8 a_8_ = xh8_[v_8_];
-                        xs_4_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    }
+                    unsigned t774_ = v_8_ << 1u;
+                    kf_f32x4 a_4_ = xf4_[t774_];
+                    unsigned t779_ = (v_8_ << 1u) + 1u;
+                    kf_f32x4 b_4_ = xf4_[t779_];
+                    xs_4_[0u] = a_4_.v[0];
+                    xs_4_[4u] = b_4_.v[0];
+                    xs_4_[1u] = a_4_.v[1];
+                    xs_4_[5u] = b_4_.v[1];
+                    xs_4_[2u] = a_4_.v[2];
+                    xs_4_[6u] = b_4_.v[2];
+                    xs_4_[3u] = a_4_.v[3];
+                    xs_4_[7u] = b_4_.v[3];
                     kf_u32x4 t823_ = wr_[6u];
                     kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
-                    kf_u32x4 t826_ = wr_[6u];
-                    kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    float s_7_ = acc_[0u];
-                    float t832_ = kf_bf16_to_f32(wb_7_.v[0]);
-                    float t834_ = kf_f16_to_f32(wh_7_.v[0]);
-                    s_7_ = __fmaf_rn((wbf_ ? t832_ : t834_), xs_4_[0u], s_7_);
-                    float t840_ = kf_bf16_to_f32(wb_7_.v[1]);
-                    float t842_ = kf_f16_to_f32(wh_7_.v[1]);
-                    s_7_ = __fmaf_rn((wbf_ ? t840_ : t842_), xs_4_[1u], s_7_);
-                    float t848_ = kf_bf16_to_f32(wb_7_.v[2]);
-                    float t850_ = kf_f16_to_f32(wh_7_.v[2]);
-                    s_7_ = __fmaf_rn((wbf_ ? t848_ : t850_), xs_4_[2u], s_7_);
-                    float t856_ = kf_bf16_to_f32(wb_7_.v[3]);
-                    float t858_ = kf_f16_to_f32(wh_7_.v[3]);
-                    s_7_ = __fmaf_rn((wbf_ ? t856_ : t858_), xs_4_[3u], s_7_);
-                    float t864_ = kf_bf16_to_f32(wb_7_.v[4]);
-                    float t866_ = kf_f16_to_f32(wh_7_.v[4]);
-                    s_7_ = __fmaf_rn((wbf_ ? t864_ : t866_), xs_4_[4u], s_7_);
-                    float t872_ = kf_bf16_to_f32(wb_7_.v[5]);
-                    float t874_ = kf_f16_to_f32(wh_7_.v[5]);
-                    s_7_ = __fmaf_rn((wbf_ ? t872_ : t874_), xs_4_[5u], s_7_);
-                    float t880_ = kf_bf16_to_f32(wb_7_.v[6]);
-                    float t882_ = kf_f16_to_f32(wh_7_.v[6]);
-                    s_7_ = __fmaf_rn((wbf_ ? t880_ : t882_), xs_4_[6u], s_7_);
-                    float t888_ = kf_bf16_to_f32(wb_7_.v[7]);
-                    float t890_ = kf_f16_to_f32(wh_7_.v[7]);
-                    s_7_ = __fmaf_rn((wbf_ ? t888_ : t890_), xs_4_[7u], s_7_);
-                    acc_[0u] = s_7_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     kf_u32x4 t897_ = wr_[7u];
                     kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
-                    kf_u32x4 t900_ = wr_[7u];
-                    kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    float s_8_ = acc_[1u];
-                    float t906_ = kf_bf16_to_f32(wb_8_.v[0]);
-                    float t908_ = kf_f16_to_f32(wh_8_.v[0]);
-                    s_8_ = __fmaf_rn((wbf_ ? t906_ : t908_), xs_4_[0u], s_8_);
-                    float t914_ = kf_bf16_to_f32(wb_8_.v[1]);
-                    float t916_ = kf_f16_to_f32(wh_8_.v[1]);
-                    s_8_ = __fmaf_rn((wbf_ ? t914_ : t916_), xs_4_[1u], s_8_);
-                    float t922_ = kf_bf16_to_f32(wb_8_.v[2]);
-                    float t924_ = kf_f16_to_f32(wh_8_.v[2]);
-                    s_8_ = __fmaf_rn((wbf_ ? t922_ : t924_), xs_4_[2u], s_8_);
-                    float t930_ = kf_bf16_to_f32(wb_8_.v[3]);
-                    float t932_ = kf_f16_to_f32(wh_8_.v[3]);
-                    s_8_ = __fmaf_rn((wbf_ ? t930_ : t932_), xs_4_[3u], s_8_);
-                    float t938_ = kf_bf16_to_f32(wb_8_.v[4]);
-                    float t940_ = kf_f16_to_f32(wh_8_.v[4]);
-                    s_8_ = __fmaf_rn((wbf_ ? t938_ : t940_), xs_4_[4u], s_8_);
-                    float t946_ = kf_bf16_to_f32(wb_8_.v[5]);
-                    float t948_ = kf_f16_to_f32(wh_8_.v[5]);
-                    s_8_ = __fmaf_rn((wbf_ ? t946_ : t948_), xs_4_[5u], s_8_);
-                    float t954_ = kf_bf16_to_f32(wb_8_.v[6]);
-                    float t956_ = kf_f16_to_f32(wh_8_.v[6]);
-                    s_8_ = __fmaf_rn((wbf_ ? t954_ : t956_), xs_4_[6u], s_8_);
-                    float t962_ = kf_bf16_to_f32(wb_8_.v[7]);
-                    float t964_ = kf_f16_to_f32(wh_8_.v[7]);
-                    s_8_ = __fmaf_rn((wbf_ ? t962_ : t964_), xs_4_[7u], s_8_);
-                    acc_[1u] = s_8_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
                 }
             }
         } else {
             for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float v_9_ = 0.0f;
-                if (xf32_) {
-                    v_9_ = x_[c_];
-                } else {
-                    v_9_ = kf_f16_to_f32(xh_[c_]);
-                }
-                float xe_ = v_9_;
+                float t976_ = x_[c_];
                 unsigned i_ = (row_[0u] * k_) + c_;
                 unsigned short u_ = w16_[i_];
-                float t987_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
-                float t989_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
-                acc_[0u] = __fmaf_rn((wbf_ ? t987_ : t989_), xe_, acc_[0u]);
+                acc_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t976_, acc_[0u]);
                 unsigned i_2_ = (row_[1u] * k_) + c_;
                 unsigned short u_2_ = w16_[i_2_];
-                float t1001_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
-                float t1003_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
-                acc_[1u] = __fmaf_rn((wbf_ ? t1001_ : t1003_), xe_, acc_[1u]);
+                acc_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t976_, acc_[1u]);
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
             float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
             float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_9_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
+            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
         } else {
             float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
             bool t1054_ = (kf_lane_id() + 16u) < t1032_;
@@ -2296,31 +1107,24 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
             float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
             bool t1078_ = (kf_lane_id() + 1u) < t1032_;
             float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_9_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
+            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
         }
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = ((g_ * 2u) + 0u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            unsigned i_3_ = (g_ * 2u) + 0u;
-            if (ymode_ == 0u) {
-                y_[i_3_] = s_9_;
-            } else if (ymode_ == 1u) {
-                yh_[i_3_] = kf_f16_from_f32(s_9_);
-            } else {
-                yh_[i_3_] = kf_f16_from_f32(__fadd_rn(s_9_, kf_f16_to_f32(yh_[i_3_])));
-            }
+            y_[g_ << 1u] = s_;
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
             float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
             float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_10_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
+            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
         } else {
             float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
             bool t1149_ = (kf_lane_id() + 16u) < t1127_;
@@ -2341,22 +1145,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
             float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
             bool t1173_ = (kf_lane_id() + 1u) < t1127_;
             float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_10_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
+            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
         }
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = ((g_ * 2u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_4_ = (g_ * 2u) + 1u;
-            if (ymode_ == 0u) {
-                y_[i_4_] = s_10_;
-            } else if (ymode_ == 1u) {
-                yh_[i_4_] = kf_f16_from_f32(s_10_);
-            } else {
-                yh_[i_4_] = kf_f16_from_f32(__fadd_rn(s_10_, kf_f16_to_f32(yh_[i_4_])));
-            }
+            unsigned i_3_ = (g_ << 1u) + 1u;
+            y_[i_3_] = s_2_;
         }
     }
 }
@@ -2372,31 +1170,25 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    float s_9_;
-    float s_10_;
+    float s_;
+    float s_2_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    const float* xf_ = (const float*)x_;
-    const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    float* yf_ = (float*)y_;
-    bool wbf_ = true;
-    bool xf32_ = false;
-    unsigned ymode_ = 1u;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = (blockIdx.x * 8u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u);
-    unsigned t40_ = (m_ / 2u) + (((m_ % 2u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x * 8u;
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(((g_ * 2u) + 0u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ * 2u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = (base_ + 0u) + lane_;
+                unsigned v_ = base_ + lane_;
                 kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                 kf_u32x4 t_ = t78_;
                 if (v_ < nv_) {
@@ -2464,384 +1256,98 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     t_8_ = t164_;
                 }
                 wr_[7u] = t_8_;
-                unsigned v_5_ = (base_ + 0u) + lane_;
+                unsigned v_5_ = base_ + lane_;
                 if (v_5_ < nv_) {
-                    if (xf32_) {
-                        unsigned t171_ = 2u * v_5_;
-                        kf_f32x4 a_ = xf4_[t171_];
-                        unsigned t176_ = (2u * v_5_) + 1u;
-                        kf_f32x4 b_ = xf4_[t176_];
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                    } else {
-                        kf_f16x8 a_2_ = xh8_[v_5_];
-                        xs_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    }
-                    kf_u32x4 t220_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
+                    kf_f16x8 a_ = xh8_[v_5_];
+                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
                     kf_u32x4 t223_ = wr_[0u];
                     kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    float s_ = acc_[0u];
-                    float t229_ = kf_bf16_to_f32(wb_.v[0]);
-                    float t231_ = kf_f16_to_f32(wh_.v[0]);
-                    s_ = __fmaf_rn((wbf_ ? t229_ : t231_), xs_[0u], s_);
-                    float t237_ = kf_bf16_to_f32(wb_.v[1]);
-                    float t239_ = kf_f16_to_f32(wh_.v[1]);
-                    s_ = __fmaf_rn((wbf_ ? t237_ : t239_), xs_[1u], s_);
-                    float t245_ = kf_bf16_to_f32(wb_.v[2]);
-                    float t247_ = kf_f16_to_f32(wh_.v[2]);
-                    s_ = __fmaf_rn((wbf_ ? t245_ : t247_), xs_[2u], s_);
-                    float t253_ = kf_bf16_to_f32(wb_.v[3]);
-                    float t255_ = kf_f16_to_f32(wh_.v[3]);
-                    s_ = __fmaf_rn((wbf_ ? t253_ : t255_), xs_[3u], s_);
-                    float t261_ = kf_bf16_to_f32(wb_.v[4]);
-                    float t263_ = kf_f16_to_f32(wh_.v[4]);
-                    s_ = __fmaf_rn((wbf_ ? t261_ : t263_), xs_[4u], s_);
-                    float t269_ = kf_bf16_to_f32(wb_.v[5]);
-                    float t271_ = kf_f16_to_f32(wh_.v[5]);
-                    s_ = __fmaf_rn((wbf_ ? t269_ : t271_), xs_[5u], s_);
-                    float t277_ = kf_bf16_to_f32(wb_.v[6]);
-                    float t279_ = kf_f16_to_f32(wh_.v[6]);
-                    s_ = __fmaf_rn((wbf_ ? t277_ : t279_), xs_[6u], s_);
-                    float t285_ = kf_bf16_to_f32(wb_.v[7]);
-                    float t287_ = kf_f16_to_f32(wh_.v[7]);
-                    s_ = __fmaf_rn((wbf_ ? t285_ : t287_), xs_[7u], s_);
-                    acc_[0u] = s_;
-                    kf_u32x4 t294_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_.v[0]), xs_[0u], acc_[0u]))))))));
                     kf_u32x4 t297_ = wr_[1u];
                     kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    float s_2_ = acc_[1u];
-                    float t303_ = kf_bf16_to_f32(wb_2_.v[0]);
-                    float t305_ = kf_f16_to_f32(wh_2_.v[0]);
-                    s_2_ = __fmaf_rn((wbf_ ? t303_ : t305_), xs_[0u], s_2_);
-                    float t311_ = kf_bf16_to_f32(wb_2_.v[1]);
-                    float t313_ = kf_f16_to_f32(wh_2_.v[1]);
-                    s_2_ = __fmaf_rn((wbf_ ? t311_ : t313_), xs_[1u], s_2_);
-                    float t319_ = kf_bf16_to_f32(wb_2_.v[2]);
-                    float t321_ = kf_f16_to_f32(wh_2_.v[2]);
-                    s_2_ = __fmaf_rn((wbf_ ? t319_ : t321_), xs_[2u], s_2_);
-                    float t327_ = kf_bf16_to_f32(wb_2_.v[3]);
-                    float t329_ = kf_f16_to_f32(wh_2_.v[3]);
-                    s_2_ = __fmaf_rn((wbf_ ? t327_ : t329_), xs_[3u], s_2_);
-                    float t335_ = kf_bf16_to_f32(wb_2_.v[4]);
-                    float t337_ = kf_f16_to_f32(wh_2_.v[4]);
-                    s_2_ = __fmaf_rn((wbf_ ? t335_ : t337_), xs_[4u], s_2_);
-                    float t343_ = kf_bf16_to_f32(wb_2_.v[5]);
-                    float t345_ = kf_f16_to_f32(wh_2_.v[5]);
-                    s_2_ = __fmaf_rn((wbf_ ? t343_ : t345_), xs_[5u], s_2_);
-                    float t351_ = kf_bf16_to_f32(wb_2_.v[6]);
-                    float t353_ = kf_f16_to_f32(wh_2_.v[6]);
-                    s_2_ = __fmaf_rn((wbf_ ? t351_ : t353_), xs_[6u], s_2_);
-                    float t359_ = kf_bf16_to_f32(wb_2_.v[7]);
-                    float t361_ = kf_f16_to_f32(wh_2_.v[7]);
-                    s_2_ = __fmaf_rn((wbf_ ? t359_ : t361_), xs_[7u], s_2_);
-                    acc_[1u] = s_2_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_[0u], acc_[1u]))))))));
                 }
                 unsigned v_6_ = (base_ + 32u) + lane_;
                 if (v_6_ < nv_) {
-                    if (xf32_) {
-                        unsigned t372_ = 2u * v_6_;
-                        kf_f32x4 a_3_ = xf4_[t372_];
-                        unsigned t377_ = (2u * v_6_) + 1u;
-                        kf_f32x4 b_2_ = xf4_[t377_];
-                        xs_2_[0u] = a_3_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_3_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_3_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_3_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                    } else {
-                        kf_f16x8 a_4_ = xh8_[v_6_];
-                        xs_2_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    }
-                    kf_u32x4 t421_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
+                    kf_f16x8 a_2_ = xh8_[v_6_];
+                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
                     kf_u32x4 t424_ = wr_[2u];
                     kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    float s_3_ = acc_[0u];
-                    float t430_ = kf_bf16_to_f32(wb_3_.v[0]);
-                    float t432_ = kf_f16_to_f32(wh_3_.v[0]);
-                    s_3_ = __fmaf_rn((wbf_ ? t430_ : t432_), xs_2_[0u], s_3_);
-                    float t438_ = kf_bf16_to_f32(wb_3_.v[1]);
-                    float t440_ = kf_f16_to_f32(wh_3_.v[1]);
-                    s_3_ = __fmaf_rn((wbf_ ? t438_ : t440_), xs_2_[1u], s_3_);
-                    float t446_ = kf_bf16_to_f32(wb_3_.v[2]);
-                    float t448_ = kf_f16_to_f32(wh_3_.v[2]);
-                    s_3_ = __fmaf_rn((wbf_ ? t446_ : t448_), xs_2_[2u], s_3_);
-                    float t454_ = kf_bf16_to_f32(wb_3_.v[3]);
-                    float t456_ = kf_f16_to_f32(wh_3_.v[3]);
-                    s_3_ = __fmaf_rn((wbf_ ? t454_ : t456_), xs_2_[3u], s_3_);
-                    float t462_ = kf_bf16_to_f32(wb_3_.v[4]);
-                    float t464_ = kf_f16_to_f32(wh_3_.v[4]);
-                    s_3_ = __fmaf_rn((wbf_ ? t462_ : t464_), xs_2_[4u], s_3_);
-                    float t470_ = kf_bf16_to_f32(wb_3_.v[5]);
-                    float t472_ = kf_f16_to_f32(wh_3_.v[5]);
-                    s_3_ = __fmaf_rn((wbf_ ? t470_ : t472_), xs_2_[5u], s_3_);
-                    float t478_ = kf_bf16_to_f32(wb_3_.v[6]);
-                    float t480_ = kf_f16_to_f32(wh_3_.v[6]);
-                    s_3_ = __fmaf_rn((wbf_ ? t478_ : t480_), xs_2_[6u], s_3_);
-                    float t486_ = kf_bf16_to_f32(wb_3_.v[7]);
-                    float t488_ = kf_f16_to_f32(wh_3_.v[7]);
-                    s_3_ = __fmaf_rn((wbf_ ? t486_ : t488_), xs_2_[7u], s_3_);
-                    acc_[0u] = s_3_;
-                    kf_u32x4 t495_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     kf_u32x4 t498_ = wr_[3u];
                     kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    float s_4_ = acc_[1u];
-                    float t504_ = kf_bf16_to_f32(wb_4_.v[0]);
-                    float t506_ = kf_f16_to_f32(wh_4_.v[0]);
-                    s_4_ = __fmaf_rn((wbf_ ? t504_ : t506_), xs_2_[0u], s_4_);
-                    float t512_ = kf_bf16_to_f32(wb_4_.v[1]);
-                    float t514_ = kf_f16_to_f32(wh_4_.v[1]);
-                    s_4_ = __fmaf_rn((wbf_ ? t512_ : t514_), xs_2_[1u], s_4_);
-                    float t520_ = kf_bf16_to_f32(wb_4_.v[2]);
-                    float t522_ = kf_f16_to_f32(wh_4_.v[2]);
-                    s_4_ = __fmaf_rn((wbf_ ? t520_ : t522_), xs_2_[2u], s_4_);
-                    float t528_ = kf_bf16_to_f32(wb_4_.v[3]);
-                    float t530_ = kf_f16_to_f32(wh_4_.v[3]);
-                    s_4_ = __fmaf_rn((wbf_ ? t528_ : t530_), xs_2_[3u], s_4_);
-                    float t536_ = kf_bf16_to_f32(wb_4_.v[4]);
-                    float t538_ = kf_f16_to_f32(wh_4_.v[4]);
-                    s_4_ = __fmaf_rn((wbf_ ? t536_ : t538_), xs_2_[4u], s_4_);
-                    float t544_ = kf_bf16_to_f32(wb_4_.v[5]);
-                    float t546_ = kf_f16_to_f32(wh_4_.v[5]);
-                    s_4_ = __fmaf_rn((wbf_ ? t544_ : t546_), xs_2_[5u], s_4_);
-                    float t552_ = kf_bf16_to_f32(wb_4_.v[6]);
-                    float t554_ = kf_f16_to_f32(wh_4_.v[6]);
-                    s_4_ = __fmaf_rn((wbf_ ? t552_ : t554_), xs_2_[6u], s_4_);
-                    float t560_ = kf_bf16_to_f32(wb_4_.v[7]);
-                    float t562_ = kf_f16_to_f32(wh_4_.v[7]);
-                    s_4_ = __fmaf_rn((wbf_ ? t560_ : t562_), xs_2_[7u], s_4_);
-                    acc_[1u] = s_4_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
                 }
                 unsigned v_7_ = (base_ + 64u) + lane_;
                 if (v_7_ < nv_) {
-                    if (xf32_) {
-                        unsigned t573_ = 2u * v_7_;
-                        kf_f32x4 a_5_ = xf4_[t573_];
-                        unsigned t578_ = (2u * v_7_) + 1u;
-                        kf_f32x4 b_3_ = xf4_[t578_];
-                        xs_3_[0u] = a_5_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_5_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_5_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_5_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                    } else {
-                        kf_f16x8 a_6_ = xh8_[v_7_];
-                        xs_3_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    }
-                    kf_u32x4 t622_ = wr_[4u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
+                    kf_f16x8 a_3_ = xh8_[v_7_];
+                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
                     kf_u32x4 t625_ = wr_[4u];
                     kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    float s_5_ = acc_[0u];
-                    float t631_ = kf_bf16_to_f32(wb_5_.v[0]);
-                    float t633_ = kf_f16_to_f32(wh_5_.v[0]);
-                    s_5_ = __fmaf_rn((wbf_ ? t631_ : t633_), xs_3_[0u], s_5_);
-                    float t639_ = kf_bf16_to_f32(wb_5_.v[1]);
-                    float t641_ = kf_f16_to_f32(wh_5_.v[1]);
-                    s_5_ = __fmaf_rn((wbf_ ? t639_ : t641_), xs_3_[1u], s_5_);
-                    float t647_ = kf_bf16_to_f32(wb_5_.v[2]);
-                    float t649_ = kf_f16_to_f32(wh_5_.v[2]);
-                    s_5_ = __fmaf_rn((wbf_ ? t647_ : t649_), xs_3_[2u], s_5_);
-                    float t655_ = kf_bf16_to_f32(wb_5_.v[3]);
-                    float t657_ = kf_f16_to_f32(wh_5_.v[3]);
-                    s_5_ = __fmaf_rn((wbf_ ? t655_ : t657_), xs_3_[3u], s_5_);
-                    float t663_ = kf_bf16_to_f32(wb_5_.v[4]);
-                    float t665_ = kf_f16_to_f32(wh_5_.v[4]);
-                    s_5_ = __fmaf_rn((wbf_ ? t663_ : t665_), xs_3_[4u], s_5_);
-                    float t671_ = kf_bf16_to_f32(wb_5_.v[5]);
-                    float t673_ = kf_f16_to_f32(wh_5_.v[5]);
-                    s_5_ = __fmaf_rn((wbf_ ? t671_ : t673_), xs_3_[5u], s_5_);
-                    float t679_ = kf_bf16_to_f32(wb_5_.v[6]);
-                    float t681_ = kf_f16_to_f32(wh_5_.v[6]);
-                    s_5_ = __fmaf_rn((wbf_ ? t679_ : t681_), xs_3_[6u], s_5_);
-                    float t687_ = kf_bf16_to_f32(wb_5_.v[7]);
-                    float t689_ = kf_f16_to_f32(wh_5_.v[7]);
-                    s_5_ = __fmaf_rn((wbf_ ? t687_ : t689_), xs_3_[7u], s_5_);
-                    acc_[0u] = s_5_;
-                    kf_u32x4 t696_ = wr_[5u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     kf_u32x4 t699_ = wr_[5u];
                     kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    float s_6_ = acc_[1u];
-                    float t705_ = kf_bf16_to_f32(wb_6_.v[0]);
-                    float t707_ = kf_f16_to_f32(wh_6_.v[0]);
-                    s_6_ = __fmaf_rn((wbf_ ? t705_ : t707_), xs_3_[0u], s_6_);
-                    float t713_ = kf_bf16_to_f32(wb_6_.v[1]);
-                    float t715_ = kf_f16_to_f32(wh_6_.v[1]);
-                    s_6_ = __fmaf_rn((wbf_ ? t713_ : t715_), xs_3_[1u], s_6_);
-                    float t721_ = kf_bf16_to_f32(wb_6_.v[2]);
-                    float t723_ = kf_f16_to_f32(wh_6_.v[2]);
-                    s_6_ = __fmaf_rn((wbf_ ? t721_ : t723_), xs_3_[2u], s_6_);
-                    float t729_ = kf_bf16_to_f32(wb_6_.v[3]);
-                    float t731_ = kf_f16_to_f32(wh_6_.v[3]);
-                    s_6_ = __fmaf_rn((wbf_ ? t729_ : t731_), xs_3_[3u], s_6_);
-                    float t737_ = kf_bf16_to_f32(wb_6_.v[4]);
-                    float t739_ = kf_f16_to_f32(wh_6_.v[4]);
-                    s_6_ = __fmaf_rn((wbf_ ? t737_ : t739_), xs_3_[4u], s_6_);
-                    float t745_ = kf_bf16_to_f32(wb_6_.v[5]);
-                    float t747_ = kf_f16_to_f32(wh_6_.v[5]);
-                    s_6_ = __fmaf_rn((wbf_ ? t745_ : t747_), xs_3_[5u], s_6_);
-                    float t753_ = kf_bf16_to_f32(wb_6_.v[6]);
-                    float t755_ = kf_f16_to_f32(wh_6_.v[6]);
-                    s_6_ = __fmaf_rn((wbf_ ? t753_ : t755_), xs_3_[6u], s_6_);
-                    float t761_ = kf_bf16_to_f32(wb_6_.v[7]);
-                    float t763_ = kf_f16_to_f32(wh_6_.v[7]);
-                    s_6_ = __fmaf_rn((wbf_ ? t761_ : t763_), xs_3_[7u], s_6_);
-                    acc_[1u] = s_6_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
                 }
                 unsigned v_8_ = (base_ + 96u) + lane_;
                 if (v_8_ < nv_) {
-                    if (xf32_) {
-                        unsigned t774_ = 2u * v_8_;
-                        kf_f32x4 a_7_ = xf4_[t774_];
-                        unsigned t779_ = (2u * v_8_) + 1u;
-                        kf_f32x4 b_4_ = xf4_[t779_];
-                        xs_4_[0u] = a_7_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_7_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_7_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_7_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                    } else {
-                        kf_f16x8 a_8_ = xh8_[v_8_];
-                        xs_4_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    }
-                    kf_u32x4 t823_ = wr_[6u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
+                    kf_f16x8 a_4_ = xh8_[v_8_];
+                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
                     kf_u32x4 t826_ = wr_[6u];
                     kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    float s_7_ = acc_[0u];
-                    float t832_ = kf_bf16_to_f32(wb_7_.v[0]);
-                    float t834_ = kf_f16_to_f32(wh_7_.v[0]);
-                    s_7_ = __fmaf_rn((wbf_ ? t832_ : t834_), xs_4_[0u], s_7_);
-                    float t840_ = kf_bf16_to_f32(wb_7_.v[1]);
-                    float t842_ = kf_f16_to_f32(wh_7_.v[1]);
-                    s_7_ = __fmaf_rn((wbf_ ? t840_ : t842_), xs_4_[1u], s_7_);
-                    float t848_ = kf_bf16_to_f32(wb_7_.v[2]);
-                    float t850_ = kf_f16_to_f32(wh_7_.v[2]);
-                    s_7_ = __fmaf_rn((wbf_ ? t848_ : t850_), xs_4_[2u], s_7_);
-                    float t856_ = kf_bf16_to_f32(wb_7_.v[3]);
-                    float t858_ = kf_f16_to_f32(wh_7_.v[3]);
-                    s_7_ = __fmaf_rn((wbf_ ? t856_ : t858_), xs_4_[3u], s_7_);
-                    float t864_ = kf_bf16_to_f32(wb_7_.v[4]);
-                    float t866_ = kf_f16_to_f32(wh_7_.v[4]);
-                    s_7_ = __fmaf_rn((wbf_ ? t864_ : t866_), xs_4_[4u], s_7_);
-                    float t872_ = kf_bf16_to_f32(wb_7_.v[5]);
-                    float t874_ = kf_f16_to_f32(wh_7_.v[5]);
-                    s_7_ = __fmaf_rn((wbf_ ? t872_ : t874_), xs_4_[5u], s_7_);
-                    float t880_ = kf_bf16_to_f32(wb_7_.v[6]);
-                    float t882_ = kf_f16_to_f32(wh_7_.v[6]);
-                    s_7_ = __fmaf_rn((wbf_ ? t880_ : t882_), xs_4_[6u], s_7_);
-                    float t888_ = kf_bf16_to_f32(wb_7_.v[7]);
-                    float t890_ = kf_f16_to_f32(wh_7_.v[7]);
-                    s_7_ = __fmaf_rn((wbf_ ? t888_ : t890_), xs_4_[7u], s_7_);
-                    acc_[0u] = s_7_;
-                    kf_u32x4 t897_ = wr_[7u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     kf_u32x4 t900_ = wr_[7u];
                     kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    float s_8_ = acc_[1u];
-                    float t906_ = kf_bf16_to_f32(wb_8_.v[0]);
-                    float t908_ = kf_f16_to_f32(wh_8_.v[0]);
-                    s_8_ = __fmaf_rn((wbf_ ? t906_ : t908_), xs_4_[0u], s_8_);
-                    float t914_ = kf_bf16_to_f32(wb_8_.v[1]);
-                    float t916_ = kf_f16_to_f32(wh_8_.v[1]);
-                    s_8_ = __fmaf_rn((wbf_ ? t914_ : t916_), xs_4_[1u], s_8_);
-                    float t922_ = kf_bf16_to_f32(wb_8_.v[2]);
-                    float t924_ = kf_f16_to_f32(wh_8_.v[2]);
-                    s_8_ = __fmaf_rn((wbf_ ? t922_ : t924_), xs_4_[2u], s_8_);
-                    float t930_ = kf_bf16_to_f32(wb_8_.v[3]);
-                    float t932_ = kf_f16_to_f32(wh_8_.v[3]);
-                    s_8_ = __fmaf_rn((wbf_ ? t930_ : t932_), xs_4_[3u], s_8_);
-                    float t938_ = kf_bf16_to_f32(wb_8_.v[4]);
-                    float t940_ = kf_f16_to_f32(wh_8_.v[4]);
-                    s_8_ = __fmaf_rn((wbf_ ? t938_ : t940_), xs_4_[4u], s_8_);
-                    float t946_ = kf_bf16_to_f32(wb_8_.v[5]);
-                    float t948_ = kf_f16_to_f32(wh_8_.v[5]);
-                    s_8_ = __fmaf_rn((wbf_ ? t946_ : t948_), xs_4_[5u], s_8_);
-                    float t954_ = kf_bf16_to_f32(wb_8_.v[6]);
-                    float t956_ = kf_f16_to_f32(wh_8_.v[6]);
-                    s_8_ = __fmaf_rn((wbf_ ? t954_ : t956_), xs_4_[6u], s_8_);
-                    float t962_ = kf_bf16_to_f32(wb_8_.v[7]);
-                    float t964_ = kf_f16_to_f32(wh_8_.v[7]);
-                    s_8_ = __fmaf_rn((wbf_ ? t962_ : t964_), xs_4_[7u], s_8_);
-                    acc_[1u] = s_8_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
                 }
             }
         } else {
             for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float v_9_ = 0.0f;
-                if (xf32_) {
-                    v_9_ = xf_[c_];
-                } else {
-                    v_9_ = kf_f16_to_f32(x_[c_]);
-                }
-                float xe_ = v_9_;
+                float t978_ = kf_f16_to_f32(x_[c_]);
                 unsigned i_ = (row_[0u] * k_) + c_;
                 unsigned short u_ = w16_[i_];
-                float t987_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
-                float t989_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
-                acc_[0u] = __fmaf_rn((wbf_ ? t987_ : t989_), xe_, acc_[0u]);
+                acc_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t978_, acc_[0u]);
                 unsigned i_2_ = (row_[1u] * k_) + c_;
                 unsigned short u_2_ = w16_[i_2_];
-                float t1001_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
-                float t1003_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
-                acc_[1u] = __fmaf_rn((wbf_ ? t1001_ : t1003_), xe_, acc_[1u]);
+                acc_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t978_, acc_[1u]);
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
             float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
             float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_9_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
+            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
         } else {
             float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
             bool t1054_ = (kf_lane_id() + 16u) < t1032_;
@@ -2862,31 +1368,24 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
             float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
             bool t1078_ = (kf_lane_id() + 1u) < t1032_;
             float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_9_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
+            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
         }
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = ((g_ * 2u) + 0u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            unsigned i_3_ = (g_ * 2u) + 0u;
-            if (ymode_ == 0u) {
-                yf_[i_3_] = s_9_;
-            } else if (ymode_ == 1u) {
-                y_[i_3_] = kf_f16_from_f32(s_9_);
-            } else {
-                y_[i_3_] = kf_f16_from_f32(__fadd_rn(s_9_, kf_f16_to_f32(y_[i_3_])));
-            }
+            y_[g_ << 1u] = kf_f16_from_f32(s_);
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
             float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
             float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_10_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
+            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
         } else {
             float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
             bool t1149_ = (kf_lane_id() + 16u) < t1127_;
@@ -2907,22 +1406,16 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
             float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
             bool t1173_ = (kf_lane_id() + 1u) < t1127_;
             float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_10_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
+            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
         }
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = ((g_ * 2u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_4_ = (g_ * 2u) + 1u;
-            if (ymode_ == 0u) {
-                yf_[i_4_] = s_10_;
-            } else if (ymode_ == 1u) {
-                y_[i_4_] = kf_f16_from_f32(s_10_);
-            } else {
-                y_[i_4_] = kf_f16_from_f32(__fadd_rn(s_10_, kf_f16_to_f32(y_[i_4_])));
-            }
+            unsigned i_3_ = (g_ << 1u) + 1u;
+            y_[i_3_] = kf_f16_from_f32(s_2_);
         }
     }
 }
@@ -2938,31 +1431,25 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    float s_9_;
-    float s_10_;
+    float s_;
+    float s_2_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    const float* xf_ = (const float*)x_;
-    const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    kf_f16* yh_ = (kf_f16*)y_;
-    bool wbf_ = true;
-    bool xf32_ = false;
-    unsigned ymode_ = 0u;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = (blockIdx.x * 8u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u);
-    unsigned t40_ = (m_ / 2u) + (((m_ % 2u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x * 8u;
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(((g_ * 2u) + 0u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ * 2u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = (base_ + 0u) + lane_;
+                unsigned v_ = base_ + lane_;
                 kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                 kf_u32x4 t_ = t78_;
                 if (v_ < nv_) {
@@ -3030,384 +1517,98 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     t_8_ = t164_;
                 }
                 wr_[7u] = t_8_;
-                unsigned v_5_ = (base_ + 0u) + lane_;
+                unsigned v_5_ = base_ + lane_;
                 if (v_5_ < nv_) {
-                    if (xf32_) {
-                        unsigned t171_ = 2u * v_5_;
-                        kf_f32x4 a_ = xf4_[t171_];
-                        unsigned t176_ = (2u * v_5_) + 1u;
-                        kf_f32x4 b_ = xf4_[t176_];
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                    } else {
-                        kf_f16x8 a_2_ = xh8_[v_5_];
-                        xs_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    }
-                    kf_u32x4 t220_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
+                    kf_f16x8 a_ = xh8_[v_5_];
+                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
                     kf_u32x4 t223_ = wr_[0u];
                     kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    float s_ = acc_[0u];
-                    float t229_ = kf_bf16_to_f32(wb_.v[0]);
-                    float t231_ = kf_f16_to_f32(wh_.v[0]);
-                    s_ = __fmaf_rn((wbf_ ? t229_ : t231_), xs_[0u], s_);
-                    float t237_ = kf_bf16_to_f32(wb_.v[1]);
-                    float t239_ = kf_f16_to_f32(wh_.v[1]);
-                    s_ = __fmaf_rn((wbf_ ? t237_ : t239_), xs_[1u], s_);
-                    float t245_ = kf_bf16_to_f32(wb_.v[2]);
-                    float t247_ = kf_f16_to_f32(wh_.v[2]);
-                    s_ = __fmaf_rn((wbf_ ? t245_ : t247_), xs_[2u], s_);
-                    float t253_ = kf_bf16_to_f32(wb_.v[3]);
-                    float t255_ = kf_f16_to_f32(wh_.v[3]);
-                    s_ = __fmaf_rn((wbf_ ? t253_ : t255_), xs_[3u], s_);
-                    float t261_ = kf_bf16_to_f32(wb_.v[4]);
-                    float t263_ = kf_f16_to_f32(wh_.v[4]);
-                    s_ = __fmaf_rn((wbf_ ? t261_ : t263_), xs_[4u], s_);
-                    float t269_ = kf_bf16_to_f32(wb_.v[5]);
-                    float t271_ = kf_f16_to_f32(wh_.v[5]);
-                    s_ = __fmaf_rn((wbf_ ? t269_ : t271_), xs_[5u], s_);
-                    float t277_ = kf_bf16_to_f32(wb_.v[6]);
-                    float t279_ = kf_f16_to_f32(wh_.v[6]);
-                    s_ = __fmaf_rn((wbf_ ? t277_ : t279_), xs_[6u], s_);
-                    float t285_ = kf_bf16_to_f32(wb_.v[7]);
-                    float t287_ = kf_f16_to_f32(wh_.v[7]);
-                    s_ = __fmaf_rn((wbf_ ? t285_ : t287_), xs_[7u], s_);
-                    acc_[0u] = s_;
-                    kf_u32x4 t294_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_.v[0]), xs_[0u], acc_[0u]))))))));
                     kf_u32x4 t297_ = wr_[1u];
                     kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    float s_2_ = acc_[1u];
-                    float t303_ = kf_bf16_to_f32(wb_2_.v[0]);
-                    float t305_ = kf_f16_to_f32(wh_2_.v[0]);
-                    s_2_ = __fmaf_rn((wbf_ ? t303_ : t305_), xs_[0u], s_2_);
-                    float t311_ = kf_bf16_to_f32(wb_2_.v[1]);
-                    float t313_ = kf_f16_to_f32(wh_2_.v[1]);
-                    s_2_ = __fmaf_rn((wbf_ ? t311_ : t313_), xs_[1u], s_2_);
-                    float t319_ = kf_bf16_to_f32(wb_2_.v[2]);
-                    float t321_ = kf_f16_to_f32(wh_2_.v[2]);
-                    s_2_ = __fmaf_rn((wbf_ ? t319_ : t321_), xs_[2u], s_2_);
-                    float t327_ = kf_bf16_to_f32(wb_2_.v[3]);
-                    float t329_ = kf_f16_to_f32(wh_2_.v[3]);
-                    s_2_ = __fmaf_rn((wbf_ ? t327_ : t329_), xs_[3u], s_2_);
-                    float t335_ = kf_bf16_to_f32(wb_2_.v[4]);
-                    float t337_ = kf_f16_to_f32(wh_2_.v[4]);
-                    s_2_ = __fmaf_rn((wbf_ ? t335_ : t337_), xs_[4u], s_2_);
-                    float t343_ = kf_bf16_to_f32(wb_2_.v[5]);
-                    float t345_ = kf_f16_to_f32(wh_2_.v[5]);
-                    s_2_ = __fmaf_rn((wbf_ ? t343_ : t345_), xs_[5u], s_2_);
-                    float t351_ = kf_bf16_to_f32(wb_2_.v[6]);
-                    float t353_ = kf_f16_to_f32(wh_2_.v[6]);
-                    s_2_ = __fmaf_rn((wbf_ ? t351_ : t353_), xs_[6u], s_2_);
-                    float t359_ = kf_bf16_to_f32(wb_2_.v[7]);
-                    float t361_ = kf_f16_to_f32(wh_2_.v[7]);
-                    s_2_ = __fmaf_rn((wbf_ ? t359_ : t361_), xs_[7u], s_2_);
-                    acc_[1u] = s_2_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_[0u], acc_[1u]))))))));
                 }
                 unsigned v_6_ = (base_ + 32u) + lane_;
                 if (v_6_ < nv_) {
-                    if (xf32_) {
-                        unsigned t372_ = 2u * v_6_;
-                        kf_f32x4 a_3_ = xf4_[t372_];
-                        unsigned t377_ = (2u * v_6_) + 1u;
-                        kf_f32x4 b_2_ = xf4_[t377_];
-                        xs_2_[0u] = a_3_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_3_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_3_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_3_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                    } else {
-                        kf_f16x8 a_4_ = xh8_[v_6_];
-                        xs_2_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    }
-                    kf_u32x4 t421_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
+                    kf_f16x8 a_2_ = xh8_[v_6_];
+                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
                     kf_u32x4 t424_ = wr_[2u];
                     kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    float s_3_ = acc_[0u];
-                    float t430_ = kf_bf16_to_f32(wb_3_.v[0]);
-                    float t432_ = kf_f16_to_f32(wh_3_.v[0]);
-                    s_3_ = __fmaf_rn((wbf_ ? t430_ : t432_), xs_2_[0u], s_3_);
-                    float t438_ = kf_bf16_to_f32(wb_3_.v[1]);
-                    float t440_ = kf_f16_to_f32(wh_3_.v[1]);
-                    s_3_ = __fmaf_rn((wbf_ ? t438_ : t440_), xs_2_[1u], s_3_);
-                    float t446_ = kf_bf16_to_f32(wb_3_.v[2]);
-                    float t448_ = kf_f16_to_f32(wh_3_.v[2]);
-                    s_3_ = __fmaf_rn((wbf_ ? t446_ : t448_), xs_2_[2u], s_3_);
-                    float t454_ = kf_bf16_to_f32(wb_3_.v[3]);
-                    float t456_ = kf_f16_to_f32(wh_3_.v[3]);
-                    s_3_ = __fmaf_rn((wbf_ ? t454_ : t456_), xs_2_[3u], s_3_);
-                    float t462_ = kf_bf16_to_f32(wb_3_.v[4]);
-                    float t464_ = kf_f16_to_f32(wh_3_.v[4]);
-                    s_3_ = __fmaf_rn((wbf_ ? t462_ : t464_), xs_2_[4u], s_3_);
-                    float t470_ = kf_bf16_to_f32(wb_3_.v[5]);
-                    float t472_ = kf_f16_to_f32(wh_3_.v[5]);
-                    s_3_ = __fmaf_rn((wbf_ ? t470_ : t472_), xs_2_[5u], s_3_);
-                    float t478_ = kf_bf16_to_f32(wb_3_.v[6]);
-                    float t480_ = kf_f16_to_f32(wh_3_.v[6]);
-                    s_3_ = __fmaf_rn((wbf_ ? t478_ : t480_), xs_2_[6u], s_3_);
-                    float t486_ = kf_bf16_to_f32(wb_3_.v[7]);
-                    float t488_ = kf_f16_to_f32(wh_3_.v[7]);
-                    s_3_ = __fmaf_rn((wbf_ ? t486_ : t488_), xs_2_[7u], s_3_);
-                    acc_[0u] = s_3_;
-                    kf_u32x4 t495_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     kf_u32x4 t498_ = wr_[3u];
                     kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    float s_4_ = acc_[1u];
-                    float t504_ = kf_bf16_to_f32(wb_4_.v[0]);
-                    float t506_ = kf_f16_to_f32(wh_4_.v[0]);
-                    s_4_ = __fmaf_rn((wbf_ ? t504_ : t506_), xs_2_[0u], s_4_);
-                    float t512_ = kf_bf16_to_f32(wb_4_.v[1]);
-                    float t514_ = kf_f16_to_f32(wh_4_.v[1]);
-                    s_4_ = __fmaf_rn((wbf_ ? t512_ : t514_), xs_2_[1u], s_4_);
-                    float t520_ = kf_bf16_to_f32(wb_4_.v[2]);
-                    float t522_ = kf_f16_to_f32(wh_4_.v[2]);
-                    s_4_ = __fmaf_rn((wbf_ ? t520_ : t522_), xs_2_[2u], s_4_);
-                    float t528_ = kf_bf16_to_f32(wb_4_.v[3]);
-                    float t530_ = kf_f16_to_f32(wh_4_.v[3]);
-                    s_4_ = __fmaf_rn((wbf_ ? t528_ : t530_), xs_2_[3u], s_4_);
-                    float t536_ = kf_bf16_to_f32(wb_4_.v[4]);
-                    float t538_ = kf_f16_to_f32(wh_4_.v[4]);
-                    s_4_ = __fmaf_rn((wbf_ ? t536_ : t538_), xs_2_[4u], s_4_);
-                    float t544_ = kf_bf16_to_f32(wb_4_.v[5]);
-                    float t546_ = kf_f16_to_f32(wh_4_.v[5]);
-                    s_4_ = __fmaf_rn((wbf_ ? t544_ : t546_), xs_2_[5u], s_4_);
-                    float t552_ = kf_bf16_to_f32(wb_4_.v[6]);
-                    float t554_ = kf_f16_to_f32(wh_4_.v[6]);
-                    s_4_ = __fmaf_rn((wbf_ ? t552_ : t554_), xs_2_[6u], s_4_);
-                    float t560_ = kf_bf16_to_f32(wb_4_.v[7]);
-                    float t562_ = kf_f16_to_f32(wh_4_.v[7]);
-                    s_4_ = __fmaf_rn((wbf_ ? t560_ : t562_), xs_2_[7u], s_4_);
-                    acc_[1u] = s_4_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
                 }
                 unsigned v_7_ = (base_ + 64u) + lane_;
                 if (v_7_ < nv_) {
-                    if (xf32_) {
-                        unsigned t573_ = 2u * v_7_;
-                        kf_f32x4 a_5_ = xf4_[t573_];
-                        unsigned t578_ = (2u * v_7_) + 1u;
-                        kf_f32x4 b_3_ = xf4_[t578_];
-                        xs_3_[0u] = a_5_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_5_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_5_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_5_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                    } else {
-                        kf_f16x8 a_6_ = xh8_[v_7_];
-                        xs_3_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    }
-                    kf_u32x4 t622_ = wr_[4u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
+                    kf_f16x8 a_3_ = xh8_[v_7_];
+                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
                     kf_u32x4 t625_ = wr_[4u];
                     kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    float s_5_ = acc_[0u];
-                    float t631_ = kf_bf16_to_f32(wb_5_.v[0]);
-                    float t633_ = kf_f16_to_f32(wh_5_.v[0]);
-                    s_5_ = __fmaf_rn((wbf_ ? t631_ : t633_), xs_3_[0u], s_5_);
-                    float t639_ = kf_bf16_to_f32(wb_5_.v[1]);
-                    float t641_ = kf_f16_to_f32(wh_5_.v[1]);
-                    s_5_ = __fmaf_rn((wbf_ ? t639_ : t641_), xs_3_[1u], s_5_);
-                    float t647_ = kf_bf16_to_f32(wb_5_.v[2]);
-                    float t649_ = kf_f16_to_f32(wh_5_.v[2]);
-                    s_5_ = __fmaf_rn((wbf_ ? t647_ : t649_), xs_3_[2u], s_5_);
-                    float t655_ = kf_bf16_to_f32(wb_5_.v[3]);
-                    float t657_ = kf_f16_to_f32(wh_5_.v[3]);
-                    s_5_ = __fmaf_rn((wbf_ ? t655_ : t657_), xs_3_[3u], s_5_);
-                    float t663_ = kf_bf16_to_f32(wb_5_.v[4]);
-                    float t665_ = kf_f16_to_f32(wh_5_.v[4]);
-                    s_5_ = __fmaf_rn((wbf_ ? t663_ : t665_), xs_3_[4u], s_5_);
-                    float t671_ = kf_bf16_to_f32(wb_5_.v[5]);
-                    float t673_ = kf_f16_to_f32(wh_5_.v[5]);
-                    s_5_ = __fmaf_rn((wbf_ ? t671_ : t673_), xs_3_[5u], s_5_);
-                    float t679_ = kf_bf16_to_f32(wb_5_.v[6]);
-                    float t681_ = kf_f16_to_f32(wh_5_.v[6]);
-                    s_5_ = __fmaf_rn((wbf_ ? t679_ : t681_), xs_3_[6u], s_5_);
-                    float t687_ = kf_bf16_to_f32(wb_5_.v[7]);
-                    float t689_ = kf_f16_to_f32(wh_5_.v[7]);
-                    s_5_ = __fmaf_rn((wbf_ ? t687_ : t689_), xs_3_[7u], s_5_);
-                    acc_[0u] = s_5_;
-                    kf_u32x4 t696_ = wr_[5u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     kf_u32x4 t699_ = wr_[5u];
                     kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    float s_6_ = acc_[1u];
-                    float t705_ = kf_bf16_to_f32(wb_6_.v[0]);
-                    float t707_ = kf_f16_to_f32(wh_6_.v[0]);
-                    s_6_ = __fmaf_rn((wbf_ ? t705_ : t707_), xs_3_[0u], s_6_);
-                    float t713_ = kf_bf16_to_f32(wb_6_.v[1]);
-                    float t715_ = kf_f16_to_f32(wh_6_.v[1]);
-                    s_6_ = __fmaf_rn((wbf_ ? t713_ : t715_), xs_3_[1u], s_6_);
-                    float t721_ = kf_bf16_to_f32(wb_6_.v[2]);
-                    float t723_ = kf_f16_to_f32(wh_6_.v[2]);
-                    s_6_ = __fmaf_rn((wbf_ ? t721_ : t723_), xs_3_[2u], s_6_);
-                    float t729_ = kf_bf16_to_f32(wb_6_.v[3]);
-                    float t731_ = kf_f16_to_f32(wh_6_.v[3]);
-                    s_6_ = __fmaf_rn((wbf_ ? t729_ : t731_), xs_3_[3u], s_6_);
-                    float t737_ = kf_bf16_to_f32(wb_6_.v[4]);
-                    float t739_ = kf_f16_to_f32(wh_6_.v[4]);
-                    s_6_ = __fmaf_rn((wbf_ ? t737_ : t739_), xs_3_[4u], s_6_);
-                    float t745_ = kf_bf16_to_f32(wb_6_.v[5]);
-                    float t747_ = kf_f16_to_f32(wh_6_.v[5]);
-                    s_6_ = __fmaf_rn((wbf_ ? t745_ : t747_), xs_3_[5u], s_6_);
-                    float t753_ = kf_bf16_to_f32(wb_6_.v[6]);
-                    float t755_ = kf_f16_to_f32(wh_6_.v[6]);
-                    s_6_ = __fmaf_rn((wbf_ ? t753_ : t755_), xs_3_[6u], s_6_);
-                    float t761_ = kf_bf16_to_f32(wb_6_.v[7]);
-                    float t763_ = kf_f16_to_f32(wh_6_.v[7]);
-                    s_6_ = __fmaf_rn((wbf_ ? t761_ : t763_), xs_3_[7u], s_6_);
-                    acc_[1u] = s_6_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
                 }
                 unsigned v_8_ = (base_ + 96u) + lane_;
                 if (v_8_ < nv_) {
-                    if (xf32_) {
-                        unsigned t774_ = 2u * v_8_;
-                        kf_f32x4 a_7_ = xf4_[t774_];
-                        unsigned t779_ = (2u * v_8_) + 1u;
-                        kf_f32x4 b_4_ = xf4_[t779_];
-                        xs_4_[0u] = a_7_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_7_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_7_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_7_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                    } else {
-                        kf_f16x8 a_8_ = xh8_[v_8_];
-                        xs_4_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    }
-                    kf_u32x4 t823_ = wr_[6u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
+                    kf_f16x8 a_4_ = xh8_[v_8_];
+                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
                     kf_u32x4 t826_ = wr_[6u];
                     kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    float s_7_ = acc_[0u];
-                    float t832_ = kf_bf16_to_f32(wb_7_.v[0]);
-                    float t834_ = kf_f16_to_f32(wh_7_.v[0]);
-                    s_7_ = __fmaf_rn((wbf_ ? t832_ : t834_), xs_4_[0u], s_7_);
-                    float t840_ = kf_bf16_to_f32(wb_7_.v[1]);
-                    float t842_ = kf_f16_to_f32(wh_7_.v[1]);
-                    s_7_ = __fmaf_rn((wbf_ ? t840_ : t842_), xs_4_[1u], s_7_);
-                    float t848_ = kf_bf16_to_f32(wb_7_.v[2]);
-                    float t850_ = kf_f16_to_f32(wh_7_.v[2]);
-                    s_7_ = __fmaf_rn((wbf_ ? t848_ : t850_), xs_4_[2u], s_7_);
-                    float t856_ = kf_bf16_to_f32(wb_7_.v[3]);
-                    float t858_ = kf_f16_to_f32(wh_7_.v[3]);
-                    s_7_ = __fmaf_rn((wbf_ ? t856_ : t858_), xs_4_[3u], s_7_);
-                    float t864_ = kf_bf16_to_f32(wb_7_.v[4]);
-                    float t866_ = kf_f16_to_f32(wh_7_.v[4]);
-                    s_7_ = __fmaf_rn((wbf_ ? t864_ : t866_), xs_4_[4u], s_7_);
-                    float t872_ = kf_bf16_to_f32(wb_7_.v[5]);
-                    float t874_ = kf_f16_to_f32(wh_7_.v[5]);
-                    s_7_ = __fmaf_rn((wbf_ ? t872_ : t874_), xs_4_[5u], s_7_);
-                    float t880_ = kf_bf16_to_f32(wb_7_.v[6]);
-                    float t882_ = kf_f16_to_f32(wh_7_.v[6]);
-                    s_7_ = __fmaf_rn((wbf_ ? t880_ : t882_), xs_4_[6u], s_7_);
-                    float t888_ = kf_bf16_to_f32(wb_7_.v[7]);
-                    float t890_ = kf_f16_to_f32(wh_7_.v[7]);
-                    s_7_ = __fmaf_rn((wbf_ ? t888_ : t890_), xs_4_[7u], s_7_);
-                    acc_[0u] = s_7_;
-                    kf_u32x4 t897_ = wr_[7u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     kf_u32x4 t900_ = wr_[7u];
                     kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    float s_8_ = acc_[1u];
-                    float t906_ = kf_bf16_to_f32(wb_8_.v[0]);
-                    float t908_ = kf_f16_to_f32(wh_8_.v[0]);
-                    s_8_ = __fmaf_rn((wbf_ ? t906_ : t908_), xs_4_[0u], s_8_);
-                    float t914_ = kf_bf16_to_f32(wb_8_.v[1]);
-                    float t916_ = kf_f16_to_f32(wh_8_.v[1]);
-                    s_8_ = __fmaf_rn((wbf_ ? t914_ : t916_), xs_4_[1u], s_8_);
-                    float t922_ = kf_bf16_to_f32(wb_8_.v[2]);
-                    float t924_ = kf_f16_to_f32(wh_8_.v[2]);
-                    s_8_ = __fmaf_rn((wbf_ ? t922_ : t924_), xs_4_[2u], s_8_);
-                    float t930_ = kf_bf16_to_f32(wb_8_.v[3]);
-                    float t932_ = kf_f16_to_f32(wh_8_.v[3]);
-                    s_8_ = __fmaf_rn((wbf_ ? t930_ : t932_), xs_4_[3u], s_8_);
-                    float t938_ = kf_bf16_to_f32(wb_8_.v[4]);
-                    float t940_ = kf_f16_to_f32(wh_8_.v[4]);
-                    s_8_ = __fmaf_rn((wbf_ ? t938_ : t940_), xs_4_[4u], s_8_);
-                    float t946_ = kf_bf16_to_f32(wb_8_.v[5]);
-                    float t948_ = kf_f16_to_f32(wh_8_.v[5]);
-                    s_8_ = __fmaf_rn((wbf_ ? t946_ : t948_), xs_4_[5u], s_8_);
-                    float t954_ = kf_bf16_to_f32(wb_8_.v[6]);
-                    float t956_ = kf_f16_to_f32(wh_8_.v[6]);
-                    s_8_ = __fmaf_rn((wbf_ ? t954_ : t956_), xs_4_[6u], s_8_);
-                    float t962_ = kf_bf16_to_f32(wb_8_.v[7]);
-                    float t964_ = kf_f16_to_f32(wh_8_.v[7]);
-                    s_8_ = __fmaf_rn((wbf_ ? t962_ : t964_), xs_4_[7u], s_8_);
-                    acc_[1u] = s_8_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
                 }
             }
         } else {
             for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float v_9_ = 0.0f;
-                if (xf32_) {
-                    v_9_ = xf_[c_];
-                } else {
-                    v_9_ = kf_f16_to_f32(x_[c_]);
-                }
-                float xe_ = v_9_;
+                float t978_ = kf_f16_to_f32(x_[c_]);
                 unsigned i_ = (row_[0u] * k_) + c_;
                 unsigned short u_ = w16_[i_];
-                float t987_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
-                float t989_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
-                acc_[0u] = __fmaf_rn((wbf_ ? t987_ : t989_), xe_, acc_[0u]);
+                acc_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t978_, acc_[0u]);
                 unsigned i_2_ = (row_[1u] * k_) + c_;
                 unsigned short u_2_ = w16_[i_2_];
-                float t1001_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
-                float t1003_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
-                acc_[1u] = __fmaf_rn((wbf_ ? t1001_ : t1003_), xe_, acc_[1u]);
+                acc_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t978_, acc_[1u]);
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
             float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
             float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_9_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
+            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
         } else {
             float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
             bool t1054_ = (kf_lane_id() + 16u) < t1032_;
@@ -3428,31 +1629,24 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
             float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
             bool t1078_ = (kf_lane_id() + 1u) < t1032_;
             float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_9_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
+            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
         }
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = ((g_ * 2u) + 0u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            unsigned i_3_ = (g_ * 2u) + 0u;
-            if (ymode_ == 0u) {
-                y_[i_3_] = s_9_;
-            } else if (ymode_ == 1u) {
-                yh_[i_3_] = kf_f16_from_f32(s_9_);
-            } else {
-                yh_[i_3_] = kf_f16_from_f32(__fadd_rn(s_9_, kf_f16_to_f32(yh_[i_3_])));
-            }
+            y_[g_ << 1u] = s_;
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
             float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
             float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_10_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
+            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
         } else {
             float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
             bool t1149_ = (kf_lane_id() + 16u) < t1127_;
@@ -3473,22 +1667,16 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
             float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
             bool t1173_ = (kf_lane_id() + 1u) < t1127_;
             float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_10_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
+            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
         }
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = ((g_ * 2u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_4_ = (g_ * 2u) + 1u;
-            if (ymode_ == 0u) {
-                y_[i_4_] = s_10_;
-            } else if (ymode_ == 1u) {
-                yh_[i_4_] = kf_f16_from_f32(s_10_);
-            } else {
-                yh_[i_4_] = kf_f16_from_f32(__fadd_rn(s_10_, kf_f16_to_f32(yh_[i_4_])));
-            }
+            unsigned i_3_ = (g_ << 1u) + 1u;
+            y_[i_3_] = s_2_;
         }
     }
 }
@@ -3504,31 +1692,25 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    float s_9_;
-    float s_10_;
+    float s_;
+    float s_2_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
-    const kf_f16* xh_ = (const kf_f16*)x_;
-    const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    float* yf_ = (float*)y_;
-    bool wbf_ = true;
-    bool xf32_ = true;
-    unsigned ymode_ = 1u;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = (blockIdx.x * 8u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u);
-    unsigned t40_ = (m_ / 2u) + (((m_ % 2u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x * 8u;
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(((g_ * 2u) + 0u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ * 2u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = (base_ + 0u) + lane_;
+                unsigned v_ = base_ + lane_;
                 kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                 kf_u32x4 t_ = t78_;
                 if (v_ < nv_) {
@@ -3596,384 +1778,110 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                     t_8_ = t164_;
                 }
                 wr_[7u] = t_8_;
-                unsigned v_5_ = (base_ + 0u) + lane_;
+                unsigned v_5_ = base_ + lane_;
                 if (v_5_ < nv_) {
-                    if (xf32_) {
-                        unsigned t171_ = 2u * v_5_;
-                        kf_f32x4 a_ = xf4_[t171_];
-                        unsigned t176_ = (2u * v_5_) + 1u;
-                        kf_f32x4 b_ = xf4_[t176_];
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                    } else {
-                        kf_f16x8 a_2_ = xh8_[v_5_];
-                        xs_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    }
-                    kf_u32x4 t220_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
+                    unsigned t171_ = v_5_ << 1u;
+                    kf_f32x4 a_ = xf4_[t171_];
+                    unsigned t176_ = (v_5_ << 1u) + 1u;
+                    kf_f32x4 b_ = xf4_[t176_];
+                    xs_[0u] = a_.v[0];
+                    xs_[4u] = b_.v[0];
+                    xs_[1u] = a_.v[1];
+                    xs_[5u] = b_.v[1];
+                    xs_[2u] = a_.v[2];
+                    xs_[6u] = b_.v[2];
+                    xs_[3u] = a_.v[3];
+                    xs_[7u] = b_.v[3];
                     kf_u32x4 t223_ = wr_[0u];
                     kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    float s_ = acc_[0u];
-                    float t229_ = kf_bf16_to_f32(wb_.v[0]);
-                    float t231_ = kf_f16_to_f32(wh_.v[0]);
-                    s_ = __fmaf_rn((wbf_ ? t229_ : t231_), xs_[0u], s_);
-                    float t237_ = kf_bf16_to_f32(wb_.v[1]);
-                    float t239_ = kf_f16_to_f32(wh_.v[1]);
-                    s_ = __fmaf_rn((wbf_ ? t237_ : t239_), xs_[1u], s_);
-                    float t245_ = kf_bf16_to_f32(wb_.v[2]);
-                    float t247_ = kf_f16_to_f32(wh_.v[2]);
-                    s_ = __fmaf_rn((wbf_ ? t245_ : t247_), xs_[2u], s_);
-                    float t253_ = kf_bf16_to_f32(wb_.v[3]);
-                    float t255_ = kf_f16_to_f32(wh_.v[3]);
-                    s_ = __fmaf_rn((wbf_ ? t253_ : t255_), xs_[3u], s_);
-                    float t261_ = kf_bf16_to_f32(wb_.v[4]);
-                    float t263_ = kf_f16_to_f32(wh_.v[4]);
-                    s_ = __fmaf_rn((wbf_ ? t261_ : t263_), xs_[4u], s_);
-                    float t269_ = kf_bf16_to_f32(wb_.v[5]);
-                    float t271_ = kf_f16_to_f32(wh_.v[5]);
-                    s_ = __fmaf_rn((wbf_ ? t269_ : t271_), xs_[5u], s_);
-                    float t277_ = kf_bf16_to_f32(wb_.v[6]);
-                    float t279_ = kf_f16_to_f32(wh_.v[6]);
-                    s_ = __fmaf_rn((wbf_ ? t277_ : t279_), xs_[6u], s_);
-                    float t285_ = kf_bf16_to_f32(wb_.v[7]);
-                    float t287_ = kf_f16_to_f32(wh_.v[7]);
-                    s_ = __fmaf_rn((wbf_ ? t285_ : t287_), xs_[7u], s_);
-                    acc_[0u] = s_;
-                    kf_u32x4 t294_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_.v[0]), xs_[0u], acc_[0u]))))))));
                     kf_u32x4 t297_ = wr_[1u];
                     kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    float s_2_ = acc_[1u];
-                    float t303_ = kf_bf16_to_f32(wb_2_.v[0]);
-                    float t305_ = kf_f16_to_f32(wh_2_.v[0]);
-                    s_2_ = __fmaf_rn((wbf_ ? t303_ : t305_), xs_[0u], s_2_);
-                    float t311_ = kf_bf16_to_f32(wb_2_.v[1]);
-                    float t313_ = kf_f16_to_f32(wh_2_.v[1]);
-                    s_2_ = __fmaf_rn((wbf_ ? t311_ : t313_), xs_[1u], s_2_);
-                    float t319_ = kf_bf16_to_f32(wb_2_.v[2]);
-                    float t321_ = kf_f16_to_f32(wh_2_.v[2]);
-                    s_2_ = __fmaf_rn((wbf_ ? t319_ : t321_), xs_[2u], s_2_);
-                    float t327_ = kf_bf16_to_f32(wb_2_.v[3]);
-                    float t329_ = kf_f16_to_f32(wh_2_.v[3]);
-                    s_2_ = __fmaf_rn((wbf_ ? t327_ : t329_), xs_[3u], s_2_);
-                    float t335_ = kf_bf16_to_f32(wb_2_.v[4]);
-                    float t337_ = kf_f16_to_f32(wh_2_.v[4]);
-                    s_2_ = __fmaf_rn((wbf_ ? t335_ : t337_), xs_[4u], s_2_);
-                    float t343_ = kf_bf16_to_f32(wb_2_.v[5]);
-                    float t345_ = kf_f16_to_f32(wh_2_.v[5]);
-                    s_2_ = __fmaf_rn((wbf_ ? t343_ : t345_), xs_[5u], s_2_);
-                    float t351_ = kf_bf16_to_f32(wb_2_.v[6]);
-                    float t353_ = kf_f16_to_f32(wh_2_.v[6]);
-                    s_2_ = __fmaf_rn((wbf_ ? t351_ : t353_), xs_[6u], s_2_);
-                    float t359_ = kf_bf16_to_f32(wb_2_.v[7]);
-                    float t361_ = kf_f16_to_f32(wh_2_.v[7]);
-                    s_2_ = __fmaf_rn((wbf_ ? t359_ : t361_), xs_[7u], s_2_);
-                    acc_[1u] = s_2_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_[0u], acc_[1u]))))))));
                 }
                 unsigned v_6_ = (base_ + 32u) + lane_;
                 if (v_6_ < nv_) {
-                    if (xf32_) {
-                        unsigned t372_ = 2u * v_6_;
-                        kf_f32x4 a_3_ = xf4_[t372_];
-                        unsigned t377_ = (2u * v_6_) + 1u;
-                        kf_f32x4 b_2_ = xf4_[t377_];
-                        xs_2_[0u] = a_3_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_3_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_3_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_3_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                    } else {
-                        kf_f16x8 a_4_ = xh8_[v_6_];
-                        xs_2_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    }
-                    kf_u32x4 t421_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
+                    unsigned t372_ = v_6_ << 1u;
+                    kf_f32x4 a_2_ = xf4_[t372_];
+                    unsigned t377_ = (v_6_ << 1u) + 1u;
+                    kf_f32x4 b_2_ = xf4_[t377_];
+                    xs_2_[0u] = a_2_.v[0];
+                    xs_2_[4u] = b_2_.v[0];
+                    xs_2_[1u] = a_2_.v[1];
+                    xs_2_[5u] = b_2_.v[1];
+                    xs_2_[2u] = a_2_.v[2];
+                    xs_2_[6u] = b_2_.v[2];
+                    xs_2_[3u] = a_2_.v[3];
+                    xs_2_[7u] = b_2_.v[3];
                     kf_u32x4 t424_ = wr_[2u];
                     kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    float s_3_ = acc_[0u];
-                    float t430_ = kf_bf16_to_f32(wb_3_.v[0]);
-                    float t432_ = kf_f16_to_f32(wh_3_.v[0]);
-                    s_3_ = __fmaf_rn((wbf_ ? t430_ : t432_), xs_2_[0u], s_3_);
-                    float t438_ = kf_bf16_to_f32(wb_3_.v[1]);
-                    float t440_ = kf_f16_to_f32(wh_3_.v[1]);
-                    s_3_ = __fmaf_rn((wbf_ ? t438_ : t440_), xs_2_[1u], s_3_);
-                    float t446_ = kf_bf16_to_f32(wb_3_.v[2]);
-                    float t448_ = kf_f16_to_f32(wh_3_.v[2]);
-                    s_3_ = __fmaf_rn((wbf_ ? t446_ : t448_), xs_2_[2u], s_3_);
-                    float t454_ = kf_bf16_to_f32(wb_3_.v[3]);
-                    float t456_ = kf_f16_to_f32(wh_3_.v[3]);
-                    s_3_ = __fmaf_rn((wbf_ ? t454_ : t456_), xs_2_[3u], s_3_);
-                    float t462_ = kf_bf16_to_f32(wb_3_.v[4]);
-                    float t464_ = kf_f16_to_f32(wh_3_.v[4]);
-                    s_3_ = __fmaf_rn((wbf_ ? t462_ : t464_), xs_2_[4u], s_3_);
-                    float t470_ = kf_bf16_to_f32(wb_3_.v[5]);
-                    float t472_ = kf_f16_to_f32(wh_3_.v[5]);
-                    s_3_ = __fmaf_rn((wbf_ ? t470_ : t472_), xs_2_[5u], s_3_);
-                    float t478_ = kf_bf16_to_f32(wb_3_.v[6]);
-                    float t480_ = kf_f16_to_f32(wh_3_.v[6]);
-                    s_3_ = __fmaf_rn((wbf_ ? t478_ : t480_), xs_2_[6u], s_3_);
-                    float t486_ = kf_bf16_to_f32(wb_3_.v[7]);
-                    float t488_ = kf_f16_to_f32(wh_3_.v[7]);
-                    s_3_ = __fmaf_rn((wbf_ ? t486_ : t488_), xs_2_[7u], s_3_);
-                    acc_[0u] = s_3_;
-                    kf_u32x4 t495_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     kf_u32x4 t498_ = wr_[3u];
                     kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    float s_4_ = acc_[1u];
-                    float t504_ = kf_bf16_to_f32(wb_4_.v[0]);
-                    float t506_ = kf_f16_to_f32(wh_4_.v[0]);
-                    s_4_ = __fmaf_rn((wbf_ ? t504_ : t506_), xs_2_[0u], s_4_);
-                    float t512_ = kf_bf16_to_f32(wb_4_.v[1]);
-                    float t514_ = kf_f16_to_f32(wh_4_.v[1]);
-                    s_4_ = __fmaf_rn((wbf_ ? t512_ : t514_), xs_2_[1u], s_4_);
-                    float t520_ = kf_bf16_to_f32(wb_4_.v[2]);
-                    float t522_ = kf_f16_to_f32(wh_4_.v[2]);
-                    s_4_ = __fmaf_rn((wbf_ ? t520_ : t522_), xs_2_[2u], s_4_);
-                    float t528_ = kf_bf16_to_f32(wb_4_.v[3]);
-                    float t530_ = kf_f16_to_f32(wh_4_.v[3]);
-                    s_4_ = __fmaf_rn((wbf_ ? t528_ : t530_), xs_2_[3u], s_4_);
-                    float t536_ = kf_bf16_to_f32(wb_4_.v[4]);
-                    float t538_ = kf_f16_to_f32(wh_4_.v[4]);
-                    s_4_ = __fmaf_rn((wbf_ ? t536_ : t538_), xs_2_[4u], s_4_);
-                    float t544_ = kf_bf16_to_f32(wb_4_.v[5]);
-                    float t546_ = kf_f16_to_f32(wh_4_.v[5]);
-                    s_4_ = __fmaf_rn((wbf_ ? t544_ : t546_), xs_2_[5u], s_4_);
-                    float t552_ = kf_bf16_to_f32(wb_4_.v[6]);
-                    float t554_ = kf_f16_to_f32(wh_4_.v[6]);
-                    s_4_ = __fmaf_rn((wbf_ ? t552_ : t554_), xs_2_[6u], s_4_);
-                    float t560_ = kf_bf16_to_f32(wb_4_.v[7]);
-                    float t562_ = kf_f16_to_f32(wh_4_.v[7]);
-                    s_4_ = __fmaf_rn((wbf_ ? t560_ : t562_), xs_2_[7u], s_4_);
-                    acc_[1u] = s_4_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
                 }
                 unsigned v_7_ = (base_ + 64u) + lane_;
                 if (v_7_ < nv_) {
-                    if (xf32_) {
-                        unsigned t573_ = 2u * v_7_;
-                        kf_f32x4 a_5_ = xf4_[t573_];
-                        unsigned t578_ = (2u * v_7_) + 1u;
-                        kf_f32x4 b_3_ = xf4_[t578_];
-                        xs_3_[0u] = a_5_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_5_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_5_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_5_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                    } else {
-                        kf_f16x8 a_6_ = xh8_[v_7_];
-                        xs_3_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    }
-                    kf_u32x4 t622_ = wr_[4u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
+                    unsigned t573_ = v_7_ << 1u;
+                    kf_f32x4 a_3_ = xf4_[t573_];
+                    unsigned t578_ = (v_7_ << 1u) + 1u;
+                    kf_f32x4 b_3_ = xf4_[t578_];
+                    xs_3_[0u] = a_3_.v[0];
+                    xs_3_[4u] = b_3_.v[0];
+                    xs_3_[1u] = a_3_.v[1];
+                    xs_3_[5u] = b_3_.v[1];
+                    xs_3_[2u] = a_3_.v[2];
+                    xs_3_[6u] = b_3_.v[2];
+                    xs_3_[3u] = a_3_.v[3];
+                    xs_3_[7u] = b_3_.v[3];
                     kf_u32x4 t625_ = wr_[4u];
                     kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    float s_5_ = acc_[0u];
-                    float t631_ = kf_bf16_to_f32(wb_5_.v[0]);
-                    float t633_ = kf_f16_to_f32(wh_5_.v[0]);
-                    s_5_ = __fmaf_rn((wbf_ ? t631_ : t633_), xs_3_[0u], s_5_);
-                    float t639_ = kf_bf16_to_f32(wb_5_.v[1]);
-                    float t641_ = kf_f16_to_f32(wh_5_.v[1]);
-                    s_5_ = __fmaf_rn((wbf_ ? t639_ : t641_), xs_3_[1u], s_5_);
-                    float t647_ = kf_bf16_to_f32(wb_5_.v[2]);
-                    float t649_ = kf_f16_to_f32(wh_5_.v[2]);
-                    s_5_ = __fmaf_rn((wbf_ ? t647_ : t649_), xs_3_[2u], s_5_);
-                    float t655_ = kf_bf16_to_f32(wb_5_.v[3]);
-                    float t657_ = kf_f16_to_f32(wh_5_.v[3]);
-                    s_5_ = __fmaf_rn((wbf_ ? t655_ : t657_), xs_3_[3u], s_5_);
-                    float t663_ = kf_bf16_to_f32(wb_5_.v[4]);
-                    float t665_ = kf_f16_to_f32(wh_5_.v[4]);
-                    s_5_ = __fmaf_rn((wbf_ ? t663_ : t665_), xs_3_[4u], s_5_);
-                    float t671_ = kf_bf16_to_f32(wb_5_.v[5]);
-                    float t673_ = kf_f16_to_f32(wh_5_.v[5]);
-                    s_5_ = __fmaf_rn((wbf_ ? t671_ : t673_), xs_3_[5u], s_5_);
-                    float t679_ = kf_bf16_to_f32(wb_5_.v[6]);
-                    float t681_ = kf_f16_to_f32(wh_5_.v[6]);
-                    s_5_ = __fmaf_rn((wbf_ ? t679_ : t681_), xs_3_[6u], s_5_);
-                    float t687_ = kf_bf16_to_f32(wb_5_.v[7]);
-                    float t689_ = kf_f16_to_f32(wh_5_.v[7]);
-                    s_5_ = __fmaf_rn((wbf_ ? t687_ : t689_), xs_3_[7u], s_5_);
-                    acc_[0u] = s_5_;
-                    kf_u32x4 t696_ = wr_[5u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     kf_u32x4 t699_ = wr_[5u];
                     kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    float s_6_ = acc_[1u];
-                    float t705_ = kf_bf16_to_f32(wb_6_.v[0]);
-                    float t707_ = kf_f16_to_f32(wh_6_.v[0]);
-                    s_6_ = __fmaf_rn((wbf_ ? t705_ : t707_), xs_3_[0u], s_6_);
-                    float t713_ = kf_bf16_to_f32(wb_6_.v[1]);
-                    float t715_ = kf_f16_to_f32(wh_6_.v[1]);
-                    s_6_ = __fmaf_rn((wbf_ ? t713_ : t715_), xs_3_[1u], s_6_);
-                    float t721_ = kf_bf16_to_f32(wb_6_.v[2]);
-                    float t723_ = kf_f16_to_f32(wh_6_.v[2]);
-                    s_6_ = __fmaf_rn((wbf_ ? t721_ : t723_), xs_3_[2u], s_6_);
-                    float t729_ = kf_bf16_to_f32(wb_6_.v[3]);
-                    float t731_ = kf_f16_to_f32(wh_6_.v[3]);
-                    s_6_ = __fmaf_rn((wbf_ ? t729_ : t731_), xs_3_[3u], s_6_);
-                    float t737_ = kf_bf16_to_f32(wb_6_.v[4]);
-                    float t739_ = kf_f16_to_f32(wh_6_.v[4]);
-                    s_6_ = __fmaf_rn((wbf_ ? t737_ : t739_), xs_3_[4u], s_6_);
-                    float t745_ = kf_bf16_to_f32(wb_6_.v[5]);
-                    float t747_ = kf_f16_to_f32(wh_6_.v[5]);
-                    s_6_ = __fmaf_rn((wbf_ ? t745_ : t747_), xs_3_[5u], s_6_);
-                    float t753_ = kf_bf16_to_f32(wb_6_.v[6]);
-                    float t755_ = kf_f16_to_f32(wh_6_.v[6]);
-                    s_6_ = __fmaf_rn((wbf_ ? t753_ : t755_), xs_3_[6u], s_6_);
-                    float t761_ = kf_bf16_to_f32(wb_6_.v[7]);
-                    float t763_ = kf_f16_to_f32(wh_6_.v[7]);
-                    s_6_ = __fmaf_rn((wbf_ ? t761_ : t763_), xs_3_[7u], s_6_);
-                    acc_[1u] = s_6_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
                 }
                 unsigned v_8_ = (base_ + 96u) + lane_;
                 if (v_8_ < nv_) {
-                    if (xf32_) {
-                        unsigned t774_ = 2u * v_8_;
-                        kf_f32x4 a_7_ = xf4_[t774_];
-                        unsigned t779_ = (2u * v_8_) + 1u;
-                        kf_f32x4 b_4_ = xf4_[t779_];
-                        xs_4_[0u] = a_7_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_7_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_7_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_7_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                    } else {
-                        kf_f16x8 a_8_ = xh8_[v_8_];
-                        xs_4_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    }
-                    kf_u32x4 t823_ = wr_[6u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
+                    unsigned t774_ = v_8_ << 1u;
+                    kf_f32x4 a_4_ = xf4_[t774_];
+                    unsigned t779_ = (v_8_ << 1u) + 1u;
+                    kf_f32x4 b_4_ = xf4_[t779_];
+                    xs_4_[0u] = a_4_.v[0];
+                    xs_4_[4u] = b_4_.v[0];
+                    xs_4_[1u] = a_4_.v[1];
+                    xs_4_[5u] = b_4_.v[1];
+                    xs_4_[2u] = a_4_.v[2];
+                    xs_4_[6u] = b_4_.v[2];
+                    xs_4_[3u] = a_4_.v[3];
+                    xs_4_[7u] = b_4_.v[3];
                     kf_u32x4 t826_ = wr_[6u];
                     kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    float s_7_ = acc_[0u];
-                    float t832_ = kf_bf16_to_f32(wb_7_.v[0]);
-                    float t834_ = kf_f16_to_f32(wh_7_.v[0]);
-                    s_7_ = __fmaf_rn((wbf_ ? t832_ : t834_), xs_4_[0u], s_7_);
-                    float t840_ = kf_bf16_to_f32(wb_7_.v[1]);
-                    float t842_ = kf_f16_to_f32(wh_7_.v[1]);
-                    s_7_ = __fmaf_rn((wbf_ ? t840_ : t842_), xs_4_[1u], s_7_);
-                    float t848_ = kf_bf16_to_f32(wb_7_.v[2]);
-                    float t850_ = kf_f16_to_f32(wh_7_.v[2]);
-                    s_7_ = __fmaf_rn((wbf_ ? t848_ : t850_), xs_4_[2u], s_7_);
-                    float t856_ = kf_bf16_to_f32(wb_7_.v[3]);
-                    float t858_ = kf_f16_to_f32(wh_7_.v[3]);
-                    s_7_ = __fmaf_rn((wbf_ ? t856_ : t858_), xs_4_[3u], s_7_);
-                    float t864_ = kf_bf16_to_f32(wb_7_.v[4]);
-                    float t866_ = kf_f16_to_f32(wh_7_.v[4]);
-                    s_7_ = __fmaf_rn((wbf_ ? t864_ : t866_), xs_4_[4u], s_7_);
-                    float t872_ = kf_bf16_to_f32(wb_7_.v[5]);
-                    float t874_ = kf_f16_to_f32(wh_7_.v[5]);
-                    s_7_ = __fmaf_rn((wbf_ ? t872_ : t874_), xs_4_[5u], s_7_);
-                    float t880_ = kf_bf16_to_f32(wb_7_.v[6]);
-                    float t882_ = kf_f16_to_f32(wh_7_.v[6]);
-                    s_7_ = __fmaf_rn((wbf_ ? t880_ : t882_), xs_4_[6u], s_7_);
-                    float t888_ = kf_bf16_to_f32(wb_7_.v[7]);
-                    float t890_ = kf_f16_to_f32(wh_7_.v[7]);
-                    s_7_ = __fmaf_rn((wbf_ ? t888_ : t890_), xs_4_[7u], s_7_);
-                    acc_[0u] = s_7_;
-                    kf_u32x4 t897_ = wr_[7u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     kf_u32x4 t900_ = wr_[7u];
                     kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    float s_8_ = acc_[1u];
-                    float t906_ = kf_bf16_to_f32(wb_8_.v[0]);
-                    float t908_ = kf_f16_to_f32(wh_8_.v[0]);
-                    s_8_ = __fmaf_rn((wbf_ ? t906_ : t908_), xs_4_[0u], s_8_);
-                    float t914_ = kf_bf16_to_f32(wb_8_.v[1]);
-                    float t916_ = kf_f16_to_f32(wh_8_.v[1]);
-                    s_8_ = __fmaf_rn((wbf_ ? t914_ : t916_), xs_4_[1u], s_8_);
-                    float t922_ = kf_bf16_to_f32(wb_8_.v[2]);
-                    float t924_ = kf_f16_to_f32(wh_8_.v[2]);
-                    s_8_ = __fmaf_rn((wbf_ ? t922_ : t924_), xs_4_[2u], s_8_);
-                    float t930_ = kf_bf16_to_f32(wb_8_.v[3]);
-                    float t932_ = kf_f16_to_f32(wh_8_.v[3]);
-                    s_8_ = __fmaf_rn((wbf_ ? t930_ : t932_), xs_4_[3u], s_8_);
-                    float t938_ = kf_bf16_to_f32(wb_8_.v[4]);
-                    float t940_ = kf_f16_to_f32(wh_8_.v[4]);
-                    s_8_ = __fmaf_rn((wbf_ ? t938_ : t940_), xs_4_[4u], s_8_);
-                    float t946_ = kf_bf16_to_f32(wb_8_.v[5]);
-                    float t948_ = kf_f16_to_f32(wh_8_.v[5]);
-                    s_8_ = __fmaf_rn((wbf_ ? t946_ : t948_), xs_4_[5u], s_8_);
-                    float t954_ = kf_bf16_to_f32(wb_8_.v[6]);
-                    float t956_ = kf_f16_to_f32(wh_8_.v[6]);
-                    s_8_ = __fmaf_rn((wbf_ ? t954_ : t956_), xs_4_[6u], s_8_);
-                    float t962_ = kf_bf16_to_f32(wb_8_.v[7]);
-                    float t964_ = kf_f16_to_f32(wh_8_.v[7]);
-                    s_8_ = __fmaf_rn((wbf_ ? t962_ : t964_), xs_4_[7u], s_8_);
-                    acc_[1u] = s_8_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
                 }
             }
         } else {
             for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float v_9_ = 0.0f;
-                if (xf32_) {
-                    v_9_ = x_[c_];
-                } else {
-                    v_9_ = kf_f16_to_f32(xh_[c_]);
-                }
-                float xe_ = v_9_;
+                float t976_ = x_[c_];
                 unsigned i_ = (row_[0u] * k_) + c_;
                 unsigned short u_ = w16_[i_];
-                float t987_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
-                float t989_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
-                acc_[0u] = __fmaf_rn((wbf_ ? t987_ : t989_), xe_, acc_[0u]);
+                acc_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t976_, acc_[0u]);
                 unsigned i_2_ = (row_[1u] * k_) + c_;
                 unsigned short u_2_ = w16_[i_2_];
-                float t1001_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
-                float t1003_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
-                acc_[1u] = __fmaf_rn((wbf_ ? t1001_ : t1003_), xe_, acc_[1u]);
+                acc_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t976_, acc_[1u]);
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
             float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
             float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_9_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
+            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
         } else {
             float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
             bool t1054_ = (kf_lane_id() + 16u) < t1032_;
@@ -3994,31 +1902,24 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
             float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
             bool t1078_ = (kf_lane_id() + 1u) < t1032_;
             float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_9_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
+            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
         }
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = ((g_ * 2u) + 0u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            unsigned i_3_ = (g_ * 2u) + 0u;
-            if (ymode_ == 0u) {
-                yf_[i_3_] = s_9_;
-            } else if (ymode_ == 1u) {
-                y_[i_3_] = kf_f16_from_f32(s_9_);
-            } else {
-                y_[i_3_] = kf_f16_from_f32(__fadd_rn(s_9_, kf_f16_to_f32(y_[i_3_])));
-            }
+            y_[g_ << 1u] = kf_f16_from_f32(s_);
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
             float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
             float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_10_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
+            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
         } else {
             float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
             bool t1149_ = (kf_lane_id() + 16u) < t1127_;
@@ -4039,22 +1940,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
             float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
             bool t1173_ = (kf_lane_id() + 1u) < t1127_;
             float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_10_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
+            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
         }
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = ((g_ * 2u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_4_ = (g_ * 2u) + 1u;
-            if (ymode_ == 0u) {
-                yf_[i_4_] = s_10_;
-            } else if (ymode_ == 1u) {
-                y_[i_4_] = kf_f16_from_f32(s_10_);
-            } else {
-                y_[i_4_] = kf_f16_from_f32(__fadd_rn(s_10_, kf_f16_to_f32(y_[i_4_])));
-            }
+            unsigned i_3_ = (g_ << 1u) + 1u;
+            y_[i_3_] = kf_f16_from_f32(s_2_);
         }
     }
 }
@@ -4070,31 +1965,25 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    float s_9_;
-    float s_10_;
+    float s_;
+    float s_2_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
-    const kf_f16* xh_ = (const kf_f16*)x_;
-    const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    kf_f16* yh_ = (kf_f16*)y_;
-    bool wbf_ = true;
-    bool xf32_ = true;
-    unsigned ymode_ = 0u;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = (blockIdx.x * 8u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u);
-    unsigned t40_ = (m_ / 2u) + (((m_ % 2u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x * 8u;
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(((g_ * 2u) + 0u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ * 2u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = (base_ + 0u) + lane_;
+                unsigned v_ = base_ + lane_;
                 kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                 kf_u32x4 t_ = t78_;
                 if (v_ < nv_) {
@@ -4162,384 +2051,110 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                     t_8_ = t164_;
                 }
                 wr_[7u] = t_8_;
-                unsigned v_5_ = (base_ + 0u) + lane_;
+                unsigned v_5_ = base_ + lane_;
                 if (v_5_ < nv_) {
-                    if (xf32_) {
-                        unsigned t171_ = 2u * v_5_;
-                        kf_f32x4 a_ = xf4_[t171_];
-                        unsigned t176_ = (2u * v_5_) + 1u;
-                        kf_f32x4 b_ = xf4_[t176_];
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                    } else {
-                        kf_f16x8 a_2_ = xh8_[v_5_];
-                        xs_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    }
-                    kf_u32x4 t220_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
+                    unsigned t171_ = v_5_ << 1u;
+                    kf_f32x4 a_ = xf4_[t171_];
+                    unsigned t176_ = (v_5_ << 1u) + 1u;
+                    kf_f32x4 b_ = xf4_[t176_];
+                    xs_[0u] = a_.v[0];
+                    xs_[4u] = b_.v[0];
+                    xs_[1u] = a_.v[1];
+                    xs_[5u] = b_.v[1];
+                    xs_[2u] = a_.v[2];
+                    xs_[6u] = b_.v[2];
+                    xs_[3u] = a_.v[3];
+                    xs_[7u] = b_.v[3];
                     kf_u32x4 t223_ = wr_[0u];
                     kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    float s_ = acc_[0u];
-                    float t229_ = kf_bf16_to_f32(wb_.v[0]);
-                    float t231_ = kf_f16_to_f32(wh_.v[0]);
-                    s_ = __fmaf_rn((wbf_ ? t229_ : t231_), xs_[0u], s_);
-                    float t237_ = kf_bf16_to_f32(wb_.v[1]);
-                    float t239_ = kf_f16_to_f32(wh_.v[1]);
-                    s_ = __fmaf_rn((wbf_ ? t237_ : t239_), xs_[1u], s_);
-                    float t245_ = kf_bf16_to_f32(wb_.v[2]);
-                    float t247_ = kf_f16_to_f32(wh_.v[2]);
-                    s_ = __fmaf_rn((wbf_ ? t245_ : t247_), xs_[2u], s_);
-                    float t253_ = kf_bf16_to_f32(wb_.v[3]);
-                    float t255_ = kf_f16_to_f32(wh_.v[3]);
-                    s_ = __fmaf_rn((wbf_ ? t253_ : t255_), xs_[3u], s_);
-                    float t261_ = kf_bf16_to_f32(wb_.v[4]);
-                    float t263_ = kf_f16_to_f32(wh_.v[4]);
-                    s_ = __fmaf_rn((wbf_ ? t261_ : t263_), xs_[4u], s_);
-                    float t269_ = kf_bf16_to_f32(wb_.v[5]);
-                    float t271_ = kf_f16_to_f32(wh_.v[5]);
-                    s_ = __fmaf_rn((wbf_ ? t269_ : t271_), xs_[5u], s_);
-                    float t277_ = kf_bf16_to_f32(wb_.v[6]);
-                    float t279_ = kf_f16_to_f32(wh_.v[6]);
-                    s_ = __fmaf_rn((wbf_ ? t277_ : t279_), xs_[6u], s_);
-                    float t285_ = kf_bf16_to_f32(wb_.v[7]);
-                    float t287_ = kf_f16_to_f32(wh_.v[7]);
-                    s_ = __fmaf_rn((wbf_ ? t285_ : t287_), xs_[7u], s_);
-                    acc_[0u] = s_;
-                    kf_u32x4 t294_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_.v[0]), xs_[0u], acc_[0u]))))))));
                     kf_u32x4 t297_ = wr_[1u];
                     kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    float s_2_ = acc_[1u];
-                    float t303_ = kf_bf16_to_f32(wb_2_.v[0]);
-                    float t305_ = kf_f16_to_f32(wh_2_.v[0]);
-                    s_2_ = __fmaf_rn((wbf_ ? t303_ : t305_), xs_[0u], s_2_);
-                    float t311_ = kf_bf16_to_f32(wb_2_.v[1]);
-                    float t313_ = kf_f16_to_f32(wh_2_.v[1]);
-                    s_2_ = __fmaf_rn((wbf_ ? t311_ : t313_), xs_[1u], s_2_);
-                    float t319_ = kf_bf16_to_f32(wb_2_.v[2]);
-                    float t321_ = kf_f16_to_f32(wh_2_.v[2]);
-                    s_2_ = __fmaf_rn((wbf_ ? t319_ : t321_), xs_[2u], s_2_);
-                    float t327_ = kf_bf16_to_f32(wb_2_.v[3]);
-                    float t329_ = kf_f16_to_f32(wh_2_.v[3]);
-                    s_2_ = __fmaf_rn((wbf_ ? t327_ : t329_), xs_[3u], s_2_);
-                    float t335_ = kf_bf16_to_f32(wb_2_.v[4]);
-                    float t337_ = kf_f16_to_f32(wh_2_.v[4]);
-                    s_2_ = __fmaf_rn((wbf_ ? t335_ : t337_), xs_[4u], s_2_);
-                    float t343_ = kf_bf16_to_f32(wb_2_.v[5]);
-                    float t345_ = kf_f16_to_f32(wh_2_.v[5]);
-                    s_2_ = __fmaf_rn((wbf_ ? t343_ : t345_), xs_[5u], s_2_);
-                    float t351_ = kf_bf16_to_f32(wb_2_.v[6]);
-                    float t353_ = kf_f16_to_f32(wh_2_.v[6]);
-                    s_2_ = __fmaf_rn((wbf_ ? t351_ : t353_), xs_[6u], s_2_);
-                    float t359_ = kf_bf16_to_f32(wb_2_.v[7]);
-                    float t361_ = kf_f16_to_f32(wh_2_.v[7]);
-                    s_2_ = __fmaf_rn((wbf_ ? t359_ : t361_), xs_[7u], s_2_);
-                    acc_[1u] = s_2_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_[0u], acc_[1u]))))))));
                 }
                 unsigned v_6_ = (base_ + 32u) + lane_;
                 if (v_6_ < nv_) {
-                    if (xf32_) {
-                        unsigned t372_ = 2u * v_6_;
-                        kf_f32x4 a_3_ = xf4_[t372_];
-                        unsigned t377_ = (2u * v_6_) + 1u;
-                        kf_f32x4 b_2_ = xf4_[t377_];
-                        xs_2_[0u] = a_3_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_3_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_3_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_3_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                    } else {
-                        kf_f16x8 a_4_ = xh8_[v_6_];
-                        xs_2_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    }
-                    kf_u32x4 t421_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
+                    unsigned t372_ = v_6_ << 1u;
+                    kf_f32x4 a_2_ = xf4_[t372_];
+                    unsigned t377_ = (v_6_ << 1u) + 1u;
+                    kf_f32x4 b_2_ = xf4_[t377_];
+                    xs_2_[0u] = a_2_.v[0];
+                    xs_2_[4u] = b_2_.v[0];
+                    xs_2_[1u] = a_2_.v[1];
+                    xs_2_[5u] = b_2_.v[1];
+                    xs_2_[2u] = a_2_.v[2];
+                    xs_2_[6u] = b_2_.v[2];
+                    xs_2_[3u] = a_2_.v[3];
+                    xs_2_[7u] = b_2_.v[3];
                     kf_u32x4 t424_ = wr_[2u];
                     kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    float s_3_ = acc_[0u];
-                    float t430_ = kf_bf16_to_f32(wb_3_.v[0]);
-                    float t432_ = kf_f16_to_f32(wh_3_.v[0]);
-                    s_3_ = __fmaf_rn((wbf_ ? t430_ : t432_), xs_2_[0u], s_3_);
-                    float t438_ = kf_bf16_to_f32(wb_3_.v[1]);
-                    float t440_ = kf_f16_to_f32(wh_3_.v[1]);
-                    s_3_ = __fmaf_rn((wbf_ ? t438_ : t440_), xs_2_[1u], s_3_);
-                    float t446_ = kf_bf16_to_f32(wb_3_.v[2]);
-                    float t448_ = kf_f16_to_f32(wh_3_.v[2]);
-                    s_3_ = __fmaf_rn((wbf_ ? t446_ : t448_), xs_2_[2u], s_3_);
-                    float t454_ = kf_bf16_to_f32(wb_3_.v[3]);
-                    float t456_ = kf_f16_to_f32(wh_3_.v[3]);
-                    s_3_ = __fmaf_rn((wbf_ ? t454_ : t456_), xs_2_[3u], s_3_);
-                    float t462_ = kf_bf16_to_f32(wb_3_.v[4]);
-                    float t464_ = kf_f16_to_f32(wh_3_.v[4]);
-                    s_3_ = __fmaf_rn((wbf_ ? t462_ : t464_), xs_2_[4u], s_3_);
-                    float t470_ = kf_bf16_to_f32(wb_3_.v[5]);
-                    float t472_ = kf_f16_to_f32(wh_3_.v[5]);
-                    s_3_ = __fmaf_rn((wbf_ ? t470_ : t472_), xs_2_[5u], s_3_);
-                    float t478_ = kf_bf16_to_f32(wb_3_.v[6]);
-                    float t480_ = kf_f16_to_f32(wh_3_.v[6]);
-                    s_3_ = __fmaf_rn((wbf_ ? t478_ : t480_), xs_2_[6u], s_3_);
-                    float t486_ = kf_bf16_to_f32(wb_3_.v[7]);
-                    float t488_ = kf_f16_to_f32(wh_3_.v[7]);
-                    s_3_ = __fmaf_rn((wbf_ ? t486_ : t488_), xs_2_[7u], s_3_);
-                    acc_[0u] = s_3_;
-                    kf_u32x4 t495_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     kf_u32x4 t498_ = wr_[3u];
                     kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    float s_4_ = acc_[1u];
-                    float t504_ = kf_bf16_to_f32(wb_4_.v[0]);
-                    float t506_ = kf_f16_to_f32(wh_4_.v[0]);
-                    s_4_ = __fmaf_rn((wbf_ ? t504_ : t506_), xs_2_[0u], s_4_);
-                    float t512_ = kf_bf16_to_f32(wb_4_.v[1]);
-                    float t514_ = kf_f16_to_f32(wh_4_.v[1]);
-                    s_4_ = __fmaf_rn((wbf_ ? t512_ : t514_), xs_2_[1u], s_4_);
-                    float t520_ = kf_bf16_to_f32(wb_4_.v[2]);
-                    float t522_ = kf_f16_to_f32(wh_4_.v[2]);
-                    s_4_ = __fmaf_rn((wbf_ ? t520_ : t522_), xs_2_[2u], s_4_);
-                    float t528_ = kf_bf16_to_f32(wb_4_.v[3]);
-                    float t530_ = kf_f16_to_f32(wh_4_.v[3]);
-                    s_4_ = __fmaf_rn((wbf_ ? t528_ : t530_), xs_2_[3u], s_4_);
-                    float t536_ = kf_bf16_to_f32(wb_4_.v[4]);
-                    float t538_ = kf_f16_to_f32(wh_4_.v[4]);
-                    s_4_ = __fmaf_rn((wbf_ ? t536_ : t538_), xs_2_[4u], s_4_);
-                    float t544_ = kf_bf16_to_f32(wb_4_.v[5]);
-                    float t546_ = kf_f16_to_f32(wh_4_.v[5]);
-                    s_4_ = __fmaf_rn((wbf_ ? t544_ : t546_), xs_2_[5u], s_4_);
-                    float t552_ = kf_bf16_to_f32(wb_4_.v[6]);
-                    float t554_ = kf_f16_to_f32(wh_4_.v[6]);
-                    s_4_ = __fmaf_rn((wbf_ ? t552_ : t554_), xs_2_[6u], s_4_);
-                    float t560_ = kf_bf16_to_f32(wb_4_.v[7]);
-                    float t562_ = kf_f16_to_f32(wh_4_.v[7]);
-                    s_4_ = __fmaf_rn((wbf_ ? t560_ : t562_), xs_2_[7u], s_4_);
-                    acc_[1u] = s_4_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
                 }
                 unsigned v_7_ = (base_ + 64u) + lane_;
                 if (v_7_ < nv_) {
-                    if (xf32_) {
-                        unsigned t573_ = 2u * v_7_;
-                        kf_f32x4 a_5_ = xf4_[t573_];
-                        unsigned t578_ = (2u * v_7_) + 1u;
-                        kf_f32x4 b_3_ = xf4_[t578_];
-                        xs_3_[0u] = a_5_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_5_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_5_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_5_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                    } else {
-                        kf_f16x8 a_6_ = xh8_[v_7_];
-                        xs_3_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    }
-                    kf_u32x4 t622_ = wr_[4u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
+                    unsigned t573_ = v_7_ << 1u;
+                    kf_f32x4 a_3_ = xf4_[t573_];
+                    unsigned t578_ = (v_7_ << 1u) + 1u;
+                    kf_f32x4 b_3_ = xf4_[t578_];
+                    xs_3_[0u] = a_3_.v[0];
+                    xs_3_[4u] = b_3_.v[0];
+                    xs_3_[1u] = a_3_.v[1];
+                    xs_3_[5u] = b_3_.v[1];
+                    xs_3_[2u] = a_3_.v[2];
+                    xs_3_[6u] = b_3_.v[2];
+                    xs_3_[3u] = a_3_.v[3];
+                    xs_3_[7u] = b_3_.v[3];
                     kf_u32x4 t625_ = wr_[4u];
                     kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    float s_5_ = acc_[0u];
-                    float t631_ = kf_bf16_to_f32(wb_5_.v[0]);
-                    float t633_ = kf_f16_to_f32(wh_5_.v[0]);
-                    s_5_ = __fmaf_rn((wbf_ ? t631_ : t633_), xs_3_[0u], s_5_);
-                    float t639_ = kf_bf16_to_f32(wb_5_.v[1]);
-                    float t641_ = kf_f16_to_f32(wh_5_.v[1]);
-                    s_5_ = __fmaf_rn((wbf_ ? t639_ : t641_), xs_3_[1u], s_5_);
-                    float t647_ = kf_bf16_to_f32(wb_5_.v[2]);
-                    float t649_ = kf_f16_to_f32(wh_5_.v[2]);
-                    s_5_ = __fmaf_rn((wbf_ ? t647_ : t649_), xs_3_[2u], s_5_);
-                    float t655_ = kf_bf16_to_f32(wb_5_.v[3]);
-                    float t657_ = kf_f16_to_f32(wh_5_.v[3]);
-                    s_5_ = __fmaf_rn((wbf_ ? t655_ : t657_), xs_3_[3u], s_5_);
-                    float t663_ = kf_bf16_to_f32(wb_5_.v[4]);
-                    float t665_ = kf_f16_to_f32(wh_5_.v[4]);
-                    s_5_ = __fmaf_rn((wbf_ ? t663_ : t665_), xs_3_[4u], s_5_);
-                    float t671_ = kf_bf16_to_f32(wb_5_.v[5]);
-                    float t673_ = kf_f16_to_f32(wh_5_.v[5]);
-                    s_5_ = __fmaf_rn((wbf_ ? t671_ : t673_), xs_3_[5u], s_5_);
-                    float t679_ = kf_bf16_to_f32(wb_5_.v[6]);
-                    float t681_ = kf_f16_to_f32(wh_5_.v[6]);
-                    s_5_ = __fmaf_rn((wbf_ ? t679_ : t681_), xs_3_[6u], s_5_);
-                    float t687_ = kf_bf16_to_f32(wb_5_.v[7]);
-                    float t689_ = kf_f16_to_f32(wh_5_.v[7]);
-                    s_5_ = __fmaf_rn((wbf_ ? t687_ : t689_), xs_3_[7u], s_5_);
-                    acc_[0u] = s_5_;
-                    kf_u32x4 t696_ = wr_[5u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     kf_u32x4 t699_ = wr_[5u];
                     kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    float s_6_ = acc_[1u];
-                    float t705_ = kf_bf16_to_f32(wb_6_.v[0]);
-                    float t707_ = kf_f16_to_f32(wh_6_.v[0]);
-                    s_6_ = __fmaf_rn((wbf_ ? t705_ : t707_), xs_3_[0u], s_6_);
-                    float t713_ = kf_bf16_to_f32(wb_6_.v[1]);
-                    float t715_ = kf_f16_to_f32(wh_6_.v[1]);
-                    s_6_ = __fmaf_rn((wbf_ ? t713_ : t715_), xs_3_[1u], s_6_);
-                    float t721_ = kf_bf16_to_f32(wb_6_.v[2]);
-                    float t723_ = kf_f16_to_f32(wh_6_.v[2]);
-                    s_6_ = __fmaf_rn((wbf_ ? t721_ : t723_), xs_3_[2u], s_6_);
-                    float t729_ = kf_bf16_to_f32(wb_6_.v[3]);
-                    float t731_ = kf_f16_to_f32(wh_6_.v[3]);
-                    s_6_ = __fmaf_rn((wbf_ ? t729_ : t731_), xs_3_[3u], s_6_);
-                    float t737_ = kf_bf16_to_f32(wb_6_.v[4]);
-                    float t739_ = kf_f16_to_f32(wh_6_.v[4]);
-                    s_6_ = __fmaf_rn((wbf_ ? t737_ : t739_), xs_3_[4u], s_6_);
-                    float t745_ = kf_bf16_to_f32(wb_6_.v[5]);
-                    float t747_ = kf_f16_to_f32(wh_6_.v[5]);
-                    s_6_ = __fmaf_rn((wbf_ ? t745_ : t747_), xs_3_[5u], s_6_);
-                    float t753_ = kf_bf16_to_f32(wb_6_.v[6]);
-                    float t755_ = kf_f16_to_f32(wh_6_.v[6]);
-                    s_6_ = __fmaf_rn((wbf_ ? t753_ : t755_), xs_3_[6u], s_6_);
-                    float t761_ = kf_bf16_to_f32(wb_6_.v[7]);
-                    float t763_ = kf_f16_to_f32(wh_6_.v[7]);
-                    s_6_ = __fmaf_rn((wbf_ ? t761_ : t763_), xs_3_[7u], s_6_);
-                    acc_[1u] = s_6_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
                 }
                 unsigned v_8_ = (base_ + 96u) + lane_;
                 if (v_8_ < nv_) {
-                    if (xf32_) {
-                        unsigned t774_ = 2u * v_8_;
-                        kf_f32x4 a_7_ = xf4_[t774_];
-                        unsigned t779_ = (2u * v_8_) + 1u;
-                        kf_f32x4 b_4_ = xf4_[t779_];
-                        xs_4_[0u] = a_7_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_7_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_7_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_7_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                    } else {
-                        kf_f16x8 a_8_ = xh8_[v_8_];
-                        xs_4_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    }
-                    kf_u32x4 t823_ = wr_[6u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
+                    unsigned t774_ = v_8_ << 1u;
+                    kf_f32x4 a_4_ = xf4_[t774_];
+                    unsigned t779_ = (v_8_ << 1u) + 1u;
+                    kf_f32x4 b_4_ = xf4_[t779_];
+                    xs_4_[0u] = a_4_.v[0];
+                    xs_4_[4u] = b_4_.v[0];
+                    xs_4_[1u] = a_4_.v[1];
+                    xs_4_[5u] = b_4_.v[1];
+                    xs_4_[2u] = a_4_.v[2];
+                    xs_4_[6u] = b_4_.v[2];
+                    xs_4_[3u] = a_4_.v[3];
+                    xs_4_[7u] = b_4_.v[3];
                     kf_u32x4 t826_ = wr_[6u];
                     kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    float s_7_ = acc_[0u];
-                    float t832_ = kf_bf16_to_f32(wb_7_.v[0]);
-                    float t834_ = kf_f16_to_f32(wh_7_.v[0]);
-                    s_7_ = __fmaf_rn((wbf_ ? t832_ : t834_), xs_4_[0u], s_7_);
-                    float t840_ = kf_bf16_to_f32(wb_7_.v[1]);
-                    float t842_ = kf_f16_to_f32(wh_7_.v[1]);
-                    s_7_ = __fmaf_rn((wbf_ ? t840_ : t842_), xs_4_[1u], s_7_);
-                    float t848_ = kf_bf16_to_f32(wb_7_.v[2]);
-                    float t850_ = kf_f16_to_f32(wh_7_.v[2]);
-                    s_7_ = __fmaf_rn((wbf_ ? t848_ : t850_), xs_4_[2u], s_7_);
-                    float t856_ = kf_bf16_to_f32(wb_7_.v[3]);
-                    float t858_ = kf_f16_to_f32(wh_7_.v[3]);
-                    s_7_ = __fmaf_rn((wbf_ ? t856_ : t858_), xs_4_[3u], s_7_);
-                    float t864_ = kf_bf16_to_f32(wb_7_.v[4]);
-                    float t866_ = kf_f16_to_f32(wh_7_.v[4]);
-                    s_7_ = __fmaf_rn((wbf_ ? t864_ : t866_), xs_4_[4u], s_7_);
-                    float t872_ = kf_bf16_to_f32(wb_7_.v[5]);
-                    float t874_ = kf_f16_to_f32(wh_7_.v[5]);
-                    s_7_ = __fmaf_rn((wbf_ ? t872_ : t874_), xs_4_[5u], s_7_);
-                    float t880_ = kf_bf16_to_f32(wb_7_.v[6]);
-                    float t882_ = kf_f16_to_f32(wh_7_.v[6]);
-                    s_7_ = __fmaf_rn((wbf_ ? t880_ : t882_), xs_4_[6u], s_7_);
-                    float t888_ = kf_bf16_to_f32(wb_7_.v[7]);
-                    float t890_ = kf_f16_to_f32(wh_7_.v[7]);
-                    s_7_ = __fmaf_rn((wbf_ ? t888_ : t890_), xs_4_[7u], s_7_);
-                    acc_[0u] = s_7_;
-                    kf_u32x4 t897_ = wr_[7u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     kf_u32x4 t900_ = wr_[7u];
                     kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    float s_8_ = acc_[1u];
-                    float t906_ = kf_bf16_to_f32(wb_8_.v[0]);
-                    float t908_ = kf_f16_to_f32(wh_8_.v[0]);
-                    s_8_ = __fmaf_rn((wbf_ ? t906_ : t908_), xs_4_[0u], s_8_);
-                    float t914_ = kf_bf16_to_f32(wb_8_.v[1]);
-                    float t916_ = kf_f16_to_f32(wh_8_.v[1]);
-                    s_8_ = __fmaf_rn((wbf_ ? t914_ : t916_), xs_4_[1u], s_8_);
-                    float t922_ = kf_bf16_to_f32(wb_8_.v[2]);
-                    float t924_ = kf_f16_to_f32(wh_8_.v[2]);
-                    s_8_ = __fmaf_rn((wbf_ ? t922_ : t924_), xs_4_[2u], s_8_);
-                    float t930_ = kf_bf16_to_f32(wb_8_.v[3]);
-                    float t932_ = kf_f16_to_f32(wh_8_.v[3]);
-                    s_8_ = __fmaf_rn((wbf_ ? t930_ : t932_), xs_4_[3u], s_8_);
-                    float t938_ = kf_bf16_to_f32(wb_8_.v[4]);
-                    float t940_ = kf_f16_to_f32(wh_8_.v[4]);
-                    s_8_ = __fmaf_rn((wbf_ ? t938_ : t940_), xs_4_[4u], s_8_);
-                    float t946_ = kf_bf16_to_f32(wb_8_.v[5]);
-                    float t948_ = kf_f16_to_f32(wh_8_.v[5]);
-                    s_8_ = __fmaf_rn((wbf_ ? t946_ : t948_), xs_4_[5u], s_8_);
-                    float t954_ = kf_bf16_to_f32(wb_8_.v[6]);
-                    float t956_ = kf_f16_to_f32(wh_8_.v[6]);
-                    s_8_ = __fmaf_rn((wbf_ ? t954_ : t956_), xs_4_[6u], s_8_);
-                    float t962_ = kf_bf16_to_f32(wb_8_.v[7]);
-                    float t964_ = kf_f16_to_f32(wh_8_.v[7]);
-                    s_8_ = __fmaf_rn((wbf_ ? t962_ : t964_), xs_4_[7u], s_8_);
-                    acc_[1u] = s_8_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
                 }
             }
         } else {
             for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float v_9_ = 0.0f;
-                if (xf32_) {
-                    v_9_ = x_[c_];
-                } else {
-                    v_9_ = kf_f16_to_f32(xh_[c_]);
-                }
-                float xe_ = v_9_;
+                float t976_ = x_[c_];
                 unsigned i_ = (row_[0u] * k_) + c_;
                 unsigned short u_ = w16_[i_];
-                float t987_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
-                float t989_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
-                acc_[0u] = __fmaf_rn((wbf_ ? t987_ : t989_), xe_, acc_[0u]);
+                acc_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t976_, acc_[0u]);
                 unsigned i_2_ = (row_[1u] * k_) + c_;
                 unsigned short u_2_ = w16_[i_2_];
-                float t1001_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
-                float t1003_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
-                acc_[1u] = __fmaf_rn((wbf_ ? t1001_ : t1003_), xe_, acc_[1u]);
+                acc_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t976_, acc_[1u]);
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
             float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
             float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_9_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
+            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
         } else {
             float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
             bool t1054_ = (kf_lane_id() + 16u) < t1032_;
@@ -4560,31 +2175,24 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
             float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
             bool t1078_ = (kf_lane_id() + 1u) < t1032_;
             float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_9_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
+            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
         }
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = ((g_ * 2u) + 0u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            unsigned i_3_ = (g_ * 2u) + 0u;
-            if (ymode_ == 0u) {
-                y_[i_3_] = s_9_;
-            } else if (ymode_ == 1u) {
-                yh_[i_3_] = kf_f16_from_f32(s_9_);
-            } else {
-                yh_[i_3_] = kf_f16_from_f32(__fadd_rn(s_9_, kf_f16_to_f32(yh_[i_3_])));
-            }
+            y_[g_ << 1u] = s_;
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
             float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
             float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_10_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
+            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
         } else {
             float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
             bool t1149_ = (kf_lane_id() + 16u) < t1127_;
@@ -4605,22 +2213,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
             float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
             bool t1173_ = (kf_lane_id() + 1u) < t1127_;
             float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_10_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
+            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
         }
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = ((g_ * 2u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_4_ = (g_ * 2u) + 1u;
-            if (ymode_ == 0u) {
-                y_[i_4_] = s_10_;
-            } else if (ymode_ == 1u) {
-                yh_[i_4_] = kf_f16_from_f32(s_10_);
-            } else {
-                yh_[i_4_] = kf_f16_from_f32(__fadd_rn(s_10_, kf_f16_to_f32(yh_[i_4_])));
-            }
+            unsigned i_3_ = (g_ << 1u) + 1u;
+            y_[i_3_] = s_2_;
         }
     }
 }
@@ -4636,31 +2238,25 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    float s_9_;
-    float s_10_;
+    float s_;
+    float s_2_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    const float* xf_ = (const float*)x_;
-    const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    float* yf_ = (float*)y_;
-    bool wbf_ = false;
-    bool xf32_ = false;
-    unsigned ymode_ = 2u;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = (blockIdx.x * 8u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u);
-    unsigned t40_ = (m_ / 2u) + (((m_ % 2u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x * 8u;
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(((g_ * 2u) + 0u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ * 2u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = (base_ + 0u) + lane_;
+                unsigned v_ = base_ + lane_;
                 kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                 kf_u32x4 t_ = t78_;
                 if (v_ < nv_) {
@@ -4728,384 +2324,98 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     t_8_ = t164_;
                 }
                 wr_[7u] = t_8_;
-                unsigned v_5_ = (base_ + 0u) + lane_;
+                unsigned v_5_ = base_ + lane_;
                 if (v_5_ < nv_) {
-                    if (xf32_) {
-                        unsigned t171_ = 2u * v_5_;
-                        kf_f32x4 a_ = xf4_[t171_];
-                        unsigned t176_ = (2u * v_5_) + 1u;
-                        kf_f32x4 b_ = xf4_[t176_];
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                    } else {
-                        kf_f16x8 a_2_ = xh8_[v_5_];
-                        xs_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    }
+                    kf_f16x8 a_ = xh8_[v_5_];
+                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
                     kf_u32x4 t220_ = wr_[0u];
                     kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
-                    kf_u32x4 t223_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    float s_ = acc_[0u];
-                    float t229_ = kf_bf16_to_f32(wb_.v[0]);
-                    float t231_ = kf_f16_to_f32(wh_.v[0]);
-                    s_ = __fmaf_rn((wbf_ ? t229_ : t231_), xs_[0u], s_);
-                    float t237_ = kf_bf16_to_f32(wb_.v[1]);
-                    float t239_ = kf_f16_to_f32(wh_.v[1]);
-                    s_ = __fmaf_rn((wbf_ ? t237_ : t239_), xs_[1u], s_);
-                    float t245_ = kf_bf16_to_f32(wb_.v[2]);
-                    float t247_ = kf_f16_to_f32(wh_.v[2]);
-                    s_ = __fmaf_rn((wbf_ ? t245_ : t247_), xs_[2u], s_);
-                    float t253_ = kf_bf16_to_f32(wb_.v[3]);
-                    float t255_ = kf_f16_to_f32(wh_.v[3]);
-                    s_ = __fmaf_rn((wbf_ ? t253_ : t255_), xs_[3u], s_);
-                    float t261_ = kf_bf16_to_f32(wb_.v[4]);
-                    float t263_ = kf_f16_to_f32(wh_.v[4]);
-                    s_ = __fmaf_rn((wbf_ ? t261_ : t263_), xs_[4u], s_);
-                    float t269_ = kf_bf16_to_f32(wb_.v[5]);
-                    float t271_ = kf_f16_to_f32(wh_.v[5]);
-                    s_ = __fmaf_rn((wbf_ ? t269_ : t271_), xs_[5u], s_);
-                    float t277_ = kf_bf16_to_f32(wb_.v[6]);
-                    float t279_ = kf_f16_to_f32(wh_.v[6]);
-                    s_ = __fmaf_rn((wbf_ ? t277_ : t279_), xs_[6u], s_);
-                    float t285_ = kf_bf16_to_f32(wb_.v[7]);
-                    float t287_ = kf_f16_to_f32(wh_.v[7]);
-                    s_ = __fmaf_rn((wbf_ ? t285_ : t287_), xs_[7u], s_);
-                    acc_[0u] = s_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
                     kf_u32x4 t294_ = wr_[1u];
                     kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
-                    kf_u32x4 t297_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    float s_2_ = acc_[1u];
-                    float t303_ = kf_bf16_to_f32(wb_2_.v[0]);
-                    float t305_ = kf_f16_to_f32(wh_2_.v[0]);
-                    s_2_ = __fmaf_rn((wbf_ ? t303_ : t305_), xs_[0u], s_2_);
-                    float t311_ = kf_bf16_to_f32(wb_2_.v[1]);
-                    float t313_ = kf_f16_to_f32(wh_2_.v[1]);
-                    s_2_ = __fmaf_rn((wbf_ ? t311_ : t313_), xs_[1u], s_2_);
-                    float t319_ = kf_bf16_to_f32(wb_2_.v[2]);
-                    float t321_ = kf_f16_to_f32(wh_2_.v[2]);
-                    s_2_ = __fmaf_rn((wbf_ ? t319_ : t321_), xs_[2u], s_2_);
-                    float t327_ = kf_bf16_to_f32(wb_2_.v[3]);
-                    float t329_ = kf_f16_to_f32(wh_2_.v[3]);
-                    s_2_ = __fmaf_rn((wbf_ ? t327_ : t329_), xs_[3u], s_2_);
-                    float t335_ = kf_bf16_to_f32(wb_2_.v[4]);
-                    float t337_ = kf_f16_to_f32(wh_2_.v[4]);
-                    s_2_ = __fmaf_rn((wbf_ ? t335_ : t337_), xs_[4u], s_2_);
-                    float t343_ = kf_bf16_to_f32(wb_2_.v[5]);
-                    float t345_ = kf_f16_to_f32(wh_2_.v[5]);
-                    s_2_ = __fmaf_rn((wbf_ ? t343_ : t345_), xs_[5u], s_2_);
-                    float t351_ = kf_bf16_to_f32(wb_2_.v[6]);
-                    float t353_ = kf_f16_to_f32(wh_2_.v[6]);
-                    s_2_ = __fmaf_rn((wbf_ ? t351_ : t353_), xs_[6u], s_2_);
-                    float t359_ = kf_bf16_to_f32(wb_2_.v[7]);
-                    float t361_ = kf_f16_to_f32(wh_2_.v[7]);
-                    s_2_ = __fmaf_rn((wbf_ ? t359_ : t361_), xs_[7u], s_2_);
-                    acc_[1u] = s_2_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
                 }
                 unsigned v_6_ = (base_ + 32u) + lane_;
                 if (v_6_ < nv_) {
-                    if (xf32_) {
-                        unsigned t372_ = 2u * v_6_;
-                        kf_f32x4 a_3_ = xf4_[t372_];
-                        unsigned t377_ = (2u * v_6_) + 1u;
-                        kf_f32x4 b_2_ = xf4_[t377_];
-                        xs_2_[0u] = a_3_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_3_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_3_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_3_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                    } else {
-                        kf_f16x8 a_4_ = xh8_[v_6_];
-                        xs_2_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    }
+                    kf_f16x8 a_2_ = xh8_[v_6_];
+                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
                     kf_u32x4 t421_ = wr_[2u];
                     kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
-                    kf_u32x4 t424_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    float s_3_ = acc_[0u];
-                    float t430_ = kf_bf16_to_f32(wb_3_.v[0]);
-                    float t432_ = kf_f16_to_f32(wh_3_.v[0]);
-                    s_3_ = __fmaf_rn((wbf_ ? t430_ : t432_), xs_2_[0u], s_3_);
-                    float t438_ = kf_bf16_to_f32(wb_3_.v[1]);
-                    float t440_ = kf_f16_to_f32(wh_3_.v[1]);
-                    s_3_ = __fmaf_rn((wbf_ ? t438_ : t440_), xs_2_[1u], s_3_);
-                    float t446_ = kf_bf16_to_f32(wb_3_.v[2]);
-                    float t448_ = kf_f16_to_f32(wh_3_.v[2]);
-                    s_3_ = __fmaf_rn((wbf_ ? t446_ : t448_), xs_2_[2u], s_3_);
-                    float t454_ = kf_bf16_to_f32(wb_3_.v[3]);
-                    float t456_ = kf_f16_to_f32(wh_3_.v[3]);
-                    s_3_ = __fmaf_rn((wbf_ ? t454_ : t456_), xs_2_[3u], s_3_);
-                    float t462_ = kf_bf16_to_f32(wb_3_.v[4]);
-                    float t464_ = kf_f16_to_f32(wh_3_.v[4]);
-                    s_3_ = __fmaf_rn((wbf_ ? t462_ : t464_), xs_2_[4u], s_3_);
-                    float t470_ = kf_bf16_to_f32(wb_3_.v[5]);
-                    float t472_ = kf_f16_to_f32(wh_3_.v[5]);
-                    s_3_ = __fmaf_rn((wbf_ ? t470_ : t472_), xs_2_[5u], s_3_);
-                    float t478_ = kf_bf16_to_f32(wb_3_.v[6]);
-                    float t480_ = kf_f16_to_f32(wh_3_.v[6]);
-                    s_3_ = __fmaf_rn((wbf_ ? t478_ : t480_), xs_2_[6u], s_3_);
-                    float t486_ = kf_bf16_to_f32(wb_3_.v[7]);
-                    float t488_ = kf_f16_to_f32(wh_3_.v[7]);
-                    s_3_ = __fmaf_rn((wbf_ ? t486_ : t488_), xs_2_[7u], s_3_);
-                    acc_[0u] = s_3_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     kf_u32x4 t495_ = wr_[3u];
                     kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
-                    kf_u32x4 t498_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    float s_4_ = acc_[1u];
-                    float t504_ = kf_bf16_to_f32(wb_4_.v[0]);
-                    float t506_ = kf_f16_to_f32(wh_4_.v[0]);
-                    s_4_ = __fmaf_rn((wbf_ ? t504_ : t506_), xs_2_[0u], s_4_);
-                    float t512_ = kf_bf16_to_f32(wb_4_.v[1]);
-                    float t514_ = kf_f16_to_f32(wh_4_.v[1]);
-                    s_4_ = __fmaf_rn((wbf_ ? t512_ : t514_), xs_2_[1u], s_4_);
-                    float t520_ = kf_bf16_to_f32(wb_4_.v[2]);
-                    float t522_ = kf_f16_to_f32(wh_4_.v[2]);
-                    s_4_ = __fmaf_rn((wbf_ ? t520_ : t522_), xs_2_[2u], s_4_);
-                    float t528_ = kf_bf16_to_f32(wb_4_.v[3]);
-                    float t530_ = kf_f16_to_f32(wh_4_.v[3]);
-                    s_4_ = __fmaf_rn((wbf_ ? t528_ : t530_), xs_2_[3u], s_4_);
-                    float t536_ = kf_bf16_to_f32(wb_4_.v[4]);
-                    float t538_ = kf_f16_to_f32(wh_4_.v[4]);
-                    s_4_ = __fmaf_rn((wbf_ ? t536_ : t538_), xs_2_[4u], s_4_);
-                    float t544_ = kf_bf16_to_f32(wb_4_.v[5]);
-                    float t546_ = kf_f16_to_f32(wh_4_.v[5]);
-                    s_4_ = __fmaf_rn((wbf_ ? t544_ : t546_), xs_2_[5u], s_4_);
-                    float t552_ = kf_bf16_to_f32(wb_4_.v[6]);
-                    float t554_ = kf_f16_to_f32(wh_4_.v[6]);
-                    s_4_ = __fmaf_rn((wbf_ ? t552_ : t554_), xs_2_[6u], s_4_);
-                    float t560_ = kf_bf16_to_f32(wb_4_.v[7]);
-                    float t562_ = kf_f16_to_f32(wh_4_.v[7]);
-                    s_4_ = __fmaf_rn((wbf_ ? t560_ : t562_), xs_2_[7u], s_4_);
-                    acc_[1u] = s_4_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
                 }
                 unsigned v_7_ = (base_ + 64u) + lane_;
                 if (v_7_ < nv_) {
-                    if (xf32_) {
-                        unsigned t573_ = 2u * v_7_;
-                        kf_f32x4 a_5_ = xf4_[t573_];
-                        unsigned t578_ = (2u * v_7_) + 1u;
-                        kf_f32x4 b_3_ = xf4_[t578_];
-                        xs_3_[0u] = a_5_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_5_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_5_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_5_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                    } else {
-                        kf_f16x8 a_6_ = xh8_[v_7_];
-                        xs_3_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    }
+                    kf_f16x8 a_3_ = xh8_[v_7_];
+                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
                     kf_u32x4 t622_ = wr_[4u];
                     kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
-                    kf_u32x4 t625_ = wr_[4u];
-                    kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    float s_5_ = acc_[0u];
-                    float t631_ = kf_bf16_to_f32(wb_5_.v[0]);
-                    float t633_ = kf_f16_to_f32(wh_5_.v[0]);
-                    s_5_ = __fmaf_rn((wbf_ ? t631_ : t633_), xs_3_[0u], s_5_);
-                    float t639_ = kf_bf16_to_f32(wb_5_.v[1]);
-                    float t641_ = kf_f16_to_f32(wh_5_.v[1]);
-                    s_5_ = __fmaf_rn((wbf_ ? t639_ : t641_), xs_3_[1u], s_5_);
-                    float t647_ = kf_bf16_to_f32(wb_5_.v[2]);
-                    float t649_ = kf_f16_to_f32(wh_5_.v[2]);
-                    s_5_ = __fmaf_rn((wbf_ ? t647_ : t649_), xs_3_[2u], s_5_);
-                    float t655_ = kf_bf16_to_f32(wb_5_.v[3]);
-                    float t657_ = kf_f16_to_f32(wh_5_.v[3]);
-                    s_5_ = __fmaf_rn((wbf_ ? t655_ : t657_), xs_3_[3u], s_5_);
-                    float t663_ = kf_bf16_to_f32(wb_5_.v[4]);
-                    float t665_ = kf_f16_to_f32(wh_5_.v[4]);
-                    s_5_ = __fmaf_rn((wbf_ ? t663_ : t665_), xs_3_[4u], s_5_);
-                    float t671_ = kf_bf16_to_f32(wb_5_.v[5]);
-                    float t673_ = kf_f16_to_f32(wh_5_.v[5]);
-                    s_5_ = __fmaf_rn((wbf_ ? t671_ : t673_), xs_3_[5u], s_5_);
-                    float t679_ = kf_bf16_to_f32(wb_5_.v[6]);
-                    float t681_ = kf_f16_to_f32(wh_5_.v[6]);
-                    s_5_ = __fmaf_rn((wbf_ ? t679_ : t681_), xs_3_[6u], s_5_);
-                    float t687_ = kf_bf16_to_f32(wb_5_.v[7]);
-                    float t689_ = kf_f16_to_f32(wh_5_.v[7]);
-                    s_5_ = __fmaf_rn((wbf_ ? t687_ : t689_), xs_3_[7u], s_5_);
-                    acc_[0u] = s_5_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     kf_u32x4 t696_ = wr_[5u];
                     kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
-                    kf_u32x4 t699_ = wr_[5u];
-                    kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    float s_6_ = acc_[1u];
-                    float t705_ = kf_bf16_to_f32(wb_6_.v[0]);
-                    float t707_ = kf_f16_to_f32(wh_6_.v[0]);
-                    s_6_ = __fmaf_rn((wbf_ ? t705_ : t707_), xs_3_[0u], s_6_);
-                    float t713_ = kf_bf16_to_f32(wb_6_.v[1]);
-                    float t715_ = kf_f16_to_f32(wh_6_.v[1]);
-                    s_6_ = __fmaf_rn((wbf_ ? t713_ : t715_), xs_3_[1u], s_6_);
-                    float t721_ = kf_bf16_to_f32(wb_6_.v[2]);
-                    float t723_ = kf_f16_to_f32(wh_6_.v[2]);
-                    s_6_ = __fmaf_rn((wbf_ ? t721_ : t723_), xs_3_[2u], s_6_);
-                    float t729_ = kf_bf16_to_f32(wb_6_.v[3]);
-                    float t731_ = kf_f16_to_f32(wh_6_.v[3]);
-                    s_6_ = __fmaf_rn((wbf_ ? t729_ : t731_), xs_3_[3u], s_6_);
-                    float t737_ = kf_bf16_to_f32(wb_6_.v[4]);
-                    float t739_ = kf_f16_to_f32(wh_6_.v[4]);
-                    s_6_ = __fmaf_rn((wbf_ ? t737_ : t739_), xs_3_[4u], s_6_);
-                    float t745_ = kf_bf16_to_f32(wb_6_.v[5]);
-                    float t747_ = kf_f16_to_f32(wh_6_.v[5]);
-                    s_6_ = __fmaf_rn((wbf_ ? t745_ : t747_), xs_3_[5u], s_6_);
-                    float t753_ = kf_bf16_to_f32(wb_6_.v[6]);
-                    float t755_ = kf_f16_to_f32(wh_6_.v[6]);
-                    s_6_ = __fmaf_rn((wbf_ ? t753_ : t755_), xs_3_[6u], s_6_);
-                    float t761_ = kf_bf16_to_f32(wb_6_.v[7]);
-                    float t763_ = kf_f16_to_f32(wh_6_.v[7]);
-                    s_6_ = __fmaf_rn((wbf_ ? t761_ : t763_), xs_3_[7u], s_6_);
-                    acc_[1u] = s_6_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
                 }
                 unsigned v_8_ = (base_ + 96u) + lane_;
                 if (v_8_ < nv_) {
-                    if (xf32_) {
-                        unsigned t774_ = 2u * v_8_;
-                        kf_f32x4 a_7_ = xf4_[t774_];
-                        unsigned t779_ = (2u * v_8_) + 1u;
-                        kf_f32x4 b_4_ = xf4_[t779_];
-                        xs_4_[0u] = a_7_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_7_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_7_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_7_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                    } else {
-                        kf_f16x8 a_8_ = xh8_[v_8_];
-                        xs_4_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    }
+                    kf_f16x8 a_4_ = xh8_[v_8_];
+                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
                     kf_u32x4 t823_ = wr_[6u];
                     kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
-                    kf_u32x4 t826_ = wr_[6u];
-                    kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    float s_7_ = acc_[0u];
-                    float t832_ = kf_bf16_to_f32(wb_7_.v[0]);
-                    float t834_ = kf_f16_to_f32(wh_7_.v[0]);
-                    s_7_ = __fmaf_rn((wbf_ ? t832_ : t834_), xs_4_[0u], s_7_);
-                    float t840_ = kf_bf16_to_f32(wb_7_.v[1]);
-                    float t842_ = kf_f16_to_f32(wh_7_.v[1]);
-                    s_7_ = __fmaf_rn((wbf_ ? t840_ : t842_), xs_4_[1u], s_7_);
-                    float t848_ = kf_bf16_to_f32(wb_7_.v[2]);
-                    float t850_ = kf_f16_to_f32(wh_7_.v[2]);
-                    s_7_ = __fmaf_rn((wbf_ ? t848_ : t850_), xs_4_[2u], s_7_);
-                    float t856_ = kf_bf16_to_f32(wb_7_.v[3]);
-                    float t858_ = kf_f16_to_f32(wh_7_.v[3]);
-                    s_7_ = __fmaf_rn((wbf_ ? t856_ : t858_), xs_4_[3u], s_7_);
-                    float t864_ = kf_bf16_to_f32(wb_7_.v[4]);
-                    float t866_ = kf_f16_to_f32(wh_7_.v[4]);
-                    s_7_ = __fmaf_rn((wbf_ ? t864_ : t866_), xs_4_[4u], s_7_);
-                    float t872_ = kf_bf16_to_f32(wb_7_.v[5]);
-                    float t874_ = kf_f16_to_f32(wh_7_.v[5]);
-                    s_7_ = __fmaf_rn((wbf_ ? t872_ : t874_), xs_4_[5u], s_7_);
-                    float t880_ = kf_bf16_to_f32(wb_7_.v[6]);
-                    float t882_ = kf_f16_to_f32(wh_7_.v[6]);
-                    s_7_ = __fmaf_rn((wbf_ ? t880_ : t882_), xs_4_[6u], s_7_);
-                    float t888_ = kf_bf16_to_f32(wb_7_.v[7]);
-                    float t890_ = kf_f16_to_f32(wh_7_.v[7]);
-                    s_7_ = __fmaf_rn((wbf_ ? t888_ : t890_), xs_4_[7u], s_7_);
-                    acc_[0u] = s_7_;
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     kf_u32x4 t897_ = wr_[7u];
                     kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
-                    kf_u32x4 t900_ = wr_[7u];
-                    kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    float s_8_ = acc_[1u];
-                    float t906_ = kf_bf16_to_f32(wb_8_.v[0]);
-                    float t908_ = kf_f16_to_f32(wh_8_.v[0]);
-                    s_8_ = __fmaf_rn((wbf_ ? t906_ : t908_), xs_4_[0u], s_8_);
-                    float t914_ = kf_bf16_to_f32(wb_8_.v[1]);
-                    float t916_ = kf_f16_to_f32(wh_8_.v[1]);
-                    s_8_ = __fmaf_rn((wbf_ ? t914_ : t916_), xs_4_[1u], s_8_);
-                    float t922_ = kf_bf16_to_f32(wb_8_.v[2]);
-                    float t924_ = kf_f16_to_f32(wh_8_.v[2]);
-                    s_8_ = __fmaf_rn((wbf_ ? t922_ : t924_), xs_4_[2u], s_8_);
-                    float t930_ = kf_bf16_to_f32(wb_8_.v[3]);
-                    float t932_ = kf_f16_to_f32(wh_8_.v[3]);
-                    s_8_ = __fmaf_rn((wbf_ ? t930_ : t932_), xs_4_[3u], s_8_);
-                    float t938_ = kf_bf16_to_f32(wb_8_.v[4]);
-                    float t940_ = kf_f16_to_f32(wh_8_.v[4]);
-                    s_8_ = __fmaf_rn((wbf_ ? t938_ : t940_), xs_4_[4u], s_8_);
-                    float t946_ = kf_bf16_to_f32(wb_8_.v[5]);
-                    float t948_ = kf_f16_to_f32(wh_8_.v[5]);
-                    s_8_ = __fmaf_rn((wbf_ ? t946_ : t948_), xs_4_[5u], s_8_);
-                    float t954_ = kf_bf16_to_f32(wb_8_.v[6]);
-                    float t956_ = kf_f16_to_f32(wh_8_.v[6]);
-                    s_8_ = __fmaf_rn((wbf_ ? t954_ : t956_), xs_4_[6u], s_8_);
-                    float t962_ = kf_bf16_to_f32(wb_8_.v[7]);
-                    float t964_ = kf_f16_to_f32(wh_8_.v[7]);
-                    s_8_ = __fmaf_rn((wbf_ ? t962_ : t964_), xs_4_[7u], s_8_);
-                    acc_[1u] = s_8_;
+                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
                 }
             }
         } else {
             for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float v_9_ = 0.0f;
-                if (xf32_) {
-                    v_9_ = xf_[c_];
-                } else {
-                    v_9_ = kf_f16_to_f32(x_[c_]);
-                }
-                float xe_ = v_9_;
+                float t978_ = kf_f16_to_f32(x_[c_]);
                 unsigned i_ = (row_[0u] * k_) + c_;
                 unsigned short u_ = w16_[i_];
-                float t987_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
-                float t989_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
-                acc_[0u] = __fmaf_rn((wbf_ ? t987_ : t989_), xe_, acc_[0u]);
+                acc_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t978_, acc_[0u]);
                 unsigned i_2_ = (row_[1u] * k_) + c_;
                 unsigned short u_2_ = w16_[i_2_];
-                float t1001_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
-                float t1003_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
-                acc_[1u] = __fmaf_rn((wbf_ ? t1001_ : t1003_), xe_, acc_[1u]);
+                acc_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t978_, acc_[1u]);
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
             float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
             float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_9_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
+            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
         } else {
             float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
             bool t1054_ = (kf_lane_id() + 16u) < t1032_;
@@ -5126,31 +2436,25 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
             float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
             bool t1078_ = (kf_lane_id() + 1u) < t1032_;
             float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_9_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
+            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
         }
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = ((g_ * 2u) + 0u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            unsigned i_3_ = (g_ * 2u) + 0u;
-            if (ymode_ == 0u) {
-                yf_[i_3_] = s_9_;
-            } else if (ymode_ == 1u) {
-                y_[i_3_] = kf_f16_from_f32(s_9_);
-            } else {
-                y_[i_3_] = kf_f16_from_f32(__fadd_rn(s_9_, kf_f16_to_f32(y_[i_3_])));
-            }
+            unsigned t1092_ = g_ << 1u;
+            y_[t1092_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[t1092_])));
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
             float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
             float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_10_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
+            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
         } else {
             float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
             bool t1149_ = (kf_lane_id() + 16u) < t1127_;
@@ -5171,22 +2475,16 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
             float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
             bool t1173_ = (kf_lane_id() + 1u) < t1127_;
             float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_10_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
+            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
         }
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = ((g_ * 2u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_4_ = (g_ * 2u) + 1u;
-            if (ymode_ == 0u) {
-                yf_[i_4_] = s_10_;
-            } else if (ymode_ == 1u) {
-                y_[i_4_] = kf_f16_from_f32(s_10_);
-            } else {
-                y_[i_4_] = kf_f16_from_f32(__fadd_rn(s_10_, kf_f16_to_f32(y_[i_4_])));
-            }
+            unsigned i_3_ = (g_ << 1u) + 1u;
+            y_[i_3_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[i_3_])));
         }
     }
 }
@@ -5202,31 +2500,25 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    float s_9_;
-    float s_10_;
+    float s_;
+    float s_2_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    const float* xf_ = (const float*)x_;
-    const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    float* yf_ = (float*)y_;
-    bool wbf_ = true;
-    bool xf32_ = false;
-    unsigned ymode_ = 2u;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t32_ = (blockIdx.x * 8u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u);
-    unsigned t40_ = (m_ / 2u) + (((m_ % 2u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x * 8u;
+    unsigned nv_ = k_ >> 3u;
+    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t43_ = gridDim.x << 3u;
     for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min(((g_ * 2u) + 0u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ * 2u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[1u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = (base_ + 0u) + lane_;
+                unsigned v_ = base_ + lane_;
                 kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                 kf_u32x4 t_ = t78_;
                 if (v_ < nv_) {
@@ -5294,384 +2586,98 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     t_8_ = t164_;
                 }
                 wr_[7u] = t_8_;
-                unsigned v_5_ = (base_ + 0u) + lane_;
+                unsigned v_5_ = base_ + lane_;
                 if (v_5_ < nv_) {
-                    if (xf32_) {
-                        unsigned t171_ = 2u * v_5_;
-                        kf_f32x4 a_ = xf4_[t171_];
-                        unsigned t176_ = (2u * v_5_) + 1u;
-                        kf_f32x4 b_ = xf4_[t176_];
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                    } else {
-                        kf_f16x8 a_2_ = xh8_[v_5_];
-                        xs_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    }
-                    kf_u32x4 t220_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
+                    kf_f16x8 a_ = xh8_[v_5_];
+                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
                     kf_u32x4 t223_ = wr_[0u];
                     kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    float s_ = acc_[0u];
-                    float t229_ = kf_bf16_to_f32(wb_.v[0]);
-                    float t231_ = kf_f16_to_f32(wh_.v[0]);
-                    s_ = __fmaf_rn((wbf_ ? t229_ : t231_), xs_[0u], s_);
-                    float t237_ = kf_bf16_to_f32(wb_.v[1]);
-                    float t239_ = kf_f16_to_f32(wh_.v[1]);
-                    s_ = __fmaf_rn((wbf_ ? t237_ : t239_), xs_[1u], s_);
-                    float t245_ = kf_bf16_to_f32(wb_.v[2]);
-                    float t247_ = kf_f16_to_f32(wh_.v[2]);
-                    s_ = __fmaf_rn((wbf_ ? t245_ : t247_), xs_[2u], s_);
-                    float t253_ = kf_bf16_to_f32(wb_.v[3]);
-                    float t255_ = kf_f16_to_f32(wh_.v[3]);
-                    s_ = __fmaf_rn((wbf_ ? t253_ : t255_), xs_[3u], s_);
-                    float t261_ = kf_bf16_to_f32(wb_.v[4]);
-                    float t263_ = kf_f16_to_f32(wh_.v[4]);
-                    s_ = __fmaf_rn((wbf_ ? t261_ : t263_), xs_[4u], s_);
-                    float t269_ = kf_bf16_to_f32(wb_.v[5]);
-                    float t271_ = kf_f16_to_f32(wh_.v[5]);
-                    s_ = __fmaf_rn((wbf_ ? t269_ : t271_), xs_[5u], s_);
-                    float t277_ = kf_bf16_to_f32(wb_.v[6]);
-                    float t279_ = kf_f16_to_f32(wh_.v[6]);
-                    s_ = __fmaf_rn((wbf_ ? t277_ : t279_), xs_[6u], s_);
-                    float t285_ = kf_bf16_to_f32(wb_.v[7]);
-                    float t287_ = kf_f16_to_f32(wh_.v[7]);
-                    s_ = __fmaf_rn((wbf_ ? t285_ : t287_), xs_[7u], s_);
-                    acc_[0u] = s_;
-                    kf_u32x4 t294_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_.v[0]), xs_[0u], acc_[0u]))))))));
                     kf_u32x4 t297_ = wr_[1u];
                     kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    float s_2_ = acc_[1u];
-                    float t303_ = kf_bf16_to_f32(wb_2_.v[0]);
-                    float t305_ = kf_f16_to_f32(wh_2_.v[0]);
-                    s_2_ = __fmaf_rn((wbf_ ? t303_ : t305_), xs_[0u], s_2_);
-                    float t311_ = kf_bf16_to_f32(wb_2_.v[1]);
-                    float t313_ = kf_f16_to_f32(wh_2_.v[1]);
-                    s_2_ = __fmaf_rn((wbf_ ? t311_ : t313_), xs_[1u], s_2_);
-                    float t319_ = kf_bf16_to_f32(wb_2_.v[2]);
-                    float t321_ = kf_f16_to_f32(wh_2_.v[2]);
-                    s_2_ = __fmaf_rn((wbf_ ? t319_ : t321_), xs_[2u], s_2_);
-                    float t327_ = kf_bf16_to_f32(wb_2_.v[3]);
-                    float t329_ = kf_f16_to_f32(wh_2_.v[3]);
-                    s_2_ = __fmaf_rn((wbf_ ? t327_ : t329_), xs_[3u], s_2_);
-                    float t335_ = kf_bf16_to_f32(wb_2_.v[4]);
-                    float t337_ = kf_f16_to_f32(wh_2_.v[4]);
-                    s_2_ = __fmaf_rn((wbf_ ? t335_ : t337_), xs_[4u], s_2_);
-                    float t343_ = kf_bf16_to_f32(wb_2_.v[5]);
-                    float t345_ = kf_f16_to_f32(wh_2_.v[5]);
-                    s_2_ = __fmaf_rn((wbf_ ? t343_ : t345_), xs_[5u], s_2_);
-                    float t351_ = kf_bf16_to_f32(wb_2_.v[6]);
-                    float t353_ = kf_f16_to_f32(wh_2_.v[6]);
-                    s_2_ = __fmaf_rn((wbf_ ? t351_ : t353_), xs_[6u], s_2_);
-                    float t359_ = kf_bf16_to_f32(wb_2_.v[7]);
-                    float t361_ = kf_f16_to_f32(wh_2_.v[7]);
-                    s_2_ = __fmaf_rn((wbf_ ? t359_ : t361_), xs_[7u], s_2_);
-                    acc_[1u] = s_2_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_[0u], acc_[1u]))))))));
                 }
                 unsigned v_6_ = (base_ + 32u) + lane_;
                 if (v_6_ < nv_) {
-                    if (xf32_) {
-                        unsigned t372_ = 2u * v_6_;
-                        kf_f32x4 a_3_ = xf4_[t372_];
-                        unsigned t377_ = (2u * v_6_) + 1u;
-                        kf_f32x4 b_2_ = xf4_[t377_];
-                        xs_2_[0u] = a_3_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_3_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_3_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_3_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                    } else {
-                        kf_f16x8 a_4_ = xh8_[v_6_];
-                        xs_2_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    }
-                    kf_u32x4 t421_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
+                    kf_f16x8 a_2_ = xh8_[v_6_];
+                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
                     kf_u32x4 t424_ = wr_[2u];
                     kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    float s_3_ = acc_[0u];
-                    float t430_ = kf_bf16_to_f32(wb_3_.v[0]);
-                    float t432_ = kf_f16_to_f32(wh_3_.v[0]);
-                    s_3_ = __fmaf_rn((wbf_ ? t430_ : t432_), xs_2_[0u], s_3_);
-                    float t438_ = kf_bf16_to_f32(wb_3_.v[1]);
-                    float t440_ = kf_f16_to_f32(wh_3_.v[1]);
-                    s_3_ = __fmaf_rn((wbf_ ? t438_ : t440_), xs_2_[1u], s_3_);
-                    float t446_ = kf_bf16_to_f32(wb_3_.v[2]);
-                    float t448_ = kf_f16_to_f32(wh_3_.v[2]);
-                    s_3_ = __fmaf_rn((wbf_ ? t446_ : t448_), xs_2_[2u], s_3_);
-                    float t454_ = kf_bf16_to_f32(wb_3_.v[3]);
-                    float t456_ = kf_f16_to_f32(wh_3_.v[3]);
-                    s_3_ = __fmaf_rn((wbf_ ? t454_ : t456_), xs_2_[3u], s_3_);
-                    float t462_ = kf_bf16_to_f32(wb_3_.v[4]);
-                    float t464_ = kf_f16_to_f32(wh_3_.v[4]);
-                    s_3_ = __fmaf_rn((wbf_ ? t462_ : t464_), xs_2_[4u], s_3_);
-                    float t470_ = kf_bf16_to_f32(wb_3_.v[5]);
-                    float t472_ = kf_f16_to_f32(wh_3_.v[5]);
-                    s_3_ = __fmaf_rn((wbf_ ? t470_ : t472_), xs_2_[5u], s_3_);
-                    float t478_ = kf_bf16_to_f32(wb_3_.v[6]);
-                    float t480_ = kf_f16_to_f32(wh_3_.v[6]);
-                    s_3_ = __fmaf_rn((wbf_ ? t478_ : t480_), xs_2_[6u], s_3_);
-                    float t486_ = kf_bf16_to_f32(wb_3_.v[7]);
-                    float t488_ = kf_f16_to_f32(wh_3_.v[7]);
-                    s_3_ = __fmaf_rn((wbf_ ? t486_ : t488_), xs_2_[7u], s_3_);
-                    acc_[0u] = s_3_;
-                    kf_u32x4 t495_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     kf_u32x4 t498_ = wr_[3u];
                     kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    float s_4_ = acc_[1u];
-                    float t504_ = kf_bf16_to_f32(wb_4_.v[0]);
-                    float t506_ = kf_f16_to_f32(wh_4_.v[0]);
-                    s_4_ = __fmaf_rn((wbf_ ? t504_ : t506_), xs_2_[0u], s_4_);
-                    float t512_ = kf_bf16_to_f32(wb_4_.v[1]);
-                    float t514_ = kf_f16_to_f32(wh_4_.v[1]);
-                    s_4_ = __fmaf_rn((wbf_ ? t512_ : t514_), xs_2_[1u], s_4_);
-                    float t520_ = kf_bf16_to_f32(wb_4_.v[2]);
-                    float t522_ = kf_f16_to_f32(wh_4_.v[2]);
-                    s_4_ = __fmaf_rn((wbf_ ? t520_ : t522_), xs_2_[2u], s_4_);
-                    float t528_ = kf_bf16_to_f32(wb_4_.v[3]);
-                    float t530_ = kf_f16_to_f32(wh_4_.v[3]);
-                    s_4_ = __fmaf_rn((wbf_ ? t528_ : t530_), xs_2_[3u], s_4_);
-                    float t536_ = kf_bf16_to_f32(wb_4_.v[4]);
-                    float t538_ = kf_f16_to_f32(wh_4_.v[4]);
-                    s_4_ = __fmaf_rn((wbf_ ? t536_ : t538_), xs_2_[4u], s_4_);
-                    float t544_ = kf_bf16_to_f32(wb_4_.v[5]);
-                    float t546_ = kf_f16_to_f32(wh_4_.v[5]);
-                    s_4_ = __fmaf_rn((wbf_ ? t544_ : t546_), xs_2_[5u], s_4_);
-                    float t552_ = kf_bf16_to_f32(wb_4_.v[6]);
-                    float t554_ = kf_f16_to_f32(wh_4_.v[6]);
-                    s_4_ = __fmaf_rn((wbf_ ? t552_ : t554_), xs_2_[6u], s_4_);
-                    float t560_ = kf_bf16_to_f32(wb_4_.v[7]);
-                    float t562_ = kf_f16_to_f32(wh_4_.v[7]);
-                    s_4_ = __fmaf_rn((wbf_ ? t560_ : t562_), xs_2_[7u], s_4_);
-                    acc_[1u] = s_4_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
                 }
                 unsigned v_7_ = (base_ + 64u) + lane_;
                 if (v_7_ < nv_) {
-                    if (xf32_) {
-                        unsigned t573_ = 2u * v_7_;
-                        kf_f32x4 a_5_ = xf4_[t573_];
-                        unsigned t578_ = (2u * v_7_) + 1u;
-                        kf_f32x4 b_3_ = xf4_[t578_];
-                        xs_3_[0u] = a_5_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_5_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_5_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_5_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                    } else {
-                        kf_f16x8 a_6_ = xh8_[v_7_];
-                        xs_3_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    }
-                    kf_u32x4 t622_ = wr_[4u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
+                    kf_f16x8 a_3_ = xh8_[v_7_];
+                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
                     kf_u32x4 t625_ = wr_[4u];
                     kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    float s_5_ = acc_[0u];
-                    float t631_ = kf_bf16_to_f32(wb_5_.v[0]);
-                    float t633_ = kf_f16_to_f32(wh_5_.v[0]);
-                    s_5_ = __fmaf_rn((wbf_ ? t631_ : t633_), xs_3_[0u], s_5_);
-                    float t639_ = kf_bf16_to_f32(wb_5_.v[1]);
-                    float t641_ = kf_f16_to_f32(wh_5_.v[1]);
-                    s_5_ = __fmaf_rn((wbf_ ? t639_ : t641_), xs_3_[1u], s_5_);
-                    float t647_ = kf_bf16_to_f32(wb_5_.v[2]);
-                    float t649_ = kf_f16_to_f32(wh_5_.v[2]);
-                    s_5_ = __fmaf_rn((wbf_ ? t647_ : t649_), xs_3_[2u], s_5_);
-                    float t655_ = kf_bf16_to_f32(wb_5_.v[3]);
-                    float t657_ = kf_f16_to_f32(wh_5_.v[3]);
-                    s_5_ = __fmaf_rn((wbf_ ? t655_ : t657_), xs_3_[3u], s_5_);
-                    float t663_ = kf_bf16_to_f32(wb_5_.v[4]);
-                    float t665_ = kf_f16_to_f32(wh_5_.v[4]);
-                    s_5_ = __fmaf_rn((wbf_ ? t663_ : t665_), xs_3_[4u], s_5_);
-                    float t671_ = kf_bf16_to_f32(wb_5_.v[5]);
-                    float t673_ = kf_f16_to_f32(wh_5_.v[5]);
-                    s_5_ = __fmaf_rn((wbf_ ? t671_ : t673_), xs_3_[5u], s_5_);
-                    float t679_ = kf_bf16_to_f32(wb_5_.v[6]);
-                    float t681_ = kf_f16_to_f32(wh_5_.v[6]);
-                    s_5_ = __fmaf_rn((wbf_ ? t679_ : t681_), xs_3_[6u], s_5_);
-                    float t687_ = kf_bf16_to_f32(wb_5_.v[7]);
-                    float t689_ = kf_f16_to_f32(wh_5_.v[7]);
-                    s_5_ = __fmaf_rn((wbf_ ? t687_ : t689_), xs_3_[7u], s_5_);
-                    acc_[0u] = s_5_;
-                    kf_u32x4 t696_ = wr_[5u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     kf_u32x4 t699_ = wr_[5u];
                     kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    float s_6_ = acc_[1u];
-                    float t705_ = kf_bf16_to_f32(wb_6_.v[0]);
-                    float t707_ = kf_f16_to_f32(wh_6_.v[0]);
-                    s_6_ = __fmaf_rn((wbf_ ? t705_ : t707_), xs_3_[0u], s_6_);
-                    float t713_ = kf_bf16_to_f32(wb_6_.v[1]);
-                    float t715_ = kf_f16_to_f32(wh_6_.v[1]);
-                    s_6_ = __fmaf_rn((wbf_ ? t713_ : t715_), xs_3_[1u], s_6_);
-                    float t721_ = kf_bf16_to_f32(wb_6_.v[2]);
-                    float t723_ = kf_f16_to_f32(wh_6_.v[2]);
-                    s_6_ = __fmaf_rn((wbf_ ? t721_ : t723_), xs_3_[2u], s_6_);
-                    float t729_ = kf_bf16_to_f32(wb_6_.v[3]);
-                    float t731_ = kf_f16_to_f32(wh_6_.v[3]);
-                    s_6_ = __fmaf_rn((wbf_ ? t729_ : t731_), xs_3_[3u], s_6_);
-                    float t737_ = kf_bf16_to_f32(wb_6_.v[4]);
-                    float t739_ = kf_f16_to_f32(wh_6_.v[4]);
-                    s_6_ = __fmaf_rn((wbf_ ? t737_ : t739_), xs_3_[4u], s_6_);
-                    float t745_ = kf_bf16_to_f32(wb_6_.v[5]);
-                    float t747_ = kf_f16_to_f32(wh_6_.v[5]);
-                    s_6_ = __fmaf_rn((wbf_ ? t745_ : t747_), xs_3_[5u], s_6_);
-                    float t753_ = kf_bf16_to_f32(wb_6_.v[6]);
-                    float t755_ = kf_f16_to_f32(wh_6_.v[6]);
-                    s_6_ = __fmaf_rn((wbf_ ? t753_ : t755_), xs_3_[6u], s_6_);
-                    float t761_ = kf_bf16_to_f32(wb_6_.v[7]);
-                    float t763_ = kf_f16_to_f32(wh_6_.v[7]);
-                    s_6_ = __fmaf_rn((wbf_ ? t761_ : t763_), xs_3_[7u], s_6_);
-                    acc_[1u] = s_6_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
                 }
                 unsigned v_8_ = (base_ + 96u) + lane_;
                 if (v_8_ < nv_) {
-                    if (xf32_) {
-                        unsigned t774_ = 2u * v_8_;
-                        kf_f32x4 a_7_ = xf4_[t774_];
-                        unsigned t779_ = (2u * v_8_) + 1u;
-                        kf_f32x4 b_4_ = xf4_[t779_];
-                        xs_4_[0u] = a_7_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_7_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_7_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_7_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                    } else {
-                        kf_f16x8 a_8_ = xh8_[v_8_];
-                        xs_4_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    }
-                    kf_u32x4 t823_ = wr_[6u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
+                    kf_f16x8 a_4_ = xh8_[v_8_];
+                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
                     kf_u32x4 t826_ = wr_[6u];
                     kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    float s_7_ = acc_[0u];
-                    float t832_ = kf_bf16_to_f32(wb_7_.v[0]);
-                    float t834_ = kf_f16_to_f32(wh_7_.v[0]);
-                    s_7_ = __fmaf_rn((wbf_ ? t832_ : t834_), xs_4_[0u], s_7_);
-                    float t840_ = kf_bf16_to_f32(wb_7_.v[1]);
-                    float t842_ = kf_f16_to_f32(wh_7_.v[1]);
-                    s_7_ = __fmaf_rn((wbf_ ? t840_ : t842_), xs_4_[1u], s_7_);
-                    float t848_ = kf_bf16_to_f32(wb_7_.v[2]);
-                    float t850_ = kf_f16_to_f32(wh_7_.v[2]);
-                    s_7_ = __fmaf_rn((wbf_ ? t848_ : t850_), xs_4_[2u], s_7_);
-                    float t856_ = kf_bf16_to_f32(wb_7_.v[3]);
-                    float t858_ = kf_f16_to_f32(wh_7_.v[3]);
-                    s_7_ = __fmaf_rn((wbf_ ? t856_ : t858_), xs_4_[3u], s_7_);
-                    float t864_ = kf_bf16_to_f32(wb_7_.v[4]);
-                    float t866_ = kf_f16_to_f32(wh_7_.v[4]);
-                    s_7_ = __fmaf_rn((wbf_ ? t864_ : t866_), xs_4_[4u], s_7_);
-                    float t872_ = kf_bf16_to_f32(wb_7_.v[5]);
-                    float t874_ = kf_f16_to_f32(wh_7_.v[5]);
-                    s_7_ = __fmaf_rn((wbf_ ? t872_ : t874_), xs_4_[5u], s_7_);
-                    float t880_ = kf_bf16_to_f32(wb_7_.v[6]);
-                    float t882_ = kf_f16_to_f32(wh_7_.v[6]);
-                    s_7_ = __fmaf_rn((wbf_ ? t880_ : t882_), xs_4_[6u], s_7_);
-                    float t888_ = kf_bf16_to_f32(wb_7_.v[7]);
-                    float t890_ = kf_f16_to_f32(wh_7_.v[7]);
-                    s_7_ = __fmaf_rn((wbf_ ? t888_ : t890_), xs_4_[7u], s_7_);
-                    acc_[0u] = s_7_;
-                    kf_u32x4 t897_ = wr_[7u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
+                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     kf_u32x4 t900_ = wr_[7u];
                     kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    float s_8_ = acc_[1u];
-                    float t906_ = kf_bf16_to_f32(wb_8_.v[0]);
-                    float t908_ = kf_f16_to_f32(wh_8_.v[0]);
-                    s_8_ = __fmaf_rn((wbf_ ? t906_ : t908_), xs_4_[0u], s_8_);
-                    float t914_ = kf_bf16_to_f32(wb_8_.v[1]);
-                    float t916_ = kf_f16_to_f32(wh_8_.v[1]);
-                    s_8_ = __fmaf_rn((wbf_ ? t914_ : t916_), xs_4_[1u], s_8_);
-                    float t922_ = kf_bf16_to_f32(wb_8_.v[2]);
-                    float t924_ = kf_f16_to_f32(wh_8_.v[2]);
-                    s_8_ = __fmaf_rn((wbf_ ? t922_ : t924_), xs_4_[2u], s_8_);
-                    float t930_ = kf_bf16_to_f32(wb_8_.v[3]);
-                    float t932_ = kf_f16_to_f32(wh_8_.v[3]);
-                    s_8_ = __fmaf_rn((wbf_ ? t930_ : t932_), xs_4_[3u], s_8_);
-                    float t938_ = kf_bf16_to_f32(wb_8_.v[4]);
-                    float t940_ = kf_f16_to_f32(wh_8_.v[4]);
-                    s_8_ = __fmaf_rn((wbf_ ? t938_ : t940_), xs_4_[4u], s_8_);
-                    float t946_ = kf_bf16_to_f32(wb_8_.v[5]);
-                    float t948_ = kf_f16_to_f32(wh_8_.v[5]);
-                    s_8_ = __fmaf_rn((wbf_ ? t946_ : t948_), xs_4_[5u], s_8_);
-                    float t954_ = kf_bf16_to_f32(wb_8_.v[6]);
-                    float t956_ = kf_f16_to_f32(wh_8_.v[6]);
-                    s_8_ = __fmaf_rn((wbf_ ? t954_ : t956_), xs_4_[6u], s_8_);
-                    float t962_ = kf_bf16_to_f32(wb_8_.v[7]);
-                    float t964_ = kf_f16_to_f32(wh_8_.v[7]);
-                    s_8_ = __fmaf_rn((wbf_ ? t962_ : t964_), xs_4_[7u], s_8_);
-                    acc_[1u] = s_8_;
+                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
                 }
             }
         } else {
             for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float v_9_ = 0.0f;
-                if (xf32_) {
-                    v_9_ = xf_[c_];
-                } else {
-                    v_9_ = kf_f16_to_f32(x_[c_]);
-                }
-                float xe_ = v_9_;
+                float t978_ = kf_f16_to_f32(x_[c_]);
                 unsigned i_ = (row_[0u] * k_) + c_;
                 unsigned short u_ = w16_[i_];
-                float t987_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
-                float t989_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
-                acc_[0u] = __fmaf_rn((wbf_ ? t987_ : t989_), xe_, acc_[0u]);
+                acc_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t978_, acc_[0u]);
                 unsigned i_2_ = (row_[1u] * k_) + c_;
                 unsigned short u_2_ = w16_[i_2_];
-                float t1001_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
-                float t1003_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
-                acc_[1u] = __fmaf_rn((wbf_ ? t1001_ : t1003_), xe_, acc_[1u]);
+                acc_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t978_, acc_[1u]);
             }
         }
         float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1032_ == 32u) {
             float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
             float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
             float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
             float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_9_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
+            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
         } else {
             float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
             bool t1054_ = (kf_lane_id() + 16u) < t1032_;
@@ -5692,31 +2698,25 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
             float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
             bool t1078_ = (kf_lane_id() + 1u) < t1032_;
             float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_9_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
+            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
         }
         bool t1084_ = lane_ == 0u;
         bool t1085_ = t1084_;
         if (t1084_) {
-            t1085_ = ((g_ * 2u) + 0u) < m_;
+            t1085_ = (g_ << 1u) < m_;
         }
         if (t1085_) {
-            unsigned i_3_ = (g_ * 2u) + 0u;
-            if (ymode_ == 0u) {
-                yf_[i_3_] = s_9_;
-            } else if (ymode_ == 1u) {
-                y_[i_3_] = kf_f16_from_f32(s_9_);
-            } else {
-                y_[i_3_] = kf_f16_from_f32(__fadd_rn(s_9_, kf_f16_to_f32(y_[i_3_])));
-            }
+            unsigned t1092_ = g_ << 1u;
+            y_[t1092_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[t1092_])));
         }
         float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t1127_ == 32u) {
             float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
             float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
             float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
             float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_10_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
+            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
         } else {
             float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
             bool t1149_ = (kf_lane_id() + 16u) < t1127_;
@@ -5737,22 +2737,16 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
             float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
             bool t1173_ = (kf_lane_id() + 1u) < t1127_;
             float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_10_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
+            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
         }
         bool t1179_ = lane_ == 1u;
         bool t1180_ = t1179_;
         if (t1179_) {
-            t1180_ = ((g_ * 2u) + 1u) < m_;
+            t1180_ = ((g_ << 1u) + 1u) < m_;
         }
         if (t1180_) {
-            unsigned i_4_ = (g_ * 2u) + 1u;
-            if (ymode_ == 0u) {
-                yf_[i_4_] = s_10_;
-            } else if (ymode_ == 1u) {
-                y_[i_4_] = kf_f16_from_f32(s_10_);
-            } else {
-                y_[i_4_] = kf_f16_from_f32(__fadd_rn(s_10_, kf_f16_to_f32(y_[i_4_])));
-            }
+            unsigned i_3_ = (g_ << 1u) + 1u;
+            y_[i_3_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[i_3_])));
         }
     }
 }
@@ -5783,39 +2777,33 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
     float xs_15_[8];
     float xs_16_[8];
     float wcol_[2];
-    float s_33_;
-    float s_34_;
-    float s_35_;
-    float s_36_;
-    float s_37_;
-    float s_38_;
-    float s_39_;
-    float s_40_;
-    float s_41_;
-    float s_42_;
-    float s_43_;
-    float s_44_;
-    float s_45_;
-    float s_46_;
-    float s_47_;
-    float s_48_;
+    float s_;
+    float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
+    float s_7_;
+    float s_8_;
+    float s_9_;
+    float s_10_;
+    float s_11_;
+    float s_12_;
+    float s_13_;
+    float s_14_;
+    float s_15_;
+    float s_16_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    const float* xf_ = (const float*)x_;
-    const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    float* yf_ = (float*)y_;
-    bool wbf_ = false;
-    bool xf32_ = false;
-    unsigned ymode_ = 1u;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t33_ = (blockIdx.x * 8u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u);
-    unsigned t41_ = (m_ / 2u) + (((m_ % 2u) != 0u) ? 1u : 0u);
-    unsigned t44_ = gridDim.x * 8u;
+    unsigned nv_ = k_ >> 3u;
+    unsigned t33_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t41_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t44_ = gridDim.x << 3u;
     for (unsigned g_ = t33_; g_ < t41_; g_ = g_ + t44_) {
-        row_[0u] = min(((g_ * 2u) + 0u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
         acc_[1u] = 0.0f;
         acc_[2u] = 0.0f;
@@ -5824,7 +2812,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
         acc_[5u] = 0.0f;
         acc_[6u] = 0.0f;
         acc_[7u] = 0.0f;
-        row_[1u] = min(((g_ * 2u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[8u] = 0.0f;
         acc_[9u] = 0.0f;
         acc_[10u] = 0.0f;
@@ -5835,7 +2823,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
         acc_[15u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 64u) {
-                unsigned v_ = (base_ + 0u) + lane_;
+                unsigned v_ = base_ + lane_;
                 kf_u32x4 t107_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                 kf_u32x4 t_ = t107_;
                 if (v_ < nv_) {
@@ -5869,996 +2857,341 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                     t_4_ = t147_;
                 }
                 wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 0u) + lane_;
+                unsigned v_3_ = base_ + lane_;
                 if (v_3_ < nv_) {
                     kf_u32x4 t154_ = wr_[0u];
                     kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t154_);
-                    kf_u32x4 t157_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t157_);
-                    float t161_ = kf_bf16_to_f32(wb_.v[0]);
-                    float t163_ = kf_f16_to_f32(wh_.v[0]);
-                    wf_[0u] = wbf_ ? t161_ : t163_;
-                    float t167_ = kf_bf16_to_f32(wb_.v[1]);
-                    float t169_ = kf_f16_to_f32(wh_.v[1]);
-                    wf_[1u] = wbf_ ? t167_ : t169_;
-                    float t173_ = kf_bf16_to_f32(wb_.v[2]);
-                    float t175_ = kf_f16_to_f32(wh_.v[2]);
-                    wf_[2u] = wbf_ ? t173_ : t175_;
-                    float t179_ = kf_bf16_to_f32(wb_.v[3]);
-                    float t181_ = kf_f16_to_f32(wh_.v[3]);
-                    wf_[3u] = wbf_ ? t179_ : t181_;
-                    float t185_ = kf_bf16_to_f32(wb_.v[4]);
-                    float t187_ = kf_f16_to_f32(wh_.v[4]);
-                    wf_[4u] = wbf_ ? t185_ : t187_;
-                    float t191_ = kf_bf16_to_f32(wb_.v[5]);
-                    float t193_ = kf_f16_to_f32(wh_.v[5]);
-                    wf_[5u] = wbf_ ? t191_ : t193_;
-                    float t197_ = kf_bf16_to_f32(wb_.v[6]);
-                    float t199_ = kf_f16_to_f32(wh_.v[6]);
-                    wf_[6u] = wbf_ ? t197_ : t199_;
-                    float t203_ = kf_bf16_to_f32(wb_.v[7]);
-                    float t205_ = kf_f16_to_f32(wh_.v[7]);
-                    wf_[7u] = wbf_ ? t203_ : t205_;
+                    wf_[0u] = kf_f16_to_f32(wh_.v[0]);
+                    wf_[1u] = kf_f16_to_f32(wh_.v[1]);
+                    wf_[2u] = kf_f16_to_f32(wh_.v[2]);
+                    wf_[3u] = kf_f16_to_f32(wh_.v[3]);
+                    wf_[4u] = kf_f16_to_f32(wh_.v[4]);
+                    wf_[5u] = kf_f16_to_f32(wh_.v[5]);
+                    wf_[6u] = kf_f16_to_f32(wh_.v[6]);
+                    wf_[7u] = kf_f16_to_f32(wh_.v[7]);
                     kf_u32x4 t208_ = wr_[1u];
                     kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t208_);
-                    kf_u32x4 t211_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t211_);
-                    float t215_ = kf_bf16_to_f32(wb_2_.v[0]);
-                    float t217_ = kf_f16_to_f32(wh_2_.v[0]);
-                    wf_[8u] = wbf_ ? t215_ : t217_;
-                    float t221_ = kf_bf16_to_f32(wb_2_.v[1]);
-                    float t223_ = kf_f16_to_f32(wh_2_.v[1]);
-                    wf_[9u] = wbf_ ? t221_ : t223_;
-                    float t227_ = kf_bf16_to_f32(wb_2_.v[2]);
-                    float t229_ = kf_f16_to_f32(wh_2_.v[2]);
-                    wf_[10u] = wbf_ ? t227_ : t229_;
-                    float t233_ = kf_bf16_to_f32(wb_2_.v[3]);
-                    float t235_ = kf_f16_to_f32(wh_2_.v[3]);
-                    wf_[11u] = wbf_ ? t233_ : t235_;
-                    float t239_ = kf_bf16_to_f32(wb_2_.v[4]);
-                    float t241_ = kf_f16_to_f32(wh_2_.v[4]);
-                    wf_[12u] = wbf_ ? t239_ : t241_;
-                    float t245_ = kf_bf16_to_f32(wb_2_.v[5]);
-                    float t247_ = kf_f16_to_f32(wh_2_.v[5]);
-                    wf_[13u] = wbf_ ? t245_ : t247_;
-                    float t251_ = kf_bf16_to_f32(wb_2_.v[6]);
-                    float t253_ = kf_f16_to_f32(wh_2_.v[6]);
-                    wf_[14u] = wbf_ ? t251_ : t253_;
-                    float t257_ = kf_bf16_to_f32(wb_2_.v[7]);
-                    float t259_ = kf_f16_to_f32(wh_2_.v[7]);
-                    wf_[15u] = wbf_ ? t257_ : t259_;
+                    wf_[8u] = kf_f16_to_f32(wh_2_.v[0]);
+                    wf_[9u] = kf_f16_to_f32(wh_2_.v[1]);
+                    wf_[10u] = kf_f16_to_f32(wh_2_.v[2]);
+                    wf_[11u] = kf_f16_to_f32(wh_2_.v[3]);
+                    wf_[12u] = kf_f16_to_f32(wh_2_.v[4]);
+                    wf_[13u] = kf_f16_to_f32(wh_2_.v[5]);
+                    wf_[14u] = kf_f16_to_f32(wh_2_.v[6]);
+                    wf_[15u] = kf_f16_to_f32(wh_2_.v[7]);
                     if (0u < nb_) {
-                        if (xf32_) {
-                            unsigned t267_ = 2u * ((0u * nv_) + v_3_);
-                            kf_f32x4 a_ = xf4_[t267_];
-                            unsigned t275_ = (2u * ((0u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_ = xf4_[t275_];
-                            xs_[0u] = a_.v[0];
-                            xs_[4u] = c_.v[0];
-                            xs_[1u] = a_.v[1];
-                            xs_[5u] = c_.v[1];
-                            xs_[2u] = a_.v[2];
-                            xs_[6u] = c_.v[2];
-                            xs_[3u] = a_.v[3];
-                            xs_[7u] = c_.v[3];
-                        } else {
-                            unsigned t295_ = (0u * nv_) + v_3_;
-                            kf_f16x8 a_2_ = xh8_[t295_];
-                            xs_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                            xs_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                            xs_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                            xs_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                            xs_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                            xs_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                            xs_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                            xs_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        }
-                        float s_ = acc_[0u];
-                        s_ = __fmaf_rn(wf_[0u], xs_[0u], s_);
-                        s_ = __fmaf_rn(wf_[1u], xs_[1u], s_);
-                        s_ = __fmaf_rn(wf_[2u], xs_[2u], s_);
-                        s_ = __fmaf_rn(wf_[3u], xs_[3u], s_);
-                        s_ = __fmaf_rn(wf_[4u], xs_[4u], s_);
-                        s_ = __fmaf_rn(wf_[5u], xs_[5u], s_);
-                        s_ = __fmaf_rn(wf_[6u], xs_[6u], s_);
-                        s_ = __fmaf_rn(wf_[7u], xs_[7u], s_);
-                        acc_[0u] = s_;
-                        float s_2_ = acc_[8u];
-                        s_2_ = __fmaf_rn(wf_[8u], xs_[0u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[9u], xs_[1u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[10u], xs_[2u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[11u], xs_[3u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[12u], xs_[4u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[13u], xs_[5u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[14u], xs_[6u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[15u], xs_[7u], s_2_);
-                        acc_[8u] = s_2_;
+                        kf_f16x8 a_ = xh8_[v_3_];
+                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
+                        acc_[0u] = __fmaf_rn(wf_[7u], xs_[7u], __fmaf_rn(wf_[6u], xs_[6u], __fmaf_rn(wf_[5u], xs_[5u], __fmaf_rn(wf_[4u], xs_[4u], __fmaf_rn(wf_[3u], xs_[3u], __fmaf_rn(wf_[2u], xs_[2u], __fmaf_rn(wf_[1u], xs_[1u], __fmaf_rn(wf_[0u], xs_[0u], acc_[0u]))))))));
+                        acc_[8u] = __fmaf_rn(wf_[15u], xs_[7u], __fmaf_rn(wf_[14u], xs_[6u], __fmaf_rn(wf_[13u], xs_[5u], __fmaf_rn(wf_[12u], xs_[4u], __fmaf_rn(wf_[11u], xs_[3u], __fmaf_rn(wf_[10u], xs_[2u], __fmaf_rn(wf_[9u], xs_[1u], __fmaf_rn(wf_[8u], xs_[0u], acc_[8u]))))))));
                     }
                     if (1u < nb_) {
-                        if (xf32_) {
-                            unsigned t415_ = 2u * ((1u * nv_) + v_3_);
-                            kf_f32x4 a_3_ = xf4_[t415_];
-                            unsigned t423_ = (2u * ((1u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_2_ = xf4_[t423_];
-                            xs_2_[0u] = a_3_.v[0];
-                            xs_2_[4u] = c_2_.v[0];
-                            xs_2_[1u] = a_3_.v[1];
-                            xs_2_[5u] = c_2_.v[1];
-                            xs_2_[2u] = a_3_.v[2];
-                            xs_2_[6u] = c_2_.v[2];
-                            xs_2_[3u] = a_3_.v[3];
-                            xs_2_[7u] = c_2_.v[3];
-                        } else {
-                            unsigned t443_ = (1u * nv_) + v_3_;
-                            kf_f16x8 a_4_ = xh8_[t443_];
-                            xs_2_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                            xs_2_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                            xs_2_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                            xs_2_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                            xs_2_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                            xs_2_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                            xs_2_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                            xs_2_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        }
-                        float s_3_ = acc_[1u];
-                        s_3_ = __fmaf_rn(wf_[0u], xs_2_[0u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[1u], xs_2_[1u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[2u], xs_2_[2u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[3u], xs_2_[3u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[4u], xs_2_[4u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[5u], xs_2_[5u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[6u], xs_2_[6u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[7u], xs_2_[7u], s_3_);
-                        acc_[1u] = s_3_;
-                        float s_4_ = acc_[9u];
-                        s_4_ = __fmaf_rn(wf_[8u], xs_2_[0u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[9u], xs_2_[1u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[10u], xs_2_[2u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[11u], xs_2_[3u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[12u], xs_2_[4u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[13u], xs_2_[5u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[14u], xs_2_[6u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[15u], xs_2_[7u], s_4_);
-                        acc_[9u] = s_4_;
+                        unsigned t443_ = nv_ + v_3_;
+                        kf_f16x8 a_2_ = xh8_[t443_];
+                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        acc_[1u] = __fmaf_rn(wf_[7u], xs_2_[7u], __fmaf_rn(wf_[6u], xs_2_[6u], __fmaf_rn(wf_[5u], xs_2_[5u], __fmaf_rn(wf_[4u], xs_2_[4u], __fmaf_rn(wf_[3u], xs_2_[3u], __fmaf_rn(wf_[2u], xs_2_[2u], __fmaf_rn(wf_[1u], xs_2_[1u], __fmaf_rn(wf_[0u], xs_2_[0u], acc_[1u]))))))));
+                        acc_[9u] = __fmaf_rn(wf_[15u], xs_2_[7u], __fmaf_rn(wf_[14u], xs_2_[6u], __fmaf_rn(wf_[13u], xs_2_[5u], __fmaf_rn(wf_[12u], xs_2_[4u], __fmaf_rn(wf_[11u], xs_2_[3u], __fmaf_rn(wf_[10u], xs_2_[2u], __fmaf_rn(wf_[9u], xs_2_[1u], __fmaf_rn(wf_[8u], xs_2_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        if (xf32_) {
-                            unsigned t563_ = 2u * ((2u * nv_) + v_3_);
-                            kf_f32x4 a_5_ = xf4_[t563_];
-                            unsigned t571_ = (2u * ((2u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_3_ = xf4_[t571_];
-                            xs_3_[0u] = a_5_.v[0];
-                            xs_3_[4u] = c_3_.v[0];
-                            xs_3_[1u] = a_5_.v[1];
-                            xs_3_[5u] = c_3_.v[1];
-                            xs_3_[2u] = a_5_.v[2];
-                            xs_3_[6u] = c_3_.v[2];
-                            xs_3_[3u] = a_5_.v[3];
-                            xs_3_[7u] = c_3_.v[3];
-                        } else {
-                            unsigned t591_ = (2u * nv_) + v_3_;
-                            kf_f16x8 a_6_ = xh8_[t591_];
-                            xs_3_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                            xs_3_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                            xs_3_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                            xs_3_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                            xs_3_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                            xs_3_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                            xs_3_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                            xs_3_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        }
-                        float s_5_ = acc_[2u];
-                        s_5_ = __fmaf_rn(wf_[0u], xs_3_[0u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[1u], xs_3_[1u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[2u], xs_3_[2u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[3u], xs_3_[3u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[4u], xs_3_[4u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[5u], xs_3_[5u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[6u], xs_3_[6u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[7u], xs_3_[7u], s_5_);
-                        acc_[2u] = s_5_;
-                        float s_6_ = acc_[10u];
-                        s_6_ = __fmaf_rn(wf_[8u], xs_3_[0u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[9u], xs_3_[1u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[10u], xs_3_[2u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[11u], xs_3_[3u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[12u], xs_3_[4u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[13u], xs_3_[5u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[14u], xs_3_[6u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[15u], xs_3_[7u], s_6_);
-                        acc_[10u] = s_6_;
+                        unsigned t591_ = (nv_ << 1u) + v_3_;
+                        kf_f16x8 a_3_ = xh8_[t591_];
+                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        acc_[2u] = __fmaf_rn(wf_[7u], xs_3_[7u], __fmaf_rn(wf_[6u], xs_3_[6u], __fmaf_rn(wf_[5u], xs_3_[5u], __fmaf_rn(wf_[4u], xs_3_[4u], __fmaf_rn(wf_[3u], xs_3_[3u], __fmaf_rn(wf_[2u], xs_3_[2u], __fmaf_rn(wf_[1u], xs_3_[1u], __fmaf_rn(wf_[0u], xs_3_[0u], acc_[2u]))))))));
+                        acc_[10u] = __fmaf_rn(wf_[15u], xs_3_[7u], __fmaf_rn(wf_[14u], xs_3_[6u], __fmaf_rn(wf_[13u], xs_3_[5u], __fmaf_rn(wf_[12u], xs_3_[4u], __fmaf_rn(wf_[11u], xs_3_[3u], __fmaf_rn(wf_[10u], xs_3_[2u], __fmaf_rn(wf_[9u], xs_3_[1u], __fmaf_rn(wf_[8u], xs_3_[0u], acc_[10u]))))))));
                     }
                     if (3u < nb_) {
-                        if (xf32_) {
-                            unsigned t711_ = 2u * ((3u * nv_) + v_3_);
-                            kf_f32x4 a_7_ = xf4_[t711_];
-                            unsigned t719_ = (2u * ((3u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_4_ = xf4_[t719_];
-                            xs_4_[0u] = a_7_.v[0];
-                            xs_4_[4u] = c_4_.v[0];
-                            xs_4_[1u] = a_7_.v[1];
-                            xs_4_[5u] = c_4_.v[1];
-                            xs_4_[2u] = a_7_.v[2];
-                            xs_4_[6u] = c_4_.v[2];
-                            xs_4_[3u] = a_7_.v[3];
-                            xs_4_[7u] = c_4_.v[3];
-                        } else {
-                            unsigned t739_ = (3u * nv_) + v_3_;
-                            kf_f16x8 a_8_ = xh8_[t739_];
-                            xs_4_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                            xs_4_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                            xs_4_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                            xs_4_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                            xs_4_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                            xs_4_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                            xs_4_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                            xs_4_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        }
-                        float s_7_ = acc_[3u];
-                        s_7_ = __fmaf_rn(wf_[0u], xs_4_[0u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[1u], xs_4_[1u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[2u], xs_4_[2u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[3u], xs_4_[3u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[4u], xs_4_[4u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[5u], xs_4_[5u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[6u], xs_4_[6u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[7u], xs_4_[7u], s_7_);
-                        acc_[3u] = s_7_;
-                        float s_8_ = acc_[11u];
-                        s_8_ = __fmaf_rn(wf_[8u], xs_4_[0u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[9u], xs_4_[1u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[10u], xs_4_[2u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[11u], xs_4_[3u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[12u], xs_4_[4u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[13u], xs_4_[5u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[14u], xs_4_[6u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[15u], xs_4_[7u], s_8_);
-                        acc_[11u] = s_8_;
+                        unsigned t739_ = (3u * nv_) + v_3_;
+                        kf_f16x8 a_4_ = xh8_[t739_];
+                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        acc_[3u] = __fmaf_rn(wf_[7u], xs_4_[7u], __fmaf_rn(wf_[6u], xs_4_[6u], __fmaf_rn(wf_[5u], xs_4_[5u], __fmaf_rn(wf_[4u], xs_4_[4u], __fmaf_rn(wf_[3u], xs_4_[3u], __fmaf_rn(wf_[2u], xs_4_[2u], __fmaf_rn(wf_[1u], xs_4_[1u], __fmaf_rn(wf_[0u], xs_4_[0u], acc_[3u]))))))));
+                        acc_[11u] = __fmaf_rn(wf_[15u], xs_4_[7u], __fmaf_rn(wf_[14u], xs_4_[6u], __fmaf_rn(wf_[13u], xs_4_[5u], __fmaf_rn(wf_[12u], xs_4_[4u], __fmaf_rn(wf_[11u], xs_4_[3u], __fmaf_rn(wf_[10u], xs_4_[2u], __fmaf_rn(wf_[9u], xs_4_[1u], __fmaf_rn(wf_[8u], xs_4_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        if (xf32_) {
-                            unsigned t859_ = 2u * ((4u * nv_) + v_3_);
-                            kf_f32x4 a_9_ = xf4_[t859_];
-                            unsigned t867_ = (2u * ((4u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_5_ = xf4_[t867_];
-                            xs_5_[0u] = a_9_.v[0];
-                            xs_5_[4u] = c_5_.v[0];
-                            xs_5_[1u] = a_9_.v[1];
-                            xs_5_[5u] = c_5_.v[1];
-                            xs_5_[2u] = a_9_.v[2];
-                            xs_5_[6u] = c_5_.v[2];
-                            xs_5_[3u] = a_9_.v[3];
-                            xs_5_[7u] = c_5_.v[3];
-                        } else {
-                            unsigned t887_ = (4u * nv_) + v_3_;
-                            kf_f16x8 a_10_ = xh8_[t887_];
-                            xs_5_[0u] = kf_f16_to_f32(a_10_.v[0]);
-                            xs_5_[1u] = kf_f16_to_f32(a_10_.v[1]);
-                            xs_5_[2u] = kf_f16_to_f32(a_10_.v[2]);
-                            xs_5_[3u] = kf_f16_to_f32(a_10_.v[3]);
-                            xs_5_[4u] = kf_f16_to_f32(a_10_.v[4]);
-                            xs_5_[5u] = kf_f16_to_f32(a_10_.v[5]);
-                            xs_5_[6u] = kf_f16_to_f32(a_10_.v[6]);
-                            xs_5_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        }
-                        float s_9_ = acc_[4u];
-                        s_9_ = __fmaf_rn(wf_[0u], xs_5_[0u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[1u], xs_5_[1u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[2u], xs_5_[2u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[3u], xs_5_[3u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[4u], xs_5_[4u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[5u], xs_5_[5u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[6u], xs_5_[6u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[7u], xs_5_[7u], s_9_);
-                        acc_[4u] = s_9_;
-                        float s_10_ = acc_[12u];
-                        s_10_ = __fmaf_rn(wf_[8u], xs_5_[0u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[9u], xs_5_[1u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[10u], xs_5_[2u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[11u], xs_5_[3u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[12u], xs_5_[4u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[13u], xs_5_[5u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[14u], xs_5_[6u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[15u], xs_5_[7u], s_10_);
-                        acc_[12u] = s_10_;
+                        unsigned t887_ = (nv_ << 2u) + v_3_;
+                        kf_f16x8 a_5_ = xh8_[t887_];
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        acc_[4u] = __fmaf_rn(wf_[7u], xs_5_[7u], __fmaf_rn(wf_[6u], xs_5_[6u], __fmaf_rn(wf_[5u], xs_5_[5u], __fmaf_rn(wf_[4u], xs_5_[4u], __fmaf_rn(wf_[3u], xs_5_[3u], __fmaf_rn(wf_[2u], xs_5_[2u], __fmaf_rn(wf_[1u], xs_5_[1u], __fmaf_rn(wf_[0u], xs_5_[0u], acc_[4u]))))))));
+                        acc_[12u] = __fmaf_rn(wf_[15u], xs_5_[7u], __fmaf_rn(wf_[14u], xs_5_[6u], __fmaf_rn(wf_[13u], xs_5_[5u], __fmaf_rn(wf_[12u], xs_5_[4u], __fmaf_rn(wf_[11u], xs_5_[3u], __fmaf_rn(wf_[10u], xs_5_[2u], __fmaf_rn(wf_[9u], xs_5_[1u], __fmaf_rn(wf_[8u], xs_5_[0u], acc_[12u]))))))));
                     }
                     if (5u < nb_) {
-                        if (xf32_) {
-                            unsigned t1007_ = 2u * ((5u * nv_) + v_3_);
-                            kf_f32x4 a_11_ = xf4_[t1007_];
-                            unsigned t1015_ = (2u * ((5u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_6_ = xf4_[t1015_];
-                            xs_6_[0u] = a_11_.v[0];
-                            xs_6_[4u] = c_6_.v[0];
-                            xs_6_[1u] = a_11_.v[1];
-                            xs_6_[5u] = c_6_.v[1];
-                            xs_6_[2u] = a_11_.v[2];
-                            xs_6_[6u] = c_6_.v[2];
-                            xs_6_[3u] = a_11_.v[3];
-                            xs_6_[7u] = c_6_.v[3];
-                        } else {
-                            unsigned t1035_ = (5u * nv_) + v_3_;
-                            kf_f16x8 a_12_ = xh8_[t1035_];
-                            xs_6_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                            xs_6_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                            xs_6_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                            xs_6_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                            xs_6_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                            xs_6_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                            xs_6_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                            xs_6_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        }
-                        float s_11_ = acc_[5u];
-                        s_11_ = __fmaf_rn(wf_[0u], xs_6_[0u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[1u], xs_6_[1u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[2u], xs_6_[2u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[3u], xs_6_[3u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[4u], xs_6_[4u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[5u], xs_6_[5u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[6u], xs_6_[6u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[7u], xs_6_[7u], s_11_);
-                        acc_[5u] = s_11_;
-                        float s_12_ = acc_[13u];
-                        s_12_ = __fmaf_rn(wf_[8u], xs_6_[0u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[9u], xs_6_[1u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[10u], xs_6_[2u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[11u], xs_6_[3u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[12u], xs_6_[4u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[13u], xs_6_[5u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[14u], xs_6_[6u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[15u], xs_6_[7u], s_12_);
-                        acc_[13u] = s_12_;
+                        unsigned t1035_ = (5u * nv_) + v_3_;
+                        kf_f16x8 a_6_ = xh8_[t1035_];
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        acc_[5u] = __fmaf_rn(wf_[7u], xs_6_[7u], __fmaf_rn(wf_[6u], xs_6_[6u], __fmaf_rn(wf_[5u], xs_6_[5u], __fmaf_rn(wf_[4u], xs_6_[4u], __fmaf_rn(wf_[3u], xs_6_[3u], __fmaf_rn(wf_[2u], xs_6_[2u], __fmaf_rn(wf_[1u], xs_6_[1u], __fmaf_rn(wf_[0u], xs_6_[0u], acc_[5u]))))))));
+                        acc_[13u] = __fmaf_rn(wf_[15u], xs_6_[7u], __fmaf_rn(wf_[14u], xs_6_[6u], __fmaf_rn(wf_[13u], xs_6_[5u], __fmaf_rn(wf_[12u], xs_6_[4u], __fmaf_rn(wf_[11u], xs_6_[3u], __fmaf_rn(wf_[10u], xs_6_[2u], __fmaf_rn(wf_[9u], xs_6_[1u], __fmaf_rn(wf_[8u], xs_6_[0u], acc_[13u]))))))));
                     }
                     if (6u < nb_) {
-                        if (xf32_) {
-                            unsigned t1155_ = 2u * ((6u * nv_) + v_3_);
-                            kf_f32x4 a_13_ = xf4_[t1155_];
-                            unsigned t1163_ = (2u * ((6u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_7_ = xf4_[t1163_];
-                            xs_7_[0u] = a_13_.v[0];
-                            xs_7_[4u] = c_7_.v[0];
-                            xs_7_[1u] = a_13_.v[1];
-                            xs_7_[5u] = c_7_.v[1];
-                            xs_7_[2u] = a_13_.v[2];
-                            xs_7_[6u] = c_7_.v[2];
-                            xs_7_[3u] = a_13_.v[3];
-                            xs_7_[7u] = c_7_.v[3];
-                        } else {
-                            unsigned t1183_ = (6u * nv_) + v_3_;
-                            kf_f16x8 a_14_ = xh8_[t1183_];
-                            xs_7_[0u] = kf_f16_to_f32(a_14_.v[0]);
-                            xs_7_[1u] = kf_f16_to_f32(a_14_.v[1]);
-                            xs_7_[2u] = kf_f16_to_f32(a_14_.v[2]);
-                            xs_7_[3u] = kf_f16_to_f32(a_14_.v[3]);
-                            xs_7_[4u] = kf_f16_to_f32(a_14_.v[4]);
-                            xs_7_[5u] = kf_f16_to_f32(a_14_.v[5]);
-                            xs_7_[6u] = kf_f16_to_f32(a_14_.v[6]);
-                            xs_7_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        }
-                        float s_13_ = acc_[6u];
-                        s_13_ = __fmaf_rn(wf_[0u], xs_7_[0u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[1u], xs_7_[1u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[2u], xs_7_[2u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[3u], xs_7_[3u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[4u], xs_7_[4u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[5u], xs_7_[5u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[6u], xs_7_[6u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[7u], xs_7_[7u], s_13_);
-                        acc_[6u] = s_13_;
-                        float s_14_ = acc_[14u];
-                        s_14_ = __fmaf_rn(wf_[8u], xs_7_[0u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[9u], xs_7_[1u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[10u], xs_7_[2u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[11u], xs_7_[3u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[12u], xs_7_[4u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[13u], xs_7_[5u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[14u], xs_7_[6u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[15u], xs_7_[7u], s_14_);
-                        acc_[14u] = s_14_;
+                        unsigned t1183_ = (6u * nv_) + v_3_;
+                        kf_f16x8 a_7_ = xh8_[t1183_];
+                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        acc_[6u] = __fmaf_rn(wf_[7u], xs_7_[7u], __fmaf_rn(wf_[6u], xs_7_[6u], __fmaf_rn(wf_[5u], xs_7_[5u], __fmaf_rn(wf_[4u], xs_7_[4u], __fmaf_rn(wf_[3u], xs_7_[3u], __fmaf_rn(wf_[2u], xs_7_[2u], __fmaf_rn(wf_[1u], xs_7_[1u], __fmaf_rn(wf_[0u], xs_7_[0u], acc_[6u]))))))));
+                        acc_[14u] = __fmaf_rn(wf_[15u], xs_7_[7u], __fmaf_rn(wf_[14u], xs_7_[6u], __fmaf_rn(wf_[13u], xs_7_[5u], __fmaf_rn(wf_[12u], xs_7_[4u], __fmaf_rn(wf_[11u], xs_7_[3u], __fmaf_rn(wf_[10u], xs_7_[2u], __fmaf_rn(wf_[9u], xs_7_[1u], __fmaf_rn(wf_[8u], xs_7_[0u], acc_[14u]))))))));
                     }
                     if (7u < nb_) {
-                        if (xf32_) {
-                            unsigned t1303_ = 2u * ((7u * nv_) + v_3_);
-                            kf_f32x4 a_15_ = xf4_[t1303_];
-                            unsigned t1311_ = (2u * ((7u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_8_ = xf4_[t1311_];
-                            xs_8_[0u] = a_15_.v[0];
-                            xs_8_[4u] = c_8_.v[0];
-                            xs_8_[1u] = a_15_.v[1];
-                            xs_8_[5u] = c_8_.v[1];
-                            xs_8_[2u] = a_15_.v[2];
-                            xs_8_[6u] = c_8_.v[2];
-                            xs_8_[3u] = a_15_.v[3];
-                            xs_8_[7u] = c_8_.v[3];
-                        } else {
-                            unsigned t1331_ = (7u * nv_) + v_3_;
-                            kf_f16x8 a_16_ = xh8_[t1331_];
-                            xs_8_[0u] = kf_f16_to_f32(a_16_.v[0]);
-                            xs_8_[1u] = kf_f16_to_f32(a_16_.v[1]);
-                            xs_8_[2u] = kf_f16_to_f32(a_16_.v[2]);
-                            xs_8_[3u] = kf_f16_to_f32(a_16_.v[3]);
-                            xs_8_[4u] = kf_f16_to_f32(a_16_.v[4]);
-                            xs_8_[5u] = kf_f16_to_f32(a_16_.v[5]);
-                            xs_8_[6u] = kf_f16_to_f32(a_16_.v[6]);
-                            xs_8_[7u] = kf_f16_to_f32(a_16_.v[7]);
-                        }
-                        float s_15_ = acc_[7u];
-                        s_15_ = __fmaf_rn(wf_[0u], xs_8_[0u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[1u], xs_8_[1u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[2u], xs_8_[2u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[3u], xs_8_[3u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[4u], xs_8_[4u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[5u], xs_8_[5u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[6u], xs_8_[6u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[7u], xs_8_[7u], s_15_);
-                        acc_[7u] = s_15_;
-                        float s_16_ = acc_[15u];
-                        s_16_ = __fmaf_rn(wf_[8u], xs_8_[0u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[9u], xs_8_[1u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[10u], xs_8_[2u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[11u], xs_8_[3u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[12u], xs_8_[4u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[13u], xs_8_[5u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[14u], xs_8_[6u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[15u], xs_8_[7u], s_16_);
-                        acc_[15u] = s_16_;
+                        unsigned t1331_ = (7u * nv_) + v_3_;
+                        kf_f16x8 a_8_ = xh8_[t1331_];
+                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        acc_[7u] = __fmaf_rn(wf_[7u], xs_8_[7u], __fmaf_rn(wf_[6u], xs_8_[6u], __fmaf_rn(wf_[5u], xs_8_[5u], __fmaf_rn(wf_[4u], xs_8_[4u], __fmaf_rn(wf_[3u], xs_8_[3u], __fmaf_rn(wf_[2u], xs_8_[2u], __fmaf_rn(wf_[1u], xs_8_[1u], __fmaf_rn(wf_[0u], xs_8_[0u], acc_[7u]))))))));
+                        acc_[15u] = __fmaf_rn(wf_[15u], xs_8_[7u], __fmaf_rn(wf_[14u], xs_8_[6u], __fmaf_rn(wf_[13u], xs_8_[5u], __fmaf_rn(wf_[12u], xs_8_[4u], __fmaf_rn(wf_[11u], xs_8_[3u], __fmaf_rn(wf_[10u], xs_8_[2u], __fmaf_rn(wf_[9u], xs_8_[1u], __fmaf_rn(wf_[8u], xs_8_[0u], acc_[15u]))))))));
                     }
                 }
                 unsigned v_4_ = (base_ + 32u) + lane_;
                 if (v_4_ < nv_) {
                     kf_u32x4 t1450_ = wr_[2u];
                     kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t1450_);
-                    kf_u32x4 t1453_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1453_);
-                    float t1457_ = kf_bf16_to_f32(wb_3_.v[0]);
-                    float t1459_ = kf_f16_to_f32(wh_3_.v[0]);
-                    wf_2_[0u] = wbf_ ? t1457_ : t1459_;
-                    float t1463_ = kf_bf16_to_f32(wb_3_.v[1]);
-                    float t1465_ = kf_f16_to_f32(wh_3_.v[1]);
-                    wf_2_[1u] = wbf_ ? t1463_ : t1465_;
-                    float t1469_ = kf_bf16_to_f32(wb_3_.v[2]);
-                    float t1471_ = kf_f16_to_f32(wh_3_.v[2]);
-                    wf_2_[2u] = wbf_ ? t1469_ : t1471_;
-                    float t1475_ = kf_bf16_to_f32(wb_3_.v[3]);
-                    float t1477_ = kf_f16_to_f32(wh_3_.v[3]);
-                    wf_2_[3u] = wbf_ ? t1475_ : t1477_;
-                    float t1481_ = kf_bf16_to_f32(wb_3_.v[4]);
-                    float t1483_ = kf_f16_to_f32(wh_3_.v[4]);
-                    wf_2_[4u] = wbf_ ? t1481_ : t1483_;
-                    float t1487_ = kf_bf16_to_f32(wb_3_.v[5]);
-                    float t1489_ = kf_f16_to_f32(wh_3_.v[5]);
-                    wf_2_[5u] = wbf_ ? t1487_ : t1489_;
-                    float t1493_ = kf_bf16_to_f32(wb_3_.v[6]);
-                    float t1495_ = kf_f16_to_f32(wh_3_.v[6]);
-                    wf_2_[6u] = wbf_ ? t1493_ : t1495_;
-                    float t1499_ = kf_bf16_to_f32(wb_3_.v[7]);
-                    float t1501_ = kf_f16_to_f32(wh_3_.v[7]);
-                    wf_2_[7u] = wbf_ ? t1499_ : t1501_;
+                    wf_2_[0u] = kf_f16_to_f32(wh_3_.v[0]);
+                    wf_2_[1u] = kf_f16_to_f32(wh_3_.v[1]);
+                    wf_2_[2u] = kf_f16_to_f32(wh_3_.v[2]);
+                    wf_2_[3u] = kf_f16_to_f32(wh_3_.v[3]);
+                    wf_2_[4u] = kf_f16_to_f32(wh_3_.v[4]);
+                    wf_2_[5u] = kf_f16_to_f32(wh_3_.v[5]);
+                    wf_2_[6u] = kf_f16_to_f32(wh_3_.v[6]);
+                    wf_2_[7u] = kf_f16_to_f32(wh_3_.v[7]);
                     kf_u32x4 t1504_ = wr_[3u];
                     kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t1504_);
-                    kf_u32x4 t1507_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1507_);
-                    float t1511_ = kf_bf16_to_f32(wb_4_.v[0]);
-                    float t1513_ = kf_f16_to_f32(wh_4_.v[0]);
-                    wf_2_[8u] = wbf_ ? t1511_ : t1513_;
-                    float t1517_ = kf_bf16_to_f32(wb_4_.v[1]);
-                    float t1519_ = kf_f16_to_f32(wh_4_.v[1]);
-                    wf_2_[9u] = wbf_ ? t1517_ : t1519_;
-                    float t1523_ = kf_bf16_to_f32(wb_4_.v[2]);
-                    float t1525_ = kf_f16_to_f32(wh_4_.v[2]);
-                    wf_2_[10u] = wbf_ ? t1523_ : t1525_;
-                    float t1529_ = kf_bf16_to_f32(wb_4_.v[3]);
-                    float t1531_ = kf_f16_to_f32(wh_4_.v[3]);
-                    wf_2_[11u] = wbf_ ? t1529_ : t1531_;
-                    float t1535_ = kf_bf16_to_f32(wb_4_.v[4]);
-                    float t1537_ = kf_f16_to_f32(wh_4_.v[4]);
-                    wf_2_[12u] = wbf_ ? t1535_ : t1537_;
-                    float t1541_ = kf_bf16_to_f32(wb_4_.v[5]);
-                    float t1543_ = kf_f16_to_f32(wh_4_.v[5]);
-                    wf_2_[13u] = wbf_ ? t1541_ : t1543_;
-                    float t1547_ = kf_bf16_to_f32(wb_4_.v[6]);
-                    float t1549_ = kf_f16_to_f32(wh_4_.v[6]);
-                    wf_2_[14u] = wbf_ ? t1547_ : t1549_;
-                    float t1553_ = kf_bf16_to_f32(wb_4_.v[7]);
-                    float t1555_ = kf_f16_to_f32(wh_4_.v[7]);
-                    wf_2_[15u] = wbf_ ? t1553_ : t1555_;
+                    wf_2_[8u] = kf_f16_to_f32(wh_4_.v[0]);
+                    wf_2_[9u] = kf_f16_to_f32(wh_4_.v[1]);
+                    wf_2_[10u] = kf_f16_to_f32(wh_4_.v[2]);
+                    wf_2_[11u] = kf_f16_to_f32(wh_4_.v[3]);
+                    wf_2_[12u] = kf_f16_to_f32(wh_4_.v[4]);
+                    wf_2_[13u] = kf_f16_to_f32(wh_4_.v[5]);
+                    wf_2_[14u] = kf_f16_to_f32(wh_4_.v[6]);
+                    wf_2_[15u] = kf_f16_to_f32(wh_4_.v[7]);
                     if (0u < nb_) {
-                        if (xf32_) {
-                            unsigned t1563_ = 2u * ((0u * nv_) + v_4_);
-                            kf_f32x4 a_17_ = xf4_[t1563_];
-                            unsigned t1571_ = (2u * ((0u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_9_ = xf4_[t1571_];
-                            xs_9_[0u] = a_17_.v[0];
-                            xs_9_[4u] = c_9_.v[0];
-                            xs_9_[1u] = a_17_.v[1];
-                            xs_9_[5u] = c_9_.v[1];
-                            xs_9_[2u] = a_17_.v[2];
-                            xs_9_[6u] = c_9_.v[2];
-                            xs_9_[3u] = a_17_.v[3];
-                            xs_9_[7u] = c_9_.v[3];
-                        } else {
-                            unsigned t1591_ = (0u * nv_) + v_4_;
-                            kf_f16x8 a_18_ = xh8_[t1591_];
-                            xs_9_[0u] = kf_f16_to_f32(a_18_.v[0]);
-                            xs_9_[1u] = kf_f16_to_f32(a_18_.v[1]);
-                            xs_9_[2u] = kf_f16_to_f32(a_18_.v[2]);
-                            xs_9_[3u] = kf_f16_to_f32(a_18_.v[3]);
-                            xs_9_[4u] = kf_f16_to_f32(a_18_.v[4]);
-                            xs_9_[5u] = kf_f16_to_f32(a_18_.v[5]);
-                            xs_9_[6u] = kf_f16_to_f32(a_18_.v[6]);
-                            xs_9_[7u] = kf_f16_to_f32(a_18_.v[7]);
-                        }
-                        float s_17_ = acc_[0u];
-                        s_17_ = __fmaf_rn(wf_2_[0u], xs_9_[0u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[1u], xs_9_[1u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[2u], xs_9_[2u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[3u], xs_9_[3u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[4u], xs_9_[4u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[5u], xs_9_[5u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[6u], xs_9_[6u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[7u], xs_9_[7u], s_17_);
-                        acc_[0u] = s_17_;
-                        float s_18_ = acc_[8u];
-                        s_18_ = __fmaf_rn(wf_2_[8u], xs_9_[0u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[9u], xs_9_[1u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[10u], xs_9_[2u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[11u], xs_9_[3u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[12u], xs_9_[4u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[13u], xs_9_[5u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[14u], xs_9_[6u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[15u], xs_9_[7u], s_18_);
-                        acc_[8u] = s_18_;
+                        kf_f16x8 a_9_ = xh8_[v_4_];
+                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        acc_[0u] = __fmaf_rn(wf_2_[7u], xs_9_[7u], __fmaf_rn(wf_2_[6u], xs_9_[6u], __fmaf_rn(wf_2_[5u], xs_9_[5u], __fmaf_rn(wf_2_[4u], xs_9_[4u], __fmaf_rn(wf_2_[3u], xs_9_[3u], __fmaf_rn(wf_2_[2u], xs_9_[2u], __fmaf_rn(wf_2_[1u], xs_9_[1u], __fmaf_rn(wf_2_[0u], xs_9_[0u], acc_[0u]))))))));
+                        acc_[8u] = __fmaf_rn(wf_2_[15u], xs_9_[7u], __fmaf_rn(wf_2_[14u], xs_9_[6u], __fmaf_rn(wf_2_[13u], xs_9_[5u], __fmaf_rn(wf_2_[12u], xs_9_[4u], __fmaf_rn(wf_2_[11u], xs_9_[3u], __fmaf_rn(wf_2_[10u], xs_9_[2u], __fmaf_rn(wf_2_[9u], xs_9_[1u], __fmaf_rn(wf_2_[8u], xs_9_[0u], acc_[8u]))))))));
                     }
                     if (1u < nb_) {
-                        if (xf32_) {
-                            unsigned t1711_ = 2u * ((1u * nv_) + v_4_);
-                            kf_f32x4 a_19_ = xf4_[t1711_];
-                            unsigned t1719_ = (2u * ((1u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_10_ = xf4_[t1719_];
-                            xs_10_[0u] = a_19_.v[0];
-                            xs_10_[4u] = c_10_.v[0];
-                            xs_10_[1u] = a_19_.v[1];
-                            xs_10_[5u] = c_10_.v[1];
-                            xs_10_[2u] = a_19_.v[2];
-                            xs_10_[6u] = c_10_.v[2];
-                            xs_10_[3u] = a_19_.v[3];
-                            xs_10_[7u] = c_10_.v[3];
-                        } else {
-                            unsigned t1739_ = (1u * nv_) + v_4_;
-                            kf_f16x8 a_20_ = xh8_[t1739_];
-                            xs_10_[0u] = kf_f16_to_f32(a_20_.v[0]);
-                            xs_10_[1u] = kf_f16_to_f32(a_20_.v[1]);
-                            xs_10_[2u] = kf_f16_to_f32(a_20_.v[2]);
-                            xs_10_[3u] = kf_f16_to_f32(a_20_.v[3]);
-                            xs_10_[4u] = kf_f16_to_f32(a_20_.v[4]);
-                            xs_10_[5u] = kf_f16_to_f32(a_20_.v[5]);
-                            xs_10_[6u] = kf_f16_to_f32(a_20_.v[6]);
-                            xs_10_[7u] = kf_f16_to_f32(a_20_.v[7]);
-                        }
-                        float s_19_ = acc_[1u];
-                        s_19_ = __fmaf_rn(wf_2_[0u], xs_10_[0u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[1u], xs_10_[1u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[2u], xs_10_[2u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[3u], xs_10_[3u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[4u], xs_10_[4u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[5u], xs_10_[5u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[6u], xs_10_[6u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[7u], xs_10_[7u], s_19_);
-                        acc_[1u] = s_19_;
-                        float s_20_ = acc_[9u];
-                        s_20_ = __fmaf_rn(wf_2_[8u], xs_10_[0u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[9u], xs_10_[1u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[10u], xs_10_[2u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[11u], xs_10_[3u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[12u], xs_10_[4u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[13u], xs_10_[5u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[14u], xs_10_[6u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[15u], xs_10_[7u], s_20_);
-                        acc_[9u] = s_20_;
+                        unsigned t1739_ = nv_ + v_4_;
+                        kf_f16x8 a_10_ = xh8_[t1739_];
+                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
+                        acc_[1u] = __fmaf_rn(wf_2_[7u], xs_10_[7u], __fmaf_rn(wf_2_[6u], xs_10_[6u], __fmaf_rn(wf_2_[5u], xs_10_[5u], __fmaf_rn(wf_2_[4u], xs_10_[4u], __fmaf_rn(wf_2_[3u], xs_10_[3u], __fmaf_rn(wf_2_[2u], xs_10_[2u], __fmaf_rn(wf_2_[1u], xs_10_[1u], __fmaf_rn(wf_2_[0u], xs_10_[0u], acc_[1u]))))))));
+                        acc_[9u] = __fmaf_rn(wf_2_[15u], xs_10_[7u], __fmaf_rn(wf_2_[14u], xs_10_[6u], __fmaf_rn(wf_2_[13u], xs_10_[5u], __fmaf_rn(wf_2_[12u], xs_10_[4u], __fmaf_rn(wf_2_[11u], xs_10_[3u], __fmaf_rn(wf_2_[10u], xs_10_[2u], __fmaf_rn(wf_2_[9u], xs_10_[1u], __fmaf_rn(wf_2_[8u], xs_10_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        if (xf32_) {
-                            unsigned t1859_ = 2u * ((2u * nv_) + v_4_);
-                            kf_f32x4 a_21_ = xf4_[t1859_];
-                            unsigned t1867_ = (2u * ((2u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_11_ = xf4_[t1867_];
-                            xs_11_[0u] = a_21_.v[0];
-                            xs_11_[4u] = c_11_.v[0];
-                            xs_11_[1u] = a_21_.v[1];
-                            xs_11_[5u] = c_11_.v[1];
-                            xs_11_[2u] = a_21_.v[2];
-                            xs_11_[6u] = c_11_.v[2];
-                            xs_11_[3u] = a_21_.v[3];
-                            xs_11_[7u] = c_11_.v[3];
-                        } else {
-                            unsigned t1887_ = (2u * nv_) + v_4_;
-                            kf_f16x8 a_22_ = xh8_[t1887_];
-                            xs_11_[0u] = kf_f16_to_f32(a_22_.v[0]);
-                            xs_11_[1u] = kf_f16_to_f32(a_22_.v[1]);
-                            xs_11_[2u] = kf_f16_to_f32(a_22_.v[2]);
-                            xs_11_[3u] = kf_f16_to_f32(a_22_.v[3]);
-                            xs_11_[4u] = kf_f16_to_f32(a_22_.v[4]);
-                            xs_11_[5u] = kf_f16_to_f32(a_22_.v[5]);
-                            xs_11_[6u] = kf_f16_to_f32(a_22_.v[6]);
-                            xs_11_[7u] = kf_f16_to_f32(a_22_.v[7]);
-                        }
-                        float s_21_ = acc_[2u];
-                        s_21_ = __fmaf_rn(wf_2_[0u], xs_11_[0u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[1u], xs_11_[1u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[2u], xs_11_[2u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[3u], xs_11_[3u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[4u], xs_11_[4u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[5u], xs_11_[5u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[6u], xs_11_[6u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[7u], xs_11_[7u], s_21_);
-                        acc_[2u] = s_21_;
-                        float s_22_ = acc_[10u];
-                        s_22_ = __fmaf_rn(wf_2_[8u], xs_11_[0u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[9u], xs_11_[1u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[10u], xs_11_[2u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[11u], xs_11_[3u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[12u], xs_11_[4u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[13u], xs_11_[5u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[14u], xs_11_[6u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[15u], xs_11_[7u], s_22_);
-                        acc_[10u] = s_22_;
+                        unsigned t1887_ = (nv_ << 1u) + v_4_;
+                        kf_f16x8 a_11_ = xh8_[t1887_];
+                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        acc_[2u] = __fmaf_rn(wf_2_[7u], xs_11_[7u], __fmaf_rn(wf_2_[6u], xs_11_[6u], __fmaf_rn(wf_2_[5u], xs_11_[5u], __fmaf_rn(wf_2_[4u], xs_11_[4u], __fmaf_rn(wf_2_[3u], xs_11_[3u], __fmaf_rn(wf_2_[2u], xs_11_[2u], __fmaf_rn(wf_2_[1u], xs_11_[1u], __fmaf_rn(wf_2_[0u], xs_11_[0u], acc_[2u]))))))));
+                        acc_[10u] = __fmaf_rn(wf_2_[15u], xs_11_[7u], __fmaf_rn(wf_2_[14u], xs_11_[6u], __fmaf_rn(wf_2_[13u], xs_11_[5u], __fmaf_rn(wf_2_[12u], xs_11_[4u], __fmaf_rn(wf_2_[11u], xs_11_[3u], __fmaf_rn(wf_2_[10u], xs_11_[2u], __fmaf_rn(wf_2_[9u], xs_11_[1u], __fmaf_rn(wf_2_[8u], xs_11_[0u], acc_[10u]))))))));
                     }
                     if (3u < nb_) {
-                        if (xf32_) {
-                            unsigned t2007_ = 2u * ((3u * nv_) + v_4_);
-                            kf_f32x4 a_23_ = xf4_[t2007_];
-                            unsigned t2015_ = (2u * ((3u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_12_ = xf4_[t2015_];
-                            xs_12_[0u] = a_23_.v[0];
-                            xs_12_[4u] = c_12_.v[0];
-                            xs_12_[1u] = a_23_.v[1];
-                            xs_12_[5u] = c_12_.v[1];
-                            xs_12_[2u] = a_23_.v[2];
-                            xs_12_[6u] = c_12_.v[2];
-                            xs_12_[3u] = a_23_.v[3];
-                            xs_12_[7u] = c_12_.v[3];
-                        } else {
-                            unsigned t2035_ = (3u * nv_) + v_4_;
-                            kf_f16x8 a_24_ = xh8_[t2035_];
-                            xs_12_[0u] = kf_f16_to_f32(a_24_.v[0]);
-                            xs_12_[1u] = kf_f16_to_f32(a_24_.v[1]);
-                            xs_12_[2u] = kf_f16_to_f32(a_24_.v[2]);
-                            xs_12_[3u] = kf_f16_to_f32(a_24_.v[3]);
-                            xs_12_[4u] = kf_f16_to_f32(a_24_.v[4]);
-                            xs_12_[5u] = kf_f16_to_f32(a_24_.v[5]);
-                            xs_12_[6u] = kf_f16_to_f32(a_24_.v[6]);
-                            xs_12_[7u] = kf_f16_to_f32(a_24_.v[7]);
-                        }
-                        float s_23_ = acc_[3u];
-                        s_23_ = __fmaf_rn(wf_2_[0u], xs_12_[0u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[1u], xs_12_[1u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[2u], xs_12_[2u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[3u], xs_12_[3u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[4u], xs_12_[4u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[5u], xs_12_[5u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[6u], xs_12_[6u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[7u], xs_12_[7u], s_23_);
-                        acc_[3u] = s_23_;
-                        float s_24_ = acc_[11u];
-                        s_24_ = __fmaf_rn(wf_2_[8u], xs_12_[0u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[9u], xs_12_[1u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[10u], xs_12_[2u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[11u], xs_12_[3u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[12u], xs_12_[4u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[13u], xs_12_[5u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[14u], xs_12_[6u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[15u], xs_12_[7u], s_24_);
-                        acc_[11u] = s_24_;
+                        unsigned t2035_ = (3u * nv_) + v_4_;
+                        kf_f16x8 a_12_ = xh8_[t2035_];
+                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        acc_[3u] = __fmaf_rn(wf_2_[7u], xs_12_[7u], __fmaf_rn(wf_2_[6u], xs_12_[6u], __fmaf_rn(wf_2_[5u], xs_12_[5u], __fmaf_rn(wf_2_[4u], xs_12_[4u], __fmaf_rn(wf_2_[3u], xs_12_[3u], __fmaf_rn(wf_2_[2u], xs_12_[2u], __fmaf_rn(wf_2_[1u], xs_12_[1u], __fmaf_rn(wf_2_[0u], xs_12_[0u], acc_[3u]))))))));
+                        acc_[11u] = __fmaf_rn(wf_2_[15u], xs_12_[7u], __fmaf_rn(wf_2_[14u], xs_12_[6u], __fmaf_rn(wf_2_[13u], xs_12_[5u], __fmaf_rn(wf_2_[12u], xs_12_[4u], __fmaf_rn(wf_2_[11u], xs_12_[3u], __fmaf_rn(wf_2_[10u], xs_12_[2u], __fmaf_rn(wf_2_[9u], xs_12_[1u], __fmaf_rn(wf_2_[8u], xs_12_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        if (xf32_) {
-                            unsigned t2155_ = 2u * ((4u * nv_) + v_4_);
-                            kf_f32x4 a_25_ = xf4_[t2155_];
-                            unsigned t2163_ = (2u * ((4u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_13_ = xf4_[t2163_];
-                            xs_13_[0u] = a_25_.v[0];
-                            xs_13_[4u] = c_13_.v[0];
-                            xs_13_[1u] = a_25_.v[1];
-                            xs_13_[5u] = c_13_.v[1];
-                            xs_13_[2u] = a_25_.v[2];
-                            xs_13_[6u] = c_13_.v[2];
-                            xs_13_[3u] = a_25_.v[3];
-                            xs_13_[7u] = c_13_.v[3];
-                        } else {
-                            unsigned t2183_ = (4u * nv_) + v_4_;
-                            kf_f16x8 a_26_ = xh8_[t2183_];
-                            xs_13_[0u] = kf_f16_to_f32(a_26_.v[0]);
-                            xs_13_[1u] = kf_f16_to_f32(a_26_.v[1]);
-                            xs_13_[2u] = kf_f16_to_f32(a_26_.v[2]);
-                            xs_13_[3u] = kf_f16_to_f32(a_26_.v[3]);
-                            xs_13_[4u] = kf_f16_to_f32(a_26_.v[4]);
-                            xs_13_[5u] = kf_f16_to_f32(a_26_.v[5]);
-                            xs_13_[6u] = kf_f16_to_f32(a_26_.v[6]);
-                            xs_13_[7u] = kf_f16_to_f32(a_26_.v[7]);
-                        }
-                        float s_25_ = acc_[4u];
-                        s_25_ = __fmaf_rn(wf_2_[0u], xs_13_[0u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[1u], xs_13_[1u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[2u], xs_13_[2u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[3u], xs_13_[3u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[4u], xs_13_[4u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[5u], xs_13_[5u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[6u], xs_13_[6u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[7u], xs_13_[7u], s_25_);
-                        acc_[4u] = s_25_;
-                        float s_26_ = acc_[12u];
-                        s_26_ = __fmaf_rn(wf_2_[8u], xs_13_[0u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[9u], xs_13_[1u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[10u], xs_13_[2u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[11u], xs_13_[3u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[12u], xs_13_[4u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[13u], xs_13_[5u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[14u], xs_13_[6u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[15u], xs_13_[7u], s_26_);
-                        acc_[12u] = s_26_;
+                        unsigned t2183_ = (nv_ << 2u) + v_4_;
+                        kf_f16x8 a_13_ = xh8_[t2183_];
+                        xs_13_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_13_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_13_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_13_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_13_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_13_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_13_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_13_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        acc_[4u] = __fmaf_rn(wf_2_[7u], xs_13_[7u], __fmaf_rn(wf_2_[6u], xs_13_[6u], __fmaf_rn(wf_2_[5u], xs_13_[5u], __fmaf_rn(wf_2_[4u], xs_13_[4u], __fmaf_rn(wf_2_[3u], xs_13_[3u], __fmaf_rn(wf_2_[2u], xs_13_[2u], __fmaf_rn(wf_2_[1u], xs_13_[1u], __fmaf_rn(wf_2_[0u], xs_13_[0u], acc_[4u]))))))));
+                        acc_[12u] = __fmaf_rn(wf_2_[15u], xs_13_[7u], __fmaf_rn(wf_2_[14u], xs_13_[6u], __fmaf_rn(wf_2_[13u], xs_13_[5u], __fmaf_rn(wf_2_[12u], xs_13_[4u], __fmaf_rn(wf_2_[11u], xs_13_[3u], __fmaf_rn(wf_2_[10u], xs_13_[2u], __fmaf_rn(wf_2_[9u], xs_13_[1u], __fmaf_rn(wf_2_[8u], xs_13_[0u], acc_[12u]))))))));
                     }
                     if (5u < nb_) {
-                        if (xf32_) {
-                            unsigned t2303_ = 2u * ((5u * nv_) + v_4_);
-                            kf_f32x4 a_27_ = xf4_[t2303_];
-                            unsigned t2311_ = (2u * ((5u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_14_ = xf4_[t2311_];
-                            xs_14_[0u] = a_27_.v[0];
-                            xs_14_[4u] = c_14_.v[0];
-                            xs_14_[1u] = a_27_.v[1];
-                            xs_14_[5u] = c_14_.v[1];
-                            xs_14_[2u] = a_27_.v[2];
-                            xs_14_[6u] = c_14_.v[2];
-                            xs_14_[3u] = a_27_.v[3];
-                            xs_14_[7u] = c_14_.v[3];
-                        } else {
-                            unsigned t2331_ = (5u * nv_) + v_4_;
-                            kf_f16x8 a_28_ = xh8_[t2331_];
-                            xs_14_[0u] = kf_f16_to_f32(a_28_.v[0]);
-                            xs_14_[1u] = kf_f16_to_f32(a_28_.v[1]);
-                            xs_14_[2u] = kf_f16_to_f32(a_28_.v[2]);
-                            xs_14_[3u] = kf_f16_to_f32(a_28_.v[3]);
-                            xs_14_[4u] = kf_f16_to_f32(a_28_.v[4]);
-                            xs_14_[5u] = kf_f16_to_f32(a_28_.v[5]);
-                            xs_14_[6u] = kf_f16_to_f32(a_28_.v[6]);
-                            xs_14_[7u] = kf_f16_to_f32(a_28_.v[7]);
-                        }
-                        float s_27_ = acc_[5u];
-                        s_27_ = __fmaf_rn(wf_2_[0u], xs_14_[0u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[1u], xs_14_[1u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[2u], xs_14_[2u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[3u], xs_14_[3u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[4u], xs_14_[4u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[5u], xs_14_[5u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[6u], xs_14_[6u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[7u], xs_14_[7u], s_27_);
-                        acc_[5u] = s_27_;
-                        float s_28_ = acc_[13u];
-                        s_28_ = __fmaf_rn(wf_2_[8u], xs_14_[0u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[9u], xs_14_[1u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[10u], xs_14_[2u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[11u], xs_14_[3u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[12u], xs_14_[4u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[13u], xs_14_[5u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[14u], xs_14_[6u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[15u], xs_14_[7u], s_28_);
-                        acc_[13u] = s_28_;
+                        unsigned t2331_ = (5u * nv_) + v_4_;
+                        kf_f16x8 a_14_ = xh8_[t2331_];
+                        xs_14_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_14_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_14_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_14_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_14_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_14_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_14_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_14_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        acc_[5u] = __fmaf_rn(wf_2_[7u], xs_14_[7u], __fmaf_rn(wf_2_[6u], xs_14_[6u], __fmaf_rn(wf_2_[5u], xs_14_[5u], __fmaf_rn(wf_2_[4u], xs_14_[4u], __fmaf_rn(wf_2_[3u], xs_14_[3u], __fmaf_rn(wf_2_[2u], xs_14_[2u], __fmaf_rn(wf_2_[1u], xs_14_[1u], __fmaf_rn(wf_2_[0u], xs_14_[0u], acc_[5u]))))))));
+                        acc_[13u] = __fmaf_rn(wf_2_[15u], xs_14_[7u], __fmaf_rn(wf_2_[14u], xs_14_[6u], __fmaf_rn(wf_2_[13u], xs_14_[5u], __fmaf_rn(wf_2_[12u], xs_14_[4u], __fmaf_rn(wf_2_[11u], xs_14_[3u], __fmaf_rn(wf_2_[10u], xs_14_[2u], __fmaf_rn(wf_2_[9u], xs_14_[1u], __fmaf_rn(wf_2_[8u], xs_14_[0u], acc_[13u]))))))));
                     }
                     if (6u < nb_) {
-                        if (xf32_) {
-                            unsigned t2451_ = 2u * ((6u * nv_) + v_4_);
-                            kf_f32x4 a_29_ = xf4_[t2451_];
-                            unsigned t2459_ = (2u * ((6u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_15_ = xf4_[t2459_];
-                            xs_15_[0u] = a_29_.v[0];
-                            xs_15_[4u] = c_15_.v[0];
-                            xs_15_[1u] = a_29_.v[1];
-                            xs_15_[5u] = c_15_.v[1];
-                            xs_15_[2u] = a_29_.v[2];
-                            xs_15_[6u] = c_15_.v[2];
-                            xs_15_[3u] = a_29_.v[3];
-                            xs_15_[7u] = c_15_.v[3];
-                        } else {
-                            unsigned t2479_ = (6u * nv_) + v_4_;
-                            kf_f16x8 a_30_ = xh8_[t2479_];
-                            xs_15_[0u] = kf_f16_to_f32(a_30_.v[0]);
-                            xs_15_[1u] = kf_f16_to_f32(a_30_.v[1]);
-                            xs_15_[2u] = kf_f16_to_f32(a_30_.v[2]);
-                            xs_15_[3u] = kf_f16_to_f32(a_30_.v[3]);
-                            xs_15_[4u] = kf_f16_to_f32(a_30_.v[4]);
-                            xs_15_[5u] = kf_f16_to_f32(a_30_.v[5]);
-                            xs_15_[6u] = kf_f16_to_f32(a_30_.v[6]);
-                            xs_15_[7u] = kf_f16_to_f32(a_30_.v[7]);
-                        }
-                        float s_29_ = acc_[6u];
-                        s_29_ = __fmaf_rn(wf_2_[0u], xs_15_[0u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[1u], xs_15_[1u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[2u], xs_15_[2u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[3u], xs_15_[3u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[4u], xs_15_[4u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[5u], xs_15_[5u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[6u], xs_15_[6u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[7u], xs_15_[7u], s_29_);
-                        acc_[6u] = s_29_;
-                        float s_30_ = acc_[14u];
-                        s_30_ = __fmaf_rn(wf_2_[8u], xs_15_[0u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[9u], xs_15_[1u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[10u], xs_15_[2u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[11u], xs_15_[3u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[12u], xs_15_[4u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[13u], xs_15_[5u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[14u], xs_15_[6u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[15u], xs_15_[7u], s_30_);
-                        acc_[14u] = s_30_;
+                        unsigned t2479_ = (6u * nv_) + v_4_;
+                        kf_f16x8 a_15_ = xh8_[t2479_];
+                        xs_15_[0u] = kf_f16_to_f32(a_15_.v[0]);
+                        xs_15_[1u] = kf_f16_to_f32(a_15_.v[1]);
+                        xs_15_[2u] = kf_f16_to_f32(a_15_.v[2]);
+                        xs_15_[3u] = kf_f16_to_f32(a_15_.v[3]);
+                        xs_15_[4u] = kf_f16_to_f32(a_15_.v[4]);
+                        xs_15_[5u] = kf_f16_to_f32(a_15_.v[5]);
+                        xs_15_[6u] = kf_f16_to_f32(a_15_.v[6]);
+                        xs_15_[7u] = kf_f16_to_f32(a_15_.v[7]);
+                        acc_[6u] = __fmaf_rn(wf_2_[7u], xs_15_[7u], __fmaf_rn(wf_2_[6u], xs_15_[6u], __fmaf_rn(wf_2_[5u], xs_15_[5u], __fmaf_rn(wf_2_[4u], xs_15_[4u], __fmaf_rn(wf_2_[3u], xs_15_[3u], __fmaf_rn(wf_2_[2u], xs_15_[2u], __fmaf_rn(wf_2_[1u], xs_15_[1u], __fmaf_rn(wf_2_[0u], xs_15_[0u], acc_[6u]))))))));
+                        acc_[14u] = __fmaf_rn(wf_2_[15u], xs_15_[7u], __fmaf_rn(wf_2_[14u], xs_15_[6u], __fmaf_rn(wf_2_[13u], xs_15_[5u], __fmaf_rn(wf_2_[12u], xs_15_[4u], __fmaf_rn(wf_2_[11u], xs_15_[3u], __fmaf_rn(wf_2_[10u], xs_15_[2u], __fmaf_rn(wf_2_[9u], xs_15_[1u], __fmaf_rn(wf_2_[8u], xs_15_[0u], acc_[14u]))))))));
                     }
                     if (7u < nb_) {
-                        if (xf32_) {
-                            unsigned t2599_ = 2u * ((7u * nv_) + v_4_);
-                            kf_f32x4 a_31_ = xf4_[t2599_];
-                            unsigned t2607_ = (2u * ((7u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_16_ = xf4_[t2607_];
-                            xs_16_[0u] = a_31_.v[0];
-                            xs_16_[4u] = c_16_.v[0];
-                            xs_16_[1u] = a_31_.v[1];
-                            xs_16_[5u] = c_16_.v[1];
-                            xs_16_[2u] = a_31_.v[2];
-                            xs_16_[6u] = c_16_.v[2];
-                            xs_16_[3u] = a_31_.v[3];
-                            xs_16_[7u] = c_16_.v[3];
-                        } else {
-                            unsigned t2627_ = (7u * nv_) + v_4_;
-                            kf_f16x8 a_32_ = xh8_[t2627_];
-                            xs_16_[0u] = kf_f16_to_f32(a_32_.v[0]);
-                            xs_16_[1u] = kf_f16_to_f32(a_32_.v[1]);
-                            xs_16_[2u] = kf_f16_to_f32(a_32_.v[2]);
-                            xs_16_[3u] = kf_f16_to_f32(a_32_.v[3]);
-                            xs_16_[4u] = kf_f16_to_f32(a_32_.v[4]);
-                            xs_16_[5u] = kf_f16_to_f32(a_32_.v[5]);
-                            xs_16_[6u] = kf_f16_to_f32(a_32_.v[6]);
-                            xs_16_[7u] = kf_f16_to_f32(a_32_.v[7]);
-                        }
-                        float s_31_ = acc_[7u];
-                        s_31_ = __fmaf_rn(wf_2_[0u], xs_16_[0u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[1u], xs_16_[1u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[2u], xs_16_[2u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[3u], xs_16_[3u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[4u], xs_16_[4u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[5u], xs_16_[5u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[6u], xs_16_[6u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[7u], xs_16_[7u], s_31_);
-                        acc_[7u] = s_31_;
-                        float s_32_ = acc_[15u];
-                        s_32_ = __fmaf_rn(wf_2_[8u], xs_16_[0u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[9u], xs_16_[1u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[10u], xs_16_[2u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[11u], xs_16_[3u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[12u], xs_16_[4u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[13u], xs_16_[5u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[14u], xs_16_[6u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[15u], xs_16_[7u], s_32_);
-                        acc_[15u] = s_32_;
+                        unsigned t2627_ = (7u * nv_) + v_4_;
+                        kf_f16x8 a_16_ = xh8_[t2627_];
+                        xs_16_[0u] = kf_f16_to_f32(a_16_.v[0]);
+                        xs_16_[1u] = kf_f16_to_f32(a_16_.v[1]);
+                        xs_16_[2u] = kf_f16_to_f32(a_16_.v[2]);
+                        xs_16_[3u] = kf_f16_to_f32(a_16_.v[3]);
+                        xs_16_[4u] = kf_f16_to_f32(a_16_.v[4]);
+                        xs_16_[5u] = kf_f16_to_f32(a_16_.v[5]);
+                        xs_16_[6u] = kf_f16_to_f32(a_16_.v[6]);
+                        xs_16_[7u] = kf_f16_to_f32(a_16_.v[7]);
+                        acc_[7u] = __fmaf_rn(wf_2_[7u], xs_16_[7u], __fmaf_rn(wf_2_[6u], xs_16_[6u], __fmaf_rn(wf_2_[5u], xs_16_[5u], __fmaf_rn(wf_2_[4u], xs_16_[4u], __fmaf_rn(wf_2_[3u], xs_16_[3u], __fmaf_rn(wf_2_[2u], xs_16_[2u], __fmaf_rn(wf_2_[1u], xs_16_[1u], __fmaf_rn(wf_2_[0u], xs_16_[0u], acc_[7u]))))))));
+                        acc_[15u] = __fmaf_rn(wf_2_[15u], xs_16_[7u], __fmaf_rn(wf_2_[14u], xs_16_[6u], __fmaf_rn(wf_2_[13u], xs_16_[5u], __fmaf_rn(wf_2_[12u], xs_16_[4u], __fmaf_rn(wf_2_[11u], xs_16_[3u], __fmaf_rn(wf_2_[10u], xs_16_[2u], __fmaf_rn(wf_2_[9u], xs_16_[1u], __fmaf_rn(wf_2_[8u], xs_16_[0u], acc_[15u]))))))));
                     }
                 }
             }
         } else {
-            for (unsigned c_17_ = lane_; c_17_ < k_; c_17_ = c_17_ + 32u) {
-                unsigned i_ = (row_[0u] * k_) + c_17_;
+            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
+                unsigned i_ = (row_[0u] * k_) + c_;
                 unsigned short u_ = w16_[i_];
-                float t2752_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
-                float t2754_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
-                wcol_[0u] = wbf_ ? t2752_ : t2754_;
-                unsigned i_2_ = (row_[1u] * k_) + c_17_;
+                wcol_[0u] = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
+                unsigned i_2_ = (row_[1u] * k_) + c_;
                 unsigned short u_2_ = w16_[i_2_];
-                float t2763_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
-                float t2765_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
-                wcol_[1u] = wbf_ ? t2763_ : t2765_;
+                wcol_[1u] = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
                 if (0u < nb_) {
-                    unsigned i_3_ = (0u * k_) + c_17_;
-                    float v_5_ = 0.0f;
-                    if (xf32_) {
-                        v_5_ = xf_[i_3_];
-                    } else {
-                        v_5_ = kf_f16_to_f32(x_[i_3_]);
-                    }
-                    float xe_ = v_5_;
-                    acc_[0u] = __fmaf_rn(wcol_[0u], xe_, acc_[0u]);
-                    acc_[8u] = __fmaf_rn(wcol_[1u], xe_, acc_[8u]);
+                    float t2776_ = kf_f16_to_f32(x_[c_]);
+                    acc_[0u] = __fmaf_rn(wcol_[0u], t2776_, acc_[0u]);
+                    acc_[8u] = __fmaf_rn(wcol_[1u], t2776_, acc_[8u]);
                 }
                 if (1u < nb_) {
-                    unsigned i_4_ = (1u * k_) + c_17_;
-                    float v_6_ = 0.0f;
-                    if (xf32_) {
-                        v_6_ = xf_[i_4_];
-                    } else {
-                        v_6_ = kf_f16_to_f32(x_[i_4_]);
-                    }
-                    float xe_2_ = v_6_;
-                    acc_[1u] = __fmaf_rn(wcol_[0u], xe_2_, acc_[1u]);
-                    acc_[9u] = __fmaf_rn(wcol_[1u], xe_2_, acc_[9u]);
+                    unsigned i_3_ = k_ + c_;
+                    float t2799_ = kf_f16_to_f32(x_[i_3_]);
+                    acc_[1u] = __fmaf_rn(wcol_[0u], t2799_, acc_[1u]);
+                    acc_[9u] = __fmaf_rn(wcol_[1u], t2799_, acc_[9u]);
                 }
                 if (2u < nb_) {
-                    unsigned i_5_ = (2u * k_) + c_17_;
-                    float v_7_ = 0.0f;
-                    if (xf32_) {
-                        v_7_ = xf_[i_5_];
-                    } else {
-                        v_7_ = kf_f16_to_f32(x_[i_5_]);
-                    }
-                    float xe_3_ = v_7_;
-                    acc_[2u] = __fmaf_rn(wcol_[0u], xe_3_, acc_[2u]);
-                    acc_[10u] = __fmaf_rn(wcol_[1u], xe_3_, acc_[10u]);
+                    unsigned i_4_ = (k_ << 1u) + c_;
+                    float t2822_ = kf_f16_to_f32(x_[i_4_]);
+                    acc_[2u] = __fmaf_rn(wcol_[0u], t2822_, acc_[2u]);
+                    acc_[10u] = __fmaf_rn(wcol_[1u], t2822_, acc_[10u]);
                 }
                 if (3u < nb_) {
-                    unsigned i_6_ = (3u * k_) + c_17_;
-                    float v_8_ = 0.0f;
-                    if (xf32_) {
-                        v_8_ = xf_[i_6_];
-                    } else {
-                        v_8_ = kf_f16_to_f32(x_[i_6_]);
-                    }
-                    float xe_4_ = v_8_;
-                    acc_[3u] = __fmaf_rn(wcol_[0u], xe_4_, acc_[3u]);
-                    acc_[11u] = __fmaf_rn(wcol_[1u], xe_4_, acc_[11u]);
+                    unsigned i_5_ = (3u * k_) + c_;
+                    float t2845_ = kf_f16_to_f32(x_[i_5_]);
+                    acc_[3u] = __fmaf_rn(wcol_[0u], t2845_, acc_[3u]);
+                    acc_[11u] = __fmaf_rn(wcol_[1u], t2845_, acc_[11u]);
                 }
                 if (4u < nb_) {
-                    unsigned i_7_ = (4u * k_) + c_17_;
-                    float v_9_ = 0.0f;
-                    if (xf32_) {
-                        v_9_ = xf_[i_7_];
-                    } else {
-                        v_9_ = kf_f16_to_f32(x_[i_7_]);
-                    }
-                    float xe_5_ = v_9_;
-                    acc_[4u] = __fmaf_rn(wcol_[0u], xe_5_, acc_[4u]);
-                    acc_[12u] = __fmaf_rn(wcol_[1u], xe_5_, acc_[12u]);
+                    unsigned i_6_ = (k_ << 2u) + c_;
+                    float t2868_ = kf_f16_to_f32(x_[i_6_]);
+                    acc_[4u] = __fmaf_rn(wcol_[0u], t2868_, acc_[4u]);
+                    acc_[12u] = __fmaf_rn(wcol_[1u], t2868_, acc_[12u]);
                 }
                 if (5u < nb_) {
-                    unsigned i_8_ = (5u * k_) + c_17_;
-                    float v_10_ = 0.0f;
-                    if (xf32_) {
-                        v_10_ = xf_[i_8_];
-                    } else {
-                        v_10_ = kf_f16_to_f32(x_[i_8_]);
-                    }
-                    float xe_6_ = v_10_;
-                    acc_[5u] = __fmaf_rn(wcol_[0u], xe_6_, acc_[5u]);
-                    acc_[13u] = __fmaf_rn(wcol_[1u], xe_6_, acc_[13u]);
+                    unsigned i_7_ = (5u * k_) + c_;
+                    float t2891_ = kf_f16_to_f32(x_[i_7_]);
+                    acc_[5u] = __fmaf_rn(wcol_[0u], t2891_, acc_[5u]);
+                    acc_[13u] = __fmaf_rn(wcol_[1u], t2891_, acc_[13u]);
                 }
                 if (6u < nb_) {
-                    unsigned i_9_ = (6u * k_) + c_17_;
-                    float v_11_ = 0.0f;
-                    if (xf32_) {
-                        v_11_ = xf_[i_9_];
-                    } else {
-                        v_11_ = kf_f16_to_f32(x_[i_9_]);
-                    }
-                    float xe_7_ = v_11_;
-                    acc_[6u] = __fmaf_rn(wcol_[0u], xe_7_, acc_[6u]);
-                    acc_[14u] = __fmaf_rn(wcol_[1u], xe_7_, acc_[14u]);
+                    unsigned i_8_ = (6u * k_) + c_;
+                    float t2914_ = kf_f16_to_f32(x_[i_8_]);
+                    acc_[6u] = __fmaf_rn(wcol_[0u], t2914_, acc_[6u]);
+                    acc_[14u] = __fmaf_rn(wcol_[1u], t2914_, acc_[14u]);
                 }
                 if (7u < nb_) {
-                    unsigned i_10_ = (7u * k_) + c_17_;
-                    float v_12_ = 0.0f;
-                    if (xf32_) {
-                        v_12_ = xf_[i_10_];
-                    } else {
-                        v_12_ = kf_f16_to_f32(x_[i_10_]);
-                    }
-                    float xe_8_ = v_12_;
-                    acc_[7u] = __fmaf_rn(wcol_[0u], xe_8_, acc_[7u]);
-                    acc_[15u] = __fmaf_rn(wcol_[1u], xe_8_, acc_[15u]);
+                    unsigned i_9_ = (7u * k_) + c_;
+                    float t2937_ = kf_f16_to_f32(x_[i_9_]);
+                    acc_[7u] = __fmaf_rn(wcol_[0u], t2937_, acc_[7u]);
+                    acc_[15u] = __fmaf_rn(wcol_[1u], t2937_, acc_[15u]);
                 }
             }
         }
         if (0u < nb_) {
             float t2955_ = acc_[0u];
-            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t2977_ == 32u) {
                 float t2982_ = __fadd_rn(t2955_, kf_shfl_xor(t2955_, 16u, kf_wn));
                 float t2985_ = __fadd_rn(t2982_, kf_shfl_xor(t2982_, 8u, kf_wn));
                 float t2988_ = __fadd_rn(t2985_, kf_shfl_xor(t2985_, 4u, kf_wn));
                 float t2991_ = __fadd_rn(t2988_, kf_shfl_xor(t2988_, 2u, kf_wn));
-                s_33_ = __fadd_rn(t2991_, kf_shfl_xor(t2991_, 1u, kf_wn));
+                s_ = __fadd_rn(t2991_, kf_shfl_xor(t2991_, 1u, kf_wn));
             } else {
                 float t2997_ = kf_shfl_down(t2955_, 16u, kf_wn);
                 bool t2999_ = (kf_lane_id() + 16u) < t2977_;
@@ -6879,33 +3212,26 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 float t3021_ = kf_shfl_down(t3019_, 1u, kf_wn);
                 bool t3023_ = (kf_lane_id() + 1u) < t2977_;
                 float t3024_ = __fadd_rn(t3019_, t3021_);
-                s_33_ = kf_shfl(t3023_ ? t3024_ : t3019_, 0u, kf_wn);
+                s_ = kf_shfl(t3023_ ? t3024_ : t3019_, 0u, kf_wn);
             }
             bool t3029_ = lane_ == 0u;
             bool t3030_ = t3029_;
             if (t3029_) {
-                t3030_ = ((g_ * 2u) + 0u) < m_;
+                t3030_ = (g_ << 1u) < m_;
             }
             if (t3030_) {
-                unsigned i_11_ = ((0u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    yf_[i_11_] = s_33_;
-                } else if (ymode_ == 1u) {
-                    y_[i_11_] = kf_f16_from_f32(s_33_);
-                } else {
-                    y_[i_11_] = kf_f16_from_f32(__fadd_rn(s_33_, kf_f16_to_f32(y_[i_11_])));
-                }
+                y_[g_ << 1u] = kf_f16_from_f32(s_);
             }
         }
         if (1u < nb_) {
             float t3055_ = acc_[1u];
-            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3077_ == 32u) {
                 float t3082_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 16u, kf_wn));
                 float t3085_ = __fadd_rn(t3082_, kf_shfl_xor(t3082_, 8u, kf_wn));
                 float t3088_ = __fadd_rn(t3085_, kf_shfl_xor(t3085_, 4u, kf_wn));
                 float t3091_ = __fadd_rn(t3088_, kf_shfl_xor(t3088_, 2u, kf_wn));
-                s_34_ = __fadd_rn(t3091_, kf_shfl_xor(t3091_, 1u, kf_wn));
+                s_2_ = __fadd_rn(t3091_, kf_shfl_xor(t3091_, 1u, kf_wn));
             } else {
                 float t3097_ = kf_shfl_down(t3055_, 16u, kf_wn);
                 bool t3099_ = (kf_lane_id() + 16u) < t3077_;
@@ -6926,33 +3252,26 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 float t3121_ = kf_shfl_down(t3119_, 1u, kf_wn);
                 bool t3123_ = (kf_lane_id() + 1u) < t3077_;
                 float t3124_ = __fadd_rn(t3119_, t3121_);
-                s_34_ = kf_shfl(t3123_ ? t3124_ : t3119_, 0u, kf_wn);
+                s_2_ = kf_shfl(t3123_ ? t3124_ : t3119_, 0u, kf_wn);
             }
             bool t3129_ = lane_ == 0u;
             bool t3130_ = t3129_;
             if (t3129_) {
-                t3130_ = ((g_ * 2u) + 0u) < m_;
+                t3130_ = (g_ << 1u) < m_;
             }
             if (t3130_) {
-                unsigned i_12_ = ((1u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    yf_[i_12_] = s_34_;
-                } else if (ymode_ == 1u) {
-                    y_[i_12_] = kf_f16_from_f32(s_34_);
-                } else {
-                    y_[i_12_] = kf_f16_from_f32(__fadd_rn(s_34_, kf_f16_to_f32(y_[i_12_])));
-                }
+                y_[m_ + (g_ << 1u)] = kf_f16_from_f32(s_2_);
             }
         }
         if (2u < nb_) {
             float t3155_ = acc_[2u];
-            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3177_ == 32u) {
                 float t3182_ = __fadd_rn(t3155_, kf_shfl_xor(t3155_, 16u, kf_wn));
                 float t3185_ = __fadd_rn(t3182_, kf_shfl_xor(t3182_, 8u, kf_wn));
                 float t3188_ = __fadd_rn(t3185_, kf_shfl_xor(t3185_, 4u, kf_wn));
                 float t3191_ = __fadd_rn(t3188_, kf_shfl_xor(t3188_, 2u, kf_wn));
-                s_35_ = __fadd_rn(t3191_, kf_shfl_xor(t3191_, 1u, kf_wn));
+                s_3_ = __fadd_rn(t3191_, kf_shfl_xor(t3191_, 1u, kf_wn));
             } else {
                 float t3197_ = kf_shfl_down(t3155_, 16u, kf_wn);
                 bool t3199_ = (kf_lane_id() + 16u) < t3177_;
@@ -6973,33 +3292,26 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 float t3221_ = kf_shfl_down(t3219_, 1u, kf_wn);
                 bool t3223_ = (kf_lane_id() + 1u) < t3177_;
                 float t3224_ = __fadd_rn(t3219_, t3221_);
-                s_35_ = kf_shfl(t3223_ ? t3224_ : t3219_, 0u, kf_wn);
+                s_3_ = kf_shfl(t3223_ ? t3224_ : t3219_, 0u, kf_wn);
             }
             bool t3229_ = lane_ == 0u;
             bool t3230_ = t3229_;
             if (t3229_) {
-                t3230_ = ((g_ * 2u) + 0u) < m_;
+                t3230_ = (g_ << 1u) < m_;
             }
             if (t3230_) {
-                unsigned i_13_ = ((2u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    yf_[i_13_] = s_35_;
-                } else if (ymode_ == 1u) {
-                    y_[i_13_] = kf_f16_from_f32(s_35_);
-                } else {
-                    y_[i_13_] = kf_f16_from_f32(__fadd_rn(s_35_, kf_f16_to_f32(y_[i_13_])));
-                }
+                y_[(m_ << 1u) + (g_ << 1u)] = kf_f16_from_f32(s_3_);
             }
         }
         if (3u < nb_) {
             float t3255_ = acc_[3u];
-            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3277_ == 32u) {
                 float t3282_ = __fadd_rn(t3255_, kf_shfl_xor(t3255_, 16u, kf_wn));
                 float t3285_ = __fadd_rn(t3282_, kf_shfl_xor(t3282_, 8u, kf_wn));
                 float t3288_ = __fadd_rn(t3285_, kf_shfl_xor(t3285_, 4u, kf_wn));
                 float t3291_ = __fadd_rn(t3288_, kf_shfl_xor(t3288_, 2u, kf_wn));
-                s_36_ = __fadd_rn(t3291_, kf_shfl_xor(t3291_, 1u, kf_wn));
+                s_4_ = __fadd_rn(t3291_, kf_shfl_xor(t3291_, 1u, kf_wn));
             } else {
                 float t3297_ = kf_shfl_down(t3255_, 16u, kf_wn);
                 bool t3299_ = (kf_lane_id() + 16u) < t3277_;
@@ -7020,33 +3332,26 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 float t3321_ = kf_shfl_down(t3319_, 1u, kf_wn);
                 bool t3323_ = (kf_lane_id() + 1u) < t3277_;
                 float t3324_ = __fadd_rn(t3319_, t3321_);
-                s_36_ = kf_shfl(t3323_ ? t3324_ : t3319_, 0u, kf_wn);
+                s_4_ = kf_shfl(t3323_ ? t3324_ : t3319_, 0u, kf_wn);
             }
             bool t3329_ = lane_ == 0u;
             bool t3330_ = t3329_;
             if (t3329_) {
-                t3330_ = ((g_ * 2u) + 0u) < m_;
+                t3330_ = (g_ << 1u) < m_;
             }
             if (t3330_) {
-                unsigned i_14_ = ((3u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    yf_[i_14_] = s_36_;
-                } else if (ymode_ == 1u) {
-                    y_[i_14_] = kf_f16_from_f32(s_36_);
-                } else {
-                    y_[i_14_] = kf_f16_from_f32(__fadd_rn(s_36_, kf_f16_to_f32(y_[i_14_])));
-                }
+                y_[(3u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_4_);
             }
         }
         if (4u < nb_) {
             float t3355_ = acc_[4u];
-            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3377_ == 32u) {
                 float t3382_ = __fadd_rn(t3355_, kf_shfl_xor(t3355_, 16u, kf_wn));
                 float t3385_ = __fadd_rn(t3382_, kf_shfl_xor(t3382_, 8u, kf_wn));
                 float t3388_ = __fadd_rn(t3385_, kf_shfl_xor(t3385_, 4u, kf_wn));
                 float t3391_ = __fadd_rn(t3388_, kf_shfl_xor(t3388_, 2u, kf_wn));
-                s_37_ = __fadd_rn(t3391_, kf_shfl_xor(t3391_, 1u, kf_wn));
+                s_5_ = __fadd_rn(t3391_, kf_shfl_xor(t3391_, 1u, kf_wn));
             } else {
                 float t3397_ = kf_shfl_down(t3355_, 16u, kf_wn);
                 bool t3399_ = (kf_lane_id() + 16u) < t3377_;
@@ -7067,33 +3372,26 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 float t3421_ = kf_shfl_down(t3419_, 1u, kf_wn);
                 bool t3423_ = (kf_lane_id() + 1u) < t3377_;
                 float t3424_ = __fadd_rn(t3419_, t3421_);
-                s_37_ = kf_shfl(t3423_ ? t3424_ : t3419_, 0u, kf_wn);
+                s_5_ = kf_shfl(t3423_ ? t3424_ : t3419_, 0u, kf_wn);
             }
             bool t3429_ = lane_ == 0u;
             bool t3430_ = t3429_;
             if (t3429_) {
-                t3430_ = ((g_ * 2u) + 0u) < m_;
+                t3430_ = (g_ << 1u) < m_;
             }
             if (t3430_) {
-                unsigned i_15_ = ((4u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    yf_[i_15_] = s_37_;
-                } else if (ymode_ == 1u) {
-                    y_[i_15_] = kf_f16_from_f32(s_37_);
-                } else {
-                    y_[i_15_] = kf_f16_from_f32(__fadd_rn(s_37_, kf_f16_to_f32(y_[i_15_])));
-                }
+                y_[(m_ << 2u) + (g_ << 1u)] = kf_f16_from_f32(s_5_);
             }
         }
         if (5u < nb_) {
             float t3455_ = acc_[5u];
-            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3477_ == 32u) {
                 float t3482_ = __fadd_rn(t3455_, kf_shfl_xor(t3455_, 16u, kf_wn));
                 float t3485_ = __fadd_rn(t3482_, kf_shfl_xor(t3482_, 8u, kf_wn));
                 float t3488_ = __fadd_rn(t3485_, kf_shfl_xor(t3485_, 4u, kf_wn));
                 float t3491_ = __fadd_rn(t3488_, kf_shfl_xor(t3488_, 2u, kf_wn));
-                s_38_ = __fadd_rn(t3491_, kf_shfl_xor(t3491_, 1u, kf_wn));
+                s_6_ = __fadd_rn(t3491_, kf_shfl_xor(t3491_, 1u, kf_wn));
             } else {
                 float t3497_ = kf_shfl_down(t3455_, 16u, kf_wn);
                 bool t3499_ = (kf_lane_id() + 16u) < t3477_;
@@ -7114,33 +3412,26 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 float t3521_ = kf_shfl_down(t3519_, 1u, kf_wn);
                 bool t3523_ = (kf_lane_id() + 1u) < t3477_;
                 float t3524_ = __fadd_rn(t3519_, t3521_);
-                s_38_ = kf_shfl(t3523_ ? t3524_ : t3519_, 0u, kf_wn);
+                s_6_ = kf_shfl(t3523_ ? t3524_ : t3519_, 0u, kf_wn);
             }
             bool t3529_ = lane_ == 0u;
             bool t3530_ = t3529_;
             if (t3529_) {
-                t3530_ = ((g_ * 2u) + 0u) < m_;
+                t3530_ = (g_ << 1u) < m_;
             }
             if (t3530_) {
-                unsigned i_16_ = ((5u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    yf_[i_16_] = s_38_;
-                } else if (ymode_ == 1u) {
-                    y_[i_16_] = kf_f16_from_f32(s_38_);
-                } else {
-                    y_[i_16_] = kf_f16_from_f32(__fadd_rn(s_38_, kf_f16_to_f32(y_[i_16_])));
-                }
+                y_[(5u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_6_);
             }
         }
         if (6u < nb_) {
             float t3555_ = acc_[6u];
-            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3577_ == 32u) {
                 float t3582_ = __fadd_rn(t3555_, kf_shfl_xor(t3555_, 16u, kf_wn));
                 float t3585_ = __fadd_rn(t3582_, kf_shfl_xor(t3582_, 8u, kf_wn));
                 float t3588_ = __fadd_rn(t3585_, kf_shfl_xor(t3585_, 4u, kf_wn));
                 float t3591_ = __fadd_rn(t3588_, kf_shfl_xor(t3588_, 2u, kf_wn));
-                s_39_ = __fadd_rn(t3591_, kf_shfl_xor(t3591_, 1u, kf_wn));
+                s_7_ = __fadd_rn(t3591_, kf_shfl_xor(t3591_, 1u, kf_wn));
             } else {
                 float t3597_ = kf_shfl_down(t3555_, 16u, kf_wn);
                 bool t3599_ = (kf_lane_id() + 16u) < t3577_;
@@ -7161,33 +3452,26 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 float t3621_ = kf_shfl_down(t3619_, 1u, kf_wn);
                 bool t3623_ = (kf_lane_id() + 1u) < t3577_;
                 float t3624_ = __fadd_rn(t3619_, t3621_);
-                s_39_ = kf_shfl(t3623_ ? t3624_ : t3619_, 0u, kf_wn);
+                s_7_ = kf_shfl(t3623_ ? t3624_ : t3619_, 0u, kf_wn);
             }
             bool t3629_ = lane_ == 0u;
             bool t3630_ = t3629_;
             if (t3629_) {
-                t3630_ = ((g_ * 2u) + 0u) < m_;
+                t3630_ = (g_ << 1u) < m_;
             }
             if (t3630_) {
-                unsigned i_17_ = ((6u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    yf_[i_17_] = s_39_;
-                } else if (ymode_ == 1u) {
-                    y_[i_17_] = kf_f16_from_f32(s_39_);
-                } else {
-                    y_[i_17_] = kf_f16_from_f32(__fadd_rn(s_39_, kf_f16_to_f32(y_[i_17_])));
-                }
+                y_[(6u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_7_);
             }
         }
         if (7u < nb_) {
             float t3655_ = acc_[7u];
-            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3677_ == 32u) {
                 float t3682_ = __fadd_rn(t3655_, kf_shfl_xor(t3655_, 16u, kf_wn));
                 float t3685_ = __fadd_rn(t3682_, kf_shfl_xor(t3682_, 8u, kf_wn));
                 float t3688_ = __fadd_rn(t3685_, kf_shfl_xor(t3685_, 4u, kf_wn));
                 float t3691_ = __fadd_rn(t3688_, kf_shfl_xor(t3688_, 2u, kf_wn));
-                s_40_ = __fadd_rn(t3691_, kf_shfl_xor(t3691_, 1u, kf_wn));
+                s_8_ = __fadd_rn(t3691_, kf_shfl_xor(t3691_, 1u, kf_wn));
             } else {
                 float t3697_ = kf_shfl_down(t3655_, 16u, kf_wn);
                 bool t3699_ = (kf_lane_id() + 16u) < t3677_;
@@ -7208,33 +3492,26 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 float t3721_ = kf_shfl_down(t3719_, 1u, kf_wn);
                 bool t3723_ = (kf_lane_id() + 1u) < t3677_;
                 float t3724_ = __fadd_rn(t3719_, t3721_);
-                s_40_ = kf_shfl(t3723_ ? t3724_ : t3719_, 0u, kf_wn);
+                s_8_ = kf_shfl(t3723_ ? t3724_ : t3719_, 0u, kf_wn);
             }
             bool t3729_ = lane_ == 0u;
             bool t3730_ = t3729_;
             if (t3729_) {
-                t3730_ = ((g_ * 2u) + 0u) < m_;
+                t3730_ = (g_ << 1u) < m_;
             }
             if (t3730_) {
-                unsigned i_18_ = ((7u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    yf_[i_18_] = s_40_;
-                } else if (ymode_ == 1u) {
-                    y_[i_18_] = kf_f16_from_f32(s_40_);
-                } else {
-                    y_[i_18_] = kf_f16_from_f32(__fadd_rn(s_40_, kf_f16_to_f32(y_[i_18_])));
-                }
+                y_[(7u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_8_);
             }
         }
         if (0u < nb_) {
             float t3755_ = acc_[8u];
-            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3777_ == 32u) {
                 float t3782_ = __fadd_rn(t3755_, kf_shfl_xor(t3755_, 16u, kf_wn));
                 float t3785_ = __fadd_rn(t3782_, kf_shfl_xor(t3782_, 8u, kf_wn));
                 float t3788_ = __fadd_rn(t3785_, kf_shfl_xor(t3785_, 4u, kf_wn));
                 float t3791_ = __fadd_rn(t3788_, kf_shfl_xor(t3788_, 2u, kf_wn));
-                s_41_ = __fadd_rn(t3791_, kf_shfl_xor(t3791_, 1u, kf_wn));
+                s_9_ = __fadd_rn(t3791_, kf_shfl_xor(t3791_, 1u, kf_wn));
             } else {
                 float t3797_ = kf_shfl_down(t3755_, 16u, kf_wn);
                 bool t3799_ = (kf_lane_id() + 16u) < t3777_;
@@ -7255,33 +3532,27 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 float t3821_ = kf_shfl_down(t3819_, 1u, kf_wn);
                 bool t3823_ = (kf_lane_id() + 1u) < t3777_;
                 float t3824_ = __fadd_rn(t3819_, t3821_);
-                s_41_ = kf_shfl(t3823_ ? t3824_ : t3819_, 0u, kf_wn);
+                s_9_ = kf_shfl(t3823_ ? t3824_ : t3819_, 0u, kf_wn);
             }
             bool t3829_ = lane_ == 0u;
             bool t3830_ = t3829_;
             if (t3829_) {
-                t3830_ = ((g_ * 2u) + 1u) < m_;
+                t3830_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t3830_) {
-                unsigned i_19_ = ((0u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    yf_[i_19_] = s_41_;
-                } else if (ymode_ == 1u) {
-                    y_[i_19_] = kf_f16_from_f32(s_41_);
-                } else {
-                    y_[i_19_] = kf_f16_from_f32(__fadd_rn(s_41_, kf_f16_to_f32(y_[i_19_])));
-                }
+                unsigned i_10_ = (g_ << 1u) + 1u;
+                y_[i_10_] = kf_f16_from_f32(s_9_);
             }
         }
         if (1u < nb_) {
             float t3855_ = acc_[9u];
-            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3877_ == 32u) {
                 float t3882_ = __fadd_rn(t3855_, kf_shfl_xor(t3855_, 16u, kf_wn));
                 float t3885_ = __fadd_rn(t3882_, kf_shfl_xor(t3882_, 8u, kf_wn));
                 float t3888_ = __fadd_rn(t3885_, kf_shfl_xor(t3885_, 4u, kf_wn));
                 float t3891_ = __fadd_rn(t3888_, kf_shfl_xor(t3888_, 2u, kf_wn));
-                s_42_ = __fadd_rn(t3891_, kf_shfl_xor(t3891_, 1u, kf_wn));
+                s_10_ = __fadd_rn(t3891_, kf_shfl_xor(t3891_, 1u, kf_wn));
             } else {
                 float t3897_ = kf_shfl_down(t3855_, 16u, kf_wn);
                 bool t3899_ = (kf_lane_id() + 16u) < t3877_;
@@ -7302,33 +3573,27 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 float t3921_ = kf_shfl_down(t3919_, 1u, kf_wn);
                 bool t3923_ = (kf_lane_id() + 1u) < t3877_;
                 float t3924_ = __fadd_rn(t3919_, t3921_);
-                s_42_ = kf_shfl(t3923_ ? t3924_ : t3919_, 0u, kf_wn);
+                s_10_ = kf_shfl(t3923_ ? t3924_ : t3919_, 0u, kf_wn);
             }
             bool t3929_ = lane_ == 0u;
             bool t3930_ = t3929_;
             if (t3929_) {
-                t3930_ = ((g_ * 2u) + 1u) < m_;
+                t3930_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t3930_) {
-                unsigned i_20_ = ((1u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    yf_[i_20_] = s_42_;
-                } else if (ymode_ == 1u) {
-                    y_[i_20_] = kf_f16_from_f32(s_42_);
-                } else {
-                    y_[i_20_] = kf_f16_from_f32(__fadd_rn(s_42_, kf_f16_to_f32(y_[i_20_])));
-                }
+                unsigned i_11_ = (m_ + (g_ << 1u)) + 1u;
+                y_[i_11_] = kf_f16_from_f32(s_10_);
             }
         }
         if (2u < nb_) {
             float t3955_ = acc_[10u];
-            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3977_ == 32u) {
                 float t3982_ = __fadd_rn(t3955_, kf_shfl_xor(t3955_, 16u, kf_wn));
                 float t3985_ = __fadd_rn(t3982_, kf_shfl_xor(t3982_, 8u, kf_wn));
                 float t3988_ = __fadd_rn(t3985_, kf_shfl_xor(t3985_, 4u, kf_wn));
                 float t3991_ = __fadd_rn(t3988_, kf_shfl_xor(t3988_, 2u, kf_wn));
-                s_43_ = __fadd_rn(t3991_, kf_shfl_xor(t3991_, 1u, kf_wn));
+                s_11_ = __fadd_rn(t3991_, kf_shfl_xor(t3991_, 1u, kf_wn));
             } else {
                 float t3997_ = kf_shfl_down(t3955_, 16u, kf_wn);
                 bool t3999_ = (kf_lane_id() + 16u) < t3977_;
@@ -7349,33 +3614,27 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 float t4021_ = kf_shfl_down(t4019_, 1u, kf_wn);
                 bool t4023_ = (kf_lane_id() + 1u) < t3977_;
                 float t4024_ = __fadd_rn(t4019_, t4021_);
-                s_43_ = kf_shfl(t4023_ ? t4024_ : t4019_, 0u, kf_wn);
+                s_11_ = kf_shfl(t4023_ ? t4024_ : t4019_, 0u, kf_wn);
             }
             bool t4029_ = lane_ == 0u;
             bool t4030_ = t4029_;
             if (t4029_) {
-                t4030_ = ((g_ * 2u) + 1u) < m_;
+                t4030_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4030_) {
-                unsigned i_21_ = ((2u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    yf_[i_21_] = s_43_;
-                } else if (ymode_ == 1u) {
-                    y_[i_21_] = kf_f16_from_f32(s_43_);
-                } else {
-                    y_[i_21_] = kf_f16_from_f32(__fadd_rn(s_43_, kf_f16_to_f32(y_[i_21_])));
-                }
+                unsigned i_12_ = ((m_ << 1u) + (g_ << 1u)) + 1u;
+                y_[i_12_] = kf_f16_from_f32(s_11_);
             }
         }
         if (3u < nb_) {
             float t4055_ = acc_[11u];
-            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4077_ == 32u) {
                 float t4082_ = __fadd_rn(t4055_, kf_shfl_xor(t4055_, 16u, kf_wn));
                 float t4085_ = __fadd_rn(t4082_, kf_shfl_xor(t4082_, 8u, kf_wn));
                 float t4088_ = __fadd_rn(t4085_, kf_shfl_xor(t4085_, 4u, kf_wn));
                 float t4091_ = __fadd_rn(t4088_, kf_shfl_xor(t4088_, 2u, kf_wn));
-                s_44_ = __fadd_rn(t4091_, kf_shfl_xor(t4091_, 1u, kf_wn));
+                s_12_ = __fadd_rn(t4091_, kf_shfl_xor(t4091_, 1u, kf_wn));
             } else {
                 float t4097_ = kf_shfl_down(t4055_, 16u, kf_wn);
                 bool t4099_ = (kf_lane_id() + 16u) < t4077_;
@@ -7396,33 +3655,27 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 float t4121_ = kf_shfl_down(t4119_, 1u, kf_wn);
                 bool t4123_ = (kf_lane_id() + 1u) < t4077_;
                 float t4124_ = __fadd_rn(t4119_, t4121_);
-                s_44_ = kf_shfl(t4123_ ? t4124_ : t4119_, 0u, kf_wn);
+                s_12_ = kf_shfl(t4123_ ? t4124_ : t4119_, 0u, kf_wn);
             }
             bool t4129_ = lane_ == 0u;
             bool t4130_ = t4129_;
             if (t4129_) {
-                t4130_ = ((g_ * 2u) + 1u) < m_;
+                t4130_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4130_) {
-                unsigned i_22_ = ((3u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    yf_[i_22_] = s_44_;
-                } else if (ymode_ == 1u) {
-                    y_[i_22_] = kf_f16_from_f32(s_44_);
-                } else {
-                    y_[i_22_] = kf_f16_from_f32(__fadd_rn(s_44_, kf_f16_to_f32(y_[i_22_])));
-                }
+                unsigned i_13_ = ((3u * m_) + (g_ << 1u)) + 1u;
+                y_[i_13_] = kf_f16_from_f32(s_12_);
             }
         }
         if (4u < nb_) {
             float t4155_ = acc_[12u];
-            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4177_ == 32u) {
                 float t4182_ = __fadd_rn(t4155_, kf_shfl_xor(t4155_, 16u, kf_wn));
                 float t4185_ = __fadd_rn(t4182_, kf_shfl_xor(t4182_, 8u, kf_wn));
                 float t4188_ = __fadd_rn(t4185_, kf_shfl_xor(t4185_, 4u, kf_wn));
                 float t4191_ = __fadd_rn(t4188_, kf_shfl_xor(t4188_, 2u, kf_wn));
-                s_45_ = __fadd_rn(t4191_, kf_shfl_xor(t4191_, 1u, kf_wn));
+                s_13_ = __fadd_rn(t4191_, kf_shfl_xor(t4191_, 1u, kf_wn));
             } else {
                 float t4197_ = kf_shfl_down(t4155_, 16u, kf_wn);
                 bool t4199_ = (kf_lane_id() + 16u) < t4177_;
@@ -7443,33 +3696,27 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 float t4221_ = kf_shfl_down(t4219_, 1u, kf_wn);
                 bool t4223_ = (kf_lane_id() + 1u) < t4177_;
                 float t4224_ = __fadd_rn(t4219_, t4221_);
-                s_45_ = kf_shfl(t4223_ ? t4224_ : t4219_, 0u, kf_wn);
+                s_13_ = kf_shfl(t4223_ ? t4224_ : t4219_, 0u, kf_wn);
             }
             bool t4229_ = lane_ == 0u;
             bool t4230_ = t4229_;
             if (t4229_) {
-                t4230_ = ((g_ * 2u) + 1u) < m_;
+                t4230_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4230_) {
-                unsigned i_23_ = ((4u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    yf_[i_23_] = s_45_;
-                } else if (ymode_ == 1u) {
-                    y_[i_23_] = kf_f16_from_f32(s_45_);
-                } else {
-                    y_[i_23_] = kf_f16_from_f32(__fadd_rn(s_45_, kf_f16_to_f32(y_[i_23_])));
-                }
+                unsigned i_14_ = ((m_ << 2u) + (g_ << 1u)) + 1u;
+                y_[i_14_] = kf_f16_from_f32(s_13_);
             }
         }
         if (5u < nb_) {
             float t4255_ = acc_[13u];
-            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4277_ == 32u) {
                 float t4282_ = __fadd_rn(t4255_, kf_shfl_xor(t4255_, 16u, kf_wn));
                 float t4285_ = __fadd_rn(t4282_, kf_shfl_xor(t4282_, 8u, kf_wn));
                 float t4288_ = __fadd_rn(t4285_, kf_shfl_xor(t4285_, 4u, kf_wn));
                 float t4291_ = __fadd_rn(t4288_, kf_shfl_xor(t4288_, 2u, kf_wn));
-                s_46_ = __fadd_rn(t4291_, kf_shfl_xor(t4291_, 1u, kf_wn));
+                s_14_ = __fadd_rn(t4291_, kf_shfl_xor(t4291_, 1u, kf_wn));
             } else {
                 float t4297_ = kf_shfl_down(t4255_, 16u, kf_wn);
                 bool t4299_ = (kf_lane_id() + 16u) < t4277_;
@@ -7490,33 +3737,27 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 float t4321_ = kf_shfl_down(t4319_, 1u, kf_wn);
                 bool t4323_ = (kf_lane_id() + 1u) < t4277_;
                 float t4324_ = __fadd_rn(t4319_, t4321_);
-                s_46_ = kf_shfl(t4323_ ? t4324_ : t4319_, 0u, kf_wn);
+                s_14_ = kf_shfl(t4323_ ? t4324_ : t4319_, 0u, kf_wn);
             }
             bool t4329_ = lane_ == 0u;
             bool t4330_ = t4329_;
             if (t4329_) {
-                t4330_ = ((g_ * 2u) + 1u) < m_;
+                t4330_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4330_) {
-                unsigned i_24_ = ((5u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    yf_[i_24_] = s_46_;
-                } else if (ymode_ == 1u) {
-                    y_[i_24_] = kf_f16_from_f32(s_46_);
-                } else {
-                    y_[i_24_] = kf_f16_from_f32(__fadd_rn(s_46_, kf_f16_to_f32(y_[i_24_])));
-                }
+                unsigned i_15_ = ((5u * m_) + (g_ << 1u)) + 1u;
+                y_[i_15_] = kf_f16_from_f32(s_14_);
             }
         }
         if (6u < nb_) {
             float t4355_ = acc_[14u];
-            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4377_ == 32u) {
                 float t4382_ = __fadd_rn(t4355_, kf_shfl_xor(t4355_, 16u, kf_wn));
                 float t4385_ = __fadd_rn(t4382_, kf_shfl_xor(t4382_, 8u, kf_wn));
                 float t4388_ = __fadd_rn(t4385_, kf_shfl_xor(t4385_, 4u, kf_wn));
                 float t4391_ = __fadd_rn(t4388_, kf_shfl_xor(t4388_, 2u, kf_wn));
-                s_47_ = __fadd_rn(t4391_, kf_shfl_xor(t4391_, 1u, kf_wn));
+                s_15_ = __fadd_rn(t4391_, kf_shfl_xor(t4391_, 1u, kf_wn));
             } else {
                 float t4397_ = kf_shfl_down(t4355_, 16u, kf_wn);
                 bool t4399_ = (kf_lane_id() + 16u) < t4377_;
@@ -7537,33 +3778,27 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 float t4421_ = kf_shfl_down(t4419_, 1u, kf_wn);
                 bool t4423_ = (kf_lane_id() + 1u) < t4377_;
                 float t4424_ = __fadd_rn(t4419_, t4421_);
-                s_47_ = kf_shfl(t4423_ ? t4424_ : t4419_, 0u, kf_wn);
+                s_15_ = kf_shfl(t4423_ ? t4424_ : t4419_, 0u, kf_wn);
             }
             bool t4429_ = lane_ == 0u;
             bool t4430_ = t4429_;
             if (t4429_) {
-                t4430_ = ((g_ * 2u) + 1u) < m_;
+                t4430_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4430_) {
-                unsigned i_25_ = ((6u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    yf_[i_25_] = s_47_;
-                } else if (ymode_ == 1u) {
-                    y_[i_25_] = kf_f16_from_f32(s_47_);
-                } else {
-                    y_[i_25_] = kf_f16_from_f32(__fadd_rn(s_47_, kf_f16_to_f32(y_[i_25_])));
-                }
+                unsigned i_16_ = ((6u * m_) + (g_ << 1u)) + 1u;
+                y_[i_16_] = kf_f16_from_f32(s_15_);
             }
         }
         if (7u < nb_) {
             float t4455_ = acc_[15u];
-            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4477_ == 32u) {
                 float t4482_ = __fadd_rn(t4455_, kf_shfl_xor(t4455_, 16u, kf_wn));
                 float t4485_ = __fadd_rn(t4482_, kf_shfl_xor(t4482_, 8u, kf_wn));
                 float t4488_ = __fadd_rn(t4485_, kf_shfl_xor(t4485_, 4u, kf_wn));
                 float t4491_ = __fadd_rn(t4488_, kf_shfl_xor(t4488_, 2u, kf_wn));
-                s_48_ = __fadd_rn(t4491_, kf_shfl_xor(t4491_, 1u, kf_wn));
+                s_16_ = __fadd_rn(t4491_, kf_shfl_xor(t4491_, 1u, kf_wn));
             } else {
                 float t4497_ = kf_shfl_down(t4455_, 16u, kf_wn);
                 bool t4499_ = (kf_lane_id() + 16u) < t4477_;
@@ -7584,22 +3819,16 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 float t4521_ = kf_shfl_down(t4519_, 1u, kf_wn);
                 bool t4523_ = (kf_lane_id() + 1u) < t4477_;
                 float t4524_ = __fadd_rn(t4519_, t4521_);
-                s_48_ = kf_shfl(t4523_ ? t4524_ : t4519_, 0u, kf_wn);
+                s_16_ = kf_shfl(t4523_ ? t4524_ : t4519_, 0u, kf_wn);
             }
             bool t4529_ = lane_ == 0u;
             bool t4530_ = t4529_;
             if (t4529_) {
-                t4530_ = ((g_ * 2u) + 1u) < m_;
+                t4530_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4530_) {
-                unsigned i_26_ = ((7u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    yf_[i_26_] = s_48_;
-                } else if (ymode_ == 1u) {
-                    y_[i_26_] = kf_f16_from_f32(s_48_);
-                } else {
-                    y_[i_26_] = kf_f16_from_f32(__fadd_rn(s_48_, kf_f16_to_f32(y_[i_26_])));
-                }
+                unsigned i_17_ = ((7u * m_) + (g_ << 1u)) + 1u;
+                y_[i_17_] = kf_f16_from_f32(s_16_);
             }
         }
     }
@@ -7631,39 +3860,33 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
     float xs_15_[8];
     float xs_16_[8];
     float wcol_[2];
-    float s_33_;
-    float s_34_;
-    float s_35_;
-    float s_36_;
-    float s_37_;
-    float s_38_;
-    float s_39_;
-    float s_40_;
-    float s_41_;
-    float s_42_;
-    float s_43_;
-    float s_44_;
-    float s_45_;
-    float s_46_;
-    float s_47_;
-    float s_48_;
+    float s_;
+    float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
+    float s_7_;
+    float s_8_;
+    float s_9_;
+    float s_10_;
+    float s_11_;
+    float s_12_;
+    float s_13_;
+    float s_14_;
+    float s_15_;
+    float s_16_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
-    const kf_f16* xh_ = (const kf_f16*)x_;
-    const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    kf_f16* yh_ = (kf_f16*)y_;
-    bool wbf_ = false;
-    bool xf32_ = true;
-    unsigned ymode_ = 0u;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t33_ = (blockIdx.x * 8u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u);
-    unsigned t41_ = (m_ / 2u) + (((m_ % 2u) != 0u) ? 1u : 0u);
-    unsigned t44_ = gridDim.x * 8u;
+    unsigned nv_ = k_ >> 3u;
+    unsigned t33_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t41_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t44_ = gridDim.x << 3u;
     for (unsigned g_ = t33_; g_ < t41_; g_ = g_ + t44_) {
-        row_[0u] = min(((g_ * 2u) + 0u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
         acc_[1u] = 0.0f;
         acc_[2u] = 0.0f;
@@ -7672,7 +3895,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
         acc_[5u] = 0.0f;
         acc_[6u] = 0.0f;
         acc_[7u] = 0.0f;
-        row_[1u] = min(((g_ * 2u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[8u] = 0.0f;
         acc_[9u] = 0.0f;
         acc_[10u] = 0.0f;
@@ -7683,7 +3906,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
         acc_[15u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 64u) {
-                unsigned v_ = (base_ + 0u) + lane_;
+                unsigned v_ = base_ + lane_;
                 kf_u32x4 t107_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                 kf_u32x4 t_ = t107_;
                 if (v_ < nv_) {
@@ -7717,874 +3940,306 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                     t_4_ = t147_;
                 }
                 wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 0u) + lane_;
+                unsigned v_3_ = base_ + lane_;
                 if (v_3_ < nv_) {
                     kf_u32x4 t154_ = wr_[0u];
                     kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t154_);
-                    kf_u32x4 t157_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t157_);
-                    float t161_ = kf_bf16_to_f32(wb_.v[0]);
-                    float t163_ = kf_f16_to_f32(wh_.v[0]);
-                    wf_[0u] = wbf_ ? t161_ : t163_;
-                    float t167_ = kf_bf16_to_f32(wb_.v[1]);
-                    float t169_ = kf_f16_to_f32(wh_.v[1]);
-                    wf_[1u] = wbf_ ? t167_ : t169_;
-                    float t173_ = kf_bf16_to_f32(wb_.v[2]);
-                    float t175_ = kf_f16_to_f32(wh_.v[2]);
-                    wf_[2u] = wbf_ ? t173_ : t175_;
-                    float t179_ = kf_bf16_to_f32(wb_.v[3]);
-                    float t181_ = kf_f16_to_f32(wh_.v[3]);
-                    wf_[3u] = wbf_ ? t179_ : t181_;
-                    float t185_ = kf_bf16_to_f32(wb_.v[4]);
-                    float t187_ = kf_f16_to_f32(wh_.v[4]);
-                    wf_[4u] = wbf_ ? t185_ : t187_;
-                    float t191_ = kf_bf16_to_f32(wb_.v[5]);
-                    float t193_ = kf_f16_to_f32(wh_.v[5]);
-                    wf_[5u] = wbf_ ? t191_ : t193_;
-                    float t197_ = kf_bf16_to_f32(wb_.v[6]);
-                    float t199_ = kf_f16_to_f32(wh_.v[6]);
-                    wf_[6u] = wbf_ ? t197_ : t199_;
-                    float t203_ = kf_bf16_to_f32(wb_.v[7]);
-                    float t205_ = kf_f16_to_f32(wh_.v[7]);
-                    wf_[7u] = wbf_ ? t203_ : t205_;
+                    wf_[0u] = kf_f16_to_f32(wh_.v[0]);
+                    wf_[1u] = kf_f16_to_f32(wh_.v[1]);
+                    wf_[2u] = kf_f16_to_f32(wh_.v[2]);
+                    wf_[3u] = kf_f16_to_f32(wh_.v[3]);
+                    wf_[4u] = kf_f16_to_f32(wh_.v[4]);
+                    wf_[5u] = kf_f16_to_f32(wh_.v[5]);
+                    wf_[6u] = kf_f16_to_f32(wh_.v[6]);
+                    wf_[7u] = kf_f16_to_f32(wh_.v[7]);
                     kf_u32x4 t208_ = wr_[1u];
                     kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t208_);
-                    kf_u32x4 t211_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t211_);
-                    float t215_ = kf_bf16_to_f32(wb_2_.v[0]);
-                    float t217_ = kf_f16_to_f32(wh_2_.v[0]);
-                    wf_[8u] = wbf_ ? t215_ : t217_;
-                    float t221_ = kf_bf16_to_f32(wb_2_.v[1]);
-                    float t223_ = kf_f16_to_f32(wh_2_.v[1]);
-                    wf_[9u] = wbf_ ? t221_ : t223_;
-                    float t227_ = kf_bf16_to_f32(wb_2_.v[2]);
-                    float t229_ = kf_f16_to_f32(wh_2_.v[2]);
-                    wf_[10u] = wbf_ ? t227_ : t229_;
-                    float t233_ = kf_bf16_to_f32(wb_2_.v[3]);
-                    float t235_ = kf_f16_to_f32(wh_2_.v[3]);
-                    wf_[11u] = wbf_ ? t233_ : t235_;
-                    float t239_ = kf_bf16_to_f32(wb_2_.v[4]);
-                    float t241_ = kf_f16_to_f32(wh_2_.v[4]);
-                    wf_[12u] = wbf_ ? t239_ : t241_;
-                    float t245_ = kf_bf16_to_f32(wb_2_.v[5]);
-                    float t247_ = kf_f16_to_f32(wh_2_.v[5]);
-                    wf_[13u] = wbf_ ? t245_ : t247_;
-                    float t251_ = kf_bf16_to_f32(wb_2_.v[6]);
-                    float t253_ = kf_f16_to_f32(wh_2_.v[6]);
-                    wf_[14u] = wbf_ ? t251_ : t253_;
-                    float t257_ = kf_bf16_to_f32(wb_2_.v[7]);
-                    float t259_ = kf_f16_to_f32(wh_2_.v[7]);
-                    wf_[15u] = wbf_ ? t257_ : t259_;
+                    wf_[8u] = kf_f16_to_f32(wh_2_.v[0]);
+                    wf_[9u] = kf_f16_to_f32(wh_2_.v[1]);
+                    wf_[10u] = kf_f16_to_f32(wh_2_.v[2]);
+                    wf_[11u] = kf_f16_to_f32(wh_2_.v[3]);
+                    wf_[12u] = kf_f16_to_f32(wh_2_.v[4]);
+                    wf_[13u] = kf_f16_to_f32(wh_2_.v[5]);
+                    wf_[14u] = kf_f16_to_f32(wh_2_.v[6]);
+                    wf_[15u] = kf_f16_to_f32(wh_2_.v[7]);
                     if (0u < nb_) {
-                        if (xf32_) {
-                            unsigned t267_ = 2u * ((0u * nv_) + v_3_);
-                            kf_f32x4 a_ = xf4_[t267_];
-                            unsigned t275_ = (2u * ((0u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_ = xf4_[t275_];
-                            xs_[0u] = a_.v[0];
-                            xs_[4u] = c_.v[0];
-                            xs_[1u] = a_.v[1];
-                            xs_[5u] = c_.v[1];
-                            xs_[2u] = a_.v[2];
-                            xs_[6u] = c_.v[2];
-                            xs_[3u] = a_.v[3];
-                            xs_[7u] = c_.v[3];
-                        } else {
-                            unsigned t295_ = (0u * nv_) + v_3_;
-                            kf_f16x8 a_2_ = xh8_[t295_];
-                            xs_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                            xs_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                            xs_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                            xs_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                            xs_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                            xs_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                            xs_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                            xs_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        }
-                        float s_ = acc_[0u];
-                        s_ = __fmaf_rn(wf_[0u], xs_[0u], s_);
-                        s_ = __fmaf_rn(wf_[1u], xs_[1u], s_);
-                        s_ = __fmaf_rn(wf_[2u], xs_[2u], s_);
-                        s_ = __fmaf_rn(wf_[3u], xs_[3u], s_);
-                        s_ = __fmaf_rn(wf_[4u], xs_[4u], s_);
-                        s_ = __fmaf_rn(wf_[5u], xs_[5u], s_);
-                        s_ = __fmaf_rn(wf_[6u], xs_[6u], s_);
-                        s_ = __fmaf_rn(wf_[7u], xs_[7u], s_);
-                        acc_[0u] = s_;
-                        float s_2_ = acc_[8u];
-                        s_2_ = __fmaf_rn(wf_[8u], xs_[0u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[9u], xs_[1u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[10u], xs_[2u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[11u], xs_[3u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[12u], xs_[4u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[13u], xs_[5u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[14u], xs_[6u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[15u], xs_[7u], s_2_);
-                        acc_[8u] = s_2_;
+                        unsigned t267_ = v_3_ << 1u;
+                        kf_f32x4 a_ = xf4_[t267_];
+                        unsigned t275_ = (v_3_ << 1u) + 1u;
+                        kf_f32x4 c_ = xf4_[t275_];
+                        xs_[0u] = a_.v[0];
+                        xs_[4u] = c_.v[0];
+                        xs_[1u] = a_.v[1];
+                        xs_[5u] = c_.v[1];
+                        xs_[2u] = a_.v[2];
+                        xs_[6u] = c_.v[2];
+                        xs_[3u] = a_.v[3];
+                        xs_[7u] = c_.v[3];
+                        acc_[0u] = __fmaf_rn(wf_[7u], xs_[7u], __fmaf_rn(wf_[6u], xs_[6u], __fmaf_rn(wf_[5u], xs_[5u], __fmaf_rn(wf_[4u], xs_[4u], __fmaf_rn(wf_[3u], xs_[3u], __fmaf_rn(wf_[2u], xs_[2u], __fmaf_rn(wf_[1u], xs_[1u], __fmaf_rn(wf_[0u], xs_[0u], acc_[0u]))))))));
+                        acc_[8u] = __fmaf_rn(wf_[15u], xs_[7u], __fmaf_rn(wf_[14u], xs_[6u], __fmaf_rn(wf_[13u], xs_[5u], __fmaf_rn(wf_[12u], xs_[4u], __fmaf_rn(wf_[11u], xs_[3u], __fmaf_rn(wf_[10u], xs_[2u], __fmaf_rn(wf_[9u], xs_[1u], __fmaf_rn(wf_[8u], xs_[0u], acc_[8u]))))))));
                     }
                     if (1u < nb_) {
-                        if (xf32_) {
-                            unsigned t415_ = 2u * ((1u * nv_) + v_3_);
-                            kf_f32x4 a_3_ = xf4_[t415_];
-                            unsigned t423_ = (2u * ((1u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_2_ = xf4_[t423_];
-                            xs_2_[0u] = a_3_.v[0];
-                            xs_2_[4u] = c_2_.v[0];
-                            xs_2_[1u] = a_3_.v[1];
-                            xs_2_[5u] = c_2_.v[1];
-                            xs_2_[2u] = a_3_.v[2];
-                            xs_2_[6u] = c_2_.v[2];
-                            xs_2_[3u] = a_3_.v[3];
-                            xs_2_[7u] = c_2_.v[3];
-                        } else {
-                            unsigned t443_ = (1u * nv_) + v_3_;
-                            kf_f16x8 a_4_ = xh8_[t443_];
-                            xs_2_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                            xs_2_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                            xs_2_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                            xs_2_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                            xs_2_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                            xs_2_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                            xs_2_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                            xs_2_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        }
-                        float s_3_ = acc_[1u];
-                        s_3_ = __fmaf_rn(wf_[0u], xs_2_[0u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[1u], xs_2_[1u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[2u], xs_2_[2u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[3u], xs_2_[3u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[4u], xs_2_[4u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[5u], xs_2_[5u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[6u], xs_2_[6u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[7u], xs_2_[7u], s_3_);
-                        acc_[1u] = s_3_;
-                        float s_4_ = acc_[9u];
-                        s_4_ = __fmaf_rn(wf_[8u], xs_2_[0u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[9u], xs_2_[1u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[10u], xs_2_[2u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[11u], xs_2_[3u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[12u], xs_2_[4u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[13u], xs_2_[5u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[14u], xs_2_[6u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[15u], xs_2_[7u], s_4_);
-                        acc_[9u] = s_4_;
+                        unsigned t415_ = (nv_ + v_3_) << 1u;
+                        kf_f32x4 a_2_ = xf4_[t415_];
+                        unsigned t423_ = ((nv_ + v_3_) << 1u) + 1u;
+                        kf_f32x4 c_2_ = xf4_[t423_];
+                        xs_2_[0u] = a_2_.v[0];
+                        xs_2_[4u] = c_2_.v[0];
+                        xs_2_[1u] = a_2_.v[1];
+                        xs_2_[5u] = c_2_.v[1];
+                        xs_2_[2u] = a_2_.v[2];
+                        xs_2_[6u] = c_2_.v[2];
+                        xs_2_[3u] = a_2_.v[3];
+                        xs_2_[7u] = c_2_.v[3];
+                        acc_[1u] = __fmaf_rn(wf_[7u], xs_2_[7u], __fmaf_rn(wf_[6u], xs_2_[6u], __fmaf_rn(wf_[5u], xs_2_[5u], __fmaf_rn(wf_[4u], xs_2_[4u], __fmaf_rn(wf_[3u], xs_2_[3u], __fmaf_rn(wf_[2u], xs_2_[2u], __fmaf_rn(wf_[1u], xs_2_[1u], __fmaf_rn(wf_[0u], xs_2_[0u], acc_[1u]))))))));
+                        acc_[9u] = __fmaf_rn(wf_[15u], xs_2_[7u], __fmaf_rn(wf_[14u], xs_2_[6u], __fmaf_rn(wf_[13u], xs_2_[5u], __fmaf_rn(wf_[12u], xs_2_[4u], __fmaf_rn(wf_[11u], xs_2_[3u], __fmaf_rn(wf_[10u], xs_2_[2u], __fmaf_rn(wf_[9u], xs_2_[1u], __fmaf_rn(wf_[8u], xs_2_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        if (xf32_) {
-                            unsigned t563_ = 2u * ((2u * nv_) + v_3_);
-                            kf_f32x4 a_5_ = xf4_[t563_];
-                            unsigned t571_ = (2u * ((2u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_3_ = xf4_[t571_];
-                            xs_3_[0u] = a_5_.v[0];
-                            xs_3_[4u] = c_3_.v[0];
-                            xs_3_[1u] = a_5_.v[1];
-                            xs_3_[5u] = c_3_.v[1];
-                            xs_3_[2u] = a_5_.v[2];
-                            xs_3_[6u] = c_3_.v[2];
-                            xs_3_[3u] = a_5_.v[3];
-                            xs_3_[7u] = c_3_.v[3];
-                        } else {
-                            unsigned t591_ = (2u * nv_) + v_3_;
-                            kf_f16x8 a_6_ = xh8_[t591_];
-                            xs_3_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                            xs_3_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                            xs_3_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                            xs_3_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                            xs_3_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                            xs_3_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                            xs_3_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                            xs_3_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        }
-                        float s_5_ = acc_[2u];
-                        s_5_ = __fmaf_rn(wf_[0u], xs_3_[0u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[1u], xs_3_[1u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[2u], xs_3_[2u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[3u], xs_3_[3u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[4u], xs_3_[4u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[5u], xs_3_[5u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[6u], xs_3_[6u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[7u], xs_3_[7u], s_5_);
-                        acc_[2u] = s_5_;
-                        float s_6_ = acc_[10u];
-                        s_6_ = __fmaf_rn(wf_[8u], xs_3_[0u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[9u], xs_3_[1u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[10u], xs_3_[2u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[11u], xs_3_[3u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[12u], xs_3_[4u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[13u], xs_3_[5u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[14u], xs_3_[6u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[15u], xs_3_[7u], s_6_);
-                        acc_[10u] = s_6_;
+                        unsigned t563_ = ((nv_ << 1u) + v_3_) << 1u;
+                        kf_f32x4 a_3_ = xf4_[t563_];
+                        unsigned t571_ = (((nv_ << 1u) + v_3_) << 1u) + 1u;
+                        kf_f32x4 c_3_ = xf4_[t571_];
+                        xs_3_[0u] = a_3_.v[0];
+                        xs_3_[4u] = c_3_.v[0];
+                        xs_3_[1u] = a_3_.v[1];
+                        xs_3_[5u] = c_3_.v[1];
+                        xs_3_[2u] = a_3_.v[2];
+                        xs_3_[6u] = c_3_.v[2];
+                        xs_3_[3u] = a_3_.v[3];
+                        xs_3_[7u] = c_3_.v[3];
+                        acc_[2u] = __fmaf_rn(wf_[7u], xs_3_[7u], __fmaf_rn(wf_[6u], xs_3_[6u], __fmaf_rn(wf_[5u], xs_3_[5u], __fmaf_rn(wf_[4u], xs_3_[4u], __fmaf_rn(wf_[3u], xs_3_[3u], __fmaf_rn(wf_[2u], xs_3_[2u], __fmaf_rn(wf_[1u], xs_3_[1u], __fmaf_rn(wf_[0u], xs_3_[0u], acc_[2u]))))))));
+                        acc_[10u] = __fmaf_rn(wf_[15u], xs_3_[7u], __fmaf_rn(wf_[14u], xs_3_[6u], __fmaf_rn(wf_[13u], xs_3_[5u], __fmaf_rn(wf_[12u], xs_3_[4u], __fmaf_rn(wf_[11u], xs_3_[3u], __fmaf_rn(wf_[10u], xs_3_[2u], __fmaf_rn(wf_[9u], xs_3_[1u], __fmaf_rn(wf_[8u], xs_3_[0u], acc_[10u]))))))));
                     }
                     if (3u < nb_) {
-                        if (xf32_) {
-                            unsigned t711_ = 2u * ((3u * nv_) + v_3_);
-                            kf_f32x4 a_7_ = xf4_[t711_];
-                            unsigned t719_ = (2u * ((3u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_4_ = xf4_[t719_];
-                            xs_4_[0u] = a_7_.v[0];
-                            xs_4_[4u] = c_4_.v[0];
-                            xs_4_[1u] = a_7_.v[1];
-                            xs_4_[5u] = c_4_.v[1];
-                            xs_4_[2u] = a_7_.v[2];
-                            xs_4_[6u] = c_4_.v[2];
-                            xs_4_[3u] = a_7_.v[3];
-                            xs_4_[7u] = c_4_.v[3];
-                        } else {
-                            unsigned t739_ = (3u * nv_) + v_3_;
-                            kf_f16x8 a_8_ = xh8_[t739_];
-                            xs_4_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                            xs_4_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                            xs_4_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                            xs_4_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                            xs_4_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                            xs_4_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                            xs_4_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                            xs_4_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        }
-                        float s_7_ = acc_[3u];
-                        s_7_ = __fmaf_rn(wf_[0u], xs_4_[0u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[1u], xs_4_[1u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[2u], xs_4_[2u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[3u], xs_4_[3u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[4u], xs_4_[4u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[5u], xs_4_[5u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[6u], xs_4_[6u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[7u], xs_4_[7u], s_7_);
-                        acc_[3u] = s_7_;
-                        float s_8_ = acc_[11u];
-                        s_8_ = __fmaf_rn(wf_[8u], xs_4_[0u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[9u], xs_4_[1u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[10u], xs_4_[2u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[11u], xs_4_[3u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[12u], xs_4_[4u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[13u], xs_4_[5u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[14u], xs_4_[6u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[15u], xs_4_[7u], s_8_);
-                        acc_[11u] = s_8_;
+                        unsigned t711_ = ((3u * nv_) + v_3_) << 1u;
+                        kf_f32x4 a_4_ = xf4_[t711_];
+                        unsigned t719_ = (((3u * nv_) + v_3_) << 1u) + 1u;
+                        kf_f32x4 c_4_ = xf4_[t719_];
+                        xs_4_[0u] = a_4_.v[0];
+                        xs_4_[4u] = c_4_.v[0];
+                        xs_4_[1u] = a_4_.v[1];
+                        xs_4_[5u] = c_4_.v[1];
+                        xs_4_[2u] = a_4_.v[2];
+                        xs_4_[6u] = c_4_.v[2];
+                        xs_4_[3u] = a_4_.v[3];
+                        xs_4_[7u] = c_4_.v[3];
+                        acc_[3u] = __fmaf_rn(wf_[7u], xs_4_[7u], __fmaf_rn(wf_[6u], xs_4_[6u], __fmaf_rn(wf_[5u], xs_4_[5u], __fmaf_rn(wf_[4u], xs_4_[4u], __fmaf_rn(wf_[3u], xs_4_[3u], __fmaf_rn(wf_[2u], xs_4_[2u], __fmaf_rn(wf_[1u], xs_4_[1u], __fmaf_rn(wf_[0u], xs_4_[0u], acc_[3u]))))))));
+                        acc_[11u] = __fmaf_rn(wf_[15u], xs_4_[7u], __fmaf_rn(wf_[14u], xs_4_[6u], __fmaf_rn(wf_[13u], xs_4_[5u], __fmaf_rn(wf_[12u], xs_4_[4u], __fmaf_rn(wf_[11u], xs_4_[3u], __fmaf_rn(wf_[10u], xs_4_[2u], __fmaf_rn(wf_[9u], xs_4_[1u], __fmaf_rn(wf_[8u], xs_4_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        if (xf32_) {
-                            unsigned t859_ = 2u * ((4u * nv_) + v_3_);
-                            kf_f32x4 a_9_ = xf4_[t859_];
-                            unsigned t867_ = (2u * ((4u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_5_ = xf4_[t867_];
-                            xs_5_[0u] = a_9_.v[0];
-                            xs_5_[4u] = c_5_.v[0];
-                            xs_5_[1u] = a_9_.v[1];
-                            xs_5_[5u] = c_5_.v[1];
-                            xs_5_[2u] = a_9_.v[2];
-                            xs_5_[6u] = c_5_.v[2];
-                            xs_5_[3u] = a_9_.v[3];
-                            xs_5_[7u] = c_5_.v[3];
-                        } else {
-                            unsigned t887_ = (4u * nv_) + v_3_;
-                            kf_f16x8 a_10_ = xh8_[t887_];
-                            xs_5_[0u] = kf_f16_to_f32(a_10_.v[0]);
-                            xs_5_[1u] = kf_f16_to_f32(a_10_.v[1]);
-                            xs_5_[2u] = kf_f16_to_f32(a_10_.v[2]);
-                            xs_5_[3u] = kf_f16_to_f32(a_10_.v[3]);
-                            xs_5_[4u] = kf_f16_to_f32(a_10_.v[4]);
-                            xs_5_[5u] = kf_f16_to_f32(a_10_.v[5]);
-                            xs_5_[6u] = kf_f16_to_f32(a_10_.v[6]);
-                            xs_5_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        }
-                        float s_9_ = acc_[4u];
-                        s_9_ = __fmaf_rn(wf_[0u], xs_5_[0u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[1u], xs_5_[1u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[2u], xs_5_[2u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[3u], xs_5_[3u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[4u], xs_5_[4u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[5u], xs_5_[5u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[6u], xs_5_[6u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[7u], xs_5_[7u], s_9_);
-                        acc_[4u] = s_9_;
-                        float s_10_ = acc_[12u];
-                        s_10_ = __fmaf_rn(wf_[8u], xs_5_[0u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[9u], xs_5_[1u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[10u], xs_5_[2u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[11u], xs_5_[3u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[12u], xs_5_[4u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[13u], xs_5_[5u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[14u], xs_5_[6u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[15u], xs_5_[7u], s_10_);
-                        acc_[12u] = s_10_;
+                        unsigned t859_ = ((nv_ << 2u) + v_3_) << 1u;
+                        kf_f32x4 a_5_ = xf4_[t859_];
+                        unsigned t867_ = (((nv_ << 2u) + v_3_) << 1u) + 1u;
+                        kf_f32x4 c_5_ = xf4_[t867_];
+                        xs_5_[0u] = a_5_.v[0];
+                        xs_5_[4u] = c_5_.v[0];
+                        xs_5_[1u] = a_5_.v[1];
+                        xs_5_[5u] = c_5_.v[1];
+                        xs_5_[2u] = a_5_.v[2];
+                        xs_5_[6u] = c_5_.v[2];
+                        xs_5_[3u] = a_5_.v[3];
+                        xs_5_[7u] = c_5_.v[3];
+                        acc_[4u] = __fmaf_rn(wf_[7u], xs_5_[7u], __fmaf_rn(wf_[6u], xs_5_[6u], __fmaf_rn(wf_[5u], xs_5_[5u], __fmaf_rn(wf_[4u], xs_5_[4u], __fmaf_rn(wf_[3u], xs_5_[3u], __fmaf_rn(wf_[2u], xs_5_[2u], __fmaf_rn(wf_[1u], xs_5_[1u], __fmaf_rn(wf_[0u], xs_5_[0u], acc_[4u]))))))));
+                        acc_[12u] = __fmaf_rn(wf_[15u], xs_5_[7u], __fmaf_rn(wf_[14u], xs_5_[6u], __fmaf_rn(wf_[13u], xs_5_[5u], __fmaf_rn(wf_[12u], xs_5_[4u], __fmaf_rn(wf_[11u], xs_5_[3u], __fmaf_rn(wf_[10u], xs_5_[2u], __fmaf_rn(wf_[9u], xs_5_[1u], __fmaf_rn(wf_[8u], xs_5_[0u], acc_[12u]))))))));
                     }
                     if (5u < nb_) {
-                        if (xf32_) {
-                            unsigned t1007_ = 2u * ((5u * nv_) + v_3_);
-                            kf_f32x4 a_11_ = xf4_[t1007_];
-                            unsigned t1015_ = (2u * ((5u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_6_ = xf4_[t1015_];
-                            xs_6_[0u] = a_11_.v[0];
-                            xs_6_[4u] = c_6_.v[0];
-                            xs_6_[1u] = a_11_.v[1];
-                            xs_6_[5u] = c_6_.v[1];
-                            xs_6_[2u] = a_11_.v[2];
-                            xs_6_[6u] = c_6_.v[2];
-                            xs_6_[3u] = a_11_.v[3];
-                            xs_6_[7u] = c_6_.v[3];
-                        } else {
-                            unsigned t1035_ = (5u * nv_) + v_3_;
-                            kf_f16x8 a_12_ = xh8_[t1035_];
-                            xs_6_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                            xs_6_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                            xs_6_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                            xs_6_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                            xs_6_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                            xs_6_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                            xs_6_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                            xs_6_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        }
-                        float s_11_ = acc_[5u];
-                        s_11_ = __fmaf_rn(wf_[0u], xs_6_[0u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[1u], xs_6_[1u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[2u], xs_6_[2u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[3u], xs_6_[3u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[4u], xs_6_[4u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[5u], xs_6_[5u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[6u], xs_6_[6u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[7u], xs_6_[7u], s_11_);
-                        acc_[5u] = s_11_;
-                        float s_12_ = acc_[13u];
-                        s_12_ = __fmaf_rn(wf_[8u], xs_6_[0u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[9u], xs_6_[1u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[10u], xs_6_[2u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[11u], xs_6_[3u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[12u], xs_6_[4u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[13u], xs_6_[5u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[14u], xs_6_[6u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[15u], xs_6_[7u], s_12_);
-                        acc_[13u] = s_12_;
+                        unsigned t1007_ = ((5u * nv_) + v_3_) << 1u;
+                        kf_f32x4 a_6_ = xf4_[t1007_];
+                        unsigned t1015_ = (((5u * nv_) + v_3_) << 1u) + 1u;
+                        kf_f32x4 c_6_ = xf4_[t1015_];
+                        xs_6_[0u] = a_6_.v[0];
+                        xs_6_[4u] = c_6_.v[0];
+                        xs_6_[1u] = a_6_.v[1];
+                        xs_6_[5u] = c_6_.v[1];
+                        xs_6_[2u] = a_6_.v[2];
+                        xs_6_[6u] = c_6_.v[2];
+                        xs_6_[3u] = a_6_.v[3];
+                        xs_6_[7u] = c_6_.v[3];
+                        acc_[5u] = __fmaf_rn(wf_[7u], xs_6_[7u], __fmaf_rn(wf_[6u], xs_6_[6u], __fmaf_rn(wf_[5u], xs_6_[5u], __fmaf_rn(wf_[4u], xs_6_[4u], __fmaf_rn(wf_[3u], xs_6_[3u], __fmaf_rn(wf_[2u], xs_6_[2u], __fmaf_rn(wf_[1u], xs_6_[1u], __fmaf_rn(wf_[0u], xs_6_[0u], acc_[5u]))))))));
+                        acc_[13u] = __fmaf_rn(wf_[15u], xs_6_[7u], __fmaf_rn(wf_[14u], xs_6_[6u], __fmaf_rn(wf_[13u], xs_6_[5u], __fmaf_rn(wf_[12u], xs_6_[4u], __fmaf_rn(wf_[11u], xs_6_[3u], __fmaf_rn(wf_[10u], xs_6_[2u], __fmaf_rn(wf_[9u], xs_6_[1u], __fmaf_rn(wf_[8u], xs_6_[0u], acc_[13u]))))))));
                     }
                     if (6u < nb_) {
-                        if (xf32_) {
-                            unsigned t1155_ = 2u * ((6u * nv_) + v_3_);
-                            kf_f32x4 a_13_ = xf4_[t1155_];
-                            unsigned t1163_ = (2u * ((6u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_7_ = xf4_[t1163_];
-                            xs_7_[0u] = a_13_.v[0];
-                            xs_7_[4u] = c_7_.v[0];
-                            xs_7_[1u] = a_13_.v[1];
-                            xs_7_[5u] = c_7_.v[1];
-                            xs_7_[2u] = a_13_.v[2];
-                            xs_7_[6u] = c_7_.v[2];
-                            xs_7_[3u] = a_13_.v[3];
-                            xs_7_[7u] = c_7_.v[3];
-                        } else {
-                            unsigned t1183_ = (6u * nv_) + v_3_;
-                            kf_f16x8 a_14_ = xh8_[t1183_];
-                            xs_7_[0u] = kf_f16_to_f32(a_14_.v[0]);
-                            xs_7_[1u] = kf_f16_to_f32(a_14_.v[1]);
-                            xs_7_[2u] = kf_f16_to_f32(a_14_.v[2]);
-                            xs_7_[3u] = kf_f16_to_f32(a_14_.v[3]);
-                            xs_7_[4u] = kf_f16_to_f32(a_14_.v[4]);
-                            xs_7_[5u] = kf_f16_to_f32(a_14_.v[5]);
-                            xs_7_[6u] = kf_f16_to_f32(a_14_.v[6]);
-                            xs_7_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        }
-                        float s_13_ = acc_[6u];
-                        s_13_ = __fmaf_rn(wf_[0u], xs_7_[0u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[1u], xs_7_[1u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[2u], xs_7_[2u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[3u], xs_7_[3u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[4u], xs_7_[4u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[5u], xs_7_[5u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[6u], xs_7_[6u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[7u], xs_7_[7u], s_13_);
-                        acc_[6u] = s_13_;
-                        float s_14_ = acc_[14u];
-                        s_14_ = __fmaf_rn(wf_[8u], xs_7_[0u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[9u], xs_7_[1u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[10u], xs_7_[2u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[11u], xs_7_[3u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[12u], xs_7_[4u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[13u], xs_7_[5u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[14u], xs_7_[6u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[15u], xs_7_[7u], s_14_);
-                        acc_[14u] = s_14_;
+                        unsigned t1155_ = ((6u * nv_) + v_3_) << 1u;
+                        kf_f32x4 a_7_ = xf4_[t1155_];
+                        unsigned t1163_ = (((6u * nv_) + v_3_) << 1u) + 1u;
+                        kf_f32x4 c_7_ = xf4_[t1163_];
+                        xs_7_[0u] = a_7_.v[0];
+                        xs_7_[4u] = c_7_.v[0];
+                        xs_7_[1u] = a_7_.v[1];
+                        xs_7_[5u] = c_7_.v[1];
+                        xs_7_[2u] = a_7_.v[2];
+                        xs_7_[6u] = c_7_.v[2];
+                        xs_7_[3u] = a_7_.v[3];
+                        xs_7_[7u] = c_7_.v[3];
+                        acc_[6u] = __fmaf_rn(wf_[7u], xs_7_[7u], __fmaf_rn(wf_[6u], xs_7_[6u], __fmaf_rn(wf_[5u], xs_7_[5u], __fmaf_rn(wf_[4u], xs_7_[4u], __fmaf_rn(wf_[3u], xs_7_[3u], __fmaf_rn(wf_[2u], xs_7_[2u], __fmaf_rn(wf_[1u], xs_7_[1u], __fmaf_rn(wf_[0u], xs_7_[0u], acc_[6u]))))))));
+                        acc_[14u] = __fmaf_rn(wf_[15u], xs_7_[7u], __fmaf_rn(wf_[14u], xs_7_[6u], __fmaf_rn(wf_[13u], xs_7_[5u], __fmaf_rn(wf_[12u], xs_7_[4u], __fmaf_rn(wf_[11u], xs_7_[3u], __fmaf_rn(wf_[10u], xs_7_[2u], __fmaf_rn(wf_[9u], xs_7_[1u], __fmaf_rn(wf_[8u], xs_7_[0u], acc_[14u]))))))));
                     }
                     if (7u < nb_) {
-                        if (xf32_) {
-                            unsigned t1303_ = 2u * ((7u * nv_) + v_3_);
-                            kf_f32x4 a_15_ = xf4_[t1303_];
-                            unsigned t1311_ = (2u * ((7u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_8_ = xf4_[t1311_];
-                            xs_8_[0u] = a_15_.v[0];
-                            xs_8_[4u] = c_8_.v[0];
-                            xs_8_[1u] = a_15_.v[1];
-                            xs_8_[5u] = c_8_.v[1];
-                            xs_8_[2u] = a_15_.v[2];
-                            xs_8_[6u] = c_8_.v[2];
-                            xs_8_[3u] = a_15_.v[3];
-                            xs_8_[7u] = c_8_.v[3];
-                        } else {
-                            unsigned t1331_ = (7u * nv_) + v_3_;
-                            kf_f16x8 a_16_ = xh8_[t1331_];
-                            xs_8_[0u] = kf_f16_to_f32(a_16_.v[0]);
-                            xs_8_[1u] = kf_f16_to_f32(a_16_.v[1]);
-                            xs_8_[2u] = kf_f16_to_f32(a_16_.v[2]);
-                            xs_8_[3u] = kf_f16_to_f32(a_16_.v[3]);
-                            xs_8_[4u] = kf_f16_to_f32(a_16_.v[4]);
-                            xs_8_[5u] = kf_f16_to_f32(a_16_.v[5]);
-                            xs_8_[6u] = kf_f16_to_f32(a_16_.v[6]);
-                            xs_8_[7u] = kf_f16_to_f32(a_16_.v[7]);
-                        }
-                        float s_15_ = acc_[7u];
-                        s_15_ = __fmaf_rn(wf_[0u], xs_8_[0u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[1u], xs_8_[1u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[2u], xs_8_[2u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[3u], xs_8_[3u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[4u], xs_8_[4u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[5u], xs_8_[5u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[6u], xs_8_[6u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[7u], xs_8_[7u], s_15_);
-                        acc_[7u] = s_15_;
-                        float s_16_ = acc_[15u];
-                        s_16_ = __fmaf_rn(wf_[8u], xs_8_[0u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[9u], xs_8_[1u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[10u], xs_8_[2u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[11u], xs_8_[3u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[12u], xs_8_[4u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[13u], xs_8_[5u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[14u], xs_8_[6u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[15u], xs_8_[7u], s_16_);
-                        acc_[15u] = s_16_;
+                        unsigned t1303_ = ((7u * nv_) + v_3_) << 1u;
+                        kf_f32x4 a_8_ = xf4_[t1303_];
+                        unsigned t1311_ = (((7u * nv_) + v_3_) << 1u) + 1u;
+                        kf_f32x4 c_8_ = xf4_[t1311_];
+                        xs_8_[0u] = a_8_.v[0];
+                        xs_8_[4u] = c_8_.v[0];
+                        xs_8_[1u] = a_8_.v[1];
+                        xs_8_[5u] = c_8_.v[1];
+                        xs_8_[2u] = a_8_.v[2];
+                        xs_8_[6u] = c_8_.v[2];
+                        xs_8_[3u] = a_8_.v[3];
+                        xs_8_[7u] = c_8_.v[3];
+                        acc_[7u] = __fmaf_rn(wf_[7u], xs_8_[7u], __fmaf_rn(wf_[6u], xs_8_[6u], __fmaf_rn(wf_[5u], xs_8_[5u], __fmaf_rn(wf_[4u], xs_8_[4u], __fmaf_rn(wf_[3u], xs_8_[3u], __fmaf_rn(wf_[2u], xs_8_[2u], __fmaf_rn(wf_[1u], xs_8_[1u], __fmaf_rn(wf_[0u], xs_8_[0u], acc_[7u]))))))));
+                        acc_[15u] = __fmaf_rn(wf_[15u], xs_8_[7u], __fmaf_rn(wf_[14u], xs_8_[6u], __fmaf_rn(wf_[13u], xs_8_[5u], __fmaf_rn(wf_[12u], xs_8_[4u], __fmaf_rn(wf_[11u], xs_8_[3u], __fmaf_rn(wf_[10u], xs_8_[2u], __fmaf_rn(wf_[9u], xs_8_[1u], __fmaf_rn(wf_[8u], xs_8_[0u], acc_[15u]))))))));
                     }
                 }
                 unsigned v_4_ = (base_ + 32u) + lane_;
                 if (v_4_ < nv_) {
                     kf_u32x4 t1450_ = wr_[2u];
                     kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t1450_);
-                    kf_u32x4 t1453_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1453_);
-                    float t1457_ = kf_bf16_to_f32(wb_3_.v[0]);
-                    float t1459_ = kf_f16_to_f32(wh_3_.v[0]);
-                    wf_2_[0u] = wbf_ ? t1457_ : t1459_;
-                    float t1463_ = kf_bf16_to_f32(wb_3_.v[1]);
-                    float t1465_ = kf_f16_to_f32(wh_3_.v[1]);
-                    wf_2_[1u] = wbf_ ? t1463_ : t1465_;
-                    float t1469_ = kf_bf16_to_f32(wb_3_.v[2]);
-                    float t1471_ = kf_f16_to_f32(wh_3_.v[2]);
-                    wf_2_[2u] = wbf_ ? t1469_ : t1471_;
-                    float t1475_ = kf_bf16_to_f32(wb_3_.v[3]);
-                    float t1477_ = kf_f16_to_f32(wh_3_.v[3]);
-                    wf_2_[3u] = wbf_ ? t1475_ : t1477_;
-                    float t1481_ = kf_bf16_to_f32(wb_3_.v[4]);
-                    float t1483_ = kf_f16_to_f32(wh_3_.v[4]);
-                    wf_2_[4u] = wbf_ ? t1481_ : t1483_;
-                    float t1487_ = kf_bf16_to_f32(wb_3_.v[5]);
-                    float t1489_ = kf_f16_to_f32(wh_3_.v[5]);
-                    wf_2_[5u] = wbf_ ? t1487_ : t1489_;
-                    float t1493_ = kf_bf16_to_f32(wb_3_.v[6]);
-                    float t1495_ = kf_f16_to_f32(wh_3_.v[6]);
-                    wf_2_[6u] = wbf_ ? t1493_ : t1495_;
-                    float t1499_ = kf_bf16_to_f32(wb_3_.v[7]);
-                    float t1501_ = kf_f16_to_f32(wh_3_.v[7]);
-                    wf_2_[7u] = wbf_ ? t1499_ : t1501_;
+                    wf_2_[0u] = kf_f16_to_f32(wh_3_.v[0]);
+                    wf_2_[1u] = kf_f16_to_f32(wh_3_.v[1]);
+                    wf_2_[2u] = kf_f16_to_f32(wh_3_.v[2]);
+                    wf_2_[3u] = kf_f16_to_f32(wh_3_.v[3]);
+                    wf_2_[4u] = kf_f16_to_f32(wh_3_.v[4]);
+                    wf_2_[5u] = kf_f16_to_f32(wh_3_.v[5]);
+                    wf_2_[6u] = kf_f16_to_f32(wh_3_.v[6]);
+                    wf_2_[7u] = kf_f16_to_f32(wh_3_.v[7]);
                     kf_u32x4 t1504_ = wr_[3u];
                     kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t1504_);
-                    kf_u32x4 t1507_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1507_);
-                    float t1511_ = kf_bf16_to_f32(wb_4_.v[0]);
-                    float t1513_ = kf_f16_to_f32(wh_4_.v[0]);
-                    wf_2_[8u] = wbf_ ? t1511_ : t1513_;
-                    float t1517_ = kf_bf16_to_f32(wb_4_.v[1]);
-                    float t1519_ = kf_f16_to_f32(wh_4_.v[1]);
-                    wf_2_[9u] = wbf_ ? t1517_ : t1519_;
-                    float t1523_ = kf_bf16_to_f32(wb_4_.v[2]);
-                    float t1525_ = kf_f16_to_f32(wh_4_.v[2]);
-                    wf_2_[10u] = wbf_ ? t1523_ : t1525_;
-                    float t1529_ = kf_bf16_to_f32(wb_4_.v[3]);
-                    float t1531_ = kf_f16_to_f32(wh_4_.v[3]);
-                    wf_2_[11u] = wbf_ ? t1529_ : t1531_;
-                    float t1535_ = kf_bf16_to_f32(wb_4_.v[4]);
-                    float t1537_ = kf_f16_to_f32(wh_4_.v[4]);
-                    wf_2_[12u] = wbf_ ? t1535_ : t1537_;
-                    float t1541_ = kf_bf16_to_f32(wb_4_.v[5]);
-                    float t1543_ = kf_f16_to_f32(wh_4_.v[5]);
-                    wf_2_[13u] = wbf_ ? t1541_ : t1543_;
-                    float t1547_ = kf_bf16_to_f32(wb_4_.v[6]);
-                    float t1549_ = kf_f16_to_f32(wh_4_.v[6]);
-                    wf_2_[14u] = wbf_ ? t1547_ : t1549_;
-                    float t1553_ = kf_bf16_to_f32(wb_4_.v[7]);
-                    float t1555_ = kf_f16_to_f32(wh_4_.v[7]);
-                    wf_2_[15u] = wbf_ ? t1553_ : t1555_;
+                    wf_2_[8u] = kf_f16_to_f32(wh_4_.v[0]);
+                    wf_2_[9u] = kf_f16_to_f32(wh_4_.v[1]);
+                    wf_2_[10u] = kf_f16_to_f32(wh_4_.v[2]);
+                    wf_2_[11u] = kf_f16_to_f32(wh_4_.v[3]);
+                    wf_2_[12u] = kf_f16_to_f32(wh_4_.v[4]);
+                    wf_2_[13u] = kf_f16_to_f32(wh_4_.v[5]);
+                    wf_2_[14u] = kf_f16_to_f32(wh_4_.v[6]);
+                    wf_2_[15u] = kf_f16_to_f32(wh_4_.v[7]);
                     if (0u < nb_) {
-                        if (xf32_) {
-                            unsigned t1563_ = 2u * ((0u * nv_) + v_4_);
-                            kf_f32x4 a_17_ = xf4_[t1563_];
-                            unsigned t1571_ = (2u * ((0u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_9_ = xf4_[t1571_];
-                            xs_9_[0u] = a_17_.v[0];
-                            xs_9_[4u] = c_9_.v[0];
-                            xs_9_[1u] = a_17_.v[1];
-                            xs_9_[5u] = c_9_.v[1];
-                            xs_9_[2u] = a_17_.v[2];
-                            xs_9_[6u] = c_9_.v[2];
-                            xs_9_[3u] = a_17_.v[3];
-                            xs_9_[7u] = c_9_.v[3];
-                        } else {
-                            unsigned t1591_ = (0u * nv_) + v_4_;
-                            kf_f16x8 a_18_ = xh8_[t1591_];
-                            xs_9_[0u] = kf_f16_to_f32(a_18_.v[0]);
-                            xs_9_[1u] = kf_f16_to_f32(a_18_.v[1]);
-                            xs_9_[2u] = kf_f16_to_f32(a_18_.v[2]);
-                            xs_9_[3u] = kf_f16_to_f32(a_18_.v[3]);
-                            xs_9_[4u] = kf_f16_to_f32(a_18_.v[4]);
-                            xs_9_[5u] = kf_f16_to_f32(a_18_.v[5]);
-                            xs_9_[6u] = kf_f16_to_f32(a_18_.v[6]);
-                            xs_9_[7u] = kf_f16_to_f32(a_18_.v[7]);
-                        }
-                        float s_17_ = acc_[0u];
-                        s_17_ = __fmaf_rn(wf_2_[0u], xs_9_[0u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[1u], xs_9_[1u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[2u], xs_9_[2u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[3u], xs_9_[3u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[4u], xs_9_[4u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[5u], xs_9_[5u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[6u], xs_9_[6u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[7u], xs_9_[7u], s_17_);
-                        acc_[0u] = s_17_;
-                        float s_18_ = acc_[8u];
-                        s_18_ = __fmaf_rn(wf_2_[8u], xs_9_[0u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[9u], xs_9_[1u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[10u], xs_9_[2u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[11u], xs_9_[3u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[12u], xs_9_[4u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[13u], xs_9_[5u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[14u], xs_9_[6u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[15u], xs_9_[7u], s_18_);
-                        acc_[8u] = s_18_;
+                        unsigned t1563_ = v_4_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t1563_];
+                        unsigned t1571_ = (v_4_ << 1u) + 1u;
+                        kf_f32x4 c_9_ = xf4_[t1571_];
+                        xs_9_[0u] = a_9_.v[0];
+                        xs_9_[4u] = c_9_.v[0];
+                        xs_9_[1u] = a_9_.v[1];
+                        xs_9_[5u] = c_9_.v[1];
+                        xs_9_[2u] = a_9_.v[2];
+                        xs_9_[6u] = c_9_.v[2];
+                        xs_9_[3u] = a_9_.v[3];
+                        xs_9_[7u] = c_9_.v[3];
+                        acc_[0u] = __fmaf_rn(wf_2_[7u], xs_9_[7u], __fmaf_rn(wf_2_[6u], xs_9_[6u], __fmaf_rn(wf_2_[5u], xs_9_[5u], __fmaf_rn(wf_2_[4u], xs_9_[4u], __fmaf_rn(wf_2_[3u], xs_9_[3u], __fmaf_rn(wf_2_[2u], xs_9_[2u], __fmaf_rn(wf_2_[1u], xs_9_[1u], __fmaf_rn(wf_2_[0u], xs_9_[0u], acc_[0u]))))))));
+                        acc_[8u] = __fmaf_rn(wf_2_[15u], xs_9_[7u], __fmaf_rn(wf_2_[14u], xs_9_[6u], __fmaf_rn(wf_2_[13u], xs_9_[5u], __fmaf_rn(wf_2_[12u], xs_9_[4u], __fmaf_rn(wf_2_[11u], xs_9_[3u], __fmaf_rn(wf_2_[10u], xs_9_[2u], __fmaf_rn(wf_2_[9u], xs_9_[1u], __fmaf_rn(wf_2_[8u], xs_9_[0u], acc_[8u]))))))));
                     }
                     if (1u < nb_) {
-                        if (xf32_) {
-                            unsigned t1711_ = 2u * ((1u * nv_) + v_4_);
-                            kf_f32x4 a_19_ = xf4_[t1711_];
-                            unsigned t1719_ = (2u * ((1u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_10_ = xf4_[t1719_];
-                            xs_10_[0u] = a_19_.v[0];
-                            xs_10_[4u] = c_10_.v[0];
-                            xs_10_[1u] = a_19_.v[1];
-                            xs_10_[5u] = c_10_.v[1];
-                            xs_10_[2u] = a_19_.v[2];
-                            xs_10_[6u] = c_10_.v[2];
-                            xs_10_[3u] = a_19_.v[3];
-                            xs_10_[7u] = c_10_.v[3];
-                        } else {
-                            unsigned t1739_ = (1u * nv_) + v_4_;
-                            kf_f16x8 a_20_ = xh8_[t1739_];
-                            xs_10_[0u] = kf_f16_to_f32(a_20_.v[0]);
-                            xs_10_[1u] = kf_f16_to_f32(a_20_.v[1]);
-                            xs_10_[2u] = kf_f16_to_f32(a_20_.v[2]);
-                            xs_10_[3u] = kf_f16_to_f32(a_20_.v[3]);
-                            xs_10_[4u] = kf_f16_to_f32(a_20_.v[4]);
-                            xs_10_[5u] = kf_f16_to_f32(a_20_.v[5]);
-                            xs_10_[6u] = kf_f16_to_f32(a_20_.v[6]);
-                            xs_10_[7u] = kf_f16_to_f32(a_20_.v[7]);
-                        }
-                        float s_19_ = acc_[1u];
-                        s_19_ = __fmaf_rn(wf_2_[0u], xs_10_[0u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[1u], xs_10_[1u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[2u], xs_10_[2u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[3u], xs_10_[3u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[4u], xs_10_[4u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[5u], xs_10_[5u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[6u], xs_10_[6u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[7u], xs_10_[7u], s_19_);
-                        acc_[1u] = s_19_;
-                        float s_20_ = acc_[9u];
-                        s_20_ = __fmaf_rn(wf_2_[8u], xs_10_[0u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[9u], xs_10_[1u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[10u], xs_10_[2u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[11u], xs_10_[3u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[12u], xs_10_[4u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[13u], xs_10_[5u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[14u], xs_10_[6u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[15u], xs_10_[7u], s_20_);
-                        acc_[9u] = s_20_;
+                        unsigned t1711_ = (nv_ + v_4_) << 1u;
+                        kf_f32x4 a_10_ = xf4_[t1711_];
+                        unsigned t1719_ = ((nv_ + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_10_ = xf4_[t1719_];
+                        xs_10_[0u] = a_10_.v[0];
+                        xs_10_[4u] = c_10_.v[0];
+                        xs_10_[1u] = a_10_.v[1];
+                        xs_10_[5u] = c_10_.v[1];
+                        xs_10_[2u] = a_10_.v[2];
+                        xs_10_[6u] = c_10_.v[2];
+                        xs_10_[3u] = a_10_.v[3];
+                        xs_10_[7u] = c_10_.v[3];
+                        acc_[1u] = __fmaf_rn(wf_2_[7u], xs_10_[7u], __fmaf_rn(wf_2_[6u], xs_10_[6u], __fmaf_rn(wf_2_[5u], xs_10_[5u], __fmaf_rn(wf_2_[4u], xs_10_[4u], __fmaf_rn(wf_2_[3u], xs_10_[3u], __fmaf_rn(wf_2_[2u], xs_10_[2u], __fmaf_rn(wf_2_[1u], xs_10_[1u], __fmaf_rn(wf_2_[0u], xs_10_[0u], acc_[1u]))))))));
+                        acc_[9u] = __fmaf_rn(wf_2_[15u], xs_10_[7u], __fmaf_rn(wf_2_[14u], xs_10_[6u], __fmaf_rn(wf_2_[13u], xs_10_[5u], __fmaf_rn(wf_2_[12u], xs_10_[4u], __fmaf_rn(wf_2_[11u], xs_10_[3u], __fmaf_rn(wf_2_[10u], xs_10_[2u], __fmaf_rn(wf_2_[9u], xs_10_[1u], __fmaf_rn(wf_2_[8u], xs_10_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        if (xf32_) {
-                            unsigned t1859_ = 2u * ((2u * nv_) + v_4_);
-                            kf_f32x4 a_21_ = xf4_[t1859_];
-                            unsigned t1867_ = (2u * ((2u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_11_ = xf4_[t1867_];
-                            xs_11_[0u] = a_21_.v[0];
-                            xs_11_[4u] = c_11_.v[0];
-                            xs_11_[1u] = a_21_.v[1];
-                            xs_11_[5u] = c_11_.v[1];
-                            xs_11_[2u] = a_21_.v[2];
-                            xs_11_[6u] = c_11_.v[2];
-                            xs_11_[3u] = a_21_.v[3];
-                            xs_11_[7u] = c_11_.v[3];
-                        } else {
-                            unsigned t1887_ = (2u * nv_) + v_4_;
-                            kf_f16x8 a_22_ = xh8_[t1887_];
-                            xs_11_[0u] = kf_f16_to_f32(a_22_.v[0]);
-                            xs_11_[1u] = kf_f16_to_f32(a_22_.v[1]);
-                            xs_11_[2u] = kf_f16_to_f32(a_22_.v[2]);
-                            xs_11_[3u] = kf_f16_to_f32(a_22_.v[3]);
-                            xs_11_[4u] = kf_f16_to_f32(a_22_.v[4]);
-                            xs_11_[5u] = kf_f16_to_f32(a_22_.v[5]);
-                            xs_11_[6u] = kf_f16_to_f32(a_22_.v[6]);
-                            xs_11_[7u] = kf_f16_to_f32(a_22_.v[7]);
-                        }
-                        float s_21_ = acc_[2u];
-                        s_21_ = __fmaf_rn(wf_2_[0u], xs_11_[0u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[1u], xs_11_[1u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[2u], xs_11_[2u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[3u], xs_11_[3u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[4u], xs_11_[4u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[5u], xs_11_[5u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[6u], xs_11_[6u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[7u], xs_11_[7u], s_21_);
-                        acc_[2u] = s_21_;
-                        float s_22_ = acc_[10u];
-                        s_22_ = __fmaf_rn(wf_2_[8u], xs_11_[0u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[9u], xs_11_[1u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[10u], xs_11_[2u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[11u], xs_11_[3u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[12u], xs_11_[4u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[13u], xs_11_[5u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[14u], xs_11_[6u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[15u], xs_11_[7u], s_22_);
-                        acc_[10u] = s_22_;
+                        unsigned t1859_ = ((nv_ << 1u) + v_4_) << 1u;
+                        kf_f32x4 a_11_ = xf4_[t1859_];
+                        unsigned t1867_ = (((nv_ << 1u) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_11_ = xf4_[t1867_];
+                        xs_11_[0u] = a_11_.v[0];
+                        xs_11_[4u] = c_11_.v[0];
+                        xs_11_[1u] = a_11_.v[1];
+                        xs_11_[5u] = c_11_.v[1];
+                        xs_11_[2u] = a_11_.v[2];
+                        xs_11_[6u] = c_11_.v[2];
+                        xs_11_[3u] = a_11_.v[3];
+                        xs_11_[7u] = c_11_.v[3];
+                        acc_[2u] = __fmaf_rn(wf_2_[7u], xs_11_[7u], __fmaf_rn(wf_2_[6u], xs_11_[6u], __fmaf_rn(wf_2_[5u], xs_11_[5u], __fmaf_rn(wf_2_[4u], xs_11_[4u], __fmaf_rn(wf_2_[3u], xs_11_[3u], __fmaf_rn(wf_2_[2u], xs_11_[2u], __fmaf_rn(wf_2_[1u], xs_11_[1u], __fmaf_rn(wf_2_[0u], xs_11_[0u], acc_[2u]))))))));
+                        acc_[10u] = __fmaf_rn(wf_2_[15u], xs_11_[7u], __fmaf_rn(wf_2_[14u], xs_11_[6u], __fmaf_rn(wf_2_[13u], xs_11_[5u], __fmaf_rn(wf_2_[12u], xs_11_[4u], __fmaf_rn(wf_2_[11u], xs_11_[3u], __fmaf_rn(wf_2_[10u], xs_11_[2u], __fmaf_rn(wf_2_[9u], xs_11_[1u], __fmaf_rn(wf_2_[8u], xs_11_[0u], acc_[10u]))))))));
                     }
                     if (3u < nb_) {
-                        if (xf32_) {
-                            unsigned t2007_ = 2u * ((3u * nv_) + v_4_);
-                            kf_f32x4 a_23_ = xf4_[t2007_];
-                            unsigned t2015_ = (2u * ((3u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_12_ = xf4_[t2015_];
-                            xs_12_[0u] = a_23_.v[0];
-                            xs_12_[4u] = c_12_.v[0];
-                            xs_12_[1u] = a_23_.v[1];
-                            xs_12_[5u] = c_12_.v[1];
-                            xs_12_[2u] = a_23_.v[2];
-                            xs_12_[6u] = c_12_.v[2];
-                            xs_12_[3u] = a_23_.v[3];
-                            xs_12_[7u] = c_12_.v[3];
-                        } else {
-                            unsigned t2035_ = (3u * nv_) + v_4_;
-                            kf_f16x8 a_24_ = xh8_[t2035_];
-                            xs_12_[0u] = kf_f16_to_f32(a_24_.v[0]);
-                            xs_12_[1u] = kf_f16_to_f32(a_24_.v[1]);
-                            xs_12_[2u] = kf_f16_to_f32(a_24_.v[2]);
-                            xs_12_[3u] = kf_f16_to_f32(a_24_.v[3]);
-                            xs_12_[4u] = kf_f16_to_f32(a_24_.v[4]);
-                            xs_12_[5u] = kf_f16_to_f32(a_24_.v[5]);
-                            xs_12_[6u] = kf_f16_to_f32(a_24_.v[6]);
-                            xs_12_[7u] = kf_f16_to_f32(a_24_.v[7]);
-                        }
-                        float s_23_ = acc_[3u];
-                        s_23_ = __fmaf_rn(wf_2_[0u], xs_12_[0u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[1u], xs_12_[1u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[2u], xs_12_[2u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[3u], xs_12_[3u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[4u], xs_12_[4u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[5u], xs_12_[5u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[6u], xs_12_[6u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[7u], xs_12_[7u], s_23_);
-                        acc_[3u] = s_23_;
-                        float s_24_ = acc_[11u];
-                        s_24_ = __fmaf_rn(wf_2_[8u], xs_12_[0u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[9u], xs_12_[1u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[10u], xs_12_[2u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[11u], xs_12_[3u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[12u], xs_12_[4u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[13u], xs_12_[5u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[14u], xs_12_[6u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[15u], xs_12_[7u], s_24_);
-                        acc_[11u] = s_24_;
+                        unsigned t2007_ = ((3u * nv_) + v_4_) << 1u;
+                        kf_f32x4 a_12_ = xf4_[t2007_];
+                        unsigned t2015_ = (((3u * nv_) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_12_ = xf4_[t2015_];
+                        xs_12_[0u] = a_12_.v[0];
+                        xs_12_[4u] = c_12_.v[0];
+                        xs_12_[1u] = a_12_.v[1];
+                        xs_12_[5u] = c_12_.v[1];
+                        xs_12_[2u] = a_12_.v[2];
+                        xs_12_[6u] = c_12_.v[2];
+                        xs_12_[3u] = a_12_.v[3];
+                        xs_12_[7u] = c_12_.v[3];
+                        acc_[3u] = __fmaf_rn(wf_2_[7u], xs_12_[7u], __fmaf_rn(wf_2_[6u], xs_12_[6u], __fmaf_rn(wf_2_[5u], xs_12_[5u], __fmaf_rn(wf_2_[4u], xs_12_[4u], __fmaf_rn(wf_2_[3u], xs_12_[3u], __fmaf_rn(wf_2_[2u], xs_12_[2u], __fmaf_rn(wf_2_[1u], xs_12_[1u], __fmaf_rn(wf_2_[0u], xs_12_[0u], acc_[3u]))))))));
+                        acc_[11u] = __fmaf_rn(wf_2_[15u], xs_12_[7u], __fmaf_rn(wf_2_[14u], xs_12_[6u], __fmaf_rn(wf_2_[13u], xs_12_[5u], __fmaf_rn(wf_2_[12u], xs_12_[4u], __fmaf_rn(wf_2_[11u], xs_12_[3u], __fmaf_rn(wf_2_[10u], xs_12_[2u], __fmaf_rn(wf_2_[9u], xs_12_[1u], __fmaf_rn(wf_2_[8u], xs_12_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        if (xf32_) {
-                            unsigned t2155_ = 2u * ((4u * nv_) + v_4_);
-                            kf_f32x4 a_25_ = xf4_[t2155_];
-                            unsigned t2163_ = (2u * ((4u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_13_ = xf4_[t2163_];
-                            xs_13_[0u] = a_25_.v[0];
-                            xs_13_[4u] = c_13_.v[0];
-                            xs_13_[1u] = a_25_.v[1];
-                            xs_13_[5u] = c_13_.v[1];
-                            xs_13_[2u] = a_25_.v[2];
-                            xs_13_[6u] = c_13_.v[2];
-                            xs_13_[3u] = a_25_.v[3];
-                            xs_13_[7u] = c_13_.v[3];
-                        } else {
-                            unsigned t2183_ = (4u * nv_) + v_4_;
-                            kf_f16x8 a_26_ = xh8_[t2183_];
-                            xs_13_[0u] = kf_f16_to_f32(a_26_.v[0]);
-                            xs_13_[1u] = kf_f16_to_f32(a_26_.v[1]);
-                            xs_13_[2u] = kf_f16_to_f32(a_26_.v[2]);
-                            xs_13_[3u] = kf_f16_to_f32(a_26_.v[3]);
-                            xs_13_[4u] = kf_f16_to_f32(a_26_.v[4]);
-                            xs_13_[5u] = kf_f16_to_f32(a_26_.v[5]);
-                            xs_13_[6u] = kf_f16_to_f32(a_26_.v[6]);
-                            xs_13_[7u] = kf_f16_to_f32(a_26_.v[7]);
-                        }
-                        float s_25_ = acc_[4u];
-                        s_25_ = __fmaf_rn(wf_2_[0u], xs_13_[0u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[1u], xs_13_[1u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[2u], xs_13_[2u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[3u], xs_13_[3u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[4u], xs_13_[4u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[5u], xs_13_[5u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[6u], xs_13_[6u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[7u], xs_13_[7u], s_25_);
-                        acc_[4u] = s_25_;
-                        float s_26_ = acc_[12u];
-                        s_26_ = __fmaf_rn(wf_2_[8u], xs_13_[0u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[9u], xs_13_[1u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[10u], xs_13_[2u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[11u], xs_13_[3u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[12u], xs_13_[4u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[13u], xs_13_[5u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[14u], xs_13_[6u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[15u], xs_13_[7u], s_26_);
-                        acc_[12u] = s_26_;
+                        unsigned t2155_ = ((nv_ << 2u) + v_4_) << 1u;
+                        kf_f32x4 a_13_ = xf4_[t2155_];
+                        unsigned t2163_ = (((nv_ << 2u) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_13_ = xf4_[t2163_];
+                        xs_13_[0u] = a_13_.v[0];
+                        xs_13_[4u] = c_13_.v[0];
+                        xs_13_[1u] = a_13_.v[1];
+                        xs_13_[5u] = c_13_.v[1];
+                        xs_13_[2u] = a_13_.v[2];
+                        xs_13_[6u] = c_13_.v[2];
+                        xs_13_[3u] = a_13_.v[3];
+                        xs_13_[7u] = c_13_.v[3];
+                        acc_[4u] = __fmaf_rn(wf_2_[7u], xs_13_[7u], __fmaf_rn(wf_2_[6u], xs_13_[6u], __fmaf_rn(wf_2_[5u], xs_13_[5u], __fmaf_rn(wf_2_[4u], xs_13_[4u], __fmaf_rn(wf_2_[3u], xs_13_[3u], __fmaf_rn(wf_2_[2u], xs_13_[2u], __fmaf_rn(wf_2_[1u], xs_13_[1u], __fmaf_rn(wf_2_[0u], xs_13_[0u], acc_[4u]))))))));
+                        acc_[12u] = __fmaf_rn(wf_2_[15u], xs_13_[7u], __fmaf_rn(wf_2_[14u], xs_13_[6u], __fmaf_rn(wf_2_[13u], xs_13_[5u], __fmaf_rn(wf_2_[12u], xs_13_[4u], __fmaf_rn(wf_2_[11u], xs_13_[3u], __fmaf_rn(wf_2_[10u], xs_13_[2u], __fmaf_rn(wf_2_[9u], xs_13_[1u], __fmaf_rn(wf_2_[8u], xs_13_[0u], acc_[12u]))))))));
                     }
                     if (5u < nb_) {
-                        if (xf32_) {
-                            unsigned t2303_ = 2u * ((5u * nv_) + v_4_);
-                            kf_f32x4 a_27_ = xf4_[t2303_];
-                            unsigned t2311_ = (2u * ((5u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_14_ = xf4_[t2311_];
-                            xs_14_[0u] = a_27_.v[0];
-                            xs_14_[4u] = c_14_.v[0];
-                            xs_14_[1u] = a_27_.v[1];
-                            xs_14_[5u] = c_14_.v[1];
-                            xs_14_[2u] = a_27_.v[2];
-                            xs_14_[6u] = c_14_.v[2];
-                            xs_14_[3u] = a_27_.v[3];
-                            xs_14_[7u] = c_14_.v[3];
-                        } else {
-                            unsigned t2331_ = (5u * nv_) + v_4_;
-                            kf_f16x8 a_28_ = xh8_[t2331_];
-                            xs_14_[0u] = kf_f16_to_f32(a_28_.v[0]);
-                            xs_14_[1u] = kf_f16_to_f32(a_28_.v[1]);
-                            xs_14_[2u] = kf_f16_to_f32(a_28_.v[2]);
-                            xs_14_[3u] = kf_f16_to_f32(a_28_.v[3]);
-                            xs_14_[4u] = kf_f16_to_f32(a_28_.v[4]);
-                            xs_14_[5u] = kf_f16_to_f32(a_28_.v[5]);
-                            xs_14_[6u] = kf_f16_to_f32(a_28_.v[6]);
-                            xs_14_[7u] = kf_f16_to_f32(a_28_.v[7]);
-                        }
-                        float s_27_ = acc_[5u];
-                        s_27_ = __fmaf_rn(wf_2_[0u], xs_14_[0u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[1u], xs_14_[1u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[2u], xs_14_[2u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[3u], xs_14_[3u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[4u], xs_14_[4u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[5u], xs_14_[5u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[6u], xs_14_[6u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[7u], xs_14_[7u], s_27_);
-                        acc_[5u] = s_27_;
-                        float s_28_ = acc_[13u];
-                        s_28_ = __fmaf_rn(wf_2_[8u], xs_14_[0u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[9u], xs_14_[1u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[10u], xs_14_[2u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[11u], xs_14_[3u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[12u], xs_14_[4u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[13u], xs_14_[5u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[14u], xs_14_[6u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[15u], xs_14_[7u], s_28_);
-                        acc_[13u] = s_28_;
+                        unsigned t2303_ = ((5u * nv_) + v_4_) << 1u;
+                        kf_f32x4 a_14_ = xf4_[t2303_];
+                        unsigned t2311_ = (((5u * nv_) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_14_ = xf4_[t2311_];
+                        xs_14_[0u] = a_14_.v[0];
+                        xs_14_[4u] = c_14_.v[0];
+                        xs_14_[1u] = a_14_.v[1];
+                        xs_14_[5u] = c_14_.v[1];
+                        xs_14_[2u] = a_14_.v[2];
+                        xs_14_[6u] = c_14_.v[2];
+                        xs_14_[3u] = a_14_.v[3];
+                        xs_14_[7u] = c_14_.v[3];
+                        acc_[5u] = __fmaf_rn(wf_2_[7u], xs_14_[7u], __fmaf_rn(wf_2_[6u], xs_14_[6u], __fmaf_rn(wf_2_[5u], xs_14_[5u], __fmaf_rn(wf_2_[4u], xs_14_[4u], __fmaf_rn(wf_2_[3u], xs_14_[3u], __fmaf_rn(wf_2_[2u], xs_14_[2u], __fmaf_rn(wf_2_[1u], xs_14_[1u], __fmaf_rn(wf_2_[0u], xs_14_[0u], acc_[5u]))))))));
+                        acc_[13u] = __fmaf_rn(wf_2_[15u], xs_14_[7u], __fmaf_rn(wf_2_[14u], xs_14_[6u], __fmaf_rn(wf_2_[13u], xs_14_[5u], __fmaf_rn(wf_2_[12u], xs_14_[4u], __fmaf_rn(wf_2_[11u], xs_14_[3u], __fmaf_rn(wf_2_[10u], xs_14_[2u], __fmaf_rn(wf_2_[9u], xs_14_[1u], __fmaf_rn(wf_2_[8u], xs_14_[0u], acc_[13u]))))))));
                     }
                     if (6u < nb_) {
-                        if (xf32_) {
-                            unsigned t2451_ = 2u * ((6u * nv_) + v_4_);
-                            kf_f32x4 a_29_ = xf4_[t2451_];
-                            unsigned t2459_ = (2u * ((6u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_15_ = xf4_[t2459_];
-                            xs_15_[0u] = a_29_.v[0];
-                            xs_15_[4u] = c_15_.v[0];
-                            xs_15_[1u] = a_29_.v[1];
-                            xs_15_[5u] = c_15_.v[1];
-                            xs_15_[2u] = a_29_.v[2];
-                            xs_15_[6u] = c_15_.v[2];
-                            xs_15_[3u] = a_29_.v[3];
-                            xs_15_[7u] = c_15_.v[3];
-                        } else {
-                            unsigned t2479_ = (6u * nv_) + v_4_;
-                            kf_f16x8 a_30_ = xh8_[t2479_];
-                            xs_15_[0u] = kf_f16_to_f32(a_30_.v[0]);
-                            xs_15_[1u] = kf_f16_to_f32(a_30_.v[1]);
-                            xs_15_[2u] = kf_f16_to_f32(a_30_.v[2]);
-                            xs_15_[3u] = kf_f16_to_f32(a_30_.v[3]);
-                            xs_15_[4u] = kf_f16_to_f32(a_30_.v[4]);
-                            xs_15_[5u] = kf_f16_to_f32(a_30_.v[5]);
-                            xs_15_[6u] = kf_f16_to_f32(a_30_.v[6]);
-                            xs_15_[7u] = kf_f16_to_f32(a_30_.v[7]);
-                        }
-                        float s_29_ = acc_[6u];
-                        s_29_ = __fmaf_rn(wf_2_[0u], xs_15_[0u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[1u], xs_15_[1u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[2u], xs_15_[2u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[3u], xs_15_[3u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[4u], xs_15_[4u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[5u], xs_15_[5u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[6u], xs_15_[6u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[7u], xs_15_[7u], s_29_);
-                        acc_[6u] = s_29_;
-                        float s_30_ = acc_[14u];
-                        s_30_ = __fmaf_rn(wf_2_[8u], xs_15_[0u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[9u], xs_15_[1u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[10u], xs_15_[2u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[11u], xs_15_[3u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[12u], xs_15_[4u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[13u], xs_15_[5u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[14u], xs_15_[6u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[15u], xs_15_[7u], s_30_);
-                        acc_[14u] = s_30_;
+                        unsigned t2451_ = ((6u * nv_) + v_4_) << 1u;
+                        kf_f32x4 a_15_ = xf4_[t2451_];
+                        unsigned t2459_ = (((6u * nv_) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_15_ = xf4_[t2459_];
+                        xs_15_[0u] = a_15_.v[0];
+                        xs_15_[4u] = c_15_.v[0];
+                        xs_15_[1u] = a_15_.v[1];
+                        xs_15_[5u] = c_15_.v[1];
+                        xs_15_[2u] = a_15_.v[2];
+                        xs_15_[6u] = c_15_.v[2];
+                        xs_15_[3u] = a_15_.v[3];
+                        xs_15_[7u] = c_15_.v[3];
+                        acc_[6u] = __fmaf_rn(wf_2_[7u], xs_15_[7u], __fmaf_rn(wf_2_[6u], xs_15_[6u], __fmaf_rn(wf_2_[5u], xs_15_[5u], __fmaf_rn(wf_2_[4u], xs_15_[4u], __fmaf_rn(wf_2_[3u], xs_15_[3u], __fmaf_rn(wf_2_[2u], xs_15_[2u], __fmaf_rn(wf_2_[1u], xs_15_[1u], __fmaf_rn(wf_2_[0u], xs_15_[0u], acc_[6u]))))))));
+                        acc_[14u] = __fmaf_rn(wf_2_[15u], xs_15_[7u], __fmaf_rn(wf_2_[14u], xs_15_[6u], __fmaf_rn(wf_2_[13u], xs_15_[5u], __fmaf_rn(wf_2_[12u], xs_15_[4u], __fmaf_rn(wf_2_[11u], xs_15_[3u], __fmaf_rn(wf_2_[10u], xs_15_[2u], __fmaf_rn(wf_2_[9u], xs_15_[1u], __fmaf_rn(wf_2_[8u], xs_15_[0u], acc_[14u]))))))));
                     }
                     if (7u < nb_) {
-                        if (xf32_) {
-                            unsigned t2599_ = 2u * ((7u * nv_) + v_4_);
-                            kf_f32x4 a_31_ = xf4_[t2599_];
-                            unsigned t2607_ = (2u * ((7u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_16_ = xf4_[t2607_];
-                            xs_16_[0u] = a_31_.v[0];
-                            xs_16_[4u] = c_16_.v[0];
-                            xs_16_[1u] = a_31_.v[1];
-                            xs_16_[5u] = c_16_.v[1];
-                            xs_16_[2u] = a_31_.v[2];
-                            xs_16_[6u] = c_16_.v[2];
-                            xs_16_[3u] = a_31_.v[3];
-                            xs_16_[7u] = c_16_.v[3];
-                        } else {
-                            unsigned t2627_ = (7u * nv_) + v_4_;
-                            kf_f16x8 a_32_ = xh8_[t2627_];
-                            xs_16_[0u] = kf_f16_to_f32(a_32_.v[0]);
-                            xs_16_[1u] = kf_f16_to_f32(a_32_.v[1]);
-                            xs_16_[2u] = kf_f16_to_f32(a_32_.v[2]);
-                            xs_16_[3u] = kf_f16_to_f32(a_32_.v[3]);
-                            xs_16_[4u] = kf_f16_to_f32(a_32_.v[4]);
-                            xs_16_[5u] = kf_f16_to_f32(a_32_.v[5]);
-                            xs_16_[6u] = kf_f16_to_f32(a_32_.v[6]);
-                            xs_16_[7u] = kf_f16_to_f32(a_32_.v[7]);
-                        }
-                        float s_31_ = acc_[7u];
-                        s_31_ = __fmaf_rn(wf_2_[0u], xs_16_[0u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[1u], xs_16_[1u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[2u], xs_16_[2u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[3u], xs_16_[3u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[4u], xs_16_[4u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[5u], xs_16_[5u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[6u], xs_16_[6u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[7u], xs_16_[7u], s_31_);
-                        acc_[7u] = s_31_;
-                        float s_32_ = acc_[15u];
-                        s_32_ = __fmaf_rn(wf_2_[8u], xs_16_[0u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[9u], xs_16_[1u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[10u], xs_16_[2u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[11u], xs_16_[3u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[12u], xs_16_[4u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[13u], xs_16_[5u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[14u], xs_16_[6u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[15u], xs_16_[7u], s_32_);
-                        acc_[15u] = s_32_;
+                        unsigned t2599_ = ((7u * nv_) + v_4_) << 1u;
+                        kf_f32x4 a_16_ = xf4_[t2599_];
+                        unsigned t2607_ = (((7u * nv_) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_16_ = xf4_[t2607_];
+                        xs_16_[0u] = a_16_.v[0];
+                        xs_16_[4u] = c_16_.v[0];
+                        xs_16_[1u] = a_16_.v[1];
+                        xs_16_[5u] = c_16_.v[1];
+                        xs_16_[2u] = a_16_.v[2];
+                        xs_16_[6u] = c_16_.v[2];
+                        xs_16_[3u] = a_16_.v[3];
+                        xs_16_[7u] = c_16_.v[3];
+                        acc_[7u] = __fmaf_rn(wf_2_[7u], xs_16_[7u], __fmaf_rn(wf_2_[6u], xs_16_[6u], __fmaf_rn(wf_2_[5u], xs_16_[5u], __fmaf_rn(wf_2_[4u], xs_16_[4u], __fmaf_rn(wf_2_[3u], xs_16_[3u], __fmaf_rn(wf_2_[2u], xs_16_[2u], __fmaf_rn(wf_2_[1u], xs_16_[1u], __fmaf_rn(wf_2_[0u], xs_16_[0u], acc_[7u]))))))));
+                        acc_[15u] = __fmaf_rn(wf_2_[15u], xs_16_[7u], __fmaf_rn(wf_2_[14u], xs_16_[6u], __fmaf_rn(wf_2_[13u], xs_16_[5u], __fmaf_rn(wf_2_[12u], xs_16_[4u], __fmaf_rn(wf_2_[11u], xs_16_[3u], __fmaf_rn(wf_2_[10u], xs_16_[2u], __fmaf_rn(wf_2_[9u], xs_16_[1u], __fmaf_rn(wf_2_[8u], xs_16_[0u], acc_[15u]))))))));
                     }
                 }
             }
@@ -8592,121 +4247,68 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             for (unsigned c_17_ = lane_; c_17_ < k_; c_17_ = c_17_ + 32u) {
                 unsigned i_ = (row_[0u] * k_) + c_17_;
                 unsigned short u_ = w16_[i_];
-                float t2752_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
-                float t2754_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
-                wcol_[0u] = wbf_ ? t2752_ : t2754_;
+                wcol_[0u] = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
                 unsigned i_2_ = (row_[1u] * k_) + c_17_;
                 unsigned short u_2_ = w16_[i_2_];
-                float t2763_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
-                float t2765_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
-                wcol_[1u] = wbf_ ? t2763_ : t2765_;
+                wcol_[1u] = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
                 if (0u < nb_) {
-                    unsigned i_3_ = (0u * k_) + c_17_;
-                    float v_5_ = 0.0f;
-                    if (xf32_) {
-                        v_5_ = x_[i_3_];
-                    } else {
-                        v_5_ = kf_f16_to_f32(xh_[i_3_]);
-                    }
-                    float xe_ = v_5_;
-                    acc_[0u] = __fmaf_rn(wcol_[0u], xe_, acc_[0u]);
-                    acc_[8u] = __fmaf_rn(wcol_[1u], xe_, acc_[8u]);
+                    float t2774_ = x_[c_17_];
+                    acc_[0u] = __fmaf_rn(wcol_[0u], t2774_, acc_[0u]);
+                    acc_[8u] = __fmaf_rn(wcol_[1u], t2774_, acc_[8u]);
                 }
                 if (1u < nb_) {
-                    unsigned i_4_ = (1u * k_) + c_17_;
-                    float v_6_ = 0.0f;
-                    if (xf32_) {
-                        v_6_ = x_[i_4_];
-                    } else {
-                        v_6_ = kf_f16_to_f32(xh_[i_4_]);
-                    }
-                    float xe_2_ = v_6_;
-                    acc_[1u] = __fmaf_rn(wcol_[0u], xe_2_, acc_[1u]);
-                    acc_[9u] = __fmaf_rn(wcol_[1u], xe_2_, acc_[9u]);
+                    unsigned i_3_ = k_ + c_17_;
+                    float t2797_ = x_[i_3_];
+                    acc_[1u] = __fmaf_rn(wcol_[0u], t2797_, acc_[1u]);
+                    acc_[9u] = __fmaf_rn(wcol_[1u], t2797_, acc_[9u]);
                 }
                 if (2u < nb_) {
-                    unsigned i_5_ = (2u * k_) + c_17_;
-                    float v_7_ = 0.0f;
-                    if (xf32_) {
-                        v_7_ = x_[i_5_];
-                    } else {
-                        v_7_ = kf_f16_to_f32(xh_[i_5_]);
-                    }
-                    float xe_3_ = v_7_;
-                    acc_[2u] = __fmaf_rn(wcol_[0u], xe_3_, acc_[2u]);
-                    acc_[10u] = __fmaf_rn(wcol_[1u], xe_3_, acc_[10u]);
+                    unsigned i_4_ = (k_ << 1u) + c_17_;
+                    float t2820_ = x_[i_4_];
+                    acc_[2u] = __fmaf_rn(wcol_[0u], t2820_, acc_[2u]);
+                    acc_[10u] = __fmaf_rn(wcol_[1u], t2820_, acc_[10u]);
                 }
                 if (3u < nb_) {
-                    unsigned i_6_ = (3u * k_) + c_17_;
-                    float v_8_ = 0.0f;
-                    if (xf32_) {
-                        v_8_ = x_[i_6_];
-                    } else {
-                        v_8_ = kf_f16_to_f32(xh_[i_6_]);
-                    }
-                    float xe_4_ = v_8_;
-                    acc_[3u] = __fmaf_rn(wcol_[0u], xe_4_, acc_[3u]);
-                    acc_[11u] = __fmaf_rn(wcol_[1u], xe_4_, acc_[11u]);
+                    unsigned i_5_ = (3u * k_) + c_17_;
+                    float t2843_ = x_[i_5_];
+                    acc_[3u] = __fmaf_rn(wcol_[0u], t2843_, acc_[3u]);
+                    acc_[11u] = __fmaf_rn(wcol_[1u], t2843_, acc_[11u]);
                 }
                 if (4u < nb_) {
-                    unsigned i_7_ = (4u * k_) + c_17_;
-                    float v_9_ = 0.0f;
-                    if (xf32_) {
-                        v_9_ = x_[i_7_];
-                    } else {
-                        v_9_ = kf_f16_to_f32(xh_[i_7_]);
-                    }
-                    float xe_5_ = v_9_;
-                    acc_[4u] = __fmaf_rn(wcol_[0u], xe_5_, acc_[4u]);
-                    acc_[12u] = __fmaf_rn(wcol_[1u], xe_5_, acc_[12u]);
+                    unsigned i_6_ = (k_ << 2u) + c_17_;
+                    float t2866_ = x_[i_6_];
+                    acc_[4u] = __fmaf_rn(wcol_[0u], t2866_, acc_[4u]);
+                    acc_[12u] = __fmaf_rn(wcol_[1u], t2866_, acc_[12u]);
                 }
                 if (5u < nb_) {
-                    unsigned i_8_ = (5u * k_) + c_17_;
-                    float v_10_ = 0.0f;
-                    if (xf32_) {
-                        v_10_ = x_[i_8_];
-                    } else {
-                        v_10_ = kf_f16_to_f32(xh_[i_8_]);
-                    }
-                    float xe_6_ = v_10_;
-                    acc_[5u] = __fmaf_rn(wcol_[0u], xe_6_, acc_[5u]);
-                    acc_[13u] = __fmaf_rn(wcol_[1u], xe_6_, acc_[13u]);
+                    unsigned i_7_ = (5u * k_) + c_17_;
+                    float t2889_ = x_[i_7_];
+                    acc_[5u] = __fmaf_rn(wcol_[0u], t2889_, acc_[5u]);
+                    acc_[13u] = __fmaf_rn(wcol_[1u], t2889_, acc_[13u]);
                 }
                 if (6u < nb_) {
-                    unsigned i_9_ = (6u * k_) + c_17_;
-                    float v_11_ = 0.0f;
-                    if (xf32_) {
-                        v_11_ = x_[i_9_];
-                    } else {
-                        v_11_ = kf_f16_to_f32(xh_[i_9_]);
-                    }
-                    float xe_7_ = v_11_;
-                    acc_[6u] = __fmaf_rn(wcol_[0u], xe_7_, acc_[6u]);
-                    acc_[14u] = __fmaf_rn(wcol_[1u], xe_7_, acc_[14u]);
+                    unsigned i_8_ = (6u * k_) + c_17_;
+                    float t2912_ = x_[i_8_];
+                    acc_[6u] = __fmaf_rn(wcol_[0u], t2912_, acc_[6u]);
+                    acc_[14u] = __fmaf_rn(wcol_[1u], t2912_, acc_[14u]);
                 }
                 if (7u < nb_) {
-                    unsigned i_10_ = (7u * k_) + c_17_;
-                    float v_12_ = 0.0f;
-                    if (xf32_) {
-                        v_12_ = x_[i_10_];
-                    } else {
-                        v_12_ = kf_f16_to_f32(xh_[i_10_]);
-                    }
-                    float xe_8_ = v_12_;
-                    acc_[7u] = __fmaf_rn(wcol_[0u], xe_8_, acc_[7u]);
-                    acc_[15u] = __fmaf_rn(wcol_[1u], xe_8_, acc_[15u]);
+                    unsigned i_9_ = (7u * k_) + c_17_;
+                    float t2935_ = x_[i_9_];
+                    acc_[7u] = __fmaf_rn(wcol_[0u], t2935_, acc_[7u]);
+                    acc_[15u] = __fmaf_rn(wcol_[1u], t2935_, acc_[15u]);
                 }
             }
         }
         if (0u < nb_) {
             float t2955_ = acc_[0u];
-            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t2977_ == 32u) {
                 float t2982_ = __fadd_rn(t2955_, kf_shfl_xor(t2955_, 16u, kf_wn));
                 float t2985_ = __fadd_rn(t2982_, kf_shfl_xor(t2982_, 8u, kf_wn));
                 float t2988_ = __fadd_rn(t2985_, kf_shfl_xor(t2985_, 4u, kf_wn));
                 float t2991_ = __fadd_rn(t2988_, kf_shfl_xor(t2988_, 2u, kf_wn));
-                s_33_ = __fadd_rn(t2991_, kf_shfl_xor(t2991_, 1u, kf_wn));
+                s_ = __fadd_rn(t2991_, kf_shfl_xor(t2991_, 1u, kf_wn));
             } else {
                 float t2997_ = kf_shfl_down(t2955_, 16u, kf_wn);
                 bool t2999_ = (kf_lane_id() + 16u) < t2977_;
@@ -8727,33 +4329,26 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 float t3021_ = kf_shfl_down(t3019_, 1u, kf_wn);
                 bool t3023_ = (kf_lane_id() + 1u) < t2977_;
                 float t3024_ = __fadd_rn(t3019_, t3021_);
-                s_33_ = kf_shfl(t3023_ ? t3024_ : t3019_, 0u, kf_wn);
+                s_ = kf_shfl(t3023_ ? t3024_ : t3019_, 0u, kf_wn);
             }
             bool t3029_ = lane_ == 0u;
             bool t3030_ = t3029_;
             if (t3029_) {
-                t3030_ = ((g_ * 2u) + 0u) < m_;
+                t3030_ = (g_ << 1u) < m_;
             }
             if (t3030_) {
-                unsigned i_11_ = ((0u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    y_[i_11_] = s_33_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_11_] = kf_f16_from_f32(s_33_);
-                } else {
-                    yh_[i_11_] = kf_f16_from_f32(__fadd_rn(s_33_, kf_f16_to_f32(yh_[i_11_])));
-                }
+                y_[g_ << 1u] = s_;
             }
         }
         if (1u < nb_) {
             float t3055_ = acc_[1u];
-            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3077_ == 32u) {
                 float t3082_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 16u, kf_wn));
                 float t3085_ = __fadd_rn(t3082_, kf_shfl_xor(t3082_, 8u, kf_wn));
                 float t3088_ = __fadd_rn(t3085_, kf_shfl_xor(t3085_, 4u, kf_wn));
                 float t3091_ = __fadd_rn(t3088_, kf_shfl_xor(t3088_, 2u, kf_wn));
-                s_34_ = __fadd_rn(t3091_, kf_shfl_xor(t3091_, 1u, kf_wn));
+                s_2_ = __fadd_rn(t3091_, kf_shfl_xor(t3091_, 1u, kf_wn));
             } else {
                 float t3097_ = kf_shfl_down(t3055_, 16u, kf_wn);
                 bool t3099_ = (kf_lane_id() + 16u) < t3077_;
@@ -8774,33 +4369,26 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 float t3121_ = kf_shfl_down(t3119_, 1u, kf_wn);
                 bool t3123_ = (kf_lane_id() + 1u) < t3077_;
                 float t3124_ = __fadd_rn(t3119_, t3121_);
-                s_34_ = kf_shfl(t3123_ ? t3124_ : t3119_, 0u, kf_wn);
+                s_2_ = kf_shfl(t3123_ ? t3124_ : t3119_, 0u, kf_wn);
             }
             bool t3129_ = lane_ == 0u;
             bool t3130_ = t3129_;
             if (t3129_) {
-                t3130_ = ((g_ * 2u) + 0u) < m_;
+                t3130_ = (g_ << 1u) < m_;
             }
             if (t3130_) {
-                unsigned i_12_ = ((1u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    y_[i_12_] = s_34_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_12_] = kf_f16_from_f32(s_34_);
-                } else {
-                    yh_[i_12_] = kf_f16_from_f32(__fadd_rn(s_34_, kf_f16_to_f32(yh_[i_12_])));
-                }
+                y_[m_ + (g_ << 1u)] = s_2_;
             }
         }
         if (2u < nb_) {
             float t3155_ = acc_[2u];
-            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3177_ == 32u) {
                 float t3182_ = __fadd_rn(t3155_, kf_shfl_xor(t3155_, 16u, kf_wn));
                 float t3185_ = __fadd_rn(t3182_, kf_shfl_xor(t3182_, 8u, kf_wn));
                 float t3188_ = __fadd_rn(t3185_, kf_shfl_xor(t3185_, 4u, kf_wn));
                 float t3191_ = __fadd_rn(t3188_, kf_shfl_xor(t3188_, 2u, kf_wn));
-                s_35_ = __fadd_rn(t3191_, kf_shfl_xor(t3191_, 1u, kf_wn));
+                s_3_ = __fadd_rn(t3191_, kf_shfl_xor(t3191_, 1u, kf_wn));
             } else {
                 float t3197_ = kf_shfl_down(t3155_, 16u, kf_wn);
                 bool t3199_ = (kf_lane_id() + 16u) < t3177_;
@@ -8821,33 +4409,26 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 float t3221_ = kf_shfl_down(t3219_, 1u, kf_wn);
                 bool t3223_ = (kf_lane_id() + 1u) < t3177_;
                 float t3224_ = __fadd_rn(t3219_, t3221_);
-                s_35_ = kf_shfl(t3223_ ? t3224_ : t3219_, 0u, kf_wn);
+                s_3_ = kf_shfl(t3223_ ? t3224_ : t3219_, 0u, kf_wn);
             }
             bool t3229_ = lane_ == 0u;
             bool t3230_ = t3229_;
             if (t3229_) {
-                t3230_ = ((g_ * 2u) + 0u) < m_;
+                t3230_ = (g_ << 1u) < m_;
             }
             if (t3230_) {
-                unsigned i_13_ = ((2u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    y_[i_13_] = s_35_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_13_] = kf_f16_from_f32(s_35_);
-                } else {
-                    yh_[i_13_] = kf_f16_from_f32(__fadd_rn(s_35_, kf_f16_to_f32(yh_[i_13_])));
-                }
+                y_[(m_ << 1u) + (g_ << 1u)] = s_3_;
             }
         }
         if (3u < nb_) {
             float t3255_ = acc_[3u];
-            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3277_ == 32u) {
                 float t3282_ = __fadd_rn(t3255_, kf_shfl_xor(t3255_, 16u, kf_wn));
                 float t3285_ = __fadd_rn(t3282_, kf_shfl_xor(t3282_, 8u, kf_wn));
                 float t3288_ = __fadd_rn(t3285_, kf_shfl_xor(t3285_, 4u, kf_wn));
                 float t3291_ = __fadd_rn(t3288_, kf_shfl_xor(t3288_, 2u, kf_wn));
-                s_36_ = __fadd_rn(t3291_, kf_shfl_xor(t3291_, 1u, kf_wn));
+                s_4_ = __fadd_rn(t3291_, kf_shfl_xor(t3291_, 1u, kf_wn));
             } else {
                 float t3297_ = kf_shfl_down(t3255_, 16u, kf_wn);
                 bool t3299_ = (kf_lane_id() + 16u) < t3277_;
@@ -8868,33 +4449,26 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 float t3321_ = kf_shfl_down(t3319_, 1u, kf_wn);
                 bool t3323_ = (kf_lane_id() + 1u) < t3277_;
                 float t3324_ = __fadd_rn(t3319_, t3321_);
-                s_36_ = kf_shfl(t3323_ ? t3324_ : t3319_, 0u, kf_wn);
+                s_4_ = kf_shfl(t3323_ ? t3324_ : t3319_, 0u, kf_wn);
             }
             bool t3329_ = lane_ == 0u;
             bool t3330_ = t3329_;
             if (t3329_) {
-                t3330_ = ((g_ * 2u) + 0u) < m_;
+                t3330_ = (g_ << 1u) < m_;
             }
             if (t3330_) {
-                unsigned i_14_ = ((3u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    y_[i_14_] = s_36_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_14_] = kf_f16_from_f32(s_36_);
-                } else {
-                    yh_[i_14_] = kf_f16_from_f32(__fadd_rn(s_36_, kf_f16_to_f32(yh_[i_14_])));
-                }
+                y_[(3u * m_) + (g_ << 1u)] = s_4_;
             }
         }
         if (4u < nb_) {
             float t3355_ = acc_[4u];
-            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3377_ == 32u) {
                 float t3382_ = __fadd_rn(t3355_, kf_shfl_xor(t3355_, 16u, kf_wn));
                 float t3385_ = __fadd_rn(t3382_, kf_shfl_xor(t3382_, 8u, kf_wn));
                 float t3388_ = __fadd_rn(t3385_, kf_shfl_xor(t3385_, 4u, kf_wn));
                 float t3391_ = __fadd_rn(t3388_, kf_shfl_xor(t3388_, 2u, kf_wn));
-                s_37_ = __fadd_rn(t3391_, kf_shfl_xor(t3391_, 1u, kf_wn));
+                s_5_ = __fadd_rn(t3391_, kf_shfl_xor(t3391_, 1u, kf_wn));
             } else {
                 float t3397_ = kf_shfl_down(t3355_, 16u, kf_wn);
                 bool t3399_ = (kf_lane_id() + 16u) < t3377_;
@@ -8915,33 +4489,26 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 float t3421_ = kf_shfl_down(t3419_, 1u, kf_wn);
                 bool t3423_ = (kf_lane_id() + 1u) < t3377_;
                 float t3424_ = __fadd_rn(t3419_, t3421_);
-                s_37_ = kf_shfl(t3423_ ? t3424_ : t3419_, 0u, kf_wn);
+                s_5_ = kf_shfl(t3423_ ? t3424_ : t3419_, 0u, kf_wn);
             }
             bool t3429_ = lane_ == 0u;
             bool t3430_ = t3429_;
             if (t3429_) {
-                t3430_ = ((g_ * 2u) + 0u) < m_;
+                t3430_ = (g_ << 1u) < m_;
             }
             if (t3430_) {
-                unsigned i_15_ = ((4u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    y_[i_15_] = s_37_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_15_] = kf_f16_from_f32(s_37_);
-                } else {
-                    yh_[i_15_] = kf_f16_from_f32(__fadd_rn(s_37_, kf_f16_to_f32(yh_[i_15_])));
-                }
+                y_[(m_ << 2u) + (g_ << 1u)] = s_5_;
             }
         }
         if (5u < nb_) {
             float t3455_ = acc_[5u];
-            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3477_ == 32u) {
                 float t3482_ = __fadd_rn(t3455_, kf_shfl_xor(t3455_, 16u, kf_wn));
                 float t3485_ = __fadd_rn(t3482_, kf_shfl_xor(t3482_, 8u, kf_wn));
                 float t3488_ = __fadd_rn(t3485_, kf_shfl_xor(t3485_, 4u, kf_wn));
                 float t3491_ = __fadd_rn(t3488_, kf_shfl_xor(t3488_, 2u, kf_wn));
-                s_38_ = __fadd_rn(t3491_, kf_shfl_xor(t3491_, 1u, kf_wn));
+                s_6_ = __fadd_rn(t3491_, kf_shfl_xor(t3491_, 1u, kf_wn));
             } else {
                 float t3497_ = kf_shfl_down(t3455_, 16u, kf_wn);
                 bool t3499_ = (kf_lane_id() + 16u) < t3477_;
@@ -8962,33 +4529,26 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 float t3521_ = kf_shfl_down(t3519_, 1u, kf_wn);
                 bool t3523_ = (kf_lane_id() + 1u) < t3477_;
                 float t3524_ = __fadd_rn(t3519_, t3521_);
-                s_38_ = kf_shfl(t3523_ ? t3524_ : t3519_, 0u, kf_wn);
+                s_6_ = kf_shfl(t3523_ ? t3524_ : t3519_, 0u, kf_wn);
             }
             bool t3529_ = lane_ == 0u;
             bool t3530_ = t3529_;
             if (t3529_) {
-                t3530_ = ((g_ * 2u) + 0u) < m_;
+                t3530_ = (g_ << 1u) < m_;
             }
             if (t3530_) {
-                unsigned i_16_ = ((5u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    y_[i_16_] = s_38_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_16_] = kf_f16_from_f32(s_38_);
-                } else {
-                    yh_[i_16_] = kf_f16_from_f32(__fadd_rn(s_38_, kf_f16_to_f32(yh_[i_16_])));
-                }
+                y_[(5u * m_) + (g_ << 1u)] = s_6_;
             }
         }
         if (6u < nb_) {
             float t3555_ = acc_[6u];
-            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3577_ == 32u) {
                 float t3582_ = __fadd_rn(t3555_, kf_shfl_xor(t3555_, 16u, kf_wn));
                 float t3585_ = __fadd_rn(t3582_, kf_shfl_xor(t3582_, 8u, kf_wn));
                 float t3588_ = __fadd_rn(t3585_, kf_shfl_xor(t3585_, 4u, kf_wn));
                 float t3591_ = __fadd_rn(t3588_, kf_shfl_xor(t3588_, 2u, kf_wn));
-                s_39_ = __fadd_rn(t3591_, kf_shfl_xor(t3591_, 1u, kf_wn));
+                s_7_ = __fadd_rn(t3591_, kf_shfl_xor(t3591_, 1u, kf_wn));
             } else {
                 float t3597_ = kf_shfl_down(t3555_, 16u, kf_wn);
                 bool t3599_ = (kf_lane_id() + 16u) < t3577_;
@@ -9009,33 +4569,26 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 float t3621_ = kf_shfl_down(t3619_, 1u, kf_wn);
                 bool t3623_ = (kf_lane_id() + 1u) < t3577_;
                 float t3624_ = __fadd_rn(t3619_, t3621_);
-                s_39_ = kf_shfl(t3623_ ? t3624_ : t3619_, 0u, kf_wn);
+                s_7_ = kf_shfl(t3623_ ? t3624_ : t3619_, 0u, kf_wn);
             }
             bool t3629_ = lane_ == 0u;
             bool t3630_ = t3629_;
             if (t3629_) {
-                t3630_ = ((g_ * 2u) + 0u) < m_;
+                t3630_ = (g_ << 1u) < m_;
             }
             if (t3630_) {
-                unsigned i_17_ = ((6u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    y_[i_17_] = s_39_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_17_] = kf_f16_from_f32(s_39_);
-                } else {
-                    yh_[i_17_] = kf_f16_from_f32(__fadd_rn(s_39_, kf_f16_to_f32(yh_[i_17_])));
-                }
+                y_[(6u * m_) + (g_ << 1u)] = s_7_;
             }
         }
         if (7u < nb_) {
             float t3655_ = acc_[7u];
-            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3677_ == 32u) {
                 float t3682_ = __fadd_rn(t3655_, kf_shfl_xor(t3655_, 16u, kf_wn));
                 float t3685_ = __fadd_rn(t3682_, kf_shfl_xor(t3682_, 8u, kf_wn));
                 float t3688_ = __fadd_rn(t3685_, kf_shfl_xor(t3685_, 4u, kf_wn));
                 float t3691_ = __fadd_rn(t3688_, kf_shfl_xor(t3688_, 2u, kf_wn));
-                s_40_ = __fadd_rn(t3691_, kf_shfl_xor(t3691_, 1u, kf_wn));
+                s_8_ = __fadd_rn(t3691_, kf_shfl_xor(t3691_, 1u, kf_wn));
             } else {
                 float t3697_ = kf_shfl_down(t3655_, 16u, kf_wn);
                 bool t3699_ = (kf_lane_id() + 16u) < t3677_;
@@ -9056,33 +4609,26 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 float t3721_ = kf_shfl_down(t3719_, 1u, kf_wn);
                 bool t3723_ = (kf_lane_id() + 1u) < t3677_;
                 float t3724_ = __fadd_rn(t3719_, t3721_);
-                s_40_ = kf_shfl(t3723_ ? t3724_ : t3719_, 0u, kf_wn);
+                s_8_ = kf_shfl(t3723_ ? t3724_ : t3719_, 0u, kf_wn);
             }
             bool t3729_ = lane_ == 0u;
             bool t3730_ = t3729_;
             if (t3729_) {
-                t3730_ = ((g_ * 2u) + 0u) < m_;
+                t3730_ = (g_ << 1u) < m_;
             }
             if (t3730_) {
-                unsigned i_18_ = ((7u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    y_[i_18_] = s_40_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_18_] = kf_f16_from_f32(s_40_);
-                } else {
-                    yh_[i_18_] = kf_f16_from_f32(__fadd_rn(s_40_, kf_f16_to_f32(yh_[i_18_])));
-                }
+                y_[(7u * m_) + (g_ << 1u)] = s_8_;
             }
         }
         if (0u < nb_) {
             float t3755_ = acc_[8u];
-            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3777_ == 32u) {
                 float t3782_ = __fadd_rn(t3755_, kf_shfl_xor(t3755_, 16u, kf_wn));
                 float t3785_ = __fadd_rn(t3782_, kf_shfl_xor(t3782_, 8u, kf_wn));
                 float t3788_ = __fadd_rn(t3785_, kf_shfl_xor(t3785_, 4u, kf_wn));
                 float t3791_ = __fadd_rn(t3788_, kf_shfl_xor(t3788_, 2u, kf_wn));
-                s_41_ = __fadd_rn(t3791_, kf_shfl_xor(t3791_, 1u, kf_wn));
+                s_9_ = __fadd_rn(t3791_, kf_shfl_xor(t3791_, 1u, kf_wn));
             } else {
                 float t3797_ = kf_shfl_down(t3755_, 16u, kf_wn);
                 bool t3799_ = (kf_lane_id() + 16u) < t3777_;
@@ -9103,33 +4649,27 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 float t3821_ = kf_shfl_down(t3819_, 1u, kf_wn);
                 bool t3823_ = (kf_lane_id() + 1u) < t3777_;
                 float t3824_ = __fadd_rn(t3819_, t3821_);
-                s_41_ = kf_shfl(t3823_ ? t3824_ : t3819_, 0u, kf_wn);
+                s_9_ = kf_shfl(t3823_ ? t3824_ : t3819_, 0u, kf_wn);
             }
             bool t3829_ = lane_ == 0u;
             bool t3830_ = t3829_;
             if (t3829_) {
-                t3830_ = ((g_ * 2u) + 1u) < m_;
+                t3830_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t3830_) {
-                unsigned i_19_ = ((0u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    y_[i_19_] = s_41_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_19_] = kf_f16_from_f32(s_41_);
-                } else {
-                    yh_[i_19_] = kf_f16_from_f32(__fadd_rn(s_41_, kf_f16_to_f32(yh_[i_19_])));
-                }
+                unsigned i_10_ = (g_ << 1u) + 1u;
+                y_[i_10_] = s_9_;
             }
         }
         if (1u < nb_) {
             float t3855_ = acc_[9u];
-            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3877_ == 32u) {
                 float t3882_ = __fadd_rn(t3855_, kf_shfl_xor(t3855_, 16u, kf_wn));
                 float t3885_ = __fadd_rn(t3882_, kf_shfl_xor(t3882_, 8u, kf_wn));
                 float t3888_ = __fadd_rn(t3885_, kf_shfl_xor(t3885_, 4u, kf_wn));
                 float t3891_ = __fadd_rn(t3888_, kf_shfl_xor(t3888_, 2u, kf_wn));
-                s_42_ = __fadd_rn(t3891_, kf_shfl_xor(t3891_, 1u, kf_wn));
+                s_10_ = __fadd_rn(t3891_, kf_shfl_xor(t3891_, 1u, kf_wn));
             } else {
                 float t3897_ = kf_shfl_down(t3855_, 16u, kf_wn);
                 bool t3899_ = (kf_lane_id() + 16u) < t3877_;
@@ -9150,33 +4690,27 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 float t3921_ = kf_shfl_down(t3919_, 1u, kf_wn);
                 bool t3923_ = (kf_lane_id() + 1u) < t3877_;
                 float t3924_ = __fadd_rn(t3919_, t3921_);
-                s_42_ = kf_shfl(t3923_ ? t3924_ : t3919_, 0u, kf_wn);
+                s_10_ = kf_shfl(t3923_ ? t3924_ : t3919_, 0u, kf_wn);
             }
             bool t3929_ = lane_ == 0u;
             bool t3930_ = t3929_;
             if (t3929_) {
-                t3930_ = ((g_ * 2u) + 1u) < m_;
+                t3930_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t3930_) {
-                unsigned i_20_ = ((1u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    y_[i_20_] = s_42_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_20_] = kf_f16_from_f32(s_42_);
-                } else {
-                    yh_[i_20_] = kf_f16_from_f32(__fadd_rn(s_42_, kf_f16_to_f32(yh_[i_20_])));
-                }
+                unsigned i_11_ = (m_ + (g_ << 1u)) + 1u;
+                y_[i_11_] = s_10_;
             }
         }
         if (2u < nb_) {
             float t3955_ = acc_[10u];
-            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3977_ == 32u) {
                 float t3982_ = __fadd_rn(t3955_, kf_shfl_xor(t3955_, 16u, kf_wn));
                 float t3985_ = __fadd_rn(t3982_, kf_shfl_xor(t3982_, 8u, kf_wn));
                 float t3988_ = __fadd_rn(t3985_, kf_shfl_xor(t3985_, 4u, kf_wn));
                 float t3991_ = __fadd_rn(t3988_, kf_shfl_xor(t3988_, 2u, kf_wn));
-                s_43_ = __fadd_rn(t3991_, kf_shfl_xor(t3991_, 1u, kf_wn));
+                s_11_ = __fadd_rn(t3991_, kf_shfl_xor(t3991_, 1u, kf_wn));
             } else {
                 float t3997_ = kf_shfl_down(t3955_, 16u, kf_wn);
                 bool t3999_ = (kf_lane_id() + 16u) < t3977_;
@@ -9197,33 +4731,27 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 float t4021_ = kf_shfl_down(t4019_, 1u, kf_wn);
                 bool t4023_ = (kf_lane_id() + 1u) < t3977_;
                 float t4024_ = __fadd_rn(t4019_, t4021_);
-                s_43_ = kf_shfl(t4023_ ? t4024_ : t4019_, 0u, kf_wn);
+                s_11_ = kf_shfl(t4023_ ? t4024_ : t4019_, 0u, kf_wn);
             }
             bool t4029_ = lane_ == 0u;
             bool t4030_ = t4029_;
             if (t4029_) {
-                t4030_ = ((g_ * 2u) + 1u) < m_;
+                t4030_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4030_) {
-                unsigned i_21_ = ((2u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    y_[i_21_] = s_43_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_21_] = kf_f16_from_f32(s_43_);
-                } else {
-                    yh_[i_21_] = kf_f16_from_f32(__fadd_rn(s_43_, kf_f16_to_f32(yh_[i_21_])));
-                }
+                unsigned i_12_ = ((m_ << 1u) + (g_ << 1u)) + 1u;
+                y_[i_12_] = s_11_;
             }
         }
         if (3u < nb_) {
             float t4055_ = acc_[11u];
-            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4077_ == 32u) {
                 float t4082_ = __fadd_rn(t4055_, kf_shfl_xor(t4055_, 16u, kf_wn));
                 float t4085_ = __fadd_rn(t4082_, kf_shfl_xor(t4082_, 8u, kf_wn));
                 float t4088_ = __fadd_rn(t4085_, kf_shfl_xor(t4085_, 4u, kf_wn));
                 float t4091_ = __fadd_rn(t4088_, kf_shfl_xor(t4088_, 2u, kf_wn));
-                s_44_ = __fadd_rn(t4091_, kf_shfl_xor(t4091_, 1u, kf_wn));
+                s_12_ = __fadd_rn(t4091_, kf_shfl_xor(t4091_, 1u, kf_wn));
             } else {
                 float t4097_ = kf_shfl_down(t4055_, 16u, kf_wn);
                 bool t4099_ = (kf_lane_id() + 16u) < t4077_;
@@ -9244,33 +4772,27 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 float t4121_ = kf_shfl_down(t4119_, 1u, kf_wn);
                 bool t4123_ = (kf_lane_id() + 1u) < t4077_;
                 float t4124_ = __fadd_rn(t4119_, t4121_);
-                s_44_ = kf_shfl(t4123_ ? t4124_ : t4119_, 0u, kf_wn);
+                s_12_ = kf_shfl(t4123_ ? t4124_ : t4119_, 0u, kf_wn);
             }
             bool t4129_ = lane_ == 0u;
             bool t4130_ = t4129_;
             if (t4129_) {
-                t4130_ = ((g_ * 2u) + 1u) < m_;
+                t4130_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4130_) {
-                unsigned i_22_ = ((3u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    y_[i_22_] = s_44_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_22_] = kf_f16_from_f32(s_44_);
-                } else {
-                    yh_[i_22_] = kf_f16_from_f32(__fadd_rn(s_44_, kf_f16_to_f32(yh_[i_22_])));
-                }
+                unsigned i_13_ = ((3u * m_) + (g_ << 1u)) + 1u;
+                y_[i_13_] = s_12_;
             }
         }
         if (4u < nb_) {
             float t4155_ = acc_[12u];
-            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4177_ == 32u) {
                 float t4182_ = __fadd_rn(t4155_, kf_shfl_xor(t4155_, 16u, kf_wn));
                 float t4185_ = __fadd_rn(t4182_, kf_shfl_xor(t4182_, 8u, kf_wn));
                 float t4188_ = __fadd_rn(t4185_, kf_shfl_xor(t4185_, 4u, kf_wn));
                 float t4191_ = __fadd_rn(t4188_, kf_shfl_xor(t4188_, 2u, kf_wn));
-                s_45_ = __fadd_rn(t4191_, kf_shfl_xor(t4191_, 1u, kf_wn));
+                s_13_ = __fadd_rn(t4191_, kf_shfl_xor(t4191_, 1u, kf_wn));
             } else {
                 float t4197_ = kf_shfl_down(t4155_, 16u, kf_wn);
                 bool t4199_ = (kf_lane_id() + 16u) < t4177_;
@@ -9291,33 +4813,27 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 float t4221_ = kf_shfl_down(t4219_, 1u, kf_wn);
                 bool t4223_ = (kf_lane_id() + 1u) < t4177_;
                 float t4224_ = __fadd_rn(t4219_, t4221_);
-                s_45_ = kf_shfl(t4223_ ? t4224_ : t4219_, 0u, kf_wn);
+                s_13_ = kf_shfl(t4223_ ? t4224_ : t4219_, 0u, kf_wn);
             }
             bool t4229_ = lane_ == 0u;
             bool t4230_ = t4229_;
             if (t4229_) {
-                t4230_ = ((g_ * 2u) + 1u) < m_;
+                t4230_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4230_) {
-                unsigned i_23_ = ((4u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    y_[i_23_] = s_45_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_23_] = kf_f16_from_f32(s_45_);
-                } else {
-                    yh_[i_23_] = kf_f16_from_f32(__fadd_rn(s_45_, kf_f16_to_f32(yh_[i_23_])));
-                }
+                unsigned i_14_ = ((m_ << 2u) + (g_ << 1u)) + 1u;
+                y_[i_14_] = s_13_;
             }
         }
         if (5u < nb_) {
             float t4255_ = acc_[13u];
-            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4277_ == 32u) {
                 float t4282_ = __fadd_rn(t4255_, kf_shfl_xor(t4255_, 16u, kf_wn));
                 float t4285_ = __fadd_rn(t4282_, kf_shfl_xor(t4282_, 8u, kf_wn));
                 float t4288_ = __fadd_rn(t4285_, kf_shfl_xor(t4285_, 4u, kf_wn));
                 float t4291_ = __fadd_rn(t4288_, kf_shfl_xor(t4288_, 2u, kf_wn));
-                s_46_ = __fadd_rn(t4291_, kf_shfl_xor(t4291_, 1u, kf_wn));
+                s_14_ = __fadd_rn(t4291_, kf_shfl_xor(t4291_, 1u, kf_wn));
             } else {
                 float t4297_ = kf_shfl_down(t4255_, 16u, kf_wn);
                 bool t4299_ = (kf_lane_id() + 16u) < t4277_;
@@ -9338,33 +4854,27 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 float t4321_ = kf_shfl_down(t4319_, 1u, kf_wn);
                 bool t4323_ = (kf_lane_id() + 1u) < t4277_;
                 float t4324_ = __fadd_rn(t4319_, t4321_);
-                s_46_ = kf_shfl(t4323_ ? t4324_ : t4319_, 0u, kf_wn);
+                s_14_ = kf_shfl(t4323_ ? t4324_ : t4319_, 0u, kf_wn);
             }
             bool t4329_ = lane_ == 0u;
             bool t4330_ = t4329_;
             if (t4329_) {
-                t4330_ = ((g_ * 2u) + 1u) < m_;
+                t4330_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4330_) {
-                unsigned i_24_ = ((5u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    y_[i_24_] = s_46_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_24_] = kf_f16_from_f32(s_46_);
-                } else {
-                    yh_[i_24_] = kf_f16_from_f32(__fadd_rn(s_46_, kf_f16_to_f32(yh_[i_24_])));
-                }
+                unsigned i_15_ = ((5u * m_) + (g_ << 1u)) + 1u;
+                y_[i_15_] = s_14_;
             }
         }
         if (6u < nb_) {
             float t4355_ = acc_[14u];
-            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4377_ == 32u) {
                 float t4382_ = __fadd_rn(t4355_, kf_shfl_xor(t4355_, 16u, kf_wn));
                 float t4385_ = __fadd_rn(t4382_, kf_shfl_xor(t4382_, 8u, kf_wn));
                 float t4388_ = __fadd_rn(t4385_, kf_shfl_xor(t4385_, 4u, kf_wn));
                 float t4391_ = __fadd_rn(t4388_, kf_shfl_xor(t4388_, 2u, kf_wn));
-                s_47_ = __fadd_rn(t4391_, kf_shfl_xor(t4391_, 1u, kf_wn));
+                s_15_ = __fadd_rn(t4391_, kf_shfl_xor(t4391_, 1u, kf_wn));
             } else {
                 float t4397_ = kf_shfl_down(t4355_, 16u, kf_wn);
                 bool t4399_ = (kf_lane_id() + 16u) < t4377_;
@@ -9385,33 +4895,27 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 float t4421_ = kf_shfl_down(t4419_, 1u, kf_wn);
                 bool t4423_ = (kf_lane_id() + 1u) < t4377_;
                 float t4424_ = __fadd_rn(t4419_, t4421_);
-                s_47_ = kf_shfl(t4423_ ? t4424_ : t4419_, 0u, kf_wn);
+                s_15_ = kf_shfl(t4423_ ? t4424_ : t4419_, 0u, kf_wn);
             }
             bool t4429_ = lane_ == 0u;
             bool t4430_ = t4429_;
             if (t4429_) {
-                t4430_ = ((g_ * 2u) + 1u) < m_;
+                t4430_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4430_) {
-                unsigned i_25_ = ((6u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    y_[i_25_] = s_47_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_25_] = kf_f16_from_f32(s_47_);
-                } else {
-                    yh_[i_25_] = kf_f16_from_f32(__fadd_rn(s_47_, kf_f16_to_f32(yh_[i_25_])));
-                }
+                unsigned i_16_ = ((6u * m_) + (g_ << 1u)) + 1u;
+                y_[i_16_] = s_15_;
             }
         }
         if (7u < nb_) {
             float t4455_ = acc_[15u];
-            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4477_ == 32u) {
                 float t4482_ = __fadd_rn(t4455_, kf_shfl_xor(t4455_, 16u, kf_wn));
                 float t4485_ = __fadd_rn(t4482_, kf_shfl_xor(t4482_, 8u, kf_wn));
                 float t4488_ = __fadd_rn(t4485_, kf_shfl_xor(t4485_, 4u, kf_wn));
                 float t4491_ = __fadd_rn(t4488_, kf_shfl_xor(t4488_, 2u, kf_wn));
-                s_48_ = __fadd_rn(t4491_, kf_shfl_xor(t4491_, 1u, kf_wn));
+                s_16_ = __fadd_rn(t4491_, kf_shfl_xor(t4491_, 1u, kf_wn));
             } else {
                 float t4497_ = kf_shfl_down(t4455_, 16u, kf_wn);
                 bool t4499_ = (kf_lane_id() + 16u) < t4477_;
@@ -9432,22 +4936,16 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 float t4521_ = kf_shfl_down(t4519_, 1u, kf_wn);
                 bool t4523_ = (kf_lane_id() + 1u) < t4477_;
                 float t4524_ = __fadd_rn(t4519_, t4521_);
-                s_48_ = kf_shfl(t4523_ ? t4524_ : t4519_, 0u, kf_wn);
+                s_16_ = kf_shfl(t4523_ ? t4524_ : t4519_, 0u, kf_wn);
             }
             bool t4529_ = lane_ == 0u;
             bool t4530_ = t4529_;
             if (t4529_) {
-                t4530_ = ((g_ * 2u) + 1u) < m_;
+                t4530_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4530_) {
-                unsigned i_26_ = ((7u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    y_[i_26_] = s_48_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_26_] = kf_f16_from_f32(s_48_);
-                } else {
-                    yh_[i_26_] = kf_f16_from_f32(__fadd_rn(s_48_, kf_f16_to_f32(yh_[i_26_])));
-                }
+                unsigned i_17_ = ((7u * m_) + (g_ << 1u)) + 1u;
+                y_[i_17_] = s_16_;
             }
         }
     }
@@ -9479,39 +4977,33 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     float xs_15_[8];
     float xs_16_[8];
     float wcol_[2];
-    float s_33_;
-    float s_34_;
-    float s_35_;
-    float s_36_;
-    float s_37_;
-    float s_38_;
-    float s_39_;
-    float s_40_;
-    float s_41_;
-    float s_42_;
-    float s_43_;
-    float s_44_;
-    float s_45_;
-    float s_46_;
-    float s_47_;
-    float s_48_;
+    float s_;
+    float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
+    float s_7_;
+    float s_8_;
+    float s_9_;
+    float s_10_;
+    float s_11_;
+    float s_12_;
+    float s_13_;
+    float s_14_;
+    float s_15_;
+    float s_16_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    const float* xf_ = (const float*)x_;
-    const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    float* yf_ = (float*)y_;
-    bool wbf_ = true;
-    bool xf32_ = false;
-    unsigned ymode_ = 1u;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t33_ = (blockIdx.x * 8u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u);
-    unsigned t41_ = (m_ / 2u) + (((m_ % 2u) != 0u) ? 1u : 0u);
-    unsigned t44_ = gridDim.x * 8u;
+    unsigned nv_ = k_ >> 3u;
+    unsigned t33_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t41_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t44_ = gridDim.x << 3u;
     for (unsigned g_ = t33_; g_ < t41_; g_ = g_ + t44_) {
-        row_[0u] = min(((g_ * 2u) + 0u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
         acc_[1u] = 0.0f;
         acc_[2u] = 0.0f;
@@ -9520,7 +5012,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
         acc_[5u] = 0.0f;
         acc_[6u] = 0.0f;
         acc_[7u] = 0.0f;
-        row_[1u] = min(((g_ * 2u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[8u] = 0.0f;
         acc_[9u] = 0.0f;
         acc_[10u] = 0.0f;
@@ -9531,7 +5023,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
         acc_[15u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 64u) {
-                unsigned v_ = (base_ + 0u) + lane_;
+                unsigned v_ = base_ + lane_;
                 kf_u32x4 t107_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                 kf_u32x4 t_ = t107_;
                 if (v_ < nv_) {
@@ -9565,996 +5057,341 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                     t_4_ = t147_;
                 }
                 wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 0u) + lane_;
+                unsigned v_3_ = base_ + lane_;
                 if (v_3_ < nv_) {
-                    kf_u32x4 t154_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t154_);
                     kf_u32x4 t157_ = wr_[0u];
                     kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t157_);
-                    float t161_ = kf_bf16_to_f32(wb_.v[0]);
-                    float t163_ = kf_f16_to_f32(wh_.v[0]);
-                    wf_[0u] = wbf_ ? t161_ : t163_;
-                    float t167_ = kf_bf16_to_f32(wb_.v[1]);
-                    float t169_ = kf_f16_to_f32(wh_.v[1]);
-                    wf_[1u] = wbf_ ? t167_ : t169_;
-                    float t173_ = kf_bf16_to_f32(wb_.v[2]);
-                    float t175_ = kf_f16_to_f32(wh_.v[2]);
-                    wf_[2u] = wbf_ ? t173_ : t175_;
-                    float t179_ = kf_bf16_to_f32(wb_.v[3]);
-                    float t181_ = kf_f16_to_f32(wh_.v[3]);
-                    wf_[3u] = wbf_ ? t179_ : t181_;
-                    float t185_ = kf_bf16_to_f32(wb_.v[4]);
-                    float t187_ = kf_f16_to_f32(wh_.v[4]);
-                    wf_[4u] = wbf_ ? t185_ : t187_;
-                    float t191_ = kf_bf16_to_f32(wb_.v[5]);
-                    float t193_ = kf_f16_to_f32(wh_.v[5]);
-                    wf_[5u] = wbf_ ? t191_ : t193_;
-                    float t197_ = kf_bf16_to_f32(wb_.v[6]);
-                    float t199_ = kf_f16_to_f32(wh_.v[6]);
-                    wf_[6u] = wbf_ ? t197_ : t199_;
-                    float t203_ = kf_bf16_to_f32(wb_.v[7]);
-                    float t205_ = kf_f16_to_f32(wh_.v[7]);
-                    wf_[7u] = wbf_ ? t203_ : t205_;
-                    kf_u32x4 t208_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t208_);
+                    wf_[0u] = kf_bf16_to_f32(wb_.v[0]);
+                    wf_[1u] = kf_bf16_to_f32(wb_.v[1]);
+                    wf_[2u] = kf_bf16_to_f32(wb_.v[2]);
+                    wf_[3u] = kf_bf16_to_f32(wb_.v[3]);
+                    wf_[4u] = kf_bf16_to_f32(wb_.v[4]);
+                    wf_[5u] = kf_bf16_to_f32(wb_.v[5]);
+                    wf_[6u] = kf_bf16_to_f32(wb_.v[6]);
+                    wf_[7u] = kf_bf16_to_f32(wb_.v[7]);
                     kf_u32x4 t211_ = wr_[1u];
                     kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t211_);
-                    float t215_ = kf_bf16_to_f32(wb_2_.v[0]);
-                    float t217_ = kf_f16_to_f32(wh_2_.v[0]);
-                    wf_[8u] = wbf_ ? t215_ : t217_;
-                    float t221_ = kf_bf16_to_f32(wb_2_.v[1]);
-                    float t223_ = kf_f16_to_f32(wh_2_.v[1]);
-                    wf_[9u] = wbf_ ? t221_ : t223_;
-                    float t227_ = kf_bf16_to_f32(wb_2_.v[2]);
-                    float t229_ = kf_f16_to_f32(wh_2_.v[2]);
-                    wf_[10u] = wbf_ ? t227_ : t229_;
-                    float t233_ = kf_bf16_to_f32(wb_2_.v[3]);
-                    float t235_ = kf_f16_to_f32(wh_2_.v[3]);
-                    wf_[11u] = wbf_ ? t233_ : t235_;
-                    float t239_ = kf_bf16_to_f32(wb_2_.v[4]);
-                    float t241_ = kf_f16_to_f32(wh_2_.v[4]);
-                    wf_[12u] = wbf_ ? t239_ : t241_;
-                    float t245_ = kf_bf16_to_f32(wb_2_.v[5]);
-                    float t247_ = kf_f16_to_f32(wh_2_.v[5]);
-                    wf_[13u] = wbf_ ? t245_ : t247_;
-                    float t251_ = kf_bf16_to_f32(wb_2_.v[6]);
-                    float t253_ = kf_f16_to_f32(wh_2_.v[6]);
-                    wf_[14u] = wbf_ ? t251_ : t253_;
-                    float t257_ = kf_bf16_to_f32(wb_2_.v[7]);
-                    float t259_ = kf_f16_to_f32(wh_2_.v[7]);
-                    wf_[15u] = wbf_ ? t257_ : t259_;
+                    wf_[8u] = kf_bf16_to_f32(wb_2_.v[0]);
+                    wf_[9u] = kf_bf16_to_f32(wb_2_.v[1]);
+                    wf_[10u] = kf_bf16_to_f32(wb_2_.v[2]);
+                    wf_[11u] = kf_bf16_to_f32(wb_2_.v[3]);
+                    wf_[12u] = kf_bf16_to_f32(wb_2_.v[4]);
+                    wf_[13u] = kf_bf16_to_f32(wb_2_.v[5]);
+                    wf_[14u] = kf_bf16_to_f32(wb_2_.v[6]);
+                    wf_[15u] = kf_bf16_to_f32(wb_2_.v[7]);
                     if (0u < nb_) {
-                        if (xf32_) {
-                            unsigned t267_ = 2u * ((0u * nv_) + v_3_);
-                            kf_f32x4 a_ = xf4_[t267_];
-                            unsigned t275_ = (2u * ((0u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_ = xf4_[t275_];
-                            xs_[0u] = a_.v[0];
-                            xs_[4u] = c_.v[0];
-                            xs_[1u] = a_.v[1];
-                            xs_[5u] = c_.v[1];
-                            xs_[2u] = a_.v[2];
-                            xs_[6u] = c_.v[2];
-                            xs_[3u] = a_.v[3];
-                            xs_[7u] = c_.v[3];
-                        } else {
-                            unsigned t295_ = (0u * nv_) + v_3_;
-                            kf_f16x8 a_2_ = xh8_[t295_];
-                            xs_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                            xs_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                            xs_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                            xs_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                            xs_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                            xs_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                            xs_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                            xs_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        }
-                        float s_ = acc_[0u];
-                        s_ = __fmaf_rn(wf_[0u], xs_[0u], s_);
-                        s_ = __fmaf_rn(wf_[1u], xs_[1u], s_);
-                        s_ = __fmaf_rn(wf_[2u], xs_[2u], s_);
-                        s_ = __fmaf_rn(wf_[3u], xs_[3u], s_);
-                        s_ = __fmaf_rn(wf_[4u], xs_[4u], s_);
-                        s_ = __fmaf_rn(wf_[5u], xs_[5u], s_);
-                        s_ = __fmaf_rn(wf_[6u], xs_[6u], s_);
-                        s_ = __fmaf_rn(wf_[7u], xs_[7u], s_);
-                        acc_[0u] = s_;
-                        float s_2_ = acc_[8u];
-                        s_2_ = __fmaf_rn(wf_[8u], xs_[0u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[9u], xs_[1u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[10u], xs_[2u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[11u], xs_[3u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[12u], xs_[4u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[13u], xs_[5u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[14u], xs_[6u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[15u], xs_[7u], s_2_);
-                        acc_[8u] = s_2_;
+                        kf_f16x8 a_ = xh8_[v_3_];
+                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
+                        acc_[0u] = __fmaf_rn(wf_[7u], xs_[7u], __fmaf_rn(wf_[6u], xs_[6u], __fmaf_rn(wf_[5u], xs_[5u], __fmaf_rn(wf_[4u], xs_[4u], __fmaf_rn(wf_[3u], xs_[3u], __fmaf_rn(wf_[2u], xs_[2u], __fmaf_rn(wf_[1u], xs_[1u], __fmaf_rn(wf_[0u], xs_[0u], acc_[0u]))))))));
+                        acc_[8u] = __fmaf_rn(wf_[15u], xs_[7u], __fmaf_rn(wf_[14u], xs_[6u], __fmaf_rn(wf_[13u], xs_[5u], __fmaf_rn(wf_[12u], xs_[4u], __fmaf_rn(wf_[11u], xs_[3u], __fmaf_rn(wf_[10u], xs_[2u], __fmaf_rn(wf_[9u], xs_[1u], __fmaf_rn(wf_[8u], xs_[0u], acc_[8u]))))))));
                     }
                     if (1u < nb_) {
-                        if (xf32_) {
-                            unsigned t415_ = 2u * ((1u * nv_) + v_3_);
-                            kf_f32x4 a_3_ = xf4_[t415_];
-                            unsigned t423_ = (2u * ((1u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_2_ = xf4_[t423_];
-                            xs_2_[0u] = a_3_.v[0];
-                            xs_2_[4u] = c_2_.v[0];
-                            xs_2_[1u] = a_3_.v[1];
-                            xs_2_[5u] = c_2_.v[1];
-                            xs_2_[2u] = a_3_.v[2];
-                            xs_2_[6u] = c_2_.v[2];
-                            xs_2_[3u] = a_3_.v[3];
-                            xs_2_[7u] = c_2_.v[3];
-                        } else {
-                            unsigned t443_ = (1u * nv_) + v_3_;
-                            kf_f16x8 a_4_ = xh8_[t443_];
-                            xs_2_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                            xs_2_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                            xs_2_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                            xs_2_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                            xs_2_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                            xs_2_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                            xs_2_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                            xs_2_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        }
-                        float s_3_ = acc_[1u];
-                        s_3_ = __fmaf_rn(wf_[0u], xs_2_[0u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[1u], xs_2_[1u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[2u], xs_2_[2u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[3u], xs_2_[3u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[4u], xs_2_[4u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[5u], xs_2_[5u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[6u], xs_2_[6u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[7u], xs_2_[7u], s_3_);
-                        acc_[1u] = s_3_;
-                        float s_4_ = acc_[9u];
-                        s_4_ = __fmaf_rn(wf_[8u], xs_2_[0u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[9u], xs_2_[1u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[10u], xs_2_[2u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[11u], xs_2_[3u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[12u], xs_2_[4u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[13u], xs_2_[5u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[14u], xs_2_[6u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[15u], xs_2_[7u], s_4_);
-                        acc_[9u] = s_4_;
+                        unsigned t443_ = nv_ + v_3_;
+                        kf_f16x8 a_2_ = xh8_[t443_];
+                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        acc_[1u] = __fmaf_rn(wf_[7u], xs_2_[7u], __fmaf_rn(wf_[6u], xs_2_[6u], __fmaf_rn(wf_[5u], xs_2_[5u], __fmaf_rn(wf_[4u], xs_2_[4u], __fmaf_rn(wf_[3u], xs_2_[3u], __fmaf_rn(wf_[2u], xs_2_[2u], __fmaf_rn(wf_[1u], xs_2_[1u], __fmaf_rn(wf_[0u], xs_2_[0u], acc_[1u]))))))));
+                        acc_[9u] = __fmaf_rn(wf_[15u], xs_2_[7u], __fmaf_rn(wf_[14u], xs_2_[6u], __fmaf_rn(wf_[13u], xs_2_[5u], __fmaf_rn(wf_[12u], xs_2_[4u], __fmaf_rn(wf_[11u], xs_2_[3u], __fmaf_rn(wf_[10u], xs_2_[2u], __fmaf_rn(wf_[9u], xs_2_[1u], __fmaf_rn(wf_[8u], xs_2_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        if (xf32_) {
-                            unsigned t563_ = 2u * ((2u * nv_) + v_3_);
-                            kf_f32x4 a_5_ = xf4_[t563_];
-                            unsigned t571_ = (2u * ((2u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_3_ = xf4_[t571_];
-                            xs_3_[0u] = a_5_.v[0];
-                            xs_3_[4u] = c_3_.v[0];
-                            xs_3_[1u] = a_5_.v[1];
-                            xs_3_[5u] = c_3_.v[1];
-                            xs_3_[2u] = a_5_.v[2];
-                            xs_3_[6u] = c_3_.v[2];
-                            xs_3_[3u] = a_5_.v[3];
-                            xs_3_[7u] = c_3_.v[3];
-                        } else {
-                            unsigned t591_ = (2u * nv_) + v_3_;
-                            kf_f16x8 a_6_ = xh8_[t591_];
-                            xs_3_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                            xs_3_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                            xs_3_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                            xs_3_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                            xs_3_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                            xs_3_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                            xs_3_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                            xs_3_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        }
-                        float s_5_ = acc_[2u];
-                        s_5_ = __fmaf_rn(wf_[0u], xs_3_[0u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[1u], xs_3_[1u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[2u], xs_3_[2u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[3u], xs_3_[3u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[4u], xs_3_[4u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[5u], xs_3_[5u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[6u], xs_3_[6u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[7u], xs_3_[7u], s_5_);
-                        acc_[2u] = s_5_;
-                        float s_6_ = acc_[10u];
-                        s_6_ = __fmaf_rn(wf_[8u], xs_3_[0u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[9u], xs_3_[1u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[10u], xs_3_[2u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[11u], xs_3_[3u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[12u], xs_3_[4u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[13u], xs_3_[5u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[14u], xs_3_[6u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[15u], xs_3_[7u], s_6_);
-                        acc_[10u] = s_6_;
+                        unsigned t591_ = (nv_ << 1u) + v_3_;
+                        kf_f16x8 a_3_ = xh8_[t591_];
+                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        acc_[2u] = __fmaf_rn(wf_[7u], xs_3_[7u], __fmaf_rn(wf_[6u], xs_3_[6u], __fmaf_rn(wf_[5u], xs_3_[5u], __fmaf_rn(wf_[4u], xs_3_[4u], __fmaf_rn(wf_[3u], xs_3_[3u], __fmaf_rn(wf_[2u], xs_3_[2u], __fmaf_rn(wf_[1u], xs_3_[1u], __fmaf_rn(wf_[0u], xs_3_[0u], acc_[2u]))))))));
+                        acc_[10u] = __fmaf_rn(wf_[15u], xs_3_[7u], __fmaf_rn(wf_[14u], xs_3_[6u], __fmaf_rn(wf_[13u], xs_3_[5u], __fmaf_rn(wf_[12u], xs_3_[4u], __fmaf_rn(wf_[11u], xs_3_[3u], __fmaf_rn(wf_[10u], xs_3_[2u], __fmaf_rn(wf_[9u], xs_3_[1u], __fmaf_rn(wf_[8u], xs_3_[0u], acc_[10u]))))))));
                     }
                     if (3u < nb_) {
-                        if (xf32_) {
-                            unsigned t711_ = 2u * ((3u * nv_) + v_3_);
-                            kf_f32x4 a_7_ = xf4_[t711_];
-                            unsigned t719_ = (2u * ((3u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_4_ = xf4_[t719_];
-                            xs_4_[0u] = a_7_.v[0];
-                            xs_4_[4u] = c_4_.v[0];
-                            xs_4_[1u] = a_7_.v[1];
-                            xs_4_[5u] = c_4_.v[1];
-                            xs_4_[2u] = a_7_.v[2];
-                            xs_4_[6u] = c_4_.v[2];
-                            xs_4_[3u] = a_7_.v[3];
-                            xs_4_[7u] = c_4_.v[3];
-                        } else {
-                            unsigned t739_ = (3u * nv_) + v_3_;
-                            kf_f16x8 a_8_ = xh8_[t739_];
-                            xs_4_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                            xs_4_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                            xs_4_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                            xs_4_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                            xs_4_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                            xs_4_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                            xs_4_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                            xs_4_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        }
-                        float s_7_ = acc_[3u];
-                        s_7_ = __fmaf_rn(wf_[0u], xs_4_[0u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[1u], xs_4_[1u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[2u], xs_4_[2u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[3u], xs_4_[3u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[4u], xs_4_[4u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[5u], xs_4_[5u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[6u], xs_4_[6u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[7u], xs_4_[7u], s_7_);
-                        acc_[3u] = s_7_;
-                        float s_8_ = acc_[11u];
-                        s_8_ = __fmaf_rn(wf_[8u], xs_4_[0u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[9u], xs_4_[1u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[10u], xs_4_[2u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[11u], xs_4_[3u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[12u], xs_4_[4u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[13u], xs_4_[5u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[14u], xs_4_[6u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[15u], xs_4_[7u], s_8_);
-                        acc_[11u] = s_8_;
+                        unsigned t739_ = (3u * nv_) + v_3_;
+                        kf_f16x8 a_4_ = xh8_[t739_];
+                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        acc_[3u] = __fmaf_rn(wf_[7u], xs_4_[7u], __fmaf_rn(wf_[6u], xs_4_[6u], __fmaf_rn(wf_[5u], xs_4_[5u], __fmaf_rn(wf_[4u], xs_4_[4u], __fmaf_rn(wf_[3u], xs_4_[3u], __fmaf_rn(wf_[2u], xs_4_[2u], __fmaf_rn(wf_[1u], xs_4_[1u], __fmaf_rn(wf_[0u], xs_4_[0u], acc_[3u]))))))));
+                        acc_[11u] = __fmaf_rn(wf_[15u], xs_4_[7u], __fmaf_rn(wf_[14u], xs_4_[6u], __fmaf_rn(wf_[13u], xs_4_[5u], __fmaf_rn(wf_[12u], xs_4_[4u], __fmaf_rn(wf_[11u], xs_4_[3u], __fmaf_rn(wf_[10u], xs_4_[2u], __fmaf_rn(wf_[9u], xs_4_[1u], __fmaf_rn(wf_[8u], xs_4_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        if (xf32_) {
-                            unsigned t859_ = 2u * ((4u * nv_) + v_3_);
-                            kf_f32x4 a_9_ = xf4_[t859_];
-                            unsigned t867_ = (2u * ((4u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_5_ = xf4_[t867_];
-                            xs_5_[0u] = a_9_.v[0];
-                            xs_5_[4u] = c_5_.v[0];
-                            xs_5_[1u] = a_9_.v[1];
-                            xs_5_[5u] = c_5_.v[1];
-                            xs_5_[2u] = a_9_.v[2];
-                            xs_5_[6u] = c_5_.v[2];
-                            xs_5_[3u] = a_9_.v[3];
-                            xs_5_[7u] = c_5_.v[3];
-                        } else {
-                            unsigned t887_ = (4u * nv_) + v_3_;
-                            kf_f16x8 a_10_ = xh8_[t887_];
-                            xs_5_[0u] = kf_f16_to_f32(a_10_.v[0]);
-                            xs_5_[1u] = kf_f16_to_f32(a_10_.v[1]);
-                            xs_5_[2u] = kf_f16_to_f32(a_10_.v[2]);
-                            xs_5_[3u] = kf_f16_to_f32(a_10_.v[3]);
-                            xs_5_[4u] = kf_f16_to_f32(a_10_.v[4]);
-                            xs_5_[5u] = kf_f16_to_f32(a_10_.v[5]);
-                            xs_5_[6u] = kf_f16_to_f32(a_10_.v[6]);
-                            xs_5_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        }
-                        float s_9_ = acc_[4u];
-                        s_9_ = __fmaf_rn(wf_[0u], xs_5_[0u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[1u], xs_5_[1u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[2u], xs_5_[2u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[3u], xs_5_[3u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[4u], xs_5_[4u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[5u], xs_5_[5u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[6u], xs_5_[6u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[7u], xs_5_[7u], s_9_);
-                        acc_[4u] = s_9_;
-                        float s_10_ = acc_[12u];
-                        s_10_ = __fmaf_rn(wf_[8u], xs_5_[0u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[9u], xs_5_[1u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[10u], xs_5_[2u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[11u], xs_5_[3u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[12u], xs_5_[4u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[13u], xs_5_[5u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[14u], xs_5_[6u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[15u], xs_5_[7u], s_10_);
-                        acc_[12u] = s_10_;
+                        unsigned t887_ = (nv_ << 2u) + v_3_;
+                        kf_f16x8 a_5_ = xh8_[t887_];
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        acc_[4u] = __fmaf_rn(wf_[7u], xs_5_[7u], __fmaf_rn(wf_[6u], xs_5_[6u], __fmaf_rn(wf_[5u], xs_5_[5u], __fmaf_rn(wf_[4u], xs_5_[4u], __fmaf_rn(wf_[3u], xs_5_[3u], __fmaf_rn(wf_[2u], xs_5_[2u], __fmaf_rn(wf_[1u], xs_5_[1u], __fmaf_rn(wf_[0u], xs_5_[0u], acc_[4u]))))))));
+                        acc_[12u] = __fmaf_rn(wf_[15u], xs_5_[7u], __fmaf_rn(wf_[14u], xs_5_[6u], __fmaf_rn(wf_[13u], xs_5_[5u], __fmaf_rn(wf_[12u], xs_5_[4u], __fmaf_rn(wf_[11u], xs_5_[3u], __fmaf_rn(wf_[10u], xs_5_[2u], __fmaf_rn(wf_[9u], xs_5_[1u], __fmaf_rn(wf_[8u], xs_5_[0u], acc_[12u]))))))));
                     }
                     if (5u < nb_) {
-                        if (xf32_) {
-                            unsigned t1007_ = 2u * ((5u * nv_) + v_3_);
-                            kf_f32x4 a_11_ = xf4_[t1007_];
-                            unsigned t1015_ = (2u * ((5u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_6_ = xf4_[t1015_];
-                            xs_6_[0u] = a_11_.v[0];
-                            xs_6_[4u] = c_6_.v[0];
-                            xs_6_[1u] = a_11_.v[1];
-                            xs_6_[5u] = c_6_.v[1];
-                            xs_6_[2u] = a_11_.v[2];
-                            xs_6_[6u] = c_6_.v[2];
-                            xs_6_[3u] = a_11_.v[3];
-                            xs_6_[7u] = c_6_.v[3];
-                        } else {
-                            unsigned t1035_ = (5u * nv_) + v_3_;
-                            kf_f16x8 a_12_ = xh8_[t1035_];
-                            xs_6_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                            xs_6_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                            xs_6_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                            xs_6_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                            xs_6_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                            xs_6_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                            xs_6_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                            xs_6_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        }
-                        float s_11_ = acc_[5u];
-                        s_11_ = __fmaf_rn(wf_[0u], xs_6_[0u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[1u], xs_6_[1u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[2u], xs_6_[2u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[3u], xs_6_[3u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[4u], xs_6_[4u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[5u], xs_6_[5u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[6u], xs_6_[6u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[7u], xs_6_[7u], s_11_);
-                        acc_[5u] = s_11_;
-                        float s_12_ = acc_[13u];
-                        s_12_ = __fmaf_rn(wf_[8u], xs_6_[0u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[9u], xs_6_[1u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[10u], xs_6_[2u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[11u], xs_6_[3u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[12u], xs_6_[4u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[13u], xs_6_[5u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[14u], xs_6_[6u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[15u], xs_6_[7u], s_12_);
-                        acc_[13u] = s_12_;
+                        unsigned t1035_ = (5u * nv_) + v_3_;
+                        kf_f16x8 a_6_ = xh8_[t1035_];
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        acc_[5u] = __fmaf_rn(wf_[7u], xs_6_[7u], __fmaf_rn(wf_[6u], xs_6_[6u], __fmaf_rn(wf_[5u], xs_6_[5u], __fmaf_rn(wf_[4u], xs_6_[4u], __fmaf_rn(wf_[3u], xs_6_[3u], __fmaf_rn(wf_[2u], xs_6_[2u], __fmaf_rn(wf_[1u], xs_6_[1u], __fmaf_rn(wf_[0u], xs_6_[0u], acc_[5u]))))))));
+                        acc_[13u] = __fmaf_rn(wf_[15u], xs_6_[7u], __fmaf_rn(wf_[14u], xs_6_[6u], __fmaf_rn(wf_[13u], xs_6_[5u], __fmaf_rn(wf_[12u], xs_6_[4u], __fmaf_rn(wf_[11u], xs_6_[3u], __fmaf_rn(wf_[10u], xs_6_[2u], __fmaf_rn(wf_[9u], xs_6_[1u], __fmaf_rn(wf_[8u], xs_6_[0u], acc_[13u]))))))));
                     }
                     if (6u < nb_) {
-                        if (xf32_) {
-                            unsigned t1155_ = 2u * ((6u * nv_) + v_3_);
-                            kf_f32x4 a_13_ = xf4_[t1155_];
-                            unsigned t1163_ = (2u * ((6u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_7_ = xf4_[t1163_];
-                            xs_7_[0u] = a_13_.v[0];
-                            xs_7_[4u] = c_7_.v[0];
-                            xs_7_[1u] = a_13_.v[1];
-                            xs_7_[5u] = c_7_.v[1];
-                            xs_7_[2u] = a_13_.v[2];
-                            xs_7_[6u] = c_7_.v[2];
-                            xs_7_[3u] = a_13_.v[3];
-                            xs_7_[7u] = c_7_.v[3];
-                        } else {
-                            unsigned t1183_ = (6u * nv_) + v_3_;
-                            kf_f16x8 a_14_ = xh8_[t1183_];
-                            xs_7_[0u] = kf_f16_to_f32(a_14_.v[0]);
-                            xs_7_[1u] = kf_f16_to_f32(a_14_.v[1]);
-                            xs_7_[2u] = kf_f16_to_f32(a_14_.v[2]);
-                            xs_7_[3u] = kf_f16_to_f32(a_14_.v[3]);
-                            xs_7_[4u] = kf_f16_to_f32(a_14_.v[4]);
-                            xs_7_[5u] = kf_f16_to_f32(a_14_.v[5]);
-                            xs_7_[6u] = kf_f16_to_f32(a_14_.v[6]);
-                            xs_7_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        }
-                        float s_13_ = acc_[6u];
-                        s_13_ = __fmaf_rn(wf_[0u], xs_7_[0u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[1u], xs_7_[1u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[2u], xs_7_[2u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[3u], xs_7_[3u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[4u], xs_7_[4u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[5u], xs_7_[5u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[6u], xs_7_[6u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[7u], xs_7_[7u], s_13_);
-                        acc_[6u] = s_13_;
-                        float s_14_ = acc_[14u];
-                        s_14_ = __fmaf_rn(wf_[8u], xs_7_[0u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[9u], xs_7_[1u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[10u], xs_7_[2u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[11u], xs_7_[3u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[12u], xs_7_[4u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[13u], xs_7_[5u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[14u], xs_7_[6u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[15u], xs_7_[7u], s_14_);
-                        acc_[14u] = s_14_;
+                        unsigned t1183_ = (6u * nv_) + v_3_;
+                        kf_f16x8 a_7_ = xh8_[t1183_];
+                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        acc_[6u] = __fmaf_rn(wf_[7u], xs_7_[7u], __fmaf_rn(wf_[6u], xs_7_[6u], __fmaf_rn(wf_[5u], xs_7_[5u], __fmaf_rn(wf_[4u], xs_7_[4u], __fmaf_rn(wf_[3u], xs_7_[3u], __fmaf_rn(wf_[2u], xs_7_[2u], __fmaf_rn(wf_[1u], xs_7_[1u], __fmaf_rn(wf_[0u], xs_7_[0u], acc_[6u]))))))));
+                        acc_[14u] = __fmaf_rn(wf_[15u], xs_7_[7u], __fmaf_rn(wf_[14u], xs_7_[6u], __fmaf_rn(wf_[13u], xs_7_[5u], __fmaf_rn(wf_[12u], xs_7_[4u], __fmaf_rn(wf_[11u], xs_7_[3u], __fmaf_rn(wf_[10u], xs_7_[2u], __fmaf_rn(wf_[9u], xs_7_[1u], __fmaf_rn(wf_[8u], xs_7_[0u], acc_[14u]))))))));
                     }
                     if (7u < nb_) {
-                        if (xf32_) {
-                            unsigned t1303_ = 2u * ((7u * nv_) + v_3_);
-                            kf_f32x4 a_15_ = xf4_[t1303_];
-                            unsigned t1311_ = (2u * ((7u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_8_ = xf4_[t1311_];
-                            xs_8_[0u] = a_15_.v[0];
-                            xs_8_[4u] = c_8_.v[0];
-                            xs_8_[1u] = a_15_.v[1];
-                            xs_8_[5u] = c_8_.v[1];
-                            xs_8_[2u] = a_15_.v[2];
-                            xs_8_[6u] = c_8_.v[2];
-                            xs_8_[3u] = a_15_.v[3];
-                            xs_8_[7u] = c_8_.v[3];
-                        } else {
-                            unsigned t1331_ = (7u * nv_) + v_3_;
-                            kf_f16x8 a_16_ = xh8_[t1331_];
-                            xs_8_[0u] = kf_f16_to_f32(a_16_.v[0]);
-                            xs_8_[1u] = kf_f16_to_f32(a_16_.v[1]);
-                            xs_8_[2u] = kf_f16_to_f32(a_16_.v[2]);
-                            xs_8_[3u] = kf_f16_to_f32(a_16_.v[3]);
-                            xs_8_[4u] = kf_f16_to_f32(a_16_.v[4]);
-                            xs_8_[5u] = kf_f16_to_f32(a_16_.v[5]);
-                            xs_8_[6u] = kf_f16_to_f32(a_16_.v[6]);
-                            xs_8_[7u] = kf_f16_to_f32(a_16_.v[7]);
-                        }
-                        float s_15_ = acc_[7u];
-                        s_15_ = __fmaf_rn(wf_[0u], xs_8_[0u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[1u], xs_8_[1u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[2u], xs_8_[2u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[3u], xs_8_[3u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[4u], xs_8_[4u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[5u], xs_8_[5u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[6u], xs_8_[6u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[7u], xs_8_[7u], s_15_);
-                        acc_[7u] = s_15_;
-                        float s_16_ = acc_[15u];
-                        s_16_ = __fmaf_rn(wf_[8u], xs_8_[0u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[9u], xs_8_[1u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[10u], xs_8_[2u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[11u], xs_8_[3u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[12u], xs_8_[4u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[13u], xs_8_[5u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[14u], xs_8_[6u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[15u], xs_8_[7u], s_16_);
-                        acc_[15u] = s_16_;
+                        unsigned t1331_ = (7u * nv_) + v_3_;
+                        kf_f16x8 a_8_ = xh8_[t1331_];
+                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        acc_[7u] = __fmaf_rn(wf_[7u], xs_8_[7u], __fmaf_rn(wf_[6u], xs_8_[6u], __fmaf_rn(wf_[5u], xs_8_[5u], __fmaf_rn(wf_[4u], xs_8_[4u], __fmaf_rn(wf_[3u], xs_8_[3u], __fmaf_rn(wf_[2u], xs_8_[2u], __fmaf_rn(wf_[1u], xs_8_[1u], __fmaf_rn(wf_[0u], xs_8_[0u], acc_[7u]))))))));
+                        acc_[15u] = __fmaf_rn(wf_[15u], xs_8_[7u], __fmaf_rn(wf_[14u], xs_8_[6u], __fmaf_rn(wf_[13u], xs_8_[5u], __fmaf_rn(wf_[12u], xs_8_[4u], __fmaf_rn(wf_[11u], xs_8_[3u], __fmaf_rn(wf_[10u], xs_8_[2u], __fmaf_rn(wf_[9u], xs_8_[1u], __fmaf_rn(wf_[8u], xs_8_[0u], acc_[15u]))))))));
                     }
                 }
                 unsigned v_4_ = (base_ + 32u) + lane_;
                 if (v_4_ < nv_) {
-                    kf_u32x4 t1450_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t1450_);
                     kf_u32x4 t1453_ = wr_[2u];
                     kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1453_);
-                    float t1457_ = kf_bf16_to_f32(wb_3_.v[0]);
-                    float t1459_ = kf_f16_to_f32(wh_3_.v[0]);
-                    wf_2_[0u] = wbf_ ? t1457_ : t1459_;
-                    float t1463_ = kf_bf16_to_f32(wb_3_.v[1]);
-                    float t1465_ = kf_f16_to_f32(wh_3_.v[1]);
-                    wf_2_[1u] = wbf_ ? t1463_ : t1465_;
-                    float t1469_ = kf_bf16_to_f32(wb_3_.v[2]);
-                    float t1471_ = kf_f16_to_f32(wh_3_.v[2]);
-                    wf_2_[2u] = wbf_ ? t1469_ : t1471_;
-                    float t1475_ = kf_bf16_to_f32(wb_3_.v[3]);
-                    float t1477_ = kf_f16_to_f32(wh_3_.v[3]);
-                    wf_2_[3u] = wbf_ ? t1475_ : t1477_;
-                    float t1481_ = kf_bf16_to_f32(wb_3_.v[4]);
-                    float t1483_ = kf_f16_to_f32(wh_3_.v[4]);
-                    wf_2_[4u] = wbf_ ? t1481_ : t1483_;
-                    float t1487_ = kf_bf16_to_f32(wb_3_.v[5]);
-                    float t1489_ = kf_f16_to_f32(wh_3_.v[5]);
-                    wf_2_[5u] = wbf_ ? t1487_ : t1489_;
-                    float t1493_ = kf_bf16_to_f32(wb_3_.v[6]);
-                    float t1495_ = kf_f16_to_f32(wh_3_.v[6]);
-                    wf_2_[6u] = wbf_ ? t1493_ : t1495_;
-                    float t1499_ = kf_bf16_to_f32(wb_3_.v[7]);
-                    float t1501_ = kf_f16_to_f32(wh_3_.v[7]);
-                    wf_2_[7u] = wbf_ ? t1499_ : t1501_;
-                    kf_u32x4 t1504_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t1504_);
+                    wf_2_[0u] = kf_bf16_to_f32(wb_3_.v[0]);
+                    wf_2_[1u] = kf_bf16_to_f32(wb_3_.v[1]);
+                    wf_2_[2u] = kf_bf16_to_f32(wb_3_.v[2]);
+                    wf_2_[3u] = kf_bf16_to_f32(wb_3_.v[3]);
+                    wf_2_[4u] = kf_bf16_to_f32(wb_3_.v[4]);
+                    wf_2_[5u] = kf_bf16_to_f32(wb_3_.v[5]);
+                    wf_2_[6u] = kf_bf16_to_f32(wb_3_.v[6]);
+                    wf_2_[7u] = kf_bf16_to_f32(wb_3_.v[7]);
                     kf_u32x4 t1507_ = wr_[3u];
                     kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1507_);
-                    float t1511_ = kf_bf16_to_f32(wb_4_.v[0]);
-                    float t1513_ = kf_f16_to_f32(wh_4_.v[0]);
-                    wf_2_[8u] = wbf_ ? t1511_ : t1513_;
-                    float t1517_ = kf_bf16_to_f32(wb_4_.v[1]);
-                    float t1519_ = kf_f16_to_f32(wh_4_.v[1]);
-                    wf_2_[9u] = wbf_ ? t1517_ : t1519_;
-                    float t1523_ = kf_bf16_to_f32(wb_4_.v[2]);
-                    float t1525_ = kf_f16_to_f32(wh_4_.v[2]);
-                    wf_2_[10u] = wbf_ ? t1523_ : t1525_;
-                    float t1529_ = kf_bf16_to_f32(wb_4_.v[3]);
-                    float t1531_ = kf_f16_to_f32(wh_4_.v[3]);
-                    wf_2_[11u] = wbf_ ? t1529_ : t1531_;
-                    float t1535_ = kf_bf16_to_f32(wb_4_.v[4]);
-                    float t1537_ = kf_f16_to_f32(wh_4_.v[4]);
-                    wf_2_[12u] = wbf_ ? t1535_ : t1537_;
-                    float t1541_ = kf_bf16_to_f32(wb_4_.v[5]);
-                    float t1543_ = kf_f16_to_f32(wh_4_.v[5]);
-                    wf_2_[13u] = wbf_ ? t1541_ : t1543_;
-                    float t1547_ = kf_bf16_to_f32(wb_4_.v[6]);
-                    float t1549_ = kf_f16_to_f32(wh_4_.v[6]);
-                    wf_2_[14u] = wbf_ ? t1547_ : t1549_;
-                    float t1553_ = kf_bf16_to_f32(wb_4_.v[7]);
-                    float t1555_ = kf_f16_to_f32(wh_4_.v[7]);
-                    wf_2_[15u] = wbf_ ? t1553_ : t1555_;
+                    wf_2_[8u] = kf_bf16_to_f32(wb_4_.v[0]);
+                    wf_2_[9u] = kf_bf16_to_f32(wb_4_.v[1]);
+                    wf_2_[10u] = kf_bf16_to_f32(wb_4_.v[2]);
+                    wf_2_[11u] = kf_bf16_to_f32(wb_4_.v[3]);
+                    wf_2_[12u] = kf_bf16_to_f32(wb_4_.v[4]);
+                    wf_2_[13u] = kf_bf16_to_f32(wb_4_.v[5]);
+                    wf_2_[14u] = kf_bf16_to_f32(wb_4_.v[6]);
+                    wf_2_[15u] = kf_bf16_to_f32(wb_4_.v[7]);
                     if (0u < nb_) {
-                        if (xf32_) {
-                            unsigned t1563_ = 2u * ((0u * nv_) + v_4_);
-                            kf_f32x4 a_17_ = xf4_[t1563_];
-                            unsigned t1571_ = (2u * ((0u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_9_ = xf4_[t1571_];
-                            xs_9_[0u] = a_17_.v[0];
-                            xs_9_[4u] = c_9_.v[0];
-                            xs_9_[1u] = a_17_.v[1];
-                            xs_9_[5u] = c_9_.v[1];
-                            xs_9_[2u] = a_17_.v[2];
-                            xs_9_[6u] = c_9_.v[2];
-                            xs_9_[3u] = a_17_.v[3];
-                            xs_9_[7u] = c_9_.v[3];
-                        } else {
-                            unsigned t1591_ = (0u * nv_) + v_4_;
-                            kf_f16x8 a_18_ = xh8_[t1591_];
-                            xs_9_[0u] = kf_f16_to_f32(a_18_.v[0]);
-                            xs_9_[1u] = kf_f16_to_f32(a_18_.v[1]);
-                            xs_9_[2u] = kf_f16_to_f32(a_18_.v[2]);
-                            xs_9_[3u] = kf_f16_to_f32(a_18_.v[3]);
-                            xs_9_[4u] = kf_f16_to_f32(a_18_.v[4]);
-                            xs_9_[5u] = kf_f16_to_f32(a_18_.v[5]);
-                            xs_9_[6u] = kf_f16_to_f32(a_18_.v[6]);
-                            xs_9_[7u] = kf_f16_to_f32(a_18_.v[7]);
-                        }
-                        float s_17_ = acc_[0u];
-                        s_17_ = __fmaf_rn(wf_2_[0u], xs_9_[0u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[1u], xs_9_[1u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[2u], xs_9_[2u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[3u], xs_9_[3u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[4u], xs_9_[4u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[5u], xs_9_[5u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[6u], xs_9_[6u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[7u], xs_9_[7u], s_17_);
-                        acc_[0u] = s_17_;
-                        float s_18_ = acc_[8u];
-                        s_18_ = __fmaf_rn(wf_2_[8u], xs_9_[0u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[9u], xs_9_[1u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[10u], xs_9_[2u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[11u], xs_9_[3u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[12u], xs_9_[4u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[13u], xs_9_[5u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[14u], xs_9_[6u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[15u], xs_9_[7u], s_18_);
-                        acc_[8u] = s_18_;
+                        kf_f16x8 a_9_ = xh8_[v_4_];
+                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        acc_[0u] = __fmaf_rn(wf_2_[7u], xs_9_[7u], __fmaf_rn(wf_2_[6u], xs_9_[6u], __fmaf_rn(wf_2_[5u], xs_9_[5u], __fmaf_rn(wf_2_[4u], xs_9_[4u], __fmaf_rn(wf_2_[3u], xs_9_[3u], __fmaf_rn(wf_2_[2u], xs_9_[2u], __fmaf_rn(wf_2_[1u], xs_9_[1u], __fmaf_rn(wf_2_[0u], xs_9_[0u], acc_[0u]))))))));
+                        acc_[8u] = __fmaf_rn(wf_2_[15u], xs_9_[7u], __fmaf_rn(wf_2_[14u], xs_9_[6u], __fmaf_rn(wf_2_[13u], xs_9_[5u], __fmaf_rn(wf_2_[12u], xs_9_[4u], __fmaf_rn(wf_2_[11u], xs_9_[3u], __fmaf_rn(wf_2_[10u], xs_9_[2u], __fmaf_rn(wf_2_[9u], xs_9_[1u], __fmaf_rn(wf_2_[8u], xs_9_[0u], acc_[8u]))))))));
                     }
                     if (1u < nb_) {
-                        if (xf32_) {
-                            unsigned t1711_ = 2u * ((1u * nv_) + v_4_);
-                            kf_f32x4 a_19_ = xf4_[t1711_];
-                            unsigned t1719_ = (2u * ((1u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_10_ = xf4_[t1719_];
-                            xs_10_[0u] = a_19_.v[0];
-                            xs_10_[4u] = c_10_.v[0];
-                            xs_10_[1u] = a_19_.v[1];
-                            xs_10_[5u] = c_10_.v[1];
-                            xs_10_[2u] = a_19_.v[2];
-                            xs_10_[6u] = c_10_.v[2];
-                            xs_10_[3u] = a_19_.v[3];
-                            xs_10_[7u] = c_10_.v[3];
-                        } else {
-                            unsigned t1739_ = (1u * nv_) + v_4_;
-                            kf_f16x8 a_20_ = xh8_[t1739_];
-                            xs_10_[0u] = kf_f16_to_f32(a_20_.v[0]);
-                            xs_10_[1u] = kf_f16_to_f32(a_20_.v[1]);
-                            xs_10_[2u] = kf_f16_to_f32(a_20_.v[2]);
-                            xs_10_[3u] = kf_f16_to_f32(a_20_.v[3]);
-                            xs_10_[4u] = kf_f16_to_f32(a_20_.v[4]);
-                            xs_10_[5u] = kf_f16_to_f32(a_20_.v[5]);
-                            xs_10_[6u] = kf_f16_to_f32(a_20_.v[6]);
-                            xs_10_[7u] = kf_f16_to_f32(a_20_.v[7]);
-                        }
-                        float s_19_ = acc_[1u];
-                        s_19_ = __fmaf_rn(wf_2_[0u], xs_10_[0u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[1u], xs_10_[1u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[2u], xs_10_[2u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[3u], xs_10_[3u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[4u], xs_10_[4u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[5u], xs_10_[5u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[6u], xs_10_[6u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[7u], xs_10_[7u], s_19_);
-                        acc_[1u] = s_19_;
-                        float s_20_ = acc_[9u];
-                        s_20_ = __fmaf_rn(wf_2_[8u], xs_10_[0u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[9u], xs_10_[1u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[10u], xs_10_[2u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[11u], xs_10_[3u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[12u], xs_10_[4u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[13u], xs_10_[5u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[14u], xs_10_[6u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[15u], xs_10_[7u], s_20_);
-                        acc_[9u] = s_20_;
+                        unsigned t1739_ = nv_ + v_4_;
+                        kf_f16x8 a_10_ = xh8_[t1739_];
+                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
+                        acc_[1u] = __fmaf_rn(wf_2_[7u], xs_10_[7u], __fmaf_rn(wf_2_[6u], xs_10_[6u], __fmaf_rn(wf_2_[5u], xs_10_[5u], __fmaf_rn(wf_2_[4u], xs_10_[4u], __fmaf_rn(wf_2_[3u], xs_10_[3u], __fmaf_rn(wf_2_[2u], xs_10_[2u], __fmaf_rn(wf_2_[1u], xs_10_[1u], __fmaf_rn(wf_2_[0u], xs_10_[0u], acc_[1u]))))))));
+                        acc_[9u] = __fmaf_rn(wf_2_[15u], xs_10_[7u], __fmaf_rn(wf_2_[14u], xs_10_[6u], __fmaf_rn(wf_2_[13u], xs_10_[5u], __fmaf_rn(wf_2_[12u], xs_10_[4u], __fmaf_rn(wf_2_[11u], xs_10_[3u], __fmaf_rn(wf_2_[10u], xs_10_[2u], __fmaf_rn(wf_2_[9u], xs_10_[1u], __fmaf_rn(wf_2_[8u], xs_10_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        if (xf32_) {
-                            unsigned t1859_ = 2u * ((2u * nv_) + v_4_);
-                            kf_f32x4 a_21_ = xf4_[t1859_];
-                            unsigned t1867_ = (2u * ((2u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_11_ = xf4_[t1867_];
-                            xs_11_[0u] = a_21_.v[0];
-                            xs_11_[4u] = c_11_.v[0];
-                            xs_11_[1u] = a_21_.v[1];
-                            xs_11_[5u] = c_11_.v[1];
-                            xs_11_[2u] = a_21_.v[2];
-                            xs_11_[6u] = c_11_.v[2];
-                            xs_11_[3u] = a_21_.v[3];
-                            xs_11_[7u] = c_11_.v[3];
-                        } else {
-                            unsigned t1887_ = (2u * nv_) + v_4_;
-                            kf_f16x8 a_22_ = xh8_[t1887_];
-                            xs_11_[0u] = kf_f16_to_f32(a_22_.v[0]);
-                            xs_11_[1u] = kf_f16_to_f32(a_22_.v[1]);
-                            xs_11_[2u] = kf_f16_to_f32(a_22_.v[2]);
-                            xs_11_[3u] = kf_f16_to_f32(a_22_.v[3]);
-                            xs_11_[4u] = kf_f16_to_f32(a_22_.v[4]);
-                            xs_11_[5u] = kf_f16_to_f32(a_22_.v[5]);
-                            xs_11_[6u] = kf_f16_to_f32(a_22_.v[6]);
-                            xs_11_[7u] = kf_f16_to_f32(a_22_.v[7]);
-                        }
-                        float s_21_ = acc_[2u];
-                        s_21_ = __fmaf_rn(wf_2_[0u], xs_11_[0u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[1u], xs_11_[1u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[2u], xs_11_[2u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[3u], xs_11_[3u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[4u], xs_11_[4u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[5u], xs_11_[5u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[6u], xs_11_[6u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[7u], xs_11_[7u], s_21_);
-                        acc_[2u] = s_21_;
-                        float s_22_ = acc_[10u];
-                        s_22_ = __fmaf_rn(wf_2_[8u], xs_11_[0u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[9u], xs_11_[1u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[10u], xs_11_[2u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[11u], xs_11_[3u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[12u], xs_11_[4u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[13u], xs_11_[5u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[14u], xs_11_[6u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[15u], xs_11_[7u], s_22_);
-                        acc_[10u] = s_22_;
+                        unsigned t1887_ = (nv_ << 1u) + v_4_;
+                        kf_f16x8 a_11_ = xh8_[t1887_];
+                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        acc_[2u] = __fmaf_rn(wf_2_[7u], xs_11_[7u], __fmaf_rn(wf_2_[6u], xs_11_[6u], __fmaf_rn(wf_2_[5u], xs_11_[5u], __fmaf_rn(wf_2_[4u], xs_11_[4u], __fmaf_rn(wf_2_[3u], xs_11_[3u], __fmaf_rn(wf_2_[2u], xs_11_[2u], __fmaf_rn(wf_2_[1u], xs_11_[1u], __fmaf_rn(wf_2_[0u], xs_11_[0u], acc_[2u]))))))));
+                        acc_[10u] = __fmaf_rn(wf_2_[15u], xs_11_[7u], __fmaf_rn(wf_2_[14u], xs_11_[6u], __fmaf_rn(wf_2_[13u], xs_11_[5u], __fmaf_rn(wf_2_[12u], xs_11_[4u], __fmaf_rn(wf_2_[11u], xs_11_[3u], __fmaf_rn(wf_2_[10u], xs_11_[2u], __fmaf_rn(wf_2_[9u], xs_11_[1u], __fmaf_rn(wf_2_[8u], xs_11_[0u], acc_[10u]))))))));
                     }
                     if (3u < nb_) {
-                        if (xf32_) {
-                            unsigned t2007_ = 2u * ((3u * nv_) + v_4_);
-                            kf_f32x4 a_23_ = xf4_[t2007_];
-                            unsigned t2015_ = (2u * ((3u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_12_ = xf4_[t2015_];
-                            xs_12_[0u] = a_23_.v[0];
-                            xs_12_[4u] = c_12_.v[0];
-                            xs_12_[1u] = a_23_.v[1];
-                            xs_12_[5u] = c_12_.v[1];
-                            xs_12_[2u] = a_23_.v[2];
-                            xs_12_[6u] = c_12_.v[2];
-                            xs_12_[3u] = a_23_.v[3];
-                            xs_12_[7u] = c_12_.v[3];
-                        } else {
-                            unsigned t2035_ = (3u * nv_) + v_4_;
-                            kf_f16x8 a_24_ = xh8_[t2035_];
-                            xs_12_[0u] = kf_f16_to_f32(a_24_.v[0]);
-                            xs_12_[1u] = kf_f16_to_f32(a_24_.v[1]);
-                            xs_12_[2u] = kf_f16_to_f32(a_24_.v[2]);
-                            xs_12_[3u] = kf_f16_to_f32(a_24_.v[3]);
-                            xs_12_[4u] = kf_f16_to_f32(a_24_.v[4]);
-                            xs_12_[5u] = kf_f16_to_f32(a_24_.v[5]);
-                            xs_12_[6u] = kf_f16_to_f32(a_24_.v[6]);
-                            xs_12_[7u] = kf_f16_to_f32(a_24_.v[7]);
-                        }
-                        float s_23_ = acc_[3u];
-                        s_23_ = __fmaf_rn(wf_2_[0u], xs_12_[0u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[1u], xs_12_[1u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[2u], xs_12_[2u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[3u], xs_12_[3u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[4u], xs_12_[4u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[5u], xs_12_[5u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[6u], xs_12_[6u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[7u], xs_12_[7u], s_23_);
-                        acc_[3u] = s_23_;
-                        float s_24_ = acc_[11u];
-                        s_24_ = __fmaf_rn(wf_2_[8u], xs_12_[0u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[9u], xs_12_[1u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[10u], xs_12_[2u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[11u], xs_12_[3u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[12u], xs_12_[4u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[13u], xs_12_[5u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[14u], xs_12_[6u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[15u], xs_12_[7u], s_24_);
-                        acc_[11u] = s_24_;
+                        unsigned t2035_ = (3u * nv_) + v_4_;
+                        kf_f16x8 a_12_ = xh8_[t2035_];
+                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        acc_[3u] = __fmaf_rn(wf_2_[7u], xs_12_[7u], __fmaf_rn(wf_2_[6u], xs_12_[6u], __fmaf_rn(wf_2_[5u], xs_12_[5u], __fmaf_rn(wf_2_[4u], xs_12_[4u], __fmaf_rn(wf_2_[3u], xs_12_[3u], __fmaf_rn(wf_2_[2u], xs_12_[2u], __fmaf_rn(wf_2_[1u], xs_12_[1u], __fmaf_rn(wf_2_[0u], xs_12_[0u], acc_[3u]))))))));
+                        acc_[11u] = __fmaf_rn(wf_2_[15u], xs_12_[7u], __fmaf_rn(wf_2_[14u], xs_12_[6u], __fmaf_rn(wf_2_[13u], xs_12_[5u], __fmaf_rn(wf_2_[12u], xs_12_[4u], __fmaf_rn(wf_2_[11u], xs_12_[3u], __fmaf_rn(wf_2_[10u], xs_12_[2u], __fmaf_rn(wf_2_[9u], xs_12_[1u], __fmaf_rn(wf_2_[8u], xs_12_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        if (xf32_) {
-                            unsigned t2155_ = 2u * ((4u * nv_) + v_4_);
-                            kf_f32x4 a_25_ = xf4_[t2155_];
-                            unsigned t2163_ = (2u * ((4u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_13_ = xf4_[t2163_];
-                            xs_13_[0u] = a_25_.v[0];
-                            xs_13_[4u] = c_13_.v[0];
-                            xs_13_[1u] = a_25_.v[1];
-                            xs_13_[5u] = c_13_.v[1];
-                            xs_13_[2u] = a_25_.v[2];
-                            xs_13_[6u] = c_13_.v[2];
-                            xs_13_[3u] = a_25_.v[3];
-                            xs_13_[7u] = c_13_.v[3];
-                        } else {
-                            unsigned t2183_ = (4u * nv_) + v_4_;
-                            kf_f16x8 a_26_ = xh8_[t2183_];
-                            xs_13_[0u] = kf_f16_to_f32(a_26_.v[0]);
-                            xs_13_[1u] = kf_f16_to_f32(a_26_.v[1]);
-                            xs_13_[2u] = kf_f16_to_f32(a_26_.v[2]);
-                            xs_13_[3u] = kf_f16_to_f32(a_26_.v[3]);
-                            xs_13_[4u] = kf_f16_to_f32(a_26_.v[4]);
-                            xs_13_[5u] = kf_f16_to_f32(a_26_.v[5]);
-                            xs_13_[6u] = kf_f16_to_f32(a_26_.v[6]);
-                            xs_13_[7u] = kf_f16_to_f32(a_26_.v[7]);
-                        }
-                        float s_25_ = acc_[4u];
-                        s_25_ = __fmaf_rn(wf_2_[0u], xs_13_[0u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[1u], xs_13_[1u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[2u], xs_13_[2u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[3u], xs_13_[3u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[4u], xs_13_[4u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[5u], xs_13_[5u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[6u], xs_13_[6u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[7u], xs_13_[7u], s_25_);
-                        acc_[4u] = s_25_;
-                        float s_26_ = acc_[12u];
-                        s_26_ = __fmaf_rn(wf_2_[8u], xs_13_[0u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[9u], xs_13_[1u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[10u], xs_13_[2u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[11u], xs_13_[3u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[12u], xs_13_[4u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[13u], xs_13_[5u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[14u], xs_13_[6u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[15u], xs_13_[7u], s_26_);
-                        acc_[12u] = s_26_;
+                        unsigned t2183_ = (nv_ << 2u) + v_4_;
+                        kf_f16x8 a_13_ = xh8_[t2183_];
+                        xs_13_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_13_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_13_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_13_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_13_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_13_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_13_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_13_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        acc_[4u] = __fmaf_rn(wf_2_[7u], xs_13_[7u], __fmaf_rn(wf_2_[6u], xs_13_[6u], __fmaf_rn(wf_2_[5u], xs_13_[5u], __fmaf_rn(wf_2_[4u], xs_13_[4u], __fmaf_rn(wf_2_[3u], xs_13_[3u], __fmaf_rn(wf_2_[2u], xs_13_[2u], __fmaf_rn(wf_2_[1u], xs_13_[1u], __fmaf_rn(wf_2_[0u], xs_13_[0u], acc_[4u]))))))));
+                        acc_[12u] = __fmaf_rn(wf_2_[15u], xs_13_[7u], __fmaf_rn(wf_2_[14u], xs_13_[6u], __fmaf_rn(wf_2_[13u], xs_13_[5u], __fmaf_rn(wf_2_[12u], xs_13_[4u], __fmaf_rn(wf_2_[11u], xs_13_[3u], __fmaf_rn(wf_2_[10u], xs_13_[2u], __fmaf_rn(wf_2_[9u], xs_13_[1u], __fmaf_rn(wf_2_[8u], xs_13_[0u], acc_[12u]))))))));
                     }
                     if (5u < nb_) {
-                        if (xf32_) {
-                            unsigned t2303_ = 2u * ((5u * nv_) + v_4_);
-                            kf_f32x4 a_27_ = xf4_[t2303_];
-                            unsigned t2311_ = (2u * ((5u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_14_ = xf4_[t2311_];
-                            xs_14_[0u] = a_27_.v[0];
-                            xs_14_[4u] = c_14_.v[0];
-                            xs_14_[1u] = a_27_.v[1];
-                            xs_14_[5u] = c_14_.v[1];
-                            xs_14_[2u] = a_27_.v[2];
-                            xs_14_[6u] = c_14_.v[2];
-                            xs_14_[3u] = a_27_.v[3];
-                            xs_14_[7u] = c_14_.v[3];
-                        } else {
-                            unsigned t2331_ = (5u * nv_) + v_4_;
-                            kf_f16x8 a_28_ = xh8_[t2331_];
-                            xs_14_[0u] = kf_f16_to_f32(a_28_.v[0]);
-                            xs_14_[1u] = kf_f16_to_f32(a_28_.v[1]);
-                            xs_14_[2u] = kf_f16_to_f32(a_28_.v[2]);
-                            xs_14_[3u] = kf_f16_to_f32(a_28_.v[3]);
-                            xs_14_[4u] = kf_f16_to_f32(a_28_.v[4]);
-                            xs_14_[5u] = kf_f16_to_f32(a_28_.v[5]);
-                            xs_14_[6u] = kf_f16_to_f32(a_28_.v[6]);
-                            xs_14_[7u] = kf_f16_to_f32(a_28_.v[7]);
-                        }
-                        float s_27_ = acc_[5u];
-                        s_27_ = __fmaf_rn(wf_2_[0u], xs_14_[0u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[1u], xs_14_[1u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[2u], xs_14_[2u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[3u], xs_14_[3u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[4u], xs_14_[4u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[5u], xs_14_[5u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[6u], xs_14_[6u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[7u], xs_14_[7u], s_27_);
-                        acc_[5u] = s_27_;
-                        float s_28_ = acc_[13u];
-                        s_28_ = __fmaf_rn(wf_2_[8u], xs_14_[0u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[9u], xs_14_[1u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[10u], xs_14_[2u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[11u], xs_14_[3u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[12u], xs_14_[4u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[13u], xs_14_[5u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[14u], xs_14_[6u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[15u], xs_14_[7u], s_28_);
-                        acc_[13u] = s_28_;
+                        unsigned t2331_ = (5u * nv_) + v_4_;
+                        kf_f16x8 a_14_ = xh8_[t2331_];
+                        xs_14_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_14_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_14_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_14_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_14_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_14_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_14_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_14_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        acc_[5u] = __fmaf_rn(wf_2_[7u], xs_14_[7u], __fmaf_rn(wf_2_[6u], xs_14_[6u], __fmaf_rn(wf_2_[5u], xs_14_[5u], __fmaf_rn(wf_2_[4u], xs_14_[4u], __fmaf_rn(wf_2_[3u], xs_14_[3u], __fmaf_rn(wf_2_[2u], xs_14_[2u], __fmaf_rn(wf_2_[1u], xs_14_[1u], __fmaf_rn(wf_2_[0u], xs_14_[0u], acc_[5u]))))))));
+                        acc_[13u] = __fmaf_rn(wf_2_[15u], xs_14_[7u], __fmaf_rn(wf_2_[14u], xs_14_[6u], __fmaf_rn(wf_2_[13u], xs_14_[5u], __fmaf_rn(wf_2_[12u], xs_14_[4u], __fmaf_rn(wf_2_[11u], xs_14_[3u], __fmaf_rn(wf_2_[10u], xs_14_[2u], __fmaf_rn(wf_2_[9u], xs_14_[1u], __fmaf_rn(wf_2_[8u], xs_14_[0u], acc_[13u]))))))));
                     }
                     if (6u < nb_) {
-                        if (xf32_) {
-                            unsigned t2451_ = 2u * ((6u * nv_) + v_4_);
-                            kf_f32x4 a_29_ = xf4_[t2451_];
-                            unsigned t2459_ = (2u * ((6u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_15_ = xf4_[t2459_];
-                            xs_15_[0u] = a_29_.v[0];
-                            xs_15_[4u] = c_15_.v[0];
-                            xs_15_[1u] = a_29_.v[1];
-                            xs_15_[5u] = c_15_.v[1];
-                            xs_15_[2u] = a_29_.v[2];
-                            xs_15_[6u] = c_15_.v[2];
-                            xs_15_[3u] = a_29_.v[3];
-                            xs_15_[7u] = c_15_.v[3];
-                        } else {
-                            unsigned t2479_ = (6u * nv_) + v_4_;
-                            kf_f16x8 a_30_ = xh8_[t2479_];
-                            xs_15_[0u] = kf_f16_to_f32(a_30_.v[0]);
-                            xs_15_[1u] = kf_f16_to_f32(a_30_.v[1]);
-                            xs_15_[2u] = kf_f16_to_f32(a_30_.v[2]);
-                            xs_15_[3u] = kf_f16_to_f32(a_30_.v[3]);
-                            xs_15_[4u] = kf_f16_to_f32(a_30_.v[4]);
-                            xs_15_[5u] = kf_f16_to_f32(a_30_.v[5]);
-                            xs_15_[6u] = kf_f16_to_f32(a_30_.v[6]);
-                            xs_15_[7u] = kf_f16_to_f32(a_30_.v[7]);
-                        }
-                        float s_29_ = acc_[6u];
-                        s_29_ = __fmaf_rn(wf_2_[0u], xs_15_[0u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[1u], xs_15_[1u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[2u], xs_15_[2u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[3u], xs_15_[3u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[4u], xs_15_[4u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[5u], xs_15_[5u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[6u], xs_15_[6u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[7u], xs_15_[7u], s_29_);
-                        acc_[6u] = s_29_;
-                        float s_30_ = acc_[14u];
-                        s_30_ = __fmaf_rn(wf_2_[8u], xs_15_[0u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[9u], xs_15_[1u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[10u], xs_15_[2u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[11u], xs_15_[3u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[12u], xs_15_[4u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[13u], xs_15_[5u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[14u], xs_15_[6u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[15u], xs_15_[7u], s_30_);
-                        acc_[14u] = s_30_;
+                        unsigned t2479_ = (6u * nv_) + v_4_;
+                        kf_f16x8 a_15_ = xh8_[t2479_];
+                        xs_15_[0u] = kf_f16_to_f32(a_15_.v[0]);
+                        xs_15_[1u] = kf_f16_to_f32(a_15_.v[1]);
+                        xs_15_[2u] = kf_f16_to_f32(a_15_.v[2]);
+                        xs_15_[3u] = kf_f16_to_f32(a_15_.v[3]);
+                        xs_15_[4u] = kf_f16_to_f32(a_15_.v[4]);
+                        xs_15_[5u] = kf_f16_to_f32(a_15_.v[5]);
+                        xs_15_[6u] = kf_f16_to_f32(a_15_.v[6]);
+                        xs_15_[7u] = kf_f16_to_f32(a_15_.v[7]);
+                        acc_[6u] = __fmaf_rn(wf_2_[7u], xs_15_[7u], __fmaf_rn(wf_2_[6u], xs_15_[6u], __fmaf_rn(wf_2_[5u], xs_15_[5u], __fmaf_rn(wf_2_[4u], xs_15_[4u], __fmaf_rn(wf_2_[3u], xs_15_[3u], __fmaf_rn(wf_2_[2u], xs_15_[2u], __fmaf_rn(wf_2_[1u], xs_15_[1u], __fmaf_rn(wf_2_[0u], xs_15_[0u], acc_[6u]))))))));
+                        acc_[14u] = __fmaf_rn(wf_2_[15u], xs_15_[7u], __fmaf_rn(wf_2_[14u], xs_15_[6u], __fmaf_rn(wf_2_[13u], xs_15_[5u], __fmaf_rn(wf_2_[12u], xs_15_[4u], __fmaf_rn(wf_2_[11u], xs_15_[3u], __fmaf_rn(wf_2_[10u], xs_15_[2u], __fmaf_rn(wf_2_[9u], xs_15_[1u], __fmaf_rn(wf_2_[8u], xs_15_[0u], acc_[14u]))))))));
                     }
                     if (7u < nb_) {
-                        if (xf32_) {
-                            unsigned t2599_ = 2u * ((7u * nv_) + v_4_);
-                            kf_f32x4 a_31_ = xf4_[t2599_];
-                            unsigned t2607_ = (2u * ((7u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_16_ = xf4_[t2607_];
-                            xs_16_[0u] = a_31_.v[0];
-                            xs_16_[4u] = c_16_.v[0];
-                            xs_16_[1u] = a_31_.v[1];
-                            xs_16_[5u] = c_16_.v[1];
-                            xs_16_[2u] = a_31_.v[2];
-                            xs_16_[6u] = c_16_.v[2];
-                            xs_16_[3u] = a_31_.v[3];
-                            xs_16_[7u] = c_16_.v[3];
-                        } else {
-                            unsigned t2627_ = (7u * nv_) + v_4_;
-                            kf_f16x8 a_32_ = xh8_[t2627_];
-                            xs_16_[0u] = kf_f16_to_f32(a_32_.v[0]);
-                            xs_16_[1u] = kf_f16_to_f32(a_32_.v[1]);
-                            xs_16_[2u] = kf_f16_to_f32(a_32_.v[2]);
-                            xs_16_[3u] = kf_f16_to_f32(a_32_.v[3]);
-                            xs_16_[4u] = kf_f16_to_f32(a_32_.v[4]);
-                            xs_16_[5u] = kf_f16_to_f32(a_32_.v[5]);
-                            xs_16_[6u] = kf_f16_to_f32(a_32_.v[6]);
-                            xs_16_[7u] = kf_f16_to_f32(a_32_.v[7]);
-                        }
-                        float s_31_ = acc_[7u];
-                        s_31_ = __fmaf_rn(wf_2_[0u], xs_16_[0u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[1u], xs_16_[1u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[2u], xs_16_[2u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[3u], xs_16_[3u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[4u], xs_16_[4u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[5u], xs_16_[5u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[6u], xs_16_[6u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[7u], xs_16_[7u], s_31_);
-                        acc_[7u] = s_31_;
-                        float s_32_ = acc_[15u];
-                        s_32_ = __fmaf_rn(wf_2_[8u], xs_16_[0u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[9u], xs_16_[1u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[10u], xs_16_[2u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[11u], xs_16_[3u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[12u], xs_16_[4u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[13u], xs_16_[5u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[14u], xs_16_[6u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[15u], xs_16_[7u], s_32_);
-                        acc_[15u] = s_32_;
+                        unsigned t2627_ = (7u * nv_) + v_4_;
+                        kf_f16x8 a_16_ = xh8_[t2627_];
+                        xs_16_[0u] = kf_f16_to_f32(a_16_.v[0]);
+                        xs_16_[1u] = kf_f16_to_f32(a_16_.v[1]);
+                        xs_16_[2u] = kf_f16_to_f32(a_16_.v[2]);
+                        xs_16_[3u] = kf_f16_to_f32(a_16_.v[3]);
+                        xs_16_[4u] = kf_f16_to_f32(a_16_.v[4]);
+                        xs_16_[5u] = kf_f16_to_f32(a_16_.v[5]);
+                        xs_16_[6u] = kf_f16_to_f32(a_16_.v[6]);
+                        xs_16_[7u] = kf_f16_to_f32(a_16_.v[7]);
+                        acc_[7u] = __fmaf_rn(wf_2_[7u], xs_16_[7u], __fmaf_rn(wf_2_[6u], xs_16_[6u], __fmaf_rn(wf_2_[5u], xs_16_[5u], __fmaf_rn(wf_2_[4u], xs_16_[4u], __fmaf_rn(wf_2_[3u], xs_16_[3u], __fmaf_rn(wf_2_[2u], xs_16_[2u], __fmaf_rn(wf_2_[1u], xs_16_[1u], __fmaf_rn(wf_2_[0u], xs_16_[0u], acc_[7u]))))))));
+                        acc_[15u] = __fmaf_rn(wf_2_[15u], xs_16_[7u], __fmaf_rn(wf_2_[14u], xs_16_[6u], __fmaf_rn(wf_2_[13u], xs_16_[5u], __fmaf_rn(wf_2_[12u], xs_16_[4u], __fmaf_rn(wf_2_[11u], xs_16_[3u], __fmaf_rn(wf_2_[10u], xs_16_[2u], __fmaf_rn(wf_2_[9u], xs_16_[1u], __fmaf_rn(wf_2_[8u], xs_16_[0u], acc_[15u]))))))));
                     }
                 }
             }
         } else {
-            for (unsigned c_17_ = lane_; c_17_ < k_; c_17_ = c_17_ + 32u) {
-                unsigned i_ = (row_[0u] * k_) + c_17_;
+            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
+                unsigned i_ = (row_[0u] * k_) + c_;
                 unsigned short u_ = w16_[i_];
-                float t2752_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
-                float t2754_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
-                wcol_[0u] = wbf_ ? t2752_ : t2754_;
-                unsigned i_2_ = (row_[1u] * k_) + c_17_;
+                wcol_[0u] = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
+                unsigned i_2_ = (row_[1u] * k_) + c_;
                 unsigned short u_2_ = w16_[i_2_];
-                float t2763_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
-                float t2765_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
-                wcol_[1u] = wbf_ ? t2763_ : t2765_;
+                wcol_[1u] = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
                 if (0u < nb_) {
-                    unsigned i_3_ = (0u * k_) + c_17_;
-                    float v_5_ = 0.0f;
-                    if (xf32_) {
-                        v_5_ = xf_[i_3_];
-                    } else {
-                        v_5_ = kf_f16_to_f32(x_[i_3_]);
-                    }
-                    float xe_ = v_5_;
-                    acc_[0u] = __fmaf_rn(wcol_[0u], xe_, acc_[0u]);
-                    acc_[8u] = __fmaf_rn(wcol_[1u], xe_, acc_[8u]);
+                    float t2776_ = kf_f16_to_f32(x_[c_]);
+                    acc_[0u] = __fmaf_rn(wcol_[0u], t2776_, acc_[0u]);
+                    acc_[8u] = __fmaf_rn(wcol_[1u], t2776_, acc_[8u]);
                 }
                 if (1u < nb_) {
-                    unsigned i_4_ = (1u * k_) + c_17_;
-                    float v_6_ = 0.0f;
-                    if (xf32_) {
-                        v_6_ = xf_[i_4_];
-                    } else {
-                        v_6_ = kf_f16_to_f32(x_[i_4_]);
-                    }
-                    float xe_2_ = v_6_;
-                    acc_[1u] = __fmaf_rn(wcol_[0u], xe_2_, acc_[1u]);
-                    acc_[9u] = __fmaf_rn(wcol_[1u], xe_2_, acc_[9u]);
+                    unsigned i_3_ = k_ + c_;
+                    float t2799_ = kf_f16_to_f32(x_[i_3_]);
+                    acc_[1u] = __fmaf_rn(wcol_[0u], t2799_, acc_[1u]);
+                    acc_[9u] = __fmaf_rn(wcol_[1u], t2799_, acc_[9u]);
                 }
                 if (2u < nb_) {
-                    unsigned i_5_ = (2u * k_) + c_17_;
-                    float v_7_ = 0.0f;
-                    if (xf32_) {
-                        v_7_ = xf_[i_5_];
-                    } else {
-                        v_7_ = kf_f16_to_f32(x_[i_5_]);
-                    }
-                    float xe_3_ = v_7_;
-                    acc_[2u] = __fmaf_rn(wcol_[0u], xe_3_, acc_[2u]);
-                    acc_[10u] = __fmaf_rn(wcol_[1u], xe_3_, acc_[10u]);
+                    unsigned i_4_ = (k_ << 1u) + c_;
+                    float t2822_ = kf_f16_to_f32(x_[i_4_]);
+                    acc_[2u] = __fmaf_rn(wcol_[0u], t2822_, acc_[2u]);
+                    acc_[10u] = __fmaf_rn(wcol_[1u], t2822_, acc_[10u]);
                 }
                 if (3u < nb_) {
-                    unsigned i_6_ = (3u * k_) + c_17_;
-                    float v_8_ = 0.0f;
-                    if (xf32_) {
-                        v_8_ = xf_[i_6_];
-                    } else {
-                        v_8_ = kf_f16_to_f32(x_[i_6_]);
-                    }
-                    float xe_4_ = v_8_;
-                    acc_[3u] = __fmaf_rn(wcol_[0u], xe_4_, acc_[3u]);
-                    acc_[11u] = __fmaf_rn(wcol_[1u], xe_4_, acc_[11u]);
+                    unsigned i_5_ = (3u * k_) + c_;
+                    float t2845_ = kf_f16_to_f32(x_[i_5_]);
+                    acc_[3u] = __fmaf_rn(wcol_[0u], t2845_, acc_[3u]);
+                    acc_[11u] = __fmaf_rn(wcol_[1u], t2845_, acc_[11u]);
                 }
                 if (4u < nb_) {
-                    unsigned i_7_ = (4u * k_) + c_17_;
-                    float v_9_ = 0.0f;
-                    if (xf32_) {
-                        v_9_ = xf_[i_7_];
-                    } else {
-                        v_9_ = kf_f16_to_f32(x_[i_7_]);
-                    }
-                    float xe_5_ = v_9_;
-                    acc_[4u] = __fmaf_rn(wcol_[0u], xe_5_, acc_[4u]);
-                    acc_[12u] = __fmaf_rn(wcol_[1u], xe_5_, acc_[12u]);
+                    unsigned i_6_ = (k_ << 2u) + c_;
+                    float t2868_ = kf_f16_to_f32(x_[i_6_]);
+                    acc_[4u] = __fmaf_rn(wcol_[0u], t2868_, acc_[4u]);
+                    acc_[12u] = __fmaf_rn(wcol_[1u], t2868_, acc_[12u]);
                 }
                 if (5u < nb_) {
-                    unsigned i_8_ = (5u * k_) + c_17_;
-                    float v_10_ = 0.0f;
-                    if (xf32_) {
-                        v_10_ = xf_[i_8_];
-                    } else {
-                        v_10_ = kf_f16_to_f32(x_[i_8_]);
-                    }
-                    float xe_6_ = v_10_;
-                    acc_[5u] = __fmaf_rn(wcol_[0u], xe_6_, acc_[5u]);
-                    acc_[13u] = __fmaf_rn(wcol_[1u], xe_6_, acc_[13u]);
+                    unsigned i_7_ = (5u * k_) + c_;
+                    float t2891_ = kf_f16_to_f32(x_[i_7_]);
+                    acc_[5u] = __fmaf_rn(wcol_[0u], t2891_, acc_[5u]);
+                    acc_[13u] = __fmaf_rn(wcol_[1u], t2891_, acc_[13u]);
                 }
                 if (6u < nb_) {
-                    unsigned i_9_ = (6u * k_) + c_17_;
-                    float v_11_ = 0.0f;
-                    if (xf32_) {
-                        v_11_ = xf_[i_9_];
-                    } else {
-                        v_11_ = kf_f16_to_f32(x_[i_9_]);
-                    }
-                    float xe_7_ = v_11_;
-                    acc_[6u] = __fmaf_rn(wcol_[0u], xe_7_, acc_[6u]);
-                    acc_[14u] = __fmaf_rn(wcol_[1u], xe_7_, acc_[14u]);
+                    unsigned i_8_ = (6u * k_) + c_;
+                    float t2914_ = kf_f16_to_f32(x_[i_8_]);
+                    acc_[6u] = __fmaf_rn(wcol_[0u], t2914_, acc_[6u]);
+                    acc_[14u] = __fmaf_rn(wcol_[1u], t2914_, acc_[14u]);
                 }
                 if (7u < nb_) {
-                    unsigned i_10_ = (7u * k_) + c_17_;
-                    float v_12_ = 0.0f;
-                    if (xf32_) {
-                        v_12_ = xf_[i_10_];
-                    } else {
-                        v_12_ = kf_f16_to_f32(x_[i_10_]);
-                    }
-                    float xe_8_ = v_12_;
-                    acc_[7u] = __fmaf_rn(wcol_[0u], xe_8_, acc_[7u]);
-                    acc_[15u] = __fmaf_rn(wcol_[1u], xe_8_, acc_[15u]);
+                    unsigned i_9_ = (7u * k_) + c_;
+                    float t2937_ = kf_f16_to_f32(x_[i_9_]);
+                    acc_[7u] = __fmaf_rn(wcol_[0u], t2937_, acc_[7u]);
+                    acc_[15u] = __fmaf_rn(wcol_[1u], t2937_, acc_[15u]);
                 }
             }
         }
         if (0u < nb_) {
             float t2955_ = acc_[0u];
-            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t2977_ == 32u) {
                 float t2982_ = __fadd_rn(t2955_, kf_shfl_xor(t2955_, 16u, kf_wn));
                 float t2985_ = __fadd_rn(t2982_, kf_shfl_xor(t2982_, 8u, kf_wn));
                 float t2988_ = __fadd_rn(t2985_, kf_shfl_xor(t2985_, 4u, kf_wn));
                 float t2991_ = __fadd_rn(t2988_, kf_shfl_xor(t2988_, 2u, kf_wn));
-                s_33_ = __fadd_rn(t2991_, kf_shfl_xor(t2991_, 1u, kf_wn));
+                s_ = __fadd_rn(t2991_, kf_shfl_xor(t2991_, 1u, kf_wn));
             } else {
                 float t2997_ = kf_shfl_down(t2955_, 16u, kf_wn);
                 bool t2999_ = (kf_lane_id() + 16u) < t2977_;
@@ -10575,33 +5412,26 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 float t3021_ = kf_shfl_down(t3019_, 1u, kf_wn);
                 bool t3023_ = (kf_lane_id() + 1u) < t2977_;
                 float t3024_ = __fadd_rn(t3019_, t3021_);
-                s_33_ = kf_shfl(t3023_ ? t3024_ : t3019_, 0u, kf_wn);
+                s_ = kf_shfl(t3023_ ? t3024_ : t3019_, 0u, kf_wn);
             }
             bool t3029_ = lane_ == 0u;
             bool t3030_ = t3029_;
             if (t3029_) {
-                t3030_ = ((g_ * 2u) + 0u) < m_;
+                t3030_ = (g_ << 1u) < m_;
             }
             if (t3030_) {
-                unsigned i_11_ = ((0u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    yf_[i_11_] = s_33_;
-                } else if (ymode_ == 1u) {
-                    y_[i_11_] = kf_f16_from_f32(s_33_);
-                } else {
-                    y_[i_11_] = kf_f16_from_f32(__fadd_rn(s_33_, kf_f16_to_f32(y_[i_11_])));
-                }
+                y_[g_ << 1u] = kf_f16_from_f32(s_);
             }
         }
         if (1u < nb_) {
             float t3055_ = acc_[1u];
-            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3077_ == 32u) {
                 float t3082_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 16u, kf_wn));
                 float t3085_ = __fadd_rn(t3082_, kf_shfl_xor(t3082_, 8u, kf_wn));
                 float t3088_ = __fadd_rn(t3085_, kf_shfl_xor(t3085_, 4u, kf_wn));
                 float t3091_ = __fadd_rn(t3088_, kf_shfl_xor(t3088_, 2u, kf_wn));
-                s_34_ = __fadd_rn(t3091_, kf_shfl_xor(t3091_, 1u, kf_wn));
+                s_2_ = __fadd_rn(t3091_, kf_shfl_xor(t3091_, 1u, kf_wn));
             } else {
                 float t3097_ = kf_shfl_down(t3055_, 16u, kf_wn);
                 bool t3099_ = (kf_lane_id() + 16u) < t3077_;
@@ -10622,33 +5452,26 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 float t3121_ = kf_shfl_down(t3119_, 1u, kf_wn);
                 bool t3123_ = (kf_lane_id() + 1u) < t3077_;
                 float t3124_ = __fadd_rn(t3119_, t3121_);
-                s_34_ = kf_shfl(t3123_ ? t3124_ : t3119_, 0u, kf_wn);
+                s_2_ = kf_shfl(t3123_ ? t3124_ : t3119_, 0u, kf_wn);
             }
             bool t3129_ = lane_ == 0u;
             bool t3130_ = t3129_;
             if (t3129_) {
-                t3130_ = ((g_ * 2u) + 0u) < m_;
+                t3130_ = (g_ << 1u) < m_;
             }
             if (t3130_) {
-                unsigned i_12_ = ((1u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    yf_[i_12_] = s_34_;
-                } else if (ymode_ == 1u) {
-                    y_[i_12_] = kf_f16_from_f32(s_34_);
-                } else {
-                    y_[i_12_] = kf_f16_from_f32(__fadd_rn(s_34_, kf_f16_to_f32(y_[i_12_])));
-                }
+                y_[m_ + (g_ << 1u)] = kf_f16_from_f32(s_2_);
             }
         }
         if (2u < nb_) {
             float t3155_ = acc_[2u];
-            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3177_ == 32u) {
                 float t3182_ = __fadd_rn(t3155_, kf_shfl_xor(t3155_, 16u, kf_wn));
                 float t3185_ = __fadd_rn(t3182_, kf_shfl_xor(t3182_, 8u, kf_wn));
                 float t3188_ = __fadd_rn(t3185_, kf_shfl_xor(t3185_, 4u, kf_wn));
                 float t3191_ = __fadd_rn(t3188_, kf_shfl_xor(t3188_, 2u, kf_wn));
-                s_35_ = __fadd_rn(t3191_, kf_shfl_xor(t3191_, 1u, kf_wn));
+                s_3_ = __fadd_rn(t3191_, kf_shfl_xor(t3191_, 1u, kf_wn));
             } else {
                 float t3197_ = kf_shfl_down(t3155_, 16u, kf_wn);
                 bool t3199_ = (kf_lane_id() + 16u) < t3177_;
@@ -10669,33 +5492,26 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 float t3221_ = kf_shfl_down(t3219_, 1u, kf_wn);
                 bool t3223_ = (kf_lane_id() + 1u) < t3177_;
                 float t3224_ = __fadd_rn(t3219_, t3221_);
-                s_35_ = kf_shfl(t3223_ ? t3224_ : t3219_, 0u, kf_wn);
+                s_3_ = kf_shfl(t3223_ ? t3224_ : t3219_, 0u, kf_wn);
             }
             bool t3229_ = lane_ == 0u;
             bool t3230_ = t3229_;
             if (t3229_) {
-                t3230_ = ((g_ * 2u) + 0u) < m_;
+                t3230_ = (g_ << 1u) < m_;
             }
             if (t3230_) {
-                unsigned i_13_ = ((2u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    yf_[i_13_] = s_35_;
-                } else if (ymode_ == 1u) {
-                    y_[i_13_] = kf_f16_from_f32(s_35_);
-                } else {
-                    y_[i_13_] = kf_f16_from_f32(__fadd_rn(s_35_, kf_f16_to_f32(y_[i_13_])));
-                }
+                y_[(m_ << 1u) + (g_ << 1u)] = kf_f16_from_f32(s_3_);
             }
         }
         if (3u < nb_) {
             float t3255_ = acc_[3u];
-            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3277_ == 32u) {
                 float t3282_ = __fadd_rn(t3255_, kf_shfl_xor(t3255_, 16u, kf_wn));
                 float t3285_ = __fadd_rn(t3282_, kf_shfl_xor(t3282_, 8u, kf_wn));
                 float t3288_ = __fadd_rn(t3285_, kf_shfl_xor(t3285_, 4u, kf_wn));
                 float t3291_ = __fadd_rn(t3288_, kf_shfl_xor(t3288_, 2u, kf_wn));
-                s_36_ = __fadd_rn(t3291_, kf_shfl_xor(t3291_, 1u, kf_wn));
+                s_4_ = __fadd_rn(t3291_, kf_shfl_xor(t3291_, 1u, kf_wn));
             } else {
                 float t3297_ = kf_shfl_down(t3255_, 16u, kf_wn);
                 bool t3299_ = (kf_lane_id() + 16u) < t3277_;
@@ -10716,33 +5532,26 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 float t3321_ = kf_shfl_down(t3319_, 1u, kf_wn);
                 bool t3323_ = (kf_lane_id() + 1u) < t3277_;
                 float t3324_ = __fadd_rn(t3319_, t3321_);
-                s_36_ = kf_shfl(t3323_ ? t3324_ : t3319_, 0u, kf_wn);
+                s_4_ = kf_shfl(t3323_ ? t3324_ : t3319_, 0u, kf_wn);
             }
             bool t3329_ = lane_ == 0u;
             bool t3330_ = t3329_;
             if (t3329_) {
-                t3330_ = ((g_ * 2u) + 0u) < m_;
+                t3330_ = (g_ << 1u) < m_;
             }
             if (t3330_) {
-                unsigned i_14_ = ((3u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    yf_[i_14_] = s_36_;
-                } else if (ymode_ == 1u) {
-                    y_[i_14_] = kf_f16_from_f32(s_36_);
-                } else {
-                    y_[i_14_] = kf_f16_from_f32(__fadd_rn(s_36_, kf_f16_to_f32(y_[i_14_])));
-                }
+                y_[(3u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_4_);
             }
         }
         if (4u < nb_) {
             float t3355_ = acc_[4u];
-            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3377_ == 32u) {
                 float t3382_ = __fadd_rn(t3355_, kf_shfl_xor(t3355_, 16u, kf_wn));
                 float t3385_ = __fadd_rn(t3382_, kf_shfl_xor(t3382_, 8u, kf_wn));
                 float t3388_ = __fadd_rn(t3385_, kf_shfl_xor(t3385_, 4u, kf_wn));
                 float t3391_ = __fadd_rn(t3388_, kf_shfl_xor(t3388_, 2u, kf_wn));
-                s_37_ = __fadd_rn(t3391_, kf_shfl_xor(t3391_, 1u, kf_wn));
+                s_5_ = __fadd_rn(t3391_, kf_shfl_xor(t3391_, 1u, kf_wn));
             } else {
                 float t3397_ = kf_shfl_down(t3355_, 16u, kf_wn);
                 bool t3399_ = (kf_lane_id() + 16u) < t3377_;
@@ -10763,33 +5572,26 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 float t3421_ = kf_shfl_down(t3419_, 1u, kf_wn);
                 bool t3423_ = (kf_lane_id() + 1u) < t3377_;
                 float t3424_ = __fadd_rn(t3419_, t3421_);
-                s_37_ = kf_shfl(t3423_ ? t3424_ : t3419_, 0u, kf_wn);
+                s_5_ = kf_shfl(t3423_ ? t3424_ : t3419_, 0u, kf_wn);
             }
             bool t3429_ = lane_ == 0u;
             bool t3430_ = t3429_;
             if (t3429_) {
-                t3430_ = ((g_ * 2u) + 0u) < m_;
+                t3430_ = (g_ << 1u) < m_;
             }
             if (t3430_) {
-                unsigned i_15_ = ((4u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    yf_[i_15_] = s_37_;
-                } else if (ymode_ == 1u) {
-                    y_[i_15_] = kf_f16_from_f32(s_37_);
-                } else {
-                    y_[i_15_] = kf_f16_from_f32(__fadd_rn(s_37_, kf_f16_to_f32(y_[i_15_])));
-                }
+                y_[(m_ << 2u) + (g_ << 1u)] = kf_f16_from_f32(s_5_);
             }
         }
         if (5u < nb_) {
             float t3455_ = acc_[5u];
-            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3477_ == 32u) {
                 float t3482_ = __fadd_rn(t3455_, kf_shfl_xor(t3455_, 16u, kf_wn));
                 float t3485_ = __fadd_rn(t3482_, kf_shfl_xor(t3482_, 8u, kf_wn));
                 float t3488_ = __fadd_rn(t3485_, kf_shfl_xor(t3485_, 4u, kf_wn));
                 float t3491_ = __fadd_rn(t3488_, kf_shfl_xor(t3488_, 2u, kf_wn));
-                s_38_ = __fadd_rn(t3491_, kf_shfl_xor(t3491_, 1u, kf_wn));
+                s_6_ = __fadd_rn(t3491_, kf_shfl_xor(t3491_, 1u, kf_wn));
             } else {
                 float t3497_ = kf_shfl_down(t3455_, 16u, kf_wn);
                 bool t3499_ = (kf_lane_id() + 16u) < t3477_;
@@ -10810,33 +5612,26 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 float t3521_ = kf_shfl_down(t3519_, 1u, kf_wn);
                 bool t3523_ = (kf_lane_id() + 1u) < t3477_;
                 float t3524_ = __fadd_rn(t3519_, t3521_);
-                s_38_ = kf_shfl(t3523_ ? t3524_ : t3519_, 0u, kf_wn);
+                s_6_ = kf_shfl(t3523_ ? t3524_ : t3519_, 0u, kf_wn);
             }
             bool t3529_ = lane_ == 0u;
             bool t3530_ = t3529_;
             if (t3529_) {
-                t3530_ = ((g_ * 2u) + 0u) < m_;
+                t3530_ = (g_ << 1u) < m_;
             }
             if (t3530_) {
-                unsigned i_16_ = ((5u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    yf_[i_16_] = s_38_;
-                } else if (ymode_ == 1u) {
-                    y_[i_16_] = kf_f16_from_f32(s_38_);
-                } else {
-                    y_[i_16_] = kf_f16_from_f32(__fadd_rn(s_38_, kf_f16_to_f32(y_[i_16_])));
-                }
+                y_[(5u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_6_);
             }
         }
         if (6u < nb_) {
             float t3555_ = acc_[6u];
-            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3577_ == 32u) {
                 float t3582_ = __fadd_rn(t3555_, kf_shfl_xor(t3555_, 16u, kf_wn));
                 float t3585_ = __fadd_rn(t3582_, kf_shfl_xor(t3582_, 8u, kf_wn));
                 float t3588_ = __fadd_rn(t3585_, kf_shfl_xor(t3585_, 4u, kf_wn));
                 float t3591_ = __fadd_rn(t3588_, kf_shfl_xor(t3588_, 2u, kf_wn));
-                s_39_ = __fadd_rn(t3591_, kf_shfl_xor(t3591_, 1u, kf_wn));
+                s_7_ = __fadd_rn(t3591_, kf_shfl_xor(t3591_, 1u, kf_wn));
             } else {
                 float t3597_ = kf_shfl_down(t3555_, 16u, kf_wn);
                 bool t3599_ = (kf_lane_id() + 16u) < t3577_;
@@ -10857,33 +5652,26 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 float t3621_ = kf_shfl_down(t3619_, 1u, kf_wn);
                 bool t3623_ = (kf_lane_id() + 1u) < t3577_;
                 float t3624_ = __fadd_rn(t3619_, t3621_);
-                s_39_ = kf_shfl(t3623_ ? t3624_ : t3619_, 0u, kf_wn);
+                s_7_ = kf_shfl(t3623_ ? t3624_ : t3619_, 0u, kf_wn);
             }
             bool t3629_ = lane_ == 0u;
             bool t3630_ = t3629_;
             if (t3629_) {
-                t3630_ = ((g_ * 2u) + 0u) < m_;
+                t3630_ = (g_ << 1u) < m_;
             }
             if (t3630_) {
-                unsigned i_17_ = ((6u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    yf_[i_17_] = s_39_;
-                } else if (ymode_ == 1u) {
-                    y_[i_17_] = kf_f16_from_f32(s_39_);
-                } else {
-                    y_[i_17_] = kf_f16_from_f32(__fadd_rn(s_39_, kf_f16_to_f32(y_[i_17_])));
-                }
+                y_[(6u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_7_);
             }
         }
         if (7u < nb_) {
             float t3655_ = acc_[7u];
-            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3677_ == 32u) {
                 float t3682_ = __fadd_rn(t3655_, kf_shfl_xor(t3655_, 16u, kf_wn));
                 float t3685_ = __fadd_rn(t3682_, kf_shfl_xor(t3682_, 8u, kf_wn));
                 float t3688_ = __fadd_rn(t3685_, kf_shfl_xor(t3685_, 4u, kf_wn));
                 float t3691_ = __fadd_rn(t3688_, kf_shfl_xor(t3688_, 2u, kf_wn));
-                s_40_ = __fadd_rn(t3691_, kf_shfl_xor(t3691_, 1u, kf_wn));
+                s_8_ = __fadd_rn(t3691_, kf_shfl_xor(t3691_, 1u, kf_wn));
             } else {
                 float t3697_ = kf_shfl_down(t3655_, 16u, kf_wn);
                 bool t3699_ = (kf_lane_id() + 16u) < t3677_;
@@ -10904,33 +5692,26 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 float t3721_ = kf_shfl_down(t3719_, 1u, kf_wn);
                 bool t3723_ = (kf_lane_id() + 1u) < t3677_;
                 float t3724_ = __fadd_rn(t3719_, t3721_);
-                s_40_ = kf_shfl(t3723_ ? t3724_ : t3719_, 0u, kf_wn);
+                s_8_ = kf_shfl(t3723_ ? t3724_ : t3719_, 0u, kf_wn);
             }
             bool t3729_ = lane_ == 0u;
             bool t3730_ = t3729_;
             if (t3729_) {
-                t3730_ = ((g_ * 2u) + 0u) < m_;
+                t3730_ = (g_ << 1u) < m_;
             }
             if (t3730_) {
-                unsigned i_18_ = ((7u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    yf_[i_18_] = s_40_;
-                } else if (ymode_ == 1u) {
-                    y_[i_18_] = kf_f16_from_f32(s_40_);
-                } else {
-                    y_[i_18_] = kf_f16_from_f32(__fadd_rn(s_40_, kf_f16_to_f32(y_[i_18_])));
-                }
+                y_[(7u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_8_);
             }
         }
         if (0u < nb_) {
             float t3755_ = acc_[8u];
-            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3777_ == 32u) {
                 float t3782_ = __fadd_rn(t3755_, kf_shfl_xor(t3755_, 16u, kf_wn));
                 float t3785_ = __fadd_rn(t3782_, kf_shfl_xor(t3782_, 8u, kf_wn));
                 float t3788_ = __fadd_rn(t3785_, kf_shfl_xor(t3785_, 4u, kf_wn));
                 float t3791_ = __fadd_rn(t3788_, kf_shfl_xor(t3788_, 2u, kf_wn));
-                s_41_ = __fadd_rn(t3791_, kf_shfl_xor(t3791_, 1u, kf_wn));
+                s_9_ = __fadd_rn(t3791_, kf_shfl_xor(t3791_, 1u, kf_wn));
             } else {
                 float t3797_ = kf_shfl_down(t3755_, 16u, kf_wn);
                 bool t3799_ = (kf_lane_id() + 16u) < t3777_;
@@ -10951,33 +5732,27 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 float t3821_ = kf_shfl_down(t3819_, 1u, kf_wn);
                 bool t3823_ = (kf_lane_id() + 1u) < t3777_;
                 float t3824_ = __fadd_rn(t3819_, t3821_);
-                s_41_ = kf_shfl(t3823_ ? t3824_ : t3819_, 0u, kf_wn);
+                s_9_ = kf_shfl(t3823_ ? t3824_ : t3819_, 0u, kf_wn);
             }
             bool t3829_ = lane_ == 0u;
             bool t3830_ = t3829_;
             if (t3829_) {
-                t3830_ = ((g_ * 2u) + 1u) < m_;
+                t3830_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t3830_) {
-                unsigned i_19_ = ((0u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    yf_[i_19_] = s_41_;
-                } else if (ymode_ == 1u) {
-                    y_[i_19_] = kf_f16_from_f32(s_41_);
-                } else {
-                    y_[i_19_] = kf_f16_from_f32(__fadd_rn(s_41_, kf_f16_to_f32(y_[i_19_])));
-                }
+                unsigned i_10_ = (g_ << 1u) + 1u;
+                y_[i_10_] = kf_f16_from_f32(s_9_);
             }
         }
         if (1u < nb_) {
             float t3855_ = acc_[9u];
-            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3877_ == 32u) {
                 float t3882_ = __fadd_rn(t3855_, kf_shfl_xor(t3855_, 16u, kf_wn));
                 float t3885_ = __fadd_rn(t3882_, kf_shfl_xor(t3882_, 8u, kf_wn));
                 float t3888_ = __fadd_rn(t3885_, kf_shfl_xor(t3885_, 4u, kf_wn));
                 float t3891_ = __fadd_rn(t3888_, kf_shfl_xor(t3888_, 2u, kf_wn));
-                s_42_ = __fadd_rn(t3891_, kf_shfl_xor(t3891_, 1u, kf_wn));
+                s_10_ = __fadd_rn(t3891_, kf_shfl_xor(t3891_, 1u, kf_wn));
             } else {
                 float t3897_ = kf_shfl_down(t3855_, 16u, kf_wn);
                 bool t3899_ = (kf_lane_id() + 16u) < t3877_;
@@ -10998,33 +5773,27 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 float t3921_ = kf_shfl_down(t3919_, 1u, kf_wn);
                 bool t3923_ = (kf_lane_id() + 1u) < t3877_;
                 float t3924_ = __fadd_rn(t3919_, t3921_);
-                s_42_ = kf_shfl(t3923_ ? t3924_ : t3919_, 0u, kf_wn);
+                s_10_ = kf_shfl(t3923_ ? t3924_ : t3919_, 0u, kf_wn);
             }
             bool t3929_ = lane_ == 0u;
             bool t3930_ = t3929_;
             if (t3929_) {
-                t3930_ = ((g_ * 2u) + 1u) < m_;
+                t3930_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t3930_) {
-                unsigned i_20_ = ((1u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    yf_[i_20_] = s_42_;
-                } else if (ymode_ == 1u) {
-                    y_[i_20_] = kf_f16_from_f32(s_42_);
-                } else {
-                    y_[i_20_] = kf_f16_from_f32(__fadd_rn(s_42_, kf_f16_to_f32(y_[i_20_])));
-                }
+                unsigned i_11_ = (m_ + (g_ << 1u)) + 1u;
+                y_[i_11_] = kf_f16_from_f32(s_10_);
             }
         }
         if (2u < nb_) {
             float t3955_ = acc_[10u];
-            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3977_ == 32u) {
                 float t3982_ = __fadd_rn(t3955_, kf_shfl_xor(t3955_, 16u, kf_wn));
                 float t3985_ = __fadd_rn(t3982_, kf_shfl_xor(t3982_, 8u, kf_wn));
                 float t3988_ = __fadd_rn(t3985_, kf_shfl_xor(t3985_, 4u, kf_wn));
                 float t3991_ = __fadd_rn(t3988_, kf_shfl_xor(t3988_, 2u, kf_wn));
-                s_43_ = __fadd_rn(t3991_, kf_shfl_xor(t3991_, 1u, kf_wn));
+                s_11_ = __fadd_rn(t3991_, kf_shfl_xor(t3991_, 1u, kf_wn));
             } else {
                 float t3997_ = kf_shfl_down(t3955_, 16u, kf_wn);
                 bool t3999_ = (kf_lane_id() + 16u) < t3977_;
@@ -11045,33 +5814,27 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 float t4021_ = kf_shfl_down(t4019_, 1u, kf_wn);
                 bool t4023_ = (kf_lane_id() + 1u) < t3977_;
                 float t4024_ = __fadd_rn(t4019_, t4021_);
-                s_43_ = kf_shfl(t4023_ ? t4024_ : t4019_, 0u, kf_wn);
+                s_11_ = kf_shfl(t4023_ ? t4024_ : t4019_, 0u, kf_wn);
             }
             bool t4029_ = lane_ == 0u;
             bool t4030_ = t4029_;
             if (t4029_) {
-                t4030_ = ((g_ * 2u) + 1u) < m_;
+                t4030_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4030_) {
-                unsigned i_21_ = ((2u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    yf_[i_21_] = s_43_;
-                } else if (ymode_ == 1u) {
-                    y_[i_21_] = kf_f16_from_f32(s_43_);
-                } else {
-                    y_[i_21_] = kf_f16_from_f32(__fadd_rn(s_43_, kf_f16_to_f32(y_[i_21_])));
-                }
+                unsigned i_12_ = ((m_ << 1u) + (g_ << 1u)) + 1u;
+                y_[i_12_] = kf_f16_from_f32(s_11_);
             }
         }
         if (3u < nb_) {
             float t4055_ = acc_[11u];
-            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4077_ == 32u) {
                 float t4082_ = __fadd_rn(t4055_, kf_shfl_xor(t4055_, 16u, kf_wn));
                 float t4085_ = __fadd_rn(t4082_, kf_shfl_xor(t4082_, 8u, kf_wn));
                 float t4088_ = __fadd_rn(t4085_, kf_shfl_xor(t4085_, 4u, kf_wn));
                 float t4091_ = __fadd_rn(t4088_, kf_shfl_xor(t4088_, 2u, kf_wn));
-                s_44_ = __fadd_rn(t4091_, kf_shfl_xor(t4091_, 1u, kf_wn));
+                s_12_ = __fadd_rn(t4091_, kf_shfl_xor(t4091_, 1u, kf_wn));
             } else {
                 float t4097_ = kf_shfl_down(t4055_, 16u, kf_wn);
                 bool t4099_ = (kf_lane_id() + 16u) < t4077_;
@@ -11092,33 +5855,27 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 float t4121_ = kf_shfl_down(t4119_, 1u, kf_wn);
                 bool t4123_ = (kf_lane_id() + 1u) < t4077_;
                 float t4124_ = __fadd_rn(t4119_, t4121_);
-                s_44_ = kf_shfl(t4123_ ? t4124_ : t4119_, 0u, kf_wn);
+                s_12_ = kf_shfl(t4123_ ? t4124_ : t4119_, 0u, kf_wn);
             }
             bool t4129_ = lane_ == 0u;
             bool t4130_ = t4129_;
             if (t4129_) {
-                t4130_ = ((g_ * 2u) + 1u) < m_;
+                t4130_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4130_) {
-                unsigned i_22_ = ((3u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    yf_[i_22_] = s_44_;
-                } else if (ymode_ == 1u) {
-                    y_[i_22_] = kf_f16_from_f32(s_44_);
-                } else {
-                    y_[i_22_] = kf_f16_from_f32(__fadd_rn(s_44_, kf_f16_to_f32(y_[i_22_])));
-                }
+                unsigned i_13_ = ((3u * m_) + (g_ << 1u)) + 1u;
+                y_[i_13_] = kf_f16_from_f32(s_12_);
             }
         }
         if (4u < nb_) {
             float t4155_ = acc_[12u];
-            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4177_ == 32u) {
                 float t4182_ = __fadd_rn(t4155_, kf_shfl_xor(t4155_, 16u, kf_wn));
                 float t4185_ = __fadd_rn(t4182_, kf_shfl_xor(t4182_, 8u, kf_wn));
                 float t4188_ = __fadd_rn(t4185_, kf_shfl_xor(t4185_, 4u, kf_wn));
                 float t4191_ = __fadd_rn(t4188_, kf_shfl_xor(t4188_, 2u, kf_wn));
-                s_45_ = __fadd_rn(t4191_, kf_shfl_xor(t4191_, 1u, kf_wn));
+                s_13_ = __fadd_rn(t4191_, kf_shfl_xor(t4191_, 1u, kf_wn));
             } else {
                 float t4197_ = kf_shfl_down(t4155_, 16u, kf_wn);
                 bool t4199_ = (kf_lane_id() + 16u) < t4177_;
@@ -11139,33 +5896,27 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 float t4221_ = kf_shfl_down(t4219_, 1u, kf_wn);
                 bool t4223_ = (kf_lane_id() + 1u) < t4177_;
                 float t4224_ = __fadd_rn(t4219_, t4221_);
-                s_45_ = kf_shfl(t4223_ ? t4224_ : t4219_, 0u, kf_wn);
+                s_13_ = kf_shfl(t4223_ ? t4224_ : t4219_, 0u, kf_wn);
             }
             bool t4229_ = lane_ == 0u;
             bool t4230_ = t4229_;
             if (t4229_) {
-                t4230_ = ((g_ * 2u) + 1u) < m_;
+                t4230_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4230_) {
-                unsigned i_23_ = ((4u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    yf_[i_23_] = s_45_;
-                } else if (ymode_ == 1u) {
-                    y_[i_23_] = kf_f16_from_f32(s_45_);
-                } else {
-                    y_[i_23_] = kf_f16_from_f32(__fadd_rn(s_45_, kf_f16_to_f32(y_[i_23_])));
-                }
+                unsigned i_14_ = ((m_ << 2u) + (g_ << 1u)) + 1u;
+                y_[i_14_] = kf_f16_from_f32(s_13_);
             }
         }
         if (5u < nb_) {
             float t4255_ = acc_[13u];
-            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4277_ == 32u) {
                 float t4282_ = __fadd_rn(t4255_, kf_shfl_xor(t4255_, 16u, kf_wn));
                 float t4285_ = __fadd_rn(t4282_, kf_shfl_xor(t4282_, 8u, kf_wn));
                 float t4288_ = __fadd_rn(t4285_, kf_shfl_xor(t4285_, 4u, kf_wn));
                 float t4291_ = __fadd_rn(t4288_, kf_shfl_xor(t4288_, 2u, kf_wn));
-                s_46_ = __fadd_rn(t4291_, kf_shfl_xor(t4291_, 1u, kf_wn));
+                s_14_ = __fadd_rn(t4291_, kf_shfl_xor(t4291_, 1u, kf_wn));
             } else {
                 float t4297_ = kf_shfl_down(t4255_, 16u, kf_wn);
                 bool t4299_ = (kf_lane_id() + 16u) < t4277_;
@@ -11186,33 +5937,27 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 float t4321_ = kf_shfl_down(t4319_, 1u, kf_wn);
                 bool t4323_ = (kf_lane_id() + 1u) < t4277_;
                 float t4324_ = __fadd_rn(t4319_, t4321_);
-                s_46_ = kf_shfl(t4323_ ? t4324_ : t4319_, 0u, kf_wn);
+                s_14_ = kf_shfl(t4323_ ? t4324_ : t4319_, 0u, kf_wn);
             }
             bool t4329_ = lane_ == 0u;
             bool t4330_ = t4329_;
             if (t4329_) {
-                t4330_ = ((g_ * 2u) + 1u) < m_;
+                t4330_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4330_) {
-                unsigned i_24_ = ((5u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    yf_[i_24_] = s_46_;
-                } else if (ymode_ == 1u) {
-                    y_[i_24_] = kf_f16_from_f32(s_46_);
-                } else {
-                    y_[i_24_] = kf_f16_from_f32(__fadd_rn(s_46_, kf_f16_to_f32(y_[i_24_])));
-                }
+                unsigned i_15_ = ((5u * m_) + (g_ << 1u)) + 1u;
+                y_[i_15_] = kf_f16_from_f32(s_14_);
             }
         }
         if (6u < nb_) {
             float t4355_ = acc_[14u];
-            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4377_ == 32u) {
                 float t4382_ = __fadd_rn(t4355_, kf_shfl_xor(t4355_, 16u, kf_wn));
                 float t4385_ = __fadd_rn(t4382_, kf_shfl_xor(t4382_, 8u, kf_wn));
                 float t4388_ = __fadd_rn(t4385_, kf_shfl_xor(t4385_, 4u, kf_wn));
                 float t4391_ = __fadd_rn(t4388_, kf_shfl_xor(t4388_, 2u, kf_wn));
-                s_47_ = __fadd_rn(t4391_, kf_shfl_xor(t4391_, 1u, kf_wn));
+                s_15_ = __fadd_rn(t4391_, kf_shfl_xor(t4391_, 1u, kf_wn));
             } else {
                 float t4397_ = kf_shfl_down(t4355_, 16u, kf_wn);
                 bool t4399_ = (kf_lane_id() + 16u) < t4377_;
@@ -11233,33 +5978,27 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 float t4421_ = kf_shfl_down(t4419_, 1u, kf_wn);
                 bool t4423_ = (kf_lane_id() + 1u) < t4377_;
                 float t4424_ = __fadd_rn(t4419_, t4421_);
-                s_47_ = kf_shfl(t4423_ ? t4424_ : t4419_, 0u, kf_wn);
+                s_15_ = kf_shfl(t4423_ ? t4424_ : t4419_, 0u, kf_wn);
             }
             bool t4429_ = lane_ == 0u;
             bool t4430_ = t4429_;
             if (t4429_) {
-                t4430_ = ((g_ * 2u) + 1u) < m_;
+                t4430_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4430_) {
-                unsigned i_25_ = ((6u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    yf_[i_25_] = s_47_;
-                } else if (ymode_ == 1u) {
-                    y_[i_25_] = kf_f16_from_f32(s_47_);
-                } else {
-                    y_[i_25_] = kf_f16_from_f32(__fadd_rn(s_47_, kf_f16_to_f32(y_[i_25_])));
-                }
+                unsigned i_16_ = ((6u * m_) + (g_ << 1u)) + 1u;
+                y_[i_16_] = kf_f16_from_f32(s_15_);
             }
         }
         if (7u < nb_) {
             float t4455_ = acc_[15u];
-            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4477_ == 32u) {
                 float t4482_ = __fadd_rn(t4455_, kf_shfl_xor(t4455_, 16u, kf_wn));
                 float t4485_ = __fadd_rn(t4482_, kf_shfl_xor(t4482_, 8u, kf_wn));
                 float t4488_ = __fadd_rn(t4485_, kf_shfl_xor(t4485_, 4u, kf_wn));
                 float t4491_ = __fadd_rn(t4488_, kf_shfl_xor(t4488_, 2u, kf_wn));
-                s_48_ = __fadd_rn(t4491_, kf_shfl_xor(t4491_, 1u, kf_wn));
+                s_16_ = __fadd_rn(t4491_, kf_shfl_xor(t4491_, 1u, kf_wn));
             } else {
                 float t4497_ = kf_shfl_down(t4455_, 16u, kf_wn);
                 bool t4499_ = (kf_lane_id() + 16u) < t4477_;
@@ -11280,22 +6019,16 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 float t4521_ = kf_shfl_down(t4519_, 1u, kf_wn);
                 bool t4523_ = (kf_lane_id() + 1u) < t4477_;
                 float t4524_ = __fadd_rn(t4519_, t4521_);
-                s_48_ = kf_shfl(t4523_ ? t4524_ : t4519_, 0u, kf_wn);
+                s_16_ = kf_shfl(t4523_ ? t4524_ : t4519_, 0u, kf_wn);
             }
             bool t4529_ = lane_ == 0u;
             bool t4530_ = t4529_;
             if (t4529_) {
-                t4530_ = ((g_ * 2u) + 1u) < m_;
+                t4530_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4530_) {
-                unsigned i_26_ = ((7u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    yf_[i_26_] = s_48_;
-                } else if (ymode_ == 1u) {
-                    y_[i_26_] = kf_f16_from_f32(s_48_);
-                } else {
-                    y_[i_26_] = kf_f16_from_f32(__fadd_rn(s_48_, kf_f16_to_f32(y_[i_26_])));
-                }
+                unsigned i_17_ = ((7u * m_) + (g_ << 1u)) + 1u;
+                y_[i_17_] = kf_f16_from_f32(s_16_);
             }
         }
     }
@@ -11327,39 +6060,33 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
     float xs_15_[8];
     float xs_16_[8];
     float wcol_[2];
-    float s_33_;
-    float s_34_;
-    float s_35_;
-    float s_36_;
-    float s_37_;
-    float s_38_;
-    float s_39_;
-    float s_40_;
-    float s_41_;
-    float s_42_;
-    float s_43_;
-    float s_44_;
-    float s_45_;
-    float s_46_;
-    float s_47_;
-    float s_48_;
+    float s_;
+    float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
+    float s_7_;
+    float s_8_;
+    float s_9_;
+    float s_10_;
+    float s_11_;
+    float s_12_;
+    float s_13_;
+    float s_14_;
+    float s_15_;
+    float s_16_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
-    const kf_f16* xh_ = (const kf_f16*)x_;
-    const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    kf_f16* yh_ = (kf_f16*)y_;
-    bool wbf_ = true;
-    bool xf32_ = true;
-    unsigned ymode_ = 0u;
     unsigned lane_ = kf_lane_id();
-    unsigned nv_ = kf_shr_u32(k_, 3u);
-    unsigned t33_ = (blockIdx.x * 8u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u);
-    unsigned t41_ = (m_ / 2u) + (((m_ % 2u) != 0u) ? 1u : 0u);
-    unsigned t44_ = gridDim.x * 8u;
+    unsigned nv_ = k_ >> 3u;
+    unsigned t33_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t41_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+    unsigned t44_ = gridDim.x << 3u;
     for (unsigned g_ = t33_; g_ < t41_; g_ = g_ + t44_) {
-        row_[0u] = min(((g_ * 2u) + 0u), (m_ - 1u));
+        row_[0u] = min((g_ << 1u), (m_ - 1u));
         acc_[0u] = 0.0f;
         acc_[1u] = 0.0f;
         acc_[2u] = 0.0f;
@@ -11368,7 +6095,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
         acc_[5u] = 0.0f;
         acc_[6u] = 0.0f;
         acc_[7u] = 0.0f;
-        row_[1u] = min(((g_ * 2u) + 1u), (m_ - 1u));
+        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
         acc_[8u] = 0.0f;
         acc_[9u] = 0.0f;
         acc_[10u] = 0.0f;
@@ -11379,7 +6106,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
         acc_[15u] = 0.0f;
         if ((k_ & 7u) == 0u) {
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 64u) {
-                unsigned v_ = (base_ + 0u) + lane_;
+                unsigned v_ = base_ + lane_;
                 kf_u32x4 t107_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                 kf_u32x4 t_ = t107_;
                 if (v_ < nv_) {
@@ -11413,874 +6140,306 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                     t_4_ = t147_;
                 }
                 wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 0u) + lane_;
+                unsigned v_3_ = base_ + lane_;
                 if (v_3_ < nv_) {
-                    kf_u32x4 t154_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t154_);
                     kf_u32x4 t157_ = wr_[0u];
                     kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t157_);
-                    float t161_ = kf_bf16_to_f32(wb_.v[0]);
-                    float t163_ = kf_f16_to_f32(wh_.v[0]);
-                    wf_[0u] = wbf_ ? t161_ : t163_;
-                    float t167_ = kf_bf16_to_f32(wb_.v[1]);
-                    float t169_ = kf_f16_to_f32(wh_.v[1]);
-                    wf_[1u] = wbf_ ? t167_ : t169_;
-                    float t173_ = kf_bf16_to_f32(wb_.v[2]);
-                    float t175_ = kf_f16_to_f32(wh_.v[2]);
-                    wf_[2u] = wbf_ ? t173_ : t175_;
-                    float t179_ = kf_bf16_to_f32(wb_.v[3]);
-                    float t181_ = kf_f16_to_f32(wh_.v[3]);
-                    wf_[3u] = wbf_ ? t179_ : t181_;
-                    float t185_ = kf_bf16_to_f32(wb_.v[4]);
-                    float t187_ = kf_f16_to_f32(wh_.v[4]);
-                    wf_[4u] = wbf_ ? t185_ : t187_;
-                    float t191_ = kf_bf16_to_f32(wb_.v[5]);
-                    float t193_ = kf_f16_to_f32(wh_.v[5]);
-                    wf_[5u] = wbf_ ? t191_ : t193_;
-                    float t197_ = kf_bf16_to_f32(wb_.v[6]);
-                    float t199_ = kf_f16_to_f32(wh_.v[6]);
-                    wf_[6u] = wbf_ ? t197_ : t199_;
-                    float t203_ = kf_bf16_to_f32(wb_.v[7]);
-                    float t205_ = kf_f16_to_f32(wh_.v[7]);
-                    wf_[7u] = wbf_ ? t203_ : t205_;
-                    kf_u32x4 t208_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t208_);
+                    wf_[0u] = kf_bf16_to_f32(wb_.v[0]);
+                    wf_[1u] = kf_bf16_to_f32(wb_.v[1]);
+                    wf_[2u] = kf_bf16_to_f32(wb_.v[2]);
+                    wf_[3u] = kf_bf16_to_f32(wb_.v[3]);
+                    wf_[4u] = kf_bf16_to_f32(wb_.v[4]);
+                    wf_[5u] = kf_bf16_to_f32(wb_.v[5]);
+                    wf_[6u] = kf_bf16_to_f32(wb_.v[6]);
+                    wf_[7u] = kf_bf16_to_f32(wb_.v[7]);
                     kf_u32x4 t211_ = wr_[1u];
                     kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t211_);
-                    float t215_ = kf_bf16_to_f32(wb_2_.v[0]);
-                    float t217_ = kf_f16_to_f32(wh_2_.v[0]);
-                    wf_[8u] = wbf_ ? t215_ : t217_;
-                    float t221_ = kf_bf16_to_f32(wb_2_.v[1]);
-                    float t223_ = kf_f16_to_f32(wh_2_.v[1]);
-                    wf_[9u] = wbf_ ? t221_ : t223_;
-                    float t227_ = kf_bf16_to_f32(wb_2_.v[2]);
-                    float t229_ = kf_f16_to_f32(wh_2_.v[2]);
-                    wf_[10u] = wbf_ ? t227_ : t229_;
-                    float t233_ = kf_bf16_to_f32(wb_2_.v[3]);
-                    float t235_ = kf_f16_to_f32(wh_2_.v[3]);
-                    wf_[11u] = wbf_ ? t233_ : t235_;
-                    float t239_ = kf_bf16_to_f32(wb_2_.v[4]);
-                    float t241_ = kf_f16_to_f32(wh_2_.v[4]);
-                    wf_[12u] = wbf_ ? t239_ : t241_;
-                    float t245_ = kf_bf16_to_f32(wb_2_.v[5]);
-                    float t247_ = kf_f16_to_f32(wh_2_.v[5]);
-                    wf_[13u] = wbf_ ? t245_ : t247_;
-                    float t251_ = kf_bf16_to_f32(wb_2_.v[6]);
-                    float t253_ = kf_f16_to_f32(wh_2_.v[6]);
-                    wf_[14u] = wbf_ ? t251_ : t253_;
-                    float t257_ = kf_bf16_to_f32(wb_2_.v[7]);
-                    float t259_ = kf_f16_to_f32(wh_2_.v[7]);
-                    wf_[15u] = wbf_ ? t257_ : t259_;
+                    wf_[8u] = kf_bf16_to_f32(wb_2_.v[0]);
+                    wf_[9u] = kf_bf16_to_f32(wb_2_.v[1]);
+                    wf_[10u] = kf_bf16_to_f32(wb_2_.v[2]);
+                    wf_[11u] = kf_bf16_to_f32(wb_2_.v[3]);
+                    wf_[12u] = kf_bf16_to_f32(wb_2_.v[4]);
+                    wf_[13u] = kf_bf16_to_f32(wb_2_.v[5]);
+                    wf_[14u] = kf_bf16_to_f32(wb_2_.v[6]);
+                    wf_[15u] = kf_bf16_to_f32(wb_2_.v[7]);
                     if (0u < nb_) {
-                        if (xf32_) {
-                            unsigned t267_ = 2u * ((0u * nv_) + v_3_);
-                            kf_f32x4 a_ = xf4_[t267_];
-                            unsigned t275_ = (2u * ((0u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_ = xf4_[t275_];
-                            xs_[0u] = a_.v[0];
-                            xs_[4u] = c_.v[0];
-                            xs_[1u] = a_.v[1];
-                            xs_[5u] = c_.v[1];
-                            xs_[2u] = a_.v[2];
-                            xs_[6u] = c_.v[2];
-                            xs_[3u] = a_.v[3];
-                            xs_[7u] = c_.v[3];
-                        } else {
-                            unsigned t295_ = (0u * nv_) + v_3_;
-                            kf_f16x8 a_2_ = xh8_[t295_];
-                            xs_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                            xs_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                            xs_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                            xs_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                            xs_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                            xs_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                            xs_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                            xs_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        }
-                        float s_ = acc_[0u];
-                        s_ = __fmaf_rn(wf_[0u], xs_[0u], s_);
-                        s_ = __fmaf_rn(wf_[1u], xs_[1u], s_);
-                        s_ = __fmaf_rn(wf_[2u], xs_[2u], s_);
-                        s_ = __fmaf_rn(wf_[3u], xs_[3u], s_);
-                        s_ = __fmaf_rn(wf_[4u], xs_[4u], s_);
-                        s_ = __fmaf_rn(wf_[5u], xs_[5u], s_);
-                        s_ = __fmaf_rn(wf_[6u], xs_[6u], s_);
-                        s_ = __fmaf_rn(wf_[7u], xs_[7u], s_);
-                        acc_[0u] = s_;
-                        float s_2_ = acc_[8u];
-                        s_2_ = __fmaf_rn(wf_[8u], xs_[0u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[9u], xs_[1u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[10u], xs_[2u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[11u], xs_[3u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[12u], xs_[4u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[13u], xs_[5u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[14u], xs_[6u], s_2_);
-                        s_2_ = __fmaf_rn(wf_[15u], xs_[7u], s_2_);
-                        acc_[8u] = s_2_;
+                        unsigned t267_ = v_3_ << 1u;
+                        kf_f32x4 a_ = xf4_[t267_];
+                        unsigned t275_ = (v_3_ << 1u) + 1u;
+                        kf_f32x4 c_ = xf4_[t275_];
+                        xs_[0u] = a_.v[0];
+                        xs_[4u] = c_.v[0];
+                        xs_[1u] = a_.v[1];
+                        xs_[5u] = c_.v[1];
+                        xs_[2u] = a_.v[2];
+                        xs_[6u] = c_.v[2];
+                        xs_[3u] = a_.v[3];
+                        xs_[7u] = c_.v[3];
+                        acc_[0u] = __fmaf_rn(wf_[7u], xs_[7u], __fmaf_rn(wf_[6u], xs_[6u], __fmaf_rn(wf_[5u], xs_[5u], __fmaf_rn(wf_[4u], xs_[4u], __fmaf_rn(wf_[3u], xs_[3u], __fmaf_rn(wf_[2u], xs_[2u], __fmaf_rn(wf_[1u], xs_[1u], __fmaf_rn(wf_[0u], xs_[0u], acc_[0u]))))))));
+                        acc_[8u] = __fmaf_rn(wf_[15u], xs_[7u], __fmaf_rn(wf_[14u], xs_[6u], __fmaf_rn(wf_[13u], xs_[5u], __fmaf_rn(wf_[12u], xs_[4u], __fmaf_rn(wf_[11u], xs_[3u], __fmaf_rn(wf_[10u], xs_[2u], __fmaf_rn(wf_[9u], xs_[1u], __fmaf_rn(wf_[8u], xs_[0u], acc_[8u]))))))));
                     }
                     if (1u < nb_) {
-                        if (xf32_) {
-                            unsigned t415_ = 2u * ((1u * nv_) + v_3_);
-                            kf_f32x4 a_3_ = xf4_[t415_];
-                            unsigned t423_ = (2u * ((1u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_2_ = xf4_[t423_];
-                            xs_2_[0u] = a_3_.v[0];
-                            xs_2_[4u] = c_2_.v[0];
-                            xs_2_[1u] = a_3_.v[1];
-                            xs_2_[5u] = c_2_.v[1];
-                            xs_2_[2u] = a_3_.v[2];
-                            xs_2_[6u] = c_2_.v[2];
-                            xs_2_[3u] = a_3_.v[3];
-                            xs_2_[7u] = c_2_.v[3];
-                        } else {
-                            unsigned t443_ = (1u * nv_) + v_3_;
-                            kf_f16x8 a_4_ = xh8_[t443_];
-                            xs_2_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                            xs_2_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                            xs_2_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                            xs_2_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                            xs_2_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                            xs_2_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                            xs_2_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                            xs_2_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        }
-                        float s_3_ = acc_[1u];
-                        s_3_ = __fmaf_rn(wf_[0u], xs_2_[0u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[1u], xs_2_[1u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[2u], xs_2_[2u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[3u], xs_2_[3u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[4u], xs_2_[4u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[5u], xs_2_[5u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[6u], xs_2_[6u], s_3_);
-                        s_3_ = __fmaf_rn(wf_[7u], xs_2_[7u], s_3_);
-                        acc_[1u] = s_3_;
-                        float s_4_ = acc_[9u];
-                        s_4_ = __fmaf_rn(wf_[8u], xs_2_[0u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[9u], xs_2_[1u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[10u], xs_2_[2u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[11u], xs_2_[3u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[12u], xs_2_[4u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[13u], xs_2_[5u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[14u], xs_2_[6u], s_4_);
-                        s_4_ = __fmaf_rn(wf_[15u], xs_2_[7u], s_4_);
-                        acc_[9u] = s_4_;
+                        unsigned t415_ = (nv_ + v_3_) << 1u;
+                        kf_f32x4 a_2_ = xf4_[t415_];
+                        unsigned t423_ = ((nv_ + v_3_) << 1u) + 1u;
+                        kf_f32x4 c_2_ = xf4_[t423_];
+                        xs_2_[0u] = a_2_.v[0];
+                        xs_2_[4u] = c_2_.v[0];
+                        xs_2_[1u] = a_2_.v[1];
+                        xs_2_[5u] = c_2_.v[1];
+                        xs_2_[2u] = a_2_.v[2];
+                        xs_2_[6u] = c_2_.v[2];
+                        xs_2_[3u] = a_2_.v[3];
+                        xs_2_[7u] = c_2_.v[3];
+                        acc_[1u] = __fmaf_rn(wf_[7u], xs_2_[7u], __fmaf_rn(wf_[6u], xs_2_[6u], __fmaf_rn(wf_[5u], xs_2_[5u], __fmaf_rn(wf_[4u], xs_2_[4u], __fmaf_rn(wf_[3u], xs_2_[3u], __fmaf_rn(wf_[2u], xs_2_[2u], __fmaf_rn(wf_[1u], xs_2_[1u], __fmaf_rn(wf_[0u], xs_2_[0u], acc_[1u]))))))));
+                        acc_[9u] = __fmaf_rn(wf_[15u], xs_2_[7u], __fmaf_rn(wf_[14u], xs_2_[6u], __fmaf_rn(wf_[13u], xs_2_[5u], __fmaf_rn(wf_[12u], xs_2_[4u], __fmaf_rn(wf_[11u], xs_2_[3u], __fmaf_rn(wf_[10u], xs_2_[2u], __fmaf_rn(wf_[9u], xs_2_[1u], __fmaf_rn(wf_[8u], xs_2_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        if (xf32_) {
-                            unsigned t563_ = 2u * ((2u * nv_) + v_3_);
-                            kf_f32x4 a_5_ = xf4_[t563_];
-                            unsigned t571_ = (2u * ((2u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_3_ = xf4_[t571_];
-                            xs_3_[0u] = a_5_.v[0];
-                            xs_3_[4u] = c_3_.v[0];
-                            xs_3_[1u] = a_5_.v[1];
-                            xs_3_[5u] = c_3_.v[1];
-                            xs_3_[2u] = a_5_.v[2];
-                            xs_3_[6u] = c_3_.v[2];
-                            xs_3_[3u] = a_5_.v[3];
-                            xs_3_[7u] = c_3_.v[3];
-                        } else {
-                            unsigned t591_ = (2u * nv_) + v_3_;
-                            kf_f16x8 a_6_ = xh8_[t591_];
-                            xs_3_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                            xs_3_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                            xs_3_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                            xs_3_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                            xs_3_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                            xs_3_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                            xs_3_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                            xs_3_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        }
-                        float s_5_ = acc_[2u];
-                        s_5_ = __fmaf_rn(wf_[0u], xs_3_[0u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[1u], xs_3_[1u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[2u], xs_3_[2u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[3u], xs_3_[3u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[4u], xs_3_[4u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[5u], xs_3_[5u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[6u], xs_3_[6u], s_5_);
-                        s_5_ = __fmaf_rn(wf_[7u], xs_3_[7u], s_5_);
-                        acc_[2u] = s_5_;
-                        float s_6_ = acc_[10u];
-                        s_6_ = __fmaf_rn(wf_[8u], xs_3_[0u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[9u], xs_3_[1u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[10u], xs_3_[2u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[11u], xs_3_[3u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[12u], xs_3_[4u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[13u], xs_3_[5u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[14u], xs_3_[6u], s_6_);
-                        s_6_ = __fmaf_rn(wf_[15u], xs_3_[7u], s_6_);
-                        acc_[10u] = s_6_;
+                        unsigned t563_ = ((nv_ << 1u) + v_3_) << 1u;
+                        kf_f32x4 a_3_ = xf4_[t563_];
+                        unsigned t571_ = (((nv_ << 1u) + v_3_) << 1u) + 1u;
+                        kf_f32x4 c_3_ = xf4_[t571_];
+                        xs_3_[0u] = a_3_.v[0];
+                        xs_3_[4u] = c_3_.v[0];
+                        xs_3_[1u] = a_3_.v[1];
+                        xs_3_[5u] = c_3_.v[1];
+                        xs_3_[2u] = a_3_.v[2];
+                        xs_3_[6u] = c_3_.v[2];
+                        xs_3_[3u] = a_3_.v[3];
+                        xs_3_[7u] = c_3_.v[3];
+                        acc_[2u] = __fmaf_rn(wf_[7u], xs_3_[7u], __fmaf_rn(wf_[6u], xs_3_[6u], __fmaf_rn(wf_[5u], xs_3_[5u], __fmaf_rn(wf_[4u], xs_3_[4u], __fmaf_rn(wf_[3u], xs_3_[3u], __fmaf_rn(wf_[2u], xs_3_[2u], __fmaf_rn(wf_[1u], xs_3_[1u], __fmaf_rn(wf_[0u], xs_3_[0u], acc_[2u]))))))));
+                        acc_[10u] = __fmaf_rn(wf_[15u], xs_3_[7u], __fmaf_rn(wf_[14u], xs_3_[6u], __fmaf_rn(wf_[13u], xs_3_[5u], __fmaf_rn(wf_[12u], xs_3_[4u], __fmaf_rn(wf_[11u], xs_3_[3u], __fmaf_rn(wf_[10u], xs_3_[2u], __fmaf_rn(wf_[9u], xs_3_[1u], __fmaf_rn(wf_[8u], xs_3_[0u], acc_[10u]))))))));
                     }
                     if (3u < nb_) {
-                        if (xf32_) {
-                            unsigned t711_ = 2u * ((3u * nv_) + v_3_);
-                            kf_f32x4 a_7_ = xf4_[t711_];
-                            unsigned t719_ = (2u * ((3u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_4_ = xf4_[t719_];
-                            xs_4_[0u] = a_7_.v[0];
-                            xs_4_[4u] = c_4_.v[0];
-                            xs_4_[1u] = a_7_.v[1];
-                            xs_4_[5u] = c_4_.v[1];
-                            xs_4_[2u] = a_7_.v[2];
-                            xs_4_[6u] = c_4_.v[2];
-                            xs_4_[3u] = a_7_.v[3];
-                            xs_4_[7u] = c_4_.v[3];
-                        } else {
-                            unsigned t739_ = (3u * nv_) + v_3_;
-                            kf_f16x8 a_8_ = xh8_[t739_];
-                            xs_4_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                            xs_4_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                            xs_4_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                            xs_4_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                            xs_4_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                            xs_4_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                            xs_4_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                            xs_4_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        }
-                        float s_7_ = acc_[3u];
-                        s_7_ = __fmaf_rn(wf_[0u], xs_4_[0u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[1u], xs_4_[1u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[2u], xs_4_[2u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[3u], xs_4_[3u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[4u], xs_4_[4u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[5u], xs_4_[5u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[6u], xs_4_[6u], s_7_);
-                        s_7_ = __fmaf_rn(wf_[7u], xs_4_[7u], s_7_);
-                        acc_[3u] = s_7_;
-                        float s_8_ = acc_[11u];
-                        s_8_ = __fmaf_rn(wf_[8u], xs_4_[0u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[9u], xs_4_[1u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[10u], xs_4_[2u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[11u], xs_4_[3u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[12u], xs_4_[4u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[13u], xs_4_[5u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[14u], xs_4_[6u], s_8_);
-                        s_8_ = __fmaf_rn(wf_[15u], xs_4_[7u], s_8_);
-                        acc_[11u] = s_8_;
+                        unsigned t711_ = ((3u * nv_) + v_3_) << 1u;
+                        kf_f32x4 a_4_ = xf4_[t711_];
+                        unsigned t719_ = (((3u * nv_) + v_3_) << 1u) + 1u;
+                        kf_f32x4 c_4_ = xf4_[t719_];
+                        xs_4_[0u] = a_4_.v[0];
+                        xs_4_[4u] = c_4_.v[0];
+                        xs_4_[1u] = a_4_.v[1];
+                        xs_4_[5u] = c_4_.v[1];
+                        xs_4_[2u] = a_4_.v[2];
+                        xs_4_[6u] = c_4_.v[2];
+                        xs_4_[3u] = a_4_.v[3];
+                        xs_4_[7u] = c_4_.v[3];
+                        acc_[3u] = __fmaf_rn(wf_[7u], xs_4_[7u], __fmaf_rn(wf_[6u], xs_4_[6u], __fmaf_rn(wf_[5u], xs_4_[5u], __fmaf_rn(wf_[4u], xs_4_[4u], __fmaf_rn(wf_[3u], xs_4_[3u], __fmaf_rn(wf_[2u], xs_4_[2u], __fmaf_rn(wf_[1u], xs_4_[1u], __fmaf_rn(wf_[0u], xs_4_[0u], acc_[3u]))))))));
+                        acc_[11u] = __fmaf_rn(wf_[15u], xs_4_[7u], __fmaf_rn(wf_[14u], xs_4_[6u], __fmaf_rn(wf_[13u], xs_4_[5u], __fmaf_rn(wf_[12u], xs_4_[4u], __fmaf_rn(wf_[11u], xs_4_[3u], __fmaf_rn(wf_[10u], xs_4_[2u], __fmaf_rn(wf_[9u], xs_4_[1u], __fmaf_rn(wf_[8u], xs_4_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        if (xf32_) {
-                            unsigned t859_ = 2u * ((4u * nv_) + v_3_);
-                            kf_f32x4 a_9_ = xf4_[t859_];
-                            unsigned t867_ = (2u * ((4u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_5_ = xf4_[t867_];
-                            xs_5_[0u] = a_9_.v[0];
-                            xs_5_[4u] = c_5_.v[0];
-                            xs_5_[1u] = a_9_.v[1];
-                            xs_5_[5u] = c_5_.v[1];
-                            xs_5_[2u] = a_9_.v[2];
-                            xs_5_[6u] = c_5_.v[2];
-                            xs_5_[3u] = a_9_.v[3];
-                            xs_5_[7u] = c_5_.v[3];
-                        } else {
-                            unsigned t887_ = (4u * nv_) + v_3_;
-                            kf_f16x8 a_10_ = xh8_[t887_];
-                            xs_5_[0u] = kf_f16_to_f32(a_10_.v[0]);
-                            xs_5_[1u] = kf_f16_to_f32(a_10_.v[1]);
-                            xs_5_[2u] = kf_f16_to_f32(a_10_.v[2]);
-                            xs_5_[3u] = kf_f16_to_f32(a_10_.v[3]);
-                            xs_5_[4u] = kf_f16_to_f32(a_10_.v[4]);
-                            xs_5_[5u] = kf_f16_to_f32(a_10_.v[5]);
-                            xs_5_[6u] = kf_f16_to_f32(a_10_.v[6]);
-                            xs_5_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        }
-                        float s_9_ = acc_[4u];
-                        s_9_ = __fmaf_rn(wf_[0u], xs_5_[0u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[1u], xs_5_[1u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[2u], xs_5_[2u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[3u], xs_5_[3u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[4u], xs_5_[4u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[5u], xs_5_[5u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[6u], xs_5_[6u], s_9_);
-                        s_9_ = __fmaf_rn(wf_[7u], xs_5_[7u], s_9_);
-                        acc_[4u] = s_9_;
-                        float s_10_ = acc_[12u];
-                        s_10_ = __fmaf_rn(wf_[8u], xs_5_[0u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[9u], xs_5_[1u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[10u], xs_5_[2u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[11u], xs_5_[3u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[12u], xs_5_[4u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[13u], xs_5_[5u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[14u], xs_5_[6u], s_10_);
-                        s_10_ = __fmaf_rn(wf_[15u], xs_5_[7u], s_10_);
-                        acc_[12u] = s_10_;
+                        unsigned t859_ = ((nv_ << 2u) + v_3_) << 1u;
+                        kf_f32x4 a_5_ = xf4_[t859_];
+                        unsigned t867_ = (((nv_ << 2u) + v_3_) << 1u) + 1u;
+                        kf_f32x4 c_5_ = xf4_[t867_];
+                        xs_5_[0u] = a_5_.v[0];
+                        xs_5_[4u] = c_5_.v[0];
+                        xs_5_[1u] = a_5_.v[1];
+                        xs_5_[5u] = c_5_.v[1];
+                        xs_5_[2u] = a_5_.v[2];
+                        xs_5_[6u] = c_5_.v[2];
+                        xs_5_[3u] = a_5_.v[3];
+                        xs_5_[7u] = c_5_.v[3];
+                        acc_[4u] = __fmaf_rn(wf_[7u], xs_5_[7u], __fmaf_rn(wf_[6u], xs_5_[6u], __fmaf_rn(wf_[5u], xs_5_[5u], __fmaf_rn(wf_[4u], xs_5_[4u], __fmaf_rn(wf_[3u], xs_5_[3u], __fmaf_rn(wf_[2u], xs_5_[2u], __fmaf_rn(wf_[1u], xs_5_[1u], __fmaf_rn(wf_[0u], xs_5_[0u], acc_[4u]))))))));
+                        acc_[12u] = __fmaf_rn(wf_[15u], xs_5_[7u], __fmaf_rn(wf_[14u], xs_5_[6u], __fmaf_rn(wf_[13u], xs_5_[5u], __fmaf_rn(wf_[12u], xs_5_[4u], __fmaf_rn(wf_[11u], xs_5_[3u], __fmaf_rn(wf_[10u], xs_5_[2u], __fmaf_rn(wf_[9u], xs_5_[1u], __fmaf_rn(wf_[8u], xs_5_[0u], acc_[12u]))))))));
                     }
                     if (5u < nb_) {
-                        if (xf32_) {
-                            unsigned t1007_ = 2u * ((5u * nv_) + v_3_);
-                            kf_f32x4 a_11_ = xf4_[t1007_];
-                            unsigned t1015_ = (2u * ((5u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_6_ = xf4_[t1015_];
-                            xs_6_[0u] = a_11_.v[0];
-                            xs_6_[4u] = c_6_.v[0];
-                            xs_6_[1u] = a_11_.v[1];
-                            xs_6_[5u] = c_6_.v[1];
-                            xs_6_[2u] = a_11_.v[2];
-                            xs_6_[6u] = c_6_.v[2];
-                            xs_6_[3u] = a_11_.v[3];
-                            xs_6_[7u] = c_6_.v[3];
-                        } else {
-                            unsigned t1035_ = (5u * nv_) + v_3_;
-                            kf_f16x8 a_12_ = xh8_[t1035_];
-                            xs_6_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                            xs_6_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                            xs_6_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                            xs_6_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                            xs_6_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                            xs_6_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                            xs_6_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                            xs_6_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        }
-                        float s_11_ = acc_[5u];
-                        s_11_ = __fmaf_rn(wf_[0u], xs_6_[0u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[1u], xs_6_[1u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[2u], xs_6_[2u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[3u], xs_6_[3u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[4u], xs_6_[4u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[5u], xs_6_[5u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[6u], xs_6_[6u], s_11_);
-                        s_11_ = __fmaf_rn(wf_[7u], xs_6_[7u], s_11_);
-                        acc_[5u] = s_11_;
-                        float s_12_ = acc_[13u];
-                        s_12_ = __fmaf_rn(wf_[8u], xs_6_[0u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[9u], xs_6_[1u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[10u], xs_6_[2u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[11u], xs_6_[3u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[12u], xs_6_[4u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[13u], xs_6_[5u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[14u], xs_6_[6u], s_12_);
-                        s_12_ = __fmaf_rn(wf_[15u], xs_6_[7u], s_12_);
-                        acc_[13u] = s_12_;
+                        unsigned t1007_ = ((5u * nv_) + v_3_) << 1u;
+                        kf_f32x4 a_6_ = xf4_[t1007_];
+                        unsigned t1015_ = (((5u * nv_) + v_3_) << 1u) + 1u;
+                        kf_f32x4 c_6_ = xf4_[t1015_];
+                        xs_6_[0u] = a_6_.v[0];
+                        xs_6_[4u] = c_6_.v[0];
+                        xs_6_[1u] = a_6_.v[1];
+                        xs_6_[5u] = c_6_.v[1];
+                        xs_6_[2u] = a_6_.v[2];
+                        xs_6_[6u] = c_6_.v[2];
+                        xs_6_[3u] = a_6_.v[3];
+                        xs_6_[7u] = c_6_.v[3];
+                        acc_[5u] = __fmaf_rn(wf_[7u], xs_6_[7u], __fmaf_rn(wf_[6u], xs_6_[6u], __fmaf_rn(wf_[5u], xs_6_[5u], __fmaf_rn(wf_[4u], xs_6_[4u], __fmaf_rn(wf_[3u], xs_6_[3u], __fmaf_rn(wf_[2u], xs_6_[2u], __fmaf_rn(wf_[1u], xs_6_[1u], __fmaf_rn(wf_[0u], xs_6_[0u], acc_[5u]))))))));
+                        acc_[13u] = __fmaf_rn(wf_[15u], xs_6_[7u], __fmaf_rn(wf_[14u], xs_6_[6u], __fmaf_rn(wf_[13u], xs_6_[5u], __fmaf_rn(wf_[12u], xs_6_[4u], __fmaf_rn(wf_[11u], xs_6_[3u], __fmaf_rn(wf_[10u], xs_6_[2u], __fmaf_rn(wf_[9u], xs_6_[1u], __fmaf_rn(wf_[8u], xs_6_[0u], acc_[13u]))))))));
                     }
                     if (6u < nb_) {
-                        if (xf32_) {
-                            unsigned t1155_ = 2u * ((6u * nv_) + v_3_);
-                            kf_f32x4 a_13_ = xf4_[t1155_];
-                            unsigned t1163_ = (2u * ((6u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_7_ = xf4_[t1163_];
-                            xs_7_[0u] = a_13_.v[0];
-                            xs_7_[4u] = c_7_.v[0];
-                            xs_7_[1u] = a_13_.v[1];
-                            xs_7_[5u] = c_7_.v[1];
-                            xs_7_[2u] = a_13_.v[2];
-                            xs_7_[6u] = c_7_.v[2];
-                            xs_7_[3u] = a_13_.v[3];
-                            xs_7_[7u] = c_7_.v[3];
-                        } else {
-                            unsigned t1183_ = (6u * nv_) + v_3_;
-                            kf_f16x8 a_14_ = xh8_[t1183_];
-                            xs_7_[0u] = kf_f16_to_f32(a_14_.v[0]);
-                            xs_7_[1u] = kf_f16_to_f32(a_14_.v[1]);
-                            xs_7_[2u] = kf_f16_to_f32(a_14_.v[2]);
-                            xs_7_[3u] = kf_f16_to_f32(a_14_.v[3]);
-                            xs_7_[4u] = kf_f16_to_f32(a_14_.v[4]);
-                            xs_7_[5u] = kf_f16_to_f32(a_14_.v[5]);
-                            xs_7_[6u] = kf_f16_to_f32(a_14_.v[6]);
-                            xs_7_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        }
-                        float s_13_ = acc_[6u];
-                        s_13_ = __fmaf_rn(wf_[0u], xs_7_[0u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[1u], xs_7_[1u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[2u], xs_7_[2u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[3u], xs_7_[3u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[4u], xs_7_[4u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[5u], xs_7_[5u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[6u], xs_7_[6u], s_13_);
-                        s_13_ = __fmaf_rn(wf_[7u], xs_7_[7u], s_13_);
-                        acc_[6u] = s_13_;
-                        float s_14_ = acc_[14u];
-                        s_14_ = __fmaf_rn(wf_[8u], xs_7_[0u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[9u], xs_7_[1u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[10u], xs_7_[2u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[11u], xs_7_[3u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[12u], xs_7_[4u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[13u], xs_7_[5u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[14u], xs_7_[6u], s_14_);
-                        s_14_ = __fmaf_rn(wf_[15u], xs_7_[7u], s_14_);
-                        acc_[14u] = s_14_;
+                        unsigned t1155_ = ((6u * nv_) + v_3_) << 1u;
+                        kf_f32x4 a_7_ = xf4_[t1155_];
+                        unsigned t1163_ = (((6u * nv_) + v_3_) << 1u) + 1u;
+                        kf_f32x4 c_7_ = xf4_[t1163_];
+                        xs_7_[0u] = a_7_.v[0];
+                        xs_7_[4u] = c_7_.v[0];
+                        xs_7_[1u] = a_7_.v[1];
+                        xs_7_[5u] = c_7_.v[1];
+                        xs_7_[2u] = a_7_.v[2];
+                        xs_7_[6u] = c_7_.v[2];
+                        xs_7_[3u] = a_7_.v[3];
+                        xs_7_[7u] = c_7_.v[3];
+                        acc_[6u] = __fmaf_rn(wf_[7u], xs_7_[7u], __fmaf_rn(wf_[6u], xs_7_[6u], __fmaf_rn(wf_[5u], xs_7_[5u], __fmaf_rn(wf_[4u], xs_7_[4u], __fmaf_rn(wf_[3u], xs_7_[3u], __fmaf_rn(wf_[2u], xs_7_[2u], __fmaf_rn(wf_[1u], xs_7_[1u], __fmaf_rn(wf_[0u], xs_7_[0u], acc_[6u]))))))));
+                        acc_[14u] = __fmaf_rn(wf_[15u], xs_7_[7u], __fmaf_rn(wf_[14u], xs_7_[6u], __fmaf_rn(wf_[13u], xs_7_[5u], __fmaf_rn(wf_[12u], xs_7_[4u], __fmaf_rn(wf_[11u], xs_7_[3u], __fmaf_rn(wf_[10u], xs_7_[2u], __fmaf_rn(wf_[9u], xs_7_[1u], __fmaf_rn(wf_[8u], xs_7_[0u], acc_[14u]))))))));
                     }
                     if (7u < nb_) {
-                        if (xf32_) {
-                            unsigned t1303_ = 2u * ((7u * nv_) + v_3_);
-                            kf_f32x4 a_15_ = xf4_[t1303_];
-                            unsigned t1311_ = (2u * ((7u * nv_) + v_3_)) + 1u;
-                            kf_f32x4 c_8_ = xf4_[t1311_];
-                            xs_8_[0u] = a_15_.v[0];
-                            xs_8_[4u] = c_8_.v[0];
-                            xs_8_[1u] = a_15_.v[1];
-                            xs_8_[5u] = c_8_.v[1];
-                            xs_8_[2u] = a_15_.v[2];
-                            xs_8_[6u] = c_8_.v[2];
-                            xs_8_[3u] = a_15_.v[3];
-                            xs_8_[7u] = c_8_.v[3];
-                        } else {
-                            unsigned t1331_ = (7u * nv_) + v_3_;
-                            kf_f16x8 a_16_ = xh8_[t1331_];
-                            xs_8_[0u] = kf_f16_to_f32(a_16_.v[0]);
-                            xs_8_[1u] = kf_f16_to_f32(a_16_.v[1]);
-                            xs_8_[2u] = kf_f16_to_f32(a_16_.v[2]);
-                            xs_8_[3u] = kf_f16_to_f32(a_16_.v[3]);
-                            xs_8_[4u] = kf_f16_to_f32(a_16_.v[4]);
-                            xs_8_[5u] = kf_f16_to_f32(a_16_.v[5]);
-                            xs_8_[6u] = kf_f16_to_f32(a_16_.v[6]);
-                            xs_8_[7u] = kf_f16_to_f32(a_16_.v[7]);
-                        }
-                        float s_15_ = acc_[7u];
-                        s_15_ = __fmaf_rn(wf_[0u], xs_8_[0u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[1u], xs_8_[1u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[2u], xs_8_[2u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[3u], xs_8_[3u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[4u], xs_8_[4u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[5u], xs_8_[5u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[6u], xs_8_[6u], s_15_);
-                        s_15_ = __fmaf_rn(wf_[7u], xs_8_[7u], s_15_);
-                        acc_[7u] = s_15_;
-                        float s_16_ = acc_[15u];
-                        s_16_ = __fmaf_rn(wf_[8u], xs_8_[0u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[9u], xs_8_[1u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[10u], xs_8_[2u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[11u], xs_8_[3u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[12u], xs_8_[4u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[13u], xs_8_[5u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[14u], xs_8_[6u], s_16_);
-                        s_16_ = __fmaf_rn(wf_[15u], xs_8_[7u], s_16_);
-                        acc_[15u] = s_16_;
+                        unsigned t1303_ = ((7u * nv_) + v_3_) << 1u;
+                        kf_f32x4 a_8_ = xf4_[t1303_];
+                        unsigned t1311_ = (((7u * nv_) + v_3_) << 1u) + 1u;
+                        kf_f32x4 c_8_ = xf4_[t1311_];
+                        xs_8_[0u] = a_8_.v[0];
+                        xs_8_[4u] = c_8_.v[0];
+                        xs_8_[1u] = a_8_.v[1];
+                        xs_8_[5u] = c_8_.v[1];
+                        xs_8_[2u] = a_8_.v[2];
+                        xs_8_[6u] = c_8_.v[2];
+                        xs_8_[3u] = a_8_.v[3];
+                        xs_8_[7u] = c_8_.v[3];
+                        acc_[7u] = __fmaf_rn(wf_[7u], xs_8_[7u], __fmaf_rn(wf_[6u], xs_8_[6u], __fmaf_rn(wf_[5u], xs_8_[5u], __fmaf_rn(wf_[4u], xs_8_[4u], __fmaf_rn(wf_[3u], xs_8_[3u], __fmaf_rn(wf_[2u], xs_8_[2u], __fmaf_rn(wf_[1u], xs_8_[1u], __fmaf_rn(wf_[0u], xs_8_[0u], acc_[7u]))))))));
+                        acc_[15u] = __fmaf_rn(wf_[15u], xs_8_[7u], __fmaf_rn(wf_[14u], xs_8_[6u], __fmaf_rn(wf_[13u], xs_8_[5u], __fmaf_rn(wf_[12u], xs_8_[4u], __fmaf_rn(wf_[11u], xs_8_[3u], __fmaf_rn(wf_[10u], xs_8_[2u], __fmaf_rn(wf_[9u], xs_8_[1u], __fmaf_rn(wf_[8u], xs_8_[0u], acc_[15u]))))))));
                     }
                 }
                 unsigned v_4_ = (base_ + 32u) + lane_;
                 if (v_4_ < nv_) {
-                    kf_u32x4 t1450_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t1450_);
                     kf_u32x4 t1453_ = wr_[2u];
                     kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1453_);
-                    float t1457_ = kf_bf16_to_f32(wb_3_.v[0]);
-                    float t1459_ = kf_f16_to_f32(wh_3_.v[0]);
-                    wf_2_[0u] = wbf_ ? t1457_ : t1459_;
-                    float t1463_ = kf_bf16_to_f32(wb_3_.v[1]);
-                    float t1465_ = kf_f16_to_f32(wh_3_.v[1]);
-                    wf_2_[1u] = wbf_ ? t1463_ : t1465_;
-                    float t1469_ = kf_bf16_to_f32(wb_3_.v[2]);
-                    float t1471_ = kf_f16_to_f32(wh_3_.v[2]);
-                    wf_2_[2u] = wbf_ ? t1469_ : t1471_;
-                    float t1475_ = kf_bf16_to_f32(wb_3_.v[3]);
-                    float t1477_ = kf_f16_to_f32(wh_3_.v[3]);
-                    wf_2_[3u] = wbf_ ? t1475_ : t1477_;
-                    float t1481_ = kf_bf16_to_f32(wb_3_.v[4]);
-                    float t1483_ = kf_f16_to_f32(wh_3_.v[4]);
-                    wf_2_[4u] = wbf_ ? t1481_ : t1483_;
-                    float t1487_ = kf_bf16_to_f32(wb_3_.v[5]);
-                    float t1489_ = kf_f16_to_f32(wh_3_.v[5]);
-                    wf_2_[5u] = wbf_ ? t1487_ : t1489_;
-                    float t1493_ = kf_bf16_to_f32(wb_3_.v[6]);
-                    float t1495_ = kf_f16_to_f32(wh_3_.v[6]);
-                    wf_2_[6u] = wbf_ ? t1493_ : t1495_;
-                    float t1499_ = kf_bf16_to_f32(wb_3_.v[7]);
-                    float t1501_ = kf_f16_to_f32(wh_3_.v[7]);
-                    wf_2_[7u] = wbf_ ? t1499_ : t1501_;
-                    kf_u32x4 t1504_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t1504_);
+                    wf_2_[0u] = kf_bf16_to_f32(wb_3_.v[0]);
+                    wf_2_[1u] = kf_bf16_to_f32(wb_3_.v[1]);
+                    wf_2_[2u] = kf_bf16_to_f32(wb_3_.v[2]);
+                    wf_2_[3u] = kf_bf16_to_f32(wb_3_.v[3]);
+                    wf_2_[4u] = kf_bf16_to_f32(wb_3_.v[4]);
+                    wf_2_[5u] = kf_bf16_to_f32(wb_3_.v[5]);
+                    wf_2_[6u] = kf_bf16_to_f32(wb_3_.v[6]);
+                    wf_2_[7u] = kf_bf16_to_f32(wb_3_.v[7]);
                     kf_u32x4 t1507_ = wr_[3u];
                     kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1507_);
-                    float t1511_ = kf_bf16_to_f32(wb_4_.v[0]);
-                    float t1513_ = kf_f16_to_f32(wh_4_.v[0]);
-                    wf_2_[8u] = wbf_ ? t1511_ : t1513_;
-                    float t1517_ = kf_bf16_to_f32(wb_4_.v[1]);
-                    float t1519_ = kf_f16_to_f32(wh_4_.v[1]);
-                    wf_2_[9u] = wbf_ ? t1517_ : t1519_;
-                    float t1523_ = kf_bf16_to_f32(wb_4_.v[2]);
-                    float t1525_ = kf_f16_to_f32(wh_4_.v[2]);
-                    wf_2_[10u] = wbf_ ? t1523_ : t1525_;
-                    float t1529_ = kf_bf16_to_f32(wb_4_.v[3]);
-                    float t1531_ = kf_f16_to_f32(wh_4_.v[3]);
-                    wf_2_[11u] = wbf_ ? t1529_ : t1531_;
-                    float t1535_ = kf_bf16_to_f32(wb_4_.v[4]);
-                    float t1537_ = kf_f16_to_f32(wh_4_.v[4]);
-                    wf_2_[12u] = wbf_ ? t1535_ : t1537_;
-                    float t1541_ = kf_bf16_to_f32(wb_4_.v[5]);
-                    float t1543_ = kf_f16_to_f32(wh_4_.v[5]);
-                    wf_2_[13u] = wbf_ ? t1541_ : t1543_;
-                    float t1547_ = kf_bf16_to_f32(wb_4_.v[6]);
-                    float t1549_ = kf_f16_to_f32(wh_4_.v[6]);
-                    wf_2_[14u] = wbf_ ? t1547_ : t1549_;
-                    float t1553_ = kf_bf16_to_f32(wb_4_.v[7]);
-                    float t1555_ = kf_f16_to_f32(wh_4_.v[7]);
-                    wf_2_[15u] = wbf_ ? t1553_ : t1555_;
+                    wf_2_[8u] = kf_bf16_to_f32(wb_4_.v[0]);
+                    wf_2_[9u] = kf_bf16_to_f32(wb_4_.v[1]);
+                    wf_2_[10u] = kf_bf16_to_f32(wb_4_.v[2]);
+                    wf_2_[11u] = kf_bf16_to_f32(wb_4_.v[3]);
+                    wf_2_[12u] = kf_bf16_to_f32(wb_4_.v[4]);
+                    wf_2_[13u] = kf_bf16_to_f32(wb_4_.v[5]);
+                    wf_2_[14u] = kf_bf16_to_f32(wb_4_.v[6]);
+                    wf_2_[15u] = kf_bf16_to_f32(wb_4_.v[7]);
                     if (0u < nb_) {
-                        if (xf32_) {
-                            unsigned t1563_ = 2u * ((0u * nv_) + v_4_);
-                            kf_f32x4 a_17_ = xf4_[t1563_];
-                            unsigned t1571_ = (2u * ((0u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_9_ = xf4_[t1571_];
-                            xs_9_[0u] = a_17_.v[0];
-                            xs_9_[4u] = c_9_.v[0];
-                            xs_9_[1u] = a_17_.v[1];
-                            xs_9_[5u] = c_9_.v[1];
-                            xs_9_[2u] = a_17_.v[2];
-                            xs_9_[6u] = c_9_.v[2];
-                            xs_9_[3u] = a_17_.v[3];
-                            xs_9_[7u] = c_9_.v[3];
-                        } else {
-                            unsigned t1591_ = (0u * nv_) + v_4_;
-                            kf_f16x8 a_18_ = xh8_[t1591_];
-                            xs_9_[0u] = kf_f16_to_f32(a_18_.v[0]);
-                            xs_9_[1u] = kf_f16_to_f32(a_18_.v[1]);
-                            xs_9_[2u] = kf_f16_to_f32(a_18_.v[2]);
-                            xs_9_[3u] = kf_f16_to_f32(a_18_.v[3]);
-                            xs_9_[4u] = kf_f16_to_f32(a_18_.v[4]);
-                            xs_9_[5u] = kf_f16_to_f32(a_18_.v[5]);
-                            xs_9_[6u] = kf_f16_to_f32(a_18_.v[6]);
-                            xs_9_[7u] = kf_f16_to_f32(a_18_.v[7]);
-                        }
-                        float s_17_ = acc_[0u];
-                        s_17_ = __fmaf_rn(wf_2_[0u], xs_9_[0u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[1u], xs_9_[1u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[2u], xs_9_[2u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[3u], xs_9_[3u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[4u], xs_9_[4u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[5u], xs_9_[5u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[6u], xs_9_[6u], s_17_);
-                        s_17_ = __fmaf_rn(wf_2_[7u], xs_9_[7u], s_17_);
-                        acc_[0u] = s_17_;
-                        float s_18_ = acc_[8u];
-                        s_18_ = __fmaf_rn(wf_2_[8u], xs_9_[0u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[9u], xs_9_[1u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[10u], xs_9_[2u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[11u], xs_9_[3u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[12u], xs_9_[4u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[13u], xs_9_[5u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[14u], xs_9_[6u], s_18_);
-                        s_18_ = __fmaf_rn(wf_2_[15u], xs_9_[7u], s_18_);
-                        acc_[8u] = s_18_;
+                        unsigned t1563_ = v_4_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t1563_];
+                        unsigned t1571_ = (v_4_ << 1u) + 1u;
+                        kf_f32x4 c_9_ = xf4_[t1571_];
+                        xs_9_[0u] = a_9_.v[0];
+                        xs_9_[4u] = c_9_.v[0];
+                        xs_9_[1u] = a_9_.v[1];
+                        xs_9_[5u] = c_9_.v[1];
+                        xs_9_[2u] = a_9_.v[2];
+                        xs_9_[6u] = c_9_.v[2];
+                        xs_9_[3u] = a_9_.v[3];
+                        xs_9_[7u] = c_9_.v[3];
+                        acc_[0u] = __fmaf_rn(wf_2_[7u], xs_9_[7u], __fmaf_rn(wf_2_[6u], xs_9_[6u], __fmaf_rn(wf_2_[5u], xs_9_[5u], __fmaf_rn(wf_2_[4u], xs_9_[4u], __fmaf_rn(wf_2_[3u], xs_9_[3u], __fmaf_rn(wf_2_[2u], xs_9_[2u], __fmaf_rn(wf_2_[1u], xs_9_[1u], __fmaf_rn(wf_2_[0u], xs_9_[0u], acc_[0u]))))))));
+                        acc_[8u] = __fmaf_rn(wf_2_[15u], xs_9_[7u], __fmaf_rn(wf_2_[14u], xs_9_[6u], __fmaf_rn(wf_2_[13u], xs_9_[5u], __fmaf_rn(wf_2_[12u], xs_9_[4u], __fmaf_rn(wf_2_[11u], xs_9_[3u], __fmaf_rn(wf_2_[10u], xs_9_[2u], __fmaf_rn(wf_2_[9u], xs_9_[1u], __fmaf_rn(wf_2_[8u], xs_9_[0u], acc_[8u]))))))));
                     }
                     if (1u < nb_) {
-                        if (xf32_) {
-                            unsigned t1711_ = 2u * ((1u * nv_) + v_4_);
-                            kf_f32x4 a_19_ = xf4_[t1711_];
-                            unsigned t1719_ = (2u * ((1u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_10_ = xf4_[t1719_];
-                            xs_10_[0u] = a_19_.v[0];
-                            xs_10_[4u] = c_10_.v[0];
-                            xs_10_[1u] = a_19_.v[1];
-                            xs_10_[5u] = c_10_.v[1];
-                            xs_10_[2u] = a_19_.v[2];
-                            xs_10_[6u] = c_10_.v[2];
-                            xs_10_[3u] = a_19_.v[3];
-                            xs_10_[7u] = c_10_.v[3];
-                        } else {
-                            unsigned t1739_ = (1u * nv_) + v_4_;
-                            kf_f16x8 a_20_ = xh8_[t1739_];
-                            xs_10_[0u] = kf_f16_to_f32(a_20_.v[0]);
-                            xs_10_[1u] = kf_f16_to_f32(a_20_.v[1]);
-                            xs_10_[2u] = kf_f16_to_f32(a_20_.v[2]);
-                            xs_10_[3u] = kf_f16_to_f32(a_20_.v[3]);
-                            xs_10_[4u] = kf_f16_to_f32(a_20_.v[4]);
-                            xs_10_[5u] = kf_f16_to_f32(a_20_.v[5]);
-                            xs_10_[6u] = kf_f16_to_f32(a_20_.v[6]);
-                            xs_10_[7u] = kf_f16_to_f32(a_20_.v[7]);
-                        }
-                        float s_19_ = acc_[1u];
-                        s_19_ = __fmaf_rn(wf_2_[0u], xs_10_[0u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[1u], xs_10_[1u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[2u], xs_10_[2u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[3u], xs_10_[3u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[4u], xs_10_[4u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[5u], xs_10_[5u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[6u], xs_10_[6u], s_19_);
-                        s_19_ = __fmaf_rn(wf_2_[7u], xs_10_[7u], s_19_);
-                        acc_[1u] = s_19_;
-                        float s_20_ = acc_[9u];
-                        s_20_ = __fmaf_rn(wf_2_[8u], xs_10_[0u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[9u], xs_10_[1u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[10u], xs_10_[2u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[11u], xs_10_[3u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[12u], xs_10_[4u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[13u], xs_10_[5u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[14u], xs_10_[6u], s_20_);
-                        s_20_ = __fmaf_rn(wf_2_[15u], xs_10_[7u], s_20_);
-                        acc_[9u] = s_20_;
+                        unsigned t1711_ = (nv_ + v_4_) << 1u;
+                        kf_f32x4 a_10_ = xf4_[t1711_];
+                        unsigned t1719_ = ((nv_ + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_10_ = xf4_[t1719_];
+                        xs_10_[0u] = a_10_.v[0];
+                        xs_10_[4u] = c_10_.v[0];
+                        xs_10_[1u] = a_10_.v[1];
+                        xs_10_[5u] = c_10_.v[1];
+                        xs_10_[2u] = a_10_.v[2];
+                        xs_10_[6u] = c_10_.v[2];
+                        xs_10_[3u] = a_10_.v[3];
+                        xs_10_[7u] = c_10_.v[3];
+                        acc_[1u] = __fmaf_rn(wf_2_[7u], xs_10_[7u], __fmaf_rn(wf_2_[6u], xs_10_[6u], __fmaf_rn(wf_2_[5u], xs_10_[5u], __fmaf_rn(wf_2_[4u], xs_10_[4u], __fmaf_rn(wf_2_[3u], xs_10_[3u], __fmaf_rn(wf_2_[2u], xs_10_[2u], __fmaf_rn(wf_2_[1u], xs_10_[1u], __fmaf_rn(wf_2_[0u], xs_10_[0u], acc_[1u]))))))));
+                        acc_[9u] = __fmaf_rn(wf_2_[15u], xs_10_[7u], __fmaf_rn(wf_2_[14u], xs_10_[6u], __fmaf_rn(wf_2_[13u], xs_10_[5u], __fmaf_rn(wf_2_[12u], xs_10_[4u], __fmaf_rn(wf_2_[11u], xs_10_[3u], __fmaf_rn(wf_2_[10u], xs_10_[2u], __fmaf_rn(wf_2_[9u], xs_10_[1u], __fmaf_rn(wf_2_[8u], xs_10_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        if (xf32_) {
-                            unsigned t1859_ = 2u * ((2u * nv_) + v_4_);
-                            kf_f32x4 a_21_ = xf4_[t1859_];
-                            unsigned t1867_ = (2u * ((2u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_11_ = xf4_[t1867_];
-                            xs_11_[0u] = a_21_.v[0];
-                            xs_11_[4u] = c_11_.v[0];
-                            xs_11_[1u] = a_21_.v[1];
-                            xs_11_[5u] = c_11_.v[1];
-                            xs_11_[2u] = a_21_.v[2];
-                            xs_11_[6u] = c_11_.v[2];
-                            xs_11_[3u] = a_21_.v[3];
-                            xs_11_[7u] = c_11_.v[3];
-                        } else {
-                            unsigned t1887_ = (2u * nv_) + v_4_;
-                            kf_f16x8 a_22_ = xh8_[t1887_];
-                            xs_11_[0u] = kf_f16_to_f32(a_22_.v[0]);
-                            xs_11_[1u] = kf_f16_to_f32(a_22_.v[1]);
-                            xs_11_[2u] = kf_f16_to_f32(a_22_.v[2]);
-                            xs_11_[3u] = kf_f16_to_f32(a_22_.v[3]);
-                            xs_11_[4u] = kf_f16_to_f32(a_22_.v[4]);
-                            xs_11_[5u] = kf_f16_to_f32(a_22_.v[5]);
-                            xs_11_[6u] = kf_f16_to_f32(a_22_.v[6]);
-                            xs_11_[7u] = kf_f16_to_f32(a_22_.v[7]);
-                        }
-                        float s_21_ = acc_[2u];
-                        s_21_ = __fmaf_rn(wf_2_[0u], xs_11_[0u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[1u], xs_11_[1u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[2u], xs_11_[2u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[3u], xs_11_[3u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[4u], xs_11_[4u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[5u], xs_11_[5u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[6u], xs_11_[6u], s_21_);
-                        s_21_ = __fmaf_rn(wf_2_[7u], xs_11_[7u], s_21_);
-                        acc_[2u] = s_21_;
-                        float s_22_ = acc_[10u];
-                        s_22_ = __fmaf_rn(wf_2_[8u], xs_11_[0u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[9u], xs_11_[1u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[10u], xs_11_[2u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[11u], xs_11_[3u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[12u], xs_11_[4u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[13u], xs_11_[5u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[14u], xs_11_[6u], s_22_);
-                        s_22_ = __fmaf_rn(wf_2_[15u], xs_11_[7u], s_22_);
-                        acc_[10u] = s_22_;
+                        unsigned t1859_ = ((nv_ << 1u) + v_4_) << 1u;
+                        kf_f32x4 a_11_ = xf4_[t1859_];
+                        unsigned t1867_ = (((nv_ << 1u) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_11_ = xf4_[t1867_];
+                        xs_11_[0u] = a_11_.v[0];
+                        xs_11_[4u] = c_11_.v[0];
+                        xs_11_[1u] = a_11_.v[1];
+                        xs_11_[5u] = c_11_.v[1];
+                        xs_11_[2u] = a_11_.v[2];
+                        xs_11_[6u] = c_11_.v[2];
+                        xs_11_[3u] = a_11_.v[3];
+                        xs_11_[7u] = c_11_.v[3];
+                        acc_[2u] = __fmaf_rn(wf_2_[7u], xs_11_[7u], __fmaf_rn(wf_2_[6u], xs_11_[6u], __fmaf_rn(wf_2_[5u], xs_11_[5u], __fmaf_rn(wf_2_[4u], xs_11_[4u], __fmaf_rn(wf_2_[3u], xs_11_[3u], __fmaf_rn(wf_2_[2u], xs_11_[2u], __fmaf_rn(wf_2_[1u], xs_11_[1u], __fmaf_rn(wf_2_[0u], xs_11_[0u], acc_[2u]))))))));
+                        acc_[10u] = __fmaf_rn(wf_2_[15u], xs_11_[7u], __fmaf_rn(wf_2_[14u], xs_11_[6u], __fmaf_rn(wf_2_[13u], xs_11_[5u], __fmaf_rn(wf_2_[12u], xs_11_[4u], __fmaf_rn(wf_2_[11u], xs_11_[3u], __fmaf_rn(wf_2_[10u], xs_11_[2u], __fmaf_rn(wf_2_[9u], xs_11_[1u], __fmaf_rn(wf_2_[8u], xs_11_[0u], acc_[10u]))))))));
                     }
                     if (3u < nb_) {
-                        if (xf32_) {
-                            unsigned t2007_ = 2u * ((3u * nv_) + v_4_);
-                            kf_f32x4 a_23_ = xf4_[t2007_];
-                            unsigned t2015_ = (2u * ((3u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_12_ = xf4_[t2015_];
-                            xs_12_[0u] = a_23_.v[0];
-                            xs_12_[4u] = c_12_.v[0];
-                            xs_12_[1u] = a_23_.v[1];
-                            xs_12_[5u] = c_12_.v[1];
-                            xs_12_[2u] = a_23_.v[2];
-                            xs_12_[6u] = c_12_.v[2];
-                            xs_12_[3u] = a_23_.v[3];
-                            xs_12_[7u] = c_12_.v[3];
-                        } else {
-                            unsigned t2035_ = (3u * nv_) + v_4_;
-                            kf_f16x8 a_24_ = xh8_[t2035_];
-                            xs_12_[0u] = kf_f16_to_f32(a_24_.v[0]);
-                            xs_12_[1u] = kf_f16_to_f32(a_24_.v[1]);
-                            xs_12_[2u] = kf_f16_to_f32(a_24_.v[2]);
-                            xs_12_[3u] = kf_f16_to_f32(a_24_.v[3]);
-                            xs_12_[4u] = kf_f16_to_f32(a_24_.v[4]);
-                            xs_12_[5u] = kf_f16_to_f32(a_24_.v[5]);
-                            xs_12_[6u] = kf_f16_to_f32(a_24_.v[6]);
-                            xs_12_[7u] = kf_f16_to_f32(a_24_.v[7]);
-                        }
-                        float s_23_ = acc_[3u];
-                        s_23_ = __fmaf_rn(wf_2_[0u], xs_12_[0u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[1u], xs_12_[1u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[2u], xs_12_[2u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[3u], xs_12_[3u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[4u], xs_12_[4u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[5u], xs_12_[5u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[6u], xs_12_[6u], s_23_);
-                        s_23_ = __fmaf_rn(wf_2_[7u], xs_12_[7u], s_23_);
-                        acc_[3u] = s_23_;
-                        float s_24_ = acc_[11u];
-                        s_24_ = __fmaf_rn(wf_2_[8u], xs_12_[0u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[9u], xs_12_[1u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[10u], xs_12_[2u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[11u], xs_12_[3u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[12u], xs_12_[4u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[13u], xs_12_[5u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[14u], xs_12_[6u], s_24_);
-                        s_24_ = __fmaf_rn(wf_2_[15u], xs_12_[7u], s_24_);
-                        acc_[11u] = s_24_;
+                        unsigned t2007_ = ((3u * nv_) + v_4_) << 1u;
+                        kf_f32x4 a_12_ = xf4_[t2007_];
+                        unsigned t2015_ = (((3u * nv_) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_12_ = xf4_[t2015_];
+                        xs_12_[0u] = a_12_.v[0];
+                        xs_12_[4u] = c_12_.v[0];
+                        xs_12_[1u] = a_12_.v[1];
+                        xs_12_[5u] = c_12_.v[1];
+                        xs_12_[2u] = a_12_.v[2];
+                        xs_12_[6u] = c_12_.v[2];
+                        xs_12_[3u] = a_12_.v[3];
+                        xs_12_[7u] = c_12_.v[3];
+                        acc_[3u] = __fmaf_rn(wf_2_[7u], xs_12_[7u], __fmaf_rn(wf_2_[6u], xs_12_[6u], __fmaf_rn(wf_2_[5u], xs_12_[5u], __fmaf_rn(wf_2_[4u], xs_12_[4u], __fmaf_rn(wf_2_[3u], xs_12_[3u], __fmaf_rn(wf_2_[2u], xs_12_[2u], __fmaf_rn(wf_2_[1u], xs_12_[1u], __fmaf_rn(wf_2_[0u], xs_12_[0u], acc_[3u]))))))));
+                        acc_[11u] = __fmaf_rn(wf_2_[15u], xs_12_[7u], __fmaf_rn(wf_2_[14u], xs_12_[6u], __fmaf_rn(wf_2_[13u], xs_12_[5u], __fmaf_rn(wf_2_[12u], xs_12_[4u], __fmaf_rn(wf_2_[11u], xs_12_[3u], __fmaf_rn(wf_2_[10u], xs_12_[2u], __fmaf_rn(wf_2_[9u], xs_12_[1u], __fmaf_rn(wf_2_[8u], xs_12_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        if (xf32_) {
-                            unsigned t2155_ = 2u * ((4u * nv_) + v_4_);
-                            kf_f32x4 a_25_ = xf4_[t2155_];
-                            unsigned t2163_ = (2u * ((4u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_13_ = xf4_[t2163_];
-                            xs_13_[0u] = a_25_.v[0];
-                            xs_13_[4u] = c_13_.v[0];
-                            xs_13_[1u] = a_25_.v[1];
-                            xs_13_[5u] = c_13_.v[1];
-                            xs_13_[2u] = a_25_.v[2];
-                            xs_13_[6u] = c_13_.v[2];
-                            xs_13_[3u] = a_25_.v[3];
-                            xs_13_[7u] = c_13_.v[3];
-                        } else {
-                            unsigned t2183_ = (4u * nv_) + v_4_;
-                            kf_f16x8 a_26_ = xh8_[t2183_];
-                            xs_13_[0u] = kf_f16_to_f32(a_26_.v[0]);
-                            xs_13_[1u] = kf_f16_to_f32(a_26_.v[1]);
-                            xs_13_[2u] = kf_f16_to_f32(a_26_.v[2]);
-                            xs_13_[3u] = kf_f16_to_f32(a_26_.v[3]);
-                            xs_13_[4u] = kf_f16_to_f32(a_26_.v[4]);
-                            xs_13_[5u] = kf_f16_to_f32(a_26_.v[5]);
-                            xs_13_[6u] = kf_f16_to_f32(a_26_.v[6]);
-                            xs_13_[7u] = kf_f16_to_f32(a_26_.v[7]);
-                        }
-                        float s_25_ = acc_[4u];
-                        s_25_ = __fmaf_rn(wf_2_[0u], xs_13_[0u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[1u], xs_13_[1u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[2u], xs_13_[2u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[3u], xs_13_[3u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[4u], xs_13_[4u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[5u], xs_13_[5u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[6u], xs_13_[6u], s_25_);
-                        s_25_ = __fmaf_rn(wf_2_[7u], xs_13_[7u], s_25_);
-                        acc_[4u] = s_25_;
-                        float s_26_ = acc_[12u];
-                        s_26_ = __fmaf_rn(wf_2_[8u], xs_13_[0u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[9u], xs_13_[1u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[10u], xs_13_[2u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[11u], xs_13_[3u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[12u], xs_13_[4u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[13u], xs_13_[5u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[14u], xs_13_[6u], s_26_);
-                        s_26_ = __fmaf_rn(wf_2_[15u], xs_13_[7u], s_26_);
-                        acc_[12u] = s_26_;
+                        unsigned t2155_ = ((nv_ << 2u) + v_4_) << 1u;
+                        kf_f32x4 a_13_ = xf4_[t2155_];
+                        unsigned t2163_ = (((nv_ << 2u) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_13_ = xf4_[t2163_];
+                        xs_13_[0u] = a_13_.v[0];
+                        xs_13_[4u] = c_13_.v[0];
+                        xs_13_[1u] = a_13_.v[1];
+                        xs_13_[5u] = c_13_.v[1];
+                        xs_13_[2u] = a_13_.v[2];
+                        xs_13_[6u] = c_13_.v[2];
+                        xs_13_[3u] = a_13_.v[3];
+                        xs_13_[7u] = c_13_.v[3];
+                        acc_[4u] = __fmaf_rn(wf_2_[7u], xs_13_[7u], __fmaf_rn(wf_2_[6u], xs_13_[6u], __fmaf_rn(wf_2_[5u], xs_13_[5u], __fmaf_rn(wf_2_[4u], xs_13_[4u], __fmaf_rn(wf_2_[3u], xs_13_[3u], __fmaf_rn(wf_2_[2u], xs_13_[2u], __fmaf_rn(wf_2_[1u], xs_13_[1u], __fmaf_rn(wf_2_[0u], xs_13_[0u], acc_[4u]))))))));
+                        acc_[12u] = __fmaf_rn(wf_2_[15u], xs_13_[7u], __fmaf_rn(wf_2_[14u], xs_13_[6u], __fmaf_rn(wf_2_[13u], xs_13_[5u], __fmaf_rn(wf_2_[12u], xs_13_[4u], __fmaf_rn(wf_2_[11u], xs_13_[3u], __fmaf_rn(wf_2_[10u], xs_13_[2u], __fmaf_rn(wf_2_[9u], xs_13_[1u], __fmaf_rn(wf_2_[8u], xs_13_[0u], acc_[12u]))))))));
                     }
                     if (5u < nb_) {
-                        if (xf32_) {
-                            unsigned t2303_ = 2u * ((5u * nv_) + v_4_);
-                            kf_f32x4 a_27_ = xf4_[t2303_];
-                            unsigned t2311_ = (2u * ((5u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_14_ = xf4_[t2311_];
-                            xs_14_[0u] = a_27_.v[0];
-                            xs_14_[4u] = c_14_.v[0];
-                            xs_14_[1u] = a_27_.v[1];
-                            xs_14_[5u] = c_14_.v[1];
-                            xs_14_[2u] = a_27_.v[2];
-                            xs_14_[6u] = c_14_.v[2];
-                            xs_14_[3u] = a_27_.v[3];
-                            xs_14_[7u] = c_14_.v[3];
-                        } else {
-                            unsigned t2331_ = (5u * nv_) + v_4_;
-                            kf_f16x8 a_28_ = xh8_[t2331_];
-                            xs_14_[0u] = kf_f16_to_f32(a_28_.v[0]);
-                            xs_14_[1u] = kf_f16_to_f32(a_28_.v[1]);
-                            xs_14_[2u] = kf_f16_to_f32(a_28_.v[2]);
-                            xs_14_[3u] = kf_f16_to_f32(a_28_.v[3]);
-                            xs_14_[4u] = kf_f16_to_f32(a_28_.v[4]);
-                            xs_14_[5u] = kf_f16_to_f32(a_28_.v[5]);
-                            xs_14_[6u] = kf_f16_to_f32(a_28_.v[6]);
-                            xs_14_[7u] = kf_f16_to_f32(a_28_.v[7]);
-                        }
-                        float s_27_ = acc_[5u];
-                        s_27_ = __fmaf_rn(wf_2_[0u], xs_14_[0u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[1u], xs_14_[1u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[2u], xs_14_[2u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[3u], xs_14_[3u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[4u], xs_14_[4u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[5u], xs_14_[5u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[6u], xs_14_[6u], s_27_);
-                        s_27_ = __fmaf_rn(wf_2_[7u], xs_14_[7u], s_27_);
-                        acc_[5u] = s_27_;
-                        float s_28_ = acc_[13u];
-                        s_28_ = __fmaf_rn(wf_2_[8u], xs_14_[0u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[9u], xs_14_[1u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[10u], xs_14_[2u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[11u], xs_14_[3u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[12u], xs_14_[4u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[13u], xs_14_[5u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[14u], xs_14_[6u], s_28_);
-                        s_28_ = __fmaf_rn(wf_2_[15u], xs_14_[7u], s_28_);
-                        acc_[13u] = s_28_;
+                        unsigned t2303_ = ((5u * nv_) + v_4_) << 1u;
+                        kf_f32x4 a_14_ = xf4_[t2303_];
+                        unsigned t2311_ = (((5u * nv_) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_14_ = xf4_[t2311_];
+                        xs_14_[0u] = a_14_.v[0];
+                        xs_14_[4u] = c_14_.v[0];
+                        xs_14_[1u] = a_14_.v[1];
+                        xs_14_[5u] = c_14_.v[1];
+                        xs_14_[2u] = a_14_.v[2];
+                        xs_14_[6u] = c_14_.v[2];
+                        xs_14_[3u] = a_14_.v[3];
+                        xs_14_[7u] = c_14_.v[3];
+                        acc_[5u] = __fmaf_rn(wf_2_[7u], xs_14_[7u], __fmaf_rn(wf_2_[6u], xs_14_[6u], __fmaf_rn(wf_2_[5u], xs_14_[5u], __fmaf_rn(wf_2_[4u], xs_14_[4u], __fmaf_rn(wf_2_[3u], xs_14_[3u], __fmaf_rn(wf_2_[2u], xs_14_[2u], __fmaf_rn(wf_2_[1u], xs_14_[1u], __fmaf_rn(wf_2_[0u], xs_14_[0u], acc_[5u]))))))));
+                        acc_[13u] = __fmaf_rn(wf_2_[15u], xs_14_[7u], __fmaf_rn(wf_2_[14u], xs_14_[6u], __fmaf_rn(wf_2_[13u], xs_14_[5u], __fmaf_rn(wf_2_[12u], xs_14_[4u], __fmaf_rn(wf_2_[11u], xs_14_[3u], __fmaf_rn(wf_2_[10u], xs_14_[2u], __fmaf_rn(wf_2_[9u], xs_14_[1u], __fmaf_rn(wf_2_[8u], xs_14_[0u], acc_[13u]))))))));
                     }
                     if (6u < nb_) {
-                        if (xf32_) {
-                            unsigned t2451_ = 2u * ((6u * nv_) + v_4_);
-                            kf_f32x4 a_29_ = xf4_[t2451_];
-                            unsigned t2459_ = (2u * ((6u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_15_ = xf4_[t2459_];
-                            xs_15_[0u] = a_29_.v[0];
-                            xs_15_[4u] = c_15_.v[0];
-                            xs_15_[1u] = a_29_.v[1];
-                            xs_15_[5u] = c_15_.v[1];
-                            xs_15_[2u] = a_29_.v[2];
-                            xs_15_[6u] = c_15_.v[2];
-                            xs_15_[3u] = a_29_.v[3];
-                            xs_15_[7u] = c_15_.v[3];
-                        } else {
-                            unsigned t2479_ = (6u * nv_) + v_4_;
-                            kf_f16x8 a_30_ = xh8_[t2479_];
-                            xs_15_[0u] = kf_f16_to_f32(a_30_.v[0]);
-                            xs_15_[1u] = kf_f16_to_f32(a_30_.v[1]);
-                            xs_15_[2u] = kf_f16_to_f32(a_30_.v[2]);
-                            xs_15_[3u] = kf_f16_to_f32(a_30_.v[3]);
-                            xs_15_[4u] = kf_f16_to_f32(a_30_.v[4]);
-                            xs_15_[5u] = kf_f16_to_f32(a_30_.v[5]);
-                            xs_15_[6u] = kf_f16_to_f32(a_30_.v[6]);
-                            xs_15_[7u] = kf_f16_to_f32(a_30_.v[7]);
-                        }
-                        float s_29_ = acc_[6u];
-                        s_29_ = __fmaf_rn(wf_2_[0u], xs_15_[0u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[1u], xs_15_[1u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[2u], xs_15_[2u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[3u], xs_15_[3u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[4u], xs_15_[4u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[5u], xs_15_[5u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[6u], xs_15_[6u], s_29_);
-                        s_29_ = __fmaf_rn(wf_2_[7u], xs_15_[7u], s_29_);
-                        acc_[6u] = s_29_;
-                        float s_30_ = acc_[14u];
-                        s_30_ = __fmaf_rn(wf_2_[8u], xs_15_[0u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[9u], xs_15_[1u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[10u], xs_15_[2u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[11u], xs_15_[3u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[12u], xs_15_[4u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[13u], xs_15_[5u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[14u], xs_15_[6u], s_30_);
-                        s_30_ = __fmaf_rn(wf_2_[15u], xs_15_[7u], s_30_);
-                        acc_[14u] = s_30_;
+                        unsigned t2451_ = ((6u * nv_) + v_4_) << 1u;
+                        kf_f32x4 a_15_ = xf4_[t2451_];
+                        unsigned t2459_ = (((6u * nv_) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_15_ = xf4_[t2459_];
+                        xs_15_[0u] = a_15_.v[0];
+                        xs_15_[4u] = c_15_.v[0];
+                        xs_15_[1u] = a_15_.v[1];
+                        xs_15_[5u] = c_15_.v[1];
+                        xs_15_[2u] = a_15_.v[2];
+                        xs_15_[6u] = c_15_.v[2];
+                        xs_15_[3u] = a_15_.v[3];
+                        xs_15_[7u] = c_15_.v[3];
+                        acc_[6u] = __fmaf_rn(wf_2_[7u], xs_15_[7u], __fmaf_rn(wf_2_[6u], xs_15_[6u], __fmaf_rn(wf_2_[5u], xs_15_[5u], __fmaf_rn(wf_2_[4u], xs_15_[4u], __fmaf_rn(wf_2_[3u], xs_15_[3u], __fmaf_rn(wf_2_[2u], xs_15_[2u], __fmaf_rn(wf_2_[1u], xs_15_[1u], __fmaf_rn(wf_2_[0u], xs_15_[0u], acc_[6u]))))))));
+                        acc_[14u] = __fmaf_rn(wf_2_[15u], xs_15_[7u], __fmaf_rn(wf_2_[14u], xs_15_[6u], __fmaf_rn(wf_2_[13u], xs_15_[5u], __fmaf_rn(wf_2_[12u], xs_15_[4u], __fmaf_rn(wf_2_[11u], xs_15_[3u], __fmaf_rn(wf_2_[10u], xs_15_[2u], __fmaf_rn(wf_2_[9u], xs_15_[1u], __fmaf_rn(wf_2_[8u], xs_15_[0u], acc_[14u]))))))));
                     }
                     if (7u < nb_) {
-                        if (xf32_) {
-                            unsigned t2599_ = 2u * ((7u * nv_) + v_4_);
-                            kf_f32x4 a_31_ = xf4_[t2599_];
-                            unsigned t2607_ = (2u * ((7u * nv_) + v_4_)) + 1u;
-                            kf_f32x4 c_16_ = xf4_[t2607_];
-                            xs_16_[0u] = a_31_.v[0];
-                            xs_16_[4u] = c_16_.v[0];
-                            xs_16_[1u] = a_31_.v[1];
-                            xs_16_[5u] = c_16_.v[1];
-                            xs_16_[2u] = a_31_.v[2];
-                            xs_16_[6u] = c_16_.v[2];
-                            xs_16_[3u] = a_31_.v[3];
-                            xs_16_[7u] = c_16_.v[3];
-                        } else {
-                            unsigned t2627_ = (7u * nv_) + v_4_;
-                            kf_f16x8 a_32_ = xh8_[t2627_];
-                            xs_16_[0u] = kf_f16_to_f32(a_32_.v[0]);
-                            xs_16_[1u] = kf_f16_to_f32(a_32_.v[1]);
-                            xs_16_[2u] = kf_f16_to_f32(a_32_.v[2]);
-                            xs_16_[3u] = kf_f16_to_f32(a_32_.v[3]);
-                            xs_16_[4u] = kf_f16_to_f32(a_32_.v[4]);
-                            xs_16_[5u] = kf_f16_to_f32(a_32_.v[5]);
-                            xs_16_[6u] = kf_f16_to_f32(a_32_.v[6]);
-                            xs_16_[7u] = kf_f16_to_f32(a_32_.v[7]);
-                        }
-                        float s_31_ = acc_[7u];
-                        s_31_ = __fmaf_rn(wf_2_[0u], xs_16_[0u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[1u], xs_16_[1u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[2u], xs_16_[2u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[3u], xs_16_[3u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[4u], xs_16_[4u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[5u], xs_16_[5u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[6u], xs_16_[6u], s_31_);
-                        s_31_ = __fmaf_rn(wf_2_[7u], xs_16_[7u], s_31_);
-                        acc_[7u] = s_31_;
-                        float s_32_ = acc_[15u];
-                        s_32_ = __fmaf_rn(wf_2_[8u], xs_16_[0u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[9u], xs_16_[1u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[10u], xs_16_[2u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[11u], xs_16_[3u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[12u], xs_16_[4u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[13u], xs_16_[5u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[14u], xs_16_[6u], s_32_);
-                        s_32_ = __fmaf_rn(wf_2_[15u], xs_16_[7u], s_32_);
-                        acc_[15u] = s_32_;
+                        unsigned t2599_ = ((7u * nv_) + v_4_) << 1u;
+                        kf_f32x4 a_16_ = xf4_[t2599_];
+                        unsigned t2607_ = (((7u * nv_) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_16_ = xf4_[t2607_];
+                        xs_16_[0u] = a_16_.v[0];
+                        xs_16_[4u] = c_16_.v[0];
+                        xs_16_[1u] = a_16_.v[1];
+                        xs_16_[5u] = c_16_.v[1];
+                        xs_16_[2u] = a_16_.v[2];
+                        xs_16_[6u] = c_16_.v[2];
+                        xs_16_[3u] = a_16_.v[3];
+                        xs_16_[7u] = c_16_.v[3];
+                        acc_[7u] = __fmaf_rn(wf_2_[7u], xs_16_[7u], __fmaf_rn(wf_2_[6u], xs_16_[6u], __fmaf_rn(wf_2_[5u], xs_16_[5u], __fmaf_rn(wf_2_[4u], xs_16_[4u], __fmaf_rn(wf_2_[3u], xs_16_[3u], __fmaf_rn(wf_2_[2u], xs_16_[2u], __fmaf_rn(wf_2_[1u], xs_16_[1u], __fmaf_rn(wf_2_[0u], xs_16_[0u], acc_[7u]))))))));
+                        acc_[15u] = __fmaf_rn(wf_2_[15u], xs_16_[7u], __fmaf_rn(wf_2_[14u], xs_16_[6u], __fmaf_rn(wf_2_[13u], xs_16_[5u], __fmaf_rn(wf_2_[12u], xs_16_[4u], __fmaf_rn(wf_2_[11u], xs_16_[3u], __fmaf_rn(wf_2_[10u], xs_16_[2u], __fmaf_rn(wf_2_[9u], xs_16_[1u], __fmaf_rn(wf_2_[8u], xs_16_[0u], acc_[15u]))))))));
                     }
                 }
             }
@@ -12288,121 +6447,68 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             for (unsigned c_17_ = lane_; c_17_ < k_; c_17_ = c_17_ + 32u) {
                 unsigned i_ = (row_[0u] * k_) + c_17_;
                 unsigned short u_ = w16_[i_];
-                float t2752_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
-                float t2754_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
-                wcol_[0u] = wbf_ ? t2752_ : t2754_;
+                wcol_[0u] = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
                 unsigned i_2_ = (row_[1u] * k_) + c_17_;
                 unsigned short u_2_ = w16_[i_2_];
-                float t2763_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
-                float t2765_ = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
-                wcol_[1u] = wbf_ ? t2763_ : t2765_;
+                wcol_[1u] = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
                 if (0u < nb_) {
-                    unsigned i_3_ = (0u * k_) + c_17_;
-                    float v_5_ = 0.0f;
-                    if (xf32_) {
-                        v_5_ = x_[i_3_];
-                    } else {
-                        v_5_ = kf_f16_to_f32(xh_[i_3_]);
-                    }
-                    float xe_ = v_5_;
-                    acc_[0u] = __fmaf_rn(wcol_[0u], xe_, acc_[0u]);
-                    acc_[8u] = __fmaf_rn(wcol_[1u], xe_, acc_[8u]);
+                    float t2774_ = x_[c_17_];
+                    acc_[0u] = __fmaf_rn(wcol_[0u], t2774_, acc_[0u]);
+                    acc_[8u] = __fmaf_rn(wcol_[1u], t2774_, acc_[8u]);
                 }
                 if (1u < nb_) {
-                    unsigned i_4_ = (1u * k_) + c_17_;
-                    float v_6_ = 0.0f;
-                    if (xf32_) {
-                        v_6_ = x_[i_4_];
-                    } else {
-                        v_6_ = kf_f16_to_f32(xh_[i_4_]);
-                    }
-                    float xe_2_ = v_6_;
-                    acc_[1u] = __fmaf_rn(wcol_[0u], xe_2_, acc_[1u]);
-                    acc_[9u] = __fmaf_rn(wcol_[1u], xe_2_, acc_[9u]);
+                    unsigned i_3_ = k_ + c_17_;
+                    float t2797_ = x_[i_3_];
+                    acc_[1u] = __fmaf_rn(wcol_[0u], t2797_, acc_[1u]);
+                    acc_[9u] = __fmaf_rn(wcol_[1u], t2797_, acc_[9u]);
                 }
                 if (2u < nb_) {
-                    unsigned i_5_ = (2u * k_) + c_17_;
-                    float v_7_ = 0.0f;
-                    if (xf32_) {
-                        v_7_ = x_[i_5_];
-                    } else {
-                        v_7_ = kf_f16_to_f32(xh_[i_5_]);
-                    }
-                    float xe_3_ = v_7_;
-                    acc_[2u] = __fmaf_rn(wcol_[0u], xe_3_, acc_[2u]);
-                    acc_[10u] = __fmaf_rn(wcol_[1u], xe_3_, acc_[10u]);
+                    unsigned i_4_ = (k_ << 1u) + c_17_;
+                    float t2820_ = x_[i_4_];
+                    acc_[2u] = __fmaf_rn(wcol_[0u], t2820_, acc_[2u]);
+                    acc_[10u] = __fmaf_rn(wcol_[1u], t2820_, acc_[10u]);
                 }
                 if (3u < nb_) {
-                    unsigned i_6_ = (3u * k_) + c_17_;
-                    float v_8_ = 0.0f;
-                    if (xf32_) {
-                        v_8_ = x_[i_6_];
-                    } else {
-                        v_8_ = kf_f16_to_f32(xh_[i_6_]);
-                    }
-                    float xe_4_ = v_8_;
-                    acc_[3u] = __fmaf_rn(wcol_[0u], xe_4_, acc_[3u]);
-                    acc_[11u] = __fmaf_rn(wcol_[1u], xe_4_, acc_[11u]);
+                    unsigned i_5_ = (3u * k_) + c_17_;
+                    float t2843_ = x_[i_5_];
+                    acc_[3u] = __fmaf_rn(wcol_[0u], t2843_, acc_[3u]);
+                    acc_[11u] = __fmaf_rn(wcol_[1u], t2843_, acc_[11u]);
                 }
                 if (4u < nb_) {
-                    unsigned i_7_ = (4u * k_) + c_17_;
-                    float v_9_ = 0.0f;
-                    if (xf32_) {
-                        v_9_ = x_[i_7_];
-                    } else {
-                        v_9_ = kf_f16_to_f32(xh_[i_7_]);
-                    }
-                    float xe_5_ = v_9_;
-                    acc_[4u] = __fmaf_rn(wcol_[0u], xe_5_, acc_[4u]);
-                    acc_[12u] = __fmaf_rn(wcol_[1u], xe_5_, acc_[12u]);
+                    unsigned i_6_ = (k_ << 2u) + c_17_;
+                    float t2866_ = x_[i_6_];
+                    acc_[4u] = __fmaf_rn(wcol_[0u], t2866_, acc_[4u]);
+                    acc_[12u] = __fmaf_rn(wcol_[1u], t2866_, acc_[12u]);
                 }
                 if (5u < nb_) {
-                    unsigned i_8_ = (5u * k_) + c_17_;
-                    float v_10_ = 0.0f;
-                    if (xf32_) {
-                        v_10_ = x_[i_8_];
-                    } else {
-                        v_10_ = kf_f16_to_f32(xh_[i_8_]);
-                    }
-                    float xe_6_ = v_10_;
-                    acc_[5u] = __fmaf_rn(wcol_[0u], xe_6_, acc_[5u]);
-                    acc_[13u] = __fmaf_rn(wcol_[1u], xe_6_, acc_[13u]);
+                    unsigned i_7_ = (5u * k_) + c_17_;
+                    float t2889_ = x_[i_7_];
+                    acc_[5u] = __fmaf_rn(wcol_[0u], t2889_, acc_[5u]);
+                    acc_[13u] = __fmaf_rn(wcol_[1u], t2889_, acc_[13u]);
                 }
                 if (6u < nb_) {
-                    unsigned i_9_ = (6u * k_) + c_17_;
-                    float v_11_ = 0.0f;
-                    if (xf32_) {
-                        v_11_ = x_[i_9_];
-                    } else {
-                        v_11_ = kf_f16_to_f32(xh_[i_9_]);
-                    }
-                    float xe_7_ = v_11_;
-                    acc_[6u] = __fmaf_rn(wcol_[0u], xe_7_, acc_[6u]);
-                    acc_[14u] = __fmaf_rn(wcol_[1u], xe_7_, acc_[14u]);
+                    unsigned i_8_ = (6u * k_) + c_17_;
+                    float t2912_ = x_[i_8_];
+                    acc_[6u] = __fmaf_rn(wcol_[0u], t2912_, acc_[6u]);
+                    acc_[14u] = __fmaf_rn(wcol_[1u], t2912_, acc_[14u]);
                 }
                 if (7u < nb_) {
-                    unsigned i_10_ = (7u * k_) + c_17_;
-                    float v_12_ = 0.0f;
-                    if (xf32_) {
-                        v_12_ = x_[i_10_];
-                    } else {
-                        v_12_ = kf_f16_to_f32(xh_[i_10_]);
-                    }
-                    float xe_8_ = v_12_;
-                    acc_[7u] = __fmaf_rn(wcol_[0u], xe_8_, acc_[7u]);
-                    acc_[15u] = __fmaf_rn(wcol_[1u], xe_8_, acc_[15u]);
+                    unsigned i_9_ = (7u * k_) + c_17_;
+                    float t2935_ = x_[i_9_];
+                    acc_[7u] = __fmaf_rn(wcol_[0u], t2935_, acc_[7u]);
+                    acc_[15u] = __fmaf_rn(wcol_[1u], t2935_, acc_[15u]);
                 }
             }
         }
         if (0u < nb_) {
             float t2955_ = acc_[0u];
-            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t2977_ == 32u) {
                 float t2982_ = __fadd_rn(t2955_, kf_shfl_xor(t2955_, 16u, kf_wn));
                 float t2985_ = __fadd_rn(t2982_, kf_shfl_xor(t2982_, 8u, kf_wn));
                 float t2988_ = __fadd_rn(t2985_, kf_shfl_xor(t2985_, 4u, kf_wn));
                 float t2991_ = __fadd_rn(t2988_, kf_shfl_xor(t2988_, 2u, kf_wn));
-                s_33_ = __fadd_rn(t2991_, kf_shfl_xor(t2991_, 1u, kf_wn));
+                s_ = __fadd_rn(t2991_, kf_shfl_xor(t2991_, 1u, kf_wn));
             } else {
                 float t2997_ = kf_shfl_down(t2955_, 16u, kf_wn);
                 bool t2999_ = (kf_lane_id() + 16u) < t2977_;
@@ -12423,33 +6529,26 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 float t3021_ = kf_shfl_down(t3019_, 1u, kf_wn);
                 bool t3023_ = (kf_lane_id() + 1u) < t2977_;
                 float t3024_ = __fadd_rn(t3019_, t3021_);
-                s_33_ = kf_shfl(t3023_ ? t3024_ : t3019_, 0u, kf_wn);
+                s_ = kf_shfl(t3023_ ? t3024_ : t3019_, 0u, kf_wn);
             }
             bool t3029_ = lane_ == 0u;
             bool t3030_ = t3029_;
             if (t3029_) {
-                t3030_ = ((g_ * 2u) + 0u) < m_;
+                t3030_ = (g_ << 1u) < m_;
             }
             if (t3030_) {
-                unsigned i_11_ = ((0u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    y_[i_11_] = s_33_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_11_] = kf_f16_from_f32(s_33_);
-                } else {
-                    yh_[i_11_] = kf_f16_from_f32(__fadd_rn(s_33_, kf_f16_to_f32(yh_[i_11_])));
-                }
+                y_[g_ << 1u] = s_;
             }
         }
         if (1u < nb_) {
             float t3055_ = acc_[1u];
-            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3077_ == 32u) {
                 float t3082_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 16u, kf_wn));
                 float t3085_ = __fadd_rn(t3082_, kf_shfl_xor(t3082_, 8u, kf_wn));
                 float t3088_ = __fadd_rn(t3085_, kf_shfl_xor(t3085_, 4u, kf_wn));
                 float t3091_ = __fadd_rn(t3088_, kf_shfl_xor(t3088_, 2u, kf_wn));
-                s_34_ = __fadd_rn(t3091_, kf_shfl_xor(t3091_, 1u, kf_wn));
+                s_2_ = __fadd_rn(t3091_, kf_shfl_xor(t3091_, 1u, kf_wn));
             } else {
                 float t3097_ = kf_shfl_down(t3055_, 16u, kf_wn);
                 bool t3099_ = (kf_lane_id() + 16u) < t3077_;
@@ -12470,33 +6569,26 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 float t3121_ = kf_shfl_down(t3119_, 1u, kf_wn);
                 bool t3123_ = (kf_lane_id() + 1u) < t3077_;
                 float t3124_ = __fadd_rn(t3119_, t3121_);
-                s_34_ = kf_shfl(t3123_ ? t3124_ : t3119_, 0u, kf_wn);
+                s_2_ = kf_shfl(t3123_ ? t3124_ : t3119_, 0u, kf_wn);
             }
             bool t3129_ = lane_ == 0u;
             bool t3130_ = t3129_;
             if (t3129_) {
-                t3130_ = ((g_ * 2u) + 0u) < m_;
+                t3130_ = (g_ << 1u) < m_;
             }
             if (t3130_) {
-                unsigned i_12_ = ((1u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    y_[i_12_] = s_34_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_12_] = kf_f16_from_f32(s_34_);
-                } else {
-                    yh_[i_12_] = kf_f16_from_f32(__fadd_rn(s_34_, kf_f16_to_f32(yh_[i_12_])));
-                }
+                y_[m_ + (g_ << 1u)] = s_2_;
             }
         }
         if (2u < nb_) {
             float t3155_ = acc_[2u];
-            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3177_ == 32u) {
                 float t3182_ = __fadd_rn(t3155_, kf_shfl_xor(t3155_, 16u, kf_wn));
                 float t3185_ = __fadd_rn(t3182_, kf_shfl_xor(t3182_, 8u, kf_wn));
                 float t3188_ = __fadd_rn(t3185_, kf_shfl_xor(t3185_, 4u, kf_wn));
                 float t3191_ = __fadd_rn(t3188_, kf_shfl_xor(t3188_, 2u, kf_wn));
-                s_35_ = __fadd_rn(t3191_, kf_shfl_xor(t3191_, 1u, kf_wn));
+                s_3_ = __fadd_rn(t3191_, kf_shfl_xor(t3191_, 1u, kf_wn));
             } else {
                 float t3197_ = kf_shfl_down(t3155_, 16u, kf_wn);
                 bool t3199_ = (kf_lane_id() + 16u) < t3177_;
@@ -12517,33 +6609,26 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 float t3221_ = kf_shfl_down(t3219_, 1u, kf_wn);
                 bool t3223_ = (kf_lane_id() + 1u) < t3177_;
                 float t3224_ = __fadd_rn(t3219_, t3221_);
-                s_35_ = kf_shfl(t3223_ ? t3224_ : t3219_, 0u, kf_wn);
+                s_3_ = kf_shfl(t3223_ ? t3224_ : t3219_, 0u, kf_wn);
             }
             bool t3229_ = lane_ == 0u;
             bool t3230_ = t3229_;
             if (t3229_) {
-                t3230_ = ((g_ * 2u) + 0u) < m_;
+                t3230_ = (g_ << 1u) < m_;
             }
             if (t3230_) {
-                unsigned i_13_ = ((2u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    y_[i_13_] = s_35_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_13_] = kf_f16_from_f32(s_35_);
-                } else {
-                    yh_[i_13_] = kf_f16_from_f32(__fadd_rn(s_35_, kf_f16_to_f32(yh_[i_13_])));
-                }
+                y_[(m_ << 1u) + (g_ << 1u)] = s_3_;
             }
         }
         if (3u < nb_) {
             float t3255_ = acc_[3u];
-            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3277_ == 32u) {
                 float t3282_ = __fadd_rn(t3255_, kf_shfl_xor(t3255_, 16u, kf_wn));
                 float t3285_ = __fadd_rn(t3282_, kf_shfl_xor(t3282_, 8u, kf_wn));
                 float t3288_ = __fadd_rn(t3285_, kf_shfl_xor(t3285_, 4u, kf_wn));
                 float t3291_ = __fadd_rn(t3288_, kf_shfl_xor(t3288_, 2u, kf_wn));
-                s_36_ = __fadd_rn(t3291_, kf_shfl_xor(t3291_, 1u, kf_wn));
+                s_4_ = __fadd_rn(t3291_, kf_shfl_xor(t3291_, 1u, kf_wn));
             } else {
                 float t3297_ = kf_shfl_down(t3255_, 16u, kf_wn);
                 bool t3299_ = (kf_lane_id() + 16u) < t3277_;
@@ -12564,33 +6649,26 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 float t3321_ = kf_shfl_down(t3319_, 1u, kf_wn);
                 bool t3323_ = (kf_lane_id() + 1u) < t3277_;
                 float t3324_ = __fadd_rn(t3319_, t3321_);
-                s_36_ = kf_shfl(t3323_ ? t3324_ : t3319_, 0u, kf_wn);
+                s_4_ = kf_shfl(t3323_ ? t3324_ : t3319_, 0u, kf_wn);
             }
             bool t3329_ = lane_ == 0u;
             bool t3330_ = t3329_;
             if (t3329_) {
-                t3330_ = ((g_ * 2u) + 0u) < m_;
+                t3330_ = (g_ << 1u) < m_;
             }
             if (t3330_) {
-                unsigned i_14_ = ((3u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    y_[i_14_] = s_36_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_14_] = kf_f16_from_f32(s_36_);
-                } else {
-                    yh_[i_14_] = kf_f16_from_f32(__fadd_rn(s_36_, kf_f16_to_f32(yh_[i_14_])));
-                }
+                y_[(3u * m_) + (g_ << 1u)] = s_4_;
             }
         }
         if (4u < nb_) {
             float t3355_ = acc_[4u];
-            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3377_ == 32u) {
                 float t3382_ = __fadd_rn(t3355_, kf_shfl_xor(t3355_, 16u, kf_wn));
                 float t3385_ = __fadd_rn(t3382_, kf_shfl_xor(t3382_, 8u, kf_wn));
                 float t3388_ = __fadd_rn(t3385_, kf_shfl_xor(t3385_, 4u, kf_wn));
                 float t3391_ = __fadd_rn(t3388_, kf_shfl_xor(t3388_, 2u, kf_wn));
-                s_37_ = __fadd_rn(t3391_, kf_shfl_xor(t3391_, 1u, kf_wn));
+                s_5_ = __fadd_rn(t3391_, kf_shfl_xor(t3391_, 1u, kf_wn));
             } else {
                 float t3397_ = kf_shfl_down(t3355_, 16u, kf_wn);
                 bool t3399_ = (kf_lane_id() + 16u) < t3377_;
@@ -12611,33 +6689,26 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 float t3421_ = kf_shfl_down(t3419_, 1u, kf_wn);
                 bool t3423_ = (kf_lane_id() + 1u) < t3377_;
                 float t3424_ = __fadd_rn(t3419_, t3421_);
-                s_37_ = kf_shfl(t3423_ ? t3424_ : t3419_, 0u, kf_wn);
+                s_5_ = kf_shfl(t3423_ ? t3424_ : t3419_, 0u, kf_wn);
             }
             bool t3429_ = lane_ == 0u;
             bool t3430_ = t3429_;
             if (t3429_) {
-                t3430_ = ((g_ * 2u) + 0u) < m_;
+                t3430_ = (g_ << 1u) < m_;
             }
             if (t3430_) {
-                unsigned i_15_ = ((4u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    y_[i_15_] = s_37_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_15_] = kf_f16_from_f32(s_37_);
-                } else {
-                    yh_[i_15_] = kf_f16_from_f32(__fadd_rn(s_37_, kf_f16_to_f32(yh_[i_15_])));
-                }
+                y_[(m_ << 2u) + (g_ << 1u)] = s_5_;
             }
         }
         if (5u < nb_) {
             float t3455_ = acc_[5u];
-            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3477_ == 32u) {
                 float t3482_ = __fadd_rn(t3455_, kf_shfl_xor(t3455_, 16u, kf_wn));
                 float t3485_ = __fadd_rn(t3482_, kf_shfl_xor(t3482_, 8u, kf_wn));
                 float t3488_ = __fadd_rn(t3485_, kf_shfl_xor(t3485_, 4u, kf_wn));
                 float t3491_ = __fadd_rn(t3488_, kf_shfl_xor(t3488_, 2u, kf_wn));
-                s_38_ = __fadd_rn(t3491_, kf_shfl_xor(t3491_, 1u, kf_wn));
+                s_6_ = __fadd_rn(t3491_, kf_shfl_xor(t3491_, 1u, kf_wn));
             } else {
                 float t3497_ = kf_shfl_down(t3455_, 16u, kf_wn);
                 bool t3499_ = (kf_lane_id() + 16u) < t3477_;
@@ -12658,33 +6729,26 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 float t3521_ = kf_shfl_down(t3519_, 1u, kf_wn);
                 bool t3523_ = (kf_lane_id() + 1u) < t3477_;
                 float t3524_ = __fadd_rn(t3519_, t3521_);
-                s_38_ = kf_shfl(t3523_ ? t3524_ : t3519_, 0u, kf_wn);
+                s_6_ = kf_shfl(t3523_ ? t3524_ : t3519_, 0u, kf_wn);
             }
             bool t3529_ = lane_ == 0u;
             bool t3530_ = t3529_;
             if (t3529_) {
-                t3530_ = ((g_ * 2u) + 0u) < m_;
+                t3530_ = (g_ << 1u) < m_;
             }
             if (t3530_) {
-                unsigned i_16_ = ((5u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    y_[i_16_] = s_38_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_16_] = kf_f16_from_f32(s_38_);
-                } else {
-                    yh_[i_16_] = kf_f16_from_f32(__fadd_rn(s_38_, kf_f16_to_f32(yh_[i_16_])));
-                }
+                y_[(5u * m_) + (g_ << 1u)] = s_6_;
             }
         }
         if (6u < nb_) {
             float t3555_ = acc_[6u];
-            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3577_ == 32u) {
                 float t3582_ = __fadd_rn(t3555_, kf_shfl_xor(t3555_, 16u, kf_wn));
                 float t3585_ = __fadd_rn(t3582_, kf_shfl_xor(t3582_, 8u, kf_wn));
                 float t3588_ = __fadd_rn(t3585_, kf_shfl_xor(t3585_, 4u, kf_wn));
                 float t3591_ = __fadd_rn(t3588_, kf_shfl_xor(t3588_, 2u, kf_wn));
-                s_39_ = __fadd_rn(t3591_, kf_shfl_xor(t3591_, 1u, kf_wn));
+                s_7_ = __fadd_rn(t3591_, kf_shfl_xor(t3591_, 1u, kf_wn));
             } else {
                 float t3597_ = kf_shfl_down(t3555_, 16u, kf_wn);
                 bool t3599_ = (kf_lane_id() + 16u) < t3577_;
@@ -12705,33 +6769,26 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 float t3621_ = kf_shfl_down(t3619_, 1u, kf_wn);
                 bool t3623_ = (kf_lane_id() + 1u) < t3577_;
                 float t3624_ = __fadd_rn(t3619_, t3621_);
-                s_39_ = kf_shfl(t3623_ ? t3624_ : t3619_, 0u, kf_wn);
+                s_7_ = kf_shfl(t3623_ ? t3624_ : t3619_, 0u, kf_wn);
             }
             bool t3629_ = lane_ == 0u;
             bool t3630_ = t3629_;
             if (t3629_) {
-                t3630_ = ((g_ * 2u) + 0u) < m_;
+                t3630_ = (g_ << 1u) < m_;
             }
             if (t3630_) {
-                unsigned i_17_ = ((6u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    y_[i_17_] = s_39_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_17_] = kf_f16_from_f32(s_39_);
-                } else {
-                    yh_[i_17_] = kf_f16_from_f32(__fadd_rn(s_39_, kf_f16_to_f32(yh_[i_17_])));
-                }
+                y_[(6u * m_) + (g_ << 1u)] = s_7_;
             }
         }
         if (7u < nb_) {
             float t3655_ = acc_[7u];
-            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3677_ == 32u) {
                 float t3682_ = __fadd_rn(t3655_, kf_shfl_xor(t3655_, 16u, kf_wn));
                 float t3685_ = __fadd_rn(t3682_, kf_shfl_xor(t3682_, 8u, kf_wn));
                 float t3688_ = __fadd_rn(t3685_, kf_shfl_xor(t3685_, 4u, kf_wn));
                 float t3691_ = __fadd_rn(t3688_, kf_shfl_xor(t3688_, 2u, kf_wn));
-                s_40_ = __fadd_rn(t3691_, kf_shfl_xor(t3691_, 1u, kf_wn));
+                s_8_ = __fadd_rn(t3691_, kf_shfl_xor(t3691_, 1u, kf_wn));
             } else {
                 float t3697_ = kf_shfl_down(t3655_, 16u, kf_wn);
                 bool t3699_ = (kf_lane_id() + 16u) < t3677_;
@@ -12752,33 +6809,26 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 float t3721_ = kf_shfl_down(t3719_, 1u, kf_wn);
                 bool t3723_ = (kf_lane_id() + 1u) < t3677_;
                 float t3724_ = __fadd_rn(t3719_, t3721_);
-                s_40_ = kf_shfl(t3723_ ? t3724_ : t3719_, 0u, kf_wn);
+                s_8_ = kf_shfl(t3723_ ? t3724_ : t3719_, 0u, kf_wn);
             }
             bool t3729_ = lane_ == 0u;
             bool t3730_ = t3729_;
             if (t3729_) {
-                t3730_ = ((g_ * 2u) + 0u) < m_;
+                t3730_ = (g_ << 1u) < m_;
             }
             if (t3730_) {
-                unsigned i_18_ = ((7u * m_) + (g_ * 2u)) + 0u;
-                if (ymode_ == 0u) {
-                    y_[i_18_] = s_40_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_18_] = kf_f16_from_f32(s_40_);
-                } else {
-                    yh_[i_18_] = kf_f16_from_f32(__fadd_rn(s_40_, kf_f16_to_f32(yh_[i_18_])));
-                }
+                y_[(7u * m_) + (g_ << 1u)] = s_8_;
             }
         }
         if (0u < nb_) {
             float t3755_ = acc_[8u];
-            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3777_ == 32u) {
                 float t3782_ = __fadd_rn(t3755_, kf_shfl_xor(t3755_, 16u, kf_wn));
                 float t3785_ = __fadd_rn(t3782_, kf_shfl_xor(t3782_, 8u, kf_wn));
                 float t3788_ = __fadd_rn(t3785_, kf_shfl_xor(t3785_, 4u, kf_wn));
                 float t3791_ = __fadd_rn(t3788_, kf_shfl_xor(t3788_, 2u, kf_wn));
-                s_41_ = __fadd_rn(t3791_, kf_shfl_xor(t3791_, 1u, kf_wn));
+                s_9_ = __fadd_rn(t3791_, kf_shfl_xor(t3791_, 1u, kf_wn));
             } else {
                 float t3797_ = kf_shfl_down(t3755_, 16u, kf_wn);
                 bool t3799_ = (kf_lane_id() + 16u) < t3777_;
@@ -12799,33 +6849,27 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 float t3821_ = kf_shfl_down(t3819_, 1u, kf_wn);
                 bool t3823_ = (kf_lane_id() + 1u) < t3777_;
                 float t3824_ = __fadd_rn(t3819_, t3821_);
-                s_41_ = kf_shfl(t3823_ ? t3824_ : t3819_, 0u, kf_wn);
+                s_9_ = kf_shfl(t3823_ ? t3824_ : t3819_, 0u, kf_wn);
             }
             bool t3829_ = lane_ == 0u;
             bool t3830_ = t3829_;
             if (t3829_) {
-                t3830_ = ((g_ * 2u) + 1u) < m_;
+                t3830_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t3830_) {
-                unsigned i_19_ = ((0u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    y_[i_19_] = s_41_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_19_] = kf_f16_from_f32(s_41_);
-                } else {
-                    yh_[i_19_] = kf_f16_from_f32(__fadd_rn(s_41_, kf_f16_to_f32(yh_[i_19_])));
-                }
+                unsigned i_10_ = (g_ << 1u) + 1u;
+                y_[i_10_] = s_9_;
             }
         }
         if (1u < nb_) {
             float t3855_ = acc_[9u];
-            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3877_ == 32u) {
                 float t3882_ = __fadd_rn(t3855_, kf_shfl_xor(t3855_, 16u, kf_wn));
                 float t3885_ = __fadd_rn(t3882_, kf_shfl_xor(t3882_, 8u, kf_wn));
                 float t3888_ = __fadd_rn(t3885_, kf_shfl_xor(t3885_, 4u, kf_wn));
                 float t3891_ = __fadd_rn(t3888_, kf_shfl_xor(t3888_, 2u, kf_wn));
-                s_42_ = __fadd_rn(t3891_, kf_shfl_xor(t3891_, 1u, kf_wn));
+                s_10_ = __fadd_rn(t3891_, kf_shfl_xor(t3891_, 1u, kf_wn));
             } else {
                 float t3897_ = kf_shfl_down(t3855_, 16u, kf_wn);
                 bool t3899_ = (kf_lane_id() + 16u) < t3877_;
@@ -12846,33 +6890,27 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 float t3921_ = kf_shfl_down(t3919_, 1u, kf_wn);
                 bool t3923_ = (kf_lane_id() + 1u) < t3877_;
                 float t3924_ = __fadd_rn(t3919_, t3921_);
-                s_42_ = kf_shfl(t3923_ ? t3924_ : t3919_, 0u, kf_wn);
+                s_10_ = kf_shfl(t3923_ ? t3924_ : t3919_, 0u, kf_wn);
             }
             bool t3929_ = lane_ == 0u;
             bool t3930_ = t3929_;
             if (t3929_) {
-                t3930_ = ((g_ * 2u) + 1u) < m_;
+                t3930_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t3930_) {
-                unsigned i_20_ = ((1u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    y_[i_20_] = s_42_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_20_] = kf_f16_from_f32(s_42_);
-                } else {
-                    yh_[i_20_] = kf_f16_from_f32(__fadd_rn(s_42_, kf_f16_to_f32(yh_[i_20_])));
-                }
+                unsigned i_11_ = (m_ + (g_ << 1u)) + 1u;
+                y_[i_11_] = s_10_;
             }
         }
         if (2u < nb_) {
             float t3955_ = acc_[10u];
-            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t3977_ == 32u) {
                 float t3982_ = __fadd_rn(t3955_, kf_shfl_xor(t3955_, 16u, kf_wn));
                 float t3985_ = __fadd_rn(t3982_, kf_shfl_xor(t3982_, 8u, kf_wn));
                 float t3988_ = __fadd_rn(t3985_, kf_shfl_xor(t3985_, 4u, kf_wn));
                 float t3991_ = __fadd_rn(t3988_, kf_shfl_xor(t3988_, 2u, kf_wn));
-                s_43_ = __fadd_rn(t3991_, kf_shfl_xor(t3991_, 1u, kf_wn));
+                s_11_ = __fadd_rn(t3991_, kf_shfl_xor(t3991_, 1u, kf_wn));
             } else {
                 float t3997_ = kf_shfl_down(t3955_, 16u, kf_wn);
                 bool t3999_ = (kf_lane_id() + 16u) < t3977_;
@@ -12893,33 +6931,27 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 float t4021_ = kf_shfl_down(t4019_, 1u, kf_wn);
                 bool t4023_ = (kf_lane_id() + 1u) < t3977_;
                 float t4024_ = __fadd_rn(t4019_, t4021_);
-                s_43_ = kf_shfl(t4023_ ? t4024_ : t4019_, 0u, kf_wn);
+                s_11_ = kf_shfl(t4023_ ? t4024_ : t4019_, 0u, kf_wn);
             }
             bool t4029_ = lane_ == 0u;
             bool t4030_ = t4029_;
             if (t4029_) {
-                t4030_ = ((g_ * 2u) + 1u) < m_;
+                t4030_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4030_) {
-                unsigned i_21_ = ((2u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    y_[i_21_] = s_43_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_21_] = kf_f16_from_f32(s_43_);
-                } else {
-                    yh_[i_21_] = kf_f16_from_f32(__fadd_rn(s_43_, kf_f16_to_f32(yh_[i_21_])));
-                }
+                unsigned i_12_ = ((m_ << 1u) + (g_ << 1u)) + 1u;
+                y_[i_12_] = s_11_;
             }
         }
         if (3u < nb_) {
             float t4055_ = acc_[11u];
-            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4077_ == 32u) {
                 float t4082_ = __fadd_rn(t4055_, kf_shfl_xor(t4055_, 16u, kf_wn));
                 float t4085_ = __fadd_rn(t4082_, kf_shfl_xor(t4082_, 8u, kf_wn));
                 float t4088_ = __fadd_rn(t4085_, kf_shfl_xor(t4085_, 4u, kf_wn));
                 float t4091_ = __fadd_rn(t4088_, kf_shfl_xor(t4088_, 2u, kf_wn));
-                s_44_ = __fadd_rn(t4091_, kf_shfl_xor(t4091_, 1u, kf_wn));
+                s_12_ = __fadd_rn(t4091_, kf_shfl_xor(t4091_, 1u, kf_wn));
             } else {
                 float t4097_ = kf_shfl_down(t4055_, 16u, kf_wn);
                 bool t4099_ = (kf_lane_id() + 16u) < t4077_;
@@ -12940,33 +6972,27 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 float t4121_ = kf_shfl_down(t4119_, 1u, kf_wn);
                 bool t4123_ = (kf_lane_id() + 1u) < t4077_;
                 float t4124_ = __fadd_rn(t4119_, t4121_);
-                s_44_ = kf_shfl(t4123_ ? t4124_ : t4119_, 0u, kf_wn);
+                s_12_ = kf_shfl(t4123_ ? t4124_ : t4119_, 0u, kf_wn);
             }
             bool t4129_ = lane_ == 0u;
             bool t4130_ = t4129_;
             if (t4129_) {
-                t4130_ = ((g_ * 2u) + 1u) < m_;
+                t4130_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4130_) {
-                unsigned i_22_ = ((3u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    y_[i_22_] = s_44_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_22_] = kf_f16_from_f32(s_44_);
-                } else {
-                    yh_[i_22_] = kf_f16_from_f32(__fadd_rn(s_44_, kf_f16_to_f32(yh_[i_22_])));
-                }
+                unsigned i_13_ = ((3u * m_) + (g_ << 1u)) + 1u;
+                y_[i_13_] = s_12_;
             }
         }
         if (4u < nb_) {
             float t4155_ = acc_[12u];
-            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4177_ == 32u) {
                 float t4182_ = __fadd_rn(t4155_, kf_shfl_xor(t4155_, 16u, kf_wn));
                 float t4185_ = __fadd_rn(t4182_, kf_shfl_xor(t4182_, 8u, kf_wn));
                 float t4188_ = __fadd_rn(t4185_, kf_shfl_xor(t4185_, 4u, kf_wn));
                 float t4191_ = __fadd_rn(t4188_, kf_shfl_xor(t4188_, 2u, kf_wn));
-                s_45_ = __fadd_rn(t4191_, kf_shfl_xor(t4191_, 1u, kf_wn));
+                s_13_ = __fadd_rn(t4191_, kf_shfl_xor(t4191_, 1u, kf_wn));
             } else {
                 float t4197_ = kf_shfl_down(t4155_, 16u, kf_wn);
                 bool t4199_ = (kf_lane_id() + 16u) < t4177_;
@@ -12987,33 +7013,27 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 float t4221_ = kf_shfl_down(t4219_, 1u, kf_wn);
                 bool t4223_ = (kf_lane_id() + 1u) < t4177_;
                 float t4224_ = __fadd_rn(t4219_, t4221_);
-                s_45_ = kf_shfl(t4223_ ? t4224_ : t4219_, 0u, kf_wn);
+                s_13_ = kf_shfl(t4223_ ? t4224_ : t4219_, 0u, kf_wn);
             }
             bool t4229_ = lane_ == 0u;
             bool t4230_ = t4229_;
             if (t4229_) {
-                t4230_ = ((g_ * 2u) + 1u) < m_;
+                t4230_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4230_) {
-                unsigned i_23_ = ((4u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    y_[i_23_] = s_45_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_23_] = kf_f16_from_f32(s_45_);
-                } else {
-                    yh_[i_23_] = kf_f16_from_f32(__fadd_rn(s_45_, kf_f16_to_f32(yh_[i_23_])));
-                }
+                unsigned i_14_ = ((m_ << 2u) + (g_ << 1u)) + 1u;
+                y_[i_14_] = s_13_;
             }
         }
         if (5u < nb_) {
             float t4255_ = acc_[13u];
-            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4277_ == 32u) {
                 float t4282_ = __fadd_rn(t4255_, kf_shfl_xor(t4255_, 16u, kf_wn));
                 float t4285_ = __fadd_rn(t4282_, kf_shfl_xor(t4282_, 8u, kf_wn));
                 float t4288_ = __fadd_rn(t4285_, kf_shfl_xor(t4285_, 4u, kf_wn));
                 float t4291_ = __fadd_rn(t4288_, kf_shfl_xor(t4288_, 2u, kf_wn));
-                s_46_ = __fadd_rn(t4291_, kf_shfl_xor(t4291_, 1u, kf_wn));
+                s_14_ = __fadd_rn(t4291_, kf_shfl_xor(t4291_, 1u, kf_wn));
             } else {
                 float t4297_ = kf_shfl_down(t4255_, 16u, kf_wn);
                 bool t4299_ = (kf_lane_id() + 16u) < t4277_;
@@ -13034,33 +7054,27 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 float t4321_ = kf_shfl_down(t4319_, 1u, kf_wn);
                 bool t4323_ = (kf_lane_id() + 1u) < t4277_;
                 float t4324_ = __fadd_rn(t4319_, t4321_);
-                s_46_ = kf_shfl(t4323_ ? t4324_ : t4319_, 0u, kf_wn);
+                s_14_ = kf_shfl(t4323_ ? t4324_ : t4319_, 0u, kf_wn);
             }
             bool t4329_ = lane_ == 0u;
             bool t4330_ = t4329_;
             if (t4329_) {
-                t4330_ = ((g_ * 2u) + 1u) < m_;
+                t4330_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4330_) {
-                unsigned i_24_ = ((5u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    y_[i_24_] = s_46_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_24_] = kf_f16_from_f32(s_46_);
-                } else {
-                    yh_[i_24_] = kf_f16_from_f32(__fadd_rn(s_46_, kf_f16_to_f32(yh_[i_24_])));
-                }
+                unsigned i_15_ = ((5u * m_) + (g_ << 1u)) + 1u;
+                y_[i_15_] = s_14_;
             }
         }
         if (6u < nb_) {
             float t4355_ = acc_[14u];
-            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4377_ == 32u) {
                 float t4382_ = __fadd_rn(t4355_, kf_shfl_xor(t4355_, 16u, kf_wn));
                 float t4385_ = __fadd_rn(t4382_, kf_shfl_xor(t4382_, 8u, kf_wn));
                 float t4388_ = __fadd_rn(t4385_, kf_shfl_xor(t4385_, 4u, kf_wn));
                 float t4391_ = __fadd_rn(t4388_, kf_shfl_xor(t4388_, 2u, kf_wn));
-                s_47_ = __fadd_rn(t4391_, kf_shfl_xor(t4391_, 1u, kf_wn));
+                s_15_ = __fadd_rn(t4391_, kf_shfl_xor(t4391_, 1u, kf_wn));
             } else {
                 float t4397_ = kf_shfl_down(t4355_, 16u, kf_wn);
                 bool t4399_ = (kf_lane_id() + 16u) < t4377_;
@@ -13081,33 +7095,27 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 float t4421_ = kf_shfl_down(t4419_, 1u, kf_wn);
                 bool t4423_ = (kf_lane_id() + 1u) < t4377_;
                 float t4424_ = __fadd_rn(t4419_, t4421_);
-                s_47_ = kf_shfl(t4423_ ? t4424_ : t4419_, 0u, kf_wn);
+                s_15_ = kf_shfl(t4423_ ? t4424_ : t4419_, 0u, kf_wn);
             }
             bool t4429_ = lane_ == 0u;
             bool t4430_ = t4429_;
             if (t4429_) {
-                t4430_ = ((g_ * 2u) + 1u) < m_;
+                t4430_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4430_) {
-                unsigned i_25_ = ((6u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    y_[i_25_] = s_47_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_25_] = kf_f16_from_f32(s_47_);
-                } else {
-                    yh_[i_25_] = kf_f16_from_f32(__fadd_rn(s_47_, kf_f16_to_f32(yh_[i_25_])));
-                }
+                unsigned i_16_ = ((6u * m_) + (g_ << 1u)) + 1u;
+                y_[i_16_] = s_15_;
             }
         }
         if (7u < nb_) {
             float t4455_ = acc_[15u];
-            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
             if (t4477_ == 32u) {
                 float t4482_ = __fadd_rn(t4455_, kf_shfl_xor(t4455_, 16u, kf_wn));
                 float t4485_ = __fadd_rn(t4482_, kf_shfl_xor(t4482_, 8u, kf_wn));
                 float t4488_ = __fadd_rn(t4485_, kf_shfl_xor(t4485_, 4u, kf_wn));
                 float t4491_ = __fadd_rn(t4488_, kf_shfl_xor(t4488_, 2u, kf_wn));
-                s_48_ = __fadd_rn(t4491_, kf_shfl_xor(t4491_, 1u, kf_wn));
+                s_16_ = __fadd_rn(t4491_, kf_shfl_xor(t4491_, 1u, kf_wn));
             } else {
                 float t4497_ = kf_shfl_down(t4455_, 16u, kf_wn);
                 bool t4499_ = (kf_lane_id() + 16u) < t4477_;
@@ -13128,22 +7136,16 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 float t4521_ = kf_shfl_down(t4519_, 1u, kf_wn);
                 bool t4523_ = (kf_lane_id() + 1u) < t4477_;
                 float t4524_ = __fadd_rn(t4519_, t4521_);
-                s_48_ = kf_shfl(t4523_ ? t4524_ : t4519_, 0u, kf_wn);
+                s_16_ = kf_shfl(t4523_ ? t4524_ : t4519_, 0u, kf_wn);
             }
             bool t4529_ = lane_ == 0u;
             bool t4530_ = t4529_;
             if (t4529_) {
-                t4530_ = ((g_ * 2u) + 1u) < m_;
+                t4530_ = ((g_ << 1u) + 1u) < m_;
             }
             if (t4530_) {
-                unsigned i_26_ = ((7u * m_) + (g_ * 2u)) + 1u;
-                if (ymode_ == 0u) {
-                    y_[i_26_] = s_48_;
-                } else if (ymode_ == 1u) {
-                    yh_[i_26_] = kf_f16_from_f32(s_48_);
-                } else {
-                    yh_[i_26_] = kf_f16_from_f32(__fadd_rn(s_48_, kf_f16_to_f32(yh_[i_26_])));
-                }
+                unsigned i_17_ = ((7u * m_) + (g_ << 1u)) + 1u;
+                y_[i_17_] = s_16_;
             }
         }
     }

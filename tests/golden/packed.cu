@@ -57,12 +57,6 @@ __device__ __forceinline__ kf_bf16 kf_bf16_mul(kf_bf16 a, kf_bf16 b) { return kf
 __device__ __forceinline__ kf_bf16 kf_bf16_div(kf_bf16 a, kf_bf16 b) { return kf_bf16_from_f32(__fdiv_rn(kf_bf16_to_f32(a), kf_bf16_to_f32(b))); }
 __device__ __forceinline__ kf_bf16 kf_bf16_neg(kf_bf16 a) { kf_bf16 r = {(unsigned short)(a.bits ^ 0x8000u)}; return r; }
 
-/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)
-   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */
-__device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }
-__device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
-__device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
-
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(4) kf_f16x2 { kf_f16 v[2]; };
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
@@ -134,9 +128,9 @@ packed_f16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned 
         unsigned t41_ = b_2_ & 65535u;
         unsigned lo_ = t38_ ? 32767u : t41_;
         bool t45_ = kf_f16_to_f32(h_.v[1]) != kf_f16_to_f32(h_.v[1]);
-        unsigned t48_ = kf_shr_u32(b_2_, 16u);
+        unsigned t48_ = b_2_ >> 16u;
         unsigned hi_ = t45_ ? 32767u : t48_;
-        o_[k_] = lo_ | kf_shl_u32(hi_, 16u);
+        o_[k_] = lo_ | (hi_ << 16u);
         unsigned t54_ = k_ + 1u;
         kf_f16x2 h_2_ = kf_pairs(kf_h2_sub, a_, b_);
         unsigned b_3_ = kf_bitcast<unsigned>(h_2_);
@@ -144,9 +138,9 @@ packed_f16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned 
         unsigned t62_ = b_3_ & 65535u;
         unsigned lo_2_ = t59_ ? 32767u : t62_;
         bool t66_ = kf_f16_to_f32(h_2_.v[1]) != kf_f16_to_f32(h_2_.v[1]);
-        unsigned t69_ = kf_shr_u32(b_3_, 16u);
+        unsigned t69_ = b_3_ >> 16u;
         unsigned hi_2_ = t66_ ? 32767u : t69_;
-        o_[t54_] = lo_2_ | kf_shl_u32(hi_2_, 16u);
+        o_[t54_] = lo_2_ | (hi_2_ << 16u);
         unsigned t75_ = k_ + 2u;
         kf_f16x2 h_3_ = kf_pairs(kf_h2_mul, a_, b_);
         unsigned b_4_ = kf_bitcast<unsigned>(h_3_);
@@ -154,9 +148,9 @@ packed_f16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned 
         unsigned t83_ = b_4_ & 65535u;
         unsigned lo_3_ = t80_ ? 32767u : t83_;
         bool t87_ = kf_f16_to_f32(h_3_.v[1]) != kf_f16_to_f32(h_3_.v[1]);
-        unsigned t90_ = kf_shr_u32(b_4_, 16u);
+        unsigned t90_ = b_4_ >> 16u;
         unsigned hi_3_ = t87_ ? 32767u : t90_;
-        o_[t75_] = lo_3_ | kf_shl_u32(hi_3_, 16u);
+        o_[t75_] = lo_3_ | (hi_3_ << 16u);
         unsigned t96_ = k_ + 3u;
         kf_f16x2 h_4_ = kf_pairs(kf_h2_fma, a_, b_, c_);
         unsigned b_5_ = kf_bitcast<unsigned>(h_4_);
@@ -164,9 +158,9 @@ packed_f16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned 
         unsigned t104_ = b_5_ & 65535u;
         unsigned lo_4_ = t101_ ? 32767u : t104_;
         bool t108_ = kf_f16_to_f32(h_4_.v[1]) != kf_f16_to_f32(h_4_.v[1]);
-        unsigned t111_ = kf_shr_u32(b_5_, 16u);
+        unsigned t111_ = b_5_ >> 16u;
         unsigned hi_4_ = t108_ ? 32767u : t111_;
-        o_[t96_] = lo_4_ | kf_shl_u32(hi_4_, 16u);
+        o_[t96_] = lo_4_ | (hi_4_ << 16u);
         unsigned t117_ = k_ + 4u;
         kf_f16x2 h_5_ = kf_pairs(kf_h2_add, kf_pairs(kf_h2_mul, a_, b_), c_);
         unsigned b_6_ = kf_bitcast<unsigned>(h_5_);
@@ -174,9 +168,9 @@ packed_f16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned 
         unsigned t126_ = b_6_ & 65535u;
         unsigned lo_5_ = t123_ ? 32767u : t126_;
         bool t130_ = kf_f16_to_f32(h_5_.v[1]) != kf_f16_to_f32(h_5_.v[1]);
-        unsigned t133_ = kf_shr_u32(b_6_, 16u);
+        unsigned t133_ = b_6_ >> 16u;
         unsigned hi_5_ = t130_ ? 32767u : t133_;
-        o_[t117_] = lo_5_ | kf_shl_u32(hi_5_, 16u);
+        o_[t117_] = lo_5_ | (hi_5_ << 16u);
         unsigned t139_ = k_ + 5u;
         kf_f16x2 h_6_ = kf_pairs(kf_h2_min, a_, b_);
         unsigned b_7_ = kf_bitcast<unsigned>(h_6_);
@@ -184,9 +178,9 @@ packed_f16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned 
         unsigned t147_ = b_7_ & 65535u;
         unsigned lo_6_ = t144_ ? 32767u : t147_;
         bool t151_ = kf_f16_to_f32(h_6_.v[1]) != kf_f16_to_f32(h_6_.v[1]);
-        unsigned t154_ = kf_shr_u32(b_7_, 16u);
+        unsigned t154_ = b_7_ >> 16u;
         unsigned hi_6_ = t151_ ? 32767u : t154_;
-        o_[t139_] = lo_6_ | kf_shl_u32(hi_6_, 16u);
+        o_[t139_] = lo_6_ | (hi_6_ << 16u);
         unsigned t160_ = k_ + 6u;
         kf_f16x2 h_7_ = kf_pairs(kf_h2_max, a_, b_);
         unsigned b_8_ = kf_bitcast<unsigned>(h_7_);
@@ -194,9 +188,9 @@ packed_f16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned 
         unsigned t168_ = b_8_ & 65535u;
         unsigned lo_7_ = t165_ ? 32767u : t168_;
         bool t172_ = kf_f16_to_f32(h_7_.v[1]) != kf_f16_to_f32(h_7_.v[1]);
-        unsigned t175_ = kf_shr_u32(b_8_, 16u);
+        unsigned t175_ = b_8_ >> 16u;
         unsigned hi_7_ = t172_ ? 32767u : t175_;
-        o_[t160_] = lo_7_ | kf_shl_u32(hi_7_, 16u);
+        o_[t160_] = lo_7_ | (hi_7_ << 16u);
         unsigned t181_ = k_ + 7u;
         kf_f16x2 h_8_ = kf_pairs(kf_h2_abs, a_);
         unsigned b_9_ = kf_bitcast<unsigned>(h_8_);
@@ -204,9 +198,9 @@ packed_f16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned 
         unsigned t189_ = b_9_ & 65535u;
         unsigned lo_8_ = t186_ ? 32767u : t189_;
         bool t193_ = kf_f16_to_f32(h_8_.v[1]) != kf_f16_to_f32(h_8_.v[1]);
-        unsigned t196_ = kf_shr_u32(b_9_, 16u);
+        unsigned t196_ = b_9_ >> 16u;
         unsigned hi_8_ = t193_ ? 32767u : t196_;
-        o_[t181_] = lo_8_ | kf_shl_u32(hi_8_, 16u);
+        o_[t181_] = lo_8_ | (hi_8_ << 16u);
         unsigned t202_ = k_ + 8u;
         kf_f16x2 t203_;
         t203_.v[0] = kf_f16_neg(z_.v[0]);
@@ -217,9 +211,9 @@ packed_f16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned 
         unsigned t211_ = b_10_ & 65535u;
         unsigned lo_9_ = t208_ ? 32767u : t211_;
         bool t215_ = kf_f16_to_f32(h_9_.v[1]) != kf_f16_to_f32(h_9_.v[1]);
-        unsigned t218_ = kf_shr_u32(b_10_, 16u);
+        unsigned t218_ = b_10_ >> 16u;
         unsigned hi_9_ = t215_ ? 32767u : t218_;
-        o_[t202_] = lo_9_ | kf_shl_u32(hi_9_, 16u);
+        o_[t202_] = lo_9_ | (hi_9_ << 16u);
         unsigned t224_ = k_ + 9u;
         kf_f16x2 t225_;
         t225_.v[0] = kf_f16_neg(z_.v[0]);
@@ -230,9 +224,9 @@ packed_f16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned 
         unsigned t233_ = b_11_ & 65535u;
         unsigned lo_10_ = t230_ ? 32767u : t233_;
         bool t237_ = kf_f16_to_f32(h_10_.v[1]) != kf_f16_to_f32(h_10_.v[1]);
-        unsigned t240_ = kf_shr_u32(b_11_, 16u);
+        unsigned t240_ = b_11_ >> 16u;
         unsigned hi_10_ = t237_ ? 32767u : t240_;
-        o_[t224_] = lo_10_ | kf_shl_u32(hi_10_, 16u);
+        o_[t224_] = lo_10_ | (hi_10_ << 16u);
         unsigned t246_ = k_ + 10u;
         kf_f16x2 h_11_ = kf_pairs(kf_h2_min, kf_pairs(kf_h2_max, c_, kf_pairs(kf_h2_min, a_, b_)), kf_pairs(kf_h2_max, a_, b_));
         unsigned b_12_ = kf_bitcast<unsigned>(h_11_);
@@ -240,9 +234,9 @@ packed_f16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned 
         unsigned t257_ = b_12_ & 65535u;
         unsigned lo_11_ = t254_ ? 32767u : t257_;
         bool t261_ = kf_f16_to_f32(h_11_.v[1]) != kf_f16_to_f32(h_11_.v[1]);
-        unsigned t264_ = kf_shr_u32(b_12_, 16u);
+        unsigned t264_ = b_12_ >> 16u;
         unsigned hi_11_ = t261_ ? 32767u : t264_;
-        o_[t246_] = lo_11_ | kf_shl_u32(hi_11_, 16u);
+        o_[t246_] = lo_11_ | (hi_11_ << 16u);
     }
 }
 
@@ -267,9 +261,9 @@ packed_bf16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned
         unsigned t41_ = b_2_ & 65535u;
         unsigned lo_ = t38_ ? 32767u : t41_;
         bool t45_ = kf_bf16_to_f32(h_.v[1]) != kf_bf16_to_f32(h_.v[1]);
-        unsigned t48_ = kf_shr_u32(b_2_, 16u);
+        unsigned t48_ = b_2_ >> 16u;
         unsigned hi_ = t45_ ? 32767u : t48_;
-        o_[k_] = lo_ | kf_shl_u32(hi_, 16u);
+        o_[k_] = lo_ | (hi_ << 16u);
         unsigned t54_ = k_ + 1u;
         kf_bf16x2 h_2_ = kf_pairs(kf_bh2_sub, a_, b_);
         unsigned b_3_ = kf_bitcast<unsigned>(h_2_);
@@ -277,9 +271,9 @@ packed_bf16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned
         unsigned t62_ = b_3_ & 65535u;
         unsigned lo_2_ = t59_ ? 32767u : t62_;
         bool t66_ = kf_bf16_to_f32(h_2_.v[1]) != kf_bf16_to_f32(h_2_.v[1]);
-        unsigned t69_ = kf_shr_u32(b_3_, 16u);
+        unsigned t69_ = b_3_ >> 16u;
         unsigned hi_2_ = t66_ ? 32767u : t69_;
-        o_[t54_] = lo_2_ | kf_shl_u32(hi_2_, 16u);
+        o_[t54_] = lo_2_ | (hi_2_ << 16u);
         unsigned t75_ = k_ + 2u;
         kf_bf16x2 h_3_ = kf_pairs(kf_bh2_mul, a_, b_);
         unsigned b_4_ = kf_bitcast<unsigned>(h_3_);
@@ -287,9 +281,9 @@ packed_bf16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned
         unsigned t83_ = b_4_ & 65535u;
         unsigned lo_3_ = t80_ ? 32767u : t83_;
         bool t87_ = kf_bf16_to_f32(h_3_.v[1]) != kf_bf16_to_f32(h_3_.v[1]);
-        unsigned t90_ = kf_shr_u32(b_4_, 16u);
+        unsigned t90_ = b_4_ >> 16u;
         unsigned hi_3_ = t87_ ? 32767u : t90_;
-        o_[t75_] = lo_3_ | kf_shl_u32(hi_3_, 16u);
+        o_[t75_] = lo_3_ | (hi_3_ << 16u);
         unsigned t96_ = k_ + 3u;
         kf_bf16x2 h_4_ = kf_pairs(kf_bh2_fma, a_, b_, c_);
         unsigned b_5_ = kf_bitcast<unsigned>(h_4_);
@@ -297,9 +291,9 @@ packed_bf16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned
         unsigned t104_ = b_5_ & 65535u;
         unsigned lo_4_ = t101_ ? 32767u : t104_;
         bool t108_ = kf_bf16_to_f32(h_4_.v[1]) != kf_bf16_to_f32(h_4_.v[1]);
-        unsigned t111_ = kf_shr_u32(b_5_, 16u);
+        unsigned t111_ = b_5_ >> 16u;
         unsigned hi_4_ = t108_ ? 32767u : t111_;
-        o_[t96_] = lo_4_ | kf_shl_u32(hi_4_, 16u);
+        o_[t96_] = lo_4_ | (hi_4_ << 16u);
         unsigned t117_ = k_ + 4u;
         kf_bf16x2 h_5_ = kf_pairs(kf_bh2_add, kf_pairs(kf_bh2_mul, a_, b_), c_);
         unsigned b_6_ = kf_bitcast<unsigned>(h_5_);
@@ -307,9 +301,9 @@ packed_bf16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned
         unsigned t126_ = b_6_ & 65535u;
         unsigned lo_5_ = t123_ ? 32767u : t126_;
         bool t130_ = kf_bf16_to_f32(h_5_.v[1]) != kf_bf16_to_f32(h_5_.v[1]);
-        unsigned t133_ = kf_shr_u32(b_6_, 16u);
+        unsigned t133_ = b_6_ >> 16u;
         unsigned hi_5_ = t130_ ? 32767u : t133_;
-        o_[t117_] = lo_5_ | kf_shl_u32(hi_5_, 16u);
+        o_[t117_] = lo_5_ | (hi_5_ << 16u);
         unsigned t139_ = k_ + 5u;
         kf_bf16x2 h_6_ = kf_pairs(kf_bh2_min, a_, b_);
         unsigned b_7_ = kf_bitcast<unsigned>(h_6_);
@@ -317,9 +311,9 @@ packed_bf16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned
         unsigned t147_ = b_7_ & 65535u;
         unsigned lo_6_ = t144_ ? 32767u : t147_;
         bool t151_ = kf_bf16_to_f32(h_6_.v[1]) != kf_bf16_to_f32(h_6_.v[1]);
-        unsigned t154_ = kf_shr_u32(b_7_, 16u);
+        unsigned t154_ = b_7_ >> 16u;
         unsigned hi_6_ = t151_ ? 32767u : t154_;
-        o_[t139_] = lo_6_ | kf_shl_u32(hi_6_, 16u);
+        o_[t139_] = lo_6_ | (hi_6_ << 16u);
         unsigned t160_ = k_ + 6u;
         kf_bf16x2 h_7_ = kf_pairs(kf_bh2_max, a_, b_);
         unsigned b_8_ = kf_bitcast<unsigned>(h_7_);
@@ -327,9 +321,9 @@ packed_bf16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned
         unsigned t168_ = b_8_ & 65535u;
         unsigned lo_7_ = t165_ ? 32767u : t168_;
         bool t172_ = kf_bf16_to_f32(h_7_.v[1]) != kf_bf16_to_f32(h_7_.v[1]);
-        unsigned t175_ = kf_shr_u32(b_8_, 16u);
+        unsigned t175_ = b_8_ >> 16u;
         unsigned hi_7_ = t172_ ? 32767u : t175_;
-        o_[t160_] = lo_7_ | kf_shl_u32(hi_7_, 16u);
+        o_[t160_] = lo_7_ | (hi_7_ << 16u);
         unsigned t181_ = k_ + 7u;
         kf_bf16x2 h_8_ = kf_pairs(kf_bh2_abs, a_);
         unsigned b_9_ = kf_bitcast<unsigned>(h_8_);
@@ -337,9 +331,9 @@ packed_bf16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned
         unsigned t189_ = b_9_ & 65535u;
         unsigned lo_8_ = t186_ ? 32767u : t189_;
         bool t193_ = kf_bf16_to_f32(h_8_.v[1]) != kf_bf16_to_f32(h_8_.v[1]);
-        unsigned t196_ = kf_shr_u32(b_9_, 16u);
+        unsigned t196_ = b_9_ >> 16u;
         unsigned hi_8_ = t193_ ? 32767u : t196_;
-        o_[t181_] = lo_8_ | kf_shl_u32(hi_8_, 16u);
+        o_[t181_] = lo_8_ | (hi_8_ << 16u);
         unsigned t202_ = k_ + 8u;
         kf_bf16x2 t203_;
         t203_.v[0] = kf_bf16_neg(z_.v[0]);
@@ -350,9 +344,9 @@ packed_bf16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned
         unsigned t211_ = b_10_ & 65535u;
         unsigned lo_9_ = t208_ ? 32767u : t211_;
         bool t215_ = kf_bf16_to_f32(h_9_.v[1]) != kf_bf16_to_f32(h_9_.v[1]);
-        unsigned t218_ = kf_shr_u32(b_10_, 16u);
+        unsigned t218_ = b_10_ >> 16u;
         unsigned hi_9_ = t215_ ? 32767u : t218_;
-        o_[t202_] = lo_9_ | kf_shl_u32(hi_9_, 16u);
+        o_[t202_] = lo_9_ | (hi_9_ << 16u);
         unsigned t224_ = k_ + 9u;
         kf_bf16x2 t225_;
         t225_.v[0] = kf_bf16_neg(z_.v[0]);
@@ -363,9 +357,9 @@ packed_bf16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned
         unsigned t233_ = b_11_ & 65535u;
         unsigned lo_10_ = t230_ ? 32767u : t233_;
         bool t237_ = kf_bf16_to_f32(h_10_.v[1]) != kf_bf16_to_f32(h_10_.v[1]);
-        unsigned t240_ = kf_shr_u32(b_11_, 16u);
+        unsigned t240_ = b_11_ >> 16u;
         unsigned hi_10_ = t237_ ? 32767u : t240_;
-        o_[t224_] = lo_10_ | kf_shl_u32(hi_10_, 16u);
+        o_[t224_] = lo_10_ | (hi_10_ << 16u);
         unsigned t246_ = k_ + 10u;
         kf_bf16x2 h_11_ = kf_pairs(kf_bh2_min, kf_pairs(kf_bh2_max, c_, kf_pairs(kf_bh2_min, a_, b_)), kf_pairs(kf_bh2_max, a_, b_));
         unsigned b_12_ = kf_bitcast<unsigned>(h_11_);
@@ -373,9 +367,9 @@ packed_bf16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned
         unsigned t257_ = b_12_ & 65535u;
         unsigned lo_11_ = t254_ ? 32767u : t257_;
         bool t261_ = kf_bf16_to_f32(h_11_.v[1]) != kf_bf16_to_f32(h_11_.v[1]);
-        unsigned t264_ = kf_shr_u32(b_12_, 16u);
+        unsigned t264_ = b_12_ >> 16u;
         unsigned hi_11_ = t261_ ? 32767u : t264_;
-        o_[t246_] = lo_11_ | kf_shl_u32(hi_11_, 16u);
+        o_[t246_] = lo_11_ | (hi_11_ << 16u);
     }
 }
 
@@ -385,20 +379,20 @@ packed_x8(const kf_f16x8* __restrict__ h_, const kf_bf16x8* __restrict__ g_, kf_
 {
     unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     if (i_ < n_) {
-        unsigned t13_ = 2u * i_;
+        unsigned t13_ = i_ << 1u;
         kf_f16x8 a_ = h_[t13_];
-        unsigned t18_ = (2u * i_) + 1u;
+        unsigned t18_ = (i_ << 1u) + 1u;
         kf_f16x8 b_ = h_[t18_];
         kf_f16x8 p_ = kf_pairs(kf_h2_fma, a_, b_, kf_pairs(kf_h2_sub, kf_pairs(kf_h2_mul, a_, b_), a_));
-        oh_[2u * i_] = kf_pairs(kf_h2_max, kf_pairs(kf_h2_abs, p_), kf_pairs(kf_h2_add, a_, b_));
-        oh_[(2u * i_) + 1u] = kf_pairs(kf_h2_mul, kf_pairs(kf_h2_min, p_, b_), kf_f16x8{{kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */}});
-        unsigned t37_ = 2u * i_;
+        oh_[i_ << 1u] = kf_pairs(kf_h2_max, kf_pairs(kf_h2_abs, p_), kf_pairs(kf_h2_add, a_, b_));
+        oh_[(i_ << 1u) + 1u] = kf_pairs(kf_h2_mul, kf_pairs(kf_h2_min, p_, b_), kf_f16x8{{kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */, kf_f16{0x3e00} /* 1.5 */}});
+        unsigned t37_ = i_ << 1u;
         kf_bf16x8 c_ = g_[t37_];
-        unsigned t42_ = (2u * i_) + 1u;
+        unsigned t42_ = (i_ << 1u) + 1u;
         kf_bf16x8 d_ = g_[t42_];
         kf_bf16x8 q_ = kf_pairs(kf_bh2_fma, c_, d_, kf_pairs(kf_bh2_sub, kf_pairs(kf_bh2_mul, c_, d_), c_));
-        og_[2u * i_] = kf_pairs(kf_bh2_max, kf_pairs(kf_bh2_abs, q_), kf_pairs(kf_bh2_add, c_, d_));
-        og_[(2u * i_) + 1u] = kf_pairs(kf_bh2_mul, kf_pairs(kf_bh2_min, q_, d_), kf_bf16x8{{kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */}});
+        og_[i_ << 1u] = kf_pairs(kf_bh2_max, kf_pairs(kf_bh2_abs, q_), kf_pairs(kf_bh2_add, c_, d_));
+        og_[(i_ << 1u) + 1u] = kf_pairs(kf_bh2_mul, kf_pairs(kf_bh2_min, q_, d_), kf_bf16x8{{kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */, kf_bf16{0x3fc0} /* 1.5 */}});
     }
 }
 
@@ -415,9 +409,9 @@ fma_ties(unsigned a_, unsigned b_, unsigned c_, unsigned* __restrict__ o_)
     unsigned t16_ = b_2_ & 65535u;
     unsigned lo_ = t13_ ? 32767u : t16_;
     bool t20_ = kf_f16_to_f32(h_.v[1]) != kf_f16_to_f32(h_.v[1]);
-    unsigned t23_ = kf_shr_u32(b_2_, 16u);
+    unsigned t23_ = b_2_ >> 16u;
     unsigned hi_ = t20_ ? 32767u : t23_;
-    o_[0u] = lo_ | kf_shl_u32(hi_, 16u);
+    o_[0u] = lo_ | (hi_ << 16u);
     kf_bf16x2 t29_ = kf_bitcast<kf_bf16x2>(a_);
     kf_bf16x2 t30_ = kf_bitcast<kf_bf16x2>(b_);
     kf_bf16x2 t31_ = kf_bitcast<kf_bf16x2>(c_);
@@ -427,7 +421,7 @@ fma_ties(unsigned a_, unsigned b_, unsigned c_, unsigned* __restrict__ o_)
     unsigned t39_ = b_3_ & 65535u;
     unsigned lo_2_ = t36_ ? 32767u : t39_;
     bool t43_ = kf_bf16_to_f32(h_2_.v[1]) != kf_bf16_to_f32(h_2_.v[1]);
-    unsigned t46_ = kf_shr_u32(b_3_, 16u);
+    unsigned t46_ = b_3_ >> 16u;
     unsigned hi_2_ = t43_ ? 32767u : t46_;
-    o_[1u] = lo_2_ | kf_shl_u32(hi_2_, 16u);
+    o_[1u] = lo_2_ | (hi_2_ << 16u);
 }

@@ -94,6 +94,12 @@ __device__ __forceinline__ T kf_shfl_down(T v, unsigned d, unsigned n)
     return d < 32u && kf_lane_id() + d < n ? r : v;
 }
 
+/* dot4: c + the dot product of two 4-byte vectors (dp4a), modulo 2^32 */
+__device__ __forceinline__ int kf_dot4_ss(unsigned a, unsigned b, int c) { int r; asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+__device__ __forceinline__ int kf_dot4_su(unsigned a, unsigned b, int c) { int r; asm("dp4a.s32.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+__device__ __forceinline__ int kf_dot4_us(unsigned a, unsigned b, int c) { int r; asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+__device__ __forceinline__ int kf_dot4_uu(unsigned a, unsigned b, int c) { int r; asm("dp4a.u32.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(4) kf_i8x4 { signed char v[4]; };
 struct __align__(4) kf_u8x4 { unsigned char v[4]; };
@@ -102,7 +108,7 @@ struct __align__(4) kf_f16x2 { kf_f16 v[2]; };
 struct __align__(8) kf_f16x4 { kf_f16 v[4]; };
 struct __align__(16) kf_f32x4 { float v[4]; };
 
-/* kernel q4k_gemv (q4k.kf:208) */
+/* kernel q4k_gemv (q4k.kf:201) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -115,28 +121,28 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     const kf_u32x4* wq_ = (const kf_u32x4*)w_;
     const kf_f32x4* x4_ = (const kf_f32x4*)x_;
     unsigned lane_ = kf_lane_id();
-    unsigned r_ = kf_shr_u32(lane_, 3u);
-    unsigned bl_ = kf_shr_u32(lane_, 2u) & 1u;
+    unsigned r_ = lane_ >> 3u;
+    unsigned bl_ = (lane_ >> 2u) & 1u;
     unsigned j_ = lane_ & 3u;
-    unsigned nbk_ = kf_shr_u32(k_, 8u);
-    unsigned row0_ = blockIdx.x * 64u;
+    unsigned nbk_ = k_ >> 8u;
+    unsigned row0_ = blockIdx.x << 6u;
     unsigned one_ = (k_ == 4294967295u) ? 0u : 1065353216u;
-    unsigned t36_ = (nbk_ / 16u) + (((nbk_ % 16u) != 0u) ? 1u : 0u);
+    unsigned t36_ = (nbk_ >> 4u) + (((nbk_ & 15u) != 0u) ? 1u : 0u);
     for (unsigned ks_ = 0u; ks_ < t36_; ks_ = ks_ + 1u) {
-        unsigned kb_ = (((ks_ * 8u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u)) * 2u) + bl_;
+        unsigned kb_ = (((ks_ << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) + bl_;
         bool valid_ = kb_ < nbk_;
         kf_f32x4 t59_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_ = t59_;
         if (valid_) {
-            unsigned t67_ = ((kb_ * 64u) + (j_ * 16u)) + 0u;
-            kf_f32x4 t68_ = x4_[t67_];
+            unsigned t65_ = (kb_ << 6u) + (j_ << 4u);
+            kf_f32x4 t68_ = x4_[t65_];
             t_ = t68_;
         }
         xs_[0u] = t_;
         kf_f32x4 t71_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_2_ = t71_;
         if (valid_) {
-            unsigned t79_ = ((kb_ * 64u) + (j_ * 16u)) + 1u;
+            unsigned t79_ = ((kb_ << 6u) + (j_ << 4u)) + 1u;
             kf_f32x4 t80_ = x4_[t79_];
             t_2_ = t80_;
         }
@@ -144,7 +150,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t83_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_3_ = t83_;
         if (valid_) {
-            unsigned t91_ = ((kb_ * 64u) + (j_ * 16u)) + 2u;
+            unsigned t91_ = ((kb_ << 6u) + (j_ << 4u)) + 2u;
             kf_f32x4 t92_ = x4_[t91_];
             t_3_ = t92_;
         }
@@ -152,7 +158,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t95_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_4_ = t95_;
         if (valid_) {
-            unsigned t103_ = ((kb_ * 64u) + (j_ * 16u)) + 3u;
+            unsigned t103_ = ((kb_ << 6u) + (j_ << 4u)) + 3u;
             kf_f32x4 t104_ = x4_[t103_];
             t_4_ = t104_;
         }
@@ -160,7 +166,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t107_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_5_ = t107_;
         if (valid_) {
-            unsigned t115_ = ((kb_ * 64u) + (j_ * 16u)) + 4u;
+            unsigned t115_ = ((kb_ << 6u) + (j_ << 4u)) + 4u;
             kf_f32x4 t116_ = x4_[t115_];
             t_5_ = t116_;
         }
@@ -168,7 +174,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t119_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_6_ = t119_;
         if (valid_) {
-            unsigned t127_ = ((kb_ * 64u) + (j_ * 16u)) + 5u;
+            unsigned t127_ = ((kb_ << 6u) + (j_ << 4u)) + 5u;
             kf_f32x4 t128_ = x4_[t127_];
             t_6_ = t128_;
         }
@@ -176,7 +182,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t131_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_7_ = t131_;
         if (valid_) {
-            unsigned t139_ = ((kb_ * 64u) + (j_ * 16u)) + 6u;
+            unsigned t139_ = ((kb_ << 6u) + (j_ << 4u)) + 6u;
             kf_f32x4 t140_ = x4_[t139_];
             t_7_ = t140_;
         }
@@ -184,7 +190,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t143_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_8_ = t143_;
         if (valid_) {
-            unsigned t151_ = ((kb_ * 64u) + (j_ * 16u)) + 7u;
+            unsigned t151_ = ((kb_ << 6u) + (j_ << 4u)) + 7u;
             kf_f32x4 t152_ = x4_[t151_];
             t_8_ = t152_;
         }
@@ -192,7 +198,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t155_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_9_ = t155_;
         if (valid_) {
-            unsigned t163_ = ((kb_ * 64u) + (j_ * 16u)) + 8u;
+            unsigned t163_ = ((kb_ << 6u) + (j_ << 4u)) + 8u;
             kf_f32x4 t164_ = x4_[t163_];
             t_9_ = t164_;
         }
@@ -200,7 +206,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t167_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_10_ = t167_;
         if (valid_) {
-            unsigned t175_ = ((kb_ * 64u) + (j_ * 16u)) + 9u;
+            unsigned t175_ = ((kb_ << 6u) + (j_ << 4u)) + 9u;
             kf_f32x4 t176_ = x4_[t175_];
             t_10_ = t176_;
         }
@@ -208,7 +214,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t179_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_11_ = t179_;
         if (valid_) {
-            unsigned t187_ = ((kb_ * 64u) + (j_ * 16u)) + 10u;
+            unsigned t187_ = ((kb_ << 6u) + (j_ << 4u)) + 10u;
             kf_f32x4 t188_ = x4_[t187_];
             t_11_ = t188_;
         }
@@ -216,7 +222,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t191_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_12_ = t191_;
         if (valid_) {
-            unsigned t199_ = ((kb_ * 64u) + (j_ * 16u)) + 11u;
+            unsigned t199_ = ((kb_ << 6u) + (j_ << 4u)) + 11u;
             kf_f32x4 t200_ = x4_[t199_];
             t_12_ = t200_;
         }
@@ -224,7 +230,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t203_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_13_ = t203_;
         if (valid_) {
-            unsigned t211_ = ((kb_ * 64u) + (j_ * 16u)) + 12u;
+            unsigned t211_ = ((kb_ << 6u) + (j_ << 4u)) + 12u;
             kf_f32x4 t212_ = x4_[t211_];
             t_13_ = t212_;
         }
@@ -232,7 +238,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t215_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_14_ = t215_;
         if (valid_) {
-            unsigned t223_ = ((kb_ * 64u) + (j_ * 16u)) + 13u;
+            unsigned t223_ = ((kb_ << 6u) + (j_ << 4u)) + 13u;
             kf_f32x4 t224_ = x4_[t223_];
             t_14_ = t224_;
         }
@@ -240,7 +246,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t227_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_15_ = t227_;
         if (valid_) {
-            unsigned t235_ = ((kb_ * 64u) + (j_ * 16u)) + 14u;
+            unsigned t235_ = ((kb_ << 6u) + (j_ << 4u)) + 14u;
             kf_f32x4 t236_ = x4_[t235_];
             t_15_ = t236_;
         }
@@ -248,47 +254,45 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         kf_f32x4 t239_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 t_16_ = t239_;
         if (valid_) {
-            unsigned t247_ = ((kb_ * 64u) + (j_ * 16u)) + 15u;
+            unsigned t247_ = ((kb_ << 6u) + (j_ << 4u)) + 15u;
             kf_f32x4 t248_ = x4_[t247_];
             t_16_ = t248_;
         }
         xs_[15u] = t_16_;
-        float s_lo_ = 0.0f;
-        float s_hi_ = 0.0f;
         kf_f32x4 v_ = xs_[0u];
-        s_lo_ = __fadd_rn(s_lo_, __fadd_rn(__fadd_rn(v_.v[0], v_.v[1]), __fadd_rn(v_.v[2], v_.v[3])));
+        float t263_ = __fadd_rn(0.0f, __fadd_rn(__fadd_rn(v_.v[0], v_.v[1]), __fadd_rn(v_.v[2], v_.v[3])));
         kf_f32x4 v_2_ = xs_[8u];
-        s_hi_ = __fadd_rn(s_hi_, __fadd_rn(__fadd_rn(v_2_.v[0], v_2_.v[1]), __fadd_rn(v_2_.v[2], v_2_.v[3])));
+        float t273_ = __fadd_rn(0.0f, __fadd_rn(__fadd_rn(v_2_.v[0], v_2_.v[1]), __fadd_rn(v_2_.v[2], v_2_.v[3])));
         kf_f32x4 v_3_ = xs_[1u];
-        s_lo_ = __fadd_rn(s_lo_, __fadd_rn(__fadd_rn(v_3_.v[0], v_3_.v[1]), __fadd_rn(v_3_.v[2], v_3_.v[3])));
+        float t283_ = __fadd_rn(t263_, __fadd_rn(__fadd_rn(v_3_.v[0], v_3_.v[1]), __fadd_rn(v_3_.v[2], v_3_.v[3])));
         kf_f32x4 v_4_ = xs_[9u];
-        s_hi_ = __fadd_rn(s_hi_, __fadd_rn(__fadd_rn(v_4_.v[0], v_4_.v[1]), __fadd_rn(v_4_.v[2], v_4_.v[3])));
+        float t293_ = __fadd_rn(t273_, __fadd_rn(__fadd_rn(v_4_.v[0], v_4_.v[1]), __fadd_rn(v_4_.v[2], v_4_.v[3])));
         kf_f32x4 v_5_ = xs_[2u];
-        s_lo_ = __fadd_rn(s_lo_, __fadd_rn(__fadd_rn(v_5_.v[0], v_5_.v[1]), __fadd_rn(v_5_.v[2], v_5_.v[3])));
+        float t303_ = __fadd_rn(t283_, __fadd_rn(__fadd_rn(v_5_.v[0], v_5_.v[1]), __fadd_rn(v_5_.v[2], v_5_.v[3])));
         kf_f32x4 v_6_ = xs_[10u];
-        s_hi_ = __fadd_rn(s_hi_, __fadd_rn(__fadd_rn(v_6_.v[0], v_6_.v[1]), __fadd_rn(v_6_.v[2], v_6_.v[3])));
+        float t313_ = __fadd_rn(t293_, __fadd_rn(__fadd_rn(v_6_.v[0], v_6_.v[1]), __fadd_rn(v_6_.v[2], v_6_.v[3])));
         kf_f32x4 v_7_ = xs_[3u];
-        s_lo_ = __fadd_rn(s_lo_, __fadd_rn(__fadd_rn(v_7_.v[0], v_7_.v[1]), __fadd_rn(v_7_.v[2], v_7_.v[3])));
+        float t323_ = __fadd_rn(t303_, __fadd_rn(__fadd_rn(v_7_.v[0], v_7_.v[1]), __fadd_rn(v_7_.v[2], v_7_.v[3])));
         kf_f32x4 v_8_ = xs_[11u];
-        s_hi_ = __fadd_rn(s_hi_, __fadd_rn(__fadd_rn(v_8_.v[0], v_8_.v[1]), __fadd_rn(v_8_.v[2], v_8_.v[3])));
+        float t333_ = __fadd_rn(t313_, __fadd_rn(__fadd_rn(v_8_.v[0], v_8_.v[1]), __fadd_rn(v_8_.v[2], v_8_.v[3])));
         kf_f32x4 v_9_ = xs_[4u];
-        s_lo_ = __fadd_rn(s_lo_, __fadd_rn(__fadd_rn(v_9_.v[0], v_9_.v[1]), __fadd_rn(v_9_.v[2], v_9_.v[3])));
+        float t343_ = __fadd_rn(t323_, __fadd_rn(__fadd_rn(v_9_.v[0], v_9_.v[1]), __fadd_rn(v_9_.v[2], v_9_.v[3])));
         kf_f32x4 v_10_ = xs_[12u];
-        s_hi_ = __fadd_rn(s_hi_, __fadd_rn(__fadd_rn(v_10_.v[0], v_10_.v[1]), __fadd_rn(v_10_.v[2], v_10_.v[3])));
+        float t353_ = __fadd_rn(t333_, __fadd_rn(__fadd_rn(v_10_.v[0], v_10_.v[1]), __fadd_rn(v_10_.v[2], v_10_.v[3])));
         kf_f32x4 v_11_ = xs_[5u];
-        s_lo_ = __fadd_rn(s_lo_, __fadd_rn(__fadd_rn(v_11_.v[0], v_11_.v[1]), __fadd_rn(v_11_.v[2], v_11_.v[3])));
+        float t363_ = __fadd_rn(t343_, __fadd_rn(__fadd_rn(v_11_.v[0], v_11_.v[1]), __fadd_rn(v_11_.v[2], v_11_.v[3])));
         kf_f32x4 v_12_ = xs_[13u];
-        s_hi_ = __fadd_rn(s_hi_, __fadd_rn(__fadd_rn(v_12_.v[0], v_12_.v[1]), __fadd_rn(v_12_.v[2], v_12_.v[3])));
+        float t373_ = __fadd_rn(t353_, __fadd_rn(__fadd_rn(v_12_.v[0], v_12_.v[1]), __fadd_rn(v_12_.v[2], v_12_.v[3])));
         kf_f32x4 v_13_ = xs_[6u];
-        s_lo_ = __fadd_rn(s_lo_, __fadd_rn(__fadd_rn(v_13_.v[0], v_13_.v[1]), __fadd_rn(v_13_.v[2], v_13_.v[3])));
+        float t383_ = __fadd_rn(t363_, __fadd_rn(__fadd_rn(v_13_.v[0], v_13_.v[1]), __fadd_rn(v_13_.v[2], v_13_.v[3])));
         kf_f32x4 v_14_ = xs_[14u];
-        s_hi_ = __fadd_rn(s_hi_, __fadd_rn(__fadd_rn(v_14_.v[0], v_14_.v[1]), __fadd_rn(v_14_.v[2], v_14_.v[3])));
+        float t393_ = __fadd_rn(t373_, __fadd_rn(__fadd_rn(v_14_.v[0], v_14_.v[1]), __fadd_rn(v_14_.v[2], v_14_.v[3])));
         kf_f32x4 v_15_ = xs_[7u];
-        s_lo_ = __fadd_rn(s_lo_, __fadd_rn(__fadd_rn(v_15_.v[0], v_15_.v[1]), __fadd_rn(v_15_.v[2], v_15_.v[3])));
+        float t403_ = __fadd_rn(t383_, __fadd_rn(__fadd_rn(v_15_.v[0], v_15_.v[1]), __fadd_rn(v_15_.v[2], v_15_.v[3])));
         kf_f32x4 v_16_ = xs_[15u];
-        s_hi_ = __fadd_rn(s_hi_, __fadd_rn(__fadd_rn(v_16_.v[0], v_16_.v[1]), __fadd_rn(v_16_.v[2], v_16_.v[3])));
+        float t413_ = __fadd_rn(t393_, __fadd_rn(__fadd_rn(v_16_.v[0], v_16_.v[1]), __fadd_rn(v_16_.v[2], v_16_.v[3])));
         for (unsigned rs_ = 0u; rs_ < 16u; rs_ = rs_ + 2u) {
-            unsigned row_ = min(((row0_ + ((rs_ + 0u) * 4u)) + r_), (m_ - 1u));
+            unsigned row_ = min(((row0_ + (rs_ << 2u)) + r_), (m_ - 1u));
             kf_u32x4 t429_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 th_ = t429_;
             kf_u32x4 t432_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -299,17 +303,17 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
                 unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
                 kf_u32x4 t441_ = wq_[blk_];
                 th_ = t441_;
-                unsigned t446_ = (blk_ + 1u) + (2u * j_);
+                unsigned t446_ = (blk_ + 1u) + (j_ << 1u);
                 kf_u32x4 t447_ = wq_[t446_];
                 ta_ = t447_;
-                unsigned t452_ = (blk_ + 2u) + (2u * j_);
+                unsigned t452_ = (blk_ + 2u) + (j_ << 1u);
                 kf_u32x4 t453_ = wq_[t452_];
                 tb_ = t453_;
             }
             hv_[0u] = th_;
             qa_[0u] = ta_;
             qb_[0u] = tb_;
-            unsigned row_2_ = min(((row0_ + ((rs_ + 1u) * 4u)) + r_), (m_ - 1u));
+            unsigned row_2_ = min(((row0_ + ((rs_ + 1u) << 2u)) + r_), (m_ - 1u));
             kf_u32x4 t467_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 th_2_ = t467_;
             kf_u32x4 t470_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -320,10 +324,10 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
                 unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
                 kf_u32x4 t479_ = wq_[blk_2_];
                 th_2_ = t479_;
-                unsigned t484_ = (blk_2_ + 1u) + (2u * j_);
+                unsigned t484_ = (blk_2_ + 1u) + (j_ << 1u);
                 kf_u32x4 t485_ = wq_[t484_];
                 ta_2_ = t485_;
-                unsigned t490_ = (blk_2_ + 2u) + (2u * j_);
+                unsigned t490_ = (blk_2_ + 2u) + (j_ << 1u);
                 kf_u32x4 t491_ = wq_[t490_];
                 tb_2_ = t491_;
             }
@@ -352,462 +356,70 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
                 kf_f32x4 xs14_ = xs_[14u];
                 kf_f32x4 xs15_ = xs_[15u];
                 unsigned w_2_ = qa_2_.v[0];
-                unsigned hi_ = 0u;
                 float acc_ = 0.0f;
-                unsigned t_17_ = kf_shl_u32(w_2_, (19u - hi_));
-                if (hi_ > 19u) {
-                    t_17_ = kf_shr_u32(w_2_, (hi_ - 19u));
-                }
-                float s_ = __fmaf_rn(kf_bitcast<float>((t_17_ & 7864320u) | one_), xs0_.v[0], acc_);
-                unsigned at_ = 8u + hi_;
-                unsigned t_18_ = kf_shl_u32(w_2_, (19u - at_));
-                if (at_ > 19u) {
-                    t_18_ = kf_shr_u32(w_2_, (at_ - 19u));
-                }
-                s_ = __fmaf_rn(kf_bitcast<float>((t_18_ & 7864320u) | one_), xs0_.v[1], s_);
-                unsigned at_2_ = 16u + hi_;
-                unsigned t_19_ = kf_shl_u32(w_2_, (19u - at_2_));
-                if (at_2_ > 19u) {
-                    t_19_ = kf_shr_u32(w_2_, (at_2_ - 19u));
-                }
-                s_ = __fmaf_rn(kf_bitcast<float>((t_19_ & 7864320u) | one_), xs0_.v[2], s_);
-                unsigned at_3_ = 24u + hi_;
-                unsigned t_20_ = kf_shl_u32(w_2_, (19u - at_3_));
-                if (at_3_ > 19u) {
-                    t_20_ = kf_shr_u32(w_2_, (at_3_ - 19u));
-                }
-                float a0_ = __fmaf_rn(kf_bitcast<float>((t_20_ & 7864320u) | one_), xs0_.v[3], s_);
+                float t604_ = __fmaf_rn(kf_bitcast<float>(((w_2_ >> 5u) & 7864320u) | one_), xs0_.v[3], __fmaf_rn(kf_bitcast<float>(((w_2_ << 3u) & 7864320u) | one_), xs0_.v[2], __fmaf_rn(kf_bitcast<float>(((w_2_ << 11u) & 7864320u) | one_), xs0_.v[1], __fmaf_rn(kf_bitcast<float>(((w_2_ << 19u) & 7864320u) | one_), xs0_.v[0], acc_))));
                 unsigned w_3_ = qa_2_.v[1];
-                unsigned hi_2_ = 0u;
-                unsigned t_21_ = kf_shl_u32(w_3_, (19u - hi_2_));
-                if (hi_2_ > 19u) {
-                    t_21_ = kf_shr_u32(w_3_, (hi_2_ - 19u));
-                }
-                float s_2_ = __fmaf_rn(kf_bitcast<float>((t_21_ & 7864320u) | one_), xs1_.v[0], a0_);
-                unsigned at_4_ = 8u + hi_2_;
-                unsigned t_22_ = kf_shl_u32(w_3_, (19u - at_4_));
-                if (at_4_ > 19u) {
-                    t_22_ = kf_shr_u32(w_3_, (at_4_ - 19u));
-                }
-                s_2_ = __fmaf_rn(kf_bitcast<float>((t_22_ & 7864320u) | one_), xs1_.v[1], s_2_);
-                unsigned at_5_ = 16u + hi_2_;
-                unsigned t_23_ = kf_shl_u32(w_3_, (19u - at_5_));
-                if (at_5_ > 19u) {
-                    t_23_ = kf_shr_u32(w_3_, (at_5_ - 19u));
-                }
-                s_2_ = __fmaf_rn(kf_bitcast<float>((t_23_ & 7864320u) | one_), xs1_.v[2], s_2_);
-                unsigned at_6_ = 24u + hi_2_;
-                unsigned t_24_ = kf_shl_u32(w_3_, (19u - at_6_));
-                if (at_6_ > 19u) {
-                    t_24_ = kf_shr_u32(w_3_, (at_6_ - 19u));
-                }
-                a0_ = __fmaf_rn(kf_bitcast<float>((t_24_ & 7864320u) | one_), xs1_.v[3], s_2_);
+                float t674_ = __fmaf_rn(kf_bitcast<float>(((w_3_ >> 5u) & 7864320u) | one_), xs1_.v[3], __fmaf_rn(kf_bitcast<float>(((w_3_ << 3u) & 7864320u) | one_), xs1_.v[2], __fmaf_rn(kf_bitcast<float>(((w_3_ << 11u) & 7864320u) | one_), xs1_.v[1], __fmaf_rn(kf_bitcast<float>(((w_3_ << 19u) & 7864320u) | one_), xs1_.v[0], t604_))));
                 unsigned w_4_ = qa_2_.v[2];
-                unsigned hi_3_ = 0u;
-                unsigned t_25_ = kf_shl_u32(w_4_, (19u - hi_3_));
-                if (hi_3_ > 19u) {
-                    t_25_ = kf_shr_u32(w_4_, (hi_3_ - 19u));
-                }
-                float s_3_ = __fmaf_rn(kf_bitcast<float>((t_25_ & 7864320u) | one_), xs2_.v[0], a0_);
-                unsigned at_7_ = 8u + hi_3_;
-                unsigned t_26_ = kf_shl_u32(w_4_, (19u - at_7_));
-                if (at_7_ > 19u) {
-                    t_26_ = kf_shr_u32(w_4_, (at_7_ - 19u));
-                }
-                s_3_ = __fmaf_rn(kf_bitcast<float>((t_26_ & 7864320u) | one_), xs2_.v[1], s_3_);
-                unsigned at_8_ = 16u + hi_3_;
-                unsigned t_27_ = kf_shl_u32(w_4_, (19u - at_8_));
-                if (at_8_ > 19u) {
-                    t_27_ = kf_shr_u32(w_4_, (at_8_ - 19u));
-                }
-                s_3_ = __fmaf_rn(kf_bitcast<float>((t_27_ & 7864320u) | one_), xs2_.v[2], s_3_);
-                unsigned at_9_ = 24u + hi_3_;
-                unsigned t_28_ = kf_shl_u32(w_4_, (19u - at_9_));
-                if (at_9_ > 19u) {
-                    t_28_ = kf_shr_u32(w_4_, (at_9_ - 19u));
-                }
-                a0_ = __fmaf_rn(kf_bitcast<float>((t_28_ & 7864320u) | one_), xs2_.v[3], s_3_);
+                float t743_ = __fmaf_rn(kf_bitcast<float>(((w_4_ >> 5u) & 7864320u) | one_), xs2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_4_ << 3u) & 7864320u) | one_), xs2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_4_ << 11u) & 7864320u) | one_), xs2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_4_ << 19u) & 7864320u) | one_), xs2_.v[0], t674_))));
                 unsigned w_5_ = qa_2_.v[3];
-                unsigned hi_4_ = 0u;
-                unsigned t_29_ = kf_shl_u32(w_5_, (19u - hi_4_));
-                if (hi_4_ > 19u) {
-                    t_29_ = kf_shr_u32(w_5_, (hi_4_ - 19u));
-                }
-                float s_4_ = __fmaf_rn(kf_bitcast<float>((t_29_ & 7864320u) | one_), xs3_.v[0], a0_);
-                unsigned at_10_ = 8u + hi_4_;
-                unsigned t_30_ = kf_shl_u32(w_5_, (19u - at_10_));
-                if (at_10_ > 19u) {
-                    t_30_ = kf_shr_u32(w_5_, (at_10_ - 19u));
-                }
-                s_4_ = __fmaf_rn(kf_bitcast<float>((t_30_ & 7864320u) | one_), xs3_.v[1], s_4_);
-                unsigned at_11_ = 16u + hi_4_;
-                unsigned t_31_ = kf_shl_u32(w_5_, (19u - at_11_));
-                if (at_11_ > 19u) {
-                    t_31_ = kf_shr_u32(w_5_, (at_11_ - 19u));
-                }
-                s_4_ = __fmaf_rn(kf_bitcast<float>((t_31_ & 7864320u) | one_), xs3_.v[2], s_4_);
-                unsigned at_12_ = 24u + hi_4_;
-                unsigned t_32_ = kf_shl_u32(w_5_, (19u - at_12_));
-                if (at_12_ > 19u) {
-                    t_32_ = kf_shr_u32(w_5_, (at_12_ - 19u));
-                }
-                a0_ = __fmaf_rn(kf_bitcast<float>((t_32_ & 7864320u) | one_), xs3_.v[3], s_4_);
+                float t812_ = __fmaf_rn(kf_bitcast<float>(((w_5_ >> 5u) & 7864320u) | one_), xs3_.v[3], __fmaf_rn(kf_bitcast<float>(((w_5_ << 3u) & 7864320u) | one_), xs3_.v[2], __fmaf_rn(kf_bitcast<float>(((w_5_ << 11u) & 7864320u) | one_), xs3_.v[1], __fmaf_rn(kf_bitcast<float>(((w_5_ << 19u) & 7864320u) | one_), xs3_.v[0], t743_))));
                 unsigned w_6_ = qb_2_.v[0];
-                unsigned hi_5_ = 0u;
                 float acc_2_ = 0.0f;
-                unsigned t_33_ = kf_shl_u32(w_6_, (19u - hi_5_));
-                if (hi_5_ > 19u) {
-                    t_33_ = kf_shr_u32(w_6_, (hi_5_ - 19u));
-                }
-                float s_5_ = __fmaf_rn(kf_bitcast<float>((t_33_ & 7864320u) | one_), xs4_.v[0], acc_2_);
-                unsigned at_13_ = 8u + hi_5_;
-                unsigned t_34_ = kf_shl_u32(w_6_, (19u - at_13_));
-                if (at_13_ > 19u) {
-                    t_34_ = kf_shr_u32(w_6_, (at_13_ - 19u));
-                }
-                s_5_ = __fmaf_rn(kf_bitcast<float>((t_34_ & 7864320u) | one_), xs4_.v[1], s_5_);
-                unsigned at_14_ = 16u + hi_5_;
-                unsigned t_35_ = kf_shl_u32(w_6_, (19u - at_14_));
-                if (at_14_ > 19u) {
-                    t_35_ = kf_shr_u32(w_6_, (at_14_ - 19u));
-                }
-                s_5_ = __fmaf_rn(kf_bitcast<float>((t_35_ & 7864320u) | one_), xs4_.v[2], s_5_);
-                unsigned at_15_ = 24u + hi_5_;
-                unsigned t_36_ = kf_shl_u32(w_6_, (19u - at_15_));
-                if (at_15_ > 19u) {
-                    t_36_ = kf_shr_u32(w_6_, (at_15_ - 19u));
-                }
-                float a1_ = __fmaf_rn(kf_bitcast<float>((t_36_ & 7864320u) | one_), xs4_.v[3], s_5_);
+                float t882_ = __fmaf_rn(kf_bitcast<float>(((w_6_ >> 5u) & 7864320u) | one_), xs4_.v[3], __fmaf_rn(kf_bitcast<float>(((w_6_ << 3u) & 7864320u) | one_), xs4_.v[2], __fmaf_rn(kf_bitcast<float>(((w_6_ << 11u) & 7864320u) | one_), xs4_.v[1], __fmaf_rn(kf_bitcast<float>(((w_6_ << 19u) & 7864320u) | one_), xs4_.v[0], acc_2_))));
                 unsigned w_7_ = qb_2_.v[1];
-                unsigned hi_6_ = 0u;
-                unsigned t_37_ = kf_shl_u32(w_7_, (19u - hi_6_));
-                if (hi_6_ > 19u) {
-                    t_37_ = kf_shr_u32(w_7_, (hi_6_ - 19u));
-                }
-                float s_6_ = __fmaf_rn(kf_bitcast<float>((t_37_ & 7864320u) | one_), xs5_.v[0], a1_);
-                unsigned at_16_ = 8u + hi_6_;
-                unsigned t_38_ = kf_shl_u32(w_7_, (19u - at_16_));
-                if (at_16_ > 19u) {
-                    t_38_ = kf_shr_u32(w_7_, (at_16_ - 19u));
-                }
-                s_6_ = __fmaf_rn(kf_bitcast<float>((t_38_ & 7864320u) | one_), xs5_.v[1], s_6_);
-                unsigned at_17_ = 16u + hi_6_;
-                unsigned t_39_ = kf_shl_u32(w_7_, (19u - at_17_));
-                if (at_17_ > 19u) {
-                    t_39_ = kf_shr_u32(w_7_, (at_17_ - 19u));
-                }
-                s_6_ = __fmaf_rn(kf_bitcast<float>((t_39_ & 7864320u) | one_), xs5_.v[2], s_6_);
-                unsigned at_18_ = 24u + hi_6_;
-                unsigned t_40_ = kf_shl_u32(w_7_, (19u - at_18_));
-                if (at_18_ > 19u) {
-                    t_40_ = kf_shr_u32(w_7_, (at_18_ - 19u));
-                }
-                a1_ = __fmaf_rn(kf_bitcast<float>((t_40_ & 7864320u) | one_), xs5_.v[3], s_6_);
+                float t952_ = __fmaf_rn(kf_bitcast<float>(((w_7_ >> 5u) & 7864320u) | one_), xs5_.v[3], __fmaf_rn(kf_bitcast<float>(((w_7_ << 3u) & 7864320u) | one_), xs5_.v[2], __fmaf_rn(kf_bitcast<float>(((w_7_ << 11u) & 7864320u) | one_), xs5_.v[1], __fmaf_rn(kf_bitcast<float>(((w_7_ << 19u) & 7864320u) | one_), xs5_.v[0], t882_))));
                 unsigned w_8_ = qb_2_.v[2];
-                unsigned hi_7_ = 0u;
-                unsigned t_41_ = kf_shl_u32(w_8_, (19u - hi_7_));
-                if (hi_7_ > 19u) {
-                    t_41_ = kf_shr_u32(w_8_, (hi_7_ - 19u));
-                }
-                float s_7_ = __fmaf_rn(kf_bitcast<float>((t_41_ & 7864320u) | one_), xs6_.v[0], a1_);
-                unsigned at_19_ = 8u + hi_7_;
-                unsigned t_42_ = kf_shl_u32(w_8_, (19u - at_19_));
-                if (at_19_ > 19u) {
-                    t_42_ = kf_shr_u32(w_8_, (at_19_ - 19u));
-                }
-                s_7_ = __fmaf_rn(kf_bitcast<float>((t_42_ & 7864320u) | one_), xs6_.v[1], s_7_);
-                unsigned at_20_ = 16u + hi_7_;
-                unsigned t_43_ = kf_shl_u32(w_8_, (19u - at_20_));
-                if (at_20_ > 19u) {
-                    t_43_ = kf_shr_u32(w_8_, (at_20_ - 19u));
-                }
-                s_7_ = __fmaf_rn(kf_bitcast<float>((t_43_ & 7864320u) | one_), xs6_.v[2], s_7_);
-                unsigned at_21_ = 24u + hi_7_;
-                unsigned t_44_ = kf_shl_u32(w_8_, (19u - at_21_));
-                if (at_21_ > 19u) {
-                    t_44_ = kf_shr_u32(w_8_, (at_21_ - 19u));
-                }
-                a1_ = __fmaf_rn(kf_bitcast<float>((t_44_ & 7864320u) | one_), xs6_.v[3], s_7_);
+                float t1021_ = __fmaf_rn(kf_bitcast<float>(((w_8_ >> 5u) & 7864320u) | one_), xs6_.v[3], __fmaf_rn(kf_bitcast<float>(((w_8_ << 3u) & 7864320u) | one_), xs6_.v[2], __fmaf_rn(kf_bitcast<float>(((w_8_ << 11u) & 7864320u) | one_), xs6_.v[1], __fmaf_rn(kf_bitcast<float>(((w_8_ << 19u) & 7864320u) | one_), xs6_.v[0], t952_))));
                 unsigned w_9_ = qb_2_.v[3];
-                unsigned hi_8_ = 0u;
-                unsigned t_45_ = kf_shl_u32(w_9_, (19u - hi_8_));
-                if (hi_8_ > 19u) {
-                    t_45_ = kf_shr_u32(w_9_, (hi_8_ - 19u));
-                }
-                float s_8_ = __fmaf_rn(kf_bitcast<float>((t_45_ & 7864320u) | one_), xs7_.v[0], a1_);
-                unsigned at_22_ = 8u + hi_8_;
-                unsigned t_46_ = kf_shl_u32(w_9_, (19u - at_22_));
-                if (at_22_ > 19u) {
-                    t_46_ = kf_shr_u32(w_9_, (at_22_ - 19u));
-                }
-                s_8_ = __fmaf_rn(kf_bitcast<float>((t_46_ & 7864320u) | one_), xs7_.v[1], s_8_);
-                unsigned at_23_ = 16u + hi_8_;
-                unsigned t_47_ = kf_shl_u32(w_9_, (19u - at_23_));
-                if (at_23_ > 19u) {
-                    t_47_ = kf_shr_u32(w_9_, (at_23_ - 19u));
-                }
-                s_8_ = __fmaf_rn(kf_bitcast<float>((t_47_ & 7864320u) | one_), xs7_.v[2], s_8_);
-                unsigned at_24_ = 24u + hi_8_;
-                unsigned t_48_ = kf_shl_u32(w_9_, (19u - at_24_));
-                if (at_24_ > 19u) {
-                    t_48_ = kf_shr_u32(w_9_, (at_24_ - 19u));
-                }
-                a1_ = __fmaf_rn(kf_bitcast<float>((t_48_ & 7864320u) | one_), xs7_.v[3], s_8_);
+                float t1090_ = __fmaf_rn(kf_bitcast<float>(((w_9_ >> 5u) & 7864320u) | one_), xs7_.v[3], __fmaf_rn(kf_bitcast<float>(((w_9_ << 3u) & 7864320u) | one_), xs7_.v[2], __fmaf_rn(kf_bitcast<float>(((w_9_ << 11u) & 7864320u) | one_), xs7_.v[1], __fmaf_rn(kf_bitcast<float>(((w_9_ << 19u) & 7864320u) | one_), xs7_.v[0], t1021_))));
                 unsigned w_10_ = qa_2_.v[0];
-                unsigned hi_9_ = 4u;
                 float acc_3_ = 0.0f;
-                unsigned t_49_ = kf_shl_u32(w_10_, (19u - hi_9_));
-                if (hi_9_ > 19u) {
-                    t_49_ = kf_shr_u32(w_10_, (hi_9_ - 19u));
-                }
-                float s_9_ = __fmaf_rn(kf_bitcast<float>((t_49_ & 7864320u) | one_), xs8_.v[0], acc_3_);
-                unsigned at_25_ = 8u + hi_9_;
-                unsigned t_50_ = kf_shl_u32(w_10_, (19u - at_25_));
-                if (at_25_ > 19u) {
-                    t_50_ = kf_shr_u32(w_10_, (at_25_ - 19u));
-                }
-                s_9_ = __fmaf_rn(kf_bitcast<float>((t_50_ & 7864320u) | one_), xs8_.v[1], s_9_);
-                unsigned at_26_ = 16u + hi_9_;
-                unsigned t_51_ = kf_shl_u32(w_10_, (19u - at_26_));
-                if (at_26_ > 19u) {
-                    t_51_ = kf_shr_u32(w_10_, (at_26_ - 19u));
-                }
-                s_9_ = __fmaf_rn(kf_bitcast<float>((t_51_ & 7864320u) | one_), xs8_.v[2], s_9_);
-                unsigned at_27_ = 24u + hi_9_;
-                unsigned t_52_ = kf_shl_u32(w_10_, (19u - at_27_));
-                if (at_27_ > 19u) {
-                    t_52_ = kf_shr_u32(w_10_, (at_27_ - 19u));
-                }
-                float b0_ = __fmaf_rn(kf_bitcast<float>((t_52_ & 7864320u) | one_), xs8_.v[3], s_9_);
+                float t1160_ = __fmaf_rn(kf_bitcast<float>(((w_10_ >> 9u) & 7864320u) | one_), xs8_.v[3], __fmaf_rn(kf_bitcast<float>(((w_10_ >> 1u) & 7864320u) | one_), xs8_.v[2], __fmaf_rn(kf_bitcast<float>(((w_10_ << 7u) & 7864320u) | one_), xs8_.v[1], __fmaf_rn(kf_bitcast<float>(((w_10_ << 15u) & 7864320u) | one_), xs8_.v[0], acc_3_))));
                 unsigned w_11_ = qa_2_.v[1];
-                unsigned hi_10_ = 4u;
-                unsigned t_53_ = kf_shl_u32(w_11_, (19u - hi_10_));
-                if (hi_10_ > 19u) {
-                    t_53_ = kf_shr_u32(w_11_, (hi_10_ - 19u));
-                }
-                float s_10_ = __fmaf_rn(kf_bitcast<float>((t_53_ & 7864320u) | one_), xs9_.v[0], b0_);
-                unsigned at_28_ = 8u + hi_10_;
-                unsigned t_54_ = kf_shl_u32(w_11_, (19u - at_28_));
-                if (at_28_ > 19u) {
-                    t_54_ = kf_shr_u32(w_11_, (at_28_ - 19u));
-                }
-                s_10_ = __fmaf_rn(kf_bitcast<float>((t_54_ & 7864320u) | one_), xs9_.v[1], s_10_);
-                unsigned at_29_ = 16u + hi_10_;
-                unsigned t_55_ = kf_shl_u32(w_11_, (19u - at_29_));
-                if (at_29_ > 19u) {
-                    t_55_ = kf_shr_u32(w_11_, (at_29_ - 19u));
-                }
-                s_10_ = __fmaf_rn(kf_bitcast<float>((t_55_ & 7864320u) | one_), xs9_.v[2], s_10_);
-                unsigned at_30_ = 24u + hi_10_;
-                unsigned t_56_ = kf_shl_u32(w_11_, (19u - at_30_));
-                if (at_30_ > 19u) {
-                    t_56_ = kf_shr_u32(w_11_, (at_30_ - 19u));
-                }
-                b0_ = __fmaf_rn(kf_bitcast<float>((t_56_ & 7864320u) | one_), xs9_.v[3], s_10_);
+                float t1230_ = __fmaf_rn(kf_bitcast<float>(((w_11_ >> 9u) & 7864320u) | one_), xs9_.v[3], __fmaf_rn(kf_bitcast<float>(((w_11_ >> 1u) & 7864320u) | one_), xs9_.v[2], __fmaf_rn(kf_bitcast<float>(((w_11_ << 7u) & 7864320u) | one_), xs9_.v[1], __fmaf_rn(kf_bitcast<float>(((w_11_ << 15u) & 7864320u) | one_), xs9_.v[0], t1160_))));
                 unsigned w_12_ = qa_2_.v[2];
-                unsigned hi_11_ = 4u;
-                unsigned t_57_ = kf_shl_u32(w_12_, (19u - hi_11_));
-                if (hi_11_ > 19u) {
-                    t_57_ = kf_shr_u32(w_12_, (hi_11_ - 19u));
-                }
-                float s_11_ = __fmaf_rn(kf_bitcast<float>((t_57_ & 7864320u) | one_), xs10_.v[0], b0_);
-                unsigned at_31_ = 8u + hi_11_;
-                unsigned t_58_ = kf_shl_u32(w_12_, (19u - at_31_));
-                if (at_31_ > 19u) {
-                    t_58_ = kf_shr_u32(w_12_, (at_31_ - 19u));
-                }
-                s_11_ = __fmaf_rn(kf_bitcast<float>((t_58_ & 7864320u) | one_), xs10_.v[1], s_11_);
-                unsigned at_32_ = 16u + hi_11_;
-                unsigned t_59_ = kf_shl_u32(w_12_, (19u - at_32_));
-                if (at_32_ > 19u) {
-                    t_59_ = kf_shr_u32(w_12_, (at_32_ - 19u));
-                }
-                s_11_ = __fmaf_rn(kf_bitcast<float>((t_59_ & 7864320u) | one_), xs10_.v[2], s_11_);
-                unsigned at_33_ = 24u + hi_11_;
-                unsigned t_60_ = kf_shl_u32(w_12_, (19u - at_33_));
-                if (at_33_ > 19u) {
-                    t_60_ = kf_shr_u32(w_12_, (at_33_ - 19u));
-                }
-                b0_ = __fmaf_rn(kf_bitcast<float>((t_60_ & 7864320u) | one_), xs10_.v[3], s_11_);
+                float t1299_ = __fmaf_rn(kf_bitcast<float>(((w_12_ >> 9u) & 7864320u) | one_), xs10_.v[3], __fmaf_rn(kf_bitcast<float>(((w_12_ >> 1u) & 7864320u) | one_), xs10_.v[2], __fmaf_rn(kf_bitcast<float>(((w_12_ << 7u) & 7864320u) | one_), xs10_.v[1], __fmaf_rn(kf_bitcast<float>(((w_12_ << 15u) & 7864320u) | one_), xs10_.v[0], t1230_))));
                 unsigned w_13_ = qa_2_.v[3];
-                unsigned hi_12_ = 4u;
-                unsigned t_61_ = kf_shl_u32(w_13_, (19u - hi_12_));
-                if (hi_12_ > 19u) {
-                    t_61_ = kf_shr_u32(w_13_, (hi_12_ - 19u));
-                }
-                float s_12_ = __fmaf_rn(kf_bitcast<float>((t_61_ & 7864320u) | one_), xs11_.v[0], b0_);
-                unsigned at_34_ = 8u + hi_12_;
-                unsigned t_62_ = kf_shl_u32(w_13_, (19u - at_34_));
-                if (at_34_ > 19u) {
-                    t_62_ = kf_shr_u32(w_13_, (at_34_ - 19u));
-                }
-                s_12_ = __fmaf_rn(kf_bitcast<float>((t_62_ & 7864320u) | one_), xs11_.v[1], s_12_);
-                unsigned at_35_ = 16u + hi_12_;
-                unsigned t_63_ = kf_shl_u32(w_13_, (19u - at_35_));
-                if (at_35_ > 19u) {
-                    t_63_ = kf_shr_u32(w_13_, (at_35_ - 19u));
-                }
-                s_12_ = __fmaf_rn(kf_bitcast<float>((t_63_ & 7864320u) | one_), xs11_.v[2], s_12_);
-                unsigned at_36_ = 24u + hi_12_;
-                unsigned t_64_ = kf_shl_u32(w_13_, (19u - at_36_));
-                if (at_36_ > 19u) {
-                    t_64_ = kf_shr_u32(w_13_, (at_36_ - 19u));
-                }
-                b0_ = __fmaf_rn(kf_bitcast<float>((t_64_ & 7864320u) | one_), xs11_.v[3], s_12_);
+                float t1368_ = __fmaf_rn(kf_bitcast<float>(((w_13_ >> 9u) & 7864320u) | one_), xs11_.v[3], __fmaf_rn(kf_bitcast<float>(((w_13_ >> 1u) & 7864320u) | one_), xs11_.v[2], __fmaf_rn(kf_bitcast<float>(((w_13_ << 7u) & 7864320u) | one_), xs11_.v[1], __fmaf_rn(kf_bitcast<float>(((w_13_ << 15u) & 7864320u) | one_), xs11_.v[0], t1299_))));
                 unsigned w_14_ = qb_2_.v[0];
-                unsigned hi_13_ = 4u;
                 float acc_4_ = 0.0f;
-                unsigned t_65_ = kf_shl_u32(w_14_, (19u - hi_13_));
-                if (hi_13_ > 19u) {
-                    t_65_ = kf_shr_u32(w_14_, (hi_13_ - 19u));
-                }
-                float s_13_ = __fmaf_rn(kf_bitcast<float>((t_65_ & 7864320u) | one_), xs12_.v[0], acc_4_);
-                unsigned at_37_ = 8u + hi_13_;
-                unsigned t_66_ = kf_shl_u32(w_14_, (19u - at_37_));
-                if (at_37_ > 19u) {
-                    t_66_ = kf_shr_u32(w_14_, (at_37_ - 19u));
-                }
-                s_13_ = __fmaf_rn(kf_bitcast<float>((t_66_ & 7864320u) | one_), xs12_.v[1], s_13_);
-                unsigned at_38_ = 16u + hi_13_;
-                unsigned t_67_ = kf_shl_u32(w_14_, (19u - at_38_));
-                if (at_38_ > 19u) {
-                    t_67_ = kf_shr_u32(w_14_, (at_38_ - 19u));
-                }
-                s_13_ = __fmaf_rn(kf_bitcast<float>((t_67_ & 7864320u) | one_), xs12_.v[2], s_13_);
-                unsigned at_39_ = 24u + hi_13_;
-                unsigned t_68_ = kf_shl_u32(w_14_, (19u - at_39_));
-                if (at_39_ > 19u) {
-                    t_68_ = kf_shr_u32(w_14_, (at_39_ - 19u));
-                }
-                float b1_ = __fmaf_rn(kf_bitcast<float>((t_68_ & 7864320u) | one_), xs12_.v[3], s_13_);
+                float t1438_ = __fmaf_rn(kf_bitcast<float>(((w_14_ >> 9u) & 7864320u) | one_), xs12_.v[3], __fmaf_rn(kf_bitcast<float>(((w_14_ >> 1u) & 7864320u) | one_), xs12_.v[2], __fmaf_rn(kf_bitcast<float>(((w_14_ << 7u) & 7864320u) | one_), xs12_.v[1], __fmaf_rn(kf_bitcast<float>(((w_14_ << 15u) & 7864320u) | one_), xs12_.v[0], acc_4_))));
                 unsigned w_15_ = qb_2_.v[1];
-                unsigned hi_14_ = 4u;
-                unsigned t_69_ = kf_shl_u32(w_15_, (19u - hi_14_));
-                if (hi_14_ > 19u) {
-                    t_69_ = kf_shr_u32(w_15_, (hi_14_ - 19u));
-                }
-                float s_14_ = __fmaf_rn(kf_bitcast<float>((t_69_ & 7864320u) | one_), xs13_.v[0], b1_);
-                unsigned at_40_ = 8u + hi_14_;
-                unsigned t_70_ = kf_shl_u32(w_15_, (19u - at_40_));
-                if (at_40_ > 19u) {
-                    t_70_ = kf_shr_u32(w_15_, (at_40_ - 19u));
-                }
-                s_14_ = __fmaf_rn(kf_bitcast<float>((t_70_ & 7864320u) | one_), xs13_.v[1], s_14_);
-                unsigned at_41_ = 16u + hi_14_;
-                unsigned t_71_ = kf_shl_u32(w_15_, (19u - at_41_));
-                if (at_41_ > 19u) {
-                    t_71_ = kf_shr_u32(w_15_, (at_41_ - 19u));
-                }
-                s_14_ = __fmaf_rn(kf_bitcast<float>((t_71_ & 7864320u) | one_), xs13_.v[2], s_14_);
-                unsigned at_42_ = 24u + hi_14_;
-                unsigned t_72_ = kf_shl_u32(w_15_, (19u - at_42_));
-                if (at_42_ > 19u) {
-                    t_72_ = kf_shr_u32(w_15_, (at_42_ - 19u));
-                }
-                b1_ = __fmaf_rn(kf_bitcast<float>((t_72_ & 7864320u) | one_), xs13_.v[3], s_14_);
+                float t1508_ = __fmaf_rn(kf_bitcast<float>(((w_15_ >> 9u) & 7864320u) | one_), xs13_.v[3], __fmaf_rn(kf_bitcast<float>(((w_15_ >> 1u) & 7864320u) | one_), xs13_.v[2], __fmaf_rn(kf_bitcast<float>(((w_15_ << 7u) & 7864320u) | one_), xs13_.v[1], __fmaf_rn(kf_bitcast<float>(((w_15_ << 15u) & 7864320u) | one_), xs13_.v[0], t1438_))));
                 unsigned w_16_ = qb_2_.v[2];
-                unsigned hi_15_ = 4u;
-                unsigned t_73_ = kf_shl_u32(w_16_, (19u - hi_15_));
-                if (hi_15_ > 19u) {
-                    t_73_ = kf_shr_u32(w_16_, (hi_15_ - 19u));
-                }
-                float s_15_ = __fmaf_rn(kf_bitcast<float>((t_73_ & 7864320u) | one_), xs14_.v[0], b1_);
-                unsigned at_43_ = 8u + hi_15_;
-                unsigned t_74_ = kf_shl_u32(w_16_, (19u - at_43_));
-                if (at_43_ > 19u) {
-                    t_74_ = kf_shr_u32(w_16_, (at_43_ - 19u));
-                }
-                s_15_ = __fmaf_rn(kf_bitcast<float>((t_74_ & 7864320u) | one_), xs14_.v[1], s_15_);
-                unsigned at_44_ = 16u + hi_15_;
-                unsigned t_75_ = kf_shl_u32(w_16_, (19u - at_44_));
-                if (at_44_ > 19u) {
-                    t_75_ = kf_shr_u32(w_16_, (at_44_ - 19u));
-                }
-                s_15_ = __fmaf_rn(kf_bitcast<float>((t_75_ & 7864320u) | one_), xs14_.v[2], s_15_);
-                unsigned at_45_ = 24u + hi_15_;
-                unsigned t_76_ = kf_shl_u32(w_16_, (19u - at_45_));
-                if (at_45_ > 19u) {
-                    t_76_ = kf_shr_u32(w_16_, (at_45_ - 19u));
-                }
-                b1_ = __fmaf_rn(kf_bitcast<float>((t_76_ & 7864320u) | one_), xs14_.v[3], s_15_);
+                float t1577_ = __fmaf_rn(kf_bitcast<float>(((w_16_ >> 9u) & 7864320u) | one_), xs14_.v[3], __fmaf_rn(kf_bitcast<float>(((w_16_ >> 1u) & 7864320u) | one_), xs14_.v[2], __fmaf_rn(kf_bitcast<float>(((w_16_ << 7u) & 7864320u) | one_), xs14_.v[1], __fmaf_rn(kf_bitcast<float>(((w_16_ << 15u) & 7864320u) | one_), xs14_.v[0], t1508_))));
                 unsigned w_17_ = qb_2_.v[3];
-                unsigned hi_16_ = 4u;
-                unsigned t_77_ = kf_shl_u32(w_17_, (19u - hi_16_));
-                if (hi_16_ > 19u) {
-                    t_77_ = kf_shr_u32(w_17_, (hi_16_ - 19u));
-                }
-                float s_16_ = __fmaf_rn(kf_bitcast<float>((t_77_ & 7864320u) | one_), xs15_.v[0], b1_);
-                unsigned at_46_ = 8u + hi_16_;
-                unsigned t_78_ = kf_shl_u32(w_17_, (19u - at_46_));
-                if (at_46_ > 19u) {
-                    t_78_ = kf_shr_u32(w_17_, (at_46_ - 19u));
-                }
-                s_16_ = __fmaf_rn(kf_bitcast<float>((t_78_ & 7864320u) | one_), xs15_.v[1], s_16_);
-                unsigned at_47_ = 16u + hi_16_;
-                unsigned t_79_ = kf_shl_u32(w_17_, (19u - at_47_));
-                if (at_47_ > 19u) {
-                    t_79_ = kf_shr_u32(w_17_, (at_47_ - 19u));
-                }
-                s_16_ = __fmaf_rn(kf_bitcast<float>((t_79_ & 7864320u) | one_), xs15_.v[2], s_16_);
-                unsigned at_48_ = 24u + hi_16_;
-                unsigned t_80_ = kf_shl_u32(w_17_, (19u - at_48_));
-                if (at_48_ > 19u) {
-                    t_80_ = kf_shr_u32(w_17_, (at_48_ - 19u));
-                }
-                b1_ = __fmaf_rn(kf_bitcast<float>((t_80_ & 7864320u) | one_), xs15_.v[3], s_16_);
-                bool mins_ = false;
-                unsigned lo_ = h_.v[1] & 1061109567u;
-                unsigned hi_17_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
-                if (mins_) {
-                    lo_ = h_.v[2] & 1061109567u;
-                    hi_17_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
-                }
-                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? lo_ : hi_17_), ((j_ & 1u) * 16u));
-                bool mins_2_ = true;
-                unsigned lo_2_ = h_.v[1] & 1061109567u;
-                unsigned hi_18_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
-                if (mins_2_) {
-                    lo_2_ = h_.v[2] & 1061109567u;
-                    hi_18_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
-                }
-                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? lo_2_ : hi_18_), ((j_ & 1u) * 16u));
+                float t1646_ = __fmaf_rn(kf_bitcast<float>(((w_17_ >> 9u) & 7864320u) | one_), xs15_.v[3], __fmaf_rn(kf_bitcast<float>(((w_17_ >> 1u) & 7864320u) | one_), xs15_.v[2], __fmaf_rn(kf_bitcast<float>(((w_17_ << 7u) & 7864320u) | one_), xs15_.v[1], __fmaf_rn(kf_bitcast<float>(((w_17_ << 15u) & 7864320u) | one_), xs15_.v[0], t1577_))));
+                unsigned t1650_ = h_.v[1] & 1061109567u;
+                unsigned t1660_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
+                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t1650_ : t1660_), ((j_ & 1u) << 4u));
+                unsigned t1701_ = h_.v[2] & 1061109567u;
+                unsigned t1712_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
+                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t1701_ : t1712_), ((j_ & 1u) << 4u));
                 unsigned t1721_ = h_.v[0];
                 kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t1721_);
-                unsigned v_17_ = kf_shr_u32(sc_, 8u) & 255u;
+                unsigned v_17_ = (sc_ >> 8u) & 255u;
                 float t1731_ = __fsub_rn(kf_bitcast<float>(v_17_ | 1258291200u), 8388608.0f);
-                float t1733_ = __fsub_rn(__fadd_rn(b0_, b1_), s_hi_);
+                float t1733_ = __fsub_rn(__fadd_rn(t1368_, t1646_), t413_);
                 unsigned v_18_ = sc_ & 255u;
-                float t_81_ = __fmaf_rn(t1731_, t1733_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_18_ | 1258291200u), 8388608.0f), __fsub_rn(__fadd_rn(a0_, a1_), s_lo_)));
-                unsigned v_19_ = kf_shr_u32(mn_, 8u) & 255u;
+                float t_17_ = __fmaf_rn(t1731_, t1733_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_18_ | 1258291200u), 8388608.0f), __fsub_rn(__fadd_rn(t812_, t1090_), t403_)));
+                unsigned v_19_ = (mn_ >> 8u) & 255u;
                 float t1753_ = __fsub_rn(kf_bitcast<float>(v_19_ | 1258291200u), 8388608.0f);
                 unsigned v_20_ = mn_ & 255u;
-                float u_ = __fmaf_rn(t1753_, s_hi_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_20_ | 1258291200u), 8388608.0f), s_lo_));
-                p_ = __fmaf_rn(__fmul_rn(16.0f, kf_f16_to_f32(dm_.v[0])), t_81_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_));
+                float u_ = __fmaf_rn(t1753_, t413_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_20_ | 1258291200u), 8388608.0f), t403_));
+                p_ = __fmaf_rn(__fmul_rn(16.0f, kf_f16_to_f32(dm_.v[0])), t_17_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_));
             }
-            unsigned n_ = 8u;
-            float s_17_ = p_;
-            if (1u < n_) {
-                s_17_ = __fadd_rn(s_17_, kf_shfl_xor(s_17_, 1u, kf_wn));
-            }
-            if (2u < n_) {
-                s_17_ = __fadd_rn(s_17_, kf_shfl_xor(s_17_, 2u, kf_wn));
-            }
-            if (4u < n_) {
-                s_17_ = __fadd_rn(s_17_, kf_shfl_xor(s_17_, 4u, kf_wn));
-            }
-            if (8u < n_) {
-                s_17_ = __fadd_rn(s_17_, kf_shfl_xor(s_17_, 8u, kf_wn));
-            }
-            if (16u < n_) {
-                s_17_ = __fadd_rn(s_17_, kf_shfl_xor(s_17_, 16u, kf_wn));
-            }
-            p_ = s_17_;
+            float t1779_ = __fadd_rn(p_, kf_shfl_xor(p_, 1u, kf_wn));
+            float t1785_ = __fadd_rn(t1779_, kf_shfl_xor(t1779_, 2u, kf_wn));
+            float t1791_ = __fadd_rn(t1785_, kf_shfl_xor(t1785_, 4u, kf_wn));
+            p_ = t1791_;
             if ((lane_ & 7u) == 0u) {
-                unsigned slot_ = ((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 64u) + ((rs_ + 0u) * 4u)) + r_;
+                unsigned slot_ = ((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 6u) + (rs_ << 2u)) + r_;
                 if (ks_ == 0u) {
-                    part_[slot_] = p_;
+                    part_[slot_] = t1791_;
                 } else {
-                    part_[slot_] = __fadd_rn(part_[slot_], p_);
+                    part_[slot_] = __fadd_rn(part_[slot_], t1791_);
                 }
             }
             float p_2_ = 0.0f;
@@ -832,489 +444,89 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
                 kf_f32x4 xs14_2_ = xs_[14u];
                 kf_f32x4 xs15_2_ = xs_[15u];
                 unsigned w_18_ = qa_3_.v[0];
-                unsigned hi_19_ = 0u;
                 float acc_5_ = 0.0f;
-                unsigned t_82_ = kf_shl_u32(w_18_, (19u - hi_19_));
-                if (hi_19_ > 19u) {
-                    t_82_ = kf_shr_u32(w_18_, (hi_19_ - 19u));
-                }
-                float s_18_ = __fmaf_rn(kf_bitcast<float>((t_82_ & 7864320u) | one_), xs0_2_.v[0], acc_5_);
-                unsigned at_49_ = 8u + hi_19_;
-                unsigned t_83_ = kf_shl_u32(w_18_, (19u - at_49_));
-                if (at_49_ > 19u) {
-                    t_83_ = kf_shr_u32(w_18_, (at_49_ - 19u));
-                }
-                s_18_ = __fmaf_rn(kf_bitcast<float>((t_83_ & 7864320u) | one_), xs0_2_.v[1], s_18_);
-                unsigned at_50_ = 16u + hi_19_;
-                unsigned t_84_ = kf_shl_u32(w_18_, (19u - at_50_));
-                if (at_50_ > 19u) {
-                    t_84_ = kf_shr_u32(w_18_, (at_50_ - 19u));
-                }
-                s_18_ = __fmaf_rn(kf_bitcast<float>((t_84_ & 7864320u) | one_), xs0_2_.v[2], s_18_);
-                unsigned at_51_ = 24u + hi_19_;
-                unsigned t_85_ = kf_shl_u32(w_18_, (19u - at_51_));
-                if (at_51_ > 19u) {
-                    t_85_ = kf_shr_u32(w_18_, (at_51_ - 19u));
-                }
-                float a0_2_ = __fmaf_rn(kf_bitcast<float>((t_85_ & 7864320u) | one_), xs0_2_.v[3], s_18_);
+                float t1940_ = __fmaf_rn(kf_bitcast<float>(((w_18_ >> 5u) & 7864320u) | one_), xs0_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_18_ << 3u) & 7864320u) | one_), xs0_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_18_ << 11u) & 7864320u) | one_), xs0_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_18_ << 19u) & 7864320u) | one_), xs0_2_.v[0], acc_5_))));
                 unsigned w_19_ = qa_3_.v[1];
-                unsigned hi_20_ = 0u;
-                unsigned t_86_ = kf_shl_u32(w_19_, (19u - hi_20_));
-                if (hi_20_ > 19u) {
-                    t_86_ = kf_shr_u32(w_19_, (hi_20_ - 19u));
-                }
-                float s_19_ = __fmaf_rn(kf_bitcast<float>((t_86_ & 7864320u) | one_), xs1_2_.v[0], a0_2_);
-                unsigned at_52_ = 8u + hi_20_;
-                unsigned t_87_ = kf_shl_u32(w_19_, (19u - at_52_));
-                if (at_52_ > 19u) {
-                    t_87_ = kf_shr_u32(w_19_, (at_52_ - 19u));
-                }
-                s_19_ = __fmaf_rn(kf_bitcast<float>((t_87_ & 7864320u) | one_), xs1_2_.v[1], s_19_);
-                unsigned at_53_ = 16u + hi_20_;
-                unsigned t_88_ = kf_shl_u32(w_19_, (19u - at_53_));
-                if (at_53_ > 19u) {
-                    t_88_ = kf_shr_u32(w_19_, (at_53_ - 19u));
-                }
-                s_19_ = __fmaf_rn(kf_bitcast<float>((t_88_ & 7864320u) | one_), xs1_2_.v[2], s_19_);
-                unsigned at_54_ = 24u + hi_20_;
-                unsigned t_89_ = kf_shl_u32(w_19_, (19u - at_54_));
-                if (at_54_ > 19u) {
-                    t_89_ = kf_shr_u32(w_19_, (at_54_ - 19u));
-                }
-                a0_2_ = __fmaf_rn(kf_bitcast<float>((t_89_ & 7864320u) | one_), xs1_2_.v[3], s_19_);
+                float t2010_ = __fmaf_rn(kf_bitcast<float>(((w_19_ >> 5u) & 7864320u) | one_), xs1_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_19_ << 3u) & 7864320u) | one_), xs1_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_19_ << 11u) & 7864320u) | one_), xs1_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_19_ << 19u) & 7864320u) | one_), xs1_2_.v[0], t1940_))));
                 unsigned w_20_ = qa_3_.v[2];
-                unsigned hi_21_ = 0u;
-                unsigned t_90_ = kf_shl_u32(w_20_, (19u - hi_21_));
-                if (hi_21_ > 19u) {
-                    t_90_ = kf_shr_u32(w_20_, (hi_21_ - 19u));
-                }
-                float s_20_ = __fmaf_rn(kf_bitcast<float>((t_90_ & 7864320u) | one_), xs2_2_.v[0], a0_2_);
-                unsigned at_55_ = 8u + hi_21_;
-                unsigned t_91_ = kf_shl_u32(w_20_, (19u - at_55_));
-                if (at_55_ > 19u) {
-                    t_91_ = kf_shr_u32(w_20_, (at_55_ - 19u));
-                }
-                s_20_ = __fmaf_rn(kf_bitcast<float>((t_91_ & 7864320u) | one_), xs2_2_.v[1], s_20_);
-                unsigned at_56_ = 16u + hi_21_;
-                unsigned t_92_ = kf_shl_u32(w_20_, (19u - at_56_));
-                if (at_56_ > 19u) {
-                    t_92_ = kf_shr_u32(w_20_, (at_56_ - 19u));
-                }
-                s_20_ = __fmaf_rn(kf_bitcast<float>((t_92_ & 7864320u) | one_), xs2_2_.v[2], s_20_);
-                unsigned at_57_ = 24u + hi_21_;
-                unsigned t_93_ = kf_shl_u32(w_20_, (19u - at_57_));
-                if (at_57_ > 19u) {
-                    t_93_ = kf_shr_u32(w_20_, (at_57_ - 19u));
-                }
-                a0_2_ = __fmaf_rn(kf_bitcast<float>((t_93_ & 7864320u) | one_), xs2_2_.v[3], s_20_);
+                float t2079_ = __fmaf_rn(kf_bitcast<float>(((w_20_ >> 5u) & 7864320u) | one_), xs2_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_20_ << 3u) & 7864320u) | one_), xs2_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_20_ << 11u) & 7864320u) | one_), xs2_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_20_ << 19u) & 7864320u) | one_), xs2_2_.v[0], t2010_))));
                 unsigned w_21_ = qa_3_.v[3];
-                unsigned hi_22_ = 0u;
-                unsigned t_94_ = kf_shl_u32(w_21_, (19u - hi_22_));
-                if (hi_22_ > 19u) {
-                    t_94_ = kf_shr_u32(w_21_, (hi_22_ - 19u));
-                }
-                float s_21_ = __fmaf_rn(kf_bitcast<float>((t_94_ & 7864320u) | one_), xs3_2_.v[0], a0_2_);
-                unsigned at_58_ = 8u + hi_22_;
-                unsigned t_95_ = kf_shl_u32(w_21_, (19u - at_58_));
-                if (at_58_ > 19u) {
-                    t_95_ = kf_shr_u32(w_21_, (at_58_ - 19u));
-                }
-                s_21_ = __fmaf_rn(kf_bitcast<float>((t_95_ & 7864320u) | one_), xs3_2_.v[1], s_21_);
-                unsigned at_59_ = 16u + hi_22_;
-                unsigned t_96_ = kf_shl_u32(w_21_, (19u - at_59_));
-                if (at_59_ > 19u) {
-                    t_96_ = kf_shr_u32(w_21_, (at_59_ - 19u));
-                }
-                s_21_ = __fmaf_rn(kf_bitcast<float>((t_96_ & 7864320u) | one_), xs3_2_.v[2], s_21_);
-                unsigned at_60_ = 24u + hi_22_;
-                unsigned t_97_ = kf_shl_u32(w_21_, (19u - at_60_));
-                if (at_60_ > 19u) {
-                    t_97_ = kf_shr_u32(w_21_, (at_60_ - 19u));
-                }
-                a0_2_ = __fmaf_rn(kf_bitcast<float>((t_97_ & 7864320u) | one_), xs3_2_.v[3], s_21_);
+                float t2148_ = __fmaf_rn(kf_bitcast<float>(((w_21_ >> 5u) & 7864320u) | one_), xs3_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_21_ << 3u) & 7864320u) | one_), xs3_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_21_ << 11u) & 7864320u) | one_), xs3_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_21_ << 19u) & 7864320u) | one_), xs3_2_.v[0], t2079_))));
                 unsigned w_22_ = qb_3_.v[0];
-                unsigned hi_23_ = 0u;
                 float acc_6_ = 0.0f;
-                unsigned t_98_ = kf_shl_u32(w_22_, (19u - hi_23_));
-                if (hi_23_ > 19u) {
-                    t_98_ = kf_shr_u32(w_22_, (hi_23_ - 19u));
-                }
-                float s_22_ = __fmaf_rn(kf_bitcast<float>((t_98_ & 7864320u) | one_), xs4_2_.v[0], acc_6_);
-                unsigned at_61_ = 8u + hi_23_;
-                unsigned t_99_ = kf_shl_u32(w_22_, (19u - at_61_));
-                if (at_61_ > 19u) {
-                    t_99_ = kf_shr_u32(w_22_, (at_61_ - 19u));
-                }
-                s_22_ = __fmaf_rn(kf_bitcast<float>((t_99_ & 7864320u) | one_), xs4_2_.v[1], s_22_);
-                unsigned at_62_ = 16u + hi_23_;
-                unsigned t_100_ = kf_shl_u32(w_22_, (19u - at_62_));
-                if (at_62_ > 19u) {
-                    t_100_ = kf_shr_u32(w_22_, (at_62_ - 19u));
-                }
-                s_22_ = __fmaf_rn(kf_bitcast<float>((t_100_ & 7864320u) | one_), xs4_2_.v[2], s_22_);
-                unsigned at_63_ = 24u + hi_23_;
-                unsigned t_101_ = kf_shl_u32(w_22_, (19u - at_63_));
-                if (at_63_ > 19u) {
-                    t_101_ = kf_shr_u32(w_22_, (at_63_ - 19u));
-                }
-                float a1_2_ = __fmaf_rn(kf_bitcast<float>((t_101_ & 7864320u) | one_), xs4_2_.v[3], s_22_);
+                float t2218_ = __fmaf_rn(kf_bitcast<float>(((w_22_ >> 5u) & 7864320u) | one_), xs4_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_22_ << 3u) & 7864320u) | one_), xs4_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_22_ << 11u) & 7864320u) | one_), xs4_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_22_ << 19u) & 7864320u) | one_), xs4_2_.v[0], acc_6_))));
                 unsigned w_23_ = qb_3_.v[1];
-                unsigned hi_24_ = 0u;
-                unsigned t_102_ = kf_shl_u32(w_23_, (19u - hi_24_));
-                if (hi_24_ > 19u) {
-                    t_102_ = kf_shr_u32(w_23_, (hi_24_ - 19u));
-                }
-                float s_23_ = __fmaf_rn(kf_bitcast<float>((t_102_ & 7864320u) | one_), xs5_2_.v[0], a1_2_);
-                unsigned at_64_ = 8u + hi_24_;
-                unsigned t_103_ = kf_shl_u32(w_23_, (19u - at_64_));
-                if (at_64_ > 19u) {
-                    t_103_ = kf_shr_u32(w_23_, (at_64_ - 19u));
-                }
-                s_23_ = __fmaf_rn(kf_bitcast<float>((t_103_ & 7864320u) | one_), xs5_2_.v[1], s_23_);
-                unsigned at_65_ = 16u + hi_24_;
-                unsigned t_104_ = kf_shl_u32(w_23_, (19u - at_65_));
-                if (at_65_ > 19u) {
-                    t_104_ = kf_shr_u32(w_23_, (at_65_ - 19u));
-                }
-                s_23_ = __fmaf_rn(kf_bitcast<float>((t_104_ & 7864320u) | one_), xs5_2_.v[2], s_23_);
-                unsigned at_66_ = 24u + hi_24_;
-                unsigned t_105_ = kf_shl_u32(w_23_, (19u - at_66_));
-                if (at_66_ > 19u) {
-                    t_105_ = kf_shr_u32(w_23_, (at_66_ - 19u));
-                }
-                a1_2_ = __fmaf_rn(kf_bitcast<float>((t_105_ & 7864320u) | one_), xs5_2_.v[3], s_23_);
+                float t2288_ = __fmaf_rn(kf_bitcast<float>(((w_23_ >> 5u) & 7864320u) | one_), xs5_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_23_ << 3u) & 7864320u) | one_), xs5_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_23_ << 11u) & 7864320u) | one_), xs5_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_23_ << 19u) & 7864320u) | one_), xs5_2_.v[0], t2218_))));
                 unsigned w_24_ = qb_3_.v[2];
-                unsigned hi_25_ = 0u;
-                unsigned t_106_ = kf_shl_u32(w_24_, (19u - hi_25_));
-                if (hi_25_ > 19u) {
-                    t_106_ = kf_shr_u32(w_24_, (hi_25_ - 19u));
-                }
-                float s_24_ = __fmaf_rn(kf_bitcast<float>((t_106_ & 7864320u) | one_), xs6_2_.v[0], a1_2_);
-                unsigned at_67_ = 8u + hi_25_;
-                unsigned t_107_ = kf_shl_u32(w_24_, (19u - at_67_));
-                if (at_67_ > 19u) {
-                    t_107_ = kf_shr_u32(w_24_, (at_67_ - 19u));
-                }
-                s_24_ = __fmaf_rn(kf_bitcast<float>((t_107_ & 7864320u) | one_), xs6_2_.v[1], s_24_);
-                unsigned at_68_ = 16u + hi_25_;
-                unsigned t_108_ = kf_shl_u32(w_24_, (19u - at_68_));
-                if (at_68_ > 19u) {
-                    t_108_ = kf_shr_u32(w_24_, (at_68_ - 19u));
-                }
-                s_24_ = __fmaf_rn(kf_bitcast<float>((t_108_ & 7864320u) | one_), xs6_2_.v[2], s_24_);
-                unsigned at_69_ = 24u + hi_25_;
-                unsigned t_109_ = kf_shl_u32(w_24_, (19u - at_69_));
-                if (at_69_ > 19u) {
-                    t_109_ = kf_shr_u32(w_24_, (at_69_ - 19u));
-                }
-                a1_2_ = __fmaf_rn(kf_bitcast<float>((t_109_ & 7864320u) | one_), xs6_2_.v[3], s_24_);
+                float t2357_ = __fmaf_rn(kf_bitcast<float>(((w_24_ >> 5u) & 7864320u) | one_), xs6_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_24_ << 3u) & 7864320u) | one_), xs6_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_24_ << 11u) & 7864320u) | one_), xs6_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_24_ << 19u) & 7864320u) | one_), xs6_2_.v[0], t2288_))));
                 unsigned w_25_ = qb_3_.v[3];
-                unsigned hi_26_ = 0u;
-                unsigned t_110_ = kf_shl_u32(w_25_, (19u - hi_26_));
-                if (hi_26_ > 19u) {
-                    t_110_ = kf_shr_u32(w_25_, (hi_26_ - 19u));
-                }
-                float s_25_ = __fmaf_rn(kf_bitcast<float>((t_110_ & 7864320u) | one_), xs7_2_.v[0], a1_2_);
-                unsigned at_70_ = 8u + hi_26_;
-                unsigned t_111_ = kf_shl_u32(w_25_, (19u - at_70_));
-                if (at_70_ > 19u) {
-                    t_111_ = kf_shr_u32(w_25_, (at_70_ - 19u));
-                }
-                s_25_ = __fmaf_rn(kf_bitcast<float>((t_111_ & 7864320u) | one_), xs7_2_.v[1], s_25_);
-                unsigned at_71_ = 16u + hi_26_;
-                unsigned t_112_ = kf_shl_u32(w_25_, (19u - at_71_));
-                if (at_71_ > 19u) {
-                    t_112_ = kf_shr_u32(w_25_, (at_71_ - 19u));
-                }
-                s_25_ = __fmaf_rn(kf_bitcast<float>((t_112_ & 7864320u) | one_), xs7_2_.v[2], s_25_);
-                unsigned at_72_ = 24u + hi_26_;
-                unsigned t_113_ = kf_shl_u32(w_25_, (19u - at_72_));
-                if (at_72_ > 19u) {
-                    t_113_ = kf_shr_u32(w_25_, (at_72_ - 19u));
-                }
-                a1_2_ = __fmaf_rn(kf_bitcast<float>((t_113_ & 7864320u) | one_), xs7_2_.v[3], s_25_);
+                float t2426_ = __fmaf_rn(kf_bitcast<float>(((w_25_ >> 5u) & 7864320u) | one_), xs7_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_25_ << 3u) & 7864320u) | one_), xs7_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_25_ << 11u) & 7864320u) | one_), xs7_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_25_ << 19u) & 7864320u) | one_), xs7_2_.v[0], t2357_))));
                 unsigned w_26_ = qa_3_.v[0];
-                unsigned hi_27_ = 4u;
                 float acc_7_ = 0.0f;
-                unsigned t_114_ = kf_shl_u32(w_26_, (19u - hi_27_));
-                if (hi_27_ > 19u) {
-                    t_114_ = kf_shr_u32(w_26_, (hi_27_ - 19u));
-                }
-                float s_26_ = __fmaf_rn(kf_bitcast<float>((t_114_ & 7864320u) | one_), xs8_2_.v[0], acc_7_);
-                unsigned at_73_ = 8u + hi_27_;
-                unsigned t_115_ = kf_shl_u32(w_26_, (19u - at_73_));
-                if (at_73_ > 19u) {
-                    t_115_ = kf_shr_u32(w_26_, (at_73_ - 19u));
-                }
-                s_26_ = __fmaf_rn(kf_bitcast<float>((t_115_ & 7864320u) | one_), xs8_2_.v[1], s_26_);
-                unsigned at_74_ = 16u + hi_27_;
-                unsigned t_116_ = kf_shl_u32(w_26_, (19u - at_74_));
-                if (at_74_ > 19u) {
-                    t_116_ = kf_shr_u32(w_26_, (at_74_ - 19u));
-                }
-                s_26_ = __fmaf_rn(kf_bitcast<float>((t_116_ & 7864320u) | one_), xs8_2_.v[2], s_26_);
-                unsigned at_75_ = 24u + hi_27_;
-                unsigned t_117_ = kf_shl_u32(w_26_, (19u - at_75_));
-                if (at_75_ > 19u) {
-                    t_117_ = kf_shr_u32(w_26_, (at_75_ - 19u));
-                }
-                float b0_2_ = __fmaf_rn(kf_bitcast<float>((t_117_ & 7864320u) | one_), xs8_2_.v[3], s_26_);
+                float t2496_ = __fmaf_rn(kf_bitcast<float>(((w_26_ >> 9u) & 7864320u) | one_), xs8_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_26_ >> 1u) & 7864320u) | one_), xs8_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_26_ << 7u) & 7864320u) | one_), xs8_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_26_ << 15u) & 7864320u) | one_), xs8_2_.v[0], acc_7_))));
                 unsigned w_27_ = qa_3_.v[1];
-                unsigned hi_28_ = 4u;
-                unsigned t_118_ = kf_shl_u32(w_27_, (19u - hi_28_));
-                if (hi_28_ > 19u) {
-                    t_118_ = kf_shr_u32(w_27_, (hi_28_ - 19u));
-                }
-                float s_27_ = __fmaf_rn(kf_bitcast<float>((t_118_ & 7864320u) | one_), xs9_2_.v[0], b0_2_);
-                unsigned at_76_ = 8u + hi_28_;
-                unsigned t_119_ = kf_shl_u32(w_27_, (19u - at_76_));
-                if (at_76_ > 19u) {
-                    t_119_ = kf_shr_u32(w_27_, (at_76_ - 19u));
-                }
-                s_27_ = __fmaf_rn(kf_bitcast<float>((t_119_ & 7864320u) | one_), xs9_2_.v[1], s_27_);
-                unsigned at_77_ = 16u + hi_28_;
-                unsigned t_120_ = kf_shl_u32(w_27_, (19u - at_77_));
-                if (at_77_ > 19u) {
-                    t_120_ = kf_shr_u32(w_27_, (at_77_ - 19u));
-                }
-                s_27_ = __fmaf_rn(kf_bitcast<float>((t_120_ & 7864320u) | one_), xs9_2_.v[2], s_27_);
-                unsigned at_78_ = 24u + hi_28_;
-                unsigned t_121_ = kf_shl_u32(w_27_, (19u - at_78_));
-                if (at_78_ > 19u) {
-                    t_121_ = kf_shr_u32(w_27_, (at_78_ - 19u));
-                }
-                b0_2_ = __fmaf_rn(kf_bitcast<float>((t_121_ & 7864320u) | one_), xs9_2_.v[3], s_27_);
+                float t2566_ = __fmaf_rn(kf_bitcast<float>(((w_27_ >> 9u) & 7864320u) | one_), xs9_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_27_ >> 1u) & 7864320u) | one_), xs9_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_27_ << 7u) & 7864320u) | one_), xs9_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_27_ << 15u) & 7864320u) | one_), xs9_2_.v[0], t2496_))));
                 unsigned w_28_ = qa_3_.v[2];
-                unsigned hi_29_ = 4u;
-                unsigned t_122_ = kf_shl_u32(w_28_, (19u - hi_29_));
-                if (hi_29_ > 19u) {
-                    t_122_ = kf_shr_u32(w_28_, (hi_29_ - 19u));
-                }
-                float s_28_ = __fmaf_rn(kf_bitcast<float>((t_122_ & 7864320u) | one_), xs10_2_.v[0], b0_2_);
-                unsigned at_79_ = 8u + hi_29_;
-                unsigned t_123_ = kf_shl_u32(w_28_, (19u - at_79_));
-                if (at_79_ > 19u) {
-                    t_123_ = kf_shr_u32(w_28_, (at_79_ - 19u));
-                }
-                s_28_ = __fmaf_rn(kf_bitcast<float>((t_123_ & 7864320u) | one_), xs10_2_.v[1], s_28_);
-                unsigned at_80_ = 16u + hi_29_;
-                unsigned t_124_ = kf_shl_u32(w_28_, (19u - at_80_));
-                if (at_80_ > 19u) {
-                    t_124_ = kf_shr_u32(w_28_, (at_80_ - 19u));
-                }
-                s_28_ = __fmaf_rn(kf_bitcast<float>((t_124_ & 7864320u) | one_), xs10_2_.v[2], s_28_);
-                unsigned at_81_ = 24u + hi_29_;
-                unsigned t_125_ = kf_shl_u32(w_28_, (19u - at_81_));
-                if (at_81_ > 19u) {
-                    t_125_ = kf_shr_u32(w_28_, (at_81_ - 19u));
-                }
-                b0_2_ = __fmaf_rn(kf_bitcast<float>((t_125_ & 7864320u) | one_), xs10_2_.v[3], s_28_);
+                float t2635_ = __fmaf_rn(kf_bitcast<float>(((w_28_ >> 9u) & 7864320u) | one_), xs10_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_28_ >> 1u) & 7864320u) | one_), xs10_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_28_ << 7u) & 7864320u) | one_), xs10_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_28_ << 15u) & 7864320u) | one_), xs10_2_.v[0], t2566_))));
                 unsigned w_29_ = qa_3_.v[3];
-                unsigned hi_30_ = 4u;
-                unsigned t_126_ = kf_shl_u32(w_29_, (19u - hi_30_));
-                if (hi_30_ > 19u) {
-                    t_126_ = kf_shr_u32(w_29_, (hi_30_ - 19u));
-                }
-                float s_29_ = __fmaf_rn(kf_bitcast<float>((t_126_ & 7864320u) | one_), xs11_2_.v[0], b0_2_);
-                unsigned at_82_ = 8u + hi_30_;
-                unsigned t_127_ = kf_shl_u32(w_29_, (19u - at_82_));
-                if (at_82_ > 19u) {
-                    t_127_ = kf_shr_u32(w_29_, (at_82_ - 19u));
-                }
-                s_29_ = __fmaf_rn(kf_bitcast<float>((t_127_ & 7864320u) | one_), xs11_2_.v[1], s_29_);
-                unsigned at_83_ = 16u + hi_30_;
-                unsigned t_128_ = kf_shl_u32(w_29_, (19u - at_83_));
-                if (at_83_ > 19u) {
-                    t_128_ = kf_shr_u32(w_29_, (at_83_ - 19u));
-                }
-                s_29_ = __fmaf_rn(kf_bitcast<float>((t_128_ & 7864320u) | one_), xs11_2_.v[2], s_29_);
-                unsigned at_84_ = 24u + hi_30_;
-                unsigned t_129_ = kf_shl_u32(w_29_, (19u - at_84_));
-                if (at_84_ > 19u) {
-                    t_129_ = kf_shr_u32(w_29_, (at_84_ - 19u));
-                }
-                b0_2_ = __fmaf_rn(kf_bitcast<float>((t_129_ & 7864320u) | one_), xs11_2_.v[3], s_29_);
+                float t2704_ = __fmaf_rn(kf_bitcast<float>(((w_29_ >> 9u) & 7864320u) | one_), xs11_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_29_ >> 1u) & 7864320u) | one_), xs11_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_29_ << 7u) & 7864320u) | one_), xs11_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_29_ << 15u) & 7864320u) | one_), xs11_2_.v[0], t2635_))));
                 unsigned w_30_ = qb_3_.v[0];
-                unsigned hi_31_ = 4u;
                 float acc_8_ = 0.0f;
-                unsigned t_130_ = kf_shl_u32(w_30_, (19u - hi_31_));
-                if (hi_31_ > 19u) {
-                    t_130_ = kf_shr_u32(w_30_, (hi_31_ - 19u));
-                }
-                float s_30_ = __fmaf_rn(kf_bitcast<float>((t_130_ & 7864320u) | one_), xs12_2_.v[0], acc_8_);
-                unsigned at_85_ = 8u + hi_31_;
-                unsigned t_131_ = kf_shl_u32(w_30_, (19u - at_85_));
-                if (at_85_ > 19u) {
-                    t_131_ = kf_shr_u32(w_30_, (at_85_ - 19u));
-                }
-                s_30_ = __fmaf_rn(kf_bitcast<float>((t_131_ & 7864320u) | one_), xs12_2_.v[1], s_30_);
-                unsigned at_86_ = 16u + hi_31_;
-                unsigned t_132_ = kf_shl_u32(w_30_, (19u - at_86_));
-                if (at_86_ > 19u) {
-                    t_132_ = kf_shr_u32(w_30_, (at_86_ - 19u));
-                }
-                s_30_ = __fmaf_rn(kf_bitcast<float>((t_132_ & 7864320u) | one_), xs12_2_.v[2], s_30_);
-                unsigned at_87_ = 24u + hi_31_;
-                unsigned t_133_ = kf_shl_u32(w_30_, (19u - at_87_));
-                if (at_87_ > 19u) {
-                    t_133_ = kf_shr_u32(w_30_, (at_87_ - 19u));
-                }
-                float b1_2_ = __fmaf_rn(kf_bitcast<float>((t_133_ & 7864320u) | one_), xs12_2_.v[3], s_30_);
+                float t2774_ = __fmaf_rn(kf_bitcast<float>(((w_30_ >> 9u) & 7864320u) | one_), xs12_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_30_ >> 1u) & 7864320u) | one_), xs12_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_30_ << 7u) & 7864320u) | one_), xs12_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_30_ << 15u) & 7864320u) | one_), xs12_2_.v[0], acc_8_))));
                 unsigned w_31_ = qb_3_.v[1];
-                unsigned hi_32_ = 4u;
-                unsigned t_134_ = kf_shl_u32(w_31_, (19u - hi_32_));
-                if (hi_32_ > 19u) {
-                    t_134_ = kf_shr_u32(w_31_, (hi_32_ - 19u));
-                }
-                float s_31_ = __fmaf_rn(kf_bitcast<float>((t_134_ & 7864320u) | one_), xs13_2_.v[0], b1_2_);
-                unsigned at_88_ = 8u + hi_32_;
-                unsigned t_135_ = kf_shl_u32(w_31_, (19u - at_88_));
-                if (at_88_ > 19u) {
-                    t_135_ = kf_shr_u32(w_31_, (at_88_ - 19u));
-                }
-                s_31_ = __fmaf_rn(kf_bitcast<float>((t_135_ & 7864320u) | one_), xs13_2_.v[1], s_31_);
-                unsigned at_89_ = 16u + hi_32_;
-                unsigned t_136_ = kf_shl_u32(w_31_, (19u - at_89_));
-                if (at_89_ > 19u) {
-                    t_136_ = kf_shr_u32(w_31_, (at_89_ - 19u));
-                }
-                s_31_ = __fmaf_rn(kf_bitcast<float>((t_136_ & 7864320u) | one_), xs13_2_.v[2], s_31_);
-                unsigned at_90_ = 24u + hi_32_;
-                unsigned t_137_ = kf_shl_u32(w_31_, (19u - at_90_));
-                if (at_90_ > 19u) {
-                    t_137_ = kf_shr_u32(w_31_, (at_90_ - 19u));
-                }
-                b1_2_ = __fmaf_rn(kf_bitcast<float>((t_137_ & 7864320u) | one_), xs13_2_.v[3], s_31_);
+                float t2844_ = __fmaf_rn(kf_bitcast<float>(((w_31_ >> 9u) & 7864320u) | one_), xs13_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_31_ >> 1u) & 7864320u) | one_), xs13_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_31_ << 7u) & 7864320u) | one_), xs13_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_31_ << 15u) & 7864320u) | one_), xs13_2_.v[0], t2774_))));
                 unsigned w_32_ = qb_3_.v[2];
-                unsigned hi_33_ = 4u;
-                unsigned t_138_ = kf_shl_u32(w_32_, (19u - hi_33_));
-                if (hi_33_ > 19u) {
-                    t_138_ = kf_shr_u32(w_32_, (hi_33_ - 19u));
-                }
-                float s_32_ = __fmaf_rn(kf_bitcast<float>((t_138_ & 7864320u) | one_), xs14_2_.v[0], b1_2_);
-                unsigned at_91_ = 8u + hi_33_;
-                unsigned t_139_ = kf_shl_u32(w_32_, (19u - at_91_));
-                if (at_91_ > 19u) {
-                    t_139_ = kf_shr_u32(w_32_, (at_91_ - 19u));
-                }
-                s_32_ = __fmaf_rn(kf_bitcast<float>((t_139_ & 7864320u) | one_), xs14_2_.v[1], s_32_);
-                unsigned at_92_ = 16u + hi_33_;
-                unsigned t_140_ = kf_shl_u32(w_32_, (19u - at_92_));
-                if (at_92_ > 19u) {
-                    t_140_ = kf_shr_u32(w_32_, (at_92_ - 19u));
-                }
-                s_32_ = __fmaf_rn(kf_bitcast<float>((t_140_ & 7864320u) | one_), xs14_2_.v[2], s_32_);
-                unsigned at_93_ = 24u + hi_33_;
-                unsigned t_141_ = kf_shl_u32(w_32_, (19u - at_93_));
-                if (at_93_ > 19u) {
-                    t_141_ = kf_shr_u32(w_32_, (at_93_ - 19u));
-                }
-                b1_2_ = __fmaf_rn(kf_bitcast<float>((t_141_ & 7864320u) | one_), xs14_2_.v[3], s_32_);
+                float t2913_ = __fmaf_rn(kf_bitcast<float>(((w_32_ >> 9u) & 7864320u) | one_), xs14_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_32_ >> 1u) & 7864320u) | one_), xs14_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_32_ << 7u) & 7864320u) | one_), xs14_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_32_ << 15u) & 7864320u) | one_), xs14_2_.v[0], t2844_))));
                 unsigned w_33_ = qb_3_.v[3];
-                unsigned hi_34_ = 4u;
-                unsigned t_142_ = kf_shl_u32(w_33_, (19u - hi_34_));
-                if (hi_34_ > 19u) {
-                    t_142_ = kf_shr_u32(w_33_, (hi_34_ - 19u));
-                }
-                float s_33_ = __fmaf_rn(kf_bitcast<float>((t_142_ & 7864320u) | one_), xs15_2_.v[0], b1_2_);
-                unsigned at_94_ = 8u + hi_34_;
-                unsigned t_143_ = kf_shl_u32(w_33_, (19u - at_94_));
-                if (at_94_ > 19u) {
-                    t_143_ = kf_shr_u32(w_33_, (at_94_ - 19u));
-                }
-                s_33_ = __fmaf_rn(kf_bitcast<float>((t_143_ & 7864320u) | one_), xs15_2_.v[1], s_33_);
-                unsigned at_95_ = 16u + hi_34_;
-                unsigned t_144_ = kf_shl_u32(w_33_, (19u - at_95_));
-                if (at_95_ > 19u) {
-                    t_144_ = kf_shr_u32(w_33_, (at_95_ - 19u));
-                }
-                s_33_ = __fmaf_rn(kf_bitcast<float>((t_144_ & 7864320u) | one_), xs15_2_.v[2], s_33_);
-                unsigned at_96_ = 24u + hi_34_;
-                unsigned t_145_ = kf_shl_u32(w_33_, (19u - at_96_));
-                if (at_96_ > 19u) {
-                    t_145_ = kf_shr_u32(w_33_, (at_96_ - 19u));
-                }
-                b1_2_ = __fmaf_rn(kf_bitcast<float>((t_145_ & 7864320u) | one_), xs15_2_.v[3], s_33_);
-                bool mins_3_ = false;
-                unsigned lo_3_ = h_2_.v[1] & 1061109567u;
-                unsigned hi_35_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
-                if (mins_3_) {
-                    lo_3_ = h_2_.v[2] & 1061109567u;
-                    hi_35_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
-                }
-                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? lo_3_ : hi_35_), ((j_ & 1u) * 16u));
-                bool mins_4_ = true;
-                unsigned lo_4_ = h_2_.v[1] & 1061109567u;
-                unsigned hi_36_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
-                if (mins_4_) {
-                    lo_4_ = h_2_.v[2] & 1061109567u;
-                    hi_36_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
-                }
-                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? lo_4_ : hi_36_), ((j_ & 1u) * 16u));
+                float t2982_ = __fmaf_rn(kf_bitcast<float>(((w_33_ >> 9u) & 7864320u) | one_), xs15_2_.v[3], __fmaf_rn(kf_bitcast<float>(((w_33_ >> 1u) & 7864320u) | one_), xs15_2_.v[2], __fmaf_rn(kf_bitcast<float>(((w_33_ << 7u) & 7864320u) | one_), xs15_2_.v[1], __fmaf_rn(kf_bitcast<float>(((w_33_ << 15u) & 7864320u) | one_), xs15_2_.v[0], t2913_))));
+                unsigned t2986_ = h_2_.v[1] & 1061109567u;
+                unsigned t2996_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t2986_ : t2996_), ((j_ & 1u) << 4u));
+                unsigned t3037_ = h_2_.v[2] & 1061109567u;
+                unsigned t3048_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t3037_ : t3048_), ((j_ & 1u) << 4u));
                 unsigned t3057_ = h_2_.v[0];
                 kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t3057_);
-                unsigned v_21_ = kf_shr_u32(sc_2_, 8u) & 255u;
+                unsigned v_21_ = (sc_2_ >> 8u) & 255u;
                 float t3067_ = __fsub_rn(kf_bitcast<float>(v_21_ | 1258291200u), 8388608.0f);
-                float t3069_ = __fsub_rn(__fadd_rn(b0_2_, b1_2_), s_hi_);
+                float t3069_ = __fsub_rn(__fadd_rn(t2704_, t2982_), t413_);
                 unsigned v_22_ = sc_2_ & 255u;
-                float t_146_ = __fmaf_rn(t3067_, t3069_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_22_ | 1258291200u), 8388608.0f), __fsub_rn(__fadd_rn(a0_2_, a1_2_), s_lo_)));
-                unsigned v_23_ = kf_shr_u32(mn_2_, 8u) & 255u;
+                float t_18_ = __fmaf_rn(t3067_, t3069_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_22_ | 1258291200u), 8388608.0f), __fsub_rn(__fadd_rn(t2148_, t2426_), t403_)));
+                unsigned v_23_ = (mn_2_ >> 8u) & 255u;
                 float t3089_ = __fsub_rn(kf_bitcast<float>(v_23_ | 1258291200u), 8388608.0f);
                 unsigned v_24_ = mn_2_ & 255u;
-                float u_2_ = __fmaf_rn(t3089_, s_hi_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_24_ | 1258291200u), 8388608.0f), s_lo_));
-                p_2_ = __fmaf_rn(__fmul_rn(16.0f, kf_f16_to_f32(dm_2_.v[0])), t_146_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_));
+                float u_2_ = __fmaf_rn(t3089_, t413_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_24_ | 1258291200u), 8388608.0f), t403_));
+                p_2_ = __fmaf_rn(__fmul_rn(16.0f, kf_f16_to_f32(dm_2_.v[0])), t_18_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_));
             }
-            unsigned n_2_ = 8u;
-            float s_34_ = p_2_;
-            if (1u < n_2_) {
-                s_34_ = __fadd_rn(s_34_, kf_shfl_xor(s_34_, 1u, kf_wn));
-            }
-            if (2u < n_2_) {
-                s_34_ = __fadd_rn(s_34_, kf_shfl_xor(s_34_, 2u, kf_wn));
-            }
-            if (4u < n_2_) {
-                s_34_ = __fadd_rn(s_34_, kf_shfl_xor(s_34_, 4u, kf_wn));
-            }
-            if (8u < n_2_) {
-                s_34_ = __fadd_rn(s_34_, kf_shfl_xor(s_34_, 8u, kf_wn));
-            }
-            if (16u < n_2_) {
-                s_34_ = __fadd_rn(s_34_, kf_shfl_xor(s_34_, 16u, kf_wn));
-            }
-            p_2_ = s_34_;
+            float t3115_ = __fadd_rn(p_2_, kf_shfl_xor(p_2_, 1u, kf_wn));
+            float t3121_ = __fadd_rn(t3115_, kf_shfl_xor(t3115_, 2u, kf_wn));
+            float t3127_ = __fadd_rn(t3121_, kf_shfl_xor(t3121_, 4u, kf_wn));
+            p_2_ = t3127_;
             if ((lane_ & 7u) == 0u) {
-                unsigned slot_2_ = ((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 64u) + ((rs_ + 1u) * 4u)) + r_;
+                unsigned slot_2_ = ((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 6u) + ((rs_ + 1u) << 2u)) + r_;
                 if (ks_ == 0u) {
-                    part_[slot_2_] = p_2_;
+                    part_[slot_2_] = t3127_;
                 } else {
-                    part_[slot_2_] = __fadd_rn(part_[slot_2_], p_2_);
+                    part_[slot_2_] = __fadd_rn(part_[slot_2_], t3127_);
                 }
             }
         }
     }
     __syncthreads();
-    for (unsigned t_147_ = threadIdx.x; t_147_ < 64u; t_147_ = t_147_ + 256u) {
-        float s_35_ = 0.0f;
-        s_35_ = __fadd_rn(s_35_, part_[0u + t_147_]);
-        s_35_ = __fadd_rn(s_35_, part_[64u + t_147_]);
-        s_35_ = __fadd_rn(s_35_, part_[128u + t_147_]);
-        s_35_ = __fadd_rn(s_35_, part_[192u + t_147_]);
-        s_35_ = __fadd_rn(s_35_, part_[256u + t_147_]);
-        s_35_ = __fadd_rn(s_35_, part_[320u + t_147_]);
-        s_35_ = __fadd_rn(s_35_, part_[384u + t_147_]);
-        s_35_ = __fadd_rn(s_35_, part_[448u + t_147_]);
-        if ((row0_ + t_147_) < m_) {
-            y_[row0_ + t_147_] = s_35_;
+    for (unsigned t_19_ = threadIdx.x; t_19_ < 64u; t_19_ = t_19_ + 256u) {
+        float t3207_ = __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[t_19_]), part_[64u + t_19_]), part_[128u + t_19_]), part_[192u + t_19_]), part_[256u + t_19_]), part_[320u + t_19_]), part_[384u + t_19_]), part_[448u + t_19_]);
+        if ((row0_ + t_19_) < m_) {
+            y_[row0_ + t_19_] = t3207_;
         }
     }
 }
 
-/* kernel q8_quantize_f32 (q4k.kf:320) */
+/* kernel q8_quantize_f32 (q4k.kf:313) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
     const unsigned kf_wn = kf_warp_lanes();
-    unsigned e0_ = ((blockIdx.x * blockDim.x) + threadIdx.x) * 4u;
+    unsigned e0_ = ((blockIdx.x * blockDim.x) + threadIdx.x) << 2u;
     kf_f32x4 t13_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     kf_f32x4 v_ = t13_;
     if ((e0_ + 4u) <= n_) {
@@ -1323,8 +535,10 @@ q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_
         kf_f32x4 t24_ = t18_[t23_];
         v_ = t24_;
     } else {
-        if ((e0_ + 0u) < n_) {
-            v_.v[0] = x_[e0_ + 0u];
+        if (e0_ < n_) {
+            float t30_ = x_[e0_];
+            v_ = t13_;
+            v_.v[0] = t30_;
         }
         if ((e0_ + 1u) < n_) {
             v_.v[1] = x_[e0_ + 1u];
@@ -1337,18 +551,18 @@ q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_
         }
     }
     unsigned* xqw_ = (unsigned*)xq_;
-    float amax_ = fmaxf(fmaxf(fabsf(v_.v[0]), fabsf(v_.v[1])), fmaxf(fabsf(v_.v[2]), fabsf(v_.v[3])));
-    float sum_ = __fadd_rn(__fadd_rn(v_.v[0], v_.v[1]), __fadd_rn(v_.v[2], v_.v[3]));
-    amax_ = fmaxf(amax_, kf_shfl_xor(amax_, 1u, kf_wn));
-    sum_ = __fadd_rn(sum_, kf_shfl_xor(sum_, 1u, kf_wn));
-    amax_ = fmaxf(amax_, kf_shfl_xor(amax_, 2u, kf_wn));
-    sum_ = __fadd_rn(sum_, kf_shfl_xor(sum_, 2u, kf_wn));
-    amax_ = fmaxf(amax_, kf_shfl_xor(amax_, 4u, kf_wn));
-    sum_ = __fadd_rn(sum_, kf_shfl_xor(sum_, 4u, kf_wn));
-    float d_ = __fdiv_rn(amax_, 127.0f);
+    float t60_ = fmaxf(fmaxf(fabsf(v_.v[0]), fabsf(v_.v[1])), fmaxf(fabsf(v_.v[2]), fabsf(v_.v[3])));
+    float t68_ = __fadd_rn(__fadd_rn(v_.v[0], v_.v[1]), __fadd_rn(v_.v[2], v_.v[3]));
+    float t72_ = fmaxf(t60_, kf_shfl_xor(t60_, 1u, kf_wn));
+    float t75_ = __fadd_rn(t68_, kf_shfl_xor(t68_, 1u, kf_wn));
+    float t78_ = fmaxf(t72_, kf_shfl_xor(t72_, 2u, kf_wn));
+    float t81_ = __fadd_rn(t75_, kf_shfl_xor(t75_, 2u, kf_wn));
+    float t84_ = fmaxf(t78_, kf_shfl_xor(t78_, 4u, kf_wn));
+    float t87_ = __fadd_rn(t81_, kf_shfl_xor(t81_, 4u, kf_wn));
+    float d_ = __fdiv_rn(t84_, 127.0f);
     kf_i8x4 t91_ = kf_i8x4{{(signed char)0, (signed char)0, (signed char)0, (signed char)0}};
     kf_i8x4 q_ = t91_;
-    if (amax_ > 0.0f) {
+    if (t84_ > 0.0f) {
         signed char t98_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_.v[0], d_))), -128, 127);
         signed char t102_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_.v[1], d_))), -128, 127);
         signed char t106_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_.v[2], d_))), -128, 127);
@@ -1357,10 +571,10 @@ q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_
         q_ = t114_;
     }
     if ((e0_ + 4u) <= n_) {
-        xqw_[e0_ / 4u] = kf_bitcast<unsigned>(q_);
+        xqw_[e0_ >> 2u] = kf_bitcast<unsigned>(q_);
     } else {
-        if ((e0_ + 0u) < n_) {
-            xq_[e0_ + 0u] = q_.v[0];
+        if (e0_ < n_) {
+            xq_[e0_] = q_.v[0];
         }
         if ((e0_ + 1u) < n_) {
             xq_[e0_ + 1u] = q_.v[1];
@@ -1372,26 +586,26 @@ q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_
             xq_[e0_ + 3u] = q_.v[3];
         }
     }
-    bool t148_ = (e0_ % 32u) == 0u;
+    bool t148_ = (e0_ & 31u) == 0u;
     bool t149_ = t148_;
     if (t148_) {
         t149_ = e0_ < n_;
     }
     if (t149_) {
-        unsigned t152_ = e0_ / 32u;
+        unsigned t152_ = e0_ >> 5u;
         kf_f16 t153_ = kf_f16_from_f32(d_);
-        kf_f16 t154_ = kf_f16_from_f32(sum_);
+        kf_f16 t154_ = kf_f16_from_f32(t87_);
         kf_f16x2 t156_ = kf_f16x2{{t153_, t154_}};
         xds_[t152_] = t156_;
     }
 }
 
-/* kernel q8_quantize_f16 (q4k.kf:336) */
+/* kernel q8_quantize_f16 (q4k.kf:329) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
     const unsigned kf_wn = kf_warp_lanes();
-    unsigned e0_ = ((blockIdx.x * blockDim.x) + threadIdx.x) * 4u;
+    unsigned e0_ = ((blockIdx.x * blockDim.x) + threadIdx.x) << 2u;
     kf_f32x4 t13_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     kf_f32x4 v_ = t13_;
     if ((e0_ + 4u) <= n_) {
@@ -1405,8 +619,10 @@ q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf
         kf_f32x4 t36_ = kf_f32x4{{t26_, t28_, t30_, t32_}};
         v_ = t36_;
     } else {
-        if ((e0_ + 0u) < n_) {
-            v_.v[0] = kf_f16_to_f32(x_[e0_ + 0u]);
+        if (e0_ < n_) {
+            float t43_ = kf_f16_to_f32(x_[e0_]);
+            v_ = t13_;
+            v_.v[0] = t43_;
         }
         if ((e0_ + 1u) < n_) {
             v_.v[1] = kf_f16_to_f32(x_[e0_ + 1u]);
@@ -1419,18 +635,18 @@ q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf
         }
     }
     unsigned* xqw_ = (unsigned*)xq_;
-    float amax_ = fmaxf(fmaxf(fabsf(v_.v[0]), fabsf(v_.v[1])), fmaxf(fabsf(v_.v[2]), fabsf(v_.v[3])));
-    float sum_ = __fadd_rn(__fadd_rn(v_.v[0], v_.v[1]), __fadd_rn(v_.v[2], v_.v[3]));
-    amax_ = fmaxf(amax_, kf_shfl_xor(amax_, 1u, kf_wn));
-    sum_ = __fadd_rn(sum_, kf_shfl_xor(sum_, 1u, kf_wn));
-    amax_ = fmaxf(amax_, kf_shfl_xor(amax_, 2u, kf_wn));
-    sum_ = __fadd_rn(sum_, kf_shfl_xor(sum_, 2u, kf_wn));
-    amax_ = fmaxf(amax_, kf_shfl_xor(amax_, 4u, kf_wn));
-    sum_ = __fadd_rn(sum_, kf_shfl_xor(sum_, 4u, kf_wn));
-    float d_ = __fdiv_rn(amax_, 127.0f);
+    float t76_ = fmaxf(fmaxf(fabsf(v_.v[0]), fabsf(v_.v[1])), fmaxf(fabsf(v_.v[2]), fabsf(v_.v[3])));
+    float t84_ = __fadd_rn(__fadd_rn(v_.v[0], v_.v[1]), __fadd_rn(v_.v[2], v_.v[3]));
+    float t88_ = fmaxf(t76_, kf_shfl_xor(t76_, 1u, kf_wn));
+    float t91_ = __fadd_rn(t84_, kf_shfl_xor(t84_, 1u, kf_wn));
+    float t94_ = fmaxf(t88_, kf_shfl_xor(t88_, 2u, kf_wn));
+    float t97_ = __fadd_rn(t91_, kf_shfl_xor(t91_, 2u, kf_wn));
+    float t100_ = fmaxf(t94_, kf_shfl_xor(t94_, 4u, kf_wn));
+    float t103_ = __fadd_rn(t97_, kf_shfl_xor(t97_, 4u, kf_wn));
+    float d_ = __fdiv_rn(t100_, 127.0f);
     kf_i8x4 t107_ = kf_i8x4{{(signed char)0, (signed char)0, (signed char)0, (signed char)0}};
     kf_i8x4 q_ = t107_;
-    if (amax_ > 0.0f) {
+    if (t100_ > 0.0f) {
         signed char t114_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_.v[0], d_))), -128, 127);
         signed char t118_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_.v[1], d_))), -128, 127);
         signed char t122_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_.v[2], d_))), -128, 127);
@@ -1439,10 +655,10 @@ q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf
         q_ = t130_;
     }
     if ((e0_ + 4u) <= n_) {
-        xqw_[e0_ / 4u] = kf_bitcast<unsigned>(q_);
+        xqw_[e0_ >> 2u] = kf_bitcast<unsigned>(q_);
     } else {
-        if ((e0_ + 0u) < n_) {
-            xq_[e0_ + 0u] = q_.v[0];
+        if (e0_ < n_) {
+            xq_[e0_] = q_.v[0];
         }
         if ((e0_ + 1u) < n_) {
             xq_[e0_ + 1u] = q_.v[1];
@@ -1454,21 +670,21 @@ q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf
             xq_[e0_ + 3u] = q_.v[3];
         }
     }
-    bool t164_ = (e0_ % 32u) == 0u;
+    bool t164_ = (e0_ & 31u) == 0u;
     bool t165_ = t164_;
     if (t164_) {
         t165_ = e0_ < n_;
     }
     if (t165_) {
-        unsigned t168_ = e0_ / 32u;
+        unsigned t168_ = e0_ >> 5u;
         kf_f16 t169_ = kf_f16_from_f32(d_);
-        kf_f16 t170_ = kf_f16_from_f32(sum_);
+        kf_f16 t170_ = kf_f16_from_f32(t103_);
         kf_f16x2 t172_ = kf_f16x2{{t169_, t170_}};
         xds_[t168_] = t172_;
     }
 }
 
-/* kernel q4k_q8_gemv_f32 (q4k.kf:420) */
+/* kernel q4k_q8_gemv_f32 (q4k.kf:413) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1482,27 +698,20 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
     const kf_u32x4* wq_ = (const kf_u32x4*)w_;
     const kf_u32x4* xq_2_ = (const kf_u32x4*)xq_;
     const kf_f16x4* xds_2_ = (const kf_f16x4*)xds_;
-    kf_f16* yh_ = (kf_f16*)y_;
-    unsigned ymode_ = 0u;
-    for (;;) {
-        unsigned lane_ = kf_lane_id();
-        unsigned r_ = kf_shr_u32(lane_, 3u);
-        unsigned bl_ = kf_shr_u32(lane_, 2u) & 1u;
-        unsigned j_ = lane_ & 3u;
-        unsigned nbk_ = kf_shr_u32(k_, 8u);
-        unsigned row0_ = (((blockIdx.x * 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u)) * 2u) * 4u;
-        if (row0_ >= m_) {
-            break;
-        }
-        row_[0u] = min(((row0_ + 0u) + r_), (m_ - 1u));
+    unsigned lane_ = kf_lane_id();
+    unsigned r_ = lane_ >> 3u;
+    unsigned bl_ = (lane_ >> 2u) & 1u;
+    unsigned j_ = lane_ & 3u;
+    unsigned nbk_ = k_ >> 8u;
+    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 2u;
+    if (!(row0_ >= m_)) {
+        row_[0u] = min((row0_ + r_), (m_ - 1u));
         acc_[0u] = 0.0f;
         row_[1u] = min(((row0_ + 4u) + r_), (m_ - 1u));
         acc_[1u] = 0.0f;
         for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 2u) {
             unsigned kb_ = kb0_ + bl_;
             bool valid_ = kb_ < nbk_;
-            kf_f16x4 t69_ = kf_f16x4{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x4 ds_ = t69_;
             kf_u32x4 t72_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 th_ = t72_;
             kf_u32x4 t75_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -1513,10 +722,10 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
                 unsigned blk_ = ((row_[0u] * nbk_) + kb_) * 9u;
                 kf_u32x4 t86_ = wq_[blk_];
                 th_ = t86_;
-                unsigned t91_ = (blk_ + 1u) + (2u * j_);
+                unsigned t91_ = (blk_ + 1u) + (j_ << 1u);
                 kf_u32x4 t92_ = wq_[t91_];
                 ta_ = t92_;
-                unsigned t97_ = (blk_ + 2u) + (2u * j_);
+                unsigned t97_ = (blk_ + 2u) + (j_ << 1u);
                 kf_u32x4 t98_ = wq_[t97_];
                 tb_ = t98_;
             }
@@ -1533,10 +742,10 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
                 unsigned blk_2_ = ((row_[1u] * nbk_) + kb_) * 9u;
                 kf_u32x4 t117_ = wq_[blk_2_];
                 th_2_ = t117_;
-                unsigned t122_ = (blk_2_ + 1u) + (2u * j_);
+                unsigned t122_ = (blk_2_ + 1u) + (j_ << 1u);
                 kf_u32x4 t123_ = wq_[t122_];
                 ta_2_ = t123_;
-                unsigned t128_ = (blk_2_ + 2u) + (2u * j_);
+                unsigned t128_ = (blk_2_ + 2u) + (j_ << 1u);
                 kf_u32x4 t129_ = wq_[t128_];
                 tb_2_ = t129_;
             }
@@ -1546,15 +755,15 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
             kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_ = t134_;
             if (valid_) {
-                unsigned t142_ = ((kb_ * 16u) + (j_ * 4u)) + 0u;
-                kf_u32x4 t143_ = xq_2_[t142_];
+                unsigned t140_ = (kb_ << 4u) + (j_ << 2u);
+                kf_u32x4 t143_ = xq_2_[t140_];
                 t_ = t143_;
             }
             xv_[0u] = t_;
             kf_u32x4 t146_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_2_ = t146_;
             if (valid_) {
-                unsigned t154_ = ((kb_ * 16u) + (j_ * 4u)) + 1u;
+                unsigned t154_ = ((kb_ << 4u) + (j_ << 2u)) + 1u;
                 kf_u32x4 t155_ = xq_2_[t154_];
                 t_2_ = t155_;
             }
@@ -1562,7 +771,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
             kf_u32x4 t158_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_3_ = t158_;
             if (valid_) {
-                unsigned t166_ = ((kb_ * 16u) + (j_ * 4u)) + 2u;
+                unsigned t166_ = ((kb_ << 4u) + (j_ << 2u)) + 2u;
                 kf_u32x4 t167_ = xq_2_[t166_];
                 t_3_ = t167_;
             }
@@ -1570,15 +779,14 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
             kf_u32x4 t170_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_4_ = t170_;
             if (valid_) {
-                unsigned t178_ = ((kb_ * 16u) + (j_ * 4u)) + 3u;
+                unsigned t178_ = ((kb_ << 4u) + (j_ << 2u)) + 3u;
                 kf_u32x4 t179_ = xq_2_[t178_];
                 t_4_ = t179_;
             }
             xv_[3u] = t_4_;
             if (valid_) {
-                unsigned t183_ = (kb_ * 4u) + j_;
+                unsigned t183_ = (kb_ << 2u) + j_;
                 kf_f16x4 t184_ = xds_2_[t183_];
-                ds_ = t184_;
                 kf_u32x4 h_ = hv_[0u];
                 kf_u32x4 qa_2_ = qa_[0u];
                 kf_u32x4 qb_2_ = qb_[0u];
@@ -1589,162 +797,104 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
                 unsigned a_ = qa_2_.v[0] & 252645135u;
                 unsigned b_ = xa_.v[0];
                 int c_ = 0;
-                kf_u8x4 ua_ = kf_bitcast<kf_u8x4>(a_);
-                kf_i8x4 sb_ = kf_bitcast<kf_i8x4>(b_);
-                int s_ = (int)((unsigned)c_ + (unsigned)(int)((unsigned)(int)ua_.v[0] * (unsigned)(int)sb_.v[0]));
-                s_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[1] * (unsigned)(int)sb_.v[1]));
-                s_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[2] * (unsigned)(int)sb_.v[2]));
-                int s0_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[3] * (unsigned)(int)sb_.v[3]));
+                kf_u8x4 t206_ = kf_bitcast<kf_u8x4>(a_);
+                kf_i8x4 t207_ = kf_bitcast<kf_i8x4>(b_);
+                int s0_ = kf_dot4_us(kf_bitcast<unsigned>(t206_), kf_bitcast<unsigned>(t207_), c_);
                 unsigned a_2_ = qa_2_.v[1] & 252645135u;
                 unsigned b_2_ = xa_.v[1];
-                kf_u8x4 ua_2_ = kf_bitcast<kf_u8x4>(a_2_);
-                kf_i8x4 sb_2_ = kf_bitcast<kf_i8x4>(b_2_);
-                int s_2_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_2_.v[0] * (unsigned)(int)sb_2_.v[0]));
-                s_2_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[1] * (unsigned)(int)sb_2_.v[1]));
-                s_2_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[2] * (unsigned)(int)sb_2_.v[2]));
-                s0_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[3] * (unsigned)(int)sb_2_.v[3]));
+                kf_u8x4 t214_ = kf_bitcast<kf_u8x4>(a_2_);
+                kf_i8x4 t215_ = kf_bitcast<kf_i8x4>(b_2_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t214_), kf_bitcast<unsigned>(t215_), s0_);
                 unsigned a_3_ = qa_2_.v[2] & 252645135u;
                 unsigned b_3_ = xa_.v[2];
-                kf_u8x4 ua_3_ = kf_bitcast<kf_u8x4>(a_3_);
-                kf_i8x4 sb_3_ = kf_bitcast<kf_i8x4>(b_3_);
-                int s_3_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_3_.v[0] * (unsigned)(int)sb_3_.v[0]));
-                s_3_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[1] * (unsigned)(int)sb_3_.v[1]));
-                s_3_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[2] * (unsigned)(int)sb_3_.v[2]));
-                s0_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[3] * (unsigned)(int)sb_3_.v[3]));
+                kf_u8x4 t221_ = kf_bitcast<kf_u8x4>(a_3_);
+                kf_i8x4 t222_ = kf_bitcast<kf_i8x4>(b_3_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t221_), kf_bitcast<unsigned>(t222_), s0_);
                 unsigned a_4_ = qa_2_.v[3] & 252645135u;
                 unsigned b_4_ = xa_.v[3];
-                kf_u8x4 ua_4_ = kf_bitcast<kf_u8x4>(a_4_);
-                kf_i8x4 sb_4_ = kf_bitcast<kf_i8x4>(b_4_);
-                int s_4_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_4_.v[0] * (unsigned)(int)sb_4_.v[0]));
-                s_4_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[1] * (unsigned)(int)sb_4_.v[1]));
-                s_4_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[2] * (unsigned)(int)sb_4_.v[2]));
-                s0_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[3] * (unsigned)(int)sb_4_.v[3]));
+                kf_u8x4 t228_ = kf_bitcast<kf_u8x4>(a_4_);
+                kf_i8x4 t229_ = kf_bitcast<kf_i8x4>(b_4_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t228_), kf_bitcast<unsigned>(t229_), s0_);
                 unsigned a_5_ = qb_2_.v[0] & 252645135u;
                 unsigned b_5_ = xb_.v[0];
-                kf_u8x4 ua_5_ = kf_bitcast<kf_u8x4>(a_5_);
-                kf_i8x4 sb_5_ = kf_bitcast<kf_i8x4>(b_5_);
-                int s_5_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_5_.v[0] * (unsigned)(int)sb_5_.v[0]));
-                s_5_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[1] * (unsigned)(int)sb_5_.v[1]));
-                s_5_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[2] * (unsigned)(int)sb_5_.v[2]));
-                s0_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[3] * (unsigned)(int)sb_5_.v[3]));
+                kf_u8x4 t235_ = kf_bitcast<kf_u8x4>(a_5_);
+                kf_i8x4 t236_ = kf_bitcast<kf_i8x4>(b_5_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t235_), kf_bitcast<unsigned>(t236_), s0_);
                 unsigned a_6_ = qb_2_.v[1] & 252645135u;
                 unsigned b_6_ = xb_.v[1];
-                kf_u8x4 ua_6_ = kf_bitcast<kf_u8x4>(a_6_);
-                kf_i8x4 sb_6_ = kf_bitcast<kf_i8x4>(b_6_);
-                int s_6_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_6_.v[0] * (unsigned)(int)sb_6_.v[0]));
-                s_6_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[1] * (unsigned)(int)sb_6_.v[1]));
-                s_6_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[2] * (unsigned)(int)sb_6_.v[2]));
-                s0_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[3] * (unsigned)(int)sb_6_.v[3]));
+                kf_u8x4 t242_ = kf_bitcast<kf_u8x4>(a_6_);
+                kf_i8x4 t243_ = kf_bitcast<kf_i8x4>(b_6_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t242_), kf_bitcast<unsigned>(t243_), s0_);
                 unsigned a_7_ = qb_2_.v[2] & 252645135u;
                 unsigned b_7_ = xb_.v[2];
-                kf_u8x4 ua_7_ = kf_bitcast<kf_u8x4>(a_7_);
-                kf_i8x4 sb_7_ = kf_bitcast<kf_i8x4>(b_7_);
-                int s_7_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_7_.v[0] * (unsigned)(int)sb_7_.v[0]));
-                s_7_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[1] * (unsigned)(int)sb_7_.v[1]));
-                s_7_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[2] * (unsigned)(int)sb_7_.v[2]));
-                s0_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[3] * (unsigned)(int)sb_7_.v[3]));
+                kf_u8x4 t249_ = kf_bitcast<kf_u8x4>(a_7_);
+                kf_i8x4 t250_ = kf_bitcast<kf_i8x4>(b_7_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t249_), kf_bitcast<unsigned>(t250_), s0_);
                 unsigned a_8_ = qb_2_.v[3] & 252645135u;
                 unsigned b_8_ = xb_.v[3];
-                kf_u8x4 ua_8_ = kf_bitcast<kf_u8x4>(a_8_);
-                kf_i8x4 sb_8_ = kf_bitcast<kf_i8x4>(b_8_);
-                int s_8_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_8_.v[0] * (unsigned)(int)sb_8_.v[0]));
-                s_8_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[1] * (unsigned)(int)sb_8_.v[1]));
-                s_8_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[2] * (unsigned)(int)sb_8_.v[2]));
-                s0_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[3] * (unsigned)(int)sb_8_.v[3]));
-                unsigned a_9_ = kf_shr_u32(qa_2_.v[0], 4u) & 252645135u;
+                kf_u8x4 t256_ = kf_bitcast<kf_u8x4>(a_8_);
+                kf_i8x4 t257_ = kf_bitcast<kf_i8x4>(b_8_);
+                int t258_ = kf_dot4_us(kf_bitcast<unsigned>(t256_), kf_bitcast<unsigned>(t257_), s0_);
+                unsigned a_9_ = (qa_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_9_ = xc_.v[0];
                 int c_2_ = 0;
-                kf_u8x4 ua_9_ = kf_bitcast<kf_u8x4>(a_9_);
-                kf_i8x4 sb_9_ = kf_bitcast<kf_i8x4>(b_9_);
-                int s_9_ = (int)((unsigned)c_2_ + (unsigned)(int)((unsigned)(int)ua_9_.v[0] * (unsigned)(int)sb_9_.v[0]));
-                s_9_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[1] * (unsigned)(int)sb_9_.v[1]));
-                s_9_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[2] * (unsigned)(int)sb_9_.v[2]));
-                int s1_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[3] * (unsigned)(int)sb_9_.v[3]));
-                unsigned a_10_ = kf_shr_u32(qa_2_.v[1], 4u) & 252645135u;
+                kf_u8x4 t266_ = kf_bitcast<kf_u8x4>(a_9_);
+                kf_i8x4 t267_ = kf_bitcast<kf_i8x4>(b_9_);
+                int s1_ = kf_dot4_us(kf_bitcast<unsigned>(t266_), kf_bitcast<unsigned>(t267_), c_2_);
+                unsigned a_10_ = (qa_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_10_ = xc_.v[1];
-                kf_u8x4 ua_10_ = kf_bitcast<kf_u8x4>(a_10_);
-                kf_i8x4 sb_10_ = kf_bitcast<kf_i8x4>(b_10_);
-                int s_10_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_10_.v[0] * (unsigned)(int)sb_10_.v[0]));
-                s_10_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[1] * (unsigned)(int)sb_10_.v[1]));
-                s_10_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[2] * (unsigned)(int)sb_10_.v[2]));
-                s1_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[3] * (unsigned)(int)sb_10_.v[3]));
-                unsigned a_11_ = kf_shr_u32(qa_2_.v[2], 4u) & 252645135u;
+                kf_u8x4 t276_ = kf_bitcast<kf_u8x4>(a_10_);
+                kf_i8x4 t277_ = kf_bitcast<kf_i8x4>(b_10_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t276_), kf_bitcast<unsigned>(t277_), s1_);
+                unsigned a_11_ = (qa_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_11_ = xc_.v[2];
-                kf_u8x4 ua_11_ = kf_bitcast<kf_u8x4>(a_11_);
-                kf_i8x4 sb_11_ = kf_bitcast<kf_i8x4>(b_11_);
-                int s_11_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_11_.v[0] * (unsigned)(int)sb_11_.v[0]));
-                s_11_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[1] * (unsigned)(int)sb_11_.v[1]));
-                s_11_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[2] * (unsigned)(int)sb_11_.v[2]));
-                s1_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[3] * (unsigned)(int)sb_11_.v[3]));
-                unsigned a_12_ = kf_shr_u32(qa_2_.v[3], 4u) & 252645135u;
+                kf_u8x4 t285_ = kf_bitcast<kf_u8x4>(a_11_);
+                kf_i8x4 t286_ = kf_bitcast<kf_i8x4>(b_11_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t285_), kf_bitcast<unsigned>(t286_), s1_);
+                unsigned a_12_ = (qa_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_12_ = xc_.v[3];
-                kf_u8x4 ua_12_ = kf_bitcast<kf_u8x4>(a_12_);
-                kf_i8x4 sb_12_ = kf_bitcast<kf_i8x4>(b_12_);
-                int s_12_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_12_.v[0] * (unsigned)(int)sb_12_.v[0]));
-                s_12_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[1] * (unsigned)(int)sb_12_.v[1]));
-                s_12_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[2] * (unsigned)(int)sb_12_.v[2]));
-                s1_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[3] * (unsigned)(int)sb_12_.v[3]));
-                unsigned a_13_ = kf_shr_u32(qb_2_.v[0], 4u) & 252645135u;
+                kf_u8x4 t294_ = kf_bitcast<kf_u8x4>(a_12_);
+                kf_i8x4 t295_ = kf_bitcast<kf_i8x4>(b_12_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t294_), kf_bitcast<unsigned>(t295_), s1_);
+                unsigned a_13_ = (qb_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_13_ = xd_.v[0];
-                kf_u8x4 ua_13_ = kf_bitcast<kf_u8x4>(a_13_);
-                kf_i8x4 sb_13_ = kf_bitcast<kf_i8x4>(b_13_);
-                int s_13_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_13_.v[0] * (unsigned)(int)sb_13_.v[0]));
-                s_13_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[1] * (unsigned)(int)sb_13_.v[1]));
-                s_13_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[2] * (unsigned)(int)sb_13_.v[2]));
-                s1_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[3] * (unsigned)(int)sb_13_.v[3]));
-                unsigned a_14_ = kf_shr_u32(qb_2_.v[1], 4u) & 252645135u;
+                kf_u8x4 t303_ = kf_bitcast<kf_u8x4>(a_13_);
+                kf_i8x4 t304_ = kf_bitcast<kf_i8x4>(b_13_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t303_), kf_bitcast<unsigned>(t304_), s1_);
+                unsigned a_14_ = (qb_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_14_ = xd_.v[1];
-                kf_u8x4 ua_14_ = kf_bitcast<kf_u8x4>(a_14_);
-                kf_i8x4 sb_14_ = kf_bitcast<kf_i8x4>(b_14_);
-                int s_14_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_14_.v[0] * (unsigned)(int)sb_14_.v[0]));
-                s_14_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[1] * (unsigned)(int)sb_14_.v[1]));
-                s_14_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[2] * (unsigned)(int)sb_14_.v[2]));
-                s1_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[3] * (unsigned)(int)sb_14_.v[3]));
-                unsigned a_15_ = kf_shr_u32(qb_2_.v[2], 4u) & 252645135u;
+                kf_u8x4 t312_ = kf_bitcast<kf_u8x4>(a_14_);
+                kf_i8x4 t313_ = kf_bitcast<kf_i8x4>(b_14_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t312_), kf_bitcast<unsigned>(t313_), s1_);
+                unsigned a_15_ = (qb_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_15_ = xd_.v[2];
-                kf_u8x4 ua_15_ = kf_bitcast<kf_u8x4>(a_15_);
-                kf_i8x4 sb_15_ = kf_bitcast<kf_i8x4>(b_15_);
-                int s_15_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_15_.v[0] * (unsigned)(int)sb_15_.v[0]));
-                s_15_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[1] * (unsigned)(int)sb_15_.v[1]));
-                s_15_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[2] * (unsigned)(int)sb_15_.v[2]));
-                s1_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[3] * (unsigned)(int)sb_15_.v[3]));
-                unsigned a_16_ = kf_shr_u32(qb_2_.v[3], 4u) & 252645135u;
+                kf_u8x4 t321_ = kf_bitcast<kf_u8x4>(a_15_);
+                kf_i8x4 t322_ = kf_bitcast<kf_i8x4>(b_15_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t321_), kf_bitcast<unsigned>(t322_), s1_);
+                unsigned a_16_ = (qb_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_16_ = xd_.v[3];
-                kf_u8x4 ua_16_ = kf_bitcast<kf_u8x4>(a_16_);
-                kf_i8x4 sb_16_ = kf_bitcast<kf_i8x4>(b_16_);
-                int s_16_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_16_.v[0] * (unsigned)(int)sb_16_.v[0]));
-                s_16_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[1] * (unsigned)(int)sb_16_.v[1]));
-                s_16_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[2] * (unsigned)(int)sb_16_.v[2]));
-                s1_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[3] * (unsigned)(int)sb_16_.v[3]));
-                bool mins_ = false;
-                unsigned lo_ = h_.v[1] & 1061109567u;
-                unsigned hi_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
-                if (mins_) {
-                    lo_ = h_.v[2] & 1061109567u;
-                    hi_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
-                }
-                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? lo_ : hi_), ((j_ & 1u) * 16u));
-                bool mins_2_ = true;
-                unsigned lo_2_ = h_.v[1] & 1061109567u;
-                unsigned hi_2_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
-                if (mins_2_) {
-                    lo_2_ = h_.v[2] & 1061109567u;
-                    hi_2_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
-                }
-                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? lo_2_ : hi_2_), ((j_ & 1u) * 16u));
-                unsigned t791_ = h_.v[0];
-                kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t791_);
-                float t794_ = kf_f16_to_f32(ds_.v[2]);
-                int v_ = (int)((unsigned)s1_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_, 8u) & 255u));
-                float t806_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
-                float t808_ = kf_f16_to_f32(ds_.v[0]);
-                int v_2_ = (int)((unsigned)s0_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
-                float t_5_ = __fmaf_rn(t794_, t806_, __fmul_rn(t808_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
-                unsigned v_3_ = kf_shr_u32(mn_, 8u) & 255u;
-                float t829_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
-                float t831_ = kf_f16_to_f32(ds_.v[3]);
+                kf_u8x4 t330_ = kf_bitcast<kf_u8x4>(a_16_);
+                kf_i8x4 t331_ = kf_bitcast<kf_i8x4>(b_16_);
+                int t332_ = kf_dot4_us(kf_bitcast<unsigned>(t330_), kf_bitcast<unsigned>(t331_), s1_);
+                unsigned t336_ = h_.v[1] & 1061109567u;
+                unsigned t346_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
+                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t336_ : t346_), ((j_ & 1u) << 4u));
+                unsigned t387_ = h_.v[2] & 1061109567u;
+                unsigned t398_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
+                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t387_ : t398_), ((j_ & 1u) << 4u));
+                unsigned t407_ = h_.v[0];
+                kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t407_);
+                float t410_ = kf_f16_to_f32(t184_.v[2]);
+                int v_ = (int)((unsigned)t332_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
+                float t422_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
+                float t424_ = kf_f16_to_f32(t184_.v[0]);
+                int v_2_ = (int)((unsigned)t258_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
+                float t_5_ = __fmaf_rn(t410_, t422_, __fmul_rn(t424_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
+                unsigned v_3_ = (mn_ >> 8u) & 255u;
+                float t445_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
+                float t447_ = kf_f16_to_f32(t184_.v[3]);
                 unsigned v_4_ = mn_ & 255u;
-                float u_ = __fmaf_rn(t829_, t831_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(ds_.v[1])));
+                float u_ = __fmaf_rn(t445_, t447_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t184_.v[1])));
                 acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_)));
                 kf_u32x4 h_2_ = hv_[1u];
                 kf_u32x4 qa_3_ = qa_[1u];
@@ -1756,238 +906,137 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
                 unsigned a_17_ = qa_3_.v[0] & 252645135u;
                 unsigned b_17_ = xa_2_.v[0];
                 int c_3_ = 0;
-                kf_u8x4 ua_17_ = kf_bitcast<kf_u8x4>(a_17_);
-                kf_i8x4 sb_17_ = kf_bitcast<kf_i8x4>(b_17_);
-                int s_17_ = (int)((unsigned)c_3_ + (unsigned)(int)((unsigned)(int)ua_17_.v[0] * (unsigned)(int)sb_17_.v[0]));
-                s_17_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[1] * (unsigned)(int)sb_17_.v[1]));
-                s_17_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[2] * (unsigned)(int)sb_17_.v[2]));
-                int s0_2_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[3] * (unsigned)(int)sb_17_.v[3]));
+                kf_u8x4 t489_ = kf_bitcast<kf_u8x4>(a_17_);
+                kf_i8x4 t490_ = kf_bitcast<kf_i8x4>(b_17_);
+                int s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t489_), kf_bitcast<unsigned>(t490_), c_3_);
                 unsigned a_18_ = qa_3_.v[1] & 252645135u;
                 unsigned b_18_ = xa_2_.v[1];
-                kf_u8x4 ua_18_ = kf_bitcast<kf_u8x4>(a_18_);
-                kf_i8x4 sb_18_ = kf_bitcast<kf_i8x4>(b_18_);
-                int s_18_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_18_.v[0] * (unsigned)(int)sb_18_.v[0]));
-                s_18_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[1] * (unsigned)(int)sb_18_.v[1]));
-                s_18_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[2] * (unsigned)(int)sb_18_.v[2]));
-                s0_2_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[3] * (unsigned)(int)sb_18_.v[3]));
+                kf_u8x4 t497_ = kf_bitcast<kf_u8x4>(a_18_);
+                kf_i8x4 t498_ = kf_bitcast<kf_i8x4>(b_18_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t497_), kf_bitcast<unsigned>(t498_), s0_2_);
                 unsigned a_19_ = qa_3_.v[2] & 252645135u;
                 unsigned b_19_ = xa_2_.v[2];
-                kf_u8x4 ua_19_ = kf_bitcast<kf_u8x4>(a_19_);
-                kf_i8x4 sb_19_ = kf_bitcast<kf_i8x4>(b_19_);
-                int s_19_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_19_.v[0] * (unsigned)(int)sb_19_.v[0]));
-                s_19_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[1] * (unsigned)(int)sb_19_.v[1]));
-                s_19_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[2] * (unsigned)(int)sb_19_.v[2]));
-                s0_2_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[3] * (unsigned)(int)sb_19_.v[3]));
+                kf_u8x4 t504_ = kf_bitcast<kf_u8x4>(a_19_);
+                kf_i8x4 t505_ = kf_bitcast<kf_i8x4>(b_19_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t504_), kf_bitcast<unsigned>(t505_), s0_2_);
                 unsigned a_20_ = qa_3_.v[3] & 252645135u;
                 unsigned b_20_ = xa_2_.v[3];
-                kf_u8x4 ua_20_ = kf_bitcast<kf_u8x4>(a_20_);
-                kf_i8x4 sb_20_ = kf_bitcast<kf_i8x4>(b_20_);
-                int s_20_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_20_.v[0] * (unsigned)(int)sb_20_.v[0]));
-                s_20_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[1] * (unsigned)(int)sb_20_.v[1]));
-                s_20_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[2] * (unsigned)(int)sb_20_.v[2]));
-                s0_2_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[3] * (unsigned)(int)sb_20_.v[3]));
+                kf_u8x4 t511_ = kf_bitcast<kf_u8x4>(a_20_);
+                kf_i8x4 t512_ = kf_bitcast<kf_i8x4>(b_20_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t511_), kf_bitcast<unsigned>(t512_), s0_2_);
                 unsigned a_21_ = qb_3_.v[0] & 252645135u;
                 unsigned b_21_ = xb_2_.v[0];
-                kf_u8x4 ua_21_ = kf_bitcast<kf_u8x4>(a_21_);
-                kf_i8x4 sb_21_ = kf_bitcast<kf_i8x4>(b_21_);
-                int s_21_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_21_.v[0] * (unsigned)(int)sb_21_.v[0]));
-                s_21_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[1] * (unsigned)(int)sb_21_.v[1]));
-                s_21_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[2] * (unsigned)(int)sb_21_.v[2]));
-                s0_2_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[3] * (unsigned)(int)sb_21_.v[3]));
+                kf_u8x4 t518_ = kf_bitcast<kf_u8x4>(a_21_);
+                kf_i8x4 t519_ = kf_bitcast<kf_i8x4>(b_21_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t518_), kf_bitcast<unsigned>(t519_), s0_2_);
                 unsigned a_22_ = qb_3_.v[1] & 252645135u;
                 unsigned b_22_ = xb_2_.v[1];
-                kf_u8x4 ua_22_ = kf_bitcast<kf_u8x4>(a_22_);
-                kf_i8x4 sb_22_ = kf_bitcast<kf_i8x4>(b_22_);
-                int s_22_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_22_.v[0] * (unsigned)(int)sb_22_.v[0]));
-                s_22_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[1] * (unsigned)(int)sb_22_.v[1]));
-                s_22_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[2] * (unsigned)(int)sb_22_.v[2]));
-                s0_2_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[3] * (unsigned)(int)sb_22_.v[3]));
+                kf_u8x4 t525_ = kf_bitcast<kf_u8x4>(a_22_);
+                kf_i8x4 t526_ = kf_bitcast<kf_i8x4>(b_22_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t525_), kf_bitcast<unsigned>(t526_), s0_2_);
                 unsigned a_23_ = qb_3_.v[2] & 252645135u;
                 unsigned b_23_ = xb_2_.v[2];
-                kf_u8x4 ua_23_ = kf_bitcast<kf_u8x4>(a_23_);
-                kf_i8x4 sb_23_ = kf_bitcast<kf_i8x4>(b_23_);
-                int s_23_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_23_.v[0] * (unsigned)(int)sb_23_.v[0]));
-                s_23_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[1] * (unsigned)(int)sb_23_.v[1]));
-                s_23_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[2] * (unsigned)(int)sb_23_.v[2]));
-                s0_2_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[3] * (unsigned)(int)sb_23_.v[3]));
+                kf_u8x4 t532_ = kf_bitcast<kf_u8x4>(a_23_);
+                kf_i8x4 t533_ = kf_bitcast<kf_i8x4>(b_23_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t532_), kf_bitcast<unsigned>(t533_), s0_2_);
                 unsigned a_24_ = qb_3_.v[3] & 252645135u;
                 unsigned b_24_ = xb_2_.v[3];
-                kf_u8x4 ua_24_ = kf_bitcast<kf_u8x4>(a_24_);
-                kf_i8x4 sb_24_ = kf_bitcast<kf_i8x4>(b_24_);
-                int s_24_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_24_.v[0] * (unsigned)(int)sb_24_.v[0]));
-                s_24_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[1] * (unsigned)(int)sb_24_.v[1]));
-                s_24_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[2] * (unsigned)(int)sb_24_.v[2]));
-                s0_2_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[3] * (unsigned)(int)sb_24_.v[3]));
-                unsigned a_25_ = kf_shr_u32(qa_3_.v[0], 4u) & 252645135u;
+                kf_u8x4 t539_ = kf_bitcast<kf_u8x4>(a_24_);
+                kf_i8x4 t540_ = kf_bitcast<kf_i8x4>(b_24_);
+                int t541_ = kf_dot4_us(kf_bitcast<unsigned>(t539_), kf_bitcast<unsigned>(t540_), s0_2_);
+                unsigned a_25_ = (qa_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_25_ = xc_2_.v[0];
                 int c_4_ = 0;
-                kf_u8x4 ua_25_ = kf_bitcast<kf_u8x4>(a_25_);
-                kf_i8x4 sb_25_ = kf_bitcast<kf_i8x4>(b_25_);
-                int s_25_ = (int)((unsigned)c_4_ + (unsigned)(int)((unsigned)(int)ua_25_.v[0] * (unsigned)(int)sb_25_.v[0]));
-                s_25_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[1] * (unsigned)(int)sb_25_.v[1]));
-                s_25_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[2] * (unsigned)(int)sb_25_.v[2]));
-                int s1_2_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[3] * (unsigned)(int)sb_25_.v[3]));
-                unsigned a_26_ = kf_shr_u32(qa_3_.v[1], 4u) & 252645135u;
+                kf_u8x4 t549_ = kf_bitcast<kf_u8x4>(a_25_);
+                kf_i8x4 t550_ = kf_bitcast<kf_i8x4>(b_25_);
+                int s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t549_), kf_bitcast<unsigned>(t550_), c_4_);
+                unsigned a_26_ = (qa_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_26_ = xc_2_.v[1];
-                kf_u8x4 ua_26_ = kf_bitcast<kf_u8x4>(a_26_);
-                kf_i8x4 sb_26_ = kf_bitcast<kf_i8x4>(b_26_);
-                int s_26_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_26_.v[0] * (unsigned)(int)sb_26_.v[0]));
-                s_26_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[1] * (unsigned)(int)sb_26_.v[1]));
-                s_26_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[2] * (unsigned)(int)sb_26_.v[2]));
-                s1_2_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[3] * (unsigned)(int)sb_26_.v[3]));
-                unsigned a_27_ = kf_shr_u32(qa_3_.v[2], 4u) & 252645135u;
+                kf_u8x4 t559_ = kf_bitcast<kf_u8x4>(a_26_);
+                kf_i8x4 t560_ = kf_bitcast<kf_i8x4>(b_26_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t559_), kf_bitcast<unsigned>(t560_), s1_2_);
+                unsigned a_27_ = (qa_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_27_ = xc_2_.v[2];
-                kf_u8x4 ua_27_ = kf_bitcast<kf_u8x4>(a_27_);
-                kf_i8x4 sb_27_ = kf_bitcast<kf_i8x4>(b_27_);
-                int s_27_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_27_.v[0] * (unsigned)(int)sb_27_.v[0]));
-                s_27_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[1] * (unsigned)(int)sb_27_.v[1]));
-                s_27_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[2] * (unsigned)(int)sb_27_.v[2]));
-                s1_2_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[3] * (unsigned)(int)sb_27_.v[3]));
-                unsigned a_28_ = kf_shr_u32(qa_3_.v[3], 4u) & 252645135u;
+                kf_u8x4 t568_ = kf_bitcast<kf_u8x4>(a_27_);
+                kf_i8x4 t569_ = kf_bitcast<kf_i8x4>(b_27_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t568_), kf_bitcast<unsigned>(t569_), s1_2_);
+                unsigned a_28_ = (qa_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_28_ = xc_2_.v[3];
-                kf_u8x4 ua_28_ = kf_bitcast<kf_u8x4>(a_28_);
-                kf_i8x4 sb_28_ = kf_bitcast<kf_i8x4>(b_28_);
-                int s_28_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_28_.v[0] * (unsigned)(int)sb_28_.v[0]));
-                s_28_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[1] * (unsigned)(int)sb_28_.v[1]));
-                s_28_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[2] * (unsigned)(int)sb_28_.v[2]));
-                s1_2_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[3] * (unsigned)(int)sb_28_.v[3]));
-                unsigned a_29_ = kf_shr_u32(qb_3_.v[0], 4u) & 252645135u;
+                kf_u8x4 t577_ = kf_bitcast<kf_u8x4>(a_28_);
+                kf_i8x4 t578_ = kf_bitcast<kf_i8x4>(b_28_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t577_), kf_bitcast<unsigned>(t578_), s1_2_);
+                unsigned a_29_ = (qb_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_29_ = xd_2_.v[0];
-                kf_u8x4 ua_29_ = kf_bitcast<kf_u8x4>(a_29_);
-                kf_i8x4 sb_29_ = kf_bitcast<kf_i8x4>(b_29_);
-                int s_29_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_29_.v[0] * (unsigned)(int)sb_29_.v[0]));
-                s_29_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[1] * (unsigned)(int)sb_29_.v[1]));
-                s_29_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[2] * (unsigned)(int)sb_29_.v[2]));
-                s1_2_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[3] * (unsigned)(int)sb_29_.v[3]));
-                unsigned a_30_ = kf_shr_u32(qb_3_.v[1], 4u) & 252645135u;
+                kf_u8x4 t586_ = kf_bitcast<kf_u8x4>(a_29_);
+                kf_i8x4 t587_ = kf_bitcast<kf_i8x4>(b_29_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t586_), kf_bitcast<unsigned>(t587_), s1_2_);
+                unsigned a_30_ = (qb_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_30_ = xd_2_.v[1];
-                kf_u8x4 ua_30_ = kf_bitcast<kf_u8x4>(a_30_);
-                kf_i8x4 sb_30_ = kf_bitcast<kf_i8x4>(b_30_);
-                int s_30_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_30_.v[0] * (unsigned)(int)sb_30_.v[0]));
-                s_30_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[1] * (unsigned)(int)sb_30_.v[1]));
-                s_30_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[2] * (unsigned)(int)sb_30_.v[2]));
-                s1_2_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[3] * (unsigned)(int)sb_30_.v[3]));
-                unsigned a_31_ = kf_shr_u32(qb_3_.v[2], 4u) & 252645135u;
+                kf_u8x4 t595_ = kf_bitcast<kf_u8x4>(a_30_);
+                kf_i8x4 t596_ = kf_bitcast<kf_i8x4>(b_30_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t595_), kf_bitcast<unsigned>(t596_), s1_2_);
+                unsigned a_31_ = (qb_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_31_ = xd_2_.v[2];
-                kf_u8x4 ua_31_ = kf_bitcast<kf_u8x4>(a_31_);
-                kf_i8x4 sb_31_ = kf_bitcast<kf_i8x4>(b_31_);
-                int s_31_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_31_.v[0] * (unsigned)(int)sb_31_.v[0]));
-                s_31_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[1] * (unsigned)(int)sb_31_.v[1]));
-                s_31_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[2] * (unsigned)(int)sb_31_.v[2]));
-                s1_2_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[3] * (unsigned)(int)sb_31_.v[3]));
-                unsigned a_32_ = kf_shr_u32(qb_3_.v[3], 4u) & 252645135u;
+                kf_u8x4 t604_ = kf_bitcast<kf_u8x4>(a_31_);
+                kf_i8x4 t605_ = kf_bitcast<kf_i8x4>(b_31_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t604_), kf_bitcast<unsigned>(t605_), s1_2_);
+                unsigned a_32_ = (qb_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_32_ = xd_2_.v[3];
-                kf_u8x4 ua_32_ = kf_bitcast<kf_u8x4>(a_32_);
-                kf_i8x4 sb_32_ = kf_bitcast<kf_i8x4>(b_32_);
-                int s_32_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_32_.v[0] * (unsigned)(int)sb_32_.v[0]));
-                s_32_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[1] * (unsigned)(int)sb_32_.v[1]));
-                s_32_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[2] * (unsigned)(int)sb_32_.v[2]));
-                s1_2_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[3] * (unsigned)(int)sb_32_.v[3]));
-                bool mins_3_ = false;
-                unsigned lo_3_ = h_2_.v[1] & 1061109567u;
-                unsigned hi_3_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
-                if (mins_3_) {
-                    lo_3_ = h_2_.v[2] & 1061109567u;
-                    hi_3_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
-                }
-                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? lo_3_ : hi_3_), ((j_ & 1u) * 16u));
-                bool mins_4_ = true;
-                unsigned lo_4_ = h_2_.v[1] & 1061109567u;
-                unsigned hi_4_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
-                if (mins_4_) {
-                    lo_4_ = h_2_.v[2] & 1061109567u;
-                    hi_4_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
-                }
-                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? lo_4_ : hi_4_), ((j_ & 1u) * 16u));
-                unsigned t1458_ = h_2_.v[0];
-                kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t1458_);
-                float t1461_ = kf_f16_to_f32(ds_.v[2]);
-                int v_5_ = (int)((unsigned)s1_2_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_2_, 8u) & 255u));
-                float t1473_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
-                float t1475_ = kf_f16_to_f32(ds_.v[0]);
-                int v_6_ = (int)((unsigned)s0_2_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
-                float t_6_ = __fmaf_rn(t1461_, t1473_, __fmul_rn(t1475_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
-                unsigned v_7_ = kf_shr_u32(mn_2_, 8u) & 255u;
-                float t1496_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
-                float t1498_ = kf_f16_to_f32(ds_.v[3]);
+                kf_u8x4 t613_ = kf_bitcast<kf_u8x4>(a_32_);
+                kf_i8x4 t614_ = kf_bitcast<kf_i8x4>(b_32_);
+                int t615_ = kf_dot4_us(kf_bitcast<unsigned>(t613_), kf_bitcast<unsigned>(t614_), s1_2_);
+                unsigned t619_ = h_2_.v[1] & 1061109567u;
+                unsigned t629_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t619_ : t629_), ((j_ & 1u) << 4u));
+                unsigned t670_ = h_2_.v[2] & 1061109567u;
+                unsigned t681_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t670_ : t681_), ((j_ & 1u) << 4u));
+                unsigned t690_ = h_2_.v[0];
+                kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t690_);
+                float t693_ = kf_f16_to_f32(t184_.v[2]);
+                int v_5_ = (int)((unsigned)t615_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
+                float t705_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
+                float t707_ = kf_f16_to_f32(t184_.v[0]);
+                int v_6_ = (int)((unsigned)t541_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
+                float t_6_ = __fmaf_rn(t693_, t705_, __fmul_rn(t707_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
+                unsigned v_7_ = (mn_2_ >> 8u) & 255u;
+                float t728_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
+                float t730_ = kf_f16_to_f32(t184_.v[3]);
                 unsigned v_8_ = mn_2_ & 255u;
-                float u_2_ = __fmaf_rn(t1496_, t1498_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(ds_.v[1])));
+                float u_2_ = __fmaf_rn(t728_, t730_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t184_.v[1])));
                 acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_)));
             }
         }
         float v_9_ = acc_[0u];
-        unsigned n_ = 8u;
-        float s_33_ = v_9_;
-        if (1u < n_) {
-            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 1u, kf_wn));
+        float t761_ = __fadd_rn(v_9_, kf_shfl_xor(v_9_, 1u, kf_wn));
+        float t767_ = __fadd_rn(t761_, kf_shfl_xor(t761_, 2u, kf_wn));
+        float t773_ = __fadd_rn(t767_, kf_shfl_xor(t767_, 4u, kf_wn));
+        unsigned rr_ = row0_ + r_;
+        bool t793_ = (lane_ & 7u) == 0u;
+        bool t794_ = t793_;
+        if (t793_) {
+            t794_ = rr_ < m_;
         }
-        if (2u < n_) {
-            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 2u, kf_wn));
-        }
-        if (4u < n_) {
-            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 4u, kf_wn));
-        }
-        if (8u < n_) {
-            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 8u, kf_wn));
-        }
-        if (16u < n_) {
-            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 16u, kf_wn));
-        }
-        float s_34_ = s_33_;
-        unsigned rr_ = (row0_ + 0u) + r_;
-        bool t1561_ = (lane_ & 7u) == 0u;
-        bool t1562_ = t1561_;
-        if (t1561_) {
-            t1562_ = rr_ < m_;
-        }
-        if (t1562_) {
-            if (ymode_ == 0u) {
-                y_[rr_] = s_34_;
-            } else if (ymode_ == 1u) {
-                yh_[rr_] = kf_f16_from_f32(s_34_);
-            } else {
-                yh_[rr_] = kf_f16_from_f32(__fadd_rn(s_34_, kf_f16_to_f32(yh_[rr_])));
-            }
+        if (t794_) {
+            y_[rr_] = t773_;
         }
         float v_10_ = acc_[1u];
-        unsigned n_2_ = 8u;
-        float s_35_ = v_10_;
-        if (1u < n_2_) {
-            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 1u, kf_wn));
-        }
-        if (2u < n_2_) {
-            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 2u, kf_wn));
-        }
-        if (4u < n_2_) {
-            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 4u, kf_wn));
-        }
-        if (8u < n_2_) {
-            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 8u, kf_wn));
-        }
-        if (16u < n_2_) {
-            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 16u, kf_wn));
-        }
-        float s_36_ = s_35_;
+        float t814_ = __fadd_rn(v_10_, kf_shfl_xor(v_10_, 1u, kf_wn));
+        float t820_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 2u, kf_wn));
+        float t826_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 4u, kf_wn));
         unsigned rr_2_ = (row0_ + 4u) + r_;
-        bool t1614_ = (lane_ & 7u) == 0u;
-        bool t1615_ = t1614_;
-        if (t1614_) {
-            t1615_ = rr_2_ < m_;
+        bool t846_ = (lane_ & 7u) == 0u;
+        bool t847_ = t846_;
+        if (t846_) {
+            t847_ = rr_2_ < m_;
         }
-        if (t1615_) {
-            if (ymode_ == 0u) {
-                y_[rr_2_] = s_36_;
-            } else if (ymode_ == 1u) {
-                yh_[rr_2_] = kf_f16_from_f32(s_36_);
-            } else {
-                yh_[rr_2_] = kf_f16_from_f32(__fadd_rn(s_36_, kf_f16_to_f32(yh_[rr_2_])));
-            }
+        if (t847_) {
+            y_[rr_2_] = t826_;
         }
-        break;
     }
 }
 
-/* kernel q4k_q8_gemv_f16 (q4k.kf:425) */
+/* kernel q4k_q8_gemv_f16 (q4k.kf:418) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2001,27 +1050,20 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
     const kf_u32x4* wq_ = (const kf_u32x4*)w_;
     const kf_u32x4* xq_2_ = (const kf_u32x4*)xq_;
     const kf_f16x4* xds_2_ = (const kf_f16x4*)xds_;
-    float* yf_ = (float*)y_;
-    unsigned ymode_ = 1u;
-    for (;;) {
-        unsigned lane_ = kf_lane_id();
-        unsigned r_ = kf_shr_u32(lane_, 3u);
-        unsigned bl_ = kf_shr_u32(lane_, 2u) & 1u;
-        unsigned j_ = lane_ & 3u;
-        unsigned nbk_ = kf_shr_u32(k_, 8u);
-        unsigned row0_ = (((blockIdx.x * 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u)) * 2u) * 4u;
-        if (row0_ >= m_) {
-            break;
-        }
-        row_[0u] = min(((row0_ + 0u) + r_), (m_ - 1u));
+    unsigned lane_ = kf_lane_id();
+    unsigned r_ = lane_ >> 3u;
+    unsigned bl_ = (lane_ >> 2u) & 1u;
+    unsigned j_ = lane_ & 3u;
+    unsigned nbk_ = k_ >> 8u;
+    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 2u;
+    if (!(row0_ >= m_)) {
+        row_[0u] = min((row0_ + r_), (m_ - 1u));
         acc_[0u] = 0.0f;
         row_[1u] = min(((row0_ + 4u) + r_), (m_ - 1u));
         acc_[1u] = 0.0f;
         for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 2u) {
             unsigned kb_ = kb0_ + bl_;
             bool valid_ = kb_ < nbk_;
-            kf_f16x4 t69_ = kf_f16x4{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x4 ds_ = t69_;
             kf_u32x4 t72_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 th_ = t72_;
             kf_u32x4 t75_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -2032,10 +1074,10 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
                 unsigned blk_ = ((row_[0u] * nbk_) + kb_) * 9u;
                 kf_u32x4 t86_ = wq_[blk_];
                 th_ = t86_;
-                unsigned t91_ = (blk_ + 1u) + (2u * j_);
+                unsigned t91_ = (blk_ + 1u) + (j_ << 1u);
                 kf_u32x4 t92_ = wq_[t91_];
                 ta_ = t92_;
-                unsigned t97_ = (blk_ + 2u) + (2u * j_);
+                unsigned t97_ = (blk_ + 2u) + (j_ << 1u);
                 kf_u32x4 t98_ = wq_[t97_];
                 tb_ = t98_;
             }
@@ -2052,10 +1094,10 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
                 unsigned blk_2_ = ((row_[1u] * nbk_) + kb_) * 9u;
                 kf_u32x4 t117_ = wq_[blk_2_];
                 th_2_ = t117_;
-                unsigned t122_ = (blk_2_ + 1u) + (2u * j_);
+                unsigned t122_ = (blk_2_ + 1u) + (j_ << 1u);
                 kf_u32x4 t123_ = wq_[t122_];
                 ta_2_ = t123_;
-                unsigned t128_ = (blk_2_ + 2u) + (2u * j_);
+                unsigned t128_ = (blk_2_ + 2u) + (j_ << 1u);
                 kf_u32x4 t129_ = wq_[t128_];
                 tb_2_ = t129_;
             }
@@ -2065,15 +1107,15 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
             kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_ = t134_;
             if (valid_) {
-                unsigned t142_ = ((kb_ * 16u) + (j_ * 4u)) + 0u;
-                kf_u32x4 t143_ = xq_2_[t142_];
+                unsigned t140_ = (kb_ << 4u) + (j_ << 2u);
+                kf_u32x4 t143_ = xq_2_[t140_];
                 t_ = t143_;
             }
             xv_[0u] = t_;
             kf_u32x4 t146_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_2_ = t146_;
             if (valid_) {
-                unsigned t154_ = ((kb_ * 16u) + (j_ * 4u)) + 1u;
+                unsigned t154_ = ((kb_ << 4u) + (j_ << 2u)) + 1u;
                 kf_u32x4 t155_ = xq_2_[t154_];
                 t_2_ = t155_;
             }
@@ -2081,7 +1123,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
             kf_u32x4 t158_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_3_ = t158_;
             if (valid_) {
-                unsigned t166_ = ((kb_ * 16u) + (j_ * 4u)) + 2u;
+                unsigned t166_ = ((kb_ << 4u) + (j_ << 2u)) + 2u;
                 kf_u32x4 t167_ = xq_2_[t166_];
                 t_3_ = t167_;
             }
@@ -2089,15 +1131,14 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
             kf_u32x4 t170_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_4_ = t170_;
             if (valid_) {
-                unsigned t178_ = ((kb_ * 16u) + (j_ * 4u)) + 3u;
+                unsigned t178_ = ((kb_ << 4u) + (j_ << 2u)) + 3u;
                 kf_u32x4 t179_ = xq_2_[t178_];
                 t_4_ = t179_;
             }
             xv_[3u] = t_4_;
             if (valid_) {
-                unsigned t183_ = (kb_ * 4u) + j_;
+                unsigned t183_ = (kb_ << 2u) + j_;
                 kf_f16x4 t184_ = xds_2_[t183_];
-                ds_ = t184_;
                 kf_u32x4 h_ = hv_[0u];
                 kf_u32x4 qa_2_ = qa_[0u];
                 kf_u32x4 qb_2_ = qb_[0u];
@@ -2108,162 +1149,104 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
                 unsigned a_ = qa_2_.v[0] & 252645135u;
                 unsigned b_ = xa_.v[0];
                 int c_ = 0;
-                kf_u8x4 ua_ = kf_bitcast<kf_u8x4>(a_);
-                kf_i8x4 sb_ = kf_bitcast<kf_i8x4>(b_);
-                int s_ = (int)((unsigned)c_ + (unsigned)(int)((unsigned)(int)ua_.v[0] * (unsigned)(int)sb_.v[0]));
-                s_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[1] * (unsigned)(int)sb_.v[1]));
-                s_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[2] * (unsigned)(int)sb_.v[2]));
-                int s0_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[3] * (unsigned)(int)sb_.v[3]));
+                kf_u8x4 t206_ = kf_bitcast<kf_u8x4>(a_);
+                kf_i8x4 t207_ = kf_bitcast<kf_i8x4>(b_);
+                int s0_ = kf_dot4_us(kf_bitcast<unsigned>(t206_), kf_bitcast<unsigned>(t207_), c_);
                 unsigned a_2_ = qa_2_.v[1] & 252645135u;
                 unsigned b_2_ = xa_.v[1];
-                kf_u8x4 ua_2_ = kf_bitcast<kf_u8x4>(a_2_);
-                kf_i8x4 sb_2_ = kf_bitcast<kf_i8x4>(b_2_);
-                int s_2_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_2_.v[0] * (unsigned)(int)sb_2_.v[0]));
-                s_2_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[1] * (unsigned)(int)sb_2_.v[1]));
-                s_2_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[2] * (unsigned)(int)sb_2_.v[2]));
-                s0_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[3] * (unsigned)(int)sb_2_.v[3]));
+                kf_u8x4 t214_ = kf_bitcast<kf_u8x4>(a_2_);
+                kf_i8x4 t215_ = kf_bitcast<kf_i8x4>(b_2_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t214_), kf_bitcast<unsigned>(t215_), s0_);
                 unsigned a_3_ = qa_2_.v[2] & 252645135u;
                 unsigned b_3_ = xa_.v[2];
-                kf_u8x4 ua_3_ = kf_bitcast<kf_u8x4>(a_3_);
-                kf_i8x4 sb_3_ = kf_bitcast<kf_i8x4>(b_3_);
-                int s_3_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_3_.v[0] * (unsigned)(int)sb_3_.v[0]));
-                s_3_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[1] * (unsigned)(int)sb_3_.v[1]));
-                s_3_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[2] * (unsigned)(int)sb_3_.v[2]));
-                s0_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[3] * (unsigned)(int)sb_3_.v[3]));
+                kf_u8x4 t221_ = kf_bitcast<kf_u8x4>(a_3_);
+                kf_i8x4 t222_ = kf_bitcast<kf_i8x4>(b_3_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t221_), kf_bitcast<unsigned>(t222_), s0_);
                 unsigned a_4_ = qa_2_.v[3] & 252645135u;
                 unsigned b_4_ = xa_.v[3];
-                kf_u8x4 ua_4_ = kf_bitcast<kf_u8x4>(a_4_);
-                kf_i8x4 sb_4_ = kf_bitcast<kf_i8x4>(b_4_);
-                int s_4_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_4_.v[0] * (unsigned)(int)sb_4_.v[0]));
-                s_4_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[1] * (unsigned)(int)sb_4_.v[1]));
-                s_4_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[2] * (unsigned)(int)sb_4_.v[2]));
-                s0_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[3] * (unsigned)(int)sb_4_.v[3]));
+                kf_u8x4 t228_ = kf_bitcast<kf_u8x4>(a_4_);
+                kf_i8x4 t229_ = kf_bitcast<kf_i8x4>(b_4_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t228_), kf_bitcast<unsigned>(t229_), s0_);
                 unsigned a_5_ = qb_2_.v[0] & 252645135u;
                 unsigned b_5_ = xb_.v[0];
-                kf_u8x4 ua_5_ = kf_bitcast<kf_u8x4>(a_5_);
-                kf_i8x4 sb_5_ = kf_bitcast<kf_i8x4>(b_5_);
-                int s_5_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_5_.v[0] * (unsigned)(int)sb_5_.v[0]));
-                s_5_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[1] * (unsigned)(int)sb_5_.v[1]));
-                s_5_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[2] * (unsigned)(int)sb_5_.v[2]));
-                s0_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[3] * (unsigned)(int)sb_5_.v[3]));
+                kf_u8x4 t235_ = kf_bitcast<kf_u8x4>(a_5_);
+                kf_i8x4 t236_ = kf_bitcast<kf_i8x4>(b_5_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t235_), kf_bitcast<unsigned>(t236_), s0_);
                 unsigned a_6_ = qb_2_.v[1] & 252645135u;
                 unsigned b_6_ = xb_.v[1];
-                kf_u8x4 ua_6_ = kf_bitcast<kf_u8x4>(a_6_);
-                kf_i8x4 sb_6_ = kf_bitcast<kf_i8x4>(b_6_);
-                int s_6_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_6_.v[0] * (unsigned)(int)sb_6_.v[0]));
-                s_6_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[1] * (unsigned)(int)sb_6_.v[1]));
-                s_6_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[2] * (unsigned)(int)sb_6_.v[2]));
-                s0_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[3] * (unsigned)(int)sb_6_.v[3]));
+                kf_u8x4 t242_ = kf_bitcast<kf_u8x4>(a_6_);
+                kf_i8x4 t243_ = kf_bitcast<kf_i8x4>(b_6_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t242_), kf_bitcast<unsigned>(t243_), s0_);
                 unsigned a_7_ = qb_2_.v[2] & 252645135u;
                 unsigned b_7_ = xb_.v[2];
-                kf_u8x4 ua_7_ = kf_bitcast<kf_u8x4>(a_7_);
-                kf_i8x4 sb_7_ = kf_bitcast<kf_i8x4>(b_7_);
-                int s_7_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_7_.v[0] * (unsigned)(int)sb_7_.v[0]));
-                s_7_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[1] * (unsigned)(int)sb_7_.v[1]));
-                s_7_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[2] * (unsigned)(int)sb_7_.v[2]));
-                s0_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[3] * (unsigned)(int)sb_7_.v[3]));
+                kf_u8x4 t249_ = kf_bitcast<kf_u8x4>(a_7_);
+                kf_i8x4 t250_ = kf_bitcast<kf_i8x4>(b_7_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t249_), kf_bitcast<unsigned>(t250_), s0_);
                 unsigned a_8_ = qb_2_.v[3] & 252645135u;
                 unsigned b_8_ = xb_.v[3];
-                kf_u8x4 ua_8_ = kf_bitcast<kf_u8x4>(a_8_);
-                kf_i8x4 sb_8_ = kf_bitcast<kf_i8x4>(b_8_);
-                int s_8_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_8_.v[0] * (unsigned)(int)sb_8_.v[0]));
-                s_8_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[1] * (unsigned)(int)sb_8_.v[1]));
-                s_8_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[2] * (unsigned)(int)sb_8_.v[2]));
-                s0_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[3] * (unsigned)(int)sb_8_.v[3]));
-                unsigned a_9_ = kf_shr_u32(qa_2_.v[0], 4u) & 252645135u;
+                kf_u8x4 t256_ = kf_bitcast<kf_u8x4>(a_8_);
+                kf_i8x4 t257_ = kf_bitcast<kf_i8x4>(b_8_);
+                int t258_ = kf_dot4_us(kf_bitcast<unsigned>(t256_), kf_bitcast<unsigned>(t257_), s0_);
+                unsigned a_9_ = (qa_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_9_ = xc_.v[0];
                 int c_2_ = 0;
-                kf_u8x4 ua_9_ = kf_bitcast<kf_u8x4>(a_9_);
-                kf_i8x4 sb_9_ = kf_bitcast<kf_i8x4>(b_9_);
-                int s_9_ = (int)((unsigned)c_2_ + (unsigned)(int)((unsigned)(int)ua_9_.v[0] * (unsigned)(int)sb_9_.v[0]));
-                s_9_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[1] * (unsigned)(int)sb_9_.v[1]));
-                s_9_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[2] * (unsigned)(int)sb_9_.v[2]));
-                int s1_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[3] * (unsigned)(int)sb_9_.v[3]));
-                unsigned a_10_ = kf_shr_u32(qa_2_.v[1], 4u) & 252645135u;
+                kf_u8x4 t266_ = kf_bitcast<kf_u8x4>(a_9_);
+                kf_i8x4 t267_ = kf_bitcast<kf_i8x4>(b_9_);
+                int s1_ = kf_dot4_us(kf_bitcast<unsigned>(t266_), kf_bitcast<unsigned>(t267_), c_2_);
+                unsigned a_10_ = (qa_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_10_ = xc_.v[1];
-                kf_u8x4 ua_10_ = kf_bitcast<kf_u8x4>(a_10_);
-                kf_i8x4 sb_10_ = kf_bitcast<kf_i8x4>(b_10_);
-                int s_10_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_10_.v[0] * (unsigned)(int)sb_10_.v[0]));
-                s_10_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[1] * (unsigned)(int)sb_10_.v[1]));
-                s_10_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[2] * (unsigned)(int)sb_10_.v[2]));
-                s1_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[3] * (unsigned)(int)sb_10_.v[3]));
-                unsigned a_11_ = kf_shr_u32(qa_2_.v[2], 4u) & 252645135u;
+                kf_u8x4 t276_ = kf_bitcast<kf_u8x4>(a_10_);
+                kf_i8x4 t277_ = kf_bitcast<kf_i8x4>(b_10_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t276_), kf_bitcast<unsigned>(t277_), s1_);
+                unsigned a_11_ = (qa_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_11_ = xc_.v[2];
-                kf_u8x4 ua_11_ = kf_bitcast<kf_u8x4>(a_11_);
-                kf_i8x4 sb_11_ = kf_bitcast<kf_i8x4>(b_11_);
-                int s_11_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_11_.v[0] * (unsigned)(int)sb_11_.v[0]));
-                s_11_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[1] * (unsigned)(int)sb_11_.v[1]));
-                s_11_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[2] * (unsigned)(int)sb_11_.v[2]));
-                s1_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[3] * (unsigned)(int)sb_11_.v[3]));
-                unsigned a_12_ = kf_shr_u32(qa_2_.v[3], 4u) & 252645135u;
+                kf_u8x4 t285_ = kf_bitcast<kf_u8x4>(a_11_);
+                kf_i8x4 t286_ = kf_bitcast<kf_i8x4>(b_11_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t285_), kf_bitcast<unsigned>(t286_), s1_);
+                unsigned a_12_ = (qa_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_12_ = xc_.v[3];
-                kf_u8x4 ua_12_ = kf_bitcast<kf_u8x4>(a_12_);
-                kf_i8x4 sb_12_ = kf_bitcast<kf_i8x4>(b_12_);
-                int s_12_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_12_.v[0] * (unsigned)(int)sb_12_.v[0]));
-                s_12_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[1] * (unsigned)(int)sb_12_.v[1]));
-                s_12_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[2] * (unsigned)(int)sb_12_.v[2]));
-                s1_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[3] * (unsigned)(int)sb_12_.v[3]));
-                unsigned a_13_ = kf_shr_u32(qb_2_.v[0], 4u) & 252645135u;
+                kf_u8x4 t294_ = kf_bitcast<kf_u8x4>(a_12_);
+                kf_i8x4 t295_ = kf_bitcast<kf_i8x4>(b_12_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t294_), kf_bitcast<unsigned>(t295_), s1_);
+                unsigned a_13_ = (qb_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_13_ = xd_.v[0];
-                kf_u8x4 ua_13_ = kf_bitcast<kf_u8x4>(a_13_);
-                kf_i8x4 sb_13_ = kf_bitcast<kf_i8x4>(b_13_);
-                int s_13_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_13_.v[0] * (unsigned)(int)sb_13_.v[0]));
-                s_13_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[1] * (unsigned)(int)sb_13_.v[1]));
-                s_13_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[2] * (unsigned)(int)sb_13_.v[2]));
-                s1_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[3] * (unsigned)(int)sb_13_.v[3]));
-                unsigned a_14_ = kf_shr_u32(qb_2_.v[1], 4u) & 252645135u;
+                kf_u8x4 t303_ = kf_bitcast<kf_u8x4>(a_13_);
+                kf_i8x4 t304_ = kf_bitcast<kf_i8x4>(b_13_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t303_), kf_bitcast<unsigned>(t304_), s1_);
+                unsigned a_14_ = (qb_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_14_ = xd_.v[1];
-                kf_u8x4 ua_14_ = kf_bitcast<kf_u8x4>(a_14_);
-                kf_i8x4 sb_14_ = kf_bitcast<kf_i8x4>(b_14_);
-                int s_14_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_14_.v[0] * (unsigned)(int)sb_14_.v[0]));
-                s_14_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[1] * (unsigned)(int)sb_14_.v[1]));
-                s_14_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[2] * (unsigned)(int)sb_14_.v[2]));
-                s1_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[3] * (unsigned)(int)sb_14_.v[3]));
-                unsigned a_15_ = kf_shr_u32(qb_2_.v[2], 4u) & 252645135u;
+                kf_u8x4 t312_ = kf_bitcast<kf_u8x4>(a_14_);
+                kf_i8x4 t313_ = kf_bitcast<kf_i8x4>(b_14_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t312_), kf_bitcast<unsigned>(t313_), s1_);
+                unsigned a_15_ = (qb_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_15_ = xd_.v[2];
-                kf_u8x4 ua_15_ = kf_bitcast<kf_u8x4>(a_15_);
-                kf_i8x4 sb_15_ = kf_bitcast<kf_i8x4>(b_15_);
-                int s_15_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_15_.v[0] * (unsigned)(int)sb_15_.v[0]));
-                s_15_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[1] * (unsigned)(int)sb_15_.v[1]));
-                s_15_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[2] * (unsigned)(int)sb_15_.v[2]));
-                s1_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[3] * (unsigned)(int)sb_15_.v[3]));
-                unsigned a_16_ = kf_shr_u32(qb_2_.v[3], 4u) & 252645135u;
+                kf_u8x4 t321_ = kf_bitcast<kf_u8x4>(a_15_);
+                kf_i8x4 t322_ = kf_bitcast<kf_i8x4>(b_15_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t321_), kf_bitcast<unsigned>(t322_), s1_);
+                unsigned a_16_ = (qb_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_16_ = xd_.v[3];
-                kf_u8x4 ua_16_ = kf_bitcast<kf_u8x4>(a_16_);
-                kf_i8x4 sb_16_ = kf_bitcast<kf_i8x4>(b_16_);
-                int s_16_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_16_.v[0] * (unsigned)(int)sb_16_.v[0]));
-                s_16_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[1] * (unsigned)(int)sb_16_.v[1]));
-                s_16_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[2] * (unsigned)(int)sb_16_.v[2]));
-                s1_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[3] * (unsigned)(int)sb_16_.v[3]));
-                bool mins_ = false;
-                unsigned lo_ = h_.v[1] & 1061109567u;
-                unsigned hi_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
-                if (mins_) {
-                    lo_ = h_.v[2] & 1061109567u;
-                    hi_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
-                }
-                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? lo_ : hi_), ((j_ & 1u) * 16u));
-                bool mins_2_ = true;
-                unsigned lo_2_ = h_.v[1] & 1061109567u;
-                unsigned hi_2_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
-                if (mins_2_) {
-                    lo_2_ = h_.v[2] & 1061109567u;
-                    hi_2_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
-                }
-                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? lo_2_ : hi_2_), ((j_ & 1u) * 16u));
-                unsigned t791_ = h_.v[0];
-                kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t791_);
-                float t794_ = kf_f16_to_f32(ds_.v[2]);
-                int v_ = (int)((unsigned)s1_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_, 8u) & 255u));
-                float t806_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
-                float t808_ = kf_f16_to_f32(ds_.v[0]);
-                int v_2_ = (int)((unsigned)s0_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
-                float t_5_ = __fmaf_rn(t794_, t806_, __fmul_rn(t808_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
-                unsigned v_3_ = kf_shr_u32(mn_, 8u) & 255u;
-                float t829_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
-                float t831_ = kf_f16_to_f32(ds_.v[3]);
+                kf_u8x4 t330_ = kf_bitcast<kf_u8x4>(a_16_);
+                kf_i8x4 t331_ = kf_bitcast<kf_i8x4>(b_16_);
+                int t332_ = kf_dot4_us(kf_bitcast<unsigned>(t330_), kf_bitcast<unsigned>(t331_), s1_);
+                unsigned t336_ = h_.v[1] & 1061109567u;
+                unsigned t346_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
+                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t336_ : t346_), ((j_ & 1u) << 4u));
+                unsigned t387_ = h_.v[2] & 1061109567u;
+                unsigned t398_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
+                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t387_ : t398_), ((j_ & 1u) << 4u));
+                unsigned t407_ = h_.v[0];
+                kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t407_);
+                float t410_ = kf_f16_to_f32(t184_.v[2]);
+                int v_ = (int)((unsigned)t332_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
+                float t422_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
+                float t424_ = kf_f16_to_f32(t184_.v[0]);
+                int v_2_ = (int)((unsigned)t258_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
+                float t_5_ = __fmaf_rn(t410_, t422_, __fmul_rn(t424_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
+                unsigned v_3_ = (mn_ >> 8u) & 255u;
+                float t445_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
+                float t447_ = kf_f16_to_f32(t184_.v[3]);
                 unsigned v_4_ = mn_ & 255u;
-                float u_ = __fmaf_rn(t829_, t831_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(ds_.v[1])));
+                float u_ = __fmaf_rn(t445_, t447_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t184_.v[1])));
                 acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_)));
                 kf_u32x4 h_2_ = hv_[1u];
                 kf_u32x4 qa_3_ = qa_[1u];
@@ -2275,238 +1258,137 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
                 unsigned a_17_ = qa_3_.v[0] & 252645135u;
                 unsigned b_17_ = xa_2_.v[0];
                 int c_3_ = 0;
-                kf_u8x4 ua_17_ = kf_bitcast<kf_u8x4>(a_17_);
-                kf_i8x4 sb_17_ = kf_bitcast<kf_i8x4>(b_17_);
-                int s_17_ = (int)((unsigned)c_3_ + (unsigned)(int)((unsigned)(int)ua_17_.v[0] * (unsigned)(int)sb_17_.v[0]));
-                s_17_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[1] * (unsigned)(int)sb_17_.v[1]));
-                s_17_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[2] * (unsigned)(int)sb_17_.v[2]));
-                int s0_2_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[3] * (unsigned)(int)sb_17_.v[3]));
+                kf_u8x4 t489_ = kf_bitcast<kf_u8x4>(a_17_);
+                kf_i8x4 t490_ = kf_bitcast<kf_i8x4>(b_17_);
+                int s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t489_), kf_bitcast<unsigned>(t490_), c_3_);
                 unsigned a_18_ = qa_3_.v[1] & 252645135u;
                 unsigned b_18_ = xa_2_.v[1];
-                kf_u8x4 ua_18_ = kf_bitcast<kf_u8x4>(a_18_);
-                kf_i8x4 sb_18_ = kf_bitcast<kf_i8x4>(b_18_);
-                int s_18_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_18_.v[0] * (unsigned)(int)sb_18_.v[0]));
-                s_18_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[1] * (unsigned)(int)sb_18_.v[1]));
-                s_18_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[2] * (unsigned)(int)sb_18_.v[2]));
-                s0_2_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[3] * (unsigned)(int)sb_18_.v[3]));
+                kf_u8x4 t497_ = kf_bitcast<kf_u8x4>(a_18_);
+                kf_i8x4 t498_ = kf_bitcast<kf_i8x4>(b_18_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t497_), kf_bitcast<unsigned>(t498_), s0_2_);
                 unsigned a_19_ = qa_3_.v[2] & 252645135u;
                 unsigned b_19_ = xa_2_.v[2];
-                kf_u8x4 ua_19_ = kf_bitcast<kf_u8x4>(a_19_);
-                kf_i8x4 sb_19_ = kf_bitcast<kf_i8x4>(b_19_);
-                int s_19_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_19_.v[0] * (unsigned)(int)sb_19_.v[0]));
-                s_19_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[1] * (unsigned)(int)sb_19_.v[1]));
-                s_19_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[2] * (unsigned)(int)sb_19_.v[2]));
-                s0_2_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[3] * (unsigned)(int)sb_19_.v[3]));
+                kf_u8x4 t504_ = kf_bitcast<kf_u8x4>(a_19_);
+                kf_i8x4 t505_ = kf_bitcast<kf_i8x4>(b_19_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t504_), kf_bitcast<unsigned>(t505_), s0_2_);
                 unsigned a_20_ = qa_3_.v[3] & 252645135u;
                 unsigned b_20_ = xa_2_.v[3];
-                kf_u8x4 ua_20_ = kf_bitcast<kf_u8x4>(a_20_);
-                kf_i8x4 sb_20_ = kf_bitcast<kf_i8x4>(b_20_);
-                int s_20_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_20_.v[0] * (unsigned)(int)sb_20_.v[0]));
-                s_20_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[1] * (unsigned)(int)sb_20_.v[1]));
-                s_20_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[2] * (unsigned)(int)sb_20_.v[2]));
-                s0_2_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[3] * (unsigned)(int)sb_20_.v[3]));
+                kf_u8x4 t511_ = kf_bitcast<kf_u8x4>(a_20_);
+                kf_i8x4 t512_ = kf_bitcast<kf_i8x4>(b_20_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t511_), kf_bitcast<unsigned>(t512_), s0_2_);
                 unsigned a_21_ = qb_3_.v[0] & 252645135u;
                 unsigned b_21_ = xb_2_.v[0];
-                kf_u8x4 ua_21_ = kf_bitcast<kf_u8x4>(a_21_);
-                kf_i8x4 sb_21_ = kf_bitcast<kf_i8x4>(b_21_);
-                int s_21_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_21_.v[0] * (unsigned)(int)sb_21_.v[0]));
-                s_21_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[1] * (unsigned)(int)sb_21_.v[1]));
-                s_21_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[2] * (unsigned)(int)sb_21_.v[2]));
-                s0_2_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[3] * (unsigned)(int)sb_21_.v[3]));
+                kf_u8x4 t518_ = kf_bitcast<kf_u8x4>(a_21_);
+                kf_i8x4 t519_ = kf_bitcast<kf_i8x4>(b_21_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t518_), kf_bitcast<unsigned>(t519_), s0_2_);
                 unsigned a_22_ = qb_3_.v[1] & 252645135u;
                 unsigned b_22_ = xb_2_.v[1];
-                kf_u8x4 ua_22_ = kf_bitcast<kf_u8x4>(a_22_);
-                kf_i8x4 sb_22_ = kf_bitcast<kf_i8x4>(b_22_);
-                int s_22_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_22_.v[0] * (unsigned)(int)sb_22_.v[0]));
-                s_22_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[1] * (unsigned)(int)sb_22_.v[1]));
-                s_22_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[2] * (unsigned)(int)sb_22_.v[2]));
-                s0_2_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[3] * (unsigned)(int)sb_22_.v[3]));
+                kf_u8x4 t525_ = kf_bitcast<kf_u8x4>(a_22_);
+                kf_i8x4 t526_ = kf_bitcast<kf_i8x4>(b_22_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t525_), kf_bitcast<unsigned>(t526_), s0_2_);
                 unsigned a_23_ = qb_3_.v[2] & 252645135u;
                 unsigned b_23_ = xb_2_.v[2];
-                kf_u8x4 ua_23_ = kf_bitcast<kf_u8x4>(a_23_);
-                kf_i8x4 sb_23_ = kf_bitcast<kf_i8x4>(b_23_);
-                int s_23_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_23_.v[0] * (unsigned)(int)sb_23_.v[0]));
-                s_23_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[1] * (unsigned)(int)sb_23_.v[1]));
-                s_23_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[2] * (unsigned)(int)sb_23_.v[2]));
-                s0_2_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[3] * (unsigned)(int)sb_23_.v[3]));
+                kf_u8x4 t532_ = kf_bitcast<kf_u8x4>(a_23_);
+                kf_i8x4 t533_ = kf_bitcast<kf_i8x4>(b_23_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t532_), kf_bitcast<unsigned>(t533_), s0_2_);
                 unsigned a_24_ = qb_3_.v[3] & 252645135u;
                 unsigned b_24_ = xb_2_.v[3];
-                kf_u8x4 ua_24_ = kf_bitcast<kf_u8x4>(a_24_);
-                kf_i8x4 sb_24_ = kf_bitcast<kf_i8x4>(b_24_);
-                int s_24_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_24_.v[0] * (unsigned)(int)sb_24_.v[0]));
-                s_24_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[1] * (unsigned)(int)sb_24_.v[1]));
-                s_24_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[2] * (unsigned)(int)sb_24_.v[2]));
-                s0_2_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[3] * (unsigned)(int)sb_24_.v[3]));
-                unsigned a_25_ = kf_shr_u32(qa_3_.v[0], 4u) & 252645135u;
+                kf_u8x4 t539_ = kf_bitcast<kf_u8x4>(a_24_);
+                kf_i8x4 t540_ = kf_bitcast<kf_i8x4>(b_24_);
+                int t541_ = kf_dot4_us(kf_bitcast<unsigned>(t539_), kf_bitcast<unsigned>(t540_), s0_2_);
+                unsigned a_25_ = (qa_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_25_ = xc_2_.v[0];
                 int c_4_ = 0;
-                kf_u8x4 ua_25_ = kf_bitcast<kf_u8x4>(a_25_);
-                kf_i8x4 sb_25_ = kf_bitcast<kf_i8x4>(b_25_);
-                int s_25_ = (int)((unsigned)c_4_ + (unsigned)(int)((unsigned)(int)ua_25_.v[0] * (unsigned)(int)sb_25_.v[0]));
-                s_25_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[1] * (unsigned)(int)sb_25_.v[1]));
-                s_25_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[2] * (unsigned)(int)sb_25_.v[2]));
-                int s1_2_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[3] * (unsigned)(int)sb_25_.v[3]));
-                unsigned a_26_ = kf_shr_u32(qa_3_.v[1], 4u) & 252645135u;
+                kf_u8x4 t549_ = kf_bitcast<kf_u8x4>(a_25_);
+                kf_i8x4 t550_ = kf_bitcast<kf_i8x4>(b_25_);
+                int s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t549_), kf_bitcast<unsigned>(t550_), c_4_);
+                unsigned a_26_ = (qa_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_26_ = xc_2_.v[1];
-                kf_u8x4 ua_26_ = kf_bitcast<kf_u8x4>(a_26_);
-                kf_i8x4 sb_26_ = kf_bitcast<kf_i8x4>(b_26_);
-                int s_26_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_26_.v[0] * (unsigned)(int)sb_26_.v[0]));
-                s_26_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[1] * (unsigned)(int)sb_26_.v[1]));
-                s_26_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[2] * (unsigned)(int)sb_26_.v[2]));
-                s1_2_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[3] * (unsigned)(int)sb_26_.v[3]));
-                unsigned a_27_ = kf_shr_u32(qa_3_.v[2], 4u) & 252645135u;
+                kf_u8x4 t559_ = kf_bitcast<kf_u8x4>(a_26_);
+                kf_i8x4 t560_ = kf_bitcast<kf_i8x4>(b_26_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t559_), kf_bitcast<unsigned>(t560_), s1_2_);
+                unsigned a_27_ = (qa_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_27_ = xc_2_.v[2];
-                kf_u8x4 ua_27_ = kf_bitcast<kf_u8x4>(a_27_);
-                kf_i8x4 sb_27_ = kf_bitcast<kf_i8x4>(b_27_);
-                int s_27_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_27_.v[0] * (unsigned)(int)sb_27_.v[0]));
-                s_27_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[1] * (unsigned)(int)sb_27_.v[1]));
-                s_27_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[2] * (unsigned)(int)sb_27_.v[2]));
-                s1_2_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[3] * (unsigned)(int)sb_27_.v[3]));
-                unsigned a_28_ = kf_shr_u32(qa_3_.v[3], 4u) & 252645135u;
+                kf_u8x4 t568_ = kf_bitcast<kf_u8x4>(a_27_);
+                kf_i8x4 t569_ = kf_bitcast<kf_i8x4>(b_27_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t568_), kf_bitcast<unsigned>(t569_), s1_2_);
+                unsigned a_28_ = (qa_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_28_ = xc_2_.v[3];
-                kf_u8x4 ua_28_ = kf_bitcast<kf_u8x4>(a_28_);
-                kf_i8x4 sb_28_ = kf_bitcast<kf_i8x4>(b_28_);
-                int s_28_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_28_.v[0] * (unsigned)(int)sb_28_.v[0]));
-                s_28_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[1] * (unsigned)(int)sb_28_.v[1]));
-                s_28_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[2] * (unsigned)(int)sb_28_.v[2]));
-                s1_2_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[3] * (unsigned)(int)sb_28_.v[3]));
-                unsigned a_29_ = kf_shr_u32(qb_3_.v[0], 4u) & 252645135u;
+                kf_u8x4 t577_ = kf_bitcast<kf_u8x4>(a_28_);
+                kf_i8x4 t578_ = kf_bitcast<kf_i8x4>(b_28_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t577_), kf_bitcast<unsigned>(t578_), s1_2_);
+                unsigned a_29_ = (qb_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_29_ = xd_2_.v[0];
-                kf_u8x4 ua_29_ = kf_bitcast<kf_u8x4>(a_29_);
-                kf_i8x4 sb_29_ = kf_bitcast<kf_i8x4>(b_29_);
-                int s_29_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_29_.v[0] * (unsigned)(int)sb_29_.v[0]));
-                s_29_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[1] * (unsigned)(int)sb_29_.v[1]));
-                s_29_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[2] * (unsigned)(int)sb_29_.v[2]));
-                s1_2_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[3] * (unsigned)(int)sb_29_.v[3]));
-                unsigned a_30_ = kf_shr_u32(qb_3_.v[1], 4u) & 252645135u;
+                kf_u8x4 t586_ = kf_bitcast<kf_u8x4>(a_29_);
+                kf_i8x4 t587_ = kf_bitcast<kf_i8x4>(b_29_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t586_), kf_bitcast<unsigned>(t587_), s1_2_);
+                unsigned a_30_ = (qb_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_30_ = xd_2_.v[1];
-                kf_u8x4 ua_30_ = kf_bitcast<kf_u8x4>(a_30_);
-                kf_i8x4 sb_30_ = kf_bitcast<kf_i8x4>(b_30_);
-                int s_30_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_30_.v[0] * (unsigned)(int)sb_30_.v[0]));
-                s_30_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[1] * (unsigned)(int)sb_30_.v[1]));
-                s_30_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[2] * (unsigned)(int)sb_30_.v[2]));
-                s1_2_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[3] * (unsigned)(int)sb_30_.v[3]));
-                unsigned a_31_ = kf_shr_u32(qb_3_.v[2], 4u) & 252645135u;
+                kf_u8x4 t595_ = kf_bitcast<kf_u8x4>(a_30_);
+                kf_i8x4 t596_ = kf_bitcast<kf_i8x4>(b_30_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t595_), kf_bitcast<unsigned>(t596_), s1_2_);
+                unsigned a_31_ = (qb_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_31_ = xd_2_.v[2];
-                kf_u8x4 ua_31_ = kf_bitcast<kf_u8x4>(a_31_);
-                kf_i8x4 sb_31_ = kf_bitcast<kf_i8x4>(b_31_);
-                int s_31_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_31_.v[0] * (unsigned)(int)sb_31_.v[0]));
-                s_31_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[1] * (unsigned)(int)sb_31_.v[1]));
-                s_31_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[2] * (unsigned)(int)sb_31_.v[2]));
-                s1_2_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[3] * (unsigned)(int)sb_31_.v[3]));
-                unsigned a_32_ = kf_shr_u32(qb_3_.v[3], 4u) & 252645135u;
+                kf_u8x4 t604_ = kf_bitcast<kf_u8x4>(a_31_);
+                kf_i8x4 t605_ = kf_bitcast<kf_i8x4>(b_31_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t604_), kf_bitcast<unsigned>(t605_), s1_2_);
+                unsigned a_32_ = (qb_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_32_ = xd_2_.v[3];
-                kf_u8x4 ua_32_ = kf_bitcast<kf_u8x4>(a_32_);
-                kf_i8x4 sb_32_ = kf_bitcast<kf_i8x4>(b_32_);
-                int s_32_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_32_.v[0] * (unsigned)(int)sb_32_.v[0]));
-                s_32_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[1] * (unsigned)(int)sb_32_.v[1]));
-                s_32_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[2] * (unsigned)(int)sb_32_.v[2]));
-                s1_2_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[3] * (unsigned)(int)sb_32_.v[3]));
-                bool mins_3_ = false;
-                unsigned lo_3_ = h_2_.v[1] & 1061109567u;
-                unsigned hi_3_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
-                if (mins_3_) {
-                    lo_3_ = h_2_.v[2] & 1061109567u;
-                    hi_3_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
-                }
-                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? lo_3_ : hi_3_), ((j_ & 1u) * 16u));
-                bool mins_4_ = true;
-                unsigned lo_4_ = h_2_.v[1] & 1061109567u;
-                unsigned hi_4_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
-                if (mins_4_) {
-                    lo_4_ = h_2_.v[2] & 1061109567u;
-                    hi_4_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
-                }
-                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? lo_4_ : hi_4_), ((j_ & 1u) * 16u));
-                unsigned t1458_ = h_2_.v[0];
-                kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t1458_);
-                float t1461_ = kf_f16_to_f32(ds_.v[2]);
-                int v_5_ = (int)((unsigned)s1_2_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_2_, 8u) & 255u));
-                float t1473_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
-                float t1475_ = kf_f16_to_f32(ds_.v[0]);
-                int v_6_ = (int)((unsigned)s0_2_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
-                float t_6_ = __fmaf_rn(t1461_, t1473_, __fmul_rn(t1475_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
-                unsigned v_7_ = kf_shr_u32(mn_2_, 8u) & 255u;
-                float t1496_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
-                float t1498_ = kf_f16_to_f32(ds_.v[3]);
+                kf_u8x4 t613_ = kf_bitcast<kf_u8x4>(a_32_);
+                kf_i8x4 t614_ = kf_bitcast<kf_i8x4>(b_32_);
+                int t615_ = kf_dot4_us(kf_bitcast<unsigned>(t613_), kf_bitcast<unsigned>(t614_), s1_2_);
+                unsigned t619_ = h_2_.v[1] & 1061109567u;
+                unsigned t629_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t619_ : t629_), ((j_ & 1u) << 4u));
+                unsigned t670_ = h_2_.v[2] & 1061109567u;
+                unsigned t681_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t670_ : t681_), ((j_ & 1u) << 4u));
+                unsigned t690_ = h_2_.v[0];
+                kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t690_);
+                float t693_ = kf_f16_to_f32(t184_.v[2]);
+                int v_5_ = (int)((unsigned)t615_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
+                float t705_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
+                float t707_ = kf_f16_to_f32(t184_.v[0]);
+                int v_6_ = (int)((unsigned)t541_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
+                float t_6_ = __fmaf_rn(t693_, t705_, __fmul_rn(t707_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
+                unsigned v_7_ = (mn_2_ >> 8u) & 255u;
+                float t728_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
+                float t730_ = kf_f16_to_f32(t184_.v[3]);
                 unsigned v_8_ = mn_2_ & 255u;
-                float u_2_ = __fmaf_rn(t1496_, t1498_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(ds_.v[1])));
+                float u_2_ = __fmaf_rn(t728_, t730_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t184_.v[1])));
                 acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_)));
             }
         }
         float v_9_ = acc_[0u];
-        unsigned n_ = 8u;
-        float s_33_ = v_9_;
-        if (1u < n_) {
-            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 1u, kf_wn));
+        float t761_ = __fadd_rn(v_9_, kf_shfl_xor(v_9_, 1u, kf_wn));
+        float t767_ = __fadd_rn(t761_, kf_shfl_xor(t761_, 2u, kf_wn));
+        float t773_ = __fadd_rn(t767_, kf_shfl_xor(t767_, 4u, kf_wn));
+        unsigned rr_ = row0_ + r_;
+        bool t793_ = (lane_ & 7u) == 0u;
+        bool t794_ = t793_;
+        if (t793_) {
+            t794_ = rr_ < m_;
         }
-        if (2u < n_) {
-            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 2u, kf_wn));
-        }
-        if (4u < n_) {
-            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 4u, kf_wn));
-        }
-        if (8u < n_) {
-            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 8u, kf_wn));
-        }
-        if (16u < n_) {
-            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 16u, kf_wn));
-        }
-        float s_34_ = s_33_;
-        unsigned rr_ = (row0_ + 0u) + r_;
-        bool t1561_ = (lane_ & 7u) == 0u;
-        bool t1562_ = t1561_;
-        if (t1561_) {
-            t1562_ = rr_ < m_;
-        }
-        if (t1562_) {
-            if (ymode_ == 0u) {
-                yf_[rr_] = s_34_;
-            } else if (ymode_ == 1u) {
-                y_[rr_] = kf_f16_from_f32(s_34_);
-            } else {
-                y_[rr_] = kf_f16_from_f32(__fadd_rn(s_34_, kf_f16_to_f32(y_[rr_])));
-            }
+        if (t794_) {
+            y_[rr_] = kf_f16_from_f32(t773_);
         }
         float v_10_ = acc_[1u];
-        unsigned n_2_ = 8u;
-        float s_35_ = v_10_;
-        if (1u < n_2_) {
-            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 1u, kf_wn));
-        }
-        if (2u < n_2_) {
-            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 2u, kf_wn));
-        }
-        if (4u < n_2_) {
-            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 4u, kf_wn));
-        }
-        if (8u < n_2_) {
-            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 8u, kf_wn));
-        }
-        if (16u < n_2_) {
-            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 16u, kf_wn));
-        }
-        float s_36_ = s_35_;
+        float t814_ = __fadd_rn(v_10_, kf_shfl_xor(v_10_, 1u, kf_wn));
+        float t820_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 2u, kf_wn));
+        float t826_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 4u, kf_wn));
         unsigned rr_2_ = (row0_ + 4u) + r_;
-        bool t1614_ = (lane_ & 7u) == 0u;
-        bool t1615_ = t1614_;
-        if (t1614_) {
-            t1615_ = rr_2_ < m_;
+        bool t846_ = (lane_ & 7u) == 0u;
+        bool t847_ = t846_;
+        if (t846_) {
+            t847_ = rr_2_ < m_;
         }
-        if (t1615_) {
-            if (ymode_ == 0u) {
-                yf_[rr_2_] = s_36_;
-            } else if (ymode_ == 1u) {
-                y_[rr_2_] = kf_f16_from_f32(s_36_);
-            } else {
-                y_[rr_2_] = kf_f16_from_f32(__fadd_rn(s_36_, kf_f16_to_f32(y_[rr_2_])));
-            }
+        if (t847_) {
+            y_[rr_2_] = kf_f16_from_f32(t826_);
         }
-        break;
     }
 }
 
-/* kernel q4k_q8_gemv_f16_acc (q4k.kf:430) */
+/* kernel q4k_q8_gemv_f16_acc (q4k.kf:423) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2520,27 +1402,20 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
     const kf_u32x4* wq_ = (const kf_u32x4*)w_;
     const kf_u32x4* xq_2_ = (const kf_u32x4*)xq_;
     const kf_f16x4* xds_2_ = (const kf_f16x4*)xds_;
-    float* yf_ = (float*)y_;
-    unsigned ymode_ = 2u;
-    for (;;) {
-        unsigned lane_ = kf_lane_id();
-        unsigned r_ = kf_shr_u32(lane_, 3u);
-        unsigned bl_ = kf_shr_u32(lane_, 2u) & 1u;
-        unsigned j_ = lane_ & 3u;
-        unsigned nbk_ = kf_shr_u32(k_, 8u);
-        unsigned row0_ = (((blockIdx.x * 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u)) * 2u) * 4u;
-        if (row0_ >= m_) {
-            break;
-        }
-        row_[0u] = min(((row0_ + 0u) + r_), (m_ - 1u));
+    unsigned lane_ = kf_lane_id();
+    unsigned r_ = lane_ >> 3u;
+    unsigned bl_ = (lane_ >> 2u) & 1u;
+    unsigned j_ = lane_ & 3u;
+    unsigned nbk_ = k_ >> 8u;
+    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 2u;
+    if (!(row0_ >= m_)) {
+        row_[0u] = min((row0_ + r_), (m_ - 1u));
         acc_[0u] = 0.0f;
         row_[1u] = min(((row0_ + 4u) + r_), (m_ - 1u));
         acc_[1u] = 0.0f;
         for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 2u) {
             unsigned kb_ = kb0_ + bl_;
             bool valid_ = kb_ < nbk_;
-            kf_f16x4 t69_ = kf_f16x4{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x4 ds_ = t69_;
             kf_u32x4 t72_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 th_ = t72_;
             kf_u32x4 t75_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -2551,10 +1426,10 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
                 unsigned blk_ = ((row_[0u] * nbk_) + kb_) * 9u;
                 kf_u32x4 t86_ = wq_[blk_];
                 th_ = t86_;
-                unsigned t91_ = (blk_ + 1u) + (2u * j_);
+                unsigned t91_ = (blk_ + 1u) + (j_ << 1u);
                 kf_u32x4 t92_ = wq_[t91_];
                 ta_ = t92_;
-                unsigned t97_ = (blk_ + 2u) + (2u * j_);
+                unsigned t97_ = (blk_ + 2u) + (j_ << 1u);
                 kf_u32x4 t98_ = wq_[t97_];
                 tb_ = t98_;
             }
@@ -2571,10 +1446,10 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
                 unsigned blk_2_ = ((row_[1u] * nbk_) + kb_) * 9u;
                 kf_u32x4 t117_ = wq_[blk_2_];
                 th_2_ = t117_;
-                unsigned t122_ = (blk_2_ + 1u) + (2u * j_);
+                unsigned t122_ = (blk_2_ + 1u) + (j_ << 1u);
                 kf_u32x4 t123_ = wq_[t122_];
                 ta_2_ = t123_;
-                unsigned t128_ = (blk_2_ + 2u) + (2u * j_);
+                unsigned t128_ = (blk_2_ + 2u) + (j_ << 1u);
                 kf_u32x4 t129_ = wq_[t128_];
                 tb_2_ = t129_;
             }
@@ -2584,15 +1459,15 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
             kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_ = t134_;
             if (valid_) {
-                unsigned t142_ = ((kb_ * 16u) + (j_ * 4u)) + 0u;
-                kf_u32x4 t143_ = xq_2_[t142_];
+                unsigned t140_ = (kb_ << 4u) + (j_ << 2u);
+                kf_u32x4 t143_ = xq_2_[t140_];
                 t_ = t143_;
             }
             xv_[0u] = t_;
             kf_u32x4 t146_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_2_ = t146_;
             if (valid_) {
-                unsigned t154_ = ((kb_ * 16u) + (j_ * 4u)) + 1u;
+                unsigned t154_ = ((kb_ << 4u) + (j_ << 2u)) + 1u;
                 kf_u32x4 t155_ = xq_2_[t154_];
                 t_2_ = t155_;
             }
@@ -2600,7 +1475,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
             kf_u32x4 t158_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_3_ = t158_;
             if (valid_) {
-                unsigned t166_ = ((kb_ * 16u) + (j_ * 4u)) + 2u;
+                unsigned t166_ = ((kb_ << 4u) + (j_ << 2u)) + 2u;
                 kf_u32x4 t167_ = xq_2_[t166_];
                 t_3_ = t167_;
             }
@@ -2608,15 +1483,14 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
             kf_u32x4 t170_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 t_4_ = t170_;
             if (valid_) {
-                unsigned t178_ = ((kb_ * 16u) + (j_ * 4u)) + 3u;
+                unsigned t178_ = ((kb_ << 4u) + (j_ << 2u)) + 3u;
                 kf_u32x4 t179_ = xq_2_[t178_];
                 t_4_ = t179_;
             }
             xv_[3u] = t_4_;
             if (valid_) {
-                unsigned t183_ = (kb_ * 4u) + j_;
+                unsigned t183_ = (kb_ << 2u) + j_;
                 kf_f16x4 t184_ = xds_2_[t183_];
-                ds_ = t184_;
                 kf_u32x4 h_ = hv_[0u];
                 kf_u32x4 qa_2_ = qa_[0u];
                 kf_u32x4 qb_2_ = qb_[0u];
@@ -2627,162 +1501,104 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
                 unsigned a_ = qa_2_.v[0] & 252645135u;
                 unsigned b_ = xa_.v[0];
                 int c_ = 0;
-                kf_u8x4 ua_ = kf_bitcast<kf_u8x4>(a_);
-                kf_i8x4 sb_ = kf_bitcast<kf_i8x4>(b_);
-                int s_ = (int)((unsigned)c_ + (unsigned)(int)((unsigned)(int)ua_.v[0] * (unsigned)(int)sb_.v[0]));
-                s_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[1] * (unsigned)(int)sb_.v[1]));
-                s_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[2] * (unsigned)(int)sb_.v[2]));
-                int s0_ = (int)((unsigned)s_ + (unsigned)(int)((unsigned)(int)ua_.v[3] * (unsigned)(int)sb_.v[3]));
+                kf_u8x4 t206_ = kf_bitcast<kf_u8x4>(a_);
+                kf_i8x4 t207_ = kf_bitcast<kf_i8x4>(b_);
+                int s0_ = kf_dot4_us(kf_bitcast<unsigned>(t206_), kf_bitcast<unsigned>(t207_), c_);
                 unsigned a_2_ = qa_2_.v[1] & 252645135u;
                 unsigned b_2_ = xa_.v[1];
-                kf_u8x4 ua_2_ = kf_bitcast<kf_u8x4>(a_2_);
-                kf_i8x4 sb_2_ = kf_bitcast<kf_i8x4>(b_2_);
-                int s_2_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_2_.v[0] * (unsigned)(int)sb_2_.v[0]));
-                s_2_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[1] * (unsigned)(int)sb_2_.v[1]));
-                s_2_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[2] * (unsigned)(int)sb_2_.v[2]));
-                s0_ = (int)((unsigned)s_2_ + (unsigned)(int)((unsigned)(int)ua_2_.v[3] * (unsigned)(int)sb_2_.v[3]));
+                kf_u8x4 t214_ = kf_bitcast<kf_u8x4>(a_2_);
+                kf_i8x4 t215_ = kf_bitcast<kf_i8x4>(b_2_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t214_), kf_bitcast<unsigned>(t215_), s0_);
                 unsigned a_3_ = qa_2_.v[2] & 252645135u;
                 unsigned b_3_ = xa_.v[2];
-                kf_u8x4 ua_3_ = kf_bitcast<kf_u8x4>(a_3_);
-                kf_i8x4 sb_3_ = kf_bitcast<kf_i8x4>(b_3_);
-                int s_3_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_3_.v[0] * (unsigned)(int)sb_3_.v[0]));
-                s_3_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[1] * (unsigned)(int)sb_3_.v[1]));
-                s_3_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[2] * (unsigned)(int)sb_3_.v[2]));
-                s0_ = (int)((unsigned)s_3_ + (unsigned)(int)((unsigned)(int)ua_3_.v[3] * (unsigned)(int)sb_3_.v[3]));
+                kf_u8x4 t221_ = kf_bitcast<kf_u8x4>(a_3_);
+                kf_i8x4 t222_ = kf_bitcast<kf_i8x4>(b_3_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t221_), kf_bitcast<unsigned>(t222_), s0_);
                 unsigned a_4_ = qa_2_.v[3] & 252645135u;
                 unsigned b_4_ = xa_.v[3];
-                kf_u8x4 ua_4_ = kf_bitcast<kf_u8x4>(a_4_);
-                kf_i8x4 sb_4_ = kf_bitcast<kf_i8x4>(b_4_);
-                int s_4_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_4_.v[0] * (unsigned)(int)sb_4_.v[0]));
-                s_4_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[1] * (unsigned)(int)sb_4_.v[1]));
-                s_4_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[2] * (unsigned)(int)sb_4_.v[2]));
-                s0_ = (int)((unsigned)s_4_ + (unsigned)(int)((unsigned)(int)ua_4_.v[3] * (unsigned)(int)sb_4_.v[3]));
+                kf_u8x4 t228_ = kf_bitcast<kf_u8x4>(a_4_);
+                kf_i8x4 t229_ = kf_bitcast<kf_i8x4>(b_4_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t228_), kf_bitcast<unsigned>(t229_), s0_);
                 unsigned a_5_ = qb_2_.v[0] & 252645135u;
                 unsigned b_5_ = xb_.v[0];
-                kf_u8x4 ua_5_ = kf_bitcast<kf_u8x4>(a_5_);
-                kf_i8x4 sb_5_ = kf_bitcast<kf_i8x4>(b_5_);
-                int s_5_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_5_.v[0] * (unsigned)(int)sb_5_.v[0]));
-                s_5_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[1] * (unsigned)(int)sb_5_.v[1]));
-                s_5_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[2] * (unsigned)(int)sb_5_.v[2]));
-                s0_ = (int)((unsigned)s_5_ + (unsigned)(int)((unsigned)(int)ua_5_.v[3] * (unsigned)(int)sb_5_.v[3]));
+                kf_u8x4 t235_ = kf_bitcast<kf_u8x4>(a_5_);
+                kf_i8x4 t236_ = kf_bitcast<kf_i8x4>(b_5_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t235_), kf_bitcast<unsigned>(t236_), s0_);
                 unsigned a_6_ = qb_2_.v[1] & 252645135u;
                 unsigned b_6_ = xb_.v[1];
-                kf_u8x4 ua_6_ = kf_bitcast<kf_u8x4>(a_6_);
-                kf_i8x4 sb_6_ = kf_bitcast<kf_i8x4>(b_6_);
-                int s_6_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_6_.v[0] * (unsigned)(int)sb_6_.v[0]));
-                s_6_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[1] * (unsigned)(int)sb_6_.v[1]));
-                s_6_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[2] * (unsigned)(int)sb_6_.v[2]));
-                s0_ = (int)((unsigned)s_6_ + (unsigned)(int)((unsigned)(int)ua_6_.v[3] * (unsigned)(int)sb_6_.v[3]));
+                kf_u8x4 t242_ = kf_bitcast<kf_u8x4>(a_6_);
+                kf_i8x4 t243_ = kf_bitcast<kf_i8x4>(b_6_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t242_), kf_bitcast<unsigned>(t243_), s0_);
                 unsigned a_7_ = qb_2_.v[2] & 252645135u;
                 unsigned b_7_ = xb_.v[2];
-                kf_u8x4 ua_7_ = kf_bitcast<kf_u8x4>(a_7_);
-                kf_i8x4 sb_7_ = kf_bitcast<kf_i8x4>(b_7_);
-                int s_7_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_7_.v[0] * (unsigned)(int)sb_7_.v[0]));
-                s_7_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[1] * (unsigned)(int)sb_7_.v[1]));
-                s_7_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[2] * (unsigned)(int)sb_7_.v[2]));
-                s0_ = (int)((unsigned)s_7_ + (unsigned)(int)((unsigned)(int)ua_7_.v[3] * (unsigned)(int)sb_7_.v[3]));
+                kf_u8x4 t249_ = kf_bitcast<kf_u8x4>(a_7_);
+                kf_i8x4 t250_ = kf_bitcast<kf_i8x4>(b_7_);
+                s0_ = kf_dot4_us(kf_bitcast<unsigned>(t249_), kf_bitcast<unsigned>(t250_), s0_);
                 unsigned a_8_ = qb_2_.v[3] & 252645135u;
                 unsigned b_8_ = xb_.v[3];
-                kf_u8x4 ua_8_ = kf_bitcast<kf_u8x4>(a_8_);
-                kf_i8x4 sb_8_ = kf_bitcast<kf_i8x4>(b_8_);
-                int s_8_ = (int)((unsigned)s0_ + (unsigned)(int)((unsigned)(int)ua_8_.v[0] * (unsigned)(int)sb_8_.v[0]));
-                s_8_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[1] * (unsigned)(int)sb_8_.v[1]));
-                s_8_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[2] * (unsigned)(int)sb_8_.v[2]));
-                s0_ = (int)((unsigned)s_8_ + (unsigned)(int)((unsigned)(int)ua_8_.v[3] * (unsigned)(int)sb_8_.v[3]));
-                unsigned a_9_ = kf_shr_u32(qa_2_.v[0], 4u) & 252645135u;
+                kf_u8x4 t256_ = kf_bitcast<kf_u8x4>(a_8_);
+                kf_i8x4 t257_ = kf_bitcast<kf_i8x4>(b_8_);
+                int t258_ = kf_dot4_us(kf_bitcast<unsigned>(t256_), kf_bitcast<unsigned>(t257_), s0_);
+                unsigned a_9_ = (qa_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_9_ = xc_.v[0];
                 int c_2_ = 0;
-                kf_u8x4 ua_9_ = kf_bitcast<kf_u8x4>(a_9_);
-                kf_i8x4 sb_9_ = kf_bitcast<kf_i8x4>(b_9_);
-                int s_9_ = (int)((unsigned)c_2_ + (unsigned)(int)((unsigned)(int)ua_9_.v[0] * (unsigned)(int)sb_9_.v[0]));
-                s_9_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[1] * (unsigned)(int)sb_9_.v[1]));
-                s_9_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[2] * (unsigned)(int)sb_9_.v[2]));
-                int s1_ = (int)((unsigned)s_9_ + (unsigned)(int)((unsigned)(int)ua_9_.v[3] * (unsigned)(int)sb_9_.v[3]));
-                unsigned a_10_ = kf_shr_u32(qa_2_.v[1], 4u) & 252645135u;
+                kf_u8x4 t266_ = kf_bitcast<kf_u8x4>(a_9_);
+                kf_i8x4 t267_ = kf_bitcast<kf_i8x4>(b_9_);
+                int s1_ = kf_dot4_us(kf_bitcast<unsigned>(t266_), kf_bitcast<unsigned>(t267_), c_2_);
+                unsigned a_10_ = (qa_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_10_ = xc_.v[1];
-                kf_u8x4 ua_10_ = kf_bitcast<kf_u8x4>(a_10_);
-                kf_i8x4 sb_10_ = kf_bitcast<kf_i8x4>(b_10_);
-                int s_10_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_10_.v[0] * (unsigned)(int)sb_10_.v[0]));
-                s_10_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[1] * (unsigned)(int)sb_10_.v[1]));
-                s_10_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[2] * (unsigned)(int)sb_10_.v[2]));
-                s1_ = (int)((unsigned)s_10_ + (unsigned)(int)((unsigned)(int)ua_10_.v[3] * (unsigned)(int)sb_10_.v[3]));
-                unsigned a_11_ = kf_shr_u32(qa_2_.v[2], 4u) & 252645135u;
+                kf_u8x4 t276_ = kf_bitcast<kf_u8x4>(a_10_);
+                kf_i8x4 t277_ = kf_bitcast<kf_i8x4>(b_10_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t276_), kf_bitcast<unsigned>(t277_), s1_);
+                unsigned a_11_ = (qa_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_11_ = xc_.v[2];
-                kf_u8x4 ua_11_ = kf_bitcast<kf_u8x4>(a_11_);
-                kf_i8x4 sb_11_ = kf_bitcast<kf_i8x4>(b_11_);
-                int s_11_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_11_.v[0] * (unsigned)(int)sb_11_.v[0]));
-                s_11_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[1] * (unsigned)(int)sb_11_.v[1]));
-                s_11_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[2] * (unsigned)(int)sb_11_.v[2]));
-                s1_ = (int)((unsigned)s_11_ + (unsigned)(int)((unsigned)(int)ua_11_.v[3] * (unsigned)(int)sb_11_.v[3]));
-                unsigned a_12_ = kf_shr_u32(qa_2_.v[3], 4u) & 252645135u;
+                kf_u8x4 t285_ = kf_bitcast<kf_u8x4>(a_11_);
+                kf_i8x4 t286_ = kf_bitcast<kf_i8x4>(b_11_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t285_), kf_bitcast<unsigned>(t286_), s1_);
+                unsigned a_12_ = (qa_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_12_ = xc_.v[3];
-                kf_u8x4 ua_12_ = kf_bitcast<kf_u8x4>(a_12_);
-                kf_i8x4 sb_12_ = kf_bitcast<kf_i8x4>(b_12_);
-                int s_12_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_12_.v[0] * (unsigned)(int)sb_12_.v[0]));
-                s_12_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[1] * (unsigned)(int)sb_12_.v[1]));
-                s_12_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[2] * (unsigned)(int)sb_12_.v[2]));
-                s1_ = (int)((unsigned)s_12_ + (unsigned)(int)((unsigned)(int)ua_12_.v[3] * (unsigned)(int)sb_12_.v[3]));
-                unsigned a_13_ = kf_shr_u32(qb_2_.v[0], 4u) & 252645135u;
+                kf_u8x4 t294_ = kf_bitcast<kf_u8x4>(a_12_);
+                kf_i8x4 t295_ = kf_bitcast<kf_i8x4>(b_12_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t294_), kf_bitcast<unsigned>(t295_), s1_);
+                unsigned a_13_ = (qb_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_13_ = xd_.v[0];
-                kf_u8x4 ua_13_ = kf_bitcast<kf_u8x4>(a_13_);
-                kf_i8x4 sb_13_ = kf_bitcast<kf_i8x4>(b_13_);
-                int s_13_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_13_.v[0] * (unsigned)(int)sb_13_.v[0]));
-                s_13_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[1] * (unsigned)(int)sb_13_.v[1]));
-                s_13_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[2] * (unsigned)(int)sb_13_.v[2]));
-                s1_ = (int)((unsigned)s_13_ + (unsigned)(int)((unsigned)(int)ua_13_.v[3] * (unsigned)(int)sb_13_.v[3]));
-                unsigned a_14_ = kf_shr_u32(qb_2_.v[1], 4u) & 252645135u;
+                kf_u8x4 t303_ = kf_bitcast<kf_u8x4>(a_13_);
+                kf_i8x4 t304_ = kf_bitcast<kf_i8x4>(b_13_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t303_), kf_bitcast<unsigned>(t304_), s1_);
+                unsigned a_14_ = (qb_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_14_ = xd_.v[1];
-                kf_u8x4 ua_14_ = kf_bitcast<kf_u8x4>(a_14_);
-                kf_i8x4 sb_14_ = kf_bitcast<kf_i8x4>(b_14_);
-                int s_14_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_14_.v[0] * (unsigned)(int)sb_14_.v[0]));
-                s_14_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[1] * (unsigned)(int)sb_14_.v[1]));
-                s_14_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[2] * (unsigned)(int)sb_14_.v[2]));
-                s1_ = (int)((unsigned)s_14_ + (unsigned)(int)((unsigned)(int)ua_14_.v[3] * (unsigned)(int)sb_14_.v[3]));
-                unsigned a_15_ = kf_shr_u32(qb_2_.v[2], 4u) & 252645135u;
+                kf_u8x4 t312_ = kf_bitcast<kf_u8x4>(a_14_);
+                kf_i8x4 t313_ = kf_bitcast<kf_i8x4>(b_14_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t312_), kf_bitcast<unsigned>(t313_), s1_);
+                unsigned a_15_ = (qb_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_15_ = xd_.v[2];
-                kf_u8x4 ua_15_ = kf_bitcast<kf_u8x4>(a_15_);
-                kf_i8x4 sb_15_ = kf_bitcast<kf_i8x4>(b_15_);
-                int s_15_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_15_.v[0] * (unsigned)(int)sb_15_.v[0]));
-                s_15_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[1] * (unsigned)(int)sb_15_.v[1]));
-                s_15_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[2] * (unsigned)(int)sb_15_.v[2]));
-                s1_ = (int)((unsigned)s_15_ + (unsigned)(int)((unsigned)(int)ua_15_.v[3] * (unsigned)(int)sb_15_.v[3]));
-                unsigned a_16_ = kf_shr_u32(qb_2_.v[3], 4u) & 252645135u;
+                kf_u8x4 t321_ = kf_bitcast<kf_u8x4>(a_15_);
+                kf_i8x4 t322_ = kf_bitcast<kf_i8x4>(b_15_);
+                s1_ = kf_dot4_us(kf_bitcast<unsigned>(t321_), kf_bitcast<unsigned>(t322_), s1_);
+                unsigned a_16_ = (qb_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_16_ = xd_.v[3];
-                kf_u8x4 ua_16_ = kf_bitcast<kf_u8x4>(a_16_);
-                kf_i8x4 sb_16_ = kf_bitcast<kf_i8x4>(b_16_);
-                int s_16_ = (int)((unsigned)s1_ + (unsigned)(int)((unsigned)(int)ua_16_.v[0] * (unsigned)(int)sb_16_.v[0]));
-                s_16_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[1] * (unsigned)(int)sb_16_.v[1]));
-                s_16_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[2] * (unsigned)(int)sb_16_.v[2]));
-                s1_ = (int)((unsigned)s_16_ + (unsigned)(int)((unsigned)(int)ua_16_.v[3] * (unsigned)(int)sb_16_.v[3]));
-                bool mins_ = false;
-                unsigned lo_ = h_.v[1] & 1061109567u;
-                unsigned hi_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
-                if (mins_) {
-                    lo_ = h_.v[2] & 1061109567u;
-                    hi_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
-                }
-                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? lo_ : hi_), ((j_ & 1u) * 16u));
-                bool mins_2_ = true;
-                unsigned lo_2_ = h_.v[1] & 1061109567u;
-                unsigned hi_2_ = (h_.v[3] & 252645135u) | (kf_shr_u32(h_.v[1], 2u) & 808464432u);
-                if (mins_2_) {
-                    lo_2_ = h_.v[2] & 1061109567u;
-                    hi_2_ = (kf_shr_u32(h_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_.v[2], 2u) & 808464432u);
-                }
-                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? lo_2_ : hi_2_), ((j_ & 1u) * 16u));
-                unsigned t791_ = h_.v[0];
-                kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t791_);
-                float t794_ = kf_f16_to_f32(ds_.v[2]);
-                int v_ = (int)((unsigned)s1_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_, 8u) & 255u));
-                float t806_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
-                float t808_ = kf_f16_to_f32(ds_.v[0]);
-                int v_2_ = (int)((unsigned)s0_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
-                float t_5_ = __fmaf_rn(t794_, t806_, __fmul_rn(t808_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
-                unsigned v_3_ = kf_shr_u32(mn_, 8u) & 255u;
-                float t829_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
-                float t831_ = kf_f16_to_f32(ds_.v[3]);
+                kf_u8x4 t330_ = kf_bitcast<kf_u8x4>(a_16_);
+                kf_i8x4 t331_ = kf_bitcast<kf_i8x4>(b_16_);
+                int t332_ = kf_dot4_us(kf_bitcast<unsigned>(t330_), kf_bitcast<unsigned>(t331_), s1_);
+                unsigned t336_ = h_.v[1] & 1061109567u;
+                unsigned t346_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
+                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t336_ : t346_), ((j_ & 1u) << 4u));
+                unsigned t387_ = h_.v[2] & 1061109567u;
+                unsigned t398_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
+                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t387_ : t398_), ((j_ & 1u) << 4u));
+                unsigned t407_ = h_.v[0];
+                kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t407_);
+                float t410_ = kf_f16_to_f32(t184_.v[2]);
+                int v_ = (int)((unsigned)t332_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
+                float t422_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
+                float t424_ = kf_f16_to_f32(t184_.v[0]);
+                int v_2_ = (int)((unsigned)t258_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
+                float t_5_ = __fmaf_rn(t410_, t422_, __fmul_rn(t424_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
+                unsigned v_3_ = (mn_ >> 8u) & 255u;
+                float t445_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
+                float t447_ = kf_f16_to_f32(t184_.v[3]);
                 unsigned v_4_ = mn_ & 255u;
-                float u_ = __fmaf_rn(t829_, t831_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(ds_.v[1])));
+                float u_ = __fmaf_rn(t445_, t447_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t184_.v[1])));
                 acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_)));
                 kf_u32x4 h_2_ = hv_[1u];
                 kf_u32x4 qa_3_ = qa_[1u];
@@ -2794,233 +1610,132 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
                 unsigned a_17_ = qa_3_.v[0] & 252645135u;
                 unsigned b_17_ = xa_2_.v[0];
                 int c_3_ = 0;
-                kf_u8x4 ua_17_ = kf_bitcast<kf_u8x4>(a_17_);
-                kf_i8x4 sb_17_ = kf_bitcast<kf_i8x4>(b_17_);
-                int s_17_ = (int)((unsigned)c_3_ + (unsigned)(int)((unsigned)(int)ua_17_.v[0] * (unsigned)(int)sb_17_.v[0]));
-                s_17_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[1] * (unsigned)(int)sb_17_.v[1]));
-                s_17_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[2] * (unsigned)(int)sb_17_.v[2]));
-                int s0_2_ = (int)((unsigned)s_17_ + (unsigned)(int)((unsigned)(int)ua_17_.v[3] * (unsigned)(int)sb_17_.v[3]));
+                kf_u8x4 t489_ = kf_bitcast<kf_u8x4>(a_17_);
+                kf_i8x4 t490_ = kf_bitcast<kf_i8x4>(b_17_);
+                int s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t489_), kf_bitcast<unsigned>(t490_), c_3_);
                 unsigned a_18_ = qa_3_.v[1] & 252645135u;
                 unsigned b_18_ = xa_2_.v[1];
-                kf_u8x4 ua_18_ = kf_bitcast<kf_u8x4>(a_18_);
-                kf_i8x4 sb_18_ = kf_bitcast<kf_i8x4>(b_18_);
-                int s_18_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_18_.v[0] * (unsigned)(int)sb_18_.v[0]));
-                s_18_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[1] * (unsigned)(int)sb_18_.v[1]));
-                s_18_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[2] * (unsigned)(int)sb_18_.v[2]));
-                s0_2_ = (int)((unsigned)s_18_ + (unsigned)(int)((unsigned)(int)ua_18_.v[3] * (unsigned)(int)sb_18_.v[3]));
+                kf_u8x4 t497_ = kf_bitcast<kf_u8x4>(a_18_);
+                kf_i8x4 t498_ = kf_bitcast<kf_i8x4>(b_18_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t497_), kf_bitcast<unsigned>(t498_), s0_2_);
                 unsigned a_19_ = qa_3_.v[2] & 252645135u;
                 unsigned b_19_ = xa_2_.v[2];
-                kf_u8x4 ua_19_ = kf_bitcast<kf_u8x4>(a_19_);
-                kf_i8x4 sb_19_ = kf_bitcast<kf_i8x4>(b_19_);
-                int s_19_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_19_.v[0] * (unsigned)(int)sb_19_.v[0]));
-                s_19_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[1] * (unsigned)(int)sb_19_.v[1]));
-                s_19_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[2] * (unsigned)(int)sb_19_.v[2]));
-                s0_2_ = (int)((unsigned)s_19_ + (unsigned)(int)((unsigned)(int)ua_19_.v[3] * (unsigned)(int)sb_19_.v[3]));
+                kf_u8x4 t504_ = kf_bitcast<kf_u8x4>(a_19_);
+                kf_i8x4 t505_ = kf_bitcast<kf_i8x4>(b_19_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t504_), kf_bitcast<unsigned>(t505_), s0_2_);
                 unsigned a_20_ = qa_3_.v[3] & 252645135u;
                 unsigned b_20_ = xa_2_.v[3];
-                kf_u8x4 ua_20_ = kf_bitcast<kf_u8x4>(a_20_);
-                kf_i8x4 sb_20_ = kf_bitcast<kf_i8x4>(b_20_);
-                int s_20_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_20_.v[0] * (unsigned)(int)sb_20_.v[0]));
-                s_20_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[1] * (unsigned)(int)sb_20_.v[1]));
-                s_20_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[2] * (unsigned)(int)sb_20_.v[2]));
-                s0_2_ = (int)((unsigned)s_20_ + (unsigned)(int)((unsigned)(int)ua_20_.v[3] * (unsigned)(int)sb_20_.v[3]));
+                kf_u8x4 t511_ = kf_bitcast<kf_u8x4>(a_20_);
+                kf_i8x4 t512_ = kf_bitcast<kf_i8x4>(b_20_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t511_), kf_bitcast<unsigned>(t512_), s0_2_);
                 unsigned a_21_ = qb_3_.v[0] & 252645135u;
                 unsigned b_21_ = xb_2_.v[0];
-                kf_u8x4 ua_21_ = kf_bitcast<kf_u8x4>(a_21_);
-                kf_i8x4 sb_21_ = kf_bitcast<kf_i8x4>(b_21_);
-                int s_21_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_21_.v[0] * (unsigned)(int)sb_21_.v[0]));
-                s_21_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[1] * (unsigned)(int)sb_21_.v[1]));
-                s_21_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[2] * (unsigned)(int)sb_21_.v[2]));
-                s0_2_ = (int)((unsigned)s_21_ + (unsigned)(int)((unsigned)(int)ua_21_.v[3] * (unsigned)(int)sb_21_.v[3]));
+                kf_u8x4 t518_ = kf_bitcast<kf_u8x4>(a_21_);
+                kf_i8x4 t519_ = kf_bitcast<kf_i8x4>(b_21_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t518_), kf_bitcast<unsigned>(t519_), s0_2_);
                 unsigned a_22_ = qb_3_.v[1] & 252645135u;
                 unsigned b_22_ = xb_2_.v[1];
-                kf_u8x4 ua_22_ = kf_bitcast<kf_u8x4>(a_22_);
-                kf_i8x4 sb_22_ = kf_bitcast<kf_i8x4>(b_22_);
-                int s_22_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_22_.v[0] * (unsigned)(int)sb_22_.v[0]));
-                s_22_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[1] * (unsigned)(int)sb_22_.v[1]));
-                s_22_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[2] * (unsigned)(int)sb_22_.v[2]));
-                s0_2_ = (int)((unsigned)s_22_ + (unsigned)(int)((unsigned)(int)ua_22_.v[3] * (unsigned)(int)sb_22_.v[3]));
+                kf_u8x4 t525_ = kf_bitcast<kf_u8x4>(a_22_);
+                kf_i8x4 t526_ = kf_bitcast<kf_i8x4>(b_22_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t525_), kf_bitcast<unsigned>(t526_), s0_2_);
                 unsigned a_23_ = qb_3_.v[2] & 252645135u;
                 unsigned b_23_ = xb_2_.v[2];
-                kf_u8x4 ua_23_ = kf_bitcast<kf_u8x4>(a_23_);
-                kf_i8x4 sb_23_ = kf_bitcast<kf_i8x4>(b_23_);
-                int s_23_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_23_.v[0] * (unsigned)(int)sb_23_.v[0]));
-                s_23_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[1] * (unsigned)(int)sb_23_.v[1]));
-                s_23_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[2] * (unsigned)(int)sb_23_.v[2]));
-                s0_2_ = (int)((unsigned)s_23_ + (unsigned)(int)((unsigned)(int)ua_23_.v[3] * (unsigned)(int)sb_23_.v[3]));
+                kf_u8x4 t532_ = kf_bitcast<kf_u8x4>(a_23_);
+                kf_i8x4 t533_ = kf_bitcast<kf_i8x4>(b_23_);
+                s0_2_ = kf_dot4_us(kf_bitcast<unsigned>(t532_), kf_bitcast<unsigned>(t533_), s0_2_);
                 unsigned a_24_ = qb_3_.v[3] & 252645135u;
                 unsigned b_24_ = xb_2_.v[3];
-                kf_u8x4 ua_24_ = kf_bitcast<kf_u8x4>(a_24_);
-                kf_i8x4 sb_24_ = kf_bitcast<kf_i8x4>(b_24_);
-                int s_24_ = (int)((unsigned)s0_2_ + (unsigned)(int)((unsigned)(int)ua_24_.v[0] * (unsigned)(int)sb_24_.v[0]));
-                s_24_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[1] * (unsigned)(int)sb_24_.v[1]));
-                s_24_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[2] * (unsigned)(int)sb_24_.v[2]));
-                s0_2_ = (int)((unsigned)s_24_ + (unsigned)(int)((unsigned)(int)ua_24_.v[3] * (unsigned)(int)sb_24_.v[3]));
-                unsigned a_25_ = kf_shr_u32(qa_3_.v[0], 4u) & 252645135u;
+                kf_u8x4 t539_ = kf_bitcast<kf_u8x4>(a_24_);
+                kf_i8x4 t540_ = kf_bitcast<kf_i8x4>(b_24_);
+                int t541_ = kf_dot4_us(kf_bitcast<unsigned>(t539_), kf_bitcast<unsigned>(t540_), s0_2_);
+                unsigned a_25_ = (qa_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_25_ = xc_2_.v[0];
                 int c_4_ = 0;
-                kf_u8x4 ua_25_ = kf_bitcast<kf_u8x4>(a_25_);
-                kf_i8x4 sb_25_ = kf_bitcast<kf_i8x4>(b_25_);
-                int s_25_ = (int)((unsigned)c_4_ + (unsigned)(int)((unsigned)(int)ua_25_.v[0] * (unsigned)(int)sb_25_.v[0]));
-                s_25_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[1] * (unsigned)(int)sb_25_.v[1]));
-                s_25_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[2] * (unsigned)(int)sb_25_.v[2]));
-                int s1_2_ = (int)((unsigned)s_25_ + (unsigned)(int)((unsigned)(int)ua_25_.v[3] * (unsigned)(int)sb_25_.v[3]));
-                unsigned a_26_ = kf_shr_u32(qa_3_.v[1], 4u) & 252645135u;
+                kf_u8x4 t549_ = kf_bitcast<kf_u8x4>(a_25_);
+                kf_i8x4 t550_ = kf_bitcast<kf_i8x4>(b_25_);
+                int s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t549_), kf_bitcast<unsigned>(t550_), c_4_);
+                unsigned a_26_ = (qa_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_26_ = xc_2_.v[1];
-                kf_u8x4 ua_26_ = kf_bitcast<kf_u8x4>(a_26_);
-                kf_i8x4 sb_26_ = kf_bitcast<kf_i8x4>(b_26_);
-                int s_26_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_26_.v[0] * (unsigned)(int)sb_26_.v[0]));
-                s_26_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[1] * (unsigned)(int)sb_26_.v[1]));
-                s_26_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[2] * (unsigned)(int)sb_26_.v[2]));
-                s1_2_ = (int)((unsigned)s_26_ + (unsigned)(int)((unsigned)(int)ua_26_.v[3] * (unsigned)(int)sb_26_.v[3]));
-                unsigned a_27_ = kf_shr_u32(qa_3_.v[2], 4u) & 252645135u;
+                kf_u8x4 t559_ = kf_bitcast<kf_u8x4>(a_26_);
+                kf_i8x4 t560_ = kf_bitcast<kf_i8x4>(b_26_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t559_), kf_bitcast<unsigned>(t560_), s1_2_);
+                unsigned a_27_ = (qa_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_27_ = xc_2_.v[2];
-                kf_u8x4 ua_27_ = kf_bitcast<kf_u8x4>(a_27_);
-                kf_i8x4 sb_27_ = kf_bitcast<kf_i8x4>(b_27_);
-                int s_27_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_27_.v[0] * (unsigned)(int)sb_27_.v[0]));
-                s_27_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[1] * (unsigned)(int)sb_27_.v[1]));
-                s_27_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[2] * (unsigned)(int)sb_27_.v[2]));
-                s1_2_ = (int)((unsigned)s_27_ + (unsigned)(int)((unsigned)(int)ua_27_.v[3] * (unsigned)(int)sb_27_.v[3]));
-                unsigned a_28_ = kf_shr_u32(qa_3_.v[3], 4u) & 252645135u;
+                kf_u8x4 t568_ = kf_bitcast<kf_u8x4>(a_27_);
+                kf_i8x4 t569_ = kf_bitcast<kf_i8x4>(b_27_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t568_), kf_bitcast<unsigned>(t569_), s1_2_);
+                unsigned a_28_ = (qa_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_28_ = xc_2_.v[3];
-                kf_u8x4 ua_28_ = kf_bitcast<kf_u8x4>(a_28_);
-                kf_i8x4 sb_28_ = kf_bitcast<kf_i8x4>(b_28_);
-                int s_28_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_28_.v[0] * (unsigned)(int)sb_28_.v[0]));
-                s_28_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[1] * (unsigned)(int)sb_28_.v[1]));
-                s_28_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[2] * (unsigned)(int)sb_28_.v[2]));
-                s1_2_ = (int)((unsigned)s_28_ + (unsigned)(int)((unsigned)(int)ua_28_.v[3] * (unsigned)(int)sb_28_.v[3]));
-                unsigned a_29_ = kf_shr_u32(qb_3_.v[0], 4u) & 252645135u;
+                kf_u8x4 t577_ = kf_bitcast<kf_u8x4>(a_28_);
+                kf_i8x4 t578_ = kf_bitcast<kf_i8x4>(b_28_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t577_), kf_bitcast<unsigned>(t578_), s1_2_);
+                unsigned a_29_ = (qb_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_29_ = xd_2_.v[0];
-                kf_u8x4 ua_29_ = kf_bitcast<kf_u8x4>(a_29_);
-                kf_i8x4 sb_29_ = kf_bitcast<kf_i8x4>(b_29_);
-                int s_29_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_29_.v[0] * (unsigned)(int)sb_29_.v[0]));
-                s_29_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[1] * (unsigned)(int)sb_29_.v[1]));
-                s_29_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[2] * (unsigned)(int)sb_29_.v[2]));
-                s1_2_ = (int)((unsigned)s_29_ + (unsigned)(int)((unsigned)(int)ua_29_.v[3] * (unsigned)(int)sb_29_.v[3]));
-                unsigned a_30_ = kf_shr_u32(qb_3_.v[1], 4u) & 252645135u;
+                kf_u8x4 t586_ = kf_bitcast<kf_u8x4>(a_29_);
+                kf_i8x4 t587_ = kf_bitcast<kf_i8x4>(b_29_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t586_), kf_bitcast<unsigned>(t587_), s1_2_);
+                unsigned a_30_ = (qb_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_30_ = xd_2_.v[1];
-                kf_u8x4 ua_30_ = kf_bitcast<kf_u8x4>(a_30_);
-                kf_i8x4 sb_30_ = kf_bitcast<kf_i8x4>(b_30_);
-                int s_30_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_30_.v[0] * (unsigned)(int)sb_30_.v[0]));
-                s_30_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[1] * (unsigned)(int)sb_30_.v[1]));
-                s_30_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[2] * (unsigned)(int)sb_30_.v[2]));
-                s1_2_ = (int)((unsigned)s_30_ + (unsigned)(int)((unsigned)(int)ua_30_.v[3] * (unsigned)(int)sb_30_.v[3]));
-                unsigned a_31_ = kf_shr_u32(qb_3_.v[2], 4u) & 252645135u;
+                kf_u8x4 t595_ = kf_bitcast<kf_u8x4>(a_30_);
+                kf_i8x4 t596_ = kf_bitcast<kf_i8x4>(b_30_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t595_), kf_bitcast<unsigned>(t596_), s1_2_);
+                unsigned a_31_ = (qb_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_31_ = xd_2_.v[2];
-                kf_u8x4 ua_31_ = kf_bitcast<kf_u8x4>(a_31_);
-                kf_i8x4 sb_31_ = kf_bitcast<kf_i8x4>(b_31_);
-                int s_31_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_31_.v[0] * (unsigned)(int)sb_31_.v[0]));
-                s_31_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[1] * (unsigned)(int)sb_31_.v[1]));
-                s_31_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[2] * (unsigned)(int)sb_31_.v[2]));
-                s1_2_ = (int)((unsigned)s_31_ + (unsigned)(int)((unsigned)(int)ua_31_.v[3] * (unsigned)(int)sb_31_.v[3]));
-                unsigned a_32_ = kf_shr_u32(qb_3_.v[3], 4u) & 252645135u;
+                kf_u8x4 t604_ = kf_bitcast<kf_u8x4>(a_31_);
+                kf_i8x4 t605_ = kf_bitcast<kf_i8x4>(b_31_);
+                s1_2_ = kf_dot4_us(kf_bitcast<unsigned>(t604_), kf_bitcast<unsigned>(t605_), s1_2_);
+                unsigned a_32_ = (qb_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_32_ = xd_2_.v[3];
-                kf_u8x4 ua_32_ = kf_bitcast<kf_u8x4>(a_32_);
-                kf_i8x4 sb_32_ = kf_bitcast<kf_i8x4>(b_32_);
-                int s_32_ = (int)((unsigned)s1_2_ + (unsigned)(int)((unsigned)(int)ua_32_.v[0] * (unsigned)(int)sb_32_.v[0]));
-                s_32_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[1] * (unsigned)(int)sb_32_.v[1]));
-                s_32_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[2] * (unsigned)(int)sb_32_.v[2]));
-                s1_2_ = (int)((unsigned)s_32_ + (unsigned)(int)((unsigned)(int)ua_32_.v[3] * (unsigned)(int)sb_32_.v[3]));
-                bool mins_3_ = false;
-                unsigned lo_3_ = h_2_.v[1] & 1061109567u;
-                unsigned hi_3_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
-                if (mins_3_) {
-                    lo_3_ = h_2_.v[2] & 1061109567u;
-                    hi_3_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
-                }
-                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? lo_3_ : hi_3_), ((j_ & 1u) * 16u));
-                bool mins_4_ = true;
-                unsigned lo_4_ = h_2_.v[1] & 1061109567u;
-                unsigned hi_4_ = (h_2_.v[3] & 252645135u) | (kf_shr_u32(h_2_.v[1], 2u) & 808464432u);
-                if (mins_4_) {
-                    lo_4_ = h_2_.v[2] & 1061109567u;
-                    hi_4_ = (kf_shr_u32(h_2_.v[3], 4u) & 252645135u) | (kf_shr_u32(h_2_.v[2], 2u) & 808464432u);
-                }
-                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? lo_4_ : hi_4_), ((j_ & 1u) * 16u));
-                unsigned t1458_ = h_2_.v[0];
-                kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t1458_);
-                float t1461_ = kf_f16_to_f32(ds_.v[2]);
-                int v_5_ = (int)((unsigned)s1_2_ * (unsigned)kf_bitcast<int>(kf_shr_u32(sc_2_, 8u) & 255u));
-                float t1473_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
-                float t1475_ = kf_f16_to_f32(ds_.v[0]);
-                int v_6_ = (int)((unsigned)s0_2_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
-                float t_6_ = __fmaf_rn(t1461_, t1473_, __fmul_rn(t1475_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
-                unsigned v_7_ = kf_shr_u32(mn_2_, 8u) & 255u;
-                float t1496_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
-                float t1498_ = kf_f16_to_f32(ds_.v[3]);
+                kf_u8x4 t613_ = kf_bitcast<kf_u8x4>(a_32_);
+                kf_i8x4 t614_ = kf_bitcast<kf_i8x4>(b_32_);
+                int t615_ = kf_dot4_us(kf_bitcast<unsigned>(t613_), kf_bitcast<unsigned>(t614_), s1_2_);
+                unsigned t619_ = h_2_.v[1] & 1061109567u;
+                unsigned t629_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t619_ : t629_), ((j_ & 1u) << 4u));
+                unsigned t670_ = h_2_.v[2] & 1061109567u;
+                unsigned t681_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t670_ : t681_), ((j_ & 1u) << 4u));
+                unsigned t690_ = h_2_.v[0];
+                kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t690_);
+                float t693_ = kf_f16_to_f32(t184_.v[2]);
+                int v_5_ = (int)((unsigned)t615_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
+                float t705_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
+                float t707_ = kf_f16_to_f32(t184_.v[0]);
+                int v_6_ = (int)((unsigned)t541_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
+                float t_6_ = __fmaf_rn(t693_, t705_, __fmul_rn(t707_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
+                unsigned v_7_ = (mn_2_ >> 8u) & 255u;
+                float t728_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
+                float t730_ = kf_f16_to_f32(t184_.v[3]);
                 unsigned v_8_ = mn_2_ & 255u;
-                float u_2_ = __fmaf_rn(t1496_, t1498_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(ds_.v[1])));
+                float u_2_ = __fmaf_rn(t728_, t730_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t184_.v[1])));
                 acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_)));
             }
         }
         float v_9_ = acc_[0u];
-        unsigned n_ = 8u;
-        float s_33_ = v_9_;
-        if (1u < n_) {
-            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 1u, kf_wn));
+        float t761_ = __fadd_rn(v_9_, kf_shfl_xor(v_9_, 1u, kf_wn));
+        float t767_ = __fadd_rn(t761_, kf_shfl_xor(t761_, 2u, kf_wn));
+        float t773_ = __fadd_rn(t767_, kf_shfl_xor(t767_, 4u, kf_wn));
+        unsigned rr_ = row0_ + r_;
+        bool t793_ = (lane_ & 7u) == 0u;
+        bool t794_ = t793_;
+        if (t793_) {
+            t794_ = rr_ < m_;
         }
-        if (2u < n_) {
-            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 2u, kf_wn));
-        }
-        if (4u < n_) {
-            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 4u, kf_wn));
-        }
-        if (8u < n_) {
-            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 8u, kf_wn));
-        }
-        if (16u < n_) {
-            s_33_ = __fadd_rn(s_33_, kf_shfl_xor(s_33_, 16u, kf_wn));
-        }
-        float s_34_ = s_33_;
-        unsigned rr_ = (row0_ + 0u) + r_;
-        bool t1561_ = (lane_ & 7u) == 0u;
-        bool t1562_ = t1561_;
-        if (t1561_) {
-            t1562_ = rr_ < m_;
-        }
-        if (t1562_) {
-            if (ymode_ == 0u) {
-                yf_[rr_] = s_34_;
-            } else if (ymode_ == 1u) {
-                y_[rr_] = kf_f16_from_f32(s_34_);
-            } else {
-                y_[rr_] = kf_f16_from_f32(__fadd_rn(s_34_, kf_f16_to_f32(y_[rr_])));
-            }
+        if (t794_) {
+            y_[rr_] = kf_f16_from_f32(__fadd_rn(t773_, kf_f16_to_f32(y_[rr_])));
         }
         float v_10_ = acc_[1u];
-        unsigned n_2_ = 8u;
-        float s_35_ = v_10_;
-        if (1u < n_2_) {
-            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 1u, kf_wn));
-        }
-        if (2u < n_2_) {
-            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 2u, kf_wn));
-        }
-        if (4u < n_2_) {
-            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 4u, kf_wn));
-        }
-        if (8u < n_2_) {
-            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 8u, kf_wn));
-        }
-        if (16u < n_2_) {
-            s_35_ = __fadd_rn(s_35_, kf_shfl_xor(s_35_, 16u, kf_wn));
-        }
-        float s_36_ = s_35_;
+        float t814_ = __fadd_rn(v_10_, kf_shfl_xor(v_10_, 1u, kf_wn));
+        float t820_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 2u, kf_wn));
+        float t826_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 4u, kf_wn));
         unsigned rr_2_ = (row0_ + 4u) + r_;
-        bool t1614_ = (lane_ & 7u) == 0u;
-        bool t1615_ = t1614_;
-        if (t1614_) {
-            t1615_ = rr_2_ < m_;
+        bool t846_ = (lane_ & 7u) == 0u;
+        bool t847_ = t846_;
+        if (t846_) {
+            t847_ = rr_2_ < m_;
         }
-        if (t1615_) {
-            if (ymode_ == 0u) {
-                yf_[rr_2_] = s_36_;
-            } else if (ymode_ == 1u) {
-                y_[rr_2_] = kf_f16_from_f32(s_36_);
-            } else {
-                y_[rr_2_] = kf_f16_from_f32(__fadd_rn(s_36_, kf_f16_to_f32(y_[rr_2_])));
-            }
+        if (t847_) {
+            y_[rr_2_] = kf_f16_from_f32(__fadd_rn(t826_, kf_f16_to_f32(y_[rr_2_])));
         }
-        break;
     }
 }

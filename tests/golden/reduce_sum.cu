@@ -55,7 +55,7 @@ reduce_sum(const float* __restrict__ x_, float* __restrict__ out_, unsigned n_)
     float t217_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_f32x4* x4_ = (const kf_f32x4*)x_;
-    unsigned n4_ = n_ / 4u;
+    unsigned n4_ = n_ >> 2u;
     unsigned stride_ = gridDim.x * blockDim.x;
     acc_[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
@@ -63,7 +63,7 @@ reduce_sum(const float* __restrict__ x_, float* __restrict__ out_, unsigned n_)
     acc_[3u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     for (;;) {
-        bool t30_ = n4_ >= (4u * stride_);
+        bool t30_ = n4_ >= (stride_ << 2u);
         bool t31_ = t30_;
         if (t30_) {
             t31_ = i_ < (n4_ - (3u * stride_));
@@ -71,8 +71,7 @@ reduce_sum(const float* __restrict__ x_, float* __restrict__ out_, unsigned n_)
         if (!t31_) {
             break;
         }
-        unsigned t40_ = i_ + (0u * stride_);
-        kf_f32x4 t41_ = x4_[t40_];
+        kf_f32x4 t41_ = x4_[i_];
         kf_f32x4 t42_ = acc_[0u];
         kf_f32x4 t43_;
         t43_.v[0] = __fadd_rn(t42_.v[0], t41_.v[0]);
@@ -80,7 +79,7 @@ reduce_sum(const float* __restrict__ x_, float* __restrict__ out_, unsigned n_)
         t43_.v[2] = __fadd_rn(t42_.v[2], t41_.v[2]);
         t43_.v[3] = __fadd_rn(t42_.v[3], t41_.v[3]);
         acc_[0u] = t43_;
-        unsigned t47_ = i_ + (1u * stride_);
+        unsigned t47_ = i_ + stride_;
         kf_f32x4 t48_ = x4_[t47_];
         kf_f32x4 t49_ = acc_[1u];
         kf_f32x4 t50_;
@@ -89,7 +88,7 @@ reduce_sum(const float* __restrict__ x_, float* __restrict__ out_, unsigned n_)
         t50_.v[2] = __fadd_rn(t49_.v[2], t48_.v[2]);
         t50_.v[3] = __fadd_rn(t49_.v[3], t48_.v[3]);
         acc_[1u] = t50_;
-        unsigned t54_ = i_ + (2u * stride_);
+        unsigned t54_ = i_ + (stride_ << 1u);
         kf_f32x4 t55_ = x4_[t54_];
         kf_f32x4 t56_ = acc_[2u];
         kf_f32x4 t57_;
@@ -107,7 +106,7 @@ reduce_sum(const float* __restrict__ x_, float* __restrict__ out_, unsigned n_)
         t64_.v[2] = __fadd_rn(t63_.v[2], t62_.v[2]);
         t64_.v[3] = __fadd_rn(t63_.v[3], t62_.v[3]);
         acc_[3u] = t64_;
-        i_ = i_ + (4u * stride_);
+        i_ = i_ + (stride_ << 2u);
     }
     while (i_ < n4_) {
         kf_f32x4 t71_ = x4_[i_];
@@ -145,12 +144,13 @@ reduce_sum(const float* __restrict__ x_, float* __restrict__ out_, unsigned n_)
     t89_.v[3] = __fadd_rn(t88_.v[3], t87_.v[3]);
     acc_[0u] = t89_;
     kf_f32x4 a_ = acc_[0u];
-    float s_ = __fadd_rn(__fadd_rn(a_.v[0], a_.v[1]), __fadd_rn(a_.v[2], a_.v[3]));
-    unsigned t_ = (n4_ * 4u) + ((blockIdx.x * blockDim.x) + threadIdx.x);
+    float t98_ = __fadd_rn(__fadd_rn(a_.v[0], a_.v[1]), __fadd_rn(a_.v[2], a_.v[3]));
+    float s_ = t98_;
+    unsigned t_ = (n4_ << 2u) + ((blockIdx.x * blockDim.x) + threadIdx.x);
     if (t_ < n_) {
-        s_ = __fadd_rn(s_, x_[t_]);
+        s_ = __fadd_rn(t98_, x_[t_]);
     }
-    unsigned t132_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+    unsigned t132_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
     if (t132_ == 32u) {
         float t137_ = __fadd_rn(s_, kf_shfl_xor(s_, 16u, kf_wn));
         float t140_ = __fadd_rn(t137_, kf_shfl_xor(t137_, 8u, kf_wn));
@@ -181,15 +181,15 @@ reduce_sum(const float* __restrict__ x_, float* __restrict__ out_, unsigned n_)
     }
     s_ = t111_;
     if (kf_lane_id() == 0u) {
-        part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s_;
+        part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t111_;
     }
     __syncthreads();
-    if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) == 0u) {
+    if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
         float p_ = 0.0f;
         if (kf_lane_id() < 8u) {
             p_ = part_[kf_lane_id()];
         }
-        unsigned t238_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t238_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t238_ == 32u) {
             float t243_ = __fadd_rn(p_, kf_shfl_xor(p_, 16u, kf_wn));
             float t246_ = __fadd_rn(t243_, kf_shfl_xor(t243_, 8u, kf_wn));
@@ -220,7 +220,7 @@ reduce_sum(const float* __restrict__ x_, float* __restrict__ out_, unsigned n_)
         }
         p_ = t217_;
         if (kf_lane_id() == 0u) {
-            atomicAdd(&out_[0u], p_);
+            atomicAdd(&out_[0u], t217_);
         }
     }
 }

@@ -89,7 +89,7 @@ rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __
     const unsigned kf_wn = kf_warp_lanes();
     unsigned tid_ = threadIdx.x;
     unsigned base_ = blockIdx.x * cols_;
-    bool t13_ = (cols_ % 8u) == 0u;
+    bool t13_ = (cols_ & 7u) == 0u;
     bool t14_ = t13_;
     if (t13_) {
         t14_ = cols_ <= 8192u;
@@ -98,141 +98,139 @@ rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __
         const kf_f16x8* x8_ = (const kf_f16x8*)x_;
         const kf_f16x8* w8_ = (const kf_f16x8*)w_;
         kf_f16x8* y8_ = (kf_f16x8*)y_;
-        unsigned base8_ = base_ / 8u;
-        unsigned cols8_ = cols_ / 8u;
-        float acc_ = 0.0f;
-        unsigned c_ = tid_ + 0u;
+        unsigned base8_ = base_ >> 3u;
+        unsigned cols8_ = cols_ >> 3u;
         kf_f16x8 t29_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 h_ = t29_;
         kf_f16x8 t32_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 gk_ = t32_;
-        if (c_ < cols8_) {
-            unsigned t35_ = base8_ + c_;
+        if (tid_ < cols8_) {
+            unsigned t35_ = base8_ + tid_;
             kf_f16x8 t36_ = x8_[t35_];
             h_ = t36_;
-            kf_f16x8 t37_ = w8_[c_];
+            kf_f16x8 t37_ = w8_[tid_];
             gk_ = t37_;
         }
         v_[0u] = h_;
         g_[0u] = gk_;
         float e_ = kf_f16_to_f32(h_.v[0]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_, e_));
+        float t43_ = __fadd_rn(0.0f, __fmul_rn(e_, e_));
         float e_2_ = kf_f16_to_f32(h_.v[1]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_2_, e_2_));
+        float t47_ = __fadd_rn(t43_, __fmul_rn(e_2_, e_2_));
         float e_3_ = kf_f16_to_f32(h_.v[2]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_3_, e_3_));
+        float t51_ = __fadd_rn(t47_, __fmul_rn(e_3_, e_3_));
         float e_4_ = kf_f16_to_f32(h_.v[3]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_4_, e_4_));
+        float t55_ = __fadd_rn(t51_, __fmul_rn(e_4_, e_4_));
         float e_5_ = kf_f16_to_f32(h_.v[4]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_5_, e_5_));
+        float t59_ = __fadd_rn(t55_, __fmul_rn(e_5_, e_5_));
         float e_6_ = kf_f16_to_f32(h_.v[5]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_6_, e_6_));
+        float t63_ = __fadd_rn(t59_, __fmul_rn(e_6_, e_6_));
         float e_7_ = kf_f16_to_f32(h_.v[6]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_7_, e_7_));
+        float t67_ = __fadd_rn(t63_, __fmul_rn(e_7_, e_7_));
         float e_8_ = kf_f16_to_f32(h_.v[7]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_8_, e_8_));
-        unsigned c_2_ = tid_ + 256u;
+        float t71_ = __fadd_rn(t67_, __fmul_rn(e_8_, e_8_));
+        unsigned c_ = tid_ + 256u;
         kf_f16x8 t75_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 h_2_ = t75_;
         kf_f16x8 t78_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 gk_2_ = t78_;
-        if (c_2_ < cols8_) {
-            unsigned t81_ = base8_ + c_2_;
+        if (c_ < cols8_) {
+            unsigned t81_ = base8_ + c_;
             kf_f16x8 t82_ = x8_[t81_];
             h_2_ = t82_;
-            kf_f16x8 t83_ = w8_[c_2_];
+            kf_f16x8 t83_ = w8_[c_];
             gk_2_ = t83_;
         }
         v_[1u] = h_2_;
         g_[1u] = gk_2_;
         float e_9_ = kf_f16_to_f32(h_2_.v[0]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_9_, e_9_));
+        float t89_ = __fadd_rn(t71_, __fmul_rn(e_9_, e_9_));
         float e_10_ = kf_f16_to_f32(h_2_.v[1]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_10_, e_10_));
+        float t93_ = __fadd_rn(t89_, __fmul_rn(e_10_, e_10_));
         float e_11_ = kf_f16_to_f32(h_2_.v[2]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_11_, e_11_));
+        float t97_ = __fadd_rn(t93_, __fmul_rn(e_11_, e_11_));
         float e_12_ = kf_f16_to_f32(h_2_.v[3]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_12_, e_12_));
+        float t101_ = __fadd_rn(t97_, __fmul_rn(e_12_, e_12_));
         float e_13_ = kf_f16_to_f32(h_2_.v[4]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_13_, e_13_));
+        float t105_ = __fadd_rn(t101_, __fmul_rn(e_13_, e_13_));
         float e_14_ = kf_f16_to_f32(h_2_.v[5]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_14_, e_14_));
+        float t109_ = __fadd_rn(t105_, __fmul_rn(e_14_, e_14_));
         float e_15_ = kf_f16_to_f32(h_2_.v[6]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_15_, e_15_));
+        float t113_ = __fadd_rn(t109_, __fmul_rn(e_15_, e_15_));
         float e_16_ = kf_f16_to_f32(h_2_.v[7]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_16_, e_16_));
-        unsigned c_3_ = tid_ + 512u;
+        float t117_ = __fadd_rn(t113_, __fmul_rn(e_16_, e_16_));
+        unsigned c_2_ = tid_ + 512u;
         kf_f16x8 t121_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 h_3_ = t121_;
         kf_f16x8 t124_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 gk_3_ = t124_;
-        if (c_3_ < cols8_) {
-            unsigned t127_ = base8_ + c_3_;
+        if (c_2_ < cols8_) {
+            unsigned t127_ = base8_ + c_2_;
             kf_f16x8 t128_ = x8_[t127_];
             h_3_ = t128_;
-            kf_f16x8 t129_ = w8_[c_3_];
+            kf_f16x8 t129_ = w8_[c_2_];
             gk_3_ = t129_;
         }
         v_[2u] = h_3_;
         g_[2u] = gk_3_;
         float e_17_ = kf_f16_to_f32(h_3_.v[0]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_17_, e_17_));
+        float t135_ = __fadd_rn(t117_, __fmul_rn(e_17_, e_17_));
         float e_18_ = kf_f16_to_f32(h_3_.v[1]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_18_, e_18_));
+        float t139_ = __fadd_rn(t135_, __fmul_rn(e_18_, e_18_));
         float e_19_ = kf_f16_to_f32(h_3_.v[2]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_19_, e_19_));
+        float t143_ = __fadd_rn(t139_, __fmul_rn(e_19_, e_19_));
         float e_20_ = kf_f16_to_f32(h_3_.v[3]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_20_, e_20_));
+        float t147_ = __fadd_rn(t143_, __fmul_rn(e_20_, e_20_));
         float e_21_ = kf_f16_to_f32(h_3_.v[4]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_21_, e_21_));
+        float t151_ = __fadd_rn(t147_, __fmul_rn(e_21_, e_21_));
         float e_22_ = kf_f16_to_f32(h_3_.v[5]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_22_, e_22_));
+        float t155_ = __fadd_rn(t151_, __fmul_rn(e_22_, e_22_));
         float e_23_ = kf_f16_to_f32(h_3_.v[6]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_23_, e_23_));
+        float t159_ = __fadd_rn(t155_, __fmul_rn(e_23_, e_23_));
         float e_24_ = kf_f16_to_f32(h_3_.v[7]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_24_, e_24_));
-        unsigned c_4_ = tid_ + 768u;
+        float t163_ = __fadd_rn(t159_, __fmul_rn(e_24_, e_24_));
+        unsigned c_3_ = tid_ + 768u;
         kf_f16x8 t167_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 h_4_ = t167_;
         kf_f16x8 t170_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 gk_4_ = t170_;
-        if (c_4_ < cols8_) {
-            unsigned t173_ = base8_ + c_4_;
+        if (c_3_ < cols8_) {
+            unsigned t173_ = base8_ + c_3_;
             kf_f16x8 t174_ = x8_[t173_];
             h_4_ = t174_;
-            kf_f16x8 t175_ = w8_[c_4_];
+            kf_f16x8 t175_ = w8_[c_3_];
             gk_4_ = t175_;
         }
         v_[3u] = h_4_;
         g_[3u] = gk_4_;
         float e_25_ = kf_f16_to_f32(h_4_.v[0]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_25_, e_25_));
+        float t181_ = __fadd_rn(t163_, __fmul_rn(e_25_, e_25_));
         float e_26_ = kf_f16_to_f32(h_4_.v[1]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_26_, e_26_));
+        float t185_ = __fadd_rn(t181_, __fmul_rn(e_26_, e_26_));
         float e_27_ = kf_f16_to_f32(h_4_.v[2]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_27_, e_27_));
+        float t189_ = __fadd_rn(t185_, __fmul_rn(e_27_, e_27_));
         float e_28_ = kf_f16_to_f32(h_4_.v[3]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_28_, e_28_));
+        float t193_ = __fadd_rn(t189_, __fmul_rn(e_28_, e_28_));
         float e_29_ = kf_f16_to_f32(h_4_.v[4]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_29_, e_29_));
+        float t197_ = __fadd_rn(t193_, __fmul_rn(e_29_, e_29_));
         float e_30_ = kf_f16_to_f32(h_4_.v[5]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_30_, e_30_));
+        float t201_ = __fadd_rn(t197_, __fmul_rn(e_30_, e_30_));
         float e_31_ = kf_f16_to_f32(h_4_.v[6]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_31_, e_31_));
+        float t205_ = __fadd_rn(t201_, __fmul_rn(e_31_, e_31_));
         float e_32_ = kf_f16_to_f32(h_4_.v[7]);
-        acc_ = __fadd_rn(acc_, __fmul_rn(e_32_, e_32_));
-        unsigned t231_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        float t209_ = __fadd_rn(t205_, __fmul_rn(e_32_, e_32_));
+        unsigned t231_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t231_ == 32u) {
-            float t236_ = __fadd_rn(acc_, kf_shfl_xor(acc_, 16u, kf_wn));
+            float t236_ = __fadd_rn(t209_, kf_shfl_xor(t209_, 16u, kf_wn));
             float t239_ = __fadd_rn(t236_, kf_shfl_xor(t236_, 8u, kf_wn));
             float t242_ = __fadd_rn(t239_, kf_shfl_xor(t239_, 4u, kf_wn));
             float t245_ = __fadd_rn(t242_, kf_shfl_xor(t242_, 2u, kf_wn));
             t210_ = __fadd_rn(t245_, kf_shfl_xor(t245_, 1u, kf_wn));
         } else {
-            float t251_ = kf_shfl_down(acc_, 16u, kf_wn);
+            float t251_ = kf_shfl_down(t209_, 16u, kf_wn);
             bool t253_ = (kf_lane_id() + 16u) < t231_;
-            float t254_ = __fadd_rn(acc_, t251_);
-            float t255_ = t253_ ? t254_ : acc_;
+            float t254_ = __fadd_rn(t209_, t251_);
+            float t255_ = t253_ ? t254_ : t209_;
             float t257_ = kf_shfl_down(t255_, 8u, kf_wn);
             bool t259_ = (kf_lane_id() + 8u) < t231_;
             float t260_ = __fadd_rn(t255_, t257_);
@@ -250,28 +248,18 @@ rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __
             float t278_ = __fadd_rn(t273_, t275_);
             t210_ = kf_shfl(t277_ ? t278_ : t273_, 0u, kf_wn);
         }
-        acc_ = t210_;
         if (kf_lane_id() == 0u) {
-            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = acc_;
+            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t210_;
         }
         __syncthreads();
-        float total_ = 0.0f;
-        total_ = __fadd_rn(total_, part_[0u]);
-        total_ = __fadd_rn(total_, part_[1u]);
-        total_ = __fadd_rn(total_, part_[2u]);
-        total_ = __fadd_rn(total_, part_[3u]);
-        total_ = __fadd_rn(total_, part_[4u]);
-        total_ = __fadd_rn(total_, part_[5u]);
-        total_ = __fadd_rn(total_, part_[6u]);
-        total_ = __fadd_rn(total_, part_[7u]);
-        float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total_, (float)cols_), eps_));
-        unsigned c_5_ = tid_ + 0u;
-        if (c_5_ < cols8_) {
+        float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)cols_), eps_));
+        if (tid_ < cols8_) {
             kf_f16x8 h_5_ = v_[0u];
             kf_f16x8 gk_5_ = g_[0u];
             kf_f16x8 t334_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t342_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[0]), scale_), kf_f16_to_f32(gk_5_.v[0])));
             kf_f16x8 o_ = t334_;
-            o_.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[0]), scale_), kf_f16_to_f32(gk_5_.v[0])));
+            o_.v[0] = t342_;
             o_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[1]), scale_), kf_f16_to_f32(gk_5_.v[1])));
             o_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[2]), scale_), kf_f16_to_f32(gk_5_.v[2])));
             o_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[3]), scale_), kf_f16_to_f32(gk_5_.v[3])));
@@ -279,15 +267,16 @@ rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __
             o_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[5]), scale_), kf_f16_to_f32(gk_5_.v[5])));
             o_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[6]), scale_), kf_f16_to_f32(gk_5_.v[6])));
             o_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[7]), scale_), kf_f16_to_f32(gk_5_.v[7])));
-            y8_[base8_ + c_5_] = o_;
+            y8_[base8_ + tid_] = o_;
         }
-        unsigned c_6_ = tid_ + 256u;
-        if (c_6_ < cols8_) {
+        unsigned c_4_ = tid_ + 256u;
+        if (c_4_ < cols8_) {
             kf_f16x8 h_6_ = v_[1u];
             kf_f16x8 gk_6_ = g_[1u];
             kf_f16x8 t401_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t409_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[0]), scale_), kf_f16_to_f32(gk_6_.v[0])));
             kf_f16x8 o_2_ = t401_;
-            o_2_.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[0]), scale_), kf_f16_to_f32(gk_6_.v[0])));
+            o_2_.v[0] = t409_;
             o_2_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[1]), scale_), kf_f16_to_f32(gk_6_.v[1])));
             o_2_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[2]), scale_), kf_f16_to_f32(gk_6_.v[2])));
             o_2_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[3]), scale_), kf_f16_to_f32(gk_6_.v[3])));
@@ -295,15 +284,16 @@ rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __
             o_2_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[5]), scale_), kf_f16_to_f32(gk_6_.v[5])));
             o_2_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[6]), scale_), kf_f16_to_f32(gk_6_.v[6])));
             o_2_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[7]), scale_), kf_f16_to_f32(gk_6_.v[7])));
-            y8_[base8_ + c_6_] = o_2_;
+            y8_[base8_ + c_4_] = o_2_;
         }
-        unsigned c_7_ = tid_ + 512u;
-        if (c_7_ < cols8_) {
+        unsigned c_5_ = tid_ + 512u;
+        if (c_5_ < cols8_) {
             kf_f16x8 h_7_ = v_[2u];
             kf_f16x8 gk_7_ = g_[2u];
             kf_f16x8 t468_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t476_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[0]), scale_), kf_f16_to_f32(gk_7_.v[0])));
             kf_f16x8 o_3_ = t468_;
-            o_3_.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[0]), scale_), kf_f16_to_f32(gk_7_.v[0])));
+            o_3_.v[0] = t476_;
             o_3_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[1]), scale_), kf_f16_to_f32(gk_7_.v[1])));
             o_3_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[2]), scale_), kf_f16_to_f32(gk_7_.v[2])));
             o_3_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[3]), scale_), kf_f16_to_f32(gk_7_.v[3])));
@@ -311,15 +301,16 @@ rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __
             o_3_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[5]), scale_), kf_f16_to_f32(gk_7_.v[5])));
             o_3_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[6]), scale_), kf_f16_to_f32(gk_7_.v[6])));
             o_3_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[7]), scale_), kf_f16_to_f32(gk_7_.v[7])));
-            y8_[base8_ + c_7_] = o_3_;
+            y8_[base8_ + c_5_] = o_3_;
         }
-        unsigned c_8_ = tid_ + 768u;
-        if (c_8_ < cols8_) {
+        unsigned c_6_ = tid_ + 768u;
+        if (c_6_ < cols8_) {
             kf_f16x8 h_8_ = v_[3u];
             kf_f16x8 gk_8_ = g_[3u];
             kf_f16x8 t535_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t543_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[0]), scale_), kf_f16_to_f32(gk_8_.v[0])));
             kf_f16x8 o_4_ = t535_;
-            o_4_.v[0] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[0]), scale_), kf_f16_to_f32(gk_8_.v[0])));
+            o_4_.v[0] = t543_;
             o_4_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[1]), scale_), kf_f16_to_f32(gk_8_.v[1])));
             o_4_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[2]), scale_), kf_f16_to_f32(gk_8_.v[2])));
             o_4_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[3]), scale_), kf_f16_to_f32(gk_8_.v[3])));
@@ -327,26 +318,26 @@ rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __
             o_4_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[5]), scale_), kf_f16_to_f32(gk_8_.v[5])));
             o_4_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[6]), scale_), kf_f16_to_f32(gk_8_.v[6])));
             o_4_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[7]), scale_), kf_f16_to_f32(gk_8_.v[7])));
-            y8_[base8_ + c_8_] = o_4_;
+            y8_[base8_ + c_6_] = o_4_;
         }
     } else {
-        float acc_2_ = 0.0f;
-        for (unsigned c_9_ = tid_; c_9_ < cols_; c_9_ = c_9_ + 256u) {
-            float e_33_ = kf_f16_to_f32(x_[base_ + c_9_]);
-            acc_2_ = __fadd_rn(acc_2_, __fmul_rn(e_33_, e_33_));
+        float acc_ = 0.0f;
+        for (unsigned c_7_ = tid_; c_7_ < cols_; c_7_ = c_7_ + 256u) {
+            float e_33_ = kf_f16_to_f32(x_[base_ + c_7_]);
+            acc_ = __fadd_rn(acc_, __fmul_rn(e_33_, e_33_));
         }
-        unsigned t626_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t626_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t626_ == 32u) {
-            float t631_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
+            float t631_ = __fadd_rn(acc_, kf_shfl_xor(acc_, 16u, kf_wn));
             float t634_ = __fadd_rn(t631_, kf_shfl_xor(t631_, 8u, kf_wn));
             float t637_ = __fadd_rn(t634_, kf_shfl_xor(t634_, 4u, kf_wn));
             float t640_ = __fadd_rn(t637_, kf_shfl_xor(t637_, 2u, kf_wn));
             t605_ = __fadd_rn(t640_, kf_shfl_xor(t640_, 1u, kf_wn));
         } else {
-            float t646_ = kf_shfl_down(acc_2_, 16u, kf_wn);
+            float t646_ = kf_shfl_down(acc_, 16u, kf_wn);
             bool t648_ = (kf_lane_id() + 16u) < t626_;
-            float t649_ = __fadd_rn(acc_2_, t646_);
-            float t650_ = t648_ ? t649_ : acc_2_;
+            float t649_ = __fadd_rn(acc_, t646_);
+            float t650_ = t648_ ? t649_ : acc_;
             float t652_ = kf_shfl_down(t650_, 8u, kf_wn);
             bool t654_ = (kf_lane_id() + 8u) < t626_;
             float t655_ = __fadd_rn(t650_, t652_);
@@ -364,23 +355,14 @@ rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __
             float t673_ = __fadd_rn(t668_, t670_);
             t605_ = kf_shfl(t672_ ? t673_ : t668_, 0u, kf_wn);
         }
-        acc_2_ = t605_;
+        acc_ = t605_;
         if (kf_lane_id() == 0u) {
-            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = acc_2_;
+            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t605_;
         }
         __syncthreads();
-        float total_2_ = 0.0f;
-        total_2_ = __fadd_rn(total_2_, part_[0u]);
-        total_2_ = __fadd_rn(total_2_, part_[1u]);
-        total_2_ = __fadd_rn(total_2_, part_[2u]);
-        total_2_ = __fadd_rn(total_2_, part_[3u]);
-        total_2_ = __fadd_rn(total_2_, part_[4u]);
-        total_2_ = __fadd_rn(total_2_, part_[5u]);
-        total_2_ = __fadd_rn(total_2_, part_[6u]);
-        total_2_ = __fadd_rn(total_2_, part_[7u]);
-        float scale_2_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total_2_, (float)cols_), eps_));
-        for (unsigned c_10_ = tid_; c_10_ < cols_; c_10_ = c_10_ + 256u) {
-            y_[base_ + c_10_] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x_[base_ + c_10_]), scale_2_), kf_f16_to_f32(w_[c_10_])));
+        float scale_2_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)cols_), eps_));
+        for (unsigned c_8_ = tid_; c_8_ < cols_; c_8_ = c_8_ + 256u) {
+            y_[base_ + c_8_] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x_[base_ + c_8_]), scale_2_), kf_f16_to_f32(w_[c_8_])));
         }
     }
 }

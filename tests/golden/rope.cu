@@ -19,12 +19,6 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
     return h;
 }
 
-/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)
-   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */
-__device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }
-__device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
-__device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
-
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c) */
 __device__ __forceinline__ float kf_exp2_approx(float x) { float r; asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
@@ -40,8 +34,6 @@ __device__ __forceinline__ float kf_fast_div(float a, float b) { return __fmul_r
 
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
-struct __align__(8) kf_f32x2 { float v[2]; };
-struct __align__(16) kf_f32x4 { float v[4]; };
 
 /* kernel rope_neox (rope.kf:232) */
 extern "C" __global__ void __launch_bounds__(256)
@@ -50,950 +42,340 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     unsigned base_[4];
     kf_f16x8 vu_[4];
     kf_f16x8 vv_[4];
-    bool neox_ = true;
-    for (;;) {
-        kf_f16x8* x8_ = (kf_f16x8*)x_;
-        unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % kf_shr_u32(d_, 4u);
-        unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) % ((h_ / 4u) + (((h_ % 4u) != 0u) ? 1u : 0u));
-        unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) / ((h_ / 4u) + (((h_ % 4u) != 0u) ? 1u : 0u));
-        if (tok_ >= t_) {
-            break;
-        }
-        base_[0u] = kf_shr_u32((((tok_ * h_) + min(((hg_ * 4u) + 0u), (h_ - 1u))) * d_), 3u);
+    kf_f16x8* x8_ = (kf_f16x8*)x_;
+    unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % (d_ >> 4u);
+    unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) % ((h_ >> 2u) + (((h_ & 3u) != 0u) ? 1u : 0u));
+    unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) / ((h_ >> 2u) + (((h_ & 3u) != 0u) ? 1u : 0u));
+    if (!(tok_ >= t_)) {
+        base_[0u] = (((tok_ * h_) + min((hg_ << 2u), (h_ - 1u))) * d_) >> 3u;
         unsigned base8_ = base_[0u];
-        unsigned t68_ = base8_ + c_;
-        unsigned t71_ = base8_ + (2u * c_);
-        vu_[0u] = x8_[neox_ ? t68_ : t71_];
+        vu_[0u] = x8_[base8_ + c_];
         unsigned base8_2_ = base_[0u];
-        unsigned t80_ = (base8_2_ + kf_shr_u32(d_, 4u)) + c_;
-        unsigned t85_ = (base8_2_ + (2u * c_)) + 1u;
-        vv_[0u] = x8_[neox_ ? t80_ : t85_];
-        base_[1u] = kf_shr_u32((((tok_ * h_) + min(((hg_ * 4u) + 1u), (h_ - 1u))) * d_), 3u);
+        vv_[0u] = x8_[(base8_2_ + (d_ >> 4u)) + c_];
+        base_[1u] = (((tok_ * h_) + min(((hg_ << 2u) + 1u), (h_ - 1u))) * d_) >> 3u;
         unsigned base8_3_ = base_[1u];
-        unsigned t104_ = base8_3_ + c_;
-        unsigned t107_ = base8_3_ + (2u * c_);
-        vu_[1u] = x8_[neox_ ? t104_ : t107_];
+        vu_[1u] = x8_[base8_3_ + c_];
         unsigned base8_4_ = base_[1u];
-        unsigned t116_ = (base8_4_ + kf_shr_u32(d_, 4u)) + c_;
-        unsigned t121_ = (base8_4_ + (2u * c_)) + 1u;
-        vv_[1u] = x8_[neox_ ? t116_ : t121_];
-        base_[2u] = kf_shr_u32((((tok_ * h_) + min(((hg_ * 4u) + 2u), (h_ - 1u))) * d_), 3u);
+        vv_[1u] = x8_[(base8_4_ + (d_ >> 4u)) + c_];
+        base_[2u] = (((tok_ * h_) + min(((hg_ << 2u) + 2u), (h_ - 1u))) * d_) >> 3u;
         unsigned base8_5_ = base_[2u];
-        unsigned t140_ = base8_5_ + c_;
-        unsigned t143_ = base8_5_ + (2u * c_);
-        vu_[2u] = x8_[neox_ ? t140_ : t143_];
+        vu_[2u] = x8_[base8_5_ + c_];
         unsigned base8_6_ = base_[2u];
-        unsigned t152_ = (base8_6_ + kf_shr_u32(d_, 4u)) + c_;
-        unsigned t157_ = (base8_6_ + (2u * c_)) + 1u;
-        vv_[2u] = x8_[neox_ ? t152_ : t157_];
-        base_[3u] = kf_shr_u32((((tok_ * h_) + min(((hg_ * 4u) + 3u), (h_ - 1u))) * d_), 3u);
+        vv_[2u] = x8_[(base8_6_ + (d_ >> 4u)) + c_];
+        base_[3u] = (((tok_ * h_) + min(((hg_ << 2u) + 3u), (h_ - 1u))) * d_) >> 3u;
         unsigned base8_7_ = base_[3u];
-        unsigned t176_ = base8_7_ + c_;
-        unsigned t179_ = base8_7_ + (2u * c_);
-        vu_[3u] = x8_[neox_ ? t176_ : t179_];
+        vu_[3u] = x8_[base8_7_ + c_];
         unsigned base8_8_ = base_[3u];
-        unsigned t188_ = (base8_8_ + kf_shr_u32(d_, 4u)) + c_;
-        unsigned t193_ = (base8_8_ + (2u * c_)) + 1u;
-        vv_[3u] = x8_[neox_ ? t188_ : t193_];
+        vv_[3u] = x8_[(base8_8_ + (d_ >> 4u)) + c_];
         double p_ = (double)pos_[tok_];
         double lt_ = log2((double)theta_);
-        unsigned i0_ = 8u * c_;
+        unsigned i0_ = c_ << 3u;
         double inv0_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_, __ddiv_rn(2.0, (double)d_)), lt_));
-        unsigned i0_2_ = 1u;
-        double ratio_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_2_, __ddiv_rn(2.0, (double)d_)), lt_));
-        kf_f32x4 t220_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 c0_ = t220_;
-        kf_f32x4 t223_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 c1_ = t223_;
-        kf_f32x4 t226_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 s0_ = t226_;
-        kf_f32x4 t229_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 s1_ = t229_;
-        unsigned e_ = 0u;
-        double inv_ = inv0_;
-        if (0u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (1u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (2u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (3u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (4u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (5u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (6u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        double a_ = __dmul_rn(p_, inv_);
+        double ratio_ = exp2(__dmul_rn(__dmul_rn(-1.0, __ddiv_rn(2.0, (double)d_)), lt_));
+        double a_ = __dmul_rn(p_, inv0_);
         double k_ = floor(__fma_rn(a_, 0.15915494309189535, 0.5));
         double r_ = __fma_rn(-k_, 2.4492935982947064e-16, __fma_rn(-k_, 6.283185307179586, a_));
         float rf_ = __double2float_rn(r_);
         float t266_ = kf_cos_approx(rf_);
         float t267_ = kf_sin_approx(rf_);
-        kf_f32x2 lo_ = kf_f32x2{{t266_, t267_}};
-        unsigned e_2_ = 4u;
-        double inv_2_ = inv0_;
-        if (0u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (1u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (2u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (3u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (4u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (5u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (6u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        double a_2_ = __dmul_rn(p_, inv_2_);
+        double a_2_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_), ratio_));
         double k_2_ = floor(__fma_rn(a_2_, 0.15915494309189535, 0.5));
         double r_2_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_2_));
         float rf_2_ = __double2float_rn(r_2_);
         float t305_ = kf_cos_approx(rf_2_);
         float t306_ = kf_sin_approx(rf_2_);
-        kf_f32x2 hi_ = kf_f32x2{{t305_, t306_}};
-        c0_.v[0] = lo_.v[0];
-        s0_.v[0] = lo_.v[1];
-        c1_.v[0] = hi_.v[0];
-        s1_.v[0] = hi_.v[1];
-        unsigned e_3_ = 1u;
-        double inv_3_ = inv0_;
-        if (0u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (1u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (2u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (3u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (4u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (5u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (6u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        double a_3_ = __dmul_rn(p_, inv_3_);
+        double a_3_ = __dmul_rn(p_, __dmul_rn(inv0_, ratio_));
         double k_3_ = floor(__fma_rn(a_3_, 0.15915494309189535, 0.5));
         double r_3_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_3_));
         float rf_3_ = __double2float_rn(r_3_);
         float t348_ = kf_cos_approx(rf_3_);
         float t349_ = kf_sin_approx(rf_3_);
-        kf_f32x2 lo_2_ = kf_f32x2{{t348_, t349_}};
-        unsigned e_4_ = 5u;
-        double inv_4_ = inv0_;
-        if (0u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (1u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (2u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (3u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (4u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (5u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (6u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        double a_4_ = __dmul_rn(p_, inv_4_);
+        double a_4_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_), ratio_), ratio_));
         double k_4_ = floor(__fma_rn(a_4_, 0.15915494309189535, 0.5));
         double r_4_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_4_));
         float rf_4_ = __double2float_rn(r_4_);
         float t387_ = kf_cos_approx(rf_4_);
         float t388_ = kf_sin_approx(rf_4_);
-        kf_f32x2 hi_2_ = kf_f32x2{{t387_, t388_}};
-        c0_.v[1] = lo_2_.v[0];
-        s0_.v[1] = lo_2_.v[1];
-        c1_.v[1] = hi_2_.v[0];
-        s1_.v[1] = hi_2_.v[1];
-        unsigned e_5_ = 2u;
-        double inv_5_ = inv0_;
-        if (0u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (1u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (2u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (3u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (4u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (5u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (6u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        double a_5_ = __dmul_rn(p_, inv_5_);
+        double a_5_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(inv0_, ratio_), ratio_));
         double k_5_ = floor(__fma_rn(a_5_, 0.15915494309189535, 0.5));
         double r_5_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_5_));
         float rf_5_ = __double2float_rn(r_5_);
         float t430_ = kf_cos_approx(rf_5_);
         float t431_ = kf_sin_approx(rf_5_);
-        kf_f32x2 lo_3_ = kf_f32x2{{t430_, t431_}};
-        unsigned e_6_ = 6u;
-        double inv_6_ = inv0_;
-        if (0u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (1u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (2u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (3u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (4u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (5u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (6u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        double a_6_ = __dmul_rn(p_, inv_6_);
+        double a_6_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_), ratio_), ratio_), ratio_));
         double k_6_ = floor(__fma_rn(a_6_, 0.15915494309189535, 0.5));
         double r_6_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_6_));
         float rf_6_ = __double2float_rn(r_6_);
         float t469_ = kf_cos_approx(rf_6_);
         float t470_ = kf_sin_approx(rf_6_);
-        kf_f32x2 hi_3_ = kf_f32x2{{t469_, t470_}};
-        c0_.v[2] = lo_3_.v[0];
-        s0_.v[2] = lo_3_.v[1];
-        c1_.v[2] = hi_3_.v[0];
-        s1_.v[2] = hi_3_.v[1];
-        unsigned e_7_ = 3u;
-        double inv_7_ = inv0_;
-        if (0u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (1u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (2u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (3u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (4u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (5u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (6u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        double a_7_ = __dmul_rn(p_, inv_7_);
+        double a_7_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_));
         double k_7_ = floor(__fma_rn(a_7_, 0.15915494309189535, 0.5));
         double r_7_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_7_));
         float rf_7_ = __double2float_rn(r_7_);
         float t512_ = kf_cos_approx(rf_7_);
         float t513_ = kf_sin_approx(rf_7_);
-        kf_f32x2 lo_4_ = kf_f32x2{{t512_, t513_}};
-        unsigned e_8_ = 7u;
-        double inv_8_ = inv0_;
-        if (0u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (1u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (2u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (3u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (4u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (5u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (6u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        double a_8_ = __dmul_rn(p_, inv_8_);
+        double a_8_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_), ratio_), ratio_), ratio_), ratio_));
         double k_8_ = floor(__fma_rn(a_8_, 0.15915494309189535, 0.5));
         double r_8_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_8_));
         float rf_8_ = __double2float_rn(r_8_);
         float t551_ = kf_cos_approx(rf_8_);
         float t552_ = kf_sin_approx(rf_8_);
-        kf_f32x2 hi_4_ = kf_f32x2{{t551_, t552_}};
-        c0_.v[3] = lo_4_.v[0];
-        s0_.v[3] = lo_4_.v[1];
-        c1_.v[3] = hi_4_.v[0];
-        s1_.v[3] = hi_4_.v[1];
-        if (((hg_ * 4u) + 0u) < h_) {
-            kf_f16x8 t565_ = vu_[0u];
-            kf_f16x8 ou_ = t565_;
-            kf_f16x8 t568_ = vv_[0u];
-            kf_f16x8 ov_ = t568_;
-            if (neox_) {
-                kf_f16x8 u_ = vu_[0u];
-                kf_f16x8 v_ = vv_[0u];
-                bool second_ = false;
-                kf_f16x8 t576_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_ = t576_;
-                float a0_ = kf_f16_to_f32(u_.v[0]);
-                float b0_ = kf_f16_to_f32(v_.v[0]);
-                float a1_ = kf_f16_to_f32(u_.v[4]);
-                float b1_ = kf_f16_to_f32(v_.v[4]);
-                if (second_) {
-                    o_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_, c0_.v[0], __fmul_rn(a0_, s0_.v[0])));
-                    o_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_, c1_.v[0], __fmul_rn(a1_, s1_.v[0])));
-                } else {
-                    o_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_, c0_.v[0], -__fmul_rn(b0_, s0_.v[0])));
-                    o_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_, c1_.v[0], -__fmul_rn(b1_, s1_.v[0])));
-                }
-                float a0_2_ = kf_f16_to_f32(u_.v[1]);
-                float b0_2_ = kf_f16_to_f32(v_.v[1]);
-                float a1_2_ = kf_f16_to_f32(u_.v[5]);
-                float b1_2_ = kf_f16_to_f32(v_.v[5]);
-                if (second_) {
-                    o_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_2_, c0_.v[1], __fmul_rn(a0_2_, s0_.v[1])));
-                    o_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_2_, c1_.v[1], __fmul_rn(a1_2_, s1_.v[1])));
-                } else {
-                    o_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2_, c0_.v[1], -__fmul_rn(b0_2_, s0_.v[1])));
-                    o_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2_, c1_.v[1], -__fmul_rn(b1_2_, s1_.v[1])));
-                }
-                float a0_3_ = kf_f16_to_f32(u_.v[2]);
-                float b0_3_ = kf_f16_to_f32(v_.v[2]);
-                float a1_3_ = kf_f16_to_f32(u_.v[6]);
-                float b1_3_ = kf_f16_to_f32(v_.v[6]);
-                if (second_) {
-                    o_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_3_, c0_.v[2], __fmul_rn(a0_3_, s0_.v[2])));
-                    o_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_3_, c1_.v[2], __fmul_rn(a1_3_, s1_.v[2])));
-                } else {
-                    o_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3_, c0_.v[2], -__fmul_rn(b0_3_, s0_.v[2])));
-                    o_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3_, c1_.v[2], -__fmul_rn(b1_3_, s1_.v[2])));
-                }
-                float a0_4_ = kf_f16_to_f32(u_.v[3]);
-                float b0_4_ = kf_f16_to_f32(v_.v[3]);
-                float a1_4_ = kf_f16_to_f32(u_.v[7]);
-                float b1_4_ = kf_f16_to_f32(v_.v[7]);
-                if (second_) {
-                    o_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_4_, c0_.v[3], __fmul_rn(a0_4_, s0_.v[3])));
-                    o_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_4_, c1_.v[3], __fmul_rn(a1_4_, s1_.v[3])));
-                } else {
-                    o_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4_, c0_.v[3], -__fmul_rn(b0_4_, s0_.v[3])));
-                    o_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4_, c1_.v[3], -__fmul_rn(b1_4_, s1_.v[3])));
-                }
-                ou_ = o_;
-                kf_f16x8 u_2_ = vu_[0u];
-                kf_f16x8 v_2_ = vv_[0u];
-                bool second_2_ = true;
-                kf_f16x8 t704_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_2_ = t704_;
-                float a0_5_ = kf_f16_to_f32(u_2_.v[0]);
-                float b0_5_ = kf_f16_to_f32(v_2_.v[0]);
-                float a1_5_ = kf_f16_to_f32(u_2_.v[4]);
-                float b1_5_ = kf_f16_to_f32(v_2_.v[4]);
-                if (second_2_) {
-                    o_2_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_5_, c0_.v[0], __fmul_rn(a0_5_, s0_.v[0])));
-                    o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5_, c1_.v[0], __fmul_rn(a1_5_, s1_.v[0])));
-                } else {
-                    o_2_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_5_, c0_.v[0], -__fmul_rn(b0_5_, s0_.v[0])));
-                    o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_5_, c1_.v[0], -__fmul_rn(b1_5_, s1_.v[0])));
-                }
-                float a0_6_ = kf_f16_to_f32(u_2_.v[1]);
-                float b0_6_ = kf_f16_to_f32(v_2_.v[1]);
-                float a1_6_ = kf_f16_to_f32(u_2_.v[5]);
-                float b1_6_ = kf_f16_to_f32(v_2_.v[5]);
-                if (second_2_) {
-                    o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6_, c0_.v[1], __fmul_rn(a0_6_, s0_.v[1])));
-                    o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6_, c1_.v[1], __fmul_rn(a1_6_, s1_.v[1])));
-                } else {
-                    o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_6_, c0_.v[1], -__fmul_rn(b0_6_, s0_.v[1])));
-                    o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_6_, c1_.v[1], -__fmul_rn(b1_6_, s1_.v[1])));
-                }
-                float a0_7_ = kf_f16_to_f32(u_2_.v[2]);
-                float b0_7_ = kf_f16_to_f32(v_2_.v[2]);
-                float a1_7_ = kf_f16_to_f32(u_2_.v[6]);
-                float b1_7_ = kf_f16_to_f32(v_2_.v[6]);
-                if (second_2_) {
-                    o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7_, c0_.v[2], __fmul_rn(a0_7_, s0_.v[2])));
-                    o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7_, c1_.v[2], __fmul_rn(a1_7_, s1_.v[2])));
-                } else {
-                    o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_7_, c0_.v[2], -__fmul_rn(b0_7_, s0_.v[2])));
-                    o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_7_, c1_.v[2], -__fmul_rn(b1_7_, s1_.v[2])));
-                }
-                float a0_8_ = kf_f16_to_f32(u_2_.v[3]);
-                float b0_8_ = kf_f16_to_f32(v_2_.v[3]);
-                float a1_8_ = kf_f16_to_f32(u_2_.v[7]);
-                float b1_8_ = kf_f16_to_f32(v_2_.v[7]);
-                if (second_2_) {
-                    o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8_, c0_.v[3], __fmul_rn(a0_8_, s0_.v[3])));
-                    o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8_, c1_.v[3], __fmul_rn(a1_8_, s1_.v[3])));
-                } else {
-                    o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_8_, c0_.v[3], -__fmul_rn(b0_8_, s0_.v[3])));
-                    o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_8_, c1_.v[3], -__fmul_rn(b1_8_, s1_.v[3])));
-                }
-                ov_ = o_2_;
-            } else {
-                kf_f16x8 w_ = vu_[0u];
-                kf_f16x8 t829_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_3_ = t829_;
-                float a_9_ = kf_f16_to_f32(w_.v[0]);
-                float b_ = kf_f16_to_f32(w_.v[1]);
-                o_3_.v[0] = kf_f16_from_f32(__fmaf_rn(a_9_, c0_.v[0], -__fmul_rn(b_, s0_.v[0])));
-                o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(b_, c0_.v[0], __fmul_rn(a_9_, s0_.v[0])));
-                float a_10_ = kf_f16_to_f32(w_.v[2]);
-                float b_2_ = kf_f16_to_f32(w_.v[3]);
-                o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a_10_, c0_.v[1], -__fmul_rn(b_2_, s0_.v[1])));
-                o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(b_2_, c0_.v[1], __fmul_rn(a_10_, s0_.v[1])));
-                float a_11_ = kf_f16_to_f32(w_.v[4]);
-                float b_3_ = kf_f16_to_f32(w_.v[5]);
-                o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a_11_, c0_.v[2], -__fmul_rn(b_3_, s0_.v[2])));
-                o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(b_3_, c0_.v[2], __fmul_rn(a_11_, s0_.v[2])));
-                float a_12_ = kf_f16_to_f32(w_.v[6]);
-                float b_4_ = kf_f16_to_f32(w_.v[7]);
-                o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a_12_, c0_.v[3], -__fmul_rn(b_4_, s0_.v[3])));
-                o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(b_4_, c0_.v[3], __fmul_rn(a_12_, s0_.v[3])));
-                ou_ = o_3_;
-                kf_f16x8 w_2_ = vv_[0u];
-                kf_f16x8 t894_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_4_ = t894_;
-                float a_13_ = kf_f16_to_f32(w_2_.v[0]);
-                float b_5_ = kf_f16_to_f32(w_2_.v[1]);
-                o_4_.v[0] = kf_f16_from_f32(__fmaf_rn(a_13_, c1_.v[0], -__fmul_rn(b_5_, s1_.v[0])));
-                o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b_5_, c1_.v[0], __fmul_rn(a_13_, s1_.v[0])));
-                float a_14_ = kf_f16_to_f32(w_2_.v[2]);
-                float b_6_ = kf_f16_to_f32(w_2_.v[3]);
-                o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(a_14_, c1_.v[1], -__fmul_rn(b_6_, s1_.v[1])));
-                o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b_6_, c1_.v[1], __fmul_rn(a_14_, s1_.v[1])));
-                float a_15_ = kf_f16_to_f32(w_2_.v[4]);
-                float b_7_ = kf_f16_to_f32(w_2_.v[5]);
-                o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(a_15_, c1_.v[2], -__fmul_rn(b_7_, s1_.v[2])));
-                o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b_7_, c1_.v[2], __fmul_rn(a_15_, s1_.v[2])));
-                float a_16_ = kf_f16_to_f32(w_2_.v[6]);
-                float b_8_ = kf_f16_to_f32(w_2_.v[7]);
-                o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(a_16_, c1_.v[3], -__fmul_rn(b_8_, s1_.v[3])));
-                o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b_8_, c1_.v[3], __fmul_rn(a_16_, s1_.v[3])));
-                ov_ = o_4_;
-            }
+        if ((hg_ << 2u) < h_) {
+            kf_f16x8 u_ = vu_[0u];
+            kf_f16x8 v_ = vv_[0u];
+            kf_f16x8 t576_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a0_ = kf_f16_to_f32(u_.v[0]);
+            float b0_ = kf_f16_to_f32(v_.v[0]);
+            float a1_ = kf_f16_to_f32(u_.v[4]);
+            float b1_ = kf_f16_to_f32(v_.v[4]);
+            kf_f16 t601_ = kf_f16_from_f32(__fmaf_rn(a0_, t266_, -__fmul_rn(b0_, t267_)));
+            kf_f16x8 o_ = t576_;
+            o_.v[0] = t601_;
+            o_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_, t305_, -__fmul_rn(b1_, t306_)));
+            float a0_2_ = kf_f16_to_f32(u_.v[1]);
+            float b0_2_ = kf_f16_to_f32(v_.v[1]);
+            float a1_2_ = kf_f16_to_f32(u_.v[5]);
+            float b1_2_ = kf_f16_to_f32(v_.v[5]);
+            o_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2_, t348_, -__fmul_rn(b0_2_, t349_)));
+            o_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2_, t387_, -__fmul_rn(b1_2_, t388_)));
+            float a0_3_ = kf_f16_to_f32(u_.v[2]);
+            float b0_3_ = kf_f16_to_f32(v_.v[2]);
+            float a1_3_ = kf_f16_to_f32(u_.v[6]);
+            float b1_3_ = kf_f16_to_f32(v_.v[6]);
+            o_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3_, t430_, -__fmul_rn(b0_3_, t431_)));
+            o_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3_, t469_, -__fmul_rn(b1_3_, t470_)));
+            float a0_4_ = kf_f16_to_f32(u_.v[3]);
+            float b0_4_ = kf_f16_to_f32(v_.v[3]);
+            float a1_4_ = kf_f16_to_f32(u_.v[7]);
+            float b1_4_ = kf_f16_to_f32(v_.v[7]);
+            o_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4_, t512_, -__fmul_rn(b0_4_, t513_)));
+            o_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4_, t551_, -__fmul_rn(b1_4_, t552_)));
+            kf_f16x8 u_2_ = vu_[0u];
+            kf_f16x8 v_2_ = vv_[0u];
+            kf_f16x8 t704_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a0_5_ = kf_f16_to_f32(u_2_.v[0]);
+            float b0_5_ = kf_f16_to_f32(v_2_.v[0]);
+            float a1_5_ = kf_f16_to_f32(u_2_.v[4]);
+            float b1_5_ = kf_f16_to_f32(v_2_.v[4]);
+            kf_f16 t718_ = kf_f16_from_f32(__fmaf_rn(b0_5_, t266_, __fmul_rn(a0_5_, t267_)));
+            kf_f16x8 o_2_ = t704_;
+            o_2_.v[0] = t718_;
+            o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5_, t305_, __fmul_rn(a1_5_, t306_)));
+            float a0_6_ = kf_f16_to_f32(u_2_.v[1]);
+            float b0_6_ = kf_f16_to_f32(v_2_.v[1]);
+            float a1_6_ = kf_f16_to_f32(u_2_.v[5]);
+            float b1_6_ = kf_f16_to_f32(v_2_.v[5]);
+            o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6_, t348_, __fmul_rn(a0_6_, t349_)));
+            o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6_, t387_, __fmul_rn(a1_6_, t388_)));
+            float a0_7_ = kf_f16_to_f32(u_2_.v[2]);
+            float b0_7_ = kf_f16_to_f32(v_2_.v[2]);
+            float a1_7_ = kf_f16_to_f32(u_2_.v[6]);
+            float b1_7_ = kf_f16_to_f32(v_2_.v[6]);
+            o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7_, t430_, __fmul_rn(a0_7_, t431_)));
+            o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7_, t469_, __fmul_rn(a1_7_, t470_)));
+            float a0_8_ = kf_f16_to_f32(u_2_.v[3]);
+            float b0_8_ = kf_f16_to_f32(v_2_.v[3]);
+            float a1_8_ = kf_f16_to_f32(u_2_.v[7]);
+            float b1_8_ = kf_f16_to_f32(v_2_.v[7]);
+            o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8_, t512_, __fmul_rn(a0_8_, t513_)));
+            o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8_, t551_, __fmul_rn(a1_8_, t552_)));
             unsigned base8_9_ = base_[0u];
-            unsigned t958_ = base8_9_ + c_;
-            unsigned t961_ = base8_9_ + (2u * c_);
-            x8_[neox_ ? t958_ : t961_] = ou_;
+            x8_[base8_9_ + c_] = o_;
             unsigned base8_10_ = base_[0u];
-            unsigned t968_ = (base8_10_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t973_ = (base8_10_ + (2u * c_)) + 1u;
-            x8_[neox_ ? t968_ : t973_] = ov_;
+            x8_[(base8_10_ + (d_ >> 4u)) + c_] = o_2_;
         }
-        if (((hg_ * 4u) + 1u) < h_) {
-            kf_f16x8 t981_ = vu_[1u];
-            kf_f16x8 ou_2_ = t981_;
-            kf_f16x8 t984_ = vv_[1u];
-            kf_f16x8 ov_2_ = t984_;
-            if (neox_) {
-                kf_f16x8 u_3_ = vu_[1u];
-                kf_f16x8 v_3_ = vv_[1u];
-                bool second_3_ = false;
-                kf_f16x8 t992_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_5_ = t992_;
-                float a0_9_ = kf_f16_to_f32(u_3_.v[0]);
-                float b0_9_ = kf_f16_to_f32(v_3_.v[0]);
-                float a1_9_ = kf_f16_to_f32(u_3_.v[4]);
-                float b1_9_ = kf_f16_to_f32(v_3_.v[4]);
-                if (second_3_) {
-                    o_5_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_9_, c0_.v[0], __fmul_rn(a0_9_, s0_.v[0])));
-                    o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_9_, c1_.v[0], __fmul_rn(a1_9_, s1_.v[0])));
-                } else {
-                    o_5_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_9_, c0_.v[0], -__fmul_rn(b0_9_, s0_.v[0])));
-                    o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9_, c1_.v[0], -__fmul_rn(b1_9_, s1_.v[0])));
-                }
-                float a0_10_ = kf_f16_to_f32(u_3_.v[1]);
-                float b0_10_ = kf_f16_to_f32(v_3_.v[1]);
-                float a1_10_ = kf_f16_to_f32(u_3_.v[5]);
-                float b1_10_ = kf_f16_to_f32(v_3_.v[5]);
-                if (second_3_) {
-                    o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_10_, c0_.v[1], __fmul_rn(a0_10_, s0_.v[1])));
-                    o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_10_, c1_.v[1], __fmul_rn(a1_10_, s1_.v[1])));
-                } else {
-                    o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10_, c0_.v[1], -__fmul_rn(b0_10_, s0_.v[1])));
-                    o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10_, c1_.v[1], -__fmul_rn(b1_10_, s1_.v[1])));
-                }
-                float a0_11_ = kf_f16_to_f32(u_3_.v[2]);
-                float b0_11_ = kf_f16_to_f32(v_3_.v[2]);
-                float a1_11_ = kf_f16_to_f32(u_3_.v[6]);
-                float b1_11_ = kf_f16_to_f32(v_3_.v[6]);
-                if (second_3_) {
-                    o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_11_, c0_.v[2], __fmul_rn(a0_11_, s0_.v[2])));
-                    o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_11_, c1_.v[2], __fmul_rn(a1_11_, s1_.v[2])));
-                } else {
-                    o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11_, c0_.v[2], -__fmul_rn(b0_11_, s0_.v[2])));
-                    o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11_, c1_.v[2], -__fmul_rn(b1_11_, s1_.v[2])));
-                }
-                float a0_12_ = kf_f16_to_f32(u_3_.v[3]);
-                float b0_12_ = kf_f16_to_f32(v_3_.v[3]);
-                float a1_12_ = kf_f16_to_f32(u_3_.v[7]);
-                float b1_12_ = kf_f16_to_f32(v_3_.v[7]);
-                if (second_3_) {
-                    o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_12_, c0_.v[3], __fmul_rn(a0_12_, s0_.v[3])));
-                    o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_12_, c1_.v[3], __fmul_rn(a1_12_, s1_.v[3])));
-                } else {
-                    o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12_, c0_.v[3], -__fmul_rn(b0_12_, s0_.v[3])));
-                    o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12_, c1_.v[3], -__fmul_rn(b1_12_, s1_.v[3])));
-                }
-                ou_2_ = o_5_;
-                kf_f16x8 u_4_ = vu_[1u];
-                kf_f16x8 v_4_ = vv_[1u];
-                bool second_4_ = true;
-                kf_f16x8 t1120_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_6_ = t1120_;
-                float a0_13_ = kf_f16_to_f32(u_4_.v[0]);
-                float b0_13_ = kf_f16_to_f32(v_4_.v[0]);
-                float a1_13_ = kf_f16_to_f32(u_4_.v[4]);
-                float b1_13_ = kf_f16_to_f32(v_4_.v[4]);
-                if (second_4_) {
-                    o_6_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_13_, c0_.v[0], __fmul_rn(a0_13_, s0_.v[0])));
-                    o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13_, c1_.v[0], __fmul_rn(a1_13_, s1_.v[0])));
-                } else {
-                    o_6_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_13_, c0_.v[0], -__fmul_rn(b0_13_, s0_.v[0])));
-                    o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_13_, c1_.v[0], -__fmul_rn(b1_13_, s1_.v[0])));
-                }
-                float a0_14_ = kf_f16_to_f32(u_4_.v[1]);
-                float b0_14_ = kf_f16_to_f32(v_4_.v[1]);
-                float a1_14_ = kf_f16_to_f32(u_4_.v[5]);
-                float b1_14_ = kf_f16_to_f32(v_4_.v[5]);
-                if (second_4_) {
-                    o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14_, c0_.v[1], __fmul_rn(a0_14_, s0_.v[1])));
-                    o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14_, c1_.v[1], __fmul_rn(a1_14_, s1_.v[1])));
-                } else {
-                    o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_14_, c0_.v[1], -__fmul_rn(b0_14_, s0_.v[1])));
-                    o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_14_, c1_.v[1], -__fmul_rn(b1_14_, s1_.v[1])));
-                }
-                float a0_15_ = kf_f16_to_f32(u_4_.v[2]);
-                float b0_15_ = kf_f16_to_f32(v_4_.v[2]);
-                float a1_15_ = kf_f16_to_f32(u_4_.v[6]);
-                float b1_15_ = kf_f16_to_f32(v_4_.v[6]);
-                if (second_4_) {
-                    o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15_, c0_.v[2], __fmul_rn(a0_15_, s0_.v[2])));
-                    o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15_, c1_.v[2], __fmul_rn(a1_15_, s1_.v[2])));
-                } else {
-                    o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_15_, c0_.v[2], -__fmul_rn(b0_15_, s0_.v[2])));
-                    o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_15_, c1_.v[2], -__fmul_rn(b1_15_, s1_.v[2])));
-                }
-                float a0_16_ = kf_f16_to_f32(u_4_.v[3]);
-                float b0_16_ = kf_f16_to_f32(v_4_.v[3]);
-                float a1_16_ = kf_f16_to_f32(u_4_.v[7]);
-                float b1_16_ = kf_f16_to_f32(v_4_.v[7]);
-                if (second_4_) {
-                    o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16_, c0_.v[3], __fmul_rn(a0_16_, s0_.v[3])));
-                    o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16_, c1_.v[3], __fmul_rn(a1_16_, s1_.v[3])));
-                } else {
-                    o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_16_, c0_.v[3], -__fmul_rn(b0_16_, s0_.v[3])));
-                    o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_16_, c1_.v[3], -__fmul_rn(b1_16_, s1_.v[3])));
-                }
-                ov_2_ = o_6_;
-            } else {
-                kf_f16x8 w_3_ = vu_[1u];
-                kf_f16x8 t1245_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_7_ = t1245_;
-                float a_17_ = kf_f16_to_f32(w_3_.v[0]);
-                float b_9_ = kf_f16_to_f32(w_3_.v[1]);
-                o_7_.v[0] = kf_f16_from_f32(__fmaf_rn(a_17_, c0_.v[0], -__fmul_rn(b_9_, s0_.v[0])));
-                o_7_.v[1] = kf_f16_from_f32(__fmaf_rn(b_9_, c0_.v[0], __fmul_rn(a_17_, s0_.v[0])));
-                float a_18_ = kf_f16_to_f32(w_3_.v[2]);
-                float b_10_ = kf_f16_to_f32(w_3_.v[3]);
-                o_7_.v[2] = kf_f16_from_f32(__fmaf_rn(a_18_, c0_.v[1], -__fmul_rn(b_10_, s0_.v[1])));
-                o_7_.v[3] = kf_f16_from_f32(__fmaf_rn(b_10_, c0_.v[1], __fmul_rn(a_18_, s0_.v[1])));
-                float a_19_ = kf_f16_to_f32(w_3_.v[4]);
-                float b_11_ = kf_f16_to_f32(w_3_.v[5]);
-                o_7_.v[4] = kf_f16_from_f32(__fmaf_rn(a_19_, c0_.v[2], -__fmul_rn(b_11_, s0_.v[2])));
-                o_7_.v[5] = kf_f16_from_f32(__fmaf_rn(b_11_, c0_.v[2], __fmul_rn(a_19_, s0_.v[2])));
-                float a_20_ = kf_f16_to_f32(w_3_.v[6]);
-                float b_12_ = kf_f16_to_f32(w_3_.v[7]);
-                o_7_.v[6] = kf_f16_from_f32(__fmaf_rn(a_20_, c0_.v[3], -__fmul_rn(b_12_, s0_.v[3])));
-                o_7_.v[7] = kf_f16_from_f32(__fmaf_rn(b_12_, c0_.v[3], __fmul_rn(a_20_, s0_.v[3])));
-                ou_2_ = o_7_;
-                kf_f16x8 w_4_ = vv_[1u];
-                kf_f16x8 t1310_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_8_ = t1310_;
-                float a_21_ = kf_f16_to_f32(w_4_.v[0]);
-                float b_13_ = kf_f16_to_f32(w_4_.v[1]);
-                o_8_.v[0] = kf_f16_from_f32(__fmaf_rn(a_21_, c1_.v[0], -__fmul_rn(b_13_, s1_.v[0])));
-                o_8_.v[1] = kf_f16_from_f32(__fmaf_rn(b_13_, c1_.v[0], __fmul_rn(a_21_, s1_.v[0])));
-                float a_22_ = kf_f16_to_f32(w_4_.v[2]);
-                float b_14_ = kf_f16_to_f32(w_4_.v[3]);
-                o_8_.v[2] = kf_f16_from_f32(__fmaf_rn(a_22_, c1_.v[1], -__fmul_rn(b_14_, s1_.v[1])));
-                o_8_.v[3] = kf_f16_from_f32(__fmaf_rn(b_14_, c1_.v[1], __fmul_rn(a_22_, s1_.v[1])));
-                float a_23_ = kf_f16_to_f32(w_4_.v[4]);
-                float b_15_ = kf_f16_to_f32(w_4_.v[5]);
-                o_8_.v[4] = kf_f16_from_f32(__fmaf_rn(a_23_, c1_.v[2], -__fmul_rn(b_15_, s1_.v[2])));
-                o_8_.v[5] = kf_f16_from_f32(__fmaf_rn(b_15_, c1_.v[2], __fmul_rn(a_23_, s1_.v[2])));
-                float a_24_ = kf_f16_to_f32(w_4_.v[6]);
-                float b_16_ = kf_f16_to_f32(w_4_.v[7]);
-                o_8_.v[6] = kf_f16_from_f32(__fmaf_rn(a_24_, c1_.v[3], -__fmul_rn(b_16_, s1_.v[3])));
-                o_8_.v[7] = kf_f16_from_f32(__fmaf_rn(b_16_, c1_.v[3], __fmul_rn(a_24_, s1_.v[3])));
-                ov_2_ = o_8_;
-            }
+        if (((hg_ << 2u) + 1u) < h_) {
+            kf_f16x8 u_3_ = vu_[1u];
+            kf_f16x8 v_3_ = vv_[1u];
+            kf_f16x8 t992_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a0_9_ = kf_f16_to_f32(u_3_.v[0]);
+            float b0_9_ = kf_f16_to_f32(v_3_.v[0]);
+            float a1_9_ = kf_f16_to_f32(u_3_.v[4]);
+            float b1_9_ = kf_f16_to_f32(v_3_.v[4]);
+            kf_f16 t1017_ = kf_f16_from_f32(__fmaf_rn(a0_9_, t266_, -__fmul_rn(b0_9_, t267_)));
+            kf_f16x8 o_3_ = t992_;
+            o_3_.v[0] = t1017_;
+            o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9_, t305_, -__fmul_rn(b1_9_, t306_)));
+            float a0_10_ = kf_f16_to_f32(u_3_.v[1]);
+            float b0_10_ = kf_f16_to_f32(v_3_.v[1]);
+            float a1_10_ = kf_f16_to_f32(u_3_.v[5]);
+            float b1_10_ = kf_f16_to_f32(v_3_.v[5]);
+            o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10_, t348_, -__fmul_rn(b0_10_, t349_)));
+            o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10_, t387_, -__fmul_rn(b1_10_, t388_)));
+            float a0_11_ = kf_f16_to_f32(u_3_.v[2]);
+            float b0_11_ = kf_f16_to_f32(v_3_.v[2]);
+            float a1_11_ = kf_f16_to_f32(u_3_.v[6]);
+            float b1_11_ = kf_f16_to_f32(v_3_.v[6]);
+            o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11_, t430_, -__fmul_rn(b0_11_, t431_)));
+            o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11_, t469_, -__fmul_rn(b1_11_, t470_)));
+            float a0_12_ = kf_f16_to_f32(u_3_.v[3]);
+            float b0_12_ = kf_f16_to_f32(v_3_.v[3]);
+            float a1_12_ = kf_f16_to_f32(u_3_.v[7]);
+            float b1_12_ = kf_f16_to_f32(v_3_.v[7]);
+            o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12_, t512_, -__fmul_rn(b0_12_, t513_)));
+            o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12_, t551_, -__fmul_rn(b1_12_, t552_)));
+            kf_f16x8 u_4_ = vu_[1u];
+            kf_f16x8 v_4_ = vv_[1u];
+            kf_f16x8 t1120_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a0_13_ = kf_f16_to_f32(u_4_.v[0]);
+            float b0_13_ = kf_f16_to_f32(v_4_.v[0]);
+            float a1_13_ = kf_f16_to_f32(u_4_.v[4]);
+            float b1_13_ = kf_f16_to_f32(v_4_.v[4]);
+            kf_f16 t1134_ = kf_f16_from_f32(__fmaf_rn(b0_13_, t266_, __fmul_rn(a0_13_, t267_)));
+            kf_f16x8 o_4_ = t1120_;
+            o_4_.v[0] = t1134_;
+            o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13_, t305_, __fmul_rn(a1_13_, t306_)));
+            float a0_14_ = kf_f16_to_f32(u_4_.v[1]);
+            float b0_14_ = kf_f16_to_f32(v_4_.v[1]);
+            float a1_14_ = kf_f16_to_f32(u_4_.v[5]);
+            float b1_14_ = kf_f16_to_f32(v_4_.v[5]);
+            o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14_, t348_, __fmul_rn(a0_14_, t349_)));
+            o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14_, t387_, __fmul_rn(a1_14_, t388_)));
+            float a0_15_ = kf_f16_to_f32(u_4_.v[2]);
+            float b0_15_ = kf_f16_to_f32(v_4_.v[2]);
+            float a1_15_ = kf_f16_to_f32(u_4_.v[6]);
+            float b1_15_ = kf_f16_to_f32(v_4_.v[6]);
+            o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15_, t430_, __fmul_rn(a0_15_, t431_)));
+            o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15_, t469_, __fmul_rn(a1_15_, t470_)));
+            float a0_16_ = kf_f16_to_f32(u_4_.v[3]);
+            float b0_16_ = kf_f16_to_f32(v_4_.v[3]);
+            float a1_16_ = kf_f16_to_f32(u_4_.v[7]);
+            float b1_16_ = kf_f16_to_f32(v_4_.v[7]);
+            o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16_, t512_, __fmul_rn(a0_16_, t513_)));
+            o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16_, t551_, __fmul_rn(a1_16_, t552_)));
             unsigned base8_11_ = base_[1u];
-            unsigned t1374_ = base8_11_ + c_;
-            unsigned t1377_ = base8_11_ + (2u * c_);
-            x8_[neox_ ? t1374_ : t1377_] = ou_2_;
+            x8_[base8_11_ + c_] = o_3_;
             unsigned base8_12_ = base_[1u];
-            unsigned t1384_ = (base8_12_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1389_ = (base8_12_ + (2u * c_)) + 1u;
-            x8_[neox_ ? t1384_ : t1389_] = ov_2_;
+            x8_[(base8_12_ + (d_ >> 4u)) + c_] = o_4_;
         }
-        if (((hg_ * 4u) + 2u) < h_) {
-            kf_f16x8 t1397_ = vu_[2u];
-            kf_f16x8 ou_3_ = t1397_;
-            kf_f16x8 t1400_ = vv_[2u];
-            kf_f16x8 ov_3_ = t1400_;
-            if (neox_) {
-                kf_f16x8 u_5_ = vu_[2u];
-                kf_f16x8 v_5_ = vv_[2u];
-                bool second_5_ = false;
-                kf_f16x8 t1408_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_9_ = t1408_;
-                float a0_17_ = kf_f16_to_f32(u_5_.v[0]);
-                float b0_17_ = kf_f16_to_f32(v_5_.v[0]);
-                float a1_17_ = kf_f16_to_f32(u_5_.v[4]);
-                float b1_17_ = kf_f16_to_f32(v_5_.v[4]);
-                if (second_5_) {
-                    o_9_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_17_, c0_.v[0], __fmul_rn(a0_17_, s0_.v[0])));
-                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_17_, c1_.v[0], __fmul_rn(a1_17_, s1_.v[0])));
-                } else {
-                    o_9_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_17_, c0_.v[0], -__fmul_rn(b0_17_, s0_.v[0])));
-                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_17_, c1_.v[0], -__fmul_rn(b1_17_, s1_.v[0])));
-                }
-                float a0_18_ = kf_f16_to_f32(u_5_.v[1]);
-                float b0_18_ = kf_f16_to_f32(v_5_.v[1]);
-                float a1_18_ = kf_f16_to_f32(u_5_.v[5]);
-                float b1_18_ = kf_f16_to_f32(v_5_.v[5]);
-                if (second_5_) {
-                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_18_, c0_.v[1], __fmul_rn(a0_18_, s0_.v[1])));
-                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_18_, c1_.v[1], __fmul_rn(a1_18_, s1_.v[1])));
-                } else {
-                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_18_, c0_.v[1], -__fmul_rn(b0_18_, s0_.v[1])));
-                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_18_, c1_.v[1], -__fmul_rn(b1_18_, s1_.v[1])));
-                }
-                float a0_19_ = kf_f16_to_f32(u_5_.v[2]);
-                float b0_19_ = kf_f16_to_f32(v_5_.v[2]);
-                float a1_19_ = kf_f16_to_f32(u_5_.v[6]);
-                float b1_19_ = kf_f16_to_f32(v_5_.v[6]);
-                if (second_5_) {
-                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_19_, c0_.v[2], __fmul_rn(a0_19_, s0_.v[2])));
-                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_19_, c1_.v[2], __fmul_rn(a1_19_, s1_.v[2])));
-                } else {
-                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_19_, c0_.v[2], -__fmul_rn(b0_19_, s0_.v[2])));
-                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_19_, c1_.v[2], -__fmul_rn(b1_19_, s1_.v[2])));
-                }
-                float a0_20_ = kf_f16_to_f32(u_5_.v[3]);
-                float b0_20_ = kf_f16_to_f32(v_5_.v[3]);
-                float a1_20_ = kf_f16_to_f32(u_5_.v[7]);
-                float b1_20_ = kf_f16_to_f32(v_5_.v[7]);
-                if (second_5_) {
-                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_20_, c0_.v[3], __fmul_rn(a0_20_, s0_.v[3])));
-                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_20_, c1_.v[3], __fmul_rn(a1_20_, s1_.v[3])));
-                } else {
-                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_20_, c0_.v[3], -__fmul_rn(b0_20_, s0_.v[3])));
-                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_20_, c1_.v[3], -__fmul_rn(b1_20_, s1_.v[3])));
-                }
-                ou_3_ = o_9_;
-                kf_f16x8 u_6_ = vu_[2u];
-                kf_f16x8 v_6_ = vv_[2u];
-                bool second_6_ = true;
-                kf_f16x8 t1536_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_10_ = t1536_;
-                float a0_21_ = kf_f16_to_f32(u_6_.v[0]);
-                float b0_21_ = kf_f16_to_f32(v_6_.v[0]);
-                float a1_21_ = kf_f16_to_f32(u_6_.v[4]);
-                float b1_21_ = kf_f16_to_f32(v_6_.v[4]);
-                if (second_6_) {
-                    o_10_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_21_, c0_.v[0], __fmul_rn(a0_21_, s0_.v[0])));
-                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_21_, c1_.v[0], __fmul_rn(a1_21_, s1_.v[0])));
-                } else {
-                    o_10_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_21_, c0_.v[0], -__fmul_rn(b0_21_, s0_.v[0])));
-                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_21_, c1_.v[0], -__fmul_rn(b1_21_, s1_.v[0])));
-                }
-                float a0_22_ = kf_f16_to_f32(u_6_.v[1]);
-                float b0_22_ = kf_f16_to_f32(v_6_.v[1]);
-                float a1_22_ = kf_f16_to_f32(u_6_.v[5]);
-                float b1_22_ = kf_f16_to_f32(v_6_.v[5]);
-                if (second_6_) {
-                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_22_, c0_.v[1], __fmul_rn(a0_22_, s0_.v[1])));
-                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_22_, c1_.v[1], __fmul_rn(a1_22_, s1_.v[1])));
-                } else {
-                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_22_, c0_.v[1], -__fmul_rn(b0_22_, s0_.v[1])));
-                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_22_, c1_.v[1], -__fmul_rn(b1_22_, s1_.v[1])));
-                }
-                float a0_23_ = kf_f16_to_f32(u_6_.v[2]);
-                float b0_23_ = kf_f16_to_f32(v_6_.v[2]);
-                float a1_23_ = kf_f16_to_f32(u_6_.v[6]);
-                float b1_23_ = kf_f16_to_f32(v_6_.v[6]);
-                if (second_6_) {
-                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_23_, c0_.v[2], __fmul_rn(a0_23_, s0_.v[2])));
-                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_23_, c1_.v[2], __fmul_rn(a1_23_, s1_.v[2])));
-                } else {
-                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_23_, c0_.v[2], -__fmul_rn(b0_23_, s0_.v[2])));
-                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_23_, c1_.v[2], -__fmul_rn(b1_23_, s1_.v[2])));
-                }
-                float a0_24_ = kf_f16_to_f32(u_6_.v[3]);
-                float b0_24_ = kf_f16_to_f32(v_6_.v[3]);
-                float a1_24_ = kf_f16_to_f32(u_6_.v[7]);
-                float b1_24_ = kf_f16_to_f32(v_6_.v[7]);
-                if (second_6_) {
-                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_24_, c0_.v[3], __fmul_rn(a0_24_, s0_.v[3])));
-                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_24_, c1_.v[3], __fmul_rn(a1_24_, s1_.v[3])));
-                } else {
-                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_24_, c0_.v[3], -__fmul_rn(b0_24_, s0_.v[3])));
-                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_24_, c1_.v[3], -__fmul_rn(b1_24_, s1_.v[3])));
-                }
-                ov_3_ = o_10_;
-            } else {
-                kf_f16x8 w_5_ = vu_[2u];
-                kf_f16x8 t1661_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_11_ = t1661_;
-                float a_25_ = kf_f16_to_f32(w_5_.v[0]);
-                float b_17_ = kf_f16_to_f32(w_5_.v[1]);
-                o_11_.v[0] = kf_f16_from_f32(__fmaf_rn(a_25_, c0_.v[0], -__fmul_rn(b_17_, s0_.v[0])));
-                o_11_.v[1] = kf_f16_from_f32(__fmaf_rn(b_17_, c0_.v[0], __fmul_rn(a_25_, s0_.v[0])));
-                float a_26_ = kf_f16_to_f32(w_5_.v[2]);
-                float b_18_ = kf_f16_to_f32(w_5_.v[3]);
-                o_11_.v[2] = kf_f16_from_f32(__fmaf_rn(a_26_, c0_.v[1], -__fmul_rn(b_18_, s0_.v[1])));
-                o_11_.v[3] = kf_f16_from_f32(__fmaf_rn(b_18_, c0_.v[1], __fmul_rn(a_26_, s0_.v[1])));
-                float a_27_ = kf_f16_to_f32(w_5_.v[4]);
-                float b_19_ = kf_f16_to_f32(w_5_.v[5]);
-                o_11_.v[4] = kf_f16_from_f32(__fmaf_rn(a_27_, c0_.v[2], -__fmul_rn(b_19_, s0_.v[2])));
-                o_11_.v[5] = kf_f16_from_f32(__fmaf_rn(b_19_, c0_.v[2], __fmul_rn(a_27_, s0_.v[2])));
-                float a_28_ = kf_f16_to_f32(w_5_.v[6]);
-                float b_20_ = kf_f16_to_f32(w_5_.v[7]);
-                o_11_.v[6] = kf_f16_from_f32(__fmaf_rn(a_28_, c0_.v[3], -__fmul_rn(b_20_, s0_.v[3])));
-                o_11_.v[7] = kf_f16_from_f32(__fmaf_rn(b_20_, c0_.v[3], __fmul_rn(a_28_, s0_.v[3])));
-                ou_3_ = o_11_;
-                kf_f16x8 w_6_ = vv_[2u];
-                kf_f16x8 t1726_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_12_ = t1726_;
-                float a_29_ = kf_f16_to_f32(w_6_.v[0]);
-                float b_21_ = kf_f16_to_f32(w_6_.v[1]);
-                o_12_.v[0] = kf_f16_from_f32(__fmaf_rn(a_29_, c1_.v[0], -__fmul_rn(b_21_, s1_.v[0])));
-                o_12_.v[1] = kf_f16_from_f32(__fmaf_rn(b_21_, c1_.v[0], __fmul_rn(a_29_, s1_.v[0])));
-                float a_30_ = kf_f16_to_f32(w_6_.v[2]);
-                float b_22_ = kf_f16_to_f32(w_6_.v[3]);
-                o_12_.v[2] = kf_f16_from_f32(__fmaf_rn(a_30_, c1_.v[1], -__fmul_rn(b_22_, s1_.v[1])));
-                o_12_.v[3] = kf_f16_from_f32(__fmaf_rn(b_22_, c1_.v[1], __fmul_rn(a_30_, s1_.v[1])));
-                float a_31_ = kf_f16_to_f32(w_6_.v[4]);
-                float b_23_ = kf_f16_to_f32(w_6_.v[5]);
-                o_12_.v[4] = kf_f16_from_f32(__fmaf_rn(a_31_, c1_.v[2], -__fmul_rn(b_23_, s1_.v[2])));
-                o_12_.v[5] = kf_f16_from_f32(__fmaf_rn(b_23_, c1_.v[2], __fmul_rn(a_31_, s1_.v[2])));
-                float a_32_ = kf_f16_to_f32(w_6_.v[6]);
-                float b_24_ = kf_f16_to_f32(w_6_.v[7]);
-                o_12_.v[6] = kf_f16_from_f32(__fmaf_rn(a_32_, c1_.v[3], -__fmul_rn(b_24_, s1_.v[3])));
-                o_12_.v[7] = kf_f16_from_f32(__fmaf_rn(b_24_, c1_.v[3], __fmul_rn(a_32_, s1_.v[3])));
-                ov_3_ = o_12_;
-            }
+        if (((hg_ << 2u) + 2u) < h_) {
+            kf_f16x8 u_5_ = vu_[2u];
+            kf_f16x8 v_5_ = vv_[2u];
+            kf_f16x8 t1408_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a0_17_ = kf_f16_to_f32(u_5_.v[0]);
+            float b0_17_ = kf_f16_to_f32(v_5_.v[0]);
+            float a1_17_ = kf_f16_to_f32(u_5_.v[4]);
+            float b1_17_ = kf_f16_to_f32(v_5_.v[4]);
+            kf_f16 t1433_ = kf_f16_from_f32(__fmaf_rn(a0_17_, t266_, -__fmul_rn(b0_17_, t267_)));
+            kf_f16x8 o_5_ = t1408_;
+            o_5_.v[0] = t1433_;
+            o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_17_, t305_, -__fmul_rn(b1_17_, t306_)));
+            float a0_18_ = kf_f16_to_f32(u_5_.v[1]);
+            float b0_18_ = kf_f16_to_f32(v_5_.v[1]);
+            float a1_18_ = kf_f16_to_f32(u_5_.v[5]);
+            float b1_18_ = kf_f16_to_f32(v_5_.v[5]);
+            o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_18_, t348_, -__fmul_rn(b0_18_, t349_)));
+            o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_18_, t387_, -__fmul_rn(b1_18_, t388_)));
+            float a0_19_ = kf_f16_to_f32(u_5_.v[2]);
+            float b0_19_ = kf_f16_to_f32(v_5_.v[2]);
+            float a1_19_ = kf_f16_to_f32(u_5_.v[6]);
+            float b1_19_ = kf_f16_to_f32(v_5_.v[6]);
+            o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_19_, t430_, -__fmul_rn(b0_19_, t431_)));
+            o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_19_, t469_, -__fmul_rn(b1_19_, t470_)));
+            float a0_20_ = kf_f16_to_f32(u_5_.v[3]);
+            float b0_20_ = kf_f16_to_f32(v_5_.v[3]);
+            float a1_20_ = kf_f16_to_f32(u_5_.v[7]);
+            float b1_20_ = kf_f16_to_f32(v_5_.v[7]);
+            o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_20_, t512_, -__fmul_rn(b0_20_, t513_)));
+            o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_20_, t551_, -__fmul_rn(b1_20_, t552_)));
+            kf_f16x8 u_6_ = vu_[2u];
+            kf_f16x8 v_6_ = vv_[2u];
+            kf_f16x8 t1536_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a0_21_ = kf_f16_to_f32(u_6_.v[0]);
+            float b0_21_ = kf_f16_to_f32(v_6_.v[0]);
+            float a1_21_ = kf_f16_to_f32(u_6_.v[4]);
+            float b1_21_ = kf_f16_to_f32(v_6_.v[4]);
+            kf_f16 t1550_ = kf_f16_from_f32(__fmaf_rn(b0_21_, t266_, __fmul_rn(a0_21_, t267_)));
+            kf_f16x8 o_6_ = t1536_;
+            o_6_.v[0] = t1550_;
+            o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_21_, t305_, __fmul_rn(a1_21_, t306_)));
+            float a0_22_ = kf_f16_to_f32(u_6_.v[1]);
+            float b0_22_ = kf_f16_to_f32(v_6_.v[1]);
+            float a1_22_ = kf_f16_to_f32(u_6_.v[5]);
+            float b1_22_ = kf_f16_to_f32(v_6_.v[5]);
+            o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_22_, t348_, __fmul_rn(a0_22_, t349_)));
+            o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_22_, t387_, __fmul_rn(a1_22_, t388_)));
+            float a0_23_ = kf_f16_to_f32(u_6_.v[2]);
+            float b0_23_ = kf_f16_to_f32(v_6_.v[2]);
+            float a1_23_ = kf_f16_to_f32(u_6_.v[6]);
+            float b1_23_ = kf_f16_to_f32(v_6_.v[6]);
+            o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_23_, t430_, __fmul_rn(a0_23_, t431_)));
+            o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_23_, t469_, __fmul_rn(a1_23_, t470_)));
+            float a0_24_ = kf_f16_to_f32(u_6_.v[3]);
+            float b0_24_ = kf_f16_to_f32(v_6_.v[3]);
+            float a1_24_ = kf_f16_to_f32(u_6_.v[7]);
+            float b1_24_ = kf_f16_to_f32(v_6_.v[7]);
+            o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_24_, t512_, __fmul_rn(a0_24_, t513_)));
+            o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_24_, t551_, __fmul_rn(a1_24_, t552_)));
             unsigned base8_13_ = base_[2u];
-            unsigned t1790_ = base8_13_ + c_;
-            unsigned t1793_ = base8_13_ + (2u * c_);
-            x8_[neox_ ? t1790_ : t1793_] = ou_3_;
+            x8_[base8_13_ + c_] = o_5_;
             unsigned base8_14_ = base_[2u];
-            unsigned t1800_ = (base8_14_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1805_ = (base8_14_ + (2u * c_)) + 1u;
-            x8_[neox_ ? t1800_ : t1805_] = ov_3_;
+            x8_[(base8_14_ + (d_ >> 4u)) + c_] = o_6_;
         }
-        if (((hg_ * 4u) + 3u) < h_) {
-            kf_f16x8 t1813_ = vu_[3u];
-            kf_f16x8 ou_4_ = t1813_;
-            kf_f16x8 t1816_ = vv_[3u];
-            kf_f16x8 ov_4_ = t1816_;
-            if (neox_) {
-                kf_f16x8 u_7_ = vu_[3u];
-                kf_f16x8 v_7_ = vv_[3u];
-                bool second_7_ = false;
-                kf_f16x8 t1824_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_13_ = t1824_;
-                float a0_25_ = kf_f16_to_f32(u_7_.v[0]);
-                float b0_25_ = kf_f16_to_f32(v_7_.v[0]);
-                float a1_25_ = kf_f16_to_f32(u_7_.v[4]);
-                float b1_25_ = kf_f16_to_f32(v_7_.v[4]);
-                if (second_7_) {
-                    o_13_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_25_, c0_.v[0], __fmul_rn(a0_25_, s0_.v[0])));
-                    o_13_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_25_, c1_.v[0], __fmul_rn(a1_25_, s1_.v[0])));
-                } else {
-                    o_13_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_25_, c0_.v[0], -__fmul_rn(b0_25_, s0_.v[0])));
-                    o_13_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_25_, c1_.v[0], -__fmul_rn(b1_25_, s1_.v[0])));
-                }
-                float a0_26_ = kf_f16_to_f32(u_7_.v[1]);
-                float b0_26_ = kf_f16_to_f32(v_7_.v[1]);
-                float a1_26_ = kf_f16_to_f32(u_7_.v[5]);
-                float b1_26_ = kf_f16_to_f32(v_7_.v[5]);
-                if (second_7_) {
-                    o_13_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_26_, c0_.v[1], __fmul_rn(a0_26_, s0_.v[1])));
-                    o_13_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_26_, c1_.v[1], __fmul_rn(a1_26_, s1_.v[1])));
-                } else {
-                    o_13_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_26_, c0_.v[1], -__fmul_rn(b0_26_, s0_.v[1])));
-                    o_13_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_26_, c1_.v[1], -__fmul_rn(b1_26_, s1_.v[1])));
-                }
-                float a0_27_ = kf_f16_to_f32(u_7_.v[2]);
-                float b0_27_ = kf_f16_to_f32(v_7_.v[2]);
-                float a1_27_ = kf_f16_to_f32(u_7_.v[6]);
-                float b1_27_ = kf_f16_to_f32(v_7_.v[6]);
-                if (second_7_) {
-                    o_13_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_27_, c0_.v[2], __fmul_rn(a0_27_, s0_.v[2])));
-                    o_13_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_27_, c1_.v[2], __fmul_rn(a1_27_, s1_.v[2])));
-                } else {
-                    o_13_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_27_, c0_.v[2], -__fmul_rn(b0_27_, s0_.v[2])));
-                    o_13_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_27_, c1_.v[2], -__fmul_rn(b1_27_, s1_.v[2])));
-                }
-                float a0_28_ = kf_f16_to_f32(u_7_.v[3]);
-                float b0_28_ = kf_f16_to_f32(v_7_.v[3]);
-                float a1_28_ = kf_f16_to_f32(u_7_.v[7]);
-                float b1_28_ = kf_f16_to_f32(v_7_.v[7]);
-                if (second_7_) {
-                    o_13_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_28_, c0_.v[3], __fmul_rn(a0_28_, s0_.v[3])));
-                    o_13_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_28_, c1_.v[3], __fmul_rn(a1_28_, s1_.v[3])));
-                } else {
-                    o_13_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_28_, c0_.v[3], -__fmul_rn(b0_28_, s0_.v[3])));
-                    o_13_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_28_, c1_.v[3], -__fmul_rn(b1_28_, s1_.v[3])));
-                }
-                ou_4_ = o_13_;
-                kf_f16x8 u_8_ = vu_[3u];
-                kf_f16x8 v_8_ = vv_[3u];
-                bool second_8_ = true;
-                kf_f16x8 t1952_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_14_ = t1952_;
-                float a0_29_ = kf_f16_to_f32(u_8_.v[0]);
-                float b0_29_ = kf_f16_to_f32(v_8_.v[0]);
-                float a1_29_ = kf_f16_to_f32(u_8_.v[4]);
-                float b1_29_ = kf_f16_to_f32(v_8_.v[4]);
-                if (second_8_) {
-                    o_14_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_29_, c0_.v[0], __fmul_rn(a0_29_, s0_.v[0])));
-                    o_14_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_29_, c1_.v[0], __fmul_rn(a1_29_, s1_.v[0])));
-                } else {
-                    o_14_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_29_, c0_.v[0], -__fmul_rn(b0_29_, s0_.v[0])));
-                    o_14_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_29_, c1_.v[0], -__fmul_rn(b1_29_, s1_.v[0])));
-                }
-                float a0_30_ = kf_f16_to_f32(u_8_.v[1]);
-                float b0_30_ = kf_f16_to_f32(v_8_.v[1]);
-                float a1_30_ = kf_f16_to_f32(u_8_.v[5]);
-                float b1_30_ = kf_f16_to_f32(v_8_.v[5]);
-                if (second_8_) {
-                    o_14_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_30_, c0_.v[1], __fmul_rn(a0_30_, s0_.v[1])));
-                    o_14_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_30_, c1_.v[1], __fmul_rn(a1_30_, s1_.v[1])));
-                } else {
-                    o_14_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_30_, c0_.v[1], -__fmul_rn(b0_30_, s0_.v[1])));
-                    o_14_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_30_, c1_.v[1], -__fmul_rn(b1_30_, s1_.v[1])));
-                }
-                float a0_31_ = kf_f16_to_f32(u_8_.v[2]);
-                float b0_31_ = kf_f16_to_f32(v_8_.v[2]);
-                float a1_31_ = kf_f16_to_f32(u_8_.v[6]);
-                float b1_31_ = kf_f16_to_f32(v_8_.v[6]);
-                if (second_8_) {
-                    o_14_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_31_, c0_.v[2], __fmul_rn(a0_31_, s0_.v[2])));
-                    o_14_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_31_, c1_.v[2], __fmul_rn(a1_31_, s1_.v[2])));
-                } else {
-                    o_14_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_31_, c0_.v[2], -__fmul_rn(b0_31_, s0_.v[2])));
-                    o_14_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_31_, c1_.v[2], -__fmul_rn(b1_31_, s1_.v[2])));
-                }
-                float a0_32_ = kf_f16_to_f32(u_8_.v[3]);
-                float b0_32_ = kf_f16_to_f32(v_8_.v[3]);
-                float a1_32_ = kf_f16_to_f32(u_8_.v[7]);
-                float b1_32_ = kf_f16_to_f32(v_8_.v[7]);
-                if (second_8_) {
-                    o_14_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_32_, c0_.v[3], __fmul_rn(a0_32_, s0_.v[3])));
-                    o_14_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_32_, c1_.v[3], __fmul_rn(a1_32_, s1_.v[3])));
-                } else {
-                    o_14_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_32_, c0_.v[3], -__fmul_rn(b0_32_, s0_.v[3])));
-                    o_14_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_32_, c1_.v[3], -__fmul_rn(b1_32_, s1_.v[3])));
-                }
-                ov_4_ = o_14_;
-            } else {
-                kf_f16x8 w_7_ = vu_[3u];
-                kf_f16x8 t2077_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_15_ = t2077_;
-                float a_33_ = kf_f16_to_f32(w_7_.v[0]);
-                float b_25_ = kf_f16_to_f32(w_7_.v[1]);
-                o_15_.v[0] = kf_f16_from_f32(__fmaf_rn(a_33_, c0_.v[0], -__fmul_rn(b_25_, s0_.v[0])));
-                o_15_.v[1] = kf_f16_from_f32(__fmaf_rn(b_25_, c0_.v[0], __fmul_rn(a_33_, s0_.v[0])));
-                float a_34_ = kf_f16_to_f32(w_7_.v[2]);
-                float b_26_ = kf_f16_to_f32(w_7_.v[3]);
-                o_15_.v[2] = kf_f16_from_f32(__fmaf_rn(a_34_, c0_.v[1], -__fmul_rn(b_26_, s0_.v[1])));
-                o_15_.v[3] = kf_f16_from_f32(__fmaf_rn(b_26_, c0_.v[1], __fmul_rn(a_34_, s0_.v[1])));
-                float a_35_ = kf_f16_to_f32(w_7_.v[4]);
-                float b_27_ = kf_f16_to_f32(w_7_.v[5]);
-                o_15_.v[4] = kf_f16_from_f32(__fmaf_rn(a_35_, c0_.v[2], -__fmul_rn(b_27_, s0_.v[2])));
-                o_15_.v[5] = kf_f16_from_f32(__fmaf_rn(b_27_, c0_.v[2], __fmul_rn(a_35_, s0_.v[2])));
-                float a_36_ = kf_f16_to_f32(w_7_.v[6]);
-                float b_28_ = kf_f16_to_f32(w_7_.v[7]);
-                o_15_.v[6] = kf_f16_from_f32(__fmaf_rn(a_36_, c0_.v[3], -__fmul_rn(b_28_, s0_.v[3])));
-                o_15_.v[7] = kf_f16_from_f32(__fmaf_rn(b_28_, c0_.v[3], __fmul_rn(a_36_, s0_.v[3])));
-                ou_4_ = o_15_;
-                kf_f16x8 w_8_ = vv_[3u];
-                kf_f16x8 t2142_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_16_ = t2142_;
-                float a_37_ = kf_f16_to_f32(w_8_.v[0]);
-                float b_29_ = kf_f16_to_f32(w_8_.v[1]);
-                o_16_.v[0] = kf_f16_from_f32(__fmaf_rn(a_37_, c1_.v[0], -__fmul_rn(b_29_, s1_.v[0])));
-                o_16_.v[1] = kf_f16_from_f32(__fmaf_rn(b_29_, c1_.v[0], __fmul_rn(a_37_, s1_.v[0])));
-                float a_38_ = kf_f16_to_f32(w_8_.v[2]);
-                float b_30_ = kf_f16_to_f32(w_8_.v[3]);
-                o_16_.v[2] = kf_f16_from_f32(__fmaf_rn(a_38_, c1_.v[1], -__fmul_rn(b_30_, s1_.v[1])));
-                o_16_.v[3] = kf_f16_from_f32(__fmaf_rn(b_30_, c1_.v[1], __fmul_rn(a_38_, s1_.v[1])));
-                float a_39_ = kf_f16_to_f32(w_8_.v[4]);
-                float b_31_ = kf_f16_to_f32(w_8_.v[5]);
-                o_16_.v[4] = kf_f16_from_f32(__fmaf_rn(a_39_, c1_.v[2], -__fmul_rn(b_31_, s1_.v[2])));
-                o_16_.v[5] = kf_f16_from_f32(__fmaf_rn(b_31_, c1_.v[2], __fmul_rn(a_39_, s1_.v[2])));
-                float a_40_ = kf_f16_to_f32(w_8_.v[6]);
-                float b_32_ = kf_f16_to_f32(w_8_.v[7]);
-                o_16_.v[6] = kf_f16_from_f32(__fmaf_rn(a_40_, c1_.v[3], -__fmul_rn(b_32_, s1_.v[3])));
-                o_16_.v[7] = kf_f16_from_f32(__fmaf_rn(b_32_, c1_.v[3], __fmul_rn(a_40_, s1_.v[3])));
-                ov_4_ = o_16_;
-            }
+        if (((hg_ << 2u) + 3u) < h_) {
+            kf_f16x8 u_7_ = vu_[3u];
+            kf_f16x8 v_7_ = vv_[3u];
+            kf_f16x8 t1824_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a0_25_ = kf_f16_to_f32(u_7_.v[0]);
+            float b0_25_ = kf_f16_to_f32(v_7_.v[0]);
+            float a1_25_ = kf_f16_to_f32(u_7_.v[4]);
+            float b1_25_ = kf_f16_to_f32(v_7_.v[4]);
+            kf_f16 t1849_ = kf_f16_from_f32(__fmaf_rn(a0_25_, t266_, -__fmul_rn(b0_25_, t267_)));
+            kf_f16x8 o_7_ = t1824_;
+            o_7_.v[0] = t1849_;
+            o_7_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_25_, t305_, -__fmul_rn(b1_25_, t306_)));
+            float a0_26_ = kf_f16_to_f32(u_7_.v[1]);
+            float b0_26_ = kf_f16_to_f32(v_7_.v[1]);
+            float a1_26_ = kf_f16_to_f32(u_7_.v[5]);
+            float b1_26_ = kf_f16_to_f32(v_7_.v[5]);
+            o_7_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_26_, t348_, -__fmul_rn(b0_26_, t349_)));
+            o_7_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_26_, t387_, -__fmul_rn(b1_26_, t388_)));
+            float a0_27_ = kf_f16_to_f32(u_7_.v[2]);
+            float b0_27_ = kf_f16_to_f32(v_7_.v[2]);
+            float a1_27_ = kf_f16_to_f32(u_7_.v[6]);
+            float b1_27_ = kf_f16_to_f32(v_7_.v[6]);
+            o_7_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_27_, t430_, -__fmul_rn(b0_27_, t431_)));
+            o_7_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_27_, t469_, -__fmul_rn(b1_27_, t470_)));
+            float a0_28_ = kf_f16_to_f32(u_7_.v[3]);
+            float b0_28_ = kf_f16_to_f32(v_7_.v[3]);
+            float a1_28_ = kf_f16_to_f32(u_7_.v[7]);
+            float b1_28_ = kf_f16_to_f32(v_7_.v[7]);
+            o_7_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_28_, t512_, -__fmul_rn(b0_28_, t513_)));
+            o_7_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_28_, t551_, -__fmul_rn(b1_28_, t552_)));
+            kf_f16x8 u_8_ = vu_[3u];
+            kf_f16x8 v_8_ = vv_[3u];
+            kf_f16x8 t1952_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a0_29_ = kf_f16_to_f32(u_8_.v[0]);
+            float b0_29_ = kf_f16_to_f32(v_8_.v[0]);
+            float a1_29_ = kf_f16_to_f32(u_8_.v[4]);
+            float b1_29_ = kf_f16_to_f32(v_8_.v[4]);
+            kf_f16 t1966_ = kf_f16_from_f32(__fmaf_rn(b0_29_, t266_, __fmul_rn(a0_29_, t267_)));
+            kf_f16x8 o_8_ = t1952_;
+            o_8_.v[0] = t1966_;
+            o_8_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_29_, t305_, __fmul_rn(a1_29_, t306_)));
+            float a0_30_ = kf_f16_to_f32(u_8_.v[1]);
+            float b0_30_ = kf_f16_to_f32(v_8_.v[1]);
+            float a1_30_ = kf_f16_to_f32(u_8_.v[5]);
+            float b1_30_ = kf_f16_to_f32(v_8_.v[5]);
+            o_8_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_30_, t348_, __fmul_rn(a0_30_, t349_)));
+            o_8_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_30_, t387_, __fmul_rn(a1_30_, t388_)));
+            float a0_31_ = kf_f16_to_f32(u_8_.v[2]);
+            float b0_31_ = kf_f16_to_f32(v_8_.v[2]);
+            float a1_31_ = kf_f16_to_f32(u_8_.v[6]);
+            float b1_31_ = kf_f16_to_f32(v_8_.v[6]);
+            o_8_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_31_, t430_, __fmul_rn(a0_31_, t431_)));
+            o_8_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_31_, t469_, __fmul_rn(a1_31_, t470_)));
+            float a0_32_ = kf_f16_to_f32(u_8_.v[3]);
+            float b0_32_ = kf_f16_to_f32(v_8_.v[3]);
+            float a1_32_ = kf_f16_to_f32(u_8_.v[7]);
+            float b1_32_ = kf_f16_to_f32(v_8_.v[7]);
+            o_8_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_32_, t512_, __fmul_rn(a0_32_, t513_)));
+            o_8_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_32_, t551_, __fmul_rn(a1_32_, t552_)));
             unsigned base8_15_ = base_[3u];
-            unsigned t2206_ = base8_15_ + c_;
-            unsigned t2209_ = base8_15_ + (2u * c_);
-            x8_[neox_ ? t2206_ : t2209_] = ou_4_;
+            x8_[base8_15_ + c_] = o_7_;
             unsigned base8_16_ = base_[3u];
-            unsigned t2216_ = (base8_16_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t2221_ = (base8_16_ + (2u * c_)) + 1u;
-            x8_[neox_ ? t2216_ : t2221_] = ov_4_;
+            x8_[(base8_16_ + (d_ >> 4u)) + c_] = o_8_;
         }
-        break;
     }
 }
 
@@ -1004,950 +386,268 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     unsigned base_[4];
     kf_f16x8 vu_[4];
     kf_f16x8 vv_[4];
-    bool neox_ = false;
-    for (;;) {
-        kf_f16x8* x8_ = (kf_f16x8*)x_;
-        unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % kf_shr_u32(d_, 4u);
-        unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) % ((h_ / 4u) + (((h_ % 4u) != 0u) ? 1u : 0u));
-        unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) / ((h_ / 4u) + (((h_ % 4u) != 0u) ? 1u : 0u));
-        if (tok_ >= t_) {
-            break;
-        }
-        base_[0u] = kf_shr_u32((((tok_ * h_) + min(((hg_ * 4u) + 0u), (h_ - 1u))) * d_), 3u);
+    kf_f16x8* x8_ = (kf_f16x8*)x_;
+    unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % (d_ >> 4u);
+    unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) % ((h_ >> 2u) + (((h_ & 3u) != 0u) ? 1u : 0u));
+    unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) / ((h_ >> 2u) + (((h_ & 3u) != 0u) ? 1u : 0u));
+    if (!(tok_ >= t_)) {
+        base_[0u] = (((tok_ * h_) + min((hg_ << 2u), (h_ - 1u))) * d_) >> 3u;
         unsigned base8_ = base_[0u];
-        unsigned t68_ = base8_ + c_;
-        unsigned t71_ = base8_ + (2u * c_);
-        vu_[0u] = x8_[neox_ ? t68_ : t71_];
+        vu_[0u] = x8_[base8_ + (c_ << 1u)];
         unsigned base8_2_ = base_[0u];
-        unsigned t80_ = (base8_2_ + kf_shr_u32(d_, 4u)) + c_;
-        unsigned t85_ = (base8_2_ + (2u * c_)) + 1u;
-        vv_[0u] = x8_[neox_ ? t80_ : t85_];
-        base_[1u] = kf_shr_u32((((tok_ * h_) + min(((hg_ * 4u) + 1u), (h_ - 1u))) * d_), 3u);
+        vv_[0u] = x8_[(base8_2_ + (c_ << 1u)) + 1u];
+        base_[1u] = (((tok_ * h_) + min(((hg_ << 2u) + 1u), (h_ - 1u))) * d_) >> 3u;
         unsigned base8_3_ = base_[1u];
-        unsigned t104_ = base8_3_ + c_;
-        unsigned t107_ = base8_3_ + (2u * c_);
-        vu_[1u] = x8_[neox_ ? t104_ : t107_];
+        vu_[1u] = x8_[base8_3_ + (c_ << 1u)];
         unsigned base8_4_ = base_[1u];
-        unsigned t116_ = (base8_4_ + kf_shr_u32(d_, 4u)) + c_;
-        unsigned t121_ = (base8_4_ + (2u * c_)) + 1u;
-        vv_[1u] = x8_[neox_ ? t116_ : t121_];
-        base_[2u] = kf_shr_u32((((tok_ * h_) + min(((hg_ * 4u) + 2u), (h_ - 1u))) * d_), 3u);
+        vv_[1u] = x8_[(base8_4_ + (c_ << 1u)) + 1u];
+        base_[2u] = (((tok_ * h_) + min(((hg_ << 2u) + 2u), (h_ - 1u))) * d_) >> 3u;
         unsigned base8_5_ = base_[2u];
-        unsigned t140_ = base8_5_ + c_;
-        unsigned t143_ = base8_5_ + (2u * c_);
-        vu_[2u] = x8_[neox_ ? t140_ : t143_];
+        vu_[2u] = x8_[base8_5_ + (c_ << 1u)];
         unsigned base8_6_ = base_[2u];
-        unsigned t152_ = (base8_6_ + kf_shr_u32(d_, 4u)) + c_;
-        unsigned t157_ = (base8_6_ + (2u * c_)) + 1u;
-        vv_[2u] = x8_[neox_ ? t152_ : t157_];
-        base_[3u] = kf_shr_u32((((tok_ * h_) + min(((hg_ * 4u) + 3u), (h_ - 1u))) * d_), 3u);
+        vv_[2u] = x8_[(base8_6_ + (c_ << 1u)) + 1u];
+        base_[3u] = (((tok_ * h_) + min(((hg_ << 2u) + 3u), (h_ - 1u))) * d_) >> 3u;
         unsigned base8_7_ = base_[3u];
-        unsigned t176_ = base8_7_ + c_;
-        unsigned t179_ = base8_7_ + (2u * c_);
-        vu_[3u] = x8_[neox_ ? t176_ : t179_];
+        vu_[3u] = x8_[base8_7_ + (c_ << 1u)];
         unsigned base8_8_ = base_[3u];
-        unsigned t188_ = (base8_8_ + kf_shr_u32(d_, 4u)) + c_;
-        unsigned t193_ = (base8_8_ + (2u * c_)) + 1u;
-        vv_[3u] = x8_[neox_ ? t188_ : t193_];
+        vv_[3u] = x8_[(base8_8_ + (c_ << 1u)) + 1u];
         double p_ = (double)pos_[tok_];
         double lt_ = log2((double)theta_);
-        unsigned i0_ = 8u * c_;
+        unsigned i0_ = c_ << 3u;
         double inv0_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_, __ddiv_rn(2.0, (double)d_)), lt_));
-        unsigned i0_2_ = 1u;
-        double ratio_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_2_, __ddiv_rn(2.0, (double)d_)), lt_));
-        kf_f32x4 t220_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 c0_ = t220_;
-        kf_f32x4 t223_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 c1_ = t223_;
-        kf_f32x4 t226_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 s0_ = t226_;
-        kf_f32x4 t229_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 s1_ = t229_;
-        unsigned e_ = 0u;
-        double inv_ = inv0_;
-        if (0u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (1u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (2u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (3u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (4u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (5u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (6u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        double a_ = __dmul_rn(p_, inv_);
+        double ratio_ = exp2(__dmul_rn(__dmul_rn(-1.0, __ddiv_rn(2.0, (double)d_)), lt_));
+        double a_ = __dmul_rn(p_, inv0_);
         double k_ = floor(__fma_rn(a_, 0.15915494309189535, 0.5));
         double r_ = __fma_rn(-k_, 2.4492935982947064e-16, __fma_rn(-k_, 6.283185307179586, a_));
         float rf_ = __double2float_rn(r_);
         float t266_ = kf_cos_approx(rf_);
         float t267_ = kf_sin_approx(rf_);
-        kf_f32x2 lo_ = kf_f32x2{{t266_, t267_}};
-        unsigned e_2_ = 4u;
-        double inv_2_ = inv0_;
-        if (0u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (1u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (2u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (3u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (4u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (5u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (6u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        double a_2_ = __dmul_rn(p_, inv_2_);
+        double a_2_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_), ratio_));
         double k_2_ = floor(__fma_rn(a_2_, 0.15915494309189535, 0.5));
         double r_2_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_2_));
         float rf_2_ = __double2float_rn(r_2_);
         float t305_ = kf_cos_approx(rf_2_);
         float t306_ = kf_sin_approx(rf_2_);
-        kf_f32x2 hi_ = kf_f32x2{{t305_, t306_}};
-        c0_.v[0] = lo_.v[0];
-        s0_.v[0] = lo_.v[1];
-        c1_.v[0] = hi_.v[0];
-        s1_.v[0] = hi_.v[1];
-        unsigned e_3_ = 1u;
-        double inv_3_ = inv0_;
-        if (0u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (1u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (2u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (3u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (4u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (5u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (6u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        double a_3_ = __dmul_rn(p_, inv_3_);
+        double a_3_ = __dmul_rn(p_, __dmul_rn(inv0_, ratio_));
         double k_3_ = floor(__fma_rn(a_3_, 0.15915494309189535, 0.5));
         double r_3_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_3_));
         float rf_3_ = __double2float_rn(r_3_);
         float t348_ = kf_cos_approx(rf_3_);
         float t349_ = kf_sin_approx(rf_3_);
-        kf_f32x2 lo_2_ = kf_f32x2{{t348_, t349_}};
-        unsigned e_4_ = 5u;
-        double inv_4_ = inv0_;
-        if (0u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (1u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (2u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (3u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (4u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (5u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (6u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        double a_4_ = __dmul_rn(p_, inv_4_);
+        double a_4_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_), ratio_), ratio_));
         double k_4_ = floor(__fma_rn(a_4_, 0.15915494309189535, 0.5));
         double r_4_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_4_));
         float rf_4_ = __double2float_rn(r_4_);
         float t387_ = kf_cos_approx(rf_4_);
         float t388_ = kf_sin_approx(rf_4_);
-        kf_f32x2 hi_2_ = kf_f32x2{{t387_, t388_}};
-        c0_.v[1] = lo_2_.v[0];
-        s0_.v[1] = lo_2_.v[1];
-        c1_.v[1] = hi_2_.v[0];
-        s1_.v[1] = hi_2_.v[1];
-        unsigned e_5_ = 2u;
-        double inv_5_ = inv0_;
-        if (0u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (1u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (2u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (3u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (4u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (5u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (6u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        double a_5_ = __dmul_rn(p_, inv_5_);
+        double a_5_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(inv0_, ratio_), ratio_));
         double k_5_ = floor(__fma_rn(a_5_, 0.15915494309189535, 0.5));
         double r_5_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_5_));
         float rf_5_ = __double2float_rn(r_5_);
         float t430_ = kf_cos_approx(rf_5_);
         float t431_ = kf_sin_approx(rf_5_);
-        kf_f32x2 lo_3_ = kf_f32x2{{t430_, t431_}};
-        unsigned e_6_ = 6u;
-        double inv_6_ = inv0_;
-        if (0u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (1u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (2u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (3u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (4u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (5u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (6u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        double a_6_ = __dmul_rn(p_, inv_6_);
+        double a_6_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_), ratio_), ratio_), ratio_));
         double k_6_ = floor(__fma_rn(a_6_, 0.15915494309189535, 0.5));
         double r_6_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_6_));
         float rf_6_ = __double2float_rn(r_6_);
         float t469_ = kf_cos_approx(rf_6_);
         float t470_ = kf_sin_approx(rf_6_);
-        kf_f32x2 hi_3_ = kf_f32x2{{t469_, t470_}};
-        c0_.v[2] = lo_3_.v[0];
-        s0_.v[2] = lo_3_.v[1];
-        c1_.v[2] = hi_3_.v[0];
-        s1_.v[2] = hi_3_.v[1];
-        unsigned e_7_ = 3u;
-        double inv_7_ = inv0_;
-        if (0u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (1u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (2u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (3u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (4u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (5u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (6u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        double a_7_ = __dmul_rn(p_, inv_7_);
+        double a_7_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_));
         double k_7_ = floor(__fma_rn(a_7_, 0.15915494309189535, 0.5));
         double r_7_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_7_));
         float rf_7_ = __double2float_rn(r_7_);
         float t512_ = kf_cos_approx(rf_7_);
         float t513_ = kf_sin_approx(rf_7_);
-        kf_f32x2 lo_4_ = kf_f32x2{{t512_, t513_}};
-        unsigned e_8_ = 7u;
-        double inv_8_ = inv0_;
-        if (0u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (1u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (2u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (3u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (4u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (5u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (6u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        double a_8_ = __dmul_rn(p_, inv_8_);
+        double a_8_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_), ratio_), ratio_), ratio_), ratio_));
         double k_8_ = floor(__fma_rn(a_8_, 0.15915494309189535, 0.5));
         double r_8_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_8_));
         float rf_8_ = __double2float_rn(r_8_);
         float t551_ = kf_cos_approx(rf_8_);
         float t552_ = kf_sin_approx(rf_8_);
-        kf_f32x2 hi_4_ = kf_f32x2{{t551_, t552_}};
-        c0_.v[3] = lo_4_.v[0];
-        s0_.v[3] = lo_4_.v[1];
-        c1_.v[3] = hi_4_.v[0];
-        s1_.v[3] = hi_4_.v[1];
-        if (((hg_ * 4u) + 0u) < h_) {
-            kf_f16x8 t565_ = vu_[0u];
-            kf_f16x8 ou_ = t565_;
-            kf_f16x8 t568_ = vv_[0u];
-            kf_f16x8 ov_ = t568_;
-            if (neox_) {
-                kf_f16x8 u_ = vu_[0u];
-                kf_f16x8 v_ = vv_[0u];
-                bool second_ = false;
-                kf_f16x8 t576_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_ = t576_;
-                float a0_ = kf_f16_to_f32(u_.v[0]);
-                float b0_ = kf_f16_to_f32(v_.v[0]);
-                float a1_ = kf_f16_to_f32(u_.v[4]);
-                float b1_ = kf_f16_to_f32(v_.v[4]);
-                if (second_) {
-                    o_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_, c0_.v[0], __fmul_rn(a0_, s0_.v[0])));
-                    o_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_, c1_.v[0], __fmul_rn(a1_, s1_.v[0])));
-                } else {
-                    o_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_, c0_.v[0], -__fmul_rn(b0_, s0_.v[0])));
-                    o_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_, c1_.v[0], -__fmul_rn(b1_, s1_.v[0])));
-                }
-                float a0_2_ = kf_f16_to_f32(u_.v[1]);
-                float b0_2_ = kf_f16_to_f32(v_.v[1]);
-                float a1_2_ = kf_f16_to_f32(u_.v[5]);
-                float b1_2_ = kf_f16_to_f32(v_.v[5]);
-                if (second_) {
-                    o_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_2_, c0_.v[1], __fmul_rn(a0_2_, s0_.v[1])));
-                    o_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_2_, c1_.v[1], __fmul_rn(a1_2_, s1_.v[1])));
-                } else {
-                    o_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2_, c0_.v[1], -__fmul_rn(b0_2_, s0_.v[1])));
-                    o_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2_, c1_.v[1], -__fmul_rn(b1_2_, s1_.v[1])));
-                }
-                float a0_3_ = kf_f16_to_f32(u_.v[2]);
-                float b0_3_ = kf_f16_to_f32(v_.v[2]);
-                float a1_3_ = kf_f16_to_f32(u_.v[6]);
-                float b1_3_ = kf_f16_to_f32(v_.v[6]);
-                if (second_) {
-                    o_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_3_, c0_.v[2], __fmul_rn(a0_3_, s0_.v[2])));
-                    o_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_3_, c1_.v[2], __fmul_rn(a1_3_, s1_.v[2])));
-                } else {
-                    o_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3_, c0_.v[2], -__fmul_rn(b0_3_, s0_.v[2])));
-                    o_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3_, c1_.v[2], -__fmul_rn(b1_3_, s1_.v[2])));
-                }
-                float a0_4_ = kf_f16_to_f32(u_.v[3]);
-                float b0_4_ = kf_f16_to_f32(v_.v[3]);
-                float a1_4_ = kf_f16_to_f32(u_.v[7]);
-                float b1_4_ = kf_f16_to_f32(v_.v[7]);
-                if (second_) {
-                    o_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_4_, c0_.v[3], __fmul_rn(a0_4_, s0_.v[3])));
-                    o_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_4_, c1_.v[3], __fmul_rn(a1_4_, s1_.v[3])));
-                } else {
-                    o_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4_, c0_.v[3], -__fmul_rn(b0_4_, s0_.v[3])));
-                    o_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4_, c1_.v[3], -__fmul_rn(b1_4_, s1_.v[3])));
-                }
-                ou_ = o_;
-                kf_f16x8 u_2_ = vu_[0u];
-                kf_f16x8 v_2_ = vv_[0u];
-                bool second_2_ = true;
-                kf_f16x8 t704_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_2_ = t704_;
-                float a0_5_ = kf_f16_to_f32(u_2_.v[0]);
-                float b0_5_ = kf_f16_to_f32(v_2_.v[0]);
-                float a1_5_ = kf_f16_to_f32(u_2_.v[4]);
-                float b1_5_ = kf_f16_to_f32(v_2_.v[4]);
-                if (second_2_) {
-                    o_2_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_5_, c0_.v[0], __fmul_rn(a0_5_, s0_.v[0])));
-                    o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5_, c1_.v[0], __fmul_rn(a1_5_, s1_.v[0])));
-                } else {
-                    o_2_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_5_, c0_.v[0], -__fmul_rn(b0_5_, s0_.v[0])));
-                    o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_5_, c1_.v[0], -__fmul_rn(b1_5_, s1_.v[0])));
-                }
-                float a0_6_ = kf_f16_to_f32(u_2_.v[1]);
-                float b0_6_ = kf_f16_to_f32(v_2_.v[1]);
-                float a1_6_ = kf_f16_to_f32(u_2_.v[5]);
-                float b1_6_ = kf_f16_to_f32(v_2_.v[5]);
-                if (second_2_) {
-                    o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6_, c0_.v[1], __fmul_rn(a0_6_, s0_.v[1])));
-                    o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6_, c1_.v[1], __fmul_rn(a1_6_, s1_.v[1])));
-                } else {
-                    o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_6_, c0_.v[1], -__fmul_rn(b0_6_, s0_.v[1])));
-                    o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_6_, c1_.v[1], -__fmul_rn(b1_6_, s1_.v[1])));
-                }
-                float a0_7_ = kf_f16_to_f32(u_2_.v[2]);
-                float b0_7_ = kf_f16_to_f32(v_2_.v[2]);
-                float a1_7_ = kf_f16_to_f32(u_2_.v[6]);
-                float b1_7_ = kf_f16_to_f32(v_2_.v[6]);
-                if (second_2_) {
-                    o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7_, c0_.v[2], __fmul_rn(a0_7_, s0_.v[2])));
-                    o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7_, c1_.v[2], __fmul_rn(a1_7_, s1_.v[2])));
-                } else {
-                    o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_7_, c0_.v[2], -__fmul_rn(b0_7_, s0_.v[2])));
-                    o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_7_, c1_.v[2], -__fmul_rn(b1_7_, s1_.v[2])));
-                }
-                float a0_8_ = kf_f16_to_f32(u_2_.v[3]);
-                float b0_8_ = kf_f16_to_f32(v_2_.v[3]);
-                float a1_8_ = kf_f16_to_f32(u_2_.v[7]);
-                float b1_8_ = kf_f16_to_f32(v_2_.v[7]);
-                if (second_2_) {
-                    o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8_, c0_.v[3], __fmul_rn(a0_8_, s0_.v[3])));
-                    o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8_, c1_.v[3], __fmul_rn(a1_8_, s1_.v[3])));
-                } else {
-                    o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_8_, c0_.v[3], -__fmul_rn(b0_8_, s0_.v[3])));
-                    o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_8_, c1_.v[3], -__fmul_rn(b1_8_, s1_.v[3])));
-                }
-                ov_ = o_2_;
-            } else {
-                kf_f16x8 w_ = vu_[0u];
-                kf_f16x8 t829_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_3_ = t829_;
-                float a_9_ = kf_f16_to_f32(w_.v[0]);
-                float b_ = kf_f16_to_f32(w_.v[1]);
-                o_3_.v[0] = kf_f16_from_f32(__fmaf_rn(a_9_, c0_.v[0], -__fmul_rn(b_, s0_.v[0])));
-                o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(b_, c0_.v[0], __fmul_rn(a_9_, s0_.v[0])));
-                float a_10_ = kf_f16_to_f32(w_.v[2]);
-                float b_2_ = kf_f16_to_f32(w_.v[3]);
-                o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a_10_, c0_.v[1], -__fmul_rn(b_2_, s0_.v[1])));
-                o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(b_2_, c0_.v[1], __fmul_rn(a_10_, s0_.v[1])));
-                float a_11_ = kf_f16_to_f32(w_.v[4]);
-                float b_3_ = kf_f16_to_f32(w_.v[5]);
-                o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a_11_, c0_.v[2], -__fmul_rn(b_3_, s0_.v[2])));
-                o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(b_3_, c0_.v[2], __fmul_rn(a_11_, s0_.v[2])));
-                float a_12_ = kf_f16_to_f32(w_.v[6]);
-                float b_4_ = kf_f16_to_f32(w_.v[7]);
-                o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a_12_, c0_.v[3], -__fmul_rn(b_4_, s0_.v[3])));
-                o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(b_4_, c0_.v[3], __fmul_rn(a_12_, s0_.v[3])));
-                ou_ = o_3_;
-                kf_f16x8 w_2_ = vv_[0u];
-                kf_f16x8 t894_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_4_ = t894_;
-                float a_13_ = kf_f16_to_f32(w_2_.v[0]);
-                float b_5_ = kf_f16_to_f32(w_2_.v[1]);
-                o_4_.v[0] = kf_f16_from_f32(__fmaf_rn(a_13_, c1_.v[0], -__fmul_rn(b_5_, s1_.v[0])));
-                o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b_5_, c1_.v[0], __fmul_rn(a_13_, s1_.v[0])));
-                float a_14_ = kf_f16_to_f32(w_2_.v[2]);
-                float b_6_ = kf_f16_to_f32(w_2_.v[3]);
-                o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(a_14_, c1_.v[1], -__fmul_rn(b_6_, s1_.v[1])));
-                o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b_6_, c1_.v[1], __fmul_rn(a_14_, s1_.v[1])));
-                float a_15_ = kf_f16_to_f32(w_2_.v[4]);
-                float b_7_ = kf_f16_to_f32(w_2_.v[5]);
-                o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(a_15_, c1_.v[2], -__fmul_rn(b_7_, s1_.v[2])));
-                o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b_7_, c1_.v[2], __fmul_rn(a_15_, s1_.v[2])));
-                float a_16_ = kf_f16_to_f32(w_2_.v[6]);
-                float b_8_ = kf_f16_to_f32(w_2_.v[7]);
-                o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(a_16_, c1_.v[3], -__fmul_rn(b_8_, s1_.v[3])));
-                o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b_8_, c1_.v[3], __fmul_rn(a_16_, s1_.v[3])));
-                ov_ = o_4_;
-            }
+        if ((hg_ << 2u) < h_) {
+            kf_f16x8 w_ = vu_[0u];
+            kf_f16x8 t829_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a_9_ = kf_f16_to_f32(w_.v[0]);
+            float b_ = kf_f16_to_f32(w_.v[1]);
+            kf_f16 t840_ = kf_f16_from_f32(__fmaf_rn(a_9_, t266_, -__fmul_rn(b_, t267_)));
+            kf_f16x8 o_ = t829_;
+            o_.v[0] = t840_;
+            o_.v[1] = kf_f16_from_f32(__fmaf_rn(b_, t266_, __fmul_rn(a_9_, t267_)));
+            float a_10_ = kf_f16_to_f32(w_.v[2]);
+            float b_2_ = kf_f16_to_f32(w_.v[3]);
+            o_.v[2] = kf_f16_from_f32(__fmaf_rn(a_10_, t348_, -__fmul_rn(b_2_, t349_)));
+            o_.v[3] = kf_f16_from_f32(__fmaf_rn(b_2_, t348_, __fmul_rn(a_10_, t349_)));
+            float a_11_ = kf_f16_to_f32(w_.v[4]);
+            float b_3_ = kf_f16_to_f32(w_.v[5]);
+            o_.v[4] = kf_f16_from_f32(__fmaf_rn(a_11_, t430_, -__fmul_rn(b_3_, t431_)));
+            o_.v[5] = kf_f16_from_f32(__fmaf_rn(b_3_, t430_, __fmul_rn(a_11_, t431_)));
+            float a_12_ = kf_f16_to_f32(w_.v[6]);
+            float b_4_ = kf_f16_to_f32(w_.v[7]);
+            o_.v[6] = kf_f16_from_f32(__fmaf_rn(a_12_, t512_, -__fmul_rn(b_4_, t513_)));
+            o_.v[7] = kf_f16_from_f32(__fmaf_rn(b_4_, t512_, __fmul_rn(a_12_, t513_)));
+            kf_f16x8 w_2_ = vv_[0u];
+            kf_f16x8 t894_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a_13_ = kf_f16_to_f32(w_2_.v[0]);
+            float b_5_ = kf_f16_to_f32(w_2_.v[1]);
+            kf_f16 t905_ = kf_f16_from_f32(__fmaf_rn(a_13_, t305_, -__fmul_rn(b_5_, t306_)));
+            kf_f16x8 o_2_ = t894_;
+            o_2_.v[0] = t905_;
+            o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b_5_, t305_, __fmul_rn(a_13_, t306_)));
+            float a_14_ = kf_f16_to_f32(w_2_.v[2]);
+            float b_6_ = kf_f16_to_f32(w_2_.v[3]);
+            o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(a_14_, t387_, -__fmul_rn(b_6_, t388_)));
+            o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b_6_, t387_, __fmul_rn(a_14_, t388_)));
+            float a_15_ = kf_f16_to_f32(w_2_.v[4]);
+            float b_7_ = kf_f16_to_f32(w_2_.v[5]);
+            o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(a_15_, t469_, -__fmul_rn(b_7_, t470_)));
+            o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b_7_, t469_, __fmul_rn(a_15_, t470_)));
+            float a_16_ = kf_f16_to_f32(w_2_.v[6]);
+            float b_8_ = kf_f16_to_f32(w_2_.v[7]);
+            o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(a_16_, t551_, -__fmul_rn(b_8_, t552_)));
+            o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b_8_, t551_, __fmul_rn(a_16_, t552_)));
             unsigned base8_9_ = base_[0u];
-            unsigned t958_ = base8_9_ + c_;
-            unsigned t961_ = base8_9_ + (2u * c_);
-            x8_[neox_ ? t958_ : t961_] = ou_;
+            x8_[base8_9_ + (c_ << 1u)] = o_;
             unsigned base8_10_ = base_[0u];
-            unsigned t968_ = (base8_10_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t973_ = (base8_10_ + (2u * c_)) + 1u;
-            x8_[neox_ ? t968_ : t973_] = ov_;
+            x8_[(base8_10_ + (c_ << 1u)) + 1u] = o_2_;
         }
-        if (((hg_ * 4u) + 1u) < h_) {
-            kf_f16x8 t981_ = vu_[1u];
-            kf_f16x8 ou_2_ = t981_;
-            kf_f16x8 t984_ = vv_[1u];
-            kf_f16x8 ov_2_ = t984_;
-            if (neox_) {
-                kf_f16x8 u_3_ = vu_[1u];
-                kf_f16x8 v_3_ = vv_[1u];
-                bool second_3_ = false;
-                kf_f16x8 t992_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_5_ = t992_;
-                float a0_9_ = kf_f16_to_f32(u_3_.v[0]);
-                float b0_9_ = kf_f16_to_f32(v_3_.v[0]);
-                float a1_9_ = kf_f16_to_f32(u_3_.v[4]);
-                float b1_9_ = kf_f16_to_f32(v_3_.v[4]);
-                if (second_3_) {
-                    o_5_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_9_, c0_.v[0], __fmul_rn(a0_9_, s0_.v[0])));
-                    o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_9_, c1_.v[0], __fmul_rn(a1_9_, s1_.v[0])));
-                } else {
-                    o_5_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_9_, c0_.v[0], -__fmul_rn(b0_9_, s0_.v[0])));
-                    o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9_, c1_.v[0], -__fmul_rn(b1_9_, s1_.v[0])));
-                }
-                float a0_10_ = kf_f16_to_f32(u_3_.v[1]);
-                float b0_10_ = kf_f16_to_f32(v_3_.v[1]);
-                float a1_10_ = kf_f16_to_f32(u_3_.v[5]);
-                float b1_10_ = kf_f16_to_f32(v_3_.v[5]);
-                if (second_3_) {
-                    o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_10_, c0_.v[1], __fmul_rn(a0_10_, s0_.v[1])));
-                    o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_10_, c1_.v[1], __fmul_rn(a1_10_, s1_.v[1])));
-                } else {
-                    o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10_, c0_.v[1], -__fmul_rn(b0_10_, s0_.v[1])));
-                    o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10_, c1_.v[1], -__fmul_rn(b1_10_, s1_.v[1])));
-                }
-                float a0_11_ = kf_f16_to_f32(u_3_.v[2]);
-                float b0_11_ = kf_f16_to_f32(v_3_.v[2]);
-                float a1_11_ = kf_f16_to_f32(u_3_.v[6]);
-                float b1_11_ = kf_f16_to_f32(v_3_.v[6]);
-                if (second_3_) {
-                    o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_11_, c0_.v[2], __fmul_rn(a0_11_, s0_.v[2])));
-                    o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_11_, c1_.v[2], __fmul_rn(a1_11_, s1_.v[2])));
-                } else {
-                    o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11_, c0_.v[2], -__fmul_rn(b0_11_, s0_.v[2])));
-                    o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11_, c1_.v[2], -__fmul_rn(b1_11_, s1_.v[2])));
-                }
-                float a0_12_ = kf_f16_to_f32(u_3_.v[3]);
-                float b0_12_ = kf_f16_to_f32(v_3_.v[3]);
-                float a1_12_ = kf_f16_to_f32(u_3_.v[7]);
-                float b1_12_ = kf_f16_to_f32(v_3_.v[7]);
-                if (second_3_) {
-                    o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_12_, c0_.v[3], __fmul_rn(a0_12_, s0_.v[3])));
-                    o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_12_, c1_.v[3], __fmul_rn(a1_12_, s1_.v[3])));
-                } else {
-                    o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12_, c0_.v[3], -__fmul_rn(b0_12_, s0_.v[3])));
-                    o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12_, c1_.v[3], -__fmul_rn(b1_12_, s1_.v[3])));
-                }
-                ou_2_ = o_5_;
-                kf_f16x8 u_4_ = vu_[1u];
-                kf_f16x8 v_4_ = vv_[1u];
-                bool second_4_ = true;
-                kf_f16x8 t1120_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_6_ = t1120_;
-                float a0_13_ = kf_f16_to_f32(u_4_.v[0]);
-                float b0_13_ = kf_f16_to_f32(v_4_.v[0]);
-                float a1_13_ = kf_f16_to_f32(u_4_.v[4]);
-                float b1_13_ = kf_f16_to_f32(v_4_.v[4]);
-                if (second_4_) {
-                    o_6_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_13_, c0_.v[0], __fmul_rn(a0_13_, s0_.v[0])));
-                    o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13_, c1_.v[0], __fmul_rn(a1_13_, s1_.v[0])));
-                } else {
-                    o_6_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_13_, c0_.v[0], -__fmul_rn(b0_13_, s0_.v[0])));
-                    o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_13_, c1_.v[0], -__fmul_rn(b1_13_, s1_.v[0])));
-                }
-                float a0_14_ = kf_f16_to_f32(u_4_.v[1]);
-                float b0_14_ = kf_f16_to_f32(v_4_.v[1]);
-                float a1_14_ = kf_f16_to_f32(u_4_.v[5]);
-                float b1_14_ = kf_f16_to_f32(v_4_.v[5]);
-                if (second_4_) {
-                    o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14_, c0_.v[1], __fmul_rn(a0_14_, s0_.v[1])));
-                    o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14_, c1_.v[1], __fmul_rn(a1_14_, s1_.v[1])));
-                } else {
-                    o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_14_, c0_.v[1], -__fmul_rn(b0_14_, s0_.v[1])));
-                    o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_14_, c1_.v[1], -__fmul_rn(b1_14_, s1_.v[1])));
-                }
-                float a0_15_ = kf_f16_to_f32(u_4_.v[2]);
-                float b0_15_ = kf_f16_to_f32(v_4_.v[2]);
-                float a1_15_ = kf_f16_to_f32(u_4_.v[6]);
-                float b1_15_ = kf_f16_to_f32(v_4_.v[6]);
-                if (second_4_) {
-                    o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15_, c0_.v[2], __fmul_rn(a0_15_, s0_.v[2])));
-                    o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15_, c1_.v[2], __fmul_rn(a1_15_, s1_.v[2])));
-                } else {
-                    o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_15_, c0_.v[2], -__fmul_rn(b0_15_, s0_.v[2])));
-                    o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_15_, c1_.v[2], -__fmul_rn(b1_15_, s1_.v[2])));
-                }
-                float a0_16_ = kf_f16_to_f32(u_4_.v[3]);
-                float b0_16_ = kf_f16_to_f32(v_4_.v[3]);
-                float a1_16_ = kf_f16_to_f32(u_4_.v[7]);
-                float b1_16_ = kf_f16_to_f32(v_4_.v[7]);
-                if (second_4_) {
-                    o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16_, c0_.v[3], __fmul_rn(a0_16_, s0_.v[3])));
-                    o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16_, c1_.v[3], __fmul_rn(a1_16_, s1_.v[3])));
-                } else {
-                    o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_16_, c0_.v[3], -__fmul_rn(b0_16_, s0_.v[3])));
-                    o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_16_, c1_.v[3], -__fmul_rn(b1_16_, s1_.v[3])));
-                }
-                ov_2_ = o_6_;
-            } else {
-                kf_f16x8 w_3_ = vu_[1u];
-                kf_f16x8 t1245_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_7_ = t1245_;
-                float a_17_ = kf_f16_to_f32(w_3_.v[0]);
-                float b_9_ = kf_f16_to_f32(w_3_.v[1]);
-                o_7_.v[0] = kf_f16_from_f32(__fmaf_rn(a_17_, c0_.v[0], -__fmul_rn(b_9_, s0_.v[0])));
-                o_7_.v[1] = kf_f16_from_f32(__fmaf_rn(b_9_, c0_.v[0], __fmul_rn(a_17_, s0_.v[0])));
-                float a_18_ = kf_f16_to_f32(w_3_.v[2]);
-                float b_10_ = kf_f16_to_f32(w_3_.v[3]);
-                o_7_.v[2] = kf_f16_from_f32(__fmaf_rn(a_18_, c0_.v[1], -__fmul_rn(b_10_, s0_.v[1])));
-                o_7_.v[3] = kf_f16_from_f32(__fmaf_rn(b_10_, c0_.v[1], __fmul_rn(a_18_, s0_.v[1])));
-                float a_19_ = kf_f16_to_f32(w_3_.v[4]);
-                float b_11_ = kf_f16_to_f32(w_3_.v[5]);
-                o_7_.v[4] = kf_f16_from_f32(__fmaf_rn(a_19_, c0_.v[2], -__fmul_rn(b_11_, s0_.v[2])));
-                o_7_.v[5] = kf_f16_from_f32(__fmaf_rn(b_11_, c0_.v[2], __fmul_rn(a_19_, s0_.v[2])));
-                float a_20_ = kf_f16_to_f32(w_3_.v[6]);
-                float b_12_ = kf_f16_to_f32(w_3_.v[7]);
-                o_7_.v[6] = kf_f16_from_f32(__fmaf_rn(a_20_, c0_.v[3], -__fmul_rn(b_12_, s0_.v[3])));
-                o_7_.v[7] = kf_f16_from_f32(__fmaf_rn(b_12_, c0_.v[3], __fmul_rn(a_20_, s0_.v[3])));
-                ou_2_ = o_7_;
-                kf_f16x8 w_4_ = vv_[1u];
-                kf_f16x8 t1310_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_8_ = t1310_;
-                float a_21_ = kf_f16_to_f32(w_4_.v[0]);
-                float b_13_ = kf_f16_to_f32(w_4_.v[1]);
-                o_8_.v[0] = kf_f16_from_f32(__fmaf_rn(a_21_, c1_.v[0], -__fmul_rn(b_13_, s1_.v[0])));
-                o_8_.v[1] = kf_f16_from_f32(__fmaf_rn(b_13_, c1_.v[0], __fmul_rn(a_21_, s1_.v[0])));
-                float a_22_ = kf_f16_to_f32(w_4_.v[2]);
-                float b_14_ = kf_f16_to_f32(w_4_.v[3]);
-                o_8_.v[2] = kf_f16_from_f32(__fmaf_rn(a_22_, c1_.v[1], -__fmul_rn(b_14_, s1_.v[1])));
-                o_8_.v[3] = kf_f16_from_f32(__fmaf_rn(b_14_, c1_.v[1], __fmul_rn(a_22_, s1_.v[1])));
-                float a_23_ = kf_f16_to_f32(w_4_.v[4]);
-                float b_15_ = kf_f16_to_f32(w_4_.v[5]);
-                o_8_.v[4] = kf_f16_from_f32(__fmaf_rn(a_23_, c1_.v[2], -__fmul_rn(b_15_, s1_.v[2])));
-                o_8_.v[5] = kf_f16_from_f32(__fmaf_rn(b_15_, c1_.v[2], __fmul_rn(a_23_, s1_.v[2])));
-                float a_24_ = kf_f16_to_f32(w_4_.v[6]);
-                float b_16_ = kf_f16_to_f32(w_4_.v[7]);
-                o_8_.v[6] = kf_f16_from_f32(__fmaf_rn(a_24_, c1_.v[3], -__fmul_rn(b_16_, s1_.v[3])));
-                o_8_.v[7] = kf_f16_from_f32(__fmaf_rn(b_16_, c1_.v[3], __fmul_rn(a_24_, s1_.v[3])));
-                ov_2_ = o_8_;
-            }
+        if (((hg_ << 2u) + 1u) < h_) {
+            kf_f16x8 w_3_ = vu_[1u];
+            kf_f16x8 t1245_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a_17_ = kf_f16_to_f32(w_3_.v[0]);
+            float b_9_ = kf_f16_to_f32(w_3_.v[1]);
+            kf_f16 t1256_ = kf_f16_from_f32(__fmaf_rn(a_17_, t266_, -__fmul_rn(b_9_, t267_)));
+            kf_f16x8 o_3_ = t1245_;
+            o_3_.v[0] = t1256_;
+            o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(b_9_, t266_, __fmul_rn(a_17_, t267_)));
+            float a_18_ = kf_f16_to_f32(w_3_.v[2]);
+            float b_10_ = kf_f16_to_f32(w_3_.v[3]);
+            o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a_18_, t348_, -__fmul_rn(b_10_, t349_)));
+            o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(b_10_, t348_, __fmul_rn(a_18_, t349_)));
+            float a_19_ = kf_f16_to_f32(w_3_.v[4]);
+            float b_11_ = kf_f16_to_f32(w_3_.v[5]);
+            o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a_19_, t430_, -__fmul_rn(b_11_, t431_)));
+            o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(b_11_, t430_, __fmul_rn(a_19_, t431_)));
+            float a_20_ = kf_f16_to_f32(w_3_.v[6]);
+            float b_12_ = kf_f16_to_f32(w_3_.v[7]);
+            o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a_20_, t512_, -__fmul_rn(b_12_, t513_)));
+            o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(b_12_, t512_, __fmul_rn(a_20_, t513_)));
+            kf_f16x8 w_4_ = vv_[1u];
+            kf_f16x8 t1310_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a_21_ = kf_f16_to_f32(w_4_.v[0]);
+            float b_13_ = kf_f16_to_f32(w_4_.v[1]);
+            kf_f16 t1321_ = kf_f16_from_f32(__fmaf_rn(a_21_, t305_, -__fmul_rn(b_13_, t306_)));
+            kf_f16x8 o_4_ = t1310_;
+            o_4_.v[0] = t1321_;
+            o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b_13_, t305_, __fmul_rn(a_21_, t306_)));
+            float a_22_ = kf_f16_to_f32(w_4_.v[2]);
+            float b_14_ = kf_f16_to_f32(w_4_.v[3]);
+            o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(a_22_, t387_, -__fmul_rn(b_14_, t388_)));
+            o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b_14_, t387_, __fmul_rn(a_22_, t388_)));
+            float a_23_ = kf_f16_to_f32(w_4_.v[4]);
+            float b_15_ = kf_f16_to_f32(w_4_.v[5]);
+            o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(a_23_, t469_, -__fmul_rn(b_15_, t470_)));
+            o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b_15_, t469_, __fmul_rn(a_23_, t470_)));
+            float a_24_ = kf_f16_to_f32(w_4_.v[6]);
+            float b_16_ = kf_f16_to_f32(w_4_.v[7]);
+            o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(a_24_, t551_, -__fmul_rn(b_16_, t552_)));
+            o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b_16_, t551_, __fmul_rn(a_24_, t552_)));
             unsigned base8_11_ = base_[1u];
-            unsigned t1374_ = base8_11_ + c_;
-            unsigned t1377_ = base8_11_ + (2u * c_);
-            x8_[neox_ ? t1374_ : t1377_] = ou_2_;
+            x8_[base8_11_ + (c_ << 1u)] = o_3_;
             unsigned base8_12_ = base_[1u];
-            unsigned t1384_ = (base8_12_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1389_ = (base8_12_ + (2u * c_)) + 1u;
-            x8_[neox_ ? t1384_ : t1389_] = ov_2_;
+            x8_[(base8_12_ + (c_ << 1u)) + 1u] = o_4_;
         }
-        if (((hg_ * 4u) + 2u) < h_) {
-            kf_f16x8 t1397_ = vu_[2u];
-            kf_f16x8 ou_3_ = t1397_;
-            kf_f16x8 t1400_ = vv_[2u];
-            kf_f16x8 ov_3_ = t1400_;
-            if (neox_) {
-                kf_f16x8 u_5_ = vu_[2u];
-                kf_f16x8 v_5_ = vv_[2u];
-                bool second_5_ = false;
-                kf_f16x8 t1408_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_9_ = t1408_;
-                float a0_17_ = kf_f16_to_f32(u_5_.v[0]);
-                float b0_17_ = kf_f16_to_f32(v_5_.v[0]);
-                float a1_17_ = kf_f16_to_f32(u_5_.v[4]);
-                float b1_17_ = kf_f16_to_f32(v_5_.v[4]);
-                if (second_5_) {
-                    o_9_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_17_, c0_.v[0], __fmul_rn(a0_17_, s0_.v[0])));
-                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_17_, c1_.v[0], __fmul_rn(a1_17_, s1_.v[0])));
-                } else {
-                    o_9_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_17_, c0_.v[0], -__fmul_rn(b0_17_, s0_.v[0])));
-                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_17_, c1_.v[0], -__fmul_rn(b1_17_, s1_.v[0])));
-                }
-                float a0_18_ = kf_f16_to_f32(u_5_.v[1]);
-                float b0_18_ = kf_f16_to_f32(v_5_.v[1]);
-                float a1_18_ = kf_f16_to_f32(u_5_.v[5]);
-                float b1_18_ = kf_f16_to_f32(v_5_.v[5]);
-                if (second_5_) {
-                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_18_, c0_.v[1], __fmul_rn(a0_18_, s0_.v[1])));
-                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_18_, c1_.v[1], __fmul_rn(a1_18_, s1_.v[1])));
-                } else {
-                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_18_, c0_.v[1], -__fmul_rn(b0_18_, s0_.v[1])));
-                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_18_, c1_.v[1], -__fmul_rn(b1_18_, s1_.v[1])));
-                }
-                float a0_19_ = kf_f16_to_f32(u_5_.v[2]);
-                float b0_19_ = kf_f16_to_f32(v_5_.v[2]);
-                float a1_19_ = kf_f16_to_f32(u_5_.v[6]);
-                float b1_19_ = kf_f16_to_f32(v_5_.v[6]);
-                if (second_5_) {
-                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_19_, c0_.v[2], __fmul_rn(a0_19_, s0_.v[2])));
-                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_19_, c1_.v[2], __fmul_rn(a1_19_, s1_.v[2])));
-                } else {
-                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_19_, c0_.v[2], -__fmul_rn(b0_19_, s0_.v[2])));
-                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_19_, c1_.v[2], -__fmul_rn(b1_19_, s1_.v[2])));
-                }
-                float a0_20_ = kf_f16_to_f32(u_5_.v[3]);
-                float b0_20_ = kf_f16_to_f32(v_5_.v[3]);
-                float a1_20_ = kf_f16_to_f32(u_5_.v[7]);
-                float b1_20_ = kf_f16_to_f32(v_5_.v[7]);
-                if (second_5_) {
-                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_20_, c0_.v[3], __fmul_rn(a0_20_, s0_.v[3])));
-                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_20_, c1_.v[3], __fmul_rn(a1_20_, s1_.v[3])));
-                } else {
-                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_20_, c0_.v[3], -__fmul_rn(b0_20_, s0_.v[3])));
-                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_20_, c1_.v[3], -__fmul_rn(b1_20_, s1_.v[3])));
-                }
-                ou_3_ = o_9_;
-                kf_f16x8 u_6_ = vu_[2u];
-                kf_f16x8 v_6_ = vv_[2u];
-                bool second_6_ = true;
-                kf_f16x8 t1536_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_10_ = t1536_;
-                float a0_21_ = kf_f16_to_f32(u_6_.v[0]);
-                float b0_21_ = kf_f16_to_f32(v_6_.v[0]);
-                float a1_21_ = kf_f16_to_f32(u_6_.v[4]);
-                float b1_21_ = kf_f16_to_f32(v_6_.v[4]);
-                if (second_6_) {
-                    o_10_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_21_, c0_.v[0], __fmul_rn(a0_21_, s0_.v[0])));
-                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_21_, c1_.v[0], __fmul_rn(a1_21_, s1_.v[0])));
-                } else {
-                    o_10_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_21_, c0_.v[0], -__fmul_rn(b0_21_, s0_.v[0])));
-                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_21_, c1_.v[0], -__fmul_rn(b1_21_, s1_.v[0])));
-                }
-                float a0_22_ = kf_f16_to_f32(u_6_.v[1]);
-                float b0_22_ = kf_f16_to_f32(v_6_.v[1]);
-                float a1_22_ = kf_f16_to_f32(u_6_.v[5]);
-                float b1_22_ = kf_f16_to_f32(v_6_.v[5]);
-                if (second_6_) {
-                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_22_, c0_.v[1], __fmul_rn(a0_22_, s0_.v[1])));
-                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_22_, c1_.v[1], __fmul_rn(a1_22_, s1_.v[1])));
-                } else {
-                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_22_, c0_.v[1], -__fmul_rn(b0_22_, s0_.v[1])));
-                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_22_, c1_.v[1], -__fmul_rn(b1_22_, s1_.v[1])));
-                }
-                float a0_23_ = kf_f16_to_f32(u_6_.v[2]);
-                float b0_23_ = kf_f16_to_f32(v_6_.v[2]);
-                float a1_23_ = kf_f16_to_f32(u_6_.v[6]);
-                float b1_23_ = kf_f16_to_f32(v_6_.v[6]);
-                if (second_6_) {
-                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_23_, c0_.v[2], __fmul_rn(a0_23_, s0_.v[2])));
-                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_23_, c1_.v[2], __fmul_rn(a1_23_, s1_.v[2])));
-                } else {
-                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_23_, c0_.v[2], -__fmul_rn(b0_23_, s0_.v[2])));
-                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_23_, c1_.v[2], -__fmul_rn(b1_23_, s1_.v[2])));
-                }
-                float a0_24_ = kf_f16_to_f32(u_6_.v[3]);
-                float b0_24_ = kf_f16_to_f32(v_6_.v[3]);
-                float a1_24_ = kf_f16_to_f32(u_6_.v[7]);
-                float b1_24_ = kf_f16_to_f32(v_6_.v[7]);
-                if (second_6_) {
-                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_24_, c0_.v[3], __fmul_rn(a0_24_, s0_.v[3])));
-                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_24_, c1_.v[3], __fmul_rn(a1_24_, s1_.v[3])));
-                } else {
-                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_24_, c0_.v[3], -__fmul_rn(b0_24_, s0_.v[3])));
-                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_24_, c1_.v[3], -__fmul_rn(b1_24_, s1_.v[3])));
-                }
-                ov_3_ = o_10_;
-            } else {
-                kf_f16x8 w_5_ = vu_[2u];
-                kf_f16x8 t1661_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_11_ = t1661_;
-                float a_25_ = kf_f16_to_f32(w_5_.v[0]);
-                float b_17_ = kf_f16_to_f32(w_5_.v[1]);
-                o_11_.v[0] = kf_f16_from_f32(__fmaf_rn(a_25_, c0_.v[0], -__fmul_rn(b_17_, s0_.v[0])));
-                o_11_.v[1] = kf_f16_from_f32(__fmaf_rn(b_17_, c0_.v[0], __fmul_rn(a_25_, s0_.v[0])));
-                float a_26_ = kf_f16_to_f32(w_5_.v[2]);
-                float b_18_ = kf_f16_to_f32(w_5_.v[3]);
-                o_11_.v[2] = kf_f16_from_f32(__fmaf_rn(a_26_, c0_.v[1], -__fmul_rn(b_18_, s0_.v[1])));
-                o_11_.v[3] = kf_f16_from_f32(__fmaf_rn(b_18_, c0_.v[1], __fmul_rn(a_26_, s0_.v[1])));
-                float a_27_ = kf_f16_to_f32(w_5_.v[4]);
-                float b_19_ = kf_f16_to_f32(w_5_.v[5]);
-                o_11_.v[4] = kf_f16_from_f32(__fmaf_rn(a_27_, c0_.v[2], -__fmul_rn(b_19_, s0_.v[2])));
-                o_11_.v[5] = kf_f16_from_f32(__fmaf_rn(b_19_, c0_.v[2], __fmul_rn(a_27_, s0_.v[2])));
-                float a_28_ = kf_f16_to_f32(w_5_.v[6]);
-                float b_20_ = kf_f16_to_f32(w_5_.v[7]);
-                o_11_.v[6] = kf_f16_from_f32(__fmaf_rn(a_28_, c0_.v[3], -__fmul_rn(b_20_, s0_.v[3])));
-                o_11_.v[7] = kf_f16_from_f32(__fmaf_rn(b_20_, c0_.v[3], __fmul_rn(a_28_, s0_.v[3])));
-                ou_3_ = o_11_;
-                kf_f16x8 w_6_ = vv_[2u];
-                kf_f16x8 t1726_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_12_ = t1726_;
-                float a_29_ = kf_f16_to_f32(w_6_.v[0]);
-                float b_21_ = kf_f16_to_f32(w_6_.v[1]);
-                o_12_.v[0] = kf_f16_from_f32(__fmaf_rn(a_29_, c1_.v[0], -__fmul_rn(b_21_, s1_.v[0])));
-                o_12_.v[1] = kf_f16_from_f32(__fmaf_rn(b_21_, c1_.v[0], __fmul_rn(a_29_, s1_.v[0])));
-                float a_30_ = kf_f16_to_f32(w_6_.v[2]);
-                float b_22_ = kf_f16_to_f32(w_6_.v[3]);
-                o_12_.v[2] = kf_f16_from_f32(__fmaf_rn(a_30_, c1_.v[1], -__fmul_rn(b_22_, s1_.v[1])));
-                o_12_.v[3] = kf_f16_from_f32(__fmaf_rn(b_22_, c1_.v[1], __fmul_rn(a_30_, s1_.v[1])));
-                float a_31_ = kf_f16_to_f32(w_6_.v[4]);
-                float b_23_ = kf_f16_to_f32(w_6_.v[5]);
-                o_12_.v[4] = kf_f16_from_f32(__fmaf_rn(a_31_, c1_.v[2], -__fmul_rn(b_23_, s1_.v[2])));
-                o_12_.v[5] = kf_f16_from_f32(__fmaf_rn(b_23_, c1_.v[2], __fmul_rn(a_31_, s1_.v[2])));
-                float a_32_ = kf_f16_to_f32(w_6_.v[6]);
-                float b_24_ = kf_f16_to_f32(w_6_.v[7]);
-                o_12_.v[6] = kf_f16_from_f32(__fmaf_rn(a_32_, c1_.v[3], -__fmul_rn(b_24_, s1_.v[3])));
-                o_12_.v[7] = kf_f16_from_f32(__fmaf_rn(b_24_, c1_.v[3], __fmul_rn(a_32_, s1_.v[3])));
-                ov_3_ = o_12_;
-            }
+        if (((hg_ << 2u) + 2u) < h_) {
+            kf_f16x8 w_5_ = vu_[2u];
+            kf_f16x8 t1661_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a_25_ = kf_f16_to_f32(w_5_.v[0]);
+            float b_17_ = kf_f16_to_f32(w_5_.v[1]);
+            kf_f16 t1672_ = kf_f16_from_f32(__fmaf_rn(a_25_, t266_, -__fmul_rn(b_17_, t267_)));
+            kf_f16x8 o_5_ = t1661_;
+            o_5_.v[0] = t1672_;
+            o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(b_17_, t266_, __fmul_rn(a_25_, t267_)));
+            float a_26_ = kf_f16_to_f32(w_5_.v[2]);
+            float b_18_ = kf_f16_to_f32(w_5_.v[3]);
+            o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(a_26_, t348_, -__fmul_rn(b_18_, t349_)));
+            o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(b_18_, t348_, __fmul_rn(a_26_, t349_)));
+            float a_27_ = kf_f16_to_f32(w_5_.v[4]);
+            float b_19_ = kf_f16_to_f32(w_5_.v[5]);
+            o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(a_27_, t430_, -__fmul_rn(b_19_, t431_)));
+            o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(b_19_, t430_, __fmul_rn(a_27_, t431_)));
+            float a_28_ = kf_f16_to_f32(w_5_.v[6]);
+            float b_20_ = kf_f16_to_f32(w_5_.v[7]);
+            o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(a_28_, t512_, -__fmul_rn(b_20_, t513_)));
+            o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(b_20_, t512_, __fmul_rn(a_28_, t513_)));
+            kf_f16x8 w_6_ = vv_[2u];
+            kf_f16x8 t1726_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a_29_ = kf_f16_to_f32(w_6_.v[0]);
+            float b_21_ = kf_f16_to_f32(w_6_.v[1]);
+            kf_f16 t1737_ = kf_f16_from_f32(__fmaf_rn(a_29_, t305_, -__fmul_rn(b_21_, t306_)));
+            kf_f16x8 o_6_ = t1726_;
+            o_6_.v[0] = t1737_;
+            o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(b_21_, t305_, __fmul_rn(a_29_, t306_)));
+            float a_30_ = kf_f16_to_f32(w_6_.v[2]);
+            float b_22_ = kf_f16_to_f32(w_6_.v[3]);
+            o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(a_30_, t387_, -__fmul_rn(b_22_, t388_)));
+            o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(b_22_, t387_, __fmul_rn(a_30_, t388_)));
+            float a_31_ = kf_f16_to_f32(w_6_.v[4]);
+            float b_23_ = kf_f16_to_f32(w_6_.v[5]);
+            o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(a_31_, t469_, -__fmul_rn(b_23_, t470_)));
+            o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(b_23_, t469_, __fmul_rn(a_31_, t470_)));
+            float a_32_ = kf_f16_to_f32(w_6_.v[6]);
+            float b_24_ = kf_f16_to_f32(w_6_.v[7]);
+            o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(a_32_, t551_, -__fmul_rn(b_24_, t552_)));
+            o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(b_24_, t551_, __fmul_rn(a_32_, t552_)));
             unsigned base8_13_ = base_[2u];
-            unsigned t1790_ = base8_13_ + c_;
-            unsigned t1793_ = base8_13_ + (2u * c_);
-            x8_[neox_ ? t1790_ : t1793_] = ou_3_;
+            x8_[base8_13_ + (c_ << 1u)] = o_5_;
             unsigned base8_14_ = base_[2u];
-            unsigned t1800_ = (base8_14_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1805_ = (base8_14_ + (2u * c_)) + 1u;
-            x8_[neox_ ? t1800_ : t1805_] = ov_3_;
+            x8_[(base8_14_ + (c_ << 1u)) + 1u] = o_6_;
         }
-        if (((hg_ * 4u) + 3u) < h_) {
-            kf_f16x8 t1813_ = vu_[3u];
-            kf_f16x8 ou_4_ = t1813_;
-            kf_f16x8 t1816_ = vv_[3u];
-            kf_f16x8 ov_4_ = t1816_;
-            if (neox_) {
-                kf_f16x8 u_7_ = vu_[3u];
-                kf_f16x8 v_7_ = vv_[3u];
-                bool second_7_ = false;
-                kf_f16x8 t1824_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_13_ = t1824_;
-                float a0_25_ = kf_f16_to_f32(u_7_.v[0]);
-                float b0_25_ = kf_f16_to_f32(v_7_.v[0]);
-                float a1_25_ = kf_f16_to_f32(u_7_.v[4]);
-                float b1_25_ = kf_f16_to_f32(v_7_.v[4]);
-                if (second_7_) {
-                    o_13_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_25_, c0_.v[0], __fmul_rn(a0_25_, s0_.v[0])));
-                    o_13_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_25_, c1_.v[0], __fmul_rn(a1_25_, s1_.v[0])));
-                } else {
-                    o_13_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_25_, c0_.v[0], -__fmul_rn(b0_25_, s0_.v[0])));
-                    o_13_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_25_, c1_.v[0], -__fmul_rn(b1_25_, s1_.v[0])));
-                }
-                float a0_26_ = kf_f16_to_f32(u_7_.v[1]);
-                float b0_26_ = kf_f16_to_f32(v_7_.v[1]);
-                float a1_26_ = kf_f16_to_f32(u_7_.v[5]);
-                float b1_26_ = kf_f16_to_f32(v_7_.v[5]);
-                if (second_7_) {
-                    o_13_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_26_, c0_.v[1], __fmul_rn(a0_26_, s0_.v[1])));
-                    o_13_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_26_, c1_.v[1], __fmul_rn(a1_26_, s1_.v[1])));
-                } else {
-                    o_13_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_26_, c0_.v[1], -__fmul_rn(b0_26_, s0_.v[1])));
-                    o_13_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_26_, c1_.v[1], -__fmul_rn(b1_26_, s1_.v[1])));
-                }
-                float a0_27_ = kf_f16_to_f32(u_7_.v[2]);
-                float b0_27_ = kf_f16_to_f32(v_7_.v[2]);
-                float a1_27_ = kf_f16_to_f32(u_7_.v[6]);
-                float b1_27_ = kf_f16_to_f32(v_7_.v[6]);
-                if (second_7_) {
-                    o_13_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_27_, c0_.v[2], __fmul_rn(a0_27_, s0_.v[2])));
-                    o_13_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_27_, c1_.v[2], __fmul_rn(a1_27_, s1_.v[2])));
-                } else {
-                    o_13_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_27_, c0_.v[2], -__fmul_rn(b0_27_, s0_.v[2])));
-                    o_13_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_27_, c1_.v[2], -__fmul_rn(b1_27_, s1_.v[2])));
-                }
-                float a0_28_ = kf_f16_to_f32(u_7_.v[3]);
-                float b0_28_ = kf_f16_to_f32(v_7_.v[3]);
-                float a1_28_ = kf_f16_to_f32(u_7_.v[7]);
-                float b1_28_ = kf_f16_to_f32(v_7_.v[7]);
-                if (second_7_) {
-                    o_13_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_28_, c0_.v[3], __fmul_rn(a0_28_, s0_.v[3])));
-                    o_13_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_28_, c1_.v[3], __fmul_rn(a1_28_, s1_.v[3])));
-                } else {
-                    o_13_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_28_, c0_.v[3], -__fmul_rn(b0_28_, s0_.v[3])));
-                    o_13_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_28_, c1_.v[3], -__fmul_rn(b1_28_, s1_.v[3])));
-                }
-                ou_4_ = o_13_;
-                kf_f16x8 u_8_ = vu_[3u];
-                kf_f16x8 v_8_ = vv_[3u];
-                bool second_8_ = true;
-                kf_f16x8 t1952_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_14_ = t1952_;
-                float a0_29_ = kf_f16_to_f32(u_8_.v[0]);
-                float b0_29_ = kf_f16_to_f32(v_8_.v[0]);
-                float a1_29_ = kf_f16_to_f32(u_8_.v[4]);
-                float b1_29_ = kf_f16_to_f32(v_8_.v[4]);
-                if (second_8_) {
-                    o_14_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_29_, c0_.v[0], __fmul_rn(a0_29_, s0_.v[0])));
-                    o_14_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_29_, c1_.v[0], __fmul_rn(a1_29_, s1_.v[0])));
-                } else {
-                    o_14_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_29_, c0_.v[0], -__fmul_rn(b0_29_, s0_.v[0])));
-                    o_14_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_29_, c1_.v[0], -__fmul_rn(b1_29_, s1_.v[0])));
-                }
-                float a0_30_ = kf_f16_to_f32(u_8_.v[1]);
-                float b0_30_ = kf_f16_to_f32(v_8_.v[1]);
-                float a1_30_ = kf_f16_to_f32(u_8_.v[5]);
-                float b1_30_ = kf_f16_to_f32(v_8_.v[5]);
-                if (second_8_) {
-                    o_14_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_30_, c0_.v[1], __fmul_rn(a0_30_, s0_.v[1])));
-                    o_14_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_30_, c1_.v[1], __fmul_rn(a1_30_, s1_.v[1])));
-                } else {
-                    o_14_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_30_, c0_.v[1], -__fmul_rn(b0_30_, s0_.v[1])));
-                    o_14_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_30_, c1_.v[1], -__fmul_rn(b1_30_, s1_.v[1])));
-                }
-                float a0_31_ = kf_f16_to_f32(u_8_.v[2]);
-                float b0_31_ = kf_f16_to_f32(v_8_.v[2]);
-                float a1_31_ = kf_f16_to_f32(u_8_.v[6]);
-                float b1_31_ = kf_f16_to_f32(v_8_.v[6]);
-                if (second_8_) {
-                    o_14_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_31_, c0_.v[2], __fmul_rn(a0_31_, s0_.v[2])));
-                    o_14_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_31_, c1_.v[2], __fmul_rn(a1_31_, s1_.v[2])));
-                } else {
-                    o_14_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_31_, c0_.v[2], -__fmul_rn(b0_31_, s0_.v[2])));
-                    o_14_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_31_, c1_.v[2], -__fmul_rn(b1_31_, s1_.v[2])));
-                }
-                float a0_32_ = kf_f16_to_f32(u_8_.v[3]);
-                float b0_32_ = kf_f16_to_f32(v_8_.v[3]);
-                float a1_32_ = kf_f16_to_f32(u_8_.v[7]);
-                float b1_32_ = kf_f16_to_f32(v_8_.v[7]);
-                if (second_8_) {
-                    o_14_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_32_, c0_.v[3], __fmul_rn(a0_32_, s0_.v[3])));
-                    o_14_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_32_, c1_.v[3], __fmul_rn(a1_32_, s1_.v[3])));
-                } else {
-                    o_14_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_32_, c0_.v[3], -__fmul_rn(b0_32_, s0_.v[3])));
-                    o_14_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_32_, c1_.v[3], -__fmul_rn(b1_32_, s1_.v[3])));
-                }
-                ov_4_ = o_14_;
-            } else {
-                kf_f16x8 w_7_ = vu_[3u];
-                kf_f16x8 t2077_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_15_ = t2077_;
-                float a_33_ = kf_f16_to_f32(w_7_.v[0]);
-                float b_25_ = kf_f16_to_f32(w_7_.v[1]);
-                o_15_.v[0] = kf_f16_from_f32(__fmaf_rn(a_33_, c0_.v[0], -__fmul_rn(b_25_, s0_.v[0])));
-                o_15_.v[1] = kf_f16_from_f32(__fmaf_rn(b_25_, c0_.v[0], __fmul_rn(a_33_, s0_.v[0])));
-                float a_34_ = kf_f16_to_f32(w_7_.v[2]);
-                float b_26_ = kf_f16_to_f32(w_7_.v[3]);
-                o_15_.v[2] = kf_f16_from_f32(__fmaf_rn(a_34_, c0_.v[1], -__fmul_rn(b_26_, s0_.v[1])));
-                o_15_.v[3] = kf_f16_from_f32(__fmaf_rn(b_26_, c0_.v[1], __fmul_rn(a_34_, s0_.v[1])));
-                float a_35_ = kf_f16_to_f32(w_7_.v[4]);
-                float b_27_ = kf_f16_to_f32(w_7_.v[5]);
-                o_15_.v[4] = kf_f16_from_f32(__fmaf_rn(a_35_, c0_.v[2], -__fmul_rn(b_27_, s0_.v[2])));
-                o_15_.v[5] = kf_f16_from_f32(__fmaf_rn(b_27_, c0_.v[2], __fmul_rn(a_35_, s0_.v[2])));
-                float a_36_ = kf_f16_to_f32(w_7_.v[6]);
-                float b_28_ = kf_f16_to_f32(w_7_.v[7]);
-                o_15_.v[6] = kf_f16_from_f32(__fmaf_rn(a_36_, c0_.v[3], -__fmul_rn(b_28_, s0_.v[3])));
-                o_15_.v[7] = kf_f16_from_f32(__fmaf_rn(b_28_, c0_.v[3], __fmul_rn(a_36_, s0_.v[3])));
-                ou_4_ = o_15_;
-                kf_f16x8 w_8_ = vv_[3u];
-                kf_f16x8 t2142_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_16_ = t2142_;
-                float a_37_ = kf_f16_to_f32(w_8_.v[0]);
-                float b_29_ = kf_f16_to_f32(w_8_.v[1]);
-                o_16_.v[0] = kf_f16_from_f32(__fmaf_rn(a_37_, c1_.v[0], -__fmul_rn(b_29_, s1_.v[0])));
-                o_16_.v[1] = kf_f16_from_f32(__fmaf_rn(b_29_, c1_.v[0], __fmul_rn(a_37_, s1_.v[0])));
-                float a_38_ = kf_f16_to_f32(w_8_.v[2]);
-                float b_30_ = kf_f16_to_f32(w_8_.v[3]);
-                o_16_.v[2] = kf_f16_from_f32(__fmaf_rn(a_38_, c1_.v[1], -__fmul_rn(b_30_, s1_.v[1])));
-                o_16_.v[3] = kf_f16_from_f32(__fmaf_rn(b_30_, c1_.v[1], __fmul_rn(a_38_, s1_.v[1])));
-                float a_39_ = kf_f16_to_f32(w_8_.v[4]);
-                float b_31_ = kf_f16_to_f32(w_8_.v[5]);
-                o_16_.v[4] = kf_f16_from_f32(__fmaf_rn(a_39_, c1_.v[2], -__fmul_rn(b_31_, s1_.v[2])));
-                o_16_.v[5] = kf_f16_from_f32(__fmaf_rn(b_31_, c1_.v[2], __fmul_rn(a_39_, s1_.v[2])));
-                float a_40_ = kf_f16_to_f32(w_8_.v[6]);
-                float b_32_ = kf_f16_to_f32(w_8_.v[7]);
-                o_16_.v[6] = kf_f16_from_f32(__fmaf_rn(a_40_, c1_.v[3], -__fmul_rn(b_32_, s1_.v[3])));
-                o_16_.v[7] = kf_f16_from_f32(__fmaf_rn(b_32_, c1_.v[3], __fmul_rn(a_40_, s1_.v[3])));
-                ov_4_ = o_16_;
-            }
+        if (((hg_ << 2u) + 3u) < h_) {
+            kf_f16x8 w_7_ = vu_[3u];
+            kf_f16x8 t2077_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a_33_ = kf_f16_to_f32(w_7_.v[0]);
+            float b_25_ = kf_f16_to_f32(w_7_.v[1]);
+            kf_f16 t2088_ = kf_f16_from_f32(__fmaf_rn(a_33_, t266_, -__fmul_rn(b_25_, t267_)));
+            kf_f16x8 o_7_ = t2077_;
+            o_7_.v[0] = t2088_;
+            o_7_.v[1] = kf_f16_from_f32(__fmaf_rn(b_25_, t266_, __fmul_rn(a_33_, t267_)));
+            float a_34_ = kf_f16_to_f32(w_7_.v[2]);
+            float b_26_ = kf_f16_to_f32(w_7_.v[3]);
+            o_7_.v[2] = kf_f16_from_f32(__fmaf_rn(a_34_, t348_, -__fmul_rn(b_26_, t349_)));
+            o_7_.v[3] = kf_f16_from_f32(__fmaf_rn(b_26_, t348_, __fmul_rn(a_34_, t349_)));
+            float a_35_ = kf_f16_to_f32(w_7_.v[4]);
+            float b_27_ = kf_f16_to_f32(w_7_.v[5]);
+            o_7_.v[4] = kf_f16_from_f32(__fmaf_rn(a_35_, t430_, -__fmul_rn(b_27_, t431_)));
+            o_7_.v[5] = kf_f16_from_f32(__fmaf_rn(b_27_, t430_, __fmul_rn(a_35_, t431_)));
+            float a_36_ = kf_f16_to_f32(w_7_.v[6]);
+            float b_28_ = kf_f16_to_f32(w_7_.v[7]);
+            o_7_.v[6] = kf_f16_from_f32(__fmaf_rn(a_36_, t512_, -__fmul_rn(b_28_, t513_)));
+            o_7_.v[7] = kf_f16_from_f32(__fmaf_rn(b_28_, t512_, __fmul_rn(a_36_, t513_)));
+            kf_f16x8 w_8_ = vv_[3u];
+            kf_f16x8 t2142_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a_37_ = kf_f16_to_f32(w_8_.v[0]);
+            float b_29_ = kf_f16_to_f32(w_8_.v[1]);
+            kf_f16 t2153_ = kf_f16_from_f32(__fmaf_rn(a_37_, t305_, -__fmul_rn(b_29_, t306_)));
+            kf_f16x8 o_8_ = t2142_;
+            o_8_.v[0] = t2153_;
+            o_8_.v[1] = kf_f16_from_f32(__fmaf_rn(b_29_, t305_, __fmul_rn(a_37_, t306_)));
+            float a_38_ = kf_f16_to_f32(w_8_.v[2]);
+            float b_30_ = kf_f16_to_f32(w_8_.v[3]);
+            o_8_.v[2] = kf_f16_from_f32(__fmaf_rn(a_38_, t387_, -__fmul_rn(b_30_, t388_)));
+            o_8_.v[3] = kf_f16_from_f32(__fmaf_rn(b_30_, t387_, __fmul_rn(a_38_, t388_)));
+            float a_39_ = kf_f16_to_f32(w_8_.v[4]);
+            float b_31_ = kf_f16_to_f32(w_8_.v[5]);
+            o_8_.v[4] = kf_f16_from_f32(__fmaf_rn(a_39_, t469_, -__fmul_rn(b_31_, t470_)));
+            o_8_.v[5] = kf_f16_from_f32(__fmaf_rn(b_31_, t469_, __fmul_rn(a_39_, t470_)));
+            float a_40_ = kf_f16_to_f32(w_8_.v[6]);
+            float b_32_ = kf_f16_to_f32(w_8_.v[7]);
+            o_8_.v[6] = kf_f16_from_f32(__fmaf_rn(a_40_, t551_, -__fmul_rn(b_32_, t552_)));
+            o_8_.v[7] = kf_f16_from_f32(__fmaf_rn(b_32_, t551_, __fmul_rn(a_40_, t552_)));
             unsigned base8_15_ = base_[3u];
-            unsigned t2206_ = base8_15_ + c_;
-            unsigned t2209_ = base8_15_ + (2u * c_);
-            x8_[neox_ ? t2206_ : t2209_] = ou_4_;
+            x8_[base8_15_ + (c_ << 1u)] = o_7_;
             unsigned base8_16_ = base_[3u];
-            unsigned t2216_ = (base8_16_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t2221_ = (base8_16_ + (2u * c_)) + 1u;
-            x8_[neox_ ? t2216_ : t2221_] = ov_4_;
+            x8_[(base8_16_ + (c_ << 1u)) + 1u] = o_8_;
         }
-        break;
     }
 }
 
@@ -1957,1019 +657,401 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
 {
     kf_f16x8 vu_[4];
     kf_f16x8 vv_[4];
-    bool neox_ = true;
-    for (;;) {
-        const kf_f16x8* src8_ = (const kf_f16x8*)qkv_;
-        kf_f16x8* q8_ = (kf_f16x8*)q_;
-        kf_f16x8* k8_ = (kf_f16x8*)kc_;
-        kf_f16x8* v8_ = (kf_f16x8*)vc_;
-        unsigned nh_ = h_ + (2u * hkv_);
-        unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % kf_shr_u32(d_, 4u);
-        unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) % ((nh_ / 4u) + (((nh_ % 4u) != 0u) ? 1u : 0u));
-        unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) / ((nh_ / 4u) + (((nh_ % 4u) != 0u) ? 1u : 0u));
-        if (tok_ >= t_) {
-            break;
-        }
+    const kf_f16x8* src8_ = (const kf_f16x8*)qkv_;
+    kf_f16x8* q8_ = (kf_f16x8*)q_;
+    kf_f16x8* k8_ = (kf_f16x8*)kc_;
+    kf_f16x8* v8_ = (kf_f16x8*)vc_;
+    unsigned nh_ = h_ + (hkv_ << 1u);
+    unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % (d_ >> 4u);
+    unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) % ((nh_ >> 2u) + (((nh_ & 3u) != 0u) ? 1u : 0u));
+    unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) / ((nh_ >> 2u) + (((nh_ & 3u) != 0u) ? 1u : 0u));
+    if (!(tok_ >= t_)) {
         unsigned pi_ = pos_[tok_];
-        unsigned base8_ = kf_shr_u32((((tok_ * nh_) + min(((hg_ * 4u) + 0u), (nh_ - 1u))) * d_), 3u);
-        unsigned t77_ = base8_ + c_;
-        unsigned t80_ = base8_ + (2u * c_);
-        vu_[0u] = src8_[neox_ ? t77_ : t80_];
-        unsigned t87_ = (base8_ + kf_shr_u32(d_, 4u)) + c_;
-        unsigned t92_ = (base8_ + (2u * c_)) + 1u;
-        vv_[0u] = src8_[neox_ ? t87_ : t92_];
-        unsigned base8_2_ = kf_shr_u32((((tok_ * nh_) + min(((hg_ * 4u) + 1u), (nh_ - 1u))) * d_), 3u);
-        unsigned t108_ = base8_2_ + c_;
-        unsigned t111_ = base8_2_ + (2u * c_);
-        vu_[1u] = src8_[neox_ ? t108_ : t111_];
-        unsigned t118_ = (base8_2_ + kf_shr_u32(d_, 4u)) + c_;
-        unsigned t123_ = (base8_2_ + (2u * c_)) + 1u;
-        vv_[1u] = src8_[neox_ ? t118_ : t123_];
-        unsigned base8_3_ = kf_shr_u32((((tok_ * nh_) + min(((hg_ * 4u) + 2u), (nh_ - 1u))) * d_), 3u);
-        unsigned t139_ = base8_3_ + c_;
-        unsigned t142_ = base8_3_ + (2u * c_);
-        vu_[2u] = src8_[neox_ ? t139_ : t142_];
-        unsigned t149_ = (base8_3_ + kf_shr_u32(d_, 4u)) + c_;
-        unsigned t154_ = (base8_3_ + (2u * c_)) + 1u;
-        vv_[2u] = src8_[neox_ ? t149_ : t154_];
-        unsigned base8_4_ = kf_shr_u32((((tok_ * nh_) + min(((hg_ * 4u) + 3u), (nh_ - 1u))) * d_), 3u);
-        unsigned t170_ = base8_4_ + c_;
-        unsigned t173_ = base8_4_ + (2u * c_);
-        vu_[3u] = src8_[neox_ ? t170_ : t173_];
-        unsigned t180_ = (base8_4_ + kf_shr_u32(d_, 4u)) + c_;
-        unsigned t185_ = (base8_4_ + (2u * c_)) + 1u;
-        vv_[3u] = src8_[neox_ ? t180_ : t185_];
+        unsigned base8_ = (((tok_ * nh_) + min((hg_ << 2u), (nh_ - 1u))) * d_) >> 3u;
+        vu_[0u] = src8_[base8_ + c_];
+        vv_[0u] = src8_[(base8_ + (d_ >> 4u)) + c_];
+        unsigned base8_2_ = (((tok_ * nh_) + min(((hg_ << 2u) + 1u), (nh_ - 1u))) * d_) >> 3u;
+        vu_[1u] = src8_[base8_2_ + c_];
+        vv_[1u] = src8_[(base8_2_ + (d_ >> 4u)) + c_];
+        unsigned base8_3_ = (((tok_ * nh_) + min(((hg_ << 2u) + 2u), (nh_ - 1u))) * d_) >> 3u;
+        vu_[2u] = src8_[base8_3_ + c_];
+        vv_[2u] = src8_[(base8_3_ + (d_ >> 4u)) + c_];
+        unsigned base8_4_ = (((tok_ * nh_) + min(((hg_ << 2u) + 3u), (nh_ - 1u))) * d_) >> 3u;
+        vu_[3u] = src8_[base8_4_ + c_];
+        vv_[3u] = src8_[(base8_4_ + (d_ >> 4u)) + c_];
         double p_ = (double)pi_;
         double lt_ = log2((double)theta_);
-        unsigned i0_ = 8u * c_;
+        unsigned i0_ = c_ << 3u;
         double inv0_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_, __ddiv_rn(2.0, (double)d_)), lt_));
-        unsigned i0_2_ = 1u;
-        double ratio_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_2_, __ddiv_rn(2.0, (double)d_)), lt_));
-        kf_f32x4 t211_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 c0_ = t211_;
-        kf_f32x4 t214_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 c1_ = t214_;
-        kf_f32x4 t217_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 s0_ = t217_;
-        kf_f32x4 t220_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 s1_ = t220_;
-        unsigned e_ = 0u;
-        double inv_ = inv0_;
-        if (0u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (1u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (2u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (3u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (4u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (5u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (6u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        double a_ = __dmul_rn(p_, inv_);
+        double ratio_ = exp2(__dmul_rn(__dmul_rn(-1.0, __ddiv_rn(2.0, (double)d_)), lt_));
+        double a_ = __dmul_rn(p_, inv0_);
         double k_ = floor(__fma_rn(a_, 0.15915494309189535, 0.5));
         double r_ = __fma_rn(-k_, 2.4492935982947064e-16, __fma_rn(-k_, 6.283185307179586, a_));
         float rf_ = __double2float_rn(r_);
         float t257_ = kf_cos_approx(rf_);
         float t258_ = kf_sin_approx(rf_);
-        kf_f32x2 lo_ = kf_f32x2{{t257_, t258_}};
-        unsigned e_2_ = 4u;
-        double inv_2_ = inv0_;
-        if (0u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (1u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (2u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (3u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (4u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (5u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (6u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        double a_2_ = __dmul_rn(p_, inv_2_);
+        double a_2_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_), ratio_));
         double k_2_ = floor(__fma_rn(a_2_, 0.15915494309189535, 0.5));
         double r_2_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_2_));
         float rf_2_ = __double2float_rn(r_2_);
         float t296_ = kf_cos_approx(rf_2_);
         float t297_ = kf_sin_approx(rf_2_);
-        kf_f32x2 hi_ = kf_f32x2{{t296_, t297_}};
-        c0_.v[0] = lo_.v[0];
-        s0_.v[0] = lo_.v[1];
-        c1_.v[0] = hi_.v[0];
-        s1_.v[0] = hi_.v[1];
-        unsigned e_3_ = 1u;
-        double inv_3_ = inv0_;
-        if (0u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (1u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (2u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (3u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (4u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (5u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (6u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        double a_3_ = __dmul_rn(p_, inv_3_);
+        double a_3_ = __dmul_rn(p_, __dmul_rn(inv0_, ratio_));
         double k_3_ = floor(__fma_rn(a_3_, 0.15915494309189535, 0.5));
         double r_3_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_3_));
         float rf_3_ = __double2float_rn(r_3_);
         float t339_ = kf_cos_approx(rf_3_);
         float t340_ = kf_sin_approx(rf_3_);
-        kf_f32x2 lo_2_ = kf_f32x2{{t339_, t340_}};
-        unsigned e_4_ = 5u;
-        double inv_4_ = inv0_;
-        if (0u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (1u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (2u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (3u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (4u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (5u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (6u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        double a_4_ = __dmul_rn(p_, inv_4_);
+        double a_4_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_), ratio_), ratio_));
         double k_4_ = floor(__fma_rn(a_4_, 0.15915494309189535, 0.5));
         double r_4_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_4_));
         float rf_4_ = __double2float_rn(r_4_);
         float t378_ = kf_cos_approx(rf_4_);
         float t379_ = kf_sin_approx(rf_4_);
-        kf_f32x2 hi_2_ = kf_f32x2{{t378_, t379_}};
-        c0_.v[1] = lo_2_.v[0];
-        s0_.v[1] = lo_2_.v[1];
-        c1_.v[1] = hi_2_.v[0];
-        s1_.v[1] = hi_2_.v[1];
-        unsigned e_5_ = 2u;
-        double inv_5_ = inv0_;
-        if (0u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (1u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (2u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (3u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (4u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (5u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (6u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        double a_5_ = __dmul_rn(p_, inv_5_);
+        double a_5_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(inv0_, ratio_), ratio_));
         double k_5_ = floor(__fma_rn(a_5_, 0.15915494309189535, 0.5));
         double r_5_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_5_));
         float rf_5_ = __double2float_rn(r_5_);
         float t421_ = kf_cos_approx(rf_5_);
         float t422_ = kf_sin_approx(rf_5_);
-        kf_f32x2 lo_3_ = kf_f32x2{{t421_, t422_}};
-        unsigned e_6_ = 6u;
-        double inv_6_ = inv0_;
-        if (0u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (1u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (2u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (3u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (4u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (5u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (6u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        double a_6_ = __dmul_rn(p_, inv_6_);
+        double a_6_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_), ratio_), ratio_), ratio_));
         double k_6_ = floor(__fma_rn(a_6_, 0.15915494309189535, 0.5));
         double r_6_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_6_));
         float rf_6_ = __double2float_rn(r_6_);
         float t460_ = kf_cos_approx(rf_6_);
         float t461_ = kf_sin_approx(rf_6_);
-        kf_f32x2 hi_3_ = kf_f32x2{{t460_, t461_}};
-        c0_.v[2] = lo_3_.v[0];
-        s0_.v[2] = lo_3_.v[1];
-        c1_.v[2] = hi_3_.v[0];
-        s1_.v[2] = hi_3_.v[1];
-        unsigned e_7_ = 3u;
-        double inv_7_ = inv0_;
-        if (0u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (1u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (2u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (3u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (4u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (5u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (6u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        double a_7_ = __dmul_rn(p_, inv_7_);
+        double a_7_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_));
         double k_7_ = floor(__fma_rn(a_7_, 0.15915494309189535, 0.5));
         double r_7_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_7_));
         float rf_7_ = __double2float_rn(r_7_);
         float t503_ = kf_cos_approx(rf_7_);
         float t504_ = kf_sin_approx(rf_7_);
-        kf_f32x2 lo_4_ = kf_f32x2{{t503_, t504_}};
-        unsigned e_8_ = 7u;
-        double inv_8_ = inv0_;
-        if (0u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (1u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (2u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (3u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (4u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (5u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (6u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        double a_8_ = __dmul_rn(p_, inv_8_);
+        double a_8_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_), ratio_), ratio_), ratio_), ratio_));
         double k_8_ = floor(__fma_rn(a_8_, 0.15915494309189535, 0.5));
         double r_8_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_8_));
         float rf_8_ = __double2float_rn(r_8_);
         float t542_ = kf_cos_approx(rf_8_);
         float t543_ = kf_sin_approx(rf_8_);
-        kf_f32x2 hi_4_ = kf_f32x2{{t542_, t543_}};
-        c0_.v[3] = lo_4_.v[0];
-        s0_.v[3] = lo_4_.v[1];
-        c1_.v[3] = hi_4_.v[0];
-        s1_.v[3] = hi_4_.v[1];
-        unsigned head_ = (hg_ * 4u) + 0u;
+        unsigned t551_ = hg_ << 2u;
         kf_f16x8 t555_ = vu_[0u];
         kf_f16x8 ou_ = t555_;
         kf_f16x8 t558_ = vv_[0u];
         kf_f16x8 ov_ = t558_;
-        if (head_ < (h_ + hkv_)) {
-            if (neox_) {
-                kf_f16x8 u_ = vu_[0u];
-                kf_f16x8 v_ = vv_[0u];
-                bool second_ = false;
-                kf_f16x8 t568_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_ = t568_;
-                float a0_ = kf_f16_to_f32(u_.v[0]);
-                float b0_ = kf_f16_to_f32(v_.v[0]);
-                float a1_ = kf_f16_to_f32(u_.v[4]);
-                float b1_ = kf_f16_to_f32(v_.v[4]);
-                if (second_) {
-                    o_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_, c0_.v[0], __fmul_rn(a0_, s0_.v[0])));
-                    o_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_, c1_.v[0], __fmul_rn(a1_, s1_.v[0])));
-                } else {
-                    o_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_, c0_.v[0], -__fmul_rn(b0_, s0_.v[0])));
-                    o_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_, c1_.v[0], -__fmul_rn(b1_, s1_.v[0])));
-                }
-                float a0_2_ = kf_f16_to_f32(u_.v[1]);
-                float b0_2_ = kf_f16_to_f32(v_.v[1]);
-                float a1_2_ = kf_f16_to_f32(u_.v[5]);
-                float b1_2_ = kf_f16_to_f32(v_.v[5]);
-                if (second_) {
-                    o_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_2_, c0_.v[1], __fmul_rn(a0_2_, s0_.v[1])));
-                    o_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_2_, c1_.v[1], __fmul_rn(a1_2_, s1_.v[1])));
-                } else {
-                    o_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2_, c0_.v[1], -__fmul_rn(b0_2_, s0_.v[1])));
-                    o_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2_, c1_.v[1], -__fmul_rn(b1_2_, s1_.v[1])));
-                }
-                float a0_3_ = kf_f16_to_f32(u_.v[2]);
-                float b0_3_ = kf_f16_to_f32(v_.v[2]);
-                float a1_3_ = kf_f16_to_f32(u_.v[6]);
-                float b1_3_ = kf_f16_to_f32(v_.v[6]);
-                if (second_) {
-                    o_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_3_, c0_.v[2], __fmul_rn(a0_3_, s0_.v[2])));
-                    o_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_3_, c1_.v[2], __fmul_rn(a1_3_, s1_.v[2])));
-                } else {
-                    o_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3_, c0_.v[2], -__fmul_rn(b0_3_, s0_.v[2])));
-                    o_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3_, c1_.v[2], -__fmul_rn(b1_3_, s1_.v[2])));
-                }
-                float a0_4_ = kf_f16_to_f32(u_.v[3]);
-                float b0_4_ = kf_f16_to_f32(v_.v[3]);
-                float a1_4_ = kf_f16_to_f32(u_.v[7]);
-                float b1_4_ = kf_f16_to_f32(v_.v[7]);
-                if (second_) {
-                    o_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_4_, c0_.v[3], __fmul_rn(a0_4_, s0_.v[3])));
-                    o_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_4_, c1_.v[3], __fmul_rn(a1_4_, s1_.v[3])));
-                } else {
-                    o_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4_, c0_.v[3], -__fmul_rn(b0_4_, s0_.v[3])));
-                    o_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4_, c1_.v[3], -__fmul_rn(b1_4_, s1_.v[3])));
-                }
-                ou_ = o_;
-                kf_f16x8 u_2_ = vu_[0u];
-                kf_f16x8 v_2_ = vv_[0u];
-                bool second_2_ = true;
-                kf_f16x8 t696_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_2_ = t696_;
-                float a0_5_ = kf_f16_to_f32(u_2_.v[0]);
-                float b0_5_ = kf_f16_to_f32(v_2_.v[0]);
-                float a1_5_ = kf_f16_to_f32(u_2_.v[4]);
-                float b1_5_ = kf_f16_to_f32(v_2_.v[4]);
-                if (second_2_) {
-                    o_2_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_5_, c0_.v[0], __fmul_rn(a0_5_, s0_.v[0])));
-                    o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5_, c1_.v[0], __fmul_rn(a1_5_, s1_.v[0])));
-                } else {
-                    o_2_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_5_, c0_.v[0], -__fmul_rn(b0_5_, s0_.v[0])));
-                    o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_5_, c1_.v[0], -__fmul_rn(b1_5_, s1_.v[0])));
-                }
-                float a0_6_ = kf_f16_to_f32(u_2_.v[1]);
-                float b0_6_ = kf_f16_to_f32(v_2_.v[1]);
-                float a1_6_ = kf_f16_to_f32(u_2_.v[5]);
-                float b1_6_ = kf_f16_to_f32(v_2_.v[5]);
-                if (second_2_) {
-                    o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6_, c0_.v[1], __fmul_rn(a0_6_, s0_.v[1])));
-                    o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6_, c1_.v[1], __fmul_rn(a1_6_, s1_.v[1])));
-                } else {
-                    o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_6_, c0_.v[1], -__fmul_rn(b0_6_, s0_.v[1])));
-                    o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_6_, c1_.v[1], -__fmul_rn(b1_6_, s1_.v[1])));
-                }
-                float a0_7_ = kf_f16_to_f32(u_2_.v[2]);
-                float b0_7_ = kf_f16_to_f32(v_2_.v[2]);
-                float a1_7_ = kf_f16_to_f32(u_2_.v[6]);
-                float b1_7_ = kf_f16_to_f32(v_2_.v[6]);
-                if (second_2_) {
-                    o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7_, c0_.v[2], __fmul_rn(a0_7_, s0_.v[2])));
-                    o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7_, c1_.v[2], __fmul_rn(a1_7_, s1_.v[2])));
-                } else {
-                    o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_7_, c0_.v[2], -__fmul_rn(b0_7_, s0_.v[2])));
-                    o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_7_, c1_.v[2], -__fmul_rn(b1_7_, s1_.v[2])));
-                }
-                float a0_8_ = kf_f16_to_f32(u_2_.v[3]);
-                float b0_8_ = kf_f16_to_f32(v_2_.v[3]);
-                float a1_8_ = kf_f16_to_f32(u_2_.v[7]);
-                float b1_8_ = kf_f16_to_f32(v_2_.v[7]);
-                if (second_2_) {
-                    o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8_, c0_.v[3], __fmul_rn(a0_8_, s0_.v[3])));
-                    o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8_, c1_.v[3], __fmul_rn(a1_8_, s1_.v[3])));
-                } else {
-                    o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_8_, c0_.v[3], -__fmul_rn(b0_8_, s0_.v[3])));
-                    o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_8_, c1_.v[3], -__fmul_rn(b1_8_, s1_.v[3])));
-                }
-                ov_ = o_2_;
-            } else {
-                kf_f16x8 w_ = vu_[0u];
-                kf_f16x8 t821_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_3_ = t821_;
-                float a_9_ = kf_f16_to_f32(w_.v[0]);
-                float b_ = kf_f16_to_f32(w_.v[1]);
-                o_3_.v[0] = kf_f16_from_f32(__fmaf_rn(a_9_, c0_.v[0], -__fmul_rn(b_, s0_.v[0])));
-                o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(b_, c0_.v[0], __fmul_rn(a_9_, s0_.v[0])));
-                float a_10_ = kf_f16_to_f32(w_.v[2]);
-                float b_2_ = kf_f16_to_f32(w_.v[3]);
-                o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a_10_, c0_.v[1], -__fmul_rn(b_2_, s0_.v[1])));
-                o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(b_2_, c0_.v[1], __fmul_rn(a_10_, s0_.v[1])));
-                float a_11_ = kf_f16_to_f32(w_.v[4]);
-                float b_3_ = kf_f16_to_f32(w_.v[5]);
-                o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a_11_, c0_.v[2], -__fmul_rn(b_3_, s0_.v[2])));
-                o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(b_3_, c0_.v[2], __fmul_rn(a_11_, s0_.v[2])));
-                float a_12_ = kf_f16_to_f32(w_.v[6]);
-                float b_4_ = kf_f16_to_f32(w_.v[7]);
-                o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a_12_, c0_.v[3], -__fmul_rn(b_4_, s0_.v[3])));
-                o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(b_4_, c0_.v[3], __fmul_rn(a_12_, s0_.v[3])));
-                ou_ = o_3_;
-                kf_f16x8 w_2_ = vv_[0u];
-                kf_f16x8 t886_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_4_ = t886_;
-                float a_13_ = kf_f16_to_f32(w_2_.v[0]);
-                float b_5_ = kf_f16_to_f32(w_2_.v[1]);
-                o_4_.v[0] = kf_f16_from_f32(__fmaf_rn(a_13_, c1_.v[0], -__fmul_rn(b_5_, s1_.v[0])));
-                o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b_5_, c1_.v[0], __fmul_rn(a_13_, s1_.v[0])));
-                float a_14_ = kf_f16_to_f32(w_2_.v[2]);
-                float b_6_ = kf_f16_to_f32(w_2_.v[3]);
-                o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(a_14_, c1_.v[1], -__fmul_rn(b_6_, s1_.v[1])));
-                o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b_6_, c1_.v[1], __fmul_rn(a_14_, s1_.v[1])));
-                float a_15_ = kf_f16_to_f32(w_2_.v[4]);
-                float b_7_ = kf_f16_to_f32(w_2_.v[5]);
-                o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(a_15_, c1_.v[2], -__fmul_rn(b_7_, s1_.v[2])));
-                o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b_7_, c1_.v[2], __fmul_rn(a_15_, s1_.v[2])));
-                float a_16_ = kf_f16_to_f32(w_2_.v[6]);
-                float b_8_ = kf_f16_to_f32(w_2_.v[7]);
-                o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(a_16_, c1_.v[3], -__fmul_rn(b_8_, s1_.v[3])));
-                o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b_8_, c1_.v[3], __fmul_rn(a_16_, s1_.v[3])));
-                ov_ = o_4_;
-            }
+        if (t551_ < (h_ + hkv_)) {
+            kf_f16x8 u_ = vu_[0u];
+            kf_f16x8 v_ = vv_[0u];
+            kf_f16x8 t568_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a0_ = kf_f16_to_f32(u_.v[0]);
+            float b0_ = kf_f16_to_f32(v_.v[0]);
+            float a1_ = kf_f16_to_f32(u_.v[4]);
+            float b1_ = kf_f16_to_f32(v_.v[4]);
+            kf_f16 t593_ = kf_f16_from_f32(__fmaf_rn(a0_, t257_, -__fmul_rn(b0_, t258_)));
+            kf_f16x8 o_ = t568_;
+            o_.v[0] = t593_;
+            o_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_, t296_, -__fmul_rn(b1_, t297_)));
+            float a0_2_ = kf_f16_to_f32(u_.v[1]);
+            float b0_2_ = kf_f16_to_f32(v_.v[1]);
+            float a1_2_ = kf_f16_to_f32(u_.v[5]);
+            float b1_2_ = kf_f16_to_f32(v_.v[5]);
+            o_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2_, t339_, -__fmul_rn(b0_2_, t340_)));
+            o_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2_, t378_, -__fmul_rn(b1_2_, t379_)));
+            float a0_3_ = kf_f16_to_f32(u_.v[2]);
+            float b0_3_ = kf_f16_to_f32(v_.v[2]);
+            float a1_3_ = kf_f16_to_f32(u_.v[6]);
+            float b1_3_ = kf_f16_to_f32(v_.v[6]);
+            o_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3_, t421_, -__fmul_rn(b0_3_, t422_)));
+            o_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3_, t460_, -__fmul_rn(b1_3_, t461_)));
+            float a0_4_ = kf_f16_to_f32(u_.v[3]);
+            float b0_4_ = kf_f16_to_f32(v_.v[3]);
+            float a1_4_ = kf_f16_to_f32(u_.v[7]);
+            float b1_4_ = kf_f16_to_f32(v_.v[7]);
+            o_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4_, t503_, -__fmul_rn(b0_4_, t504_)));
+            o_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4_, t542_, -__fmul_rn(b1_4_, t543_)));
+            ou_ = o_;
+            kf_f16x8 u_2_ = vu_[0u];
+            kf_f16x8 v_2_ = vv_[0u];
+            kf_f16x8 t696_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a0_5_ = kf_f16_to_f32(u_2_.v[0]);
+            float b0_5_ = kf_f16_to_f32(v_2_.v[0]);
+            float a1_5_ = kf_f16_to_f32(u_2_.v[4]);
+            float b1_5_ = kf_f16_to_f32(v_2_.v[4]);
+            kf_f16 t710_ = kf_f16_from_f32(__fmaf_rn(b0_5_, t257_, __fmul_rn(a0_5_, t258_)));
+            kf_f16x8 o_2_ = t696_;
+            o_2_.v[0] = t710_;
+            o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5_, t296_, __fmul_rn(a1_5_, t297_)));
+            float a0_6_ = kf_f16_to_f32(u_2_.v[1]);
+            float b0_6_ = kf_f16_to_f32(v_2_.v[1]);
+            float a1_6_ = kf_f16_to_f32(u_2_.v[5]);
+            float b1_6_ = kf_f16_to_f32(v_2_.v[5]);
+            o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6_, t339_, __fmul_rn(a0_6_, t340_)));
+            o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6_, t378_, __fmul_rn(a1_6_, t379_)));
+            float a0_7_ = kf_f16_to_f32(u_2_.v[2]);
+            float b0_7_ = kf_f16_to_f32(v_2_.v[2]);
+            float a1_7_ = kf_f16_to_f32(u_2_.v[6]);
+            float b1_7_ = kf_f16_to_f32(v_2_.v[6]);
+            o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7_, t421_, __fmul_rn(a0_7_, t422_)));
+            o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7_, t460_, __fmul_rn(a1_7_, t461_)));
+            float a0_8_ = kf_f16_to_f32(u_2_.v[3]);
+            float b0_8_ = kf_f16_to_f32(v_2_.v[3]);
+            float a1_8_ = kf_f16_to_f32(u_2_.v[7]);
+            float b1_8_ = kf_f16_to_f32(v_2_.v[7]);
+            o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8_, t503_, __fmul_rn(a0_8_, t504_)));
+            o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8_, t542_, __fmul_rn(a1_8_, t543_)));
+            ov_ = o_2_;
         }
-        if (head_ < h_) {
-            unsigned base8_5_ = kf_shr_u32((((tok_ * h_) + head_) * d_), 3u);
-            unsigned t954_ = base8_5_ + c_;
-            unsigned t957_ = base8_5_ + (2u * c_);
-            q8_[neox_ ? t954_ : t957_] = ou_;
-            unsigned t962_ = (base8_5_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t967_ = (base8_5_ + (2u * c_)) + 1u;
-            q8_[neox_ ? t962_ : t967_] = ov_;
-        } else if (head_ < (h_ + hkv_)) {
-            unsigned base8_6_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) * d_), 3u);
-            unsigned t979_ = base8_6_ + c_;
-            unsigned t982_ = base8_6_ + (2u * c_);
-            k8_[neox_ ? t979_ : t982_] = ou_;
-            unsigned t987_ = (base8_6_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t992_ = (base8_6_ + (2u * c_)) + 1u;
-            k8_[neox_ ? t987_ : t992_] = ov_;
-        } else if (head_ < nh_) {
-            unsigned base8_7_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) - hkv_) * d_), 3u);
-            unsigned t1004_ = base8_7_ + c_;
-            unsigned t1007_ = base8_7_ + (2u * c_);
-            v8_[neox_ ? t1004_ : t1007_] = ou_;
-            unsigned t1012_ = (base8_7_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1017_ = (base8_7_ + (2u * c_)) + 1u;
-            v8_[neox_ ? t1012_ : t1017_] = ov_;
+        if (t551_ < h_) {
+            unsigned base8_5_ = (((tok_ * h_) + t551_) * d_) >> 3u;
+            q8_[base8_5_ + c_] = ou_;
+            q8_[(base8_5_ + (d_ >> 4u)) + c_] = ov_;
+        } else if (t551_ < (h_ + hkv_)) {
+            unsigned base8_6_ = ((((((tok_ * l_) + pi_) * hkv_) + t551_) - h_) * d_) >> 3u;
+            k8_[base8_6_ + c_] = ou_;
+            k8_[(base8_6_ + (d_ >> 4u)) + c_] = ov_;
+        } else if (t551_ < nh_) {
+            unsigned base8_7_ = (((((((tok_ * l_) + pi_) * hkv_) + t551_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_7_ + c_] = ou_;
+            v8_[(base8_7_ + (d_ >> 4u)) + c_] = ov_;
         }
-        unsigned head_2_ = (hg_ * 4u) + 1u;
+        unsigned head_ = (hg_ << 2u) + 1u;
         kf_f16x8 t1024_ = vu_[1u];
         kf_f16x8 ou_2_ = t1024_;
         kf_f16x8 t1027_ = vv_[1u];
         kf_f16x8 ov_2_ = t1027_;
-        if (head_2_ < (h_ + hkv_)) {
-            if (neox_) {
-                kf_f16x8 u_3_ = vu_[1u];
-                kf_f16x8 v_3_ = vv_[1u];
-                bool second_3_ = false;
-                kf_f16x8 t1037_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_5_ = t1037_;
-                float a0_9_ = kf_f16_to_f32(u_3_.v[0]);
-                float b0_9_ = kf_f16_to_f32(v_3_.v[0]);
-                float a1_9_ = kf_f16_to_f32(u_3_.v[4]);
-                float b1_9_ = kf_f16_to_f32(v_3_.v[4]);
-                if (second_3_) {
-                    o_5_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_9_, c0_.v[0], __fmul_rn(a0_9_, s0_.v[0])));
-                    o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_9_, c1_.v[0], __fmul_rn(a1_9_, s1_.v[0])));
-                } else {
-                    o_5_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_9_, c0_.v[0], -__fmul_rn(b0_9_, s0_.v[0])));
-                    o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9_, c1_.v[0], -__fmul_rn(b1_9_, s1_.v[0])));
-                }
-                float a0_10_ = kf_f16_to_f32(u_3_.v[1]);
-                float b0_10_ = kf_f16_to_f32(v_3_.v[1]);
-                float a1_10_ = kf_f16_to_f32(u_3_.v[5]);
-                float b1_10_ = kf_f16_to_f32(v_3_.v[5]);
-                if (second_3_) {
-                    o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_10_, c0_.v[1], __fmul_rn(a0_10_, s0_.v[1])));
-                    o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_10_, c1_.v[1], __fmul_rn(a1_10_, s1_.v[1])));
-                } else {
-                    o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10_, c0_.v[1], -__fmul_rn(b0_10_, s0_.v[1])));
-                    o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10_, c1_.v[1], -__fmul_rn(b1_10_, s1_.v[1])));
-                }
-                float a0_11_ = kf_f16_to_f32(u_3_.v[2]);
-                float b0_11_ = kf_f16_to_f32(v_3_.v[2]);
-                float a1_11_ = kf_f16_to_f32(u_3_.v[6]);
-                float b1_11_ = kf_f16_to_f32(v_3_.v[6]);
-                if (second_3_) {
-                    o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_11_, c0_.v[2], __fmul_rn(a0_11_, s0_.v[2])));
-                    o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_11_, c1_.v[2], __fmul_rn(a1_11_, s1_.v[2])));
-                } else {
-                    o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11_, c0_.v[2], -__fmul_rn(b0_11_, s0_.v[2])));
-                    o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11_, c1_.v[2], -__fmul_rn(b1_11_, s1_.v[2])));
-                }
-                float a0_12_ = kf_f16_to_f32(u_3_.v[3]);
-                float b0_12_ = kf_f16_to_f32(v_3_.v[3]);
-                float a1_12_ = kf_f16_to_f32(u_3_.v[7]);
-                float b1_12_ = kf_f16_to_f32(v_3_.v[7]);
-                if (second_3_) {
-                    o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_12_, c0_.v[3], __fmul_rn(a0_12_, s0_.v[3])));
-                    o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_12_, c1_.v[3], __fmul_rn(a1_12_, s1_.v[3])));
-                } else {
-                    o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12_, c0_.v[3], -__fmul_rn(b0_12_, s0_.v[3])));
-                    o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12_, c1_.v[3], -__fmul_rn(b1_12_, s1_.v[3])));
-                }
-                ou_2_ = o_5_;
-                kf_f16x8 u_4_ = vu_[1u];
-                kf_f16x8 v_4_ = vv_[1u];
-                bool second_4_ = true;
-                kf_f16x8 t1165_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_6_ = t1165_;
-                float a0_13_ = kf_f16_to_f32(u_4_.v[0]);
-                float b0_13_ = kf_f16_to_f32(v_4_.v[0]);
-                float a1_13_ = kf_f16_to_f32(u_4_.v[4]);
-                float b1_13_ = kf_f16_to_f32(v_4_.v[4]);
-                if (second_4_) {
-                    o_6_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_13_, c0_.v[0], __fmul_rn(a0_13_, s0_.v[0])));
-                    o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13_, c1_.v[0], __fmul_rn(a1_13_, s1_.v[0])));
-                } else {
-                    o_6_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_13_, c0_.v[0], -__fmul_rn(b0_13_, s0_.v[0])));
-                    o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_13_, c1_.v[0], -__fmul_rn(b1_13_, s1_.v[0])));
-                }
-                float a0_14_ = kf_f16_to_f32(u_4_.v[1]);
-                float b0_14_ = kf_f16_to_f32(v_4_.v[1]);
-                float a1_14_ = kf_f16_to_f32(u_4_.v[5]);
-                float b1_14_ = kf_f16_to_f32(v_4_.v[5]);
-                if (second_4_) {
-                    o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14_, c0_.v[1], __fmul_rn(a0_14_, s0_.v[1])));
-                    o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14_, c1_.v[1], __fmul_rn(a1_14_, s1_.v[1])));
-                } else {
-                    o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_14_, c0_.v[1], -__fmul_rn(b0_14_, s0_.v[1])));
-                    o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_14_, c1_.v[1], -__fmul_rn(b1_14_, s1_.v[1])));
-                }
-                float a0_15_ = kf_f16_to_f32(u_4_.v[2]);
-                float b0_15_ = kf_f16_to_f32(v_4_.v[2]);
-                float a1_15_ = kf_f16_to_f32(u_4_.v[6]);
-                float b1_15_ = kf_f16_to_f32(v_4_.v[6]);
-                if (second_4_) {
-                    o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15_, c0_.v[2], __fmul_rn(a0_15_, s0_.v[2])));
-                    o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15_, c1_.v[2], __fmul_rn(a1_15_, s1_.v[2])));
-                } else {
-                    o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_15_, c0_.v[2], -__fmul_rn(b0_15_, s0_.v[2])));
-                    o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_15_, c1_.v[2], -__fmul_rn(b1_15_, s1_.v[2])));
-                }
-                float a0_16_ = kf_f16_to_f32(u_4_.v[3]);
-                float b0_16_ = kf_f16_to_f32(v_4_.v[3]);
-                float a1_16_ = kf_f16_to_f32(u_4_.v[7]);
-                float b1_16_ = kf_f16_to_f32(v_4_.v[7]);
-                if (second_4_) {
-                    o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16_, c0_.v[3], __fmul_rn(a0_16_, s0_.v[3])));
-                    o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16_, c1_.v[3], __fmul_rn(a1_16_, s1_.v[3])));
-                } else {
-                    o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_16_, c0_.v[3], -__fmul_rn(b0_16_, s0_.v[3])));
-                    o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_16_, c1_.v[3], -__fmul_rn(b1_16_, s1_.v[3])));
-                }
-                ov_2_ = o_6_;
-            } else {
-                kf_f16x8 w_3_ = vu_[1u];
-                kf_f16x8 t1290_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_7_ = t1290_;
-                float a_17_ = kf_f16_to_f32(w_3_.v[0]);
-                float b_9_ = kf_f16_to_f32(w_3_.v[1]);
-                o_7_.v[0] = kf_f16_from_f32(__fmaf_rn(a_17_, c0_.v[0], -__fmul_rn(b_9_, s0_.v[0])));
-                o_7_.v[1] = kf_f16_from_f32(__fmaf_rn(b_9_, c0_.v[0], __fmul_rn(a_17_, s0_.v[0])));
-                float a_18_ = kf_f16_to_f32(w_3_.v[2]);
-                float b_10_ = kf_f16_to_f32(w_3_.v[3]);
-                o_7_.v[2] = kf_f16_from_f32(__fmaf_rn(a_18_, c0_.v[1], -__fmul_rn(b_10_, s0_.v[1])));
-                o_7_.v[3] = kf_f16_from_f32(__fmaf_rn(b_10_, c0_.v[1], __fmul_rn(a_18_, s0_.v[1])));
-                float a_19_ = kf_f16_to_f32(w_3_.v[4]);
-                float b_11_ = kf_f16_to_f32(w_3_.v[5]);
-                o_7_.v[4] = kf_f16_from_f32(__fmaf_rn(a_19_, c0_.v[2], -__fmul_rn(b_11_, s0_.v[2])));
-                o_7_.v[5] = kf_f16_from_f32(__fmaf_rn(b_11_, c0_.v[2], __fmul_rn(a_19_, s0_.v[2])));
-                float a_20_ = kf_f16_to_f32(w_3_.v[6]);
-                float b_12_ = kf_f16_to_f32(w_3_.v[7]);
-                o_7_.v[6] = kf_f16_from_f32(__fmaf_rn(a_20_, c0_.v[3], -__fmul_rn(b_12_, s0_.v[3])));
-                o_7_.v[7] = kf_f16_from_f32(__fmaf_rn(b_12_, c0_.v[3], __fmul_rn(a_20_, s0_.v[3])));
-                ou_2_ = o_7_;
-                kf_f16x8 w_4_ = vv_[1u];
-                kf_f16x8 t1355_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_8_ = t1355_;
-                float a_21_ = kf_f16_to_f32(w_4_.v[0]);
-                float b_13_ = kf_f16_to_f32(w_4_.v[1]);
-                o_8_.v[0] = kf_f16_from_f32(__fmaf_rn(a_21_, c1_.v[0], -__fmul_rn(b_13_, s1_.v[0])));
-                o_8_.v[1] = kf_f16_from_f32(__fmaf_rn(b_13_, c1_.v[0], __fmul_rn(a_21_, s1_.v[0])));
-                float a_22_ = kf_f16_to_f32(w_4_.v[2]);
-                float b_14_ = kf_f16_to_f32(w_4_.v[3]);
-                o_8_.v[2] = kf_f16_from_f32(__fmaf_rn(a_22_, c1_.v[1], -__fmul_rn(b_14_, s1_.v[1])));
-                o_8_.v[3] = kf_f16_from_f32(__fmaf_rn(b_14_, c1_.v[1], __fmul_rn(a_22_, s1_.v[1])));
-                float a_23_ = kf_f16_to_f32(w_4_.v[4]);
-                float b_15_ = kf_f16_to_f32(w_4_.v[5]);
-                o_8_.v[4] = kf_f16_from_f32(__fmaf_rn(a_23_, c1_.v[2], -__fmul_rn(b_15_, s1_.v[2])));
-                o_8_.v[5] = kf_f16_from_f32(__fmaf_rn(b_15_, c1_.v[2], __fmul_rn(a_23_, s1_.v[2])));
-                float a_24_ = kf_f16_to_f32(w_4_.v[6]);
-                float b_16_ = kf_f16_to_f32(w_4_.v[7]);
-                o_8_.v[6] = kf_f16_from_f32(__fmaf_rn(a_24_, c1_.v[3], -__fmul_rn(b_16_, s1_.v[3])));
-                o_8_.v[7] = kf_f16_from_f32(__fmaf_rn(b_16_, c1_.v[3], __fmul_rn(a_24_, s1_.v[3])));
-                ov_2_ = o_8_;
-            }
+        if (head_ < (h_ + hkv_)) {
+            kf_f16x8 u_3_ = vu_[1u];
+            kf_f16x8 v_3_ = vv_[1u];
+            kf_f16x8 t1037_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a0_9_ = kf_f16_to_f32(u_3_.v[0]);
+            float b0_9_ = kf_f16_to_f32(v_3_.v[0]);
+            float a1_9_ = kf_f16_to_f32(u_3_.v[4]);
+            float b1_9_ = kf_f16_to_f32(v_3_.v[4]);
+            kf_f16 t1062_ = kf_f16_from_f32(__fmaf_rn(a0_9_, t257_, -__fmul_rn(b0_9_, t258_)));
+            kf_f16x8 o_3_ = t1037_;
+            o_3_.v[0] = t1062_;
+            o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9_, t296_, -__fmul_rn(b1_9_, t297_)));
+            float a0_10_ = kf_f16_to_f32(u_3_.v[1]);
+            float b0_10_ = kf_f16_to_f32(v_3_.v[1]);
+            float a1_10_ = kf_f16_to_f32(u_3_.v[5]);
+            float b1_10_ = kf_f16_to_f32(v_3_.v[5]);
+            o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10_, t339_, -__fmul_rn(b0_10_, t340_)));
+            o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10_, t378_, -__fmul_rn(b1_10_, t379_)));
+            float a0_11_ = kf_f16_to_f32(u_3_.v[2]);
+            float b0_11_ = kf_f16_to_f32(v_3_.v[2]);
+            float a1_11_ = kf_f16_to_f32(u_3_.v[6]);
+            float b1_11_ = kf_f16_to_f32(v_3_.v[6]);
+            o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11_, t421_, -__fmul_rn(b0_11_, t422_)));
+            o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11_, t460_, -__fmul_rn(b1_11_, t461_)));
+            float a0_12_ = kf_f16_to_f32(u_3_.v[3]);
+            float b0_12_ = kf_f16_to_f32(v_3_.v[3]);
+            float a1_12_ = kf_f16_to_f32(u_3_.v[7]);
+            float b1_12_ = kf_f16_to_f32(v_3_.v[7]);
+            o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12_, t503_, -__fmul_rn(b0_12_, t504_)));
+            o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12_, t542_, -__fmul_rn(b1_12_, t543_)));
+            ou_2_ = o_3_;
+            kf_f16x8 u_4_ = vu_[1u];
+            kf_f16x8 v_4_ = vv_[1u];
+            kf_f16x8 t1165_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a0_13_ = kf_f16_to_f32(u_4_.v[0]);
+            float b0_13_ = kf_f16_to_f32(v_4_.v[0]);
+            float a1_13_ = kf_f16_to_f32(u_4_.v[4]);
+            float b1_13_ = kf_f16_to_f32(v_4_.v[4]);
+            kf_f16 t1179_ = kf_f16_from_f32(__fmaf_rn(b0_13_, t257_, __fmul_rn(a0_13_, t258_)));
+            kf_f16x8 o_4_ = t1165_;
+            o_4_.v[0] = t1179_;
+            o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13_, t296_, __fmul_rn(a1_13_, t297_)));
+            float a0_14_ = kf_f16_to_f32(u_4_.v[1]);
+            float b0_14_ = kf_f16_to_f32(v_4_.v[1]);
+            float a1_14_ = kf_f16_to_f32(u_4_.v[5]);
+            float b1_14_ = kf_f16_to_f32(v_4_.v[5]);
+            o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14_, t339_, __fmul_rn(a0_14_, t340_)));
+            o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14_, t378_, __fmul_rn(a1_14_, t379_)));
+            float a0_15_ = kf_f16_to_f32(u_4_.v[2]);
+            float b0_15_ = kf_f16_to_f32(v_4_.v[2]);
+            float a1_15_ = kf_f16_to_f32(u_4_.v[6]);
+            float b1_15_ = kf_f16_to_f32(v_4_.v[6]);
+            o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15_, t421_, __fmul_rn(a0_15_, t422_)));
+            o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15_, t460_, __fmul_rn(a1_15_, t461_)));
+            float a0_16_ = kf_f16_to_f32(u_4_.v[3]);
+            float b0_16_ = kf_f16_to_f32(v_4_.v[3]);
+            float a1_16_ = kf_f16_to_f32(u_4_.v[7]);
+            float b1_16_ = kf_f16_to_f32(v_4_.v[7]);
+            o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16_, t503_, __fmul_rn(a0_16_, t504_)));
+            o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16_, t542_, __fmul_rn(a1_16_, t543_)));
+            ov_2_ = o_4_;
         }
-        if (head_2_ < h_) {
-            unsigned base8_8_ = kf_shr_u32((((tok_ * h_) + head_2_) * d_), 3u);
-            unsigned t1423_ = base8_8_ + c_;
-            unsigned t1426_ = base8_8_ + (2u * c_);
-            q8_[neox_ ? t1423_ : t1426_] = ou_2_;
-            unsigned t1431_ = (base8_8_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1436_ = (base8_8_ + (2u * c_)) + 1u;
-            q8_[neox_ ? t1431_ : t1436_] = ov_2_;
-        } else if (head_2_ < (h_ + hkv_)) {
-            unsigned base8_9_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) * d_), 3u);
-            unsigned t1448_ = base8_9_ + c_;
-            unsigned t1451_ = base8_9_ + (2u * c_);
-            k8_[neox_ ? t1448_ : t1451_] = ou_2_;
-            unsigned t1456_ = (base8_9_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1461_ = (base8_9_ + (2u * c_)) + 1u;
-            k8_[neox_ ? t1456_ : t1461_] = ov_2_;
-        } else if (head_2_ < nh_) {
-            unsigned base8_10_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) - hkv_) * d_), 3u);
-            unsigned t1473_ = base8_10_ + c_;
-            unsigned t1476_ = base8_10_ + (2u * c_);
-            v8_[neox_ ? t1473_ : t1476_] = ou_2_;
-            unsigned t1481_ = (base8_10_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1486_ = (base8_10_ + (2u * c_)) + 1u;
-            v8_[neox_ ? t1481_ : t1486_] = ov_2_;
+        if (head_ < h_) {
+            unsigned base8_8_ = (((tok_ * h_) + head_) * d_) >> 3u;
+            q8_[base8_8_ + c_] = ou_2_;
+            q8_[(base8_8_ + (d_ >> 4u)) + c_] = ov_2_;
+        } else if (head_ < (h_ + hkv_)) {
+            unsigned base8_9_ = ((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) * d_) >> 3u;
+            k8_[base8_9_ + c_] = ou_2_;
+            k8_[(base8_9_ + (d_ >> 4u)) + c_] = ov_2_;
+        } else if (head_ < nh_) {
+            unsigned base8_10_ = (((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_10_ + c_] = ou_2_;
+            v8_[(base8_10_ + (d_ >> 4u)) + c_] = ov_2_;
         }
-        unsigned head_3_ = (hg_ * 4u) + 2u;
+        unsigned head_2_ = (hg_ << 2u) + 2u;
         kf_f16x8 t1493_ = vu_[2u];
         kf_f16x8 ou_3_ = t1493_;
         kf_f16x8 t1496_ = vv_[2u];
         kf_f16x8 ov_3_ = t1496_;
-        if (head_3_ < (h_ + hkv_)) {
-            if (neox_) {
-                kf_f16x8 u_5_ = vu_[2u];
-                kf_f16x8 v_5_ = vv_[2u];
-                bool second_5_ = false;
-                kf_f16x8 t1506_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_9_ = t1506_;
-                float a0_17_ = kf_f16_to_f32(u_5_.v[0]);
-                float b0_17_ = kf_f16_to_f32(v_5_.v[0]);
-                float a1_17_ = kf_f16_to_f32(u_5_.v[4]);
-                float b1_17_ = kf_f16_to_f32(v_5_.v[4]);
-                if (second_5_) {
-                    o_9_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_17_, c0_.v[0], __fmul_rn(a0_17_, s0_.v[0])));
-                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_17_, c1_.v[0], __fmul_rn(a1_17_, s1_.v[0])));
-                } else {
-                    o_9_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_17_, c0_.v[0], -__fmul_rn(b0_17_, s0_.v[0])));
-                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_17_, c1_.v[0], -__fmul_rn(b1_17_, s1_.v[0])));
-                }
-                float a0_18_ = kf_f16_to_f32(u_5_.v[1]);
-                float b0_18_ = kf_f16_to_f32(v_5_.v[1]);
-                float a1_18_ = kf_f16_to_f32(u_5_.v[5]);
-                float b1_18_ = kf_f16_to_f32(v_5_.v[5]);
-                if (second_5_) {
-                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_18_, c0_.v[1], __fmul_rn(a0_18_, s0_.v[1])));
-                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_18_, c1_.v[1], __fmul_rn(a1_18_, s1_.v[1])));
-                } else {
-                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_18_, c0_.v[1], -__fmul_rn(b0_18_, s0_.v[1])));
-                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_18_, c1_.v[1], -__fmul_rn(b1_18_, s1_.v[1])));
-                }
-                float a0_19_ = kf_f16_to_f32(u_5_.v[2]);
-                float b0_19_ = kf_f16_to_f32(v_5_.v[2]);
-                float a1_19_ = kf_f16_to_f32(u_5_.v[6]);
-                float b1_19_ = kf_f16_to_f32(v_5_.v[6]);
-                if (second_5_) {
-                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_19_, c0_.v[2], __fmul_rn(a0_19_, s0_.v[2])));
-                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_19_, c1_.v[2], __fmul_rn(a1_19_, s1_.v[2])));
-                } else {
-                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_19_, c0_.v[2], -__fmul_rn(b0_19_, s0_.v[2])));
-                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_19_, c1_.v[2], -__fmul_rn(b1_19_, s1_.v[2])));
-                }
-                float a0_20_ = kf_f16_to_f32(u_5_.v[3]);
-                float b0_20_ = kf_f16_to_f32(v_5_.v[3]);
-                float a1_20_ = kf_f16_to_f32(u_5_.v[7]);
-                float b1_20_ = kf_f16_to_f32(v_5_.v[7]);
-                if (second_5_) {
-                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_20_, c0_.v[3], __fmul_rn(a0_20_, s0_.v[3])));
-                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_20_, c1_.v[3], __fmul_rn(a1_20_, s1_.v[3])));
-                } else {
-                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_20_, c0_.v[3], -__fmul_rn(b0_20_, s0_.v[3])));
-                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_20_, c1_.v[3], -__fmul_rn(b1_20_, s1_.v[3])));
-                }
-                ou_3_ = o_9_;
-                kf_f16x8 u_6_ = vu_[2u];
-                kf_f16x8 v_6_ = vv_[2u];
-                bool second_6_ = true;
-                kf_f16x8 t1634_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_10_ = t1634_;
-                float a0_21_ = kf_f16_to_f32(u_6_.v[0]);
-                float b0_21_ = kf_f16_to_f32(v_6_.v[0]);
-                float a1_21_ = kf_f16_to_f32(u_6_.v[4]);
-                float b1_21_ = kf_f16_to_f32(v_6_.v[4]);
-                if (second_6_) {
-                    o_10_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_21_, c0_.v[0], __fmul_rn(a0_21_, s0_.v[0])));
-                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_21_, c1_.v[0], __fmul_rn(a1_21_, s1_.v[0])));
-                } else {
-                    o_10_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_21_, c0_.v[0], -__fmul_rn(b0_21_, s0_.v[0])));
-                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_21_, c1_.v[0], -__fmul_rn(b1_21_, s1_.v[0])));
-                }
-                float a0_22_ = kf_f16_to_f32(u_6_.v[1]);
-                float b0_22_ = kf_f16_to_f32(v_6_.v[1]);
-                float a1_22_ = kf_f16_to_f32(u_6_.v[5]);
-                float b1_22_ = kf_f16_to_f32(v_6_.v[5]);
-                if (second_6_) {
-                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_22_, c0_.v[1], __fmul_rn(a0_22_, s0_.v[1])));
-                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_22_, c1_.v[1], __fmul_rn(a1_22_, s1_.v[1])));
-                } else {
-                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_22_, c0_.v[1], -__fmul_rn(b0_22_, s0_.v[1])));
-                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_22_, c1_.v[1], -__fmul_rn(b1_22_, s1_.v[1])));
-                }
-                float a0_23_ = kf_f16_to_f32(u_6_.v[2]);
-                float b0_23_ = kf_f16_to_f32(v_6_.v[2]);
-                float a1_23_ = kf_f16_to_f32(u_6_.v[6]);
-                float b1_23_ = kf_f16_to_f32(v_6_.v[6]);
-                if (second_6_) {
-                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_23_, c0_.v[2], __fmul_rn(a0_23_, s0_.v[2])));
-                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_23_, c1_.v[2], __fmul_rn(a1_23_, s1_.v[2])));
-                } else {
-                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_23_, c0_.v[2], -__fmul_rn(b0_23_, s0_.v[2])));
-                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_23_, c1_.v[2], -__fmul_rn(b1_23_, s1_.v[2])));
-                }
-                float a0_24_ = kf_f16_to_f32(u_6_.v[3]);
-                float b0_24_ = kf_f16_to_f32(v_6_.v[3]);
-                float a1_24_ = kf_f16_to_f32(u_6_.v[7]);
-                float b1_24_ = kf_f16_to_f32(v_6_.v[7]);
-                if (second_6_) {
-                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_24_, c0_.v[3], __fmul_rn(a0_24_, s0_.v[3])));
-                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_24_, c1_.v[3], __fmul_rn(a1_24_, s1_.v[3])));
-                } else {
-                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_24_, c0_.v[3], -__fmul_rn(b0_24_, s0_.v[3])));
-                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_24_, c1_.v[3], -__fmul_rn(b1_24_, s1_.v[3])));
-                }
-                ov_3_ = o_10_;
-            } else {
-                kf_f16x8 w_5_ = vu_[2u];
-                kf_f16x8 t1759_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_11_ = t1759_;
-                float a_25_ = kf_f16_to_f32(w_5_.v[0]);
-                float b_17_ = kf_f16_to_f32(w_5_.v[1]);
-                o_11_.v[0] = kf_f16_from_f32(__fmaf_rn(a_25_, c0_.v[0], -__fmul_rn(b_17_, s0_.v[0])));
-                o_11_.v[1] = kf_f16_from_f32(__fmaf_rn(b_17_, c0_.v[0], __fmul_rn(a_25_, s0_.v[0])));
-                float a_26_ = kf_f16_to_f32(w_5_.v[2]);
-                float b_18_ = kf_f16_to_f32(w_5_.v[3]);
-                o_11_.v[2] = kf_f16_from_f32(__fmaf_rn(a_26_, c0_.v[1], -__fmul_rn(b_18_, s0_.v[1])));
-                o_11_.v[3] = kf_f16_from_f32(__fmaf_rn(b_18_, c0_.v[1], __fmul_rn(a_26_, s0_.v[1])));
-                float a_27_ = kf_f16_to_f32(w_5_.v[4]);
-                float b_19_ = kf_f16_to_f32(w_5_.v[5]);
-                o_11_.v[4] = kf_f16_from_f32(__fmaf_rn(a_27_, c0_.v[2], -__fmul_rn(b_19_, s0_.v[2])));
-                o_11_.v[5] = kf_f16_from_f32(__fmaf_rn(b_19_, c0_.v[2], __fmul_rn(a_27_, s0_.v[2])));
-                float a_28_ = kf_f16_to_f32(w_5_.v[6]);
-                float b_20_ = kf_f16_to_f32(w_5_.v[7]);
-                o_11_.v[6] = kf_f16_from_f32(__fmaf_rn(a_28_, c0_.v[3], -__fmul_rn(b_20_, s0_.v[3])));
-                o_11_.v[7] = kf_f16_from_f32(__fmaf_rn(b_20_, c0_.v[3], __fmul_rn(a_28_, s0_.v[3])));
-                ou_3_ = o_11_;
-                kf_f16x8 w_6_ = vv_[2u];
-                kf_f16x8 t1824_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_12_ = t1824_;
-                float a_29_ = kf_f16_to_f32(w_6_.v[0]);
-                float b_21_ = kf_f16_to_f32(w_6_.v[1]);
-                o_12_.v[0] = kf_f16_from_f32(__fmaf_rn(a_29_, c1_.v[0], -__fmul_rn(b_21_, s1_.v[0])));
-                o_12_.v[1] = kf_f16_from_f32(__fmaf_rn(b_21_, c1_.v[0], __fmul_rn(a_29_, s1_.v[0])));
-                float a_30_ = kf_f16_to_f32(w_6_.v[2]);
-                float b_22_ = kf_f16_to_f32(w_6_.v[3]);
-                o_12_.v[2] = kf_f16_from_f32(__fmaf_rn(a_30_, c1_.v[1], -__fmul_rn(b_22_, s1_.v[1])));
-                o_12_.v[3] = kf_f16_from_f32(__fmaf_rn(b_22_, c1_.v[1], __fmul_rn(a_30_, s1_.v[1])));
-                float a_31_ = kf_f16_to_f32(w_6_.v[4]);
-                float b_23_ = kf_f16_to_f32(w_6_.v[5]);
-                o_12_.v[4] = kf_f16_from_f32(__fmaf_rn(a_31_, c1_.v[2], -__fmul_rn(b_23_, s1_.v[2])));
-                o_12_.v[5] = kf_f16_from_f32(__fmaf_rn(b_23_, c1_.v[2], __fmul_rn(a_31_, s1_.v[2])));
-                float a_32_ = kf_f16_to_f32(w_6_.v[6]);
-                float b_24_ = kf_f16_to_f32(w_6_.v[7]);
-                o_12_.v[6] = kf_f16_from_f32(__fmaf_rn(a_32_, c1_.v[3], -__fmul_rn(b_24_, s1_.v[3])));
-                o_12_.v[7] = kf_f16_from_f32(__fmaf_rn(b_24_, c1_.v[3], __fmul_rn(a_32_, s1_.v[3])));
-                ov_3_ = o_12_;
-            }
+        if (head_2_ < (h_ + hkv_)) {
+            kf_f16x8 u_5_ = vu_[2u];
+            kf_f16x8 v_5_ = vv_[2u];
+            kf_f16x8 t1506_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a0_17_ = kf_f16_to_f32(u_5_.v[0]);
+            float b0_17_ = kf_f16_to_f32(v_5_.v[0]);
+            float a1_17_ = kf_f16_to_f32(u_5_.v[4]);
+            float b1_17_ = kf_f16_to_f32(v_5_.v[4]);
+            kf_f16 t1531_ = kf_f16_from_f32(__fmaf_rn(a0_17_, t257_, -__fmul_rn(b0_17_, t258_)));
+            kf_f16x8 o_5_ = t1506_;
+            o_5_.v[0] = t1531_;
+            o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_17_, t296_, -__fmul_rn(b1_17_, t297_)));
+            float a0_18_ = kf_f16_to_f32(u_5_.v[1]);
+            float b0_18_ = kf_f16_to_f32(v_5_.v[1]);
+            float a1_18_ = kf_f16_to_f32(u_5_.v[5]);
+            float b1_18_ = kf_f16_to_f32(v_5_.v[5]);
+            o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_18_, t339_, -__fmul_rn(b0_18_, t340_)));
+            o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_18_, t378_, -__fmul_rn(b1_18_, t379_)));
+            float a0_19_ = kf_f16_to_f32(u_5_.v[2]);
+            float b0_19_ = kf_f16_to_f32(v_5_.v[2]);
+            float a1_19_ = kf_f16_to_f32(u_5_.v[6]);
+            float b1_19_ = kf_f16_to_f32(v_5_.v[6]);
+            o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_19_, t421_, -__fmul_rn(b0_19_, t422_)));
+            o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_19_, t460_, -__fmul_rn(b1_19_, t461_)));
+            float a0_20_ = kf_f16_to_f32(u_5_.v[3]);
+            float b0_20_ = kf_f16_to_f32(v_5_.v[3]);
+            float a1_20_ = kf_f16_to_f32(u_5_.v[7]);
+            float b1_20_ = kf_f16_to_f32(v_5_.v[7]);
+            o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_20_, t503_, -__fmul_rn(b0_20_, t504_)));
+            o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_20_, t542_, -__fmul_rn(b1_20_, t543_)));
+            ou_3_ = o_5_;
+            kf_f16x8 u_6_ = vu_[2u];
+            kf_f16x8 v_6_ = vv_[2u];
+            kf_f16x8 t1634_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a0_21_ = kf_f16_to_f32(u_6_.v[0]);
+            float b0_21_ = kf_f16_to_f32(v_6_.v[0]);
+            float a1_21_ = kf_f16_to_f32(u_6_.v[4]);
+            float b1_21_ = kf_f16_to_f32(v_6_.v[4]);
+            kf_f16 t1648_ = kf_f16_from_f32(__fmaf_rn(b0_21_, t257_, __fmul_rn(a0_21_, t258_)));
+            kf_f16x8 o_6_ = t1634_;
+            o_6_.v[0] = t1648_;
+            o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_21_, t296_, __fmul_rn(a1_21_, t297_)));
+            float a0_22_ = kf_f16_to_f32(u_6_.v[1]);
+            float b0_22_ = kf_f16_to_f32(v_6_.v[1]);
+            float a1_22_ = kf_f16_to_f32(u_6_.v[5]);
+            float b1_22_ = kf_f16_to_f32(v_6_.v[5]);
+            o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_22_, t339_, __fmul_rn(a0_22_, t340_)));
+            o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_22_, t378_, __fmul_rn(a1_22_, t379_)));
+            float a0_23_ = kf_f16_to_f32(u_6_.v[2]);
+            float b0_23_ = kf_f16_to_f32(v_6_.v[2]);
+            float a1_23_ = kf_f16_to_f32(u_6_.v[6]);
+            float b1_23_ = kf_f16_to_f32(v_6_.v[6]);
+            o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_23_, t421_, __fmul_rn(a0_23_, t422_)));
+            o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_23_, t460_, __fmul_rn(a1_23_, t461_)));
+            float a0_24_ = kf_f16_to_f32(u_6_.v[3]);
+            float b0_24_ = kf_f16_to_f32(v_6_.v[3]);
+            float a1_24_ = kf_f16_to_f32(u_6_.v[7]);
+            float b1_24_ = kf_f16_to_f32(v_6_.v[7]);
+            o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_24_, t503_, __fmul_rn(a0_24_, t504_)));
+            o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_24_, t542_, __fmul_rn(a1_24_, t543_)));
+            ov_3_ = o_6_;
         }
-        if (head_3_ < h_) {
-            unsigned base8_11_ = kf_shr_u32((((tok_ * h_) + head_3_) * d_), 3u);
-            unsigned t1892_ = base8_11_ + c_;
-            unsigned t1895_ = base8_11_ + (2u * c_);
-            q8_[neox_ ? t1892_ : t1895_] = ou_3_;
-            unsigned t1900_ = (base8_11_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1905_ = (base8_11_ + (2u * c_)) + 1u;
-            q8_[neox_ ? t1900_ : t1905_] = ov_3_;
-        } else if (head_3_ < (h_ + hkv_)) {
-            unsigned base8_12_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) * d_), 3u);
-            unsigned t1917_ = base8_12_ + c_;
-            unsigned t1920_ = base8_12_ + (2u * c_);
-            k8_[neox_ ? t1917_ : t1920_] = ou_3_;
-            unsigned t1925_ = (base8_12_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1930_ = (base8_12_ + (2u * c_)) + 1u;
-            k8_[neox_ ? t1925_ : t1930_] = ov_3_;
-        } else if (head_3_ < nh_) {
-            unsigned base8_13_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) - hkv_) * d_), 3u);
-            unsigned t1942_ = base8_13_ + c_;
-            unsigned t1945_ = base8_13_ + (2u * c_);
-            v8_[neox_ ? t1942_ : t1945_] = ou_3_;
-            unsigned t1950_ = (base8_13_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1955_ = (base8_13_ + (2u * c_)) + 1u;
-            v8_[neox_ ? t1950_ : t1955_] = ov_3_;
+        if (head_2_ < h_) {
+            unsigned base8_11_ = (((tok_ * h_) + head_2_) * d_) >> 3u;
+            q8_[base8_11_ + c_] = ou_3_;
+            q8_[(base8_11_ + (d_ >> 4u)) + c_] = ov_3_;
+        } else if (head_2_ < (h_ + hkv_)) {
+            unsigned base8_12_ = ((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) * d_) >> 3u;
+            k8_[base8_12_ + c_] = ou_3_;
+            k8_[(base8_12_ + (d_ >> 4u)) + c_] = ov_3_;
+        } else if (head_2_ < nh_) {
+            unsigned base8_13_ = (((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_13_ + c_] = ou_3_;
+            v8_[(base8_13_ + (d_ >> 4u)) + c_] = ov_3_;
         }
-        unsigned head_4_ = (hg_ * 4u) + 3u;
+        unsigned head_3_ = (hg_ << 2u) + 3u;
         kf_f16x8 t1962_ = vu_[3u];
         kf_f16x8 ou_4_ = t1962_;
         kf_f16x8 t1965_ = vv_[3u];
         kf_f16x8 ov_4_ = t1965_;
-        if (head_4_ < (h_ + hkv_)) {
-            if (neox_) {
-                kf_f16x8 u_7_ = vu_[3u];
-                kf_f16x8 v_7_ = vv_[3u];
-                bool second_7_ = false;
-                kf_f16x8 t1975_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_13_ = t1975_;
-                float a0_25_ = kf_f16_to_f32(u_7_.v[0]);
-                float b0_25_ = kf_f16_to_f32(v_7_.v[0]);
-                float a1_25_ = kf_f16_to_f32(u_7_.v[4]);
-                float b1_25_ = kf_f16_to_f32(v_7_.v[4]);
-                if (second_7_) {
-                    o_13_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_25_, c0_.v[0], __fmul_rn(a0_25_, s0_.v[0])));
-                    o_13_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_25_, c1_.v[0], __fmul_rn(a1_25_, s1_.v[0])));
-                } else {
-                    o_13_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_25_, c0_.v[0], -__fmul_rn(b0_25_, s0_.v[0])));
-                    o_13_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_25_, c1_.v[0], -__fmul_rn(b1_25_, s1_.v[0])));
-                }
-                float a0_26_ = kf_f16_to_f32(u_7_.v[1]);
-                float b0_26_ = kf_f16_to_f32(v_7_.v[1]);
-                float a1_26_ = kf_f16_to_f32(u_7_.v[5]);
-                float b1_26_ = kf_f16_to_f32(v_7_.v[5]);
-                if (second_7_) {
-                    o_13_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_26_, c0_.v[1], __fmul_rn(a0_26_, s0_.v[1])));
-                    o_13_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_26_, c1_.v[1], __fmul_rn(a1_26_, s1_.v[1])));
-                } else {
-                    o_13_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_26_, c0_.v[1], -__fmul_rn(b0_26_, s0_.v[1])));
-                    o_13_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_26_, c1_.v[1], -__fmul_rn(b1_26_, s1_.v[1])));
-                }
-                float a0_27_ = kf_f16_to_f32(u_7_.v[2]);
-                float b0_27_ = kf_f16_to_f32(v_7_.v[2]);
-                float a1_27_ = kf_f16_to_f32(u_7_.v[6]);
-                float b1_27_ = kf_f16_to_f32(v_7_.v[6]);
-                if (second_7_) {
-                    o_13_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_27_, c0_.v[2], __fmul_rn(a0_27_, s0_.v[2])));
-                    o_13_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_27_, c1_.v[2], __fmul_rn(a1_27_, s1_.v[2])));
-                } else {
-                    o_13_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_27_, c0_.v[2], -__fmul_rn(b0_27_, s0_.v[2])));
-                    o_13_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_27_, c1_.v[2], -__fmul_rn(b1_27_, s1_.v[2])));
-                }
-                float a0_28_ = kf_f16_to_f32(u_7_.v[3]);
-                float b0_28_ = kf_f16_to_f32(v_7_.v[3]);
-                float a1_28_ = kf_f16_to_f32(u_7_.v[7]);
-                float b1_28_ = kf_f16_to_f32(v_7_.v[7]);
-                if (second_7_) {
-                    o_13_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_28_, c0_.v[3], __fmul_rn(a0_28_, s0_.v[3])));
-                    o_13_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_28_, c1_.v[3], __fmul_rn(a1_28_, s1_.v[3])));
-                } else {
-                    o_13_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_28_, c0_.v[3], -__fmul_rn(b0_28_, s0_.v[3])));
-                    o_13_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_28_, c1_.v[3], -__fmul_rn(b1_28_, s1_.v[3])));
-                }
-                ou_4_ = o_13_;
-                kf_f16x8 u_8_ = vu_[3u];
-                kf_f16x8 v_8_ = vv_[3u];
-                bool second_8_ = true;
-                kf_f16x8 t2103_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_14_ = t2103_;
-                float a0_29_ = kf_f16_to_f32(u_8_.v[0]);
-                float b0_29_ = kf_f16_to_f32(v_8_.v[0]);
-                float a1_29_ = kf_f16_to_f32(u_8_.v[4]);
-                float b1_29_ = kf_f16_to_f32(v_8_.v[4]);
-                if (second_8_) {
-                    o_14_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_29_, c0_.v[0], __fmul_rn(a0_29_, s0_.v[0])));
-                    o_14_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_29_, c1_.v[0], __fmul_rn(a1_29_, s1_.v[0])));
-                } else {
-                    o_14_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_29_, c0_.v[0], -__fmul_rn(b0_29_, s0_.v[0])));
-                    o_14_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_29_, c1_.v[0], -__fmul_rn(b1_29_, s1_.v[0])));
-                }
-                float a0_30_ = kf_f16_to_f32(u_8_.v[1]);
-                float b0_30_ = kf_f16_to_f32(v_8_.v[1]);
-                float a1_30_ = kf_f16_to_f32(u_8_.v[5]);
-                float b1_30_ = kf_f16_to_f32(v_8_.v[5]);
-                if (second_8_) {
-                    o_14_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_30_, c0_.v[1], __fmul_rn(a0_30_, s0_.v[1])));
-                    o_14_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_30_, c1_.v[1], __fmul_rn(a1_30_, s1_.v[1])));
-                } else {
-                    o_14_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_30_, c0_.v[1], -__fmul_rn(b0_30_, s0_.v[1])));
-                    o_14_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_30_, c1_.v[1], -__fmul_rn(b1_30_, s1_.v[1])));
-                }
-                float a0_31_ = kf_f16_to_f32(u_8_.v[2]);
-                float b0_31_ = kf_f16_to_f32(v_8_.v[2]);
-                float a1_31_ = kf_f16_to_f32(u_8_.v[6]);
-                float b1_31_ = kf_f16_to_f32(v_8_.v[6]);
-                if (second_8_) {
-                    o_14_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_31_, c0_.v[2], __fmul_rn(a0_31_, s0_.v[2])));
-                    o_14_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_31_, c1_.v[2], __fmul_rn(a1_31_, s1_.v[2])));
-                } else {
-                    o_14_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_31_, c0_.v[2], -__fmul_rn(b0_31_, s0_.v[2])));
-                    o_14_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_31_, c1_.v[2], -__fmul_rn(b1_31_, s1_.v[2])));
-                }
-                float a0_32_ = kf_f16_to_f32(u_8_.v[3]);
-                float b0_32_ = kf_f16_to_f32(v_8_.v[3]);
-                float a1_32_ = kf_f16_to_f32(u_8_.v[7]);
-                float b1_32_ = kf_f16_to_f32(v_8_.v[7]);
-                if (second_8_) {
-                    o_14_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_32_, c0_.v[3], __fmul_rn(a0_32_, s0_.v[3])));
-                    o_14_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_32_, c1_.v[3], __fmul_rn(a1_32_, s1_.v[3])));
-                } else {
-                    o_14_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_32_, c0_.v[3], -__fmul_rn(b0_32_, s0_.v[3])));
-                    o_14_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_32_, c1_.v[3], -__fmul_rn(b1_32_, s1_.v[3])));
-                }
-                ov_4_ = o_14_;
-            } else {
-                kf_f16x8 w_7_ = vu_[3u];
-                kf_f16x8 t2228_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_15_ = t2228_;
-                float a_33_ = kf_f16_to_f32(w_7_.v[0]);
-                float b_25_ = kf_f16_to_f32(w_7_.v[1]);
-                o_15_.v[0] = kf_f16_from_f32(__fmaf_rn(a_33_, c0_.v[0], -__fmul_rn(b_25_, s0_.v[0])));
-                o_15_.v[1] = kf_f16_from_f32(__fmaf_rn(b_25_, c0_.v[0], __fmul_rn(a_33_, s0_.v[0])));
-                float a_34_ = kf_f16_to_f32(w_7_.v[2]);
-                float b_26_ = kf_f16_to_f32(w_7_.v[3]);
-                o_15_.v[2] = kf_f16_from_f32(__fmaf_rn(a_34_, c0_.v[1], -__fmul_rn(b_26_, s0_.v[1])));
-                o_15_.v[3] = kf_f16_from_f32(__fmaf_rn(b_26_, c0_.v[1], __fmul_rn(a_34_, s0_.v[1])));
-                float a_35_ = kf_f16_to_f32(w_7_.v[4]);
-                float b_27_ = kf_f16_to_f32(w_7_.v[5]);
-                o_15_.v[4] = kf_f16_from_f32(__fmaf_rn(a_35_, c0_.v[2], -__fmul_rn(b_27_, s0_.v[2])));
-                o_15_.v[5] = kf_f16_from_f32(__fmaf_rn(b_27_, c0_.v[2], __fmul_rn(a_35_, s0_.v[2])));
-                float a_36_ = kf_f16_to_f32(w_7_.v[6]);
-                float b_28_ = kf_f16_to_f32(w_7_.v[7]);
-                o_15_.v[6] = kf_f16_from_f32(__fmaf_rn(a_36_, c0_.v[3], -__fmul_rn(b_28_, s0_.v[3])));
-                o_15_.v[7] = kf_f16_from_f32(__fmaf_rn(b_28_, c0_.v[3], __fmul_rn(a_36_, s0_.v[3])));
-                ou_4_ = o_15_;
-                kf_f16x8 w_8_ = vv_[3u];
-                kf_f16x8 t2293_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_16_ = t2293_;
-                float a_37_ = kf_f16_to_f32(w_8_.v[0]);
-                float b_29_ = kf_f16_to_f32(w_8_.v[1]);
-                o_16_.v[0] = kf_f16_from_f32(__fmaf_rn(a_37_, c1_.v[0], -__fmul_rn(b_29_, s1_.v[0])));
-                o_16_.v[1] = kf_f16_from_f32(__fmaf_rn(b_29_, c1_.v[0], __fmul_rn(a_37_, s1_.v[0])));
-                float a_38_ = kf_f16_to_f32(w_8_.v[2]);
-                float b_30_ = kf_f16_to_f32(w_8_.v[3]);
-                o_16_.v[2] = kf_f16_from_f32(__fmaf_rn(a_38_, c1_.v[1], -__fmul_rn(b_30_, s1_.v[1])));
-                o_16_.v[3] = kf_f16_from_f32(__fmaf_rn(b_30_, c1_.v[1], __fmul_rn(a_38_, s1_.v[1])));
-                float a_39_ = kf_f16_to_f32(w_8_.v[4]);
-                float b_31_ = kf_f16_to_f32(w_8_.v[5]);
-                o_16_.v[4] = kf_f16_from_f32(__fmaf_rn(a_39_, c1_.v[2], -__fmul_rn(b_31_, s1_.v[2])));
-                o_16_.v[5] = kf_f16_from_f32(__fmaf_rn(b_31_, c1_.v[2], __fmul_rn(a_39_, s1_.v[2])));
-                float a_40_ = kf_f16_to_f32(w_8_.v[6]);
-                float b_32_ = kf_f16_to_f32(w_8_.v[7]);
-                o_16_.v[6] = kf_f16_from_f32(__fmaf_rn(a_40_, c1_.v[3], -__fmul_rn(b_32_, s1_.v[3])));
-                o_16_.v[7] = kf_f16_from_f32(__fmaf_rn(b_32_, c1_.v[3], __fmul_rn(a_40_, s1_.v[3])));
-                ov_4_ = o_16_;
-            }
+        if (head_3_ < (h_ + hkv_)) {
+            kf_f16x8 u_7_ = vu_[3u];
+            kf_f16x8 v_7_ = vv_[3u];
+            kf_f16x8 t1975_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a0_25_ = kf_f16_to_f32(u_7_.v[0]);
+            float b0_25_ = kf_f16_to_f32(v_7_.v[0]);
+            float a1_25_ = kf_f16_to_f32(u_7_.v[4]);
+            float b1_25_ = kf_f16_to_f32(v_7_.v[4]);
+            kf_f16 t2000_ = kf_f16_from_f32(__fmaf_rn(a0_25_, t257_, -__fmul_rn(b0_25_, t258_)));
+            kf_f16x8 o_7_ = t1975_;
+            o_7_.v[0] = t2000_;
+            o_7_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_25_, t296_, -__fmul_rn(b1_25_, t297_)));
+            float a0_26_ = kf_f16_to_f32(u_7_.v[1]);
+            float b0_26_ = kf_f16_to_f32(v_7_.v[1]);
+            float a1_26_ = kf_f16_to_f32(u_7_.v[5]);
+            float b1_26_ = kf_f16_to_f32(v_7_.v[5]);
+            o_7_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_26_, t339_, -__fmul_rn(b0_26_, t340_)));
+            o_7_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_26_, t378_, -__fmul_rn(b1_26_, t379_)));
+            float a0_27_ = kf_f16_to_f32(u_7_.v[2]);
+            float b0_27_ = kf_f16_to_f32(v_7_.v[2]);
+            float a1_27_ = kf_f16_to_f32(u_7_.v[6]);
+            float b1_27_ = kf_f16_to_f32(v_7_.v[6]);
+            o_7_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_27_, t421_, -__fmul_rn(b0_27_, t422_)));
+            o_7_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_27_, t460_, -__fmul_rn(b1_27_, t461_)));
+            float a0_28_ = kf_f16_to_f32(u_7_.v[3]);
+            float b0_28_ = kf_f16_to_f32(v_7_.v[3]);
+            float a1_28_ = kf_f16_to_f32(u_7_.v[7]);
+            float b1_28_ = kf_f16_to_f32(v_7_.v[7]);
+            o_7_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_28_, t503_, -__fmul_rn(b0_28_, t504_)));
+            o_7_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_28_, t542_, -__fmul_rn(b1_28_, t543_)));
+            ou_4_ = o_7_;
+            kf_f16x8 u_8_ = vu_[3u];
+            kf_f16x8 v_8_ = vv_[3u];
+            kf_f16x8 t2103_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a0_29_ = kf_f16_to_f32(u_8_.v[0]);
+            float b0_29_ = kf_f16_to_f32(v_8_.v[0]);
+            float a1_29_ = kf_f16_to_f32(u_8_.v[4]);
+            float b1_29_ = kf_f16_to_f32(v_8_.v[4]);
+            kf_f16 t2117_ = kf_f16_from_f32(__fmaf_rn(b0_29_, t257_, __fmul_rn(a0_29_, t258_)));
+            kf_f16x8 o_8_ = t2103_;
+            o_8_.v[0] = t2117_;
+            o_8_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_29_, t296_, __fmul_rn(a1_29_, t297_)));
+            float a0_30_ = kf_f16_to_f32(u_8_.v[1]);
+            float b0_30_ = kf_f16_to_f32(v_8_.v[1]);
+            float a1_30_ = kf_f16_to_f32(u_8_.v[5]);
+            float b1_30_ = kf_f16_to_f32(v_8_.v[5]);
+            o_8_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_30_, t339_, __fmul_rn(a0_30_, t340_)));
+            o_8_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_30_, t378_, __fmul_rn(a1_30_, t379_)));
+            float a0_31_ = kf_f16_to_f32(u_8_.v[2]);
+            float b0_31_ = kf_f16_to_f32(v_8_.v[2]);
+            float a1_31_ = kf_f16_to_f32(u_8_.v[6]);
+            float b1_31_ = kf_f16_to_f32(v_8_.v[6]);
+            o_8_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_31_, t421_, __fmul_rn(a0_31_, t422_)));
+            o_8_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_31_, t460_, __fmul_rn(a1_31_, t461_)));
+            float a0_32_ = kf_f16_to_f32(u_8_.v[3]);
+            float b0_32_ = kf_f16_to_f32(v_8_.v[3]);
+            float a1_32_ = kf_f16_to_f32(u_8_.v[7]);
+            float b1_32_ = kf_f16_to_f32(v_8_.v[7]);
+            o_8_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_32_, t503_, __fmul_rn(a0_32_, t504_)));
+            o_8_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_32_, t542_, __fmul_rn(a1_32_, t543_)));
+            ov_4_ = o_8_;
         }
-        if (head_4_ < h_) {
-            unsigned base8_14_ = kf_shr_u32((((tok_ * h_) + head_4_) * d_), 3u);
-            unsigned t2361_ = base8_14_ + c_;
-            unsigned t2364_ = base8_14_ + (2u * c_);
-            q8_[neox_ ? t2361_ : t2364_] = ou_4_;
-            unsigned t2369_ = (base8_14_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t2374_ = (base8_14_ + (2u * c_)) + 1u;
-            q8_[neox_ ? t2369_ : t2374_] = ov_4_;
-        } else if (head_4_ < (h_ + hkv_)) {
-            unsigned base8_15_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_4_) - h_) * d_), 3u);
-            unsigned t2386_ = base8_15_ + c_;
-            unsigned t2389_ = base8_15_ + (2u * c_);
-            k8_[neox_ ? t2386_ : t2389_] = ou_4_;
-            unsigned t2394_ = (base8_15_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t2399_ = (base8_15_ + (2u * c_)) + 1u;
-            k8_[neox_ ? t2394_ : t2399_] = ov_4_;
-        } else if (head_4_ < nh_) {
-            unsigned base8_16_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_4_) - h_) - hkv_) * d_), 3u);
-            unsigned t2411_ = base8_16_ + c_;
-            unsigned t2414_ = base8_16_ + (2u * c_);
-            v8_[neox_ ? t2411_ : t2414_] = ou_4_;
-            unsigned t2419_ = (base8_16_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t2424_ = (base8_16_ + (2u * c_)) + 1u;
-            v8_[neox_ ? t2419_ : t2424_] = ov_4_;
+        if (head_3_ < h_) {
+            unsigned base8_14_ = (((tok_ * h_) + head_3_) * d_) >> 3u;
+            q8_[base8_14_ + c_] = ou_4_;
+            q8_[(base8_14_ + (d_ >> 4u)) + c_] = ov_4_;
+        } else if (head_3_ < (h_ + hkv_)) {
+            unsigned base8_15_ = ((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) * d_) >> 3u;
+            k8_[base8_15_ + c_] = ou_4_;
+            k8_[(base8_15_ + (d_ >> 4u)) + c_] = ov_4_;
+        } else if (head_3_ < nh_) {
+            unsigned base8_16_ = (((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_16_ + c_] = ou_4_;
+            v8_[(base8_16_ + (d_ >> 4u)) + c_] = ov_4_;
         }
-        break;
     }
 }
 
@@ -2979,1018 +1061,328 @@ rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
 {
     kf_f16x8 vu_[4];
     kf_f16x8 vv_[4];
-    bool neox_ = false;
-    for (;;) {
-        const kf_f16x8* src8_ = (const kf_f16x8*)qkv_;
-        kf_f16x8* q8_ = (kf_f16x8*)q_;
-        kf_f16x8* k8_ = (kf_f16x8*)kc_;
-        kf_f16x8* v8_ = (kf_f16x8*)vc_;
-        unsigned nh_ = h_ + (2u * hkv_);
-        unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % kf_shr_u32(d_, 4u);
-        unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) % ((nh_ / 4u) + (((nh_ % 4u) != 0u) ? 1u : 0u));
-        unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / kf_shr_u32(d_, 4u)) / ((nh_ / 4u) + (((nh_ % 4u) != 0u) ? 1u : 0u));
-        if (tok_ >= t_) {
-            break;
-        }
+    const kf_f16x8* src8_ = (const kf_f16x8*)qkv_;
+    kf_f16x8* q8_ = (kf_f16x8*)q_;
+    kf_f16x8* k8_ = (kf_f16x8*)kc_;
+    kf_f16x8* v8_ = (kf_f16x8*)vc_;
+    unsigned nh_ = h_ + (hkv_ << 1u);
+    unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % (d_ >> 4u);
+    unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) % ((nh_ >> 2u) + (((nh_ & 3u) != 0u) ? 1u : 0u));
+    unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) / ((nh_ >> 2u) + (((nh_ & 3u) != 0u) ? 1u : 0u));
+    if (!(tok_ >= t_)) {
         unsigned pi_ = pos_[tok_];
-        unsigned base8_ = kf_shr_u32((((tok_ * nh_) + min(((hg_ * 4u) + 0u), (nh_ - 1u))) * d_), 3u);
-        unsigned t77_ = base8_ + c_;
-        unsigned t80_ = base8_ + (2u * c_);
-        vu_[0u] = src8_[neox_ ? t77_ : t80_];
-        unsigned t87_ = (base8_ + kf_shr_u32(d_, 4u)) + c_;
-        unsigned t92_ = (base8_ + (2u * c_)) + 1u;
-        vv_[0u] = src8_[neox_ ? t87_ : t92_];
-        unsigned base8_2_ = kf_shr_u32((((tok_ * nh_) + min(((hg_ * 4u) + 1u), (nh_ - 1u))) * d_), 3u);
-        unsigned t108_ = base8_2_ + c_;
-        unsigned t111_ = base8_2_ + (2u * c_);
-        vu_[1u] = src8_[neox_ ? t108_ : t111_];
-        unsigned t118_ = (base8_2_ + kf_shr_u32(d_, 4u)) + c_;
-        unsigned t123_ = (base8_2_ + (2u * c_)) + 1u;
-        vv_[1u] = src8_[neox_ ? t118_ : t123_];
-        unsigned base8_3_ = kf_shr_u32((((tok_ * nh_) + min(((hg_ * 4u) + 2u), (nh_ - 1u))) * d_), 3u);
-        unsigned t139_ = base8_3_ + c_;
-        unsigned t142_ = base8_3_ + (2u * c_);
-        vu_[2u] = src8_[neox_ ? t139_ : t142_];
-        unsigned t149_ = (base8_3_ + kf_shr_u32(d_, 4u)) + c_;
-        unsigned t154_ = (base8_3_ + (2u * c_)) + 1u;
-        vv_[2u] = src8_[neox_ ? t149_ : t154_];
-        unsigned base8_4_ = kf_shr_u32((((tok_ * nh_) + min(((hg_ * 4u) + 3u), (nh_ - 1u))) * d_), 3u);
-        unsigned t170_ = base8_4_ + c_;
-        unsigned t173_ = base8_4_ + (2u * c_);
-        vu_[3u] = src8_[neox_ ? t170_ : t173_];
-        unsigned t180_ = (base8_4_ + kf_shr_u32(d_, 4u)) + c_;
-        unsigned t185_ = (base8_4_ + (2u * c_)) + 1u;
-        vv_[3u] = src8_[neox_ ? t180_ : t185_];
+        unsigned base8_ = (((tok_ * nh_) + min((hg_ << 2u), (nh_ - 1u))) * d_) >> 3u;
+        vu_[0u] = src8_[base8_ + (c_ << 1u)];
+        vv_[0u] = src8_[(base8_ + (c_ << 1u)) + 1u];
+        unsigned base8_2_ = (((tok_ * nh_) + min(((hg_ << 2u) + 1u), (nh_ - 1u))) * d_) >> 3u;
+        vu_[1u] = src8_[base8_2_ + (c_ << 1u)];
+        vv_[1u] = src8_[(base8_2_ + (c_ << 1u)) + 1u];
+        unsigned base8_3_ = (((tok_ * nh_) + min(((hg_ << 2u) + 2u), (nh_ - 1u))) * d_) >> 3u;
+        vu_[2u] = src8_[base8_3_ + (c_ << 1u)];
+        vv_[2u] = src8_[(base8_3_ + (c_ << 1u)) + 1u];
+        unsigned base8_4_ = (((tok_ * nh_) + min(((hg_ << 2u) + 3u), (nh_ - 1u))) * d_) >> 3u;
+        vu_[3u] = src8_[base8_4_ + (c_ << 1u)];
+        vv_[3u] = src8_[(base8_4_ + (c_ << 1u)) + 1u];
         double p_ = (double)pi_;
         double lt_ = log2((double)theta_);
-        unsigned i0_ = 8u * c_;
+        unsigned i0_ = c_ << 3u;
         double inv0_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_, __ddiv_rn(2.0, (double)d_)), lt_));
-        unsigned i0_2_ = 1u;
-        double ratio_ = exp2(__dmul_rn(__dmul_rn(-(double)i0_2_, __ddiv_rn(2.0, (double)d_)), lt_));
-        kf_f32x4 t211_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 c0_ = t211_;
-        kf_f32x4 t214_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 c1_ = t214_;
-        kf_f32x4 t217_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 s0_ = t217_;
-        kf_f32x4 t220_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 s1_ = t220_;
-        unsigned e_ = 0u;
-        double inv_ = inv0_;
-        if (0u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (1u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (2u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (3u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (4u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (5u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        if (6u < e_) {
-            inv_ = __dmul_rn(inv_, ratio_);
-        }
-        double a_ = __dmul_rn(p_, inv_);
+        double ratio_ = exp2(__dmul_rn(__dmul_rn(-1.0, __ddiv_rn(2.0, (double)d_)), lt_));
+        double a_ = __dmul_rn(p_, inv0_);
         double k_ = floor(__fma_rn(a_, 0.15915494309189535, 0.5));
         double r_ = __fma_rn(-k_, 2.4492935982947064e-16, __fma_rn(-k_, 6.283185307179586, a_));
         float rf_ = __double2float_rn(r_);
         float t257_ = kf_cos_approx(rf_);
         float t258_ = kf_sin_approx(rf_);
-        kf_f32x2 lo_ = kf_f32x2{{t257_, t258_}};
-        unsigned e_2_ = 4u;
-        double inv_2_ = inv0_;
-        if (0u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (1u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (2u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (3u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (4u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (5u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        if (6u < e_2_) {
-            inv_2_ = __dmul_rn(inv_2_, ratio_);
-        }
-        double a_2_ = __dmul_rn(p_, inv_2_);
+        double a_2_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_), ratio_));
         double k_2_ = floor(__fma_rn(a_2_, 0.15915494309189535, 0.5));
         double r_2_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_2_));
         float rf_2_ = __double2float_rn(r_2_);
         float t296_ = kf_cos_approx(rf_2_);
         float t297_ = kf_sin_approx(rf_2_);
-        kf_f32x2 hi_ = kf_f32x2{{t296_, t297_}};
-        c0_.v[0] = lo_.v[0];
-        s0_.v[0] = lo_.v[1];
-        c1_.v[0] = hi_.v[0];
-        s1_.v[0] = hi_.v[1];
-        unsigned e_3_ = 1u;
-        double inv_3_ = inv0_;
-        if (0u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (1u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (2u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (3u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (4u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (5u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        if (6u < e_3_) {
-            inv_3_ = __dmul_rn(inv_3_, ratio_);
-        }
-        double a_3_ = __dmul_rn(p_, inv_3_);
+        double a_3_ = __dmul_rn(p_, __dmul_rn(inv0_, ratio_));
         double k_3_ = floor(__fma_rn(a_3_, 0.15915494309189535, 0.5));
         double r_3_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_3_));
         float rf_3_ = __double2float_rn(r_3_);
         float t339_ = kf_cos_approx(rf_3_);
         float t340_ = kf_sin_approx(rf_3_);
-        kf_f32x2 lo_2_ = kf_f32x2{{t339_, t340_}};
-        unsigned e_4_ = 5u;
-        double inv_4_ = inv0_;
-        if (0u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (1u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (2u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (3u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (4u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (5u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        if (6u < e_4_) {
-            inv_4_ = __dmul_rn(inv_4_, ratio_);
-        }
-        double a_4_ = __dmul_rn(p_, inv_4_);
+        double a_4_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_), ratio_), ratio_));
         double k_4_ = floor(__fma_rn(a_4_, 0.15915494309189535, 0.5));
         double r_4_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_4_));
         float rf_4_ = __double2float_rn(r_4_);
         float t378_ = kf_cos_approx(rf_4_);
         float t379_ = kf_sin_approx(rf_4_);
-        kf_f32x2 hi_2_ = kf_f32x2{{t378_, t379_}};
-        c0_.v[1] = lo_2_.v[0];
-        s0_.v[1] = lo_2_.v[1];
-        c1_.v[1] = hi_2_.v[0];
-        s1_.v[1] = hi_2_.v[1];
-        unsigned e_5_ = 2u;
-        double inv_5_ = inv0_;
-        if (0u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (1u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (2u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (3u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (4u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (5u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        if (6u < e_5_) {
-            inv_5_ = __dmul_rn(inv_5_, ratio_);
-        }
-        double a_5_ = __dmul_rn(p_, inv_5_);
+        double a_5_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(inv0_, ratio_), ratio_));
         double k_5_ = floor(__fma_rn(a_5_, 0.15915494309189535, 0.5));
         double r_5_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_5_));
         float rf_5_ = __double2float_rn(r_5_);
         float t421_ = kf_cos_approx(rf_5_);
         float t422_ = kf_sin_approx(rf_5_);
-        kf_f32x2 lo_3_ = kf_f32x2{{t421_, t422_}};
-        unsigned e_6_ = 6u;
-        double inv_6_ = inv0_;
-        if (0u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (1u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (2u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (3u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (4u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (5u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        if (6u < e_6_) {
-            inv_6_ = __dmul_rn(inv_6_, ratio_);
-        }
-        double a_6_ = __dmul_rn(p_, inv_6_);
+        double a_6_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_), ratio_), ratio_), ratio_));
         double k_6_ = floor(__fma_rn(a_6_, 0.15915494309189535, 0.5));
         double r_6_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_6_));
         float rf_6_ = __double2float_rn(r_6_);
         float t460_ = kf_cos_approx(rf_6_);
         float t461_ = kf_sin_approx(rf_6_);
-        kf_f32x2 hi_3_ = kf_f32x2{{t460_, t461_}};
-        c0_.v[2] = lo_3_.v[0];
-        s0_.v[2] = lo_3_.v[1];
-        c1_.v[2] = hi_3_.v[0];
-        s1_.v[2] = hi_3_.v[1];
-        unsigned e_7_ = 3u;
-        double inv_7_ = inv0_;
-        if (0u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (1u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (2u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (3u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (4u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (5u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        if (6u < e_7_) {
-            inv_7_ = __dmul_rn(inv_7_, ratio_);
-        }
-        double a_7_ = __dmul_rn(p_, inv_7_);
+        double a_7_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_));
         double k_7_ = floor(__fma_rn(a_7_, 0.15915494309189535, 0.5));
         double r_7_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_7_));
         float rf_7_ = __double2float_rn(r_7_);
         float t503_ = kf_cos_approx(rf_7_);
         float t504_ = kf_sin_approx(rf_7_);
-        kf_f32x2 lo_4_ = kf_f32x2{{t503_, t504_}};
-        unsigned e_8_ = 7u;
-        double inv_8_ = inv0_;
-        if (0u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (1u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (2u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (3u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (4u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (5u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        if (6u < e_8_) {
-            inv_8_ = __dmul_rn(inv_8_, ratio_);
-        }
-        double a_8_ = __dmul_rn(p_, inv_8_);
+        double a_8_ = __dmul_rn(p_, __dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(__dmul_rn(inv0_, ratio_), ratio_), ratio_), ratio_), ratio_), ratio_), ratio_));
         double k_8_ = floor(__fma_rn(a_8_, 0.15915494309189535, 0.5));
         double r_8_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_8_));
         float rf_8_ = __double2float_rn(r_8_);
         float t542_ = kf_cos_approx(rf_8_);
         float t543_ = kf_sin_approx(rf_8_);
-        kf_f32x2 hi_4_ = kf_f32x2{{t542_, t543_}};
-        c0_.v[3] = lo_4_.v[0];
-        s0_.v[3] = lo_4_.v[1];
-        c1_.v[3] = hi_4_.v[0];
-        s1_.v[3] = hi_4_.v[1];
-        unsigned head_ = (hg_ * 4u) + 0u;
+        unsigned t551_ = hg_ << 2u;
         kf_f16x8 t555_ = vu_[0u];
         kf_f16x8 ou_ = t555_;
         kf_f16x8 t558_ = vv_[0u];
         kf_f16x8 ov_ = t558_;
-        if (head_ < (h_ + hkv_)) {
-            if (neox_) {
-                kf_f16x8 u_ = vu_[0u];
-                kf_f16x8 v_ = vv_[0u];
-                bool second_ = false;
-                kf_f16x8 t568_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_ = t568_;
-                float a0_ = kf_f16_to_f32(u_.v[0]);
-                float b0_ = kf_f16_to_f32(v_.v[0]);
-                float a1_ = kf_f16_to_f32(u_.v[4]);
-                float b1_ = kf_f16_to_f32(v_.v[4]);
-                if (second_) {
-                    o_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_, c0_.v[0], __fmul_rn(a0_, s0_.v[0])));
-                    o_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_, c1_.v[0], __fmul_rn(a1_, s1_.v[0])));
-                } else {
-                    o_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_, c0_.v[0], -__fmul_rn(b0_, s0_.v[0])));
-                    o_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_, c1_.v[0], -__fmul_rn(b1_, s1_.v[0])));
-                }
-                float a0_2_ = kf_f16_to_f32(u_.v[1]);
-                float b0_2_ = kf_f16_to_f32(v_.v[1]);
-                float a1_2_ = kf_f16_to_f32(u_.v[5]);
-                float b1_2_ = kf_f16_to_f32(v_.v[5]);
-                if (second_) {
-                    o_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_2_, c0_.v[1], __fmul_rn(a0_2_, s0_.v[1])));
-                    o_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_2_, c1_.v[1], __fmul_rn(a1_2_, s1_.v[1])));
-                } else {
-                    o_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2_, c0_.v[1], -__fmul_rn(b0_2_, s0_.v[1])));
-                    o_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2_, c1_.v[1], -__fmul_rn(b1_2_, s1_.v[1])));
-                }
-                float a0_3_ = kf_f16_to_f32(u_.v[2]);
-                float b0_3_ = kf_f16_to_f32(v_.v[2]);
-                float a1_3_ = kf_f16_to_f32(u_.v[6]);
-                float b1_3_ = kf_f16_to_f32(v_.v[6]);
-                if (second_) {
-                    o_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_3_, c0_.v[2], __fmul_rn(a0_3_, s0_.v[2])));
-                    o_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_3_, c1_.v[2], __fmul_rn(a1_3_, s1_.v[2])));
-                } else {
-                    o_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3_, c0_.v[2], -__fmul_rn(b0_3_, s0_.v[2])));
-                    o_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3_, c1_.v[2], -__fmul_rn(b1_3_, s1_.v[2])));
-                }
-                float a0_4_ = kf_f16_to_f32(u_.v[3]);
-                float b0_4_ = kf_f16_to_f32(v_.v[3]);
-                float a1_4_ = kf_f16_to_f32(u_.v[7]);
-                float b1_4_ = kf_f16_to_f32(v_.v[7]);
-                if (second_) {
-                    o_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_4_, c0_.v[3], __fmul_rn(a0_4_, s0_.v[3])));
-                    o_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_4_, c1_.v[3], __fmul_rn(a1_4_, s1_.v[3])));
-                } else {
-                    o_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4_, c0_.v[3], -__fmul_rn(b0_4_, s0_.v[3])));
-                    o_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4_, c1_.v[3], -__fmul_rn(b1_4_, s1_.v[3])));
-                }
-                ou_ = o_;
-                kf_f16x8 u_2_ = vu_[0u];
-                kf_f16x8 v_2_ = vv_[0u];
-                bool second_2_ = true;
-                kf_f16x8 t696_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_2_ = t696_;
-                float a0_5_ = kf_f16_to_f32(u_2_.v[0]);
-                float b0_5_ = kf_f16_to_f32(v_2_.v[0]);
-                float a1_5_ = kf_f16_to_f32(u_2_.v[4]);
-                float b1_5_ = kf_f16_to_f32(v_2_.v[4]);
-                if (second_2_) {
-                    o_2_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_5_, c0_.v[0], __fmul_rn(a0_5_, s0_.v[0])));
-                    o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5_, c1_.v[0], __fmul_rn(a1_5_, s1_.v[0])));
-                } else {
-                    o_2_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_5_, c0_.v[0], -__fmul_rn(b0_5_, s0_.v[0])));
-                    o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_5_, c1_.v[0], -__fmul_rn(b1_5_, s1_.v[0])));
-                }
-                float a0_6_ = kf_f16_to_f32(u_2_.v[1]);
-                float b0_6_ = kf_f16_to_f32(v_2_.v[1]);
-                float a1_6_ = kf_f16_to_f32(u_2_.v[5]);
-                float b1_6_ = kf_f16_to_f32(v_2_.v[5]);
-                if (second_2_) {
-                    o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6_, c0_.v[1], __fmul_rn(a0_6_, s0_.v[1])));
-                    o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6_, c1_.v[1], __fmul_rn(a1_6_, s1_.v[1])));
-                } else {
-                    o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_6_, c0_.v[1], -__fmul_rn(b0_6_, s0_.v[1])));
-                    o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_6_, c1_.v[1], -__fmul_rn(b1_6_, s1_.v[1])));
-                }
-                float a0_7_ = kf_f16_to_f32(u_2_.v[2]);
-                float b0_7_ = kf_f16_to_f32(v_2_.v[2]);
-                float a1_7_ = kf_f16_to_f32(u_2_.v[6]);
-                float b1_7_ = kf_f16_to_f32(v_2_.v[6]);
-                if (second_2_) {
-                    o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7_, c0_.v[2], __fmul_rn(a0_7_, s0_.v[2])));
-                    o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7_, c1_.v[2], __fmul_rn(a1_7_, s1_.v[2])));
-                } else {
-                    o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_7_, c0_.v[2], -__fmul_rn(b0_7_, s0_.v[2])));
-                    o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_7_, c1_.v[2], -__fmul_rn(b1_7_, s1_.v[2])));
-                }
-                float a0_8_ = kf_f16_to_f32(u_2_.v[3]);
-                float b0_8_ = kf_f16_to_f32(v_2_.v[3]);
-                float a1_8_ = kf_f16_to_f32(u_2_.v[7]);
-                float b1_8_ = kf_f16_to_f32(v_2_.v[7]);
-                if (second_2_) {
-                    o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8_, c0_.v[3], __fmul_rn(a0_8_, s0_.v[3])));
-                    o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8_, c1_.v[3], __fmul_rn(a1_8_, s1_.v[3])));
-                } else {
-                    o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_8_, c0_.v[3], -__fmul_rn(b0_8_, s0_.v[3])));
-                    o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_8_, c1_.v[3], -__fmul_rn(b1_8_, s1_.v[3])));
-                }
-                ov_ = o_2_;
-            } else {
-                kf_f16x8 w_ = vu_[0u];
-                kf_f16x8 t821_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_3_ = t821_;
-                float a_9_ = kf_f16_to_f32(w_.v[0]);
-                float b_ = kf_f16_to_f32(w_.v[1]);
-                o_3_.v[0] = kf_f16_from_f32(__fmaf_rn(a_9_, c0_.v[0], -__fmul_rn(b_, s0_.v[0])));
-                o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(b_, c0_.v[0], __fmul_rn(a_9_, s0_.v[0])));
-                float a_10_ = kf_f16_to_f32(w_.v[2]);
-                float b_2_ = kf_f16_to_f32(w_.v[3]);
-                o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a_10_, c0_.v[1], -__fmul_rn(b_2_, s0_.v[1])));
-                o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(b_2_, c0_.v[1], __fmul_rn(a_10_, s0_.v[1])));
-                float a_11_ = kf_f16_to_f32(w_.v[4]);
-                float b_3_ = kf_f16_to_f32(w_.v[5]);
-                o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a_11_, c0_.v[2], -__fmul_rn(b_3_, s0_.v[2])));
-                o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(b_3_, c0_.v[2], __fmul_rn(a_11_, s0_.v[2])));
-                float a_12_ = kf_f16_to_f32(w_.v[6]);
-                float b_4_ = kf_f16_to_f32(w_.v[7]);
-                o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a_12_, c0_.v[3], -__fmul_rn(b_4_, s0_.v[3])));
-                o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(b_4_, c0_.v[3], __fmul_rn(a_12_, s0_.v[3])));
-                ou_ = o_3_;
-                kf_f16x8 w_2_ = vv_[0u];
-                kf_f16x8 t886_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_4_ = t886_;
-                float a_13_ = kf_f16_to_f32(w_2_.v[0]);
-                float b_5_ = kf_f16_to_f32(w_2_.v[1]);
-                o_4_.v[0] = kf_f16_from_f32(__fmaf_rn(a_13_, c1_.v[0], -__fmul_rn(b_5_, s1_.v[0])));
-                o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b_5_, c1_.v[0], __fmul_rn(a_13_, s1_.v[0])));
-                float a_14_ = kf_f16_to_f32(w_2_.v[2]);
-                float b_6_ = kf_f16_to_f32(w_2_.v[3]);
-                o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(a_14_, c1_.v[1], -__fmul_rn(b_6_, s1_.v[1])));
-                o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b_6_, c1_.v[1], __fmul_rn(a_14_, s1_.v[1])));
-                float a_15_ = kf_f16_to_f32(w_2_.v[4]);
-                float b_7_ = kf_f16_to_f32(w_2_.v[5]);
-                o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(a_15_, c1_.v[2], -__fmul_rn(b_7_, s1_.v[2])));
-                o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b_7_, c1_.v[2], __fmul_rn(a_15_, s1_.v[2])));
-                float a_16_ = kf_f16_to_f32(w_2_.v[6]);
-                float b_8_ = kf_f16_to_f32(w_2_.v[7]);
-                o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(a_16_, c1_.v[3], -__fmul_rn(b_8_, s1_.v[3])));
-                o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b_8_, c1_.v[3], __fmul_rn(a_16_, s1_.v[3])));
-                ov_ = o_4_;
-            }
+        if (t551_ < (h_ + hkv_)) {
+            kf_f16x8 w_ = vu_[0u];
+            kf_f16x8 t821_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a_9_ = kf_f16_to_f32(w_.v[0]);
+            float b_ = kf_f16_to_f32(w_.v[1]);
+            kf_f16 t832_ = kf_f16_from_f32(__fmaf_rn(a_9_, t257_, -__fmul_rn(b_, t258_)));
+            kf_f16x8 o_ = t821_;
+            o_.v[0] = t832_;
+            o_.v[1] = kf_f16_from_f32(__fmaf_rn(b_, t257_, __fmul_rn(a_9_, t258_)));
+            float a_10_ = kf_f16_to_f32(w_.v[2]);
+            float b_2_ = kf_f16_to_f32(w_.v[3]);
+            o_.v[2] = kf_f16_from_f32(__fmaf_rn(a_10_, t339_, -__fmul_rn(b_2_, t340_)));
+            o_.v[3] = kf_f16_from_f32(__fmaf_rn(b_2_, t339_, __fmul_rn(a_10_, t340_)));
+            float a_11_ = kf_f16_to_f32(w_.v[4]);
+            float b_3_ = kf_f16_to_f32(w_.v[5]);
+            o_.v[4] = kf_f16_from_f32(__fmaf_rn(a_11_, t421_, -__fmul_rn(b_3_, t422_)));
+            o_.v[5] = kf_f16_from_f32(__fmaf_rn(b_3_, t421_, __fmul_rn(a_11_, t422_)));
+            float a_12_ = kf_f16_to_f32(w_.v[6]);
+            float b_4_ = kf_f16_to_f32(w_.v[7]);
+            o_.v[6] = kf_f16_from_f32(__fmaf_rn(a_12_, t503_, -__fmul_rn(b_4_, t504_)));
+            o_.v[7] = kf_f16_from_f32(__fmaf_rn(b_4_, t503_, __fmul_rn(a_12_, t504_)));
+            ou_ = o_;
+            kf_f16x8 w_2_ = vv_[0u];
+            kf_f16x8 t886_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a_13_ = kf_f16_to_f32(w_2_.v[0]);
+            float b_5_ = kf_f16_to_f32(w_2_.v[1]);
+            kf_f16 t897_ = kf_f16_from_f32(__fmaf_rn(a_13_, t296_, -__fmul_rn(b_5_, t297_)));
+            kf_f16x8 o_2_ = t886_;
+            o_2_.v[0] = t897_;
+            o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b_5_, t296_, __fmul_rn(a_13_, t297_)));
+            float a_14_ = kf_f16_to_f32(w_2_.v[2]);
+            float b_6_ = kf_f16_to_f32(w_2_.v[3]);
+            o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(a_14_, t378_, -__fmul_rn(b_6_, t379_)));
+            o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b_6_, t378_, __fmul_rn(a_14_, t379_)));
+            float a_15_ = kf_f16_to_f32(w_2_.v[4]);
+            float b_7_ = kf_f16_to_f32(w_2_.v[5]);
+            o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(a_15_, t460_, -__fmul_rn(b_7_, t461_)));
+            o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b_7_, t460_, __fmul_rn(a_15_, t461_)));
+            float a_16_ = kf_f16_to_f32(w_2_.v[6]);
+            float b_8_ = kf_f16_to_f32(w_2_.v[7]);
+            o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(a_16_, t542_, -__fmul_rn(b_8_, t543_)));
+            o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b_8_, t542_, __fmul_rn(a_16_, t543_)));
+            ov_ = o_2_;
         }
-        if (head_ < h_) {
-            unsigned base8_5_ = kf_shr_u32((((tok_ * h_) + head_) * d_), 3u);
-            unsigned t954_ = base8_5_ + c_;
-            unsigned t957_ = base8_5_ + (2u * c_);
-            q8_[neox_ ? t954_ : t957_] = ou_;
-            unsigned t962_ = (base8_5_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t967_ = (base8_5_ + (2u * c_)) + 1u;
-            q8_[neox_ ? t962_ : t967_] = ov_;
-        } else if (head_ < (h_ + hkv_)) {
-            unsigned base8_6_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) * d_), 3u);
-            unsigned t979_ = base8_6_ + c_;
-            unsigned t982_ = base8_6_ + (2u * c_);
-            k8_[neox_ ? t979_ : t982_] = ou_;
-            unsigned t987_ = (base8_6_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t992_ = (base8_6_ + (2u * c_)) + 1u;
-            k8_[neox_ ? t987_ : t992_] = ov_;
-        } else if (head_ < nh_) {
-            unsigned base8_7_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) - hkv_) * d_), 3u);
-            unsigned t1004_ = base8_7_ + c_;
-            unsigned t1007_ = base8_7_ + (2u * c_);
-            v8_[neox_ ? t1004_ : t1007_] = ou_;
-            unsigned t1012_ = (base8_7_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1017_ = (base8_7_ + (2u * c_)) + 1u;
-            v8_[neox_ ? t1012_ : t1017_] = ov_;
+        if (t551_ < h_) {
+            unsigned base8_5_ = (((tok_ * h_) + t551_) * d_) >> 3u;
+            q8_[base8_5_ + (c_ << 1u)] = ou_;
+            q8_[(base8_5_ + (c_ << 1u)) + 1u] = ov_;
+        } else if (t551_ < (h_ + hkv_)) {
+            unsigned base8_6_ = ((((((tok_ * l_) + pi_) * hkv_) + t551_) - h_) * d_) >> 3u;
+            k8_[base8_6_ + (c_ << 1u)] = ou_;
+            k8_[(base8_6_ + (c_ << 1u)) + 1u] = ov_;
+        } else if (t551_ < nh_) {
+            unsigned base8_7_ = (((((((tok_ * l_) + pi_) * hkv_) + t551_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_7_ + (c_ << 1u)] = ou_;
+            v8_[(base8_7_ + (c_ << 1u)) + 1u] = ov_;
         }
-        unsigned head_2_ = (hg_ * 4u) + 1u;
+        unsigned head_ = (hg_ << 2u) + 1u;
         kf_f16x8 t1024_ = vu_[1u];
         kf_f16x8 ou_2_ = t1024_;
         kf_f16x8 t1027_ = vv_[1u];
         kf_f16x8 ov_2_ = t1027_;
-        if (head_2_ < (h_ + hkv_)) {
-            if (neox_) {
-                kf_f16x8 u_3_ = vu_[1u];
-                kf_f16x8 v_3_ = vv_[1u];
-                bool second_3_ = false;
-                kf_f16x8 t1037_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_5_ = t1037_;
-                float a0_9_ = kf_f16_to_f32(u_3_.v[0]);
-                float b0_9_ = kf_f16_to_f32(v_3_.v[0]);
-                float a1_9_ = kf_f16_to_f32(u_3_.v[4]);
-                float b1_9_ = kf_f16_to_f32(v_3_.v[4]);
-                if (second_3_) {
-                    o_5_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_9_, c0_.v[0], __fmul_rn(a0_9_, s0_.v[0])));
-                    o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_9_, c1_.v[0], __fmul_rn(a1_9_, s1_.v[0])));
-                } else {
-                    o_5_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_9_, c0_.v[0], -__fmul_rn(b0_9_, s0_.v[0])));
-                    o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9_, c1_.v[0], -__fmul_rn(b1_9_, s1_.v[0])));
-                }
-                float a0_10_ = kf_f16_to_f32(u_3_.v[1]);
-                float b0_10_ = kf_f16_to_f32(v_3_.v[1]);
-                float a1_10_ = kf_f16_to_f32(u_3_.v[5]);
-                float b1_10_ = kf_f16_to_f32(v_3_.v[5]);
-                if (second_3_) {
-                    o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_10_, c0_.v[1], __fmul_rn(a0_10_, s0_.v[1])));
-                    o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_10_, c1_.v[1], __fmul_rn(a1_10_, s1_.v[1])));
-                } else {
-                    o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10_, c0_.v[1], -__fmul_rn(b0_10_, s0_.v[1])));
-                    o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10_, c1_.v[1], -__fmul_rn(b1_10_, s1_.v[1])));
-                }
-                float a0_11_ = kf_f16_to_f32(u_3_.v[2]);
-                float b0_11_ = kf_f16_to_f32(v_3_.v[2]);
-                float a1_11_ = kf_f16_to_f32(u_3_.v[6]);
-                float b1_11_ = kf_f16_to_f32(v_3_.v[6]);
-                if (second_3_) {
-                    o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_11_, c0_.v[2], __fmul_rn(a0_11_, s0_.v[2])));
-                    o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_11_, c1_.v[2], __fmul_rn(a1_11_, s1_.v[2])));
-                } else {
-                    o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11_, c0_.v[2], -__fmul_rn(b0_11_, s0_.v[2])));
-                    o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11_, c1_.v[2], -__fmul_rn(b1_11_, s1_.v[2])));
-                }
-                float a0_12_ = kf_f16_to_f32(u_3_.v[3]);
-                float b0_12_ = kf_f16_to_f32(v_3_.v[3]);
-                float a1_12_ = kf_f16_to_f32(u_3_.v[7]);
-                float b1_12_ = kf_f16_to_f32(v_3_.v[7]);
-                if (second_3_) {
-                    o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_12_, c0_.v[3], __fmul_rn(a0_12_, s0_.v[3])));
-                    o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_12_, c1_.v[3], __fmul_rn(a1_12_, s1_.v[3])));
-                } else {
-                    o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12_, c0_.v[3], -__fmul_rn(b0_12_, s0_.v[3])));
-                    o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12_, c1_.v[3], -__fmul_rn(b1_12_, s1_.v[3])));
-                }
-                ou_2_ = o_5_;
-                kf_f16x8 u_4_ = vu_[1u];
-                kf_f16x8 v_4_ = vv_[1u];
-                bool second_4_ = true;
-                kf_f16x8 t1165_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_6_ = t1165_;
-                float a0_13_ = kf_f16_to_f32(u_4_.v[0]);
-                float b0_13_ = kf_f16_to_f32(v_4_.v[0]);
-                float a1_13_ = kf_f16_to_f32(u_4_.v[4]);
-                float b1_13_ = kf_f16_to_f32(v_4_.v[4]);
-                if (second_4_) {
-                    o_6_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_13_, c0_.v[0], __fmul_rn(a0_13_, s0_.v[0])));
-                    o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13_, c1_.v[0], __fmul_rn(a1_13_, s1_.v[0])));
-                } else {
-                    o_6_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_13_, c0_.v[0], -__fmul_rn(b0_13_, s0_.v[0])));
-                    o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_13_, c1_.v[0], -__fmul_rn(b1_13_, s1_.v[0])));
-                }
-                float a0_14_ = kf_f16_to_f32(u_4_.v[1]);
-                float b0_14_ = kf_f16_to_f32(v_4_.v[1]);
-                float a1_14_ = kf_f16_to_f32(u_4_.v[5]);
-                float b1_14_ = kf_f16_to_f32(v_4_.v[5]);
-                if (second_4_) {
-                    o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14_, c0_.v[1], __fmul_rn(a0_14_, s0_.v[1])));
-                    o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14_, c1_.v[1], __fmul_rn(a1_14_, s1_.v[1])));
-                } else {
-                    o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_14_, c0_.v[1], -__fmul_rn(b0_14_, s0_.v[1])));
-                    o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_14_, c1_.v[1], -__fmul_rn(b1_14_, s1_.v[1])));
-                }
-                float a0_15_ = kf_f16_to_f32(u_4_.v[2]);
-                float b0_15_ = kf_f16_to_f32(v_4_.v[2]);
-                float a1_15_ = kf_f16_to_f32(u_4_.v[6]);
-                float b1_15_ = kf_f16_to_f32(v_4_.v[6]);
-                if (second_4_) {
-                    o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15_, c0_.v[2], __fmul_rn(a0_15_, s0_.v[2])));
-                    o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15_, c1_.v[2], __fmul_rn(a1_15_, s1_.v[2])));
-                } else {
-                    o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_15_, c0_.v[2], -__fmul_rn(b0_15_, s0_.v[2])));
-                    o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_15_, c1_.v[2], -__fmul_rn(b1_15_, s1_.v[2])));
-                }
-                float a0_16_ = kf_f16_to_f32(u_4_.v[3]);
-                float b0_16_ = kf_f16_to_f32(v_4_.v[3]);
-                float a1_16_ = kf_f16_to_f32(u_4_.v[7]);
-                float b1_16_ = kf_f16_to_f32(v_4_.v[7]);
-                if (second_4_) {
-                    o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16_, c0_.v[3], __fmul_rn(a0_16_, s0_.v[3])));
-                    o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16_, c1_.v[3], __fmul_rn(a1_16_, s1_.v[3])));
-                } else {
-                    o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_16_, c0_.v[3], -__fmul_rn(b0_16_, s0_.v[3])));
-                    o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_16_, c1_.v[3], -__fmul_rn(b1_16_, s1_.v[3])));
-                }
-                ov_2_ = o_6_;
-            } else {
-                kf_f16x8 w_3_ = vu_[1u];
-                kf_f16x8 t1290_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_7_ = t1290_;
-                float a_17_ = kf_f16_to_f32(w_3_.v[0]);
-                float b_9_ = kf_f16_to_f32(w_3_.v[1]);
-                o_7_.v[0] = kf_f16_from_f32(__fmaf_rn(a_17_, c0_.v[0], -__fmul_rn(b_9_, s0_.v[0])));
-                o_7_.v[1] = kf_f16_from_f32(__fmaf_rn(b_9_, c0_.v[0], __fmul_rn(a_17_, s0_.v[0])));
-                float a_18_ = kf_f16_to_f32(w_3_.v[2]);
-                float b_10_ = kf_f16_to_f32(w_3_.v[3]);
-                o_7_.v[2] = kf_f16_from_f32(__fmaf_rn(a_18_, c0_.v[1], -__fmul_rn(b_10_, s0_.v[1])));
-                o_7_.v[3] = kf_f16_from_f32(__fmaf_rn(b_10_, c0_.v[1], __fmul_rn(a_18_, s0_.v[1])));
-                float a_19_ = kf_f16_to_f32(w_3_.v[4]);
-                float b_11_ = kf_f16_to_f32(w_3_.v[5]);
-                o_7_.v[4] = kf_f16_from_f32(__fmaf_rn(a_19_, c0_.v[2], -__fmul_rn(b_11_, s0_.v[2])));
-                o_7_.v[5] = kf_f16_from_f32(__fmaf_rn(b_11_, c0_.v[2], __fmul_rn(a_19_, s0_.v[2])));
-                float a_20_ = kf_f16_to_f32(w_3_.v[6]);
-                float b_12_ = kf_f16_to_f32(w_3_.v[7]);
-                o_7_.v[6] = kf_f16_from_f32(__fmaf_rn(a_20_, c0_.v[3], -__fmul_rn(b_12_, s0_.v[3])));
-                o_7_.v[7] = kf_f16_from_f32(__fmaf_rn(b_12_, c0_.v[3], __fmul_rn(a_20_, s0_.v[3])));
-                ou_2_ = o_7_;
-                kf_f16x8 w_4_ = vv_[1u];
-                kf_f16x8 t1355_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_8_ = t1355_;
-                float a_21_ = kf_f16_to_f32(w_4_.v[0]);
-                float b_13_ = kf_f16_to_f32(w_4_.v[1]);
-                o_8_.v[0] = kf_f16_from_f32(__fmaf_rn(a_21_, c1_.v[0], -__fmul_rn(b_13_, s1_.v[0])));
-                o_8_.v[1] = kf_f16_from_f32(__fmaf_rn(b_13_, c1_.v[0], __fmul_rn(a_21_, s1_.v[0])));
-                float a_22_ = kf_f16_to_f32(w_4_.v[2]);
-                float b_14_ = kf_f16_to_f32(w_4_.v[3]);
-                o_8_.v[2] = kf_f16_from_f32(__fmaf_rn(a_22_, c1_.v[1], -__fmul_rn(b_14_, s1_.v[1])));
-                o_8_.v[3] = kf_f16_from_f32(__fmaf_rn(b_14_, c1_.v[1], __fmul_rn(a_22_, s1_.v[1])));
-                float a_23_ = kf_f16_to_f32(w_4_.v[4]);
-                float b_15_ = kf_f16_to_f32(w_4_.v[5]);
-                o_8_.v[4] = kf_f16_from_f32(__fmaf_rn(a_23_, c1_.v[2], -__fmul_rn(b_15_, s1_.v[2])));
-                o_8_.v[5] = kf_f16_from_f32(__fmaf_rn(b_15_, c1_.v[2], __fmul_rn(a_23_, s1_.v[2])));
-                float a_24_ = kf_f16_to_f32(w_4_.v[6]);
-                float b_16_ = kf_f16_to_f32(w_4_.v[7]);
-                o_8_.v[6] = kf_f16_from_f32(__fmaf_rn(a_24_, c1_.v[3], -__fmul_rn(b_16_, s1_.v[3])));
-                o_8_.v[7] = kf_f16_from_f32(__fmaf_rn(b_16_, c1_.v[3], __fmul_rn(a_24_, s1_.v[3])));
-                ov_2_ = o_8_;
-            }
+        if (head_ < (h_ + hkv_)) {
+            kf_f16x8 w_3_ = vu_[1u];
+            kf_f16x8 t1290_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a_17_ = kf_f16_to_f32(w_3_.v[0]);
+            float b_9_ = kf_f16_to_f32(w_3_.v[1]);
+            kf_f16 t1301_ = kf_f16_from_f32(__fmaf_rn(a_17_, t257_, -__fmul_rn(b_9_, t258_)));
+            kf_f16x8 o_3_ = t1290_;
+            o_3_.v[0] = t1301_;
+            o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(b_9_, t257_, __fmul_rn(a_17_, t258_)));
+            float a_18_ = kf_f16_to_f32(w_3_.v[2]);
+            float b_10_ = kf_f16_to_f32(w_3_.v[3]);
+            o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a_18_, t339_, -__fmul_rn(b_10_, t340_)));
+            o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(b_10_, t339_, __fmul_rn(a_18_, t340_)));
+            float a_19_ = kf_f16_to_f32(w_3_.v[4]);
+            float b_11_ = kf_f16_to_f32(w_3_.v[5]);
+            o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a_19_, t421_, -__fmul_rn(b_11_, t422_)));
+            o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(b_11_, t421_, __fmul_rn(a_19_, t422_)));
+            float a_20_ = kf_f16_to_f32(w_3_.v[6]);
+            float b_12_ = kf_f16_to_f32(w_3_.v[7]);
+            o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a_20_, t503_, -__fmul_rn(b_12_, t504_)));
+            o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(b_12_, t503_, __fmul_rn(a_20_, t504_)));
+            ou_2_ = o_3_;
+            kf_f16x8 w_4_ = vv_[1u];
+            kf_f16x8 t1355_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a_21_ = kf_f16_to_f32(w_4_.v[0]);
+            float b_13_ = kf_f16_to_f32(w_4_.v[1]);
+            kf_f16 t1366_ = kf_f16_from_f32(__fmaf_rn(a_21_, t296_, -__fmul_rn(b_13_, t297_)));
+            kf_f16x8 o_4_ = t1355_;
+            o_4_.v[0] = t1366_;
+            o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b_13_, t296_, __fmul_rn(a_21_, t297_)));
+            float a_22_ = kf_f16_to_f32(w_4_.v[2]);
+            float b_14_ = kf_f16_to_f32(w_4_.v[3]);
+            o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(a_22_, t378_, -__fmul_rn(b_14_, t379_)));
+            o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b_14_, t378_, __fmul_rn(a_22_, t379_)));
+            float a_23_ = kf_f16_to_f32(w_4_.v[4]);
+            float b_15_ = kf_f16_to_f32(w_4_.v[5]);
+            o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(a_23_, t460_, -__fmul_rn(b_15_, t461_)));
+            o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b_15_, t460_, __fmul_rn(a_23_, t461_)));
+            float a_24_ = kf_f16_to_f32(w_4_.v[6]);
+            float b_16_ = kf_f16_to_f32(w_4_.v[7]);
+            o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(a_24_, t542_, -__fmul_rn(b_16_, t543_)));
+            o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b_16_, t542_, __fmul_rn(a_24_, t543_)));
+            ov_2_ = o_4_;
         }
-        if (head_2_ < h_) {
-            unsigned base8_8_ = kf_shr_u32((((tok_ * h_) + head_2_) * d_), 3u);
-            unsigned t1423_ = base8_8_ + c_;
-            unsigned t1426_ = base8_8_ + (2u * c_);
-            q8_[neox_ ? t1423_ : t1426_] = ou_2_;
-            unsigned t1431_ = (base8_8_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1436_ = (base8_8_ + (2u * c_)) + 1u;
-            q8_[neox_ ? t1431_ : t1436_] = ov_2_;
-        } else if (head_2_ < (h_ + hkv_)) {
-            unsigned base8_9_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) * d_), 3u);
-            unsigned t1448_ = base8_9_ + c_;
-            unsigned t1451_ = base8_9_ + (2u * c_);
-            k8_[neox_ ? t1448_ : t1451_] = ou_2_;
-            unsigned t1456_ = (base8_9_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1461_ = (base8_9_ + (2u * c_)) + 1u;
-            k8_[neox_ ? t1456_ : t1461_] = ov_2_;
-        } else if (head_2_ < nh_) {
-            unsigned base8_10_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) - hkv_) * d_), 3u);
-            unsigned t1473_ = base8_10_ + c_;
-            unsigned t1476_ = base8_10_ + (2u * c_);
-            v8_[neox_ ? t1473_ : t1476_] = ou_2_;
-            unsigned t1481_ = (base8_10_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1486_ = (base8_10_ + (2u * c_)) + 1u;
-            v8_[neox_ ? t1481_ : t1486_] = ov_2_;
+        if (head_ < h_) {
+            unsigned base8_8_ = (((tok_ * h_) + head_) * d_) >> 3u;
+            q8_[base8_8_ + (c_ << 1u)] = ou_2_;
+            q8_[(base8_8_ + (c_ << 1u)) + 1u] = ov_2_;
+        } else if (head_ < (h_ + hkv_)) {
+            unsigned base8_9_ = ((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) * d_) >> 3u;
+            k8_[base8_9_ + (c_ << 1u)] = ou_2_;
+            k8_[(base8_9_ + (c_ << 1u)) + 1u] = ov_2_;
+        } else if (head_ < nh_) {
+            unsigned base8_10_ = (((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_10_ + (c_ << 1u)] = ou_2_;
+            v8_[(base8_10_ + (c_ << 1u)) + 1u] = ov_2_;
         }
-        unsigned head_3_ = (hg_ * 4u) + 2u;
+        unsigned head_2_ = (hg_ << 2u) + 2u;
         kf_f16x8 t1493_ = vu_[2u];
         kf_f16x8 ou_3_ = t1493_;
         kf_f16x8 t1496_ = vv_[2u];
         kf_f16x8 ov_3_ = t1496_;
-        if (head_3_ < (h_ + hkv_)) {
-            if (neox_) {
-                kf_f16x8 u_5_ = vu_[2u];
-                kf_f16x8 v_5_ = vv_[2u];
-                bool second_5_ = false;
-                kf_f16x8 t1506_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_9_ = t1506_;
-                float a0_17_ = kf_f16_to_f32(u_5_.v[0]);
-                float b0_17_ = kf_f16_to_f32(v_5_.v[0]);
-                float a1_17_ = kf_f16_to_f32(u_5_.v[4]);
-                float b1_17_ = kf_f16_to_f32(v_5_.v[4]);
-                if (second_5_) {
-                    o_9_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_17_, c0_.v[0], __fmul_rn(a0_17_, s0_.v[0])));
-                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_17_, c1_.v[0], __fmul_rn(a1_17_, s1_.v[0])));
-                } else {
-                    o_9_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_17_, c0_.v[0], -__fmul_rn(b0_17_, s0_.v[0])));
-                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_17_, c1_.v[0], -__fmul_rn(b1_17_, s1_.v[0])));
-                }
-                float a0_18_ = kf_f16_to_f32(u_5_.v[1]);
-                float b0_18_ = kf_f16_to_f32(v_5_.v[1]);
-                float a1_18_ = kf_f16_to_f32(u_5_.v[5]);
-                float b1_18_ = kf_f16_to_f32(v_5_.v[5]);
-                if (second_5_) {
-                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_18_, c0_.v[1], __fmul_rn(a0_18_, s0_.v[1])));
-                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_18_, c1_.v[1], __fmul_rn(a1_18_, s1_.v[1])));
-                } else {
-                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_18_, c0_.v[1], -__fmul_rn(b0_18_, s0_.v[1])));
-                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_18_, c1_.v[1], -__fmul_rn(b1_18_, s1_.v[1])));
-                }
-                float a0_19_ = kf_f16_to_f32(u_5_.v[2]);
-                float b0_19_ = kf_f16_to_f32(v_5_.v[2]);
-                float a1_19_ = kf_f16_to_f32(u_5_.v[6]);
-                float b1_19_ = kf_f16_to_f32(v_5_.v[6]);
-                if (second_5_) {
-                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_19_, c0_.v[2], __fmul_rn(a0_19_, s0_.v[2])));
-                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_19_, c1_.v[2], __fmul_rn(a1_19_, s1_.v[2])));
-                } else {
-                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_19_, c0_.v[2], -__fmul_rn(b0_19_, s0_.v[2])));
-                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_19_, c1_.v[2], -__fmul_rn(b1_19_, s1_.v[2])));
-                }
-                float a0_20_ = kf_f16_to_f32(u_5_.v[3]);
-                float b0_20_ = kf_f16_to_f32(v_5_.v[3]);
-                float a1_20_ = kf_f16_to_f32(u_5_.v[7]);
-                float b1_20_ = kf_f16_to_f32(v_5_.v[7]);
-                if (second_5_) {
-                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_20_, c0_.v[3], __fmul_rn(a0_20_, s0_.v[3])));
-                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_20_, c1_.v[3], __fmul_rn(a1_20_, s1_.v[3])));
-                } else {
-                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_20_, c0_.v[3], -__fmul_rn(b0_20_, s0_.v[3])));
-                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_20_, c1_.v[3], -__fmul_rn(b1_20_, s1_.v[3])));
-                }
-                ou_3_ = o_9_;
-                kf_f16x8 u_6_ = vu_[2u];
-                kf_f16x8 v_6_ = vv_[2u];
-                bool second_6_ = true;
-                kf_f16x8 t1634_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_10_ = t1634_;
-                float a0_21_ = kf_f16_to_f32(u_6_.v[0]);
-                float b0_21_ = kf_f16_to_f32(v_6_.v[0]);
-                float a1_21_ = kf_f16_to_f32(u_6_.v[4]);
-                float b1_21_ = kf_f16_to_f32(v_6_.v[4]);
-                if (second_6_) {
-                    o_10_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_21_, c0_.v[0], __fmul_rn(a0_21_, s0_.v[0])));
-                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_21_, c1_.v[0], __fmul_rn(a1_21_, s1_.v[0])));
-                } else {
-                    o_10_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_21_, c0_.v[0], -__fmul_rn(b0_21_, s0_.v[0])));
-                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_21_, c1_.v[0], -__fmul_rn(b1_21_, s1_.v[0])));
-                }
-                float a0_22_ = kf_f16_to_f32(u_6_.v[1]);
-                float b0_22_ = kf_f16_to_f32(v_6_.v[1]);
-                float a1_22_ = kf_f16_to_f32(u_6_.v[5]);
-                float b1_22_ = kf_f16_to_f32(v_6_.v[5]);
-                if (second_6_) {
-                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_22_, c0_.v[1], __fmul_rn(a0_22_, s0_.v[1])));
-                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_22_, c1_.v[1], __fmul_rn(a1_22_, s1_.v[1])));
-                } else {
-                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_22_, c0_.v[1], -__fmul_rn(b0_22_, s0_.v[1])));
-                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_22_, c1_.v[1], -__fmul_rn(b1_22_, s1_.v[1])));
-                }
-                float a0_23_ = kf_f16_to_f32(u_6_.v[2]);
-                float b0_23_ = kf_f16_to_f32(v_6_.v[2]);
-                float a1_23_ = kf_f16_to_f32(u_6_.v[6]);
-                float b1_23_ = kf_f16_to_f32(v_6_.v[6]);
-                if (second_6_) {
-                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_23_, c0_.v[2], __fmul_rn(a0_23_, s0_.v[2])));
-                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_23_, c1_.v[2], __fmul_rn(a1_23_, s1_.v[2])));
-                } else {
-                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_23_, c0_.v[2], -__fmul_rn(b0_23_, s0_.v[2])));
-                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_23_, c1_.v[2], -__fmul_rn(b1_23_, s1_.v[2])));
-                }
-                float a0_24_ = kf_f16_to_f32(u_6_.v[3]);
-                float b0_24_ = kf_f16_to_f32(v_6_.v[3]);
-                float a1_24_ = kf_f16_to_f32(u_6_.v[7]);
-                float b1_24_ = kf_f16_to_f32(v_6_.v[7]);
-                if (second_6_) {
-                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_24_, c0_.v[3], __fmul_rn(a0_24_, s0_.v[3])));
-                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_24_, c1_.v[3], __fmul_rn(a1_24_, s1_.v[3])));
-                } else {
-                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_24_, c0_.v[3], -__fmul_rn(b0_24_, s0_.v[3])));
-                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_24_, c1_.v[3], -__fmul_rn(b1_24_, s1_.v[3])));
-                }
-                ov_3_ = o_10_;
-            } else {
-                kf_f16x8 w_5_ = vu_[2u];
-                kf_f16x8 t1759_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_11_ = t1759_;
-                float a_25_ = kf_f16_to_f32(w_5_.v[0]);
-                float b_17_ = kf_f16_to_f32(w_5_.v[1]);
-                o_11_.v[0] = kf_f16_from_f32(__fmaf_rn(a_25_, c0_.v[0], -__fmul_rn(b_17_, s0_.v[0])));
-                o_11_.v[1] = kf_f16_from_f32(__fmaf_rn(b_17_, c0_.v[0], __fmul_rn(a_25_, s0_.v[0])));
-                float a_26_ = kf_f16_to_f32(w_5_.v[2]);
-                float b_18_ = kf_f16_to_f32(w_5_.v[3]);
-                o_11_.v[2] = kf_f16_from_f32(__fmaf_rn(a_26_, c0_.v[1], -__fmul_rn(b_18_, s0_.v[1])));
-                o_11_.v[3] = kf_f16_from_f32(__fmaf_rn(b_18_, c0_.v[1], __fmul_rn(a_26_, s0_.v[1])));
-                float a_27_ = kf_f16_to_f32(w_5_.v[4]);
-                float b_19_ = kf_f16_to_f32(w_5_.v[5]);
-                o_11_.v[4] = kf_f16_from_f32(__fmaf_rn(a_27_, c0_.v[2], -__fmul_rn(b_19_, s0_.v[2])));
-                o_11_.v[5] = kf_f16_from_f32(__fmaf_rn(b_19_, c0_.v[2], __fmul_rn(a_27_, s0_.v[2])));
-                float a_28_ = kf_f16_to_f32(w_5_.v[6]);
-                float b_20_ = kf_f16_to_f32(w_5_.v[7]);
-                o_11_.v[6] = kf_f16_from_f32(__fmaf_rn(a_28_, c0_.v[3], -__fmul_rn(b_20_, s0_.v[3])));
-                o_11_.v[7] = kf_f16_from_f32(__fmaf_rn(b_20_, c0_.v[3], __fmul_rn(a_28_, s0_.v[3])));
-                ou_3_ = o_11_;
-                kf_f16x8 w_6_ = vv_[2u];
-                kf_f16x8 t1824_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_12_ = t1824_;
-                float a_29_ = kf_f16_to_f32(w_6_.v[0]);
-                float b_21_ = kf_f16_to_f32(w_6_.v[1]);
-                o_12_.v[0] = kf_f16_from_f32(__fmaf_rn(a_29_, c1_.v[0], -__fmul_rn(b_21_, s1_.v[0])));
-                o_12_.v[1] = kf_f16_from_f32(__fmaf_rn(b_21_, c1_.v[0], __fmul_rn(a_29_, s1_.v[0])));
-                float a_30_ = kf_f16_to_f32(w_6_.v[2]);
-                float b_22_ = kf_f16_to_f32(w_6_.v[3]);
-                o_12_.v[2] = kf_f16_from_f32(__fmaf_rn(a_30_, c1_.v[1], -__fmul_rn(b_22_, s1_.v[1])));
-                o_12_.v[3] = kf_f16_from_f32(__fmaf_rn(b_22_, c1_.v[1], __fmul_rn(a_30_, s1_.v[1])));
-                float a_31_ = kf_f16_to_f32(w_6_.v[4]);
-                float b_23_ = kf_f16_to_f32(w_6_.v[5]);
-                o_12_.v[4] = kf_f16_from_f32(__fmaf_rn(a_31_, c1_.v[2], -__fmul_rn(b_23_, s1_.v[2])));
-                o_12_.v[5] = kf_f16_from_f32(__fmaf_rn(b_23_, c1_.v[2], __fmul_rn(a_31_, s1_.v[2])));
-                float a_32_ = kf_f16_to_f32(w_6_.v[6]);
-                float b_24_ = kf_f16_to_f32(w_6_.v[7]);
-                o_12_.v[6] = kf_f16_from_f32(__fmaf_rn(a_32_, c1_.v[3], -__fmul_rn(b_24_, s1_.v[3])));
-                o_12_.v[7] = kf_f16_from_f32(__fmaf_rn(b_24_, c1_.v[3], __fmul_rn(a_32_, s1_.v[3])));
-                ov_3_ = o_12_;
-            }
+        if (head_2_ < (h_ + hkv_)) {
+            kf_f16x8 w_5_ = vu_[2u];
+            kf_f16x8 t1759_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a_25_ = kf_f16_to_f32(w_5_.v[0]);
+            float b_17_ = kf_f16_to_f32(w_5_.v[1]);
+            kf_f16 t1770_ = kf_f16_from_f32(__fmaf_rn(a_25_, t257_, -__fmul_rn(b_17_, t258_)));
+            kf_f16x8 o_5_ = t1759_;
+            o_5_.v[0] = t1770_;
+            o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(b_17_, t257_, __fmul_rn(a_25_, t258_)));
+            float a_26_ = kf_f16_to_f32(w_5_.v[2]);
+            float b_18_ = kf_f16_to_f32(w_5_.v[3]);
+            o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(a_26_, t339_, -__fmul_rn(b_18_, t340_)));
+            o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(b_18_, t339_, __fmul_rn(a_26_, t340_)));
+            float a_27_ = kf_f16_to_f32(w_5_.v[4]);
+            float b_19_ = kf_f16_to_f32(w_5_.v[5]);
+            o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(a_27_, t421_, -__fmul_rn(b_19_, t422_)));
+            o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(b_19_, t421_, __fmul_rn(a_27_, t422_)));
+            float a_28_ = kf_f16_to_f32(w_5_.v[6]);
+            float b_20_ = kf_f16_to_f32(w_5_.v[7]);
+            o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(a_28_, t503_, -__fmul_rn(b_20_, t504_)));
+            o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(b_20_, t503_, __fmul_rn(a_28_, t504_)));
+            ou_3_ = o_5_;
+            kf_f16x8 w_6_ = vv_[2u];
+            kf_f16x8 t1824_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a_29_ = kf_f16_to_f32(w_6_.v[0]);
+            float b_21_ = kf_f16_to_f32(w_6_.v[1]);
+            kf_f16 t1835_ = kf_f16_from_f32(__fmaf_rn(a_29_, t296_, -__fmul_rn(b_21_, t297_)));
+            kf_f16x8 o_6_ = t1824_;
+            o_6_.v[0] = t1835_;
+            o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(b_21_, t296_, __fmul_rn(a_29_, t297_)));
+            float a_30_ = kf_f16_to_f32(w_6_.v[2]);
+            float b_22_ = kf_f16_to_f32(w_6_.v[3]);
+            o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(a_30_, t378_, -__fmul_rn(b_22_, t379_)));
+            o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(b_22_, t378_, __fmul_rn(a_30_, t379_)));
+            float a_31_ = kf_f16_to_f32(w_6_.v[4]);
+            float b_23_ = kf_f16_to_f32(w_6_.v[5]);
+            o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(a_31_, t460_, -__fmul_rn(b_23_, t461_)));
+            o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(b_23_, t460_, __fmul_rn(a_31_, t461_)));
+            float a_32_ = kf_f16_to_f32(w_6_.v[6]);
+            float b_24_ = kf_f16_to_f32(w_6_.v[7]);
+            o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(a_32_, t542_, -__fmul_rn(b_24_, t543_)));
+            o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(b_24_, t542_, __fmul_rn(a_32_, t543_)));
+            ov_3_ = o_6_;
         }
-        if (head_3_ < h_) {
-            unsigned base8_11_ = kf_shr_u32((((tok_ * h_) + head_3_) * d_), 3u);
-            unsigned t1892_ = base8_11_ + c_;
-            unsigned t1895_ = base8_11_ + (2u * c_);
-            q8_[neox_ ? t1892_ : t1895_] = ou_3_;
-            unsigned t1900_ = (base8_11_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1905_ = (base8_11_ + (2u * c_)) + 1u;
-            q8_[neox_ ? t1900_ : t1905_] = ov_3_;
-        } else if (head_3_ < (h_ + hkv_)) {
-            unsigned base8_12_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) * d_), 3u);
-            unsigned t1917_ = base8_12_ + c_;
-            unsigned t1920_ = base8_12_ + (2u * c_);
-            k8_[neox_ ? t1917_ : t1920_] = ou_3_;
-            unsigned t1925_ = (base8_12_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1930_ = (base8_12_ + (2u * c_)) + 1u;
-            k8_[neox_ ? t1925_ : t1930_] = ov_3_;
-        } else if (head_3_ < nh_) {
-            unsigned base8_13_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) - hkv_) * d_), 3u);
-            unsigned t1942_ = base8_13_ + c_;
-            unsigned t1945_ = base8_13_ + (2u * c_);
-            v8_[neox_ ? t1942_ : t1945_] = ou_3_;
-            unsigned t1950_ = (base8_13_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t1955_ = (base8_13_ + (2u * c_)) + 1u;
-            v8_[neox_ ? t1950_ : t1955_] = ov_3_;
+        if (head_2_ < h_) {
+            unsigned base8_11_ = (((tok_ * h_) + head_2_) * d_) >> 3u;
+            q8_[base8_11_ + (c_ << 1u)] = ou_3_;
+            q8_[(base8_11_ + (c_ << 1u)) + 1u] = ov_3_;
+        } else if (head_2_ < (h_ + hkv_)) {
+            unsigned base8_12_ = ((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) * d_) >> 3u;
+            k8_[base8_12_ + (c_ << 1u)] = ou_3_;
+            k8_[(base8_12_ + (c_ << 1u)) + 1u] = ov_3_;
+        } else if (head_2_ < nh_) {
+            unsigned base8_13_ = (((((((tok_ * l_) + pi_) * hkv_) + head_2_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_13_ + (c_ << 1u)] = ou_3_;
+            v8_[(base8_13_ + (c_ << 1u)) + 1u] = ov_3_;
         }
-        unsigned head_4_ = (hg_ * 4u) + 3u;
+        unsigned head_3_ = (hg_ << 2u) + 3u;
         kf_f16x8 t1962_ = vu_[3u];
         kf_f16x8 ou_4_ = t1962_;
         kf_f16x8 t1965_ = vv_[3u];
         kf_f16x8 ov_4_ = t1965_;
-        if (head_4_ < (h_ + hkv_)) {
-            if (neox_) {
-                kf_f16x8 u_7_ = vu_[3u];
-                kf_f16x8 v_7_ = vv_[3u];
-                bool second_7_ = false;
-                kf_f16x8 t1975_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_13_ = t1975_;
-                float a0_25_ = kf_f16_to_f32(u_7_.v[0]);
-                float b0_25_ = kf_f16_to_f32(v_7_.v[0]);
-                float a1_25_ = kf_f16_to_f32(u_7_.v[4]);
-                float b1_25_ = kf_f16_to_f32(v_7_.v[4]);
-                if (second_7_) {
-                    o_13_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_25_, c0_.v[0], __fmul_rn(a0_25_, s0_.v[0])));
-                    o_13_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_25_, c1_.v[0], __fmul_rn(a1_25_, s1_.v[0])));
-                } else {
-                    o_13_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_25_, c0_.v[0], -__fmul_rn(b0_25_, s0_.v[0])));
-                    o_13_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_25_, c1_.v[0], -__fmul_rn(b1_25_, s1_.v[0])));
-                }
-                float a0_26_ = kf_f16_to_f32(u_7_.v[1]);
-                float b0_26_ = kf_f16_to_f32(v_7_.v[1]);
-                float a1_26_ = kf_f16_to_f32(u_7_.v[5]);
-                float b1_26_ = kf_f16_to_f32(v_7_.v[5]);
-                if (second_7_) {
-                    o_13_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_26_, c0_.v[1], __fmul_rn(a0_26_, s0_.v[1])));
-                    o_13_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_26_, c1_.v[1], __fmul_rn(a1_26_, s1_.v[1])));
-                } else {
-                    o_13_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_26_, c0_.v[1], -__fmul_rn(b0_26_, s0_.v[1])));
-                    o_13_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_26_, c1_.v[1], -__fmul_rn(b1_26_, s1_.v[1])));
-                }
-                float a0_27_ = kf_f16_to_f32(u_7_.v[2]);
-                float b0_27_ = kf_f16_to_f32(v_7_.v[2]);
-                float a1_27_ = kf_f16_to_f32(u_7_.v[6]);
-                float b1_27_ = kf_f16_to_f32(v_7_.v[6]);
-                if (second_7_) {
-                    o_13_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_27_, c0_.v[2], __fmul_rn(a0_27_, s0_.v[2])));
-                    o_13_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_27_, c1_.v[2], __fmul_rn(a1_27_, s1_.v[2])));
-                } else {
-                    o_13_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_27_, c0_.v[2], -__fmul_rn(b0_27_, s0_.v[2])));
-                    o_13_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_27_, c1_.v[2], -__fmul_rn(b1_27_, s1_.v[2])));
-                }
-                float a0_28_ = kf_f16_to_f32(u_7_.v[3]);
-                float b0_28_ = kf_f16_to_f32(v_7_.v[3]);
-                float a1_28_ = kf_f16_to_f32(u_7_.v[7]);
-                float b1_28_ = kf_f16_to_f32(v_7_.v[7]);
-                if (second_7_) {
-                    o_13_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_28_, c0_.v[3], __fmul_rn(a0_28_, s0_.v[3])));
-                    o_13_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_28_, c1_.v[3], __fmul_rn(a1_28_, s1_.v[3])));
-                } else {
-                    o_13_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_28_, c0_.v[3], -__fmul_rn(b0_28_, s0_.v[3])));
-                    o_13_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_28_, c1_.v[3], -__fmul_rn(b1_28_, s1_.v[3])));
-                }
-                ou_4_ = o_13_;
-                kf_f16x8 u_8_ = vu_[3u];
-                kf_f16x8 v_8_ = vv_[3u];
-                bool second_8_ = true;
-                kf_f16x8 t2103_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_14_ = t2103_;
-                float a0_29_ = kf_f16_to_f32(u_8_.v[0]);
-                float b0_29_ = kf_f16_to_f32(v_8_.v[0]);
-                float a1_29_ = kf_f16_to_f32(u_8_.v[4]);
-                float b1_29_ = kf_f16_to_f32(v_8_.v[4]);
-                if (second_8_) {
-                    o_14_.v[0] = kf_f16_from_f32(__fmaf_rn(b0_29_, c0_.v[0], __fmul_rn(a0_29_, s0_.v[0])));
-                    o_14_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_29_, c1_.v[0], __fmul_rn(a1_29_, s1_.v[0])));
-                } else {
-                    o_14_.v[0] = kf_f16_from_f32(__fmaf_rn(a0_29_, c0_.v[0], -__fmul_rn(b0_29_, s0_.v[0])));
-                    o_14_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_29_, c1_.v[0], -__fmul_rn(b1_29_, s1_.v[0])));
-                }
-                float a0_30_ = kf_f16_to_f32(u_8_.v[1]);
-                float b0_30_ = kf_f16_to_f32(v_8_.v[1]);
-                float a1_30_ = kf_f16_to_f32(u_8_.v[5]);
-                float b1_30_ = kf_f16_to_f32(v_8_.v[5]);
-                if (second_8_) {
-                    o_14_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_30_, c0_.v[1], __fmul_rn(a0_30_, s0_.v[1])));
-                    o_14_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_30_, c1_.v[1], __fmul_rn(a1_30_, s1_.v[1])));
-                } else {
-                    o_14_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_30_, c0_.v[1], -__fmul_rn(b0_30_, s0_.v[1])));
-                    o_14_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_30_, c1_.v[1], -__fmul_rn(b1_30_, s1_.v[1])));
-                }
-                float a0_31_ = kf_f16_to_f32(u_8_.v[2]);
-                float b0_31_ = kf_f16_to_f32(v_8_.v[2]);
-                float a1_31_ = kf_f16_to_f32(u_8_.v[6]);
-                float b1_31_ = kf_f16_to_f32(v_8_.v[6]);
-                if (second_8_) {
-                    o_14_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_31_, c0_.v[2], __fmul_rn(a0_31_, s0_.v[2])));
-                    o_14_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_31_, c1_.v[2], __fmul_rn(a1_31_, s1_.v[2])));
-                } else {
-                    o_14_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_31_, c0_.v[2], -__fmul_rn(b0_31_, s0_.v[2])));
-                    o_14_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_31_, c1_.v[2], -__fmul_rn(b1_31_, s1_.v[2])));
-                }
-                float a0_32_ = kf_f16_to_f32(u_8_.v[3]);
-                float b0_32_ = kf_f16_to_f32(v_8_.v[3]);
-                float a1_32_ = kf_f16_to_f32(u_8_.v[7]);
-                float b1_32_ = kf_f16_to_f32(v_8_.v[7]);
-                if (second_8_) {
-                    o_14_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_32_, c0_.v[3], __fmul_rn(a0_32_, s0_.v[3])));
-                    o_14_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_32_, c1_.v[3], __fmul_rn(a1_32_, s1_.v[3])));
-                } else {
-                    o_14_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_32_, c0_.v[3], -__fmul_rn(b0_32_, s0_.v[3])));
-                    o_14_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_32_, c1_.v[3], -__fmul_rn(b1_32_, s1_.v[3])));
-                }
-                ov_4_ = o_14_;
-            } else {
-                kf_f16x8 w_7_ = vu_[3u];
-                kf_f16x8 t2228_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_15_ = t2228_;
-                float a_33_ = kf_f16_to_f32(w_7_.v[0]);
-                float b_25_ = kf_f16_to_f32(w_7_.v[1]);
-                o_15_.v[0] = kf_f16_from_f32(__fmaf_rn(a_33_, c0_.v[0], -__fmul_rn(b_25_, s0_.v[0])));
-                o_15_.v[1] = kf_f16_from_f32(__fmaf_rn(b_25_, c0_.v[0], __fmul_rn(a_33_, s0_.v[0])));
-                float a_34_ = kf_f16_to_f32(w_7_.v[2]);
-                float b_26_ = kf_f16_to_f32(w_7_.v[3]);
-                o_15_.v[2] = kf_f16_from_f32(__fmaf_rn(a_34_, c0_.v[1], -__fmul_rn(b_26_, s0_.v[1])));
-                o_15_.v[3] = kf_f16_from_f32(__fmaf_rn(b_26_, c0_.v[1], __fmul_rn(a_34_, s0_.v[1])));
-                float a_35_ = kf_f16_to_f32(w_7_.v[4]);
-                float b_27_ = kf_f16_to_f32(w_7_.v[5]);
-                o_15_.v[4] = kf_f16_from_f32(__fmaf_rn(a_35_, c0_.v[2], -__fmul_rn(b_27_, s0_.v[2])));
-                o_15_.v[5] = kf_f16_from_f32(__fmaf_rn(b_27_, c0_.v[2], __fmul_rn(a_35_, s0_.v[2])));
-                float a_36_ = kf_f16_to_f32(w_7_.v[6]);
-                float b_28_ = kf_f16_to_f32(w_7_.v[7]);
-                o_15_.v[6] = kf_f16_from_f32(__fmaf_rn(a_36_, c0_.v[3], -__fmul_rn(b_28_, s0_.v[3])));
-                o_15_.v[7] = kf_f16_from_f32(__fmaf_rn(b_28_, c0_.v[3], __fmul_rn(a_36_, s0_.v[3])));
-                ou_4_ = o_15_;
-                kf_f16x8 w_8_ = vv_[3u];
-                kf_f16x8 t2293_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16x8 o_16_ = t2293_;
-                float a_37_ = kf_f16_to_f32(w_8_.v[0]);
-                float b_29_ = kf_f16_to_f32(w_8_.v[1]);
-                o_16_.v[0] = kf_f16_from_f32(__fmaf_rn(a_37_, c1_.v[0], -__fmul_rn(b_29_, s1_.v[0])));
-                o_16_.v[1] = kf_f16_from_f32(__fmaf_rn(b_29_, c1_.v[0], __fmul_rn(a_37_, s1_.v[0])));
-                float a_38_ = kf_f16_to_f32(w_8_.v[2]);
-                float b_30_ = kf_f16_to_f32(w_8_.v[3]);
-                o_16_.v[2] = kf_f16_from_f32(__fmaf_rn(a_38_, c1_.v[1], -__fmul_rn(b_30_, s1_.v[1])));
-                o_16_.v[3] = kf_f16_from_f32(__fmaf_rn(b_30_, c1_.v[1], __fmul_rn(a_38_, s1_.v[1])));
-                float a_39_ = kf_f16_to_f32(w_8_.v[4]);
-                float b_31_ = kf_f16_to_f32(w_8_.v[5]);
-                o_16_.v[4] = kf_f16_from_f32(__fmaf_rn(a_39_, c1_.v[2], -__fmul_rn(b_31_, s1_.v[2])));
-                o_16_.v[5] = kf_f16_from_f32(__fmaf_rn(b_31_, c1_.v[2], __fmul_rn(a_39_, s1_.v[2])));
-                float a_40_ = kf_f16_to_f32(w_8_.v[6]);
-                float b_32_ = kf_f16_to_f32(w_8_.v[7]);
-                o_16_.v[6] = kf_f16_from_f32(__fmaf_rn(a_40_, c1_.v[3], -__fmul_rn(b_32_, s1_.v[3])));
-                o_16_.v[7] = kf_f16_from_f32(__fmaf_rn(b_32_, c1_.v[3], __fmul_rn(a_40_, s1_.v[3])));
-                ov_4_ = o_16_;
-            }
+        if (head_3_ < (h_ + hkv_)) {
+            kf_f16x8 w_7_ = vu_[3u];
+            kf_f16x8 t2228_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a_33_ = kf_f16_to_f32(w_7_.v[0]);
+            float b_25_ = kf_f16_to_f32(w_7_.v[1]);
+            kf_f16 t2239_ = kf_f16_from_f32(__fmaf_rn(a_33_, t257_, -__fmul_rn(b_25_, t258_)));
+            kf_f16x8 o_7_ = t2228_;
+            o_7_.v[0] = t2239_;
+            o_7_.v[1] = kf_f16_from_f32(__fmaf_rn(b_25_, t257_, __fmul_rn(a_33_, t258_)));
+            float a_34_ = kf_f16_to_f32(w_7_.v[2]);
+            float b_26_ = kf_f16_to_f32(w_7_.v[3]);
+            o_7_.v[2] = kf_f16_from_f32(__fmaf_rn(a_34_, t339_, -__fmul_rn(b_26_, t340_)));
+            o_7_.v[3] = kf_f16_from_f32(__fmaf_rn(b_26_, t339_, __fmul_rn(a_34_, t340_)));
+            float a_35_ = kf_f16_to_f32(w_7_.v[4]);
+            float b_27_ = kf_f16_to_f32(w_7_.v[5]);
+            o_7_.v[4] = kf_f16_from_f32(__fmaf_rn(a_35_, t421_, -__fmul_rn(b_27_, t422_)));
+            o_7_.v[5] = kf_f16_from_f32(__fmaf_rn(b_27_, t421_, __fmul_rn(a_35_, t422_)));
+            float a_36_ = kf_f16_to_f32(w_7_.v[6]);
+            float b_28_ = kf_f16_to_f32(w_7_.v[7]);
+            o_7_.v[6] = kf_f16_from_f32(__fmaf_rn(a_36_, t503_, -__fmul_rn(b_28_, t504_)));
+            o_7_.v[7] = kf_f16_from_f32(__fmaf_rn(b_28_, t503_, __fmul_rn(a_36_, t504_)));
+            ou_4_ = o_7_;
+            kf_f16x8 w_8_ = vv_[3u];
+            kf_f16x8 t2293_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float a_37_ = kf_f16_to_f32(w_8_.v[0]);
+            float b_29_ = kf_f16_to_f32(w_8_.v[1]);
+            kf_f16 t2304_ = kf_f16_from_f32(__fmaf_rn(a_37_, t296_, -__fmul_rn(b_29_, t297_)));
+            kf_f16x8 o_8_ = t2293_;
+            o_8_.v[0] = t2304_;
+            o_8_.v[1] = kf_f16_from_f32(__fmaf_rn(b_29_, t296_, __fmul_rn(a_37_, t297_)));
+            float a_38_ = kf_f16_to_f32(w_8_.v[2]);
+            float b_30_ = kf_f16_to_f32(w_8_.v[3]);
+            o_8_.v[2] = kf_f16_from_f32(__fmaf_rn(a_38_, t378_, -__fmul_rn(b_30_, t379_)));
+            o_8_.v[3] = kf_f16_from_f32(__fmaf_rn(b_30_, t378_, __fmul_rn(a_38_, t379_)));
+            float a_39_ = kf_f16_to_f32(w_8_.v[4]);
+            float b_31_ = kf_f16_to_f32(w_8_.v[5]);
+            o_8_.v[4] = kf_f16_from_f32(__fmaf_rn(a_39_, t460_, -__fmul_rn(b_31_, t461_)));
+            o_8_.v[5] = kf_f16_from_f32(__fmaf_rn(b_31_, t460_, __fmul_rn(a_39_, t461_)));
+            float a_40_ = kf_f16_to_f32(w_8_.v[6]);
+            float b_32_ = kf_f16_to_f32(w_8_.v[7]);
+            o_8_.v[6] = kf_f16_from_f32(__fmaf_rn(a_40_, t542_, -__fmul_rn(b_32_, t543_)));
+            o_8_.v[7] = kf_f16_from_f32(__fmaf_rn(b_32_, t542_, __fmul_rn(a_40_, t543_)));
+            ov_4_ = o_8_;
         }
-        if (head_4_ < h_) {
-            unsigned base8_14_ = kf_shr_u32((((tok_ * h_) + head_4_) * d_), 3u);
-            unsigned t2361_ = base8_14_ + c_;
-            unsigned t2364_ = base8_14_ + (2u * c_);
-            q8_[neox_ ? t2361_ : t2364_] = ou_4_;
-            unsigned t2369_ = (base8_14_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t2374_ = (base8_14_ + (2u * c_)) + 1u;
-            q8_[neox_ ? t2369_ : t2374_] = ov_4_;
-        } else if (head_4_ < (h_ + hkv_)) {
-            unsigned base8_15_ = kf_shr_u32(((((((tok_ * l_) + pi_) * hkv_) + head_4_) - h_) * d_), 3u);
-            unsigned t2386_ = base8_15_ + c_;
-            unsigned t2389_ = base8_15_ + (2u * c_);
-            k8_[neox_ ? t2386_ : t2389_] = ou_4_;
-            unsigned t2394_ = (base8_15_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t2399_ = (base8_15_ + (2u * c_)) + 1u;
-            k8_[neox_ ? t2394_ : t2399_] = ov_4_;
-        } else if (head_4_ < nh_) {
-            unsigned base8_16_ = kf_shr_u32((((((((tok_ * l_) + pi_) * hkv_) + head_4_) - h_) - hkv_) * d_), 3u);
-            unsigned t2411_ = base8_16_ + c_;
-            unsigned t2414_ = base8_16_ + (2u * c_);
-            v8_[neox_ ? t2411_ : t2414_] = ou_4_;
-            unsigned t2419_ = (base8_16_ + kf_shr_u32(d_, 4u)) + c_;
-            unsigned t2424_ = (base8_16_ + (2u * c_)) + 1u;
-            v8_[neox_ ? t2419_ : t2424_] = ov_4_;
+        if (head_3_ < h_) {
+            unsigned base8_14_ = (((tok_ * h_) + head_3_) * d_) >> 3u;
+            q8_[base8_14_ + (c_ << 1u)] = ou_4_;
+            q8_[(base8_14_ + (c_ << 1u)) + 1u] = ov_4_;
+        } else if (head_3_ < (h_ + hkv_)) {
+            unsigned base8_15_ = ((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) * d_) >> 3u;
+            k8_[base8_15_ + (c_ << 1u)] = ou_4_;
+            k8_[(base8_15_ + (c_ << 1u)) + 1u] = ov_4_;
+        } else if (head_3_ < nh_) {
+            unsigned base8_16_ = (((((((tok_ * l_) + pi_) * hkv_) + head_3_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_16_ + (c_ << 1u)] = ou_4_;
+            v8_[(base8_16_ + (c_ << 1u)) + 1u] = ov_4_;
         }
-        break;
     }
 }

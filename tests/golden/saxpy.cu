@@ -9,7 +9,7 @@ saxpy(float a_, const float* __restrict__ x_, float* __restrict__ y_, unsigned n
 {
     const kf_f32x4* x4_ = (const kf_f32x4*)x_;
     kf_f32x4* y4_ = (kf_f32x4*)y_;
-    unsigned n4_ = n_ / 4u;
+    unsigned n4_ = n_ >> 2u;
     unsigned stride_ = gridDim.x * blockDim.x;
     kf_f32x4 av_ = kf_f32x4{{a_, a_, a_, a_}};
     for (unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x; i_ < n4_; i_ = i_ + stride_) {
@@ -22,7 +22,7 @@ saxpy(float a_, const float* __restrict__ x_, float* __restrict__ y_, unsigned n
         t22_.v[3] = __fmaf_rn(av_.v[3], t20_.v[3], t21_.v[3]);
         y4_[i_] = t22_;
     }
-    unsigned t_ = (n4_ * 4u) + ((blockIdx.x * blockDim.x) + threadIdx.x);
+    unsigned t_ = (n4_ << 2u) + ((blockIdx.x * blockDim.x) + threadIdx.x);
     if (t_ < n_) {
         y_[t_] = __fmaf_rn(a_, x_[t_], y_[t_]);
     }

@@ -78,7 +78,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
     const unsigned kf_wn = kf_warp_lanes();
     unsigned base_ = blockIdx.x * cols_;
     for (unsigned c_ = threadIdx.x; c_ < cols_; c_ = c_ + 128u) {
-        row_[c_] = __fmul_rn((float)(x_[base_ + c_] % 64u), 0.25f);
+        row_[c_] = __fmul_rn((float)(x_[base_ + c_] & 63u), 0.25f);
     }
     __syncthreads();
     float s_ = 0.0f;
@@ -89,7 +89,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
         m_ = fmaxf(m_, row_[c_2_]);
         nm_ = fmaxf(nm_, -row_[c_2_]);
     }
-    unsigned t59_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+    unsigned t59_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
     if (t59_ == 32u) {
         float t64_ = __fadd_rn(s_, kf_shfl_xor(s_, 16u, kf_wn));
         float t67_ = __fadd_rn(t64_, kf_shfl_xor(t64_, 8u, kf_wn));
@@ -119,7 +119,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
         w_ = kf_shfl(t105_ ? t106_ : t101_, 0u, kf_wn);
     }
     if (kf_lane_id() == 0u) {
-        part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = w_;
+        part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = w_;
     }
     __syncthreads();
     float t_ = 0.0f;
@@ -127,8 +127,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
         t_ = __fadd_rn(t_, part_[k_]);
     }
     __syncthreads();
-    float total_ = t_;
-    unsigned t156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+    unsigned t156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
     if (t156_ == 32u) {
         float t161_ = fmaxf(m_, kf_shfl_xor(m_, 16u, kf_wn));
         float t164_ = fmaxf(t161_, kf_shfl_xor(t161_, 8u, kf_wn));
@@ -158,7 +157,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
         w_2_ = kf_shfl(t202_ ? t203_ : t198_, 0u, kf_wn);
     }
     if (kf_lane_id() == 0u) {
-        slots_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = w_2_;
+        slots_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = w_2_;
     }
     __syncthreads();
     float m_2_ = slots_[0u];
@@ -166,8 +165,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
         m_2_ = fmaxf(m_2_, slots_[k_2_]);
     }
     __syncthreads();
-    float big_ = m_2_;
-    unsigned t254_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+    unsigned t254_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
     if (t254_ == 32u) {
         float t259_ = fmaxf(nm_, kf_shfl_xor(nm_, 16u, kf_wn));
         float t262_ = fmaxf(t259_, kf_shfl_xor(t259_, 8u, kf_wn));
@@ -197,7 +195,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
         w_3_ = kf_shfl(t300_ ? t301_ : t296_, 0u, kf_wn);
     }
     if (kf_lane_id() == 0u) {
-        slots_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = w_3_;
+        slots_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = w_3_;
     }
     __syncthreads();
     float m_3_ = slots_[0u];
@@ -205,11 +203,10 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
         m_3_ = fmaxf(m_3_, slots_[k_3_]);
     }
     __syncthreads();
-    float small_ = m_3_;
     if (threadIdx.x == 0u) {
-        sums_[blockIdx.x] = total_;
-        maxs_[2u * blockIdx.x] = big_;
-        maxs_[(2u * blockIdx.x) + 1u] = small_;
+        sums_[blockIdx.x] = t_;
+        maxs_[blockIdx.x << 1u] = m_2_;
+        maxs_[(blockIdx.x << 1u) + 1u] = m_3_;
     }
 }
 
@@ -218,16 +215,16 @@ extern "C" __global__ void __launch_bounds__(64)
 views(const kf_f16x8* __restrict__ x_, kf_f16* __restrict__ o16_, unsigned* __restrict__ o32_, unsigned char* __restrict__ o8_, unsigned n_)
 {
     extern __shared__ __align__(16) kf_f16 tile_[];
-    unsigned t8_ = n_ / 8u;
+    unsigned t8_ = n_ >> 3u;
     for (unsigned i_ = threadIdx.x; i_ < t8_; i_ = i_ + 64u) {
         ((kf_f16x8*)tile_)[i_] = x_[i_];
     }
     __syncthreads();
     for (unsigned i_2_ = threadIdx.x; i_2_ < n_; i_2_ = i_2_ + 64u) {
         o16_[i_2_] = tile_[(n_ - 1u) - i_2_];
-        o8_[i_2_] = ((unsigned char*)tile_)[(2u * i_2_) + 1u];
+        o8_[i_2_] = ((unsigned char*)tile_)[(i_2_ << 1u) + 1u];
     }
-    unsigned t30_ = n_ / 2u;
+    unsigned t30_ = n_ >> 1u;
     for (unsigned i_3_ = threadIdx.x; i_3_ < t30_; i_3_ = i_3_ + 64u) {
         o32_[i_3_] = ((unsigned*)tile_)[i_3_] ^ 2147516416u;
     }
@@ -239,19 +236,17 @@ both(unsigned* __restrict__ o_, unsigned n_)
 {
     __shared__ __align__(16) unsigned fixed_[3];
     extern __shared__ __align__(16) unsigned dyn_[];
-    unsigned from_ = 0u;
     unsigned n_2_ = 3u;
     unsigned v_ = 100u;
-    for (unsigned i_ = from_ + threadIdx.x; i_ < n_2_; i_ = i_ + 32u) {
+    for (unsigned i_ = threadIdx.x; i_ < n_2_; i_ = i_ + 32u) {
         fixed_[i_] = v_ + i_;
     }
-    unsigned from_2_ = 0u;
-    unsigned n_3_ = n_ / 2u;
+    unsigned n_3_ = n_ >> 1u;
     unsigned v_2_ = 7u;
-    for (unsigned i_2_ = from_2_ + threadIdx.x; i_2_ < n_3_; i_2_ = i_2_ + 32u) {
+    for (unsigned i_2_ = threadIdx.x; i_2_ < n_3_; i_2_ = i_2_ + 32u) {
         dyn_[i_2_] = v_2_ + i_2_;
     }
-    for (unsigned i_3_ = (n_ / 2u) + threadIdx.x; i_3_ < n_; i_3_ = i_3_ + 32u) {
+    for (unsigned i_3_ = (n_ >> 1u) + threadIdx.x; i_3_ < n_; i_3_ = i_3_ + 32u) {
         ((float*)dyn_)[i_3_] = __fmul_rn((float)i_3_, 0.5f);
     }
     __syncthreads();

@@ -19,12 +19,6 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
     return h;
 }
 
-/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)
-   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */
-__device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }
-__device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
-__device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
-
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c) */
 __device__ __forceinline__ float kf_exp2_approx(float x) { float r; asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
@@ -50,196 +44,198 @@ silu_mul(const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* _
     const kf_f16x8* g8_ = (const kf_f16x8*)g_;
     const kf_f16x8* uv8_ = (const kf_f16x8*)u_;
     kf_f16x8* y8_ = (kf_f16x8*)y_;
-    unsigned n8_ = kf_shr_u32(n_, 3u);
-    unsigned stride_ = gridDim.x * 256u;
+    unsigned n8_ = n_ >> 3u;
+    unsigned stride_ = gridDim.x << 8u;
     unsigned t17_ = (blockIdx.x * blockDim.x) + threadIdx.x;
-    unsigned t19_ = stride_ * 4u;
+    unsigned t19_ = stride_ << 2u;
     for (unsigned base_ = t17_; base_ < n8_; base_ = base_ + t19_) {
-        unsigned i_ = base_ + (0u * stride_);
         kf_f16x8 t26_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 a_ = t26_;
         kf_f16x8 t29_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 b_ = t29_;
-        if (i_ < n8_) {
-            kf_f16x8 t32_ = g8_[i_];
+        if (base_ < n8_) {
+            kf_f16x8 t32_ = g8_[base_];
             a_ = t32_;
-            kf_f16x8 t33_ = uv8_[i_];
+            kf_f16x8 t33_ = uv8_[base_];
             b_ = t33_;
         }
         gv_[0u] = a_;
         uv_[0u] = b_;
-        unsigned i_2_ = base_ + (1u * stride_);
+        unsigned i_ = base_ + stride_;
         kf_f16x8 t40_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 a_2_ = t40_;
         kf_f16x8 t43_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 b_2_ = t43_;
-        if (i_2_ < n8_) {
-            kf_f16x8 t46_ = g8_[i_2_];
+        if (i_ < n8_) {
+            kf_f16x8 t46_ = g8_[i_];
             a_2_ = t46_;
-            kf_f16x8 t47_ = uv8_[i_2_];
+            kf_f16x8 t47_ = uv8_[i_];
             b_2_ = t47_;
         }
         gv_[1u] = a_2_;
         uv_[1u] = b_2_;
-        unsigned i_3_ = base_ + (2u * stride_);
+        unsigned i_2_ = base_ + (stride_ << 1u);
         kf_f16x8 t54_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 a_3_ = t54_;
         kf_f16x8 t57_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 b_3_ = t57_;
-        if (i_3_ < n8_) {
-            kf_f16x8 t60_ = g8_[i_3_];
+        if (i_2_ < n8_) {
+            kf_f16x8 t60_ = g8_[i_2_];
             a_3_ = t60_;
-            kf_f16x8 t61_ = uv8_[i_3_];
+            kf_f16x8 t61_ = uv8_[i_2_];
             b_3_ = t61_;
         }
         gv_[2u] = a_3_;
         uv_[2u] = b_3_;
-        unsigned i_4_ = base_ + (3u * stride_);
+        unsigned i_3_ = base_ + (3u * stride_);
         kf_f16x8 t68_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 a_4_ = t68_;
         kf_f16x8 t71_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 b_4_ = t71_;
-        if (i_4_ < n8_) {
-            kf_f16x8 t74_ = g8_[i_4_];
+        if (i_3_ < n8_) {
+            kf_f16x8 t74_ = g8_[i_3_];
             a_4_ = t74_;
-            kf_f16x8 t75_ = uv8_[i_4_];
+            kf_f16x8 t75_ = uv8_[i_3_];
             b_4_ = t75_;
         }
         gv_[3u] = a_4_;
         uv_[3u] = b_4_;
-        unsigned i_5_ = base_ + (0u * stride_);
-        if (i_5_ < n8_) {
+        if (base_ < n8_) {
             kf_f16x8 a_5_ = gv_[0u];
             kf_f16x8 b_5_ = uv_[0u];
             kf_f16x8 t87_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_ = t87_;
             float g_2_ = kf_f16_to_f32(a_5_.v[0]);
             float u_2_ = kf_f16_to_f32(b_5_.v[0]);
-            o_.v[0] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_2_, __fadd_rn(1.0f, kf_exp_approx(-g_2_))), u_2_));
+            kf_f16 t99_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_2_, __fadd_rn(1.0f, kf_exp_approx(-g_2_))), u_2_));
+            kf_f16x8 o_ = t87_;
+            o_.v[0] = t99_;
             float g_3_ = kf_f16_to_f32(a_5_.v[1]);
             float u_3_ = kf_f16_to_f32(b_5_.v[1]);
-            o_.v[1] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_3_, __fadd_rn(1.0f, kf_exp_approx(-g_3_))), u_3_));
+            o_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_3_, __fadd_rn(1.0f, kf_exp_approx(-g_3_))), u_3_));
             float g_4_ = kf_f16_to_f32(a_5_.v[2]);
             float u_4_ = kf_f16_to_f32(b_5_.v[2]);
-            o_.v[2] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_4_, __fadd_rn(1.0f, kf_exp_approx(-g_4_))), u_4_));
+            o_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_4_, __fadd_rn(1.0f, kf_exp_approx(-g_4_))), u_4_));
             float g_5_ = kf_f16_to_f32(a_5_.v[3]);
             float u_5_ = kf_f16_to_f32(b_5_.v[3]);
-            o_.v[3] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_5_, __fadd_rn(1.0f, kf_exp_approx(-g_5_))), u_5_));
+            o_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_5_, __fadd_rn(1.0f, kf_exp_approx(-g_5_))), u_5_));
             float g_6_ = kf_f16_to_f32(a_5_.v[4]);
             float u_6_ = kf_f16_to_f32(b_5_.v[4]);
-            o_.v[4] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_6_, __fadd_rn(1.0f, kf_exp_approx(-g_6_))), u_6_));
+            o_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_6_, __fadd_rn(1.0f, kf_exp_approx(-g_6_))), u_6_));
             float g_7_ = kf_f16_to_f32(a_5_.v[5]);
             float u_7_ = kf_f16_to_f32(b_5_.v[5]);
-            o_.v[5] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_7_, __fadd_rn(1.0f, kf_exp_approx(-g_7_))), u_7_));
+            o_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_7_, __fadd_rn(1.0f, kf_exp_approx(-g_7_))), u_7_));
             float g_8_ = kf_f16_to_f32(a_5_.v[6]);
             float u_8_ = kf_f16_to_f32(b_5_.v[6]);
-            o_.v[6] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_8_, __fadd_rn(1.0f, kf_exp_approx(-g_8_))), u_8_));
+            o_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_8_, __fadd_rn(1.0f, kf_exp_approx(-g_8_))), u_8_));
             float g_9_ = kf_f16_to_f32(a_5_.v[7]);
             float u_9_ = kf_f16_to_f32(b_5_.v[7]);
-            o_.v[7] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_9_, __fadd_rn(1.0f, kf_exp_approx(-g_9_))), u_9_));
-            y8_[i_5_] = o_;
+            o_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_9_, __fadd_rn(1.0f, kf_exp_approx(-g_9_))), u_9_));
+            y8_[base_] = o_;
         }
-        unsigned i_6_ = base_ + (1u * stride_);
-        if (i_6_ < n8_) {
+        unsigned i_4_ = base_ + stride_;
+        if (i_4_ < n8_) {
             kf_f16x8 a_6_ = gv_[1u];
             kf_f16x8 b_6_ = uv_[1u];
             kf_f16x8 t186_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_2_ = t186_;
             float g_10_ = kf_f16_to_f32(a_6_.v[0]);
             float u_10_ = kf_f16_to_f32(b_6_.v[0]);
-            o_2_.v[0] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_10_, __fadd_rn(1.0f, kf_exp_approx(-g_10_))), u_10_));
+            kf_f16 t198_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_10_, __fadd_rn(1.0f, kf_exp_approx(-g_10_))), u_10_));
+            kf_f16x8 o_2_ = t186_;
+            o_2_.v[0] = t198_;
             float g_11_ = kf_f16_to_f32(a_6_.v[1]);
             float u_11_ = kf_f16_to_f32(b_6_.v[1]);
-            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_11_, __fadd_rn(1.0f, kf_exp_approx(-g_11_))), u_11_));
+            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_11_, __fadd_rn(1.0f, kf_exp_approx(-g_11_))), u_11_));
             float g_12_ = kf_f16_to_f32(a_6_.v[2]);
             float u_12_ = kf_f16_to_f32(b_6_.v[2]);
-            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_12_, __fadd_rn(1.0f, kf_exp_approx(-g_12_))), u_12_));
+            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_12_, __fadd_rn(1.0f, kf_exp_approx(-g_12_))), u_12_));
             float g_13_ = kf_f16_to_f32(a_6_.v[3]);
             float u_13_ = kf_f16_to_f32(b_6_.v[3]);
-            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_13_, __fadd_rn(1.0f, kf_exp_approx(-g_13_))), u_13_));
+            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_13_, __fadd_rn(1.0f, kf_exp_approx(-g_13_))), u_13_));
             float g_14_ = kf_f16_to_f32(a_6_.v[4]);
             float u_14_ = kf_f16_to_f32(b_6_.v[4]);
-            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_14_, __fadd_rn(1.0f, kf_exp_approx(-g_14_))), u_14_));
+            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_14_, __fadd_rn(1.0f, kf_exp_approx(-g_14_))), u_14_));
             float g_15_ = kf_f16_to_f32(a_6_.v[5]);
             float u_15_ = kf_f16_to_f32(b_6_.v[5]);
-            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_15_, __fadd_rn(1.0f, kf_exp_approx(-g_15_))), u_15_));
+            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_15_, __fadd_rn(1.0f, kf_exp_approx(-g_15_))), u_15_));
             float g_16_ = kf_f16_to_f32(a_6_.v[6]);
             float u_16_ = kf_f16_to_f32(b_6_.v[6]);
-            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_16_, __fadd_rn(1.0f, kf_exp_approx(-g_16_))), u_16_));
+            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_16_, __fadd_rn(1.0f, kf_exp_approx(-g_16_))), u_16_));
             float g_17_ = kf_f16_to_f32(a_6_.v[7]);
             float u_17_ = kf_f16_to_f32(b_6_.v[7]);
-            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_17_, __fadd_rn(1.0f, kf_exp_approx(-g_17_))), u_17_));
-            y8_[i_6_] = o_2_;
+            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_17_, __fadd_rn(1.0f, kf_exp_approx(-g_17_))), u_17_));
+            y8_[i_4_] = o_2_;
         }
-        unsigned i_7_ = base_ + (2u * stride_);
-        if (i_7_ < n8_) {
+        unsigned i_5_ = base_ + (stride_ << 1u);
+        if (i_5_ < n8_) {
             kf_f16x8 a_7_ = gv_[2u];
             kf_f16x8 b_7_ = uv_[2u];
             kf_f16x8 t285_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_3_ = t285_;
             float g_18_ = kf_f16_to_f32(a_7_.v[0]);
             float u_18_ = kf_f16_to_f32(b_7_.v[0]);
-            o_3_.v[0] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_18_, __fadd_rn(1.0f, kf_exp_approx(-g_18_))), u_18_));
+            kf_f16 t297_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_18_, __fadd_rn(1.0f, kf_exp_approx(-g_18_))), u_18_));
+            kf_f16x8 o_3_ = t285_;
+            o_3_.v[0] = t297_;
             float g_19_ = kf_f16_to_f32(a_7_.v[1]);
             float u_19_ = kf_f16_to_f32(b_7_.v[1]);
-            o_3_.v[1] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_19_, __fadd_rn(1.0f, kf_exp_approx(-g_19_))), u_19_));
+            o_3_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_19_, __fadd_rn(1.0f, kf_exp_approx(-g_19_))), u_19_));
             float g_20_ = kf_f16_to_f32(a_7_.v[2]);
             float u_20_ = kf_f16_to_f32(b_7_.v[2]);
-            o_3_.v[2] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_20_, __fadd_rn(1.0f, kf_exp_approx(-g_20_))), u_20_));
+            o_3_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_20_, __fadd_rn(1.0f, kf_exp_approx(-g_20_))), u_20_));
             float g_21_ = kf_f16_to_f32(a_7_.v[3]);
             float u_21_ = kf_f16_to_f32(b_7_.v[3]);
-            o_3_.v[3] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_21_, __fadd_rn(1.0f, kf_exp_approx(-g_21_))), u_21_));
+            o_3_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_21_, __fadd_rn(1.0f, kf_exp_approx(-g_21_))), u_21_));
             float g_22_ = kf_f16_to_f32(a_7_.v[4]);
             float u_22_ = kf_f16_to_f32(b_7_.v[4]);
-            o_3_.v[4] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_22_, __fadd_rn(1.0f, kf_exp_approx(-g_22_))), u_22_));
+            o_3_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_22_, __fadd_rn(1.0f, kf_exp_approx(-g_22_))), u_22_));
             float g_23_ = kf_f16_to_f32(a_7_.v[5]);
             float u_23_ = kf_f16_to_f32(b_7_.v[5]);
-            o_3_.v[5] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_23_, __fadd_rn(1.0f, kf_exp_approx(-g_23_))), u_23_));
+            o_3_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_23_, __fadd_rn(1.0f, kf_exp_approx(-g_23_))), u_23_));
             float g_24_ = kf_f16_to_f32(a_7_.v[6]);
             float u_24_ = kf_f16_to_f32(b_7_.v[6]);
-            o_3_.v[6] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_24_, __fadd_rn(1.0f, kf_exp_approx(-g_24_))), u_24_));
+            o_3_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_24_, __fadd_rn(1.0f, kf_exp_approx(-g_24_))), u_24_));
             float g_25_ = kf_f16_to_f32(a_7_.v[7]);
             float u_25_ = kf_f16_to_f32(b_7_.v[7]);
-            o_3_.v[7] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_25_, __fadd_rn(1.0f, kf_exp_approx(-g_25_))), u_25_));
-            y8_[i_7_] = o_3_;
+            o_3_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_25_, __fadd_rn(1.0f, kf_exp_approx(-g_25_))), u_25_));
+            y8_[i_5_] = o_3_;
         }
-        unsigned i_8_ = base_ + (3u * stride_);
-        if (i_8_ < n8_) {
+        unsigned i_6_ = base_ + (3u * stride_);
+        if (i_6_ < n8_) {
             kf_f16x8 a_8_ = gv_[3u];
             kf_f16x8 b_8_ = uv_[3u];
             kf_f16x8 t384_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 o_4_ = t384_;
             float g_26_ = kf_f16_to_f32(a_8_.v[0]);
             float u_26_ = kf_f16_to_f32(b_8_.v[0]);
-            o_4_.v[0] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_26_, __fadd_rn(1.0f, kf_exp_approx(-g_26_))), u_26_));
+            kf_f16 t396_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_26_, __fadd_rn(1.0f, kf_exp_approx(-g_26_))), u_26_));
+            kf_f16x8 o_4_ = t384_;
+            o_4_.v[0] = t396_;
             float g_27_ = kf_f16_to_f32(a_8_.v[1]);
             float u_27_ = kf_f16_to_f32(b_8_.v[1]);
-            o_4_.v[1] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_27_, __fadd_rn(1.0f, kf_exp_approx(-g_27_))), u_27_));
+            o_4_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_27_, __fadd_rn(1.0f, kf_exp_approx(-g_27_))), u_27_));
             float g_28_ = kf_f16_to_f32(a_8_.v[2]);
             float u_28_ = kf_f16_to_f32(b_8_.v[2]);
-            o_4_.v[2] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_28_, __fadd_rn(1.0f, kf_exp_approx(-g_28_))), u_28_));
+            o_4_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_28_, __fadd_rn(1.0f, kf_exp_approx(-g_28_))), u_28_));
             float g_29_ = kf_f16_to_f32(a_8_.v[3]);
             float u_29_ = kf_f16_to_f32(b_8_.v[3]);
-            o_4_.v[3] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_29_, __fadd_rn(1.0f, kf_exp_approx(-g_29_))), u_29_));
+            o_4_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_29_, __fadd_rn(1.0f, kf_exp_approx(-g_29_))), u_29_));
             float g_30_ = kf_f16_to_f32(a_8_.v[4]);
             float u_30_ = kf_f16_to_f32(b_8_.v[4]);
-            o_4_.v[4] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_30_, __fadd_rn(1.0f, kf_exp_approx(-g_30_))), u_30_));
+            o_4_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_30_, __fadd_rn(1.0f, kf_exp_approx(-g_30_))), u_30_));
             float g_31_ = kf_f16_to_f32(a_8_.v[5]);
             float u_31_ = kf_f16_to_f32(b_8_.v[5]);
-            o_4_.v[5] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_31_, __fadd_rn(1.0f, kf_exp_approx(-g_31_))), u_31_));
+            o_4_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_31_, __fadd_rn(1.0f, kf_exp_approx(-g_31_))), u_31_));
             float g_32_ = kf_f16_to_f32(a_8_.v[6]);
             float u_32_ = kf_f16_to_f32(b_8_.v[6]);
-            o_4_.v[6] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_32_, __fadd_rn(1.0f, kf_exp_approx(-g_32_))), u_32_));
+            o_4_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_32_, __fadd_rn(1.0f, kf_exp_approx(-g_32_))), u_32_));
             float g_33_ = kf_f16_to_f32(a_8_.v[7]);
             float u_33_ = kf_f16_to_f32(b_8_.v[7]);
-            o_4_.v[7] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_33_, __fadd_rn(1.0f, kf_exp_approx(-g_33_))), u_33_));
-            y8_[i_8_] = o_4_;
+            o_4_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_33_, __fadd_rn(1.0f, kf_exp_approx(-g_33_))), u_33_));
+            y8_[i_6_] = o_4_;
         }
     }
-    unsigned t_ = kf_shl_u32(n8_, 3u) + ((blockIdx.x * blockDim.x) + threadIdx.x);
+    unsigned t_ = (n8_ << 3u) + ((blockIdx.x * blockDim.x) + threadIdx.x);
     if (t_ < n_) {
         float g_34_ = kf_f16_to_f32(g_[t_]);
         float u_34_ = kf_f16_to_f32(u_[t_]);
-        y_[t_] = kf_f16_from_f32(__fmul_rn(__fdiv_rn(g_34_, __fadd_rn(1.0f, kf_exp_approx(-g_34_))), u_34_));
+        y_[t_] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_34_, __fadd_rn(1.0f, kf_exp_approx(-g_34_))), u_34_));
     }
 }

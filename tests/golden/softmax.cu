@@ -92,7 +92,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
     const unsigned kf_wn = kf_warp_lanes();
     unsigned tid_ = threadIdx.x;
     unsigned base_ = blockIdx.x * cols_;
-    bool t11_ = (cols_ % 4u) == 0u;
+    bool t11_ = (cols_ & 3u) == 0u;
     bool t12_ = t11_;
     if (t11_) {
         t12_ = cols_ <= 8192u;
@@ -100,85 +100,83 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
     if (t12_) {
         const kf_f32x4* x4_ = (const kf_f32x4*)x_;
         kf_f32x4* y4_ = (kf_f32x4*)y_;
-        unsigned base4_ = base_ / 4u;
-        unsigned cols4_ = cols_ / 4u;
-        float m_ = __uint_as_float(0xff800000u);
-        unsigned c_ = tid_ + 0u;
-        if (c_ < cols4_) {
-            v_[0u] = x4_[base4_ + c_];
+        unsigned base4_ = base_ >> 2u;
+        unsigned cols4_ = cols_ >> 2u;
+        if (tid_ < cols4_) {
+            v_[0u] = x4_[base4_ + tid_];
         } else {
             v_[0u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
         kf_f32x4 e_ = v_[0u];
-        m_ = fmaxf(m_, fmaxf(fmaxf(e_.v[0], e_.v[1]), fmaxf(e_.v[2], e_.v[3])));
-        unsigned c_2_ = tid_ + 256u;
-        if (c_2_ < cols4_) {
-            v_[1u] = x4_[base4_ + c_2_];
+        float t41_ = fmaxf(__uint_as_float(0xff800000u), fmaxf(fmaxf(e_.v[0], e_.v[1]), fmaxf(e_.v[2], e_.v[3])));
+        unsigned c_ = tid_ + 256u;
+        if (c_ < cols4_) {
+            v_[1u] = x4_[base4_ + c_];
         } else {
             v_[1u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
         kf_f32x4 e_2_ = v_[1u];
-        m_ = fmaxf(m_, fmaxf(fmaxf(e_2_.v[0], e_2_.v[1]), fmaxf(e_2_.v[2], e_2_.v[3])));
-        unsigned c_3_ = tid_ + 512u;
-        if (c_3_ < cols4_) {
-            v_[2u] = x4_[base4_ + c_3_];
+        float t60_ = fmaxf(t41_, fmaxf(fmaxf(e_2_.v[0], e_2_.v[1]), fmaxf(e_2_.v[2], e_2_.v[3])));
+        unsigned c_2_ = tid_ + 512u;
+        if (c_2_ < cols4_) {
+            v_[2u] = x4_[base4_ + c_2_];
         } else {
             v_[2u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
         kf_f32x4 e_3_ = v_[2u];
-        m_ = fmaxf(m_, fmaxf(fmaxf(e_3_.v[0], e_3_.v[1]), fmaxf(e_3_.v[2], e_3_.v[3])));
-        unsigned c_4_ = tid_ + 768u;
-        if (c_4_ < cols4_) {
-            v_[3u] = x4_[base4_ + c_4_];
+        float t79_ = fmaxf(t60_, fmaxf(fmaxf(e_3_.v[0], e_3_.v[1]), fmaxf(e_3_.v[2], e_3_.v[3])));
+        unsigned c_3_ = tid_ + 768u;
+        if (c_3_ < cols4_) {
+            v_[3u] = x4_[base4_ + c_3_];
         } else {
             v_[3u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
         kf_f32x4 e_4_ = v_[3u];
-        m_ = fmaxf(m_, fmaxf(fmaxf(e_4_.v[0], e_4_.v[1]), fmaxf(e_4_.v[2], e_4_.v[3])));
-        unsigned c_5_ = tid_ + 1024u;
-        if (c_5_ < cols4_) {
-            v_[4u] = x4_[base4_ + c_5_];
+        float t98_ = fmaxf(t79_, fmaxf(fmaxf(e_4_.v[0], e_4_.v[1]), fmaxf(e_4_.v[2], e_4_.v[3])));
+        unsigned c_4_ = tid_ + 1024u;
+        if (c_4_ < cols4_) {
+            v_[4u] = x4_[base4_ + c_4_];
         } else {
             v_[4u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
         kf_f32x4 e_5_ = v_[4u];
-        m_ = fmaxf(m_, fmaxf(fmaxf(e_5_.v[0], e_5_.v[1]), fmaxf(e_5_.v[2], e_5_.v[3])));
-        unsigned c_6_ = tid_ + 1280u;
-        if (c_6_ < cols4_) {
-            v_[5u] = x4_[base4_ + c_6_];
+        float t117_ = fmaxf(t98_, fmaxf(fmaxf(e_5_.v[0], e_5_.v[1]), fmaxf(e_5_.v[2], e_5_.v[3])));
+        unsigned c_5_ = tid_ + 1280u;
+        if (c_5_ < cols4_) {
+            v_[5u] = x4_[base4_ + c_5_];
         } else {
             v_[5u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
         kf_f32x4 e_6_ = v_[5u];
-        m_ = fmaxf(m_, fmaxf(fmaxf(e_6_.v[0], e_6_.v[1]), fmaxf(e_6_.v[2], e_6_.v[3])));
-        unsigned c_7_ = tid_ + 1536u;
-        if (c_7_ < cols4_) {
-            v_[6u] = x4_[base4_ + c_7_];
+        float t136_ = fmaxf(t117_, fmaxf(fmaxf(e_6_.v[0], e_6_.v[1]), fmaxf(e_6_.v[2], e_6_.v[3])));
+        unsigned c_6_ = tid_ + 1536u;
+        if (c_6_ < cols4_) {
+            v_[6u] = x4_[base4_ + c_6_];
         } else {
             v_[6u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
         kf_f32x4 e_7_ = v_[6u];
-        m_ = fmaxf(m_, fmaxf(fmaxf(e_7_.v[0], e_7_.v[1]), fmaxf(e_7_.v[2], e_7_.v[3])));
-        unsigned c_8_ = tid_ + 1792u;
-        if (c_8_ < cols4_) {
-            v_[7u] = x4_[base4_ + c_8_];
+        float t155_ = fmaxf(t136_, fmaxf(fmaxf(e_7_.v[0], e_7_.v[1]), fmaxf(e_7_.v[2], e_7_.v[3])));
+        unsigned c_7_ = tid_ + 1792u;
+        if (c_7_ < cols4_) {
+            v_[7u] = x4_[base4_ + c_7_];
         } else {
             v_[7u] = kf_f32x4{{__uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u), __uint_as_float(0xff800000u)}};
         }
         kf_f32x4 e_8_ = v_[7u];
-        m_ = fmaxf(m_, fmaxf(fmaxf(e_8_.v[0], e_8_.v[1]), fmaxf(e_8_.v[2], e_8_.v[3])));
-        unsigned t196_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        float t174_ = fmaxf(t155_, fmaxf(fmaxf(e_8_.v[0], e_8_.v[1]), fmaxf(e_8_.v[2], e_8_.v[3])));
+        unsigned t196_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t196_ == 32u) {
-            float t201_ = fmaxf(m_, kf_shfl_xor(m_, 16u, kf_wn));
+            float t201_ = fmaxf(t174_, kf_shfl_xor(t174_, 16u, kf_wn));
             float t204_ = fmaxf(t201_, kf_shfl_xor(t201_, 8u, kf_wn));
             float t207_ = fmaxf(t204_, kf_shfl_xor(t204_, 4u, kf_wn));
             float t210_ = fmaxf(t207_, kf_shfl_xor(t207_, 2u, kf_wn));
             t175_ = fmaxf(t210_, kf_shfl_xor(t210_, 1u, kf_wn));
         } else {
-            float t216_ = kf_shfl_down(m_, 16u, kf_wn);
+            float t216_ = kf_shfl_down(t174_, 16u, kf_wn);
             bool t218_ = (kf_lane_id() + 16u) < t196_;
-            float t219_ = fmaxf(m_, t216_);
-            float t220_ = t218_ ? t219_ : m_;
+            float t219_ = fmaxf(t174_, t216_);
+            float t220_ = t218_ ? t219_ : t174_;
             float t222_ = kf_shfl_down(t220_, 8u, kf_wn);
             bool t224_ = (kf_lane_id() + 8u) < t196_;
             float t225_ = fmaxf(t220_, t222_);
@@ -196,21 +194,12 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
             float t243_ = fmaxf(t238_, t240_);
             t175_ = kf_shfl(t242_ ? t243_ : t238_, 0u, kf_wn);
         }
-        m_ = t175_;
         if (kf_lane_id() == 0u) {
-            red_max_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m_;
+            red_max_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t175_;
         }
         __syncthreads();
-        m_ = red_max_[0u];
-        m_ = fmaxf(m_, red_max_[1u]);
-        m_ = fmaxf(m_, red_max_[2u]);
-        m_ = fmaxf(m_, red_max_[3u]);
-        m_ = fmaxf(m_, red_max_[4u]);
-        m_ = fmaxf(m_, red_max_[5u]);
-        m_ = fmaxf(m_, red_max_[6u]);
-        m_ = fmaxf(m_, red_max_[7u]);
-        float s_ = 0.0f;
-        kf_f32x4 mv_ = kf_f32x4{{m_, m_, m_, m_}};
+        float t283_ = fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(red_max_[0u], red_max_[1u]), red_max_[2u]), red_max_[3u]), red_max_[4u]), red_max_[5u]), red_max_[6u]), red_max_[7u]);
+        kf_f32x4 mv_ = kf_f32x4{{t283_, t283_, t283_, t283_}};
         kf_f32x4 t288_ = v_[0u];
         kf_f32x4 e_9_;
         e_9_.v[0] = kf_exp_approx(__fsub_rn(t288_.v[0], mv_.v[0]));
@@ -218,7 +207,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         e_9_.v[2] = kf_exp_approx(__fsub_rn(t288_.v[2], mv_.v[2]));
         e_9_.v[3] = kf_exp_approx(__fsub_rn(t288_.v[3], mv_.v[3]));
         v_[0u] = e_9_;
-        s_ = __fadd_rn(s_, __fadd_rn(__fadd_rn(e_9_.v[0], e_9_.v[1]), __fadd_rn(e_9_.v[2], e_9_.v[3])));
+        float t299_ = __fadd_rn(0.0f, __fadd_rn(__fadd_rn(e_9_.v[0], e_9_.v[1]), __fadd_rn(e_9_.v[2], e_9_.v[3])));
         kf_f32x4 t301_ = v_[1u];
         kf_f32x4 e_10_;
         e_10_.v[0] = kf_exp_approx(__fsub_rn(t301_.v[0], mv_.v[0]));
@@ -226,7 +215,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         e_10_.v[2] = kf_exp_approx(__fsub_rn(t301_.v[2], mv_.v[2]));
         e_10_.v[3] = kf_exp_approx(__fsub_rn(t301_.v[3], mv_.v[3]));
         v_[1u] = e_10_;
-        s_ = __fadd_rn(s_, __fadd_rn(__fadd_rn(e_10_.v[0], e_10_.v[1]), __fadd_rn(e_10_.v[2], e_10_.v[3])));
+        float t312_ = __fadd_rn(t299_, __fadd_rn(__fadd_rn(e_10_.v[0], e_10_.v[1]), __fadd_rn(e_10_.v[2], e_10_.v[3])));
         kf_f32x4 t314_ = v_[2u];
         kf_f32x4 e_11_;
         e_11_.v[0] = kf_exp_approx(__fsub_rn(t314_.v[0], mv_.v[0]));
@@ -234,7 +223,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         e_11_.v[2] = kf_exp_approx(__fsub_rn(t314_.v[2], mv_.v[2]));
         e_11_.v[3] = kf_exp_approx(__fsub_rn(t314_.v[3], mv_.v[3]));
         v_[2u] = e_11_;
-        s_ = __fadd_rn(s_, __fadd_rn(__fadd_rn(e_11_.v[0], e_11_.v[1]), __fadd_rn(e_11_.v[2], e_11_.v[3])));
+        float t325_ = __fadd_rn(t312_, __fadd_rn(__fadd_rn(e_11_.v[0], e_11_.v[1]), __fadd_rn(e_11_.v[2], e_11_.v[3])));
         kf_f32x4 t327_ = v_[3u];
         kf_f32x4 e_12_;
         e_12_.v[0] = kf_exp_approx(__fsub_rn(t327_.v[0], mv_.v[0]));
@@ -242,7 +231,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         e_12_.v[2] = kf_exp_approx(__fsub_rn(t327_.v[2], mv_.v[2]));
         e_12_.v[3] = kf_exp_approx(__fsub_rn(t327_.v[3], mv_.v[3]));
         v_[3u] = e_12_;
-        s_ = __fadd_rn(s_, __fadd_rn(__fadd_rn(e_12_.v[0], e_12_.v[1]), __fadd_rn(e_12_.v[2], e_12_.v[3])));
+        float t338_ = __fadd_rn(t325_, __fadd_rn(__fadd_rn(e_12_.v[0], e_12_.v[1]), __fadd_rn(e_12_.v[2], e_12_.v[3])));
         kf_f32x4 t340_ = v_[4u];
         kf_f32x4 e_13_;
         e_13_.v[0] = kf_exp_approx(__fsub_rn(t340_.v[0], mv_.v[0]));
@@ -250,7 +239,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         e_13_.v[2] = kf_exp_approx(__fsub_rn(t340_.v[2], mv_.v[2]));
         e_13_.v[3] = kf_exp_approx(__fsub_rn(t340_.v[3], mv_.v[3]));
         v_[4u] = e_13_;
-        s_ = __fadd_rn(s_, __fadd_rn(__fadd_rn(e_13_.v[0], e_13_.v[1]), __fadd_rn(e_13_.v[2], e_13_.v[3])));
+        float t351_ = __fadd_rn(t338_, __fadd_rn(__fadd_rn(e_13_.v[0], e_13_.v[1]), __fadd_rn(e_13_.v[2], e_13_.v[3])));
         kf_f32x4 t353_ = v_[5u];
         kf_f32x4 e_14_;
         e_14_.v[0] = kf_exp_approx(__fsub_rn(t353_.v[0], mv_.v[0]));
@@ -258,7 +247,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         e_14_.v[2] = kf_exp_approx(__fsub_rn(t353_.v[2], mv_.v[2]));
         e_14_.v[3] = kf_exp_approx(__fsub_rn(t353_.v[3], mv_.v[3]));
         v_[5u] = e_14_;
-        s_ = __fadd_rn(s_, __fadd_rn(__fadd_rn(e_14_.v[0], e_14_.v[1]), __fadd_rn(e_14_.v[2], e_14_.v[3])));
+        float t364_ = __fadd_rn(t351_, __fadd_rn(__fadd_rn(e_14_.v[0], e_14_.v[1]), __fadd_rn(e_14_.v[2], e_14_.v[3])));
         kf_f32x4 t366_ = v_[6u];
         kf_f32x4 e_15_;
         e_15_.v[0] = kf_exp_approx(__fsub_rn(t366_.v[0], mv_.v[0]));
@@ -266,7 +255,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         e_15_.v[2] = kf_exp_approx(__fsub_rn(t366_.v[2], mv_.v[2]));
         e_15_.v[3] = kf_exp_approx(__fsub_rn(t366_.v[3], mv_.v[3]));
         v_[6u] = e_15_;
-        s_ = __fadd_rn(s_, __fadd_rn(__fadd_rn(e_15_.v[0], e_15_.v[1]), __fadd_rn(e_15_.v[2], e_15_.v[3])));
+        float t377_ = __fadd_rn(t364_, __fadd_rn(__fadd_rn(e_15_.v[0], e_15_.v[1]), __fadd_rn(e_15_.v[2], e_15_.v[3])));
         kf_f32x4 t379_ = v_[7u];
         kf_f32x4 e_16_;
         e_16_.v[0] = kf_exp_approx(__fsub_rn(t379_.v[0], mv_.v[0]));
@@ -274,19 +263,19 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         e_16_.v[2] = kf_exp_approx(__fsub_rn(t379_.v[2], mv_.v[2]));
         e_16_.v[3] = kf_exp_approx(__fsub_rn(t379_.v[3], mv_.v[3]));
         v_[7u] = e_16_;
-        s_ = __fadd_rn(s_, __fadd_rn(__fadd_rn(e_16_.v[0], e_16_.v[1]), __fadd_rn(e_16_.v[2], e_16_.v[3])));
-        unsigned t412_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        float t390_ = __fadd_rn(t377_, __fadd_rn(__fadd_rn(e_16_.v[0], e_16_.v[1]), __fadd_rn(e_16_.v[2], e_16_.v[3])));
+        unsigned t412_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t412_ == 32u) {
-            float t417_ = __fadd_rn(s_, kf_shfl_xor(s_, 16u, kf_wn));
+            float t417_ = __fadd_rn(t390_, kf_shfl_xor(t390_, 16u, kf_wn));
             float t420_ = __fadd_rn(t417_, kf_shfl_xor(t417_, 8u, kf_wn));
             float t423_ = __fadd_rn(t420_, kf_shfl_xor(t420_, 4u, kf_wn));
             float t426_ = __fadd_rn(t423_, kf_shfl_xor(t423_, 2u, kf_wn));
             t391_ = __fadd_rn(t426_, kf_shfl_xor(t426_, 1u, kf_wn));
         } else {
-            float t432_ = kf_shfl_down(s_, 16u, kf_wn);
+            float t432_ = kf_shfl_down(t390_, 16u, kf_wn);
             bool t434_ = (kf_lane_id() + 16u) < t412_;
-            float t435_ = __fadd_rn(s_, t432_);
-            float t436_ = t434_ ? t435_ : s_;
+            float t435_ = __fadd_rn(t390_, t432_);
+            float t436_ = t434_ ? t435_ : t390_;
             float t438_ = kf_shfl_down(t436_, 8u, kf_wn);
             bool t440_ = (kf_lane_id() + 8u) < t412_;
             float t441_ = __fadd_rn(t436_, t438_);
@@ -304,25 +293,14 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
             float t459_ = __fadd_rn(t454_, t456_);
             t391_ = kf_shfl(t458_ ? t459_ : t454_, 0u, kf_wn);
         }
-        s_ = t391_;
         if (kf_lane_id() == 0u) {
-            red_sum_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s_;
+            red_sum_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t391_;
         }
         __syncthreads();
-        float total_ = 0.0f;
-        total_ = __fadd_rn(total_, red_sum_[0u]);
-        total_ = __fadd_rn(total_, red_sum_[1u]);
-        total_ = __fadd_rn(total_, red_sum_[2u]);
-        total_ = __fadd_rn(total_, red_sum_[3u]);
-        total_ = __fadd_rn(total_, red_sum_[4u]);
-        total_ = __fadd_rn(total_, red_sum_[5u]);
-        total_ = __fadd_rn(total_, red_sum_[6u]);
-        total_ = __fadd_rn(total_, red_sum_[7u]);
-        float t504_ = __fdiv_rn(1.0f, total_);
+        float t504_ = __fdiv_rn(1.0f, __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, red_sum_[0u]), red_sum_[1u]), red_sum_[2u]), red_sum_[3u]), red_sum_[4u]), red_sum_[5u]), red_sum_[6u]), red_sum_[7u]));
         kf_f32x4 inv_ = kf_f32x4{{t504_, t504_, t504_, t504_}};
-        unsigned c_9_ = tid_ + 0u;
-        if (c_9_ < cols4_) {
-            unsigned t509_ = base4_ + c_9_;
+        if (tid_ < cols4_) {
+            unsigned t509_ = base4_ + tid_;
             kf_f32x4 t511_ = v_[0u];
             kf_f32x4 t512_;
             t512_.v[0] = __fmul_rn(t511_.v[0], inv_.v[0]);
@@ -331,9 +309,9 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
             t512_.v[3] = __fmul_rn(t511_.v[3], inv_.v[3]);
             y4_[t509_] = t512_;
         }
-        unsigned c_10_ = tid_ + 256u;
-        if (c_10_ < cols4_) {
-            unsigned t516_ = base4_ + c_10_;
+        unsigned c_8_ = tid_ + 256u;
+        if (c_8_ < cols4_) {
+            unsigned t516_ = base4_ + c_8_;
             kf_f32x4 t518_ = v_[1u];
             kf_f32x4 t519_;
             t519_.v[0] = __fmul_rn(t518_.v[0], inv_.v[0]);
@@ -342,9 +320,9 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
             t519_.v[3] = __fmul_rn(t518_.v[3], inv_.v[3]);
             y4_[t516_] = t519_;
         }
-        unsigned c_11_ = tid_ + 512u;
-        if (c_11_ < cols4_) {
-            unsigned t523_ = base4_ + c_11_;
+        unsigned c_9_ = tid_ + 512u;
+        if (c_9_ < cols4_) {
+            unsigned t523_ = base4_ + c_9_;
             kf_f32x4 t525_ = v_[2u];
             kf_f32x4 t526_;
             t526_.v[0] = __fmul_rn(t525_.v[0], inv_.v[0]);
@@ -353,9 +331,9 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
             t526_.v[3] = __fmul_rn(t525_.v[3], inv_.v[3]);
             y4_[t523_] = t526_;
         }
-        unsigned c_12_ = tid_ + 768u;
-        if (c_12_ < cols4_) {
-            unsigned t530_ = base4_ + c_12_;
+        unsigned c_10_ = tid_ + 768u;
+        if (c_10_ < cols4_) {
+            unsigned t530_ = base4_ + c_10_;
             kf_f32x4 t532_ = v_[3u];
             kf_f32x4 t533_;
             t533_.v[0] = __fmul_rn(t532_.v[0], inv_.v[0]);
@@ -364,9 +342,9 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
             t533_.v[3] = __fmul_rn(t532_.v[3], inv_.v[3]);
             y4_[t530_] = t533_;
         }
-        unsigned c_13_ = tid_ + 1024u;
-        if (c_13_ < cols4_) {
-            unsigned t537_ = base4_ + c_13_;
+        unsigned c_11_ = tid_ + 1024u;
+        if (c_11_ < cols4_) {
+            unsigned t537_ = base4_ + c_11_;
             kf_f32x4 t539_ = v_[4u];
             kf_f32x4 t540_;
             t540_.v[0] = __fmul_rn(t539_.v[0], inv_.v[0]);
@@ -375,9 +353,9 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
             t540_.v[3] = __fmul_rn(t539_.v[3], inv_.v[3]);
             y4_[t537_] = t540_;
         }
-        unsigned c_14_ = tid_ + 1280u;
-        if (c_14_ < cols4_) {
-            unsigned t544_ = base4_ + c_14_;
+        unsigned c_12_ = tid_ + 1280u;
+        if (c_12_ < cols4_) {
+            unsigned t544_ = base4_ + c_12_;
             kf_f32x4 t546_ = v_[5u];
             kf_f32x4 t547_;
             t547_.v[0] = __fmul_rn(t546_.v[0], inv_.v[0]);
@@ -386,9 +364,9 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
             t547_.v[3] = __fmul_rn(t546_.v[3], inv_.v[3]);
             y4_[t544_] = t547_;
         }
-        unsigned c_15_ = tid_ + 1536u;
-        if (c_15_ < cols4_) {
-            unsigned t551_ = base4_ + c_15_;
+        unsigned c_13_ = tid_ + 1536u;
+        if (c_13_ < cols4_) {
+            unsigned t551_ = base4_ + c_13_;
             kf_f32x4 t553_ = v_[6u];
             kf_f32x4 t554_;
             t554_.v[0] = __fmul_rn(t553_.v[0], inv_.v[0]);
@@ -397,9 +375,9 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
             t554_.v[3] = __fmul_rn(t553_.v[3], inv_.v[3]);
             y4_[t551_] = t554_;
         }
-        unsigned c_16_ = tid_ + 1792u;
-        if (c_16_ < cols4_) {
-            unsigned t558_ = base4_ + c_16_;
+        unsigned c_14_ = tid_ + 1792u;
+        if (c_14_ < cols4_) {
+            unsigned t558_ = base4_ + c_14_;
             kf_f32x4 t560_ = v_[7u];
             kf_f32x4 t561_;
             t561_.v[0] = __fmul_rn(t560_.v[0], inv_.v[0]);
@@ -409,22 +387,22 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
             y4_[t558_] = t561_;
         }
     } else {
-        float m_2_ = __uint_as_float(0xff800000u);
-        for (unsigned c_17_ = tid_; c_17_ < cols_; c_17_ = c_17_ + 256u) {
-            m_2_ = fmaxf(m_2_, x_[base_ + c_17_]);
+        float m_ = __uint_as_float(0xff800000u);
+        for (unsigned c_15_ = tid_; c_15_ < cols_; c_15_ = c_15_ + 256u) {
+            m_ = fmaxf(m_, x_[base_ + c_15_]);
         }
-        unsigned t592_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t592_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t592_ == 32u) {
-            float t597_ = fmaxf(m_2_, kf_shfl_xor(m_2_, 16u, kf_wn));
+            float t597_ = fmaxf(m_, kf_shfl_xor(m_, 16u, kf_wn));
             float t600_ = fmaxf(t597_, kf_shfl_xor(t597_, 8u, kf_wn));
             float t603_ = fmaxf(t600_, kf_shfl_xor(t600_, 4u, kf_wn));
             float t606_ = fmaxf(t603_, kf_shfl_xor(t603_, 2u, kf_wn));
             t571_ = fmaxf(t606_, kf_shfl_xor(t606_, 1u, kf_wn));
         } else {
-            float t612_ = kf_shfl_down(m_2_, 16u, kf_wn);
+            float t612_ = kf_shfl_down(m_, 16u, kf_wn);
             bool t614_ = (kf_lane_id() + 16u) < t592_;
-            float t615_ = fmaxf(m_2_, t612_);
-            float t616_ = t614_ ? t615_ : m_2_;
+            float t615_ = fmaxf(m_, t612_);
+            float t616_ = t614_ ? t615_ : m_;
             float t618_ = kf_shfl_down(t616_, 8u, kf_wn);
             bool t620_ = (kf_lane_id() + 8u) < t592_;
             float t621_ = fmaxf(t616_, t618_);
@@ -442,35 +420,43 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
             float t639_ = fmaxf(t634_, t636_);
             t571_ = kf_shfl(t638_ ? t639_ : t634_, 0u, kf_wn);
         }
-        m_2_ = t571_;
+        m_ = t571_;
         if (kf_lane_id() == 0u) {
-            red_max_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m_2_;
+            red_max_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t571_;
         }
         __syncthreads();
-        m_2_ = red_max_[0u];
-        m_2_ = fmaxf(m_2_, red_max_[1u]);
-        m_2_ = fmaxf(m_2_, red_max_[2u]);
-        m_2_ = fmaxf(m_2_, red_max_[3u]);
-        m_2_ = fmaxf(m_2_, red_max_[4u]);
-        m_2_ = fmaxf(m_2_, red_max_[5u]);
-        m_2_ = fmaxf(m_2_, red_max_[6u]);
-        m_2_ = fmaxf(m_2_, red_max_[7u]);
-        float s_2_ = 0.0f;
-        for (unsigned c_18_ = tid_; c_18_ < cols_; c_18_ = c_18_ + 256u) {
-            s_2_ = __fadd_rn(s_2_, kf_exp_approx(__fsub_rn(x_[base_ + c_18_], m_2_)));
+        float t658_ = red_max_[0u];
+        m_ = t658_;
+        float t661_ = fmaxf(t658_, red_max_[1u]);
+        m_ = t661_;
+        float t664_ = fmaxf(t661_, red_max_[2u]);
+        m_ = t664_;
+        float t667_ = fmaxf(t664_, red_max_[3u]);
+        m_ = t667_;
+        float t670_ = fmaxf(t667_, red_max_[4u]);
+        m_ = t670_;
+        float t673_ = fmaxf(t670_, red_max_[5u]);
+        m_ = t673_;
+        float t676_ = fmaxf(t673_, red_max_[6u]);
+        m_ = t676_;
+        float t679_ = fmaxf(t676_, red_max_[7u]);
+        m_ = t679_;
+        float s_ = 0.0f;
+        for (unsigned c_16_ = tid_; c_16_ < cols_; c_16_ = c_16_ + 256u) {
+            s_ = __fadd_rn(s_, kf_exp_approx(__fsub_rn(x_[base_ + c_16_], t679_)));
         }
-        unsigned t712_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t712_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t712_ == 32u) {
-            float t717_ = __fadd_rn(s_2_, kf_shfl_xor(s_2_, 16u, kf_wn));
+            float t717_ = __fadd_rn(s_, kf_shfl_xor(s_, 16u, kf_wn));
             float t720_ = __fadd_rn(t717_, kf_shfl_xor(t717_, 8u, kf_wn));
             float t723_ = __fadd_rn(t720_, kf_shfl_xor(t720_, 4u, kf_wn));
             float t726_ = __fadd_rn(t723_, kf_shfl_xor(t723_, 2u, kf_wn));
             t691_ = __fadd_rn(t726_, kf_shfl_xor(t726_, 1u, kf_wn));
         } else {
-            float t732_ = kf_shfl_down(s_2_, 16u, kf_wn);
+            float t732_ = kf_shfl_down(s_, 16u, kf_wn);
             bool t734_ = (kf_lane_id() + 16u) < t712_;
-            float t735_ = __fadd_rn(s_2_, t732_);
-            float t736_ = t734_ ? t735_ : s_2_;
+            float t735_ = __fadd_rn(s_, t732_);
+            float t736_ = t734_ ? t735_ : s_;
             float t738_ = kf_shfl_down(t736_, 8u, kf_wn);
             bool t740_ = (kf_lane_id() + 8u) < t712_;
             float t741_ = __fadd_rn(t736_, t738_);
@@ -488,23 +474,14 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
             float t759_ = __fadd_rn(t754_, t756_);
             t691_ = kf_shfl(t758_ ? t759_ : t754_, 0u, kf_wn);
         }
-        s_2_ = t691_;
+        s_ = t691_;
         if (kf_lane_id() == 0u) {
-            red_sum_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s_2_;
+            red_sum_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t691_;
         }
         __syncthreads();
-        float total_2_ = 0.0f;
-        total_2_ = __fadd_rn(total_2_, red_sum_[0u]);
-        total_2_ = __fadd_rn(total_2_, red_sum_[1u]);
-        total_2_ = __fadd_rn(total_2_, red_sum_[2u]);
-        total_2_ = __fadd_rn(total_2_, red_sum_[3u]);
-        total_2_ = __fadd_rn(total_2_, red_sum_[4u]);
-        total_2_ = __fadd_rn(total_2_, red_sum_[5u]);
-        total_2_ = __fadd_rn(total_2_, red_sum_[6u]);
-        total_2_ = __fadd_rn(total_2_, red_sum_[7u]);
-        float inv_2_ = __fdiv_rn(1.0f, total_2_);
-        for (unsigned c_19_ = tid_; c_19_ < cols_; c_19_ = c_19_ + 256u) {
-            y_[base_ + c_19_] = __fmul_rn(kf_exp_approx(__fsub_rn(x_[base_ + c_19_], m_2_)), inv_2_);
+        float inv_2_ = __fdiv_rn(1.0f, __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, red_sum_[0u]), red_sum_[1u]), red_sum_[2u]), red_sum_[3u]), red_sum_[4u]), red_sum_[5u]), red_sum_[6u]), red_sum_[7u]));
+        for (unsigned c_17_ = tid_; c_17_ < cols_; c_17_ = c_17_ + 256u) {
+            y_[base_ + c_17_] = __fmul_rn(kf_exp_approx(__fsub_rn(x_[base_ + c_17_], t679_)), inv_2_);
         }
     }
 }
@@ -523,7 +500,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
     const unsigned kf_wn = kf_warp_lanes();
     unsigned tid_ = threadIdx.x;
     unsigned base_ = blockIdx.x * cols_;
-    bool t11_ = (cols_ % 8u) == 0u;
+    bool t11_ = (cols_ & 7u) == 0u;
     bool t12_ = t11_;
     if (t11_) {
         t12_ = cols_ <= 8192u;
@@ -531,149 +508,147 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
     if (t12_) {
         const kf_f16x8* x8_ = (const kf_f16x8*)x_;
         kf_f16x8* y8_ = (kf_f16x8*)y_;
-        unsigned base8_ = base_ / 8u;
-        unsigned cols8_ = cols_ / 8u;
-        float m_ = __uint_as_float(0xff800000u);
-        unsigned c_ = tid_ + 0u;
+        unsigned base8_ = base_ >> 3u;
+        unsigned cols8_ = cols_ >> 3u;
         kf_f16x8 t26_ = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}}};
         kf_f16x8 h_ = t26_;
-        if (c_ < cols8_) {
-            unsigned t29_ = base8_ + c_;
+        if (tid_ < cols8_) {
+            unsigned t29_ = base8_ + tid_;
             kf_f16x8 t30_ = x8_[t29_];
             h_ = t30_;
         }
         float e_ = kf_f16_to_f32(h_.v[0]);
         v_[0u] = e_;
-        m_ = fmaxf(m_, e_);
+        float t34_ = fmaxf(__uint_as_float(0xff800000u), e_);
         float e_2_ = kf_f16_to_f32(h_.v[1]);
         v_[1u] = e_2_;
-        m_ = fmaxf(m_, e_2_);
+        float t38_ = fmaxf(t34_, e_2_);
         float e_3_ = kf_f16_to_f32(h_.v[2]);
         v_[2u] = e_3_;
-        m_ = fmaxf(m_, e_3_);
+        float t42_ = fmaxf(t38_, e_3_);
         float e_4_ = kf_f16_to_f32(h_.v[3]);
         v_[3u] = e_4_;
-        m_ = fmaxf(m_, e_4_);
+        float t46_ = fmaxf(t42_, e_4_);
         float e_5_ = kf_f16_to_f32(h_.v[4]);
         v_[4u] = e_5_;
-        m_ = fmaxf(m_, e_5_);
+        float t50_ = fmaxf(t46_, e_5_);
         float e_6_ = kf_f16_to_f32(h_.v[5]);
         v_[5u] = e_6_;
-        m_ = fmaxf(m_, e_6_);
+        float t54_ = fmaxf(t50_, e_6_);
         float e_7_ = kf_f16_to_f32(h_.v[6]);
         v_[6u] = e_7_;
-        m_ = fmaxf(m_, e_7_);
+        float t58_ = fmaxf(t54_, e_7_);
         float e_8_ = kf_f16_to_f32(h_.v[7]);
         v_[7u] = e_8_;
-        m_ = fmaxf(m_, e_8_);
-        unsigned c_2_ = tid_ + 256u;
+        float t62_ = fmaxf(t58_, e_8_);
+        unsigned c_ = tid_ + 256u;
         kf_f16x8 t66_ = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}}};
         kf_f16x8 h_2_ = t66_;
-        if (c_2_ < cols8_) {
-            unsigned t69_ = base8_ + c_2_;
+        if (c_ < cols8_) {
+            unsigned t69_ = base8_ + c_;
             kf_f16x8 t70_ = x8_[t69_];
             h_2_ = t70_;
         }
         float e_9_ = kf_f16_to_f32(h_2_.v[0]);
         v_[8u] = e_9_;
-        m_ = fmaxf(m_, e_9_);
+        float t74_ = fmaxf(t62_, e_9_);
         float e_10_ = kf_f16_to_f32(h_2_.v[1]);
         v_[9u] = e_10_;
-        m_ = fmaxf(m_, e_10_);
+        float t78_ = fmaxf(t74_, e_10_);
         float e_11_ = kf_f16_to_f32(h_2_.v[2]);
         v_[10u] = e_11_;
-        m_ = fmaxf(m_, e_11_);
+        float t82_ = fmaxf(t78_, e_11_);
         float e_12_ = kf_f16_to_f32(h_2_.v[3]);
         v_[11u] = e_12_;
-        m_ = fmaxf(m_, e_12_);
+        float t86_ = fmaxf(t82_, e_12_);
         float e_13_ = kf_f16_to_f32(h_2_.v[4]);
         v_[12u] = e_13_;
-        m_ = fmaxf(m_, e_13_);
+        float t90_ = fmaxf(t86_, e_13_);
         float e_14_ = kf_f16_to_f32(h_2_.v[5]);
         v_[13u] = e_14_;
-        m_ = fmaxf(m_, e_14_);
+        float t94_ = fmaxf(t90_, e_14_);
         float e_15_ = kf_f16_to_f32(h_2_.v[6]);
         v_[14u] = e_15_;
-        m_ = fmaxf(m_, e_15_);
+        float t98_ = fmaxf(t94_, e_15_);
         float e_16_ = kf_f16_to_f32(h_2_.v[7]);
         v_[15u] = e_16_;
-        m_ = fmaxf(m_, e_16_);
-        unsigned c_3_ = tid_ + 512u;
+        float t102_ = fmaxf(t98_, e_16_);
+        unsigned c_2_ = tid_ + 512u;
         kf_f16x8 t106_ = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}}};
         kf_f16x8 h_3_ = t106_;
-        if (c_3_ < cols8_) {
-            unsigned t109_ = base8_ + c_3_;
+        if (c_2_ < cols8_) {
+            unsigned t109_ = base8_ + c_2_;
             kf_f16x8 t110_ = x8_[t109_];
             h_3_ = t110_;
         }
         float e_17_ = kf_f16_to_f32(h_3_.v[0]);
         v_[16u] = e_17_;
-        m_ = fmaxf(m_, e_17_);
+        float t114_ = fmaxf(t102_, e_17_);
         float e_18_ = kf_f16_to_f32(h_3_.v[1]);
         v_[17u] = e_18_;
-        m_ = fmaxf(m_, e_18_);
+        float t118_ = fmaxf(t114_, e_18_);
         float e_19_ = kf_f16_to_f32(h_3_.v[2]);
         v_[18u] = e_19_;
-        m_ = fmaxf(m_, e_19_);
+        float t122_ = fmaxf(t118_, e_19_);
         float e_20_ = kf_f16_to_f32(h_3_.v[3]);
         v_[19u] = e_20_;
-        m_ = fmaxf(m_, e_20_);
+        float t126_ = fmaxf(t122_, e_20_);
         float e_21_ = kf_f16_to_f32(h_3_.v[4]);
         v_[20u] = e_21_;
-        m_ = fmaxf(m_, e_21_);
+        float t130_ = fmaxf(t126_, e_21_);
         float e_22_ = kf_f16_to_f32(h_3_.v[5]);
         v_[21u] = e_22_;
-        m_ = fmaxf(m_, e_22_);
+        float t134_ = fmaxf(t130_, e_22_);
         float e_23_ = kf_f16_to_f32(h_3_.v[6]);
         v_[22u] = e_23_;
-        m_ = fmaxf(m_, e_23_);
+        float t138_ = fmaxf(t134_, e_23_);
         float e_24_ = kf_f16_to_f32(h_3_.v[7]);
         v_[23u] = e_24_;
-        m_ = fmaxf(m_, e_24_);
-        unsigned c_4_ = tid_ + 768u;
+        float t142_ = fmaxf(t138_, e_24_);
+        unsigned c_3_ = tid_ + 768u;
         kf_f16x8 t146_ = kf_f16x8{{kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}, kf_f16{0xfc00}}};
         kf_f16x8 h_4_ = t146_;
-        if (c_4_ < cols8_) {
-            unsigned t149_ = base8_ + c_4_;
+        if (c_3_ < cols8_) {
+            unsigned t149_ = base8_ + c_3_;
             kf_f16x8 t150_ = x8_[t149_];
             h_4_ = t150_;
         }
         float e_25_ = kf_f16_to_f32(h_4_.v[0]);
         v_[24u] = e_25_;
-        m_ = fmaxf(m_, e_25_);
+        float t154_ = fmaxf(t142_, e_25_);
         float e_26_ = kf_f16_to_f32(h_4_.v[1]);
         v_[25u] = e_26_;
-        m_ = fmaxf(m_, e_26_);
+        float t158_ = fmaxf(t154_, e_26_);
         float e_27_ = kf_f16_to_f32(h_4_.v[2]);
         v_[26u] = e_27_;
-        m_ = fmaxf(m_, e_27_);
+        float t162_ = fmaxf(t158_, e_27_);
         float e_28_ = kf_f16_to_f32(h_4_.v[3]);
         v_[27u] = e_28_;
-        m_ = fmaxf(m_, e_28_);
+        float t166_ = fmaxf(t162_, e_28_);
         float e_29_ = kf_f16_to_f32(h_4_.v[4]);
         v_[28u] = e_29_;
-        m_ = fmaxf(m_, e_29_);
+        float t170_ = fmaxf(t166_, e_29_);
         float e_30_ = kf_f16_to_f32(h_4_.v[5]);
         v_[29u] = e_30_;
-        m_ = fmaxf(m_, e_30_);
+        float t174_ = fmaxf(t170_, e_30_);
         float e_31_ = kf_f16_to_f32(h_4_.v[6]);
         v_[30u] = e_31_;
-        m_ = fmaxf(m_, e_31_);
+        float t178_ = fmaxf(t174_, e_31_);
         float e_32_ = kf_f16_to_f32(h_4_.v[7]);
         v_[31u] = e_32_;
-        m_ = fmaxf(m_, e_32_);
-        unsigned t204_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        float t182_ = fmaxf(t178_, e_32_);
+        unsigned t204_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t204_ == 32u) {
-            float t209_ = fmaxf(m_, kf_shfl_xor(m_, 16u, kf_wn));
+            float t209_ = fmaxf(t182_, kf_shfl_xor(t182_, 16u, kf_wn));
             float t212_ = fmaxf(t209_, kf_shfl_xor(t209_, 8u, kf_wn));
             float t215_ = fmaxf(t212_, kf_shfl_xor(t212_, 4u, kf_wn));
             float t218_ = fmaxf(t215_, kf_shfl_xor(t215_, 2u, kf_wn));
             t183_ = fmaxf(t218_, kf_shfl_xor(t218_, 1u, kf_wn));
         } else {
-            float t224_ = kf_shfl_down(m_, 16u, kf_wn);
+            float t224_ = kf_shfl_down(t182_, 16u, kf_wn);
             bool t226_ = (kf_lane_id() + 16u) < t204_;
-            float t227_ = fmaxf(m_, t224_);
-            float t228_ = t226_ ? t227_ : m_;
+            float t227_ = fmaxf(t182_, t224_);
+            float t228_ = t226_ ? t227_ : t182_;
             float t230_ = kf_shfl_down(t228_, 8u, kf_wn);
             bool t232_ = (kf_lane_id() + 8u) < t204_;
             float t233_ = fmaxf(t228_, t230_);
@@ -691,128 +666,119 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
             float t251_ = fmaxf(t246_, t248_);
             t183_ = kf_shfl(t250_ ? t251_ : t246_, 0u, kf_wn);
         }
-        m_ = t183_;
         if (kf_lane_id() == 0u) {
-            red_max_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m_;
+            red_max_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t183_;
         }
         __syncthreads();
-        m_ = red_max_[0u];
-        m_ = fmaxf(m_, red_max_[1u]);
-        m_ = fmaxf(m_, red_max_[2u]);
-        m_ = fmaxf(m_, red_max_[3u]);
-        m_ = fmaxf(m_, red_max_[4u]);
-        m_ = fmaxf(m_, red_max_[5u]);
-        m_ = fmaxf(m_, red_max_[6u]);
-        m_ = fmaxf(m_, red_max_[7u]);
-        float s_ = 0.0f;
-        float e_33_ = kf_exp_approx(__fsub_rn(v_[0u], m_));
+        float t291_ = fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(red_max_[0u], red_max_[1u]), red_max_[2u]), red_max_[3u]), red_max_[4u]), red_max_[5u]), red_max_[6u]), red_max_[7u]);
+        float e_33_ = kf_exp_approx(__fsub_rn(v_[0u], t291_));
         v_[0u] = e_33_;
-        s_ = __fadd_rn(s_, e_33_);
-        float e_34_ = kf_exp_approx(__fsub_rn(v_[1u], m_));
+        float t299_ = __fadd_rn(0.0f, e_33_);
+        float e_34_ = kf_exp_approx(__fsub_rn(v_[1u], t291_));
         v_[1u] = e_34_;
-        s_ = __fadd_rn(s_, e_34_);
-        float e_35_ = kf_exp_approx(__fsub_rn(v_[2u], m_));
+        float t305_ = __fadd_rn(t299_, e_34_);
+        float e_35_ = kf_exp_approx(__fsub_rn(v_[2u], t291_));
         v_[2u] = e_35_;
-        s_ = __fadd_rn(s_, e_35_);
-        float e_36_ = kf_exp_approx(__fsub_rn(v_[3u], m_));
+        float t311_ = __fadd_rn(t305_, e_35_);
+        float e_36_ = kf_exp_approx(__fsub_rn(v_[3u], t291_));
         v_[3u] = e_36_;
-        s_ = __fadd_rn(s_, e_36_);
-        float e_37_ = kf_exp_approx(__fsub_rn(v_[4u], m_));
+        float t317_ = __fadd_rn(t311_, e_36_);
+        float e_37_ = kf_exp_approx(__fsub_rn(v_[4u], t291_));
         v_[4u] = e_37_;
-        s_ = __fadd_rn(s_, e_37_);
-        float e_38_ = kf_exp_approx(__fsub_rn(v_[5u], m_));
+        float t323_ = __fadd_rn(t317_, e_37_);
+        float e_38_ = kf_exp_approx(__fsub_rn(v_[5u], t291_));
         v_[5u] = e_38_;
-        s_ = __fadd_rn(s_, e_38_);
-        float e_39_ = kf_exp_approx(__fsub_rn(v_[6u], m_));
+        float t329_ = __fadd_rn(t323_, e_38_);
+        float e_39_ = kf_exp_approx(__fsub_rn(v_[6u], t291_));
         v_[6u] = e_39_;
-        s_ = __fadd_rn(s_, e_39_);
-        float e_40_ = kf_exp_approx(__fsub_rn(v_[7u], m_));
+        float t335_ = __fadd_rn(t329_, e_39_);
+        float e_40_ = kf_exp_approx(__fsub_rn(v_[7u], t291_));
         v_[7u] = e_40_;
-        s_ = __fadd_rn(s_, e_40_);
-        float e_41_ = kf_exp_approx(__fsub_rn(v_[8u], m_));
+        float t341_ = __fadd_rn(t335_, e_40_);
+        float e_41_ = kf_exp_approx(__fsub_rn(v_[8u], t291_));
         v_[8u] = e_41_;
-        s_ = __fadd_rn(s_, e_41_);
-        float e_42_ = kf_exp_approx(__fsub_rn(v_[9u], m_));
+        float t347_ = __fadd_rn(t341_, e_41_);
+        float e_42_ = kf_exp_approx(__fsub_rn(v_[9u], t291_));
         v_[9u] = e_42_;
-        s_ = __fadd_rn(s_, e_42_);
-        float e_43_ = kf_exp_approx(__fsub_rn(v_[10u], m_));
+        float t353_ = __fadd_rn(t347_, e_42_);
+        float e_43_ = kf_exp_approx(__fsub_rn(v_[10u], t291_));
         v_[10u] = e_43_;
-        s_ = __fadd_rn(s_, e_43_);
-        float e_44_ = kf_exp_approx(__fsub_rn(v_[11u], m_));
+        float t359_ = __fadd_rn(t353_, e_43_);
+        float e_44_ = kf_exp_approx(__fsub_rn(v_[11u], t291_));
         v_[11u] = e_44_;
-        s_ = __fadd_rn(s_, e_44_);
-        float e_45_ = kf_exp_approx(__fsub_rn(v_[12u], m_));
+        float t365_ = __fadd_rn(t359_, e_44_);
+        float e_45_ = kf_exp_approx(__fsub_rn(v_[12u], t291_));
         v_[12u] = e_45_;
-        s_ = __fadd_rn(s_, e_45_);
-        float e_46_ = kf_exp_approx(__fsub_rn(v_[13u], m_));
+        float t371_ = __fadd_rn(t365_, e_45_);
+        float e_46_ = kf_exp_approx(__fsub_rn(v_[13u], t291_));
         v_[13u] = e_46_;
-        s_ = __fadd_rn(s_, e_46_);
-        float e_47_ = kf_exp_approx(__fsub_rn(v_[14u], m_));
+        float t377_ = __fadd_rn(t371_, e_46_);
+        float e_47_ = kf_exp_approx(__fsub_rn(v_[14u], t291_));
         v_[14u] = e_47_;
-        s_ = __fadd_rn(s_, e_47_);
-        float e_48_ = kf_exp_approx(__fsub_rn(v_[15u], m_));
+        float t383_ = __fadd_rn(t377_, e_47_);
+        float e_48_ = kf_exp_approx(__fsub_rn(v_[15u], t291_));
         v_[15u] = e_48_;
-        s_ = __fadd_rn(s_, e_48_);
-        float e_49_ = kf_exp_approx(__fsub_rn(v_[16u], m_));
+        float t389_ = __fadd_rn(t383_, e_48_);
+        float e_49_ = kf_exp_approx(__fsub_rn(v_[16u], t291_));
         v_[16u] = e_49_;
-        s_ = __fadd_rn(s_, e_49_);
-        float e_50_ = kf_exp_approx(__fsub_rn(v_[17u], m_));
+        float t395_ = __fadd_rn(t389_, e_49_);
+        float e_50_ = kf_exp_approx(__fsub_rn(v_[17u], t291_));
         v_[17u] = e_50_;
-        s_ = __fadd_rn(s_, e_50_);
-        float e_51_ = kf_exp_approx(__fsub_rn(v_[18u], m_));
+        float t401_ = __fadd_rn(t395_, e_50_);
+        float e_51_ = kf_exp_approx(__fsub_rn(v_[18u], t291_));
         v_[18u] = e_51_;
-        s_ = __fadd_rn(s_, e_51_);
-        float e_52_ = kf_exp_approx(__fsub_rn(v_[19u], m_));
+        float t407_ = __fadd_rn(t401_, e_51_);
+        float e_52_ = kf_exp_approx(__fsub_rn(v_[19u], t291_));
         v_[19u] = e_52_;
-        s_ = __fadd_rn(s_, e_52_);
-        float e_53_ = kf_exp_approx(__fsub_rn(v_[20u], m_));
+        float t413_ = __fadd_rn(t407_, e_52_);
+        float e_53_ = kf_exp_approx(__fsub_rn(v_[20u], t291_));
         v_[20u] = e_53_;
-        s_ = __fadd_rn(s_, e_53_);
-        float e_54_ = kf_exp_approx(__fsub_rn(v_[21u], m_));
+        float t419_ = __fadd_rn(t413_, e_53_);
+        float e_54_ = kf_exp_approx(__fsub_rn(v_[21u], t291_));
         v_[21u] = e_54_;
-        s_ = __fadd_rn(s_, e_54_);
-        float e_55_ = kf_exp_approx(__fsub_rn(v_[22u], m_));
+        float t425_ = __fadd_rn(t419_, e_54_);
+        float e_55_ = kf_exp_approx(__fsub_rn(v_[22u], t291_));
         v_[22u] = e_55_;
-        s_ = __fadd_rn(s_, e_55_);
-        float e_56_ = kf_exp_approx(__fsub_rn(v_[23u], m_));
+        float t431_ = __fadd_rn(t425_, e_55_);
+        float e_56_ = kf_exp_approx(__fsub_rn(v_[23u], t291_));
         v_[23u] = e_56_;
-        s_ = __fadd_rn(s_, e_56_);
-        float e_57_ = kf_exp_approx(__fsub_rn(v_[24u], m_));
+        float t437_ = __fadd_rn(t431_, e_56_);
+        float e_57_ = kf_exp_approx(__fsub_rn(v_[24u], t291_));
         v_[24u] = e_57_;
-        s_ = __fadd_rn(s_, e_57_);
-        float e_58_ = kf_exp_approx(__fsub_rn(v_[25u], m_));
+        float t443_ = __fadd_rn(t437_, e_57_);
+        float e_58_ = kf_exp_approx(__fsub_rn(v_[25u], t291_));
         v_[25u] = e_58_;
-        s_ = __fadd_rn(s_, e_58_);
-        float e_59_ = kf_exp_approx(__fsub_rn(v_[26u], m_));
+        float t449_ = __fadd_rn(t443_, e_58_);
+        float e_59_ = kf_exp_approx(__fsub_rn(v_[26u], t291_));
         v_[26u] = e_59_;
-        s_ = __fadd_rn(s_, e_59_);
-        float e_60_ = kf_exp_approx(__fsub_rn(v_[27u], m_));
+        float t455_ = __fadd_rn(t449_, e_59_);
+        float e_60_ = kf_exp_approx(__fsub_rn(v_[27u], t291_));
         v_[27u] = e_60_;
-        s_ = __fadd_rn(s_, e_60_);
-        float e_61_ = kf_exp_approx(__fsub_rn(v_[28u], m_));
+        float t461_ = __fadd_rn(t455_, e_60_);
+        float e_61_ = kf_exp_approx(__fsub_rn(v_[28u], t291_));
         v_[28u] = e_61_;
-        s_ = __fadd_rn(s_, e_61_);
-        float e_62_ = kf_exp_approx(__fsub_rn(v_[29u], m_));
+        float t467_ = __fadd_rn(t461_, e_61_);
+        float e_62_ = kf_exp_approx(__fsub_rn(v_[29u], t291_));
         v_[29u] = e_62_;
-        s_ = __fadd_rn(s_, e_62_);
-        float e_63_ = kf_exp_approx(__fsub_rn(v_[30u], m_));
+        float t473_ = __fadd_rn(t467_, e_62_);
+        float e_63_ = kf_exp_approx(__fsub_rn(v_[30u], t291_));
         v_[30u] = e_63_;
-        s_ = __fadd_rn(s_, e_63_);
-        float e_64_ = kf_exp_approx(__fsub_rn(v_[31u], m_));
+        float t479_ = __fadd_rn(t473_, e_63_);
+        float e_64_ = kf_exp_approx(__fsub_rn(v_[31u], t291_));
         v_[31u] = e_64_;
-        s_ = __fadd_rn(s_, e_64_);
-        unsigned t507_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        float t485_ = __fadd_rn(t479_, e_64_);
+        unsigned t507_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t507_ == 32u) {
-            float t512_ = __fadd_rn(s_, kf_shfl_xor(s_, 16u, kf_wn));
+            float t512_ = __fadd_rn(t485_, kf_shfl_xor(t485_, 16u, kf_wn));
             float t515_ = __fadd_rn(t512_, kf_shfl_xor(t512_, 8u, kf_wn));
             float t518_ = __fadd_rn(t515_, kf_shfl_xor(t515_, 4u, kf_wn));
             float t521_ = __fadd_rn(t518_, kf_shfl_xor(t518_, 2u, kf_wn));
             t486_ = __fadd_rn(t521_, kf_shfl_xor(t521_, 1u, kf_wn));
         } else {
-            float t527_ = kf_shfl_down(s_, 16u, kf_wn);
+            float t527_ = kf_shfl_down(t485_, 16u, kf_wn);
             bool t529_ = (kf_lane_id() + 16u) < t507_;
-            float t530_ = __fadd_rn(s_, t527_);
-            float t531_ = t529_ ? t530_ : s_;
+            float t530_ = __fadd_rn(t485_, t527_);
+            float t531_ = t529_ ? t530_ : t485_;
             float t533_ = kf_shfl_down(t531_, 8u, kf_wn);
             bool t535_ = (kf_lane_id() + 8u) < t507_;
             float t536_ = __fadd_rn(t531_, t533_);
@@ -830,26 +796,16 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
             float t554_ = __fadd_rn(t549_, t551_);
             t486_ = kf_shfl(t553_ ? t554_ : t549_, 0u, kf_wn);
         }
-        s_ = t486_;
         if (kf_lane_id() == 0u) {
-            red_sum_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s_;
+            red_sum_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t486_;
         }
         __syncthreads();
-        float total_ = 0.0f;
-        total_ = __fadd_rn(total_, red_sum_[0u]);
-        total_ = __fadd_rn(total_, red_sum_[1u]);
-        total_ = __fadd_rn(total_, red_sum_[2u]);
-        total_ = __fadd_rn(total_, red_sum_[3u]);
-        total_ = __fadd_rn(total_, red_sum_[4u]);
-        total_ = __fadd_rn(total_, red_sum_[5u]);
-        total_ = __fadd_rn(total_, red_sum_[6u]);
-        total_ = __fadd_rn(total_, red_sum_[7u]);
-        float inv_ = __fdiv_rn(1.0f, total_);
-        unsigned c_5_ = tid_ + 0u;
-        if (c_5_ < cols8_) {
+        float inv_ = __fdiv_rn(1.0f, __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, red_sum_[0u]), red_sum_[1u]), red_sum_[2u]), red_sum_[3u]), red_sum_[4u]), red_sum_[5u]), red_sum_[6u]), red_sum_[7u]));
+        if (tid_ < cols8_) {
             kf_f16x8 t604_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t609_ = kf_f16_from_f32(__fmul_rn(v_[0u], inv_));
             kf_f16x8 o_ = t604_;
-            o_.v[0] = kf_f16_from_f32(__fmul_rn(v_[0u], inv_));
+            o_.v[0] = t609_;
             o_.v[1] = kf_f16_from_f32(__fmul_rn(v_[1u], inv_));
             o_.v[2] = kf_f16_from_f32(__fmul_rn(v_[2u], inv_));
             o_.v[3] = kf_f16_from_f32(__fmul_rn(v_[3u], inv_));
@@ -857,13 +813,14 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
             o_.v[5] = kf_f16_from_f32(__fmul_rn(v_[5u], inv_));
             o_.v[6] = kf_f16_from_f32(__fmul_rn(v_[6u], inv_));
             o_.v[7] = kf_f16_from_f32(__fmul_rn(v_[7u], inv_));
-            y8_[base8_ + c_5_] = o_;
+            y8_[base8_ + tid_] = o_;
         }
-        unsigned c_6_ = tid_ + 256u;
-        if (c_6_ < cols8_) {
+        unsigned c_4_ = tid_ + 256u;
+        if (c_4_ < cols8_) {
             kf_f16x8 t643_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t648_ = kf_f16_from_f32(__fmul_rn(v_[8u], inv_));
             kf_f16x8 o_2_ = t643_;
-            o_2_.v[0] = kf_f16_from_f32(__fmul_rn(v_[8u], inv_));
+            o_2_.v[0] = t648_;
             o_2_.v[1] = kf_f16_from_f32(__fmul_rn(v_[9u], inv_));
             o_2_.v[2] = kf_f16_from_f32(__fmul_rn(v_[10u], inv_));
             o_2_.v[3] = kf_f16_from_f32(__fmul_rn(v_[11u], inv_));
@@ -871,13 +828,14 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
             o_2_.v[5] = kf_f16_from_f32(__fmul_rn(v_[13u], inv_));
             o_2_.v[6] = kf_f16_from_f32(__fmul_rn(v_[14u], inv_));
             o_2_.v[7] = kf_f16_from_f32(__fmul_rn(v_[15u], inv_));
-            y8_[base8_ + c_6_] = o_2_;
+            y8_[base8_ + c_4_] = o_2_;
         }
-        unsigned c_7_ = tid_ + 512u;
-        if (c_7_ < cols8_) {
+        unsigned c_5_ = tid_ + 512u;
+        if (c_5_ < cols8_) {
             kf_f16x8 t682_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t687_ = kf_f16_from_f32(__fmul_rn(v_[16u], inv_));
             kf_f16x8 o_3_ = t682_;
-            o_3_.v[0] = kf_f16_from_f32(__fmul_rn(v_[16u], inv_));
+            o_3_.v[0] = t687_;
             o_3_.v[1] = kf_f16_from_f32(__fmul_rn(v_[17u], inv_));
             o_3_.v[2] = kf_f16_from_f32(__fmul_rn(v_[18u], inv_));
             o_3_.v[3] = kf_f16_from_f32(__fmul_rn(v_[19u], inv_));
@@ -885,13 +843,14 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
             o_3_.v[5] = kf_f16_from_f32(__fmul_rn(v_[21u], inv_));
             o_3_.v[6] = kf_f16_from_f32(__fmul_rn(v_[22u], inv_));
             o_3_.v[7] = kf_f16_from_f32(__fmul_rn(v_[23u], inv_));
-            y8_[base8_ + c_7_] = o_3_;
+            y8_[base8_ + c_5_] = o_3_;
         }
-        unsigned c_8_ = tid_ + 768u;
-        if (c_8_ < cols8_) {
+        unsigned c_6_ = tid_ + 768u;
+        if (c_6_ < cols8_) {
             kf_f16x8 t721_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t726_ = kf_f16_from_f32(__fmul_rn(v_[24u], inv_));
             kf_f16x8 o_4_ = t721_;
-            o_4_.v[0] = kf_f16_from_f32(__fmul_rn(v_[24u], inv_));
+            o_4_.v[0] = t726_;
             o_4_.v[1] = kf_f16_from_f32(__fmul_rn(v_[25u], inv_));
             o_4_.v[2] = kf_f16_from_f32(__fmul_rn(v_[26u], inv_));
             o_4_.v[3] = kf_f16_from_f32(__fmul_rn(v_[27u], inv_));
@@ -899,25 +858,25 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
             o_4_.v[5] = kf_f16_from_f32(__fmul_rn(v_[29u], inv_));
             o_4_.v[6] = kf_f16_from_f32(__fmul_rn(v_[30u], inv_));
             o_4_.v[7] = kf_f16_from_f32(__fmul_rn(v_[31u], inv_));
-            y8_[base8_ + c_8_] = o_4_;
+            y8_[base8_ + c_6_] = o_4_;
         }
     } else {
-        float m_2_ = __uint_as_float(0xff800000u);
-        for (unsigned c_9_ = tid_; c_9_ < cols_; c_9_ = c_9_ + 256u) {
-            m_2_ = fmaxf(m_2_, kf_f16_to_f32(x_[base_ + c_9_]));
+        float m_ = __uint_as_float(0xff800000u);
+        for (unsigned c_7_ = tid_; c_7_ < cols_; c_7_ = c_7_ + 256u) {
+            m_ = fmaxf(m_, kf_f16_to_f32(x_[base_ + c_7_]));
         }
-        unsigned t787_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t787_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t787_ == 32u) {
-            float t792_ = fmaxf(m_2_, kf_shfl_xor(m_2_, 16u, kf_wn));
+            float t792_ = fmaxf(m_, kf_shfl_xor(m_, 16u, kf_wn));
             float t795_ = fmaxf(t792_, kf_shfl_xor(t792_, 8u, kf_wn));
             float t798_ = fmaxf(t795_, kf_shfl_xor(t795_, 4u, kf_wn));
             float t801_ = fmaxf(t798_, kf_shfl_xor(t798_, 2u, kf_wn));
             t766_ = fmaxf(t801_, kf_shfl_xor(t801_, 1u, kf_wn));
         } else {
-            float t807_ = kf_shfl_down(m_2_, 16u, kf_wn);
+            float t807_ = kf_shfl_down(m_, 16u, kf_wn);
             bool t809_ = (kf_lane_id() + 16u) < t787_;
-            float t810_ = fmaxf(m_2_, t807_);
-            float t811_ = t809_ ? t810_ : m_2_;
+            float t810_ = fmaxf(m_, t807_);
+            float t811_ = t809_ ? t810_ : m_;
             float t813_ = kf_shfl_down(t811_, 8u, kf_wn);
             bool t815_ = (kf_lane_id() + 8u) < t787_;
             float t816_ = fmaxf(t811_, t813_);
@@ -935,35 +894,43 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
             float t834_ = fmaxf(t829_, t831_);
             t766_ = kf_shfl(t833_ ? t834_ : t829_, 0u, kf_wn);
         }
-        m_2_ = t766_;
+        m_ = t766_;
         if (kf_lane_id() == 0u) {
-            red_max_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = m_2_;
+            red_max_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t766_;
         }
         __syncthreads();
-        m_2_ = red_max_[0u];
-        m_2_ = fmaxf(m_2_, red_max_[1u]);
-        m_2_ = fmaxf(m_2_, red_max_[2u]);
-        m_2_ = fmaxf(m_2_, red_max_[3u]);
-        m_2_ = fmaxf(m_2_, red_max_[4u]);
-        m_2_ = fmaxf(m_2_, red_max_[5u]);
-        m_2_ = fmaxf(m_2_, red_max_[6u]);
-        m_2_ = fmaxf(m_2_, red_max_[7u]);
-        float s_2_ = 0.0f;
-        for (unsigned c_10_ = tid_; c_10_ < cols_; c_10_ = c_10_ + 256u) {
-            s_2_ = __fadd_rn(s_2_, kf_exp_approx(__fsub_rn(kf_f16_to_f32(x_[base_ + c_10_]), m_2_)));
+        float t853_ = red_max_[0u];
+        m_ = t853_;
+        float t856_ = fmaxf(t853_, red_max_[1u]);
+        m_ = t856_;
+        float t859_ = fmaxf(t856_, red_max_[2u]);
+        m_ = t859_;
+        float t862_ = fmaxf(t859_, red_max_[3u]);
+        m_ = t862_;
+        float t865_ = fmaxf(t862_, red_max_[4u]);
+        m_ = t865_;
+        float t868_ = fmaxf(t865_, red_max_[5u]);
+        m_ = t868_;
+        float t871_ = fmaxf(t868_, red_max_[6u]);
+        m_ = t871_;
+        float t874_ = fmaxf(t871_, red_max_[7u]);
+        m_ = t874_;
+        float s_ = 0.0f;
+        for (unsigned c_8_ = tid_; c_8_ < cols_; c_8_ = c_8_ + 256u) {
+            s_ = __fadd_rn(s_, kf_exp_approx(__fsub_rn(kf_f16_to_f32(x_[base_ + c_8_]), t874_)));
         }
-        unsigned t908_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u) * 32u)), 32u);
+        unsigned t908_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
         if (t908_ == 32u) {
-            float t913_ = __fadd_rn(s_2_, kf_shfl_xor(s_2_, 16u, kf_wn));
+            float t913_ = __fadd_rn(s_, kf_shfl_xor(s_, 16u, kf_wn));
             float t916_ = __fadd_rn(t913_, kf_shfl_xor(t913_, 8u, kf_wn));
             float t919_ = __fadd_rn(t916_, kf_shfl_xor(t916_, 4u, kf_wn));
             float t922_ = __fadd_rn(t919_, kf_shfl_xor(t919_, 2u, kf_wn));
             t887_ = __fadd_rn(t922_, kf_shfl_xor(t922_, 1u, kf_wn));
         } else {
-            float t928_ = kf_shfl_down(s_2_, 16u, kf_wn);
+            float t928_ = kf_shfl_down(s_, 16u, kf_wn);
             bool t930_ = (kf_lane_id() + 16u) < t908_;
-            float t931_ = __fadd_rn(s_2_, t928_);
-            float t932_ = t930_ ? t931_ : s_2_;
+            float t931_ = __fadd_rn(s_, t928_);
+            float t932_ = t930_ ? t931_ : s_;
             float t934_ = kf_shfl_down(t932_, 8u, kf_wn);
             bool t936_ = (kf_lane_id() + 8u) < t908_;
             float t937_ = __fadd_rn(t932_, t934_);
@@ -981,23 +948,14 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
             float t955_ = __fadd_rn(t950_, t952_);
             t887_ = kf_shfl(t954_ ? t955_ : t950_, 0u, kf_wn);
         }
-        s_2_ = t887_;
+        s_ = t887_;
         if (kf_lane_id() == 0u) {
-            red_sum_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) / 32u] = s_2_;
+            red_sum_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t887_;
         }
         __syncthreads();
-        float total_2_ = 0.0f;
-        total_2_ = __fadd_rn(total_2_, red_sum_[0u]);
-        total_2_ = __fadd_rn(total_2_, red_sum_[1u]);
-        total_2_ = __fadd_rn(total_2_, red_sum_[2u]);
-        total_2_ = __fadd_rn(total_2_, red_sum_[3u]);
-        total_2_ = __fadd_rn(total_2_, red_sum_[4u]);
-        total_2_ = __fadd_rn(total_2_, red_sum_[5u]);
-        total_2_ = __fadd_rn(total_2_, red_sum_[6u]);
-        total_2_ = __fadd_rn(total_2_, red_sum_[7u]);
-        float inv_2_ = __fdiv_rn(1.0f, total_2_);
-        for (unsigned c_11_ = tid_; c_11_ < cols_; c_11_ = c_11_ + 256u) {
-            y_[base_ + c_11_] = kf_f16_from_f32(__fmul_rn(kf_exp_approx(__fsub_rn(kf_f16_to_f32(x_[base_ + c_11_]), m_2_)), inv_2_));
+        float inv_2_ = __fdiv_rn(1.0f, __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, red_sum_[0u]), red_sum_[1u]), red_sum_[2u]), red_sum_[3u]), red_sum_[4u]), red_sum_[5u]), red_sum_[6u]), red_sum_[7u]));
+        for (unsigned c_9_ = tid_; c_9_ < cols_; c_9_ = c_9_ + 256u) {
+            y_[base_ + c_9_] = kf_f16_from_f32(__fmul_rn(kf_exp_approx(__fsub_rn(kf_f16_to_f32(x_[base_ + c_9_]), t874_)), inv_2_));
         }
     }
 }

@@ -7,7 +7,9 @@
  * `saxpy` with the (f32 a, f32 *x, f32 *y, u32 n) layout really computes
  * saxpy on the host, so argument packing, grids and stream order are
  * checked end to end; every launch is recorded for mock_last_launch(),
- * and mock_live_modules() counts modules loaded and not unloaded.
+ * and mock_live_modules() counts modules loaded and not unloaded. Every
+ * function reports 40 registers and no local memory, except an entry whose
+ * name holds "spill": 48 local bytes, as a kernel that spills.
  * This exercises the CUDA backend's host side in CI; the GPU tests
  * (tests/test_gpu_*.c) cover the real driver.
  *
@@ -38,9 +40,11 @@ typedef struct {
     int dyn_limit;
 } mock_func;
 
+#define MOCK_FUNCS 512   /* entry points per module (a test batch holds hundreds) */
+
 typedef struct {
     char *text;
-    mock_func funcs[8];
+    mock_func funcs[MOCK_FUNCS];
     int nfuncs;
 } mock_module;
 
@@ -223,7 +227,7 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
     case 6: case 7: *v = 65535; break;
     case 8: *v = 49152; break;                             /* shared per block */
     case 16: *v = 4; break;                                /* SMs */
-    case 38: *v = 50 << 20; break;                         /* L2 */
+    case 38: *v = 1 << 20; break;                          /* L2 (small: kforge bench's scratch) */
     case 75: *v = 9; break;
     case 76: *v = 0; break;
     case 97: *v = 232448; break;                           /* opt-in shared */
@@ -416,17 +420,20 @@ CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
     mock_module *m = mod;
     char want[160];
     snprintf(want, sizeof want, ".entry %s(", name);
-    if (!strstr(m->text, want) || m->nfuncs == 8) return NOT_FOUND;
+    if (!strstr(m->text, want) || m->nfuncs == MOCK_FUNCS) return NOT_FOUND;
     mock_func *f = &m->funcs[m->nfuncs++];
     snprintf(f->name, sizeof f->name, "%s", name);
     *fn = f;
     return OK;
 }
 
+/* Thread limit 1024, 40 registers, and local memory only for an entry
+ * whose name holds "spill" (so a test sees a spilling kernel reported). */
 CUresult cuFuncGetAttribute(int *v, int attr, void *fn)
 {
     FAULT(cuFuncGetAttribute);
-    *v = attr == 0 ? 1024 : 0;
+    const mock_func *f = fn;
+    *v = attr == 0 ? 1024 : attr == 4 ? 40 : attr == 3 && strstr(f->name, "spill") ? 48 : 0;
     return OK;
 }
 

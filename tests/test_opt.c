@@ -1,0 +1,1131 @@
+/* The core-IR optimiser (ir/opt.c, ir/opt_fold.c), transformation by
+ * transformation: each test gives a program, the IR the pass leaves
+ * (kf_ir_print without the location comments) and, where it runs, the
+ * interpreter's results at -O0 and -O1, which must be identical bit for
+ * bit (or the same error). Negative tests name what must NOT happen: a
+ * value rewritten in a loop forwarded past the rewrite, a load that may
+ * fault or a division that may trap removed, a barrier or warp operation
+ * moved, approximate math or a NaN folded, an unknown op looked into.
+ * Then every library kernel: optimised (never skipped), still linked, its
+ * effects a subsequence of the -O0 ones in the same order, and the PTX of
+ * the decode kernels free of div/rem by powers of two. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../emit/emit.h"
+#include "interp.h"
+#include "kf_irbuild.h"
+#include "opt.h"
+#include "ptx_kf_files.h"
+
+static kf_module *compile_at(const char *src, kf_opt_level level)
+{
+    kf_compile_opts o = {NULL, 0, level};
+    kf_module *m = NULL;
+    kf_status st = kf_compile("t.kf", src, strlen(src), &o, &m);
+    if (st != KF_OK && m) {
+        kf_buf out = {0};
+        kf_diags_render(&out, &m->diags, m->source, m->source_len);
+        print_error("%s\n", out.data ? out.data : "");
+        kf_buf_free(&out);
+    }
+    assert_int_equal(st, KF_OK);
+    return m;
+}
+
+/* The kernel's IR as kf_ir_print writes it, less the header, the array
+ * lines and the `; file:line:col` comments (heap text). */
+static char *ir_text(const kf_ir_kernel *k)
+{
+    kf_buf raw = {0}, out = {0};
+    kf_ir_print(&raw, k);
+    assert_non_null(raw.data);
+    for (char *line = strchr(raw.data, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        char *s = line + 1, *e = strchr(s, '\n');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        char *semi = memchr(s, ';', n);
+        if (semi) n = (size_t)(semi - s);
+        while (n && s[n - 1] == ' ') n--;
+        if (n >= 3 && (!strncmp(s, "  local", 7) || !strncmp(s, "  shared", 8))) continue;
+        kf_buf_append(&out, s, n);
+        kf_buf_puts(&out, "\n");
+    }
+    kf_buf_free(&raw);
+    return kf_buf_take(&out);
+}
+
+static void assert_ir(const kf_ir_kernel *k, const char *want)
+{
+    char *got = ir_text(k);
+    if (strcmp(got, want) != 0) fail_msg("IR differs; got:\n%s\nwant:\n%s", got, want);
+    free(got);
+}
+
+/* src's only kernel compiled at -O0 (its IR then is `before` unless NULL),
+ * then optimised here; its statistics. */
+static kf_module *optimise_from(const char *src, const char *before, kf_opt_stats *st)
+{
+    kf_module *m = compile_at(src, KF_OPT_O0);
+    if (before) assert_ir(&m->kernels[0], before);
+    assert_int_equal(m->nkernels, 1);
+    assert_int_equal(kf_opt_kernel_stats(&m->arena, &m->kernels[0], st), KF_OK);
+    assert_false(st->skipped);
+    assert_true(kf_ir_linked(&m->kernels[0]));
+    return m;
+}
+
+static kf_module *optimise(const char *src, kf_opt_stats *st) { return optimise_from(src, NULL, st); }
+
+/* ---- running at both levels ------------------------------------------------ */
+
+typedef struct {
+    void *p;          /* buffer (copied per run), or NULL for a scalar */
+    size_t bytes;
+    uint64_t bits;    /* scalar */
+} karg;
+
+typedef struct {
+    kf_status st;
+    char msg[1024];
+    void *out[8];     /* every buffer after the run */
+} run_result;
+
+static void run_at(const char *src, kf_opt_level level, uint32_t grid, uint32_t block, const karg *a, run_result *r)
+{
+    kf_module *m = compile_at(src, level);
+    const kf_ir_kernel *k = &m->kernels[0];
+    kf_interp_arg args[8];
+    assert_true(k->nparams <= 8);
+    memset(r, 0, sizeof *r);
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        memset(&args[i], 0, sizeof args[i]);
+        args[i].is_buffer = k->params[i].type.kind == KF_TK_BUFFER;
+        args[i].value.type = k->params[i].type;
+        args[i].value.lane[0] = a[i].bits;
+        if (!a[i].p) continue;
+        r->out[i] = malloc(a[i].bytes);
+        memcpy(r->out[i], a[i].p, a[i].bytes);
+        args[i].data = r->out[i];
+        args[i].bytes = a[i].bytes;
+    }
+    kf_interp_launch l = {.grid = {grid, 1, 1}, .block = {block, 1, 1}};
+    kf_error err = {0};
+    r->st = kf_interp_run(k, args, k->nparams, &l, NULL, &err);
+    snprintf(r->msg, sizeof r->msg, "%s", err.msg);
+    kf_error_clear(&err);
+    kf_module_free(m);
+}
+
+/* Runs src's kernel at -O0 and -O1 on the same inputs: the same status and
+ * message, and the same bytes in every buffer. Returns the -O1 run (the
+ * caller frees it with free_result). */
+static run_result *same_both_levels(const char *src, uint32_t grid, uint32_t block, const karg *a, uint32_t n)
+{
+    run_result r0, *r1 = malloc(sizeof *r1);
+    run_at(src, KF_OPT_O0, grid, block, a, &r0);
+    run_at(src, KF_OPT_O1, grid, block, a, r1);
+    assert_int_equal(r0.st, r1->st);
+    assert_string_equal(r0.msg, r1->msg);
+    for (uint32_t i = 0; i < n; i++) {
+        if (!a[i].p) continue;
+        if (memcmp(r0.out[i], r1->out[i], a[i].bytes)) fail_msg("buffer %u differs between -O0 and -O1", i);
+        free(r0.out[i]);
+    }
+    return r1;
+}
+
+static void free_result(run_result *r)
+{
+    for (int i = 0; i < 8; i++) free(r->out[i]);
+    free(r);
+}
+
+/* ---- 1. constant folding ------------------------------------------------------ */
+
+/* Constant arguments of an inlined fn fold through every kind of
+ * instruction, with the interpreter's own semantics (wrapping, the shift
+ * rules, float->int saturation, round half away, clz/popc/mul_hi/cdiv). */
+static void folds_constants_with_the_interpreters_semantics(void **state)
+{
+    static const char src[] =
+        "fn f(a: u32, b: i32, x: f32, c: bool) -> u32 {\n"
+        "    let w = a * 0x9E3779B9 + (a >> 33);\n"              /* wraps; shift past the width is 0 */
+        "    let s = (b >> 40) as u32;\n"                          /* sign fill: 0xFFFFFFFF */
+        "    let f = (x * 1e10) as u32;\n"                         /* saturates */
+        "    let r = round(x) as u32 + floor(-x) as u32 + sqrt(x * x) as u32;\n"
+        "    let v = u32x4(a, a, a, a) + u32x4(1);\n"
+        "    let g = clz(a) + popc(a) + mul_hi(a, 0xFFFFFFFF) + cdiv(a, 4) + min(a, 3);\n"
+        "    return select(c, w ^ s ^ f, 0) + r + v.z + g + bitcast(u32, 1.0);\n"
+        "}\n"
+        "kernel k(y: &mut [u32]) { y[0] = f(10, -3, 2.5, true); }\n";
+    kf_opt_stats st;
+    kf_module *m = optimise(src, &st);
+    assert_ir(&m->kernels[0],
+              "  %1:&mut [u32] y = param 0\n"
+              "  %2:u32 = const 0\n"
+              "  %62:u32 = const 1839907191\n"
+              "  store %1[%2], %62\n");
+    assert_true(st.folded > 20);
+    kf_module_free(m);
+    uint32_t y[1] = {0};
+    karg a[1] = {{y, sizeof y, 0}};
+    run_result *r = same_both_levels(src, 1, 1, a, 1);
+    assert_int_equal(((uint32_t *)r->out[0])[0], 1839907191u);   /* w + 5 + 11 + 45 + 0x3F800000 */
+    free_result(r);
+}
+
+/* What is never folded: approximate math (its value is the back end's),
+ * NaN results, min/max of zeros (the sign of a zero result differs), and
+ * an integer division by zero, which must still fault at run time. */
+static void never_folds_what_back_ends_compute_differently(void **state)
+{
+    static const char src[] =
+        "fn f(x: f32, z: f32, d: u32) -> f32 {\n"
+        "    let e = exp(x) + rsqrt(x) + tanh(x) + sin(x);\n"
+        "    let p = log2(x) + exp2(x) + cos(x) + log(x);\n"
+        "    let n = z / z;\n"
+        "    let m = min(z, -z) + max(-z, z);\n"
+        "    return e + p + n + m + (7 / d) as f32;\n"
+        "}\n"
+        "kernel k(y: &mut [f32]) { y[0] = f(0.5, 0.0, 0); }\n";
+    kf_opt_stats st;
+    kf_module *m = optimise(src, &st);
+    const kf_ir_kernel *k = &m->kernels[0];
+    unsigned math = 0, divs = 0;
+    for (uint32_t i = 0; i < k->nins; i++) {
+        math += k->ins[i].op == KF_IR_MATH;
+        divs += k->ins[i].op == KF_IR_BINOP && k->ins[i].sub == KF_OP_DIV;
+    }
+    assert_int_equal(math, 8 + 2);   /* exp rsqrt tanh sin log2 exp2 cos log, min max */
+    assert_int_equal(divs, 2);           /* z / z (NaN) and 7 / 0 */
+    kf_module_free(m);
+    float y[1] = {0};
+    karg a[1] = {{y, sizeof y, 0}};
+    run_result *r = same_both_levels(src, 1, 1, a, 1);
+    assert_int_equal(r->st, KF_ERR_RUNTIME);
+    assert_non_null(strstr(r->msg, "integer division by zero"));
+    assert_non_null(strstr(r->msg, "t.kf:6:31"));
+    free_result(r);
+}
+
+/* ---- 2. dead branches and loops ----------------------------------------------- */
+
+/* A bool argument selects one side of an if in the inlined fn; the other
+ * side goes, with its markers. */
+static void if_on_a_constant_keeps_one_side(void **state)
+{
+    static const char src[] =
+        "fn put(y: &mut [f32], i: u32, v: f32, half: bool) {\n"
+        "    if half { y[i] = (v as f16) as f32; } else { y[i] = v; }\n"
+        "}\n"
+        "kernel k(x: &[f32], y: &mut [f32]) {\n"
+        "    let i = thread_id.x;\n"
+        "    put(y, i, x[i], false);\n"
+        "}\n";
+    kf_opt_stats st;
+    kf_module *m = optimise_from(src,
+                                 "  %1:&[f32] x = param 0\n"
+                                 "  %2:&mut [f32] y = param 1\n"
+                                 "  %3:u32 i = sreg thread_id.x\n"
+                                 "  %4:f32 v = load %1[%3]\n"
+                                 "  %5:bool half = const false\n"
+                                 "  if %5\n"
+                                 "    %6:f16 = cvt %4:f32\n"
+                                 "    %7:f32 = cvt %6:f16\n"
+                                 "    store %2[%3], %7\n"
+                                 "  else\n"
+                                 "    store %2[%3], %4\n"
+                                 "  endif\n",
+                                 &st);
+    assert_ir(&m->kernels[0],
+              "  %1:&[f32] x = param 0\n"
+              "  %2:&mut [f32] y = param 1\n"
+              "  %3:u32 i = sreg thread_id.x\n"
+              "  %4:f32 v = load %1[%3]\n"
+              "  store %2[%3], %4\n");
+    assert_int_equal(st.branches, 1);
+    kf_module_free(m);
+}
+
+/* A fn whose return sits inside an if becomes a one-trip loop with BREAKs;
+ * when the if is decided, the loop goes too, and the result is the MOV
+ * that reaches. */
+static void early_return_wrapper_loop_goes_when_decided(void **state)
+{
+    static const char src[] =
+        "fn pick(a: u32, b: u32, mode: u32) -> u32 {\n"
+        "    if mode == 0 { return a + b; }\n"
+        "    if mode == 1 { return a * b; }\n"
+        "    return a - b;\n"
+        "}\n"
+        "kernel k(y: &mut [u32]) { let t = thread_id.x; y[t] = pick(t, 3, 1); }\n";
+    kf_module *m0 = compile_at(src, KF_OPT_O0);
+    char *before = ir_text(&m0->kernels[0]);
+    assert_non_null(strstr(before, "loop\n"));
+    free(before);
+    kf_module_free(m0);
+    kf_opt_stats st;
+    kf_module *m = optimise(src, &st);
+    assert_ir(&m->kernels[0],
+              "  %1:&mut [u32] y = param 0\n"
+              "  %2:u32 t = sreg thread_id.x\n"
+              "  %3:u32 b = const 3\n"
+              "  %11:u32 = mul %2, %3\n"
+              "  store %1[%2], %11\n");
+    assert_int_equal(st.one_trip, 1);
+    kf_module_free(m);
+}
+
+/* A return inside a loop inside a fn needs an exit flag that the loops
+ * around re-check; when the return's condition is a constant false, the
+ * flag is constant and every check, the flag and the wrapper go. */
+static void exit_flags_go_when_the_exit_is_decided(void **state)
+{
+    static const char src[] =
+        "fn sum(x: &[u32], n: u32, stop: bool) -> u32 {\n"
+        "    var s: u32 = 0;\n"
+        "    for i in 0 .. n {\n"
+        "        if stop && x[i] == 0 { return s; }\n"
+        "        s += x[i];\n"
+        "    }\n"
+        "    return s;\n"
+        "}\n"
+        "kernel k(x: &[u32], y: &mut [u32], n: u32) { y[0] = sum(x, n, false); }\n";
+    kf_module *m0 = compile_at(src, KF_OPT_O0);
+    char *before = ir_text(&m0->kernels[0]);
+    assert_non_null(strstr(before, "= const true\n"));   /* the flag set before the inner break */
+    free(before);
+    kf_module_free(m0);
+    kf_opt_stats st;
+    kf_module *m = optimise(src, &st);
+    assert_ir(&m->kernels[0],
+              "  %1:&[u32] x = param 0\n"
+              "  %2:&mut [u32] y = param 1\n"
+              "  %3:u32 n = param 2\n"
+              "  %4:u32 = const 0\n"
+              "  %7:u32 = const 0\n"
+              "  %8:u32 s = mov %7\n"
+              "  %9:u32 = const 0\n"
+              "  %10:u32 = const 1\n"
+              "  %11:u32 i = mov %9\n"
+              "  loop\n"
+              "    %12:bool = cmp.ge.u32 %11, %3\n"
+              "    if %12\n"
+              "      break\n"
+              "    endif\n"
+              "    %20:u32 = load %1[%11]\n"
+              "    %21:u32 = add %8, %20\n"
+              "    %8:u32 s = mov %21\n"
+              "  latch\n"
+              "    %22:u32 = add %11, %10\n"
+              "    %11:u32 i = mov %22\n"
+              "  endloop\n"
+              "  store %2[%4], %8\n");
+    assert_int_equal(st.one_trip, 1);
+    kf_module_free(m);
+    uint32_t x[5] = {1, 0, 3, 4, 5}, y[1] = {0};
+    karg a[3] = {{x, sizeof x, 0}, {y, sizeof y, 0}, {NULL, 0, 5}};
+    run_result *r = same_both_levels(src, 1, 1, a, 3);
+    assert_int_equal(((uint32_t *)r->out[1])[0], 13);
+    free_result(r);
+}
+
+/* A loop whose first test fails on entry (bounds 4 .. 2) is removed; the
+ * instructions before its test still run once. */
+static void loop_that_runs_zero_times_goes(void **state)
+{
+    static const char src[] =
+        "fn fill(y: &mut [u32], a: u32, b: u32) { for i in a .. b { y[i] = i; } }\n"
+        "kernel k(y: &mut [u32]) { fill(y, 4, 2); y[0] = 7; }\n";
+    kf_opt_stats st;
+    kf_module *m = optimise_from(src,
+                                 "  %1:&mut [u32] y = param 0\n"
+                                 "  %2:u32 a = const 4\n"
+                                 "  %3:u32 b = const 2\n"
+                                 "  %4:u32 = const 1\n"
+                                 "  %5:u32 i = mov %2\n"
+                                 "  loop\n"
+                                 "    %6:bool = cmp.ge.u32 %5, %3\n"
+                                 "    if %6\n"
+                                 "      break\n"
+                                 "    endif\n"
+                                 "    store %1[%5], %5\n"
+                                 "  latch\n"
+                                 "    %7:u32 = add %5, %4\n"
+                                 "    %5:u32 i = mov %7\n"
+                                 "  endloop\n"
+                                 "  %8:u32 = const 0\n"
+                                 "  %9:u32 = const 7\n"
+                                 "  store %1[%8], %9\n",
+                                 &st);
+    assert_ir(&m->kernels[0],
+              "  %1:&mut [u32] y = param 0\n"
+              "  %8:u32 = const 0\n"
+              "  %9:u32 = const 7\n"
+              "  store %1[%8], %9\n");
+    assert_int_equal(st.zero_trip, 1);
+    kf_module_free(m);
+}
+
+/* A loop whose body always returns: its latch is unreachable and goes,
+ * the loop runs once, so its variable is the start value and its test an
+ * if around the rest of the body (tested negated: nothing is left on its
+ * break side). */
+static void loop_body_that_always_leaves_becomes_an_if(void **state)
+{
+    static const char src[] =
+        "kernel k(y: &mut [u32], n: u32) {\n"
+        "    for i in 0 .. n { if i == 3 { y[1] = 3; } y[i] = i; return; }\n"
+        "}\n";
+    kf_opt_stats st;
+    kf_module *m = optimise(src, &st);
+    assert_ir(&m->kernels[0],
+              "  %1:&mut [u32] y = param 0\n"
+              "  %2:u32 n = param 1\n"
+              "  %3:u32 = const 0\n"
+              "  %6:bool = cmp.ge.u32 %3, %2\n"
+              "  %12:bool = not %6\n"
+              "  if %12\n"
+              "    store %1[%3], %3\n"
+              "    ret\n"
+              "  endif\n");
+    assert_true(st.unreachable >= 3);
+    assert_int_equal(st.one_trip, 1);
+    kf_module_free(m);
+    uint32_t y[2] = {9, 9};
+    karg a[2] = {{y, sizeof y, 0}, {NULL, 0, 2}};
+    free_result(same_both_levels(src, 1, 1, a, 2));
+}
+
+/* An if whose sides lose everything goes with its markers; an early
+ * return under a thread-dependent condition makes the rest of the fn its
+ * else side, and the fn's wrapper loop goes. */
+static void empty_ifs_and_early_return_loops_go(void **state)
+{
+    static const char src[] =
+        "fn put(y: &mut [u32], i: u32, n: u32, log: bool) {\n"
+        "    if log { y[0] = 1; }\n"
+        "    if i >= n { return; }\n"
+        "    y[i] = i * 3;\n"
+        "}\n"
+        "kernel k(y: &mut [u32], n: u32) {\n"
+        "    let t = thread_id.x;\n"
+        "    if t < n { let unused = t * t; }\n"
+        "    if t > 7 { put(y, t, n, false); }\n"
+        "}\n";
+    kf_opt_stats st;
+    kf_module *m = optimise(src, &st);
+    assert_ir(&m->kernels[0],
+              "  %1:&mut [u32] y = param 0\n"
+              "  %2:u32 n = param 1\n"
+              "  %3:u32 t = sreg thread_id.x\n"
+              "  %6:u32 = const 7\n"
+              "  %7:bool = cmp.gt.u32 %3, %6\n"
+              "  if %7\n"
+              "    %11:bool = cmp.ge.u32 %3, %2\n"
+              "    %14:bool = not %11\n"
+              "    if %14\n"
+              "      %12:u32 = const 3\n"
+              "      %13:u32 = mul %3, %12\n"
+              "      store %1[%3], %13\n"
+              "    endif\n"
+              "  endif\n");
+    assert_int_equal(st.one_trip, 1);
+    assert_int_equal(st.empty_ifs, 1);
+    assert_int_equal(st.branches, 1);
+    kf_module_free(m);
+    uint32_t y[16] = {0};
+    karg a[2] = {{y, sizeof y, 0}, {NULL, 0, 12}};
+    free_result(same_both_levels(src, 1, 16, a, 2));
+}
+
+/* ---- 3. copies and dead code -------------------------------------------------------- */
+
+static void mov_chains_forward_and_dead_values_go(void **state)
+{
+    static const char src[] =
+        "kernel k(x: &[f32], y: &mut [f32]) {\n"
+        "    let i = thread_id.x;\n"
+        "    let a = x[i];\n"
+        "    var b = a; var c = b; var d = c * 2.0;\n"
+        "    let unused = d * d + 1.0;\n"
+        "    y[i] = d + c;\n"
+        "}\n";
+    kf_opt_stats st;
+    kf_module *m = optimise(src, &st);
+    assert_ir(&m->kernels[0],
+              "  %1:&[f32] x = param 0\n"
+              "  %2:&mut [f32] y = param 1\n"
+              "  %3:u32 i = sreg thread_id.x\n"
+              "  %4:f32 a = load %1[%3]\n"
+              "  %7:f32 = const 2\n"
+              "  %8:f32 = mul %4, %7\n"
+              "  %13:f32 = add %8, %4\n"
+              "  store %2[%3], %13\n");
+    assert_true(st.copies >= 3);
+    assert_true(st.dead >= 6);
+    kf_module_free(m);
+}
+
+/* A var rewritten in the loop: `b` read after `a` changed must still read
+ * the old value, round the back edge too; `c` doubles every iteration so
+ * it is no constant inside the loop. */
+static void values_rewritten_in_loops_are_not_forwarded(void **state)
+{
+    static const char src[] =
+        "kernel k(x: &[u32], y: &mut [u32], n: u32) {\n"
+        "    var a = x[0];\n"
+        "    var b = a;\n"
+        "    var c: u32 = 1;\n"
+        "    for i in 0 .. n {\n"
+        "        a = a + c;\n"
+        "        y[i] = b;\n"
+        "        b = a;\n"
+        "        c = c * 3;\n"
+        "    }\n"
+        "    y[n] = b + c;\n"
+        "}\n";
+    kf_opt_stats st;
+    kf_module *m = optimise(src, &st);
+    assert_ir(&m->kernels[0],
+              "  %1:&[u32] x = param 0\n"
+              "  %2:&mut [u32] y = param 1\n"
+              "  %3:u32 n = param 2\n"
+              "  %4:u32 = const 0\n"
+              "  %5:u32 = load %1[%4]\n"
+              "  %6:u32 a = mov %5\n"
+              "  %7:u32 b = mov %5\n"
+              "  %8:u32 = const 1\n"
+              "  %9:u32 c = mov %8\n"
+              "  %10:u32 = const 0\n"
+              "  %11:u32 = const 1\n"
+              "  %12:u32 i = mov %10\n"
+              "  loop\n"
+              "    %13:bool = cmp.ge.u32 %12, %3\n"
+              "    if %13\n"
+              "      break\n"
+              "    endif\n"
+              "    %14:u32 = add %6, %9\n"
+              "    %6:u32 a = mov %14\n"
+              "    store %2[%12], %7\n"
+              "    %7:u32 b = mov %14\n"
+              "    %15:u32 = const 3\n"
+              "    %16:u32 = mul %9, %15\n"
+              "    %9:u32 c = mov %16\n"
+              "  latch\n"
+              "    %17:u32 = add %12, %11\n"
+              "    %12:u32 i = mov %17\n"
+              "  endloop\n"
+              "  %18:u32 = add %7, %9\n"
+              "  store %2[%3], %18\n");
+    kf_module_free(m);
+    uint32_t x[1] = {5}, y[5] = {0};
+    karg a[3] = {{x, sizeof x, 0}, {y, sizeof y, 0}, {NULL, 0, 4}};
+    run_result *r = same_both_levels(src, 1, 1, a, 3);
+    static const uint32_t want[5] = {5, 6, 9, 18, 45 + 81};
+    assert_memory_equal(r->out[1], want, sizeof want);
+    free_result(r);
+}
+
+/* A value written on one side of an if only (hand-built IR: lowering
+ * always initialises a var) is no constant after the if: on the other
+ * path it keeps what it held before. */
+static void a_definition_on_one_path_is_not_a_constant(void **state)
+{
+    kb *b = calloc(1, sizeof *b);
+    kb_init(b, "k", 32, 1, 1);
+    kf_val y = kb_param(b, "y", kb_buf(KF_S_U32, 1, true));
+    kf_val c = kb_param(b, "c", kf_type_scalar(KF_S_BOOL));
+    kf_val v = kb_val(b, kf_type_scalar(KF_S_U32), "v");
+    kf_val five = kb_u32(b, 5);
+    kb_ins(b, KF_IR_IF, 0, kf_type_void(), 0, c, 0, 0, 0);
+    kb_mov(b, v, five);
+    kb_mark(b, KF_IR_ENDIF);
+    kb_store(b, y, kb_u32(b, 0), v);
+    assert_true(kf_ir_link(&b->k));
+    kf_opt_stats st;
+    assert_int_equal(kf_opt_kernel_stats(&b->m.arena, &b->k, &st), KF_OK);
+    assert_ir(&b->k,
+              "  %1:&mut [u32] y = param 0\n"
+              "  %2:bool c = param 1\n"
+              "  %4:u32 = const 5\n"
+              "  if %2\n"
+              "    %3:u32 v = mov %4\n"
+              "  endif\n"
+              "  %5:u32 = const 0\n"
+              "  store %1[%5], %3\n");
+    kf_arena_free(&b->m.arena);
+    free(b);
+}
+
+/* ---- what must stay --------------------------------------------------------------- */
+
+/* An unused load (which may be out of bounds) and an unused division by a
+ * divisor not known to be non-zero stay, so the interpreter reports the
+ * same fault at -O1 as at -O0; a division by a known non-zero constant,
+ * unused, goes. */
+static void loads_and_divisions_that_may_fault_stay(void **state)
+{
+    static const char src[] =
+        "kernel k(x: &[u32], y: &mut [u32], i: u32, d: u32) {\n"
+        "    let t = x[i];\n"
+        "    let q = 100 / d;\n"
+        "    let r = i / 7;\n"
+        "    y[0] = 1;\n"
+        "}\n";
+    kf_opt_stats st;
+    kf_module *m = optimise(src, &st);
+    assert_ir(&m->kernels[0],
+              "  %1:&[u32] x = param 0\n"
+              "  %2:&mut [u32] y = param 1\n"
+              "  %3:u32 i = param 2\n"
+              "  %4:u32 d = param 3\n"
+              "  %5:u32 t = load %1[%3]\n"
+              "  %6:u32 = const 100\n"
+              "  %7:u32 q = div %6, %4\n"
+              "  %10:u32 = const 0\n"
+              "  %11:u32 = const 1\n"
+              "  store %2[%10], %11\n");
+    kf_module_free(m);
+    uint32_t x[4] = {0}, y[1] = {0};
+    karg oob[4] = {{x, sizeof x, 0}, {y, sizeof y, 0}, {NULL, 0, 9}, {NULL, 0, 1}};
+    run_result *r = same_both_levels(src, 1, 1, oob, 4);
+    assert_int_equal(r->st, KF_ERR_RUNTIME);
+    assert_non_null(strstr(r->msg, "out-of-bounds load of x[9]"));
+    free_result(r);
+    karg div0[4] = {{x, sizeof x, 0}, {y, sizeof y, 0}, {NULL, 0, 1}, {NULL, 0, 0}};
+    r = same_both_levels(src, 1, 1, div0, 4);
+    assert_int_equal(r->st, KF_ERR_RUNTIME);
+    assert_non_null(strstr(r->msg, "integer division by zero"));
+    free_result(r);
+}
+
+/* A barrier or warp operation under a constant condition stays where it
+ * was (the condition is the same for every thread); one under a thread
+ * dependent condition keeps it; an unused shuffle stays. */
+static void barriers_and_warp_ops_keep_their_place(void **state)
+{
+    static const char src[] =
+        "fn sync(on: bool) { if on { barrier(); } }\n"
+        "kernel k(y: &mut [u32]) {\n"
+        "    shared s: u32[64];\n"
+        "    let t = thread_id.x;\n"
+        "    s[t] = t;\n"
+        "    sync(true);\n"
+        "    let u = shfl_xor(t, 1);\n"
+        "    if t < 32 { y[t] = s[63 - t] + ballot(t < 7); }\n"
+        "    sync(false);\n"
+        "}\n";
+    kf_opt_stats st;
+    kf_module *m = optimise(src, &st);
+    assert_ir(&m->kernels[0],
+              "  %1:&mut [u32] y = param 0\n"
+              "  %2:u32 t = sreg thread_id.x\n"
+              "  astore @s[%2], %2\n"
+              "  barrier\n"
+              "  %4:u32 = const 1\n"
+              "  %5:u32 u = shfl_xor %2, %4\n"
+              "  %6:u32 = const 32\n"
+              "  %7:bool = cmp.lt.u32 %2, %6\n"
+              "  if %7\n"
+              "    %8:u32 = const 63\n"
+              "    %9:u32 = sub %8, %2\n"
+              "    %10:u32 = aload @s[%9]\n"
+              "    %11:u32 = const 7\n"
+              "    %12:bool = cmp.lt.u32 %2, %11\n"
+              "    %13:u32 = ballot %12\n"
+              "    %14:u32 = add %10, %13\n"
+              "    store %1[%2], %14\n"
+              "  endif\n");
+    kf_module_free(m);
+    uint32_t y[64] = {0};
+    karg a[1] = {{y, sizeof y, 0}};
+    free_result(same_both_levels(src, 1, 64, a, 1));
+}
+
+/* An op this pass does not know (one added to the IR later) is opaque:
+ * kept though unread, its operands not rewritten, and every value it names
+ * counted as perhaps written, so no copy is forwarded across it. */
+static void unknown_ops_are_opaque(void **state)
+{
+    kb *b = calloc(1, sizeof *b);
+    kb_init(b, "k", 32, 1, 1);
+    kf_type u = kf_type_scalar(KF_S_U32);
+    kf_val y = kb_param(b, "y", kb_buf(KF_S_U32, 1, true));
+    kf_val p = kb_param(b, "p", u);
+    kf_val v = kb_val(b, u, "v");
+    kb_mov(b, v, p);
+    kf_val r = kb_val(b, u, "r");
+    uint32_t at = kb_ins(b, (kf_ir_op)KF_IR_OP_COUNT, 0, u, r, v, 0, 0, 0);
+    kb_store(b, y, kb_u32(b, 0), v);
+    assert_true(kf_ir_link(&b->k));
+    kf_opt_stats st;
+    assert_int_equal(kf_opt_kernel_stats(&b->m.arena, &b->k, &st), KF_OK);
+    assert_int_equal(b->k.nins, 6);
+    assert_int_equal(b->k.ins[at].op, KF_IR_OP_COUNT);
+    assert_int_equal(b->k.ins[at].a[0], v);   /* not forwarded to p */
+    assert_int_equal(b->k.ins[at + 2].op, KF_IR_STORE);
+    assert_int_equal(b->k.ins[at + 2].a[2], v);
+    kf_arena_free(&b->m.arena);
+    free(b);
+}
+
+/* IR nested deeper than the walk goes (the parser stops at 200 levels, but
+ * inlining adds loops) is left exactly as lowered. */
+static void nesting_deeper_than_the_walk_is_left_as_lowered(void **state)
+{
+    kb *b = calloc(1, sizeof *b);
+    kb_init(b, "k", 32, 1, 1);
+    kf_val y = kb_param(b, "y", kb_buf(KF_S_U32, 1, true));
+    kf_val c = kb_param(b, "c", kf_type_scalar(KF_S_BOOL));
+    kf_val zero = kb_u32(b, 0), one = kb_u32(b, 1);
+    for (int d = 0; d < 300; d++) kb_ins(b, KF_IR_IF, 0, kf_type_void(), 0, c, 0, 0, 0);
+    kb_store(b, y, zero, kb_bin(b, KF_OP_MUL, one, one, 0));
+    for (int d = 0; d < 300; d++) kb_mark(b, KF_IR_ENDIF);
+    assert_true(kf_ir_link(&b->k));
+    uint32_t n = b->k.nins;
+    kf_opt_stats st;
+    assert_int_equal(kf_opt_kernel_stats(&b->m.arena, &b->k, &st), KF_OK);
+    assert_true(st.skipped);
+    assert_int_equal(b->k.nins, n);
+    assert_int_equal(b->k.ins[n - 302].op, KF_IR_BINOP);   /* 1 * 1 not folded */
+    kf_arena_free(&b->m.arena);
+    free(b);
+}
+
+/* ---- 4. strength reduction ------------------------------------------------------ */
+
+static void division_by_powers_of_two_becomes_shifts(void **state)
+{
+    static const char src[] =
+        "kernel k(x: &[i32], y: &mut [i32], u: &mut [u32]) {\n"
+        "    let i = thread_id.x;\n"
+        "    let v = x[i];\n"
+        "    y[4 * i] = v / 8;\n"
+        "    y[4 * i + 1] = v % 8;\n"
+        "    y[4 * i + 2] = v * 16;\n"
+        "    u[2 * i] = (v as u32) / 32 + warp_id;\n"
+        "    u[2 * i + 1] = (v as u32) % 32;\n"
+        "}\n";
+    kf_opt_stats st;
+    kf_module *m = optimise(src, &st);
+    char *t = ir_text(&m->kernels[0]);
+    assert_null(strstr(t, " div "));
+    assert_null(strstr(t, " rem "));
+    assert_non_null(strstr(t, "= shr %5, %"));   /* the sign of v, then the biased v >> 3 */
+    free(t);
+    assert_int_equal(st.reduced, 3 + 2 + 1 + 5);   /* v / % * by 8 16, v as u32 / % 32, warp_id, 4 * i (3), 2 * i (2) */
+    kf_module_free(m);
+    static const int32_t edge[] = {0, 1, -1, 7, -7, 8, -8, 9, -9, 15, -15, 16, -16, 17, -17, 1000003, -1000003,
+                                   INT32_MAX, INT32_MIN, INT32_MIN + 1, INT32_MAX - 1, 64, -64, 31, -33};
+    enum { N = sizeof edge / sizeof *edge };
+    int32_t x[N], y[4 * N] = {0};
+    uint32_t u[2 * N] = {0};
+    memcpy(x, edge, sizeof x);
+    karg a[3] = {{x, sizeof x, 0}, {y, sizeof y, 0}, {u, sizeof u, 0}};
+    run_result *r = same_both_levels(src, 1, N, a, 3);
+    const int32_t *ry = r->out[1];
+    const uint32_t *ru = r->out[2];
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(ry[4 * i], x[i] / 8);
+        assert_int_equal(ry[4 * i + 1], x[i] % 8);
+        assert_int_equal((uint32_t)ry[4 * i + 2], (uint32_t)x[i] * 16u);
+        assert_int_equal(ru[2 * i], (uint32_t)x[i] / 32 + (uint32_t)i / 32);
+        assert_int_equal(ru[2 * i + 1], (uint32_t)x[i] % 32);
+    }
+    free_result(r);
+}
+
+/* 64-bit signed division and remainder by 2^k for every k the rewrite
+ * takes (1 .. 62), over values around the edges. */
+static void signed_64_bit_division_rounds_toward_zero(void **state)
+{
+    kf_buf src = {0};
+    kf_buf_puts(&src, "kernel k(x: &[i64], y: &mut [i64]) {\n    let i = thread_id.x;\n    let v = x[i];\n");
+    for (int k = 1; k <= 62; k++)
+        kf_buf_printf(&src, "    y[%d * 128 + 2 * i] = v / %lld; y[%d * 128 + 2 * i + 1] = v %% %lld;\n", k - 1,
+                      1LL << k, k - 1, 1LL << k);
+    kf_buf_puts(&src, "}\n");
+    static const int64_t edge[] = {0, 1, -1, 3, -3, 1LL << 40, -(1LL << 40), (1LL << 40) + 1, -(1LL << 40) - 1,
+                                   INT64_MAX, INT64_MIN, INT64_MIN + 1, INT64_MAX - 1, 123456789012345LL,
+                                   -123456789012345LL, (1LL << 62), -(1LL << 62)};
+    enum { N = sizeof edge / sizeof *edge };
+    int64_t x[N], *y = calloc(62 * 128, sizeof *y);
+    memcpy(x, edge, sizeof x);
+    karg a[2] = {{x, sizeof x, 0}, {y, 62 * 128 * sizeof *y, 0}};
+    run_result *r = same_both_levels(src.data, 1, N, a, 2);
+    const int64_t *ry = r->out[1];
+    for (int k = 1; k <= 62; k++)
+        for (int i = 0; i < N; i++) {
+            assert_true(ry[(k - 1) * 128 + 2 * i] == x[i] / (1LL << k));
+            assert_true(ry[(k - 1) * 128 + 2 * i + 1] == x[i] % (1LL << k));
+        }
+    free_result(r);
+    free(y);
+    kf_buf_free(&src);
+}
+
+/* Fails when a line of ptx divides or takes a remainder by an integer
+ * power of two. */
+static void assert_no_pow2_divrem(const char *file, const char *ptx)
+{
+    for (const char *line = ptx; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        char buf[256];
+        snprintf(buf, sizeof buf, "%.*s", (int)(n < 255 ? n : 255), line);
+        line = end ? end + 1 : NULL;
+        char *semi = strchr(buf, ';'), *last;
+        if ((!strstr(buf, "div.") && !strstr(buf, "rem.")) || !semi) continue;
+        *semi = 0;
+        if (!(last = strrchr(buf, ' '))) continue;
+        char *e;
+        unsigned long long c = strtoull(last + 1, &e, 0);
+        if (!*e && c > 1 && !(c & (c - 1))) fail_msg("%s: division by a power of two left in the PTX: %s", file, buf);
+    }
+}
+
+/* The PTX of the decode kernels has no div/rem left by a power of two:
+ * warp_id, cdiv(m, 2) and the like are shifts and masks. */
+static void decode_kernels_ptx_has_no_power_of_two_division(void **state)
+{
+    static const char *const files[] = {"gemv.kf", "q4k.kf", "sdpa.kf", "rope.kf", "softmax.kf", "rmsnorm.kf"};
+    for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+        char path[4096], *src;
+        size_t len;
+        snprintf(path, sizeof path, "%s/kernels/%s", KF_SOURCE_DIR, files[f]);
+        assert_int_equal(kf_read_file(path, &src, &len, NULL), KF_OK);
+        kf_module *m = NULL;
+        assert_int_equal(kf_compile(files[f], src, len, NULL, &m), KF_OK);
+        kf_buf out = {0};
+        kf_diags d = {0};
+        kf_emit_opts o = {90, false};
+        assert_int_equal(kf_ptx_emit(m, NULL, &o, &out, NULL, &d), KF_OK);
+        assert_no_pow2_divrem(files[f], out.data);
+        kf_diags_free(&d);
+        kf_buf_free(&out);
+        kf_module_free(m);
+        free(src);
+    }
+}
+
+/* ---- random programs ---------------------------------------------------------------- */
+
+/* A generator of small random kernels in the shapes that exercise the
+ * pass: fns with constant and thread-dependent arguments and early
+ * returns, ifs on constants, loops with constant and dynamic bounds and
+ * break/continue, @unroll, vars rewritten everywhere, / % * by constants
+ * (powers of two and not, signed and unsigned), min/max/select, stores of
+ * intermediate values. Every program is run at -O0 and -O1. */
+typedef struct {
+    kf_buf *b;
+    uint64_t rng;
+    unsigned depth, loops, nfns;
+    const char *const *u;   /* u32 names in scope; the first nw may be assigned */
+    unsigned nu, nw;
+    bool in_fn;
+} gen;
+
+static unsigned pick(gen *g, unsigned n)
+{
+    g->rng ^= g->rng << 13, g->rng ^= g->rng >> 7, g->rng ^= g->rng << 17;
+    return (unsigned)(g->rng >> 33) % n;
+}
+
+static void gen_u(gen *g, unsigned d);
+static void gen_i(gen *g, unsigned d);
+
+static void gen_cond(gen *g, unsigned d)
+{
+    static const char *const cmp[] = {"<", "<=", "==", "!=", ">", ">="};
+    switch (d ? pick(g, 7) : 3 + pick(g, 2)) {
+    case 0: kf_buf_puts(g->b, "("), gen_u(g, d - 1), kf_buf_printf(g->b, " %s ", cmp[pick(g, 6)]), gen_u(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    case 1: kf_buf_puts(g->b, "("), gen_i(g, d - 1), kf_buf_printf(g->b, " %s ", cmp[pick(g, 6)]), gen_i(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    case 2: kf_buf_puts(g->b, "("), gen_cond(g, d - 1), kf_buf_puts(g->b, pick(g, 2) ? " && " : " || "), gen_cond(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    case 3: kf_buf_puts(g->b, pick(g, 2) ? "true" : "false"); break;
+    case 4: kf_buf_puts(g->b, g->in_fn ? "c" : "flag"); break;
+    case 5: kf_buf_puts(g->b, "!"), gen_cond(g, d - 1); break;
+    default: kf_buf_puts(g->b, g->in_fn ? "(a < 17)" : "(t < 17)"); break;
+    }
+}
+
+static void gen_u(gen *g, unsigned d)
+{
+    static const char *const ops[] = {"+", "-", "*", "&", "|", "^"};
+    static const char *const k[] = {"0", "1", "2", "3", "4", "7", "8", "16", "1024", "65535", "0x9E3779B9", "4294967295"};
+    static const char *const div[] = {"1", "2", "4", "8", "16", "3", "7", "1024", "2147483648"};
+    switch (d ? pick(g, 12) : pick(g, 2)) {
+    case 0: kf_buf_puts(g->b, g->u[pick(g, g->nu)]); break;
+    case 1: kf_buf_printf(g->b, "(%s as u32)", k[pick(g, 12)]); break;   /* typed: a bare literal may be i32 */
+    case 2: case 3:
+        kf_buf_puts(g->b, "("), gen_u(g, d - 1), kf_buf_printf(g->b, " %s ", ops[pick(g, 6)]), gen_u(g, d - 1), kf_buf_puts(g->b, ")");
+        break;
+    case 4: kf_buf_puts(g->b, "("), gen_u(g, d - 1), kf_buf_printf(g->b, " %s %s)", pick(g, 2) ? "/" : "%", div[pick(g, 9)]); break;
+    case 5: kf_buf_puts(g->b, "("), gen_u(g, d - 1), kf_buf_puts(g->b, " / ("), gen_u(g, d - 1), kf_buf_puts(g->b, " | 1))"); break;
+    case 6: kf_buf_puts(g->b, "("), gen_u(g, d - 1), kf_buf_printf(g->b, " %s %u)", pick(g, 2) ? "<<" : ">>", pick(g, 34)); break;
+    case 7: kf_buf_puts(g->b, pick(g, 2) ? "min(" : "max("), gen_u(g, d - 1), kf_buf_puts(g->b, ", "), gen_u(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    case 8: kf_buf_puts(g->b, "select("), gen_cond(g, d - 1), kf_buf_puts(g->b, ", "), gen_u(g, d - 1), kf_buf_puts(g->b, ", "), gen_u(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    case 9: kf_buf_puts(g->b, "("), gen_i(g, d - 1), kf_buf_puts(g->b, " as u32)"); break;
+    case 10:
+        if (g->in_fn || !g->nfns) { kf_buf_puts(g->b, "cdiv("), gen_u(g, d - 1), kf_buf_printf(g->b, ", %s)", div[pick(g, 5)]); break; }
+        kf_buf_printf(g->b, "f%u(", pick(g, g->nfns)), gen_u(g, d - 1), kf_buf_puts(g->b, ", "), gen_u(g, d - 1), kf_buf_puts(g->b, ", ");
+        gen_cond(g, d - 1), kf_buf_puts(g->b, ")");
+        break;
+    default:
+        if (g->in_fn) kf_buf_puts(g->b, "(b >> 3)");
+        else kf_buf_puts(g->b, "(x[(t + "), gen_u(g, d - 1), kf_buf_puts(g->b, ") % 64] + 1)");
+        break;
+    }
+}
+
+static void gen_i(gen *g, unsigned d)
+{
+    static const char *const div[] = {"1", "2", "4", "8", "16", "1073741824", "3", "-4", "-1"};
+    switch (d ? pick(g, 6) : 0) {
+    case 0: kf_buf_puts(g->b, pick(g, 2) ? "s" : "-5"); break;
+    case 1: kf_buf_puts(g->b, "("), gen_u(g, d - 1), kf_buf_puts(g->b, " as i32)"); break;
+    case 2: kf_buf_puts(g->b, "("), gen_i(g, d - 1), kf_buf_printf(g->b, " %s %s)", pick(g, 2) ? "/" : "%", div[pick(g, 9)]); break;
+    case 3: kf_buf_puts(g->b, "("), gen_i(g, d - 1), kf_buf_puts(g->b, pick(g, 2) ? " - " : " * "), gen_i(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    case 4: kf_buf_puts(g->b, "("), gen_i(g, d - 1), kf_buf_printf(g->b, " >> %u)", pick(g, 33)); break;
+    default: kf_buf_puts(g->b, "abs("), gen_i(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    }
+}
+
+/* f32 expressions (kernel only: f and the f32x4 q are in scope). */
+static void gen_f(gen *g, unsigned d)
+{
+    static const char *const leaf[] = {"f", "1.5", "-0.0", "0.0", "(q.x * 3.0e38)", "(v as f32)", "(s as f32)", "q.y", "q[3]"};
+    static const char *const un[] = {"sqrt(abs(", "floor(", "round(", "exp(", "trunc(", "rsqrt("};
+    static const char *const ops[] = {"+", "-", "*", "/"};
+    switch (d ? pick(g, 7) : 0) {
+    case 0: kf_buf_puts(g->b, leaf[pick(g, 9)]); break;
+    case 1: case 2: kf_buf_puts(g->b, "("), gen_f(g, d - 1), kf_buf_printf(g->b, " %s ", ops[pick(g, 4)]), gen_f(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    case 3: {
+        unsigned u = pick(g, 6);
+        kf_buf_puts(g->b, un[u]), gen_f(g, d - 1), kf_buf_puts(g->b, u == 0 ? "))" : ")");
+        break;
+    }
+    case 4: kf_buf_puts(g->b, pick(g, 2) ? "min(" : "max("), gen_f(g, d - 1), kf_buf_puts(g->b, ", "), gen_f(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    case 5: kf_buf_puts(g->b, "fma("), gen_f(g, d - 1), kf_buf_puts(g->b, ", "), gen_f(g, d - 1), kf_buf_puts(g->b, ", "), gen_f(g, d - 1), kf_buf_puts(g->b, ")"); break;
+    default: kf_buf_puts(g->b, "(("), gen_f(g, d - 1), kf_buf_puts(g->b, " as f16) as f32)"); break;
+    }
+}
+
+static void gen_block(gen *g, unsigned n);
+
+static void gen_stmt(gen *g)
+{
+    unsigned d = 2 + pick(g, 2);
+    const char *var = g->u[pick(g, g->nw)];
+    bool nest = g->depth < 3;
+    switch (pick(g, nest ? 10 : 5)) {
+    case 0: case 1: kf_buf_printf(g->b, "%s = ", var), gen_u(g, d), kf_buf_puts(g->b, ";\n"); break;
+    case 2: kf_buf_puts(g->b, "s = "), gen_i(g, d), kf_buf_puts(g->b, ";\n"); break;
+    case 3:
+        if (g->in_fn) kf_buf_printf(g->b, "%s += 1;\n", var);
+        else if (pick(g, 3) == 0) kf_buf_puts(g->b, "f = "), gen_f(g, d), kf_buf_puts(g->b, ";\n");
+        else if (pick(g, 3) == 0) kf_buf_printf(g->b, "q.%c = ", "xyzw"[pick(g, 4)]), gen_f(g, d), kf_buf_puts(g->b, ";\n");
+        else if (pick(g, 4) == 0) kf_buf_puts(g->b, "q = q * f32x4("), gen_f(g, d), kf_buf_puts(g->b, ");\n");
+        else if (pick(g, 16) == 0) kf_buf_puts(g->b, "w = w / (v & 3);\n");    /* may divide by zero */
+        else if (pick(g, 16) == 0) kf_buf_puts(g->b, "w = x[t + (v & 1) * 63];\n");   /* may be out of bounds */
+        else kf_buf_printf(g->b, "y[t * 8 + %u] = ", pick(g, 6)), gen_u(g, d), kf_buf_puts(g->b, ";\n");
+        break;
+    case 4:
+        if (g->loops && pick(g, 2)) kf_buf_puts(g->b, "if "), gen_cond(g, 1), kf_buf_printf(g->b, " { %s; }\n", pick(g, 2) ? "break" : "continue");
+        else if (g->in_fn) kf_buf_puts(g->b, "if "), gen_cond(g, 1), kf_buf_puts(g->b, " { return "), gen_u(g, 1), kf_buf_puts(g->b, "; }\n");
+        else kf_buf_printf(g->b, "%s ^= t;\n", var);
+        break;
+    case 5: case 6:
+        kf_buf_puts(g->b, "if "), gen_cond(g, 2), kf_buf_puts(g->b, " {\n"), gen_block(g, 2);
+        if (pick(g, 2)) kf_buf_puts(g->b, "} else {\n"), gen_block(g, 2);
+        kf_buf_puts(g->b, "}\n");
+        break;
+    case 7: {
+        unsigned lo = pick(g, 4), hi = pick(g, 5);
+        if (pick(g, 2)) kf_buf_printf(g->b, "for i%u in %u .. %u {\n", g->loops, lo, hi);
+        else kf_buf_printf(g->b, "for i%u in %s + %u .. %s + %u {\n", g->loops, g->in_fn ? "(b & 0)" : "z", lo,
+                           g->in_fn ? "(b & 0)" : "z", hi);
+        g->loops++, gen_block(g, 3), g->loops--;
+        kf_buf_puts(g->b, "}\n");
+        break;
+    }
+    case 8:
+        kf_buf_printf(g->b, "@unroll for k%u in 0 .. %u {\n%s = %s * 3 + (k%u as u32);\n", g->depth, 1 + pick(g, 3), var, var, g->depth);
+        gen_block(g, 1), kf_buf_puts(g->b, "}\n");
+        break;
+    default: kf_buf_puts(g->b, "if "), gen_cond(g, 0), kf_buf_puts(g->b, " {\n"), gen_block(g, 2), kf_buf_puts(g->b, "}\n"); break;
+    }
+}
+
+static void gen_block(gen *g, unsigned n)
+{
+    g->depth++;
+    for (unsigned i = 0, m = 1 + pick(g, n); i < m; i++) gen_stmt(g);
+    g->depth--;
+}
+
+static void gen_program(gen *g)
+{
+    static const char *const fn_u[] = {"r", "a", "b"}, *const k_u[] = {"v", "w", "t", "n"};
+    g->nfns = 0;
+    for (unsigned f = 0, nf = 1 + pick(g, 2); f < nf; f++) {
+        kf_buf_printf(g->b, "fn f%u(a: u32, b: u32, c: bool) -> u32 {\nvar r: u32 = a ^ b;\nvar s: i32 = -3;\n", f);
+        g->u = fn_u, g->nu = 3, g->nw = 1, g->in_fn = true;
+        gen_block(g, 3);
+        kf_buf_puts(g->b, "return r + (s as u32);\n}\n");
+        g->nfns++;
+    }
+    kf_buf_puts(g->b, "kernel k(x: &[u32], y: &mut [u32], n: u32, z: u32, flag: bool) {\n"
+                      "let t = thread_id.x;\nvar v: u32 = x[t];\nvar w: u32 = n;\nvar s: i32 = (v as i32) - 9;\n"
+                      "var f: f32 = (v as f32) * 0.5;\nvar q = f32x4(f, 1.0, -2.0, 0.25);\n");
+    g->u = k_u, g->nu = 4, g->nw = 2, g->in_fn = false;
+    gen_block(g, 4);
+    kf_buf_puts(g->b, "y[t * 8 + 6] = bitcast(u32, f) ^ bitcast(u32, q.x + q.w);\n"
+                      "y[t * 8 + 7] = v ^ w ^ (s as u32) ^ bitcast(u32, q.y * q.z);\n}\n");
+}
+
+/* Random programs give the same bits (or the same error) at -O0 and -O1:
+ * 1000 by default, $KF_OPT_PROGRAMS for a longer hunt (30000 pass). */
+static void random_programs_compute_the_same_at_O0_and_O1(void **state)
+{
+    uint32_t x[64], y[64 * 8];
+    for (int i = 0; i < 64; i++) x[i] = (uint32_t)(i * 2654435761u) ^ (uint32_t)(i << 7);
+    unsigned faults = 0, folded = 0;
+    unsigned nprog = getenv("KF_OPT_PROGRAMS") ? (unsigned)atoi(getenv("KF_OPT_PROGRAMS")) : 1000;
+    for (unsigned p = 0; p < nprog; p++) {
+        kf_buf src = {0};
+        gen g = {&src, 0x9E3779B97F4A7C15ull ^ (p * 0x100000001B3ull), 0, 0, 0, NULL, 0, 0, false};
+        for (int w = 0; w < 4; w++) pick(&g, 2);
+        gen_program(&g);
+        memset(y, 0, sizeof y);
+        karg a[5] = {{x, sizeof x, 0}, {y, sizeof y, 0}, {NULL, 0, 37}, {NULL, 0, 0}, {NULL, 0, p & 1}};
+        kf_compile_opts o0 = {NULL, 0, KF_OPT_O0};
+        kf_module *m = NULL;
+        if (kf_compile("t.kf", src.data, src.len, &o0, &m) != KF_OK) {
+            kf_buf r = {0};
+            kf_diags_render(&r, &m->diags, m->source, m->source_len);
+            fprintf(stderr, "%s\n%s\n", src.data, r.data ? r.data : "");
+            fail_msg("program %u does not compile", p);
+        }
+        kf_opt_stats st;
+        assert_int_equal(kf_opt_kernel_stats(&m->arena, &m->kernels[0], &st), KF_OK);
+        folded += st.folded + st.branches;
+        kf_module_free(m);
+        run_result *r = same_both_levels(src.data, 1, 64, a, 5);
+        faults += r->st != KF_OK;
+        free_result(r);
+        kf_buf_free(&src);
+    }
+    print_message("%u programs: %u folds and decided branches, %u runs ending in a reported fault\n", nprog, folded,
+                  faults);
+    assert_true(folded > 300);
+    assert_true(faults > 0 && faults < nprog / 4);   /* some report a fault; most run to the end */
+}
+
+/* ---- the whole library --------------------------------------------------------------- */
+
+/* The side effects of a kernel, in order: stores, loads, atomics, warp
+ * operations, barriers, returns (op, sub, source location). */
+typedef KF_VEC(kf_ir_ins) ins_list;
+
+static bool is_effect(uint16_t op)
+{
+    return op == KF_IR_STORE || op == KF_IR_ASTORE || op == KF_IR_LOAD || op == KF_IR_ALOAD || op == KF_IR_ATOMIC ||
+           op == KF_IR_SHFL || op == KF_IR_VOTE || op == KF_IR_BARRIER || op == KF_IR_RET;
+}
+
+static bool same_effect(const kf_ir_ins *a, const kf_ir_ins *b)
+{
+    return a->op == b->op && a->sub == b->sub && a->imm == b->imm && a->loc.line == b->loc.line &&
+           a->loc.col == b->loc.col;
+}
+
+/* Every library and feature kernel: optimised (not skipped), linked, no
+ * larger, its effects a subsequence of the -O0 ones in the same order
+ * (nothing moved or duplicated: only effects in dead code go), and
+ * optimising twice gives the same IR. */
+/* Kernel k1 (optimised) against k0 (as lowered): k1's effects appear in
+ * k0 in the same order. */
+static void assert_effects_subsequence(const char *file, const kf_ir_kernel *k0, const kf_ir_kernel *k1)
+{
+    uint32_t j = 0;
+    for (uint32_t x = 0; x < k1->nins; x++) {
+        if (!is_effect(k1->ins[x].op)) continue;
+        while (j < k0->nins && !(is_effect(k0->ins[j].op) && same_effect(&k0->ins[j], &k1->ins[x]))) j++;
+        if (j == k0->nins)
+            fail_msg("%s kernel %s: effect at %u:%u moved or made up", file, k1->name, k1->ins[x].loc.line,
+                     k1->ins[x].loc.col);
+        j++;
+    }
+}
+
+static void library_kernels_keep_their_effects_in_order(void **state)
+{
+    static kf_file_entry files[64];
+    size_t n = kf_list_dir("kernels", files, 0, 64);
+    n = kf_list_dir("kernels/features", files, n, 64);
+    unsigned nkernels = 0;
+    uint64_t before = 0, after = 0;
+    for (size_t f = 0; f < n; f++) {
+        char *src;
+        size_t len;
+        assert_int_equal(kf_read_file(files[f].path, &src, &len, NULL), KF_OK);
+        kf_compile_opts o0 = {NULL, 0, KF_OPT_O0};
+        kf_module *m0 = NULL, *m1 = NULL;
+        kf_status st2;
+        assert_int_equal(kf_compile(files[f].stem, src, len, &o0, &m0), KF_OK);
+        assert_int_equal(kf_compile(files[f].stem, src, len, &o0, &m1), KF_OK);
+        kf_module *m2 = kf_compile_file(&files[f], &st2);   /* the default level */
+        assert_int_equal(st2, KF_OK);
+        for (uint32_t i = 0; i < m1->nkernels; i++, nkernels++) {
+            kf_ir_kernel *k0 = &m0->kernels[i], *k1 = &m1->kernels[i];
+            kf_opt_stats st;
+            assert_int_equal(kf_opt_kernel_stats(&m1->arena, k1, &st), KF_OK);
+            assert_false(st.skipped);
+            assert_true(kf_ir_linked(k1));
+            assert_true(k1->nins <= k0->nins);
+            before += k0->nins, after += k1->nins;
+            assert_effects_subsequence(files[f].path, k0, k1);
+            char *t1 = ir_text(k1), *t2 = ir_text(&m2->kernels[i]);   /* kf_compile does the same */
+            assert_string_equal(t1, t2);
+            free(t1), free(t2);
+        }
+        kf_module_free(m0), kf_module_free(m1), kf_module_free(m2);
+        free(src);
+    }
+    assert_true(nkernels >= 40);
+    assert_true(after * 10 < before * 8);   /* more than a fifth of the library's IR goes */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(folds_constants_with_the_interpreters_semantics),
+        cmocka_unit_test(never_folds_what_back_ends_compute_differently),
+        cmocka_unit_test(if_on_a_constant_keeps_one_side),
+        cmocka_unit_test(early_return_wrapper_loop_goes_when_decided),
+        cmocka_unit_test(exit_flags_go_when_the_exit_is_decided),
+        cmocka_unit_test(loop_that_runs_zero_times_goes),
+        cmocka_unit_test(loop_body_that_always_leaves_becomes_an_if),
+        cmocka_unit_test(empty_ifs_and_early_return_loops_go),
+        cmocka_unit_test(mov_chains_forward_and_dead_values_go),
+        cmocka_unit_test(values_rewritten_in_loops_are_not_forwarded),
+        cmocka_unit_test(a_definition_on_one_path_is_not_a_constant),
+        cmocka_unit_test(loads_and_divisions_that_may_fault_stay),
+        cmocka_unit_test(barriers_and_warp_ops_keep_their_place),
+        cmocka_unit_test(unknown_ops_are_opaque),
+        cmocka_unit_test(nesting_deeper_than_the_walk_is_left_as_lowered),
+        cmocka_unit_test(division_by_powers_of_two_becomes_shifts),
+        cmocka_unit_test(signed_64_bit_division_rounds_toward_zero),
+        cmocka_unit_test(decode_kernels_ptx_has_no_power_of_two_division),
+        cmocka_unit_test(random_programs_compute_the_same_at_O0_and_O1),
+        cmocka_unit_test(library_kernels_keep_their_effects_in_order),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
