@@ -123,6 +123,54 @@ static void ref_cp_own(ref_ctx *r)
     free(x);
 }
 
+/* The operand or output type named by part `which` (0: A and B, 1: C) of a
+ * kernel name gemm_<A,B>_<C>_<nn|nt>; *bt for the _nt (B as [N, K]) form. */
+static kf_scalar gemm_type(const char *kernel, int which, bool *bt)
+{
+    char ab[8] = "", c[8] = "", lay[8] = "";
+    if (sscanf(kernel, "gemm_%7[a-z0-9]_%7[a-z0-9]_%7[a-z]", ab, c, lay) != 3) return KF_S_NONE;
+    *bt = !strcmp(lay, "nt");
+    const char *t = which ? c : ab;
+    return !strcmp(t, "f16") ? KF_S_F16 : !strcmp(t, "bf16") ? KF_S_BF16 : !strcmp(t, "f32") ? KF_S_F32 : KF_S_NONE;
+}
+
+static double elem_value(kf_scalar s, const void *p, size_t i)
+{
+    if (s == KF_S_F32) return ((const float *)p)[i];
+    return half_value(s == KF_S_BF16, ((const uint16_t *)p)[i]);
+}
+
+/* kernels/gemm.kf: C = alpha·A·B + beta·C (B [K, N], or [N, K] for _nt),
+ * the product exact in double, then the one rounding to C's type; beta 0
+ * does not read C. The types and the layout come from the kernel name. */
+static void ref_gemm(ref_ctx *r)
+{
+    bool bt = false;
+    kf_scalar ab = gemm_type(r->c->kernel, 0, &bt), cs = gemm_type(r->c->kernel, 1, &bt);
+    if (!ab || !cs) {
+        fprintf(stderr, "%s: kernel '%s' is not a gemm_<A,B>_<C>_<nn|nt>\n", r->c->path, r->c->kernel);
+        r->errors++;
+        return;
+    }
+    size_t m = (size_t)in_num(r, "m"), n = (size_t)in_num(r, "n"), k = (size_t)in_num(r, "k"), na, nb, nc;
+    double alpha = (float)in_num(r, "alpha"), beta = (float)in_num(r, "beta");
+    void *a = in_buf(r, "a", ab, 1, &na), *b = in_buf(r, "b", ab, 1, &nb), *c = in_buf(r, "c", cs, 1, &nc);
+    if (na < m * k || nb < k * n || nc < m * n) {
+        fprintf(stderr, "%s: gemm buffers smaller than m, n, k say\n", r->c->path);
+        r->errors++;
+    }
+    for (size_t i = 0; i < m && na >= m * k && nb >= k * n && nc >= m * n; i++)
+        for (size_t j = 0; j < n; j++) {
+            double s = 0;
+            for (size_t x = 0; x < k; x++) s += elem_value(ab, a, i * k + x) * elem_value(ab, b, bt ? j * k + x : x * n + j);
+            double v = alpha * s + (beta != 0 ? beta * elem_value(cs, c, i * n + j) : 0);
+            if (cs == KF_S_F32) ((float *)c)[i * n + j] = (float)v;
+            else ((uint16_t *)c)[i * n + j] = half_bits(cs == KF_S_BF16, v);
+        }
+    out_free(r, "c", cs, c, nc);
+    free(a), free(b);
+}
+
 #define KF_REFERENCE_TENSOR \
     {"mma_f16", ref_mma_f16}, {"mma_bf16", ref_mma_bf16}, {"mma_int", ref_mma_int}, {"ldsm", ref_ldsm}, \
-    {"cp_stream", ref_cp_stream}, {"cp_own", ref_cp_own},
+    {"cp_stream", ref_cp_stream}, {"cp_own", ref_cp_own}, {"gemm", ref_gemm},
