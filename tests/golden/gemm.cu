@@ -123,7 +123,7 @@ __device__ __forceinline__ void kf_cp_async_n(void* s, const void* g, unsigned n
 __device__ __forceinline__ void kf_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void kf_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 
-/* kernel gemm_f16_f16_nn (gemm.kf:247) */
+/* kernel gemm_f16_f16_nn (gemm.kf:248) */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf_f16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
@@ -5668,7 +5668,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
     }
 }
 
-/* kernel gemm_f16_f16_nt (gemm.kf:253) */
+/* kernel gemm_f16_f16_nt (gemm.kf:254) */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf_f16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
@@ -11213,7 +11213,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
     }
 }
 
-/* kernel gemm_f16_bf16_nn (gemm.kf:259) */
+/* kernel gemm_f16_bf16_nn (gemm.kf:260) */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf_bf16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
@@ -16758,7 +16758,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
     }
 }
 
-/* kernel gemm_f16_bf16_nt (gemm.kf:265) */
+/* kernel gemm_f16_bf16_nt (gemm.kf:266) */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf_bf16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
@@ -22303,7 +22303,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
     }
 }
 
-/* kernel gemm_f16_f32_nn (gemm.kf:271) */
+/* kernel gemm_f16_f32_nn (gemm.kf:272) */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_f32_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, float* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
@@ -27399,7 +27399,7 @@ gemm_f16_f32_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, fl
     }
 }
 
-/* kernel gemm_f16_f32_nt (gemm.kf:277) */
+/* kernel gemm_f16_f32_nt (gemm.kf:278) */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_f32_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, float* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
@@ -32495,7 +32495,7 @@ gemm_f16_f32_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, fl
     }
 }
 
-/* kernel gemm_bf16_f16_nn (gemm.kf:283) */
+/* kernel gemm_bf16_f16_nn (gemm.kf:284) */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, kf_f16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
@@ -38040,7 +38040,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
     }
 }
 
-/* kernel gemm_bf16_f16_nt (gemm.kf:289) */
+/* kernel gemm_bf16_f16_nt (gemm.kf:290) */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, kf_f16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
@@ -43585,7 +43585,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
     }
 }
 
-/* kernel gemm_bf16_bf16_nn (gemm.kf:295) */
+/* kernel gemm_bf16_bf16_nn (gemm.kf:296) */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, kf_bf16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
@@ -49130,7 +49130,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
     }
 }
 
-/* kernel gemm_bf16_bf16_nt (gemm.kf:301) */
+/* kernel gemm_bf16_bf16_nt (gemm.kf:302) */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, kf_bf16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
@@ -54675,7 +54675,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
     }
 }
 
-/* kernel gemm_bf16_f32_nn (gemm.kf:307) */
+/* kernel gemm_bf16_f32_nn (gemm.kf:308) */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_f32_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, float* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
@@ -59771,7 +59771,7 @@ gemm_bf16_f32_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
     }
 }
 
-/* kernel gemm_bf16_f32_nt (gemm.kf:313) */
+/* kernel gemm_bf16_f32_nt (gemm.kf:314) */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_f32_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, float* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
