@@ -23,7 +23,7 @@ const char kf_builtin_kind[KF_BI_COUNT] = {
 };
 
 const char *const kf_node_kind_names[KF_N_COUNT] = {
-#define X(e) [e] = #e + 5,
+#define X(e) [e] = &(#e)[5],   /* drop the "KF_N_" prefix */
     KF_NODE_KINDS(X)
 #undef X
 };
