@@ -511,8 +511,20 @@ static void lower_return(lw_t *lw, kf_node *s)
     if (!s->aux) exit_to(lw, lw->syn.data[f].loop, s->loc);
 }
 
+bool lw_enter(lw_t *lw, kf_loc loc)
+{
+    if (lw->depth >= LW_MAX_DEPTH) {
+        lw_error(lw, loc, "statements and expressions nested more than %u levels deep once fn calls are inlined; "
+                 "split them up (with 'let' temporaries) or nest fn calls less deeply", LW_MAX_DEPTH);
+        return false;
+    }
+    lw->depth++;
+    return true;
+}
+
 static void lower_stmt(lw_t *lw, kf_node *s)
 {
+    if (!lw_enter(lw, s->loc)) return;
     switch (s->kind) {
     case KF_N_BLOCK: lw_block(lw, s); break;
     case KF_N_LET: lower_let(lw, s); break;
@@ -533,6 +545,7 @@ static void lower_stmt(lw_t *lw, kf_node *s)
         lw_error(lw, s->loc, "internal error: cannot lower a %s statement", kf_node_kind_names[s->kind]);
         break;
     }
+    lw->depth--;
 }
 
 /* ---- fn inlining -------------------------------------------------------- */

@@ -66,6 +66,7 @@ typedef struct {
     kf_ir_param *params;
     uint32_t nparams;
     uint32_t inline_depth;
+    uint32_t depth;           /* statements and expressions being lowered, across inlined fns */
     bool failed;              /* a diagnostic was reported */
     bool oom;
 } lw_t;
@@ -73,6 +74,8 @@ typedef struct {
 #define LW_MAX_INS (1u << 18)      /* instruction cap per kernel (runaway unroll/inlining) */
 #define LW_MAX_UNROLL 4096u        /* iterations of one @unroll loop */
 #define LW_MAX_INLINE_DEPTH 64u
+#define LW_MAX_DEPTH 2000u         /* statement/expression recursion, inlined fn bodies included
+                                      (the parser bounds one body at 1000; inlining adds them up) */
 
 /* ---- builder (lower.c) ---- */
 kf_type lw_norm(kf_type t);             /* untyped constants -> i32 / f32 */
@@ -87,6 +90,10 @@ kf_val lw_def(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_type dt,
 kf_val lw_const(lw_t *lw, kf_type t, uint64_t bits, kf_loc loc);
 void lw_mov(lw_t *lw, kf_val dst, kf_val src, kf_loc loc);
 void lw_error(lw_t *lw, kf_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Enters one more level of statement or expression recursion: false, with
+ * an error, past LW_MAX_DEPTH (so deep bodies inlined into deep bodies
+ * cannot overflow the stack); after true the caller ends with lw->depth--. */
+bool lw_enter(lw_t *lw, kf_loc loc);
 void lw_block(lw_t *lw, const kf_node *block);
 /* Records that buffer value v is accessed with elements of type elem. */
 void lw_note_access(lw_t *lw, kf_val buf, kf_type elem);

@@ -586,13 +586,8 @@ kf_val lw_expr(lw_t *lw, const kf_node *e)
     return expr_unfolded(lw, e);
 }
 
-static kf_val expr_unfolded(lw_t *lw, const kf_node *e)
+static kf_val expr_kind(lw_t *lw, const kf_node *e)
 {
-    if (lw->failed) return 0;
-    if (!e) {
-        lw_error(lw, (kf_loc){lw->cx->file, 1, 1}, "internal error: missing expression");
-        return 0;
-    }
     switch (e->kind) {
     case KF_N_NAME: return lower_name(lw, e);
     case KF_N_BINARY: return lower_binary(lw, e);
@@ -605,6 +600,19 @@ static kf_val expr_unfolded(lw_t *lw, const kf_node *e)
     }
     lw_error(lw, e->loc, "internal error: cannot lower a %s expression", kf_node_kind_names[e->kind]);
     return 0;
+}
+
+static kf_val expr_unfolded(lw_t *lw, const kf_node *e)
+{
+    if (lw->failed) return 0;
+    if (!e) {
+        lw_error(lw, (kf_loc){lw->cx->file, 1, 1}, "internal error: missing expression");
+        return 0;
+    }
+    if (!lw_enter(lw, e->loc)) return 0;
+    kf_val v = expr_kind(lw, e);
+    lw->depth--;
+    return v;
 }
 
 /* ---- assignment ---------------------------------------------------------- */
