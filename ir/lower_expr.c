@@ -263,6 +263,26 @@ static bool ceval_call(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
     }
 }
 
+/* ceval of an expression over @unroll variables. */
+static bool ceval_dyn(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
+{
+    switch (e->kind) {
+    case KF_N_NAME: return ceval_name(lw, e, t, bits);
+    case KF_N_BINARY: return ceval_binary(lw, e, t, bits);
+    case KF_N_UNARY: return ceval_unary(lw, e, t, bits);
+    case KF_N_CALL: return !e->sym && ceval_call(lw, e, t, bits);
+    case KF_N_CAST: {
+        kf_type ta;
+        uint64_t a;
+        if (e->type.kind != KF_TK_SCALAR || !ceval(lw, e->a, &ta, &a)) return false;
+        *t = e->type;
+        *bits = lw_const_convert(ta, a, *t);
+        return true;
+    }
+    default: return false;
+    }
+}
+
 /* Compile-time value of e: its type (possibly untyped) and bits in it. */
 static bool ceval(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
 {
@@ -292,22 +312,12 @@ static bool ceval(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
     }
     default: break;
     }
-    if (!dyn) return false;
-    switch (e->kind) {
-    case KF_N_NAME: return ceval_name(lw, e, t, bits);
-    case KF_N_BINARY: return ceval_binary(lw, e, t, bits);
-    case KF_N_UNARY: return ceval_unary(lw, e, t, bits);
-    case KF_N_CALL: return !e->sym && ceval_call(lw, e, t, bits);
-    case KF_N_CAST: {
-        kf_type ta;
-        uint64_t a;
-        if (e->type.kind != KF_TK_SCALAR || !ceval(lw, e->a, &ta, &a)) return false;
-        *t = e->type;
-        *bits = lw_const_convert(ta, a, *t);
-        return true;
-    }
-    default: return false;
-    }
+    /* Lowering asks again at every level of an expression that did not fold
+     * (lw_expr); remembering the miss keeps a deep one linear, not quadratic. */
+    if (!dyn || e->fold_miss == lw->fold_epoch) return false;
+    if (lw_work(lw, e->loc) && ceval_dyn(lw, e, t, bits)) return true;
+    ((kf_node *)e)->fold_miss = lw->fold_epoch;
+    return false;
 }
 
 bool lw_fold(lw_t *lw, const kf_node *e, kf_type t, uint64_t *bits)
