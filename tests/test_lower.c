@@ -1143,8 +1143,8 @@ static void compiled_splats_and_untyped_builtins_run(void **state)
 /* Lowering asks lw_fold at every level of an expression that does not
  * fold. Over an @unroll variable (x + t + t + ..., x a parameter) that must
  * cost steps linear in the depth: 32 iterations of 990 levels lower well
- * within LW_MAX_WORK (quadratic, they would need twice the limit) and
- * compute x + 990 * t in every iteration. */
+ * within LW_MAX_WORK (quadratic, they would need over seven times the
+ * limit) and compute x + 990 * t in every iteration. */
 static void compiled_deep_unroll_expression_lowers_in_linear_steps(void **state)
 {
     kf_buf src = {0};
