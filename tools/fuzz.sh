@@ -56,7 +56,8 @@ done
 
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 ((jobs > 8)) && jobs=8
-if ! { CC=$cc cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKF_FUZZ=ON -DKF_WERROR=ON >/dev/null &&
+if ! { cmake -S . -B build-fuzz -DCMAKE_C_COMPILER="$(command -v "$cc")" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKF_FUZZ=ON \
+           -DKF_WERROR=ON >/dev/null &&
        cmake --build build-fuzz -j "$jobs" --target kf_fuzz; }; then
     echo "tools/fuzz.sh: building build-fuzz failed" >&2
     echo "fuzz: 0 passed, ${#harnesses[@]} failed"
