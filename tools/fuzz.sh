@@ -39,16 +39,22 @@ if ! command -v "$cc" >/dev/null 2>&1; then
     exit 0
 fi
 
-# Per-harness options: input size bound, dictionary, extra seed folders.
+# Per-harness options: input size bound and dictionary.
 opts_of() {
     case $1 in
     fuzz_compile) echo "-max_len=8192 -dict=tests/fuzz/kf.dict" ;;
-    fuzz_interp) echo "-max_len=4096 -dict=tests/fuzz/kf.dict tests/fuzz/corpus/fuzz_compile" ;;
-    fuzz_npy) echo "-max_len=4096" ;;
-    fuzz_case) echo "-max_len=4096" ;;
-    fuzz_cache) echo "-max_len=4096" ;;
+    fuzz_interp) echo "-max_len=4096 -dict=tests/fuzz/kf.dict" ;;
+    fuzz_npy | fuzz_case | fuzz_cache) echo "-max_len=4096" ;;
     *) return 1 ;;
     esac
+}
+
+# Seed folders (read only: libFuzzer writes new inputs to the first folder
+# it is given, which is always the work corpus).
+seeds_of() {
+    echo "tests/fuzz/corpus/$1"
+    [[ $1 == fuzz_interp ]] && echo "tests/fuzz/corpus/fuzz_compile"
+    return 0
 }
 for h in "${harnesses[@]}"; do
     opts_of "$h" >/dev/null || { echo "tools/fuzz.sh: unknown harness '$h' (expected ${all[*]})" >&2; exit 2; }
@@ -74,7 +80,7 @@ run_one() {
     rm -rf "$work" && mkdir -p "$work"
     # shellcheck disable=SC2046
     build-fuzz/tests/fuzz/"$h" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-        -artifact_prefix=build-fuzz/fuzz-artifacts/"$h"- $(opts_of "$h") "$work" tests/fuzz/corpus/"$h" \
+        -artifact_prefix=build-fuzz/fuzz-artifacts/"$h"- $(opts_of "$h") "$work" $(seeds_of "$h") \
         >build-fuzz/fuzz-logs/"$h".log 2>&1
 }
 
