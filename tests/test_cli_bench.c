@@ -158,9 +158,10 @@ static void test_unknown_bench_name_lists_the_benches(void **state)
     done(&r);
 }
 
-/* The issue-8 targets (and issue 4's four kernels) with their shapes,
- * read from kernels/bench and compiled and bound with no device: the
- * byte count each line shows is the bench file's formula evaluated. */
+/* The issue-8 targets (and issue 4's four kernels, issue 11's tensor-core
+ * GEMV) with their shapes, read from kernels/bench and compiled and bound
+ * with no device: the byte count each line shows is the bench file's
+ * formula evaluated. */
 static void test_library_bench_files_hold_the_issue_targets(void **state)
 {
     no_driver();
@@ -181,6 +182,8 @@ static void test_library_bench_files_hold_the_issue_targets(void **state)
         "rope_neox_t4096_h32_d128  default  bytes 67125248  target 0.90  steps: rope_neox\n",
         "silu_mul_f16_2^27  default  bytes 805306368  target 0.90  steps: silu_mul\n",
         "add_rmsnorm_f16_8192x8192  default  bytes 536887296  target 0.90  steps: add_rmsnorm\n",
+        "tc_gemv_f16_b8_14336x4096  default  bytes 117735424  flops 939524096  target 0.85  steps: tc_gemv_f16\n",
+        "tc_gemv_f16_b16_14336x4096  default  bytes 118030336  flops 1879048192  target 0.85  steps: tc_gemv_f16\n",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) assert_true(has(r.out, want[i]));
     done(&r);
@@ -188,6 +191,14 @@ static void test_library_bench_files_hold_the_issue_targets(void **state)
     assert_int_equal(r.status, 0);
     assert_true(has(r.out, "sdpa_decode_b4_l8192  split=128 -D SWARPS=8  bytes 142737424"));
     assert_int_equal(count_of(r.out, "sdpa_decode_b1_l8192 "), 9);
+    done(&r);
+    r = kforge("bench", "--list", "--variants", "tc_gemv*", NULL);   /* issue 11: the tensor-core GEMV's knobs */
+    assert_int_equal(r.status, 0);
+    assert_true(has(r.out, "tc_gemv_f16_b16_4096x14336  -D TG_WARPS=16  bytes 118030336  flops 1879048192  steps: "
+                           "tc_gemv_f16\n"));
+    assert_true(has(r.out, "tc_gemv_q4k_b16_128256x4096  default  bytes 303783936  flops 16810770432  steps: "
+                           "tc_gemv_q4k_f32\n"));
+    assert_int_equal(count_of(r.out, "tc_gemv_f16_b16_14336x4096 "), 8);
     done(&r);
 }
 

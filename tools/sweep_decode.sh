@@ -8,11 +8,12 @@
 #            tools/sweep_decode.sh build sdpa_decode_b4 --budget 100
 #
 # A thin wrapper: the variants live beside the kernels, as `variant` lines of
-# kernels/bench/{gemv,q4k,sdpa,rope,silu_mul,add_rmsnorm}.bench, and
+# kernels/bench/{gemv,tc_gemv,q4k,sdpa,rope,silu_mul,add_rmsnorm}.bench, and
 # `kforge bench --variants` times each (event-timed passes, L2 flushed, copy
 # bandwidth of the same run) on the PTX path, prints one row per variant and
 # the best variant of each bench. FILTER selects benches whose name contains
-# it. Knobs: gemv.kf NWARPS ROWS UNROLL GRID_MAX BROWS BUNROLL; q4k.kf
+# it. Knobs: gemv.kf NWARPS ROWS UNROLL GRID_MAX BROWS BUNROLL; tc_gemv.kf
+# TG_WARPS TG_TILES TG_UNROLL (f16) TQ_WARPS TQ_TILES (Q4_K); q4k.kf
 # F32_WARPS F32_LOG_BL F32_ROWS F32_UNROLL Q8_WARPS Q8_LOG_BL Q8_RSTEPS;
 # sdpa.kf SWARPS CHUNK and the split argument; rope.kf HPT BLOCK;
 # silu_mul.kf UNROLL GRID_MAX; add_rmsnorm.kf BLOCK VPT. Other variants, with
@@ -25,6 +26,6 @@ shift $(( $# < 2 ? $# : 2 ))
 if [ -n "$filter" ]; then
     names=("*$filter*")
 else
-    names=('gemv*' 'q4k*' 'sdpa*' 'rope*' 'silu_mul*' 'add_rmsnorm*')
+    names=('gemv*' 'tc_gemv*' 'q4k*' 'sdpa*' 'rope*' 'silu_mul*' 'add_rmsnorm*')
 fi
 exec "$build/kforge" bench --variants --backend ptx "${names[@]}" "$@"
