@@ -210,7 +210,7 @@ def main():
     ap.add_argument("--budget", type=float, default=200.0, help="ms of timed passes per row (adaptive runs)")
     ap.add_argument("--runs", type=int, default=0, help="fixed number of timed passes")
     ap.add_argument("--no-flush", action="store_true", help="leave the L2 warm between passes")
-    ap.add_argument("--only", default="*", help="shell pattern over bench names")
+    ap.add_argument("--only", default="*", help="shell patterns over bench names (several: space-separated)")
     ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile rows")
     ap.add_argument("--json", help="also write the results as JSON to this file")
     a = ap.parse_args()
@@ -229,7 +229,7 @@ def main():
           f"{'x copy':>7s} {'TFLOP/s':>8s} {'runs':>5s}")
     rows, failed = [], 0
     for name, peer, make in cases(not a.no_compile):
-        if not fnmatch.fnmatch(name, a.only):
+        if not any(fnmatch.fnmatch(name, p) for p in a.only.split() or ["*"]):
             continue
         row, fn = {"bench": name, "peer": peer}, None
         try:
