@@ -814,9 +814,9 @@ static void test_very_long_names_are_written_whole(void **st)
     kf_diags d = {0};
     char *p = irb_emit(&B, 90, false, NULL, &d);
     assert_non_null(p);
-    HAS(p, ".shared .align 16 .b8 sh_arr_0[256];");
-    HAS(p, "mov.u32 %r2, sh_arr_0;");
-    HAS(p, "st.shared.u32 [sh_arr_0], %r1;");
+    HAS(p, ".shared .align 16 .b8 sh_arr$0[256];");
+    HAS(p, "mov.u32 %r2, sh_arr$0;");
+    HAS(p, "st.shared.u32 [sh_arr$0], %r1;");
     char want[800];
     snprintf(want, sizeof want, "\tld.param.u32 %%r1, [p_%s];", name);
     HAS(p, want);
@@ -1012,6 +1012,24 @@ static void test_shared_layout_and_views(void **st)
     free(p);
 }
 
+/* Issue 7 (difftest seed 1 program 4216): a fn's local array inlined twice
+ * takes a suffix, which met another array's own name ("sinh" twice and
+ * "sinh_1" gave two .local loc_sinh_1). The suffix follows a '$', which no
+ * .kf name holds, so every array name is unique by construction. */
+static void test_array_names_are_unique_by_construction(void **st)
+{
+    char *p = emit_kf("fn f(k: u32) -> u32 {\n    var a: u32[5];\n    for q in 0 .. 5 { a[q] = k + (q as u32); }\n"
+                      "    return a[k % 5];\n}\n"
+                      "kernel k(o: &mut [u32]) {\n    let t = thread_id.x;\n    var a_2: u32[9];\n"
+                      "    for q in 0 .. 9 { a_2[q] = t * (q as u32); }\n"
+                      "    o[t] = f(t) + f(t + 1) + a_2[t % 9];\n}\n", 90);
+    HAS(p, ".local .align 4 .b8 loc_a_2[36];");   /* array 0, the kernel's */
+    HAS(p, ".local .align 4 .b8 loc_a[20];");     /* arrays 1 and 2, f's inlined twice */
+    HAS(p, ".local .align 4 .b8 loc_a$2[20];");
+    assert_int_equal(count_of(p, "loc_a_2["), 1);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1044,6 +1062,7 @@ int main(void)
         cmocka_unit_test(test_unsupported_arch_is_an_error),
         cmocka_unit_test(test_unsupported_atomic_type_is_a_diag_at_its_line),
         cmocka_unit_test(test_float_atomic_min_is_cas_loop),
+        cmocka_unit_test(test_array_names_are_unique_by_construction),
         cmocka_unit_test(test_address_reused_within_straight_line_code),
         cmocka_unit_test(test_constants_become_immediates),
         cmocka_unit_test(test_source_names_and_var_updates),

@@ -209,7 +209,10 @@ static uint32_t arch_of(const target *t)
 }
 
 /* Reports the programs whose text holds a line the failed build of module m
- * names (kernel j's text begins at first[j]); false when it names none. */
+ * names (kernel j's text begins at first[j]) and that fail to build alone:
+ * an error in one program can make the compiler misread the text after it
+ * (an unterminated comment), so a named program is blamed only once it is
+ * seen failing by itself. False when none is. */
 static bool blame(batch *b, const target *t, const kf_module *m, const kf_error *e, const uint32_t *map,
                   const uint32_t *first, uint32_t nk, bool *sel)
 {
@@ -220,10 +223,8 @@ static bool blame(batch *b, const target *t, const kf_module *m, const kf_error 
         uint32_t j = 0;
         while (j + 1 < nk && first[j + 1] <= lines[l].line) j++;
         if (!sel[map[j]]) continue;
-        dt_say(b->fd, "S %llu %s compile %s%s%.400s", (unsigned long long)index_of(b, map[j]), kf_dt_backend_names[t->be],
-               e->msg, e->log ? " | " : "", e->log ? e->log + lines[l].at : "");
-        sel[map[j]] = false;
-        any = true;
+        bisect(b, t, sel, map[j], map[j] + 1);   /* reports and drops it when it fails alone */
+        any |= !sel[map[j]];
     }
     return any;
 }

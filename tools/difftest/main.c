@@ -54,7 +54,8 @@ static int print_program(const kf_dt_options *o, uint64_t k)
     char *src = p ? kf_dt_source(p) : NULL, *defs = p ? kf_dt_defines(p) : NULL;
     if (!src || !defs) return 3;
     printf("%s", src);
-    if (*defs) printf("// -D overrides (kforge -D NAME=VALUE):\n// %s", defs);
+    if (*defs) printf("// -D overrides (kforge -D NAME=VALUE):\n");
+    for (char *d = strtok(defs, "\n"); d; d = strtok(NULL, "\n")) printf("// %s\n", d);   /* each line a comment */
     free(src);
     free(defs);
     kf_dt_prog_free(p);
