@@ -3,8 +3,14 @@
  * f32 uses the hardware approximations the contract allows; f64 has no
  * approximate exp/log/sin/cos/tanh in PTX, so those are call-free software
  * sequences (range reduction + Taylor polynomial in Horner form, fma.rn).
- * f16/bf16 compute in f32 and round once, except abs/min/max/fma, which are
- * native (and exact but for the one rounding).
+ * f16/bf16 compute in f32 and round once, except abs and fma, which are
+ * native (and exact but for the one rounding). Scalar f16/bf16 min, max and
+ * clamp compare in f32 too (exact both ways, the same NaN and -0 < +0
+ * rules): ptxas 13 assembles `max.f16` then `min.f16` (a clamp) into two
+ * HMNMX2 on a broadcast pair whose result holds the value in both halves,
+ * yet then reads that register as a zero-extended 16-bit integer after a
+ * bitcast (issue 7, difftest seed 1 program 3754). The packed .f16x2 forms
+ * are not affected: both halves are lanes.
  *
  * Error bounds. f32: the PTX ISA's documented bounds of the approximate
  * instructions. f64: measured on 2e6 random arguments per function against
@@ -268,8 +274,12 @@ static bool common_math(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, c
         else ptx_ins(cx, "abs.%s %s, %s", ty, d, a);
         return true;
     case KF_BI_MIN:
-    case KF_BI_MAX: ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ty, d, a, b); return true;
+    case KF_BI_MAX:
+        if (half) return false;
+        ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ty, d, a, b);
+        return true;
     case KF_BI_CLAMP: {
+        if (half) return false;
         preg t = ptx_tmp(cx, (ptx_rclass)ptx_scalars[s].rc);
         ptx_ins(cx, "max.%s %s, %s, %s", ty, t.s, a, b);
         ptx_ins(cx, "min.%s %s, %s, %s", ty, d, t.s, c);
@@ -343,8 +353,16 @@ void ptx_math_lane(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const 
     } else if (s == KF_S_F16 || s == KF_S_BF16) {
         preg fa = ptx_tmp(cx, PTX_RC_F), fr = ptx_tmp(cx, PTX_RC_F);
         ptx_cvt_lane(cx, fa.s, KF_S_F32, a, s);
-        if (bi == KF_BI_ROUND) round_float(cx, KF_S_F32, fr.s, fa.s);
-        else f32_math(cx, bi, fr.s, fa.s);
+        if (bi == KF_BI_ROUND) {
+            round_float(cx, KF_S_F32, fr.s, fa.s);
+        } else if (bi == KF_BI_MIN || bi == KF_BI_MAX || bi == KF_BI_CLAMP) {   /* exact in f32 */
+            preg fb = ptx_tmp(cx, PTX_RC_F), fc = ptx_tmp(cx, PTX_RC_F);
+            ptx_cvt_lane(cx, fb.s, KF_S_F32, b, s);
+            if (bi == KF_BI_CLAMP) ptx_cvt_lane(cx, fc.s, KF_S_F32, c, s);
+            common_math(cx, bi, KF_S_F32, fr.s, fa.s, fb.s, fc.s);
+        } else {
+            f32_math(cx, bi, fr.s, fa.s);
+        }
         ptx_cvt_lane(cx, d, s, fr.s, KF_S_F32);
     } else {
         ptx_error(cx, "'%s' is not defined on %s", kf_builtin_names[bi], kf_scalar_names[s]);

@@ -6,7 +6,13 @@
  *   - a cvt between f16 and bf16: folded into a following cvt.rzi to an
  *     integer and lost (the integer conversion reads the other format);
  *   - st.u8 / st.s8 of a register last written by a cvt to f16 or bf16:
- *     assembled as a float -> u8 conversion of the value, not its low byte.
+ *     assembled as a float -> u8 conversion of the value, not its low byte;
+ *   - shl/shr by an immediate of at least the width: `mul.lo.s64 t, x, C;
+ *     shl.b64 d, t, 64` becomes one multiply by C (the shift taken modulo
+ *     the width), so d = x * C instead of 0;
+ *   - scalar min/max .f16 (and .bf16, alike): `max.f16` then `min.f16` (a
+ *     clamp) leave the value in both halves of the 32-bit register, which a
+ *     16-bit integer reading of it (a bitcast) then takes as zero-extended.
  * Header-only, used by tests/test_ptxas_kernels.c, test_nvrtc_kernels.c and
  * test_ptx_lowering.c (which checks that each pattern is caught). */
 #ifndef KF_PTX_HAZARDS_H
@@ -15,6 +21,7 @@
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -65,6 +72,15 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
     char dt[16], at[16];
     hz_part(op, 1, dt, sizeof dt);
     hz_part(op, 0, at, sizeof at);
+    if ((!strncmp(op, "min.", 4) || !strncmp(op, "max.", 4)) && (!strcmp(at, "f16") || !strcmp(at, "bf16")))
+        return "scalar f16/bf16 min/max (ptxas loses the upper half of a clamp's HMNMX2 result)";
+    if (!strncmp(op, "shl.", 4) || !strncmp(op, "shr.", 4)) {
+        const char *c = strrchr(ins, ',');
+        char *end;
+        unsigned long amt = c ? strtoul(c + 1, &end, 10) : 0;
+        if (c && end != c + 1 && isdigit((unsigned char)c[strspn(c + 1, " \t") + 1]) && amt >= strtoul(at + 1, NULL, 10))
+            return "shift by an immediate of at least the width (ptxas folds it into a multiply modulo the width)";
+    }
     bool cvt = strncmp(op, "cvt.", 4) == 0;
     if (cvt && ((!strcmp(dt, "f16") && !strcmp(at, "bf16")) || (!strcmp(dt, "bf16") && !strcmp(at, "f16"))))
         return "cvt between f16 and bf16 (ptxas folds it into a following cvt.rzi)";

@@ -64,12 +64,20 @@ static char *op_const(kf_ir_op op, uint16_t sub, kf_scalar s, uint64_t bits)
 
 static void test_constants_become_immediates(void **st)
 {
-    char *p = op_const(KF_IR_BINOP, KF_OP_SHL, KF_S_U32, 40);   /* past the width: clamped, gives 0 */
-    HAS(p, "shl.b32 %r3, %r2, 32;");
+    char *p = op_const(KF_IR_BINOP, KF_OP_SHL, KF_S_U32, 40);   /* past the width: 0, and no shift by >= 32 */
+    HAS(p, "mov.b32 %r3, 0;");
     HASNT(p, "40");                                             /* the constant needs no register */
+    HASNT(p, "shl.");
     free(p);
-    p = op_const(KF_IR_BINOP, KF_OP_SHR, KF_S_I8, 200);         /* signed: sign fill */
-    HAS(p, "shr.s16 %rs2, %rs1, 8;");
+    p = op_const(KF_IR_BINOP, KF_OP_SHL, KF_S_U64, 64);         /* ptxas folds mul + shl 64 into the mul */
+    HAS(p, "mov.b64 %rd");
+    HASNT(p, "shl.");
+    free(p);
+    p = op_const(KF_IR_BINOP, KF_OP_SHR, KF_S_I8, 200);         /* signed: sign fill, by width - 1 */
+    HAS(p, "shr.s16 %rs2, %rs1, 7;");
+    free(p);
+    p = op_const(KF_IR_BINOP, KF_OP_SHR, KF_S_U16, 3);          /* in range: one shift */
+    HAS(p, "shr.u16 %rs2, %rs1, 3;");
     free(p);
     p = op_const(KF_IR_BINOP, KF_OP_DIV, KF_S_I32, (uint32_t)-1);
     HAS(p, "neg.s32 %r3, %r2;");
@@ -309,6 +317,12 @@ static void test_hazard_scanner_finds_each_pattern(void **st)
     assert_null(ptx_hazard(via32, why, sizeof why));
     assert_null(ptx_hazard("\tcvt.rn.f16.f32 %rs1, %f1;\n\tmov.b16 %rs1, %rs5;\n\tst.global.u8 [%rd1], %rs1;\n", why,
                            sizeof why));   /* rewritten before the store */
+    assert_non_null(ptx_hazard("\tshl.b64 %rd70, %rd69, 64;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tshr.u16 %rs2, %rs1, 16;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tshl.b64 %rd70, %rd69, 63;\n\tshr.s32 %r2, %r1, %r3;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tmax.f16 %h5, %h2, %h3;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tmin.NaN.bf16 %h5, %h2, %h3;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tmin.f16x2 %r5, %r2, %r3;\n\tmax.f32 %f1, %f2, %f3;\n", why, sizeof why));
 }
 
 static void test_shift_amount_clamped_by_ptx(void **st)
