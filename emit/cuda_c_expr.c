@@ -75,7 +75,7 @@ static const float_op float_ops[KF_OP_COUNT] = {
     X(KF_BI_SIN, "kf_sin_approx", "sin", 1)               \
     X(KF_BI_COS, "kf_cos_approx", "cos", 1)               \
     X(KF_BI_TANH, "kf_tanh_approx", "tanh", 1)            \
-    X(KF_BI_ABS, "fabsf", "fabs", 1)                      \
+    X(KF_BI_ABS, "kf_abs_f32", "fabs", 1)                 \
     X(KF_BI_FLOOR, "floorf", "floor", 1)                  \
     X(KF_BI_CEIL, "ceilf", "ceil", 1)                     \
     X(KF_BI_TRUNC, "truncf", "trunc", 1)                  \

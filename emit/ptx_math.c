@@ -242,6 +242,17 @@ static void tanh_f64(ptx_cx *cx, const char *d, const char *x)
     ptx_ins(cx, "copysign.f64 %s, %s, %s", d, x, th.s);
 }
 
+/* |a| of f16, bf16, f32 or f64: the sign bit cleared (abs.f64 for f64). f32
+ * too as a bit operation: ptxas 13 takes abs.f32 for never NaN and folds
+ * `-1 < |x|` or `|x| >= 0` to true (issue 7, difftest seed 1 program 8750;
+ * fabsf in CUDA-C likewise). */
+static void float_abs(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
+{
+    if (s == KF_S_F16 || s == KF_S_BF16) ptx_ins(cx, "and.b16 %s, %s, 0x7FFF", d, a);
+    else if (s == KF_S_F32) ptx_ins(cx, "and.b32 %s, %s, 0x7FFFFFFF", d, a);
+    else ptx_ins(cx, "abs.f64 %s, %s", d, a);
+}
+
 /* round half away from zero: t = trunc(x); t + sign(x) when |x - t| >= 0.5
  * (x - t is exact). NaN and inf come out of trunc unchanged. */
 static void round_float(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
@@ -254,7 +265,7 @@ static void round_float(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
     preg p = ptx_tmp(cx, PTX_RC_P);
     ptx_ins(cx, "cvt.rzi.%s.%s %s, %s", ty, ty, t.s, a);
     ptx_ins(cx, "sub.rn.%s %s, %s, %s", ty, f.s, a, t.s);
-    ptx_ins(cx, "abs.%s %s, %s", ty, f.s, f.s);
+    float_abs(cx, s, f.s, f.s);
     ptx_ins(cx, "setp.ge.%s %s, %s, %s", ty, p.s, f.s, half);
     ptx_ins(cx, "copysign.%s %s, %s, %s", ty, o.s, a, one);
     ptx_ins(cx, "add.rn.%s %s, %s, %s", ty, t1.s, t.s, o.s);
@@ -269,10 +280,7 @@ static bool common_math(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, c
     bool half = s == KF_S_F16 || s == KF_S_BF16;
     const char *ty = ptx_scalars[s].arith;
     switch (bi) {
-    case KF_BI_ABS:
-        if (half) ptx_ins(cx, "and.b16 %s, %s, 0x7FFF", d, a);
-        else ptx_ins(cx, "abs.%s %s, %s", ty, d, a);
-        return true;
+    case KF_BI_ABS: float_abs(cx, s, d, a); return true;
     case KF_BI_MIN:
     case KF_BI_MAX:
         if (half) return false;

@@ -323,6 +323,10 @@ static void test_hazard_scanner_finds_each_pattern(void **st)
     assert_non_null(ptx_hazard("\tmax.f16 %h5, %h2, %h3;\n", why, sizeof why));
     assert_non_null(ptx_hazard("\tmin.NaN.bf16 %h5, %h2, %h3;\n", why, sizeof why));
     assert_null(ptx_hazard("\tmin.f16x2 %r5, %r2, %r3;\n\tmax.f32 %f1, %f2, %f3;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tabs.f32 %f57, %f56;\n\tsetp.lt.f32 %p13, 0fBF800000, %f57;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tabs.f32 %f57, %f56;\n\tsetp.ge.f32 %p1, %f57, 0f00000000;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tabs.f32 %f1, %f3;\n\tsetp.lt.f32 %p3, %f1, 0f4086232B;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tand.b32 %f57, %f56, 0x7FFFFFFF;\n\tsetp.lt.f32 %p13, 0fBF800000, %f57;\n", why, sizeof why));
 }
 
 static void test_shift_amount_clamped_by_ptx(void **st)
