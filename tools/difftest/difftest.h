@@ -121,6 +121,10 @@ void kf_dt_summary_line(const kf_dt_summary *sum, const kf_dt_options *opts, cha
 /* The number of failures (anything but ok) in the summary. */
 uint64_t kf_dt_failures(const kf_dt_summary *sum);
 
+/* Saves program `index` of opts->seed under opts->save_dir as a replayable
+ * case (prog.kf, case.case, input and expected .npy); dir gets its path. */
+kf_status kf_dt_dump(const kf_dt_options *opts, uint64_t index, char *dir, size_t len, kf_error *err);
+
 /* ---- single programs (the tests and --print use these) ------------------ */
 typedef struct kf_dt_prog kf_dt_prog;
 

@@ -373,8 +373,12 @@ static void save_case(const reducer *r, const char *dir)
     dt_outputs ref;
     memset(&ref, 0, sizeof ref);
     bool ran = cpu_check(r, NULL, &ref) == CAND_VALID;
-    kf_buf_printf(&c, "# kforge-difftest seed %llu program %llu, shrunk: %s %s\n", (unsigned long long)r->o->seed,
-                  (unsigned long long)p->index, kf_dt_backend_names[r->t->backend], kf_dt_status_names[r->t->status]);
+    if (r->t->status == KF_DT_OK)
+        kf_buf_printf(&c, "# kforge-difftest seed %llu program %llu, as generated (--dump)\n", (unsigned long long)r->o->seed,
+                      (unsigned long long)p->index);
+    else
+        kf_buf_printf(&c, "# kforge-difftest seed %llu program %llu, shrunk: %s %s\n", (unsigned long long)r->o->seed,
+                      (unsigned long long)p->index, kf_dt_backend_names[r->t->backend], kf_dt_status_names[r->t->status]);
     kf_buf_printf(&c, "kernel    prog.kf %s\n", dt_kernel_name(p, "", name, sizeof name));
     char *defs = kf_dt_defines(p);
     for (char *d = strtok(defs, "\n"); d; d = strtok(NULL, "\n")) kf_buf_printf(&c, "define    %s\n", d);
@@ -473,4 +477,26 @@ void dt_run_shrink(const kf_dt_options *o, const dt_task *t, int fd)
     dt_say(fd, "W %s (%u -> %u nodes)", dir, before, dt_size(r.p));
     free(original);
     kf_dt_prog_free(r.p);
+}
+
+/* --dump: program `index` as generated, saved like a failure (prog.kf,
+ * case.case with the interpreter's outputs as expected, the inputs) in
+ * <save_dir>/s<seed>-p<index>-dump, to replay it with kforge run or test. */
+kf_status kf_dt_dump(const kf_dt_options *o, uint64_t index, char *dir, size_t len, kf_error *err)
+{
+    dt_task t = {.index = index, .backend = KF_DT_PTX, .status = KF_DT_OK};   /* not cpu: a clean run is valid */
+    reducer r = {.o = o, .t = &t, .p = kf_dt_generate(o->seed, index, o->avoid)};
+    if (!r.p) return kf_error_set(err, KF_ERR_NOMEM, "out of memory generating program %llu", (unsigned long long)index);
+    snprintf(dir, len, "%s/s%llu-p%llu-dump", o->save_dir, (unsigned long long)o->seed, (unsigned long long)index);
+    kf_status st = KF_OK;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        st = kf_error_set(err, KF_ERR_IO, "cannot make %s: %s", dir, strerror(errno));
+    } else {
+        char *src = kf_dt_source(r.p);
+        if (!write_text(dir, "prog.kf", src)) st = kf_error_set(err, KF_ERR_IO, "cannot write %s/prog.kf", dir);
+        else save_case(&r, dir);
+        free(src);
+    }
+    kf_dt_prog_free(r.p);
+    return st;
 }
