@@ -142,7 +142,9 @@ typedef struct {
     dt_role role;
     uint32_t count;      /* buffer elements */
     uint32_t slots;      /* OUT, APPROX: slots per thread; ATOMIC: own slots per thread */
-    uint32_t shared;     /* ATOMIC: contended slots at the start */
+    uint32_t shared;     /* ATOMIC: contended slots at the start (dt_contended_kind: one operation each) */
+    uint64_t exch_bits;  /* ATOMIC: the one value atomic_exch writes to its contended slot */
+    uint64_t cas_bits[2]; /* ATOMIC: the one (expected, new) pair of atomic_cas on its contended slot */
     uint8_t *tol;        /* APPROX: dt_tol of each slot */
     void *data;          /* initial contents, count elements */
     kf_value value;      /* DT_R_SCALAR */

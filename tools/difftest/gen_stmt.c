@@ -65,9 +65,15 @@
  *    floats get + 0.0, since the sign of a zero result is not fixed. warp_sum
  *    and float atomic adds only see small integers (exact in any order);
  *    float atomics never see -0, NaN or subnormals (atom.add.f32 flushes
- *    subnormals); contended atomic_exch/cas only uniform values and never
- *    use the returned value (it depends on the order), while atomics on a
- *    thread's own slots use it freely.
+ *    subnormals). Contended atomics (the first 8 slots of the atomic
+ *    buffer, every thread) keep one operation per slot, so the final value
+ *    is the same in any order: slots 0-1 add (ints: any value, wrapping;
+ *    f32: 0..15, so sums stay exact below 2^24; f64: small integers; f16x2:
+ *    0 or 1 per lane, exact to 2048 and stuck there), 2-3 min, 4-5 max, 6
+ *    exch of the program's one constant, 7 cas of the program's one
+ *    (expected, new) constant pair (f64 and f16x2: add only); their
+ *    returned values are dropped (they depend on the order), while atomics
+ *    on a thread's own slots use them freely.
  *  - Approximate functions (exp exp2 log log2 rsqrt sin cos tanh, and all
  *    f64 math) only in the approximate-output buffer: the argument is
  *    clamped into the range where the documented bound holds, the result is
@@ -83,6 +89,8 @@
  * like the warp operations'; dynamic shared memory is a second kind of
  * exchange; cp_async a kind of exchange whose writes complete at the wait. */
 #include "dt_impl.h"
+
+#include "../../ir/numeric.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -645,8 +653,42 @@ static void gen_exchange(dt_gen *g, list *l)
     append(l, s);
 }
 
-/* A contended atomic (result dropped): add/min/max of any value (floats:
- * small integers), exch/cas of uniform values only. */
+/* The literal of a small-integer value (bits of scalar s): a constant of a
+ * contended exch or cas. */
+static dt_node *small_lit(dt_gen *g, kf_type t, uint64_t bits)
+{
+    dt_node *n = dt_new(g, DT_E_LIT, t);
+    kf_scalar s = (kf_scalar)t.scalar;
+    if (kf_scalar_class[s] == 'f') n->text = kf_arena_printf(&g->p->arena, "%.1f", kf_bits_to_double(s, bits));
+    else if (kf_scalar_class[s] == 'i') n->text = kf_arena_printf(&g->p->arena, "%lld", (long long)kf_bits_to_i64(s, bits));
+    else n->text = kf_arena_printf(&g->p->arena, "%llu", (unsigned long long)bits);
+    n->flags = DT_F_UNTYPED;
+    return n;
+}
+
+/* base + (an index in [0, 2)): one of the two contended slots of a kind. */
+static dt_node *pair_slot(dt_gen *g, uint32_t base)
+{
+    dt_node *i = dt_index(g, 2, DT_V_THREAD, 2);
+    if (!base) return i;
+    dt_node *b = dt_new(g, DT_E_BIN, i->type);
+    b->op = DT_OP_ADD, b->a[0] = i, b->a[1] = lit_int(g, i->type, base, true), b->var = i->var;
+    return b;
+}
+
+/* A value 0 .. 15 as f32: contended f32 sums stay exact (below 2^24). */
+static dt_node *tiny_float(dt_gen *g, kf_type t)
+{
+    kf_type u8 = kf_type_scalar(KF_S_U8);
+    dt_node *m = dt_new(g, DT_E_BIN, u8);
+    m->op = DT_OP_AND, m->a[0] = dt_expr(g, u8, DT_V_THREAD, 2, false), m->a[1] = lit_int(g, u8, 15, true);
+    m->var = m->a[0]->var;
+    return cast_to(g, m, t);
+}
+
+/* A contended atomic (result dropped) on the slots of one operation: add,
+ * min or max of a value of any variance, exch or cas of the program's
+ * constants (see the rules above). */
 static void gen_atomic(dt_gen *g, list *l)
 {
     const dt_param *ab = dt_atomic_buf(g);
@@ -655,14 +697,18 @@ static void gen_atomic(dt_gen *g, list *l)
     kf_type et = kf_type_elem(ab->type);
     bool addonly = et.scalar == KF_S_F64 || et.kind == KF_TK_VECTOR;
     unsigned which = addonly ? 0 : dt_below(g->r, 5);
-    dt_node *c = dt_new(g, DT_E_CALL, et), *buf = name_ref(g, dt_find_param(g, ab)->name, ab->type, DT_V_UNI);
+    dt_node *c = dt_new(g, DT_E_CALL, et), *buf = name_ref(g, dt_find_param(g, ab)->name, ab->type, DT_V_UNI), *v;
     c->text = fn[which];
     c->a[0] = buf;
-    buf->next = dt_index(g, ab->shared, DT_V_THREAD, 2);
-    dt_node *v = which >= 3 ? dt_expr(g, et, DT_V_UNI, 2, true) : dt_atomic_value(g, et, DT_V_THREAD, 2);
-    if (which >= 3 && is_float(et)) v = dt_exact_float(g, et, DT_V_UNI, 2);
+    if (which == 3) buf->next = lit_int(g, kf_type_scalar(KF_S_U32), 6, true);
+    else if (which == 4) buf->next = lit_int(g, kf_type_scalar(KF_S_U32), 7, true);
+    else buf->next = addonly ? dt_index(g, ab->shared, DT_V_THREAD, 2) : pair_slot(g, 2 * which);
+    if (which == 3) v = small_lit(g, et, ab->exch_bits);
+    else if (which == 4) v = small_lit(g, et, ab->cas_bits[0]);
+    else if (which == 0 && et.scalar == KF_S_F32) v = tiny_float(g, et);
+    else v = dt_atomic_value(g, et, DT_V_THREAD, 2);
     buf->next->next = v;
-    if (which == 4) v->next = is_float(et) ? dt_exact_float(g, et, DT_V_UNI, 2) : dt_expr(g, et, DT_V_UNI, 2, true);
+    if (which == 4) v->next = small_lit(g, et, ab->cas_bits[1]);
     dt_node *s = stmt(g, DT_S_CALL);
     s->a[0] = c;
     append(l, s);
@@ -950,6 +996,10 @@ static void make_atomic(dt_gen *g)
         uint64_t v = dt_small_bits(g->r, (kf_scalar)t.scalar);
         memcpy((char *)pa->data + (size_t)e * by, &v, by);
     }
+    pa->exch_bits = dt_small_bits(g->r, (kf_scalar)t.scalar);
+    pa->cas_bits[0] = dt_small_bits(g->r, (kf_scalar)t.scalar);
+    if (t.lanes == 1 && dt_chance(g->r, 50)) memcpy(&pa->cas_bits[0], (char *)pa->data + 7 * by, by);   /* it succeeds */
+    pa->cas_bits[1] = dt_small_bits(g->r, (kf_scalar)t.scalar);
 }
 
 static void make_params(dt_gen *g)
