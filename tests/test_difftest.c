@@ -209,23 +209,30 @@ static void compare_is_exact_nan_aware_and_bounded_where_approximate(void **stat
     uint32_t qnan = 0x7fc00000, other_nan = 0xffc00001;
 #define SET(o0, o1, a0, a1) (got_o[0] = (o0), got_o[1] = (o1), got_a[0] = (a0), got_a[1] = (a1))
     SET(1.0f, 0.0f, 100.0f, 0.5f);
-    assert_true(dt_compare(&p, &a, &b, &d));
+    assert_true(dt_compare(&p, &a, &b, false, &d));
     SET(1.0f, -0.0f, 100.0f, 0.5f);   /* exact means the bits: -0 is not +0 */
-    assert_false(dt_compare(&p, &a, &b, &d));
+    assert_false(dt_compare(&p, &a, &b, false, &d));
     assert_non_null(strstr(d.text, "o[1] (thread 1, slot 0)"));
     SET(nextafterf(1.0f, 2.0f), 0.0f, 100.0f, 0.5f);
-    assert_false(dt_compare(&p, &a, &b, &d));
+    assert_false(dt_compare(&p, &a, &b, false, &d));
     SET(1.0f, 0.0f, 100.0f * (1 + 7e-6f), 0.5f + 4e-6f);   /* within abs 8e-6 + rel 8e-6 */
-    assert_true(dt_compare(&p, &a, &b, &d));
+    assert_true(dt_compare(&p, &a, &b, false, &d));
     SET(1.0f, 0.0f, 100.002f, 0.5f);
-    assert_false(dt_compare(&p, &a, &b, &d));
+    assert_false(dt_compare(&p, &a, &b, false, &d));
     assert_non_null(strstr(d.text, "a[0]"));
     memcpy(&want_o[0], &qnan, 4);   /* NaN matches any NaN */
     SET(1.0f, 0.0f, 100.0f, 0.5f);
     memcpy(&got_o[0], &other_nan, 4);
-    assert_true(dt_compare(&p, &a, &b, &d));
+    assert_true(dt_compare(&p, &a, &b, false, &d));
     got_o[0] = 1.0f;
-    assert_false(dt_compare(&p, &a, &b, &d));
+    assert_false(dt_compare(&p, &a, &b, false, &d));
+    SET(1.0f, 0.0f, 100.0f * (1 + 7e-6f), 0.5f);   /* cpu-O1 against cpu: approximate slots exact too */
+    memcpy(&got_o[0], &other_nan, 4);
+    assert_false(dt_compare(&p, &a, &b, true, &d));
+    assert_non_null(strstr(d.text, "a[0]"));
+    SET(1.0f, 0.0f, 100.0f, 0.5f);
+    memcpy(&got_o[0], &other_nan, 4);
+    assert_true(dt_compare(&p, &a, &b, true, &d));   /* NaN still matches NaN */
 #undef SET
 }
 
@@ -363,6 +370,24 @@ static void mock_run_shrinks_and_saves_a_mismatch_that_replays(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Every 4th batch of 100 programs builds the GPU paths at -O0; --gpu-O0 0
+ * never does, 1 always. */
+static void gpu_paths_build_at_O0_in_every_nth_batch(void **state)
+{
+    (void)state;
+    kf_dt_options o = {.first = 1000, .batch = 100, .gpu_o0_every = 4};
+    assert_int_equal(kf_dt_gpu_level(&o, 1000), KF_OPT_DEFAULT);
+    assert_int_equal(kf_dt_gpu_level(&o, 1299), KF_OPT_DEFAULT);
+    assert_int_equal(kf_dt_gpu_level(&o, 1300), KF_OPT_O0);
+    assert_int_equal(kf_dt_gpu_level(&o, 1399), KF_OPT_O0);
+    assert_int_equal(kf_dt_gpu_level(&o, 1400), KF_OPT_DEFAULT);
+    assert_int_equal(kf_dt_gpu_level(&o, 1799), KF_OPT_O0);
+    o.gpu_o0_every = 1;
+    assert_int_equal(kf_dt_gpu_level(&o, 1000), KF_OPT_O0);
+    o.gpu_o0_every = 0;
+    assert_int_equal(kf_dt_gpu_level(&o, 1300), KF_OPT_DEFAULT);
+}
+
 static void summary_line_counts_every_backend(void **state)
 {
     kf_dt_options o = {.seed = 4, .first = 10, .count = 5, .backends = 1u << KF_DT_CPU | 1u << KF_DT_PTX};
@@ -391,6 +416,7 @@ int main(void)
         cmocka_unit_test(shrinking_edits_never_touch_ownership_slots),
         cmocka_unit_test(shrinking_keeps_programs_valid_and_reaches_a_small_one),
         cmocka_unit_test(mock_run_shrinks_and_saves_a_mismatch_that_replays),
+        cmocka_unit_test(gpu_paths_build_at_O0_in_every_nth_batch),
         cmocka_unit_test(summary_line_counts_every_backend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

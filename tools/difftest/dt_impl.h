@@ -355,9 +355,10 @@ typedef struct {
 } dt_diff;
 
 /* Compares b (a back end's) against a (the interpreter's): exact, or within
- * each approximate slot's bound. False with *d describing the first
- * difference. */
-bool dt_compare(const kf_dt_prog *p, const dt_outputs *a, const dt_outputs *b, dt_diff *d);
+ * each approximate slot's bound (exact: every slot bit for bit, as cpu-O1
+ * against cpu). NaN matches NaN (the bits of a computed NaN are not
+ * specified). False with *d describing the first difference. */
+bool dt_compare(const kf_dt_prog *p, const dt_outputs *a, const dt_outputs *b, bool exact, dt_diff *d);
 
 /* One program in a batch: which program, which edit, and its tag. */
 typedef struct {
@@ -366,10 +367,11 @@ typedef struct {
     char tag[32];
 } dt_item;
 
-/* Compiles the items as one module; *m receives it or NULL (the front end
- * refused it: err holds the first diagnostic). first_line (may be NULL)
- * gets the line of the module at which each item's text begins. */
-kf_status dt_compile(const dt_item *items, uint32_t n, kf_module **m, uint32_t *first_line, kf_error *err);
+/* Compiles the items as one module at level; *m receives it or NULL (the
+ * front end refused it: err holds the first diagnostic). first_line (may be
+ * NULL) gets the line of the module at which each item's text begins. */
+kf_status dt_compile(const dt_item *items, uint32_t n, kf_opt_level level, kf_module **m, uint32_t *first_line,
+                     kf_error *err);
 /* The .kf lines (of module m's text) that a failed build of back end be
  * names: every error of NVRTC's or the JIT's log mapped back through the
  * emitter's line map, or of ptxas's, each with where its text starts in
