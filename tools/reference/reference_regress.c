@@ -237,7 +237,51 @@ static void ref_regress_half_int(ref_ctx *r)
     free(x);
 }
 
+/* ---- 7. the difftest's first GPU run -------------------------------------------------- */
+
+/* clamp(v, -inf, inf) of the f16 bits v: a NaN gives -inf (min and max
+ * ignore a NaN operand), any other value itself. */
+static uint16_t clamp_inf_f16(uint16_t v)
+{
+    return (v & 0x7c00) == 0x7c00 && (v & 0x3ff) ? 0xfc00 : v;
+}
+
+static void ref_regress_difftest1(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, nh, nw, no, n64;
+    uint32_t *x = in_buf(r, "x", KF_S_U32, 1, &nx);
+    uint16_t *h = in_buf(r, "h", KF_S_U16, 1, &nh);
+    uint64_t *w = in_buf(r, "w", KF_S_U64, 1, &nw);
+    uint32_t *o = in_buf(r, "o", KF_S_U32, 1, &no);
+    uint64_t *o64 = in_buf(r, "o64", KF_S_U64, 1, &n64);
+    for (uint32_t i = 0; i < n && i < nx && i < nh && i < nw && 8 * i + 7 < no && 2 * i + 1 < n64; i++) {
+        uint32_t fb = i % 4 == 0 ? x[i] | 0x7fc00000u : x[i];
+        float f;
+        memcpy(&f, &fb, 4);
+        bool nan = isnan(f);
+        o[8 * i] = !nan;                                 /* -1 < |f| */
+        o[8 * i + 1] = !nan;                             /* |f| >= 0 */
+        uint16_t sb = i % 4 == 1 ? (uint16_t)(h[i] | 0x7e00) : h[i], c = clamp_inf_f16(sb);
+        uint16_t fill = (sb & 0x8000) ? 0xffff : 0;      /* s >> 26 of an i16: the sign fill */
+        o[8 * i + 2] = !(c >= fill);
+        o[8 * i + 3] = (uint32_t)(c >> 3);
+        o[8 * i + 4] = c;
+        uint32_t k0 = i * 3 + i % 5, k1 = (i + 1) * 3 + (i + 1) % 5;
+        o[8 * i + 5] = k0 + k1 + i * (i % 9);
+        o[8 * i + 6] = ((x[i] >> 8) & 1) * 2;             /* unsigned 0 > x is false */
+        o[8 * i + 7] = (x[i] * 0x9e3779b9u) << 24 << 16;
+        o64[2 * i] = 0;                                  /* << 121 */
+        o64[2 * i + 1] = (int64_t)(w[i] * 3u) < 0 ? UINT64_MAX : 0;   /* >> 70: the sign fill */
+    }
+    out_free(r, "o", KF_S_U32, o, no);
+    out_free(r, "o64", KF_S_U64, o64, n64);
+    free(x);
+    free(h);
+    free(w);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
-    {"regress_bitcast_bytes", ref_regress_bitcast_bytes}, {"regress_half_int", ref_regress_half_int},
+    {"regress_bitcast_bytes", ref_regress_bitcast_bytes}, {"regress_half_int", ref_regress_half_int}, \
+    {"regress_difftest1", ref_regress_difftest1},
