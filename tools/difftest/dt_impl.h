@@ -134,6 +134,7 @@ typedef enum {
     DT_TOL_F32,         /* f32 exp exp2 log log2 rsqrt sin cos: abs 8e-6 + rel 8e-6 */
     DT_TOL_TANH,        /* f32 tanh: abs 2e-6 + rel 2e-3 */
     DT_TOL_F64,         /* f64 math: abs 1e-14 + rel 1e-13 */
+    DT_TOL_RCP,         /* rcp, fast_div (rcp.approx.ftz): abs 1.2e-38 + rel 2.4e-7 (2 ulp) */
 } dt_tol;
 
 typedef struct {
@@ -196,6 +197,9 @@ struct kf_dt_prog {
     uint32_t grid[3];
     uint64_t count;              /* with no grid expression: the element count of the launch */
     uint32_t shared_bytes;       /* static shared memory declared so far */
+    uint32_t dyn_bytes;          /* the dynamic shared array's bytes in effect (0: none) */
+    uint32_t dyn_launch;         /* the bytes the launch gives (overriding shared = EXPR), 0: none */
+    dt_node *shared_expr;        /* @schedule's shared = EXPR (NULL: not written) */
     dt_node *block_expr[3];      /* as written in @schedule (NULL: not written) */
     dt_node *grid_expr[3];
     uint32_t nthreads;           /* of the whole grid */
@@ -245,6 +249,7 @@ typedef struct {
     uint32_t len;        /* arrays: length; loop variables: exclusive upper bound (0: unknown) */
     const dt_param *buf; /* buffers */
     int64_t lo;          /* loop variables: the smallest value */
+    uint32_t wbytes;     /* shared arrays: bytes from the start written by exchanges (readable through any view) */
 } dt_sym;
 
 enum { DT_MAX_SYMS = 256 };

@@ -111,8 +111,9 @@ kf_status dt_run_one(kf_device *dev, kf_pipeline *pipe, const kf_dt_prog *p, dt_
         if (st == KF_OK) st = kf_buffer_upload(bufs[i], pa->data, param_bytes(pa), err);
         args[i] = (kf_arg){.buf = bufs[i]};
     }
-    kf_launch by_count = {.count = p->count};
-    if (st == KF_OK) st = kf_dispatch(pipe, args, p->nparams, p->count ? &by_count : NULL, KF_DISPATCH_SYNC, NULL, err);
+    kf_launch launch = {.count = p->count, .dyn_shared = p->dyn_launch};   /* zero grid and block: the schedule's */
+    bool own = p->count || p->dyn_launch;
+    if (st == KF_OK) st = kf_dispatch(pipe, args, p->nparams, own ? &launch : NULL, KF_DISPATCH_SYNC, NULL, err);
     for (uint32_t i = 0; i < p->nparams && st == KF_OK; i++) {
         const dt_param *pa = &p->params[i];
         if (pa->role == DT_R_SCALAR || pa->role == DT_R_IN) continue;
@@ -137,7 +138,8 @@ static void describe(char *out, size_t len, kf_scalar s, uint64_t bits)
 static bool within(dt_tol tol, double want, double got)
 {
     static const double bound[][2] = {
-        [DT_TOL_EXACT] = {0, 0}, [DT_TOL_F32] = {8e-6, 8e-6}, [DT_TOL_TANH] = {2e-6, 2e-3}, [DT_TOL_F64] = {1e-14, 1e-13}};
+        [DT_TOL_EXACT] = {0, 0}, [DT_TOL_F32] = {8e-6, 8e-6}, [DT_TOL_TANH] = {2e-6, 2e-3}, [DT_TOL_F64] = {1e-14, 1e-13},
+        [DT_TOL_RCP] = {1.2e-38, 2.4e-7}};
     if (isnan(want) || isnan(got)) return isnan(want) && isnan(got);
     if (want == got) return true;
     return fabs(got - want) <= bound[tol][0] + bound[tol][1] * fabs(want);

@@ -137,8 +137,27 @@ static dt_node *index_node(dt_gen *g, const char *base, kf_type t, dt_node *idx,
     return n;
 }
 
-/* Elements of an input buffer or view symbol, or of an array. */
-static uint32_t sym_count(const dt_sym *s) { return s->kind == DT_K_INBUF ? s->buf->count : s->len; }
+/* Elements of an input buffer or view symbol, or of an array (of a shared
+ * array: those the exchanges so far have written). */
+static uint32_t sym_count(const dt_sym *s)
+{
+    if (s->kind == DT_K_SHARED) return s->wbytes / kf_type_elem_bytes(s->type);
+    return s->kind == DT_K_INBUF ? s->buf->count : s->len;
+}
+
+/* (s as shared T[])[i]: a shared array's written bytes seen as elements of
+ * type t (LANGUAGE.md section 8 views). */
+static dt_node *mk_shared_view(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
+{
+    dt_sym *s = &g->syms[i];
+    dt_node *idx = dt_index(g, s->wbytes / kf_type_elem_bytes(t), dt_max(mv, DT_V_UNI), d - 1);
+    const char *base = kf_arena_printf(&g->p->arena, "(%s as shared %s[])", s->name, dt_type_name(t));
+    dt_node *n = dt_new(g, DT_E_INDEX, t);
+    n->text = base;
+    n->a[0] = idx;
+    n->var = shared_var(idx->var);
+    return n;
+}
 
 /* buf[i], view[i], arr[i], shared[i] of symbol i. */
 static dt_node *mk_load(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
@@ -241,7 +260,9 @@ static dt_node *leaf(dt_gen *g, kf_type t, uint8_t mv, int d, bool untyped)
             if (match && mv >= DT_V_THREAD) add(cs, &n, mk_load, (int)i, 3);
             break;
         case DT_K_SHARED:
-            if (match && s->readable && !g->in_exchange && mv >= DT_V_BLOCK) add(cs, &n, mk_load, (int)i, 3);
+            if (!s->readable || g->in_exchange || mv < DT_V_BLOCK) break;
+            if (match && sym_count(s)) add(cs, &n, mk_load, (int)i, 3);
+            else if (t.scalar != KF_S_BOOL && s->wbytes >= kf_type_elem_bytes(t)) add(cs, &n, mk_shared_view, (int)i, 2);
             break;
         default: break;
         }

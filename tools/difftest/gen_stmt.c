@@ -128,6 +128,7 @@ static dt_node *lit_int(dt_gen *g, kf_type t, int64_t v, bool untyped)
 
 static bool is_int(kf_type t) { return kf_scalar_class[t.scalar] == 'i' || kf_scalar_class[t.scalar] == 'u'; }
 static bool is_float(kf_type t) { return kf_scalar_class[t.scalar] == 'f'; }
+static bool same_type(kf_type a, kf_type b) { return a.scalar == b.scalar && a.lanes == b.lanes; }
 
 static kf_type pick_int(dt_rng *r)
 {
@@ -288,7 +289,7 @@ static bool gen_view(dt_gen *g, list *l)
     s->type = (kf_type){KF_TK_BUFFER, u.scalar, u.lanes, 0, 0};
     s->a[0] = name_ref(g, kf_arena_printf(&g->p->arena, "(%s as &[%s])", from->name, dt_type_name(u)), s->type, DT_V_UNI);
     append(l, s);
-    dt_push(g, (dt_sym){s->text, u, DT_K_VIEW, DT_V_UNI, false, len, from->buf, 0});
+    dt_push(g, (dt_sym){s->text, u, DT_K_VIEW, DT_V_UNI, false, len, from->buf, 0, 0});
     return true;
 }
 
@@ -317,7 +318,7 @@ static void gen_let(dt_gen *g, list *l)
     s->type = t;
     s->text = fresh(g);
     append(l, s);
-    dt_push(g, (dt_sym){s->text, t, DT_K_LET, s->a[0]->var, false, 0, NULL, 0});
+    dt_push(g, (dt_sym){s->text, t, DT_K_LET, s->a[0]->var, false, 0, NULL, 0, 0});
 }
 
 /* var x: T [= e]; with a variance class it keeps. */
@@ -333,7 +334,7 @@ static void gen_var(dt_gen *g, list *l)
     if (dt_chance(g->r, 85)) s->a[0] = dt_expr(g, t, cls, 3, true);
     if (s->a[0] && !(s->a[0]->flags & DT_F_UNTYPED) && dt_chance(g->r, 40)) s->flags = 0;
     append(l, s);
-    dt_push(g, (dt_sym){s->text, t, DT_K_VAR, cls, false, 0, NULL, 0});
+    dt_push(g, (dt_sym){s->text, t, DT_K_VAR, cls, false, 0, NULL, 0, 0});
 }
 
 /* An assignment to a var, a component of a vector var, a local-array element
@@ -550,7 +551,7 @@ static void gen_for(dt_gen *g, list *l, int size)
     loop_state ls = loop_enter(g, bv);
     uint32_t mark = g->nsyms;
     uint8_t start_var = dt_max(s->a[0]->var, s->a[2] ? s->a[2]->var : DT_V_UNI);
-    dt_push(g, (dt_sym){s->text, t, DT_K_LOOP, start_var, false, lo >= 0 ? (uint32_t)hi_excl : 0, NULL, lo});
+    dt_push(g, (dt_sym){s->text, t, DT_K_LOOP, start_var, false, lo >= 0 ? (uint32_t)hi_excl : 0, NULL, lo, 0});
     loop_body(g, s, size);
     g->nsyms = mark;
     loop_leave(g, ls);
@@ -571,7 +572,7 @@ static void gen_unroll(dt_gen *g, list *l, int size)
     s->text = fresh(g);
     loop_state ls = loop_enter(g, DT_V_UNI);
     uint32_t mark = g->nsyms;
-    dt_push(g, (dt_sym){s->text, s->type, DT_K_LOOP, DT_V_UNI, false, (uint32_t)n, NULL, 0});
+    dt_push(g, (dt_sym){s->text, s->type, DT_K_LOOP, DT_V_UNI, false, (uint32_t)n, NULL, 0, 0});
     g->unrolls++;
     loop_body(g, s, size > 3 ? 3 : size);
     g->unrolls--;
@@ -605,11 +606,11 @@ static void gen_array(dt_gen *g, list *l)
     s->text = fresh(g);
     s->aux = fresh(g);
     uint32_t mark = g->nsyms;
-    dt_push(g, (dt_sym){s->aux, kf_type_scalar(KF_S_I32), DT_K_LOOP, DT_V_UNI, false, (uint32_t)s->n, NULL, 0});
+    dt_push(g, (dt_sym){s->aux, kf_type_scalar(KF_S_I32), DT_K_LOOP, DT_V_UNI, false, (uint32_t)s->n, NULL, 0, 0});
     s->a[0] = dt_expr(g, s->type, DT_V_THREAD, 3, true);
     g->nsyms = mark;
     append(l, s);
-    dt_push(g, (dt_sym){s->text, s->type, DT_K_ARRAY, DT_V_THREAD, false, (uint32_t)s->n, NULL, 0});
+    dt_push(g, (dt_sym){s->text, s->type, DT_K_ARRAY, DT_V_THREAD, false, (uint32_t)s->n, NULL, 0, 0});
 }
 
 static bool block_level(const dt_gen *g) { return (g->collective & DT_C_BARRIER) && dt_eff(g) <= DT_V_BLOCK; }
@@ -624,34 +625,44 @@ static void gen_exchange(dt_gen *g, list *l)
     if (!sh) {   /* a new shared array, declared here (all of them within 40 KiB) */
         dt_node *d = stmt(g, DT_S_SHARED);
         uint32_t nb = g->p->block[0] * g->p->block[1] * g->p->block[2];
-        d->type = dt_pick_type(g->r, true);
+        d->type = dt_pick_type(g->r, false);   /* no bool: a view may write any bytes */
         d->n = dt_range(g->r, 1, 2 * (int64_t)nb + 5);
         uint32_t bytes = (uint32_t)d->n * kf_type_elem_bytes(d->type);
         if (g->p->shared_bytes + bytes > 40 * 1024) return gen_assign(g, l);
         g->p->shared_bytes += bytes;
         d->text = fresh(g);
         append(l, d);
-        dt_push(g, (dt_sym){d->text, d->type, DT_K_SHARED, DT_V_BLOCK, false, (uint32_t)d->n, NULL, 0});
+        dt_push(g, (dt_sym){d->text, d->type, DT_K_SHARED, DT_V_BLOCK, false, (uint32_t)d->n, NULL, 0, 0});
         sh = &g->syms[g->nsyms - 1];
     }
     dt_node *s = stmt(g, DT_S_EXCHANGE);
-    s->text = sh->name;
-    s->n = sh->len;
-    s->type = sh->type;
+    uint32_t bytes = sh->len * kf_type_elem_bytes(sh->type);
+    kf_type u = sh->type;
+    if (dt_chance(g->r, 40)) {   /* through a view: (s as shared U[])[q] = ... */
+        u = dt_pick_type(g->r, false);
+        if (bytes < kf_type_elem_bytes(u)) u = sh->type;
+    }
+    s->n = bytes / kf_type_elem_bytes(u);
+    s->text = same_type(u, sh->type) ? sh->name
+                                     : kf_arena_printf(&g->p->arena, "(%s as shared %s[])", sh->name, dt_type_name(u));
+    s->type = u;
     s->aux = fresh(g);
     if (sh->readable || g->loops || dt_chance(g->r, 30)) s->flags |= DT_F_LEAD;
     uint32_t mark = g->nsyms;
-    dt_push(g, (dt_sym){s->aux, kf_type_scalar(KF_S_U32), DT_K_LOOP, DT_V_THREAD, false, sh->len, NULL, 0});
+    dt_push(g, (dt_sym){s->aux, kf_type_scalar(KF_S_U32), DT_K_LOOP, DT_V_THREAD, false, (uint32_t)s->n, NULL, 0, 0});
     uint8_t ctrl = g->ctrl;   /* each thread runs its own number of iterations */
     g->ctrl = DT_V_THREAD;
     g->in_exchange = true;
-    s->a[0] = dt_expr(g, sh->type, DT_V_THREAD, 3, true);
+    s->a[0] = dt_expr(g, u, DT_V_THREAD, 3, true);
     g->in_exchange = false;
     g->ctrl = ctrl;
     g->nsyms = mark;
     sh->readable = true;
+    uint32_t w = (uint32_t)s->n * kf_type_elem_bytes(u);
+    if (w > sh->wbytes) sh->wbytes = w;
     append(l, s);
 }
+
 
 /* The literal of a small-integer value (bits of scalar s): a constant of a
  * contended exch or cas. */
@@ -771,10 +782,11 @@ static void block(dt_gen *g, list *l, int n)
 {
     uint32_t mark = g->nsyms;
     bool readable[DT_MAX_SYMS];
-    for (uint32_t i = 0; i < mark; i++) readable[i] = g->syms[i].readable;
+    uint32_t wbytes[DT_MAX_SYMS];   /* an exchange in this scope may not run: its writes stay here */
+    for (uint32_t i = 0; i < mark; i++) readable[i] = g->syms[i].readable, wbytes[i] = g->syms[i].wbytes;
     for (int i = 0; i < n && g->budget > 0; i++) gen_stmt(g, l, g->loops + 1);
     sinks(g, l, mark);
-    for (uint32_t i = 0; i < mark; i++) g->syms[i].readable = readable[i];
+    for (uint32_t i = 0; i < mark; i++) g->syms[i].readable = readable[i], g->syms[i].wbytes = wbytes[i];
     g->nsyms = mark;
 }
 
@@ -809,13 +821,13 @@ static void gen_fn(dt_gen *g0, dt_fn *f)
     g.collective = f->collective;
     f->ret = dt_chance(g.r, 20) ? kf_type_void() : dt_pick_type(g.r, true);
     for (uint32_t i = 0; i < p->nconsts; i++)
-        dt_push(&g, (dt_sym){p->consts[i].name, p->consts[i].type, DT_K_CONST, DT_V_UNI, false, 0, NULL, 0});
+        dt_push(&g, (dt_sym){p->consts[i].name, p->consts[i].type, DT_K_CONST, DT_V_UNI, false, 0, NULL, 0, 0});
     uint32_t nvals = dt_below(g.r, 4);
     for (uint32_t i = 0; i < nvals; i++) {
         dt_fparam *fp = &f->params[f->nparams++];
         fp->name = fresh(&g);
         fp->type = dt_pick_type(g.r, true);
-        dt_push(&g, (dt_sym){fp->name, fp->type, DT_K_PARAM, DT_V_THREAD, false, 0, NULL, 0});
+        dt_push(&g, (dt_sym){fp->name, fp->type, DT_K_PARAM, DT_V_THREAD, false, 0, NULL, 0, 0});
     }
     for (uint32_t i = 0; i < p->nparams && f->nparams < DT_MAX_FPARAMS - 2; i++) {
         const dt_param *bp = &p->params[i];
@@ -826,7 +838,7 @@ static void gen_fn(dt_gen *g0, dt_fn *f)
         fp->name = fresh(&g);
         fp->type = bp->type;
         fp->buf = bp;
-        dt_push(&g, (dt_sym){fp->name, kf_type_elem(bp->type), out ? DT_K_OUTBUF : DT_K_INBUF, DT_V_UNI, false, 0, bp, 0});
+        dt_push(&g, (dt_sym){fp->name, kf_type_elem(bp->type), out ? DT_K_OUTBUF : DT_K_INBUF, DT_V_UNI, false, 0, bp, 0, 0});
         if (out) {   /* and its base slot, a u32 parameter */
             f->out = bp;
             f->base = fresh(&g);
@@ -1031,6 +1043,45 @@ static void make_params(dt_gen *g)
     }
 }
 
+/* The kernel's dynamic shared array (30% of programs), declared first: its
+ * bytes come from @schedule(shared = EXPR) (a literal, or K * n over a u32
+ * parameter) or from the launch, which overrides the schedule's; mostly a
+ * few KiB, sometimes over 48 KiB (the runtime opts the kernel in). */
+static void make_dynamic_shared(dt_gen *g, list *l)
+{
+    kf_dt_prog *p = g->p;
+    if (!dt_chance(g->r, 30)) return;
+    kf_type t = dt_pick_type(g->r, false);
+    uint32_t esz = kf_type_elem_bytes(t);
+    uint32_t bytes = dt_chance(g->r, 5) ? (uint32_t)dt_range(g->r, 49153, 60000) : (uint32_t)dt_range(g->r, esz, 4096);
+    unsigned how = dt_below(g->r, 3);
+    kf_type u = kf_type_scalar(KF_S_U32);
+    if (how == 0) {
+        p->shared_expr = u32_lit(g, bytes);
+    } else if (how == 1) {   /* K * n */
+        uint32_t k = (uint32_t)dt_range(g->r, 1, 16), n = bytes / k ? bytes / k : 1;
+        bytes = k * n;
+        dt_param *pn = grid_param(g, n);
+        dt_node *m = dt_new(g, DT_E_BIN, u);
+        m->op = DT_OP_MUL, m->a[0] = u32_lit(g, k), m->a[1] = name_ref(g, pn->name, u, DT_V_UNI);
+        p->shared_expr = m;
+    } else {   /* the launch's, sometimes over a schedule's that it overrides */
+        p->dyn_launch = bytes;
+        if (dt_chance(g->r, 50)) p->shared_expr = u32_lit(g, (uint32_t)dt_range(g->r, 0, 4096));
+    }
+    if (bytes < esz) bytes = esz;
+    if (how == 2) p->dyn_launch = bytes;
+    else if (how == 0) p->shared_expr->text = kf_arena_printf(&p->arena, "%u", bytes);
+    p->dyn_bytes = bytes;
+    dt_node *d = stmt(g, DT_S_SHARED);
+    d->type = t;
+    d->n = 0;
+    d->text = fresh(g);
+    d->flags |= DT_F_FIXED;
+    append(l, d);
+    dt_push(g, (dt_sym){d->text, t, DT_K_SHARED, DT_V_BLOCK, false, bytes / esz, NULL, 0, 0});
+}
+
 /* let dt_tb / dt_gt / dt_<out>: the thread's place and its own slots. */
 static void prologue(dt_gen *g, list *l)
 {
@@ -1060,8 +1111,8 @@ static void prologue(dt_gen *g, list *l)
         s->a[0]->flags |= DT_F_FIXED;
         append(l, s);
     }
-    dt_push(g, (dt_sym){"dt_tb", u, DT_K_LET, DT_V_THREAD, false, 0, NULL, 0});
-    dt_push(g, (dt_sym){"dt_gt", u, DT_K_LET, DT_V_THREAD, false, 0, NULL, 0});
+    dt_push(g, (dt_sym){"dt_tb", u, DT_K_LET, DT_V_THREAD, false, 0, NULL, 0, 0});
+    dt_push(g, (dt_sym){"dt_gt", u, DT_K_LET, DT_V_THREAD, false, 0, NULL, 0, 0});
 }
 
 const char *const kf_dt_avoid_names[KF_DT_NAVOID] = {
@@ -1103,15 +1154,16 @@ kf_dt_prog *dt_build(uint64_t seed, uint64_t index, unsigned avoid)
     kname[n] = 0;
     p->kname = kf_arena_strdup(&p->arena, kname);
     for (uint32_t i = 0; i < p->nconsts; i++)
-        dt_push(&g, (dt_sym){p->consts[i].name, p->consts[i].type, DT_K_CONST, DT_V_UNI, false, 0, NULL, 0});
+        dt_push(&g, (dt_sym){p->consts[i].name, p->consts[i].type, DT_K_CONST, DT_V_UNI, false, 0, NULL, 0, 0});
     for (uint32_t i = 0; i < p->nparams; i++) {
         const dt_param *pa = &p->params[i];
         dt_symkind k = pa->role == DT_R_IN ? DT_K_INBUF : pa->role == DT_R_SCALAR ? DT_K_PARAM : DT_K_OUTBUF;
         dt_push(&g, (dt_sym){pa->name, k == DT_K_PARAM ? pa->type : kf_type_elem(pa->type), (uint8_t)k, DT_V_UNI, false,
-                             0, k == DT_K_PARAM ? NULL : pa, 0});
+                             0, k == DT_K_PARAM ? NULL : pa, 0, 0});
     }
     list l = {&p->body};
     prologue(&g, &l);
+    make_dynamic_shared(&g, &l);
     g.budget = 8 + (int)dt_below(&r, 24);
     block(&g, &l, g.budget);
     return p;

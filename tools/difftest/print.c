@@ -254,7 +254,10 @@ static void stmt(pr *c, const dt_node *s)
         expr(c, s->a[0]);
         kf_buf_puts(b, "; }\n");
         break;
-    case DT_S_SHARED: line(c, "shared %s: %s[%lld];\n", s->text, tname(s->type), (long long)s->n); break;
+    case DT_S_SHARED:   /* n = 0: the dynamic array */
+        if (s->n) line(c, "shared %s: %s[%lld];\n", s->text, tname(s->type), (long long)s->n);
+        else line(c, "shared %s: %s[];\n", s->text, tname(s->type));
+        break;
     case DT_S_EXCHANGE: {
         uint32_t nb = c->p->block[0] * c->p->block[1] * c->p->block[2];
         if (s->flags & DT_F_LEAD) line(c, "barrier();\n");
@@ -373,6 +376,10 @@ void dt_print(kf_buf *b, const kf_dt_prog *p, const char *tag, const dt_edit *e)
     if (p->grid_expr[0]) {
         kf_buf_puts(b, ", ");
         schedule_part(&c, "grid", p->grid_expr);
+    }
+    if (p->shared_expr) {
+        kf_buf_puts(b, ", shared = ");
+        expr(&c, p->shared_expr);
     }
     kf_buf_printf(b, ")\nkernel %s%s(", p->kname, tag);
     for (uint32_t i = 0; i < p->nparams; i++) {

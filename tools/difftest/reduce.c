@@ -439,10 +439,12 @@ static void save_case(const reducer *r, const char *dir)
         npy(dir, name, pa, ref.buf[i]);
         dt_tol worst = DT_TOL_EXACT;
         for (uint32_t s = 0; pa->tol && s < pa->slots; s++) worst = pa->tol[s] > worst ? (dt_tol)pa->tol[s] : worst;
-        static const char *const tol[] = {"", " abs=8e-6 rel=8e-6", " abs=2e-6 rel=2e-3", " abs=1e-14 rel=1e-13"};
+        static const char *const tol[] = {"", " abs=8e-6 rel=8e-6", " abs=2e-6 rel=2e-3", " abs=1e-14 rel=1e-13",
+                                          " abs=1.2e-38 rel=2.4e-7"};
         kf_buf_printf(&c, "expect    %s %s%s\n", pa->name, name, tol[worst]);
     }
     if (p->count) kf_buf_printf(&c, "count     %llu\n", (unsigned long long)p->count);
+    if (p->dyn_launch) kf_buf_printf(&c, "shared    %u\n", p->dyn_launch);
     if (!ran) kf_buf_puts(&c, "# the interpreter does not run this program cleanly: see README.txt\nbackends  cpu\n");
     write_text(dir, "case.case", c.data);
     kf_buf_free(&c);
