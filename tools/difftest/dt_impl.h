@@ -137,6 +137,14 @@ typedef enum {
     DT_TOL_RCP,         /* rcp, fast_div (rcp.approx.ftz): abs 1.2e-38 + rel 2.4e-7 (2 ulp) */
 } dt_tol;
 
+/* The looser of two classes (a slot written by several functions). */
+static inline uint8_t dt_tol_looser(uint8_t a, uint8_t b)
+{
+    static const uint8_t rank[] = {[DT_TOL_EXACT] = 0, [DT_TOL_RCP] = 1, [DT_TOL_F64] = 1, [DT_TOL_F32] = 2,
+                                   [DT_TOL_TANH] = 3};
+    return rank[a] >= rank[b] ? a : b;
+}
+
 typedef struct {
     const char *name;
     kf_type type;        /* a buffer type, or the scalar/vector type of a value */

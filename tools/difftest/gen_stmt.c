@@ -384,7 +384,7 @@ static void gen_approx(dt_gen *g, list *l)
     dt_node *v = dt_approx(g, (kf_scalar)ap->type.scalar, DT_V_THREAD, 3, &tol);
     dt_node *s = store(g, ap, v, DT_OP_NONE);
     uint32_t slot = (uint32_t)s->a[0]->a[0]->n;
-    if (tol > ap->tol[slot]) ap->tol[slot] = tol;
+    ap->tol[slot] = dt_tol_looser(ap->tol[slot], tol);
     append(l, s);
 }
 

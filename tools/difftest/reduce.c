@@ -438,7 +438,7 @@ static void save_case(const reducer *r, const char *dir)
         snprintf(name, sizeof name, "expected_%s.npy", pa->name);
         npy(dir, name, pa, ref.buf[i]);
         dt_tol worst = DT_TOL_EXACT;
-        for (uint32_t s = 0; pa->tol && s < pa->slots; s++) worst = pa->tol[s] > worst ? (dt_tol)pa->tol[s] : worst;
+        for (uint32_t s = 0; pa->tol && s < pa->slots; s++) worst = (dt_tol)dt_tol_looser(worst, pa->tol[s]);
         static const char *const tol[] = {"", " abs=8e-6 rel=8e-6", " abs=2e-6 rel=2e-3", " abs=1e-14 rel=1e-13",
                                           " abs=1.2e-38 rel=2.4e-7"};
         kf_buf_printf(&c, "expect    %s %s%s\n", pa->name, name, tol[worst]);
