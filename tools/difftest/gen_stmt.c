@@ -43,7 +43,12 @@
  *  - Shared memory: an exchange writes every element (q = tb, tb + NB, ...),
  *    then barrier(); reads come only after it in the same scope; a later
  *    exchange starts with a barrier. Exchanges and barriers only where the
- *    whole block is (below).
+ *    whole block is (below). Section 8: the kernel's dynamic array (sized by
+ *    shared = EXPR or the launch), exchanges through a view of any element
+ *    type (`(s as shared U[])[q] = e`) and reads through any view of the
+ *    bytes written; fns with barriers declare arrays of their own (one per
+ *    kernel, shared by every call site) and exchange through them, starting
+ *    with a barrier, since an earlier call may still be reading.
  *  - Uniformity: every value and every point of control has a variance
  *    (uniform, per block, per warp, per thread). Conditions, loop bounds and
  *    early exits raise the control's; a barrier needs per-block control or
@@ -83,11 +88,20 @@
  * The interpreter checks the rest as it runs: a program it reports a fault
  * in is a generator bug (CI asserts none).
  *
- * ---- Growing to section 8 ------------------------------------------------------
+ * ---- Growing further: the tensor-core hook (branch tc) ---------------------------
  * A new builtin is one producer in gen_expr.c (with its guard, if it has an
- * undefined case) and, if it is collective (mma, ldmatrix), a variance rule
- * like the warp operations'; dynamic shared memory is a second kind of
- * exchange; cp_async a kind of exchange whose writes complete at the wait. */
+ * undefined case): section 8's dot4, bfe, bfi, prmt, rcp and fast_div are
+ * (mk_dot4, mk_bitfield, mk_prmt, approx_rcp). mma and ldmatrix are warp
+ * operations of a full warp in uniform control: add them in producers()
+ * under `warp_ok(g) && full_warps(p)` (blocks whose size is a multiple of
+ * 32; mk_reduce is the model), with integer fragments exact and f16/bf16
+ * fragments of small integers so that every summation order gives the same
+ * f32 (dt_exact_float); ldmatrix reads a readable shared array through a
+ * 16-bit view, as mk_shared_view does. cp_async is a kind of exchange
+ * (gen_exchange) whose writes complete at cp_async_wait + barrier: emit the
+ * copies where the exchange writes, then the commit, the wait and the
+ * barrier, and mark the array readable only after them. Not yet generated:
+ * shared views passed to `shared T[]` fn parameters. */
 #include "dt_impl.h"
 
 #include "../../ir/numeric.h"
@@ -647,13 +661,18 @@ static void gen_exchange(dt_gen *g, list *l)
                                      : kf_arena_printf(&g->p->arena, "(%s as shared %s[])", sh->name, dt_type_name(u));
     s->type = u;
     s->aux = fresh(g);
-    if (sh->readable || g->loops || dt_chance(g->r, 30)) s->flags |= DT_F_LEAD;
+    /* in a fn the array (its own, shared by every call site) may still be read from an earlier call */
+    if (sh->readable || g->loops || g->fn || dt_chance(g->r, 30)) s->flags |= DT_F_LEAD;
+    if (g->fn) s->a[1] = name_ref(g, "((thread_id.z * block_dim.y + thread_id.y) * block_dim.x + thread_id.x)",
+                                  kf_type_scalar(KF_S_U32), DT_V_THREAD);   /* dt_tb is the kernel's */
+    if (s->a[1]) s->a[1]->flags |= DT_F_FIXED;
     uint32_t mark = g->nsyms;
     dt_push(g, (dt_sym){s->aux, kf_type_scalar(KF_S_U32), DT_K_LOOP, DT_V_THREAD, false, (uint32_t)s->n, NULL, 0, 0});
     uint8_t ctrl = g->ctrl;   /* each thread runs its own number of iterations */
     g->ctrl = DT_V_THREAD;
     g->in_exchange = true;
     s->a[0] = dt_expr(g, u, DT_V_THREAD, 3, true);
+    if (is_float(u)) s->a[0] = nan_guard(g, s->a[0]);   /* a view may read the bits: no computed NaN in them */
     g->in_exchange = false;
     g->ctrl = ctrl;
     g->nsyms = mark;
@@ -754,7 +773,7 @@ static void gen_stmt(dt_gen *g, list *l, int nest)
     if (k < 64 && can_nest && !g->unrolls) return gen_unroll(g, l, size);
     if (k < 67 && can_nest) return gen_while(g, l, size);
     if (k < 71) return gen_array(g, l);
-    if (k < 75 && !g->fn && block_level(g)) return gen_exchange(g, l);
+    if (k < 75 && block_level(g)) return gen_exchange(g, l);
     if (k < 77 && block_level(g)) return append(l, stmt(g, DT_S_BARRIER));
     if (k < 81) return gen_atomic(g, l);
     if (k < 85 && g->p->nfns) return gen_call(g, l);

@@ -66,11 +66,7 @@ static void guard(pr *c, const dt_node *n)
     case DT_G_NZ_FN:
         snprintf(pre, sizeof pre, "nz_%s%s(", tname(n->type), c->tag);
         return around(c, pre, a, ")");
-    case DT_G_NAN:
-        if ((n->type.scalar == KF_S_F16 || n->type.scalar == KF_S_BF16) && n->type.kind == KF_TK_VECTOR) {
-            snprintf(post, sizeof post, " as f32x%u), -inf, inf) as %s)", n->type.lanes, tname(n->type));
-            return around(c, "(clamp((", a, post);
-        }
+    case DT_G_NAN:   /* f16/bf16 vectors too: packed min/max (section 10) */
         return around(c, "clamp(", a, ", -inf, inf)");
     case DT_G_ZERO: return around(c, "(", a, " + 0.0)");
     case DT_G_MASK:
@@ -261,7 +257,8 @@ static void stmt(pr *c, const dt_node *s)
     case DT_S_EXCHANGE: {
         uint32_t nb = c->p->block[0] * c->p->block[1] * c->p->block[2];
         if (s->flags & DT_F_LEAD) line(c, "barrier();\n");
-        line(c, "for %s in dt_tb .. %lld step %u { %s[%s] = ", s->aux, (long long)s->n, nb, s->text, s->aux);
+        line(c, "for %s in %s .. %lld step %u { %s[%s] = ", s->aux, s->a[1] ? s->a[1]->text : "dt_tb", (long long)s->n, nb,
+             s->text, s->aux);
         expr(c, s->a[0]);
         kf_buf_puts(b, "; }\n");
         line(c, "barrier();\n");
