@@ -280,8 +280,38 @@ static void ref_regress_difftest1(ref_ctx *r)
     free(w);
 }
 
+/* ---- 8. the sign of zero from min and max ------------------------------------------------- */
+
+static void ref_regress_zero_sign(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no, nd, nh;
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx);
+    float *o = in_buf(r, "o", KF_S_F32, 1, &no);
+    double *od = in_buf(r, "od", KF_S_F64, 1, &nd);
+    uint16_t *oh = in_buf(r, "oh", KF_S_F16, 1, &nh);
+    for (size_t i = 0; i < n && i < nx && 6 * i + 5 < no && 4 * i + 3 < nd && 2 * i + 1 < nh; i++) {
+        bool neg = signbit(x[i]) != 0;                   /* z = x * 0: the zero of x's sign */
+        size_t w0 = i / 32 * 32;
+        bool any_neg = false, any_pos = false;
+        for (size_t l = w0; l < w0 + 32 && l < n; l++) *(signbit(x[l]) ? &any_neg : &any_pos) = true;
+        o[6 * i] = -0.0f, o[6 * i + 1] = 0.0f;
+        o[6 * i + 2] = neg ? 0.0f : -0.0f;                /* min(max(z, -z), -z) = -z */
+        o[6 * i + 3] = any_neg ? -0.0f : 0.0f;
+        o[6 * i + 4] = any_pos ? 0.0f : -0.0f;
+        o[6 * i + 5] = neg ? -0.0f : 0.0f;                /* min(z, NaN) = z */
+        od[4 * i] = -0.0, od[4 * i + 1] = 0.0;
+        od[4 * i + 2] = any_neg ? -0.0 : 0.0;
+        od[4 * i + 3] = any_pos ? 0.0 : -0.0;
+        oh[2 * i] = 0x8000, oh[2 * i + 1] = 0x0000;
+    }
+    out_free(r, "o", KF_S_F32, o, no);
+    out_free(r, "od", KF_S_F64, od, nd);
+    out_free(r, "oh", KF_S_F16, oh, nh);
+    free(x);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
     {"regress_bitcast_bytes", ref_regress_bitcast_bytes}, {"regress_half_int", ref_regress_half_int}, \
-    {"regress_difftest1", ref_regress_difftest1},
+    {"regress_difftest1", ref_regress_difftest1}, {"regress_zero_sign", ref_regress_zero_sign},
