@@ -172,6 +172,7 @@ typedef struct {
     kf_type type;
     const dt_param *buf; /* a buffer parameter passed through */
     bool base;           /* the base slot of the fn's output buffer (a u32) */
+    uint32_t shared_len; /* > 0: a `shared T[]` parameter (type: T) of at least this many written elements */
 } dt_fparam;
 
 enum { DT_MAX_FPARAMS = 8, DT_MAX_FNS = 6, DT_MAX_PARAMS = 16, DT_MAX_CONSTS = 6 };
@@ -304,6 +305,8 @@ uint8_t dt_max(uint8_t a, uint8_t b);
 uint8_t dt_eff(const dt_gen *g);
 
 dt_node *dt_fn_call(dt_gen *g, const dt_fn *f);
+/* Whether every `shared T[]` parameter of f has an argument here. */
+bool dt_fn_shared_args(const dt_gen *g, const dt_fn *f);
 bool dt_fn_callable(dt_gen *g, const dt_fn *f);
 const dt_param *dt_atomic_buf(dt_gen *g);
 /* A value for an atomic on elements of type t (exact for floats). */

@@ -738,6 +738,9 @@ static dt_node *mk_fncall(dt_gen *g, kf_type t, uint8_t mv, int d, int i) { retu
 bool dt_fn_callable(dt_gen *g, const dt_fn *f)
 {
     if (g->fn && f >= g->fn) return false;   /* only fns defined before: no recursion */
+    for (uint32_t i = 0; i < f->nparams; i++)   /* a shared argument is read: not while an exchange writes */
+        if (f->params[i].shared_len && g->in_exchange) return false;
+    if (!dt_fn_shared_args(g, f)) return false;
     for (uint32_t i = 0; i < f->nparams; i++)
         if (f->params[i].buf && !dt_find_param(g, f->params[i].buf)) return false;
     if (f->out && g->fn && g->fn->out != f->out) return false;

@@ -810,6 +810,23 @@ static void block(dt_gen *g, list *l, int n)
 }
 
 /* ---- fns --------------------------------------------------------------------------- */
+/* A readable shared array in scope with at least fp->shared_len elements
+ * of fp's type written (the last such), or NULL. */
+static const dt_sym *shared_arg(const dt_gen *g, const dt_fparam *fp)
+{
+    uint32_t need = fp->shared_len * kf_type_elem_bytes(fp->type);
+    for (uint32_t i = g->nsyms; i-- > 0;)
+        if (g->syms[i].kind == DT_K_SHARED && g->syms[i].readable && g->syms[i].wbytes >= need) return &g->syms[i];
+    return NULL;
+}
+
+bool dt_fn_shared_args(const dt_gen *g, const dt_fn *f)
+{
+    for (uint32_t i = 0; i < f->nparams; i++)
+        if (f->params[i].shared_len && !shared_arg(g, &f->params[i])) return false;
+    return true;
+}
+
 dt_node *dt_fn_call(dt_gen *g, const dt_fn *f)
 {
     dt_node *c = dt_new(g, DT_E_CALL, f->ret), **at = &c->a[0];
@@ -824,6 +841,13 @@ dt_node *dt_fn_call(dt_gen *g, const dt_fn *f)
             (*at)->flags = DT_F_FIXED;
         } else if (fp->base) {   /* the caller's base slot of f->out */
             *at = dt_slot(g, f->out, 0);
+        } else if (fp->shared_len) {   /* a shared array written far enough, or a view of it */
+            const dt_sym *s = shared_arg(g, fp);
+            const char *t = same_type(s->type, fp->type)
+                                ? s->name
+                                : kf_arena_printf(&g->p->arena, "(%s as shared %s[])", s->name, dt_type_name(fp->type));
+            *at = name_ref(g, t, fp->type, DT_V_UNI);
+            (*at)->flags = DT_F_FIXED;
         } else {
             *at = dt_expr(g, fp->type, DT_V_THREAD, 2, true);
         }
@@ -848,6 +872,14 @@ static void gen_fn(dt_gen *g0, dt_fn *f)
         fp->type = dt_pick_type(g.r, true);
         dt_push(&g, (dt_sym){fp->name, fp->type, DT_K_PARAM, DT_V_THREAD, false, 0, NULL, 0, 0});
     }
+    if (dt_chance(g.r, 25)) {   /* p: shared T[], read (or exchanged through) as the caller's first elements */
+        dt_fparam *fp = &f->params[f->nparams++];
+        fp->name = fresh(&g);
+        fp->type = dt_pick_type(g.r, false);
+        fp->shared_len = (uint32_t)dt_range(g.r, 1, 16);
+        dt_push(&g, (dt_sym){fp->name, fp->type, DT_K_SHARED, DT_V_BLOCK, true, fp->shared_len, NULL, 0,
+                             fp->shared_len * kf_type_elem_bytes(fp->type)});
+    }
     for (uint32_t i = 0; i < p->nparams && f->nparams < DT_MAX_FPARAMS - 2; i++) {
         const dt_param *bp = &p->params[i];
         bool in = bp->role == DT_R_IN && dt_chance(g.r, 40);
@@ -861,7 +893,7 @@ static void gen_fn(dt_gen *g0, dt_fn *f)
         if (out) {   /* and its base slot, a u32 parameter */
             f->out = bp;
             f->base = fresh(&g);
-            f->params[f->nparams++] = (dt_fparam){f->base, kf_type_scalar(KF_S_U32), NULL, true};
+            f->params[f->nparams++] = (dt_fparam){f->base, kf_type_scalar(KF_S_U32), NULL, true, 0};
         }
     }
     list l = {&f->body};

@@ -315,7 +315,8 @@ static void fn_decl(pr *c, const dt_fn *f)
 {
     kf_buf_printf(c->b, "fn %s%s(", f->name, c->tag);
     for (uint32_t i = 0; i < f->nparams; i++) {
-        param_decl(c, f->params[i].name, f->params[i].type);
+        if (f->params[i].shared_len) kf_buf_printf(c->b, "%s: shared %s[]", f->params[i].name, tname(f->params[i].type));
+        else param_decl(c, f->params[i].name, f->params[i].type);
         if (i + 1 < f->nparams) kf_buf_puts(c->b, ", ");
     }
     kf_buf_puts(c->b, ")");
