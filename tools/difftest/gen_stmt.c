@@ -48,7 +48,11 @@
  *    type (`(s as shared U[])[q] = e`) and reads through any view of the
  *    bytes written; fns with barriers declare arrays of their own (one per
  *    kernel, shared by every call site) and exchange through them, starting
- *    with a barrier, since an earlier call may still be reading.
+ *    with a barrier, since an earlier call may still be reading. A fn may
+ *    take `p: shared T[]` needing n written elements: it is called only
+ *    where a readable array (or a view of it, `(s as shared T[])`) has
+ *    them, never inside an exchange's value; it reads p and may exchange
+ *    through it like its own arrays.
  *  - Uniformity: every value and every point of control has a variance
  *    (uniform, per block, per warp, per thread). Conditions, loop bounds and
  *    early exits raise the control's; a barrier needs per-block control or
@@ -100,8 +104,7 @@
  * 16-bit view, as mk_shared_view does. cp_async is a kind of exchange
  * (gen_exchange) whose writes complete at cp_async_wait + barrier: emit the
  * copies where the exchange writes, then the commit, the wait and the
- * barrier, and mark the array readable only after them. Not yet generated:
- * shared views passed to `shared T[]` fn parameters. */
+ * barrier, and mark the array readable only after them. */
 #include "dt_impl.h"
 
 #include "../../ir/numeric.h"
