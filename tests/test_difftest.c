@@ -43,6 +43,48 @@ static void same_program_for_same_seed_and_index(void **state)
     kf_dt_prog_free(a), kf_dt_prog_free(b), kf_dt_prog_free(c);
 }
 
+/* The generator reaches LANGUAGE.md section 8: the dynamic shared array
+ * (sized by the schedule or the launch), shared views, fn shared arrays and
+ * shared T[] parameters, packed half math, dot4, bfe, bfi, prmt, rcp and
+ * fast_div; and the contended atomic slots 6 and 7 only ever see
+ * atomic_exch and atomic_cas of the program's one constant (pair). */
+static bool contended_exch_cas_ok(const kf_dt_prog *p, const char *src)
+{
+    const dt_param *ab = NULL;
+    for (uint32_t i = 0; i < p->nparams; i++)
+        if (p->params[i].role == DT_R_ATOMIC) ab = &p->params[i];
+    if (!ab) return true;
+    char at6[96], at7[96];
+    snprintf(at6, sizeof at6, "(%s, 6, ", ab->name);
+    snprintf(at7, sizeof at7, "(%s, 7, ", ab->name);
+    for (const char *q = src; (q = strstr(q, ab->name)); q++) {
+        if (q - src < 12) continue;
+        bool six = !strncmp(q - 1, at6, strlen(at6)), seven = !strncmp(q - 1, at7, strlen(at7));
+        if ((six && strncmp(q - 12, "atomic_exch", 11)) || (seven && strncmp(q - 11, "atomic_cas", 10))) return false;
+    }
+    return true;
+}
+
+static void generated_programs_reach_section_8(void **state)
+{
+    static const char *const want[] = {"[];", "shared = ", "as shared ", ": shared ", "dot4(", "bfe(", "bfi(",
+                                       "prmt(", "rcp(", "fast_div(", "fma((", "atomic_cas("};
+    unsigned seen[sizeof want / sizeof *want] = {0}, launch = 0;
+    (void)state;
+    for (uint64_t k = 0; k < 400; k++) {
+        kf_dt_prog *p = kf_dt_generate(1, k, 0);
+        char *src = kf_dt_source(p);
+        for (size_t w = 0; w < sizeof want / sizeof *want; w++) seen[w] += strstr(src, want[w]) != NULL;
+        launch += p->dyn_launch != 0;
+        if (!contended_exch_cas_ok(p, src)) fail_msg("program %llu: a contended slot mixes operations", (unsigned long long)k);
+        free(src);
+        kf_dt_prog_free(p);
+    }
+    for (size_t w = 0; w < sizeof want / sizeof *want; w++)
+        if (seen[w] < 3) fail_msg("'%s' in only %u of 400 programs", want[w], seen[w]);
+    assert_true(launch >= 3);   /* the launch gives the dynamic array's size */
+}
+
 /* The interpreter reports out-of-bounds accesses, unwritten locals and
  * shared elements, shared races, divergent barriers, incomplete warp
  * operations and division by zero: none may happen. */
@@ -411,6 +453,7 @@ int main(void)
         cmocka_unit_test(same_program_for_same_seed_and_index),
         cmocka_unit_test(generated_programs_run_on_the_interpreter_without_a_fault),
         cmocka_unit_test(programs_are_safe_where_the_interpreter_cannot_see),
+        cmocka_unit_test(generated_programs_reach_section_8),
         cmocka_unit_test(avoiding_first_exit_loops_removes_them),
         cmocka_unit_test(compare_is_exact_nan_aware_and_bounded_where_approximate),
         cmocka_unit_test(shrinking_edits_never_touch_ownership_slots),
