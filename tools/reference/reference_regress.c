@@ -310,8 +310,31 @@ static void ref_regress_zero_sign(ref_ctx *r)
     free(x);
 }
 
+/* ---- 9. a sum that is an exact tie ---------------------------------------------------------- */
+
+static void ref_regress_tie_fold(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no;
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx);
+    float *o = in_buf(r, "o", KF_S_F32, 1, &no);
+    uint32_t ab[2] = {0xff7fffffu, 0x7d432638u};
+    float a, b, tiny = ldexpf(1.0f, -149);
+    memcpy(&a, &ab[0], 4);
+    memcpy(&b, &ab[1], 4);
+    volatile float t = a + b;                            /* the tie, rounded to even: 0xff73cd9c */
+    for (size_t i = 0; i < n && i < nx && 3 * i + 2 < no; i++) {
+        volatile float m = x[i] * 1.0e-30f;
+        float small = (m > tiny ? m : tiny) + 0.0f;
+        volatile float s16 = 16.0f + small;
+        o[3 * i] = o[3 * i + 1] = o[3 * i + 2] = t + s16;
+    }
+    out_free(r, "o", KF_S_F32, o, no);
+    free(x);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
     {"regress_bitcast_bytes", ref_regress_bitcast_bytes}, {"regress_half_int", ref_regress_half_int}, \
-    {"regress_difftest1", ref_regress_difftest1}, {"regress_zero_sign", ref_regress_zero_sign},
+    {"regress_difftest1", ref_regress_difftest1}, {"regress_zero_sign", ref_regress_zero_sign}, \
+    {"regress_tie_fold", ref_regress_tie_fold},
