@@ -16,8 +16,11 @@
  * One context per device (the
  * primary context of the ordinal), one non-blocking stream, properties
  * read once at open. Buffers are plain cuMemAlloc memory. Launch data is
- * packed once per plan (kernelParams pointing at 16-byte slots), so a
- * launch is one cuLaunchKernel. Every driver call goes through CU_CHECK. */
+ * packed once per plan (kernelParams pointing at 16-byte slots; a
+ * re-targeted argument re-packs its slot), so a launch is one
+ * cuLaunchKernel. Graphs are stream captures whose kernel nodes are updated
+ * in place for re-targeted plans (below). Every driver call goes through
+ * CU_CHECK. */
 #include "cache.h"
 #include "cuda_drv.h"
 #include "nvrtc.h"
@@ -584,22 +587,21 @@ static size_t cuda_plan_extra(uint32_t n) { return (size_t)(n ? n : 1) * (sizeof
 
 /* kernelParams[i] points at slot i: a 64-bit device pointer or the value's
  * lanes packed in their natural size (bool as one byte). */
-static void cuda_plan_pack(kf_plan *plan)
+static void cuda_plan_pack(kf_plan *plan, uint32_t i)
 {
     slot *slots = plan->extra;
     void **params = (void **)(slots + plan->nargs);
-    for (uint32_t i = 0; i < plan->nargs; i++) {
-        const kf_arg *a = &plan->args[i];
-        if (a->buf) {
-            uint64_t addr = a->buf->addr;
-            memcpy(slots[i].bytes, &addr, 8);
-        } else {
-            uint32_t sz = kf_scalar_bytes[a->value.type.scalar];
-            for (uint32_t l = 0; l < a->value.type.lanes && (l + 1) * sz <= 16; l++)
-                memcpy(slots[i].bytes + l * sz, &a->value.lane[l], sz);   /* little-endian low bytes */
-        }
-        params[i] = slots[i].bytes;
+    const kf_arg *a = &plan->args[i];
+    memset(slots[i].bytes, 0, sizeof slots[i].bytes);
+    if (a->buf) {
+        uint64_t addr = a->buf->addr;
+        memcpy(slots[i].bytes, &addr, 8);
+    } else {
+        uint32_t sz = kf_scalar_bytes[a->value.type.scalar];
+        for (uint32_t l = 0; l < a->value.type.lanes && (l + 1) * sz <= 16; l++)
+            memcpy(slots[i].bytes + l * sz, &a->value.lane[l], sz);   /* little-endian low bytes */
     }
+    params[i] = slots[i].bytes;
 }
 
 static kf_status cuda_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_error *err)
@@ -668,6 +670,129 @@ cleanup:
     return st;
 }
 
+/* ---- graphs (runtime/graph.c drives them) -------------------------------------------------------
+ * Recording is stream capture on the device's stream (thread-local mode:
+ * this thread may not make calls a capture cannot hold, which graph.c
+ * refuses before the driver sees them). At the end, node i of the captured
+ * graph (cuGraphGetNodes, in capture order) is checked to be launch i (its
+ * function and grid) and kept: a re-targeted plan is carried into the
+ * executable graph with cuGraphExecKernelNodeSetParams on that node. */
+typedef struct {
+    CUgraph graph;          /* kept: the nodes updates name belong to it */
+    CUgraphExec exec;
+    CUgraphNode *nodes;     /* node i: launch i */
+} cuda_graph;
+
+static kf_status cuda_graph_begin(kf_device *dev, kf_error *err)
+{
+    cuda_dev *cd = dev->impl;
+    kf_status st = use(dev, err);
+    if (st != KF_OK) return st;
+    CU_CHECK(StreamBeginCapture(cd->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+cleanup:
+    return st;
+}
+
+static kf_status cuda_graph_record(kf_plan *plan, kf_error *err) { return cuda_launch(plan, KF_DISPATCH_ASYNC, NULL, err); }
+
+/* Ends the capture and drops what it made (a failed launch may have
+ * invalidated it: the end then fails, as it should). */
+static void cuda_graph_abort(kf_device *dev)
+{
+    cuda_dev *cd = dev->impl;
+    CUgraph gr = NULL;
+    if (use(dev, NULL) != KF_OK) return;
+    kf_cu.StreamEndCapture(cd->stream, &gr);
+    if (gr) kf_cu.GraphDestroy(gr);
+}
+
+static void graph_free(cuda_graph *cg)
+{
+    if (!cg) return;
+    if (cg->exec) kf_cu.GraphExecDestroy(cg->exec);
+    if (cg->graph) kf_cu.GraphDestroy(cg->graph);
+    kf_rt_free(cg->nodes);
+    kf_rt_free(cg);
+}
+
+/* Node i of cg is launch i of g: a kernel node of the plan's function and grid. */
+static kf_status graph_map_nodes(kf_graph *g, cuda_graph *cg, kf_error *err)
+{
+    size_t n = 0;
+    kf_status st = KF_OK;
+    CU_CHECK(GraphGetNodes(cg->graph, NULL, &n));
+    if (n != g->n)
+        return kf_error_set(err, KF_ERR_DEVICE, "the captured graph holds %zu nodes for %u launches", n, g->n);
+    cg->nodes = kf_rt_alloc(n * sizeof *cg->nodes);
+    if (!cg->nodes) return kf_error_set(err, KF_ERR_NOMEM, "out of memory holding %zu graph nodes", n);
+    CU_CHECK(GraphGetNodes(cg->graph, cg->nodes, &n));
+    for (uint32_t i = 0; i < g->n; i++) {
+        const kf_plan *pl = g->nodes[i].plan;
+        CUDA_KERNEL_NODE_PARAMS kp = {0};
+        CU_CHECK(GraphKernelNodeGetParams(cg->nodes[i], &kp));
+        if (kp.func != ((cuda_pipe *)pl->p->impl)->fn || kp.gridDimX != pl->grid[0] || kp.gridDimY != pl->grid[1] ||
+            kp.gridDimZ != pl->grid[2])
+            return kf_error_set(err, KF_ERR_DEVICE, "node %u of the captured graph is not launch %u (kernel '%s'): "
+                                "the driver did not keep the capture order", i, i, pl->p->name);
+    }
+cleanup:
+    return st;
+}
+
+static kf_status cuda_graph_end(kf_graph *g, kf_error *err)
+{
+    cuda_dev *cd = g->dev->impl;
+    cuda_graph *cg = kf_rt_alloc(sizeof *cg);
+    kf_status st = use(g->dev, err);
+    if (!cg) {
+        cuda_graph_abort(g->dev);
+        return kf_error_set(err, KF_ERR_NOMEM, "out of memory ending a graph recording");
+    }
+    if (st != KF_OK) goto cleanup;
+    CU_CHECK(StreamEndCapture(cd->stream, &cg->graph));
+    st = graph_map_nodes(g, cg, err);
+    if (st != KF_OK) goto cleanup;
+    CU_CHECK(GraphInstantiate(&cg->exec, cg->graph, 0));
+    g->impl = cg;
+    return KF_OK;
+cleanup:
+    graph_free(cg);
+    return st;
+}
+
+static kf_status cuda_graph_update(kf_graph *g, uint32_t i, kf_error *err)
+{
+    cuda_graph *cg = g->impl;
+    const kf_plan *pl = g->nodes[i].plan;
+    CUDA_KERNEL_NODE_PARAMS kp = {((cuda_pipe *)pl->p->impl)->fn, pl->grid[0], pl->grid[1], pl->grid[2],
+                                  pl->block[0], pl->block[1], pl->block[2], pl->dyn_shared,
+                                  (void **)((slot *)pl->extra + pl->nargs), NULL, NULL, NULL};
+    kf_status st = use(g->dev, err);
+    if (st != KF_OK) return st;
+    CU_CHECK(GraphExecKernelNodeSetParams(cg->exec, cg->nodes[i], &kp));
+cleanup:
+    return st;
+}
+
+static kf_status cuda_graph_launch(kf_graph *g, kf_dispatch_mode mode, float *ms, kf_error *err)
+{
+    cuda_dev *cd = g->dev->impl;
+    cuda_graph *cg = g->impl;
+    kf_status st = use(g->dev, err);
+    if (st != KF_OK) return st;
+    if (mode == KF_DISPATCH_TIMED) CU_CHECK(EventRecord(cd->ev0, cd->stream));
+    CU_CHECK(GraphLaunch(cg->exec, cd->stream));
+    st = finish_stream(cd, mode, ms, err);
+cleanup:
+    return st;
+}
+
+static void cuda_graph_destroy(kf_graph *g)
+{
+    if (use(g->dev, NULL) == KF_OK) graph_free(g->impl);
+    g->impl = NULL;
+}
+
 static const kf_device_ops cuda_ops = {
     .close = cuda_close,
     .alloc = cuda_alloc,
@@ -686,4 +811,11 @@ static const kf_device_ops cuda_ops = {
     .bench_bare = cuda_bench_bare,
     .timer = cuda_timer,
     .resources = cuda_resources,
+    .graph_begin = cuda_graph_begin,
+    .graph_record = cuda_graph_record,
+    .graph_abort = cuda_graph_abort,
+    .graph_end = cuda_graph_end,
+    .graph_update = cuda_graph_update,
+    .graph_launch = cuda_graph_launch,
+    .graph_destroy = cuda_graph_destroy,
 };
