@@ -673,38 +673,21 @@ cleanup:
 /* ---- graphs (runtime/graph.c drives them) -------------------------------------------------------
  * Recording is stream capture on the device's stream (thread-local mode:
  * this thread may not make calls a capture cannot hold, which graph.c
- * refuses before the driver sees them). At the end, node i of the captured
- * graph (cuGraphGetNodes, in capture order) is checked to be launch i (its
- * function and grid) and kept: a re-targeted plan is carried into the
- * executable graph with cuGraphExecKernelNodeSetParams on that node. */
+ * refuses before the driver sees them). After each captured launch the
+ * capture's dependency set is that launch's kernel node
+ * (cuStreamGetCaptureInfo): node i is launch i by construction, whatever
+ * order the driver lists a graph's nodes in. At the end the graph holds
+ * exactly those nodes (cuGraphGetNodes) and each is checked to run its
+ * launch's function and grid; a re-targeted plan is carried into the
+ * executable graph with cuGraphExecKernelNodeSetParams on its node. */
 typedef struct {
     CUgraph graph;          /* kept: the nodes updates name belong to it */
     CUgraphExec exec;
     CUgraphNode *nodes;     /* node i: launch i */
+    uint32_t cap;
 } cuda_graph;
 
-static kf_status cuda_graph_begin(kf_device *dev, kf_error *err)
-{
-    cuda_dev *cd = dev->impl;
-    kf_status st = use(dev, err);
-    if (st != KF_OK) return st;
-    CU_CHECK(StreamBeginCapture(cd->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-cleanup:
-    return st;
-}
-
-static kf_status cuda_graph_record(kf_plan *plan, kf_error *err) { return cuda_launch(plan, KF_DISPATCH_ASYNC, NULL, err); }
-
-/* Ends the capture and drops what it made (a failed launch may have
- * invalidated it: the end then fails, as it should). */
-static void cuda_graph_abort(kf_device *dev)
-{
-    cuda_dev *cd = dev->impl;
-    CUgraph gr = NULL;
-    if (use(dev, NULL) != KF_OK) return;
-    kf_cu.StreamEndCapture(cd->stream, &gr);
-    if (gr) kf_cu.GraphDestroy(gr);
-}
+enum { CAPTURE_ACTIVE = 1 };
 
 static void graph_free(cuda_graph *cg)
 {
@@ -715,25 +698,81 @@ static void graph_free(cuda_graph *cg)
     kf_rt_free(cg);
 }
 
-/* Node i of cg is launch i of g: a kernel node of the plan's function and grid. */
-static kf_status graph_map_nodes(kf_graph *g, cuda_graph *cg, kf_error *err)
+static kf_status cuda_graph_begin(kf_graph *g, kf_error *err)
+{
+    cuda_dev *cd = g->dev->impl;
+    cuda_graph *cg = kf_rt_alloc(sizeof *cg);
+    if (!cg) return kf_error_set(err, KF_ERR_NOMEM, "out of memory starting a graph recording");
+    kf_status st = use(g->dev, err);
+    if (st != KF_OK) goto cleanup;
+    CU_CHECK(StreamBeginCapture(cd->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    g->impl = cg;
+    return KF_OK;
+cleanup:
+    graph_free(cg);
+    return st;
+}
+
+/* The node the last captured launch made: the capture's one dependency. */
+static kf_status last_node(cuda_dev *cd, CUgraphNode *node, kf_error *err)
+{
+    int status = 0;
+    const CUgraphNode *deps = NULL;
+    size_t n = 0;
+    kf_status st = KF_OK;
+    CU_CHECK(StreamGetCaptureInfo(cd->stream, &status, NULL, NULL, &deps, NULL, &n));
+    if (status != CAPTURE_ACTIVE || n != 1 || !deps)
+        return kf_error_set(err, KF_ERR_DEVICE, "the capture is not one chain of launches (status %d, %zu dependencies)",
+                            status, n);
+    *node = deps[0];
+cleanup:
+    return st;
+}
+
+static kf_status cuda_graph_record(kf_graph *g, kf_plan *plan, kf_error *err)
+{
+    cuda_graph *cg = g->impl;
+    if (g->n == cg->cap) {
+        uint32_t cap = cg->cap ? 2 * cg->cap : 64;
+        CUgraphNode *nodes = kf_rt_alloc((size_t)cap * sizeof *nodes);
+        if (!nodes) return kf_error_set(err, KF_ERR_NOMEM, "out of memory recording launch %u of a graph", g->n);
+        if (g->n) memcpy(nodes, cg->nodes, (size_t)g->n * sizeof *nodes);
+        kf_rt_free(cg->nodes);
+        cg->nodes = nodes, cg->cap = cap;
+    }
+    kf_status st = cuda_launch(plan, KF_DISPATCH_ASYNC, NULL, err);
+    return st == KF_OK ? last_node(g->dev->impl, &cg->nodes[g->n], err) : st;
+}
+
+/* Ends the capture and drops what it made (a failed launch may have
+ * invalidated it: the end then fails, as it should). */
+static void cuda_graph_abort(kf_graph *g)
+{
+    cuda_dev *cd = g->dev->impl;
+    CUgraph gr = NULL;
+    if (use(g->dev, NULL) == KF_OK) kf_cu.StreamEndCapture(cd->stream, &gr);
+    if (gr) kf_cu.GraphDestroy(gr);
+    graph_free(g->impl);
+    g->impl = NULL;
+}
+
+/* The captured graph holds the recorded nodes, each a kernel node of its
+ * launch's function and grid. */
+static kf_status graph_check_nodes(kf_graph *g, cuda_graph *cg, kf_error *err)
 {
     size_t n = 0;
     kf_status st = KF_OK;
     CU_CHECK(GraphGetNodes(cg->graph, NULL, &n));
     if (n != g->n)
         return kf_error_set(err, KF_ERR_DEVICE, "the captured graph holds %zu nodes for %u launches", n, g->n);
-    cg->nodes = kf_rt_alloc(n * sizeof *cg->nodes);
-    if (!cg->nodes) return kf_error_set(err, KF_ERR_NOMEM, "out of memory holding %zu graph nodes", n);
-    CU_CHECK(GraphGetNodes(cg->graph, cg->nodes, &n));
     for (uint32_t i = 0; i < g->n; i++) {
         const kf_plan *pl = g->nodes[i].plan;
         CUDA_KERNEL_NODE_PARAMS kp = {0};
         CU_CHECK(GraphKernelNodeGetParams(cg->nodes[i], &kp));
         if (kp.func != ((cuda_pipe *)pl->p->impl)->fn || kp.gridDimX != pl->grid[0] || kp.gridDimY != pl->grid[1] ||
             kp.gridDimZ != pl->grid[2])
-            return kf_error_set(err, KF_ERR_DEVICE, "node %u of the captured graph is not launch %u (kernel '%s'): "
-                                "the driver did not keep the capture order", i, i, pl->p->name);
+            return kf_error_set(err, KF_ERR_DEVICE, "node %u of the captured graph does not run launch %u (kernel '%s')",
+                                i, i, pl->p->name);
     }
 cleanup:
     return st;
@@ -742,21 +781,20 @@ cleanup:
 static kf_status cuda_graph_end(kf_graph *g, kf_error *err)
 {
     cuda_dev *cd = g->dev->impl;
-    cuda_graph *cg = kf_rt_alloc(sizeof *cg);
+    cuda_graph *cg = g->impl;
     kf_status st = use(g->dev, err);
-    if (!cg) {
-        cuda_graph_abort(g->dev);
-        return kf_error_set(err, KF_ERR_NOMEM, "out of memory ending a graph recording");
+    if (st != KF_OK) {
+        cuda_graph_abort(g);
+        return st;
     }
-    if (st != KF_OK) goto cleanup;
     CU_CHECK(StreamEndCapture(cd->stream, &cg->graph));
-    st = graph_map_nodes(g, cg, err);
+    st = graph_check_nodes(g, cg, err);
     if (st != KF_OK) goto cleanup;
     CU_CHECK(GraphInstantiate(&cg->exec, cg->graph, 0));
-    g->impl = cg;
     return KF_OK;
 cleanup:
     graph_free(cg);
+    g->impl = NULL;
     return st;
 }
 

@@ -109,6 +109,8 @@ enum {
     X(LinkDestroy, "cuLinkDestroy", CUresult, (CUlinkState))                                        \
     X(StreamBeginCapture, "cuStreamBeginCapture_v2", CUresult, (CUstream, int))                     \
     X(StreamEndCapture, "cuStreamEndCapture", CUresult, (CUstream, CUgraph *))                       \
+    X(StreamGetCaptureInfo, "cuStreamGetCaptureInfo_v3", CUresult,                                  \
+      (CUstream, int *, unsigned long long *, CUgraph *, const CUgraphNode **, const void **, size_t *)) \
     X(GraphGetNodes, "cuGraphGetNodes", CUresult, (CUgraph, CUgraphNode *, size_t *))                \
     X(GraphKernelNodeGetParams, "cuGraphKernelNodeGetParams_v2", CUresult,                          \
       (CUgraphNode, CUDA_KERNEL_NODE_PARAMS *))                                                      \

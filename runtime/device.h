@@ -250,10 +250,12 @@ void kf_plan_shape(const kf_plan *plan, uint32_t grid[3], uint32_t block[3], uin
 typedef struct kf_graph kf_graph;
 kf_status kf_graph_begin(kf_device *dev, kf_error *err);
 /* Ends dev's recording and makes it launchable (CUDA: cuStreamEndCapture,
- * cuGraphInstantiate; node i of the captured graph, found with
- * cuGraphGetNodes and checked against the launch, is launch i). An empty
- * recording is refused. After an abandoned recording it returns the reason
- * the recording was abandoned (once). */
+ * cuGraphInstantiate; each launch's kernel node is the one the capture
+ * made for it, read with cuStreamGetCaptureInfo as it was recorded, and
+ * checked against the launch with cuGraphGetNodes /
+ * cuGraphKernelNodeGetParams). An empty recording is refused. After an
+ * abandoned recording it returns the reason the recording was abandoned
+ * (once). */
 kf_status kf_graph_end(kf_device *dev, kf_graph **out, kf_error *err);
 /* Replays g in stream order (mode as for kf_plan_launch: ASYNC queues it,
  * SYNC waits, TIMED waits and gives the device time). Each launch uses its

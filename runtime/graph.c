@@ -34,7 +34,7 @@ void kf_rt_rec_abandon(kf_device *dev, const char *why)
 {
     kf_graph *g = dev->rec;
     if (!g) return;
-    if (dev->ops->graph_abort) dev->ops->graph_abort(dev);
+    if (dev->ops->graph_abort) dev->ops->graph_abort(g);
     dev->rec = NULL;
     graph_free(g);
     snprintf(dev->rec_failed, sizeof dev->rec_failed, "%s", why);
@@ -89,7 +89,7 @@ kf_status kf_rt_rec_launch(kf_plan *plan, kf_dispatch_mode mode, kf_error *err)
         return abandon(dev, KF_ERR_USAGE, msg, err);
     }
     kf_status st = grow(g, err);
-    if (st == KF_OK && dev->ops->graph_record) st = dev->ops->graph_record(plan, err);
+    if (st == KF_OK && dev->ops->graph_record) st = dev->ops->graph_record(g, plan, err);
     if (st != KF_OK) {
         snprintf(msg, sizeof msg, "launch %u (kernel '%.100s'): %.660s", g->n, plan->p->name, err ? err->msg : "failed");
         return abandon(dev, st, msg, err);
@@ -106,7 +106,7 @@ kf_status kf_graph_begin(kf_device *dev, kf_error *err)
     kf_graph *g = kf_rt_alloc(sizeof *g);
     if (!g) return kf_error_set(err, KF_ERR_NOMEM, "out of memory starting a graph recording");
     g->dev = dev;
-    st = dev->ops->graph_begin ? dev->ops->graph_begin(dev, err) : KF_OK;
+    st = dev->ops->graph_begin ? dev->ops->graph_begin(g, err) : KF_OK;
     if (st != KF_OK) {
         graph_free(g);
         return st;

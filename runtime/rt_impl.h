@@ -38,15 +38,16 @@ typedef struct {
     /* Registers and local bytes of a pipeline's code; NULL: unsupported. */
     kf_status (*resources)(const kf_pipeline *p, kf_resources *out, kf_error *err);
     /* Graphs (runtime/graph.c drives them; NULL: nothing to do there).
-     * graph_begin starts recording (CUDA: stream capture); graph_record
-     * records one validated plan launch (CUDA: the launch, captured);
-     * graph_abort ends a recording that failed and drops what it holds;
-     * graph_end ends a good one and makes g launchable (on failure it has
-     * ended the recording and freed g->impl); graph_update carries node
-     * i's plan, re-targeted, into g; graph_launch replays g. */
-    kf_status (*graph_begin)(kf_device *dev, kf_error *err);
-    kf_status (*graph_record)(kf_plan *plan, kf_error *err);
-    void (*graph_abort)(kf_device *dev);
+     * graph_begin starts recording g (CUDA: stream capture); graph_record
+     * records one validated plan launch as node g->n (CUDA: the launch,
+     * captured, and its node); graph_abort ends a recording that failed
+     * and drops what it holds (g->impl included); graph_end ends a good one
+     * and makes g launchable (on failure it has ended the recording and
+     * freed g->impl); graph_update carries node i's plan, re-targeted, into
+     * g; graph_launch replays g. */
+    kf_status (*graph_begin)(kf_graph *g, kf_error *err);
+    kf_status (*graph_record)(kf_graph *g, kf_plan *plan, kf_error *err);
+    void (*graph_abort)(kf_graph *g);
     kf_status (*graph_end)(kf_graph *g, kf_error *err);
     kf_status (*graph_update)(kf_graph *g, uint32_t i, kf_error *err);
     kf_status (*graph_launch)(kf_graph *g, kf_dispatch_mode mode, float *ms, kf_error *err);

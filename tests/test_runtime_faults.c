@@ -387,8 +387,8 @@ static void expected_error(const char *api, char *out, size_t n)
 {
     char name[64];
     snprintf(name, sizeof name, "%s", api);
-    char *v2 = strstr(name, "_v2");
-    if (v2) *v2 = 0;
+    char *v = strrchr(name, '_');   /* the ABI suffix (_v2, _v3) is not in the message */
+    if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' && !v[3]) *v = 0;
     if (!strncmp(api, "nvrtc", 5)) snprintf(out, n, "%s failed: NVRTC_ERROR_INTERNAL_ERROR (11) (", name);
     else snprintf(out, n, "%s failed: CUDA_ERROR_UNKNOWN (999): mock: injected fault (", name);
 }

@@ -877,6 +877,40 @@ static void graph_replays_and_carries_retargets_without_recapture(void **state)
     }
 }
 
+/* Two plans of one function and grid in one graph: re-targeting the second
+ * updates the second's node, also when the driver lists the graph's nodes
+ * in another order than the capture's (MOCKCUDA_NODES_REVERSED). */
+static void each_plan_updates_its_own_node_whatever_the_node_order(void **state)
+{
+    for (int reversed = 0; reversed < 2; reversed++) {
+        gfx g;
+        kf_error e = {0};
+        kf_plan *p2;
+        kf_graph *gr;
+        if (reversed) setenv("MOCKCUDA_NODES_REVERSED", "1", 1);
+        gfx_make(&g, KF_BACKEND_PTX);
+        kf_arg a[4] = {{.value = {.type = kf_type_scalar(KF_S_F32)}}, {.buf = g.x}, {.buf = g.y2},
+                       {.value = {.type = kf_type_scalar(KF_S_U32), .lane = {N}}}};
+        float two = 2.0f, five = 5.0f;
+        memcpy(&a[0].value.lane[0], &two, 4);
+        assert_int_equal(kf_plan_create(g.p, a, 4, NULL, &p2, &e), KF_OK);
+        assert_int_equal(kf_graph_begin(g.d, &e), KF_OK);
+        assert_int_equal(kf_plan_launch(g.plan, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+        assert_int_equal(kf_plan_launch(p2, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+        assert_int_equal(kf_graph_end(g.d, &gr, &e), KF_OK);
+        kf_value a5 = {.type = kf_type_scalar(KF_S_F32)};
+        memcpy(&a5.lane[0], &five, 4);
+        assert_int_equal(kf_plan_set_value(p2, 0, &a5, &e), KF_OK);
+        assert_int_equal(kf_graph_launch(gr, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+        expect_y(g.y, 1.0f, N);    /* the first plan, unchanged */
+        expect_y(g.y2, 5.0f, N);   /* the second, re-targeted */
+        unsetenv("MOCKCUDA_NODES_REVERSED");
+        kf_graph_destroy(gr);
+        kf_plan_destroy(p2);
+        gfx_free(&g);
+    }
+}
+
 /* A launch the driver refuses while capturing: the error names the launch
  * and the driver call, the capture is ended, kf_graph_end reports it, and
  * the device runs the plan eagerly afterwards; nothing is left behind. */
@@ -928,26 +962,27 @@ static void waits_while_recording_are_refused_before_the_driver(void **state)
     gfx_free(&g);
 }
 
-/* Each driver call of kf_graph_end and kf_graph_launch failing: the error
- * names it, nothing leaks, and a new recording works afterwards. */
+/* Each driver call of recording, kf_graph_end and kf_graph_launch failing:
+ * the error names it, nothing leaks, and a new recording works afterwards. */
 static void graph_driver_failures_are_reported_and_recoverable(void **state)
 {
     static const char *const apis[] = {"cuStreamEndCapture", "cuGraphGetNodes", "cuGraphKernelNodeGetParams_v2",
                                        "cuGraphInstantiateWithFlags", "cuGraphExecKernelNodeSetParams_v2",
-                                       "cuGraphLaunch"};
+                                       "cuGraphLaunch", "cuStreamGetCaptureInfo_v3", "cuStreamBeginCapture_v2"};
     static const char *const names[] = {"cuStreamEndCapture failed", "cuGraphGetNodes failed",
                                         "cuGraphKernelNodeGetParams failed", "cuGraphInstantiateWithFlags failed",
-                                        "cuGraphExecKernelNodeSetParams failed", "cuGraphLaunch failed"};
-    for (int i = 0; i < 6; i++) {
+                                        "cuGraphExecKernelNodeSetParams failed", "cuGraphLaunch failed",
+                                        "cuStreamGetCaptureInfo failed", "cuStreamBeginCapture failed"};
+    for (int i = 0; i < 8; i++) {
         gfx g;
         kf_error e = {0};
         kf_graph *gr = NULL;
         gfx_make(&g, KF_BACKEND_PTX);
         int handles = mock_live_handles();
         mock_fail(apis[i], 1);
-        assert_int_equal(kf_graph_begin(g.d, &e), KF_OK);
-        assert_int_equal(kf_plan_launch(g.plan, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
-        kf_status st = kf_graph_end(g.d, &gr, &e);
+        kf_status st = kf_graph_begin(g.d, &e);
+        if (st == KF_OK) st = kf_plan_launch(g.plan, KF_DISPATCH_ASYNC, NULL, &e);
+        if (st == KF_OK) st = kf_graph_end(g.d, &gr, &e);
         if (st == KF_OK) {
             kf_value a2 = {.type = kf_type_scalar(KF_S_F32)};
             float two = 2.0f;
@@ -1010,6 +1045,7 @@ int main(void)
         cmocka_unit_test(module_pipelines_share_one_build_and_one_module),
         cmocka_unit_test(module_build_error_leaves_nothing),
         cmocka_unit_test(graph_replays_and_carries_retargets_without_recapture),
+        cmocka_unit_test(each_plan_updates_its_own_node_whatever_the_node_order),
         cmocka_unit_test(failed_capture_names_the_launch_and_leaves_the_device_usable),
         cmocka_unit_test(waits_while_recording_are_refused_before_the_driver),
         cmocka_unit_test(graph_driver_failures_are_reported_and_recoverable),

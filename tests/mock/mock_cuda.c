@@ -25,6 +25,7 @@
  * failing destroy or free still releases what it was given, as the driver
  * does when the context goes, so a leak seen by mock_live_handles() is the
  * runtime's own. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,7 @@ int mock_live_handles(void) { return live_allocs + live_modules + live_other; }
     X(cuLinkDestroy) X(cuModuleLoadDataEx) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute)  \
     X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuEventCreate) X(cuEventDestroy_v2) X(cuEventRecord)         \
     X(cuEventSynchronize) X(cuEventElapsedTime_v2) X(cuStreamBeginCapture_v2) X(cuStreamEndCapture)        \
+    X(cuStreamGetCaptureInfo_v3)                                                                           \
     X(cuGraphGetNodes) X(cuGraphKernelNodeGetParams_v2) X(cuGraphInstantiateWithFlags)                     \
     X(cuGraphExecKernelNodeSetParams_v2) X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)          \
     X(nvrtcVersion) X(nvrtcCreateProgram)                                                                  \
@@ -565,7 +567,9 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
  * launches CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) and cuStreamEndCapture then
  * gives no graph. The capture ends at cuStreamEndCapture even when that
  * call fails (injected too), as a driver ends an invalidated one. An
- * instantiated graph copies the nodes; cuGraphLaunch runs them in order. */
+ * instantiated graph copies the nodes; cuGraphLaunch runs them in order.
+ * $MOCKCUDA_NODES_REVERSED makes cuGraphGetNodes list them backwards (the
+ * driver documents no order). */
 typedef struct {       /* CUDA_KERNEL_NODE_PARAMS_v2 */
     void *func;
     unsigned gx, gy, gz, bx, by, bz, shared;
@@ -612,6 +616,21 @@ CUresult cuStreamEndCapture(void *stream, void **graph)
     return OK;
 }
 
+/* The capture's status; its dependency set is the last captured node. */
+CUresult cuStreamGetCaptureInfo_v3(void *stream, int *status, unsigned long long *id, void **graph, void *const **deps,
+                                   const void **edges, size_t *n)
+{
+    FAULT(cuStreamGetCaptureInfo_v3);
+    bool on = capturing && stream == capturing;
+    *status = !on ? 0 : capture_broken ? 2 : 1;
+    if (id) *id = on ? 1 : 0;
+    if (graph) *graph = on ? captured : NULL;
+    if (edges) *edges = NULL;
+    if (deps) *deps = on && captured->n ? (void *const *)&captured->nodes[captured->n - 1] : NULL;
+    if (n) *n = on && captured->n ? 1 : 0;
+    return OK;
+}
+
 CUresult cuGraphGetNodes(void *graph, void **nodes, size_t *n)
 {
     FAULT(cuGraphGetNodes);
@@ -620,7 +639,8 @@ CUresult cuGraphGetNodes(void *graph, void **nodes, size_t *n)
         *n = (size_t)g->n;
         return OK;
     }
-    for (size_t i = 0; i < *n && i < (size_t)g->n; i++) nodes[i] = g->nodes[i];
+    bool reversed = getenv("MOCKCUDA_NODES_REVERSED") != NULL;   /* the driver promises no order */
+    for (size_t i = 0; i < *n && i < (size_t)g->n; i++) nodes[i] = g->nodes[reversed ? (size_t)g->n - 1 - i : i];
     *n = *n < (size_t)g->n ? *n : (size_t)g->n;
     return OK;
 }
