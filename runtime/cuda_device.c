@@ -677,8 +677,8 @@ cleanup:
  * capture's dependency set is that launch's kernel node
  * (cuStreamGetCaptureInfo): node i is launch i by construction, whatever
  * order the driver lists a graph's nodes in. At the end the graph holds
- * exactly those nodes (cuGraphGetNodes) and each is checked to run its
- * launch's function and grid; a re-targeted plan is carried into the
+ * exactly those nodes (cuGraphGetNodes) and each is checked to have its
+ * launch's grid, block and shared bytes; a re-targeted plan is carried into the
  * executable graph with cuGraphExecKernelNodeSetParams on its node. */
 typedef struct {
     CUgraph graph;          /* kept: the nodes updates name belong to it */
@@ -769,10 +769,11 @@ static kf_status graph_check_nodes(kf_graph *g, cuda_graph *cg, kf_error *err)
         const kf_plan *pl = g->nodes[i].plan;
         CUDA_KERNEL_NODE_PARAMS kp = {0};
         CU_CHECK(GraphKernelNodeGetParams(cg->nodes[i], &kp));
-        if (kp.func != ((cuda_pipe *)pl->p->impl)->fn || kp.gridDimX != pl->grid[0] || kp.gridDimY != pl->grid[1] ||
-            kp.gridDimZ != pl->grid[2])
-            return kf_error_set(err, KF_ERR_DEVICE, "node %u of the captured graph does not run launch %u (kernel '%s')",
-                                i, i, pl->p->name);
+        if (kp.gridDimX != pl->grid[0] || kp.gridDimY != pl->grid[1] || kp.gridDimZ != pl->grid[2] ||
+            kp.blockDimX != pl->block[0] || kp.blockDimY != pl->block[1] || kp.blockDimZ != pl->block[2] ||
+            kp.sharedMemBytes != pl->dyn_shared)
+            return kf_error_set(err, KF_ERR_DEVICE, "node %u of the captured graph does not have the launch shape of "
+                                "launch %u (kernel '%s')", i, i, pl->p->name);
     }
 cleanup:
     return st;

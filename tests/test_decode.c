@@ -46,7 +46,7 @@ static void check_against_reference(const char *weights, const char *mode, const
     done(&r);
 }
 
-static void small_f16_graph_steps_match_the_reference(void **state) { check_against_reference("f16", "graph", "3"); }
+static void small_f16_graph_steps_match_the_reference(void **state) { check_against_reference("f16", "graph", "2"); }
 static void small_q4k_async_steps_match_the_reference(void **state) { check_against_reference("q4k", "async", "2"); }
 
 /* RoPE's angle reduction broken (-D rope.TWO_PI_HI=6.2): the check fails,
@@ -66,9 +66,9 @@ static void every_mode_chooses_the_same_tokens(void **state)
     static const char *const modes[3] = {"sync", "async", "graph"};
     char *first = NULL;
     for (int i = 0; i < 3; i++) {
-        result r = decode("--small", "--layers", "1", "--backend", "cpu", "--steps", "3", "--mode", modes[i], NULL);
+        result r = decode("--small", "--layers", "1", "--backend", "cpu", "--steps", "2", "--mode", modes[i], NULL);
         assert_int_equal(r.status, 0);
-        assert_true(has(&r, "3 steps in "));
+        assert_true(has(&r, "2 steps in "));
         assert_true(has(&r, "15 launches each"));   /* 1 + 10 per layer + 4 */
         char *t = tokens_of(&r);
         if (first && strcmp(first, t)) fail_msg("%s gives '%s', sync '%s'", modes[i], t, first);

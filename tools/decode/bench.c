@@ -270,6 +270,7 @@ int dc_bench(const dc_config *c, kf_backend b, const dc_bench_opts *o)
            "%.4f; %.4f ms at the copy bandwidth\n", total / 1e9, by.weights / 1e9, by.kv / 1e9, (unsigned long long)len,
            split, by.act / 1e9, floor_ms);
     if (o->torch && c->wt == DC_F16) run_peer(c, o, &p);
+    if (o->torch && c->wt != DC_F16) printf("PyTorch peer: runs the f16 model only (not run for q4k weights)\n");
     print_table(c, r, &p, floor_ms);
     FILE *json = o->json ? fopen(o->json, "w") : NULL;
     if (o->json && !json) fprintf(stderr, "kforge decode: error: cannot write %s\n", o->json);
