@@ -181,10 +181,12 @@ if ! skipped decode; then
     decode="$build/kforge-decode"
     dfail=0
     dmissed=0
+    dskip=0
     # decode_run NAME ARGS...: one run, its log kept; a failure counts (a
     # bench that ran but missed a target exits 1: counted apart).
     decode_run() {
         local name=$1 rc; shift
+        if [ "$(left)" -le 20 ]; then echo "-- skipped (no time left in GPU_CHECK_BUDGET): kforge-decode $*"; dskip=$((dskip + 1)); return; fi
         echo "-- kforge-decode $*"
         run_step "$logs/decode_$name.log" "$decode" "$@"
         rc=$?
@@ -200,7 +202,7 @@ if ! skipped decode; then
     f16=$(grep -E '^graph +[0-9]' "$logs/decode_bench_f16.log" 2>/dev/null | awk '{print $4}')
     q4k=$(grep -E '^graph +[0-9]' "$logs/decode_bench_q4k.log" 2>/dev/null | awk '{print $4}')
     note decode "$([ $dfail != 0 ] && echo FAIL || { [ $dmissed != 0 ] && echo MISSED || echo ok; })" \
-        "checks passed $passed of 6; graph mode x floor: f16 ${f16:-?}, q4k ${q4k:-?}; $dmissed bench(es) missed a target"
+        "checks passed $passed of 6; graph mode x floor: f16 ${f16:-?}, q4k ${q4k:-?}; $dmissed bench(es) missed a target; $dskip run(s) skipped"
 fi
 
 {

@@ -165,6 +165,7 @@ static int settle(options *o, const dc_shape *given)
         return bad("--model %s gives the shape and the weight type: drop --small, --weights and the sizes%s", o->c.model, "");
     if (!o->c.steps) return bad("--steps must be at least 1%s%s", "", "");
     if (o->bench && o->check) return bad("--bench and --check are separate runs%s%s", "", "");
+    if (o->save && (o->bench || o->check)) return bad("--save goes with a plain run, not --bench or --check%s%s", "", "");
     if (o->bench && !o->bo.runs) return bad("--runs must be at least 1%s%s", "", "");
     return KF_EXIT_OK;
 }
