@@ -66,7 +66,7 @@ static void ref_convert(ref_ctx *r)
         o64[i] = d64 >= 9223372036854775807.0 ? INT64_MAX : (int64_t)d64;
         double du64 = sat((double)x[i] * 1.0e19, 0, 18446744073709551615.0);
         ou64[i] = du64 >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)du64;
-        oh[i] = f16_bits(v);
+        oh[i] = kf_ref_f16_bits(v);
         obf[i] = bf16_bits(v);
         od[i] = (double)x[i] * 3.0;
         ob[i] = v > 0.0f;
@@ -116,8 +116,8 @@ static void ref_vectors(ref_ctx *r)
         o8[i] = (uint8_t)((w[i] & 0xff) + (w[i] >> 24) + 3);
         double bx = rbf16(xi), prod = rbf16(bx * 1.5);
         obf[i] = bf16_bits(prod + 1.5);
-        double hv = rf16(xi), sq = rf16(hv * hv);
-        ohf[i] = f16_bits(sq + hv);
+        double hv = kf_ref_rf16(xi), sq = kf_ref_rf16(hv * hv);
+        ohf[i] = kf_ref_f16_bits(sq + hv);
     }
     out_free(r, "o4", KF_S_F32, o4, m4 * 4);
     out_free(r, "oh", KF_S_F16, oh, mh * 2);
@@ -359,8 +359,8 @@ static void atomics_element(int32_t v, size_t i, int32_t *ci, uint32_t *cu, uint
     cf[0] += (float)(v & 255);
     cf[1] = fminf(cf[1], (float)(v >> 8));
     cf[2] = fmaxf(cf[2], (float)(v >> 8));
-    h[0] = rf16(h[0] + 1.0);
-    h[1] = rf16(h[1] + 0.5);
+    h[0] = kf_ref_rf16(h[0] + 1.0);
+    h[1] = kf_ref_rf16(h[1] + 0.5);
     cd[0] += (double)(v & 255) * 0.25;
 }
 
@@ -413,7 +413,7 @@ static void ref_atomics(ref_ctx *r)
         r->errors++;
         n = 0;
     }
-    double h[2] = {f16_value(ch[0]), f16_value(ch[1])};
+    double h[2] = {kf_ref_f16_value(ch[0]), kf_ref_f16_value(ch[1])};
     for (size_t i = 0; i < n; i++) atomics_element(x[i], i, ci, cu, cl, cf, h, cd);
     if (n) {
         ci[3] = 7, ci[4] = ci[4] == 0 ? 1 : ci[4], ci[5] += 1;
@@ -421,8 +421,8 @@ static void ref_atomics(ref_ctx *r)
         cl[3] = 11, cl[4] = cl[4] == 0 ? 3 : cl[4], cl[5] += 1;
         cf[3] = 2.5f, cf[4] = cf[4] == 0.0f ? 1.0f : cf[4], cf[5] += 1.0f;
     }
-    ch[0] = f16_bits(h[0]);
-    ch[1] = f16_bits(h[1]);
+    ch[0] = kf_ref_f16_bits(h[0]);
+    ch[1] = kf_ref_f16_bits(h[1]);
     out_free(r, "ci", KF_S_I32, ci, a);
     out_free(r, "cu", KF_S_U32, cu, b);
     out_free(r, "cl", KF_S_U64, cl, c);

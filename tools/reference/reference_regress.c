@@ -17,7 +17,7 @@ static void nan_to_int_one(double v, int64_t out[8][4])
 {
     static const double lo[8] = {-128, 0, -32768, 0, -2147483648.0, 0, -9.2e18, 0};
     static const double hi[8] = {127, 255, 32767, 65535, 2147483647.0, 4294967295.0, 9.2e18, 1.8e19};
-    double src[4] = {rf16(v), rbf16(v), (double)(float)v, v};   /* from f16, bf16, f32, f64 */
+    double src[4] = {kf_ref_rf16(v), rbf16(v), (double)(float)v, v};   /* from f16, bf16, f32, f64 */
     for (int t = 0; t < 8; t++)
         for (int s = 0; s < 4; s++) out[t][s] = to_int(src[s], lo[t], hi[t]);   /* |v| <= 300: no extremes */
 }
@@ -82,7 +82,7 @@ static void ref_regress_half_bytes(ref_ctx *r)
     int32_t *o32 = in_buf(r, "o_i32", KF_S_I32, 1, &n32);
     for (uint32_t t = 0; t < 32; t++) {
         int16_t m = (int16_t)(uint16_t)(t * 3 - (uint32_t)k);
-        uint16_t bm = bf16_bits(m), hm = f16_bits(m), b75 = bf16_bits((float)m * 0.75f);
+        uint16_t bm = bf16_bits(m), hm = kf_ref_f16_bits(m), b75 = bf16_bits((float)m * 0.75f);
         if (4 * t + 3 < n8) {
             o8[4 * t] = (int8_t)(bf16_bits(32) & 0xff);
             o8[4 * t + 1] = (int8_t)(bm & 0xff);   /* lane 0 is the low half of the i32 */
@@ -209,12 +209,12 @@ static void ref_regress_half_int(ref_ctx *r)
     int32_t *o32 = in_buf(r, "o_i32", KF_S_I32, 1, &n32);
     uint8_t *o8 = in_buf(r, "o_u8", KF_S_U8, 1, &n8);
     float *of = in_buf(r, "o_f32", KF_S_F32, 1, &nf);
-    double mhb = rbf16(rf16(m));
+    double mhb = rbf16(kf_ref_rf16(m));
     for (size_t i = 0; i < n && i < nx; i++) {
         float v = x[i] * 300.0f;
-        double hb = rbf16(rf16(v)), bh = rf16(rbf16(v));
+        double hb = rbf16(kf_ref_rf16(v)), bh = kf_ref_rf16(rbf16(v));
         if (4 * i + 3 < n16) {
-            o16[4 * i] = (uint16_t)to_int(rf16(s), 0, 65535);
+            o16[4 * i] = (uint16_t)to_int(kf_ref_rf16(s), 0, 65535);
             o16[4 * i + 1] = (uint16_t)to_int(hb, 0, 65535);
             o16[4 * i + 2] = (uint16_t)to_int(bh, 0, 65535);
             o16[4 * i + 3] = (uint16_t)to_int(mhb, 0, 65535);
@@ -223,8 +223,8 @@ static void ref_regress_half_int(ref_ctx *r)
         if (4 * i + 3 < n32) {
             o32[4 * i] = (int32_t)to_int(hb, -2147483648.0, 2147483647.0);
             o32[4 * i + 1] = (int32_t)to_int(bh, -2147483648.0, 2147483647.0);
-            o32[4 * i + 2] = (int32_t)to_int(rf16(rbf16(bh)), -2147483648.0, 2147483647.0);
-            o32[4 * i + 3] = (int32_t)to_int(rf16(s), -2147483648.0, 2147483647.0);
+            o32[4 * i + 2] = (int32_t)to_int(kf_ref_rf16(rbf16(bh)), -2147483648.0, 2147483647.0);
+            o32[4 * i + 3] = (int32_t)to_int(kf_ref_rf16(s), -2147483648.0, 2147483647.0);
         }
         if (2 * i + 1 < n8) o8[2 * i] = (uint8_t)to_int(hb, 0, 255), o8[2 * i + 1] = (uint8_t)to_int(bh, 0, 255);
         if (2 * i + 1 < nf) of[2 * i] = (float)hb, of[2 * i + 1] = (float)bh;
