@@ -17,7 +17,7 @@
 #ifndef KF_SEMA_IMPL_H
 #define KF_SEMA_IMPL_H
 
-#include "kforge.h"
+#include "passes.h"
 
 typedef union {
     uint64_t u;

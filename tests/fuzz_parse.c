@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kforge.h"
+#include "../grammar/parse.h"
+#include "../ir/passes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

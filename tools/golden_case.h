@@ -30,7 +30,7 @@
 #ifndef KF_GOLDEN_CASE_H
 #define KF_GOLDEN_CASE_H
 
-#include "../ir/kforge.h"
+#include "../ir/module.h"
 
 typedef struct {
     const char *name, *file;   /* buffer parameter, expected .npy path (resolved) */
