@@ -43,15 +43,14 @@ static void jl_load(void)
 {
     jl.lib = kf_rt_dlopen("KF_LIBNVJITLINK", "libnvJitLink.so", true, jl.why, sizeof jl.why);
     if (!jl.lib) return;
-#define X(n, p)                                                                             \
-    if (!(*(void **)&jl.n = dlsym(jl.lib, #n))) {                                           \
-        snprintf(jl.why, sizeof jl.why, "the nvJitLink library lacks the symbol %s", #n);   \
-        dlclose(jl.lib);                                                                    \
-        jl.lib = NULL;                                                                      \
-        return;                                                                             \
-    }
+    bool ok = true;
+#define X(n, p) ok = ok && kf_rt_dlsym(jl.lib, #n, (void **)&jl.n, "nvJitLink", jl.why, sizeof jl.why);
     JIT_FUNCS(X)
 #undef X
+    if (!ok) {
+        dlclose(jl.lib);
+        jl.lib = NULL;
+    }
 }
 
 #define JIT_CHECK(call)                                                                            \

@@ -98,6 +98,10 @@ char *kf_rt_strdup(const char *s);
  * NULL and `why` lists what was tried and dlerror(). */
 void *kf_rt_dlopen(const char *env_var, const char *stem, bool toolkit, char *why, size_t whylen);
 
+/* dlsym(lib, sym) into *slot; false, with `why` naming sym and the
+ * library (`what`), when it is missing. */
+bool kf_rt_dlsym(void *lib, const char *sym, void **slot, const char *what, char *why, size_t whylen);
+
 kf_status kf_cpu_open(kf_device *dev, kf_error *err);
 kf_status kf_cuda_open(kf_device *dev, int ordinal, kf_error *err);
 
