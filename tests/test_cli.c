@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../tools/npy.c"
+#include "../tools/npy.h"
 
 #include "cli_run.h"
 

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../tools/golden_case.c"
+#include "../tools/golden_case.h"
 
 #define SRC KF_SOURCE_DIR
 

@@ -22,8 +22,8 @@ bool kf_cli_define_add(kf_cli_defines *defs, char *text, kf_error *err);
 /* Most bytes of a .kf source file. */
 #define KF_SOURCE_MAX (UINT64_C(64) << 20)
 
-/* Reads and compiles path for subcommand cmd at optimisation level opt
- * (-O0 / -O1). On source errors prints the
+/* Reads and compiles path ("-": standard input, named <stdin>) for
+ * subcommand cmd at optimisation level opt (-O0 / -O1). On source errors prints the
  * rendered diagnostics to stderr and returns KF_EXIT_FAIL; an unreadable
  * file, or -D overrides that are the only errors (no such constant, a bad
  * value), are KF_EXIT_USAGE. *out is set only on success (kf_module_free). */
@@ -167,7 +167,31 @@ typedef int (*kf_cli_value_fn)(void *args, const char *opt, char *val);
 int kf_cli_value_opts(int argc, char **argv, int *i, const char *const *opts, size_t nopts, const char *cmd,
                       kf_cli_value_fn fn, void *args);
 
-/* True (after printing "usage: USAGE" to stdout) when argv holds -h or --help. */
+/* ---- standard input and output, the end of options, suggestions ---- */
+
+/* Reads the file at path, or all of standard input when path is "-" (at
+ * most max bytes either way; NUL-terminated, free() it). */
+kf_status kf_cli_read(const char *path, uint64_t max, char **data, size_t *len, kf_error *err);
+/* How an input is named in messages: "<stdin>" for "-". */
+const char *kf_cli_input_name(const char *path);
+/* Writes len bytes to path as one step (kf_write_file), or to standard
+ * output when path is "-" (whose write errors kforge's main reports). */
+kf_status kf_cli_write(const char *path, const void *data, size_t len, kf_error *err);
+
+/* `--` ends the options: when argv[*i] is the first "--", consumes it and
+ * returns true; from then on kf_cli_opt matches nothing and
+ * kf_cli_is_option is false, so every word is a FILE or NAME=VALUE. */
+bool kf_cli_end_of_options(char **argv, int *i);
+/* s is an option word ("-x", "--long"; not "-", standard input) and the
+ * options have not ended. */
+bool kf_cli_is_option(const char *s);
+
+/* The candidate closest to name (a typo: at most a third of its letters
+ * edited, at least one), or NULL. For "did you mean" hints. */
+const char *kf_cli_suggest(const char *name, const char *const *cands, size_t n);
+
+/* True (after printing "usage: USAGE" to stdout) when argv holds -h or
+ * --help before any "--". */
 bool kf_cli_help(int argc, char **argv, const char *usage);
 
 /* Prints "kforge CMD: error: <formatted>" and the command's usage line to

@@ -64,17 +64,18 @@ static int parse_args(int argc, char **argv, emit_args *a)
 {
     static const char *const vopts[] = {"--target", "--arch", "-D", "-k", "-o"};
     for (int i = 0; i < argc;) {
+        if (kf_cli_end_of_options(argv, &i)) continue;
         int matched = kf_cli_value_opts(argc, argv, &i, vopts, sizeof vopts / sizeof vopts[0], "emit", parse_value_opt, a);
         if (matched < 0) return KF_EXIT_USAGE;
         if (matched) continue;
         const char *s = argv[i++];
-        if (!strcmp(s, "-g") || !strcmp(s, "--lineinfo")) a->lineinfo = true;
+        if (!kf_cli_is_option(s) && a->file) return kf_cli_usage_error("emit", usage, "expected one FILE, got '%s' and '%s'", a->file, s);
+        else if (!kf_cli_is_option(s)) a->file = s;
+        else if (!strcmp(s, "-g") || !strcmp(s, "--lineinfo")) a->lineinfo = true;
         else if (!strcmp(s, "--verify")) a->verify = true;
         else if (kf_cli_opt_level(s, &a->opt)) continue;
         else if (!strcmp(s, "--stats")) a->stats = a->verify = true;
-        else if (s[0] == '-' && s[1]) return kf_cli_usage_error("emit", usage, "unknown option '%s'", s);
-        else if (a->file) return kf_cli_usage_error("emit", usage, "expected one FILE, got '%s' and '%s'", a->file, s);
-        else a->file = s;
+        else return kf_cli_usage_error("emit", usage, "unknown option '%s'", s);
     }
     if (!a->file) return kf_cli_usage_error("emit", usage, "expected a .kf FILE");
     if (a->verify && a->target != TARGET_PTX)

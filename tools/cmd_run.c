@@ -48,13 +48,14 @@ static int parse_args(int argc, char **argv, run_args *a)
 {
     static const char *const vopts[] = {"--backend", "-o"};
     for (int i = 0; i < argc;) {
+        if (kf_cli_end_of_options(argv, &i)) continue;
         int matched = kf_cli_kernel_arg(argc, argv, &i, &a->k, "run", usage);
         if (!matched) matched = kf_cli_value_opts(argc, argv, &i, vopts, sizeof vopts / sizeof vopts[0], "run", value_opt, a);
         if (matched < 0) return KF_EXIT_USAGE;
         if (matched) continue;
         char *s = argv[i++];
-        if (!strcmp(s, "--time")) a->time = true;
-        else if (s[0] == '-' && s[1]) return kf_cli_usage_error("run", usage, "unknown option '%s'", s);
+        if (kf_cli_is_option(s) && !strcmp(s, "--time")) a->time = true;
+        else if (kf_cli_is_option(s)) return kf_cli_usage_error("run", usage, "unknown option '%s'", s);
         else if (a->file) return kf_cli_usage_error("run", usage, "expected one FILE and NAME=VALUE arguments, got '%s'", s);
         else a->file = s;
     }

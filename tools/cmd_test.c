@@ -516,6 +516,7 @@ typedef KF_VEC(char *) path_list;
 static int parse_args(int argc, char **argv, test_state *ts, path_list *paths)
 {
     for (int i = 0; i < argc;) {
+        if (kf_cli_end_of_options(argv, &i)) continue;
         char *val;
         kf_backend b;
         int o = kf_cli_opt(argc, argv, &i, "--backend", &val, "test");
@@ -523,10 +524,11 @@ static int parse_args(int argc, char **argv, test_state *ts, path_list *paths)
         if (o > 0 && !kf_cli_backend_parse(val, &b))
             return kf_cli_usage_error("test", usage, "unknown backend '%s': expected cpu, cuda or ptx", val);
         if (o > 0) ts->only |= 1u << b;
-        else if (kf_cli_opt_level(argv[i], &ts->opt)) i++;
+        else if (!kf_cli_is_option(argv[i])) {
+            if (!KF_VEC_PUSH(paths, argv[i++])) return KF_EXIT_RUNTIME;
+        } else if (kf_cli_opt_level(argv[i], &ts->opt)) i++;
         else if (!strcmp(argv[i], "--same-as-O0")) ts->same_as_O0 = true, i++;
-        else if (argv[i][0] == '-') return kf_cli_usage_error("test", usage, "unknown option '%s'", argv[i]);
-        else if (!KF_VEC_PUSH(paths, argv[i++])) return KF_EXIT_RUNTIME;
+        else return kf_cli_usage_error("test", usage, "unknown option '%s'", argv[i]);
     }
     for (size_t i = 0; i < paths->len; i++) {
         struct stat st;
