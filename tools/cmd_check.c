@@ -13,7 +13,7 @@ static int check_one(const char *path, const kf_cli_defines *defs)
     kf_module *m;
     int rc = kf_cli_compile("check", path, defs, KF_OPT_O0, &m)   /* diagnostics only: nothing to optimise */;
     if (rc != KF_EXIT_OK) return rc;
-    printf("%s: ok (%u kernel%s:", path, m->nkernels, m->nkernels == 1 ? "" : "s");
+    printf("%s: ok (%u kernel%s:", kf_cli_input_name(path), m->nkernels, m->nkernels == 1 ? "" : "s");
     for (uint32_t i = 0; i < m->nkernels; i++) printf(" %s", m->kernels[i].name);
     puts(")");
     kf_module_free(m);

@@ -161,6 +161,67 @@ void kf_cli_print_warning(const char *cmd, const kf_pipeline *p)
     if (w && *w) fprintf(stderr, "kforge %s: warning: %s\n", cmd, w);
 }
 
+bool kf_cli_raw_kind(const char *path, kf_src_kind *kind)
+{
+    size_t n = strlen(path);
+    if (n > 3 && !strcmp(path + n - 3, ".cu")) *kind = KF_SRC_CUDA;
+    else if (n > 4 && !strcmp(path + n - 4, ".ptx")) *kind = KF_SRC_PTX;
+    else return false;
+    return true;
+}
+
+/* The `// kforge: params LIST` line of a raw source, or NULL (LIST is
+ * copied into buf). */
+static const char *params_line(const char *src, char *buf, size_t size)
+{
+    for (const char *p = src; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        p += strspn(p, " \t");
+        if (strncmp(p, "//", 2)) continue;
+        p += 2 + strspn(p + 2, " \t");
+        if (strncmp(p, "kforge:", 7)) continue;
+        p += 7 + strspn(p + 7, " \t");
+        if (strncmp(p, "params", 6) || (p[6] != ' ' && p[6] != '\t')) continue;
+        p += 7;
+        snprintf(buf, size, "%.*s", (int)strcspn(p, "\r\n"), p);
+        return buf;
+    }
+    return NULL;
+}
+
+kf_status kf_cli_raw_load(const char *path, const char *entry, const char *list, const uint32_t block[3],
+                          kf_cli_raw *out, kf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!kf_cli_raw_kind(path, &out->kind)) out->kind = KF_SRC_CUDA;
+    size_t len;
+    kf_status st = kf_cli_read(path, KF_SOURCE_MAX, &out->source, &len, err);
+    if (st != KF_OK) return st;
+    char line[4096];
+    if (!list) list = params_line(out->source, line, sizeof line);
+    if (!list)
+        return kf_error_set(err, KF_ERR_USAGE, "%s: give the kernel's parameters with --params 'x: &[f32], n: u32' (a "
+                            "case: a 'params' line) or a '// kforge: params ...' line in the file", kf_cli_input_name(path));
+    uint32_t n = 0;
+    if ((st = kf_params_parse(list, &out->params, &n, err)) != KF_OK) return st;
+    out->k = (kf_ir_kernel){.name = entry, .loc = {kf_cli_input_name(path), 0, 0}, .params = out->params, .nparams = n,
+                            .sched = {.block = {block[0], block[1] ? block[1] : 1, block[2] ? block[2] : 1}}};
+    return KF_OK;
+}
+
+kf_status kf_cli_raw_pipeline(kf_device *dev, const kf_cli_raw *r, kf_pipeline **out, kf_error *err)
+{
+    const uint32_t *b = r->k.sched.block;
+    kf_raw_kernel rk = {r->kind, r->source, r->k.name, r->k.params, r->k.nparams, {b[0], b[1], b[2]}, 0, false};
+    return kf_pipeline_create_raw(dev, &rk, out, err);
+}
+
+void kf_cli_raw_free(kf_cli_raw *r)
+{
+    free(r->source);
+    kf_free(r->params);
+    memset(r, 0, sizeof *r);
+}
+
 const char *kf_cli_backend_name(kf_backend b)
 {
     return b == KF_BACKEND_CPU ? "cpu" : b == KF_BACKEND_CUDA ? "cuda" : "ptx";

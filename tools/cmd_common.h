@@ -146,6 +146,27 @@ int kf_cli_kernel_arg(int argc, char **argv, int *i, kf_cli_kernel_args *a, cons
 int kf_cli_kernel_args_check(const kf_cli_kernel_args *a, const kf_ir_kernel *k, const char *cmd, const char *usage);
 void kf_cli_kernel_args_free(kf_cli_kernel_args *a);
 
+/* A raw kernel file by its name: FILE.cu is CUDA-C, FILE.ptx is PTX;
+ * false for anything else (a .kf source). */
+bool kf_cli_raw_kind(const char *path, kf_src_kind *kind);
+
+/* A raw kernel file read and described for the binding code (run, test). */
+typedef struct {
+    kf_src_kind kind;
+    char *source;          /* the file's text (heap) */
+    kf_param *params;      /* kf_params_parse's block */
+    kf_ir_kernel k;        /* a stand-in kernel: the entry's name, the parameters, the block */
+} kf_cli_raw;
+/* Reads path ("-": standard input, then CUDA-C) and its parameter list: `list`, else
+ * the file's `// kforge: params LIST` line; no list, or a bad one, is
+ * KF_ERR_USAGE saying what to give. The stand-in kernel has no grid
+ * expression (a launch gives a grid or a count). */
+kf_status kf_cli_raw_load(const char *path, const char *entry, const char *list, const uint32_t block[3],
+                          kf_cli_raw *out, kf_error *err);
+/* Builds and loads r on dev through the process and disk caches. */
+kf_status kf_cli_raw_pipeline(kf_device *dev, const kf_cli_raw *r, kf_pipeline **out, kf_error *err);
+void kf_cli_raw_free(kf_cli_raw *r);
+
 /* Backend names ("cpu", "cuda", "ptx"). */
 const char *kf_cli_backend_name(kf_backend b);
 bool kf_cli_backend_parse(const char *s, kf_backend *out);

@@ -220,6 +220,7 @@ static void ref_rmsnorm(ref_ctx *r)
 #include "reference_regress.c"
 #include "reference_section8.c"
 #include "reference_decode.c"
+#include "reference_raw.c"
 
 /* ---- driver ---------------------------------------------------------------- */
 
@@ -233,6 +234,7 @@ static const struct {
     KF_REFERENCE_REGRESS
     KF_REFERENCE_SECTION8
     KF_REFERENCE_DECODE
+    KF_REFERENCE_RAW
 };
 
 static void run_case(ref_ctx *r, const char *path)
