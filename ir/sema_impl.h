@@ -5,7 +5,7 @@
  * ir/value.c (host-side argument parsing and grid evaluation).
  *
  * Conventions of the typed AST that later phases rely on (see also the
- * report in kforge.h's kf_sema_fold):
+ * report in ir/passes.h's kf_sema_fold):
  *  - the error type is {KF_TK_SCALAR, KF_S_NONE}: it marks an expression
  *    already reported and suppresses follow-up errors;
  *  - cval of an integer is its value sign/zero extended to 64 bits; of a

@@ -676,6 +676,7 @@ static kf_status cuda_stream(kf_device *dev, bool external, void *stream, kf_err
 {
     cuda_dev *cd = dev->impl;
     CUstream next = external ? (CUstream)stream : cd->own;
+    current = NULL;   /* the caller's code may have made another context current: set ours again */
     kf_status st = use(dev, err);
     if (st != KF_OK || next == cd->stream) return st;
     CU_CHECK(StreamSynchronize(cd->stream));   /* what is queued keeps its order */

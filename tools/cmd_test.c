@@ -91,7 +91,7 @@ static int add_dir(test_args *a, const char *dir)
         fprintf(stderr, "kforge test: error: no .case files in directory '%s'\n", dir);
         rc = KF_EXIT_USAGE;
     }
-    qsort(names.data, names.len, sizeof *names.data, cmp_str);
+    if (names.len) qsort(names.data, names.len, sizeof *names.data, cmp_str);
     for (size_t i = 0; i < names.len; i++) {
         if (rc == KF_EXIT_OK) rc = add_case(a, names.data[i]);
         free(names.data[i]);

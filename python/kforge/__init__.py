@@ -184,7 +184,10 @@ class _Device:
         self.stream = None   # the caller's stream in use (PyTorch's), or None: the device's own
 
     def use_stream(self, stream):
-        if stream == self.stream:
+        """Sends the work to PyTorch's stream (an int), or back to the device's
+        own (None). Asked at every call with tensors: it also makes the
+        device's context current again, whatever PyTorch made current."""
+        if stream is None and self.stream is None:
             return
         err = _lib.Error()
         if stream is None:
