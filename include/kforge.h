@@ -51,6 +51,13 @@
  *   A buffer made by kf_buffer_wrap never releases the memory it wraps.
  * - A plan refers to the buffers bound in it: they must outlive the plan.
  *
+ * Compatibility: the version macros below are the header's, kf_version()
+ * the library's. While the major version is 0 the ABI (function signatures,
+ * structure layouts, enum values) is kept within a minor version (the
+ * shared library's soname is libkforge.so.0.MINOR), then within a major
+ * version. Option structures are zero-initialised by callers, and later
+ * versions add fields at their end only.
+ *
  * Threads: compiling is re-entrant (one module per thread at a time); a
  * device, and everything on it, is driven from one thread at a time. The
  * compiled-code cache is shared and safe under threads.

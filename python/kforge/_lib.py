@@ -143,7 +143,7 @@ def _candidates():
     if forced:
         return [forced]
     found = [os.path.join(HERE, "libkforge.so")]          # a copy shipped inside the package
-    found.append("libkforge.so.0")                          # the loader path: LD_LIBRARY_PATH, ldconfig
+    found.append("libkforge.so.0.1")                        # the loader path: LD_LIBRARY_PATH, ldconfig
     name = ctypes.util.find_library("kforge")
     if name:
         found.append(name)
