@@ -653,6 +653,11 @@ kf_status kf_cuda_emit(const kf_module *m, const kf_ir_kernel *k, const kf_emit_
         kf_diags_free(&none);
         return KF_ERR_SOURCE;
     }
+    if (!k && (!m || m->nkernels == 0)) {   /* the PTX emitter's error, word for word */
+        kf_diag_error(c.diags, ((kf_loc){file, 1, 1}), "no kernel to emit: the module declares no `kernel`");
+        kf_diags_free(&none);
+        return KF_ERR_SOURCE;
+    }
     kf_arena_init(&c.scratch);
     kf_buf body = {0};
     loc_vec lines = {0};

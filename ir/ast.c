@@ -28,7 +28,7 @@ const uint8_t kf_builtin_nargs[KF_BI_COUNT] = {
 };
 
 const char *const kf_node_kind_names[KF_N_COUNT] = {
-#define X(e) [e] = #e + 5,
+#define X(e) [e] = &(#e)[5],   /* drop the "KF_N_" prefix */
     KF_NODE_KINDS(X)
 #undef X
 };

@@ -138,6 +138,7 @@ struct kf_node {
                             (ints: two's complement in 64 bits, sign/zero extended;
                             floats: the value as a double, already rounded to `type`) */
     uint32_t aux;        /* free for the phase that owns the node (lowering) */
+    uint32_t fold_miss;  /* lowering: the fold epoch in which this expression did not fold */
 };
 
 /* Node constructor used by the parser actions: one line per rule. */

@@ -108,7 +108,7 @@ static bool buf_reserve(kf_buf *b, size_t extra)
 void kf_buf_append(kf_buf *b, const char *s, size_t n)
 {
     if (!buf_reserve(b, n)) return;
-    memcpy(b->data + b->len, s, n);
+    if (n) memcpy(b->data + b->len, s, n);   /* s may be NULL when n is 0 (an empty kf_buf's data) */
     b->len += n;
     b->data[b->len] = '\0';
 }

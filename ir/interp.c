@@ -28,6 +28,10 @@
 #define KF_INTERP_MAX_STEPS (UINT64_C(4) << 30)
 #define KF_INTERP_START_COST 8   /* about what starting a thread costs, in instructions */
 #define KF_INTERP_MAX_ARRAY_BYTES (UINT32_C(1) << 28)
+/* Memory one block's state may take (registers, local and shared arrays,
+ * their bookkeeping): a large kernel in a large block is refused before
+ * allocation instead of exhausting the host. */
+#define KF_INTERP_MAX_BLOCK_BYTES (UINT64_C(1) << 30)
 
 kf_status kf_interp_fault(kf_ictx *c, const kf_ithread *t, uint32_t ins, const char *fmt, ...)
 {
@@ -169,6 +173,21 @@ static uint32_t count_consts(const kf_ir_kernel *k)
     return n;
 }
 
+/* Refuses a block whose state would take over KF_INTERP_MAX_BLOCK_BYTES
+ * (needs layout_arrays first). */
+static kf_status check_block_bytes(const kf_ictx *c)
+{
+    uint64_t per_thread = sizeof(kf_ithread) + ((uint64_t)c->k->nvals + 1) * sizeof(kf_islot) +
+                          (uint64_t)c->local_bytes + c->local_flags;
+    uint64_t bytes = per_thread * c->nthreads + c->shared_bytes + (uint64_t)c->shared_elems * sizeof(kf_ishmeta);
+    if (bytes <= KF_INTERP_MAX_BLOCK_BYTES) return KF_OK;
+    return kf_error_set_at(c->err, KF_ERR_USAGE, c->k->loc,
+                           "kernel %s: a block of %u threads needs %llu MiB of interpreter state (registers and "
+                           "arrays), over the interpreter's %llu MiB; launch smaller blocks or use smaller local arrays",
+                           c->k->name, c->nthreads, (unsigned long long)(bytes >> 20),
+                           (unsigned long long)(KF_INTERP_MAX_BLOCK_BYTES >> 20));
+}
+
 static kf_status alloc_ctx(kf_ictx *c)
 {
     const kf_ir_kernel *k = c->k;
@@ -178,18 +197,19 @@ static kf_status alloc_ctx(kf_ictx *c)
     c->params = calloc((size_t)k->nparams + 1, sizeof *c->params);
     c->arrays = calloc((size_t)k->narrays + 1, sizeof *c->arrays);
     c->bufname = calloc((size_t)k->nvals + 1, sizeof *c->bufname);
-    c->th = calloc(nt, sizeof *c->th);
-    c->regs = calloc(nt * ((size_t)k->nvals + 1), sizeof *c->regs);
-    if (!c->code || !c->consts || !c->params || !c->arrays || !c->bufname || !c->th || !c->regs)
+    if (!c->code || !c->consts || !c->params || !c->arrays || !c->bufname)
         return kf_error_set(c->err, KF_ERR_NOMEM, "kernel %s: out of memory for the interpreter", k->name);
     kf_status st = layout_arrays(c);
+    if (!st) st = check_block_bytes(c);
     if (st) return st;
+    c->th = calloc(nt, sizeof *c->th);
+    c->regs = calloc(nt * ((size_t)k->nvals + 1), sizeof *c->regs);
     c->local = calloc(nt * c->local_bytes + 1, 1);
     c->written = calloc(nt * c->local_flags + 1, 1);
     c->shared = calloc((size_t)c->shared_bytes + 1, 1);
     c->shmeta = calloc((size_t)c->shared_elems + 1, sizeof *c->shmeta);
     c->warpops = calloc(nt / 32 + 1, sizeof *c->warpops);
-    if (!c->local || !c->written || !c->shared || !c->shmeta || !c->warpops)
+    if (!c->th || !c->regs || !c->local || !c->written || !c->shared || !c->shmeta || !c->warpops)
         return kf_error_set(c->err, KF_ERR_NOMEM, "kernel %s: out of memory for the interpreter", k->name);
     for (uint32_t i = 0; i < c->nthreads; i++) {
         kf_ithread *t = &c->th[i];

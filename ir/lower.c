@@ -438,6 +438,7 @@ static bool unroll_less(kf_type it, uint64_t a, uint64_t b)
 static void unroll_body(lw_t *lw, kf_node *s, uint64_t i, size_t slot, bool cont)
 {
     lw->unroll.data[slot].bits = i;
+    lw->fold_epoch++;
     size_t sy = lw->syn.len - 1;
     if (cont) lw->syn.data[sy].iter = open_loop(lw, true, s->loc);
     lw_block(lw, s->d);
@@ -476,12 +477,13 @@ static void lower_unroll(lw_t *lw, kf_node *s)
     uint32_t all = brk ? open_loop(lw, true, s->loc) : UINT32_MAX;
     if (push_syn(lw, (lw_syn){SYN_UNROLL, all, UINT32_MAX, 0, false, {0}})) {
         uint64_t i = a;
-        for (uint64_t k = 0; k < n && !lw->failed; k++, i = lw_const_convert(it, i + st, it))
+        for (uint64_t k = 0; k < n && lw_work(lw, s->loc) && !lw->failed; k++, i = lw_const_convert(it, i + st, it))
             unroll_body(lw, s, i, slot, cont);
         lw->syn.len--;
     }
     if (brk) close_loop(lw, s->loc);
     lw->unroll.len = slot;
+    lw->fold_epoch++;
 }
 
 static void lower_jump(lw_t *lw, kf_node *s)
@@ -522,8 +524,31 @@ static void lower_return(lw_t *lw, kf_node *s)
     if (!s->aux) exit_to(lw, lw->syn.data[f].loop, s->loc);
 }
 
+bool lw_work(lw_t *lw, kf_loc loc)
+{
+    if (++lw->work <= LW_MAX_WORK) return true;
+    if (!lw->failed)
+        lw_error(lw, loc, "kernel too large to lower: over %u steps once fns are inlined and @unroll loops "
+                 "expanded (nested @unroll loops multiply); unroll fewer iterations or call fewer fns", LW_MAX_WORK);
+    return false;
+}
+
+bool lw_enter(lw_t *lw, kf_loc loc)
+{
+    if (!lw_work(lw, loc)) return false;
+    if (lw->depth >= LW_MAX_DEPTH) {
+        lw_error(lw, loc, "statements and expressions nested more than %u levels deep once fn calls are inlined; "
+                 "split them up (with 'let' temporaries) or nest fn calls less deeply", LW_MAX_DEPTH);
+        return false;
+    }
+    lw->depth++;
+    return true;
+}
+
 static void lower_stmt(lw_t *lw, kf_node *s)
 {
+    if (!lw_enter(lw, s->loc)) return;
+    lw->fold_epoch++;
     switch (s->kind) {
     case KF_N_BLOCK: lw_block(lw, s); break;
     case KF_N_LET: lower_let(lw, s); break;
@@ -544,6 +569,7 @@ static void lower_stmt(lw_t *lw, kf_node *s)
         lw_error(lw, s->loc, "internal error: cannot lower a %s statement", kf_node_kind_names[s->kind]);
         break;
     }
+    lw->depth--;
 }
 
 /* ---- fn inlining -------------------------------------------------------- */
@@ -669,6 +695,7 @@ kf_val lw_inline(lw_t *lw, const kf_node *call)
     lw->inline_depth++;
     lw_block(lw, body);
     lw->inline_depth--;
+    lw->fold_epoch++;
     kf_val r = lw->syn.data[lw->syn.len - 1].result;
     lw->syn.len--;
     if (wrap) close_loop(lw, call->loc);
@@ -793,10 +820,12 @@ static void lw_free(lw_t *lw)
     KF_VEC_FREE(&lw->shared);
 }
 
-static kf_status lower_kernel(kf_pass_ctx *cx, kf_node *kn, kf_ir_kernel *k)
+/* fold_epoch carries on from kernel to kernel: fn bodies are shared. */
+static kf_status lower_kernel(kf_pass_ctx *cx, kf_node *kn, kf_ir_kernel *k, uint32_t *fold_epoch)
 {
     lw_t lw = {0};
     lw.cx = cx;
+    lw.fold_epoch = *fold_epoch;
     k->name = kn->name;
     k->loc = kn->loc;
     k->nparams = count_list(kn->a);
@@ -817,15 +846,18 @@ static kf_status lower_kernel(kf_pass_ctx *cx, kf_node *kn, kf_ir_kernel *k)
     k->arrays = arena_copy(&lw, lw.arrays.data, lw.arrays.len, sizeof *lw.arrays.data);
     k->narrays = (uint32_t)lw.arrays.len;
     kf_status st = lw.oom ? KF_ERR_NOMEM : lw.failed ? KF_ERR_SOURCE : KF_OK;
+    *fold_epoch = lw.fold_epoch + 1;
     lw_free(&lw);
     return st;
 }
 
-/* Lowering owns `aux` from here on (the parser used it for nesting depth). */
+/* Lowering owns `aux` from here on (the parser used it for nesting depth);
+ * fold_miss is cleared too, in case the module is lowered again. */
 static void clear_aux(kf_node *n)
 {
     for (; n; n = n->next) {
         n->aux = 0;
+        n->fold_miss = 0;
         clear_aux(n->a);
         clear_aux(n->b);
         clear_aux(n->c);
@@ -844,10 +876,10 @@ kf_status kf_lower(kf_pass_ctx *cx, kf_node *module, kf_ir_kernel **kernels, uin
     kf_ir_kernel *ks = n ? kf_arena_calloc(cx->arena, n, sizeof *ks) : NULL;
     if (n && !ks) return KF_ERR_NOMEM;
     kf_status st = KF_OK;
-    uint32_t i = 0;
+    uint32_t i = 0, fold_epoch = 1;   /* 0: fold_miss of a node that never missed */
     for (kf_node *d = module->a; d; d = d->next) {
         if (d->kind != KF_N_KERNEL) continue;
-        kf_status s = lower_kernel(cx, d, &ks[i++]);
+        kf_status s = lower_kernel(cx, d, &ks[i++], &fold_epoch);
         if (s == KF_ERR_NOMEM) return s;
         if (s != KF_OK) st = s;
     }

@@ -66,13 +66,24 @@ typedef struct {
     kf_ir_param *params;
     uint32_t nparams;
     uint32_t inline_depth;
+    uint32_t depth;           /* statements and expressions being lowered, across inlined fns */
+    uint32_t work;            /* statements, expressions, folds and @unroll iterations so far */
+    uint32_t fold_epoch;      /* advances whenever what lw_fold reads may change (each
+                                 statement, @unroll iteration and inlined fn): an
+                                 expression that failed to fold in this epoch fails again */
     bool failed;              /* a diagnostic was reported */
     bool oom;
 } lw_t;
 
 #define LW_MAX_INS (1u << 18)      /* instruction cap per kernel (runaway unroll/inlining) */
 #define LW_MAX_UNROLL 4096u        /* iterations of one @unroll loop */
+#define LW_MAX_WORK (8u * LW_MAX_INS) /* lowering steps per kernel (lw_work): nested @unroll
+                                      loops multiply, and bodies that fold away make no
+                                      instruction to cap. The library's kernels take under 2
+                                      steps per instruction; 0.1 s at the limit (Release) */
 #define LW_MAX_INLINE_DEPTH 64u
+#define LW_MAX_DEPTH 2000u         /* statement/expression recursion, inlined fn bodies included
+                                      (the parser bounds one body at 1000; inlining adds them up) */
 
 /* ---- builder (lower.c) ---- */
 kf_type lw_norm(kf_type t);             /* untyped constants -> i32 / f32 */
@@ -87,6 +98,15 @@ kf_val lw_def(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_type dt,
 kf_val lw_const(lw_t *lw, kf_type t, uint64_t bits, kf_loc loc);
 void lw_mov(lw_t *lw, kf_val dst, kf_val src, kf_loc loc);
 void lw_error(lw_t *lw, kf_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Counts one step of lowering (a statement, an expression, a constant
+ * folded over @unroll variables, an @unroll iteration): false, with an
+ * error, past LW_MAX_WORK, so no kernel takes unbounded time to lower. */
+bool lw_work(lw_t *lw, kf_loc loc);
+/* lw_work, then enters one more level of statement or expression
+ * recursion: false, with an error, past LW_MAX_DEPTH (so deep bodies
+ * inlined into deep bodies cannot overflow the stack); after true the
+ * caller ends with lw->depth--. */
+bool lw_enter(lw_t *lw, kf_loc loc);
 void lw_block(lw_t *lw, const kf_node *block);
 /* Records that buffer value v is accessed with elements of type elem. */
 void lw_note_access(lw_t *lw, kf_val buf, kf_type elem);

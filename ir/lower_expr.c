@@ -263,6 +263,26 @@ static bool ceval_call(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
     }
 }
 
+/* ceval of an expression over @unroll variables. */
+static bool ceval_dyn(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
+{
+    switch (e->kind) {
+    case KF_N_NAME: return ceval_name(lw, e, t, bits);
+    case KF_N_BINARY: return ceval_binary(lw, e, t, bits);
+    case KF_N_UNARY: return ceval_unary(lw, e, t, bits);
+    case KF_N_CALL: return !e->sym && ceval_call(lw, e, t, bits);
+    case KF_N_CAST: {
+        kf_type ta;
+        uint64_t a;
+        if (e->type.kind != KF_TK_SCALAR || !ceval(lw, e->a, &ta, &a)) return false;
+        *t = e->type;
+        *bits = lw_const_convert(ta, a, *t);
+        return true;
+    }
+    default: return false;
+    }
+}
+
 /* Compile-time value of e: its type (possibly untyped) and bits in it. */
 static bool ceval(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
 {
@@ -292,22 +312,12 @@ static bool ceval(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
     }
     default: break;
     }
-    if (!dyn) return false;
-    switch (e->kind) {
-    case KF_N_NAME: return ceval_name(lw, e, t, bits);
-    case KF_N_BINARY: return ceval_binary(lw, e, t, bits);
-    case KF_N_UNARY: return ceval_unary(lw, e, t, bits);
-    case KF_N_CALL: return !e->sym && ceval_call(lw, e, t, bits);
-    case KF_N_CAST: {
-        kf_type ta;
-        uint64_t a;
-        if (e->type.kind != KF_TK_SCALAR || !ceval(lw, e->a, &ta, &a)) return false;
-        *t = e->type;
-        *bits = lw_const_convert(ta, a, *t);
-        return true;
-    }
-    default: return false;
-    }
+    /* Lowering asks again at every level of an expression that did not fold
+     * (lw_expr); remembering the miss keeps a deep one linear, not quadratic. */
+    if (!dyn || e->fold_miss == lw->fold_epoch) return false;
+    if (lw_work(lw, e->loc) && ceval_dyn(lw, e, t, bits)) return true;
+    ((kf_node *)e)->fold_miss = lw->fold_epoch;
+    return false;
 }
 
 bool lw_fold(lw_t *lw, const kf_node *e, kf_type t, uint64_t *bits)
@@ -587,13 +597,8 @@ kf_val lw_expr(lw_t *lw, const kf_node *e)
     return expr_unfolded(lw, e);
 }
 
-static kf_val expr_unfolded(lw_t *lw, const kf_node *e)
+static kf_val expr_kind(lw_t *lw, const kf_node *e)
 {
-    if (lw->failed) return 0;
-    if (!e) {
-        lw_error(lw, (kf_loc){lw->cx->file, 1, 1}, "internal error: missing expression");
-        return 0;
-    }
     switch (e->kind) {
     case KF_N_NAME: return lower_name(lw, e);
     case KF_N_BINARY: return lower_binary(lw, e);
@@ -606,6 +611,19 @@ static kf_val expr_unfolded(lw_t *lw, const kf_node *e)
     }
     lw_error(lw, e->loc, "internal error: cannot lower a %s expression", kf_node_kind_names[e->kind]);
     return 0;
+}
+
+static kf_val expr_unfolded(lw_t *lw, const kf_node *e)
+{
+    if (lw->failed) return 0;
+    if (!e) {
+        lw_error(lw, (kf_loc){lw->cx->file, 1, 1}, "internal error: missing expression");
+        return 0;
+    }
+    if (!lw_enter(lw, e->loc)) return 0;
+    kf_val v = expr_kind(lw, e);
+    lw->depth--;
+    return v;
 }
 
 /* ---- assignment ---------------------------------------------------------- */

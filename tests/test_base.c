@@ -38,6 +38,23 @@ static void buf_printf_grows_past_small_buffer(void **state)
     kf_buf_free(&b);
 }
 
+/* An empty kf_buf's data is NULL: appending it (n = 0) is allowed and
+ * leaves an empty, NUL-terminated text (fuzz_compile found the NULL reach
+ * memcpy through the CUDA-C emitter). */
+static void buf_append_of_empty_buffer_is_allowed(void **state)
+{
+    kf_buf empty = {0}, b = {0};
+    kf_buf_append(&b, empty.data, empty.len);
+    assert_false(b.oom);
+    assert_int_equal(b.len, 0);
+    assert_non_null(b.data);
+    assert_string_equal(b.data, "");
+    kf_buf_append(&b, "ab", 2);
+    kf_buf_append(&b, NULL, 0);
+    assert_string_equal(b.data, "ab");
+    kf_buf_free(&b);
+}
+
 static void diag_renders_line_and_caret(void **state)
 {
     const char *src = "let a = 1;\nlet b = c + 1;\n";
@@ -127,6 +144,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(arena_allocations_are_zeroed_and_aligned),
         cmocka_unit_test(buf_printf_grows_past_small_buffer),
+        cmocka_unit_test(buf_append_of_empty_buffer_is_allowed),
         cmocka_unit_test(diag_renders_line_and_caret),
         cmocka_unit_test(diag_limit_counts_dropped_errors),
         cmocka_unit_test(type_names_round_trip),

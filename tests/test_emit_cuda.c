@@ -414,6 +414,28 @@ static void shifts_by_literal_amounts_are_plain_c(void **state)
     free(t);
 }
 
+/* Found by tests/fuzz/fuzz_compile (an empty source): emitting a module
+ * without kernels passed a NULL buffer to memcpy and returned a bare
+ * prelude; it is the PTX emitter's error now. */
+static void module_without_kernels_is_a_diagnostic(void **state)
+{
+    kf_module *m = NULL;
+    assert_int_equal(kf_compile("empty.kf", "const N: i32 = 1;\n", 18, NULL, &m), KF_OK);
+    assert_int_equal(m->nkernels, 0);
+    kf_buf out = {0};
+    kf_diags d = {0}, dp = {0};
+    assert_int_equal(kf_cuda_emit(m, NULL, NULL, &out, NULL, &d), KF_ERR_SOURCE);
+    assert_int_equal(out.len, 0);
+    assert_int_equal(d.nerrors, 1);
+    assert_string_equal(d.items.data[0].msg, "no kernel to emit: the module declares no `kernel`");
+    assert_int_equal(kf_ptx_emit(m, NULL, NULL, &out, NULL, &dp), KF_ERR_SOURCE);
+    assert_string_equal(dp.items.data[0].msg, d.items.data[0].msg);
+    kf_diags_free(&d);
+    kf_diags_free(&dp);
+    kf_buf_free(&out);
+    kf_module_free(m);
+}
+
 static void reserved_kernel_name_is_a_diagnostic(void **state)
 {
     kb_build(&B, case_saxpy);
@@ -778,6 +800,7 @@ int main(void)
         cmocka_unit_test(emission_is_deterministic),
         cmocka_unit_test(unsupported_arch_is_a_diagnostic),
         cmocka_unit_test(shifts_by_literal_amounts_are_plain_c),
+        cmocka_unit_test(module_without_kernels_is_a_diagnostic),
         cmocka_unit_test(reserved_kernel_name_is_a_diagnostic),
         cmocka_unit_test(loop_whose_body_always_leaves_keeps_its_variable),
         cmocka_unit_test(names_never_collide_with_cuda_or_cpp),

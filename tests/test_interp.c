@@ -867,6 +867,31 @@ static void local_arrays_are_per_thread(void **state)
     for (uint32_t i = 0; i < 40; i++) assert_int_equal(o[i], i + 300);
 }
 
+/* A block whose registers and arrays would take over 1 GiB is refused
+ * before anything is allocated: 4 MiB of local array (and 1 MiB of written
+ * flags) per thread is 5 GiB for 1024 threads, which calloc could grant on
+ * an overcommitting host and the first block's flag reset would then touch.
+ * The same kernel in a block of 32 threads runs. */
+static void oversized_block_state_is_refused_before_allocation(void **state)
+{
+    tb b;
+    tb_init(&b, "big");
+    kf_val out = tb_param(&b, "out", t_buf(T_U32, true));
+    uint32_t a = tb_array(&b, "a", T_U32, 1u << 20, false);
+    kf_val t = tb_sreg(&b, KF_SR_TID_X);
+    tb_astore(&b, a, t, tb_bin(&b, KF_OP_ADD, t, tb_u32(&b, 5)));
+    tb_store(&b, out, t, tb_aload(&b, a, t));
+    uint32_t o[1024] = {0};
+    kf_interp_arg args[] = {tb_buf_arg(o, sizeof o)};
+    kf_error err = {0};
+    assert_int_equal(tb_run(&b, 1, 1024, args, &err, NULL), KF_ERR_USAGE);
+    assert_non_null(strstr(err.msg, "kernel big: a block of 1024 threads needs 5120 MiB of interpreter state"));
+    assert_non_null(strstr(err.msg, "over the interpreter's 1024 MiB"));
+    assert_int_equal(o[0], 0);
+    assert_int_equal(tb_run(&b, 1, 32, args, &err, NULL), KF_OK);
+    for (uint32_t i = 0; i < 32; i++) assert_int_equal(o[i], i + 5);
+}
+
 /* ---- error reports ---------------------------------------------------------- */
 
 static void out_of_bounds_load_names_buffer_index_place_and_thread(void **state)
@@ -1273,6 +1298,7 @@ int main(void)
         cmocka_unit_test(vector_fast_paths_agree_with_generic_ops),
         cmocka_unit_test(vectors_work_per_lane),
         cmocka_unit_test(local_arrays_are_per_thread),
+        cmocka_unit_test(oversized_block_state_is_refused_before_allocation),
         cmocka_unit_test(out_of_bounds_load_names_buffer_index_place_and_thread),
         cmocka_unit_test(fault_names_multidimensional_block_and_thread),
         cmocka_unit_test(out_of_bounds_store_and_negative_index),

@@ -1137,6 +1137,26 @@ static void compiled_splats_and_untyped_builtins_run(void **state)
 
 /* A splatted constant that depends on an @unroll variable takes each
  * iteration's value: v + u adds 0, 1, 2, 3 to every lane in turn. */
+/* Lowering asks lw_fold at every level of an expression that does not
+ * fold. Over an @unroll variable (x + t + t + ..., x a parameter) that must
+ * cost steps linear in the depth: 32 iterations of 990 levels lower well
+ * within LW_MAX_WORK (quadratic, they would need over seven times the
+ * limit) and compute x + 990 * t in every iteration. */
+static void compiled_deep_unroll_expression_lowers_in_linear_steps(void **state)
+{
+    kf_buf src = {0};
+    kf_buf_puts(&src, "kernel k(out: &mut [u32], x: u32) {\n    @unroll for t in 0 .. 32 { out[t] = x");
+    for (int i = 0; i < 990; i++) kf_buf_puts(&src, " + t");
+    kf_buf_puts(&src, "; }\n}\n");
+    const kf_ir_kernel *k = compile_ok(src.data, NULL);
+    kf_buf_free(&src);
+    assert_int_equal(count_op(k, KF_IR_LOOP), 0);
+    uint32_t out[32] = {0};
+    kf_interp_arg args[2] = {buf_arg(out, sizeof out), u32_arg(7)};
+    run_ok(k, args, 1);
+    for (uint32_t t = 0; t < 32; t++) assert_int_equal(out[t], 7 + 990 * t);
+}
+
 static void compiled_unroll_dependent_splat_runs(void **state)
 {
     const kf_ir_kernel *k = compile_ok(
@@ -1251,6 +1271,7 @@ int main(void)
         cmocka_unit_test_teardown(compiled_unroll_dependent_splat_runs, teardown_module),
         cmocka_unit_test_teardown(compiled_shared_views_and_fn_arrays, teardown_module),
         cmocka_unit_test_teardown(compiled_intrinsics_are_one_instruction, teardown_module),
+        cmocka_unit_test_teardown(compiled_deep_unroll_expression_lowers_in_linear_steps, teardown_module),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,14 +6,16 @@
 #   tools/setup.sh --deps     only install missing packages
 #
 # Packages: re2c and lemon (the grammar is generated at build time), CMocka
-# and xxHash (tests, cache keys), pkg-config, cmake, gcc, make. Nothing is
-# installed when everything is present; without root, missing packages are
-# listed with the command that installs them. JOBS sets the build
+# and xxHash (tests, cache keys), pkg-config, cmake, gcc, make, and clang-14
+# with its sanitizer and libFuzzer runtimes (libclang-rt-14-dev; the fuzz
+# stage, tools/fuzz.sh). Nothing is installed when everything is present;
+# without root, missing packages are listed with the command that installs
+# them. JOBS sets the build
 # parallelism (default: the number of CPUs, at most 8).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(re2c lemon libcmocka-dev libxxhash-dev pkg-config cmake gcc make)
+packages=(re2c lemon libcmocka-dev libxxhash-dev pkg-config cmake gcc make clang-14 libclang-rt-14-dev)
 
 install_missing() {
     command -v dpkg-query >/dev/null 2>&1 || return 0   # not Debian: trust the environment

@@ -6,9 +6,13 @@
 #     NVRTC and ptxas; tests that need what the machine lacks report
 #     themselves skipped with the reason);
 #  2. build-asan/ (Debug, -DKF_SANITIZE=ON): the unit tests under
-#     AddressSanitizer + UndefinedBehaviorSanitizer.
-# Both always run; the exit status is non-zero if anything failed, and the
-# last line is a ctest-style summary over both runs. JOBS as in setup.sh.
+#     AddressSanitizer + UndefinedBehaviorSanitizer;
+#  3. build-fuzz/ (clang, libFuzzer + ASan + UBSan): each fuzz harness of
+#     tests/fuzz for FUZZ_SECONDS (default 60), two at a time
+#     (tools/fuzz.sh); each harness counts as one test. Without clang-14
+#     the harnesses are listed as skipped.
+# All always run; the exit status is non-zero if anything failed, and the
+# last line is a ctest-style summary over all runs. JOBS as in setup.sh.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,6 +67,19 @@ echo "== ASan+UBSan build: unit tests"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 build build-asan -DCMAKE_BUILD_TYPE=Debug -DKF_SANITIZE=ON -DKF_WERROR=ON && run_ctest build-asan -L unit
+
+echo "== Fuzz build (clang, libFuzzer + ASan + UBSan): each harness ${FUZZ_SECONDS:-60} s"
+fuzz_log=$(mktemp)
+tools/fuzz.sh -t "${FUZZ_SECONDS:-60}" -j 2 2>&1 | tee "$fuzz_log"
+((PIPESTATUS[0] == 0)) || status=1
+if [[ $(tail -1 "$fuzz_log") =~ ^fuzz:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+    failed=$((failed + BASH_REMATCH[2]))
+    total=$((total + BASH_REMATCH[1] + BASH_REMATCH[2]))
+else
+    failed=$((failed + 1))
+    total=$((total + 1))
+fi
+rm -f "$fuzz_log"
 
 passed=$((total - failed))
 pct=0
