@@ -302,7 +302,12 @@ static uint32_t scratch_push(opt_t *o, uint32_t n)
     return (uint32_t)(o->scratch.len - n);
 }
 
-static const uint32_t *defs_of(const opt_t *o, uint32_t head) { return o->defs.data + o->dstart[head]; }
+/* The values written inside loop head's body (o->dlen[head] of them; an
+ * empty table has no storage, so no pointer is formed from NULL). */
+static const uint32_t *defs_of(const opt_t *o, uint32_t head)
+{
+    return o->defs.data ? o->defs.data + o->dstart[head] : NULL;
+}
 
 /* An IF on a constant: the side that runs stays, without its markers. */
 static uint32_t decided_if(opt_t *o, uint32_t i, kf_ir_flow f, bool cond)
@@ -665,7 +670,7 @@ static uint32_t build_defs(opt_t *o)
         if (is_head(in->op) && !KF_VEC_PUSH(&open, i)) o->oom = true;
     }
     for (uint32_t i = 0; i < k->nins && !o->oom; i++) {   /* each head's list once per value */
-        if (!is_head(k->ins[i].op)) continue;
+        if (!is_head(k->ins[i].op) || !o->dlen[i]) continue;   /* (no list: defs.data may be NULL) */
         uint32_t *d = o->defs.data + o->dstart[i], n = 0;
         for (uint32_t j = 0; j < o->dlen[i]; j++)
             if (stamp[d[j]] != i + 1) stamp[d[j]] = i + 1, d[n++] = d[j];
@@ -833,6 +838,7 @@ kf_status kf_opt_kernel_stats(kf_arena *arena, kf_ir_kernel *k, kf_opt_stats *st
     memset(st, 0, sizeof *st);
     st->ins_before = st->ins_after = k->nins;
     if (!kf_ir_linked(k)) return KF_OK;   /* not ours to touch: the back ends report it */
+    if (!k->nins) return KF_OK;           /* an empty kernel: nothing to do, no tables to size */
     opt_code code = {0};
     bool oom = !KF_VEC_RESERVE(&code.ins, k->nins) || !KF_VEC_RESERVE(&code.vals, k->nvals);
     if (!oom) {

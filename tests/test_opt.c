@@ -676,6 +676,18 @@ static void unknown_ops_are_opaque(void **state)
     free(b);
 }
 
+/* Found by fuzz_compile once the optimiser ran under it: a kernel with no
+ * instructions, or one with no loop (no per-loop table), sized its tables
+ * from NULL pointers (UBSan). Both compile, and the empty one stays empty. */
+static void empty_kernels_and_loopless_kernels_compile(void **state)
+{
+    kf_module *m = compile_at("kernel e() {}\nkernel f(y: &mut [u32]) { y[0] = 1; }\n", KF_OPT_DEFAULT);
+    assert_int_equal(m->nkernels, 2);
+    assert_true(m->kernels[0].nins <= 1);
+    assert_true(kf_ir_linked(&m->kernels[1]));
+    kf_module_free(m);
+}
+
 /* IR nested deeper than the walk goes (the parser stops at 200 levels, but
  * inlining adds loops) is left exactly as lowered. */
 static void nesting_deeper_than_the_walk_is_left_as_lowered(void **state)
@@ -1120,6 +1132,7 @@ int main(void)
         cmocka_unit_test(loads_and_divisions_that_may_fault_stay),
         cmocka_unit_test(barriers_and_warp_ops_keep_their_place),
         cmocka_unit_test(unknown_ops_are_opaque),
+        cmocka_unit_test(empty_kernels_and_loopless_kernels_compile),
         cmocka_unit_test(nesting_deeper_than_the_walk_is_left_as_lowered),
         cmocka_unit_test(division_by_powers_of_two_becomes_shifts),
         cmocka_unit_test(signed_64_bit_division_rounds_toward_zero),

@@ -97,7 +97,9 @@ static void emit_one(emit_fn fn, const kf_module *m, const kf_ir_kernel *k, cons
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_defines d;
-    kf_compile_opts opts = {d.defs, read_defines(data, size, &d)};
+    /* a length bit picks the optimisation level, so the optimiser is fuzzed
+     * as well as the IR as lowered */
+    kf_compile_opts opts = {d.defs, read_defines(data, size, &d), (size >> 7) & 1 ? KF_OPT_O0 : KF_OPT_DEFAULT};
     kf_module *m = NULL;
     kf_status st = kf_compile("fuzz.kf", (const char *)data, size, &opts, &m);
     if (!m) return 0;   /* out of memory */

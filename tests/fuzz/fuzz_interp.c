@@ -69,7 +69,9 @@ static void run_kernel(const kf_ir_kernel *k, const uint8_t *data, size_t size)
     kf_error err = {0};
     kf_schedule_grid(k, vals, BUF_ELEMS, grid, &err);
     kf_error_clear(&err);
-    kf_interp_launch l = {{1 + (mix(data, size, 99) & 1), 1, 1}, {1, 1, 1}};
+    /* up to 4 KiB of dynamic shared memory, so `shared s: T[]` has a length */
+    kf_interp_launch l = {.grid = {1 + (mix(data, size, 99) & 1), 1, 1}, .block = {1, 1, 1},
+                          .dyn_shared = (uint32_t)(mix(data, size, 98) % 4097)};
     memcpy(l.block, k->sched.block, sizeof l.block);
     if ((uint64_t)l.block[0] * l.block[1] * l.block[2] > MAX_THREADS) l.block[0] = 32, l.block[1] = l.block[2] = 1;
     kf_status st = kf_interp_run_budget(k, args, k->nparams, &l, BUDGET, NULL, &err);
