@@ -91,2667 +91,5319 @@ struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 struct __align__(16) kf_bf16x8 { kf_bf16 v[8]; };
 struct __align__(16) kf_f32x4 { float v[4]; };
 
-/* kernel gemv_f16_f16_f16 (gemv.kf:236) */
+/* kernel gemv_f16_f16_f16 (gemv.kf:358) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[v_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[v_2_];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t236_ = xb_[4u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t263_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t263_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t337_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t337_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t441_ = xb_[6u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t468_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t468_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t542_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t542_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            y_[cg_ << 1u] = kf_f16_from_f32(s_);
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = kf_f16_from_f32(s_2_);
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[v_5_];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[v_6_];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    kf_f16x8 a_ = xh8_[v_5_];
-                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t220_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t294_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    kf_f16x8 a_2_ = xh8_[v_6_];
-                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t421_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t495_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    kf_f16x8 a_3_ = xh8_[v_7_];
-                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t622_ = wr_[4u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t696_ = wr_[5u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    kf_f16x8 a_4_ = xh8_[v_8_];
-                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t823_ = wr_[6u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t897_ = wr_[7u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t964_ = xb_[0u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t991_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t991_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1065_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1065_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1169_ = xb_[2u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t1196_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1196_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1270_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1270_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            y_[cg_ << 1u] = kf_f16_from_f32(s_3_);
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = kf_f16_from_f32(s_4_);
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t978_ = kf_f16_to_f32(x_[c_]);
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t978_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t978_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        kf_f16x8 a_5_ = xh8_[v_11_];
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1702_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1702_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1776_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1776_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        kf_f16x8 a_6_ = xh8_[v_12_];
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1903_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t1903_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1977_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t1977_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2058_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2058_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t2058_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            y_[g_ << 1u] = kf_f16_from_f32(s_);
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = kf_f16_from_f32(s_2_);
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                y_[g_ << 1u] = kf_f16_from_f32(s_5_);
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = kf_f16_from_f32(s_6_);
+            }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f32 (gemv.kf:242) */
+/* kernel gemv_f16_f16_f32 (gemv.kf:363) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[v_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[v_2_];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t236_ = xb_[4u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t263_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t263_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t337_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t337_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t441_ = xb_[6u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t468_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t468_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t542_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t542_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            y_[cg_ << 1u] = s_;
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = s_2_;
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[v_5_];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[v_6_];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    kf_f16x8 a_ = xh8_[v_5_];
-                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t220_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t294_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    kf_f16x8 a_2_ = xh8_[v_6_];
-                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t421_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t495_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    kf_f16x8 a_3_ = xh8_[v_7_];
-                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t622_ = wr_[4u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t696_ = wr_[5u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    kf_f16x8 a_4_ = xh8_[v_8_];
-                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t823_ = wr_[6u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t897_ = wr_[7u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t964_ = xb_[0u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t991_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t991_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1065_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1065_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1169_ = xb_[2u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t1196_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1196_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1270_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1270_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            y_[cg_ << 1u] = s_3_;
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = s_4_;
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t978_ = kf_f16_to_f32(x_[c_]);
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t978_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t978_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        kf_f16x8 a_5_ = xh8_[v_11_];
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1702_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1702_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1776_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1776_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        kf_f16x8 a_6_ = xh8_[v_12_];
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1903_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t1903_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1977_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t1977_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2058_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2058_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t2058_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            y_[g_ << 1u] = s_;
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = s_2_;
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                y_[g_ << 1u] = s_5_;
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = s_6_;
+            }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f16 (gemv.kf:248) */
+/* kernel gemv_f16_f32_f16 (gemv.kf:368) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned t24_ = nv_ << 1u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[min((v_ << 1u), (t24_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t24_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t214_ = xb_[4u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t214_);
+                        kf_u32x4 t217_ = xb_[5u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t217_);
+                        xs_[0u] = a_.v[0];
+                        xs_[4u] = b_.v[0];
+                        xs_[1u] = a_.v[1];
+                        xs_[5u] = b_.v[1];
+                        xs_[2u] = a_.v[2];
+                        xs_[6u] = b_.v[2];
+                        xs_[3u] = a_.v[3];
+                        xs_[7u] = b_.v[3];
+                        kf_u32x4 t263_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t263_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t337_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t337_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t419_ = xb_[6u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t419_);
+                        kf_u32x4 t422_ = xb_[7u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t422_);
+                        xs_2_[0u] = a_2_.v[0];
+                        xs_2_[4u] = b_2_.v[0];
+                        xs_2_[1u] = a_2_.v[1];
+                        xs_2_[5u] = b_2_.v[1];
+                        xs_2_[2u] = a_2_.v[2];
+                        xs_2_[6u] = b_2_.v[2];
+                        xs_2_[3u] = a_2_.v[3];
+                        xs_2_[7u] = b_2_.v[3];
+                        kf_u32x4 t468_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t468_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t542_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t542_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            y_[cg_ << 1u] = kf_f16_from_f32(s_);
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = kf_f16_from_f32(s_2_);
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[min((v_5_ << 1u), (t24_ - 1u))];
+                    xb_[5u] = xv_[min(((v_5_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[min((v_6_ << 1u), (t24_ - 1u))];
+                    xb_[7u] = xv_[min(((v_6_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    unsigned t171_ = v_5_ << 1u;
-                    kf_f32x4 a_ = xf4_[t171_];
-                    unsigned t176_ = (v_5_ << 1u) + 1u;
-                    kf_f32x4 b_ = xf4_[t176_];
-                    xs_[0u] = a_.v[0];
-                    xs_[4u] = b_.v[0];
-                    xs_[1u] = a_.v[1];
-                    xs_[5u] = b_.v[1];
-                    xs_[2u] = a_.v[2];
-                    xs_[6u] = b_.v[2];
-                    xs_[3u] = a_.v[3];
-                    xs_[7u] = b_.v[3];
-                    kf_u32x4 t220_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t294_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    unsigned t372_ = v_6_ << 1u;
-                    kf_f32x4 a_2_ = xf4_[t372_];
-                    unsigned t377_ = (v_6_ << 1u) + 1u;
-                    kf_f32x4 b_2_ = xf4_[t377_];
-                    xs_2_[0u] = a_2_.v[0];
-                    xs_2_[4u] = b_2_.v[0];
-                    xs_2_[1u] = a_2_.v[1];
-                    xs_2_[5u] = b_2_.v[1];
-                    xs_2_[2u] = a_2_.v[2];
-                    xs_2_[6u] = b_2_.v[2];
-                    xs_2_[3u] = a_2_.v[3];
-                    xs_2_[7u] = b_2_.v[3];
-                    kf_u32x4 t421_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t495_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    unsigned t573_ = v_7_ << 1u;
-                    kf_f32x4 a_3_ = xf4_[t573_];
-                    unsigned t578_ = (v_7_ << 1u) + 1u;
-                    kf_f32x4 b_3_ = xf4_[t578_];
-                    xs_3_[0u] = a_3_.v[0];
-                    xs_3_[4u] = b_3_.v[0];
-                    xs_3_[1u] = a_3_.v[1];
-                    xs_3_[5u] = b_3_.v[1];
-                    xs_3_[2u] = a_3_.v[2];
-                    xs_3_[6u] = b_3_.v[2];
-                    xs_3_[3u] = a_3_.v[3];
-                    xs_3_[7u] = b_3_.v[3];
-                    kf_u32x4 t622_ = wr_[4u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t696_ = wr_[5u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    unsigned t774_ = v_8_ << 1u;
-                    kf_f32x4 a_4_ = xf4_[t774_];
-                    unsigned t779_ = (v_8_ << 1u) + 1u;
-                    kf_f32x4 b_4_ = xf4_[t779_];
-                    xs_4_[0u] = a_4_.v[0];
-                    xs_4_[4u] = b_4_.v[0];
-                    xs_4_[1u] = a_4_.v[1];
-                    xs_4_[5u] = b_4_.v[1];
-                    xs_4_[2u] = a_4_.v[2];
-                    xs_4_[6u] = b_4_.v[2];
-                    xs_4_[3u] = a_4_.v[3];
-                    xs_4_[7u] = b_4_.v[3];
-                    kf_u32x4 t823_ = wr_[6u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t897_ = wr_[7u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t942_ = xb_[0u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t942_);
+                        kf_u32x4 t945_ = xb_[1u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t945_);
+                        xs_3_[0u] = a_3_.v[0];
+                        xs_3_[4u] = b_3_.v[0];
+                        xs_3_[1u] = a_3_.v[1];
+                        xs_3_[5u] = b_3_.v[1];
+                        xs_3_[2u] = a_3_.v[2];
+                        xs_3_[6u] = b_3_.v[2];
+                        xs_3_[3u] = a_3_.v[3];
+                        xs_3_[7u] = b_3_.v[3];
+                        kf_u32x4 t991_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t991_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1065_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1065_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1147_ = xb_[2u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t1147_);
+                        kf_u32x4 t1150_ = xb_[3u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t1150_);
+                        xs_4_[0u] = a_4_.v[0];
+                        xs_4_[4u] = b_4_.v[0];
+                        xs_4_[1u] = a_4_.v[1];
+                        xs_4_[5u] = b_4_.v[1];
+                        xs_4_[2u] = a_4_.v[2];
+                        xs_4_[6u] = b_4_.v[2];
+                        xs_4_[3u] = a_4_.v[3];
+                        xs_4_[7u] = b_4_.v[3];
+                        kf_u32x4 t1196_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1196_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1270_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1270_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            y_[cg_ << 1u] = kf_f16_from_f32(s_3_);
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = kf_f16_from_f32(s_4_);
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t976_ = x_[c_];
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t976_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t976_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        unsigned t1653_ = v_11_ << 1u;
+                        kf_f32x4 a_5_ = xf4_[t1653_];
+                        unsigned t1658_ = (v_11_ << 1u) + 1u;
+                        kf_f32x4 b_5_ = xf4_[t1658_];
+                        xs_5_[0u] = a_5_.v[0];
+                        xs_5_[4u] = b_5_.v[0];
+                        xs_5_[1u] = a_5_.v[1];
+                        xs_5_[5u] = b_5_.v[1];
+                        xs_5_[2u] = a_5_.v[2];
+                        xs_5_[6u] = b_5_.v[2];
+                        xs_5_[3u] = a_5_.v[3];
+                        xs_5_[7u] = b_5_.v[3];
+                        kf_u32x4 t1702_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1702_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1776_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1776_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        unsigned t1854_ = v_12_ << 1u;
+                        kf_f32x4 a_6_ = xf4_[t1854_];
+                        unsigned t1859_ = (v_12_ << 1u) + 1u;
+                        kf_f32x4 b_6_ = xf4_[t1859_];
+                        xs_6_[0u] = a_6_.v[0];
+                        xs_6_[4u] = b_6_.v[0];
+                        xs_6_[1u] = a_6_.v[1];
+                        xs_6_[5u] = b_6_.v[1];
+                        xs_6_[2u] = a_6_.v[2];
+                        xs_6_[6u] = b_6_.v[2];
+                        xs_6_[3u] = a_6_.v[3];
+                        xs_6_[7u] = b_6_.v[3];
+                        kf_u32x4 t1903_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t1903_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1977_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t1977_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2056_ = x_[c_];
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2056_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t2056_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            y_[g_ << 1u] = kf_f16_from_f32(s_);
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = kf_f16_from_f32(s_2_);
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                y_[g_ << 1u] = kf_f16_from_f32(s_5_);
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = kf_f16_from_f32(s_6_);
+            }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f32 (gemv.kf:254) */
+/* kernel gemv_f16_f32_f32 (gemv.kf:373) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned t24_ = nv_ << 1u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[min((v_ << 1u), (t24_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t24_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t214_ = xb_[4u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t214_);
+                        kf_u32x4 t217_ = xb_[5u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t217_);
+                        xs_[0u] = a_.v[0];
+                        xs_[4u] = b_.v[0];
+                        xs_[1u] = a_.v[1];
+                        xs_[5u] = b_.v[1];
+                        xs_[2u] = a_.v[2];
+                        xs_[6u] = b_.v[2];
+                        xs_[3u] = a_.v[3];
+                        xs_[7u] = b_.v[3];
+                        kf_u32x4 t263_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t263_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t337_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t337_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t419_ = xb_[6u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t419_);
+                        kf_u32x4 t422_ = xb_[7u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t422_);
+                        xs_2_[0u] = a_2_.v[0];
+                        xs_2_[4u] = b_2_.v[0];
+                        xs_2_[1u] = a_2_.v[1];
+                        xs_2_[5u] = b_2_.v[1];
+                        xs_2_[2u] = a_2_.v[2];
+                        xs_2_[6u] = b_2_.v[2];
+                        xs_2_[3u] = a_2_.v[3];
+                        xs_2_[7u] = b_2_.v[3];
+                        kf_u32x4 t468_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t468_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t542_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t542_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            y_[cg_ << 1u] = s_;
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = s_2_;
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[min((v_5_ << 1u), (t24_ - 1u))];
+                    xb_[5u] = xv_[min(((v_5_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[min((v_6_ << 1u), (t24_ - 1u))];
+                    xb_[7u] = xv_[min(((v_6_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    unsigned t171_ = v_5_ << 1u;
-                    kf_f32x4 a_ = xf4_[t171_];
-                    unsigned t176_ = (v_5_ << 1u) + 1u;
-                    kf_f32x4 b_ = xf4_[t176_];
-                    xs_[0u] = a_.v[0];
-                    xs_[4u] = b_.v[0];
-                    xs_[1u] = a_.v[1];
-                    xs_[5u] = b_.v[1];
-                    xs_[2u] = a_.v[2];
-                    xs_[6u] = b_.v[2];
-                    xs_[3u] = a_.v[3];
-                    xs_[7u] = b_.v[3];
-                    kf_u32x4 t220_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t294_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    unsigned t372_ = v_6_ << 1u;
-                    kf_f32x4 a_2_ = xf4_[t372_];
-                    unsigned t377_ = (v_6_ << 1u) + 1u;
-                    kf_f32x4 b_2_ = xf4_[t377_];
-                    xs_2_[0u] = a_2_.v[0];
-                    xs_2_[4u] = b_2_.v[0];
-                    xs_2_[1u] = a_2_.v[1];
-                    xs_2_[5u] = b_2_.v[1];
-                    xs_2_[2u] = a_2_.v[2];
-                    xs_2_[6u] = b_2_.v[2];
-                    xs_2_[3u] = a_2_.v[3];
-                    xs_2_[7u] = b_2_.v[3];
-                    kf_u32x4 t421_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t495_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    unsigned t573_ = v_7_ << 1u;
-                    kf_f32x4 a_3_ = xf4_[t573_];
-                    unsigned t578_ = (v_7_ << 1u) + 1u;
-                    kf_f32x4 b_3_ = xf4_[t578_];
-                    xs_3_[0u] = a_3_.v[0];
-                    xs_3_[4u] = b_3_.v[0];
-                    xs_3_[1u] = a_3_.v[1];
-                    xs_3_[5u] = b_3_.v[1];
-                    xs_3_[2u] = a_3_.v[2];
-                    xs_3_[6u] = b_3_.v[2];
-                    xs_3_[3u] = a_3_.v[3];
-                    xs_3_[7u] = b_3_.v[3];
-                    kf_u32x4 t622_ = wr_[4u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t696_ = wr_[5u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    unsigned t774_ = v_8_ << 1u;
-                    kf_f32x4 a_4_ = xf4_[t774_];
-                    unsigned t779_ = (v_8_ << 1u) + 1u;
-                    kf_f32x4 b_4_ = xf4_[t779_];
-                    xs_4_[0u] = a_4_.v[0];
-                    xs_4_[4u] = b_4_.v[0];
-                    xs_4_[1u] = a_4_.v[1];
-                    xs_4_[5u] = b_4_.v[1];
-                    xs_4_[2u] = a_4_.v[2];
-                    xs_4_[6u] = b_4_.v[2];
-                    xs_4_[3u] = a_4_.v[3];
-                    xs_4_[7u] = b_4_.v[3];
-                    kf_u32x4 t823_ = wr_[6u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t897_ = wr_[7u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t942_ = xb_[0u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t942_);
+                        kf_u32x4 t945_ = xb_[1u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t945_);
+                        xs_3_[0u] = a_3_.v[0];
+                        xs_3_[4u] = b_3_.v[0];
+                        xs_3_[1u] = a_3_.v[1];
+                        xs_3_[5u] = b_3_.v[1];
+                        xs_3_[2u] = a_3_.v[2];
+                        xs_3_[6u] = b_3_.v[2];
+                        xs_3_[3u] = a_3_.v[3];
+                        xs_3_[7u] = b_3_.v[3];
+                        kf_u32x4 t991_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t991_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1065_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1065_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1147_ = xb_[2u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t1147_);
+                        kf_u32x4 t1150_ = xb_[3u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t1150_);
+                        xs_4_[0u] = a_4_.v[0];
+                        xs_4_[4u] = b_4_.v[0];
+                        xs_4_[1u] = a_4_.v[1];
+                        xs_4_[5u] = b_4_.v[1];
+                        xs_4_[2u] = a_4_.v[2];
+                        xs_4_[6u] = b_4_.v[2];
+                        xs_4_[3u] = a_4_.v[3];
+                        xs_4_[7u] = b_4_.v[3];
+                        kf_u32x4 t1196_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1196_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1270_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1270_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            y_[cg_ << 1u] = s_3_;
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = s_4_;
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t976_ = x_[c_];
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t976_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t976_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        unsigned t1653_ = v_11_ << 1u;
+                        kf_f32x4 a_5_ = xf4_[t1653_];
+                        unsigned t1658_ = (v_11_ << 1u) + 1u;
+                        kf_f32x4 b_5_ = xf4_[t1658_];
+                        xs_5_[0u] = a_5_.v[0];
+                        xs_5_[4u] = b_5_.v[0];
+                        xs_5_[1u] = a_5_.v[1];
+                        xs_5_[5u] = b_5_.v[1];
+                        xs_5_[2u] = a_5_.v[2];
+                        xs_5_[6u] = b_5_.v[2];
+                        xs_5_[3u] = a_5_.v[3];
+                        xs_5_[7u] = b_5_.v[3];
+                        kf_u32x4 t1702_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1702_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1776_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1776_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        unsigned t1854_ = v_12_ << 1u;
+                        kf_f32x4 a_6_ = xf4_[t1854_];
+                        unsigned t1859_ = (v_12_ << 1u) + 1u;
+                        kf_f32x4 b_6_ = xf4_[t1859_];
+                        xs_6_[0u] = a_6_.v[0];
+                        xs_6_[4u] = b_6_.v[0];
+                        xs_6_[1u] = a_6_.v[1];
+                        xs_6_[5u] = b_6_.v[1];
+                        xs_6_[2u] = a_6_.v[2];
+                        xs_6_[6u] = b_6_.v[2];
+                        xs_6_[3u] = a_6_.v[3];
+                        xs_6_[7u] = b_6_.v[3];
+                        kf_u32x4 t1903_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t1903_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1977_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t1977_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2056_ = x_[c_];
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2056_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t2056_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            y_[g_ << 1u] = s_;
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = s_2_;
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                y_[g_ << 1u] = s_5_;
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = s_6_;
+            }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16 (gemv.kf:260) */
+/* kernel gemv_bf16_f16_f16 (gemv.kf:378) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[v_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[v_2_];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t236_ = xb_[4u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t266_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t266_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t340_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t340_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t441_ = xb_[6u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t471_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t471_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t545_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t545_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            y_[cg_ << 1u] = kf_f16_from_f32(s_);
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = kf_f16_from_f32(s_2_);
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[v_5_];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[v_6_];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    kf_f16x8 a_ = xh8_[v_5_];
-                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t223_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t297_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    kf_f16x8 a_2_ = xh8_[v_6_];
-                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t424_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t498_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    kf_f16x8 a_3_ = xh8_[v_7_];
-                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t625_ = wr_[4u];
-                    kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t699_ = wr_[5u];
-                    kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    kf_f16x8 a_4_ = xh8_[v_8_];
-                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t826_ = wr_[6u];
-                    kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t900_ = wr_[7u];
-                    kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t964_ = xb_[0u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t994_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t994_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1068_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1068_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1169_ = xb_[2u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t1199_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1199_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1273_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1273_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            y_[cg_ << 1u] = kf_f16_from_f32(s_3_);
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = kf_f16_from_f32(s_4_);
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t978_ = kf_f16_to_f32(x_[c_]);
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t978_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t978_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        kf_f16x8 a_5_ = xh8_[v_11_];
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1705_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1705_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1779_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1779_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        kf_f16x8 a_6_ = xh8_[v_12_];
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1906_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1906_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1980_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t1980_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2058_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2058_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t2058_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            y_[g_ << 1u] = kf_f16_from_f32(s_);
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = kf_f16_from_f32(s_2_);
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                y_[g_ << 1u] = kf_f16_from_f32(s_5_);
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = kf_f16_from_f32(s_6_);
+            }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f32 (gemv.kf:266) */
+/* kernel gemv_bf16_f16_f32 (gemv.kf:383) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[v_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[v_2_];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t236_ = xb_[4u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t266_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t266_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t340_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t340_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t441_ = xb_[6u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t471_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t471_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t545_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t545_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            y_[cg_ << 1u] = s_;
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = s_2_;
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[v_5_];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[v_6_];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    kf_f16x8 a_ = xh8_[v_5_];
-                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t223_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t297_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    kf_f16x8 a_2_ = xh8_[v_6_];
-                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t424_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t498_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    kf_f16x8 a_3_ = xh8_[v_7_];
-                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t625_ = wr_[4u];
-                    kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t699_ = wr_[5u];
-                    kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    kf_f16x8 a_4_ = xh8_[v_8_];
-                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t826_ = wr_[6u];
-                    kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t900_ = wr_[7u];
-                    kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t964_ = xb_[0u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t994_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t994_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1068_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1068_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1169_ = xb_[2u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t1199_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1199_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1273_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1273_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            y_[cg_ << 1u] = s_3_;
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = s_4_;
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t978_ = kf_f16_to_f32(x_[c_]);
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t978_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t978_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        kf_f16x8 a_5_ = xh8_[v_11_];
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1705_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1705_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1779_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1779_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        kf_f16x8 a_6_ = xh8_[v_12_];
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1906_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1906_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1980_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t1980_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2058_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2058_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t2058_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            y_[g_ << 1u] = s_;
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = s_2_;
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                y_[g_ << 1u] = s_5_;
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = s_6_;
+            }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f16 (gemv.kf:272) */
+/* kernel gemv_bf16_f32_f16 (gemv.kf:388) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned t24_ = nv_ << 1u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[min((v_ << 1u), (t24_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t24_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t214_ = xb_[4u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t214_);
+                        kf_u32x4 t217_ = xb_[5u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t217_);
+                        xs_[0u] = a_.v[0];
+                        xs_[4u] = b_.v[0];
+                        xs_[1u] = a_.v[1];
+                        xs_[5u] = b_.v[1];
+                        xs_[2u] = a_.v[2];
+                        xs_[6u] = b_.v[2];
+                        xs_[3u] = a_.v[3];
+                        xs_[7u] = b_.v[3];
+                        kf_u32x4 t266_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t266_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t340_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t340_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t419_ = xb_[6u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t419_);
+                        kf_u32x4 t422_ = xb_[7u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t422_);
+                        xs_2_[0u] = a_2_.v[0];
+                        xs_2_[4u] = b_2_.v[0];
+                        xs_2_[1u] = a_2_.v[1];
+                        xs_2_[5u] = b_2_.v[1];
+                        xs_2_[2u] = a_2_.v[2];
+                        xs_2_[6u] = b_2_.v[2];
+                        xs_2_[3u] = a_2_.v[3];
+                        xs_2_[7u] = b_2_.v[3];
+                        kf_u32x4 t471_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t471_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t545_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t545_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            y_[cg_ << 1u] = kf_f16_from_f32(s_);
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = kf_f16_from_f32(s_2_);
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[min((v_5_ << 1u), (t24_ - 1u))];
+                    xb_[5u] = xv_[min(((v_5_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[min((v_6_ << 1u), (t24_ - 1u))];
+                    xb_[7u] = xv_[min(((v_6_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    unsigned t171_ = v_5_ << 1u;
-                    kf_f32x4 a_ = xf4_[t171_];
-                    unsigned t176_ = (v_5_ << 1u) + 1u;
-                    kf_f32x4 b_ = xf4_[t176_];
-                    xs_[0u] = a_.v[0];
-                    xs_[4u] = b_.v[0];
-                    xs_[1u] = a_.v[1];
-                    xs_[5u] = b_.v[1];
-                    xs_[2u] = a_.v[2];
-                    xs_[6u] = b_.v[2];
-                    xs_[3u] = a_.v[3];
-                    xs_[7u] = b_.v[3];
-                    kf_u32x4 t223_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t297_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    unsigned t372_ = v_6_ << 1u;
-                    kf_f32x4 a_2_ = xf4_[t372_];
-                    unsigned t377_ = (v_6_ << 1u) + 1u;
-                    kf_f32x4 b_2_ = xf4_[t377_];
-                    xs_2_[0u] = a_2_.v[0];
-                    xs_2_[4u] = b_2_.v[0];
-                    xs_2_[1u] = a_2_.v[1];
-                    xs_2_[5u] = b_2_.v[1];
-                    xs_2_[2u] = a_2_.v[2];
-                    xs_2_[6u] = b_2_.v[2];
-                    xs_2_[3u] = a_2_.v[3];
-                    xs_2_[7u] = b_2_.v[3];
-                    kf_u32x4 t424_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t498_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    unsigned t573_ = v_7_ << 1u;
-                    kf_f32x4 a_3_ = xf4_[t573_];
-                    unsigned t578_ = (v_7_ << 1u) + 1u;
-                    kf_f32x4 b_3_ = xf4_[t578_];
-                    xs_3_[0u] = a_3_.v[0];
-                    xs_3_[4u] = b_3_.v[0];
-                    xs_3_[1u] = a_3_.v[1];
-                    xs_3_[5u] = b_3_.v[1];
-                    xs_3_[2u] = a_3_.v[2];
-                    xs_3_[6u] = b_3_.v[2];
-                    xs_3_[3u] = a_3_.v[3];
-                    xs_3_[7u] = b_3_.v[3];
-                    kf_u32x4 t625_ = wr_[4u];
-                    kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t699_ = wr_[5u];
-                    kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    unsigned t774_ = v_8_ << 1u;
-                    kf_f32x4 a_4_ = xf4_[t774_];
-                    unsigned t779_ = (v_8_ << 1u) + 1u;
-                    kf_f32x4 b_4_ = xf4_[t779_];
-                    xs_4_[0u] = a_4_.v[0];
-                    xs_4_[4u] = b_4_.v[0];
-                    xs_4_[1u] = a_4_.v[1];
-                    xs_4_[5u] = b_4_.v[1];
-                    xs_4_[2u] = a_4_.v[2];
-                    xs_4_[6u] = b_4_.v[2];
-                    xs_4_[3u] = a_4_.v[3];
-                    xs_4_[7u] = b_4_.v[3];
-                    kf_u32x4 t826_ = wr_[6u];
-                    kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t900_ = wr_[7u];
-                    kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t942_ = xb_[0u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t942_);
+                        kf_u32x4 t945_ = xb_[1u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t945_);
+                        xs_3_[0u] = a_3_.v[0];
+                        xs_3_[4u] = b_3_.v[0];
+                        xs_3_[1u] = a_3_.v[1];
+                        xs_3_[5u] = b_3_.v[1];
+                        xs_3_[2u] = a_3_.v[2];
+                        xs_3_[6u] = b_3_.v[2];
+                        xs_3_[3u] = a_3_.v[3];
+                        xs_3_[7u] = b_3_.v[3];
+                        kf_u32x4 t994_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t994_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1068_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1068_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1147_ = xb_[2u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t1147_);
+                        kf_u32x4 t1150_ = xb_[3u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t1150_);
+                        xs_4_[0u] = a_4_.v[0];
+                        xs_4_[4u] = b_4_.v[0];
+                        xs_4_[1u] = a_4_.v[1];
+                        xs_4_[5u] = b_4_.v[1];
+                        xs_4_[2u] = a_4_.v[2];
+                        xs_4_[6u] = b_4_.v[2];
+                        xs_4_[3u] = a_4_.v[3];
+                        xs_4_[7u] = b_4_.v[3];
+                        kf_u32x4 t1199_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1199_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1273_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1273_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            y_[cg_ << 1u] = kf_f16_from_f32(s_3_);
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = kf_f16_from_f32(s_4_);
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t976_ = x_[c_];
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t976_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t976_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        unsigned t1653_ = v_11_ << 1u;
+                        kf_f32x4 a_5_ = xf4_[t1653_];
+                        unsigned t1658_ = (v_11_ << 1u) + 1u;
+                        kf_f32x4 b_5_ = xf4_[t1658_];
+                        xs_5_[0u] = a_5_.v[0];
+                        xs_5_[4u] = b_5_.v[0];
+                        xs_5_[1u] = a_5_.v[1];
+                        xs_5_[5u] = b_5_.v[1];
+                        xs_5_[2u] = a_5_.v[2];
+                        xs_5_[6u] = b_5_.v[2];
+                        xs_5_[3u] = a_5_.v[3];
+                        xs_5_[7u] = b_5_.v[3];
+                        kf_u32x4 t1705_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1705_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1779_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1779_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        unsigned t1854_ = v_12_ << 1u;
+                        kf_f32x4 a_6_ = xf4_[t1854_];
+                        unsigned t1859_ = (v_12_ << 1u) + 1u;
+                        kf_f32x4 b_6_ = xf4_[t1859_];
+                        xs_6_[0u] = a_6_.v[0];
+                        xs_6_[4u] = b_6_.v[0];
+                        xs_6_[1u] = a_6_.v[1];
+                        xs_6_[5u] = b_6_.v[1];
+                        xs_6_[2u] = a_6_.v[2];
+                        xs_6_[6u] = b_6_.v[2];
+                        xs_6_[3u] = a_6_.v[3];
+                        xs_6_[7u] = b_6_.v[3];
+                        kf_u32x4 t1906_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1906_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1980_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t1980_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2056_ = x_[c_];
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2056_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t2056_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            y_[g_ << 1u] = kf_f16_from_f32(s_);
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = kf_f16_from_f32(s_2_);
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                y_[g_ << 1u] = kf_f16_from_f32(s_5_);
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = kf_f16_from_f32(s_6_);
+            }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f32 (gemv.kf:278) */
+/* kernel gemv_bf16_f32_f32 (gemv.kf:393) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned t24_ = nv_ << 1u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[min((v_ << 1u), (t24_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t24_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t214_ = xb_[4u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t214_);
+                        kf_u32x4 t217_ = xb_[5u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t217_);
+                        xs_[0u] = a_.v[0];
+                        xs_[4u] = b_.v[0];
+                        xs_[1u] = a_.v[1];
+                        xs_[5u] = b_.v[1];
+                        xs_[2u] = a_.v[2];
+                        xs_[6u] = b_.v[2];
+                        xs_[3u] = a_.v[3];
+                        xs_[7u] = b_.v[3];
+                        kf_u32x4 t266_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t266_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t340_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t340_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t419_ = xb_[6u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t419_);
+                        kf_u32x4 t422_ = xb_[7u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t422_);
+                        xs_2_[0u] = a_2_.v[0];
+                        xs_2_[4u] = b_2_.v[0];
+                        xs_2_[1u] = a_2_.v[1];
+                        xs_2_[5u] = b_2_.v[1];
+                        xs_2_[2u] = a_2_.v[2];
+                        xs_2_[6u] = b_2_.v[2];
+                        xs_2_[3u] = a_2_.v[3];
+                        xs_2_[7u] = b_2_.v[3];
+                        kf_u32x4 t471_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t471_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t545_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t545_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            y_[cg_ << 1u] = s_;
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = s_2_;
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[min((v_5_ << 1u), (t24_ - 1u))];
+                    xb_[5u] = xv_[min(((v_5_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[min((v_6_ << 1u), (t24_ - 1u))];
+                    xb_[7u] = xv_[min(((v_6_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    unsigned t171_ = v_5_ << 1u;
-                    kf_f32x4 a_ = xf4_[t171_];
-                    unsigned t176_ = (v_5_ << 1u) + 1u;
-                    kf_f32x4 b_ = xf4_[t176_];
-                    xs_[0u] = a_.v[0];
-                    xs_[4u] = b_.v[0];
-                    xs_[1u] = a_.v[1];
-                    xs_[5u] = b_.v[1];
-                    xs_[2u] = a_.v[2];
-                    xs_[6u] = b_.v[2];
-                    xs_[3u] = a_.v[3];
-                    xs_[7u] = b_.v[3];
-                    kf_u32x4 t223_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t297_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    unsigned t372_ = v_6_ << 1u;
-                    kf_f32x4 a_2_ = xf4_[t372_];
-                    unsigned t377_ = (v_6_ << 1u) + 1u;
-                    kf_f32x4 b_2_ = xf4_[t377_];
-                    xs_2_[0u] = a_2_.v[0];
-                    xs_2_[4u] = b_2_.v[0];
-                    xs_2_[1u] = a_2_.v[1];
-                    xs_2_[5u] = b_2_.v[1];
-                    xs_2_[2u] = a_2_.v[2];
-                    xs_2_[6u] = b_2_.v[2];
-                    xs_2_[3u] = a_2_.v[3];
-                    xs_2_[7u] = b_2_.v[3];
-                    kf_u32x4 t424_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t498_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    unsigned t573_ = v_7_ << 1u;
-                    kf_f32x4 a_3_ = xf4_[t573_];
-                    unsigned t578_ = (v_7_ << 1u) + 1u;
-                    kf_f32x4 b_3_ = xf4_[t578_];
-                    xs_3_[0u] = a_3_.v[0];
-                    xs_3_[4u] = b_3_.v[0];
-                    xs_3_[1u] = a_3_.v[1];
-                    xs_3_[5u] = b_3_.v[1];
-                    xs_3_[2u] = a_3_.v[2];
-                    xs_3_[6u] = b_3_.v[2];
-                    xs_3_[3u] = a_3_.v[3];
-                    xs_3_[7u] = b_3_.v[3];
-                    kf_u32x4 t625_ = wr_[4u];
-                    kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t699_ = wr_[5u];
-                    kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    unsigned t774_ = v_8_ << 1u;
-                    kf_f32x4 a_4_ = xf4_[t774_];
-                    unsigned t779_ = (v_8_ << 1u) + 1u;
-                    kf_f32x4 b_4_ = xf4_[t779_];
-                    xs_4_[0u] = a_4_.v[0];
-                    xs_4_[4u] = b_4_.v[0];
-                    xs_4_[1u] = a_4_.v[1];
-                    xs_4_[5u] = b_4_.v[1];
-                    xs_4_[2u] = a_4_.v[2];
-                    xs_4_[6u] = b_4_.v[2];
-                    xs_4_[3u] = a_4_.v[3];
-                    xs_4_[7u] = b_4_.v[3];
-                    kf_u32x4 t826_ = wr_[6u];
-                    kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t900_ = wr_[7u];
-                    kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t942_ = xb_[0u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t942_);
+                        kf_u32x4 t945_ = xb_[1u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t945_);
+                        xs_3_[0u] = a_3_.v[0];
+                        xs_3_[4u] = b_3_.v[0];
+                        xs_3_[1u] = a_3_.v[1];
+                        xs_3_[5u] = b_3_.v[1];
+                        xs_3_[2u] = a_3_.v[2];
+                        xs_3_[6u] = b_3_.v[2];
+                        xs_3_[3u] = a_3_.v[3];
+                        xs_3_[7u] = b_3_.v[3];
+                        kf_u32x4 t994_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t994_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1068_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1068_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1147_ = xb_[2u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t1147_);
+                        kf_u32x4 t1150_ = xb_[3u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t1150_);
+                        xs_4_[0u] = a_4_.v[0];
+                        xs_4_[4u] = b_4_.v[0];
+                        xs_4_[1u] = a_4_.v[1];
+                        xs_4_[5u] = b_4_.v[1];
+                        xs_4_[2u] = a_4_.v[2];
+                        xs_4_[6u] = b_4_.v[2];
+                        xs_4_[3u] = a_4_.v[3];
+                        xs_4_[7u] = b_4_.v[3];
+                        kf_u32x4 t1199_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1199_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1273_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1273_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            y_[cg_ << 1u] = s_3_;
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = s_4_;
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t976_ = x_[c_];
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t976_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t976_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        unsigned t1653_ = v_11_ << 1u;
+                        kf_f32x4 a_5_ = xf4_[t1653_];
+                        unsigned t1658_ = (v_11_ << 1u) + 1u;
+                        kf_f32x4 b_5_ = xf4_[t1658_];
+                        xs_5_[0u] = a_5_.v[0];
+                        xs_5_[4u] = b_5_.v[0];
+                        xs_5_[1u] = a_5_.v[1];
+                        xs_5_[5u] = b_5_.v[1];
+                        xs_5_[2u] = a_5_.v[2];
+                        xs_5_[6u] = b_5_.v[2];
+                        xs_5_[3u] = a_5_.v[3];
+                        xs_5_[7u] = b_5_.v[3];
+                        kf_u32x4 t1705_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1705_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1779_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1779_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        unsigned t1854_ = v_12_ << 1u;
+                        kf_f32x4 a_6_ = xf4_[t1854_];
+                        unsigned t1859_ = (v_12_ << 1u) + 1u;
+                        kf_f32x4 b_6_ = xf4_[t1859_];
+                        xs_6_[0u] = a_6_.v[0];
+                        xs_6_[4u] = b_6_.v[0];
+                        xs_6_[1u] = a_6_.v[1];
+                        xs_6_[5u] = b_6_.v[1];
+                        xs_6_[2u] = a_6_.v[2];
+                        xs_6_[6u] = b_6_.v[2];
+                        xs_6_[3u] = a_6_.v[3];
+                        xs_6_[7u] = b_6_.v[3];
+                        kf_u32x4 t1906_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1906_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1980_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t1980_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2056_ = x_[c_];
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2056_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t2056_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            y_[g_ << 1u] = s_;
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = s_2_;
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                y_[g_ << 1u] = s_5_;
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = s_6_;
+            }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f16_acc (gemv.kf:286) */
+/* kernel gemv_f16_f16_f16_acc (gemv.kf:400) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[v_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[v_2_];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t236_ = xb_[4u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t263_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t263_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t337_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t337_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t441_ = xb_[6u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t468_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t468_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t542_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t542_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            unsigned t701_ = cg_ << 1u;
+                            y_[t701_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[t701_])));
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[i_])));
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[v_5_];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[v_6_];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    kf_f16x8 a_ = xh8_[v_5_];
-                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t220_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t294_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    kf_f16x8 a_2_ = xh8_[v_6_];
-                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t421_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t495_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    kf_f16x8 a_3_ = xh8_[v_7_];
-                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t622_ = wr_[4u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t696_ = wr_[5u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    kf_f16x8 a_4_ = xh8_[v_8_];
-                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t823_ = wr_[6u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t897_ = wr_[7u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t964_ = xb_[0u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t991_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t991_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1065_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1065_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1169_ = xb_[2u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t1196_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1196_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1270_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1270_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            unsigned t1429_ = cg_ << 1u;
+                            y_[t1429_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[t1429_])));
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = kf_f16_from_f32(__fadd_rn(s_4_, kf_f16_to_f32(y_[i_2_])));
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t978_ = kf_f16_to_f32(x_[c_]);
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t978_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t978_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        kf_f16x8 a_5_ = xh8_[v_11_];
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1702_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1702_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1776_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1776_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        kf_f16x8 a_6_ = xh8_[v_12_];
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1903_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t1903_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1977_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t1977_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2058_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2058_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t2058_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            unsigned t1092_ = g_ << 1u;
-            y_[t1092_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[t1092_])));
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[i_3_])));
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                unsigned t2172_ = g_ << 1u;
+                y_[t2172_] = kf_f16_from_f32(__fadd_rn(s_5_, kf_f16_to_f32(y_[t2172_])));
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = kf_f16_from_f32(__fadd_rn(s_6_, kf_f16_to_f32(y_[i_5_])));
+            }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16_acc (gemv.kf:292) */
+/* kernel gemv_bf16_f16_f16_acc (gemv.kf:405) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[v_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[v_2_];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t236_ = xb_[4u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t266_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t266_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t340_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t340_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t441_ = xb_[6u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t471_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t471_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t545_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t545_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            unsigned t701_ = cg_ << 1u;
+                            y_[t701_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[t701_])));
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[i_])));
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[v_5_];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[v_6_];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    kf_f16x8 a_ = xh8_[v_5_];
-                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t223_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t297_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    kf_f16x8 a_2_ = xh8_[v_6_];
-                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t424_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t498_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    kf_f16x8 a_3_ = xh8_[v_7_];
-                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t625_ = wr_[4u];
-                    kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t699_ = wr_[5u];
-                    kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    kf_f16x8 a_4_ = xh8_[v_8_];
-                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t826_ = wr_[6u];
-                    kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t900_ = wr_[7u];
-                    kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t964_ = xb_[0u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t994_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t994_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1068_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1068_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1169_ = xb_[2u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t1199_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1199_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1273_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1273_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            unsigned t1429_ = cg_ << 1u;
+                            y_[t1429_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[t1429_])));
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = kf_f16_from_f32(__fadd_rn(s_4_, kf_f16_to_f32(y_[i_2_])));
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t978_ = kf_f16_to_f32(x_[c_]);
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t978_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t978_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        kf_f16x8 a_5_ = xh8_[v_11_];
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1705_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1705_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1779_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1779_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        kf_f16x8 a_6_ = xh8_[v_12_];
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1906_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1906_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1980_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t1980_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2058_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2058_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t2058_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            unsigned t1092_ = g_ << 1u;
-            y_[t1092_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[t1092_])));
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[i_3_])));
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                unsigned t2172_ = g_ << 1u;
+                y_[t2172_] = kf_f16_from_f32(__fadd_rn(s_5_, kf_f16_to_f32(y_[t2172_])));
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = kf_f16_from_f32(__fadd_rn(s_6_, kf_f16_to_f32(y_[i_5_])));
+            }
         }
     }
 }
 
-/* kernel gemv_batch_f16_f16_f16 (gemv.kf:300) */
+/* kernel gemv_batch_f16_f16_f16 (gemv.kf:412) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -3834,7 +6486,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
     }
 }
 
-/* kernel gemv_batch_f16_f32_f32 (gemv.kf:306) */
+/* kernel gemv_batch_f16_f32_f32 (gemv.kf:418) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -4951,7 +7603,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
     }
 }
 
-/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:312) */
+/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:424) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -6034,7 +8686,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     }
 }
 
-/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:318) */
+/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:430) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {

@@ -699,17 +699,17 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
     const kf_u32x4* xq_2_ = (const kf_u32x4*)xq_;
     const kf_f16x4* xds_2_ = (const kf_f16x4*)xds_;
     unsigned lane_ = kf_lane_id();
-    unsigned r_ = lane_ >> 3u;
-    unsigned bl_ = (lane_ >> 2u) & 1u;
+    unsigned r_ = lane_ >> 4u;
+    unsigned bl_ = (lane_ >> 2u) & 3u;
     unsigned j_ = lane_ & 3u;
     unsigned nbk_ = k_ >> 8u;
-    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 2u;
+    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 1u;
     if (!(row0_ >= m_)) {
         row_[0u] = min((row0_ + r_), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min(((row0_ + 4u) + r_), (m_ - 1u));
+        row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
         acc_[1u] = 0.0f;
-        for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 2u) {
+        for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
             unsigned kb_ = kb0_ + bl_;
             bool valid_ = kb_ < nbk_;
             kf_u32x4 t72_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -1011,27 +1011,29 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
         float t761_ = __fadd_rn(v_9_, kf_shfl_xor(v_9_, 1u, kf_wn));
         float t767_ = __fadd_rn(t761_, kf_shfl_xor(t761_, 2u, kf_wn));
         float t773_ = __fadd_rn(t767_, kf_shfl_xor(t767_, 4u, kf_wn));
+        float t779_ = __fadd_rn(t773_, kf_shfl_xor(t773_, 8u, kf_wn));
         unsigned rr_ = row0_ + r_;
-        bool t793_ = (lane_ & 7u) == 0u;
+        bool t793_ = (lane_ & 15u) == 0u;
         bool t794_ = t793_;
         if (t793_) {
             t794_ = rr_ < m_;
         }
         if (t794_) {
-            y_[rr_] = t773_;
+            y_[rr_] = t779_;
         }
         float v_10_ = acc_[1u];
         float t814_ = __fadd_rn(v_10_, kf_shfl_xor(v_10_, 1u, kf_wn));
         float t820_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 2u, kf_wn));
         float t826_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 4u, kf_wn));
-        unsigned rr_2_ = (row0_ + 4u) + r_;
-        bool t846_ = (lane_ & 7u) == 0u;
+        float t832_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 8u, kf_wn));
+        unsigned rr_2_ = (row0_ + 2u) + r_;
+        bool t846_ = (lane_ & 15u) == 0u;
         bool t847_ = t846_;
         if (t846_) {
             t847_ = rr_2_ < m_;
         }
         if (t847_) {
-            y_[rr_2_] = t826_;
+            y_[rr_2_] = t832_;
         }
     }
 }
@@ -1051,17 +1053,17 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
     const kf_u32x4* xq_2_ = (const kf_u32x4*)xq_;
     const kf_f16x4* xds_2_ = (const kf_f16x4*)xds_;
     unsigned lane_ = kf_lane_id();
-    unsigned r_ = lane_ >> 3u;
-    unsigned bl_ = (lane_ >> 2u) & 1u;
+    unsigned r_ = lane_ >> 4u;
+    unsigned bl_ = (lane_ >> 2u) & 3u;
     unsigned j_ = lane_ & 3u;
     unsigned nbk_ = k_ >> 8u;
-    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 2u;
+    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 1u;
     if (!(row0_ >= m_)) {
         row_[0u] = min((row0_ + r_), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min(((row0_ + 4u) + r_), (m_ - 1u));
+        row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
         acc_[1u] = 0.0f;
-        for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 2u) {
+        for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
             unsigned kb_ = kb0_ + bl_;
             bool valid_ = kb_ < nbk_;
             kf_u32x4 t72_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -1363,27 +1365,29 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
         float t761_ = __fadd_rn(v_9_, kf_shfl_xor(v_9_, 1u, kf_wn));
         float t767_ = __fadd_rn(t761_, kf_shfl_xor(t761_, 2u, kf_wn));
         float t773_ = __fadd_rn(t767_, kf_shfl_xor(t767_, 4u, kf_wn));
+        float t779_ = __fadd_rn(t773_, kf_shfl_xor(t773_, 8u, kf_wn));
         unsigned rr_ = row0_ + r_;
-        bool t793_ = (lane_ & 7u) == 0u;
+        bool t793_ = (lane_ & 15u) == 0u;
         bool t794_ = t793_;
         if (t793_) {
             t794_ = rr_ < m_;
         }
         if (t794_) {
-            y_[rr_] = kf_f16_from_f32(t773_);
+            y_[rr_] = kf_f16_from_f32(t779_);
         }
         float v_10_ = acc_[1u];
         float t814_ = __fadd_rn(v_10_, kf_shfl_xor(v_10_, 1u, kf_wn));
         float t820_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 2u, kf_wn));
         float t826_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 4u, kf_wn));
-        unsigned rr_2_ = (row0_ + 4u) + r_;
-        bool t846_ = (lane_ & 7u) == 0u;
+        float t832_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 8u, kf_wn));
+        unsigned rr_2_ = (row0_ + 2u) + r_;
+        bool t846_ = (lane_ & 15u) == 0u;
         bool t847_ = t846_;
         if (t846_) {
             t847_ = rr_2_ < m_;
         }
         if (t847_) {
-            y_[rr_2_] = kf_f16_from_f32(t826_);
+            y_[rr_2_] = kf_f16_from_f32(t832_);
         }
     }
 }
@@ -1403,17 +1407,17 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
     const kf_u32x4* xq_2_ = (const kf_u32x4*)xq_;
     const kf_f16x4* xds_2_ = (const kf_f16x4*)xds_;
     unsigned lane_ = kf_lane_id();
-    unsigned r_ = lane_ >> 3u;
-    unsigned bl_ = (lane_ >> 2u) & 1u;
+    unsigned r_ = lane_ >> 4u;
+    unsigned bl_ = (lane_ >> 2u) & 3u;
     unsigned j_ = lane_ & 3u;
     unsigned nbk_ = k_ >> 8u;
-    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 2u;
+    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 1u;
     if (!(row0_ >= m_)) {
         row_[0u] = min((row0_ + r_), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min(((row0_ + 4u) + r_), (m_ - 1u));
+        row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
         acc_[1u] = 0.0f;
-        for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 2u) {
+        for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
             unsigned kb_ = kb0_ + bl_;
             bool valid_ = kb_ < nbk_;
             kf_u32x4 t72_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -1715,27 +1719,29 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
         float t761_ = __fadd_rn(v_9_, kf_shfl_xor(v_9_, 1u, kf_wn));
         float t767_ = __fadd_rn(t761_, kf_shfl_xor(t761_, 2u, kf_wn));
         float t773_ = __fadd_rn(t767_, kf_shfl_xor(t767_, 4u, kf_wn));
+        float t779_ = __fadd_rn(t773_, kf_shfl_xor(t773_, 8u, kf_wn));
         unsigned rr_ = row0_ + r_;
-        bool t793_ = (lane_ & 7u) == 0u;
+        bool t793_ = (lane_ & 15u) == 0u;
         bool t794_ = t793_;
         if (t793_) {
             t794_ = rr_ < m_;
         }
         if (t794_) {
-            y_[rr_] = kf_f16_from_f32(__fadd_rn(t773_, kf_f16_to_f32(y_[rr_])));
+            y_[rr_] = kf_f16_from_f32(__fadd_rn(t779_, kf_f16_to_f32(y_[rr_])));
         }
         float v_10_ = acc_[1u];
         float t814_ = __fadd_rn(v_10_, kf_shfl_xor(v_10_, 1u, kf_wn));
         float t820_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 2u, kf_wn));
         float t826_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 4u, kf_wn));
-        unsigned rr_2_ = (row0_ + 4u) + r_;
-        bool t846_ = (lane_ & 7u) == 0u;
+        float t832_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 8u, kf_wn));
+        unsigned rr_2_ = (row0_ + 2u) + r_;
+        bool t846_ = (lane_ & 15u) == 0u;
         bool t847_ = t846_;
         if (t846_) {
             t847_ = rr_2_ < m_;
         }
         if (t847_) {
-            y_[rr_2_] = kf_f16_from_f32(__fadd_rn(t826_, kf_f16_to_f32(y_[rr_2_])));
+            y_[rr_2_] = kf_f16_from_f32(__fadd_rn(t832_, kf_f16_to_f32(y_[rr_2_])));
         }
     }
 }
