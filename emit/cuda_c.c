@@ -314,14 +314,32 @@ static const char *array_elem(kw *w, const kf_ir_ins *in)
     return kf_cu_str(w->c, "((%s*)%s)[%s]", kf_cu_type(w->c, in->type), w->anames[in->imm], idx);
 }
 
-/* dot4, bfe, bfi, prmt. */
+/* The address of element idx of array ai seen as `elem` (its own type, or
+ * a view's): `&name[idx]` or `&((T*)name)[idx]`. */
+static const char *array_addr(kw *w, uint32_t ai, kf_type elem, kf_val idx)
+{
+    kf_type at = w->k->arrays[ai].type;
+    const char *i = bare(w, idx);
+    if (at.scalar == elem.scalar && at.lanes == elem.lanes) return kf_cu_str(w->c, "&%s[%s]", w->anames[ai], i);
+    return kf_cu_str(w->c, "&((%s*)%s)[%s]", kf_cu_type(w->c, elem), w->anames[ai], i);
+}
+
+/* dot4, bfe, bfi, prmt; mma, ldmatrix, cp_async and the copy groups. */
 static const char *intrin_expr(kw *w, const kf_ir_ins *in)
 {
     const char *a[4] = {NULL, NULL, NULL, NULL};
     kf_type ts[4] = {{0}};
-    for (int j = 0; j < 4; j++)
-        if (in->a[j]) a[j] = bare(w, in->a[j]), ts[j] = w->k->vals[in->a[j]].type;
-    return kf_cu_intrin(w->c, in, a, ts);
+    unsigned n, f;
+    if (!kf_ir_intrin_info(in->sub, &n, &f)) return "?";
+    for (unsigned j = 0; j < n && j < 4; j++) a[j] = bare(w, in->a[j]), ts[j] = w->k->vals[in->a[j]].type;
+    if (f & KF_II_PURE) return kf_cu_intrin(w->c, in, a, ts);
+    const char *elem = NULL;
+    if (f & KF_II_ARRAY) {
+        bool ldsm = kf_builtin_ldmatrix((kf_builtin)in->sub, NULL) != 0;
+        elem = array_addr(w, (uint32_t)in->imm, ldsm ? kf_type_elem(in->type) : in->type, in->a[0]);
+        if (!ldsm) a[1] = kf_cu_str(w->c, "&%s[%s]", val(w, in->a[1]), bare(w, in->a[2]));   /* cp_async's source */
+    }
+    return kf_cu_tensor(w->c, in, elem, a, ts);
 }
 
 /* The packed-pairs call of an f16/bf16 vector operation (kf_cu_packed). */
@@ -456,6 +474,10 @@ static void emit_ins(kw *w, uint32_t i)
         break;
     case KF_IR_ASTORE: wline(w, in->loc, "%s = %s;", array_elem(w, in), bare(w, in->a[1])); break;
     case KF_IR_BARRIER: wline(w, in->loc, "__syncthreads();"); break;
+    case KF_IR_INTRIN:
+        if (in->dst) emit_value_op(w, i);
+        else wline(w, in->loc, "%s;", intrin_expr(w, in));   /* cp_async and the copy groups */
+        break;
     case KF_IR_RET: wline(w, in->loc, "return;"); break;
     case KF_IR_BREAK: wline(w, in->loc, "break;"); break;
     case KF_IR_CONTINUE:

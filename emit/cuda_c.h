@@ -49,7 +49,10 @@
     X(KF_CU_H_F16V, KF_CU_BIT(KF_CU_H_WORDS))              \
     X(KF_CU_H_BF16V, KF_CU_BIT(KF_CU_H_WORDS))             \
     X(KF_CU_H_BF16V_ARITH, KF_CU_BIT(KF_CU_H_BF16V))       \
-    X(KF_CU_H_BF16V_ARITH80, KF_CU_BIT(KF_CU_H_BF16V))
+    X(KF_CU_H_BF16V_ARITH80, KF_CU_BIT(KF_CU_H_BF16V))     \
+    X(KF_CU_H_MMA, KF_CU_BIT(KF_CU_H_WORDS))               \
+    X(KF_CU_H_LDSM, KF_CU_BIT(KF_CU_H_WORDS))              \
+    X(KF_CU_H_CP_ASYNC, 0)
 
 #define KF_CU_BIT(h) (1ull << (h))
 
@@ -180,5 +183,9 @@ const char *kf_cu_math(kf_cu *c, kf_builtin b, kf_scalar s, const char *const ar
 const char *kf_cu_packed_call(kf_cu *c, const kf_ir_ins *in, kf_type t, const char *const args[3]);
 /* An INTRIN (dot4, bfe, bfi, prmt) over spelled operands; ts are their types. */
 const char *kf_cu_intrin(kf_cu *c, const kf_ir_ins *in, const char *const args[4], const kf_type ts[4]);
+/* mma, ldmatrix, cp_async, cp_async_commit, cp_async_wait (INTRINs that are
+ * not KF_II_PURE) as one call; elem is the spelled address of the shared
+ * element the instruction names (ldmatrix, cp_async), args its operands. */
+const char *kf_cu_tensor(kf_cu *c, const kf_ir_ins *in, const char *elem, const char *const args[4], const kf_type ts[4]);
 
 #endif

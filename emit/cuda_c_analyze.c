@@ -153,6 +153,13 @@ static const char *unique_name(kw *w, const char *src)
 }
 
 /* ---- pass 1: structure check --------------------------------------------- */
+/* The array an INTRIN names (ldmatrix reads it, cp_async writes it). */
+static bool intrin_array(const kf_ir_ins *in)
+{
+    unsigned n, f;
+    return in->op == KF_IR_INTRIN && kf_ir_intrin_info(in->sub, &n, &f) && (f & KF_II_ARRAY);
+}
+
 
 static bool bad_ir(kw *w, uint32_t i, const char *what)
 {
@@ -170,7 +177,9 @@ static bool check_operands(kw *w, uint32_t i)
     if (in->dst >= w->k->nvals) return bad_ir(w, i, "destination out of range");
     for (int a = 0; a < 4; a++)
         if (in->a[a] >= w->k->nvals) return bad_ir(w, i, "operand out of range");
-    bool arr = in->op == KF_IR_ALOAD || in->op == KF_IR_ASTORE;
+    unsigned na, fl;
+    if (in->op == KF_IR_INTRIN && !kf_ir_intrin_info(in->sub, &na, &fl)) return bad_ir(w, i, "unknown intrinsic");
+    bool arr = in->op == KF_IR_ALOAD || in->op == KF_IR_ASTORE || intrin_array(in);
     if (arr && in->imm >= w->k->narrays) return bad_ir(w, i, "array index out of range");
     if (in->op == KF_IR_PARAM && in->imm >= w->k->nparams) return bad_ir(w, i, "parameter index out of range");
     bool sub_ok = true;
@@ -329,10 +338,16 @@ static bool scope_encloses(const kw *w, uint32_t outer, uint32_t inner)
 
 /* ---- pass 4: liveness ------------------------------------------------------------ */
 
+/* Kept even when nobody reads the result: markers, stores, barriers,
+ * atomics, and the intrinsics that are not pure (warp-collective mma and
+ * ldmatrix, the async copies). */
 static bool has_effect(const kf_ir_ins *in)
 {
+    unsigned n, f;
+    if (in->op == KF_IR_INTRIN) return !kf_ir_intrin_info(in->sub, &n, &f) || !(f & KF_II_PURE);
     return !op_has_dst[in->op] || in->op == KF_IR_ATOMIC;
 }
+
 
 static void count_uses(kw *w)
 {
@@ -377,8 +392,9 @@ static bool drop_unread_arrays(kw *w)
 {
     const kf_ir_kernel *k = w->k;
     memset(w->aread, 0, k->narrays + 1);
-    for (uint32_t i = 0; i < k->nins; i++)
-        if (k->ins[i].op == KF_IR_ALOAD && !w->dead[i] && !w->drop[i]) w->aread[k->ins[i].imm] = true;
+    for (uint32_t i = 0; i < k->nins; i++)   /* an array cp_async writes is declared: it stays */
+        if ((k->ins[i].op == KF_IR_ALOAD || intrin_array(&k->ins[i])) && !w->dead[i] && !w->drop[i])
+            w->aread[k->ins[i].imm] = true;
     bool changed = false;
     for (uint32_t i = 0; i < k->nins; i++) {
         const kf_ir_ins *in = &k->ins[i];

@@ -622,3 +622,33 @@ const char *kf_cu_intrin(kf_cu *c, const kf_ir_ins *in, const char *const a[4], 
     default: return "?";
     }
 }
+
+static const char *mma_call(kf_cu *c, const char *const a[4], const kf_type ts[4])
+{
+    kf_scalar as = (kf_scalar)ts[0].scalar, bs = (kf_scalar)ts[1].scalar;
+    if (as == KF_S_F16 || as == KF_S_BF16)
+        return kf_cu_str(c, "kf_mma_%s(%s, %s, %s)", kf_scalar_names[as], a[0], a[1], a[2]);
+    return kf_cu_str(c, "kf_mma_%s%s(%s, %s, %s)", as == KF_S_I8 ? "s8" : "u8", bs == KF_S_I8 ? "s8" : "u8", a[0], a[1], a[2]);
+}
+
+const char *kf_cu_tensor(kf_cu *c, const kf_ir_ins *in, const char *elem, const char *const a[4], const kf_type ts[4])
+{
+    bool trans;
+    unsigned mats = kf_builtin_ldmatrix((kf_builtin)in->sub, &trans);
+    if (mats) {
+        kf_cu_need(c, KF_CU_H_LDSM);
+        return kf_cu_str(c, "kf_ldsm_x%u%s<%s>(%s)", mats, trans ? "_trans" : "", kf_cu_type(c, in->type), elem);
+    }
+    switch (in->sub) {
+    case KF_BI_MMA: kf_cu_need(c, KF_CU_H_MMA); return mma_call(c, a, ts);
+    case KF_BI_CP_ASYNC: kf_cu_need(c, KF_CU_H_CP_ASYNC); return kf_cu_str(c, "kf_cp_async(%s, %s)", elem, a[1]);
+    case KF_BI_CP_ASYNC_N:
+        kf_cu_need(c, KF_CU_H_CP_ASYNC);
+        return kf_cu_str(c, "kf_cp_async_n(%s, %s, %s)", elem, a[1], a[3]);
+    case KF_BI_CP_ASYNC_COMMIT: kf_cu_need(c, KF_CU_H_CP_ASYNC); return "kf_cp_async_commit()";
+    case KF_BI_CP_ASYNC_WAIT:
+        kf_cu_need(c, KF_CU_H_CP_ASYNC);
+        return kf_cu_str(c, "kf_cp_async_wait<%u>()", (unsigned)in->imm);
+    default: return "?";
+    }
+}

@@ -29,7 +29,12 @@
  *
  * The packed f16/bf16 operations and dot4, bfe, bfi, prmt are inline PTX:
  * the same instructions the PTX back end emits (NVRTC's PTX carries them
- * verbatim), with no header NVRTC would have to find.
+ * verbatim), with no header NVRTC would have to find. So are mma, ldmatrix
+ * and cp.async: `asm volatile`, so NVVM never removes, duplicates or sinks
+ * a warp-collective instruction into a branch, with a "memory" clobber on
+ * every one that reads or writes shared memory or waits for copies, so no
+ * shared load or store moves across them; shared addresses are 32-bit
+ * (__cvta_generic_to_shared), global ones __cvta_generic_to_global.
  */
 #include "cuda_c.h"
 
@@ -340,6 +345,48 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "__device__ __forceinline__ unsigned kf_bh2_add(unsigned a, unsigned b) { unsigned r; asm(\"{ .reg .b32 k; mov.b32 k, 0x3F803F80; fma.rn.bf16x2 %0, %1, k, %2; }\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
         "__device__ __forceinline__ unsigned kf_bh2_sub(unsigned a, unsigned b) { unsigned r; asm(\"{ .reg .b32 k; mov.b32 k, 0xBF80BF80; fma.rn.bf16x2 %0, %2, k, %1; }\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
         "__device__ __forceinline__ unsigned kf_bh2_mul(unsigned a, unsigned b) { unsigned r; asm(\"{ .reg .b32 k; mov.b32 k, 0x80008000; fma.rn.bf16x2 %0, %1, %2, k; }\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n",
+    [KF_CU_H_MMA] =
+        "/* mma.sync: fragments as vectors, lane j = PTX's element j (aj, bj, cj, dj) */\n"
+        "#define KF_MMA_F(name, ty) \\\n"
+        "template <typename A, typename B, typename C> __device__ __forceinline__ C name(A a, B b, C c) \\\n"
+        "{ \\\n"
+        "    kf_words<A> x = kf_to_words(a); kf_words<B> y = kf_to_words(b); C d; \\\n"
+        "    asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.\" ty \".\" ty \".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\" \\\n"
+        "                 : \"=f\"(d.v[0]), \"=f\"(d.v[1]), \"=f\"(d.v[2]), \"=f\"(d.v[3]) \\\n"
+        "                 : \"r\"(x.w[0]), \"r\"(x.w[1]), \"r\"(x.w[2]), \"r\"(x.w[3]), \"r\"(y.w[0]), \"r\"(y.w[1]), \\\n"
+        "                   \"f\"(c.v[0]), \"f\"(c.v[1]), \"f\"(c.v[2]), \"f\"(c.v[3])); \\\n"
+        "    return d; \\\n"
+        "}\n"
+        "#define KF_MMA_I(name, ta, tb) \\\n"
+        "template <typename A, typename B, typename C> __device__ __forceinline__ C name(A a, B b, C c) \\\n"
+        "{ \\\n"
+        "    kf_words<A> x = kf_to_words(a); kf_words<B> y = kf_to_words(b); C d; \\\n"
+        "    asm volatile(\"mma.sync.aligned.m16n8k32.row.col.s32.\" ta \".\" tb \".s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\" \\\n"
+        "                 : \"=r\"(d.v[0]), \"=r\"(d.v[1]), \"=r\"(d.v[2]), \"=r\"(d.v[3]) \\\n"
+        "                 : \"r\"(x.w[0]), \"r\"(x.w[1]), \"r\"(x.w[2]), \"r\"(x.w[3]), \"r\"(y.w[0]), \"r\"(y.w[1]), \\\n"
+        "                   \"r\"(c.v[0]), \"r\"(c.v[1]), \"r\"(c.v[2]), \"r\"(c.v[3])); \\\n"
+        "    return d; \\\n"
+        "}\n"
+        "KF_MMA_F(kf_mma_f16, \"f16\")\n"
+        "KF_MMA_F(kf_mma_bf16, \"bf16\")\n"
+        "KF_MMA_I(kf_mma_s8s8, \"s8\", \"s8\")\n"
+        "KF_MMA_I(kf_mma_s8u8, \"s8\", \"u8\")\n"
+        "KF_MMA_I(kf_mma_u8s8, \"u8\", \"s8\")\n"
+        "KF_MMA_I(kf_mma_u8u8, \"u8\", \"u8\")\n",
+    [KF_CU_H_LDSM] =
+        "/* ldmatrix: lane t gives the address of row t % 8 of matrix t / 8 (p, in shared memory) */\n"
+        "template <typename V> __device__ __forceinline__ V kf_ldsm_x1(const void* p) { kf_words<V> r; asm volatile(\"ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\" : \"=r\"(r.w[0]) : \"r\"((unsigned)__cvta_generic_to_shared(p)) : \"memory\"); return kf_from_words<V>(r); }\n"
+        "template <typename V> __device__ __forceinline__ V kf_ldsm_x2(const void* p) { kf_words<V> r; asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\" : \"=r\"(r.w[0]), \"=r\"(r.w[1]) : \"r\"((unsigned)__cvta_generic_to_shared(p)) : \"memory\"); return kf_from_words<V>(r); }\n"
+        "template <typename V> __device__ __forceinline__ V kf_ldsm_x4(const void* p) { kf_words<V> r; asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\" : \"=r\"(r.w[0]), \"=r\"(r.w[1]), \"=r\"(r.w[2]), \"=r\"(r.w[3]) : \"r\"((unsigned)__cvta_generic_to_shared(p)) : \"memory\"); return kf_from_words<V>(r); }\n"
+        "template <typename V> __device__ __forceinline__ V kf_ldsm_x1_trans(const void* p) { kf_words<V> r; asm volatile(\"ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];\" : \"=r\"(r.w[0]) : \"r\"((unsigned)__cvta_generic_to_shared(p)) : \"memory\"); return kf_from_words<V>(r); }\n"
+        "template <typename V> __device__ __forceinline__ V kf_ldsm_x2_trans(const void* p) { kf_words<V> r; asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\" : \"=r\"(r.w[0]), \"=r\"(r.w[1]) : \"r\"((unsigned)__cvta_generic_to_shared(p)) : \"memory\"); return kf_from_words<V>(r); }\n"
+        "template <typename V> __device__ __forceinline__ V kf_ldsm_x4_trans(const void* p) { kf_words<V> r; asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\" : \"=r\"(r.w[0]), \"=r\"(r.w[1]), \"=r\"(r.w[2]), \"=r\"(r.w[3]) : \"r\"((unsigned)__cvta_generic_to_shared(p)) : \"memory\"); return kf_from_words<V>(r); }\n",
+    [KF_CU_H_CP_ASYNC] =
+        "/* cp.async.cg: 16 bytes global -> shared (n bytes read, the rest zero-filled), in groups */\n"
+        "__device__ __forceinline__ void kf_cp_async(void* s, const void* g) { asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: \"r\"((unsigned)__cvta_generic_to_shared(s)), \"l\"(__cvta_generic_to_global(g)) : \"memory\"); }\n"
+        "__device__ __forceinline__ void kf_cp_async_n(void* s, const void* g, unsigned n) { asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: \"r\"((unsigned)__cvta_generic_to_shared(s)), \"l\"(__cvta_generic_to_global(g)), \"r\"(n) : \"memory\"); }\n"
+        "__device__ __forceinline__ void kf_cp_async_commit() { asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }\n"
+        "template <int N> __device__ __forceinline__ void kf_cp_async_wait() { asm volatile(\"cp.async.wait_group %0;\" :: \"n\"(N) : \"memory\"); }\n",
     [KF_CU_H_ATOMIC_F16X2] =
         "__device__ __forceinline__ kf_f16x2 kf_atomic_add_f16x2(kf_f16x2* p, kf_f16x2 v)\n"
         "{\n"

@@ -9,8 +9,9 @@
  * start), line info (`.file`/`.loc` with -g) and the line map; and the
  * driver: per-kernel analysis, then the passes in order (emit_passes).
  * Instruction selection is in emit/ptx_ops.c, float math sequences in
- * emit/ptx_math.c, the text and register helpers all of them use in
- * emit/ptx_text.c, opcode spelling in emit/ptx_tables.c.
+ * emit/ptx_math.c, tensor cores and async copies in emit/ptx_tensor.c,
+ * addresses in emit/ptx_mem.c, the text and register helpers all of them
+ * use in emit/ptx_text.c, opcode spelling in emit/ptx_tables.c.
  *
  * Values map to virtual registers one per lane (%r, %rd, %f, %fd, %h, %rs,
  * %p), numbered in order of first appearance; ptxas does the register
@@ -48,6 +49,7 @@ static bool reads(const kf_ir_ins *in, kf_val v)
  * reading that lane's sources only (so its destination may be a source). */
 static bool lanewise_single(const kf_ir_ins *in)
 {
+    if (in->op == KF_IR_INTRIN && in->sub == KF_BI_MMA) return true;   /* one mma reads C, then writes D */
     if (in->op != KF_IR_BINOP || in->type.kind == KF_TK_BUFFER) return false;
     kf_scalar s = (kf_scalar)in->type.scalar;
     bool ints = kf_scalar_class[s] == 'i' || kf_scalar_class[s] == 'u';

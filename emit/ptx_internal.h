@@ -4,6 +4,9 @@
  *                      order, entry and module framing (kf_ptx_emit)
  *   emit/ptx_ops.c     instruction selection, one IR instruction at a time
  *   emit/ptx_math.c    float math sequences (called by ptx_ops.c)
+ *   emit/ptx_tensor.c  mma, ldmatrix, cp.async (called by ptx_ops.c)
+ *   emit/ptx_mem.c     addresses of buffer and array elements, packing
+ *                      lanes into 32-bit words
  *   emit/ptx_text.c    text and register helpers: ptx_ins, ptx_reg, ...
  *   emit/ptx_tables.c  instruction spelling tables
  *
@@ -178,6 +181,29 @@ bool ptx_const_of(const ptx_cx *cx, kf_val v, uint64_t *bits);
 /* The predicate an IF branches on and whether it is negated ("!" or ""),
  * seeing through a NOT that was folded into the branch. */
 preg ptx_if_pred(ptx_cx *cx, uint32_t at, bool want_true, const char **neg);
+
+/* ---- emit/ptx_mem.c: addresses and words -------------------------------- */
+
+/* An address operand: "reg", "sym" or "reg+off" / "sym+off". */
+typedef struct {
+    char s[64];
+} ptx_addr;
+
+/* Global address of buf[idx] for elements of `bytes` (64-bit). */
+ptx_addr ptx_buf_addr(ptx_cx *cx, kf_val buf, kf_val idx, uint32_t bytes);
+/* Address of element idx of arrays[ai] accessed as `elem` (a view of a
+ * shared array: its own element type), in the shared or local window. */
+ptx_addr ptx_arr_addr(ptx_cx *cx, uint32_t ai, kf_val idx, kf_type elem);
+/* Lanes first .. first+n-1 of v (scalar s, 1, 2 or 4 bytes: n * size <= 4)
+ * packed into the 32-bit register w, low lane lowest / unpacked from it. */
+void ptx_pack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint32_t n, kf_scalar s);
+void ptx_unpack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint32_t n, kf_scalar s);
+
+/* ---- emit/ptx_tensor.c: tensor cores and async copies ---------------------- */
+
+/* mma, ldmatrix, cp_async, cp_async_commit, cp_async_wait (an INTRIN that
+ * is not KF_II_PURE). */
+void ptx_emit_tensor(ptx_cx *cx, const kf_ir_ins *in);
 
 /* ---- emit/ptx_ops.c, emit/ptx_math.c: instruction selection -------------- */
 

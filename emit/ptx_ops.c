@@ -13,7 +13,8 @@
  *     native on sm_90 and an exact fma.rn.bf16 form on sm_80..89; f16/bf16
  *     vectors + - * fma min max abs are packed .f16x2/.bf16x2 instructions,
  *     a pair of lanes each;
- *   - dot4, bfe, bfi, prmt are dp4a, bfe, bfi, prmt.b32;
+ *   - dot4, bfe, bfi, prmt are dp4a, bfe, bfi, prmt.b32; mma, ldmatrix
+ *     and cp_async are emit/ptx_tensor.c's;
  *   - conversions use one rounding: cvt.rzi (saturating) for float -> int
  *     with NaN selected to 0, .rn for int -> float and narrowing, and a
  *     round-to-odd step where bf16 has no direct cvt from the source type;
@@ -24,30 +25,6 @@
 
 #include <stdio.h>
 #include <string.h>
-
-typedef struct {
-    char s[64];
-} paddr;
-
-/* "base" or "base+off" (snprintf-free: addresses are on the hot path). */
-static paddr addr_of(const char *base, int64_t off)
-{
-    paddr a;
-    size_t n = strlen(base);
-    if (n > 40) n = 40;
-    memcpy(a.s, base, n);
-    if (off) {
-        char num[24], *e = num + sizeof num, *q = e;
-        unsigned long long u = off < 0 ? 0ull - (unsigned long long)off : (unsigned long long)off;
-        do *--q = (char)('0' + u % 10); while ((u /= 10));
-        if (off < 0) *--q = '-';
-        a.s[n++] = '+';
-        memcpy(a.s + n, q, (size_t)(e - q));
-        n += (size_t)(e - q);
-    }
-    a.s[n] = 0;
-    return a;
-}
 
 static kf_type vtype(const ptx_cx *cx, kf_val v)
 {
@@ -227,36 +204,6 @@ void ptx_cvt_lane(ptx_cx *cx, const char *d, kf_scalar ds, const char *a, kf_sca
 
 /* ---- memory ------------------------------------------------------------------ */
 
-static void unpack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint32_t n, kf_scalar s)
-{
-    if (kf_scalar_bytes[s] == 2) {
-        if (n == 2) ptx_ins(cx, "mov.b32 {%s, %s}, %s", ptx_reg(cx, v, first).s, ptx_reg(cx, v, first + 1).s, w);
-        else ptx_ins(cx, "cvt.u16.u32 %s, %s", ptx_reg(cx, v, first).s, w);
-        return;
-    }
-    for (uint32_t j = 0; j < n; j++) {
-        preg t = ptx_tmp(cx, PTX_RC_R);
-        ptx_ins(cx, "bfe.%s32 %s, %s, %u, 8", is_signed_s(s) ? "s" : "u", t.s, w, 8 * j);
-        ptx_ins(cx, "cvt.%s16.%s32 %s, %s", is_signed_s(s) ? "s" : "u", is_signed_s(s) ? "s" : "u",
-                ptx_reg(cx, v, first + j).s, t.s);
-    }
-}
-
-static void pack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint32_t n, kf_scalar s)
-{
-    if (kf_scalar_bytes[s] == 2) {
-        if (n == 2) ptx_ins(cx, "mov.b32 %s, {%s, %s}", w, ptx_reg(cx, v, first).s, ptx_reg(cx, v, first + 1).s);
-        else ptx_ins(cx, "cvt.u32.u16 %s, %s", w, ptx_reg(cx, v, first).s);
-        return;
-    }
-    ptx_ins(cx, "cvt.u32.u8 %s, %s", w, ptx_reg(cx, v, first).s);
-    for (uint32_t j = 1; j < n; j++) {
-        preg t = ptx_tmp(cx, PTX_RC_R);
-        ptx_ins(cx, "cvt.u32.u8 %s, %s", t.s, ptx_reg(cx, v, first + j).s);
-        ptx_ins(cx, "bfi.b32 %s, %s, %s, %u, 8", w, t.s, w, 8 * j);
-    }
-}
-
 static void reg_list(ptx_cx *cx, kf_buf *b, kf_val v, uint32_t n)
 {
     for (uint32_t l = 0; l < n; l++) {
@@ -303,87 +250,12 @@ static void mem_access(ptx_cx *cx, bool store, const char *sp, const char *addr,
         w[i] = ptx_tmp(cx, PTX_RC_R);
         if (i) kf_buf_append(&list, ", ", 2);
         kf_buf_puts(&list, w[i].s);
-        if (store) pack_word(cx, w[i].s, v, i * per, per, s);
+        if (store) ptx_pack_word(cx, w[i].s, v, i * per, per, s);
     }
     if (store) ptx_ins(cx, "st.%s.v%u.b32 [%s], {%s}", sp, words, addr, list.data);
     else ptx_ins(cx, "ld.%s.v%u.b32 {%s}, [%s]", sp, words, list.data, addr);
-    for (uint32_t i = 0; i < words && !store; i++) unpack_word(cx, w[i].s, v, i * per, per, s);
+    for (uint32_t i = 0; i < words && !store; i++) ptx_unpack_word(cx, w[i].s, v, i * per, per, s);
     kf_buf_free(&list);
-}
-
-/* The index value as a 32-bit register (u32 or s32 by signedness). */
-static preg index32(ptx_cx *cx, kf_val idx)
-{
-    kf_scalar s = (kf_scalar)vtype(cx, idx).scalar;
-    if (kf_scalar_bytes[s] == 4) return ptx_reg(cx, idx, 0);
-    preg t = ptx_tmp(cx, PTX_RC_R);
-    ptx_ins(cx, "cvt.%s32.%s %s, %s", is_signed_s(s) ? "s" : "u", ptx_scalars[s].mem, t.s, ptx_reg(cx, idx, 0).s);
-    return t;
-}
-
-static bool const_offset(const ptx_cx *cx, kf_val idx, uint32_t bytes, int64_t *off)
-{
-    uint64_t b;
-    if (!ptx_const_of(cx, idx, &b)) return false;
-    kf_scalar s = (kf_scalar)vtype(cx, idx).scalar;
-    int64_t i = (int64_t)b;
-    if (kf_scalar_bytes[s] < 8) {
-        uint32_t bits = 8u * kf_scalar_bytes[s];
-        uint64_t m = (1ull << bits) - 1;
-        i = is_signed_s(s) && (b >> (bits - 1)) & 1 ? (int64_t)(b | ~m) : (int64_t)(b & m);
-    }
-    if (i > INT32_MAX / 16 || i < INT32_MIN / 16) return false;
-    *off = i * (int64_t)bytes;
-    return true;
-}
-
-/* Address of buf[idx] (global space, 64-bit) for elements of `bytes`. */
-static paddr buf_addr(ptx_cx *cx, kf_val buf, kf_val idx, uint32_t bytes)
-{
-    int64_t off;
-    preg base = ptx_reg(cx, buf, 0);
-    if (const_offset(cx, idx, bytes, &off)) {
-        return addr_of(base.s, off);
-    }
-    for (uint32_t i = 0; i < cx->nacache; i++)
-        if (cx->acache[i].buf == buf && cx->acache[i].idx == idx && cx->acache[i].bytes == bytes) {
-            return addr_of(cx->acache[i].addr.s, 0);
-        }
-    kf_scalar s = (kf_scalar)vtype(cx, idx).scalar;
-    preg t = ptx_tmp(cx, PTX_RC_RD);
-    if (cx->nacache < sizeof cx->acache / sizeof cx->acache[0])
-        cx->acache[cx->nacache++] = (ptx_addr_entry){buf, idx, bytes, t};
-    if (kf_scalar_bytes[s] == 8) {
-        ptx_ins(cx, "mad.lo.s64 %s, %s, %u, %s", t.s, ptx_reg(cx, idx, 0).s, bytes, base.s);
-    } else {
-        preg i = index32(cx, idx);
-        ptx_ins(cx, "mad.wide.%s32 %s, %s, %u, %s", is_signed_s(s) ? "s" : "u", t.s, i.s, bytes, base.s);
-    }
-    return addr_of(t.s, 0);
-}
-
-/* Address of element idx of arrays[ai] accessed as `elem` (a view of a
- * shared array: its own element type), shared or local space (32-bit). */
-static paddr arr_addr(ptx_cx *cx, uint32_t ai, kf_val idx, kf_type elem)
-{
-    int64_t off;
-    uint32_t bytes = kf_type_elem_bytes(elem);
-    const char *name = cx->aname[ai];
-    if (const_offset(cx, idx, bytes, &off)) {
-        return addr_of(name, off);
-    }
-    kf_scalar s = (kf_scalar)vtype(cx, idx).scalar;
-    preg i;
-    if (kf_scalar_bytes[s] == 8) {
-        i = ptx_tmp(cx, PTX_RC_R);
-        ptx_ins(cx, "cvt.u32.u64 %s, %s", i.s, ptx_reg(cx, idx, 0).s);
-    } else {
-        i = index32(cx, idx);
-    }
-    preg b = ptx_tmp(cx, PTX_RC_R), t = ptx_tmp(cx, PTX_RC_R);
-    ptx_ins(cx, "mov.u32 %s, %s", b.s, name);
-    ptx_ins(cx, "mad.lo.s32 %s, %s, %u, %s", t.s, i.s, bytes, b.s);
-    return addr_of(t.s, 0);
 }
 
 static const char *arr_space(const ptx_cx *cx, uint32_t ai)
@@ -402,7 +274,7 @@ static void emit_array(ptx_cx *cx, const kf_ir_ins *in, bool store)
     kf_type at = cx->k->arrays[ai].type;
     kf_val v = store ? in->a[1] : in->dst;
     if (!cx->areg[ai]) {
-        paddr a = arr_addr(cx, ai, in->a[0], in->type);
+        ptx_addr a = ptx_arr_addr(cx, ai, in->a[0], in->type);
         mem_access(cx, store, arr_space(cx, ai), a.s, in->type, v);
         return;
     }
@@ -425,14 +297,14 @@ static void emit_load(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_type bt = vtype(cx, in->a[0]);
     kf_type et = vtype(cx, in->dst);
-    paddr a = buf_addr(cx, in->a[0], in->a[1], kf_type_elem_bytes(et));
+    ptx_addr a = ptx_buf_addr(cx, in->a[0], in->a[1], kf_type_elem_bytes(et));
     mem_access(cx, false, (bt.flags & KF_TF_MUT) ? "global" : "global.nc", a.s, et, in->dst);
 }
 
 static void emit_store(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_type et = vtype(cx, in->a[2]);
-    paddr a = buf_addr(cx, in->a[0], in->a[1], kf_type_elem_bytes(et));
+    ptx_addr a = ptx_buf_addr(cx, in->a[0], in->a[1], kf_type_elem_bytes(et));
     mem_access(cx, true, "global", a.s, et, in->a[2]);
 }
 
@@ -771,8 +643,8 @@ static void words_of(ptx_cx *cx, kf_val v, preg *w, uint32_t nw, bool to_words)
     } else {
         uint32_t per = 4 / sb < n ? 4 / sb : n;
         for (uint32_t i = 0; i < nw; i++) {
-            if (to_words) pack_word(cx, w[i].s, v, i * per, per, s);
-            else unpack_word(cx, w[i].s, v, i * per, per, s);
+            if (to_words) ptx_pack_word(cx, w[i].s, v, i * per, per, s);
+            else ptx_unpack_word(cx, w[i].s, v, i * per, per, s);
         }
     }
 }
@@ -1102,7 +974,7 @@ static void emit_atomic(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_builtin bi = (kf_builtin)in->sub;
     kf_type t = in->type;
-    paddr a = buf_addr(cx, in->a[0], in->a[1], kf_type_elem_bytes(t));
+    ptx_addr a = ptx_buf_addr(cx, in->a[0], in->a[1], kf_type_elem_bytes(t));
     bool fminmax = (bi == KF_BI_ATOMIC_MIN || bi == KF_BI_ATOMIC_MAX) && t.kind == KF_TK_SCALAR &&
                    (t.scalar == KF_S_F32 || t.scalar == KF_S_F64);
     if (fminmax) {
@@ -1147,13 +1019,18 @@ static preg byte_word(ptx_cx *cx, kf_val v)
             return ptx_reg(cx, src, 0);
     }
     preg w = ptx_tmp(cx, PTX_RC_R);
-    pack_word(cx, w.s, v, 0, 4, (kf_scalar)vtype(cx, v).scalar);
+    ptx_pack_word(cx, w.s, v, 0, 4, (kf_scalar)vtype(cx, v).scalar);
     return w;
 }
 
 /* dot4 (dp4a), bfe, bfi, prmt: one PTX instruction each. */
 static void emit_intrin(ptx_cx *cx, const kf_ir_ins *in)
 {
+    unsigned n, f;
+    if (kf_ir_intrin_info(in->sub, &n, &f) && !(f & KF_II_PURE)) {
+        ptx_emit_tensor(cx, in);
+        return;
+    }
     kf_scalar s = (kf_scalar)in->type.scalar;
     preg d = ptx_reg(cx, in->dst, 0);
     switch (in->sub) {

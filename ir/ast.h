@@ -32,9 +32,12 @@ extern const char *const kf_op_spelling[KF_OP_COUNT];
 /* Builtin functions and values (LANGUAGE.md sections 7 and 8), one row each.
  * X(enum, name, kind, nargs)  kind: 'f' function, 'v' value (thread geometry,
  * WARP_SIZE, inf, nan); nargs: the arity of a function (the one place it is
- * written: sema checks calls against it, lowering trusts it). Section 8's
- * helpers that are not lane by lane (dot4, bfe, bfi, prmt) lower to the IR's
- * INTRIN op, where the tensor-core builtins (mma, ldmatrix) will go too. */
+ * written: sema checks calls against it, lowering trusts it). A name may
+ * have two rows of different arity, next to each other (cp_async with 4 or
+ * 5 arguments): lookup finds the first, sema picks the row the call's
+ * argument count matches. Section 8's builtins that are not lane by lane
+ * (dot4, bfe, bfi, prmt; mma, ldmatrix, cp_async) lower to the IR's INTRIN
+ * op (ir.h: KF_IR_INTRINS says how each behaves). */
 #define KF_BUILTINS(X) \
     X(KF_BI_THREAD_ID, "thread_id", 'v', 0) X(KF_BI_BLOCK_ID, "block_id", 'v', 0) \
     X(KF_BI_BLOCK_DIM, "block_dim", 'v', 0) X(KF_BI_GRID_DIM, "grid_dim", 'v', 0) \
@@ -61,7 +64,14 @@ extern const char *const kf_op_spelling[KF_OP_COUNT];
     X(KF_BI_BITCAST, "bitcast", 'f', 2) \
     X(KF_BI_RCP, "rcp", 'f', 1)   X(KF_BI_FAST_DIV, "fast_div", 'f', 2) \
     X(KF_BI_DOT4, "dot4", 'f', 3) X(KF_BI_BFE, "bfe", 'f', 3)     X(KF_BI_BFI, "bfi", 'f', 4) \
-    X(KF_BI_PRMT, "prmt", 'f', 3)
+    X(KF_BI_PRMT, "prmt", 'f', 3) \
+    X(KF_BI_MMA, "mma", 'f', 3) \
+    X(KF_BI_LDMATRIX_X1, "ldmatrix_x1", 'f', 2) X(KF_BI_LDMATRIX_X2, "ldmatrix_x2", 'f', 2) \
+    X(KF_BI_LDMATRIX_X4, "ldmatrix_x4", 'f', 2) \
+    X(KF_BI_LDMATRIX_X1_TRANS, "ldmatrix_x1_trans", 'f', 2) X(KF_BI_LDMATRIX_X2_TRANS, "ldmatrix_x2_trans", 'f', 2) \
+    X(KF_BI_LDMATRIX_X4_TRANS, "ldmatrix_x4_trans", 'f', 2) \
+    X(KF_BI_CP_ASYNC, "cp_async", 'f', 4)   X(KF_BI_CP_ASYNC_N, "cp_async", 'f', 5) \
+    X(KF_BI_CP_ASYNC_COMMIT, "cp_async_commit", 'f', 0) X(KF_BI_CP_ASYNC_WAIT, "cp_async_wait", 'f', 1)
 
 typedef enum {
     KF_BI_NONE = 0,
@@ -74,6 +84,15 @@ extern const char *const kf_builtin_names[KF_BI_COUNT];
 extern const char kf_builtin_kind[KF_BI_COUNT];
 extern const uint8_t kf_builtin_nargs[KF_BI_COUNT];
 kf_builtin kf_builtin_lookup(const char *name);
+/* ldmatrix_x1 ... ldmatrix_x4_trans: how many 8x8 matrices (1, 2, 4), or 0
+ * for another builtin; *trans (may be NULL) tells the _trans forms. */
+static inline unsigned kf_builtin_ldmatrix(kf_builtin b, bool *trans)
+{
+    if (b < KF_BI_LDMATRIX_X1 || b > KF_BI_LDMATRIX_X4_TRANS) return 0;
+    unsigned i = (unsigned)(b - KF_BI_LDMATRIX_X1);
+    if (trans) *trans = i >= 3;
+    return 1u << (i % 3 == 2 ? 2 : i % 3);
+}
 
 /* Node kinds. Children per kind are documented in the trailing comment:
  * a, b, c, d are the child slots; "list" means a `next`-linked chain. */

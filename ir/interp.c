@@ -6,7 +6,7 @@
  * after another, x fastest.
  *
  * Within a block every thread runs alone until it stops at a barrier, a
- * warp operation (SHFL, VOTE) or its end. When no thread can run, each warp
+ * warp operation (SHFL, VOTE, mma, ldmatrix) or its end. When no thread can run, each warp
  * whose lanes all wait at the same warp op exchanges values and resumes; a
  * warp with lanes elsewhere is an error. When no warp op is pending, every
  * thread must be waiting at one and the same barrier (or all have ended).
@@ -111,14 +111,24 @@ static uint8_t log2_bytes(uint32_t b)
     return n;
 }
 
-/* log2 of the smallest element size any ALOAD/ASTORE uses on array a (its
+/* The element type instruction in accesses array imm as, or void when it
+ * accesses no array: ALOAD/ASTORE, ldmatrix (16-bit rows), cp_async. */
+static kf_type array_access(const kf_ir_ins *in)
+{
+    unsigned n, f;
+    if (in->op == KF_IR_ALOAD || in->op == KF_IR_ASTORE) return in->type;
+    if (in->op != KF_IR_INTRIN || !kf_ir_intrin_info(in->sub, &n, &f) || !(f & KF_II_ARRAY)) return kf_type_void();
+    return kf_builtin_ldmatrix((kf_builtin)in->sub, NULL) ? kf_type_elem(in->type) : in->type;
+}
+
+/* log2 of the smallest element size any access uses on array a (its
  * views included): the granularity of its shared-memory checks. */
 static uint8_t access_unit(const kf_ir_kernel *k, uint32_t a, uint8_t eshift)
 {
     for (uint32_t i = 0; i < k->nins; i++) {
-        const kf_ir_ins *in = &k->ins[i];
-        if ((in->op != KF_IR_ALOAD && in->op != KF_IR_ASTORE) || in->imm != a) continue;
-        uint8_t u = log2_bytes(kf_type_elem_bytes(in->type));
+        kf_type t = array_access(&k->ins[i]);
+        if (t.kind == KF_TK_VOID || k->ins[i].imm != a) continue;
+        uint8_t u = log2_bytes(kf_type_elem_bytes(t));
         if (u < eshift) eshift = u;
     }
     return eshift;
@@ -226,6 +236,7 @@ static kf_status alloc_ctx(kf_ictx *c)
 
 static void free_ctx(kf_ictx *c)
 {
+    for (uint32_t i = 0; c->th && i < c->nthreads; i++) KF_VEC_FREE(&c->th[i].copies);
     free(c->code), free(c->consts), free(c->params), free(c->arrays), free(c->bufname);
     free(c->th), free(c->regs), free(c->local), free(c->written), free(c->shared);
     free(c->shmeta), free(c->warpops);
@@ -298,6 +309,22 @@ static void drop_pending(kf_ictx *c)
     c->race_pending = false, c->unwritten_at = 0;
 }
 
+/* mma and ldmatrix (PTX .sync.aligned): every lane of a full warp. */
+static bool tensor_op(const kf_idins *d) { return d->h == IH_MMA || d->h == IH_LDSM; }
+
+static kf_status diverged(kf_ictx *c, kf_ithread *w, uint32_t wi, uint32_t f, uint32_t i, uint32_t n)
+{
+    char where[300];
+    where_text(c, &w[i], where, sizeof where);
+    drop_pending(c);
+    const kf_idins *d = &c->code[w[f].pc];
+    if (tensor_op(d))
+        return kf_interp_fault(c, &w[f], d->src, "'%s' must be executed by all 32 lanes of warp %u together, in "
+                               "uniform control flow (lane %u %s)", kf_builtin_names[d->sub], wi, i, where);
+    return kf_interp_fault(c, &w[f], d->src, "warp builtin not reached by all %u lanes of warp %u (lane %u %s)", n, wi,
+                           i, where);
+}
+
 /* Completes warp `wi` if its lanes wait at one warp op; an error if only some do. */
 static kf_status try_warp(kf_ictx *c, uint32_t wi, bool *progress)
 {
@@ -307,17 +334,22 @@ static kf_status try_warp(kf_ictx *c, uint32_t wi, bool *progress)
     for (uint32_t i = 0; i < n && f == n; i++)
         if (w[i].state == KF_TS_WARP) f = i;
     if (f == n) return KF_OK;
-    for (uint32_t i = 0; i < n; i++) {
-        if (w[i].state == KF_TS_WARP && w[i].pc == w[f].pc) continue;
-        char where[300];
-        where_text(c, &w[i], where, sizeof where);
-        drop_pending(c);
-        return kf_interp_fault(c, &w[f], c->code[w[f].pc].src,
-                               "warp builtin not reached by all %u lanes of warp %u (lane %u %s)", n, wi, i, where);
-    }
-    complete_warp(c, w, n);
+    for (uint32_t i = 0; i < n; i++)
+        if (w[i].state != KF_TS_WARP || w[i].pc != w[f].pc) return diverged(c, w, wi, f, i, n);
+    const kf_idins *d = &c->code[w[f].pc];
     *progress = true;
-    return KF_OK;
+    if (!tensor_op(d)) {
+        complete_warp(c, w, n);
+        return KF_OK;
+    }
+    if (n < 32) {
+        drop_pending(c);
+        return kf_interp_fault(c, &w[f], d->src, "'%s' needs a full warp of 32 lanes; warp %u has %u (a block of %u "
+                               "threads): make the block a multiple of 32 threads", kf_builtin_names[d->sub], wi, n,
+                               c->nthreads);
+    }
+    c->warpops[wi]++;
+    return kf_interp_tensor_warp(c, w);
 }
 
 /* Releases a barrier every thread waits at; *done when all have ended. */
@@ -348,7 +380,10 @@ static kf_status try_barrier(kf_ictx *c, bool *done)
  * than 2^31 barriers within the instruction budget). */
 static void start_block(kf_ictx *c)
 {
-    for (uint32_t i = 0; i < c->nthreads; i++) c->th[i].pc = 0, c->th[i].state = KF_TS_RUN;
+    for (uint32_t i = 0; i < c->nthreads; i++) {
+        kf_ithread *t = &c->th[i];
+        t->pc = 0, t->state = KF_TS_RUN, t->groups = 0, t->copies.len = 0;
+    }
     memset(c->written, 0, (size_t)c->nthreads * c->local_flags);
     memset(c->shared, 0, c->shared_bytes);
     if (c->epoch >= UINT32_MAX / 4) {

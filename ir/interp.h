@@ -34,7 +34,10 @@ typedef struct {
  * unwritten local array element, read of a shared array element no thread
  * of the block has written, a race on a shared element, divergent barrier,
  * incomplete warp op, integer division by zero, a bfe/bfi position or length
- * over 255) returns KF_ERR_RUNTIME with
+ * over 255; mma or ldmatrix not executed by a whole, full warp together, a
+ * misaligned or out-of-bounds ldmatrix row or cp_async, an access to bytes
+ * a cp_async is still copying, copies pending at a thread's end) returns
+ * KF_ERR_RUNTIME with
  * err->msg naming the kernel, file:line:col, block and thread, and err->loc
  * set. Shared races: two accesses of one element by different threads, at
  * least one a write, with no barrier between (nor a warp builtin, for lanes

@@ -1,8 +1,10 @@
 /* Internals shared by the interpreter's files: ir/interp.c (launch set-up,
  * block scheduler, barriers, warp operations, error reports), ir/interp_run.c
  * (decoding core IR once into a compact form, and running one thread up to
- * its next synchronisation point) and ir/interp_ops.c (the lane-by-lane
- * semantics of every arithmetic, conversion, math and atomic operation).
+ * its next synchronisation point), ir/interp_ops.c (the lane-by-lane
+ * semantics of every arithmetic, conversion, math and atomic operation) and
+ * ir/interp_tensor.c (mma and ldmatrix over a whole warp with PTX's
+ * fragment layouts, and the cp.async copies each thread keeps pending).
  *
  * Values live in 16-byte slots, one per IR value per thread, in the natural
  * packed layout of their type (an f32x4 is four floats, an i8 is one byte);
@@ -34,6 +36,7 @@ typedef union {
     X(IH_SPLAT) X(IH_EXTRACT) X(IH_INSERT) \
     X(IH_LOAD) X(IH_STORE) X(IH_ALOAD) X(IH_ASTORE) X(IH_ATOMIC) \
     X(IH_SHFL) X(IH_VOTE) X(IH_BARRIER) X(IH_INTRIN) \
+    X(IH_MMA) X(IH_LDSM) X(IH_CPASYNC) X(IH_CPCOMMIT) X(IH_CPWAIT) \
     X(IH_ADD_W32) X(IH_SUB_W32) X(IH_MUL_W32) X(IH_AND_W32) X(IH_OR_W32) X(IH_XOR_W32) \
     X(IH_SHL_W32) X(IH_SHR_U32) X(IH_SHR_I32) \
     X(IH_ADD_W64) X(IH_SUB_W64) X(IH_MUL_W64) X(IH_AND_W64) X(IH_OR_W64) X(IH_XOR_W64) \
@@ -66,7 +69,7 @@ typedef struct {
     uint8_t s_in;        /* operand scalar (CMP, CVT, MATH), index scalar (memory ops) */
     uint8_t eshift;      /* memory ops: log2 of the element size */
     uint32_t dst, a[4];
-    uint32_t target;     /* jump target, const/param/array index, lane, sreg */
+    uint32_t target;     /* jump target, const/param/array index, lane, sreg; cp_async_wait: N */
     uint32_t src;        /* index of the source instruction in kernel->ins */
 } kf_idins;
 
@@ -96,7 +99,12 @@ typedef struct {
  * language has no atomics on shared memory, so every access counts; the
  * granularity is the smallest element any access to the array uses (an
  * f16 array also read as f16x8 is tracked per f16; an access through a view
- * checks every unit it covers). */
+ * checks every unit it covers). ldmatrix reads each row as the lane that
+ * gives its address. A cp_async is checked as a write of its 16 bytes when
+ * it is issued, and its units stay pending (`pend`) until the copying
+ * thread's cp_async_wait completes it: then the bytes land and count as
+ * written by that thread at that time; any access to a pending unit before
+ * is an error. */
 #define KF_SH_NONE 0xFFFFu
 typedef struct {
     uint32_t wepoch;     /* epoch of the last write */
@@ -108,7 +116,19 @@ typedef struct {
     uint16_t writer;     /* linear thread id of the last writer */
     uint16_t rwarp;      /* warp of the first reader in repoch */
     uint16_t other;      /* a reader in another warp in repoch, or KF_SH_NONE */
+    uint16_t pend;       /* 1 + linear id of the thread whose cp_async into it is pending, or 0 */
 } kf_ishmeta;
+
+/* One cp_async a thread has issued and not yet completed. */
+typedef struct {
+    uint32_t group;      /* the thread's commit count when issued: its group */
+    uint32_t ins;        /* the cp_async instruction */
+    uint32_t arr;        /* the shared array */
+    uint32_t off;        /* byte offset in the block's shared memory */
+    uint32_t unit;       /* kf_ishmeta index of its first unit */
+    uint32_t idx;        /* element index in the array (the view's elements), for reports */
+    uint8_t data[16];    /* the bytes read when issued, zero-filled */
+} kf_icopy;
 
 enum { KF_TS_RUN, KF_TS_WARP, KF_TS_BARRIER, KF_TS_DONE };
 
@@ -120,6 +140,8 @@ typedef struct {
     kf_islot *R;         /* registers, nvals slots */
     uint8_t *local;      /* local arrays */
     uint8_t *written;    /* one flag per local array element */
+    KF_VEC(kf_icopy) copies; /* cp_async copies pending, in issue order */
+    uint32_t groups;     /* cp_async_commit calls so far: the open group's number */
 } kf_ithread;
 
 typedef struct {
@@ -176,6 +198,23 @@ kf_status kf_interp_over_budget(kf_ictx *c, const kf_ithread *t, uint32_t ins);
  * and is kept instead. */
 kf_status kf_interp_fault(kf_ictx *c, const kf_ithread *t, uint32_t ins, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* interp_run.c: the checks of `units` consecutive kf_ishmeta units from
+ * `unit` on, accessed by thread t at decoded instruction d (element idx of
+ * arrays[d->target], for reports): a pending cp_async target is an error
+ * now; unwritten reads and races are recorded (c->race_pending). */
+kf_status kf_interp_shared_units(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint64_t idx, uint32_t unit,
+                                 uint32_t units, bool store);
+
+/* interp_tensor.c */
+/* Completes the mma or ldmatrix every lane of warp w (32 threads, all at
+ * the same instruction) waits at: each lane's result, or a fault (a
+ * misaligned or out-of-bounds ldmatrix row, a pending copy). */
+kf_status kf_interp_tensor_warp(kf_ictx *c, kf_ithread *w);
+/* cp_async, cp_async_commit, cp_async_wait of thread t. */
+kf_status kf_interp_async(kf_ictx *c, kf_ithread *t, const kf_idins *d);
+/* A thread that ends must have no copy pending: the fault, or KF_OK. */
+kf_status kf_interp_async_end(kf_ictx *c, kf_ithread *t);
 
 /* interp_ops.c: lane-wise semantics. They return 0, or IOP_DIV0 / IOP_REM0
  * when an integer division or remainder by zero was attempted, IOP_POS255 /

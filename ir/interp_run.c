@@ -172,6 +172,8 @@ static void decode_array_op(const kf_ictx *c, const kf_ir_ins *in, kf_idins *d)
     else d->h = load ? IH_ALOAD : IH_ASTORE;
 }
 
+static void decode_intrin(const kf_ictx *c, const kf_ir_ins *in, kf_idins *d);
+
 /* Decodes everything but control flow. */
 static kf_status decode_op(kf_ictx *c, uint32_t i, uint32_t *nconst, kf_idins *d)
 {
@@ -225,7 +227,7 @@ static kf_status decode_op(kf_ictx *c, uint32_t i, uint32_t *nconst, kf_idins *d
         break;
     case KF_IR_SHFL: d->h = IH_SHFL; break;
     case KF_IR_VOTE: d->h = IH_VOTE; break;
-    case KF_IR_INTRIN: d->h = IH_INTRIN; break;
+    case KF_IR_INTRIN: decode_intrin(c, in, d); break;
     case KF_IR_BARRIER: d->h = IH_BARRIER; break;
     case KF_IR_RET: d->h = IH_RET; break;
     default: return bad_ir(c, i, "unknown op");
@@ -262,16 +264,78 @@ static bool array_access_ok(const kf_ir_kernel *k, const kf_ir_ins *in)
     return (at.flags & KF_TF_SHARED) || (at.scalar == in->type.scalar && at.lanes == in->type.lanes);
 }
 
-/* INTRIN operands of the types kf_iop_intrin reads. */
+static bool is_vec(kf_type t, kf_scalar s, unsigned lanes)
+{
+    return (t.kind == KF_TK_VECTOR || t.kind == KF_TK_SCALAR) && t.scalar == s && t.lanes == lanes;
+}
+
+static bool is_index(const kf_ir_kernel *k, kf_val v)
+{
+    kf_type t = k->vals[v].type;
+    return t.kind == KF_TK_SCALAR && (kf_scalar_class[t.scalar] == 'i' || kf_scalar_class[t.scalar] == 'u');
+}
+
+/* mma's fragments: A f16x8/bf16x8 with B of its type x4 and C f32x4, or
+ * A i8x16/u8x16 with B i8x8/u8x8 and C i32x4; D is C's type. */
+static bool mma_ok(const kf_ir_kernel *k, const kf_ir_ins *in)
+{
+    kf_type a = k->vals[in->a[0]].type, b = k->vals[in->a[1]].type, c = k->vals[in->a[2]].type;
+    bool fl = is_vec(a, KF_S_F16, 8) || is_vec(a, KF_S_BF16, 8);
+    bool in8 = is_vec(a, KF_S_I8, 16) || is_vec(a, KF_S_U8, 16);
+    if (fl) return is_vec(b, (kf_scalar)a.scalar, 4) && is_vec(c, KF_S_F32, 4) && is_vec(in->type, KF_S_F32, 4);
+    return in8 && (is_vec(b, KF_S_I8, 8) || is_vec(b, KF_S_U8, 8)) && is_vec(c, KF_S_I32, 4) &&
+           is_vec(in->type, KF_S_I32, 4);
+}
+
+/* cp_async: a shared array, an element type of at most 16 bytes (a power
+ * of two), the buffer of that element size, indices, a u32 byte count. */
+static bool cp_async_ok(const kf_ir_kernel *k, const kf_ir_ins *in)
+{
+    uint32_t eb = kf_type_elem_bytes(in->type);
+    if (!is_value_type(in->type) || (eb & (eb - 1)) || !is_buffer(k, in->a[1])) return false;
+    if (kf_type_elem_bytes(kf_type_elem(k->vals[in->a[1]].type)) != eb) return false;
+    if (!is_index(k, in->a[0]) || !is_index(k, in->a[2])) return false;
+    return in->sub == KF_BI_CP_ASYNC || is_vec(k->vals[in->a[3]].type, KF_S_U32, 1);
+}
+
+/* INTRIN operands of the types kf_iop_intrin and interp_tensor.c read. */
 static bool intrin_ok(const kf_ir_kernel *k, const kf_ir_ins *in)
 {
-    unsigned n = in->sub < KF_BI_COUNT ? kf_builtin_nargs[in->sub] : 0;
-    if (!is_value_type(in->type) || n == 0 || n > 4) return false;
+    unsigned n, f;
+    if (!kf_ir_intrin_info(in->sub, &n, &f)) return false;
     for (unsigned j = 0; j < n; j++)
-        if (!in->a[j] || in->a[j] >= k->nvals || !is_value_type(k->vals[in->a[j]].type) ||
-            kf_type_elem_bytes(k->vals[in->a[j]].type) > 8)
-            return false;
-    return in->sub == KF_BI_DOT4 || in->sub == KF_BI_BFE || in->sub == KF_BI_BFI || in->sub == KF_BI_PRMT;
+        if (!in->a[j] || in->a[j] >= k->nvals) return false;
+    if ((f & KF_II_ARRAY) && (in->imm >= k->narrays || !(k->arrays[in->imm].type.flags & KF_TF_SHARED))) return false;
+    bool trans;
+    unsigned mats = kf_builtin_ldmatrix((kf_builtin)in->sub, &trans);
+    if (mats)
+        return is_index(k, in->a[0]) && kf_scalar_bytes[in->type.scalar] == 2 && in->type.lanes == 2 * mats &&
+               is_value_type(in->type) && in->dst;
+    switch (in->sub) {
+    case KF_BI_MMA: return in->dst && mma_ok(k, in);
+    case KF_BI_CP_ASYNC: case KF_BI_CP_ASYNC_N: return !in->dst && cp_async_ok(k, in);
+    case KF_BI_CP_ASYNC_COMMIT: return !in->dst;
+    case KF_BI_CP_ASYNC_WAIT: return !in->dst && in->imm <= 255;
+    default: break;
+    }
+    if (!is_value_type(in->type) || !in->dst) return false;
+    for (unsigned j = 0; j < n; j++)
+        if (!is_value_type(k->vals[in->a[j]].type) || kf_type_elem_bytes(k->vals[in->a[j]].type) > 8) return false;
+    return true;
+}
+
+/* The handler of an INTRIN (intrin_ok checked it). */
+static void decode_intrin(const kf_ictx *c, const kf_ir_ins *in, kf_idins *d)
+{
+    if (in->sub == KF_BI_MMA) d->h = IH_MMA;
+    else if (kf_builtin_ldmatrix((kf_builtin)in->sub, NULL)) d->h = IH_LDSM, d->eshift = 1;
+    else if (in->sub == KF_BI_CP_ASYNC || in->sub == KF_BI_CP_ASYNC_N) d->h = IH_CPASYNC;
+    else if (in->sub == KF_BI_CP_ASYNC_COMMIT) d->h = IH_CPCOMMIT;
+    else if (in->sub == KF_BI_CP_ASYNC_WAIT) d->h = IH_CPWAIT;
+    else d->h = IH_INTRIN;
+    if (d->h == IH_CPASYNC) d->eshift = log2_bytes(kf_type_elem_bytes(in->type));
+    if (d->h == IH_LDSM || d->h == IH_CPASYNC || d->h == IH_CPWAIT) d->target = (uint32_t)in->imm;
+    if (d->h == IH_LDSM || d->h == IH_CPASYNC) d->s_in = val_scalar(c, in->a[0]);
 }
 
 /* Types that keep every slot access inside its 16 bytes and every pointer
@@ -318,7 +382,8 @@ static kf_status check_operands(kf_ictx *c, uint32_t i)
     unsigned na = kf_ir_op_nargs[in->op];
     if (in->op == KF_IR_ATOMIC && in->sub != KF_BI_ATOMIC_CAS) na = 3;
     if (in->op == KF_IR_MATH) na = 1;
-    if (in->op == KF_IR_INTRIN) na = in->sub < KF_BI_COUNT ? kf_builtin_nargs[in->sub] : 0;
+    unsigned iflags;
+    if (in->op == KF_IR_INTRIN && !kf_ir_intrin_info(in->sub, &na, &iflags)) return bad_ir(c, i, "intrinsic");
     for (unsigned j = 0; j < na; j++)
         if (!in->a[j] || in->a[j] >= c->k->nvals) return bad_ir(c, i, "operand");
     for (unsigned j = na; j < 4; j++)
@@ -394,6 +459,7 @@ static kf_status array_fault(kf_ictx *c, kf_ithread *t, const kf_idins *d, bool 
 {
     const kf_iarray *ar = &c->arrays[d->target];
     kf_type at = c->k->arrays[d->target].type, vt = c->k->ins[d->src].type;
+    if (d->h == IH_LDSM) vt = kf_type_elem(vt);   /* rows of 16-bit elements */
     char name[160], tb[48];
     if (at.scalar != vt.scalar || at.lanes != vt.lanes)   /* through a view */
         snprintf(name, sizeof name, "(%s as %s)", c->k->arrays[d->target].name, kf_type_str(vt, tb, sizeof tb));
@@ -561,6 +627,22 @@ static void note_read(const kf_ictx *c, kf_ishmeta *m, uint32_t me, uint32_t ops
     }
 }
 
+/* An access to a unit a cp_async is still copying into. */
+static kf_status pending_fault(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint64_t idx, uint32_t elem, bool store)
+{
+    const kf_ithread *o = &c->th[c->shmeta[elem].pend - 1];
+    kf_loc l = c->k->loc;
+    for (size_t i = 0; i < o->copies.len; i++) {
+        const kf_icopy *cp = &o->copies.data[i];
+        if (elem >= cp->unit && elem < cp->unit + (16u >> c->arrays[cp->arr].ushift)) l = c->k->ins[cp->ins].loc;
+    }
+    return kf_interp_fault(c, t, d->src,
+                           "%s of shared %s[%llu] before the cp_async into it (by thread (%u,%u,%u) at %s:%u:%u) was "
+                           "waited for: cp_async_wait in that thread%s first", store ? "write" : "read",
+                           c->k->arrays[d->target].name, (unsigned long long)idx, o->tid[0], o->tid[1], o->tid[2],
+                           l.file ? l.file : "<unknown>", l.line, l.col, o == t ? "" : ", then a barrier,");
+}
+
 /* One unit (kf_iarray.ushift bytes) of a shared access: a read of a unit
  * no thread of the block has written, and races (kf_ishmeta). */
 static void shared_unit(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint64_t idx, uint32_t elem, bool store)
@@ -579,6 +661,15 @@ static void shared_unit(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint64_t i
     m->wepoch = c->epoch, m->wops = ops, m->wins = d->src, m->writer = (uint16_t)me;
 }
 
+kf_status kf_interp_shared_units(kf_ictx *c, kf_ithread *t, const kf_idins *d, uint64_t idx, uint32_t unit,
+                                 uint32_t units, bool store)
+{
+    for (uint32_t u = 0; u < units; u++)
+        if (c->shmeta[unit + u].pend) return pending_fault(c, t, d, idx, unit + u, store);
+    for (uint32_t u = 0; u < units; u++) shared_unit(c, t, d, idx, unit + u, store);
+    return KF_OK;
+}
+
 /* Shared array access, through a view or not: bounds in the accessed
  * element type, then the checks of every unit the element covers. Out of
  * line: inlined into the dispatch loop it cost every IR instruction an
@@ -591,7 +682,8 @@ __attribute__((noinline)) static kf_status do_shared(kf_ictx *c, kf_ithread *t, 
     uint64_t idx;
     if (!read_index(&R[d->a[0]], d->s_in, &idx) || idx >= (ar->bytes >> d->eshift)) return array_fault(c, t, d, store, false);
     uint32_t first = ar->woff + (uint32_t)((idx << d->eshift) >> ar->ushift), units = 1u << (d->eshift - ar->ushift);
-    for (uint32_t u = 0; u < units; u++) shared_unit(c, t, d, idx, first + u, store);
+    kf_status st = kf_interp_shared_units(c, t, d, idx, first, units, store);
+    if (st) return st;
     copy_elem(!store, c->shared + ar->off + (idx << d->eshift), &R[store ? d->a[1] : d->dst], d->eshift);
     return KF_OK;
 }
@@ -651,6 +743,7 @@ static kf_status run_generic(kf_ictx *c, kf_ithread *t, const kf_idins *d)
         st = kf_iop_intrin((kf_builtin)d->sub, s, &R[d->dst], a, sin);
         return st ? intrin_fault(c, t, d, st) : KF_OK;
     }
+    case IH_CPASYNC: case IH_CPCOMMIT: case IH_CPWAIT: return kf_interp_async(c, t, d);
     default: kf_unreachable("interp handler");
     }
     return st ? div_fault(c, t, d, st) : KF_OK;
@@ -681,8 +774,8 @@ kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t)
         steps++;
         switch (d->h) {
         case IH_NOP: break;
-        case IH_END: steps--; t->state = KF_TS_DONE; goto out;   /* END is not an IR instruction */
-        case IH_RET: t->state = KF_TS_DONE; goto out;
+        case IH_END: steps--; t->state = KF_TS_DONE; st = kf_interp_async_end(c, t); goto out;   /* not an IR instruction */
+        case IH_RET: t->state = KF_TS_DONE; st = kf_interp_async_end(c, t); goto out;
         case IH_JUMP: pc = d->target; continue;
         case IH_LOOPJUMP:
             if (c->steps + steps > c->limit) { st = over_budget(c, t, d); goto out; }
@@ -693,7 +786,7 @@ kf_status kf_interp_thread(kf_ictx *c, kf_ithread *t)
         case IH_PARAM: R[d->dst] = c->params[d->target]; break;
         case IH_MOV: R[d->dst] = R[d->a[0]]; break;
         case IH_SELECT: R[d->dst] = R[d->a[0]].u8[0] ? R[d->a[1]] : R[d->a[2]]; break;
-        case IH_SHFL: case IH_VOTE: t->state = KF_TS_WARP; goto out;
+        case IH_SHFL: case IH_VOTE: case IH_MMA: case IH_LDSM: t->state = KF_TS_WARP; goto out;
         case IH_BARRIER: t->state = KF_TS_BARRIER; goto out;
         BIN(IH_ADD_W32, u32, +) BIN(IH_SUB_W32, u32, -) BIN(IH_MUL_W32, u32, *)
         BIN(IH_AND_W32, u32, &) BIN(IH_OR_W32, u32, |) BIN(IH_XOR_W32, u32, ^)

@@ -23,6 +23,16 @@ const char *const kf_ir_sreg_ptx[KF_SR_COUNT] = {
 #undef X
 };
 
+bool kf_ir_intrin_info(uint16_t sub, unsigned *nargs, unsigned *flags)
+{
+    switch (sub) {
+#define X(b, n, f) case b: *nargs = (n), *flags = (f); return true;
+        KF_IR_INTRINS(X)
+#undef X
+    default: *nargs = 0, *flags = 0; return false;
+    }
+}
+
 static uint64_t pack(uint32_t hi, uint32_t lo) { return (uint64_t)hi << 32 | lo; }
 
 /* Closes the structure opened at `at` (mid: its ELSE/LATCH or 0) at `end`,

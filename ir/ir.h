@@ -33,8 +33,13 @@
  * starts on a 16-byte boundary, so such an element index k is at byte
  * k * size(type), aligned to its own size. The dynamic array (flags
  * KF_TF_DYN, len 0) has floor(bytes / size) elements for the launch's
- * dynamic bytes. Later shared-memory operations (ldmatrix, cp_async) address
- * arrays the same way: imm, an element index, and the element type. */
+ * dynamic bytes. The shared-memory INTRINs (ldmatrix, cp_async) address
+ * arrays the same way: imm, an element index, and the element type.
+ *
+ * Tensor-core fragments are vectors too (f16x8, i8x16, f32x4: lane j is
+ * PTX's element j); mma, ldmatrix and cp_async are INTRINs whose behaviour
+ * every pass reads from one table (KF_IR_INTRINS below), so version 3's
+ * wgmma, TMA copies and mbarriers are more rows there, not new ops. */
 #ifndef KF_IR_H
 #define KF_IR_H
 
@@ -71,9 +76,10 @@ typedef uint32_t kf_val;   /* index into kernel->vals; 0 = none */
     X(KF_IR_ATOMIC, "atomic", 4, 1)   /* sub: kf_builtin ATOMIC_*; dst = old; a0 buf, a1 index, a2 value (CAS: a2 expected, a3 new) */ \
     X(KF_IR_SHFL, "shfl", 2, 1)       /* sub: kf_builtin SHFL/SHFL_XOR/SHFL_UP/SHFL_DOWN; a0 value (32/64-bit scalar), a1 u32 lane/mask/delta */ \
     X(KF_IR_VOTE, "vote", 1, 1)       /* sub: kf_builtin BALLOT (u32) / ANY / ALL (bool); a0 bool */ \
-    X(KF_IR_INTRIN, "intrin", 4, 1)   /* sub: kf_builtin DOT4, BFE, BFI, PRMT; a0.. the builtin's operands \
-                                         in its order, whole values (not lane by lane): dot4's i8x4/u8x4; \
-                                         `type` = the result type. The tensor-core builtins come here. */ \
+    X(KF_IR_INTRIN, "intrin", 4, 1)   /* sub: kf_builtin of a KF_IR_INTRINS row, which gives its operands \
+                                         and behaviour; whole values (not lane by lane): dot4's i8x4/u8x4, \
+                                         mma's fragments; `type` = the result type (cp_async: the element \
+                                         type of the shared view); dst 0 when it has no result */ \
     X(KF_IR_BARRIER, "barrier", 0, 0) \
     X(KF_IR_IF, "if", 1, 0)           /* a0 bool; imm: kf_ir_flow_of */ \
     X(KF_IR_ELSE, "else", 0, 0)       /* imm: kf_ir_flow_of (every marker's) */ \
@@ -93,6 +99,50 @@ typedef enum {
 } kf_ir_op;
 extern const char *const kf_ir_op_names[KF_IR_OP_COUNT];
 extern const uint8_t kf_ir_op_nargs[KF_IR_OP_COUNT];
+
+/* How each INTRIN behaves (the flags every pass asks, so that a pass that
+ * does not know one builtin still treats it right):
+ *   KF_II_PURE    no effect: the result depends on the operands only, so
+ *                 it may be folded, removed when unread, or moved;
+ *   KF_II_WARP    warp-collective (PTX .sync.aligned): every lane of a full
+ *                 warp executes this very instruction in uniform control
+ *                 flow; never moved, duplicated, removed, nor put under a
+ *                 condition, even when its result is unread;
+ *   KF_II_ARRAY   `imm` names an array (a shared one), addressed as ALOAD
+ *                 does: an element index a0 in elements of the view type;
+ *   KF_II_READS / KF_II_WRITES  it reads / writes that array;
+ *   KF_II_ASYNC   part of the async-copy machinery (cp.async): its effect
+ *                 on shared memory happens later, at a wait; shared accesses
+ *                 are never moved across it.
+ * Anything not PURE has an effect and stays where it is, run or not.
+ * X(builtin, value operands a[0..n), flags) */
+enum {
+    KF_II_PURE = 1,
+    KF_II_WARP = 2,
+    KF_II_ARRAY = 4,
+    KF_II_READS = 8,
+    KF_II_WRITES = 16,
+    KF_II_ASYNC = 32,
+};
+#define KF_II_LDSM (KF_II_WARP | KF_II_ARRAY | KF_II_READS)
+#define KF_IR_INTRINS(X) \
+    X(KF_BI_DOT4, 3, KF_II_PURE) X(KF_BI_BFE, 3, KF_II_PURE) X(KF_BI_BFI, 4, KF_II_PURE) \
+    X(KF_BI_PRMT, 3, KF_II_PURE) \
+    X(KF_BI_MMA, 3, KF_II_WARP)          /* a0 A, a1 B, a2 C fragments; dst D (shape from the types) */ \
+    X(KF_BI_LDMATRIX_X1, 1, KF_II_LDSM)  /* a0 this lane's row index into arrays[imm] as `type`'s scalar; */ \
+    X(KF_BI_LDMATRIX_X2, 1, KF_II_LDSM)  /* dst: the fragment (2, 4, 8 lanes of 16 bits) */ \
+    X(KF_BI_LDMATRIX_X4, 1, KF_II_LDSM) \
+    X(KF_BI_LDMATRIX_X1_TRANS, 1, KF_II_LDSM) X(KF_BI_LDMATRIX_X2_TRANS, 1, KF_II_LDSM) \
+    X(KF_BI_LDMATRIX_X4_TRANS, 1, KF_II_LDSM) \
+    X(KF_BI_CP_ASYNC, 3, KF_II_ARRAY | KF_II_WRITES | KF_II_ASYNC)   /* a0 shared index, a1 buffer, a2 its index; \
+                                                                           16 bytes; no dst */ \
+    X(KF_BI_CP_ASYNC_N, 4, KF_II_ARRAY | KF_II_WRITES | KF_II_ASYNC) /* and a3: the u32 bytes read (0..16) */ \
+    X(KF_BI_CP_ASYNC_COMMIT, 0, KF_II_ASYNC) \
+    X(KF_BI_CP_ASYNC_WAIT, 0, KF_II_ASYNC)   /* imm: N, the groups that may stay pending */
+
+/* The row of INTRIN sub: its operand count and flags; false when sub is
+ * not an intrinsic (malformed IR). */
+bool kf_ir_intrin_info(uint16_t sub, unsigned *nargs, unsigned *flags);
 
 /* Special registers read by SREG. X(enum, name, ptx) */
 #define KF_IR_SREGS(X) \

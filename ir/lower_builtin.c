@@ -9,7 +9,9 @@
  * MATH with the builtin id; clamp is MIN(MAX(x, lo), hi); cdiv is computed
  * exactly (no a + b - 1 overflow) from DIV, REM, CMP and SELECT. The
  * section 8 helpers that are not lane by lane (dot4, bfe, bfi, prmt) are one
- * INTRIN each; rcp and fast_div are MATH. */
+ * INTRIN each; rcp and fast_div are MATH. So are mma (whole fragments),
+ * ldmatrix and cp_async (the shared array in `imm`, as ALOAD names it) and
+ * cp_async_commit / cp_async_wait (the constant group count in `imm`). */
 #include "lower.h"
 
 static kf_type u32_t(void) { return kf_type_scalar(KF_S_U32); }
@@ -201,7 +203,7 @@ static kf_val cdiv(lw_t *lw, kf_type t, kf_val a, kf_val b, kf_loc loc)
     return r;
 }
 
-static kf_val atomic(lw_t *lw, const kf_node *e, const kf_node *args[4], unsigned n)
+static kf_val atomic(lw_t *lw, const kf_node *e, const kf_node *args[5], unsigned n)
 {
     kf_type bt = args[0]->type;
     if (bt.kind != KF_TK_BUFFER || n < 3) {
@@ -219,7 +221,7 @@ static kf_val atomic(lw_t *lw, const kf_node *e, const kf_node *args[4], unsigne
 }
 
 /* Math on the call's type; args converted to it (clz/popc keep their own). */
-static kf_val math(lw_t *lw, const kf_node *e, kf_builtin b, const kf_node *args[4], unsigned n)
+static kf_val math(lw_t *lw, const kf_node *e, kf_builtin b, const kf_node *args[5], unsigned n)
 {
     kf_type t = lw_norm(e->type);
     kf_type at = (b == KF_BI_CLZ || b == KF_BI_POPC) ? lw_norm(args[0]->type) : t;
@@ -237,7 +239,7 @@ static kf_val math(lw_t *lw, const kf_node *e, kf_builtin b, const kf_node *args
 
 /* dot4, bfe, bfi, prmt: one INTRIN over whole operands (dot4's bytes stay
  * i8x4/u8x4 vectors; bit positions, lengths and prmt's words are u32). */
-static kf_val intrin(lw_t *lw, const kf_node *e, kf_builtin b, const kf_node *args[4], unsigned n)
+static kf_val intrin(lw_t *lw, const kf_node *e, kf_builtin b, const kf_node *args[5], unsigned n)
 {
     kf_type t = lw_norm(e->type), u = u32_t();
     kf_val v[4] = {0};
@@ -250,13 +252,63 @@ static kf_val intrin(lw_t *lw, const kf_node *e, kf_builtin b, const kf_node *ar
     return d;
 }
 
+/* ---- tensor cores and async copies ---------------------------------------- */
+
+/* d = mma(a, b, c): one INTRIN over the whole fragments. */
+static kf_val mma(lw_t *lw, const kf_node *e, const kf_node *args[5])
+{
+    kf_type t = lw_norm(e->type);
+    kf_val a = lw_expr(lw, args[0]), b = lw_expr(lw, args[1]), c = lw_expr_as(lw, args[2], t);
+    kf_val d = lw_new_val(lw, t, NULL, e->loc);
+    lw_emit(lw, KF_IR_INTRIN, KF_BI_MMA, t, d, a, b, c, 0, 0, e->loc);
+    return d;
+}
+
+/* ldmatrix_xN[_trans](s, i): imm the array, a0 this lane's row index. */
+static kf_val ldmatrix(lw_t *lw, const kf_node *e, kf_builtin b, const kf_node *args[5])
+{
+    uint32_t arr;
+    if (!lw_array_of(lw, args[0], &arr)) return 0;
+    kf_type t = lw_norm(e->type);
+    kf_val i = lw_expr_as(lw, args[1], u32_t());
+    kf_val d = lw_new_val(lw, t, NULL, e->loc);
+    lw_emit(lw, KF_IR_INTRIN, b, t, d, i, 0, 0, 0, arr, e->loc);
+    return d;
+}
+
+/* cp_async(s, i, src, j[, n]): `type` the element type of s's view; the
+ * source must be 16-byte aligned, which the runtime checks of a bound view
+ * when the kernel accesses it as a 16-byte element (lw_note_access). */
+static void cp_async(lw_t *lw, const kf_node *e, kf_builtin b, const kf_node *args[5])
+{
+    uint32_t arr;
+    if (!lw_array_of(lw, args[0], &arr)) return;
+    kf_type el = kf_type_elem(args[0]->type);
+    kf_val i = lw_expr(lw, args[1]), buf = lw_expr(lw, args[2]), j = lw_expr(lw, args[3]);
+    kf_val n = b == KF_BI_CP_ASYNC_N ? lw_expr_as(lw, args[4], u32_t()) : 0;
+    lw_note_access(lw, buf, kf_type_vector(KF_S_U32, 4));
+    lw_emit(lw, KF_IR_INTRIN, b, el, 0, i, buf, j, n, arr, e->loc);
+}
+
+static kf_val async_op(lw_t *lw, const kf_node *e, kf_builtin b, const kf_node *args[5])
+{
+    uint64_t groups = 0;
+    if (b == KF_BI_CP_ASYNC_WAIT && !lw_fold(lw, args[0], u32_t(), &groups)) {
+        lw_error(lw, args[0]->loc, "the group count of 'cp_async_wait' must be a compile-time constant");
+        return 0;
+    }
+    if (b == KF_BI_CP_ASYNC || b == KF_BI_CP_ASYNC_N) cp_async(lw, e, b, args);
+    else lw_emit(lw, KF_IR_INTRIN, b, kf_type_void(), 0, 0, 0, 0, 0, groups, e->loc);
+    return 0;
+}
+
 kf_val lw_builtin_call(lw_t *lw, const kf_node *e)
 {
     kf_builtin b = (kf_builtin)(e->op ? e->op : e->a->op);
-    const kf_node *args[4] = {0};
+    const kf_node *args[5] = {0};
     unsigned n = 0;
     for (const kf_node *a = e->b; a; a = a->next) {
-        if (n == 4) return lw_error(lw, e->loc, "internal error: too many arguments"), 0;
+        if (n == 5) return lw_error(lw, e->loc, "internal error: too many arguments"), 0;
         args[n++] = a;
     }
     kf_type t = lw_norm(e->type);
@@ -296,6 +348,9 @@ kf_val lw_builtin_call(lw_t *lw, const kf_node *e)
     }
     if ((b >= KF_BI_EXP && b <= KF_BI_MUL_HI) || b == KF_BI_RCP || b == KF_BI_FAST_DIV) return math(lw, e, b, args, n);
     if (b >= KF_BI_DOT4 && b <= KF_BI_PRMT) return intrin(lw, e, b, args, n);
+    if (b == KF_BI_MMA) return mma(lw, e, args);
+    if (kf_builtin_ldmatrix(b, NULL)) return ldmatrix(lw, e, b, args);
+    if (b >= KF_BI_CP_ASYNC && b <= KF_BI_CP_ASYNC_WAIT) return async_op(lw, e, b, args);
     lw_error(lw, e->loc, "internal error: '%s' is not callable", kf_builtin_names[b]);
     return 0;
 }

@@ -205,7 +205,11 @@ static void simplify(opt_t *o, uint32_t i)
 
 /* The ops this file knows: each reads exactly its non-zero a[] and writes
  * only dst. Any other op (one added after this file) is opaque: it may
- * have effects, and may also write the values it names in a[]. */
+ * have effects, and may also write the values it names in a[]. INTRIN is
+ * known by its table (ir.h KF_IR_INTRINS: operands in, dst out) and never
+ * pure here (opt_pure_op): mma and ldmatrix are warp-collective, cp_async
+ * and its waits order shared memory, bfe/bfi may fault; so none is moved,
+ * folded or removed, read or not. */
 static bool known_op(uint16_t op)
 {
     switch (op) {
@@ -214,7 +218,7 @@ static bool known_op(uint16_t op)
     case KF_IR_EXTRACT: case KF_IR_INSERT: case KF_IR_SREG: case KF_IR_VIEW: case KF_IR_LOAD: case KF_IR_STORE:
     case KF_IR_ALOAD: case KF_IR_ASTORE: case KF_IR_ATOMIC: case KF_IR_SHFL: case KF_IR_VOTE: case KF_IR_BARRIER:
     case KF_IR_IF: case KF_IR_ELSE: case KF_IR_ENDIF: case KF_IR_LOOP: case KF_IR_LATCH: case KF_IR_ENDLOOP:
-    case KF_IR_BREAK: case KF_IR_CONTINUE: case KF_IR_RET: return true;
+    case KF_IR_BREAK: case KF_IR_CONTINUE: case KF_IR_RET: case KF_IR_INTRIN: return true;
     default: return false;
     }
 }
@@ -442,7 +446,7 @@ static bool is_marker(uint16_t op)
 {
     switch (op) {
     case KF_IR_IF: case KF_IR_ELSE: case KF_IR_ENDIF: case KF_IR_LOOP: case KF_IR_LATCH: case KF_IR_ENDLOOP:
-    case KF_IR_BREAK: case KF_IR_CONTINUE: case KF_IR_RET: return true;
+    case KF_IR_BREAK: case KF_IR_CONTINUE: case KF_IR_RET: case KF_IR_INTRIN: return true;
     default: return false;
     }
 }

@@ -283,7 +283,7 @@ bool opt_pure_op(const kf_ir_ins *in)
     case KF_IR_SREG: case KF_IR_VIEW:
         return true;
     case KF_IR_MATH: return float_math_known((kf_builtin)in->sub) || int_math_ok((kf_builtin)in->sub);
-    default: return false;   /* memory, warp ops, barriers, control, and any op added later */
+    default: return false;   /* memory, warp ops, barriers, INTRIN (see known_op), control, and any op added later */
     }
 }
 

@@ -238,6 +238,29 @@ static void print_typed(kf_buf *out, const kf_ir_kernel *k, kf_val v)
     kf_buf_printf(out, "%%%u:%s", v, v < k->nvals ? kf_type_str(k->vals[v].type, tb, sizeof tb) : "?");
 }
 
+/* An INTRIN: `dot4 %1, %2, %3`; one naming an array as an access does
+ * (`ldmatrix_x4 @t[%5] as f16`, `cp_async @t[%3], %1[%4], %6`);
+ * `cp_async_wait 1`. */
+static void print_intrin(kf_buf *out, const kf_ir_kernel *k, const kf_ir_ins *in)
+{
+    const kf_val *a = in->a;
+    char tb[48];
+    unsigned n = 0, f = 0;
+    kf_ir_intrin_info(in->sub, &n, &f);
+    kf_buf_puts(out, bi_name(in->sub));
+    if (in->sub == KF_BI_CP_ASYNC_WAIT) kf_buf_printf(out, " %llu", (unsigned long long)in->imm);
+    if (!(f & KF_II_ARRAY)) {
+        for (unsigned i = 0; i < 4 && a[i]; i++) kf_buf_printf(out, "%s%%%u", i ? ", " : " ", a[i]);
+        return;
+    }
+    kf_buf_puts(out, " ");
+    print_array(out, k, in->imm);
+    kf_type et = kf_builtin_ldmatrix((kf_builtin)in->sub, NULL) ? kf_type_elem(in->type) : in->type;
+    kf_buf_printf(out, "[%%%u] as %s", a[0], kf_type_str(et, tb, sizeof tb));
+    if (n >= 3) kf_buf_printf(out, ", %%%u[%%%u]", a[1], a[2]);
+    if (n >= 4) kf_buf_printf(out, ", %%%u", a[3]);
+}
+
 /* The operation part of one instruction (after `dst = `). */
 static void print_body(kf_buf *out, const kf_ir_kernel *k, const kf_ir_ins *in)
 {
@@ -286,10 +309,7 @@ static void print_body(kf_buf *out, const kf_ir_kernel *k, const kf_ir_ins *in)
         print_view(out, k, in);
         kf_buf_printf(out, ", %%%u", a[1]);
         break;
-    case KF_IR_INTRIN:
-        kf_buf_printf(out, "%s %%%u", bi_name(in->sub), a[0]);
-        for (int i = 1; i < 4 && a[i]; i++) kf_buf_printf(out, ", %%%u", a[i]);
-        break;
+    case KF_IR_INTRIN: print_intrin(out, k, in); break;
     case KF_IR_ATOMIC:
         kf_buf_printf(out, "%s %%%u[%%%u], %%%u", bi_name(in->sub), a[0], a[1], a[2]);
         if (in->sub == KF_BI_ATOMIC_CAS) kf_buf_printf(out, ", %%%u", a[3]);

@@ -7,10 +7,14 @@
  * stay untyped constants (`let m: u32 = min(1, 2)`); over untyped runtime
  * arguments (select(c, 1, 2)) they take the type the context gives.
  * Pure builtins over constants fold with the runtime semantics; those whose
- * GPU result is an approximation (exp, sin, ...) are never folded. */
+ * GPU result is an approximation (exp, sin, ...) are never folded. The
+ * tensor-core builtins take their shape from the fragment types (mma), a
+ * shared array of 16-bit elements (ldmatrix) or a shared array and a buffer
+ * of one element type (cp_async, 4 or 5 arguments: two rows of the table). */
 #include "sema_impl.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* Operand classes. */
 typedef enum {
@@ -353,29 +357,187 @@ static kf_type prmt(kf_sema *s, kf_node *n, kf_node **a)
     return ok ? done(s, n, kf_type_scalar(KF_S_U32), true) : fail(n);
 }
 
+/* ---- tensor cores and async copies (LANGUAGE.md section 8) ------------------ */
+
+/* The fragment types of mma per shape: A, B, C/D. */
+static bool mma_a_ok(kf_type t)
+{
+    if (t.kind != KF_TK_VECTOR) return false;
+    if (t.scalar == KF_S_F16 || t.scalar == KF_S_BF16) return t.lanes == 8;
+    return (t.scalar == KF_S_I8 || t.scalar == KF_S_U8) && t.lanes == 16;
+}
+
+/* d = mma(a, b, c): m16n8k16 (f16/bf16 A and B, f32 C) or m16n8k32
+ * (i8/u8 A and B in any mix, i32 C); the shape follows from A. */
+static kf_type mma(kf_sema *s, kf_node *n, kf_node **a)
+{
+    for (int i = 0; i < 2; i++) kf_sema_default(s, a[i]);
+    if (kf_sema_is_err(a[0]->type) || kf_sema_is_err(a[1]->type) || kf_sema_is_err(a[2]->type)) return fail(n);
+    kf_type at = a[0]->type, bt = a[1]->type;
+    if (!mma_a_ok(at)) {
+        kf_sema_error(s, a[0]->loc, "'mma' takes as A an f16x8 or bf16x8 (m16n8k16) or an i8x16 or u8x16 (m16n8k32) "
+                      "fragment, found %s", TSTR(at));
+        return fail(n);
+    }
+    bool fl = at.scalar == KF_S_F16 || at.scalar == KF_S_BF16;
+    const char *shape = fl ? "m16n8k16" : "m16n8k32";
+    bool b_ok = bt.kind == KF_TK_VECTOR && bt.lanes == at.lanes / 2 &&
+                (fl ? bt.scalar == at.scalar : (bt.scalar == KF_S_I8 || bt.scalar == KF_S_U8));
+    if (!b_ok) {
+        kf_sema_error(s, a[1]->loc, "'mma' with A %s (%s) takes as B %s, found %s", TSTR(at), shape,
+                      fl ? TSTR(kf_type_vector((kf_scalar)at.scalar, 4)) : "an i8x8 or u8x8 fragment", TSTR(bt));
+        return fail(n);
+    }
+    kf_type ct = kf_type_vector(fl ? KF_S_F32 : KF_S_I32, 4);
+    char what[64];
+    snprintf(what, sizeof what, "the accumulator C of 'mma' (%s)", shape);
+    if (!kf_sema_expect(s, a[2], ct, what)) return fail(n);
+    return done(s, n, ct, false);
+}
+
+/* The shared array argument of ldmatrix / cp_async: a shared array or a
+ * view of one (checked with ALLOW_ARRAY | ALLOW_BUF). */
+static bool shared_arg(kf_sema *s, kf_node *x, kf_builtin bi, const char *role)
+{
+    kf_type t = x->type;
+    const char *nm = x->kind == KF_N_NAME && x->name ? x->name : "this argument";
+    if (kf_sema_is_err(t)) return false;
+    if (t.kind == KF_TK_ARRAY && (t.flags & KF_TF_SHARED)) return true;
+    if (t.kind == KF_TK_BUFFER)
+        kf_sema_error(s, x->loc, "'%s' %s a shared array; '%s' is a buffer (%s)%s", kf_builtin_names[bi], role, nm,
+                      TSTR(t), bi == KF_BI_CP_ASYNC || bi == KF_BI_CP_ASYNC_N ? ": the destination is shared memory, "
+                      "the source (third argument) the buffer" : ": copy the tile into a shared array first (cp_async)");
+    else if (t.kind == KF_TK_ARRAY)
+        kf_sema_error(s, x->loc, "'%s' %s a shared array; '%s' is a local array (%s): declare it 'shared'",
+                      kf_builtin_names[bi], role, nm, TSTR(t));
+    else
+        kf_sema_error(s, x->loc, "'%s' %s a shared array, found %s", kf_builtin_names[bi], role, TSTR(t));
+    return false;
+}
+
+/* ldmatrix_xN[_trans](s, i): N 8x8 matrices of 16-bit elements of s. */
+static kf_type ldmatrix(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a)
+{
+    bool ok = shared_arg(s, a[0], bi, "loads from");
+    char what[64];
+    snprintf(what, sizeof what, "the row index of '%s'", kf_builtin_names[bi]);
+    ok = kf_sema_expect(s, a[1], kf_type_scalar(KF_S_U32), what) && ok;
+    if (!ok) return fail(n);
+    kf_type t = a[0]->type;
+    bool half = t.scalar == KF_S_F16 || t.scalar == KF_S_BF16 || t.scalar == KF_S_U16 || t.scalar == KF_S_I16;
+    if (t.lanes != 1 || !half) {
+        kf_sema_error(s, a[0]->loc, "'%s' loads 16-bit elements (f16, bf16, u16 or i16); '%s' holds %s: view it "
+                      "'as shared u16[]' (or f16, bf16, i16)", kf_builtin_names[bi],
+                      a[0]->kind == KF_N_NAME && a[0]->name ? a[0]->name : "the array",
+                      TSTR(kf_type_vector((kf_scalar)t.scalar, t.lanes)));
+        return fail(n);
+    }
+    return done(s, n, kf_type_vector((kf_scalar)t.scalar, 2 * kf_builtin_ldmatrix(bi, NULL)), false);
+}
+
+/* cp_async(s, i, src, j[, n]): 16 bytes from buffer src at element j into
+ * shared array s at element i, of one element type; n bytes read (0..16). */
+static kf_type cp_async(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a, unsigned na)
+{
+    bool ok = shared_arg(s, a[0], bi, "copies into");
+    ok = kf_sema_index(s, a[1]) && ok;
+    ok = kf_sema_index(s, a[3]) && ok;
+    kf_type src = a[2]->type;
+    if (!kf_sema_is_err(src) && src.kind != KF_TK_BUFFER) {
+        kf_sema_error(s, a[2]->loc, "'cp_async' copies from a buffer (global memory), found %s%s", TSTR(src),
+                      src.kind == KF_TK_ARRAY ? ": copy between shared arrays with loads and stores" : "");
+        ok = false;
+    }
+    if (na == 5) {
+        ok = kf_sema_expect(s, a[4], kf_type_scalar(KF_S_U32), "the byte count of 'cp_async'") && ok;
+        if (ok && a[4]->is_const && !kf_sema_depends(s, a[4]) && a[4]->cval.u > 16) {
+            kf_sema_error(s, a[4]->loc, "'cp_async' reads 0 to 16 bytes, found %llu", (unsigned long long)a[4]->cval.u);
+            ok = false;
+        }
+    }
+    if (!ok || kf_sema_is_err(src)) return fail(n);
+    kf_type dt = a[0]->type;
+    if (dt.scalar != src.scalar || dt.lanes != src.lanes) {
+        kf_sema_error(s, n->loc, "'cp_async' copies bytes between one element type: the shared array holds %s, the "
+                      "buffer %s; view one as the other ('as shared %s[]' or 'as &[%s]')",
+                      TSTR(kf_type_vector((kf_scalar)dt.scalar, dt.lanes)), TSTR(kf_type_elem(src)),
+                      TSTR(kf_type_elem(src)), TSTR(kf_type_vector((kf_scalar)dt.scalar, dt.lanes)));
+        return fail(n);
+    }
+    return done(s, n, kf_type_void(), false);
+}
+
+/* cp_async_wait(N): N a compile-time constant count of groups. */
+static kf_type cp_wait(kf_sema *s, kf_node *n, kf_node *a)
+{
+    if (kf_sema_is_err(a->type)) return fail(n);
+    if (!a->is_const || (!kf_sema_is_int_scalar(a->type) && !kf_sema_untyped(a->type))) {
+        kf_sema_error(s, a->loc, "the group count of 'cp_async_wait' must be a compile-time integer constant (0 waits "
+                      "for every committed group, 1 leaves the newest pending, ...)");
+        return fail(n);
+    }
+    if (!kf_sema_expect(s, a, kf_type_scalar(KF_S_U32), "the group count of 'cp_async_wait'")) return fail(n);
+    if (!kf_sema_depends(s, a) && a->cval.u > 255) {
+        kf_sema_error(s, a->loc, "'cp_async_wait' waits for at most 255 pending groups, found %llu",
+                      (unsigned long long)a->cval.u);
+        return fail(n);
+    }
+    return done(s, n, kf_type_void(), false);
+}
+
+static bool takes_array(kf_builtin bi, unsigned i)
+{
+    return i == 0 && (kf_builtin_ldmatrix(bi, NULL) || bi == KF_BI_CP_ASYNC || bi == KF_BI_CP_ASYNC_N);
+}
+
 static void check_args(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a, unsigned na)
 {
     bool atomic = bi >= KF_BI_ATOMIC_ADD && bi <= KF_BI_ATOMIC_CAS;
+    bool copy = bi == KF_BI_CP_ASYNC || bi == KF_BI_CP_ASYNC_N;
     for (unsigned i = 0; i < na; i++) {
         if (bi == KF_BI_BITCAST && i == 0 && a[i]->kind == KF_N_TYPE) continue;
-        if (atomic && i == 1) continue; /* checked as an index */
-        kf_sema_value(s, a[i], atomic && i == 0);
+        if ((atomic || copy) && (i == 1 || (copy && i == 3))) continue; /* checked as an index */
+        if (takes_array(bi, i) || (copy && i == 2)) kf_sema_value_let(s, a[i], kf_type_void());
+        else kf_sema_value(s, a[i], atomic && i == 0);
     }
+}
+
+/* The row of builtin bi for a call with na arguments: bi, or the next row
+ * of the same name (cp_async's 5-argument form); KF_BI_NONE when none. */
+static kf_builtin by_arity(kf_builtin bi, unsigned na)
+{
+    if (kf_builtin_nargs[bi] == na) return bi;
+    if (bi + 1 < KF_BI_COUNT && !strcmp(kf_builtin_names[bi + 1], kf_builtin_names[bi]) && kf_builtin_nargs[bi + 1] == na)
+        return (kf_builtin)(bi + 1);
+    return KF_BI_NONE;
+}
+
+static void arity_error(kf_sema *s, kf_node *n, kf_builtin bi, unsigned na)
+{
+    int want = kf_builtin_nargs[bi];
+    bool two = bi + 1 < KF_BI_COUNT && !strcmp(kf_builtin_names[bi + 1], kf_builtin_names[bi]);
+    for (kf_node *x = n->b; x; x = x->next)
+        if (x->kind != KF_N_TYPE) kf_sema_value_let(s, x, kf_type_void());
+    if (two)
+        kf_sema_error(s, n->loc, "'%s' takes %d or %d arguments, found %u", kf_builtin_names[bi], want,
+                      kf_builtin_nargs[bi + 1], na);
+    else
+        kf_sema_error(s, n->loc, "'%s' takes %d argument%s, found %u", kf_builtin_names[bi], want, want == 1 ? "" : "s", na);
 }
 
 kf_type kf_sema_builtin_call(kf_sema *s, kf_node *n, kf_builtin bi)
 {
-    kf_node *a[4] = {0};
+    kf_node *a[5] = {0};
     unsigned na = 0;
-    int want = kf_builtin_nargs[bi];
     for (kf_node *x = n->b; x; x = x->next, na++)
-        if (na < 4) a[na] = x;
-    if ((int)na != want) {
-        for (kf_node *x = n->b; x; x = x->next)
-            if (x->kind != KF_N_TYPE) kf_sema_value(s, x, true);
-        kf_sema_error(s, n->loc, "'%s' takes %d argument%s, found %u", kf_builtin_names[bi], want, want == 1 ? "" : "s", na);
+        if (na < 5) a[na] = x;
+    kf_builtin row = by_arity(bi, na);
+    if (!row) {
+        arity_error(s, n, bi, na);
         return fail(n);
     }
+    bi = row;
+    n->op = (uint16_t)bi;
     if (s->grid_mode && !grid_allowed(bi)) {
         kf_sema_error(s, n->loc, "a %s expression cannot call '%s': it is evaluated on the host", s->grid_mode,
                       kf_builtin_names[bi]);
@@ -383,12 +545,17 @@ kf_type kf_sema_builtin_call(kf_sema *s, kf_node *n, kf_builtin bi)
     }
     check_args(s, n, bi, a, na);
     switch (bi) {
-    case KF_BI_BARRIER:
+    case KF_BI_BARRIER: case KF_BI_CP_ASYNC_COMMIT:
         if (!s->func) {
-            kf_sema_error(s, n->loc, "barrier() can only be used in a kernel or fn");
+            kf_sema_error(s, n->loc, "%s() can only be used in a kernel or fn", kf_builtin_names[bi]);
             return fail(n);
         }
         return done(s, n, kf_type_void(), false);
+    case KF_BI_MMA: return mma(s, n, a);
+    case KF_BI_LDMATRIX_X1: case KF_BI_LDMATRIX_X2: case KF_BI_LDMATRIX_X4: case KF_BI_LDMATRIX_X1_TRANS:
+    case KF_BI_LDMATRIX_X2_TRANS: case KF_BI_LDMATRIX_X4_TRANS: return ldmatrix(s, n, bi, a);
+    case KF_BI_CP_ASYNC: case KF_BI_CP_ASYNC_N: return cp_async(s, n, bi, a, na);
+    case KF_BI_CP_ASYNC_WAIT: return cp_wait(s, n, a[0]);
     case KF_BI_SHFL: case KF_BI_SHFL_XOR: case KF_BI_SHFL_UP: case KF_BI_SHFL_DOWN:
     case KF_BI_WARP_SUM: case KF_BI_WARP_MAX: case KF_BI_WARP_MIN: return warp(s, n, bi, a);
     case KF_BI_BALLOT: case KF_BI_ANY: case KF_BI_ALL: return vote(s, n, bi, a[0]);

@@ -2,8 +2,8 @@
  * value type. A kf_type is 8 bytes, passed by value, never allocated:
  * scalar class + lane count + aggregate kind + array length.
  *
- * Section 8 (tensor-core fragments) will add a kind KF_TK_FRAG whose
- * register tuple is (scalar, len); nothing here assumes kinds are closed. */
+ * Tensor-core fragments (LANGUAGE.md section 8) are plain vectors: an mma
+ * A fragment is an f16x8 or i8x16, its accumulator an f32x4 or i32x4. */
 #ifndef KF_TYPES_H
 #define KF_TYPES_H
 

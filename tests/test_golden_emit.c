@@ -166,7 +166,7 @@ static double emit_time_us(const char *file, const char *src, size_t len, const 
 static const struct {
     const char *stem;
     uint32_t arch;
-} section8[] = {{"shared", 90}, {"packed", 90}, {"packed", 80}, {"bits", 90}};
+} section8[] = {{"shared", 90}, {"packed", 90}, {"packed", 80}, {"bits", 90}, {"tensor", 90}};
 #define NSECTION8 (sizeof section8 / sizeof section8[0])
 
 /* Compares f's PTX and CUDA-C for arch with the goldens; timed: also the

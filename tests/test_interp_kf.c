@@ -18,20 +18,8 @@
 
 #include "interp.h"
 #include "numeric.h"
+#include "kf_compile_test.h"
 
-static kf_module *compile(const char *src)
-{
-    kf_module *m = NULL;
-    kf_status st = kf_compile("t.kf", src, strlen(src), NULL, &m);
-    if (st != KF_OK && m) {
-        kf_buf out = {0};
-        kf_diags_render(&out, &m->diags, m->source, m->source_len);
-        print_error("%s\n", out.data ? out.data : "");
-        kf_buf_free(&out);
-    }
-    assert_int_equal(st, KF_OK);
-    return m;
-}
 
 /* One launch argument: a buffer (p != NULL) or a scalar given as bits. */
 typedef struct {

@@ -1239,6 +1239,56 @@ static void compiled_intrinsics_are_one_instruction(void **state)
     free(ir);
 }
 
+/* mma, ldmatrix and cp_async are INTRINs: ldmatrix and cp_async name
+ * their shared array in imm (through a fn parameter and a view: the array
+ * itself) with the view's element type; cp_async's buffer must be 16-byte
+ * aligned (the parameter's align); the wait count is imm. */
+static void compiled_tensor_builtins_are_intrinsics(void **state)
+{
+    const kf_ir_kernel *k = compile_ok(
+        "fn load(s: shared u16[], i: u32) -> u16x8 { return ldmatrix_x4_trans(s, i); }\n"
+        "kernel k(x: &[f16], o: &mut [f32], n: u32) {\n"
+        "    shared t: f16[512];\n"
+        "    cp_async(t, lane_id * 8, x, lane_id * 8);\n"
+        "    cp_async(t, 256 + lane_id * 8, x, lane_id * 8, n);\n"
+        "    cp_async_commit();\n"
+        "    cp_async_wait(1);\n"
+        "    cp_async_wait(0);\n"
+        "    barrier();\n"
+        "    let a = bitcast(f16x8, load(t as shared u16[], lane_id * 8));\n"
+        "    let b = ldmatrix_x2(t, lane_id % 16 * 8);\n"
+        "    let d = mma(a, b, 0.0);\n"
+        "    o[lane_id] = d.x;\n"
+        "}\n", "k");
+    assert_int_equal(count_op(k, KF_IR_INTRIN), 8);
+    uint32_t cp = find_op(k, KF_IR_INTRIN, 0), cpn = find_op(k, KF_IR_INTRIN, 1);
+    assert_int_equal(k->ins[cp].sub, KF_BI_CP_ASYNC);
+    assert_int_equal(k->ins[cpn].sub, KF_BI_CP_ASYNC_N);
+    assert_int_equal(k->ins[cp].dst, 0);
+    assert_int_equal(k->ins[cp].type.scalar, KF_S_F16);
+    assert_int_equal(k->ins[cp].imm, 0);
+    assert_int_equal(k->vals[k->ins[cpn].a[3]].type.scalar, KF_S_U32);
+    assert_int_equal(k->params[0].align, 16);
+    uint32_t w1 = find_op(k, KF_IR_INTRIN, 3);
+    assert_int_equal(k->ins[w1].sub, KF_BI_CP_ASYNC_WAIT);
+    assert_int_equal(k->ins[w1].imm, 1);
+    uint32_t ld = find_op(k, KF_IR_INTRIN, 5);
+    assert_int_equal(k->ins[ld].sub, KF_BI_LDMATRIX_X4_TRANS);
+    assert_int_equal(k->ins[ld].imm, 0);
+    assert_true(kf_type_eq(k->ins[ld].type, kf_type_vector(KF_S_U16, 8)));
+    uint32_t mma = find_op(k, KF_IR_INTRIN, 7);
+    assert_int_equal(k->ins[mma].sub, KF_BI_MMA);
+    assert_true(kf_type_eq(k->vals[k->ins[mma].a[2]].type, kf_type_vector(KF_S_F32, 4)));
+    char *ir = print_kernel(k);
+    assert_non_null(strstr(ir, "cp_async @t[%"));
+    assert_non_null(strstr(ir, "cp_async_wait 1 "));
+    assert_non_null(strstr(ir, ":u16x8 = ldmatrix_x4_trans @t[%"));
+    assert_non_null(strstr(ir, "] as u16 "));
+    assert_non_null(strstr(ir, ":f16x4 b = ldmatrix_x2 @t[%"));
+    assert_non_null(strstr(ir, ":f32x4 d = mma %"));
+    free(ir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1271,6 +1321,7 @@ int main(void)
         cmocka_unit_test_teardown(compiled_unroll_dependent_splat_runs, teardown_module),
         cmocka_unit_test_teardown(compiled_shared_views_and_fn_arrays, teardown_module),
         cmocka_unit_test_teardown(compiled_intrinsics_are_one_instruction, teardown_module),
+        cmocka_unit_test_teardown(compiled_tensor_builtins_are_intrinsics, teardown_module),
         cmocka_unit_test_teardown(compiled_deep_unroll_expression_lowers_in_linear_steps, teardown_module),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -176,6 +176,29 @@ static void packed_helpers_become_the_packed_instructions(void **state)
     free(ptx);
 }
 
+/* The mma, ldmatrix and cp.async helpers are those very instructions in
+ * NVRTC's PTX of kernels/features/tensor.kf (so ptxas makes of them what
+ * it makes of the PTX back end's: HMMA, IMMA, LDSM, LDGSTS). */
+static void tensor_helpers_become_the_tensor_instructions(void **state)
+{
+    static const char *const insns[] = {
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+        "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", "mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32",
+        "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32", "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32",
+        "ldmatrix.sync.aligned.m8n8.x1.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16",
+        "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+        "cp.async.cg.shared.global", "cp.async.commit_group", "cp.async.wait_group 1", "cp.async.wait_group 0",
+    };
+    for (uint32_t arch = 80; arch <= 90; arch += 10) {
+        char *ptx = nvrtc_ptx_of("tensor.kf", arch);
+        for (size_t i = 0; i < sizeof insns / sizeof *insns; i++)
+            if (!strstr(ptx, insns[i])) fail_msg("sm_%u: NVRTC's PTX of tensor.kf has no %s", arch, insns[i]);
+        if (!strstr(ptx, "], 16, %r")) fail_msg("sm_%u: no zero-fill cp.async (a src-size operand)", arch);
+        free(ptx);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -183,6 +206,7 @@ int main(void)
         cmocka_unit_test(library_kernels_compile_with_nvrtc),
         cmocka_unit_test(feature_kernels_compile_with_nvrtc),
         cmocka_unit_test(packed_helpers_become_the_packed_instructions),
+        cmocka_unit_test(tensor_helpers_become_the_tensor_instructions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

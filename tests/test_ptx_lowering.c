@@ -1012,6 +1012,60 @@ static void test_shared_layout_and_views(void **st)
     free(p);
 }
 
+/* The tensor builtins are their PTX instructions: mma over fragments that
+ * are bitcasts of u32 words takes those words (no packing), writes D into
+ * the accumulator var's own registers (acc = mma(a, b, acc) in a loop: no
+ * copy after),
+ * and its int form names both operand signs; ldmatrix writes words that
+ * become the lanes; cp_async names the shared symbol plus the element's
+ * byte offset, the zero-fill form its byte count; the wait its constant. */
+static void test_tensor_instructions(void **st)
+{
+    char *p = emit_kf(
+        "kernel k(w: &[u32x4], x: &[u8], o: &mut [f32], q: &mut [i32]) {\n"
+        "    shared t: u8[512];\n"
+        "    cp_async(t, 16, x, 32);\n"
+        "    cp_async(t, 48, x, 64, 5);\n"
+        "    cp_async_commit();\n"
+        "    cp_async_wait(0);\n"
+        "    barrier();\n"
+        "    let h = t as shared u16[];\n"
+        "    let a = bitcast(f16x8, w[lane_id]);\n"
+        "    let b = ldmatrix_x2_trans(h, lane_id % 16 * 8);\n"
+        "    var acc: f32x4 = 0.0;\n"
+        "    for s in 0 .. lane_id / 32 + 2 { acc = mma(a, bitcast(f16x4, b), acc); }\n"
+        "    o[lane_id] = acc.x;\n"
+        "    let ia = bitcast(u8x16, w[lane_id]);\n"
+        "    let ib = bitcast(i8x8, u32x2(w[0].x, w[0].y));\n"
+        "    q[lane_id] = mma(ia, ib, 7).y;\n"
+        "}\n", 90);
+    HAS(p, "cp.async.cg.shared.global [sh_t+16], [");
+    HAS(p, "cp.async.cg.shared.global [sh_t+48], [");
+    HAS(p, "], 16, 5;");
+    HAS(p, "cp.async.commit_group;");
+    HAS(p, "cp.async.wait_group 0;");
+    HAS(p, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%r");
+    HAS(p, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f");
+    HAS(p, "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 {%r");
+    /* A is the loaded u32x4's registers: the f16 mma's A operand is that load's destination */
+    const char *ld = strstr(p, "ld.global.nc.v4.u32 {");
+    assert_non_null(ld);
+    char regs[64];
+    assert_int_equal(sscanf(ld, "ld.global.nc.v4.u32 {%63[^}]}", regs), 1);
+    const char *mma = strstr(p, "mma.sync.aligned.m16n8k16");
+    assert_non_null(mma);
+    assert_non_null(strstr(mma, regs));
+    /* acc = mma(..., acc): D is acc's registers, nothing copied back */
+    char d[64];
+    assert_int_equal(sscanf(mma, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%63[^}]}", d), 1);
+    const char *c = strstr(mma, "}, {");
+    c = c ? strstr(c + 4, "}, {") : NULL;
+    c = c ? strstr(c + 4, "}, {") : NULL;
+    assert_non_null(c);
+    assert_int_equal(strncmp(c + 4, d, strlen(d)), 0);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1053,6 +1107,7 @@ int main(void)
         cmocka_unit_test(test_packed_mul_add_is_not_fused),
         cmocka_unit_test(test_integer_and_fast_helpers),
         cmocka_unit_test(test_shared_layout_and_views),
+        cmocka_unit_test(test_tensor_instructions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,7 +10,8 @@
  *     map and parses the -v statistics;
  *   - with cuobjdump (optional: skipped without it), the SASS of packed half
  *     math has the packed instructions (HADD2, HMUL2, HFMA2, HMNMX2 and
- *     their .BF16_V2 forms) and a separate * and + stay two instructions. */
+ *     their .BF16_V2 forms) and a separate * and + stay two instructions;
+ *     and the tensor-core builtins are HMMA/IMMA, LDSM and LDGSTS. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -333,6 +334,32 @@ static void test_separate_mul_add_is_not_contracted_in_sass(void **st)
     }
 }
 
+/* kernels/features/tensor.kf on sm_80 and sm_90: mma is HMMA (f16, bf16)
+ * and IMMA (every s8/u8 mix), ldmatrix every LDSM form, cp_async LDGSTS
+ * (the zero-fill form .ZFILL) with its group barriers. */
+static void test_tensor_cores_in_sass(void **st)
+{
+    static const char *const insns[] = {
+        "HMMA.16816.F32 ", "HMMA.16816.F32.BF16 ", "IMMA.16832.S8.S8 ", "IMMA.16832.S8.U8 ", "IMMA.16832.U8.S8 ",
+        "IMMA.16832.U8.U8 ", "LDSM.16.M88 ", "LDSM.16.M88.2 ", "LDSM.16.M88.4 ", "LDSM.16.MT88 ", "LDSM.16.MT88.2 ",
+        "LDSM.16.MT88.4 ", "LDGSTS.E.BYPASS.128 ", "LDGSTS.E.BYPASS.128.ZFILL ", "LDGDEPBAR", "DEPBAR.LE SB0, 0x1",
+    };
+    char *src;
+    size_t len;
+    kf_error err = {0};
+    assert_int_equal(kf_read_file(KF_SOURCE_DIR "/kernels/features/tensor.kf", &src, &len, &err), KF_OK);
+    for (uint32_t arch = 80; arch <= 90; arch += 10) {
+        char *sass = sass_of(src, arch);
+        if (!sass) {
+            free(src);
+            skip();
+        }
+        for (size_t i = 0; i < sizeof insns / sizeof *insns; i++) assert_sass_has(sass, insns[i], arch);
+        free(sass);
+    }
+    free(src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_ptxas_stats_parsed_per_kernel),
         cmocka_unit_test(test_packed_half_math_is_packed_in_sass),
         cmocka_unit_test(test_separate_mul_add_is_not_contracted_in_sass),
+        cmocka_unit_test(test_tensor_cores_in_sass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

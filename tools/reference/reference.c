@@ -219,6 +219,7 @@ static void ref_rmsnorm(ref_ctx *r)
 #include "reference_features.c"
 #include "reference_regress.c"
 #include "reference_section8.c"
+#include "reference_tensor.c"
 #include "reference_decode.c"
 
 /* ---- driver ---------------------------------------------------------------- */
@@ -232,6 +233,7 @@ static const struct {
     KF_REFERENCE_FEATURES
     KF_REFERENCE_REGRESS
     KF_REFERENCE_SECTION8
+    KF_REFERENCE_TENSOR
     KF_REFERENCE_DECODE
 };
 
