@@ -75,11 +75,79 @@ __device__ __forceinline__ T kf_shfl_down(T v, unsigned d, unsigned n)
 }
 
 /* vectors: 16-byte (size) aligned, lanes in v[] */
+struct __align__(8) kf_f16x4 { kf_f16 v[4]; };
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
+struct __align__(16) kf_f32x4 { float v[4]; };
 
-/* kernel sdpa_decode_split (sdpa.kf:63) */
+/* A vector of 16-bit lanes as 32-bit words, a pair of lanes each (the low
+   lane in the low half), and an operation applied word by word */
+template <typename V> struct kf_words { unsigned w[sizeof(V) / 4]; };
+template <typename V> __device__ __forceinline__ kf_words<V> kf_to_words(V v) { kf_words<V> r; memcpy(&r, &v, sizeof v); return r; }
+template <typename V> __device__ __forceinline__ V kf_from_words(kf_words<V> r) { V v; memcpy(&v, &r, sizeof v); return v; }
+template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a)
+{
+    kf_words<V> x = kf_to_words(a);
+    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i]);
+    return kf_from_words<V>(x);
+}
+template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a, V b)
+{
+    kf_words<V> x = kf_to_words(a), y = kf_to_words(b);
+    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i], y.w[i]);
+    return kf_from_words<V>(x);
+}
+template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a, V b, V c)
+{
+    kf_words<V> x = kf_to_words(a), y = kf_to_words(b), z = kf_to_words(c);
+    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i], y.w[i], z.w[i]);
+    return kf_from_words<V>(x);
+}
+
+/* mma.sync: fragments as vectors, lane j = PTX's element j (aj, bj, cj, dj) */
+#define KF_MMA_F(name, ty) \
+template <typename A, typename B, typename C> __device__ __forceinline__ C name(A a, B b, C c) \
+{ \
+    kf_words<A> x = kf_to_words(a); kf_words<B> y = kf_to_words(b); C d; \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." ty "." ty ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" \
+                 : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3]) \
+                 : "r"(x.w[0]), "r"(x.w[1]), "r"(x.w[2]), "r"(x.w[3]), "r"(y.w[0]), "r"(y.w[1]), \
+                   "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3])); \
+    return d; \
+}
+#define KF_MMA_I(name, ta, tb) \
+template <typename A, typename B, typename C> __device__ __forceinline__ C name(A a, B b, C c) \
+{ \
+    kf_words<A> x = kf_to_words(a); kf_words<B> y = kf_to_words(b); C d; \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32." ta "." tb ".s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" \
+                 : "=r"(d.v[0]), "=r"(d.v[1]), "=r"(d.v[2]), "=r"(d.v[3]) \
+                 : "r"(x.w[0]), "r"(x.w[1]), "r"(x.w[2]), "r"(x.w[3]), "r"(y.w[0]), "r"(y.w[1]), \
+                   "r"(c.v[0]), "r"(c.v[1]), "r"(c.v[2]), "r"(c.v[3])); \
+    return d; \
+}
+KF_MMA_F(kf_mma_f16, "f16")
+KF_MMA_F(kf_mma_bf16, "bf16")
+KF_MMA_I(kf_mma_s8s8, "s8", "s8")
+KF_MMA_I(kf_mma_s8u8, "s8", "u8")
+KF_MMA_I(kf_mma_u8s8, "u8", "s8")
+KF_MMA_I(kf_mma_u8u8, "u8", "u8")
+
+/* ldmatrix: lane t gives the address of row t % 8 of matrix t / 8 (p, in shared memory) */
+template <typename V> __device__ __forceinline__ V kf_ldsm_x1(const void* p) { kf_words<V> r; asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r.w[0]) : "r"((unsigned)__cvta_generic_to_shared(p)) : "memory"); return kf_from_words<V>(r); }
+template <typename V> __device__ __forceinline__ V kf_ldsm_x2(const void* p) { kf_words<V> r; asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];" : "=r"(r.w[0]), "=r"(r.w[1]) : "r"((unsigned)__cvta_generic_to_shared(p)) : "memory"); return kf_from_words<V>(r); }
+template <typename V> __device__ __forceinline__ V kf_ldsm_x4(const void* p) { kf_words<V> r; asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r.w[0]), "=r"(r.w[1]), "=r"(r.w[2]), "=r"(r.w[3]) : "r"((unsigned)__cvta_generic_to_shared(p)) : "memory"); return kf_from_words<V>(r); }
+template <typename V> __device__ __forceinline__ V kf_ldsm_x1_trans(const void* p) { kf_words<V> r; asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];" : "=r"(r.w[0]) : "r"((unsigned)__cvta_generic_to_shared(p)) : "memory"); return kf_from_words<V>(r); }
+template <typename V> __device__ __forceinline__ V kf_ldsm_x2_trans(const void* p) { kf_words<V> r; asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];" : "=r"(r.w[0]), "=r"(r.w[1]) : "r"((unsigned)__cvta_generic_to_shared(p)) : "memory"); return kf_from_words<V>(r); }
+template <typename V> __device__ __forceinline__ V kf_ldsm_x4_trans(const void* p) { kf_words<V> r; asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r.w[0]), "=r"(r.w[1]), "=r"(r.w[2]), "=r"(r.w[3]) : "r"((unsigned)__cvta_generic_to_shared(p)) : "memory"); return kf_from_words<V>(r); }
+
+/* cp.async.cg: 16 bytes global -> shared (n bytes read, the rest zero-filled), in groups */
+__device__ __forceinline__ void kf_cp_async(void* s, const void* g) { asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(s)), "l"(__cvta_generic_to_global(g)) : "memory"); }
+__device__ __forceinline__ void kf_cp_async_n(void* s, const void* g, unsigned n) { asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"((unsigned)__cvta_generic_to_shared(s)), "l"(__cvta_generic_to_global(g)), "r"(n) : "memory"); }
+__device__ __forceinline__ void kf_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void kf_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
+
+/* kernel sdpa_decode_split_simt (sdpa.kf:88) */
 extern "C" __global__ void __launch_bounds__(128)
-sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
+sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
     __shared__ __align__(16) float sm_m_[16];
     __shared__ __align__(16) float sm_l_[16];
@@ -613,7 +681,643 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     }
 }
 
-/* kernel sdpa_decode_combine (sdpa.kf:222) */
+/* kernel sdpa_decode_split (sdpa.kf:280) */
+extern "C" __global__ void __launch_bounds__(64)
+sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
+{
+    extern __shared__ __align__(16) kf_f16 sm_[];
+    kf_f32x4 o_[8];
+    const unsigned kf_wn = kf_warp_lanes();
+    unsigned g_ = h_ / hkv_;
+    unsigned groups_ = (g_ >> 3u) + (((g_ & 7u) != 0u) ? 1u : 0u);
+    unsigned kvh_ = blockIdx.y / groups_;
+    unsigned hq0_ = (kvh_ * g_) + ((blockIdx.y % groups_) << 3u);
+    unsigned nh_ = min(8u, (g_ - ((blockIdx.y % groups_) << 3u)));
+    unsigned bi_ = blockIdx.z;
+    unsigned len_ = min(lens_[bi_], l_);
+    unsigned p0_ = blockIdx.x * split_;
+    if (p0_ >= len_) {
+        return;
+    }
+    unsigned p1_ = min((p0_ + split_), len_);
+    unsigned t44_ = p1_ - p0_;
+    unsigned nset_ = (t44_ >> 5u) + (((t44_ & 31u) != 0u) ? 1u : 0u);
+    unsigned lane_ = kf_lane_id();
+    unsigned w_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u;
+    unsigned gr_ = lane_ >> 2u;
+    unsigned qd_ = lane_ & 3u;
+    unsigned r8_ = lane_ & 7u;
+    unsigned mi_ = lane_ >> 3u;
+    for (unsigned c_ = threadIdx.x; c_ < 256u; c_ = c_ + 64u) {
+        unsigned row_ = c_ >> 4u;
+        unsigned part_ = c_ & 15u;
+        unsigned hq_ = hq0_ + min(row_, (nh_ - 1u));
+        kf_cp_async_n(&sm_[(row_ * 136u) + (part_ << 3u)], &q_[(((bi_ * h_) + hq_) << 7u) + (part_ << 3u)], (row_ < nh_) ? 16u : 0u);
+    }
+    if (0u < nset_) {
+        unsigned part_2_ = threadIdx.x & 15u;
+        unsigned tr0_ = threadIdx.x >> 4u;
+        unsigned dst0_ = (2176u + (tr0_ * 136u)) + (part_2_ << 3u);
+        unsigned src0_ = ((((((bi_ * l_) + p0_) + tr0_) * hkv_) + kvh_) << 7u) + (part_2_ << 3u);
+        unsigned safe_ = (((((bi_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_2_ << 3u);
+        bool ok_ = (p0_ + tr0_) < p1_;
+        unsigned n_ = ok_ ? 16u : 0u;
+        unsigned src_ = ok_ ? src0_ : safe_;
+        kf_cp_async_n(&sm_[dst0_], &kc_[src_], n_);
+        kf_cp_async_n(&sm_[dst0_ + 4352u], &vc_[src_], n_);
+        unsigned tr_ = tr0_ + 4u;
+        bool ok_2_ = (p0_ + tr_) < p1_;
+        unsigned n_2_ = ok_2_ ? 16u : 0u;
+        unsigned t178_ = src0_ + ((hkv_ << 2u) << 7u);
+        unsigned src_2_ = ok_2_ ? t178_ : safe_;
+        unsigned dst_ = dst0_ + 544u;
+        kf_cp_async_n(&sm_[dst_], &kc_[src_2_], n_2_);
+        kf_cp_async_n(&sm_[dst_ + 4352u], &vc_[src_2_], n_2_);
+        unsigned tr_2_ = tr0_ + 8u;
+        bool ok_3_ = (p0_ + tr_2_) < p1_;
+        unsigned n_3_ = ok_3_ ? 16u : 0u;
+        unsigned t195_ = src0_ + ((hkv_ << 3u) << 7u);
+        unsigned src_3_ = ok_3_ ? t195_ : safe_;
+        unsigned dst_2_ = dst0_ + 1088u;
+        kf_cp_async_n(&sm_[dst_2_], &kc_[src_3_], n_3_);
+        kf_cp_async_n(&sm_[dst_2_ + 4352u], &vc_[src_3_], n_3_);
+        unsigned tr_3_ = tr0_ + 12u;
+        bool ok_4_ = (p0_ + tr_3_) < p1_;
+        unsigned n_4_ = ok_4_ ? 16u : 0u;
+        unsigned t212_ = src0_ + ((12u * hkv_) << 7u);
+        unsigned src_4_ = ok_4_ ? t212_ : safe_;
+        unsigned dst_3_ = dst0_ + 1632u;
+        kf_cp_async_n(&sm_[dst_3_], &kc_[src_4_], n_4_);
+        kf_cp_async_n(&sm_[dst_3_ + 4352u], &vc_[src_4_], n_4_);
+        unsigned tr_4_ = tr0_ + 16u;
+        bool ok_5_ = (p0_ + tr_4_) < p1_;
+        unsigned n_5_ = ok_5_ ? 16u : 0u;
+        unsigned t229_ = src0_ + ((hkv_ << 4u) << 7u);
+        unsigned src_5_ = ok_5_ ? t229_ : safe_;
+        unsigned dst_4_ = dst0_ + 2176u;
+        kf_cp_async_n(&sm_[dst_4_], &kc_[src_5_], n_5_);
+        kf_cp_async_n(&sm_[dst_4_ + 4352u], &vc_[src_5_], n_5_);
+        unsigned tr_5_ = tr0_ + 20u;
+        bool ok_6_ = (p0_ + tr_5_) < p1_;
+        unsigned n_6_ = ok_6_ ? 16u : 0u;
+        unsigned t246_ = src0_ + ((20u * hkv_) << 7u);
+        unsigned src_6_ = ok_6_ ? t246_ : safe_;
+        unsigned dst_5_ = dst0_ + 2720u;
+        kf_cp_async_n(&sm_[dst_5_], &kc_[src_6_], n_6_);
+        kf_cp_async_n(&sm_[dst_5_ + 4352u], &vc_[src_6_], n_6_);
+        unsigned tr_6_ = tr0_ + 24u;
+        bool ok_7_ = (p0_ + tr_6_) < p1_;
+        unsigned n_7_ = ok_7_ ? 16u : 0u;
+        unsigned t263_ = src0_ + ((24u * hkv_) << 7u);
+        unsigned src_7_ = ok_7_ ? t263_ : safe_;
+        unsigned dst_6_ = dst0_ + 3264u;
+        kf_cp_async_n(&sm_[dst_6_], &kc_[src_7_], n_7_);
+        kf_cp_async_n(&sm_[dst_6_ + 4352u], &vc_[src_7_], n_7_);
+        unsigned tr_7_ = tr0_ + 28u;
+        bool ok_8_ = (p0_ + tr_7_) < p1_;
+        unsigned n_8_ = ok_8_ ? 16u : 0u;
+        unsigned t280_ = src0_ + ((28u * hkv_) << 7u);
+        unsigned src_8_ = ok_8_ ? t280_ : safe_;
+        unsigned dst_7_ = dst0_ + 3808u;
+        kf_cp_async_n(&sm_[dst_7_], &kc_[src_8_], n_8_);
+        kf_cp_async_n(&sm_[dst_7_ + 4352u], &vc_[src_8_], n_8_);
+    }
+    kf_cp_async_commit();
+    if (1u < nset_) {
+        unsigned part_3_ = threadIdx.x & 15u;
+        unsigned tr0_2_ = threadIdx.x >> 4u;
+        unsigned pb_ = p0_ + 32u;
+        unsigned dst0_2_ = (10880u + (tr0_2_ * 136u)) + (part_3_ << 3u);
+        unsigned src0_2_ = ((((((bi_ * l_) + pb_) + tr0_2_) * hkv_) + kvh_) << 7u) + (part_3_ << 3u);
+        unsigned safe_2_ = (((((bi_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_3_ << 3u);
+        bool ok_9_ = (pb_ + tr0_2_) < p1_;
+        unsigned n_9_ = ok_9_ ? 16u : 0u;
+        unsigned src_9_ = ok_9_ ? src0_2_ : safe_2_;
+        kf_cp_async_n(&sm_[dst0_2_], &kc_[src_9_], n_9_);
+        kf_cp_async_n(&sm_[dst0_2_ + 4352u], &vc_[src_9_], n_9_);
+        unsigned tr_8_ = tr0_2_ + 4u;
+        bool ok_10_ = (pb_ + tr_8_) < p1_;
+        unsigned n_10_ = ok_10_ ? 16u : 0u;
+        unsigned t361_ = src0_2_ + ((hkv_ << 2u) << 7u);
+        unsigned src_10_ = ok_10_ ? t361_ : safe_2_;
+        unsigned dst_8_ = dst0_2_ + 544u;
+        kf_cp_async_n(&sm_[dst_8_], &kc_[src_10_], n_10_);
+        kf_cp_async_n(&sm_[dst_8_ + 4352u], &vc_[src_10_], n_10_);
+        unsigned tr_9_ = tr0_2_ + 8u;
+        bool ok_11_ = (pb_ + tr_9_) < p1_;
+        unsigned n_11_ = ok_11_ ? 16u : 0u;
+        unsigned t378_ = src0_2_ + ((hkv_ << 3u) << 7u);
+        unsigned src_11_ = ok_11_ ? t378_ : safe_2_;
+        unsigned dst_9_ = dst0_2_ + 1088u;
+        kf_cp_async_n(&sm_[dst_9_], &kc_[src_11_], n_11_);
+        kf_cp_async_n(&sm_[dst_9_ + 4352u], &vc_[src_11_], n_11_);
+        unsigned tr_10_ = tr0_2_ + 12u;
+        bool ok_12_ = (pb_ + tr_10_) < p1_;
+        unsigned n_12_ = ok_12_ ? 16u : 0u;
+        unsigned t395_ = src0_2_ + ((12u * hkv_) << 7u);
+        unsigned src_12_ = ok_12_ ? t395_ : safe_2_;
+        unsigned dst_10_ = dst0_2_ + 1632u;
+        kf_cp_async_n(&sm_[dst_10_], &kc_[src_12_], n_12_);
+        kf_cp_async_n(&sm_[dst_10_ + 4352u], &vc_[src_12_], n_12_);
+        unsigned tr_11_ = tr0_2_ + 16u;
+        bool ok_13_ = (pb_ + tr_11_) < p1_;
+        unsigned n_13_ = ok_13_ ? 16u : 0u;
+        unsigned t412_ = src0_2_ + ((hkv_ << 4u) << 7u);
+        unsigned src_13_ = ok_13_ ? t412_ : safe_2_;
+        unsigned dst_11_ = dst0_2_ + 2176u;
+        kf_cp_async_n(&sm_[dst_11_], &kc_[src_13_], n_13_);
+        kf_cp_async_n(&sm_[dst_11_ + 4352u], &vc_[src_13_], n_13_);
+        unsigned tr_12_ = tr0_2_ + 20u;
+        bool ok_14_ = (pb_ + tr_12_) < p1_;
+        unsigned n_14_ = ok_14_ ? 16u : 0u;
+        unsigned t429_ = src0_2_ + ((20u * hkv_) << 7u);
+        unsigned src_14_ = ok_14_ ? t429_ : safe_2_;
+        unsigned dst_12_ = dst0_2_ + 2720u;
+        kf_cp_async_n(&sm_[dst_12_], &kc_[src_14_], n_14_);
+        kf_cp_async_n(&sm_[dst_12_ + 4352u], &vc_[src_14_], n_14_);
+        unsigned tr_13_ = tr0_2_ + 24u;
+        bool ok_15_ = (pb_ + tr_13_) < p1_;
+        unsigned n_15_ = ok_15_ ? 16u : 0u;
+        unsigned t446_ = src0_2_ + ((24u * hkv_) << 7u);
+        unsigned src_15_ = ok_15_ ? t446_ : safe_2_;
+        unsigned dst_13_ = dst0_2_ + 3264u;
+        kf_cp_async_n(&sm_[dst_13_], &kc_[src_15_], n_15_);
+        kf_cp_async_n(&sm_[dst_13_ + 4352u], &vc_[src_15_], n_15_);
+        unsigned tr_14_ = tr0_2_ + 28u;
+        bool ok_16_ = (pb_ + tr_14_) < p1_;
+        unsigned n_16_ = ok_16_ ? 16u : 0u;
+        unsigned t463_ = src0_2_ + ((28u * hkv_) << 7u);
+        unsigned src_16_ = ok_16_ ? t463_ : safe_2_;
+        unsigned dst_14_ = dst0_2_ + 3808u;
+        kf_cp_async_n(&sm_[dst_14_], &kc_[src_16_], n_16_);
+        kf_cp_async_n(&sm_[dst_14_ + 4352u], &vc_[src_16_], n_16_);
+    }
+    kf_cp_async_commit();
+    unsigned st_use_ = 0u;
+    unsigned st_fill_ = 2u;
+    float m_run_ = __uint_as_float(0xff800000u);
+    float l_run_ = 0.0f;
+    o_[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    o_[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    o_[2u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    o_[3u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    o_[4u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    o_[5u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    o_[6u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    o_[7u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    for (unsigned it_ = 0u; it_ < nset_; it_ = it_ + 1u) {
+        kf_cp_async_wait<1>();
+        __syncthreads();
+        if (((it_ + 3u) - 1u) < nset_) {
+            unsigned set_ = (it_ + 3u) - 1u;
+            unsigned part_4_ = threadIdx.x & 15u;
+            unsigned tr0_3_ = threadIdx.x >> 4u;
+            unsigned pb_2_ = p0_ + (set_ << 5u);
+            unsigned dst0_3_ = (((16u + ((st_fill_ << 1u) << 5u)) * 136u) + (tr0_3_ * 136u)) + (part_4_ << 3u);
+            unsigned src0_3_ = ((((((bi_ * l_) + pb_2_) + tr0_3_) * hkv_) + kvh_) << 7u) + (part_4_ << 3u);
+            unsigned safe_3_ = (((((bi_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_4_ << 3u);
+            bool ok_17_ = (pb_2_ + tr0_3_) < p1_;
+            unsigned n_17_ = ok_17_ ? 16u : 0u;
+            unsigned src_17_ = ok_17_ ? src0_3_ : safe_3_;
+            kf_cp_async_n(&sm_[dst0_3_], &kc_[src_17_], n_17_);
+            kf_cp_async_n(&sm_[dst0_3_ + 4352u], &vc_[src_17_], n_17_);
+            unsigned tr_15_ = tr0_3_ + 4u;
+            bool ok_18_ = (pb_2_ + tr_15_) < p1_;
+            unsigned n_18_ = ok_18_ ? 16u : 0u;
+            unsigned t586_ = src0_3_ + ((hkv_ << 2u) << 7u);
+            unsigned src_18_ = ok_18_ ? t586_ : safe_3_;
+            unsigned dst_15_ = dst0_3_ + 544u;
+            kf_cp_async_n(&sm_[dst_15_], &kc_[src_18_], n_18_);
+            kf_cp_async_n(&sm_[dst_15_ + 4352u], &vc_[src_18_], n_18_);
+            unsigned tr_16_ = tr0_3_ + 8u;
+            bool ok_19_ = (pb_2_ + tr_16_) < p1_;
+            unsigned n_19_ = ok_19_ ? 16u : 0u;
+            unsigned t603_ = src0_3_ + ((hkv_ << 3u) << 7u);
+            unsigned src_19_ = ok_19_ ? t603_ : safe_3_;
+            unsigned dst_16_ = dst0_3_ + 1088u;
+            kf_cp_async_n(&sm_[dst_16_], &kc_[src_19_], n_19_);
+            kf_cp_async_n(&sm_[dst_16_ + 4352u], &vc_[src_19_], n_19_);
+            unsigned tr_17_ = tr0_3_ + 12u;
+            bool ok_20_ = (pb_2_ + tr_17_) < p1_;
+            unsigned n_20_ = ok_20_ ? 16u : 0u;
+            unsigned t620_ = src0_3_ + ((12u * hkv_) << 7u);
+            unsigned src_20_ = ok_20_ ? t620_ : safe_3_;
+            unsigned dst_17_ = dst0_3_ + 1632u;
+            kf_cp_async_n(&sm_[dst_17_], &kc_[src_20_], n_20_);
+            kf_cp_async_n(&sm_[dst_17_ + 4352u], &vc_[src_20_], n_20_);
+            unsigned tr_18_ = tr0_3_ + 16u;
+            bool ok_21_ = (pb_2_ + tr_18_) < p1_;
+            unsigned n_21_ = ok_21_ ? 16u : 0u;
+            unsigned t637_ = src0_3_ + ((hkv_ << 4u) << 7u);
+            unsigned src_21_ = ok_21_ ? t637_ : safe_3_;
+            unsigned dst_18_ = dst0_3_ + 2176u;
+            kf_cp_async_n(&sm_[dst_18_], &kc_[src_21_], n_21_);
+            kf_cp_async_n(&sm_[dst_18_ + 4352u], &vc_[src_21_], n_21_);
+            unsigned tr_19_ = tr0_3_ + 20u;
+            bool ok_22_ = (pb_2_ + tr_19_) < p1_;
+            unsigned n_22_ = ok_22_ ? 16u : 0u;
+            unsigned t654_ = src0_3_ + ((20u * hkv_) << 7u);
+            unsigned src_22_ = ok_22_ ? t654_ : safe_3_;
+            unsigned dst_19_ = dst0_3_ + 2720u;
+            kf_cp_async_n(&sm_[dst_19_], &kc_[src_22_], n_22_);
+            kf_cp_async_n(&sm_[dst_19_ + 4352u], &vc_[src_22_], n_22_);
+            unsigned tr_20_ = tr0_3_ + 24u;
+            bool ok_23_ = (pb_2_ + tr_20_) < p1_;
+            unsigned n_23_ = ok_23_ ? 16u : 0u;
+            unsigned t671_ = src0_3_ + ((24u * hkv_) << 7u);
+            unsigned src_23_ = ok_23_ ? t671_ : safe_3_;
+            unsigned dst_20_ = dst0_3_ + 3264u;
+            kf_cp_async_n(&sm_[dst_20_], &kc_[src_23_], n_23_);
+            kf_cp_async_n(&sm_[dst_20_ + 4352u], &vc_[src_23_], n_23_);
+            unsigned tr_21_ = tr0_3_ + 28u;
+            bool ok_24_ = (pb_2_ + tr_21_) < p1_;
+            unsigned n_24_ = ok_24_ ? 16u : 0u;
+            unsigned t688_ = src0_3_ + ((28u * hkv_) << 7u);
+            unsigned src_24_ = ok_24_ ? t688_ : safe_3_;
+            unsigned dst_21_ = dst0_3_ + 3808u;
+            kf_cp_async_n(&sm_[dst_21_], &kc_[src_24_], n_24_);
+            kf_cp_async_n(&sm_[dst_21_ + 4352u], &vc_[src_24_], n_24_);
+        }
+        kf_cp_async_commit();
+        bool t695_ = st_fill_ == 2u;
+        unsigned t698_ = st_fill_ + 1u;
+        st_fill_ = t695_ ? 0u : t698_;
+        unsigned kb_ = ((16u + ((st_use_ << 1u) << 5u)) * 136u) + ((w_ << 4u) * 136u);
+        unsigned vb_ = kb_ + 4352u;
+        bool t716_ = st_use_ == 2u;
+        unsigned t719_ = st_use_ + 1u;
+        st_use_ = t716_ ? 0u : t719_;
+        kf_f32x4 t722_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t725_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        unsigned t740_ = ((r8_ + ((mi_ & 1u) << 3u)) * 136u) + ((mi_ >> 1u) << 3u);
+        kf_f16x8 qa0_ = kf_ldsm_x4<kf_f16x8>(&sm_[t740_]);
+        unsigned t757_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 16u) + ((mi_ >> 1u) << 3u);
+        kf_f16x8 qa1_ = kf_ldsm_x4<kf_f16x8>(&sm_[t757_]);
+        unsigned t773_ = ((kb_ + (r8_ * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+        kf_f16x8 k0_ = kf_ldsm_x4<kf_f16x8>(&sm_[t773_]);
+        unsigned t791_ = ((kb_ + ((8u + r8_) * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+        kf_f16x8 k1_ = kf_ldsm_x4<kf_f16x8>(&sm_[t791_]);
+        kf_f16 t793_ = k0_.v[0];
+        kf_f16 t794_ = k0_.v[1];
+        kf_f16 t795_ = k0_.v[2];
+        kf_f16 t796_ = k0_.v[3];
+        kf_f16x4 t800_ = kf_f16x4{{t793_, t794_, t795_, t796_}};
+        kf_f32x4 t801_ = kf_mma_f16(qa0_, t800_, t722_);
+        kf_f16 t802_ = k0_.v[4];
+        kf_f16 t803_ = k0_.v[5];
+        kf_f16 t804_ = k0_.v[6];
+        kf_f16 t805_ = k0_.v[7];
+        kf_f16x4 t809_ = kf_f16x4{{t802_, t803_, t804_, t805_}};
+        kf_f32x4 t810_ = kf_mma_f16(qa1_, t809_, t801_);
+        kf_f16 t811_ = k1_.v[0];
+        kf_f16 t812_ = k1_.v[1];
+        kf_f16 t813_ = k1_.v[2];
+        kf_f16 t814_ = k1_.v[3];
+        kf_f16x4 t818_ = kf_f16x4{{t811_, t812_, t813_, t814_}};
+        kf_f32x4 t819_ = kf_mma_f16(qa0_, t818_, t725_);
+        kf_f16 t820_ = k1_.v[4];
+        kf_f16 t821_ = k1_.v[5];
+        kf_f16 t822_ = k1_.v[6];
+        kf_f16 t823_ = k1_.v[7];
+        kf_f16x4 t827_ = kf_f16x4{{t820_, t821_, t822_, t823_}};
+        kf_f32x4 t828_ = kf_mma_f16(qa1_, t827_, t819_);
+        unsigned t842_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + ((mi_ >> 1u) << 3u);
+        kf_f16x8 qa0_2_ = kf_ldsm_x4<kf_f16x8>(&sm_[t842_]);
+        unsigned t859_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + 16u) + ((mi_ >> 1u) << 3u);
+        kf_f16x8 qa1_2_ = kf_ldsm_x4<kf_f16x8>(&sm_[t859_]);
+        unsigned t875_ = (((kb_ + (r8_ * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+        kf_f16x8 k0_2_ = kf_ldsm_x4<kf_f16x8>(&sm_[t875_]);
+        unsigned t893_ = (((kb_ + ((8u + r8_) * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+        kf_f16x8 k1_2_ = kf_ldsm_x4<kf_f16x8>(&sm_[t893_]);
+        kf_f16 t895_ = k0_2_.v[0];
+        kf_f16 t896_ = k0_2_.v[1];
+        kf_f16 t897_ = k0_2_.v[2];
+        kf_f16 t898_ = k0_2_.v[3];
+        kf_f16x4 t902_ = kf_f16x4{{t895_, t896_, t897_, t898_}};
+        kf_f32x4 t903_ = kf_mma_f16(qa0_2_, t902_, t810_);
+        kf_f16 t904_ = k0_2_.v[4];
+        kf_f16 t905_ = k0_2_.v[5];
+        kf_f16 t906_ = k0_2_.v[6];
+        kf_f16 t907_ = k0_2_.v[7];
+        kf_f16x4 t911_ = kf_f16x4{{t904_, t905_, t906_, t907_}};
+        kf_f32x4 t912_ = kf_mma_f16(qa1_2_, t911_, t903_);
+        kf_f16 t913_ = k1_2_.v[0];
+        kf_f16 t914_ = k1_2_.v[1];
+        kf_f16 t915_ = k1_2_.v[2];
+        kf_f16 t916_ = k1_2_.v[3];
+        kf_f16x4 t920_ = kf_f16x4{{t913_, t914_, t915_, t916_}};
+        kf_f32x4 t921_ = kf_mma_f16(qa0_2_, t920_, t828_);
+        kf_f16 t922_ = k1_2_.v[4];
+        kf_f16 t923_ = k1_2_.v[5];
+        kf_f16 t924_ = k1_2_.v[6];
+        kf_f16 t925_ = k1_2_.v[7];
+        kf_f16x4 t929_ = kf_f16x4{{t922_, t923_, t924_, t925_}};
+        kf_f32x4 t930_ = kf_mma_f16(qa1_2_, t929_, t921_);
+        unsigned t944_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + ((mi_ >> 1u) << 3u);
+        kf_f16x8 qa0_3_ = kf_ldsm_x4<kf_f16x8>(&sm_[t944_]);
+        unsigned t961_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + 16u) + ((mi_ >> 1u) << 3u);
+        kf_f16x8 qa1_3_ = kf_ldsm_x4<kf_f16x8>(&sm_[t961_]);
+        unsigned t977_ = (((kb_ + (r8_ * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+        kf_f16x8 k0_3_ = kf_ldsm_x4<kf_f16x8>(&sm_[t977_]);
+        unsigned t995_ = (((kb_ + ((8u + r8_) * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+        kf_f16x8 k1_3_ = kf_ldsm_x4<kf_f16x8>(&sm_[t995_]);
+        kf_f16 t997_ = k0_3_.v[0];
+        kf_f16 t998_ = k0_3_.v[1];
+        kf_f16 t999_ = k0_3_.v[2];
+        kf_f16 t1000_ = k0_3_.v[3];
+        kf_f16x4 t1004_ = kf_f16x4{{t997_, t998_, t999_, t1000_}};
+        kf_f32x4 t1005_ = kf_mma_f16(qa0_3_, t1004_, t912_);
+        kf_f16 t1006_ = k0_3_.v[4];
+        kf_f16 t1007_ = k0_3_.v[5];
+        kf_f16 t1008_ = k0_3_.v[6];
+        kf_f16 t1009_ = k0_3_.v[7];
+        kf_f16x4 t1013_ = kf_f16x4{{t1006_, t1007_, t1008_, t1009_}};
+        kf_f32x4 t1014_ = kf_mma_f16(qa1_3_, t1013_, t1005_);
+        kf_f16 t1015_ = k1_3_.v[0];
+        kf_f16 t1016_ = k1_3_.v[1];
+        kf_f16 t1017_ = k1_3_.v[2];
+        kf_f16 t1018_ = k1_3_.v[3];
+        kf_f16x4 t1022_ = kf_f16x4{{t1015_, t1016_, t1017_, t1018_}};
+        kf_f32x4 t1023_ = kf_mma_f16(qa0_3_, t1022_, t930_);
+        kf_f16 t1024_ = k1_3_.v[4];
+        kf_f16 t1025_ = k1_3_.v[5];
+        kf_f16 t1026_ = k1_3_.v[6];
+        kf_f16 t1027_ = k1_3_.v[7];
+        kf_f16x4 t1031_ = kf_f16x4{{t1024_, t1025_, t1026_, t1027_}};
+        kf_f32x4 t1032_ = kf_mma_f16(qa1_3_, t1031_, t1023_);
+        unsigned t1046_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + ((mi_ >> 1u) << 3u);
+        kf_f16x8 qa0_4_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1046_]);
+        unsigned t1063_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + 16u) + ((mi_ >> 1u) << 3u);
+        kf_f16x8 qa1_4_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1063_]);
+        unsigned t1079_ = (((kb_ + (r8_ * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+        kf_f16x8 k0_4_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1079_]);
+        unsigned t1097_ = (((kb_ + ((8u + r8_) * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+        kf_f16x8 k1_4_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1097_]);
+        kf_f16 t1099_ = k0_4_.v[0];
+        kf_f16 t1100_ = k0_4_.v[1];
+        kf_f16 t1101_ = k0_4_.v[2];
+        kf_f16 t1102_ = k0_4_.v[3];
+        kf_f16x4 t1106_ = kf_f16x4{{t1099_, t1100_, t1101_, t1102_}};
+        kf_f32x4 t1107_ = kf_mma_f16(qa0_4_, t1106_, t1014_);
+        kf_f16 t1108_ = k0_4_.v[4];
+        kf_f16 t1109_ = k0_4_.v[5];
+        kf_f16 t1110_ = k0_4_.v[6];
+        kf_f16 t1111_ = k0_4_.v[7];
+        kf_f16x4 t1115_ = kf_f16x4{{t1108_, t1109_, t1110_, t1111_}};
+        kf_f32x4 t1116_ = kf_mma_f16(qa1_4_, t1115_, t1107_);
+        kf_f16 t1117_ = k1_4_.v[0];
+        kf_f16 t1118_ = k1_4_.v[1];
+        kf_f16 t1119_ = k1_4_.v[2];
+        kf_f16 t1120_ = k1_4_.v[3];
+        kf_f16x4 t1124_ = kf_f16x4{{t1117_, t1118_, t1119_, t1120_}};
+        kf_f32x4 t1125_ = kf_mma_f16(qa0_4_, t1124_, t1032_);
+        kf_f16 t1126_ = k1_4_.v[4];
+        kf_f16 t1127_ = k1_4_.v[5];
+        kf_f16 t1128_ = k1_4_.v[6];
+        kf_f16 t1129_ = k1_4_.v[7];
+        kf_f16x4 t1133_ = kf_f16x4{{t1126_, t1127_, t1128_, t1129_}};
+        kf_f32x4 t1134_ = kf_mma_f16(qa1_4_, t1133_, t1125_);
+        unsigned pb_3_ = ((p0_ + (it_ << 5u)) + (w_ << 4u)) + (qd_ << 1u);
+        bool t1144_ = pb_3_ < p1_;
+        float t1147_ = __fmul_rn(t1116_.v[0], 0.12751743f);
+        float t1149_ = t1144_ ? t1147_ : __uint_as_float(0xff800000u);
+        bool t1152_ = (pb_3_ + 1u) < p1_;
+        float t1155_ = __fmul_rn(t1116_.v[1], 0.12751743f);
+        float t1157_ = t1152_ ? t1155_ : __uint_as_float(0xff800000u);
+        bool t1160_ = (pb_3_ + 8u) < p1_;
+        float t1163_ = __fmul_rn(t1134_.v[0], 0.12751743f);
+        float t1165_ = t1160_ ? t1163_ : __uint_as_float(0xff800000u);
+        bool t1168_ = (pb_3_ + 9u) < p1_;
+        float t1171_ = __fmul_rn(t1134_.v[1], 0.12751743f);
+        float t1173_ = t1168_ ? t1171_ : __uint_as_float(0xff800000u);
+        float t1185_ = fmaxf(fmaxf(t1149_, t1157_), fmaxf(t1165_, t1173_));
+        float t1189_ = fmaxf(t1185_, kf_shfl_xor(t1185_, 1u, kf_wn));
+        float t1192_ = fmaxf(t1189_, kf_shfl_xor(t1189_, 2u, kf_wn));
+        bool need_ = t1192_ > __fadd_rn(m_run_, 8.0f);
+        if (__any_sync(kf_warp_mask(kf_wn), need_) != 0) {
+            float mnew_ = need_ ? t1192_ : m_run_;
+            float t1199_ = kf_exp2_approx(__fsub_rn(m_run_, mnew_));
+            float corr_ = need_ ? t1199_ : 1.0f;
+            l_run_ = __fmul_rn(l_run_, corr_);
+            m_run_ = mnew_;
+            float ca_ = kf_shfl(corr_, qd_ << 3u, kf_wn);
+            float cb_ = kf_shfl(corr_, (qd_ << 3u) + 4u, kf_wn);
+            float t1215_ = __fmul_rn(o_[0u].v[0], ca_);
+            float t1219_ = __fmul_rn(o_[0u].v[1], cb_);
+            float t1223_ = __fmul_rn(o_[0u].v[2], ca_);
+            float t1227_ = __fmul_rn(o_[0u].v[3], cb_);
+            kf_f32x4 t1231_ = kf_f32x4{{t1215_, t1219_, t1223_, t1227_}};
+            o_[0u] = t1231_;
+            float t1236_ = __fmul_rn(o_[1u].v[0], ca_);
+            float t1240_ = __fmul_rn(o_[1u].v[1], cb_);
+            float t1244_ = __fmul_rn(o_[1u].v[2], ca_);
+            float t1248_ = __fmul_rn(o_[1u].v[3], cb_);
+            kf_f32x4 t1252_ = kf_f32x4{{t1236_, t1240_, t1244_, t1248_}};
+            o_[1u] = t1252_;
+            float t1257_ = __fmul_rn(o_[2u].v[0], ca_);
+            float t1261_ = __fmul_rn(o_[2u].v[1], cb_);
+            float t1265_ = __fmul_rn(o_[2u].v[2], ca_);
+            float t1269_ = __fmul_rn(o_[2u].v[3], cb_);
+            kf_f32x4 t1273_ = kf_f32x4{{t1257_, t1261_, t1265_, t1269_}};
+            o_[2u] = t1273_;
+            float t1278_ = __fmul_rn(o_[3u].v[0], ca_);
+            float t1282_ = __fmul_rn(o_[3u].v[1], cb_);
+            float t1286_ = __fmul_rn(o_[3u].v[2], ca_);
+            float t1290_ = __fmul_rn(o_[3u].v[3], cb_);
+            kf_f32x4 t1294_ = kf_f32x4{{t1278_, t1282_, t1286_, t1290_}};
+            o_[3u] = t1294_;
+            float t1299_ = __fmul_rn(o_[4u].v[0], ca_);
+            float t1303_ = __fmul_rn(o_[4u].v[1], cb_);
+            float t1307_ = __fmul_rn(o_[4u].v[2], ca_);
+            float t1311_ = __fmul_rn(o_[4u].v[3], cb_);
+            kf_f32x4 t1315_ = kf_f32x4{{t1299_, t1303_, t1307_, t1311_}};
+            o_[4u] = t1315_;
+            float t1320_ = __fmul_rn(o_[5u].v[0], ca_);
+            float t1324_ = __fmul_rn(o_[5u].v[1], cb_);
+            float t1328_ = __fmul_rn(o_[5u].v[2], ca_);
+            float t1332_ = __fmul_rn(o_[5u].v[3], cb_);
+            kf_f32x4 t1336_ = kf_f32x4{{t1320_, t1324_, t1328_, t1332_}};
+            o_[5u] = t1336_;
+            float t1341_ = __fmul_rn(o_[6u].v[0], ca_);
+            float t1345_ = __fmul_rn(o_[6u].v[1], cb_);
+            float t1349_ = __fmul_rn(o_[6u].v[2], ca_);
+            float t1353_ = __fmul_rn(o_[6u].v[3], cb_);
+            kf_f32x4 t1357_ = kf_f32x4{{t1341_, t1345_, t1349_, t1353_}};
+            o_[6u] = t1357_;
+            float t1362_ = __fmul_rn(o_[7u].v[0], ca_);
+            float t1366_ = __fmul_rn(o_[7u].v[1], cb_);
+            float t1370_ = __fmul_rn(o_[7u].v[2], ca_);
+            float t1374_ = __fmul_rn(o_[7u].v[3], cb_);
+            kf_f32x4 t1378_ = kf_f32x4{{t1362_, t1366_, t1370_, t1374_}};
+            o_[7u] = t1378_;
+        }
+        float ms_ = (m_run_ == __uint_as_float(0xff800000u)) ? 0.0f : m_run_;
+        float t1385_ = kf_exp2_approx(__fsub_rn(t1149_, ms_));
+        float t1388_ = kf_exp2_approx(__fsub_rn(t1157_, ms_));
+        float t1391_ = kf_exp2_approx(__fsub_rn(t1165_, ms_));
+        float t1394_ = kf_exp2_approx(__fsub_rn(t1173_, ms_));
+        l_run_ = __fadd_rn(l_run_, __fadd_rn(__fadd_rn(t1385_, t1388_), __fadd_rn(t1391_, t1394_)));
+        kf_f16 t1408_ = kf_f16_from_f32(t1385_);
+        kf_f16 t1410_ = kf_f16_from_f32(t1388_);
+        kf_f16 t1412_ = kf_f16_from_f32(t1391_);
+        kf_f16 t1414_ = kf_f16_from_f32(t1394_);
+        kf_f16x4 hi_ = kf_f16x4{{t1408_, t1410_, t1412_, t1414_}};
+        kf_f16 t1423_ = kf_f16_from_f32(__fsub_rn(t1385_, kf_f16_to_f32(t1408_)));
+        kf_f16 t1428_ = kf_f16_from_f32(__fsub_rn(t1388_, kf_f16_to_f32(t1410_)));
+        kf_f16 t1433_ = kf_f16_from_f32(__fsub_rn(t1391_, kf_f16_to_f32(t1412_)));
+        kf_f16 t1438_ = kf_f16_from_f32(__fsub_rn(t1394_, kf_f16_to_f32(t1414_)));
+        kf_f16x4 lo_ = kf_f16x4{{t1423_, t1428_, t1433_, t1438_}};
+        unsigned t1457_ = (vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + ((mi_ & 1u) << 3u);
+        kf_f16x8 va_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t1457_]);
+        kf_f32x4 t1461_ = o_[0u];
+        kf_f32x4 t1462_ = kf_mma_f16(va_, hi_, t1461_);
+        o_[0u] = t1462_;
+        kf_f32x4 t1465_ = o_[0u];
+        kf_f32x4 t1466_ = kf_mma_f16(va_, lo_, t1465_);
+        o_[0u] = t1466_;
+        unsigned t1481_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 16u) + ((mi_ & 1u) << 3u);
+        kf_f16x8 va_2_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t1481_]);
+        kf_f32x4 t1485_ = o_[1u];
+        kf_f32x4 t1486_ = kf_mma_f16(va_2_, hi_, t1485_);
+        o_[1u] = t1486_;
+        kf_f32x4 t1489_ = o_[1u];
+        kf_f32x4 t1490_ = kf_mma_f16(va_2_, lo_, t1489_);
+        o_[1u] = t1490_;
+        unsigned t1505_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 32u) + ((mi_ & 1u) << 3u);
+        kf_f16x8 va_3_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t1505_]);
+        kf_f32x4 t1509_ = o_[2u];
+        kf_f32x4 t1510_ = kf_mma_f16(va_3_, hi_, t1509_);
+        o_[2u] = t1510_;
+        kf_f32x4 t1513_ = o_[2u];
+        kf_f32x4 t1514_ = kf_mma_f16(va_3_, lo_, t1513_);
+        o_[2u] = t1514_;
+        unsigned t1529_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 48u) + ((mi_ & 1u) << 3u);
+        kf_f16x8 va_4_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t1529_]);
+        kf_f32x4 t1533_ = o_[3u];
+        kf_f32x4 t1534_ = kf_mma_f16(va_4_, hi_, t1533_);
+        o_[3u] = t1534_;
+        kf_f32x4 t1537_ = o_[3u];
+        kf_f32x4 t1538_ = kf_mma_f16(va_4_, lo_, t1537_);
+        o_[3u] = t1538_;
+        unsigned t1553_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 64u) + ((mi_ & 1u) << 3u);
+        kf_f16x8 va_5_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t1553_]);
+        kf_f32x4 t1557_ = o_[4u];
+        kf_f32x4 t1558_ = kf_mma_f16(va_5_, hi_, t1557_);
+        o_[4u] = t1558_;
+        kf_f32x4 t1561_ = o_[4u];
+        kf_f32x4 t1562_ = kf_mma_f16(va_5_, lo_, t1561_);
+        o_[4u] = t1562_;
+        unsigned t1577_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 80u) + ((mi_ & 1u) << 3u);
+        kf_f16x8 va_6_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t1577_]);
+        kf_f32x4 t1581_ = o_[5u];
+        kf_f32x4 t1582_ = kf_mma_f16(va_6_, hi_, t1581_);
+        o_[5u] = t1582_;
+        kf_f32x4 t1585_ = o_[5u];
+        kf_f32x4 t1586_ = kf_mma_f16(va_6_, lo_, t1585_);
+        o_[5u] = t1586_;
+        unsigned t1601_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 96u) + ((mi_ & 1u) << 3u);
+        kf_f16x8 va_7_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t1601_]);
+        kf_f32x4 t1605_ = o_[6u];
+        kf_f32x4 t1606_ = kf_mma_f16(va_7_, hi_, t1605_);
+        o_[6u] = t1606_;
+        kf_f32x4 t1609_ = o_[6u];
+        kf_f32x4 t1610_ = kf_mma_f16(va_7_, lo_, t1609_);
+        o_[6u] = t1610_;
+        unsigned t1625_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 112u) + ((mi_ & 1u) << 3u);
+        kf_f16x8 va_8_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t1625_]);
+        kf_f32x4 t1629_ = o_[7u];
+        kf_f32x4 t1630_ = kf_mma_f16(va_8_, hi_, t1629_);
+        o_[7u] = t1630_;
+        kf_f32x4 t1633_ = o_[7u];
+        kf_f32x4 t1634_ = kf_mma_f16(va_8_, lo_, t1633_);
+        o_[7u] = t1634_;
+    }
+    kf_cp_async_wait<0>();
+    __syncthreads();
+    float t1638_ = __fadd_rn(l_run_, kf_shfl_xor(l_run_, 1u, kf_wn));
+    l_run_ = t1638_;
+    float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
+    l_run_ = t1641_;
+    bool t1646_ = qd_ == 0u;
+    bool t1647_ = t1646_;
+    if (t1646_) {
+        t1647_ = gr_ < 8u;
+    }
+    if (t1647_) {
+        ((float*)sm_)[(w_ << 3u) + gr_] = m_run_;
+        ((float*)sm_)[(16u + (w_ << 3u)) + gr_] = t1641_;
+    }
+    if ((qd_ << 1u) < 8u) {
+        ((float*)sm_)[(32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + gr_] = o_[0u].v[0];
+        ((float*)sm_)[(32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + gr_] = o_[0u].v[1];
+        ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + gr_) + 8u] = o_[0u].v[2];
+        ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + gr_) + 8u] = o_[0u].v[3];
+    }
+    if ((qd_ << 1u) < 8u) {
+        ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 16u) + gr_] = o_[1u].v[0];
+        ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 16u) + gr_] = o_[1u].v[1];
+        ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 16u) + gr_) + 8u] = o_[1u].v[2];
+        ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 16u) + gr_) + 8u] = o_[1u].v[3];
+    }
+    if ((qd_ << 1u) < 8u) {
+        ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 32u) + gr_] = o_[2u].v[0];
+        ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 32u) + gr_] = o_[2u].v[1];
+        ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 32u) + gr_) + 8u] = o_[2u].v[2];
+        ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 32u) + gr_) + 8u] = o_[2u].v[3];
+    }
+    if ((qd_ << 1u) < 8u) {
+        ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 48u) + gr_] = o_[3u].v[0];
+        ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 48u) + gr_] = o_[3u].v[1];
+        ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 48u) + gr_) + 8u] = o_[3u].v[2];
+        ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 48u) + gr_) + 8u] = o_[3u].v[3];
+    }
+    if ((qd_ << 1u) < 8u) {
+        ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 64u) + gr_] = o_[4u].v[0];
+        ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 64u) + gr_] = o_[4u].v[1];
+        ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 64u) + gr_) + 8u] = o_[4u].v[2];
+        ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 64u) + gr_) + 8u] = o_[4u].v[3];
+    }
+    if ((qd_ << 1u) < 8u) {
+        ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 80u) + gr_] = o_[5u].v[0];
+        ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 80u) + gr_] = o_[5u].v[1];
+        ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 80u) + gr_) + 8u] = o_[5u].v[2];
+        ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 80u) + gr_) + 8u] = o_[5u].v[3];
+    }
+    if ((qd_ << 1u) < 8u) {
+        ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 96u) + gr_] = o_[6u].v[0];
+        ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 96u) + gr_] = o_[6u].v[1];
+        ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 96u) + gr_) + 8u] = o_[6u].v[2];
+        ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 96u) + gr_) + 8u] = o_[6u].v[3];
+    }
+    if ((qd_ << 1u) < 8u) {
+        ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 112u) + gr_] = o_[7u].v[0];
+        ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 112u) + gr_] = o_[7u].v[1];
+        ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 112u) + gr_) + 8u] = o_[7u].v[2];
+        ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 112u) + gr_) + 8u] = o_[7u].v[3];
+    }
+    __syncthreads();
+    unsigned ns_ = (l_ / split_) + (((l_ % split_) != 0u) ? 1u : 0u);
+    for (unsigned t_ = threadIdx.x; t_ < 1024u; t_ = t_ + 64u) {
+        unsigned gi_ = t_ >> 7u;
+        unsigned d_ = t_ & 127u;
+        if (gi_ < nh_) {
+            float t2262_ = fmaxf(fmaxf(__uint_as_float(0xff800000u), ((float*)sm_)[gi_]), ((float*)sm_)[8u + gi_]);
+            float a_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[gi_], t2262_));
+            float t2275_ = __fmaf_rn(((float*)sm_)[16u + gi_], a_, 0.0f);
+            float t2284_ = __fmaf_rn(((float*)sm_)[(32u + (gi_ << 7u)) + d_], a_, 0.0f);
+            float a_2_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[8u + gi_], t2262_));
+            float t2293_ = __fmaf_rn(((float*)sm_)[24u + gi_], a_2_, t2275_);
+            float t2302_ = __fmaf_rn(((float*)sm_)[(32u + ((8u + gi_) << 7u)) + d_], a_2_, t2284_);
+            unsigned slot_ = ((((bi_ * h_) + hq0_) + gi_) * ns_) + blockIdx.x;
+            po_[(slot_ << 7u) + d_] = __fdiv_rn(t2302_, t2293_);
+            if (d_ == 0u) {
+                plse_[slot_] = __fadd_rn(t2262_, kf_log2_approx(t2293_));
+            }
+        }
+    }
+}
+
+/* kernel sdpa_decode_combine (sdpa.kf:439) */
 extern "C" __global__ void __launch_bounds__(128)
 sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ plse_, const unsigned* __restrict__ lens_, kf_f16* __restrict__ o_, unsigned b_, unsigned h_, unsigned l_, unsigned split_)
 {
