@@ -103,14 +103,68 @@ __device__ __forceinline__ int kf_dot4_uu(unsigned a, unsigned b, int c) { int r
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(4) kf_i8x4 { signed char v[4]; };
 struct __align__(4) kf_u8x4 { unsigned char v[4]; };
+struct __align__(8) kf_u32x2 { unsigned v[2]; };
 struct __align__(16) kf_u32x4 { unsigned v[4]; };
 struct __align__(4) kf_f16x2 { kf_f16 v[2]; };
 struct __align__(8) kf_f16x4 { kf_f16 v[4]; };
+struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 struct __align__(16) kf_f32x4 { float v[4]; };
 
-/* kernel q4k_gemv (q4k.kf:201) */
+/* A vector of 16-bit lanes as 32-bit words, a pair of lanes each (the low
+   lane in the low half), and an operation applied word by word */
+template <typename V> struct kf_words { unsigned w[sizeof(V) / 4]; };
+template <typename V> __device__ __forceinline__ kf_words<V> kf_to_words(V v) { kf_words<V> r; memcpy(&r, &v, sizeof v); return r; }
+template <typename V> __device__ __forceinline__ V kf_from_words(kf_words<V> r) { V v; memcpy(&v, &r, sizeof v); return v; }
+template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a)
+{
+    kf_words<V> x = kf_to_words(a);
+    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i]);
+    return kf_from_words<V>(x);
+}
+template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a, V b)
+{
+    kf_words<V> x = kf_to_words(a), y = kf_to_words(b);
+    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i], y.w[i]);
+    return kf_from_words<V>(x);
+}
+template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a, V b, V c)
+{
+    kf_words<V> x = kf_to_words(a), y = kf_to_words(b), z = kf_to_words(c);
+    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i], y.w[i], z.w[i]);
+    return kf_from_words<V>(x);
+}
+
+/* mma.sync: fragments as vectors, lane j = PTX's element j (aj, bj, cj, dj) */
+#define KF_MMA_F(name, ty) \
+template <typename A, typename B, typename C> __device__ __forceinline__ C name(A a, B b, C c) \
+{ \
+    kf_words<A> x = kf_to_words(a); kf_words<B> y = kf_to_words(b); C d; \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." ty "." ty ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" \
+                 : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3]) \
+                 : "r"(x.w[0]), "r"(x.w[1]), "r"(x.w[2]), "r"(x.w[3]), "r"(y.w[0]), "r"(y.w[1]), \
+                   "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3])); \
+    return d; \
+}
+#define KF_MMA_I(name, ta, tb) \
+template <typename A, typename B, typename C> __device__ __forceinline__ C name(A a, B b, C c) \
+{ \
+    kf_words<A> x = kf_to_words(a); kf_words<B> y = kf_to_words(b); C d; \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32." ta "." tb ".s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" \
+                 : "=r"(d.v[0]), "=r"(d.v[1]), "=r"(d.v[2]), "=r"(d.v[3]) \
+                 : "r"(x.w[0]), "r"(x.w[1]), "r"(x.w[2]), "r"(x.w[3]), "r"(y.w[0]), "r"(y.w[1]), \
+                   "r"(c.v[0]), "r"(c.v[1]), "r"(c.v[2]), "r"(c.v[3])); \
+    return d; \
+}
+KF_MMA_F(kf_mma_f16, "f16")
+KF_MMA_F(kf_mma_bf16, "bf16")
+KF_MMA_I(kf_mma_s8s8, "s8", "s8")
+KF_MMA_I(kf_mma_s8u8, "s8", "u8")
+KF_MMA_I(kf_mma_u8s8, "u8", "s8")
+KF_MMA_I(kf_mma_u8u8, "u8", "u8")
+
+/* kernel q4k_gemv_simt (q4k.kf:202) */
 extern "C" __global__ void __launch_bounds__(256)
-q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
+q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     __shared__ __align__(16) float part_[512];
     kf_f32x4 xs_[16];
@@ -521,7 +575,757 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     }
 }
 
-/* kernel q8_quantize_f32 (q4k.kf:313) */
+/* kernel q4k_gemv (q4k.kf:342) */
+extern "C" __global__ void __launch_bounds__(128)
+q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
+{
+    extern __shared__ __align__(16) unsigned tab_[];
+    kf_u32x4 qb_[8];
+    kf_u32x4 hb_[4];
+    const unsigned kf_wn = kf_warp_lanes();
+    const kf_u32x4* wq_ = (const kf_u32x4*)w_;
+    unsigned nbk_ = k_ >> 8u;
+    const kf_f32x4* x4_ = (const kf_f32x4*)x_;
+    unsigned t12_ = nbk_ << 6u;
+    for (unsigned e_ = threadIdx.x; e_ < t12_; e_ = e_ + blockDim.x) {
+        unsigned kb_ = e_ >> 6u;
+        unsigned q_ = (e_ >> 4u) & 3u;
+        unsigned s_ = e_ & 15u;
+        unsigned t37_ = (((kb_ << 6u) + (q_ << 4u)) + ((s_ >= 8u) ? 8u : 0u)) + (s_ & 7u);
+        kf_f32x4 v_ = x4_[t37_];
+        kf_f16 t40_ = kf_f16_from_f32(v_.v[0]);
+        kf_f16 t42_ = kf_f16_from_f32(v_.v[1]);
+        kf_f16 t44_ = kf_f16_from_f32(v_.v[2]);
+        kf_f16 t46_ = kf_f16_from_f32(v_.v[3]);
+        kf_f16 t55_ = kf_f16_from_f32(__fsub_rn(v_.v[0], kf_f16_to_f32(t40_)));
+        kf_f16 t60_ = kf_f16_from_f32(__fsub_rn(v_.v[1], kf_f16_to_f32(t42_)));
+        kf_f16 t65_ = kf_f16_from_f32(__fsub_rn(v_.v[2], kf_f16_to_f32(t44_)));
+        kf_f16 t70_ = kf_f16_from_f32(__fsub_rn(v_.v[3], kf_f16_to_f32(t46_)));
+        unsigned at_ = ((((kb_ << 2u) + q_) << 1u) << 4u) + s_;
+        kf_f16x2 t86_ = kf_f16x2{{t40_, t44_}};
+        unsigned t87_ = kf_bitcast<unsigned>(t86_);
+        kf_f16x2 t91_ = kf_f16x2{{t42_, t46_}};
+        unsigned t92_ = kf_bitcast<unsigned>(t91_);
+        kf_u32x2 t94_ = kf_u32x2{{t87_, t92_}};
+        ((kf_u32x2*)tab_)[at_] = t94_;
+        unsigned t96_ = at_ + 16u;
+        kf_f16x2 t100_ = kf_f16x2{{t55_, t65_}};
+        unsigned t101_ = kf_bitcast<unsigned>(t100_);
+        kf_f16x2 t105_ = kf_f16x2{{t60_, t70_}};
+        unsigned t106_ = kf_bitcast<unsigned>(t105_);
+        kf_u32x2 t108_ = kf_u32x2{{t101_, t106_}};
+        ((kf_u32x2*)tab_)[t96_] = t108_;
+    }
+    if (threadIdx.x < 4u) {
+        tab_[(nbk_ << 8u) + threadIdx.x] = 0u;
+    }
+    unsigned t120_ = nbk_ << 3u;
+    for (unsigned e_2_ = threadIdx.x; e_2_ < t120_; e_2_ = e_2_ + blockDim.x) {
+        unsigned t127_ = e_2_ << 3u;
+        kf_f32x4 v_2_ = x4_[t127_];
+        float t138_ = __fadd_rn(0.0f, __fadd_rn(__fadd_rn(v_2_.v[0], v_2_.v[1]), __fadd_rn(v_2_.v[2], v_2_.v[3])));
+        unsigned t142_ = (e_2_ << 3u) + 1u;
+        kf_f32x4 v_3_ = x4_[t142_];
+        float t151_ = __fadd_rn(t138_, __fadd_rn(__fadd_rn(v_3_.v[0], v_3_.v[1]), __fadd_rn(v_3_.v[2], v_3_.v[3])));
+        unsigned t155_ = (e_2_ << 3u) + 2u;
+        kf_f32x4 v_4_ = x4_[t155_];
+        float t164_ = __fadd_rn(t151_, __fadd_rn(__fadd_rn(v_4_.v[0], v_4_.v[1]), __fadd_rn(v_4_.v[2], v_4_.v[3])));
+        unsigned t168_ = (e_2_ << 3u) + 3u;
+        kf_f32x4 v_5_ = x4_[t168_];
+        float t177_ = __fadd_rn(t164_, __fadd_rn(__fadd_rn(v_5_.v[0], v_5_.v[1]), __fadd_rn(v_5_.v[2], v_5_.v[3])));
+        unsigned t181_ = (e_2_ << 3u) + 4u;
+        kf_f32x4 v_6_ = x4_[t181_];
+        float t190_ = __fadd_rn(t177_, __fadd_rn(__fadd_rn(v_6_.v[0], v_6_.v[1]), __fadd_rn(v_6_.v[2], v_6_.v[3])));
+        unsigned t194_ = (e_2_ << 3u) + 5u;
+        kf_f32x4 v_7_ = x4_[t194_];
+        float t203_ = __fadd_rn(t190_, __fadd_rn(__fadd_rn(v_7_.v[0], v_7_.v[1]), __fadd_rn(v_7_.v[2], v_7_.v[3])));
+        unsigned t207_ = (e_2_ << 3u) + 6u;
+        kf_f32x4 v_8_ = x4_[t207_];
+        float t216_ = __fadd_rn(t203_, __fadd_rn(__fadd_rn(v_8_.v[0], v_8_.v[1]), __fadd_rn(v_8_.v[2], v_8_.v[3])));
+        unsigned t220_ = (e_2_ << 3u) + 7u;
+        kf_f32x4 v_9_ = x4_[t220_];
+        ((float*)tab_)[((nbk_ << 8u) + 4u) + e_2_] = __fadd_rn(t216_, __fadd_rn(__fadd_rn(v_9_.v[0], v_9_.v[1]), __fadd_rn(v_9_.v[2], v_9_.v[3])));
+    }
+    __syncthreads();
+    unsigned lane_ = kf_lane_id();
+    unsigned g_ = lane_ >> 2u;
+    unsigned q_2_ = lane_ & 3u;
+    unsigned ntiles_ = (m_ >> 4u) + (((m_ & 15u) != 0u) ? 1u : 0u);
+    unsigned wid_ = (blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned nw_ = gridDim.x << 2u;
+    if (wid_ >= ntiles_) {
+        return;
+    }
+    unsigned t268_ = ntiles_ - wid_;
+    unsigned total_ = ((t268_ / nw_) + (((t268_ % nw_) != 0u) ? 1u : 0u)) * nbk_;
+    bool mine_ = (g_ >> 1u) == q_2_;
+    unsigned zero4_ = nbk_ << 6u;
+    float ya_ = 0.0f;
+    float yb_ = 0.0f;
+    unsigned lt_ = wid_;
+    unsigned lk_ = 0u;
+    unsigned ct_ = wid_;
+    unsigned ck_ = 0u;
+    unsigned t294_ = total_ + 1u;
+    for (unsigned t0_ = 0u; t0_ < t294_; t0_ = t0_ + 2u) {
+        if (t0_ < total_) {
+            unsigned row_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+            unsigned blk_ = ((row_ * nbk_) + lk_) * 9u;
+            hb_[0u] = wq_[blk_];
+            qb_[0u] = wq_[(blk_ + 1u) + (q_2_ << 1u)];
+            qb_[1u] = wq_[(blk_ + 2u) + (q_2_ << 1u)];
+            unsigned row_2_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+            unsigned blk_2_ = ((row_2_ * nbk_) + lk_) * 9u;
+            hb_[1u] = wq_[blk_2_];
+            qb_[2u] = wq_[(blk_2_ + 1u) + (q_2_ << 1u)];
+            qb_[3u] = wq_[(blk_2_ + 2u) + (q_2_ << 1u)];
+            unsigned t358_ = lk_ + 1u;
+            lk_ = t358_;
+            if (t358_ == nbk_) {
+                lk_ = 0u;
+                lt_ = lt_ + nw_;
+            }
+        }
+        bool t366_ = t0_ >= 1u;
+        bool t367_ = t366_;
+        if (t366_) {
+            t367_ = (t0_ - 1u) < total_;
+        }
+        if (t367_) {
+            unsigned t384_ = (((((ck_ << 2u) + q_2_) << 1u) + (g_ & 1u)) << 4u) >> 1u;
+            unsigned fb_ = mine_ ? t384_ : zero4_;
+            unsigned fstep_ = mine_ ? 1u : 0u;
+            kf_f32x4 t390_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 t393_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_u32x4 blo_ = ((kf_u32x4*)tab_)[fb_];
+            unsigned t401_ = fb_ + (fstep_ << 2u);
+            kf_u32x4 bhi_ = ((kf_u32x4*)tab_)[t401_];
+            unsigned wa_ = qb_[4u].v[0];
+            unsigned wb_ = qb_[6u].v[0];
+            unsigned sa_ = wa_ >> 8u;
+            unsigned sb_ = wb_ >> 8u;
+            unsigned t415_ = wa_ & 983055u;
+            unsigned t417_ = wb_ & 983055u;
+            unsigned t419_ = sa_ & 983055u;
+            unsigned t421_ = sb_ & 983055u;
+            kf_u32x4 alo_ = kf_u32x4{{t415_, t417_, t419_, t421_}};
+            unsigned t427_ = wa_ & 15728880u;
+            unsigned t429_ = wb_ & 15728880u;
+            unsigned t431_ = sa_ & 15728880u;
+            unsigned t433_ = sb_ & 15728880u;
+            kf_u32x4 ahi_ = kf_u32x4{{t427_, t429_, t431_, t433_}};
+            unsigned t438_ = blo_.v[0];
+            unsigned t439_ = blo_.v[1];
+            kf_u32x2 bl_ = kf_u32x2{{t438_, t439_}};
+            unsigned t442_ = bhi_.v[0];
+            unsigned t443_ = bhi_.v[1];
+            kf_u32x2 bh_ = kf_u32x2{{t442_, t443_}};
+            kf_f16x8 t446_ = kf_bitcast<kf_f16x8>(alo_);
+            kf_f16x4 t447_ = kf_bitcast<kf_f16x4>(bl_);
+            kf_f32x4 t448_ = kf_mma_f16(t446_, t447_, t390_);
+            kf_f16x8 t449_ = kf_bitcast<kf_f16x8>(ahi_);
+            kf_f16x4 t450_ = kf_bitcast<kf_f16x4>(bh_);
+            kf_f32x4 t451_ = kf_mma_f16(t449_, t450_, t393_);
+            unsigned wa_2_ = qb_[4u].v[1];
+            unsigned wb_2_ = qb_[6u].v[1];
+            unsigned sa_2_ = wa_2_ >> 8u;
+            unsigned sb_2_ = wb_2_ >> 8u;
+            unsigned t464_ = wa_2_ & 983055u;
+            unsigned t466_ = wb_2_ & 983055u;
+            unsigned t468_ = sa_2_ & 983055u;
+            unsigned t470_ = sb_2_ & 983055u;
+            kf_u32x4 alo_2_ = kf_u32x4{{t464_, t466_, t468_, t470_}};
+            unsigned t476_ = wa_2_ & 15728880u;
+            unsigned t478_ = wb_2_ & 15728880u;
+            unsigned t480_ = sa_2_ & 15728880u;
+            unsigned t482_ = sb_2_ & 15728880u;
+            kf_u32x4 ahi_2_ = kf_u32x4{{t476_, t478_, t480_, t482_}};
+            unsigned t487_ = blo_.v[2];
+            unsigned t488_ = blo_.v[3];
+            kf_u32x2 bl_2_ = kf_u32x2{{t487_, t488_}};
+            unsigned t491_ = bhi_.v[2];
+            unsigned t492_ = bhi_.v[3];
+            kf_u32x2 bh_2_ = kf_u32x2{{t491_, t492_}};
+            kf_f16x8 t495_ = kf_bitcast<kf_f16x8>(alo_2_);
+            kf_f16x4 t496_ = kf_bitcast<kf_f16x4>(bl_2_);
+            kf_f32x4 t497_ = kf_mma_f16(t495_, t496_, t448_);
+            kf_f16x8 t498_ = kf_bitcast<kf_f16x8>(ahi_2_);
+            kf_f16x4 t499_ = kf_bitcast<kf_f16x4>(bh_2_);
+            kf_f32x4 t500_ = kf_mma_f16(t498_, t499_, t451_);
+            unsigned t503_ = fb_ + fstep_;
+            kf_u32x4 blo_2_ = ((kf_u32x4*)tab_)[t503_];
+            unsigned t507_ = fb_ + (fstep_ * 5u);
+            kf_u32x4 bhi_2_ = ((kf_u32x4*)tab_)[t507_];
+            unsigned wa_3_ = qb_[4u].v[2];
+            unsigned wb_3_ = qb_[6u].v[2];
+            unsigned sa_3_ = wa_3_ >> 8u;
+            unsigned sb_3_ = wb_3_ >> 8u;
+            unsigned t521_ = wa_3_ & 983055u;
+            unsigned t523_ = wb_3_ & 983055u;
+            unsigned t525_ = sa_3_ & 983055u;
+            unsigned t527_ = sb_3_ & 983055u;
+            kf_u32x4 alo_3_ = kf_u32x4{{t521_, t523_, t525_, t527_}};
+            unsigned t533_ = wa_3_ & 15728880u;
+            unsigned t535_ = wb_3_ & 15728880u;
+            unsigned t537_ = sa_3_ & 15728880u;
+            unsigned t539_ = sb_3_ & 15728880u;
+            kf_u32x4 ahi_3_ = kf_u32x4{{t533_, t535_, t537_, t539_}};
+            unsigned t544_ = blo_2_.v[0];
+            unsigned t545_ = blo_2_.v[1];
+            kf_u32x2 bl_3_ = kf_u32x2{{t544_, t545_}};
+            unsigned t548_ = bhi_2_.v[0];
+            unsigned t549_ = bhi_2_.v[1];
+            kf_u32x2 bh_3_ = kf_u32x2{{t548_, t549_}};
+            kf_f16x8 t552_ = kf_bitcast<kf_f16x8>(alo_3_);
+            kf_f16x4 t553_ = kf_bitcast<kf_f16x4>(bl_3_);
+            kf_f32x4 t554_ = kf_mma_f16(t552_, t553_, t497_);
+            kf_f16x8 t555_ = kf_bitcast<kf_f16x8>(ahi_3_);
+            kf_f16x4 t556_ = kf_bitcast<kf_f16x4>(bh_3_);
+            kf_f32x4 t557_ = kf_mma_f16(t555_, t556_, t500_);
+            unsigned wa_4_ = qb_[4u].v[3];
+            unsigned wb_4_ = qb_[6u].v[3];
+            unsigned sa_4_ = wa_4_ >> 8u;
+            unsigned sb_4_ = wb_4_ >> 8u;
+            unsigned t570_ = wa_4_ & 983055u;
+            unsigned t572_ = wb_4_ & 983055u;
+            unsigned t574_ = sa_4_ & 983055u;
+            unsigned t576_ = sb_4_ & 983055u;
+            kf_u32x4 alo_4_ = kf_u32x4{{t570_, t572_, t574_, t576_}};
+            unsigned t582_ = wa_4_ & 15728880u;
+            unsigned t584_ = wb_4_ & 15728880u;
+            unsigned t586_ = sa_4_ & 15728880u;
+            unsigned t588_ = sb_4_ & 15728880u;
+            kf_u32x4 ahi_4_ = kf_u32x4{{t582_, t584_, t586_, t588_}};
+            unsigned t593_ = blo_2_.v[2];
+            unsigned t594_ = blo_2_.v[3];
+            kf_u32x2 bl_4_ = kf_u32x2{{t593_, t594_}};
+            unsigned t597_ = bhi_2_.v[2];
+            unsigned t598_ = bhi_2_.v[3];
+            kf_u32x2 bh_4_ = kf_u32x2{{t597_, t598_}};
+            kf_f16x8 t601_ = kf_bitcast<kf_f16x8>(alo_4_);
+            kf_f16x4 t602_ = kf_bitcast<kf_f16x4>(bl_4_);
+            kf_f32x4 t603_ = kf_mma_f16(t601_, t602_, t554_);
+            kf_f16x8 t604_ = kf_bitcast<kf_f16x8>(ahi_4_);
+            kf_f16x4 t605_ = kf_bitcast<kf_f16x4>(bh_4_);
+            kf_f32x4 t606_ = kf_mma_f16(t604_, t605_, t557_);
+            unsigned t609_ = fb_ + (fstep_ << 1u);
+            kf_u32x4 blo_3_ = ((kf_u32x4*)tab_)[t609_];
+            unsigned t613_ = fb_ + (fstep_ * 6u);
+            kf_u32x4 bhi_3_ = ((kf_u32x4*)tab_)[t613_];
+            unsigned wa_5_ = qb_[5u].v[0];
+            unsigned wb_5_ = qb_[7u].v[0];
+            unsigned sa_5_ = wa_5_ >> 8u;
+            unsigned sb_5_ = wb_5_ >> 8u;
+            unsigned t627_ = wa_5_ & 983055u;
+            unsigned t629_ = wb_5_ & 983055u;
+            unsigned t631_ = sa_5_ & 983055u;
+            unsigned t633_ = sb_5_ & 983055u;
+            kf_u32x4 alo_5_ = kf_u32x4{{t627_, t629_, t631_, t633_}};
+            unsigned t639_ = wa_5_ & 15728880u;
+            unsigned t641_ = wb_5_ & 15728880u;
+            unsigned t643_ = sa_5_ & 15728880u;
+            unsigned t645_ = sb_5_ & 15728880u;
+            kf_u32x4 ahi_5_ = kf_u32x4{{t639_, t641_, t643_, t645_}};
+            unsigned t650_ = blo_3_.v[0];
+            unsigned t651_ = blo_3_.v[1];
+            kf_u32x2 bl_5_ = kf_u32x2{{t650_, t651_}};
+            unsigned t654_ = bhi_3_.v[0];
+            unsigned t655_ = bhi_3_.v[1];
+            kf_u32x2 bh_5_ = kf_u32x2{{t654_, t655_}};
+            kf_f16x8 t658_ = kf_bitcast<kf_f16x8>(alo_5_);
+            kf_f16x4 t659_ = kf_bitcast<kf_f16x4>(bl_5_);
+            kf_f32x4 t660_ = kf_mma_f16(t658_, t659_, t603_);
+            kf_f16x8 t661_ = kf_bitcast<kf_f16x8>(ahi_5_);
+            kf_f16x4 t662_ = kf_bitcast<kf_f16x4>(bh_5_);
+            kf_f32x4 t663_ = kf_mma_f16(t661_, t662_, t606_);
+            unsigned wa_6_ = qb_[5u].v[1];
+            unsigned wb_6_ = qb_[7u].v[1];
+            unsigned sa_6_ = wa_6_ >> 8u;
+            unsigned sb_6_ = wb_6_ >> 8u;
+            unsigned t676_ = wa_6_ & 983055u;
+            unsigned t678_ = wb_6_ & 983055u;
+            unsigned t680_ = sa_6_ & 983055u;
+            unsigned t682_ = sb_6_ & 983055u;
+            kf_u32x4 alo_6_ = kf_u32x4{{t676_, t678_, t680_, t682_}};
+            unsigned t688_ = wa_6_ & 15728880u;
+            unsigned t690_ = wb_6_ & 15728880u;
+            unsigned t692_ = sa_6_ & 15728880u;
+            unsigned t694_ = sb_6_ & 15728880u;
+            kf_u32x4 ahi_6_ = kf_u32x4{{t688_, t690_, t692_, t694_}};
+            unsigned t699_ = blo_3_.v[2];
+            unsigned t700_ = blo_3_.v[3];
+            kf_u32x2 bl_6_ = kf_u32x2{{t699_, t700_}};
+            unsigned t703_ = bhi_3_.v[2];
+            unsigned t704_ = bhi_3_.v[3];
+            kf_u32x2 bh_6_ = kf_u32x2{{t703_, t704_}};
+            kf_f16x8 t707_ = kf_bitcast<kf_f16x8>(alo_6_);
+            kf_f16x4 t708_ = kf_bitcast<kf_f16x4>(bl_6_);
+            kf_f32x4 t709_ = kf_mma_f16(t707_, t708_, t660_);
+            kf_f16x8 t710_ = kf_bitcast<kf_f16x8>(ahi_6_);
+            kf_f16x4 t711_ = kf_bitcast<kf_f16x4>(bh_6_);
+            kf_f32x4 t712_ = kf_mma_f16(t710_, t711_, t663_);
+            unsigned t715_ = fb_ + (fstep_ * 3u);
+            kf_u32x4 blo_4_ = ((kf_u32x4*)tab_)[t715_];
+            unsigned t719_ = fb_ + (fstep_ * 7u);
+            kf_u32x4 bhi_4_ = ((kf_u32x4*)tab_)[t719_];
+            unsigned wa_7_ = qb_[5u].v[2];
+            unsigned wb_7_ = qb_[7u].v[2];
+            unsigned sa_7_ = wa_7_ >> 8u;
+            unsigned sb_7_ = wb_7_ >> 8u;
+            unsigned t733_ = wa_7_ & 983055u;
+            unsigned t735_ = wb_7_ & 983055u;
+            unsigned t737_ = sa_7_ & 983055u;
+            unsigned t739_ = sb_7_ & 983055u;
+            kf_u32x4 alo_7_ = kf_u32x4{{t733_, t735_, t737_, t739_}};
+            unsigned t745_ = wa_7_ & 15728880u;
+            unsigned t747_ = wb_7_ & 15728880u;
+            unsigned t749_ = sa_7_ & 15728880u;
+            unsigned t751_ = sb_7_ & 15728880u;
+            kf_u32x4 ahi_7_ = kf_u32x4{{t745_, t747_, t749_, t751_}};
+            unsigned t756_ = blo_4_.v[0];
+            unsigned t757_ = blo_4_.v[1];
+            kf_u32x2 bl_7_ = kf_u32x2{{t756_, t757_}};
+            unsigned t760_ = bhi_4_.v[0];
+            unsigned t761_ = bhi_4_.v[1];
+            kf_u32x2 bh_7_ = kf_u32x2{{t760_, t761_}};
+            kf_f16x8 t764_ = kf_bitcast<kf_f16x8>(alo_7_);
+            kf_f16x4 t765_ = kf_bitcast<kf_f16x4>(bl_7_);
+            kf_f32x4 t766_ = kf_mma_f16(t764_, t765_, t709_);
+            kf_f16x8 t767_ = kf_bitcast<kf_f16x8>(ahi_7_);
+            kf_f16x4 t768_ = kf_bitcast<kf_f16x4>(bh_7_);
+            kf_f32x4 t769_ = kf_mma_f16(t767_, t768_, t712_);
+            unsigned wa_8_ = qb_[5u].v[3];
+            unsigned wb_8_ = qb_[7u].v[3];
+            unsigned sa_8_ = wa_8_ >> 8u;
+            unsigned sb_8_ = wb_8_ >> 8u;
+            unsigned t782_ = wa_8_ & 983055u;
+            unsigned t784_ = wb_8_ & 983055u;
+            unsigned t786_ = sa_8_ & 983055u;
+            unsigned t788_ = sb_8_ & 983055u;
+            kf_u32x4 alo_8_ = kf_u32x4{{t782_, t784_, t786_, t788_}};
+            unsigned t794_ = wa_8_ & 15728880u;
+            unsigned t796_ = wb_8_ & 15728880u;
+            unsigned t798_ = sa_8_ & 15728880u;
+            unsigned t800_ = sb_8_ & 15728880u;
+            kf_u32x4 ahi_8_ = kf_u32x4{{t794_, t796_, t798_, t800_}};
+            unsigned t805_ = blo_4_.v[2];
+            unsigned t806_ = blo_4_.v[3];
+            kf_u32x2 bl_8_ = kf_u32x2{{t805_, t806_}};
+            unsigned t809_ = bhi_4_.v[2];
+            unsigned t810_ = bhi_4_.v[3];
+            kf_u32x2 bh_8_ = kf_u32x2{{t809_, t810_}};
+            kf_f16x8 t813_ = kf_bitcast<kf_f16x8>(alo_8_);
+            kf_f16x4 t814_ = kf_bitcast<kf_f16x4>(bl_8_);
+            kf_f32x4 t815_ = kf_mma_f16(t813_, t814_, t766_);
+            kf_f16x8 t816_ = kf_bitcast<kf_f16x8>(ahi_8_);
+            kf_f16x4 t817_ = kf_bitcast<kf_f16x4>(bh_8_);
+            kf_f32x4 t818_ = kf_mma_f16(t816_, t817_, t769_);
+            kf_u32x4 h_ = hb_[2u];
+            unsigned t824_ = h_.v[1] & 1061109567u;
+            unsigned t834_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
+            unsigned sc_ = kf_shr_u32(((q_2_ < 2u) ? t824_ : t834_), ((q_2_ & 1u) << 4u));
+            unsigned t875_ = h_.v[2] & 1061109567u;
+            unsigned t886_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
+            unsigned mn_ = kf_shr_u32(((q_2_ < 2u) ? t875_ : t886_), ((q_2_ & 1u) << 4u));
+            unsigned t895_ = h_.v[0];
+            kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t895_);
+            float t900_ = __fadd_rn(t815_.v[0], t815_.v[1]);
+            float t908_ = __fadd_rn(t818_.v[0], t818_.v[1]);
+            unsigned v_10_ = (sc_ >> 8u) & 255u;
+            float t923_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_10_ | 1258291200u), 8388608.0f), 1048576.0f);
+            unsigned v_11_ = sc_ & 255u;
+            float t_ = __fmaf_rn(t923_, t908_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_11_ | 1258291200u), 8388608.0f), 16777216.0f), t900_));
+            unsigned v_12_ = (mn_ >> 8u) & 255u;
+            float t943_ = __fsub_rn(kf_bitcast<float>(v_12_ | 1258291200u), 8388608.0f);
+            float t956_ = ((float*)tab_)[((((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_2_ << 1u)) + 1u];
+            unsigned v_13_ = mn_ & 255u;
+            float u_ = __fmaf_rn(t943_, t956_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_13_ | 1258291200u), 8388608.0f), ((float*)tab_)[(((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_2_ << 1u)]));
+            float part_ = __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_));
+            float t984_ = __fadd_rn(ya_, part_);
+            ya_ = t984_;
+            kf_u32x4 h_2_ = hb_[3u];
+            unsigned t990_ = h_2_.v[1] & 1061109567u;
+            unsigned t1000_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+            unsigned sc_2_ = kf_shr_u32(((q_2_ < 2u) ? t990_ : t1000_), ((q_2_ & 1u) << 4u));
+            unsigned t1041_ = h_2_.v[2] & 1061109567u;
+            unsigned t1052_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+            unsigned mn_2_ = kf_shr_u32(((q_2_ < 2u) ? t1041_ : t1052_), ((q_2_ & 1u) << 4u));
+            unsigned t1061_ = h_2_.v[0];
+            kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t1061_);
+            float t1069_ = __fadd_rn(t815_.v[2], t815_.v[3]);
+            float t1077_ = __fadd_rn(t818_.v[2], t818_.v[3]);
+            unsigned v_14_ = (sc_2_ >> 8u) & 255u;
+            float t1089_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_14_ | 1258291200u), 8388608.0f), 1048576.0f);
+            unsigned v_15_ = sc_2_ & 255u;
+            float t_2_ = __fmaf_rn(t1089_, t1077_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_15_ | 1258291200u), 8388608.0f), 16777216.0f), t1069_));
+            unsigned v_16_ = (mn_2_ >> 8u) & 255u;
+            float t1109_ = __fsub_rn(kf_bitcast<float>(v_16_ | 1258291200u), 8388608.0f);
+            float t1122_ = ((float*)tab_)[((((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_2_ << 1u)) + 1u];
+            unsigned v_17_ = mn_2_ & 255u;
+            float u_2_ = __fmaf_rn(t1109_, t1122_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_17_ | 1258291200u), 8388608.0f), ((float*)tab_)[(((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_2_ << 1u)]));
+            float part_2_ = __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_2_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_));
+            float t1150_ = __fadd_rn(yb_, part_2_);
+            yb_ = t1150_;
+            unsigned t1152_ = ck_ + 1u;
+            ck_ = t1152_;
+            if (t1152_ == nbk_) {
+                float sa_9_ = __fadd_rn(t984_, kf_shfl_xor(t984_, 1u, kf_wn));
+                float sa2_ = __fadd_rn(sa_9_, kf_shfl_xor(sa_9_, 2u, kf_wn));
+                float sb_9_ = __fadd_rn(t1150_, kf_shfl_xor(t1150_, 1u, kf_wn));
+                float sb2_ = __fadd_rn(sb_9_, kf_shfl_xor(sb_9_, 2u, kf_wn));
+                bool t1167_ = q_2_ == 0u;
+                bool t1168_ = t1167_;
+                if (t1167_) {
+                    t1168_ = ((ct_ << 4u) + g_) < m_;
+                }
+                if (t1168_) {
+                    y_[(ct_ << 4u) + g_] = sa2_;
+                }
+                bool t1177_ = q_2_ == 0u;
+                bool t1178_ = t1177_;
+                if (t1177_) {
+                    t1178_ = (((ct_ << 4u) + g_) + 8u) < m_;
+                }
+                if (t1178_) {
+                    y_[((ct_ << 4u) + g_) + 8u] = sb2_;
+                }
+                ya_ = 0.0f;
+                yb_ = 0.0f;
+                ck_ = 0u;
+                ct_ = ct_ + nw_;
+            }
+        }
+        if ((t0_ + 1u) < total_) {
+            unsigned row_3_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+            unsigned blk_3_ = ((row_3_ * nbk_) + lk_) * 9u;
+            hb_[2u] = wq_[blk_3_];
+            qb_[4u] = wq_[(blk_3_ + 1u) + (q_2_ << 1u)];
+            qb_[5u] = wq_[(blk_3_ + 2u) + (q_2_ << 1u)];
+            unsigned row_4_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+            unsigned blk_4_ = ((row_4_ * nbk_) + lk_) * 9u;
+            hb_[3u] = wq_[blk_4_];
+            qb_[6u] = wq_[(blk_4_ + 1u) + (q_2_ << 1u)];
+            qb_[7u] = wq_[(blk_4_ + 2u) + (q_2_ << 1u)];
+            unsigned t1254_ = lk_ + 1u;
+            lk_ = t1254_;
+            if (t1254_ == nbk_) {
+                lk_ = 0u;
+                lt_ = lt_ + nw_;
+            }
+        }
+        bool t1262_ = (t0_ + 1u) >= 1u;
+        bool t1263_ = t1262_;
+        if (t1262_) {
+            t1263_ = ((t0_ + 1u) - 1u) < total_;
+        }
+        if (t1263_) {
+            unsigned t1280_ = (((((ck_ << 2u) + q_2_) << 1u) + (g_ & 1u)) << 4u) >> 1u;
+            unsigned fb_2_ = mine_ ? t1280_ : zero4_;
+            unsigned fstep_2_ = mine_ ? 1u : 0u;
+            kf_f32x4 t1286_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 t1289_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_u32x4 blo_5_ = ((kf_u32x4*)tab_)[fb_2_];
+            unsigned t1297_ = fb_2_ + (fstep_2_ << 2u);
+            kf_u32x4 bhi_5_ = ((kf_u32x4*)tab_)[t1297_];
+            unsigned wa_9_ = qb_[0u].v[0];
+            unsigned wb_9_ = qb_[2u].v[0];
+            unsigned sa_10_ = wa_9_ >> 8u;
+            unsigned sb_10_ = wb_9_ >> 8u;
+            unsigned t1311_ = wa_9_ & 983055u;
+            unsigned t1313_ = wb_9_ & 983055u;
+            unsigned t1315_ = sa_10_ & 983055u;
+            unsigned t1317_ = sb_10_ & 983055u;
+            kf_u32x4 alo_9_ = kf_u32x4{{t1311_, t1313_, t1315_, t1317_}};
+            unsigned t1323_ = wa_9_ & 15728880u;
+            unsigned t1325_ = wb_9_ & 15728880u;
+            unsigned t1327_ = sa_10_ & 15728880u;
+            unsigned t1329_ = sb_10_ & 15728880u;
+            kf_u32x4 ahi_9_ = kf_u32x4{{t1323_, t1325_, t1327_, t1329_}};
+            unsigned t1334_ = blo_5_.v[0];
+            unsigned t1335_ = blo_5_.v[1];
+            kf_u32x2 bl_9_ = kf_u32x2{{t1334_, t1335_}};
+            unsigned t1338_ = bhi_5_.v[0];
+            unsigned t1339_ = bhi_5_.v[1];
+            kf_u32x2 bh_9_ = kf_u32x2{{t1338_, t1339_}};
+            kf_f16x8 t1342_ = kf_bitcast<kf_f16x8>(alo_9_);
+            kf_f16x4 t1343_ = kf_bitcast<kf_f16x4>(bl_9_);
+            kf_f32x4 t1344_ = kf_mma_f16(t1342_, t1343_, t1286_);
+            kf_f16x8 t1345_ = kf_bitcast<kf_f16x8>(ahi_9_);
+            kf_f16x4 t1346_ = kf_bitcast<kf_f16x4>(bh_9_);
+            kf_f32x4 t1347_ = kf_mma_f16(t1345_, t1346_, t1289_);
+            unsigned wa_10_ = qb_[0u].v[1];
+            unsigned wb_10_ = qb_[2u].v[1];
+            unsigned sa_11_ = wa_10_ >> 8u;
+            unsigned sb_11_ = wb_10_ >> 8u;
+            unsigned t1360_ = wa_10_ & 983055u;
+            unsigned t1362_ = wb_10_ & 983055u;
+            unsigned t1364_ = sa_11_ & 983055u;
+            unsigned t1366_ = sb_11_ & 983055u;
+            kf_u32x4 alo_10_ = kf_u32x4{{t1360_, t1362_, t1364_, t1366_}};
+            unsigned t1372_ = wa_10_ & 15728880u;
+            unsigned t1374_ = wb_10_ & 15728880u;
+            unsigned t1376_ = sa_11_ & 15728880u;
+            unsigned t1378_ = sb_11_ & 15728880u;
+            kf_u32x4 ahi_10_ = kf_u32x4{{t1372_, t1374_, t1376_, t1378_}};
+            unsigned t1383_ = blo_5_.v[2];
+            unsigned t1384_ = blo_5_.v[3];
+            kf_u32x2 bl_10_ = kf_u32x2{{t1383_, t1384_}};
+            unsigned t1387_ = bhi_5_.v[2];
+            unsigned t1388_ = bhi_5_.v[3];
+            kf_u32x2 bh_10_ = kf_u32x2{{t1387_, t1388_}};
+            kf_f16x8 t1391_ = kf_bitcast<kf_f16x8>(alo_10_);
+            kf_f16x4 t1392_ = kf_bitcast<kf_f16x4>(bl_10_);
+            kf_f32x4 t1393_ = kf_mma_f16(t1391_, t1392_, t1344_);
+            kf_f16x8 t1394_ = kf_bitcast<kf_f16x8>(ahi_10_);
+            kf_f16x4 t1395_ = kf_bitcast<kf_f16x4>(bh_10_);
+            kf_f32x4 t1396_ = kf_mma_f16(t1394_, t1395_, t1347_);
+            unsigned t1399_ = fb_2_ + fstep_2_;
+            kf_u32x4 blo_6_ = ((kf_u32x4*)tab_)[t1399_];
+            unsigned t1403_ = fb_2_ + (fstep_2_ * 5u);
+            kf_u32x4 bhi_6_ = ((kf_u32x4*)tab_)[t1403_];
+            unsigned wa_11_ = qb_[0u].v[2];
+            unsigned wb_11_ = qb_[2u].v[2];
+            unsigned sa_12_ = wa_11_ >> 8u;
+            unsigned sb_12_ = wb_11_ >> 8u;
+            unsigned t1417_ = wa_11_ & 983055u;
+            unsigned t1419_ = wb_11_ & 983055u;
+            unsigned t1421_ = sa_12_ & 983055u;
+            unsigned t1423_ = sb_12_ & 983055u;
+            kf_u32x4 alo_11_ = kf_u32x4{{t1417_, t1419_, t1421_, t1423_}};
+            unsigned t1429_ = wa_11_ & 15728880u;
+            unsigned t1431_ = wb_11_ & 15728880u;
+            unsigned t1433_ = sa_12_ & 15728880u;
+            unsigned t1435_ = sb_12_ & 15728880u;
+            kf_u32x4 ahi_11_ = kf_u32x4{{t1429_, t1431_, t1433_, t1435_}};
+            unsigned t1440_ = blo_6_.v[0];
+            unsigned t1441_ = blo_6_.v[1];
+            kf_u32x2 bl_11_ = kf_u32x2{{t1440_, t1441_}};
+            unsigned t1444_ = bhi_6_.v[0];
+            unsigned t1445_ = bhi_6_.v[1];
+            kf_u32x2 bh_11_ = kf_u32x2{{t1444_, t1445_}};
+            kf_f16x8 t1448_ = kf_bitcast<kf_f16x8>(alo_11_);
+            kf_f16x4 t1449_ = kf_bitcast<kf_f16x4>(bl_11_);
+            kf_f32x4 t1450_ = kf_mma_f16(t1448_, t1449_, t1393_);
+            kf_f16x8 t1451_ = kf_bitcast<kf_f16x8>(ahi_11_);
+            kf_f16x4 t1452_ = kf_bitcast<kf_f16x4>(bh_11_);
+            kf_f32x4 t1453_ = kf_mma_f16(t1451_, t1452_, t1396_);
+            unsigned wa_12_ = qb_[0u].v[3];
+            unsigned wb_12_ = qb_[2u].v[3];
+            unsigned sa_13_ = wa_12_ >> 8u;
+            unsigned sb_13_ = wb_12_ >> 8u;
+            unsigned t1466_ = wa_12_ & 983055u;
+            unsigned t1468_ = wb_12_ & 983055u;
+            unsigned t1470_ = sa_13_ & 983055u;
+            unsigned t1472_ = sb_13_ & 983055u;
+            kf_u32x4 alo_12_ = kf_u32x4{{t1466_, t1468_, t1470_, t1472_}};
+            unsigned t1478_ = wa_12_ & 15728880u;
+            unsigned t1480_ = wb_12_ & 15728880u;
+            unsigned t1482_ = sa_13_ & 15728880u;
+            unsigned t1484_ = sb_13_ & 15728880u;
+            kf_u32x4 ahi_12_ = kf_u32x4{{t1478_, t1480_, t1482_, t1484_}};
+            unsigned t1489_ = blo_6_.v[2];
+            unsigned t1490_ = blo_6_.v[3];
+            kf_u32x2 bl_12_ = kf_u32x2{{t1489_, t1490_}};
+            unsigned t1493_ = bhi_6_.v[2];
+            unsigned t1494_ = bhi_6_.v[3];
+            kf_u32x2 bh_12_ = kf_u32x2{{t1493_, t1494_}};
+            kf_f16x8 t1497_ = kf_bitcast<kf_f16x8>(alo_12_);
+            kf_f16x4 t1498_ = kf_bitcast<kf_f16x4>(bl_12_);
+            kf_f32x4 t1499_ = kf_mma_f16(t1497_, t1498_, t1450_);
+            kf_f16x8 t1500_ = kf_bitcast<kf_f16x8>(ahi_12_);
+            kf_f16x4 t1501_ = kf_bitcast<kf_f16x4>(bh_12_);
+            kf_f32x4 t1502_ = kf_mma_f16(t1500_, t1501_, t1453_);
+            unsigned t1505_ = fb_2_ + (fstep_2_ << 1u);
+            kf_u32x4 blo_7_ = ((kf_u32x4*)tab_)[t1505_];
+            unsigned t1509_ = fb_2_ + (fstep_2_ * 6u);
+            kf_u32x4 bhi_7_ = ((kf_u32x4*)tab_)[t1509_];
+            unsigned wa_13_ = qb_[1u].v[0];
+            unsigned wb_13_ = qb_[3u].v[0];
+            unsigned sa_14_ = wa_13_ >> 8u;
+            unsigned sb_14_ = wb_13_ >> 8u;
+            unsigned t1523_ = wa_13_ & 983055u;
+            unsigned t1525_ = wb_13_ & 983055u;
+            unsigned t1527_ = sa_14_ & 983055u;
+            unsigned t1529_ = sb_14_ & 983055u;
+            kf_u32x4 alo_13_ = kf_u32x4{{t1523_, t1525_, t1527_, t1529_}};
+            unsigned t1535_ = wa_13_ & 15728880u;
+            unsigned t1537_ = wb_13_ & 15728880u;
+            unsigned t1539_ = sa_14_ & 15728880u;
+            unsigned t1541_ = sb_14_ & 15728880u;
+            kf_u32x4 ahi_13_ = kf_u32x4{{t1535_, t1537_, t1539_, t1541_}};
+            unsigned t1546_ = blo_7_.v[0];
+            unsigned t1547_ = blo_7_.v[1];
+            kf_u32x2 bl_13_ = kf_u32x2{{t1546_, t1547_}};
+            unsigned t1550_ = bhi_7_.v[0];
+            unsigned t1551_ = bhi_7_.v[1];
+            kf_u32x2 bh_13_ = kf_u32x2{{t1550_, t1551_}};
+            kf_f16x8 t1554_ = kf_bitcast<kf_f16x8>(alo_13_);
+            kf_f16x4 t1555_ = kf_bitcast<kf_f16x4>(bl_13_);
+            kf_f32x4 t1556_ = kf_mma_f16(t1554_, t1555_, t1499_);
+            kf_f16x8 t1557_ = kf_bitcast<kf_f16x8>(ahi_13_);
+            kf_f16x4 t1558_ = kf_bitcast<kf_f16x4>(bh_13_);
+            kf_f32x4 t1559_ = kf_mma_f16(t1557_, t1558_, t1502_);
+            unsigned wa_14_ = qb_[1u].v[1];
+            unsigned wb_14_ = qb_[3u].v[1];
+            unsigned sa_15_ = wa_14_ >> 8u;
+            unsigned sb_15_ = wb_14_ >> 8u;
+            unsigned t1572_ = wa_14_ & 983055u;
+            unsigned t1574_ = wb_14_ & 983055u;
+            unsigned t1576_ = sa_15_ & 983055u;
+            unsigned t1578_ = sb_15_ & 983055u;
+            kf_u32x4 alo_14_ = kf_u32x4{{t1572_, t1574_, t1576_, t1578_}};
+            unsigned t1584_ = wa_14_ & 15728880u;
+            unsigned t1586_ = wb_14_ & 15728880u;
+            unsigned t1588_ = sa_15_ & 15728880u;
+            unsigned t1590_ = sb_15_ & 15728880u;
+            kf_u32x4 ahi_14_ = kf_u32x4{{t1584_, t1586_, t1588_, t1590_}};
+            unsigned t1595_ = blo_7_.v[2];
+            unsigned t1596_ = blo_7_.v[3];
+            kf_u32x2 bl_14_ = kf_u32x2{{t1595_, t1596_}};
+            unsigned t1599_ = bhi_7_.v[2];
+            unsigned t1600_ = bhi_7_.v[3];
+            kf_u32x2 bh_14_ = kf_u32x2{{t1599_, t1600_}};
+            kf_f16x8 t1603_ = kf_bitcast<kf_f16x8>(alo_14_);
+            kf_f16x4 t1604_ = kf_bitcast<kf_f16x4>(bl_14_);
+            kf_f32x4 t1605_ = kf_mma_f16(t1603_, t1604_, t1556_);
+            kf_f16x8 t1606_ = kf_bitcast<kf_f16x8>(ahi_14_);
+            kf_f16x4 t1607_ = kf_bitcast<kf_f16x4>(bh_14_);
+            kf_f32x4 t1608_ = kf_mma_f16(t1606_, t1607_, t1559_);
+            unsigned t1611_ = fb_2_ + (fstep_2_ * 3u);
+            kf_u32x4 blo_8_ = ((kf_u32x4*)tab_)[t1611_];
+            unsigned t1615_ = fb_2_ + (fstep_2_ * 7u);
+            kf_u32x4 bhi_8_ = ((kf_u32x4*)tab_)[t1615_];
+            unsigned wa_15_ = qb_[1u].v[2];
+            unsigned wb_15_ = qb_[3u].v[2];
+            unsigned sa_16_ = wa_15_ >> 8u;
+            unsigned sb_16_ = wb_15_ >> 8u;
+            unsigned t1629_ = wa_15_ & 983055u;
+            unsigned t1631_ = wb_15_ & 983055u;
+            unsigned t1633_ = sa_16_ & 983055u;
+            unsigned t1635_ = sb_16_ & 983055u;
+            kf_u32x4 alo_15_ = kf_u32x4{{t1629_, t1631_, t1633_, t1635_}};
+            unsigned t1641_ = wa_15_ & 15728880u;
+            unsigned t1643_ = wb_15_ & 15728880u;
+            unsigned t1645_ = sa_16_ & 15728880u;
+            unsigned t1647_ = sb_16_ & 15728880u;
+            kf_u32x4 ahi_15_ = kf_u32x4{{t1641_, t1643_, t1645_, t1647_}};
+            unsigned t1652_ = blo_8_.v[0];
+            unsigned t1653_ = blo_8_.v[1];
+            kf_u32x2 bl_15_ = kf_u32x2{{t1652_, t1653_}};
+            unsigned t1656_ = bhi_8_.v[0];
+            unsigned t1657_ = bhi_8_.v[1];
+            kf_u32x2 bh_15_ = kf_u32x2{{t1656_, t1657_}};
+            kf_f16x8 t1660_ = kf_bitcast<kf_f16x8>(alo_15_);
+            kf_f16x4 t1661_ = kf_bitcast<kf_f16x4>(bl_15_);
+            kf_f32x4 t1662_ = kf_mma_f16(t1660_, t1661_, t1605_);
+            kf_f16x8 t1663_ = kf_bitcast<kf_f16x8>(ahi_15_);
+            kf_f16x4 t1664_ = kf_bitcast<kf_f16x4>(bh_15_);
+            kf_f32x4 t1665_ = kf_mma_f16(t1663_, t1664_, t1608_);
+            unsigned wa_16_ = qb_[1u].v[3];
+            unsigned wb_16_ = qb_[3u].v[3];
+            unsigned sa_17_ = wa_16_ >> 8u;
+            unsigned sb_17_ = wb_16_ >> 8u;
+            unsigned t1678_ = wa_16_ & 983055u;
+            unsigned t1680_ = wb_16_ & 983055u;
+            unsigned t1682_ = sa_17_ & 983055u;
+            unsigned t1684_ = sb_17_ & 983055u;
+            kf_u32x4 alo_16_ = kf_u32x4{{t1678_, t1680_, t1682_, t1684_}};
+            unsigned t1690_ = wa_16_ & 15728880u;
+            unsigned t1692_ = wb_16_ & 15728880u;
+            unsigned t1694_ = sa_17_ & 15728880u;
+            unsigned t1696_ = sb_17_ & 15728880u;
+            kf_u32x4 ahi_16_ = kf_u32x4{{t1690_, t1692_, t1694_, t1696_}};
+            unsigned t1701_ = blo_8_.v[2];
+            unsigned t1702_ = blo_8_.v[3];
+            kf_u32x2 bl_16_ = kf_u32x2{{t1701_, t1702_}};
+            unsigned t1705_ = bhi_8_.v[2];
+            unsigned t1706_ = bhi_8_.v[3];
+            kf_u32x2 bh_16_ = kf_u32x2{{t1705_, t1706_}};
+            kf_f16x8 t1709_ = kf_bitcast<kf_f16x8>(alo_16_);
+            kf_f16x4 t1710_ = kf_bitcast<kf_f16x4>(bl_16_);
+            kf_f32x4 t1711_ = kf_mma_f16(t1709_, t1710_, t1662_);
+            kf_f16x8 t1712_ = kf_bitcast<kf_f16x8>(ahi_16_);
+            kf_f16x4 t1713_ = kf_bitcast<kf_f16x4>(bh_16_);
+            kf_f32x4 t1714_ = kf_mma_f16(t1712_, t1713_, t1665_);
+            kf_u32x4 h_3_ = hb_[0u];
+            unsigned t1720_ = h_3_.v[1] & 1061109567u;
+            unsigned t1730_ = (h_3_.v[3] & 252645135u) | ((h_3_.v[1] >> 2u) & 808464432u);
+            unsigned sc_3_ = kf_shr_u32(((q_2_ < 2u) ? t1720_ : t1730_), ((q_2_ & 1u) << 4u));
+            unsigned t1771_ = h_3_.v[2] & 1061109567u;
+            unsigned t1782_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
+            unsigned mn_3_ = kf_shr_u32(((q_2_ < 2u) ? t1771_ : t1782_), ((q_2_ & 1u) << 4u));
+            unsigned t1791_ = h_3_.v[0];
+            kf_f16x2 dm_3_ = kf_bitcast<kf_f16x2>(t1791_);
+            float t1796_ = __fadd_rn(t1711_.v[0], t1711_.v[1]);
+            float t1804_ = __fadd_rn(t1714_.v[0], t1714_.v[1]);
+            unsigned v_18_ = (sc_3_ >> 8u) & 255u;
+            float t1819_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_18_ | 1258291200u), 8388608.0f), 1048576.0f);
+            unsigned v_19_ = sc_3_ & 255u;
+            float t_3_ = __fmaf_rn(t1819_, t1804_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_19_ | 1258291200u), 8388608.0f), 16777216.0f), t1796_));
+            unsigned v_20_ = (mn_3_ >> 8u) & 255u;
+            float t1839_ = __fsub_rn(kf_bitcast<float>(v_20_ | 1258291200u), 8388608.0f);
+            float t1852_ = ((float*)tab_)[((((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_2_ << 1u)) + 1u];
+            unsigned v_21_ = mn_3_ & 255u;
+            float u_3_ = __fmaf_rn(t1839_, t1852_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_21_ | 1258291200u), 8388608.0f), ((float*)tab_)[(((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_2_ << 1u)]));
+            float part_3_ = __fmaf_rn(kf_f16_to_f32(dm_3_.v[0]), t_3_, __fmul_rn(-kf_f16_to_f32(dm_3_.v[1]), u_3_));
+            float t1880_ = __fadd_rn(ya_, part_3_);
+            ya_ = t1880_;
+            kf_u32x4 h_4_ = hb_[1u];
+            unsigned t1886_ = h_4_.v[1] & 1061109567u;
+            unsigned t1896_ = (h_4_.v[3] & 252645135u) | ((h_4_.v[1] >> 2u) & 808464432u);
+            unsigned sc_4_ = kf_shr_u32(((q_2_ < 2u) ? t1886_ : t1896_), ((q_2_ & 1u) << 4u));
+            unsigned t1937_ = h_4_.v[2] & 1061109567u;
+            unsigned t1948_ = ((h_4_.v[3] >> 4u) & 252645135u) | ((h_4_.v[2] >> 2u) & 808464432u);
+            unsigned mn_4_ = kf_shr_u32(((q_2_ < 2u) ? t1937_ : t1948_), ((q_2_ & 1u) << 4u));
+            unsigned t1957_ = h_4_.v[0];
+            kf_f16x2 dm_4_ = kf_bitcast<kf_f16x2>(t1957_);
+            float t1965_ = __fadd_rn(t1711_.v[2], t1711_.v[3]);
+            float t1973_ = __fadd_rn(t1714_.v[2], t1714_.v[3]);
+            unsigned v_22_ = (sc_4_ >> 8u) & 255u;
+            float t1985_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_22_ | 1258291200u), 8388608.0f), 1048576.0f);
+            unsigned v_23_ = sc_4_ & 255u;
+            float t_4_ = __fmaf_rn(t1985_, t1973_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_23_ | 1258291200u), 8388608.0f), 16777216.0f), t1965_));
+            unsigned v_24_ = (mn_4_ >> 8u) & 255u;
+            float t2005_ = __fsub_rn(kf_bitcast<float>(v_24_ | 1258291200u), 8388608.0f);
+            float t2018_ = ((float*)tab_)[((((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_2_ << 1u)) + 1u];
+            unsigned v_25_ = mn_4_ & 255u;
+            float u_4_ = __fmaf_rn(t2005_, t2018_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_25_ | 1258291200u), 8388608.0f), ((float*)tab_)[(((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_2_ << 1u)]));
+            float part_4_ = __fmaf_rn(kf_f16_to_f32(dm_4_.v[0]), t_4_, __fmul_rn(-kf_f16_to_f32(dm_4_.v[1]), u_4_));
+            float t2046_ = __fadd_rn(yb_, part_4_);
+            yb_ = t2046_;
+            unsigned t2048_ = ck_ + 1u;
+            ck_ = t2048_;
+            if (t2048_ == nbk_) {
+                float sa_18_ = __fadd_rn(t1880_, kf_shfl_xor(t1880_, 1u, kf_wn));
+                float sa2_2_ = __fadd_rn(sa_18_, kf_shfl_xor(sa_18_, 2u, kf_wn));
+                float sb_18_ = __fadd_rn(t2046_, kf_shfl_xor(t2046_, 1u, kf_wn));
+                float sb2_2_ = __fadd_rn(sb_18_, kf_shfl_xor(sb_18_, 2u, kf_wn));
+                bool t2063_ = q_2_ == 0u;
+                bool t2064_ = t2063_;
+                if (t2063_) {
+                    t2064_ = ((ct_ << 4u) + g_) < m_;
+                }
+                if (t2064_) {
+                    y_[(ct_ << 4u) + g_] = sa2_2_;
+                }
+                bool t2073_ = q_2_ == 0u;
+                bool t2074_ = t2073_;
+                if (t2073_) {
+                    t2074_ = (((ct_ << 4u) + g_) + 8u) < m_;
+                }
+                if (t2074_) {
+                    y_[((ct_ << 4u) + g_) + 8u] = sb2_2_;
+                }
+                ya_ = 0.0f;
+                yb_ = 0.0f;
+                ck_ = 0u;
+                ct_ = ct_ + nw_;
+            }
+        }
+    }
+}
+
+/* kernel q8_quantize_f32 (q4k.kf:476) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
@@ -600,7 +1404,7 @@ q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_
     }
 }
 
-/* kernel q8_quantize_f16 (q4k.kf:329) */
+/* kernel q8_quantize_f16 (q4k.kf:492) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
@@ -684,7 +1488,7 @@ q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf
     }
 }
 
-/* kernel q4k_q8_gemv_f32 (q4k.kf:413) */
+/* kernel q4k_q8_gemv_f32 (q4k.kf:576) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1038,7 +1842,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_f16 (q4k.kf:418) */
+/* kernel q4k_q8_gemv_f16 (q4k.kf:581) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1392,7 +2196,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_f16_acc (q4k.kf:423) */
+/* kernel q4k_q8_gemv_f16_acc (q4k.kf:586) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
