@@ -123,5 +123,11 @@ kf_status kf_schedule_grid(const kf_ir_kernel *k, const kf_value *args, uint64_t
 /* Evaluates the schedule's `shared = EXPR` (u32 bytes of dynamic shared
  * memory) for the given arguments, like the grid; 0 when there is none. */
 kf_status kf_schedule_shared(const kf_ir_kernel *k, const kf_value *args, uint32_t *bytes, kf_error *err);
+/* Both evaluate without allocating unless they fail (the runtime re-evaluates
+ * a re-targeted plan's grid on its hot path). */
+
+/* True when k's grid or `shared = EXPR` reads scalar parameter `index`, so
+ * that a new value of it may change the launch shape. */
+bool kf_schedule_uses_param(const kf_ir_kernel *k, uint32_t index);
 
 #endif

@@ -4,7 +4,9 @@
  * semantics (the same folding code sema uses: cdiv, min/max, conversions),
  * except that an integer operation that would wrap is an error naming the
  * expression: the grid (and the dynamic shared bytes) the runtime launches
- * with are what the expression says, or none. */
+ * with are what the expression says, or none. A good evaluation allocates
+ * nothing (the text of an expression is made for its error only), and
+ * kf_schedule_uses_param says which parameters a schedule reads. */
 #include "sema_impl.h"
 
 #include <stdio.h>
@@ -101,40 +103,52 @@ static bool grid_name(void *ctx, const kf_node *name, kf_cv *out)
     return false;
 }
 
-/* Evaluates schedule expression e (`what` names it in messages: "grid.x",
- * "shared") for the arguments, exactly: integer arithmetic that would wrap
- * is an error naming the whole expression, the part that overflows and its
- * type. The expression's text goes to *text (free it). */
-static kf_status host_eval(const kf_ir_kernel *k, const kf_node *e, const char *what, grid_env *env, kf_cv *v,
-                           kf_buf *text, kf_error *err)
+/* The error for schedule expression e (`what`: "grid.x", "shared") that
+ * could not be evaluated: fs says why, bad is the part that overflowed. The
+ * expression's text is made only here, so a good evaluation allocates
+ * nothing (re-targeting a plan re-evaluates its grid on the hot path). */
+static kf_status eval_error(const kf_ir_kernel *k, const kf_node *e, const char *what, const grid_env *env,
+                            kf_fold_status fs, const kf_node *bad, kf_error *err)
 {
-    const kf_node *bad = NULL;
-    kf_expr_str(text, e);
-    const char *ts = text->data ? text->data : "";
-    kf_fold_status fs = kf_fold_eval(e, grid_name, env, true, v, &bad);
-    if (fs == KF_FOLD_DIV0)
-        return kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': %s = %s divides by zero for these arguments",
-                               k->name, what, ts);
-    if (fs == KF_FOLD_OVERFLOW) {
+    kf_buf text = {0};
+    kf_expr_str(&text, e);
+    const char *ts = text.data ? text.data : "";
+    kf_status st;
+    if (fs == KF_FOLD_DIV0) {
+        st = kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': %s = %s divides by zero for these arguments",
+                             k->name, what, ts);
+    } else if (fs == KF_FOLD_OVERFLOW) {
         kf_buf part = {0};
         char tn[48];
         kf_expr_str(&part, bad->kind == KF_N_CAST ? bad->a : bad);   /* a conversion: the value converted */
-        kf_status st = kf_error_set_at(err, KF_ERR_USAGE, e->loc,
-                                       "kernel '%s': %s = %s overflows for these arguments: %s does not fit %s "
-                                       "(a %.*s expression must not wrap)",
-                                       k->name, what, ts, part.data ? part.data : "?",
-                                       kf_type_str(bad->type, tn, sizeof tn), (int)strcspn(what, "."), what);
+        st = kf_error_set_at(err, KF_ERR_USAGE, e->loc,
+                             "kernel '%s': %s = %s overflows for these arguments: %s does not fit %s "
+                             "(a %.*s expression must not wrap)",
+                             k->name, what, ts, part.data ? part.data : "?", kf_type_str(bad->type, tn, sizeof tn),
+                             (int)strcspn(what, "."), what);
         kf_buf_free(&part);
-        return st;
+    } else if (env->bad_param) {
+        st = kf_error_set_at(err, KF_ERR_USAGE, e->loc,
+                             "kernel '%s': %s = %s needs a scalar argument of the parameter's type for '%s'", k->name,
+                             what, ts, env->bad_param);
+    } else {
+        st = kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': %s = %s cannot be evaluated on the host",
+                             k->name, what, ts);
     }
-    if (fs != KF_FOLD_OK && env->bad_param)
-        return kf_error_set_at(err, KF_ERR_USAGE, e->loc,
-                               "kernel '%s': %s = %s needs a scalar argument of the parameter's type for '%s'", k->name,
-                               what, ts, env->bad_param);
-    if (fs != KF_FOLD_OK)
-        return kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': %s = %s cannot be evaluated on the host",
-                               k->name, what, ts);
-    return KF_OK;
+    kf_buf_free(&text);
+    return st;
+}
+
+/* Evaluates schedule expression e (`what` names it in messages: "grid.x",
+ * "shared") for the arguments, exactly: integer arithmetic that would wrap
+ * is an error naming the whole expression, the part that overflows and its
+ * type. */
+static kf_status host_eval(const kf_ir_kernel *k, const kf_node *e, const char *what, grid_env *env, kf_cv *v,
+                           kf_error *err)
+{
+    const kf_node *bad = NULL;
+    kf_fold_status fs = kf_fold_eval(e, grid_name, env, true, v, &bad);
+    return fs == KF_FOLD_OK ? KF_OK : eval_error(k, e, what, env, fs, bad, err);
 }
 
 static kf_status grid_dim(const kf_ir_kernel *k, unsigned i, grid_env *env, uint32_t *dim, kf_error *err)
@@ -142,18 +156,20 @@ static kf_status grid_dim(const kf_ir_kernel *k, unsigned i, grid_env *env, uint
     static const char *const dims[] = {"grid.x", "grid.y", "grid.z"};
     const kf_node *e = k->sched.grid[i];
     kf_cv v;
-    kf_buf text = {0};
     if (!e) return kf_error_set(err, KF_ERR_USAGE, "kernel '%s': %s has no expression", k->name, dims[i]);
-    kf_status st = host_eval(k, e, dims[i], env, &v, &text, err);
+    kf_status st = host_eval(k, e, dims[i], env, &v, err);
     uint64_t lim = i == 0 ? INT32_MAX : 65535;
-    if (st == KF_OK && (!kf_type_is_int(e->type) || (kf_type_is_signed(e->type) && v.i < 1) || v.u == 0 || v.u > lim)) {
-        char vb[32];
-        kf_cv_str((kf_scalar)e->type.scalar, v, vb, sizeof vb);
-        st = kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': %s = %s is %s for these arguments; it must be in 1..%llu",
-                             k->name, dims[i], text.data ? text.data : "", vb, (unsigned long long)lim);
-    } else if (st == KF_OK) {
+    if (st != KF_OK) return st;
+    if (kf_type_is_int(e->type) && !(kf_type_is_signed(e->type) && v.i < 1) && v.u != 0 && v.u <= lim) {
         *dim = (uint32_t)v.u;
+        return KF_OK;
     }
+    char vb[32];
+    kf_buf text = {0};
+    kf_expr_str(&text, e);
+    kf_cv_str((kf_scalar)e->type.scalar, v, vb, sizeof vb);
+    st = kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': %s = %s is %s for these arguments; it must be in 1..%llu",
+                         k->name, dims[i], text.data ? text.data : "", vb, (unsigned long long)lim);
     kf_buf_free(&text);
     return st;
 }
@@ -166,14 +182,40 @@ kf_status kf_schedule_shared(const kf_ir_kernel *k, const kf_value *args, uint32
     if (!e) return KF_OK;
     grid_env env = {k, args, NULL};
     kf_cv v;
-    kf_buf text = {0};
-    kf_status st = host_eval(k, e, "shared", &env, &v, &text, err);
-    if (st == KF_OK && (e->type.kind != KF_TK_SCALAR || e->type.scalar != KF_S_U32))
+    kf_status st = host_eval(k, e, "shared", &env, &v, err);
+    if (st != KF_OK) return st;
+    if (e->type.kind != KF_TK_SCALAR || e->type.scalar != KF_S_U32) {
+        kf_buf text = {0};
+        kf_expr_str(&text, e);
         st = kf_error_set_at(err, KF_ERR_USAGE, e->loc, "kernel '%s': shared = %s is not u32 bytes", k->name,
                              text.data ? text.data : "");
-    if (st == KF_OK) *bytes = (uint32_t)v.u;
-    kf_buf_free(&text);
-    return st;
+        kf_buf_free(&text);
+        return st;
+    }
+    *bytes = (uint32_t)v.u;
+    return KF_OK;
+}
+
+/* True when e (or a tuple element after it) reads the parameter `name`. */
+static bool reads_param(const kf_node *e, const char *name)
+{
+    for (; e; e = e->next) {
+        if (e->is_const) continue;
+        if (e->kind == KF_N_NAME && e->sym && e->sym->kind == KF_N_PARAM && e->sym->name && !strcmp(e->sym->name, name))
+            return true;
+        if (reads_param(e->a, name) || reads_param(e->b, name) || reads_param(e->c, name) || reads_param(e->d, name))
+            return true;
+    }
+    return false;
+}
+
+bool kf_schedule_uses_param(const kf_ir_kernel *k, uint32_t index)
+{
+    if (!k || index >= k->nparams || !k->params[index].name) return false;
+    const char *name = k->params[index].name;
+    for (uint32_t i = 0; i < k->sched.ngrid && i < 3; i++)
+        if (reads_param(k->sched.grid[i], name)) return true;
+    return reads_param(k->sched.shared, name);
 }
 
 kf_status kf_schedule_grid(const kf_ir_kernel *k, const kf_value *args, uint64_t count,

@@ -1,7 +1,8 @@
 /* The CPU device: the device interface of device.h over the reference
  * interpreter (ir/interp.h). Buffers are host memory; a launch runs the
  * kernel to completion on the calling thread, so async dispatch is simply
- * complete on return and timed dispatch reports wall-clock milliseconds.
+ * complete on return and timed dispatch reports wall-clock milliseconds; a
+ * graph (runtime/graph.c) is its recorded plans, replayed in order.
  * Validation happened in runtime/device.c before anything here runs. The
  * CPU has no CUDA-C, so raw kernels are refused there. */
 #include "rt_impl.h"
@@ -56,16 +57,14 @@ static void cpu_pipeline_destroy(kf_pipeline *p) { p->impl = NULL; }
 
 static size_t cpu_plan_extra(uint32_t n) { return (size_t)(n ? n : 1) * sizeof(kf_interp_arg); }
 
-static void cpu_plan_pack(kf_plan *plan)
+static void cpu_plan_pack(kf_plan *plan, uint32_t i)
 {
     kf_interp_arg *ia = plan->extra;
-    for (uint32_t i = 0; i < plan->nargs; i++) {
-        const kf_arg *a = &plan->args[i];
-        ia[i] = (kf_interp_arg){.is_buffer = a->buf != NULL, .value = a->value};
-        if (a->buf) {
-            ia[i].data = (void *)(uintptr_t)a->buf->addr;
-            ia[i].bytes = a->buf->bytes;
-        }
+    const kf_arg *a = &plan->args[i];
+    ia[i] = (kf_interp_arg){.is_buffer = a->buf != NULL, .value = a->value};
+    if (a->buf) {
+        ia[i].data = (void *)(uintptr_t)a->buf->addr;
+        ia[i].bytes = a->buf->bytes;
     }
 }
 
@@ -88,6 +87,25 @@ static kf_status cpu_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_
 }
 
 static kf_status cpu_sync(kf_device *dev, kf_error *err) { return KF_OK; }
+
+/* A graph on the CPU is its recorded plans, run in order as they are now
+ * (so a re-targeted plan needs no update); a fault names the launch. */
+static kf_status cpu_graph_launch(kf_graph *g, kf_dispatch_mode mode, float *ms, kf_error *err)
+{
+    double t0 = now_ms();
+    for (uint32_t i = 0; i < g->n; i++) {
+        kf_status st = cpu_launch(g->nodes[i].plan, KF_DISPATCH_ASYNC, NULL, err);
+        if (st != KF_OK && !err) return st;
+        if (st != KF_OK) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            return kf_error_set_at(err, st, err->loc, "graph launch %u (kernel '%s'): %s", i,
+                                   g->nodes[i].plan->p->name, msg);
+        }
+    }
+    if (ms) *ms = (float)(now_ms() - t0);
+    return KF_OK;
+}
 
 static kf_status cpu_copy(kf_device *dev, uint64_t dst, uint64_t src, size_t bytes, kf_dispatch_mode mode,
                           float *ms, kf_error *err)
@@ -113,6 +131,7 @@ static const kf_device_ops cpu_ops = {
     .sync = cpu_sync,
     .copy = cpu_copy,
     .bench_bare = NULL,
+    .graph_launch = cpu_graph_launch,
 };
 
 /* Limits mirror a CUDA device so a launch valid here is valid there: an

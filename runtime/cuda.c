@@ -106,8 +106,8 @@ static void api_name(const char *api, char *out, size_t n)
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i += 2)
         if (len > 2 && strlen(fields[i]) == len - 2 && !strncmp(api + 2, fields[i], len - 2))
             snprintf(out, n, "%s", fields[i + 1]);
-    char *v2 = strstr(out, "_v2");
-    if (v2 && !v2[3]) *v2 = 0;
+    char *v = strrchr(out, '_');   /* "_v2", "_v3": the ABI's, not the call's name */
+    if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' && !v[3]) *v = 0;
 }
 
 kf_status kf_cu_fail(kf_error *err, const char *api, CUresult r, const char *file, int line)

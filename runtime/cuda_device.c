@@ -16,8 +16,11 @@
  * One context per device (the
  * primary context of the ordinal), one non-blocking stream, properties
  * read once at open. Buffers are plain cuMemAlloc memory. Launch data is
- * packed once per plan (kernelParams pointing at 16-byte slots), so a
- * launch is one cuLaunchKernel. Every driver call goes through CU_CHECK. */
+ * packed once per plan (kernelParams pointing at 16-byte slots; a
+ * re-targeted argument re-packs its slot), so a launch is one
+ * cuLaunchKernel. Graphs are stream captures whose kernel nodes are updated
+ * in place for re-targeted plans (below). Every driver call goes through
+ * CU_CHECK. */
 #include "cache.h"
 #include "cuda_drv.h"
 #include "nvrtc.h"
@@ -584,22 +587,21 @@ static size_t cuda_plan_extra(uint32_t n) { return (size_t)(n ? n : 1) * (sizeof
 
 /* kernelParams[i] points at slot i: a 64-bit device pointer or the value's
  * lanes packed in their natural size (bool as one byte). */
-static void cuda_plan_pack(kf_plan *plan)
+static void cuda_plan_pack(kf_plan *plan, uint32_t i)
 {
     slot *slots = plan->extra;
     void **params = (void **)(slots + plan->nargs);
-    for (uint32_t i = 0; i < plan->nargs; i++) {
-        const kf_arg *a = &plan->args[i];
-        if (a->buf) {
-            uint64_t addr = a->buf->addr;
-            memcpy(slots[i].bytes, &addr, 8);
-        } else {
-            uint32_t sz = kf_scalar_bytes[a->value.type.scalar];
-            for (uint32_t l = 0; l < a->value.type.lanes && (l + 1) * sz <= 16; l++)
-                memcpy(slots[i].bytes + l * sz, &a->value.lane[l], sz);   /* little-endian low bytes */
-        }
-        params[i] = slots[i].bytes;
+    const kf_arg *a = &plan->args[i];
+    memset(slots[i].bytes, 0, sizeof slots[i].bytes);
+    if (a->buf) {
+        uint64_t addr = a->buf->addr;
+        memcpy(slots[i].bytes, &addr, 8);
+    } else {
+        uint32_t sz = kf_scalar_bytes[a->value.type.scalar];
+        for (uint32_t l = 0; l < a->value.type.lanes && (l + 1) * sz <= 16; l++)
+            memcpy(slots[i].bytes + l * sz, &a->value.lane[l], sz);   /* little-endian low bytes */
     }
+    params[i] = slots[i].bytes;
 }
 
 static kf_status cuda_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_error *err)
@@ -668,6 +670,168 @@ cleanup:
     return st;
 }
 
+/* ---- graphs (runtime/graph.c drives them) -------------------------------------------------------
+ * Recording is stream capture on the device's stream (thread-local mode:
+ * this thread may not make calls a capture cannot hold, which graph.c
+ * refuses before the driver sees them). After each captured launch the
+ * capture's dependency set is that launch's kernel node
+ * (cuStreamGetCaptureInfo): node i is launch i by construction, whatever
+ * order the driver lists a graph's nodes in. At the end the graph holds
+ * exactly those nodes (cuGraphGetNodes) and each is checked to have its
+ * launch's grid, block and shared bytes; a re-targeted plan is carried into the
+ * executable graph with cuGraphExecKernelNodeSetParams on its node. */
+typedef struct {
+    CUgraph graph;          /* kept: the nodes updates name belong to it */
+    CUgraphExec exec;
+    CUgraphNode *nodes;     /* node i: launch i */
+    uint32_t cap;
+} cuda_graph;
+
+enum { CAPTURE_ACTIVE = 1 };
+
+static void graph_free(cuda_graph *cg)
+{
+    if (!cg) return;
+    if (cg->exec) kf_cu.GraphExecDestroy(cg->exec);
+    if (cg->graph) kf_cu.GraphDestroy(cg->graph);
+    kf_rt_free(cg->nodes);
+    kf_rt_free(cg);
+}
+
+static kf_status cuda_graph_begin(kf_graph *g, kf_error *err)
+{
+    cuda_dev *cd = g->dev->impl;
+    cuda_graph *cg = kf_rt_alloc(sizeof *cg);
+    if (!cg) return kf_error_set(err, KF_ERR_NOMEM, "out of memory starting a graph recording");
+    kf_status st = use(g->dev, err);
+    if (st != KF_OK) goto cleanup;
+    CU_CHECK(StreamBeginCapture(cd->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    g->impl = cg;
+    return KF_OK;
+cleanup:
+    graph_free(cg);
+    return st;
+}
+
+/* The node the last captured launch made: the capture's one dependency. */
+static kf_status last_node(cuda_dev *cd, CUgraphNode *node, kf_error *err)
+{
+    int status = 0;
+    const CUgraphNode *deps = NULL;
+    size_t n = 0;
+    kf_status st = KF_OK;
+    CU_CHECK(StreamGetCaptureInfo(cd->stream, &status, NULL, NULL, &deps, NULL, &n));
+    if (status != CAPTURE_ACTIVE || n != 1 || !deps)
+        return kf_error_set(err, KF_ERR_DEVICE, "the capture is not one chain of launches (status %d, %zu dependencies)",
+                            status, n);
+    *node = deps[0];
+cleanup:
+    return st;
+}
+
+static kf_status cuda_graph_record(kf_graph *g, kf_plan *plan, kf_error *err)
+{
+    cuda_graph *cg = g->impl;
+    if (g->n == cg->cap) {
+        uint32_t cap = cg->cap ? 2 * cg->cap : 64;
+        CUgraphNode *nodes = kf_rt_alloc((size_t)cap * sizeof *nodes);
+        if (!nodes) return kf_error_set(err, KF_ERR_NOMEM, "out of memory recording launch %u of a graph", g->n);
+        if (g->n) memcpy(nodes, cg->nodes, (size_t)g->n * sizeof *nodes);
+        kf_rt_free(cg->nodes);
+        cg->nodes = nodes, cg->cap = cap;
+    }
+    kf_status st = cuda_launch(plan, KF_DISPATCH_ASYNC, NULL, err);
+    return st == KF_OK ? last_node(g->dev->impl, &cg->nodes[g->n], err) : st;
+}
+
+/* Ends the capture and drops what it made (a failed launch may have
+ * invalidated it: the end then fails, as it should). */
+static void cuda_graph_abort(kf_graph *g)
+{
+    cuda_dev *cd = g->dev->impl;
+    CUgraph gr = NULL;
+    if (use(g->dev, NULL) == KF_OK) kf_cu.StreamEndCapture(cd->stream, &gr);
+    if (gr) kf_cu.GraphDestroy(gr);
+    graph_free(g->impl);
+    g->impl = NULL;
+}
+
+/* The captured graph holds the recorded nodes, each a kernel node of its
+ * launch's function and grid. */
+static kf_status graph_check_nodes(kf_graph *g, cuda_graph *cg, kf_error *err)
+{
+    size_t n = 0;
+    kf_status st = KF_OK;
+    CU_CHECK(GraphGetNodes(cg->graph, NULL, &n));
+    if (n != g->n)
+        return kf_error_set(err, KF_ERR_DEVICE, "the captured graph holds %zu nodes for %u launches", n, g->n);
+    for (uint32_t i = 0; i < g->n; i++) {
+        const kf_plan *pl = g->nodes[i].plan;
+        CUDA_KERNEL_NODE_PARAMS kp = {0};
+        CU_CHECK(GraphKernelNodeGetParams(cg->nodes[i], &kp));
+        if (kp.gridDimX != pl->grid[0] || kp.gridDimY != pl->grid[1] || kp.gridDimZ != pl->grid[2] ||
+            kp.blockDimX != pl->block[0] || kp.blockDimY != pl->block[1] || kp.blockDimZ != pl->block[2] ||
+            kp.sharedMemBytes != pl->dyn_shared)
+            return kf_error_set(err, KF_ERR_DEVICE, "node %u of the captured graph does not have the launch shape of "
+                                "launch %u (kernel '%s')", i, i, pl->p->name);
+    }
+cleanup:
+    return st;
+}
+
+static kf_status cuda_graph_end(kf_graph *g, kf_error *err)
+{
+    cuda_dev *cd = g->dev->impl;
+    cuda_graph *cg = g->impl;
+    kf_status st = use(g->dev, err);
+    if (st != KF_OK) {
+        cuda_graph_abort(g);
+        return st;
+    }
+    CU_CHECK(StreamEndCapture(cd->stream, &cg->graph));
+    st = graph_check_nodes(g, cg, err);
+    if (st != KF_OK) goto cleanup;
+    CU_CHECK(GraphInstantiate(&cg->exec, cg->graph, 0));
+    return KF_OK;
+cleanup:
+    graph_free(cg);
+    g->impl = NULL;
+    return st;
+}
+
+static kf_status cuda_graph_update(kf_graph *g, uint32_t i, kf_error *err)
+{
+    cuda_graph *cg = g->impl;
+    const kf_plan *pl = g->nodes[i].plan;
+    CUDA_KERNEL_NODE_PARAMS kp = {((cuda_pipe *)pl->p->impl)->fn, pl->grid[0], pl->grid[1], pl->grid[2],
+                                  pl->block[0], pl->block[1], pl->block[2], pl->dyn_shared,
+                                  (void **)((slot *)pl->extra + pl->nargs), NULL, NULL, NULL};
+    kf_status st = use(g->dev, err);
+    if (st != KF_OK) return st;
+    CU_CHECK(GraphExecKernelNodeSetParams(cg->exec, cg->nodes[i], &kp));
+cleanup:
+    return st;
+}
+
+static kf_status cuda_graph_launch(kf_graph *g, kf_dispatch_mode mode, float *ms, kf_error *err)
+{
+    cuda_dev *cd = g->dev->impl;
+    cuda_graph *cg = g->impl;
+    kf_status st = use(g->dev, err);
+    if (st != KF_OK) return st;
+    if (mode == KF_DISPATCH_TIMED) CU_CHECK(EventRecord(cd->ev0, cd->stream));
+    CU_CHECK(GraphLaunch(cg->exec, cd->stream));
+    st = finish_stream(cd, mode, ms, err);
+cleanup:
+    return st;
+}
+
+static void cuda_graph_destroy(kf_graph *g)
+{
+    if (use(g->dev, NULL) == KF_OK) graph_free(g->impl);
+    g->impl = NULL;
+}
+
 static const kf_device_ops cuda_ops = {
     .close = cuda_close,
     .alloc = cuda_alloc,
@@ -686,4 +850,11 @@ static const kf_device_ops cuda_ops = {
     .bench_bare = cuda_bench_bare,
     .timer = cuda_timer,
     .resources = cuda_resources,
+    .graph_begin = cuda_graph_begin,
+    .graph_record = cuda_graph_record,
+    .graph_abort = cuda_graph_abort,
+    .graph_end = cuda_graph_end,
+    .graph_update = cuda_graph_update,
+    .graph_launch = cuda_graph_launch,
+    .graph_destroy = cuda_graph_destroy,
 };

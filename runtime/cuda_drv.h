@@ -18,6 +18,23 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUlinkState_st *CUlinkState;
 typedef int CUjit_option;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUkern_st *CUkernel;
+
+/* CUDA_KERNEL_NODE_PARAMS_v2 (what cuGraph*KernelNodeGetParams/SetParams
+ * _v2 take; func set, kern and ctx NULL). */
+typedef struct {
+    CUfunction func;
+    unsigned gridDimX, gridDimY, gridDimZ;
+    unsigned blockDimX, blockDimY, blockDimZ;
+    unsigned sharedMemBytes;
+    void **kernelParams;
+    void **extra;
+    CUkernel kern;
+    CUcontext ctx;
+} CUDA_KERNEL_NODE_PARAMS;
 
 enum {
     CUDA_SUCCESS = 0,
@@ -45,6 +62,7 @@ enum {
     CU_JIT_INPUT_PTX = 1,
     CU_EVENT_DEFAULT = 0,
     CU_STREAM_NON_BLOCKING = 1,
+    CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
 };
 
 /* X(field, symbol in libcuda, return, params) */
@@ -88,7 +106,20 @@ enum {
     X(LinkAddData, "cuLinkAddData_v2", CUresult,                                                    \
       (CUlinkState, int, void *, size_t, const char *, unsigned, CUjit_option *, void **))          \
     X(LinkComplete, "cuLinkComplete", CUresult, (CUlinkState, void **, size_t *))                   \
-    X(LinkDestroy, "cuLinkDestroy", CUresult, (CUlinkState))
+    X(LinkDestroy, "cuLinkDestroy", CUresult, (CUlinkState))                                        \
+    X(StreamBeginCapture, "cuStreamBeginCapture_v2", CUresult, (CUstream, int))                     \
+    X(StreamEndCapture, "cuStreamEndCapture", CUresult, (CUstream, CUgraph *))                       \
+    X(StreamGetCaptureInfo, "cuStreamGetCaptureInfo_v3", CUresult,                                  \
+      (CUstream, int *, unsigned long long *, CUgraph *, const CUgraphNode **, const void **, size_t *)) \
+    X(GraphGetNodes, "cuGraphGetNodes", CUresult, (CUgraph, CUgraphNode *, size_t *))                \
+    X(GraphKernelNodeGetParams, "cuGraphKernelNodeGetParams_v2", CUresult,                          \
+      (CUgraphNode, CUDA_KERNEL_NODE_PARAMS *))                                                      \
+    X(GraphInstantiate, "cuGraphInstantiateWithFlags", CUresult, (CUgraphExec *, CUgraph, unsigned long long)) \
+    X(GraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2", CUresult,                  \
+      (CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *))                                   \
+    X(GraphLaunch, "cuGraphLaunch", CUresult, (CUgraphExec, CUstream))                               \
+    X(GraphExecDestroy, "cuGraphExecDestroy", CUresult, (CUgraphExec))                               \
+    X(GraphDestroy, "cuGraphDestroy", CUresult, (CUgraph))
 
 typedef struct {
 #define X(f, sym, r, p) r(*f) p;

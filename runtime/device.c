@@ -10,7 +10,12 @@
  * assumes no aliasing), and block/grid/shared-memory limits of the device
  * (static + dynamic, the dynamic bytes from the launch or else from the
  * schedule's `shared = EXPR`).
- * Every error names the parameter or the limit. */
+ * Every error names the parameter or the limit. A plan holds what creation
+ * validated (the arguments, each buffer's size, the launch as given), so
+ * re-targeting one argument (kf_plan_set_value / _buffer) checks only that
+ * argument, evaluates the grid again only when the schedule reads it, and
+ * allocates nothing. While a graph is recorded (runtime/graph.c) the calls
+ * a graph cannot hold are refused here. */
 #include "rt_impl.h"
 
 #include <stdatomic.h>
@@ -65,6 +70,7 @@ kf_status kf_device_open(kf_backend backend, int ordinal, kf_device **out, kf_er
 void kf_device_close(kf_device *dev)
 {
     if (!dev) return;
+    kf_rt_rec_abandon(dev, "the device was closed");
     dev->ops->close(dev);
     kf_rt_free(dev);
 }
@@ -73,7 +79,11 @@ const char *kf_device_name(const kf_device *dev) { return dev->props.name; }
 
 void kf_device_props_get(const kf_device *dev, kf_device_props *out) { *out = dev->props; }
 
-kf_status kf_device_sync(kf_device *dev, kf_error *err) { return dev->ops->sync(dev, err); }
+kf_status kf_device_sync(kf_device *dev, kf_error *err)
+{
+    kf_status st = kf_rt_rec_refuse(dev, "kf_device_sync", err);
+    return st == KF_OK ? dev->ops->sync(dev, err) : st;
+}
 
 /* ---- buffers --------------------------------------------------------------- */
 static bool elem_ok(kf_type t)
@@ -87,6 +97,8 @@ static bool elem_ok(kf_type t)
 kf_status kf_buffer_create(kf_device *dev, kf_type elem, size_t count, kf_buffer **out, kf_error *err)
 {
     *out = NULL;
+    kf_status rs = kf_rt_rec_refuse(dev, "kf_buffer_create", err);
+    if (rs != KF_OK) return rs;
     if (!elem_ok(elem))
         return kf_error_set(err, KF_ERR_USAGE, "buffer element type must be a scalar or vector type");
     elem.flags = 0;
@@ -138,7 +150,8 @@ static kf_status transfer_check(const kf_buffer *b, size_t bytes, const char *wh
 
 kf_status kf_buffer_upload(kf_buffer *b, const void *src, size_t bytes, kf_error *err)
 {
-    kf_status st = transfer_check(b, bytes, "upload", err);
+    kf_status st = kf_rt_rec_refuse(b->dev, "kf_buffer_upload", err);
+    if (st == KF_OK) st = transfer_check(b, bytes, "upload", err);
     if (st != KF_OK) return st;
     if (!bytes) return KF_OK;
     return b->dev->ops->upload(b->dev, b->addr, src, bytes, err);
@@ -146,7 +159,8 @@ kf_status kf_buffer_upload(kf_buffer *b, const void *src, size_t bytes, kf_error
 
 kf_status kf_buffer_download(kf_buffer *b, void *dst, size_t bytes, kf_error *err)
 {
-    kf_status st = transfer_check(b, bytes, "download", err);
+    kf_status st = kf_rt_rec_refuse(b->dev, "kf_buffer_download", err);
+    if (st == KF_OK) st = transfer_check(b, bytes, "download", err);
     if (st != KF_OK) return st;
     if (!bytes) return KF_OK;
     return b->dev->ops->download(b->dev, b->addr, dst, bytes, err);
@@ -176,7 +190,10 @@ static void buffer_unref(kf_buffer *b)
 
 void kf_buffer_destroy(kf_buffer *b)
 {
-    if (b) buffer_unref(b);
+    if (!b) return;
+    /* A recorded launch may use it: the recording cannot be trusted. */
+    kf_rt_rec_abandon(b->dev, "a buffer was destroyed while recording");
+    buffer_unref(b);
 }
 
 /* ---- pipelines ------------------------------------------------------------ */
@@ -226,6 +243,8 @@ kf_status kf_pipeline_create(kf_device *dev, const kf_module *m, const kf_ir_ker
                              kf_pipeline **out, kf_error *err)
 {
     *out = NULL;
+    kf_status rs = kf_rt_rec_refuse(dev, "kf_pipeline_create", err);
+    if (rs != KF_OK) return rs;
     if (!k) return kf_error_set(err, KF_ERR_USAGE, "no kernel given to kf_pipeline_create");
     kf_pipeline *p = kernel_pipeline_new(dev, k);
     if (!p) return kf_error_set(err, KF_ERR_NOMEM, "out of memory creating a pipeline");
@@ -243,7 +262,7 @@ kf_status kf_pipeline_create_module(kf_device *dev, const kf_module *m, kf_pipel
     if (!m || !m->nkernels) return kf_error_set(err, KF_ERR_USAGE, "no kernel in the module given to kf_pipeline_create_module");
     uint32_t n = m->nkernels;
     memset(out, 0, n * sizeof *out);
-    kf_status st = KF_OK;
+    kf_status st = kf_rt_rec_refuse(dev, "kf_pipeline_create_module", err);
     for (uint32_t i = 0; i < n && st == KF_OK; i++)
         if (!(out[i] = kernel_pipeline_new(dev, &m->kernels[i])))
             st = kf_error_set(err, KF_ERR_NOMEM, "out of memory creating %u pipelines", n);
@@ -261,6 +280,8 @@ kf_status kf_pipeline_create_module(kf_device *dev, const kf_module *m, kf_pipel
 kf_status kf_pipeline_create_raw(kf_device *dev, const kf_raw_kernel *rk, kf_pipeline **out, kf_error *err)
 {
     *out = NULL;
+    kf_status rs = kf_rt_rec_refuse(dev, "kf_pipeline_create_raw", err);
+    if (rs != KF_OK) return rs;
     if (!rk || !rk->source || !rk->entry || (rk->nparams && !rk->params))
         return kf_error_set(err, KF_ERR_USAGE, "raw kernel needs source text, an entry point and its binding list");
     if (!dev->ops->pipeline_create_raw)
@@ -357,23 +378,33 @@ static kf_status check_args(const kf_pipeline *p, const kf_arg *args, uint32_t n
     return KF_OK;
 }
 
-/* A read-only and a writable parameter must not see the same bytes. */
+/* A read-only and a writable parameter must not see the same bytes:
+ * argument i bound to bi against argument j bound to bj. */
+static kf_status check_pair(const kf_pipeline *p, uint32_t i, const kf_buffer *bi, uint32_t j, const kf_buffer *bj,
+                            kf_error *err)
+{
+    bool mi = (p->params[i].type.flags & KF_TF_MUT) != 0, mj = (p->params[j].type.flags & KF_TF_MUT) != 0;
+    if (mi == mj || !bi || !bj) return KF_OK;
+    uint32_t r = mi ? j : i, w = mi ? i : j;
+    const kf_buffer *br = mi ? bj : bi, *bw = mi ? bi : bj;
+    if (br->root != bw->root || !br->bytes || !bw->bytes) return KF_OK;
+    if (br->offset < bw->offset + bw->bytes && bw->offset < br->offset + br->bytes)
+        return kf_error_set(err, KF_ERR_USAGE,
+                            "arguments %u '%s' (read-only) and %u '%s' (writable) of '%s' overlap "
+                            "(bytes [%zu, %zu) and [%zu, %zu) of one buffer): the kernel assumes they do not alias; "
+                            "pass separate buffers",
+                            r, p->params[r].name, w, p->params[w].name, p->name, br->offset,
+                            br->offset + br->bytes, bw->offset, bw->offset + bw->bytes);
+    return KF_OK;
+}
+
 static kf_status check_aliasing(const kf_pipeline *p, const kf_arg *args, uint32_t nargs, kf_error *err)
 {
     for (uint32_t w = 0; w < nargs; w++) {
-        if (!args[w].buf || !(p->params[w].type.flags & KF_TF_MUT)) continue;
-        const kf_buffer *bw = args[w].buf;
+        if (!(p->params[w].type.flags & KF_TF_MUT)) continue;
         for (uint32_t r = 0; r < nargs; r++) {
-            if (!args[r].buf || (p->params[r].type.flags & KF_TF_MUT)) continue;
-            const kf_buffer *br = args[r].buf;
-            if (br->root != bw->root || !br->bytes || !bw->bytes) continue;
-            if (br->offset < bw->offset + bw->bytes && bw->offset < br->offset + br->bytes)
-                return kf_error_set(err, KF_ERR_USAGE,
-                                    "arguments %u '%s' (read-only) and %u '%s' (writable) of '%s' overlap "
-                                    "(bytes [%zu, %zu) and [%zu, %zu) of one buffer): the kernel assumes they do not alias; "
-                                    "pass separate buffers",
-                                    r, p->params[r].name, w, p->params[w].name, p->name, br->offset,
-                                    br->offset + br->bytes, bw->offset, bw->offset + bw->bytes);
+            kf_status st = check_pair(p, w, args[w].buf, r, args[r].buf, err);
+            if (st != KF_OK) return st;
         }
     }
     return KF_OK;
@@ -392,16 +423,13 @@ static kf_status resolve_block(const kf_pipeline *p, const kf_launch *l, uint32_
     return KF_OK;
 }
 
-/* The kernel's scalar arguments as values (buffers: none), in vals[0..n)
- * (stackv when it has room, else allocated: free it if != stackv). */
-static kf_value *arg_values(const kf_pipeline *p, const kf_arg *args, kf_value *stackv, size_t room)
+/* The kernel's scalar arguments as values (buffers: none), in vals[0..n). */
+static void arg_values(const kf_pipeline *p, const kf_arg *args, kf_value *vals)
 {
-    kf_value *vals = p->nparams <= room ? stackv : kf_rt_alloc(p->nparams * sizeof *vals);
-    for (uint32_t i = 0; vals && i < p->nparams; i++) vals[i] = args[i].buf ? (kf_value){0} : args[i].value;
-    return vals;
+    for (uint32_t i = 0; i < p->nparams; i++) vals[i] = args[i].buf ? (kf_value){0} : args[i].value;
 }
 
-static kf_status resolve_grid(const kf_pipeline *p, const kf_arg *args, const kf_launch *l,
+static kf_status resolve_grid(const kf_pipeline *p, const kf_value *vals, const kf_launch *l,
                               const uint32_t block[3], uint32_t grid[3], kf_error *err)
 {
     if (l && l->grid[0]) {
@@ -421,27 +449,17 @@ static kf_status resolve_grid(const kf_pipeline *p, const kf_arg *args, const kf
         grid[1] = grid[2] = 1;
         return KF_OK;
     }
-    kf_value stackv[32];
-    kf_value *vals = arg_values(p, args, stackv, 32);
-    if (!vals) return kf_error_set(err, KF_ERR_NOMEM, "out of memory evaluating the schedule");
-    kf_status st = kf_schedule_grid(p->k, vals, count, grid, err);
-    if (vals != stackv) kf_rt_free(vals);
-    return st;
+    return kf_schedule_grid(p->k, vals, count, grid, err);
 }
 
 /* Dynamic shared bytes: the launch's (kf_launch.dyn_shared), else the
  * schedule's `shared = EXPR`, else 0. */
-static kf_status resolve_shared(const kf_pipeline *p, const kf_arg *args, const kf_launch *l, uint32_t *dyn,
+static kf_status resolve_shared(const kf_pipeline *p, const kf_value *vals, const kf_launch *l, uint32_t *dyn,
                                 kf_error *err)
 {
     *dyn = l ? l->dyn_shared : 0;
     if (*dyn || !p->k || !p->k->sched.shared) return KF_OK;
-    kf_value stackv[32];
-    kf_value *vals = arg_values(p, args, stackv, 32);
-    if (!vals) return kf_error_set(err, KF_ERR_NOMEM, "out of memory evaluating the schedule");
-    kf_status st = kf_schedule_shared(p->k, vals, dyn, err);
-    if (vals != stackv) kf_rt_free(vals);
-    return st;
+    return kf_schedule_shared(p->k, vals, dyn, err);
 }
 
 static kf_status check_limits(const kf_pipeline *p, const uint32_t grid[3], const uint32_t block[3],
@@ -481,43 +499,141 @@ kf_status kf_rt_bind(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const k
 {
     kf_status st = check_args(p, args, nargs, err);
     if (st == KF_OK) st = check_aliasing(p, args, nargs, err);
+    if (st == KF_OK) arg_values(p, args, plan->vals);
     if (st == KF_OK) st = resolve_block(p, launch, plan->block, err);
-    if (st == KF_OK) st = resolve_grid(p, args, launch, plan->block, plan->grid, err);
-    if (st == KF_OK) st = resolve_shared(p, args, launch, &plan->dyn_shared, err);
+    if (st == KF_OK) st = resolve_grid(p, plan->vals, launch, plan->block, plan->grid, err);
+    if (st == KF_OK) st = resolve_shared(p, plan->vals, launch, &plan->dyn_shared, err);
     if (st == KF_OK) st = check_limits(p, plan->grid, plan->block, plan->dyn_shared, err);
     if (st != KF_OK) return st;
     plan->p = p;
     plan->nargs = nargs;
+    plan->launch = launch ? *launch : (kf_launch){0};
     plan->empty = !plan->grid[0] || !plan->grid[1] || !plan->grid[2];
-    for (uint32_t i = 0; i < nargs; i++) plan->args[i] = args[i];
+    for (uint32_t i = 0; i < nargs; i++) {
+        plan->args[i] = args[i];
+        plan->need[i] = args[i].buf ? args[i].buf->bytes : 0;
+    }
     return KF_OK;
 }
 
 /* ---- dispatch and plans ------------------------------------------------------- */
+static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
+
 kf_status kf_plan_create(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const kf_launch *launch,
                          kf_plan **out, kf_error *err)
 {
     *out = NULL;
-    size_t head = (sizeof(kf_plan) + 63) & ~(size_t)63;
-    size_t argb = ((size_t)(nargs ? nargs : 1) * sizeof(kf_arg) + 63) & ~(size_t)63;
-    kf_plan *plan = kf_rt_alloc(head + argb + p->dev->ops->plan_extra(nargs));
+    size_t n = nargs ? nargs : 1;
+    size_t head = round64(sizeof(kf_plan)), argb = round64(n * sizeof(kf_arg));
+    size_t needb = round64(n * sizeof(size_t)), valb = round64(n * sizeof(kf_value));
+    kf_plan *plan = kf_rt_alloc(head + argb + needb + valb + p->dev->ops->plan_extra(nargs));
     if (!plan) return kf_error_set(err, KF_ERR_NOMEM, "out of memory binding arguments");
     plan->args = (kf_arg *)((char *)plan + head);
-    plan->extra = (char *)plan + head + argb;
+    plan->need = (size_t *)((char *)plan + head + argb);
+    plan->vals = (kf_value *)((char *)plan + head + argb + needb);
+    plan->extra = (char *)plan + head + argb + needb + valb;
     kf_status st = kf_rt_bind(p, args, nargs, launch, plan, err);
     if (st != KF_OK) {
         kf_rt_free(plan);
         return st;
     }
-    p->dev->ops->plan_pack(plan);
+    for (uint32_t i = 0; i < nargs; i++) p->dev->ops->plan_pack(plan, i);
     *out = plan;
     return KF_OK;
 }
 
+/* ---- re-targeting plans --------------------------------------------------------- */
+int kf_pipeline_param_index(const kf_pipeline *p, const char *name)
+{
+    for (uint32_t i = 0; name && i < p->nparams; i++)
+        if (!strcmp(p->params[i].name, name)) return (int)i;
+    return -1;
+}
+
+/* Argument `index` exists and is a buffer (want_buf) or a value. */
+static kf_status retarget_check(const kf_plan *plan, uint32_t index, bool want_buf, kf_error *err)
+{
+    const kf_pipeline *p = plan->p;
+    if (index >= plan->nargs)
+        return kf_error_set(err, KF_ERR_USAGE, "kernel '%s' has %u argument%s: there is no argument %u to re-target",
+                            p->name, plan->nargs, plan->nargs == 1 ? "" : "s", index);
+    bool is_buf = p->params[index].type.kind == KF_TK_BUFFER;
+    if (is_buf != want_buf)
+        return kf_error_set(err, KF_ERR_USAGE, "argument %u '%s' of '%s' is %s: re-target it with %s", index,
+                            p->params[index].name, p->name, is_buf ? "a buffer" : "a value",
+                            is_buf ? "kf_plan_set_buffer" : "kf_plan_set_value");
+    return KF_OK;
+}
+
+/* The grid and dynamic shared bytes with argument `index` set to v: the
+ * schedule evaluated again when it reads that parameter and the launch did
+ * not fix them, and checked against the limits. */
+static kf_status retarget_shape(kf_plan *plan, uint32_t index, const kf_value *v, uint32_t grid[3], uint32_t *dyn,
+                                kf_error *err)
+{
+    kf_pipeline *p = plan->p;
+    memcpy(grid, plan->grid, 3 * sizeof *grid);
+    *dyn = plan->dyn_shared;
+    bool fixed = plan->launch.grid[0] && plan->launch.dyn_shared;
+    if (fixed || !p->k || !kf_schedule_uses_param(p->k, index)) return KF_OK;
+    arg_values(p, plan->args, plan->vals);
+    plan->vals[index] = *v;
+    kf_status st = resolve_grid(p, plan->vals, &plan->launch, plan->block, grid, err);
+    if (st == KF_OK) st = resolve_shared(p, plan->vals, &plan->launch, dyn, err);
+    return st == KF_OK ? check_limits(p, grid, plan->block, *dyn, err) : st;
+}
+
+kf_status kf_plan_set_value(kf_plan *plan, uint32_t index, const kf_value *value, kf_error *err)
+{
+    uint32_t grid[3], dyn;
+    kf_status st = retarget_check(plan, index, false, err);
+    if (st == KF_OK) st = check_value_arg(plan->p, index, value, err);
+    if (st == KF_OK) st = retarget_shape(plan, index, value, grid, &dyn, err);
+    if (st != KF_OK) return st;
+    plan->args[index].value = *value;
+    memcpy(plan->grid, grid, sizeof grid);
+    plan->dyn_shared = dyn;
+    plan->empty = !grid[0] || !grid[1] || !grid[2];
+    plan->p->dev->ops->plan_pack(plan, index);
+    plan->gen++;
+    return KF_OK;
+}
+
+kf_status kf_plan_set_buffer(kf_plan *plan, uint32_t index, kf_buffer *buf, kf_error *err)
+{
+    kf_pipeline *p = plan->p;
+    kf_status st = retarget_check(plan, index, true, err);
+    if (st == KF_OK && !buf)
+        st = kf_error_set(err, KF_ERR_USAGE, "argument %u '%s' of '%s' is a buffer: pass a buffer, not NULL", index,
+                          p->params[index].name, p->name);
+    if (st == KF_OK) st = check_buffer_arg(p, index, buf, err);
+    if (st == KF_OK && buf->bytes < plan->need[index])
+        st = kf_error_set(err, KF_ERR_USAGE,
+                          "argument %u '%s' of '%s': the buffer holds %zu bytes (%zu elements) but the plan was made "
+                          "with %zu bytes, what the kernel was validated with; bind a buffer at least that large",
+                          index, p->params[index].name, p->name, buf->bytes, buf->count, plan->need[index]);
+    for (uint32_t j = 0; st == KF_OK && j < plan->nargs; j++)
+        if (j != index) st = check_pair(p, index, buf, j, plan->args[j].buf, err);
+    if (st != KF_OK) return st;
+    plan->args[index].buf = buf;
+    p->dev->ops->plan_pack(plan, index);
+    plan->gen++;
+    return KF_OK;
+}
+
+void kf_plan_shape(const kf_plan *plan, uint32_t grid[3], uint32_t block[3], uint32_t *dyn_shared)
+{
+    if (grid) memcpy(grid, plan->grid, sizeof plan->grid);
+    if (block) memcpy(block, plan->block, sizeof plan->block);
+    if (dyn_shared) *dyn_shared = plan->dyn_shared;
+}
+
+/* ---- launching ------------------------------------------------------------------- */
 kf_status kf_plan_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_error *err)
 {
     if (mode == KF_DISPATCH_TIMED && !ms)
         return kf_error_set(err, KF_ERR_USAGE, "a timed dispatch needs somewhere to put the time (ms is NULL)");
+    if (plan->p->dev->rec) return kf_rt_rec_launch(plan, mode, err);
     if (plan->empty) {
         if (ms) *ms = 0;
         return KF_OK;
@@ -530,6 +646,8 @@ void kf_plan_destroy(kf_plan *plan) { kf_rt_free(plan); }
 kf_status kf_plan_bench_bare(kf_plan *plan, uint32_t n, double *us, kf_error *err)
 {
     const kf_device_ops *ops = plan->p->dev->ops;
+    kf_status rs = kf_rt_rec_refuse(plan->p->dev, "kf_plan_bench_bare", err);
+    if (rs != KF_OK) return rs;
     if (!ops->bench_bare)
         return kf_error_set(err, KF_ERR_USAGE, "a bare cuLaunchKernel loop needs a CUDA device, not %s",
                             plan->p->dev->props.name);
@@ -542,6 +660,8 @@ kf_status kf_buffer_copy(kf_buffer *dst, const kf_buffer *src, size_t bytes, kf_
 {
     if (dst->dev != src->dev)
         return kf_error_set(err, KF_ERR_USAGE, "copy between buffers of different devices");
+    kf_status rs = kf_rt_rec_refuse(dst->dev, "kf_buffer_copy", err);
+    if (rs != KF_OK) return rs;
     if (bytes > dst->bytes || bytes > src->bytes)
         return kf_error_set(err, KF_ERR_USAGE, "copy of %zu bytes does not fit (source %zu bytes, destination %zu)",
                             bytes, src->bytes, dst->bytes);
@@ -555,7 +675,8 @@ kf_status kf_dispatch(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const 
                       kf_dispatch_mode mode, float *ms, kf_error *err)
 {
     kf_plan *plan;
-    kf_status st = kf_plan_create(p, args, nargs, launch, &plan, err);
+    kf_status st = kf_rt_rec_refuse(p->dev, "kf_dispatch (its plan does not outlive the call; record a kf_plan)", err);
+    if (st == KF_OK) st = kf_plan_create(p, args, nargs, launch, &plan, err);
     if (st != KF_OK) return st;
     st = kf_plan_launch(plan, mode, ms, err);
     kf_plan_destroy(plan);
@@ -567,7 +688,8 @@ kf_status kf_device_timer_start(kf_device *dev, kf_error *err)
 {
     if (!dev->ops->timer)
         return kf_error_set(err, KF_ERR_USAGE, "timing a region of work needs a CUDA device, not %s", dev->props.name);
-    return dev->ops->timer(dev, false, NULL, err);
+    kf_status st = kf_rt_rec_refuse(dev, "kf_device_timer_start", err);
+    return st == KF_OK ? dev->ops->timer(dev, false, NULL, err) : st;
 }
 
 kf_status kf_device_timer_stop(kf_device *dev, float *ms, kf_error *err)
@@ -575,7 +697,8 @@ kf_status kf_device_timer_stop(kf_device *dev, float *ms, kf_error *err)
     if (!dev->ops->timer)
         return kf_error_set(err, KF_ERR_USAGE, "timing a region of work needs a CUDA device, not %s", dev->props.name);
     if (!ms) return kf_error_set(err, KF_ERR_USAGE, "a timed region needs somewhere to put the time (ms is NULL)");
-    return dev->ops->timer(dev, true, ms, err);
+    kf_status st = kf_rt_rec_refuse(dev, "kf_device_timer_stop", err);
+    return st == KF_OK ? dev->ops->timer(dev, true, ms, err) : st;
 }
 
 kf_status kf_pipeline_resources(const kf_pipeline *p, kf_resources *out, kf_error *err)

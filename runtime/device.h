@@ -202,4 +202,71 @@ typedef struct {
  * registers); a failed driver query is KF_ERR_DEVICE naming the call. */
 kf_status kf_pipeline_resources(const kf_pipeline *p, kf_resources *out, kf_error *err);
 
+/* ---- additions (decode, issue 10): re-targeting plans, graphs ------------ */
+
+/* Index of the parameter called `name` in p's binding list, or -1. */
+int kf_pipeline_param_index(const kf_pipeline *p, const char *name);
+
+/* Re-targeting a plan: one argument changed in place, so that a loop keeps
+ * one plan per kernel for its whole life (a decode step's position, a
+ * layer's cache). Neither call allocates (kf_rt_alloc_count is unchanged)
+ * nor looks at the other arguments beyond what the change touches. On any
+ * error the plan is left exactly as it was.
+ *
+ * kf_plan_set_value gives scalar/vector argument `index` a new value of the
+ * parameter's exact type. When the plan's grid or dynamic shared bytes come
+ * from the schedule (not from its kf_launch) and the schedule reads that
+ * parameter, they are evaluated again for the new value and checked
+ * against the device's limits, as at creation: a value whose grid is
+ * empty, overflows or is over a limit is refused with the words creation
+ * uses. */
+kf_status kf_plan_set_value(kf_plan *plan, uint32_t index, const kf_value *value, kf_error *err);
+/* kf_plan_set_buffer binds buffer argument `index` to buf, another buffer
+ * or view: checked as creation checks it (same device, the parameter's
+ * exact element type, not read-only for a `&mut` parameter, aligned to the
+ * kernel's widest access, no overlap between it and a writable argument
+ * when one of the two is read-only) and against the kernel's needs: it must
+ * hold at least the bytes of the buffer the plan was created with (what
+ * the plan was validated with). The buffer must outlive the plan. */
+kf_status kf_plan_set_buffer(kf_plan *plan, uint32_t index, kf_buffer *buf, kf_error *err);
+/* The launch shape the plan launches with now (after any re-target). */
+void kf_plan_shape(const kf_plan *plan, uint32_t grid[3], uint32_t block[3], uint32_t *dyn_shared);
+
+/* Graphs: a sequence of plan launches recorded once and replayed with one
+ * call. On a CUDA device a graph is a CUDA graph (stream capture,
+ * instantiated once); on the CPU device, a replay of the recorded launches.
+ *
+ * kf_graph_begin starts recording on dev. Until kf_graph_end, each
+ * kf_plan_launch(plan, KF_DISPATCH_ASYNC, ...) on dev is recorded, not run.
+ * Anything a graph cannot hold is refused with an error that names the
+ * call and the last launch recorded, and abandons the recording (the CUDA
+ * capture is ended and dropped, so the device works as before, eagerly):
+ * a SYNC or TIMED launch, an invalid launch (its error names the launch's
+ * number and kernel), kf_dispatch (it destroys its plan), kf_device_sync,
+ * upload, download, copy, timers, kf_plan_bench_bare, creating a buffer or
+ * a pipeline, a nested kf_graph_begin or a kf_graph_launch. Destroying a
+ * buffer abandons it too (kf_graph_end then says so). Re-targeting plans
+ * is allowed at any time. */
+typedef struct kf_graph kf_graph;
+kf_status kf_graph_begin(kf_device *dev, kf_error *err);
+/* Ends dev's recording and makes it launchable (CUDA: cuStreamEndCapture,
+ * cuGraphInstantiate; each launch's kernel node is the one the capture
+ * made for it, read with cuStreamGetCaptureInfo as it was recorded, and
+ * checked against the launch with cuGraphGetNodes /
+ * cuGraphKernelNodeGetParams). An empty recording is refused. After an
+ * abandoned recording it returns the reason the recording was abandoned
+ * (once). */
+kf_status kf_graph_end(kf_device *dev, kf_graph **out, kf_error *err);
+/* Replays g in stream order (mode as for kf_plan_launch: ASYNC queues it,
+ * SYNC waits, TIMED waits and gives the device time). Each launch uses its
+ * plan's arguments as they are now: a plan re-targeted since the last replay
+ * is carried into the instantiated graph first (CUDA:
+ * cuGraphExecKernelNodeSetParams on its node; no re-capture), so the
+ * host's cost is one graph launch plus one update per changed plan, and
+ * nothing is allocated. The plans must outlive the graph. */
+kf_status kf_graph_launch(kf_graph *g, kf_dispatch_mode mode, float *ms, kf_error *err);
+/* Number of launches recorded in g. */
+uint32_t kf_graph_size(const kf_graph *g);
+void kf_graph_destroy(kf_graph *g);
+
 #endif

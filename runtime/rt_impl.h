@@ -25,8 +25,9 @@ typedef struct {
     void (*pipeline_destroy)(kf_pipeline *p);
     /* Bytes of backend launch data a plan of n arguments needs after itself. */
     size_t (*plan_extra)(uint32_t n);
-    /* Packs the validated arguments into plan->extra. */
-    void (*plan_pack)(kf_plan *plan);
+    /* Packs validated argument i into plan->extra (at creation, for each
+     * argument, and again when it is re-targeted): no allocation. */
+    void (*plan_pack)(kf_plan *plan, uint32_t i);
     kf_status (*launch)(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_error *err);
     kf_status (*sync)(kf_device *dev, kf_error *err);
     kf_status (*copy)(kf_device *dev, uint64_t dst, uint64_t src, size_t bytes, kf_dispatch_mode mode, float *ms,
@@ -36,6 +37,21 @@ typedef struct {
     kf_status (*timer)(kf_device *dev, bool stop, float *ms, kf_error *err);
     /* Registers and local bytes of a pipeline's code; NULL: unsupported. */
     kf_status (*resources)(const kf_pipeline *p, kf_resources *out, kf_error *err);
+    /* Graphs (runtime/graph.c drives them; NULL: nothing to do there).
+     * graph_begin starts recording g (CUDA: stream capture); graph_record
+     * records one validated plan launch as node g->n (CUDA: the launch,
+     * captured, and its node); graph_abort ends a recording that failed
+     * and drops what it holds (g->impl included); graph_end ends a good one
+     * and makes g launchable (on failure it has ended the recording and
+     * freed g->impl); graph_update carries node i's plan, re-targeted, into
+     * g; graph_launch replays g. */
+    kf_status (*graph_begin)(kf_graph *g, kf_error *err);
+    kf_status (*graph_record)(kf_graph *g, kf_plan *plan, kf_error *err);
+    void (*graph_abort)(kf_graph *g);
+    kf_status (*graph_end)(kf_graph *g, kf_error *err);
+    kf_status (*graph_update)(kf_graph *g, uint32_t i, kf_error *err);
+    kf_status (*graph_launch)(kf_graph *g, kf_dispatch_mode mode, float *ms, kf_error *err);
+    void (*graph_destroy)(kf_graph *g);
 } kf_device_ops;
 
 struct kf_device {
@@ -43,6 +59,8 @@ struct kf_device {
     kf_backend backend;
     kf_device_props props;
     void *impl;              /* backend state */
+    kf_graph *rec;           /* the graph being recorded (kf_graph_begin), or NULL */
+    char rec_failed[1000];    /* why the last recording was abandoned, "" if it was not */
 };
 
 struct kf_buffer {
@@ -76,9 +94,28 @@ struct kf_plan {
     kf_pipeline *p;
     uint32_t nargs;
     kf_arg *args;            /* copies, in binding order */
+    size_t *need;            /* per argument: the bytes a re-bound buffer must hold (the
+                                buffer's at creation: what the plan was validated with) */
+    kf_value *vals;          /* scratch for re-evaluating the schedule (nargs values) */
+    kf_launch launch;        /* as given at creation (zeros: all from the schedule) */
     uint32_t grid[3], block[3], dyn_shared;
     bool empty;              /* a grid dimension is 0: nothing to launch */
+    uint64_t gen;            /* bumped by every re-target: graphs update their node for it */
     void *extra;             /* backend launch data (ops->plan_extra bytes) */
+};
+
+/* One recorded launch of a graph: the plan, and its gen when the graph
+ * last gave the device its arguments. */
+typedef struct {
+    kf_plan *plan;
+    uint64_t gen;
+} kf_graph_node;
+
+struct kf_graph {
+    kf_device *dev;
+    kf_graph_node *nodes;    /* in launch order */
+    uint32_t n, cap;
+    void *impl;              /* backend state (CUDA: the captured graph, its exec and nodes) */
 };
 
 /* The runtime's one allocation function: zeroed, 64-byte aligned, counted. */
@@ -101,5 +138,15 @@ kf_status kf_cuda_open(kf_device *dev, int ordinal, kf_error *err);
  * dispatch and plans: fills plan (which must have room for nargs args). */
 kf_status kf_rt_bind(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const kf_launch *launch,
                      kf_plan *plan, kf_error *err);
+
+/* Graph recording (runtime/graph.c). While dev records, a call a graph
+ * cannot hold (`what`, e.g. "kf_device_sync") is refused: the recording is
+ * abandoned (the device works as before) and the error names the call and
+ * the last launch recorded. KF_OK when dev is not recording. */
+kf_status kf_rt_rec_refuse(kf_device *dev, const char *what, kf_error *err);
+/* Abandons dev's recording, if any, for `why` (kf_graph_end reports it). */
+void kf_rt_rec_abandon(kf_device *dev, const char *why);
+/* Records a launch of plan on its recording device (kf_plan_launch). */
+kf_status kf_rt_rec_launch(kf_plan *plan, kf_dispatch_mode mode, kf_error *err);
 
 #endif

@@ -1,13 +1,13 @@
 /* Shared by the runtime tests: a saxpy kernel built as core IR by hand
  * (y[i] = a*x[i] + y[i] for i < n; params a: f32, x: &[f32], y: &mut [f32],
  * n: u32; block 256, no grid expression), so the runtime is tested without
- * the front end. */
+ * the front end; and scalar argument values (f32v, u32v). */
 #ifndef KF_RUNTIME_TEST_IR_H
 #define KF_RUNTIME_TEST_IR_H
 
 #include <string.h>
 
-#include "ir.h"
+#include "kforge.h"
 
 typedef struct {
     kf_ir_kernel k;
@@ -16,6 +16,21 @@ typedef struct {
     kf_ir_ins ins[24];
     kf_ir_array arrays[1];
 } ir_saxpy;
+
+/* Scalar argument values. */
+static inline kf_value f32v(float f)
+{
+    kf_value v = {.type = kf_type_scalar(KF_S_F32)};
+    memcpy(&v.lane[0], &f, 4);
+    return v;
+}
+
+static inline kf_value u32v(uint32_t u)
+{
+    kf_value v = {.type = kf_type_scalar(KF_S_U32)};
+    v.lane[0] = u;
+    return v;
+}
 
 static kf_val val(ir_saxpy *s, kf_type t)
 {

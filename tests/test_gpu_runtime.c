@@ -3,8 +3,8 @@
  * cached builds (memory and disk), loaded PTX, sync / async / explicit 3-D
  * with dynamic shared memory / pre-sorted / timed dispatch, timed regions
  * of several launches, registers and local bytes, device copies,
- * validation against device limits, and a kernel fault reported as an
- * error. Results are compared with the CPU device. Without a GPU each test
+ * validation against device limits, graphs with re-targeted plans (and
+ * their host cost per kernel), and a kernel fault reported as an error. Results are compared with the CPU device. Without a GPU each test
  * prints "skipped: <reason>" and is reported skipped by name. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache.h"
@@ -547,6 +548,138 @@ static void warm_start_from_disk_matches_cpu_on_both_gpu_paths(void **state)
     kf_module_free(m);
 }
 
+/* ---- graphs and re-targeted plans --------------------------------------------- */
+
+/* On device d: plans p1 (a = 0.5) and p2 (a = 0.25) of saxpy over n; a graph
+ * of p1, p2, p1 replayed; then p2 re-targeted (a = 1, n = n/2: a smaller
+ * grid) and p1 re-bound to y2, replayed again. y and y2 go to out (2n). */
+static void graph_run(kf_device *d, const kf_module *m, uint32_t n, float *out)
+{
+    kf_pipeline *p;
+    kf_error e = {0};
+    if (kf_pipeline_create(d, m, &m->kernels[0], &p, &e) != KF_OK) fail_msg("%s\n%s", e.msg, e.log ? e.log : "");
+    vecs v = make_vecs(d, n), v2 = make_vecs(d, n);
+    kf_arg a[4];
+    kf_plan *p1, *p2;
+    kf_graph *g;
+    set_args(a, 0.5f, &v, n);
+    assert_int_equal(kf_plan_create(p, a, 4, NULL, &p1, &e), KF_OK);
+    a[0].value = f32v(0.25f);
+    assert_int_equal(kf_plan_create(p, a, 4, NULL, &p2, &e), KF_OK);
+    assert_int_equal(kf_graph_begin(d, &e), KF_OK);
+    kf_plan *order[3] = {p1, p2, p1};
+    for (int i = 0; i < 3; i++) assert_int_equal(kf_plan_launch(order[i], KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    if (kf_graph_end(d, &g, &e) != KF_OK) fail_msg("%s", e.msg);
+    assert_int_equal(kf_graph_launch(g, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+    kf_value a1 = f32v(1.0f), half = u32v(n / 2);
+    assert_int_equal(kf_plan_set_value(p2, 0, &a1, &e), KF_OK);
+    assert_int_equal(kf_plan_set_value(p2, 3, &half, &e), KF_OK);
+    assert_int_equal(kf_plan_set_buffer(p1, 2, v2.y, &e), KF_OK);
+    float ms = -1;
+    if (kf_graph_launch(g, KF_DISPATCH_TIMED, &ms, &e) != KF_OK) fail_msg("%s", e.msg);
+    assert_true(ms > 0);
+    assert_int_equal(kf_buffer_download(v.y, out, n * sizeof(float), &e), KF_OK);
+    assert_int_equal(kf_buffer_download(v2.y, out + n, n * sizeof(float), &e), KF_OK);
+    kf_graph_destroy(g);
+    kf_plan_destroy(p1);
+    kf_plan_destroy(p2);
+    free_vecs(&v);
+    free_vecs(&v2);
+    kf_pipeline_destroy(p);
+}
+
+/* A CUDA graph replays like the CPU device's graph, re-targets included
+ * (carried into the instantiated graph by node updates), on both paths. */
+static void graph_with_retargets_matches_cpu_on_both_gpu_paths(void **state)
+{
+    need_gpu();
+    kf_module *m;
+    if (kf_compile("graph.kf", saxpy_kf, strlen(saxpy_kf), NULL, &m) != KF_OK) fail_msg("saxpy.kf does not compile");
+    enum { M = 100000 };
+    static float want[2 * M], got[2 * M];
+    graph_run(cpu, m, M, want);
+    float x7 = (float)((M - 7) % 1000);   /* y: 1.25x past n/2, 2.25x before; y2: 1x */
+    assert_true(want[M - 7] == 1.0f + 1.25f * x7 && want[7] == 1.0f + 2.25f * 7.0f && want[2 * M - 7] == 1.0f + x7);
+    graph_run(gpu, m, M, got);
+    assert_memory_equal(got, want, sizeof want);
+    memset(got, 0, sizeof got);
+    graph_run(gpu_ptx, m, M, got);
+    assert_memory_equal(got, want, sizeof want);
+    kf_module_free(m);
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* The host's cost of a graph replay per kernel in it (issue 10: <= 1 us),
+ * with one re-targeted plan updated at each replay; nothing allocated. */
+static void graph_replay_costs_the_host_under_a_microsecond_per_kernel(void **state)
+{
+    need_gpu();
+    kf_pipeline *p = raw_saxpy(gpu, KF_SRC_CUDA, saxpy_cu, false);
+    vecs v = make_vecs(gpu, 256);
+    kf_arg a[4];
+    set_args(a, 1.0f, &v, 256);
+    kf_launch l = {.count = 256};
+    kf_error e = {0};
+    enum { K = 200, R = 50 };
+    kf_plan *plans[K];
+    kf_graph *g;
+    for (int i = 0; i < K; i++) assert_int_equal(kf_plan_create(p, a, 4, &l, &plans[i], &e), KF_OK);
+    assert_int_equal(kf_graph_begin(gpu, &e), KF_OK);
+    for (int i = 0; i < K; i++) assert_int_equal(kf_plan_launch(plans[i], KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    assert_int_equal(kf_graph_end(gpu, &g, &e), KF_OK);
+    assert_int_equal(kf_graph_launch(g, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+    uint64_t allocs = kf_rt_alloc_count();
+    double host = 0;
+    for (int r = 0; r < R; r++) {
+        kf_value ar = f32v(r & 1 ? 1.0f : 0.0f);
+        double t0 = now_us();
+        assert_int_equal(kf_plan_set_value(plans[r % K], 0, &ar, &e), KF_OK);
+        assert_int_equal(kf_graph_launch(g, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+        host += now_us() - t0;
+        assert_int_equal(kf_device_sync(gpu, &e), KF_OK);
+    }
+    assert_int_equal(kf_rt_alloc_count(), allocs);
+    double per = host / R / K;
+    printf("graph replay: %.3f us of host time per kernel (%d kernels, one node updated per replay)\n", per, K);
+    assert_true(per <= 1.0);
+    kf_graph_destroy(g);
+    for (int i = 0; i < K; i++) kf_plan_destroy(plans[i]);
+    free_vecs(&v);
+    kf_pipeline_destroy(p);
+}
+
+/* The real driver: a sync while capturing is refused before it reaches the
+ * driver, the capture is ended, and the device runs work eagerly after. */
+static void sync_while_recording_leaves_the_gpu_usable(void **state)
+{
+    need_gpu();
+    kf_pipeline *p = raw_saxpy(gpu, KF_SRC_CUDA, saxpy_cu, false);
+    vecs v = make_vecs(gpu, N);
+    kf_arg a[4];
+    set_args(a, 1.0f, &v, N);
+    kf_launch l = {.count = N};
+    kf_error e = {0};
+    kf_plan *plan;
+    kf_graph *g = NULL;
+    assert_int_equal(kf_plan_create(p, a, 4, &l, &plan, &e), KF_OK);
+    assert_int_equal(kf_graph_begin(gpu, &e), KF_OK);
+    assert_int_equal(kf_plan_launch(plan, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    assert_int_equal(kf_device_sync(gpu, &e), KF_ERR_USAGE);
+    assert_non_null(strstr(e.msg, "kf_device_sync after launch 0 (kernel 'saxpy')"));
+    assert_int_equal(kf_graph_end(gpu, &g, &e), KF_ERR_USAGE);
+    assert_int_equal(kf_plan_launch(plan, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+    check_y(&v, N, 1.0f, 1);
+    kf_plan_destroy(plan);
+    free_vecs(&v);
+    kf_pipeline_destroy(p);
+}
+
 /* Last: a fault poisons the context for the rest of the process. */
 static void kernel_fault_is_a_runtime_error(void **state)
 {
@@ -583,6 +716,9 @@ int main(void)
         cmocka_unit_test(bad_ptx_carries_the_jit_log),
         cmocka_unit_test(kf_kernel_matches_cpu_on_both_gpu_paths),
         cmocka_unit_test(warm_start_from_disk_matches_cpu_on_both_gpu_paths),
+        cmocka_unit_test(graph_with_retargets_matches_cpu_on_both_gpu_paths),
+        cmocka_unit_test(graph_replay_costs_the_host_under_a_microsecond_per_kernel),
+        cmocka_unit_test(sync_while_recording_leaves_the_gpu_usable),
         cmocka_unit_test(kernel_fault_is_a_runtime_error),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

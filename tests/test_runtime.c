@@ -14,20 +14,6 @@
 #include "device.h"
 #include "runtime_test_ir.h"
 
-static kf_value f32v(float f)
-{
-    kf_value v = {.type = kf_type_scalar(KF_S_F32)};
-    memcpy(&v.lane[0], &f, 4);
-    return v;
-}
-
-static kf_value u32v(uint32_t u)
-{
-    kf_value v = {.type = kf_type_scalar(KF_S_U32)};
-    v.lane[0] = u;
-    return v;
-}
-
 /* A fixture: CPU device, saxpy pipeline, x and y of N f32. */
 enum { N = 1000 };
 typedef struct {

@@ -8,7 +8,9 @@
  * through NVRTC, a raw PTX kernel, a .kf kernel on the cuda and ptx paths,
  * the whole module at once (kf_pipeline_create_module) on both, load the
  * kernel again from the disk cache, make a plan, dispatch sync, async and
- * timed, copy, sync, run the bare launch loop, and close everything. A
+ * timed, copy, sync, run the bare launch loop, record a graph of the plan,
+ * replay it, re-target the plan and replay it again (the node updated), and
+ * close everything. A
  * first run (no fault) counts the calls of every API; then, for every API
  * and every one of its calls, a fresh process runs the scenario with that
  * call failing and must show:
@@ -94,6 +96,7 @@ typedef struct {
     kf_pipeline *raw_cu, *raw_ptx, *kf_cu, *kf_ptx, *kf_disk;
     kf_pipeline *mod_cu[2], *mod_ptx[2];   /* kf_pipeline_create_module: both kernels, one build */
     kf_plan *plan;
+    kf_graph *graph;
     bool faulted;            /* a fault is armed: the disk load may have to build */
     int failures;            /* steps that failed */
     char first[1200];        /* the first failed step and its error */
@@ -229,6 +232,29 @@ static int s_bench(world *w, kf_error *e)
     return w->plan ? (int)kf_plan_bench_bare(w->plan, 2, &us, e) : SKIP;
 }
 
+/* A graph of two launches of the plan, replayed, then the plan re-targeted
+ * (a = 2) and replayed again: the update must reach the graph. */
+static int s_graph(world *w, kf_error *e)
+{
+    if (!w->plan || !w->x || !w->y) return SKIP;
+    float x[N], y0[N], y[N];
+    kf_value a2 = {.type = kf_type_scalar(KF_S_F32)};
+    float two = 2.0f;
+    memcpy(&a2.lane[0], &two, 4);
+    kf_status st = kf_buffer_download(w->x, x, sizeof x, e);
+    if (st == KF_OK) st = kf_buffer_download(w->y, y0, sizeof y0, e);
+    if (st == KF_OK) st = kf_graph_begin(w->ptx, e);
+    for (int i = 0; i < 2 && st == KF_OK; i++) st = kf_plan_launch(w->plan, KF_DISPATCH_ASYNC, NULL, e);
+    if (st == KF_OK) st = kf_graph_end(w->ptx, &w->graph, e);
+    if (st == KF_OK) st = kf_graph_launch(w->graph, KF_DISPATCH_SYNC, NULL, e);
+    if (st == KF_OK) st = kf_plan_set_value(w->plan, 0, &a2, e);
+    if (st == KF_OK) st = kf_graph_launch(w->graph, KF_DISPATCH_SYNC, NULL, e);
+    if (st == KF_OK) st = kf_buffer_download(w->y, y, sizeof y, e);
+    if (st == KF_OK && (y[3] != y0[3] + 6.0f * x[3] || y[N - 1] != y0[N - 1] + 6.0f * x[N - 1]))
+        fail_msg("graph: y[3] = %g, want %g", y[3], y0[3] + 6.0f * x[3]);
+    return st;
+}
+
 static const struct {
     const char *name;
     int (*run)(world *, kf_error *);
@@ -238,6 +264,7 @@ static const struct {
     {"raw CUDA-C via NVRTC", s_raw_cuda}, {"raw PTX", s_raw_ptx}, {".kf on cuda", s_kf_cuda},
     {".kf on ptx", s_kf_ptx}, {".kf module on both", s_module}, {"disk cache load", s_cache_load}, {"plan + sync launch", s_plan},
     {"async dispatch + sync", s_async}, {"timed dispatch", s_timed}, {"copy", s_copy}, {"bare launches", s_bench},
+    {"graph record, replay, re-target", s_graph},
 };
 
 static void run_steps(world *w)
@@ -296,6 +323,8 @@ static bool devices_usable(world *w, char *why, size_t wn)
 /* Phase A ends: what the steps made goes (the devices stay open). */
 static void objects_free(world *w)
 {
+    kf_graph_destroy(w->graph);
+    w->graph = NULL;
     kf_plan_destroy(w->plan);
     kf_pipeline *ps[] = {w->raw_cu, w->raw_ptx, w->kf_cu, w->kf_ptx, w->kf_disk};
     for (int i = 0; i < 5; i++) kf_pipeline_destroy(ps[i]);
@@ -345,6 +374,7 @@ static bool survivable(const char *api)
 {
     static const char *const list[] = {"cuMemFree_v2", "cuModuleUnload", "cuLinkDestroy", "cuEventDestroy_v2",
                                        "cuStreamDestroy_v2", "cuDevicePrimaryCtxRelease_v2", "cuStreamSynchronize",
+                                       "cuGraphExecDestroy", "cuGraphDestroy",
                                        "cuCtxSetCurrent", "nvrtcDestroyProgram", "nvrtcGetProgramLogSize",
                                        "nvrtcGetProgramLog", "nvrtcVersion"};
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
@@ -357,8 +387,8 @@ static void expected_error(const char *api, char *out, size_t n)
 {
     char name[64];
     snprintf(name, sizeof name, "%s", api);
-    char *v2 = strstr(name, "_v2");
-    if (v2) *v2 = 0;
+    char *v = strrchr(name, '_');   /* the ABI suffix (_v2, _v3) is not in the message */
+    if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' && !v[3]) *v = 0;
     if (!strncmp(api, "nvrtc", 5)) snprintf(out, n, "%s failed: NVRTC_ERROR_INTERNAL_ERROR (11) (", name);
     else snprintf(out, n, "%s failed: CUDA_ERROR_UNKNOWN (999): mock: injected fault (", name);
 }

@@ -3,8 +3,10 @@
  * KF_LIBCUDA, while NVRTC is the real one. Checks the driver table, device
  * properties, buffers, CUDA-C -> NVRTC -> link -> load, loaded PTX, the
  * memory and disk caches (including a corrupt entry rebuilt with a
- * warning), argument packing, every dispatch mode, launch records, and
- * driver errors carrying the API name, error name and JIT log. */
+ * warning), argument packing, every dispatch mode, launch records,
+ * driver errors carrying the API name, error name and JIT log, and graphs:
+ * stream capture, node updates for re-targeted plans, failures while
+ * recording. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,6 +37,11 @@ static int (*last_dyn_limit)(void);
 static int (*live_allocs)(void);
 static int (*link_count)(void);
 static int (*live_modules)(void);
+static int (*mock_calls)(const char *api);
+static int (*mock_fail)(const char *api, int n);
+static int (*mock_capturing)(void);
+static int (*mock_graph_launches)(void);
+static int (*mock_live_handles)(void);
 static kf_device *dev;
 static char cache_dir[64];
 
@@ -51,6 +58,12 @@ static int group_setup(void **state)
     *(void **)&live_allocs = dlsym(h, "mock_live_allocs");
     *(void **)&link_count = dlsym(h, "mock_link_count");
     *(void **)&live_modules = dlsym(h, "mock_live_modules");
+    *(void **)&mock_calls = dlsym(h, "mock_calls");
+    *(void **)&mock_fail = dlsym(h, "mock_fail");
+    *(void **)&mock_capturing = dlsym(h, "mock_capturing");
+    *(void **)&mock_graph_launches = dlsym(h, "mock_graph_launches");
+    *(void **)&mock_live_handles = dlsym(h, "mock_live_handles");
+    if (!mock_calls || !mock_fail || !mock_capturing || !mock_graph_launches || !mock_live_handles) return -1;
     kf_error e = {0};
     if (kf_device_open(KF_BACKEND_CUDA, 0, &dev, &e) != KF_OK) {
         fprintf(stderr, "%s\n", e.msg);
@@ -756,6 +769,239 @@ static void module_build_error_leaves_nothing(void **state)
 }
 
 /* Last: the mock, like the driver, stays faulted afterwards. */
+/* ---- graphs: capture, instantiate, replay, node updates ------------------------- */
+
+/* The .kf saxpy (grid = cdiv(n, 256)) on a fresh device of backend b, with
+ * x[i] = i and y = 1 of N f32 and a plan a = 1 over n = N. */
+typedef struct {
+    kf_device *d;
+    kf_module *m;
+    kf_pipeline *p;
+    kf_buffer *x, *y, *y2;
+    kf_plan *plan;
+} gfx;
+
+static void gfx_make(gfx *g, kf_backend b)
+{
+    kf_error e = {0};
+    memset(g, 0, sizeof *g);
+    assert_int_equal(kf_device_open(b, 0, &g->d, &e), KF_OK);
+    g->m = compile_kf("graph.kf", "", NULL);
+    if (kf_pipeline_create(g->d, g->m, &g->m->kernels[0], &g->p, &e) != KF_OK) fail_msg("%s", e.msg);
+    float hx[N], hy[N];
+    for (int i = 0; i < N; i++) hx[i] = (float)i, hy[i] = 1.0f;
+    kf_buffer **bs[3] = {&g->x, &g->y, &g->y2};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(kf_buffer_create(g->d, kf_type_scalar(KF_S_F32), N, bs[i], &e), KF_OK);
+        assert_int_equal(kf_buffer_upload(*bs[i], i ? hy : hx, sizeof hx, &e), KF_OK);
+    }
+    kf_arg a[4] = {{.value = {.type = kf_type_scalar(KF_S_F32)}}, {.buf = g->x}, {.buf = g->y},
+                   {.value = {.type = kf_type_scalar(KF_S_U32), .lane = {N}}}};
+    float one = 1.0f;
+    memcpy(&a[0].value.lane[0], &one, 4);
+    assert_int_equal(kf_plan_create(g->p, a, 4, NULL, &g->plan, &e), KF_OK);
+}
+
+static void gfx_free(gfx *g)
+{
+    kf_plan_destroy(g->plan);
+    kf_buffer_destroy(g->x);
+    kf_buffer_destroy(g->y);
+    kf_buffer_destroy(g->y2);
+    kf_pipeline_destroy(g->p);
+    kf_module_free(g->m);
+    kf_device_close(g->d);
+}
+
+/* Buffer b holds 1 + k·i for i < n and 1 beyond. */
+static void expect_y(kf_buffer *b, float k, uint32_t n)
+{
+    kf_error e = {0};
+    float hy[N];
+    assert_int_equal(kf_buffer_download(b, hy, sizeof hy, &e), KF_OK);
+    for (uint32_t i = 0; i < N; i++)
+        if (hy[i] != (i < n ? 1.0f + k * (float)i : 1.0f)) fail_msg("y[%u] = %g, want %g", i, hy[i], 1.0f + k * i);
+}
+
+static kf_graph *record_twice(gfx *g)
+{
+    kf_error e = {0};
+    kf_graph *gr;
+    assert_int_equal(kf_graph_begin(g->d, &e), KF_OK);
+    assert_int_equal(mock_capturing(), 1);
+    for (int i = 0; i < 2; i++) assert_int_equal(kf_plan_launch(g->plan, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    assert_int_equal(kf_graph_end(g->d, &gr, &e), KF_OK);
+    assert_int_equal(mock_capturing(), 0);
+    return gr;
+}
+
+/* Both GPU paths: a captured graph runs only when launched; re-targeted
+ * values, buffers and the grid that follows n reach the instantiated graph
+ * through one node update per changed launch, with no allocation and no
+ * second capture; an unchanged replay updates nothing. */
+static void graph_replays_and_carries_retargets_without_recapture(void **state)
+{
+    for (int path = 0; path < 2; path++) {
+        gfx g;
+        kf_error e = {0};
+        gfx_make(&g, path ? KF_BACKEND_PTX : KF_BACKEND_CUDA);
+        kf_graph *gr = record_twice(&g);
+        assert_int_equal(kf_graph_size(gr), 2);
+        expect_y(g.y, 0.0f, N);   /* captured, not run */
+        int launches = mock_graph_launches(), captures = mock_calls("cuStreamBeginCapture_v2");
+        int updates = mock_calls("cuGraphExecKernelNodeSetParams_v2");
+        assert_int_equal(kf_graph_launch(gr, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+        assert_int_equal(mock_graph_launches(), launches + 1);
+        expect_y(g.y, 2.0f, N);
+        kf_value a3 = {.type = kf_type_scalar(KF_S_F32)}, n600 = {.type = kf_type_scalar(KF_S_U32), .lane = {600}};
+        float three = 3.0f;
+        memcpy(&a3.lane[0], &three, 4);
+        uint64_t allocs = kf_rt_alloc_count();
+        assert_int_equal(kf_plan_set_value(g.plan, 0, &a3, &e), KF_OK);
+        assert_int_equal(kf_plan_set_value(g.plan, 3, &n600, &e), KF_OK);
+        assert_int_equal(kf_plan_set_buffer(g.plan, 2, g.y2, &e), KF_OK);
+        float ms = -1;
+        assert_int_equal(kf_graph_launch(gr, KF_DISPATCH_TIMED, &ms, &e), KF_OK);
+        assert_true(ms > 0);
+        assert_int_equal(kf_rt_alloc_count(), allocs);
+        assert_int_equal(mock_calls("cuGraphExecKernelNodeSetParams_v2"), updates + 2);   /* both launches */
+        assert_int_equal(last_launch()->grid[0], 3);   /* cdiv(600, 256) */
+        expect_y(g.y2, 6.0f, 600);
+        assert_int_equal(kf_graph_launch(gr, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+        assert_int_equal(kf_device_sync(g.d, &e), KF_OK);
+        assert_int_equal(mock_calls("cuGraphExecKernelNodeSetParams_v2"), updates + 2);   /* nothing changed */
+        assert_int_equal(mock_calls("cuStreamBeginCapture_v2"), captures);
+        expect_y(g.y2, 12.0f, 600);
+        kf_graph_destroy(gr);
+        gfx_free(&g);
+    }
+}
+
+/* Two plans of one function and grid in one graph: re-targeting the second
+ * updates the second's node, also when the driver lists the graph's nodes
+ * in another order than the capture's (MOCKCUDA_NODES_REVERSED). */
+static void each_plan_updates_its_own_node_whatever_the_node_order(void **state)
+{
+    for (int reversed = 0; reversed < 2; reversed++) {
+        gfx g;
+        kf_error e = {0};
+        kf_plan *p2;
+        kf_graph *gr;
+        if (reversed) setenv("MOCKCUDA_NODES_REVERSED", "1", 1);
+        gfx_make(&g, KF_BACKEND_PTX);
+        kf_arg a[4] = {{.value = {.type = kf_type_scalar(KF_S_F32)}}, {.buf = g.x}, {.buf = g.y2},
+                       {.value = {.type = kf_type_scalar(KF_S_U32), .lane = {N}}}};
+        float two = 2.0f, five = 5.0f;
+        memcpy(&a[0].value.lane[0], &two, 4);
+        assert_int_equal(kf_plan_create(g.p, a, 4, NULL, &p2, &e), KF_OK);
+        assert_int_equal(kf_graph_begin(g.d, &e), KF_OK);
+        assert_int_equal(kf_plan_launch(g.plan, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+        assert_int_equal(kf_plan_launch(p2, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+        assert_int_equal(kf_graph_end(g.d, &gr, &e), KF_OK);
+        kf_value a5 = {.type = kf_type_scalar(KF_S_F32)};
+        memcpy(&a5.lane[0], &five, 4);
+        assert_int_equal(kf_plan_set_value(p2, 0, &a5, &e), KF_OK);
+        assert_int_equal(kf_graph_launch(gr, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+        expect_y(g.y, 1.0f, N);    /* the first plan, unchanged */
+        expect_y(g.y2, 5.0f, N);   /* the second, re-targeted */
+        unsetenv("MOCKCUDA_NODES_REVERSED");
+        kf_graph_destroy(gr);
+        kf_plan_destroy(p2);
+        gfx_free(&g);
+    }
+}
+
+/* A launch the driver refuses while capturing: the error names the launch
+ * and the driver call, the capture is ended, kf_graph_end reports it, and
+ * the device runs the plan eagerly afterwards; nothing is left behind. */
+static void failed_capture_names_the_launch_and_leaves_the_device_usable(void **state)
+{
+    gfx g;
+    kf_error e = {0};
+    kf_graph *gr = (kf_graph *)1;
+    gfx_make(&g, KF_BACKEND_PTX);
+    int handles = mock_live_handles();
+    assert_int_equal(kf_graph_begin(g.d, &e), KF_OK);
+    assert_int_equal(kf_plan_launch(g.plan, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    mock_fail("cuLaunchKernel", 1);
+    assert_int_equal(kf_plan_launch(g.plan, KF_DISPATCH_ASYNC, NULL, &e), KF_ERR_DEVICE);
+    if (!strstr(e.msg, "graph recording on Mock GPU: launch 1 (kernel 'saxpy'): cuLaunchKernel failed: ") ||
+        !strstr(e.msg, "the recording is abandoned"))
+        fail_msg("%s", e.msg);
+    assert_int_equal(mock_capturing(), 0);
+    assert_int_equal(mock_live_handles(), handles);   /* the partial graph is gone */
+    assert_int_equal(kf_graph_end(g.d, &gr, &e), KF_ERR_USAGE);
+    assert_null(gr);
+    assert_non_null(strstr(e.msg, "abandoned: graph recording on Mock GPU: launch 1 (kernel 'saxpy')"));
+    assert_int_equal(kf_plan_launch(g.plan, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+    expect_y(g.y, 1.0f, N);
+    gfx_free(&g);
+}
+
+/* A sync or a download while recording is refused before the driver sees
+ * it (the capture would be invalidated), and the capture is ended. */
+static void waits_while_recording_are_refused_before_the_driver(void **state)
+{
+    gfx g;
+    kf_error e = {0};
+    gfx_make(&g, KF_BACKEND_CUDA);
+    int syncs = mock_calls("cuStreamSynchronize"), reads = mock_calls("cuMemcpyDtoHAsync_v2");
+    assert_int_equal(kf_graph_begin(g.d, &e), KF_OK);
+    assert_int_equal(kf_plan_launch(g.plan, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    assert_int_equal(kf_device_sync(g.d, &e), KF_ERR_USAGE);
+    assert_non_null(strstr(e.msg, "kf_device_sync after launch 0 (kernel 'saxpy')"));
+    assert_int_equal(mock_capturing(), 0);
+    assert_int_equal(kf_graph_begin(g.d, &e), KF_OK);
+    float v;
+    assert_int_equal(kf_buffer_download(g.y, &v, 4, &e), KF_ERR_USAGE);
+    assert_non_null(strstr(e.msg, "kf_buffer_download before any launch"));
+    assert_int_equal(mock_capturing(), 0);
+    assert_int_equal(mock_calls("cuStreamSynchronize"), syncs);
+    assert_int_equal(mock_calls("cuMemcpyDtoHAsync_v2"), reads);
+    expect_y(g.y, 0.0f, N);   /* nothing ran */
+    gfx_free(&g);
+}
+
+/* Each driver call of recording, kf_graph_end and kf_graph_launch failing:
+ * the error names it, nothing leaks, and a new recording works afterwards. */
+static void graph_driver_failures_are_reported_and_recoverable(void **state)
+{
+    static const char *const apis[] = {"cuStreamEndCapture", "cuGraphGetNodes", "cuGraphKernelNodeGetParams_v2",
+                                       "cuGraphInstantiateWithFlags", "cuGraphExecKernelNodeSetParams_v2",
+                                       "cuGraphLaunch", "cuStreamGetCaptureInfo_v3", "cuStreamBeginCapture_v2"};
+    static const char *const names[] = {"cuStreamEndCapture failed", "cuGraphGetNodes failed",
+                                        "cuGraphKernelNodeGetParams failed", "cuGraphInstantiateWithFlags failed",
+                                        "cuGraphExecKernelNodeSetParams failed", "cuGraphLaunch failed",
+                                        "cuStreamGetCaptureInfo failed", "cuStreamBeginCapture failed"};
+    for (int i = 0; i < 8; i++) {
+        gfx g;
+        kf_error e = {0};
+        kf_graph *gr = NULL;
+        gfx_make(&g, KF_BACKEND_PTX);
+        int handles = mock_live_handles();
+        mock_fail(apis[i], 1);
+        kf_status st = kf_graph_begin(g.d, &e);
+        if (st == KF_OK) st = kf_plan_launch(g.plan, KF_DISPATCH_ASYNC, NULL, &e);
+        if (st == KF_OK) st = kf_graph_end(g.d, &gr, &e);
+        if (st == KF_OK) {
+            kf_value a2 = {.type = kf_type_scalar(KF_S_F32)};
+            float two = 2.0f;
+            memcpy(&a2.lane[0], &two, 4);
+            assert_int_equal(kf_plan_set_value(g.plan, 0, &a2, &e), KF_OK);
+            st = kf_graph_launch(gr, KF_DISPATCH_SYNC, NULL, &e);
+        }
+        assert_int_equal(st, KF_ERR_DEVICE);
+        if (!strstr(e.msg, names[i])) fail_msg("%s: %s", apis[i], e.msg);
+        assert_int_equal(mock_capturing(), 0);
+        kf_graph_destroy(gr);
+        assert_int_equal(mock_live_handles(), handles);
+        gr = record_twice(&g);   /* the device records and replays again */
+        assert_int_equal(kf_graph_launch(gr, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+        kf_graph_destroy(gr);
+        gfx_free(&g);
+    }
+}
+
 static void kernel_fault_is_a_runtime_error(void **state)
 {
     kf_pipeline *p;
@@ -798,7 +1044,12 @@ int main(void)
         cmocka_unit_test(ptx_jit_error_points_at_the_kf_line),
         cmocka_unit_test(module_pipelines_share_one_build_and_one_module),
         cmocka_unit_test(module_build_error_leaves_nothing),
-        cmocka_unit_test(kernel_fault_is_a_runtime_error),
+        cmocka_unit_test(graph_replays_and_carries_retargets_without_recapture),
+        cmocka_unit_test(each_plan_updates_its_own_node_whatever_the_node_order),
+        cmocka_unit_test(failed_capture_names_the_launch_and_leaves_the_device_usable),
+        cmocka_unit_test(waits_while_recording_are_refused_before_the_driver),
+        cmocka_unit_test(graph_driver_failures_are_reported_and_recoverable),
+        cmocka_unit_test(kernel_fault_is_a_runtime_error),   /* last: the mock's fault is sticky */
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

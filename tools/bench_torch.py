@@ -14,8 +14,21 @@ of the medians (tools/bench_join.py) compares the two directly.
 Also cuBLAS GEMMs (torch.matmul, f16 and bf16, 4096^3, 8192^3 and decode-like
 skinny shapes) for issue 11, reported in TFLOP/s.
 
+With --decode it runs instead the peer of kforge-decode --bench (issue 10): the
+decode step of the same Llama-style f16 model (random weights; fused QKV and
+gate/up matrices, F.rms_norm, RoPE NeoX in torch ops, the new k and v written
+into a [1, Hkv, L, D] cache, F.scaled_dot_product_attention with enable_gqa
+over the cache up to the position, F.linear for every matrix, argmax, the
+embedding of the chosen token), eagerly (one step per position) and under a
+torch CUDA graph (the step at the context's position captured once and
+replayed), each timed with CUDA events over --steps steps after 3 warm-up
+steps. It prints `decode-peer: eager X ms`, `decode-peer: graph X ms` (or why
+the capture failed) and `decode-peer: copy X GB/s`, which kforge-decode reads.
+
     python3 tools/bench_torch.py [--budget MS] [--runs N] [--no-flush]
                                  [--only PATTERN] [--no-compile] [--json PATH]
+    python3 tools/bench_torch.py --decode [--hidden N --heads N --kv-heads N --head-dim N --ffn N
+                                 --layers N --vocab N] [--context N] [--steps N] [--json PATH]
 """
 import argparse
 import fnmatch
@@ -202,6 +215,107 @@ def cases(compile_ok):
             yield f"gemm_f16_m{m}_n{n}_k{k}", "cublas", (lambda m=m, n=n, k=k: gemm(torch.float16, m, n, k))
 
 
+# ---- the decode step (--decode) ----
+
+class DecodeModel:
+    """kforge-decode's model in torch f16: the same shapes and the same step."""
+
+    def __init__(self, a):
+        self.h, self.nh, self.nkv, self.d = a.hidden, a.heads, a.kv_heads, a.head_dim
+        self.ffn, self.eps, self.cap = a.ffn, 1e-5, a.context + a.steps + 8
+        torch.manual_seed(1)
+
+        def mat(rows, cols):
+            return rnd(rows, cols).mul_(math.sqrt(3.0 / cols))
+
+        def norm():
+            return rnd(self.h).mul_(0.1).add_(1.0)
+
+        nqkv = (self.nh + 2 * self.nkv) * self.d
+        self.embed = rnd(a.vocab, self.h)
+        self.layers = [dict(an=norm(), wqkv=mat(nqkv, self.h), wo=mat(self.h, self.nh * self.d), fn=norm(),
+                            wgu=mat(2 * self.ffn, self.h), wd=mat(self.h, self.ffn),
+                            kc=rnd(1, self.nkv, self.cap, self.d), vc=rnd(1, self.nkv, self.cap, self.d))
+                       for _ in range(a.layers)]
+        self.out_norm, self.lm_head = norm(), mat(a.vocab, self.h)
+        half = self.d // 2
+        self.inv = 1.0 / (500000.0 ** (torch.arange(0, half, device="cuda", dtype=torch.float64) * 2.0 / self.d))
+
+    def rope(self, x, pos):
+        ang = (pos * self.inv).float()
+        cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
+        a, b = x[..., : self.d // 2], x[..., self.d // 2:]
+        return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1)
+
+    def step(self, tok, pos):
+        """tok: [1] int64 on the device; pos: the position (a Python int)."""
+        x = self.embed[tok]
+        for ly in self.layers:
+            xn = F.rms_norm(x, (self.h,), ly["an"], self.eps)
+            q, k, v = F.linear(xn, ly["wqkv"]).split([self.nh * self.d, self.nkv * self.d, self.nkv * self.d], -1)
+            q = self.rope(q.view(1, self.nh, 1, self.d), pos)
+            ly["kc"][:, :, pos:pos + 1] = self.rope(k.view(1, self.nkv, 1, self.d), pos)
+            ly["vc"][:, :, pos:pos + 1] = v.view(1, self.nkv, 1, self.d)
+            o = F.scaled_dot_product_attention(q, ly["kc"][:, :, :pos + 1], ly["vc"][:, :, :pos + 1], enable_gqa=True)
+            x = x + F.linear(o.reshape(1, self.nh * self.d), ly["wo"])
+            g, u = F.linear(F.rms_norm(x, (self.h,), ly["fn"], self.eps), ly["wgu"]).chunk(2, -1)
+            x = x + F.linear(F.silu(g) * u, ly["wd"])
+        logits = F.linear(F.rms_norm(x, (self.h,), self.out_norm, self.eps), self.lm_head).float()
+        return torch.argmax(logits, dim=-1)
+
+
+def events_ms(fn, n):
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    s.record()
+    for i in range(n):
+        fn(i)
+    e.record()
+    e.synchronize()
+    return s.elapsed_time(e) / n
+
+
+def decode_main(a):
+    torch.backends.cuda.matmul.allow_tf32 = False
+    copy = copy_bandwidth()
+    print(f"decode-peer: copy {copy:.1f} GB/s")
+    m = DecodeModel(a)
+    tok = torch.ones(1, dtype=torch.long, device="cuda")
+    with torch.no_grad():
+        for i in range(3):
+            tok = m.step(tok, a.context + i)
+        state = {"tok": tok}
+
+        def eager(i):
+            state["tok"] = m.step(state["tok"], a.context + i)
+        eager_ms = events_ms(eager, a.steps)
+        print(f"decode-peer: eager {eager_ms:.4f} ms per step ({1e3 / eager_ms:.1f} tokens/s)", flush=True)
+        graph_ms, why = None, None
+        try:
+            static = tok.clone()
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(3):
+                    static.copy_(m.step(static, a.context))
+            torch.cuda.current_stream().wait_stream(side)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                static.copy_(m.step(static, a.context))
+            graph_ms = events_ms(lambda i: g.replay(), a.steps)
+            print(f"decode-peer: graph {graph_ms:.4f} ms per step ({1e3 / graph_ms:.1f} tokens/s; the step at "
+                  f"position {a.context} captured once, replayed)", flush=True)
+        except Exception as e:  # a step torch cannot capture is reported, the eager figure stands
+            why = f"{type(e).__name__}: {e}".splitlines()[0][:200]
+            print(f"decode-peer: graph capture failed: {why}", flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "copy_gbps": copy,
+                       "decode": {"eager_ms": eager_ms, "graph_ms": graph_ms, "graph_error": why,
+                                  "context": a.context, "steps": a.steps}}, f, indent=1)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--budget", type=float, default=200.0, help="ms of timed passes per row (adaptive runs)")
@@ -210,7 +324,13 @@ def main():
     ap.add_argument("--only", default="*", help="shell pattern over bench names")
     ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile rows")
     ap.add_argument("--json", help="also write the results as JSON to this file")
+    ap.add_argument("--decode", action="store_true", help="time the decode step of kforge-decode's model instead")
+    for name, default in (("hidden", 4096), ("heads", 32), ("kv-heads", 8), ("head-dim", 128), ("ffn", 14336),
+                          ("layers", 32), ("vocab", 128256), ("context", 4096), ("steps", 20)):
+        ap.add_argument("--" + name, type=int, default=default, help=f"--decode: (default {default})")
     a = ap.parse_args()
+    if a.decode:
+        return decode_main(a)
     torch.backends.cuda.matmul.allow_tf32 = False
     timer = Timer(a.budget, a.runs, not a.no_flush)
     copy = copy_bandwidth()

@@ -14,12 +14,17 @@
 #          tools/bench_torch.py, the PyTorch/cuBLAS peer on the same shapes (if
 #          torch imports), both with --json (about 2-3 minutes together)
 #       6. compute-sanitizer --tool memcheck over the golden cases (both GPU paths)
+#       7. kforge-decode (issue 10): --check against the C reference at the small
+#          shape on cuda and ptx (f16 and q4k), cuda against ptx at the Llama-3-8B
+#          shape (3 steps, f16 and q4k), and --bench at that shape (context 4096)
+#          for f16 (with the PyTorch peer, --torch) and q4k in all modes (about
+#          2 minutes; its tables close the summary)
 #   and ends with a summary: the steps, the kforge bench table, and both benches
 #   joined by name (tools/bench_join.py: x copy of each, speedup over the peer).
 #   Logs go to $OUT (the device tool's folder) when set, else to a temporary
 #   directory (bench.json and bench_torch.json among them). BUILD defaults to ./build.
 #
-# Environment: GPU_CHECK_SKIP="sanitizer torch ..." skips steps by name;
+# Environment: GPU_CHECK_SKIP="sanitizer torch decode ..." skips steps by name;
 # GPU_CHECK_STEP_TIMEOUT (seconds, default 240) bounds each step and
 # GPU_CHECK_BUDGET (default 560) the whole run, so it fits one 10-minute
 # device call; a step with no time left is reported as skipped.
@@ -171,6 +176,35 @@ if ! skipped sanitizer; then
     fi
 fi
 
+if ! skipped decode; then
+    echo "== kforge-decode: the decode step checked and timed (issue 10)"
+    decode="$build/kforge-decode"
+    dfail=0
+    dmissed=0
+    dskip=0
+    # decode_run NAME ARGS...: one run, its log kept; a failure counts (a
+    # bench that ran but missed a target exits 1: counted apart).
+    decode_run() {
+        local name=$1 rc; shift
+        if [ "$(left)" -le 20 ]; then echo "-- skipped (no time left in GPU_CHECK_BUDGET): kforge-decode $*"; dskip=$((dskip + 1)); return; fi
+        echo "-- kforge-decode $*"
+        run_step "$logs/decode_$name.log" "$decode" "$@"
+        rc=$?
+        case $rc:$name in 0:*) ;; 1:bench_*) dmissed=$((dmissed + 1)) ;; *) dfail=$((dfail + 1)) ;; esac
+    }
+    for b in cuda ptx; do
+        for w in f16 q4k; do decode_run "small_${b}_$w" --small --backend "$b" --weights "$w" --steps 4 --check; done
+    done
+    for w in f16 q4k; do decode_run "cross_$w" --weights "$w" --steps 3 --check=cross; done
+    decode_run bench_f16 --bench --torch --json "$logs/decode_bench_f16.json"
+    decode_run bench_q4k --weights q4k --bench --json "$logs/decode_bench_q4k.json"
+    passed=$(cat "$logs"/decode_small_*.log "$logs"/decode_cross_*.log 2>/dev/null | grep -c '^check .*, 0 failed$')
+    f16=$(grep -E '^graph +[0-9]' "$logs/decode_bench_f16.log" 2>/dev/null | awk '{print $4}')
+    q4k=$(grep -E '^graph +[0-9]' "$logs/decode_bench_q4k.log" 2>/dev/null | awk '{print $4}')
+    note decode "$([ $dfail != 0 ] && echo FAIL || { [ $dmissed != 0 ] && echo MISSED || echo ok; })" \
+        "checks passed $passed of 6; graph mode x floor: f16 ${f16:-?}, q4k ${q4k:-?}; $dmissed bench(es) missed a target; $dskip run(s) skipped"
+fi
+
 {
     echo
     echo "== gpu_check summary (logs in $logs; $(( $(date +%s) - t_start ))s)"
@@ -181,6 +215,10 @@ fi
     elif [ -f "$logs/bench_torch.txt" ]; then
         echo; echo "-- torch peer"; cat "$logs/bench_torch.txt"
     fi
+    for w in f16 q4k; do
+        [ -f "$logs/decode_bench_$w.log" ] || continue
+        echo; echo "-- kforge-decode --bench ($w)"; grep -vE '^kforge-decode: warning' "$logs/decode_bench_$w.log"
+    done
 } | tee "$logs/summary.txt"
 rm -rf "$KFORGE_CACHE_DIR"
 printf '%s\n' "${summary[@]}" | grep -q ' FAIL ' && exit 1

@@ -7,7 +7,9 @@
  * `saxpy` with the (f32 a, f32 *x, f32 *y, u32 n) layout really computes
  * saxpy on the host, so argument packing, grids and stream order are
  * checked end to end; every launch is recorded for mock_last_launch(),
- * and mock_live_modules() counts modules loaded and not unloaded. Every
+ * and mock_live_modules() counts modules loaded and not unloaded. Stream
+ * capture and graphs (cuStreamBeginCapture .. cuGraphLaunch, below) record
+ * and replay launches, so a graph of saxpy launches computes too. Every
  * function reports 40 registers and no local memory, except an entry whose
  * name holds "spill": 48 local bytes, as a kernel that spills.
  * This exercises the CUDA backend's host side in CI; the GPU tests
@@ -23,6 +25,7 @@
  * failing destroy or free still releases what it was given, as the driver
  * does when the context goes, so a leak seen by mock_live_handles() is the
  * runtime's own. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +36,8 @@ typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 
 enum { OK = 0, INVALID_VALUE = 1, NO_DEVICE = 100, INVALID_DEVICE = 101, INVALID_IMAGE = 200, INVALID_PTX = 218,
-       NOT_FOUND = 500, ILLEGAL_ADDRESS = 700 };
+       ILLEGAL_STATE = 401, NOT_FOUND = 500, ILLEGAL_ADDRESS = 700, CAPTURE_UNSUPPORTED = 900,
+       CAPTURE_INVALIDATED = 901 };
 
 typedef struct {
     char name[128];
@@ -80,7 +84,11 @@ int mock_live_handles(void) { return live_allocs + live_modules + live_other; }
     X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoDAsync_v2) X(cuLinkCreate_v2) X(cuLinkAddData_v2) X(cuLinkComplete) \
     X(cuLinkDestroy) X(cuModuleLoadDataEx) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute)  \
     X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuEventCreate) X(cuEventDestroy_v2) X(cuEventRecord)         \
-    X(cuEventSynchronize) X(cuEventElapsedTime_v2) X(nvrtcVersion) X(nvrtcCreateProgram)                   \
+    X(cuEventSynchronize) X(cuEventElapsedTime_v2) X(cuStreamBeginCapture_v2) X(cuStreamEndCapture)        \
+    X(cuStreamGetCaptureInfo_v3)                                                                           \
+    X(cuGraphGetNodes) X(cuGraphKernelNodeGetParams_v2) X(cuGraphInstantiateWithFlags)                     \
+    X(cuGraphExecKernelNodeSetParams_v2) X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)          \
+    X(nvrtcVersion) X(nvrtcCreateProgram)                                                                  \
     X(nvrtcDestroyProgram) X(nvrtcCompileProgram) X(nvrtcGetPTXSize) X(nvrtcGetPTX)                        \
     X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog)
 
@@ -280,9 +288,40 @@ CUresult cuStreamDestroy_v2(void *s)
     return OK;
 }
 
+/* ---- stream capture: the state (the calls are below) ---------------------------- */
+typedef struct {
+    void *func;
+    unsigned grid[3], block[3], shared;
+    unsigned char args[24];   /* saxpy's (a, x, y, n), copied at capture as the driver copies them */
+} mock_node;
+
+typedef struct {
+    mock_node **nodes;        /* the node handles */
+    int n, cap;
+} mock_graph;
+
+static void *capturing;       /* the stream being captured, or NULL */
+static mock_graph *captured;  /* what it has captured so far */
+static int capture_broken;    /* an unsupported call invalidated the capture */
+static int graph_launches;
+
+/* For tests: whether a capture is going on, and graph launches so far. */
+int mock_capturing(void) { return capturing != NULL; }
+int mock_graph_launches(void) { return graph_launches; }
+
+/* A call on the capturing stream that a capture cannot hold (a wait, a
+ * copy to or from the host): it invalidates the capture, as the driver does. */
+static int unsupported_in_capture(void *stream)
+{
+    if (!capturing || stream != capturing) return 0;
+    capture_broken = 1;
+    return 1;
+}
+
 CUresult cuStreamSynchronize(void *s)
 {
     FAULT(cuStreamSynchronize);
+    if (unsupported_in_capture(s)) return CAPTURE_UNSUPPORTED;
     return sticky;
 }
 
@@ -307,6 +346,7 @@ CUresult cuMemFree_v2(CUdeviceptr p)
 CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, void *s)
 {
     FAULT(cuMemsetD8Async);
+    if (unsupported_in_capture(s)) return CAPTURE_UNSUPPORTED;
     memset((void *)(uintptr_t)p, v, n);
     return OK;
 }
@@ -314,6 +354,7 @@ CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, void *s)
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, void *st)
 {
     FAULT(cuMemcpyHtoDAsync_v2);
+    if (unsupported_in_capture(st)) return CAPTURE_UNSUPPORTED;
     memcpy((void *)(uintptr_t)d, s, n);
     return sticky;
 }
@@ -321,6 +362,7 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, void *st)
 CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, void *st)
 {
     FAULT(cuMemcpyDtoHAsync_v2);
+    if (unsupported_in_capture(st)) return CAPTURE_UNSUPPORTED;
     memcpy(d, (void *)(uintptr_t)s, n);
     return sticky;
 }
@@ -328,6 +370,7 @@ CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, void *st)
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, void *st)
 {
     FAULT(cuMemcpyDtoDAsync_v2);
+    if (unsupported_in_capture(st)) return CAPTURE_UNSUPPORTED;
     memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
     return sticky;
 }
@@ -448,16 +491,59 @@ CUresult cuFuncSetAttribute(void *fn, int attr, int v)
 }
 
 /* ---- launches --------------------------------------------------------------------- */
-static void run_saxpy(void **params, unsigned threads)
+/* saxpy's arguments (f32 a, f32 *x, f32 *y, u32 n) as 24 packed bytes. */
+static void saxpy_pack(void **params, unsigned char out[24])
+{
+    memcpy(out, params[0], 4);
+    memcpy(out + 4, params[1], 8);
+    memcpy(out + 12, params[2], 8);
+    memcpy(out + 20, params[3], 4);
+}
+
+static void run_saxpy(const unsigned char args[24], unsigned threads)
 {
     float a;
     float *x, *y;
     unsigned n;
-    memcpy(&a, params[0], 4);
-    memcpy(&x, params[1], 8);
-    memcpy(&y, params[2], 8);
-    memcpy(&n, params[3], 4);
+    memcpy(&a, args, 4);
+    memcpy(&x, args + 4, 8);
+    memcpy(&y, args + 12, 8);
+    memcpy(&n, args + 20, 4);
     for (unsigned i = 0; i < threads && i < n; i++) y[i] = a * x[i] + y[i];
+}
+
+/* Runs a launch (recorded for mock_last_launch). */
+static void run_node(const mock_node *nd)
+{
+    const mock_func *f = nd->func;
+    last = (mock_launch){{nd->grid[0], nd->grid[1], nd->grid[2]}, {nd->block[0], nd->block[1], nd->block[2]},
+                         nd->shared, "", last.nlaunches + 1};
+    snprintf(last.name, sizeof last.name, "%s", f->name);
+    if (!strcmp(f->name, "saxpy"))
+        run_saxpy(nd->args, nd->grid[0] * nd->grid[1] * nd->grid[2] * nd->block[0] * nd->block[1] * nd->block[2]);
+    if (!strcmp(f->name, "wild")) sticky = ILLEGAL_ADDRESS;   /* faults at the next sync */
+}
+
+static void node_set(mock_node *nd, void *fn, const unsigned g[3], const unsigned b[3], unsigned shared, void **params)
+{
+    nd->func = fn;
+    memcpy(nd->grid, g, sizeof nd->grid);
+    memcpy(nd->block, b, sizeof nd->block);
+    nd->shared = shared;
+    if (params && !strcmp(((mock_func *)fn)->name, "saxpy")) saxpy_pack(params, nd->args);
+}
+
+/* A launch on the capturing stream becomes a node of the capture. */
+static CUresult capture_launch(mock_node *nd)
+{
+    if (capture_broken) return CAPTURE_INVALIDATED;
+    if (captured->n == captured->cap) {
+        captured->cap = captured->cap ? 2 * captured->cap : 16;
+        captured->nodes = realloc(captured->nodes, (size_t)captured->cap * sizeof *captured->nodes);
+    }
+    captured->nodes[captured->n] = malloc(sizeof *nd);
+    *captured->nodes[captured->n++] = *nd;
+    return OK;
 }
 
 CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
@@ -467,10 +553,159 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
     mock_func *f = fn;
     if (sticky) return sticky;
     if ((int)shared > (f->dyn_limit > 49152 ? f->dyn_limit : 49152)) return INVALID_VALUE;
-    last = (mock_launch){{gx, gy, gz}, {bx, by, bz}, shared, "", last.nlaunches + 1};
-    snprintf(last.name, sizeof last.name, "%s", f->name);
-    if (!strcmp(f->name, "saxpy")) run_saxpy(params, gx * gy * gz * bx * by * bz);
-    if (!strcmp(f->name, "wild")) sticky = ILLEGAL_ADDRESS;   /* faults at the next sync */
+    mock_node nd = {0};
+    node_set(&nd, fn, (unsigned[3]){gx, gy, gz}, (unsigned[3]){bx, by, bz}, shared, params);
+    if (capturing && stream == capturing) return capture_launch(&nd);
+    run_node(&nd);
+    return OK;
+}
+
+/* ---- graphs ----------------------------------------------------------------------------
+ * A capture records each launch on the capturing stream as a node (the
+ * arguments copied); a sync, host copy, memset or event record on that
+ * stream invalidates it (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, later
+ * launches CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) and cuStreamEndCapture then
+ * gives no graph. The capture ends at cuStreamEndCapture even when that
+ * call fails (injected too), as a driver ends an invalidated one. An
+ * instantiated graph copies the nodes; cuGraphLaunch runs them in order.
+ * $MOCKCUDA_NODES_REVERSED makes cuGraphGetNodes list them backwards (the
+ * driver documents no order). */
+typedef struct {       /* CUDA_KERNEL_NODE_PARAMS_v2 */
+    void *func;
+    unsigned gx, gy, gz, bx, by, bz, shared;
+    void **params, **extra;
+    void *kern, *ctx;
+} mock_kparams;
+
+typedef struct {
+    mock_graph *g;     /* instantiated from (its node handles name the nodes) */
+    mock_node *nodes;  /* its own copy, in order */
+    int n;
+} mock_exec;
+
+static void graph_free(mock_graph *g)
+{
+    for (int i = 0; g && i < g->n; i++) free(g->nodes[i]);
+    if (g) free(g->nodes);
+    free(g);
+}
+
+CUresult cuStreamBeginCapture_v2(void *stream, int mode)
+{
+    FAULT(cuStreamBeginCapture_v2);
+    if (capturing) return ILLEGAL_STATE;
+    capturing = stream;
+    captured = calloc(1, sizeof *captured);
+    capture_broken = 0;
+    return OK;
+}
+
+CUresult cuStreamEndCapture(void *stream, void **graph)
+{
+    *graph = NULL;
+    if (!capturing || stream != capturing) return ILLEGAL_STATE;
+    mock_graph *g = captured;
+    int broken = capture_broken;
+    capturing = NULL, captured = NULL, capture_broken = 0;
+    if (fault(API_cuStreamEndCapture) || broken) {
+        graph_free(g);
+        return broken ? CAPTURE_INVALIDATED : INJECTED;
+    }
+    *graph = g;
+    live_other++;
+    return OK;
+}
+
+/* The capture's status; its dependency set is the last captured node. */
+CUresult cuStreamGetCaptureInfo_v3(void *stream, int *status, unsigned long long *id, void **graph, void *const **deps,
+                                   const void **edges, size_t *n)
+{
+    FAULT(cuStreamGetCaptureInfo_v3);
+    bool on = capturing && stream == capturing;
+    *status = !on ? 0 : capture_broken ? 2 : 1;
+    if (id) *id = on ? 1 : 0;
+    if (graph) *graph = on ? captured : NULL;
+    if (edges) *edges = NULL;
+    if (deps) *deps = on && captured->n ? (void *const *)&captured->nodes[captured->n - 1] : NULL;
+    if (n) *n = on && captured->n ? 1 : 0;
+    return OK;
+}
+
+CUresult cuGraphGetNodes(void *graph, void **nodes, size_t *n)
+{
+    FAULT(cuGraphGetNodes);
+    mock_graph *g = graph;
+    if (!nodes) {
+        *n = (size_t)g->n;
+        return OK;
+    }
+    bool reversed = getenv("MOCKCUDA_NODES_REVERSED") != NULL;   /* the driver promises no order */
+    for (size_t i = 0; i < *n && i < (size_t)g->n; i++) nodes[i] = g->nodes[reversed ? (size_t)g->n - 1 - i : i];
+    *n = *n < (size_t)g->n ? *n : (size_t)g->n;
+    return OK;
+}
+
+CUresult cuGraphKernelNodeGetParams_v2(void *node, mock_kparams *p)
+{
+    FAULT(cuGraphKernelNodeGetParams_v2);
+    const mock_node *nd = node;
+    *p = (mock_kparams){nd->func, nd->grid[0], nd->grid[1], nd->grid[2], nd->block[0], nd->block[1], nd->block[2],
+                        nd->shared, NULL, NULL, NULL, NULL};
+    return OK;
+}
+
+CUresult cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags)
+{
+    FAULT(cuGraphInstantiateWithFlags);
+    mock_graph *g = graph;
+    mock_exec *x = calloc(1, sizeof *x);
+    x->g = g;
+    x->n = g->n;
+    x->nodes = malloc((size_t)(g->n ? g->n : 1) * sizeof *x->nodes);
+    for (int i = 0; i < g->n; i++) x->nodes[i] = *g->nodes[i];
+    *exec = x;
+    live_other++;
+    return OK;
+}
+
+CUresult cuGraphExecKernelNodeSetParams_v2(void *exec, void *node, const mock_kparams *p)
+{
+    FAULT(cuGraphExecKernelNodeSetParams_v2);
+    mock_exec *x = exec;
+    int i = 0;
+    while (i < x->g->n && x->g->nodes[i] != node) i++;
+    if (i == x->g->n || p->func != x->nodes[i].func) return INVALID_VALUE;
+    node_set(&x->nodes[i], p->func, (unsigned[3]){p->gx, p->gy, p->gz}, (unsigned[3]){p->bx, p->by, p->bz}, p->shared,
+             p->params);
+    return OK;
+}
+
+CUresult cuGraphLaunch(void *exec, void *stream)
+{
+    FAULT(cuGraphLaunch);
+    mock_exec *x = exec;
+    if (sticky) return sticky;
+    if (capturing && stream == capturing) return CAPTURE_UNSUPPORTED;
+    graph_launches++;
+    for (int i = 0; i < x->n; i++) run_node(&x->nodes[i]);
+    return OK;
+}
+
+CUresult cuGraphExecDestroy(void *exec)
+{
+    mock_exec *x = exec;
+    free(x->nodes);
+    free(x);
+    live_other--;
+    FAULT(cuGraphExecDestroy);
+    return OK;
+}
+
+CUresult cuGraphDestroy(void *graph)
+{
+    graph_free(graph);
+    live_other--;
+    FAULT(cuGraphDestroy);
     return OK;
 }
 
@@ -494,6 +729,7 @@ CUresult cuEventDestroy_v2(void *e)
 CUresult cuEventRecord(void *e, void *stream)
 {
     FAULT(cuEventRecord);
+    if (unsupported_in_capture(stream)) return CAPTURE_UNSUPPORTED;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     *(double *)e = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;

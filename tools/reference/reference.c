@@ -21,6 +21,7 @@
 #include "../fill.h"
 #include "../golden_case.h"
 #include "../npy.h"
+#include "ref_num.h"
 
 typedef struct {
     const kf_case *c;
@@ -30,39 +31,7 @@ typedef struct {
 
 /* ---- independent f16 / bf16 rounding ------------------------------------- */
 
-/* Rounds x to p significant bits with minimum normal exponent emin and
- * maximum exponent emax, to nearest even, in one rounding. */
-static double round_fmt(double x, int p, int emin, int emax)
-{
-    if (x == 0 || isnan(x) || isinf(x)) return x;
-    int e = ilogb(x);
-    if (e < emin) e = emin;
-    double q = ldexp(nearbyint(ldexp(x, p - 1 - e)), e - (p - 1));
-    double maxv = ldexp(2.0 - ldexp(1.0, 1 - p), emax);
-    return fabs(q) > maxv ? copysign(INFINITY, x) : q;
-}
-
-static double rf16(double x) { return round_fmt(x, 11, -14, 15); }
-static double rbf16(double x) { return round_fmt(x, 8, -126, 127); }
-
-static uint16_t f16_bits(double x)
-{
-    double q = rf16(x);
-    uint16_t sign = signbit(q) ? 0x8000 : 0;
-    double a = fabs(q);
-    if (isnan(q)) return 0x7e00;
-    if (isinf(a)) return sign | 0x7c00;
-    if (a < ldexp(1.0, -14)) return sign | (uint16_t)ldexp(a, 24);
-    int e = ilogb(a);
-    return sign | (uint16_t)((e + 15) << 10) | (uint16_t)(ldexp(a, 10 - e) - 1024);
-}
-
-static double f16_value(uint16_t h)
-{
-    int e = (h >> 10) & 31, m = h & 1023;
-    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
-    return (h & 0x8000) ? -v : v;
-}
+static double rbf16(double x) { return kf_ref_round_fmt(x, 8, -126, 127); }
 
 static uint16_t bf16_bits(double x)
 {
@@ -180,10 +149,10 @@ static void ref_softmax(ref_ctx *r, bool half)
     double *row = malloc(cols * sizeof *row), *res = malloc(cols * sizeof *res);
     for (size_t i = 0; i < rows && (i + 1) * cols <= nx && (i + 1) * cols <= ny; i++) {
         for (size_t c = 0; c < cols; c++)
-            row[c] = half ? f16_value(((uint16_t *)x)[i * cols + c]) : ((float *)x)[i * cols + c];
+            row[c] = half ? kf_ref_f16_value(((uint16_t *)x)[i * cols + c]) : ((float *)x)[i * cols + c];
         softmax_row(row, res, cols);
         for (size_t c = 0; c < cols; c++) {
-            if (half) ((uint16_t *)y)[i * cols + c] = f16_bits(res[c]);
+            if (half) ((uint16_t *)y)[i * cols + c] = kf_ref_f16_bits(res[c]);
             else ((float *)y)[i * cols + c] = (float)res[c];
         }
     }
@@ -205,10 +174,10 @@ static void ref_rmsnorm(ref_ctx *r)
     uint16_t *y = in_buf(r, "y", KF_S_F16, 1, &ny);
     for (size_t i = 0; i < rows && (i + 1) * cols <= nx && (i + 1) * cols <= ny && cols <= nw; i++) {
         double ss = 0;
-        for (size_t c = 0; c < cols; c++) ss += f16_value(x[i * cols + c]) * f16_value(x[i * cols + c]);
+        for (size_t c = 0; c < cols; c++) ss += kf_ref_f16_value(x[i * cols + c]) * kf_ref_f16_value(x[i * cols + c]);
         double scale = 1.0 / sqrt(ss / (double)cols + eps);
         for (size_t c = 0; c < cols; c++)
-            y[i * cols + c] = f16_bits(f16_value(x[i * cols + c]) * scale * f16_value(w[c]));
+            y[i * cols + c] = kf_ref_f16_bits(kf_ref_f16_value(x[i * cols + c]) * scale * kf_ref_f16_value(w[c]));
     }
     out_buf(r, "y", KF_S_F16, y, ny);
     free(x);

@@ -121,14 +121,14 @@ static double bf16_value(uint16_t h)
 static double elem(const void *p, size_t i, int kind)
 {
     if (kind == 2) return ((const float *)p)[i];
-    return kind ? bf16_value(((const uint16_t *)p)[i]) : f16_value(((const uint16_t *)p)[i]);
+    return kind ? bf16_value(((const uint16_t *)p)[i]) : kf_ref_f16_value(((const uint16_t *)p)[i]);
 }
 
 /* Stores v in element i: f32 when f32 is set, f16 otherwise. */
 static void put(void *p, size_t i, double v, bool f32)
 {
     if (f32) ((float *)p)[i] = (float)v;
-    else ((uint16_t *)p)[i] = f16_bits(v);
+    else ((uint16_t *)p)[i] = kf_ref_f16_bits(v);
 }
 
 static bool name_has(ref_ctx *r, const char *part) { return strstr(r->c->kernel, part) != NULL; }
@@ -161,37 +161,6 @@ static void ref_gemv(ref_ctx *r)
 
 /* ---- q4k.kf ------------------------------------------------------------------------ */
 
-/* get_scale_min_k4: 6-bit scale and min of sub-block j of the 12 scale bytes q. */
-static void q4k_scale_min(int j, const uint8_t *q, int *sc, int *mn)
-{
-    if (j < 4) {
-        *sc = q[j] & 63;
-        *mn = q[j + 4] & 63;
-    } else {
-        *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-        *mn = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-    }
-}
-
-static double q4k_d(const uint8_t *blk, int h) { return f16_value((uint16_t)(blk[2 * h] | blk[2 * h + 1] << 8)); }
-
-/* The 256 weights of one block_q4_K (d, dmin, scales[12], qs[128]): weight
- * 64j + l (l < 32) is d·sc·(qs[32j + l] & 15) - dmin·m of sub-block 2j,
- * weight 64j + 32 + l uses qs[32j + l] >> 4 and sub-block 2j + 1. */
-static void q4k_dequant(const uint8_t *blk, double *out)
-{
-    const uint8_t *scales = blk + 4, *qs = blk + 16;
-    for (int j = 0; j < 4; j++)
-        for (int half = 0; half < 2; half++) {
-            int sc, mn;
-            q4k_scale_min(2 * j + half, scales, &sc, &mn);
-            for (int l = 0; l < 32; l++) {
-                int q = half ? qs[32 * j + l] >> 4 : qs[32 * j + l] & 15;
-                out[64 * j + 32 * half + l] = q4k_d(blk, 0) * sc * q - q4k_d(blk, 1) * mn;
-            }
-        }
-}
-
 static uint8_t *q4k_weights(ref_ctx *r, size_t m, size_t k, size_t *nw)
 {
     return in_made(r, "w", KF_S_U8, 1, m * (k / 256) * 144, make_q4k, NULL, nw);
@@ -206,7 +175,7 @@ static void ref_q4k_gemv(ref_ctx *r)
     for (size_t i = 0; i < m && i < ny && nx >= k && nw >= m * k / 256 * 144; i++) {
         double s = 0;
         for (size_t kb = 0; kb < k / 256; kb++) {
-            q4k_dequant(w + (i * (k / 256) + kb) * 144, deq);
+            kf_ref_q4k_dequant(w + (i * (k / 256) + kb) * 144, deq);
             for (int l = 0; l < 256; l++) s += deq[l] * x[kb * 256 + l];
         }
         y[i] = (float)s;
@@ -228,45 +197,18 @@ static void ref_q8_quantize(ref_ctx *r)
     int8_t *xq = in_buf(r, "xq", KF_S_I8, 1, &nq);
     uint16_t *xds = in_buf(r, "xds", KF_S_F16, 2, &nd);
     for (size_t b0 = 0; b0 < n && b0 < nx && b0 / 32 < nd; b0 += 32) {
-        float amax = 0;
-        double sum = 0;
-        for (size_t i = b0; i < b0 + 32 && i < n; i++) {
-            amax = fmaxf(amax, fabsf((float)elem(x, i, half ? 0 : 2)));
-            sum += elem(x, i, half ? 0 : 2);
-        }
-        float d = amax / 127.0f;
-        for (size_t i = b0; i < b0 + 32 && i < n && i < nq; i++)
-            xq[i] = amax == 0 ? 0 : (int8_t)roundf((float)elem(x, i, half ? 0 : 2) / d);
-        xds[b0 / 16] = f16_bits(d);
-        xds[b0 / 16 + 1] = f16_bits(sum);
+        float v[32];
+        size_t len = n - b0 < 32 ? n - b0 : 32;
+        for (size_t i = 0; i < len; i++) v[i] = (float)elem(x, b0 + i, half ? 0 : 2);
+        int8_t q[32];
+        kf_ref_q8_block(v, len, q, xds + b0 / 16);
+        for (size_t i = 0; i < len && b0 + i < nq; i++) xq[b0 + i] = q[i];
     }
     out_buf(r, "xq", KF_S_I8, xq, nq);
     out_buf(r, "xds", KF_S_F16, xds, nd * 2);
     free(x);
     free(xq);
     free(xds);
-}
-
-/* One row of q4k_q8_gemv: llama.cpp's q8 dot product, exactly:
- * sum over sub-blocks of d·sc·d8·sum(q4·q8) - dmin·m·s8. */
-static double q4k_q8_row(const uint8_t *row, size_t nbk, const int8_t *xq, const uint16_t *xds)
-{
-    double s = 0;
-    for (size_t kb = 0; kb < nbk; kb++) {
-        const uint8_t *blk = row + kb * 144, *qs = blk + 16;
-        for (int sub = 0; sub < 8; sub++) {
-            int sc, mn;
-            long dot = 0;
-            q4k_scale_min(sub, blk + 4, &sc, &mn);
-            for (int l = 0; l < 32; l++) {
-                int q = sub & 1 ? qs[32 * (sub / 2) + l] >> 4 : qs[32 * (sub / 2) + l] & 15;
-                dot += (long)q * xq[kb * 256 + 32 * sub + l];
-            }
-            size_t ds = (kb * 8 + sub) * 2;
-            s += q4k_d(blk, 0) * sc * f16_value(xds[ds]) * (double)dot - q4k_d(blk, 1) * mn * f16_value(xds[ds + 1]);
-        }
-    }
-    return s;
 }
 
 /* q4k_q8_gemv_f32 / _f16 / _f16_acc. */
@@ -279,7 +221,7 @@ static void ref_q4k_q8_gemv(ref_ctx *r)
     uint16_t *xds = in_buf(r, "xds", KF_S_F16, 2, &nd);
     void *y = in_buf(r, "y", yf ? KF_S_F32 : KF_S_F16, 1, &ny);
     for (size_t i = 0; i < m && i < ny && nq >= k && nd * 32 >= k; i++) {
-        double s = q4k_q8_row(w + i * (k / 256) * 144, k / 256, xq, xds);
+        double s = kf_ref_q4k_q8_row(w + i * (k / 256) * 144, k / 256, xq, xds);
         put(y, i, s + (acc ? elem(y, i, 0) : 0), yf);
     }
     out_buf(r, "y", yf ? KF_S_F32 : KF_S_F16, y, ny);
@@ -323,7 +265,7 @@ static double sdpa_range(const sdpa_shape *s, const uint16_t *q, const uint16_t 
     for (size_t p = p0; p < p1; p++) {
         const uint16_t *kr = kc + ((b * s->l + p) * s->hkv + kvh) * s->d;
         double dot = 0;
-        for (size_t e = 0; e < s->d; e++) dot += f16_value(q[e]) * f16_value(kr[e]);
+        for (size_t e = 0; e < s->d; e++) dot += kf_ref_f16_value(q[e]) * kf_ref_f16_value(kr[e]);
         z[p - p0] = dot / sqrt((double)s->d);
         zmax = fmax(zmax, z[p - p0]);
     }
@@ -332,7 +274,7 @@ static double sdpa_range(const sdpa_shape *s, const uint16_t *q, const uint16_t 
         const uint16_t *vr = vc + ((b * s->l + p) * s->hkv + kvh) * s->d;
         double wgt = exp(z[p - p0] - zmax);
         den += wgt;
-        for (size_t e = 0; e < s->d; e++) po[e] += wgt * f16_value(vr[e]);
+        for (size_t e = 0; e < s->d; e++) po[e] += wgt * kf_ref_f16_value(vr[e]);
     }
     for (size_t e = 0; e < s->d; e++) po[e] /= den;
     free(z);
@@ -392,7 +334,7 @@ static void ref_sdpa_combine(ref_ctx *r)
                     den += wgt;
                     num += wgt * po[(base + sp) * s.d + e];
                 }
-                o[(b * s.h + hq) * s.d + e] = f16_bits(nv ? num / den : 0);
+                o[(b * s.h + hq) * s.d + e] = kf_ref_f16_bits(nv ? num / den : 0);
             }
         }
     out_buf(r, "o", KF_S_F16, o, no);
@@ -403,19 +345,6 @@ static void ref_sdpa_combine(ref_ctx *r)
 }
 
 /* ---- rope.kf ------------------------------------------------------------------------- */
-
-/* Turns the pairs of one head of d f16 values in place: pair i (NeoX: i and
- * i + d/2; GPT-J: 2i and 2i + 1) by pos·theta^(-2i/d). */
-static void rope_head(uint16_t *x, size_t d, double pos, double theta, bool neox)
-{
-    for (size_t i = 0; i < d / 2; i++) {
-        double a = pos * pow(theta, -2.0 * (double)i / (double)d), c = cos(a), sn = sin(a);
-        size_t i0 = neox ? i : 2 * i, i1 = neox ? i + d / 2 : 2 * i + 1;
-        double u = f16_value(x[i0]), v = f16_value(x[i1]);
-        x[i0] = f16_bits(u * c - v * sn);
-        x[i1] = f16_bits(v * c + u * sn);
-    }
-}
 
 /* Positions uniform in [hi - 4096, hi]: near 2^20 for rope_neox / _gptj, in
  * [0, l) for the cache writers. */
@@ -433,7 +362,7 @@ static void ref_rope(ref_ctx *r)
     double theta = (float)in_num(r, "theta");
     uint32_t *pos = rope_positions(r, t, 1u << 20);
     uint16_t *x = in_buf(r, "x", KF_S_F16, 1, &nx);
-    for (size_t i = 0; i < t * h && (i + 1) * d <= nx; i++) rope_head(x + i * d, d, pos[i / h], theta, neox);
+    for (size_t i = 0; i < t * h && (i + 1) * d <= nx; i++) kf_ref_rope_head(x + i * d, d, pos[i / h], theta, neox);
     out_buf(r, "x", KF_S_F16, x, nx);
     free(pos);
     free(x);
@@ -457,7 +386,7 @@ static void ref_rope_qkv(ref_ctx *r)
             size_t kv = ((i * l + pos[i]) * hkv + (hh >= h ? (hh - h) % hkv : 0)) * d;
             uint16_t *out = hh < h ? q + (i * h + hh) * d : hh < h + hkv ? kc + kv : vc + kv;
             memcpy(out, in, d * 2);
-            if (hh < h + hkv) rope_head(out, d, pos[i], theta, neox);
+            if (hh < h + hkv) kf_ref_rope_head(out, d, pos[i], theta, neox);
         }
     out_buf(r, "q", KF_S_F16, q, nq);
     out_buf(r, "kc", KF_S_F16, kc, nk);
@@ -477,8 +406,8 @@ static void ref_silu_mul(ref_ctx *r)
     uint16_t *g = in_buf(r, "g", KF_S_F16, 1, &ng), *u = in_buf(r, "u", KF_S_F16, 1, &nu);
     uint16_t *y = in_buf(r, "y", KF_S_F16, 1, &ny);
     for (size_t i = 0; i < n && i < ng && i < nu && i < ny; i++) {
-        double gv = f16_value(g[i]);
-        y[i] = f16_bits(gv / (1.0 + exp(-gv)) * f16_value(u[i]));
+        double gv = kf_ref_f16_value(g[i]);
+        y[i] = kf_ref_f16_bits(gv / (1.0 + exp(-gv)) * kf_ref_f16_value(u[i]));
     }
     out_buf(r, "y", KF_S_F16, y, ny);
     free(g);
@@ -497,11 +426,11 @@ static void ref_add_rmsnorm(ref_ctx *r)
          i++) {
         double ss = 0;
         for (size_t c = i * cols; c < (i + 1) * cols; c++) {
-            x[c] = f16_bits(f16_value(x[c]) + f16_value(res[c]));
-            ss += f16_value(x[c]) * f16_value(x[c]);
+            x[c] = kf_ref_f16_bits(kf_ref_f16_value(x[c]) + kf_ref_f16_value(res[c]));
+            ss += kf_ref_f16_value(x[c]) * kf_ref_f16_value(x[c]);
         }
         double scale = 1.0 / sqrt(ss / (double)cols + eps);
-        for (size_t c = 0; c < cols; c++) y[i * cols + c] = f16_bits(f16_value(x[i * cols + c]) * scale * f16_value(w[c]));
+        for (size_t c = 0; c < cols; c++) y[i * cols + c] = kf_ref_f16_bits(kf_ref_f16_value(x[i * cols + c]) * scale * kf_ref_f16_value(w[c]));
     }
     out_buf(r, "x", KF_S_F16, x, nx);
     out_buf(r, "y", KF_S_F16, y, ny);

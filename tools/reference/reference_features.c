@@ -66,7 +66,7 @@ static void ref_convert(ref_ctx *r)
         o64[i] = d64 >= 9223372036854775807.0 ? INT64_MAX : (int64_t)d64;
         double du64 = sat((double)x[i] * 1.0e19, 0, 18446744073709551615.0);
         ou64[i] = du64 >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)du64;
-        oh[i] = f16_bits(v);
+        oh[i] = kf_ref_f16_bits(v);
         obf[i] = bf16_bits(v);
         od[i] = (double)x[i] * 3.0;
         ob[i] = v > 0.0f;
@@ -116,8 +116,8 @@ static void ref_vectors(ref_ctx *r)
         o8[i] = (uint8_t)((w[i] & 0xff) + (w[i] >> 24) + 3);
         double bx = rbf16(xi), prod = rbf16(bx * 1.5);
         obf[i] = bf16_bits(prod + 1.5);
-        double hv = rf16(xi), sq = rf16(hv * hv);
-        ohf[i] = f16_bits(sq + hv);
+        double hv = kf_ref_rf16(xi), sq = kf_ref_rf16(hv * hv);
+        ohf[i] = kf_ref_f16_bits(sq + hv);
     }
     out_free(r, "o4", KF_S_F32, o4, m4 * 4);
     out_free(r, "oh", KF_S_F16, oh, mh * 2);
@@ -359,9 +359,43 @@ static void atomics_element(int32_t v, size_t i, int32_t *ci, uint32_t *cu, uint
     cf[0] += (float)(v & 255);
     cf[1] = fminf(cf[1], (float)(v >> 8));
     cf[2] = fmaxf(cf[2], (float)(v >> 8));
-    h[0] = rf16(h[0] + 1.0);
-    h[1] = rf16(h[1] + 0.5);
+    h[0] = kf_ref_rf16(h[0] + 1.0);
+    h[1] = kf_ref_rf16(h[1] + 0.5);
     cd[0] += (double)(v & 255) * 0.25;
+}
+
+/* x with a subnormal taken as zero of its sign (atom.global.add.f32). */
+static float ftz32(float x) { return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x; }
+
+/* atomics_subnormal: f32 adds flush inputs and results; f64, f16x2 keep them. */
+static void ref_atomics_subnormal(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), a, b, c;
+    float *sf = in_buf(r, "sf", KF_S_F32, 1, &a);
+    double *sd = in_buf(r, "sd", KF_S_F64, 1, &b);
+    uint16_t *sh = in_buf(r, "sh", KF_S_F16, 2, &c);
+    if (a < 2 + 2 * n || b < n || c < n) {
+        fprintf(stderr, "%s: buffers too small for atomics_subnormal\n", r->c->path);
+        r->errors++;
+        n = 0;
+    }
+    const float mn = ldexpf(1.0f, -126);
+    for (size_t i = 0; i < n; i++) {
+        float tiny = ldexpf((float)(0x00200000 + i), -149);
+        sf[0] = ftz32(ftz32(sf[0]) + ftz32(tiny));
+        sf[1] = ftz32(ftz32(sf[1]) + ftz32(-tiny));
+        float *k = &sf[2 + 2 * i];
+        k[0] = ftz32(ftz32(k[0]) + 1.5f * mn);
+        k[0] = ftz32(ftz32(k[0]) - mn);
+        k[1] = ftz32(ftz32(k[1]) - 1.5f * mn);
+        k[1] = ftz32(ftz32(k[1]) + mn);
+        sd[i] += ldexp((double)(i + 1), -1074);
+        sh[2 * i] = f16_bits(f16_value(sh[2 * i]) + ldexp(1.0, -24));
+        sh[2 * i + 1] = f16_bits(f16_value(sh[2 * i + 1]) - ldexp(1.0, -23));
+    }
+    out_free(r, "sf", KF_S_F32, sf, a);
+    out_free(r, "sd", KF_S_F64, sd, b);
+    out_free(r, "sh", KF_S_F16, sh, 2 * c);
 }
 
 static void ref_atomics(ref_ctx *r)
@@ -379,7 +413,7 @@ static void ref_atomics(ref_ctx *r)
         r->errors++;
         n = 0;
     }
-    double h[2] = {f16_value(ch[0]), f16_value(ch[1])};
+    double h[2] = {kf_ref_f16_value(ch[0]), kf_ref_f16_value(ch[1])};
     for (size_t i = 0; i < n; i++) atomics_element(x[i], i, ci, cu, cl, cf, h, cd);
     if (n) {
         ci[3] = 7, ci[4] = ci[4] == 0 ? 1 : ci[4], ci[5] += 1;
@@ -387,8 +421,8 @@ static void ref_atomics(ref_ctx *r)
         cl[3] = 11, cl[4] = cl[4] == 0 ? 3 : cl[4], cl[5] += 1;
         cf[3] = 2.5f, cf[4] = cf[4] == 0.0f ? 1.0f : cf[4], cf[5] += 1.0f;
     }
-    ch[0] = f16_bits(h[0]);
-    ch[1] = f16_bits(h[1]);
+    ch[0] = kf_ref_f16_bits(h[0]);
+    ch[1] = kf_ref_f16_bits(h[1]);
     out_free(r, "ci", KF_S_I32, ci, a);
     out_free(r, "cu", KF_S_U32, cu, b);
     out_free(r, "cl", KF_S_U64, cl, c);
@@ -684,6 +718,6 @@ static void ref_warp_edges(ref_ctx *r)
     {"convert", ref_convert}, {"vectors", ref_vectors}, {"ops_i32", ref_ops_i32}, \
     {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"warp_ops", ref_warp_ops}, \
     {"warp_edges", ref_warp_edges}, \
-    {"atomics", ref_atomics}, {"math_f32", ref_math_f32}, {"math_f64", ref_math_f64}, \
+    {"atomics", ref_atomics}, {"atomics_subnormal", ref_atomics_subnormal}, {"math_f32", ref_math_f32}, {"math_f64", ref_math_f64}, \
     {"math_vec", ref_math_vec}, {"int_math", ref_int_math}, {"geometry", ref_geometry}, \
     {"transpose", ref_transpose},

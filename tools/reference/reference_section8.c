@@ -28,11 +28,11 @@ static double s8_bf16_value(uint16_t h)
 static uint16_t half_bits(bool bf, double v)
 {
     if (isnan(v)) return 0x7fff;
-    return bf ? bf16_bits(v) : f16_bits(v);
+    return bf ? bf16_bits(v) : kf_ref_f16_bits(v);
 }
 
-static double half_value(bool bf, uint16_t h) { return bf ? s8_bf16_value(h) : f16_value(h); }
-static double rhalf(bool bf, double x) { return bf ? rbf16(x) : rf16(x); }
+static double half_value(bool bf, uint16_t h) { return bf ? s8_bf16_value(h) : kf_ref_f16_value(h); }
+static double rhalf(bool bf, double x) { return bf ? rbf16(x) : kf_ref_rf16(x); }
 
 static int bit_length(unsigned __int128 m)
 {

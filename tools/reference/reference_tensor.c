@@ -94,7 +94,7 @@ static void ref_ldsm(ref_ctx *r)
     }
     double *av = halves(a, 256, false), *bv = halves(b, 128, false), *cv = floats(c, 128);
     double *b1 = malloc(128 * sizeof *b1);
-    for (size_t i = 0; b1 && i < 128; i++) b1[i] = rf16(bv[i] + 1.0);
+    for (size_t i = 0; b1 && i < 128; i++) b1[i] = kf_ref_rf16(bv[i] + 1.0);
     for (int o = 0; o < 5; o++) {
         float *d = in_buf(r, outs[o], KF_S_F32, 1, &nd);
         if (nd >= 128) ref_matmul(av, o == 4 ? b1 : bv, cv, d, 16, 8, 16);

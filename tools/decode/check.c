@@ -1,0 +1,209 @@
+/* --check (decode.h): every step is run with a fence after it and its
+ * logits compared, either with the independent reference (ref.c: the
+ * small shapes, any backend) or between the cuda and ptx paths run in
+ * lockstep (any shape). A step passes when
+ *   - every logit is within the tolerance of the other side's (absolute,
+ *     TOL times the largest logit magnitude, at least TOL),
+ *   - the token the step chose is the first index of its own largest logit
+ *     (argmax is exact), and
+ *   - it is the other side's choice too, unless the other side's best two
+ *     logits are within twice the tolerance of each other (a near tie the
+ *     roundings may break either way); after such a tie the second side is
+ *     given the first side's token, so that both go on from the same input.
+ * The reference always takes the device's token.
+ *
+ * With the reference, the k and v rows each step wrote into the caches are
+ * compared too (same tolerance), and the reference then takes the device's
+ * rows, so every step is checked from the same state.
+ *
+ * Tolerances, of the logits' scale (the largest magnitude, at least 1),
+ * times sqrt(layers / 2), measured on the CPU interpreter at the small
+ * shape (2 layers) over 144 steps (24 seeds): f16 weights 4e-3 (largest
+ * seen 8.8e-4: f32 sums that round to another f16 than the double ones;
+ * 32 layers: 3.3e-3 of the scale, against 1.6e-2); q4k 1e-1 (largest seen
+ * 6.9e-2): a one-ulp f16 difference at a GEMV's input may move one 8-bit
+ * quantization step of llama.cpp's q8_1, which moves the logits by that
+ * much; the q4k steps where no step moved agree to 1e-6. A wrong kernel or
+ * wiring moves logits by their scale (RoPE's reduction broken: 2e-2 of it,
+ * and the cache rows by 0.9: tests/test_decode.c). */
+#include "decode.h"
+#include "../reference/ref_num.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOL_F16 4e-3
+#define TOL_Q4K 1e-1
+
+/* The tolerance for values of which the largest magnitude is mx: TOL_* of
+ * max(1, mx), times sqrt(layers / 2) (each layer adds its roundings). */
+static double tol_for(const dc_config *c, double mx)
+{
+    double depth = sqrt(fmax(1.0, c->sh.layers / 2.0));
+    return (c->wt == DC_Q4K ? TOL_Q4K : TOL_F16) * depth * fmax(1.0, mx);
+}
+
+static double tolerance(const dc_config *c, const float *want, uint32_t n)
+{
+    double mx = 0;
+    for (uint32_t i = 0; i < n; i++) mx = fmax(mx, fabs(want[i]));
+    return tol_for(c, mx);
+}
+
+/* The first index of the largest logit, and the gap to the second largest. */
+static uint32_t best(const float *x, uint32_t n, double *margin)
+{
+    uint32_t b = 0;
+    for (uint32_t i = 1; i < n; i++)
+        if (x[i] > x[b]) b = i;
+    double second = -INFINITY;
+    for (uint32_t i = 0; i < n; i++)
+        if (i != b) second = fmax(second, x[i]);
+    *margin = n > 1 ? x[b] - second : INFINITY;
+    return b;
+}
+
+typedef struct {
+    double diff, tol, margin;
+    uint32_t want_token;
+    bool tie;                   /* the tokens differ within a near tie */
+    const char *why;            /* NULL: the step passed */
+} verdict;
+
+static verdict compare(const dc_config *c, const float *got, uint32_t got_token, const float *want)
+{
+    uint32_t n = c->sh.vocab;
+    verdict v = {0, tolerance(c, want, n), 0, 0, false, NULL};
+    for (uint32_t i = 0; i < n; i++) v.diff = fmax(v.diff, fabs((double)got[i] - want[i]));
+    double own;
+    uint32_t mine = best(got, n, &own);
+    v.want_token = best(want, n, &v.margin);
+    if (!(v.diff <= v.tol)) v.why = "logits differ by more than the tolerance";
+    else if (mine != got_token) v.why = "the token is not the first index of the largest logit (argmax)";
+    else if (got_token != v.want_token && v.margin > 2 * v.tol) v.why = "a different token without a near tie";
+    else v.tie = got_token != v.want_token;
+    return v;
+}
+
+static void report(uint32_t s, uint32_t pos, uint32_t token, const verdict *v, const char *other)
+{
+    printf("step %u: position %u, token %u (%s %u, top-2 margin %.4g), max |logit diff| %.3g (tolerance %.3g): %s%s\n",
+           s, pos, token, other, v->want_token, v->margin, v->diff, v->tol, v->why ? "FAIL: " : "ok",
+           v->why ? v->why : v->tie ? " (a near tie: the other side goes on from this token)" : "");
+}
+
+static int finish(uint32_t steps, uint32_t failed, const uint32_t *tokens, const char *what)
+{
+    printf("tokens:");
+    for (uint32_t s = 0; s < steps; s++) printf(" %u", tokens[s]);
+    printf("\ncheck %s: %u steps, %u failed\n", what, steps, failed);
+    return failed ? KF_EXIT_FAIL : KF_EXIT_OK;
+}
+
+/* The k and v rows the step wrote at pos into every layer's cache against
+ * the reference's (*diff, *tol: the largest difference and tolerance seen);
+ * then the reference takes the device's rows, so that a rounding that went
+ * the other way (an 8-bit quantization step moved, for q4k) is not carried
+ * into the next steps: each step is checked from the same state. */
+static kf_status check_rows(const dc_config *c, dc_model *m, dc_ref *r, uint32_t pos, double *diff, double *tol,
+                            kf_error *err)
+{
+    size_t row = (size_t)c->sh.kv_heads * c->sh.head_dim, n = kf_buffer_bytes(m->layer[0].kc) / 2;
+    uint16_t *cache = malloc(n * 2);
+    kf_status st = cache ? KF_OK : kf_error_set(err, KF_ERR_NOMEM, "out of memory for a cache copy");
+    *diff = 0, *tol = 0;
+    for (uint32_t l = 0; l < c->sh.layers && st == KF_OK; l++)
+        for (int v = 0; v < 2 && st == KF_OK; v++) {
+            st = kf_buffer_download(v ? m->layer[l].vc : m->layer[l].kc, cache, n * 2, err);
+            uint16_t *want = dc_ref_cache_row(r, l, pos, v), *got = cache + pos * row;
+            double mx = 0;
+            for (size_t i = 0; i < row; i++) mx = fmax(mx, fabs(kf_ref_f16_value(want[i])));
+            *tol = fmax(*tol, tol_for(c, mx));
+            for (size_t i = 0; i < row; i++)
+                *diff = fmax(*diff, fabs(kf_ref_f16_value(got[i]) - kf_ref_f16_value(want[i])));
+            memcpy(want, got, row * 2);
+        }
+    free(cache);
+    return st;
+}
+
+int dc_check_reference(const dc_config *c, kf_backend b, dc_mode mode)
+{
+    dc_model m = {0};
+    dc_ref *r = NULL;
+    kf_error err = {0};
+    uint32_t n = c->sh.vocab, failed = 0, token = c->token, s = 0;
+    float *got = malloc(n * sizeof *got), *want = malloc(n * sizeof *want);
+    uint32_t *tokens = calloc(c->steps + 1, sizeof *tokens);
+    kf_status st = got && want && tokens ? dc_model_open(&m, c, b, mode == DC_GRAPH, &err)
+                                        : kf_error_set(&err, KF_ERR_NOMEM, "out of memory");
+    if (st == KF_OK) st = dc_ref_create(&m, &r, &err);
+    for (; s < c->steps && st == KF_OK; s++) {
+        st = dc_model_step(&m, s, mode, &err);
+        if (st == KF_OK) st = kf_device_sync(m.dev, &err);
+        if (st == KF_OK) st = dc_model_logits(&m, got, &err);
+        if (st == KF_OK) st = dc_model_token(&m, s, &tokens[s], &err);
+        if (st != KF_OK) break;
+        dc_ref_step(r, token, c->context + s, want);
+        verdict v = compare(c, got, tokens[s], want);
+        double rd, rt;
+        st = check_rows(c, &m, r, c->context + s, &rd, &rt, &err);
+        if (st == KF_OK && !(rd <= rt) && !v.why) v.why = "the k and v rows written to the cache differ by more than the tolerance";
+        report(s, c->context + s, tokens[s], &v, "reference");
+        if (st == KF_OK) printf("        k, v cache rows at position %u: max |diff| %.3g (tolerance %.3g)\n", c->context + s, rd, rt);
+        failed += v.why != NULL;
+        token = tokens[s];
+    }
+    if (st != KF_OK) dc_print_error(&err);
+    dc_ref_destroy(r);
+    dc_model_close(&m);
+    int rc = st == KF_OK ? finish(s, failed, tokens, "against the reference") : kf_cli_exit_for(st);
+    free(got);
+    free(want);
+    free(tokens);
+    return rc;
+}
+
+/* One lockstep step of the cuda (a) and ptx (b) models. */
+static kf_status cross_step(dc_model *a, dc_model *b, uint32_t s, dc_mode mode, float *la, float *lb, uint32_t *ta,
+                            uint32_t *tb, kf_error *err)
+{
+    kf_status st = dc_model_step(a, s, mode, err);
+    if (st == KF_OK) st = dc_model_step(b, s, mode, err);
+    if (st == KF_OK) st = kf_device_sync(a->dev, err);
+    if (st == KF_OK) st = kf_device_sync(b->dev, err);
+    if (st == KF_OK) st = dc_model_logits(a, la, err);
+    if (st == KF_OK) st = dc_model_logits(b, lb, err);
+    if (st == KF_OK) st = dc_model_token(a, s, ta, err);
+    return st == KF_OK ? dc_model_token(b, s, tb, err) : st;
+}
+
+int dc_check_cross(const dc_config *c, dc_mode mode)
+{
+    dc_model a = {0}, b = {0};
+    kf_error err = {0};
+    uint32_t n = c->sh.vocab, failed = 0, s = 0, tb = 0;
+    float *la = malloc(n * sizeof *la), *lb = malloc(n * sizeof *lb);
+    uint32_t *tokens = calloc(c->steps + 1, sizeof *tokens);
+    kf_status st = la && lb && tokens ? dc_model_open(&a, c, KF_BACKEND_CUDA, mode == DC_GRAPH, &err)
+                                      : kf_error_set(&err, KF_ERR_NOMEM, "out of memory");
+    if (st == KF_OK) st = dc_model_open(&b, c, KF_BACKEND_PTX, mode == DC_GRAPH, &err);
+    for (; s < c->steps && st == KF_OK; s++) {
+        st = cross_step(&a, &b, s, mode, la, lb, &tokens[s], &tb, &err);
+        if (st != KF_OK) break;
+        verdict v = compare(c, lb, tb, la);
+        report(s, c->context + s, tb, &v, "cuda path");
+        failed += v.why != NULL;
+        if (v.tie) st = dc_model_force_token(&b, s, tokens[s], &err);
+    }
+    if (st != KF_OK) dc_print_error(&err);
+    dc_model_close(&b);
+    dc_model_close(&a);
+    int rc = st == KF_OK ? finish(s, failed, tokens, "ptx path against the cuda path") : kf_cli_exit_for(st);
+    free(la);
+    free(lb);
+    free(tokens);
+    return rc;
+}

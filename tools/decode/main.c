@@ -1,0 +1,251 @@
+/* kforge-decode: runs the decode step of a Llama-style model (decode.h) and
+ * prints the tokens it chooses; --check compares every step's logits with
+ * the independent reference or between the two GPU paths; --bench times the
+ * step in every mode against the bandwidth floor and PyTorch. Options are
+ * in `usage` below; exit status as kforge's (0 ok, 1 a failed check or a
+ * missed target, 2 usage, 3 runtime or device error). */
+#include "decode.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char usage[] =
+    "kforge-decode [MODEL] [RUN] [--check[=ref|cross]] [--bench [--warmup N] [--runs N] [--torch] [--json PATH]]\n"
+    "  MODEL: [--small] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N] [--ffn N] [--layers N] [--vocab N]\n"
+    "         [--weights f16|q4k] [--seed N] | --model FILE;  [--save FILE]\n"
+    "  RUN:   [--context N] [--steps N] [--token ID] [--backend cpu|cuda|ptx] [--mode sync|async|graph]\n"
+    "         [--split N] [-D FILE.NAME=VALUE]... [--kernels CHECKOUT]  (FILE: a kernel file, e.g.\n"
+    "         -D gemv.UNROLL=8; CHECKOUT: where kernels/ is, default $KF_SOURCE_DIR or the build's)\n"
+    "  defaults: Llama-3-8B (hidden 4096, 32 heads, 8 KV heads, head dim 128, FFN 14336, 32 layers,\n"
+    "  vocabulary 128256), f16, seed 1, context 4096, 8 steps, token 1, cuda, graph; --small: hidden 256,\n"
+    "  4 heads, 2 KV heads, head dim 64, FFN 512, 2 layers, vocabulary 512, context 40. --seed seeds the\n"
+    "  random weights and the cache's context (with --model, the context only). --check: with the\n"
+    "  reference up to 100M parameters, else (ref|cross to choose) cuda against ptx. --bench: 3 + 20\n"
+    "  steps per mode; --torch adds tools/bench_torch.py --decode (f16)";
+
+static const dc_shape llama3_8b = {4096, 32, 8, 128, 14336, 32, 128256, 1e-5f, 500000.0f};
+static const dc_shape small_shape = {256, 4, 2, 64, 512, 2, 512, 1e-5f, 500000.0f};
+
+typedef struct {
+    dc_config c;
+    dc_mode mode;
+    kf_backend backend;
+    int check;                  /* 0 none, 1 reference, 2 cross, 3 chosen by size */
+    bool bench, small, shape_given, weights_given, context_given, steps_given;
+    dc_bench_opts bo;
+    const char *save;
+    char *kernels_dir;
+} options;
+
+void dc_print_error(const kf_error *err) { fprintf(stderr, "kforge decode: error: %s\n", err->msg); }
+
+static int bad(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "kforge decode: error: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "\nusage: %s\n", usage);
+    return KF_EXIT_USAGE;
+}
+
+static bool u32_of(const char *s, uint32_t *out)
+{
+    uint64_t v;
+    if (!kf_value_parse_u64(s, strlen(s), &v) || v > UINT32_MAX) return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+/* --hidden N and the other numbers: the field each sets. */
+static uint32_t *number_field(options *o, const char *opt)
+{
+    static const char *const names[] = {"--hidden", "--heads", "--kv-heads", "--head-dim", "--ffn", "--layers",
+                                        "--vocab", "--seed", "--context", "--steps", "--token", "--split",
+                                        "--warmup", "--runs"};
+    uint32_t *fields[] = {&o->c.sh.hidden, &o->c.sh.heads, &o->c.sh.kv_heads, &o->c.sh.head_dim, &o->c.sh.ffn,
+                          &o->c.sh.layers, &o->c.sh.vocab, &o->c.seed, &o->c.context, &o->c.steps, &o->c.token,
+                          &o->c.split, &o->bo.warmup, &o->bo.runs};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(opt, names[i])) {
+            o->shape_given |= i < 7;
+            o->context_given |= fields[i] == &o->c.context;
+            o->steps_given |= fields[i] == &o->c.steps;
+            return fields[i];
+        }
+    return NULL;
+}
+
+/* -D FILE.NAME=VALUE */
+static int define(options *o, char *v)
+{
+    static const char *const names[DC_NMOD] = {
+#define X(e, n) n,
+        DC_MODULES(X)
+#undef X
+    };
+    char *dot = strchr(v, '.'), *eq = strchr(v, '=');
+    if (!dot || !eq || eq < dot || o->c.ndefs == 32) return bad("-D '%s': expected FILE.NAME=VALUE (FILE: gemv, q4k, sdpa, rope, silu_mul, add_rmsnorm, embed, argmax or decode)%s", v, "");
+    *dot = *eq = 0;
+    for (int i = 0; i < DC_NMOD; i++)
+        if (!strcmp(v, names[i])) {
+            o->c.defs[o->c.ndefs++] = (dc_define){i, {dot + 1, eq + 1}};
+            return KF_EXIT_OK;
+        }
+    return bad("-D: '%s' is not a kernel file of the step%s", v, "");
+}
+
+static int value_opt(void *args, const char *opt, char *v)
+{
+    options *o = args;
+    uint32_t *field = number_field(o, opt);
+    if (field) return u32_of(v, field) ? KF_EXIT_OK : bad("%s '%s': expected a number that fits u32", opt, v);
+    if (!strcmp(opt, "--weights")) {
+        o->weights_given = true;
+        if (!strcmp(v, "f16") || !strcmp(v, "q4k")) o->c.wt = v[0] == 'q' ? DC_Q4K : DC_F16;
+        else return bad("--weights '%s': expected f16 or q4k%s", v, "");
+    } else if (!strcmp(opt, "--mode")) {
+        int i = !strcmp(v, "sync") ? 0 : !strcmp(v, "async") ? 1 : !strcmp(v, "graph") ? 2 : -1;
+        if (i < 0) return bad("--mode '%s': expected sync, async or graph%s", v, "");
+        o->mode = (dc_mode)i;
+    } else if (!strcmp(opt, "--backend")) {
+        if (!kf_cli_backend_parse(v, &o->backend)) return bad("--backend '%s': expected cpu, cuda or ptx%s", v, "");
+    } else if (!strcmp(opt, "--check")) {
+        o->check = !strcmp(v, "ref") ? 1 : !strcmp(v, "cross") ? 2 : 0;
+        if (!o->check) return bad("--check=%s: expected ref or cross%s", v, "");
+    } else if (!strcmp(opt, "--model")) o->c.model = v;
+    else if (!strcmp(opt, "--save")) o->save = v;
+    else if (!strcmp(opt, "--json")) o->bo.json = v;
+    else if (!strcmp(opt, "--kernels")) o->c.src_dir = v;
+    else if (!strcmp(opt, "-D")) return define(o, v);
+    return KF_EXIT_OK;
+}
+
+static int parse(int argc, char **argv, options *o)
+{
+    static const char *const vopts[] = {"--hidden", "--heads", "--kv-heads", "--head-dim", "--ffn", "--layers",
+                                        "--vocab", "--seed", "--context", "--steps", "--token", "--split", "--warmup",
+                                        "--runs", "--weights", "--mode", "--backend", "--model", "--save", "--json",
+                                        "--kernels", "-D"};
+    for (int i = 0; i < argc;) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--check") || !strcmp(a, "--bench") || !strcmp(a, "--small") || !strcmp(a, "--torch")) {
+            if (a[2] == 'c') o->check = 3;
+            else if (a[2] == 'b') o->bench = true;
+            else if (a[2] == 's') o->small = true;
+            else o->bo.torch = true;
+            i++;
+            continue;
+        }
+        if (!strncmp(a, "--check=", 8)) {
+            int rc = value_opt(o, "--check", (char *)a + 8);
+            if (rc) return rc;
+            i++;
+            continue;
+        }
+        int r = kf_cli_value_opts(argc, argv, &i, vopts, sizeof vopts / sizeof vopts[0], "decode", value_opt, o);
+        if (r < 0) return KF_EXIT_USAGE;
+        if (r == 0) return bad("unknown argument '%s'%s", a, "");
+    }
+    return KF_EXIT_OK;
+}
+
+/* The shape: Llama-3-8B, --small, the options' numbers over them, or the file's. */
+static int settle(options *o, const dc_shape *given)
+{
+    dc_shape base = o->small ? small_shape : llama3_8b;
+    const uint32_t *g = &given->hidden;
+    uint32_t *s = &base.hidden;
+    for (int i = 0; i < 7; i++)
+        if (g[i] != UINT32_MAX) s[i] = g[i];
+    o->c.sh = base;
+    if (!o->context_given) o->c.context = o->small ? 40 : 4096;
+    if (!o->steps_given) o->c.steps = 8;
+    if (o->c.model && (o->shape_given || o->small || o->weights_given))
+        return bad("--model %s gives the shape and the weight type: drop --small, --weights and the sizes%s", o->c.model, "");
+    if (!o->c.steps) return bad("--steps must be at least 1%s%s", "", "");
+    if (o->bench && o->check) return bad("--bench and --check are separate runs%s%s", "", "");
+    if (o->save && (o->bench || o->check)) return bad("--save goes with a plain run, not --bench or --check%s%s", "", "");
+    if (o->bench && !o->bo.runs) return bad("--runs must be at least 1%s%s", "", "");
+    return KF_EXIT_OK;
+}
+
+/* A plain run: the steps in the mode, timed on the wall clock; the tokens. */
+static int run(options *o)
+{
+    dc_model m = {0};
+    kf_error err = {0};
+    uint32_t *tokens = calloc(o->c.steps, sizeof *tokens);
+    kf_status st = tokens ? dc_model_open(&m, &o->c, o->backend, o->mode == DC_GRAPH, &err)
+                          : kf_error_set(&err, KF_ERR_NOMEM, "out of memory");
+    if (st == KF_OK && o->save) st = dc_file_save(&m, o->save, &err);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (uint32_t s = 0; s < o->c.steps && st == KF_OK; s++) st = dc_model_step(&m, s, o->mode, &err);
+    if (st == KF_OK) st = kf_device_sync(m.dev, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    for (uint32_t s = 0; s < o->c.steps && st == KF_OK; s++) st = dc_model_token(&m, s, &tokens[s], &err);
+    if (st == KF_OK) {
+        double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+        printf("tokens:");
+        for (uint32_t s = 0; s < o->c.steps; s++) printf(" %u", tokens[s]);
+        printf("\n%u steps in %.3f ms (%.3f ms per step, %u launches each, wall clock)\n", o->c.steps, ms,
+               ms / o->c.steps, m.nplan);
+    } else {
+        dc_print_error(&err);
+    }
+    dc_model_close(&m);
+    free(tokens);
+    return kf_cli_exit_for(st);
+}
+
+static void banner(const options *o)
+{
+    const dc_shape *sh = &o->c.sh;
+    static const char *const modes[] = {"sync", "async", "graph"};
+    printf("kforge-decode: hidden %u, %u heads (%u KV), head dim %u, FFN %u, %u layers, vocabulary %u (%.3g B "
+           "parameters), %s weights (%s), context %u, %s backend, %s mode\n",
+           sh->hidden, sh->heads, sh->kv_heads, sh->head_dim, sh->ffn, sh->layers, sh->vocab, dc_params(sh) / 1e9,
+           o->c.wt == DC_Q4K ? "q4k" : "f16", o->c.model ? o->c.model : "random", o->c.context,
+           kf_cli_backend_name(o->backend), modes[o->mode]);
+}
+
+int main(int argc, char **argv)
+{
+    if (kf_cli_help(argc - 1, argv + 1, usage)) return KF_EXIT_OK;
+    options o = {.mode = DC_GRAPH, .backend = KF_BACKEND_CUDA, .bo = {3, 20, false, NULL}};
+    o.c = (dc_config){.seed = 1, .token = 1, .src_dir = getenv("KF_SOURCE_DIR")};
+    if (!o.c.src_dir) o.c.src_dir = KF_DECODE_SOURCE_DIR;
+    dc_shape given;
+    memset(&given, 0xff, sizeof given);
+    o.c.sh = given;
+    int rc = parse(argc - 1, argv + 1, &o);
+    if (rc) return rc;
+    given = o.c.sh;
+    if ((rc = settle(&o, &given))) return rc;
+    unsigned char *file = NULL;
+    if (o.c.model) {
+        kf_error err = {0};
+        kf_status st = dc_file_read(o.c.model, &file, &o.c.model_len, &o.c.sh, &o.c.wt, &err);
+        if (st != KF_OK) {
+            dc_print_error(&err);
+            return kf_cli_exit_for(st);
+        }
+        o.c.model_data = file;
+    }
+    kf_error err = {0};
+    if (dc_shape_check(&o.c.sh, o.c.wt, &err) != KF_OK) {
+        free(file);
+        return bad("%s%s", err.msg, "");
+    }
+    o.c.max_steps = o.bench ? o.bo.warmup + o.bo.runs + 8 : o.c.steps;
+    banner(&o);
+    if (o.check == 3) o.check = dc_params(&o.c.sh) <= 100000000ull ? 1 : 2;
+    rc = o.check == 1 ? dc_check_reference(&o.c, o.backend, o.mode)
+       : o.check == 2 ? dc_check_cross(&o.c, o.mode)
+       : o.bench      ? dc_bench(&o.c, o.backend, &o.bo)
+                      : run(&o);
+    free(file);
+    fflush(stdout);
+    return ferror(stdout) && !rc ? KF_EXIT_RUNTIME : rc;
+}

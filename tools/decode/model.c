@@ -1,0 +1,485 @@
+/* The model on a device (decode.h): the kernel files compiled once per
+ * module (kf_pipeline_create_module: one NVRTC compile or JIT each), the
+ * weights made by decode.kf's fill kernels or loaded from a file, the
+ * activations, and one plan per launch of the step, made once and kept for
+ * the whole loop. A step changes three things, by re-targeting: the
+ * position (decode_pos's scalar p, which writes pos[0] = p for RoPE and the
+ * cache row, pos[1] = p + 1 for attention's length), and the token slot
+ * argmax writes and embed reads (tokens[s + 1], a view per step). Nothing
+ * else moves, so graph mode records the step once and each replay updates
+ * three kernel nodes.
+ *
+ * Launches per step: 1 + 10 per layer + 4 (f16), 1 + 14 per layer + 5
+ * (q4k: four q8_quantize more per layer and one for the vocabulary GEMV). */
+#include "decode.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const module_names[DC_NMOD] = {
+#define X(e, n) n,
+    DC_MODULES(X)
+#undef X
+};
+
+/* ---- shape ------------------------------------------------------------------------ */
+
+uint64_t dc_matrix_bytes(dc_wtype wt, uint64_t rows, uint64_t cols)
+{
+    return wt == DC_Q4K ? rows * (cols / 256) * 144 : rows * cols * 2;
+}
+
+static uint64_t qkv_rows(const dc_shape *sh) { return (uint64_t)(sh->heads + 2 * sh->kv_heads) * sh->head_dim; }
+
+uint64_t dc_params(const dc_shape *sh)
+{
+    uint64_t hd = (uint64_t)sh->heads * sh->head_dim;
+    uint64_t layer = qkv_rows(sh) * sh->hidden + sh->hidden * hd + 3ull * sh->ffn * sh->hidden + 2ull * sh->hidden;
+    return 2ull * sh->vocab * sh->hidden + sh->layers * layer + sh->hidden;
+}
+
+kf_status dc_shape_check(const dc_shape *sh, dc_wtype wt, kf_error *err)
+{
+    const char *why = NULL;
+    uint32_t hd = sh->heads * sh->head_dim;
+    if (!sh->hidden || !sh->heads || !sh->kv_heads || !sh->ffn || !sh->layers || !sh->vocab)
+        why = "every dimension must be at least 1";
+    else if (sh->head_dim != 64 && sh->head_dim != 128)
+        why = "the head dimension must be 64 or 128 (sdpa.kf's D)";
+    else if (sh->heads % sh->kv_heads)
+        why = "the heads must be a multiple of the KV heads (grouped-query attention)";
+    else if (sh->hidden % 8 || sh->ffn % 8)
+        why = "hidden and FFN sizes must be multiples of 8 (16-byte vectors)";
+    else if (wt == DC_Q4K && (sh->hidden % 256 || sh->ffn % 256 || hd % 256))
+        why = "q4k weights need hidden, FFN and heads x head dim multiples of 256 (Q4_K blocks)";
+    else if (sh->hidden > 8192)
+        why = "hidden must be at most 8192 (add_rmsnorm holds a row in registers)";
+    else if (dc_matrix_bytes(DC_F16, sh->vocab, sh->hidden) / 2 > UINT32_MAX || 2ull * sh->ffn * sh->hidden > UINT32_MAX)
+        why = "a matrix must have fewer than 2^32 elements";
+    if (why)
+        return kf_error_set(err, KF_ERR_USAGE, "model shape hidden %u, heads %u, KV heads %u, head dim %u, FFN %u: %s",
+                            sh->hidden, sh->heads, sh->kv_heads, sh->head_dim, sh->ffn, why);
+    return KF_OK;
+}
+
+/* ---- arguments and plans ---------------------------------------------------------------- */
+
+static kf_arg B(kf_buffer *b) { return (kf_arg){.buf = b}; }
+
+static kf_arg U(uint32_t v)
+{
+    kf_arg a = {.value = {.type = kf_type_scalar(KF_S_U32)}};
+    a.value.lane[0] = v;
+    return a;
+}
+
+static kf_arg F(float f)
+{
+    kf_arg a = {.value = {.type = kf_type_scalar(KF_S_F32)}};
+    memcpy(&a.value.lane[0], &f, 4);
+    return a;
+}
+
+static kf_pipeline *pipe_of(dc_model *m, int mod, const char *kernel)
+{
+    for (uint32_t i = 0; i < m->mod[mod]->nkernels; i++)
+        if (!strcmp(m->mod[mod]->kernels[i].name, kernel)) return m->pipe[mod][i];
+    return NULL;
+}
+
+/* A plan of kernel `kernel` of module mod; kept as the step's next launch
+ * unless out is given (then the caller owns it). */
+static kf_status plan(dc_model *m, int mod, const char *kernel, const kf_arg *a, uint32_t n, kf_plan **out,
+                      kf_error *err)
+{
+    kf_pipeline *p = pipe_of(m, mod, kernel);
+    if (!p) return kf_error_set(err, KF_ERR_USAGE, "kernels/%s.kf has no kernel '%s'", module_names[mod], kernel);
+    kf_plan *pl;
+    kf_status st = kf_plan_create(p, a, n, NULL, &pl, err);
+    if (st != KF_OK || out) {
+        if (out) *out = st == KF_OK ? pl : NULL;
+        return st;
+    }
+    if (m->nplan == m->plan_cap) {
+        uint32_t cap = m->plan_cap ? 2 * m->plan_cap : 256;
+        kf_plan **np = realloc(m->plan, cap * sizeof *np);
+        if (!np) {
+            kf_plan_destroy(pl);
+            return kf_error_set(err, KF_ERR_NOMEM, "out of memory for %u plans", cap);
+        }
+        m->plan = np, m->plan_cap = cap;
+    }
+    m->plan[m->nplan++] = pl;
+    return KF_OK;
+}
+
+/* Runs a plan made for the purpose once, queued, and drops it. */
+static kf_status once(dc_model *m, int mod, const char *kernel, const kf_arg *a, uint32_t n, kf_error *err)
+{
+    kf_plan *pl;
+    kf_status st = plan(m, mod, kernel, a, n, &pl, err);
+    if (st == KF_OK) st = kf_plan_launch(pl, KF_DISPATCH_ASYNC, NULL, err);
+    kf_plan_destroy(pl);
+    return st;
+}
+
+/* ---- kernels --------------------------------------------------------------------------- */
+
+/* The -D list of module mod: the user's for it, and sdpa's head dimension. */
+static bool module_defines(const dc_config *c, int mod, kf_cli_defines *defs, char *dval)
+{
+    for (uint32_t i = 0; i < c->ndefs; i++)
+        if (c->defs[i].module == mod && !KF_VEC_PUSH(defs, c->defs[i].def)) return false;
+    if (mod != DC_MOD_SDPA) return true;
+    snprintf(dval, 16, "%u", c->sh.head_dim);
+    kf_define d = {"D", dval};
+    return KF_VEC_PUSH(defs, d);
+}
+
+/* Compiles every kernel file (before any device is opened: a bad -D or
+ * source is a usage or compile error, never a device one). */
+static kf_status compile_modules(dc_model *m, kf_error *err)
+{
+    for (int i = 0; i < DC_NMOD; i++) {
+        char path[4200], dval[16];
+        kf_cli_defines defs = {0};
+        if (i == DC_MOD_OWN) snprintf(path, sizeof path, "%s/tools/decode/decode.kf", m->c->src_dir);
+        else snprintf(path, sizeof path, "%s/kernels/%s.kf", m->c->src_dir, module_names[i]);
+        bool ok = module_defines(m->c, i, &defs, dval);
+        int rc = ok ? kf_cli_compile("decode", path, &defs, KF_OPT_DEFAULT, &m->mod[i]) : KF_EXIT_RUNTIME;
+        KF_VEC_FREE(&defs);
+        if (rc != KF_EXIT_OK)
+            return kf_error_set(err, rc == KF_EXIT_FAIL ? KF_ERR_SOURCE : KF_ERR_USAGE, "%s does not compile%s", path,
+                                rc == KF_EXIT_RUNTIME ? " (out of memory)" : " (see above)");
+    }
+    return KF_OK;
+}
+
+/* Every module's pipelines: one build per kernel file. */
+static kf_status build_modules(dc_model *m, kf_error *err)
+{
+    for (int i = 0; i < DC_NMOD; i++) {
+        m->pipe[i] = calloc(m->mod[i]->nkernels, sizeof *m->pipe[i]);
+        if (!m->pipe[i]) return kf_error_set(err, KF_ERR_NOMEM, "out of memory for pipelines");
+        kf_status st = kf_pipeline_create_module(m->dev, m->mod[i], m->pipe[i], err);
+        if (st != KF_OK) return st;
+    }
+    return KF_OK;
+}
+
+/* ---- buffers and weights ---------------------------------------------------------------------- */
+
+static kf_status buf(dc_model *m, kf_scalar s, unsigned lanes, uint64_t n, kf_buffer **out, kf_error *err)
+{
+    return kf_buffer_create(m->dev, lanes > 1 ? kf_type_vector(s, lanes) : kf_type_scalar(s), (size_t)n, out, err);
+}
+
+static kf_status matrix(dc_model *m, uint64_t rows, uint64_t cols, kf_buffer **out, kf_error *err)
+{
+    return m->c->wt == DC_Q4K ? buf(m, KF_S_U8, 1, dc_matrix_bytes(DC_Q4K, rows, cols), out, err)
+                              : buf(m, KF_S_F16, 1, rows * cols, out, err);
+}
+
+static kf_status weight_buffers(dc_model *m, kf_error *err)
+{
+    const dc_shape *sh = &m->c->sh;
+    uint64_t hd = (uint64_t)sh->heads * sh->head_dim, kv = (uint64_t)m->cap * sh->kv_heads * sh->head_dim;
+    kf_status st = buf(m, KF_S_F16, 1, (uint64_t)sh->vocab * sh->hidden, &m->embed, err);
+    if (st == KF_OK) st = buf(m, KF_S_F16, 1, sh->hidden, &m->out_norm, err);
+    if (st == KF_OK) st = matrix(m, sh->vocab, sh->hidden, &m->lm_head, err);
+    m->layer = calloc(sh->layers, sizeof *m->layer);
+    if (!m->layer) return kf_error_set(err, KF_ERR_NOMEM, "out of memory for %u layers", sh->layers);
+    for (uint32_t l = 0; l < sh->layers && st == KF_OK; l++) {
+        dc_layer *L = &m->layer[l];
+        st = buf(m, KF_S_F16, 1, sh->hidden, &L->attn_norm, err);
+        if (st == KF_OK) st = matrix(m, qkv_rows(sh), sh->hidden, &L->wqkv, err);
+        if (st == KF_OK) st = matrix(m, sh->hidden, hd, &L->wo, err);
+        if (st == KF_OK) st = buf(m, KF_S_F16, 1, sh->hidden, &L->ffn_norm, err);
+        if (st == KF_OK) st = matrix(m, 2ull * sh->ffn, sh->hidden, &L->wgu, err);
+        if (st == KF_OK) st = matrix(m, sh->hidden, sh->ffn, &L->wdown, err);
+        if (st == KF_OK) st = buf(m, KF_S_F16, 1, kv, &L->kc, err);
+        if (st == KF_OK) st = buf(m, KF_S_F16, 1, kv, &L->vc, err);
+    }
+    return st;
+}
+
+kf_status dc_model_tensors(dc_model *m, dc_tensor_fn f, void *ctx, kf_error *err)
+{
+    const dc_shape *sh = &m->c->sh;
+    uint64_t hd = (uint64_t)sh->heads * sh->head_dim;
+    kf_status st = f(ctx, m->embed, DC_T_EMBED, sh->hidden, err);
+    for (uint32_t l = 0; l < sh->layers && st == KF_OK; l++) {
+        dc_layer *L = &m->layer[l];
+        kf_buffer *t[6] = {L->attn_norm, L->wqkv, L->wo, L->ffn_norm, L->wgu, L->wdown};
+        uint64_t cols[6] = {sh->hidden, sh->hidden, hd, sh->hidden, sh->hidden, sh->ffn};
+        for (int i = 0; i < 6 && st == KF_OK; i++) st = f(ctx, t[i], i == 0 || i == 3 ? DC_T_NORM : DC_T_MATRIX, cols[i], err);
+    }
+    if (st == KF_OK) st = f(ctx, m->out_norm, DC_T_NORM, sh->hidden, err);
+    return st == KF_OK ? f(ctx, m->lm_head, DC_T_MATRIX, sh->hidden, err) : st;
+}
+
+typedef struct {
+    dc_model *m;
+    uint32_t n;                 /* tensors made so far: the seed's offset */
+} fill_ctx;
+
+/* x = offset + scale·u on the device (decode.kf's fill_f16). */
+static kf_status fill_f16(dc_model *m, kf_buffer *b, uint32_t seed, float scale, float offset, kf_error *err)
+{
+    size_t n = kf_buffer_bytes(b) / 2;
+    kf_arg a[5] = {B(b), U((uint32_t)n), U(seed), F(scale), F(offset)};
+    return once(m, DC_MOD_OWN, "fill_f16", a, 5, err);
+}
+
+/* A tensor of the file order made at random: norms 1 ± 0.1, the embedding
+ * in [-1, 1), a matrix of k columns with standard deviation 1/sqrt(k) (so
+ * activations keep their scale), f16 uniform or Q4_K blocks. */
+static kf_status fill_tensor(void *ctx, kf_buffer *b, dc_tensor_kind kind, uint64_t cols, kf_error *err)
+{
+    fill_ctx *fc = ctx;
+    dc_model *m = fc->m;
+    uint32_t seed = m->c->seed * 1000003u + fc->n++;
+    if (kind != DC_T_MATRIX) return fill_f16(m, b, seed, kind == DC_T_NORM ? 0.1f : 1.0f, kind == DC_T_NORM ? 1.0f : 0.0f, err);
+    if (m->c->wt == DC_F16) return fill_f16(m, b, seed, (float)sqrt(3.0 / (double)cols), 0.0f, err);
+    kf_arg a[4] = {B(b), U((uint32_t)(kf_buffer_bytes(b) / 4)), U(seed), F((float)(1.0 / (258.0 * sqrt((double)cols))))};
+    return once(m, DC_MOD_OWN, "fill_q4k", a, 4, err);
+}
+
+/* Random weights, and the caches' first `context` rows (random too: every
+ * row is filled, the rows past the context are written before they are read). */
+static kf_status weights_make(dc_model *m, kf_error *err)
+{
+    fill_ctx fc = {m, 0};
+    kf_status st = m->c->model ? dc_file_load(m, err) : dc_model_tensors(m, fill_tensor, &fc, err);
+    for (uint32_t l = 0; l < m->c->sh.layers && st == KF_OK; l++) {
+        st = fill_f16(m, m->layer[l].kc, m->c->seed * 7919u + 2 * l, 1.0f, 0.0f, err);
+        if (st == KF_OK) st = fill_f16(m, m->layer[l].vc, m->c->seed * 7919u + 2 * l + 1, 1.0f, 0.0f, err);
+    }
+    return st == KF_OK ? kf_device_sync(m->dev, err) : st;
+}
+
+static kf_status activation_buffers(dc_model *m, kf_error *err)
+{
+    const dc_shape *sh = &m->c->sh;
+    uint64_t hd = (uint64_t)sh->heads * sh->head_dim, ns = (m->cap + m->split - 1) / m->split;
+    uint64_t kmax = sh->hidden > sh->ffn ? sh->hidden : sh->ffn;
+    kmax = kmax > hd ? kmax : hd;
+    kf_status st = buf(m, KF_S_F16, 1, sh->hidden, &m->x, err);
+    if (st == KF_OK) st = buf(m, KF_S_F16, 1, sh->hidden, &m->zero, err);
+    if (st == KF_OK) st = buf(m, KF_S_F16, 1, sh->hidden, &m->xn, err);
+    if (st == KF_OK) st = buf(m, KF_S_F16, 1, qkv_rows(sh), &m->qkv, err);
+    if (st == KF_OK) st = buf(m, KF_S_F16, 1, hd, &m->q, err);
+    if (st == KF_OK) st = buf(m, KF_S_F16, 1, hd, &m->attn, err);
+    if (st == KF_OK) st = buf(m, KF_S_F32, 1, sh->heads * ns * sh->head_dim, &m->po, err);
+    if (st == KF_OK) st = buf(m, KF_S_F32, 1, sh->heads * ns, &m->plse, err);
+    if (st == KF_OK) st = buf(m, KF_S_F16, 1, 2ull * sh->ffn, &m->gu, err);
+    if (st == KF_OK) st = kf_buffer_view(m->gu, 0, sh->ffn, &m->g, err);
+    if (st == KF_OK) st = kf_buffer_view(m->gu, sh->ffn, sh->ffn, &m->u, err);
+    if (st == KF_OK) st = buf(m, KF_S_F16, 1, sh->ffn, &m->h, err);
+    if (st == KF_OK) st = buf(m, KF_S_F32, 1, sh->vocab, &m->logits, err);
+    if (st == KF_OK) st = buf(m, KF_S_U32, 1, 2, &m->pos, err);
+    if (st == KF_OK) st = kf_buffer_view(m->pos, 0, 1, &m->pos_rope, err);
+    if (st == KF_OK) st = kf_buffer_view(m->pos, 1, 1, &m->pos_lens, err);
+    if (st == KF_OK) st = buf(m, KF_S_I8, 1, kmax, &m->xq, err);
+    if (st == KF_OK) st = buf(m, KF_S_F16, 2, kmax / 32, &m->xds, err);
+    if (st == KF_OK) st = buf(m, KF_S_U32, 1, m->c->max_steps + 1ull, &m->tokens, err);
+    m->tok = calloc(m->c->max_steps + 1ull, sizeof *m->tok);
+    if (!m->tok) return kf_error_set(err, KF_ERR_NOMEM, "out of memory for token views");
+    for (uint32_t s = 0; s <= m->c->max_steps && st == KF_OK; s++) st = kf_buffer_view(m->tokens, s, 1, &m->tok[s], err);
+    return st;
+}
+
+/* ---- the step's plans --------------------------------------------------------------------------- */
+
+/* y (+)= W·x, W rows x cols; ymode 0: f16 y, 1: f16 y += (the residual), 2: f32 y.
+ * f16: one gemv; q4k: x quantized to 8 bits, then the q4k x q8 GEMV. */
+static kf_status matvec(dc_model *m, kf_buffer *w, kf_buffer *x, kf_buffer *y, uint64_t rows, uint64_t cols, int ymode,
+                        kf_error *err)
+{
+    static const char *const f16k[3] = {"gemv_f16_f16_f16", "gemv_f16_f16_f16_acc", "gemv_f16_f16_f32"};
+    static const char *const q4kk[3] = {"q4k_q8_gemv_f16", "q4k_q8_gemv_f16_acc", "q4k_q8_gemv_f32"};
+    if (m->c->wt == DC_F16) {
+        kf_arg a[5] = {B(w), B(x), B(y), U((uint32_t)rows), U((uint32_t)cols)};
+        return plan(m, DC_MOD_GEMV, f16k[ymode], a, 5, NULL, err);
+    }
+    kf_arg q[4] = {B(x), B(m->xq), B(m->xds), U((uint32_t)cols)};
+    kf_arg a[6] = {B(w), B(m->xq), B(m->xds), B(y), U((uint32_t)rows), U((uint32_t)cols)};
+    kf_status st = plan(m, DC_MOD_Q4K, "q8_quantize_f16", q, 4, NULL, err);
+    return st == KF_OK ? plan(m, DC_MOD_Q4K, q4kk[ymode], a, 6, NULL, err) : st;
+}
+
+/* xn = rmsnorm(x + 0)·w (the residual adds are the GEMVs'). */
+static kf_status norm(dc_model *m, kf_buffer *w, kf_error *err)
+{
+    kf_arg a[7] = {B(m->x), B(m->zero), B(w), B(m->xn), U(1), U(m->c->sh.hidden), F(m->c->sh.eps)};
+    return plan(m, DC_MOD_NORM, "add_rmsnorm", a, 7, NULL, err);
+}
+
+static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
+{
+    const dc_shape *sh = &m->c->sh;
+    kf_arg r[11] = {B(m->qkv), B(m->pos_rope), B(m->q), B(L->kc), B(L->vc), U(1), U(sh->heads), U(sh->kv_heads),
+                    U(m->cap), U(sh->head_dim), F(sh->theta)};
+    kf_arg s[11] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), U(1), U(sh->heads),
+                    U(sh->kv_heads), U(m->cap), U(m->split)};
+    kf_arg c[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->attn), U(1), U(sh->heads), U(m->cap), U(m->split)};
+    kf_status st = plan(m, DC_MOD_ROPE, "rope_qkv_neox", r, 11, NULL, err);
+    if (st == KF_OK) st = plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, 11, NULL, err);
+    return st == KF_OK ? plan(m, DC_MOD_SDPA, "sdpa_decode_combine", c, 8, NULL, err) : st;
+}
+
+static kf_status layer_plans(dc_model *m, dc_layer *L, kf_error *err)
+{
+    const dc_shape *sh = &m->c->sh;
+    uint64_t hd = (uint64_t)sh->heads * sh->head_dim;
+    kf_arg sm[4] = {B(m->g), B(m->u), B(m->h), U(sh->ffn)};
+    kf_status st = norm(m, L->attn_norm, err);
+    if (st == KF_OK) st = matvec(m, L->wqkv, m->xn, m->qkv, qkv_rows(sh), sh->hidden, 0, err);
+    if (st == KF_OK) st = attention(m, L, err);
+    if (st == KF_OK) st = matvec(m, L->wo, m->attn, m->x, sh->hidden, hd, 1, err);
+    if (st == KF_OK) st = norm(m, L->ffn_norm, err);
+    if (st == KF_OK) st = matvec(m, L->wgu, m->xn, m->gu, 2ull * sh->ffn, sh->hidden, 0, err);
+    if (st == KF_OK) st = plan(m, DC_MOD_SILU, "silu_mul", sm, 4, NULL, err);
+    return st == KF_OK ? matvec(m, L->wdown, m->h, m->x, sh->hidden, sh->ffn, 1, err) : st;
+}
+
+/* Every launch of step 0, in order; the three re-targeted plans remembered. */
+static kf_status step_plans(dc_model *m, kf_error *err)
+{
+    const dc_shape *sh = &m->c->sh;
+    kf_arg p[2] = {B(m->pos), U(m->c->context)};
+    kf_arg am[4] = {B(m->logits), B(m->tok[1]), U(1), U(sh->vocab)};
+    kf_arg em[6] = {B(m->embed), B(m->tok[1]), B(m->x), U(1), U(sh->hidden), U(sh->vocab)};
+    kf_status st = plan(m, DC_MOD_OWN, "decode_pos", p, 2, NULL, err);
+    if (st == KF_OK) m->pos_plan = m->plan[m->nplan - 1];
+    for (uint32_t l = 0; l < sh->layers && st == KF_OK; l++) st = layer_plans(m, &m->layer[l], err);
+    if (st == KF_OK) st = norm(m, m->out_norm, err);
+    if (st == KF_OK) st = matvec(m, m->lm_head, m->xn, m->logits, sh->vocab, sh->hidden, 2, err);
+    if (st == KF_OK) st = plan(m, DC_MOD_ARGMAX, "argmax", am, 4, NULL, err);
+    if (st == KF_OK) m->argmax_plan = m->plan[m->nplan - 1];
+    if (st == KF_OK) st = plan(m, DC_MOD_EMBED, "embed", em, 6, NULL, err);
+    if (st != KF_OK) return st;
+    m->embed_plan = m->plan[m->nplan - 1];
+    m->argmax_idx = kf_pipeline_param_index(pipe_of(m, DC_MOD_ARGMAX, "argmax"), "idx");
+    m->embed_ids = kf_pipeline_param_index(pipe_of(m, DC_MOD_EMBED, "embed"), "ids");
+    return KF_OK;
+}
+
+/* tokens[0] = the input token, embedded into x (the first step's input). */
+static kf_status first_input(dc_model *m, kf_error *err)
+{
+    if (m->c->token >= m->c->sh.vocab)
+        return kf_error_set(err, KF_ERR_USAGE, "--token %u is not below the vocabulary (%u)", m->c->token, m->c->sh.vocab);
+    kf_status st = kf_buffer_upload(m->tok[0], &m->c->token, 4, err);
+    if (st == KF_OK) st = kf_plan_set_buffer(m->embed_plan, (uint32_t)m->embed_ids, m->tok[0], err);
+    if (st == KF_OK) st = kf_plan_launch(m->embed_plan, KF_DISPATCH_SYNC, NULL, err);
+    return st;
+}
+
+static kf_status record(dc_model *m, kf_error *err)
+{
+    kf_status st = kf_graph_begin(m->dev, err);
+    for (uint32_t i = 0; i < m->nplan && st == KF_OK; i++) st = kf_plan_launch(m->plan[i], KF_DISPATCH_ASYNC, NULL, err);
+    return st == KF_OK ? kf_graph_end(m->dev, &m->graph, err) : st;
+}
+
+/* sdpa's split for the context: about two blocks per SM (132 when the
+ * device does not say), at least 16 positions. */
+static uint32_t split_for(const dc_config *c, const kf_device *dev)
+{
+    if (c->split) return c->split;
+    kf_device_props dp;
+    kf_device_props_get(dev, &dp);
+    uint64_t sms = dp.sm_count ? dp.sm_count : 132, groups = (c->sh.heads / c->sh.kv_heads + 3) / 4;
+    uint64_t want = ((uint64_t)c->context * c->sh.kv_heads * groups + 2 * sms - 1) / (2 * sms);
+    uint32_t split = 16;
+    while (split < want && split < 4096) split *= 2;
+    return split;
+}
+
+kf_status dc_model_open(dc_model *m, const dc_config *c, kf_backend b, bool graph, kf_error *err)
+{
+    memset(m, 0, sizeof *m);
+    m->c = c;
+    m->cap = c->context + c->max_steps;
+    kf_status st = dc_shape_check(&c->sh, c->wt, err);
+    if (st == KF_OK) st = compile_modules(m, err);
+    if (st == KF_OK) st = kf_device_open(b, 0, &m->dev, err);
+    if (st != KF_OK) return st;
+    m->split = split_for(c, m->dev);
+    st = build_modules(m, err);
+    if (st == KF_OK) st = weight_buffers(m, err);
+    if (st == KF_OK) st = activation_buffers(m, err);
+    if (st == KF_OK) st = weights_make(m, err);
+    if (st == KF_OK) st = step_plans(m, err);
+    if (st == KF_OK) st = first_input(m, err);
+    if (st == KF_OK && graph) st = record(m, err);
+    return st;
+}
+
+/* ---- steps ----------------------------------------------------------------------------------------- */
+
+kf_status dc_model_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err)
+{
+    if (s >= m->c->max_steps)
+        return kf_error_set(err, KF_ERR_USAGE, "step %u is past the %u steps the model was made for", s, m->c->max_steps);
+    kf_value p = U(m->c->context + s).value;
+    kf_status st = kf_plan_set_value(m->pos_plan, 1, &p, err);
+    if (st == KF_OK) st = kf_plan_set_buffer(m->argmax_plan, (uint32_t)m->argmax_idx, m->tok[s + 1], err);
+    if (st == KF_OK) st = kf_plan_set_buffer(m->embed_plan, (uint32_t)m->embed_ids, m->tok[s + 1], err);
+    if (st != KF_OK) return st;
+    if (mode == DC_GRAPH) {
+        if (!m->graph) return kf_error_set(err, KF_ERR_USAGE, "graph mode needs the step recorded (a bug)");
+        return kf_graph_launch(m->graph, KF_DISPATCH_ASYNC, NULL, err);
+    }
+    kf_dispatch_mode dm = mode == DC_SYNC ? KF_DISPATCH_SYNC : KF_DISPATCH_ASYNC;
+    for (uint32_t i = 0; i < m->nplan && st == KF_OK; i++) st = kf_plan_launch(m->plan[i], dm, NULL, err);
+    return st;
+}
+
+kf_status dc_model_logits(dc_model *m, float *logits, kf_error *err)
+{
+    return kf_buffer_download(m->logits, logits, (size_t)m->c->sh.vocab * 4, err);
+}
+
+kf_status dc_model_token(dc_model *m, uint32_t s, uint32_t *token, kf_error *err)
+{
+    return kf_buffer_download(m->tok[s + 1], token, 4, err);
+}
+
+kf_status dc_model_force_token(dc_model *m, uint32_t s, uint32_t t, kf_error *err)
+{
+    kf_status st = kf_buffer_upload(m->tok[s + 1], &t, 4, err);
+    if (st == KF_OK) st = kf_plan_set_buffer(m->embed_plan, (uint32_t)m->embed_ids, m->tok[s + 1], err);
+    return st == KF_OK ? kf_plan_launch(m->embed_plan, KF_DISPATCH_SYNC, NULL, err) : st;
+}
+
+void dc_model_close(dc_model *m)
+{
+    if (!m->c) return;
+    kf_graph_destroy(m->graph);
+    for (uint32_t i = 0; i < m->nplan; i++) kf_plan_destroy(m->plan[i]);
+    free(m->plan);
+    for (uint32_t s = 0; m->tok && s <= m->c->max_steps; s++) kf_buffer_destroy(m->tok[s]);
+    free(m->tok);
+    kf_buffer *views[] = {m->g, m->u, m->pos_rope, m->pos_lens};
+    for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) kf_buffer_destroy(views[i]);
+    kf_buffer *act[] = {m->x, m->zero, m->xn, m->qkv, m->q, m->attn, m->po, m->plse, m->gu, m->h, m->logits,
+                        m->pos, m->tokens, m->xq, m->xds, m->embed, m->out_norm, m->lm_head};
+    for (size_t i = 0; i < sizeof act / sizeof act[0]; i++) kf_buffer_destroy(act[i]);
+    for (uint32_t l = 0; m->layer && l < m->c->sh.layers; l++) {
+        dc_layer *L = &m->layer[l];
+        kf_buffer *t[8] = {L->attn_norm, L->wqkv, L->wo, L->ffn_norm, L->wgu, L->wdown, L->kc, L->vc};
+        for (int i = 0; i < 8; i++) kf_buffer_destroy(t[i]);
+    }
+    free(m->layer);
+    for (int i = 0; i < DC_NMOD; i++) {
+        for (uint32_t k = 0; m->pipe[i] && k < m->mod[i]->nkernels; k++) kf_pipeline_destroy(m->pipe[i][k]);
+        free(m->pipe[i]);
+        kf_module_free(m->mod[i]);
+    }
+    kf_device_close(m->dev);
+    memset(m, 0, sizeof *m);
+}
