@@ -390,8 +390,8 @@ static void ref_atomics_subnormal(ref_ctx *r)
         k[1] = ftz32(ftz32(k[1]) - 1.5f * mn);
         k[1] = ftz32(ftz32(k[1]) + mn);
         sd[i] += ldexp((double)(i + 1), -1074);
-        sh[2 * i] = f16_bits(f16_value(sh[2 * i]) + ldexp(1.0, -24));
-        sh[2 * i + 1] = f16_bits(f16_value(sh[2 * i + 1]) - ldexp(1.0, -23));
+        sh[2 * i] = kf_ref_f16_bits(kf_ref_f16_value(sh[2 * i]) + ldexp(1.0, -24));
+        sh[2 * i + 1] = kf_ref_f16_bits(kf_ref_f16_value(sh[2 * i + 1]) - ldexp(1.0, -23));
     }
     out_free(r, "sf", KF_S_F32, sf, a);
     out_free(r, "sd", KF_S_F64, sd, b);
