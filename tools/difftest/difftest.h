@@ -20,7 +20,7 @@
 #ifndef KF_DIFFTEST_H
 #define KF_DIFFTEST_H
 
-#include "../../ir/kforge.h"
+#include "../../ir/module.h"
 
 /* What a back end can report for one program. */
 #define KF_DT_STATUSES(X)                                                      \
