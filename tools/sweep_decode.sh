@@ -11,7 +11,7 @@
 # FILTER `misses` runs, in one call, every variant of the issue-8 targets
 # not yet met on 2026-12-01 (gemv f16 at 0.896 of 0.90; the three sdpa
 # shapes) and the sdpa launches timed alone (sdpa_split_only,
-# sdpa_combine_only at B1 L8192): 39 rows, about 2-3 minutes (each one
+# sdpa_combine_only at B1 L8192): 33 rows, about 2-3 minutes (each one
 # compiles its module and fills its inputs; the timed passes are ~0.1 s).
 #
 # A thin wrapper: the variants live beside the kernels, as `variant` lines of
