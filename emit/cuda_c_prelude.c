@@ -176,7 +176,12 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
     [KF_CU_H_IDIV32] =
         "/* Signed division: INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0 */\n"
         "__device__ __forceinline__ int kf_div_i32(int a, int b) { return b == -1 ? (int)(0u - (unsigned)a) : a / b; }\n"
-        "__device__ __forceinline__ int kf_rem_i32(int a, int b) { return b == -1 ? 0 : a % b; }\n",
+        "__device__ __forceinline__ int kf_rem_i32(int a, int b) { return b == -1 ? 0 : a % b; }\n"
+        "/* i8/i16 division in 32 bits (no overflow there), as PTX: NVVM narrows a C division\n"
+        "   of sign-extended bytes by a power of two and drops the sign extension of the\n"
+        "   biased sum in some lanes (-2 / -16 gave -16: difftest seed 1 program 10530) */\n"
+        "__device__ __forceinline__ int kf_div_n32(int a, int b) { int r; asm(\"div.s32 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
+        "__device__ __forceinline__ int kf_rem_n32(int a, int b) { int r; asm(\"rem.s32 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n",
     [KF_CU_H_IDIV64] =
         "__device__ __forceinline__ long long kf_div_i64(long long a, long long b) { return b == -1 ? (long long)(0ull - (unsigned long long)a) : a / b; }\n"
         "__device__ __forceinline__ long long kf_rem_i64(long long a, long long b) { return b == -1 ? 0 : a % b; }\n",

@@ -380,6 +380,22 @@ static void ref_regress_nvvm_fold(ref_ctx *r)
     free(x), free(w);
 }
 
+/* ---- i8 lanes divided by a negative power of two ---------------------------------- */
+
+static void ref_regress_narrow_div(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nv, no;
+    int8_t *v = in_buf(r, "v", KF_S_I8, 16, &nv);
+    int8_t *o = in_buf(r, "o", KF_S_I8, 16, &no);
+    for (size_t i = 0; i < n && i < nv && i < no; i++)
+        for (size_t l = 0; l < 16; l++) {
+            int q = v[16 * i + l] / -16;                 /* C truncates toward zero, as the contract */
+            o[16 * i + l] = (int8_t)(uint8_t)(unsigned)(-q);   /* times bitcast(-1 as i16) lanes: -1 */
+        }
+    out_free(r, "o", KF_S_I8, o, 16 * no);
+    free(v);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
@@ -387,4 +403,5 @@ static void ref_regress_nvvm_fold(ref_ctx *r)
     {"regress_difftest1", ref_regress_difftest1}, {"regress_zero_sign", ref_regress_zero_sign}, \
     {"regress_tie_fold", ref_regress_tie_fold}, {"regress_bitfield_range", ref_regress_bitfield_range}, \
     {"regress_narrow_minmax", ref_regress_narrow_minmax}, \
-    {"regress_nvvm_fold", ref_regress_nvvm_fold},
+    {"regress_nvvm_fold", ref_regress_nvvm_fold}, \
+    {"regress_narrow_div", ref_regress_narrow_div},
