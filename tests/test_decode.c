@@ -142,9 +142,9 @@ static void mock_driver_runs_the_modes_and_the_bench(void **state)
     assert_true(has(&r, "floor: "));
     assert_true(has(&r, "graph mode x floor"));
     assert_true(has(&r, "launches timed alone in step order (device events, a busy kernel ahead), median of 2 steps"));
-    assert_true(has(&r, "\nstep                   (every launch)              27 "));
+    assert_true(has(&r, "\nstep                   (every launch)              25 "));
     assert_true(has(&r, "allocations over the timed steps (re-targets, launches)       0.000 <= 0     met"));
-    assert_non_null(strstr(r.out, "       27\n"));   /* launches, q4k: 1 + 11 per layer + 4 */
+    assert_non_null(strstr(r.out, "       25\n"));   /* launches, q4k as f16: 1 + 10 per layer + 4 */
     done(&r);
     char *json = slurp(tmp("bench.json"));
     assert_non_null(strstr(json, "\"mode\": \"graph\""));
@@ -187,11 +187,12 @@ static bool prow_parse(const char *line, prow *p)
 
 /* --profile on the CPU device: one row per kernel and shape whose launches,
  * times and shares add up to the step's row; the QKV GEMV's bytes are its
- * matrix, x and y; the q4k step's fused 8-bit producers appear. */
+ * matrix, x and y; the q4k step's GEMV inputs come from their producers
+ * in 8 bits (no q8_quantize launch). */
 static void profile_rows_add_up_to_the_step(void **state)
 {
     static const char *const weights[2] = {"f16", "q4k"};
-    static const unsigned launches[2] = {15, 16};   /* 1 + 10 (q4k 11) per layer + 4 */
+    static const unsigned launches[2] = {15, 15};   /* 1 + 10 per layer + 4 */
     for (int w = 0; w < 2; w++) {
         result r = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--profile",
                           "--warmup", "0", "--runs", "1", NULL);
@@ -201,7 +202,7 @@ static void profile_rows_add_up_to_the_step(void **state)
         memset(&step, 0, sizeof step);
         unsigned n = 0, rows = 0;
         double us = 0, share = 0, qkv_mb = -1;
-        bool fused = false;
+        unsigned fused = 0;   /* q4k: the 8-bit GEMV inputs' producers, 3 + 1 + 1 launches; no q8_quantize */
         for (const char *line = strstr(r.out, "\nkernel "); line && *line; line += strcspn(line + 1, "\n") + 1) {
             if (!prow_parse(line + 1, &p)) continue;
             if (!strcmp(p.kernel, "step")) {
@@ -211,7 +212,9 @@ static void profile_rows_add_up_to_the_step(void **state)
             rows++, n += p.n, us += p.us, share += p.share;
             assert_true(fabs(p.us_launch * p.n - p.us) <= 0.01 * p.n + 1e-9);
             if (!strcmp(p.shape, "512x256") && strstr(p.kernel, "gemv") && !strstr(p.kernel, "f32")) qkv_mb = p.mb;
-            fused |= !strcmp(p.kernel, "rmsnorm_q8") && p.n == 3;
+            if (!strcmp(p.kernel, "rmsnorm_q8") || !strcmp(p.kernel, "sdpa_combine_q8") || !strcmp(p.kernel, "silu_mul_q8"))
+                fused += p.n;
+            assert_null(strstr(p.kernel, "q8_quantize"));
         }
         assert_int_equal(step.n, launches[w]);
         assert_int_equal(n, launches[w]);
@@ -222,7 +225,7 @@ static void profile_rows_add_up_to_the_step(void **state)
         /* QKV: (4 + 2·2)·64 = 512 rows of 256: f16 262144 + x 512 + y 1024 bytes;
          * q4k 512·144 + xq 256 + xds 32 + y 1024 */
         assert_true(fabs(qkv_mb - (w ? 0.07504 : 0.26368)) < 6e-5);
-        assert_int_equal(fused, w == 1);
+        assert_int_equal(fused, w ? 5 : 0);
         done(&r);
     }
 }

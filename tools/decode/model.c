@@ -9,11 +9,11 @@
  * else moves, so graph mode records the step once and each replay updates
  * three kernel nodes.
  *
- * Launches per step: 1 + 10 per layer + 4 (f16); q4k 1 + 11 per layer + 4:
- * its norms and silu·up write the 8-bit GEMV inputs themselves (decode.kf's
- * rmsnorm_q8, silu_mul_q8), only the attention output takes a separate
- * q8_quantize_f16. Each plan carries what it is and the bytes it moves
- * (dc_launch), from which the floor and the profile's rows are made. */
+ * Launches per step: 1 + 10 per layer + 4, f16 and q4k alike: q4k's GEMV
+ * inputs are written in 8 bits by their producers (decode.kf's rmsnorm_q8,
+ * sdpa_combine_q8, silu_mul_q8), with no q8_quantize launch. Each plan
+ * carries what it is and the bytes it moves (dc_launch), from which the
+ * floor and the profile's rows are made. */
 #include "decode.h"
 
 #include <math.h>
@@ -151,14 +151,15 @@ static kf_status once(dc_model *m, int mod, const char *kernel, const kf_arg *a,
 
 /* ---- kernels --------------------------------------------------------------------------- */
 
-/* The -D list of module mod: the user's for it, and sdpa's head dimension. */
+/* The -D list of module mod: the user's for it, and the head dimension of
+ * sdpa (D) and of decode.kf's combine (CD). */
 static bool module_defines(const dc_config *c, int mod, kf_cli_defines *defs, char *dval)
 {
     for (uint32_t i = 0; i < c->ndefs; i++)
         if (c->defs[i].module == mod && !KF_VEC_PUSH(defs, c->defs[i].def)) return false;
-    if (mod != DC_MOD_SDPA) return true;
+    if (mod != DC_MOD_SDPA && mod != DC_MOD_OWN) return true;
     snprintf(dval, 16, "%u", c->sh.head_dim);
-    kf_define d = {"D", dval};
+    kf_define d = {mod == DC_MOD_SDPA ? "D" : "CD", dval};
     return KF_VEC_PUSH(defs, d);
 }
 
@@ -318,10 +319,9 @@ static kf_status activation_buffers(dc_model *m, kf_error *err)
 
 /* y (+)= W·x, W rows x cols; ymode 0: f16 y, 1: f16 y += (the residual), 2: f32 y.
  * f16: one gemv over x. q4k: the q4k x q8 GEMV over x's 8-bit form in xq,
- * xds, which x's producer wrote (rmsnorm_q8, silu_mul_q8), or with
- * `quantize`, q8_quantize_f16 of x first. */
-static kf_status matvec(dc_model *m, kf_buffer *w, kf_buffer *x, bool quantize, kf_buffer *y, uint64_t rows,
-                        uint64_t cols, int ymode, kf_error *err)
+ * xds, which x's producer wrote (rmsnorm_q8, sdpa_combine_q8, silu_mul_q8). */
+static kf_status matvec(dc_model *m, kf_buffer *w, kf_buffer *x, kf_buffer *y, uint64_t rows, uint64_t cols, int ymode,
+                        kf_error *err)
 {
     static const char *const f16k[3] = {"gemv_f16_f16_f16", "gemv_f16_f16_f16_acc", "gemv_f16_f16_f32"};
     static const char *const q4kk[3] = {"q4k_q8_gemv_f16", "q4k_q8_gemv_f16_acc", "q4k_q8_gemv_f32"};
@@ -333,17 +333,10 @@ static kf_status matvec(dc_model *m, kf_buffer *w, kf_buffer *x, bool quantize, 
         return step_plan(m, DC_MOD_GEMV, f16k[ymode], a, 5, c, err, "%llux%llu", (unsigned long long)rows,
                          (unsigned long long)cols);
     }
-    kf_status st = KF_OK;
-    if (quantize) {
-        kf_arg q[4] = {B(x), B(m->xq), B(m->xds), U((uint32_t)cols)};
-        st = step_plan(m, DC_MOD_Q4K, "q8_quantize_f16", q, 4, (dc_cost){0, 3 * k + k / 8, 0, 0, 0}, err, "%llu",
-                       (unsigned long long)cols);
-    }
     kf_arg a[6] = {B(w), B(m->xq), B(m->xds), B(y), U((uint32_t)rows), U((uint32_t)cols)};
     c.act = k + k / 8 + yb;
-    return st == KF_OK ? step_plan(m, DC_MOD_Q4K, q4kk[ymode], a, 6, c, err, "%llux%llu", (unsigned long long)rows,
-                                   (unsigned long long)cols)
-                       : st;
+    return step_plan(m, DC_MOD_Q4K, q4kk[ymode], a, 6, c, err, "%llux%llu", (unsigned long long)rows,
+                     (unsigned long long)cols);
 }
 
 /* The input of the next GEMV: rmsnorm(x)·w, into xn (f16) or, for q4k,
@@ -383,14 +376,18 @@ static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
     kf_arg s[11] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), U(1), U(sh->heads),
                     U(sh->kv_heads), U(m->cap), U(m->split)};
     kf_arg c[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->attn), U(1), U(sh->heads), U(m->cap), U(m->split)};
+    kf_arg cq[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->xq), B(m->xds), U(sh->heads), U(m->cap), U(m->split)};
     kf_status st = step_plan(m, DC_MOD_ROPE, "rope_qkv_neox", r, 11, (dc_cost){0, 2 * nqkv + 2 * hq + 4, 4 * kvr, 0, 0},
                              err, "%ux%u", sh->heads + 2 * sh->kv_heads, sh->head_dim);
     if (st == KF_OK)
         st = step_plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, 11, (dc_cost){0, 2 * hq + 4, 0, 4 * kvr, part}, err,
                        "%ux%u/%u split %u", sh->heads, sh->head_dim, sh->kv_heads, m->split);
-    return st == KF_OK ? step_plan(m, DC_MOD_SDPA, "sdpa_decode_combine", c, 8, (dc_cost){0, 2 * hq + 4, 0, 0, part},
-                                   err, "%ux%u split %u", sh->heads, sh->head_dim, m->split)
-                       : st;
+    if (st != KF_OK) return st;
+    if (m->c->wt == DC_Q4K)   /* the output projection's 8-bit input, directly */
+        return step_plan(m, DC_MOD_OWN, "sdpa_combine_q8", cq, 8, (dc_cost){0, hq + hq / 8 + 4, 0, 0, part}, err,
+                         "%ux%u split %u", sh->heads, sh->head_dim, m->split);
+    return step_plan(m, DC_MOD_SDPA, "sdpa_decode_combine", c, 8, (dc_cost){0, 2 * hq + 4, 0, 0, part}, err,
+                     "%ux%u split %u", sh->heads, sh->head_dim, m->split);
 }
 
 static kf_status layer_plans(dc_model *m, dc_layer *L, kf_error *err)
@@ -398,13 +395,13 @@ static kf_status layer_plans(dc_model *m, dc_layer *L, kf_error *err)
     const dc_shape *sh = &m->c->sh;
     uint64_t hd = (uint64_t)sh->heads * sh->head_dim;
     kf_status st = norm(m, L->attn_norm, err);
-    if (st == KF_OK) st = matvec(m, L->wqkv, m->xn, false, m->qkv, qkv_rows(sh), sh->hidden, 0, err);
+    if (st == KF_OK) st = matvec(m, L->wqkv, m->xn, m->qkv, qkv_rows(sh), sh->hidden, 0, err);
     if (st == KF_OK) st = attention(m, L, err);
-    if (st == KF_OK) st = matvec(m, L->wo, m->attn, true, m->x, sh->hidden, hd, 1, err);
+    if (st == KF_OK) st = matvec(m, L->wo, m->attn, m->x, sh->hidden, hd, 1, err);
     if (st == KF_OK) st = norm(m, L->ffn_norm, err);
-    if (st == KF_OK) st = matvec(m, L->wgu, m->xn, false, m->gu, 2ull * sh->ffn, sh->hidden, 0, err);
+    if (st == KF_OK) st = matvec(m, L->wgu, m->xn, m->gu, 2ull * sh->ffn, sh->hidden, 0, err);
     if (st == KF_OK) st = silu(m, err);
-    return st == KF_OK ? matvec(m, L->wdown, m->h, false, m->x, sh->hidden, sh->ffn, 1, err) : st;
+    return st == KF_OK ? matvec(m, L->wdown, m->h, m->x, sh->hidden, sh->ffn, 1, err) : st;
 }
 
 /* Every launch of step 0, in order; the three re-targeted plans remembered. */
@@ -419,7 +416,7 @@ static kf_status step_plans(dc_model *m, kf_error *err)
     if (st == KF_OK) m->pos_plan = m->plan[m->nplan - 1];
     for (uint32_t l = 0; l < sh->layers && st == KF_OK; l++) st = layer_plans(m, &m->layer[l], err);
     if (st == KF_OK) st = norm(m, m->out_norm, err);
-    if (st == KF_OK) st = matvec(m, m->lm_head, m->xn, false, m->logits, sh->vocab, sh->hidden, 2, err);
+    if (st == KF_OK) st = matvec(m, m->lm_head, m->xn, m->logits, sh->vocab, sh->hidden, 2, err);
     if (st == KF_OK)
         st = step_plan(m, DC_MOD_ARGMAX, "argmax", am, 4, (dc_cost){0, 4.0 * sh->vocab + 4, 0, 0, 0}, err, "%u",
                        sh->vocab);
