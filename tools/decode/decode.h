@@ -38,12 +38,21 @@ typedef struct {
 typedef enum { DC_F16 = 0, DC_Q4K = 1 } dc_wtype;
 typedef enum { DC_SYNC, DC_ASYNC, DC_GRAPH } dc_mode;
 
-/* The kernel files a step uses (kernels/NAME.kf) and the program's own. */
+/* The kernel modules a step uses: the name -D FILE.NAME=VALUE knows it by,
+ * and its file (kernels/NAME.kf, and the program's own). q4k_narrow is
+ * q4k.kf again, built with more lanes per row (Q8_LOG_BL, default
+ * DC_NARROW_LOG_BL; q4k's -D apply to it too), for the matrices with few
+ * rows. */
 #define DC_MODULES(X) \
-    X(GEMV, "gemv") X(Q4K, "q4k") X(SDPA, "sdpa") X(ROPE, "rope") X(SILU, "silu_mul") \
-    X(NORM, "rmsnorm") X(EMBED, "embed") X(ARGMAX, "argmax") X(OWN, "decode")
+    X(GEMV, "gemv", "kernels/gemv.kf") X(Q4K, "q4k", "kernels/q4k.kf") \
+    X(Q4KN, "q4k_narrow", "kernels/q4k.kf") X(SDPA, "sdpa", "kernels/sdpa.kf") \
+    X(ROPE, "rope", "kernels/rope.kf") X(SILU, "silu_mul", "kernels/silu_mul.kf") \
+    X(NORM, "rmsnorm", "kernels/rmsnorm.kf") X(EMBED, "embed", "kernels/embed.kf") \
+    X(ARGMAX, "argmax", "kernels/argmax.kf") X(OWN, "decode", "tools/decode/decode.kf")
+#define DC_NARROW_LOG_BL "2"     /* q4k_narrow: 16 lanes per row (q4k's default: 8) */
+#define DC_NARROW_ROWS 16384u    /* q4k matrices with fewer rows use q4k_narrow */
 enum {
-#define X(e, n) DC_MOD_##e,
+#define X(e, n, f) DC_MOD_##e,
     DC_MODULES(X)
 #undef X
     DC_NMOD

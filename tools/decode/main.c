@@ -85,12 +85,12 @@ static uint32_t *number_field(options *o, const char *opt)
 static int define(options *o, char *v)
 {
     static const char *const names[DC_NMOD] = {
-#define X(e, n) n,
+#define X(e, n, f) n,
         DC_MODULES(X)
 #undef X
     };
     char *dot = strchr(v, '.'), *eq = strchr(v, '=');
-    if (!dot || !eq || eq < dot || o->c.ndefs == 32) return bad("-D '%s': expected FILE.NAME=VALUE (FILE: gemv, q4k, sdpa, rope, silu_mul, add_rmsnorm, embed, argmax or decode)%s", v, "");
+    if (!dot || !eq || eq < dot || o->c.ndefs == 32) return bad("-D '%s': expected FILE.NAME=VALUE (FILE: gemv, q4k, q4k_narrow, sdpa, rope, silu_mul, rmsnorm, embed, argmax or decode)%s", v, "");
     *dot = *eq = 0;
     for (int i = 0; i < DC_NMOD; i++)
         if (!strcmp(v, names[i])) {

@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const module_names[DC_NMOD] = {
-#define X(e, n) n,
+static const char *const module_files[DC_NMOD] = {
+#define X(e, n, f) f,
     DC_MODULES(X)
 #undef X
 };
@@ -99,7 +99,7 @@ static kf_status plan(dc_model *m, int mod, const char *kernel, const kf_arg *a,
                       kf_error *err)
 {
     kf_pipeline *p = pipe_of(m, mod, kernel);
-    if (!p) return kf_error_set(err, KF_ERR_USAGE, "kernels/%s.kf has no kernel '%s'", module_names[mod], kernel);
+    if (!p) return kf_error_set(err, KF_ERR_USAGE, "%s has no kernel '%s'", module_files[mod], kernel);
     kf_plan *pl;
     kf_status st = kf_plan_create(p, a, n, NULL, &pl, err);
     if (st != KF_OK || out) {
@@ -151,16 +151,31 @@ static kf_status once(dc_model *m, int mod, const char *kernel, const kf_arg *a,
 
 /* ---- kernels --------------------------------------------------------------------------- */
 
-/* The -D list of module mod: the user's for it, and the head dimension of
- * sdpa (D) and of decode.kf's combine (CD). */
+/* d into defs, replacing a define of the same name. */
+static bool define_set(kf_cli_defines *defs, kf_define d)
+{
+    for (size_t i = 0; i < defs->len; i++)
+        if (!strcmp(defs->data[i].name, d.name)) {
+            defs->data[i] = d;
+            return true;
+        }
+    return KF_VEC_PUSH(defs, d);
+}
+
+/* The -D list of module mod: the head dimension of sdpa (D) and of
+ * decode.kf's combine (CD); q4k_narrow's lanes per row and q4k's -D; then
+ * the user's for mod, which win. */
 static bool module_defines(const dc_config *c, int mod, kf_cli_defines *defs, char *dval)
 {
-    for (uint32_t i = 0; i < c->ndefs; i++)
-        if (c->defs[i].module == mod && !KF_VEC_PUSH(defs, c->defs[i].def)) return false;
-    if (mod != DC_MOD_SDPA && mod != DC_MOD_OWN) return true;
+    bool ok = true;
     snprintf(dval, 16, "%u", c->sh.head_dim);
-    kf_define d = {mod == DC_MOD_SDPA ? "D" : "CD", dval};
-    return KF_VEC_PUSH(defs, d);
+    if (mod == DC_MOD_SDPA || mod == DC_MOD_OWN) ok = define_set(defs, (kf_define){mod == DC_MOD_SDPA ? "D" : "CD", dval});
+    if (mod == DC_MOD_Q4KN) ok = define_set(defs, (kf_define){"Q8_LOG_BL", DC_NARROW_LOG_BL});
+    for (uint32_t i = 0; i < c->ndefs && ok; i++)
+        if (mod == DC_MOD_Q4KN && c->defs[i].module == DC_MOD_Q4K) ok = define_set(defs, c->defs[i].def);
+    for (uint32_t i = 0; i < c->ndefs && ok; i++)
+        if (c->defs[i].module == mod) ok = define_set(defs, c->defs[i].def);
+    return ok;
 }
 
 /* Compiles every kernel file (before any device is opened: a bad -D or
@@ -170,8 +185,7 @@ static kf_status compile_modules(dc_model *m, kf_error *err)
     for (int i = 0; i < DC_NMOD; i++) {
         char path[4200], dval[16];
         kf_cli_defines defs = {0};
-        if (i == DC_MOD_OWN) snprintf(path, sizeof path, "%s/tools/decode/decode.kf", m->c->src_dir);
-        else snprintf(path, sizeof path, "%s/kernels/%s.kf", m->c->src_dir, module_names[i]);
+        snprintf(path, sizeof path, "%s/%s", m->c->src_dir, module_files[i]);
         bool ok = module_defines(m->c, i, &defs, dval);
         int rc = ok ? kf_cli_compile("decode", path, &defs, KF_OPT_DEFAULT, &m->mod[i]) : KF_EXIT_RUNTIME;
         KF_VEC_FREE(&defs);
@@ -334,9 +348,10 @@ static kf_status matvec(dc_model *m, kf_buffer *w, kf_buffer *x, kf_buffer *y, u
                          (unsigned long long)cols);
     }
     kf_arg a[6] = {B(w), B(m->xq), B(m->xds), B(y), U((uint32_t)rows), U((uint32_t)cols)};
+    bool narrow = rows < DC_NARROW_ROWS;
     c.act = k + k / 8 + yb;
-    return step_plan(m, DC_MOD_Q4K, q4kk[ymode], a, 6, c, err, "%llux%llu", (unsigned long long)rows,
-                     (unsigned long long)cols);
+    return step_plan(m, narrow ? DC_MOD_Q4KN : DC_MOD_Q4K, q4kk[ymode], a, 6, c, err, "%llux%llu%s",
+                     (unsigned long long)rows, (unsigned long long)cols, narrow ? " narrow" : "");
 }
 
 /* The input of the next GEMV: rmsnorm(x)·w, into xn (f16) or, for q4k,
