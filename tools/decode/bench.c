@@ -50,12 +50,6 @@ typedef struct {
     bool done;
 } mode_result;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Host microseconds to issue one step, median over HOST_RUNS quiet starts. */
 static kf_status host_cost(dc_model *m, dc_mode mode, uint32_t s0, double *us, kf_error *err)
 {
@@ -68,8 +62,7 @@ static kf_status host_cost(dc_model *m, dc_mode mode, uint32_t s0, double *us, k
         t[r] = (now_ms() - t0) * 1e3;
     }
     if (st == KF_OK) st = kf_device_sync(m->dev, err);
-    qsort(t, HOST_RUNS, sizeof t[0], cmp_double);
-    *us = t[HOST_RUNS / 2];
+    *us = dc_median(t, HOST_RUNS);
     return st;
 }
 

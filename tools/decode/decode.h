@@ -14,6 +14,8 @@
  *             bandwidth floor and the ratio to it, the PyTorch peer
  *   profile.c --profile: each launch of a step timed alone, summed by kernel
  *             and shape, with its bytes and its ratio to the copy bandwidth
+ *   tune.c    a launch timed alone (the busy kernel ahead), and sdpa's split
+ *             chosen by timing candidates on the device
  *
  * One step (the issue's list), per layer: add+RMSNorm -> fused QKV GEMV ->
  * RoPE on q and k, k and v appended to the layer's cache at the position ->
@@ -119,6 +121,8 @@ typedef struct {
     kf_plan *pos_plan, *argmax_plan, *embed_plan;
     int argmax_idx, embed_ids;  /* the re-bound parameters */
     kf_graph *graph;            /* the step, recorded (graph mode) */
+    kf_plan *busy;              /* decode.kf's busy kernel (CUDA devices; NULL on the CPU) */
+    kf_buffer *sink;            /* its never-written output */
 } dc_model;
 
 /* Model dimensions checked (every kernel's constraints), a message in err. */
@@ -141,6 +145,27 @@ kf_status dc_model_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err);
 /* Re-targets the plans for step s without launching (the profile launches
  * them one by one). */
 kf_status dc_model_retarget(dc_model *m, uint32_t s, kf_error *err);
+/* Standalone plans (the caller destroys them) of layer 0's attention at
+ * `split`: sdpa_decode_split and the step's combine. */
+kf_status dc_attention_plans(dc_model *m, uint32_t split, kf_plan **ps, kf_plan **pc, kf_error *err);
+/* sdpa's split guessed for the context: about two blocks per SM (132 when
+ * the device does not say), at least 16 positions. */
+uint32_t dc_split_guess(const dc_config *c, const kf_device *dev);
+
+/* tune.c. The busy kernel's plan (m->busy) on a CUDA device. */
+kf_status dc_busy_create(dc_model *m, kf_error *err);
+/* Launch p timed alone: busy queued ahead of it on a CUDA device (so the
+ * start event waits on the device, not on the host), then p TIMED; *us. */
+kf_status dc_launch_alone(dc_model *m, kf_plan *p, double *us, kf_error *err);
+/* The median of t[0..n) (sorted in place). */
+double dc_median(double *t, uint32_t n);
+/* The least split dc_split_tune tries around guess (the partials' room). */
+uint32_t dc_split_least(uint32_t guess);
+/* m->split: each candidate around the guess (guess/4 .. 4·guess, at least
+ * 16) timed on a CUDA device, split + combine alone at the first step's
+ * length, median of a few; the fastest kept. The CPU device keeps the guess. */
+kf_status dc_split_tune(dc_model *m, kf_error *err);
+
 /* After step s (synced): its logits (vocab f32) and chosen token. */
 kf_status dc_model_logits(dc_model *m, float *logits, kf_error *err);
 kf_status dc_model_token(dc_model *m, uint32_t s, uint32_t *token, kf_error *err);

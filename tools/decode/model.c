@@ -302,7 +302,8 @@ static kf_status weights_make(dc_model *m, kf_error *err)
 static kf_status activation_buffers(dc_model *m, kf_error *err)
 {
     const dc_shape *sh = &m->c->sh;
-    uint64_t hd = (uint64_t)sh->heads * sh->head_dim, ns = (m->cap + m->split - 1) / m->split;
+    uint32_t ps = m->c->split ? m->split : dc_split_least(m->split);   /* partials for the least split tried */
+    uint64_t hd = (uint64_t)sh->heads * sh->head_dim, ns = (m->cap + ps - 1) / ps;
     uint64_t kmax = sh->hidden > sh->ffn ? sh->hidden : sh->ffn;
     kmax = kmax > hd ? kmax : hd;
     kf_status st = buf(m, KF_S_F16, 1, sh->hidden, &m->x, err);
@@ -381,6 +382,34 @@ static kf_status silu(dc_model *m, kf_error *err)
     return step_plan(m, DC_MOD_OWN, "silu_mul_q8", a, 5, (dc_cost){0, 5.0 * n + n / 8.0, 0, 0, 0}, err, "%u", n);
 }
 
+/* The arguments of layer L's attention at `split`: sdpa_decode_split's (s)
+ * and the step's combine's (c, its module in *cmod; the kernel returned):
+ * sdpa_decode_combine, or for q4k sdpa_combine_q8, which writes the output
+ * projection's 8-bit input directly. */
+static const char *attn_args(dc_model *m, dc_layer *L, uint32_t split, kf_arg s[11], kf_arg c[8], int *cmod)
+{
+    const dc_shape *sh = &m->c->sh;
+    kf_arg sa[11] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), U(1), U(sh->heads),
+                     U(sh->kv_heads), U(m->cap), U(split)};
+    kf_arg ca[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->attn), U(1), U(sh->heads), U(m->cap), U(split)};
+    kf_arg cq[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->xq), B(m->xds), U(sh->heads), U(m->cap), U(split)};
+    bool q8 = m->c->wt == DC_Q4K;
+    memcpy(s, sa, sizeof sa);
+    memcpy(c, q8 ? cq : ca, sizeof ca);
+    *cmod = q8 ? DC_MOD_OWN : DC_MOD_SDPA;
+    return q8 ? "sdpa_combine_q8" : "sdpa_decode_combine";
+}
+
+kf_status dc_attention_plans(dc_model *m, uint32_t split, kf_plan **ps, kf_plan **pc, kf_error *err)
+{
+    kf_arg s[11], c[8];
+    int cmod;
+    const char *ck = attn_args(m, &m->layer[0], split, s, c, &cmod);
+    *pc = NULL;
+    kf_status st = plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, 11, ps, err);
+    return st == KF_OK ? plan(m, cmod, ck, c, 8, pc, err) : st;
+}
+
 static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
 {
     const dc_shape *sh = &m->c->sh;
@@ -388,21 +417,18 @@ static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
     double part = sh->heads * (d + 1) * 4;   /* one split's partials: po and plse */
     kf_arg r[11] = {B(m->qkv), B(m->pos_rope), B(m->q), B(L->kc), B(L->vc), U(1), U(sh->heads), U(sh->kv_heads),
                     U(m->cap), U(sh->head_dim), F(sh->theta)};
-    kf_arg s[11] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), U(1), U(sh->heads),
-                    U(sh->kv_heads), U(m->cap), U(m->split)};
-    kf_arg c[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->attn), U(1), U(sh->heads), U(m->cap), U(m->split)};
-    kf_arg cq[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->xq), B(m->xds), U(sh->heads), U(m->cap), U(m->split)};
+    kf_arg s[11], c[8];
+    int cmod;
+    const char *ck = attn_args(m, L, m->split, s, c, &cmod);
+    double cact = cmod == DC_MOD_OWN ? hq + hq / 8 + 4 : 2 * hq + 4;
     kf_status st = step_plan(m, DC_MOD_ROPE, "rope_qkv_neox", r, 11, (dc_cost){0, 2 * nqkv + 2 * hq + 4, 4 * kvr, 0, 0},
                              err, "%ux%u", sh->heads + 2 * sh->kv_heads, sh->head_dim);
     if (st == KF_OK)
         st = step_plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, 11, (dc_cost){0, 2 * hq + 4, 0, 4 * kvr, part}, err,
                        "%ux%u/%u split %u", sh->heads, sh->head_dim, sh->kv_heads, m->split);
-    if (st != KF_OK) return st;
-    if (m->c->wt == DC_Q4K)   /* the output projection's 8-bit input, directly */
-        return step_plan(m, DC_MOD_OWN, "sdpa_combine_q8", cq, 8, (dc_cost){0, hq + hq / 8 + 4, 0, 0, part}, err,
-                         "%ux%u split %u", sh->heads, sh->head_dim, m->split);
-    return step_plan(m, DC_MOD_SDPA, "sdpa_decode_combine", c, 8, (dc_cost){0, 2 * hq + 4, 0, 0, part}, err,
-                     "%ux%u split %u", sh->heads, sh->head_dim, m->split);
+    return st == KF_OK ? step_plan(m, cmod, ck, c, 8, (dc_cost){0, cact, 0, 0, part}, err, "%ux%u split %u", sh->heads,
+                                   sh->head_dim, m->split)
+                       : st;
 }
 
 static kf_status layer_plans(dc_model *m, dc_layer *L, kf_error *err)
@@ -479,11 +505,8 @@ static kf_status record(dc_model *m, kf_error *err)
     return st == KF_OK ? kf_graph_end(m->dev, &m->graph, err) : st;
 }
 
-/* sdpa's split for the context: about two blocks per SM (132 when the
- * device does not say), at least 16 positions. */
-static uint32_t split_for(const dc_config *c, const kf_device *dev)
+uint32_t dc_split_guess(const dc_config *c, const kf_device *dev)
 {
-    if (c->split) return c->split;
     kf_device_props dp;
     kf_device_props_get(dev, &dp);
     uint64_t sms = dp.sm_count ? dp.sm_count : 132, groups = (c->sh.heads / c->sh.kv_heads + 3) / 4;
@@ -502,11 +525,13 @@ kf_status dc_model_open(dc_model *m, const dc_config *c, kf_backend b, bool grap
     if (st == KF_OK) st = compile_modules(m, err);
     if (st == KF_OK) st = kf_device_open(b, 0, &m->dev, err);
     if (st != KF_OK) return st;
-    m->split = split_for(c, m->dev);
+    m->split = c->split ? c->split : dc_split_guess(c, m->dev);
     st = build_modules(m, err);
     if (st == KF_OK) st = weight_buffers(m, err);
     if (st == KF_OK) st = activation_buffers(m, err);
     if (st == KF_OK) st = weights_make(m, err);
+    if (st == KF_OK) st = dc_busy_create(m, err);
+    if (st == KF_OK && !c->split) st = dc_split_tune(m, err);
     if (st == KF_OK) st = step_plans(m, err);
     if (st == KF_OK) st = first_input(m, err);
     if (st == KF_OK && graph) st = record(m, err);
@@ -559,6 +584,8 @@ void dc_model_close(dc_model *m)
 {
     if (!m->c) return;
     kf_graph_destroy(m->graph);
+    kf_plan_destroy(m->busy);
+    kf_buffer_destroy(m->sink);
     for (uint32_t i = 0; i < m->nplan; i++) kf_plan_destroy(m->plan[i]);
     free(m->plan);
     free(m->launch);

@@ -1,14 +1,11 @@
 /* --profile (decode.h): where a step's time goes, launch by launch.
  *
  * After `warmup` steps, each of `profile` steps is run in step order with
- * every launch timed alone (KF_DISPATCH_TIMED: the device's event pair
- * around it, then a wait). On a CUDA device each timed launch is preceded by
- * decode.kf's `busy` kernel, queued without a fence: the start event then
- * waits behind it on the device, so it is recorded when the previous work
- * ends, not when the host gets round to the launch, and the time is the
- * kernel's own (plus the stream's gap between two commands), in the cache
- * state the step leaves it (the previous launches ran just before). On the
- * CPU device a launch is the interpreter's wall-clock time.
+ * every launch timed alone (dc_launch_alone: on a CUDA device the device's
+ * events around it with the busy kernel queued ahead, so the host's launch
+ * latency stays out; on the CPU device the interpreter's wall clock), in
+ * the cache state the step leaves it (the previous launches ran just
+ * before).
  *
  * Per launch the median over the profiled steps; then the launches are
  * summed by kernel and shape label (dc_launch) into rows, largest first:
@@ -26,19 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { BUSY_ROUNDS = 8192 };   /* about 60 us on an H200: longer than the host's launch latency */
-
 typedef struct {
     const char *kernel, *shape;
     uint32_t n;                 /* launches per step */
     double us, bytes;           /* per step */
 } prof_row;
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static int cmp_row(const void *a, const void *b)
 {
@@ -46,43 +35,17 @@ static int cmp_row(const void *a, const void *b)
     return (x->us < y->us) - (x->us > y->us);
 }
 
-/* The busy kernel's plan on a CUDA device (NULL on the CPU device). */
-static kf_status busy_plan(dc_model *m, kf_buffer **sink, kf_plan **out, kf_error *err)
-{
-    kf_device_props dp;
-    kf_device_props_get(m->dev, &dp);
-    *out = NULL;
-    *sink = NULL;
-    if (dp.backend == KF_BACKEND_CPU) return KF_OK;
-    kf_pipeline *p = NULL;
-    for (uint32_t i = 0; i < m->mod[DC_MOD_OWN]->nkernels; i++)
-        if (!strcmp(m->mod[DC_MOD_OWN]->kernels[i].name, "busy")) p = m->pipe[DC_MOD_OWN][i];
-    if (!p) return kf_error_set(err, KF_ERR_USAGE, "tools/decode/decode.kf has no kernel 'busy'");
-    kf_status st = kf_buffer_create(m->dev, kf_type_scalar(KF_S_U32), 1, sink, err);
-    kf_arg a[2] = {{.buf = *sink}, {.value = {.type = kf_type_scalar(KF_S_U32)}}};
-    a[1].value.lane[0] = BUSY_ROUNDS;
-    return st == KF_OK ? kf_plan_create(p, a, 2, NULL, out, err) : st;
-}
-
 /* us[r·n + i]: launch i of profiled step r, timed alone. */
 static kf_status time_launches(dc_model *m, const dc_bench_opts *o, double *us, kf_error *err)
 {
-    kf_buffer *sink;
-    kf_plan *busy;
-    kf_status st = busy_plan(m, &sink, &busy, err);
+    kf_status st = KF_OK;
     for (uint32_t s = 0; s < o->warmup && st == KF_OK; s++) st = dc_model_step(m, s, DC_ASYNC, err);
     if (st == KF_OK) st = kf_device_sync(m->dev, err);
     for (uint32_t r = 0; r < o->profile && st == KF_OK; r++) {
         st = dc_model_retarget(m, o->warmup + r, err);
-        for (uint32_t i = 0; i < m->nplan && st == KF_OK; i++) {
-            float ms = 0;
-            if (busy) st = kf_plan_launch(busy, KF_DISPATCH_ASYNC, NULL, err);
-            if (st == KF_OK) st = kf_plan_launch(m->plan[i], KF_DISPATCH_TIMED, &ms, err);
-            us[(size_t)r * m->nplan + i] = ms * 1e3;
-        }
+        for (uint32_t i = 0; i < m->nplan && st == KF_OK; i++)
+            st = dc_launch_alone(m, m->plan[i], &us[(size_t)r * m->nplan + i], err);
     }
-    kf_plan_destroy(busy);
-    kf_buffer_destroy(sink);
     return st;
 }
 
@@ -93,14 +56,13 @@ static uint32_t make_rows(const dc_model *m, const double *us, uint32_t runs, ui
     double *t = malloc(runs * sizeof *t);
     for (uint32_t i = 0; t && i < m->nplan; i++) {
         for (uint32_t r = 0; r < runs; r++) t[r] = us[(size_t)r * m->nplan + i];
-        qsort(t, runs, sizeof *t, cmp_double);
         const dc_launch *l = &m->launch[i];
         dc_bytes b = dc_launch_bytes(m, i, len);
         uint32_t k = 0;
         while (k < nrows && (strcmp(rows[k].kernel, l->kernel) || strcmp(rows[k].shape, l->shape))) k++;
         if (k == nrows) rows[nrows++] = (prof_row){l->kernel, l->shape, 0, 0, 0};
         rows[k].n++;
-        rows[k].us += runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2;
+        rows[k].us += dc_median(t, runs);
         rows[k].bytes += b.weights + b.kv + b.act;
     }
     free(t);
