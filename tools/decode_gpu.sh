@@ -7,9 +7,9 @@
 #   2. --bench --profile at the Llama-3-8B shape (context 4096): f16 with the
 #      PyTorch peer (--torch), then q4k; each bench's table and targets, then
 #      the step launch by launch (kernel and shape rows: us, share, bytes, x copy)
-#   3. q4k --profile with the narrow GEMV build at 8 and 32 lanes per row
-#      (-D q4k_narrow.Q8_LOG_BL=1, 3; the step's default is 2: 16 lanes), to
-#      choose it from the GEMV rows
+#   3. q4k --profile with the narrow GEMV build at 16 lanes per row, as the
+#      plain build (-D q4k_narrow.Q8_LOG_BL=2; the step's default is 3: 32
+#      lanes), to choose it from the GEMV rows
 #   4. with DECODE_GPU_CROSS=1: --check=cross (cuda against ptx) at the
 #      Llama-3-8B shape, 3 steps, f16 and q4k (about 1 minute more)
 # DECODE_GPU_ARGS adds arguments to every run (a dry run of the script on the
@@ -55,7 +55,7 @@ drun bench_f16 --bench --torch --profile --json "$logs/decode_bench_f16.json"
 [ $? -gt 1 ] && fails=$((fails + 1))
 drun bench_q4k --weights q4k --bench --profile --json "$logs/decode_bench_q4k.json"
 [ $? -gt 1 ] && fails=$((fails + 1))
-for bl in 1 3; do drun "profile_q4k_bl$bl" --weights q4k --profile -D "q4k_narrow.Q8_LOG_BL=$bl" || fails=$((fails + 1)); done
+for bl in 2; do drun "profile_q4k_bl$bl" --weights q4k --profile -D "q4k_narrow.Q8_LOG_BL=$bl" || fails=$((fails + 1)); done
 if [ "${DECODE_GPU_CROSS:-0}" = 1 ]; then
     for w in f16 q4k; do drun "cross_$w" --weights "$w" --steps 3 --check=cross || fails=$((fails + 1)); done
 fi
@@ -67,7 +67,7 @@ for w in f16 q4k; do
     echo; echo "-- --bench --profile ($w)"
     grep -vE '^(kforge-decode: warning|step [0-9]|decode-peer: (eager|graph) )' "$logs/decode_bench_$w.log" 2>/dev/null
 done
-for bl in 1 3; do
+for bl in 2; do
     echo; echo "-- q4k profile, q4k_narrow.Q8_LOG_BL=$bl: the narrow GEMV rows and the step"
     grep -E 'narrow|^step |^profile: the launches' "$logs/decode_profile_q4k_bl$bl.log" 2>/dev/null
 done

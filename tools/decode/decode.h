@@ -51,7 +51,7 @@ typedef enum { DC_SYNC, DC_ASYNC, DC_GRAPH } dc_mode;
     X(ROPE, "rope", "kernels/rope.kf") X(SILU, "silu_mul", "kernels/silu_mul.kf") \
     X(NORM, "rmsnorm", "kernels/rmsnorm.kf") X(EMBED, "embed", "kernels/embed.kf") \
     X(ARGMAX, "argmax", "kernels/argmax.kf") X(OWN, "decode", "tools/decode/decode.kf")
-#define DC_NARROW_LOG_BL "2"     /* q4k_narrow: 16 lanes per row (q4k's default: 8) */
+#define DC_NARROW_LOG_BL "3"     /* q4k_narrow: 32 lanes per row (q4k.kf's default Q8_LOG_BL 2: 16) */
 #define DC_NARROW_ROWS 16384u    /* q4k matrices with fewer rows use q4k_narrow */
 enum {
 #define X(e, n, f) DC_MOD_##e,
