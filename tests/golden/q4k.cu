@@ -591,7 +591,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
 }
 
 /* kernel q4k_gemv (q4k.kf:355) */
-extern "C" __global__ void __launch_bounds__(128)
+extern "C" __global__ void __launch_bounds__(256)
 q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     extern __shared__ __align__(16) unsigned tab_[];
@@ -872,8 +872,8 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     unsigned g_ = lane_ >> 2u;
     unsigned q_9_ = lane_ & 3u;
     unsigned ntiles_ = (m_ >> 4u) + (((m_ & 15u) != 0u) ? 1u : 0u);
-    unsigned wid_ = (blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned nw_ = gridDim.x << 2u;
+    unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned nw_ = gridDim.x << 3u;
     if (wid_ >= ntiles_) {
         return;
     }
