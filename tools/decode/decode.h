@@ -12,6 +12,10 @@
  *             cuda and ptx paths against each other
  *   bench.c   --bench: ms per step, tokens/s, host cost per launch, the
  *             bandwidth floor and the ratio to it, the PyTorch peer
+ *   profile.c --profile: each launch of a step timed alone, summed by kernel
+ *             and shape, with its bytes and its ratio to the copy bandwidth
+ *   tune.c    a launch timed alone (the busy kernel ahead), and sdpa's split
+ *             chosen by timing candidates on the device
  *
  * One step (the issue's list), per layer: add+RMSNorm -> fused QKV GEMV ->
  * RoPE on q and k, k and v appended to the layer's cache at the position ->
@@ -19,8 +23,10 @@
  * add+RMSNorm -> fused gate/up GEMV -> silu_mul -> down GEMV (+ residual);
  * then the final norm, the vocabulary GEMV, argmax, and the chosen token
  * embedded as the next step's input. The residual adds are the _acc GEMVs',
- * so add_rmsnorm adds a zero vector. Q4_K weights quantize the GEMV's input
- * to 8 bits first (q8_quantize_f16, then q4k_q8_gemv), as llama.cpp does. */
+ * so the norms are plain rmsnorm. Q4_K weights take 8-bit inputs (the
+ * q4k x q8 GEMV, as llama.cpp's mmvq): the norms and silu·up write them
+ * directly (decode.kf's rmsnorm_q8, silu_mul_q8), the attention output goes
+ * through q8_quantize_f16. */
 #ifndef KF_DECODE_H
 #define KF_DECODE_H
 
@@ -34,12 +40,21 @@ typedef struct {
 typedef enum { DC_F16 = 0, DC_Q4K = 1 } dc_wtype;
 typedef enum { DC_SYNC, DC_ASYNC, DC_GRAPH } dc_mode;
 
-/* The kernel files a step uses (kernels/NAME.kf) and the program's own. */
+/* The kernel modules a step uses: the name -D FILE.NAME=VALUE knows it by,
+ * and its file (kernels/NAME.kf, and the program's own). q4k_narrow is
+ * q4k.kf again, built with more lanes per row (Q8_LOG_BL, default
+ * DC_NARROW_LOG_BL; q4k's -D apply to it too), for the matrices with few
+ * rows. */
 #define DC_MODULES(X) \
-    X(GEMV, "gemv") X(Q4K, "q4k") X(SDPA, "sdpa") X(ROPE, "rope") X(SILU, "silu_mul") \
-    X(NORM, "add_rmsnorm") X(EMBED, "embed") X(ARGMAX, "argmax") X(OWN, "decode")
+    X(GEMV, "gemv", "kernels/gemv.kf") X(Q4K, "q4k", "kernels/q4k.kf") \
+    X(Q4KN, "q4k_narrow", "kernels/q4k.kf") X(SDPA, "sdpa", "kernels/sdpa.kf") \
+    X(ROPE, "rope", "kernels/rope.kf") X(SILU, "silu_mul", "kernels/silu_mul.kf") \
+    X(NORM, "rmsnorm", "kernels/rmsnorm.kf") X(EMBED, "embed", "kernels/embed.kf") \
+    X(ARGMAX, "argmax", "kernels/argmax.kf") X(OWN, "decode", "tools/decode/decode.kf")
+#define DC_NARROW_LOG_BL "3"     /* q4k_narrow: 32 lanes per row (q4k.kf's default Q8_LOG_BL 2: 16) */
+#define DC_NARROW_ROWS 16384u    /* q4k matrices with fewer rows use q4k_narrow */
 enum {
-#define X(e, n) DC_MOD_##e,
+#define X(e, n, f) DC_MOD_##e,
     DC_MODULES(X)
 #undef X
     DC_NMOD
@@ -72,6 +87,22 @@ typedef struct {
     kf_buffer *attn_norm, *wqkv, *wo, *ffn_norm, *wgu, *wdown, *kc, *vc;
 } dc_layer;
 
+/* Bytes one launch moves (its share of the floor): weights (norm weights
+ * and the embedding row too), activations, KV cache rows written; and the
+ * parts that grow with the attention length len: kv_pos·len bytes of cache
+ * read, part·cdiv(len, split) bytes of sdpa partials. */
+typedef struct {
+    double weights, act, kv, kv_pos, part;
+} dc_cost;
+
+/* What a launch of the step is, for the profile: its kernel, a label of
+ * its shape ("6144x4096" rows x columns, "4096" elements, ...), its bytes. */
+typedef struct {
+    const char *kernel;
+    char shape[40];
+    dc_cost cost;
+} dc_launch;
+
 /* A model on a device with everything one step needs, made once. */
 typedef struct {
     const dc_config *c;
@@ -82,13 +113,16 @@ typedef struct {
     uint32_t split;             /* sdpa split in use */
     kf_buffer *embed, *out_norm, *lm_head;
     dc_layer *layer;
-    kf_buffer *x, *zero, *xn, *qkv, *q, *attn, *po, *plse, *gu, *g, *u, *h, *logits;
+    kf_buffer *x, *xn, *qkv, *q, *attn, *po, *plse, *gu, *g, *u, *h, *logits;
     kf_buffer *pos, *pos_rope, *pos_lens, *tokens, **tok, *xq, *xds;
     kf_plan **plan;             /* every launch of a step, in order */
+    dc_launch *launch;          /* and what each is */
     uint32_t nplan, plan_cap;
     kf_plan *pos_plan, *argmax_plan, *embed_plan;
     int argmax_idx, embed_ids;  /* the re-bound parameters */
     kf_graph *graph;            /* the step, recorded (graph mode) */
+    kf_plan *busy;              /* decode.kf's busy kernel (CUDA devices; NULL on the CPU) */
+    kf_buffer *sink;            /* its never-written output */
 } dc_model;
 
 /* Model dimensions checked (every kernel's constraints), a message in err. */
@@ -108,6 +142,30 @@ void dc_model_close(dc_model *m);
  * needs the recording). Async and graph leave it queued; the next read or
  * kf_device_sync waits for it. */
 kf_status dc_model_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err);
+/* Re-targets the plans for step s without launching (the profile launches
+ * them one by one). */
+kf_status dc_model_retarget(dc_model *m, uint32_t s, kf_error *err);
+/* Standalone plans (the caller destroys them) of layer 0's attention at
+ * `split`: sdpa_decode_split and the step's combine. */
+kf_status dc_attention_plans(dc_model *m, uint32_t split, kf_plan **ps, kf_plan **pc, kf_error *err);
+/* sdpa's split guessed for the context: about two blocks per SM (132 when
+ * the device does not say), at least 16 positions. */
+uint32_t dc_split_guess(const dc_config *c, const kf_device *dev);
+
+/* tune.c. The busy kernel's plan (m->busy) on a CUDA device. */
+kf_status dc_busy_create(dc_model *m, kf_error *err);
+/* Launch p timed alone: busy queued ahead of it on a CUDA device (so the
+ * start event waits on the device, not on the host), then p TIMED; *us. */
+kf_status dc_launch_alone(dc_model *m, kf_plan *p, double *us, kf_error *err);
+/* The median of t[0..n) (sorted in place). */
+double dc_median(double *t, uint32_t n);
+/* The least split dc_split_tune tries around guess (the partials' room). */
+uint32_t dc_split_least(uint32_t guess);
+/* m->split: each candidate around the guess (guess/4 .. 4·guess, at least
+ * 16) timed on a CUDA device, split + combine alone at the first step's
+ * length, median of a few; the fastest kept. The CPU device keeps the guess. */
+kf_status dc_split_tune(dc_model *m, kf_error *err);
+
 /* After step s (synced): its logits (vocab f32) and chosen token. */
 kf_status dc_model_logits(dc_model *m, float *logits, kf_error *err);
 kf_status dc_model_token(dc_model *m, uint32_t s, uint32_t *token, kf_error *err);
@@ -165,15 +223,23 @@ int dc_check_cross(const dc_config *c, dc_mode mode);
 typedef struct {
     uint32_t warmup, runs;      /* steps: not timed, timed (per mode) */
     bool torch;                 /* run tools/bench_torch.py --decode in the same call */
+    uint32_t profile;           /* --profile: steps timed launch by launch (0: no profile) */
     const char *json;           /* also write the results here */
 } dc_bench_opts;
 int dc_bench(const dc_config *c, kf_backend b, const dc_bench_opts *o);
+/* --profile (profile.c): o->profile steps, each launch timed alone in step
+ * order; prints the table. Returns the exit status. */
+int dc_profile(const dc_config *c, kf_backend b, const dc_bench_opts *o);
 
-/* Bytes every kernel of one step moves at attention length len (the floor). */
+/* Bytes the step's launches move at attention length len (the floor), by
+ * kind; dc_launch_bytes: launch i's. */
 typedef struct {
     double weights, kv, act;
 } dc_bytes;
-dc_bytes dc_step_bytes(const dc_shape *sh, dc_wtype wt, uint64_t len, uint32_t split);
+dc_bytes dc_step_bytes(const dc_model *m, uint64_t len);
+dc_bytes dc_launch_bytes(const dc_model *m, uint32_t i, uint64_t len);
+/* The device's copy bandwidth (GB/s, read + written), as kforge bench measures it. */
+kf_status dc_copy_bandwidth(dc_model *m, double *gbps, kf_error *err);
 
 /* Prints "kforge-decode: error: ..." for err. */
 void dc_print_error(const kf_error *err);

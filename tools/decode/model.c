@@ -9,17 +9,21 @@
  * else moves, so graph mode records the step once and each replay updates
  * three kernel nodes.
  *
- * Launches per step: 1 + 10 per layer + 4 (f16), 1 + 14 per layer + 5
- * (q4k: four q8_quantize more per layer and one for the vocabulary GEMV). */
+ * Launches per step: 1 + 10 per layer + 4, f16 and q4k alike: q4k's GEMV
+ * inputs are written in 8 bits by their producers (decode.kf's rmsnorm_q8,
+ * sdpa_combine_q8, silu_mul_q8), with no q8_quantize launch. Each plan
+ * carries what it is and the bytes it moves (dc_launch), from which the
+ * floor and the profile's rows are made. */
 #include "decode.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const module_names[DC_NMOD] = {
-#define X(e, n) n,
+static const char *const module_files[DC_NMOD] = {
+#define X(e, n, f) f,
     DC_MODULES(X)
 #undef X
 };
@@ -55,7 +59,7 @@ kf_status dc_shape_check(const dc_shape *sh, dc_wtype wt, kf_error *err)
     else if (wt == DC_Q4K && (sh->hidden % 256 || sh->ffn % 256 || hd % 256))
         why = "q4k weights need hidden, FFN and heads x head dim multiples of 256 (Q4_K blocks)";
     else if (sh->hidden > 8192)
-        why = "hidden must be at most 8192 (add_rmsnorm holds a row in registers)";
+        why = "hidden must be at most 8192 (rmsnorm holds a row in registers)";
     else if (dc_matrix_bytes(DC_F16, sh->vocab, sh->hidden) / 2 > UINT32_MAX || 2ull * sh->ffn * sh->hidden > UINT32_MAX)
         why = "a matrix must have fewer than 2^32 elements";
     if (why)
@@ -95,7 +99,7 @@ static kf_status plan(dc_model *m, int mod, const char *kernel, const kf_arg *a,
                       kf_error *err)
 {
     kf_pipeline *p = pipe_of(m, mod, kernel);
-    if (!p) return kf_error_set(err, KF_ERR_USAGE, "kernels/%s.kf has no kernel '%s'", module_names[mod], kernel);
+    if (!p) return kf_error_set(err, KF_ERR_USAGE, "%s has no kernel '%s'", module_files[mod], kernel);
     kf_plan *pl;
     kf_status st = kf_plan_create(p, a, n, NULL, &pl, err);
     if (st != KF_OK || out) {
@@ -105,13 +109,33 @@ static kf_status plan(dc_model *m, int mod, const char *kernel, const kf_arg *a,
     if (m->nplan == m->plan_cap) {
         uint32_t cap = m->plan_cap ? 2 * m->plan_cap : 256;
         kf_plan **np = realloc(m->plan, cap * sizeof *np);
-        if (!np) {
+        if (np) m->plan = np;
+        dc_launch *nl = np ? realloc(m->launch, cap * sizeof *nl) : NULL;
+        if (nl) m->launch = nl;
+        if (!np || !nl) {
             kf_plan_destroy(pl);
             return kf_error_set(err, KF_ERR_NOMEM, "out of memory for %u plans", cap);
         }
-        m->plan = np, m->plan_cap = cap;
+        m->plan_cap = cap;
     }
+    m->launch[m->nplan] = (dc_launch){.kernel = kernel};
     m->plan[m->nplan++] = pl;
+    return KF_OK;
+}
+
+/* A plan kept as the step's next launch, with its shape label (printf-style)
+ * and the bytes it moves. */
+static kf_status step_plan(dc_model *m, int mod, const char *kernel, const kf_arg *a, uint32_t n, dc_cost cost,
+                           kf_error *err, const char *fmt, ...)
+{
+    kf_status st = plan(m, mod, kernel, a, n, NULL, err);
+    if (st != KF_OK) return st;
+    dc_launch *l = &m->launch[m->nplan - 1];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(l->shape, sizeof l->shape, fmt, ap);
+    va_end(ap);
+    l->cost = cost;
     return KF_OK;
 }
 
@@ -127,15 +151,31 @@ static kf_status once(dc_model *m, int mod, const char *kernel, const kf_arg *a,
 
 /* ---- kernels --------------------------------------------------------------------------- */
 
-/* The -D list of module mod: the user's for it, and sdpa's head dimension. */
+/* d into defs, replacing a define of the same name. */
+static bool define_set(kf_cli_defines *defs, kf_define d)
+{
+    for (size_t i = 0; i < defs->len; i++)
+        if (!strcmp(defs->data[i].name, d.name)) {
+            defs->data[i] = d;
+            return true;
+        }
+    return KF_VEC_PUSH(defs, d);
+}
+
+/* The -D list of module mod: the head dimension of sdpa (D) and of
+ * decode.kf's combine (CD); q4k_narrow's lanes per row and q4k's -D; then
+ * the user's for mod, which win. */
 static bool module_defines(const dc_config *c, int mod, kf_cli_defines *defs, char *dval)
 {
-    for (uint32_t i = 0; i < c->ndefs; i++)
-        if (c->defs[i].module == mod && !KF_VEC_PUSH(defs, c->defs[i].def)) return false;
-    if (mod != DC_MOD_SDPA) return true;
+    bool ok = true;
     snprintf(dval, 16, "%u", c->sh.head_dim);
-    kf_define d = {"D", dval};
-    return KF_VEC_PUSH(defs, d);
+    if (mod == DC_MOD_SDPA || mod == DC_MOD_OWN) ok = define_set(defs, (kf_define){mod == DC_MOD_SDPA ? "D" : "CD", dval});
+    if (mod == DC_MOD_Q4KN) ok = define_set(defs, (kf_define){"Q8_LOG_BL", DC_NARROW_LOG_BL});
+    for (uint32_t i = 0; i < c->ndefs && ok; i++)
+        if (mod == DC_MOD_Q4KN && c->defs[i].module == DC_MOD_Q4K) ok = define_set(defs, c->defs[i].def);
+    for (uint32_t i = 0; i < c->ndefs && ok; i++)
+        if (c->defs[i].module == mod) ok = define_set(defs, c->defs[i].def);
+    return ok;
 }
 
 /* Compiles every kernel file (before any device is opened: a bad -D or
@@ -145,8 +185,7 @@ static kf_status compile_modules(dc_model *m, kf_error *err)
     for (int i = 0; i < DC_NMOD; i++) {
         char path[4200], dval[16];
         kf_cli_defines defs = {0};
-        if (i == DC_MOD_OWN) snprintf(path, sizeof path, "%s/tools/decode/decode.kf", m->c->src_dir);
-        else snprintf(path, sizeof path, "%s/kernels/%s.kf", m->c->src_dir, module_names[i]);
+        snprintf(path, sizeof path, "%s/%s", m->c->src_dir, module_files[i]);
         bool ok = module_defines(m->c, i, &defs, dval);
         int rc = ok ? kf_cli_compile("decode", path, &defs, KF_OPT_DEFAULT, &m->mod[i]) : KF_EXIT_RUNTIME;
         KF_VEC_FREE(&defs);
@@ -263,11 +302,11 @@ static kf_status weights_make(dc_model *m, kf_error *err)
 static kf_status activation_buffers(dc_model *m, kf_error *err)
 {
     const dc_shape *sh = &m->c->sh;
-    uint64_t hd = (uint64_t)sh->heads * sh->head_dim, ns = (m->cap + m->split - 1) / m->split;
+    uint32_t ps = m->c->split ? m->split : dc_split_least(m->split);   /* partials for the least split tried */
+    uint64_t hd = (uint64_t)sh->heads * sh->head_dim, ns = (m->cap + ps - 1) / ps;
     uint64_t kmax = sh->hidden > sh->ffn ? sh->hidden : sh->ffn;
     kmax = kmax > hd ? kmax : hd;
     kf_status st = buf(m, KF_S_F16, 1, sh->hidden, &m->x, err);
-    if (st == KF_OK) st = buf(m, KF_S_F16, 1, sh->hidden, &m->zero, err);
     if (st == KF_OK) st = buf(m, KF_S_F16, 1, sh->hidden, &m->xn, err);
     if (st == KF_OK) st = buf(m, KF_S_F16, 1, qkv_rows(sh), &m->qkv, err);
     if (st == KF_OK) st = buf(m, KF_S_F16, 1, hd, &m->q, err);
@@ -294,54 +333,115 @@ static kf_status activation_buffers(dc_model *m, kf_error *err)
 /* ---- the step's plans --------------------------------------------------------------------------- */
 
 /* y (+)= W·x, W rows x cols; ymode 0: f16 y, 1: f16 y += (the residual), 2: f32 y.
- * f16: one gemv; q4k: x quantized to 8 bits, then the q4k x q8 GEMV. */
+ * f16: one gemv over x. q4k: the q4k x q8 GEMV over x's 8-bit form in xq,
+ * xds, which x's producer wrote (rmsnorm_q8, sdpa_combine_q8, silu_mul_q8). */
 static kf_status matvec(dc_model *m, kf_buffer *w, kf_buffer *x, kf_buffer *y, uint64_t rows, uint64_t cols, int ymode,
                         kf_error *err)
 {
     static const char *const f16k[3] = {"gemv_f16_f16_f16", "gemv_f16_f16_f16_acc", "gemv_f16_f16_f32"};
     static const char *const q4kk[3] = {"q4k_q8_gemv_f16", "q4k_q8_gemv_f16_acc", "q4k_q8_gemv_f32"};
+    double yb = (double)rows * (ymode == 2 ? 4 : 2) * (ymode == 1 ? 2 : 1), k = (double)cols;
+    dc_cost c = {(double)dc_matrix_bytes(m->c->wt, rows, cols), 0, 0, 0, 0};
     if (m->c->wt == DC_F16) {
         kf_arg a[5] = {B(w), B(x), B(y), U((uint32_t)rows), U((uint32_t)cols)};
-        return plan(m, DC_MOD_GEMV, f16k[ymode], a, 5, NULL, err);
+        c.act = 2 * k + yb;
+        return step_plan(m, DC_MOD_GEMV, f16k[ymode], a, 5, c, err, "%llux%llu", (unsigned long long)rows,
+                         (unsigned long long)cols);
     }
-    kf_arg q[4] = {B(x), B(m->xq), B(m->xds), U((uint32_t)cols)};
     kf_arg a[6] = {B(w), B(m->xq), B(m->xds), B(y), U((uint32_t)rows), U((uint32_t)cols)};
-    kf_status st = plan(m, DC_MOD_Q4K, "q8_quantize_f16", q, 4, NULL, err);
-    return st == KF_OK ? plan(m, DC_MOD_Q4K, q4kk[ymode], a, 6, NULL, err) : st;
+    bool narrow = rows < DC_NARROW_ROWS;
+    c.act = k + k / 8 + yb;
+    return step_plan(m, narrow ? DC_MOD_Q4KN : DC_MOD_Q4K, q4kk[ymode], a, 6, c, err, "%llux%llu%s",
+                     (unsigned long long)rows, (unsigned long long)cols, narrow ? " narrow" : "");
 }
 
-/* xn = rmsnorm(x + 0)·w (the residual adds are the GEMVs'). */
+/* The input of the next GEMV: rmsnorm(x)·w, into xn (f16) or, for q4k,
+ * straight into the 8-bit xq, xds (the residual adds are the GEMVs'). */
 static kf_status norm(dc_model *m, kf_buffer *w, kf_error *err)
 {
-    kf_arg a[7] = {B(m->x), B(m->zero), B(w), B(m->xn), U(1), U(m->c->sh.hidden), F(m->c->sh.eps)};
-    return plan(m, DC_MOD_NORM, "add_rmsnorm", a, 7, NULL, err);
+    const dc_shape *sh = &m->c->sh;
+    double h = sh->hidden;
+    if (m->c->wt == DC_F16) {
+        kf_arg a[6] = {B(m->x), B(w), B(m->xn), U(1), U(sh->hidden), F(sh->eps)};
+        return step_plan(m, DC_MOD_NORM, "rmsnorm", a, 6, (dc_cost){2 * h, 4 * h, 0, 0, 0}, err, "%u", sh->hidden);
+    }
+    kf_arg a[6] = {B(m->x), B(w), B(m->xq), B(m->xds), U(sh->hidden), F(sh->eps)};
+    return step_plan(m, DC_MOD_OWN, "rmsnorm_q8", a, 6, (dc_cost){2 * h, 3 * h + h / 8, 0, 0, 0}, err, "%u",
+                     sh->hidden);
+}
+
+/* h = silu(g)·u, the down projection's input (q4k: its 8-bit form). */
+static kf_status silu(dc_model *m, kf_error *err)
+{
+    uint32_t n = m->c->sh.ffn;
+    if (m->c->wt == DC_F16) {
+        kf_arg a[4] = {B(m->g), B(m->u), B(m->h), U(n)};
+        return step_plan(m, DC_MOD_SILU, "silu_mul", a, 4, (dc_cost){0, 6.0 * n, 0, 0, 0}, err, "%u", n);
+    }
+    kf_arg a[5] = {B(m->g), B(m->u), B(m->xq), B(m->xds), U(n)};
+    return step_plan(m, DC_MOD_OWN, "silu_mul_q8", a, 5, (dc_cost){0, 5.0 * n + n / 8.0, 0, 0, 0}, err, "%u", n);
+}
+
+/* The arguments of layer L's attention at `split`: sdpa_decode_split's (s)
+ * and the step's combine's (c, its module in *cmod; the kernel returned):
+ * sdpa_decode_combine, or for q4k sdpa_combine_q8, which writes the output
+ * projection's 8-bit input directly. */
+static const char *attn_args(dc_model *m, dc_layer *L, uint32_t split, kf_arg s[11], kf_arg c[8], int *cmod)
+{
+    const dc_shape *sh = &m->c->sh;
+    kf_arg sa[11] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), U(1), U(sh->heads),
+                     U(sh->kv_heads), U(m->cap), U(split)};
+    kf_arg ca[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->attn), U(1), U(sh->heads), U(m->cap), U(split)};
+    kf_arg cq[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->xq), B(m->xds), U(sh->heads), U(m->cap), U(split)};
+    bool q8 = m->c->wt == DC_Q4K;
+    memcpy(s, sa, sizeof sa);
+    memcpy(c, q8 ? cq : ca, sizeof ca);
+    *cmod = q8 ? DC_MOD_OWN : DC_MOD_SDPA;
+    return q8 ? "sdpa_combine_q8" : "sdpa_decode_combine";
+}
+
+kf_status dc_attention_plans(dc_model *m, uint32_t split, kf_plan **ps, kf_plan **pc, kf_error *err)
+{
+    kf_arg s[11], c[8];
+    int cmod;
+    const char *ck = attn_args(m, &m->layer[0], split, s, c, &cmod);
+    *pc = NULL;
+    kf_status st = plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, 11, ps, err);
+    return st == KF_OK ? plan(m, cmod, ck, c, 8, pc, err) : st;
 }
 
 static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
 {
     const dc_shape *sh = &m->c->sh;
+    double d = sh->head_dim, hq = sh->heads * d, kvr = sh->kv_heads * d, nqkv = hq + 2 * kvr;
+    double part = sh->heads * (d + 1) * 4;   /* one split's partials: po and plse */
     kf_arg r[11] = {B(m->qkv), B(m->pos_rope), B(m->q), B(L->kc), B(L->vc), U(1), U(sh->heads), U(sh->kv_heads),
                     U(m->cap), U(sh->head_dim), F(sh->theta)};
-    kf_arg s[11] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), U(1), U(sh->heads),
-                    U(sh->kv_heads), U(m->cap), U(m->split)};
-    kf_arg c[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->attn), U(1), U(sh->heads), U(m->cap), U(m->split)};
-    kf_status st = plan(m, DC_MOD_ROPE, "rope_qkv_neox", r, 11, NULL, err);
-    if (st == KF_OK) st = plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, 11, NULL, err);
-    return st == KF_OK ? plan(m, DC_MOD_SDPA, "sdpa_decode_combine", c, 8, NULL, err) : st;
+    kf_arg s[11], c[8];
+    int cmod;
+    const char *ck = attn_args(m, L, m->split, s, c, &cmod);
+    double cact = cmod == DC_MOD_OWN ? hq + hq / 8 + 4 : 2 * hq + 4;
+    kf_status st = step_plan(m, DC_MOD_ROPE, "rope_qkv_neox", r, 11, (dc_cost){0, 2 * nqkv + 2 * hq + 4, 4 * kvr, 0, 0},
+                             err, "%ux%u", sh->heads + 2 * sh->kv_heads, sh->head_dim);
+    if (st == KF_OK)
+        st = step_plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, 11, (dc_cost){0, 2 * hq + 4, 0, 4 * kvr, part}, err,
+                       "%ux%u/%u split %u", sh->heads, sh->head_dim, sh->kv_heads, m->split);
+    return st == KF_OK ? step_plan(m, cmod, ck, c, 8, (dc_cost){0, cact, 0, 0, part}, err, "%ux%u split %u", sh->heads,
+                                   sh->head_dim, m->split)
+                       : st;
 }
 
 static kf_status layer_plans(dc_model *m, dc_layer *L, kf_error *err)
 {
     const dc_shape *sh = &m->c->sh;
     uint64_t hd = (uint64_t)sh->heads * sh->head_dim;
-    kf_arg sm[4] = {B(m->g), B(m->u), B(m->h), U(sh->ffn)};
     kf_status st = norm(m, L->attn_norm, err);
     if (st == KF_OK) st = matvec(m, L->wqkv, m->xn, m->qkv, qkv_rows(sh), sh->hidden, 0, err);
     if (st == KF_OK) st = attention(m, L, err);
     if (st == KF_OK) st = matvec(m, L->wo, m->attn, m->x, sh->hidden, hd, 1, err);
     if (st == KF_OK) st = norm(m, L->ffn_norm, err);
     if (st == KF_OK) st = matvec(m, L->wgu, m->xn, m->gu, 2ull * sh->ffn, sh->hidden, 0, err);
-    if (st == KF_OK) st = plan(m, DC_MOD_SILU, "silu_mul", sm, 4, NULL, err);
+    if (st == KF_OK) st = silu(m, err);
     return st == KF_OK ? matvec(m, L->wdown, m->h, m->x, sh->hidden, sh->ffn, 1, err) : st;
 }
 
@@ -349,22 +449,42 @@ static kf_status layer_plans(dc_model *m, dc_layer *L, kf_error *err)
 static kf_status step_plans(dc_model *m, kf_error *err)
 {
     const dc_shape *sh = &m->c->sh;
+    double h = sh->hidden;
     kf_arg p[2] = {B(m->pos), U(m->c->context)};
     kf_arg am[4] = {B(m->logits), B(m->tok[1]), U(1), U(sh->vocab)};
     kf_arg em[6] = {B(m->embed), B(m->tok[1]), B(m->x), U(1), U(sh->hidden), U(sh->vocab)};
-    kf_status st = plan(m, DC_MOD_OWN, "decode_pos", p, 2, NULL, err);
+    kf_status st = step_plan(m, DC_MOD_OWN, "decode_pos", p, 2, (dc_cost){0, 8, 0, 0, 0}, err, "2");
     if (st == KF_OK) m->pos_plan = m->plan[m->nplan - 1];
     for (uint32_t l = 0; l < sh->layers && st == KF_OK; l++) st = layer_plans(m, &m->layer[l], err);
     if (st == KF_OK) st = norm(m, m->out_norm, err);
     if (st == KF_OK) st = matvec(m, m->lm_head, m->xn, m->logits, sh->vocab, sh->hidden, 2, err);
-    if (st == KF_OK) st = plan(m, DC_MOD_ARGMAX, "argmax", am, 4, NULL, err);
+    if (st == KF_OK)
+        st = step_plan(m, DC_MOD_ARGMAX, "argmax", am, 4, (dc_cost){0, 4.0 * sh->vocab + 4, 0, 0, 0}, err, "%u",
+                       sh->vocab);
     if (st == KF_OK) m->argmax_plan = m->plan[m->nplan - 1];
-    if (st == KF_OK) st = plan(m, DC_MOD_EMBED, "embed", em, 6, NULL, err);
+    if (st == KF_OK) st = step_plan(m, DC_MOD_EMBED, "embed", em, 6, (dc_cost){2 * h, 2 * h + 4, 0, 0, 0}, err, "%u", sh->hidden);
     if (st != KF_OK) return st;
     m->embed_plan = m->plan[m->nplan - 1];
     m->argmax_idx = kf_pipeline_param_index(pipe_of(m, DC_MOD_ARGMAX, "argmax"), "idx");
     m->embed_ids = kf_pipeline_param_index(pipe_of(m, DC_MOD_EMBED, "embed"), "ids");
     return KF_OK;
+}
+
+dc_bytes dc_launch_bytes(const dc_model *m, uint32_t i, uint64_t len)
+{
+    const dc_cost *c = &m->launch[i].cost;
+    double ns = (double)((len + m->split - 1) / m->split);
+    return (dc_bytes){c->weights, c->kv + c->kv_pos * (double)len, c->act + c->part * ns};
+}
+
+dc_bytes dc_step_bytes(const dc_model *m, uint64_t len)
+{
+    dc_bytes t = {0, 0, 0};
+    for (uint32_t i = 0; i < m->nplan; i++) {
+        dc_bytes b = dc_launch_bytes(m, i, len);
+        t.weights += b.weights, t.kv += b.kv, t.act += b.act;
+    }
+    return t;
 }
 
 /* tokens[0] = the input token, embedded into x (the first step's input). */
@@ -385,11 +505,8 @@ static kf_status record(dc_model *m, kf_error *err)
     return st == KF_OK ? kf_graph_end(m->dev, &m->graph, err) : st;
 }
 
-/* sdpa's split for the context: about two blocks per SM (132 when the
- * device does not say), at least 16 positions. */
-static uint32_t split_for(const dc_config *c, const kf_device *dev)
+uint32_t dc_split_guess(const dc_config *c, const kf_device *dev)
 {
-    if (c->split) return c->split;
     kf_device_props dp;
     kf_device_props_get(dev, &dp);
     uint64_t sms = dp.sm_count ? dp.sm_count : 132, groups = (c->sh.heads / c->sh.kv_heads + 3) / 4;
@@ -408,11 +525,13 @@ kf_status dc_model_open(dc_model *m, const dc_config *c, kf_backend b, bool grap
     if (st == KF_OK) st = compile_modules(m, err);
     if (st == KF_OK) st = kf_device_open(b, 0, &m->dev, err);
     if (st != KF_OK) return st;
-    m->split = split_for(c, m->dev);
+    m->split = c->split ? c->split : dc_split_guess(c, m->dev);
     st = build_modules(m, err);
     if (st == KF_OK) st = weight_buffers(m, err);
     if (st == KF_OK) st = activation_buffers(m, err);
     if (st == KF_OK) st = weights_make(m, err);
+    if (st == KF_OK) st = dc_busy_create(m, err);
+    if (st == KF_OK && !c->split) st = dc_split_tune(m, err);
     if (st == KF_OK) st = step_plans(m, err);
     if (st == KF_OK) st = first_input(m, err);
     if (st == KF_OK && graph) st = record(m, err);
@@ -421,14 +540,19 @@ kf_status dc_model_open(dc_model *m, const dc_config *c, kf_backend b, bool grap
 
 /* ---- steps ----------------------------------------------------------------------------------------- */
 
-kf_status dc_model_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err)
+kf_status dc_model_retarget(dc_model *m, uint32_t s, kf_error *err)
 {
     if (s >= m->c->max_steps)
         return kf_error_set(err, KF_ERR_USAGE, "step %u is past the %u steps the model was made for", s, m->c->max_steps);
     kf_value p = U(m->c->context + s).value;
     kf_status st = kf_plan_set_value(m->pos_plan, 1, &p, err);
     if (st == KF_OK) st = kf_plan_set_buffer(m->argmax_plan, (uint32_t)m->argmax_idx, m->tok[s + 1], err);
-    if (st == KF_OK) st = kf_plan_set_buffer(m->embed_plan, (uint32_t)m->embed_ids, m->tok[s + 1], err);
+    return st == KF_OK ? kf_plan_set_buffer(m->embed_plan, (uint32_t)m->embed_ids, m->tok[s + 1], err) : st;
+}
+
+kf_status dc_model_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err)
+{
+    kf_status st = dc_model_retarget(m, s, err);
     if (st != KF_OK) return st;
     if (mode == DC_GRAPH) {
         if (!m->graph) return kf_error_set(err, KF_ERR_USAGE, "graph mode needs the step recorded (a bug)");
@@ -460,13 +584,16 @@ void dc_model_close(dc_model *m)
 {
     if (!m->c) return;
     kf_graph_destroy(m->graph);
+    kf_plan_destroy(m->busy);
+    kf_buffer_destroy(m->sink);
     for (uint32_t i = 0; i < m->nplan; i++) kf_plan_destroy(m->plan[i]);
     free(m->plan);
+    free(m->launch);
     for (uint32_t s = 0; m->tok && s <= m->c->max_steps; s++) kf_buffer_destroy(m->tok[s]);
     free(m->tok);
     kf_buffer *views[] = {m->g, m->u, m->pos_rope, m->pos_lens};
     for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) kf_buffer_destroy(views[i]);
-    kf_buffer *act[] = {m->x, m->zero, m->xn, m->qkv, m->q, m->attn, m->po, m->plse, m->gu, m->h, m->logits,
+    kf_buffer *act[] = {m->x, m->xn, m->qkv, m->q, m->attn, m->po, m->plse, m->gu, m->h, m->logits,
                         m->pos, m->tokens, m->xq, m->xds, m->embed, m->out_norm, m->lm_head};
     for (size_t i = 0; i < sizeof act / sizeof act[0]; i++) kf_buffer_destroy(act[i]);
     for (uint32_t l = 0; m->layer && l < m->c->sh.layers; l++) {
