@@ -79,290 +79,255 @@ __device__ __forceinline__ T kf_shfl_down(T v, unsigned d, unsigned n)
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 
-/* kernel add_rmsnorm (add_rmsnorm.kf:31) */
+/* kernel add_rmsnorm (add_rmsnorm.kf:24) */
 extern "C" __global__ void __launch_bounds__(512)
 add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f16* __restrict__ w_, kf_f16* __restrict__ y_, unsigned rows_, unsigned cols_, float eps_)
 {
-    __shared__ __align__(16) float part_[32];
+    __shared__ __align__(16) float part_[16];
     kf_f16x8 xv_[2];
     kf_f16x8 rv_[2];
     kf_f16x8 wv_[2];
-    kf_f16x8 xn_[2];
-    kf_f16x8 rn_[2];
-    float t349_;
-    float t796_;
+    float t292_;
+    float t638_;
     const unsigned kf_wn = kf_warp_lanes();
     unsigned tid_ = threadIdx.x;
-    bool t12_ = (cols_ & 7u) == 0u;
-    bool t13_ = t12_;
-    if (t12_) {
-        t13_ = cols_ <= 8192u;
+    unsigned base_ = blockIdx.x * cols_;
+    float acc_ = 0.0f;
+    bool t16_ = (cols_ & 7u) == 0u;
+    bool t17_ = t16_;
+    if (t16_) {
+        t17_ = cols_ <= 8192u;
     }
-    if (t13_) {
+    if (t17_) {
         kf_f16x8* x8_ = (kf_f16x8*)x_;
         const kf_f16x8* r8_ = (const kf_f16x8*)res_;
         const kf_f16x8* w8_ = (const kf_f16x8*)w_;
         kf_f16x8* y8_ = (kf_f16x8*)y_;
+        unsigned base8_ = base_ >> 3u;
         unsigned cols8_ = cols_ >> 3u;
-        kf_f16x8 t25_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 a_ = t25_;
-        kf_f16x8 t28_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 b_ = t28_;
         kf_f16x8 t31_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 g_ = t31_;
-        bool t33_ = tid_ < cols8_;
-        bool t34_ = t33_;
-        if (t33_) {
-            t34_ = blockIdx.x < rows_;
-        }
-        if (t34_) {
-            unsigned t39_ = (blockIdx.x * cols8_) + tid_;
-            kf_f16x8 t40_ = x8_[t39_];
-            a_ = t40_;
-            unsigned t43_ = (blockIdx.x * cols8_) + tid_;
-            kf_f16x8 t44_ = r8_[t43_];
-            b_ = t44_;
-            kf_f16x8 t45_ = w8_[tid_];
-            g_ = t45_;
+        kf_f16x8 a_ = t31_;
+        kf_f16x8 t34_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 b_ = t34_;
+        kf_f16x8 t37_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 g_ = t37_;
+        if (tid_ < cols8_) {
+            unsigned t40_ = base8_ + tid_;
+            kf_f16x8 t41_ = x8_[t40_];
+            a_ = t41_;
+            unsigned t42_ = base8_ + tid_;
+            kf_f16x8 t43_ = r8_[t42_];
+            b_ = t43_;
+            kf_f16x8 t44_ = w8_[tid_];
+            g_ = t44_;
         }
         xv_[0u] = a_;
         rv_[0u] = b_;
         wv_[0u] = g_;
         unsigned c_ = tid_ + 512u;
-        kf_f16x8 t52_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 a_2_ = t52_;
-        kf_f16x8 t55_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 b_2_ = t55_;
-        kf_f16x8 t58_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 g_2_ = t58_;
-        bool t60_ = c_ < cols8_;
-        bool t61_ = t60_;
-        if (t60_) {
-            t61_ = blockIdx.x < rows_;
-        }
-        if (t61_) {
-            unsigned t66_ = (blockIdx.x * cols8_) + c_;
-            kf_f16x8 t67_ = x8_[t66_];
-            a_2_ = t67_;
-            unsigned t70_ = (blockIdx.x * cols8_) + c_;
-            kf_f16x8 t71_ = r8_[t70_];
-            b_2_ = t71_;
-            kf_f16x8 t72_ = w8_[c_];
-            g_2_ = t72_;
+        kf_f16x8 t51_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 a_2_ = t51_;
+        kf_f16x8 t54_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 b_2_ = t54_;
+        kf_f16x8 t57_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 g_2_ = t57_;
+        if (c_ < cols8_) {
+            unsigned t60_ = base8_ + c_;
+            kf_f16x8 t61_ = x8_[t60_];
+            a_2_ = t61_;
+            unsigned t62_ = base8_ + c_;
+            kf_f16x8 t63_ = r8_[t62_];
+            b_2_ = t63_;
+            kf_f16x8 t64_ = w8_[c_];
+            g_2_ = t64_;
         }
         xv_[1u] = a_2_;
         rv_[1u] = b_2_;
         wv_[1u] = g_2_;
-        unsigned par_ = 0u;
-        for (unsigned row_ = blockIdx.x; row_ < rows_; row_ = row_ + gridDim.x) {
-            unsigned base8_ = row_ * cols8_;
-            unsigned next_ = row_ + gridDim.x;
-            kf_f16x8 t88_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 t91_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            xn_[0u] = t88_;
-            rn_[0u] = t91_;
-            kf_f16x8 t107_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16x8 t110_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            xn_[1u] = t107_;
-            rn_[1u] = t110_;
-            kf_f16x8 t128_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 v_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[0]), kf_f16_to_f32(rv_[0u].v[0])));
-            kf_f16x8 s_ = t128_;
-            s_.v[0] = v_;
-            float t142_ = __fmaf_rn(kf_f16_to_f32(v_), kf_f16_to_f32(v_), 0.0f);
-            kf_f16 v_2_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[1]), kf_f16_to_f32(rv_[0u].v[1])));
-            s_.v[1] = v_2_;
-            float t155_ = __fmaf_rn(kf_f16_to_f32(v_2_), kf_f16_to_f32(v_2_), t142_);
-            kf_f16 v_3_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[2]), kf_f16_to_f32(rv_[0u].v[2])));
-            s_.v[2] = v_3_;
-            float t168_ = __fmaf_rn(kf_f16_to_f32(v_3_), kf_f16_to_f32(v_3_), t155_);
-            kf_f16 v_4_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[3]), kf_f16_to_f32(rv_[0u].v[3])));
-            s_.v[3] = v_4_;
-            float t181_ = __fmaf_rn(kf_f16_to_f32(v_4_), kf_f16_to_f32(v_4_), t168_);
-            kf_f16 v_5_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[4]), kf_f16_to_f32(rv_[0u].v[4])));
-            s_.v[4] = v_5_;
-            float t194_ = __fmaf_rn(kf_f16_to_f32(v_5_), kf_f16_to_f32(v_5_), t181_);
-            kf_f16 v_6_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[5]), kf_f16_to_f32(rv_[0u].v[5])));
-            s_.v[5] = v_6_;
-            float t207_ = __fmaf_rn(kf_f16_to_f32(v_6_), kf_f16_to_f32(v_6_), t194_);
-            kf_f16 v_7_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[6]), kf_f16_to_f32(rv_[0u].v[6])));
-            s_.v[6] = v_7_;
-            float t220_ = __fmaf_rn(kf_f16_to_f32(v_7_), kf_f16_to_f32(v_7_), t207_);
-            kf_f16 v_8_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[7]), kf_f16_to_f32(rv_[0u].v[7])));
-            s_.v[7] = v_8_;
-            float t233_ = __fmaf_rn(kf_f16_to_f32(v_8_), kf_f16_to_f32(v_8_), t220_);
-            xv_[0u] = s_;
-            if (tid_ < cols8_) {
-                x8_[base8_ + tid_] = s_;
-            }
-            unsigned c_2_ = tid_ + 512u;
-            kf_f16x8 t240_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 v_9_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[0]), kf_f16_to_f32(rv_[1u].v[0])));
-            kf_f16x8 s_2_ = t240_;
-            s_2_.v[0] = v_9_;
-            float t254_ = __fmaf_rn(kf_f16_to_f32(v_9_), kf_f16_to_f32(v_9_), t233_);
-            kf_f16 v_10_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[1]), kf_f16_to_f32(rv_[1u].v[1])));
-            s_2_.v[1] = v_10_;
-            float t267_ = __fmaf_rn(kf_f16_to_f32(v_10_), kf_f16_to_f32(v_10_), t254_);
-            kf_f16 v_11_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[2]), kf_f16_to_f32(rv_[1u].v[2])));
-            s_2_.v[2] = v_11_;
-            float t280_ = __fmaf_rn(kf_f16_to_f32(v_11_), kf_f16_to_f32(v_11_), t267_);
-            kf_f16 v_12_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[3]), kf_f16_to_f32(rv_[1u].v[3])));
-            s_2_.v[3] = v_12_;
-            float t293_ = __fmaf_rn(kf_f16_to_f32(v_12_), kf_f16_to_f32(v_12_), t280_);
-            kf_f16 v_13_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[4]), kf_f16_to_f32(rv_[1u].v[4])));
-            s_2_.v[4] = v_13_;
-            float t306_ = __fmaf_rn(kf_f16_to_f32(v_13_), kf_f16_to_f32(v_13_), t293_);
-            kf_f16 v_14_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[5]), kf_f16_to_f32(rv_[1u].v[5])));
-            s_2_.v[5] = v_14_;
-            float t319_ = __fmaf_rn(kf_f16_to_f32(v_14_), kf_f16_to_f32(v_14_), t306_);
-            kf_f16 v_15_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[6]), kf_f16_to_f32(rv_[1u].v[6])));
-            s_2_.v[6] = v_15_;
-            float t332_ = __fmaf_rn(kf_f16_to_f32(v_15_), kf_f16_to_f32(v_15_), t319_);
-            kf_f16 v_16_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[7]), kf_f16_to_f32(rv_[1u].v[7])));
-            s_2_.v[7] = v_16_;
-            float t345_ = __fmaf_rn(kf_f16_to_f32(v_16_), kf_f16_to_f32(v_16_), t332_);
-            xv_[1u] = s_2_;
-            if (c_2_ < cols8_) {
-                x8_[base8_ + c_2_] = s_2_;
-            }
-            unsigned t370_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t370_ == 32u) {
-                float t375_ = __fadd_rn(t345_, kf_shfl_xor(t345_, 16u, kf_wn));
-                float t378_ = __fadd_rn(t375_, kf_shfl_xor(t375_, 8u, kf_wn));
-                float t381_ = __fadd_rn(t378_, kf_shfl_xor(t378_, 4u, kf_wn));
-                float t384_ = __fadd_rn(t381_, kf_shfl_xor(t381_, 2u, kf_wn));
-                t349_ = __fadd_rn(t384_, kf_shfl_xor(t384_, 1u, kf_wn));
-            } else {
-                float t390_ = kf_shfl_down(t345_, 16u, kf_wn);
-                bool t392_ = (kf_lane_id() + 16u) < t370_;
-                float t393_ = __fadd_rn(t345_, t390_);
-                float t394_ = t392_ ? t393_ : t345_;
-                float t396_ = kf_shfl_down(t394_, 8u, kf_wn);
-                bool t398_ = (kf_lane_id() + 8u) < t370_;
-                float t399_ = __fadd_rn(t394_, t396_);
-                float t400_ = t398_ ? t399_ : t394_;
-                float t402_ = kf_shfl_down(t400_, 4u, kf_wn);
-                bool t404_ = (kf_lane_id() + 4u) < t370_;
-                float t405_ = __fadd_rn(t400_, t402_);
-                float t406_ = t404_ ? t405_ : t400_;
-                float t408_ = kf_shfl_down(t406_, 2u, kf_wn);
-                bool t410_ = (kf_lane_id() + 2u) < t370_;
-                float t411_ = __fadd_rn(t406_, t408_);
-                float t412_ = t410_ ? t411_ : t406_;
-                float t414_ = kf_shfl_down(t412_, 1u, kf_wn);
-                bool t416_ = (kf_lane_id() + 1u) < t370_;
-                float t417_ = __fadd_rn(t412_, t414_);
-                t349_ = kf_shfl(t416_ ? t417_ : t412_, 0u, kf_wn);
-            }
-            if (kf_lane_id() == 0u) {
-                part_[(par_ << 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)] = t349_;
-            }
-            __syncthreads();
-            float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[par_ << 4u]), part_[(par_ << 4u) + 1u]), part_[(par_ << 4u) + 2u]), part_[(par_ << 4u) + 3u]), part_[(par_ << 4u) + 4u]), part_[(par_ << 4u) + 5u]), part_[(par_ << 4u) + 6u]), part_[(par_ << 4u) + 7u]), part_[(par_ << 4u) + 8u]), part_[(par_ << 4u) + 9u]), part_[(par_ << 4u) + 10u]), part_[(par_ << 4u) + 11u]), part_[(par_ << 4u) + 12u]), part_[(par_ << 4u) + 13u]), part_[(par_ << 4u) + 14u]), part_[(par_ << 4u) + 15u]), (float)cols_), eps_));
-            if (tid_ < cols8_) {
-                kf_f16x8 t544_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16 t556_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[0]), scale_), kf_f16_to_f32(wv_[0u].v[0])));
-                kf_f16x8 o_ = t544_;
-                o_.v[0] = t556_;
-                o_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[1]), scale_), kf_f16_to_f32(wv_[0u].v[1])));
-                o_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[2]), scale_), kf_f16_to_f32(wv_[0u].v[2])));
-                o_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[3]), scale_), kf_f16_to_f32(wv_[0u].v[3])));
-                o_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[4]), scale_), kf_f16_to_f32(wv_[0u].v[4])));
-                o_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[5]), scale_), kf_f16_to_f32(wv_[0u].v[5])));
-                o_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[6]), scale_), kf_f16_to_f32(wv_[0u].v[6])));
-                o_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[7]), scale_), kf_f16_to_f32(wv_[0u].v[7])));
-                y8_[base8_ + tid_] = o_;
-            }
-            unsigned c_3_ = tid_ + 512u;
-            if (c_3_ < cols8_) {
-                kf_f16x8 t639_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-                kf_f16 t651_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[0]), scale_), kf_f16_to_f32(wv_[1u].v[0])));
-                kf_f16x8 o_2_ = t639_;
-                o_2_.v[0] = t651_;
-                o_2_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[1]), scale_), kf_f16_to_f32(wv_[1u].v[1])));
-                o_2_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[2]), scale_), kf_f16_to_f32(wv_[1u].v[2])));
-                o_2_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[3]), scale_), kf_f16_to_f32(wv_[1u].v[3])));
-                o_2_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[4]), scale_), kf_f16_to_f32(wv_[1u].v[4])));
-                o_2_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[5]), scale_), kf_f16_to_f32(wv_[1u].v[5])));
-                o_2_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[6]), scale_), kf_f16_to_f32(wv_[1u].v[6])));
-                o_2_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[7]), scale_), kf_f16_to_f32(wv_[1u].v[7])));
-                y8_[base8_ + c_3_] = o_2_;
-            }
-            bool t732_ = tid_ < cols8_;
-            bool t733_ = t732_;
-            if (t732_) {
-                t733_ = next_ < rows_;
-            }
-            if (t733_) {
-                xn_[0u] = x8_[(next_ * cols8_) + tid_];
-                rn_[0u] = r8_[(next_ * cols8_) + tid_];
-            }
-            xv_[0u] = xn_[0u];
-            rv_[0u] = rn_[0u];
-            unsigned c_4_ = tid_ + 512u;
-            bool t751_ = c_4_ < cols8_;
-            bool t752_ = t751_;
-            if (t751_) {
-                t752_ = next_ < rows_;
-            }
-            if (t752_) {
-                xn_[1u] = x8_[(next_ * cols8_) + c_4_];
-                rn_[1u] = r8_[(next_ * cols8_) + c_4_];
-            }
-            xv_[1u] = xn_[1u];
-            rv_[1u] = rn_[1u];
-            par_ = par_ ^ 1u;
+        kf_f16x8 t71_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16 v_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[0]), kf_f16_to_f32(rv_[0u].v[0])));
+        kf_f16x8 s_ = t71_;
+        s_.v[0] = v_;
+        float t85_ = __fmaf_rn(kf_f16_to_f32(v_), kf_f16_to_f32(v_), 0.0f);
+        acc_ = t85_;
+        kf_f16 v_2_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[1]), kf_f16_to_f32(rv_[0u].v[1])));
+        s_.v[1] = v_2_;
+        float t98_ = __fmaf_rn(kf_f16_to_f32(v_2_), kf_f16_to_f32(v_2_), t85_);
+        acc_ = t98_;
+        kf_f16 v_3_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[2]), kf_f16_to_f32(rv_[0u].v[2])));
+        s_.v[2] = v_3_;
+        float t111_ = __fmaf_rn(kf_f16_to_f32(v_3_), kf_f16_to_f32(v_3_), t98_);
+        acc_ = t111_;
+        kf_f16 v_4_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[3]), kf_f16_to_f32(rv_[0u].v[3])));
+        s_.v[3] = v_4_;
+        float t124_ = __fmaf_rn(kf_f16_to_f32(v_4_), kf_f16_to_f32(v_4_), t111_);
+        acc_ = t124_;
+        kf_f16 v_5_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[4]), kf_f16_to_f32(rv_[0u].v[4])));
+        s_.v[4] = v_5_;
+        float t137_ = __fmaf_rn(kf_f16_to_f32(v_5_), kf_f16_to_f32(v_5_), t124_);
+        acc_ = t137_;
+        kf_f16 v_6_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[5]), kf_f16_to_f32(rv_[0u].v[5])));
+        s_.v[5] = v_6_;
+        float t150_ = __fmaf_rn(kf_f16_to_f32(v_6_), kf_f16_to_f32(v_6_), t137_);
+        acc_ = t150_;
+        kf_f16 v_7_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[6]), kf_f16_to_f32(rv_[0u].v[6])));
+        s_.v[6] = v_7_;
+        float t163_ = __fmaf_rn(kf_f16_to_f32(v_7_), kf_f16_to_f32(v_7_), t150_);
+        acc_ = t163_;
+        kf_f16 v_8_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[7]), kf_f16_to_f32(rv_[0u].v[7])));
+        s_.v[7] = v_8_;
+        float t176_ = __fmaf_rn(kf_f16_to_f32(v_8_), kf_f16_to_f32(v_8_), t163_);
+        acc_ = t176_;
+        xv_[0u] = s_;
+        if (tid_ < cols8_) {
+            x8_[base8_ + tid_] = s_;
+        }
+        unsigned c_2_ = tid_ + 512u;
+        kf_f16x8 t183_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16 v_9_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[0]), kf_f16_to_f32(rv_[1u].v[0])));
+        kf_f16x8 s_2_ = t183_;
+        s_2_.v[0] = v_9_;
+        float t197_ = __fmaf_rn(kf_f16_to_f32(v_9_), kf_f16_to_f32(v_9_), t176_);
+        acc_ = t197_;
+        kf_f16 v_10_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[1]), kf_f16_to_f32(rv_[1u].v[1])));
+        s_2_.v[1] = v_10_;
+        float t210_ = __fmaf_rn(kf_f16_to_f32(v_10_), kf_f16_to_f32(v_10_), t197_);
+        acc_ = t210_;
+        kf_f16 v_11_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[2]), kf_f16_to_f32(rv_[1u].v[2])));
+        s_2_.v[2] = v_11_;
+        float t223_ = __fmaf_rn(kf_f16_to_f32(v_11_), kf_f16_to_f32(v_11_), t210_);
+        acc_ = t223_;
+        kf_f16 v_12_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[3]), kf_f16_to_f32(rv_[1u].v[3])));
+        s_2_.v[3] = v_12_;
+        float t236_ = __fmaf_rn(kf_f16_to_f32(v_12_), kf_f16_to_f32(v_12_), t223_);
+        acc_ = t236_;
+        kf_f16 v_13_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[4]), kf_f16_to_f32(rv_[1u].v[4])));
+        s_2_.v[4] = v_13_;
+        float t249_ = __fmaf_rn(kf_f16_to_f32(v_13_), kf_f16_to_f32(v_13_), t236_);
+        acc_ = t249_;
+        kf_f16 v_14_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[5]), kf_f16_to_f32(rv_[1u].v[5])));
+        s_2_.v[5] = v_14_;
+        float t262_ = __fmaf_rn(kf_f16_to_f32(v_14_), kf_f16_to_f32(v_14_), t249_);
+        acc_ = t262_;
+        kf_f16 v_15_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[6]), kf_f16_to_f32(rv_[1u].v[6])));
+        s_2_.v[6] = v_15_;
+        float t275_ = __fmaf_rn(kf_f16_to_f32(v_15_), kf_f16_to_f32(v_15_), t262_);
+        acc_ = t275_;
+        kf_f16 v_16_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[7]), kf_f16_to_f32(rv_[1u].v[7])));
+        s_2_.v[7] = v_16_;
+        float t288_ = __fmaf_rn(kf_f16_to_f32(v_16_), kf_f16_to_f32(v_16_), t275_);
+        acc_ = t288_;
+        xv_[1u] = s_2_;
+        if (c_2_ < cols8_) {
+            x8_[base8_ + c_2_] = s_2_;
+        }
+        unsigned t313_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+        if (t313_ == 32u) {
+            float t318_ = __fadd_rn(t288_, kf_shfl_xor(t288_, 16u, kf_wn));
+            float t321_ = __fadd_rn(t318_, kf_shfl_xor(t318_, 8u, kf_wn));
+            float t324_ = __fadd_rn(t321_, kf_shfl_xor(t321_, 4u, kf_wn));
+            float t327_ = __fadd_rn(t324_, kf_shfl_xor(t324_, 2u, kf_wn));
+            t292_ = __fadd_rn(t327_, kf_shfl_xor(t327_, 1u, kf_wn));
+        } else {
+            float t333_ = kf_shfl_down(t288_, 16u, kf_wn);
+            bool t335_ = (kf_lane_id() + 16u) < t313_;
+            float t336_ = __fadd_rn(t288_, t333_);
+            float t337_ = t335_ ? t336_ : t288_;
+            float t339_ = kf_shfl_down(t337_, 8u, kf_wn);
+            bool t341_ = (kf_lane_id() + 8u) < t313_;
+            float t342_ = __fadd_rn(t337_, t339_);
+            float t343_ = t341_ ? t342_ : t337_;
+            float t345_ = kf_shfl_down(t343_, 4u, kf_wn);
+            bool t347_ = (kf_lane_id() + 4u) < t313_;
+            float t348_ = __fadd_rn(t343_, t345_);
+            float t349_ = t347_ ? t348_ : t343_;
+            float t351_ = kf_shfl_down(t349_, 2u, kf_wn);
+            bool t353_ = (kf_lane_id() + 2u) < t313_;
+            float t354_ = __fadd_rn(t349_, t351_);
+            float t355_ = t353_ ? t354_ : t349_;
+            float t357_ = kf_shfl_down(t355_, 1u, kf_wn);
+            bool t359_ = (kf_lane_id() + 1u) < t313_;
+            float t360_ = __fadd_rn(t355_, t357_);
+            t292_ = kf_shfl(t359_ ? t360_ : t355_, 0u, kf_wn);
+        }
+        acc_ = t292_;
+        if (kf_lane_id() == 0u) {
+            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t292_;
+        }
+        __syncthreads();
+        float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), part_[8u]), part_[9u]), part_[10u]), part_[11u]), part_[12u]), part_[13u]), part_[14u]), part_[15u]), (float)cols_), eps_));
+        if (tid_ < cols8_) {
+            kf_f16x8 t436_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t448_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[0]), scale_), kf_f16_to_f32(wv_[0u].v[0])));
+            kf_f16x8 o_ = t436_;
+            o_.v[0] = t448_;
+            o_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[1]), scale_), kf_f16_to_f32(wv_[0u].v[1])));
+            o_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[2]), scale_), kf_f16_to_f32(wv_[0u].v[2])));
+            o_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[3]), scale_), kf_f16_to_f32(wv_[0u].v[3])));
+            o_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[4]), scale_), kf_f16_to_f32(wv_[0u].v[4])));
+            o_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[5]), scale_), kf_f16_to_f32(wv_[0u].v[5])));
+            o_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[6]), scale_), kf_f16_to_f32(wv_[0u].v[6])));
+            o_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[7]), scale_), kf_f16_to_f32(wv_[0u].v[7])));
+            y8_[base8_ + tid_] = o_;
+        }
+        unsigned c_3_ = tid_ + 512u;
+        if (c_3_ < cols8_) {
+            kf_f16x8 t531_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t543_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[0]), scale_), kf_f16_to_f32(wv_[1u].v[0])));
+            kf_f16x8 o_2_ = t531_;
+            o_2_.v[0] = t543_;
+            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[1]), scale_), kf_f16_to_f32(wv_[1u].v[1])));
+            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[2]), scale_), kf_f16_to_f32(wv_[1u].v[2])));
+            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[3]), scale_), kf_f16_to_f32(wv_[1u].v[3])));
+            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[4]), scale_), kf_f16_to_f32(wv_[1u].v[4])));
+            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[5]), scale_), kf_f16_to_f32(wv_[1u].v[5])));
+            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[6]), scale_), kf_f16_to_f32(wv_[1u].v[6])));
+            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[7]), scale_), kf_f16_to_f32(wv_[1u].v[7])));
+            y8_[base8_ + c_3_] = o_2_;
         }
     } else {
-        unsigned par_2_ = 0u;
-        for (unsigned row_2_ = blockIdx.x; row_2_ < rows_; row_2_ = row_2_ + gridDim.x) {
-            unsigned base_ = row_2_ * cols_;
-            float acc_ = 0.0f;
-            for (unsigned c_5_ = tid_; c_5_ < cols_; c_5_ = c_5_ + 512u) {
-                kf_f16 v_17_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(x_[base_ + c_5_]), kf_f16_to_f32(res_[base_ + c_5_])));
-                x_[base_ + c_5_] = v_17_;
-                acc_ = __fmaf_rn(kf_f16_to_f32(v_17_), kf_f16_to_f32(v_17_), acc_);
-            }
-            unsigned t817_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t817_ == 32u) {
-                float t822_ = __fadd_rn(acc_, kf_shfl_xor(acc_, 16u, kf_wn));
-                float t825_ = __fadd_rn(t822_, kf_shfl_xor(t822_, 8u, kf_wn));
-                float t828_ = __fadd_rn(t825_, kf_shfl_xor(t825_, 4u, kf_wn));
-                float t831_ = __fadd_rn(t828_, kf_shfl_xor(t828_, 2u, kf_wn));
-                t796_ = __fadd_rn(t831_, kf_shfl_xor(t831_, 1u, kf_wn));
-            } else {
-                float t837_ = kf_shfl_down(acc_, 16u, kf_wn);
-                bool t839_ = (kf_lane_id() + 16u) < t817_;
-                float t840_ = __fadd_rn(acc_, t837_);
-                float t841_ = t839_ ? t840_ : acc_;
-                float t843_ = kf_shfl_down(t841_, 8u, kf_wn);
-                bool t845_ = (kf_lane_id() + 8u) < t817_;
-                float t846_ = __fadd_rn(t841_, t843_);
-                float t847_ = t845_ ? t846_ : t841_;
-                float t849_ = kf_shfl_down(t847_, 4u, kf_wn);
-                bool t851_ = (kf_lane_id() + 4u) < t817_;
-                float t852_ = __fadd_rn(t847_, t849_);
-                float t853_ = t851_ ? t852_ : t847_;
-                float t855_ = kf_shfl_down(t853_, 2u, kf_wn);
-                bool t857_ = (kf_lane_id() + 2u) < t817_;
-                float t858_ = __fadd_rn(t853_, t855_);
-                float t859_ = t857_ ? t858_ : t853_;
-                float t861_ = kf_shfl_down(t859_, 1u, kf_wn);
-                bool t863_ = (kf_lane_id() + 1u) < t817_;
-                float t864_ = __fadd_rn(t859_, t861_);
-                t796_ = kf_shfl(t863_ ? t864_ : t859_, 0u, kf_wn);
-            }
-            acc_ = t796_;
-            if (kf_lane_id() == 0u) {
-                part_[(par_2_ << 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)] = t796_;
-            }
-            __syncthreads();
-            float scale_2_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[par_2_ << 4u]), part_[(par_2_ << 4u) + 1u]), part_[(par_2_ << 4u) + 2u]), part_[(par_2_ << 4u) + 3u]), part_[(par_2_ << 4u) + 4u]), part_[(par_2_ << 4u) + 5u]), part_[(par_2_ << 4u) + 6u]), part_[(par_2_ << 4u) + 7u]), part_[(par_2_ << 4u) + 8u]), part_[(par_2_ << 4u) + 9u]), part_[(par_2_ << 4u) + 10u]), part_[(par_2_ << 4u) + 11u]), part_[(par_2_ << 4u) + 12u]), part_[(par_2_ << 4u) + 13u]), part_[(par_2_ << 4u) + 14u]), part_[(par_2_ << 4u) + 15u]), (float)cols_), eps_));
-            for (unsigned c_6_ = tid_; c_6_ < cols_; c_6_ = c_6_ + 512u) {
-                y_[base_ + c_6_] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x_[base_ + c_6_]), scale_2_), kf_f16_to_f32(w_[c_6_])));
-            }
-            par_2_ = par_2_ ^ 1u;
+        for (unsigned c_4_ = tid_; c_4_ < cols_; c_4_ = c_4_ + 512u) {
+            kf_f16 v_17_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(x_[base_ + c_4_]), kf_f16_to_f32(res_[base_ + c_4_])));
+            x_[base_ + c_4_] = v_17_;
+            acc_ = __fmaf_rn(kf_f16_to_f32(v_17_), kf_f16_to_f32(v_17_), acc_);
+        }
+        unsigned t659_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+        if (t659_ == 32u) {
+            float t664_ = __fadd_rn(acc_, kf_shfl_xor(acc_, 16u, kf_wn));
+            float t667_ = __fadd_rn(t664_, kf_shfl_xor(t664_, 8u, kf_wn));
+            float t670_ = __fadd_rn(t667_, kf_shfl_xor(t667_, 4u, kf_wn));
+            float t673_ = __fadd_rn(t670_, kf_shfl_xor(t670_, 2u, kf_wn));
+            t638_ = __fadd_rn(t673_, kf_shfl_xor(t673_, 1u, kf_wn));
+        } else {
+            float t679_ = kf_shfl_down(acc_, 16u, kf_wn);
+            bool t681_ = (kf_lane_id() + 16u) < t659_;
+            float t682_ = __fadd_rn(acc_, t679_);
+            float t683_ = t681_ ? t682_ : acc_;
+            float t685_ = kf_shfl_down(t683_, 8u, kf_wn);
+            bool t687_ = (kf_lane_id() + 8u) < t659_;
+            float t688_ = __fadd_rn(t683_, t685_);
+            float t689_ = t687_ ? t688_ : t683_;
+            float t691_ = kf_shfl_down(t689_, 4u, kf_wn);
+            bool t693_ = (kf_lane_id() + 4u) < t659_;
+            float t694_ = __fadd_rn(t689_, t691_);
+            float t695_ = t693_ ? t694_ : t689_;
+            float t697_ = kf_shfl_down(t695_, 2u, kf_wn);
+            bool t699_ = (kf_lane_id() + 2u) < t659_;
+            float t700_ = __fadd_rn(t695_, t697_);
+            float t701_ = t699_ ? t700_ : t695_;
+            float t703_ = kf_shfl_down(t701_, 1u, kf_wn);
+            bool t705_ = (kf_lane_id() + 1u) < t659_;
+            float t706_ = __fadd_rn(t701_, t703_);
+            t638_ = kf_shfl(t705_ ? t706_ : t701_, 0u, kf_wn);
+        }
+        acc_ = t638_;
+        if (kf_lane_id() == 0u) {
+            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t638_;
+        }
+        __syncthreads();
+        float scale_2_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), part_[8u]), part_[9u]), part_[10u]), part_[11u]), part_[12u]), part_[13u]), part_[14u]), part_[15u]), (float)cols_), eps_));
+        for (unsigned c_5_ = tid_; c_5_ < cols_; c_5_ = c_5_ + 512u) {
+            y_[base_ + c_5_] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x_[base_ + c_5_]), scale_2_), kf_f16_to_f32(w_[c_5_])));
         }
     }
 }
