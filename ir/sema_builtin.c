@@ -490,7 +490,7 @@ static bool takes_array(kf_builtin bi, unsigned i)
     return i == 0 && (kf_builtin_ldmatrix(bi, NULL) || bi == KF_BI_CP_ASYNC || bi == KF_BI_CP_ASYNC_N);
 }
 
-static void check_args(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a, unsigned na)
+static void check_args(kf_sema *s, kf_builtin bi, kf_node **a, unsigned na)
 {
     bool atomic = bi >= KF_BI_ATOMIC_ADD && bi <= KF_BI_ATOMIC_CAS;
     bool copy = bi == KF_BI_CP_ASYNC || bi == KF_BI_CP_ASYNC_N;
@@ -543,7 +543,7 @@ kf_type kf_sema_builtin_call(kf_sema *s, kf_node *n, kf_builtin bi)
                       kf_builtin_names[bi]);
         return fail(n);
     }
-    check_args(s, n, bi, a, na);
+    check_args(s, bi, a, na);
     switch (bi) {
     case KF_BI_BARRIER: case KF_BI_CP_ASYNC_COMMIT:
         if (!s->func) {

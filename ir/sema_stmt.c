@@ -341,6 +341,7 @@ static __int128 trip_of(const kf_node *f)
 
 static bool trip_visit(kf_sema *s, void *p)
 {
+    (void)s;
     trip_state *t = p;
     kf_sema_refold(t->loop->a), kf_sema_refold(t->loop->b), kf_sema_refold(t->loop->c);
     __int128 n = trip_of(t->loop);

@@ -84,6 +84,7 @@ static bool note_build_id(const unsigned char *p, size_t size, char *hex, size_t
 
 static int find_build_id(struct dl_phdr_info *info, size_t size, void *ctx)
 {
+    (void)size;
     build_probe *bp = ctx;
     bool inside = false;
     for (int i = 0; i < info->dlpi_phnum && !inside; i++) {
@@ -448,6 +449,7 @@ static kf_status scan(bool tmp, void (*fn)(const char *path, const char *name, v
 
 static void count_entry(const char *path, const char *name, void *ctx)
 {
+    (void)name;
     kf_cache_stats *s = ctx;
     struct stat sb;
     if (stat(path, &sb) != 0) return;

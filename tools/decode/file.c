@@ -76,6 +76,7 @@ typedef struct {
 
 static kf_status one_tensor(void *ctx, kf_buffer *b, dc_tensor_kind kind, uint64_t cols, kf_error *err)
 {
+    (void)kind; (void)cols;
     io_ctx *io = ctx;
     uint64_t n = kf_buffer_bytes(b), at = align64(io->at);
     io->at = at + n;

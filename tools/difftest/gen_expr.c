@@ -124,7 +124,7 @@ static dt_node *sym_ref(dt_gen *g, const dt_sym *s, kf_type t)
     return n;
 }
 
-static dt_node *mk_sym(dt_gen *g, kf_type t, uint8_t mv, int d, int i) { return sym_ref(g, &g->syms[i], t); }
+static dt_node *mk_sym(dt_gen *g, kf_type t, uint8_t mv, int d, int i) { (void)mv; (void)d; return sym_ref(g, &g->syms[i], t); }
 
 static uint8_t shared_var(uint8_t idx) { return dt_max(idx, DT_V_BLOCK); }
 
@@ -194,17 +194,19 @@ dt_node *dt_slot(dt_gen *g, const dt_param *out, uint32_t slot)
 /* A thread's own output slot, read back. */
 static dt_node *mk_own(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
 {
+    (void)mv; (void)d;
     dt_sym *s = &g->syms[i];
     return index_node(g, s->name, t, dt_slot(g, s->buf, dt_below(g->r, s->buf->slots)), DT_V_THREAD);
 }
 
 static dt_node *mk_member(dt_gen *g, kf_type t, uint8_t mv, int d, int i);
 
-static dt_node *mk_lit(dt_gen *g, kf_type t, uint8_t mv, int d, int i) { return dt_lit(g, t, i != 0); }
+static dt_node *mk_lit(dt_gen *g, kf_type t, uint8_t mv, int d, int i) { (void)mv; (void)d; return dt_lit(g, t, i != 0); }
 
 /* Thread geometry (u32). */
 static dt_node *mk_sreg(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
 {
+    (void)d; (void)i;
     static const struct { const char *name; uint8_t var; } regs[] = {
         {"thread_id.x", DT_V_THREAD}, {"thread_id.y", DT_V_THREAD}, {"thread_id.z", DT_V_THREAD},
         {"global_id.x", DT_V_THREAD}, {"global_id.y", DT_V_THREAD}, {"lane_id", DT_V_THREAD},
@@ -221,6 +223,7 @@ static dt_node *mk_sreg(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
 /* An untyped @unroll variable (an untyped constant 0 .. len-1). */
 static dt_node *mk_unroll(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
 {
+    (void)mv; (void)d;
     dt_node *n = name_node(g, g->syms[i].name, t, DT_V_UNI);
     n->flags |= DT_F_UNTYPED;
     return n;
@@ -461,6 +464,7 @@ static dt_node *runtime(dt_gen *g, dt_node *e)
 
 static dt_node *mk_cast(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
 {
+    (void)i;
     kf_type from;
     for (int tries = 0;; tries++) {
         if (tries == 50) return leaf(g, t, mv, d, false);
@@ -531,6 +535,7 @@ static dt_node *mk_member(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
 
 static dt_node *mk_ctor(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
 {
+    (void)i;
     dt_node *c = dt_new(g, DT_E_CTOR, t), **at = &c->a[0];
     unsigned n = dt_chance(g->r, 25) ? 1 : t.lanes;
     for (unsigned k = 0; k < n; k++, at = &(*at)->next) {
@@ -542,6 +547,7 @@ static dt_node *mk_ctor(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
 
 static dt_node *mk_select(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
 {
+    (void)i;
     dt_node *c = dt_cond(g, mv, d - 1);
     dt_node *a = dt_expr(g, t, mv, d - 1, true);
     dt_node *b = dt_expr(g, t, mv, d - 1, !(a->flags & DT_F_UNTYPED));
@@ -565,6 +571,7 @@ static dt_node *mk_minmax(dt_gen *g, kf_type t, uint8_t mv, int d, int which)
 /* dot4(a, b, c) -> i32 with a and b i8x4 or u8x4 in any of the four mixes. */
 static dt_node *mk_dot4(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
 {
+    (void)i;
     kf_type q[2] = {kf_type_vector(KF_S_I8, 4), kf_type_vector(KF_S_U8, 4)};
     dt_node *a = dt_expr(g, q[dt_below(g->r, 2)], mv, d - 1, false);
     dt_node *b = dt_expr(g, q[dt_below(g->r, 2)], mv, d - 1, false);
@@ -602,6 +609,7 @@ static dt_node *mk_bitfield(dt_gen *g, kf_type t, uint8_t mv, int d, int which)
 /* prmt(a, b, sel): any selector, its upper half included (PTX reads the low 16 bits). */
 static dt_node *mk_prmt(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
 {
+    (void)i;
     return call(g, "prmt", t, dt_expr(g, t, mv, d - 1, false), dt_expr(g, t, mv, d - 1, false),
                 dt_expr(g, t, mv, d - 1, false));
 }
@@ -615,6 +623,7 @@ static dt_node *mk_unary_math(dt_gen *g, kf_type t, uint8_t mv, int d, int which
 
 static dt_node *mk_fma(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
 {
+    (void)i;
     dt_node *a = dt_expr(g, t, mv, d - 1, false);
     return call(g, "fma", t, a, dt_expr(g, t, mv, d - 1, true), dt_expr(g, t, mv, d - 1, true));
 }
@@ -648,6 +657,7 @@ static dt_node *u32_expr(dt_gen *g, uint8_t mv, int d)
 
 static dt_node *mk_shfl(dt_gen *g, kf_type t, uint8_t mv, int d, int which)
 {
+    (void)mv;
     static const char *const fn[] = {"shfl", "shfl_xor", "shfl_up", "shfl_down"};
     dt_node *n = call(g, fn[which], t, dt_expr(g, t, DT_V_THREAD, d - 1, false), u32_expr(g, DT_V_THREAD, d - 1), NULL);
     n->var = DT_V_THREAD;
@@ -659,6 +669,7 @@ static dt_node *mk_shfl(dt_gen *g, kf_type t, uint8_t mv, int d, int which)
  * float max/min of values whose zeros are +0. */
 static dt_node *mk_reduce(dt_gen *g, kf_type t, uint8_t mv, int d, int which)
 {
+    (void)mv;
     static const char *const fn[] = {"warp_sum", "warp_max", "warp_min"};
     dt_node *v;
     if (!is_float(t)) v = dt_expr(g, t, DT_V_THREAD, d - 1, false);
@@ -671,6 +682,7 @@ static dt_node *mk_reduce(dt_gen *g, kf_type t, uint8_t mv, int d, int which)
 
 static dt_node *mk_vote(dt_gen *g, kf_type t, uint8_t mv, int d, int which)
 {
+    (void)mv;
     static const char *const fn[] = {"ballot", "any", "all"};
     dt_node *n = call(g, fn[which], t, dt_cond(g, DT_V_THREAD, d - 1), NULL, NULL);
     n->var = DT_V_WARP;
@@ -733,7 +745,7 @@ static dt_node *mk_atomic_own(dt_gen *g, kf_type t, uint8_t mv, int d, int which
 
 /* ---- fn calls ----------------------------------------------------------------------- */
 
-static dt_node *mk_fncall(dt_gen *g, kf_type t, uint8_t mv, int d, int i) { return dt_fn_call(g, &g->p->fns[i]); }
+static dt_node *mk_fncall(dt_gen *g, kf_type t, uint8_t mv, int d, int i) { (void)t; (void)mv; (void)d; return dt_fn_call(g, &g->p->fns[i]); }
 
 bool dt_fn_callable(dt_gen *g, const dt_fn *f)
 {
