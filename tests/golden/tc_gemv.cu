@@ -110,14 +110,14 @@ KF_MMA_I(kf_mma_s8u8, "s8", "u8")
 KF_MMA_I(kf_mma_u8s8, "u8", "s8")
 KF_MMA_I(kf_mma_u8u8, "u8", "u8")
 
-/* kernel tc_gemv_f16 (tc_gemv.kf:220) */
+/* kernel tc_gemv_f16 (tc_gemv.kf:221) */
 extern "C" __global__ void __launch_bounds__(256)
 tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
-    __shared__ __align__(16) kf_f32x4 red_[1024];
-    kf_f32x4 acc_[4];
-    unsigned rbase_[4];
-    kf_u32x4 wr_[8];
+    __shared__ __align__(16) kf_f32x4 red_[512];
+    kf_f32x4 acc_[2];
+    unsigned rbase_[2];
+    kf_u32x4 wr_[4];
     kf_u32x4 xr_[4];
     float xs_[4];
     const unsigned short* w_2_ = (const unsigned short*)w_;
@@ -127,15 +127,11 @@ tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16
     unsigned short* yh_ = (unsigned short*)y_;
     unsigned g_ = kf_lane_id() >> 2u;
     unsigned q_ = kf_lane_id() & 3u;
-    unsigned m0_ = (blockIdx.x << 1u) << 4u;
+    unsigned m0_ = blockIdx.x << 4u;
     acc_[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     rbase_[0u] = min((m0_ + g_), (m_ - 1u)) * k_;
     acc_[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     rbase_[1u] = min(((m0_ + g_) + 8u), (m_ - 1u)) * k_;
-    acc_[2u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rbase_[2u] = min(((m0_ + 16u) + g_), (m_ - 1u)) * k_;
-    acc_[3u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rbase_[3u] = min((((m0_ + 16u) + g_) + 8u), (m_ - 1u)) * k_;
     bool two_ = nb_ > 8u;
     unsigned xb0_ = min(g_, (nb_ - 1u)) * k_;
     unsigned xb1_ = min((g_ + 8u), (nb_ - 1u)) * k_;
@@ -145,279 +141,171 @@ tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16
         for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 16u) {
             unsigned v_ = (s0_ << 2u) + q_;
             bool ok_ = v_ < kv_;
-            kf_u32x4 t127_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_ = t127_;
+            kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_ = t101_;
             if (ok_) {
-                unsigned t133_ = (rbase_[0u] >> 3u) + v_;
-                kf_u32x4 t134_ = wv_[t133_];
-                t_ = t134_;
+                unsigned t107_ = (rbase_[0u] >> 3u) + v_;
+                kf_u32x4 t108_ = wv_[t107_];
+                t_ = t108_;
             }
             wr_[0u] = t_;
-            kf_u32x4 t137_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_2_ = t137_;
+            kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_2_ = t111_;
             if (ok_) {
-                unsigned t143_ = (rbase_[1u] >> 3u) + v_;
-                kf_u32x4 t144_ = wv_[t143_];
-                t_2_ = t144_;
+                unsigned t117_ = (rbase_[1u] >> 3u) + v_;
+                kf_u32x4 t118_ = wv_[t117_];
+                t_2_ = t118_;
             }
             wr_[1u] = t_2_;
-            kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_3_ = t147_;
+            kf_u32x4 t121_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 x0_ = t121_;
+            kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 x1_ = t124_;
             if (ok_) {
-                unsigned t153_ = (rbase_[2u] >> 3u) + v_;
-                kf_u32x4 t154_ = wv_[t153_];
-                t_3_ = t154_;
-            }
-            wr_[2u] = t_3_;
-            kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_4_ = t157_;
-            if (ok_) {
-                unsigned t163_ = (rbase_[3u] >> 3u) + v_;
-                kf_u32x4 t164_ = wv_[t163_];
-                t_4_ = t164_;
-            }
-            wr_[3u] = t_4_;
-            kf_u32x4 t167_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 x0_ = t167_;
-            kf_u32x4 t170_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 x1_ = t170_;
-            if (ok_) {
-                unsigned t174_ = (xb0_ >> 3u) + v_;
-                kf_u32x4 t175_ = xv_[t174_];
-                x0_ = t175_;
+                unsigned t128_ = (xb0_ >> 3u) + v_;
+                kf_u32x4 t129_ = xv_[t128_];
+                x0_ = t129_;
                 if (two_) {
-                    unsigned t178_ = (xb1_ >> 3u) + v_;
-                    kf_u32x4 t179_ = xv_[t178_];
-                    x1_ = t179_;
+                    unsigned t132_ = (xb1_ >> 3u) + v_;
+                    kf_u32x4 t133_ = xv_[t132_];
+                    x1_ = t133_;
                 }
             }
             xr_[0u] = x0_;
             xr_[1u] = x1_;
             unsigned v_2_ = ((s0_ + 1u) << 2u) + q_;
             bool ok_2_ = v_2_ < kv_;
-            kf_u32x4 t189_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_5_ = t189_;
+            kf_u32x4 t143_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_3_ = t143_;
             if (ok_2_) {
-                unsigned t195_ = (rbase_[0u] >> 3u) + v_2_;
-                kf_u32x4 t196_ = wv_[t195_];
-                t_5_ = t196_;
+                unsigned t149_ = (rbase_[0u] >> 3u) + v_2_;
+                kf_u32x4 t150_ = wv_[t149_];
+                t_3_ = t150_;
             }
-            wr_[4u] = t_5_;
-            kf_u32x4 t199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_6_ = t199_;
+            wr_[2u] = t_3_;
+            kf_u32x4 t153_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_4_ = t153_;
             if (ok_2_) {
-                unsigned t205_ = (rbase_[1u] >> 3u) + v_2_;
-                kf_u32x4 t206_ = wv_[t205_];
-                t_6_ = t206_;
+                unsigned t159_ = (rbase_[1u] >> 3u) + v_2_;
+                kf_u32x4 t160_ = wv_[t159_];
+                t_4_ = t160_;
             }
-            wr_[5u] = t_6_;
-            kf_u32x4 t209_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_7_ = t209_;
+            wr_[3u] = t_4_;
+            kf_u32x4 t163_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 x0_2_ = t163_;
+            kf_u32x4 t166_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 x1_2_ = t166_;
             if (ok_2_) {
-                unsigned t215_ = (rbase_[2u] >> 3u) + v_2_;
-                kf_u32x4 t216_ = wv_[t215_];
-                t_7_ = t216_;
-            }
-            wr_[6u] = t_7_;
-            kf_u32x4 t219_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_8_ = t219_;
-            if (ok_2_) {
-                unsigned t225_ = (rbase_[3u] >> 3u) + v_2_;
-                kf_u32x4 t226_ = wv_[t225_];
-                t_8_ = t226_;
-            }
-            wr_[7u] = t_8_;
-            kf_u32x4 t229_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 x0_2_ = t229_;
-            kf_u32x4 t232_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 x1_2_ = t232_;
-            if (ok_2_) {
-                unsigned t236_ = (xb0_ >> 3u) + v_2_;
-                kf_u32x4 t237_ = xv_[t236_];
-                x0_2_ = t237_;
+                unsigned t170_ = (xb0_ >> 3u) + v_2_;
+                kf_u32x4 t171_ = xv_[t170_];
+                x0_2_ = t171_;
                 if (two_) {
-                    unsigned t240_ = (xb1_ >> 3u) + v_2_;
-                    kf_u32x4 t241_ = xv_[t240_];
-                    x1_2_ = t241_;
+                    unsigned t174_ = (xb1_ >> 3u) + v_2_;
+                    kf_u32x4 t175_ = xv_[t174_];
+                    x1_2_ = t175_;
                 }
             }
             xr_[2u] = x0_2_;
             xr_[3u] = x1_2_;
-            unsigned t247_ = xr_[0u].v[0];
-            unsigned t250_ = xr_[0u].v[1];
-            kf_u32x2 t252_ = kf_u32x2{{t247_, t250_}};
-            unsigned t265_ = xr_[1u].v[0];
-            unsigned t268_ = xr_[1u].v[1];
-            kf_u32x2 t270_ = kf_u32x2{{t265_, t268_}};
+            unsigned t181_ = xr_[0u].v[0];
+            unsigned t184_ = xr_[0u].v[1];
+            kf_u32x2 t186_ = kf_u32x2{{t181_, t184_}};
+            unsigned t199_ = xr_[1u].v[0];
+            unsigned t202_ = xr_[1u].v[1];
+            kf_u32x2 t204_ = kf_u32x2{{t199_, t202_}};
             kf_u32x4 lo_ = wr_[0u];
             kf_u32x4 hi_ = wr_[1u];
-            unsigned t288_ = lo_.v[0];
-            unsigned t289_ = hi_.v[0];
-            unsigned t290_ = lo_.v[1];
-            unsigned t291_ = hi_.v[1];
-            kf_u32x4 t295_ = kf_u32x4{{t288_, t289_, t290_, t291_}};
+            unsigned t222_ = lo_.v[0];
+            unsigned t223_ = hi_.v[0];
+            unsigned t224_ = lo_.v[1];
+            unsigned t225_ = hi_.v[1];
+            kf_u32x4 t229_ = kf_u32x4{{t222_, t223_, t224_, t225_}};
             kf_f32x4 d_ = acc_[0u];
-            kf_f16x8 t311_ = kf_bitcast<kf_f16x8>(t295_);
-            kf_f16x4 t312_ = kf_bitcast<kf_f16x4>(t252_);
-            kf_f32x4 t313_ = kf_mma_f16(t311_, t312_, d_);
-            acc_[0u] = t313_;
+            kf_f16x8 t245_ = kf_bitcast<kf_f16x8>(t229_);
+            kf_f16x4 t246_ = kf_bitcast<kf_f16x4>(t186_);
+            kf_f32x4 t247_ = kf_mma_f16(t245_, t246_, d_);
+            acc_[0u] = t247_;
             if (two_) {
                 kf_f32x4 d_2_ = acc_[1u];
-                kf_f16x8 t321_ = kf_bitcast<kf_f16x8>(t295_);
-                kf_f16x4 t322_ = kf_bitcast<kf_f16x4>(t270_);
-                kf_f32x4 t323_ = kf_mma_f16(t321_, t322_, d_2_);
-                acc_[1u] = t323_;
+                kf_f16x8 t255_ = kf_bitcast<kf_f16x8>(t229_);
+                kf_f16x4 t256_ = kf_bitcast<kf_f16x4>(t204_);
+                kf_f32x4 t257_ = kf_mma_f16(t255_, t256_, d_2_);
+                acc_[1u] = t257_;
             }
-            kf_u32x4 lo_2_ = wr_[2u];
-            kf_u32x4 hi_2_ = wr_[3u];
-            unsigned t332_ = lo_2_.v[0];
-            unsigned t333_ = hi_2_.v[0];
-            unsigned t334_ = lo_2_.v[1];
-            unsigned t335_ = hi_2_.v[1];
-            kf_u32x4 t339_ = kf_u32x4{{t332_, t333_, t334_, t335_}};
-            kf_f32x4 d_3_ = acc_[2u];
-            kf_f16x8 t355_ = kf_bitcast<kf_f16x8>(t339_);
-            kf_f16x4 t356_ = kf_bitcast<kf_f16x4>(t252_);
-            kf_f32x4 t357_ = kf_mma_f16(t355_, t356_, d_3_);
-            acc_[2u] = t357_;
+            unsigned t269_ = xr_[0u].v[2];
+            unsigned t272_ = xr_[0u].v[3];
+            kf_u32x2 t274_ = kf_u32x2{{t269_, t272_}};
+            unsigned t287_ = xr_[1u].v[2];
+            unsigned t290_ = xr_[1u].v[3];
+            kf_u32x2 t292_ = kf_u32x2{{t287_, t290_}};
+            kf_u32x4 lo_2_ = wr_[0u];
+            kf_u32x4 hi_2_ = wr_[1u];
+            unsigned t310_ = lo_2_.v[2];
+            unsigned t311_ = hi_2_.v[2];
+            unsigned t312_ = lo_2_.v[3];
+            unsigned t313_ = hi_2_.v[3];
+            kf_u32x4 t317_ = kf_u32x4{{t310_, t311_, t312_, t313_}};
+            kf_f32x4 d_3_ = acc_[0u];
+            kf_f16x8 t325_ = kf_bitcast<kf_f16x8>(t317_);
+            kf_f16x4 t326_ = kf_bitcast<kf_f16x4>(t274_);
+            kf_f32x4 t327_ = kf_mma_f16(t325_, t326_, d_3_);
+            acc_[0u] = t327_;
             if (two_) {
-                kf_f32x4 d_4_ = acc_[3u];
-                kf_f16x8 t365_ = kf_bitcast<kf_f16x8>(t339_);
-                kf_f16x4 t366_ = kf_bitcast<kf_f16x4>(t270_);
-                kf_f32x4 t367_ = kf_mma_f16(t365_, t366_, d_4_);
-                acc_[3u] = t367_;
+                kf_f32x4 d_4_ = acc_[1u];
+                kf_f16x8 t335_ = kf_bitcast<kf_f16x8>(t317_);
+                kf_f16x4 t336_ = kf_bitcast<kf_f16x4>(t292_);
+                kf_f32x4 t337_ = kf_mma_f16(t335_, t336_, d_4_);
+                acc_[1u] = t337_;
             }
-            unsigned t379_ = xr_[0u].v[2];
-            unsigned t382_ = xr_[0u].v[3];
-            kf_u32x2 t384_ = kf_u32x2{{t379_, t382_}};
-            unsigned t397_ = xr_[1u].v[2];
-            unsigned t400_ = xr_[1u].v[3];
-            kf_u32x2 t402_ = kf_u32x2{{t397_, t400_}};
-            kf_u32x4 lo_3_ = wr_[0u];
-            kf_u32x4 hi_3_ = wr_[1u];
-            unsigned t420_ = lo_3_.v[2];
-            unsigned t421_ = hi_3_.v[2];
-            unsigned t422_ = lo_3_.v[3];
-            unsigned t423_ = hi_3_.v[3];
-            kf_u32x4 t427_ = kf_u32x4{{t420_, t421_, t422_, t423_}};
+            unsigned t341_ = xr_[2u].v[0];
+            unsigned t344_ = xr_[2u].v[1];
+            kf_u32x2 t346_ = kf_u32x2{{t341_, t344_}};
+            unsigned t359_ = xr_[3u].v[0];
+            unsigned t362_ = xr_[3u].v[1];
+            kf_u32x2 t364_ = kf_u32x2{{t359_, t362_}};
+            kf_u32x4 lo_3_ = wr_[2u];
+            kf_u32x4 hi_3_ = wr_[3u];
+            unsigned t382_ = lo_3_.v[0];
+            unsigned t383_ = hi_3_.v[0];
+            unsigned t384_ = lo_3_.v[1];
+            unsigned t385_ = hi_3_.v[1];
+            kf_u32x4 t389_ = kf_u32x4{{t382_, t383_, t384_, t385_}};
             kf_f32x4 d_5_ = acc_[0u];
-            kf_f16x8 t435_ = kf_bitcast<kf_f16x8>(t427_);
-            kf_f16x4 t436_ = kf_bitcast<kf_f16x4>(t384_);
-            kf_f32x4 t437_ = kf_mma_f16(t435_, t436_, d_5_);
-            acc_[0u] = t437_;
+            kf_f16x8 t405_ = kf_bitcast<kf_f16x8>(t389_);
+            kf_f16x4 t406_ = kf_bitcast<kf_f16x4>(t346_);
+            kf_f32x4 t407_ = kf_mma_f16(t405_, t406_, d_5_);
+            acc_[0u] = t407_;
             if (two_) {
                 kf_f32x4 d_6_ = acc_[1u];
-                kf_f16x8 t445_ = kf_bitcast<kf_f16x8>(t427_);
-                kf_f16x4 t446_ = kf_bitcast<kf_f16x4>(t402_);
-                kf_f32x4 t447_ = kf_mma_f16(t445_, t446_, d_6_);
-                acc_[1u] = t447_;
+                kf_f16x8 t415_ = kf_bitcast<kf_f16x8>(t389_);
+                kf_f16x4 t416_ = kf_bitcast<kf_f16x4>(t364_);
+                kf_f32x4 t417_ = kf_mma_f16(t415_, t416_, d_6_);
+                acc_[1u] = t417_;
             }
+            unsigned t429_ = xr_[2u].v[2];
+            unsigned t432_ = xr_[2u].v[3];
+            kf_u32x2 t434_ = kf_u32x2{{t429_, t432_}};
+            unsigned t447_ = xr_[3u].v[2];
+            unsigned t450_ = xr_[3u].v[3];
+            kf_u32x2 t452_ = kf_u32x2{{t447_, t450_}};
             kf_u32x4 lo_4_ = wr_[2u];
             kf_u32x4 hi_4_ = wr_[3u];
-            unsigned t464_ = lo_4_.v[2];
-            unsigned t465_ = hi_4_.v[2];
-            unsigned t466_ = lo_4_.v[3];
-            unsigned t467_ = hi_4_.v[3];
-            kf_u32x4 t471_ = kf_u32x4{{t464_, t465_, t466_, t467_}};
-            kf_f32x4 d_7_ = acc_[2u];
-            kf_f16x8 t479_ = kf_bitcast<kf_f16x8>(t471_);
-            kf_f16x4 t480_ = kf_bitcast<kf_f16x4>(t384_);
-            kf_f32x4 t481_ = kf_mma_f16(t479_, t480_, d_7_);
-            acc_[2u] = t481_;
+            unsigned t470_ = lo_4_.v[2];
+            unsigned t471_ = hi_4_.v[2];
+            unsigned t472_ = lo_4_.v[3];
+            unsigned t473_ = hi_4_.v[3];
+            kf_u32x4 t477_ = kf_u32x4{{t470_, t471_, t472_, t473_}};
+            kf_f32x4 d_7_ = acc_[0u];
+            kf_f16x8 t485_ = kf_bitcast<kf_f16x8>(t477_);
+            kf_f16x4 t486_ = kf_bitcast<kf_f16x4>(t434_);
+            kf_f32x4 t487_ = kf_mma_f16(t485_, t486_, d_7_);
+            acc_[0u] = t487_;
             if (two_) {
-                kf_f32x4 d_8_ = acc_[3u];
-                kf_f16x8 t489_ = kf_bitcast<kf_f16x8>(t471_);
-                kf_f16x4 t490_ = kf_bitcast<kf_f16x4>(t402_);
-                kf_f32x4 t491_ = kf_mma_f16(t489_, t490_, d_8_);
-                acc_[3u] = t491_;
-            }
-            unsigned t495_ = xr_[2u].v[0];
-            unsigned t498_ = xr_[2u].v[1];
-            kf_u32x2 t500_ = kf_u32x2{{t495_, t498_}};
-            unsigned t513_ = xr_[3u].v[0];
-            unsigned t516_ = xr_[3u].v[1];
-            kf_u32x2 t518_ = kf_u32x2{{t513_, t516_}};
-            kf_u32x4 lo_5_ = wr_[4u];
-            kf_u32x4 hi_5_ = wr_[5u];
-            unsigned t536_ = lo_5_.v[0];
-            unsigned t537_ = hi_5_.v[0];
-            unsigned t538_ = lo_5_.v[1];
-            unsigned t539_ = hi_5_.v[1];
-            kf_u32x4 t543_ = kf_u32x4{{t536_, t537_, t538_, t539_}};
-            kf_f32x4 d_9_ = acc_[0u];
-            kf_f16x8 t559_ = kf_bitcast<kf_f16x8>(t543_);
-            kf_f16x4 t560_ = kf_bitcast<kf_f16x4>(t500_);
-            kf_f32x4 t561_ = kf_mma_f16(t559_, t560_, d_9_);
-            acc_[0u] = t561_;
-            if (two_) {
-                kf_f32x4 d_10_ = acc_[1u];
-                kf_f16x8 t569_ = kf_bitcast<kf_f16x8>(t543_);
-                kf_f16x4 t570_ = kf_bitcast<kf_f16x4>(t518_);
-                kf_f32x4 t571_ = kf_mma_f16(t569_, t570_, d_10_);
-                acc_[1u] = t571_;
-            }
-            kf_u32x4 lo_6_ = wr_[6u];
-            kf_u32x4 hi_6_ = wr_[7u];
-            unsigned t580_ = lo_6_.v[0];
-            unsigned t581_ = hi_6_.v[0];
-            unsigned t582_ = lo_6_.v[1];
-            unsigned t583_ = hi_6_.v[1];
-            kf_u32x4 t587_ = kf_u32x4{{t580_, t581_, t582_, t583_}};
-            kf_f32x4 d_11_ = acc_[2u];
-            kf_f16x8 t603_ = kf_bitcast<kf_f16x8>(t587_);
-            kf_f16x4 t604_ = kf_bitcast<kf_f16x4>(t500_);
-            kf_f32x4 t605_ = kf_mma_f16(t603_, t604_, d_11_);
-            acc_[2u] = t605_;
-            if (two_) {
-                kf_f32x4 d_12_ = acc_[3u];
-                kf_f16x8 t613_ = kf_bitcast<kf_f16x8>(t587_);
-                kf_f16x4 t614_ = kf_bitcast<kf_f16x4>(t518_);
-                kf_f32x4 t615_ = kf_mma_f16(t613_, t614_, d_12_);
-                acc_[3u] = t615_;
-            }
-            unsigned t627_ = xr_[2u].v[2];
-            unsigned t630_ = xr_[2u].v[3];
-            kf_u32x2 t632_ = kf_u32x2{{t627_, t630_}};
-            unsigned t645_ = xr_[3u].v[2];
-            unsigned t648_ = xr_[3u].v[3];
-            kf_u32x2 t650_ = kf_u32x2{{t645_, t648_}};
-            kf_u32x4 lo_7_ = wr_[4u];
-            kf_u32x4 hi_7_ = wr_[5u];
-            unsigned t668_ = lo_7_.v[2];
-            unsigned t669_ = hi_7_.v[2];
-            unsigned t670_ = lo_7_.v[3];
-            unsigned t671_ = hi_7_.v[3];
-            kf_u32x4 t675_ = kf_u32x4{{t668_, t669_, t670_, t671_}};
-            kf_f32x4 d_13_ = acc_[0u];
-            kf_f16x8 t683_ = kf_bitcast<kf_f16x8>(t675_);
-            kf_f16x4 t684_ = kf_bitcast<kf_f16x4>(t632_);
-            kf_f32x4 t685_ = kf_mma_f16(t683_, t684_, d_13_);
-            acc_[0u] = t685_;
-            if (two_) {
-                kf_f32x4 d_14_ = acc_[1u];
-                kf_f16x8 t693_ = kf_bitcast<kf_f16x8>(t675_);
-                kf_f16x4 t694_ = kf_bitcast<kf_f16x4>(t650_);
-                kf_f32x4 t695_ = kf_mma_f16(t693_, t694_, d_14_);
-                acc_[1u] = t695_;
-            }
-            kf_u32x4 lo_8_ = wr_[6u];
-            kf_u32x4 hi_8_ = wr_[7u];
-            unsigned t712_ = lo_8_.v[2];
-            unsigned t713_ = hi_8_.v[2];
-            unsigned t714_ = lo_8_.v[3];
-            unsigned t715_ = hi_8_.v[3];
-            kf_u32x4 t719_ = kf_u32x4{{t712_, t713_, t714_, t715_}};
-            kf_f32x4 d_15_ = acc_[2u];
-            kf_f16x8 t727_ = kf_bitcast<kf_f16x8>(t719_);
-            kf_f16x4 t728_ = kf_bitcast<kf_f16x4>(t632_);
-            kf_f32x4 t729_ = kf_mma_f16(t727_, t728_, d_15_);
-            acc_[2u] = t729_;
-            if (two_) {
-                kf_f32x4 d_16_ = acc_[3u];
-                kf_f16x8 t737_ = kf_bitcast<kf_f16x8>(t719_);
-                kf_f16x4 t738_ = kf_bitcast<kf_f16x4>(t650_);
-                kf_f32x4 t739_ = kf_mma_f16(t737_, t738_, d_16_);
-                acc_[3u] = t739_;
+                kf_f32x4 d_8_ = acc_[1u];
+                kf_f16x8 t495_ = kf_bitcast<kf_f16x8>(t477_);
+                kf_f16x4 t496_ = kf_bitcast<kf_f16x4>(t452_);
+                kf_f32x4 t497_ = kf_mma_f16(t495_, t496_, d_8_);
+                acc_[1u] = t497_;
             }
         }
     } else {
@@ -435,144 +323,114 @@ tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16
             unsigned short v_6_ = x_2_[(b_4_ * k_) + c_];
             xs_[3u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_6_));
             unsigned short v_7_ = w_2_[rbase_[0u] + c_];
-            float t834_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_7_));
-            kf_f32x4 t837_ = acc_[0u];
-            float t842_ = __fmaf_rn(t834_, xs_[0u], t837_.v[0]);
-            kf_f32x4 f_ = t837_;
-            f_.v[0] = t842_;
-            f_.v[1] = __fmaf_rn(t834_, xs_[1u], f_.v[1]);
+            float t592_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_7_));
+            kf_f32x4 t595_ = acc_[0u];
+            float t600_ = __fmaf_rn(t592_, xs_[0u], t595_.v[0]);
+            kf_f32x4 f_ = t595_;
+            f_.v[0] = t600_;
+            f_.v[1] = __fmaf_rn(t592_, xs_[1u], f_.v[1]);
             acc_[0u] = f_;
-            kf_f32x4 t849_ = acc_[1u];
-            float t854_ = __fmaf_rn(t834_, xs_[2u], t849_.v[0]);
-            kf_f32x4 f_2_ = t849_;
-            f_2_.v[0] = t854_;
-            f_2_.v[1] = __fmaf_rn(t834_, xs_[3u], f_2_.v[1]);
+            kf_f32x4 t607_ = acc_[1u];
+            float t612_ = __fmaf_rn(t592_, xs_[2u], t607_.v[0]);
+            kf_f32x4 f_2_ = t607_;
+            f_2_.v[0] = t612_;
+            f_2_.v[1] = __fmaf_rn(t592_, xs_[3u], f_2_.v[1]);
             acc_[1u] = f_2_;
             unsigned short v_8_ = w_2_[rbase_[1u] + c_];
-            float t867_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_8_));
-            kf_f32x4 t870_ = acc_[0u];
-            float t875_ = __fmaf_rn(t867_, xs_[0u], t870_.v[2]);
-            kf_f32x4 f_3_ = t870_;
-            f_3_.v[2] = t875_;
-            f_3_.v[3] = __fmaf_rn(t867_, xs_[1u], f_3_.v[3]);
+            float t625_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_8_));
+            kf_f32x4 t628_ = acc_[0u];
+            float t633_ = __fmaf_rn(t625_, xs_[0u], t628_.v[2]);
+            kf_f32x4 f_3_ = t628_;
+            f_3_.v[2] = t633_;
+            f_3_.v[3] = __fmaf_rn(t625_, xs_[1u], f_3_.v[3]);
             acc_[0u] = f_3_;
-            kf_f32x4 t882_ = acc_[1u];
-            float t887_ = __fmaf_rn(t867_, xs_[2u], t882_.v[2]);
-            kf_f32x4 f_4_ = t882_;
-            f_4_.v[2] = t887_;
-            f_4_.v[3] = __fmaf_rn(t867_, xs_[3u], f_4_.v[3]);
+            kf_f32x4 t640_ = acc_[1u];
+            float t645_ = __fmaf_rn(t625_, xs_[2u], t640_.v[2]);
+            kf_f32x4 f_4_ = t640_;
+            f_4_.v[2] = t645_;
+            f_4_.v[3] = __fmaf_rn(t625_, xs_[3u], f_4_.v[3]);
             acc_[1u] = f_4_;
-            unsigned short v_9_ = w_2_[rbase_[2u] + c_];
-            float t900_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_9_));
-            kf_f32x4 t903_ = acc_[2u];
-            float t908_ = __fmaf_rn(t900_, xs_[0u], t903_.v[0]);
-            kf_f32x4 f_5_ = t903_;
-            f_5_.v[0] = t908_;
-            f_5_.v[1] = __fmaf_rn(t900_, xs_[1u], f_5_.v[1]);
-            acc_[2u] = f_5_;
-            kf_f32x4 t915_ = acc_[3u];
-            float t920_ = __fmaf_rn(t900_, xs_[2u], t915_.v[0]);
-            kf_f32x4 f_6_ = t915_;
-            f_6_.v[0] = t920_;
-            f_6_.v[1] = __fmaf_rn(t900_, xs_[3u], f_6_.v[1]);
-            acc_[3u] = f_6_;
-            unsigned short v_10_ = w_2_[rbase_[3u] + c_];
-            float t933_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_10_));
-            kf_f32x4 t936_ = acc_[2u];
-            float t941_ = __fmaf_rn(t933_, xs_[0u], t936_.v[2]);
-            kf_f32x4 f_7_ = t936_;
-            f_7_.v[2] = t941_;
-            f_7_.v[3] = __fmaf_rn(t933_, xs_[1u], f_7_.v[3]);
-            acc_[2u] = f_7_;
-            kf_f32x4 t948_ = acc_[3u];
-            float t953_ = __fmaf_rn(t933_, xs_[2u], t948_.v[2]);
-            kf_f32x4 f_8_ = t948_;
-            f_8_.v[2] = t953_;
-            f_8_.v[3] = __fmaf_rn(t933_, xs_[3u], f_8_.v[3]);
-            acc_[3u] = f_8_;
         }
     }
-    red_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 1u) << 5u) + kf_lane_id()] = acc_[0u];
-    red_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 1u) + 1u) << 5u) + kf_lane_id()] = acc_[1u];
-    red_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 1u) + 2u) << 5u) + kf_lane_id()] = acc_[2u];
-    red_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 1u) + 3u) << 5u) + kf_lane_id()] = acc_[3u];
+    red_[((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 5u) + kf_lane_id()] = acc_[0u];
+    red_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) + 1u) << 5u) + kf_lane_id()] = acc_[1u];
     __syncthreads();
     unsigned nw_ = 8u;
-    unsigned per_warp_ = 128u;
+    unsigned per_warp_ = 64u;
     for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 256u) {
         unsigned nt_ = (i_ >> 5u) & 1u;
         if ((nt_ << 3u) < nb_) {
-            kf_f32x4 t1070_ = red_[i_];
-            kf_f32x4 s_ = t1070_;
+            kf_f32x4 t716_ = red_[i_];
+            kf_f32x4 s_ = t716_;
             for (unsigned w_3_ = 1u; w_3_ < nw_; w_3_ = w_3_ + 1u) {
-                unsigned t1077_ = (w_3_ << 7u) + i_;
-                kf_f32x4 t1078_ = red_[t1077_];
-                kf_f32x4 t1079_;
-                t1079_.v[0] = __fadd_rn(s_.v[0], t1078_.v[0]);
-                t1079_.v[1] = __fadd_rn(s_.v[1], t1078_.v[1]);
-                t1079_.v[2] = __fadd_rn(s_.v[2], t1078_.v[2]);
-                t1079_.v[3] = __fadd_rn(s_.v[3], t1078_.v[3]);
-                s_ = t1079_;
+                unsigned t723_ = (w_3_ << 6u) + i_;
+                kf_f32x4 t724_ = red_[t723_];
+                kf_f32x4 t725_;
+                t725_.v[0] = __fadd_rn(s_.v[0], t724_.v[0]);
+                t725_.v[1] = __fadd_rn(s_.v[1], t724_.v[1]);
+                t725_.v[2] = __fadd_rn(s_.v[2], t724_.v[2]);
+                t725_.v[3] = __fadd_rn(s_.v[3], t724_.v[3]);
+                s_ = t725_;
             }
             unsigned l_ = i_ & 31u;
             unsigned row_ = (m0_ + ((i_ >> 6u) << 4u)) + (l_ >> 2u);
             unsigned b_5_ = (nt_ << 3u) + ((l_ & 3u) << 1u);
-            bool t1102_ = row_ < m_;
-            bool t1103_ = t1102_;
-            if (t1102_) {
-                t1103_ = b_5_ < nb_;
+            bool t748_ = row_ < m_;
+            bool t749_ = t748_;
+            if (t748_) {
+                t749_ = b_5_ < nb_;
             }
-            if (t1103_) {
+            if (t749_) {
                 unsigned i_2_ = (b_5_ * m_) + row_;
-                float v_11_ = s_.v[0];
-                yh_[i_2_] = kf_bitcast<unsigned short>(kf_f16_from_f32(v_11_));
+                float v_9_ = s_.v[0];
+                yh_[i_2_] = kf_bitcast<unsigned short>(kf_f16_from_f32(v_9_));
             }
             unsigned bb_ = b_5_ + 1u;
-            bool t1128_ = row_ < m_;
-            bool t1129_ = t1128_;
-            if (t1128_) {
-                t1129_ = bb_ < nb_;
+            bool t774_ = row_ < m_;
+            bool t775_ = t774_;
+            if (t774_) {
+                t775_ = bb_ < nb_;
             }
-            if (t1129_) {
+            if (t775_) {
                 unsigned i_3_ = (bb_ * m_) + row_;
-                float v_12_ = s_.v[1];
-                yh_[i_3_] = kf_bitcast<unsigned short>(kf_f16_from_f32(v_12_));
+                float v_10_ = s_.v[1];
+                yh_[i_3_] = kf_bitcast<unsigned short>(kf_f16_from_f32(v_10_));
             }
             unsigned r_ = row_ + 8u;
-            bool t1154_ = r_ < m_;
-            bool t1155_ = t1154_;
-            if (t1154_) {
-                t1155_ = b_5_ < nb_;
+            bool t800_ = r_ < m_;
+            bool t801_ = t800_;
+            if (t800_) {
+                t801_ = b_5_ < nb_;
             }
-            if (t1155_) {
+            if (t801_) {
                 unsigned i_4_ = (b_5_ * m_) + r_;
-                float v_13_ = s_.v[2];
-                yh_[i_4_] = kf_bitcast<unsigned short>(kf_f16_from_f32(v_13_));
+                float v_11_ = s_.v[2];
+                yh_[i_4_] = kf_bitcast<unsigned short>(kf_f16_from_f32(v_11_));
             }
             unsigned r_2_ = row_ + 8u;
             unsigned bb_2_ = b_5_ + 1u;
-            bool t1180_ = r_2_ < m_;
-            bool t1181_ = t1180_;
-            if (t1180_) {
-                t1181_ = bb_2_ < nb_;
+            bool t826_ = r_2_ < m_;
+            bool t827_ = t826_;
+            if (t826_) {
+                t827_ = bb_2_ < nb_;
             }
-            if (t1181_) {
+            if (t827_) {
                 unsigned i_5_ = (bb_2_ * m_) + r_2_;
-                float v_14_ = s_.v[3];
-                yh_[i_5_] = kf_bitcast<unsigned short>(kf_f16_from_f32(v_14_));
+                float v_12_ = s_.v[3];
+                yh_[i_5_] = kf_bitcast<unsigned short>(kf_f16_from_f32(v_12_));
             }
         }
     }
 }
 
-/* kernel tc_gemv_f16_f32 (tc_gemv.kf:227) */
+/* kernel tc_gemv_f16_f32 (tc_gemv.kf:228) */
 extern "C" __global__ void __launch_bounds__(256)
 tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
-    __shared__ __align__(16) kf_f32x4 red_[1024];
-    kf_f32x4 acc_[4];
-    unsigned rbase_[4];
-    kf_u32x4 wr_[8];
+    __shared__ __align__(16) kf_f32x4 red_[512];
+    kf_f32x4 acc_[2];
+    unsigned rbase_[2];
+    kf_u32x4 wr_[4];
     kf_u32x4 xr_[4];
     float xs_[4];
     const unsigned short* w_2_ = (const unsigned short*)w_;
@@ -581,15 +439,11 @@ tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, fl
     const kf_u32x4* xv_ = (const kf_u32x4*)x_;
     unsigned g_ = kf_lane_id() >> 2u;
     unsigned q_ = kf_lane_id() & 3u;
-    unsigned m0_ = (blockIdx.x << 1u) << 4u;
+    unsigned m0_ = blockIdx.x << 4u;
     acc_[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     rbase_[0u] = min((m0_ + g_), (m_ - 1u)) * k_;
     acc_[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     rbase_[1u] = min(((m0_ + g_) + 8u), (m_ - 1u)) * k_;
-    acc_[2u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rbase_[2u] = min(((m0_ + 16u) + g_), (m_ - 1u)) * k_;
-    acc_[3u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rbase_[3u] = min((((m0_ + 16u) + g_) + 8u), (m_ - 1u)) * k_;
     bool two_ = nb_ > 8u;
     unsigned xb0_ = min(g_, (nb_ - 1u)) * k_;
     unsigned xb1_ = min((g_ + 8u), (nb_ - 1u)) * k_;
@@ -599,279 +453,171 @@ tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, fl
         for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 16u) {
             unsigned v_ = (s0_ << 2u) + q_;
             bool ok_ = v_ < kv_;
-            kf_u32x4 t126_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_ = t126_;
+            kf_u32x4 t100_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_ = t100_;
             if (ok_) {
-                unsigned t132_ = (rbase_[0u] >> 3u) + v_;
-                kf_u32x4 t133_ = wv_[t132_];
-                t_ = t133_;
+                unsigned t106_ = (rbase_[0u] >> 3u) + v_;
+                kf_u32x4 t107_ = wv_[t106_];
+                t_ = t107_;
             }
             wr_[0u] = t_;
-            kf_u32x4 t136_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_2_ = t136_;
+            kf_u32x4 t110_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_2_ = t110_;
             if (ok_) {
-                unsigned t142_ = (rbase_[1u] >> 3u) + v_;
-                kf_u32x4 t143_ = wv_[t142_];
-                t_2_ = t143_;
+                unsigned t116_ = (rbase_[1u] >> 3u) + v_;
+                kf_u32x4 t117_ = wv_[t116_];
+                t_2_ = t117_;
             }
             wr_[1u] = t_2_;
-            kf_u32x4 t146_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_3_ = t146_;
+            kf_u32x4 t120_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 x0_ = t120_;
+            kf_u32x4 t123_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 x1_ = t123_;
             if (ok_) {
-                unsigned t152_ = (rbase_[2u] >> 3u) + v_;
-                kf_u32x4 t153_ = wv_[t152_];
-                t_3_ = t153_;
-            }
-            wr_[2u] = t_3_;
-            kf_u32x4 t156_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_4_ = t156_;
-            if (ok_) {
-                unsigned t162_ = (rbase_[3u] >> 3u) + v_;
-                kf_u32x4 t163_ = wv_[t162_];
-                t_4_ = t163_;
-            }
-            wr_[3u] = t_4_;
-            kf_u32x4 t166_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 x0_ = t166_;
-            kf_u32x4 t169_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 x1_ = t169_;
-            if (ok_) {
-                unsigned t173_ = (xb0_ >> 3u) + v_;
-                kf_u32x4 t174_ = xv_[t173_];
-                x0_ = t174_;
+                unsigned t127_ = (xb0_ >> 3u) + v_;
+                kf_u32x4 t128_ = xv_[t127_];
+                x0_ = t128_;
                 if (two_) {
-                    unsigned t177_ = (xb1_ >> 3u) + v_;
-                    kf_u32x4 t178_ = xv_[t177_];
-                    x1_ = t178_;
+                    unsigned t131_ = (xb1_ >> 3u) + v_;
+                    kf_u32x4 t132_ = xv_[t131_];
+                    x1_ = t132_;
                 }
             }
             xr_[0u] = x0_;
             xr_[1u] = x1_;
             unsigned v_2_ = ((s0_ + 1u) << 2u) + q_;
             bool ok_2_ = v_2_ < kv_;
-            kf_u32x4 t188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_5_ = t188_;
+            kf_u32x4 t142_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_3_ = t142_;
             if (ok_2_) {
-                unsigned t194_ = (rbase_[0u] >> 3u) + v_2_;
-                kf_u32x4 t195_ = wv_[t194_];
-                t_5_ = t195_;
+                unsigned t148_ = (rbase_[0u] >> 3u) + v_2_;
+                kf_u32x4 t149_ = wv_[t148_];
+                t_3_ = t149_;
             }
-            wr_[4u] = t_5_;
-            kf_u32x4 t198_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_6_ = t198_;
+            wr_[2u] = t_3_;
+            kf_u32x4 t152_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_4_ = t152_;
             if (ok_2_) {
-                unsigned t204_ = (rbase_[1u] >> 3u) + v_2_;
-                kf_u32x4 t205_ = wv_[t204_];
-                t_6_ = t205_;
+                unsigned t158_ = (rbase_[1u] >> 3u) + v_2_;
+                kf_u32x4 t159_ = wv_[t158_];
+                t_4_ = t159_;
             }
-            wr_[5u] = t_6_;
-            kf_u32x4 t208_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_7_ = t208_;
+            wr_[3u] = t_4_;
+            kf_u32x4 t162_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 x0_2_ = t162_;
+            kf_u32x4 t165_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 x1_2_ = t165_;
             if (ok_2_) {
-                unsigned t214_ = (rbase_[2u] >> 3u) + v_2_;
-                kf_u32x4 t215_ = wv_[t214_];
-                t_7_ = t215_;
-            }
-            wr_[6u] = t_7_;
-            kf_u32x4 t218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_8_ = t218_;
-            if (ok_2_) {
-                unsigned t224_ = (rbase_[3u] >> 3u) + v_2_;
-                kf_u32x4 t225_ = wv_[t224_];
-                t_8_ = t225_;
-            }
-            wr_[7u] = t_8_;
-            kf_u32x4 t228_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 x0_2_ = t228_;
-            kf_u32x4 t231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 x1_2_ = t231_;
-            if (ok_2_) {
-                unsigned t235_ = (xb0_ >> 3u) + v_2_;
-                kf_u32x4 t236_ = xv_[t235_];
-                x0_2_ = t236_;
+                unsigned t169_ = (xb0_ >> 3u) + v_2_;
+                kf_u32x4 t170_ = xv_[t169_];
+                x0_2_ = t170_;
                 if (two_) {
-                    unsigned t239_ = (xb1_ >> 3u) + v_2_;
-                    kf_u32x4 t240_ = xv_[t239_];
-                    x1_2_ = t240_;
+                    unsigned t173_ = (xb1_ >> 3u) + v_2_;
+                    kf_u32x4 t174_ = xv_[t173_];
+                    x1_2_ = t174_;
                 }
             }
             xr_[2u] = x0_2_;
             xr_[3u] = x1_2_;
-            unsigned t246_ = xr_[0u].v[0];
-            unsigned t249_ = xr_[0u].v[1];
-            kf_u32x2 t251_ = kf_u32x2{{t246_, t249_}};
-            unsigned t264_ = xr_[1u].v[0];
-            unsigned t267_ = xr_[1u].v[1];
-            kf_u32x2 t269_ = kf_u32x2{{t264_, t267_}};
+            unsigned t180_ = xr_[0u].v[0];
+            unsigned t183_ = xr_[0u].v[1];
+            kf_u32x2 t185_ = kf_u32x2{{t180_, t183_}};
+            unsigned t198_ = xr_[1u].v[0];
+            unsigned t201_ = xr_[1u].v[1];
+            kf_u32x2 t203_ = kf_u32x2{{t198_, t201_}};
             kf_u32x4 lo_ = wr_[0u];
             kf_u32x4 hi_ = wr_[1u];
-            unsigned t287_ = lo_.v[0];
-            unsigned t288_ = hi_.v[0];
-            unsigned t289_ = lo_.v[1];
-            unsigned t290_ = hi_.v[1];
-            kf_u32x4 t294_ = kf_u32x4{{t287_, t288_, t289_, t290_}};
+            unsigned t221_ = lo_.v[0];
+            unsigned t222_ = hi_.v[0];
+            unsigned t223_ = lo_.v[1];
+            unsigned t224_ = hi_.v[1];
+            kf_u32x4 t228_ = kf_u32x4{{t221_, t222_, t223_, t224_}};
             kf_f32x4 d_ = acc_[0u];
-            kf_f16x8 t310_ = kf_bitcast<kf_f16x8>(t294_);
-            kf_f16x4 t311_ = kf_bitcast<kf_f16x4>(t251_);
-            kf_f32x4 t312_ = kf_mma_f16(t310_, t311_, d_);
-            acc_[0u] = t312_;
+            kf_f16x8 t244_ = kf_bitcast<kf_f16x8>(t228_);
+            kf_f16x4 t245_ = kf_bitcast<kf_f16x4>(t185_);
+            kf_f32x4 t246_ = kf_mma_f16(t244_, t245_, d_);
+            acc_[0u] = t246_;
             if (two_) {
                 kf_f32x4 d_2_ = acc_[1u];
-                kf_f16x8 t320_ = kf_bitcast<kf_f16x8>(t294_);
-                kf_f16x4 t321_ = kf_bitcast<kf_f16x4>(t269_);
-                kf_f32x4 t322_ = kf_mma_f16(t320_, t321_, d_2_);
-                acc_[1u] = t322_;
+                kf_f16x8 t254_ = kf_bitcast<kf_f16x8>(t228_);
+                kf_f16x4 t255_ = kf_bitcast<kf_f16x4>(t203_);
+                kf_f32x4 t256_ = kf_mma_f16(t254_, t255_, d_2_);
+                acc_[1u] = t256_;
             }
-            kf_u32x4 lo_2_ = wr_[2u];
-            kf_u32x4 hi_2_ = wr_[3u];
-            unsigned t331_ = lo_2_.v[0];
-            unsigned t332_ = hi_2_.v[0];
-            unsigned t333_ = lo_2_.v[1];
-            unsigned t334_ = hi_2_.v[1];
-            kf_u32x4 t338_ = kf_u32x4{{t331_, t332_, t333_, t334_}};
-            kf_f32x4 d_3_ = acc_[2u];
-            kf_f16x8 t354_ = kf_bitcast<kf_f16x8>(t338_);
-            kf_f16x4 t355_ = kf_bitcast<kf_f16x4>(t251_);
-            kf_f32x4 t356_ = kf_mma_f16(t354_, t355_, d_3_);
-            acc_[2u] = t356_;
+            unsigned t268_ = xr_[0u].v[2];
+            unsigned t271_ = xr_[0u].v[3];
+            kf_u32x2 t273_ = kf_u32x2{{t268_, t271_}};
+            unsigned t286_ = xr_[1u].v[2];
+            unsigned t289_ = xr_[1u].v[3];
+            kf_u32x2 t291_ = kf_u32x2{{t286_, t289_}};
+            kf_u32x4 lo_2_ = wr_[0u];
+            kf_u32x4 hi_2_ = wr_[1u];
+            unsigned t309_ = lo_2_.v[2];
+            unsigned t310_ = hi_2_.v[2];
+            unsigned t311_ = lo_2_.v[3];
+            unsigned t312_ = hi_2_.v[3];
+            kf_u32x4 t316_ = kf_u32x4{{t309_, t310_, t311_, t312_}};
+            kf_f32x4 d_3_ = acc_[0u];
+            kf_f16x8 t324_ = kf_bitcast<kf_f16x8>(t316_);
+            kf_f16x4 t325_ = kf_bitcast<kf_f16x4>(t273_);
+            kf_f32x4 t326_ = kf_mma_f16(t324_, t325_, d_3_);
+            acc_[0u] = t326_;
             if (two_) {
-                kf_f32x4 d_4_ = acc_[3u];
-                kf_f16x8 t364_ = kf_bitcast<kf_f16x8>(t338_);
-                kf_f16x4 t365_ = kf_bitcast<kf_f16x4>(t269_);
-                kf_f32x4 t366_ = kf_mma_f16(t364_, t365_, d_4_);
-                acc_[3u] = t366_;
+                kf_f32x4 d_4_ = acc_[1u];
+                kf_f16x8 t334_ = kf_bitcast<kf_f16x8>(t316_);
+                kf_f16x4 t335_ = kf_bitcast<kf_f16x4>(t291_);
+                kf_f32x4 t336_ = kf_mma_f16(t334_, t335_, d_4_);
+                acc_[1u] = t336_;
             }
-            unsigned t378_ = xr_[0u].v[2];
-            unsigned t381_ = xr_[0u].v[3];
-            kf_u32x2 t383_ = kf_u32x2{{t378_, t381_}};
-            unsigned t396_ = xr_[1u].v[2];
-            unsigned t399_ = xr_[1u].v[3];
-            kf_u32x2 t401_ = kf_u32x2{{t396_, t399_}};
-            kf_u32x4 lo_3_ = wr_[0u];
-            kf_u32x4 hi_3_ = wr_[1u];
-            unsigned t419_ = lo_3_.v[2];
-            unsigned t420_ = hi_3_.v[2];
-            unsigned t421_ = lo_3_.v[3];
-            unsigned t422_ = hi_3_.v[3];
-            kf_u32x4 t426_ = kf_u32x4{{t419_, t420_, t421_, t422_}};
+            unsigned t340_ = xr_[2u].v[0];
+            unsigned t343_ = xr_[2u].v[1];
+            kf_u32x2 t345_ = kf_u32x2{{t340_, t343_}};
+            unsigned t358_ = xr_[3u].v[0];
+            unsigned t361_ = xr_[3u].v[1];
+            kf_u32x2 t363_ = kf_u32x2{{t358_, t361_}};
+            kf_u32x4 lo_3_ = wr_[2u];
+            kf_u32x4 hi_3_ = wr_[3u];
+            unsigned t381_ = lo_3_.v[0];
+            unsigned t382_ = hi_3_.v[0];
+            unsigned t383_ = lo_3_.v[1];
+            unsigned t384_ = hi_3_.v[1];
+            kf_u32x4 t388_ = kf_u32x4{{t381_, t382_, t383_, t384_}};
             kf_f32x4 d_5_ = acc_[0u];
-            kf_f16x8 t434_ = kf_bitcast<kf_f16x8>(t426_);
-            kf_f16x4 t435_ = kf_bitcast<kf_f16x4>(t383_);
-            kf_f32x4 t436_ = kf_mma_f16(t434_, t435_, d_5_);
-            acc_[0u] = t436_;
+            kf_f16x8 t404_ = kf_bitcast<kf_f16x8>(t388_);
+            kf_f16x4 t405_ = kf_bitcast<kf_f16x4>(t345_);
+            kf_f32x4 t406_ = kf_mma_f16(t404_, t405_, d_5_);
+            acc_[0u] = t406_;
             if (two_) {
                 kf_f32x4 d_6_ = acc_[1u];
-                kf_f16x8 t444_ = kf_bitcast<kf_f16x8>(t426_);
-                kf_f16x4 t445_ = kf_bitcast<kf_f16x4>(t401_);
-                kf_f32x4 t446_ = kf_mma_f16(t444_, t445_, d_6_);
-                acc_[1u] = t446_;
+                kf_f16x8 t414_ = kf_bitcast<kf_f16x8>(t388_);
+                kf_f16x4 t415_ = kf_bitcast<kf_f16x4>(t363_);
+                kf_f32x4 t416_ = kf_mma_f16(t414_, t415_, d_6_);
+                acc_[1u] = t416_;
             }
+            unsigned t428_ = xr_[2u].v[2];
+            unsigned t431_ = xr_[2u].v[3];
+            kf_u32x2 t433_ = kf_u32x2{{t428_, t431_}};
+            unsigned t446_ = xr_[3u].v[2];
+            unsigned t449_ = xr_[3u].v[3];
+            kf_u32x2 t451_ = kf_u32x2{{t446_, t449_}};
             kf_u32x4 lo_4_ = wr_[2u];
             kf_u32x4 hi_4_ = wr_[3u];
-            unsigned t463_ = lo_4_.v[2];
-            unsigned t464_ = hi_4_.v[2];
-            unsigned t465_ = lo_4_.v[3];
-            unsigned t466_ = hi_4_.v[3];
-            kf_u32x4 t470_ = kf_u32x4{{t463_, t464_, t465_, t466_}};
-            kf_f32x4 d_7_ = acc_[2u];
-            kf_f16x8 t478_ = kf_bitcast<kf_f16x8>(t470_);
-            kf_f16x4 t479_ = kf_bitcast<kf_f16x4>(t383_);
-            kf_f32x4 t480_ = kf_mma_f16(t478_, t479_, d_7_);
-            acc_[2u] = t480_;
+            unsigned t469_ = lo_4_.v[2];
+            unsigned t470_ = hi_4_.v[2];
+            unsigned t471_ = lo_4_.v[3];
+            unsigned t472_ = hi_4_.v[3];
+            kf_u32x4 t476_ = kf_u32x4{{t469_, t470_, t471_, t472_}};
+            kf_f32x4 d_7_ = acc_[0u];
+            kf_f16x8 t484_ = kf_bitcast<kf_f16x8>(t476_);
+            kf_f16x4 t485_ = kf_bitcast<kf_f16x4>(t433_);
+            kf_f32x4 t486_ = kf_mma_f16(t484_, t485_, d_7_);
+            acc_[0u] = t486_;
             if (two_) {
-                kf_f32x4 d_8_ = acc_[3u];
-                kf_f16x8 t488_ = kf_bitcast<kf_f16x8>(t470_);
-                kf_f16x4 t489_ = kf_bitcast<kf_f16x4>(t401_);
-                kf_f32x4 t490_ = kf_mma_f16(t488_, t489_, d_8_);
-                acc_[3u] = t490_;
-            }
-            unsigned t494_ = xr_[2u].v[0];
-            unsigned t497_ = xr_[2u].v[1];
-            kf_u32x2 t499_ = kf_u32x2{{t494_, t497_}};
-            unsigned t512_ = xr_[3u].v[0];
-            unsigned t515_ = xr_[3u].v[1];
-            kf_u32x2 t517_ = kf_u32x2{{t512_, t515_}};
-            kf_u32x4 lo_5_ = wr_[4u];
-            kf_u32x4 hi_5_ = wr_[5u];
-            unsigned t535_ = lo_5_.v[0];
-            unsigned t536_ = hi_5_.v[0];
-            unsigned t537_ = lo_5_.v[1];
-            unsigned t538_ = hi_5_.v[1];
-            kf_u32x4 t542_ = kf_u32x4{{t535_, t536_, t537_, t538_}};
-            kf_f32x4 d_9_ = acc_[0u];
-            kf_f16x8 t558_ = kf_bitcast<kf_f16x8>(t542_);
-            kf_f16x4 t559_ = kf_bitcast<kf_f16x4>(t499_);
-            kf_f32x4 t560_ = kf_mma_f16(t558_, t559_, d_9_);
-            acc_[0u] = t560_;
-            if (two_) {
-                kf_f32x4 d_10_ = acc_[1u];
-                kf_f16x8 t568_ = kf_bitcast<kf_f16x8>(t542_);
-                kf_f16x4 t569_ = kf_bitcast<kf_f16x4>(t517_);
-                kf_f32x4 t570_ = kf_mma_f16(t568_, t569_, d_10_);
-                acc_[1u] = t570_;
-            }
-            kf_u32x4 lo_6_ = wr_[6u];
-            kf_u32x4 hi_6_ = wr_[7u];
-            unsigned t579_ = lo_6_.v[0];
-            unsigned t580_ = hi_6_.v[0];
-            unsigned t581_ = lo_6_.v[1];
-            unsigned t582_ = hi_6_.v[1];
-            kf_u32x4 t586_ = kf_u32x4{{t579_, t580_, t581_, t582_}};
-            kf_f32x4 d_11_ = acc_[2u];
-            kf_f16x8 t602_ = kf_bitcast<kf_f16x8>(t586_);
-            kf_f16x4 t603_ = kf_bitcast<kf_f16x4>(t499_);
-            kf_f32x4 t604_ = kf_mma_f16(t602_, t603_, d_11_);
-            acc_[2u] = t604_;
-            if (two_) {
-                kf_f32x4 d_12_ = acc_[3u];
-                kf_f16x8 t612_ = kf_bitcast<kf_f16x8>(t586_);
-                kf_f16x4 t613_ = kf_bitcast<kf_f16x4>(t517_);
-                kf_f32x4 t614_ = kf_mma_f16(t612_, t613_, d_12_);
-                acc_[3u] = t614_;
-            }
-            unsigned t626_ = xr_[2u].v[2];
-            unsigned t629_ = xr_[2u].v[3];
-            kf_u32x2 t631_ = kf_u32x2{{t626_, t629_}};
-            unsigned t644_ = xr_[3u].v[2];
-            unsigned t647_ = xr_[3u].v[3];
-            kf_u32x2 t649_ = kf_u32x2{{t644_, t647_}};
-            kf_u32x4 lo_7_ = wr_[4u];
-            kf_u32x4 hi_7_ = wr_[5u];
-            unsigned t667_ = lo_7_.v[2];
-            unsigned t668_ = hi_7_.v[2];
-            unsigned t669_ = lo_7_.v[3];
-            unsigned t670_ = hi_7_.v[3];
-            kf_u32x4 t674_ = kf_u32x4{{t667_, t668_, t669_, t670_}};
-            kf_f32x4 d_13_ = acc_[0u];
-            kf_f16x8 t682_ = kf_bitcast<kf_f16x8>(t674_);
-            kf_f16x4 t683_ = kf_bitcast<kf_f16x4>(t631_);
-            kf_f32x4 t684_ = kf_mma_f16(t682_, t683_, d_13_);
-            acc_[0u] = t684_;
-            if (two_) {
-                kf_f32x4 d_14_ = acc_[1u];
-                kf_f16x8 t692_ = kf_bitcast<kf_f16x8>(t674_);
-                kf_f16x4 t693_ = kf_bitcast<kf_f16x4>(t649_);
-                kf_f32x4 t694_ = kf_mma_f16(t692_, t693_, d_14_);
-                acc_[1u] = t694_;
-            }
-            kf_u32x4 lo_8_ = wr_[6u];
-            kf_u32x4 hi_8_ = wr_[7u];
-            unsigned t711_ = lo_8_.v[2];
-            unsigned t712_ = hi_8_.v[2];
-            unsigned t713_ = lo_8_.v[3];
-            unsigned t714_ = hi_8_.v[3];
-            kf_u32x4 t718_ = kf_u32x4{{t711_, t712_, t713_, t714_}};
-            kf_f32x4 d_15_ = acc_[2u];
-            kf_f16x8 t726_ = kf_bitcast<kf_f16x8>(t718_);
-            kf_f16x4 t727_ = kf_bitcast<kf_f16x4>(t631_);
-            kf_f32x4 t728_ = kf_mma_f16(t726_, t727_, d_15_);
-            acc_[2u] = t728_;
-            if (two_) {
-                kf_f32x4 d_16_ = acc_[3u];
-                kf_f16x8 t736_ = kf_bitcast<kf_f16x8>(t718_);
-                kf_f16x4 t737_ = kf_bitcast<kf_f16x4>(t649_);
-                kf_f32x4 t738_ = kf_mma_f16(t736_, t737_, d_16_);
-                acc_[3u] = t738_;
+                kf_f32x4 d_8_ = acc_[1u];
+                kf_f16x8 t494_ = kf_bitcast<kf_f16x8>(t476_);
+                kf_f16x4 t495_ = kf_bitcast<kf_f16x4>(t451_);
+                kf_f32x4 t496_ = kf_mma_f16(t494_, t495_, d_8_);
+                acc_[1u] = t496_;
             }
         }
     } else {
@@ -889,144 +635,114 @@ tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, fl
             unsigned short v_6_ = x_2_[(b_4_ * k_) + c_];
             xs_[3u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_6_));
             unsigned short v_7_ = w_2_[rbase_[0u] + c_];
-            float t833_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_7_));
-            kf_f32x4 t836_ = acc_[0u];
-            float t841_ = __fmaf_rn(t833_, xs_[0u], t836_.v[0]);
-            kf_f32x4 f_ = t836_;
-            f_.v[0] = t841_;
-            f_.v[1] = __fmaf_rn(t833_, xs_[1u], f_.v[1]);
+            float t591_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_7_));
+            kf_f32x4 t594_ = acc_[0u];
+            float t599_ = __fmaf_rn(t591_, xs_[0u], t594_.v[0]);
+            kf_f32x4 f_ = t594_;
+            f_.v[0] = t599_;
+            f_.v[1] = __fmaf_rn(t591_, xs_[1u], f_.v[1]);
             acc_[0u] = f_;
-            kf_f32x4 t848_ = acc_[1u];
-            float t853_ = __fmaf_rn(t833_, xs_[2u], t848_.v[0]);
-            kf_f32x4 f_2_ = t848_;
-            f_2_.v[0] = t853_;
-            f_2_.v[1] = __fmaf_rn(t833_, xs_[3u], f_2_.v[1]);
+            kf_f32x4 t606_ = acc_[1u];
+            float t611_ = __fmaf_rn(t591_, xs_[2u], t606_.v[0]);
+            kf_f32x4 f_2_ = t606_;
+            f_2_.v[0] = t611_;
+            f_2_.v[1] = __fmaf_rn(t591_, xs_[3u], f_2_.v[1]);
             acc_[1u] = f_2_;
             unsigned short v_8_ = w_2_[rbase_[1u] + c_];
-            float t866_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_8_));
-            kf_f32x4 t869_ = acc_[0u];
-            float t874_ = __fmaf_rn(t866_, xs_[0u], t869_.v[2]);
-            kf_f32x4 f_3_ = t869_;
-            f_3_.v[2] = t874_;
-            f_3_.v[3] = __fmaf_rn(t866_, xs_[1u], f_3_.v[3]);
+            float t624_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_8_));
+            kf_f32x4 t627_ = acc_[0u];
+            float t632_ = __fmaf_rn(t624_, xs_[0u], t627_.v[2]);
+            kf_f32x4 f_3_ = t627_;
+            f_3_.v[2] = t632_;
+            f_3_.v[3] = __fmaf_rn(t624_, xs_[1u], f_3_.v[3]);
             acc_[0u] = f_3_;
-            kf_f32x4 t881_ = acc_[1u];
-            float t886_ = __fmaf_rn(t866_, xs_[2u], t881_.v[2]);
-            kf_f32x4 f_4_ = t881_;
-            f_4_.v[2] = t886_;
-            f_4_.v[3] = __fmaf_rn(t866_, xs_[3u], f_4_.v[3]);
+            kf_f32x4 t639_ = acc_[1u];
+            float t644_ = __fmaf_rn(t624_, xs_[2u], t639_.v[2]);
+            kf_f32x4 f_4_ = t639_;
+            f_4_.v[2] = t644_;
+            f_4_.v[3] = __fmaf_rn(t624_, xs_[3u], f_4_.v[3]);
             acc_[1u] = f_4_;
-            unsigned short v_9_ = w_2_[rbase_[2u] + c_];
-            float t899_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_9_));
-            kf_f32x4 t902_ = acc_[2u];
-            float t907_ = __fmaf_rn(t899_, xs_[0u], t902_.v[0]);
-            kf_f32x4 f_5_ = t902_;
-            f_5_.v[0] = t907_;
-            f_5_.v[1] = __fmaf_rn(t899_, xs_[1u], f_5_.v[1]);
-            acc_[2u] = f_5_;
-            kf_f32x4 t914_ = acc_[3u];
-            float t919_ = __fmaf_rn(t899_, xs_[2u], t914_.v[0]);
-            kf_f32x4 f_6_ = t914_;
-            f_6_.v[0] = t919_;
-            f_6_.v[1] = __fmaf_rn(t899_, xs_[3u], f_6_.v[1]);
-            acc_[3u] = f_6_;
-            unsigned short v_10_ = w_2_[rbase_[3u] + c_];
-            float t932_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_10_));
-            kf_f32x4 t935_ = acc_[2u];
-            float t940_ = __fmaf_rn(t932_, xs_[0u], t935_.v[2]);
-            kf_f32x4 f_7_ = t935_;
-            f_7_.v[2] = t940_;
-            f_7_.v[3] = __fmaf_rn(t932_, xs_[1u], f_7_.v[3]);
-            acc_[2u] = f_7_;
-            kf_f32x4 t947_ = acc_[3u];
-            float t952_ = __fmaf_rn(t932_, xs_[2u], t947_.v[2]);
-            kf_f32x4 f_8_ = t947_;
-            f_8_.v[2] = t952_;
-            f_8_.v[3] = __fmaf_rn(t932_, xs_[3u], f_8_.v[3]);
-            acc_[3u] = f_8_;
         }
     }
-    red_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 1u) << 5u) + kf_lane_id()] = acc_[0u];
-    red_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 1u) + 1u) << 5u) + kf_lane_id()] = acc_[1u];
-    red_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 1u) + 2u) << 5u) + kf_lane_id()] = acc_[2u];
-    red_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 1u) + 3u) << 5u) + kf_lane_id()] = acc_[3u];
+    red_[((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 5u) + kf_lane_id()] = acc_[0u];
+    red_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) + 1u) << 5u) + kf_lane_id()] = acc_[1u];
     __syncthreads();
     unsigned nw_ = 8u;
-    unsigned per_warp_ = 128u;
+    unsigned per_warp_ = 64u;
     for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 256u) {
         unsigned nt_ = (i_ >> 5u) & 1u;
         if ((nt_ << 3u) < nb_) {
-            kf_f32x4 t1069_ = red_[i_];
-            kf_f32x4 s_ = t1069_;
+            kf_f32x4 t715_ = red_[i_];
+            kf_f32x4 s_ = t715_;
             for (unsigned w_3_ = 1u; w_3_ < nw_; w_3_ = w_3_ + 1u) {
-                unsigned t1076_ = (w_3_ << 7u) + i_;
-                kf_f32x4 t1077_ = red_[t1076_];
-                kf_f32x4 t1078_;
-                t1078_.v[0] = __fadd_rn(s_.v[0], t1077_.v[0]);
-                t1078_.v[1] = __fadd_rn(s_.v[1], t1077_.v[1]);
-                t1078_.v[2] = __fadd_rn(s_.v[2], t1077_.v[2]);
-                t1078_.v[3] = __fadd_rn(s_.v[3], t1077_.v[3]);
-                s_ = t1078_;
+                unsigned t722_ = (w_3_ << 6u) + i_;
+                kf_f32x4 t723_ = red_[t722_];
+                kf_f32x4 t724_;
+                t724_.v[0] = __fadd_rn(s_.v[0], t723_.v[0]);
+                t724_.v[1] = __fadd_rn(s_.v[1], t723_.v[1]);
+                t724_.v[2] = __fadd_rn(s_.v[2], t723_.v[2]);
+                t724_.v[3] = __fadd_rn(s_.v[3], t723_.v[3]);
+                s_ = t724_;
             }
             unsigned l_ = i_ & 31u;
             unsigned row_ = (m0_ + ((i_ >> 6u) << 4u)) + (l_ >> 2u);
             unsigned b_5_ = (nt_ << 3u) + ((l_ & 3u) << 1u);
-            bool t1101_ = row_ < m_;
-            bool t1102_ = t1101_;
-            if (t1101_) {
-                t1102_ = b_5_ < nb_;
+            bool t747_ = row_ < m_;
+            bool t748_ = t747_;
+            if (t747_) {
+                t748_ = b_5_ < nb_;
             }
-            if (t1102_) {
+            if (t748_) {
                 unsigned i_2_ = (b_5_ * m_) + row_;
-                float v_11_ = s_.v[0];
-                y_[i_2_] = v_11_;
+                float v_9_ = s_.v[0];
+                y_[i_2_] = v_9_;
             }
             unsigned bb_ = b_5_ + 1u;
-            bool t1127_ = row_ < m_;
-            bool t1128_ = t1127_;
-            if (t1127_) {
-                t1128_ = bb_ < nb_;
+            bool t773_ = row_ < m_;
+            bool t774_ = t773_;
+            if (t773_) {
+                t774_ = bb_ < nb_;
             }
-            if (t1128_) {
+            if (t774_) {
                 unsigned i_3_ = (bb_ * m_) + row_;
-                float v_12_ = s_.v[1];
-                y_[i_3_] = v_12_;
+                float v_10_ = s_.v[1];
+                y_[i_3_] = v_10_;
             }
             unsigned r_ = row_ + 8u;
-            bool t1153_ = r_ < m_;
-            bool t1154_ = t1153_;
-            if (t1153_) {
-                t1154_ = b_5_ < nb_;
+            bool t799_ = r_ < m_;
+            bool t800_ = t799_;
+            if (t799_) {
+                t800_ = b_5_ < nb_;
             }
-            if (t1154_) {
+            if (t800_) {
                 unsigned i_4_ = (b_5_ * m_) + r_;
-                float v_13_ = s_.v[2];
-                y_[i_4_] = v_13_;
+                float v_11_ = s_.v[2];
+                y_[i_4_] = v_11_;
             }
             unsigned r_2_ = row_ + 8u;
             unsigned bb_2_ = b_5_ + 1u;
-            bool t1179_ = r_2_ < m_;
-            bool t1180_ = t1179_;
-            if (t1179_) {
-                t1180_ = bb_2_ < nb_;
+            bool t825_ = r_2_ < m_;
+            bool t826_ = t825_;
+            if (t825_) {
+                t826_ = bb_2_ < nb_;
             }
-            if (t1180_) {
+            if (t826_) {
                 unsigned i_5_ = (bb_2_ * m_) + r_2_;
-                float v_14_ = s_.v[3];
-                y_[i_5_] = v_14_;
+                float v_12_ = s_.v[3];
+                y_[i_5_] = v_12_;
             }
         }
     }
 }
 
-/* kernel tc_gemv_f16_acc (tc_gemv.kf:233) */
+/* kernel tc_gemv_f16_acc (tc_gemv.kf:234) */
 extern "C" __global__ void __launch_bounds__(256)
 tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
-    __shared__ __align__(16) kf_f32x4 red_[1024];
-    kf_f32x4 acc_[4];
-    unsigned rbase_[4];
-    kf_u32x4 wr_[8];
+    __shared__ __align__(16) kf_f32x4 red_[512];
+    kf_f32x4 acc_[2];
+    unsigned rbase_[2];
+    kf_u32x4 wr_[4];
     kf_u32x4 xr_[4];
     float xs_[4];
     const unsigned short* w_2_ = (const unsigned short*)w_;
@@ -1036,15 +752,11 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
     unsigned short* yh_ = (unsigned short*)y_;
     unsigned g_ = kf_lane_id() >> 2u;
     unsigned q_ = kf_lane_id() & 3u;
-    unsigned m0_ = (blockIdx.x << 1u) << 4u;
+    unsigned m0_ = blockIdx.x << 4u;
     acc_[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     rbase_[0u] = min((m0_ + g_), (m_ - 1u)) * k_;
     acc_[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     rbase_[1u] = min(((m0_ + g_) + 8u), (m_ - 1u)) * k_;
-    acc_[2u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rbase_[2u] = min(((m0_ + 16u) + g_), (m_ - 1u)) * k_;
-    acc_[3u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rbase_[3u] = min((((m0_ + 16u) + g_) + 8u), (m_ - 1u)) * k_;
     bool two_ = nb_ > 8u;
     unsigned xb0_ = min(g_, (nb_ - 1u)) * k_;
     unsigned xb1_ = min((g_ + 8u), (nb_ - 1u)) * k_;
@@ -1054,279 +766,171 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
         for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 16u) {
             unsigned v_ = (s0_ << 2u) + q_;
             bool ok_ = v_ < kv_;
-            kf_u32x4 t127_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_ = t127_;
+            kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_ = t101_;
             if (ok_) {
-                unsigned t133_ = (rbase_[0u] >> 3u) + v_;
-                kf_u32x4 t134_ = wv_[t133_];
-                t_ = t134_;
+                unsigned t107_ = (rbase_[0u] >> 3u) + v_;
+                kf_u32x4 t108_ = wv_[t107_];
+                t_ = t108_;
             }
             wr_[0u] = t_;
-            kf_u32x4 t137_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_2_ = t137_;
+            kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_2_ = t111_;
             if (ok_) {
-                unsigned t143_ = (rbase_[1u] >> 3u) + v_;
-                kf_u32x4 t144_ = wv_[t143_];
-                t_2_ = t144_;
+                unsigned t117_ = (rbase_[1u] >> 3u) + v_;
+                kf_u32x4 t118_ = wv_[t117_];
+                t_2_ = t118_;
             }
             wr_[1u] = t_2_;
-            kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_3_ = t147_;
+            kf_u32x4 t121_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 x0_ = t121_;
+            kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 x1_ = t124_;
             if (ok_) {
-                unsigned t153_ = (rbase_[2u] >> 3u) + v_;
-                kf_u32x4 t154_ = wv_[t153_];
-                t_3_ = t154_;
-            }
-            wr_[2u] = t_3_;
-            kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_4_ = t157_;
-            if (ok_) {
-                unsigned t163_ = (rbase_[3u] >> 3u) + v_;
-                kf_u32x4 t164_ = wv_[t163_];
-                t_4_ = t164_;
-            }
-            wr_[3u] = t_4_;
-            kf_u32x4 t167_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 x0_ = t167_;
-            kf_u32x4 t170_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 x1_ = t170_;
-            if (ok_) {
-                unsigned t174_ = (xb0_ >> 3u) + v_;
-                kf_u32x4 t175_ = xv_[t174_];
-                x0_ = t175_;
+                unsigned t128_ = (xb0_ >> 3u) + v_;
+                kf_u32x4 t129_ = xv_[t128_];
+                x0_ = t129_;
                 if (two_) {
-                    unsigned t178_ = (xb1_ >> 3u) + v_;
-                    kf_u32x4 t179_ = xv_[t178_];
-                    x1_ = t179_;
+                    unsigned t132_ = (xb1_ >> 3u) + v_;
+                    kf_u32x4 t133_ = xv_[t132_];
+                    x1_ = t133_;
                 }
             }
             xr_[0u] = x0_;
             xr_[1u] = x1_;
             unsigned v_2_ = ((s0_ + 1u) << 2u) + q_;
             bool ok_2_ = v_2_ < kv_;
-            kf_u32x4 t189_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_5_ = t189_;
+            kf_u32x4 t143_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_3_ = t143_;
             if (ok_2_) {
-                unsigned t195_ = (rbase_[0u] >> 3u) + v_2_;
-                kf_u32x4 t196_ = wv_[t195_];
-                t_5_ = t196_;
+                unsigned t149_ = (rbase_[0u] >> 3u) + v_2_;
+                kf_u32x4 t150_ = wv_[t149_];
+                t_3_ = t150_;
             }
-            wr_[4u] = t_5_;
-            kf_u32x4 t199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_6_ = t199_;
+            wr_[2u] = t_3_;
+            kf_u32x4 t153_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_4_ = t153_;
             if (ok_2_) {
-                unsigned t205_ = (rbase_[1u] >> 3u) + v_2_;
-                kf_u32x4 t206_ = wv_[t205_];
-                t_6_ = t206_;
+                unsigned t159_ = (rbase_[1u] >> 3u) + v_2_;
+                kf_u32x4 t160_ = wv_[t159_];
+                t_4_ = t160_;
             }
-            wr_[5u] = t_6_;
-            kf_u32x4 t209_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_7_ = t209_;
+            wr_[3u] = t_4_;
+            kf_u32x4 t163_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 x0_2_ = t163_;
+            kf_u32x4 t166_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 x1_2_ = t166_;
             if (ok_2_) {
-                unsigned t215_ = (rbase_[2u] >> 3u) + v_2_;
-                kf_u32x4 t216_ = wv_[t215_];
-                t_7_ = t216_;
-            }
-            wr_[6u] = t_7_;
-            kf_u32x4 t219_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_8_ = t219_;
-            if (ok_2_) {
-                unsigned t225_ = (rbase_[3u] >> 3u) + v_2_;
-                kf_u32x4 t226_ = wv_[t225_];
-                t_8_ = t226_;
-            }
-            wr_[7u] = t_8_;
-            kf_u32x4 t229_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 x0_2_ = t229_;
-            kf_u32x4 t232_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 x1_2_ = t232_;
-            if (ok_2_) {
-                unsigned t236_ = (xb0_ >> 3u) + v_2_;
-                kf_u32x4 t237_ = xv_[t236_];
-                x0_2_ = t237_;
+                unsigned t170_ = (xb0_ >> 3u) + v_2_;
+                kf_u32x4 t171_ = xv_[t170_];
+                x0_2_ = t171_;
                 if (two_) {
-                    unsigned t240_ = (xb1_ >> 3u) + v_2_;
-                    kf_u32x4 t241_ = xv_[t240_];
-                    x1_2_ = t241_;
+                    unsigned t174_ = (xb1_ >> 3u) + v_2_;
+                    kf_u32x4 t175_ = xv_[t174_];
+                    x1_2_ = t175_;
                 }
             }
             xr_[2u] = x0_2_;
             xr_[3u] = x1_2_;
-            unsigned t247_ = xr_[0u].v[0];
-            unsigned t250_ = xr_[0u].v[1];
-            kf_u32x2 t252_ = kf_u32x2{{t247_, t250_}};
-            unsigned t265_ = xr_[1u].v[0];
-            unsigned t268_ = xr_[1u].v[1];
-            kf_u32x2 t270_ = kf_u32x2{{t265_, t268_}};
+            unsigned t181_ = xr_[0u].v[0];
+            unsigned t184_ = xr_[0u].v[1];
+            kf_u32x2 t186_ = kf_u32x2{{t181_, t184_}};
+            unsigned t199_ = xr_[1u].v[0];
+            unsigned t202_ = xr_[1u].v[1];
+            kf_u32x2 t204_ = kf_u32x2{{t199_, t202_}};
             kf_u32x4 lo_ = wr_[0u];
             kf_u32x4 hi_ = wr_[1u];
-            unsigned t288_ = lo_.v[0];
-            unsigned t289_ = hi_.v[0];
-            unsigned t290_ = lo_.v[1];
-            unsigned t291_ = hi_.v[1];
-            kf_u32x4 t295_ = kf_u32x4{{t288_, t289_, t290_, t291_}};
+            unsigned t222_ = lo_.v[0];
+            unsigned t223_ = hi_.v[0];
+            unsigned t224_ = lo_.v[1];
+            unsigned t225_ = hi_.v[1];
+            kf_u32x4 t229_ = kf_u32x4{{t222_, t223_, t224_, t225_}};
             kf_f32x4 d_ = acc_[0u];
-            kf_f16x8 t311_ = kf_bitcast<kf_f16x8>(t295_);
-            kf_f16x4 t312_ = kf_bitcast<kf_f16x4>(t252_);
-            kf_f32x4 t313_ = kf_mma_f16(t311_, t312_, d_);
-            acc_[0u] = t313_;
+            kf_f16x8 t245_ = kf_bitcast<kf_f16x8>(t229_);
+            kf_f16x4 t246_ = kf_bitcast<kf_f16x4>(t186_);
+            kf_f32x4 t247_ = kf_mma_f16(t245_, t246_, d_);
+            acc_[0u] = t247_;
             if (two_) {
                 kf_f32x4 d_2_ = acc_[1u];
-                kf_f16x8 t321_ = kf_bitcast<kf_f16x8>(t295_);
-                kf_f16x4 t322_ = kf_bitcast<kf_f16x4>(t270_);
-                kf_f32x4 t323_ = kf_mma_f16(t321_, t322_, d_2_);
-                acc_[1u] = t323_;
+                kf_f16x8 t255_ = kf_bitcast<kf_f16x8>(t229_);
+                kf_f16x4 t256_ = kf_bitcast<kf_f16x4>(t204_);
+                kf_f32x4 t257_ = kf_mma_f16(t255_, t256_, d_2_);
+                acc_[1u] = t257_;
             }
-            kf_u32x4 lo_2_ = wr_[2u];
-            kf_u32x4 hi_2_ = wr_[3u];
-            unsigned t332_ = lo_2_.v[0];
-            unsigned t333_ = hi_2_.v[0];
-            unsigned t334_ = lo_2_.v[1];
-            unsigned t335_ = hi_2_.v[1];
-            kf_u32x4 t339_ = kf_u32x4{{t332_, t333_, t334_, t335_}};
-            kf_f32x4 d_3_ = acc_[2u];
-            kf_f16x8 t355_ = kf_bitcast<kf_f16x8>(t339_);
-            kf_f16x4 t356_ = kf_bitcast<kf_f16x4>(t252_);
-            kf_f32x4 t357_ = kf_mma_f16(t355_, t356_, d_3_);
-            acc_[2u] = t357_;
+            unsigned t269_ = xr_[0u].v[2];
+            unsigned t272_ = xr_[0u].v[3];
+            kf_u32x2 t274_ = kf_u32x2{{t269_, t272_}};
+            unsigned t287_ = xr_[1u].v[2];
+            unsigned t290_ = xr_[1u].v[3];
+            kf_u32x2 t292_ = kf_u32x2{{t287_, t290_}};
+            kf_u32x4 lo_2_ = wr_[0u];
+            kf_u32x4 hi_2_ = wr_[1u];
+            unsigned t310_ = lo_2_.v[2];
+            unsigned t311_ = hi_2_.v[2];
+            unsigned t312_ = lo_2_.v[3];
+            unsigned t313_ = hi_2_.v[3];
+            kf_u32x4 t317_ = kf_u32x4{{t310_, t311_, t312_, t313_}};
+            kf_f32x4 d_3_ = acc_[0u];
+            kf_f16x8 t325_ = kf_bitcast<kf_f16x8>(t317_);
+            kf_f16x4 t326_ = kf_bitcast<kf_f16x4>(t274_);
+            kf_f32x4 t327_ = kf_mma_f16(t325_, t326_, d_3_);
+            acc_[0u] = t327_;
             if (two_) {
-                kf_f32x4 d_4_ = acc_[3u];
-                kf_f16x8 t365_ = kf_bitcast<kf_f16x8>(t339_);
-                kf_f16x4 t366_ = kf_bitcast<kf_f16x4>(t270_);
-                kf_f32x4 t367_ = kf_mma_f16(t365_, t366_, d_4_);
-                acc_[3u] = t367_;
+                kf_f32x4 d_4_ = acc_[1u];
+                kf_f16x8 t335_ = kf_bitcast<kf_f16x8>(t317_);
+                kf_f16x4 t336_ = kf_bitcast<kf_f16x4>(t292_);
+                kf_f32x4 t337_ = kf_mma_f16(t335_, t336_, d_4_);
+                acc_[1u] = t337_;
             }
-            unsigned t379_ = xr_[0u].v[2];
-            unsigned t382_ = xr_[0u].v[3];
-            kf_u32x2 t384_ = kf_u32x2{{t379_, t382_}};
-            unsigned t397_ = xr_[1u].v[2];
-            unsigned t400_ = xr_[1u].v[3];
-            kf_u32x2 t402_ = kf_u32x2{{t397_, t400_}};
-            kf_u32x4 lo_3_ = wr_[0u];
-            kf_u32x4 hi_3_ = wr_[1u];
-            unsigned t420_ = lo_3_.v[2];
-            unsigned t421_ = hi_3_.v[2];
-            unsigned t422_ = lo_3_.v[3];
-            unsigned t423_ = hi_3_.v[3];
-            kf_u32x4 t427_ = kf_u32x4{{t420_, t421_, t422_, t423_}};
+            unsigned t341_ = xr_[2u].v[0];
+            unsigned t344_ = xr_[2u].v[1];
+            kf_u32x2 t346_ = kf_u32x2{{t341_, t344_}};
+            unsigned t359_ = xr_[3u].v[0];
+            unsigned t362_ = xr_[3u].v[1];
+            kf_u32x2 t364_ = kf_u32x2{{t359_, t362_}};
+            kf_u32x4 lo_3_ = wr_[2u];
+            kf_u32x4 hi_3_ = wr_[3u];
+            unsigned t382_ = lo_3_.v[0];
+            unsigned t383_ = hi_3_.v[0];
+            unsigned t384_ = lo_3_.v[1];
+            unsigned t385_ = hi_3_.v[1];
+            kf_u32x4 t389_ = kf_u32x4{{t382_, t383_, t384_, t385_}};
             kf_f32x4 d_5_ = acc_[0u];
-            kf_f16x8 t435_ = kf_bitcast<kf_f16x8>(t427_);
-            kf_f16x4 t436_ = kf_bitcast<kf_f16x4>(t384_);
-            kf_f32x4 t437_ = kf_mma_f16(t435_, t436_, d_5_);
-            acc_[0u] = t437_;
+            kf_f16x8 t405_ = kf_bitcast<kf_f16x8>(t389_);
+            kf_f16x4 t406_ = kf_bitcast<kf_f16x4>(t346_);
+            kf_f32x4 t407_ = kf_mma_f16(t405_, t406_, d_5_);
+            acc_[0u] = t407_;
             if (two_) {
                 kf_f32x4 d_6_ = acc_[1u];
-                kf_f16x8 t445_ = kf_bitcast<kf_f16x8>(t427_);
-                kf_f16x4 t446_ = kf_bitcast<kf_f16x4>(t402_);
-                kf_f32x4 t447_ = kf_mma_f16(t445_, t446_, d_6_);
-                acc_[1u] = t447_;
+                kf_f16x8 t415_ = kf_bitcast<kf_f16x8>(t389_);
+                kf_f16x4 t416_ = kf_bitcast<kf_f16x4>(t364_);
+                kf_f32x4 t417_ = kf_mma_f16(t415_, t416_, d_6_);
+                acc_[1u] = t417_;
             }
+            unsigned t429_ = xr_[2u].v[2];
+            unsigned t432_ = xr_[2u].v[3];
+            kf_u32x2 t434_ = kf_u32x2{{t429_, t432_}};
+            unsigned t447_ = xr_[3u].v[2];
+            unsigned t450_ = xr_[3u].v[3];
+            kf_u32x2 t452_ = kf_u32x2{{t447_, t450_}};
             kf_u32x4 lo_4_ = wr_[2u];
             kf_u32x4 hi_4_ = wr_[3u];
-            unsigned t464_ = lo_4_.v[2];
-            unsigned t465_ = hi_4_.v[2];
-            unsigned t466_ = lo_4_.v[3];
-            unsigned t467_ = hi_4_.v[3];
-            kf_u32x4 t471_ = kf_u32x4{{t464_, t465_, t466_, t467_}};
-            kf_f32x4 d_7_ = acc_[2u];
-            kf_f16x8 t479_ = kf_bitcast<kf_f16x8>(t471_);
-            kf_f16x4 t480_ = kf_bitcast<kf_f16x4>(t384_);
-            kf_f32x4 t481_ = kf_mma_f16(t479_, t480_, d_7_);
-            acc_[2u] = t481_;
+            unsigned t470_ = lo_4_.v[2];
+            unsigned t471_ = hi_4_.v[2];
+            unsigned t472_ = lo_4_.v[3];
+            unsigned t473_ = hi_4_.v[3];
+            kf_u32x4 t477_ = kf_u32x4{{t470_, t471_, t472_, t473_}};
+            kf_f32x4 d_7_ = acc_[0u];
+            kf_f16x8 t485_ = kf_bitcast<kf_f16x8>(t477_);
+            kf_f16x4 t486_ = kf_bitcast<kf_f16x4>(t434_);
+            kf_f32x4 t487_ = kf_mma_f16(t485_, t486_, d_7_);
+            acc_[0u] = t487_;
             if (two_) {
-                kf_f32x4 d_8_ = acc_[3u];
-                kf_f16x8 t489_ = kf_bitcast<kf_f16x8>(t471_);
-                kf_f16x4 t490_ = kf_bitcast<kf_f16x4>(t402_);
-                kf_f32x4 t491_ = kf_mma_f16(t489_, t490_, d_8_);
-                acc_[3u] = t491_;
-            }
-            unsigned t495_ = xr_[2u].v[0];
-            unsigned t498_ = xr_[2u].v[1];
-            kf_u32x2 t500_ = kf_u32x2{{t495_, t498_}};
-            unsigned t513_ = xr_[3u].v[0];
-            unsigned t516_ = xr_[3u].v[1];
-            kf_u32x2 t518_ = kf_u32x2{{t513_, t516_}};
-            kf_u32x4 lo_5_ = wr_[4u];
-            kf_u32x4 hi_5_ = wr_[5u];
-            unsigned t536_ = lo_5_.v[0];
-            unsigned t537_ = hi_5_.v[0];
-            unsigned t538_ = lo_5_.v[1];
-            unsigned t539_ = hi_5_.v[1];
-            kf_u32x4 t543_ = kf_u32x4{{t536_, t537_, t538_, t539_}};
-            kf_f32x4 d_9_ = acc_[0u];
-            kf_f16x8 t559_ = kf_bitcast<kf_f16x8>(t543_);
-            kf_f16x4 t560_ = kf_bitcast<kf_f16x4>(t500_);
-            kf_f32x4 t561_ = kf_mma_f16(t559_, t560_, d_9_);
-            acc_[0u] = t561_;
-            if (two_) {
-                kf_f32x4 d_10_ = acc_[1u];
-                kf_f16x8 t569_ = kf_bitcast<kf_f16x8>(t543_);
-                kf_f16x4 t570_ = kf_bitcast<kf_f16x4>(t518_);
-                kf_f32x4 t571_ = kf_mma_f16(t569_, t570_, d_10_);
-                acc_[1u] = t571_;
-            }
-            kf_u32x4 lo_6_ = wr_[6u];
-            kf_u32x4 hi_6_ = wr_[7u];
-            unsigned t580_ = lo_6_.v[0];
-            unsigned t581_ = hi_6_.v[0];
-            unsigned t582_ = lo_6_.v[1];
-            unsigned t583_ = hi_6_.v[1];
-            kf_u32x4 t587_ = kf_u32x4{{t580_, t581_, t582_, t583_}};
-            kf_f32x4 d_11_ = acc_[2u];
-            kf_f16x8 t603_ = kf_bitcast<kf_f16x8>(t587_);
-            kf_f16x4 t604_ = kf_bitcast<kf_f16x4>(t500_);
-            kf_f32x4 t605_ = kf_mma_f16(t603_, t604_, d_11_);
-            acc_[2u] = t605_;
-            if (two_) {
-                kf_f32x4 d_12_ = acc_[3u];
-                kf_f16x8 t613_ = kf_bitcast<kf_f16x8>(t587_);
-                kf_f16x4 t614_ = kf_bitcast<kf_f16x4>(t518_);
-                kf_f32x4 t615_ = kf_mma_f16(t613_, t614_, d_12_);
-                acc_[3u] = t615_;
-            }
-            unsigned t627_ = xr_[2u].v[2];
-            unsigned t630_ = xr_[2u].v[3];
-            kf_u32x2 t632_ = kf_u32x2{{t627_, t630_}};
-            unsigned t645_ = xr_[3u].v[2];
-            unsigned t648_ = xr_[3u].v[3];
-            kf_u32x2 t650_ = kf_u32x2{{t645_, t648_}};
-            kf_u32x4 lo_7_ = wr_[4u];
-            kf_u32x4 hi_7_ = wr_[5u];
-            unsigned t668_ = lo_7_.v[2];
-            unsigned t669_ = hi_7_.v[2];
-            unsigned t670_ = lo_7_.v[3];
-            unsigned t671_ = hi_7_.v[3];
-            kf_u32x4 t675_ = kf_u32x4{{t668_, t669_, t670_, t671_}};
-            kf_f32x4 d_13_ = acc_[0u];
-            kf_f16x8 t683_ = kf_bitcast<kf_f16x8>(t675_);
-            kf_f16x4 t684_ = kf_bitcast<kf_f16x4>(t632_);
-            kf_f32x4 t685_ = kf_mma_f16(t683_, t684_, d_13_);
-            acc_[0u] = t685_;
-            if (two_) {
-                kf_f32x4 d_14_ = acc_[1u];
-                kf_f16x8 t693_ = kf_bitcast<kf_f16x8>(t675_);
-                kf_f16x4 t694_ = kf_bitcast<kf_f16x4>(t650_);
-                kf_f32x4 t695_ = kf_mma_f16(t693_, t694_, d_14_);
-                acc_[1u] = t695_;
-            }
-            kf_u32x4 lo_8_ = wr_[6u];
-            kf_u32x4 hi_8_ = wr_[7u];
-            unsigned t712_ = lo_8_.v[2];
-            unsigned t713_ = hi_8_.v[2];
-            unsigned t714_ = lo_8_.v[3];
-            unsigned t715_ = hi_8_.v[3];
-            kf_u32x4 t719_ = kf_u32x4{{t712_, t713_, t714_, t715_}};
-            kf_f32x4 d_15_ = acc_[2u];
-            kf_f16x8 t727_ = kf_bitcast<kf_f16x8>(t719_);
-            kf_f16x4 t728_ = kf_bitcast<kf_f16x4>(t632_);
-            kf_f32x4 t729_ = kf_mma_f16(t727_, t728_, d_15_);
-            acc_[2u] = t729_;
-            if (two_) {
-                kf_f32x4 d_16_ = acc_[3u];
-                kf_f16x8 t737_ = kf_bitcast<kf_f16x8>(t719_);
-                kf_f16x4 t738_ = kf_bitcast<kf_f16x4>(t650_);
-                kf_f32x4 t739_ = kf_mma_f16(t737_, t738_, d_16_);
-                acc_[3u] = t739_;
+                kf_f32x4 d_8_ = acc_[1u];
+                kf_f16x8 t495_ = kf_bitcast<kf_f16x8>(t477_);
+                kf_f16x4 t496_ = kf_bitcast<kf_f16x4>(t452_);
+                kf_f32x4 t497_ = kf_mma_f16(t495_, t496_, d_8_);
+                acc_[1u] = t497_;
             }
         }
     } else {
@@ -1344,144 +948,114 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
             unsigned short v_6_ = x_2_[(b_4_ * k_) + c_];
             xs_[3u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_6_));
             unsigned short v_7_ = w_2_[rbase_[0u] + c_];
-            float t834_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_7_));
-            kf_f32x4 t837_ = acc_[0u];
-            float t842_ = __fmaf_rn(t834_, xs_[0u], t837_.v[0]);
-            kf_f32x4 f_ = t837_;
-            f_.v[0] = t842_;
-            f_.v[1] = __fmaf_rn(t834_, xs_[1u], f_.v[1]);
+            float t592_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_7_));
+            kf_f32x4 t595_ = acc_[0u];
+            float t600_ = __fmaf_rn(t592_, xs_[0u], t595_.v[0]);
+            kf_f32x4 f_ = t595_;
+            f_.v[0] = t600_;
+            f_.v[1] = __fmaf_rn(t592_, xs_[1u], f_.v[1]);
             acc_[0u] = f_;
-            kf_f32x4 t849_ = acc_[1u];
-            float t854_ = __fmaf_rn(t834_, xs_[2u], t849_.v[0]);
-            kf_f32x4 f_2_ = t849_;
-            f_2_.v[0] = t854_;
-            f_2_.v[1] = __fmaf_rn(t834_, xs_[3u], f_2_.v[1]);
+            kf_f32x4 t607_ = acc_[1u];
+            float t612_ = __fmaf_rn(t592_, xs_[2u], t607_.v[0]);
+            kf_f32x4 f_2_ = t607_;
+            f_2_.v[0] = t612_;
+            f_2_.v[1] = __fmaf_rn(t592_, xs_[3u], f_2_.v[1]);
             acc_[1u] = f_2_;
             unsigned short v_8_ = w_2_[rbase_[1u] + c_];
-            float t867_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_8_));
-            kf_f32x4 t870_ = acc_[0u];
-            float t875_ = __fmaf_rn(t867_, xs_[0u], t870_.v[2]);
-            kf_f32x4 f_3_ = t870_;
-            f_3_.v[2] = t875_;
-            f_3_.v[3] = __fmaf_rn(t867_, xs_[1u], f_3_.v[3]);
+            float t625_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_8_));
+            kf_f32x4 t628_ = acc_[0u];
+            float t633_ = __fmaf_rn(t625_, xs_[0u], t628_.v[2]);
+            kf_f32x4 f_3_ = t628_;
+            f_3_.v[2] = t633_;
+            f_3_.v[3] = __fmaf_rn(t625_, xs_[1u], f_3_.v[3]);
             acc_[0u] = f_3_;
-            kf_f32x4 t882_ = acc_[1u];
-            float t887_ = __fmaf_rn(t867_, xs_[2u], t882_.v[2]);
-            kf_f32x4 f_4_ = t882_;
-            f_4_.v[2] = t887_;
-            f_4_.v[3] = __fmaf_rn(t867_, xs_[3u], f_4_.v[3]);
+            kf_f32x4 t640_ = acc_[1u];
+            float t645_ = __fmaf_rn(t625_, xs_[2u], t640_.v[2]);
+            kf_f32x4 f_4_ = t640_;
+            f_4_.v[2] = t645_;
+            f_4_.v[3] = __fmaf_rn(t625_, xs_[3u], f_4_.v[3]);
             acc_[1u] = f_4_;
-            unsigned short v_9_ = w_2_[rbase_[2u] + c_];
-            float t900_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_9_));
-            kf_f32x4 t903_ = acc_[2u];
-            float t908_ = __fmaf_rn(t900_, xs_[0u], t903_.v[0]);
-            kf_f32x4 f_5_ = t903_;
-            f_5_.v[0] = t908_;
-            f_5_.v[1] = __fmaf_rn(t900_, xs_[1u], f_5_.v[1]);
-            acc_[2u] = f_5_;
-            kf_f32x4 t915_ = acc_[3u];
-            float t920_ = __fmaf_rn(t900_, xs_[2u], t915_.v[0]);
-            kf_f32x4 f_6_ = t915_;
-            f_6_.v[0] = t920_;
-            f_6_.v[1] = __fmaf_rn(t900_, xs_[3u], f_6_.v[1]);
-            acc_[3u] = f_6_;
-            unsigned short v_10_ = w_2_[rbase_[3u] + c_];
-            float t933_ = kf_f16_to_f32(kf_bitcast<kf_f16>(v_10_));
-            kf_f32x4 t936_ = acc_[2u];
-            float t941_ = __fmaf_rn(t933_, xs_[0u], t936_.v[2]);
-            kf_f32x4 f_7_ = t936_;
-            f_7_.v[2] = t941_;
-            f_7_.v[3] = __fmaf_rn(t933_, xs_[1u], f_7_.v[3]);
-            acc_[2u] = f_7_;
-            kf_f32x4 t948_ = acc_[3u];
-            float t953_ = __fmaf_rn(t933_, xs_[2u], t948_.v[2]);
-            kf_f32x4 f_8_ = t948_;
-            f_8_.v[2] = t953_;
-            f_8_.v[3] = __fmaf_rn(t933_, xs_[3u], f_8_.v[3]);
-            acc_[3u] = f_8_;
         }
     }
-    red_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 1u) << 5u) + kf_lane_id()] = acc_[0u];
-    red_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 1u) + 1u) << 5u) + kf_lane_id()] = acc_[1u];
-    red_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 1u) + 2u) << 5u) + kf_lane_id()] = acc_[2u];
-    red_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 1u) + 3u) << 5u) + kf_lane_id()] = acc_[3u];
+    red_[((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 5u) + kf_lane_id()] = acc_[0u];
+    red_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) + 1u) << 5u) + kf_lane_id()] = acc_[1u];
     __syncthreads();
     unsigned nw_ = 8u;
-    unsigned per_warp_ = 128u;
+    unsigned per_warp_ = 64u;
     for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 256u) {
         unsigned nt_ = (i_ >> 5u) & 1u;
         if ((nt_ << 3u) < nb_) {
-            kf_f32x4 t1070_ = red_[i_];
-            kf_f32x4 s_ = t1070_;
+            kf_f32x4 t716_ = red_[i_];
+            kf_f32x4 s_ = t716_;
             for (unsigned w_3_ = 1u; w_3_ < nw_; w_3_ = w_3_ + 1u) {
-                unsigned t1077_ = (w_3_ << 7u) + i_;
-                kf_f32x4 t1078_ = red_[t1077_];
-                kf_f32x4 t1079_;
-                t1079_.v[0] = __fadd_rn(s_.v[0], t1078_.v[0]);
-                t1079_.v[1] = __fadd_rn(s_.v[1], t1078_.v[1]);
-                t1079_.v[2] = __fadd_rn(s_.v[2], t1078_.v[2]);
-                t1079_.v[3] = __fadd_rn(s_.v[3], t1078_.v[3]);
-                s_ = t1079_;
+                unsigned t723_ = (w_3_ << 6u) + i_;
+                kf_f32x4 t724_ = red_[t723_];
+                kf_f32x4 t725_;
+                t725_.v[0] = __fadd_rn(s_.v[0], t724_.v[0]);
+                t725_.v[1] = __fadd_rn(s_.v[1], t724_.v[1]);
+                t725_.v[2] = __fadd_rn(s_.v[2], t724_.v[2]);
+                t725_.v[3] = __fadd_rn(s_.v[3], t724_.v[3]);
+                s_ = t725_;
             }
             unsigned l_ = i_ & 31u;
             unsigned row_ = (m0_ + ((i_ >> 6u) << 4u)) + (l_ >> 2u);
             unsigned b_5_ = (nt_ << 3u) + ((l_ & 3u) << 1u);
-            bool t1102_ = row_ < m_;
-            bool t1103_ = t1102_;
-            if (t1102_) {
-                t1103_ = b_5_ < nb_;
+            bool t748_ = row_ < m_;
+            bool t749_ = t748_;
+            if (t748_) {
+                t749_ = b_5_ < nb_;
             }
-            if (t1103_) {
+            if (t749_) {
                 unsigned i_2_ = (b_5_ * m_) + row_;
-                float v_11_ = s_.v[0];
-                yh_[i_2_] = kf_bitcast<unsigned short>(kf_f16_from_f32(__fadd_rn(v_11_, kf_f16_to_f32(kf_bitcast<kf_f16>(yh_[i_2_])))));
+                float v_9_ = s_.v[0];
+                yh_[i_2_] = kf_bitcast<unsigned short>(kf_f16_from_f32(__fadd_rn(v_9_, kf_f16_to_f32(kf_bitcast<kf_f16>(yh_[i_2_])))));
             }
             unsigned bb_ = b_5_ + 1u;
-            bool t1128_ = row_ < m_;
-            bool t1129_ = t1128_;
-            if (t1128_) {
-                t1129_ = bb_ < nb_;
+            bool t774_ = row_ < m_;
+            bool t775_ = t774_;
+            if (t774_) {
+                t775_ = bb_ < nb_;
             }
-            if (t1129_) {
+            if (t775_) {
                 unsigned i_3_ = (bb_ * m_) + row_;
-                float v_12_ = s_.v[1];
-                yh_[i_3_] = kf_bitcast<unsigned short>(kf_f16_from_f32(__fadd_rn(v_12_, kf_f16_to_f32(kf_bitcast<kf_f16>(yh_[i_3_])))));
+                float v_10_ = s_.v[1];
+                yh_[i_3_] = kf_bitcast<unsigned short>(kf_f16_from_f32(__fadd_rn(v_10_, kf_f16_to_f32(kf_bitcast<kf_f16>(yh_[i_3_])))));
             }
             unsigned r_ = row_ + 8u;
-            bool t1154_ = r_ < m_;
-            bool t1155_ = t1154_;
-            if (t1154_) {
-                t1155_ = b_5_ < nb_;
+            bool t800_ = r_ < m_;
+            bool t801_ = t800_;
+            if (t800_) {
+                t801_ = b_5_ < nb_;
             }
-            if (t1155_) {
+            if (t801_) {
                 unsigned i_4_ = (b_5_ * m_) + r_;
-                float v_13_ = s_.v[2];
-                yh_[i_4_] = kf_bitcast<unsigned short>(kf_f16_from_f32(__fadd_rn(v_13_, kf_f16_to_f32(kf_bitcast<kf_f16>(yh_[i_4_])))));
+                float v_11_ = s_.v[2];
+                yh_[i_4_] = kf_bitcast<unsigned short>(kf_f16_from_f32(__fadd_rn(v_11_, kf_f16_to_f32(kf_bitcast<kf_f16>(yh_[i_4_])))));
             }
             unsigned r_2_ = row_ + 8u;
             unsigned bb_2_ = b_5_ + 1u;
-            bool t1180_ = r_2_ < m_;
-            bool t1181_ = t1180_;
-            if (t1180_) {
-                t1181_ = bb_2_ < nb_;
+            bool t826_ = r_2_ < m_;
+            bool t827_ = t826_;
+            if (t826_) {
+                t827_ = bb_2_ < nb_;
             }
-            if (t1181_) {
+            if (t827_) {
                 unsigned i_5_ = (bb_2_ * m_) + r_2_;
-                float v_14_ = s_.v[3];
-                yh_[i_5_] = kf_bitcast<unsigned short>(kf_f16_from_f32(__fadd_rn(v_14_, kf_f16_to_f32(kf_bitcast<kf_f16>(yh_[i_5_])))));
+                float v_12_ = s_.v[3];
+                yh_[i_5_] = kf_bitcast<unsigned short>(kf_f16_from_f32(__fadd_rn(v_12_, kf_f16_to_f32(kf_bitcast<kf_f16>(yh_[i_5_])))));
             }
         }
     }
 }
 
-/* kernel tc_gemv_bf16 (tc_gemv.kf:240) */
+/* kernel tc_gemv_bf16 (tc_gemv.kf:241) */
 extern "C" __global__ void __launch_bounds__(256)
 tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_bf16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
-    __shared__ __align__(16) kf_f32x4 red_[1024];
-    kf_f32x4 acc_[4];
-    unsigned rbase_[4];
-    kf_u32x4 wr_[8];
+    __shared__ __align__(16) kf_f32x4 red_[512];
+    kf_f32x4 acc_[2];
+    unsigned rbase_[2];
+    kf_u32x4 wr_[4];
     kf_u32x4 xr_[4];
     float xs_[4];
     const unsigned short* w_2_ = (const unsigned short*)w_;
@@ -1491,15 +1065,11 @@ tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_
     unsigned short* yh_ = (unsigned short*)y_;
     unsigned g_ = kf_lane_id() >> 2u;
     unsigned q_ = kf_lane_id() & 3u;
-    unsigned m0_ = (blockIdx.x << 1u) << 4u;
+    unsigned m0_ = blockIdx.x << 4u;
     acc_[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     rbase_[0u] = min((m0_ + g_), (m_ - 1u)) * k_;
     acc_[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     rbase_[1u] = min(((m0_ + g_) + 8u), (m_ - 1u)) * k_;
-    acc_[2u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rbase_[2u] = min(((m0_ + 16u) + g_), (m_ - 1u)) * k_;
-    acc_[3u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rbase_[3u] = min((((m0_ + 16u) + g_) + 8u), (m_ - 1u)) * k_;
     bool two_ = nb_ > 8u;
     unsigned xb0_ = min(g_, (nb_ - 1u)) * k_;
     unsigned xb1_ = min((g_ + 8u), (nb_ - 1u)) * k_;
@@ -1509,279 +1079,171 @@ tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_
         for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 16u) {
             unsigned v_ = (s0_ << 2u) + q_;
             bool ok_ = v_ < kv_;
-            kf_u32x4 t127_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_ = t127_;
+            kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_ = t101_;
             if (ok_) {
-                unsigned t133_ = (rbase_[0u] >> 3u) + v_;
-                kf_u32x4 t134_ = wv_[t133_];
-                t_ = t134_;
+                unsigned t107_ = (rbase_[0u] >> 3u) + v_;
+                kf_u32x4 t108_ = wv_[t107_];
+                t_ = t108_;
             }
             wr_[0u] = t_;
-            kf_u32x4 t137_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_2_ = t137_;
+            kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_2_ = t111_;
             if (ok_) {
-                unsigned t143_ = (rbase_[1u] >> 3u) + v_;
-                kf_u32x4 t144_ = wv_[t143_];
-                t_2_ = t144_;
+                unsigned t117_ = (rbase_[1u] >> 3u) + v_;
+                kf_u32x4 t118_ = wv_[t117_];
+                t_2_ = t118_;
             }
             wr_[1u] = t_2_;
-            kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_3_ = t147_;
+            kf_u32x4 t121_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 x0_ = t121_;
+            kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 x1_ = t124_;
             if (ok_) {
-                unsigned t153_ = (rbase_[2u] >> 3u) + v_;
-                kf_u32x4 t154_ = wv_[t153_];
-                t_3_ = t154_;
-            }
-            wr_[2u] = t_3_;
-            kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_4_ = t157_;
-            if (ok_) {
-                unsigned t163_ = (rbase_[3u] >> 3u) + v_;
-                kf_u32x4 t164_ = wv_[t163_];
-                t_4_ = t164_;
-            }
-            wr_[3u] = t_4_;
-            kf_u32x4 t167_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 x0_ = t167_;
-            kf_u32x4 t170_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 x1_ = t170_;
-            if (ok_) {
-                unsigned t174_ = (xb0_ >> 3u) + v_;
-                kf_u32x4 t175_ = xv_[t174_];
-                x0_ = t175_;
+                unsigned t128_ = (xb0_ >> 3u) + v_;
+                kf_u32x4 t129_ = xv_[t128_];
+                x0_ = t129_;
                 if (two_) {
-                    unsigned t178_ = (xb1_ >> 3u) + v_;
-                    kf_u32x4 t179_ = xv_[t178_];
-                    x1_ = t179_;
+                    unsigned t132_ = (xb1_ >> 3u) + v_;
+                    kf_u32x4 t133_ = xv_[t132_];
+                    x1_ = t133_;
                 }
             }
             xr_[0u] = x0_;
             xr_[1u] = x1_;
             unsigned v_2_ = ((s0_ + 1u) << 2u) + q_;
             bool ok_2_ = v_2_ < kv_;
-            kf_u32x4 t189_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_5_ = t189_;
+            kf_u32x4 t143_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_3_ = t143_;
             if (ok_2_) {
-                unsigned t195_ = (rbase_[0u] >> 3u) + v_2_;
-                kf_u32x4 t196_ = wv_[t195_];
-                t_5_ = t196_;
+                unsigned t149_ = (rbase_[0u] >> 3u) + v_2_;
+                kf_u32x4 t150_ = wv_[t149_];
+                t_3_ = t150_;
             }
-            wr_[4u] = t_5_;
-            kf_u32x4 t199_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_6_ = t199_;
+            wr_[2u] = t_3_;
+            kf_u32x4 t153_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 t_4_ = t153_;
             if (ok_2_) {
-                unsigned t205_ = (rbase_[1u] >> 3u) + v_2_;
-                kf_u32x4 t206_ = wv_[t205_];
-                t_6_ = t206_;
+                unsigned t159_ = (rbase_[1u] >> 3u) + v_2_;
+                kf_u32x4 t160_ = wv_[t159_];
+                t_4_ = t160_;
             }
-            wr_[5u] = t_6_;
-            kf_u32x4 t209_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_7_ = t209_;
+            wr_[3u] = t_4_;
+            kf_u32x4 t163_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 x0_2_ = t163_;
+            kf_u32x4 t166_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+            kf_u32x4 x1_2_ = t166_;
             if (ok_2_) {
-                unsigned t215_ = (rbase_[2u] >> 3u) + v_2_;
-                kf_u32x4 t216_ = wv_[t215_];
-                t_7_ = t216_;
-            }
-            wr_[6u] = t_7_;
-            kf_u32x4 t219_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 t_8_ = t219_;
-            if (ok_2_) {
-                unsigned t225_ = (rbase_[3u] >> 3u) + v_2_;
-                kf_u32x4 t226_ = wv_[t225_];
-                t_8_ = t226_;
-            }
-            wr_[7u] = t_8_;
-            kf_u32x4 t229_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 x0_2_ = t229_;
-            kf_u32x4 t232_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-            kf_u32x4 x1_2_ = t232_;
-            if (ok_2_) {
-                unsigned t236_ = (xb0_ >> 3u) + v_2_;
-                kf_u32x4 t237_ = xv_[t236_];
-                x0_2_ = t237_;
+                unsigned t170_ = (xb0_ >> 3u) + v_2_;
+                kf_u32x4 t171_ = xv_[t170_];
+                x0_2_ = t171_;
                 if (two_) {
-                    unsigned t240_ = (xb1_ >> 3u) + v_2_;
-                    kf_u32x4 t241_ = xv_[t240_];
-                    x1_2_ = t241_;
+                    unsigned t174_ = (xb1_ >> 3u) + v_2_;
+                    kf_u32x4 t175_ = xv_[t174_];
+                    x1_2_ = t175_;
                 }
             }
             xr_[2u] = x0_2_;
             xr_[3u] = x1_2_;
-            unsigned t247_ = xr_[0u].v[0];
-            unsigned t250_ = xr_[0u].v[1];
-            kf_u32x2 t252_ = kf_u32x2{{t247_, t250_}};
-            unsigned t265_ = xr_[1u].v[0];
-            unsigned t268_ = xr_[1u].v[1];
-            kf_u32x2 t270_ = kf_u32x2{{t265_, t268_}};
+            unsigned t181_ = xr_[0u].v[0];
+            unsigned t184_ = xr_[0u].v[1];
+            kf_u32x2 t186_ = kf_u32x2{{t181_, t184_}};
+            unsigned t199_ = xr_[1u].v[0];
+            unsigned t202_ = xr_[1u].v[1];
+            kf_u32x2 t204_ = kf_u32x2{{t199_, t202_}};
             kf_u32x4 lo_ = wr_[0u];
             kf_u32x4 hi_ = wr_[1u];
-            unsigned t288_ = lo_.v[0];
-            unsigned t289_ = hi_.v[0];
-            unsigned t290_ = lo_.v[1];
-            unsigned t291_ = hi_.v[1];
-            kf_u32x4 t295_ = kf_u32x4{{t288_, t289_, t290_, t291_}};
+            unsigned t222_ = lo_.v[0];
+            unsigned t223_ = hi_.v[0];
+            unsigned t224_ = lo_.v[1];
+            unsigned t225_ = hi_.v[1];
+            kf_u32x4 t229_ = kf_u32x4{{t222_, t223_, t224_, t225_}};
             kf_f32x4 d_ = acc_[0u];
-            kf_bf16x8 t308_ = kf_bitcast<kf_bf16x8>(t295_);
-            kf_bf16x4 t309_ = kf_bitcast<kf_bf16x4>(t252_);
-            kf_f32x4 t310_ = kf_mma_bf16(t308_, t309_, d_);
-            acc_[0u] = t310_;
+            kf_bf16x8 t242_ = kf_bitcast<kf_bf16x8>(t229_);
+            kf_bf16x4 t243_ = kf_bitcast<kf_bf16x4>(t186_);
+            kf_f32x4 t244_ = kf_mma_bf16(t242_, t243_, d_);
+            acc_[0u] = t244_;
             if (two_) {
                 kf_f32x4 d_2_ = acc_[1u];
-                kf_bf16x8 t318_ = kf_bitcast<kf_bf16x8>(t295_);
-                kf_bf16x4 t319_ = kf_bitcast<kf_bf16x4>(t270_);
-                kf_f32x4 t320_ = kf_mma_bf16(t318_, t319_, d_2_);
-                acc_[1u] = t320_;
+                kf_bf16x8 t252_ = kf_bitcast<kf_bf16x8>(t229_);
+                kf_bf16x4 t253_ = kf_bitcast<kf_bf16x4>(t204_);
+                kf_f32x4 t254_ = kf_mma_bf16(t252_, t253_, d_2_);
+                acc_[1u] = t254_;
             }
-            kf_u32x4 lo_2_ = wr_[2u];
-            kf_u32x4 hi_2_ = wr_[3u];
-            unsigned t332_ = lo_2_.v[0];
-            unsigned t333_ = hi_2_.v[0];
-            unsigned t334_ = lo_2_.v[1];
-            unsigned t335_ = hi_2_.v[1];
-            kf_u32x4 t339_ = kf_u32x4{{t332_, t333_, t334_, t335_}};
-            kf_f32x4 d_3_ = acc_[2u];
-            kf_bf16x8 t352_ = kf_bitcast<kf_bf16x8>(t339_);
-            kf_bf16x4 t353_ = kf_bitcast<kf_bf16x4>(t252_);
-            kf_f32x4 t354_ = kf_mma_bf16(t352_, t353_, d_3_);
-            acc_[2u] = t354_;
+            unsigned t269_ = xr_[0u].v[2];
+            unsigned t272_ = xr_[0u].v[3];
+            kf_u32x2 t274_ = kf_u32x2{{t269_, t272_}};
+            unsigned t287_ = xr_[1u].v[2];
+            unsigned t290_ = xr_[1u].v[3];
+            kf_u32x2 t292_ = kf_u32x2{{t287_, t290_}};
+            kf_u32x4 lo_2_ = wr_[0u];
+            kf_u32x4 hi_2_ = wr_[1u];
+            unsigned t310_ = lo_2_.v[2];
+            unsigned t311_ = hi_2_.v[2];
+            unsigned t312_ = lo_2_.v[3];
+            unsigned t313_ = hi_2_.v[3];
+            kf_u32x4 t317_ = kf_u32x4{{t310_, t311_, t312_, t313_}};
+            kf_f32x4 d_3_ = acc_[0u];
+            kf_bf16x8 t322_ = kf_bitcast<kf_bf16x8>(t317_);
+            kf_bf16x4 t323_ = kf_bitcast<kf_bf16x4>(t274_);
+            kf_f32x4 t324_ = kf_mma_bf16(t322_, t323_, d_3_);
+            acc_[0u] = t324_;
             if (two_) {
-                kf_f32x4 d_4_ = acc_[3u];
-                kf_bf16x8 t362_ = kf_bitcast<kf_bf16x8>(t339_);
-                kf_bf16x4 t363_ = kf_bitcast<kf_bf16x4>(t270_);
-                kf_f32x4 t364_ = kf_mma_bf16(t362_, t363_, d_4_);
-                acc_[3u] = t364_;
+                kf_f32x4 d_4_ = acc_[1u];
+                kf_bf16x8 t332_ = kf_bitcast<kf_bf16x8>(t317_);
+                kf_bf16x4 t333_ = kf_bitcast<kf_bf16x4>(t292_);
+                kf_f32x4 t334_ = kf_mma_bf16(t332_, t333_, d_4_);
+                acc_[1u] = t334_;
             }
-            unsigned t379_ = xr_[0u].v[2];
-            unsigned t382_ = xr_[0u].v[3];
-            kf_u32x2 t384_ = kf_u32x2{{t379_, t382_}};
-            unsigned t397_ = xr_[1u].v[2];
-            unsigned t400_ = xr_[1u].v[3];
-            kf_u32x2 t402_ = kf_u32x2{{t397_, t400_}};
-            kf_u32x4 lo_3_ = wr_[0u];
-            kf_u32x4 hi_3_ = wr_[1u];
-            unsigned t420_ = lo_3_.v[2];
-            unsigned t421_ = hi_3_.v[2];
-            unsigned t422_ = lo_3_.v[3];
-            unsigned t423_ = hi_3_.v[3];
-            kf_u32x4 t427_ = kf_u32x4{{t420_, t421_, t422_, t423_}};
+            unsigned t341_ = xr_[2u].v[0];
+            unsigned t344_ = xr_[2u].v[1];
+            kf_u32x2 t346_ = kf_u32x2{{t341_, t344_}};
+            unsigned t359_ = xr_[3u].v[0];
+            unsigned t362_ = xr_[3u].v[1];
+            kf_u32x2 t364_ = kf_u32x2{{t359_, t362_}};
+            kf_u32x4 lo_3_ = wr_[2u];
+            kf_u32x4 hi_3_ = wr_[3u];
+            unsigned t382_ = lo_3_.v[0];
+            unsigned t383_ = hi_3_.v[0];
+            unsigned t384_ = lo_3_.v[1];
+            unsigned t385_ = hi_3_.v[1];
+            kf_u32x4 t389_ = kf_u32x4{{t382_, t383_, t384_, t385_}};
             kf_f32x4 d_5_ = acc_[0u];
-            kf_bf16x8 t432_ = kf_bitcast<kf_bf16x8>(t427_);
-            kf_bf16x4 t433_ = kf_bitcast<kf_bf16x4>(t384_);
-            kf_f32x4 t434_ = kf_mma_bf16(t432_, t433_, d_5_);
-            acc_[0u] = t434_;
+            kf_bf16x8 t402_ = kf_bitcast<kf_bf16x8>(t389_);
+            kf_bf16x4 t403_ = kf_bitcast<kf_bf16x4>(t346_);
+            kf_f32x4 t404_ = kf_mma_bf16(t402_, t403_, d_5_);
+            acc_[0u] = t404_;
             if (two_) {
                 kf_f32x4 d_6_ = acc_[1u];
-                kf_bf16x8 t442_ = kf_bitcast<kf_bf16x8>(t427_);
-                kf_bf16x4 t443_ = kf_bitcast<kf_bf16x4>(t402_);
-                kf_f32x4 t444_ = kf_mma_bf16(t442_, t443_, d_6_);
-                acc_[1u] = t444_;
+                kf_bf16x8 t412_ = kf_bitcast<kf_bf16x8>(t389_);
+                kf_bf16x4 t413_ = kf_bitcast<kf_bf16x4>(t364_);
+                kf_f32x4 t414_ = kf_mma_bf16(t412_, t413_, d_6_);
+                acc_[1u] = t414_;
             }
+            unsigned t429_ = xr_[2u].v[2];
+            unsigned t432_ = xr_[2u].v[3];
+            kf_u32x2 t434_ = kf_u32x2{{t429_, t432_}};
+            unsigned t447_ = xr_[3u].v[2];
+            unsigned t450_ = xr_[3u].v[3];
+            kf_u32x2 t452_ = kf_u32x2{{t447_, t450_}};
             kf_u32x4 lo_4_ = wr_[2u];
             kf_u32x4 hi_4_ = wr_[3u];
-            unsigned t464_ = lo_4_.v[2];
-            unsigned t465_ = hi_4_.v[2];
-            unsigned t466_ = lo_4_.v[3];
-            unsigned t467_ = hi_4_.v[3];
-            kf_u32x4 t471_ = kf_u32x4{{t464_, t465_, t466_, t467_}};
-            kf_f32x4 d_7_ = acc_[2u];
-            kf_bf16x8 t476_ = kf_bitcast<kf_bf16x8>(t471_);
-            kf_bf16x4 t477_ = kf_bitcast<kf_bf16x4>(t384_);
-            kf_f32x4 t478_ = kf_mma_bf16(t476_, t477_, d_7_);
-            acc_[2u] = t478_;
+            unsigned t470_ = lo_4_.v[2];
+            unsigned t471_ = hi_4_.v[2];
+            unsigned t472_ = lo_4_.v[3];
+            unsigned t473_ = hi_4_.v[3];
+            kf_u32x4 t477_ = kf_u32x4{{t470_, t471_, t472_, t473_}};
+            kf_f32x4 d_7_ = acc_[0u];
+            kf_bf16x8 t482_ = kf_bitcast<kf_bf16x8>(t477_);
+            kf_bf16x4 t483_ = kf_bitcast<kf_bf16x4>(t434_);
+            kf_f32x4 t484_ = kf_mma_bf16(t482_, t483_, d_7_);
+            acc_[0u] = t484_;
             if (two_) {
-                kf_f32x4 d_8_ = acc_[3u];
-                kf_bf16x8 t486_ = kf_bitcast<kf_bf16x8>(t471_);
-                kf_bf16x4 t487_ = kf_bitcast<kf_bf16x4>(t402_);
-                kf_f32x4 t488_ = kf_mma_bf16(t486_, t487_, d_8_);
-                acc_[3u] = t488_;
-            }
-            unsigned t495_ = xr_[2u].v[0];
-            unsigned t498_ = xr_[2u].v[1];
-            kf_u32x2 t500_ = kf_u32x2{{t495_, t498_}};
-            unsigned t513_ = xr_[3u].v[0];
-            unsigned t516_ = xr_[3u].v[1];
-            kf_u32x2 t518_ = kf_u32x2{{t513_, t516_}};
-            kf_u32x4 lo_5_ = wr_[4u];
-            kf_u32x4 hi_5_ = wr_[5u];
-            unsigned t536_ = lo_5_.v[0];
-            unsigned t537_ = hi_5_.v[0];
-            unsigned t538_ = lo_5_.v[1];
-            unsigned t539_ = hi_5_.v[1];
-            kf_u32x4 t543_ = kf_u32x4{{t536_, t537_, t538_, t539_}};
-            kf_f32x4 d_9_ = acc_[0u];
-            kf_bf16x8 t556_ = kf_bitcast<kf_bf16x8>(t543_);
-            kf_bf16x4 t557_ = kf_bitcast<kf_bf16x4>(t500_);
-            kf_f32x4 t558_ = kf_mma_bf16(t556_, t557_, d_9_);
-            acc_[0u] = t558_;
-            if (two_) {
-                kf_f32x4 d_10_ = acc_[1u];
-                kf_bf16x8 t566_ = kf_bitcast<kf_bf16x8>(t543_);
-                kf_bf16x4 t567_ = kf_bitcast<kf_bf16x4>(t518_);
-                kf_f32x4 t568_ = kf_mma_bf16(t566_, t567_, d_10_);
-                acc_[1u] = t568_;
-            }
-            kf_u32x4 lo_6_ = wr_[6u];
-            kf_u32x4 hi_6_ = wr_[7u];
-            unsigned t580_ = lo_6_.v[0];
-            unsigned t581_ = hi_6_.v[0];
-            unsigned t582_ = lo_6_.v[1];
-            unsigned t583_ = hi_6_.v[1];
-            kf_u32x4 t587_ = kf_u32x4{{t580_, t581_, t582_, t583_}};
-            kf_f32x4 d_11_ = acc_[2u];
-            kf_bf16x8 t600_ = kf_bitcast<kf_bf16x8>(t587_);
-            kf_bf16x4 t601_ = kf_bitcast<kf_bf16x4>(t500_);
-            kf_f32x4 t602_ = kf_mma_bf16(t600_, t601_, d_11_);
-            acc_[2u] = t602_;
-            if (two_) {
-                kf_f32x4 d_12_ = acc_[3u];
-                kf_bf16x8 t610_ = kf_bitcast<kf_bf16x8>(t587_);
-                kf_bf16x4 t611_ = kf_bitcast<kf_bf16x4>(t518_);
-                kf_f32x4 t612_ = kf_mma_bf16(t610_, t611_, d_12_);
-                acc_[3u] = t612_;
-            }
-            unsigned t627_ = xr_[2u].v[2];
-            unsigned t630_ = xr_[2u].v[3];
-            kf_u32x2 t632_ = kf_u32x2{{t627_, t630_}};
-            unsigned t645_ = xr_[3u].v[2];
-            unsigned t648_ = xr_[3u].v[3];
-            kf_u32x2 t650_ = kf_u32x2{{t645_, t648_}};
-            kf_u32x4 lo_7_ = wr_[4u];
-            kf_u32x4 hi_7_ = wr_[5u];
-            unsigned t668_ = lo_7_.v[2];
-            unsigned t669_ = hi_7_.v[2];
-            unsigned t670_ = lo_7_.v[3];
-            unsigned t671_ = hi_7_.v[3];
-            kf_u32x4 t675_ = kf_u32x4{{t668_, t669_, t670_, t671_}};
-            kf_f32x4 d_13_ = acc_[0u];
-            kf_bf16x8 t680_ = kf_bitcast<kf_bf16x8>(t675_);
-            kf_bf16x4 t681_ = kf_bitcast<kf_bf16x4>(t632_);
-            kf_f32x4 t682_ = kf_mma_bf16(t680_, t681_, d_13_);
-            acc_[0u] = t682_;
-            if (two_) {
-                kf_f32x4 d_14_ = acc_[1u];
-                kf_bf16x8 t690_ = kf_bitcast<kf_bf16x8>(t675_);
-                kf_bf16x4 t691_ = kf_bitcast<kf_bf16x4>(t650_);
-                kf_f32x4 t692_ = kf_mma_bf16(t690_, t691_, d_14_);
-                acc_[1u] = t692_;
-            }
-            kf_u32x4 lo_8_ = wr_[6u];
-            kf_u32x4 hi_8_ = wr_[7u];
-            unsigned t712_ = lo_8_.v[2];
-            unsigned t713_ = hi_8_.v[2];
-            unsigned t714_ = lo_8_.v[3];
-            unsigned t715_ = hi_8_.v[3];
-            kf_u32x4 t719_ = kf_u32x4{{t712_, t713_, t714_, t715_}};
-            kf_f32x4 d_15_ = acc_[2u];
-            kf_bf16x8 t724_ = kf_bitcast<kf_bf16x8>(t719_);
-            kf_bf16x4 t725_ = kf_bitcast<kf_bf16x4>(t632_);
-            kf_f32x4 t726_ = kf_mma_bf16(t724_, t725_, d_15_);
-            acc_[2u] = t726_;
-            if (two_) {
-                kf_f32x4 d_16_ = acc_[3u];
-                kf_bf16x8 t734_ = kf_bitcast<kf_bf16x8>(t719_);
-                kf_bf16x4 t735_ = kf_bitcast<kf_bf16x4>(t650_);
-                kf_f32x4 t736_ = kf_mma_bf16(t734_, t735_, d_16_);
-                acc_[3u] = t736_;
+                kf_f32x4 d_8_ = acc_[1u];
+                kf_bf16x8 t492_ = kf_bitcast<kf_bf16x8>(t477_);
+                kf_bf16x4 t493_ = kf_bitcast<kf_bf16x4>(t452_);
+                kf_f32x4 t494_ = kf_mma_bf16(t492_, t493_, d_8_);
+                acc_[1u] = t494_;
             }
         }
     } else {
@@ -1799,137 +1261,107 @@ tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_
             unsigned short v_6_ = x_2_[(b_4_ * k_) + c_];
             xs_[3u] = kf_bf16_to_f32(kf_bitcast<kf_bf16>(v_6_));
             unsigned short v_7_ = w_2_[rbase_[0u] + c_];
-            float t832_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(v_7_));
-            kf_f32x4 t837_ = acc_[0u];
-            float t842_ = __fmaf_rn(t832_, xs_[0u], t837_.v[0]);
-            kf_f32x4 f_ = t837_;
-            f_.v[0] = t842_;
-            f_.v[1] = __fmaf_rn(t832_, xs_[1u], f_.v[1]);
+            float t590_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(v_7_));
+            kf_f32x4 t595_ = acc_[0u];
+            float t600_ = __fmaf_rn(t590_, xs_[0u], t595_.v[0]);
+            kf_f32x4 f_ = t595_;
+            f_.v[0] = t600_;
+            f_.v[1] = __fmaf_rn(t590_, xs_[1u], f_.v[1]);
             acc_[0u] = f_;
-            kf_f32x4 t849_ = acc_[1u];
-            float t854_ = __fmaf_rn(t832_, xs_[2u], t849_.v[0]);
-            kf_f32x4 f_2_ = t849_;
-            f_2_.v[0] = t854_;
-            f_2_.v[1] = __fmaf_rn(t832_, xs_[3u], f_2_.v[1]);
+            kf_f32x4 t607_ = acc_[1u];
+            float t612_ = __fmaf_rn(t590_, xs_[2u], t607_.v[0]);
+            kf_f32x4 f_2_ = t607_;
+            f_2_.v[0] = t612_;
+            f_2_.v[1] = __fmaf_rn(t590_, xs_[3u], f_2_.v[1]);
             acc_[1u] = f_2_;
             unsigned short v_8_ = w_2_[rbase_[1u] + c_];
-            float t865_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(v_8_));
-            kf_f32x4 t870_ = acc_[0u];
-            float t875_ = __fmaf_rn(t865_, xs_[0u], t870_.v[2]);
-            kf_f32x4 f_3_ = t870_;
-            f_3_.v[2] = t875_;
-            f_3_.v[3] = __fmaf_rn(t865_, xs_[1u], f_3_.v[3]);
+            float t623_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(v_8_));
+            kf_f32x4 t628_ = acc_[0u];
+            float t633_ = __fmaf_rn(t623_, xs_[0u], t628_.v[2]);
+            kf_f32x4 f_3_ = t628_;
+            f_3_.v[2] = t633_;
+            f_3_.v[3] = __fmaf_rn(t623_, xs_[1u], f_3_.v[3]);
             acc_[0u] = f_3_;
-            kf_f32x4 t882_ = acc_[1u];
-            float t887_ = __fmaf_rn(t865_, xs_[2u], t882_.v[2]);
-            kf_f32x4 f_4_ = t882_;
-            f_4_.v[2] = t887_;
-            f_4_.v[3] = __fmaf_rn(t865_, xs_[3u], f_4_.v[3]);
+            kf_f32x4 t640_ = acc_[1u];
+            float t645_ = __fmaf_rn(t623_, xs_[2u], t640_.v[2]);
+            kf_f32x4 f_4_ = t640_;
+            f_4_.v[2] = t645_;
+            f_4_.v[3] = __fmaf_rn(t623_, xs_[3u], f_4_.v[3]);
             acc_[1u] = f_4_;
-            unsigned short v_9_ = w_2_[rbase_[2u] + c_];
-            float t898_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(v_9_));
-            kf_f32x4 t903_ = acc_[2u];
-            float t908_ = __fmaf_rn(t898_, xs_[0u], t903_.v[0]);
-            kf_f32x4 f_5_ = t903_;
-            f_5_.v[0] = t908_;
-            f_5_.v[1] = __fmaf_rn(t898_, xs_[1u], f_5_.v[1]);
-            acc_[2u] = f_5_;
-            kf_f32x4 t915_ = acc_[3u];
-            float t920_ = __fmaf_rn(t898_, xs_[2u], t915_.v[0]);
-            kf_f32x4 f_6_ = t915_;
-            f_6_.v[0] = t920_;
-            f_6_.v[1] = __fmaf_rn(t898_, xs_[3u], f_6_.v[1]);
-            acc_[3u] = f_6_;
-            unsigned short v_10_ = w_2_[rbase_[3u] + c_];
-            float t931_ = kf_bf16_to_f32(kf_bitcast<kf_bf16>(v_10_));
-            kf_f32x4 t936_ = acc_[2u];
-            float t941_ = __fmaf_rn(t931_, xs_[0u], t936_.v[2]);
-            kf_f32x4 f_7_ = t936_;
-            f_7_.v[2] = t941_;
-            f_7_.v[3] = __fmaf_rn(t931_, xs_[1u], f_7_.v[3]);
-            acc_[2u] = f_7_;
-            kf_f32x4 t948_ = acc_[3u];
-            float t953_ = __fmaf_rn(t931_, xs_[2u], t948_.v[2]);
-            kf_f32x4 f_8_ = t948_;
-            f_8_.v[2] = t953_;
-            f_8_.v[3] = __fmaf_rn(t931_, xs_[3u], f_8_.v[3]);
-            acc_[3u] = f_8_;
         }
     }
-    red_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 1u) << 5u) + kf_lane_id()] = acc_[0u];
-    red_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 1u) + 1u) << 5u) + kf_lane_id()] = acc_[1u];
-    red_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 1u) + 2u) << 5u) + kf_lane_id()] = acc_[2u];
-    red_[((((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 1u) + 3u) << 5u) + kf_lane_id()] = acc_[3u];
+    red_[((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 5u) + kf_lane_id()] = acc_[0u];
+    red_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) + 1u) << 5u) + kf_lane_id()] = acc_[1u];
     __syncthreads();
     unsigned nw_ = 8u;
-    unsigned per_warp_ = 128u;
+    unsigned per_warp_ = 64u;
     for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 256u) {
         unsigned nt_ = (i_ >> 5u) & 1u;
         if ((nt_ << 3u) < nb_) {
-            kf_f32x4 t1070_ = red_[i_];
-            kf_f32x4 s_ = t1070_;
+            kf_f32x4 t716_ = red_[i_];
+            kf_f32x4 s_ = t716_;
             for (unsigned w_3_ = 1u; w_3_ < nw_; w_3_ = w_3_ + 1u) {
-                unsigned t1077_ = (w_3_ << 7u) + i_;
-                kf_f32x4 t1078_ = red_[t1077_];
-                kf_f32x4 t1079_;
-                t1079_.v[0] = __fadd_rn(s_.v[0], t1078_.v[0]);
-                t1079_.v[1] = __fadd_rn(s_.v[1], t1078_.v[1]);
-                t1079_.v[2] = __fadd_rn(s_.v[2], t1078_.v[2]);
-                t1079_.v[3] = __fadd_rn(s_.v[3], t1078_.v[3]);
-                s_ = t1079_;
+                unsigned t723_ = (w_3_ << 6u) + i_;
+                kf_f32x4 t724_ = red_[t723_];
+                kf_f32x4 t725_;
+                t725_.v[0] = __fadd_rn(s_.v[0], t724_.v[0]);
+                t725_.v[1] = __fadd_rn(s_.v[1], t724_.v[1]);
+                t725_.v[2] = __fadd_rn(s_.v[2], t724_.v[2]);
+                t725_.v[3] = __fadd_rn(s_.v[3], t724_.v[3]);
+                s_ = t725_;
             }
             unsigned l_ = i_ & 31u;
             unsigned row_ = (m0_ + ((i_ >> 6u) << 4u)) + (l_ >> 2u);
             unsigned b_5_ = (nt_ << 3u) + ((l_ & 3u) << 1u);
-            bool t1102_ = row_ < m_;
-            bool t1103_ = t1102_;
-            if (t1102_) {
-                t1103_ = b_5_ < nb_;
+            bool t748_ = row_ < m_;
+            bool t749_ = t748_;
+            if (t748_) {
+                t749_ = b_5_ < nb_;
             }
-            if (t1103_) {
+            if (t749_) {
                 unsigned i_2_ = (b_5_ * m_) + row_;
-                float v_11_ = s_.v[0];
-                yh_[i_2_] = kf_bitcast<unsigned short>(kf_bf16_from_f32(v_11_));
+                float v_9_ = s_.v[0];
+                yh_[i_2_] = kf_bitcast<unsigned short>(kf_bf16_from_f32(v_9_));
             }
             unsigned bb_ = b_5_ + 1u;
-            bool t1128_ = row_ < m_;
-            bool t1129_ = t1128_;
-            if (t1128_) {
-                t1129_ = bb_ < nb_;
+            bool t774_ = row_ < m_;
+            bool t775_ = t774_;
+            if (t774_) {
+                t775_ = bb_ < nb_;
             }
-            if (t1129_) {
+            if (t775_) {
                 unsigned i_3_ = (bb_ * m_) + row_;
-                float v_12_ = s_.v[1];
-                yh_[i_3_] = kf_bitcast<unsigned short>(kf_bf16_from_f32(v_12_));
+                float v_10_ = s_.v[1];
+                yh_[i_3_] = kf_bitcast<unsigned short>(kf_bf16_from_f32(v_10_));
             }
             unsigned r_ = row_ + 8u;
-            bool t1154_ = r_ < m_;
-            bool t1155_ = t1154_;
-            if (t1154_) {
-                t1155_ = b_5_ < nb_;
+            bool t800_ = r_ < m_;
+            bool t801_ = t800_;
+            if (t800_) {
+                t801_ = b_5_ < nb_;
             }
-            if (t1155_) {
+            if (t801_) {
                 unsigned i_4_ = (b_5_ * m_) + r_;
-                float v_13_ = s_.v[2];
-                yh_[i_4_] = kf_bitcast<unsigned short>(kf_bf16_from_f32(v_13_));
+                float v_11_ = s_.v[2];
+                yh_[i_4_] = kf_bitcast<unsigned short>(kf_bf16_from_f32(v_11_));
             }
             unsigned r_2_ = row_ + 8u;
             unsigned bb_2_ = b_5_ + 1u;
-            bool t1180_ = r_2_ < m_;
-            bool t1181_ = t1180_;
-            if (t1180_) {
-                t1181_ = bb_2_ < nb_;
+            bool t826_ = r_2_ < m_;
+            bool t827_ = t826_;
+            if (t826_) {
+                t827_ = bb_2_ < nb_;
             }
-            if (t1181_) {
+            if (t827_) {
                 unsigned i_5_ = (bb_2_ * m_) + r_2_;
-                float v_14_ = s_.v[3];
-                yh_[i_5_] = kf_bitcast<unsigned short>(kf_bf16_from_f32(v_14_));
+                float v_12_ = s_.v[3];
+                yh_[i_5_] = kf_bitcast<unsigned short>(kf_bf16_from_f32(v_12_));
             }
         }
     }
 }
 
-/* kernel tc_gemv_q4k_f32 (tc_gemv.kf:374) */
+/* kernel tc_gemv_q4k_f32 (tc_gemv.kf:375) */
 extern "C" __global__ void __launch_bounds__(128)
 tc_gemv_q4k_f32(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -3617,7 +3049,7 @@ tc_gemv_q4k_f32(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel tc_gemv_q4k_f16 (tc_gemv.kf:380) */
+/* kernel tc_gemv_q4k_f16 (tc_gemv.kf:381) */
 extern "C" __global__ void __launch_bounds__(128)
 tc_gemv_q4k_f16(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -5306,7 +4738,7 @@ tc_gemv_q4k_f16(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel tc_gemv_q4k_f16_acc (tc_gemv.kf:386) */
+/* kernel tc_gemv_q4k_f16_acc (tc_gemv.kf:387) */
 extern "C" __global__ void __launch_bounds__(128)
 tc_gemv_q4k_f16_acc(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
