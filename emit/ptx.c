@@ -113,11 +113,11 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
     if (!cx->alias || !cx->skip || !cx->named || !nuses) return false;
     bool *dyn = kf_arena_calloc(arena, k->narrays + 1, sizeof *dyn);
     if (!cx->vreg || !cx->ndefs || !cx->def1 || !cx->areg || !cx->aname || !dyn || !cx->needreg ||
-        !ptx_index_lines(cx, arena))
+        !kf_ptx_index_lines(cx, arena))
         return false;
     if (!kf_ir_linked(k)) {   /* labels and branches follow kf_ir_link's structure */
         cx->cur = k->loc;
-        ptx_error(cx, "internal error: the control markers of kernel '%s' are not paired (kf_ir_link)", k->name);
+        kf_ptx_error(cx, "internal error: the control markers of kernel '%s' are not paired (kf_ir_link)", k->name);
     }
     for (uint32_t v = 0; v <= k->nvals; v++) cx->def1[v] = -1;
     for (uint32_t i = 0; i < k->nins; i++) {
@@ -137,14 +137,14 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
         const kf_ir_ins *in = &k->ins[i];
         uint64_t b;
         if ((in->op == KF_IR_ALOAD || in->op == KF_IR_ASTORE) && in->imm < k->narrays &&
-            !ptx_const_of(cx, in->a[0], &b))
+            !kf_ptx_const_of(cx, in->a[0], &b))
             dyn[in->imm] = true;
     }
     for (uint32_t a = 0; a < k->narrays; a++) {
         const kf_ir_array *ar = &k->arrays[a];
         uint64_t nregs = (uint64_t)ar->type.len * ar->type.lanes;
         if (!(ar->type.flags & KF_TF_SHARED) && !dyn[a] && nregs <= PTX_REG_ARRAY_MAX && nregs > 0) {
-            ptx_rclass rc = (ptx_rclass)ptx_scalars[ar->type.scalar].rc;
+            ptx_rclass rc = (ptx_rclass)kf_ptx_scalars[ar->type.scalar].rc;
             cx->areg[a] = cx->nreg[rc] + 1;
             cx->nreg[rc] += (uint32_t)nregs;
         }
@@ -216,7 +216,7 @@ static void emit_entry_head(ptx_cx *cx, kf_buf *out, ptx_locvec *locs)
     if (k->loc.line) {
         const char *f = k->loc.file ? k->loc.file : "";
         kf_buf_puts(out, " (");
-        ptx_put_ascii(out, f, strlen(f));
+        kf_ptx_put_ascii(out, f, strlen(f));
         kf_buf_printf(out, ":%u)", k->loc.line);
     }
     kf_buf_printf(out, "\n.visible .entry %s(\n", k->name);
@@ -227,15 +227,15 @@ static void emit_entry_head(ptx_cx *cx, kf_buf *out, ptx_locvec *locs)
     kf_buf_puts(out, "{\n");
     for (int rc = 0; rc < PTX_RC_COUNT; rc++)
         if (cx->nreg[rc])
-            kf_buf_printf(out, "\t.reg %s %s<%u>;\n", ptx_rc_decl[rc], ptx_rc_prefix[rc], cx->nreg[rc] + 1);
+            kf_buf_printf(out, "\t.reg %s %s<%u>;\n", kf_ptx_rc_decl[rc], kf_ptx_rc_prefix[rc], cx->nreg[rc] + 1);
     for (uint32_t a = 0; a < k->narrays; a++) {
         const kf_ir_array *ar = &k->arrays[a];
         if (cx->areg[a]) {
             char tn[32];
             kf_buf_printf(out, "\t// %s: %s[%u] held in registers %s%u..%s%u\n", ar->name ? ar->name : "?",
                           kf_type_str(kf_type_elem(ar->type), tn, sizeof tn), ar->type.len,
-                          ptx_rc_prefix[ptx_scalars[ar->type.scalar].rc], cx->areg[a],
-                          ptx_rc_prefix[ptx_scalars[ar->type.scalar].rc],
+                          kf_ptx_rc_prefix[kf_ptx_scalars[ar->type.scalar].rc], cx->areg[a],
+                          kf_ptx_rc_prefix[kf_ptx_scalars[ar->type.scalar].rc],
                           cx->areg[a] + ar->type.len * ar->type.lanes - 1);
             continue;
         }
@@ -286,27 +286,27 @@ static void emit_warp_lanes(ptx_cx *cx)
     uint32_t i = 0;
     while (i < k->nins && k->ins[i].op != KF_IR_SHFL && k->ins[i].op != KF_IR_VOTE) i++;
     if (i == k->nins) return;
-    preg nx = ptx_tmp(cx, PTX_RC_R), ny = ptx_tmp(cx, PTX_RC_R), t = ptx_tmp(cx, PTX_RC_R), u = ptx_tmp(cx, PTX_RC_R);
-    cx->wmask = ptx_tmp(cx, PTX_RC_R);
-    cx->wclamp = ptx_tmp(cx, PTX_RC_R);
-    ptx_comment(cx, "lanes of this warp that exist: membermask %s, shfl clamp %s", cx->wmask.s, cx->wclamp.s);
-    ptx_ins(cx, "mov.u32 %s, %%ntid.x", nx.s);
-    ptx_ins(cx, "mov.u32 %s, %%ntid.y", ny.s);
-    ptx_ins(cx, "mov.u32 %s, %%tid.z", t.s);
-    ptx_ins(cx, "mov.u32 %s, %%tid.y", u.s);
-    ptx_ins(cx, "mad.lo.u32 %s, %s, %s, %s", t.s, t.s, ny.s, u.s);
-    ptx_ins(cx, "mov.u32 %s, %%tid.x", u.s);
-    ptx_ins(cx, "mad.lo.u32 %s, %s, %s, %s", t.s, t.s, nx.s, u.s);
-    ptx_ins(cx, "and.b32 %s, %s, 0xffffffe0", t.s, t.s);
-    ptx_ins(cx, "mul.lo.u32 %s, %s, %s", nx.s, nx.s, ny.s);
-    ptx_ins(cx, "mov.u32 %s, %%ntid.z", u.s);
-    ptx_ins(cx, "mul.lo.u32 %s, %s, %s", nx.s, nx.s, u.s);
-    ptx_ins(cx, "sub.u32 %s, %s, %s", nx.s, nx.s, t.s);
-    ptx_ins(cx, "min.u32 %s, %s, 32", nx.s, nx.s);
-    ptx_ins(cx, "sub.u32 %s, %s, 1", cx->wclamp.s, nx.s);
-    ptx_ins(cx, "mov.u32 %s, 1", u.s);
-    ptx_ins(cx, "shl.b32 %s, %s, %s", u.s, u.s, nx.s);
-    ptx_ins(cx, "sub.u32 %s, %s, 1", cx->wmask.s, u.s);
+    preg nx = kf_ptx_tmp(cx, PTX_RC_R), ny = kf_ptx_tmp(cx, PTX_RC_R), t = kf_ptx_tmp(cx, PTX_RC_R), u = kf_ptx_tmp(cx, PTX_RC_R);
+    cx->wmask = kf_ptx_tmp(cx, PTX_RC_R);
+    cx->wclamp = kf_ptx_tmp(cx, PTX_RC_R);
+    kf_ptx_comment(cx, "lanes of this warp that exist: membermask %s, shfl clamp %s", cx->wmask.s, cx->wclamp.s);
+    kf_ptx_ins(cx, "mov.u32 %s, %%ntid.x", nx.s);
+    kf_ptx_ins(cx, "mov.u32 %s, %%ntid.y", ny.s);
+    kf_ptx_ins(cx, "mov.u32 %s, %%tid.z", t.s);
+    kf_ptx_ins(cx, "mov.u32 %s, %%tid.y", u.s);
+    kf_ptx_ins(cx, "mad.lo.u32 %s, %s, %s, %s", t.s, t.s, ny.s, u.s);
+    kf_ptx_ins(cx, "mov.u32 %s, %%tid.x", u.s);
+    kf_ptx_ins(cx, "mad.lo.u32 %s, %s, %s, %s", t.s, t.s, nx.s, u.s);
+    kf_ptx_ins(cx, "and.b32 %s, %s, 0xffffffe0", t.s, t.s);
+    kf_ptx_ins(cx, "mul.lo.u32 %s, %s, %s", nx.s, nx.s, ny.s);
+    kf_ptx_ins(cx, "mov.u32 %s, %%ntid.z", u.s);
+    kf_ptx_ins(cx, "mul.lo.u32 %s, %s, %s", nx.s, nx.s, u.s);
+    kf_ptx_ins(cx, "sub.u32 %s, %s, %s", nx.s, nx.s, t.s);
+    kf_ptx_ins(cx, "min.u32 %s, %s, 32", nx.s, nx.s);
+    kf_ptx_ins(cx, "sub.u32 %s, %s, 1", cx->wclamp.s, nx.s);
+    kf_ptx_ins(cx, "mov.u32 %s, 1", u.s);
+    kf_ptx_ins(cx, "shl.b32 %s, %s, %s", u.s, u.s, nx.s);
+    kf_ptx_ins(cx, "sub.u32 %s, %s, 1", cx->wmask.s, u.s);
 }
 
 /* Emits one kernel body into cx->body. */
@@ -319,7 +319,7 @@ static void emit_body(ptx_cx *cx)
     for (uint32_t i = 0; i < k->nins && !cx->failed; i++) {
         cx->at = i;
         if (cx->skip[i]) {
-            ptx_forget_ins(cx, &k->ins[i]);
+            kf_ptx_forget_ins(cx, &k->ins[i]);
             continue;
         }
         cx->cur = k->ins[i].loc;
@@ -332,25 +332,25 @@ static void emit_body(ptx_cx *cx)
             kf_ir_flow lp = kf_ir_flow_of(k, i + 1);
             const char *suffix = j->op == KF_IR_BREAK ? "_end" : (lp.mid ? "_latch" : "");
             const char *neg;
-            preg c = ptx_if_pred(cx, i, true, &neg);
-            if (j->op == KF_IR_RET) ptx_ins(cx, "@%s%s ret", neg, c.s);
-            else ptx_ins(cx, "@%s%s bra $L_loop_%u%s", neg, c.s, lp.head, suffix);
+            preg c = kf_ptx_if_pred(cx, i, true, &neg);
+            if (j->op == KF_IR_RET) kf_ptx_ins(cx, "@%s%s ret", neg, c.s);
+            else kf_ptx_ins(cx, "@%s%s bra $L_loop_%u%s", neg, c.s, lp.head, suffix);
             i += 2;
             continue;
         }
-        ptx_emit_ins(cx, &k->ins[i]);
+        kf_ptx_emit_ins(cx, &k->ins[i]);
         name_comment(cx, &k->ins[i]);
     }
     if (!k->nins) cx->cur = k->loc;
     cx->last_comment_line = cx->cur.line;   /* the closing ret needs no source comment */
-    ptx_ins(cx, "ret");
+    kf_ptx_ins(cx, "ret");
 }
 
 static bool has_const_operand(const ptx_cx *cx, const kf_ir_ins *in)
 {
     uint64_t b;
     for (uint32_t j = 0; j < 4; j++)
-        if (in->op < KF_IR_OP_COUNT && j < kf_ir_op_nargs[in->op] && ptx_const_of(cx, in->a[j], &b)) return true;
+        if (in->op < KF_IR_OP_COUNT && j < kf_ir_op_nargs[in->op] && kf_ptx_const_of(cx, in->a[j], &b)) return true;
     return false;
 }
 
@@ -367,9 +367,9 @@ static void find_needed_consts(ptx_cx *cx)
         if (cx->skip[i]) continue;
         if (in->op == KF_IR_IF) {
             const char *neg;
-            (void)ptx_if_pred(cx, i, true, &neg);
+            (void)kf_ptx_if_pred(cx, i, true, &neg);
         } else if (has_const_operand(cx, in)) {
-            ptx_emit_ins(cx, in);
+            kf_ptx_emit_ins(cx, in);
         }
     }
 }
@@ -449,12 +449,12 @@ static void emit_module_head(const kf_module *m, const kf_emit_opts *o, uint32_t
     size_t start = out->len;
     const char *file = m && m->file ? m->file : "?";
     kf_buf_printf(out, "//\n// Generated by kforge %s from ", KF_VERSION);
-    ptx_put_ascii(out, file, strlen(file));
+    kf_ptx_put_ascii(out, file, strlen(file));
     kf_buf_puts(out, "\n//\n");
     kf_buf_printf(out, ".version %s\n.target sm_%u\n.address_size 64\n", PTX_VERSION, arch);
     if (o->lineinfo) {
         kf_buf_puts(out, ".file 1 \"");
-        ptx_put_ascii(out, file, strlen(file));
+        kf_ptx_put_ascii(out, file, strlen(file));
         kf_buf_puts(out, "\"\n");
     }
     if (dyn) kf_buf_printf(out, "\n.extern .shared .align %u .b8 %s[];\n", KF_SHARED_ALIGN, PTX_DYN_SMEM);

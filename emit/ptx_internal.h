@@ -7,7 +7,7 @@
  *   emit/ptx_tensor.c  mma, ldmatrix, cp.async (called by ptx_ops.c)
  *   emit/ptx_mem.c     addresses of buffer and array elements, packing
  *                      lanes into 32-bit words
- *   emit/ptx_text.c    text and register helpers: ptx_ins, ptx_reg, ...
+ *   emit/ptx_text.c    text and register helpers: kf_ptx_ins, kf_ptx_reg, ...
  *   emit/ptx_tables.c  instruction spelling tables
  *
  * The emitter writes each kernel body into its own buffer while it hands out
@@ -33,7 +33,7 @@
  * 8-bit value right. An instruction writing an 8-bit value either makes that
  * form by construction (ld and cvt with an .s8/.u8 type extend into the
  * register; bfe; mov/selp of such values; and, or, xor, min, max, shr of
- * such operands) or is followed by ptx_normalize (cvt.s16.s8 / cvt.u16.u8):
+ * such operands) or is followed by kf_ptx_normalize (cvt.s16.s8 / cvt.u16.u8):
  * + - * << ~ neg abs cdiv, and a bitcast between u8 and i8.
  *
  * Wrapping arithmetic on a %rs register uses instructions ptxas keeps
@@ -73,8 +73,8 @@ typedef enum {
 #undef X
     PTX_RC_COUNT
 } ptx_rclass;
-extern const char *const ptx_rc_prefix[PTX_RC_COUNT];
-extern const char *const ptx_rc_decl[PTX_RC_COUNT];
+extern const char *const kf_ptx_rc_prefix[PTX_RC_COUNT];
+extern const char *const kf_ptx_rc_decl[PTX_RC_COUNT];
 
 /* Per scalar: register class, arithmetic type, bit type, memory type (ld/st,
  * cvt), parameter type. */
@@ -84,16 +84,16 @@ typedef struct {
     const char *bits;    /* "b32" */
     const char *mem;     /* "s8", "u8", "b16" (f16/bf16), "f32", "u8" (bool) */
 } ptx_scalar_info;
-extern const ptx_scalar_info ptx_scalars[KF_S_COUNT];
+extern const ptx_scalar_info kf_ptx_scalars[KF_S_COUNT];
 
 /* Binary operator spelling per operand class: X(op, int, float) */
 typedef struct {
     const char *ints;
     const char *floats;
 } ptx_binop_info;
-extern const ptx_binop_info ptx_binops[KF_OP_COUNT];
+extern const ptx_binop_info kf_ptx_binops[KF_OP_COUNT];
 /* Comparison spelling: ints, floats (NE is unordered for floats, like C). */
-extern const ptx_binop_info ptx_cmps[KF_OP_COUNT];
+extern const ptx_binop_info kf_ptx_cmps[KF_OP_COUNT];
 
 /* Warp shuffles: mode, whether the c operand is the warp's clamp register
  * (existing lanes - 1; else 0, the lower bound of .up), and whether the
@@ -102,11 +102,11 @@ typedef struct {
     const char *mode;
     bool clamp, offset;
 } ptx_shfl_info;
-extern const ptx_shfl_info ptx_shfls[KF_BI_COUNT];
+extern const ptx_shfl_info kf_ptx_shfls[KF_BI_COUNT];
 /* Atomic operation names ("add", "min", ...), indexed by builtin. */
-extern const char *const ptx_atomic_ops[KF_BI_COUNT];
+extern const char *const kf_ptx_atomic_ops[KF_BI_COUNT];
 /* f32 math that is one approximate instruction ("ex2.approx.f32"). */
-extern const char *const ptx_math_f32[KF_BI_COUNT];
+extern const char *const kf_ptx_math_f32[KF_BI_COUNT];
 
 /* A register name, returned by value so it can be passed to printf. */
 typedef struct {
@@ -160,38 +160,38 @@ typedef struct {
 
 /* Appends n bytes of source text for a PTX comment or string, any byte
  * ptxas would reject (non-ASCII, '\\', '"', controls) as '?'. */
-void ptx_put_ascii(kf_buf *b, const char *s, size_t n);
+void kf_ptx_put_ascii(kf_buf *b, const char *s, size_t n);
 /* Indexes the module's source lines for the source-line comments; false
  * when out of memory. */
-bool ptx_index_lines(ptx_cx *cx, kf_arena *arena);
+bool kf_ptx_index_lines(ptx_cx *cx, kf_arena *arena);
 /* Writes one instruction line ("\t<text>;") with line info and the map. */
-void ptx_ins(ptx_cx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kf_ptx_ins(ptx_cx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Writes a label line. */
-void ptx_label(ptx_cx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kf_ptx_label(ptx_cx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Writes a comment line ("\t// ..."). */
-void ptx_comment(ptx_cx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kf_ptx_comment(ptx_cx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Reports an error at the current instruction's location. */
-void ptx_error(ptx_cx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kf_ptx_error(ptx_cx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-ptx_rclass ptx_class_of(kf_type t);
-preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane);
-preg ptx_tmp(ptx_cx *cx, ptx_rclass rc);
+ptx_rclass kf_ptx_class_of(kf_type t);
+preg kf_ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane);
+preg kf_ptx_tmp(ptx_cx *cx, ptx_rclass rc);
 /* The name of register n of class rc (empty in the first pass). */
-preg ptx_regn(const ptx_cx *cx, ptx_rclass rc, uint32_t n);
+preg kf_ptx_regn(const ptx_cx *cx, ptx_rclass rc, uint32_t n);
 /* An operand where PTX accepts an immediate: the constant's immediate
  * when v is a single-CONST value (not bool/f16/bf16), else its register. */
-preg ptx_opnd(ptx_cx *cx, kf_val v, uint32_t lane);
+preg kf_ptx_opnd(ptx_cx *cx, kf_val v, uint32_t lane);
 /* The source of a mov: any constant's immediate (mov takes them all), else
  * the register. */
-preg ptx_movsrc(ptx_cx *cx, kf_val v, uint32_t lane);
+preg kf_ptx_movsrc(ptx_cx *cx, kf_val v, uint32_t lane);
 /* Immediate spelling of `bits` as a value of scalar s ("0f3F800000"). */
-preg ptx_imm(kf_scalar s, uint64_t bits);
+preg kf_ptx_imm(kf_scalar s, uint64_t bits);
 /* True when v is written exactly once, by a CONST; *bits gets its value. */
-bool ptx_const_of(const ptx_cx *cx, kf_val v, uint64_t *bits);
+bool kf_ptx_const_of(const ptx_cx *cx, kf_val v, uint64_t *bits);
 
 /* The predicate an IF branches on and whether it is negated ("!" or ""),
  * seeing through a NOT that was folded into the branch. */
-preg ptx_if_pred(ptx_cx *cx, uint32_t at, bool want_true, const char **neg);
+preg kf_ptx_if_pred(ptx_cx *cx, uint32_t at, bool want_true, const char **neg);
 
 /* ---- emit/ptx_mem.c: addresses and words -------------------------------- */
 
@@ -201,32 +201,32 @@ typedef struct {
 } ptx_addr;
 
 /* Global address of buf[idx] for elements of `bytes` (64-bit). */
-ptx_addr ptx_buf_addr(ptx_cx *cx, kf_val buf, kf_val idx, uint32_t bytes);
+ptx_addr kf_ptx_buf_addr(ptx_cx *cx, kf_val buf, kf_val idx, uint32_t bytes);
 /* Address of element idx of arrays[ai] accessed as `elem` (a view of a
  * shared array: its own element type), in the shared or local window. */
-ptx_addr ptx_arr_addr(ptx_cx *cx, uint32_t ai, kf_val idx, kf_type elem);
+ptx_addr kf_ptx_arr_addr(ptx_cx *cx, uint32_t ai, kf_val idx, kf_type elem);
 /* Lanes first .. first+n-1 of v (scalar s, 1, 2 or 4 bytes: n * size <= 4)
  * packed into the 32-bit register w, low lane lowest / unpacked from it. */
-void ptx_pack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint32_t n, kf_scalar s);
-void ptx_unpack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint32_t n, kf_scalar s);
+void kf_ptx_pack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint32_t n, kf_scalar s);
+void kf_ptx_unpack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint32_t n, kf_scalar s);
 
 /* ---- emit/ptx_tensor.c: tensor cores and async copies ---------------------- */
 
 /* mma, ldmatrix, cp_async, cp_async_commit, cp_async_wait (an INTRIN that
  * is not KF_II_PURE). */
-void ptx_emit_tensor(ptx_cx *cx, const kf_ir_ins *in);
+void kf_ptx_emit_tensor(ptx_cx *cx, const kf_ir_ins *in);
 
 /* ---- emit/ptx_ops.c, emit/ptx_math.c: instruction selection -------------- */
 
 /* Lane-level operations (emit/ptx_ops.c). d, a, b are register names. */
-void ptx_cvt_lane(ptx_cx *cx, const char *d, kf_scalar ds, const char *a, kf_scalar as);
-void ptx_normalize(ptx_cx *cx, const char *d, kf_scalar s);
+void kf_ptx_cvt_lane(ptx_cx *cx, const char *d, kf_scalar ds, const char *a, kf_scalar as);
+void kf_ptx_normalize(ptx_cx *cx, const char *d, kf_scalar s);
 /* Float math of builtin `bi` on one lane (emit/ptx_math.c). */
-void ptx_math_lane(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const char *a,
+void kf_ptx_math_lane(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const char *a,
                    const char *b, const char *c);
 /* Emits one IR instruction (emit/ptx_ops.c). */
-void ptx_emit_ins(ptx_cx *cx, const kf_ir_ins *in);
+void kf_ptx_emit_ins(ptx_cx *cx, const kf_ir_ins *in);
 /* Accounts for an instruction that writes no text (a skipped MOV). */
-void ptx_forget_ins(ptx_cx *cx, const kf_ir_ins *in);
+void kf_ptx_forget_ins(ptx_cx *cx, const kf_ir_ins *in);
 
 #endif

@@ -38,38 +38,38 @@ static preg fd_imm(double v)
 {
     uint64_t b;
     memcpy(&b, &v, sizeof b);
-    return ptx_imm(KF_S_F64, b);
+    return kf_ptx_imm(KF_S_F64, b);
 }
 
 /* p = c[n-1]; p = p*z + c[i] for i = n-2 .. 0 */
 static void horner(ptx_cx *cx, const char *p, const char *z, const double *c, int n)
 {
-    ptx_ins(cx, "mov.f64 %s, %s", p, fd_imm(c[n - 1]).s);
-    for (int i = n - 2; i >= 0; i--) ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", p, p, z, fd_imm(c[i]).s);
+    kf_ptx_ins(cx, "mov.f64 %s, %s", p, fd_imm(c[n - 1]).s);
+    for (int i = n - 2; i >= 0; i--) kf_ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", p, p, z, fd_imm(c[i]).s);
 }
 
 /* d = 2^k for an s32 k in [-1022, 1023]. */
 static void pow2i(ptx_cx *cx, const char *d, const char *k)
 {
-    preg e = ptx_tmp(cx, PTX_RC_R), z = ptx_tmp(cx, PTX_RC_R);
-    ptx_ins(cx, "add.s32 %s, %s, 1023", e.s, k);
-    ptx_ins(cx, "shl.b32 %s, %s, 20", e.s, e.s);
-    ptx_ins(cx, "mov.b32 %s, 0", z.s);
-    ptx_ins(cx, "mov.b64 %s, {%s, %s}", d, z.s, e.s);
+    preg e = kf_ptx_tmp(cx, PTX_RC_R), z = kf_ptx_tmp(cx, PTX_RC_R);
+    kf_ptx_ins(cx, "add.s32 %s, %s, 1023", e.s, k);
+    kf_ptx_ins(cx, "shl.b32 %s, %s, 20", e.s, e.s);
+    kf_ptx_ins(cx, "mov.b32 %s, 0", z.s);
+    kf_ptx_ins(cx, "mov.b64 %s, {%s, %s}", d, z.s, e.s);
 }
 
 /* d = p * 2^k for |k| <= 2100, in two exact-range steps so that the only
  * rounding is the last one (gradual underflow). */
 static void ldexp_f64(ptx_cx *cx, const char *d, const char *p, const char *k)
 {
-    preg k1 = ptx_tmp(cx, PTX_RC_R), k2 = ptx_tmp(cx, PTX_RC_R);
-    preg s1 = ptx_tmp(cx, PTX_RC_FD), s2 = ptx_tmp(cx, PTX_RC_FD), t = ptx_tmp(cx, PTX_RC_FD);
-    ptx_ins(cx, "shr.s32 %s, %s, 1", k1.s, k);
-    ptx_ins(cx, "sub.s32 %s, %s, %s", k2.s, k, k1.s);
+    preg k1 = kf_ptx_tmp(cx, PTX_RC_R), k2 = kf_ptx_tmp(cx, PTX_RC_R);
+    preg s1 = kf_ptx_tmp(cx, PTX_RC_FD), s2 = kf_ptx_tmp(cx, PTX_RC_FD), t = kf_ptx_tmp(cx, PTX_RC_FD);
+    kf_ptx_ins(cx, "shr.s32 %s, %s, 1", k1.s, k);
+    kf_ptx_ins(cx, "sub.s32 %s, %s, %s", k2.s, k, k1.s);
     pow2i(cx, s1.s, k1.s);
     pow2i(cx, s2.s, k2.s);
-    ptx_ins(cx, "mul.rn.f64 %s, %s, %s", t.s, p, s1.s);
-    ptx_ins(cx, "mul.rn.f64 %s, %s, %s", d, t.s, s2.s);
+    kf_ptx_ins(cx, "mul.rn.f64 %s, %s, %s", t.s, p, s1.s);
+    kf_ptx_ins(cx, "mul.rn.f64 %s, %s, %s", d, t.s, s2.s);
 }
 
 #define LOG2E 1.4426950408889634
@@ -92,28 +92,28 @@ static void exp_f64(ptx_cx *cx, const char *d, const char *x, bool base2)
     double c[14];
     taylor(c, 14, base2 ? LN2_HI : 1.0);
     if (base2) c[1] = LN2_HI;
-    preg xc = ptx_tmp(cx, PTX_RC_FD), t = ptx_tmp(cx, PTX_RC_FD), kf = ptx_tmp(cx, PTX_RC_FD);
-    preg r = ptx_tmp(cx, PTX_RC_FD), p = ptx_tmp(cx, PTX_RC_FD), y = ptx_tmp(cx, PTX_RC_FD);
-    preg k = ptx_tmp(cx, PTX_RC_R), nan = ptx_tmp(cx, PTX_RC_P);
+    preg xc = kf_ptx_tmp(cx, PTX_RC_FD), t = kf_ptx_tmp(cx, PTX_RC_FD), kf = kf_ptx_tmp(cx, PTX_RC_FD);
+    preg r = kf_ptx_tmp(cx, PTX_RC_FD), p = kf_ptx_tmp(cx, PTX_RC_FD), y = kf_ptx_tmp(cx, PTX_RC_FD);
+    preg k = kf_ptx_tmp(cx, PTX_RC_R), nan = kf_ptx_tmp(cx, PTX_RC_P);
     double lim = base2 ? 1100.0 : 760.0;
-    ptx_comment(cx, "%s(f64): 2^k * poly(r), degree-13 Taylor, |r| <= %s", base2 ? "exp2" : "exp",
+    kf_ptx_comment(cx, "%s(f64): 2^k * poly(r), degree-13 Taylor, |r| <= %s", base2 ? "exp2" : "exp",
                 base2 ? "0.5" : "ln2/2");
-    ptx_ins(cx, "max.f64 %s, %s, %s", xc.s, x, fd_imm(-lim).s);
-    ptx_ins(cx, "min.f64 %s, %s, %s", xc.s, xc.s, fd_imm(lim).s);
+    kf_ptx_ins(cx, "max.f64 %s, %s, %s", xc.s, x, fd_imm(-lim).s);
+    kf_ptx_ins(cx, "min.f64 %s, %s, %s", xc.s, xc.s, fd_imm(lim).s);
     if (base2) {
-        ptx_ins(cx, "cvt.rni.f64.f64 %s, %s", kf.s, xc.s);
-        ptx_ins(cx, "sub.rn.f64 %s, %s, %s", r.s, xc.s, kf.s);
+        kf_ptx_ins(cx, "cvt.rni.f64.f64 %s, %s", kf.s, xc.s);
+        kf_ptx_ins(cx, "sub.rn.f64 %s, %s, %s", r.s, xc.s, kf.s);
     } else {
-        ptx_ins(cx, "mul.rn.f64 %s, %s, %s", t.s, xc.s, fd_imm(LOG2E).s);
-        ptx_ins(cx, "cvt.rni.f64.f64 %s, %s", kf.s, t.s);
-        ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", r.s, kf.s, fd_imm(-LN2_HI).s, xc.s);
-        ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", r.s, kf.s, fd_imm(-LN2_LO).s, r.s);
+        kf_ptx_ins(cx, "mul.rn.f64 %s, %s, %s", t.s, xc.s, fd_imm(LOG2E).s);
+        kf_ptx_ins(cx, "cvt.rni.f64.f64 %s, %s", kf.s, t.s);
+        kf_ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", r.s, kf.s, fd_imm(-LN2_HI).s, xc.s);
+        kf_ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", r.s, kf.s, fd_imm(-LN2_LO).s, r.s);
     }
-    ptx_ins(cx, "cvt.rzi.s32.f64 %s, %s", k.s, kf.s);
+    kf_ptx_ins(cx, "cvt.rzi.s32.f64 %s, %s", k.s, kf.s);
     horner(cx, p.s, r.s, c, 14);
     ldexp_f64(cx, y.s, p.s, k.s);
-    ptx_ins(cx, "setp.nan.f64 %s, %s, %s", nan.s, x, x);
-    ptx_ins(cx, "selp.f64 %s, %s, %s, %s", d, x, y.s, nan.s);
+    kf_ptx_ins(cx, "setp.nan.f64 %s, %s, %s", nan.s, x, x);
+    kf_ptx_ins(cx, "selp.f64 %s, %s, %s, %s", d, x, y.s, nan.s);
 }
 
 /* log (base e) or log2 of an f64: x = m * 2^e, m in [sqrt(1/2), sqrt(2)),
@@ -123,49 +123,49 @@ static void log_f64(ptx_cx *cx, const char *d, const char *x, bool base2)
 {
     double c[11];
     for (int i = 0; i < 11; i++) c[i] = 2.0 / (2 * i + 3);
-    preg xs = ptx_tmp(cx, PTX_RC_FD), lo = ptx_tmp(cx, PTX_RC_R), hi = ptx_tmp(cx, PTX_RC_R);
-    preg e = ptx_tmp(cx, PTX_RC_R), psub = ptx_tmp(cx, PTX_RC_P), pbig = ptx_tmp(cx, PTX_RC_P);
-    preg m = ptx_tmp(cx, PTX_RC_FD), f = ptx_tmp(cx, PTX_RC_FD), den = ptx_tmp(cx, PTX_RC_FD);
-    preg s = ptx_tmp(cx, PTX_RC_FD), z = ptx_tmp(cx, PTX_RC_FD), q = ptx_tmp(cx, PTX_RC_FD);
-    preg lm = ptx_tmp(cx, PTX_RC_FD), ef = ptx_tmp(cx, PTX_RC_FD), y = ptx_tmp(cx, PTX_RC_FD);
-    preg p = ptx_tmp(cx, PTX_RC_P), hm = ptx_tmp(cx, PTX_RC_R), fr = ptx_tmp(cx, PTX_RC_FD);
-    ptx_comment(cx, "%s(f64): e*ln2 + log(m), log(m) = f - s*(f - R(s*s)), s = f/(2+f), f = m-1",
+    preg xs = kf_ptx_tmp(cx, PTX_RC_FD), lo = kf_ptx_tmp(cx, PTX_RC_R), hi = kf_ptx_tmp(cx, PTX_RC_R);
+    preg e = kf_ptx_tmp(cx, PTX_RC_R), psub = kf_ptx_tmp(cx, PTX_RC_P), pbig = kf_ptx_tmp(cx, PTX_RC_P);
+    preg m = kf_ptx_tmp(cx, PTX_RC_FD), f = kf_ptx_tmp(cx, PTX_RC_FD), den = kf_ptx_tmp(cx, PTX_RC_FD);
+    preg s = kf_ptx_tmp(cx, PTX_RC_FD), z = kf_ptx_tmp(cx, PTX_RC_FD), q = kf_ptx_tmp(cx, PTX_RC_FD);
+    preg lm = kf_ptx_tmp(cx, PTX_RC_FD), ef = kf_ptx_tmp(cx, PTX_RC_FD), y = kf_ptx_tmp(cx, PTX_RC_FD);
+    preg p = kf_ptx_tmp(cx, PTX_RC_P), hm = kf_ptx_tmp(cx, PTX_RC_R), fr = kf_ptx_tmp(cx, PTX_RC_FD);
+    kf_ptx_comment(cx, "%s(f64): e*ln2 + log(m), log(m) = f - s*(f - R(s*s)), s = f/(2+f), f = m-1",
                 base2 ? "log2" : "log");
-    ptx_ins(cx, "setp.lt.f64 %s, %s, 0d0010000000000000", psub.s, x);
-    ptx_ins(cx, "mul.rn.f64 %s, %s, 0d4350000000000000", xs.s, x);  /* 2^54 */
-    ptx_ins(cx, "selp.f64 %s, %s, %s, %s", xs.s, xs.s, x, psub.s);
-    ptx_ins(cx, "mov.b64 {%s, %s}, %s", lo.s, hi.s, xs.s);
-    ptx_ins(cx, "shr.u32 %s, %s, 20", e.s, hi.s);
-    ptx_ins(cx, "sub.s32 %s, %s, 1023", e.s, e.s);
-    ptx_ins(cx, "@%s sub.s32 %s, %s, 54", psub.s, e.s, e.s);
-    ptx_ins(cx, "and.b32 %s, %s, 0x000FFFFF", hm.s, hi.s);
-    ptx_ins(cx, "setp.gt.u32 %s, %s, 0x0006A09E", pbig.s, hm.s);   /* m > sqrt(2) */
-    ptx_ins(cx, "or.b32 %s, %s, 0x3FF00000", hm.s, hm.s);
-    ptx_ins(cx, "@%s sub.u32 %s, %s, 0x00100000", pbig.s, hm.s, hm.s);
-    ptx_ins(cx, "@%s add.s32 %s, %s, 1", pbig.s, e.s, e.s);
-    ptx_ins(cx, "mov.b64 %s, {%s, %s}", m.s, lo.s, hm.s);
-    ptx_ins(cx, "sub.rn.f64 %s, %s, 0d3FF0000000000000", f.s, m.s);
-    ptx_ins(cx, "add.rn.f64 %s, %s, 0d3FF0000000000000", den.s, m.s);
-    ptx_ins(cx, "div.rn.f64 %s, %s, %s", s.s, f.s, den.s);
-    ptx_ins(cx, "mul.rn.f64 %s, %s, %s", z.s, s.s, s.s);
+    kf_ptx_ins(cx, "setp.lt.f64 %s, %s, 0d0010000000000000", psub.s, x);
+    kf_ptx_ins(cx, "mul.rn.f64 %s, %s, 0d4350000000000000", xs.s, x);  /* 2^54 */
+    kf_ptx_ins(cx, "selp.f64 %s, %s, %s, %s", xs.s, xs.s, x, psub.s);
+    kf_ptx_ins(cx, "mov.b64 {%s, %s}, %s", lo.s, hi.s, xs.s);
+    kf_ptx_ins(cx, "shr.u32 %s, %s, 20", e.s, hi.s);
+    kf_ptx_ins(cx, "sub.s32 %s, %s, 1023", e.s, e.s);
+    kf_ptx_ins(cx, "@%s sub.s32 %s, %s, 54", psub.s, e.s, e.s);
+    kf_ptx_ins(cx, "and.b32 %s, %s, 0x000FFFFF", hm.s, hi.s);
+    kf_ptx_ins(cx, "setp.gt.u32 %s, %s, 0x0006A09E", pbig.s, hm.s);   /* m > sqrt(2) */
+    kf_ptx_ins(cx, "or.b32 %s, %s, 0x3FF00000", hm.s, hm.s);
+    kf_ptx_ins(cx, "@%s sub.u32 %s, %s, 0x00100000", pbig.s, hm.s, hm.s);
+    kf_ptx_ins(cx, "@%s add.s32 %s, %s, 1", pbig.s, e.s, e.s);
+    kf_ptx_ins(cx, "mov.b64 %s, {%s, %s}", m.s, lo.s, hm.s);
+    kf_ptx_ins(cx, "sub.rn.f64 %s, %s, 0d3FF0000000000000", f.s, m.s);
+    kf_ptx_ins(cx, "add.rn.f64 %s, %s, 0d3FF0000000000000", den.s, m.s);
+    kf_ptx_ins(cx, "div.rn.f64 %s, %s, %s", s.s, f.s, den.s);
+    kf_ptx_ins(cx, "mul.rn.f64 %s, %s, %s", z.s, s.s, s.s);
     horner(cx, q.s, z.s, c, 11);
-    ptx_ins(cx, "mul.rn.f64 %s, %s, %s", q.s, q.s, z.s);
-    ptx_ins(cx, "sub.rn.f64 %s, %s, %s", fr.s, f.s, q.s);
-    ptx_ins(cx, "neg.f64 %s, %s", s.s, s.s);
-    ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", lm.s, s.s, fr.s, f.s);
-    ptx_ins(cx, "cvt.rn.f64.s32 %s, %s", ef.s, e.s);
+    kf_ptx_ins(cx, "mul.rn.f64 %s, %s, %s", q.s, q.s, z.s);
+    kf_ptx_ins(cx, "sub.rn.f64 %s, %s, %s", fr.s, f.s, q.s);
+    kf_ptx_ins(cx, "neg.f64 %s, %s", s.s, s.s);
+    kf_ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", lm.s, s.s, fr.s, f.s);
+    kf_ptx_ins(cx, "cvt.rn.f64.s32 %s, %s", ef.s, e.s);
     if (base2) {
-        ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", y.s, lm.s, fd_imm(LOG2E).s, ef.s);
+        kf_ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", y.s, lm.s, fd_imm(LOG2E).s, ef.s);
     } else {
-        ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", lm.s, ef.s, fd_imm(LN2_LO).s, lm.s);
-        ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", y.s, ef.s, fd_imm(LN2_HI).s, lm.s);
+        kf_ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", lm.s, ef.s, fd_imm(LN2_LO).s, lm.s);
+        kf_ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", y.s, ef.s, fd_imm(LN2_HI).s, lm.s);
     }
-    ptx_ins(cx, "setp.eq.f64 %s, %s, 0d7FF0000000000000", p.s, x);
-    ptx_ins(cx, "selp.f64 %s, %s, %s, %s", y.s, x, y.s, p.s);
-    ptx_ins(cx, "setp.eq.f64 %s, %s, 0d0000000000000000", p.s, x);
-    ptx_ins(cx, "selp.f64 %s, 0dFFF0000000000000, %s, %s", y.s, y.s, p.s);
-    ptx_ins(cx, "setp.ltu.f64 %s, %s, 0d0000000000000000", p.s, x);
-    ptx_ins(cx, "selp.f64 %s, 0dFFF8000000000000, %s, %s", d, y.s, p.s);
+    kf_ptx_ins(cx, "setp.eq.f64 %s, %s, 0d7FF0000000000000", p.s, x);
+    kf_ptx_ins(cx, "selp.f64 %s, %s, %s, %s", y.s, x, y.s, p.s);
+    kf_ptx_ins(cx, "setp.eq.f64 %s, %s, 0d0000000000000000", p.s, x);
+    kf_ptx_ins(cx, "selp.f64 %s, 0dFFF0000000000000, %s, %s", y.s, y.s, p.s);
+    kf_ptx_ins(cx, "setp.ltu.f64 %s, %s, 0d0000000000000000", p.s, x);
+    kf_ptx_ins(cx, "selp.f64 %s, 0dFFF8000000000000, %s, %s", d, y.s, p.s);
 }
 
 /* sin (quadrant offset 0) or cos (offset 1): k = rint(x*2/pi), r = x - k*pi/2
@@ -181,32 +181,32 @@ static void sincos_f64(ptx_cx *cx, const char *d, const char *x, bool is_cos)
         else cc[i / 2] = (i / 2 % 2 ? -1.0 : 1.0) / f;
     }
     cc[0] = 1.0;
-    preg t = ptx_tmp(cx, PTX_RC_FD), kf = ptx_tmp(cx, PTX_RC_FD), r = ptx_tmp(cx, PTX_RC_FD);
-    preg z = ptx_tmp(cx, PTX_RC_FD), ps = ptx_tmp(cx, PTX_RC_FD), pc = ptx_tmp(cx, PTX_RC_FD);
-    preg v = ptx_tmp(cx, PTX_RC_FD), k = ptx_tmp(cx, PTX_RC_R), q = ptx_tmp(cx, PTX_RC_R);
-    preg pswap = ptx_tmp(cx, PTX_RC_P), pneg = ptx_tmp(cx, PTX_RC_P), nv = ptx_tmp(cx, PTX_RC_FD);
-    ptx_comment(cx, "%s(f64): quadrant k = rint(x*2/pi), Cody-Waite r = x - k*pi/2, Taylor on |r| <= pi/4",
+    preg t = kf_ptx_tmp(cx, PTX_RC_FD), kf = kf_ptx_tmp(cx, PTX_RC_FD), r = kf_ptx_tmp(cx, PTX_RC_FD);
+    preg z = kf_ptx_tmp(cx, PTX_RC_FD), ps = kf_ptx_tmp(cx, PTX_RC_FD), pc = kf_ptx_tmp(cx, PTX_RC_FD);
+    preg v = kf_ptx_tmp(cx, PTX_RC_FD), k = kf_ptx_tmp(cx, PTX_RC_R), q = kf_ptx_tmp(cx, PTX_RC_R);
+    preg pswap = kf_ptx_tmp(cx, PTX_RC_P), pneg = kf_ptx_tmp(cx, PTX_RC_P), nv = kf_ptx_tmp(cx, PTX_RC_FD);
+    kf_ptx_comment(cx, "%s(f64): quadrant k = rint(x*2/pi), Cody-Waite r = x - k*pi/2, Taylor on |r| <= pi/4",
                 is_cos ? "cos" : "sin");
-    ptx_ins(cx, "mul.rn.f64 %s, %s, 0d3FE45F306DC9C883", t.s, x);
-    ptx_ins(cx, "cvt.rni.f64.f64 %s, %s", kf.s, t.s);
-    ptx_ins(cx, "fma.rn.f64 %s, %s, 0dBFF921FB54442D18, %s", r.s, kf.s, x);
-    ptx_ins(cx, "fma.rn.f64 %s, %s, 0dBC91A62633145C07, %s", r.s, kf.s, r.s);
-    ptx_ins(cx, "fma.rn.f64 %s, %s, 0d391F1976B7ED8FBC, %s", r.s, kf.s, r.s);
-    ptx_ins(cx, "cvt.rzi.s32.f64 %s, %s", k.s, kf.s);
-    ptx_ins(cx, "mul.rn.f64 %s, %s, %s", z.s, r.s, r.s);
+    kf_ptx_ins(cx, "mul.rn.f64 %s, %s, 0d3FE45F306DC9C883", t.s, x);
+    kf_ptx_ins(cx, "cvt.rni.f64.f64 %s, %s", kf.s, t.s);
+    kf_ptx_ins(cx, "fma.rn.f64 %s, %s, 0dBFF921FB54442D18, %s", r.s, kf.s, x);
+    kf_ptx_ins(cx, "fma.rn.f64 %s, %s, 0dBC91A62633145C07, %s", r.s, kf.s, r.s);
+    kf_ptx_ins(cx, "fma.rn.f64 %s, %s, 0d391F1976B7ED8FBC, %s", r.s, kf.s, r.s);
+    kf_ptx_ins(cx, "cvt.rzi.s32.f64 %s, %s", k.s, kf.s);
+    kf_ptx_ins(cx, "mul.rn.f64 %s, %s, %s", z.s, r.s, r.s);
     horner(cx, ps.s, z.s, sc + 1, 9);
-    ptx_ins(cx, "mul.rn.f64 %s, %s, %s", v.s, r.s, z.s);
-    ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", ps.s, v.s, ps.s, r.s);
+    kf_ptx_ins(cx, "mul.rn.f64 %s, %s, %s", v.s, r.s, z.s);
+    kf_ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", ps.s, v.s, ps.s, r.s);
     horner(cx, pc.s, z.s, cc, 10);
-    if (is_cos) ptx_ins(cx, "add.s32 %s, %s, 1", q.s, k.s);
-    else ptx_ins(cx, "mov.b32 %s, %s", q.s, k.s);
-    ptx_ins(cx, "and.b32 %s, %s, 1", k.s, q.s);
-    ptx_ins(cx, "setp.ne.u32 %s, %s, 0", pswap.s, k.s);
-    ptx_ins(cx, "and.b32 %s, %s, 2", k.s, q.s);
-    ptx_ins(cx, "setp.ne.u32 %s, %s, 0", pneg.s, k.s);
-    ptx_ins(cx, "selp.f64 %s, %s, %s, %s", v.s, pc.s, ps.s, pswap.s);
-    ptx_ins(cx, "neg.f64 %s, %s", nv.s, v.s);
-    ptx_ins(cx, "selp.f64 %s, %s, %s, %s", d, nv.s, v.s, pneg.s);
+    if (is_cos) kf_ptx_ins(cx, "add.s32 %s, %s, 1", q.s, k.s);
+    else kf_ptx_ins(cx, "mov.b32 %s, %s", q.s, k.s);
+    kf_ptx_ins(cx, "and.b32 %s, %s, 1", k.s, q.s);
+    kf_ptx_ins(cx, "setp.ne.u32 %s, %s, 0", pswap.s, k.s);
+    kf_ptx_ins(cx, "and.b32 %s, %s, 2", k.s, q.s);
+    kf_ptx_ins(cx, "setp.ne.u32 %s, %s, 0", pneg.s, k.s);
+    kf_ptx_ins(cx, "selp.f64 %s, %s, %s, %s", v.s, pc.s, ps.s, pswap.s);
+    kf_ptx_ins(cx, "neg.f64 %s, %s", nv.s, v.s);
+    kf_ptx_ins(cx, "selp.f64 %s, %s, %s, %s", d, nv.s, v.s, pneg.s);
 }
 
 /* tanh = sign(x) * e / (e + 2), e = expm1(2|x|) = fma(2^k, q, 2^k - 1) with
@@ -215,31 +215,31 @@ static void tanh_f64(ptx_cx *cx, const char *d, const char *x)
 {
     double c[14];
     taylor(c, 14, 1.0);
-    preg ax = ptx_tmp(cx, PTX_RC_FD), y = ptx_tmp(cx, PTX_RC_FD), t = ptx_tmp(cx, PTX_RC_FD);
-    preg kf = ptx_tmp(cx, PTX_RC_FD), r = ptx_tmp(cx, PTX_RC_FD), q = ptx_tmp(cx, PTX_RC_FD);
-    preg k = ptx_tmp(cx, PTX_RC_R), s = ptx_tmp(cx, PTX_RC_FD), sm1 = ptx_tmp(cx, PTX_RC_FD);
-    preg e = ptx_tmp(cx, PTX_RC_FD), den = ptx_tmp(cx, PTX_RC_FD), th = ptx_tmp(cx, PTX_RC_FD);
-    preg p = ptx_tmp(cx, PTX_RC_P);
-    ptx_comment(cx, "tanh(f64): e/(e+2), e = expm1(2|x|) by 2^k*q + (2^k-1), q degree-13 Taylor");
-    ptx_ins(cx, "abs.f64 %s, %s", ax.s, x);
-    ptx_ins(cx, "min.f64 %s, %s, 0d4036000000000000", y.s, ax.s);   /* 22 */
-    ptx_ins(cx, "add.rn.f64 %s, %s, %s", y.s, y.s, y.s);
-    ptx_ins(cx, "mul.rn.f64 %s, %s, %s", t.s, y.s, fd_imm(LOG2E).s);
-    ptx_ins(cx, "cvt.rni.f64.f64 %s, %s", kf.s, t.s);
-    ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", r.s, kf.s, fd_imm(-LN2_HI).s, y.s);
-    ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", r.s, kf.s, fd_imm(-LN2_LO).s, r.s);
+    preg ax = kf_ptx_tmp(cx, PTX_RC_FD), y = kf_ptx_tmp(cx, PTX_RC_FD), t = kf_ptx_tmp(cx, PTX_RC_FD);
+    preg kf = kf_ptx_tmp(cx, PTX_RC_FD), r = kf_ptx_tmp(cx, PTX_RC_FD), q = kf_ptx_tmp(cx, PTX_RC_FD);
+    preg k = kf_ptx_tmp(cx, PTX_RC_R), s = kf_ptx_tmp(cx, PTX_RC_FD), sm1 = kf_ptx_tmp(cx, PTX_RC_FD);
+    preg e = kf_ptx_tmp(cx, PTX_RC_FD), den = kf_ptx_tmp(cx, PTX_RC_FD), th = kf_ptx_tmp(cx, PTX_RC_FD);
+    preg p = kf_ptx_tmp(cx, PTX_RC_P);
+    kf_ptx_comment(cx, "tanh(f64): e/(e+2), e = expm1(2|x|) by 2^k*q + (2^k-1), q degree-13 Taylor");
+    kf_ptx_ins(cx, "abs.f64 %s, %s", ax.s, x);
+    kf_ptx_ins(cx, "min.f64 %s, %s, 0d4036000000000000", y.s, ax.s);   /* 22 */
+    kf_ptx_ins(cx, "add.rn.f64 %s, %s, %s", y.s, y.s, y.s);
+    kf_ptx_ins(cx, "mul.rn.f64 %s, %s, %s", t.s, y.s, fd_imm(LOG2E).s);
+    kf_ptx_ins(cx, "cvt.rni.f64.f64 %s, %s", kf.s, t.s);
+    kf_ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", r.s, kf.s, fd_imm(-LN2_HI).s, y.s);
+    kf_ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", r.s, kf.s, fd_imm(-LN2_LO).s, r.s);
     horner(cx, q.s, r.s, c + 2, 12);
-    ptx_ins(cx, "mul.rn.f64 %s, %s, %s", th.s, r.s, r.s);
-    ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", q.s, th.s, q.s, r.s);
-    ptx_ins(cx, "cvt.rzi.s32.f64 %s, %s", k.s, kf.s);
+    kf_ptx_ins(cx, "mul.rn.f64 %s, %s, %s", th.s, r.s, r.s);
+    kf_ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", q.s, th.s, q.s, r.s);
+    kf_ptx_ins(cx, "cvt.rzi.s32.f64 %s, %s", k.s, kf.s);
     pow2i(cx, s.s, k.s);
-    ptx_ins(cx, "sub.rn.f64 %s, %s, 0d3FF0000000000000", sm1.s, s.s);
-    ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", e.s, s.s, q.s, sm1.s);
-    ptx_ins(cx, "add.rn.f64 %s, %s, 0d4000000000000000", den.s, e.s);
-    ptx_ins(cx, "div.rn.f64 %s, %s, %s", th.s, e.s, den.s);
-    ptx_ins(cx, "setp.ge.f64 %s, %s, 0d4036000000000000", p.s, ax.s);
-    ptx_ins(cx, "selp.f64 %s, 0d3FF0000000000000, %s, %s", th.s, th.s, p.s);
-    ptx_ins(cx, "copysign.f64 %s, %s, %s", d, x, th.s);
+    kf_ptx_ins(cx, "sub.rn.f64 %s, %s, 0d3FF0000000000000", sm1.s, s.s);
+    kf_ptx_ins(cx, "fma.rn.f64 %s, %s, %s, %s", e.s, s.s, q.s, sm1.s);
+    kf_ptx_ins(cx, "add.rn.f64 %s, %s, 0d4000000000000000", den.s, e.s);
+    kf_ptx_ins(cx, "div.rn.f64 %s, %s, %s", th.s, e.s, den.s);
+    kf_ptx_ins(cx, "setp.ge.f64 %s, %s, 0d4036000000000000", p.s, ax.s);
+    kf_ptx_ins(cx, "selp.f64 %s, 0d3FF0000000000000, %s, %s", th.s, th.s, p.s);
+    kf_ptx_ins(cx, "copysign.f64 %s, %s, %s", d, x, th.s);
 }
 
 /* |a| of f16, bf16, f32 or f64: the sign bit cleared (abs.f64 for f64). f32
@@ -248,9 +248,9 @@ static void tanh_f64(ptx_cx *cx, const char *d, const char *x)
  * fabsf in CUDA-C likewise). */
 static void float_abs(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
 {
-    if (s == KF_S_F16 || s == KF_S_BF16) ptx_ins(cx, "and.b16 %s, %s, 0x7FFF", d, a);
-    else if (s == KF_S_F32) ptx_ins(cx, "and.b32 %s, %s, 0x7FFFFFFF", d, a);
-    else ptx_ins(cx, "abs.f64 %s, %s", d, a);
+    if (s == KF_S_F16 || s == KF_S_BF16) kf_ptx_ins(cx, "and.b16 %s, %s, 0x7FFF", d, a);
+    else if (s == KF_S_F32) kf_ptx_ins(cx, "and.b32 %s, %s, 0x7FFFFFFF", d, a);
+    else kf_ptx_ins(cx, "abs.f64 %s, %s", d, a);
 }
 
 /* round half away from zero: t = trunc(x); t + sign(x) when |x - t| >= 0.5
@@ -261,15 +261,15 @@ static void round_float(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
     ptx_rclass rc = w ? PTX_RC_FD : PTX_RC_F;
     const char *ty = w ? "f64" : "f32", *half = w ? "0d3FE0000000000000" : "0f3F000000";
     const char *one = w ? "0d3FF0000000000000" : "0f3F800000";
-    preg t = ptx_tmp(cx, rc), f = ptx_tmp(cx, rc), o = ptx_tmp(cx, rc), t1 = ptx_tmp(cx, rc);
-    preg p = ptx_tmp(cx, PTX_RC_P);
-    ptx_ins(cx, "cvt.rzi.%s.%s %s, %s", ty, ty, t.s, a);
-    ptx_ins(cx, "sub.rn.%s %s, %s, %s", ty, f.s, a, t.s);
+    preg t = kf_ptx_tmp(cx, rc), f = kf_ptx_tmp(cx, rc), o = kf_ptx_tmp(cx, rc), t1 = kf_ptx_tmp(cx, rc);
+    preg p = kf_ptx_tmp(cx, PTX_RC_P);
+    kf_ptx_ins(cx, "cvt.rzi.%s.%s %s, %s", ty, ty, t.s, a);
+    kf_ptx_ins(cx, "sub.rn.%s %s, %s, %s", ty, f.s, a, t.s);
     float_abs(cx, s, f.s, f.s);
-    ptx_ins(cx, "setp.ge.%s %s, %s, %s", ty, p.s, f.s, half);
-    ptx_ins(cx, "copysign.%s %s, %s, %s", ty, o.s, a, one);
-    ptx_ins(cx, "add.rn.%s %s, %s, %s", ty, t1.s, t.s, o.s);
-    ptx_ins(cx, "selp.%s %s, %s, %s, %s", ty, d, t1.s, t.s, p.s);
+    kf_ptx_ins(cx, "setp.ge.%s %s, %s, %s", ty, p.s, f.s, half);
+    kf_ptx_ins(cx, "copysign.%s %s, %s, %s", ty, o.s, a, one);
+    kf_ptx_ins(cx, "add.rn.%s %s, %s, %s", ty, t1.s, t.s, o.s);
+    kf_ptx_ins(cx, "selp.%s %s, %s, %s, %s", ty, d, t1.s, t.s, p.s);
 }
 
 /* Operations every float type shares: abs, min, max, clamp, fma, round.
@@ -278,22 +278,22 @@ static bool common_math(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, c
                         const char *c)
 {
     bool half = s == KF_S_F16 || s == KF_S_BF16;
-    const char *ty = ptx_scalars[s].arith;
+    const char *ty = kf_ptx_scalars[s].arith;
     switch (bi) {
     case KF_BI_ABS: float_abs(cx, s, d, a); return true;
     case KF_BI_MIN:
     case KF_BI_MAX:
         if (half) return false;
-        ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ty, d, a, b);
+        kf_ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ty, d, a, b);
         return true;
     case KF_BI_CLAMP: {
         if (half) return false;
-        preg t = ptx_tmp(cx, (ptx_rclass)ptx_scalars[s].rc);
-        ptx_ins(cx, "max.%s %s, %s, %s", ty, t.s, a, b);
-        ptx_ins(cx, "min.%s %s, %s, %s", ty, d, t.s, c);
+        preg t = kf_ptx_tmp(cx, (ptx_rclass)kf_ptx_scalars[s].rc);
+        kf_ptx_ins(cx, "max.%s %s, %s, %s", ty, t.s, a, b);
+        kf_ptx_ins(cx, "min.%s %s, %s, %s", ty, d, t.s, c);
         return true;
     }
-    case KF_BI_FMA: ptx_ins(cx, "fma.rn.%s %s, %s, %s, %s", ty, d, a, b, c); return true;
+    case KF_BI_FMA: kf_ptx_ins(cx, "fma.rn.%s %s, %s, %s, %s", ty, d, a, b, c); return true;
     case KF_BI_ROUND:
         if (half) return false;
         round_float(cx, s, d, a);
@@ -304,35 +304,35 @@ static bool common_math(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, c
 
 static void f32_math(ptx_cx *cx, kf_builtin bi, const char *d, const char *a)
 {
-    if (ptx_math_f32[bi]) {
-        ptx_ins(cx, "%s %s, %s", ptx_math_f32[bi], d, a);
+    if (kf_ptx_math_f32[bi]) {
+        kf_ptx_ins(cx, "%s %s, %s", kf_ptx_math_f32[bi], d, a);
         return;
     }
-    preg t = ptx_tmp(cx, PTX_RC_F);
+    preg t = kf_ptx_tmp(cx, PTX_RC_F);
     if (bi == KF_BI_EXP) {
-        ptx_ins(cx, "mul.rn.f32 %s, %s, 0f3FB8AA3B", t.s, a);   /* log2(e) */
-        ptx_ins(cx, "ex2.approx.f32 %s, %s", d, t.s);
+        kf_ptx_ins(cx, "mul.rn.f32 %s, %s, 0f3FB8AA3B", t.s, a);   /* log2(e) */
+        kf_ptx_ins(cx, "ex2.approx.f32 %s, %s", d, t.s);
     } else if (bi == KF_BI_LOG) {
-        ptx_ins(cx, "lg2.approx.f32 %s, %s", t.s, a);
-        ptx_ins(cx, "mul.rn.f32 %s, %s, 0f3F317218", d, t.s);   /* ln(2) */
+        kf_ptx_ins(cx, "lg2.approx.f32 %s, %s", t.s, a);
+        kf_ptx_ins(cx, "mul.rn.f32 %s, %s, 0f3F317218", d, t.s);   /* ln(2) */
     } else {
-        ptx_error(cx, "'%s' is not defined on f32", kf_builtin_names[bi]);
+        kf_ptx_error(cx, "'%s' is not defined on f32", kf_builtin_names[bi]);
     }
 }
 
 static void f64_math(ptx_cx *cx, kf_builtin bi, const char *d, const char *a)
 {
     switch (bi) {
-    case KF_BI_SQRT: ptx_ins(cx, "sqrt.rn.f64 %s, %s", d, a); break;
+    case KF_BI_SQRT: kf_ptx_ins(cx, "sqrt.rn.f64 %s, %s", d, a); break;
     case KF_BI_RSQRT: {
-        preg t = ptx_tmp(cx, PTX_RC_FD);
-        ptx_ins(cx, "sqrt.rn.f64 %s, %s", t.s, a);
-        ptx_ins(cx, "div.rn.f64 %s, 0d3FF0000000000000, %s", d, t.s);
+        preg t = kf_ptx_tmp(cx, PTX_RC_FD);
+        kf_ptx_ins(cx, "sqrt.rn.f64 %s, %s", t.s, a);
+        kf_ptx_ins(cx, "div.rn.f64 %s, 0d3FF0000000000000, %s", d, t.s);
         break;
     }
-    case KF_BI_FLOOR: ptx_ins(cx, "cvt.rmi.f64.f64 %s, %s", d, a); break;
-    case KF_BI_CEIL: ptx_ins(cx, "cvt.rpi.f64.f64 %s, %s", d, a); break;
-    case KF_BI_TRUNC: ptx_ins(cx, "cvt.rzi.f64.f64 %s, %s", d, a); break;
+    case KF_BI_FLOOR: kf_ptx_ins(cx, "cvt.rmi.f64.f64 %s, %s", d, a); break;
+    case KF_BI_CEIL: kf_ptx_ins(cx, "cvt.rpi.f64.f64 %s, %s", d, a); break;
+    case KF_BI_TRUNC: kf_ptx_ins(cx, "cvt.rzi.f64.f64 %s, %s", d, a); break;
     case KF_BI_EXP:
     case KF_BI_EXP2: exp_f64(cx, d, a, bi == KF_BI_EXP2); break;
     case KF_BI_LOG:
@@ -340,18 +340,18 @@ static void f64_math(ptx_cx *cx, kf_builtin bi, const char *d, const char *a)
     case KF_BI_SIN:
     case KF_BI_COS: sincos_f64(cx, d, a, bi == KF_BI_COS); break;
     case KF_BI_TANH: tanh_f64(cx, d, a); break;
-    default: ptx_error(cx, "'%s' is not defined on f64", kf_builtin_names[bi]); break;
+    default: kf_ptx_error(cx, "'%s' is not defined on f64", kf_builtin_names[bi]); break;
     }
 }
 
-void ptx_math_lane(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const char *a, const char *b,
+void kf_ptx_math_lane(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const char *a, const char *b,
                    const char *c)
 {
     if (common_math(cx, bi, s, d, a, b, c)) return;
     if (bi == KF_BI_FAST_DIV && s == KF_S_F32) {   /* a * rcp(b), an ordinary (not .ftz) multiply */
-        preg r = ptx_tmp(cx, PTX_RC_F);
-        ptx_ins(cx, "rcp.approx.ftz.f32 %s, %s", r.s, b);
-        ptx_ins(cx, "mul.rn.f32 %s, %s, %s", d, a, r.s);
+        preg r = kf_ptx_tmp(cx, PTX_RC_F);
+        kf_ptx_ins(cx, "rcp.approx.ftz.f32 %s, %s", r.s, b);
+        kf_ptx_ins(cx, "mul.rn.f32 %s, %s, %s", d, a, r.s);
         return;
     }
     if (s == KF_S_F32) {
@@ -359,20 +359,20 @@ void ptx_math_lane(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const 
     } else if (s == KF_S_F64) {
         f64_math(cx, bi, d, a);
     } else if (s == KF_S_F16 || s == KF_S_BF16) {
-        preg fa = ptx_tmp(cx, PTX_RC_F), fr = ptx_tmp(cx, PTX_RC_F);
-        ptx_cvt_lane(cx, fa.s, KF_S_F32, a, s);
+        preg fa = kf_ptx_tmp(cx, PTX_RC_F), fr = kf_ptx_tmp(cx, PTX_RC_F);
+        kf_ptx_cvt_lane(cx, fa.s, KF_S_F32, a, s);
         if (bi == KF_BI_ROUND) {
             round_float(cx, KF_S_F32, fr.s, fa.s);
         } else if (bi == KF_BI_MIN || bi == KF_BI_MAX || bi == KF_BI_CLAMP) {   /* exact in f32 */
-            preg fb = ptx_tmp(cx, PTX_RC_F), fc = ptx_tmp(cx, PTX_RC_F);
-            ptx_cvt_lane(cx, fb.s, KF_S_F32, b, s);
-            if (bi == KF_BI_CLAMP) ptx_cvt_lane(cx, fc.s, KF_S_F32, c, s);
+            preg fb = kf_ptx_tmp(cx, PTX_RC_F), fc = kf_ptx_tmp(cx, PTX_RC_F);
+            kf_ptx_cvt_lane(cx, fb.s, KF_S_F32, b, s);
+            if (bi == KF_BI_CLAMP) kf_ptx_cvt_lane(cx, fc.s, KF_S_F32, c, s);
             common_math(cx, bi, KF_S_F32, fr.s, fa.s, fb.s, fc.s);
         } else {
             f32_math(cx, bi, fr.s, fa.s);
         }
-        ptx_cvt_lane(cx, d, s, fr.s, KF_S_F32);
+        kf_ptx_cvt_lane(cx, d, s, fr.s, KF_S_F32);
     } else {
-        ptx_error(cx, "'%s' is not defined on %s", kf_builtin_names[bi], kf_scalar_names[s]);
+        kf_ptx_error(cx, "'%s' is not defined on %s", kf_builtin_names[bi], kf_scalar_names[s]);
     }
 }

@@ -29,33 +29,33 @@ static ptx_addr addr_of(const char *base, int64_t off)
     return a;
 }
 
-void ptx_unpack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint32_t n, kf_scalar s)
+void kf_ptx_unpack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint32_t n, kf_scalar s)
 {
     if (kf_scalar_bytes[s] == 2) {
-        if (n == 2) ptx_ins(cx, "mov.b32 {%s, %s}, %s", ptx_reg(cx, v, first).s, ptx_reg(cx, v, first + 1).s, w);
-        else ptx_ins(cx, "cvt.u16.u32 %s, %s", ptx_reg(cx, v, first).s, w);
+        if (n == 2) kf_ptx_ins(cx, "mov.b32 {%s, %s}, %s", kf_ptx_reg(cx, v, first).s, kf_ptx_reg(cx, v, first + 1).s, w);
+        else kf_ptx_ins(cx, "cvt.u16.u32 %s, %s", kf_ptx_reg(cx, v, first).s, w);
         return;
     }
     for (uint32_t j = 0; j < n; j++) {
-        preg t = ptx_tmp(cx, PTX_RC_R);
-        ptx_ins(cx, "bfe.%s32 %s, %s, %u, 8", (kf_scalar_class[s] == 'i') ? "s" : "u", t.s, w, 8 * j);
-        ptx_ins(cx, "cvt.%s16.%s32 %s, %s", (kf_scalar_class[s] == 'i') ? "s" : "u", (kf_scalar_class[s] == 'i') ? "s" : "u",
-                ptx_reg(cx, v, first + j).s, t.s);
+        preg t = kf_ptx_tmp(cx, PTX_RC_R);
+        kf_ptx_ins(cx, "bfe.%s32 %s, %s, %u, 8", (kf_scalar_class[s] == 'i') ? "s" : "u", t.s, w, 8 * j);
+        kf_ptx_ins(cx, "cvt.%s16.%s32 %s, %s", (kf_scalar_class[s] == 'i') ? "s" : "u", (kf_scalar_class[s] == 'i') ? "s" : "u",
+                kf_ptx_reg(cx, v, first + j).s, t.s);
     }
 }
 
-void ptx_pack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint32_t n, kf_scalar s)
+void kf_ptx_pack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint32_t n, kf_scalar s)
 {
     if (kf_scalar_bytes[s] == 2) {
-        if (n == 2) ptx_ins(cx, "mov.b32 %s, {%s, %s}", w, ptx_reg(cx, v, first).s, ptx_reg(cx, v, first + 1).s);
-        else ptx_ins(cx, "cvt.u32.u16 %s, %s", w, ptx_reg(cx, v, first).s);
+        if (n == 2) kf_ptx_ins(cx, "mov.b32 %s, {%s, %s}", w, kf_ptx_reg(cx, v, first).s, kf_ptx_reg(cx, v, first + 1).s);
+        else kf_ptx_ins(cx, "cvt.u32.u16 %s, %s", w, kf_ptx_reg(cx, v, first).s);
         return;
     }
-    ptx_ins(cx, "cvt.u32.u8 %s, %s", w, ptx_reg(cx, v, first).s);
+    kf_ptx_ins(cx, "cvt.u32.u8 %s, %s", w, kf_ptx_reg(cx, v, first).s);
     for (uint32_t j = 1; j < n; j++) {
-        preg t = ptx_tmp(cx, PTX_RC_R);
-        ptx_ins(cx, "cvt.u32.u8 %s, %s", t.s, ptx_reg(cx, v, first + j).s);
-        ptx_ins(cx, "bfi.b32 %s, %s, %s, %u, 8", w, t.s, w, 8 * j);
+        preg t = kf_ptx_tmp(cx, PTX_RC_R);
+        kf_ptx_ins(cx, "cvt.u32.u8 %s, %s", t.s, kf_ptx_reg(cx, v, first + j).s);
+        kf_ptx_ins(cx, "bfi.b32 %s, %s, %s, %u, 8", w, t.s, w, 8 * j);
     }
 }
 
@@ -63,16 +63,16 @@ void ptx_pack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint32_t
 static preg index32(ptx_cx *cx, kf_val idx)
 {
     kf_scalar s = (kf_scalar)cx->k->vals[idx].type.scalar;
-    if (kf_scalar_bytes[s] == 4) return ptx_reg(cx, idx, 0);
-    preg t = ptx_tmp(cx, PTX_RC_R);
-    ptx_ins(cx, "cvt.%s32.%s %s, %s", (kf_scalar_class[s] == 'i') ? "s" : "u", ptx_scalars[s].mem, t.s, ptx_reg(cx, idx, 0).s);
+    if (kf_scalar_bytes[s] == 4) return kf_ptx_reg(cx, idx, 0);
+    preg t = kf_ptx_tmp(cx, PTX_RC_R);
+    kf_ptx_ins(cx, "cvt.%s32.%s %s, %s", (kf_scalar_class[s] == 'i') ? "s" : "u", kf_ptx_scalars[s].mem, t.s, kf_ptx_reg(cx, idx, 0).s);
     return t;
 }
 
 static bool const_offset(const ptx_cx *cx, kf_val idx, uint32_t bytes, int64_t *off)
 {
     uint64_t b;
-    if (!ptx_const_of(cx, idx, &b)) return false;
+    if (!kf_ptx_const_of(cx, idx, &b)) return false;
     kf_scalar s = (kf_scalar)cx->k->vals[idx].type.scalar;
     int64_t i = (int64_t)b;
     if (kf_scalar_bytes[s] < 8) {
@@ -86,10 +86,10 @@ static bool const_offset(const ptx_cx *cx, kf_val idx, uint32_t bytes, int64_t *
 }
 
 /* Address of buf[idx] (global space, 64-bit) for elements of `bytes`. */
-ptx_addr ptx_buf_addr(ptx_cx *cx, kf_val buf, kf_val idx, uint32_t bytes)
+ptx_addr kf_ptx_buf_addr(ptx_cx *cx, kf_val buf, kf_val idx, uint32_t bytes)
 {
     int64_t off;
-    preg base = ptx_reg(cx, buf, 0);
+    preg base = kf_ptx_reg(cx, buf, 0);
     if (const_offset(cx, idx, bytes, &off)) {
         return addr_of(base.s, off);
     }
@@ -98,21 +98,21 @@ ptx_addr ptx_buf_addr(ptx_cx *cx, kf_val buf, kf_val idx, uint32_t bytes)
             return addr_of(cx->acache[i].addr.s, 0);
         }
     kf_scalar s = (kf_scalar)cx->k->vals[idx].type.scalar;
-    preg t = ptx_tmp(cx, PTX_RC_RD);
+    preg t = kf_ptx_tmp(cx, PTX_RC_RD);
     if (cx->nacache < sizeof cx->acache / sizeof cx->acache[0])
         cx->acache[cx->nacache++] = (ptx_addr_entry){buf, idx, bytes, t};
     if (kf_scalar_bytes[s] == 8) {
-        ptx_ins(cx, "mad.lo.s64 %s, %s, %u, %s", t.s, ptx_reg(cx, idx, 0).s, bytes, base.s);
+        kf_ptx_ins(cx, "mad.lo.s64 %s, %s, %u, %s", t.s, kf_ptx_reg(cx, idx, 0).s, bytes, base.s);
     } else {
         preg i = index32(cx, idx);
-        ptx_ins(cx, "mad.wide.%s32 %s, %s, %u, %s", (kf_scalar_class[s] == 'i') ? "s" : "u", t.s, i.s, bytes, base.s);
+        kf_ptx_ins(cx, "mad.wide.%s32 %s, %s, %u, %s", (kf_scalar_class[s] == 'i') ? "s" : "u", t.s, i.s, bytes, base.s);
     }
     return addr_of(t.s, 0);
 }
 
 /* Address of element idx of arrays[ai] accessed as `elem` (a view of a
  * shared array: its own element type), shared or local space (32-bit). */
-ptx_addr ptx_arr_addr(ptx_cx *cx, uint32_t ai, kf_val idx, kf_type elem)
+ptx_addr kf_ptx_arr_addr(ptx_cx *cx, uint32_t ai, kf_val idx, kf_type elem)
 {
     int64_t off;
     uint32_t bytes = kf_type_elem_bytes(elem);
@@ -123,13 +123,13 @@ ptx_addr ptx_arr_addr(ptx_cx *cx, uint32_t ai, kf_val idx, kf_type elem)
     kf_scalar s = (kf_scalar)cx->k->vals[idx].type.scalar;
     preg i;
     if (kf_scalar_bytes[s] == 8) {
-        i = ptx_tmp(cx, PTX_RC_R);
-        ptx_ins(cx, "cvt.u32.u64 %s, %s", i.s, ptx_reg(cx, idx, 0).s);
+        i = kf_ptx_tmp(cx, PTX_RC_R);
+        kf_ptx_ins(cx, "cvt.u32.u64 %s, %s", i.s, kf_ptx_reg(cx, idx, 0).s);
     } else {
         i = index32(cx, idx);
     }
-    preg b = ptx_tmp(cx, PTX_RC_R), t = ptx_tmp(cx, PTX_RC_R);
-    ptx_ins(cx, "mov.u32 %s, %s", b.s, name);
-    ptx_ins(cx, "mad.lo.s32 %s, %s, %u, %s", t.s, i.s, bytes, b.s);
+    preg b = kf_ptx_tmp(cx, PTX_RC_R), t = kf_ptx_tmp(cx, PTX_RC_R);
+    kf_ptx_ins(cx, "mov.u32 %s, %s", b.s, name);
+    kf_ptx_ins(cx, "mad.lo.s32 %s, %s, %u, %s", t.s, i.s, bytes, b.s);
     return addr_of(t.s, 0);
 }

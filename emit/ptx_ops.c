@@ -54,20 +54,20 @@ static bool is_float_s(kf_scalar s)
 static const char *movty(kf_scalar s)
 {
     if (s == KF_S_BOOL) return "pred";
-    return is_half(s) ? "b16" : ptx_scalars[s].arith;
+    return is_half(s) ? "b16" : kf_ptx_scalars[s].arith;
 }
 
-void ptx_normalize(ptx_cx *cx, const char *d, kf_scalar s)
+void kf_ptx_normalize(ptx_cx *cx, const char *d, kf_scalar s)
 {
-    if (s == KF_S_I8) ptx_ins(cx, "cvt.s16.s8 %s, %s", d, d);
-    else if (s == KF_S_U8) ptx_ins(cx, "cvt.u16.u8 %s, %s", d, d);
+    if (s == KF_S_I8) kf_ptx_ins(cx, "cvt.s16.s8 %s, %s", d, d);
+    else if (s == KF_S_U8) kf_ptx_ins(cx, "cvt.u16.u8 %s, %s", d, d);
 }
 
 /* The type of a wrapping + - * on integer scalar s: u16 for every value held
  * in a 16-bit register (see the invariant in ptx_internal.h), else its own. */
 static const char *wrap_type(kf_scalar s)
 {
-    return kf_scalar_bytes[s] <= 2 ? "u16" : ptx_scalars[s].arith;
+    return kf_scalar_bytes[s] <= 2 ? "u16" : kf_ptx_scalars[s].arith;
 }
 
 /* d = -a wrapped to the width of integer scalar s, normalized. 16-bit
@@ -75,9 +75,9 @@ static const char *wrap_type(kf_scalar s)
  * wrapping (-(-32768) became +32768 for whatever read it sign-extended). */
 static void int_neg(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
 {
-    if (kf_scalar_bytes[s] <= 2) ptx_ins(cx, "sub.u16 %s, 0, %s", d, a);
-    else ptx_ins(cx, "neg.%s %s, %s", kf_scalar_bytes[s] == 8 ? "s64" : "s32", d, a);
-    ptx_normalize(cx, d, s);
+    if (kf_scalar_bytes[s] <= 2) kf_ptx_ins(cx, "sub.u16 %s, 0, %s", d, a);
+    else kf_ptx_ins(cx, "neg.%s %s, %s", kf_scalar_bytes[s] == 8 ? "s64" : "s32", d, a);
+    kf_ptx_normalize(cx, d, s);
 }
 
 /* ---- conversions ------------------------------------------------------------ */
@@ -88,24 +88,24 @@ static void int_neg(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
  * followed by RNE at 8 bits equals one RNE rounding. */
 static void cvt_bf16_rodd(ptx_cx *cx, const char *d, const char *a, kf_scalar as)
 {
-    preg f = ptx_tmp(cx, PTX_RC_F), p = ptx_tmp(cx, PTX_RC_P);
-    preg w = ptx_tmp(cx, PTX_RC_R), w1 = ptx_tmp(cx, PTX_RC_R);
-    const char *t = ptx_scalars[as].mem;
-    ptx_ins(cx, "cvt.rz.f32.%s %s, %s", t, f.s, a);
+    preg f = kf_ptx_tmp(cx, PTX_RC_F), p = kf_ptx_tmp(cx, PTX_RC_P);
+    preg w = kf_ptx_tmp(cx, PTX_RC_R), w1 = kf_ptx_tmp(cx, PTX_RC_R);
+    const char *t = kf_ptx_scalars[as].mem;
+    kf_ptx_ins(cx, "cvt.rz.f32.%s %s, %s", t, f.s, a);
     if (as == KF_S_F64) {
-        preg back = ptx_tmp(cx, PTX_RC_FD);
-        ptx_ins(cx, "cvt.f64.f32 %s, %s", back.s, f.s);
-        ptx_ins(cx, "setp.neu.f64 %s, %s, %s", p.s, back.s, a);
+        preg back = kf_ptx_tmp(cx, PTX_RC_FD);
+        kf_ptx_ins(cx, "cvt.f64.f32 %s, %s", back.s, f.s);
+        kf_ptx_ins(cx, "setp.neu.f64 %s, %s, %s", p.s, back.s, a);
     } else {
-        preg back = ptx_tmp(cx, (ptx_rclass)ptx_scalars[as].rc);
-        ptx_ins(cx, "cvt.rzi.%s.f32 %s, %s", t, back.s, f.s);
-        ptx_ins(cx, "setp.ne.%s %s, %s, %s", t, p.s, back.s, a);
+        preg back = kf_ptx_tmp(cx, (ptx_rclass)kf_ptx_scalars[as].rc);
+        kf_ptx_ins(cx, "cvt.rzi.%s.f32 %s, %s", t, back.s, f.s);
+        kf_ptx_ins(cx, "setp.ne.%s %s, %s, %s", t, p.s, back.s, a);
     }
-    ptx_ins(cx, "mov.b32 %s, %s", w.s, f.s);
-    ptx_ins(cx, "or.b32 %s, %s, 1", w1.s, w.s);
-    ptx_ins(cx, "selp.b32 %s, %s, %s, %s", w.s, w1.s, w.s, p.s);
-    ptx_ins(cx, "mov.b32 %s, %s", f.s, w.s);
-    ptx_ins(cx, "cvt.rn.bf16.f32 %s, %s", d, f.s);
+    kf_ptx_ins(cx, "mov.b32 %s, %s", w.s, f.s);
+    kf_ptx_ins(cx, "or.b32 %s, %s, 1", w1.s, w.s);
+    kf_ptx_ins(cx, "selp.b32 %s, %s, %s, %s", w.s, w1.s, w.s, p.s);
+    kf_ptx_ins(cx, "mov.b32 %s, %s", f.s, w.s);
+    kf_ptx_ins(cx, "cvt.rn.bf16.f32 %s, %s", d, f.s);
 }
 
 static void cvt_from_bool(ptx_cx *cx, const char *d, kf_scalar ds, const char *a)
@@ -114,11 +114,11 @@ static void cvt_from_bool(ptx_cx *cx, const char *d, kf_scalar ds, const char *a
         [KF_S_F16] = 0x3C00, [KF_S_BF16] = 0x3F80, [KF_S_F32] = 0x3F800000, [KF_S_F64] = 0x3FF0000000000000ull,
     };
     if (ds == KF_S_BOOL) {
-        ptx_ins(cx, "mov.pred %s, %s", d, a);
+        kf_ptx_ins(cx, "mov.pred %s, %s", d, a);
         return;
     }
     uint64_t o = is_float_s(ds) ? one[ds] : 1;
-    ptx_ins(cx, "selp.%s %s, %s, 0, %s", ptx_scalars[ds].bits, d, ptx_imm(ds, o).s, a);
+    kf_ptx_ins(cx, "selp.%s %s, %s, 0, %s", kf_ptx_scalars[ds].bits, d, kf_ptx_imm(ds, o).s, a);
 }
 
 /* Float -> integer: truncate toward zero and saturate (cvt.rzi clamps to
@@ -127,11 +127,11 @@ static void cvt_from_bool(ptx_cx *cx, const char *d, kf_scalar ds, const char *a
  * INT64_MIN for s64), so a setp.nan selects 0. `am` spells the source type. */
 static void cvt_float_to_int(ptx_cx *cx, const char *d, kf_scalar ds, const char *a, const char *am)
 {
-    preg p = ptx_tmp(cx, PTX_RC_P), t = ptx_tmp(cx, (ptx_rclass)ptx_scalars[ds].rc);
-    ptx_ins(cx, "setp.nan.%s %s, %s, %s", am, p.s, a, a);
+    preg p = kf_ptx_tmp(cx, PTX_RC_P), t = kf_ptx_tmp(cx, (ptx_rclass)kf_ptx_scalars[ds].rc);
+    kf_ptx_ins(cx, "setp.nan.%s %s, %s, %s", am, p.s, a, a);
     bool sat = kf_scalar_bytes[ds] >= 4 && strcmp(am, "bf16") != 0;   /* redundant; not allowed from bf16 */
-    ptx_ins(cx, "cvt.rzi.%s%s.%s %s, %s", sat ? "sat." : "", ptx_scalars[ds].mem, am, t.s, a);
-    ptx_ins(cx, "selp.%s %s, 0, %s, %s", ptx_scalars[ds].bits, d, t.s, p.s);
+    kf_ptx_ins(cx, "cvt.rzi.%s%s.%s %s, %s", sat ? "sat." : "", kf_ptx_scalars[ds].mem, am, t.s, a);
+    kf_ptx_ins(cx, "selp.%s %s, 0, %s, %s", kf_ptx_scalars[ds].bits, d, t.s, p.s);
 }
 
 /* f16 and bf16 never convert into each other directly: ptxas 13 folds a
@@ -144,61 +144,61 @@ static void cvt_from_bf16(ptx_cx *cx, const char *d, kf_scalar ds, const char *a
 {
     bool direct = cx->o->arch >= 90 && ds != KF_S_F32 && ds != KF_S_F16 && kf_scalar_bytes[ds] >= 2;
     if (ds == KF_S_F32 || (direct && is_float_s(ds))) {
-        ptx_ins(cx, "cvt.%s.bf16 %s, %s", ptx_scalars[ds].mem, d, a);
+        kf_ptx_ins(cx, "cvt.%s.bf16 %s, %s", kf_ptx_scalars[ds].mem, d, a);
         return;
     }
     if (direct) {
         cvt_float_to_int(cx, d, ds, a, "bf16");
         return;
     }
-    preg f = ptx_tmp(cx, PTX_RC_F);
-    ptx_ins(cx, "cvt.f32.bf16 %s, %s", f.s, a);
-    ptx_cvt_lane(cx, d, ds, f.s, KF_S_F32);
+    preg f = kf_ptx_tmp(cx, PTX_RC_F);
+    kf_ptx_ins(cx, "cvt.f32.bf16 %s, %s", f.s, a);
+    kf_ptx_cvt_lane(cx, d, ds, f.s, KF_S_F32);
 }
 
 /* anything but bf16 -> bf16. */
 static void cvt_to_bf16(ptx_cx *cx, const char *d, const char *a, kf_scalar as)
 {
     if (as == KF_S_F32) {
-        ptx_ins(cx, "cvt.rn.bf16.f32 %s, %s", d, a);
+        kf_ptx_ins(cx, "cvt.rn.bf16.f32 %s, %s", d, a);
     } else if (cx->o->arch >= 90 && as != KF_S_F16 && kf_scalar_bytes[as] >= 2) {
-        ptx_ins(cx, "cvt.rn.bf16.%s %s, %s", ptx_scalars[as].mem, d, a);
+        kf_ptx_ins(cx, "cvt.rn.bf16.%s %s, %s", kf_ptx_scalars[as].mem, d, a);
     } else if (as == KF_S_F16 || kf_scalar_bytes[as] <= 2) {
-        preg f = ptx_tmp(cx, PTX_RC_F);   /* exact in f32 */
-        ptx_cvt_lane(cx, f.s, KF_S_F32, a, as);
-        ptx_ins(cx, "cvt.rn.bf16.f32 %s, %s", d, f.s);
+        preg f = kf_ptx_tmp(cx, PTX_RC_F);   /* exact in f32 */
+        kf_ptx_cvt_lane(cx, f.s, KF_S_F32, a, as);
+        kf_ptx_ins(cx, "cvt.rn.bf16.f32 %s, %s", d, f.s);
     } else {
         cvt_bf16_rodd(cx, d, a, as);
     }
 }
 
-void ptx_cvt_lane(ptx_cx *cx, const char *d, kf_scalar ds, const char *a, kf_scalar as)
+void kf_ptx_cvt_lane(ptx_cx *cx, const char *d, kf_scalar ds, const char *a, kf_scalar as)
 {
-    const char *dm = ds == KF_S_F16 ? "f16" : ptx_scalars[ds].mem;
-    const char *am = as == KF_S_F16 ? "f16" : ptx_scalars[as].mem;
+    const char *dm = ds == KF_S_F16 ? "f16" : kf_ptx_scalars[ds].mem;
+    const char *am = as == KF_S_F16 ? "f16" : kf_ptx_scalars[as].mem;
     if (ds == as) {
-        ptx_ins(cx, "mov.%s %s, %s", movty(ds), d, a);
+        kf_ptx_ins(cx, "mov.%s %s, %s", movty(ds), d, a);
     } else if (as == KF_S_BOOL) {
         cvt_from_bool(cx, d, ds, a);
     } else if (ds == KF_S_BOOL) {
-        ptx_ins(cx, "setp.ne.%s %s, %s, 0", is_half(as) ? "b16" : ptx_scalars[as].arith, d, a);
+        kf_ptx_ins(cx, "setp.ne.%s %s, %s, 0", is_half(as) ? "b16" : kf_ptx_scalars[as].arith, d, a);
     } else if (as == KF_S_BF16) {
         cvt_from_bf16(cx, d, ds, a);
     } else if (ds == KF_S_BF16) {
         cvt_to_bf16(cx, d, a, as);
     } else if (!is_float_s(as) && !is_float_s(ds)) {
         if (kf_scalar_bytes[as] == kf_scalar_bytes[ds] && kf_scalar_bytes[as] >= 2)
-            ptx_ins(cx, "mov.%s %s, %s", ptx_scalars[ds].bits, d, a);
+            kf_ptx_ins(cx, "mov.%s %s, %s", kf_ptx_scalars[ds].bits, d, a);
         else
-            ptx_ins(cx, "cvt.%s.%s %s, %s", dm, am, d, a);
+            kf_ptx_ins(cx, "cvt.%s.%s %s, %s", dm, am, d, a);
     } else if (!is_float_s(as)) {
-        ptx_ins(cx, "cvt.rn.%s.%s %s, %s", dm, am, d, a);
+        kf_ptx_ins(cx, "cvt.rn.%s.%s %s, %s", dm, am, d, a);
     } else if (!is_float_s(ds)) {
         cvt_float_to_int(cx, d, ds, a, am);
     } else if (kf_scalar_bytes[ds] > kf_scalar_bytes[as]) {
-        ptx_ins(cx, "cvt.%s.%s %s, %s", dm, am, d, a);
+        kf_ptx_ins(cx, "cvt.%s.%s %s, %s", dm, am, d, a);
     } else {
-        ptx_ins(cx, "cvt.rn.%s.%s %s, %s", dm, am, d, a);
+        kf_ptx_ins(cx, "cvt.rn.%s.%s %s, %s", dm, am, d, a);
     }
 }
 
@@ -208,7 +208,7 @@ static void reg_list(ptx_cx *cx, kf_buf *b, kf_val v, uint32_t n)
 {
     for (uint32_t l = 0; l < n; l++) {
         if (l) kf_buf_append(b, ", ", 2);
-        kf_buf_puts(b, ptx_reg(cx, v, l).s);
+        kf_buf_puts(b, kf_ptx_reg(cx, v, l).s);
     }
 }
 
@@ -220,16 +220,16 @@ static void mem_access(ptx_cx *cx, bool store, const char *sp, const char *addr,
     uint32_t n = nlanes(elem), sb = kf_scalar_bytes[s];
     if (s == KF_S_BOOL) {
         if (n != 1) {
-            ptx_error(cx, "bool vectors cannot be stored in memory; use u8 lanes and compare with != 0");
+            kf_ptx_error(cx, "bool vectors cannot be stored in memory; use u8 lanes and compare with != 0");
             return;
         }
-        preg t = ptx_tmp(cx, PTX_RC_RS);
+        preg t = kf_ptx_tmp(cx, PTX_RC_RS);
         if (store) {
-            ptx_ins(cx, "selp.u16 %s, 1, 0, %s", t.s, ptx_reg(cx, v, 0).s);
-            ptx_ins(cx, "st.%s.u8 [%s], %s", sp, addr, t.s);
+            kf_ptx_ins(cx, "selp.u16 %s, 1, 0, %s", t.s, kf_ptx_reg(cx, v, 0).s);
+            kf_ptx_ins(cx, "st.%s.u8 [%s], %s", sp, addr, t.s);
         } else {
-            ptx_ins(cx, "ld.%s.u8 %s, [%s]", sp, t.s, addr);
-            ptx_ins(cx, "setp.ne.u16 %s, %s, 0", ptx_reg(cx, v, 0).s, t.s);
+            kf_ptx_ins(cx, "ld.%s.u8 %s, [%s]", sp, t.s, addr);
+            kf_ptx_ins(cx, "setp.ne.u16 %s, %s, 0", kf_ptx_reg(cx, v, 0).s, t.s);
         }
         return;
     }
@@ -239,22 +239,22 @@ static void mem_access(ptx_cx *cx, bool store, const char *sp, const char *addr,
         const char *vec = vecs[n];
         reg_list(cx, &list, v, n);
         const char *lb = n > 1 ? "{" : "", *rb = n > 1 ? "}" : "";
-        if (store) ptx_ins(cx, "st.%s.%s%s [%s], %s%s%s", sp, vec, ptx_scalars[s].mem, addr, lb, list.data, rb);
-        else ptx_ins(cx, "ld.%s.%s%s %s%s%s, [%s]", sp, vec, ptx_scalars[s].mem, lb, list.data, rb, addr);
+        if (store) kf_ptx_ins(cx, "st.%s.%s%s [%s], %s%s%s", sp, vec, kf_ptx_scalars[s].mem, addr, lb, list.data, rb);
+        else kf_ptx_ins(cx, "ld.%s.%s%s %s%s%s, [%s]", sp, vec, kf_ptx_scalars[s].mem, lb, list.data, rb, addr);
         kf_buf_free(&list);
         return;
     }
     uint32_t words = n * sb / 4, per = 4 / sb;
     preg w[4];
     for (uint32_t i = 0; i < words; i++) {
-        w[i] = ptx_tmp(cx, PTX_RC_R);
+        w[i] = kf_ptx_tmp(cx, PTX_RC_R);
         if (i) kf_buf_append(&list, ", ", 2);
         kf_buf_puts(&list, w[i].s);
-        if (store) ptx_pack_word(cx, w[i].s, v, i * per, per, s);
+        if (store) kf_ptx_pack_word(cx, w[i].s, v, i * per, per, s);
     }
-    if (store) ptx_ins(cx, "st.%s.v%u.b32 [%s], {%s}", sp, words, addr, list.data);
-    else ptx_ins(cx, "ld.%s.v%u.b32 {%s}, [%s]", sp, words, list.data, addr);
-    for (uint32_t i = 0; i < words && !store; i++) ptx_unpack_word(cx, w[i].s, v, i * per, per, s);
+    if (store) kf_ptx_ins(cx, "st.%s.v%u.b32 [%s], {%s}", sp, words, addr, list.data);
+    else kf_ptx_ins(cx, "ld.%s.v%u.b32 {%s}, [%s]", sp, words, list.data, addr);
+    for (uint32_t i = 0; i < words && !store; i++) kf_ptx_unpack_word(cx, w[i].s, v, i * per, per, s);
     kf_buf_free(&list);
 }
 
@@ -268,28 +268,28 @@ static void emit_array(ptx_cx *cx, const kf_ir_ins *in, bool store)
 {
     uint32_t ai = (uint32_t)in->imm;
     if (ai >= cx->k->narrays) {
-        ptx_error(cx, "internal error: array %u does not exist", ai);
+        kf_ptx_error(cx, "internal error: array %u does not exist", ai);
         return;
     }
     kf_type at = cx->k->arrays[ai].type;
     kf_val v = store ? in->a[1] : in->dst;
     if (!cx->areg[ai]) {
-        ptx_addr a = ptx_arr_addr(cx, ai, in->a[0], in->type);
+        ptx_addr a = kf_ptx_arr_addr(cx, ai, in->a[0], in->type);
         mem_access(cx, store, arr_space(cx, ai), a.s, in->type, v);
         return;
     }
     uint64_t e = 0;
-    (void)ptx_const_of(cx, in->a[0], &e);
+    (void)kf_ptx_const_of(cx, in->a[0], &e);
     if (e >= at.len) {
-        ptx_error(cx, "index %llu is out of bounds for '%s' of length %u", (unsigned long long)e,
+        kf_ptx_error(cx, "index %llu is out of bounds for '%s' of length %u", (unsigned long long)e,
                   cx->k->arrays[ai].name ? cx->k->arrays[ai].name : "array", at.len);
         return;
     }
     kf_scalar s = (kf_scalar)at.scalar;
     for (uint32_t l = 0; l < at.lanes; l++) {
-        preg r = ptx_regn(cx, (ptx_rclass)ptx_scalars[s].rc, cx->areg[ai] + (uint32_t)e * at.lanes + l);
-        if (store) ptx_ins(cx, "mov.%s %s, %s", movty(s), r.s, ptx_movsrc(cx, v, l).s);
-        else ptx_ins(cx, "mov.%s %s, %s", movty(s), ptx_reg(cx, v, l).s, r.s);
+        preg r = kf_ptx_regn(cx, (ptx_rclass)kf_ptx_scalars[s].rc, cx->areg[ai] + (uint32_t)e * at.lanes + l);
+        if (store) kf_ptx_ins(cx, "mov.%s %s, %s", movty(s), r.s, kf_ptx_movsrc(cx, v, l).s);
+        else kf_ptx_ins(cx, "mov.%s %s, %s", movty(s), kf_ptx_reg(cx, v, l).s, r.s);
     }
 }
 
@@ -297,21 +297,21 @@ static void emit_load(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_type bt = vtype(cx, in->a[0]);
     kf_type et = vtype(cx, in->dst);
-    ptx_addr a = ptx_buf_addr(cx, in->a[0], in->a[1], kf_type_elem_bytes(et));
+    ptx_addr a = kf_ptx_buf_addr(cx, in->a[0], in->a[1], kf_type_elem_bytes(et));
     mem_access(cx, false, (bt.flags & KF_TF_MUT) ? "global" : "global.nc", a.s, et, in->dst);
 }
 
 static void emit_store(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_type et = vtype(cx, in->a[2]);
-    ptx_addr a = ptx_buf_addr(cx, in->a[0], in->a[1], kf_type_elem_bytes(et));
+    ptx_addr a = kf_ptx_buf_addr(cx, in->a[0], in->a[1], kf_type_elem_bytes(et));
     mem_access(cx, true, "global", a.s, et, in->a[2]);
 }
 
 static void emit_param(ptx_cx *cx, const kf_ir_ins *in)
 {
     if (in->imm >= cx->k->nparams) {
-        ptx_error(cx, "internal error: parameter %llu does not exist", (unsigned long long)in->imm);
+        kf_ptx_error(cx, "internal error: parameter %llu does not exist", (unsigned long long)in->imm);
         return;
     }
     const kf_ir_param *p = &cx->k->params[in->imm];
@@ -319,11 +319,11 @@ static void emit_param(ptx_cx *cx, const kf_ir_ins *in)
     kf_buf_puts(&addr, "p_");
     kf_buf_puts(&addr, p->name);
     if (addr.oom) {
-        ptx_error(cx, "out of memory");
+        kf_ptx_error(cx, "out of memory");
     } else if (p->type.kind == KF_TK_BUFFER) {
-        preg d = ptx_reg(cx, in->dst, 0);
-        ptx_ins(cx, "ld.param.u64 %s, [%s]", d.s, addr.data);
-        ptx_ins(cx, "cvta.to.global.u64 %s, %s", d.s, d.s);
+        preg d = kf_ptx_reg(cx, in->dst, 0);
+        kf_ptx_ins(cx, "ld.param.u64 %s, [%s]", d.s, addr.data);
+        kf_ptx_ins(cx, "cvta.to.global.u64 %s, %s", d.s, d.s);
     } else {
         mem_access(cx, false, "param", addr.data, p->type, in->dst);
     }
@@ -335,13 +335,13 @@ static void emit_param(ptx_cx *cx, const kf_ir_ins *in)
 /* Shift amount as a u32 register (PTX clamps amounts >= width). */
 static preg shift_amount(ptx_cx *cx, const char *b, kf_scalar s)
 {
-    preg t = ptx_tmp(cx, PTX_RC_R);
+    preg t = kf_ptx_tmp(cx, PTX_RC_R);
     if (kf_scalar_bytes[s] == 8) {
-        preg c = ptx_tmp(cx, PTX_RC_RD);
-        ptx_ins(cx, "min.u64 %s, %s, 64", c.s, b);
-        ptx_ins(cx, "cvt.u32.u64 %s, %s", t.s, c.s);
+        preg c = kf_ptx_tmp(cx, PTX_RC_RD);
+        kf_ptx_ins(cx, "min.u64 %s, %s, 64", c.s, b);
+        kf_ptx_ins(cx, "cvt.u32.u64 %s, %s", t.s, c.s);
     } else if (kf_scalar_bytes[s] <= 2) {
-        ptx_ins(cx, "cvt.u32.u%u %s, %s", 8u * kf_scalar_bytes[s], t.s, b);
+        kf_ptx_ins(cx, "cvt.u32.u%u %s, %s", 8u * kf_scalar_bytes[s], t.s, b);
     } else {
         snprintf(t.s, sizeof t.s, "%s", b);
     }
@@ -352,34 +352,34 @@ static preg shift_amount(ptx_cx *cx, const char *b, kf_scalar s)
  * x % -1 = 0, so INT_MIN / -1 never reaches div. */
 static void signed_divrem(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const char *a, const char *b)
 {
-    ptx_rclass rc = (ptx_rclass)ptx_scalars[s].rc;
-    const char *ar = ptx_scalars[s].arith, *bi = ptx_scalars[s].bits;
-    preg p = ptx_tmp(cx, PTX_RC_P), b1 = ptx_tmp(cx, rc), q = ptx_tmp(cx, rc);
-    ptx_ins(cx, "setp.eq.%s %s, %s, -1", ar, p.s, b);
-    ptx_ins(cx, "selp.%s %s, 1, %s, %s", bi, b1.s, b, p.s);
-    ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].ints, ar, q.s, a, b1.s);
+    ptx_rclass rc = (ptx_rclass)kf_ptx_scalars[s].rc;
+    const char *ar = kf_ptx_scalars[s].arith, *bi = kf_ptx_scalars[s].bits;
+    preg p = kf_ptx_tmp(cx, PTX_RC_P), b1 = kf_ptx_tmp(cx, rc), q = kf_ptx_tmp(cx, rc);
+    kf_ptx_ins(cx, "setp.eq.%s %s, %s, -1", ar, p.s, b);
+    kf_ptx_ins(cx, "selp.%s %s, 1, %s, %s", bi, b1.s, b, p.s);
+    kf_ptx_ins(cx, "%s.%s %s, %s, %s", kf_ptx_binops[op].ints, ar, q.s, a, b1.s);
     if (op == KF_OP_DIV) {
-        preg n = ptx_tmp(cx, rc);
+        preg n = kf_ptx_tmp(cx, rc);
         int_neg(cx, s, n.s, a);
-        ptx_ins(cx, "selp.%s %s, %s, %s, %s", bi, d, n.s, q.s, p.s);
+        kf_ptx_ins(cx, "selp.%s %s, %s, %s, %s", bi, d, n.s, q.s, p.s);
     } else {
-        ptx_ins(cx, "selp.%s %s, 0, %s, %s", bi, d, q.s, p.s);
+        kf_ptx_ins(cx, "selp.%s %s, 0, %s, %s", bi, d, q.s, p.s);
     }
 }
 
 static void int_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const char *a, const char *b)
 {
-    const ptx_scalar_info *si = &ptx_scalars[s];
+    const ptx_scalar_info *si = &kf_ptx_scalars[s];
     switch (op) {
     case KF_OP_AND:
     case KF_OP_OR:
     case KF_OP_XOR:
-        ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].ints, si->bits, d, a, b);
+        kf_ptx_ins(cx, "%s.%s %s, %s, %s", kf_ptx_binops[op].ints, si->bits, d, a, b);
         return;
     case KF_OP_SHL:
     case KF_OP_SHR: {
         preg t = shift_amount(cx, b, s);
-        ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].ints, op == KF_OP_SHL ? si->bits : si->arith, d, a, t.s);
+        kf_ptx_ins(cx, "%s.%s %s, %s, %s", kf_ptx_binops[op].ints, op == KF_OP_SHL ? si->bits : si->arith, d, a, t.s);
         break;
     }
     case KF_OP_DIV:
@@ -388,35 +388,35 @@ static void int_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const ch
             signed_divrem(cx, op, s, d, a, b);
             return;
         }
-        ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].ints, si->arith, d, a, b);
+        kf_ptx_ins(cx, "%s.%s %s, %s, %s", kf_ptx_binops[op].ints, si->arith, d, a, b);
         break;
     case KF_OP_ADD:
     case KF_OP_SUB:
     case KF_OP_MUL:
-        ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].ints, wrap_type(s), d, a, b);
+        kf_ptx_ins(cx, "%s.%s %s, %s, %s", kf_ptx_binops[op].ints, wrap_type(s), d, a, b);
         break;
     default:
-        ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].ints, si->arith, d, a, b);
+        kf_ptx_ins(cx, "%s.%s %s, %s, %s", kf_ptx_binops[op].ints, si->arith, d, a, b);
         break;
     }
-    ptx_normalize(cx, d, s);
+    kf_ptx_normalize(cx, d, s);
 }
 
 /* Through f32: exact widening, one f32 operation, one rounding back (the
  * double rounding is innocuous: 24 >= 2 * 11 + 2). */
 static void half_via_f32(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const char *a, const char *b)
 {
-    preg fa = ptx_tmp(cx, PTX_RC_F), fb = ptx_tmp(cx, PTX_RC_F), fr = ptx_tmp(cx, PTX_RC_F);
-    ptx_cvt_lane(cx, fa.s, KF_S_F32, a, s);
-    ptx_cvt_lane(cx, fb.s, KF_S_F32, b, s);
-    ptx_ins(cx, "%s.f32 %s, %s, %s", ptx_binops[op].floats, fr.s, fa.s, fb.s);
-    ptx_ins(cx, "cvt.rn.%s.f32 %s, %s", s == KF_S_F16 ? "f16" : "bf16", d, fr.s);
+    preg fa = kf_ptx_tmp(cx, PTX_RC_F), fb = kf_ptx_tmp(cx, PTX_RC_F), fr = kf_ptx_tmp(cx, PTX_RC_F);
+    kf_ptx_cvt_lane(cx, fa.s, KF_S_F32, a, s);
+    kf_ptx_cvt_lane(cx, fb.s, KF_S_F32, b, s);
+    kf_ptx_ins(cx, "%s.f32 %s, %s, %s", kf_ptx_binops[op].floats, fr.s, fa.s, fb.s);
+    kf_ptx_ins(cx, "cvt.rn.%s.f32 %s, %s", s == KF_S_F16 ? "f16" : "bf16", d, fr.s);
 }
 
 static void float_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const char *a, const char *b)
 {
-    if (!ptx_binops[op].floats) {
-        ptx_error(cx, "operator '%s' is not defined on %s", kf_op_spelling[op], kf_scalar_names[s]);
+    if (!kf_ptx_binops[op].floats) {
+        kf_ptx_error(cx, "operator '%s' is not defined on %s", kf_op_spelling[op], kf_scalar_names[s]);
         return;
     }
     if (op == KF_OP_DIV && is_half(s)) {
@@ -424,12 +424,12 @@ static void float_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const 
     } else if (s == KF_S_BF16 && cx->o->arch < 90) {
         /* sm_80..89 have fma.rn.bf16 only: a+b = fma(b,1,a), a-b = fma(b,-1,a),
          * a*b = fma(a,b,-0); each exact but for the one rounding. */
-        preg k = ptx_tmp(cx, PTX_RC_H);
-        ptx_ins(cx, "mov.b16 %s, %s", k.s, op == KF_OP_ADD ? "0x3F80" : op == KF_OP_SUB ? "0xBF80" : "0x8000");
-        if (op == KF_OP_MUL) ptx_ins(cx, "fma.rn.bf16 %s, %s, %s, %s", d, a, b, k.s);
-        else ptx_ins(cx, "fma.rn.bf16 %s, %s, %s, %s", d, b, k.s, a);
+        preg k = kf_ptx_tmp(cx, PTX_RC_H);
+        kf_ptx_ins(cx, "mov.b16 %s, %s", k.s, op == KF_OP_ADD ? "0x3F80" : op == KF_OP_SUB ? "0xBF80" : "0x8000");
+        if (op == KF_OP_MUL) kf_ptx_ins(cx, "fma.rn.bf16 %s, %s, %s, %s", d, a, b, k.s);
+        else kf_ptx_ins(cx, "fma.rn.bf16 %s, %s, %s, %s", d, b, k.s, a);
     } else {
-        ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].floats, ptx_scalars[s].arith, d, a, b);
+        kf_ptx_ins(cx, "%s.%s %s, %s, %s", kf_ptx_binops[op].floats, kf_ptx_scalars[s].arith, d, a, b);
     }
 }
 
@@ -453,18 +453,18 @@ static int64_t sext(uint64_t bits, kf_scalar s)
  * (signed >>: the sign fill). Returns false when the general path applies. */
 static bool const_int_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const char *a, uint64_t bits)
 {
-    const ptx_scalar_info *si = &ptx_scalars[s];
+    const ptx_scalar_info *si = &kf_ptx_scalars[s];
     uint32_t w = 8u * kf_scalar_bytes[s];
     if (op == KF_OP_SHL || op == KF_OP_SHR) {
         uint64_t amt = (uint64_t)sext(bits, s) & (w >= 64 ? ~0ull : ((1ull << w) - 1));
         if (amt >= w && (op == KF_OP_SHL || !is_signed_s(s))) {
-            ptx_ins(cx, "mov.%s %s, 0", si->bits, d);
+            kf_ptx_ins(cx, "mov.%s %s, 0", si->bits, d);
             return true;
         }
         if (amt >= w) amt = w - 1;   /* 8-bit values are sign-extended in 16-bit registers: bit 7 fills too */
-        ptx_ins(cx, "%s.%s %s, %s, %u", ptx_binops[op].ints, op == KF_OP_SHL ? si->bits : si->arith, d, a,
+        kf_ptx_ins(cx, "%s.%s %s, %s, %u", kf_ptx_binops[op].ints, op == KF_OP_SHL ? si->bits : si->arith, d, a,
                 (unsigned)amt);
-        ptx_normalize(cx, d, s);
+        kf_ptx_normalize(cx, d, s);
         return true;
     }
     if ((op != KF_OP_DIV && op != KF_OP_REM) || !is_signed_s(s)) return false;
@@ -472,9 +472,9 @@ static bool const_int_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, co
         int_neg(cx, s, d, a);
         return true;
     }
-    if (sext(bits, s) == -1) ptx_ins(cx, "mov.%s %s, 0", si->bits, d);
-    else ptx_ins(cx, "%s.%s %s, %s, %lld", ptx_binops[op].ints, si->arith, d, a, (long long)sext(bits, s));
-    ptx_normalize(cx, d, s);
+    if (sext(bits, s) == -1) kf_ptx_ins(cx, "mov.%s %s, 0", si->bits, d);
+    else kf_ptx_ins(cx, "%s.%s %s, %s, %lld", kf_ptx_binops[op].ints, si->arith, d, a, (long long)sext(bits, s));
+    kf_ptx_normalize(cx, d, s);
     return true;
 }
 
@@ -494,16 +494,16 @@ static bool packed_half(kf_type t)
 
 static preg half_pair(ptx_cx *cx, kf_val v, uint32_t l)
 {
-    preg w = ptx_tmp(cx, PTX_RC_R);
-    ptx_ins(cx, "mov.b32 %s, {%s, %s}", w.s, ptx_reg(cx, v, l).s, ptx_reg(cx, v, l + 1).s);
+    preg w = kf_ptx_tmp(cx, PTX_RC_R);
+    kf_ptx_ins(cx, "mov.b32 %s, {%s, %s}", w.s, kf_ptx_reg(cx, v, l).s, kf_ptx_reg(cx, v, l + 1).s);
     return w;
 }
 
 /* A .b32 register holding `bits` (both lanes of a pair constant). */
 static preg pair_const(ptx_cx *cx, uint32_t bits)
 {
-    preg k = ptx_tmp(cx, PTX_RC_R);
-    ptx_ins(cx, "mov.b32 %s, 0x%08X", k.s, bits);
+    preg k = kf_ptx_tmp(cx, PTX_RC_R);
+    kf_ptx_ins(cx, "mov.b32 %s, 0x%08X", k.s, bits);
     return k;
 }
 
@@ -515,17 +515,17 @@ static void packed_pair(ptx_cx *cx, kf_scalar s, int op, bool builtin, const cha
     bool emulate = s == KF_S_BF16 && cx->o->arch < 90 && !builtin;
     if (builtin) {
         kf_builtin bi = (kf_builtin)op;
-        if (bi == KF_BI_FMA) ptx_ins(cx, "fma.rn.%s %s, %s, %s, %s", ty, d, a, b, c);
-        else if (bi == KF_BI_ABS) ptx_ins(cx, "abs.%s %s, %s", ty, d, a);
-        else ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ty, d, a, b);
+        if (bi == KF_BI_FMA) kf_ptx_ins(cx, "fma.rn.%s %s, %s, %s, %s", ty, d, a, b, c);
+        else if (bi == KF_BI_ABS) kf_ptx_ins(cx, "abs.%s %s, %s", ty, d, a);
+        else kf_ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ty, d, a, b);
     } else if (!emulate) {
-        ptx_ins(cx, "%s.%s %s, %s, %s", ptx_binops[op].floats, ty, d, a, b);
+        kf_ptx_ins(cx, "%s.%s %s, %s, %s", kf_ptx_binops[op].floats, ty, d, a, b);
     } else if (op == KF_OP_MUL) {
-        ptx_ins(cx, "fma.rn.bf16x2 %s, %s, %s, %s", d, a, b, pair_const(cx, 0x80008000u).s);
+        kf_ptx_ins(cx, "fma.rn.bf16x2 %s, %s, %s, %s", d, a, b, pair_const(cx, 0x80008000u).s);
     } else if (op == KF_OP_ADD) {
-        ptx_ins(cx, "fma.rn.bf16x2 %s, %s, %s, %s", d, a, pair_const(cx, 0x3F803F80u).s, b);
+        kf_ptx_ins(cx, "fma.rn.bf16x2 %s, %s, %s, %s", d, a, pair_const(cx, 0x3F803F80u).s, b);
     } else {
-        ptx_ins(cx, "fma.rn.bf16x2 %s, %s, %s, %s", d, b, pair_const(cx, 0xBF80BF80u).s, a);
+        kf_ptx_ins(cx, "fma.rn.bf16x2 %s, %s, %s, %s", d, b, pair_const(cx, 0xBF80BF80u).s, a);
     }
 }
 
@@ -535,10 +535,10 @@ static void emit_packed(ptx_cx *cx, const kf_ir_ins *in, int op, bool builtin)
     kf_scalar s = (kf_scalar)in->type.scalar;
     unsigned nargs = !builtin ? 2 : op == KF_BI_FMA ? 3 : op == KF_BI_ABS ? 1 : 2;
     for (uint32_t l = 0; l < in->type.lanes; l += 2) {
-        preg x[3], r = ptx_tmp(cx, PTX_RC_R);
+        preg x[3], r = kf_ptx_tmp(cx, PTX_RC_R);
         for (unsigned j = 0; j < nargs; j++) x[j] = half_pair(cx, in->a[j], l);
         packed_pair(cx, s, op, builtin, r.s, x[0].s, nargs > 1 ? x[1].s : "", nargs > 2 ? x[2].s : "");
-        ptx_ins(cx, "mov.b32 {%s, %s}, %s", ptx_reg(cx, in->dst, l).s, ptx_reg(cx, in->dst, l + 1).s, r.s);
+        kf_ptx_ins(cx, "mov.b32 {%s, %s}, %s", kf_ptx_reg(cx, in->dst, l).s, kf_ptx_reg(cx, in->dst, l + 1).s, r.s);
     }
 }
 
@@ -547,7 +547,7 @@ static void emit_binop(ptx_cx *cx, const kf_ir_ins *in)
     kf_scalar s = (kf_scalar)in->type.scalar;
     kf_op op = (kf_op)in->sub;
     if (op < KF_OP_ADD || op > KF_OP_SHR) {
-        ptx_error(cx, "internal error: binop %u", (unsigned)op);
+        kf_ptx_error(cx, "internal error: binop %u", (unsigned)op);
         return;
     }
     if (packed_half(in->type) && (op == KF_OP_ADD || op == KF_OP_SUB || op == KF_OP_MUL)) {
@@ -557,17 +557,17 @@ static void emit_binop(ptx_cx *cx, const kf_ir_ins *in)
     uint64_t cb;
     kf_val va = in->a[0], vb = in->a[1];
     bool commutes = op == KF_OP_ADD || op == KF_OP_MUL || op == KF_OP_AND || op == KF_OP_OR || op == KF_OP_XOR;
-    if (commutes && ptx_const_of(cx, va, &cb) && !ptx_const_of(cx, vb, &cb)) va = in->a[1], vb = in->a[0];
-    bool bconst = ptx_const_of(cx, vb, &cb) && s != KF_S_BOOL && !is_half(s);
+    if (commutes && kf_ptx_const_of(cx, va, &cb) && !kf_ptx_const_of(cx, vb, &cb)) va = in->a[1], vb = in->a[0];
+    bool bconst = kf_ptx_const_of(cx, vb, &cb) && s != KF_S_BOOL && !is_half(s);
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
-        preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, va, l), b = ptx_opnd(cx, vb, l);
+        preg d = kf_ptx_reg(cx, in->dst, l), a = kf_ptx_reg(cx, va, l), b = kf_ptx_opnd(cx, vb, l);
         if (bconst && !is_float_s(s) && const_int_binop(cx, op, s, d.s, a.s, cb)) continue;
         if (s == KF_S_BOOL) {
             if (op != KF_OP_AND && op != KF_OP_OR && op != KF_OP_XOR) {
-                ptx_error(cx, "operator '%s' is not defined on bool", kf_op_spelling[op]);
+                kf_ptx_error(cx, "operator '%s' is not defined on bool", kf_op_spelling[op]);
                 return;
             }
-            ptx_ins(cx, "%s.pred %s, %s, %s", ptx_binops[op].ints, d.s, a.s, b.s);
+            kf_ptx_ins(cx, "%s.pred %s, %s, %s", kf_ptx_binops[op].ints, d.s, a.s, b.s);
         } else if (is_float_s(s)) {
             float_binop(cx, op, s, d.s, a.s, b.s);
         } else {
@@ -580,28 +580,28 @@ static void emit_cmp(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_scalar s = (kf_scalar)vtype(cx, in->a[0]).scalar;
     kf_op op = (kf_op)in->sub;
-    preg d = ptx_reg(cx, in->dst, 0), a = ptx_reg(cx, in->a[0], 0);
-    preg b = s == KF_S_BOOL || is_half(s) ? ptx_reg(cx, in->a[1], 0) : ptx_opnd(cx, in->a[1], 0);
+    preg d = kf_ptx_reg(cx, in->dst, 0), a = kf_ptx_reg(cx, in->a[0], 0);
+    preg b = s == KF_S_BOOL || is_half(s) ? kf_ptx_reg(cx, in->a[1], 0) : kf_ptx_opnd(cx, in->a[1], 0);
     if (op < KF_OP_EQ || op > KF_OP_GE) {
-        ptx_error(cx, "internal error: comparison %u", (unsigned)op);
+        kf_ptx_error(cx, "internal error: comparison %u", (unsigned)op);
     } else if (s == KF_S_BOOL) {
         if (op == KF_OP_NE) {
-            ptx_ins(cx, "xor.pred %s, %s, %s", d.s, a.s, b.s);
+            kf_ptx_ins(cx, "xor.pred %s, %s, %s", d.s, a.s, b.s);
         } else if (op == KF_OP_EQ) {
-            preg t = ptx_tmp(cx, PTX_RC_P);
-            ptx_ins(cx, "xor.pred %s, %s, %s", t.s, a.s, b.s);
-            ptx_ins(cx, "not.pred %s, %s", d.s, t.s);
+            preg t = kf_ptx_tmp(cx, PTX_RC_P);
+            kf_ptx_ins(cx, "xor.pred %s, %s, %s", t.s, a.s, b.s);
+            kf_ptx_ins(cx, "not.pred %s, %s", d.s, t.s);
         } else {
-            ptx_error(cx, "'%s' is not defined on bool", kf_op_spelling[op]);
+            kf_ptx_error(cx, "'%s' is not defined on bool", kf_op_spelling[op]);
         }
     } else if (s == KF_S_BF16 && cx->o->arch < 90) {
-        preg fa = ptx_tmp(cx, PTX_RC_F), fb = ptx_tmp(cx, PTX_RC_F);
-        ptx_ins(cx, "cvt.f32.bf16 %s, %s", fa.s, a.s);
-        ptx_ins(cx, "cvt.f32.bf16 %s, %s", fb.s, b.s);
-        ptx_ins(cx, "setp.%s.f32 %s, %s, %s", ptx_cmps[op].floats, d.s, fa.s, fb.s);
+        preg fa = kf_ptx_tmp(cx, PTX_RC_F), fb = kf_ptx_tmp(cx, PTX_RC_F);
+        kf_ptx_ins(cx, "cvt.f32.bf16 %s, %s", fa.s, a.s);
+        kf_ptx_ins(cx, "cvt.f32.bf16 %s, %s", fb.s, b.s);
+        kf_ptx_ins(cx, "setp.%s.f32 %s, %s, %s", kf_ptx_cmps[op].floats, d.s, fa.s, fb.s);
     } else {
-        ptx_ins(cx, "setp.%s.%s %s, %s, %s", is_float_s(s) ? ptx_cmps[op].floats : ptx_cmps[op].ints,
-                ptx_scalars[s].arith, d.s, a.s, b.s);
+        kf_ptx_ins(cx, "setp.%s.%s %s, %s, %s", is_float_s(s) ? kf_ptx_cmps[op].floats : kf_ptx_cmps[op].ints,
+                kf_ptx_scalars[s].arith, d.s, a.s, b.s);
     }
 }
 
@@ -609,18 +609,18 @@ static void emit_unop(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_scalar s = (kf_scalar)in->type.scalar;
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
-        preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, in->a[0], l);
+        preg d = kf_ptx_reg(cx, in->dst, l), a = kf_ptx_reg(cx, in->a[0], l);
         if (in->sub == KF_OP_NOT) {
-            ptx_ins(cx, "not.pred %s, %s", d.s, a.s);
+            kf_ptx_ins(cx, "not.pred %s, %s", d.s, a.s);
         } else if (in->sub == KF_OP_BNOT) {
-            ptx_ins(cx, "not.%s %s, %s", ptx_scalars[s].bits, d.s, a.s);
-            ptx_normalize(cx, d.s, s);
+            kf_ptx_ins(cx, "not.%s %s, %s", kf_ptx_scalars[s].bits, d.s, a.s);
+            kf_ptx_normalize(cx, d.s, s);
         } else if (in->sub != KF_OP_NEG || s == KF_S_BOOL) {
-            ptx_error(cx, "internal error: unary operator %u on %s", (unsigned)in->sub, kf_scalar_names[s]);
+            kf_ptx_error(cx, "internal error: unary operator %u on %s", (unsigned)in->sub, kf_scalar_names[s]);
         } else if (is_half(s)) {
-            ptx_ins(cx, "xor.b16 %s, %s, 0x8000", d.s, a.s);
+            kf_ptx_ins(cx, "xor.b16 %s, %s, 0x8000", d.s, a.s);
         } else if (is_float_s(s)) {
-            ptx_ins(cx, "neg.%s %s, %s", ptx_scalars[s].arith, d.s, a.s);
+            kf_ptx_ins(cx, "neg.%s %s, %s", kf_ptx_scalars[s].arith, d.s, a.s);
         } else {
             int_neg(cx, s, d.s, a.s);
         }
@@ -637,19 +637,19 @@ static void words_of(ptx_cx *cx, kf_val v, preg *w, uint32_t nw, bool to_words)
     uint32_t sb = kf_scalar_bytes[s], n = nlanes(t);
     if (sb == 8) {
         for (uint32_t l = 0; l < n; l++) {
-            if (to_words) ptx_ins(cx, "mov.b64 {%s, %s}, %s", w[2 * l].s, w[2 * l + 1].s, ptx_reg(cx, v, l).s);
-            else ptx_ins(cx, "mov.b64 %s, {%s, %s}", ptx_reg(cx, v, l).s, w[2 * l].s, w[2 * l + 1].s);
+            if (to_words) kf_ptx_ins(cx, "mov.b64 {%s, %s}, %s", w[2 * l].s, w[2 * l + 1].s, kf_ptx_reg(cx, v, l).s);
+            else kf_ptx_ins(cx, "mov.b64 %s, {%s, %s}", kf_ptx_reg(cx, v, l).s, w[2 * l].s, w[2 * l + 1].s);
         }
     } else if (sb == 4) {
         for (uint32_t l = 0; l < n; l++) {
-            if (to_words) ptx_ins(cx, "mov.b32 %s, %s", w[l].s, ptx_reg(cx, v, l).s);
-            else ptx_ins(cx, "mov.b32 %s, %s", ptx_reg(cx, v, l).s, w[l].s);
+            if (to_words) kf_ptx_ins(cx, "mov.b32 %s, %s", w[l].s, kf_ptx_reg(cx, v, l).s);
+            else kf_ptx_ins(cx, "mov.b32 %s, %s", kf_ptx_reg(cx, v, l).s, w[l].s);
         }
     } else {
         uint32_t per = 4 / sb < n ? 4 / sb : n;
         for (uint32_t i = 0; i < nw; i++) {
-            if (to_words) ptx_pack_word(cx, w[i].s, v, i * per, per, s);
-            else ptx_unpack_word(cx, w[i].s, v, i * per, per, s);
+            if (to_words) kf_ptx_pack_word(cx, w[i].s, v, i * per, per, s);
+            else kf_ptx_unpack_word(cx, w[i].s, v, i * per, per, s);
         }
     }
 }
@@ -659,20 +659,20 @@ static void emit_bitcast(ptx_cx *cx, const kf_ir_ins *in)
     kf_type st = vtype(cx, in->a[0]), dt = in->type;
     uint32_t bytes = kf_type_elem_bytes(st);
     if (st.scalar == KF_S_BOOL || dt.scalar == KF_S_BOOL || bytes != kf_type_elem_bytes(dt)) {
-        ptx_error(cx, "bitcast needs two non-bool types of the same size");
+        kf_ptx_error(cx, "bitcast needs two non-bool types of the same size");
         return;
     }
     if (kf_scalar_bytes[st.scalar] == kf_scalar_bytes[dt.scalar]) {
         for (uint32_t l = 0; l < nlanes(dt); l++) {
-            preg d = ptx_reg(cx, in->dst, l);
-            ptx_ins(cx, "mov.%s %s, %s", ptx_scalars[dt.scalar].bits, d.s, ptx_reg(cx, in->a[0], l).s);
-            if (st.scalar != dt.scalar) ptx_normalize(cx, d.s, (kf_scalar)dt.scalar);   /* u8 <-> i8 */
+            preg d = kf_ptx_reg(cx, in->dst, l);
+            kf_ptx_ins(cx, "mov.%s %s, %s", kf_ptx_scalars[dt.scalar].bits, d.s, kf_ptx_reg(cx, in->a[0], l).s);
+            if (st.scalar != dt.scalar) kf_ptx_normalize(cx, d.s, (kf_scalar)dt.scalar);   /* u8 <-> i8 */
         }
         return;
     }
     preg w[4];
     uint32_t nw = bytes < 4 ? 1 : bytes / 4;
-    for (uint32_t i = 0; i < nw; i++) w[i] = ptx_tmp(cx, PTX_RC_R);
+    for (uint32_t i = 0; i < nw; i++) w[i] = kf_ptx_tmp(cx, PTX_RC_R);
     words_of(cx, in->a[0], w, nw, true);
     words_of(cx, in->dst, w, nw, false);
 }
@@ -682,19 +682,19 @@ static void emit_bitcast(ptx_cx *cx, const kf_ir_ins *in)
 static void emit_select(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_scalar s = (kf_scalar)in->type.scalar;
-    preg p = ptx_reg(cx, in->a[0], 0);
+    preg p = kf_ptx_reg(cx, in->a[0], 0);
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
         bool imm = s != KF_S_BOOL && !is_half(s);
-        preg d = ptx_reg(cx, in->dst, l);
-        preg a = imm ? ptx_opnd(cx, in->a[1], l) : ptx_reg(cx, in->a[1], l);
-        preg b = imm ? ptx_opnd(cx, in->a[2], l) : ptx_reg(cx, in->a[2], l);
+        preg d = kf_ptx_reg(cx, in->dst, l);
+        preg a = imm ? kf_ptx_opnd(cx, in->a[1], l) : kf_ptx_reg(cx, in->a[1], l);
+        preg b = imm ? kf_ptx_opnd(cx, in->a[2], l) : kf_ptx_reg(cx, in->a[2], l);
         if (s == KF_S_BOOL) {
-            preg t = ptx_tmp(cx, PTX_RC_P);
-            ptx_ins(cx, "@%s mov.pred %s, %s", p.s, t.s, a.s);
-            ptx_ins(cx, "@!%s mov.pred %s, %s", p.s, t.s, b.s);
-            ptx_ins(cx, "mov.pred %s, %s", d.s, t.s);
+            preg t = kf_ptx_tmp(cx, PTX_RC_P);
+            kf_ptx_ins(cx, "@%s mov.pred %s, %s", p.s, t.s, a.s);
+            kf_ptx_ins(cx, "@!%s mov.pred %s, %s", p.s, t.s, b.s);
+            kf_ptx_ins(cx, "mov.pred %s, %s", d.s, t.s);
         } else {
-            ptx_ins(cx, "selp.%s %s, %s, %s, %s", ptx_scalars[s].bits, d.s, a.s, b.s, p.s);
+            kf_ptx_ins(cx, "selp.%s %s, %s, %s, %s", kf_ptx_scalars[s].bits, d.s, a.s, b.s, p.s);
         }
     }
 }
@@ -704,12 +704,12 @@ static void emit_const(ptx_cx *cx, const kf_ir_ins *in)
     kf_scalar s = (kf_scalar)in->type.scalar;
     if (!cx->final_pass) return;   /* the first pass only records which uses need a register */
     if (in->dst < cx->k->nvals && cx->ndefs[in->dst] == 1 && !cx->needreg[in->dst]) {
-        cx->needreg[in->dst] = 2;   /* no register: any later register use is a bug (ptx_reg) */
+        cx->needreg[in->dst] = 2;   /* no register: any later register use is a bug (kf_ptx_reg) */
         return;
     }
-    preg imm = ptx_imm(s, in->imm);
+    preg imm = kf_ptx_imm(s, in->imm);
     for (uint32_t l = 0; l < nlanes(in->type); l++)
-        ptx_ins(cx, "mov.%s %s, %s", movty(s), ptx_reg(cx, in->dst, l).s, imm.s);
+        kf_ptx_ins(cx, "mov.%s %s, %s", movty(s), kf_ptx_reg(cx, in->dst, l).s, imm.s);
 }
 
 static void emit_lanes(ptx_cx *cx, const kf_ir_ins *in)
@@ -721,20 +721,20 @@ static void emit_lanes(ptx_cx *cx, const kf_ir_ins *in)
     case KF_IR_MOV:
     case KF_IR_VIEW:
         for (uint32_t l = 0; l < nlanes(t); l++)
-            ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_movsrc(cx, in->a[0], l).s);
+            kf_ptx_ins(cx, "mov.%s %s, %s", mt, kf_ptx_reg(cx, in->dst, l).s, kf_ptx_movsrc(cx, in->a[0], l).s);
         break;
     case KF_IR_SPLAT:
         for (uint32_t l = 0; l < nlanes(t); l++)
-            ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_movsrc(cx, in->a[0], 0).s);
+            kf_ptx_ins(cx, "mov.%s %s, %s", mt, kf_ptx_reg(cx, in->dst, l).s, kf_ptx_movsrc(cx, in->a[0], 0).s);
         break;
     case KF_IR_EXTRACT:
-        ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, 0).s, ptx_movsrc(cx, in->a[0], (uint32_t)in->imm).s);
+        kf_ptx_ins(cx, "mov.%s %s, %s", mt, kf_ptx_reg(cx, in->dst, 0).s, kf_ptx_movsrc(cx, in->a[0], (uint32_t)in->imm).s);
         break;
     case KF_IR_INSERT:
         for (uint32_t l = 0; l < nlanes(t) && in->dst != in->a[0]; l++)
             if (l != in->imm)
-                ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, l).s, ptx_movsrc(cx, in->a[0], l).s);
-        ptx_ins(cx, "mov.%s %s, %s", mt, ptx_reg(cx, in->dst, (uint32_t)in->imm).s, ptx_movsrc(cx, in->a[1], 0).s);
+                kf_ptx_ins(cx, "mov.%s %s, %s", mt, kf_ptx_reg(cx, in->dst, l).s, kf_ptx_movsrc(cx, in->a[0], l).s);
+        kf_ptx_ins(cx, "mov.%s %s, %s", mt, kf_ptx_reg(cx, in->dst, (uint32_t)in->imm).s, kf_ptx_movsrc(cx, in->a[1], 0).s);
         break;
     default: break;
     }
@@ -768,19 +768,19 @@ static bool sign_extended(const ptx_cx *cx, kf_val v)
 static void cvt_u32_halves(ptx_cx *cx, const char *d, kf_scalar ds, const char *a)
 {
     bool f64 = ds == KF_S_F64;
-    preg hi = ptx_tmp(cx, PTX_RC_R), lo = ptx_tmp(cx, PTX_RC_R), fh = ptx_tmp(cx, f64 ? PTX_RC_FD : PTX_RC_F),
-         fl = ptx_tmp(cx, f64 ? PTX_RC_FD : PTX_RC_F);
+    preg hi = kf_ptx_tmp(cx, PTX_RC_R), lo = kf_ptx_tmp(cx, PTX_RC_R), fh = kf_ptx_tmp(cx, f64 ? PTX_RC_FD : PTX_RC_F),
+         fl = kf_ptx_tmp(cx, f64 ? PTX_RC_FD : PTX_RC_F);
     const char *ft = f64 ? "f64" : "f32";
-    ptx_ins(cx, "shr.u32 %s, %s, 16", hi.s, a);
-    ptx_ins(cx, "and.b32 %s, %s, 65535", lo.s, a);
-    ptx_ins(cx, "cvt.rn.%s.u32 %s, %s", ft, fh.s, hi.s);
-    ptx_ins(cx, "cvt.rn.%s.u32 %s, %s", ft, fl.s, lo.s);
+    kf_ptx_ins(cx, "shr.u32 %s, %s, 16", hi.s, a);
+    kf_ptx_ins(cx, "and.b32 %s, %s, 65535", lo.s, a);
+    kf_ptx_ins(cx, "cvt.rn.%s.u32 %s, %s", ft, fh.s, hi.s);
+    kf_ptx_ins(cx, "cvt.rn.%s.u32 %s, %s", ft, fl.s, lo.s);
     if (ds == KF_S_F16) {
-        preg f = ptx_tmp(cx, PTX_RC_F);
-        ptx_ins(cx, "fma.rn.f32 %s, %s, 0f47800000, %s", f.s, fh.s, fl.s);
-        ptx_ins(cx, "cvt.rn.f16.f32 %s, %s", d, f.s);
+        preg f = kf_ptx_tmp(cx, PTX_RC_F);
+        kf_ptx_ins(cx, "fma.rn.f32 %s, %s, 0f47800000, %s", f.s, fh.s, fl.s);
+        kf_ptx_ins(cx, "cvt.rn.f16.f32 %s, %s", d, f.s);
     } else {
-        ptx_ins(cx, "fma.rn.%s %s, %s, %s, %s", ft, d, fh.s, f64 ? "0d40F0000000000000" : "0f47800000", fl.s);
+        kf_ptx_ins(cx, "fma.rn.%s %s, %s, %s, %s", ft, d, fh.s, f64 ? "0d40F0000000000000" : "0f47800000", fl.s);
     }
 }
 
@@ -789,8 +789,8 @@ static void emit_cvt(ptx_cx *cx, const kf_ir_ins *in)
     kf_scalar as = (kf_scalar)vtype(cx, in->a[0]).scalar, ds = (kf_scalar)in->type.scalar;
     bool halves = as == KF_S_U32 && (ds == KF_S_F16 || ds == KF_S_F32 || ds == KF_S_F64) && sign_extended(cx, in->a[0]);
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
-        if (halves) cvt_u32_halves(cx, ptx_reg(cx, in->dst, l).s, ds, ptx_reg(cx, in->a[0], l).s);
-        else ptx_cvt_lane(cx, ptx_reg(cx, in->dst, l).s, ds, ptx_reg(cx, in->a[0], l).s, as);
+        if (halves) cvt_u32_halves(cx, kf_ptx_reg(cx, in->dst, l).s, ds, kf_ptx_reg(cx, in->a[0], l).s);
+        else kf_ptx_cvt_lane(cx, kf_ptx_reg(cx, in->dst, l).s, ds, kf_ptx_reg(cx, in->a[0], l).s, as);
     }
 }
 
@@ -800,20 +800,20 @@ static void emit_cvt(ptx_cx *cx, const kf_ir_ins *in)
  * (signed) has the sign of b, i.e. the exact quotient is positive. */
 static void int_cdiv(ptx_cx *cx, kf_scalar s, const char *d, const char *a, const char *b)
 {
-    ptx_rclass rc = (ptx_rclass)ptx_scalars[s].rc;
-    preg q = ptx_tmp(cx, rc), r = ptx_tmp(cx, rc), p = ptx_tmp(cx, PTX_RC_P), q1 = ptx_tmp(cx, rc);
+    ptx_rclass rc = (ptx_rclass)kf_ptx_scalars[s].rc;
+    preg q = kf_ptx_tmp(cx, rc), r = kf_ptx_tmp(cx, rc), p = kf_ptx_tmp(cx, PTX_RC_P), q1 = kf_ptx_tmp(cx, rc);
     int_binop(cx, KF_OP_DIV, s, q.s, a, b);
     int_binop(cx, KF_OP_REM, s, r.s, a, b);
-    ptx_ins(cx, "setp.ne.%s %s, %s, 0", ptx_scalars[s].arith, p.s, r.s);
+    kf_ptx_ins(cx, "setp.ne.%s %s, %s, 0", kf_ptx_scalars[s].arith, p.s, r.s);
     if (is_signed_s(s)) {
-        preg x = ptx_tmp(cx, rc), p2 = ptx_tmp(cx, PTX_RC_P);
-        ptx_ins(cx, "xor.%s %s, %s, %s", ptx_scalars[s].bits, x.s, r.s, b);
-        ptx_ins(cx, "setp.ge.%s %s, %s, 0", ptx_scalars[s].arith, p2.s, x.s);
-        ptx_ins(cx, "and.pred %s, %s, %s", p.s, p.s, p2.s);
+        preg x = kf_ptx_tmp(cx, rc), p2 = kf_ptx_tmp(cx, PTX_RC_P);
+        kf_ptx_ins(cx, "xor.%s %s, %s, %s", kf_ptx_scalars[s].bits, x.s, r.s, b);
+        kf_ptx_ins(cx, "setp.ge.%s %s, %s, 0", kf_ptx_scalars[s].arith, p2.s, x.s);
+        kf_ptx_ins(cx, "and.pred %s, %s, %s", p.s, p.s, p2.s);
     }
-    ptx_ins(cx, "add.%s %s, %s, 1", ptx_scalars[s].arith, q1.s, q.s);
-    ptx_ins(cx, "selp.%s %s, %s, %s, %s", ptx_scalars[s].bits, d, q1.s, q.s, p.s);
-    ptx_normalize(cx, d, s);
+    kf_ptx_ins(cx, "add.%s %s, %s, 1", kf_ptx_scalars[s].arith, q1.s, q.s);
+    kf_ptx_ins(cx, "selp.%s %s, %s, %s, %s", kf_ptx_scalars[s].bits, d, q1.s, q.s, p.s);
+    kf_ptx_normalize(cx, d, s);
 }
 
 static void int_bitcount(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const char *a)
@@ -821,17 +821,17 @@ static void int_bitcount(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, 
     const char *op = bi == KF_BI_CLZ ? "clz" : "popc";
     uint32_t sb = kf_scalar_bytes[s];
     if (sb >= 4) {
-        ptx_ins(cx, "%s.b%u %s, %s", op, 8 * sb, d, a);
+        kf_ptx_ins(cx, "%s.b%u %s, %s", op, 8 * sb, d, a);
         return;
     }
-    preg t = ptx_tmp(cx, PTX_RC_R);
-    ptx_ins(cx, "cvt.u32.u%u %s, %s", 8 * sb, t.s, a);
+    preg t = kf_ptx_tmp(cx, PTX_RC_R);
+    kf_ptx_ins(cx, "cvt.u32.u%u %s, %s", 8 * sb, t.s, a);
     if (bi == KF_BI_POPC) {
-        ptx_ins(cx, "popc.b32 %s, %s", d, t.s);
+        kf_ptx_ins(cx, "popc.b32 %s, %s", d, t.s);
     } else {
-        preg c = ptx_tmp(cx, PTX_RC_R);
-        ptx_ins(cx, "clz.b32 %s, %s", c.s, t.s);
-        ptx_ins(cx, "sub.u32 %s, %s, %u", d, c.s, 32 - 8 * sb);
+        preg c = kf_ptx_tmp(cx, PTX_RC_R);
+        kf_ptx_ins(cx, "clz.b32 %s, %s", c.s, t.s);
+        kf_ptx_ins(cx, "sub.u32 %s, %s, %u", d, c.s, 32 - 8 * sb);
     }
 }
 
@@ -844,8 +844,8 @@ static void int_bitcount(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, 
 static const char *widen16(ptx_cx *cx, kf_scalar s, const char *a, preg *w)
 {
     if (a[0] != '%') return a;
-    *w = ptx_tmp(cx, PTX_RC_R);
-    ptx_ins(cx, "cvt.%s.%s %s, %s", is_signed_s(s) ? "s32" : "u32", is_signed_s(s) ? "s16" : "u16", w->s, a);
+    *w = kf_ptx_tmp(cx, PTX_RC_R);
+    kf_ptx_ins(cx, "cvt.%s.%s %s, %s", is_signed_s(s) ? "s32" : "u32", is_signed_s(s) ? "s16" : "u16", w->s, a);
     return w->s;
 }
 
@@ -855,11 +855,11 @@ static void int_minmax16(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, 
                          const char *c)
 {
     const char *ar = is_signed_s(s) ? "s32" : "u32";
-    preg wa, wb, wc, t = ptx_tmp(cx, PTX_RC_R);
+    preg wa, wb, wc, t = kf_ptx_tmp(cx, PTX_RC_R);
     a = widen16(cx, s, a, &wa), b = widen16(cx, s, b, &wb);
-    ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ar, t.s, a, b);
-    if (c) ptx_ins(cx, "min.%s %s, %s, %s", ar, t.s, t.s, widen16(cx, s, c, &wc));
-    ptx_ins(cx, "cvt.u16.u32 %s, %s", d, t.s);
+    kf_ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ar, t.s, a, b);
+    if (c) kf_ptx_ins(cx, "min.%s %s, %s, %s", ar, t.s, t.s, widen16(cx, s, c, &wc));
+    kf_ptx_ins(cx, "cvt.u16.u32 %s, %s", d, t.s);
 }
 
 /* |a| wrapped (abs(INT_MIN) = INT_MIN). 16-bit registers: abs.s32 of the
@@ -869,21 +869,21 @@ static void int_minmax16(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, 
 static void int_abs(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
 {
     if (!is_signed_s(s)) {
-        ptx_ins(cx, "mov.%s %s, %s", ptx_scalars[s].bits, d, a);
+        kf_ptx_ins(cx, "mov.%s %s, %s", kf_ptx_scalars[s].bits, d, a);
     } else if (kf_scalar_bytes[s] <= 2) {
-        preg w, t = ptx_tmp(cx, PTX_RC_R);
-        ptx_ins(cx, "abs.s32 %s, %s", t.s, widen16(cx, s, a, &w));
-        ptx_ins(cx, "cvt.u16.u32 %s, %s", d, t.s);
-        ptx_normalize(cx, d, s);
+        preg w, t = kf_ptx_tmp(cx, PTX_RC_R);
+        kf_ptx_ins(cx, "abs.s32 %s, %s", t.s, widen16(cx, s, a, &w));
+        kf_ptx_ins(cx, "cvt.u16.u32 %s, %s", d, t.s);
+        kf_ptx_normalize(cx, d, s);
     } else {
-        ptx_ins(cx, "abs.%s %s, %s", ptx_scalars[s].arith, d, a);
+        kf_ptx_ins(cx, "abs.%s %s, %s", kf_ptx_scalars[s].arith, d, a);
     }
 }
 
 static void int_math(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const char *a, const char *b,
                      const char *c)
 {
-    const char *ar = ptx_scalars[s].arith;
+    const char *ar = kf_ptx_scalars[s].arith;
     switch (bi) {
     case KF_BI_ABS:
         int_abs(cx, s, d, a);
@@ -891,32 +891,32 @@ static void int_math(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, cons
     case KF_BI_MIN:
     case KF_BI_MAX:
         if (kf_scalar_bytes[s] <= 2) int_minmax16(cx, bi, s, d, a, b, NULL);
-        else ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ar, d, a, b);
+        else kf_ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ar, d, a, b);
         break;
     case KF_BI_CLAMP: {
         if (kf_scalar_bytes[s] <= 2) {
             int_minmax16(cx, KF_BI_MAX, s, d, a, b, c);
             break;
         }
-        preg t = ptx_tmp(cx, (ptx_rclass)ptx_scalars[s].rc);
-        ptx_ins(cx, "max.%s %s, %s, %s", ar, t.s, a, b);
-        ptx_ins(cx, "min.%s %s, %s, %s", ar, d, t.s, c);
+        preg t = kf_ptx_tmp(cx, (ptx_rclass)kf_ptx_scalars[s].rc);
+        kf_ptx_ins(cx, "max.%s %s, %s, %s", ar, t.s, a, b);
+        kf_ptx_ins(cx, "min.%s %s, %s, %s", ar, d, t.s, c);
         break;
     }
     case KF_BI_CLZ:
     case KF_BI_POPC: int_bitcount(cx, bi, s, d, a); break;
     case KF_BI_MUL_HI:
         if (kf_scalar_bytes[s] == 1) {
-            preg t = ptx_tmp(cx, PTX_RC_RS);
-            ptx_ins(cx, "mul.lo.%s %s, %s, %s", ar, t.s, a, b);
-            ptx_ins(cx, "shr.%s %s, %s, 8", ar, d, t.s);
+            preg t = kf_ptx_tmp(cx, PTX_RC_RS);
+            kf_ptx_ins(cx, "mul.lo.%s %s, %s, %s", ar, t.s, a, b);
+            kf_ptx_ins(cx, "shr.%s %s, %s, 8", ar, d, t.s);
         } else {
-            ptx_ins(cx, "mul.hi.%s %s, %s, %s", ar, d, a, b);
+            kf_ptx_ins(cx, "mul.hi.%s %s, %s, %s", ar, d, a, b);
         }
         break;
     case KF_BI_CDIV: int_cdiv(cx, s, d, a, b); break;
     default:
-        ptx_error(cx, "'%s' is not defined on %s", kf_builtin_names[bi], kf_scalar_names[s]);
+        kf_ptx_error(cx, "'%s' is not defined on %s", kf_builtin_names[bi], kf_scalar_names[s]);
         break;
     }
 }
@@ -932,10 +932,10 @@ static void emit_math(ptx_cx *cx, const kf_ir_ins *in)
     }
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
         bool imm = !is_half(s) && bi != KF_BI_CDIV && bi != KF_BI_FAST_DIV;
-        preg d = ptx_reg(cx, in->dst, l), a = ptx_reg(cx, in->a[0], l);
-        preg b = !in->a[1] ? a : imm ? ptx_opnd(cx, in->a[1], l) : ptx_reg(cx, in->a[1], l);
-        preg c = !in->a[2] ? a : imm ? ptx_opnd(cx, in->a[2], l) : ptx_reg(cx, in->a[2], l);
-        if (is_float_s(s)) ptx_math_lane(cx, bi, s, d.s, a.s, b.s, c.s);
+        preg d = kf_ptx_reg(cx, in->dst, l), a = kf_ptx_reg(cx, in->a[0], l);
+        preg b = !in->a[1] ? a : imm ? kf_ptx_opnd(cx, in->a[1], l) : kf_ptx_reg(cx, in->a[1], l);
+        preg c = !in->a[2] ? a : imm ? kf_ptx_opnd(cx, in->a[2], l) : kf_ptx_reg(cx, in->a[2], l);
+        if (is_float_s(s)) kf_ptx_math_lane(cx, bi, s, d.s, a.s, b.s, c.s);
         else int_math(cx, bi, s, d.s, a.s, b.s, c.s);
     }
 }
@@ -956,54 +956,54 @@ static void emit_math(ptx_cx *cx, const kf_ir_ins *in)
  * a setp/selp after the shuffle. */
 static void shfl_word(ptx_cx *cx, const ptx_shfl_info *sh, const char *d, const char *a, const char *b)
 {
-    ptx_ins(cx, "shfl.sync.%s.b32 %s, %s, %s, %s, %s", sh->mode, d, a, b, sh->clamp ? cx->wclamp.s : "0",
+    kf_ptx_ins(cx, "shfl.sync.%s.b32 %s, %s, %s, %s, %s", sh->mode, d, a, b, sh->clamp ? cx->wclamp.s : "0",
             cx->wmask.s);
 }
 
 static void emit_shfl(ptx_cx *cx, const kf_ir_ins *in)
 {
-    const ptx_shfl_info *sh = &ptx_shfls[in->sub];
+    const ptx_shfl_info *sh = &kf_ptx_shfls[in->sub];
     kf_scalar s = (kf_scalar)in->type.scalar;
     uint32_t sb = kf_scalar_bytes[s];
-    preg d = ptx_reg(cx, in->dst, 0), a = ptx_reg(cx, in->a[0], 0), b = ptx_opnd(cx, in->a[1], 0);
+    preg d = kf_ptx_reg(cx, in->dst, 0), a = kf_ptx_reg(cx, in->a[0], 0), b = kf_ptx_opnd(cx, in->a[1], 0);
     if (!sh->mode || in->type.kind != KF_TK_SCALAR || (sb != 4 && sb != 8)) {
-        ptx_error(cx, "warp shuffles take 32- or 64-bit scalars, not %s", kf_scalar_names[s]);
+        kf_ptx_error(cx, "warp shuffles take 32- or 64-bit scalars, not %s", kf_scalar_names[s]);
         return;
     }
     const char *w = sb == 4 ? "b32" : "b64";
     uint64_t amount;
-    bool is_const = ptx_const_of(cx, in->a[1], &amount);
+    bool is_const = kf_ptx_const_of(cx, in->a[1], &amount);
     if (sh->offset && is_const && (uint32_t)amount >= 32) {   /* source outside the warp: own value */
-        ptx_ins(cx, "mov.%s %s, %s", w, d.s, a.s);
+        kf_ptx_ins(cx, "mov.%s %s, %s", w, d.s, a.s);
         return;
     }
     bool guard = sh->offset && !is_const;
-    preg r = guard ? ptx_tmp(cx, ptx_class_of(in->type)) : d;
+    preg r = guard ? kf_ptx_tmp(cx, kf_ptx_class_of(in->type)) : d;
     if (sb == 4) {
         shfl_word(cx, sh, r.s, a.s, b.s);
     } else {
-        preg lo = ptx_tmp(cx, PTX_RC_R), hi = ptx_tmp(cx, PTX_RC_R);
-        preg lo2 = ptx_tmp(cx, PTX_RC_R), hi2 = ptx_tmp(cx, PTX_RC_R);
-        ptx_ins(cx, "mov.b64 {%s, %s}, %s", lo.s, hi.s, a.s);
+        preg lo = kf_ptx_tmp(cx, PTX_RC_R), hi = kf_ptx_tmp(cx, PTX_RC_R);
+        preg lo2 = kf_ptx_tmp(cx, PTX_RC_R), hi2 = kf_ptx_tmp(cx, PTX_RC_R);
+        kf_ptx_ins(cx, "mov.b64 {%s, %s}, %s", lo.s, hi.s, a.s);
         shfl_word(cx, sh, lo2.s, lo.s, b.s);
         shfl_word(cx, sh, hi2.s, hi.s, b.s);
-        ptx_ins(cx, "mov.b64 %s, {%s, %s}", r.s, lo2.s, hi2.s);
+        kf_ptx_ins(cx, "mov.b64 %s, {%s, %s}", r.s, lo2.s, hi2.s);
     }
     if (!guard) return;
-    preg p = ptx_tmp(cx, PTX_RC_P);
-    ptx_ins(cx, "setp.lt.u32 %s, %s, 32", p.s, b.s);
-    ptx_ins(cx, "selp.%s %s, %s, %s, %s", w, d.s, r.s, a.s, p.s);
+    preg p = kf_ptx_tmp(cx, PTX_RC_P);
+    kf_ptx_ins(cx, "setp.lt.u32 %s, %s, 32", p.s, b.s);
+    kf_ptx_ins(cx, "selp.%s %s, %s, %s, %s", w, d.s, r.s, a.s, p.s);
 }
 
 /* Votes over the existing lanes of the warp (membermask cx->wmask). */
 static void emit_vote(ptx_cx *cx, const kf_ir_ins *in)
 {
-    preg d = ptx_reg(cx, in->dst, 0), a = ptx_reg(cx, in->a[0], 0);
+    preg d = kf_ptx_reg(cx, in->dst, 0), a = kf_ptx_reg(cx, in->a[0], 0);
     const char *m = cx->wmask.s;
-    if (in->sub == KF_BI_BALLOT) ptx_ins(cx, "vote.sync.ballot.b32 %s, %s, %s", d.s, a.s, m);
-    else if (in->sub == KF_BI_ANY) ptx_ins(cx, "vote.sync.any.pred %s, %s, %s", d.s, a.s, m);
-    else if (in->sub == KF_BI_ALL) ptx_ins(cx, "vote.sync.all.pred %s, %s, %s", d.s, a.s, m);
-    else ptx_error(cx, "internal error: vote %u", (unsigned)in->sub);
+    if (in->sub == KF_BI_BALLOT) kf_ptx_ins(cx, "vote.sync.ballot.b32 %s, %s, %s", d.s, a.s, m);
+    else if (in->sub == KF_BI_ANY) kf_ptx_ins(cx, "vote.sync.any.pred %s, %s, %s", d.s, a.s, m);
+    else if (in->sub == KF_BI_ALL) kf_ptx_ins(cx, "vote.sync.all.pred %s, %s, %s", d.s, a.s, m);
+    else kf_ptx_error(cx, "internal error: vote %u", (unsigned)in->sub);
 }
 
 /* Float atomic min/max: a compare-and-swap loop over the bits, with the
@@ -1014,27 +1014,27 @@ static void atomic_float_minmax(ptx_cx *cx, const kf_ir_ins *in, const char *add
     bool wide = s == KF_S_F64;
     ptx_rclass ri = wide ? PTX_RC_RD : PTX_RC_R, rf = wide ? PTX_RC_FD : PTX_RC_F;
     const char *bi = wide ? "b64" : "b32";
-    preg old = ptx_tmp(cx, ri), f = ptx_tmp(cx, rf), nf = ptx_tmp(cx, rf), nw = ptx_tmp(cx, ri);
-    preg got = ptx_tmp(cx, ri), p = ptx_tmp(cx, PTX_RC_P);
+    preg old = kf_ptx_tmp(cx, ri), f = kf_ptx_tmp(cx, rf), nf = kf_ptx_tmp(cx, rf), nw = kf_ptx_tmp(cx, ri);
+    preg got = kf_ptx_tmp(cx, ri), p = kf_ptx_tmp(cx, PTX_RC_P);
     uint32_t lbl = cx->at;
-    ptx_ins(cx, "ld.global.%s %s, [%s]", bi, old.s, addr);
-    ptx_label(cx, "$L_cas_%u", lbl);
-    ptx_ins(cx, "mov.%s %s, %s", bi, f.s, old.s);
-    ptx_ins(cx, "%s.%s %s, %s, %s", in->sub == KF_BI_ATOMIC_MIN ? "min" : "max", ptx_scalars[s].arith, nf.s, f.s,
-            ptx_reg(cx, in->a[2], 0).s);
-    ptx_ins(cx, "mov.%s %s, %s", bi, nw.s, nf.s);
-    ptx_ins(cx, "atom.global.cas.%s %s, [%s], %s, %s", bi, got.s, addr, old.s, nw.s);
-    ptx_ins(cx, "setp.ne.%s %s, %s, %s", bi, p.s, got.s, old.s);
-    ptx_ins(cx, "mov.%s %s, %s", bi, old.s, got.s);
-    ptx_ins(cx, "@%s bra $L_cas_%u", p.s, lbl);
-    if (in->dst) ptx_ins(cx, "mov.%s %s, %s", bi, ptx_reg(cx, in->dst, 0).s, got.s);
+    kf_ptx_ins(cx, "ld.global.%s %s, [%s]", bi, old.s, addr);
+    kf_ptx_label(cx, "$L_cas_%u", lbl);
+    kf_ptx_ins(cx, "mov.%s %s, %s", bi, f.s, old.s);
+    kf_ptx_ins(cx, "%s.%s %s, %s, %s", in->sub == KF_BI_ATOMIC_MIN ? "min" : "max", kf_ptx_scalars[s].arith, nf.s, f.s,
+            kf_ptx_reg(cx, in->a[2], 0).s);
+    kf_ptx_ins(cx, "mov.%s %s, %s", bi, nw.s, nf.s);
+    kf_ptx_ins(cx, "atom.global.cas.%s %s, [%s], %s, %s", bi, got.s, addr, old.s, nw.s);
+    kf_ptx_ins(cx, "setp.ne.%s %s, %s, %s", bi, p.s, got.s, old.s);
+    kf_ptx_ins(cx, "mov.%s %s, %s", bi, old.s, got.s);
+    kf_ptx_ins(cx, "@%s bra $L_cas_%u", p.s, lbl);
+    if (in->dst) kf_ptx_ins(cx, "mov.%s %s, %s", bi, kf_ptx_reg(cx, in->dst, 0).s, got.s);
 }
 
 /* The register for an atomic's old value (a scratch one when unused). */
 static preg old_reg(ptx_cx *cx, const kf_ir_ins *in)
 {
-    if (in->dst) return ptx_reg(cx, in->dst, 0);
-    return ptx_tmp(cx, ptx_class_of(in->type));
+    if (in->dst) return kf_ptx_reg(cx, in->dst, 0);
+    return kf_ptx_tmp(cx, kf_ptx_class_of(in->type));
 }
 
 /* The atom type suffix, or NULL when the language has no such atomic. */
@@ -1045,13 +1045,13 @@ static const char *atomic_type(kf_builtin bi, kf_type t)
     bool ints = s == KF_S_I32 || s == KF_S_U32 || s == KF_S_U64 || s == KF_S_I64;
     switch (bi) {
     case KF_BI_ATOMIC_ADD:
-        if (s == KF_S_F32 || s == KF_S_F64) return ptx_scalars[s].arith;
-        return ints ? (kf_scalar_bytes[s] == 8 ? "u64" : ptx_scalars[s].arith) : NULL;
+        if (s == KF_S_F32 || s == KF_S_F64) return kf_ptx_scalars[s].arith;
+        return ints ? (kf_scalar_bytes[s] == 8 ? "u64" : kf_ptx_scalars[s].arith) : NULL;
     case KF_BI_ATOMIC_MIN:
-    case KF_BI_ATOMIC_MAX: return ints ? ptx_scalars[s].arith : NULL;
+    case KF_BI_ATOMIC_MAX: return ints ? kf_ptx_scalars[s].arith : NULL;
     case KF_BI_ATOMIC_EXCH:
     case KF_BI_ATOMIC_CAS:
-        return ints || s == KF_S_F32 || s == KF_S_F64 ? ptx_scalars[s].bits : NULL;
+        return ints || s == KF_S_F32 || s == KF_S_F64 ? kf_ptx_scalars[s].bits : NULL;
     default: return NULL;
     }
 }
@@ -1060,7 +1060,7 @@ static void emit_atomic(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_builtin bi = (kf_builtin)in->sub;
     kf_type t = in->type;
-    ptx_addr a = ptx_buf_addr(cx, in->a[0], in->a[1], kf_type_elem_bytes(t));
+    ptx_addr a = kf_ptx_buf_addr(cx, in->a[0], in->a[1], kf_type_elem_bytes(t));
     bool fminmax = (bi == KF_BI_ATOMIC_MIN || bi == KF_BI_ATOMIC_MAX) && t.kind == KF_TK_SCALAR &&
                    (t.scalar == KF_S_F32 || t.scalar == KF_S_F64);
     if (fminmax) {
@@ -1069,23 +1069,23 @@ static void emit_atomic(ptx_cx *cx, const kf_ir_ins *in)
     }
     const char *ty = atomic_type(bi, t);
     char tn[16];
-    if (!ty || !ptx_atomic_ops[bi]) {
-        ptx_error(cx, "%s is not available on %s; atomics work on i32, u32, u64 and f32 (add also on f16x2 and f64)",
+    if (!ty || !kf_ptx_atomic_ops[bi]) {
+        kf_ptx_error(cx, "%s is not available on %s; atomics work on i32, u32, u64 and f32 (add also on f16x2 and f64)",
                   kf_builtin_names[bi] ? kf_builtin_names[bi] : "atomic", kf_type_str(t, tn, sizeof tn));
         return;
     }
     if (t.kind == KF_TK_VECTOR) {
-        preg w = ptx_tmp(cx, PTX_RC_R), r = ptx_tmp(cx, PTX_RC_R);
-        ptx_ins(cx, "mov.b32 %s, {%s, %s}", w.s, ptx_reg(cx, in->a[2], 0).s, ptx_reg(cx, in->a[2], 1).s);
-        ptx_ins(cx, "atom.global.add.%s %s, [%s], %s", ty, r.s, a.s, w.s);
+        preg w = kf_ptx_tmp(cx, PTX_RC_R), r = kf_ptx_tmp(cx, PTX_RC_R);
+        kf_ptx_ins(cx, "mov.b32 %s, {%s, %s}", w.s, kf_ptx_reg(cx, in->a[2], 0).s, kf_ptx_reg(cx, in->a[2], 1).s);
+        kf_ptx_ins(cx, "atom.global.add.%s %s, [%s], %s", ty, r.s, a.s, w.s);
         if (in->dst)
-            ptx_ins(cx, "mov.b32 {%s, %s}, %s", ptx_reg(cx, in->dst, 0).s, ptx_reg(cx, in->dst, 1).s, r.s);
+            kf_ptx_ins(cx, "mov.b32 {%s, %s}, %s", kf_ptx_reg(cx, in->dst, 0).s, kf_ptx_reg(cx, in->dst, 1).s, r.s);
     } else if (bi == KF_BI_ATOMIC_CAS) {
-        ptx_ins(cx, "atom.global.cas.%s %s, [%s], %s, %s", ty, old_reg(cx, in).s, a.s,
-                ptx_reg(cx, in->a[2], 0).s, ptx_reg(cx, in->a[3], 0).s);
+        kf_ptx_ins(cx, "atom.global.cas.%s %s, [%s], %s, %s", ty, old_reg(cx, in).s, a.s,
+                kf_ptx_reg(cx, in->a[2], 0).s, kf_ptx_reg(cx, in->a[3], 0).s);
     } else {
-        ptx_ins(cx, "atom.global.%s.%s %s, [%s], %s", ptx_atomic_ops[bi], ty, old_reg(cx, in).s, a.s,
-                ptx_reg(cx, in->a[2], 0).s);
+        kf_ptx_ins(cx, "atom.global.%s.%s %s, [%s], %s", kf_ptx_atomic_ops[bi], ty, old_reg(cx, in).s, a.s,
+                kf_ptx_reg(cx, in->a[2], 0).s);
     }
 }
 
@@ -1102,10 +1102,10 @@ static preg byte_word(ptx_cx *cx, kf_val v)
         kf_val src = cx->k->ins[d].a[0];
         kf_type st = vtype(cx, src);
         if (st.kind == KF_TK_SCALAR && (st.scalar == KF_S_U32 || st.scalar == KF_S_I32) && cx->ndefs[src] == 1)
-            return ptx_reg(cx, src, 0);
+            return kf_ptx_reg(cx, src, 0);
     }
-    preg w = ptx_tmp(cx, PTX_RC_R);
-    ptx_pack_word(cx, w.s, v, 0, 4, (kf_scalar)vtype(cx, v).scalar);
+    preg w = kf_ptx_tmp(cx, PTX_RC_R);
+    kf_ptx_pack_word(cx, w.s, v, 0, 4, (kf_scalar)vtype(cx, v).scalar);
     return w;
 }
 
@@ -1121,20 +1121,20 @@ static void bitfield_range(ptx_cx *cx, const kf_ir_ins *in, int at, uint32_t wid
                            preg *len)
 {
     uint64_t p, l;
-    if (ptx_const_of(cx, in->a[at], &p) && ptx_const_of(cx, in->a[at + 1], &l)) {
+    if (kf_ptx_const_of(cx, in->a[at], &p) && kf_ptx_const_of(cx, in->a[at + 1], &l)) {
         p &= 0xff, l &= 0xff;
         if (p > cap) p = cap;
         if (l > width - p) l = width - p;
-        *pos = ptx_imm(KF_S_U32, p), *len = ptx_imm(KF_S_U32, l);
+        *pos = kf_ptx_imm(KF_S_U32, p), *len = kf_ptx_imm(KF_S_U32, l);
         return;
     }
-    preg t = ptx_tmp(cx, PTX_RC_R);
-    *pos = ptx_tmp(cx, PTX_RC_R), *len = ptx_tmp(cx, PTX_RC_R);
-    ptx_ins(cx, "and.b32 %s, %s, 255", pos->s, ptx_reg(cx, in->a[at], 0).s);
-    ptx_ins(cx, "min.u32 %s, %s, %u", pos->s, pos->s, cap);
-    ptx_ins(cx, "and.b32 %s, %s, 255", len->s, ptx_reg(cx, in->a[at + 1], 0).s);
-    ptx_ins(cx, "sub.u32 %s, %u, %s", t.s, width, pos->s);
-    ptx_ins(cx, "min.u32 %s, %s, %s", len->s, len->s, t.s);
+    preg t = kf_ptx_tmp(cx, PTX_RC_R);
+    *pos = kf_ptx_tmp(cx, PTX_RC_R), *len = kf_ptx_tmp(cx, PTX_RC_R);
+    kf_ptx_ins(cx, "and.b32 %s, %s, 255", pos->s, kf_ptx_reg(cx, in->a[at], 0).s);
+    kf_ptx_ins(cx, "min.u32 %s, %s, %u", pos->s, pos->s, cap);
+    kf_ptx_ins(cx, "and.b32 %s, %s, 255", len->s, kf_ptx_reg(cx, in->a[at + 1], 0).s);
+    kf_ptx_ins(cx, "sub.u32 %s, %u, %s", t.s, width, pos->s);
+    kf_ptx_ins(cx, "min.u32 %s, %s, %s", len->s, len->s, t.s);
 }
 
 /* dot4 (dp4a), bfe, bfi, prmt: one PTX instruction each (bfe and bfi after
@@ -1143,39 +1143,39 @@ static void emit_intrin(ptx_cx *cx, const kf_ir_ins *in)
 {
     unsigned n, f;
     if (kf_ir_intrin_info(in->sub, &n, &f) && !(f & KF_II_PURE)) {
-        ptx_emit_tensor(cx, in);
+        kf_ptx_emit_tensor(cx, in);
         return;
     }
     kf_scalar s = (kf_scalar)in->type.scalar;
-    preg d = ptx_reg(cx, in->dst, 0);
+    preg d = kf_ptx_reg(cx, in->dst, 0);
     switch (in->sub) {
     case KF_BI_DOT4: {
         preg a = byte_word(cx, in->a[0]), b = byte_word(cx, in->a[1]);
         const char *ta = vtype(cx, in->a[0]).scalar == KF_S_I8 ? "s32" : "u32";
         const char *tb = vtype(cx, in->a[1]).scalar == KF_S_I8 ? "s32" : "u32";
-        ptx_ins(cx, "dp4a.%s.%s %s, %s, %s, %s", ta, tb, d.s, a.s, b.s, ptx_reg(cx, in->a[2], 0).s);
+        kf_ptx_ins(cx, "dp4a.%s.%s %s, %s, %s, %s", ta, tb, d.s, a.s, b.s, kf_ptx_reg(cx, in->a[2], 0).s);
         break;
     }
     case KF_BI_BFE: {
         uint32_t w = 8u * kf_scalar_bytes[s];
         preg p, l;
         bitfield_range(cx, in, 1, w, kf_scalar_class[s] == 'i' ? w - 1 : w, &p, &l);
-        ptx_ins(cx, "bfe.%s %s, %s, %s, %s", ptx_scalars[s].arith, d.s, ptx_reg(cx, in->a[0], 0).s, p.s, l.s);
+        kf_ptx_ins(cx, "bfe.%s %s, %s, %s, %s", kf_ptx_scalars[s].arith, d.s, kf_ptx_reg(cx, in->a[0], 0).s, p.s, l.s);
         break;
     }
     case KF_BI_BFI: {
         uint32_t w = 8u * kf_scalar_bytes[s];
         preg p, l;
         bitfield_range(cx, in, 2, w, w, &p, &l);
-        ptx_ins(cx, "bfi.%s %s, %s, %s, %s, %s", ptx_scalars[s].bits, d.s, ptx_reg(cx, in->a[0], 0).s,
-                ptx_reg(cx, in->a[1], 0).s, p.s, l.s);
+        kf_ptx_ins(cx, "bfi.%s %s, %s, %s, %s, %s", kf_ptx_scalars[s].bits, d.s, kf_ptx_reg(cx, in->a[0], 0).s,
+                kf_ptx_reg(cx, in->a[1], 0).s, p.s, l.s);
         break;
     }
     case KF_BI_PRMT:
-        ptx_ins(cx, "prmt.b32 %s, %s, %s, %s", d.s, ptx_reg(cx, in->a[0], 0).s, ptx_reg(cx, in->a[1], 0).s,
-                ptx_opnd(cx, in->a[2], 0).s);
+        kf_ptx_ins(cx, "prmt.b32 %s, %s, %s, %s", d.s, kf_ptx_reg(cx, in->a[0], 0).s, kf_ptx_reg(cx, in->a[1], 0).s,
+                kf_ptx_opnd(cx, in->a[2], 0).s);
         break;
-    default: ptx_error(cx, "internal error: intrinsic '%s'", in->sub < KF_BI_COUNT ? kf_builtin_names[in->sub] : "?"); break;
+    default: kf_ptx_error(cx, "internal error: intrinsic '%s'", in->sub < KF_BI_COUNT ? kf_builtin_names[in->sub] : "?"); break;
     }
 }
 
@@ -1192,23 +1192,23 @@ static void emit_flow(ptx_cx *cx, const kf_ir_ins *in)
     switch (in->op) {
     case KF_IR_IF: {
         const char *neg;
-        preg c = ptx_if_pred(cx, i, false, &neg);
-        ptx_ins(cx, "@%s%s bra $L_if_%u_%s", neg, c.s, i, f.mid ? "else" : "end");
+        preg c = kf_ptx_if_pred(cx, i, false, &neg);
+        kf_ptx_ins(cx, "@%s%s bra $L_if_%u_%s", neg, c.s, i, f.mid ? "else" : "end");
         break;
     }
     case KF_IR_ELSE:
-        ptx_ins(cx, "bra $L_if_%u_end", p);
-        ptx_label(cx, "$L_if_%u_else", p);
+        kf_ptx_ins(cx, "bra $L_if_%u_end", p);
+        kf_ptx_label(cx, "$L_if_%u_else", p);
         break;
-    case KF_IR_ENDIF: ptx_label(cx, "$L_if_%u_end", p); break;
-    case KF_IR_LOOP: ptx_label(cx, "$L_loop_%u", i); break;
-    case KF_IR_LATCH: ptx_label(cx, "$L_loop_%u_latch", p); break;
+    case KF_IR_ENDIF: kf_ptx_label(cx, "$L_if_%u_end", p); break;
+    case KF_IR_LOOP: kf_ptx_label(cx, "$L_loop_%u", i); break;
+    case KF_IR_LATCH: kf_ptx_label(cx, "$L_loop_%u_latch", p); break;
     case KF_IR_ENDLOOP:
-        ptx_ins(cx, "bra $L_loop_%u", p);
-        ptx_label(cx, "$L_loop_%u_end", p);
+        kf_ptx_ins(cx, "bra $L_loop_%u", p);
+        kf_ptx_label(cx, "$L_loop_%u_end", p);
         break;
-    case KF_IR_BREAK: ptx_ins(cx, "bra $L_loop_%u_end", p); break;
-    case KF_IR_CONTINUE: ptx_ins(cx, "bra $L_loop_%u%s", p, f.mid ? "_latch" : ""); break;
+    case KF_IR_BREAK: kf_ptx_ins(cx, "bra $L_loop_%u_end", p); break;
+    case KF_IR_CONTINUE: kf_ptx_ins(cx, "bra $L_loop_%u%s", p, f.mid ? "_latch" : ""); break;
     default: break;
     }
 }
@@ -1232,13 +1232,13 @@ static void invalidate_addresses(ptx_cx *cx, const kf_ir_ins *in)
     cx->nacache = n;
 }
 
-void ptx_emit_ins(ptx_cx *cx, const kf_ir_ins *in)
+void kf_ptx_emit_ins(ptx_cx *cx, const kf_ir_ins *in)
 {
     emit_one(cx, in);
     invalidate_addresses(cx, in);
 }
 
-void ptx_forget_ins(ptx_cx *cx, const kf_ir_ins *in)
+void kf_ptx_forget_ins(ptx_cx *cx, const kf_ir_ins *in)
 {
     invalidate_addresses(cx, in);
 }
@@ -1262,8 +1262,8 @@ static void emit_one(ptx_cx *cx, const kf_ir_ins *in)
     case KF_IR_SELECT: emit_select(cx, in); break;
     case KF_IR_MATH: emit_math(cx, in); break;
     case KF_IR_SREG:
-        if (in->imm >= KF_SR_COUNT) ptx_error(cx, "internal error: special register %llu", (unsigned long long)in->imm);
-        else ptx_ins(cx, "mov.u32 %s, %s", ptx_reg(cx, in->dst, 0).s, kf_ir_sreg_ptx[in->imm]);
+        if (in->imm >= KF_SR_COUNT) kf_ptx_error(cx, "internal error: special register %llu", (unsigned long long)in->imm);
+        else kf_ptx_ins(cx, "mov.u32 %s, %s", kf_ptx_reg(cx, in->dst, 0).s, kf_ir_sreg_ptx[in->imm]);
         break;
     case KF_IR_LOAD: emit_load(cx, in); break;
     case KF_IR_STORE: emit_store(cx, in); break;
@@ -1273,8 +1273,8 @@ static void emit_one(ptx_cx *cx, const kf_ir_ins *in)
     case KF_IR_SHFL: emit_shfl(cx, in); break;
     case KF_IR_VOTE: emit_vote(cx, in); break;
     case KF_IR_INTRIN: emit_intrin(cx, in); break;
-    case KF_IR_BARRIER: ptx_ins(cx, "bar.sync 0"); break;
-    case KF_IR_RET: ptx_ins(cx, "ret"); break;
+    case KF_IR_BARRIER: kf_ptx_ins(cx, "bar.sync 0"); break;
+    case KF_IR_RET: kf_ptx_ins(cx, "ret"); break;
     case KF_IR_IF:
     case KF_IR_ELSE:
     case KF_IR_ENDIF:
@@ -1283,6 +1283,6 @@ static void emit_one(ptx_cx *cx, const kf_ir_ins *in)
     case KF_IR_ENDLOOP:
     case KF_IR_BREAK:
     case KF_IR_CONTINUE: emit_flow(cx, in); break;
-    default: ptx_error(cx, "internal error: unknown IR op %u", (unsigned)in->op); break;
+    default: kf_ptx_error(cx, "internal error: unknown IR op %u", (unsigned)in->op); break;
     }
 }

@@ -5,12 +5,12 @@
  * multi-instruction sequences (conversions, math) it documents. */
 #include "ptx_internal.h"
 
-const char *const ptx_rc_prefix[PTX_RC_COUNT] = {
+const char *const kf_ptx_rc_prefix[PTX_RC_COUNT] = {
 #define X(e, p, d) [e] = p,
     PTX_RCLASSES(X)
 #undef X
 };
-const char *const ptx_rc_decl[PTX_RC_COUNT] = {
+const char *const kf_ptx_rc_decl[PTX_RC_COUNT] = {
 #define X(e, p, d) [e] = d,
     PTX_RCLASSES(X)
 #undef X
@@ -36,7 +36,7 @@ const char *const ptx_rc_decl[PTX_RC_COUNT] = {
     X(KF_S_UINT, PTX_RC_RD, "s64", "b64", "s64") \
     X(KF_S_UFLOAT, PTX_RC_FD, "f64", "b64", "f64")
 
-const ptx_scalar_info ptx_scalars[KF_S_COUNT] = {
+const ptx_scalar_info kf_ptx_scalars[KF_S_COUNT] = {
     [KF_S_NONE] = {PTX_RC_R, "b32", "b32", "b32"},
 #define X(s, rc, ar, bi, me) [s] = {rc, ar, bi, me},
     PTX_SCALARS(X)
@@ -51,7 +51,7 @@ const ptx_scalar_info ptx_scalars[KF_S_COUNT] = {
     X(KF_OP_MUL, "mul.lo", "mul.rn") X(KF_OP_DIV, "div", "div.rn") \
     X(KF_OP_REM, "rem", NULL) X(KF_OP_AND, "and", NULL) X(KF_OP_OR, "or", NULL) \
     X(KF_OP_XOR, "xor", NULL) X(KF_OP_SHL, "shl", NULL) X(KF_OP_SHR, "shr", NULL)
-const ptx_binop_info ptx_binops[KF_OP_COUNT] = {
+const ptx_binop_info kf_ptx_binops[KF_OP_COUNT] = {
 #define X(op, i, f) [op] = {i, f},
     PTX_BINOPS(X)
 #undef X
@@ -60,7 +60,7 @@ const ptx_binop_info ptx_binops[KF_OP_COUNT] = {
 #define PTX_CMPS(X) \
     X(KF_OP_EQ, "eq", "eq") X(KF_OP_NE, "ne", "neu") X(KF_OP_LT, "lt", "lt") \
     X(KF_OP_LE, "le", "le") X(KF_OP_GT, "gt", "gt") X(KF_OP_GE, "ge", "ge")
-const ptx_binop_info ptx_cmps[KF_OP_COUNT] = {
+const ptx_binop_info kf_ptx_cmps[KF_OP_COUNT] = {
 #define X(op, i, f) [op] = {i, f},
     PTX_CMPS(X)
 #undef X
@@ -72,7 +72,7 @@ const ptx_binop_info ptx_cmps[KF_OP_COUNT] = {
 #define PTX_SHFLS(X) \
     X(KF_BI_SHFL, "idx", true, false) X(KF_BI_SHFL_XOR, "bfly", true, true) \
     X(KF_BI_SHFL_UP, "up", false, true) X(KF_BI_SHFL_DOWN, "down", true, true)
-const ptx_shfl_info ptx_shfls[KF_BI_COUNT] = {
+const ptx_shfl_info kf_ptx_shfls[KF_BI_COUNT] = {
 #define X(b, m, c, o) [b] = {m, c, o},
     PTX_SHFLS(X)
 #undef X
@@ -81,7 +81,7 @@ const ptx_shfl_info ptx_shfls[KF_BI_COUNT] = {
 #define PTX_ATOMICS(X) \
     X(KF_BI_ATOMIC_ADD, "add") X(KF_BI_ATOMIC_MIN, "min") X(KF_BI_ATOMIC_MAX, "max") \
     X(KF_BI_ATOMIC_EXCH, "exch") X(KF_BI_ATOMIC_CAS, "cas")
-const char *const ptx_atomic_ops[KF_BI_COUNT] = {
+const char *const kf_ptx_atomic_ops[KF_BI_COUNT] = {
 #define X(b, n) [b] = n,
     PTX_ATOMICS(X)
 #undef X
@@ -96,7 +96,7 @@ const char *const ptx_atomic_ops[KF_BI_COUNT] = {
     X(KF_BI_TANH, "tanh.approx.f32") \
     X(KF_BI_FLOOR, "cvt.rmi.f32.f32") X(KF_BI_CEIL, "cvt.rpi.f32.f32") \
     X(KF_BI_TRUNC, "cvt.rzi.f32.f32") X(KF_BI_RCP, "rcp.approx.ftz.f32")
-const char *const ptx_math_f32[KF_BI_COUNT] = {
+const char *const kf_ptx_math_f32[KF_BI_COUNT] = {
 #define X(b, n) [b] = n,
     PTX_MATH_F32(X)
 #undef X

@@ -35,14 +35,14 @@ static void frag_words(ptx_cx *cx, kf_val v, preg *w, uint32_t nw)
         kf_type st = vtype(cx, src);
         if (kf_scalar_bytes[st.scalar] == 4 && kf_scalar_class[st.scalar] != 'f' && st.lanes == nw &&
             cx->ndefs[src] == 1) {
-            for (uint32_t i = 0; i < nw; i++) w[i] = ptx_reg(cx, src, i);
+            for (uint32_t i = 0; i < nw; i++) w[i] = kf_ptx_reg(cx, src, i);
             return;
         }
     }
     uint32_t per = 4u / kf_scalar_bytes[t.scalar];
     for (uint32_t i = 0; i < nw; i++) {
-        w[i] = ptx_tmp(cx, PTX_RC_R);
-        ptx_pack_word(cx, w[i].s, v, i * per, per, (kf_scalar)t.scalar);
+        w[i] = kf_ptx_tmp(cx, PTX_RC_R);
+        kf_ptx_pack_word(cx, w[i].s, v, i * per, per, (kf_scalar)t.scalar);
     }
 }
 
@@ -74,7 +74,7 @@ static void emit_mma(ptx_cx *cx, const kf_ir_ins *in)
     preg a[4], b[2], c[4], d[4];
     frag_words(cx, in->a[0], a, 4);
     frag_words(cx, in->a[1], b, 2);
-    for (uint32_t j = 0; j < 4; j++) c[j] = ptx_reg(cx, in->a[2], j), d[j] = ptx_reg(cx, in->dst, j);
+    for (uint32_t j = 0; j < 4; j++) c[j] = kf_ptx_reg(cx, in->a[2], j), d[j] = kf_ptx_reg(cx, in->dst, j);
     kf_buf ops = {0};
     reg_set(&ops, d, 4);
     kf_buf_puts(&ops, ", ");
@@ -83,9 +83,9 @@ static void emit_mma(ptx_cx *cx, const kf_ir_ins *in)
     reg_set(&ops, b, 2);
     kf_buf_puts(&ops, ", ");
     reg_set(&ops, c, 4);
-    if (ops.oom) ptx_error(cx, "out of memory");
+    if (ops.oom) kf_ptx_error(cx, "out of memory");
     else
-        ptx_ins(cx, "mma.sync.aligned.%s.row.col.%s.%s.%s.%s %s", fl ? "m16n8k16" : "m16n8k32", fl ? "f32" : "s32",
+        kf_ptx_ins(cx, "mma.sync.aligned.%s.row.col.%s.%s.%s.%s %s", fl ? "m16n8k16" : "m16n8k32", fl ? "f32" : "s32",
                 mma_type(as), mma_type(bs), fl ? "f32" : "s32", ops.data);
     kf_buf_free(&ops);
 }
@@ -95,15 +95,15 @@ static void emit_ldmatrix(ptx_cx *cx, const kf_ir_ins *in)
     bool trans;
     uint32_t mats = kf_builtin_ldmatrix((kf_builtin)in->sub, &trans);
     kf_scalar s = (kf_scalar)in->type.scalar;
-    ptx_addr at = ptx_arr_addr(cx, (uint32_t)in->imm, in->a[0], kf_type_scalar(s));
+    ptx_addr at = kf_ptx_arr_addr(cx, (uint32_t)in->imm, in->a[0], kf_type_scalar(s));
     preg w[4];
-    for (uint32_t i = 0; i < mats; i++) w[i] = ptx_tmp(cx, PTX_RC_R);
+    for (uint32_t i = 0; i < mats; i++) w[i] = kf_ptx_tmp(cx, PTX_RC_R);
     kf_buf set = {0};
     reg_set(&set, w, mats);
-    if (set.oom) ptx_error(cx, "out of memory");
-    else ptx_ins(cx, "ldmatrix.sync.aligned.m8n8.x%u%s.shared.b16 %s, [%s]", mats, trans ? ".trans" : "", set.data, at.s);
+    if (set.oom) kf_ptx_error(cx, "out of memory");
+    else kf_ptx_ins(cx, "ldmatrix.sync.aligned.m8n8.x%u%s.shared.b16 %s, [%s]", mats, trans ? ".trans" : "", set.data, at.s);
     kf_buf_free(&set);
-    for (uint32_t i = 0; i < mats; i++) ptx_unpack_word(cx, w[i].s, in->dst, 2 * i, 2, s);
+    for (uint32_t i = 0; i < mats; i++) kf_ptx_unpack_word(cx, w[i].s, in->dst, 2 * i, 2, s);
 }
 
 /* cp.async.cg (L2 only, 16 bytes) from buf[j] into the array at element i;
@@ -111,25 +111,25 @@ static void emit_ldmatrix(ptx_cx *cx, const kf_ir_ins *in)
 static void emit_cp_async(ptx_cx *cx, const kf_ir_ins *in)
 {
     uint32_t bytes = kf_type_elem_bytes(in->type);
-    ptx_addr dst = ptx_arr_addr(cx, (uint32_t)in->imm, in->a[0], in->type);
-    ptx_addr src = ptx_buf_addr(cx, in->a[1], in->a[2], bytes);
+    ptx_addr dst = kf_ptx_arr_addr(cx, (uint32_t)in->imm, in->a[0], in->type);
+    ptx_addr src = kf_ptx_buf_addr(cx, in->a[1], in->a[2], bytes);
     if (in->sub == KF_BI_CP_ASYNC_N)
-        ptx_ins(cx, "cp.async.cg.shared.global [%s], [%s], 16, %s", dst.s, src.s, ptx_opnd(cx, in->a[3], 0).s);
+        kf_ptx_ins(cx, "cp.async.cg.shared.global [%s], [%s], 16, %s", dst.s, src.s, kf_ptx_opnd(cx, in->a[3], 0).s);
     else
-        ptx_ins(cx, "cp.async.cg.shared.global [%s], [%s], 16", dst.s, src.s);
+        kf_ptx_ins(cx, "cp.async.cg.shared.global [%s], [%s], 16", dst.s, src.s);
 }
 
-void ptx_emit_tensor(ptx_cx *cx, const kf_ir_ins *in)
+void kf_ptx_emit_tensor(ptx_cx *cx, const kf_ir_ins *in)
 {
     switch (in->sub) {
     case KF_BI_MMA: emit_mma(cx, in); break;
     case KF_BI_LDMATRIX_X1: case KF_BI_LDMATRIX_X2: case KF_BI_LDMATRIX_X4: case KF_BI_LDMATRIX_X1_TRANS:
     case KF_BI_LDMATRIX_X2_TRANS: case KF_BI_LDMATRIX_X4_TRANS: emit_ldmatrix(cx, in); break;
     case KF_BI_CP_ASYNC: case KF_BI_CP_ASYNC_N: emit_cp_async(cx, in); break;
-    case KF_BI_CP_ASYNC_COMMIT: ptx_ins(cx, "cp.async.commit_group"); break;
-    case KF_BI_CP_ASYNC_WAIT: ptx_ins(cx, "cp.async.wait_group %u", (unsigned)in->imm); break;
+    case KF_BI_CP_ASYNC_COMMIT: kf_ptx_ins(cx, "cp.async.commit_group"); break;
+    case KF_BI_CP_ASYNC_WAIT: kf_ptx_ins(cx, "cp.async.wait_group %u", (unsigned)in->imm); break;
     default:
-        ptx_error(cx, "internal error: intrinsic '%s'", in->sub < KF_BI_COUNT ? kf_builtin_names[in->sub] : "?");
+        kf_ptx_error(cx, "internal error: intrinsic '%s'", in->sub < KF_BI_COUNT ? kf_builtin_names[in->sub] : "?");
         break;
     }
 }

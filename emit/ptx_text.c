@@ -2,7 +2,7 @@
  * (emit/ptx.c: the passes, in order) and instruction selection
  * (emit/ptx_ops.c, emit/ptx_math.c), which call only down into this file.
  *
- * Text: every body line goes through ptx_ins / ptx_label / ptx_comment,
+ * Text: every body line goes through kf_ptx_ins / kf_ptx_label / kf_ptx_comment,
  * which write it into the kernel's body buffer (formatting the emitter's
  * few conversions by hand: they dominate its profile), precede the first
  * instruction of each source line with a comment holding that line (and
@@ -22,7 +22,7 @@
  * comment or string: ptxas rejects any non-ASCII byte, even in comments, and
  * a trailing backslash would continue the comment onto the next line, so
  * such bytes become '?'. */
-void ptx_put_ascii(kf_buf *b, const char *s, size_t n)
+void kf_ptx_put_ascii(kf_buf *b, const char *s, size_t n)
 {
     if (!n) return;
     kf_buf_append(b, s, n);   /* reserves and copies; then fix the bytes in place */
@@ -58,7 +58,7 @@ static void push_loc(ptx_cx *cx, kf_loc loc)
 }
 
 /* Offsets of the module's source lines, so a comment finds its line in O(1). */
-bool ptx_index_lines(ptx_cx *cx, kf_arena *arena)
+bool kf_ptx_index_lines(ptx_cx *cx, kf_arena *arena)
 {
     const kf_module *m = cx->m;
     if (!m || !m->source) return true;
@@ -197,11 +197,11 @@ static void line_info(ptx_cx *cx)
         dec_digits(num, l.line, false);
         kf_buf_append(&cx->body, "\t// ", 4);
         if (cx->lf_clean) kf_buf_append(&cx->body, cx->lf_base, cx->lf_len);
-        else ptx_put_ascii(&cx->body, cx->lf_base, cx->lf_len);
+        else kf_ptx_put_ascii(&cx->body, cx->lf_base, cx->lf_len);
         kf_buf_append(&cx->body, ":", 1);
         kf_buf_puts(&cx->body, num);
         if (n) kf_buf_append(&cx->body, "  ", 2);
-        ptx_put_ascii(&cx->body, s, (size_t)n);
+        kf_ptx_put_ascii(&cx->body, s, (size_t)n);
         kf_buf_append(&cx->body, "\n", 1);
         push_loc(cx, l);
         cx->last_comment_line = l.line;
@@ -221,7 +221,7 @@ static void line_info(ptx_cx *cx)
     }
 }
 
-void ptx_ins(ptx_cx *cx, const char *fmt, ...)
+void kf_ptx_ins(ptx_cx *cx, const char *fmt, ...)
 {
     if (!cx->final_pass) return;
     line_info(cx);
@@ -232,7 +232,7 @@ void ptx_ins(ptx_cx *cx, const char *fmt, ...)
     push_loc(cx, cx->cur);
 }
 
-void ptx_label(ptx_cx *cx, const char *fmt, ...)
+void kf_ptx_label(ptx_cx *cx, const char *fmt, ...)
 {
     if (!cx->final_pass) return;
     va_list ap;
@@ -242,7 +242,7 @@ void ptx_label(ptx_cx *cx, const char *fmt, ...)
     push_loc(cx, cx->cur);
 }
 
-void ptx_comment(ptx_cx *cx, const char *fmt, ...)
+void kf_ptx_comment(ptx_cx *cx, const char *fmt, ...)
 {
     if (!cx->final_pass) return;
     va_list ap;
@@ -254,7 +254,7 @@ void ptx_comment(ptx_cx *cx, const char *fmt, ...)
     push_loc(cx, cx->cur);
 }
 
-void ptx_error(ptx_cx *cx, const char *fmt, ...)
+void kf_ptx_error(ptx_cx *cx, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -265,10 +265,10 @@ void ptx_error(ptx_cx *cx, const char *fmt, ...)
 
 /* ---- registers --------------------------------------------------------------- */
 
-ptx_rclass ptx_class_of(kf_type t)
+ptx_rclass kf_ptx_class_of(kf_type t)
 {
     if (t.kind == KF_TK_BUFFER) return PTX_RC_RD;
-    return (ptx_rclass)ptx_scalars[t.scalar].rc;
+    return (ptx_rclass)kf_ptx_scalars[t.scalar].rc;
 }
 
 static uint32_t lanes_of(kf_type t)
@@ -310,26 +310,26 @@ static void reg_name(preg *r, ptx_rclass rc, uint32_t n, bool text)
     }
 }
 
-preg ptx_regn(const ptx_cx *cx, ptx_rclass rc, uint32_t n)
+preg kf_ptx_regn(const ptx_cx *cx, ptx_rclass rc, uint32_t n)
 {
     preg r;
     reg_name(&r, rc, n, cx->final_pass);
     return r;
 }
 
-preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane)
+preg kf_ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane)
 {
     preg r;
     if (v == 0 || v >= cx->k->nvals) {
-        ptx_error(cx, "internal error: IR value %u does not exist (kernel has %u)", v, cx->k->nvals);
+        kf_ptx_error(cx, "internal error: IR value %u does not exist (kernel has %u)", v, cx->k->nvals);
         snprintf(r.s, sizeof r.s, "%%r0");
         return r;
     }
     if (cx->alias[v]) v = cx->alias[v];
     const kf_ir_value *val = &cx->k->vals[v];
-    ptx_rclass rc = ptx_class_of(val->type);
+    ptx_rclass rc = kf_ptx_class_of(val->type);
     if (cx->needreg[v] == 2)   /* its CONST wrote no register: the first pass missed this use */
-        ptx_error(cx, "internal error: constant %%%u used as a register after its mov was dropped", v);
+        kf_ptx_error(cx, "internal error: constant %%%u used as a register after its mov was dropped", v);
     cx->needreg[v] = 1;
     if (!cx->vreg[v]) {
         cx->vreg[v] = cx->nreg[rc] + 1;
@@ -339,33 +339,33 @@ preg ptx_reg(ptx_cx *cx, kf_val v, uint32_t lane)
     return r;
 }
 
-preg ptx_opnd(ptx_cx *cx, kf_val v, uint32_t lane)
+preg kf_ptx_opnd(ptx_cx *cx, kf_val v, uint32_t lane)
 {
     uint64_t b;
-    if (ptx_const_of(cx, v, &b)) {
+    if (kf_ptx_const_of(cx, v, &b)) {
         kf_type t = cx->k->vals[v].type;
         if (t.kind != KF_TK_BUFFER && t.scalar != KF_S_BOOL && t.scalar != KF_S_F16 && t.scalar != KF_S_BF16)
-            return cx->final_pass ? ptx_imm((kf_scalar)t.scalar, b) : (preg){{0}};
+            return cx->final_pass ? kf_ptx_imm((kf_scalar)t.scalar, b) : (preg){{0}};
     }
-    return ptx_reg(cx, v, lane);
+    return kf_ptx_reg(cx, v, lane);
 }
 
-preg ptx_movsrc(ptx_cx *cx, kf_val v, uint32_t lane)
+preg kf_ptx_movsrc(ptx_cx *cx, kf_val v, uint32_t lane)
 {
     uint64_t b;
-    if (ptx_const_of(cx, v, &b) && cx->k->vals[v].type.kind != KF_TK_BUFFER)
-        return cx->final_pass ? ptx_imm((kf_scalar)cx->k->vals[v].type.scalar, b) : (preg){{0}};
-    return ptx_reg(cx, v, lane);
+    if (kf_ptx_const_of(cx, v, &b) && cx->k->vals[v].type.kind != KF_TK_BUFFER)
+        return cx->final_pass ? kf_ptx_imm((kf_scalar)cx->k->vals[v].type.scalar, b) : (preg){{0}};
+    return kf_ptx_reg(cx, v, lane);
 }
 
-preg ptx_tmp(ptx_cx *cx, ptx_rclass rc)
+preg kf_ptx_tmp(ptx_cx *cx, ptx_rclass rc)
 {
     preg r;
     reg_name(&r, rc, ++cx->nreg[rc], cx->final_pass);
     return r;
 }
 
-preg ptx_imm(kf_scalar s, uint64_t bits)
+preg kf_ptx_imm(kf_scalar s, uint64_t bits)
 {
     preg r;
     switch (s) {
@@ -391,7 +391,7 @@ preg ptx_imm(kf_scalar s, uint64_t bits)
     return r;
 }
 
-bool ptx_const_of(const ptx_cx *cx, kf_val v, uint64_t *bits)
+bool kf_ptx_const_of(const ptx_cx *cx, kf_val v, uint64_t *bits)
 {
     if (v >= cx->k->nvals || cx->def1[v] < 0) return false;   /* def1[0] and multi-def values are -1 */
     if (cx->k->ins[cx->def1[v]].op != KF_IR_CONST) return false;
@@ -401,11 +401,11 @@ bool ptx_const_of(const ptx_cx *cx, kf_val v, uint64_t *bits)
 
 /* ---- branches ---------------------------------------------------------------- */
 
-preg ptx_if_pred(ptx_cx *cx, uint32_t at, bool want_true, const char **neg)
+preg kf_ptx_if_pred(ptx_cx *cx, uint32_t at, bool want_true, const char **neg)
 {
     const kf_ir_ins *in = &cx->k->ins[at];
     bool flip = cx->flip[at];
     kf_val c = flip ? cx->k->ins[at - 1].a[0] : in->a[0];
     *neg = want_true != flip ? "" : "!";
-    return ptx_reg(cx, c, 0);
+    return kf_ptx_reg(cx, c, 0);
 }

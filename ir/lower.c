@@ -40,14 +40,14 @@
 
 /* ---- builder ------------------------------------------------------------ */
 
-kf_type lw_norm(kf_type t)
+kf_type kf_lower_norm(kf_type t)
 {
     if (t.scalar == KF_S_UINT) t.scalar = KF_S_I32;
     else if (t.scalar == KF_S_UFLOAT) t.scalar = KF_S_F32;
     return t;
 }
 
-void lw_error(lw_t *lw, kf_loc loc, const char *fmt, ...)
+void kf_lower_error(lw_t *lw, kf_loc loc, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -61,7 +61,7 @@ void lw_error(lw_t *lw, kf_loc loc, const char *fmt, ...)
 #define LW_PUSH(v, x) \
     (((v)->len < (v)->cap || KF_VEC_RESERVE(v, 1)) ? ((v)->data[(v)->len++] = (x), true) : false)
 
-kf_val lw_new_val(lw_t *lw, kf_type t, const char *name, kf_loc loc)
+kf_val kf_lower_new_val(lw_t *lw, kf_type t, const char *name, kf_loc loc)
 {
     if (!LW_PUSH(&lw->vals, ((kf_ir_value){t, name, loc})) || !LW_PUSH(&lw->vparam, 0u) ||
         !LW_PUSH(&lw->vconst, ((lw_vconst){0, false}))) {
@@ -71,17 +71,17 @@ kf_val lw_new_val(lw_t *lw, kf_type t, const char *name, kf_loc loc)
     return (kf_val)(lw->vals.len - 1);
 }
 
-kf_type lw_vtype(const lw_t *lw, kf_val v)
+kf_type kf_lower_vtype(const lw_t *lw, kf_val v)
 {
     return v < lw->vals.len ? lw->vals.data[v].type : kf_type_void();
 }
 
-uint32_t lw_emit(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_val dst,
+uint32_t kf_lower_emit(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_val dst,
                  kf_val a0, kf_val a1, kf_val a2, kf_val a3, uint64_t imm, kf_loc loc)
 {
     if (lw->failed) return UINT32_MAX;
     if (lw->ins.len >= LW_MAX_INS) {
-        lw_error(lw, loc, "kernel too large after inlining fns and unrolling loops (over %u IR instructions); "
+        kf_lower_error(lw, loc, "kernel too large after inlining fns and unrolling loops (over %u IR instructions); "
                  "call fewer fns or unroll fewer iterations", LW_MAX_INS);
         return UINT32_MAX;
     }
@@ -93,31 +93,31 @@ uint32_t lw_emit(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_val dst,
     return (uint32_t)(lw->ins.len - 1);
 }
 
-kf_val lw_def(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_type dt,
+kf_val kf_lower_def(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_type dt,
               kf_val a0, kf_val a1, kf_val a2, uint64_t imm, kf_loc loc)
 {
     if (lw->failed) return 0;
-    kf_val d = lw_new_val(lw, dt, NULL, loc);
-    if (d) lw_emit(lw, op, sub, t, d, a0, a1, a2, 0, imm, loc);
+    kf_val d = kf_lower_new_val(lw, dt, NULL, loc);
+    if (d) kf_lower_emit(lw, op, sub, t, d, a0, a1, a2, 0, imm, loc);
     return d;
 }
 
-kf_val lw_const(lw_t *lw, kf_type t, uint64_t bits, kf_loc loc)
+kf_val kf_lower_const(lw_t *lw, kf_type t, uint64_t bits, kf_loc loc)
 {
-    kf_val v = lw_def(lw, KF_IR_CONST, 0, t, t, 0, 0, 0, bits, loc);
+    kf_val v = kf_lower_def(lw, KF_IR_CONST, 0, t, t, 0, 0, 0, bits, loc);
     if (v) lw->vconst.data[v] = (lw_vconst){bits, true};
     return v;
 }
 
-void lw_mov(lw_t *lw, kf_val dst, kf_val src, kf_loc loc)
+void kf_lower_mov(lw_t *lw, kf_val dst, kf_val src, kf_loc loc)
 {
     if (lw->failed) return;
-    lw_emit(lw, KF_IR_MOV, 0, lw_vtype(lw, dst), dst, src, 0, 0, 0, 0, loc);
+    kf_lower_emit(lw, KF_IR_MOV, 0, kf_lower_vtype(lw, dst), dst, src, 0, 0, 0, 0, loc);
     if (dst < lw->vparam.len && src < lw->vparam.len && !lw->vparam.data[dst])
         lw->vparam.data[dst] = lw->vparam.data[src];
 }
 
-void lw_note_access(lw_t *lw, kf_val buf, kf_type elem)
+void kf_lower_note_access(lw_t *lw, kf_val buf, kf_type elem)
 {
     uint32_t p = buf < lw->vparam.len ? lw->vparam.data[buf] : 0;
     uint32_t bytes = kf_type_elem_bytes(elem);
@@ -133,10 +133,10 @@ static uint32_t open_loop(lw_t *lw, bool wrapper, kf_loc loc)
     l.wrapper = wrapper;
     l.flag_at = UINT32_MAX;
     if (wrapper) {
-        l.flag_at = lw_emit(lw, KF_IR_NOP, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
-        lw_emit(lw, KF_IR_NOP, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
+        l.flag_at = kf_lower_emit(lw, KF_IR_NOP, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
+        kf_lower_emit(lw, KF_IR_NOP, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
     }
-    lw_emit(lw, KF_IR_LOOP, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
+    kf_lower_emit(lw, KF_IR_LOOP, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
     if (!KF_VEC_PUSH(&lw->loops, l)) lw->oom = lw->failed = true;
     return (uint32_t)(lw->loops.len - 1);
 }
@@ -147,14 +147,14 @@ static void close_loop(lw_t *lw, kf_loc loc)
 {
     if (!lw->loops.len) return;
     lw_loop l = lw->loops.data[--lw->loops.len];
-    if (l.wrapper) lw_emit(lw, KF_IR_BREAK, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
-    lw_emit(lw, KF_IR_ENDLOOP, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
+    if (l.wrapper) kf_lower_emit(lw, KF_IR_BREAK, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
+    kf_lower_emit(lw, KF_IR_ENDLOOP, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
     for (size_t i = 0; i < l.checks.len; i++) {
         uint32_t t = l.checks.data[i];
         if (t >= lw->loops.len) continue;
-        lw_emit(lw, KF_IR_IF, 0, kf_type_void(), 0, lw->loops.data[t].flag, 0, 0, 0, 0, loc);
-        lw_emit(lw, KF_IR_BREAK, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
-        lw_emit(lw, KF_IR_ENDIF, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
+        kf_lower_emit(lw, KF_IR_IF, 0, kf_type_void(), 0, lw->loops.data[t].flag, 0, 0, 0, 0, loc);
+        kf_lower_emit(lw, KF_IR_BREAK, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
+        kf_lower_emit(lw, KF_IR_ENDIF, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
     }
     KF_VEC_FREE(&l.checks);
 }
@@ -166,8 +166,8 @@ static kf_val loop_flag(lw_t *lw, uint32_t t, kf_loc loc)
     lw_loop *l = &lw->loops.data[t];
     if (l->flag || l->flag_at == UINT32_MAX || l->flag_at + 1 >= lw->ins.len) return l->flag;
     kf_type b = kf_type_scalar(KF_S_BOOL);
-    kf_val f = lw_new_val(lw, b, NULL, loc);
-    kf_val z = lw_new_val(lw, b, NULL, loc);
+    kf_val f = kf_lower_new_val(lw, b, NULL, loc);
+    kf_val z = kf_lower_new_val(lw, b, NULL, loc);
     l = &lw->loops.data[t];
     l->flag = f;
     kf_ir_ins *in = &lw->ins.data[l->flag_at];
@@ -180,13 +180,13 @@ static kf_val loop_flag(lw_t *lw, uint32_t t, kf_loc loc)
 static void exit_to(lw_t *lw, uint32_t target, kf_loc loc)
 {
     if (target >= lw->loops.len) {
-        lw_error(lw, loc, "internal error: exit to a loop that is not open");
+        kf_lower_error(lw, loc, "internal error: exit to a loop that is not open");
         return;
     }
     if (target + 1 < lw->loops.len) {
         kf_val f = loop_flag(lw, target, loc);
         kf_type b = kf_type_scalar(KF_S_BOOL);
-        lw_mov(lw, f, lw_const(lw, b, 1, loc), loc);
+        kf_lower_mov(lw, f, kf_lower_const(lw, b, 1, loc), loc);
         for (size_t i = target + 1; i < lw->loops.len; i++) {
             lw_loop *l = &lw->loops.data[i];
             bool have = false;
@@ -194,7 +194,7 @@ static void exit_to(lw_t *lw, uint32_t target, kf_loc loc)
             if (!have && !KF_VEC_PUSH(&l->checks, target)) lw->oom = lw->failed = true;
         }
     }
-    lw_emit(lw, KF_IR_BREAK, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
+    kf_lower_emit(lw, KF_IR_BREAK, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
 }
 
 static bool push_syn(lw_t *lw, lw_syn s)
@@ -208,7 +208,7 @@ static bool push_syn(lw_t *lw, lw_syn s)
 
 static void lower_stmt(lw_t *lw, kf_node *s);
 
-void lw_block(lw_t *lw, const kf_node *block)
+void kf_lower_block(lw_t *lw, const kf_node *block)
 {
     if (!block) return;
     const kf_node *list = block->kind == KF_N_BLOCK ? block->a : block;
@@ -229,7 +229,7 @@ static kf_type node_type(const kf_node *s)
         if (t.kind == KF_TK_VOID && tn->kind == KF_N_TYPE_BUF && tn->a)
             t = (kf_type){KF_TK_BUFFER, tn->a->type.scalar, tn->a->type.lanes, tn->op ? KF_TF_MUT : 0, 0};
     }
-    return lw_norm(t);
+    return kf_lower_norm(t);
 }
 
 static kf_type decl_type(const kf_node *s, kf_type fallback)
@@ -243,18 +243,18 @@ static void lower_let(lw_t *lw, kf_node *s)
     kf_type t = node_type(s);
     if (t.kind == KF_TK_ARRAY) {   /* a shared array or a view of one, by name */
         uint32_t arr;
-        if (lw_array_of(lw, s->b, &arr)) s->aux = arr;
+        if (kf_lower_array_of(lw, s->b, &arr)) s->aux = arr;
         return;
     }
     kf_val mark = (kf_val)lw->vals.len;
-    kf_val v = t.kind == KF_TK_VOID ? lw_expr(lw, s->b) : lw_expr_as(lw, s->b, t);
-    t = decl_type(s, lw_vtype(lw, v));
-    if (lw_is_fresh(lw, v, mark)) {
+    kf_val v = t.kind == KF_TK_VOID ? kf_lower_expr(lw, s->b) : kf_lower_expr_as(lw, s->b, t);
+    t = decl_type(s, kf_lower_vtype(lw, v));
+    if (kf_lower_is_fresh(lw, v, mark)) {
         lw->vals.data[v].name = s->name;
         lw->vals.data[v].loc = s->loc;
     } else if (t.kind != KF_TK_BUFFER) {
-        kf_val n = lw_new_val(lw, t, s->name, s->loc);
-        lw_mov(lw, n, v, s->loc);
+        kf_val n = kf_lower_new_val(lw, t, s->name, s->loc);
+        kf_lower_mov(lw, n, v, s->loc);
         v = n;
     }
     s->aux = v;
@@ -262,9 +262,9 @@ static void lower_let(lw_t *lw, kf_node *s)
 
 static kf_val zero_of(lw_t *lw, kf_type t, kf_loc loc)
 {
-    if (t.kind == KF_TK_SCALAR) return lw_const(lw, t, 0, loc);
+    if (t.kind == KF_TK_SCALAR) return kf_lower_const(lw, t, 0, loc);
     kf_type e = kf_type_elem(t);
-    return lw_def(lw, KF_IR_SPLAT, 0, t, t, lw_const(lw, e, 0, loc), 0, 0, 0, loc);
+    return kf_lower_def(lw, KF_IR_SPLAT, 0, t, t, kf_lower_const(lw, e, 0, loc), 0, 0, 0, loc);
 }
 
 static uint32_t new_array(lw_t *lw, const char *name, kf_type t, kf_loc loc)
@@ -285,13 +285,13 @@ static void lower_var(lw_t *lw, kf_node *s)
     }
     kf_val init = 0;
     if (s->b) {
-        init = t.kind == KF_TK_VOID ? lw_expr(lw, s->b) : lw_expr_as(lw, s->b, t);
-        t = decl_type(s, lw_vtype(lw, init));
+        init = t.kind == KF_TK_VOID ? kf_lower_expr(lw, s->b) : kf_lower_expr_as(lw, s->b, t);
+        t = decl_type(s, kf_lower_vtype(lw, init));
     } else if (t.kind == KF_TK_SCALAR || t.kind == KF_TK_VECTOR) {
         init = zero_of(lw, t, s->loc);
     }
-    kf_val v = lw_new_val(lw, t, s->name, s->loc);
-    if (init) lw_mov(lw, v, init, s->loc);
+    kf_val v = kf_lower_new_val(lw, t, s->name, s->loc);
+    if (init) kf_lower_mov(lw, v, init, s->loc);
     s->aux = v;
 }
 
@@ -303,15 +303,15 @@ static void lower_shared(lw_t *lw, kf_node *s)
         if (lw->shared.data[i].node == s) return;
     kf_type t = node_type(s);
     if (t.kind != KF_TK_ARRAY) {
-        lw_error(lw, s->loc, "internal error: shared '%s' has no array type", s->name);
+        kf_lower_error(lw, s->loc, "internal error: shared '%s' has no array type", s->name);
         return;
     }
     t.flags |= KF_TF_SHARED;
-    uint32_t a = new_array(lw, s->name, lw_norm(t), s->loc);
+    uint32_t a = new_array(lw, s->name, kf_lower_norm(t), s->loc);
     if (!KF_VEC_PUSH(&lw->shared, ((lw_shared){s, a}))) lw->oom = lw->failed = true;
 }
 
-uint32_t lw_shared_array(lw_t *lw, const kf_node *decl)
+uint32_t kf_lower_shared_array(lw_t *lw, const kf_node *decl)
 {
     for (size_t i = 0; i < lw->shared.len; i++)
         if (lw->shared.data[i].node == decl) return lw->shared.data[i].array;
@@ -321,42 +321,42 @@ uint32_t lw_shared_array(lw_t *lw, const kf_node *decl)
 static void lower_if(lw_t *lw, kf_node *s)
 {
     uint64_t c;
-    if (lw_fold(lw, s->a, kf_type_scalar(KF_S_BOOL), &c)) {
-        if (c) lw_block(lw, s->b);
+    if (kf_lower_fold(lw, s->a, kf_type_scalar(KF_S_BOOL), &c)) {
+        if (c) kf_lower_block(lw, s->b);
         else if (s->c) lower_stmt(lw, s->c);
         return;
     }
-    kf_val cv = lw_expr_as(lw, s->a, kf_type_scalar(KF_S_BOOL));
-    lw_emit(lw, KF_IR_IF, 0, kf_type_void(), 0, cv, 0, 0, 0, 0, s->loc);
-    lw_block(lw, s->b);
+    kf_val cv = kf_lower_expr_as(lw, s->a, kf_type_scalar(KF_S_BOOL));
+    kf_lower_emit(lw, KF_IR_IF, 0, kf_type_void(), 0, cv, 0, 0, 0, 0, s->loc);
+    kf_lower_block(lw, s->b);
     if (s->c) {
-        lw_emit(lw, KF_IR_ELSE, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, s->c->loc);
+        kf_lower_emit(lw, KF_IR_ELSE, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, s->c->loc);
         lower_stmt(lw, s->c);
     }
-    lw_emit(lw, KF_IR_ENDIF, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, s->loc);
+    kf_lower_emit(lw, KF_IR_ENDIF, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, s->loc);
 }
 
 /* IF c BREAK ENDIF */
 static void break_if(lw_t *lw, kf_val c, kf_loc loc)
 {
-    lw_emit(lw, KF_IR_IF, 0, kf_type_void(), 0, c, 0, 0, 0, 0, loc);
-    lw_emit(lw, KF_IR_BREAK, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
-    lw_emit(lw, KF_IR_ENDIF, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
+    kf_lower_emit(lw, KF_IR_IF, 0, kf_type_void(), 0, c, 0, 0, 0, 0, loc);
+    kf_lower_emit(lw, KF_IR_BREAK, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
+    kf_lower_emit(lw, KF_IR_ENDIF, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
 }
 
 static void lower_while(lw_t *lw, kf_node *s)
 {
     kf_type b = kf_type_scalar(KF_S_BOOL);
     uint64_t c = 0;
-    bool folded = lw_fold(lw, s->a, b, &c);
+    bool folded = kf_lower_fold(lw, s->a, b, &c);
     if (folded && !c) return;
     uint32_t l = open_loop(lw, false, s->loc);
     if (!push_syn(lw, (lw_syn){SYN_LOOP, l, UINT32_MAX, 0, false, {0}})) return;
     if (!folded) {
-        kf_val cv = lw_expr_as(lw, s->a, b);
-        break_if(lw, lw_def(lw, KF_IR_UNOP, KF_OP_NOT, b, b, cv, 0, 0, 0, s->a->loc), s->a->loc);
+        kf_val cv = kf_lower_expr_as(lw, s->a, b);
+        break_if(lw, kf_lower_def(lw, KF_IR_UNOP, KF_OP_NOT, b, b, cv, 0, 0, 0, s->a->loc), s->a->loc);
     }
-    lw_block(lw, s->b);
+    kf_lower_block(lw, s->b);
     lw->syn.len--;
     close_loop(lw, s->loc);
 }
@@ -366,40 +366,40 @@ static void lower_while(lw_t *lw, kf_node *s)
 static kf_val loop_bound(lw_t *lw, const kf_node *e, kf_type t)
 {
     kf_val mark = (kf_val)lw->vals.len;
-    kf_val v = lw_expr_as(lw, e, t);
+    kf_val v = kf_lower_expr_as(lw, e, t);
     bool is_var = e->kind == KF_N_NAME && e->sym && e->sym->kind == KF_N_VAR;
-    if (lw_is_fresh(lw, v, mark) || !is_var) return v;
-    kf_val c = lw_new_val(lw, t, NULL, e->loc);
-    lw_mov(lw, c, v, e->loc);
+    if (kf_lower_is_fresh(lw, v, mark) || !is_var) return v;
+    kf_val c = kf_lower_new_val(lw, t, NULL, e->loc);
+    kf_lower_mov(lw, c, v, e->loc);
     return c;
 }
 
 static void lower_for(lw_t *lw, kf_node *s)
 {
-    kf_type t = lw_norm(s->type);
-    if (t.kind == KF_TK_VOID) t = lw_norm(s->a->type);
+    kf_type t = kf_lower_norm(s->type);
+    if (t.kind == KF_TK_VOID) t = kf_lower_norm(s->a->type);
     kf_type b = kf_type_scalar(KF_S_BOOL);
-    kf_val start = lw_expr_as(lw, s->a, t);
+    kf_val start = kf_lower_expr_as(lw, s->a, t);
     kf_val end = loop_bound(lw, s->b, t);
-    kf_val step = s->c ? loop_bound(lw, s->c, t) : lw_const(lw, t, lw_const_convert(kf_type_scalar(KF_S_I64), 1, t), s->loc);
-    kf_val i = lw_new_val(lw, t, s->name, s->loc);
-    lw_mov(lw, i, start, s->loc);
+    kf_val step = s->c ? loop_bound(lw, s->c, t) : kf_lower_const(lw, t, kf_lower_const_convert(kf_type_scalar(KF_S_I64), 1, t), s->loc);
+    kf_val i = kf_lower_new_val(lw, t, s->name, s->loc);
+    kf_lower_mov(lw, i, start, s->loc);
     s->aux = i;
     uint32_t l = open_loop(lw, false, s->loc);
     if (!push_syn(lw, (lw_syn){SYN_LOOP, l, UINT32_MAX, 0, false, {0}})) return;
     kf_val stop;
     if (kf_type_is_float(t)) {
-        kf_val lt = lw_def(lw, KF_IR_CMP, KF_OP_LT, t, b, i, end, 0, 0, s->b->loc);
-        stop = lw_def(lw, KF_IR_UNOP, KF_OP_NOT, b, b, lt, 0, 0, 0, s->b->loc);
+        kf_val lt = kf_lower_def(lw, KF_IR_CMP, KF_OP_LT, t, b, i, end, 0, 0, s->b->loc);
+        stop = kf_lower_def(lw, KF_IR_UNOP, KF_OP_NOT, b, b, lt, 0, 0, 0, s->b->loc);
     } else {
-        stop = lw_def(lw, KF_IR_CMP, KF_OP_GE, t, b, i, end, 0, 0, s->b->loc);
+        stop = kf_lower_def(lw, KF_IR_CMP, KF_OP_GE, t, b, i, end, 0, 0, s->b->loc);
     }
     break_if(lw, stop, s->b->loc);
-    lw_block(lw, s->d);
+    kf_lower_block(lw, s->d);
     lw->syn.len--;
     kf_loc sl = s->c ? s->c->loc : s->loc;
-    lw_emit(lw, KF_IR_LATCH, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, sl);
-    lw_mov(lw, i, lw_def(lw, KF_IR_BINOP, KF_OP_ADD, t, t, i, step, 0, 0, sl), sl);
+    kf_lower_emit(lw, KF_IR_LATCH, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, sl);
+    kf_lower_mov(lw, i, kf_lower_def(lw, KF_IR_BINOP, KF_OP_ADD, t, t, i, step, 0, 0, sl), sl);
     close_loop(lw, s->loc);
 }
 
@@ -424,8 +424,8 @@ static void scan_jumps(const kf_node *s, bool *brk, bool *cont)
 /* Constant bits of an @unroll bound in the iteration type it. */
 static bool unroll_bound(lw_t *lw, const kf_node *e, kf_type it, uint64_t *v)
 {
-    if (lw_fold(lw, e, it, v)) return true;
-    lw_error(lw, e->loc, "@unroll needs compile-time constant bounds and step; "
+    if (kf_lower_fold(lw, e, it, v)) return true;
+    kf_lower_error(lw, e->loc, "@unroll needs compile-time constant bounds and step; "
              "remove @unroll or make this a constant");
     return false;
 }
@@ -441,7 +441,7 @@ static void unroll_body(lw_t *lw, kf_node *s, uint64_t i, size_t slot, bool cont
     lw->fold_epoch++;
     size_t sy = lw->syn.len - 1;
     if (cont) lw->syn.data[sy].iter = open_loop(lw, true, s->loc);
-    lw_block(lw, s->d);
+    kf_lower_block(lw, s->d);
     if (cont) close_loop(lw, s->loc);
 }
 
@@ -453,18 +453,18 @@ static void lower_unroll(lw_t *lw, kf_node *s)
     if (!unroll_bound(lw, s->a, it, &a) || !unroll_bound(lw, s->b, it, &b)) return;
     if (s->c && !unroll_bound(lw, s->c, it, &st)) return;
     if (st == 0 || (kf_type_is_signed(it) && (int64_t)st < 0)) {
-        lw_error(lw, s->c->loc, "@unroll step must be positive");
+        kf_lower_error(lw, s->c->loc, "@unroll step must be positive");
         return;
     }
     uint64_t n = 0;
     for (uint64_t i = a; unroll_less(it, i, b) && n <= LW_MAX_UNROLL;) {
         n++;
-        uint64_t nx = lw_const_convert(it, i + st, it);
+        uint64_t nx = kf_lower_const_convert(it, i + st, it);
         if (!unroll_less(it, i, nx)) break;   /* the variable would wrap */
         i = nx;
     }
     if (n > LW_MAX_UNROLL) {
-        lw_error(lw, s->loc, "@unroll loop has more than %u iterations; remove @unroll", LW_MAX_UNROLL);
+        kf_lower_error(lw, s->loc, "@unroll loop has more than %u iterations; remove @unroll", LW_MAX_UNROLL);
         return;
     }
     bool brk = false, cont = false;
@@ -477,7 +477,7 @@ static void lower_unroll(lw_t *lw, kf_node *s)
     uint32_t all = brk ? open_loop(lw, true, s->loc) : UINT32_MAX;
     if (push_syn(lw, (lw_syn){SYN_UNROLL, all, UINT32_MAX, 0, false, {0}})) {
         uint64_t i = a;
-        for (uint64_t k = 0; k < n && lw_work(lw, s->loc) && !lw->failed; k++, i = lw_const_convert(it, i + st, it))
+        for (uint64_t k = 0; k < n && kf_lower_work(lw, s->loc) && !lw->failed; k++, i = kf_lower_const_convert(it, i + st, it))
             unroll_body(lw, s, i, slot, cont);
         lw->syn.len--;
     }
@@ -497,13 +497,13 @@ static void lower_jump(lw_t *lw, kf_node *s)
             return;
         }
         if (y.loop + 1 != lw->loops.len) {
-            lw_error(lw, s->loc, "internal error: %s is not in its innermost loop", is_break ? "break" : "continue");
+            kf_lower_error(lw, s->loc, "internal error: %s is not in its innermost loop", is_break ? "break" : "continue");
             return;
         }
-        lw_emit(lw, is_break ? KF_IR_BREAK : KF_IR_CONTINUE, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, s->loc);
+        kf_lower_emit(lw, is_break ? KF_IR_BREAK : KF_IR_CONTINUE, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, s->loc);
         return;
     }
-    lw_error(lw, s->loc, "'%s' outside a loop", is_break ? "break" : "continue");
+    kf_lower_error(lw, s->loc, "'%s' outside a loop", is_break ? "break" : "continue");
 }
 
 static void lower_return(lw_t *lw, kf_node *s)
@@ -511,33 +511,33 @@ static void lower_return(lw_t *lw, kf_node *s)
     size_t f = lw->syn.len;
     while (f > 0 && lw->syn.data[f - 1].kind != SYN_FN) f--;
     if (f == 0) {   /* kernel: the thread ends */
-        lw_emit(lw, KF_IR_RET, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, s->loc);
+        kf_lower_emit(lw, KF_IR_RET, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, s->loc);
         return;
     }
     f--;
     if (s->a) {
-        kf_val v = lw_expr_as(lw, s->a, lw->syn.data[f].rtype);
+        kf_val v = kf_lower_expr_as(lw, s->a, lw->syn.data[f].rtype);
         lw_syn *y = &lw->syn.data[f];
         if (y->direct) y->result = v;
-        else if (y->result) lw_mov(lw, y->result, v, s->loc);
+        else if (y->result) kf_lower_mov(lw, y->result, v, s->loc);
     }
     if (!s->aux) exit_to(lw, lw->syn.data[f].loop, s->loc);
 }
 
-bool lw_work(lw_t *lw, kf_loc loc)
+bool kf_lower_work(lw_t *lw, kf_loc loc)
 {
     if (++lw->work <= LW_MAX_WORK) return true;
     if (!lw->failed)
-        lw_error(lw, loc, "kernel too large to lower: over %u steps once fns are inlined and @unroll loops "
+        kf_lower_error(lw, loc, "kernel too large to lower: over %u steps once fns are inlined and @unroll loops "
                  "expanded (nested @unroll loops multiply); unroll fewer iterations or call fewer fns", LW_MAX_WORK);
     return false;
 }
 
-bool lw_enter(lw_t *lw, kf_loc loc)
+bool kf_lower_enter(lw_t *lw, kf_loc loc)
 {
-    if (!lw_work(lw, loc)) return false;
+    if (!kf_lower_work(lw, loc)) return false;
     if (lw->depth >= LW_MAX_DEPTH) {
-        lw_error(lw, loc, "statements and expressions nested more than %u levels deep once fn calls are inlined; "
+        kf_lower_error(lw, loc, "statements and expressions nested more than %u levels deep once fn calls are inlined; "
                  "split them up (with 'let' temporaries) or nest fn calls less deeply", LW_MAX_DEPTH);
         return false;
     }
@@ -547,14 +547,14 @@ bool lw_enter(lw_t *lw, kf_loc loc)
 
 static void lower_stmt(lw_t *lw, kf_node *s)
 {
-    if (!lw_enter(lw, s->loc)) return;
+    if (!kf_lower_enter(lw, s->loc)) return;
     lw->fold_epoch++;
     switch (s->kind) {
-    case KF_N_BLOCK: lw_block(lw, s); break;
+    case KF_N_BLOCK: kf_lower_block(lw, s); break;
     case KF_N_LET: lower_let(lw, s); break;
     case KF_N_VAR: lower_var(lw, s); break;
     case KF_N_SHARED: lower_shared(lw, s); break;
-    case KF_N_ASSIGN: lw_assign(lw, s); break;
+    case KF_N_ASSIGN: kf_lower_assign(lw, s); break;
     case KF_N_IF: lower_if(lw, s); break;
     case KF_N_FOR:
         if (s->op) lower_unroll(lw, s);
@@ -564,9 +564,9 @@ static void lower_stmt(lw_t *lw, kf_node *s)
     case KF_N_BREAK:
     case KF_N_CONTINUE: lower_jump(lw, s); break;
     case KF_N_RETURN: lower_return(lw, s); break;
-    case KF_N_EXPR: lw_expr(lw, s->a); break;
+    case KF_N_EXPR: kf_lower_expr(lw, s->a); break;
     default:
-        lw_error(lw, s->loc, "internal error: cannot lower a %s statement", kf_node_kind_names[s->kind]);
+        kf_lower_error(lw, s->loc, "internal error: cannot lower a %s statement", kf_node_kind_names[s->kind]);
         break;
     }
     lw->depth--;
@@ -641,15 +641,15 @@ static bool bind_args(lw_t *lw, const kf_node *call, kf_node *fn)
     const kf_node *a = call->b;
     for (kf_node *p = fn->a; p; p = p->next, a = a ? a->next : NULL) {
         if (!a) {
-            lw_error(lw, call->loc, "internal error: too few arguments in call of '%s'", fn->name);
+            kf_lower_error(lw, call->loc, "internal error: too few arguments in call of '%s'", fn->name);
             break;
         }
         kf_type pt = node_type(p);
         kf_val mark = (kf_val)lw->vals.len;
         uint32_t arr = 0;
-        if (pt.kind == KF_TK_ARRAY && !lw_array_of(lw, a, &arr)) break;
-        kf_val v = pt.kind == KF_TK_ARRAY ? arr : pt.kind == KF_TK_BUFFER ? lw_expr(lw, a) : lw_expr_as(lw, a, pt);
-        if (pt.kind != KF_TK_ARRAY && lw_is_fresh(lw, v, mark)) lw->vals.data[v].name = p->name;   /* readable inlined code */
+        if (pt.kind == KF_TK_ARRAY && !kf_lower_array_of(lw, a, &arr)) break;
+        kf_val v = pt.kind == KF_TK_ARRAY ? arr : pt.kind == KF_TK_BUFFER ? kf_lower_expr(lw, a) : kf_lower_expr_as(lw, a, pt);
+        if (pt.kind != KF_TK_ARRAY && kf_lower_is_fresh(lw, v, mark)) lw->vals.data[v].name = p->name;   /* readable inlined code */
         if (!KF_VEC_PUSH(&args, v)) lw->oom = lw->failed = true;
     }
     size_t i = 0;
@@ -657,8 +657,8 @@ static bool bind_args(lw_t *lw, const kf_node *call, kf_node *fn)
         kf_val v = args.data[i];
         kf_type pt = node_type(p);
         if (pt.kind != KF_TK_BUFFER && pt.kind != KF_TK_ARRAY && assigns_to(fn->c ? fn->c->a : NULL, p)) {
-            kf_val c = lw_new_val(lw, lw_vtype(lw, v), p->name, p->loc);
-            lw_mov(lw, c, v, call->loc);
+            kf_val c = kf_lower_new_val(lw, kf_lower_vtype(lw, v), p->name, p->loc);
+            kf_lower_mov(lw, c, v, call->loc);
             v = c;
         }
         p->aux = v;
@@ -667,15 +667,15 @@ static bool bind_args(lw_t *lw, const kf_node *call, kf_node *fn)
     return !lw->failed;
 }
 
-kf_val lw_inline(lw_t *lw, const kf_node *call)
+kf_val kf_lower_inline(lw_t *lw, const kf_node *call)
 {
     kf_node *fn = call->sym;
     if (!fn || fn->kind != KF_N_FN) {
-        lw_error(lw, call->loc, "internal error: call of something that is not a fn");
+        kf_lower_error(lw, call->loc, "internal error: call of something that is not a fn");
         return 0;
     }
     if (lw->inline_depth >= LW_MAX_INLINE_DEPTH) {
-        lw_error(lw, call->loc, "fn calls nested more than %u deep (recursion?)", LW_MAX_INLINE_DEPTH);
+        kf_lower_error(lw, call->loc, "fn calls nested more than %u deep (recursion?)", LW_MAX_INLINE_DEPTH);
         return 0;
     }
     if (!bind_args(lw, call, fn)) return 0;
@@ -684,16 +684,16 @@ kf_val lw_inline(lw_t *lw, const kf_node *call)
     while (last && last->next) last = last->next;
     uint32_t nret = count_returns(body ? body->a : NULL);
     uint32_t ntail = mark_tail(body);
-    kf_type rt = lw_norm(call->type);
+    kf_type rt = kf_lower_norm(call->type);
     bool has_value = rt.kind != KF_TK_VOID;
     lw_syn y = {SYN_FN, UINT32_MAX, UINT32_MAX, 0, false, rt};
     y.direct = has_value && nret == 1 && last && last->kind == KF_N_RETURN;
-    if (has_value && !y.direct) y.result = lw_new_val(lw, rt, NULL, call->loc);
+    if (has_value && !y.direct) y.result = kf_lower_new_val(lw, rt, NULL, call->loc);
     bool wrap = nret > ntail;
     if (wrap) y.loop = open_loop(lw, true, call->loc);
     if (!push_syn(lw, y)) return 0;
     lw->inline_depth++;
-    lw_block(lw, body);
+    kf_lower_block(lw, body);
     lw->inline_depth--;
     lw->fold_epoch++;
     kf_val r = lw->syn.data[lw->syn.len - 1].result;
@@ -717,9 +717,9 @@ static void lower_params(lw_t *lw, kf_node *kn, kf_ir_kernel *k)
     for (kf_node *p = kn->a; p; p = p->next, i++) {
         kf_type t = node_type(p);
         k->params[i] = (kf_ir_param){p->name, t, p->loc, kf_type_elem_bytes(t)};
-        kf_val v = lw_new_val(lw, t, p->name, p->loc);
+        kf_val v = kf_lower_new_val(lw, t, p->name, p->loc);
         if (v && t.kind == KF_TK_BUFFER) lw->vparam.data[v] = i + 1;
-        lw_emit(lw, KF_IR_PARAM, 0, t, v, 0, 0, 0, 0, i, p->loc);
+        kf_lower_emit(lw, KF_IR_PARAM, 0, t, v, 0, 0, 0, 0, i, p->loc);
         p->aux = v;
     }
 }
@@ -727,8 +727,8 @@ static void lower_params(lw_t *lw, kf_node *kn, kf_ir_kernel *k)
 static uint32_t sched_block_dim(lw_t *lw, const kf_node *e)
 {
     uint64_t v;
-    if (!lw_fold(lw, e, kf_type_scalar(KF_S_U32), &v) || v == 0) {
-        lw_error(lw, e->loc, "internal error: schedule block size is not a folded positive constant");
+    if (!kf_lower_fold(lw, e, kf_type_scalar(KF_S_U32), &v) || v == 0) {
+        kf_lower_error(lw, e->loc, "internal error: schedule block size is not a folded positive constant");
         return 1;
     }
     return (uint32_t)v;
@@ -779,7 +779,7 @@ static void check_static_shared(lw_t *lw, const kf_node *kn)
         kf_buf_printf(&b, "%s%s (%llu bytes)", n++ ? ", " : "", lw->arrays.data[i].name,
                       (unsigned long long)t.len * kf_type_elem_bytes(t));
     }
-    lw_error(lw, kn->loc, "kernel '%s' uses %llu bytes of static shared memory, over the 48 KiB (%u bytes) limit: %s; "
+    kf_lower_error(lw, kn->loc, "kernel '%s' uses %llu bytes of static shared memory, over the 48 KiB (%u bytes) limit: %s; "
              "move the largest into the dynamic array 'shared s: T[]'", kn->name, (unsigned long long)total,
              KF_SHARED_STATIC_LIMIT, b.data ? b.data : "");
     kf_buf_free(&b);
@@ -833,9 +833,9 @@ static kf_status lower_kernel(kf_pass_ctx *cx, kf_node *kn, kf_ir_kernel *k, uin
     lw.params = k->params;
     lw.nparams = k->nparams;
     if (k->nparams && !k->params) return KF_ERR_NOMEM;
-    lw_new_val(&lw, kf_type_void(), NULL, kn->loc);   /* value 0: none */
+    kf_lower_new_val(&lw, kf_type_void(), NULL, kn->loc);   /* value 0: none */
     lower_params(&lw, kn, k);
-    lw_block(&lw, kn->c);
+    kf_lower_block(&lw, kn->c);
     check_static_shared(&lw, kn);
     copy_schedule(&lw, kn, &k->sched);
     drop_nops(&lw);

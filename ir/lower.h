@@ -68,7 +68,7 @@ typedef struct {
     uint32_t inline_depth;
     uint32_t depth;           /* statements and expressions being lowered, across inlined fns */
     uint32_t work;            /* statements, expressions, folds and @unroll iterations so far */
-    uint32_t fold_epoch;      /* advances whenever what lw_fold reads may change (each
+    uint32_t fold_epoch;      /* advances whenever what kf_lower_fold reads may change (each
                                  statement, @unroll iteration and inlined fn): an
                                  expression that failed to fold in this epoch fails again */
     bool failed;              /* a diagnostic was reported */
@@ -77,7 +77,7 @@ typedef struct {
 
 #define LW_MAX_INS (1u << 18)      /* instruction cap per kernel (runaway unroll/inlining) */
 #define LW_MAX_UNROLL 4096u        /* iterations of one @unroll loop */
-#define LW_MAX_WORK (8u * LW_MAX_INS) /* lowering steps per kernel (lw_work): nested @unroll
+#define LW_MAX_WORK (8u * LW_MAX_INS) /* lowering steps per kernel (kf_lower_work): nested @unroll
                                       loops multiply, and bodies that fold away make no
                                       instruction to cap. The library's kernels take under 2
                                       steps per instruction; 0.1 s at the limit (Release) */
@@ -86,55 +86,55 @@ typedef struct {
                                       (the parser bounds one body at 1000; inlining adds them up) */
 
 /* ---- builder (lower.c) ---- */
-kf_type lw_norm(kf_type t);             /* untyped constants -> i32 / f32 */
-kf_val lw_new_val(lw_t *lw, kf_type t, const char *name, kf_loc loc);
-kf_type lw_vtype(const lw_t *lw, kf_val v);
+kf_type kf_lower_norm(kf_type t);             /* untyped constants -> i32 / f32 */
+kf_val kf_lower_new_val(lw_t *lw, kf_type t, const char *name, kf_loc loc);
+kf_type kf_lower_vtype(const lw_t *lw, kf_val v);
 /* Appends an instruction; returns its index (UINT32_MAX when out of memory or over the cap). */
-uint32_t lw_emit(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_val dst,
+uint32_t kf_lower_emit(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_val dst,
                  kf_val a0, kf_val a1, kf_val a2, kf_val a3, uint64_t imm, kf_loc loc);
 /* Emits an instruction with a fresh destination of type dt; returns the value. */
-kf_val lw_def(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_type dt,
+kf_val kf_lower_def(lw_t *lw, kf_ir_op op, uint16_t sub, kf_type t, kf_type dt,
               kf_val a0, kf_val a1, kf_val a2, uint64_t imm, kf_loc loc);
-kf_val lw_const(lw_t *lw, kf_type t, uint64_t bits, kf_loc loc);
-void lw_mov(lw_t *lw, kf_val dst, kf_val src, kf_loc loc);
-void lw_error(lw_t *lw, kf_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+kf_val kf_lower_const(lw_t *lw, kf_type t, uint64_t bits, kf_loc loc);
+void kf_lower_mov(lw_t *lw, kf_val dst, kf_val src, kf_loc loc);
+void kf_lower_error(lw_t *lw, kf_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Counts one step of lowering (a statement, an expression, a constant
  * folded over @unroll variables, an @unroll iteration): false, with an
  * error, past LW_MAX_WORK, so no kernel takes unbounded time to lower. */
-bool lw_work(lw_t *lw, kf_loc loc);
-/* lw_work, then enters one more level of statement or expression
+bool kf_lower_work(lw_t *lw, kf_loc loc);
+/* kf_lower_work, then enters one more level of statement or expression
  * recursion: false, with an error, past LW_MAX_DEPTH (so deep bodies
  * inlined into deep bodies cannot overflow the stack); after true the
  * caller ends with lw->depth--. */
-bool lw_enter(lw_t *lw, kf_loc loc);
-void lw_block(lw_t *lw, const kf_node *block);
+bool kf_lower_enter(lw_t *lw, kf_loc loc);
+void kf_lower_block(lw_t *lw, const kf_node *block);
 /* Records that buffer value v is accessed with elements of type elem. */
-void lw_note_access(lw_t *lw, kf_val buf, kf_type elem);
+void kf_lower_note_access(lw_t *lw, kf_val buf, kf_type elem);
 /* Inlines a call of a fn; returns its result value (0 for none). */
-kf_val lw_inline(lw_t *lw, const kf_node *call);
+kf_val kf_lower_inline(lw_t *lw, const kf_node *call);
 
 /* ---- expressions (lower_expr.c) ---- */
-kf_val lw_expr(lw_t *lw, const kf_node *e);
+kf_val kf_lower_expr(lw_t *lw, const kf_node *e);
 /* Lowers e to a value of type want (constants are made in `want` directly;
  * a different non-constant type is converted, which sema should not leave). */
-kf_val lw_expr_as(lw_t *lw, const kf_node *e, kf_type want);
+kf_val kf_lower_expr_as(lw_t *lw, const kf_node *e, kf_type want);
 /* Compile-time value of e as bits of its type, following unrolled loop
  * variables; false when e is not constant. */
-bool lw_fold(lw_t *lw, const kf_node *e, kf_type t, uint64_t *bits);
+bool kf_lower_fold(lw_t *lw, const kf_node *e, kf_type t, uint64_t *bits);
 /* Converts constant bits of type from into bits of type to. */
-uint64_t lw_const_convert(kf_type from, uint64_t bits, kf_type to);
-void lw_assign(lw_t *lw, const kf_node *s);
-bool lw_is_fresh(const lw_t *lw, kf_val v, kf_val mark);
+uint64_t kf_lower_const_convert(kf_type from, uint64_t bits, kf_type to);
+void kf_lower_assign(lw_t *lw, const kf_node *s);
+bool kf_lower_is_fresh(const lw_t *lw, kf_val v, kf_val mark);
 
 /* ---- builtins (lower_builtin.c) ---- */
-kf_val lw_builtin_call(lw_t *lw, const kf_node *call);
-kf_val lw_builtin_value(lw_t *lw, const kf_node *name);
-kf_val lw_geometry(lw_t *lw, kf_builtin b, int dim, kf_loc loc);
+kf_val kf_lower_builtin_call(lw_t *lw, const kf_node *call);
+kf_val kf_lower_builtin_value(lw_t *lw, const kf_node *name);
+kf_val kf_lower_geometry(lw_t *lw, kf_builtin b, int dim, kf_loc loc);
 /* arrays[] index of a shared declaration already lowered, or UINT32_MAX. */
-uint32_t lw_shared_array(lw_t *lw, const kf_node *decl);
+uint32_t kf_lower_shared_array(lw_t *lw, const kf_node *decl);
 /* The array an array-valued expression names: a local or shared array, a
  * let or fn parameter holding one, or a view (`as shared T[]`) of any of
  * them. false (reported) otherwise. */
-bool lw_array_of(lw_t *lw, const kf_node *e, uint32_t *idx);
+bool kf_lower_array_of(lw_t *lw, const kf_node *e, uint32_t *idx);
 
 #endif

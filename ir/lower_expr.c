@@ -33,7 +33,7 @@ static uint64_t mask_bits(kf_scalar s, uint64_t bits)
     return w >= 64 ? bits : bits & ((UINT64_C(1) << w) - 1);
 }
 
-uint64_t lw_const_convert(kf_type from, uint64_t bits, kf_type to)
+uint64_t kf_lower_const_convert(kf_type from, uint64_t bits, kf_type to)
 {
     kf_scalar fs = wide((kf_scalar)from.scalar), ts = wide((kf_scalar)to.scalar);
     char fc = kf_scalar_class[fs], tc = kf_scalar_class[ts];
@@ -131,12 +131,12 @@ static bool float_binop(kf_op op, kf_type ot, kf_type ta, uint64_t a, kf_type tb
                         kf_type *t, uint64_t *bits)
 {
     kf_type d = kf_type_scalar(KF_S_F64);
-    uint64_t ab = lw_const_convert(ta, a, ot), bb = lw_const_convert(tb, b, ot);
-    double x = kf_bits_to_double(KF_S_F64, lw_const_convert(ot, ab, d));
-    double y = kf_bits_to_double(KF_S_F64, lw_const_convert(ot, bb, d));
+    uint64_t ab = kf_lower_const_convert(ta, a, ot), bb = kf_lower_const_convert(tb, b, ot);
+    double x = kf_bits_to_double(KF_S_F64, kf_lower_const_convert(ot, ab, d));
+    double y = kf_bits_to_double(KF_S_F64, kf_lower_const_convert(ot, bb, d));
     double r = op == KF_OP_ADD ? x + y : op == KF_OP_SUB ? x - y : op == KF_OP_MUL ? x * y : x / y;
     *t = ot;
-    *bits = lw_const_convert(d, kf_bits_from_double(KF_S_F64, r), ot);
+    *bits = kf_lower_const_convert(d, kf_bits_from_double(KF_S_F64, r), ot);
     return true;
 }
 
@@ -151,8 +151,8 @@ static bool ceval_binary(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
     if (op == KF_OP_LAND || op == KF_OP_LOR) ot = kf_type_scalar(KF_S_BOOL);
     if (kf_type_is_float(ot) && !cmp && op <= KF_OP_DIV) return float_binop(op, ot, ta, a, tb, b, t, bits);
     if (!is_intlike(ot) || !is_intlike(ta) || !is_intlike(tb)) return false;
-    a = lw_const_convert(ta, a, ot);
-    b = lw_const_convert(tb, b, (op == KF_OP_SHL || op == KF_OP_SHR) ? tb : ot);
+    a = kf_lower_const_convert(ta, a, ot);
+    b = kf_lower_const_convert(tb, b, (op == KF_OP_SHL || op == KF_OP_SHR) ? tb : ot);
     *t = cmp ? kf_type_scalar(KF_S_BOOL) : ot;
     if (op == KF_OP_LAND) return *bits = a && b, true;
     if (op == KF_OP_LOR) return *bits = a || b, true;
@@ -167,11 +167,11 @@ static bool ceval_unary(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
     *t = e->type.kind == KF_TK_SCALAR ? e->type : ta;
     if (kf_type_is_float(*t) && e->op == KF_OP_NEG) {   /* flip the sign bit */
         kf_scalar fs = wide((kf_scalar)t->scalar);
-        *bits = lw_const_convert(ta, a, *t) ^ (UINT64_C(1) << (8u * kf_scalar_bytes[fs] - 1));
+        *bits = kf_lower_const_convert(ta, a, *t) ^ (UINT64_C(1) << (8u * kf_scalar_bytes[fs] - 1));
         return true;
     }
     if (!is_intlike(ta)) return false;
-    a = lw_const_convert(ta, a, *t);
+    a = kf_lower_const_convert(ta, a, *t);
     switch (e->op) {
     case KF_OP_NEG: *bits = mask_bits(wide((kf_scalar)t->scalar), (uint64_t)0 - a); return true;
     case KF_OP_BNOT: *bits = mask_bits(wide((kf_scalar)t->scalar), ~a); return true;
@@ -188,7 +188,7 @@ static bool ceval_name(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
             kf_type vt = e->sym->type;
             kf_type it = kf_type_is_untyped(vt) || vt.kind != KF_TK_SCALAR ? kf_type_scalar(KF_S_I64) : vt;
             *t = e->type.kind == KF_TK_SCALAR ? e->type : it;
-            *bits = lw_const_convert(it, lw->unroll.data[i].bits, *t);
+            *bits = kf_lower_const_convert(it, lw->unroll.data[i].bits, *t);
             return true;
         }
         return false;
@@ -198,9 +198,9 @@ static bool ceval_name(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
     if (e->sym && e->sym->kind == KF_N_LET) {
         kf_val v = e->sym->aux;
         if (!v || v >= lw->vconst.len || !lw->vconst.data[v].known) return false;
-        kf_type vt = lw_vtype(lw, v);
+        kf_type vt = kf_lower_vtype(lw, v);
         *t = e->type.kind == KF_TK_SCALAR ? e->type : vt;
-        *bits = lw_const_convert(vt, lw->vconst.data[v].bits, *t);
+        *bits = kf_lower_const_convert(vt, lw->vconst.data[v].bits, *t);
         return true;
     }
     if (e->sym && e->sym->kind == KF_N_CONST && e->sym->b) {
@@ -208,7 +208,7 @@ static bool ceval_name(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
         uint64_t cb;
         if (!ceval(lw, e->sym->b, &ct, &cb)) return false;
         *t = e->type.kind == KF_TK_SCALAR ? e->type : ct;
-        *bits = lw_const_convert(ct, cb, *t);
+        *bits = kf_lower_const_convert(ct, cb, *t);
         return true;
     }
     return false;
@@ -229,7 +229,7 @@ static bool ceval_call(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
     if (!is_intlike(ot) || kf_type_is_bool(ot)) return false;
     for (unsigned i = b == KF_BI_SELECT; i < n; i++) {
         if (!is_intlike(at[i])) return false;
-        av[i] = lw_const_convert(at[i], av[i], ot);
+        av[i] = kf_lower_const_convert(at[i], av[i], ot);
     }
     uint64_t r, lt;
     *t = ot;
@@ -276,7 +276,7 @@ static bool ceval_dyn(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
         uint64_t a;
         if (e->type.kind != KF_TK_SCALAR || !ceval(lw, e->a, &ta, &a)) return false;
         *t = e->type;
-        *bits = lw_const_convert(ta, a, *t);
+        *bits = kf_lower_const_convert(ta, a, *t);
         return true;
     }
     default: return false;
@@ -297,7 +297,7 @@ static bool ceval(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
     switch (e->kind) {
     case KF_N_INT:
         *t = lt.kind ? lt : kf_type_scalar(KF_S_UINT);
-        *bits = lw_const_convert(kf_type_scalar(KF_S_U64), e->ival, *t);
+        *bits = kf_lower_const_convert(kf_type_scalar(KF_S_U64), e->ival, *t);
         return true;
     case KF_N_BOOL:
         *t = kf_type_scalar(KF_S_BOOL);
@@ -307,29 +307,29 @@ static bool ceval(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
         uint64_t b;
         memcpy(&b, &e->fval, sizeof b);
         *t = lt.kind ? lt : kf_type_scalar(KF_S_UFLOAT);
-        *bits = lw_const_convert(kf_type_scalar(KF_S_F64), b, *t);
+        *bits = kf_lower_const_convert(kf_type_scalar(KF_S_F64), b, *t);
         return true;
     }
     default: break;
     }
     /* Lowering asks again at every level of an expression that did not fold
-     * (lw_expr); remembering the miss keeps a deep one linear, not quadratic. */
+     * (kf_lower_expr); remembering the miss keeps a deep one linear, not quadratic. */
     if (!dyn || e->fold_miss == lw->fold_epoch) return false;
-    if (lw_work(lw, e->loc) && ceval_dyn(lw, e, t, bits)) return true;
+    if (kf_lower_work(lw, e->loc) && ceval_dyn(lw, e, t, bits)) return true;
     ((kf_node *)e)->fold_miss = lw->fold_epoch;
     return false;
 }
 
-bool lw_fold(lw_t *lw, const kf_node *e, kf_type t, uint64_t *bits)
+bool kf_lower_fold(lw_t *lw, const kf_node *e, kf_type t, uint64_t *bits)
 {
     kf_type et;
     uint64_t b;
     if (t.kind != KF_TK_SCALAR || !ceval(lw, e, &et, &b)) return false;
-    *bits = lw_const_convert(et, b, lw_norm(t));
+    *bits = kf_lower_const_convert(et, b, kf_lower_norm(t));
     return true;
 }
 
-bool lw_is_fresh(const lw_t *lw, kf_val v, kf_val mark)
+bool kf_lower_is_fresh(const lw_t *lw, kf_val v, kf_val mark)
 {
     return v && v >= mark && v < lw->vals.len && !lw->vals.data[v].name;
 }
@@ -338,21 +338,21 @@ bool lw_is_fresh(const lw_t *lw, kf_val v, kf_val mark)
 
 static kf_val expr_unfolded(lw_t *lw, const kf_node *e);
 
-kf_val lw_expr_as(lw_t *lw, const kf_node *e, kf_type want)
+kf_val kf_lower_expr_as(lw_t *lw, const kf_node *e, kf_type want)
 {
-    want = lw_norm(want);
+    want = kf_lower_norm(want);
     uint64_t bits;
     kf_val v;
-    if (want.kind != KF_TK_SCALAR) v = lw_expr(lw, e);
-    else if (lw_fold(lw, e, want, &bits)) return lw_const(lw, want, bits, e->loc);
+    if (want.kind != KF_TK_SCALAR) v = kf_lower_expr(lw, e);
+    else if (kf_lower_fold(lw, e, want, &bits)) return kf_lower_const(lw, want, bits, e->loc);
     else v = expr_unfolded(lw, e);   /* not constant in any type */
-    kf_type vt = lw_vtype(lw, v);
+    kf_type vt = kf_lower_vtype(lw, v);
     bool value = want.kind == KF_TK_SCALAR || want.kind == KF_TK_VECTOR;
     if (!v || !value || kf_type_eq(vt, want)) return v;
     if (vt.kind == want.kind && vt.lanes == want.lanes && !kf_type_is_bool(vt) && !kf_type_is_bool(want))
-        return lw_def(lw, KF_IR_CVT, 0, want, want, v, 0, 0, 0, e->loc);
+        return kf_lower_def(lw, KF_IR_CVT, 0, want, want, v, 0, 0, 0, e->loc);
     char a[48], b[48];
-    lw_error(lw, e->loc, "internal error: expected a value of type %s here, found %s",
+    kf_lower_error(lw, e->loc, "internal error: expected a value of type %s here, found %s",
              kf_type_str(want, a, sizeof a), kf_type_str(vt, b, sizeof b));
     return 0;
 }
@@ -360,7 +360,7 @@ kf_val lw_expr_as(lw_t *lw, const kf_node *e, kf_type want)
 static kf_val lower_name(lw_t *lw, const kf_node *e)
 {
     const kf_node *s = e->sym;
-    if (!s) return lw_builtin_value(lw, e);
+    if (!s) return kf_lower_builtin_value(lw, e);
     switch (s->kind) {
     case KF_N_LET:
     case KF_N_VAR:
@@ -369,21 +369,21 @@ static kf_val lower_name(lw_t *lw, const kf_node *e)
         if (s->type.kind == KF_TK_ARRAY) break;
         if (s->kind == KF_N_FOR && s->op) {
             uint64_t bits;
-            kf_type t = lw_norm(e->type);
-            if (lw_fold(lw, e, t, &bits)) return lw_const(lw, t, bits, e->loc);
+            kf_type t = kf_lower_norm(e->type);
+            if (kf_lower_fold(lw, e, t, &bits)) return kf_lower_const(lw, t, bits, e->loc);
             break;
         }
         if (!s->aux) break;
         return s->aux;
     case KF_N_CONST: {
         uint64_t bits;
-        kf_type t = lw_norm(e->type);
-        if (lw_fold(lw, e, t, &bits)) return lw_const(lw, t, bits, e->loc);
+        kf_type t = kf_lower_norm(e->type);
+        if (kf_lower_fold(lw, e, t, &bits)) return kf_lower_const(lw, t, bits, e->loc);
         break;
     }
     default: break;
     }
-    lw_error(lw, e->loc, "internal error: '%s' cannot be used as a value here", e->name ? e->name : "?");
+    kf_lower_error(lw, e->loc, "internal error: '%s' cannot be used as a value here", e->name ? e->name : "?");
     return 0;
 }
 
@@ -392,24 +392,24 @@ static kf_val short_circuit(lw_t *lw, const kf_node *e)
 {
     kf_type b = kf_type_scalar(KF_S_BOOL);
     uint64_t lc;
-    if (lw_fold(lw, e->a, b, &lc)) {   /* decided by the left: no branch */
-        if ((e->op == KF_OP_LAND) != (lc != 0)) return lw_const(lw, b, lc, e->loc);
-        return lw_expr_as(lw, e->b, b);
+    if (kf_lower_fold(lw, e->a, b, &lc)) {   /* decided by the left: no branch */
+        if ((e->op == KF_OP_LAND) != (lc != 0)) return kf_lower_const(lw, b, lc, e->loc);
+        return kf_lower_expr_as(lw, e->b, b);
     }
-    kf_val l = lw_expr_as(lw, e->a, b);
-    kf_val r = lw_new_val(lw, b, NULL, e->loc);
-    lw_mov(lw, r, l, e->loc);
-    kf_val c = e->op == KF_OP_LAND ? l : lw_def(lw, KF_IR_UNOP, KF_OP_NOT, b, b, l, 0, 0, 0, e->loc);
-    lw_emit(lw, KF_IR_IF, 0, kf_type_void(), 0, c, 0, 0, 0, 0, e->loc);
-    lw_mov(lw, r, lw_expr_as(lw, e->b, b), e->loc);
-    lw_emit(lw, KF_IR_ENDIF, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, e->loc);
+    kf_val l = kf_lower_expr_as(lw, e->a, b);
+    kf_val r = kf_lower_new_val(lw, b, NULL, e->loc);
+    kf_lower_mov(lw, r, l, e->loc);
+    kf_val c = e->op == KF_OP_LAND ? l : kf_lower_def(lw, KF_IR_UNOP, KF_OP_NOT, b, b, l, 0, 0, 0, e->loc);
+    kf_lower_emit(lw, KF_IR_IF, 0, kf_type_void(), 0, c, 0, 0, 0, 0, e->loc);
+    kf_lower_mov(lw, r, kf_lower_expr_as(lw, e->b, b), e->loc);
+    kf_lower_emit(lw, KF_IR_ENDIF, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, e->loc);
     return r;
 }
 
 static kf_type operand_type(const kf_node *e)
 {
     kf_type ta = e->a->type, tb = e->b->type;
-    return lw_norm(kf_type_is_untyped(ta) && !kf_type_is_untyped(tb) ? tb : ta);
+    return kf_lower_norm(kf_type_is_untyped(ta) && !kf_type_is_untyped(tb) ? tb : ta);
 }
 
 static kf_val lower_binary(lw_t *lw, const kf_node *e)
@@ -418,84 +418,84 @@ static kf_val lower_binary(lw_t *lw, const kf_node *e)
     if (op == KF_OP_LAND || op == KF_OP_LOR) return short_circuit(lw, e);
     if (op >= KF_OP_EQ && op <= KF_OP_GE) {
         kf_type ot = operand_type(e);
-        kf_val a = lw_expr_as(lw, e->a, ot), b = lw_expr_as(lw, e->b, ot);
-        return lw_def(lw, KF_IR_CMP, (uint16_t)op, ot, kf_type_scalar(KF_S_BOOL), a, b, 0, 0, e->loc);
+        kf_val a = kf_lower_expr_as(lw, e->a, ot), b = kf_lower_expr_as(lw, e->b, ot);
+        return kf_lower_def(lw, KF_IR_CMP, (uint16_t)op, ot, kf_type_scalar(KF_S_BOOL), a, b, 0, 0, e->loc);
     }
     if (op < KF_OP_ADD || op > KF_OP_SHR) {
-        lw_error(lw, e->loc, "internal error: operator '%s' in a binary expression", kf_op_spelling[op < KF_OP_COUNT ? op : 0]);
+        kf_lower_error(lw, e->loc, "internal error: operator '%s' in a binary expression", kf_op_spelling[op < KF_OP_COUNT ? op : 0]);
         return 0;
     }
-    kf_type t = lw_norm(e->type);
+    kf_type t = kf_lower_norm(e->type);
     kf_type bt = t;
-    if ((op == KF_OP_SHL || op == KF_OP_SHR) && !kf_type_is_untyped(e->b->type)) bt = lw_norm(e->b->type);
-    kf_val a = lw_expr_as(lw, e->a, t), b = lw_expr_as(lw, e->b, bt);
-    return lw_def(lw, KF_IR_BINOP, (uint16_t)op, t, t, a, b, 0, 0, e->loc);
+    if ((op == KF_OP_SHL || op == KF_OP_SHR) && !kf_type_is_untyped(e->b->type)) bt = kf_lower_norm(e->b->type);
+    kf_val a = kf_lower_expr_as(lw, e->a, t), b = kf_lower_expr_as(lw, e->b, bt);
+    return kf_lower_def(lw, KF_IR_BINOP, (uint16_t)op, t, t, a, b, 0, 0, e->loc);
 }
 
 static kf_val lower_unary(lw_t *lw, const kf_node *e)
 {
-    kf_type t = lw_norm(e->type);
-    kf_val a = lw_expr_as(lw, e->a, t);
-    return lw_def(lw, KF_IR_UNOP, e->op, t, t, a, 0, 0, 0, e->loc);
+    kf_type t = kf_lower_norm(e->type);
+    kf_val a = kf_lower_expr_as(lw, e->a, t);
+    return kf_lower_def(lw, KF_IR_UNOP, e->op, t, t, a, 0, 0, 0, e->loc);
 }
 
 /* `e as T`: CVT, nothing when the types are equal; a buffer becomes a VIEW. */
 static kf_val lower_cast(lw_t *lw, const kf_node *e)
 {
-    kf_type t = lw_norm(e->type);
-    if (t.kind == KF_TK_VOID && e->b) t = lw_norm(e->b->type);
-    kf_val v = lw_expr(lw, e->a);
-    kf_type vt = lw_vtype(lw, v);
+    kf_type t = kf_lower_norm(e->type);
+    if (t.kind == KF_TK_VOID && e->b) t = kf_lower_norm(e->b->type);
+    kf_val v = kf_lower_expr(lw, e->a);
+    kf_type vt = kf_lower_vtype(lw, v);
     if (!v || kf_type_eq(vt, t)) return v;
     if (t.kind == KF_TK_BUFFER) {
-        kf_val d = lw_def(lw, KF_IR_VIEW, 0, t, t, v, 0, 0, 0, e->loc);
+        kf_val d = kf_lower_def(lw, KF_IR_VIEW, 0, t, t, v, 0, 0, 0, e->loc);
         if (d) lw->vparam.data[d] = lw->vparam.data[v];
         return d;
     }
-    return lw_def(lw, KF_IR_CVT, 0, t, t, v, 0, 0, 0, e->loc);
+    return kf_lower_def(lw, KF_IR_CVT, 0, t, t, v, 0, 0, 0, e->loc);
 }
 
 /* f32x4(a, b, c, d) / f32x4(a) / f32x4(lo2, hi2): SPLAT then INSERT per lane. */
 static kf_val vector_ctor(lw_t *lw, const kf_node *e)
 {
-    kf_type t = lw_norm(e->type);
+    kf_type t = kf_lower_norm(e->type);
     kf_type el = kf_type_elem(t);
     kf_val lanes[16] = {0};
     kf_loc locs[16] = {{0}};
     unsigned n = 0;
     for (const kf_node *a = e->b; a; a = a->next) {
-        kf_type at = lw_norm(a->type);
+        kf_type at = kf_lower_norm(a->type);
         if (at.kind == KF_TK_VECTOR) {
-            if (kf_type_eq(at, t) && !a->next && n == 0) return lw_expr(lw, a);
-            kf_val v = lw_expr(lw, a);
+            if (kf_type_eq(at, t) && !a->next && n == 0) return kf_lower_expr(lw, a);
+            kf_val v = kf_lower_expr(lw, a);
             for (unsigned i = 0; i < at.lanes && n < 16; i++, n++) {
-                lanes[n] = lw_def(lw, KF_IR_EXTRACT, 0, el, el, v, 0, 0, i, a->loc);
+                lanes[n] = kf_lower_def(lw, KF_IR_EXTRACT, 0, el, el, v, 0, 0, i, a->loc);
                 locs[n] = a->loc;
             }
         } else if (n < 16) {
             locs[n] = a->loc;
-            lanes[n++] = lw_expr_as(lw, a, el);
+            lanes[n++] = kf_lower_expr_as(lw, a, el);
         }
     }
     if (t.kind != KF_TK_VECTOR || (n != 1 && n != t.lanes)) {
-        lw_error(lw, e->loc, "internal error: vector constructor with %u lanes", n);
+        kf_lower_error(lw, e->loc, "internal error: vector constructor with %u lanes", n);
         return 0;
     }
-    kf_val v = lw_def(lw, KF_IR_SPLAT, 0, t, t, lanes[0], 0, 0, 0, locs[0]);
-    for (unsigned i = 1; i < n; i++) v = lw_def(lw, KF_IR_INSERT, 0, t, t, v, lanes[i], 0, i, locs[i]);
+    kf_val v = kf_lower_def(lw, KF_IR_SPLAT, 0, t, t, lanes[0], 0, 0, 0, locs[0]);
+    for (unsigned i = 1; i < n; i++) v = kf_lower_def(lw, KF_IR_INSERT, 0, t, t, v, lanes[i], 0, i, locs[i]);
     return v;
 }
 
 static kf_val lower_call(lw_t *lw, const kf_node *e)
 {
-    if (e->sym && e->sym->kind == KF_N_FN) return lw_inline(lw, e);
+    if (e->sym && e->sym->kind == KF_N_FN) return kf_lower_inline(lw, e);
     if (e->a && e->a->kind == KF_N_TYPE) return vector_ctor(lw, e);
-    if (e->op || (e->a && e->a->op)) return lw_builtin_call(lw, e);
-    lw_error(lw, e->loc, "internal error: call of an unresolved name");
+    if (e->op || (e->a && e->a->op)) return kf_lower_builtin_call(lw, e);
+    kf_lower_error(lw, e->loc, "internal error: call of an unresolved name");
     return 0;
 }
 
-bool lw_array_of(lw_t *lw, const kf_node *e, uint32_t *idx)
+bool kf_lower_array_of(lw_t *lw, const kf_node *e, uint32_t *idx)
 {
     while (e && e->kind == KF_N_CAST && e->type.kind == KF_TK_ARRAY) e = e->a;   /* a view: the same array */
     const kf_node *s = e && e->kind == KF_N_NAME ? e->sym : NULL;
@@ -505,10 +505,10 @@ bool lw_array_of(lw_t *lw, const kf_node *e, uint32_t *idx)
         return s->aux < lw->arrays.len;
     }
     if (s && s->kind == KF_N_SHARED) {
-        *idx = lw_shared_array(lw, s);
+        *idx = kf_lower_shared_array(lw, s);
         return *idx != UINT32_MAX;
     }
-    lw_error(lw, e ? e->loc : (kf_loc){0}, "internal error: indexing something that is not an array");
+    kf_lower_error(lw, e ? e->loc : (kf_loc){0}, "internal error: indexing something that is not an array");
     return false;
 }
 
@@ -516,12 +516,12 @@ bool lw_array_of(lw_t *lw, const kf_node *e, uint32_t *idx)
 static bool lane_index(lw_t *lw, const kf_node *idx, kf_type vt, uint32_t *k)
 {
     uint64_t v;
-    if (!lw_fold(lw, idx, kf_type_scalar(KF_S_U64), &v)) {
-        lw_error(lw, idx->loc, "a vector index must be a compile-time constant (use .x/.y/.z/.w or a constant)");
+    if (!kf_lower_fold(lw, idx, kf_type_scalar(KF_S_U64), &v)) {
+        kf_lower_error(lw, idx->loc, "a vector index must be a compile-time constant (use .x/.y/.z/.w or a constant)");
         return false;
     }
     if (v >= vt.lanes) {
-        lw_error(lw, idx->loc, "vector index %llu out of range for %u lanes", (unsigned long long)v, vt.lanes);
+        kf_lower_error(lw, idx->loc, "vector index %llu out of range for %u lanes", (unsigned long long)v, vt.lanes);
         return false;
     }
     *k = (uint32_t)v;
@@ -533,24 +533,24 @@ static kf_val lower_index(lw_t *lw, const kf_node *e)
     kf_type bt = e->a->type;
     if (bt.kind == KF_TK_BUFFER) {
         kf_type el = kf_type_elem(bt);
-        kf_val b = lw_expr(lw, e->a), i = lw_expr(lw, e->b);
-        lw_note_access(lw, b, el);
-        return lw_def(lw, KF_IR_LOAD, 0, el, el, b, i, 0, 0, e->loc);
+        kf_val b = kf_lower_expr(lw, e->a), i = kf_lower_expr(lw, e->b);
+        kf_lower_note_access(lw, b, el);
+        return kf_lower_def(lw, KF_IR_LOAD, 0, el, el, b, i, 0, 0, e->loc);
     }
     if (bt.kind == KF_TK_ARRAY) {
         uint32_t arr;
-        if (!lw_array_of(lw, e->a, &arr)) return 0;
+        if (!kf_lower_array_of(lw, e->a, &arr)) return 0;
         kf_type el = kf_type_elem(bt);
-        kf_val i = lw_expr(lw, e->b);
-        return lw_def(lw, KF_IR_ALOAD, 0, el, el, i, 0, 0, arr, e->loc);
+        kf_val i = kf_lower_expr(lw, e->b);
+        return kf_lower_def(lw, KF_IR_ALOAD, 0, el, el, i, 0, 0, arr, e->loc);
     }
     if (bt.kind == KF_TK_VECTOR) {
         uint32_t k;
         if (!lane_index(lw, e->b, bt, &k)) return 0;
         kf_type el = kf_type_elem(bt);
-        return lw_def(lw, KF_IR_EXTRACT, 0, el, el, lw_expr(lw, e->a), 0, 0, k, e->loc);
+        return kf_lower_def(lw, KF_IR_EXTRACT, 0, el, el, kf_lower_expr(lw, e->a), 0, 0, k, e->loc);
     }
-    lw_error(lw, e->loc, "internal error: indexing a value that is not a buffer, array or vector");
+    kf_lower_error(lw, e->loc, "internal error: indexing a value that is not a buffer, array or vector");
     return 0;
 }
 
@@ -575,25 +575,25 @@ static kf_val lower_member(lw_t *lw, const kf_node *e)
     const kf_node *base = e->a;
     if (base->kind == KF_N_NAME && !base->sym && is_geometry((kf_builtin)base->op)) {
         if (lane < 0 || lane > 2) {
-            lw_error(lw, e->loc, "'%s' has members .x, .y and .z", kf_builtin_names[base->op]);
+            kf_lower_error(lw, e->loc, "'%s' has members .x, .y and .z", kf_builtin_names[base->op]);
             return 0;
         }
-        return lw_geometry(lw, (kf_builtin)base->op, lane, e->loc);
+        return kf_lower_geometry(lw, (kf_builtin)base->op, lane, e->loc);
     }
     kf_type bt = base->type;
     if (bt.kind != KF_TK_VECTOR || lane < 0 || (unsigned)lane >= bt.lanes) {
-        lw_error(lw, e->loc, "internal error: member '%s' of a non-vector", e->name ? e->name : "?");
+        kf_lower_error(lw, e->loc, "internal error: member '%s' of a non-vector", e->name ? e->name : "?");
         return 0;
     }
     kf_type el = kf_type_elem(bt);
-    return lw_def(lw, KF_IR_EXTRACT, 0, el, el, lw_expr(lw, base), 0, 0, (uint64_t)lane, e->loc);
+    return kf_lower_def(lw, KF_IR_EXTRACT, 0, el, el, kf_lower_expr(lw, base), 0, 0, (uint64_t)lane, e->loc);
 }
 
-kf_val lw_expr(lw_t *lw, const kf_node *e)
+kf_val kf_lower_expr(lw_t *lw, const kf_node *e)
 {
-    kf_type t = e ? lw_norm(e->type) : kf_type_void();
+    kf_type t = e ? kf_lower_norm(e->type) : kf_type_void();
     uint64_t bits;
-    if (!lw->failed && t.kind == KF_TK_SCALAR && lw_fold(lw, e, t, &bits)) return lw_const(lw, t, bits, e->loc);
+    if (!lw->failed && t.kind == KF_TK_SCALAR && kf_lower_fold(lw, e, t, &bits)) return kf_lower_const(lw, t, bits, e->loc);
     return expr_unfolded(lw, e);
 }
 
@@ -609,7 +609,7 @@ static kf_val expr_kind(lw_t *lw, const kf_node *e)
     case KF_N_MEMBER: return lower_member(lw, e);
     default: break;
     }
-    lw_error(lw, e->loc, "internal error: cannot lower a %s expression", kf_node_kind_names[e->kind]);
+    kf_lower_error(lw, e->loc, "internal error: cannot lower a %s expression", kf_node_kind_names[e->kind]);
     return 0;
 }
 
@@ -617,10 +617,10 @@ static kf_val expr_unfolded(lw_t *lw, const kf_node *e)
 {
     if (lw->failed) return 0;
     if (!e) {
-        lw_error(lw, (kf_loc){lw->cx->file, 1, 1}, "internal error: missing expression");
+        kf_lower_error(lw, (kf_loc){lw->cx->file, 1, 1}, "internal error: missing expression");
         return 0;
     }
-    if (!lw_enter(lw, e->loc)) return 0;
+    if (!kf_lower_enter(lw, e->loc)) return 0;
     kf_val v = expr_kind(lw, e);
     lw->depth--;
     return v;
@@ -632,14 +632,14 @@ static kf_val expr_unfolded(lw_t *lw, const kf_node *e)
 static kf_val combine(lw_t *lw, const kf_node *s, kf_type t, kf_val old, kf_val rhs)
 {
     if (s->op == KF_OP_ASSIGN || s->op == KF_OP_NONE) return rhs;
-    return lw_def(lw, KF_IR_BINOP, s->op, t, t, old, rhs, 0, 0, s->loc);
+    return kf_lower_def(lw, KF_IR_BINOP, s->op, t, t, old, rhs, 0, 0, s->loc);
 }
 
 static kf_val rhs_of(lw_t *lw, const kf_node *s, kf_type t)
 {
     bool shift = s->op == KF_OP_SHL || s->op == KF_OP_SHR;
-    if (shift && !kf_type_is_untyped(s->b->type)) return lw_expr(lw, s->b);
-    return lw_expr_as(lw, s->b, t);
+    if (shift && !kf_type_is_untyped(s->b->type)) return kf_lower_expr(lw, s->b);
+    return kf_lower_expr_as(lw, s->b, t);
 }
 
 /* The var a vector-component assignment writes. */
@@ -647,18 +647,18 @@ static kf_val var_of(lw_t *lw, const kf_node *base)
 {
     const kf_node *s = base && base->kind == KF_N_NAME ? base->sym : NULL;
     if (s && (s->kind == KF_N_VAR || s->kind == KF_N_PARAM) && s->aux) return s->aux;
-    lw_error(lw, base ? base->loc : (kf_loc){0}, "internal error: a component assignment needs a var vector");
+    kf_lower_error(lw, base ? base->loc : (kf_loc){0}, "internal error: a component assignment needs a var vector");
     return 0;
 }
 
 static void assign_lane(lw_t *lw, const kf_node *s, const kf_node *base, uint32_t k)
 {
     kf_val v = var_of(lw, base);
-    kf_type vt = lw_vtype(lw, v), el = kf_type_elem(vt);
+    kf_type vt = kf_lower_vtype(lw, v), el = kf_type_elem(vt);
     kf_val rhs = rhs_of(lw, s, el);
-    kf_val old = s->op == KF_OP_ASSIGN ? 0 : lw_def(lw, KF_IR_EXTRACT, 0, el, el, v, 0, 0, k, s->loc);
+    kf_val old = s->op == KF_OP_ASSIGN ? 0 : kf_lower_def(lw, KF_IR_EXTRACT, 0, el, el, v, 0, 0, k, s->loc);
     kf_val nv = combine(lw, s, el, old, rhs);
-    lw_emit(lw, KF_IR_INSERT, 0, vt, v, v, nv, 0, 0, k, s->loc);
+    kf_lower_emit(lw, KF_IR_INSERT, 0, vt, v, v, nv, 0, 0, k, s->loc);
 }
 
 static void assign_index(lw_t *lw, const kf_node *s, const kf_node *lv)
@@ -672,25 +672,25 @@ static void assign_index(lw_t *lw, const kf_node *s, const kf_node *lv)
     kf_type el = kf_type_elem(bt);
     bool compound = s->op != KF_OP_ASSIGN;
     if (bt.kind == KF_TK_BUFFER) {
-        kf_val b = lw_expr(lw, lv->a), i = lw_expr(lw, lv->b);
+        kf_val b = kf_lower_expr(lw, lv->a), i = kf_lower_expr(lw, lv->b);
         kf_val rhs = rhs_of(lw, s, el);
-        lw_note_access(lw, b, el);
-        kf_val old = compound ? lw_def(lw, KF_IR_LOAD, 0, el, el, b, i, 0, 0, lv->loc) : 0;
-        lw_emit(lw, KF_IR_STORE, 0, el, 0, b, i, combine(lw, s, el, old, rhs), 0, 0, lv->loc);
+        kf_lower_note_access(lw, b, el);
+        kf_val old = compound ? kf_lower_def(lw, KF_IR_LOAD, 0, el, el, b, i, 0, 0, lv->loc) : 0;
+        kf_lower_emit(lw, KF_IR_STORE, 0, el, 0, b, i, combine(lw, s, el, old, rhs), 0, 0, lv->loc);
         return;
     }
     uint32_t arr;
-    if (bt.kind != KF_TK_ARRAY || !lw_array_of(lw, lv->a, &arr)) {
-        if (!lw->failed) lw_error(lw, lv->loc, "internal error: assignment to an element of a non-array");
+    if (bt.kind != KF_TK_ARRAY || !kf_lower_array_of(lw, lv->a, &arr)) {
+        if (!lw->failed) kf_lower_error(lw, lv->loc, "internal error: assignment to an element of a non-array");
         return;
     }
-    kf_val i = lw_expr(lw, lv->b);
+    kf_val i = kf_lower_expr(lw, lv->b);
     kf_val rhs = rhs_of(lw, s, el);
-    kf_val old = compound ? lw_def(lw, KF_IR_ALOAD, 0, el, el, i, 0, 0, arr, lv->loc) : 0;
-    lw_emit(lw, KF_IR_ASTORE, 0, el, 0, i, combine(lw, s, el, old, rhs), 0, 0, arr, lv->loc);
+    kf_val old = compound ? kf_lower_def(lw, KF_IR_ALOAD, 0, el, el, i, 0, 0, arr, lv->loc) : 0;
+    kf_lower_emit(lw, KF_IR_ASTORE, 0, el, 0, i, combine(lw, s, el, old, rhs), 0, 0, arr, lv->loc);
 }
 
-void lw_assign(lw_t *lw, const kf_node *s)
+void kf_lower_assign(lw_t *lw, const kf_node *s)
 {
     const kf_node *lv = s->a;
     switch (lv->kind) {
@@ -698,9 +698,9 @@ void lw_assign(lw_t *lw, const kf_node *s)
         const kf_node *d = lv->sym;
         if (!d || !d->aux || d->type.kind == KF_TK_ARRAY) break;
         kf_val v = d->aux;
-        kf_type t = lw_vtype(lw, v);
+        kf_type t = kf_lower_vtype(lw, v);
         kf_val rhs = rhs_of(lw, s, t);
-        lw_mov(lw, v, combine(lw, s, t, v, rhs), s->loc);
+        kf_lower_mov(lw, v, combine(lw, s, t, v, rhs), s->loc);
         return;
     }
     case KF_N_INDEX: assign_index(lw, s, lv); return;
@@ -712,5 +712,5 @@ void lw_assign(lw_t *lw, const kf_node *s)
     }
     default: break;
     }
-    lw_error(lw, lv->loc, "internal error: cannot assign to this expression");
+    kf_lower_error(lw, lv->loc, "internal error: cannot assign to this expression");
 }

@@ -38,7 +38,7 @@
  * What is never done: no instruction is moved or duplicated, so barriers,
  * warp operations, atomics and stores keep their place and the conditions
  * they run under. Only instructions that cannot have an effect are removed
- * (opt_pure_op): loads (a buffer or array load the interpreter may report
+ * (kf_opt_pure_op): loads (a buffer or array load the interpreter may report
  * out of bounds or unwritten), integer division by a divisor not known to
  * be non-zero, every memory, warp, barrier or atomic operation, and any op
  * this file does not know (one added later) stay, whether read or not, so
@@ -189,7 +189,7 @@ static void simplify(opt_t *o, uint32_t i)
     kf_ir_ins *in = &o->k->ins[i];
     opt_cval cv[4];
     for (unsigned j = 0; j < 4; j++) cv[j] = const_here(o, in->a[j]);   /* walk_ins forwarded them */
-    opt_fold_result r = opt_fold(o->k, in, cv);
+    opt_fold_result r = kf_opt_fold(o->k, in, cv);
     kf_val lane = in->op == KF_IR_EXTRACT && r.kind == OPT_KEEP ? lane_source(o, in) : 0;
     if (lane && kf_type_eq(o->k->vals[lane].type, o->k->vals[in->dst].type)) r = (opt_fold_result){OPT_COPY, 0, 4};
     if (r.kind == OPT_CONST) {
@@ -199,15 +199,15 @@ static void simplify(opt_t *o, uint32_t i)
         make_mov(in, o->k, r.copy == 4 ? lane : in->a[r.copy]);
         o->st->simplified++, o->changed = true;
     }
-    o->pure[i] = opt_pure_op(in) && opt_cannot_fault(o->k, in, cv);
-    if (in->op == KF_IR_BINOP && opt_reduce_plan(in, cv, &o->red[i])) o->changed = true;
+    o->pure[i] = kf_opt_pure_op(in) && kf_opt_cannot_fault(o->k, in, cv);
+    if (in->op == KF_IR_BINOP && kf_opt_reduce_plan(in, cv, &o->red[i])) o->changed = true;
 }
 
 /* The ops this file knows: each reads exactly its non-zero a[] and writes
  * only dst. Any other op (one added after this file) is opaque: it may
  * have effects, and may also write the values it names in a[]. INTRIN is
  * known by its table (ir.h KF_IR_INTRINS: operands in, dst out) and never
- * pure here (opt_pure_op): mma and ldmatrix are warp-collective, cp_async
+ * pure here (kf_opt_pure_op): mma and ldmatrix are warp-collective, cp_async
  * and its waits order shared memory, bfe/bfi may fault; so none is moved,
  * folded or removed, read or not. */
 static bool known_op(uint16_t op)
@@ -260,7 +260,7 @@ static void walk_ins(opt_t *o, uint32_t i)
         if (f != in->a[j]) in->a[j] = f, o->st->copies++, o->changed = true;
     }
     if (foldable(in->op)) simplify(o, i);
-    else o->pure[i] = opt_pure_op(in);
+    else o->pure[i] = kf_opt_pure_op(in);
     if (in->op == KF_IR_MOV && in->a[0] == in->dst) {   /* v = v: nothing to do, v keeps its token */
         o->dead[i] = 1, o->st->dead++, o->changed = true;
         return;
@@ -483,7 +483,7 @@ static bool zero_trip(opt_t *o, uint32_t h, uint32_t end, uint32_t *test)
         for (unsigned j = 0; j < 4; j++) cv[j] = in->a[j] ? prefix_const(o, pv, n, in->a[j]) : r;
         opt_fold_result f = in->op == KF_IR_MOV ? (opt_fold_result){OPT_COPY, 0, 0}
                           : in->op == KF_IR_CONST ? (opt_fold_result){OPT_CONST, in->imm, 0}
-                          : foldable(in->op) ? opt_fold(o->k, in, cv) : (opt_fold_result){OPT_KEEP, 0, 0};
+                          : foldable(in->op) ? kf_opt_fold(o->k, in, cv) : (opt_fold_result){OPT_KEEP, 0, 0};
         if (f.kind == OPT_COPY) r = cv[f.copy];
         if (f.kind == OPT_CONST) {
             unsigned by = kf_scalar_bytes[in->type.scalar], lanes = in->type.lanes ? in->type.lanes : 1;
@@ -798,7 +798,7 @@ static void compact(opt_t *o)
         if (o->dead[i]) continue;
         if (o->negate[i]) old[i].a[0] = negation(c, &old[i]);
         if (o->red[i].kind && old[i].op == KF_IR_BINOP) {
-            opt_reduce_emit(c, &old[i], o->red[i]);
+            kf_opt_reduce_emit(c, &old[i], o->red[i]);
             o->st->reduced++;
         } else if (!KF_VEC_PUSH(&c->ins, old[i])) {
             c->oom = true;

@@ -56,17 +56,17 @@ typedef struct {
  * a[j]): a constant, one of its operands, or nothing known. Only
  * BINOP, CMP, UNOP, CVT, BITCAST, SELECT, MATH, SPLAT, EXTRACT and INSERT
  * are ever folded; anything else is OPT_KEEP. */
-opt_fold_result opt_fold(const kf_ir_kernel *k, const kf_ir_ins *in, const opt_cval cv[4]);
+opt_fold_result kf_opt_fold(const kf_ir_kernel *k, const kf_ir_ins *in, const opt_cval cv[4]);
 
 /* Whether the pure instruction `in` cannot fault given cv: true for every
- * op opt_fold reasons about except an integer division, remainder or cdiv
+ * op kf_opt_fold reasons about except an integer division, remainder or cdiv
  * whose divisor is not a known non-zero constant. Faulting (and unknown)
  * instructions are never removed, so the interpreter still reports them. */
-bool opt_cannot_fault(const kf_ir_kernel *k, const kf_ir_ins *in, const opt_cval cv[4]);
+bool kf_opt_cannot_fault(const kf_ir_kernel *k, const kf_ir_ins *in, const opt_cval cv[4]);
 
 /* Whether the op is one the optimiser knows to be free of side effects
- * (given opt_cannot_fault): it may be removed when nothing reads it. */
-bool opt_pure_op(const kf_ir_ins *in);
+ * (given kf_opt_cannot_fault): it may be removed when nothing reads it. */
+bool kf_opt_pure_op(const kf_ir_ins *in);
 
 /* A strength reduction of a BINOP by a constant power of two. */
 typedef enum { OPT_RED_NONE, OPT_RED_UDIV, OPT_RED_UREM, OPT_RED_SDIV, OPT_RED_SREM, OPT_RED_MUL } opt_red_kind;
@@ -79,7 +79,7 @@ typedef struct {
 /* Whether `in` (32- or 64-bit integer BINOP) divides, takes the remainder
  * by, or multiplies by a known constant 2^k, k >= 1, that shifts and masks
  * compute exactly (signed: 2^k < 2^(w-1)); fills *r. */
-bool opt_reduce_plan(const kf_ir_ins *in, const opt_cval cv[4], opt_reduce *r);
+bool kf_opt_reduce_plan(const kf_ir_ins *in, const opt_cval cv[4], opt_reduce *r);
 
 /* Instructions and values under construction (heap). */
 typedef struct {
@@ -90,6 +90,6 @@ typedef struct {
 
 /* Appends to `out` the instructions that compute in's result as r says,
  * the last one writing in->dst; new values are appended to out->vals. */
-void opt_reduce_emit(opt_code *out, const kf_ir_ins *in, opt_reduce r);
+void kf_opt_reduce_emit(opt_code *out, const kf_ir_ins *in, opt_reduce r);
 
 #endif

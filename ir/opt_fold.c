@@ -9,7 +9,7 @@
  * the golden and differential tests, so each operation's meaning has one
  * implementation. What is never folded, and why:
  *  - an integer / % or cdiv by zero: it faults at run time and the
- *    interpreter reports it (the instruction stays, see opt_cannot_fault);
+ *    interpreter reports it (the instruction stays, see kf_opt_cannot_fault);
  *  - approximate math (exp exp2 log log2 rsqrt sin cos tanh) and every
  *    builtin not listed in exact_float_math / int_math_ok: their values are
  *    each back end's own;
@@ -244,7 +244,7 @@ static opt_fold_result fold_select(const kf_ir_ins *in, const opt_cval cv[4])
     return (opt_fold_result){OPT_KEEP, 0, 0};
 }
 
-opt_fold_result opt_fold(const kf_ir_kernel *k, const kf_ir_ins *in, const opt_cval cv[4])
+opt_fold_result kf_opt_fold(const kf_ir_kernel *k, const kf_ir_ins *in, const opt_cval cv[4])
 {
     opt_fold_result keep = {OPT_KEEP, 0, 0};
     kf_islot r;
@@ -275,7 +275,7 @@ opt_fold_result opt_fold(const kf_ir_kernel *k, const kf_ir_ins *in, const opt_c
     }
 }
 
-bool opt_pure_op(const kf_ir_ins *in)
+bool kf_opt_pure_op(const kf_ir_ins *in)
 {
     switch (in->op) {
     case KF_IR_CONST: case KF_IR_MOV: case KF_IR_BINOP: case KF_IR_CMP: case KF_IR_UNOP: case KF_IR_CVT:
@@ -287,7 +287,7 @@ bool opt_pure_op(const kf_ir_ins *in)
     }
 }
 
-bool opt_cannot_fault(const kf_ir_kernel *k, const kf_ir_ins *in, const opt_cval cv[4])
+bool kf_opt_cannot_fault(const kf_ir_kernel *k, const kf_ir_ins *in, const opt_cval cv[4])
 {
     bool divides = (in->op == KF_IR_BINOP && (in->sub == KF_OP_DIV || in->sub == KF_OP_REM)) ||
                    (in->op == KF_IR_MATH && in->sub == KF_BI_CDIV);
@@ -311,7 +311,7 @@ static int pow2_of(const opt_cval *c, kf_type t)
     return __builtin_ctzll(b);
 }
 
-bool opt_reduce_plan(const kf_ir_ins *in, const opt_cval cv[4], opt_reduce *r)
+bool kf_opt_reduce_plan(const kf_ir_ins *in, const opt_cval cv[4], opt_reduce *r)
 {
     kf_type t = in->type;
     unsigned w = kf_type_bits(t);
@@ -385,7 +385,7 @@ static void signed_pow2(opt_code *o, const kf_ir_ins *in, kf_val x, unsigned k, 
     put(o, KF_IR_BINOP, KF_OP_SUB, t, in->dst, x, low, 0, l);
 }
 
-void opt_reduce_emit(opt_code *o, const kf_ir_ins *in, opt_reduce r)
+void kf_opt_reduce_emit(opt_code *o, const kf_ir_ins *in, opt_reduce r)
 {
     kf_type t = in->type;
     kf_loc l = in->loc;

@@ -1137,7 +1137,7 @@ static void compiled_splats_and_untyped_builtins_run(void **state)
 
 /* A splatted constant that depends on an @unroll variable takes each
  * iteration's value: v + u adds 0, 1, 2, 3 to every lane in turn. */
-/* Lowering asks lw_fold at every level of an expression that does not
+/* Lowering asks kf_lower_fold at every level of an expression that does not
  * fold. Over an @unroll variable (x + t + t + ..., x a parameter) that must
  * cost steps linear in the depth: 32 iterations of 990 levels lower well
  * within LW_MAX_WORK (quadratic, they would need over seven times the
