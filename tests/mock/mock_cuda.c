@@ -15,6 +15,7 @@
  * This exercises the CUDA backend's host side in CI; the GPU tests
  * (tests/test_gpu_*.c) cover the real driver.
  *
+ * $MOCKCUDA_DEVICES=N shows N GPUs (all one host memory).
  * Fault injection: every entry point below (driver and NVRTC) counts its
  * calls (mock_calls) and fails when told to: mock_fail(API, N) makes the
  * Nth call of API from now on return an injected error, once, or every
@@ -203,10 +204,18 @@ CUresult cuGetErrorString(CUresult r, const char **s)
     return OK;
 }
 
+/* One GPU, or $MOCKCUDA_DEVICES of them (1..8: the communicator tests). */
+static int device_count(void)
+{
+    const char *e = getenv("MOCKCUDA_DEVICES");
+    int n = e ? atoi(e) : 1;
+    return n >= 1 && n <= 8 ? n : 1;
+}
+
 CUresult cuDeviceGetCount(int *n)
 {
     FAULT(cuDeviceGetCount);
-    *n = 1;
+    *n = device_count();
     return OK;
 }
 
@@ -214,7 +223,7 @@ CUresult cuDeviceGet(int *d, int ordinal)
 {
     FAULT(cuDeviceGet);
     *d = ordinal;
-    return ordinal == 0 ? OK : INVALID_DEVICE;
+    return ordinal >= 0 && ordinal < device_count() ? OK : INVALID_DEVICE;
 }
 
 CUresult cuDeviceGetName(char *name, int len, int dev)
