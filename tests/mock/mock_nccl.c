@@ -6,12 +6,15 @@
  * float, f16 converted both ways, all-gathers as byte copies), which is in
  * stream order because the mock driver runs every launch when it is made.
  * Unlike NCCL, which would hang, a group that does not hold one call per
- * rank of the same shape fails with ncclInvalidUsage. Every call is written
+ * rank of the same shape fails with ncclInvalidUsage. A call on a stream the
+ * mock driver is capturing adds a node to that capture (mock_capture_other)
+ * and runs nothing, as NCCL's work is captured. Every call is written
  * to a log (mock_nccl_log) so tests check the order and the streams.
  *
  * Fault injection: mock_nccl_fail(API, N) makes the Nth call of API from now
  * fail once with ncclSystemError ("mock nccl: injected fault" from
  * ncclGetLastError); $MOCKNCCL_FAIL=API[:N] does the same for a process. */
+#include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -223,10 +226,27 @@ int ncclGroupEnd(void)
     return r;
 }
 
+/* The mock driver's mock_capture_other (the same library the runtime loaded). */
+static int captured(void *stream)
+{
+    static int (*other)(void *);
+    static int looked;
+    if (!looked++) {
+        const char *lib = getenv("KF_LIBCUDA");
+        void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+        if (h) *(void **)&other = dlsym(h, "mock_capture_other");
+    }
+    return other && other(stream);
+}
+
 static int queue(mock_op op, void *stream)
 {
     note("%s r%d n%zu t%d s%p;", op.all_gather ? "AllGather" : "AllReduce", op.comm->rank, op.count, op.type, stream);
     if (op.type != F16 && op.type != F32 && op.type != U8) return INVALID_ARGUMENT;
+    if (captured(stream)) {   /* recorded into the stream's graph, not run */
+        note("captured;");
+        return OK;
+    }
     if (!depth && op.comm->n > 1) {
         last_error = "mock nccl: several ranks from one thread need a group";
         return INVALID_USAGE;

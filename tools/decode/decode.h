@@ -63,6 +63,7 @@ typedef struct {
     uint32_t max_steps;         /* the most steps any run of this model takes (cache and token room) */
     uint32_t token;             /* the input token of the first step */
     uint32_t split;             /* sdpa positions per split block; 0: chosen for the context */
+    uint32_t tp;                /* devices the model is split over (--tp; 0 and 1: one) */
     const char *src_dir;        /* the checkout: kernels/ and tools/decode/decode.kf */
     dc_define defs[32];
     uint32_t ndefs;
@@ -72,10 +73,21 @@ typedef struct {
     kf_buffer *attn_norm, *wqkv, *wo, *ffn_norm, *wgu, *wdown, *kc, *vc;
 } dc_layer;
 
-/* A model on a device with everything one step needs, made once. */
+/* One collective of a step split over devices: this rank's buffers. */
 typedef struct {
+    bool gather;                /* all-gather (the vocabulary), else an all-reduce (sum) */
+    kf_buffer *send, *recv;
+    size_t count;               /* elements per rank */
+} dc_coll;
+
+/* A model on a device with everything one step needs, made once; or, with
+ * --tp N > 1, the driver of N such models (ranks), one per device, each
+ * holding its part of every layer (tp.c). */
+typedef struct dc_model {
     const dc_config *c;
-    kf_device *dev;
+    dc_shape sh;                /* this rank's: heads, KV heads, FFN and vocabulary divided by tp */
+    uint32_t rank;
+    kf_device *dev;             /* the driver: rank 0's */
     kf_module *mod[DC_NMOD];
     kf_pipeline **pipe[DC_NMOD];
     uint32_t cap;               /* cache rows: context + max_steps */
@@ -89,6 +101,16 @@ typedef struct {
     kf_plan *pos_plan, *argmax_plan, *embed_plan;
     int argmax_idx, embed_ids;  /* the re-bound parameters */
     kf_graph *graph;            /* the step, recorded (graph mode) */
+    /* tensor parallelism: a rank's */
+    kf_buffer *part;            /* f32 [hidden]: this rank's share of an output or down projection */
+    kf_buffer *lpart;           /* the view of logits this rank's vocabulary rows fill */
+    dc_coll *coll;              /* the step's collectives in order; plan[i] NULL marks each */
+    uint32_t ncoll;
+    /* the driver's */
+    struct dc_model *ranks;     /* tp models, or NULL (one device) */
+    kf_comm *comm;
+    kf_graph **graphs;          /* each rank's recorded step (graph mode) */
+    kf_buffer **send, **recv;   /* scratch: one collective's buffers over the ranks */
 } dc_model;
 
 /* Model dimensions checked (every kernel's constraints), a message in err. */
@@ -106,13 +128,38 @@ kf_status dc_model_open(dc_model *m, const dc_config *c, kf_backend b, bool grap
 void dc_model_close(dc_model *m);
 /* Runs step s (position context + s; s < max_steps) in mode `mode` (graph
  * needs the recording). Async and graph leave it queued; the next read or
- * kf_device_sync waits for it. */
+ * dc_model_sync waits for it. */
 kf_status dc_model_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err);
+/* Waits for every device of the model. */
+kf_status dc_model_sync(dc_model *m, kf_error *err);
 /* After step s (synced): its logits (vocab f32) and chosen token. */
 kf_status dc_model_logits(dc_model *m, float *logits, kf_error *err);
 kf_status dc_model_token(dc_model *m, uint32_t s, uint32_t *token, kf_error *err);
 /* Makes token t the input of step s + 1 (replacing the one step s chose). */
 kf_status dc_model_force_token(dc_model *m, uint32_t s, uint32_t t, kf_error *err);
+
+/* Tensor parallelism (tp.c), Megatron-style over c->tp devices: each rank
+ * holds the rows of the fused QKV (its query heads, its KV heads' k and v),
+ * gate/up (its share of the FFN) and vocabulary matrices, and the columns
+ * of the output and down matrices that meet them, its heads' KV cache, and
+ * a whole copy of the embedding, the norms and the residual x. Each output
+ * and down projection is a partial sum in f32 on every rank, all-reduced
+ * and added to x (one f16 rounding, as the one-device _acc GEMV); the
+ * vocabulary rows' logits are all-gathered, and every rank takes the same
+ * argmax and embeds the same token. The random weights are the very values
+ * of the one-device model (decode.kf's fill is counter based: a slice is
+ * filled from its global indices). f16 weights only.
+ *
+ * dc_tp_check: the shape splits over c->tp devices (KF_ERR_USAGE naming the
+ * dimension and the fix). */
+kf_status dc_tp_check(const dc_config *c, kf_error *err);
+/* One rank's model (model.c): device `rank` of backend b, its part. */
+kf_status dc_rank_open(dc_model *m, const dc_config *c, kf_backend b, uint32_t rank, kf_error *err);
+/* Step s's position and token slots re-targeted on a rank's plans. */
+kf_status dc_rank_retarget(dc_model *m, uint32_t s, kf_error *err);
+kf_status dc_tp_open(dc_model *m, const dc_config *c, kf_backend b, bool graph, kf_error *err);
+kf_status dc_tp_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err);
+void dc_tp_close(dc_model *m);
 
 /* The model file (file.c). Format:
  *   bytes 0..7    "KFDECOD1"
@@ -160,6 +207,9 @@ void dc_ref_destroy(dc_ref *r);
  * Returns the exit status (printing a line per step). */
 int dc_check_reference(const dc_config *c, kf_backend b, dc_mode mode);
 int dc_check_cross(const dc_config *c, dc_mode mode);
+/* --tp N --check: the split model against the one-device model run in
+ * lockstep (same weights) and, up to 100M parameters, the reference. */
+int dc_check_tp(const dc_config *c, kf_backend b, dc_mode mode);
 
 /* --bench (bench.c). */
 typedef struct {

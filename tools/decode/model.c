@@ -89,6 +89,19 @@ static kf_pipeline *pipe_of(dc_model *m, int mod, const char *kernel)
     return NULL;
 }
 
+/* Appends pl (NULL: a collective) to the step's launches. */
+static kf_status push(dc_model *m, kf_plan *pl, kf_error *err)
+{
+    if (m->nplan == m->plan_cap) {
+        uint32_t cap = m->plan_cap ? 2 * m->plan_cap : 256;
+        kf_plan **np = realloc(m->plan, cap * sizeof *np);
+        if (!np) return kf_error_set(err, KF_ERR_NOMEM, "out of memory for %u plans", cap);
+        m->plan = np, m->plan_cap = cap;
+    }
+    m->plan[m->nplan++] = pl;
+    return KF_OK;
+}
+
 /* A plan of kernel `kernel` of module mod; kept as the step's next launch
  * unless out is given (then the caller owns it). */
 static kf_status plan(dc_model *m, int mod, const char *kernel, const kf_arg *a, uint32_t n, kf_plan **out,
@@ -102,17 +115,19 @@ static kf_status plan(dc_model *m, int mod, const char *kernel, const kf_arg *a,
         if (out) *out = st == KF_OK ? pl : NULL;
         return st;
     }
-    if (m->nplan == m->plan_cap) {
-        uint32_t cap = m->plan_cap ? 2 * m->plan_cap : 256;
-        kf_plan **np = realloc(m->plan, cap * sizeof *np);
-        if (!np) {
-            kf_plan_destroy(pl);
-            return kf_error_set(err, KF_ERR_NOMEM, "out of memory for %u plans", cap);
-        }
-        m->plan = np, m->plan_cap = cap;
-    }
-    m->plan[m->nplan++] = pl;
-    return KF_OK;
+    st = push(m, pl, err);
+    if (st != KF_OK) kf_plan_destroy(pl);
+    return st;
+}
+
+/* A collective as the step's next "launch": plan NULL, its buffers in m->coll. */
+static kf_status coll(dc_model *m, bool gather, kf_buffer *send, kf_buffer *recv, size_t count, kf_error *err)
+{
+    dc_coll *nc = realloc(m->coll, (m->ncoll + 1) * sizeof *nc);
+    if (!nc) return kf_error_set(err, KF_ERR_NOMEM, "out of memory for the step's collectives");
+    m->coll = nc;
+    m->coll[m->ncoll++] = (dc_coll){gather, send, recv, count};
+    return push(m, NULL, err);
 }
 
 /* Runs a plan made for the purpose once, queued, and drops it. */
@@ -184,9 +199,9 @@ static kf_status matrix(dc_model *m, uint64_t rows, uint64_t cols, kf_buffer **o
 
 static kf_status weight_buffers(dc_model *m, kf_error *err)
 {
-    const dc_shape *sh = &m->c->sh;
+    const dc_shape *sh = &m->sh;
     uint64_t hd = (uint64_t)sh->heads * sh->head_dim, kv = (uint64_t)m->cap * sh->kv_heads * sh->head_dim;
-    kf_status st = buf(m, KF_S_F16, 1, (uint64_t)sh->vocab * sh->hidden, &m->embed, err);
+    kf_status st = buf(m, KF_S_F16, 1, (uint64_t)m->c->sh.vocab * sh->hidden, &m->embed, err);
     if (st == KF_OK) st = buf(m, KF_S_F16, 1, sh->hidden, &m->out_norm, err);
     if (st == KF_OK) st = matrix(m, sh->vocab, sh->hidden, &m->lm_head, err);
     m->layer = calloc(sh->layers, sizeof *m->layer);
@@ -207,7 +222,7 @@ static kf_status weight_buffers(dc_model *m, kf_error *err)
 
 kf_status dc_model_tensors(dc_model *m, dc_tensor_fn f, void *ctx, kf_error *err)
 {
-    const dc_shape *sh = &m->c->sh;
+    const dc_shape *sh = &m->sh;
     uint64_t hd = (uint64_t)sh->heads * sh->head_dim;
     kf_status st = f(ctx, m->embed, DC_T_EMBED, sh->hidden, err);
     for (uint32_t l = 0; l < sh->layers && st == KF_OK; l++) {
@@ -225,12 +240,22 @@ typedef struct {
     uint32_t n;                 /* tensors made so far: the seed's offset */
 } fill_ctx;
 
-/* x = offset + scale·u on the device (decode.kf's fill_f16). */
+/* b's n elements = those of a global tensor at base + (i / cols)·ld + i % cols
+ * (decode.kf's fill_f16: offset + scale·u of the global index). */
+static kf_status fill_part(dc_model *m, kf_buffer *b, uint32_t seed, float scale, float offset, uint64_t cols,
+                           uint64_t ld, uint64_t base, kf_error *err)
+{
+    size_t n = kf_buffer_bytes(b) / 2;
+    kf_arg a[8] = {B(b), U((uint32_t)n), U((uint32_t)cols), U((uint32_t)ld), U((uint32_t)base), U(seed), F(scale),
+                   F(offset)};
+    return once(m, DC_MOD_OWN, "fill_f16", a, 8, err);
+}
+
+/* x = offset + scale·u on the device: a whole tensor. */
 static kf_status fill_f16(dc_model *m, kf_buffer *b, uint32_t seed, float scale, float offset, kf_error *err)
 {
     size_t n = kf_buffer_bytes(b) / 2;
-    kf_arg a[5] = {B(b), U((uint32_t)n), U(seed), F(scale), F(offset)};
-    return once(m, DC_MOD_OWN, "fill_f16", a, 5, err);
+    return fill_part(m, b, seed, scale, offset, n, n, 0, err);
 }
 
 /* A tensor of the file order made at random: norms 1 ± 0.1, the embedding
@@ -247,22 +272,84 @@ static kf_status fill_tensor(void *ctx, kf_buffer *b, dc_tensor_kind kind, uint6
     return once(m, DC_MOD_OWN, "fill_q4k", a, 4, err);
 }
 
+/* ---- a rank's part of the random model ------------------------------------------------------ */
+
+/* n elements of b from element `at` = the global tensor's from `base` (a run of whole rows). */
+static kf_status fill_rows(dc_model *m, kf_buffer *b, uint64_t at, uint64_t n, uint64_t base, uint32_t seed,
+                           float scale, kf_error *err)
+{
+    kf_buffer *v;
+    kf_status st = kf_buffer_view(b, (size_t)at, (size_t)n, &v, err);
+    if (st == KF_OK) st = fill_part(m, v, seed, scale, 0.0f, n, n, base, err);
+    kf_buffer_destroy(v);
+    return st;
+}
+
+static float mat_scale(uint64_t cols) { return (float)sqrt(3.0 / (double)cols); }
+
+/* Layer l's matrices: the rank's rows of Wqkv and Wgate_up, its columns of
+ * Wo and Wdown, seeds and scales as fill_tensor gives the whole ones. */
+static kf_status rank_layer(dc_model *m, dc_layer *L, uint32_t seed, kf_error *err)
+{
+    const dc_shape *g = &m->c->sh, *sh = &m->sh;
+    uint64_t H = g->hidden, d = g->head_dim, r = m->rank, q = sh->heads * d, kq = sh->kv_heads * d;
+    uint64_t Q = g->heads * d, KV = g->kv_heads * d, f = sh->ffn, F = g->ffn;
+    kf_status st = fill_f16(m, L->attn_norm, seed, 0.1f, 1.0f, err);
+    if (st == KF_OK) st = fill_rows(m, L->wqkv, 0, q * H, r * q * H, seed + 1, mat_scale(H), err);
+    if (st == KF_OK) st = fill_rows(m, L->wqkv, q * H, kq * H, (Q + r * kq) * H, seed + 1, mat_scale(H), err);
+    if (st == KF_OK) st = fill_rows(m, L->wqkv, (q + kq) * H, kq * H, (Q + KV + r * kq) * H, seed + 1, mat_scale(H), err);
+    if (st == KF_OK) st = fill_part(m, L->wo, seed + 2, mat_scale(Q), 0.0f, q, Q, r * q, err);
+    if (st == KF_OK) st = fill_f16(m, L->ffn_norm, seed + 3, 0.1f, 1.0f, err);
+    if (st == KF_OK) st = fill_rows(m, L->wgu, 0, f * H, r * f * H, seed + 4, mat_scale(H), err);
+    if (st == KF_OK) st = fill_rows(m, L->wgu, f * H, f * H, (F + r * f) * H, seed + 4, mat_scale(H), err);
+    return st == KF_OK ? fill_part(m, L->wdown, seed + 5, mat_scale(F), 0.0f, f, F, r * f, err) : st;
+}
+
+/* The rank's part of the one-device model's random tensors (fill_tensor's
+ * order and seeds) and of its caches (weights_make's), its KV heads' columns. */
+static kf_status rank_weights(dc_model *m, kf_error *err)
+{
+    const dc_shape *g = &m->c->sh;
+    uint32_t seed = m->c->seed * 1000003u, r = m->rank;
+    uint64_t kq = (uint64_t)m->sh.kv_heads * g->head_dim, KV = (uint64_t)g->kv_heads * g->head_dim;
+    kf_status st = fill_f16(m, m->embed, seed, 1.0f, 0.0f, err);
+    for (uint32_t l = 0; l < g->layers && st == KF_OK; l++) st = rank_layer(m, &m->layer[l], seed + 1 + 6 * l, err);
+    uint32_t next = seed + 1 + 6 * g->layers;
+    if (st == KF_OK) st = fill_f16(m, m->out_norm, next, 0.1f, 1.0f, err);
+    if (st == KF_OK) st = fill_rows(m, m->lm_head, 0, (uint64_t)m->sh.vocab * g->hidden,
+                                    (uint64_t)r * m->sh.vocab * g->hidden, next + 1, mat_scale(g->hidden), err);
+    for (uint32_t l = 0; l < g->layers && st == KF_OK; l++) {
+        st = fill_part(m, m->layer[l].kc, m->c->seed * 7919u + 2 * l, 1.0f, 0.0f, kq, KV, r * kq, err);
+        if (st == KF_OK) st = fill_part(m, m->layer[l].vc, m->c->seed * 7919u + 2 * l + 1, 1.0f, 0.0f, kq, KV, r * kq, err);
+    }
+    return st == KF_OK ? kf_device_sync(m->dev, err) : st;
+}
+
 /* Random weights, and the caches' first `context` rows (random too: every
  * row is filled, the rows past the context are written before they are read). */
 static kf_status weights_make(dc_model *m, kf_error *err)
 {
     fill_ctx fc = {m, 0};
+    if (m->c->tp > 1) return rank_weights(m, err);
     kf_status st = m->c->model ? dc_file_load(m, err) : dc_model_tensors(m, fill_tensor, &fc, err);
-    for (uint32_t l = 0; l < m->c->sh.layers && st == KF_OK; l++) {
+    for (uint32_t l = 0; l < m->sh.layers && st == KF_OK; l++) {
         st = fill_f16(m, m->layer[l].kc, m->c->seed * 7919u + 2 * l, 1.0f, 0.0f, err);
         if (st == KF_OK) st = fill_f16(m, m->layer[l].vc, m->c->seed * 7919u + 2 * l + 1, 1.0f, 0.0f, err);
     }
     return st == KF_OK ? kf_device_sync(m->dev, err) : st;
 }
 
+/* A rank's: the f32 partial sums of a projection, its slot of the logits. */
+static kf_status tp_buffers(dc_model *m, kf_error *err)
+{
+    kf_status st = buf(m, KF_S_F32, 1, m->sh.hidden, &m->part, err);
+    if (st == KF_OK) st = kf_buffer_view(m->logits, (size_t)m->rank * m->sh.vocab, m->sh.vocab, &m->lpart, err);
+    return st;
+}
+
 static kf_status activation_buffers(dc_model *m, kf_error *err)
 {
-    const dc_shape *sh = &m->c->sh;
+    const dc_shape *sh = &m->sh;
     uint64_t hd = (uint64_t)sh->heads * sh->head_dim, ns = (m->cap + m->split - 1) / m->split;
     uint64_t kmax = sh->hidden > sh->ffn ? sh->hidden : sh->ffn;
     kmax = kmax > hd ? kmax : hd;
@@ -278,7 +365,8 @@ static kf_status activation_buffers(dc_model *m, kf_error *err)
     if (st == KF_OK) st = kf_buffer_view(m->gu, 0, sh->ffn, &m->g, err);
     if (st == KF_OK) st = kf_buffer_view(m->gu, sh->ffn, sh->ffn, &m->u, err);
     if (st == KF_OK) st = buf(m, KF_S_F16, 1, sh->ffn, &m->h, err);
-    if (st == KF_OK) st = buf(m, KF_S_F32, 1, sh->vocab, &m->logits, err);
+    if (st == KF_OK) st = buf(m, KF_S_F32, 1, m->c->sh.vocab, &m->logits, err);
+    if (st == KF_OK && m->c->tp > 1) st = tp_buffers(m, err);
     if (st == KF_OK) st = buf(m, KF_S_U32, 1, 2, &m->pos, err);
     if (st == KF_OK) st = kf_buffer_view(m->pos, 0, 1, &m->pos_rope, err);
     if (st == KF_OK) st = kf_buffer_view(m->pos, 1, 1, &m->pos_lens, err);
@@ -313,13 +401,13 @@ static kf_status matvec(dc_model *m, kf_buffer *w, kf_buffer *x, kf_buffer *y, u
 /* xn = rmsnorm(x + 0)·w (the residual adds are the GEMVs'). */
 static kf_status norm(dc_model *m, kf_buffer *w, kf_error *err)
 {
-    kf_arg a[7] = {B(m->x), B(m->zero), B(w), B(m->xn), U(1), U(m->c->sh.hidden), F(m->c->sh.eps)};
+    kf_arg a[7] = {B(m->x), B(m->zero), B(w), B(m->xn), U(1), U(m->sh.hidden), F(m->sh.eps)};
     return plan(m, DC_MOD_NORM, "add_rmsnorm", a, 7, NULL, err);
 }
 
 static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
 {
-    const dc_shape *sh = &m->c->sh;
+    const dc_shape *sh = &m->sh;
     kf_arg r[11] = {B(m->qkv), B(m->pos_rope), B(m->q), B(L->kc), B(L->vc), U(1), U(sh->heads), U(sh->kv_heads),
                     U(m->cap), U(sh->head_dim), F(sh->theta)};
     kf_arg s[11] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), U(1), U(sh->heads),
@@ -330,33 +418,53 @@ static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
     return st == KF_OK ? plan(m, DC_MOD_SDPA, "sdpa_decode_combine", c, 8, NULL, err) : st;
 }
 
+/* x += W·a (the output and down projections). Over several devices each
+ * rank's share is an f32 partial sum, all-reduced, then added to x with one
+ * f16 rounding, as the one-device _acc GEMV adds its f32 sum. */
+static kf_status residual(dc_model *m, kf_buffer *w, kf_buffer *a, uint64_t cols, kf_error *err)
+{
+    if (m->c->tp <= 1) return matvec(m, w, a, m->x, m->sh.hidden, cols, 1, err);
+    kf_arg ad[3] = {B(m->x), B(m->part), U(m->sh.hidden)};
+    kf_status st = matvec(m, w, a, m->part, m->sh.hidden, cols, 2, err);
+    if (st == KF_OK) st = coll(m, false, m->part, m->part, m->sh.hidden, err);
+    return st == KF_OK ? plan(m, DC_MOD_OWN, "add_f32_f16", ad, 3, NULL, err) : st;
+}
+
+/* logits = W·xn; over several devices each rank's rows, all-gathered. */
+static kf_status vocab_plans(dc_model *m, kf_error *err)
+{
+    if (m->c->tp <= 1) return matvec(m, m->lm_head, m->xn, m->logits, m->sh.vocab, m->sh.hidden, 2, err);
+    kf_status st = matvec(m, m->lm_head, m->xn, m->lpart, m->sh.vocab, m->sh.hidden, 2, err);
+    return st == KF_OK ? coll(m, true, m->lpart, m->logits, m->sh.vocab, err) : st;
+}
+
 static kf_status layer_plans(dc_model *m, dc_layer *L, kf_error *err)
 {
-    const dc_shape *sh = &m->c->sh;
+    const dc_shape *sh = &m->sh;
     uint64_t hd = (uint64_t)sh->heads * sh->head_dim;
     kf_arg sm[4] = {B(m->g), B(m->u), B(m->h), U(sh->ffn)};
     kf_status st = norm(m, L->attn_norm, err);
     if (st == KF_OK) st = matvec(m, L->wqkv, m->xn, m->qkv, qkv_rows(sh), sh->hidden, 0, err);
     if (st == KF_OK) st = attention(m, L, err);
-    if (st == KF_OK) st = matvec(m, L->wo, m->attn, m->x, sh->hidden, hd, 1, err);
+    if (st == KF_OK) st = residual(m, L->wo, m->attn, hd, err);
     if (st == KF_OK) st = norm(m, L->ffn_norm, err);
     if (st == KF_OK) st = matvec(m, L->wgu, m->xn, m->gu, 2ull * sh->ffn, sh->hidden, 0, err);
     if (st == KF_OK) st = plan(m, DC_MOD_SILU, "silu_mul", sm, 4, NULL, err);
-    return st == KF_OK ? matvec(m, L->wdown, m->h, m->x, sh->hidden, sh->ffn, 1, err) : st;
+    return st == KF_OK ? residual(m, L->wdown, m->h, sh->ffn, err) : st;
 }
 
 /* Every launch of step 0, in order; the three re-targeted plans remembered. */
 static kf_status step_plans(dc_model *m, kf_error *err)
 {
-    const dc_shape *sh = &m->c->sh;
+    const dc_shape *sh = &m->sh;
     kf_arg p[2] = {B(m->pos), U(m->c->context)};
-    kf_arg am[4] = {B(m->logits), B(m->tok[1]), U(1), U(sh->vocab)};
-    kf_arg em[6] = {B(m->embed), B(m->tok[1]), B(m->x), U(1), U(sh->hidden), U(sh->vocab)};
+    kf_arg am[4] = {B(m->logits), B(m->tok[1]), U(1), U(m->c->sh.vocab)};
+    kf_arg em[6] = {B(m->embed), B(m->tok[1]), B(m->x), U(1), U(sh->hidden), U(m->c->sh.vocab)};
     kf_status st = plan(m, DC_MOD_OWN, "decode_pos", p, 2, NULL, err);
     if (st == KF_OK) m->pos_plan = m->plan[m->nplan - 1];
     for (uint32_t l = 0; l < sh->layers && st == KF_OK; l++) st = layer_plans(m, &m->layer[l], err);
     if (st == KF_OK) st = norm(m, m->out_norm, err);
-    if (st == KF_OK) st = matvec(m, m->lm_head, m->xn, m->logits, sh->vocab, sh->hidden, 2, err);
+    if (st == KF_OK) st = vocab_plans(m, err);
     if (st == KF_OK) st = plan(m, DC_MOD_ARGMAX, "argmax", am, 4, NULL, err);
     if (st == KF_OK) m->argmax_plan = m->plan[m->nplan - 1];
     if (st == KF_OK) st = plan(m, DC_MOD_EMBED, "embed", em, 6, NULL, err);
@@ -387,48 +495,64 @@ static kf_status record(dc_model *m, kf_error *err)
 
 /* sdpa's split for the context: about two blocks per SM (132 when the
  * device does not say), at least 16 positions. */
-static uint32_t split_for(const dc_config *c, const kf_device *dev)
+static uint32_t split_for(const dc_config *c, const dc_shape *sh, const kf_device *dev)
 {
     if (c->split) return c->split;
     kf_device_props dp;
     kf_device_props_get(dev, &dp);
-    uint64_t sms = dp.sm_count ? dp.sm_count : 132, groups = (c->sh.heads / c->sh.kv_heads + 3) / 4;
-    uint64_t want = ((uint64_t)c->context * c->sh.kv_heads * groups + 2 * sms - 1) / (2 * sms);
+    uint64_t sms = dp.sm_count ? dp.sm_count : 132, groups = (sh->heads / sh->kv_heads + 3) / 4;
+    uint64_t want = ((uint64_t)c->context * sh->kv_heads * groups + 2 * sms - 1) / (2 * sms);
     uint32_t split = 16;
     while (split < want && split < 4096) split *= 2;
     return split;
 }
 
-kf_status dc_model_open(dc_model *m, const dc_config *c, kf_backend b, bool graph, kf_error *err)
+kf_status dc_rank_open(dc_model *m, const dc_config *c, kf_backend b, uint32_t rank, kf_error *err)
 {
+    uint32_t tp = c->tp > 1 ? c->tp : 1;
     memset(m, 0, sizeof *m);
     m->c = c;
+    m->rank = rank;
+    m->sh = c->sh;
+    m->sh.heads /= tp, m->sh.kv_heads /= tp, m->sh.ffn /= tp, m->sh.vocab /= tp;
     m->cap = c->context + c->max_steps;
     kf_status st = dc_shape_check(&c->sh, c->wt, err);
+    if (st == KF_OK) st = dc_tp_check(c, err);
     if (st == KF_OK) st = compile_modules(m, err);
-    if (st == KF_OK) st = kf_device_open(b, 0, &m->dev, err);
+    if (st == KF_OK) st = kf_device_open(b, (int)rank, &m->dev, err);
     if (st != KF_OK) return st;
-    m->split = split_for(c, m->dev);
+    m->split = split_for(c, &m->sh, m->dev);
     st = build_modules(m, err);
     if (st == KF_OK) st = weight_buffers(m, err);
     if (st == KF_OK) st = activation_buffers(m, err);
     if (st == KF_OK) st = weights_make(m, err);
     if (st == KF_OK) st = step_plans(m, err);
-    if (st == KF_OK) st = first_input(m, err);
-    if (st == KF_OK && graph) st = record(m, err);
-    return st;
+    return st == KF_OK ? first_input(m, err) : st;
+}
+
+kf_status dc_model_open(dc_model *m, const dc_config *c, kf_backend b, bool graph, kf_error *err)
+{
+    if (c->tp > 1) return dc_tp_open(m, c, b, graph, err);
+    kf_status st = dc_rank_open(m, c, b, 0, err);
+    return st == KF_OK && graph ? record(m, err) : st;
 }
 
 /* ---- steps ----------------------------------------------------------------------------------------- */
 
-kf_status dc_model_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err)
+kf_status dc_rank_retarget(dc_model *m, uint32_t s, kf_error *err)
 {
     if (s >= m->c->max_steps)
         return kf_error_set(err, KF_ERR_USAGE, "step %u is past the %u steps the model was made for", s, m->c->max_steps);
     kf_value p = U(m->c->context + s).value;
     kf_status st = kf_plan_set_value(m->pos_plan, 1, &p, err);
     if (st == KF_OK) st = kf_plan_set_buffer(m->argmax_plan, (uint32_t)m->argmax_idx, m->tok[s + 1], err);
-    if (st == KF_OK) st = kf_plan_set_buffer(m->embed_plan, (uint32_t)m->embed_ids, m->tok[s + 1], err);
+    return st == KF_OK ? kf_plan_set_buffer(m->embed_plan, (uint32_t)m->embed_ids, m->tok[s + 1], err) : st;
+}
+
+kf_status dc_model_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err)
+{
+    if (m->ranks) return dc_tp_step(m, s, mode, err);
+    kf_status st = dc_rank_retarget(m, s, err);
     if (st != KF_OK) return st;
     if (mode == DC_GRAPH) {
         if (!m->graph) return kf_error_set(err, KF_ERR_USAGE, "graph mode needs the step recorded (a bug)");
@@ -439,18 +563,32 @@ kf_status dc_model_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err)
     return st;
 }
 
+kf_status dc_model_sync(dc_model *m, kf_error *err)
+{
+    kf_status st = KF_OK;
+    for (uint32_t r = 0; m->ranks && r < m->c->tp && st == KF_OK; r++) st = kf_device_sync(m->ranks[r].dev, err);
+    return m->ranks ? st : kf_device_sync(m->dev, err);
+}
+
 kf_status dc_model_logits(dc_model *m, float *logits, kf_error *err)
 {
+    if (m->ranks) m = &m->ranks[0];
     return kf_buffer_download(m->logits, logits, (size_t)m->c->sh.vocab * 4, err);
 }
 
 kf_status dc_model_token(dc_model *m, uint32_t s, uint32_t *token, kf_error *err)
 {
+    if (m->ranks) m = &m->ranks[0];
     return kf_buffer_download(m->tok[s + 1], token, 4, err);
 }
 
 kf_status dc_model_force_token(dc_model *m, uint32_t s, uint32_t t, kf_error *err)
 {
+    if (m->ranks) {
+        kf_status st = KF_OK;
+        for (uint32_t r = 0; r < m->c->tp && st == KF_OK; r++) st = dc_model_force_token(&m->ranks[r], s, t, err);
+        return st;
+    }
     kf_status st = kf_buffer_upload(m->tok[s + 1], &t, 4, err);
     if (st == KF_OK) st = kf_plan_set_buffer(m->embed_plan, (uint32_t)m->embed_ids, m->tok[s + 1], err);
     return st == KF_OK ? kf_plan_launch(m->embed_plan, KF_DISPATCH_SYNC, NULL, err) : st;
@@ -459,17 +597,22 @@ kf_status dc_model_force_token(dc_model *m, uint32_t s, uint32_t t, kf_error *er
 void dc_model_close(dc_model *m)
 {
     if (!m->c) return;
+    if (m->ranks || m->comm) {
+        dc_tp_close(m);
+        return;
+    }
     kf_graph_destroy(m->graph);
     for (uint32_t i = 0; i < m->nplan; i++) kf_plan_destroy(m->plan[i]);
     free(m->plan);
+    free(m->coll);
     for (uint32_t s = 0; m->tok && s <= m->c->max_steps; s++) kf_buffer_destroy(m->tok[s]);
     free(m->tok);
-    kf_buffer *views[] = {m->g, m->u, m->pos_rope, m->pos_lens};
+    kf_buffer *views[] = {m->g, m->u, m->pos_rope, m->pos_lens, m->lpart};
     for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) kf_buffer_destroy(views[i]);
     kf_buffer *act[] = {m->x, m->zero, m->xn, m->qkv, m->q, m->attn, m->po, m->plse, m->gu, m->h, m->logits,
-                        m->pos, m->tokens, m->xq, m->xds, m->embed, m->out_norm, m->lm_head};
+                        m->pos, m->tokens, m->xq, m->xds, m->embed, m->out_norm, m->lm_head, m->part};
     for (size_t i = 0; i < sizeof act / sizeof act[0]; i++) kf_buffer_destroy(act[i]);
-    for (uint32_t l = 0; m->layer && l < m->c->sh.layers; l++) {
+    for (uint32_t l = 0; m->layer && l < m->sh.layers; l++) {
         dc_layer *L = &m->layer[l];
         kf_buffer *t[8] = {L->attn_norm, L->wqkv, L->wo, L->ffn_norm, L->wgu, L->wdown, L->kc, L->vc};
         for (int i = 0; i < 8; i++) kf_buffer_destroy(t[i]);
