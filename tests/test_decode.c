@@ -5,7 +5,9 @@
  * reduction broken with -D), the model file saved and loaded back (and a
  * truncated or foreign file refused), the CUDA path on the mock driver
  * (every mode, the bench and its targets, a failing graph instantiation
- * reported naming the driver call), and usage errors. */
+ * reported naming the driver call), --tp 2 and 4 over CPU devices against
+ * one device and the reference, --tp on two mock GPUs through the mock NCCL
+ * (its errors, and no NCCL at all), and usage errors. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +17,7 @@
 
 #define DECODE KF_BINARY_DIR "/kforge-decode"
 #define MOCK KF_BINARY_DIR "/tests/libkf_mockcuda.so"
+#define MOCKNCCL KF_BINARY_DIR "/tests/libkf_mocknccl.so"
 
 /* Runs kforge-decode ($KFORGE is pointed at it) with the arguments. */
 #define decode(...) kforge(__VA_ARGS__)
@@ -155,6 +158,79 @@ static void mock_driver_runs_the_modes_and_the_bench(void **state)
     unsetenv("KF_LIBCUDA");
 }
 
+/* --tp N on N CPU devices: the same tokens as one device and logits within
+ * the reference's tolerance of both (the split sums f32 parts in another
+ * order, nothing else), in every mode; TP 4 needs KV heads that split. */
+static void tensor_parallel_cpu_steps_match_one_device_and_the_reference(void **state)
+{
+    static const struct {
+        const char *tp, *mode, *heads, *kv;
+    } runs[] = {{"2", "sync", "4", "2"}, {"2", "graph", "4", "2"}, {"4", "async", "8", "4"}, {"4", "graph", "8", "4"}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        result r = decode("--small", "--layers", "1", "--heads", runs[i].heads, "--kv-heads", runs[i].kv, "--backend",
+                          "cpu", "--tp", runs[i].tp, "--mode", runs[i].mode, "--steps", "2", "--check", NULL);
+        char want[96];
+        snprintf(want, sizeof want, "check --tp %s against --tp 1 and the reference: 2 steps, 0 failed", runs[i].tp);
+        if (r.status != 0 || !has(&r, want)) fail_msg("run %zu: status %d:\n%s%s", i, r.status, r.out, r.err);
+        assert_true(has(&r, "step 1: position 41, token "));
+        assert_true(has(&r, "(--tp 1 "));
+        assert_true(has(&r, "(reference "));
+        done(&r);
+    }
+    result a = decode("--small", "--backend", "cpu", "--steps", "3", "--mode", "async", NULL);
+    result b = decode("--small", "--backend", "cpu", "--steps", "3", "--mode", "graph", "--tp", "2", NULL);
+    assert_int_equal(a.status, 0);
+    assert_int_equal(b.status, 0);
+    assert_true(has(&b, "29 launches each and 5 collectives on each of 2 devices"));   /* + 2 adds per layer */
+    char *ta = tokens_of(&a), *tb = tokens_of(&b);
+    assert_string_equal(ta, tb);
+    free(ta);
+    free(tb);
+    done(&a);
+    done(&b);
+}
+
+/* --tp on two GPUs of the mock driver with the mock NCCL: every mode runs
+ * through NCCL (graph mode captures it on both streams); no NCCL, a failing
+ * NCCL call or too few GPUs is an error naming it, exit 3; one GPU needs no NCCL. */
+static void tensor_parallel_on_the_mock_driver_uses_nccl(void **state)
+{
+    setenv("KF_LIBCUDA", MOCK, 1);
+    setenv("KF_LIBNCCL", MOCKNCCL, 1);
+    setenv("MOCKCUDA_DEVICES", "2", 1);
+    static const char *const modes[3] = {"sync", "async", "graph"};
+    for (int i = 0; i < 3; i++) {
+        result r = decode("--small", "--backend", i == 1 ? "ptx" : "cuda", "--tp", "2", "--mode", modes[i], "--steps",
+                          "2", NULL);
+        if (r.status != 0) fail_msg("%s: %s%s", modes[i], r.out, r.err);
+        assert_true(has(&r, "tokens: 0 0"));
+        assert_true(has(&r, "5 collectives on each of 2 devices"));
+        done(&r);
+    }
+    setenv("MOCKNCCL_FAIL", "ncclAllReduce:3", 1);
+    result r = decode("--small", "--backend", "cuda", "--tp", "2", "--mode", "async", "--steps", "1", NULL);
+    unsetenv("MOCKNCCL_FAIL");
+    assert_int_equal(r.status, 3);
+    assert_true(has(&r, "ncclAllReduce failed: ncclSystemError (2): unhandled system error; mock nccl: injected fault"));
+    done(&r);
+    r = decode("--small", "--heads", "8", "--kv-heads", "4", "--backend", "cuda", "--tp", "4", "--steps", "1", NULL);
+    assert_int_equal(r.status, 3);
+    assert_true(has(&r, "GPU 2 does not exist"));
+    done(&r);
+    setenv("KF_LIBNCCL", "/nonexistent/libnccl.so.2", 1);
+    r = decode("--small", "--backend", "cuda", "--tp", "2", "--steps", "1", NULL);
+    assert_int_equal(r.status, 3);
+    assert_true(has(&r, "no NCCL: cannot load libnccl.so.2 (/nonexistent/libnccl.so.2"));
+    assert_true(has(&r, "one GPU (--tp 1) and the cpu backend work without"));
+    done(&r);
+    r = decode("--small", "--backend", "cuda", "--tp", "1", "--steps", "1", NULL);
+    assert_int_equal(r.status, 0);
+    done(&r);
+    unsetenv("KF_LIBNCCL");
+    unsetenv("MOCKCUDA_DEVICES");
+    unsetenv("KF_LIBCUDA");
+}
+
 static void bad_options_are_usage_errors(void **state)
 {
     static const struct {
@@ -170,6 +246,11 @@ static void bad_options_are_usage_errors(void **state)
         {{"-D", "nofile.X=1"}, "'nofile' is not a kernel file of the step"},
         {{"--steps", "0"}, "--steps must be at least 1"},
         {{"--frobnicate"}, "unknown argument '--frobnicate'"},
+        {{"--small", "--tp", "4"}, "--tp 4: the KV heads (2) do not split over 4 devices"},
+        {{"--small", "--tp", "3"}, "--tp 3: the heads (4) do not split over 3 devices"},
+        {{"--small", "--tp", "2", "--weights", "q4k"}, "--tp 2 takes random f16 weights: drop --weights q4k"},
+        {{"--small", "--tp", "2", "--save", "x.kfd"}, "--save writes a one-device model: drop --tp"},
+        {{"--small", "--tp", "2", "--ffn", "40"}, "each device's FFN share (20) must be a multiple of 8"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *const *a = cases[i].a;
@@ -188,6 +269,8 @@ int main(void)
         cmocka_unit_test(every_mode_chooses_the_same_tokens),
         cmocka_unit_test(saved_model_loads_back_with_the_same_tokens),
         cmocka_unit_test(mock_driver_runs_the_modes_and_the_bench),
+        cmocka_unit_test(tensor_parallel_cpu_steps_match_one_device_and_the_reference),
+        cmocka_unit_test(tensor_parallel_on_the_mock_driver_uses_nccl),
         cmocka_unit_test(bad_options_are_usage_errors),
     };
     setenv("KFORGE", DECODE, 1);
