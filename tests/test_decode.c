@@ -37,6 +37,17 @@ static char *tokens_of(const result *r)
     return strndup(t, strcspn(t, "\n"));
 }
 
+/* a and b chose the same tokens; both results freed. */
+static void same_tokens_done(result *a, result *b)
+{
+    char *ta = tokens_of(a), *tb = tokens_of(b);
+    assert_string_equal(ta, tb);
+    free(ta);
+    free(tb);
+    done(a);
+    done(b);
+}
+
 static void check_against_reference(const char *weights, const char *mode, const char *steps)
 {
     result r = decode("--small", "--backend", "cpu", "--weights", weights, "--mode", mode, "--steps", steps, "--check",
@@ -91,12 +102,7 @@ static void saved_model_loads_back_with_the_same_tokens(void **state)
     result b = decode("--model", path, "--seed", "7", "--backend", "cpu", "--steps", "2", "--context", "40", NULL);
     if (b.status != 0) fail_msg("%s%s", b.out, b.err);
     assert_true(has(&b, "q4k weights (" ));
-    char *ta = tokens_of(&a), *tb = tokens_of(&b);
-    assert_string_equal(ta, tb);
-    free(ta);
-    free(tb);
-    done(&a);
-    done(&b);
+    same_tokens_done(&a, &b);
     /* a truncated copy and a file of something else are refused, exit 2 */
     char *data;
     size_t len;
@@ -182,12 +188,7 @@ static void tensor_parallel_cpu_steps_match_one_device_and_the_reference(void **
     assert_int_equal(a.status, 0);
     assert_int_equal(b.status, 0);
     assert_true(has(&b, "29 launches each and 5 collectives on each of 2 devices"));   /* + 2 adds per layer */
-    char *ta = tokens_of(&a), *tb = tokens_of(&b);
-    assert_string_equal(ta, tb);
-    free(ta);
-    free(tb);
-    done(&a);
-    done(&b);
+    same_tokens_done(&a, &b);
 }
 
 /* --tp on two GPUs of the mock driver with the mock NCCL: every mode runs
