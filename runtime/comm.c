@@ -366,3 +366,48 @@ kf_status kf_comm_graph_launch(kf_comm *c, kf_graph *const *gs, kf_dispatch_mode
         st = c->dev[i]->ops->sync(c->dev[i], err);
     return st;
 }
+
+/* ---- benchmark reference ---------------------------------------------------------------------- */
+
+/* Starts (stop false) or stops every rank's device timer; stopping gives the slowest rank's ms. */
+static kf_status timers(kf_comm *c, bool stop, float *ms, kf_error *err)
+{
+    kf_status st = KF_OK;
+    for (uint32_t i = 0; i < c->n && st == KF_OK; i++) {
+        float t = 0;
+        st = c->dev[i]->ops->timer(c->dev[i], stop, &t, err);
+        if (stop && t > *ms) *ms = t;
+    }
+    return st;
+}
+
+kf_status kf_comm_bench_bare(kf_comm *c, kf_buffer *const *bufs, size_t count, uint32_t n, double *us, kf_error *err)
+{
+    *us = 0;
+    if (!c->nccl)
+        return kf_error_set(err, KF_ERR_USAGE, "kf_comm_bench_bare: the communicator has no NCCL to time (%s)",
+                            c->n > 1 ? "CPU devices" : "one device");
+    kf_status st = check_args(c, KF_COLL_ALL_REDUCE, bufs, bufs, count, err);
+    for (uint32_t i = 0; i < c->n && st == KF_OK; i++) st = kf_rt_rec_refuse(c->dev[i], "kf_comm_bench_bare", err);
+    if (st == KF_OK) st = timers(c, false, NULL, err);
+    ncclDataType_t t = bufs[0]->elem.scalar == KF_S_F16 ? ncclFloat16 : ncclFloat32;
+    for (uint32_t k = 0; k < n && st == KF_OK; k++) {
+        NCCL_CHECK(GroupStart());
+        for (uint32_t i = 0; i < c->n; i++) {
+            void *p = (void *)(uintptr_t)bufs[i]->addr;
+            ncclResult_t r = kf_nccl.AllReduce(p, p, count, t, ncclSum, c->nccl[i], kf_cuda_stream(c->dev[i]));
+            if (r != ncclSuccess) {
+                kf_nccl.GroupEnd();
+                st = kf_nccl_fail(err, "ncclAllReduce", r, __FILE__, __LINE__);
+                goto cleanup;
+            }
+        }
+        NCCL_CHECK(GroupEnd());
+    }
+    float ms = 0;
+    if (st == KF_OK) st = timers(c, true, &ms, err);
+    if (st == KF_OK) *us = n ? ms * 1e3 / n : 0;
+cleanup:
+    kf_cuda_forget_current();
+    return st;
+}

@@ -317,5 +317,13 @@ kf_status kf_comm_all_gather(kf_comm *c, kf_buffer *const *send, kf_buffer *cons
  * mode: ASYNC or SYNC. kf_graph_launch refuses a CPU graph that holds a
  * collective over several devices. */
 kf_status kf_comm_graph_launch(kf_comm *c, kf_graph *const *graphs, kf_dispatch_mode mode, kf_error *err);
+/* Benchmark reference, as nccl-tests measures NCCL: n in-place sum
+ * all-reduces of bufs[i][0..count) straight through ncclAllReduce (one
+ * ncclGroupStart/End per all-reduce, nothing of kforge in between), timed
+ * with each rank's device events from before the first to after the last;
+ * *us: the slowest rank's microseconds per all-reduce. A communicator over
+ * several GPUs only (KF_ERR_USAGE otherwise: there is no NCCL to compare). */
+kf_status kf_comm_bench_bare(kf_comm *c, kf_buffer *const *bufs, size_t count, uint32_t n, double *us,
+                             kf_error *err);
 
 #endif

@@ -208,6 +208,20 @@ static void tensor_parallel_on_the_mock_driver_uses_nccl(void **state)
         assert_true(has(&r, "5 collectives on each of 2 devices"));
         done(&r);
     }
+    /* the bench: kforge's all-reduce against NCCL's own (kf_comm_bench_bare), the floor, the targets */
+    result bn = decode("--small", "--backend", "cuda", "--tp", "2", "--bench", "--warmup", "1", "--runs", "2", "--json",
+                       tmp("tp.json"), NULL);
+    if (bn.status != 0 && bn.status != 1) fail_msg("bench: %s%s", bn.out, bn.err);
+    assert_true(has(&bn, "devices: 2 x Mock GPU; backend cuda; NCCL 22803"));
+    assert_true(has(&bn, "all-reduce f16 [8192]                  16384"));
+    assert_true(has(&bn, "floor per GPU: "));
+    assert_true(has(&bn, "allocations over the timed steps                              0.000 <= 0     met"));
+    done(&bn);
+    char *json = slurp(tmp("tp.json"));
+    assert_non_null(strstr(json, "\"tp\": 2"));
+    assert_non_null(strstr(json, "\"nccl_us\": "));
+    assert_null(strstr(json, "\"nccl_us\": -1"));
+    free(json);
     setenv("MOCKNCCL_FAIL", "ncclAllReduce:3", 1);
     result r = decode("--small", "--backend", "cuda", "--tp", "2", "--mode", "async", "--steps", "1", NULL);
     unsetenv("MOCKNCCL_FAIL");

@@ -203,6 +203,8 @@ static void bad_arguments_are_refused_naming_the_rank_and_argument(void **state)
     kf_device *dup[2] = {f->dev[1], f->dev[1]};
     expect_error(f, kf_comm_create(dup, 2, &c2, &f->err), "devices 0 and 1 are the same", NULL);
     expect_error(f, kf_comm_create(f->dev, 0, &c2, &f->err), "at least one device", NULL);
+    double us;
+    expect_error(f, kf_comm_bench_bare(f->comm, f->x, N, 3, &us, &f->err), "no NCCL to time (CPU devices)", NULL);
     expect_f32(f, f->x[0], 0.0f, 1.0f);   /* nothing ran */
     kf_buffer_destroy(i32);
     kf_buffer_destroy(small);

@@ -141,6 +141,33 @@ static void all_gather_moves_bytes_to_each_ranks_slot(void **state)
     }
 }
 
+/* nccl-tests' measurement: n groups of one ncclAllReduce per rank, nothing else, timed by events. */
+static void bench_bare_is_n_plain_nccl_groups(void **state)
+{
+    fx *f = *state;
+    float a[4] = {1, 1, 1, 1}, out[4];
+    kf_buffer *x[2] = {buf(f, 0, KF_S_F32, 4, a), buf(f, 1, KF_S_F32, 4, a)};
+    double us = -1;
+    assert_int_equal(kf_comm_bench_bare(f->comm, x, 4, 3, &us, &f->err), KF_OK);
+    assert_true(us >= 0);
+    const char *log = nccl_log();
+    char one[400];
+    snprintf(one, sizeof one, "%.*s", (int)(strstr(log, "GroupEnd;") - log) + 9, log);
+    expect_group(one, "AllReduce", "n4 t7");
+    int groups = 0;
+    for (const char *p = log; (p = strstr(p, "GroupStart;AllReduce r0 n4 t7")); p++) groups++;
+    assert_int_equal(groups, 3);
+    assert_int_equal(kf_buffer_download(x[1], out, sizeof out, &f->err), KF_OK);
+    assert_true(out[0] == 8.0f);   /* 1 doubled three times, in place */
+    kf_comm *one_gpu;
+    assert_int_equal(kf_comm_create(f->dev, 1, &one_gpu, &f->err), KF_OK);
+    assert_int_equal(kf_comm_bench_bare(one_gpu, x, 4, 3, &us, &f->err), KF_ERR_USAGE);
+    assert_non_null(strstr(f->err.msg, "no NCCL to time (one device)"));
+    kf_comm_destroy(one_gpu);
+    kf_buffer_destroy(x[0]);
+    kf_buffer_destroy(x[1]);
+}
+
 static void one_gpu_needs_no_nccl(void **state)
 {
     fx *f = *state;
@@ -199,6 +226,7 @@ int main(void)
         T(all_reduce_is_one_nccl_call_per_rank_on_its_stream_in_one_group),
         T(all_reduce_f16_is_ncclFloat16),
         T(all_gather_moves_bytes_to_each_ranks_slot),
+        T(bench_bare_is_n_plain_nccl_groups),
         T(one_gpu_needs_no_nccl),
         T(a_failing_nccl_call_is_an_error_naming_it_and_closes_the_group),
     };

@@ -234,17 +234,17 @@ static void json_write(FILE *f, const dc_config *c, kf_backend b, const kf_devic
     fprintf(f, ", \"targets\": [");
 }
 
-/* The copy bandwidth of m's device (kforge bench's measurement). */
-static kf_status copy_bandwidth(dc_model *m, double *gbps, kf_error *err)
+kf_status dc_copy_bandwidth(kf_device *dev, double *gbps, kf_error *err)
 {
     kf_device_props dp;
-    kf_device_props_get(m->dev, &dp);
-    kf_bench_dev bd = {.dev = m->dev, .backend = dp.backend, .flush_bytes = 2 * (size_t)(dp.l2_bytes ? dp.l2_bytes : 32 << 20)};
+    kf_device_props_get(dev, &dp);
+    kf_bench_dev bd = {.dev = dev, .backend = dp.backend, .flush_bytes = 2 * (size_t)(dp.l2_bytes ? dp.l2_bytes : 32 << 20)};
     return kf_bench_copy_bandwidth(&bd, 20, gbps, err);
 }
 
 int dc_bench(const dc_config *c, kf_backend b, const dc_bench_opts *o)
 {
+    if (c->tp > 1) return dc_bench_tp(c, b, o);
     dc_model m = {0};
     kf_error err = {0};
     mode_result r[3] = {{0}};
@@ -252,7 +252,7 @@ int dc_bench(const dc_config *c, kf_backend b, const dc_bench_opts *o)
     double copy = 0;
     kf_device_props dp = {0};
     kf_status st = dc_model_open(&m, c, b, true, &err);
-    if (st == KF_OK) st = copy_bandwidth(&m, &copy, &err);
+    if (st == KF_OK) st = dc_copy_bandwidth(m.dev, &copy, &err);
     if (st == KF_OK) kf_device_props_get(m.dev, &dp);
     for (int i = 0; i < 3 && st == KF_OK; i++) st = time_mode(&m, (dc_mode)i, o, &r[i], &err);
     uint64_t len = c->context + o->warmup + (o->runs + 1) / 2;   /* the timed steps' mean attention length */

@@ -218,6 +218,11 @@ typedef struct {
     const char *json;           /* also write the results here */
 } dc_bench_opts;
 int dc_bench(const dc_config *c, kf_backend b, const dc_bench_opts *o);
+/* --tp N --bench (bench_tp.c), which dc_bench hands it. */
+int dc_bench_tp(const dc_config *c, kf_backend b, const dc_bench_opts *o);
+/* The copy bandwidth of dev in GB/s (kforge bench's measurement: 1 GiB
+ * device-to-device, read + written, median of 20). */
+kf_status dc_copy_bandwidth(kf_device *dev, double *gbps, kf_error *err);
 
 /* Bytes every kernel of one step moves at attention length len (the floor). */
 typedef struct {
