@@ -12,6 +12,10 @@
  *             cuda and ptx paths against each other
  *   bench.c   --bench: ms per step, tokens/s, host cost per launch, the
  *             bandwidth floor and the ratio to it, the PyTorch peer
+ *   tp.c      --tp N: the step split over N devices (a rank model per device,
+ *             the collectives between), model.c building each rank's part
+ *   bench_tp.c  --tp N --bench: the all-reduce against NCCL's own, the step
+ *             against a GPU's floor plus its collectives
  *
  * One step (the issue's list), per layer: add+RMSNorm -> fused QKV GEMV ->
  * RoPE on q and k, k and v appended to the layer's cache at the position ->

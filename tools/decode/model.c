@@ -10,7 +10,15 @@
  * three kernel nodes.
  *
  * Launches per step: 1 + 10 per layer + 4 (f16), 1 + 14 per layer + 5
- * (q4k: four q8_quantize more per layer and one for the vocabulary GEMV). */
+ * (q4k: four q8_quantize more per layer and one for the vocabulary GEMV).
+ *
+ * A rank of a --tp N model (tp.c drives them) is the same model at its
+ * shape (m->sh: heads, KV heads, FFN and vocabulary divided by N), with
+ * the output and down GEMVs writing an f32 partial sum that a collective
+ * (a NULL entry of m->plan, its buffers in m->coll) all-reduces before
+ * add_f32_f16 adds it to x, and the vocabulary GEMV writing its rows' slot
+ * of the logits, all-gathered; its random weights are its slices of the
+ * one-device model's (rank_weights). */
 #include "decode.h"
 
 #include <math.h>
