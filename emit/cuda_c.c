@@ -540,7 +540,7 @@ static void write_signature(kw *w)
     uint64_t b = 1;
     for (int d = 0; d < 3; d++) b *= s->block[d] ? s->block[d] : 1;
     kf_buf *o = w->out;
-    wline(w, k->loc, "/* kernel %s (%s:%u) */", k->name, k->loc.file ? k->loc.file : "?", k->loc.line);
+    wline(w, k->loc, "/* kernel %s (%s:%u) */", k->name, kf_cu_comment(w->c, k->loc.file ? k->loc.file : "?"), k->loc.line);
     if (kf_cu_reserved(k->name)) {
         kf_diag_error(w->c->diags, k->loc, "kernel name '%s' is reserved in CUDA-C (a C++ keyword, CUDA name or kf_ prefix): rename the kernel",
                       k->name);

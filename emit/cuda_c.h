@@ -161,6 +161,8 @@ void kf_cu_prelude(kf_cu *c, kf_buf *out);
 /* printf into the scratch arena (NULL only when out of memory, which sets
  * c->failed; callers may pass the result on, "?" is used instead). */
 const char *kf_cu_str(kf_cu *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* text made safe inside a C comment (no comment start or end in it). */
+const char *kf_cu_comment(kf_cu *c, const char *text);
 const char *kf_cu_vstr(kf_cu *c, const char *fmt, va_list ap);
 
 /* C spelling of a scalar or vector type ("float", "kf_f32x4"); marks vector

@@ -75,7 +75,7 @@ static const float_op float_ops[KF_OP_COUNT] = {
     X(KF_BI_SIN, "kf_sin_approx", "sin", 1)               \
     X(KF_BI_COS, "kf_cos_approx", "cos", 1)               \
     X(KF_BI_TANH, "kf_tanh_approx", "tanh", 1)            \
-    X(KF_BI_ABS, "fabsf", "fabs", 1)                      \
+    X(KF_BI_ABS, "kf_abs_f32", "fabs", 1)                 \
     X(KF_BI_FLOOR, "floorf", "floor", 1)                  \
     X(KF_BI_CEIL, "ceilf", "ceil", 1)                     \
     X(KF_BI_TRUNC, "truncf", "trunc", 1)                  \
@@ -391,6 +391,23 @@ const char *kf_cu_binop(kf_cu *c, kf_op op, kf_scalar s, const char *a, const ch
     }
 }
 
+/* Text that can stand inside a C comment: every comment opener or closer
+ * in it (a half literal's own comment, a file name) gets a space between
+ * its two characters, so the comment neither ends early nor nests. */
+const char *kf_cu_comment(kf_cu *c, const char *text)
+{
+    if (!strstr(text, "*/") && !strstr(text, "/*")) return text;
+    size_t n = strlen(text), k = 0;
+    char *s = kf_arena_alloc(&c->scratch, 2 * n + 1);
+    if (!s) return "...";
+    for (size_t i = 0; i < n; i++) {
+        s[k++] = text[i];
+        if ((text[i] == '*' && text[i + 1] == '/') || (text[i] == '/' && text[i + 1] == '*')) s[k++] = ' ';
+    }
+    s[k] = 0;
+    return s;
+}
+
 static bool is_zero_literal(const char *x)
 {
     return !strcmp(x, "0u") || !strcmp(x, "0ull") || !strcmp(x, "(unsigned char)0") || !strcmp(x, "(unsigned short)0");
@@ -400,9 +417,9 @@ const char *kf_cu_cmp(kf_cu *c, kf_op op, kf_scalar s, const char *a, const char
 {
     /* unsigned x >= 0 / x < 0 are constants; NVRTC warns about them (#186-D) */
     if (sclass(s) == 'u' && is_zero_literal(b) && (op == KF_OP_GE || op == KF_OP_LT))
-        return kf_cu_str(c, "%s /* %s %s 0 */", op == KF_OP_GE ? "true" : "false", a, kf_op_spelling[op]);
+        return kf_cu_str(c, "%s /* %s %s 0 */", op == KF_OP_GE ? "true" : "false", kf_cu_comment(c, a), kf_op_spelling[op]);
     if (sclass(s) == 'u' && is_zero_literal(a) && (op == KF_OP_LE || op == KF_OP_GT))
-        return kf_cu_str(c, "%s /* 0 %s %s */", op == KF_OP_LE ? "true" : "false", kf_op_spelling[op], b);
+        return kf_cu_str(c, "%s /* 0 %s %s */", op == KF_OP_LE ? "true" : "false", kf_op_spelling[op], kf_cu_comment(c, b));
     if (is_half(s)) {
         const char *w = s == KF_S_F16 ? "kf_f16_to_f32" : "kf_bf16_to_f32";
         return kf_cu_str(c, "%s(%s) %s %s(%s)", w, a, kf_op_spelling[op], w, b);

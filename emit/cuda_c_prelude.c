@@ -201,7 +201,9 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "__device__ __forceinline__ long long kf_abs_i64(long long a) { return a < 0 ? (long long)(0ull - (unsigned long long)a) : a; }\n",
     [KF_CU_H_APPROX] =
         "/* f32 math on the hardware approximations (bounds: see the table atop\n"
-        "   kforge's emit/cuda_c_prelude.c) */\n"
+        "   kforge's emit/cuda_c_prelude.c), and abs as the bit operation it is:\n"
+        "   ptxas 13 takes abs.f32 (fabsf) for never NaN and folds -1 < fabsf(x) to true */\n"
+        "__device__ __forceinline__ float kf_abs_f32(float x) { float r; asm(\"and.b32 %0, %1, 0x7FFFFFFF;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
         "__device__ __forceinline__ float kf_exp2_approx(float x) { float r; asm(\"ex2.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
         "__device__ __forceinline__ float kf_exp_approx(float x) { return kf_exp2_approx(__fmul_rn(x, 1.44269502f)); }\n"
         "__device__ __forceinline__ float kf_log2_approx(float x) { float r; asm(\"lg2.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"

@@ -4,7 +4,7 @@
 #ifndef KF_EMIT_H
 #define KF_EMIT_H
 
-#include "../ir/kforge.h"
+#include "../ir/module.h"
 
 typedef struct {
     uint32_t arch;       /* SM version: 80, 86, 89, 90 (default 90) */

@@ -151,9 +151,11 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
         bool dup = false;
         for (uint32_t b2 = 0; b2 < a; b2++)
             dup |= k->arrays[b2].name && ar->name && !strcmp(k->arrays[b2].name, ar->name);
+        /* unique by construction: a .kf name never holds '$', so "loc_x$3" (the
+         * array's index after a '$') never meets another array's "loc_x_3" */
         const char *pre = (ar->type.flags & KF_TF_SHARED) ? "sh" : "loc";
         const char *nm = ar->name && strlen(ar->name) <= 24 ? ar->name : "arr";   /* addresses hold 40 chars */
-        cx->aname[a] = dup || nm != ar->name ? kf_arena_printf(arena, "%s_%s_%u", pre, nm, a)
+        cx->aname[a] = dup || nm != ar->name ? kf_arena_printf(arena, "%s_%s$%u", pre, nm, a)
                                              : kf_arena_printf(arena, "%s_%s", pre, nm);
         if (ar->type.flags & KF_TF_DYN) cx->aname[a] = PTX_DYN_SMEM;
         if (!cx->aname[a]) return false;

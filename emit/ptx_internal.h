@@ -48,8 +48,13 @@
  * The other instruction patterns ptxas 13 miscompiles are avoided too (and
  * tests/ptx_hazards.h checks every emitted module for all of them): a cvt
  * between f16 and bf16 feeding a cvt.rzi (the two convert through f32), an
- * 8-bit store of a cvt-to-f16/bf16 result register; and cvt.rzi's NaN, the
- * destination's most negative pattern, is replaced by 0 (setp.nan). */
+ * 8-bit store of a cvt-to-f16/bf16 result register; a shift by an
+ * immediate of the width or more (mul.lo.s64 then shl.b64 by 64 became one
+ * multiply: such shifts are a mov of 0 or a shift by width - 1); scalar
+ * f16/bf16 min/max (a clamp's HMNMX2 result was read back as a u16 with
+ * its upper half set: they compare in f32); abs.f32 (taken for never NaN:
+ * it is and.b32); and cvt.rzi's NaN, the destination's most negative
+ * pattern, is replaced by 0 (setp.nan). */
 
 /* Register classes. X(enum, prefix, decl type) */
 #define PTX_RCLASSES(X) \

@@ -3,8 +3,14 @@
  * f32 uses the hardware approximations the contract allows; f64 has no
  * approximate exp/log/sin/cos/tanh in PTX, so those are call-free software
  * sequences (range reduction + Taylor polynomial in Horner form, fma.rn).
- * f16/bf16 compute in f32 and round once, except abs/min/max/fma, which are
- * native (and exact but for the one rounding).
+ * f16/bf16 compute in f32 and round once, except abs and fma, which are
+ * native (and exact but for the one rounding). Scalar f16/bf16 min, max and
+ * clamp compare in f32 too (exact both ways, the same NaN and -0 < +0
+ * rules): ptxas 13 assembles `max.f16` then `min.f16` (a clamp) into two
+ * HMNMX2 on a broadcast pair whose result holds the value in both halves,
+ * yet then reads that register as a zero-extended 16-bit integer after a
+ * bitcast (issue 7, difftest seed 1 program 3754). The packed .f16x2 forms
+ * are not affected: both halves are lanes.
  *
  * Error bounds. f32: the PTX ISA's documented bounds of the approximate
  * instructions. f64: measured on 2e6 random arguments per function against
@@ -236,6 +242,17 @@ static void tanh_f64(ptx_cx *cx, const char *d, const char *x)
     ptx_ins(cx, "copysign.f64 %s, %s, %s", d, x, th.s);
 }
 
+/* |a| of f16, bf16, f32 or f64: the sign bit cleared (abs.f64 for f64). f32
+ * too as a bit operation: ptxas 13 takes abs.f32 for never NaN and folds
+ * `-1 < |x|` or `|x| >= 0` to true (issue 7, difftest seed 1 program 8750;
+ * fabsf in CUDA-C likewise). */
+static void float_abs(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
+{
+    if (s == KF_S_F16 || s == KF_S_BF16) ptx_ins(cx, "and.b16 %s, %s, 0x7FFF", d, a);
+    else if (s == KF_S_F32) ptx_ins(cx, "and.b32 %s, %s, 0x7FFFFFFF", d, a);
+    else ptx_ins(cx, "abs.f64 %s, %s", d, a);
+}
+
 /* round half away from zero: t = trunc(x); t + sign(x) when |x - t| >= 0.5
  * (x - t is exact). NaN and inf come out of trunc unchanged. */
 static void round_float(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
@@ -248,7 +265,7 @@ static void round_float(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
     preg p = ptx_tmp(cx, PTX_RC_P);
     ptx_ins(cx, "cvt.rzi.%s.%s %s, %s", ty, ty, t.s, a);
     ptx_ins(cx, "sub.rn.%s %s, %s, %s", ty, f.s, a, t.s);
-    ptx_ins(cx, "abs.%s %s, %s", ty, f.s, f.s);
+    float_abs(cx, s, f.s, f.s);
     ptx_ins(cx, "setp.ge.%s %s, %s, %s", ty, p.s, f.s, half);
     ptx_ins(cx, "copysign.%s %s, %s, %s", ty, o.s, a, one);
     ptx_ins(cx, "add.rn.%s %s, %s, %s", ty, t1.s, t.s, o.s);
@@ -263,13 +280,14 @@ static bool common_math(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, c
     bool half = s == KF_S_F16 || s == KF_S_BF16;
     const char *ty = ptx_scalars[s].arith;
     switch (bi) {
-    case KF_BI_ABS:
-        if (half) ptx_ins(cx, "and.b16 %s, %s, 0x7FFF", d, a);
-        else ptx_ins(cx, "abs.%s %s, %s", ty, d, a);
-        return true;
+    case KF_BI_ABS: float_abs(cx, s, d, a); return true;
     case KF_BI_MIN:
-    case KF_BI_MAX: ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ty, d, a, b); return true;
+    case KF_BI_MAX:
+        if (half) return false;
+        ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ty, d, a, b);
+        return true;
     case KF_BI_CLAMP: {
+        if (half) return false;
         preg t = ptx_tmp(cx, (ptx_rclass)ptx_scalars[s].rc);
         ptx_ins(cx, "max.%s %s, %s, %s", ty, t.s, a, b);
         ptx_ins(cx, "min.%s %s, %s, %s", ty, d, t.s, c);
@@ -343,8 +361,16 @@ void ptx_math_lane(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const 
     } else if (s == KF_S_F16 || s == KF_S_BF16) {
         preg fa = ptx_tmp(cx, PTX_RC_F), fr = ptx_tmp(cx, PTX_RC_F);
         ptx_cvt_lane(cx, fa.s, KF_S_F32, a, s);
-        if (bi == KF_BI_ROUND) round_float(cx, KF_S_F32, fr.s, fa.s);
-        else f32_math(cx, bi, fr.s, fa.s);
+        if (bi == KF_BI_ROUND) {
+            round_float(cx, KF_S_F32, fr.s, fa.s);
+        } else if (bi == KF_BI_MIN || bi == KF_BI_MAX || bi == KF_BI_CLAMP) {   /* exact in f32 */
+            preg fb = ptx_tmp(cx, PTX_RC_F), fc = ptx_tmp(cx, PTX_RC_F);
+            ptx_cvt_lane(cx, fb.s, KF_S_F32, b, s);
+            if (bi == KF_BI_CLAMP) ptx_cvt_lane(cx, fc.s, KF_S_F32, c, s);
+            common_math(cx, bi, KF_S_F32, fr.s, fa.s, fb.s, fc.s);
+        } else {
+            f32_math(cx, bi, fr.s, fa.s);
+        }
         ptx_cvt_lane(cx, d, s, fr.s, KF_S_F32);
     } else {
         ptx_error(cx, "'%s' is not defined on %s", kf_builtin_names[bi], kf_scalar_names[s]);

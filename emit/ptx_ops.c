@@ -444,19 +444,24 @@ static int64_t sext(uint64_t bits, kf_scalar s)
 }
 
 /* Integer operations whose second operand is a constant and that then need
- * no run-time care: shifts by an immediate (clamped to the width here) and
- * signed / and % (x / -1 = -x, x % -1 = 0, otherwise a plain div.s that
- * ptxas strength-reduces). Returns false when the general path applies. */
+ * no run-time care: shifts by an immediate and signed / and % (x / -1 = -x,
+ * x % -1 = 0, otherwise a plain div.s that ptxas strength-reduces). A shift
+ * by the width or more is never written as one: ptxas 13 folds
+ * `mul.lo.s64 t, x, C; shl.b64 d, t, 64` into one multiply by C << 64
+ * taken modulo 2^6 (d = x * C, issue 7, difftest seed 1 program 1781), so
+ * such a shift is a mov of 0 (<<, unsigned >>) or a shift by width - 1
+ * (signed >>: the sign fill). Returns false when the general path applies. */
 static bool const_int_binop(ptx_cx *cx, kf_op op, kf_scalar s, const char *d, const char *a, uint64_t bits)
 {
     const ptx_scalar_info *si = &ptx_scalars[s];
     uint32_t w = 8u * kf_scalar_bytes[s];
     if (op == KF_OP_SHL || op == KF_OP_SHR) {
         uint64_t amt = (uint64_t)sext(bits, s) & (w >= 64 ? ~0ull : ((1ull << w) - 1));
-        uint32_t reg_w = w < 16 ? 16 : w;   /* 8-bit values sit in 16-bit registers */
-        if (amt > w) amt = w;
-        if (amt >= w && op == KF_OP_SHL) amt = reg_w;
-        if (amt >= w && op == KF_OP_SHR && !is_signed_s(s)) amt = reg_w;
+        if (amt >= w && (op == KF_OP_SHL || !is_signed_s(s))) {
+            ptx_ins(cx, "mov.%s %s, 0", si->bits, d);
+            return true;
+        }
+        if (amt >= w) amt = w - 1;   /* 8-bit values are sign-extended in 16-bit registers: bit 7 fills too */
         ptx_ins(cx, "%s.%s %s, %s, %u", ptx_binops[op].ints, op == KF_OP_SHL ? si->bits : si->arith, d, a,
                 (unsigned)amt);
         ptx_normalize(cx, d, s);

@@ -93,7 +93,7 @@ const char *const ptx_atomic_ops[KF_BI_COUNT] = {
     X(KF_BI_EXP2, "ex2.approx.f32") X(KF_BI_LOG2, "lg2.approx.f32") \
     X(KF_BI_SQRT, "sqrt.rn.f32") X(KF_BI_RSQRT, "rsqrt.approx.f32") \
     X(KF_BI_SIN, "sin.approx.f32") X(KF_BI_COS, "cos.approx.f32") \
-    X(KF_BI_TANH, "tanh.approx.f32") X(KF_BI_ABS, "abs.f32") \
+    X(KF_BI_TANH, "tanh.approx.f32") \
     X(KF_BI_FLOOR, "cvt.rmi.f32.f32") X(KF_BI_CEIL, "cvt.rpi.f32.f32") \
     X(KF_BI_TRUNC, "cvt.rzi.f32.f32") X(KF_BI_RCP, "rcp.approx.ftz.f32")
 const char *const ptx_math_f32[KF_BI_COUNT] = {

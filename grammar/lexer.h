@@ -15,7 +15,7 @@
 #ifndef KF_LEXER_H
 #define KF_LEXER_H
 
-#include "kforge.h"
+#include "parse.h"
 
 /* Deepest nesting of ( [ { combined; deeper input is an error and the parse
  * stops there (a guard for every recursive pass after the parser). */

@@ -168,4 +168,15 @@ kf_node *kf_ast_append(kf_node *list, kf_node *item);
 /* Debug dump (one node per line, indented), used by parser tests. */
 void kf_ast_dump(kf_buf *out, const kf_node *n, int indent);
 
+/* The context every pass runs in, from the parser (grammar/parse.h) to
+ * the optimiser (ir/passes.h): the compilation's arena and diagnostics,
+ * and the source being compiled. */
+typedef struct {
+    kf_arena *arena;
+    kf_diags *diags;
+    const char *file;
+    const char *src;
+    size_t len;
+} kf_pass_ctx;
+
 #endif

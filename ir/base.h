@@ -16,24 +16,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#define KF_VERSION "0.1.0"
-
-typedef enum {
-    KF_OK = 0,
-    KF_ERR_SOURCE,   /* the .kf program is invalid (see diagnostics) */
-    KF_ERR_USAGE,    /* the caller passed bad arguments (bindings, sizes, ...) */
-    KF_ERR_RUNTIME,  /* the kernel faulted (interpreter report, launch error) */
-    KF_ERR_DEVICE,   /* no driver, no GPU, NVRTC missing or failed, JIT failed */
-    KF_ERR_IO,       /* file or cache I/O */
-    KF_ERR_NOMEM,
-} kf_status;
-
-/* A place in a source file. line and col are 1-based; col counts bytes. */
-typedef struct {
-    const char *file;
-    uint32_t line;
-    uint32_t col;
-} kf_loc;
+#include "../include/kforge.h"   /* kf_status, kf_loc, kf_error, the public types */
 
 /* ---- arena ------------------------------------------------------------ */
 typedef struct kf_arena_chunk kf_arena_chunk;
@@ -80,8 +63,6 @@ void kf_buf_free(kf_buf *b);
 char *kf_buf_take(kf_buf *b);
 
 /* ---- diagnostics -------------------------------------------------------- */
-typedef enum { KF_DIAG_ERROR, KF_DIAG_WARNING, KF_DIAG_NOTE } kf_diag_kind;
-
 typedef struct {
     kf_diag_kind kind;
     kf_loc loc;
@@ -106,20 +87,12 @@ void kf_diags_free(kf_diags *d);
 void kf_diag_render(kf_buf *out, const kf_diag *dg, const char *source, size_t source_len);
 void kf_diags_render(kf_buf *out, const kf_diags *d, const char *source, size_t source_len);
 
-/* ---- error record for non-source failures (runtime, usage, device) ------ */
-typedef struct {
-    kf_status status;
-    char msg[1024];
-    kf_loc loc;        /* set when the failure maps to .kf source (interp, ptxas) */
-    char *log;         /* optional heap text (NVRTC/ptxas log); kf_error_clear frees */
-} kf_error;
-
+/* ---- error record (kf_error, public) for non-source failures ---------- */
 /* Sets err (if non-NULL) and returns status. */
 kf_status kf_error_set(kf_error *err, kf_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 kf_status kf_error_set_at(kf_error *err, kf_status status, kf_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-void kf_error_clear(kf_error *err);
 
 _Noreturn void kf_unreachable_at(const char *file, int line, const char *what);
 #define kf_unreachable(what) kf_unreachable_at(__FILE__, __LINE__, (what))

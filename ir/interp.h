@@ -9,7 +9,7 @@
 #ifndef KF_INTERP_H
 #define KF_INTERP_H
 
-#include "kforge.h"
+#include "module.h"
 
 /* One launch argument, in the kernel's binding order. */
 typedef struct {

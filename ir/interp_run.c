@@ -489,6 +489,24 @@ static kf_status div_fault(kf_ictx *c, kf_ithread *t, const kf_idins *d, int why
     return kf_interp_fault(c, t, d->src, "integer %s by zero", why == IOP_REM0 ? "remainder" : "division");
 }
 
+/* f32 bits with a subnormal taken as zero of its sign. */
+static uint32_t ftz_f32(uint32_t b) { return (b & 0x7f800000u) ? b : (b & 0x80000000u); }
+
+/* atomic_add on f32 elements as PTX atom.global.add.f32 (all atomics are on
+ * buffers, global memory): subnormal inputs (the element and the operand)
+ * and a subnormal result flush to zero of their sign. f64 and f16x2 adds
+ * keep subnormals (atom.add.f64, atom.add.noftz.f16x2). */
+static void atomic_add_f32_ftz(kf_islot *nw, const kf_islot *old, const kf_islot *v)
+{
+    uint32_t a = ftz_f32(old->u32[0]), b = ftz_f32(v->u32[0]), r;
+    float fa, fb, fr;
+    memcpy(&fa, &a, 4);
+    memcpy(&fb, &b, 4);
+    fr = fa + fb;
+    memcpy(&r, &fr, 4);
+    nw->u32[0] = ftz_f32(r);
+}
+
 static kf_status do_atomic(kf_ictx *c, kf_ithread *t, const kf_idins *d)
 {
     kf_islot *R = t->R;
@@ -501,7 +519,10 @@ static kf_status do_atomic(kf_ictx *c, kf_ithread *t, const kf_idins *d)
     memcpy(&old, p, esz);
     const kf_islot *v = &R[d->a[2]];
     switch (d->sub) {
-    case KF_BI_ATOMIC_ADD: kf_iop_binop(KF_OP_ADD, (kf_scalar)d->s, d->lanes, &nw, &old, v); break;
+    case KF_BI_ATOMIC_ADD:
+        if (d->s == KF_S_F32 && d->lanes == 1) atomic_add_f32_ftz(&nw, &old, v);
+        else kf_iop_binop(KF_OP_ADD, (kf_scalar)d->s, d->lanes, &nw, &old, v);
+        break;
     case KF_BI_ATOMIC_MIN: kf_iop_math(KF_BI_MIN, (kf_scalar)d->s, (kf_scalar)d->s, d->lanes, &nw, &old, v, NULL); break;
     case KF_BI_ATOMIC_MAX: kf_iop_math(KF_BI_MAX, (kf_scalar)d->s, (kf_scalar)d->s, d->lanes, &nw, &old, v, NULL); break;
     case KF_BI_ATOMIC_EXCH: nw = *v; break;

@@ -185,18 +185,15 @@ typedef struct {
     kf_loc loc;
 } kf_ir_array;
 
-typedef struct {
-    const char *name;
-    kf_type type;        /* buffer (flags & KF_TF_MUT) or scalar/vector */
-    kf_loc loc;
-    uint32_t align;      /* buffers: largest element size (bytes) the kernel
-                            accesses it as, through VIEWs too; the runtime
-                            requires bound views to be aligned to it */
-} kf_ir_param;
+/* A parameter (public as kf_param): name, type (a buffer, flags &
+ * KF_TF_MUT, or a scalar/vector), loc, and for buffers `align`, the largest
+ * element size (bytes) the kernel accesses it as, through VIEWs too; the
+ * runtime requires bound views to be aligned to it. */
+typedef kf_param kf_ir_param;
 
 /* The kernel's default launch shape (LANGUAGE.md section 6). block is
  * constant; the grid is evaluated on the host from scalar arguments by
- * kf_schedule_grid (ir/kforge.h). */
+ * kf_schedule_grid (include/kforge.h). */
 typedef struct {
     uint32_t block[3];   /* 1 in unused dimensions */
     uint32_t ngrid;      /* 0: no grid expression (grid = cdiv(count, block.x)) */
@@ -206,7 +203,8 @@ typedef struct {
     kf_loc loc;
 } kf_schedule;
 
-typedef struct {
+/* A kernel in core IR: the struct behind the public kf_kernel handle. */
+typedef struct kf_kernel {
     const char *name;
     kf_loc loc;
     kf_ir_param *params;  uint32_t nparams;

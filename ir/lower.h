@@ -13,7 +13,7 @@
 #ifndef KF_LOWER_H
 #define KF_LOWER_H
 
-#include "kforge.h"
+#include "passes.h"
 
 /* One open IR LOOP. */
 typedef struct {

@@ -8,7 +8,7 @@
 #define KF_OPT_H
 
 #include "interp_impl.h"   /* kf_islot and the lane semantics kf_iop_* that folding runs */
-#include "kforge.h"
+#include "passes.h"
 
 /* What one kf_opt_kernel_stats run did (every count over all its rounds). */
 typedef struct {

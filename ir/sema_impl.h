@@ -5,7 +5,7 @@
  * ir/value.c (host-side argument parsing and grid evaluation).
  *
  * Conventions of the typed AST that later phases rely on (see also the
- * report in kforge.h's kf_sema_fold):
+ * report in ir/passes.h's kf_sema_fold):
  *  - the error type is {KF_TK_SCALAR, KF_S_NONE}: it marks an expression
  *    already reported and suppresses follow-up errors;
  *  - cval of an integer is its value sign/zero extended to 64 bits; of a
@@ -17,7 +17,7 @@
 #ifndef KF_SEMA_IMPL_H
 #define KF_SEMA_IMPL_H
 
-#include "kforge.h"
+#include "passes.h"
 
 typedef union {
     uint64_t u;

@@ -65,30 +65,11 @@ kf_cache_result kf_cache_lookup(kf_cache_key key, kf_cache_blob *out, char *warn
  * failed disk write is a warning, not an error. Returns KF_ERR_NOMEM only. */
 kf_status kf_cache_store(kf_cache_key key, const kf_cache_blob *b, char *warning, size_t wlen);
 
-/* Room for the cache directory's path and its NUL (a path's limit). */
-#define KF_CACHE_DIR_MAX 4096
+/* KF_CACHE_DIR_MAX, kf_cache_stats and kf_cache_stats_get, kf_cache_clear,
+ * kf_cache_verify and kf_cache_dir are public (include/kforge.h). */
 /* Most bytes of one disk entry (a larger file there is refused, not read). */
 #define KF_CACHE_ENTRY_MAX (UINT64_C(1) << 30)
 
-typedef struct {
-    bool disk_enabled;
-    char dir[KF_CACHE_DIR_MAX];
-    uint64_t mem_entries, mem_bytes;
-    uint64_t disk_entries, disk_bytes;   /* from a scan of the directory */
-    uint64_t mem_hits, disk_hits, misses, stores, corrupt;   /* this process */
-} kf_cache_stats;
-kf_status kf_cache_stats_get(kf_cache_stats *out, kf_error *err);
-/* Empties the memory cache and (disk = true) removes every entry file. */
-kf_status kf_cache_clear(bool disk, uint64_t *removed, kf_error *err);
-/* Checks every disk entry's header and checksums; bad ones are removed
- * when `remove` is set. *bad_names (may be NULL) gets a heap list, one
- * file name per line (free it). */
-kf_status kf_cache_verify(bool remove, uint64_t *good, uint64_t *bad, char **bad_names, kf_error *err);
-/* The directory in use (whether or not enabled). False, with buf "", when
- * its path does not fit in len bytes: it is never cut short. Lookups and
- * stores then skip the disk with a warning saying so; stats, clear and
- * verify fail with KF_ERR_USAGE. */
-bool kf_cache_dir(char *buf, size_t len);
 bool kf_cache_disk_enabled(void);
 
 #endif

@@ -35,7 +35,8 @@
 typedef struct {
     CUdevice cu;
     CUcontext ctx;
-    CUstream stream;
+    CUstream stream;        /* where work goes: own, or the caller's (kf_device_set_stream) */
+    CUstream own;           /* the device's non-blocking stream */
     CUevent ev0, ev1;
 } cuda_dev;
 
@@ -77,10 +78,11 @@ static void cuda_close(kf_device *dev)
     cuda_dev *cd = dev->impl;
     if (!cd) return;
     if (cd->ctx) kf_cu.CtxSetCurrent(cd->ctx);
-    if (cd->stream) kf_cu.StreamSynchronize(cd->stream);
+    if (cd->ctx && cd->stream != cd->own) kf_cu.StreamSynchronize(cd->stream);
+    if (cd->own) kf_cu.StreamSynchronize(cd->own);
     if (cd->ev0) kf_cu.EventDestroy(cd->ev0);
     if (cd->ev1) kf_cu.EventDestroy(cd->ev1);
-    if (cd->stream) kf_cu.StreamDestroy(cd->stream);
+    if (cd->own) kf_cu.StreamDestroy(cd->own);
     if (cd->ctx) kf_cu.PrimaryCtxRelease(cd->cu);
     if (current == cd->ctx) current = NULL;
     kf_rt_free(cd);
@@ -139,7 +141,8 @@ kf_status kf_cuda_open(kf_device *dev, int ordinal, kf_error *err)
     CU_CHECK(PrimaryCtxRetain(&cd->ctx, cd->cu));
     CU_CHECK(CtxSetCurrent(cd->ctx));
     current = cd->ctx;
-    CU_CHECK(StreamCreate(&cd->stream, CU_STREAM_NON_BLOCKING));
+    CU_CHECK(StreamCreate(&cd->own, CU_STREAM_NON_BLOCKING));
+    cd->stream = cd->own;
     CU_CHECK(EventCreate(&cd->ev0, CU_EVENT_DEFAULT));
     CU_CHECK(EventCreate(&cd->ev1, CU_EVENT_DEFAULT));
     st = read_props(dev, cd, err);
@@ -842,6 +845,20 @@ static void cuda_graph_destroy(kf_graph *g)
     g->impl = NULL;
 }
 
+/* ---- the caller's stream (interop: PyTorch's current stream) ----------------------------------- */
+static kf_status cuda_stream(kf_device *dev, bool external, void *stream, kf_error *err)
+{
+    cuda_dev *cd = dev->impl;
+    CUstream next = external ? (CUstream)stream : cd->own;
+    current = NULL;   /* the caller's code may have made another context current: set ours again */
+    kf_status st = use(dev, err);
+    if (st != KF_OK || next == cd->stream) return st;
+    CU_CHECK(StreamSynchronize(cd->stream));   /* what is queued keeps its order */
+    cd->stream = next;
+cleanup:
+    return st;
+}
+
 static const kf_device_ops cuda_ops = {
     .close = cuda_close,
     .alloc = cuda_alloc,
@@ -867,4 +884,5 @@ static const kf_device_ops cuda_ops = {
     .graph_update = cuda_graph_update,
     .graph_launch = cuda_graph_launch,
     .graph_destroy = cuda_graph_destroy,
+    .stream = cuda_stream,
 };

@@ -85,6 +85,19 @@ kf_status kf_device_sync(kf_device *dev, kf_error *err)
     return st == KF_OK ? dev->ops->sync(dev, err) : st;
 }
 
+kf_status kf_device_set_stream(kf_device *dev, void *stream, kf_error *err)
+{
+    if (!dev->ops->stream)
+        return kf_error_set(err, KF_ERR_USAGE, "the %s device has no streams (a CUDA device has)", dev->props.name);
+    return dev->ops->stream(dev, true, stream, err);
+}
+
+kf_status kf_device_reset_stream(kf_device *dev, kf_error *err)
+{
+    if (!dev->ops->stream) return KF_OK;
+    return dev->ops->stream(dev, false, NULL, err);
+}
+
 /* ---- buffers --------------------------------------------------------------- */
 static bool elem_ok(kf_type t)
 {
@@ -121,6 +134,29 @@ kf_status kf_buffer_create(kf_device *dev, kf_type elem, size_t count, kf_buffer
     return KF_OK;
 }
 
+kf_status kf_buffer_wrap(kf_device *dev, kf_type elem, size_t count, void *ptr, kf_buffer **out, kf_error *err)
+{
+    *out = NULL;
+    if (!elem_ok(elem))
+        return kf_error_set(err, KF_ERR_USAGE, "buffer element type must be a scalar or vector type");
+    size_t esz = kf_type_elem_bytes(elem);
+    if (count > SIZE_MAX / esz)
+        return kf_error_set(err, KF_ERR_USAGE, "buffer of %zu elements overflows the address space", count);
+    if (count && !ptr) return kf_error_set(err, KF_ERR_USAGE, "wrapping %zu elements at a NULL pointer", count);
+    if ((uintptr_t)ptr % esz)
+        return kf_error_set(err, KF_ERR_USAGE, "wrapped memory at %p is not aligned to its %zu-byte elements", ptr,
+                            esz);
+    kf_buffer *b = kf_rt_alloc(sizeof *b);
+    if (!b) return kf_error_set(err, KF_ERR_NOMEM, "out of memory creating a buffer");
+    elem.flags = 0;
+    elem.len = 0;
+    *b = (kf_buffer){.dev = dev, .elem = elem, .count = count, .bytes = count * esz, .refs = 1,
+                     .addr = (uint64_t)(uintptr_t)ptr, .external = true};
+    b->root = b;
+    *out = b;
+    return KF_OK;
+}
+
 kf_status kf_buffer_view(kf_buffer *parent, size_t offset, size_t count, kf_buffer **out, kf_error *err)
 {
     *out = NULL;
@@ -133,7 +169,7 @@ kf_status kf_buffer_view(kf_buffer *parent, size_t offset, size_t count, kf_buff
     size_t esz = kf_type_elem_bytes(parent->elem);
     *v = (kf_buffer){.dev = parent->dev, .parent = parent, .root = parent->root, .elem = parent->elem,
                      .count = count, .offset = parent->offset + offset * esz, .bytes = count * esz,
-                     .refs = 1, .readonly = parent->readonly};
+                     .refs = 1};
     v->addr = parent->root->addr + v->offset;
     parent->refs++;
     *out = v;
@@ -167,6 +203,8 @@ kf_status kf_buffer_download(kf_buffer *b, void *dst, size_t bytes, kf_error *er
 }
 
 size_t kf_buffer_bytes(const kf_buffer *b) { return b->bytes; }
+size_t kf_buffer_count(const kf_buffer *b) { return b->count; }
+void *kf_buffer_address(const kf_buffer *b) { return b->bytes ? (void *)(uintptr_t)b->addr : NULL; }
 kf_type kf_buffer_elem(const kf_buffer *b) { return b->elem; }
 void kf_buffer_set_readonly(kf_buffer *b, bool readonly) { b->readonly = readonly; }
 
@@ -182,7 +220,7 @@ static void buffer_unref(kf_buffer *b)
 {
     while (b && --b->refs == 0) {
         kf_buffer *parent = b->parent;
-        if (!parent && b->bytes) b->dev->ops->free(b->dev, b->addr);
+        if (!parent && b->bytes && !b->external) b->dev->ops->free(b->dev, b->addr);
         kf_rt_free(b);
         b = parent;
     }

@@ -69,3 +69,10 @@ void *kf_rt_dlopen(const char *env_var, const char *stem, bool toolkit, char *wh
     if (!h) h = try_open(stem, why, whylen);
     return h;
 }
+
+bool kf_rt_dlsym(void *lib, const char *sym, void **slot, const char *what, char *why, size_t whylen)
+{
+    *slot = dlsym(lib, sym);
+    if (!*slot) snprintf(why, whylen, "the %s library lacks the symbol %s", what, sym);
+    return *slot != NULL;
+}

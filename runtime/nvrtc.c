@@ -55,15 +55,14 @@ static void nv_load(void)
         for (int i = 0; i < 2 && !nv.lib; i++) nv.lib = dlopen(fallback[i], RTLD_NOW | RTLD_LOCAL);
     }
     if (!nv.lib) return;
-#define X(n, r, p)                                                                     \
-    if (!(*(void **)&nv.n = dlsym(nv.lib, #n))) {                                      \
-        snprintf(nv.why, sizeof nv.why, "the NVRTC library lacks the symbol %s", #n); \
-        dlclose(nv.lib);                                                               \
-        nv.lib = NULL;                                                                 \
-        return;                                                                        \
-    }
+    bool ok = true;
+#define X(n, r, p) ok = ok && kf_rt_dlsym(nv.lib, #n, (void **)&nv.n, "NVRTC", nv.why, sizeof nv.why);
     NVRTC_FUNCS(X)
 #undef X
+    if (!ok) {
+        dlclose(nv.lib);
+        nv.lib = NULL;
+    }
 }
 
 /* api: the function's name, maybe followed by the call's arguments. */

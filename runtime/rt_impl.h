@@ -1,5 +1,5 @@
 /* Private to runtime/: the structures behind the opaque handles of
- * device.h and the vtable each backend fills (runtime/cpu_device.c,
+ * include/kforge.h and the vtable each backend fills (runtime/cpu_device.c,
  * runtime/cuda_device.c). The shared half (runtime/device.c) owns buffer
  * bookkeeping, launch-shape resolution and argument validation, so both
  * backends reject exactly the same bad input with the same words. */
@@ -35,6 +35,9 @@ typedef struct {
     kf_status (*bench_bare)(kf_plan *plan, uint32_t n, double *us, kf_error *err);   /* NULL: unsupported */
     /* Start (stop false) or end (stop true: wait, *ms) a timed region; NULL: unsupported. */
     kf_status (*timer)(kf_device *dev, bool stop, float *ms, kf_error *err);
+    /* Sends later work to the caller's stream (external true) or back to the
+     * device's own (false), after the current stream's work; NULL: no streams. */
+    kf_status (*stream)(kf_device *dev, bool external, void *stream, kf_error *err);
     /* Registers and local bytes of a pipeline's code; NULL: unsupported. */
     kf_status (*resources)(const kf_pipeline *p, kf_resources *out, kf_error *err);
     /* Graphs (runtime/graph.c drives them; NULL: nothing to do there).
@@ -75,7 +78,8 @@ struct kf_buffer {
     size_t bytes;
     uint64_t addr;           /* root addr + offset */
     uint32_t refs;           /* 1 for the handle + 1 per live view */
-    bool readonly;
+    bool readonly;           /* this handle's mark; read-only = marked here or on an ancestor */
+    bool external;           /* kf_buffer_wrap: the caller's memory, never freed */
 };
 
 struct kf_pipeline {
@@ -143,6 +147,10 @@ char *kf_rt_strdup(const char *s);
  * driver (toolkit = false) comes from the loader path. On failure returns
  * NULL and `why` lists what was tried and dlerror(). */
 void *kf_rt_dlopen(const char *env_var, const char *stem, bool toolkit, char *why, size_t whylen);
+
+/* dlsym(lib, sym) into *slot; false, with `why` naming sym and the
+ * library (`what`), when it is missing. */
+bool kf_rt_dlsym(void *lib, const char *sym, void **slot, const char *what, char *why, size_t whylen);
 
 kf_status kf_cpu_open(kf_device *dev, kf_error *err);
 kf_status kf_cuda_open(kf_device *dev, int ordinal, kf_error *err);

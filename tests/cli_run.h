@@ -28,10 +28,12 @@ typedef struct {
 } result;
 
 /* How to run it: stdout to `out` instead of a file read back (NULL: read
- * back), and at most `fsize` bytes per written file (0: no limit). */
+ * back), at most `fsize` bytes per written file (0: no limit), and stdin
+ * from the file `in` (NULL: /dev/null). */
 typedef struct {
     const char *out;
     rlim_t fsize;
+    const char *in;
 } run_opts;
 
 static char *slurp(const char *path)
@@ -45,7 +47,7 @@ static char *slurp(const char *path)
 
 static void redirect(int fd, const char *path)
 {
-    int f = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int f = fd == 0 ? open(path, O_RDONLY) : open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (f < 0 || dup2(f, fd) < 0) _exit(126);
     close(f);
 }
@@ -58,6 +60,7 @@ static result kforge_argv(const run_opts *o, const char **argv)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        redirect(0, o->in ? o->in : "/dev/null");
         redirect(1, o->out ? o->out : op);
         redirect(2, ep);
         if (o->fsize) {

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "kforge.h"
+#include "../ir/passes.h"
 
 #define KB_MAXV 2048
 #define KB_MAXI 4096

@@ -3,7 +3,7 @@
 #ifndef KF_TEST_LOWER_AST_H
 #define KF_TEST_LOWER_AST_H
 
-#include "kforge.h"
+#include "../ir/passes.h"
 
 static kf_arena *T_arena;
 static uint32_t T_line = 1;

@@ -6,7 +6,17 @@
  *   - a cvt between f16 and bf16: folded into a following cvt.rzi to an
  *     integer and lost (the integer conversion reads the other format);
  *   - st.u8 / st.s8 of a register last written by a cvt to f16 or bf16:
- *     assembled as a float -> u8 conversion of the value, not its low byte.
+ *     assembled as a float -> u8 conversion of the value, not its low byte;
+ *   - shl/shr by an immediate of at least the width: `mul.lo.s64 t, x, C;
+ *     shl.b64 d, t, 64` becomes one multiply by C (the shift taken modulo
+ *     the width), so d = x * C instead of 0;
+ *   - scalar min/max .f16 (and .bf16, alike): `max.f16` then `min.f16` (a
+ *     clamp) leave the value in both halves of the 32-bit register, which a
+ *     16-bit integer reading of it (a bitcast) then takes as zero-extended;
+ *   - a setp.f32 of an abs.f32 result against an immediate <= 0: abs.f32 is
+ *     taken for never NaN, so `setp.lt.f32 p, -1.0, |x|` (and |x| >= 0)
+ *     fold to true for a NaN x too (kforge writes abs.f32 as and.b32; NVVM's
+ *     libdevice compares |x| with positive bounds only, which is safe).
  * Header-only, used by tests/test_ptxas_kernels.c, test_nvrtc_kernels.c and
  * test_ptx_lowering.c (which checks that each pattern is caught). */
 #ifndef KF_PTX_HAZARDS_H
@@ -15,10 +25,12 @@
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
-    char reg[32][24];   /* registers last written by a cvt to f16/bf16 (the last 32 such) */
+    char reg[32][24];   /* registers last written by a cvt to f16/bf16 or an abs.f32 (the last 32 such) */
+    char kind[32];      /* 'h' (cvt to a half) or 'a' (abs.f32) */
     unsigned next;
 } ptx_half_regs;
 
@@ -28,10 +40,25 @@ static inline void hz_forget(ptx_half_regs *h, const char *reg)
         if (strcmp(h->reg[i], reg) == 0) h->reg[i][0] = 0;
 }
 
-static inline bool hz_holds(const ptx_half_regs *h, const char *reg)
+static inline bool hz_holds(const ptx_half_regs *h, const char *reg, char kind)
 {
     for (unsigned i = 0; i < 32; i++)
-        if (h->reg[i][0] && strcmp(h->reg[i], reg) == 0) return true;
+        if (h->reg[i][0] && h->kind[i] == kind && strcmp(h->reg[i], reg) == 0) return true;
+    return false;
+}
+
+/* setp.<cmp>.f32 p, a, b with one of a, b an abs.f32 result and the other
+ * an f32 immediate <= 0 (0f00000000 or the sign bit set). */
+static inline bool hz_abs_vs_nonpositive(const ptx_half_regs *h, const char *ins)
+{
+    char a[24] = "", b[24] = "";
+    const char *c = strchr(ins, ',');
+    if (!c || sscanf(c + 1, " %23[^, ] , %23[^;, \t]", a, b) != 2) return false;
+    for (int k = 0; k < 2; k++) {
+        const char *r = k ? b : a, *imm = k ? a : b;
+        bool nonpos = !strncmp(imm, "0f", 2) && strlen(imm) == 10 && (strchr("89ABCDEFabcdef", imm[2]) || !strcmp(imm + 2, "00000000"));
+        if (nonpos && hz_holds(h, r, 'a')) return true;
+    }
     return false;
 }
 
@@ -65,20 +92,33 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
     char dt[16], at[16];
     hz_part(op, 1, dt, sizeof dt);
     hz_part(op, 0, at, sizeof at);
+    if (!strncmp(op, "setp.", 5) && !strcmp(at, "f32") && hz_abs_vs_nonpositive(h, ins))
+        return "setp of an abs.f32 result against a value <= 0 (ptxas folds it as if never NaN)";
+    if ((!strncmp(op, "min.", 4) || !strncmp(op, "max.", 4)) && (!strcmp(at, "f16") || !strcmp(at, "bf16")))
+        return "scalar f16/bf16 min/max (ptxas loses the upper half of a clamp's HMNMX2 result)";
+    if (!strncmp(op, "shl.", 4) || !strncmp(op, "shr.", 4)) {
+        const char *c = strrchr(ins, ',');
+        char *end;
+        unsigned long amt = c ? strtoul(c + 1, &end, 10) : 0;
+        if (c && end != c + 1 && isdigit((unsigned char)c[strspn(c + 1, " \t") + 1]) && amt >= strtoul(at + 1, NULL, 10))
+            return "shift by an immediate of at least the width (ptxas folds it into a multiply modulo the width)";
+    }
     bool cvt = strncmp(op, "cvt.", 4) == 0;
     if (cvt && ((!strcmp(dt, "f16") && !strcmp(at, "bf16")) || (!strcmp(dt, "bf16") && !strcmp(at, "f16"))))
         return "cvt between f16 and bf16 (ptxas folds it into a following cvt.rzi)";
     if (strncmp(op, "st.", 3) == 0) {
         if (!strcmp(at, "u8") || !strcmp(at, "s8") || !strcmp(at, "b8")) {
             const char *c = strrchr(ins, ',');
-            if (c && sscanf(c + 1, " %23[^;} \t]", src) == 1 && hz_holds(h, src))
+            if (c && sscanf(c + 1, " %23[^;} \t]", src) == 1 && hz_holds(h, src, 'h'))
                 return "8-bit store of a cvt-to-f16/bf16 register (ptxas converts the value)";
         }
         return NULL;
     }
     if (d[0] != '%' && !isalpha((unsigned char)d[0])) return NULL;
     hz_forget(h, d);
-    if (cvt && (!strcmp(dt, "f16") || !strcmp(dt, "bf16"))) {
+    bool abs32 = !strncmp(op, "abs.", 4) && !strcmp(at, "f32");
+    if ((cvt && (!strcmp(dt, "f16") || !strcmp(dt, "bf16"))) || abs32) {
+        h->kind[h->next % 32] = abs32 ? 'a' : 'h';
         snprintf(h->reg[h->next++ % 32], sizeof h->reg[0], "%s", d);
     }
     return NULL;

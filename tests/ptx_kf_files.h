@@ -4,7 +4,7 @@
 #ifndef KF_PTX_KF_FILES_H
 #define KF_PTX_KF_FILES_H
 
-#include "../ir/kforge.h"
+#include "../ir/module.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -44,7 +44,7 @@ static size_t kf_list_dir(const char *dir, kf_file_entry *out, size_t n, size_t 
 
 /* Compiles the file; returns the module (NULL when unreadable) and the status
  * in *st. The display name is the file's base name. */
-static kf_module *kf_compile_file(const kf_file_entry *f, kf_status *st)
+static kf_module *kf_compile_entry(const kf_file_entry *f, kf_status *st)
 {
     char *src;
     size_t len;

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../tools/golden_case.c"
+#include "../tools/golden_case.h"
 
 #define SRC KF_SOURCE_DIR
 
@@ -159,6 +159,26 @@ static void test_case_file_shared_line_gives_the_dynamic_bytes(void **state)
     case_fails("kernel k.kf k\nshared 12 KiB\nerror e\n", "expected one of: kernel FILE KERNEL");
 }
 
+/* A raw kernel's case: its parameter list (the rest of the line), block and grid. */
+static void test_raw_kernel_directives(void **state)
+{
+    const char *p = write_case("kernel ../raw/k.cu entry\nparams a: &[f16], n: u32   # list\nblock 32\ngrid 3,4\n"
+                               "error e\n");
+    kf_case c;
+    kf_error err = {0};
+    assert_int_equal(kf_case_load(p, &c, &err), KF_OK);
+    assert_string_equal(c.params, "a: &[f16], n: u32");
+    assert_int_equal(c.block[0], 32);
+    assert_int_equal(c.block[1], 1);
+    assert_int_equal(c.grid[0], 3);
+    assert_int_equal(c.grid[1], 4);
+    assert_int_equal(c.grid[2], 1);
+    kf_case_free(&c);
+    remove(p);
+    case_fails("kernel k.cu k\nblock 0\nerror e\n", ":2: expected 'grid X[,Y,Z]' or 'block X[,Y,Z]'");
+    case_fails("kernel k.cu k\ngrid 1\ngrid 2\nerror e\n", ":3: a second 'grid' line");
+}
+
 static void test_bad_size_lines_are_reported_at_their_line(void **state)
 {
     case_fails("kernel k.kf k\nsize x n\nerror e\n", ":2: expected 'size NAME = EXPR'");
@@ -170,9 +190,11 @@ static void test_bad_size_lines_are_reported_at_their_line(void **state)
 
 /* ---- every library-kernel case declares what its kernel indexes --------- */
 
+/* A case of a library .kf kernel (not a feature kernel, not a raw one). */
 static bool is_library_case(const kf_case *c)
 {
-    return c->expects.len && !strstr(c->kf_file, "/features/");
+    size_t n = strlen(c->kf_file);
+    return c->expects.len && !strstr(c->kf_file, "/features/") && n > 3 && !strcmp(c->kf_file + n - 3, ".kf");
 }
 
 static void check_case_declares_every_buffer(const kf_case *c)
@@ -232,6 +254,7 @@ int main(void)
         cmocka_unit_test(test_case_file_size_lines_are_parsed),
         cmocka_unit_test(test_case_file_shared_line_gives_the_dynamic_bytes),
         cmocka_unit_test(test_bad_size_lines_are_reported_at_their_line),
+        cmocka_unit_test(test_raw_kernel_directives),
         cmocka_unit_test(test_every_library_case_declares_each_buffer_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

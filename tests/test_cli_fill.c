@@ -10,7 +10,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "../tools/fill.c"
+#include "../ir/numeric.h"
+#include "../tools/fill.h"
 
 static void test_splitmix64_matches_the_reference_vector(void **state)
 {

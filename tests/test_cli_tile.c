@@ -10,9 +10,9 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "../tools/cmd_common.c"
-#include "../tools/fill.c"
-#include "../tools/npy.c"
+#include "../tools/cmd_common.h"
+#include "../tools/fill.h"
+#include "../tools/npy.h"
 
 static kf_device *cpu;
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kforge.h"
+#include "../ir/passes.h"
 
 #define CORPUS KF_SOURCE_DIR "/tests/diagnostics"
 enum { MIN_CASES = 45 };

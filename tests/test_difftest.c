@@ -43,6 +43,48 @@ static void same_program_for_same_seed_and_index(void **state)
     kf_dt_prog_free(a), kf_dt_prog_free(b), kf_dt_prog_free(c);
 }
 
+/* The generator reaches LANGUAGE.md section 8: the dynamic shared array
+ * (sized by the schedule or the launch), shared views, fn shared arrays and
+ * shared T[] parameters, packed half math, dot4, bfe, bfi, prmt, rcp and
+ * fast_div; and the contended atomic slots 6 and 7 only ever see
+ * atomic_exch and atomic_cas of the program's one constant (pair). */
+static bool contended_exch_cas_ok(const kf_dt_prog *p, const char *src)
+{
+    const dt_param *ab = NULL;
+    for (uint32_t i = 0; i < p->nparams; i++)
+        if (p->params[i].role == DT_R_ATOMIC) ab = &p->params[i];
+    if (!ab) return true;
+    char at6[96], at7[96];
+    snprintf(at6, sizeof at6, "(%s, 6, ", ab->name);
+    snprintf(at7, sizeof at7, "(%s, 7, ", ab->name);
+    for (const char *q = src; (q = strstr(q, ab->name)); q++) {
+        if (q - src < 12) continue;
+        bool six = !strncmp(q - 1, at6, strlen(at6)), seven = !strncmp(q - 1, at7, strlen(at7));
+        if ((six && strncmp(q - 12, "atomic_exch", 11)) || (seven && strncmp(q - 11, "atomic_cas", 10))) return false;
+    }
+    return true;
+}
+
+static void generated_programs_reach_section_8(void **state)
+{
+    static const char *const want[] = {"[];", "shared = ", "as shared ", ": shared ", "dot4(", "bfe(", "bfi(",
+                                       "prmt(", "rcp(", "fast_div(", "fma((", "atomic_cas("};
+    unsigned seen[sizeof want / sizeof *want] = {0}, launch = 0;
+    (void)state;
+    for (uint64_t k = 0; k < 400; k++) {
+        kf_dt_prog *p = kf_dt_generate(1, k, 0);
+        char *src = kf_dt_source(p);
+        for (size_t w = 0; w < sizeof want / sizeof *want; w++) seen[w] += strstr(src, want[w]) != NULL;
+        launch += p->dyn_launch != 0;
+        if (!contended_exch_cas_ok(p, src)) fail_msg("program %llu: a contended slot mixes operations", (unsigned long long)k);
+        free(src);
+        kf_dt_prog_free(p);
+    }
+    for (size_t w = 0; w < sizeof want / sizeof *want; w++)
+        if (seen[w] < 3) fail_msg("'%s' in only %u of 400 programs", want[w], seen[w]);
+    assert_true(launch >= 3);   /* the launch gives the dynamic array's size */
+}
+
 /* The interpreter reports out-of-bounds accesses, unwritten locals and
  * shared elements, shared races, divergent barriers, incomplete warp
  * operations and division by zero: none may happen. */
@@ -209,23 +251,30 @@ static void compare_is_exact_nan_aware_and_bounded_where_approximate(void **stat
     uint32_t qnan = 0x7fc00000, other_nan = 0xffc00001;
 #define SET(o0, o1, a0, a1) (got_o[0] = (o0), got_o[1] = (o1), got_a[0] = (a0), got_a[1] = (a1))
     SET(1.0f, 0.0f, 100.0f, 0.5f);
-    assert_true(dt_compare(&p, &a, &b, &d));
+    assert_true(dt_compare(&p, &a, &b, false, &d));
     SET(1.0f, -0.0f, 100.0f, 0.5f);   /* exact means the bits: -0 is not +0 */
-    assert_false(dt_compare(&p, &a, &b, &d));
+    assert_false(dt_compare(&p, &a, &b, false, &d));
     assert_non_null(strstr(d.text, "o[1] (thread 1, slot 0)"));
     SET(nextafterf(1.0f, 2.0f), 0.0f, 100.0f, 0.5f);
-    assert_false(dt_compare(&p, &a, &b, &d));
+    assert_false(dt_compare(&p, &a, &b, false, &d));
     SET(1.0f, 0.0f, 100.0f * (1 + 7e-6f), 0.5f + 4e-6f);   /* within abs 8e-6 + rel 8e-6 */
-    assert_true(dt_compare(&p, &a, &b, &d));
+    assert_true(dt_compare(&p, &a, &b, false, &d));
     SET(1.0f, 0.0f, 100.002f, 0.5f);
-    assert_false(dt_compare(&p, &a, &b, &d));
+    assert_false(dt_compare(&p, &a, &b, false, &d));
     assert_non_null(strstr(d.text, "a[0]"));
     memcpy(&want_o[0], &qnan, 4);   /* NaN matches any NaN */
     SET(1.0f, 0.0f, 100.0f, 0.5f);
     memcpy(&got_o[0], &other_nan, 4);
-    assert_true(dt_compare(&p, &a, &b, &d));
+    assert_true(dt_compare(&p, &a, &b, false, &d));
     got_o[0] = 1.0f;
-    assert_false(dt_compare(&p, &a, &b, &d));
+    assert_false(dt_compare(&p, &a, &b, false, &d));
+    SET(1.0f, 0.0f, 100.0f * (1 + 7e-6f), 0.5f);   /* cpu-O1 against cpu: approximate slots exact too */
+    memcpy(&got_o[0], &other_nan, 4);
+    assert_false(dt_compare(&p, &a, &b, true, &d));
+    assert_non_null(strstr(d.text, "a[0]"));
+    SET(1.0f, 0.0f, 100.0f, 0.5f);
+    memcpy(&got_o[0], &other_nan, 4);
+    assert_true(dt_compare(&p, &a, &b, true, &d));   /* NaN still matches NaN */
 #undef SET
 }
 
@@ -363,6 +412,24 @@ static void mock_run_shrinks_and_saves_a_mismatch_that_replays(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Every 4th batch of 100 programs builds the GPU paths at -O0; --gpu-O0 0
+ * never does, 1 always. */
+static void gpu_paths_build_at_O0_in_every_nth_batch(void **state)
+{
+    (void)state;
+    kf_dt_options o = {.first = 1000, .batch = 100, .gpu_o0_every = 4};
+    assert_int_equal(kf_dt_gpu_level(&o, 1000), KF_OPT_DEFAULT);
+    assert_int_equal(kf_dt_gpu_level(&o, 1299), KF_OPT_DEFAULT);
+    assert_int_equal(kf_dt_gpu_level(&o, 1300), KF_OPT_O0);
+    assert_int_equal(kf_dt_gpu_level(&o, 1399), KF_OPT_O0);
+    assert_int_equal(kf_dt_gpu_level(&o, 1400), KF_OPT_DEFAULT);
+    assert_int_equal(kf_dt_gpu_level(&o, 1799), KF_OPT_O0);
+    o.gpu_o0_every = 1;
+    assert_int_equal(kf_dt_gpu_level(&o, 1000), KF_OPT_O0);
+    o.gpu_o0_every = 0;
+    assert_int_equal(kf_dt_gpu_level(&o, 1300), KF_OPT_DEFAULT);
+}
+
 static void summary_line_counts_every_backend(void **state)
 {
     kf_dt_options o = {.seed = 4, .first = 10, .count = 5, .backends = 1u << KF_DT_CPU | 1u << KF_DT_PTX};
@@ -386,11 +453,13 @@ int main(void)
         cmocka_unit_test(same_program_for_same_seed_and_index),
         cmocka_unit_test(generated_programs_run_on_the_interpreter_without_a_fault),
         cmocka_unit_test(programs_are_safe_where_the_interpreter_cannot_see),
+        cmocka_unit_test(generated_programs_reach_section_8),
         cmocka_unit_test(avoiding_first_exit_loops_removes_them),
         cmocka_unit_test(compare_is_exact_nan_aware_and_bounded_where_approximate),
         cmocka_unit_test(shrinking_edits_never_touch_ownership_slots),
         cmocka_unit_test(shrinking_keeps_programs_valid_and_reaches_a_small_one),
         cmocka_unit_test(mock_run_shrinks_and_saves_a_mismatch_that_replays),
+        cmocka_unit_test(gpu_paths_build_at_O0_in_every_nth_batch),
         cmocka_unit_test(summary_line_counts_every_backend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -719,6 +719,25 @@ static void unsigned_comparisons_with_zero_are_constants(void **state)
     free(t);
 }
 
+/* Issue 7 (difftest seed 1 program 3483): the comparison folded to a
+ * constant keeps its operand as a comment, and the operand held an f16
+ * literal's own comment, which ended the outer one early: NVRTC then read
+ * the rest of the module as namespace-scope declarations. */
+static void comments_of_folded_comparisons_never_nest(void **state)
+{
+    (void)state;
+    char *t = emit_source("kernel k(o: &mut [bool], n: u32, h: &[f16]) {\n"
+                          "    let i = thread_id.x;\n"
+                          "    o[i] = 0 > (n + select(h[i] <= 64.0, 127, n));\n"
+                          "}\n");
+    assert_has(t, "= false /* 0 > (n_ + ((kf_f16_to_f32(h_[i_]) <= kf_f16_to_f32(kf_f16{0x5400} / * 64 * /)) ? 127u : n_)) */;");
+    const char *c = strstr(t, "= false /*");
+    assert_non_null(c);
+    const char *end = strstr(c + 10, "*/"), *nested = strstr(c + 10, "/*");
+    assert_true(end && (!nested || nested > end));   /* one comment, closed once */
+    free(t);
+}
+
 
 /* ---- section 8, from source ---------------------------------------------------- */
 
@@ -817,6 +836,7 @@ int main(void)
         cmocka_unit_test(shuffles_by_a_runtime_amount_keep_the_own_value_past_the_warp),
         cmocka_unit_test(warp_operations_use_the_lanes_that_exist),
         cmocka_unit_test(unsigned_comparisons_with_zero_are_constants),
+        cmocka_unit_test(comments_of_folded_comparisons_never_nest),
         cmocka_unit_test(shared_arrays_align_16_and_views_cast),
         cmocka_unit_test(packed_half_vectors_call_pair_helpers),
         cmocka_unit_test(intrinsics_are_inline_ptx),

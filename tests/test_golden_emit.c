@@ -174,7 +174,7 @@ static const struct {
 static void golden_kernel(const kf_file_entry *f, uint32_t arch, bool timed)
 {
     kf_status st;
-    kf_module *m = kf_compile_file(f, &st);
+    kf_module *m = kf_compile_entry(f, &st);
     if (st != KF_OK) {
         kf_buf o = {0};
         if (m) kf_diags_render(&o, &m->diags, m->source, m->source_len);

@@ -14,7 +14,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static unsigned count_cases(const char *dir)
+/* The cases of a .kf kernel (a raw kernel's case, raw_*, has no IR). */
+static unsigned count_kf_cases(const char *dir)
 {
     DIR *d = opendir(dir);
     assert_non_null(d);
@@ -22,7 +23,7 @@ static unsigned count_cases(const char *dir)
     struct dirent *de;
     while ((de = readdir(d))) {
         size_t len = strlen(de->d_name);
-        n += len > 5 && !strcmp(de->d_name + len - 5, ".case");
+        n += len > 5 && !strcmp(de->d_name + len - 5, ".case") && strncmp(de->d_name, "raw_", 4);
     }
     closedir(d);
     return n;
@@ -44,10 +45,10 @@ static void every_case_gives_the_same_bits_at_O0_and_optimised(void **state)
         if (!strncmp(line, "PASS ", 5) && strstr(line, "expected error")) errors++;
     }
     int st = pclose(p);
-    unsigned cases = count_cases(KF_SOURCE_DIR "/kernels/cases");
+    unsigned cases = count_kf_cases(KF_SOURCE_DIR "/kernels/cases");
     assert_true(cases >= 30);
     assert_int_equal(fails, 0);
-    assert_int_equal(same, cases);   /* every case runs on the CPU */
+    assert_int_equal(same, cases);   /* every case of a .kf kernel runs on the CPU */
     assert_true(errors >= 5);        /* the interpreter's reports are among them */
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }

@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #define KF_REFERENCE_NO_MAIN
-#include "../tools/fill.c"
-#include "../tools/golden_case.c"
-#include "../tools/npy.c"
-#include "../tools/reference/ref_num.c"
+#include "../tools/fill.h"
+#include "../tools/golden_case.h"
+#include "../tools/npy.h"
+#include "../tools/reference/ref_num.h"
 #include "../tools/reference/reference.c"
 
 static void test_committed_expected_files_match_the_reference(void **state)

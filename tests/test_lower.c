@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "interp.h"
-#include "kforge.h"
+#include "../ir/passes.h"
 #include "lower_ast.h"
 #include "numeric.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../tools/npy.c"
+#include "../tools/npy.h"
 
 /* Builds an image with a given version, header text and payload. */
 static size_t make_image(unsigned char *out, int major, const char *hdr, const void *data, size_t n)

@@ -1143,7 +1143,7 @@ static void library_kernels_keep_their_effects_in_order(void **state)
         kf_status st2;
         assert_int_equal(kf_compile(files[f].stem, src, len, &o0, &m0), KF_OK);
         assert_int_equal(kf_compile(files[f].stem, src, len, &o0, &m1), KF_OK);
-        kf_module *m2 = kf_compile_file(&files[f], &st2);   /* the default level */
+        kf_module *m2 = kf_compile_entry(&files[f], &st2);   /* the default level */
         assert_int_equal(st2, KF_OK);
         for (uint32_t i = 0; i < m1->nkernels; i++, nkernels++) {
             kf_ir_kernel *k0 = &m0->kernels[i], *k1 = &m1->kernels[i];

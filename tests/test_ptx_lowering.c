@@ -64,12 +64,20 @@ static char *op_const(kf_ir_op op, uint16_t sub, kf_scalar s, uint64_t bits)
 
 static void test_constants_become_immediates(void **st)
 {
-    char *p = op_const(KF_IR_BINOP, KF_OP_SHL, KF_S_U32, 40);   /* past the width: clamped, gives 0 */
-    HAS(p, "shl.b32 %r3, %r2, 32;");
+    char *p = op_const(KF_IR_BINOP, KF_OP_SHL, KF_S_U32, 40);   /* past the width: 0, and no shift by >= 32 */
+    HAS(p, "mov.b32 %r3, 0;");
     HASNT(p, "40");                                             /* the constant needs no register */
+    HASNT(p, "shl.");
     free(p);
-    p = op_const(KF_IR_BINOP, KF_OP_SHR, KF_S_I8, 200);         /* signed: sign fill */
-    HAS(p, "shr.s16 %rs2, %rs1, 8;");
+    p = op_const(KF_IR_BINOP, KF_OP_SHL, KF_S_U64, 64);         /* ptxas folds mul + shl 64 into the mul */
+    HAS(p, "mov.b64 %rd");
+    HASNT(p, "shl.");
+    free(p);
+    p = op_const(KF_IR_BINOP, KF_OP_SHR, KF_S_I8, 200);         /* signed: sign fill, by width - 1 */
+    HAS(p, "shr.s16 %rs2, %rs1, 7;");
+    free(p);
+    p = op_const(KF_IR_BINOP, KF_OP_SHR, KF_S_U16, 3);          /* in range: one shift */
+    HAS(p, "shr.u16 %rs2, %rs1, 3;");
     free(p);
     p = op_const(KF_IR_BINOP, KF_OP_DIV, KF_S_I32, (uint32_t)-1);
     HAS(p, "neg.s32 %r3, %r2;");
@@ -309,6 +317,16 @@ static void test_hazard_scanner_finds_each_pattern(void **st)
     assert_null(ptx_hazard(via32, why, sizeof why));
     assert_null(ptx_hazard("\tcvt.rn.f16.f32 %rs1, %f1;\n\tmov.b16 %rs1, %rs5;\n\tst.global.u8 [%rd1], %rs1;\n", why,
                            sizeof why));   /* rewritten before the store */
+    assert_non_null(ptx_hazard("\tshl.b64 %rd70, %rd69, 64;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tshr.u16 %rs2, %rs1, 16;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tshl.b64 %rd70, %rd69, 63;\n\tshr.s32 %r2, %r1, %r3;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tmax.f16 %h5, %h2, %h3;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tmin.NaN.bf16 %h5, %h2, %h3;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tmin.f16x2 %r5, %r2, %r3;\n\tmax.f32 %f1, %f2, %f3;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tabs.f32 %f57, %f56;\n\tsetp.lt.f32 %p13, 0fBF800000, %f57;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tabs.f32 %f57, %f56;\n\tsetp.ge.f32 %p1, %f57, 0f00000000;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tabs.f32 %f1, %f3;\n\tsetp.lt.f32 %p3, %f1, 0f4086232B;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tand.b32 %f57, %f56, 0x7FFFFFFF;\n\tsetp.lt.f32 %p13, 0fBF800000, %f57;\n", why, sizeof why));
 }
 
 static void test_shift_amount_clamped_by_ptx(void **st)
@@ -814,9 +832,9 @@ static void test_very_long_names_are_written_whole(void **st)
     kf_diags d = {0};
     char *p = irb_emit(&B, 90, false, NULL, &d);
     assert_non_null(p);
-    HAS(p, ".shared .align 16 .b8 sh_arr_0[256];");
-    HAS(p, "mov.u32 %r2, sh_arr_0;");
-    HAS(p, "st.shared.u32 [sh_arr_0], %r1;");
+    HAS(p, ".shared .align 16 .b8 sh_arr$0[256];");
+    HAS(p, "mov.u32 %r2, sh_arr$0;");
+    HAS(p, "st.shared.u32 [sh_arr$0], %r1;");
     char want[800];
     snprintf(want, sizeof want, "\tld.param.u32 %%r1, [p_%s];", name);
     HAS(p, want);
@@ -1066,6 +1084,24 @@ static void test_tensor_instructions(void **st)
     free(p);
 }
 
+/* Issue 7 (difftest seed 1 program 4216): a fn's local array inlined twice
+ * takes a suffix, which met another array's own name ("sinh" twice and
+ * "sinh_1" gave two .local loc_sinh_1). The suffix follows a '$', which no
+ * .kf name holds, so every array name is unique by construction. */
+static void test_array_names_are_unique_by_construction(void **st)
+{
+    char *p = emit_kf("fn f(k: u32) -> u32 {\n    var a: u32[5];\n    for q in 0 .. 5 { a[q] = k + (q as u32); }\n"
+                      "    return a[k % 5];\n}\n"
+                      "kernel k(o: &mut [u32]) {\n    let t = thread_id.x;\n    var a_2: u32[9];\n"
+                      "    for q in 0 .. 9 { a_2[q] = t * (q as u32); }\n"
+                      "    o[t] = f(t) + f(t + 1) + a_2[t % 9];\n}\n", 90);
+    HAS(p, ".local .align 4 .b8 loc_a_2[36];");   /* array 0, the kernel's */
+    HAS(p, ".local .align 4 .b8 loc_a[20];");     /* arrays 1 and 2, f's inlined twice */
+    HAS(p, ".local .align 4 .b8 loc_a$2[20];");
+    assert_int_equal(count_of(p, "loc_a_2["), 1);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1098,6 +1134,7 @@ int main(void)
         cmocka_unit_test(test_unsupported_arch_is_an_error),
         cmocka_unit_test(test_unsupported_atomic_type_is_a_diag_at_its_line),
         cmocka_unit_test(test_float_atomic_min_is_cas_loop),
+        cmocka_unit_test(test_array_names_are_unique_by_construction),
         cmocka_unit_test(test_address_reused_within_straight_line_code),
         cmocka_unit_test(test_constants_become_immediates),
         cmocka_unit_test(test_source_names_and_var_updates),

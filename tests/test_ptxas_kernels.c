@@ -77,7 +77,7 @@ static void test_all_ops_assemble_with_lineinfo(void **st) { all_ops_for(90, tru
 static void emit_and_assemble(const kf_file_entry *f, uint32_t arch)
 {
     kf_status st;
-    kf_module *m = kf_compile_file(f, &st);
+    kf_module *m = kf_compile_entry(f, &st);
     if (st != KF_OK) {
         kf_buf o = {0};
         if (m) kf_diags_render(&o, &m->diags, m->source, m->source_len);

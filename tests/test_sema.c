@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kforge.h"
+#include "../grammar/parse.h"
+#include "../ir/passes.h"
 
 typedef struct {
     kf_arena arena;

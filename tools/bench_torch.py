@@ -43,7 +43,6 @@ import argparse
 import fnmatch
 import json
 import math
-import os
 import statistics
 import sys
 
@@ -322,12 +321,13 @@ def slowest(ms):
 
 def tp_worker(rank, a, port, q):
     import torch.distributed as dist
-    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
     torch.cuda.set_device(rank)
+    where = f"tcp://127.0.0.1:{port}"
     try:
-        dist.init_process_group("nccl", rank=rank, world_size=a.tp, device_id=torch.device("cuda", rank))
+        dist.init_process_group("nccl", init_method=where, rank=rank, world_size=a.tp,
+                                device_id=torch.device("cuda", rank))
     except TypeError:  # torch before 2.3 has no device_id
-        dist.init_process_group("nccl", rank=rank, world_size=a.tp)
+        dist.init_process_group("nccl", init_method=where, rank=rank, world_size=a.tp)
     res = {}
     try:
         m = TPDecodeModel(a, a.tp)

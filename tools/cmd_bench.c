@@ -159,13 +159,13 @@ static int classify_words(bench_opts *o, bool kernel_opts)
 
 static int flag_opt(bench_opts *o, const char *s)
 {
+    if (!kf_cli_is_option(s)) return KF_VEC_PUSH(&o->names, s) ? KF_EXIT_OK : KF_EXIT_RUNTIME;
     if (!strcmp(s, "--no-flush")) o->timing.flush = false;
     else if (!strcmp(s, "--list")) o->list = true;
     else if (!strcmp(s, "--variants")) o->file_variants = true;
     else if (!strcmp(s, "--json")) o->json = true, o->json_path = NULL;
     else if (!strncmp(s, "--json=", 7) && s[7]) o->json = true, o->json_path = s + 7;
-    else if (s[0] == '-' && s[1]) return kf_cli_usage_error("bench", usage, "unknown option '%s'", s);
-    else return KF_VEC_PUSH(&o->names, s) ? KF_EXIT_OK : KF_EXIT_RUNTIME;
+    else return kf_cli_usage_error("bench", usage, "unknown option '%s'", s);
     return KF_EXIT_OK;
 }
 
@@ -174,6 +174,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     static const char *const vopts[] = {"--backend", "--runs", "--warmup", "--budget", "--l2", "--variant",
                                         "--sweep", "--bytes", "--flops", "--name", "--target"};
     for (int i = 0; i < argc;) {
+        if (kf_cli_end_of_options(argv, &i)) continue;
         int matched = kf_cli_kernel_arg(argc, argv, &i, &o->k, "bench", usage);
         if (!matched)
             matched = kf_cli_value_opts(argc, argv, &i, vopts, sizeof vopts / sizeof vopts[0], "bench", value_opt, o);

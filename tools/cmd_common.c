@@ -62,12 +62,13 @@ int kf_cli_compile(const char *cmd, const char *path, const kf_cli_defines *defs
     char *src;
     size_t len;
     kf_error err = {0};
-    if (kf_read_file_max(path, KF_SOURCE_MAX, &src, &len, &err) != KF_OK) {
+    if (kf_cli_read(path, KF_SOURCE_MAX, &src, &len, &err) != KF_OK) {
         fprintf(stderr, "kforge %s: error: %s\n", cmd, err.msg);
         return KF_EXIT_USAGE;
     }
     kf_compile_opts opts = {defs ? defs->data : NULL, defs ? (uint32_t)defs->len : 0, opt};
     kf_module *m = NULL;
+    path = kf_cli_input_name(path);
     kf_status st = kf_compile(path, src, len, &opts, &m);
     free(src);
     if (!m) {
@@ -107,9 +108,15 @@ const kf_ir_kernel *kf_cli_pick_kernel(const kf_module *m, const char *name, con
         fprintf(stderr, "kforge %s: error: %s has no kernel\n", cmd, m->file);
         return NULL;
     }
-    if (name)
-        fprintf(stderr, "kforge %s: error: %s has no kernel '%s'; its kernels are:", cmd, m->file, name);
-    else
+    if (name) {
+        const char *names[64];
+        uint32_t n = m->nkernels < 64 ? m->nkernels : 64;
+        for (uint32_t i = 0; i < n; i++) names[i] = m->kernels[i].name;
+        const char *near = kf_cli_suggest(name, names, n);
+        fprintf(stderr, "kforge %s: error: %s has no kernel '%s'", cmd, m->file, name);
+        if (near) fprintf(stderr, " (did you mean '%s'?)", near);
+        fprintf(stderr, "; its kernels are:");
+    } else
         fprintf(stderr, "kforge %s: error: %s has %u kernels; choose one with -k KERNEL:", cmd, m->file, m->nkernels);
     for (uint32_t i = 0; i < m->nkernels; i++) fprintf(stderr, " %s", m->kernels[i].name);
     fputc('\n', stderr);
@@ -152,6 +159,67 @@ void kf_cli_print_warning(const char *cmd, const kf_pipeline *p)
 {
     const char *w = kf_pipeline_warning(p);
     if (w && *w) fprintf(stderr, "kforge %s: warning: %s\n", cmd, w);
+}
+
+bool kf_cli_raw_kind(const char *path, kf_src_kind *kind)
+{
+    size_t n = strlen(path);
+    if (n > 3 && !strcmp(path + n - 3, ".cu")) *kind = KF_SRC_CUDA;
+    else if (n > 4 && !strcmp(path + n - 4, ".ptx")) *kind = KF_SRC_PTX;
+    else return false;
+    return true;
+}
+
+/* The `// kforge: params LIST` line of a raw source, or NULL (LIST is
+ * copied into buf). */
+static const char *params_line(const char *src, char *buf, size_t size)
+{
+    for (const char *p = src; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        p += strspn(p, " \t");
+        if (strncmp(p, "//", 2)) continue;
+        p += 2 + strspn(p + 2, " \t");
+        if (strncmp(p, "kforge:", 7)) continue;
+        p += 7 + strspn(p + 7, " \t");
+        if (strncmp(p, "params", 6) || (p[6] != ' ' && p[6] != '\t')) continue;
+        p += 7;
+        snprintf(buf, size, "%.*s", (int)strcspn(p, "\r\n"), p);
+        return buf;
+    }
+    return NULL;
+}
+
+kf_status kf_cli_raw_load(const char *path, const char *entry, const char *list, const uint32_t block[3],
+                          kf_cli_raw *out, kf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!kf_cli_raw_kind(path, &out->kind)) out->kind = KF_SRC_CUDA;
+    size_t len;
+    kf_status st = kf_cli_read(path, KF_SOURCE_MAX, &out->source, &len, err);
+    if (st != KF_OK) return st;
+    char line[4096];
+    if (!list) list = params_line(out->source, line, sizeof line);
+    if (!list)
+        return kf_error_set(err, KF_ERR_USAGE, "%s: give the kernel's parameters with --params 'x: &[f32], n: u32' (a "
+                            "case: a 'params' line) or a '// kforge: params ...' line in the file", kf_cli_input_name(path));
+    uint32_t n = 0;
+    if ((st = kf_params_parse(list, &out->params, &n, err)) != KF_OK) return st;
+    out->k = (kf_ir_kernel){.name = entry, .loc = {kf_cli_input_name(path), 0, 0}, .params = out->params, .nparams = n,
+                            .sched = {.block = {block[0], block[1] ? block[1] : 1, block[2] ? block[2] : 1}}};
+    return KF_OK;
+}
+
+kf_status kf_cli_raw_pipeline(kf_device *dev, const kf_cli_raw *r, kf_pipeline **out, kf_error *err)
+{
+    const uint32_t *b = r->k.sched.block;
+    kf_raw_kernel rk = {r->kind, r->source, r->k.name, r->k.params, r->k.nparams, {b[0], b[1], b[2]}, 0, false};
+    return kf_pipeline_create_raw(dev, &rk, out, err);
+}
+
+void kf_cli_raw_free(kf_cli_raw *r)
+{
+    free(r->source);
+    kf_free(r->params);
+    memset(r, 0, sizeof *r);
 }
 
 const char *kf_cli_backend_name(kf_backend b)
@@ -211,10 +279,15 @@ static kf_status check_names(const kf_ir_kernel *k, const kf_cli_binding *b, siz
             if (strcmp(b[l].name, b[j].name) == 0)
                 return kf_error_set(err, KF_ERR_USAGE, "parameter '%s' is given twice", b[j].name);
         if (!known) {
-            char ps[512];
+            char ps[512], hint[160] = "";
+            const char *names[64];
+            uint32_t n = k->nparams < 64 ? k->nparams : 64;
+            for (uint32_t i = 0; i < n; i++) names[i] = k->params[i].name;
+            const char *near = kf_cli_suggest(b[j].name, names, n);
+            if (near) snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
             list_params(k, ps, sizeof ps);
-            return kf_error_set(err, KF_ERR_USAGE, "kernel '%s' has no parameter '%s'; its parameters are (%s)",
-                                k->name, b[j].name, ps);
+            return kf_error_set(err, KF_ERR_USAGE, "kernel '%s' has no parameter '%s'%s; its parameters are (%s)",
+                                k->name, b[j].name, hint, ps);
         }
     }
     return KF_OK;
@@ -501,6 +574,8 @@ bool kf_cli_dims_parse(const char *s, uint32_t out[3])
     return false;
 }
 
+static bool options_ended;   /* a "--" was read (one command per process) */
+
 typedef struct {
     kf_cli_kernel_args *a;
     const char *cmd, *usage;
@@ -540,11 +615,11 @@ int kf_cli_kernel_arg(int argc, char **argv, int *i, kf_cli_kernel_args *a, cons
     int matched = kf_cli_value_opts(argc, argv, i, vopts, sizeof vopts / sizeof vopts[0], cmd, kernel_value_opt, &ctx);
     if (matched) return matched;
     char *s = argv[*i];
-    if (kf_cli_opt_level(s, &a->opt)) {
+    if (!options_ended && kf_cli_opt_level(s, &a->opt)) {
         ++*i;
         return 1;
     }
-    if (s[0] == '-' || !strchr(s, '=')) return 0;
+    if (kf_cli_is_option(s) || !strchr(s, '=')) return 0;
     kf_cli_binding b;
     if (!kf_cli_binding_split(s, &b)) {
         kf_cli_usage_error(cmd, usage, "bad argument '%s': expected NAME=VALUE", s);
@@ -575,9 +650,20 @@ void kf_cli_kernel_args_free(kf_cli_kernel_args *a)
 
 /* ---- option scanning ----------------------------------------------------- */
 
+bool kf_cli_end_of_options(char **argv, int *i)
+{
+    if (options_ended || strcmp(argv[*i], "--")) return false;
+    options_ended = true;
+    ++*i;
+    return true;
+}
+
+bool kf_cli_is_option(const char *s) { return !options_ended && s[0] == '-' && s[1]; }
+
 int kf_cli_opt(int argc, char **argv, int *i, const char *opt, char **val, const char *cmd)
 {
     const char *a = argv[*i];
+    if (options_ended) return 0;
     size_t n = strlen(opt);
     if (strncmp(a, opt, n) != 0) return 0;
     if (a[n] == 0) {
@@ -617,7 +703,7 @@ int kf_cli_value_opts(int argc, char **argv, int *i, const char *const *opts, si
 
 bool kf_cli_help(int argc, char **argv, const char *usage)
 {
-    for (int i = 0; i < argc; i++)
+    for (int i = 0; i < argc && strcmp(argv[i], "--"); i++)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: %s\n", usage);
             return true;
@@ -634,4 +720,76 @@ int kf_cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "\nusage: %s\n", usage);
     return KF_EXIT_USAGE;
+}
+
+/* ---- standard input and output ------------------------------------------ */
+
+const char *kf_cli_input_name(const char *path) { return strcmp(path, "-") ? path : "<stdin>"; }
+
+static kf_status read_stdin(uint64_t max, char **data, size_t *len, kf_error *err)
+{
+    kf_buf b = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0) {
+        kf_buf_append(&b, chunk, n);
+        if (b.len > max) {
+            kf_buf_free(&b);
+            return kf_error_set(err, KF_ERR_IO, "standard input holds more than %llu bytes", (unsigned long long)max);
+        }
+    }
+    if (ferror(stdin) || b.oom) {
+        kf_buf_free(&b);
+        return kf_error_set(err, b.oom ? KF_ERR_NOMEM : KF_ERR_IO, "reading standard input failed");
+    }
+    *len = b.len;
+    *data = kf_buf_take(&b);
+    return *data ? KF_OK : kf_error_set(err, KF_ERR_NOMEM, "out of memory reading standard input");
+}
+
+kf_status kf_cli_read(const char *path, uint64_t max, char **data, size_t *len, kf_error *err)
+{
+    if (!strcmp(path, "-")) return read_stdin(max, data, len, err);
+    return kf_read_file_max(path, max, data, len, err);
+}
+
+kf_status kf_cli_write(const char *path, const void *data, size_t len, kf_error *err)
+{
+    if (strcmp(path, "-")) return kf_write_file(path, data, len, err);
+    if (len) fwrite(data, 1, len, stdout);
+    return KF_OK;
+}
+
+/* ---- did you mean -------------------------------------------------------- */
+
+/* Edits (insert, delete, replace, swap of neighbours) from a to b; stops
+ * counting past limit. */
+static size_t edit_distance(const char *a, const char *b, size_t limit)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 64 || m > 64) return limit + 1;
+    size_t d[65][65];
+    for (size_t i = 0; i <= n; i++) d[i][0] = i;
+    for (size_t j = 0; j <= m; j++) d[0][j] = j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[n][m];
+}
+
+const char *kf_cli_suggest(const char *name, const char *const *cands, size_t n)
+{
+    size_t limit = strlen(name) / 3 ? strlen(name) / 3 : 1, best = limit + 1;
+    const char *pick = NULL;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = edit_distance(name, cands[i], limit);
+        if (d < best) best = d, pick = cands[i];
+    }
+    return pick;
 }

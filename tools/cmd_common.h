@@ -22,8 +22,8 @@ bool kf_cli_define_add(kf_cli_defines *defs, char *text, kf_error *err);
 /* Most bytes of a .kf source file. */
 #define KF_SOURCE_MAX (UINT64_C(64) << 20)
 
-/* Reads and compiles path for subcommand cmd at optimisation level opt
- * (-O0 / -O1). On source errors prints the
+/* Reads and compiles path ("-": standard input, named <stdin>) for
+ * subcommand cmd at optimisation level opt (-O0 / -O1). On source errors prints the
  * rendered diagnostics to stderr and returns KF_EXIT_FAIL; an unreadable
  * file, or -D overrides that are the only errors (no such constant, a bad
  * value), are KF_EXIT_USAGE. *out is set only on success (kf_module_free). */
@@ -146,6 +146,27 @@ int kf_cli_kernel_arg(int argc, char **argv, int *i, kf_cli_kernel_args *a, cons
 int kf_cli_kernel_args_check(const kf_cli_kernel_args *a, const kf_ir_kernel *k, const char *cmd, const char *usage);
 void kf_cli_kernel_args_free(kf_cli_kernel_args *a);
 
+/* A raw kernel file by its name: FILE.cu is CUDA-C, FILE.ptx is PTX;
+ * false for anything else (a .kf source). */
+bool kf_cli_raw_kind(const char *path, kf_src_kind *kind);
+
+/* A raw kernel file read and described for the binding code (run, test). */
+typedef struct {
+    kf_src_kind kind;
+    char *source;          /* the file's text (heap) */
+    kf_param *params;      /* kf_params_parse's block */
+    kf_ir_kernel k;        /* a stand-in kernel: the entry's name, the parameters, the block */
+} kf_cli_raw;
+/* Reads path ("-": standard input, then CUDA-C) and its parameter list: `list`, else
+ * the file's `// kforge: params LIST` line; no list, or a bad one, is
+ * KF_ERR_USAGE saying what to give. The stand-in kernel has no grid
+ * expression (a launch gives a grid or a count). */
+kf_status kf_cli_raw_load(const char *path, const char *entry, const char *list, const uint32_t block[3],
+                          kf_cli_raw *out, kf_error *err);
+/* Builds and loads r on dev through the process and disk caches. */
+kf_status kf_cli_raw_pipeline(kf_device *dev, const kf_cli_raw *r, kf_pipeline **out, kf_error *err);
+void kf_cli_raw_free(kf_cli_raw *r);
+
 /* Backend names ("cpu", "cuda", "ptx"). */
 const char *kf_cli_backend_name(kf_backend b);
 bool kf_cli_backend_parse(const char *s, kf_backend *out);
@@ -167,7 +188,31 @@ typedef int (*kf_cli_value_fn)(void *args, const char *opt, char *val);
 int kf_cli_value_opts(int argc, char **argv, int *i, const char *const *opts, size_t nopts, const char *cmd,
                       kf_cli_value_fn fn, void *args);
 
-/* True (after printing "usage: USAGE" to stdout) when argv holds -h or --help. */
+/* ---- standard input and output, the end of options, suggestions ---- */
+
+/* Reads the file at path, or all of standard input when path is "-" (at
+ * most max bytes either way; NUL-terminated, free() it). */
+kf_status kf_cli_read(const char *path, uint64_t max, char **data, size_t *len, kf_error *err);
+/* How an input is named in messages: "<stdin>" for "-". */
+const char *kf_cli_input_name(const char *path);
+/* Writes len bytes to path as one step (kf_write_file), or to standard
+ * output when path is "-" (whose write errors kforge's main reports). */
+kf_status kf_cli_write(const char *path, const void *data, size_t len, kf_error *err);
+
+/* `--` ends the options: when argv[*i] is the first "--", consumes it and
+ * returns true; from then on kf_cli_opt matches nothing and
+ * kf_cli_is_option is false, so every word is a FILE or NAME=VALUE. */
+bool kf_cli_end_of_options(char **argv, int *i);
+/* s is an option word ("-x", "--long"; not "-", standard input) and the
+ * options have not ended. */
+bool kf_cli_is_option(const char *s);
+
+/* The candidate closest to name (a typo: at most a third of its letters
+ * edited, at least one), or NULL. For "did you mean" hints. */
+const char *kf_cli_suggest(const char *name, const char *const *cands, size_t n);
+
+/* True (after printing "usage: USAGE" to stdout) when argv holds -h or
+ * --help before any "--". */
 bool kf_cli_help(int argc, char **argv, const char *usage);
 
 /* Prints "kforge CMD: error: <formatted>" and the command's usage line to

@@ -7,7 +7,7 @@
 #include "../runtime/cache.h"
 #include "../runtime/device.h"
 #include "../runtime/nvrtc.h"
-#include "cli.h"
+#include "cmd_common.h"
 
 /* ---- kforge devices ------------------------------------------------------------ */
 static void version_str(int v, char *buf, size_t n)
@@ -16,12 +16,12 @@ static void version_str(int v, char *buf, size_t n)
     else snprintf(buf, n, "not available");
 }
 
+static const char devices_usage[] = "kforge devices   (the GPUs, their limits, the backends they allow)";
+
 int kf_cmd_devices(int argc, char **argv)
 {
-    if (argc > 0) {
-        fprintf(stderr, "usage: kforge devices\n");
-        return KF_EXIT_USAGE;
-    }
+    if (kf_cli_help(argc, argv, devices_usage)) return KF_EXIT_OK;
+    if (argc > 0) return kf_cli_usage_error("devices", devices_usage, "unexpected argument '%s'", argv[0]);
     kf_error err = {0};
     int count = 0, drv = 0;
     char dv[32], nv[32];
@@ -56,10 +56,18 @@ int kf_cmd_devices(int argc, char **argv)
 }
 
 /* ---- kforge cache ------------------------------------------------------------------ */
-static int cache_usage(void)
+static const char cache_usage_text[] = "kforge cache stats | clear | verify [--remove]   (the compiled-kernel cache)";
+
+/* An unknown or malformed subcommand: the closest name and the usage. */
+static int cache_usage(int argc, char **argv)
 {
-    fprintf(stderr, "usage: kforge cache stats | clear | verify [--remove]\n");
-    return KF_EXIT_USAGE;
+    static const char *const subs[] = {"stats", "clear", "verify"};
+    if (argc < 1) return kf_cli_usage_error("cache", cache_usage_text, "expected stats, clear or verify");
+    const char *near = kf_cli_suggest(argv[0], subs, 3);
+    bool known = near && !strcmp(near, argv[0]);
+    if (known) return kf_cli_usage_error("cache", cache_usage_text, "unexpected arguments after '%s'", argv[0]);
+    if (near) return kf_cli_usage_error("cache", cache_usage_text, "unknown subcommand '%s' (did you mean '%s'?)", argv[0], near);
+    return kf_cli_usage_error("cache", cache_usage_text, "unknown subcommand '%s'", argv[0]);
 }
 
 /* Prints a failed cache call; a misconfigured directory is a usage error. */
@@ -94,7 +102,8 @@ static int cache_verify(bool remove)
 
 int kf_cmd_cache(int argc, char **argv)
 {
-    if (argc < 1) return cache_usage();
+    if (kf_cli_help(argc, argv, cache_usage_text)) return KF_EXIT_OK;
+    if (argc < 1) return cache_usage(argc, argv);
     if (!strcmp(argv[0], "stats") && argc == 1) return cache_stats();
     if (!strcmp(argv[0], "verify") && (argc == 1 || (argc == 2 && !strcmp(argv[1], "--remove"))))
         return cache_verify(argc == 2);
@@ -107,5 +116,5 @@ int kf_cmd_cache(int argc, char **argv)
         printf("removed %llu entries from %s\n", (unsigned long long)n, dir);
         return KF_EXIT_OK;
     }
-    return cache_usage();
+    return cache_usage(argc, argv);
 }

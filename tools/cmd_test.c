@@ -4,11 +4,16 @@
  * per case and backend,
  *     PASS softmax_f16_64x1024 [cpu] max_abs_err=2.4e-07 max_ulp=1
  *     FAIL saxpy_100000 [ptx] y[17]: got 1.5, want 1.25 (...)
- * and last exactly "N passed, N failed". Exit 1 on any failure, 2 when a
- * PATH, a case file or a .npy file it names is unusable (missing or
- * malformed; the rest still run). PATH is a .case file or a directory of
- * them (default: kernels/cases, found from the working directory or next to
- * the kforge binary's source tree). --backend (repeatable) restricts the
+ *     SKIP raw_wmma_gemm_16 [cpu] not applicable: raw CUDA-C runs on the cuda backend (NVRTC) only
+ * and last exactly "N passed, N failed, N skipped" (skipped: runs on a
+ * backend that is not available or does not apply). Exit 1 on any failure,
+ * 2 when a PATH, a case file or a .npy file it names is unusable (missing
+ * or malformed; the rest still run). PATH is a .case file or a directory
+ * of them (default: kernels/cases, found from the working directory or
+ * next to the kforge binary's source tree). -k PATTERN keeps the cases
+ * whose name matches (a shell pattern, or a substring when it has no * ?
+ * or [). -j N runs N cases at a time, each worker with its own devices,
+ * and still lists them in order. --backend (repeatable) restricts the
  * backends. -O0 compiles the cases without the IR optimiser. --same-as-O0
  * also runs each case on the CPU compiled at -O0 and at the chosen level
  * and requires the same bits in every buffer afterwards (or the same
@@ -16,485 +21,99 @@
  *     SAME softmax_f16_64x1024 [cpu -O0]
  *     FAIL saxpy_100000 [cpu -O0] y[17]: 0x3fa00000 at -O0, 0x3fa00001 optimised
  * which catches an optimiser bug that every backend, reading the same
- * optimised IR, would share. */
+ * optimised IR, would share. Running one case is tools/test_run.c. */
 #include <dirent.h>
-#include <math.h>
+#include <fnmatch.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../ir/numeric.h"
-#include "cmd_common.h"
-#include "golden_case.h"
-#include "npy.h"
+#include "test_run.h"
 
 static const char usage[] =
-    "kforge test [--backend cpu|cuda|ptx]... [-O0|-O1] [--same-as-O0] [PATH...]   (PATH: a .case file or a directory of "
-    "them)";
+    "kforge test [--backend cpu|cuda|ptx]... [-O0|-O1] [--same-as-O0] [-k PATTERN] [-j N] [PATH...]\n"
+    "            (PATH: a .case file or a directory of them; default kernels/cases)";
+
+typedef KF_VEC(char *) path_list;
 
 typedef struct {
-    kf_device *dev[3];
-    char reason[3][1100];   /* why a backend is unavailable ("" when open) */
-    bool tried[3];
-    unsigned only;          /* --backend mask (bit per kf_backend); 0 = all */
-    kf_opt_level opt;       /* -O0 / -O1 */
-    bool same_as_O0;        /* --same-as-O0 */
-    unsigned passed, failed;
-    bool bad_input;         /* a case or .npy file was unusable: exit 2 */
-} test_state;
+    kf_test_opts o;
+    const char *pattern;    /* -k */
+    unsigned jobs;          /* -j */
+    path_list cases;        /* every case to run, in order (heap strings) */
+} test_args;
 
-/* An unusable case or .npy file: a FAIL line in the listing, the problem
- * on stderr, and exit 2 at the end. */
-static void bad_input(test_state *ts, const char *name, const char *msg)
+/* ---- which cases ------------------------------------------------------------- */
+
+/* The case's name (its file name without .case) matches -k. */
+static bool selected(const test_args *a, const char *path)
 {
-    printf("FAIL %s: %s\n", name, msg);
-    fprintf(stderr, "kforge test: error: %s\n", msg);
-    ts->bad_input = true;
+    if (!a->pattern) return true;
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    char name[1024];
+    snprintf(name, sizeof name, "%.*s", (int)(strlen(base) - 5), base);
+    if (strpbrk(a->pattern, "*?[")) return fnmatch(a->pattern, name, 0) == 0;
+    return strstr(name, a->pattern) != NULL;
 }
 
-/* ---- comparing one output ------------------------------------------------ */
-
-typedef struct {
-    double max_abs, max_ulp;
-    size_t bad, first_bad;
-    double got, want, allowed;
-} cmp_result;
-
-static unsigned precision(kf_scalar s) { return s == KF_S_F16 ? 11 : s == KF_S_BF16 ? 8 : s == KF_S_F32 ? 24 : 53; }
-static int min_exp(kf_scalar s) { return s == KF_S_F16 ? -14 : s == KF_S_F64 ? -1022 : -126; }
-
-/* The size of one unit in the last place of type s at magnitude |x|. */
-static double ulp_of(kf_scalar s, double x)
+static int add_case(test_args *a, const char *path)
 {
-    int e = x == 0 || !isfinite(x) ? min_exp(s) : ilogb(x);
-    if (e < min_exp(s)) e = min_exp(s);
-    return ldexp(1.0, e - (int)precision(s) + 1);
-}
-
-static uint64_t load_bits(const unsigned char *p, unsigned bytes)
-{
-    uint64_t v = 0;
-    for (unsigned b = 0; b < bytes; b++) v |= (uint64_t)p[b] << (8 * b);
-    return v;
-}
-
-static bool float_ok(const kf_case_expect *e, kf_scalar s, double got, double want, cmp_result *r)
-{
-    if (isnan(got) || isnan(want)) return isnan(got) && isnan(want);
-    if (got == want) return true;
-    if (isinf(got) || isinf(want)) return false;
-    double d = fabs(got - want), u = d / ulp_of(s, want);
-    if (d > r->max_abs) r->max_abs = d;
-    if (u > r->max_ulp) r->max_ulp = u;
-    return e->has_tol && (d <= e->abs + e->rel * fabs(want) || (e->ulp > 0 && u <= e->ulp));
-}
-
-static void compare(const kf_case_expect *e, kf_scalar s, const void *got, const void *want, size_t n, cmp_result *r)
-{
-    unsigned bytes = kf_scalar_bytes[s];
-    bool fl = kf_scalar_class[s] == 'f';
-    memset(r, 0, sizeof *r);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t g = load_bits((const unsigned char *)got + i * bytes, bytes);
-        uint64_t w = load_bits((const unsigned char *)want + i * bytes, bytes);
-        double gd = fl ? kf_bits_to_double(s, g) : 0, wd = fl ? kf_bits_to_double(s, w) : 0;
-        bool ok = fl ? float_ok(e, s, gd, wd, r) : g == w;
-        if (ok) continue;
-        if (!r->bad++) {
-            r->first_bad = i;
-            r->got = fl ? gd : (double)kf_bits_to_i64(s, g);
-            r->want = fl ? wd : (double)kf_bits_to_i64(s, w);
-            r->allowed = e->abs + e->rel * fabs(wd);
-        }
-    }
-}
-
-/* ---- running one case on one backend ------------------------------------- */
-
-/* A case compiled and bound, its declared sizes evaluated, its expected
- * outputs read. */
-typedef struct {
-    kf_module *m;
-    const kf_ir_kernel *k;
-    kf_cli_inputs in;
-    uint64_t *need;   /* per parameter: elements the kernel indexes (0: none declared) */
-    kf_npy *want;     /* per `expect` line: the expected output */
-} prepared;
-
-/* Compares buffer e->name after the run with its expected output `want` and
- * prints the FAIL line itself; *r receives the comparison (its largest
- * errors on success). */
-static bool check_expect(const kf_case *c, const kf_case_expect *e, const kf_npy *want, const kf_ir_kernel *k,
-                         const kf_cli_devargs *da, const char *bname, cmp_result *r)
-{
-    int i = kf_cli_find_param(k, e->name);
-    kf_error err = {0};
-    void *got = NULL;
-    size_t bytes = 0;
-    const char *why = NULL;
-    memset(r, 0, sizeof *r);
-    if (kf_cli_devargs_read(da, (uint32_t)i, &got, &bytes, &err) != KF_OK) why = err.msg;
-    else if (bytes != want->bytes) why = "has a different length than the expected file";
-    if (!why) compare(e, (kf_scalar)k->params[i].type.scalar, got, want->data, want->count, r);
-    if (why)
-        printf("FAIL %s [%s] %s %s\n", c->name, bname, e->name, why);
-    else if (r->bad)
-        printf("FAIL %s [%s] %s[%zu]: got %.9g, want %.9g (abs err %.3g, allowed %.3g + %g ulp); %zu of %zu elements differ\n",
-               c->name, bname, e->name, r->first_bad, r->got, r->want, fabs(r->got - r->want), r->allowed, e->ulp, r->bad,
-               want->count);
-    free(got);
-    return !why && !r->bad;
-}
-
-/* Checks every expected output; prints the FAIL line itself, returns pass. */
-static bool check_outputs(const kf_case *c, const prepared *pc, const kf_cli_devargs *da, const char *bname,
-                          char *summary, size_t ssize)
-{
-    double max_abs = 0, max_ulp = 0;
-    for (size_t x = 0; x < c->expects.len; x++) {
-        cmp_result r;
-        if (!check_expect(c, &c->expects.data[x], &pc->want[x], pc->k, da, bname, &r)) return false;
-        max_abs = fmax(max_abs, r.max_abs);
-        max_ulp = fmax(max_ulp, r.max_ulp);
-    }
-    snprintf(summary, ssize, "max_abs_err=%.3g max_ulp=%.3g", max_abs, max_ulp);
-    return true;
-}
-
-/* Reads every expected output and checks it against its parameter. */
-static kf_status read_expects(const kf_case *c, prepared *pc, kf_error *err)
-{
-    pc->want = calloc(c->expects.len + 1, sizeof *pc->want);
-    if (!pc->want) return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
-    for (size_t x = 0; x < c->expects.len; x++) {
-        const kf_case_expect *e = &c->expects.data[x];
-        int i = kf_cli_find_param(pc->k, e->name);
-        size_t elems;
-        if (i < 0 || pc->k->params[i].type.kind != KF_TK_BUFFER)
-            return kf_error_set(err, KF_ERR_USAGE, "%s: expect %s: kernel '%s' has no buffer parameter '%s'", c->path,
-                                e->name, pc->k->name, e->name);
-        kf_type elem = kf_type_vector((kf_scalar)pc->k->params[i].type.scalar, pc->k->params[i].type.lanes);
-        kf_status st = kf_npy_read(e->file, &pc->want[x], err);
-        if (st == KF_OK) st = kf_npy_match(&pc->want[x], elem, e->name, &elems, err);
-        if (st != KF_OK) return st;
-    }
-    return KF_OK;
-}
-
-static void prepared_free(const kf_case *c, prepared *pc)
-{
-    for (size_t x = 0; pc->want && x < c->expects.len; x++) kf_npy_free(&pc->want[x]);
-    free(pc->want);
-    kf_cli_inputs_free(&pc->in);
-    kf_module_free(pc->m);
-    free(pc->need);
-}
-
-/* ---- declared buffer sizes ------------------------------------------------ */
-
-static bool size_lookup(void *ctx, const char *name, size_t len, uint64_t *value, kf_error *err)
-{
-    const prepared *pc = ctx;
-    int found = kf_cli_scalar_u64(pc->k, &pc->in, name, len, value, err);
-    if (found) return found > 0;
-    kf_error_set(err, KF_ERR_USAGE, "'%.*s' is not an integer scalar parameter of kernel '%s'", (int)len, name,
-                 pc->k->name);
-    return false;
-}
-
-/* Evaluates every `size` line of c against the bound scalar arguments. */
-static kf_status eval_sizes(const kf_case *c, prepared *pc, kf_error *err)
-{
-    pc->need = calloc(pc->k->nparams + 1, sizeof *pc->need);
-    if (!pc->need) return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
-    for (size_t j = 0; j < c->sizes.len; j++) {
-        const kf_case_size *sz = &c->sizes.data[j];
-        int i = kf_cli_find_param(pc->k, sz->name);
-        if (i < 0 || pc->k->params[i].type.kind != KF_TK_BUFFER)
-            return kf_error_set(err, KF_ERR_USAGE, "%s:%u: kernel '%s' has no buffer parameter '%s'", c->path, sz->line,
-                                pc->k->name, sz->name);
-        kf_status st = kf_case_size_eval(sz->expr, size_lookup, pc, &pc->need[i], err);
-        if (st != KF_OK) {
-            char msg[sizeof err->msg];
-            memcpy(msg, err->msg, sizeof msg);
-            return kf_error_set(err, st, "%s:%u: %s", c->path, sz->line, msg);
-        }
-    }
-    return KF_OK;
-}
-
-/* Every buffer holds at least the elements its `size` line declares;
- * otherwise an error naming the parameter and both sizes. */
-static kf_status check_sizes(const kf_case *c, const prepared *pc, kf_error *err)
-{
-    for (size_t j = 0; j < c->sizes.len; j++) {
-        int i = kf_cli_find_param(pc->k, c->sizes.data[j].name);
-        if (pc->in.elems[i] < pc->need[i])
-            return kf_error_set(err, KF_ERR_USAGE,
-                                "parameter '%s': the buffer holds %zu elements but the kernel indexes %llu (size %s = %s); "
-                                "nothing was launched",
-                                c->sizes.data[j].name, pc->in.elems[i], (unsigned long long)pc->need[i],
-                                c->sizes.data[j].name, c->sizes.data[j].expr);
-    }
-    return KF_OK;
-}
-
-/* ---- running one case on one backend ------------------------------------- */
-
-static bool run_on(const kf_case *c, const prepared *pc, kf_device *dev, const char *bname)
-{
-    const kf_ir_kernel *k = pc->k;
-    const kf_cli_inputs *in = &pc->in;
-    kf_error err = {0};
-    kf_pipeline *pipe = NULL;
-    kf_cli_devargs da = {0};
-    uint64_t count = 0;
-    kf_status st = check_sizes(c, pc, &err);
-    if (st == KF_OK) st = kf_cli_launch_count(k, in, c->count, "a 'count N' line", &count, &err);
-    if (st == KF_OK) st = kf_pipeline_create(dev, pc->m, k, &pipe, &err);
-    if (st == KF_OK) kf_cli_print_warning("test", pipe);
-    if (st == KF_OK) st = kf_cli_devargs_make(dev, k, in, &da, &err);
-    if (st == KF_OK) {
-        kf_launch launch = {.count = count, .dyn_shared = c->shared};
-        st = kf_dispatch(pipe, da.args, da.n, &launch, KF_DISPATCH_SYNC, NULL, &err);
-    }
-    bool pass;
-    char summary[1200] = "";
-    if (c->error_text) {
-        pass = st != KF_OK && strstr(err.msg, c->error_text);
-        if (pass) snprintf(summary, sizeof summary, "expected error: %s", err.msg);
-        else if (st == KF_OK) printf("FAIL %s [%s] ran without the expected error '%s'\n", c->name, bname, c->error_text);
-        else printf("FAIL %s [%s] error '%s' does not contain '%s'\n", c->name, bname, err.msg, c->error_text);
-    } else if (st != KF_OK) {
-        printf("FAIL %s [%s] %s\n", c->name, bname, err.msg);
-        pass = false;
-    } else {
-        pass = check_outputs(c, pc, &da, bname, summary, sizeof summary);
-    }
-    if (pass) printf("PASS %s [%s] %s\n", c->name, bname, summary);
-    kf_cli_devargs_free(&da);
-    if (pipe) kf_pipeline_destroy(pipe);
-    kf_error_clear(&err);
-    return pass;
-}
-
-static kf_device *backend_device(test_state *ts, kf_backend b);
-
-/* ---- --same-as-O0: the optimised IR against the IR as lowered --------------- */
-
-/* Runs kernel k of m on the CPU with the case's inputs; every buffer
- * afterwards in bufs[i] (bytes[i]), or the error. */
-static kf_status run_cpu(kf_device *dev, const kf_case *c, const prepared *pc, const kf_module *m,
-                         const kf_ir_kernel *k, void **bufs, size_t *bytes, kf_error *err)
-{
-    kf_pipeline *pipe = NULL;
-    kf_cli_devargs da = {0};
-    uint64_t count = 0;
-    kf_status st = kf_cli_launch_count(k, &pc->in, c->count, "a 'count N' line", &count, err);
-    if (st == KF_OK) st = kf_pipeline_create(dev, m, k, &pipe, err);
-    if (st == KF_OK) st = kf_cli_devargs_make(dev, k, &pc->in, &da, err);
-    if (st == KF_OK) {
-        kf_launch launch = {.count = count};
-        st = kf_dispatch(pipe, da.args, da.n, &launch, KF_DISPATCH_SYNC, NULL, err);
-    }
-    for (uint32_t i = 0; st == KF_OK && i < k->nparams; i++)
-        if (k->params[i].type.kind == KF_TK_BUFFER) st = kf_cli_devargs_read(&da, i, &bufs[i], &bytes[i], err);
-    kf_cli_devargs_free(&da);
-    if (pipe) kf_pipeline_destroy(pipe);
-    return st;
-}
-
-/* Why two runs' buffers differ ("" when they do not): the first element
- * that differs, as bits. */
-static void buffer_difference(const kf_ir_kernel *k, void *const *b0, const size_t *n0, void *const *b1,
-                              const size_t *n1, char *why, size_t size)
-{
-    why[0] = 0;
-    for (uint32_t i = 0; i < k->nparams && !why[0]; i++) {
-        if (k->params[i].type.kind != KF_TK_BUFFER) continue;
-        unsigned by = kf_scalar_bytes[k->params[i].type.scalar];
-        if (n0[i] != n1[i]) {
-            snprintf(why, size, "%s: %zu bytes at -O0, %zu optimised", k->params[i].name, n0[i], n1[i]);
-            continue;
-        }
-        for (size_t e = 0; e + by <= n0[i] && !why[0]; e += by) {
-            uint64_t x = load_bits((const unsigned char *)b0[i] + e, by), y = load_bits((const unsigned char *)b1[i] + e, by);
-            if (x != y)
-                snprintf(why, size, "%s[%zu]: 0x%llx at -O0, 0x%llx optimised", k->params[i].name, e / by,
-                         (unsigned long long)x, (unsigned long long)y);
-        }
-    }
-}
-
-/* The case on the CPU at -O0 and at the chosen level: the same error, or
- * the same bits in every buffer. Prints the SAME or FAIL line. */
-static bool same_as_O0(test_state *ts, const kf_case *c, const prepared *pc)
-{
-    kf_device *dev = backend_device(ts, KF_BACKEND_CPU);
-    kf_module *m0 = NULL;
-    kf_cli_defines defs = {0};
-    for (size_t i = 0; i < c->defines.len; i++) KF_VEC_PUSH(&defs, c->defines.data[i]);
-    int rc = dev ? kf_cli_compile("test", c->kf_file, &defs, KF_OPT_O0, &m0) : KF_EXIT_RUNTIME;
-    KF_VEC_FREE(&defs);
-    const kf_ir_kernel *k0 = m0 ? kf_module_kernel(m0, c->kernel) : NULL, *k1 = pc->k;
-    uint32_t np = k1->nparams;
-    void **b0 = calloc(np + 1, sizeof *b0), **b1 = calloc(np + 1, sizeof *b1);
-    size_t *n0 = calloc(np + 1, sizeof *n0), *n1 = calloc(np + 1, sizeof *n1);
-    char why[2200] = "cannot compile or run at -O0";
-    kf_error e0 = {0}, e1 = {0};
-    if (rc == KF_EXIT_OK && k0 && k0->nparams == np && b0 && b1 && n0 && n1) {
-        kf_status s0 = run_cpu(dev, c, pc, m0, k0, b0, n0, &e0), s1 = run_cpu(dev, c, pc, pc->m, k1, b1, n1, &e1);
-        if (s0 != s1 || (s0 != KF_OK && strcmp(e0.msg, e1.msg)))
-            snprintf(why, sizeof why, "at -O0: %s; optimised: %s", s0 ? e0.msg : "no error", s1 ? e1.msg : "no error");
-        else if (s0 == KF_OK) buffer_difference(k1, b0, n0, b1, n1, why, sizeof why);
-        else why[0] = 0;
-    }
-    if (why[0]) printf("FAIL %s [cpu -O0] %s\n", c->name, why);
-    else printf("SAME %s [cpu -O0]\n", c->name);
-    for (uint32_t i = 0; i < np; i++) free(b0 ? b0[i] : NULL), free(b1 ? b1[i] : NULL);
-    free(b0), free(b1), free(n0), free(n1);
-    kf_error_clear(&e0), kf_error_clear(&e1);
-    kf_module_free(m0);
-    return !why[0];
-}
-
-static kf_device *backend_device(test_state *ts, kf_backend b)
-{
-    if (!ts->tried[b]) {
-        ts->tried[b] = true;
-        kf_error err = {0};
-        if (kf_device_open(b, 0, &ts->dev[b], &err) != KF_OK) {
-            ts->dev[b] = NULL;
-            snprintf(ts->reason[b], sizeof ts->reason[b], "%s", err.msg);
-            printf("skipped: %s backend: %s\n", kf_cli_backend_name(b), err.msg);
-        }
-        kf_error_clear(&err);
-    }
-    return ts->dev[b];
-}
-
-/* Compiles the case, binds its inputs, evaluates its declared sizes and
- * reads its expected outputs; prints a FAIL line on error, and marks a
- * missing or malformed .npy file as bad input (exit 2). */
-static bool prepare(test_state *ts, const kf_case *c, prepared *pc)
-{
-    kf_module **m = &pc->m;
-    const kf_ir_kernel **k = &pc->k;
-    kf_cli_inputs *in = &pc->in;
-    kf_cli_defines defs = {0};
-    for (size_t i = 0; i < c->defines.len; i++) KF_VEC_PUSH(&defs, c->defines.data[i]);
-    int rc = kf_cli_compile("test", c->kf_file, &defs, ts->opt, m);
-    KF_VEC_FREE(&defs);
-    if (rc != KF_EXIT_OK) {
-        printf("FAIL %s: %s does not compile\n", c->name, c->kf_file);
-        return false;
-    }
-    *k = kf_module_kernel(*m, c->kernel);
-    if (!*k) {
-        printf("FAIL %s: %s has no kernel '%s'\n", c->name, c->kf_file, c->kernel);
-        return false;
-    }
-    if (c->count && (*k)->sched.ngrid) {
-        printf("FAIL %s: 'count' has no effect: kernel '%s' has a grid in its @schedule\n", c->name, c->kernel);
-        return false;
-    }
-    KF_VEC(kf_cli_binding) b = {0};
-    for (size_t i = 0; i < c->arg_names.len; i++) {
-        kf_cli_binding x = {c->arg_names.data[i], c->arg_specs.data[i]};
-        KF_VEC_PUSH(&b, x);
-    }
-    kf_error err = {0};
-    kf_status st = kf_cli_inputs_make(*k, b.data, b.len, c->dir, in, &err);
-    KF_VEC_FREE(&b);
-    if (st == KF_OK) st = eval_sizes(c, pc, &err);
-    if (st == KF_OK) st = read_expects(c, pc, &err);
-    if (st == KF_ERR_IO) bad_input(ts, c->name, err.msg);   /* a missing or malformed .npy file */
-    else if (st != KF_OK) printf("FAIL %s: %s\n", c->name, err.msg);
-    return st == KF_OK;
-}
-
-static int run_case(test_state *ts, const char *path)
-{
-    kf_case c;
-    kf_error err = {0};
-    if (kf_case_load(path, &c, &err) != KF_OK) {
-        bad_input(ts, c.name ? c.name : path, err.msg);
-        ts->failed++;
-        kf_case_free(&c);
-        return KF_EXIT_OK;
-    }
-    prepared pc = {0};
-    if (!prepare(ts, &c, &pc)) {
-        ts->failed++;
-    } else {
-        for (int b = KF_BACKEND_CPU; b <= KF_BACKEND_PTX; b++) {
-            if (c.backends && !(c.backends & (1u << b))) continue;
-            if (ts->only && !(ts->only & (1u << b))) continue;
-            kf_device *dev = backend_device(ts, (kf_backend)b);
-            if (!dev) continue;
-            fflush(stdout);
-            if (run_on(&c, &pc, dev, kf_cli_backend_name((kf_backend)b))) ts->passed++;
-            else ts->failed++;
-        }
-        if (ts->same_as_O0 && !(c.backends && !(c.backends & 1u << KF_BACKEND_CPU))) {
-            if (same_as_O0(ts, &c, &pc)) ts->passed++;
-            else ts->failed++;
-        }
-    }
-    fflush(stdout);
-    prepared_free(&c, &pc);
-    kf_case_free(&c);
-    return KF_EXIT_OK;
+    if (!selected(a, path)) return KF_EXIT_OK;
+    char *p = strdup(path);
+    if (p && KF_VEC_PUSH(&a->cases, p)) return KF_EXIT_OK;
+    free(p);
+    return KF_EXIT_RUNTIME;
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* Runs every *.case of a directory in name order. */
-static int run_dir(test_state *ts, const char *dir)
+/* Every *.case of a directory, in name order. */
+static int add_dir(test_args *a, const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d) {
         fprintf(stderr, "kforge test: error: cannot open directory '%s'\n", dir);
         return KF_EXIT_USAGE;
     }
-    KF_VEC(char *) names = {0};
+    path_list names = {0};
     struct dirent *de;
     while ((de = readdir(d))) {
         size_t len = strlen(de->d_name);
-        if (len > 5 && !strcmp(de->d_name + len - 5, ".case")) {
-            char *p = malloc(strlen(dir) + len + 2);
-            if (p) sprintf(p, "%s/%s", dir, de->d_name);
-            if (!p || !KF_VEC_PUSH(&names, p)) free(p);
-        }
+        if (len <= 5 || strcmp(de->d_name + len - 5, ".case")) continue;
+        char *p = malloc(strlen(dir) + len + 2);
+        if (p) sprintf(p, "%s/%s", dir, de->d_name);
+        if (!p || !KF_VEC_PUSH(&names, p)) free(p);
     }
     closedir(d);
+    int rc = KF_EXIT_OK;
     if (!names.len) {
         fprintf(stderr, "kforge test: error: no .case files in directory '%s'\n", dir);
-        return KF_EXIT_USAGE;
+        rc = KF_EXIT_USAGE;
     }
-    qsort(names.data, names.len, sizeof *names.data, cmp_str);
+    if (names.len) qsort(names.data, names.len, sizeof *names.data, cmp_str);
     for (size_t i = 0; i < names.len; i++) {
-        run_case(ts, names.data[i]);
+        if (rc == KF_EXIT_OK) rc = add_case(a, names.data[i]);
         free(names.data[i]);
     }
     KF_VEC_FREE(&names);
-    return KF_EXIT_OK;
+    return rc;
 }
 
-static int run_path(test_state *ts, const char *path)
+static int add_path(test_args *a, const char *path)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
         fprintf(stderr, "kforge test: error: no such case file or directory '%s'\n", path);
         return KF_EXIT_USAGE;
     }
-    if (S_ISDIR(st.st_mode)) return run_dir(ts, path);
+    if (S_ISDIR(st.st_mode)) return add_dir(a, path);
     size_t len = strlen(path);
     if (len < 5 || strcmp(path + len - 5, ".case")) {
         fprintf(stderr, "kforge test: error: '%s' is not a .case file; expected a .case file or a directory of them\n", path);
         return KF_EXIT_USAGE;
     }
-    return run_case(ts, path);
+    return add_case(a, path);
 }
 
 /* kernels/cases from the working directory, else relative to the binary
@@ -511,62 +130,210 @@ static const char *default_dir(char *buf, size_t size)
     return buf;
 }
 
-typedef KF_VEC(char *) path_list;
+/* ---- options ----------------------------------------------------------------- */
 
-static int parse_args(int argc, char **argv, test_state *ts, path_list *paths)
+static int value_opt(void *args, const char *opt, char *val)
 {
-    for (int i = 0; i < argc;) {
-        char *val;
-        kf_backend b;
-        int o = kf_cli_opt(argc, argv, &i, "--backend", &val, "test");
-        if (o < 0) return KF_EXIT_USAGE;
-        if (o > 0 && !kf_cli_backend_parse(val, &b))
+    test_args *a = args;
+    kf_backend b;
+    uint64_t n;
+    if (!strcmp(opt, "--backend")) {
+        if (!kf_cli_backend_parse(val, &b))
             return kf_cli_usage_error("test", usage, "unknown backend '%s': expected cpu, cuda or ptx", val);
-        if (o > 0) ts->only |= 1u << b;
-        else if (kf_cli_opt_level(argv[i], &ts->opt)) i++;
-        else if (!strcmp(argv[i], "--same-as-O0")) ts->same_as_O0 = true, i++;
-        else if (argv[i][0] == '-') return kf_cli_usage_error("test", usage, "unknown option '%s'", argv[i]);
-        else if (!KF_VEC_PUSH(paths, argv[i++])) return KF_EXIT_RUNTIME;
+        a->o.only |= 1u << b;
+    } else if (!strcmp(opt, "-k")) {
+        a->pattern = val;
+    } else {
+        if (!kf_value_parse_u64(val, strlen(val), &n) || !n || n > 64)
+            return kf_cli_usage_error("test", usage, "bad -j '%s': expected 1 to 64 cases at a time", val);
+        a->jobs = (unsigned)n;
     }
-    for (size_t i = 0; i < paths->len; i++) {
-        struct stat st;
-        if (stat(paths->data[i], &st) != 0) {
-            fprintf(stderr, "kforge test: error: no such case file or directory '%s'\n", paths->data[i]);
-            return KF_EXIT_USAGE;
+    return KF_EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, test_args *a, path_list *paths)
+{
+    static const char *const vopts[] = {"--backend", "-k", "-j"};
+    for (int i = 0; i < argc;) {
+        if (kf_cli_end_of_options(argv, &i)) continue;
+        int o = kf_cli_value_opts(argc, argv, &i, vopts, sizeof vopts / sizeof vopts[0], "test", value_opt, a);
+        if (o < 0) return KF_EXIT_USAGE;
+        if (o > 0) continue;
+        if (!kf_cli_is_option(argv[i])) {
+            if (!KF_VEC_PUSH(paths, argv[i++])) return KF_EXIT_RUNTIME;
+        } else if (kf_cli_opt_level(argv[i], &a->o.opt)) {
+            i++;
+        } else if (!strcmp(argv[i], "--same-as-O0")) {
+            a->o.same_as_O0 = true, i++;
+        } else {
+            return kf_cli_usage_error("test", usage, "unknown option '%s'", argv[i]);
         }
     }
     return KF_EXIT_OK;
 }
 
-/* Opens every backend that may run; one asked for with --backend that does
- * not open is an error (the others print a "skipped:" line). */
-static int open_backends(test_state *ts)
+/* Tries each backend that may run once: the ones that open are available
+ * (their devices go to the first worker); the others print a "skipped:"
+ * line, and one asked for with --backend is an error. */
+static int open_backends(kf_test_opts *o, kf_test_worker *first)
 {
     for (int b = KF_BACKEND_CPU; b <= KF_BACKEND_PTX; b++) {
-        if (ts->only && !(ts->only & (1u << b))) continue;
-        if (!backend_device(ts, (kf_backend)b) && ts->only) {
+        if (o->only && !(o->only & (1u << b))) continue;
+        kf_error err = {0};
+        o->available[b] = kf_device_open((kf_backend)b, 0, &first->dev[b], &err) == KF_OK;
+        if (!o->available[b] && o->only) {
             fprintf(stderr, "kforge test: error: --backend %s was asked for but is not available: %s\n",
-                    kf_cli_backend_name((kf_backend)b), ts->reason[b]);
+                    kf_cli_backend_name((kf_backend)b), err.msg);
             return KF_EXIT_RUNTIME;
         }
+        if (!o->available[b]) printf("skipped: %s backend: %s\n", kf_cli_backend_name((kf_backend)b), err.msg);
+        kf_error_clear(&err);
     }
     return KF_EXIT_OK;
+}
+
+/* ---- running the cases: N workers, the listing in order ---------------------- */
+
+typedef struct {
+    char *text;             /* what the case printed */
+    size_t len;
+    kf_test_counts n;
+    bool done;
+} case_result;
+
+typedef struct {
+    const test_args *a;
+    case_result *res;
+    size_t next;            /* the next case to take */
+    pthread_mutex_t lock;
+    pthread_cond_t finished;
+} pool;
+
+static void run_one(kf_test_worker *w, pool *p, size_t i)
+{
+    case_result *r = &p->res[i];
+    w->n = &r->n;
+    w->out = open_memstream(&r->text, &r->len);
+    if (w->out) {
+        kf_test_case_run(w, p->a->cases.data[i]);
+        fclose(w->out);
+    } else {
+        r->n.failed++;
+        fprintf(stderr, "kforge test: error: out of memory running %s\n", p->a->cases.data[i]);
+    }
+    pthread_mutex_lock(&p->lock);
+    r->done = true;
+    pthread_cond_broadcast(&p->finished);
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void work(kf_test_worker *w, pool *p)
+{
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        size_t i = p->next++;
+        pthread_mutex_unlock(&p->lock);
+        if (i >= p->a->cases.len) return;
+        run_one(w, p, i);
+    }
+}
+
+typedef struct {
+    kf_test_worker w;
+    pool *p;
+} thread_arg;
+
+static void *worker_main(void *arg)
+{
+    thread_arg *t = arg;
+    work(&t->w, t->p);
+    kf_test_worker_close(&t->w);
+    return NULL;
+}
+
+/* Prints a finished case's lines and adds its counts. */
+static void take(case_result *r, kf_test_counts *total)
+{
+    if (r->len) fwrite(r->text, 1, r->len, stdout);
+    fflush(stdout);
+    free(r->text);
+    r->text = NULL;
+    total->passed += r->n.passed;
+    total->failed += r->n.failed;
+    total->skipped += r->n.skipped;
+    total->bad_input |= r->n.bad_input;
+}
+
+/* Prints each case's lines as soon as it and every case before it are done. */
+static void print_in_order(pool *p, kf_test_counts *total)
+{
+    for (size_t i = 0; i < p->a->cases.len; i++) {
+        pthread_mutex_lock(&p->lock);
+        while (!p->res[i].done) pthread_cond_wait(&p->finished, &p->lock);
+        pthread_mutex_unlock(&p->lock);
+        take(&p->res[i], total);
+    }
+}
+
+/* Starts the -j workers as threads (the first takes the devices already
+ * open); returns how many started. */
+static unsigned start_workers(pool *p, kf_test_worker *first, thread_arg *t, pthread_t *tid, unsigned jobs)
+{
+    unsigned started = 0;
+    for (unsigned j = 0; j < jobs; j++) {
+        t[j] = (thread_arg){started == 0 ? *first : (kf_test_worker){.o = first->o}, p};
+        if (pthread_create(&tid[started], NULL, worker_main, &t[j]) != 0) continue;
+        if (started++ == 0) memset(first->dev, 0, sizeof first->dev);   /* that thread owns them now */
+    }
+    return started;
+}
+
+/* With -j 1 the cases run here, each listed when it ends; with more, the
+ * workers are threads and this one lists the cases in order. */
+static int run_all(const test_args *a, kf_test_worker *first, kf_test_counts *total)
+{
+    pool p = {a, calloc(a->cases.len + 1, sizeof(case_result)), 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+    unsigned jobs = a->jobs > 1 && a->cases.len > 1 ? a->jobs : 1;
+    thread_arg *t = calloc(jobs, sizeof *t);
+    pthread_t *tid = calloc(jobs, sizeof *tid);
+    int rc = KF_EXIT_OK;
+    unsigned started = p.res && t && tid && jobs > 1 ? start_workers(&p, first, t, tid, jobs) : 0;
+    if (!p.res || !t || !tid) {
+        fprintf(stderr, "kforge test: error: out of memory\n");
+        rc = KF_EXIT_RUNTIME;
+    } else if (started) {
+        print_in_order(&p, total);
+    } else {
+        for (size_t i = 0; i < a->cases.len; i++) {
+            run_one(first, &p, i);
+            take(&p.res[i], total);
+        }
+    }
+    for (unsigned j = 0; j < started; j++) pthread_join(tid[j], NULL);
+    free(p.res), free(t), free(tid);
+    return rc;
 }
 
 int kf_cmd_test(int argc, char **argv)
 {
     if (kf_cli_help(argc, argv, usage)) return KF_EXIT_OK;
-    test_state ts = {0};
+    test_args a = {0};
     path_list paths = {0};
-    int rc = parse_args(argc, argv, &ts, &paths);
-    if (rc == KF_EXIT_OK) rc = open_backends(&ts);
+    kf_test_worker first = {.o = &a.o};
+    kf_test_counts total = {0};
     char buf[4096];
-    if (rc == KF_EXIT_OK && paths.len == 0) rc = run_path(&ts, default_dir(buf, sizeof buf));
-    for (size_t i = 0; i < paths.len && rc == KF_EXIT_OK; i++) rc = run_path(&ts, paths.data[i]);
-    for (int b = 0; b < 3; b++)
-        if (ts.dev[b]) kf_device_close(ts.dev[b]);
+    int rc = parse_args(argc, argv, &a, &paths);
+    if (rc == KF_EXIT_OK && paths.len == 0) rc = add_path(&a, default_dir(buf, sizeof buf));
+    for (size_t i = 0; i < paths.len && rc == KF_EXIT_OK; i++) rc = add_path(&a, paths.data[i]);
+    if (rc == KF_EXIT_OK && !a.cases.len)
+        rc = kf_cli_usage_error("test", usage, "no case matches -k '%s'", a.pattern ? a.pattern : "");
+    if (rc == KF_EXIT_OK) rc = open_backends(&a.o, &first);
+    if (rc == KF_EXIT_OK) rc = run_all(&a, &first, &total);
+    kf_test_worker_close(&first);
+    for (size_t i = 0; i < a.cases.len; i++) free(a.cases.data[i]);
+    KF_VEC_FREE(&a.cases);
     KF_VEC_FREE(&paths);
     if (rc != KF_EXIT_OK) return rc;
-    printf("%u passed, %u failed\n", ts.passed, ts.failed);
-    return ts.bad_input ? KF_EXIT_USAGE : ts.failed ? KF_EXIT_FAIL : KF_EXIT_OK;
+    printf("%u passed, %u failed, %u skipped\n", total.passed, total.failed, total.skipped);
+    return total.bad_input ? KF_EXIT_USAGE : total.failed ? KF_EXIT_FAIL : KF_EXIT_OK;
 }

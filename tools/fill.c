@@ -3,7 +3,7 @@
  * the reference generator (tools/reference/) links this same file. */
 #include "fill.h"
 
-#include "../ir/kforge.h"
+#include "../ir/module.h"
 #include "../ir/numeric.h"
 
 #include <math.h>

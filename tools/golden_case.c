@@ -5,6 +5,8 @@
  * are read by a small recursive-descent evaluator at the end. */
 #include "golden_case.h"
 
+#include "cmd_common.h"   /* kf_cli_dims_parse: grid and block as on the command line */
+
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -37,7 +39,7 @@ static bool parse_tol(kf_case_expect *e, const char *f)
 
 /* The directives a case may hold only once; a second one would silently
  * replace the first. */
-static const char *const single[] = {"kernel", "reference", "count", "backends", "error"};
+static const char *const single[] = {"kernel", "reference", "count", "backends", "error", "params", "grid", "block"};
 enum { NSINGLE = sizeof single / sizeof single[0] };
 
 static kf_status once(kf_case *c, unsigned line, const char *k, unsigned seen[NSINGLE], kf_error *err)
@@ -103,6 +105,9 @@ static kf_status directive(kf_case *c, unsigned line, char **f, int n, kf_error 
             if (b < 0) return case_error(err, c, line, "expected 'backends' followed by cpu, cuda or ptx");
             c->backends |= 1u << b;
         }
+    } else if ((!strcmp(k, "grid") || !strcmp(k, "block")) && n == 2) {
+        if (!kf_cli_dims_parse(f[1], !strcmp(k, "grid") ? c->grid : c->block))
+            return case_error(err, c, line, "expected 'grid X[,Y,Z]' or 'block X[,Y,Z]' with positive integers");
     } else if (!strcmp(k, "reference") && n == 2) {
         c->reference = kf_arena_strdup(&c->arena, f[1]);
     } else if (!strcmp(k, "expect") && n >= 3) {
@@ -114,7 +119,8 @@ static kf_status directive(kf_case *c, unsigned line, char **f, int n, kf_error 
         return KF_OK; /* handled by the caller, which keeps the rest of the line */
     } else {
         return case_error(err, c, line, "expected one of: kernel FILE KERNEL, define NAME=VALUE, arg NAME=SPEC, count N, shared BYTES, "
-                                  "backends cpu|cuda|ptx..., reference NAME, expect NAME FILE [tolerances], error TEXT, size NAME = EXPR");
+                                  "backends cpu|cuda|ptx..., reference NAME, expect NAME FILE [tolerances], error TEXT, size NAME = EXPR, "
+                                  "params LIST, grid X[,Y,Z], block X[,Y,Z]");
     }
     return KF_OK;
 }
@@ -174,6 +180,10 @@ static kf_status parse_line(kf_case *c, unsigned line, char *s, unsigned seen[NS
         return KF_OK;
     }
     if (keyword(s, "size")) return parse_size(c, line, s + 5, err);
+    if (keyword(s, "params")) {   /* a raw kernel's parameter list, in .kf syntax (commas and spaces) */
+        c->params = kf_arena_strdup(&c->arena, rest_of_line(s + 7));
+        return KF_OK;
+    }
     char *f[MAX_FIELDS];
     int n = split(s, f, MAX_FIELDS);
     if (n > MAX_FIELDS) return case_error(err, c, line, "more than 16 fields on one line");

@@ -26,11 +26,20 @@
  *                                its parameter's type): the number the kernel
  *                                indexes, over the integer scalar arguments with
  *                                + - * / % ( ) and cdiv(a,b) min(a,b) max(a,b);
- *                                checked before launch on every backend */
+ *                                checked before launch on every backend
+ *
+ * A raw kernel (`kernel FILE.cu ENTRY` or `kernel FILE.ptx ENTRY`, the
+ * seed's raw paths) runs on one GPU path: CUDA-C through NVRTC on `cuda`,
+ * PTX through the driver on `ptx`; the other backends report the case not
+ * applicable. It takes three more directives:
+ *   params    LIST               its parameters in .kf syntax (default: the file's
+ *                                `// kforge: params LIST` line)
+ *   block     X[,Y,Z]            the block (required)
+ *   grid      X[,Y,Z]            the grid (default: cdiv(count, block.x)) */
 #ifndef KF_GOLDEN_CASE_H
 #define KF_GOLDEN_CASE_H
 
-#include "../ir/kforge.h"
+#include "../ir/module.h"
 
 typedef struct {
     const char *name, *file;   /* buffer parameter, expected .npy path (resolved) */
@@ -59,6 +68,8 @@ typedef struct {
     const char *error_text;    /* NULL unless the case expects a failure */
     uint64_t count;
     uint32_t shared;           /* dynamic shared bytes; 0: the schedule's */
+    const char *params;        /* raw kernels: the parameter list, or NULL */
+    uint32_t grid[3], block[3];/* raw kernels (and .kf overrides): zeros when not given */
     unsigned backends;         /* bit per kf_backend value; 0 = all */
 } kf_case;
 

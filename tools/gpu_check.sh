@@ -6,8 +6,14 @@
 #                                        carried test binaries run where CMocka is absent
 #   tools/gpu_check.sh [run] [BUILD]     on the GPU machine (carry BUILD), from the repo root:
 #       1. nvidia-smi and `kforge devices`
-#       2. ctest, every label (unit, golden, ptxas, nvrtc, gpu) but difftest
-#       3. `kforge test`: every golden case on every backend (cpu, cuda, ptx)
+#       2. ctest, every label (unit, golden, ptxas, nvrtc, gpu) but difftest (and but
+#          the install test, which needs a C toolchain, and pytest, step 3c)
+#       3. `kforge test`: every golden case on every backend (cpu, cuda, ptx), the raw
+#          kernels of kernels/raw/ on their GPU path among them
+#       3b. raw: `kforge run` of kernels/raw/axpy.ptx and wmma_gemm.cu (twice: the
+#          second from the cache), outputs checked
+#       3c. python: the Python package's pytest (with PyTorch: tensors in place on
+#          its stream), or test_torch.py alone where pytest is missing
 #       4. kforge-difftest: random programs on cpu, cuda and ptx, compared (failures
 #          shrunk and saved under $OUT/difftest)
 #       5. `kforge bench`: every library bench (kernels/bench) on both paths, then
@@ -29,7 +35,7 @@
 # GPU_CHECK_BUDGET (default 560) the whole run, so it fits one 10-minute
 # device call; a step with no time left is reported as skipped.
 # The difftest step: GPU_CHECK_DIFFTEST_COUNT programs (default 5000; 10000
-# fits a call of its own: GPU_CHECK_SKIP="ctest test bench sanitizer torch"),
+# fits a call of its own: GPU_CHECK_SKIP="ctest test raw python bench sanitizer torch"),
 # bounded by GPU_CHECK_DIFFTEST_TIMEOUT (default 300 s); GPU_CHECK_DIFFTEST_AVOID
 # names known bugs to steer around (kforge-difftest --avoid list; default none).
 # GPU_CHECK_BENCH_BUDGET (ms, default 150) is the device time each bench row
@@ -104,7 +110,7 @@ note devices "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -m1 -E "^GPU 0|kfo
 if ! skipped ctest; then
     echo "== ctest (all labels but difftest: step 4 runs the random programs on the GPU)"
     if command -v ctest >/dev/null; then
-        run_step "$logs/ctest.log" bash -c 'cd "$1" && ctest -V --timeout 300 -LE difftest' _ "$build"
+        run_step "$logs/ctest.log" bash -c 'cd "$1" && ctest -V --timeout 300 -LE difftest -E "install_consumers|python_pytest"' _ "$build"
         rc=$?
         line=$(grep -E 'tests passed|tests failed' "$logs/ctest.log" | tail -1)
     else
@@ -128,6 +134,37 @@ if ! skipped test; then
     run_step "$logs/test.log" "$kforge" test
     rc=$?
     note test "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(tail -n 1 "$logs/test.log"); skipped backends: $(grep -c '^skipped:' "$logs/test.log")"
+fi
+
+if ! skipped raw; then
+    echo "== raw CUDA-C and PTX from the command line (kernels/raw/, README's commands)"
+    run_step "$logs/raw.log" bash -c '
+        set -e
+        "$1" run kernels/raw/axpy.ptx -k raw_axpy --block 256 a=2 "x=iota(1000)" "y=zeros(1000)" n=1000 --time
+        "$1" run kernels/raw/wmma_gemm.cu -k wmma_gemm --block 32 --grid 1,1 "a=iota(256)" "b=zeros(256)" "c=iota(256)" m=16 n=16 k=16
+        "$1" run kernels/raw/wmma_gemm.cu -k wmma_gemm --block 32 --grid 1,1 "a=iota(256)" "b=zeros(256)" "c=iota(256)" m=16 n=16 k=16 --time
+        "$1" cache stats' _ "$kforge"
+    rc=$?
+    grep -q '^y: &mut \[f32\], 1000 elements = \[0, 2, 4, 6, 8, 10, 12, 14, \.\.\.\]$' "$logs/raw.log" || rc=1
+    [ "$(grep -c '^c: &mut \[f32\], 256 elements = \[0, 0, 0, 0, 0, 0, 0, 0, \.\.\.\]$' "$logs/raw.log")" = 2 ] || rc=1
+    note raw "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -c '^time:' "$logs/raw.log") timed runs; $(grep -m1 '^entries:' "$logs/raw.log")"
+fi
+
+if ! skipped python; then
+    echo "== the Python package: pytest (CPU tests and PyTorch interop) on the GPU machine"
+    if [ -e "$build/libkforge.so" ]; then
+        run_step "$logs/python.log" bash -c '
+            if "$4" -c "import numpy, pytest" 2>/dev/null; then
+                KF_REQUIRE_PYTHON=1 "$1/tests/python/run_pytest.sh" "$2/libkforge.so" "$1" -v
+            else
+                echo "no pytest here: the PyTorch tests run without it"
+                cd "$1/python" && KFORGE_LIBRARY="$2/libkforge.so" PYTHONPATH="$1/python" "$4" tests/test_torch.py
+            fi' _ "$root" "$build" - python3
+        rc=$?
+        note python "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -E 'passed|failed' "$logs/python.log" | tail -1 | cut -c1-90)"
+    else
+        note python skip "$build/libkforge.so missing: configure with -DBUILD_SHARED_LIBS=ON (tools/setup.sh does)"
+    fi
 fi
 
 if ! skipped difftest; then

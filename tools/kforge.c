@@ -10,6 +10,7 @@
 
 #include "../ir/base.h"
 #include "cli.h"
+#include "cmd_common.h"
 
 /* X(name, function, synopsis) */
 #define KF_SUBCOMMANDS(X) \
@@ -42,7 +43,9 @@ static void usage(FILE *f)
     fputs("kforge " KF_VERSION ": a kernel compiler and GPU runtime\n\nusage:\n", f);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  kforge %s\n", commands[i].synopsis);
-    fputs("\nexit status: 0 success, 1 compile or test failure, 2 usage error, 3 runtime or device error\n", f);
+    fputs("  kforge help [COMMAND]         this text, or the usage of COMMAND (as COMMAND --help)\n"
+          "\nFILE '-' is standard input, '-o -' standard output; '--' ends the options.\n"
+          "exit status: 0 success, 1 compile or test failure, 2 usage error, 3 runtime or device error\n", f);
 }
 
 /* Output that never reached stdout (`> /dev/full`, a closed pipe) is a
@@ -57,6 +60,40 @@ static int stdout_checked(const char *cmd, int rc)
     return rc == KF_EXIT_OK ? KF_EXIT_RUNTIME : rc;
 }
 
+static int find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(name, commands[i].name)) return (int)i;
+    return -1;
+}
+
+/* An unknown command: the closest name, the list, the usage; exit 2. */
+static int unknown_command(const char *what, const char *name)
+{
+    const char *names[sizeof commands / sizeof commands[0]];
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) names[i] = commands[i].name;
+    const char *near = kf_cli_suggest(name, names, sizeof names / sizeof names[0]);
+    fprintf(stderr, "kforge: error: unknown %s '%s'", what, name);
+    if (near) fprintf(stderr, " (did you mean '%s'?)", near);
+    fprintf(stderr, "; expected one of check, emit, run, test, bench, cache, devices\n\n");
+    usage(stderr);
+    return KF_EXIT_USAGE;
+}
+
+/* kforge help [CMD]: the whole usage, or CMD's (what `kforge CMD --help`
+ * prints), on stdout. */
+static int help(int argc, char **argv)
+{
+    if (argc < 3) {
+        usage(stdout);
+        return KF_EXIT_OK;
+    }
+    int c = find_command(argv[2]);
+    if (c < 0) return unknown_command("help topic", argv[2]);
+    char *args[] = {"--help", NULL};
+    return stdout_checked(argv[2], commands[c].fn(1, args));
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -64,17 +101,12 @@ int main(int argc, char **argv)
         return KF_EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
-        usage(stdout);
-        return KF_EXIT_OK;
-    }
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) return stdout_checked("help", help(argc, argv));
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
         puts("kforge " KF_VERSION);
-        return KF_EXIT_OK;
+        return stdout_checked(cmd, KF_EXIT_OK);
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(cmd, commands[i].name)) return stdout_checked(cmd, commands[i].fn(argc - 2, argv + 2));
-    fprintf(stderr, "kforge: error: unknown command '%s'; expected one of check, emit, run, test, bench, cache, devices\n\n", cmd);
-    usage(stderr);
-    return KF_EXIT_USAGE;
+    int c = find_command(cmd);
+    if (c < 0) return unknown_command("command", cmd);
+    return stdout_checked(cmd, commands[c].fn(argc - 2, argv + 2));
 }

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # tools/test_all.sh: the whole test suite, as CI runs it.
 #
-#  1. build/ (Release, -Werror): every ctest test (unit, golden, ptxas,
-#     nvrtc, gpu, difftest: 500 random programs through the interpreter,
-#     NVRTC and ptxas; tests that need what the machine lacks report
-#     themselves skipped with the reason);
-#  2. build-asan/ (Debug, -DKF_SANITIZE=ON): the unit tests under
-#     AddressSanitizer + UndefinedBehaviorSanitizer;
+#  1. build/ (Release, -Werror, -DBUILD_SHARED_LIBS=ON): every ctest test
+#     (unit, golden, ptxas, nvrtc, gpu, difftest: 500 random programs through
+#     the interpreter, NVRTC and ptxas; the Python package's pytest over
+#     libkforge.so; the install test with its find_package, pkg-config, C++
+#     and add_subdirectory consumers; tests that need what the machine lacks
+#     report themselves skipped with the reason);
+#  2. build-asan/ (Debug, -DKF_SANITIZE=ON, the static libkforge.a): the unit
+#     tests under AddressSanitizer + UndefinedBehaviorSanitizer (the install
+#     test's consumers too);
 #  3. build-fuzz/ (clang, libFuzzer + ASan + UBSan): each fuzz harness of
 #     tests/fuzz for FUZZ_SECONDS (default 60), two at a time
 #     (tools/fuzz.sh); each harness counts as one test. Without clang-14
@@ -55,15 +58,16 @@ build() {
     fi
 }
 
-echo "== Release build (-Werror): all tests"
-build build -DCMAKE_BUILD_TYPE=Release -DKF_WERROR=ON && run_ctest build
+echo "== Release build (-Werror, shared libkforge.so): all tests"
+export KF_REQUIRE_PYTHON=1   # the Python package's tests run here: no python3 with NumPy and pytest is a failure
+build build -DCMAKE_BUILD_TYPE=Release -DKF_WERROR=ON -DBUILD_SHARED_LIBS=ON && run_ctest build
 # ctest hides the output of skipped programs: show each case's reason by name.
 for t in build/tests/test_gpu_*; do
     [[ -x $t ]] || continue
     "$t" 2>&1 | awk -v p="${t##*/}" '/^\[ RUN/{c=$NF} /^skipped: /{print p "/" c ": " $0}'
 done
 
-echo "== ASan+UBSan build: unit tests"
+echo "== ASan+UBSan build (static libkforge.a): unit tests"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 build build-asan -DCMAKE_BUILD_TYPE=Debug -DKF_SANITIZE=ON -DKF_WERROR=ON && run_ctest build-asan -L unit

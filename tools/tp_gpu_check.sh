@@ -40,11 +40,11 @@ tps=${TP_CHECK_TPS:-$( [ "$ngpu" -ge 4 ] && echo "2 4" || echo 2 )}
 wide="--hidden 8192 --heads 64 --kv-heads 8 --head-dim 128 --ffn 28672 --vocab 128256"
 
 step() { case $skip in *" $1 "*) echo "== $1: skipped (TP_CHECK_SKIP)"; return 1 ;; esac; echo "== $1: $2"; }
-run() {   # run LOG CMD...: bounded, logged, the tail shown; a failure marks the run
-    local log=$1; shift
+run() {   # run LINES LOG CMD...: bounded, logged, its last LINES shown; a failure marks the run
+    local lines=$1 log=$2; shift 2
     timeout "$limit" "$@" > "$out/$log" 2>&1
     local rc=$?
-    tail -n "${TAIL:-4}" "$out/$log"
+    tail -n "$lines" "$out/$log"
     [ $rc -eq 0 ] || { echo "   -> exit $rc ($out/$log)"; status=1; }
 }
 
@@ -54,10 +54,10 @@ ldconfig -p | grep -m1 'libnccl.so.2' || echo "   libnccl.so.2 not in the loader
 [ "$ngpu" -ge 2 ] || { echo "   fewer than 2 GPUs: nothing to split over"; exit 2; }
 
 if step small "--check at the small shape, cuda and ptx, every mode, against --tp 1 and the reference"; then
-    run test_runtime_comm.log "$build/tests/test_runtime_comm"
+    run 4 test_runtime_comm.log "$build/tests/test_runtime_comm"
     for tp in $tps; do for be in cuda ptx; do for mode in sync async graph; do
         echo "-- --tp $tp --backend $be --mode $mode"
-        TAIL=1 run "small_tp${tp}_${be}_${mode}.log" "$decode" --small --heads 8 --kv-heads 4 --tp "$tp" \
+        run 1 "small_tp${tp}_${be}_${mode}.log" "$decode" --small --heads 8 --kv-heads 4 --tp "$tp" \
             --backend "$be" --mode "$mode" --steps 4 --check
     done; done; done
 fi
@@ -65,14 +65,14 @@ fi
 if step wide "--check at the 70B width (8 layers), graph mode, against --tp 1"; then
     for tp in $tps; do
         echo "-- --tp $tp"
-        TAIL=2 run "wide_tp${tp}.log" "$decode" $wide --layers 8 --tp "$tp" --context 4096 --steps 3 --check
+        run 2 "wide_tp${tp}.log" "$decode" $wide --layers 8 --tp "$tp" --context 4096 --steps 3 --check
     done
 fi
 
 if step bench "--bench at the Llama-3-70B shape (80 layers), f16, context 4096"; then
     for tp in $tps; do
         echo "-- --tp $tp"
-        TAIL=20 run "bench_tp${tp}.log" "$decode" $wide --layers 80 --tp "$tp" --context 4096 --bench \
+        run 20 "bench_tp${tp}.log" "$decode" $wide --layers 80 --tp "$tp" --context 4096 --bench \
             --warmup 3 --runs 20 --json "$out/bench_tp${tp}.json"
     done
     if [ -f "$out/bench_tp2.json" ] && [ -f "$out/bench_tp4.json" ]; then
@@ -91,7 +91,7 @@ fi
 if step torch "PyTorch peer (torch.distributed, NCCL) at the 70B shape"; then
     if python3 -c 'import torch; assert torch.cuda.device_count() >= 2' 2>/dev/null; then
         for tp in $tps; do
-            TAIL=3 run "torch_tp${tp}.log" python3 tools/bench_torch.py --decode $wide --layers 80 --context 4096 \
+            run 3 "torch_tp${tp}.log" python3 tools/bench_torch.py --decode $wide --layers 80 --context 4096 \
                 --steps 20 --tp "$tp" --json "$out/torch_tp${tp}.json"
         done
     else

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kforge.h"
+#include "module.h"
 #include "emit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -52,6 +52,21 @@ __device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return 
 __device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
 __device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
 
+/* f32 math on the hardware approximations (bounds: see the table atop
+   kforge's emit/cuda_c_prelude.c), and abs as the bit operation it is:
+   ptxas 13 takes abs.f32 (fabsf) for never NaN and folds -1 < fabsf(x) to true */
+__device__ __forceinline__ float kf_abs_f32(float x) { float r; asm("and.b32 %0, %1, 0x7FFFFFFF;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_exp2_approx(float x) { float r; asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_exp_approx(float x) { return kf_exp2_approx(__fmul_rn(x, 1.44269502f)); }
+__device__ __forceinline__ float kf_log2_approx(float x) { float r; asm("lg2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_log_approx(float x) { return __fmul_rn(kf_log2_approx(x), 0.693147182f); }
+__device__ __forceinline__ float kf_rsqrt_approx(float x) { float r; asm("rsqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_sin_approx(float x) { float r; asm("sin.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_cos_approx(float x) { float r; asm("cos.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_tanh_approx(float x) { float r; asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_rcp_approx(float x) { float r; asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_fast_div(float a, float b) { return __fmul_rn(a, kf_rcp_approx(b)); }
+
 __device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
 
 /* Warp operations over the n lanes of this warp that exist (a block that
@@ -551,7 +566,7 @@ q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_
         }
     }
     unsigned* xqw_ = (unsigned*)xq_;
-    float t60_ = fmaxf(fmaxf(fabsf(v_.v[0]), fabsf(v_.v[1])), fmaxf(fabsf(v_.v[2]), fabsf(v_.v[3])));
+    float t60_ = fmaxf(fmaxf(kf_abs_f32(v_.v[0]), kf_abs_f32(v_.v[1])), fmaxf(kf_abs_f32(v_.v[2]), kf_abs_f32(v_.v[3])));
     float t68_ = __fadd_rn(__fadd_rn(v_.v[0], v_.v[1]), __fadd_rn(v_.v[2], v_.v[3]));
     float t72_ = fmaxf(t60_, kf_shfl_xor(t60_, 1u, kf_wn));
     float t75_ = __fadd_rn(t68_, kf_shfl_xor(t68_, 1u, kf_wn));
@@ -635,7 +650,7 @@ q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf
         }
     }
     unsigned* xqw_ = (unsigned*)xq_;
-    float t76_ = fmaxf(fmaxf(fabsf(v_.v[0]), fabsf(v_.v[1])), fmaxf(fabsf(v_.v[2]), fabsf(v_.v[3])));
+    float t76_ = fmaxf(fmaxf(kf_abs_f32(v_.v[0]), kf_abs_f32(v_.v[1])), fmaxf(kf_abs_f32(v_.v[2]), kf_abs_f32(v_.v[3])));
     float t84_ = __fadd_rn(__fadd_rn(v_.v[0], v_.v[1]), __fadd_rn(v_.v[2], v_.v[3]));
     float t88_ = fmaxf(t76_, kf_shfl_xor(t76_, 1u, kf_wn));
     float t91_ = __fadd_rn(t84_, kf_shfl_xor(t84_, 1u, kf_wn));

@@ -20,7 +20,9 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
 }
 
 /* f32 math on the hardware approximations (bounds: see the table atop
-   kforge's emit/cuda_c_prelude.c) */
+   kforge's emit/cuda_c_prelude.c), and abs as the bit operation it is:
+   ptxas 13 takes abs.f32 (fabsf) for never NaN and folds -1 < fabsf(x) to true */
+__device__ __forceinline__ float kf_abs_f32(float x) { float r; asm("and.b32 %0, %1, 0x7FFFFFFF;" : "=f"(r) : "f"(x)); return r; }
 __device__ __forceinline__ float kf_exp2_approx(float x) { float r; asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 __device__ __forceinline__ float kf_exp_approx(float x) { return kf_exp2_approx(__fmul_rn(x, 1.44269502f)); }
 __device__ __forceinline__ float kf_log2_approx(float x) { float r; asm("lg2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }

@@ -90,8 +90,8 @@ static bool poisoned(const batch *b, uint32_t i, kf_dt_backend be)
 
 /* The module of the chosen programs (sel[i]); map[j] is the batch index of
  * kernel j, first[j] (may be NULL) the line where its text begins. */
-static kf_status compile_sel(const batch *b, const bool *sel, kf_module **m, uint32_t *map, uint32_t *first,
-                             uint32_t *nk, kf_error *err)
+static kf_status compile_sel(const batch *b, const bool *sel, kf_opt_level level, kf_module **m, uint32_t *map,
+                             uint32_t *first, uint32_t *nk, kf_error *err)
 {
     dt_item *its = malloc(b->n * sizeof *its);
     if (!its) return kf_error_set(err, KF_ERR_NOMEM, "out of memory");
@@ -99,7 +99,7 @@ static kf_status compile_sel(const batch *b, const bool *sel, kf_module **m, uin
     for (uint32_t i = 0; i < b->n; i++)
         if (sel[i]) its[k] = b->items[i], map[k++] = i;
     *nk = k;
-    kf_status st = k ? dt_compile(its, k, m, first, err) : KF_OK;
+    kf_status st = k ? dt_compile(its, k, level, m, first, err) : KF_OK;
     if (!k) *m = NULL;
     free(its);
     return st;
@@ -112,7 +112,7 @@ static void front_end(batch *b)
         if (!b->alive[i]) continue;
         kf_module *m;
         kf_error e = {0};
-        if (dt_compile(&b->items[i], 1, &m, NULL, &e) != KF_OK) {
+        if (dt_compile(&b->items[i], 1, KF_OPT_O0, &m, NULL, &e) != KF_OK) {
             dt_say(b->fd, "S %llu cpu compile %s", (unsigned long long)index_of(b, i), e.msg);
             b->alive[i] = false;
         }
@@ -146,10 +146,67 @@ static void run_cpu(batch *b, kf_module *m, const uint32_t *map, uint32_t nk)
     kf_device_close(dev);
 }
 
+/* cpu-O1: the module compiled at the default level (the IR optimiser on)
+ * runs on the interpreter; every output must equal the -O0 run's bit for
+ * bit (NaN matching NaN). A program the optimised front end refuses, or
+ * that faults only when optimised, is reported as such. */
+static void run_cpu_o1(batch *b)
+{
+    uint32_t *map = malloc((b->n + 1) * sizeof *map), nk = 0;
+    bool *sel = calloc(b->n + 1, sizeof *sel), *one = calloc(b->n + 1, sizeof *one);
+    kf_module *m = NULL;
+    kf_device *dev = NULL;
+    kf_error e = {0};
+    if (!map || !sel || !one || kf_device_open(KF_BACKEND_CPU, 0, &dev, &e) != KF_OK) {
+        dt_say(b->fd, "E the interpreter cannot start: %s", e.msg);
+        exit(DT_EXIT_ERROR);
+    }
+    memcpy(sel, b->alive, b->n * sizeof *sel);
+    if (compile_sel(b, sel, KF_OPT_DEFAULT, &m, map, NULL, &nk, &e) != KF_OK) {   /* find the ones it refuses */
+        for (uint32_t i = 0; i < b->n; i++) {
+            if (!sel[i]) continue;
+            one[i] = true;
+            kf_error_clear(&e);
+            if (compile_sel(b, one, KF_OPT_DEFAULT, &m, map, NULL, &nk, &e) != KF_OK) {
+                dt_say(b->fd, "S %llu cpu-O1 compile %s", (unsigned long long)index_of(b, i), e.msg);
+                sel[i] = false;
+            }
+            one[i] = false;
+            kf_module_free(m);
+            m = NULL;
+        }
+        kf_error_clear(&e);
+        if (compile_sel(b, sel, KF_OPT_DEFAULT, &m, map, NULL, &nk, &e) != KF_OK) nk = 0;
+    }
+    for (uint32_t j = 0; j < nk; j++) {
+        uint32_t i = map[j];
+        kf_pipeline *pipe = NULL;
+        dt_outputs out;
+        dt_diff d;
+        dt_say(b->fd, "R %llu cpu-O1", (unsigned long long)index_of(b, i));
+        kf_error_clear(&e);
+        if (kf_pipeline_create(dev, m, &m->kernels[j], &pipe, &e) != KF_OK || dt_run_one(dev, pipe, b->progs[i], &out, &e) != KF_OK) {
+            dt_say(b->fd, "S %llu cpu-O1 fault %s", (unsigned long long)index_of(b, i), e.msg);
+        } else {
+            if (dt_compare(b->progs[i], &b->ref[i], &out, true, &d)) dt_say(b->fd, "S %llu cpu-O1 ok", (unsigned long long)index_of(b, i));
+            else dt_say(b->fd, "S %llu cpu-O1 mismatch %s", (unsigned long long)index_of(b, i), d.text);
+            dt_outputs_free(&out);
+        }
+        kf_pipeline_destroy(pipe);
+    }
+    kf_error_clear(&e);
+    kf_module_free(m);
+    kf_device_close(dev);
+    free(map);
+    free(sel);
+    free(one);
+}
+
 /* ---- building for one back end, bisecting failures -------------------------------------- */
 typedef struct {
     kf_dt_backend be;
     kf_device *dev;           /* GPU paths */
+    kf_opt_level level;       /* what the module is compiled at (kf_dt_gpu_level) */
 } target;
 
 /* Builds (GPU: pipelines into *ps) or checks module m for target t. */
@@ -179,7 +236,7 @@ static void bisect(batch *b, const target *t, bool *sel, uint32_t lo, uint32_t h
     for (uint32_t i = lo; i < hi; i++) count += (part[i] = sel[i]);
     kf_module *m = NULL;
     kf_error e = {0};
-    kf_status st = count ? compile_sel(b, part, &m, map, NULL, &nk, &e) : KF_OK;
+    kf_status st = count ? compile_sel(b, part, t->level, &m, map, NULL, &nk, &e) : KF_OK;
     if (st == KF_OK && m) st = build(t, m, NULL, &e);
     if (st != KF_OK && count == 1) {
         for (uint32_t i = lo; i < hi; i++)
@@ -209,7 +266,10 @@ static uint32_t arch_of(const target *t)
 }
 
 /* Reports the programs whose text holds a line the failed build of module m
- * names (kernel j's text begins at first[j]); false when it names none. */
+ * names (kernel j's text begins at first[j]) and that fail to build alone:
+ * an error in one program can make the compiler misread the text after it
+ * (an unterminated comment), so a named program is blamed only once it is
+ * seen failing by itself. False when none is. */
 static bool blame(batch *b, const target *t, const kf_module *m, const kf_error *e, const uint32_t *map,
                   const uint32_t *first, uint32_t nk, bool *sel)
 {
@@ -220,10 +280,8 @@ static bool blame(batch *b, const target *t, const kf_module *m, const kf_error 
         uint32_t j = 0;
         while (j + 1 < nk && first[j + 1] <= lines[l].line) j++;
         if (!sel[map[j]]) continue;
-        dt_say(b->fd, "S %llu %s compile %s%s%.400s", (unsigned long long)index_of(b, map[j]), kf_dt_backend_names[t->be],
-               e->msg, e->log ? " | " : "", e->log ? e->log + lines[l].at : "");
-        sel[map[j]] = false;
-        any = true;
+        bisect(b, t, sel, map[j], map[j] + 1);   /* reports and drops it when it fails alone */
+        any |= !sel[map[j]];
     }
     return any;
 }
@@ -239,7 +297,7 @@ static kf_module *build_all(batch *b, const target *t, bool *sel, kf_pipeline **
     kf_error e = {0};
     dt_say(b->fd, "C %s", kf_dt_backend_names[t->be]);
     for (int attempt = 0; attempt < 8; attempt++) {
-        kf_status st = compile_sel(b, sel, &m, map, first, &nk, &e);
+        kf_status st = compile_sel(b, sel, t->level, &m, map, first, &nk, &e);
         if (st == KF_OK && m) st = build(t, m, t->dev ? kp : NULL, &e);
         if (st == KF_OK || !m) break;
         bool blamed = attempt < 6 && blame(b, t, m, &e, map, first, nk, sel);
@@ -281,7 +339,7 @@ static void run_gpu_one(batch *b, gpu_path *g, uint32_t i)
         exit(DT_EXIT_FAULT);
     }
     dt_diff d;
-    if (dt_compare(b->progs[i], &b->ref[i], &out, &d)) dt_say(b->fd, "S %llu %s ok", (unsigned long long)k, name);
+    if (dt_compare(b->progs[i], &b->ref[i], &out, false, &d)) dt_say(b->fd, "S %llu %s ok", (unsigned long long)k, name);
     else dt_say(b->fd, "S %llu %s mismatch %s", (unsigned long long)k, name, d.text);
     dt_outputs_free(&out);
 }
@@ -297,6 +355,7 @@ static void run_gpus(batch *b)
         gpu_path *p = &g[ng++];
         kf_error e = {0};
         p->t.be = gpus[j];
+        p->t.level = kf_dt_gpu_level(b->o, b->task->first);
         if (kf_device_open(gpus[j] == KF_DT_CUDA ? KF_BACKEND_CUDA : KF_BACKEND_PTX, 0, &p->t.dev, &e) != KF_OK) {
             dt_say(b->fd, "E %s: %s", kf_dt_backend_names[gpus[j]], e.msg);
             exit(DT_EXIT_ERROR);
@@ -324,7 +383,7 @@ static void check_cpu_only(batch *b)
     bool *sel = calloc(b->n, sizeof *sel);
     for (int j = 0; j < 3; j++) {
         if (!(b->o->backends & (1u << checks[j]))) continue;
-        target t = {checks[j], NULL};
+        target t = {checks[j], NULL, kf_dt_gpu_level(b->o, b->task->first)};
         for (uint32_t i = 0; i < b->n; i++) sel[i] = b->alive[i] && !poisoned(b, i, checks[j]);
         kf_module_free(build_all(b, &t, sel, NULL));
     }
@@ -349,16 +408,17 @@ void dt_run_batch(const kf_dt_options *o, const dt_task *task, int fd)
     uint32_t *map = malloc((b.n + 1) * sizeof *map), nk = 0;
     kf_module *m = NULL;
     kf_error e = {0};
-    if (compile_sel(&b, b.alive, &m, map, NULL, &nk, &e) != KF_OK) {   /* find the ones it refuses */
+    if (compile_sel(&b, b.alive, KF_OPT_O0, &m, map, NULL, &nk, &e) != KF_OK) {   /* find the ones it refuses */
         kf_error_clear(&e);
         front_end(&b);
     }
-    if (!m && compile_sel(&b, b.alive, &m, map, NULL, &nk, &e) != KF_OK) {
+    if (!m && compile_sel(&b, b.alive, KF_OPT_O0, &m, map, NULL, &nk, &e) != KF_OK) {
         dt_say(fd, "E the front end refused a batch whose programs it accepted one by one: %s", e.msg);
         exit(DT_EXIT_ERROR);
     }
     if (m) run_cpu(&b, m, map, nk);
     kf_module_free(m);
+    if (o->backends & (1u << KF_DT_CPUO1)) run_cpu_o1(&b);
     free(map);
     check_cpu_only(&b);
     run_gpus(&b);

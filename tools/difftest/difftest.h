@@ -20,7 +20,7 @@
 #ifndef KF_DIFFTEST_H
 #define KF_DIFFTEST_H
 
-#include "../../ir/kforge.h"
+#include "../../ir/module.h"
 
 /* What a back end can report for one program. */
 #define KF_DT_STATUSES(X)                                                      \
@@ -41,7 +41,8 @@ extern const char *const kf_dt_status_names[KF_DT_NSTATUS];
 
 /* The back ends a run compares, and the CPU-only checks of --no-gpu. */
 #define KF_DT_BACKENDS(X)                                  \
-    X(KF_DT_CPU, "cpu")                                    \
+    X(KF_DT_CPU, "cpu")           /* the reference: the interpreter at -O0 */ \
+    X(KF_DT_CPUO1, "cpu-O1")      /* the interpreter on the optimised module: bit-exact */ \
     X(KF_DT_CUDA, "cuda")                                  \
     X(KF_DT_PTX, "ptx")                                    \
     X(KF_DT_NVRTC, "nvrtc")       /* --no-gpu: NVRTC accepts the CUDA-C, ptxas its PTX */ \
@@ -99,7 +100,16 @@ typedef struct {
     unsigned shrink_s;       /* time for shrinking one failure; 0: default (180 s) */
     unsigned max_saves;      /* failures shrunk and saved at most; 0: default (20) */
     unsigned avoid;          /* KF_DT_AVOID_* bits */
+    unsigned gpu_o0_every;   /* every Nth batch builds the GPU paths (and NVRTC, ptxas) at -O0, the rest at the
+                                default level; 0: never (kf_dt_gpu_level) */
 } kf_dt_options;
+
+/* The level program k is built at for cuda, ptx, nvrtc and ptxas: -O0 in
+ * every gpu_o0_every-th batch of opts->batch programs (counted from
+ * opts->first), so emitter bugs that constant folding hides stay visible;
+ * the default (optimised) level otherwise. The cpu reference is always -O0,
+ * cpu-O1 always the default. */
+kf_opt_level kf_dt_gpu_level(const kf_dt_options *opts, uint64_t k);
 
 /* Counts of one run, per back end and status. */
 typedef struct {
@@ -120,6 +130,10 @@ kf_status kf_dt_run(const kf_dt_options *opts, kf_dt_summary *sum, kf_error *err
 void kf_dt_summary_line(const kf_dt_summary *sum, const kf_dt_options *opts, char *buf, size_t len);
 /* The number of failures (anything but ok) in the summary. */
 uint64_t kf_dt_failures(const kf_dt_summary *sum);
+
+/* Saves program `index` of opts->seed under opts->save_dir as a replayable
+ * case (prog.kf, case.case, input and expected .npy); dir gets its path. */
+kf_status kf_dt_dump(const kf_dt_options *opts, uint64_t index, char *dir, size_t len, kf_error *err);
 
 /* ---- single programs (the tests and --print use these) ------------------ */
 typedef struct kf_dt_prog kf_dt_prog;

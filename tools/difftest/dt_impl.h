@@ -134,7 +134,16 @@ typedef enum {
     DT_TOL_F32,         /* f32 exp exp2 log log2 rsqrt sin cos: abs 8e-6 + rel 8e-6 */
     DT_TOL_TANH,        /* f32 tanh: abs 2e-6 + rel 2e-3 */
     DT_TOL_F64,         /* f64 math: abs 1e-14 + rel 1e-13 */
+    DT_TOL_RCP,         /* rcp, fast_div (rcp.approx.ftz): abs 1.2e-38 + rel 2.4e-7 (2 ulp) */
 } dt_tol;
+
+/* The looser of two classes (a slot written by several functions). */
+static inline uint8_t dt_tol_looser(uint8_t a, uint8_t b)
+{
+    static const uint8_t rank[] = {[DT_TOL_EXACT] = 0, [DT_TOL_RCP] = 1, [DT_TOL_F64] = 1, [DT_TOL_F32] = 2,
+                                   [DT_TOL_TANH] = 3};
+    return rank[a] >= rank[b] ? a : b;
+}
 
 typedef struct {
     const char *name;
@@ -142,7 +151,9 @@ typedef struct {
     dt_role role;
     uint32_t count;      /* buffer elements */
     uint32_t slots;      /* OUT, APPROX: slots per thread; ATOMIC: own slots per thread */
-    uint32_t shared;     /* ATOMIC: contended slots at the start */
+    uint32_t shared;     /* ATOMIC: contended slots at the start (dt_contended_kind: one operation each) */
+    uint64_t exch_bits;  /* ATOMIC: the one value atomic_exch writes to its contended slot */
+    uint64_t cas_bits[2]; /* ATOMIC: the one (expected, new) pair of atomic_cas on its contended slot */
     uint8_t *tol;        /* APPROX: dt_tol of each slot */
     void *data;          /* initial contents, count elements */
     kf_value value;      /* DT_R_SCALAR */
@@ -161,6 +172,7 @@ typedef struct {
     kf_type type;
     const dt_param *buf; /* a buffer parameter passed through */
     bool base;           /* the base slot of the fn's output buffer (a u32) */
+    uint32_t shared_len; /* > 0: a `shared T[]` parameter (type: T) of at least this many written elements */
 } dt_fparam;
 
 enum { DT_MAX_FPARAMS = 8, DT_MAX_FNS = 6, DT_MAX_PARAMS = 16, DT_MAX_CONSTS = 6 };
@@ -194,6 +206,9 @@ struct kf_dt_prog {
     uint32_t grid[3];
     uint64_t count;              /* with no grid expression: the element count of the launch */
     uint32_t shared_bytes;       /* static shared memory declared so far */
+    uint32_t dyn_bytes;          /* the dynamic shared array's bytes in effect (0: none) */
+    uint32_t dyn_launch;         /* the bytes the launch gives (overriding shared = EXPR), 0: none */
+    dt_node *shared_expr;        /* @schedule's shared = EXPR (NULL: not written) */
     dt_node *block_expr[3];      /* as written in @schedule (NULL: not written) */
     dt_node *grid_expr[3];
     uint32_t nthreads;           /* of the whole grid */
@@ -243,6 +258,7 @@ typedef struct {
     uint32_t len;        /* arrays: length; loop variables: exclusive upper bound (0: unknown) */
     const dt_param *buf; /* buffers */
     int64_t lo;          /* loop variables: the smallest value */
+    uint32_t wbytes;     /* shared arrays: bytes from the start written by exchanges (readable through any view) */
 } dt_sym;
 
 enum { DT_MAX_SYMS = 256 };
@@ -289,6 +305,8 @@ uint8_t dt_max(uint8_t a, uint8_t b);
 uint8_t dt_eff(const dt_gen *g);
 
 dt_node *dt_fn_call(dt_gen *g, const dt_fn *f);
+/* Whether every `shared T[]` parameter of f has an argument here. */
+bool dt_fn_shared_args(const dt_gen *g, const dt_fn *f);
 bool dt_fn_callable(dt_gen *g, const dt_fn *f);
 const dt_param *dt_atomic_buf(dt_gen *g);
 /* A value for an atomic on elements of type t (exact for floats). */
@@ -353,9 +371,10 @@ typedef struct {
 } dt_diff;
 
 /* Compares b (a back end's) against a (the interpreter's): exact, or within
- * each approximate slot's bound. False with *d describing the first
- * difference. */
-bool dt_compare(const kf_dt_prog *p, const dt_outputs *a, const dt_outputs *b, dt_diff *d);
+ * each approximate slot's bound (exact: every slot bit for bit, as cpu-O1
+ * against cpu). NaN matches NaN (the bits of a computed NaN are not
+ * specified). False with *d describing the first difference. */
+bool dt_compare(const kf_dt_prog *p, const dt_outputs *a, const dt_outputs *b, bool exact, dt_diff *d);
 
 /* One program in a batch: which program, which edit, and its tag. */
 typedef struct {
@@ -364,10 +383,11 @@ typedef struct {
     char tag[32];
 } dt_item;
 
-/* Compiles the items as one module; *m receives it or NULL (the front end
- * refused it: err holds the first diagnostic). first_line (may be NULL)
- * gets the line of the module at which each item's text begins. */
-kf_status dt_compile(const dt_item *items, uint32_t n, kf_module **m, uint32_t *first_line, kf_error *err);
+/* Compiles the items as one module at level; *m receives it or NULL (the
+ * front end refused it: err holds the first diagnostic). first_line (may be
+ * NULL) gets the line of the module at which each item's text begins. */
+kf_status dt_compile(const dt_item *items, uint32_t n, kf_opt_level level, kf_module **m, uint32_t *first_line,
+                     kf_error *err);
 /* The .kf lines (of module m's text) that a failed build of back end be
  * names: every error of NVRTC's or the JIT's log mapped back through the
  * emitter's line map, or of ptxas's, each with where its text starts in

@@ -39,7 +39,15 @@ static uint32_t count_lines(const char *s, size_t from, size_t to)
     return n;
 }
 
-kf_status dt_compile(const dt_item *items, uint32_t n, kf_module **m, uint32_t *first_line, kf_error *err)
+kf_opt_level kf_dt_gpu_level(const kf_dt_options *opts, uint64_t k)
+{
+    uint64_t batch = opts->batch ? opts->batch : 100, nth = opts->gpu_o0_every;
+    if (!nth || k < opts->first) return KF_OPT_DEFAULT;
+    return ((k - opts->first) / batch) % nth == nth - 1 ? KF_OPT_O0 : KF_OPT_DEFAULT;
+}
+
+kf_status dt_compile(const dt_item *items, uint32_t n, kf_opt_level level, kf_module **m, uint32_t *first_line,
+                     kf_error *err)
 {
     kf_buf b = {0};
     kf_arena a;
@@ -59,7 +67,7 @@ kf_status dt_compile(const dt_item *items, uint32_t n, kf_module **m, uint32_t *
     if (!defs || b.oom || !b.data) {
         st = kf_error_set(err, KF_ERR_NOMEM, "out of memory printing %u programs", n);
     } else {
-        kf_compile_opts o = {defs, ndefs, KF_OPT_DEFAULT};
+        kf_compile_opts o = {defs, ndefs, level};
         st = kf_compile("difftest.kf", b.data, b.len, &o, m);
         if (st != KF_OK && *m && (*m)->diags.items.len) {
             const kf_diag *d = &(*m)->diags.items.data[0];
@@ -103,8 +111,9 @@ kf_status dt_run_one(kf_device *dev, kf_pipeline *pipe, const kf_dt_prog *p, dt_
         if (st == KF_OK) st = kf_buffer_upload(bufs[i], pa->data, param_bytes(pa), err);
         args[i] = (kf_arg){.buf = bufs[i]};
     }
-    kf_launch by_count = {.count = p->count};
-    if (st == KF_OK) st = kf_dispatch(pipe, args, p->nparams, p->count ? &by_count : NULL, KF_DISPATCH_SYNC, NULL, err);
+    kf_launch launch = {.count = p->count, .dyn_shared = p->dyn_launch};   /* zero grid and block: the schedule's */
+    bool own = p->count || p->dyn_launch;
+    if (st == KF_OK) st = kf_dispatch(pipe, args, p->nparams, own ? &launch : NULL, KF_DISPATCH_SYNC, NULL, err);
     for (uint32_t i = 0; i < p->nparams && st == KF_OK; i++) {
         const dt_param *pa = &p->params[i];
         if (pa->role == DT_R_SCALAR || pa->role == DT_R_IN) continue;
@@ -129,13 +138,14 @@ static void describe(char *out, size_t len, kf_scalar s, uint64_t bits)
 static bool within(dt_tol tol, double want, double got)
 {
     static const double bound[][2] = {
-        [DT_TOL_EXACT] = {0, 0}, [DT_TOL_F32] = {8e-6, 8e-6}, [DT_TOL_TANH] = {2e-6, 2e-3}, [DT_TOL_F64] = {1e-14, 1e-13}};
+        [DT_TOL_EXACT] = {0, 0}, [DT_TOL_F32] = {8e-6, 8e-6}, [DT_TOL_TANH] = {2e-6, 2e-3}, [DT_TOL_F64] = {1e-14, 1e-13},
+        [DT_TOL_RCP] = {1.2e-38, 2.4e-7}};
     if (isnan(want) || isnan(got)) return isnan(want) && isnan(got);
     if (want == got) return true;
     return fabs(got - want) <= bound[tol][0] + bound[tol][1] * fabs(want);
 }
 
-bool dt_compare(const kf_dt_prog *p, const dt_outputs *a, const dt_outputs *b, dt_diff *d)
+bool dt_compare(const kf_dt_prog *p, const dt_outputs *a, const dt_outputs *b, bool exact, dt_diff *d)
 {
     for (uint32_t i = 0; i < p->nparams; i++) {
         const dt_param *pa = &p->params[i];
@@ -154,7 +164,7 @@ bool dt_compare(const kf_dt_prog *p, const dt_outputs *a, const dt_outputs *b, d
             if (x == y) continue;
             double dx = kf_bits_to_double(s, x), dy = kf_bits_to_double(s, y);
             bool fl = kf_scalar_class[s] == 'f';
-            dt_tol tol = pa->role == DT_R_APPROX ? (dt_tol)pa->tol[(e / lanes) % pa->slots] : DT_TOL_EXACT;
+            dt_tol tol = pa->role == DT_R_APPROX && !exact ? (dt_tol)pa->tol[(e / lanes) % pa->slots] : DT_TOL_EXACT;
             if (fl && (tol ? within(tol, dx, dy) : (isnan(dx) && isnan(dy)))) continue;
             char w[64], g[64];
             describe(w, sizeof w, s, x);
@@ -319,7 +329,7 @@ kf_status kf_dt_check_cpu(const kf_dt_prog *p, kf_error *err)
 {
     dt_item it = {p, {0}, ""};
     kf_module *m;
-    kf_status st = dt_compile(&it, 1, &m, NULL, err);
+    kf_status st = dt_compile(&it, 1, KF_OPT_O0, &m, NULL, err);
     if (st != KF_OK) return st;
     kf_device *dev = NULL;
     st = kf_device_open(KF_BACKEND_CPU, 0, &dev, err);

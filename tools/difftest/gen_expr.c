@@ -137,8 +137,27 @@ static dt_node *index_node(dt_gen *g, const char *base, kf_type t, dt_node *idx,
     return n;
 }
 
-/* Elements of an input buffer or view symbol, or of an array. */
-static uint32_t sym_count(const dt_sym *s) { return s->kind == DT_K_INBUF ? s->buf->count : s->len; }
+/* Elements of an input buffer or view symbol, or of an array (of a shared
+ * array: those the exchanges so far have written). */
+static uint32_t sym_count(const dt_sym *s)
+{
+    if (s->kind == DT_K_SHARED) return s->wbytes / kf_type_elem_bytes(s->type);
+    return s->kind == DT_K_INBUF ? s->buf->count : s->len;
+}
+
+/* (s as shared T[])[i]: a shared array's written bytes seen as elements of
+ * type t (LANGUAGE.md section 8 views). */
+static dt_node *mk_shared_view(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
+{
+    dt_sym *s = &g->syms[i];
+    dt_node *idx = dt_index(g, s->wbytes / kf_type_elem_bytes(t), dt_max(mv, DT_V_UNI), d - 1);
+    const char *base = kf_arena_printf(&g->p->arena, "(%s as shared %s[])", s->name, dt_type_name(t));
+    dt_node *n = dt_new(g, DT_E_INDEX, t);
+    n->text = base;
+    n->a[0] = idx;
+    n->var = shared_var(idx->var);
+    return n;
+}
 
 /* buf[i], view[i], arr[i], shared[i] of symbol i. */
 static dt_node *mk_load(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
@@ -241,7 +260,9 @@ static dt_node *leaf(dt_gen *g, kf_type t, uint8_t mv, int d, bool untyped)
             if (match && mv >= DT_V_THREAD) add(cs, &n, mk_load, (int)i, 3);
             break;
         case DT_K_SHARED:
-            if (match && s->readable && !g->in_exchange && mv >= DT_V_BLOCK) add(cs, &n, mk_load, (int)i, 3);
+            if (!s->readable || g->in_exchange || mv < DT_V_BLOCK) break;
+            if (match && sym_count(s)) add(cs, &n, mk_load, (int)i, 3);
+            else if (t.scalar != KF_S_BOOL && s->wbytes >= kf_type_elem_bytes(t)) add(cs, &n, mk_shared_view, (int)i, 2);
             break;
         default: break;
         }
@@ -527,8 +548,9 @@ static dt_node *mk_select(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
     return call(g, "select", t, c, a, b);
 }
 
-/* min, max, clamp; on floats the sign of a zero result is not fixed by
- * the contract (libm's fmin, CUDA's fminf), so +0.0 makes it +0. */
+/* min, max, clamp. On floats -0 < +0 on every back end (grammar/README.md
+ * section 7); half the time the result gets + 0.0 anyway, so a zero sign
+ * bug elsewhere does not hide the rest of a program. */
 static dt_node *mk_minmax(dt_gen *g, kf_type t, uint8_t mv, int d, int which)
 {
     static const char *const fn[] = {"min", "max", "clamp"};
@@ -536,7 +558,52 @@ static dt_node *mk_minmax(dt_gen *g, kf_type t, uint8_t mv, int d, int which)
     dt_node *b = dt_expr(g, t, mv, d - 1, true);
     dt_node *c = which == 2 ? dt_expr(g, t, mv, d - 1, true) : NULL;
     dt_node *n = call(g, fn[which], t, a, b, c);
-    return is_float(t) ? guard(g, DT_G_ZERO, t, n, 0) : n;
+    return is_float(t) && dt_chance(g->r, 50) ? guard(g, DT_G_ZERO, t, n, 0) : n;
+}
+
+/* ---- section 8 helpers: dot4, bfe, bfi, prmt ------------------------------------------ */
+/* dot4(a, b, c) -> i32 with a and b i8x4 or u8x4 in any of the four mixes. */
+static dt_node *mk_dot4(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
+{
+    kf_type q[2] = {kf_type_vector(KF_S_I8, 4), kf_type_vector(KF_S_U8, 4)};
+    dt_node *a = dt_expr(g, q[dt_below(g->r, 2)], mv, d - 1, false);
+    dt_node *b = dt_expr(g, q[dt_below(g->r, 2)], mv, d - 1, false);
+    return call(g, "dot4", t, a, b, dt_expr(g, t, mv, d - 1, false));
+}
+
+/* A bfe/bfi position or length: 0 .. 255 (defined up to 255; past the
+ * width on purpose), a literal at the edges or (e & 255). */
+static dt_node *bit_amount(dt_gen *g, uint8_t mv, int d)
+{
+    static const int edges[] = {0, 1, 7, 8, 15, 16, 31, 32, 33, 63, 64, 65, 128, 255};
+    kf_type u = kf_type_scalar(KF_S_U32);
+    if (dt_chance(g->r, 50)) {
+        dt_node *n = dt_new(g, DT_E_LIT, u);
+        int v = dt_chance(g->r, 70) ? edges[dt_below(g->r, sizeof edges / sizeof edges[0])] : (int)dt_below(g->r, 256);
+        n->text = kf_arena_printf(&g->p->arena, "%d", v);
+        n->flags = DT_F_UNTYPED;
+        return n;
+    }
+    return guard(g, DT_G_MASK, u, dt_expr(g, u, mv, d, false), 255);
+}
+
+/* bfe(x, pos, len) (which 0) or bfi(f, x, pos, len) (1) on u32 i32 u64 i64. */
+static dt_node *mk_bitfield(dt_gen *g, kf_type t, uint8_t mv, int d, int which)
+{
+    dt_node *x = dt_expr(g, t, mv, d - 1, false);
+    dt_node *pos = bit_amount(g, mv, d - 1), *len = bit_amount(g, mv, d - 1);
+    if (which == 0) return call(g, "bfe", t, x, pos, len);
+    dt_node *n = call(g, "bfi", t, dt_expr(g, t, mv, d - 1, false), x, pos);
+    pos->next = len;
+    n->var = dt_max(n->var, len->var);
+    return n;
+}
+
+/* prmt(a, b, sel): any selector, its upper half included (PTX reads the low 16 bits). */
+static dt_node *mk_prmt(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
+{
+    return call(g, "prmt", t, dt_expr(g, t, mv, d - 1, false), dt_expr(g, t, mv, d - 1, false),
+                dt_expr(g, t, mv, d - 1, false));
 }
 
 /* abs, sqrt, floor, ceil, trunc, round (exact on every back end). */
@@ -596,7 +663,7 @@ static dt_node *mk_reduce(dt_gen *g, kf_type t, uint8_t mv, int d, int which)
     dt_node *v;
     if (!is_float(t)) v = dt_expr(g, t, DT_V_THREAD, d - 1, false);
     else if (which == 0) v = dt_exact_float(g, t, DT_V_THREAD, d - 1);
-    else v = guard(g, DT_G_ZERO, t, dt_expr(g, t, DT_V_THREAD, d - 1, false), 0);
+    else v = dt_expr(g, t, DT_V_THREAD, d - 1, false);   /* -0 < +0 in the reductions too */
     dt_node *n = call(g, fn[which], t, v, NULL, NULL);
     n->var = DT_V_WARP;
     return n;
@@ -671,6 +738,9 @@ static dt_node *mk_fncall(dt_gen *g, kf_type t, uint8_t mv, int d, int i) { retu
 bool dt_fn_callable(dt_gen *g, const dt_fn *f)
 {
     if (g->fn && f >= g->fn) return false;   /* only fns defined before: no recursion */
+    for (uint32_t i = 0; i < f->nparams; i++)   /* a shared argument is read: not while an exchange writes */
+        if (f->params[i].shared_len && g->in_exchange) return false;
+    if (!dt_fn_shared_args(g, f)) return false;
     for (uint32_t i = 0; i < f->nparams; i++)
         if (f->params[i].buf && !dt_find_param(g, f->params[i].buf)) return false;
     if (f->out && g->fn && g->fn->out != f->out) return false;
@@ -703,11 +773,20 @@ static void producers(dt_gen *g, kf_type t, uint8_t mv, choice *cs, unsigned *n)
         if (kf_scalar_bytes[t.scalar] >= 4) add(cs, n, mk_intfn, 2, 1);
         if (t.scalar == KF_S_U32) add(cs, n, mk_intfn, (int)dt_below(g->r, 2), 1);
     }
-    if (fl && (sc || dt_is_f3264(t))) add(cs, n, mk_minmax, dt_below(g->r, 3), 2);
+    bool packed = fl && !sc && (t.scalar == KF_S_F16 || t.scalar == KF_S_BF16);   /* packed half math */
+    if (fl && (sc || dt_is_f3264(t) || packed)) add(cs, n, mk_minmax, dt_below(g->r, 3), 2);
     if (fl && dt_is_f3264(t)) {
         add(cs, n, mk_unary_math, (int)dt_below(g->r, 6), 3);
         add(cs, n, mk_fma, 0, 2);
     }
+    if (packed) {
+        add(cs, n, mk_unary_math, 0, 1);   /* abs */
+        add(cs, n, mk_fma, 0, 2);
+    }
+    if (sc && t.scalar == KF_S_I32) add(cs, n, mk_dot4, 0, 1);
+    if (sc && (t.scalar == KF_S_U32 || t.scalar == KF_S_I32 || t.scalar == KF_S_U64 || t.scalar == KF_S_I64))
+        add(cs, n, mk_bitfield, (int)dt_below(g->r, 2), 1);
+    if (sc && t.scalar == KF_S_U32) add(cs, n, mk_prmt, 0, 1);
     if (sc && t.scalar != KF_S_BOOL) add(cs, n, mk_member, -1, 1);
     if (!sc) add(cs, n, mk_ctor, 0, 3);
     if (warp_ok(g) && dt_is_warp_type(t)) {
@@ -812,8 +891,33 @@ const char *dt_approx_bound(int64_t k, bool f64, bool hi)
 
 bool dt_approx_abs(int64_t k) { return approx_fns[k].absolute; }
 
+/* rcp(x) of any f32 (its flushes are part of the contract, the results
+ * within 2 ulp or 1.2e-38), or fast_div(a, b) of a, b within +-1e30. */
+static dt_node *approx_rcp(dt_gen *g, uint8_t mv, int d, uint8_t *tol)
+{
+    static const uint8_t lanes[] = {1, 1, 2, 4};
+    kf_type t = kf_type_vector(KF_S_F32, lanes[dt_below(g->r, 4)]);
+    dt_node *n;
+    *tol = DT_TOL_RCP;
+    if (dt_chance(g->r, 50)) {
+        n = call(g, "rcp", t, dt_expr(g, t, mv, d, false), NULL, NULL);
+    } else {
+        dt_node *ab[2];
+        for (int k = 0; k < 2; k++) {
+            dt_node *e = dt_expr(g, t, mv, d - 1, false);
+            ab[k] = call(g, "clamp", t, e, dt_new(g, DT_E_LIT, t), dt_new(g, DT_E_LIT, t));
+            ab[k]->a[0]->next->text = "-1e30", ab[k]->a[0]->next->flags = DT_F_UNTYPED;
+            ab[k]->a[0]->next->next->text = "1e30", ab[k]->a[0]->next->next->flags = DT_F_UNTYPED;
+        }
+        n = call(g, "fast_div", t, ab[0], ab[1], NULL);
+    }
+    n->flags |= DT_F_KEEP;
+    return t.lanes == 1 ? n : member_of(g, kf_type_scalar(KF_S_F32), n);
+}
+
 dt_node *dt_approx(dt_gen *g, kf_scalar s, uint8_t mv, int d, uint8_t *tol)
 {
+    if (s == KF_S_F32 && dt_chance(g->r, 20)) return approx_rcp(g, mv, d, tol);
     unsigned k = dt_below(g->r, sizeof approx_fns / sizeof approx_fns[0]);
     static const uint8_t lanes[] = {1, 1, 2, 4};
     kf_type t = kf_type_vector(s, lanes[dt_below(g->r, s == KF_S_F64 ? 3 : 4)]);

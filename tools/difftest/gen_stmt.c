@@ -43,7 +43,16 @@
  *  - Shared memory: an exchange writes every element (q = tb, tb + NB, ...),
  *    then barrier(); reads come only after it in the same scope; a later
  *    exchange starts with a barrier. Exchanges and barriers only where the
- *    whole block is (below).
+ *    whole block is (below). Section 8: the kernel's dynamic array (sized by
+ *    shared = EXPR or the launch), exchanges through a view of any element
+ *    type (`(s as shared U[])[q] = e`) and reads through any view of the
+ *    bytes written; fns with barriers declare arrays of their own (one per
+ *    kernel, shared by every call site) and exchange through them, starting
+ *    with a barrier, since an earlier call may still be reading. A fn may
+ *    take `p: shared T[]` needing n written elements: it is called only
+ *    where a readable array (or a view of it, `(s as shared T[])`) has
+ *    them, never inside an exchange's value; it reads p and may exchange
+ *    through it like its own arrays.
  *  - Uniformity: every value and every point of control has a variance
  *    (uniform, per block, per warp, per thread). Conditions, loop bounds and
  *    early exits raise the control's; a barrier needs per-block control or
@@ -65,9 +74,15 @@
  *    floats get + 0.0, since the sign of a zero result is not fixed. warp_sum
  *    and float atomic adds only see small integers (exact in any order);
  *    float atomics never see -0, NaN or subnormals (atom.add.f32 flushes
- *    subnormals); contended atomic_exch/cas only uniform values and never
- *    use the returned value (it depends on the order), while atomics on a
- *    thread's own slots use it freely.
+ *    subnormals). Contended atomics (the first 8 slots of the atomic
+ *    buffer, every thread) keep one operation per slot, so the final value
+ *    is the same in any order: slots 0-1 add (ints: any value, wrapping;
+ *    f32: 0..15, so sums stay exact below 2^24; f64: small integers; f16x2:
+ *    0 or 1 per lane, exact to 2048 and stuck there), 2-3 min, 4-5 max, 6
+ *    exch of the program's one constant, 7 cas of the program's one
+ *    (expected, new) constant pair (f64 and f16x2: add only); their
+ *    returned values are dropped (they depend on the order), while atomics
+ *    on a thread's own slots use them freely.
  *  - Approximate functions (exp exp2 log log2 rsqrt sin cos tanh, and all
  *    f64 math) only in the approximate-output buffer: the argument is
  *    clamped into the range where the documented bound holds, the result is
@@ -77,12 +92,22 @@
  * The interpreter checks the rest as it runs: a program it reports a fault
  * in is a generator bug (CI asserts none).
  *
- * ---- Growing to section 8 ------------------------------------------------------
+ * ---- Growing further: the tensor-core hook (branch tc) ---------------------------
  * A new builtin is one producer in gen_expr.c (with its guard, if it has an
- * undefined case) and, if it is collective (mma, ldmatrix), a variance rule
- * like the warp operations'; dynamic shared memory is a second kind of
- * exchange; cp_async a kind of exchange whose writes complete at the wait. */
+ * undefined case): section 8's dot4, bfe, bfi, prmt, rcp and fast_div are
+ * (mk_dot4, mk_bitfield, mk_prmt, approx_rcp). mma and ldmatrix are warp
+ * operations of a full warp in uniform control: add them in producers()
+ * under `warp_ok(g) && full_warps(p)` (blocks whose size is a multiple of
+ * 32; mk_reduce is the model), with integer fragments exact and f16/bf16
+ * fragments of small integers so that every summation order gives the same
+ * f32 (dt_exact_float); ldmatrix reads a readable shared array through a
+ * 16-bit view, as mk_shared_view does. cp_async is a kind of exchange
+ * (gen_exchange) whose writes complete at cp_async_wait + barrier: emit the
+ * copies where the exchange writes, then the commit, the wait and the
+ * barrier, and mark the array readable only after them. */
 #include "dt_impl.h"
+
+#include "../../ir/numeric.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -120,6 +145,7 @@ static dt_node *lit_int(dt_gen *g, kf_type t, int64_t v, bool untyped)
 
 static bool is_int(kf_type t) { return kf_scalar_class[t.scalar] == 'i' || kf_scalar_class[t.scalar] == 'u'; }
 static bool is_float(kf_type t) { return kf_scalar_class[t.scalar] == 'f'; }
+static bool same_type(kf_type a, kf_type b) { return a.scalar == b.scalar && a.lanes == b.lanes; }
 
 static kf_type pick_int(dt_rng *r)
 {
@@ -280,7 +306,7 @@ static bool gen_view(dt_gen *g, list *l)
     s->type = (kf_type){KF_TK_BUFFER, u.scalar, u.lanes, 0, 0};
     s->a[0] = name_ref(g, kf_arena_printf(&g->p->arena, "(%s as &[%s])", from->name, dt_type_name(u)), s->type, DT_V_UNI);
     append(l, s);
-    dt_push(g, (dt_sym){s->text, u, DT_K_VIEW, DT_V_UNI, false, len, from->buf, 0});
+    dt_push(g, (dt_sym){s->text, u, DT_K_VIEW, DT_V_UNI, false, len, from->buf, 0, 0});
     return true;
 }
 
@@ -309,7 +335,7 @@ static void gen_let(dt_gen *g, list *l)
     s->type = t;
     s->text = fresh(g);
     append(l, s);
-    dt_push(g, (dt_sym){s->text, t, DT_K_LET, s->a[0]->var, false, 0, NULL, 0});
+    dt_push(g, (dt_sym){s->text, t, DT_K_LET, s->a[0]->var, false, 0, NULL, 0, 0});
 }
 
 /* var x: T [= e]; with a variance class it keeps. */
@@ -325,7 +351,7 @@ static void gen_var(dt_gen *g, list *l)
     if (dt_chance(g->r, 85)) s->a[0] = dt_expr(g, t, cls, 3, true);
     if (s->a[0] && !(s->a[0]->flags & DT_F_UNTYPED) && dt_chance(g->r, 40)) s->flags = 0;
     append(l, s);
-    dt_push(g, (dt_sym){s->text, t, DT_K_VAR, cls, false, 0, NULL, 0});
+    dt_push(g, (dt_sym){s->text, t, DT_K_VAR, cls, false, 0, NULL, 0, 0});
 }
 
 /* An assignment to a var, a component of a vector var, a local-array element
@@ -375,7 +401,7 @@ static void gen_approx(dt_gen *g, list *l)
     dt_node *v = dt_approx(g, (kf_scalar)ap->type.scalar, DT_V_THREAD, 3, &tol);
     dt_node *s = store(g, ap, v, DT_OP_NONE);
     uint32_t slot = (uint32_t)s->a[0]->a[0]->n;
-    if (tol > ap->tol[slot]) ap->tol[slot] = tol;
+    ap->tol[slot] = dt_tol_looser(ap->tol[slot], tol);
     append(l, s);
 }
 
@@ -542,7 +568,7 @@ static void gen_for(dt_gen *g, list *l, int size)
     loop_state ls = loop_enter(g, bv);
     uint32_t mark = g->nsyms;
     uint8_t start_var = dt_max(s->a[0]->var, s->a[2] ? s->a[2]->var : DT_V_UNI);
-    dt_push(g, (dt_sym){s->text, t, DT_K_LOOP, start_var, false, lo >= 0 ? (uint32_t)hi_excl : 0, NULL, lo});
+    dt_push(g, (dt_sym){s->text, t, DT_K_LOOP, start_var, false, lo >= 0 ? (uint32_t)hi_excl : 0, NULL, lo, 0});
     loop_body(g, s, size);
     g->nsyms = mark;
     loop_leave(g, ls);
@@ -563,7 +589,7 @@ static void gen_unroll(dt_gen *g, list *l, int size)
     s->text = fresh(g);
     loop_state ls = loop_enter(g, DT_V_UNI);
     uint32_t mark = g->nsyms;
-    dt_push(g, (dt_sym){s->text, s->type, DT_K_LOOP, DT_V_UNI, false, (uint32_t)n, NULL, 0});
+    dt_push(g, (dt_sym){s->text, s->type, DT_K_LOOP, DT_V_UNI, false, (uint32_t)n, NULL, 0, 0});
     g->unrolls++;
     loop_body(g, s, size > 3 ? 3 : size);
     g->unrolls--;
@@ -597,11 +623,11 @@ static void gen_array(dt_gen *g, list *l)
     s->text = fresh(g);
     s->aux = fresh(g);
     uint32_t mark = g->nsyms;
-    dt_push(g, (dt_sym){s->aux, kf_type_scalar(KF_S_I32), DT_K_LOOP, DT_V_UNI, false, (uint32_t)s->n, NULL, 0});
+    dt_push(g, (dt_sym){s->aux, kf_type_scalar(KF_S_I32), DT_K_LOOP, DT_V_UNI, false, (uint32_t)s->n, NULL, 0, 0});
     s->a[0] = dt_expr(g, s->type, DT_V_THREAD, 3, true);
     g->nsyms = mark;
     append(l, s);
-    dt_push(g, (dt_sym){s->text, s->type, DT_K_ARRAY, DT_V_THREAD, false, (uint32_t)s->n, NULL, 0});
+    dt_push(g, (dt_sym){s->text, s->type, DT_K_ARRAY, DT_V_THREAD, false, (uint32_t)s->n, NULL, 0, 0});
 }
 
 static bool block_level(const dt_gen *g) { return (g->collective & DT_C_BARRIER) && dt_eff(g) <= DT_V_BLOCK; }
@@ -616,37 +642,86 @@ static void gen_exchange(dt_gen *g, list *l)
     if (!sh) {   /* a new shared array, declared here (all of them within 40 KiB) */
         dt_node *d = stmt(g, DT_S_SHARED);
         uint32_t nb = g->p->block[0] * g->p->block[1] * g->p->block[2];
-        d->type = dt_pick_type(g->r, true);
+        d->type = dt_pick_type(g->r, false);   /* no bool: a view may write any bytes */
         d->n = dt_range(g->r, 1, 2 * (int64_t)nb + 5);
         uint32_t bytes = (uint32_t)d->n * kf_type_elem_bytes(d->type);
         if (g->p->shared_bytes + bytes > 40 * 1024) return gen_assign(g, l);
         g->p->shared_bytes += bytes;
         d->text = fresh(g);
         append(l, d);
-        dt_push(g, (dt_sym){d->text, d->type, DT_K_SHARED, DT_V_BLOCK, false, (uint32_t)d->n, NULL, 0});
+        dt_push(g, (dt_sym){d->text, d->type, DT_K_SHARED, DT_V_BLOCK, false, (uint32_t)d->n, NULL, 0, 0});
         sh = &g->syms[g->nsyms - 1];
     }
     dt_node *s = stmt(g, DT_S_EXCHANGE);
-    s->text = sh->name;
-    s->n = sh->len;
-    s->type = sh->type;
+    uint32_t bytes = sh->len * kf_type_elem_bytes(sh->type);
+    kf_type u = sh->type;
+    if (dt_chance(g->r, 40)) {   /* through a view: (s as shared U[])[q] = ... */
+        u = dt_pick_type(g->r, false);
+        if (bytes < kf_type_elem_bytes(u)) u = sh->type;
+    }
+    s->n = bytes / kf_type_elem_bytes(u);
+    s->text = same_type(u, sh->type) ? sh->name
+                                     : kf_arena_printf(&g->p->arena, "(%s as shared %s[])", sh->name, dt_type_name(u));
+    s->type = u;
     s->aux = fresh(g);
-    if (sh->readable || g->loops || dt_chance(g->r, 30)) s->flags |= DT_F_LEAD;
+    /* in a fn the array (its own, shared by every call site) may still be read from an earlier call */
+    if (sh->readable || g->loops || g->fn || dt_chance(g->r, 30)) s->flags |= DT_F_LEAD;
+    if (g->fn) s->a[1] = name_ref(g, "((thread_id.z * block_dim.y + thread_id.y) * block_dim.x + thread_id.x)",
+                                  kf_type_scalar(KF_S_U32), DT_V_THREAD);   /* dt_tb is the kernel's */
+    if (s->a[1]) s->a[1]->flags |= DT_F_FIXED;
     uint32_t mark = g->nsyms;
-    dt_push(g, (dt_sym){s->aux, kf_type_scalar(KF_S_U32), DT_K_LOOP, DT_V_THREAD, false, sh->len, NULL, 0});
+    dt_push(g, (dt_sym){s->aux, kf_type_scalar(KF_S_U32), DT_K_LOOP, DT_V_THREAD, false, (uint32_t)s->n, NULL, 0, 0});
     uint8_t ctrl = g->ctrl;   /* each thread runs its own number of iterations */
     g->ctrl = DT_V_THREAD;
     g->in_exchange = true;
-    s->a[0] = dt_expr(g, sh->type, DT_V_THREAD, 3, true);
+    s->a[0] = dt_expr(g, u, DT_V_THREAD, 3, true);
+    if (is_float(u)) s->a[0] = nan_guard(g, s->a[0]);   /* a view may read the bits: no computed NaN in them */
     g->in_exchange = false;
     g->ctrl = ctrl;
     g->nsyms = mark;
     sh->readable = true;
+    uint32_t w = (uint32_t)s->n * kf_type_elem_bytes(u);
+    if (w > sh->wbytes) sh->wbytes = w;
     append(l, s);
 }
 
-/* A contended atomic (result dropped): add/min/max of any value (floats:
- * small integers), exch/cas of uniform values only. */
+
+/* The literal of a small-integer value (bits of scalar s): a constant of a
+ * contended exch or cas. */
+static dt_node *small_lit(dt_gen *g, kf_type t, uint64_t bits)
+{
+    dt_node *n = dt_new(g, DT_E_LIT, t);
+    kf_scalar s = (kf_scalar)t.scalar;
+    if (kf_scalar_class[s] == 'f') n->text = kf_arena_printf(&g->p->arena, "%.1f", kf_bits_to_double(s, bits));
+    else if (kf_scalar_class[s] == 'i') n->text = kf_arena_printf(&g->p->arena, "%lld", (long long)kf_bits_to_i64(s, bits));
+    else n->text = kf_arena_printf(&g->p->arena, "%llu", (unsigned long long)bits);
+    n->flags = DT_F_UNTYPED;
+    return n;
+}
+
+/* base + (an index in [0, 2)): one of the two contended slots of a kind. */
+static dt_node *pair_slot(dt_gen *g, uint32_t base)
+{
+    dt_node *i = dt_index(g, 2, DT_V_THREAD, 2);
+    if (!base) return i;
+    dt_node *b = dt_new(g, DT_E_BIN, i->type);
+    b->op = DT_OP_ADD, b->a[0] = i, b->a[1] = lit_int(g, i->type, base, true), b->var = i->var;
+    return b;
+}
+
+/* A value 0 .. 15 as f32: contended f32 sums stay exact (below 2^24). */
+static dt_node *tiny_float(dt_gen *g, kf_type t)
+{
+    kf_type u8 = kf_type_scalar(KF_S_U8);
+    dt_node *m = dt_new(g, DT_E_BIN, u8);
+    m->op = DT_OP_AND, m->a[0] = dt_expr(g, u8, DT_V_THREAD, 2, false), m->a[1] = lit_int(g, u8, 15, true);
+    m->var = m->a[0]->var;
+    return cast_to(g, m, t);
+}
+
+/* A contended atomic (result dropped) on the slots of one operation: add,
+ * min or max of a value of any variance, exch or cas of the program's
+ * constants (see the rules above). */
 static void gen_atomic(dt_gen *g, list *l)
 {
     const dt_param *ab = dt_atomic_buf(g);
@@ -655,14 +730,18 @@ static void gen_atomic(dt_gen *g, list *l)
     kf_type et = kf_type_elem(ab->type);
     bool addonly = et.scalar == KF_S_F64 || et.kind == KF_TK_VECTOR;
     unsigned which = addonly ? 0 : dt_below(g->r, 5);
-    dt_node *c = dt_new(g, DT_E_CALL, et), *buf = name_ref(g, dt_find_param(g, ab)->name, ab->type, DT_V_UNI);
+    dt_node *c = dt_new(g, DT_E_CALL, et), *buf = name_ref(g, dt_find_param(g, ab)->name, ab->type, DT_V_UNI), *v;
     c->text = fn[which];
     c->a[0] = buf;
-    buf->next = dt_index(g, ab->shared, DT_V_THREAD, 2);
-    dt_node *v = which >= 3 ? dt_expr(g, et, DT_V_UNI, 2, true) : dt_atomic_value(g, et, DT_V_THREAD, 2);
-    if (which >= 3 && is_float(et)) v = dt_exact_float(g, et, DT_V_UNI, 2);
+    if (which == 3) buf->next = lit_int(g, kf_type_scalar(KF_S_U32), 6, true);
+    else if (which == 4) buf->next = lit_int(g, kf_type_scalar(KF_S_U32), 7, true);
+    else buf->next = addonly ? dt_index(g, ab->shared, DT_V_THREAD, 2) : pair_slot(g, 2 * which);
+    if (which == 3) v = small_lit(g, et, ab->exch_bits);
+    else if (which == 4) v = small_lit(g, et, ab->cas_bits[0]);
+    else if (which == 0 && et.scalar == KF_S_F32) v = tiny_float(g, et);
+    else v = dt_atomic_value(g, et, DT_V_THREAD, 2);
     buf->next->next = v;
-    if (which == 4) v->next = is_float(et) ? dt_exact_float(g, et, DT_V_UNI, 2) : dt_expr(g, et, DT_V_UNI, 2, true);
+    if (which == 4) v->next = small_lit(g, et, ab->cas_bits[1]);
     dt_node *s = stmt(g, DT_S_CALL);
     s->a[0] = c;
     append(l, s);
@@ -697,7 +776,7 @@ static void gen_stmt(dt_gen *g, list *l, int nest)
     if (k < 64 && can_nest && !g->unrolls) return gen_unroll(g, l, size);
     if (k < 67 && can_nest) return gen_while(g, l, size);
     if (k < 71) return gen_array(g, l);
-    if (k < 75 && !g->fn && block_level(g)) return gen_exchange(g, l);
+    if (k < 75 && block_level(g)) return gen_exchange(g, l);
     if (k < 77 && block_level(g)) return append(l, stmt(g, DT_S_BARRIER));
     if (k < 81) return gen_atomic(g, l);
     if (k < 85 && g->p->nfns) return gen_call(g, l);
@@ -725,14 +804,32 @@ static void block(dt_gen *g, list *l, int n)
 {
     uint32_t mark = g->nsyms;
     bool readable[DT_MAX_SYMS];
-    for (uint32_t i = 0; i < mark; i++) readable[i] = g->syms[i].readable;
+    uint32_t wbytes[DT_MAX_SYMS];   /* an exchange in this scope may not run: its writes stay here */
+    for (uint32_t i = 0; i < mark; i++) readable[i] = g->syms[i].readable, wbytes[i] = g->syms[i].wbytes;
     for (int i = 0; i < n && g->budget > 0; i++) gen_stmt(g, l, g->loops + 1);
     sinks(g, l, mark);
-    for (uint32_t i = 0; i < mark; i++) g->syms[i].readable = readable[i];
+    for (uint32_t i = 0; i < mark; i++) g->syms[i].readable = readable[i], g->syms[i].wbytes = wbytes[i];
     g->nsyms = mark;
 }
 
 /* ---- fns --------------------------------------------------------------------------- */
+/* A readable shared array in scope with at least fp->shared_len elements
+ * of fp's type written (the last such), or NULL. */
+static const dt_sym *shared_arg(const dt_gen *g, const dt_fparam *fp)
+{
+    uint32_t need = fp->shared_len * kf_type_elem_bytes(fp->type);
+    for (uint32_t i = g->nsyms; i-- > 0;)
+        if (g->syms[i].kind == DT_K_SHARED && g->syms[i].readable && g->syms[i].wbytes >= need) return &g->syms[i];
+    return NULL;
+}
+
+bool dt_fn_shared_args(const dt_gen *g, const dt_fn *f)
+{
+    for (uint32_t i = 0; i < f->nparams; i++)
+        if (f->params[i].shared_len && !shared_arg(g, &f->params[i])) return false;
+    return true;
+}
+
 dt_node *dt_fn_call(dt_gen *g, const dt_fn *f)
 {
     dt_node *c = dt_new(g, DT_E_CALL, f->ret), **at = &c->a[0];
@@ -747,6 +844,13 @@ dt_node *dt_fn_call(dt_gen *g, const dt_fn *f)
             (*at)->flags = DT_F_FIXED;
         } else if (fp->base) {   /* the caller's base slot of f->out */
             *at = dt_slot(g, f->out, 0);
+        } else if (fp->shared_len) {   /* a shared array written far enough, or a view of it */
+            const dt_sym *s = shared_arg(g, fp);
+            const char *t = same_type(s->type, fp->type)
+                                ? s->name
+                                : kf_arena_printf(&g->p->arena, "(%s as shared %s[])", s->name, dt_type_name(fp->type));
+            *at = name_ref(g, t, fp->type, DT_V_UNI);
+            (*at)->flags = DT_F_FIXED;
         } else {
             *at = dt_expr(g, fp->type, DT_V_THREAD, 2, true);
         }
@@ -763,13 +867,21 @@ static void gen_fn(dt_gen *g0, dt_fn *f)
     g.collective = f->collective;
     f->ret = dt_chance(g.r, 20) ? kf_type_void() : dt_pick_type(g.r, true);
     for (uint32_t i = 0; i < p->nconsts; i++)
-        dt_push(&g, (dt_sym){p->consts[i].name, p->consts[i].type, DT_K_CONST, DT_V_UNI, false, 0, NULL, 0});
+        dt_push(&g, (dt_sym){p->consts[i].name, p->consts[i].type, DT_K_CONST, DT_V_UNI, false, 0, NULL, 0, 0});
     uint32_t nvals = dt_below(g.r, 4);
     for (uint32_t i = 0; i < nvals; i++) {
         dt_fparam *fp = &f->params[f->nparams++];
         fp->name = fresh(&g);
         fp->type = dt_pick_type(g.r, true);
-        dt_push(&g, (dt_sym){fp->name, fp->type, DT_K_PARAM, DT_V_THREAD, false, 0, NULL, 0});
+        dt_push(&g, (dt_sym){fp->name, fp->type, DT_K_PARAM, DT_V_THREAD, false, 0, NULL, 0, 0});
+    }
+    if (dt_chance(g.r, 25)) {   /* p: shared T[], read (or exchanged through) as the caller's first elements */
+        dt_fparam *fp = &f->params[f->nparams++];
+        fp->name = fresh(&g);
+        fp->type = dt_pick_type(g.r, false);
+        fp->shared_len = (uint32_t)dt_range(g.r, 1, 16);
+        dt_push(&g, (dt_sym){fp->name, fp->type, DT_K_SHARED, DT_V_BLOCK, true, fp->shared_len, NULL, 0,
+                             fp->shared_len * kf_type_elem_bytes(fp->type)});
     }
     for (uint32_t i = 0; i < p->nparams && f->nparams < DT_MAX_FPARAMS - 2; i++) {
         const dt_param *bp = &p->params[i];
@@ -780,11 +892,11 @@ static void gen_fn(dt_gen *g0, dt_fn *f)
         fp->name = fresh(&g);
         fp->type = bp->type;
         fp->buf = bp;
-        dt_push(&g, (dt_sym){fp->name, kf_type_elem(bp->type), out ? DT_K_OUTBUF : DT_K_INBUF, DT_V_UNI, false, 0, bp, 0});
+        dt_push(&g, (dt_sym){fp->name, kf_type_elem(bp->type), out ? DT_K_OUTBUF : DT_K_INBUF, DT_V_UNI, false, 0, bp, 0, 0});
         if (out) {   /* and its base slot, a u32 parameter */
             f->out = bp;
             f->base = fresh(&g);
-            f->params[f->nparams++] = (dt_fparam){f->base, kf_type_scalar(KF_S_U32), NULL, true};
+            f->params[f->nparams++] = (dt_fparam){f->base, kf_type_scalar(KF_S_U32), NULL, true, 0};
         }
     }
     list l = {&f->body};
@@ -950,6 +1062,10 @@ static void make_atomic(dt_gen *g)
         uint64_t v = dt_small_bits(g->r, (kf_scalar)t.scalar);
         memcpy((char *)pa->data + (size_t)e * by, &v, by);
     }
+    pa->exch_bits = dt_small_bits(g->r, (kf_scalar)t.scalar);
+    pa->cas_bits[0] = dt_small_bits(g->r, (kf_scalar)t.scalar);
+    if (t.lanes == 1 && dt_chance(g->r, 50)) memcpy(&pa->cas_bits[0], (char *)pa->data + 7 * by, by);   /* it succeeds */
+    pa->cas_bits[1] = dt_small_bits(g->r, (kf_scalar)t.scalar);
 }
 
 static void make_params(dt_gen *g)
@@ -981,6 +1097,45 @@ static void make_params(dt_gen *g)
     }
 }
 
+/* The kernel's dynamic shared array (30% of programs), declared first: its
+ * bytes come from @schedule(shared = EXPR) (a literal, or K * n over a u32
+ * parameter) or from the launch, which overrides the schedule's; mostly a
+ * few KiB, sometimes over 48 KiB (the runtime opts the kernel in). */
+static void make_dynamic_shared(dt_gen *g, list *l)
+{
+    kf_dt_prog *p = g->p;
+    if (!dt_chance(g->r, 30)) return;
+    kf_type t = dt_pick_type(g->r, false);
+    uint32_t esz = kf_type_elem_bytes(t);
+    uint32_t bytes = dt_chance(g->r, 5) ? (uint32_t)dt_range(g->r, 49153, 60000) : (uint32_t)dt_range(g->r, esz, 4096);
+    unsigned how = dt_below(g->r, 3);
+    kf_type u = kf_type_scalar(KF_S_U32);
+    if (how == 0) {
+        p->shared_expr = u32_lit(g, bytes);
+    } else if (how == 1) {   /* K * n */
+        uint32_t k = (uint32_t)dt_range(g->r, 1, 16), n = bytes / k ? bytes / k : 1;
+        bytes = k * n;
+        dt_param *pn = grid_param(g, n);
+        dt_node *m = dt_new(g, DT_E_BIN, u);
+        m->op = DT_OP_MUL, m->a[0] = u32_lit(g, k), m->a[1] = name_ref(g, pn->name, u, DT_V_UNI);
+        p->shared_expr = m;
+    } else {   /* the launch's, sometimes over a schedule's that it overrides */
+        p->dyn_launch = bytes;
+        if (dt_chance(g->r, 50)) p->shared_expr = u32_lit(g, (uint32_t)dt_range(g->r, 0, 4096));
+    }
+    if (bytes < esz) bytes = esz;
+    if (how == 2) p->dyn_launch = bytes;
+    else if (how == 0) p->shared_expr->text = kf_arena_printf(&p->arena, "%u", bytes);
+    p->dyn_bytes = bytes;
+    dt_node *d = stmt(g, DT_S_SHARED);
+    d->type = t;
+    d->n = 0;
+    d->text = fresh(g);
+    d->flags |= DT_F_FIXED;
+    append(l, d);
+    dt_push(g, (dt_sym){d->text, t, DT_K_SHARED, DT_V_BLOCK, false, bytes / esz, NULL, 0, 0});
+}
+
 /* let dt_tb / dt_gt / dt_<out>: the thread's place and its own slots. */
 static void prologue(dt_gen *g, list *l)
 {
@@ -1010,8 +1165,8 @@ static void prologue(dt_gen *g, list *l)
         s->a[0]->flags |= DT_F_FIXED;
         append(l, s);
     }
-    dt_push(g, (dt_sym){"dt_tb", u, DT_K_LET, DT_V_THREAD, false, 0, NULL, 0});
-    dt_push(g, (dt_sym){"dt_gt", u, DT_K_LET, DT_V_THREAD, false, 0, NULL, 0});
+    dt_push(g, (dt_sym){"dt_tb", u, DT_K_LET, DT_V_THREAD, false, 0, NULL, 0, 0});
+    dt_push(g, (dt_sym){"dt_gt", u, DT_K_LET, DT_V_THREAD, false, 0, NULL, 0, 0});
 }
 
 const char *const kf_dt_avoid_names[KF_DT_NAVOID] = {
@@ -1053,15 +1208,16 @@ kf_dt_prog *dt_build(uint64_t seed, uint64_t index, unsigned avoid)
     kname[n] = 0;
     p->kname = kf_arena_strdup(&p->arena, kname);
     for (uint32_t i = 0; i < p->nconsts; i++)
-        dt_push(&g, (dt_sym){p->consts[i].name, p->consts[i].type, DT_K_CONST, DT_V_UNI, false, 0, NULL, 0});
+        dt_push(&g, (dt_sym){p->consts[i].name, p->consts[i].type, DT_K_CONST, DT_V_UNI, false, 0, NULL, 0, 0});
     for (uint32_t i = 0; i < p->nparams; i++) {
         const dt_param *pa = &p->params[i];
         dt_symkind k = pa->role == DT_R_IN ? DT_K_INBUF : pa->role == DT_R_SCALAR ? DT_K_PARAM : DT_K_OUTBUF;
         dt_push(&g, (dt_sym){pa->name, k == DT_K_PARAM ? pa->type : kf_type_elem(pa->type), (uint8_t)k, DT_V_UNI, false,
-                             0, k == DT_K_PARAM ? NULL : pa, 0});
+                             0, k == DT_K_PARAM ? NULL : pa, 0, 0});
     }
     list l = {&p->body};
     prologue(&g, &l);
+    make_dynamic_shared(&g, &l);
     g.budget = 8 + (int)dt_below(&r, 24);
     block(&g, &l, g.budget);
     return p;

@@ -66,11 +66,7 @@ static void guard(pr *c, const dt_node *n)
     case DT_G_NZ_FN:
         snprintf(pre, sizeof pre, "nz_%s%s(", tname(n->type), c->tag);
         return around(c, pre, a, ")");
-    case DT_G_NAN:
-        if ((n->type.scalar == KF_S_F16 || n->type.scalar == KF_S_BF16) && n->type.kind == KF_TK_VECTOR) {
-            snprintf(post, sizeof post, " as f32x%u), -inf, inf) as %s)", n->type.lanes, tname(n->type));
-            return around(c, "(clamp((", a, post);
-        }
+    case DT_G_NAN:   /* f16/bf16 vectors too: packed min/max (section 10) */
         return around(c, "clamp(", a, ", -inf, inf)");
     case DT_G_ZERO: return around(c, "(", a, " + 0.0)");
     case DT_G_MASK:
@@ -254,11 +250,15 @@ static void stmt(pr *c, const dt_node *s)
         expr(c, s->a[0]);
         kf_buf_puts(b, "; }\n");
         break;
-    case DT_S_SHARED: line(c, "shared %s: %s[%lld];\n", s->text, tname(s->type), (long long)s->n); break;
+    case DT_S_SHARED:   /* n = 0: the dynamic array */
+        if (s->n) line(c, "shared %s: %s[%lld];\n", s->text, tname(s->type), (long long)s->n);
+        else line(c, "shared %s: %s[];\n", s->text, tname(s->type));
+        break;
     case DT_S_EXCHANGE: {
         uint32_t nb = c->p->block[0] * c->p->block[1] * c->p->block[2];
         if (s->flags & DT_F_LEAD) line(c, "barrier();\n");
-        line(c, "for %s in dt_tb .. %lld step %u { %s[%s] = ", s->aux, (long long)s->n, nb, s->text, s->aux);
+        line(c, "for %s in %s .. %lld step %u { %s[%s] = ", s->aux, s->a[1] ? s->a[1]->text : "dt_tb", (long long)s->n, nb,
+             s->text, s->aux);
         expr(c, s->a[0]);
         kf_buf_puts(b, "; }\n");
         line(c, "barrier();\n");
@@ -315,7 +315,8 @@ static void fn_decl(pr *c, const dt_fn *f)
 {
     kf_buf_printf(c->b, "fn %s%s(", f->name, c->tag);
     for (uint32_t i = 0; i < f->nparams; i++) {
-        param_decl(c, f->params[i].name, f->params[i].type);
+        if (f->params[i].shared_len) kf_buf_printf(c->b, "%s: shared %s[]", f->params[i].name, tname(f->params[i].type));
+        else param_decl(c, f->params[i].name, f->params[i].type);
         if (i + 1 < f->nparams) kf_buf_puts(c->b, ", ");
     }
     kf_buf_puts(c->b, ")");
@@ -373,6 +374,10 @@ void dt_print(kf_buf *b, const kf_dt_prog *p, const char *tag, const dt_edit *e)
     if (p->grid_expr[0]) {
         kf_buf_puts(b, ", ");
         schedule_part(&c, "grid", p->grid_expr);
+    }
+    if (p->shared_expr) {
+        kf_buf_puts(b, ", shared = ");
+        expr(&c, p->shared_expr);
     }
     kf_buf_printf(b, ")\nkernel %s%s(", p->kname, tag);
     for (uint32_t i = 0; i < p->nparams; i++) {

@@ -190,6 +190,7 @@ static void ref_rmsnorm(ref_ctx *r)
 #include "reference_section8.c"
 #include "reference_tensor.c"
 #include "reference_decode.c"
+#include "reference_raw.c"
 
 /* ---- driver ---------------------------------------------------------------- */
 
@@ -204,6 +205,7 @@ static const struct {
     KF_REFERENCE_SECTION8
     KF_REFERENCE_TENSOR
     KF_REFERENCE_DECODE
+    KF_REFERENCE_RAW
 };
 
 static void run_case(ref_ctx *r, const char *path)

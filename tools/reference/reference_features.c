@@ -364,6 +364,40 @@ static void atomics_element(int32_t v, size_t i, int32_t *ci, uint32_t *cu, uint
     cd[0] += (double)(v & 255) * 0.25;
 }
 
+/* x with a subnormal taken as zero of its sign (atom.global.add.f32). */
+static float ftz32(float x) { return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x; }
+
+/* atomics_subnormal: f32 adds flush inputs and results; f64, f16x2 keep them. */
+static void ref_atomics_subnormal(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), a, b, c;
+    float *sf = in_buf(r, "sf", KF_S_F32, 1, &a);
+    double *sd = in_buf(r, "sd", KF_S_F64, 1, &b);
+    uint16_t *sh = in_buf(r, "sh", KF_S_F16, 2, &c);
+    if (a < 2 + 2 * n || b < n || c < n) {
+        fprintf(stderr, "%s: buffers too small for atomics_subnormal\n", r->c->path);
+        r->errors++;
+        n = 0;
+    }
+    const float mn = ldexpf(1.0f, -126);
+    for (size_t i = 0; i < n; i++) {
+        float tiny = ldexpf((float)(0x00200000 + i), -149);
+        sf[0] = ftz32(ftz32(sf[0]) + ftz32(tiny));
+        sf[1] = ftz32(ftz32(sf[1]) + ftz32(-tiny));
+        float *k = &sf[2 + 2 * i];
+        k[0] = ftz32(ftz32(k[0]) + 1.5f * mn);
+        k[0] = ftz32(ftz32(k[0]) - mn);
+        k[1] = ftz32(ftz32(k[1]) - 1.5f * mn);
+        k[1] = ftz32(ftz32(k[1]) + mn);
+        sd[i] += ldexp((double)(i + 1), -1074);
+        sh[2 * i] = kf_ref_f16_bits(kf_ref_f16_value(sh[2 * i]) + ldexp(1.0, -24));
+        sh[2 * i + 1] = kf_ref_f16_bits(kf_ref_f16_value(sh[2 * i + 1]) - ldexp(1.0, -23));
+    }
+    out_free(r, "sf", KF_S_F32, sf, a);
+    out_free(r, "sd", KF_S_F64, sd, b);
+    out_free(r, "sh", KF_S_F16, sh, 2 * c);
+}
+
 static void ref_atomics(ref_ctx *r)
 {
     size_t n = (size_t)in_num(r, "n"), nx, a, b, c, d, e, f;
@@ -684,6 +718,6 @@ static void ref_warp_edges(ref_ctx *r)
     {"convert", ref_convert}, {"vectors", ref_vectors}, {"ops_i32", ref_ops_i32}, \
     {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"warp_ops", ref_warp_ops}, \
     {"warp_edges", ref_warp_edges}, \
-    {"atomics", ref_atomics}, {"math_f32", ref_math_f32}, {"math_f64", ref_math_f64}, \
+    {"atomics", ref_atomics}, {"atomics_subnormal", ref_atomics_subnormal}, {"math_f32", ref_math_f32}, {"math_f64", ref_math_f64}, \
     {"math_vec", ref_math_vec}, {"int_math", ref_int_math}, {"geometry", ref_geometry}, \
     {"transpose", ref_transpose},

@@ -237,7 +237,104 @@ static void ref_regress_half_int(ref_ctx *r)
     free(x);
 }
 
+/* ---- 7. the difftest's first GPU run -------------------------------------------------- */
+
+/* clamp(v, -inf, inf) of the f16 bits v: a NaN gives -inf (min and max
+ * ignore a NaN operand), any other value itself. */
+static uint16_t clamp_inf_f16(uint16_t v)
+{
+    return (v & 0x7c00) == 0x7c00 && (v & 0x3ff) ? 0xfc00 : v;
+}
+
+static void ref_regress_difftest1(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, nh, nw, no, n64;
+    uint32_t *x = in_buf(r, "x", KF_S_U32, 1, &nx);
+    uint16_t *h = in_buf(r, "h", KF_S_U16, 1, &nh);
+    uint64_t *w = in_buf(r, "w", KF_S_U64, 1, &nw);
+    uint32_t *o = in_buf(r, "o", KF_S_U32, 1, &no);
+    uint64_t *o64 = in_buf(r, "o64", KF_S_U64, 1, &n64);
+    for (uint32_t i = 0; i < n && i < nx && i < nh && i < nw && 8 * i + 7 < no && 2 * i + 1 < n64; i++) {
+        uint32_t fb = i % 4 == 0 ? x[i] | 0x7fc00000u : x[i];
+        float f;
+        memcpy(&f, &fb, 4);
+        bool nan = isnan(f);
+        o[8 * i] = !nan;                                 /* -1 < |f| */
+        o[8 * i + 1] = !nan;                             /* |f| >= 0 */
+        uint16_t sb = i % 4 == 1 ? (uint16_t)(h[i] | 0x7e00) : h[i], c = clamp_inf_f16(sb);
+        uint16_t fill = (sb & 0x8000) ? 0xffff : 0;      /* s >> 26 of an i16: the sign fill */
+        o[8 * i + 2] = !(c >= fill);
+        o[8 * i + 3] = (uint32_t)(c >> 3);
+        o[8 * i + 4] = c;
+        uint32_t k0 = i * 3 + i % 5, k1 = (i + 1) * 3 + (i + 1) % 5;
+        o[8 * i + 5] = k0 + k1 + i * (i % 9);
+        o[8 * i + 6] = ((x[i] >> 8) & 1) * 2;             /* unsigned 0 > x is false */
+        o[8 * i + 7] = (x[i] * 0x9e3779b9u) << 24 << 16;
+        o64[2 * i] = 0;                                  /* << 121 */
+        o64[2 * i + 1] = (int64_t)(w[i] * 3u) < 0 ? UINT64_MAX : 0;   /* >> 70: the sign fill */
+    }
+    out_free(r, "o", KF_S_U32, o, no);
+    out_free(r, "o64", KF_S_U64, o64, n64);
+    free(x);
+    free(h);
+    free(w);
+}
+
+/* ---- 8. the sign of zero from min and max ------------------------------------------------- */
+
+static void ref_regress_zero_sign(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no, nd, nh;
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx);
+    float *o = in_buf(r, "o", KF_S_F32, 1, &no);
+    double *od = in_buf(r, "od", KF_S_F64, 1, &nd);
+    uint16_t *oh = in_buf(r, "oh", KF_S_F16, 1, &nh);
+    for (size_t i = 0; i < n && i < nx && 6 * i + 5 < no && 4 * i + 3 < nd && 2 * i + 1 < nh; i++) {
+        bool neg = signbit(x[i]) != 0;                   /* z = x * 0: the zero of x's sign */
+        size_t w0 = i / 32 * 32;
+        bool any_neg = false, any_pos = false;
+        for (size_t l = w0; l < w0 + 32 && l < n; l++) *(signbit(x[l]) ? &any_neg : &any_pos) = true;
+        o[6 * i] = -0.0f, o[6 * i + 1] = 0.0f;
+        o[6 * i + 2] = neg ? 0.0f : -0.0f;                /* min(max(z, -z), -z) = -z */
+        o[6 * i + 3] = any_neg ? -0.0f : 0.0f;
+        o[6 * i + 4] = any_pos ? 0.0f : -0.0f;
+        o[6 * i + 5] = neg ? -0.0f : 0.0f;                /* min(z, NaN) = z */
+        od[4 * i] = -0.0, od[4 * i + 1] = 0.0;
+        od[4 * i + 2] = any_neg ? -0.0 : 0.0;
+        od[4 * i + 3] = any_pos ? 0.0 : -0.0;
+        oh[2 * i] = 0x8000, oh[2 * i + 1] = 0x0000;
+    }
+    out_free(r, "o", KF_S_F32, o, no);
+    out_free(r, "od", KF_S_F64, od, nd);
+    out_free(r, "oh", KF_S_F16, oh, nh);
+    free(x);
+}
+
+/* ---- 9. a sum that is an exact tie ---------------------------------------------------------- */
+
+static void ref_regress_tie_fold(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no;
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx);
+    float *o = in_buf(r, "o", KF_S_F32, 1, &no);
+    uint32_t ab[2] = {0xff7fffffu, 0x7d432638u};
+    float a, b, tiny = ldexpf(1.0f, -149);
+    memcpy(&a, &ab[0], 4);
+    memcpy(&b, &ab[1], 4);
+    volatile float t = a + b;                            /* the tie, rounded to even: 0xff73cd9c */
+    for (size_t i = 0; i < n && i < nx && 3 * i + 2 < no; i++) {
+        volatile float m = x[i] * 1.0e-30f;
+        float small = (m > tiny ? m : tiny) + 0.0f;
+        volatile float s16 = 16.0f + small;
+        o[3 * i] = o[3 * i + 1] = o[3 * i + 2] = t + s16;
+    }
+    out_free(r, "o", KF_S_F32, o, no);
+    free(x);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
-    {"regress_bitcast_bytes", ref_regress_bitcast_bytes}, {"regress_half_int", ref_regress_half_int},
+    {"regress_bitcast_bytes", ref_regress_bitcast_bytes}, {"regress_half_int", ref_regress_half_int}, \
+    {"regress_difftest1", ref_regress_difftest1}, {"regress_zero_sign", ref_regress_zero_sign}, \
+    {"regress_tie_fold", ref_regress_tie_fold},

@@ -1,0 +1,179 @@
+"""The Python package on the CPU backend (CI runs these with the shared
+library of the build: KFORGE_LIBRARY, tests/python/run_pytest.sh):
+compiling a path or source text, reflection, calls with NumPy arrays in
+binding order (a &mut array receives the result in place), scalars as
+Python numbers with their range checked, every error as an exception
+carrying kforge's message and file:line:col, emit, and the README's
+"Use it from Python" example, run as written."""
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import kforge
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+SAXPY = os.path.join(ROOT, "kernels", "saxpy.kf")
+
+KERNELS = """
+@schedule(block = 64, grid = cdiv(n, 64))
+kernel axpy(a: f32, x: &[f32], y: &mut [f32], n: u32) {
+    let i = global_id.x;
+    if i < n { y[i] = a * x[i] + y[i]; }
+}
+
+@schedule(block = 32)
+kernel widen(x: &[f16], s: f32x4, y: &mut [f32x4], k: i8, flag: bool, n: u32) {
+    let i = global_id.x;
+    if i < n {
+        let v = x[i] as f32;
+        y[i] = select(flag, f32x4(v) * s + f32x4(k as f32), f32x4(0.0));
+    }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def m():
+    return kforge.compile(KERNELS, name="api.kf")
+
+
+def test_library_and_package_versions_agree():
+    assert kforge.version() == kforge.__version__
+    assert os.path.exists(kforge.library_path())
+
+
+def test_compile_a_path_and_reflect(m):
+    s = kforge.compile(SAXPY)
+    assert s.file == SAXPY
+    assert list(s.kernels) == ["saxpy"]
+    assert [repr(p) for p in s.saxpy.params] == ["a: f32", "x: &[f32]", "y: &mut [f32]", "n: u32"]
+    assert [p.mutable for p in s.saxpy.params] == [False, False, True, False]
+    assert s.saxpy.schedule == {"block": (256, 1, 1), "grid_dims": 1, "has_shared": False}
+    assert list(m.kernels) == ["axpy", "widen"]
+    assert m.widen.schedule["grid_dims"] == 0
+
+
+def test_numpy_mut_array_receives_the_result_in_place(m):
+    x = np.arange(100, dtype=np.float32)
+    y = np.ones(100, dtype=np.float32)
+    before = y.ctypes.data
+    assert m.axpy(2.0, x, y, 100, backend="cpu") is None
+    np.testing.assert_array_equal(y, 2 * x + 1)
+    assert y.ctypes.data == before
+    m.axpy(3, x, y, 50)   # an int for an f32 scalar, the cpu backend by default
+    np.testing.assert_array_equal(y[:50], 5 * x[:50] + 1)
+    np.testing.assert_array_equal(y[50:], 2 * x[50:] + 1)
+
+
+def test_vector_half_narrow_and_bool_arguments(m):
+    x = np.array([1.5, -2.0, 0.25, 4.0], dtype=np.float16)
+    y = np.zeros(16, dtype=np.float32)     # four f32x4 elements
+    m.widen(x, (1, 2, 3, 4), y, -3, True, 4)  # no grid: count = the length of x
+    want = np.array([[v * s - 3 for s in (1, 2, 3, 4)] for v in x.astype(np.float32)], dtype=np.float32)
+    np.testing.assert_array_equal(y.reshape(4, 4), want)
+    m.widen(x, 0.5, y, 0, False, 4)           # a number for every lane
+    assert not y.any()
+
+
+def test_read_only_arguments_may_be_copied_but_mut_ones_must_be_in_place(m):
+    x = np.arange(200, dtype=np.float32)[::2]   # not contiguous: copied for a read-only parameter
+    y = np.zeros(100, dtype=np.float32)
+    m.axpy(1.0, x, y, 100)
+    np.testing.assert_array_equal(y, x)
+    with pytest.raises(kforge.UsageError, match="'y' is &mut \\[f32\\]: the array is not C-contiguous"):
+        m.axpy(1.0, y, np.zeros(200, dtype=np.float32)[::2], 100)
+    frozen = np.zeros(100, dtype=np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(kforge.UsageError, match="'y' is &mut \\[f32\\] but the array is read-only"):
+        m.axpy(1.0, x, frozen, 100)
+
+
+def test_argument_errors_name_the_parameter(m):
+    x = np.zeros(10, dtype=np.float32)
+    with pytest.raises(kforge.UsageError, match="parameter 'x' is &\\[f32\\] and needs dtype '<f4'.*'<f8'"):
+        m.axpy(1.0, x.astype(np.float64), x, 10)
+    with pytest.raises(kforge.UsageError, match="takes 4 arguments \\(a, x, y, n\\), not 3"):
+        m.axpy(1.0, x, x)
+    with pytest.raises(kforge.UsageError, match="parameter 'n' is u32: -1 does not fit u32"):
+        m.axpy(1.0, x, x.copy(), -1)
+    with pytest.raises(kforge.UsageError, match="parameter 'n' is u32: give an integer, not 2.5"):
+        m.axpy(1.0, x, x.copy(), 2.5)
+    with pytest.raises(kforge.UsageError, match="parameter 'x' is a buffer &\\[f32\\]: give a NumPy array"):
+        m.axpy(1.0, [1.0, 2.0], x, 2)
+    with pytest.raises(kforge.UsageError, match="unknown backend 'gpu'"):
+        m.axpy(1.0, x, x.copy(), 10, backend="gpu")
+    with pytest.raises(AttributeError, match="has no kernel 'axpi'; its kernels are: axpy, widen"):
+        m.axpi
+
+
+def test_a_fault_is_an_exception_at_its_source_line():
+    s = kforge.compile(SAXPY)
+    x = np.zeros(10, dtype=np.float32)
+    with pytest.raises(kforge.KernelFault) as e:
+        s.saxpy(1.0, x, x.copy(), 11)
+    assert e.value.status == "KF_ERR_RUNTIME"
+    assert e.value.file == SAXPY and e.value.line == 22
+    assert re.search(r"saxpy\.kf:22:\d+: out-of-bounds load of x\[10\] \(length 10\)", str(e.value))
+
+
+def test_compile_errors_carry_every_diagnostic():
+    with pytest.raises(kforge.CompileError) as e:
+        kforge.compile("kernel k(y: &mut [f32]) {\n    y[0] = 1.0 + true;\n    y[1] = nope;\n}\n", name="bad.kf")
+    text = str(e.value)
+    assert text.startswith("bad.kf:2:")
+    assert "    y[0] = 1.0 + true;\n" in text and "^" in text
+    assert "bad.kf:3:" in text and "nope" in text
+    assert (e.value.file, e.value.line) == ("bad.kf", 2)
+    assert [d[1] for d in e.value.diagnostics] == [2, 3]
+    with pytest.raises(kforge.CompileError, match="BLOCK"):
+        kforge.compile(SAXPY, defines={"BLOCK": "true"})
+
+
+def test_defines_and_optimisation_level():
+    s = kforge.compile(SAXPY, defines={"BLOCK": 128}, opt=0)
+    assert s.saxpy.schedule["block"] == (128, 1, 1)
+    assert "block(128, 1, 1)" in s.emit("ir")
+
+
+def test_emit_text_targets(m):
+    ptx = m.emit("ptx", kernel="axpy", arch=80)
+    assert ".target sm_80" in ptx and ".entry axpy" in ptx and ".entry widen" not in ptx
+    assert 'extern "C" __global__' in m.emit("cuda")
+    with pytest.raises(kforge.UsageError, match="unknown target 'sass'"):
+        m.emit("sass")
+
+
+def test_cuda_backend_without_a_gpu_is_a_device_error(m):
+    env = dict(os.environ, KF_LIBCUDA="/nonexistent/libcuda.so.1")
+    code = ("import numpy as np, kforge\n"
+            "m = kforge.compile('kernel k(y: &mut [f32]) { y[0] = 1.0; }')\n"
+            "try:\n    m.k(np.zeros(1, np.float32), backend='ptx')\n"
+            "except kforge.DeviceError as e:\n    print('DeviceError', e.status, e)\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("DeviceError KF_ERR_DEVICE no CUDA driver")
+
+
+def test_a_missing_library_says_how_to_point_at_one():
+    env = dict(os.environ, KFORGE_LIBRARY="/nonexistent/libkforge.so")
+    out = subprocess.run([sys.executable, "-c", "import kforge"], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0
+    assert "cannot load libkforge.so" in out.stderr and "KFORGE_LIBRARY" in out.stderr
+
+
+def readme_python_blocks():
+    """The ```python blocks of README.md's "Use it from Python" section."""
+    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    section = text.split("\n## Use it from Python\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+def test_readme_example_runs_as_written():
+    blocks = readme_python_blocks()
+    assert len(blocks) >= 2 and "torch" not in blocks[0]
+    exec(compile(blocks[0], "README.md (Use it from Python)", "exec"), {})
