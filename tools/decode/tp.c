@@ -68,11 +68,25 @@ static kf_status issue(dc_model *m, kf_dispatch_mode dm, kf_error *err)
     return st;
 }
 
+/* NCCL sets up its connections at a communicator's first collectives
+ * (allocating memory, which a stream capture cannot hold): the step's two
+ * kinds run once, eagerly, before it is recorded (their buffers are
+ * scratch the step overwrites). */
+static kf_status warm(dc_model *m, kf_error *err)
+{
+    for (uint32_t r = 0; r < m->c->tp; r++) m->send[r] = m->ranks[r].part;
+    kf_status st = kf_comm_all_reduce(m->comm, m->send, m->sh.hidden, KF_DISPATCH_SYNC, err);
+    for (uint32_t r = 0; r < m->c->tp; r++) m->send[r] = m->ranks[r].lpart, m->recv[r] = m->ranks[r].logits;
+    return st == KF_OK ? kf_comm_all_gather(m->comm, m->send, m->recv, m->ranks[0].sh.vocab, KF_DISPATCH_SYNC, err)
+                       : st;
+}
+
 static kf_status record(dc_model *m, kf_error *err)
 {
+    kf_status st = warm(m, err);
+    if (st != KF_OK) return st;
     m->graphs = calloc(m->c->tp, sizeof *m->graphs);
     if (!m->graphs) return kf_error_set(err, KF_ERR_NOMEM, "out of memory for %u graphs", m->c->tp);
-    kf_status st = KF_OK;
     for (uint32_t r = 0; r < m->c->tp && st == KF_OK; r++) st = kf_graph_begin(m->ranks[r].dev, err);
     if (st == KF_OK) st = issue(m, KF_DISPATCH_ASYNC, err);
     for (uint32_t r = 0; r < m->c->tp; r++) {   /* every recording ended, even after a failure */
