@@ -653,7 +653,8 @@ KF_API void kf_graph_destroy(kf_graph *g);
  * it is one NCCL communicator per device made with ncclCommInitAll (NCCL is
  * loaded then, with dlopen: its absence is KF_ERR_DEVICE saying so); one
  * CUDA device needs no NCCL. Over CPU devices the collectives are host
- * loops. A device listed twice is a usage error. */
+ * loops. A device listed twice is a usage error. Destroy it after the
+ * graphs that hold its collectives and before its devices. */
 typedef struct kf_comm kf_comm;
 KF_API kf_status kf_comm_create(kf_device *const *devs, uint32_t n, kf_comm **out, kf_error *err);
 KF_API void kf_comm_destroy(kf_comm *c);

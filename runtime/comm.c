@@ -261,6 +261,7 @@ static kf_status recording(kf_comm *c, kf_coll_kind k, kf_dispatch_mode mode, bo
         kf_error e2 = {0};
         kf_status s = kf_rt_rec_refuse(c->dev[i], what, st == KF_OK ? err : &e2);
         if (st == KF_OK) st = s;
+        kf_error_clear(&e2);
     }
     return st;
 }
@@ -281,6 +282,8 @@ static kf_status coll(kf_comm *c, kf_coll_kind k, kf_buffer *const *send, kf_buf
         return st;
     }
     st = run(c, k, send, recv, count, err);
+    if (st != KF_OK && rec)   /* the captures may hold part of it: abandoned, the devices usable */
+        for (uint32_t i = 0; i < c->n; i++) kf_rt_rec_abandon(c->dev[i], "a collective failed while recording");
     for (uint32_t i = 0; rec && i < c->n && st == KF_OK; i++)
         st = kf_rt_rec_coll(c->dev[i], &(kf_coll){c, k, i, send[i], recv[i], count}, err);
     for (uint32_t i = 0; mode == KF_DISPATCH_SYNC && i < c->n && st == KF_OK; i++)

@@ -6,7 +6,9 @@
  * ncclGroupStart/End, with the right type, count and result (f32 and f16
  * sums, an all-gather as bytes), that one GPU needs no NCCL, and that an
  * NCCL failure is an error naming the call, its result and NCCL's last
- * error, which leaves no group open and the communicator usable. (No NCCL
+ * error, which leaves no group open and the communicator usable; recorded
+ * collectives are captured, and a failure while recording abandons the
+ * recordings. (No NCCL
  * at all is test_decode's --tp 2 on the mock driver.) */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -218,6 +220,40 @@ static void a_failing_nccl_call_is_an_error_naming_it_and_closes_the_group(void 
     kf_buffer_destroy(x[1]);
 }
 
+/* Recorded on both GPUs: NCCL's calls land in the captures (nothing runs);
+ * a failing call while recording abandons both recordings, and the GPUs
+ * work as before. */
+static void a_collective_recorded_is_captured_and_a_failure_abandons_the_recordings(void **state)
+{
+    fx *f = *state;
+    float a[2] = {1, 2}, b[2] = {3, 4}, out[2];
+    kf_buffer *x[2] = {buf(f, 0, KF_S_F32, 2, a), buf(f, 1, KF_S_F32, 2, b)};
+    kf_graph *g[2];
+    for (int r = 0; r < 2; r++) assert_int_equal(kf_graph_begin(f->dev[r], &f->err), KF_OK);
+    assert_int_equal(kf_comm_all_reduce(f->comm, x, 2, KF_DISPATCH_ASYNC, &f->err), KF_OK);
+    assert_non_null(strstr(nccl_log(), "captured;"));
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(kf_graph_end(f->dev[r], &g[r], &f->err), KF_OK);
+        assert_int_equal(kf_graph_size(g[r]), 1);
+    }
+    assert_int_equal(kf_buffer_download(x[0], out, sizeof out, &f->err), KF_OK);
+    assert_true(out[0] == 1.0f);   /* recorded, not run */
+    assert_int_equal(kf_comm_graph_launch(f->comm, g, KF_DISPATCH_SYNC, &f->err), KF_OK);
+    for (int r = 0; r < 2; r++) kf_graph_destroy(g[r]);
+    for (int r = 0; r < 2; r++) assert_int_equal(kf_graph_begin(f->dev[r], &f->err), KF_OK);
+    nccl_fail("ncclAllReduce", 1);
+    expect_device_error(f, kf_comm_all_reduce(f->comm, x, 2, KF_DISPATCH_ASYNC, &f->err), "ncclAllReduce failed");
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(kf_graph_end(f->dev[r], &g[r], &f->err), KF_ERR_USAGE);
+        assert_non_null(strstr(f->err.msg, "a collective failed while recording"));
+    }
+    assert_int_equal(kf_comm_all_reduce(f->comm, x, 2, KF_DISPATCH_SYNC, &f->err), KF_OK);
+    assert_int_equal(kf_buffer_download(x[1], out, sizeof out, &f->err), KF_OK);
+    assert_true(out[0] == 4.0f && out[1] == 6.0f);
+    kf_buffer_destroy(x[0]);
+    kf_buffer_destroy(x[1]);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -229,6 +265,7 @@ int main(void)
         T(bench_bare_is_n_plain_nccl_groups),
         T(one_gpu_needs_no_nccl),
         T(a_failing_nccl_call_is_an_error_naming_it_and_closes_the_group),
+        T(a_collective_recorded_is_captured_and_a_failure_abandons_the_recordings),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }
