@@ -446,7 +446,10 @@ KF_API kf_status kf_buffer_create(kf_device *dev, kf_type elem, size_t count, kf
  * (or a plan binding it) is used: `ptr` is a device pointer (CUdeviceptr)
  * of dev's context on a CUDA device, a host pointer on the CPU device. It
  * must be aligned to the element size; kf_buffer_destroy never frees it.
- * For interop: PyTorch tensors, memory of other CUDA code. */
+ * For interop: PyTorch tensors, memory of other CUDA code. A kernel whose
+ * cp_async reads a tail (fewer than 16 bytes) at the end of such memory
+ * issues a 16-byte access: keep the allocation a multiple of 16 bytes (as
+ * kforge's own buffers and PyTorch's are), or memcheck reports it. */
 KF_API kf_status kf_buffer_wrap(kf_device *dev, kf_type elem, size_t count, void *ptr, kf_buffer **out,
                                 kf_error *err);
 /* Elements [offset, offset + count) of parent, sharing its storage and

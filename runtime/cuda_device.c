@@ -153,12 +153,19 @@ cleanup:
 }
 
 /* ---- memory ---------------------------------------------------------------------- */
+/* Allocations are rounded up to whole 16-byte words: a cp_async tail
+ * (LANGUAGE.md section 8, `n` < 16 bytes read) is one 16-byte LDGSTS whose
+ * window may pass the buffer's last byte, and compute-sanitizer's memcheck
+ * checks the whole window. The padding is zeroed and never part of the
+ * buffer's size. */
 static kf_status cuda_alloc(kf_device *dev, size_t bytes, uint64_t *addr, kf_error *err)
 {
     cuda_dev *cd = dev->impl;
     CUdeviceptr p = 0;
     kf_status st = use(dev, err);
     if (st != KF_OK) return st;
+    if (bytes > SIZE_MAX - 15) return kf_error_set(err, KF_ERR_USAGE, "a buffer of %zu bytes is too large", bytes);
+    bytes = (bytes + 15) & ~(size_t)15;
     CU_CHECK(MemAlloc(&p, bytes));
     CU_CHECK(MemsetD8Async(p, 0, bytes, cd->stream));
     *addr = p;

@@ -192,8 +192,9 @@ static void test_library_bench_files_hold_the_issue_targets(void **state)
     done(&r);
     r = kforge("bench", "--list", "--variants", "sdpa*", NULL);   /* every variant line compiles and binds */
     assert_int_equal(r.status, 0);
-    assert_true(has(r.out, "sdpa_decode_b4_l8192  split=128 -D SWARPS=8  bytes 142737424"));
-    assert_int_equal(count_of(r.out, "sdpa_decode_b1_l8192 "), 9);
+    assert_true(has(r.out, "sdpa_decode_b4_l8192  split=128 -D TWARPS=4  bytes 142737424"));
+    assert_true(has(r.out, "sdpa_decode_b4_l8192_simt  default  bytes 138510352  steps: sdpa_decode_split_simt sdpa_decode_combine"));
+    assert_int_equal(count_of(r.out, "sdpa_decode_b1_l8192 "), 11);
     done(&r);
 }
 

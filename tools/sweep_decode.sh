@@ -6,15 +6,23 @@
 #   tools/sweep_decode.sh [BUILD] [FILTER] [kforge bench options...]
 #       e.g. tools/sweep_decode.sh build gemv
 #            tools/sweep_decode.sh build sdpa_decode_b4 --budget 100
+#            tools/sweep_decode.sh build misses
+#
+# FILTER `misses` runs, in one call, every variant of the issue-8 targets
+# not yet met (gemv f16, q4k f32 x and its SIMT form, the three sdpa shapes
+# with the SIMT rows, rope GPT-J), 63 variants: 3-6 minutes (each one
+# compiles its module and fills its inputs; the timed passes are ~0.1 s).
 #
 # A thin wrapper: the variants live beside the kernels, as `variant` lines of
 # kernels/bench/{gemv,q4k,sdpa,rope,silu_mul,add_rmsnorm}.bench, and
 # `kforge bench --variants` times each (event-timed passes, L2 flushed, copy
 # bandwidth of the same run) on the PTX path, prints one row per variant and
 # the best variant of each bench. FILTER selects benches whose name contains
-# it. Knobs: gemv.kf NWARPS ROWS UNROLL GRID_MAX BROWS BUNROLL; q4k.kf
-# F32_WARPS F32_LOG_BL F32_ROWS F32_UNROLL Q8_WARPS Q8_LOG_BL Q8_RSTEPS;
-# sdpa.kf SWARPS CHUNK and the split argument; rope.kf HPT BLOCK;
+# it. Knobs: gemv.kf NWARPS ROWS UNROLL GRID_MAX PIPE BROWS BUNROLL TCB
+# TB_UNROLL TB_GRID BNWARPS; q4k.kf
+# TQ_WARPS TQ_GRID (tensor cores), F32_WARPS F32_LOG_BL F32_ROWS F32_UNROLL (SIMT), Q8_WARPS Q8_LOG_BL Q8_RSTEPS;
+# sdpa.kf TWARPS TSTAGES TGQ (tensor cores), SWARPS CHUNK (SIMT) and the
+# split argument; rope.kf HPT BLOCK;
 # silu_mul.kf UNROLL GRID_MAX; add_rmsnorm.kf BLOCK VPT. Other variants, with
 # no file edit: kforge bench gemv_f16_14336x4096 --sweep ROWS=1,2,4 --sweep UNROLL=2,4,8
 set -u
@@ -22,7 +30,10 @@ build=${1:-build}
 filter=${2:-}
 shift $(( $# < 2 ? $# : 2 ))
 [ -x "$build/kforge" ] || { echo "sweep: $build/kforge missing" >&2; exit 2; }
-if [ -n "$filter" ]; then
+if [ "$filter" = misses ]; then
+    names=('gemv_f16_14336x4096' 'q4k_gemv_f32x_128256x4096' 'q4k_gemv_simt_f32x_128256x4096'
+           'sdpa_decode_b1_l8192*' 'sdpa_decode_b4_l8192*' 'sdpa_decode_b1_l32768*' 'rope_gptj*')
+elif [ -n "$filter" ]; then
     names=("*$filter*")
 else
     names=('gemv*' 'q4k*' 'sdpa*' 'rope*' 'silu_mul*' 'add_rmsnorm*')

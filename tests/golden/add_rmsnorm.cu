@@ -79,403 +79,290 @@ __device__ __forceinline__ T kf_shfl_down(T v, unsigned d, unsigned n)
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 
-/* kernel add_rmsnorm (add_rmsnorm.kf:20) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel add_rmsnorm (add_rmsnorm.kf:31) */
+extern "C" __global__ void __launch_bounds__(512)
 add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f16* __restrict__ w_, kf_f16* __restrict__ y_, unsigned rows_, unsigned cols_, float eps_)
 {
-    __shared__ __align__(16) float part_[8];
-    kf_f16x8 xv_[4];
-    kf_f16x8 rv_[4];
-    kf_f16x8 wv_[4];
-    float t556_;
-    float t1068_;
+    __shared__ __align__(16) float part_[32];
+    kf_f16x8 xv_[2];
+    kf_f16x8 rv_[2];
+    kf_f16x8 wv_[2];
+    kf_f16x8 xn_[2];
+    kf_f16x8 rn_[2];
+    float t349_;
+    float t796_;
     const unsigned kf_wn = kf_warp_lanes();
     unsigned tid_ = threadIdx.x;
-    unsigned base_ = blockIdx.x * cols_;
-    float acc_ = 0.0f;
-    bool t16_ = (cols_ & 7u) == 0u;
-    bool t17_ = t16_;
-    if (t16_) {
-        t17_ = cols_ <= 8192u;
+    bool t12_ = (cols_ & 7u) == 0u;
+    bool t13_ = t12_;
+    if (t12_) {
+        t13_ = cols_ <= 8192u;
     }
-    if (t17_) {
+    if (t13_) {
         kf_f16x8* x8_ = (kf_f16x8*)x_;
         const kf_f16x8* r8_ = (const kf_f16x8*)res_;
         const kf_f16x8* w8_ = (const kf_f16x8*)w_;
         kf_f16x8* y8_ = (kf_f16x8*)y_;
-        unsigned base8_ = base_ >> 3u;
         unsigned cols8_ = cols_ >> 3u;
+        kf_f16x8 t25_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 a_ = t25_;
+        kf_f16x8 t28_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 b_ = t28_;
         kf_f16x8 t31_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 a_ = t31_;
-        kf_f16x8 t34_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 b_ = t34_;
-        kf_f16x8 t37_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 g_ = t37_;
-        if (tid_ < cols8_) {
-            unsigned t40_ = base8_ + tid_;
-            kf_f16x8 t41_ = x8_[t40_];
-            a_ = t41_;
-            unsigned t42_ = base8_ + tid_;
-            kf_f16x8 t43_ = r8_[t42_];
-            b_ = t43_;
-            kf_f16x8 t44_ = w8_[tid_];
-            g_ = t44_;
+        kf_f16x8 g_ = t31_;
+        bool t33_ = tid_ < cols8_;
+        bool t34_ = t33_;
+        if (t33_) {
+            t34_ = blockIdx.x < rows_;
+        }
+        if (t34_) {
+            unsigned t39_ = (blockIdx.x * cols8_) + tid_;
+            kf_f16x8 t40_ = x8_[t39_];
+            a_ = t40_;
+            unsigned t43_ = (blockIdx.x * cols8_) + tid_;
+            kf_f16x8 t44_ = r8_[t43_];
+            b_ = t44_;
+            kf_f16x8 t45_ = w8_[tid_];
+            g_ = t45_;
         }
         xv_[0u] = a_;
         rv_[0u] = b_;
         wv_[0u] = g_;
-        unsigned c_ = tid_ + 256u;
-        kf_f16x8 t51_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 a_2_ = t51_;
-        kf_f16x8 t54_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 b_2_ = t54_;
-        kf_f16x8 t57_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 g_2_ = t57_;
-        if (c_ < cols8_) {
-            unsigned t60_ = base8_ + c_;
-            kf_f16x8 t61_ = x8_[t60_];
-            a_2_ = t61_;
-            unsigned t62_ = base8_ + c_;
-            kf_f16x8 t63_ = r8_[t62_];
-            b_2_ = t63_;
-            kf_f16x8 t64_ = w8_[c_];
-            g_2_ = t64_;
+        unsigned c_ = tid_ + 512u;
+        kf_f16x8 t52_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 a_2_ = t52_;
+        kf_f16x8 t55_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 b_2_ = t55_;
+        kf_f16x8 t58_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 g_2_ = t58_;
+        bool t60_ = c_ < cols8_;
+        bool t61_ = t60_;
+        if (t60_) {
+            t61_ = blockIdx.x < rows_;
+        }
+        if (t61_) {
+            unsigned t66_ = (blockIdx.x * cols8_) + c_;
+            kf_f16x8 t67_ = x8_[t66_];
+            a_2_ = t67_;
+            unsigned t70_ = (blockIdx.x * cols8_) + c_;
+            kf_f16x8 t71_ = r8_[t70_];
+            b_2_ = t71_;
+            kf_f16x8 t72_ = w8_[c_];
+            g_2_ = t72_;
         }
         xv_[1u] = a_2_;
         rv_[1u] = b_2_;
         wv_[1u] = g_2_;
-        unsigned c_2_ = tid_ + 512u;
-        kf_f16x8 t71_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 a_3_ = t71_;
-        kf_f16x8 t74_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 b_3_ = t74_;
-        kf_f16x8 t77_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 g_3_ = t77_;
-        if (c_2_ < cols8_) {
-            unsigned t80_ = base8_ + c_2_;
-            kf_f16x8 t81_ = x8_[t80_];
-            a_3_ = t81_;
-            unsigned t82_ = base8_ + c_2_;
-            kf_f16x8 t83_ = r8_[t82_];
-            b_3_ = t83_;
-            kf_f16x8 t84_ = w8_[c_2_];
-            g_3_ = t84_;
-        }
-        xv_[2u] = a_3_;
-        rv_[2u] = b_3_;
-        wv_[2u] = g_3_;
-        unsigned c_3_ = tid_ + 768u;
-        kf_f16x8 t91_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 a_4_ = t91_;
-        kf_f16x8 t94_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 b_4_ = t94_;
-        kf_f16x8 t97_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 g_4_ = t97_;
-        if (c_3_ < cols8_) {
-            unsigned t100_ = base8_ + c_3_;
-            kf_f16x8 t101_ = x8_[t100_];
-            a_4_ = t101_;
-            unsigned t102_ = base8_ + c_3_;
-            kf_f16x8 t103_ = r8_[t102_];
-            b_4_ = t103_;
-            kf_f16x8 t104_ = w8_[c_3_];
-            g_4_ = t104_;
-        }
-        xv_[3u] = a_4_;
-        rv_[3u] = b_4_;
-        wv_[3u] = g_4_;
-        kf_f16x8 t111_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16 v_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[0]), kf_f16_to_f32(rv_[0u].v[0])));
-        kf_f16x8 s_ = t111_;
-        s_.v[0] = v_;
-        float t125_ = __fmaf_rn(kf_f16_to_f32(v_), kf_f16_to_f32(v_), 0.0f);
-        acc_ = t125_;
-        kf_f16 v_2_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[1]), kf_f16_to_f32(rv_[0u].v[1])));
-        s_.v[1] = v_2_;
-        float t138_ = __fmaf_rn(kf_f16_to_f32(v_2_), kf_f16_to_f32(v_2_), t125_);
-        acc_ = t138_;
-        kf_f16 v_3_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[2]), kf_f16_to_f32(rv_[0u].v[2])));
-        s_.v[2] = v_3_;
-        float t151_ = __fmaf_rn(kf_f16_to_f32(v_3_), kf_f16_to_f32(v_3_), t138_);
-        acc_ = t151_;
-        kf_f16 v_4_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[3]), kf_f16_to_f32(rv_[0u].v[3])));
-        s_.v[3] = v_4_;
-        float t164_ = __fmaf_rn(kf_f16_to_f32(v_4_), kf_f16_to_f32(v_4_), t151_);
-        acc_ = t164_;
-        kf_f16 v_5_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[4]), kf_f16_to_f32(rv_[0u].v[4])));
-        s_.v[4] = v_5_;
-        float t177_ = __fmaf_rn(kf_f16_to_f32(v_5_), kf_f16_to_f32(v_5_), t164_);
-        acc_ = t177_;
-        kf_f16 v_6_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[5]), kf_f16_to_f32(rv_[0u].v[5])));
-        s_.v[5] = v_6_;
-        float t190_ = __fmaf_rn(kf_f16_to_f32(v_6_), kf_f16_to_f32(v_6_), t177_);
-        acc_ = t190_;
-        kf_f16 v_7_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[6]), kf_f16_to_f32(rv_[0u].v[6])));
-        s_.v[6] = v_7_;
-        float t203_ = __fmaf_rn(kf_f16_to_f32(v_7_), kf_f16_to_f32(v_7_), t190_);
-        acc_ = t203_;
-        kf_f16 v_8_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[7]), kf_f16_to_f32(rv_[0u].v[7])));
-        s_.v[7] = v_8_;
-        float t216_ = __fmaf_rn(kf_f16_to_f32(v_8_), kf_f16_to_f32(v_8_), t203_);
-        acc_ = t216_;
-        xv_[0u] = s_;
-        if (tid_ < cols8_) {
-            x8_[base8_ + tid_] = s_;
-        }
-        unsigned c_4_ = tid_ + 256u;
-        kf_f16x8 t223_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16 v_9_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[0]), kf_f16_to_f32(rv_[1u].v[0])));
-        kf_f16x8 s_2_ = t223_;
-        s_2_.v[0] = v_9_;
-        float t237_ = __fmaf_rn(kf_f16_to_f32(v_9_), kf_f16_to_f32(v_9_), t216_);
-        acc_ = t237_;
-        kf_f16 v_10_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[1]), kf_f16_to_f32(rv_[1u].v[1])));
-        s_2_.v[1] = v_10_;
-        float t250_ = __fmaf_rn(kf_f16_to_f32(v_10_), kf_f16_to_f32(v_10_), t237_);
-        acc_ = t250_;
-        kf_f16 v_11_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[2]), kf_f16_to_f32(rv_[1u].v[2])));
-        s_2_.v[2] = v_11_;
-        float t263_ = __fmaf_rn(kf_f16_to_f32(v_11_), kf_f16_to_f32(v_11_), t250_);
-        acc_ = t263_;
-        kf_f16 v_12_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[3]), kf_f16_to_f32(rv_[1u].v[3])));
-        s_2_.v[3] = v_12_;
-        float t276_ = __fmaf_rn(kf_f16_to_f32(v_12_), kf_f16_to_f32(v_12_), t263_);
-        acc_ = t276_;
-        kf_f16 v_13_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[4]), kf_f16_to_f32(rv_[1u].v[4])));
-        s_2_.v[4] = v_13_;
-        float t289_ = __fmaf_rn(kf_f16_to_f32(v_13_), kf_f16_to_f32(v_13_), t276_);
-        acc_ = t289_;
-        kf_f16 v_14_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[5]), kf_f16_to_f32(rv_[1u].v[5])));
-        s_2_.v[5] = v_14_;
-        float t302_ = __fmaf_rn(kf_f16_to_f32(v_14_), kf_f16_to_f32(v_14_), t289_);
-        acc_ = t302_;
-        kf_f16 v_15_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[6]), kf_f16_to_f32(rv_[1u].v[6])));
-        s_2_.v[6] = v_15_;
-        float t315_ = __fmaf_rn(kf_f16_to_f32(v_15_), kf_f16_to_f32(v_15_), t302_);
-        acc_ = t315_;
-        kf_f16 v_16_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[7]), kf_f16_to_f32(rv_[1u].v[7])));
-        s_2_.v[7] = v_16_;
-        float t328_ = __fmaf_rn(kf_f16_to_f32(v_16_), kf_f16_to_f32(v_16_), t315_);
-        acc_ = t328_;
-        xv_[1u] = s_2_;
-        if (c_4_ < cols8_) {
-            x8_[base8_ + c_4_] = s_2_;
-        }
-        unsigned c_5_ = tid_ + 512u;
-        kf_f16x8 t335_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16 v_17_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[0]), kf_f16_to_f32(rv_[2u].v[0])));
-        kf_f16x8 s_3_ = t335_;
-        s_3_.v[0] = v_17_;
-        float t349_ = __fmaf_rn(kf_f16_to_f32(v_17_), kf_f16_to_f32(v_17_), t328_);
-        acc_ = t349_;
-        kf_f16 v_18_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[1]), kf_f16_to_f32(rv_[2u].v[1])));
-        s_3_.v[1] = v_18_;
-        float t362_ = __fmaf_rn(kf_f16_to_f32(v_18_), kf_f16_to_f32(v_18_), t349_);
-        acc_ = t362_;
-        kf_f16 v_19_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[2]), kf_f16_to_f32(rv_[2u].v[2])));
-        s_3_.v[2] = v_19_;
-        float t375_ = __fmaf_rn(kf_f16_to_f32(v_19_), kf_f16_to_f32(v_19_), t362_);
-        acc_ = t375_;
-        kf_f16 v_20_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[3]), kf_f16_to_f32(rv_[2u].v[3])));
-        s_3_.v[3] = v_20_;
-        float t388_ = __fmaf_rn(kf_f16_to_f32(v_20_), kf_f16_to_f32(v_20_), t375_);
-        acc_ = t388_;
-        kf_f16 v_21_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[4]), kf_f16_to_f32(rv_[2u].v[4])));
-        s_3_.v[4] = v_21_;
-        float t401_ = __fmaf_rn(kf_f16_to_f32(v_21_), kf_f16_to_f32(v_21_), t388_);
-        acc_ = t401_;
-        kf_f16 v_22_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[5]), kf_f16_to_f32(rv_[2u].v[5])));
-        s_3_.v[5] = v_22_;
-        float t414_ = __fmaf_rn(kf_f16_to_f32(v_22_), kf_f16_to_f32(v_22_), t401_);
-        acc_ = t414_;
-        kf_f16 v_23_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[6]), kf_f16_to_f32(rv_[2u].v[6])));
-        s_3_.v[6] = v_23_;
-        float t427_ = __fmaf_rn(kf_f16_to_f32(v_23_), kf_f16_to_f32(v_23_), t414_);
-        acc_ = t427_;
-        kf_f16 v_24_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[2u].v[7]), kf_f16_to_f32(rv_[2u].v[7])));
-        s_3_.v[7] = v_24_;
-        float t440_ = __fmaf_rn(kf_f16_to_f32(v_24_), kf_f16_to_f32(v_24_), t427_);
-        acc_ = t440_;
-        xv_[2u] = s_3_;
-        if (c_5_ < cols8_) {
-            x8_[base8_ + c_5_] = s_3_;
-        }
-        unsigned c_6_ = tid_ + 768u;
-        kf_f16x8 t447_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16 v_25_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[0]), kf_f16_to_f32(rv_[3u].v[0])));
-        kf_f16x8 s_4_ = t447_;
-        s_4_.v[0] = v_25_;
-        float t461_ = __fmaf_rn(kf_f16_to_f32(v_25_), kf_f16_to_f32(v_25_), t440_);
-        acc_ = t461_;
-        kf_f16 v_26_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[1]), kf_f16_to_f32(rv_[3u].v[1])));
-        s_4_.v[1] = v_26_;
-        float t474_ = __fmaf_rn(kf_f16_to_f32(v_26_), kf_f16_to_f32(v_26_), t461_);
-        acc_ = t474_;
-        kf_f16 v_27_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[2]), kf_f16_to_f32(rv_[3u].v[2])));
-        s_4_.v[2] = v_27_;
-        float t487_ = __fmaf_rn(kf_f16_to_f32(v_27_), kf_f16_to_f32(v_27_), t474_);
-        acc_ = t487_;
-        kf_f16 v_28_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[3]), kf_f16_to_f32(rv_[3u].v[3])));
-        s_4_.v[3] = v_28_;
-        float t500_ = __fmaf_rn(kf_f16_to_f32(v_28_), kf_f16_to_f32(v_28_), t487_);
-        acc_ = t500_;
-        kf_f16 v_29_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[4]), kf_f16_to_f32(rv_[3u].v[4])));
-        s_4_.v[4] = v_29_;
-        float t513_ = __fmaf_rn(kf_f16_to_f32(v_29_), kf_f16_to_f32(v_29_), t500_);
-        acc_ = t513_;
-        kf_f16 v_30_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[5]), kf_f16_to_f32(rv_[3u].v[5])));
-        s_4_.v[5] = v_30_;
-        float t526_ = __fmaf_rn(kf_f16_to_f32(v_30_), kf_f16_to_f32(v_30_), t513_);
-        acc_ = t526_;
-        kf_f16 v_31_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[6]), kf_f16_to_f32(rv_[3u].v[6])));
-        s_4_.v[6] = v_31_;
-        float t539_ = __fmaf_rn(kf_f16_to_f32(v_31_), kf_f16_to_f32(v_31_), t526_);
-        acc_ = t539_;
-        kf_f16 v_32_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[3u].v[7]), kf_f16_to_f32(rv_[3u].v[7])));
-        s_4_.v[7] = v_32_;
-        float t552_ = __fmaf_rn(kf_f16_to_f32(v_32_), kf_f16_to_f32(v_32_), t539_);
-        acc_ = t552_;
-        xv_[3u] = s_4_;
-        if (c_6_ < cols8_) {
-            x8_[base8_ + c_6_] = s_4_;
-        }
-        unsigned t577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t577_ == 32u) {
-            float t582_ = __fadd_rn(t552_, kf_shfl_xor(t552_, 16u, kf_wn));
-            float t585_ = __fadd_rn(t582_, kf_shfl_xor(t582_, 8u, kf_wn));
-            float t588_ = __fadd_rn(t585_, kf_shfl_xor(t585_, 4u, kf_wn));
-            float t591_ = __fadd_rn(t588_, kf_shfl_xor(t588_, 2u, kf_wn));
-            t556_ = __fadd_rn(t591_, kf_shfl_xor(t591_, 1u, kf_wn));
-        } else {
-            float t597_ = kf_shfl_down(t552_, 16u, kf_wn);
-            bool t599_ = (kf_lane_id() + 16u) < t577_;
-            float t600_ = __fadd_rn(t552_, t597_);
-            float t601_ = t599_ ? t600_ : t552_;
-            float t603_ = kf_shfl_down(t601_, 8u, kf_wn);
-            bool t605_ = (kf_lane_id() + 8u) < t577_;
-            float t606_ = __fadd_rn(t601_, t603_);
-            float t607_ = t605_ ? t606_ : t601_;
-            float t609_ = kf_shfl_down(t607_, 4u, kf_wn);
-            bool t611_ = (kf_lane_id() + 4u) < t577_;
-            float t612_ = __fadd_rn(t607_, t609_);
-            float t613_ = t611_ ? t612_ : t607_;
-            float t615_ = kf_shfl_down(t613_, 2u, kf_wn);
-            bool t617_ = (kf_lane_id() + 2u) < t577_;
-            float t618_ = __fadd_rn(t613_, t615_);
-            float t619_ = t617_ ? t618_ : t613_;
-            float t621_ = kf_shfl_down(t619_, 1u, kf_wn);
-            bool t623_ = (kf_lane_id() + 1u) < t577_;
-            float t624_ = __fadd_rn(t619_, t621_);
-            t556_ = kf_shfl(t623_ ? t624_ : t619_, 0u, kf_wn);
-        }
-        acc_ = t556_;
-        if (kf_lane_id() == 0u) {
-            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t556_;
-        }
-        __syncthreads();
-        float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)cols_), eps_));
-        if (tid_ < cols8_) {
-            kf_f16x8 t676_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t688_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[0]), scale_), kf_f16_to_f32(wv_[0u].v[0])));
-            kf_f16x8 o_ = t676_;
-            o_.v[0] = t688_;
-            o_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[1]), scale_), kf_f16_to_f32(wv_[0u].v[1])));
-            o_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[2]), scale_), kf_f16_to_f32(wv_[0u].v[2])));
-            o_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[3]), scale_), kf_f16_to_f32(wv_[0u].v[3])));
-            o_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[4]), scale_), kf_f16_to_f32(wv_[0u].v[4])));
-            o_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[5]), scale_), kf_f16_to_f32(wv_[0u].v[5])));
-            o_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[6]), scale_), kf_f16_to_f32(wv_[0u].v[6])));
-            o_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[7]), scale_), kf_f16_to_f32(wv_[0u].v[7])));
-            y8_[base8_ + tid_] = o_;
-        }
-        unsigned c_7_ = tid_ + 256u;
-        if (c_7_ < cols8_) {
-            kf_f16x8 t771_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t783_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[0]), scale_), kf_f16_to_f32(wv_[1u].v[0])));
-            kf_f16x8 o_2_ = t771_;
-            o_2_.v[0] = t783_;
-            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[1]), scale_), kf_f16_to_f32(wv_[1u].v[1])));
-            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[2]), scale_), kf_f16_to_f32(wv_[1u].v[2])));
-            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[3]), scale_), kf_f16_to_f32(wv_[1u].v[3])));
-            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[4]), scale_), kf_f16_to_f32(wv_[1u].v[4])));
-            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[5]), scale_), kf_f16_to_f32(wv_[1u].v[5])));
-            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[6]), scale_), kf_f16_to_f32(wv_[1u].v[6])));
-            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[7]), scale_), kf_f16_to_f32(wv_[1u].v[7])));
-            y8_[base8_ + c_7_] = o_2_;
-        }
-        unsigned c_8_ = tid_ + 512u;
-        if (c_8_ < cols8_) {
-            kf_f16x8 t866_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t878_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[0]), scale_), kf_f16_to_f32(wv_[2u].v[0])));
-            kf_f16x8 o_3_ = t866_;
-            o_3_.v[0] = t878_;
-            o_3_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[1]), scale_), kf_f16_to_f32(wv_[2u].v[1])));
-            o_3_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[2]), scale_), kf_f16_to_f32(wv_[2u].v[2])));
-            o_3_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[3]), scale_), kf_f16_to_f32(wv_[2u].v[3])));
-            o_3_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[4]), scale_), kf_f16_to_f32(wv_[2u].v[4])));
-            o_3_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[5]), scale_), kf_f16_to_f32(wv_[2u].v[5])));
-            o_3_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[6]), scale_), kf_f16_to_f32(wv_[2u].v[6])));
-            o_3_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[2u].v[7]), scale_), kf_f16_to_f32(wv_[2u].v[7])));
-            y8_[base8_ + c_8_] = o_3_;
-        }
-        unsigned c_9_ = tid_ + 768u;
-        if (c_9_ < cols8_) {
-            kf_f16x8 t961_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t973_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[0]), scale_), kf_f16_to_f32(wv_[3u].v[0])));
-            kf_f16x8 o_4_ = t961_;
-            o_4_.v[0] = t973_;
-            o_4_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[1]), scale_), kf_f16_to_f32(wv_[3u].v[1])));
-            o_4_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[2]), scale_), kf_f16_to_f32(wv_[3u].v[2])));
-            o_4_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[3]), scale_), kf_f16_to_f32(wv_[3u].v[3])));
-            o_4_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[4]), scale_), kf_f16_to_f32(wv_[3u].v[4])));
-            o_4_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[5]), scale_), kf_f16_to_f32(wv_[3u].v[5])));
-            o_4_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[6]), scale_), kf_f16_to_f32(wv_[3u].v[6])));
-            o_4_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[3u].v[7]), scale_), kf_f16_to_f32(wv_[3u].v[7])));
-            y8_[base8_ + c_9_] = o_4_;
+        unsigned par_ = 0u;
+        for (unsigned row_ = blockIdx.x; row_ < rows_; row_ = row_ + gridDim.x) {
+            unsigned base8_ = row_ * cols8_;
+            unsigned next_ = row_ + gridDim.x;
+            kf_f16x8 t88_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t91_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            xn_[0u] = t88_;
+            rn_[0u] = t91_;
+            kf_f16x8 t107_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t110_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            xn_[1u] = t107_;
+            rn_[1u] = t110_;
+            kf_f16x8 t128_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 v_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[0]), kf_f16_to_f32(rv_[0u].v[0])));
+            kf_f16x8 s_ = t128_;
+            s_.v[0] = v_;
+            float t142_ = __fmaf_rn(kf_f16_to_f32(v_), kf_f16_to_f32(v_), 0.0f);
+            kf_f16 v_2_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[1]), kf_f16_to_f32(rv_[0u].v[1])));
+            s_.v[1] = v_2_;
+            float t155_ = __fmaf_rn(kf_f16_to_f32(v_2_), kf_f16_to_f32(v_2_), t142_);
+            kf_f16 v_3_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[2]), kf_f16_to_f32(rv_[0u].v[2])));
+            s_.v[2] = v_3_;
+            float t168_ = __fmaf_rn(kf_f16_to_f32(v_3_), kf_f16_to_f32(v_3_), t155_);
+            kf_f16 v_4_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[3]), kf_f16_to_f32(rv_[0u].v[3])));
+            s_.v[3] = v_4_;
+            float t181_ = __fmaf_rn(kf_f16_to_f32(v_4_), kf_f16_to_f32(v_4_), t168_);
+            kf_f16 v_5_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[4]), kf_f16_to_f32(rv_[0u].v[4])));
+            s_.v[4] = v_5_;
+            float t194_ = __fmaf_rn(kf_f16_to_f32(v_5_), kf_f16_to_f32(v_5_), t181_);
+            kf_f16 v_6_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[5]), kf_f16_to_f32(rv_[0u].v[5])));
+            s_.v[5] = v_6_;
+            float t207_ = __fmaf_rn(kf_f16_to_f32(v_6_), kf_f16_to_f32(v_6_), t194_);
+            kf_f16 v_7_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[6]), kf_f16_to_f32(rv_[0u].v[6])));
+            s_.v[6] = v_7_;
+            float t220_ = __fmaf_rn(kf_f16_to_f32(v_7_), kf_f16_to_f32(v_7_), t207_);
+            kf_f16 v_8_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[0u].v[7]), kf_f16_to_f32(rv_[0u].v[7])));
+            s_.v[7] = v_8_;
+            float t233_ = __fmaf_rn(kf_f16_to_f32(v_8_), kf_f16_to_f32(v_8_), t220_);
+            xv_[0u] = s_;
+            if (tid_ < cols8_) {
+                x8_[base8_ + tid_] = s_;
+            }
+            unsigned c_2_ = tid_ + 512u;
+            kf_f16x8 t240_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 v_9_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[0]), kf_f16_to_f32(rv_[1u].v[0])));
+            kf_f16x8 s_2_ = t240_;
+            s_2_.v[0] = v_9_;
+            float t254_ = __fmaf_rn(kf_f16_to_f32(v_9_), kf_f16_to_f32(v_9_), t233_);
+            kf_f16 v_10_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[1]), kf_f16_to_f32(rv_[1u].v[1])));
+            s_2_.v[1] = v_10_;
+            float t267_ = __fmaf_rn(kf_f16_to_f32(v_10_), kf_f16_to_f32(v_10_), t254_);
+            kf_f16 v_11_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[2]), kf_f16_to_f32(rv_[1u].v[2])));
+            s_2_.v[2] = v_11_;
+            float t280_ = __fmaf_rn(kf_f16_to_f32(v_11_), kf_f16_to_f32(v_11_), t267_);
+            kf_f16 v_12_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[3]), kf_f16_to_f32(rv_[1u].v[3])));
+            s_2_.v[3] = v_12_;
+            float t293_ = __fmaf_rn(kf_f16_to_f32(v_12_), kf_f16_to_f32(v_12_), t280_);
+            kf_f16 v_13_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[4]), kf_f16_to_f32(rv_[1u].v[4])));
+            s_2_.v[4] = v_13_;
+            float t306_ = __fmaf_rn(kf_f16_to_f32(v_13_), kf_f16_to_f32(v_13_), t293_);
+            kf_f16 v_14_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[5]), kf_f16_to_f32(rv_[1u].v[5])));
+            s_2_.v[5] = v_14_;
+            float t319_ = __fmaf_rn(kf_f16_to_f32(v_14_), kf_f16_to_f32(v_14_), t306_);
+            kf_f16 v_15_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[6]), kf_f16_to_f32(rv_[1u].v[6])));
+            s_2_.v[6] = v_15_;
+            float t332_ = __fmaf_rn(kf_f16_to_f32(v_15_), kf_f16_to_f32(v_15_), t319_);
+            kf_f16 v_16_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(xv_[1u].v[7]), kf_f16_to_f32(rv_[1u].v[7])));
+            s_2_.v[7] = v_16_;
+            float t345_ = __fmaf_rn(kf_f16_to_f32(v_16_), kf_f16_to_f32(v_16_), t332_);
+            xv_[1u] = s_2_;
+            if (c_2_ < cols8_) {
+                x8_[base8_ + c_2_] = s_2_;
+            }
+            unsigned t370_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t370_ == 32u) {
+                float t375_ = __fadd_rn(t345_, kf_shfl_xor(t345_, 16u, kf_wn));
+                float t378_ = __fadd_rn(t375_, kf_shfl_xor(t375_, 8u, kf_wn));
+                float t381_ = __fadd_rn(t378_, kf_shfl_xor(t378_, 4u, kf_wn));
+                float t384_ = __fadd_rn(t381_, kf_shfl_xor(t381_, 2u, kf_wn));
+                t349_ = __fadd_rn(t384_, kf_shfl_xor(t384_, 1u, kf_wn));
+            } else {
+                float t390_ = kf_shfl_down(t345_, 16u, kf_wn);
+                bool t392_ = (kf_lane_id() + 16u) < t370_;
+                float t393_ = __fadd_rn(t345_, t390_);
+                float t394_ = t392_ ? t393_ : t345_;
+                float t396_ = kf_shfl_down(t394_, 8u, kf_wn);
+                bool t398_ = (kf_lane_id() + 8u) < t370_;
+                float t399_ = __fadd_rn(t394_, t396_);
+                float t400_ = t398_ ? t399_ : t394_;
+                float t402_ = kf_shfl_down(t400_, 4u, kf_wn);
+                bool t404_ = (kf_lane_id() + 4u) < t370_;
+                float t405_ = __fadd_rn(t400_, t402_);
+                float t406_ = t404_ ? t405_ : t400_;
+                float t408_ = kf_shfl_down(t406_, 2u, kf_wn);
+                bool t410_ = (kf_lane_id() + 2u) < t370_;
+                float t411_ = __fadd_rn(t406_, t408_);
+                float t412_ = t410_ ? t411_ : t406_;
+                float t414_ = kf_shfl_down(t412_, 1u, kf_wn);
+                bool t416_ = (kf_lane_id() + 1u) < t370_;
+                float t417_ = __fadd_rn(t412_, t414_);
+                t349_ = kf_shfl(t416_ ? t417_ : t412_, 0u, kf_wn);
+            }
+            if (kf_lane_id() == 0u) {
+                part_[(par_ << 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)] = t349_;
+            }
+            __syncthreads();
+            float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[par_ << 4u]), part_[(par_ << 4u) + 1u]), part_[(par_ << 4u) + 2u]), part_[(par_ << 4u) + 3u]), part_[(par_ << 4u) + 4u]), part_[(par_ << 4u) + 5u]), part_[(par_ << 4u) + 6u]), part_[(par_ << 4u) + 7u]), part_[(par_ << 4u) + 8u]), part_[(par_ << 4u) + 9u]), part_[(par_ << 4u) + 10u]), part_[(par_ << 4u) + 11u]), part_[(par_ << 4u) + 12u]), part_[(par_ << 4u) + 13u]), part_[(par_ << 4u) + 14u]), part_[(par_ << 4u) + 15u]), (float)cols_), eps_));
+            if (tid_ < cols8_) {
+                kf_f16x8 t544_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16 t556_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[0]), scale_), kf_f16_to_f32(wv_[0u].v[0])));
+                kf_f16x8 o_ = t544_;
+                o_.v[0] = t556_;
+                o_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[1]), scale_), kf_f16_to_f32(wv_[0u].v[1])));
+                o_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[2]), scale_), kf_f16_to_f32(wv_[0u].v[2])));
+                o_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[3]), scale_), kf_f16_to_f32(wv_[0u].v[3])));
+                o_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[4]), scale_), kf_f16_to_f32(wv_[0u].v[4])));
+                o_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[5]), scale_), kf_f16_to_f32(wv_[0u].v[5])));
+                o_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[6]), scale_), kf_f16_to_f32(wv_[0u].v[6])));
+                o_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[0u].v[7]), scale_), kf_f16_to_f32(wv_[0u].v[7])));
+                y8_[base8_ + tid_] = o_;
+            }
+            unsigned c_3_ = tid_ + 512u;
+            if (c_3_ < cols8_) {
+                kf_f16x8 t639_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                kf_f16 t651_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[0]), scale_), kf_f16_to_f32(wv_[1u].v[0])));
+                kf_f16x8 o_2_ = t639_;
+                o_2_.v[0] = t651_;
+                o_2_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[1]), scale_), kf_f16_to_f32(wv_[1u].v[1])));
+                o_2_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[2]), scale_), kf_f16_to_f32(wv_[1u].v[2])));
+                o_2_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[3]), scale_), kf_f16_to_f32(wv_[1u].v[3])));
+                o_2_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[4]), scale_), kf_f16_to_f32(wv_[1u].v[4])));
+                o_2_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[5]), scale_), kf_f16_to_f32(wv_[1u].v[5])));
+                o_2_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[6]), scale_), kf_f16_to_f32(wv_[1u].v[6])));
+                o_2_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(xv_[1u].v[7]), scale_), kf_f16_to_f32(wv_[1u].v[7])));
+                y8_[base8_ + c_3_] = o_2_;
+            }
+            bool t732_ = tid_ < cols8_;
+            bool t733_ = t732_;
+            if (t732_) {
+                t733_ = next_ < rows_;
+            }
+            if (t733_) {
+                xn_[0u] = x8_[(next_ * cols8_) + tid_];
+                rn_[0u] = r8_[(next_ * cols8_) + tid_];
+            }
+            xv_[0u] = xn_[0u];
+            rv_[0u] = rn_[0u];
+            unsigned c_4_ = tid_ + 512u;
+            bool t751_ = c_4_ < cols8_;
+            bool t752_ = t751_;
+            if (t751_) {
+                t752_ = next_ < rows_;
+            }
+            if (t752_) {
+                xn_[1u] = x8_[(next_ * cols8_) + c_4_];
+                rn_[1u] = r8_[(next_ * cols8_) + c_4_];
+            }
+            xv_[1u] = xn_[1u];
+            rv_[1u] = rn_[1u];
+            par_ = par_ ^ 1u;
         }
     } else {
-        for (unsigned c_10_ = tid_; c_10_ < cols_; c_10_ = c_10_ + 256u) {
-            kf_f16 v_33_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(x_[base_ + c_10_]), kf_f16_to_f32(res_[base_ + c_10_])));
-            x_[base_ + c_10_] = v_33_;
-            acc_ = __fmaf_rn(kf_f16_to_f32(v_33_), kf_f16_to_f32(v_33_), acc_);
-        }
-        unsigned t1089_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1089_ == 32u) {
-            float t1094_ = __fadd_rn(acc_, kf_shfl_xor(acc_, 16u, kf_wn));
-            float t1097_ = __fadd_rn(t1094_, kf_shfl_xor(t1094_, 8u, kf_wn));
-            float t1100_ = __fadd_rn(t1097_, kf_shfl_xor(t1097_, 4u, kf_wn));
-            float t1103_ = __fadd_rn(t1100_, kf_shfl_xor(t1100_, 2u, kf_wn));
-            t1068_ = __fadd_rn(t1103_, kf_shfl_xor(t1103_, 1u, kf_wn));
-        } else {
-            float t1109_ = kf_shfl_down(acc_, 16u, kf_wn);
-            bool t1111_ = (kf_lane_id() + 16u) < t1089_;
-            float t1112_ = __fadd_rn(acc_, t1109_);
-            float t1113_ = t1111_ ? t1112_ : acc_;
-            float t1115_ = kf_shfl_down(t1113_, 8u, kf_wn);
-            bool t1117_ = (kf_lane_id() + 8u) < t1089_;
-            float t1118_ = __fadd_rn(t1113_, t1115_);
-            float t1119_ = t1117_ ? t1118_ : t1113_;
-            float t1121_ = kf_shfl_down(t1119_, 4u, kf_wn);
-            bool t1123_ = (kf_lane_id() + 4u) < t1089_;
-            float t1124_ = __fadd_rn(t1119_, t1121_);
-            float t1125_ = t1123_ ? t1124_ : t1119_;
-            float t1127_ = kf_shfl_down(t1125_, 2u, kf_wn);
-            bool t1129_ = (kf_lane_id() + 2u) < t1089_;
-            float t1130_ = __fadd_rn(t1125_, t1127_);
-            float t1131_ = t1129_ ? t1130_ : t1125_;
-            float t1133_ = kf_shfl_down(t1131_, 1u, kf_wn);
-            bool t1135_ = (kf_lane_id() + 1u) < t1089_;
-            float t1136_ = __fadd_rn(t1131_, t1133_);
-            t1068_ = kf_shfl(t1135_ ? t1136_ : t1131_, 0u, kf_wn);
-        }
-        acc_ = t1068_;
-        if (kf_lane_id() == 0u) {
-            part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = t1068_;
-        }
-        __syncthreads();
-        float scale_2_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)cols_), eps_));
-        for (unsigned c_11_ = tid_; c_11_ < cols_; c_11_ = c_11_ + 256u) {
-            y_[base_ + c_11_] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x_[base_ + c_11_]), scale_2_), kf_f16_to_f32(w_[c_11_])));
+        unsigned par_2_ = 0u;
+        for (unsigned row_2_ = blockIdx.x; row_2_ < rows_; row_2_ = row_2_ + gridDim.x) {
+            unsigned base_ = row_2_ * cols_;
+            float acc_ = 0.0f;
+            for (unsigned c_5_ = tid_; c_5_ < cols_; c_5_ = c_5_ + 512u) {
+                kf_f16 v_17_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(x_[base_ + c_5_]), kf_f16_to_f32(res_[base_ + c_5_])));
+                x_[base_ + c_5_] = v_17_;
+                acc_ = __fmaf_rn(kf_f16_to_f32(v_17_), kf_f16_to_f32(v_17_), acc_);
+            }
+            unsigned t817_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t817_ == 32u) {
+                float t822_ = __fadd_rn(acc_, kf_shfl_xor(acc_, 16u, kf_wn));
+                float t825_ = __fadd_rn(t822_, kf_shfl_xor(t822_, 8u, kf_wn));
+                float t828_ = __fadd_rn(t825_, kf_shfl_xor(t825_, 4u, kf_wn));
+                float t831_ = __fadd_rn(t828_, kf_shfl_xor(t828_, 2u, kf_wn));
+                t796_ = __fadd_rn(t831_, kf_shfl_xor(t831_, 1u, kf_wn));
+            } else {
+                float t837_ = kf_shfl_down(acc_, 16u, kf_wn);
+                bool t839_ = (kf_lane_id() + 16u) < t817_;
+                float t840_ = __fadd_rn(acc_, t837_);
+                float t841_ = t839_ ? t840_ : acc_;
+                float t843_ = kf_shfl_down(t841_, 8u, kf_wn);
+                bool t845_ = (kf_lane_id() + 8u) < t817_;
+                float t846_ = __fadd_rn(t841_, t843_);
+                float t847_ = t845_ ? t846_ : t841_;
+                float t849_ = kf_shfl_down(t847_, 4u, kf_wn);
+                bool t851_ = (kf_lane_id() + 4u) < t817_;
+                float t852_ = __fadd_rn(t847_, t849_);
+                float t853_ = t851_ ? t852_ : t847_;
+                float t855_ = kf_shfl_down(t853_, 2u, kf_wn);
+                bool t857_ = (kf_lane_id() + 2u) < t817_;
+                float t858_ = __fadd_rn(t853_, t855_);
+                float t859_ = t857_ ? t858_ : t853_;
+                float t861_ = kf_shfl_down(t859_, 1u, kf_wn);
+                bool t863_ = (kf_lane_id() + 1u) < t817_;
+                float t864_ = __fadd_rn(t859_, t861_);
+                t796_ = kf_shfl(t863_ ? t864_ : t859_, 0u, kf_wn);
+            }
+            acc_ = t796_;
+            if (kf_lane_id() == 0u) {
+                part_[(par_2_ << 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)] = t796_;
+            }
+            __syncthreads();
+            float scale_2_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[par_2_ << 4u]), part_[(par_2_ << 4u) + 1u]), part_[(par_2_ << 4u) + 2u]), part_[(par_2_ << 4u) + 3u]), part_[(par_2_ << 4u) + 4u]), part_[(par_2_ << 4u) + 5u]), part_[(par_2_ << 4u) + 6u]), part_[(par_2_ << 4u) + 7u]), part_[(par_2_ << 4u) + 8u]), part_[(par_2_ << 4u) + 9u]), part_[(par_2_ << 4u) + 10u]), part_[(par_2_ << 4u) + 11u]), part_[(par_2_ << 4u) + 12u]), part_[(par_2_ << 4u) + 13u]), part_[(par_2_ << 4u) + 14u]), part_[(par_2_ << 4u) + 15u]), (float)cols_), eps_));
+            for (unsigned c_6_ = tid_; c_6_ < cols_; c_6_ = c_6_ + 512u) {
+                y_[base_ + c_6_] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x_[base_ + c_6_]), scale_2_), kf_f16_to_f32(w_[c_6_])));
+            }
+            par_2_ = par_2_ ^ 1u;
         }
     }
 }

@@ -45,7 +45,7 @@ __device__ __forceinline__ T kf_shfl_down(T v, unsigned d, unsigned n)
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(16) kf_f32x4 { float v[4]; };
 
-/* kernel argmax (argmax.kf:23) */
+/* kernel argmax (argmax.kf:28) */
 extern "C" __global__ void __launch_bounds__(1024)
 argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_, unsigned cols_)
 {
@@ -94,359 +94,286 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 t_4_ = t66_;
             }
             v_[3u] = t_4_;
-            unsigned t71_ = c0_ << 2u;
-            float v_2_ = v_[0u].v[0];
-            bool t77_ = v_2_ > bv_;
-            bool t78_ = t77_;
-            if (!t77_) {
-                bool t80_ = v_2_ == bv_;
-                bool t81_ = t80_;
-                if (t80_) {
-                    t81_ = t71_ < bi_;
-                }
-                t78_ = t81_;
-            }
-            if (t78_) {
-                bv_ = v_[0u].v[0];
-                bi_ = t71_;
-            }
-            unsigned i_ = (c0_ << 2u) + 1u;
-            float v_3_ = v_[0u].v[1];
-            bool t95_ = v_3_ > bv_;
-            bool t96_ = t95_;
-            if (!t95_) {
-                bool t98_ = v_3_ == bv_;
-                bool t99_ = t98_;
-                if (t98_) {
-                    t99_ = i_ < bi_;
-                }
-                t96_ = t99_;
-            }
-            if (t96_) {
-                bv_ = v_[0u].v[1];
-                bi_ = i_;
-            }
-            unsigned i_2_ = (c0_ << 2u) + 2u;
-            float v_4_ = v_[0u].v[2];
-            bool t113_ = v_4_ > bv_;
-            bool t114_ = t113_;
-            if (!t113_) {
-                bool t116_ = v_4_ == bv_;
-                bool t117_ = t116_;
-                if (t116_) {
-                    t117_ = i_2_ < bi_;
-                }
-                t114_ = t117_;
-            }
-            if (t114_) {
-                bv_ = v_[0u].v[2];
-                bi_ = i_2_;
-            }
-            unsigned i_3_ = (c0_ << 2u) + 3u;
-            float v_5_ = v_[0u].v[3];
-            bool t131_ = v_5_ > bv_;
-            bool t132_ = t131_;
-            if (!t131_) {
-                bool t134_ = v_5_ == bv_;
-                bool t135_ = t134_;
-                if (t134_) {
-                    t135_ = i_3_ < bi_;
-                }
-                t132_ = t135_;
-            }
-            if (t132_) {
-                bv_ = v_[0u].v[3];
-                bi_ = i_3_;
-            }
-            unsigned t143_ = (c0_ + 1024u) << 2u;
-            float v_6_ = v_[1u].v[0];
-            bool t149_ = v_6_ > bv_;
-            bool t150_ = t149_;
-            if (!t149_) {
-                bool t152_ = v_6_ == bv_;
-                bool t153_ = t152_;
-                if (t152_) {
-                    t153_ = t143_ < bi_;
-                }
-                t150_ = t153_;
-            }
-            if (t150_) {
-                bv_ = v_[1u].v[0];
-                bi_ = t143_;
-            }
-            unsigned i_4_ = ((c0_ + 1024u) << 2u) + 1u;
-            float v_7_ = v_[1u].v[1];
-            bool t167_ = v_7_ > bv_;
-            bool t168_ = t167_;
-            if (!t167_) {
-                bool t170_ = v_7_ == bv_;
-                bool t171_ = t170_;
-                if (t170_) {
-                    t171_ = i_4_ < bi_;
-                }
-                t168_ = t171_;
-            }
-            if (t168_) {
-                bv_ = v_[1u].v[1];
-                bi_ = i_4_;
-            }
-            unsigned i_5_ = ((c0_ + 1024u) << 2u) + 2u;
-            float v_8_ = v_[1u].v[2];
-            bool t185_ = v_8_ > bv_;
-            bool t186_ = t185_;
-            if (!t185_) {
-                bool t188_ = v_8_ == bv_;
-                bool t189_ = t188_;
-                if (t188_) {
-                    t189_ = i_5_ < bi_;
-                }
-                t186_ = t189_;
-            }
-            if (t186_) {
-                bv_ = v_[1u].v[2];
-                bi_ = i_5_;
-            }
-            unsigned i_6_ = ((c0_ + 1024u) << 2u) + 3u;
-            float v_9_ = v_[1u].v[3];
-            bool t203_ = v_9_ > bv_;
-            bool t204_ = t203_;
-            if (!t203_) {
-                bool t206_ = v_9_ == bv_;
-                bool t207_ = t206_;
-                if (t206_) {
-                    t207_ = i_6_ < bi_;
-                }
-                t204_ = t207_;
-            }
-            if (t204_) {
-                bv_ = v_[1u].v[3];
-                bi_ = i_6_;
-            }
-            unsigned t215_ = (c0_ + 2048u) << 2u;
-            float v_10_ = v_[2u].v[0];
-            bool t221_ = v_10_ > bv_;
-            bool t222_ = t221_;
-            if (!t221_) {
-                bool t224_ = v_10_ == bv_;
-                bool t225_ = t224_;
-                if (t224_) {
-                    t225_ = t215_ < bi_;
-                }
-                t222_ = t225_;
-            }
-            if (t222_) {
-                bv_ = v_[2u].v[0];
-                bi_ = t215_;
-            }
-            unsigned i_7_ = ((c0_ + 2048u) << 2u) + 1u;
-            float v_11_ = v_[2u].v[1];
-            bool t239_ = v_11_ > bv_;
-            bool t240_ = t239_;
-            if (!t239_) {
-                bool t242_ = v_11_ == bv_;
-                bool t243_ = t242_;
-                if (t242_) {
-                    t243_ = i_7_ < bi_;
-                }
-                t240_ = t243_;
-            }
-            if (t240_) {
-                bv_ = v_[2u].v[1];
-                bi_ = i_7_;
-            }
-            unsigned i_8_ = ((c0_ + 2048u) << 2u) + 2u;
-            float v_12_ = v_[2u].v[2];
-            bool t257_ = v_12_ > bv_;
-            bool t258_ = t257_;
-            if (!t257_) {
-                bool t260_ = v_12_ == bv_;
-                bool t261_ = t260_;
-                if (t260_) {
-                    t261_ = i_8_ < bi_;
-                }
-                t258_ = t261_;
-            }
-            if (t258_) {
-                bv_ = v_[2u].v[2];
-                bi_ = i_8_;
-            }
-            unsigned i_9_ = ((c0_ + 2048u) << 2u) + 3u;
-            float v_13_ = v_[2u].v[3];
-            bool t275_ = v_13_ > bv_;
-            bool t276_ = t275_;
-            if (!t275_) {
-                bool t278_ = v_13_ == bv_;
-                bool t279_ = t278_;
-                if (t278_) {
-                    t279_ = i_9_ < bi_;
-                }
-                t276_ = t279_;
-            }
-            if (t276_) {
-                bv_ = v_[2u].v[3];
-                bi_ = i_9_;
-            }
-            unsigned t287_ = (c0_ + 3072u) << 2u;
-            float v_14_ = v_[3u].v[0];
-            bool t293_ = v_14_ > bv_;
-            bool t294_ = t293_;
-            if (!t293_) {
-                bool t296_ = v_14_ == bv_;
-                bool t297_ = t296_;
-                if (t296_) {
-                    t297_ = t287_ < bi_;
-                }
-                t294_ = t297_;
-            }
-            if (t294_) {
-                bv_ = v_[3u].v[0];
-                bi_ = t287_;
-            }
-            unsigned i_10_ = ((c0_ + 3072u) << 2u) + 1u;
-            float v_15_ = v_[3u].v[1];
-            bool t311_ = v_15_ > bv_;
-            bool t312_ = t311_;
-            if (!t311_) {
-                bool t314_ = v_15_ == bv_;
-                bool t315_ = t314_;
-                if (t314_) {
-                    t315_ = i_10_ < bi_;
-                }
-                t312_ = t315_;
-            }
-            if (t312_) {
-                bv_ = v_[3u].v[1];
-                bi_ = i_10_;
-            }
-            unsigned i_11_ = ((c0_ + 3072u) << 2u) + 2u;
-            float v_16_ = v_[3u].v[2];
-            bool t329_ = v_16_ > bv_;
-            bool t330_ = t329_;
-            if (!t329_) {
-                bool t332_ = v_16_ == bv_;
-                bool t333_ = t332_;
-                if (t332_) {
-                    t333_ = i_11_ < bi_;
-                }
-                t330_ = t333_;
-            }
-            if (t330_) {
-                bv_ = v_[3u].v[2];
-                bi_ = i_11_;
-            }
-            unsigned i_12_ = ((c0_ + 3072u) << 2u) + 3u;
-            float v_17_ = v_[3u].v[3];
-            bool t347_ = v_17_ > bv_;
-            bool t348_ = t347_;
-            if (!t347_) {
-                bool t350_ = v_17_ == bv_;
-                bool t351_ = t350_;
-                if (t350_) {
-                    t351_ = i_12_ < bi_;
-                }
-                t348_ = t351_;
-            }
-            if (t348_) {
-                bv_ = v_[3u].v[3];
-                bi_ = i_12_;
+            kf_f32x4 t69_ = v_[0u];
+            kf_f32x4 t72_ = v_[1u];
+            kf_f32x4 t73_;
+            t73_.v[0] = fmaxf(t69_.v[0], t72_.v[0]);
+            t73_.v[1] = fmaxf(t69_.v[1], t72_.v[1]);
+            t73_.v[2] = fmaxf(t69_.v[2], t72_.v[2]);
+            t73_.v[3] = fmaxf(t69_.v[3], t72_.v[3]);
+            kf_f32x4 t75_ = v_[2u];
+            kf_f32x4 t76_;
+            t76_.v[0] = fmaxf(t73_.v[0], t75_.v[0]);
+            t76_.v[1] = fmaxf(t73_.v[1], t75_.v[1]);
+            t76_.v[2] = fmaxf(t73_.v[2], t75_.v[2]);
+            t76_.v[3] = fmaxf(t73_.v[3], t75_.v[3]);
+            kf_f32x4 t78_ = v_[3u];
+            kf_f32x4 t79_;
+            t79_.v[0] = fmaxf(t76_.v[0], t78_.v[0]);
+            t79_.v[1] = fmaxf(t76_.v[1], t78_.v[1]);
+            t79_.v[2] = fmaxf(t76_.v[2], t78_.v[2]);
+            t79_.v[3] = fmaxf(t76_.v[3], t78_.v[3]);
+            float m_ = fmaxf(fmaxf(t79_.v[0], t79_.v[1]), fmaxf(t79_.v[2], t79_.v[3]));
+            bool t88_ = bi_ == 4294967295u;
+            bool t89_ = m_ >= bv_;
+            bool t90_ = m_ > bv_;
+            if (t88_ ? t89_ : t90_) {
+                unsigned t95_ = c0_ << 2u;
+                bool t99_ = bi_ == 4294967295u;
+                bool t103_ = v_[0u].v[0] >= bv_;
+                bool t107_ = v_[0u].v[0] > bv_;
+                bool take_ = t99_ ? t103_ : t107_;
+                float t111_ = v_[0u].v[0];
+                float t112_ = take_ ? t111_ : bv_;
+                bv_ = t112_;
+                unsigned t113_ = take_ ? t95_ : bi_;
+                bi_ = t113_;
+                unsigned i_ = (c0_ << 2u) + 1u;
+                bool t121_ = t113_ == 4294967295u;
+                bool t125_ = v_[0u].v[1] >= t112_;
+                bool t129_ = v_[0u].v[1] > t112_;
+                bool take_2_ = t121_ ? t125_ : t129_;
+                float t133_ = v_[0u].v[1];
+                float t134_ = take_2_ ? t133_ : t112_;
+                bv_ = t134_;
+                unsigned t135_ = take_2_ ? i_ : t113_;
+                bi_ = t135_;
+                unsigned i_2_ = (c0_ << 2u) + 2u;
+                bool t143_ = t135_ == 4294967295u;
+                bool t147_ = v_[0u].v[2] >= t134_;
+                bool t151_ = v_[0u].v[2] > t134_;
+                bool take_3_ = t143_ ? t147_ : t151_;
+                float t155_ = v_[0u].v[2];
+                float t156_ = take_3_ ? t155_ : t134_;
+                bv_ = t156_;
+                unsigned t157_ = take_3_ ? i_2_ : t135_;
+                bi_ = t157_;
+                unsigned i_3_ = (c0_ << 2u) + 3u;
+                bool t165_ = t157_ == 4294967295u;
+                bool t169_ = v_[0u].v[3] >= t156_;
+                bool t173_ = v_[0u].v[3] > t156_;
+                bool take_4_ = t165_ ? t169_ : t173_;
+                float t177_ = v_[0u].v[3];
+                float t178_ = take_4_ ? t177_ : t156_;
+                bv_ = t178_;
+                unsigned t179_ = take_4_ ? i_3_ : t157_;
+                bi_ = t179_;
+                unsigned t183_ = (c0_ + 1024u) << 2u;
+                bool t187_ = t179_ == 4294967295u;
+                bool t191_ = v_[1u].v[0] >= t178_;
+                bool t195_ = v_[1u].v[0] > t178_;
+                bool take_5_ = t187_ ? t191_ : t195_;
+                float t199_ = v_[1u].v[0];
+                float t200_ = take_5_ ? t199_ : t178_;
+                bv_ = t200_;
+                unsigned t201_ = take_5_ ? t183_ : t179_;
+                bi_ = t201_;
+                unsigned i_4_ = ((c0_ + 1024u) << 2u) + 1u;
+                bool t209_ = t201_ == 4294967295u;
+                bool t213_ = v_[1u].v[1] >= t200_;
+                bool t217_ = v_[1u].v[1] > t200_;
+                bool take_6_ = t209_ ? t213_ : t217_;
+                float t221_ = v_[1u].v[1];
+                float t222_ = take_6_ ? t221_ : t200_;
+                bv_ = t222_;
+                unsigned t223_ = take_6_ ? i_4_ : t201_;
+                bi_ = t223_;
+                unsigned i_5_ = ((c0_ + 1024u) << 2u) + 2u;
+                bool t231_ = t223_ == 4294967295u;
+                bool t235_ = v_[1u].v[2] >= t222_;
+                bool t239_ = v_[1u].v[2] > t222_;
+                bool take_7_ = t231_ ? t235_ : t239_;
+                float t243_ = v_[1u].v[2];
+                float t244_ = take_7_ ? t243_ : t222_;
+                bv_ = t244_;
+                unsigned t245_ = take_7_ ? i_5_ : t223_;
+                bi_ = t245_;
+                unsigned i_6_ = ((c0_ + 1024u) << 2u) + 3u;
+                bool t253_ = t245_ == 4294967295u;
+                bool t257_ = v_[1u].v[3] >= t244_;
+                bool t261_ = v_[1u].v[3] > t244_;
+                bool take_8_ = t253_ ? t257_ : t261_;
+                float t265_ = v_[1u].v[3];
+                float t266_ = take_8_ ? t265_ : t244_;
+                bv_ = t266_;
+                unsigned t267_ = take_8_ ? i_6_ : t245_;
+                bi_ = t267_;
+                unsigned t271_ = (c0_ + 2048u) << 2u;
+                bool t275_ = t267_ == 4294967295u;
+                bool t279_ = v_[2u].v[0] >= t266_;
+                bool t283_ = v_[2u].v[0] > t266_;
+                bool take_9_ = t275_ ? t279_ : t283_;
+                float t287_ = v_[2u].v[0];
+                float t288_ = take_9_ ? t287_ : t266_;
+                bv_ = t288_;
+                unsigned t289_ = take_9_ ? t271_ : t267_;
+                bi_ = t289_;
+                unsigned i_7_ = ((c0_ + 2048u) << 2u) + 1u;
+                bool t297_ = t289_ == 4294967295u;
+                bool t301_ = v_[2u].v[1] >= t288_;
+                bool t305_ = v_[2u].v[1] > t288_;
+                bool take_10_ = t297_ ? t301_ : t305_;
+                float t309_ = v_[2u].v[1];
+                float t310_ = take_10_ ? t309_ : t288_;
+                bv_ = t310_;
+                unsigned t311_ = take_10_ ? i_7_ : t289_;
+                bi_ = t311_;
+                unsigned i_8_ = ((c0_ + 2048u) << 2u) + 2u;
+                bool t319_ = t311_ == 4294967295u;
+                bool t323_ = v_[2u].v[2] >= t310_;
+                bool t327_ = v_[2u].v[2] > t310_;
+                bool take_11_ = t319_ ? t323_ : t327_;
+                float t331_ = v_[2u].v[2];
+                float t332_ = take_11_ ? t331_ : t310_;
+                bv_ = t332_;
+                unsigned t333_ = take_11_ ? i_8_ : t311_;
+                bi_ = t333_;
+                unsigned i_9_ = ((c0_ + 2048u) << 2u) + 3u;
+                bool t341_ = t333_ == 4294967295u;
+                bool t345_ = v_[2u].v[3] >= t332_;
+                bool t349_ = v_[2u].v[3] > t332_;
+                bool take_12_ = t341_ ? t345_ : t349_;
+                float t353_ = v_[2u].v[3];
+                float t354_ = take_12_ ? t353_ : t332_;
+                bv_ = t354_;
+                unsigned t355_ = take_12_ ? i_9_ : t333_;
+                bi_ = t355_;
+                unsigned t359_ = (c0_ + 3072u) << 2u;
+                bool t363_ = t355_ == 4294967295u;
+                bool t367_ = v_[3u].v[0] >= t354_;
+                bool t371_ = v_[3u].v[0] > t354_;
+                bool take_13_ = t363_ ? t367_ : t371_;
+                float t375_ = v_[3u].v[0];
+                float t376_ = take_13_ ? t375_ : t354_;
+                bv_ = t376_;
+                unsigned t377_ = take_13_ ? t359_ : t355_;
+                bi_ = t377_;
+                unsigned i_10_ = ((c0_ + 3072u) << 2u) + 1u;
+                bool t385_ = t377_ == 4294967295u;
+                bool t389_ = v_[3u].v[1] >= t376_;
+                bool t393_ = v_[3u].v[1] > t376_;
+                bool take_14_ = t385_ ? t389_ : t393_;
+                float t397_ = v_[3u].v[1];
+                float t398_ = take_14_ ? t397_ : t376_;
+                bv_ = t398_;
+                unsigned t399_ = take_14_ ? i_10_ : t377_;
+                bi_ = t399_;
+                unsigned i_11_ = ((c0_ + 3072u) << 2u) + 2u;
+                bool t407_ = t399_ == 4294967295u;
+                bool t411_ = v_[3u].v[2] >= t398_;
+                bool t415_ = v_[3u].v[2] > t398_;
+                bool take_15_ = t407_ ? t411_ : t415_;
+                float t419_ = v_[3u].v[2];
+                float t420_ = take_15_ ? t419_ : t398_;
+                bv_ = t420_;
+                unsigned t421_ = take_15_ ? i_11_ : t399_;
+                bi_ = t421_;
+                unsigned i_12_ = ((c0_ + 3072u) << 2u) + 3u;
+                bool t429_ = t421_ == 4294967295u;
+                bool t433_ = v_[3u].v[3] >= t420_;
+                bool t437_ = v_[3u].v[3] > t420_;
+                bool take_16_ = t429_ ? t433_ : t437_;
+                float t441_ = v_[3u].v[3];
+                bv_ = take_16_ ? t441_ : t420_;
+                bi_ = take_16_ ? i_12_ : t421_;
             }
         }
     } else {
         for (unsigned c_ = tid_; c_ < cols_; c_ = c_ + 1024u) {
-            float v_18_ = x_[base_ + c_];
-            bool t362_ = v_18_ > bv_;
-            bool t363_ = t362_;
-            if (!t362_) {
-                bool t365_ = v_18_ == bv_;
-                bool t366_ = t365_;
-                if (t365_) {
-                    t366_ = c_ < bi_;
+            float v_2_ = x_[base_ + c_];
+            bool t450_ = v_2_ > bv_;
+            bool t451_ = t450_;
+            if (!t450_) {
+                bool t453_ = v_2_ == bv_;
+                bool t454_ = t453_;
+                if (t453_) {
+                    t454_ = c_ < bi_;
                 }
-                t363_ = t366_;
+                t451_ = t454_;
             }
-            if (t363_) {
-                bv_ = v_18_;
+            if (t451_) {
+                bv_ = v_2_;
                 bi_ = c_;
             }
         }
     }
     float ov_ = kf_shfl_xor(bv_, 16u, kf_wn);
     unsigned oi_ = kf_shfl_xor(bi_, 16u, kf_wn);
-    bool t374_ = ov_ > bv_;
-    bool t375_ = t374_;
-    if (!t374_) {
-        bool t377_ = ov_ == bv_;
-        bool t378_ = t377_;
-        if (t377_) {
-            t378_ = oi_ < bi_;
+    bool t462_ = ov_ > bv_;
+    bool t463_ = t462_;
+    if (!t462_) {
+        bool t465_ = ov_ == bv_;
+        bool t466_ = t465_;
+        if (t465_) {
+            t466_ = oi_ < bi_;
         }
-        t375_ = t378_;
+        t463_ = t466_;
     }
-    if (t375_) {
+    if (t463_) {
         bv_ = ov_;
         bi_ = oi_;
     }
     float ov_2_ = kf_shfl_xor(bv_, 8u, kf_wn);
     unsigned oi_2_ = kf_shfl_xor(bi_, 8u, kf_wn);
-    bool t385_ = ov_2_ > bv_;
-    bool t386_ = t385_;
-    if (!t385_) {
-        bool t388_ = ov_2_ == bv_;
-        bool t389_ = t388_;
-        if (t388_) {
-            t389_ = oi_2_ < bi_;
+    bool t473_ = ov_2_ > bv_;
+    bool t474_ = t473_;
+    if (!t473_) {
+        bool t476_ = ov_2_ == bv_;
+        bool t477_ = t476_;
+        if (t476_) {
+            t477_ = oi_2_ < bi_;
         }
-        t386_ = t389_;
+        t474_ = t477_;
     }
-    if (t386_) {
+    if (t474_) {
         bv_ = ov_2_;
         bi_ = oi_2_;
     }
     float ov_3_ = kf_shfl_xor(bv_, 4u, kf_wn);
     unsigned oi_3_ = kf_shfl_xor(bi_, 4u, kf_wn);
-    bool t396_ = ov_3_ > bv_;
-    bool t397_ = t396_;
-    if (!t396_) {
-        bool t399_ = ov_3_ == bv_;
-        bool t400_ = t399_;
-        if (t399_) {
-            t400_ = oi_3_ < bi_;
+    bool t484_ = ov_3_ > bv_;
+    bool t485_ = t484_;
+    if (!t484_) {
+        bool t487_ = ov_3_ == bv_;
+        bool t488_ = t487_;
+        if (t487_) {
+            t488_ = oi_3_ < bi_;
         }
-        t397_ = t400_;
+        t485_ = t488_;
     }
-    if (t397_) {
+    if (t485_) {
         bv_ = ov_3_;
         bi_ = oi_3_;
     }
     float ov_4_ = kf_shfl_xor(bv_, 2u, kf_wn);
     unsigned oi_4_ = kf_shfl_xor(bi_, 2u, kf_wn);
-    bool t407_ = ov_4_ > bv_;
-    bool t408_ = t407_;
-    if (!t407_) {
-        bool t410_ = ov_4_ == bv_;
-        bool t411_ = t410_;
-        if (t410_) {
-            t411_ = oi_4_ < bi_;
+    bool t495_ = ov_4_ > bv_;
+    bool t496_ = t495_;
+    if (!t495_) {
+        bool t498_ = ov_4_ == bv_;
+        bool t499_ = t498_;
+        if (t498_) {
+            t499_ = oi_4_ < bi_;
         }
-        t408_ = t411_;
+        t496_ = t499_;
     }
-    if (t408_) {
+    if (t496_) {
         bv_ = ov_4_;
         bi_ = oi_4_;
     }
     float ov_5_ = kf_shfl_xor(bv_, 1u, kf_wn);
     unsigned oi_5_ = kf_shfl_xor(bi_, 1u, kf_wn);
-    bool t418_ = ov_5_ > bv_;
-    bool t419_ = t418_;
-    if (!t418_) {
-        bool t421_ = ov_5_ == bv_;
-        bool t422_ = t421_;
-        if (t421_) {
-            t422_ = oi_5_ < bi_;
+    bool t506_ = ov_5_ > bv_;
+    bool t507_ = t506_;
+    if (!t506_) {
+        bool t509_ = ov_5_ == bv_;
+        bool t510_ = t509_;
+        if (t509_) {
+            t510_ = oi_5_ < bi_;
         }
-        t419_ = t422_;
+        t507_ = t510_;
     }
-    if (t419_) {
+    if (t507_) {
         bv_ = ov_5_;
         bi_ = oi_5_;
     }
@@ -456,499 +383,499 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
     }
     __syncthreads();
     if (tid_ == 0u) {
-        float v_19_ = sv_[1u];
+        float v_3_ = sv_[1u];
         unsigned i_13_ = si_[1u];
-        bool t455_ = v_19_ > bv_;
-        bool t456_ = t455_;
-        if (!t455_) {
-            bool t458_ = v_19_ == bv_;
-            bool t459_ = t458_;
-            if (t458_) {
-                t459_ = i_13_ < bi_;
+        bool t543_ = v_3_ > bv_;
+        bool t544_ = t543_;
+        if (!t543_) {
+            bool t546_ = v_3_ == bv_;
+            bool t547_ = t546_;
+            if (t546_) {
+                t547_ = i_13_ < bi_;
             }
-            t456_ = t459_;
+            t544_ = t547_;
         }
-        if (t456_) {
+        if (t544_) {
             bv_ = sv_[1u];
             bi_ = si_[1u];
         }
-        float v_20_ = sv_[2u];
+        float v_4_ = sv_[2u];
         unsigned i_14_ = si_[2u];
-        bool t469_ = v_20_ > bv_;
-        bool t470_ = t469_;
-        if (!t469_) {
-            bool t472_ = v_20_ == bv_;
-            bool t473_ = t472_;
-            if (t472_) {
-                t473_ = i_14_ < bi_;
+        bool t557_ = v_4_ > bv_;
+        bool t558_ = t557_;
+        if (!t557_) {
+            bool t560_ = v_4_ == bv_;
+            bool t561_ = t560_;
+            if (t560_) {
+                t561_ = i_14_ < bi_;
             }
-            t470_ = t473_;
+            t558_ = t561_;
         }
-        if (t470_) {
+        if (t558_) {
             bv_ = sv_[2u];
             bi_ = si_[2u];
         }
-        float v_21_ = sv_[3u];
+        float v_5_ = sv_[3u];
         unsigned i_15_ = si_[3u];
-        bool t483_ = v_21_ > bv_;
-        bool t484_ = t483_;
-        if (!t483_) {
-            bool t486_ = v_21_ == bv_;
-            bool t487_ = t486_;
-            if (t486_) {
-                t487_ = i_15_ < bi_;
+        bool t571_ = v_5_ > bv_;
+        bool t572_ = t571_;
+        if (!t571_) {
+            bool t574_ = v_5_ == bv_;
+            bool t575_ = t574_;
+            if (t574_) {
+                t575_ = i_15_ < bi_;
             }
-            t484_ = t487_;
+            t572_ = t575_;
         }
-        if (t484_) {
+        if (t572_) {
             bv_ = sv_[3u];
             bi_ = si_[3u];
         }
-        float v_22_ = sv_[4u];
+        float v_6_ = sv_[4u];
         unsigned i_16_ = si_[4u];
-        bool t497_ = v_22_ > bv_;
-        bool t498_ = t497_;
-        if (!t497_) {
-            bool t500_ = v_22_ == bv_;
-            bool t501_ = t500_;
-            if (t500_) {
-                t501_ = i_16_ < bi_;
+        bool t585_ = v_6_ > bv_;
+        bool t586_ = t585_;
+        if (!t585_) {
+            bool t588_ = v_6_ == bv_;
+            bool t589_ = t588_;
+            if (t588_) {
+                t589_ = i_16_ < bi_;
             }
-            t498_ = t501_;
+            t586_ = t589_;
         }
-        if (t498_) {
+        if (t586_) {
             bv_ = sv_[4u];
             bi_ = si_[4u];
         }
-        float v_23_ = sv_[5u];
+        float v_7_ = sv_[5u];
         unsigned i_17_ = si_[5u];
-        bool t511_ = v_23_ > bv_;
-        bool t512_ = t511_;
-        if (!t511_) {
-            bool t514_ = v_23_ == bv_;
-            bool t515_ = t514_;
-            if (t514_) {
-                t515_ = i_17_ < bi_;
+        bool t599_ = v_7_ > bv_;
+        bool t600_ = t599_;
+        if (!t599_) {
+            bool t602_ = v_7_ == bv_;
+            bool t603_ = t602_;
+            if (t602_) {
+                t603_ = i_17_ < bi_;
             }
-            t512_ = t515_;
+            t600_ = t603_;
         }
-        if (t512_) {
+        if (t600_) {
             bv_ = sv_[5u];
             bi_ = si_[5u];
         }
-        float v_24_ = sv_[6u];
+        float v_8_ = sv_[6u];
         unsigned i_18_ = si_[6u];
-        bool t525_ = v_24_ > bv_;
-        bool t526_ = t525_;
-        if (!t525_) {
-            bool t528_ = v_24_ == bv_;
-            bool t529_ = t528_;
-            if (t528_) {
-                t529_ = i_18_ < bi_;
+        bool t613_ = v_8_ > bv_;
+        bool t614_ = t613_;
+        if (!t613_) {
+            bool t616_ = v_8_ == bv_;
+            bool t617_ = t616_;
+            if (t616_) {
+                t617_ = i_18_ < bi_;
             }
-            t526_ = t529_;
+            t614_ = t617_;
         }
-        if (t526_) {
+        if (t614_) {
             bv_ = sv_[6u];
             bi_ = si_[6u];
         }
-        float v_25_ = sv_[7u];
+        float v_9_ = sv_[7u];
         unsigned i_19_ = si_[7u];
-        bool t539_ = v_25_ > bv_;
-        bool t540_ = t539_;
-        if (!t539_) {
-            bool t542_ = v_25_ == bv_;
-            bool t543_ = t542_;
-            if (t542_) {
-                t543_ = i_19_ < bi_;
+        bool t627_ = v_9_ > bv_;
+        bool t628_ = t627_;
+        if (!t627_) {
+            bool t630_ = v_9_ == bv_;
+            bool t631_ = t630_;
+            if (t630_) {
+                t631_ = i_19_ < bi_;
             }
-            t540_ = t543_;
+            t628_ = t631_;
         }
-        if (t540_) {
+        if (t628_) {
             bv_ = sv_[7u];
             bi_ = si_[7u];
         }
-        float v_26_ = sv_[8u];
+        float v_10_ = sv_[8u];
         unsigned i_20_ = si_[8u];
-        bool t553_ = v_26_ > bv_;
-        bool t554_ = t553_;
-        if (!t553_) {
-            bool t556_ = v_26_ == bv_;
-            bool t557_ = t556_;
-            if (t556_) {
-                t557_ = i_20_ < bi_;
+        bool t641_ = v_10_ > bv_;
+        bool t642_ = t641_;
+        if (!t641_) {
+            bool t644_ = v_10_ == bv_;
+            bool t645_ = t644_;
+            if (t644_) {
+                t645_ = i_20_ < bi_;
             }
-            t554_ = t557_;
+            t642_ = t645_;
         }
-        if (t554_) {
+        if (t642_) {
             bv_ = sv_[8u];
             bi_ = si_[8u];
         }
-        float v_27_ = sv_[9u];
+        float v_11_ = sv_[9u];
         unsigned i_21_ = si_[9u];
-        bool t567_ = v_27_ > bv_;
-        bool t568_ = t567_;
-        if (!t567_) {
-            bool t570_ = v_27_ == bv_;
-            bool t571_ = t570_;
-            if (t570_) {
-                t571_ = i_21_ < bi_;
+        bool t655_ = v_11_ > bv_;
+        bool t656_ = t655_;
+        if (!t655_) {
+            bool t658_ = v_11_ == bv_;
+            bool t659_ = t658_;
+            if (t658_) {
+                t659_ = i_21_ < bi_;
             }
-            t568_ = t571_;
+            t656_ = t659_;
         }
-        if (t568_) {
+        if (t656_) {
             bv_ = sv_[9u];
             bi_ = si_[9u];
         }
-        float v_28_ = sv_[10u];
+        float v_12_ = sv_[10u];
         unsigned i_22_ = si_[10u];
-        bool t581_ = v_28_ > bv_;
-        bool t582_ = t581_;
-        if (!t581_) {
-            bool t584_ = v_28_ == bv_;
-            bool t585_ = t584_;
-            if (t584_) {
-                t585_ = i_22_ < bi_;
+        bool t669_ = v_12_ > bv_;
+        bool t670_ = t669_;
+        if (!t669_) {
+            bool t672_ = v_12_ == bv_;
+            bool t673_ = t672_;
+            if (t672_) {
+                t673_ = i_22_ < bi_;
             }
-            t582_ = t585_;
+            t670_ = t673_;
         }
-        if (t582_) {
+        if (t670_) {
             bv_ = sv_[10u];
             bi_ = si_[10u];
         }
-        float v_29_ = sv_[11u];
+        float v_13_ = sv_[11u];
         unsigned i_23_ = si_[11u];
-        bool t595_ = v_29_ > bv_;
-        bool t596_ = t595_;
-        if (!t595_) {
-            bool t598_ = v_29_ == bv_;
-            bool t599_ = t598_;
-            if (t598_) {
-                t599_ = i_23_ < bi_;
+        bool t683_ = v_13_ > bv_;
+        bool t684_ = t683_;
+        if (!t683_) {
+            bool t686_ = v_13_ == bv_;
+            bool t687_ = t686_;
+            if (t686_) {
+                t687_ = i_23_ < bi_;
             }
-            t596_ = t599_;
+            t684_ = t687_;
         }
-        if (t596_) {
+        if (t684_) {
             bv_ = sv_[11u];
             bi_ = si_[11u];
         }
-        float v_30_ = sv_[12u];
+        float v_14_ = sv_[12u];
         unsigned i_24_ = si_[12u];
-        bool t609_ = v_30_ > bv_;
-        bool t610_ = t609_;
-        if (!t609_) {
-            bool t612_ = v_30_ == bv_;
-            bool t613_ = t612_;
-            if (t612_) {
-                t613_ = i_24_ < bi_;
+        bool t697_ = v_14_ > bv_;
+        bool t698_ = t697_;
+        if (!t697_) {
+            bool t700_ = v_14_ == bv_;
+            bool t701_ = t700_;
+            if (t700_) {
+                t701_ = i_24_ < bi_;
             }
-            t610_ = t613_;
+            t698_ = t701_;
         }
-        if (t610_) {
+        if (t698_) {
             bv_ = sv_[12u];
             bi_ = si_[12u];
         }
-        float v_31_ = sv_[13u];
+        float v_15_ = sv_[13u];
         unsigned i_25_ = si_[13u];
-        bool t623_ = v_31_ > bv_;
-        bool t624_ = t623_;
-        if (!t623_) {
-            bool t626_ = v_31_ == bv_;
-            bool t627_ = t626_;
-            if (t626_) {
-                t627_ = i_25_ < bi_;
+        bool t711_ = v_15_ > bv_;
+        bool t712_ = t711_;
+        if (!t711_) {
+            bool t714_ = v_15_ == bv_;
+            bool t715_ = t714_;
+            if (t714_) {
+                t715_ = i_25_ < bi_;
             }
-            t624_ = t627_;
+            t712_ = t715_;
         }
-        if (t624_) {
+        if (t712_) {
             bv_ = sv_[13u];
             bi_ = si_[13u];
         }
-        float v_32_ = sv_[14u];
+        float v_16_ = sv_[14u];
         unsigned i_26_ = si_[14u];
-        bool t637_ = v_32_ > bv_;
-        bool t638_ = t637_;
-        if (!t637_) {
-            bool t640_ = v_32_ == bv_;
-            bool t641_ = t640_;
-            if (t640_) {
-                t641_ = i_26_ < bi_;
+        bool t725_ = v_16_ > bv_;
+        bool t726_ = t725_;
+        if (!t725_) {
+            bool t728_ = v_16_ == bv_;
+            bool t729_ = t728_;
+            if (t728_) {
+                t729_ = i_26_ < bi_;
             }
-            t638_ = t641_;
+            t726_ = t729_;
         }
-        if (t638_) {
+        if (t726_) {
             bv_ = sv_[14u];
             bi_ = si_[14u];
         }
-        float v_33_ = sv_[15u];
+        float v_17_ = sv_[15u];
         unsigned i_27_ = si_[15u];
-        bool t651_ = v_33_ > bv_;
-        bool t652_ = t651_;
-        if (!t651_) {
-            bool t654_ = v_33_ == bv_;
-            bool t655_ = t654_;
-            if (t654_) {
-                t655_ = i_27_ < bi_;
+        bool t739_ = v_17_ > bv_;
+        bool t740_ = t739_;
+        if (!t739_) {
+            bool t742_ = v_17_ == bv_;
+            bool t743_ = t742_;
+            if (t742_) {
+                t743_ = i_27_ < bi_;
             }
-            t652_ = t655_;
+            t740_ = t743_;
         }
-        if (t652_) {
+        if (t740_) {
             bv_ = sv_[15u];
             bi_ = si_[15u];
         }
-        float v_34_ = sv_[16u];
+        float v_18_ = sv_[16u];
         unsigned i_28_ = si_[16u];
-        bool t665_ = v_34_ > bv_;
-        bool t666_ = t665_;
-        if (!t665_) {
-            bool t668_ = v_34_ == bv_;
-            bool t669_ = t668_;
-            if (t668_) {
-                t669_ = i_28_ < bi_;
+        bool t753_ = v_18_ > bv_;
+        bool t754_ = t753_;
+        if (!t753_) {
+            bool t756_ = v_18_ == bv_;
+            bool t757_ = t756_;
+            if (t756_) {
+                t757_ = i_28_ < bi_;
             }
-            t666_ = t669_;
+            t754_ = t757_;
         }
-        if (t666_) {
+        if (t754_) {
             bv_ = sv_[16u];
             bi_ = si_[16u];
         }
-        float v_35_ = sv_[17u];
+        float v_19_ = sv_[17u];
         unsigned i_29_ = si_[17u];
-        bool t679_ = v_35_ > bv_;
-        bool t680_ = t679_;
-        if (!t679_) {
-            bool t682_ = v_35_ == bv_;
-            bool t683_ = t682_;
-            if (t682_) {
-                t683_ = i_29_ < bi_;
+        bool t767_ = v_19_ > bv_;
+        bool t768_ = t767_;
+        if (!t767_) {
+            bool t770_ = v_19_ == bv_;
+            bool t771_ = t770_;
+            if (t770_) {
+                t771_ = i_29_ < bi_;
             }
-            t680_ = t683_;
+            t768_ = t771_;
         }
-        if (t680_) {
+        if (t768_) {
             bv_ = sv_[17u];
             bi_ = si_[17u];
         }
-        float v_36_ = sv_[18u];
+        float v_20_ = sv_[18u];
         unsigned i_30_ = si_[18u];
-        bool t693_ = v_36_ > bv_;
-        bool t694_ = t693_;
-        if (!t693_) {
-            bool t696_ = v_36_ == bv_;
-            bool t697_ = t696_;
-            if (t696_) {
-                t697_ = i_30_ < bi_;
+        bool t781_ = v_20_ > bv_;
+        bool t782_ = t781_;
+        if (!t781_) {
+            bool t784_ = v_20_ == bv_;
+            bool t785_ = t784_;
+            if (t784_) {
+                t785_ = i_30_ < bi_;
             }
-            t694_ = t697_;
+            t782_ = t785_;
         }
-        if (t694_) {
+        if (t782_) {
             bv_ = sv_[18u];
             bi_ = si_[18u];
         }
-        float v_37_ = sv_[19u];
+        float v_21_ = sv_[19u];
         unsigned i_31_ = si_[19u];
-        bool t707_ = v_37_ > bv_;
-        bool t708_ = t707_;
-        if (!t707_) {
-            bool t710_ = v_37_ == bv_;
-            bool t711_ = t710_;
-            if (t710_) {
-                t711_ = i_31_ < bi_;
+        bool t795_ = v_21_ > bv_;
+        bool t796_ = t795_;
+        if (!t795_) {
+            bool t798_ = v_21_ == bv_;
+            bool t799_ = t798_;
+            if (t798_) {
+                t799_ = i_31_ < bi_;
             }
-            t708_ = t711_;
+            t796_ = t799_;
         }
-        if (t708_) {
+        if (t796_) {
             bv_ = sv_[19u];
             bi_ = si_[19u];
         }
-        float v_38_ = sv_[20u];
+        float v_22_ = sv_[20u];
         unsigned i_32_ = si_[20u];
-        bool t721_ = v_38_ > bv_;
-        bool t722_ = t721_;
-        if (!t721_) {
-            bool t724_ = v_38_ == bv_;
-            bool t725_ = t724_;
-            if (t724_) {
-                t725_ = i_32_ < bi_;
+        bool t809_ = v_22_ > bv_;
+        bool t810_ = t809_;
+        if (!t809_) {
+            bool t812_ = v_22_ == bv_;
+            bool t813_ = t812_;
+            if (t812_) {
+                t813_ = i_32_ < bi_;
             }
-            t722_ = t725_;
+            t810_ = t813_;
         }
-        if (t722_) {
+        if (t810_) {
             bv_ = sv_[20u];
             bi_ = si_[20u];
         }
-        float v_39_ = sv_[21u];
+        float v_23_ = sv_[21u];
         unsigned i_33_ = si_[21u];
-        bool t735_ = v_39_ > bv_;
-        bool t736_ = t735_;
-        if (!t735_) {
-            bool t738_ = v_39_ == bv_;
-            bool t739_ = t738_;
-            if (t738_) {
-                t739_ = i_33_ < bi_;
+        bool t823_ = v_23_ > bv_;
+        bool t824_ = t823_;
+        if (!t823_) {
+            bool t826_ = v_23_ == bv_;
+            bool t827_ = t826_;
+            if (t826_) {
+                t827_ = i_33_ < bi_;
             }
-            t736_ = t739_;
+            t824_ = t827_;
         }
-        if (t736_) {
+        if (t824_) {
             bv_ = sv_[21u];
             bi_ = si_[21u];
         }
-        float v_40_ = sv_[22u];
+        float v_24_ = sv_[22u];
         unsigned i_34_ = si_[22u];
-        bool t749_ = v_40_ > bv_;
-        bool t750_ = t749_;
-        if (!t749_) {
-            bool t752_ = v_40_ == bv_;
-            bool t753_ = t752_;
-            if (t752_) {
-                t753_ = i_34_ < bi_;
+        bool t837_ = v_24_ > bv_;
+        bool t838_ = t837_;
+        if (!t837_) {
+            bool t840_ = v_24_ == bv_;
+            bool t841_ = t840_;
+            if (t840_) {
+                t841_ = i_34_ < bi_;
             }
-            t750_ = t753_;
+            t838_ = t841_;
         }
-        if (t750_) {
+        if (t838_) {
             bv_ = sv_[22u];
             bi_ = si_[22u];
         }
-        float v_41_ = sv_[23u];
+        float v_25_ = sv_[23u];
         unsigned i_35_ = si_[23u];
-        bool t763_ = v_41_ > bv_;
-        bool t764_ = t763_;
-        if (!t763_) {
-            bool t766_ = v_41_ == bv_;
-            bool t767_ = t766_;
-            if (t766_) {
-                t767_ = i_35_ < bi_;
+        bool t851_ = v_25_ > bv_;
+        bool t852_ = t851_;
+        if (!t851_) {
+            bool t854_ = v_25_ == bv_;
+            bool t855_ = t854_;
+            if (t854_) {
+                t855_ = i_35_ < bi_;
             }
-            t764_ = t767_;
+            t852_ = t855_;
         }
-        if (t764_) {
+        if (t852_) {
             bv_ = sv_[23u];
             bi_ = si_[23u];
         }
-        float v_42_ = sv_[24u];
+        float v_26_ = sv_[24u];
         unsigned i_36_ = si_[24u];
-        bool t777_ = v_42_ > bv_;
-        bool t778_ = t777_;
-        if (!t777_) {
-            bool t780_ = v_42_ == bv_;
-            bool t781_ = t780_;
-            if (t780_) {
-                t781_ = i_36_ < bi_;
+        bool t865_ = v_26_ > bv_;
+        bool t866_ = t865_;
+        if (!t865_) {
+            bool t868_ = v_26_ == bv_;
+            bool t869_ = t868_;
+            if (t868_) {
+                t869_ = i_36_ < bi_;
             }
-            t778_ = t781_;
+            t866_ = t869_;
         }
-        if (t778_) {
+        if (t866_) {
             bv_ = sv_[24u];
             bi_ = si_[24u];
         }
-        float v_43_ = sv_[25u];
+        float v_27_ = sv_[25u];
         unsigned i_37_ = si_[25u];
-        bool t791_ = v_43_ > bv_;
-        bool t792_ = t791_;
-        if (!t791_) {
-            bool t794_ = v_43_ == bv_;
-            bool t795_ = t794_;
-            if (t794_) {
-                t795_ = i_37_ < bi_;
+        bool t879_ = v_27_ > bv_;
+        bool t880_ = t879_;
+        if (!t879_) {
+            bool t882_ = v_27_ == bv_;
+            bool t883_ = t882_;
+            if (t882_) {
+                t883_ = i_37_ < bi_;
             }
-            t792_ = t795_;
+            t880_ = t883_;
         }
-        if (t792_) {
+        if (t880_) {
             bv_ = sv_[25u];
             bi_ = si_[25u];
         }
-        float v_44_ = sv_[26u];
+        float v_28_ = sv_[26u];
         unsigned i_38_ = si_[26u];
-        bool t805_ = v_44_ > bv_;
-        bool t806_ = t805_;
-        if (!t805_) {
-            bool t808_ = v_44_ == bv_;
-            bool t809_ = t808_;
-            if (t808_) {
-                t809_ = i_38_ < bi_;
+        bool t893_ = v_28_ > bv_;
+        bool t894_ = t893_;
+        if (!t893_) {
+            bool t896_ = v_28_ == bv_;
+            bool t897_ = t896_;
+            if (t896_) {
+                t897_ = i_38_ < bi_;
             }
-            t806_ = t809_;
+            t894_ = t897_;
         }
-        if (t806_) {
+        if (t894_) {
             bv_ = sv_[26u];
             bi_ = si_[26u];
         }
-        float v_45_ = sv_[27u];
+        float v_29_ = sv_[27u];
         unsigned i_39_ = si_[27u];
-        bool t819_ = v_45_ > bv_;
-        bool t820_ = t819_;
-        if (!t819_) {
-            bool t822_ = v_45_ == bv_;
-            bool t823_ = t822_;
-            if (t822_) {
-                t823_ = i_39_ < bi_;
+        bool t907_ = v_29_ > bv_;
+        bool t908_ = t907_;
+        if (!t907_) {
+            bool t910_ = v_29_ == bv_;
+            bool t911_ = t910_;
+            if (t910_) {
+                t911_ = i_39_ < bi_;
             }
-            t820_ = t823_;
+            t908_ = t911_;
         }
-        if (t820_) {
+        if (t908_) {
             bv_ = sv_[27u];
             bi_ = si_[27u];
         }
-        float v_46_ = sv_[28u];
+        float v_30_ = sv_[28u];
         unsigned i_40_ = si_[28u];
-        bool t833_ = v_46_ > bv_;
-        bool t834_ = t833_;
-        if (!t833_) {
-            bool t836_ = v_46_ == bv_;
-            bool t837_ = t836_;
-            if (t836_) {
-                t837_ = i_40_ < bi_;
+        bool t921_ = v_30_ > bv_;
+        bool t922_ = t921_;
+        if (!t921_) {
+            bool t924_ = v_30_ == bv_;
+            bool t925_ = t924_;
+            if (t924_) {
+                t925_ = i_40_ < bi_;
             }
-            t834_ = t837_;
+            t922_ = t925_;
         }
-        if (t834_) {
+        if (t922_) {
             bv_ = sv_[28u];
             bi_ = si_[28u];
         }
-        float v_47_ = sv_[29u];
+        float v_31_ = sv_[29u];
         unsigned i_41_ = si_[29u];
-        bool t847_ = v_47_ > bv_;
-        bool t848_ = t847_;
-        if (!t847_) {
-            bool t850_ = v_47_ == bv_;
-            bool t851_ = t850_;
-            if (t850_) {
-                t851_ = i_41_ < bi_;
+        bool t935_ = v_31_ > bv_;
+        bool t936_ = t935_;
+        if (!t935_) {
+            bool t938_ = v_31_ == bv_;
+            bool t939_ = t938_;
+            if (t938_) {
+                t939_ = i_41_ < bi_;
             }
-            t848_ = t851_;
+            t936_ = t939_;
         }
-        if (t848_) {
+        if (t936_) {
             bv_ = sv_[29u];
             bi_ = si_[29u];
         }
-        float v_48_ = sv_[30u];
+        float v_32_ = sv_[30u];
         unsigned i_42_ = si_[30u];
-        bool t861_ = v_48_ > bv_;
-        bool t862_ = t861_;
-        if (!t861_) {
-            bool t864_ = v_48_ == bv_;
-            bool t865_ = t864_;
-            if (t864_) {
-                t865_ = i_42_ < bi_;
+        bool t949_ = v_32_ > bv_;
+        bool t950_ = t949_;
+        if (!t949_) {
+            bool t952_ = v_32_ == bv_;
+            bool t953_ = t952_;
+            if (t952_) {
+                t953_ = i_42_ < bi_;
             }
-            t862_ = t865_;
+            t950_ = t953_;
         }
-        if (t862_) {
+        if (t950_) {
             bv_ = sv_[30u];
             bi_ = si_[30u];
         }
-        float v_49_ = sv_[31u];
+        float v_33_ = sv_[31u];
         unsigned i_43_ = si_[31u];
-        bool t875_ = v_49_ > bv_;
-        bool t876_ = t875_;
-        if (!t875_) {
-            bool t878_ = v_49_ == bv_;
-            bool t879_ = t878_;
-            if (t878_) {
-                t879_ = i_43_ < bi_;
+        bool t963_ = v_33_ > bv_;
+        bool t964_ = t963_;
+        if (!t963_) {
+            bool t966_ = v_33_ == bv_;
+            bool t967_ = t966_;
+            if (t966_) {
+                t967_ = i_43_ < bi_;
             }
-            t876_ = t879_;
+            t964_ = t967_;
         }
-        if (t876_) {
+        if (t964_) {
             bv_ = sv_[31u];
             bi_ = si_[31u];
         }

@@ -86,2679 +86,5388 @@ __device__ __forceinline__ T kf_shfl_down(T v, unsigned d, unsigned n)
 }
 
 /* vectors: 16-byte (size) aligned, lanes in v[] */
+struct __align__(8) kf_u32x2 { unsigned v[2]; };
 struct __align__(16) kf_u32x4 { unsigned v[4]; };
+struct __align__(8) kf_f16x4 { kf_f16 v[4]; };
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 struct __align__(16) kf_bf16x8 { kf_bf16 v[8]; };
 struct __align__(16) kf_f32x4 { float v[4]; };
 
-/* kernel gemv_f16_f16_f16 (gemv.kf:236) */
+/* A vector of 16-bit lanes as 32-bit words, a pair of lanes each (the low
+   lane in the low half), and an operation applied word by word */
+template <typename V> struct kf_words { unsigned w[sizeof(V) / 4]; };
+template <typename V> __device__ __forceinline__ kf_words<V> kf_to_words(V v) { kf_words<V> r; memcpy(&r, &v, sizeof v); return r; }
+template <typename V> __device__ __forceinline__ V kf_from_words(kf_words<V> r) { V v; memcpy(&v, &r, sizeof v); return v; }
+template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a)
+{
+    kf_words<V> x = kf_to_words(a);
+    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i]);
+    return kf_from_words<V>(x);
+}
+template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a, V b)
+{
+    kf_words<V> x = kf_to_words(a), y = kf_to_words(b);
+    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i], y.w[i]);
+    return kf_from_words<V>(x);
+}
+template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a, V b, V c)
+{
+    kf_words<V> x = kf_to_words(a), y = kf_to_words(b), z = kf_to_words(c);
+    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i], y.w[i], z.w[i]);
+    return kf_from_words<V>(x);
+}
+
+/* mma.sync: fragments as vectors, lane j = PTX's element j (aj, bj, cj, dj) */
+#define KF_MMA_F(name, ty) \
+template <typename A, typename B, typename C> __device__ __forceinline__ C name(A a, B b, C c) \
+{ \
+    kf_words<A> x = kf_to_words(a); kf_words<B> y = kf_to_words(b); C d; \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." ty "." ty ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" \
+                 : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3]) \
+                 : "r"(x.w[0]), "r"(x.w[1]), "r"(x.w[2]), "r"(x.w[3]), "r"(y.w[0]), "r"(y.w[1]), \
+                   "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3])); \
+    return d; \
+}
+#define KF_MMA_I(name, ta, tb) \
+template <typename A, typename B, typename C> __device__ __forceinline__ C name(A a, B b, C c) \
+{ \
+    kf_words<A> x = kf_to_words(a); kf_words<B> y = kf_to_words(b); C d; \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32." ta "." tb ".s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" \
+                 : "=r"(d.v[0]), "=r"(d.v[1]), "=r"(d.v[2]), "=r"(d.v[3]) \
+                 : "r"(x.w[0]), "r"(x.w[1]), "r"(x.w[2]), "r"(x.w[3]), "r"(y.w[0]), "r"(y.w[1]), \
+                   "r"(c.v[0]), "r"(c.v[1]), "r"(c.v[2]), "r"(c.v[3])); \
+    return d; \
+}
+KF_MMA_F(kf_mma_f16, "f16")
+KF_MMA_F(kf_mma_bf16, "bf16")
+KF_MMA_I(kf_mma_s8s8, "s8", "s8")
+KF_MMA_I(kf_mma_s8u8, "s8", "u8")
+KF_MMA_I(kf_mma_u8s8, "u8", "s8")
+KF_MMA_I(kf_mma_u8u8, "u8", "u8")
+
+/* kernel gemv_f16_f16_f16 (gemv.kf:499) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[v_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[v_2_];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t236_ = xb_[4u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t263_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t263_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t337_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t337_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t441_ = xb_[6u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t468_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t468_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t542_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t542_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            y_[cg_ << 1u] = kf_f16_from_f32(s_);
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = kf_f16_from_f32(s_2_);
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[v_5_];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[v_6_];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    kf_f16x8 a_ = xh8_[v_5_];
-                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t220_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t294_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    kf_f16x8 a_2_ = xh8_[v_6_];
-                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t421_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t495_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    kf_f16x8 a_3_ = xh8_[v_7_];
-                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t622_ = wr_[4u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t696_ = wr_[5u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    kf_f16x8 a_4_ = xh8_[v_8_];
-                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t823_ = wr_[6u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t897_ = wr_[7u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t964_ = xb_[0u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t991_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t991_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1065_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1065_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1169_ = xb_[2u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t1196_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1196_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1270_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1270_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            y_[cg_ << 1u] = kf_f16_from_f32(s_3_);
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = kf_f16_from_f32(s_4_);
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t978_ = kf_f16_to_f32(x_[c_]);
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t978_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t978_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        kf_f16x8 a_5_ = xh8_[v_11_];
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1702_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1702_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1776_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1776_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        kf_f16x8 a_6_ = xh8_[v_12_];
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1903_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t1903_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1977_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t1977_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2058_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2058_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t2058_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            y_[g_ << 1u] = kf_f16_from_f32(s_);
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = kf_f16_from_f32(s_2_);
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                y_[g_ << 1u] = kf_f16_from_f32(s_5_);
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = kf_f16_from_f32(s_6_);
+            }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f32 (gemv.kf:242) */
+/* kernel gemv_f16_f16_f32 (gemv.kf:504) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[v_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[v_2_];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t236_ = xb_[4u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t263_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t263_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t337_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t337_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t441_ = xb_[6u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t468_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t468_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t542_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t542_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            y_[cg_ << 1u] = s_;
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = s_2_;
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[v_5_];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[v_6_];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    kf_f16x8 a_ = xh8_[v_5_];
-                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t220_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t294_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    kf_f16x8 a_2_ = xh8_[v_6_];
-                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t421_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t495_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    kf_f16x8 a_3_ = xh8_[v_7_];
-                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t622_ = wr_[4u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t696_ = wr_[5u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    kf_f16x8 a_4_ = xh8_[v_8_];
-                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t823_ = wr_[6u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t897_ = wr_[7u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t964_ = xb_[0u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t991_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t991_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1065_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1065_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1169_ = xb_[2u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t1196_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1196_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1270_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1270_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            y_[cg_ << 1u] = s_3_;
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = s_4_;
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t978_ = kf_f16_to_f32(x_[c_]);
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t978_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t978_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        kf_f16x8 a_5_ = xh8_[v_11_];
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1702_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1702_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1776_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1776_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        kf_f16x8 a_6_ = xh8_[v_12_];
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1903_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t1903_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1977_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t1977_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2058_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2058_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t2058_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            y_[g_ << 1u] = s_;
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = s_2_;
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                y_[g_ << 1u] = s_5_;
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = s_6_;
+            }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f16 (gemv.kf:248) */
+/* kernel gemv_f16_f32_f16 (gemv.kf:509) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned t24_ = nv_ << 1u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[min((v_ << 1u), (t24_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t24_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t214_ = xb_[4u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t214_);
+                        kf_u32x4 t217_ = xb_[5u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t217_);
+                        xs_[0u] = a_.v[0];
+                        xs_[4u] = b_.v[0];
+                        xs_[1u] = a_.v[1];
+                        xs_[5u] = b_.v[1];
+                        xs_[2u] = a_.v[2];
+                        xs_[6u] = b_.v[2];
+                        xs_[3u] = a_.v[3];
+                        xs_[7u] = b_.v[3];
+                        kf_u32x4 t263_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t263_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t337_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t337_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t419_ = xb_[6u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t419_);
+                        kf_u32x4 t422_ = xb_[7u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t422_);
+                        xs_2_[0u] = a_2_.v[0];
+                        xs_2_[4u] = b_2_.v[0];
+                        xs_2_[1u] = a_2_.v[1];
+                        xs_2_[5u] = b_2_.v[1];
+                        xs_2_[2u] = a_2_.v[2];
+                        xs_2_[6u] = b_2_.v[2];
+                        xs_2_[3u] = a_2_.v[3];
+                        xs_2_[7u] = b_2_.v[3];
+                        kf_u32x4 t468_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t468_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t542_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t542_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            y_[cg_ << 1u] = kf_f16_from_f32(s_);
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = kf_f16_from_f32(s_2_);
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[min((v_5_ << 1u), (t24_ - 1u))];
+                    xb_[5u] = xv_[min(((v_5_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[min((v_6_ << 1u), (t24_ - 1u))];
+                    xb_[7u] = xv_[min(((v_6_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    unsigned t171_ = v_5_ << 1u;
-                    kf_f32x4 a_ = xf4_[t171_];
-                    unsigned t176_ = (v_5_ << 1u) + 1u;
-                    kf_f32x4 b_ = xf4_[t176_];
-                    xs_[0u] = a_.v[0];
-                    xs_[4u] = b_.v[0];
-                    xs_[1u] = a_.v[1];
-                    xs_[5u] = b_.v[1];
-                    xs_[2u] = a_.v[2];
-                    xs_[6u] = b_.v[2];
-                    xs_[3u] = a_.v[3];
-                    xs_[7u] = b_.v[3];
-                    kf_u32x4 t220_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t294_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    unsigned t372_ = v_6_ << 1u;
-                    kf_f32x4 a_2_ = xf4_[t372_];
-                    unsigned t377_ = (v_6_ << 1u) + 1u;
-                    kf_f32x4 b_2_ = xf4_[t377_];
-                    xs_2_[0u] = a_2_.v[0];
-                    xs_2_[4u] = b_2_.v[0];
-                    xs_2_[1u] = a_2_.v[1];
-                    xs_2_[5u] = b_2_.v[1];
-                    xs_2_[2u] = a_2_.v[2];
-                    xs_2_[6u] = b_2_.v[2];
-                    xs_2_[3u] = a_2_.v[3];
-                    xs_2_[7u] = b_2_.v[3];
-                    kf_u32x4 t421_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t495_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    unsigned t573_ = v_7_ << 1u;
-                    kf_f32x4 a_3_ = xf4_[t573_];
-                    unsigned t578_ = (v_7_ << 1u) + 1u;
-                    kf_f32x4 b_3_ = xf4_[t578_];
-                    xs_3_[0u] = a_3_.v[0];
-                    xs_3_[4u] = b_3_.v[0];
-                    xs_3_[1u] = a_3_.v[1];
-                    xs_3_[5u] = b_3_.v[1];
-                    xs_3_[2u] = a_3_.v[2];
-                    xs_3_[6u] = b_3_.v[2];
-                    xs_3_[3u] = a_3_.v[3];
-                    xs_3_[7u] = b_3_.v[3];
-                    kf_u32x4 t622_ = wr_[4u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t696_ = wr_[5u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    unsigned t774_ = v_8_ << 1u;
-                    kf_f32x4 a_4_ = xf4_[t774_];
-                    unsigned t779_ = (v_8_ << 1u) + 1u;
-                    kf_f32x4 b_4_ = xf4_[t779_];
-                    xs_4_[0u] = a_4_.v[0];
-                    xs_4_[4u] = b_4_.v[0];
-                    xs_4_[1u] = a_4_.v[1];
-                    xs_4_[5u] = b_4_.v[1];
-                    xs_4_[2u] = a_4_.v[2];
-                    xs_4_[6u] = b_4_.v[2];
-                    xs_4_[3u] = a_4_.v[3];
-                    xs_4_[7u] = b_4_.v[3];
-                    kf_u32x4 t823_ = wr_[6u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t897_ = wr_[7u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t942_ = xb_[0u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t942_);
+                        kf_u32x4 t945_ = xb_[1u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t945_);
+                        xs_3_[0u] = a_3_.v[0];
+                        xs_3_[4u] = b_3_.v[0];
+                        xs_3_[1u] = a_3_.v[1];
+                        xs_3_[5u] = b_3_.v[1];
+                        xs_3_[2u] = a_3_.v[2];
+                        xs_3_[6u] = b_3_.v[2];
+                        xs_3_[3u] = a_3_.v[3];
+                        xs_3_[7u] = b_3_.v[3];
+                        kf_u32x4 t991_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t991_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1065_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1065_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1147_ = xb_[2u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t1147_);
+                        kf_u32x4 t1150_ = xb_[3u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t1150_);
+                        xs_4_[0u] = a_4_.v[0];
+                        xs_4_[4u] = b_4_.v[0];
+                        xs_4_[1u] = a_4_.v[1];
+                        xs_4_[5u] = b_4_.v[1];
+                        xs_4_[2u] = a_4_.v[2];
+                        xs_4_[6u] = b_4_.v[2];
+                        xs_4_[3u] = a_4_.v[3];
+                        xs_4_[7u] = b_4_.v[3];
+                        kf_u32x4 t1196_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1196_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1270_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1270_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            y_[cg_ << 1u] = kf_f16_from_f32(s_3_);
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = kf_f16_from_f32(s_4_);
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t976_ = x_[c_];
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t976_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t976_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        unsigned t1653_ = v_11_ << 1u;
+                        kf_f32x4 a_5_ = xf4_[t1653_];
+                        unsigned t1658_ = (v_11_ << 1u) + 1u;
+                        kf_f32x4 b_5_ = xf4_[t1658_];
+                        xs_5_[0u] = a_5_.v[0];
+                        xs_5_[4u] = b_5_.v[0];
+                        xs_5_[1u] = a_5_.v[1];
+                        xs_5_[5u] = b_5_.v[1];
+                        xs_5_[2u] = a_5_.v[2];
+                        xs_5_[6u] = b_5_.v[2];
+                        xs_5_[3u] = a_5_.v[3];
+                        xs_5_[7u] = b_5_.v[3];
+                        kf_u32x4 t1702_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1702_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1776_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1776_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        unsigned t1854_ = v_12_ << 1u;
+                        kf_f32x4 a_6_ = xf4_[t1854_];
+                        unsigned t1859_ = (v_12_ << 1u) + 1u;
+                        kf_f32x4 b_6_ = xf4_[t1859_];
+                        xs_6_[0u] = a_6_.v[0];
+                        xs_6_[4u] = b_6_.v[0];
+                        xs_6_[1u] = a_6_.v[1];
+                        xs_6_[5u] = b_6_.v[1];
+                        xs_6_[2u] = a_6_.v[2];
+                        xs_6_[6u] = b_6_.v[2];
+                        xs_6_[3u] = a_6_.v[3];
+                        xs_6_[7u] = b_6_.v[3];
+                        kf_u32x4 t1903_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t1903_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1977_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t1977_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2056_ = x_[c_];
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2056_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t2056_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            y_[g_ << 1u] = kf_f16_from_f32(s_);
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = kf_f16_from_f32(s_2_);
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                y_[g_ << 1u] = kf_f16_from_f32(s_5_);
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = kf_f16_from_f32(s_6_);
+            }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f32 (gemv.kf:254) */
+/* kernel gemv_f16_f32_f32 (gemv.kf:514) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned t24_ = nv_ << 1u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[min((v_ << 1u), (t24_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t24_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t214_ = xb_[4u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t214_);
+                        kf_u32x4 t217_ = xb_[5u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t217_);
+                        xs_[0u] = a_.v[0];
+                        xs_[4u] = b_.v[0];
+                        xs_[1u] = a_.v[1];
+                        xs_[5u] = b_.v[1];
+                        xs_[2u] = a_.v[2];
+                        xs_[6u] = b_.v[2];
+                        xs_[3u] = a_.v[3];
+                        xs_[7u] = b_.v[3];
+                        kf_u32x4 t263_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t263_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t337_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t337_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t419_ = xb_[6u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t419_);
+                        kf_u32x4 t422_ = xb_[7u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t422_);
+                        xs_2_[0u] = a_2_.v[0];
+                        xs_2_[4u] = b_2_.v[0];
+                        xs_2_[1u] = a_2_.v[1];
+                        xs_2_[5u] = b_2_.v[1];
+                        xs_2_[2u] = a_2_.v[2];
+                        xs_2_[6u] = b_2_.v[2];
+                        xs_2_[3u] = a_2_.v[3];
+                        xs_2_[7u] = b_2_.v[3];
+                        kf_u32x4 t468_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t468_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t542_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t542_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            y_[cg_ << 1u] = s_;
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = s_2_;
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[min((v_5_ << 1u), (t24_ - 1u))];
+                    xb_[5u] = xv_[min(((v_5_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[min((v_6_ << 1u), (t24_ - 1u))];
+                    xb_[7u] = xv_[min(((v_6_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    unsigned t171_ = v_5_ << 1u;
-                    kf_f32x4 a_ = xf4_[t171_];
-                    unsigned t176_ = (v_5_ << 1u) + 1u;
-                    kf_f32x4 b_ = xf4_[t176_];
-                    xs_[0u] = a_.v[0];
-                    xs_[4u] = b_.v[0];
-                    xs_[1u] = a_.v[1];
-                    xs_[5u] = b_.v[1];
-                    xs_[2u] = a_.v[2];
-                    xs_[6u] = b_.v[2];
-                    xs_[3u] = a_.v[3];
-                    xs_[7u] = b_.v[3];
-                    kf_u32x4 t220_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t294_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    unsigned t372_ = v_6_ << 1u;
-                    kf_f32x4 a_2_ = xf4_[t372_];
-                    unsigned t377_ = (v_6_ << 1u) + 1u;
-                    kf_f32x4 b_2_ = xf4_[t377_];
-                    xs_2_[0u] = a_2_.v[0];
-                    xs_2_[4u] = b_2_.v[0];
-                    xs_2_[1u] = a_2_.v[1];
-                    xs_2_[5u] = b_2_.v[1];
-                    xs_2_[2u] = a_2_.v[2];
-                    xs_2_[6u] = b_2_.v[2];
-                    xs_2_[3u] = a_2_.v[3];
-                    xs_2_[7u] = b_2_.v[3];
-                    kf_u32x4 t421_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t495_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    unsigned t573_ = v_7_ << 1u;
-                    kf_f32x4 a_3_ = xf4_[t573_];
-                    unsigned t578_ = (v_7_ << 1u) + 1u;
-                    kf_f32x4 b_3_ = xf4_[t578_];
-                    xs_3_[0u] = a_3_.v[0];
-                    xs_3_[4u] = b_3_.v[0];
-                    xs_3_[1u] = a_3_.v[1];
-                    xs_3_[5u] = b_3_.v[1];
-                    xs_3_[2u] = a_3_.v[2];
-                    xs_3_[6u] = b_3_.v[2];
-                    xs_3_[3u] = a_3_.v[3];
-                    xs_3_[7u] = b_3_.v[3];
-                    kf_u32x4 t622_ = wr_[4u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t696_ = wr_[5u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    unsigned t774_ = v_8_ << 1u;
-                    kf_f32x4 a_4_ = xf4_[t774_];
-                    unsigned t779_ = (v_8_ << 1u) + 1u;
-                    kf_f32x4 b_4_ = xf4_[t779_];
-                    xs_4_[0u] = a_4_.v[0];
-                    xs_4_[4u] = b_4_.v[0];
-                    xs_4_[1u] = a_4_.v[1];
-                    xs_4_[5u] = b_4_.v[1];
-                    xs_4_[2u] = a_4_.v[2];
-                    xs_4_[6u] = b_4_.v[2];
-                    xs_4_[3u] = a_4_.v[3];
-                    xs_4_[7u] = b_4_.v[3];
-                    kf_u32x4 t823_ = wr_[6u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t897_ = wr_[7u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t942_ = xb_[0u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t942_);
+                        kf_u32x4 t945_ = xb_[1u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t945_);
+                        xs_3_[0u] = a_3_.v[0];
+                        xs_3_[4u] = b_3_.v[0];
+                        xs_3_[1u] = a_3_.v[1];
+                        xs_3_[5u] = b_3_.v[1];
+                        xs_3_[2u] = a_3_.v[2];
+                        xs_3_[6u] = b_3_.v[2];
+                        xs_3_[3u] = a_3_.v[3];
+                        xs_3_[7u] = b_3_.v[3];
+                        kf_u32x4 t991_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t991_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1065_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1065_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1147_ = xb_[2u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t1147_);
+                        kf_u32x4 t1150_ = xb_[3u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t1150_);
+                        xs_4_[0u] = a_4_.v[0];
+                        xs_4_[4u] = b_4_.v[0];
+                        xs_4_[1u] = a_4_.v[1];
+                        xs_4_[5u] = b_4_.v[1];
+                        xs_4_[2u] = a_4_.v[2];
+                        xs_4_[6u] = b_4_.v[2];
+                        xs_4_[3u] = a_4_.v[3];
+                        xs_4_[7u] = b_4_.v[3];
+                        kf_u32x4 t1196_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1196_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1270_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1270_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            y_[cg_ << 1u] = s_3_;
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = s_4_;
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t976_ = x_[c_];
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t976_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t976_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        unsigned t1653_ = v_11_ << 1u;
+                        kf_f32x4 a_5_ = xf4_[t1653_];
+                        unsigned t1658_ = (v_11_ << 1u) + 1u;
+                        kf_f32x4 b_5_ = xf4_[t1658_];
+                        xs_5_[0u] = a_5_.v[0];
+                        xs_5_[4u] = b_5_.v[0];
+                        xs_5_[1u] = a_5_.v[1];
+                        xs_5_[5u] = b_5_.v[1];
+                        xs_5_[2u] = a_5_.v[2];
+                        xs_5_[6u] = b_5_.v[2];
+                        xs_5_[3u] = a_5_.v[3];
+                        xs_5_[7u] = b_5_.v[3];
+                        kf_u32x4 t1702_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1702_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1776_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1776_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        unsigned t1854_ = v_12_ << 1u;
+                        kf_f32x4 a_6_ = xf4_[t1854_];
+                        unsigned t1859_ = (v_12_ << 1u) + 1u;
+                        kf_f32x4 b_6_ = xf4_[t1859_];
+                        xs_6_[0u] = a_6_.v[0];
+                        xs_6_[4u] = b_6_.v[0];
+                        xs_6_[1u] = a_6_.v[1];
+                        xs_6_[5u] = b_6_.v[1];
+                        xs_6_[2u] = a_6_.v[2];
+                        xs_6_[6u] = b_6_.v[2];
+                        xs_6_[3u] = a_6_.v[3];
+                        xs_6_[7u] = b_6_.v[3];
+                        kf_u32x4 t1903_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t1903_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1977_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t1977_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2056_ = x_[c_];
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2056_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t2056_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            y_[g_ << 1u] = s_;
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = s_2_;
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                y_[g_ << 1u] = s_5_;
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = s_6_;
+            }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16 (gemv.kf:260) */
+/* kernel gemv_bf16_f16_f16 (gemv.kf:519) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[v_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[v_2_];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t236_ = xb_[4u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t266_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t266_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t340_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t340_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t441_ = xb_[6u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t471_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t471_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t545_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t545_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            y_[cg_ << 1u] = kf_f16_from_f32(s_);
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = kf_f16_from_f32(s_2_);
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[v_5_];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[v_6_];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    kf_f16x8 a_ = xh8_[v_5_];
-                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t223_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t297_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    kf_f16x8 a_2_ = xh8_[v_6_];
-                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t424_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t498_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    kf_f16x8 a_3_ = xh8_[v_7_];
-                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t625_ = wr_[4u];
-                    kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t699_ = wr_[5u];
-                    kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    kf_f16x8 a_4_ = xh8_[v_8_];
-                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t826_ = wr_[6u];
-                    kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t900_ = wr_[7u];
-                    kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t964_ = xb_[0u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t994_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t994_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1068_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1068_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1169_ = xb_[2u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t1199_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1199_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1273_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1273_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            y_[cg_ << 1u] = kf_f16_from_f32(s_3_);
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = kf_f16_from_f32(s_4_);
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t978_ = kf_f16_to_f32(x_[c_]);
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t978_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t978_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        kf_f16x8 a_5_ = xh8_[v_11_];
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1705_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1705_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1779_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1779_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        kf_f16x8 a_6_ = xh8_[v_12_];
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1906_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1906_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1980_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t1980_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2058_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2058_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t2058_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            y_[g_ << 1u] = kf_f16_from_f32(s_);
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = kf_f16_from_f32(s_2_);
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                y_[g_ << 1u] = kf_f16_from_f32(s_5_);
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = kf_f16_from_f32(s_6_);
+            }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f32 (gemv.kf:266) */
+/* kernel gemv_bf16_f16_f32 (gemv.kf:524) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[v_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[v_2_];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t236_ = xb_[4u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t266_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t266_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t340_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t340_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t441_ = xb_[6u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t471_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t471_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t545_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t545_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            y_[cg_ << 1u] = s_;
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = s_2_;
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[v_5_];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[v_6_];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    kf_f16x8 a_ = xh8_[v_5_];
-                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t223_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t297_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    kf_f16x8 a_2_ = xh8_[v_6_];
-                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t424_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t498_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    kf_f16x8 a_3_ = xh8_[v_7_];
-                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t625_ = wr_[4u];
-                    kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t699_ = wr_[5u];
-                    kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    kf_f16x8 a_4_ = xh8_[v_8_];
-                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t826_ = wr_[6u];
-                    kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t900_ = wr_[7u];
-                    kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t964_ = xb_[0u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t994_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t994_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1068_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1068_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1169_ = xb_[2u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t1199_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1199_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1273_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1273_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            y_[cg_ << 1u] = s_3_;
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = s_4_;
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t978_ = kf_f16_to_f32(x_[c_]);
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t978_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t978_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        kf_f16x8 a_5_ = xh8_[v_11_];
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1705_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1705_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1779_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1779_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        kf_f16x8 a_6_ = xh8_[v_12_];
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1906_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1906_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1980_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t1980_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2058_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2058_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t2058_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            y_[g_ << 1u] = s_;
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = s_2_;
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                y_[g_ << 1u] = s_5_;
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = s_6_;
+            }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f16 (gemv.kf:272) */
+/* kernel gemv_bf16_f32_f16 (gemv.kf:529) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned t24_ = nv_ << 1u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[min((v_ << 1u), (t24_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t24_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t214_ = xb_[4u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t214_);
+                        kf_u32x4 t217_ = xb_[5u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t217_);
+                        xs_[0u] = a_.v[0];
+                        xs_[4u] = b_.v[0];
+                        xs_[1u] = a_.v[1];
+                        xs_[5u] = b_.v[1];
+                        xs_[2u] = a_.v[2];
+                        xs_[6u] = b_.v[2];
+                        xs_[3u] = a_.v[3];
+                        xs_[7u] = b_.v[3];
+                        kf_u32x4 t266_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t266_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t340_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t340_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t419_ = xb_[6u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t419_);
+                        kf_u32x4 t422_ = xb_[7u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t422_);
+                        xs_2_[0u] = a_2_.v[0];
+                        xs_2_[4u] = b_2_.v[0];
+                        xs_2_[1u] = a_2_.v[1];
+                        xs_2_[5u] = b_2_.v[1];
+                        xs_2_[2u] = a_2_.v[2];
+                        xs_2_[6u] = b_2_.v[2];
+                        xs_2_[3u] = a_2_.v[3];
+                        xs_2_[7u] = b_2_.v[3];
+                        kf_u32x4 t471_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t471_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t545_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t545_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            y_[cg_ << 1u] = kf_f16_from_f32(s_);
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = kf_f16_from_f32(s_2_);
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[min((v_5_ << 1u), (t24_ - 1u))];
+                    xb_[5u] = xv_[min(((v_5_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[min((v_6_ << 1u), (t24_ - 1u))];
+                    xb_[7u] = xv_[min(((v_6_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    unsigned t171_ = v_5_ << 1u;
-                    kf_f32x4 a_ = xf4_[t171_];
-                    unsigned t176_ = (v_5_ << 1u) + 1u;
-                    kf_f32x4 b_ = xf4_[t176_];
-                    xs_[0u] = a_.v[0];
-                    xs_[4u] = b_.v[0];
-                    xs_[1u] = a_.v[1];
-                    xs_[5u] = b_.v[1];
-                    xs_[2u] = a_.v[2];
-                    xs_[6u] = b_.v[2];
-                    xs_[3u] = a_.v[3];
-                    xs_[7u] = b_.v[3];
-                    kf_u32x4 t223_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t297_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    unsigned t372_ = v_6_ << 1u;
-                    kf_f32x4 a_2_ = xf4_[t372_];
-                    unsigned t377_ = (v_6_ << 1u) + 1u;
-                    kf_f32x4 b_2_ = xf4_[t377_];
-                    xs_2_[0u] = a_2_.v[0];
-                    xs_2_[4u] = b_2_.v[0];
-                    xs_2_[1u] = a_2_.v[1];
-                    xs_2_[5u] = b_2_.v[1];
-                    xs_2_[2u] = a_2_.v[2];
-                    xs_2_[6u] = b_2_.v[2];
-                    xs_2_[3u] = a_2_.v[3];
-                    xs_2_[7u] = b_2_.v[3];
-                    kf_u32x4 t424_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t498_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    unsigned t573_ = v_7_ << 1u;
-                    kf_f32x4 a_3_ = xf4_[t573_];
-                    unsigned t578_ = (v_7_ << 1u) + 1u;
-                    kf_f32x4 b_3_ = xf4_[t578_];
-                    xs_3_[0u] = a_3_.v[0];
-                    xs_3_[4u] = b_3_.v[0];
-                    xs_3_[1u] = a_3_.v[1];
-                    xs_3_[5u] = b_3_.v[1];
-                    xs_3_[2u] = a_3_.v[2];
-                    xs_3_[6u] = b_3_.v[2];
-                    xs_3_[3u] = a_3_.v[3];
-                    xs_3_[7u] = b_3_.v[3];
-                    kf_u32x4 t625_ = wr_[4u];
-                    kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t699_ = wr_[5u];
-                    kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    unsigned t774_ = v_8_ << 1u;
-                    kf_f32x4 a_4_ = xf4_[t774_];
-                    unsigned t779_ = (v_8_ << 1u) + 1u;
-                    kf_f32x4 b_4_ = xf4_[t779_];
-                    xs_4_[0u] = a_4_.v[0];
-                    xs_4_[4u] = b_4_.v[0];
-                    xs_4_[1u] = a_4_.v[1];
-                    xs_4_[5u] = b_4_.v[1];
-                    xs_4_[2u] = a_4_.v[2];
-                    xs_4_[6u] = b_4_.v[2];
-                    xs_4_[3u] = a_4_.v[3];
-                    xs_4_[7u] = b_4_.v[3];
-                    kf_u32x4 t826_ = wr_[6u];
-                    kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t900_ = wr_[7u];
-                    kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t942_ = xb_[0u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t942_);
+                        kf_u32x4 t945_ = xb_[1u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t945_);
+                        xs_3_[0u] = a_3_.v[0];
+                        xs_3_[4u] = b_3_.v[0];
+                        xs_3_[1u] = a_3_.v[1];
+                        xs_3_[5u] = b_3_.v[1];
+                        xs_3_[2u] = a_3_.v[2];
+                        xs_3_[6u] = b_3_.v[2];
+                        xs_3_[3u] = a_3_.v[3];
+                        xs_3_[7u] = b_3_.v[3];
+                        kf_u32x4 t994_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t994_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1068_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1068_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1147_ = xb_[2u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t1147_);
+                        kf_u32x4 t1150_ = xb_[3u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t1150_);
+                        xs_4_[0u] = a_4_.v[0];
+                        xs_4_[4u] = b_4_.v[0];
+                        xs_4_[1u] = a_4_.v[1];
+                        xs_4_[5u] = b_4_.v[1];
+                        xs_4_[2u] = a_4_.v[2];
+                        xs_4_[6u] = b_4_.v[2];
+                        xs_4_[3u] = a_4_.v[3];
+                        xs_4_[7u] = b_4_.v[3];
+                        kf_u32x4 t1199_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1199_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1273_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1273_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            y_[cg_ << 1u] = kf_f16_from_f32(s_3_);
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = kf_f16_from_f32(s_4_);
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t976_ = x_[c_];
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t976_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t976_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        unsigned t1653_ = v_11_ << 1u;
+                        kf_f32x4 a_5_ = xf4_[t1653_];
+                        unsigned t1658_ = (v_11_ << 1u) + 1u;
+                        kf_f32x4 b_5_ = xf4_[t1658_];
+                        xs_5_[0u] = a_5_.v[0];
+                        xs_5_[4u] = b_5_.v[0];
+                        xs_5_[1u] = a_5_.v[1];
+                        xs_5_[5u] = b_5_.v[1];
+                        xs_5_[2u] = a_5_.v[2];
+                        xs_5_[6u] = b_5_.v[2];
+                        xs_5_[3u] = a_5_.v[3];
+                        xs_5_[7u] = b_5_.v[3];
+                        kf_u32x4 t1705_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1705_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1779_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1779_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        unsigned t1854_ = v_12_ << 1u;
+                        kf_f32x4 a_6_ = xf4_[t1854_];
+                        unsigned t1859_ = (v_12_ << 1u) + 1u;
+                        kf_f32x4 b_6_ = xf4_[t1859_];
+                        xs_6_[0u] = a_6_.v[0];
+                        xs_6_[4u] = b_6_.v[0];
+                        xs_6_[1u] = a_6_.v[1];
+                        xs_6_[5u] = b_6_.v[1];
+                        xs_6_[2u] = a_6_.v[2];
+                        xs_6_[6u] = b_6_.v[2];
+                        xs_6_[3u] = a_6_.v[3];
+                        xs_6_[7u] = b_6_.v[3];
+                        kf_u32x4 t1906_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1906_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1980_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t1980_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2056_ = x_[c_];
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2056_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t2056_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            y_[g_ << 1u] = kf_f16_from_f32(s_);
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = kf_f16_from_f32(s_2_);
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                y_[g_ << 1u] = kf_f16_from_f32(s_5_);
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = kf_f16_from_f32(s_6_);
+            }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f32 (gemv.kf:278) */
+/* kernel gemv_bf16_f32_f32 (gemv.kf:534) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned t24_ = nv_ << 1u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[min((v_ << 1u), (t24_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t24_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t214_ = xb_[4u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t214_);
+                        kf_u32x4 t217_ = xb_[5u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t217_);
+                        xs_[0u] = a_.v[0];
+                        xs_[4u] = b_.v[0];
+                        xs_[1u] = a_.v[1];
+                        xs_[5u] = b_.v[1];
+                        xs_[2u] = a_.v[2];
+                        xs_[6u] = b_.v[2];
+                        xs_[3u] = a_.v[3];
+                        xs_[7u] = b_.v[3];
+                        kf_u32x4 t266_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t266_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t340_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t340_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t419_ = xb_[6u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t419_);
+                        kf_u32x4 t422_ = xb_[7u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t422_);
+                        xs_2_[0u] = a_2_.v[0];
+                        xs_2_[4u] = b_2_.v[0];
+                        xs_2_[1u] = a_2_.v[1];
+                        xs_2_[5u] = b_2_.v[1];
+                        xs_2_[2u] = a_2_.v[2];
+                        xs_2_[6u] = b_2_.v[2];
+                        xs_2_[3u] = a_2_.v[3];
+                        xs_2_[7u] = b_2_.v[3];
+                        kf_u32x4 t471_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t471_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t545_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t545_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            y_[cg_ << 1u] = s_;
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = s_2_;
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[min((v_5_ << 1u), (t24_ - 1u))];
+                    xb_[5u] = xv_[min(((v_5_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[min((v_6_ << 1u), (t24_ - 1u))];
+                    xb_[7u] = xv_[min(((v_6_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    unsigned t171_ = v_5_ << 1u;
-                    kf_f32x4 a_ = xf4_[t171_];
-                    unsigned t176_ = (v_5_ << 1u) + 1u;
-                    kf_f32x4 b_ = xf4_[t176_];
-                    xs_[0u] = a_.v[0];
-                    xs_[4u] = b_.v[0];
-                    xs_[1u] = a_.v[1];
-                    xs_[5u] = b_.v[1];
-                    xs_[2u] = a_.v[2];
-                    xs_[6u] = b_.v[2];
-                    xs_[3u] = a_.v[3];
-                    xs_[7u] = b_.v[3];
-                    kf_u32x4 t223_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t297_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    unsigned t372_ = v_6_ << 1u;
-                    kf_f32x4 a_2_ = xf4_[t372_];
-                    unsigned t377_ = (v_6_ << 1u) + 1u;
-                    kf_f32x4 b_2_ = xf4_[t377_];
-                    xs_2_[0u] = a_2_.v[0];
-                    xs_2_[4u] = b_2_.v[0];
-                    xs_2_[1u] = a_2_.v[1];
-                    xs_2_[5u] = b_2_.v[1];
-                    xs_2_[2u] = a_2_.v[2];
-                    xs_2_[6u] = b_2_.v[2];
-                    xs_2_[3u] = a_2_.v[3];
-                    xs_2_[7u] = b_2_.v[3];
-                    kf_u32x4 t424_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t498_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    unsigned t573_ = v_7_ << 1u;
-                    kf_f32x4 a_3_ = xf4_[t573_];
-                    unsigned t578_ = (v_7_ << 1u) + 1u;
-                    kf_f32x4 b_3_ = xf4_[t578_];
-                    xs_3_[0u] = a_3_.v[0];
-                    xs_3_[4u] = b_3_.v[0];
-                    xs_3_[1u] = a_3_.v[1];
-                    xs_3_[5u] = b_3_.v[1];
-                    xs_3_[2u] = a_3_.v[2];
-                    xs_3_[6u] = b_3_.v[2];
-                    xs_3_[3u] = a_3_.v[3];
-                    xs_3_[7u] = b_3_.v[3];
-                    kf_u32x4 t625_ = wr_[4u];
-                    kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t699_ = wr_[5u];
-                    kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    unsigned t774_ = v_8_ << 1u;
-                    kf_f32x4 a_4_ = xf4_[t774_];
-                    unsigned t779_ = (v_8_ << 1u) + 1u;
-                    kf_f32x4 b_4_ = xf4_[t779_];
-                    xs_4_[0u] = a_4_.v[0];
-                    xs_4_[4u] = b_4_.v[0];
-                    xs_4_[1u] = a_4_.v[1];
-                    xs_4_[5u] = b_4_.v[1];
-                    xs_4_[2u] = a_4_.v[2];
-                    xs_4_[6u] = b_4_.v[2];
-                    xs_4_[3u] = a_4_.v[3];
-                    xs_4_[7u] = b_4_.v[3];
-                    kf_u32x4 t826_ = wr_[6u];
-                    kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t900_ = wr_[7u];
-                    kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t942_ = xb_[0u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t942_);
+                        kf_u32x4 t945_ = xb_[1u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t945_);
+                        xs_3_[0u] = a_3_.v[0];
+                        xs_3_[4u] = b_3_.v[0];
+                        xs_3_[1u] = a_3_.v[1];
+                        xs_3_[5u] = b_3_.v[1];
+                        xs_3_[2u] = a_3_.v[2];
+                        xs_3_[6u] = b_3_.v[2];
+                        xs_3_[3u] = a_3_.v[3];
+                        xs_3_[7u] = b_3_.v[3];
+                        kf_u32x4 t994_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t994_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1068_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1068_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1147_ = xb_[2u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t1147_);
+                        kf_u32x4 t1150_ = xb_[3u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t1150_);
+                        xs_4_[0u] = a_4_.v[0];
+                        xs_4_[4u] = b_4_.v[0];
+                        xs_4_[1u] = a_4_.v[1];
+                        xs_4_[5u] = b_4_.v[1];
+                        xs_4_[2u] = a_4_.v[2];
+                        xs_4_[6u] = b_4_.v[2];
+                        xs_4_[3u] = a_4_.v[3];
+                        xs_4_[7u] = b_4_.v[3];
+                        kf_u32x4 t1199_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1199_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1273_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1273_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            y_[cg_ << 1u] = s_3_;
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = s_4_;
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t976_ = x_[c_];
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t976_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t976_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        unsigned t1653_ = v_11_ << 1u;
+                        kf_f32x4 a_5_ = xf4_[t1653_];
+                        unsigned t1658_ = (v_11_ << 1u) + 1u;
+                        kf_f32x4 b_5_ = xf4_[t1658_];
+                        xs_5_[0u] = a_5_.v[0];
+                        xs_5_[4u] = b_5_.v[0];
+                        xs_5_[1u] = a_5_.v[1];
+                        xs_5_[5u] = b_5_.v[1];
+                        xs_5_[2u] = a_5_.v[2];
+                        xs_5_[6u] = b_5_.v[2];
+                        xs_5_[3u] = a_5_.v[3];
+                        xs_5_[7u] = b_5_.v[3];
+                        kf_u32x4 t1705_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1705_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1779_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1779_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        unsigned t1854_ = v_12_ << 1u;
+                        kf_f32x4 a_6_ = xf4_[t1854_];
+                        unsigned t1859_ = (v_12_ << 1u) + 1u;
+                        kf_f32x4 b_6_ = xf4_[t1859_];
+                        xs_6_[0u] = a_6_.v[0];
+                        xs_6_[4u] = b_6_.v[0];
+                        xs_6_[1u] = a_6_.v[1];
+                        xs_6_[5u] = b_6_.v[1];
+                        xs_6_[2u] = a_6_.v[2];
+                        xs_6_[6u] = b_6_.v[2];
+                        xs_6_[3u] = a_6_.v[3];
+                        xs_6_[7u] = b_6_.v[3];
+                        kf_u32x4 t1906_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1906_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1980_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t1980_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2056_ = x_[c_];
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2056_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t2056_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            y_[g_ << 1u] = s_;
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = s_2_;
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                y_[g_ << 1u] = s_5_;
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = s_6_;
+            }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f16_acc (gemv.kf:286) */
+/* kernel gemv_f16_f16_f16_acc (gemv.kf:541) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[v_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[v_2_];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t236_ = xb_[4u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t263_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t263_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t337_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t337_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t441_ = xb_[6u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t468_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t468_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t542_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t542_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            unsigned t701_ = cg_ << 1u;
+                            y_[t701_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[t701_])));
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[i_])));
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[v_5_];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[v_6_];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    kf_f16x8 a_ = xh8_[v_5_];
-                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t220_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t220_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t294_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t294_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    kf_f16x8 a_2_ = xh8_[v_6_];
-                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t421_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t421_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t495_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t495_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    kf_f16x8 a_3_ = xh8_[v_7_];
-                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t622_ = wr_[4u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t622_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t696_ = wr_[5u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t696_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    kf_f16x8 a_4_ = xh8_[v_8_];
-                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t823_ = wr_[6u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t823_);
-                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t897_ = wr_[7u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t897_);
-                    acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t964_ = xb_[0u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t991_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t991_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1065_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1065_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1169_ = xb_[2u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t1196_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1196_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1270_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1270_);
+                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            unsigned t1429_ = cg_ << 1u;
+                            y_[t1429_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[t1429_])));
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = kf_f16_from_f32(__fadd_rn(s_4_, kf_f16_to_f32(y_[i_2_])));
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t978_ = kf_f16_to_f32(x_[c_]);
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t978_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t978_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        kf_f16x8 a_5_ = xh8_[v_11_];
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1702_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1702_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1776_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1776_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        kf_f16x8 a_6_ = xh8_[v_12_];
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1903_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t1903_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1977_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t1977_);
+                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2058_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2058_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t2058_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            unsigned t1092_ = g_ << 1u;
-            y_[t1092_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[t1092_])));
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[i_3_])));
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                unsigned t2172_ = g_ << 1u;
+                y_[t2172_] = kf_f16_from_f32(__fadd_rn(s_5_, kf_f16_to_f32(y_[t2172_])));
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = kf_f16_from_f32(__fadd_rn(s_6_, kf_f16_to_f32(y_[i_5_])));
+            }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16_acc (gemv.kf:292) */
+/* kernel gemv_bf16_f16_f16_acc (gemv.kf:546) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    unsigned row_[2];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
     float acc_[2];
-    kf_u32x4 wr_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
+    unsigned row_[2];
+    float acc_2_[2];
+    kf_u32x4 wr_[4];
+    float xs_5_[8];
+    float xs_6_[8];
     float s_;
     float s_2_;
+    float s_3_;
+    float s_4_;
+    float s_5_;
+    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t32_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t40_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t43_ = gridDim.x << 3u;
-    for (unsigned g_ = t32_; g_ < t40_; g_ = g_ + t43_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[1u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 128u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t78_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t78_;
-                if (v_ < nv_) {
-                    unsigned t84_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t85_ = wv_[t84_];
-                    t_ = t85_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    if ((k_ & 7u) == 0u) {
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
+        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        if (!(wid_ >= ngroups_)) {
+            unsigned t61_ = ngroups_ - wid_;
+            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            unsigned lg_ = wid_;
+            unsigned lk_ = 0u;
+            unsigned cg_ = wid_;
+            unsigned ck_ = 0u;
+            unsigned t82_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
+                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
+                    xb_[0u] = xv_[v_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
+                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    xb_[2u] = xv_[v_2_];
+                    unsigned t190_ = lk_ + 1u;
+                    lk_ = t190_;
+                    if (t190_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t88_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t88_;
-                if (v_ < nv_) {
-                    unsigned t94_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t95_ = wv_[t94_];
-                    t_2_ = t95_;
+                bool t198_ = t0_ >= 1u;
+                bool t199_ = t198_;
+                if (t198_) {
+                    t199_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t101_;
-                if (v_2_ < nv_) {
-                    unsigned t107_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t108_ = wv_[t107_];
-                    t_3_ = t108_;
+                if (t199_) {
+                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_3_ < nv_) {
+                        kf_u32x4 t236_ = xb_[4u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t266_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t266_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t340_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t340_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_4_ < nv_) {
+                        kf_u32x4 t441_ = xb_[6u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t471_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t471_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t545_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t545_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t616_ = ck_ + 1u;
+                    ck_ = t616_;
+                    if (t616_ == steps_) {
+                        float t619_ = acc_[0u];
+                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t641_ == 32u) {
+                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
+                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
+                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
+                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
+                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
+                        } else {
+                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
+                            bool t663_ = (kf_lane_id() + 16u) < t641_;
+                            float t664_ = __fadd_rn(t619_, t661_);
+                            float t665_ = t663_ ? t664_ : t619_;
+                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
+                            bool t669_ = (kf_lane_id() + 8u) < t641_;
+                            float t670_ = __fadd_rn(t665_, t667_);
+                            float t671_ = t669_ ? t670_ : t665_;
+                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
+                            bool t675_ = (kf_lane_id() + 4u) < t641_;
+                            float t676_ = __fadd_rn(t671_, t673_);
+                            float t677_ = t675_ ? t676_ : t671_;
+                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
+                            bool t681_ = (kf_lane_id() + 2u) < t641_;
+                            float t682_ = __fadd_rn(t677_, t679_);
+                            float t683_ = t681_ ? t682_ : t677_;
+                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
+                            bool t687_ = (kf_lane_id() + 1u) < t641_;
+                            float t688_ = __fadd_rn(t683_, t685_);
+                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
+                        }
+                        bool t693_ = lane_ == 0u;
+                        bool t694_ = t693_;
+                        if (t693_) {
+                            t694_ = (cg_ << 1u) < m_;
+                        }
+                        if (t694_) {
+                            unsigned t701_ = cg_ << 1u;
+                            y_[t701_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[t701_])));
+                        }
+                        acc_[0u] = 0.0f;
+                        float t716_ = acc_[1u];
+                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t738_ == 32u) {
+                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
+                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
+                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
+                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
+                        } else {
+                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
+                            bool t760_ = (kf_lane_id() + 16u) < t738_;
+                            float t761_ = __fadd_rn(t716_, t758_);
+                            float t762_ = t760_ ? t761_ : t716_;
+                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
+                            bool t766_ = (kf_lane_id() + 8u) < t738_;
+                            float t767_ = __fadd_rn(t762_, t764_);
+                            float t768_ = t766_ ? t767_ : t762_;
+                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
+                            bool t772_ = (kf_lane_id() + 4u) < t738_;
+                            float t773_ = __fadd_rn(t768_, t770_);
+                            float t774_ = t772_ ? t773_ : t768_;
+                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
+                            bool t778_ = (kf_lane_id() + 2u) < t738_;
+                            float t779_ = __fadd_rn(t774_, t776_);
+                            float t780_ = t778_ ? t779_ : t774_;
+                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
+                            bool t784_ = (kf_lane_id() + 1u) < t738_;
+                            float t785_ = __fadd_rn(t780_, t782_);
+                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
+                        }
+                        bool t790_ = lane_ == 1u;
+                        bool t791_ = t790_;
+                        if (t790_) {
+                            t791_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t791_) {
+                            unsigned i_ = (cg_ << 1u) + 1u;
+                            y_[i_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[i_])));
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t111_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t111_;
-                if (v_2_ < nv_) {
-                    unsigned t117_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t118_ = wv_[t117_];
-                    t_4_ = t118_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
+                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
+                    xb_[4u] = xv_[v_5_];
+                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
+                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
+                    xb_[6u] = xv_[v_6_];
+                    unsigned t918_ = lk_ + 1u;
+                    lk_ = t918_;
+                    if (t918_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = (base_ + 64u) + lane_;
-                kf_u32x4 t124_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_5_ = t124_;
-                if (v_3_ < nv_) {
-                    unsigned t130_ = (row_[0u] * nv_) + v_3_;
-                    kf_u32x4 t131_ = wv_[t130_];
-                    t_5_ = t131_;
+                bool t926_ = (t0_ + 1u) >= 1u;
+                bool t927_ = t926_;
+                if (t926_) {
+                    t927_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                wr_[4u] = t_5_;
-                kf_u32x4 t134_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_6_ = t134_;
-                if (v_3_ < nv_) {
-                    unsigned t140_ = (row_[1u] * nv_) + v_3_;
-                    kf_u32x4 t141_ = wv_[t140_];
-                    t_6_ = t141_;
-                }
-                wr_[5u] = t_6_;
-                unsigned v_4_ = (base_ + 96u) + lane_;
-                kf_u32x4 t147_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_7_ = t147_;
-                if (v_4_ < nv_) {
-                    unsigned t153_ = (row_[0u] * nv_) + v_4_;
-                    kf_u32x4 t154_ = wv_[t153_];
-                    t_7_ = t154_;
-                }
-                wr_[6u] = t_7_;
-                kf_u32x4 t157_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_8_ = t157_;
-                if (v_4_ < nv_) {
-                    unsigned t163_ = (row_[1u] * nv_) + v_4_;
-                    kf_u32x4 t164_ = wv_[t163_];
-                    t_8_ = t164_;
-                }
-                wr_[7u] = t_8_;
-                unsigned v_5_ = base_ + lane_;
-                if (v_5_ < nv_) {
-                    kf_f16x8 a_ = xh8_[v_5_];
-                    xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                    xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                    xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                    xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                    xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                    xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                    xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                    xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t223_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t223_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_.v[0]), xs_[0u], acc_[0u]))))))));
-                    kf_u32x4 t297_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t297_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_[0u], acc_[1u]))))))));
-                }
-                unsigned v_6_ = (base_ + 32u) + lane_;
-                if (v_6_ < nv_) {
-                    kf_f16x8 a_2_ = xh8_[v_6_];
-                    xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                    xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                    xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                    xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                    xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                    xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                    xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                    xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t424_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t424_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                    kf_u32x4 t498_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t498_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
-                }
-                unsigned v_7_ = (base_ + 64u) + lane_;
-                if (v_7_ < nv_) {
-                    kf_f16x8 a_3_ = xh8_[v_7_];
-                    xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                    xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                    xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                    xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                    xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                    xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                    xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                    xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t625_ = wr_[4u];
-                    kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t625_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                    kf_u32x4 t699_ = wr_[5u];
-                    kf_bf16x8 wb_6_ = kf_bitcast<kf_bf16x8>(t699_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
-                }
-                unsigned v_8_ = (base_ + 96u) + lane_;
-                if (v_8_ < nv_) {
-                    kf_f16x8 a_4_ = xh8_[v_8_];
-                    xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                    xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                    xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                    xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                    xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                    xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                    xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                    xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t826_ = wr_[6u];
-                    kf_bf16x8 wb_7_ = kf_bitcast<kf_bf16x8>(t826_);
-                    acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                    kf_u32x4 t900_ = wr_[7u];
-                    kf_bf16x8 wb_8_ = kf_bitcast<kf_bf16x8>(t900_);
-                    acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wb_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                if (t927_) {
+                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t964_ = xb_[0u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t994_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t994_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1068_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1068_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                    }
+                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1169_ = xb_[2u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t1199_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1199_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1273_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1273_);
+                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                    }
+                    unsigned t1344_ = ck_ + 1u;
+                    ck_ = t1344_;
+                    if (t1344_ == steps_) {
+                        float t1347_ = acc_[0u];
+                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1369_ == 32u) {
+                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
+                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
+                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
+                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
+                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                        } else {
+                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
+                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
+                            float t1392_ = __fadd_rn(t1347_, t1389_);
+                            float t1393_ = t1391_ ? t1392_ : t1347_;
+                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
+                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
+                            float t1398_ = __fadd_rn(t1393_, t1395_);
+                            float t1399_ = t1397_ ? t1398_ : t1393_;
+                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
+                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
+                            float t1404_ = __fadd_rn(t1399_, t1401_);
+                            float t1405_ = t1403_ ? t1404_ : t1399_;
+                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
+                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
+                            float t1410_ = __fadd_rn(t1405_, t1407_);
+                            float t1411_ = t1409_ ? t1410_ : t1405_;
+                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
+                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
+                            float t1416_ = __fadd_rn(t1411_, t1413_);
+                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                        }
+                        bool t1421_ = lane_ == 0u;
+                        bool t1422_ = t1421_;
+                        if (t1421_) {
+                            t1422_ = (cg_ << 1u) < m_;
+                        }
+                        if (t1422_) {
+                            unsigned t1429_ = cg_ << 1u;
+                            y_[t1429_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[t1429_])));
+                        }
+                        acc_[0u] = 0.0f;
+                        float t1444_ = acc_[1u];
+                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1466_ == 32u) {
+                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
+                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
+                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
+                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
+                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        } else {
+                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
+                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
+                            float t1489_ = __fadd_rn(t1444_, t1486_);
+                            float t1490_ = t1488_ ? t1489_ : t1444_;
+                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
+                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
+                            float t1495_ = __fadd_rn(t1490_, t1492_);
+                            float t1496_ = t1494_ ? t1495_ : t1490_;
+                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
+                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
+                            float t1501_ = __fadd_rn(t1496_, t1498_);
+                            float t1502_ = t1500_ ? t1501_ : t1496_;
+                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
+                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
+                            float t1507_ = __fadd_rn(t1502_, t1504_);
+                            float t1508_ = t1506_ ? t1507_ : t1502_;
+                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
+                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
+                            float t1513_ = __fadd_rn(t1508_, t1510_);
+                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                        }
+                        bool t1518_ = lane_ == 1u;
+                        bool t1519_ = t1518_;
+                        if (t1518_) {
+                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        }
+                        if (t1519_) {
+                            unsigned i_2_ = (cg_ << 1u) + 1u;
+                            y_[i_2_] = kf_f16_from_f32(__fadd_rn(s_4_, kf_f16_to_f32(y_[i_2_])));
+                        }
+                        acc_[1u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                float t978_ = kf_f16_to_f32(x_[c_]);
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                acc_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t978_, acc_[0u]);
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                acc_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t978_, acc_[1u]);
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned t1571_ = gridDim.x << 3u;
+        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
+            row_[0u] = min((g_ << 1u), (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
+            acc_2_[1u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
+                    unsigned v_9_ = base_ + lane_2_;
+                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1606_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
+                        kf_u32x4 t1613_ = wv_[t1612_];
+                        t_ = t1613_;
+                    }
+                    wr_[0u] = t_;
+                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1616_;
+                    if (v_9_ < nv_2_) {
+                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
+                        kf_u32x4 t1623_ = wv_[t1622_];
+                        t_2_ = t1623_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_10_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1629_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
+                        kf_u32x4 t1636_ = wv_[t1635_];
+                        t_3_ = t1636_;
+                    }
+                    wr_[2u] = t_3_;
+                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1639_;
+                    if (v_10_ < nv_2_) {
+                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
+                        kf_u32x4 t1646_ = wv_[t1645_];
+                        t_4_ = t1646_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_11_ = base_ + lane_2_;
+                    if (v_11_ < nv_2_) {
+                        kf_f16x8 a_5_ = xh8_[v_11_];
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1705_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1705_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1779_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1779_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    }
+                    unsigned v_12_ = (base_ + 32u) + lane_2_;
+                    if (v_12_ < nv_2_) {
+                        kf_f16x8 a_6_ = xh8_[v_12_];
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1906_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1906_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t1980_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t1980_);
+                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t2058_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2058_, acc_2_[0u]);
+                    unsigned i_4_ = (row_[1u] * k_) + c_;
+                    unsigned short u_2_ = w16_[i_4_];
+                    acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t2058_, acc_2_[1u]);
+                }
             }
-        }
-        float t1010_ = acc_[0u];
-        unsigned t1032_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1032_ == 32u) {
-            float t1037_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 16u, kf_wn));
-            float t1040_ = __fadd_rn(t1037_, kf_shfl_xor(t1037_, 8u, kf_wn));
-            float t1043_ = __fadd_rn(t1040_, kf_shfl_xor(t1040_, 4u, kf_wn));
-            float t1046_ = __fadd_rn(t1043_, kf_shfl_xor(t1043_, 2u, kf_wn));
-            s_ = __fadd_rn(t1046_, kf_shfl_xor(t1046_, 1u, kf_wn));
-        } else {
-            float t1052_ = kf_shfl_down(t1010_, 16u, kf_wn);
-            bool t1054_ = (kf_lane_id() + 16u) < t1032_;
-            float t1055_ = __fadd_rn(t1010_, t1052_);
-            float t1056_ = t1054_ ? t1055_ : t1010_;
-            float t1058_ = kf_shfl_down(t1056_, 8u, kf_wn);
-            bool t1060_ = (kf_lane_id() + 8u) < t1032_;
-            float t1061_ = __fadd_rn(t1056_, t1058_);
-            float t1062_ = t1060_ ? t1061_ : t1056_;
-            float t1064_ = kf_shfl_down(t1062_, 4u, kf_wn);
-            bool t1066_ = (kf_lane_id() + 4u) < t1032_;
-            float t1067_ = __fadd_rn(t1062_, t1064_);
-            float t1068_ = t1066_ ? t1067_ : t1062_;
-            float t1070_ = kf_shfl_down(t1068_, 2u, kf_wn);
-            bool t1072_ = (kf_lane_id() + 2u) < t1032_;
-            float t1073_ = __fadd_rn(t1068_, t1070_);
-            float t1074_ = t1072_ ? t1073_ : t1068_;
-            float t1076_ = kf_shfl_down(t1074_, 1u, kf_wn);
-            bool t1078_ = (kf_lane_id() + 1u) < t1032_;
-            float t1079_ = __fadd_rn(t1074_, t1076_);
-            s_ = kf_shfl(t1078_ ? t1079_ : t1074_, 0u, kf_wn);
-        }
-        bool t1084_ = lane_ == 0u;
-        bool t1085_ = t1084_;
-        if (t1084_) {
-            t1085_ = (g_ << 1u) < m_;
-        }
-        if (t1085_) {
-            unsigned t1092_ = g_ << 1u;
-            y_[t1092_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[t1092_])));
-        }
-        float t1105_ = acc_[1u];
-        unsigned t1127_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-        if (t1127_ == 32u) {
-            float t1132_ = __fadd_rn(t1105_, kf_shfl_xor(t1105_, 16u, kf_wn));
-            float t1135_ = __fadd_rn(t1132_, kf_shfl_xor(t1132_, 8u, kf_wn));
-            float t1138_ = __fadd_rn(t1135_, kf_shfl_xor(t1135_, 4u, kf_wn));
-            float t1141_ = __fadd_rn(t1138_, kf_shfl_xor(t1138_, 2u, kf_wn));
-            s_2_ = __fadd_rn(t1141_, kf_shfl_xor(t1141_, 1u, kf_wn));
-        } else {
-            float t1147_ = kf_shfl_down(t1105_, 16u, kf_wn);
-            bool t1149_ = (kf_lane_id() + 16u) < t1127_;
-            float t1150_ = __fadd_rn(t1105_, t1147_);
-            float t1151_ = t1149_ ? t1150_ : t1105_;
-            float t1153_ = kf_shfl_down(t1151_, 8u, kf_wn);
-            bool t1155_ = (kf_lane_id() + 8u) < t1127_;
-            float t1156_ = __fadd_rn(t1151_, t1153_);
-            float t1157_ = t1155_ ? t1156_ : t1151_;
-            float t1159_ = kf_shfl_down(t1157_, 4u, kf_wn);
-            bool t1161_ = (kf_lane_id() + 4u) < t1127_;
-            float t1162_ = __fadd_rn(t1157_, t1159_);
-            float t1163_ = t1161_ ? t1162_ : t1157_;
-            float t1165_ = kf_shfl_down(t1163_, 2u, kf_wn);
-            bool t1167_ = (kf_lane_id() + 2u) < t1127_;
-            float t1168_ = __fadd_rn(t1163_, t1165_);
-            float t1169_ = t1167_ ? t1168_ : t1163_;
-            float t1171_ = kf_shfl_down(t1169_, 1u, kf_wn);
-            bool t1173_ = (kf_lane_id() + 1u) < t1127_;
-            float t1174_ = __fadd_rn(t1169_, t1171_);
-            s_2_ = kf_shfl(t1173_ ? t1174_ : t1169_, 0u, kf_wn);
-        }
-        bool t1179_ = lane_ == 1u;
-        bool t1180_ = t1179_;
-        if (t1179_) {
-            t1180_ = ((g_ << 1u) + 1u) < m_;
-        }
-        if (t1180_) {
-            unsigned i_3_ = (g_ << 1u) + 1u;
-            y_[i_3_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[i_3_])));
+            float t2090_ = acc_2_[0u];
+            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2112_ == 32u) {
+                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
+                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
+                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
+                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            } else {
+                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
+                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
+                float t2135_ = __fadd_rn(t2090_, t2132_);
+                float t2136_ = t2134_ ? t2135_ : t2090_;
+                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
+                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
+                float t2141_ = __fadd_rn(t2136_, t2138_);
+                float t2142_ = t2140_ ? t2141_ : t2136_;
+                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
+                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
+                float t2147_ = __fadd_rn(t2142_, t2144_);
+                float t2148_ = t2146_ ? t2147_ : t2142_;
+                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
+                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
+                float t2153_ = __fadd_rn(t2148_, t2150_);
+                float t2154_ = t2152_ ? t2153_ : t2148_;
+                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
+                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
+                float t2159_ = __fadd_rn(t2154_, t2156_);
+                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+            }
+            bool t2164_ = lane_2_ == 0u;
+            bool t2165_ = t2164_;
+            if (t2164_) {
+                t2165_ = (g_ << 1u) < m_;
+            }
+            if (t2165_) {
+                unsigned t2172_ = g_ << 1u;
+                y_[t2172_] = kf_f16_from_f32(__fadd_rn(s_5_, kf_f16_to_f32(y_[t2172_])));
+            }
+            float t2185_ = acc_2_[1u];
+            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2207_ == 32u) {
+                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
+                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
+                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
+                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
+            } else {
+                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
+                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
+                float t2230_ = __fadd_rn(t2185_, t2227_);
+                float t2231_ = t2229_ ? t2230_ : t2185_;
+                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
+                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
+                float t2236_ = __fadd_rn(t2231_, t2233_);
+                float t2237_ = t2235_ ? t2236_ : t2231_;
+                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
+                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
+                float t2242_ = __fadd_rn(t2237_, t2239_);
+                float t2243_ = t2241_ ? t2242_ : t2237_;
+                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
+                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
+                float t2248_ = __fadd_rn(t2243_, t2245_);
+                float t2249_ = t2247_ ? t2248_ : t2243_;
+                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
+                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
+                float t2254_ = __fadd_rn(t2249_, t2251_);
+                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
+            }
+            bool t2259_ = lane_2_ == 1u;
+            bool t2260_ = t2259_;
+            if (t2259_) {
+                t2260_ = ((g_ << 1u) + 1u) < m_;
+            }
+            if (t2260_) {
+                unsigned i_5_ = (g_ << 1u) + 1u;
+                y_[i_5_] = kf_f16_from_f32(__fadd_rn(s_6_, kf_f16_to_f32(y_[i_5_])));
+            }
         }
     }
 }
 
-/* kernel gemv_batch_f16_f16_f16 (gemv.kf:300) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel gemv_batch_f16_f16_f16 (gemv.kf:553) */
+extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
-    unsigned row_[2];
-    float acc_[16];
-    kf_u32x4 wr_[4];
-    float wf_[16];
+    __shared__ __align__(16) float red_[1024];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
+    unsigned row_[1];
+    float acc_[8];
+    kf_u32x4 wr_[3];
+    float wf_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
@@ -2767,7 +5476,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
     float xs_6_[8];
     float xs_7_[8];
     float xs_8_[8];
-    float wf_2_[16];
+    float wf_2_[8];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
@@ -2776,7 +5485,16 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
     float xs_14_[8];
     float xs_15_[8];
     float xs_16_[8];
-    float wcol_[2];
+    float wf_3_[8];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
+    float xs_21_[8];
+    float xs_22_[8];
+    float xs_23_[8];
+    float xs_24_[8];
+    float wcol_[1];
     float s_;
     float s_2_;
     float s_3_;
@@ -2785,1063 +5503,1114 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
     float s_6_;
     float s_7_;
     float s_8_;
-    float s_9_;
-    float s_10_;
-    float s_11_;
-    float s_12_;
-    float s_13_;
-    float s_14_;
-    float s_15_;
-    float s_16_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t33_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t41_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t44_ = gridDim.x << 3u;
-    for (unsigned g_ = t33_; g_ < t41_; g_ = g_ + t44_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        acc_[1u] = 0.0f;
-        acc_[2u] = 0.0f;
-        acc_[3u] = 0.0f;
-        acc_[4u] = 0.0f;
-        acc_[5u] = 0.0f;
-        acc_[6u] = 0.0f;
-        acc_[7u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[8u] = 0.0f;
-        acc_[9u] = 0.0f;
-        acc_[10u] = 0.0f;
-        acc_[11u] = 0.0f;
-        acc_[12u] = 0.0f;
-        acc_[13u] = 0.0f;
-        acc_[14u] = 0.0f;
-        acc_[15u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 64u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t107_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t107_;
-                if (v_ < nv_) {
-                    unsigned t113_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t114_ = wv_[t113_];
-                    t_ = t114_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    bool t22_ = (k_ & 7u) == 0u;
+    bool t23_ = t22_;
+    if (t22_) {
+        t23_ = nb_ > 0u;
+    }
+    if (t23_) {
+        unsigned lane_ = kf_lane_id();
+        unsigned g_ = lane_ >> 2u;
+        unsigned q_ = lane_ & 3u;
+        unsigned w_2_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u;
+        unsigned nv_ = k_ >> 3u;
+        unsigned nchunks_ = (k_ >> 6u) + (((k_ & 63u) != 0u) ? 1u : 0u);
+        unsigned spt_ = (nchunks_ >> 2u) + (((nchunks_ & 3u) != 0u) ? 1u : 0u);
+        unsigned ntiles_ = (m_ >> 4u) + (((m_ & 15u) != 0u) ? 1u : 0u);
+        if (!(blockIdx.x >= ntiles_)) {
+            unsigned t72_ = ntiles_ - blockIdx.x;
+            unsigned total_ = ((t72_ / gridDim.x) + (((t72_ % gridDim.x) != 0u) ? 1u : 0u)) * spt_;
+            unsigned xrow_ = min(g_, (nb_ - 1u));
+            kf_f32x4 t86_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 d_ = t86_;
+            unsigned lt_ = blockIdx.x;
+            unsigned ls_ = 0u;
+            unsigned ct_ = blockIdx.x;
+            unsigned cs_ = 0u;
+            unsigned par_ = 0u;
+            unsigned t100_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t100_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = (((ls_ << 2u) + w_2_) << 3u) + q_;
+                    bool ok_ = v_ < nv_;
+                    unsigned vc_ = min(v_, (nv_ - 1u));
+                    unsigned row_2_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+                    kf_u32x4 t128_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t128_;
+                    if (ok_) {
+                        unsigned t131_ = (row_2_ * nv_) + vc_;
+                        kf_u32x4 t132_ = wv_[t131_];
+                        t_ = t132_;
+                    }
+                    wb_[0u] = t_;
+                    unsigned row_3_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+                    kf_u32x4 t143_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t143_;
+                    if (ok_) {
+                        unsigned t146_ = (row_3_ * nv_) + vc_;
+                        kf_u32x4 t147_ = wv_[t146_];
+                        t_2_ = t147_;
+                    }
+                    wb_[1u] = t_2_;
+                    xb_[0u] = xv_[(xrow_ * nv_) + vc_];
+                    unsigned v_2_ = ((((ls_ << 2u) + w_2_) << 3u) + 4u) + q_;
+                    bool ok_2_ = v_2_ < nv_;
+                    unsigned vc_2_ = min(v_2_, (nv_ - 1u));
+                    unsigned row_4_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+                    kf_u32x4 t188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t188_;
+                    if (ok_2_) {
+                        unsigned t191_ = (row_4_ * nv_) + vc_2_;
+                        kf_u32x4 t192_ = wv_[t191_];
+                        t_3_ = t192_;
+                    }
+                    wb_[2u] = t_3_;
+                    unsigned row_5_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+                    kf_u32x4 t203_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t203_;
+                    if (ok_2_) {
+                        unsigned t206_ = (row_5_ * nv_) + vc_2_;
+                        kf_u32x4 t207_ = wv_[t206_];
+                        t_4_ = t207_;
+                    }
+                    wb_[3u] = t_4_;
+                    xb_[2u] = xv_[(xrow_ * nv_) + vc_2_];
+                    unsigned t228_ = ls_ + 1u;
+                    ls_ = t228_;
+                    if (t228_ == spt_) {
+                        ls_ = 0u;
+                        lt_ = lt_ + gridDim.x;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t117_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t117_;
-                if (v_ < nv_) {
-                    unsigned t123_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t124_ = wv_[t123_];
-                    t_2_ = t124_;
+                bool t237_ = t0_ >= 1u;
+                bool t238_ = t237_;
+                if (t237_) {
+                    t238_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t130_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t130_;
-                if (v_2_ < nv_) {
-                    unsigned t136_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t137_ = wv_[t136_];
-                    t_3_ = t137_;
+                if (t238_) {
+                    kf_u32x4 wg_ = wb_[4u];
+                    kf_u32x4 w8_ = wb_[5u];
+                    unsigned t248_ = wg_.v[0];
+                    unsigned t249_ = w8_.v[0];
+                    unsigned t250_ = wg_.v[1];
+                    unsigned t251_ = w8_.v[1];
+                    kf_u32x4 t255_ = kf_u32x4{{t248_, t249_, t250_, t251_}};
+                    kf_f16x8 a0_ = kf_bitcast<kf_f16x8>(t255_);
+                    unsigned t257_ = wg_.v[2];
+                    unsigned t258_ = w8_.v[2];
+                    unsigned t259_ = wg_.v[3];
+                    unsigned t260_ = w8_.v[3];
+                    kf_u32x4 t264_ = kf_u32x4{{t257_, t258_, t259_, t260_}};
+                    kf_f16x8 a1_ = kf_bitcast<kf_f16x8>(t264_);
+                    bool live_ = g_ < nb_;
+                    kf_u32x4 xr_ = xb_[4u];
+                    unsigned t357_ = xr_.v[0];
+                    unsigned t359_ = live_ ? t357_ : 0u;
+                    unsigned t360_ = xr_.v[1];
+                    unsigned t362_ = live_ ? t360_ : 0u;
+                    kf_u32x2 t364_ = kf_u32x2{{t359_, t362_}};
+                    kf_f16x4 b0_ = kf_bitcast<kf_f16x4>(t364_);
+                    unsigned t366_ = xr_.v[2];
+                    unsigned t368_ = live_ ? t366_ : 0u;
+                    unsigned t369_ = xr_.v[3];
+                    unsigned t371_ = live_ ? t369_ : 0u;
+                    kf_u32x2 t373_ = kf_u32x2{{t368_, t371_}};
+                    kf_f16x4 b1_ = kf_bitcast<kf_f16x4>(t373_);
+                    kf_f32x4 t375_ = kf_mma_f16(a0_, b0_, d_);
+                    d_ = t375_;
+                    kf_f32x4 t376_ = kf_mma_f16(a1_, b1_, t375_);
+                    d_ = t376_;
+                    kf_u32x4 wg_2_ = wb_[6u];
+                    kf_u32x4 w8_2_ = wb_[7u];
+                    unsigned t381_ = wg_2_.v[0];
+                    unsigned t382_ = w8_2_.v[0];
+                    unsigned t383_ = wg_2_.v[1];
+                    unsigned t384_ = w8_2_.v[1];
+                    kf_u32x4 t388_ = kf_u32x4{{t381_, t382_, t383_, t384_}};
+                    kf_f16x8 a0_2_ = kf_bitcast<kf_f16x8>(t388_);
+                    unsigned t390_ = wg_2_.v[2];
+                    unsigned t391_ = w8_2_.v[2];
+                    unsigned t392_ = wg_2_.v[3];
+                    unsigned t393_ = w8_2_.v[3];
+                    kf_u32x4 t397_ = kf_u32x4{{t390_, t391_, t392_, t393_}};
+                    kf_f16x8 a1_2_ = kf_bitcast<kf_f16x8>(t397_);
+                    bool live_2_ = g_ < nb_;
+                    kf_u32x4 xr_2_ = xb_[6u];
+                    unsigned t490_ = xr_2_.v[0];
+                    unsigned t492_ = live_2_ ? t490_ : 0u;
+                    unsigned t493_ = xr_2_.v[1];
+                    unsigned t495_ = live_2_ ? t493_ : 0u;
+                    kf_u32x2 t497_ = kf_u32x2{{t492_, t495_}};
+                    kf_f16x4 b0_2_ = kf_bitcast<kf_f16x4>(t497_);
+                    unsigned t499_ = xr_2_.v[2];
+                    unsigned t501_ = live_2_ ? t499_ : 0u;
+                    unsigned t502_ = xr_2_.v[3];
+                    unsigned t504_ = live_2_ ? t502_ : 0u;
+                    kf_u32x2 t506_ = kf_u32x2{{t501_, t504_}};
+                    kf_f16x4 b1_2_ = kf_bitcast<kf_f16x4>(t506_);
+                    kf_f32x4 t508_ = kf_mma_f16(a0_2_, b0_2_, t376_);
+                    d_ = t508_;
+                    kf_f32x4 t509_ = kf_mma_f16(a1_2_, b1_2_, t508_);
+                    d_ = t509_;
+                    unsigned t511_ = cs_ + 1u;
+                    cs_ = t511_;
+                    if (t511_ == spt_) {
+                        unsigned slot_ = (par_ << 2u) << 7u;
+                        red_[slot_ + (((w_2_ << 5u) + lane_) << 2u)] = t509_.v[0];
+                        red_[(slot_ + (((w_2_ << 5u) + lane_) << 2u)) + 1u] = t509_.v[1];
+                        red_[(slot_ + (((w_2_ << 5u) + lane_) << 2u)) + 2u] = t509_.v[2];
+                        red_[(slot_ + (((w_2_ << 5u) + lane_) << 2u)) + 3u] = t509_.v[3];
+                        __syncthreads();
+                        for (unsigned t_5_ = threadIdx.x; t_5_ < 128u; t_5_ = t_5_ + blockDim.x) {
+                            unsigned r_ = t_5_ >> 3u;
+                            unsigned bq_ = t_5_ & 7u;
+                            unsigned at_ = (((((r_ & 7u) << 2u) + (bq_ >> 1u)) << 2u) + (bq_ & 1u)) + ((r_ >> 3u) << 1u);
+                            float t600_ = __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, red_[slot_ + at_]), red_[(slot_ + 128u) + at_]), red_[(slot_ + 256u) + at_]), red_[(slot_ + 384u) + at_]);
+                            unsigned row_6_ = (ct_ << 4u) + r_;
+                            bool t604_ = bq_ < nb_;
+                            bool t605_ = t604_;
+                            if (t604_) {
+                                t605_ = row_6_ < m_;
+                            }
+                            if (t605_) {
+                                unsigned i_ = (bq_ * m_) + row_6_;
+                                y_[i_] = kf_f16_from_f32(t600_);
+                            }
+                        }
+                        kf_f32x4 t620_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+                        d_ = t620_;
+                        par_ = par_ ^ 1u;
+                        cs_ = 0u;
+                        ct_ = ct_ + gridDim.x;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t140_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t140_;
-                if (v_2_ < nv_) {
-                    unsigned t146_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t147_ = wv_[t146_];
-                    t_4_ = t147_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_3_ = (((ls_ << 2u) + w_2_) << 3u) + q_;
+                    bool ok_3_ = v_3_ < nv_;
+                    unsigned vc_3_ = min(v_3_, (nv_ - 1u));
+                    unsigned row_7_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+                    kf_u32x4 t650_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t650_;
+                    if (ok_3_) {
+                        unsigned t653_ = (row_7_ * nv_) + vc_3_;
+                        kf_u32x4 t654_ = wv_[t653_];
+                        t_6_ = t654_;
+                    }
+                    wb_[4u] = t_6_;
+                    unsigned row_8_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+                    kf_u32x4 t665_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t665_;
+                    if (ok_3_) {
+                        unsigned t668_ = (row_8_ * nv_) + vc_3_;
+                        kf_u32x4 t669_ = wv_[t668_];
+                        t_7_ = t669_;
+                    }
+                    wb_[5u] = t_7_;
+                    xb_[4u] = xv_[(xrow_ * nv_) + vc_3_];
+                    unsigned v_4_ = ((((ls_ << 2u) + w_2_) << 3u) + 4u) + q_;
+                    bool ok_4_ = v_4_ < nv_;
+                    unsigned vc_4_ = min(v_4_, (nv_ - 1u));
+                    unsigned row_9_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+                    kf_u32x4 t710_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_8_ = t710_;
+                    if (ok_4_) {
+                        unsigned t713_ = (row_9_ * nv_) + vc_4_;
+                        kf_u32x4 t714_ = wv_[t713_];
+                        t_8_ = t714_;
+                    }
+                    wb_[6u] = t_8_;
+                    unsigned row_10_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+                    kf_u32x4 t725_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_9_ = t725_;
+                    if (ok_4_) {
+                        unsigned t728_ = (row_10_ * nv_) + vc_4_;
+                        kf_u32x4 t729_ = wv_[t728_];
+                        t_9_ = t729_;
+                    }
+                    wb_[7u] = t_9_;
+                    xb_[6u] = xv_[(xrow_ * nv_) + vc_4_];
+                    unsigned t750_ = ls_ + 1u;
+                    ls_ = t750_;
+                    if (t750_ == spt_) {
+                        ls_ = 0u;
+                        lt_ = lt_ + gridDim.x;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = base_ + lane_;
-                if (v_3_ < nv_) {
-                    kf_u32x4 t154_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t154_);
-                    wf_[0u] = kf_f16_to_f32(wh_.v[0]);
-                    wf_[1u] = kf_f16_to_f32(wh_.v[1]);
-                    wf_[2u] = kf_f16_to_f32(wh_.v[2]);
-                    wf_[3u] = kf_f16_to_f32(wh_.v[3]);
-                    wf_[4u] = kf_f16_to_f32(wh_.v[4]);
-                    wf_[5u] = kf_f16_to_f32(wh_.v[5]);
-                    wf_[6u] = kf_f16_to_f32(wh_.v[6]);
-                    wf_[7u] = kf_f16_to_f32(wh_.v[7]);
-                    kf_u32x4 t208_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t208_);
-                    wf_[8u] = kf_f16_to_f32(wh_2_.v[0]);
-                    wf_[9u] = kf_f16_to_f32(wh_2_.v[1]);
-                    wf_[10u] = kf_f16_to_f32(wh_2_.v[2]);
-                    wf_[11u] = kf_f16_to_f32(wh_2_.v[3]);
-                    wf_[12u] = kf_f16_to_f32(wh_2_.v[4]);
-                    wf_[13u] = kf_f16_to_f32(wh_2_.v[5]);
-                    wf_[14u] = kf_f16_to_f32(wh_2_.v[6]);
-                    wf_[15u] = kf_f16_to_f32(wh_2_.v[7]);
+                bool t759_ = (t0_ + 1u) >= 1u;
+                bool t760_ = t759_;
+                if (t759_) {
+                    t760_ = ((t0_ + 1u) - 1u) < total_;
+                }
+                if (t760_) {
+                    kf_u32x4 wg_3_ = wb_[0u];
+                    kf_u32x4 w8_3_ = wb_[1u];
+                    unsigned t770_ = wg_3_.v[0];
+                    unsigned t771_ = w8_3_.v[0];
+                    unsigned t772_ = wg_3_.v[1];
+                    unsigned t773_ = w8_3_.v[1];
+                    kf_u32x4 t777_ = kf_u32x4{{t770_, t771_, t772_, t773_}};
+                    kf_f16x8 a0_3_ = kf_bitcast<kf_f16x8>(t777_);
+                    unsigned t779_ = wg_3_.v[2];
+                    unsigned t780_ = w8_3_.v[2];
+                    unsigned t781_ = wg_3_.v[3];
+                    unsigned t782_ = w8_3_.v[3];
+                    kf_u32x4 t786_ = kf_u32x4{{t779_, t780_, t781_, t782_}};
+                    kf_f16x8 a1_3_ = kf_bitcast<kf_f16x8>(t786_);
+                    bool live_3_ = g_ < nb_;
+                    kf_u32x4 xr_3_ = xb_[0u];
+                    unsigned t879_ = xr_3_.v[0];
+                    unsigned t881_ = live_3_ ? t879_ : 0u;
+                    unsigned t882_ = xr_3_.v[1];
+                    unsigned t884_ = live_3_ ? t882_ : 0u;
+                    kf_u32x2 t886_ = kf_u32x2{{t881_, t884_}};
+                    kf_f16x4 b0_3_ = kf_bitcast<kf_f16x4>(t886_);
+                    unsigned t888_ = xr_3_.v[2];
+                    unsigned t890_ = live_3_ ? t888_ : 0u;
+                    unsigned t891_ = xr_3_.v[3];
+                    unsigned t893_ = live_3_ ? t891_ : 0u;
+                    kf_u32x2 t895_ = kf_u32x2{{t890_, t893_}};
+                    kf_f16x4 b1_3_ = kf_bitcast<kf_f16x4>(t895_);
+                    kf_f32x4 t897_ = kf_mma_f16(a0_3_, b0_3_, d_);
+                    d_ = t897_;
+                    kf_f32x4 t898_ = kf_mma_f16(a1_3_, b1_3_, t897_);
+                    d_ = t898_;
+                    kf_u32x4 wg_4_ = wb_[2u];
+                    kf_u32x4 w8_4_ = wb_[3u];
+                    unsigned t903_ = wg_4_.v[0];
+                    unsigned t904_ = w8_4_.v[0];
+                    unsigned t905_ = wg_4_.v[1];
+                    unsigned t906_ = w8_4_.v[1];
+                    kf_u32x4 t910_ = kf_u32x4{{t903_, t904_, t905_, t906_}};
+                    kf_f16x8 a0_4_ = kf_bitcast<kf_f16x8>(t910_);
+                    unsigned t912_ = wg_4_.v[2];
+                    unsigned t913_ = w8_4_.v[2];
+                    unsigned t914_ = wg_4_.v[3];
+                    unsigned t915_ = w8_4_.v[3];
+                    kf_u32x4 t919_ = kf_u32x4{{t912_, t913_, t914_, t915_}};
+                    kf_f16x8 a1_4_ = kf_bitcast<kf_f16x8>(t919_);
+                    bool live_4_ = g_ < nb_;
+                    kf_u32x4 xr_4_ = xb_[2u];
+                    unsigned t1012_ = xr_4_.v[0];
+                    unsigned t1014_ = live_4_ ? t1012_ : 0u;
+                    unsigned t1015_ = xr_4_.v[1];
+                    unsigned t1017_ = live_4_ ? t1015_ : 0u;
+                    kf_u32x2 t1019_ = kf_u32x2{{t1014_, t1017_}};
+                    kf_f16x4 b0_4_ = kf_bitcast<kf_f16x4>(t1019_);
+                    unsigned t1021_ = xr_4_.v[2];
+                    unsigned t1023_ = live_4_ ? t1021_ : 0u;
+                    unsigned t1024_ = xr_4_.v[3];
+                    unsigned t1026_ = live_4_ ? t1024_ : 0u;
+                    kf_u32x2 t1028_ = kf_u32x2{{t1023_, t1026_}};
+                    kf_f16x4 b1_4_ = kf_bitcast<kf_f16x4>(t1028_);
+                    kf_f32x4 t1030_ = kf_mma_f16(a0_4_, b0_4_, t898_);
+                    d_ = t1030_;
+                    kf_f32x4 t1031_ = kf_mma_f16(a1_4_, b1_4_, t1030_);
+                    d_ = t1031_;
+                    unsigned t1033_ = cs_ + 1u;
+                    cs_ = t1033_;
+                    if (t1033_ == spt_) {
+                        unsigned slot_2_ = (par_ << 2u) << 7u;
+                        red_[slot_2_ + (((w_2_ << 5u) + lane_) << 2u)] = t1031_.v[0];
+                        red_[(slot_2_ + (((w_2_ << 5u) + lane_) << 2u)) + 1u] = t1031_.v[1];
+                        red_[(slot_2_ + (((w_2_ << 5u) + lane_) << 2u)) + 2u] = t1031_.v[2];
+                        red_[(slot_2_ + (((w_2_ << 5u) + lane_) << 2u)) + 3u] = t1031_.v[3];
+                        __syncthreads();
+                        for (unsigned t_10_ = threadIdx.x; t_10_ < 128u; t_10_ = t_10_ + blockDim.x) {
+                            unsigned r_2_ = t_10_ >> 3u;
+                            unsigned bq_2_ = t_10_ & 7u;
+                            unsigned at_2_ = (((((r_2_ & 7u) << 2u) + (bq_2_ >> 1u)) << 2u) + (bq_2_ & 1u)) + ((r_2_ >> 3u) << 1u);
+                            float t1122_ = __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, red_[slot_2_ + at_2_]), red_[(slot_2_ + 128u) + at_2_]), red_[(slot_2_ + 256u) + at_2_]), red_[(slot_2_ + 384u) + at_2_]);
+                            unsigned row_11_ = (ct_ << 4u) + r_2_;
+                            bool t1126_ = bq_2_ < nb_;
+                            bool t1127_ = t1126_;
+                            if (t1126_) {
+                                t1127_ = row_11_ < m_;
+                            }
+                            if (t1127_) {
+                                unsigned i_2_ = (bq_2_ * m_) + row_11_;
+                                y_[i_2_] = kf_f16_from_f32(t1122_);
+                            }
+                        }
+                        kf_f32x4 t1142_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+                        d_ = t1142_;
+                        par_ = par_ ^ 1u;
+                        cs_ = 0u;
+                        ct_ = ct_ + gridDim.x;
+                    }
+                }
+            }
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1166_ = (blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1177_ = gridDim.x << 2u;
+        for (unsigned g_2_ = t1166_; g_2_ < m_; g_2_ = g_2_ + t1177_) {
+            row_[0u] = min(g_2_, (m_ - 1u));
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            acc_[2u] = 0.0f;
+            acc_[3u] = 0.0f;
+            acc_[4u] = 0.0f;
+            acc_[5u] = 0.0f;
+            acc_[6u] = 0.0f;
+            acc_[7u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 96u) {
+                    unsigned v_5_ = base_ + lane_2_;
+                    kf_u32x4 t1216_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_11_ = t1216_;
+                    if (v_5_ < nv_2_) {
+                        unsigned t1222_ = (row_[0u] * nv_2_) + v_5_;
+                        kf_u32x4 t1223_ = wv_[t1222_];
+                        t_11_ = t1223_;
+                    }
+                    wr_[0u] = t_11_;
+                    unsigned v_6_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1229_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_12_ = t1229_;
+                    if (v_6_ < nv_2_) {
+                        unsigned t1235_ = (row_[0u] * nv_2_) + v_6_;
+                        kf_u32x4 t1236_ = wv_[t1235_];
+                        t_12_ = t1236_;
+                    }
+                    wr_[1u] = t_12_;
+                    unsigned v_7_ = (base_ + 64u) + lane_2_;
+                    kf_u32x4 t1242_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_13_ = t1242_;
+                    if (v_7_ < nv_2_) {
+                        unsigned t1248_ = (row_[0u] * nv_2_) + v_7_;
+                        kf_u32x4 t1249_ = wv_[t1248_];
+                        t_13_ = t1249_;
+                    }
+                    wr_[2u] = t_13_;
+                    unsigned v_8_ = base_ + lane_2_;
+                    if (v_8_ < nv_2_) {
+                        kf_u32x4 t1256_ = wr_[0u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t1256_);
+                        wf_[0u] = kf_f16_to_f32(wh_.v[0]);
+                        wf_[1u] = kf_f16_to_f32(wh_.v[1]);
+                        wf_[2u] = kf_f16_to_f32(wh_.v[2]);
+                        wf_[3u] = kf_f16_to_f32(wh_.v[3]);
+                        wf_[4u] = kf_f16_to_f32(wh_.v[4]);
+                        wf_[5u] = kf_f16_to_f32(wh_.v[5]);
+                        wf_[6u] = kf_f16_to_f32(wh_.v[6]);
+                        wf_[7u] = kf_f16_to_f32(wh_.v[7]);
+                        if (0u < nb_) {
+                            kf_f16x8 a_ = xh8_[v_8_];
+                            xs_[0u] = kf_f16_to_f32(a_.v[0]);
+                            xs_[1u] = kf_f16_to_f32(a_.v[1]);
+                            xs_[2u] = kf_f16_to_f32(a_.v[2]);
+                            xs_[3u] = kf_f16_to_f32(a_.v[3]);
+                            xs_[4u] = kf_f16_to_f32(a_.v[4]);
+                            xs_[5u] = kf_f16_to_f32(a_.v[5]);
+                            xs_[6u] = kf_f16_to_f32(a_.v[6]);
+                            xs_[7u] = kf_f16_to_f32(a_.v[7]);
+                            acc_[0u] = __fmaf_rn(wf_[7u], xs_[7u], __fmaf_rn(wf_[6u], xs_[6u], __fmaf_rn(wf_[5u], xs_[5u], __fmaf_rn(wf_[4u], xs_[4u], __fmaf_rn(wf_[3u], xs_[3u], __fmaf_rn(wf_[2u], xs_[2u], __fmaf_rn(wf_[1u], xs_[1u], __fmaf_rn(wf_[0u], xs_[0u], acc_[0u]))))))));
+                        }
+                        if (1u < nb_) {
+                            unsigned t1447_ = nv_2_ + v_8_;
+                            kf_f16x8 a_2_ = xh8_[t1447_];
+                            xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                            xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                            xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                            xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                            xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                            xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                            xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                            xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                            acc_[1u] = __fmaf_rn(wf_[7u], xs_2_[7u], __fmaf_rn(wf_[6u], xs_2_[6u], __fmaf_rn(wf_[5u], xs_2_[5u], __fmaf_rn(wf_[4u], xs_2_[4u], __fmaf_rn(wf_[3u], xs_2_[3u], __fmaf_rn(wf_[2u], xs_2_[2u], __fmaf_rn(wf_[1u], xs_2_[1u], __fmaf_rn(wf_[0u], xs_2_[0u], acc_[1u]))))))));
+                        }
+                        if (2u < nb_) {
+                            unsigned t1551_ = (nv_2_ << 1u) + v_8_;
+                            kf_f16x8 a_3_ = xh8_[t1551_];
+                            xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                            xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                            xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                            xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                            xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                            xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                            xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                            xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                            acc_[2u] = __fmaf_rn(wf_[7u], xs_3_[7u], __fmaf_rn(wf_[6u], xs_3_[6u], __fmaf_rn(wf_[5u], xs_3_[5u], __fmaf_rn(wf_[4u], xs_3_[4u], __fmaf_rn(wf_[3u], xs_3_[3u], __fmaf_rn(wf_[2u], xs_3_[2u], __fmaf_rn(wf_[1u], xs_3_[1u], __fmaf_rn(wf_[0u], xs_3_[0u], acc_[2u]))))))));
+                        }
+                        if (3u < nb_) {
+                            unsigned t1655_ = (3u * nv_2_) + v_8_;
+                            kf_f16x8 a_4_ = xh8_[t1655_];
+                            xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                            xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                            xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                            xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                            xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                            xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                            xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                            xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                            acc_[3u] = __fmaf_rn(wf_[7u], xs_4_[7u], __fmaf_rn(wf_[6u], xs_4_[6u], __fmaf_rn(wf_[5u], xs_4_[5u], __fmaf_rn(wf_[4u], xs_4_[4u], __fmaf_rn(wf_[3u], xs_4_[3u], __fmaf_rn(wf_[2u], xs_4_[2u], __fmaf_rn(wf_[1u], xs_4_[1u], __fmaf_rn(wf_[0u], xs_4_[0u], acc_[3u]))))))));
+                        }
+                        if (4u < nb_) {
+                            unsigned t1759_ = (nv_2_ << 2u) + v_8_;
+                            kf_f16x8 a_5_ = xh8_[t1759_];
+                            xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                            xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                            xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                            xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                            xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                            xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                            xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                            xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                            acc_[4u] = __fmaf_rn(wf_[7u], xs_5_[7u], __fmaf_rn(wf_[6u], xs_5_[6u], __fmaf_rn(wf_[5u], xs_5_[5u], __fmaf_rn(wf_[4u], xs_5_[4u], __fmaf_rn(wf_[3u], xs_5_[3u], __fmaf_rn(wf_[2u], xs_5_[2u], __fmaf_rn(wf_[1u], xs_5_[1u], __fmaf_rn(wf_[0u], xs_5_[0u], acc_[4u]))))))));
+                        }
+                        if (5u < nb_) {
+                            unsigned t1863_ = (5u * nv_2_) + v_8_;
+                            kf_f16x8 a_6_ = xh8_[t1863_];
+                            xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                            xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                            xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                            xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                            xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                            xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                            xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                            xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                            acc_[5u] = __fmaf_rn(wf_[7u], xs_6_[7u], __fmaf_rn(wf_[6u], xs_6_[6u], __fmaf_rn(wf_[5u], xs_6_[5u], __fmaf_rn(wf_[4u], xs_6_[4u], __fmaf_rn(wf_[3u], xs_6_[3u], __fmaf_rn(wf_[2u], xs_6_[2u], __fmaf_rn(wf_[1u], xs_6_[1u], __fmaf_rn(wf_[0u], xs_6_[0u], acc_[5u]))))))));
+                        }
+                        if (6u < nb_) {
+                            unsigned t1967_ = (6u * nv_2_) + v_8_;
+                            kf_f16x8 a_7_ = xh8_[t1967_];
+                            xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                            xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                            xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                            xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                            xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                            xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                            xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                            xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                            acc_[6u] = __fmaf_rn(wf_[7u], xs_7_[7u], __fmaf_rn(wf_[6u], xs_7_[6u], __fmaf_rn(wf_[5u], xs_7_[5u], __fmaf_rn(wf_[4u], xs_7_[4u], __fmaf_rn(wf_[3u], xs_7_[3u], __fmaf_rn(wf_[2u], xs_7_[2u], __fmaf_rn(wf_[1u], xs_7_[1u], __fmaf_rn(wf_[0u], xs_7_[0u], acc_[6u]))))))));
+                        }
+                        if (7u < nb_) {
+                            unsigned t2071_ = (7u * nv_2_) + v_8_;
+                            kf_f16x8 a_8_ = xh8_[t2071_];
+                            xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                            xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                            xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                            xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                            xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                            xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                            xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                            xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                            acc_[7u] = __fmaf_rn(wf_[7u], xs_8_[7u], __fmaf_rn(wf_[6u], xs_8_[6u], __fmaf_rn(wf_[5u], xs_8_[5u], __fmaf_rn(wf_[4u], xs_8_[4u], __fmaf_rn(wf_[3u], xs_8_[3u], __fmaf_rn(wf_[2u], xs_8_[2u], __fmaf_rn(wf_[1u], xs_8_[1u], __fmaf_rn(wf_[0u], xs_8_[0u], acc_[7u]))))))));
+                        }
+                    }
+                    unsigned v_9_ = (base_ + 32u) + lane_2_;
+                    if (v_9_ < nv_2_) {
+                        kf_u32x4 t2146_ = wr_[1u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t2146_);
+                        wf_2_[0u] = kf_f16_to_f32(wh_2_.v[0]);
+                        wf_2_[1u] = kf_f16_to_f32(wh_2_.v[1]);
+                        wf_2_[2u] = kf_f16_to_f32(wh_2_.v[2]);
+                        wf_2_[3u] = kf_f16_to_f32(wh_2_.v[3]);
+                        wf_2_[4u] = kf_f16_to_f32(wh_2_.v[4]);
+                        wf_2_[5u] = kf_f16_to_f32(wh_2_.v[5]);
+                        wf_2_[6u] = kf_f16_to_f32(wh_2_.v[6]);
+                        wf_2_[7u] = kf_f16_to_f32(wh_2_.v[7]);
+                        if (0u < nb_) {
+                            kf_f16x8 a_9_ = xh8_[v_9_];
+                            xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                            xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                            xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                            xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                            xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                            xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                            xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                            xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                            acc_[0u] = __fmaf_rn(wf_2_[7u], xs_9_[7u], __fmaf_rn(wf_2_[6u], xs_9_[6u], __fmaf_rn(wf_2_[5u], xs_9_[5u], __fmaf_rn(wf_2_[4u], xs_9_[4u], __fmaf_rn(wf_2_[3u], xs_9_[3u], __fmaf_rn(wf_2_[2u], xs_9_[2u], __fmaf_rn(wf_2_[1u], xs_9_[1u], __fmaf_rn(wf_2_[0u], xs_9_[0u], acc_[0u]))))))));
+                        }
+                        if (1u < nb_) {
+                            unsigned t2337_ = nv_2_ + v_9_;
+                            kf_f16x8 a_10_ = xh8_[t2337_];
+                            xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
+                            xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
+                            xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
+                            xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
+                            xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
+                            xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
+                            xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
+                            xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
+                            acc_[1u] = __fmaf_rn(wf_2_[7u], xs_10_[7u], __fmaf_rn(wf_2_[6u], xs_10_[6u], __fmaf_rn(wf_2_[5u], xs_10_[5u], __fmaf_rn(wf_2_[4u], xs_10_[4u], __fmaf_rn(wf_2_[3u], xs_10_[3u], __fmaf_rn(wf_2_[2u], xs_10_[2u], __fmaf_rn(wf_2_[1u], xs_10_[1u], __fmaf_rn(wf_2_[0u], xs_10_[0u], acc_[1u]))))))));
+                        }
+                        if (2u < nb_) {
+                            unsigned t2441_ = (nv_2_ << 1u) + v_9_;
+                            kf_f16x8 a_11_ = xh8_[t2441_];
+                            xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                            xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                            xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                            xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                            xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                            xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                            xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                            xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                            acc_[2u] = __fmaf_rn(wf_2_[7u], xs_11_[7u], __fmaf_rn(wf_2_[6u], xs_11_[6u], __fmaf_rn(wf_2_[5u], xs_11_[5u], __fmaf_rn(wf_2_[4u], xs_11_[4u], __fmaf_rn(wf_2_[3u], xs_11_[3u], __fmaf_rn(wf_2_[2u], xs_11_[2u], __fmaf_rn(wf_2_[1u], xs_11_[1u], __fmaf_rn(wf_2_[0u], xs_11_[0u], acc_[2u]))))))));
+                        }
+                        if (3u < nb_) {
+                            unsigned t2545_ = (3u * nv_2_) + v_9_;
+                            kf_f16x8 a_12_ = xh8_[t2545_];
+                            xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                            xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                            xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                            xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                            xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                            xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                            xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                            xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                            acc_[3u] = __fmaf_rn(wf_2_[7u], xs_12_[7u], __fmaf_rn(wf_2_[6u], xs_12_[6u], __fmaf_rn(wf_2_[5u], xs_12_[5u], __fmaf_rn(wf_2_[4u], xs_12_[4u], __fmaf_rn(wf_2_[3u], xs_12_[3u], __fmaf_rn(wf_2_[2u], xs_12_[2u], __fmaf_rn(wf_2_[1u], xs_12_[1u], __fmaf_rn(wf_2_[0u], xs_12_[0u], acc_[3u]))))))));
+                        }
+                        if (4u < nb_) {
+                            unsigned t2649_ = (nv_2_ << 2u) + v_9_;
+                            kf_f16x8 a_13_ = xh8_[t2649_];
+                            xs_13_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                            xs_13_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                            xs_13_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                            xs_13_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                            xs_13_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                            xs_13_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                            xs_13_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                            xs_13_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                            acc_[4u] = __fmaf_rn(wf_2_[7u], xs_13_[7u], __fmaf_rn(wf_2_[6u], xs_13_[6u], __fmaf_rn(wf_2_[5u], xs_13_[5u], __fmaf_rn(wf_2_[4u], xs_13_[4u], __fmaf_rn(wf_2_[3u], xs_13_[3u], __fmaf_rn(wf_2_[2u], xs_13_[2u], __fmaf_rn(wf_2_[1u], xs_13_[1u], __fmaf_rn(wf_2_[0u], xs_13_[0u], acc_[4u]))))))));
+                        }
+                        if (5u < nb_) {
+                            unsigned t2753_ = (5u * nv_2_) + v_9_;
+                            kf_f16x8 a_14_ = xh8_[t2753_];
+                            xs_14_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                            xs_14_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                            xs_14_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                            xs_14_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                            xs_14_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                            xs_14_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                            xs_14_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                            xs_14_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                            acc_[5u] = __fmaf_rn(wf_2_[7u], xs_14_[7u], __fmaf_rn(wf_2_[6u], xs_14_[6u], __fmaf_rn(wf_2_[5u], xs_14_[5u], __fmaf_rn(wf_2_[4u], xs_14_[4u], __fmaf_rn(wf_2_[3u], xs_14_[3u], __fmaf_rn(wf_2_[2u], xs_14_[2u], __fmaf_rn(wf_2_[1u], xs_14_[1u], __fmaf_rn(wf_2_[0u], xs_14_[0u], acc_[5u]))))))));
+                        }
+                        if (6u < nb_) {
+                            unsigned t2857_ = (6u * nv_2_) + v_9_;
+                            kf_f16x8 a_15_ = xh8_[t2857_];
+                            xs_15_[0u] = kf_f16_to_f32(a_15_.v[0]);
+                            xs_15_[1u] = kf_f16_to_f32(a_15_.v[1]);
+                            xs_15_[2u] = kf_f16_to_f32(a_15_.v[2]);
+                            xs_15_[3u] = kf_f16_to_f32(a_15_.v[3]);
+                            xs_15_[4u] = kf_f16_to_f32(a_15_.v[4]);
+                            xs_15_[5u] = kf_f16_to_f32(a_15_.v[5]);
+                            xs_15_[6u] = kf_f16_to_f32(a_15_.v[6]);
+                            xs_15_[7u] = kf_f16_to_f32(a_15_.v[7]);
+                            acc_[6u] = __fmaf_rn(wf_2_[7u], xs_15_[7u], __fmaf_rn(wf_2_[6u], xs_15_[6u], __fmaf_rn(wf_2_[5u], xs_15_[5u], __fmaf_rn(wf_2_[4u], xs_15_[4u], __fmaf_rn(wf_2_[3u], xs_15_[3u], __fmaf_rn(wf_2_[2u], xs_15_[2u], __fmaf_rn(wf_2_[1u], xs_15_[1u], __fmaf_rn(wf_2_[0u], xs_15_[0u], acc_[6u]))))))));
+                        }
+                        if (7u < nb_) {
+                            unsigned t2961_ = (7u * nv_2_) + v_9_;
+                            kf_f16x8 a_16_ = xh8_[t2961_];
+                            xs_16_[0u] = kf_f16_to_f32(a_16_.v[0]);
+                            xs_16_[1u] = kf_f16_to_f32(a_16_.v[1]);
+                            xs_16_[2u] = kf_f16_to_f32(a_16_.v[2]);
+                            xs_16_[3u] = kf_f16_to_f32(a_16_.v[3]);
+                            xs_16_[4u] = kf_f16_to_f32(a_16_.v[4]);
+                            xs_16_[5u] = kf_f16_to_f32(a_16_.v[5]);
+                            xs_16_[6u] = kf_f16_to_f32(a_16_.v[6]);
+                            xs_16_[7u] = kf_f16_to_f32(a_16_.v[7]);
+                            acc_[7u] = __fmaf_rn(wf_2_[7u], xs_16_[7u], __fmaf_rn(wf_2_[6u], xs_16_[6u], __fmaf_rn(wf_2_[5u], xs_16_[5u], __fmaf_rn(wf_2_[4u], xs_16_[4u], __fmaf_rn(wf_2_[3u], xs_16_[3u], __fmaf_rn(wf_2_[2u], xs_16_[2u], __fmaf_rn(wf_2_[1u], xs_16_[1u], __fmaf_rn(wf_2_[0u], xs_16_[0u], acc_[7u]))))))));
+                        }
+                    }
+                    unsigned v_10_ = (base_ + 64u) + lane_2_;
+                    if (v_10_ < nv_2_) {
+                        kf_u32x4 t3036_ = wr_[2u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t3036_);
+                        wf_3_[0u] = kf_f16_to_f32(wh_3_.v[0]);
+                        wf_3_[1u] = kf_f16_to_f32(wh_3_.v[1]);
+                        wf_3_[2u] = kf_f16_to_f32(wh_3_.v[2]);
+                        wf_3_[3u] = kf_f16_to_f32(wh_3_.v[3]);
+                        wf_3_[4u] = kf_f16_to_f32(wh_3_.v[4]);
+                        wf_3_[5u] = kf_f16_to_f32(wh_3_.v[5]);
+                        wf_3_[6u] = kf_f16_to_f32(wh_3_.v[6]);
+                        wf_3_[7u] = kf_f16_to_f32(wh_3_.v[7]);
+                        if (0u < nb_) {
+                            kf_f16x8 a_17_ = xh8_[v_10_];
+                            xs_17_[0u] = kf_f16_to_f32(a_17_.v[0]);
+                            xs_17_[1u] = kf_f16_to_f32(a_17_.v[1]);
+                            xs_17_[2u] = kf_f16_to_f32(a_17_.v[2]);
+                            xs_17_[3u] = kf_f16_to_f32(a_17_.v[3]);
+                            xs_17_[4u] = kf_f16_to_f32(a_17_.v[4]);
+                            xs_17_[5u] = kf_f16_to_f32(a_17_.v[5]);
+                            xs_17_[6u] = kf_f16_to_f32(a_17_.v[6]);
+                            xs_17_[7u] = kf_f16_to_f32(a_17_.v[7]);
+                            acc_[0u] = __fmaf_rn(wf_3_[7u], xs_17_[7u], __fmaf_rn(wf_3_[6u], xs_17_[6u], __fmaf_rn(wf_3_[5u], xs_17_[5u], __fmaf_rn(wf_3_[4u], xs_17_[4u], __fmaf_rn(wf_3_[3u], xs_17_[3u], __fmaf_rn(wf_3_[2u], xs_17_[2u], __fmaf_rn(wf_3_[1u], xs_17_[1u], __fmaf_rn(wf_3_[0u], xs_17_[0u], acc_[0u]))))))));
+                        }
+                        if (1u < nb_) {
+                            unsigned t3227_ = nv_2_ + v_10_;
+                            kf_f16x8 a_18_ = xh8_[t3227_];
+                            xs_18_[0u] = kf_f16_to_f32(a_18_.v[0]);
+                            xs_18_[1u] = kf_f16_to_f32(a_18_.v[1]);
+                            xs_18_[2u] = kf_f16_to_f32(a_18_.v[2]);
+                            xs_18_[3u] = kf_f16_to_f32(a_18_.v[3]);
+                            xs_18_[4u] = kf_f16_to_f32(a_18_.v[4]);
+                            xs_18_[5u] = kf_f16_to_f32(a_18_.v[5]);
+                            xs_18_[6u] = kf_f16_to_f32(a_18_.v[6]);
+                            xs_18_[7u] = kf_f16_to_f32(a_18_.v[7]);
+                            acc_[1u] = __fmaf_rn(wf_3_[7u], xs_18_[7u], __fmaf_rn(wf_3_[6u], xs_18_[6u], __fmaf_rn(wf_3_[5u], xs_18_[5u], __fmaf_rn(wf_3_[4u], xs_18_[4u], __fmaf_rn(wf_3_[3u], xs_18_[3u], __fmaf_rn(wf_3_[2u], xs_18_[2u], __fmaf_rn(wf_3_[1u], xs_18_[1u], __fmaf_rn(wf_3_[0u], xs_18_[0u], acc_[1u]))))))));
+                        }
+                        if (2u < nb_) {
+                            unsigned t3331_ = (nv_2_ << 1u) + v_10_;
+                            kf_f16x8 a_19_ = xh8_[t3331_];
+                            xs_19_[0u] = kf_f16_to_f32(a_19_.v[0]);
+                            xs_19_[1u] = kf_f16_to_f32(a_19_.v[1]);
+                            xs_19_[2u] = kf_f16_to_f32(a_19_.v[2]);
+                            xs_19_[3u] = kf_f16_to_f32(a_19_.v[3]);
+                            xs_19_[4u] = kf_f16_to_f32(a_19_.v[4]);
+                            xs_19_[5u] = kf_f16_to_f32(a_19_.v[5]);
+                            xs_19_[6u] = kf_f16_to_f32(a_19_.v[6]);
+                            xs_19_[7u] = kf_f16_to_f32(a_19_.v[7]);
+                            acc_[2u] = __fmaf_rn(wf_3_[7u], xs_19_[7u], __fmaf_rn(wf_3_[6u], xs_19_[6u], __fmaf_rn(wf_3_[5u], xs_19_[5u], __fmaf_rn(wf_3_[4u], xs_19_[4u], __fmaf_rn(wf_3_[3u], xs_19_[3u], __fmaf_rn(wf_3_[2u], xs_19_[2u], __fmaf_rn(wf_3_[1u], xs_19_[1u], __fmaf_rn(wf_3_[0u], xs_19_[0u], acc_[2u]))))))));
+                        }
+                        if (3u < nb_) {
+                            unsigned t3435_ = (3u * nv_2_) + v_10_;
+                            kf_f16x8 a_20_ = xh8_[t3435_];
+                            xs_20_[0u] = kf_f16_to_f32(a_20_.v[0]);
+                            xs_20_[1u] = kf_f16_to_f32(a_20_.v[1]);
+                            xs_20_[2u] = kf_f16_to_f32(a_20_.v[2]);
+                            xs_20_[3u] = kf_f16_to_f32(a_20_.v[3]);
+                            xs_20_[4u] = kf_f16_to_f32(a_20_.v[4]);
+                            xs_20_[5u] = kf_f16_to_f32(a_20_.v[5]);
+                            xs_20_[6u] = kf_f16_to_f32(a_20_.v[6]);
+                            xs_20_[7u] = kf_f16_to_f32(a_20_.v[7]);
+                            acc_[3u] = __fmaf_rn(wf_3_[7u], xs_20_[7u], __fmaf_rn(wf_3_[6u], xs_20_[6u], __fmaf_rn(wf_3_[5u], xs_20_[5u], __fmaf_rn(wf_3_[4u], xs_20_[4u], __fmaf_rn(wf_3_[3u], xs_20_[3u], __fmaf_rn(wf_3_[2u], xs_20_[2u], __fmaf_rn(wf_3_[1u], xs_20_[1u], __fmaf_rn(wf_3_[0u], xs_20_[0u], acc_[3u]))))))));
+                        }
+                        if (4u < nb_) {
+                            unsigned t3539_ = (nv_2_ << 2u) + v_10_;
+                            kf_f16x8 a_21_ = xh8_[t3539_];
+                            xs_21_[0u] = kf_f16_to_f32(a_21_.v[0]);
+                            xs_21_[1u] = kf_f16_to_f32(a_21_.v[1]);
+                            xs_21_[2u] = kf_f16_to_f32(a_21_.v[2]);
+                            xs_21_[3u] = kf_f16_to_f32(a_21_.v[3]);
+                            xs_21_[4u] = kf_f16_to_f32(a_21_.v[4]);
+                            xs_21_[5u] = kf_f16_to_f32(a_21_.v[5]);
+                            xs_21_[6u] = kf_f16_to_f32(a_21_.v[6]);
+                            xs_21_[7u] = kf_f16_to_f32(a_21_.v[7]);
+                            acc_[4u] = __fmaf_rn(wf_3_[7u], xs_21_[7u], __fmaf_rn(wf_3_[6u], xs_21_[6u], __fmaf_rn(wf_3_[5u], xs_21_[5u], __fmaf_rn(wf_3_[4u], xs_21_[4u], __fmaf_rn(wf_3_[3u], xs_21_[3u], __fmaf_rn(wf_3_[2u], xs_21_[2u], __fmaf_rn(wf_3_[1u], xs_21_[1u], __fmaf_rn(wf_3_[0u], xs_21_[0u], acc_[4u]))))))));
+                        }
+                        if (5u < nb_) {
+                            unsigned t3643_ = (5u * nv_2_) + v_10_;
+                            kf_f16x8 a_22_ = xh8_[t3643_];
+                            xs_22_[0u] = kf_f16_to_f32(a_22_.v[0]);
+                            xs_22_[1u] = kf_f16_to_f32(a_22_.v[1]);
+                            xs_22_[2u] = kf_f16_to_f32(a_22_.v[2]);
+                            xs_22_[3u] = kf_f16_to_f32(a_22_.v[3]);
+                            xs_22_[4u] = kf_f16_to_f32(a_22_.v[4]);
+                            xs_22_[5u] = kf_f16_to_f32(a_22_.v[5]);
+                            xs_22_[6u] = kf_f16_to_f32(a_22_.v[6]);
+                            xs_22_[7u] = kf_f16_to_f32(a_22_.v[7]);
+                            acc_[5u] = __fmaf_rn(wf_3_[7u], xs_22_[7u], __fmaf_rn(wf_3_[6u], xs_22_[6u], __fmaf_rn(wf_3_[5u], xs_22_[5u], __fmaf_rn(wf_3_[4u], xs_22_[4u], __fmaf_rn(wf_3_[3u], xs_22_[3u], __fmaf_rn(wf_3_[2u], xs_22_[2u], __fmaf_rn(wf_3_[1u], xs_22_[1u], __fmaf_rn(wf_3_[0u], xs_22_[0u], acc_[5u]))))))));
+                        }
+                        if (6u < nb_) {
+                            unsigned t3747_ = (6u * nv_2_) + v_10_;
+                            kf_f16x8 a_23_ = xh8_[t3747_];
+                            xs_23_[0u] = kf_f16_to_f32(a_23_.v[0]);
+                            xs_23_[1u] = kf_f16_to_f32(a_23_.v[1]);
+                            xs_23_[2u] = kf_f16_to_f32(a_23_.v[2]);
+                            xs_23_[3u] = kf_f16_to_f32(a_23_.v[3]);
+                            xs_23_[4u] = kf_f16_to_f32(a_23_.v[4]);
+                            xs_23_[5u] = kf_f16_to_f32(a_23_.v[5]);
+                            xs_23_[6u] = kf_f16_to_f32(a_23_.v[6]);
+                            xs_23_[7u] = kf_f16_to_f32(a_23_.v[7]);
+                            acc_[6u] = __fmaf_rn(wf_3_[7u], xs_23_[7u], __fmaf_rn(wf_3_[6u], xs_23_[6u], __fmaf_rn(wf_3_[5u], xs_23_[5u], __fmaf_rn(wf_3_[4u], xs_23_[4u], __fmaf_rn(wf_3_[3u], xs_23_[3u], __fmaf_rn(wf_3_[2u], xs_23_[2u], __fmaf_rn(wf_3_[1u], xs_23_[1u], __fmaf_rn(wf_3_[0u], xs_23_[0u], acc_[6u]))))))));
+                        }
+                        if (7u < nb_) {
+                            unsigned t3851_ = (7u * nv_2_) + v_10_;
+                            kf_f16x8 a_24_ = xh8_[t3851_];
+                            xs_24_[0u] = kf_f16_to_f32(a_24_.v[0]);
+                            xs_24_[1u] = kf_f16_to_f32(a_24_.v[1]);
+                            xs_24_[2u] = kf_f16_to_f32(a_24_.v[2]);
+                            xs_24_[3u] = kf_f16_to_f32(a_24_.v[3]);
+                            xs_24_[4u] = kf_f16_to_f32(a_24_.v[4]);
+                            xs_24_[5u] = kf_f16_to_f32(a_24_.v[5]);
+                            xs_24_[6u] = kf_f16_to_f32(a_24_.v[6]);
+                            xs_24_[7u] = kf_f16_to_f32(a_24_.v[7]);
+                            acc_[7u] = __fmaf_rn(wf_3_[7u], xs_24_[7u], __fmaf_rn(wf_3_[6u], xs_24_[6u], __fmaf_rn(wf_3_[5u], xs_24_[5u], __fmaf_rn(wf_3_[4u], xs_24_[4u], __fmaf_rn(wf_3_[3u], xs_24_[3u], __fmaf_rn(wf_3_[2u], xs_24_[2u], __fmaf_rn(wf_3_[1u], xs_24_[1u], __fmaf_rn(wf_3_[0u], xs_24_[0u], acc_[7u]))))))));
+                        }
+                    }
+                }
+            } else {
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    unsigned i_3_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_3_];
+                    wcol_[0u] = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
                     if (0u < nb_) {
-                        kf_f16x8 a_ = xh8_[v_3_];
-                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        acc_[0u] = __fmaf_rn(wf_[7u], xs_[7u], __fmaf_rn(wf_[6u], xs_[6u], __fmaf_rn(wf_[5u], xs_[5u], __fmaf_rn(wf_[4u], xs_[4u], __fmaf_rn(wf_[3u], xs_[3u], __fmaf_rn(wf_[2u], xs_[2u], __fmaf_rn(wf_[1u], xs_[1u], __fmaf_rn(wf_[0u], xs_[0u], acc_[0u]))))))));
-                        acc_[8u] = __fmaf_rn(wf_[15u], xs_[7u], __fmaf_rn(wf_[14u], xs_[6u], __fmaf_rn(wf_[13u], xs_[5u], __fmaf_rn(wf_[12u], xs_[4u], __fmaf_rn(wf_[11u], xs_[3u], __fmaf_rn(wf_[10u], xs_[2u], __fmaf_rn(wf_[9u], xs_[1u], __fmaf_rn(wf_[8u], xs_[0u], acc_[8u]))))))));
+                        acc_[0u] = __fmaf_rn(wcol_[0u], kf_f16_to_f32(x_[c_]), acc_[0u]);
                     }
                     if (1u < nb_) {
-                        unsigned t443_ = nv_ + v_3_;
-                        kf_f16x8 a_2_ = xh8_[t443_];
-                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        acc_[1u] = __fmaf_rn(wf_[7u], xs_2_[7u], __fmaf_rn(wf_[6u], xs_2_[6u], __fmaf_rn(wf_[5u], xs_2_[5u], __fmaf_rn(wf_[4u], xs_2_[4u], __fmaf_rn(wf_[3u], xs_2_[3u], __fmaf_rn(wf_[2u], xs_2_[2u], __fmaf_rn(wf_[1u], xs_2_[1u], __fmaf_rn(wf_[0u], xs_2_[0u], acc_[1u]))))))));
-                        acc_[9u] = __fmaf_rn(wf_[15u], xs_2_[7u], __fmaf_rn(wf_[14u], xs_2_[6u], __fmaf_rn(wf_[13u], xs_2_[5u], __fmaf_rn(wf_[12u], xs_2_[4u], __fmaf_rn(wf_[11u], xs_2_[3u], __fmaf_rn(wf_[10u], xs_2_[2u], __fmaf_rn(wf_[9u], xs_2_[1u], __fmaf_rn(wf_[8u], xs_2_[0u], acc_[9u]))))))));
+                        unsigned i_4_ = k_ + c_;
+                        acc_[1u] = __fmaf_rn(wcol_[0u], kf_f16_to_f32(x_[i_4_]), acc_[1u]);
                     }
                     if (2u < nb_) {
-                        unsigned t591_ = (nv_ << 1u) + v_3_;
-                        kf_f16x8 a_3_ = xh8_[t591_];
-                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        acc_[2u] = __fmaf_rn(wf_[7u], xs_3_[7u], __fmaf_rn(wf_[6u], xs_3_[6u], __fmaf_rn(wf_[5u], xs_3_[5u], __fmaf_rn(wf_[4u], xs_3_[4u], __fmaf_rn(wf_[3u], xs_3_[3u], __fmaf_rn(wf_[2u], xs_3_[2u], __fmaf_rn(wf_[1u], xs_3_[1u], __fmaf_rn(wf_[0u], xs_3_[0u], acc_[2u]))))))));
-                        acc_[10u] = __fmaf_rn(wf_[15u], xs_3_[7u], __fmaf_rn(wf_[14u], xs_3_[6u], __fmaf_rn(wf_[13u], xs_3_[5u], __fmaf_rn(wf_[12u], xs_3_[4u], __fmaf_rn(wf_[11u], xs_3_[3u], __fmaf_rn(wf_[10u], xs_3_[2u], __fmaf_rn(wf_[9u], xs_3_[1u], __fmaf_rn(wf_[8u], xs_3_[0u], acc_[10u]))))))));
+                        unsigned i_5_ = (k_ << 1u) + c_;
+                        acc_[2u] = __fmaf_rn(wcol_[0u], kf_f16_to_f32(x_[i_5_]), acc_[2u]);
                     }
                     if (3u < nb_) {
-                        unsigned t739_ = (3u * nv_) + v_3_;
-                        kf_f16x8 a_4_ = xh8_[t739_];
-                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        acc_[3u] = __fmaf_rn(wf_[7u], xs_4_[7u], __fmaf_rn(wf_[6u], xs_4_[6u], __fmaf_rn(wf_[5u], xs_4_[5u], __fmaf_rn(wf_[4u], xs_4_[4u], __fmaf_rn(wf_[3u], xs_4_[3u], __fmaf_rn(wf_[2u], xs_4_[2u], __fmaf_rn(wf_[1u], xs_4_[1u], __fmaf_rn(wf_[0u], xs_4_[0u], acc_[3u]))))))));
-                        acc_[11u] = __fmaf_rn(wf_[15u], xs_4_[7u], __fmaf_rn(wf_[14u], xs_4_[6u], __fmaf_rn(wf_[13u], xs_4_[5u], __fmaf_rn(wf_[12u], xs_4_[4u], __fmaf_rn(wf_[11u], xs_4_[3u], __fmaf_rn(wf_[10u], xs_4_[2u], __fmaf_rn(wf_[9u], xs_4_[1u], __fmaf_rn(wf_[8u], xs_4_[0u], acc_[11u]))))))));
+                        unsigned i_6_ = (3u * k_) + c_;
+                        acc_[3u] = __fmaf_rn(wcol_[0u], kf_f16_to_f32(x_[i_6_]), acc_[3u]);
                     }
                     if (4u < nb_) {
-                        unsigned t887_ = (nv_ << 2u) + v_3_;
-                        kf_f16x8 a_5_ = xh8_[t887_];
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        acc_[4u] = __fmaf_rn(wf_[7u], xs_5_[7u], __fmaf_rn(wf_[6u], xs_5_[6u], __fmaf_rn(wf_[5u], xs_5_[5u], __fmaf_rn(wf_[4u], xs_5_[4u], __fmaf_rn(wf_[3u], xs_5_[3u], __fmaf_rn(wf_[2u], xs_5_[2u], __fmaf_rn(wf_[1u], xs_5_[1u], __fmaf_rn(wf_[0u], xs_5_[0u], acc_[4u]))))))));
-                        acc_[12u] = __fmaf_rn(wf_[15u], xs_5_[7u], __fmaf_rn(wf_[14u], xs_5_[6u], __fmaf_rn(wf_[13u], xs_5_[5u], __fmaf_rn(wf_[12u], xs_5_[4u], __fmaf_rn(wf_[11u], xs_5_[3u], __fmaf_rn(wf_[10u], xs_5_[2u], __fmaf_rn(wf_[9u], xs_5_[1u], __fmaf_rn(wf_[8u], xs_5_[0u], acc_[12u]))))))));
+                        unsigned i_7_ = (k_ << 2u) + c_;
+                        acc_[4u] = __fmaf_rn(wcol_[0u], kf_f16_to_f32(x_[i_7_]), acc_[4u]);
                     }
                     if (5u < nb_) {
-                        unsigned t1035_ = (5u * nv_) + v_3_;
-                        kf_f16x8 a_6_ = xh8_[t1035_];
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        acc_[5u] = __fmaf_rn(wf_[7u], xs_6_[7u], __fmaf_rn(wf_[6u], xs_6_[6u], __fmaf_rn(wf_[5u], xs_6_[5u], __fmaf_rn(wf_[4u], xs_6_[4u], __fmaf_rn(wf_[3u], xs_6_[3u], __fmaf_rn(wf_[2u], xs_6_[2u], __fmaf_rn(wf_[1u], xs_6_[1u], __fmaf_rn(wf_[0u], xs_6_[0u], acc_[5u]))))))));
-                        acc_[13u] = __fmaf_rn(wf_[15u], xs_6_[7u], __fmaf_rn(wf_[14u], xs_6_[6u], __fmaf_rn(wf_[13u], xs_6_[5u], __fmaf_rn(wf_[12u], xs_6_[4u], __fmaf_rn(wf_[11u], xs_6_[3u], __fmaf_rn(wf_[10u], xs_6_[2u], __fmaf_rn(wf_[9u], xs_6_[1u], __fmaf_rn(wf_[8u], xs_6_[0u], acc_[13u]))))))));
+                        unsigned i_8_ = (5u * k_) + c_;
+                        acc_[5u] = __fmaf_rn(wcol_[0u], kf_f16_to_f32(x_[i_8_]), acc_[5u]);
                     }
                     if (6u < nb_) {
-                        unsigned t1183_ = (6u * nv_) + v_3_;
-                        kf_f16x8 a_7_ = xh8_[t1183_];
-                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        acc_[6u] = __fmaf_rn(wf_[7u], xs_7_[7u], __fmaf_rn(wf_[6u], xs_7_[6u], __fmaf_rn(wf_[5u], xs_7_[5u], __fmaf_rn(wf_[4u], xs_7_[4u], __fmaf_rn(wf_[3u], xs_7_[3u], __fmaf_rn(wf_[2u], xs_7_[2u], __fmaf_rn(wf_[1u], xs_7_[1u], __fmaf_rn(wf_[0u], xs_7_[0u], acc_[6u]))))))));
-                        acc_[14u] = __fmaf_rn(wf_[15u], xs_7_[7u], __fmaf_rn(wf_[14u], xs_7_[6u], __fmaf_rn(wf_[13u], xs_7_[5u], __fmaf_rn(wf_[12u], xs_7_[4u], __fmaf_rn(wf_[11u], xs_7_[3u], __fmaf_rn(wf_[10u], xs_7_[2u], __fmaf_rn(wf_[9u], xs_7_[1u], __fmaf_rn(wf_[8u], xs_7_[0u], acc_[14u]))))))));
+                        unsigned i_9_ = (6u * k_) + c_;
+                        acc_[6u] = __fmaf_rn(wcol_[0u], kf_f16_to_f32(x_[i_9_]), acc_[6u]);
                     }
                     if (7u < nb_) {
-                        unsigned t1331_ = (7u * nv_) + v_3_;
-                        kf_f16x8 a_8_ = xh8_[t1331_];
-                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        acc_[7u] = __fmaf_rn(wf_[7u], xs_8_[7u], __fmaf_rn(wf_[6u], xs_8_[6u], __fmaf_rn(wf_[5u], xs_8_[5u], __fmaf_rn(wf_[4u], xs_8_[4u], __fmaf_rn(wf_[3u], xs_8_[3u], __fmaf_rn(wf_[2u], xs_8_[2u], __fmaf_rn(wf_[1u], xs_8_[1u], __fmaf_rn(wf_[0u], xs_8_[0u], acc_[7u]))))))));
-                        acc_[15u] = __fmaf_rn(wf_[15u], xs_8_[7u], __fmaf_rn(wf_[14u], xs_8_[6u], __fmaf_rn(wf_[13u], xs_8_[5u], __fmaf_rn(wf_[12u], xs_8_[4u], __fmaf_rn(wf_[11u], xs_8_[3u], __fmaf_rn(wf_[10u], xs_8_[2u], __fmaf_rn(wf_[9u], xs_8_[1u], __fmaf_rn(wf_[8u], xs_8_[0u], acc_[15u]))))))));
-                    }
-                }
-                unsigned v_4_ = (base_ + 32u) + lane_;
-                if (v_4_ < nv_) {
-                    kf_u32x4 t1450_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t1450_);
-                    wf_2_[0u] = kf_f16_to_f32(wh_3_.v[0]);
-                    wf_2_[1u] = kf_f16_to_f32(wh_3_.v[1]);
-                    wf_2_[2u] = kf_f16_to_f32(wh_3_.v[2]);
-                    wf_2_[3u] = kf_f16_to_f32(wh_3_.v[3]);
-                    wf_2_[4u] = kf_f16_to_f32(wh_3_.v[4]);
-                    wf_2_[5u] = kf_f16_to_f32(wh_3_.v[5]);
-                    wf_2_[6u] = kf_f16_to_f32(wh_3_.v[6]);
-                    wf_2_[7u] = kf_f16_to_f32(wh_3_.v[7]);
-                    kf_u32x4 t1504_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t1504_);
-                    wf_2_[8u] = kf_f16_to_f32(wh_4_.v[0]);
-                    wf_2_[9u] = kf_f16_to_f32(wh_4_.v[1]);
-                    wf_2_[10u] = kf_f16_to_f32(wh_4_.v[2]);
-                    wf_2_[11u] = kf_f16_to_f32(wh_4_.v[3]);
-                    wf_2_[12u] = kf_f16_to_f32(wh_4_.v[4]);
-                    wf_2_[13u] = kf_f16_to_f32(wh_4_.v[5]);
-                    wf_2_[14u] = kf_f16_to_f32(wh_4_.v[6]);
-                    wf_2_[15u] = kf_f16_to_f32(wh_4_.v[7]);
-                    if (0u < nb_) {
-                        kf_f16x8 a_9_ = xh8_[v_4_];
-                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        acc_[0u] = __fmaf_rn(wf_2_[7u], xs_9_[7u], __fmaf_rn(wf_2_[6u], xs_9_[6u], __fmaf_rn(wf_2_[5u], xs_9_[5u], __fmaf_rn(wf_2_[4u], xs_9_[4u], __fmaf_rn(wf_2_[3u], xs_9_[3u], __fmaf_rn(wf_2_[2u], xs_9_[2u], __fmaf_rn(wf_2_[1u], xs_9_[1u], __fmaf_rn(wf_2_[0u], xs_9_[0u], acc_[0u]))))))));
-                        acc_[8u] = __fmaf_rn(wf_2_[15u], xs_9_[7u], __fmaf_rn(wf_2_[14u], xs_9_[6u], __fmaf_rn(wf_2_[13u], xs_9_[5u], __fmaf_rn(wf_2_[12u], xs_9_[4u], __fmaf_rn(wf_2_[11u], xs_9_[3u], __fmaf_rn(wf_2_[10u], xs_9_[2u], __fmaf_rn(wf_2_[9u], xs_9_[1u], __fmaf_rn(wf_2_[8u], xs_9_[0u], acc_[8u]))))))));
-                    }
-                    if (1u < nb_) {
-                        unsigned t1739_ = nv_ + v_4_;
-                        kf_f16x8 a_10_ = xh8_[t1739_];
-                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        acc_[1u] = __fmaf_rn(wf_2_[7u], xs_10_[7u], __fmaf_rn(wf_2_[6u], xs_10_[6u], __fmaf_rn(wf_2_[5u], xs_10_[5u], __fmaf_rn(wf_2_[4u], xs_10_[4u], __fmaf_rn(wf_2_[3u], xs_10_[3u], __fmaf_rn(wf_2_[2u], xs_10_[2u], __fmaf_rn(wf_2_[1u], xs_10_[1u], __fmaf_rn(wf_2_[0u], xs_10_[0u], acc_[1u]))))))));
-                        acc_[9u] = __fmaf_rn(wf_2_[15u], xs_10_[7u], __fmaf_rn(wf_2_[14u], xs_10_[6u], __fmaf_rn(wf_2_[13u], xs_10_[5u], __fmaf_rn(wf_2_[12u], xs_10_[4u], __fmaf_rn(wf_2_[11u], xs_10_[3u], __fmaf_rn(wf_2_[10u], xs_10_[2u], __fmaf_rn(wf_2_[9u], xs_10_[1u], __fmaf_rn(wf_2_[8u], xs_10_[0u], acc_[9u]))))))));
-                    }
-                    if (2u < nb_) {
-                        unsigned t1887_ = (nv_ << 1u) + v_4_;
-                        kf_f16x8 a_11_ = xh8_[t1887_];
-                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        acc_[2u] = __fmaf_rn(wf_2_[7u], xs_11_[7u], __fmaf_rn(wf_2_[6u], xs_11_[6u], __fmaf_rn(wf_2_[5u], xs_11_[5u], __fmaf_rn(wf_2_[4u], xs_11_[4u], __fmaf_rn(wf_2_[3u], xs_11_[3u], __fmaf_rn(wf_2_[2u], xs_11_[2u], __fmaf_rn(wf_2_[1u], xs_11_[1u], __fmaf_rn(wf_2_[0u], xs_11_[0u], acc_[2u]))))))));
-                        acc_[10u] = __fmaf_rn(wf_2_[15u], xs_11_[7u], __fmaf_rn(wf_2_[14u], xs_11_[6u], __fmaf_rn(wf_2_[13u], xs_11_[5u], __fmaf_rn(wf_2_[12u], xs_11_[4u], __fmaf_rn(wf_2_[11u], xs_11_[3u], __fmaf_rn(wf_2_[10u], xs_11_[2u], __fmaf_rn(wf_2_[9u], xs_11_[1u], __fmaf_rn(wf_2_[8u], xs_11_[0u], acc_[10u]))))))));
-                    }
-                    if (3u < nb_) {
-                        unsigned t2035_ = (3u * nv_) + v_4_;
-                        kf_f16x8 a_12_ = xh8_[t2035_];
-                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        acc_[3u] = __fmaf_rn(wf_2_[7u], xs_12_[7u], __fmaf_rn(wf_2_[6u], xs_12_[6u], __fmaf_rn(wf_2_[5u], xs_12_[5u], __fmaf_rn(wf_2_[4u], xs_12_[4u], __fmaf_rn(wf_2_[3u], xs_12_[3u], __fmaf_rn(wf_2_[2u], xs_12_[2u], __fmaf_rn(wf_2_[1u], xs_12_[1u], __fmaf_rn(wf_2_[0u], xs_12_[0u], acc_[3u]))))))));
-                        acc_[11u] = __fmaf_rn(wf_2_[15u], xs_12_[7u], __fmaf_rn(wf_2_[14u], xs_12_[6u], __fmaf_rn(wf_2_[13u], xs_12_[5u], __fmaf_rn(wf_2_[12u], xs_12_[4u], __fmaf_rn(wf_2_[11u], xs_12_[3u], __fmaf_rn(wf_2_[10u], xs_12_[2u], __fmaf_rn(wf_2_[9u], xs_12_[1u], __fmaf_rn(wf_2_[8u], xs_12_[0u], acc_[11u]))))))));
-                    }
-                    if (4u < nb_) {
-                        unsigned t2183_ = (nv_ << 2u) + v_4_;
-                        kf_f16x8 a_13_ = xh8_[t2183_];
-                        xs_13_[0u] = kf_f16_to_f32(a_13_.v[0]);
-                        xs_13_[1u] = kf_f16_to_f32(a_13_.v[1]);
-                        xs_13_[2u] = kf_f16_to_f32(a_13_.v[2]);
-                        xs_13_[3u] = kf_f16_to_f32(a_13_.v[3]);
-                        xs_13_[4u] = kf_f16_to_f32(a_13_.v[4]);
-                        xs_13_[5u] = kf_f16_to_f32(a_13_.v[5]);
-                        xs_13_[6u] = kf_f16_to_f32(a_13_.v[6]);
-                        xs_13_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        acc_[4u] = __fmaf_rn(wf_2_[7u], xs_13_[7u], __fmaf_rn(wf_2_[6u], xs_13_[6u], __fmaf_rn(wf_2_[5u], xs_13_[5u], __fmaf_rn(wf_2_[4u], xs_13_[4u], __fmaf_rn(wf_2_[3u], xs_13_[3u], __fmaf_rn(wf_2_[2u], xs_13_[2u], __fmaf_rn(wf_2_[1u], xs_13_[1u], __fmaf_rn(wf_2_[0u], xs_13_[0u], acc_[4u]))))))));
-                        acc_[12u] = __fmaf_rn(wf_2_[15u], xs_13_[7u], __fmaf_rn(wf_2_[14u], xs_13_[6u], __fmaf_rn(wf_2_[13u], xs_13_[5u], __fmaf_rn(wf_2_[12u], xs_13_[4u], __fmaf_rn(wf_2_[11u], xs_13_[3u], __fmaf_rn(wf_2_[10u], xs_13_[2u], __fmaf_rn(wf_2_[9u], xs_13_[1u], __fmaf_rn(wf_2_[8u], xs_13_[0u], acc_[12u]))))))));
-                    }
-                    if (5u < nb_) {
-                        unsigned t2331_ = (5u * nv_) + v_4_;
-                        kf_f16x8 a_14_ = xh8_[t2331_];
-                        xs_14_[0u] = kf_f16_to_f32(a_14_.v[0]);
-                        xs_14_[1u] = kf_f16_to_f32(a_14_.v[1]);
-                        xs_14_[2u] = kf_f16_to_f32(a_14_.v[2]);
-                        xs_14_[3u] = kf_f16_to_f32(a_14_.v[3]);
-                        xs_14_[4u] = kf_f16_to_f32(a_14_.v[4]);
-                        xs_14_[5u] = kf_f16_to_f32(a_14_.v[5]);
-                        xs_14_[6u] = kf_f16_to_f32(a_14_.v[6]);
-                        xs_14_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        acc_[5u] = __fmaf_rn(wf_2_[7u], xs_14_[7u], __fmaf_rn(wf_2_[6u], xs_14_[6u], __fmaf_rn(wf_2_[5u], xs_14_[5u], __fmaf_rn(wf_2_[4u], xs_14_[4u], __fmaf_rn(wf_2_[3u], xs_14_[3u], __fmaf_rn(wf_2_[2u], xs_14_[2u], __fmaf_rn(wf_2_[1u], xs_14_[1u], __fmaf_rn(wf_2_[0u], xs_14_[0u], acc_[5u]))))))));
-                        acc_[13u] = __fmaf_rn(wf_2_[15u], xs_14_[7u], __fmaf_rn(wf_2_[14u], xs_14_[6u], __fmaf_rn(wf_2_[13u], xs_14_[5u], __fmaf_rn(wf_2_[12u], xs_14_[4u], __fmaf_rn(wf_2_[11u], xs_14_[3u], __fmaf_rn(wf_2_[10u], xs_14_[2u], __fmaf_rn(wf_2_[9u], xs_14_[1u], __fmaf_rn(wf_2_[8u], xs_14_[0u], acc_[13u]))))))));
-                    }
-                    if (6u < nb_) {
-                        unsigned t2479_ = (6u * nv_) + v_4_;
-                        kf_f16x8 a_15_ = xh8_[t2479_];
-                        xs_15_[0u] = kf_f16_to_f32(a_15_.v[0]);
-                        xs_15_[1u] = kf_f16_to_f32(a_15_.v[1]);
-                        xs_15_[2u] = kf_f16_to_f32(a_15_.v[2]);
-                        xs_15_[3u] = kf_f16_to_f32(a_15_.v[3]);
-                        xs_15_[4u] = kf_f16_to_f32(a_15_.v[4]);
-                        xs_15_[5u] = kf_f16_to_f32(a_15_.v[5]);
-                        xs_15_[6u] = kf_f16_to_f32(a_15_.v[6]);
-                        xs_15_[7u] = kf_f16_to_f32(a_15_.v[7]);
-                        acc_[6u] = __fmaf_rn(wf_2_[7u], xs_15_[7u], __fmaf_rn(wf_2_[6u], xs_15_[6u], __fmaf_rn(wf_2_[5u], xs_15_[5u], __fmaf_rn(wf_2_[4u], xs_15_[4u], __fmaf_rn(wf_2_[3u], xs_15_[3u], __fmaf_rn(wf_2_[2u], xs_15_[2u], __fmaf_rn(wf_2_[1u], xs_15_[1u], __fmaf_rn(wf_2_[0u], xs_15_[0u], acc_[6u]))))))));
-                        acc_[14u] = __fmaf_rn(wf_2_[15u], xs_15_[7u], __fmaf_rn(wf_2_[14u], xs_15_[6u], __fmaf_rn(wf_2_[13u], xs_15_[5u], __fmaf_rn(wf_2_[12u], xs_15_[4u], __fmaf_rn(wf_2_[11u], xs_15_[3u], __fmaf_rn(wf_2_[10u], xs_15_[2u], __fmaf_rn(wf_2_[9u], xs_15_[1u], __fmaf_rn(wf_2_[8u], xs_15_[0u], acc_[14u]))))))));
-                    }
-                    if (7u < nb_) {
-                        unsigned t2627_ = (7u * nv_) + v_4_;
-                        kf_f16x8 a_16_ = xh8_[t2627_];
-                        xs_16_[0u] = kf_f16_to_f32(a_16_.v[0]);
-                        xs_16_[1u] = kf_f16_to_f32(a_16_.v[1]);
-                        xs_16_[2u] = kf_f16_to_f32(a_16_.v[2]);
-                        xs_16_[3u] = kf_f16_to_f32(a_16_.v[3]);
-                        xs_16_[4u] = kf_f16_to_f32(a_16_.v[4]);
-                        xs_16_[5u] = kf_f16_to_f32(a_16_.v[5]);
-                        xs_16_[6u] = kf_f16_to_f32(a_16_.v[6]);
-                        xs_16_[7u] = kf_f16_to_f32(a_16_.v[7]);
-                        acc_[7u] = __fmaf_rn(wf_2_[7u], xs_16_[7u], __fmaf_rn(wf_2_[6u], xs_16_[6u], __fmaf_rn(wf_2_[5u], xs_16_[5u], __fmaf_rn(wf_2_[4u], xs_16_[4u], __fmaf_rn(wf_2_[3u], xs_16_[3u], __fmaf_rn(wf_2_[2u], xs_16_[2u], __fmaf_rn(wf_2_[1u], xs_16_[1u], __fmaf_rn(wf_2_[0u], xs_16_[0u], acc_[7u]))))))));
-                        acc_[15u] = __fmaf_rn(wf_2_[15u], xs_16_[7u], __fmaf_rn(wf_2_[14u], xs_16_[6u], __fmaf_rn(wf_2_[13u], xs_16_[5u], __fmaf_rn(wf_2_[12u], xs_16_[4u], __fmaf_rn(wf_2_[11u], xs_16_[3u], __fmaf_rn(wf_2_[10u], xs_16_[2u], __fmaf_rn(wf_2_[9u], xs_16_[1u], __fmaf_rn(wf_2_[8u], xs_16_[0u], acc_[15u]))))))));
+                        unsigned i_10_ = (7u * k_) + c_;
+                        acc_[7u] = __fmaf_rn(wcol_[0u], kf_f16_to_f32(x_[i_10_]), acc_[7u]);
                     }
                 }
             }
-        } else {
-            for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
-                unsigned i_ = (row_[0u] * k_) + c_;
-                unsigned short u_ = w16_[i_];
-                wcol_[0u] = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                wcol_[1u] = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
-                if (0u < nb_) {
-                    float t2776_ = kf_f16_to_f32(x_[c_]);
-                    acc_[0u] = __fmaf_rn(wcol_[0u], t2776_, acc_[0u]);
-                    acc_[8u] = __fmaf_rn(wcol_[1u], t2776_, acc_[8u]);
+            if (0u < nb_) {
+                float t4076_ = acc_[0u];
+                unsigned t4098_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                if (t4098_ == 32u) {
+                    float t4103_ = __fadd_rn(t4076_, kf_shfl_xor(t4076_, 16u, kf_wn));
+                    float t4106_ = __fadd_rn(t4103_, kf_shfl_xor(t4103_, 8u, kf_wn));
+                    float t4109_ = __fadd_rn(t4106_, kf_shfl_xor(t4106_, 4u, kf_wn));
+                    float t4112_ = __fadd_rn(t4109_, kf_shfl_xor(t4109_, 2u, kf_wn));
+                    s_ = __fadd_rn(t4112_, kf_shfl_xor(t4112_, 1u, kf_wn));
+                } else {
+                    float t4118_ = kf_shfl_down(t4076_, 16u, kf_wn);
+                    bool t4120_ = (kf_lane_id() + 16u) < t4098_;
+                    float t4121_ = __fadd_rn(t4076_, t4118_);
+                    float t4122_ = t4120_ ? t4121_ : t4076_;
+                    float t4124_ = kf_shfl_down(t4122_, 8u, kf_wn);
+                    bool t4126_ = (kf_lane_id() + 8u) < t4098_;
+                    float t4127_ = __fadd_rn(t4122_, t4124_);
+                    float t4128_ = t4126_ ? t4127_ : t4122_;
+                    float t4130_ = kf_shfl_down(t4128_, 4u, kf_wn);
+                    bool t4132_ = (kf_lane_id() + 4u) < t4098_;
+                    float t4133_ = __fadd_rn(t4128_, t4130_);
+                    float t4134_ = t4132_ ? t4133_ : t4128_;
+                    float t4136_ = kf_shfl_down(t4134_, 2u, kf_wn);
+                    bool t4138_ = (kf_lane_id() + 2u) < t4098_;
+                    float t4139_ = __fadd_rn(t4134_, t4136_);
+                    float t4140_ = t4138_ ? t4139_ : t4134_;
+                    float t4142_ = kf_shfl_down(t4140_, 1u, kf_wn);
+                    bool t4144_ = (kf_lane_id() + 1u) < t4098_;
+                    float t4145_ = __fadd_rn(t4140_, t4142_);
+                    s_ = kf_shfl(t4144_ ? t4145_ : t4140_, 0u, kf_wn);
                 }
-                if (1u < nb_) {
-                    unsigned i_3_ = k_ + c_;
-                    float t2799_ = kf_f16_to_f32(x_[i_3_]);
-                    acc_[1u] = __fmaf_rn(wcol_[0u], t2799_, acc_[1u]);
-                    acc_[9u] = __fmaf_rn(wcol_[1u], t2799_, acc_[9u]);
+                bool t4150_ = lane_2_ == 0u;
+                bool t4151_ = t4150_;
+                if (t4150_) {
+                    t4151_ = g_2_ < m_;
                 }
-                if (2u < nb_) {
-                    unsigned i_4_ = (k_ << 1u) + c_;
-                    float t2822_ = kf_f16_to_f32(x_[i_4_]);
-                    acc_[2u] = __fmaf_rn(wcol_[0u], t2822_, acc_[2u]);
-                    acc_[10u] = __fmaf_rn(wcol_[1u], t2822_, acc_[10u]);
-                }
-                if (3u < nb_) {
-                    unsigned i_5_ = (3u * k_) + c_;
-                    float t2845_ = kf_f16_to_f32(x_[i_5_]);
-                    acc_[3u] = __fmaf_rn(wcol_[0u], t2845_, acc_[3u]);
-                    acc_[11u] = __fmaf_rn(wcol_[1u], t2845_, acc_[11u]);
-                }
-                if (4u < nb_) {
-                    unsigned i_6_ = (k_ << 2u) + c_;
-                    float t2868_ = kf_f16_to_f32(x_[i_6_]);
-                    acc_[4u] = __fmaf_rn(wcol_[0u], t2868_, acc_[4u]);
-                    acc_[12u] = __fmaf_rn(wcol_[1u], t2868_, acc_[12u]);
-                }
-                if (5u < nb_) {
-                    unsigned i_7_ = (5u * k_) + c_;
-                    float t2891_ = kf_f16_to_f32(x_[i_7_]);
-                    acc_[5u] = __fmaf_rn(wcol_[0u], t2891_, acc_[5u]);
-                    acc_[13u] = __fmaf_rn(wcol_[1u], t2891_, acc_[13u]);
-                }
-                if (6u < nb_) {
-                    unsigned i_8_ = (6u * k_) + c_;
-                    float t2914_ = kf_f16_to_f32(x_[i_8_]);
-                    acc_[6u] = __fmaf_rn(wcol_[0u], t2914_, acc_[6u]);
-                    acc_[14u] = __fmaf_rn(wcol_[1u], t2914_, acc_[14u]);
-                }
-                if (7u < nb_) {
-                    unsigned i_9_ = (7u * k_) + c_;
-                    float t2937_ = kf_f16_to_f32(x_[i_9_]);
-                    acc_[7u] = __fmaf_rn(wcol_[0u], t2937_, acc_[7u]);
-                    acc_[15u] = __fmaf_rn(wcol_[1u], t2937_, acc_[15u]);
+                if (t4151_) {
+                    y_[g_2_] = kf_f16_from_f32(s_);
                 }
             }
-        }
-        if (0u < nb_) {
-            float t2955_ = acc_[0u];
-            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2977_ == 32u) {
-                float t2982_ = __fadd_rn(t2955_, kf_shfl_xor(t2955_, 16u, kf_wn));
-                float t2985_ = __fadd_rn(t2982_, kf_shfl_xor(t2982_, 8u, kf_wn));
-                float t2988_ = __fadd_rn(t2985_, kf_shfl_xor(t2985_, 4u, kf_wn));
-                float t2991_ = __fadd_rn(t2988_, kf_shfl_xor(t2988_, 2u, kf_wn));
-                s_ = __fadd_rn(t2991_, kf_shfl_xor(t2991_, 1u, kf_wn));
-            } else {
-                float t2997_ = kf_shfl_down(t2955_, 16u, kf_wn);
-                bool t2999_ = (kf_lane_id() + 16u) < t2977_;
-                float t3000_ = __fadd_rn(t2955_, t2997_);
-                float t3001_ = t2999_ ? t3000_ : t2955_;
-                float t3003_ = kf_shfl_down(t3001_, 8u, kf_wn);
-                bool t3005_ = (kf_lane_id() + 8u) < t2977_;
-                float t3006_ = __fadd_rn(t3001_, t3003_);
-                float t3007_ = t3005_ ? t3006_ : t3001_;
-                float t3009_ = kf_shfl_down(t3007_, 4u, kf_wn);
-                bool t3011_ = (kf_lane_id() + 4u) < t2977_;
-                float t3012_ = __fadd_rn(t3007_, t3009_);
-                float t3013_ = t3011_ ? t3012_ : t3007_;
-                float t3015_ = kf_shfl_down(t3013_, 2u, kf_wn);
-                bool t3017_ = (kf_lane_id() + 2u) < t2977_;
-                float t3018_ = __fadd_rn(t3013_, t3015_);
-                float t3019_ = t3017_ ? t3018_ : t3013_;
-                float t3021_ = kf_shfl_down(t3019_, 1u, kf_wn);
-                bool t3023_ = (kf_lane_id() + 1u) < t2977_;
-                float t3024_ = __fadd_rn(t3019_, t3021_);
-                s_ = kf_shfl(t3023_ ? t3024_ : t3019_, 0u, kf_wn);
+            if (1u < nb_) {
+                float t4176_ = acc_[1u];
+                unsigned t4198_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                if (t4198_ == 32u) {
+                    float t4203_ = __fadd_rn(t4176_, kf_shfl_xor(t4176_, 16u, kf_wn));
+                    float t4206_ = __fadd_rn(t4203_, kf_shfl_xor(t4203_, 8u, kf_wn));
+                    float t4209_ = __fadd_rn(t4206_, kf_shfl_xor(t4206_, 4u, kf_wn));
+                    float t4212_ = __fadd_rn(t4209_, kf_shfl_xor(t4209_, 2u, kf_wn));
+                    s_2_ = __fadd_rn(t4212_, kf_shfl_xor(t4212_, 1u, kf_wn));
+                } else {
+                    float t4218_ = kf_shfl_down(t4176_, 16u, kf_wn);
+                    bool t4220_ = (kf_lane_id() + 16u) < t4198_;
+                    float t4221_ = __fadd_rn(t4176_, t4218_);
+                    float t4222_ = t4220_ ? t4221_ : t4176_;
+                    float t4224_ = kf_shfl_down(t4222_, 8u, kf_wn);
+                    bool t4226_ = (kf_lane_id() + 8u) < t4198_;
+                    float t4227_ = __fadd_rn(t4222_, t4224_);
+                    float t4228_ = t4226_ ? t4227_ : t4222_;
+                    float t4230_ = kf_shfl_down(t4228_, 4u, kf_wn);
+                    bool t4232_ = (kf_lane_id() + 4u) < t4198_;
+                    float t4233_ = __fadd_rn(t4228_, t4230_);
+                    float t4234_ = t4232_ ? t4233_ : t4228_;
+                    float t4236_ = kf_shfl_down(t4234_, 2u, kf_wn);
+                    bool t4238_ = (kf_lane_id() + 2u) < t4198_;
+                    float t4239_ = __fadd_rn(t4234_, t4236_);
+                    float t4240_ = t4238_ ? t4239_ : t4234_;
+                    float t4242_ = kf_shfl_down(t4240_, 1u, kf_wn);
+                    bool t4244_ = (kf_lane_id() + 1u) < t4198_;
+                    float t4245_ = __fadd_rn(t4240_, t4242_);
+                    s_2_ = kf_shfl(t4244_ ? t4245_ : t4240_, 0u, kf_wn);
+                }
+                bool t4250_ = lane_2_ == 0u;
+                bool t4251_ = t4250_;
+                if (t4250_) {
+                    t4251_ = g_2_ < m_;
+                }
+                if (t4251_) {
+                    y_[m_ + g_2_] = kf_f16_from_f32(s_2_);
+                }
             }
-            bool t3029_ = lane_ == 0u;
-            bool t3030_ = t3029_;
-            if (t3029_) {
-                t3030_ = (g_ << 1u) < m_;
+            if (2u < nb_) {
+                float t4276_ = acc_[2u];
+                unsigned t4298_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                if (t4298_ == 32u) {
+                    float t4303_ = __fadd_rn(t4276_, kf_shfl_xor(t4276_, 16u, kf_wn));
+                    float t4306_ = __fadd_rn(t4303_, kf_shfl_xor(t4303_, 8u, kf_wn));
+                    float t4309_ = __fadd_rn(t4306_, kf_shfl_xor(t4306_, 4u, kf_wn));
+                    float t4312_ = __fadd_rn(t4309_, kf_shfl_xor(t4309_, 2u, kf_wn));
+                    s_3_ = __fadd_rn(t4312_, kf_shfl_xor(t4312_, 1u, kf_wn));
+                } else {
+                    float t4318_ = kf_shfl_down(t4276_, 16u, kf_wn);
+                    bool t4320_ = (kf_lane_id() + 16u) < t4298_;
+                    float t4321_ = __fadd_rn(t4276_, t4318_);
+                    float t4322_ = t4320_ ? t4321_ : t4276_;
+                    float t4324_ = kf_shfl_down(t4322_, 8u, kf_wn);
+                    bool t4326_ = (kf_lane_id() + 8u) < t4298_;
+                    float t4327_ = __fadd_rn(t4322_, t4324_);
+                    float t4328_ = t4326_ ? t4327_ : t4322_;
+                    float t4330_ = kf_shfl_down(t4328_, 4u, kf_wn);
+                    bool t4332_ = (kf_lane_id() + 4u) < t4298_;
+                    float t4333_ = __fadd_rn(t4328_, t4330_);
+                    float t4334_ = t4332_ ? t4333_ : t4328_;
+                    float t4336_ = kf_shfl_down(t4334_, 2u, kf_wn);
+                    bool t4338_ = (kf_lane_id() + 2u) < t4298_;
+                    float t4339_ = __fadd_rn(t4334_, t4336_);
+                    float t4340_ = t4338_ ? t4339_ : t4334_;
+                    float t4342_ = kf_shfl_down(t4340_, 1u, kf_wn);
+                    bool t4344_ = (kf_lane_id() + 1u) < t4298_;
+                    float t4345_ = __fadd_rn(t4340_, t4342_);
+                    s_3_ = kf_shfl(t4344_ ? t4345_ : t4340_, 0u, kf_wn);
+                }
+                bool t4350_ = lane_2_ == 0u;
+                bool t4351_ = t4350_;
+                if (t4350_) {
+                    t4351_ = g_2_ < m_;
+                }
+                if (t4351_) {
+                    y_[(m_ << 1u) + g_2_] = kf_f16_from_f32(s_3_);
+                }
             }
-            if (t3030_) {
-                y_[g_ << 1u] = kf_f16_from_f32(s_);
+            if (3u < nb_) {
+                float t4376_ = acc_[3u];
+                unsigned t4398_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                if (t4398_ == 32u) {
+                    float t4403_ = __fadd_rn(t4376_, kf_shfl_xor(t4376_, 16u, kf_wn));
+                    float t4406_ = __fadd_rn(t4403_, kf_shfl_xor(t4403_, 8u, kf_wn));
+                    float t4409_ = __fadd_rn(t4406_, kf_shfl_xor(t4406_, 4u, kf_wn));
+                    float t4412_ = __fadd_rn(t4409_, kf_shfl_xor(t4409_, 2u, kf_wn));
+                    s_4_ = __fadd_rn(t4412_, kf_shfl_xor(t4412_, 1u, kf_wn));
+                } else {
+                    float t4418_ = kf_shfl_down(t4376_, 16u, kf_wn);
+                    bool t4420_ = (kf_lane_id() + 16u) < t4398_;
+                    float t4421_ = __fadd_rn(t4376_, t4418_);
+                    float t4422_ = t4420_ ? t4421_ : t4376_;
+                    float t4424_ = kf_shfl_down(t4422_, 8u, kf_wn);
+                    bool t4426_ = (kf_lane_id() + 8u) < t4398_;
+                    float t4427_ = __fadd_rn(t4422_, t4424_);
+                    float t4428_ = t4426_ ? t4427_ : t4422_;
+                    float t4430_ = kf_shfl_down(t4428_, 4u, kf_wn);
+                    bool t4432_ = (kf_lane_id() + 4u) < t4398_;
+                    float t4433_ = __fadd_rn(t4428_, t4430_);
+                    float t4434_ = t4432_ ? t4433_ : t4428_;
+                    float t4436_ = kf_shfl_down(t4434_, 2u, kf_wn);
+                    bool t4438_ = (kf_lane_id() + 2u) < t4398_;
+                    float t4439_ = __fadd_rn(t4434_, t4436_);
+                    float t4440_ = t4438_ ? t4439_ : t4434_;
+                    float t4442_ = kf_shfl_down(t4440_, 1u, kf_wn);
+                    bool t4444_ = (kf_lane_id() + 1u) < t4398_;
+                    float t4445_ = __fadd_rn(t4440_, t4442_);
+                    s_4_ = kf_shfl(t4444_ ? t4445_ : t4440_, 0u, kf_wn);
+                }
+                bool t4450_ = lane_2_ == 0u;
+                bool t4451_ = t4450_;
+                if (t4450_) {
+                    t4451_ = g_2_ < m_;
+                }
+                if (t4451_) {
+                    y_[(3u * m_) + g_2_] = kf_f16_from_f32(s_4_);
+                }
             }
-        }
-        if (1u < nb_) {
-            float t3055_ = acc_[1u];
-            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3077_ == 32u) {
-                float t3082_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 16u, kf_wn));
-                float t3085_ = __fadd_rn(t3082_, kf_shfl_xor(t3082_, 8u, kf_wn));
-                float t3088_ = __fadd_rn(t3085_, kf_shfl_xor(t3085_, 4u, kf_wn));
-                float t3091_ = __fadd_rn(t3088_, kf_shfl_xor(t3088_, 2u, kf_wn));
-                s_2_ = __fadd_rn(t3091_, kf_shfl_xor(t3091_, 1u, kf_wn));
-            } else {
-                float t3097_ = kf_shfl_down(t3055_, 16u, kf_wn);
-                bool t3099_ = (kf_lane_id() + 16u) < t3077_;
-                float t3100_ = __fadd_rn(t3055_, t3097_);
-                float t3101_ = t3099_ ? t3100_ : t3055_;
-                float t3103_ = kf_shfl_down(t3101_, 8u, kf_wn);
-                bool t3105_ = (kf_lane_id() + 8u) < t3077_;
-                float t3106_ = __fadd_rn(t3101_, t3103_);
-                float t3107_ = t3105_ ? t3106_ : t3101_;
-                float t3109_ = kf_shfl_down(t3107_, 4u, kf_wn);
-                bool t3111_ = (kf_lane_id() + 4u) < t3077_;
-                float t3112_ = __fadd_rn(t3107_, t3109_);
-                float t3113_ = t3111_ ? t3112_ : t3107_;
-                float t3115_ = kf_shfl_down(t3113_, 2u, kf_wn);
-                bool t3117_ = (kf_lane_id() + 2u) < t3077_;
-                float t3118_ = __fadd_rn(t3113_, t3115_);
-                float t3119_ = t3117_ ? t3118_ : t3113_;
-                float t3121_ = kf_shfl_down(t3119_, 1u, kf_wn);
-                bool t3123_ = (kf_lane_id() + 1u) < t3077_;
-                float t3124_ = __fadd_rn(t3119_, t3121_);
-                s_2_ = kf_shfl(t3123_ ? t3124_ : t3119_, 0u, kf_wn);
+            if (4u < nb_) {
+                float t4476_ = acc_[4u];
+                unsigned t4498_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                if (t4498_ == 32u) {
+                    float t4503_ = __fadd_rn(t4476_, kf_shfl_xor(t4476_, 16u, kf_wn));
+                    float t4506_ = __fadd_rn(t4503_, kf_shfl_xor(t4503_, 8u, kf_wn));
+                    float t4509_ = __fadd_rn(t4506_, kf_shfl_xor(t4506_, 4u, kf_wn));
+                    float t4512_ = __fadd_rn(t4509_, kf_shfl_xor(t4509_, 2u, kf_wn));
+                    s_5_ = __fadd_rn(t4512_, kf_shfl_xor(t4512_, 1u, kf_wn));
+                } else {
+                    float t4518_ = kf_shfl_down(t4476_, 16u, kf_wn);
+                    bool t4520_ = (kf_lane_id() + 16u) < t4498_;
+                    float t4521_ = __fadd_rn(t4476_, t4518_);
+                    float t4522_ = t4520_ ? t4521_ : t4476_;
+                    float t4524_ = kf_shfl_down(t4522_, 8u, kf_wn);
+                    bool t4526_ = (kf_lane_id() + 8u) < t4498_;
+                    float t4527_ = __fadd_rn(t4522_, t4524_);
+                    float t4528_ = t4526_ ? t4527_ : t4522_;
+                    float t4530_ = kf_shfl_down(t4528_, 4u, kf_wn);
+                    bool t4532_ = (kf_lane_id() + 4u) < t4498_;
+                    float t4533_ = __fadd_rn(t4528_, t4530_);
+                    float t4534_ = t4532_ ? t4533_ : t4528_;
+                    float t4536_ = kf_shfl_down(t4534_, 2u, kf_wn);
+                    bool t4538_ = (kf_lane_id() + 2u) < t4498_;
+                    float t4539_ = __fadd_rn(t4534_, t4536_);
+                    float t4540_ = t4538_ ? t4539_ : t4534_;
+                    float t4542_ = kf_shfl_down(t4540_, 1u, kf_wn);
+                    bool t4544_ = (kf_lane_id() + 1u) < t4498_;
+                    float t4545_ = __fadd_rn(t4540_, t4542_);
+                    s_5_ = kf_shfl(t4544_ ? t4545_ : t4540_, 0u, kf_wn);
+                }
+                bool t4550_ = lane_2_ == 0u;
+                bool t4551_ = t4550_;
+                if (t4550_) {
+                    t4551_ = g_2_ < m_;
+                }
+                if (t4551_) {
+                    y_[(m_ << 2u) + g_2_] = kf_f16_from_f32(s_5_);
+                }
             }
-            bool t3129_ = lane_ == 0u;
-            bool t3130_ = t3129_;
-            if (t3129_) {
-                t3130_ = (g_ << 1u) < m_;
+            if (5u < nb_) {
+                float t4576_ = acc_[5u];
+                unsigned t4598_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                if (t4598_ == 32u) {
+                    float t4603_ = __fadd_rn(t4576_, kf_shfl_xor(t4576_, 16u, kf_wn));
+                    float t4606_ = __fadd_rn(t4603_, kf_shfl_xor(t4603_, 8u, kf_wn));
+                    float t4609_ = __fadd_rn(t4606_, kf_shfl_xor(t4606_, 4u, kf_wn));
+                    float t4612_ = __fadd_rn(t4609_, kf_shfl_xor(t4609_, 2u, kf_wn));
+                    s_6_ = __fadd_rn(t4612_, kf_shfl_xor(t4612_, 1u, kf_wn));
+                } else {
+                    float t4618_ = kf_shfl_down(t4576_, 16u, kf_wn);
+                    bool t4620_ = (kf_lane_id() + 16u) < t4598_;
+                    float t4621_ = __fadd_rn(t4576_, t4618_);
+                    float t4622_ = t4620_ ? t4621_ : t4576_;
+                    float t4624_ = kf_shfl_down(t4622_, 8u, kf_wn);
+                    bool t4626_ = (kf_lane_id() + 8u) < t4598_;
+                    float t4627_ = __fadd_rn(t4622_, t4624_);
+                    float t4628_ = t4626_ ? t4627_ : t4622_;
+                    float t4630_ = kf_shfl_down(t4628_, 4u, kf_wn);
+                    bool t4632_ = (kf_lane_id() + 4u) < t4598_;
+                    float t4633_ = __fadd_rn(t4628_, t4630_);
+                    float t4634_ = t4632_ ? t4633_ : t4628_;
+                    float t4636_ = kf_shfl_down(t4634_, 2u, kf_wn);
+                    bool t4638_ = (kf_lane_id() + 2u) < t4598_;
+                    float t4639_ = __fadd_rn(t4634_, t4636_);
+                    float t4640_ = t4638_ ? t4639_ : t4634_;
+                    float t4642_ = kf_shfl_down(t4640_, 1u, kf_wn);
+                    bool t4644_ = (kf_lane_id() + 1u) < t4598_;
+                    float t4645_ = __fadd_rn(t4640_, t4642_);
+                    s_6_ = kf_shfl(t4644_ ? t4645_ : t4640_, 0u, kf_wn);
+                }
+                bool t4650_ = lane_2_ == 0u;
+                bool t4651_ = t4650_;
+                if (t4650_) {
+                    t4651_ = g_2_ < m_;
+                }
+                if (t4651_) {
+                    y_[(5u * m_) + g_2_] = kf_f16_from_f32(s_6_);
+                }
             }
-            if (t3130_) {
-                y_[m_ + (g_ << 1u)] = kf_f16_from_f32(s_2_);
+            if (6u < nb_) {
+                float t4676_ = acc_[6u];
+                unsigned t4698_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                if (t4698_ == 32u) {
+                    float t4703_ = __fadd_rn(t4676_, kf_shfl_xor(t4676_, 16u, kf_wn));
+                    float t4706_ = __fadd_rn(t4703_, kf_shfl_xor(t4703_, 8u, kf_wn));
+                    float t4709_ = __fadd_rn(t4706_, kf_shfl_xor(t4706_, 4u, kf_wn));
+                    float t4712_ = __fadd_rn(t4709_, kf_shfl_xor(t4709_, 2u, kf_wn));
+                    s_7_ = __fadd_rn(t4712_, kf_shfl_xor(t4712_, 1u, kf_wn));
+                } else {
+                    float t4718_ = kf_shfl_down(t4676_, 16u, kf_wn);
+                    bool t4720_ = (kf_lane_id() + 16u) < t4698_;
+                    float t4721_ = __fadd_rn(t4676_, t4718_);
+                    float t4722_ = t4720_ ? t4721_ : t4676_;
+                    float t4724_ = kf_shfl_down(t4722_, 8u, kf_wn);
+                    bool t4726_ = (kf_lane_id() + 8u) < t4698_;
+                    float t4727_ = __fadd_rn(t4722_, t4724_);
+                    float t4728_ = t4726_ ? t4727_ : t4722_;
+                    float t4730_ = kf_shfl_down(t4728_, 4u, kf_wn);
+                    bool t4732_ = (kf_lane_id() + 4u) < t4698_;
+                    float t4733_ = __fadd_rn(t4728_, t4730_);
+                    float t4734_ = t4732_ ? t4733_ : t4728_;
+                    float t4736_ = kf_shfl_down(t4734_, 2u, kf_wn);
+                    bool t4738_ = (kf_lane_id() + 2u) < t4698_;
+                    float t4739_ = __fadd_rn(t4734_, t4736_);
+                    float t4740_ = t4738_ ? t4739_ : t4734_;
+                    float t4742_ = kf_shfl_down(t4740_, 1u, kf_wn);
+                    bool t4744_ = (kf_lane_id() + 1u) < t4698_;
+                    float t4745_ = __fadd_rn(t4740_, t4742_);
+                    s_7_ = kf_shfl(t4744_ ? t4745_ : t4740_, 0u, kf_wn);
+                }
+                bool t4750_ = lane_2_ == 0u;
+                bool t4751_ = t4750_;
+                if (t4750_) {
+                    t4751_ = g_2_ < m_;
+                }
+                if (t4751_) {
+                    y_[(6u * m_) + g_2_] = kf_f16_from_f32(s_7_);
+                }
             }
-        }
-        if (2u < nb_) {
-            float t3155_ = acc_[2u];
-            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3177_ == 32u) {
-                float t3182_ = __fadd_rn(t3155_, kf_shfl_xor(t3155_, 16u, kf_wn));
-                float t3185_ = __fadd_rn(t3182_, kf_shfl_xor(t3182_, 8u, kf_wn));
-                float t3188_ = __fadd_rn(t3185_, kf_shfl_xor(t3185_, 4u, kf_wn));
-                float t3191_ = __fadd_rn(t3188_, kf_shfl_xor(t3188_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3191_, kf_shfl_xor(t3191_, 1u, kf_wn));
-            } else {
-                float t3197_ = kf_shfl_down(t3155_, 16u, kf_wn);
-                bool t3199_ = (kf_lane_id() + 16u) < t3177_;
-                float t3200_ = __fadd_rn(t3155_, t3197_);
-                float t3201_ = t3199_ ? t3200_ : t3155_;
-                float t3203_ = kf_shfl_down(t3201_, 8u, kf_wn);
-                bool t3205_ = (kf_lane_id() + 8u) < t3177_;
-                float t3206_ = __fadd_rn(t3201_, t3203_);
-                float t3207_ = t3205_ ? t3206_ : t3201_;
-                float t3209_ = kf_shfl_down(t3207_, 4u, kf_wn);
-                bool t3211_ = (kf_lane_id() + 4u) < t3177_;
-                float t3212_ = __fadd_rn(t3207_, t3209_);
-                float t3213_ = t3211_ ? t3212_ : t3207_;
-                float t3215_ = kf_shfl_down(t3213_, 2u, kf_wn);
-                bool t3217_ = (kf_lane_id() + 2u) < t3177_;
-                float t3218_ = __fadd_rn(t3213_, t3215_);
-                float t3219_ = t3217_ ? t3218_ : t3213_;
-                float t3221_ = kf_shfl_down(t3219_, 1u, kf_wn);
-                bool t3223_ = (kf_lane_id() + 1u) < t3177_;
-                float t3224_ = __fadd_rn(t3219_, t3221_);
-                s_3_ = kf_shfl(t3223_ ? t3224_ : t3219_, 0u, kf_wn);
-            }
-            bool t3229_ = lane_ == 0u;
-            bool t3230_ = t3229_;
-            if (t3229_) {
-                t3230_ = (g_ << 1u) < m_;
-            }
-            if (t3230_) {
-                y_[(m_ << 1u) + (g_ << 1u)] = kf_f16_from_f32(s_3_);
-            }
-        }
-        if (3u < nb_) {
-            float t3255_ = acc_[3u];
-            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3277_ == 32u) {
-                float t3282_ = __fadd_rn(t3255_, kf_shfl_xor(t3255_, 16u, kf_wn));
-                float t3285_ = __fadd_rn(t3282_, kf_shfl_xor(t3282_, 8u, kf_wn));
-                float t3288_ = __fadd_rn(t3285_, kf_shfl_xor(t3285_, 4u, kf_wn));
-                float t3291_ = __fadd_rn(t3288_, kf_shfl_xor(t3288_, 2u, kf_wn));
-                s_4_ = __fadd_rn(t3291_, kf_shfl_xor(t3291_, 1u, kf_wn));
-            } else {
-                float t3297_ = kf_shfl_down(t3255_, 16u, kf_wn);
-                bool t3299_ = (kf_lane_id() + 16u) < t3277_;
-                float t3300_ = __fadd_rn(t3255_, t3297_);
-                float t3301_ = t3299_ ? t3300_ : t3255_;
-                float t3303_ = kf_shfl_down(t3301_, 8u, kf_wn);
-                bool t3305_ = (kf_lane_id() + 8u) < t3277_;
-                float t3306_ = __fadd_rn(t3301_, t3303_);
-                float t3307_ = t3305_ ? t3306_ : t3301_;
-                float t3309_ = kf_shfl_down(t3307_, 4u, kf_wn);
-                bool t3311_ = (kf_lane_id() + 4u) < t3277_;
-                float t3312_ = __fadd_rn(t3307_, t3309_);
-                float t3313_ = t3311_ ? t3312_ : t3307_;
-                float t3315_ = kf_shfl_down(t3313_, 2u, kf_wn);
-                bool t3317_ = (kf_lane_id() + 2u) < t3277_;
-                float t3318_ = __fadd_rn(t3313_, t3315_);
-                float t3319_ = t3317_ ? t3318_ : t3313_;
-                float t3321_ = kf_shfl_down(t3319_, 1u, kf_wn);
-                bool t3323_ = (kf_lane_id() + 1u) < t3277_;
-                float t3324_ = __fadd_rn(t3319_, t3321_);
-                s_4_ = kf_shfl(t3323_ ? t3324_ : t3319_, 0u, kf_wn);
-            }
-            bool t3329_ = lane_ == 0u;
-            bool t3330_ = t3329_;
-            if (t3329_) {
-                t3330_ = (g_ << 1u) < m_;
-            }
-            if (t3330_) {
-                y_[(3u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_4_);
-            }
-        }
-        if (4u < nb_) {
-            float t3355_ = acc_[4u];
-            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3377_ == 32u) {
-                float t3382_ = __fadd_rn(t3355_, kf_shfl_xor(t3355_, 16u, kf_wn));
-                float t3385_ = __fadd_rn(t3382_, kf_shfl_xor(t3382_, 8u, kf_wn));
-                float t3388_ = __fadd_rn(t3385_, kf_shfl_xor(t3385_, 4u, kf_wn));
-                float t3391_ = __fadd_rn(t3388_, kf_shfl_xor(t3388_, 2u, kf_wn));
-                s_5_ = __fadd_rn(t3391_, kf_shfl_xor(t3391_, 1u, kf_wn));
-            } else {
-                float t3397_ = kf_shfl_down(t3355_, 16u, kf_wn);
-                bool t3399_ = (kf_lane_id() + 16u) < t3377_;
-                float t3400_ = __fadd_rn(t3355_, t3397_);
-                float t3401_ = t3399_ ? t3400_ : t3355_;
-                float t3403_ = kf_shfl_down(t3401_, 8u, kf_wn);
-                bool t3405_ = (kf_lane_id() + 8u) < t3377_;
-                float t3406_ = __fadd_rn(t3401_, t3403_);
-                float t3407_ = t3405_ ? t3406_ : t3401_;
-                float t3409_ = kf_shfl_down(t3407_, 4u, kf_wn);
-                bool t3411_ = (kf_lane_id() + 4u) < t3377_;
-                float t3412_ = __fadd_rn(t3407_, t3409_);
-                float t3413_ = t3411_ ? t3412_ : t3407_;
-                float t3415_ = kf_shfl_down(t3413_, 2u, kf_wn);
-                bool t3417_ = (kf_lane_id() + 2u) < t3377_;
-                float t3418_ = __fadd_rn(t3413_, t3415_);
-                float t3419_ = t3417_ ? t3418_ : t3413_;
-                float t3421_ = kf_shfl_down(t3419_, 1u, kf_wn);
-                bool t3423_ = (kf_lane_id() + 1u) < t3377_;
-                float t3424_ = __fadd_rn(t3419_, t3421_);
-                s_5_ = kf_shfl(t3423_ ? t3424_ : t3419_, 0u, kf_wn);
-            }
-            bool t3429_ = lane_ == 0u;
-            bool t3430_ = t3429_;
-            if (t3429_) {
-                t3430_ = (g_ << 1u) < m_;
-            }
-            if (t3430_) {
-                y_[(m_ << 2u) + (g_ << 1u)] = kf_f16_from_f32(s_5_);
-            }
-        }
-        if (5u < nb_) {
-            float t3455_ = acc_[5u];
-            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3477_ == 32u) {
-                float t3482_ = __fadd_rn(t3455_, kf_shfl_xor(t3455_, 16u, kf_wn));
-                float t3485_ = __fadd_rn(t3482_, kf_shfl_xor(t3482_, 8u, kf_wn));
-                float t3488_ = __fadd_rn(t3485_, kf_shfl_xor(t3485_, 4u, kf_wn));
-                float t3491_ = __fadd_rn(t3488_, kf_shfl_xor(t3488_, 2u, kf_wn));
-                s_6_ = __fadd_rn(t3491_, kf_shfl_xor(t3491_, 1u, kf_wn));
-            } else {
-                float t3497_ = kf_shfl_down(t3455_, 16u, kf_wn);
-                bool t3499_ = (kf_lane_id() + 16u) < t3477_;
-                float t3500_ = __fadd_rn(t3455_, t3497_);
-                float t3501_ = t3499_ ? t3500_ : t3455_;
-                float t3503_ = kf_shfl_down(t3501_, 8u, kf_wn);
-                bool t3505_ = (kf_lane_id() + 8u) < t3477_;
-                float t3506_ = __fadd_rn(t3501_, t3503_);
-                float t3507_ = t3505_ ? t3506_ : t3501_;
-                float t3509_ = kf_shfl_down(t3507_, 4u, kf_wn);
-                bool t3511_ = (kf_lane_id() + 4u) < t3477_;
-                float t3512_ = __fadd_rn(t3507_, t3509_);
-                float t3513_ = t3511_ ? t3512_ : t3507_;
-                float t3515_ = kf_shfl_down(t3513_, 2u, kf_wn);
-                bool t3517_ = (kf_lane_id() + 2u) < t3477_;
-                float t3518_ = __fadd_rn(t3513_, t3515_);
-                float t3519_ = t3517_ ? t3518_ : t3513_;
-                float t3521_ = kf_shfl_down(t3519_, 1u, kf_wn);
-                bool t3523_ = (kf_lane_id() + 1u) < t3477_;
-                float t3524_ = __fadd_rn(t3519_, t3521_);
-                s_6_ = kf_shfl(t3523_ ? t3524_ : t3519_, 0u, kf_wn);
-            }
-            bool t3529_ = lane_ == 0u;
-            bool t3530_ = t3529_;
-            if (t3529_) {
-                t3530_ = (g_ << 1u) < m_;
-            }
-            if (t3530_) {
-                y_[(5u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_6_);
-            }
-        }
-        if (6u < nb_) {
-            float t3555_ = acc_[6u];
-            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3577_ == 32u) {
-                float t3582_ = __fadd_rn(t3555_, kf_shfl_xor(t3555_, 16u, kf_wn));
-                float t3585_ = __fadd_rn(t3582_, kf_shfl_xor(t3582_, 8u, kf_wn));
-                float t3588_ = __fadd_rn(t3585_, kf_shfl_xor(t3585_, 4u, kf_wn));
-                float t3591_ = __fadd_rn(t3588_, kf_shfl_xor(t3588_, 2u, kf_wn));
-                s_7_ = __fadd_rn(t3591_, kf_shfl_xor(t3591_, 1u, kf_wn));
-            } else {
-                float t3597_ = kf_shfl_down(t3555_, 16u, kf_wn);
-                bool t3599_ = (kf_lane_id() + 16u) < t3577_;
-                float t3600_ = __fadd_rn(t3555_, t3597_);
-                float t3601_ = t3599_ ? t3600_ : t3555_;
-                float t3603_ = kf_shfl_down(t3601_, 8u, kf_wn);
-                bool t3605_ = (kf_lane_id() + 8u) < t3577_;
-                float t3606_ = __fadd_rn(t3601_, t3603_);
-                float t3607_ = t3605_ ? t3606_ : t3601_;
-                float t3609_ = kf_shfl_down(t3607_, 4u, kf_wn);
-                bool t3611_ = (kf_lane_id() + 4u) < t3577_;
-                float t3612_ = __fadd_rn(t3607_, t3609_);
-                float t3613_ = t3611_ ? t3612_ : t3607_;
-                float t3615_ = kf_shfl_down(t3613_, 2u, kf_wn);
-                bool t3617_ = (kf_lane_id() + 2u) < t3577_;
-                float t3618_ = __fadd_rn(t3613_, t3615_);
-                float t3619_ = t3617_ ? t3618_ : t3613_;
-                float t3621_ = kf_shfl_down(t3619_, 1u, kf_wn);
-                bool t3623_ = (kf_lane_id() + 1u) < t3577_;
-                float t3624_ = __fadd_rn(t3619_, t3621_);
-                s_7_ = kf_shfl(t3623_ ? t3624_ : t3619_, 0u, kf_wn);
-            }
-            bool t3629_ = lane_ == 0u;
-            bool t3630_ = t3629_;
-            if (t3629_) {
-                t3630_ = (g_ << 1u) < m_;
-            }
-            if (t3630_) {
-                y_[(6u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_7_);
-            }
-        }
-        if (7u < nb_) {
-            float t3655_ = acc_[7u];
-            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3677_ == 32u) {
-                float t3682_ = __fadd_rn(t3655_, kf_shfl_xor(t3655_, 16u, kf_wn));
-                float t3685_ = __fadd_rn(t3682_, kf_shfl_xor(t3682_, 8u, kf_wn));
-                float t3688_ = __fadd_rn(t3685_, kf_shfl_xor(t3685_, 4u, kf_wn));
-                float t3691_ = __fadd_rn(t3688_, kf_shfl_xor(t3688_, 2u, kf_wn));
-                s_8_ = __fadd_rn(t3691_, kf_shfl_xor(t3691_, 1u, kf_wn));
-            } else {
-                float t3697_ = kf_shfl_down(t3655_, 16u, kf_wn);
-                bool t3699_ = (kf_lane_id() + 16u) < t3677_;
-                float t3700_ = __fadd_rn(t3655_, t3697_);
-                float t3701_ = t3699_ ? t3700_ : t3655_;
-                float t3703_ = kf_shfl_down(t3701_, 8u, kf_wn);
-                bool t3705_ = (kf_lane_id() + 8u) < t3677_;
-                float t3706_ = __fadd_rn(t3701_, t3703_);
-                float t3707_ = t3705_ ? t3706_ : t3701_;
-                float t3709_ = kf_shfl_down(t3707_, 4u, kf_wn);
-                bool t3711_ = (kf_lane_id() + 4u) < t3677_;
-                float t3712_ = __fadd_rn(t3707_, t3709_);
-                float t3713_ = t3711_ ? t3712_ : t3707_;
-                float t3715_ = kf_shfl_down(t3713_, 2u, kf_wn);
-                bool t3717_ = (kf_lane_id() + 2u) < t3677_;
-                float t3718_ = __fadd_rn(t3713_, t3715_);
-                float t3719_ = t3717_ ? t3718_ : t3713_;
-                float t3721_ = kf_shfl_down(t3719_, 1u, kf_wn);
-                bool t3723_ = (kf_lane_id() + 1u) < t3677_;
-                float t3724_ = __fadd_rn(t3719_, t3721_);
-                s_8_ = kf_shfl(t3723_ ? t3724_ : t3719_, 0u, kf_wn);
-            }
-            bool t3729_ = lane_ == 0u;
-            bool t3730_ = t3729_;
-            if (t3729_) {
-                t3730_ = (g_ << 1u) < m_;
-            }
-            if (t3730_) {
-                y_[(7u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_8_);
-            }
-        }
-        if (0u < nb_) {
-            float t3755_ = acc_[8u];
-            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3777_ == 32u) {
-                float t3782_ = __fadd_rn(t3755_, kf_shfl_xor(t3755_, 16u, kf_wn));
-                float t3785_ = __fadd_rn(t3782_, kf_shfl_xor(t3782_, 8u, kf_wn));
-                float t3788_ = __fadd_rn(t3785_, kf_shfl_xor(t3785_, 4u, kf_wn));
-                float t3791_ = __fadd_rn(t3788_, kf_shfl_xor(t3788_, 2u, kf_wn));
-                s_9_ = __fadd_rn(t3791_, kf_shfl_xor(t3791_, 1u, kf_wn));
-            } else {
-                float t3797_ = kf_shfl_down(t3755_, 16u, kf_wn);
-                bool t3799_ = (kf_lane_id() + 16u) < t3777_;
-                float t3800_ = __fadd_rn(t3755_, t3797_);
-                float t3801_ = t3799_ ? t3800_ : t3755_;
-                float t3803_ = kf_shfl_down(t3801_, 8u, kf_wn);
-                bool t3805_ = (kf_lane_id() + 8u) < t3777_;
-                float t3806_ = __fadd_rn(t3801_, t3803_);
-                float t3807_ = t3805_ ? t3806_ : t3801_;
-                float t3809_ = kf_shfl_down(t3807_, 4u, kf_wn);
-                bool t3811_ = (kf_lane_id() + 4u) < t3777_;
-                float t3812_ = __fadd_rn(t3807_, t3809_);
-                float t3813_ = t3811_ ? t3812_ : t3807_;
-                float t3815_ = kf_shfl_down(t3813_, 2u, kf_wn);
-                bool t3817_ = (kf_lane_id() + 2u) < t3777_;
-                float t3818_ = __fadd_rn(t3813_, t3815_);
-                float t3819_ = t3817_ ? t3818_ : t3813_;
-                float t3821_ = kf_shfl_down(t3819_, 1u, kf_wn);
-                bool t3823_ = (kf_lane_id() + 1u) < t3777_;
-                float t3824_ = __fadd_rn(t3819_, t3821_);
-                s_9_ = kf_shfl(t3823_ ? t3824_ : t3819_, 0u, kf_wn);
-            }
-            bool t3829_ = lane_ == 0u;
-            bool t3830_ = t3829_;
-            if (t3829_) {
-                t3830_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t3830_) {
-                unsigned i_10_ = (g_ << 1u) + 1u;
-                y_[i_10_] = kf_f16_from_f32(s_9_);
-            }
-        }
-        if (1u < nb_) {
-            float t3855_ = acc_[9u];
-            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3877_ == 32u) {
-                float t3882_ = __fadd_rn(t3855_, kf_shfl_xor(t3855_, 16u, kf_wn));
-                float t3885_ = __fadd_rn(t3882_, kf_shfl_xor(t3882_, 8u, kf_wn));
-                float t3888_ = __fadd_rn(t3885_, kf_shfl_xor(t3885_, 4u, kf_wn));
-                float t3891_ = __fadd_rn(t3888_, kf_shfl_xor(t3888_, 2u, kf_wn));
-                s_10_ = __fadd_rn(t3891_, kf_shfl_xor(t3891_, 1u, kf_wn));
-            } else {
-                float t3897_ = kf_shfl_down(t3855_, 16u, kf_wn);
-                bool t3899_ = (kf_lane_id() + 16u) < t3877_;
-                float t3900_ = __fadd_rn(t3855_, t3897_);
-                float t3901_ = t3899_ ? t3900_ : t3855_;
-                float t3903_ = kf_shfl_down(t3901_, 8u, kf_wn);
-                bool t3905_ = (kf_lane_id() + 8u) < t3877_;
-                float t3906_ = __fadd_rn(t3901_, t3903_);
-                float t3907_ = t3905_ ? t3906_ : t3901_;
-                float t3909_ = kf_shfl_down(t3907_, 4u, kf_wn);
-                bool t3911_ = (kf_lane_id() + 4u) < t3877_;
-                float t3912_ = __fadd_rn(t3907_, t3909_);
-                float t3913_ = t3911_ ? t3912_ : t3907_;
-                float t3915_ = kf_shfl_down(t3913_, 2u, kf_wn);
-                bool t3917_ = (kf_lane_id() + 2u) < t3877_;
-                float t3918_ = __fadd_rn(t3913_, t3915_);
-                float t3919_ = t3917_ ? t3918_ : t3913_;
-                float t3921_ = kf_shfl_down(t3919_, 1u, kf_wn);
-                bool t3923_ = (kf_lane_id() + 1u) < t3877_;
-                float t3924_ = __fadd_rn(t3919_, t3921_);
-                s_10_ = kf_shfl(t3923_ ? t3924_ : t3919_, 0u, kf_wn);
-            }
-            bool t3929_ = lane_ == 0u;
-            bool t3930_ = t3929_;
-            if (t3929_) {
-                t3930_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t3930_) {
-                unsigned i_11_ = (m_ + (g_ << 1u)) + 1u;
-                y_[i_11_] = kf_f16_from_f32(s_10_);
-            }
-        }
-        if (2u < nb_) {
-            float t3955_ = acc_[10u];
-            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3977_ == 32u) {
-                float t3982_ = __fadd_rn(t3955_, kf_shfl_xor(t3955_, 16u, kf_wn));
-                float t3985_ = __fadd_rn(t3982_, kf_shfl_xor(t3982_, 8u, kf_wn));
-                float t3988_ = __fadd_rn(t3985_, kf_shfl_xor(t3985_, 4u, kf_wn));
-                float t3991_ = __fadd_rn(t3988_, kf_shfl_xor(t3988_, 2u, kf_wn));
-                s_11_ = __fadd_rn(t3991_, kf_shfl_xor(t3991_, 1u, kf_wn));
-            } else {
-                float t3997_ = kf_shfl_down(t3955_, 16u, kf_wn);
-                bool t3999_ = (kf_lane_id() + 16u) < t3977_;
-                float t4000_ = __fadd_rn(t3955_, t3997_);
-                float t4001_ = t3999_ ? t4000_ : t3955_;
-                float t4003_ = kf_shfl_down(t4001_, 8u, kf_wn);
-                bool t4005_ = (kf_lane_id() + 8u) < t3977_;
-                float t4006_ = __fadd_rn(t4001_, t4003_);
-                float t4007_ = t4005_ ? t4006_ : t4001_;
-                float t4009_ = kf_shfl_down(t4007_, 4u, kf_wn);
-                bool t4011_ = (kf_lane_id() + 4u) < t3977_;
-                float t4012_ = __fadd_rn(t4007_, t4009_);
-                float t4013_ = t4011_ ? t4012_ : t4007_;
-                float t4015_ = kf_shfl_down(t4013_, 2u, kf_wn);
-                bool t4017_ = (kf_lane_id() + 2u) < t3977_;
-                float t4018_ = __fadd_rn(t4013_, t4015_);
-                float t4019_ = t4017_ ? t4018_ : t4013_;
-                float t4021_ = kf_shfl_down(t4019_, 1u, kf_wn);
-                bool t4023_ = (kf_lane_id() + 1u) < t3977_;
-                float t4024_ = __fadd_rn(t4019_, t4021_);
-                s_11_ = kf_shfl(t4023_ ? t4024_ : t4019_, 0u, kf_wn);
-            }
-            bool t4029_ = lane_ == 0u;
-            bool t4030_ = t4029_;
-            if (t4029_) {
-                t4030_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4030_) {
-                unsigned i_12_ = ((m_ << 1u) + (g_ << 1u)) + 1u;
-                y_[i_12_] = kf_f16_from_f32(s_11_);
-            }
-        }
-        if (3u < nb_) {
-            float t4055_ = acc_[11u];
-            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4077_ == 32u) {
-                float t4082_ = __fadd_rn(t4055_, kf_shfl_xor(t4055_, 16u, kf_wn));
-                float t4085_ = __fadd_rn(t4082_, kf_shfl_xor(t4082_, 8u, kf_wn));
-                float t4088_ = __fadd_rn(t4085_, kf_shfl_xor(t4085_, 4u, kf_wn));
-                float t4091_ = __fadd_rn(t4088_, kf_shfl_xor(t4088_, 2u, kf_wn));
-                s_12_ = __fadd_rn(t4091_, kf_shfl_xor(t4091_, 1u, kf_wn));
-            } else {
-                float t4097_ = kf_shfl_down(t4055_, 16u, kf_wn);
-                bool t4099_ = (kf_lane_id() + 16u) < t4077_;
-                float t4100_ = __fadd_rn(t4055_, t4097_);
-                float t4101_ = t4099_ ? t4100_ : t4055_;
-                float t4103_ = kf_shfl_down(t4101_, 8u, kf_wn);
-                bool t4105_ = (kf_lane_id() + 8u) < t4077_;
-                float t4106_ = __fadd_rn(t4101_, t4103_);
-                float t4107_ = t4105_ ? t4106_ : t4101_;
-                float t4109_ = kf_shfl_down(t4107_, 4u, kf_wn);
-                bool t4111_ = (kf_lane_id() + 4u) < t4077_;
-                float t4112_ = __fadd_rn(t4107_, t4109_);
-                float t4113_ = t4111_ ? t4112_ : t4107_;
-                float t4115_ = kf_shfl_down(t4113_, 2u, kf_wn);
-                bool t4117_ = (kf_lane_id() + 2u) < t4077_;
-                float t4118_ = __fadd_rn(t4113_, t4115_);
-                float t4119_ = t4117_ ? t4118_ : t4113_;
-                float t4121_ = kf_shfl_down(t4119_, 1u, kf_wn);
-                bool t4123_ = (kf_lane_id() + 1u) < t4077_;
-                float t4124_ = __fadd_rn(t4119_, t4121_);
-                s_12_ = kf_shfl(t4123_ ? t4124_ : t4119_, 0u, kf_wn);
-            }
-            bool t4129_ = lane_ == 0u;
-            bool t4130_ = t4129_;
-            if (t4129_) {
-                t4130_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4130_) {
-                unsigned i_13_ = ((3u * m_) + (g_ << 1u)) + 1u;
-                y_[i_13_] = kf_f16_from_f32(s_12_);
-            }
-        }
-        if (4u < nb_) {
-            float t4155_ = acc_[12u];
-            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4177_ == 32u) {
-                float t4182_ = __fadd_rn(t4155_, kf_shfl_xor(t4155_, 16u, kf_wn));
-                float t4185_ = __fadd_rn(t4182_, kf_shfl_xor(t4182_, 8u, kf_wn));
-                float t4188_ = __fadd_rn(t4185_, kf_shfl_xor(t4185_, 4u, kf_wn));
-                float t4191_ = __fadd_rn(t4188_, kf_shfl_xor(t4188_, 2u, kf_wn));
-                s_13_ = __fadd_rn(t4191_, kf_shfl_xor(t4191_, 1u, kf_wn));
-            } else {
-                float t4197_ = kf_shfl_down(t4155_, 16u, kf_wn);
-                bool t4199_ = (kf_lane_id() + 16u) < t4177_;
-                float t4200_ = __fadd_rn(t4155_, t4197_);
-                float t4201_ = t4199_ ? t4200_ : t4155_;
-                float t4203_ = kf_shfl_down(t4201_, 8u, kf_wn);
-                bool t4205_ = (kf_lane_id() + 8u) < t4177_;
-                float t4206_ = __fadd_rn(t4201_, t4203_);
-                float t4207_ = t4205_ ? t4206_ : t4201_;
-                float t4209_ = kf_shfl_down(t4207_, 4u, kf_wn);
-                bool t4211_ = (kf_lane_id() + 4u) < t4177_;
-                float t4212_ = __fadd_rn(t4207_, t4209_);
-                float t4213_ = t4211_ ? t4212_ : t4207_;
-                float t4215_ = kf_shfl_down(t4213_, 2u, kf_wn);
-                bool t4217_ = (kf_lane_id() + 2u) < t4177_;
-                float t4218_ = __fadd_rn(t4213_, t4215_);
-                float t4219_ = t4217_ ? t4218_ : t4213_;
-                float t4221_ = kf_shfl_down(t4219_, 1u, kf_wn);
-                bool t4223_ = (kf_lane_id() + 1u) < t4177_;
-                float t4224_ = __fadd_rn(t4219_, t4221_);
-                s_13_ = kf_shfl(t4223_ ? t4224_ : t4219_, 0u, kf_wn);
-            }
-            bool t4229_ = lane_ == 0u;
-            bool t4230_ = t4229_;
-            if (t4229_) {
-                t4230_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4230_) {
-                unsigned i_14_ = ((m_ << 2u) + (g_ << 1u)) + 1u;
-                y_[i_14_] = kf_f16_from_f32(s_13_);
-            }
-        }
-        if (5u < nb_) {
-            float t4255_ = acc_[13u];
-            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4277_ == 32u) {
-                float t4282_ = __fadd_rn(t4255_, kf_shfl_xor(t4255_, 16u, kf_wn));
-                float t4285_ = __fadd_rn(t4282_, kf_shfl_xor(t4282_, 8u, kf_wn));
-                float t4288_ = __fadd_rn(t4285_, kf_shfl_xor(t4285_, 4u, kf_wn));
-                float t4291_ = __fadd_rn(t4288_, kf_shfl_xor(t4288_, 2u, kf_wn));
-                s_14_ = __fadd_rn(t4291_, kf_shfl_xor(t4291_, 1u, kf_wn));
-            } else {
-                float t4297_ = kf_shfl_down(t4255_, 16u, kf_wn);
-                bool t4299_ = (kf_lane_id() + 16u) < t4277_;
-                float t4300_ = __fadd_rn(t4255_, t4297_);
-                float t4301_ = t4299_ ? t4300_ : t4255_;
-                float t4303_ = kf_shfl_down(t4301_, 8u, kf_wn);
-                bool t4305_ = (kf_lane_id() + 8u) < t4277_;
-                float t4306_ = __fadd_rn(t4301_, t4303_);
-                float t4307_ = t4305_ ? t4306_ : t4301_;
-                float t4309_ = kf_shfl_down(t4307_, 4u, kf_wn);
-                bool t4311_ = (kf_lane_id() + 4u) < t4277_;
-                float t4312_ = __fadd_rn(t4307_, t4309_);
-                float t4313_ = t4311_ ? t4312_ : t4307_;
-                float t4315_ = kf_shfl_down(t4313_, 2u, kf_wn);
-                bool t4317_ = (kf_lane_id() + 2u) < t4277_;
-                float t4318_ = __fadd_rn(t4313_, t4315_);
-                float t4319_ = t4317_ ? t4318_ : t4313_;
-                float t4321_ = kf_shfl_down(t4319_, 1u, kf_wn);
-                bool t4323_ = (kf_lane_id() + 1u) < t4277_;
-                float t4324_ = __fadd_rn(t4319_, t4321_);
-                s_14_ = kf_shfl(t4323_ ? t4324_ : t4319_, 0u, kf_wn);
-            }
-            bool t4329_ = lane_ == 0u;
-            bool t4330_ = t4329_;
-            if (t4329_) {
-                t4330_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4330_) {
-                unsigned i_15_ = ((5u * m_) + (g_ << 1u)) + 1u;
-                y_[i_15_] = kf_f16_from_f32(s_14_);
-            }
-        }
-        if (6u < nb_) {
-            float t4355_ = acc_[14u];
-            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4377_ == 32u) {
-                float t4382_ = __fadd_rn(t4355_, kf_shfl_xor(t4355_, 16u, kf_wn));
-                float t4385_ = __fadd_rn(t4382_, kf_shfl_xor(t4382_, 8u, kf_wn));
-                float t4388_ = __fadd_rn(t4385_, kf_shfl_xor(t4385_, 4u, kf_wn));
-                float t4391_ = __fadd_rn(t4388_, kf_shfl_xor(t4388_, 2u, kf_wn));
-                s_15_ = __fadd_rn(t4391_, kf_shfl_xor(t4391_, 1u, kf_wn));
-            } else {
-                float t4397_ = kf_shfl_down(t4355_, 16u, kf_wn);
-                bool t4399_ = (kf_lane_id() + 16u) < t4377_;
-                float t4400_ = __fadd_rn(t4355_, t4397_);
-                float t4401_ = t4399_ ? t4400_ : t4355_;
-                float t4403_ = kf_shfl_down(t4401_, 8u, kf_wn);
-                bool t4405_ = (kf_lane_id() + 8u) < t4377_;
-                float t4406_ = __fadd_rn(t4401_, t4403_);
-                float t4407_ = t4405_ ? t4406_ : t4401_;
-                float t4409_ = kf_shfl_down(t4407_, 4u, kf_wn);
-                bool t4411_ = (kf_lane_id() + 4u) < t4377_;
-                float t4412_ = __fadd_rn(t4407_, t4409_);
-                float t4413_ = t4411_ ? t4412_ : t4407_;
-                float t4415_ = kf_shfl_down(t4413_, 2u, kf_wn);
-                bool t4417_ = (kf_lane_id() + 2u) < t4377_;
-                float t4418_ = __fadd_rn(t4413_, t4415_);
-                float t4419_ = t4417_ ? t4418_ : t4413_;
-                float t4421_ = kf_shfl_down(t4419_, 1u, kf_wn);
-                bool t4423_ = (kf_lane_id() + 1u) < t4377_;
-                float t4424_ = __fadd_rn(t4419_, t4421_);
-                s_15_ = kf_shfl(t4423_ ? t4424_ : t4419_, 0u, kf_wn);
-            }
-            bool t4429_ = lane_ == 0u;
-            bool t4430_ = t4429_;
-            if (t4429_) {
-                t4430_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4430_) {
-                unsigned i_16_ = ((6u * m_) + (g_ << 1u)) + 1u;
-                y_[i_16_] = kf_f16_from_f32(s_15_);
-            }
-        }
-        if (7u < nb_) {
-            float t4455_ = acc_[15u];
-            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4477_ == 32u) {
-                float t4482_ = __fadd_rn(t4455_, kf_shfl_xor(t4455_, 16u, kf_wn));
-                float t4485_ = __fadd_rn(t4482_, kf_shfl_xor(t4482_, 8u, kf_wn));
-                float t4488_ = __fadd_rn(t4485_, kf_shfl_xor(t4485_, 4u, kf_wn));
-                float t4491_ = __fadd_rn(t4488_, kf_shfl_xor(t4488_, 2u, kf_wn));
-                s_16_ = __fadd_rn(t4491_, kf_shfl_xor(t4491_, 1u, kf_wn));
-            } else {
-                float t4497_ = kf_shfl_down(t4455_, 16u, kf_wn);
-                bool t4499_ = (kf_lane_id() + 16u) < t4477_;
-                float t4500_ = __fadd_rn(t4455_, t4497_);
-                float t4501_ = t4499_ ? t4500_ : t4455_;
-                float t4503_ = kf_shfl_down(t4501_, 8u, kf_wn);
-                bool t4505_ = (kf_lane_id() + 8u) < t4477_;
-                float t4506_ = __fadd_rn(t4501_, t4503_);
-                float t4507_ = t4505_ ? t4506_ : t4501_;
-                float t4509_ = kf_shfl_down(t4507_, 4u, kf_wn);
-                bool t4511_ = (kf_lane_id() + 4u) < t4477_;
-                float t4512_ = __fadd_rn(t4507_, t4509_);
-                float t4513_ = t4511_ ? t4512_ : t4507_;
-                float t4515_ = kf_shfl_down(t4513_, 2u, kf_wn);
-                bool t4517_ = (kf_lane_id() + 2u) < t4477_;
-                float t4518_ = __fadd_rn(t4513_, t4515_);
-                float t4519_ = t4517_ ? t4518_ : t4513_;
-                float t4521_ = kf_shfl_down(t4519_, 1u, kf_wn);
-                bool t4523_ = (kf_lane_id() + 1u) < t4477_;
-                float t4524_ = __fadd_rn(t4519_, t4521_);
-                s_16_ = kf_shfl(t4523_ ? t4524_ : t4519_, 0u, kf_wn);
-            }
-            bool t4529_ = lane_ == 0u;
-            bool t4530_ = t4529_;
-            if (t4529_) {
-                t4530_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4530_) {
-                unsigned i_17_ = ((7u * m_) + (g_ << 1u)) + 1u;
-                y_[i_17_] = kf_f16_from_f32(s_16_);
+            if (7u < nb_) {
+                float t4776_ = acc_[7u];
+                unsigned t4798_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                if (t4798_ == 32u) {
+                    float t4803_ = __fadd_rn(t4776_, kf_shfl_xor(t4776_, 16u, kf_wn));
+                    float t4806_ = __fadd_rn(t4803_, kf_shfl_xor(t4803_, 8u, kf_wn));
+                    float t4809_ = __fadd_rn(t4806_, kf_shfl_xor(t4806_, 4u, kf_wn));
+                    float t4812_ = __fadd_rn(t4809_, kf_shfl_xor(t4809_, 2u, kf_wn));
+                    s_8_ = __fadd_rn(t4812_, kf_shfl_xor(t4812_, 1u, kf_wn));
+                } else {
+                    float t4818_ = kf_shfl_down(t4776_, 16u, kf_wn);
+                    bool t4820_ = (kf_lane_id() + 16u) < t4798_;
+                    float t4821_ = __fadd_rn(t4776_, t4818_);
+                    float t4822_ = t4820_ ? t4821_ : t4776_;
+                    float t4824_ = kf_shfl_down(t4822_, 8u, kf_wn);
+                    bool t4826_ = (kf_lane_id() + 8u) < t4798_;
+                    float t4827_ = __fadd_rn(t4822_, t4824_);
+                    float t4828_ = t4826_ ? t4827_ : t4822_;
+                    float t4830_ = kf_shfl_down(t4828_, 4u, kf_wn);
+                    bool t4832_ = (kf_lane_id() + 4u) < t4798_;
+                    float t4833_ = __fadd_rn(t4828_, t4830_);
+                    float t4834_ = t4832_ ? t4833_ : t4828_;
+                    float t4836_ = kf_shfl_down(t4834_, 2u, kf_wn);
+                    bool t4838_ = (kf_lane_id() + 2u) < t4798_;
+                    float t4839_ = __fadd_rn(t4834_, t4836_);
+                    float t4840_ = t4838_ ? t4839_ : t4834_;
+                    float t4842_ = kf_shfl_down(t4840_, 1u, kf_wn);
+                    bool t4844_ = (kf_lane_id() + 1u) < t4798_;
+                    float t4845_ = __fadd_rn(t4840_, t4842_);
+                    s_8_ = kf_shfl(t4844_ ? t4845_ : t4840_, 0u, kf_wn);
+                }
+                bool t4850_ = lane_2_ == 0u;
+                bool t4851_ = t4850_;
+                if (t4850_) {
+                    t4851_ = g_2_ < m_;
+                }
+                if (t4851_) {
+                    y_[(7u * m_) + g_2_] = kf_f16_from_f32(s_8_);
+                }
             }
         }
     }
 }
 
-/* kernel gemv_batch_f16_f32_f32 (gemv.kf:306) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel gemv_batch_f16_f32_f32 (gemv.kf:558) */
+extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
-    unsigned row_[2];
-    float acc_[16];
-    kf_u32x4 wr_[4];
-    float wf_[16];
+    __shared__ __align__(16) float red_[1024];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[8];
+    unsigned row_[1];
+    float acc_[8];
+    kf_u32x4 wr_[3];
+    float wf_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
@@ -3850,7 +6619,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
     float xs_6_[8];
     float xs_7_[8];
     float xs_8_[8];
-    float wf_2_[16];
+    float wf_2_[8];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
@@ -3859,7 +6628,16 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
     float xs_14_[8];
     float xs_15_[8];
     float xs_16_[8];
-    float wcol_[2];
+    float wf_3_[8];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
+    float xs_21_[8];
+    float xs_22_[8];
+    float xs_23_[8];
+    float xs_24_[8];
+    float wcol_[1];
     float s_;
     float s_2_;
     float s_3_;
@@ -3868,1097 +6646,1246 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
     float s_6_;
     float s_7_;
     float s_8_;
-    float s_9_;
-    float s_10_;
-    float s_11_;
-    float s_12_;
-    float s_13_;
-    float s_14_;
-    float s_15_;
-    float s_16_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
-    unsigned lane_ = kf_lane_id();
-    unsigned nv_ = k_ >> 3u;
-    unsigned t33_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t41_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t44_ = gridDim.x << 3u;
-    for (unsigned g_ = t33_; g_ < t41_; g_ = g_ + t44_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
-        acc_[0u] = 0.0f;
-        acc_[1u] = 0.0f;
-        acc_[2u] = 0.0f;
-        acc_[3u] = 0.0f;
-        acc_[4u] = 0.0f;
-        acc_[5u] = 0.0f;
-        acc_[6u] = 0.0f;
-        acc_[7u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[8u] = 0.0f;
-        acc_[9u] = 0.0f;
-        acc_[10u] = 0.0f;
-        acc_[11u] = 0.0f;
-        acc_[12u] = 0.0f;
-        acc_[13u] = 0.0f;
-        acc_[14u] = 0.0f;
-        acc_[15u] = 0.0f;
-        if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 64u) {
-                unsigned v_ = base_ + lane_;
-                kf_u32x4 t107_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t107_;
-                if (v_ < nv_) {
-                    unsigned t113_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t114_ = wv_[t113_];
-                    t_ = t114_;
+    const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+    bool t22_ = (k_ & 7u) == 0u;
+    bool t23_ = t22_;
+    if (t22_) {
+        t23_ = nb_ > 0u;
+    }
+    if (t23_) {
+        unsigned lane_ = kf_lane_id();
+        unsigned g_ = lane_ >> 2u;
+        unsigned q_ = lane_ & 3u;
+        unsigned w_2_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u;
+        unsigned nv_ = k_ >> 3u;
+        unsigned nchunks_ = (k_ >> 6u) + (((k_ & 63u) != 0u) ? 1u : 0u);
+        unsigned spt_ = (nchunks_ >> 2u) + (((nchunks_ & 3u) != 0u) ? 1u : 0u);
+        unsigned ntiles_ = (m_ >> 4u) + (((m_ & 15u) != 0u) ? 1u : 0u);
+        if (!(blockIdx.x >= ntiles_)) {
+            unsigned t72_ = ntiles_ - blockIdx.x;
+            unsigned total_ = ((t72_ / gridDim.x) + (((t72_ % gridDim.x) != 0u) ? 1u : 0u)) * spt_;
+            unsigned xrow_ = min(g_, (nb_ - 1u));
+            kf_f32x4 t86_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 d_ = t86_;
+            unsigned lt_ = blockIdx.x;
+            unsigned ls_ = 0u;
+            unsigned ct_ = blockIdx.x;
+            unsigned cs_ = 0u;
+            unsigned par_ = 0u;
+            unsigned t100_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t100_; t0_ = t0_ + 2u) {
+                if (t0_ < total_) {
+                    unsigned v_ = (((ls_ << 2u) + w_2_) << 3u) + q_;
+                    bool ok_ = v_ < nv_;
+                    unsigned vc_ = min(v_, (nv_ - 1u));
+                    unsigned row_2_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+                    kf_u32x4 t128_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t128_;
+                    if (ok_) {
+                        unsigned t131_ = (row_2_ * nv_) + vc_;
+                        kf_u32x4 t132_ = wv_[t131_];
+                        t_ = t132_;
+                    }
+                    wb_[0u] = t_;
+                    unsigned row_3_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+                    kf_u32x4 t143_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t143_;
+                    if (ok_) {
+                        unsigned t146_ = (row_3_ * nv_) + vc_;
+                        kf_u32x4 t147_ = wv_[t146_];
+                        t_2_ = t147_;
+                    }
+                    wb_[1u] = t_2_;
+                    xb_[0u] = xv_[((xrow_ * nv_) + vc_) << 1u];
+                    xb_[1u] = xv_[(((xrow_ * nv_) + vc_) << 1u) + 1u];
+                    unsigned v_2_ = ((((ls_ << 2u) + w_2_) << 3u) + 4u) + q_;
+                    bool ok_2_ = v_2_ < nv_;
+                    unsigned vc_2_ = min(v_2_, (nv_ - 1u));
+                    unsigned row_4_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+                    kf_u32x4 t188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t188_;
+                    if (ok_2_) {
+                        unsigned t191_ = (row_4_ * nv_) + vc_2_;
+                        kf_u32x4 t192_ = wv_[t191_];
+                        t_3_ = t192_;
+                    }
+                    wb_[2u] = t_3_;
+                    unsigned row_5_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+                    kf_u32x4 t203_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t203_;
+                    if (ok_2_) {
+                        unsigned t206_ = (row_5_ * nv_) + vc_2_;
+                        kf_u32x4 t207_ = wv_[t206_];
+                        t_4_ = t207_;
+                    }
+                    wb_[3u] = t_4_;
+                    xb_[2u] = xv_[((xrow_ * nv_) + vc_2_) << 1u];
+                    xb_[3u] = xv_[(((xrow_ * nv_) + vc_2_) << 1u) + 1u];
+                    unsigned t228_ = ls_ + 1u;
+                    ls_ = t228_;
+                    if (t228_ == spt_) {
+                        ls_ = 0u;
+                        lt_ = lt_ + gridDim.x;
+                    }
                 }
-                wr_[0u] = t_;
-                kf_u32x4 t117_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t117_;
-                if (v_ < nv_) {
-                    unsigned t123_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t124_ = wv_[t123_];
-                    t_2_ = t124_;
+                bool t237_ = t0_ >= 1u;
+                bool t238_ = t237_;
+                if (t237_) {
+                    t238_ = (t0_ - 1u) < total_;
                 }
-                wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t130_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t130_;
-                if (v_2_ < nv_) {
-                    unsigned t136_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t137_ = wv_[t136_];
-                    t_3_ = t137_;
+                if (t238_) {
+                    kf_u32x4 wg_ = wb_[4u];
+                    kf_u32x4 w8_ = wb_[5u];
+                    unsigned t248_ = wg_.v[0];
+                    unsigned t249_ = w8_.v[0];
+                    unsigned t250_ = wg_.v[1];
+                    unsigned t251_ = w8_.v[1];
+                    kf_u32x4 t255_ = kf_u32x4{{t248_, t249_, t250_, t251_}};
+                    kf_f16x8 a0_ = kf_bitcast<kf_f16x8>(t255_);
+                    unsigned t257_ = wg_.v[2];
+                    unsigned t258_ = w8_.v[2];
+                    unsigned t259_ = wg_.v[3];
+                    unsigned t260_ = w8_.v[3];
+                    kf_u32x4 t264_ = kf_u32x4{{t257_, t258_, t259_, t260_}};
+                    kf_f16x8 a1_ = kf_bitcast<kf_f16x8>(t264_);
+                    bool live_ = g_ < nb_;
+                    kf_u32x4 t268_ = xb_[4u];
+                    kf_f32x4 xa_ = kf_bitcast<kf_f32x4>(t268_);
+                    kf_u32x4 t271_ = xb_[5u];
+                    kf_f32x4 xc_ = kf_bitcast<kf_f32x4>(t271_);
+                    kf_f16 t274_ = kf_f16_from_f32(xa_.v[0]);
+                    kf_f16 t276_ = kf_f16_from_f32(xa_.v[1]);
+                    kf_f16 t278_ = kf_f16_from_f32(xa_.v[2]);
+                    kf_f16 t280_ = kf_f16_from_f32(xa_.v[3]);
+                    kf_f16x4 ha_ = kf_f16x4{{t274_, t276_, t278_, t280_}};
+                    kf_f16 t286_ = kf_f16_from_f32(xc_.v[0]);
+                    kf_f16 t288_ = kf_f16_from_f32(xc_.v[1]);
+                    kf_f16 t290_ = kf_f16_from_f32(xc_.v[2]);
+                    kf_f16 t292_ = kf_f16_from_f32(xc_.v[3]);
+                    kf_f16x4 hc_ = kf_f16x4{{t286_, t288_, t290_, t292_}};
+                    kf_f16 t301_ = kf_f16_from_f32(__fsub_rn(xa_.v[0], kf_f16_to_f32(t274_)));
+                    kf_f16 t306_ = kf_f16_from_f32(__fsub_rn(xa_.v[1], kf_f16_to_f32(t276_)));
+                    kf_f16 t311_ = kf_f16_from_f32(__fsub_rn(xa_.v[2], kf_f16_to_f32(t278_)));
+                    kf_f16 t316_ = kf_f16_from_f32(__fsub_rn(xa_.v[3], kf_f16_to_f32(t280_)));
+                    kf_f16x4 la_ = kf_f16x4{{t301_, t306_, t311_, t316_}};
+                    kf_f16 t325_ = kf_f16_from_f32(__fsub_rn(xc_.v[0], kf_f16_to_f32(t286_)));
+                    kf_f16 t330_ = kf_f16_from_f32(__fsub_rn(xc_.v[1], kf_f16_to_f32(t288_)));
+                    kf_f16 t335_ = kf_f16_from_f32(__fsub_rn(xc_.v[2], kf_f16_to_f32(t290_)));
+                    kf_f16 t340_ = kf_f16_from_f32(__fsub_rn(xc_.v[3], kf_f16_to_f32(t292_)));
+                    kf_f16x4 lc_ = kf_f16x4{{t325_, t330_, t335_, t340_}};
+                    kf_f16x4 z_ = kf_f16x4{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                    kf_f16x4 t347_ = live_ ? ha_ : z_;
+                    kf_f32x4 t348_ = kf_mma_f16(a0_, t347_, d_);
+                    d_ = t348_;
+                    kf_f16x4 t349_ = live_ ? la_ : z_;
+                    kf_f32x4 t350_ = kf_mma_f16(a0_, t349_, t348_);
+                    d_ = t350_;
+                    kf_f16x4 t351_ = live_ ? hc_ : z_;
+                    kf_f32x4 t352_ = kf_mma_f16(a1_, t351_, t350_);
+                    d_ = t352_;
+                    kf_f16x4 t353_ = live_ ? lc_ : z_;
+                    kf_f32x4 t354_ = kf_mma_f16(a1_, t353_, t352_);
+                    d_ = t354_;
+                    kf_u32x4 wg_2_ = wb_[6u];
+                    kf_u32x4 w8_2_ = wb_[7u];
+                    unsigned t381_ = wg_2_.v[0];
+                    unsigned t382_ = w8_2_.v[0];
+                    unsigned t383_ = wg_2_.v[1];
+                    unsigned t384_ = w8_2_.v[1];
+                    kf_u32x4 t388_ = kf_u32x4{{t381_, t382_, t383_, t384_}};
+                    kf_f16x8 a0_2_ = kf_bitcast<kf_f16x8>(t388_);
+                    unsigned t390_ = wg_2_.v[2];
+                    unsigned t391_ = w8_2_.v[2];
+                    unsigned t392_ = wg_2_.v[3];
+                    unsigned t393_ = w8_2_.v[3];
+                    kf_u32x4 t397_ = kf_u32x4{{t390_, t391_, t392_, t393_}};
+                    kf_f16x8 a1_2_ = kf_bitcast<kf_f16x8>(t397_);
+                    bool live_2_ = g_ < nb_;
+                    kf_u32x4 t401_ = xb_[6u];
+                    kf_f32x4 xa_2_ = kf_bitcast<kf_f32x4>(t401_);
+                    kf_u32x4 t404_ = xb_[7u];
+                    kf_f32x4 xc_2_ = kf_bitcast<kf_f32x4>(t404_);
+                    kf_f16 t407_ = kf_f16_from_f32(xa_2_.v[0]);
+                    kf_f16 t409_ = kf_f16_from_f32(xa_2_.v[1]);
+                    kf_f16 t411_ = kf_f16_from_f32(xa_2_.v[2]);
+                    kf_f16 t413_ = kf_f16_from_f32(xa_2_.v[3]);
+                    kf_f16x4 ha_2_ = kf_f16x4{{t407_, t409_, t411_, t413_}};
+                    kf_f16 t419_ = kf_f16_from_f32(xc_2_.v[0]);
+                    kf_f16 t421_ = kf_f16_from_f32(xc_2_.v[1]);
+                    kf_f16 t423_ = kf_f16_from_f32(xc_2_.v[2]);
+                    kf_f16 t425_ = kf_f16_from_f32(xc_2_.v[3]);
+                    kf_f16x4 hc_2_ = kf_f16x4{{t419_, t421_, t423_, t425_}};
+                    kf_f16 t434_ = kf_f16_from_f32(__fsub_rn(xa_2_.v[0], kf_f16_to_f32(t407_)));
+                    kf_f16 t439_ = kf_f16_from_f32(__fsub_rn(xa_2_.v[1], kf_f16_to_f32(t409_)));
+                    kf_f16 t444_ = kf_f16_from_f32(__fsub_rn(xa_2_.v[2], kf_f16_to_f32(t411_)));
+                    kf_f16 t449_ = kf_f16_from_f32(__fsub_rn(xa_2_.v[3], kf_f16_to_f32(t413_)));
+                    kf_f16x4 la_2_ = kf_f16x4{{t434_, t439_, t444_, t449_}};
+                    kf_f16 t458_ = kf_f16_from_f32(__fsub_rn(xc_2_.v[0], kf_f16_to_f32(t419_)));
+                    kf_f16 t463_ = kf_f16_from_f32(__fsub_rn(xc_2_.v[1], kf_f16_to_f32(t421_)));
+                    kf_f16 t468_ = kf_f16_from_f32(__fsub_rn(xc_2_.v[2], kf_f16_to_f32(t423_)));
+                    kf_f16 t473_ = kf_f16_from_f32(__fsub_rn(xc_2_.v[3], kf_f16_to_f32(t425_)));
+                    kf_f16x4 lc_2_ = kf_f16x4{{t458_, t463_, t468_, t473_}};
+                    kf_f16x4 z_2_ = kf_f16x4{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                    kf_f16x4 t480_ = live_2_ ? ha_2_ : z_2_;
+                    kf_f32x4 t481_ = kf_mma_f16(a0_2_, t480_, t354_);
+                    d_ = t481_;
+                    kf_f16x4 t482_ = live_2_ ? la_2_ : z_2_;
+                    kf_f32x4 t483_ = kf_mma_f16(a0_2_, t482_, t481_);
+                    d_ = t483_;
+                    kf_f16x4 t484_ = live_2_ ? hc_2_ : z_2_;
+                    kf_f32x4 t485_ = kf_mma_f16(a1_2_, t484_, t483_);
+                    d_ = t485_;
+                    kf_f16x4 t486_ = live_2_ ? lc_2_ : z_2_;
+                    kf_f32x4 t487_ = kf_mma_f16(a1_2_, t486_, t485_);
+                    d_ = t487_;
+                    unsigned t511_ = cs_ + 1u;
+                    cs_ = t511_;
+                    if (t511_ == spt_) {
+                        unsigned slot_ = (par_ << 2u) << 7u;
+                        red_[slot_ + (((w_2_ << 5u) + lane_) << 2u)] = t487_.v[0];
+                        red_[(slot_ + (((w_2_ << 5u) + lane_) << 2u)) + 1u] = t487_.v[1];
+                        red_[(slot_ + (((w_2_ << 5u) + lane_) << 2u)) + 2u] = t487_.v[2];
+                        red_[(slot_ + (((w_2_ << 5u) + lane_) << 2u)) + 3u] = t487_.v[3];
+                        __syncthreads();
+                        for (unsigned t_5_ = threadIdx.x; t_5_ < 128u; t_5_ = t_5_ + blockDim.x) {
+                            unsigned r_ = t_5_ >> 3u;
+                            unsigned bq_ = t_5_ & 7u;
+                            unsigned at_ = (((((r_ & 7u) << 2u) + (bq_ >> 1u)) << 2u) + (bq_ & 1u)) + ((r_ >> 3u) << 1u);
+                            float t600_ = __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, red_[slot_ + at_]), red_[(slot_ + 128u) + at_]), red_[(slot_ + 256u) + at_]), red_[(slot_ + 384u) + at_]);
+                            unsigned row_6_ = (ct_ << 4u) + r_;
+                            bool t604_ = bq_ < nb_;
+                            bool t605_ = t604_;
+                            if (t604_) {
+                                t605_ = row_6_ < m_;
+                            }
+                            if (t605_) {
+                                unsigned i_ = (bq_ * m_) + row_6_;
+                                y_[i_] = t600_;
+                            }
+                        }
+                        kf_f32x4 t620_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+                        d_ = t620_;
+                        par_ = par_ ^ 1u;
+                        cs_ = 0u;
+                        ct_ = ct_ + gridDim.x;
+                    }
                 }
-                wr_[2u] = t_3_;
-                kf_u32x4 t140_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t140_;
-                if (v_2_ < nv_) {
-                    unsigned t146_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t147_ = wv_[t146_];
-                    t_4_ = t147_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_3_ = (((ls_ << 2u) + w_2_) << 3u) + q_;
+                    bool ok_3_ = v_3_ < nv_;
+                    unsigned vc_3_ = min(v_3_, (nv_ - 1u));
+                    unsigned row_7_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+                    kf_u32x4 t650_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t650_;
+                    if (ok_3_) {
+                        unsigned t653_ = (row_7_ * nv_) + vc_3_;
+                        kf_u32x4 t654_ = wv_[t653_];
+                        t_6_ = t654_;
+                    }
+                    wb_[4u] = t_6_;
+                    unsigned row_8_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+                    kf_u32x4 t665_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t665_;
+                    if (ok_3_) {
+                        unsigned t668_ = (row_8_ * nv_) + vc_3_;
+                        kf_u32x4 t669_ = wv_[t668_];
+                        t_7_ = t669_;
+                    }
+                    wb_[5u] = t_7_;
+                    xb_[4u] = xv_[((xrow_ * nv_) + vc_3_) << 1u];
+                    xb_[5u] = xv_[(((xrow_ * nv_) + vc_3_) << 1u) + 1u];
+                    unsigned v_4_ = ((((ls_ << 2u) + w_2_) << 3u) + 4u) + q_;
+                    bool ok_4_ = v_4_ < nv_;
+                    unsigned vc_4_ = min(v_4_, (nv_ - 1u));
+                    unsigned row_9_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+                    kf_u32x4 t710_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_8_ = t710_;
+                    if (ok_4_) {
+                        unsigned t713_ = (row_9_ * nv_) + vc_4_;
+                        kf_u32x4 t714_ = wv_[t713_];
+                        t_8_ = t714_;
+                    }
+                    wb_[6u] = t_8_;
+                    unsigned row_10_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+                    kf_u32x4 t725_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_9_ = t725_;
+                    if (ok_4_) {
+                        unsigned t728_ = (row_10_ * nv_) + vc_4_;
+                        kf_u32x4 t729_ = wv_[t728_];
+                        t_9_ = t729_;
+                    }
+                    wb_[7u] = t_9_;
+                    xb_[6u] = xv_[((xrow_ * nv_) + vc_4_) << 1u];
+                    xb_[7u] = xv_[(((xrow_ * nv_) + vc_4_) << 1u) + 1u];
+                    unsigned t750_ = ls_ + 1u;
+                    ls_ = t750_;
+                    if (t750_ == spt_) {
+                        ls_ = 0u;
+                        lt_ = lt_ + gridDim.x;
+                    }
                 }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = base_ + lane_;
-                if (v_3_ < nv_) {
-                    kf_u32x4 t154_ = wr_[0u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t154_);
-                    wf_[0u] = kf_f16_to_f32(wh_.v[0]);
-                    wf_[1u] = kf_f16_to_f32(wh_.v[1]);
-                    wf_[2u] = kf_f16_to_f32(wh_.v[2]);
-                    wf_[3u] = kf_f16_to_f32(wh_.v[3]);
-                    wf_[4u] = kf_f16_to_f32(wh_.v[4]);
-                    wf_[5u] = kf_f16_to_f32(wh_.v[5]);
-                    wf_[6u] = kf_f16_to_f32(wh_.v[6]);
-                    wf_[7u] = kf_f16_to_f32(wh_.v[7]);
-                    kf_u32x4 t208_ = wr_[1u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t208_);
-                    wf_[8u] = kf_f16_to_f32(wh_2_.v[0]);
-                    wf_[9u] = kf_f16_to_f32(wh_2_.v[1]);
-                    wf_[10u] = kf_f16_to_f32(wh_2_.v[2]);
-                    wf_[11u] = kf_f16_to_f32(wh_2_.v[3]);
-                    wf_[12u] = kf_f16_to_f32(wh_2_.v[4]);
-                    wf_[13u] = kf_f16_to_f32(wh_2_.v[5]);
-                    wf_[14u] = kf_f16_to_f32(wh_2_.v[6]);
-                    wf_[15u] = kf_f16_to_f32(wh_2_.v[7]);
+                bool t759_ = (t0_ + 1u) >= 1u;
+                bool t760_ = t759_;
+                if (t759_) {
+                    t760_ = ((t0_ + 1u) - 1u) < total_;
+                }
+                if (t760_) {
+                    kf_u32x4 wg_3_ = wb_[0u];
+                    kf_u32x4 w8_3_ = wb_[1u];
+                    unsigned t770_ = wg_3_.v[0];
+                    unsigned t771_ = w8_3_.v[0];
+                    unsigned t772_ = wg_3_.v[1];
+                    unsigned t773_ = w8_3_.v[1];
+                    kf_u32x4 t777_ = kf_u32x4{{t770_, t771_, t772_, t773_}};
+                    kf_f16x8 a0_3_ = kf_bitcast<kf_f16x8>(t777_);
+                    unsigned t779_ = wg_3_.v[2];
+                    unsigned t780_ = w8_3_.v[2];
+                    unsigned t781_ = wg_3_.v[3];
+                    unsigned t782_ = w8_3_.v[3];
+                    kf_u32x4 t786_ = kf_u32x4{{t779_, t780_, t781_, t782_}};
+                    kf_f16x8 a1_3_ = kf_bitcast<kf_f16x8>(t786_);
+                    bool live_3_ = g_ < nb_;
+                    kf_u32x4 t790_ = xb_[0u];
+                    kf_f32x4 xa_3_ = kf_bitcast<kf_f32x4>(t790_);
+                    kf_u32x4 t793_ = xb_[1u];
+                    kf_f32x4 xc_3_ = kf_bitcast<kf_f32x4>(t793_);
+                    kf_f16 t796_ = kf_f16_from_f32(xa_3_.v[0]);
+                    kf_f16 t798_ = kf_f16_from_f32(xa_3_.v[1]);
+                    kf_f16 t800_ = kf_f16_from_f32(xa_3_.v[2]);
+                    kf_f16 t802_ = kf_f16_from_f32(xa_3_.v[3]);
+                    kf_f16x4 ha_3_ = kf_f16x4{{t796_, t798_, t800_, t802_}};
+                    kf_f16 t808_ = kf_f16_from_f32(xc_3_.v[0]);
+                    kf_f16 t810_ = kf_f16_from_f32(xc_3_.v[1]);
+                    kf_f16 t812_ = kf_f16_from_f32(xc_3_.v[2]);
+                    kf_f16 t814_ = kf_f16_from_f32(xc_3_.v[3]);
+                    kf_f16x4 hc_3_ = kf_f16x4{{t808_, t810_, t812_, t814_}};
+                    kf_f16 t823_ = kf_f16_from_f32(__fsub_rn(xa_3_.v[0], kf_f16_to_f32(t796_)));
+                    kf_f16 t828_ = kf_f16_from_f32(__fsub_rn(xa_3_.v[1], kf_f16_to_f32(t798_)));
+                    kf_f16 t833_ = kf_f16_from_f32(__fsub_rn(xa_3_.v[2], kf_f16_to_f32(t800_)));
+                    kf_f16 t838_ = kf_f16_from_f32(__fsub_rn(xa_3_.v[3], kf_f16_to_f32(t802_)));
+                    kf_f16x4 la_3_ = kf_f16x4{{t823_, t828_, t833_, t838_}};
+                    kf_f16 t847_ = kf_f16_from_f32(__fsub_rn(xc_3_.v[0], kf_f16_to_f32(t808_)));
+                    kf_f16 t852_ = kf_f16_from_f32(__fsub_rn(xc_3_.v[1], kf_f16_to_f32(t810_)));
+                    kf_f16 t857_ = kf_f16_from_f32(__fsub_rn(xc_3_.v[2], kf_f16_to_f32(t812_)));
+                    kf_f16 t862_ = kf_f16_from_f32(__fsub_rn(xc_3_.v[3], kf_f16_to_f32(t814_)));
+                    kf_f16x4 lc_3_ = kf_f16x4{{t847_, t852_, t857_, t862_}};
+                    kf_f16x4 z_3_ = kf_f16x4{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                    kf_f16x4 t869_ = live_3_ ? ha_3_ : z_3_;
+                    kf_f32x4 t870_ = kf_mma_f16(a0_3_, t869_, d_);
+                    d_ = t870_;
+                    kf_f16x4 t871_ = live_3_ ? la_3_ : z_3_;
+                    kf_f32x4 t872_ = kf_mma_f16(a0_3_, t871_, t870_);
+                    d_ = t872_;
+                    kf_f16x4 t873_ = live_3_ ? hc_3_ : z_3_;
+                    kf_f32x4 t874_ = kf_mma_f16(a1_3_, t873_, t872_);
+                    d_ = t874_;
+                    kf_f16x4 t875_ = live_3_ ? lc_3_ : z_3_;
+                    kf_f32x4 t876_ = kf_mma_f16(a1_3_, t875_, t874_);
+                    d_ = t876_;
+                    kf_u32x4 wg_4_ = wb_[2u];
+                    kf_u32x4 w8_4_ = wb_[3u];
+                    unsigned t903_ = wg_4_.v[0];
+                    unsigned t904_ = w8_4_.v[0];
+                    unsigned t905_ = wg_4_.v[1];
+                    unsigned t906_ = w8_4_.v[1];
+                    kf_u32x4 t910_ = kf_u32x4{{t903_, t904_, t905_, t906_}};
+                    kf_f16x8 a0_4_ = kf_bitcast<kf_f16x8>(t910_);
+                    unsigned t912_ = wg_4_.v[2];
+                    unsigned t913_ = w8_4_.v[2];
+                    unsigned t914_ = wg_4_.v[3];
+                    unsigned t915_ = w8_4_.v[3];
+                    kf_u32x4 t919_ = kf_u32x4{{t912_, t913_, t914_, t915_}};
+                    kf_f16x8 a1_4_ = kf_bitcast<kf_f16x8>(t919_);
+                    bool live_4_ = g_ < nb_;
+                    kf_u32x4 t923_ = xb_[2u];
+                    kf_f32x4 xa_4_ = kf_bitcast<kf_f32x4>(t923_);
+                    kf_u32x4 t926_ = xb_[3u];
+                    kf_f32x4 xc_4_ = kf_bitcast<kf_f32x4>(t926_);
+                    kf_f16 t929_ = kf_f16_from_f32(xa_4_.v[0]);
+                    kf_f16 t931_ = kf_f16_from_f32(xa_4_.v[1]);
+                    kf_f16 t933_ = kf_f16_from_f32(xa_4_.v[2]);
+                    kf_f16 t935_ = kf_f16_from_f32(xa_4_.v[3]);
+                    kf_f16x4 ha_4_ = kf_f16x4{{t929_, t931_, t933_, t935_}};
+                    kf_f16 t941_ = kf_f16_from_f32(xc_4_.v[0]);
+                    kf_f16 t943_ = kf_f16_from_f32(xc_4_.v[1]);
+                    kf_f16 t945_ = kf_f16_from_f32(xc_4_.v[2]);
+                    kf_f16 t947_ = kf_f16_from_f32(xc_4_.v[3]);
+                    kf_f16x4 hc_4_ = kf_f16x4{{t941_, t943_, t945_, t947_}};
+                    kf_f16 t956_ = kf_f16_from_f32(__fsub_rn(xa_4_.v[0], kf_f16_to_f32(t929_)));
+                    kf_f16 t961_ = kf_f16_from_f32(__fsub_rn(xa_4_.v[1], kf_f16_to_f32(t931_)));
+                    kf_f16 t966_ = kf_f16_from_f32(__fsub_rn(xa_4_.v[2], kf_f16_to_f32(t933_)));
+                    kf_f16 t971_ = kf_f16_from_f32(__fsub_rn(xa_4_.v[3], kf_f16_to_f32(t935_)));
+                    kf_f16x4 la_4_ = kf_f16x4{{t956_, t961_, t966_, t971_}};
+                    kf_f16 t980_ = kf_f16_from_f32(__fsub_rn(xc_4_.v[0], kf_f16_to_f32(t941_)));
+                    kf_f16 t985_ = kf_f16_from_f32(__fsub_rn(xc_4_.v[1], kf_f16_to_f32(t943_)));
+                    kf_f16 t990_ = kf_f16_from_f32(__fsub_rn(xc_4_.v[2], kf_f16_to_f32(t945_)));
+                    kf_f16 t995_ = kf_f16_from_f32(__fsub_rn(xc_4_.v[3], kf_f16_to_f32(t947_)));
+                    kf_f16x4 lc_4_ = kf_f16x4{{t980_, t985_, t990_, t995_}};
+                    kf_f16x4 z_4_ = kf_f16x4{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                    kf_f16x4 t1002_ = live_4_ ? ha_4_ : z_4_;
+                    kf_f32x4 t1003_ = kf_mma_f16(a0_4_, t1002_, t876_);
+                    d_ = t1003_;
+                    kf_f16x4 t1004_ = live_4_ ? la_4_ : z_4_;
+                    kf_f32x4 t1005_ = kf_mma_f16(a0_4_, t1004_, t1003_);
+                    d_ = t1005_;
+                    kf_f16x4 t1006_ = live_4_ ? hc_4_ : z_4_;
+                    kf_f32x4 t1007_ = kf_mma_f16(a1_4_, t1006_, t1005_);
+                    d_ = t1007_;
+                    kf_f16x4 t1008_ = live_4_ ? lc_4_ : z_4_;
+                    kf_f32x4 t1009_ = kf_mma_f16(a1_4_, t1008_, t1007_);
+                    d_ = t1009_;
+                    unsigned t1033_ = cs_ + 1u;
+                    cs_ = t1033_;
+                    if (t1033_ == spt_) {
+                        unsigned slot_2_ = (par_ << 2u) << 7u;
+                        red_[slot_2_ + (((w_2_ << 5u) + lane_) << 2u)] = t1009_.v[0];
+                        red_[(slot_2_ + (((w_2_ << 5u) + lane_) << 2u)) + 1u] = t1009_.v[1];
+                        red_[(slot_2_ + (((w_2_ << 5u) + lane_) << 2u)) + 2u] = t1009_.v[2];
+                        red_[(slot_2_ + (((w_2_ << 5u) + lane_) << 2u)) + 3u] = t1009_.v[3];
+                        __syncthreads();
+                        for (unsigned t_10_ = threadIdx.x; t_10_ < 128u; t_10_ = t_10_ + blockDim.x) {
+                            unsigned r_2_ = t_10_ >> 3u;
+                            unsigned bq_2_ = t_10_ & 7u;
+                            unsigned at_2_ = (((((r_2_ & 7u) << 2u) + (bq_2_ >> 1u)) << 2u) + (bq_2_ & 1u)) + ((r_2_ >> 3u) << 1u);
+                            float t1122_ = __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, red_[slot_2_ + at_2_]), red_[(slot_2_ + 128u) + at_2_]), red_[(slot_2_ + 256u) + at_2_]), red_[(slot_2_ + 384u) + at_2_]);
+                            unsigned row_11_ = (ct_ << 4u) + r_2_;
+                            bool t1126_ = bq_2_ < nb_;
+                            bool t1127_ = t1126_;
+                            if (t1126_) {
+                                t1127_ = row_11_ < m_;
+                            }
+                            if (t1127_) {
+                                unsigned i_2_ = (bq_2_ * m_) + row_11_;
+                                y_[i_2_] = t1122_;
+                            }
+                        }
+                        kf_f32x4 t1142_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+                        d_ = t1142_;
+                        par_ = par_ ^ 1u;
+                        cs_ = 0u;
+                        ct_ = ct_ + gridDim.x;
+                    }
+                }
+            }
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1166_ = (blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1177_ = gridDim.x << 2u;
+        for (unsigned g_2_ = t1166_; g_2_ < m_; g_2_ = g_2_ + t1177_) {
+            row_[0u] = min(g_2_, (m_ - 1u));
+            acc_[0u] = 0.0f;
+            acc_[1u] = 0.0f;
+            acc_[2u] = 0.0f;
+            acc_[3u] = 0.0f;
+            acc_[4u] = 0.0f;
+            acc_[5u] = 0.0f;
+            acc_[6u] = 0.0f;
+            acc_[7u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 96u) {
+                    unsigned v_5_ = base_ + lane_2_;
+                    kf_u32x4 t1216_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_11_ = t1216_;
+                    if (v_5_ < nv_2_) {
+                        unsigned t1222_ = (row_[0u] * nv_2_) + v_5_;
+                        kf_u32x4 t1223_ = wv_[t1222_];
+                        t_11_ = t1223_;
+                    }
+                    wr_[0u] = t_11_;
+                    unsigned v_6_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1229_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_12_ = t1229_;
+                    if (v_6_ < nv_2_) {
+                        unsigned t1235_ = (row_[0u] * nv_2_) + v_6_;
+                        kf_u32x4 t1236_ = wv_[t1235_];
+                        t_12_ = t1236_;
+                    }
+                    wr_[1u] = t_12_;
+                    unsigned v_7_ = (base_ + 64u) + lane_2_;
+                    kf_u32x4 t1242_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_13_ = t1242_;
+                    if (v_7_ < nv_2_) {
+                        unsigned t1248_ = (row_[0u] * nv_2_) + v_7_;
+                        kf_u32x4 t1249_ = wv_[t1248_];
+                        t_13_ = t1249_;
+                    }
+                    wr_[2u] = t_13_;
+                    unsigned v_8_ = base_ + lane_2_;
+                    if (v_8_ < nv_2_) {
+                        kf_u32x4 t1256_ = wr_[0u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t1256_);
+                        wf_[0u] = kf_f16_to_f32(wh_.v[0]);
+                        wf_[1u] = kf_f16_to_f32(wh_.v[1]);
+                        wf_[2u] = kf_f16_to_f32(wh_.v[2]);
+                        wf_[3u] = kf_f16_to_f32(wh_.v[3]);
+                        wf_[4u] = kf_f16_to_f32(wh_.v[4]);
+                        wf_[5u] = kf_f16_to_f32(wh_.v[5]);
+                        wf_[6u] = kf_f16_to_f32(wh_.v[6]);
+                        wf_[7u] = kf_f16_to_f32(wh_.v[7]);
+                        if (0u < nb_) {
+                            unsigned t1315_ = v_8_ << 1u;
+                            kf_f32x4 a_ = xf4_[t1315_];
+                            unsigned t1323_ = (v_8_ << 1u) + 1u;
+                            kf_f32x4 c_ = xf4_[t1323_];
+                            xs_[0u] = a_.v[0];
+                            xs_[4u] = c_.v[0];
+                            xs_[1u] = a_.v[1];
+                            xs_[5u] = c_.v[1];
+                            xs_[2u] = a_.v[2];
+                            xs_[6u] = c_.v[2];
+                            xs_[3u] = a_.v[3];
+                            xs_[7u] = c_.v[3];
+                            acc_[0u] = __fmaf_rn(wf_[7u], xs_[7u], __fmaf_rn(wf_[6u], xs_[6u], __fmaf_rn(wf_[5u], xs_[5u], __fmaf_rn(wf_[4u], xs_[4u], __fmaf_rn(wf_[3u], xs_[3u], __fmaf_rn(wf_[2u], xs_[2u], __fmaf_rn(wf_[1u], xs_[1u], __fmaf_rn(wf_[0u], xs_[0u], acc_[0u]))))))));
+                        }
+                        if (1u < nb_) {
+                            unsigned t1419_ = (nv_2_ + v_8_) << 1u;
+                            kf_f32x4 a_2_ = xf4_[t1419_];
+                            unsigned t1427_ = ((nv_2_ + v_8_) << 1u) + 1u;
+                            kf_f32x4 c_2_ = xf4_[t1427_];
+                            xs_2_[0u] = a_2_.v[0];
+                            xs_2_[4u] = c_2_.v[0];
+                            xs_2_[1u] = a_2_.v[1];
+                            xs_2_[5u] = c_2_.v[1];
+                            xs_2_[2u] = a_2_.v[2];
+                            xs_2_[6u] = c_2_.v[2];
+                            xs_2_[3u] = a_2_.v[3];
+                            xs_2_[7u] = c_2_.v[3];
+                            acc_[1u] = __fmaf_rn(wf_[7u], xs_2_[7u], __fmaf_rn(wf_[6u], xs_2_[6u], __fmaf_rn(wf_[5u], xs_2_[5u], __fmaf_rn(wf_[4u], xs_2_[4u], __fmaf_rn(wf_[3u], xs_2_[3u], __fmaf_rn(wf_[2u], xs_2_[2u], __fmaf_rn(wf_[1u], xs_2_[1u], __fmaf_rn(wf_[0u], xs_2_[0u], acc_[1u]))))))));
+                        }
+                        if (2u < nb_) {
+                            unsigned t1523_ = ((nv_2_ << 1u) + v_8_) << 1u;
+                            kf_f32x4 a_3_ = xf4_[t1523_];
+                            unsigned t1531_ = (((nv_2_ << 1u) + v_8_) << 1u) + 1u;
+                            kf_f32x4 c_3_ = xf4_[t1531_];
+                            xs_3_[0u] = a_3_.v[0];
+                            xs_3_[4u] = c_3_.v[0];
+                            xs_3_[1u] = a_3_.v[1];
+                            xs_3_[5u] = c_3_.v[1];
+                            xs_3_[2u] = a_3_.v[2];
+                            xs_3_[6u] = c_3_.v[2];
+                            xs_3_[3u] = a_3_.v[3];
+                            xs_3_[7u] = c_3_.v[3];
+                            acc_[2u] = __fmaf_rn(wf_[7u], xs_3_[7u], __fmaf_rn(wf_[6u], xs_3_[6u], __fmaf_rn(wf_[5u], xs_3_[5u], __fmaf_rn(wf_[4u], xs_3_[4u], __fmaf_rn(wf_[3u], xs_3_[3u], __fmaf_rn(wf_[2u], xs_3_[2u], __fmaf_rn(wf_[1u], xs_3_[1u], __fmaf_rn(wf_[0u], xs_3_[0u], acc_[2u]))))))));
+                        }
+                        if (3u < nb_) {
+                            unsigned t1627_ = ((3u * nv_2_) + v_8_) << 1u;
+                            kf_f32x4 a_4_ = xf4_[t1627_];
+                            unsigned t1635_ = (((3u * nv_2_) + v_8_) << 1u) + 1u;
+                            kf_f32x4 c_4_ = xf4_[t1635_];
+                            xs_4_[0u] = a_4_.v[0];
+                            xs_4_[4u] = c_4_.v[0];
+                            xs_4_[1u] = a_4_.v[1];
+                            xs_4_[5u] = c_4_.v[1];
+                            xs_4_[2u] = a_4_.v[2];
+                            xs_4_[6u] = c_4_.v[2];
+                            xs_4_[3u] = a_4_.v[3];
+                            xs_4_[7u] = c_4_.v[3];
+                            acc_[3u] = __fmaf_rn(wf_[7u], xs_4_[7u], __fmaf_rn(wf_[6u], xs_4_[6u], __fmaf_rn(wf_[5u], xs_4_[5u], __fmaf_rn(wf_[4u], xs_4_[4u], __fmaf_rn(wf_[3u], xs_4_[3u], __fmaf_rn(wf_[2u], xs_4_[2u], __fmaf_rn(wf_[1u], xs_4_[1u], __fmaf_rn(wf_[0u], xs_4_[0u], acc_[3u]))))))));
+                        }
+                        if (4u < nb_) {
+                            unsigned t1731_ = ((nv_2_ << 2u) + v_8_) << 1u;
+                            kf_f32x4 a_5_ = xf4_[t1731_];
+                            unsigned t1739_ = (((nv_2_ << 2u) + v_8_) << 1u) + 1u;
+                            kf_f32x4 c_5_ = xf4_[t1739_];
+                            xs_5_[0u] = a_5_.v[0];
+                            xs_5_[4u] = c_5_.v[0];
+                            xs_5_[1u] = a_5_.v[1];
+                            xs_5_[5u] = c_5_.v[1];
+                            xs_5_[2u] = a_5_.v[2];
+                            xs_5_[6u] = c_5_.v[2];
+                            xs_5_[3u] = a_5_.v[3];
+                            xs_5_[7u] = c_5_.v[3];
+                            acc_[4u] = __fmaf_rn(wf_[7u], xs_5_[7u], __fmaf_rn(wf_[6u], xs_5_[6u], __fmaf_rn(wf_[5u], xs_5_[5u], __fmaf_rn(wf_[4u], xs_5_[4u], __fmaf_rn(wf_[3u], xs_5_[3u], __fmaf_rn(wf_[2u], xs_5_[2u], __fmaf_rn(wf_[1u], xs_5_[1u], __fmaf_rn(wf_[0u], xs_5_[0u], acc_[4u]))))))));
+                        }
+                        if (5u < nb_) {
+                            unsigned t1835_ = ((5u * nv_2_) + v_8_) << 1u;
+                            kf_f32x4 a_6_ = xf4_[t1835_];
+                            unsigned t1843_ = (((5u * nv_2_) + v_8_) << 1u) + 1u;
+                            kf_f32x4 c_6_ = xf4_[t1843_];
+                            xs_6_[0u] = a_6_.v[0];
+                            xs_6_[4u] = c_6_.v[0];
+                            xs_6_[1u] = a_6_.v[1];
+                            xs_6_[5u] = c_6_.v[1];
+                            xs_6_[2u] = a_6_.v[2];
+                            xs_6_[6u] = c_6_.v[2];
+                            xs_6_[3u] = a_6_.v[3];
+                            xs_6_[7u] = c_6_.v[3];
+                            acc_[5u] = __fmaf_rn(wf_[7u], xs_6_[7u], __fmaf_rn(wf_[6u], xs_6_[6u], __fmaf_rn(wf_[5u], xs_6_[5u], __fmaf_rn(wf_[4u], xs_6_[4u], __fmaf_rn(wf_[3u], xs_6_[3u], __fmaf_rn(wf_[2u], xs_6_[2u], __fmaf_rn(wf_[1u], xs_6_[1u], __fmaf_rn(wf_[0u], xs_6_[0u], acc_[5u]))))))));
+                        }
+                        if (6u < nb_) {
+                            unsigned t1939_ = ((6u * nv_2_) + v_8_) << 1u;
+                            kf_f32x4 a_7_ = xf4_[t1939_];
+                            unsigned t1947_ = (((6u * nv_2_) + v_8_) << 1u) + 1u;
+                            kf_f32x4 c_7_ = xf4_[t1947_];
+                            xs_7_[0u] = a_7_.v[0];
+                            xs_7_[4u] = c_7_.v[0];
+                            xs_7_[1u] = a_7_.v[1];
+                            xs_7_[5u] = c_7_.v[1];
+                            xs_7_[2u] = a_7_.v[2];
+                            xs_7_[6u] = c_7_.v[2];
+                            xs_7_[3u] = a_7_.v[3];
+                            xs_7_[7u] = c_7_.v[3];
+                            acc_[6u] = __fmaf_rn(wf_[7u], xs_7_[7u], __fmaf_rn(wf_[6u], xs_7_[6u], __fmaf_rn(wf_[5u], xs_7_[5u], __fmaf_rn(wf_[4u], xs_7_[4u], __fmaf_rn(wf_[3u], xs_7_[3u], __fmaf_rn(wf_[2u], xs_7_[2u], __fmaf_rn(wf_[1u], xs_7_[1u], __fmaf_rn(wf_[0u], xs_7_[0u], acc_[6u]))))))));
+                        }
+                        if (7u < nb_) {
+                            unsigned t2043_ = ((7u * nv_2_) + v_8_) << 1u;
+                            kf_f32x4 a_8_ = xf4_[t2043_];
+                            unsigned t2051_ = (((7u * nv_2_) + v_8_) << 1u) + 1u;
+                            kf_f32x4 c_8_ = xf4_[t2051_];
+                            xs_8_[0u] = a_8_.v[0];
+                            xs_8_[4u] = c_8_.v[0];
+                            xs_8_[1u] = a_8_.v[1];
+                            xs_8_[5u] = c_8_.v[1];
+                            xs_8_[2u] = a_8_.v[2];
+                            xs_8_[6u] = c_8_.v[2];
+                            xs_8_[3u] = a_8_.v[3];
+                            xs_8_[7u] = c_8_.v[3];
+                            acc_[7u] = __fmaf_rn(wf_[7u], xs_8_[7u], __fmaf_rn(wf_[6u], xs_8_[6u], __fmaf_rn(wf_[5u], xs_8_[5u], __fmaf_rn(wf_[4u], xs_8_[4u], __fmaf_rn(wf_[3u], xs_8_[3u], __fmaf_rn(wf_[2u], xs_8_[2u], __fmaf_rn(wf_[1u], xs_8_[1u], __fmaf_rn(wf_[0u], xs_8_[0u], acc_[7u]))))))));
+                        }
+                    }
+                    unsigned v_9_ = (base_ + 32u) + lane_2_;
+                    if (v_9_ < nv_2_) {
+                        kf_u32x4 t2146_ = wr_[1u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t2146_);
+                        wf_2_[0u] = kf_f16_to_f32(wh_2_.v[0]);
+                        wf_2_[1u] = kf_f16_to_f32(wh_2_.v[1]);
+                        wf_2_[2u] = kf_f16_to_f32(wh_2_.v[2]);
+                        wf_2_[3u] = kf_f16_to_f32(wh_2_.v[3]);
+                        wf_2_[4u] = kf_f16_to_f32(wh_2_.v[4]);
+                        wf_2_[5u] = kf_f16_to_f32(wh_2_.v[5]);
+                        wf_2_[6u] = kf_f16_to_f32(wh_2_.v[6]);
+                        wf_2_[7u] = kf_f16_to_f32(wh_2_.v[7]);
+                        if (0u < nb_) {
+                            unsigned t2205_ = v_9_ << 1u;
+                            kf_f32x4 a_9_ = xf4_[t2205_];
+                            unsigned t2213_ = (v_9_ << 1u) + 1u;
+                            kf_f32x4 c_9_ = xf4_[t2213_];
+                            xs_9_[0u] = a_9_.v[0];
+                            xs_9_[4u] = c_9_.v[0];
+                            xs_9_[1u] = a_9_.v[1];
+                            xs_9_[5u] = c_9_.v[1];
+                            xs_9_[2u] = a_9_.v[2];
+                            xs_9_[6u] = c_9_.v[2];
+                            xs_9_[3u] = a_9_.v[3];
+                            xs_9_[7u] = c_9_.v[3];
+                            acc_[0u] = __fmaf_rn(wf_2_[7u], xs_9_[7u], __fmaf_rn(wf_2_[6u], xs_9_[6u], __fmaf_rn(wf_2_[5u], xs_9_[5u], __fmaf_rn(wf_2_[4u], xs_9_[4u], __fmaf_rn(wf_2_[3u], xs_9_[3u], __fmaf_rn(wf_2_[2u], xs_9_[2u], __fmaf_rn(wf_2_[1u], xs_9_[1u], __fmaf_rn(wf_2_[0u], xs_9_[0u], acc_[0u]))))))));
+                        }
+                        if (1u < nb_) {
+                            unsigned t2309_ = (nv_2_ + v_9_) << 1u;
+                            kf_f32x4 a_10_ = xf4_[t2309_];
+                            unsigned t2317_ = ((nv_2_ + v_9_) << 1u) + 1u;
+                            kf_f32x4 c_10_ = xf4_[t2317_];
+                            xs_10_[0u] = a_10_.v[0];
+                            xs_10_[4u] = c_10_.v[0];
+                            xs_10_[1u] = a_10_.v[1];
+                            xs_10_[5u] = c_10_.v[1];
+                            xs_10_[2u] = a_10_.v[2];
+                            xs_10_[6u] = c_10_.v[2];
+                            xs_10_[3u] = a_10_.v[3];
+                            xs_10_[7u] = c_10_.v[3];
+                            acc_[1u] = __fmaf_rn(wf_2_[7u], xs_10_[7u], __fmaf_rn(wf_2_[6u], xs_10_[6u], __fmaf_rn(wf_2_[5u], xs_10_[5u], __fmaf_rn(wf_2_[4u], xs_10_[4u], __fmaf_rn(wf_2_[3u], xs_10_[3u], __fmaf_rn(wf_2_[2u], xs_10_[2u], __fmaf_rn(wf_2_[1u], xs_10_[1u], __fmaf_rn(wf_2_[0u], xs_10_[0u], acc_[1u]))))))));
+                        }
+                        if (2u < nb_) {
+                            unsigned t2413_ = ((nv_2_ << 1u) + v_9_) << 1u;
+                            kf_f32x4 a_11_ = xf4_[t2413_];
+                            unsigned t2421_ = (((nv_2_ << 1u) + v_9_) << 1u) + 1u;
+                            kf_f32x4 c_11_ = xf4_[t2421_];
+                            xs_11_[0u] = a_11_.v[0];
+                            xs_11_[4u] = c_11_.v[0];
+                            xs_11_[1u] = a_11_.v[1];
+                            xs_11_[5u] = c_11_.v[1];
+                            xs_11_[2u] = a_11_.v[2];
+                            xs_11_[6u] = c_11_.v[2];
+                            xs_11_[3u] = a_11_.v[3];
+                            xs_11_[7u] = c_11_.v[3];
+                            acc_[2u] = __fmaf_rn(wf_2_[7u], xs_11_[7u], __fmaf_rn(wf_2_[6u], xs_11_[6u], __fmaf_rn(wf_2_[5u], xs_11_[5u], __fmaf_rn(wf_2_[4u], xs_11_[4u], __fmaf_rn(wf_2_[3u], xs_11_[3u], __fmaf_rn(wf_2_[2u], xs_11_[2u], __fmaf_rn(wf_2_[1u], xs_11_[1u], __fmaf_rn(wf_2_[0u], xs_11_[0u], acc_[2u]))))))));
+                        }
+                        if (3u < nb_) {
+                            unsigned t2517_ = ((3u * nv_2_) + v_9_) << 1u;
+                            kf_f32x4 a_12_ = xf4_[t2517_];
+                            unsigned t2525_ = (((3u * nv_2_) + v_9_) << 1u) + 1u;
+                            kf_f32x4 c_12_ = xf4_[t2525_];
+                            xs_12_[0u] = a_12_.v[0];
+                            xs_12_[4u] = c_12_.v[0];
+                            xs_12_[1u] = a_12_.v[1];
+                            xs_12_[5u] = c_12_.v[1];
+                            xs_12_[2u] = a_12_.v[2];
+                            xs_12_[6u] = c_12_.v[2];
+                            xs_12_[3u] = a_12_.v[3];
+                            xs_12_[7u] = c_12_.v[3];
+                            acc_[3u] = __fmaf_rn(wf_2_[7u], xs_12_[7u], __fmaf_rn(wf_2_[6u], xs_12_[6u], __fmaf_rn(wf_2_[5u], xs_12_[5u], __fmaf_rn(wf_2_[4u], xs_12_[4u], __fmaf_rn(wf_2_[3u], xs_12_[3u], __fmaf_rn(wf_2_[2u], xs_12_[2u], __fmaf_rn(wf_2_[1u], xs_12_[1u], __fmaf_rn(wf_2_[0u], xs_12_[0u], acc_[3u]))))))));
+                        }
+                        if (4u < nb_) {
+                            unsigned t2621_ = ((nv_2_ << 2u) + v_9_) << 1u;
+                            kf_f32x4 a_13_ = xf4_[t2621_];
+                            unsigned t2629_ = (((nv_2_ << 2u) + v_9_) << 1u) + 1u;
+                            kf_f32x4 c_13_ = xf4_[t2629_];
+                            xs_13_[0u] = a_13_.v[0];
+                            xs_13_[4u] = c_13_.v[0];
+                            xs_13_[1u] = a_13_.v[1];
+                            xs_13_[5u] = c_13_.v[1];
+                            xs_13_[2u] = a_13_.v[2];
+                            xs_13_[6u] = c_13_.v[2];
+                            xs_13_[3u] = a_13_.v[3];
+                            xs_13_[7u] = c_13_.v[3];
+                            acc_[4u] = __fmaf_rn(wf_2_[7u], xs_13_[7u], __fmaf_rn(wf_2_[6u], xs_13_[6u], __fmaf_rn(wf_2_[5u], xs_13_[5u], __fmaf_rn(wf_2_[4u], xs_13_[4u], __fmaf_rn(wf_2_[3u], xs_13_[3u], __fmaf_rn(wf_2_[2u], xs_13_[2u], __fmaf_rn(wf_2_[1u], xs_13_[1u], __fmaf_rn(wf_2_[0u], xs_13_[0u], acc_[4u]))))))));
+                        }
+                        if (5u < nb_) {
+                            unsigned t2725_ = ((5u * nv_2_) + v_9_) << 1u;
+                            kf_f32x4 a_14_ = xf4_[t2725_];
+                            unsigned t2733_ = (((5u * nv_2_) + v_9_) << 1u) + 1u;
+                            kf_f32x4 c_14_ = xf4_[t2733_];
+                            xs_14_[0u] = a_14_.v[0];
+                            xs_14_[4u] = c_14_.v[0];
+                            xs_14_[1u] = a_14_.v[1];
+                            xs_14_[5u] = c_14_.v[1];
+                            xs_14_[2u] = a_14_.v[2];
+                            xs_14_[6u] = c_14_.v[2];
+                            xs_14_[3u] = a_14_.v[3];
+                            xs_14_[7u] = c_14_.v[3];
+                            acc_[5u] = __fmaf_rn(wf_2_[7u], xs_14_[7u], __fmaf_rn(wf_2_[6u], xs_14_[6u], __fmaf_rn(wf_2_[5u], xs_14_[5u], __fmaf_rn(wf_2_[4u], xs_14_[4u], __fmaf_rn(wf_2_[3u], xs_14_[3u], __fmaf_rn(wf_2_[2u], xs_14_[2u], __fmaf_rn(wf_2_[1u], xs_14_[1u], __fmaf_rn(wf_2_[0u], xs_14_[0u], acc_[5u]))))))));
+                        }
+                        if (6u < nb_) {
+                            unsigned t2829_ = ((6u * nv_2_) + v_9_) << 1u;
+                            kf_f32x4 a_15_ = xf4_[t2829_];
+                            unsigned t2837_ = (((6u * nv_2_) + v_9_) << 1u) + 1u;
+                            kf_f32x4 c_15_ = xf4_[t2837_];
+                            xs_15_[0u] = a_15_.v[0];
+                            xs_15_[4u] = c_15_.v[0];
+                            xs_15_[1u] = a_15_.v[1];
+                            xs_15_[5u] = c_15_.v[1];
+                            xs_15_[2u] = a_15_.v[2];
+                            xs_15_[6u] = c_15_.v[2];
+                            xs_15_[3u] = a_15_.v[3];
+                            xs_15_[7u] = c_15_.v[3];
+                            acc_[6u] = __fmaf_rn(wf_2_[7u], xs_15_[7u], __fmaf_rn(wf_2_[6u], xs_15_[6u], __fmaf_rn(wf_2_[5u], xs_15_[5u], __fmaf_rn(wf_2_[4u], xs_15_[4u], __fmaf_rn(wf_2_[3u], xs_15_[3u], __fmaf_rn(wf_2_[2u], xs_15_[2u], __fmaf_rn(wf_2_[1u], xs_15_[1u], __fmaf_rn(wf_2_[0u], xs_15_[0u], acc_[6u]))))))));
+                        }
+                        if (7u < nb_) {
+                            unsigned t2933_ = ((7u * nv_2_) + v_9_) << 1u;
+                            kf_f32x4 a_16_ = xf4_[t2933_];
+                            unsigned t2941_ = (((7u * nv_2_) + v_9_) << 1u) + 1u;
+                            kf_f32x4 c_16_ = xf4_[t2941_];
+                            xs_16_[0u] = a_16_.v[0];
+                            xs_16_[4u] = c_16_.v[0];
+                            xs_16_[1u] = a_16_.v[1];
+                            xs_16_[5u] = c_16_.v[1];
+                            xs_16_[2u] = a_16_.v[2];
+                            xs_16_[6u] = c_16_.v[2];
+                            xs_16_[3u] = a_16_.v[3];
+                            xs_16_[7u] = c_16_.v[3];
+                            acc_[7u] = __fmaf_rn(wf_2_[7u], xs_16_[7u], __fmaf_rn(wf_2_[6u], xs_16_[6u], __fmaf_rn(wf_2_[5u], xs_16_[5u], __fmaf_rn(wf_2_[4u], xs_16_[4u], __fmaf_rn(wf_2_[3u], xs_16_[3u], __fmaf_rn(wf_2_[2u], xs_16_[2u], __fmaf_rn(wf_2_[1u], xs_16_[1u], __fmaf_rn(wf_2_[0u], xs_16_[0u], acc_[7u]))))))));
+                        }
+                    }
+                    unsigned v_10_ = (base_ + 64u) + lane_2_;
+                    if (v_10_ < nv_2_) {
+                        kf_u32x4 t3036_ = wr_[2u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t3036_);
+                        wf_3_[0u] = kf_f16_to_f32(wh_3_.v[0]);
+                        wf_3_[1u] = kf_f16_to_f32(wh_3_.v[1]);
+                        wf_3_[2u] = kf_f16_to_f32(wh_3_.v[2]);
+                        wf_3_[3u] = kf_f16_to_f32(wh_3_.v[3]);
+                        wf_3_[4u] = kf_f16_to_f32(wh_3_.v[4]);
+                        wf_3_[5u] = kf_f16_to_f32(wh_3_.v[5]);
+                        wf_3_[6u] = kf_f16_to_f32(wh_3_.v[6]);
+                        wf_3_[7u] = kf_f16_to_f32(wh_3_.v[7]);
+                        if (0u < nb_) {
+                            unsigned t3095_ = v_10_ << 1u;
+                            kf_f32x4 a_17_ = xf4_[t3095_];
+                            unsigned t3103_ = (v_10_ << 1u) + 1u;
+                            kf_f32x4 c_17_ = xf4_[t3103_];
+                            xs_17_[0u] = a_17_.v[0];
+                            xs_17_[4u] = c_17_.v[0];
+                            xs_17_[1u] = a_17_.v[1];
+                            xs_17_[5u] = c_17_.v[1];
+                            xs_17_[2u] = a_17_.v[2];
+                            xs_17_[6u] = c_17_.v[2];
+                            xs_17_[3u] = a_17_.v[3];
+                            xs_17_[7u] = c_17_.v[3];
+                            acc_[0u] = __fmaf_rn(wf_3_[7u], xs_17_[7u], __fmaf_rn(wf_3_[6u], xs_17_[6u], __fmaf_rn(wf_3_[5u], xs_17_[5u], __fmaf_rn(wf_3_[4u], xs_17_[4u], __fmaf_rn(wf_3_[3u], xs_17_[3u], __fmaf_rn(wf_3_[2u], xs_17_[2u], __fmaf_rn(wf_3_[1u], xs_17_[1u], __fmaf_rn(wf_3_[0u], xs_17_[0u], acc_[0u]))))))));
+                        }
+                        if (1u < nb_) {
+                            unsigned t3199_ = (nv_2_ + v_10_) << 1u;
+                            kf_f32x4 a_18_ = xf4_[t3199_];
+                            unsigned t3207_ = ((nv_2_ + v_10_) << 1u) + 1u;
+                            kf_f32x4 c_18_ = xf4_[t3207_];
+                            xs_18_[0u] = a_18_.v[0];
+                            xs_18_[4u] = c_18_.v[0];
+                            xs_18_[1u] = a_18_.v[1];
+                            xs_18_[5u] = c_18_.v[1];
+                            xs_18_[2u] = a_18_.v[2];
+                            xs_18_[6u] = c_18_.v[2];
+                            xs_18_[3u] = a_18_.v[3];
+                            xs_18_[7u] = c_18_.v[3];
+                            acc_[1u] = __fmaf_rn(wf_3_[7u], xs_18_[7u], __fmaf_rn(wf_3_[6u], xs_18_[6u], __fmaf_rn(wf_3_[5u], xs_18_[5u], __fmaf_rn(wf_3_[4u], xs_18_[4u], __fmaf_rn(wf_3_[3u], xs_18_[3u], __fmaf_rn(wf_3_[2u], xs_18_[2u], __fmaf_rn(wf_3_[1u], xs_18_[1u], __fmaf_rn(wf_3_[0u], xs_18_[0u], acc_[1u]))))))));
+                        }
+                        if (2u < nb_) {
+                            unsigned t3303_ = ((nv_2_ << 1u) + v_10_) << 1u;
+                            kf_f32x4 a_19_ = xf4_[t3303_];
+                            unsigned t3311_ = (((nv_2_ << 1u) + v_10_) << 1u) + 1u;
+                            kf_f32x4 c_19_ = xf4_[t3311_];
+                            xs_19_[0u] = a_19_.v[0];
+                            xs_19_[4u] = c_19_.v[0];
+                            xs_19_[1u] = a_19_.v[1];
+                            xs_19_[5u] = c_19_.v[1];
+                            xs_19_[2u] = a_19_.v[2];
+                            xs_19_[6u] = c_19_.v[2];
+                            xs_19_[3u] = a_19_.v[3];
+                            xs_19_[7u] = c_19_.v[3];
+                            acc_[2u] = __fmaf_rn(wf_3_[7u], xs_19_[7u], __fmaf_rn(wf_3_[6u], xs_19_[6u], __fmaf_rn(wf_3_[5u], xs_19_[5u], __fmaf_rn(wf_3_[4u], xs_19_[4u], __fmaf_rn(wf_3_[3u], xs_19_[3u], __fmaf_rn(wf_3_[2u], xs_19_[2u], __fmaf_rn(wf_3_[1u], xs_19_[1u], __fmaf_rn(wf_3_[0u], xs_19_[0u], acc_[2u]))))))));
+                        }
+                        if (3u < nb_) {
+                            unsigned t3407_ = ((3u * nv_2_) + v_10_) << 1u;
+                            kf_f32x4 a_20_ = xf4_[t3407_];
+                            unsigned t3415_ = (((3u * nv_2_) + v_10_) << 1u) + 1u;
+                            kf_f32x4 c_20_ = xf4_[t3415_];
+                            xs_20_[0u] = a_20_.v[0];
+                            xs_20_[4u] = c_20_.v[0];
+                            xs_20_[1u] = a_20_.v[1];
+                            xs_20_[5u] = c_20_.v[1];
+                            xs_20_[2u] = a_20_.v[2];
+                            xs_20_[6u] = c_20_.v[2];
+                            xs_20_[3u] = a_20_.v[3];
+                            xs_20_[7u] = c_20_.v[3];
+                            acc_[3u] = __fmaf_rn(wf_3_[7u], xs_20_[7u], __fmaf_rn(wf_3_[6u], xs_20_[6u], __fmaf_rn(wf_3_[5u], xs_20_[5u], __fmaf_rn(wf_3_[4u], xs_20_[4u], __fmaf_rn(wf_3_[3u], xs_20_[3u], __fmaf_rn(wf_3_[2u], xs_20_[2u], __fmaf_rn(wf_3_[1u], xs_20_[1u], __fmaf_rn(wf_3_[0u], xs_20_[0u], acc_[3u]))))))));
+                        }
+                        if (4u < nb_) {
+                            unsigned t3511_ = ((nv_2_ << 2u) + v_10_) << 1u;
+                            kf_f32x4 a_21_ = xf4_[t3511_];
+                            unsigned t3519_ = (((nv_2_ << 2u) + v_10_) << 1u) + 1u;
+                            kf_f32x4 c_21_ = xf4_[t3519_];
+                            xs_21_[0u] = a_21_.v[0];
+                            xs_21_[4u] = c_21_.v[0];
+                            xs_21_[1u] = a_21_.v[1];
+                            xs_21_[5u] = c_21_.v[1];
+                            xs_21_[2u] = a_21_.v[2];
+                            xs_21_[6u] = c_21_.v[2];
+                            xs_21_[3u] = a_21_.v[3];
+                            xs_21_[7u] = c_21_.v[3];
+                            acc_[4u] = __fmaf_rn(wf_3_[7u], xs_21_[7u], __fmaf_rn(wf_3_[6u], xs_21_[6u], __fmaf_rn(wf_3_[5u], xs_21_[5u], __fmaf_rn(wf_3_[4u], xs_21_[4u], __fmaf_rn(wf_3_[3u], xs_21_[3u], __fmaf_rn(wf_3_[2u], xs_21_[2u], __fmaf_rn(wf_3_[1u], xs_21_[1u], __fmaf_rn(wf_3_[0u], xs_21_[0u], acc_[4u]))))))));
+                        }
+                        if (5u < nb_) {
+                            unsigned t3615_ = ((5u * nv_2_) + v_10_) << 1u;
+                            kf_f32x4 a_22_ = xf4_[t3615_];
+                            unsigned t3623_ = (((5u * nv_2_) + v_10_) << 1u) + 1u;
+                            kf_f32x4 c_22_ = xf4_[t3623_];
+                            xs_22_[0u] = a_22_.v[0];
+                            xs_22_[4u] = c_22_.v[0];
+                            xs_22_[1u] = a_22_.v[1];
+                            xs_22_[5u] = c_22_.v[1];
+                            xs_22_[2u] = a_22_.v[2];
+                            xs_22_[6u] = c_22_.v[2];
+                            xs_22_[3u] = a_22_.v[3];
+                            xs_22_[7u] = c_22_.v[3];
+                            acc_[5u] = __fmaf_rn(wf_3_[7u], xs_22_[7u], __fmaf_rn(wf_3_[6u], xs_22_[6u], __fmaf_rn(wf_3_[5u], xs_22_[5u], __fmaf_rn(wf_3_[4u], xs_22_[4u], __fmaf_rn(wf_3_[3u], xs_22_[3u], __fmaf_rn(wf_3_[2u], xs_22_[2u], __fmaf_rn(wf_3_[1u], xs_22_[1u], __fmaf_rn(wf_3_[0u], xs_22_[0u], acc_[5u]))))))));
+                        }
+                        if (6u < nb_) {
+                            unsigned t3719_ = ((6u * nv_2_) + v_10_) << 1u;
+                            kf_f32x4 a_23_ = xf4_[t3719_];
+                            unsigned t3727_ = (((6u * nv_2_) + v_10_) << 1u) + 1u;
+                            kf_f32x4 c_23_ = xf4_[t3727_];
+                            xs_23_[0u] = a_23_.v[0];
+                            xs_23_[4u] = c_23_.v[0];
+                            xs_23_[1u] = a_23_.v[1];
+                            xs_23_[5u] = c_23_.v[1];
+                            xs_23_[2u] = a_23_.v[2];
+                            xs_23_[6u] = c_23_.v[2];
+                            xs_23_[3u] = a_23_.v[3];
+                            xs_23_[7u] = c_23_.v[3];
+                            acc_[6u] = __fmaf_rn(wf_3_[7u], xs_23_[7u], __fmaf_rn(wf_3_[6u], xs_23_[6u], __fmaf_rn(wf_3_[5u], xs_23_[5u], __fmaf_rn(wf_3_[4u], xs_23_[4u], __fmaf_rn(wf_3_[3u], xs_23_[3u], __fmaf_rn(wf_3_[2u], xs_23_[2u], __fmaf_rn(wf_3_[1u], xs_23_[1u], __fmaf_rn(wf_3_[0u], xs_23_[0u], acc_[6u]))))))));
+                        }
+                        if (7u < nb_) {
+                            unsigned t3823_ = ((7u * nv_2_) + v_10_) << 1u;
+                            kf_f32x4 a_24_ = xf4_[t3823_];
+                            unsigned t3831_ = (((7u * nv_2_) + v_10_) << 1u) + 1u;
+                            kf_f32x4 c_24_ = xf4_[t3831_];
+                            xs_24_[0u] = a_24_.v[0];
+                            xs_24_[4u] = c_24_.v[0];
+                            xs_24_[1u] = a_24_.v[1];
+                            xs_24_[5u] = c_24_.v[1];
+                            xs_24_[2u] = a_24_.v[2];
+                            xs_24_[6u] = c_24_.v[2];
+                            xs_24_[3u] = a_24_.v[3];
+                            xs_24_[7u] = c_24_.v[3];
+                            acc_[7u] = __fmaf_rn(wf_3_[7u], xs_24_[7u], __fmaf_rn(wf_3_[6u], xs_24_[6u], __fmaf_rn(wf_3_[5u], xs_24_[5u], __fmaf_rn(wf_3_[4u], xs_24_[4u], __fmaf_rn(wf_3_[3u], xs_24_[3u], __fmaf_rn(wf_3_[2u], xs_24_[2u], __fmaf_rn(wf_3_[1u], xs_24_[1u], __fmaf_rn(wf_3_[0u], xs_24_[0u], acc_[7u]))))))));
+                        }
+                    }
+                }
+            } else {
+                for (unsigned c_25_ = lane_2_; c_25_ < k_; c_25_ = c_25_ + 32u) {
+                    unsigned i_3_ = (row_[0u] * k_) + c_25_;
+                    unsigned short u_ = w16_[i_3_];
+                    wcol_[0u] = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
                     if (0u < nb_) {
-                        unsigned t267_ = v_3_ << 1u;
-                        kf_f32x4 a_ = xf4_[t267_];
-                        unsigned t275_ = (v_3_ << 1u) + 1u;
-                        kf_f32x4 c_ = xf4_[t275_];
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = c_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = c_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = c_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = c_.v[3];
-                        acc_[0u] = __fmaf_rn(wf_[7u], xs_[7u], __fmaf_rn(wf_[6u], xs_[6u], __fmaf_rn(wf_[5u], xs_[5u], __fmaf_rn(wf_[4u], xs_[4u], __fmaf_rn(wf_[3u], xs_[3u], __fmaf_rn(wf_[2u], xs_[2u], __fmaf_rn(wf_[1u], xs_[1u], __fmaf_rn(wf_[0u], xs_[0u], acc_[0u]))))))));
-                        acc_[8u] = __fmaf_rn(wf_[15u], xs_[7u], __fmaf_rn(wf_[14u], xs_[6u], __fmaf_rn(wf_[13u], xs_[5u], __fmaf_rn(wf_[12u], xs_[4u], __fmaf_rn(wf_[11u], xs_[3u], __fmaf_rn(wf_[10u], xs_[2u], __fmaf_rn(wf_[9u], xs_[1u], __fmaf_rn(wf_[8u], xs_[0u], acc_[8u]))))))));
+                        acc_[0u] = __fmaf_rn(wcol_[0u], x_[c_25_], acc_[0u]);
                     }
                     if (1u < nb_) {
-                        unsigned t415_ = (nv_ + v_3_) << 1u;
-                        kf_f32x4 a_2_ = xf4_[t415_];
-                        unsigned t423_ = ((nv_ + v_3_) << 1u) + 1u;
-                        kf_f32x4 c_2_ = xf4_[t423_];
-                        xs_2_[0u] = a_2_.v[0];
-                        xs_2_[4u] = c_2_.v[0];
-                        xs_2_[1u] = a_2_.v[1];
-                        xs_2_[5u] = c_2_.v[1];
-                        xs_2_[2u] = a_2_.v[2];
-                        xs_2_[6u] = c_2_.v[2];
-                        xs_2_[3u] = a_2_.v[3];
-                        xs_2_[7u] = c_2_.v[3];
-                        acc_[1u] = __fmaf_rn(wf_[7u], xs_2_[7u], __fmaf_rn(wf_[6u], xs_2_[6u], __fmaf_rn(wf_[5u], xs_2_[5u], __fmaf_rn(wf_[4u], xs_2_[4u], __fmaf_rn(wf_[3u], xs_2_[3u], __fmaf_rn(wf_[2u], xs_2_[2u], __fmaf_rn(wf_[1u], xs_2_[1u], __fmaf_rn(wf_[0u], xs_2_[0u], acc_[1u]))))))));
-                        acc_[9u] = __fmaf_rn(wf_[15u], xs_2_[7u], __fmaf_rn(wf_[14u], xs_2_[6u], __fmaf_rn(wf_[13u], xs_2_[5u], __fmaf_rn(wf_[12u], xs_2_[4u], __fmaf_rn(wf_[11u], xs_2_[3u], __fmaf_rn(wf_[10u], xs_2_[2u], __fmaf_rn(wf_[9u], xs_2_[1u], __fmaf_rn(wf_[8u], xs_2_[0u], acc_[9u]))))))));
+                        unsigned i_4_ = k_ + c_25_;
+                        acc_[1u] = __fmaf_rn(wcol_[0u], x_[i_4_], acc_[1u]);
                     }
                     if (2u < nb_) {
-                        unsigned t563_ = ((nv_ << 1u) + v_3_) << 1u;
-                        kf_f32x4 a_3_ = xf4_[t563_];
-                        unsigned t571_ = (((nv_ << 1u) + v_3_) << 1u) + 1u;
-                        kf_f32x4 c_3_ = xf4_[t571_];
-                        xs_3_[0u] = a_3_.v[0];
-                        xs_3_[4u] = c_3_.v[0];
-                        xs_3_[1u] = a_3_.v[1];
-                        xs_3_[5u] = c_3_.v[1];
-                        xs_3_[2u] = a_3_.v[2];
-                        xs_3_[6u] = c_3_.v[2];
-                        xs_3_[3u] = a_3_.v[3];
-                        xs_3_[7u] = c_3_.v[3];
-                        acc_[2u] = __fmaf_rn(wf_[7u], xs_3_[7u], __fmaf_rn(wf_[6u], xs_3_[6u], __fmaf_rn(wf_[5u], xs_3_[5u], __fmaf_rn(wf_[4u], xs_3_[4u], __fmaf_rn(wf_[3u], xs_3_[3u], __fmaf_rn(wf_[2u], xs_3_[2u], __fmaf_rn(wf_[1u], xs_3_[1u], __fmaf_rn(wf_[0u], xs_3_[0u], acc_[2u]))))))));
-                        acc_[10u] = __fmaf_rn(wf_[15u], xs_3_[7u], __fmaf_rn(wf_[14u], xs_3_[6u], __fmaf_rn(wf_[13u], xs_3_[5u], __fmaf_rn(wf_[12u], xs_3_[4u], __fmaf_rn(wf_[11u], xs_3_[3u], __fmaf_rn(wf_[10u], xs_3_[2u], __fmaf_rn(wf_[9u], xs_3_[1u], __fmaf_rn(wf_[8u], xs_3_[0u], acc_[10u]))))))));
+                        unsigned i_5_ = (k_ << 1u) + c_25_;
+                        acc_[2u] = __fmaf_rn(wcol_[0u], x_[i_5_], acc_[2u]);
                     }
                     if (3u < nb_) {
-                        unsigned t711_ = ((3u * nv_) + v_3_) << 1u;
-                        kf_f32x4 a_4_ = xf4_[t711_];
-                        unsigned t719_ = (((3u * nv_) + v_3_) << 1u) + 1u;
-                        kf_f32x4 c_4_ = xf4_[t719_];
-                        xs_4_[0u] = a_4_.v[0];
-                        xs_4_[4u] = c_4_.v[0];
-                        xs_4_[1u] = a_4_.v[1];
-                        xs_4_[5u] = c_4_.v[1];
-                        xs_4_[2u] = a_4_.v[2];
-                        xs_4_[6u] = c_4_.v[2];
-                        xs_4_[3u] = a_4_.v[3];
-                        xs_4_[7u] = c_4_.v[3];
-                        acc_[3u] = __fmaf_rn(wf_[7u], xs_4_[7u], __fmaf_rn(wf_[6u], xs_4_[6u], __fmaf_rn(wf_[5u], xs_4_[5u], __fmaf_rn(wf_[4u], xs_4_[4u], __fmaf_rn(wf_[3u], xs_4_[3u], __fmaf_rn(wf_[2u], xs_4_[2u], __fmaf_rn(wf_[1u], xs_4_[1u], __fmaf_rn(wf_[0u], xs_4_[0u], acc_[3u]))))))));
-                        acc_[11u] = __fmaf_rn(wf_[15u], xs_4_[7u], __fmaf_rn(wf_[14u], xs_4_[6u], __fmaf_rn(wf_[13u], xs_4_[5u], __fmaf_rn(wf_[12u], xs_4_[4u], __fmaf_rn(wf_[11u], xs_4_[3u], __fmaf_rn(wf_[10u], xs_4_[2u], __fmaf_rn(wf_[9u], xs_4_[1u], __fmaf_rn(wf_[8u], xs_4_[0u], acc_[11u]))))))));
+                        unsigned i_6_ = (3u * k_) + c_25_;
+                        acc_[3u] = __fmaf_rn(wcol_[0u], x_[i_6_], acc_[3u]);
                     }
                     if (4u < nb_) {
-                        unsigned t859_ = ((nv_ << 2u) + v_3_) << 1u;
-                        kf_f32x4 a_5_ = xf4_[t859_];
-                        unsigned t867_ = (((nv_ << 2u) + v_3_) << 1u) + 1u;
-                        kf_f32x4 c_5_ = xf4_[t867_];
-                        xs_5_[0u] = a_5_.v[0];
-                        xs_5_[4u] = c_5_.v[0];
-                        xs_5_[1u] = a_5_.v[1];
-                        xs_5_[5u] = c_5_.v[1];
-                        xs_5_[2u] = a_5_.v[2];
-                        xs_5_[6u] = c_5_.v[2];
-                        xs_5_[3u] = a_5_.v[3];
-                        xs_5_[7u] = c_5_.v[3];
-                        acc_[4u] = __fmaf_rn(wf_[7u], xs_5_[7u], __fmaf_rn(wf_[6u], xs_5_[6u], __fmaf_rn(wf_[5u], xs_5_[5u], __fmaf_rn(wf_[4u], xs_5_[4u], __fmaf_rn(wf_[3u], xs_5_[3u], __fmaf_rn(wf_[2u], xs_5_[2u], __fmaf_rn(wf_[1u], xs_5_[1u], __fmaf_rn(wf_[0u], xs_5_[0u], acc_[4u]))))))));
-                        acc_[12u] = __fmaf_rn(wf_[15u], xs_5_[7u], __fmaf_rn(wf_[14u], xs_5_[6u], __fmaf_rn(wf_[13u], xs_5_[5u], __fmaf_rn(wf_[12u], xs_5_[4u], __fmaf_rn(wf_[11u], xs_5_[3u], __fmaf_rn(wf_[10u], xs_5_[2u], __fmaf_rn(wf_[9u], xs_5_[1u], __fmaf_rn(wf_[8u], xs_5_[0u], acc_[12u]))))))));
+                        unsigned i_7_ = (k_ << 2u) + c_25_;
+                        acc_[4u] = __fmaf_rn(wcol_[0u], x_[i_7_], acc_[4u]);
                     }
                     if (5u < nb_) {
-                        unsigned t1007_ = ((5u * nv_) + v_3_) << 1u;
-                        kf_f32x4 a_6_ = xf4_[t1007_];
-                        unsigned t1015_ = (((5u * nv_) + v_3_) << 1u) + 1u;
-                        kf_f32x4 c_6_ = xf4_[t1015_];
-                        xs_6_[0u] = a_6_.v[0];
-                        xs_6_[4u] = c_6_.v[0];
-                        xs_6_[1u] = a_6_.v[1];
-                        xs_6_[5u] = c_6_.v[1];
-                        xs_6_[2u] = a_6_.v[2];
-                        xs_6_[6u] = c_6_.v[2];
-                        xs_6_[3u] = a_6_.v[3];
-                        xs_6_[7u] = c_6_.v[3];
-                        acc_[5u] = __fmaf_rn(wf_[7u], xs_6_[7u], __fmaf_rn(wf_[6u], xs_6_[6u], __fmaf_rn(wf_[5u], xs_6_[5u], __fmaf_rn(wf_[4u], xs_6_[4u], __fmaf_rn(wf_[3u], xs_6_[3u], __fmaf_rn(wf_[2u], xs_6_[2u], __fmaf_rn(wf_[1u], xs_6_[1u], __fmaf_rn(wf_[0u], xs_6_[0u], acc_[5u]))))))));
-                        acc_[13u] = __fmaf_rn(wf_[15u], xs_6_[7u], __fmaf_rn(wf_[14u], xs_6_[6u], __fmaf_rn(wf_[13u], xs_6_[5u], __fmaf_rn(wf_[12u], xs_6_[4u], __fmaf_rn(wf_[11u], xs_6_[3u], __fmaf_rn(wf_[10u], xs_6_[2u], __fmaf_rn(wf_[9u], xs_6_[1u], __fmaf_rn(wf_[8u], xs_6_[0u], acc_[13u]))))))));
+                        unsigned i_8_ = (5u * k_) + c_25_;
+                        acc_[5u] = __fmaf_rn(wcol_[0u], x_[i_8_], acc_[5u]);
                     }
                     if (6u < nb_) {
-                        unsigned t1155_ = ((6u * nv_) + v_3_) << 1u;
-                        kf_f32x4 a_7_ = xf4_[t1155_];
-                        unsigned t1163_ = (((6u * nv_) + v_3_) << 1u) + 1u;
-                        kf_f32x4 c_7_ = xf4_[t1163_];
-                        xs_7_[0u] = a_7_.v[0];
-                        xs_7_[4u] = c_7_.v[0];
-                        xs_7_[1u] = a_7_.v[1];
-                        xs_7_[5u] = c_7_.v[1];
-                        xs_7_[2u] = a_7_.v[2];
-                        xs_7_[6u] = c_7_.v[2];
-                        xs_7_[3u] = a_7_.v[3];
-                        xs_7_[7u] = c_7_.v[3];
-                        acc_[6u] = __fmaf_rn(wf_[7u], xs_7_[7u], __fmaf_rn(wf_[6u], xs_7_[6u], __fmaf_rn(wf_[5u], xs_7_[5u], __fmaf_rn(wf_[4u], xs_7_[4u], __fmaf_rn(wf_[3u], xs_7_[3u], __fmaf_rn(wf_[2u], xs_7_[2u], __fmaf_rn(wf_[1u], xs_7_[1u], __fmaf_rn(wf_[0u], xs_7_[0u], acc_[6u]))))))));
-                        acc_[14u] = __fmaf_rn(wf_[15u], xs_7_[7u], __fmaf_rn(wf_[14u], xs_7_[6u], __fmaf_rn(wf_[13u], xs_7_[5u], __fmaf_rn(wf_[12u], xs_7_[4u], __fmaf_rn(wf_[11u], xs_7_[3u], __fmaf_rn(wf_[10u], xs_7_[2u], __fmaf_rn(wf_[9u], xs_7_[1u], __fmaf_rn(wf_[8u], xs_7_[0u], acc_[14u]))))))));
+                        unsigned i_9_ = (6u * k_) + c_25_;
+                        acc_[6u] = __fmaf_rn(wcol_[0u], x_[i_9_], acc_[6u]);
                     }
                     if (7u < nb_) {
-                        unsigned t1303_ = ((7u * nv_) + v_3_) << 1u;
-                        kf_f32x4 a_8_ = xf4_[t1303_];
-                        unsigned t1311_ = (((7u * nv_) + v_3_) << 1u) + 1u;
-                        kf_f32x4 c_8_ = xf4_[t1311_];
-                        xs_8_[0u] = a_8_.v[0];
-                        xs_8_[4u] = c_8_.v[0];
-                        xs_8_[1u] = a_8_.v[1];
-                        xs_8_[5u] = c_8_.v[1];
-                        xs_8_[2u] = a_8_.v[2];
-                        xs_8_[6u] = c_8_.v[2];
-                        xs_8_[3u] = a_8_.v[3];
-                        xs_8_[7u] = c_8_.v[3];
-                        acc_[7u] = __fmaf_rn(wf_[7u], xs_8_[7u], __fmaf_rn(wf_[6u], xs_8_[6u], __fmaf_rn(wf_[5u], xs_8_[5u], __fmaf_rn(wf_[4u], xs_8_[4u], __fmaf_rn(wf_[3u], xs_8_[3u], __fmaf_rn(wf_[2u], xs_8_[2u], __fmaf_rn(wf_[1u], xs_8_[1u], __fmaf_rn(wf_[0u], xs_8_[0u], acc_[7u]))))))));
-                        acc_[15u] = __fmaf_rn(wf_[15u], xs_8_[7u], __fmaf_rn(wf_[14u], xs_8_[6u], __fmaf_rn(wf_[13u], xs_8_[5u], __fmaf_rn(wf_[12u], xs_8_[4u], __fmaf_rn(wf_[11u], xs_8_[3u], __fmaf_rn(wf_[10u], xs_8_[2u], __fmaf_rn(wf_[9u], xs_8_[1u], __fmaf_rn(wf_[8u], xs_8_[0u], acc_[15u]))))))));
-                    }
-                }
-                unsigned v_4_ = (base_ + 32u) + lane_;
-                if (v_4_ < nv_) {
-                    kf_u32x4 t1450_ = wr_[2u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t1450_);
-                    wf_2_[0u] = kf_f16_to_f32(wh_3_.v[0]);
-                    wf_2_[1u] = kf_f16_to_f32(wh_3_.v[1]);
-                    wf_2_[2u] = kf_f16_to_f32(wh_3_.v[2]);
-                    wf_2_[3u] = kf_f16_to_f32(wh_3_.v[3]);
-                    wf_2_[4u] = kf_f16_to_f32(wh_3_.v[4]);
-                    wf_2_[5u] = kf_f16_to_f32(wh_3_.v[5]);
-                    wf_2_[6u] = kf_f16_to_f32(wh_3_.v[6]);
-                    wf_2_[7u] = kf_f16_to_f32(wh_3_.v[7]);
-                    kf_u32x4 t1504_ = wr_[3u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t1504_);
-                    wf_2_[8u] = kf_f16_to_f32(wh_4_.v[0]);
-                    wf_2_[9u] = kf_f16_to_f32(wh_4_.v[1]);
-                    wf_2_[10u] = kf_f16_to_f32(wh_4_.v[2]);
-                    wf_2_[11u] = kf_f16_to_f32(wh_4_.v[3]);
-                    wf_2_[12u] = kf_f16_to_f32(wh_4_.v[4]);
-                    wf_2_[13u] = kf_f16_to_f32(wh_4_.v[5]);
-                    wf_2_[14u] = kf_f16_to_f32(wh_4_.v[6]);
-                    wf_2_[15u] = kf_f16_to_f32(wh_4_.v[7]);
-                    if (0u < nb_) {
-                        unsigned t1563_ = v_4_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t1563_];
-                        unsigned t1571_ = (v_4_ << 1u) + 1u;
-                        kf_f32x4 c_9_ = xf4_[t1571_];
-                        xs_9_[0u] = a_9_.v[0];
-                        xs_9_[4u] = c_9_.v[0];
-                        xs_9_[1u] = a_9_.v[1];
-                        xs_9_[5u] = c_9_.v[1];
-                        xs_9_[2u] = a_9_.v[2];
-                        xs_9_[6u] = c_9_.v[2];
-                        xs_9_[3u] = a_9_.v[3];
-                        xs_9_[7u] = c_9_.v[3];
-                        acc_[0u] = __fmaf_rn(wf_2_[7u], xs_9_[7u], __fmaf_rn(wf_2_[6u], xs_9_[6u], __fmaf_rn(wf_2_[5u], xs_9_[5u], __fmaf_rn(wf_2_[4u], xs_9_[4u], __fmaf_rn(wf_2_[3u], xs_9_[3u], __fmaf_rn(wf_2_[2u], xs_9_[2u], __fmaf_rn(wf_2_[1u], xs_9_[1u], __fmaf_rn(wf_2_[0u], xs_9_[0u], acc_[0u]))))))));
-                        acc_[8u] = __fmaf_rn(wf_2_[15u], xs_9_[7u], __fmaf_rn(wf_2_[14u], xs_9_[6u], __fmaf_rn(wf_2_[13u], xs_9_[5u], __fmaf_rn(wf_2_[12u], xs_9_[4u], __fmaf_rn(wf_2_[11u], xs_9_[3u], __fmaf_rn(wf_2_[10u], xs_9_[2u], __fmaf_rn(wf_2_[9u], xs_9_[1u], __fmaf_rn(wf_2_[8u], xs_9_[0u], acc_[8u]))))))));
-                    }
-                    if (1u < nb_) {
-                        unsigned t1711_ = (nv_ + v_4_) << 1u;
-                        kf_f32x4 a_10_ = xf4_[t1711_];
-                        unsigned t1719_ = ((nv_ + v_4_) << 1u) + 1u;
-                        kf_f32x4 c_10_ = xf4_[t1719_];
-                        xs_10_[0u] = a_10_.v[0];
-                        xs_10_[4u] = c_10_.v[0];
-                        xs_10_[1u] = a_10_.v[1];
-                        xs_10_[5u] = c_10_.v[1];
-                        xs_10_[2u] = a_10_.v[2];
-                        xs_10_[6u] = c_10_.v[2];
-                        xs_10_[3u] = a_10_.v[3];
-                        xs_10_[7u] = c_10_.v[3];
-                        acc_[1u] = __fmaf_rn(wf_2_[7u], xs_10_[7u], __fmaf_rn(wf_2_[6u], xs_10_[6u], __fmaf_rn(wf_2_[5u], xs_10_[5u], __fmaf_rn(wf_2_[4u], xs_10_[4u], __fmaf_rn(wf_2_[3u], xs_10_[3u], __fmaf_rn(wf_2_[2u], xs_10_[2u], __fmaf_rn(wf_2_[1u], xs_10_[1u], __fmaf_rn(wf_2_[0u], xs_10_[0u], acc_[1u]))))))));
-                        acc_[9u] = __fmaf_rn(wf_2_[15u], xs_10_[7u], __fmaf_rn(wf_2_[14u], xs_10_[6u], __fmaf_rn(wf_2_[13u], xs_10_[5u], __fmaf_rn(wf_2_[12u], xs_10_[4u], __fmaf_rn(wf_2_[11u], xs_10_[3u], __fmaf_rn(wf_2_[10u], xs_10_[2u], __fmaf_rn(wf_2_[9u], xs_10_[1u], __fmaf_rn(wf_2_[8u], xs_10_[0u], acc_[9u]))))))));
-                    }
-                    if (2u < nb_) {
-                        unsigned t1859_ = ((nv_ << 1u) + v_4_) << 1u;
-                        kf_f32x4 a_11_ = xf4_[t1859_];
-                        unsigned t1867_ = (((nv_ << 1u) + v_4_) << 1u) + 1u;
-                        kf_f32x4 c_11_ = xf4_[t1867_];
-                        xs_11_[0u] = a_11_.v[0];
-                        xs_11_[4u] = c_11_.v[0];
-                        xs_11_[1u] = a_11_.v[1];
-                        xs_11_[5u] = c_11_.v[1];
-                        xs_11_[2u] = a_11_.v[2];
-                        xs_11_[6u] = c_11_.v[2];
-                        xs_11_[3u] = a_11_.v[3];
-                        xs_11_[7u] = c_11_.v[3];
-                        acc_[2u] = __fmaf_rn(wf_2_[7u], xs_11_[7u], __fmaf_rn(wf_2_[6u], xs_11_[6u], __fmaf_rn(wf_2_[5u], xs_11_[5u], __fmaf_rn(wf_2_[4u], xs_11_[4u], __fmaf_rn(wf_2_[3u], xs_11_[3u], __fmaf_rn(wf_2_[2u], xs_11_[2u], __fmaf_rn(wf_2_[1u], xs_11_[1u], __fmaf_rn(wf_2_[0u], xs_11_[0u], acc_[2u]))))))));
-                        acc_[10u] = __fmaf_rn(wf_2_[15u], xs_11_[7u], __fmaf_rn(wf_2_[14u], xs_11_[6u], __fmaf_rn(wf_2_[13u], xs_11_[5u], __fmaf_rn(wf_2_[12u], xs_11_[4u], __fmaf_rn(wf_2_[11u], xs_11_[3u], __fmaf_rn(wf_2_[10u], xs_11_[2u], __fmaf_rn(wf_2_[9u], xs_11_[1u], __fmaf_rn(wf_2_[8u], xs_11_[0u], acc_[10u]))))))));
-                    }
-                    if (3u < nb_) {
-                        unsigned t2007_ = ((3u * nv_) + v_4_) << 1u;
-                        kf_f32x4 a_12_ = xf4_[t2007_];
-                        unsigned t2015_ = (((3u * nv_) + v_4_) << 1u) + 1u;
-                        kf_f32x4 c_12_ = xf4_[t2015_];
-                        xs_12_[0u] = a_12_.v[0];
-                        xs_12_[4u] = c_12_.v[0];
-                        xs_12_[1u] = a_12_.v[1];
-                        xs_12_[5u] = c_12_.v[1];
-                        xs_12_[2u] = a_12_.v[2];
-                        xs_12_[6u] = c_12_.v[2];
-                        xs_12_[3u] = a_12_.v[3];
-                        xs_12_[7u] = c_12_.v[3];
-                        acc_[3u] = __fmaf_rn(wf_2_[7u], xs_12_[7u], __fmaf_rn(wf_2_[6u], xs_12_[6u], __fmaf_rn(wf_2_[5u], xs_12_[5u], __fmaf_rn(wf_2_[4u], xs_12_[4u], __fmaf_rn(wf_2_[3u], xs_12_[3u], __fmaf_rn(wf_2_[2u], xs_12_[2u], __fmaf_rn(wf_2_[1u], xs_12_[1u], __fmaf_rn(wf_2_[0u], xs_12_[0u], acc_[3u]))))))));
-                        acc_[11u] = __fmaf_rn(wf_2_[15u], xs_12_[7u], __fmaf_rn(wf_2_[14u], xs_12_[6u], __fmaf_rn(wf_2_[13u], xs_12_[5u], __fmaf_rn(wf_2_[12u], xs_12_[4u], __fmaf_rn(wf_2_[11u], xs_12_[3u], __fmaf_rn(wf_2_[10u], xs_12_[2u], __fmaf_rn(wf_2_[9u], xs_12_[1u], __fmaf_rn(wf_2_[8u], xs_12_[0u], acc_[11u]))))))));
-                    }
-                    if (4u < nb_) {
-                        unsigned t2155_ = ((nv_ << 2u) + v_4_) << 1u;
-                        kf_f32x4 a_13_ = xf4_[t2155_];
-                        unsigned t2163_ = (((nv_ << 2u) + v_4_) << 1u) + 1u;
-                        kf_f32x4 c_13_ = xf4_[t2163_];
-                        xs_13_[0u] = a_13_.v[0];
-                        xs_13_[4u] = c_13_.v[0];
-                        xs_13_[1u] = a_13_.v[1];
-                        xs_13_[5u] = c_13_.v[1];
-                        xs_13_[2u] = a_13_.v[2];
-                        xs_13_[6u] = c_13_.v[2];
-                        xs_13_[3u] = a_13_.v[3];
-                        xs_13_[7u] = c_13_.v[3];
-                        acc_[4u] = __fmaf_rn(wf_2_[7u], xs_13_[7u], __fmaf_rn(wf_2_[6u], xs_13_[6u], __fmaf_rn(wf_2_[5u], xs_13_[5u], __fmaf_rn(wf_2_[4u], xs_13_[4u], __fmaf_rn(wf_2_[3u], xs_13_[3u], __fmaf_rn(wf_2_[2u], xs_13_[2u], __fmaf_rn(wf_2_[1u], xs_13_[1u], __fmaf_rn(wf_2_[0u], xs_13_[0u], acc_[4u]))))))));
-                        acc_[12u] = __fmaf_rn(wf_2_[15u], xs_13_[7u], __fmaf_rn(wf_2_[14u], xs_13_[6u], __fmaf_rn(wf_2_[13u], xs_13_[5u], __fmaf_rn(wf_2_[12u], xs_13_[4u], __fmaf_rn(wf_2_[11u], xs_13_[3u], __fmaf_rn(wf_2_[10u], xs_13_[2u], __fmaf_rn(wf_2_[9u], xs_13_[1u], __fmaf_rn(wf_2_[8u], xs_13_[0u], acc_[12u]))))))));
-                    }
-                    if (5u < nb_) {
-                        unsigned t2303_ = ((5u * nv_) + v_4_) << 1u;
-                        kf_f32x4 a_14_ = xf4_[t2303_];
-                        unsigned t2311_ = (((5u * nv_) + v_4_) << 1u) + 1u;
-                        kf_f32x4 c_14_ = xf4_[t2311_];
-                        xs_14_[0u] = a_14_.v[0];
-                        xs_14_[4u] = c_14_.v[0];
-                        xs_14_[1u] = a_14_.v[1];
-                        xs_14_[5u] = c_14_.v[1];
-                        xs_14_[2u] = a_14_.v[2];
-                        xs_14_[6u] = c_14_.v[2];
-                        xs_14_[3u] = a_14_.v[3];
-                        xs_14_[7u] = c_14_.v[3];
-                        acc_[5u] = __fmaf_rn(wf_2_[7u], xs_14_[7u], __fmaf_rn(wf_2_[6u], xs_14_[6u], __fmaf_rn(wf_2_[5u], xs_14_[5u], __fmaf_rn(wf_2_[4u], xs_14_[4u], __fmaf_rn(wf_2_[3u], xs_14_[3u], __fmaf_rn(wf_2_[2u], xs_14_[2u], __fmaf_rn(wf_2_[1u], xs_14_[1u], __fmaf_rn(wf_2_[0u], xs_14_[0u], acc_[5u]))))))));
-                        acc_[13u] = __fmaf_rn(wf_2_[15u], xs_14_[7u], __fmaf_rn(wf_2_[14u], xs_14_[6u], __fmaf_rn(wf_2_[13u], xs_14_[5u], __fmaf_rn(wf_2_[12u], xs_14_[4u], __fmaf_rn(wf_2_[11u], xs_14_[3u], __fmaf_rn(wf_2_[10u], xs_14_[2u], __fmaf_rn(wf_2_[9u], xs_14_[1u], __fmaf_rn(wf_2_[8u], xs_14_[0u], acc_[13u]))))))));
-                    }
-                    if (6u < nb_) {
-                        unsigned t2451_ = ((6u * nv_) + v_4_) << 1u;
-                        kf_f32x4 a_15_ = xf4_[t2451_];
-                        unsigned t2459_ = (((6u * nv_) + v_4_) << 1u) + 1u;
-                        kf_f32x4 c_15_ = xf4_[t2459_];
-                        xs_15_[0u] = a_15_.v[0];
-                        xs_15_[4u] = c_15_.v[0];
-                        xs_15_[1u] = a_15_.v[1];
-                        xs_15_[5u] = c_15_.v[1];
-                        xs_15_[2u] = a_15_.v[2];
-                        xs_15_[6u] = c_15_.v[2];
-                        xs_15_[3u] = a_15_.v[3];
-                        xs_15_[7u] = c_15_.v[3];
-                        acc_[6u] = __fmaf_rn(wf_2_[7u], xs_15_[7u], __fmaf_rn(wf_2_[6u], xs_15_[6u], __fmaf_rn(wf_2_[5u], xs_15_[5u], __fmaf_rn(wf_2_[4u], xs_15_[4u], __fmaf_rn(wf_2_[3u], xs_15_[3u], __fmaf_rn(wf_2_[2u], xs_15_[2u], __fmaf_rn(wf_2_[1u], xs_15_[1u], __fmaf_rn(wf_2_[0u], xs_15_[0u], acc_[6u]))))))));
-                        acc_[14u] = __fmaf_rn(wf_2_[15u], xs_15_[7u], __fmaf_rn(wf_2_[14u], xs_15_[6u], __fmaf_rn(wf_2_[13u], xs_15_[5u], __fmaf_rn(wf_2_[12u], xs_15_[4u], __fmaf_rn(wf_2_[11u], xs_15_[3u], __fmaf_rn(wf_2_[10u], xs_15_[2u], __fmaf_rn(wf_2_[9u], xs_15_[1u], __fmaf_rn(wf_2_[8u], xs_15_[0u], acc_[14u]))))))));
-                    }
-                    if (7u < nb_) {
-                        unsigned t2599_ = ((7u * nv_) + v_4_) << 1u;
-                        kf_f32x4 a_16_ = xf4_[t2599_];
-                        unsigned t2607_ = (((7u * nv_) + v_4_) << 1u) + 1u;
-                        kf_f32x4 c_16_ = xf4_[t2607_];
-                        xs_16_[0u] = a_16_.v[0];
-                        xs_16_[4u] = c_16_.v[0];
-                        xs_16_[1u] = a_16_.v[1];
-                        xs_16_[5u] = c_16_.v[1];
-                        xs_16_[2u] = a_16_.v[2];
-                        xs_16_[6u] = c_16_.v[2];
-                        xs_16_[3u] = a_16_.v[3];
-                        xs_16_[7u] = c_16_.v[3];
-                        acc_[7u] = __fmaf_rn(wf_2_[7u], xs_16_[7u], __fmaf_rn(wf_2_[6u], xs_16_[6u], __fmaf_rn(wf_2_[5u], xs_16_[5u], __fmaf_rn(wf_2_[4u], xs_16_[4u], __fmaf_rn(wf_2_[3u], xs_16_[3u], __fmaf_rn(wf_2_[2u], xs_16_[2u], __fmaf_rn(wf_2_[1u], xs_16_[1u], __fmaf_rn(wf_2_[0u], xs_16_[0u], acc_[7u]))))))));
-                        acc_[15u] = __fmaf_rn(wf_2_[15u], xs_16_[7u], __fmaf_rn(wf_2_[14u], xs_16_[6u], __fmaf_rn(wf_2_[13u], xs_16_[5u], __fmaf_rn(wf_2_[12u], xs_16_[4u], __fmaf_rn(wf_2_[11u], xs_16_[3u], __fmaf_rn(wf_2_[10u], xs_16_[2u], __fmaf_rn(wf_2_[9u], xs_16_[1u], __fmaf_rn(wf_2_[8u], xs_16_[0u], acc_[15u]))))))));
+                        unsigned i_10_ = (7u * k_) + c_25_;
+                        acc_[7u] = __fmaf_rn(wcol_[0u], x_[i_10_], acc_[7u]);
                     }
                 }
             }
-        } else {
-            for (unsigned c_17_ = lane_; c_17_ < k_; c_17_ = c_17_ + 32u) {
-                unsigned i_ = (row_[0u] * k_) + c_17_;
-                unsigned short u_ = w16_[i_];
-                wcol_[0u] = kf_f16_to_f32(kf_bitcast<kf_f16>(u_));
-                unsigned i_2_ = (row_[1u] * k_) + c_17_;
-                unsigned short u_2_ = w16_[i_2_];
-                wcol_[1u] = kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_));
-                if (0u < nb_) {
-                    float t2774_ = x_[c_17_];
-                    acc_[0u] = __fmaf_rn(wcol_[0u], t2774_, acc_[0u]);
-                    acc_[8u] = __fmaf_rn(wcol_[1u], t2774_, acc_[8u]);
+            if (0u < nb_) {
+                float t4076_ = acc_[0u];
+                unsigned t4098_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                if (t4098_ == 32u) {
+                    float t4103_ = __fadd_rn(t4076_, kf_shfl_xor(t4076_, 16u, kf_wn));
+                    float t4106_ = __fadd_rn(t4103_, kf_shfl_xor(t4103_, 8u, kf_wn));
+                    float t4109_ = __fadd_rn(t4106_, kf_shfl_xor(t4106_, 4u, kf_wn));
+                    float t4112_ = __fadd_rn(t4109_, kf_shfl_xor(t4109_, 2u, kf_wn));
+                    s_ = __fadd_rn(t4112_, kf_shfl_xor(t4112_, 1u, kf_wn));
+                } else {
+                    float t4118_ = kf_shfl_down(t4076_, 16u, kf_wn);
+                    bool t4120_ = (kf_lane_id() + 16u) < t4098_;
+                    float t4121_ = __fadd_rn(t4076_, t4118_);
+                    float t4122_ = t4120_ ? t4121_ : t4076_;
+                    float t4124_ = kf_shfl_down(t4122_, 8u, kf_wn);
+                    bool t4126_ = (kf_lane_id() + 8u) < t4098_;
+                    float t4127_ = __fadd_rn(t4122_, t4124_);
+                    float t4128_ = t4126_ ? t4127_ : t4122_;
+                    float t4130_ = kf_shfl_down(t4128_, 4u, kf_wn);
+                    bool t4132_ = (kf_lane_id() + 4u) < t4098_;
+                    float t4133_ = __fadd_rn(t4128_, t4130_);
+                    float t4134_ = t4132_ ? t4133_ : t4128_;
+                    float t4136_ = kf_shfl_down(t4134_, 2u, kf_wn);
+                    bool t4138_ = (kf_lane_id() + 2u) < t4098_;
+                    float t4139_ = __fadd_rn(t4134_, t4136_);
+                    float t4140_ = t4138_ ? t4139_ : t4134_;
+                    float t4142_ = kf_shfl_down(t4140_, 1u, kf_wn);
+                    bool t4144_ = (kf_lane_id() + 1u) < t4098_;
+                    float t4145_ = __fadd_rn(t4140_, t4142_);
+                    s_ = kf_shfl(t4144_ ? t4145_ : t4140_, 0u, kf_wn);
                 }
-                if (1u < nb_) {
-                    unsigned i_3_ = k_ + c_17_;
-                    float t2797_ = x_[i_3_];
-                    acc_[1u] = __fmaf_rn(wcol_[0u], t2797_, acc_[1u]);
-                    acc_[9u] = __fmaf_rn(wcol_[1u], t2797_, acc_[9u]);
+                bool t4150_ = lane_2_ == 0u;
+                bool t4151_ = t4150_;
+                if (t4150_) {
+                    t4151_ = g_2_ < m_;
                 }
-                if (2u < nb_) {
-                    unsigned i_4_ = (k_ << 1u) + c_17_;
-                    float t2820_ = x_[i_4_];
-                    acc_[2u] = __fmaf_rn(wcol_[0u], t2820_, acc_[2u]);
-                    acc_[10u] = __fmaf_rn(wcol_[1u], t2820_, acc_[10u]);
-                }
-                if (3u < nb_) {
-                    unsigned i_5_ = (3u * k_) + c_17_;
-                    float t2843_ = x_[i_5_];
-                    acc_[3u] = __fmaf_rn(wcol_[0u], t2843_, acc_[3u]);
-                    acc_[11u] = __fmaf_rn(wcol_[1u], t2843_, acc_[11u]);
-                }
-                if (4u < nb_) {
-                    unsigned i_6_ = (k_ << 2u) + c_17_;
-                    float t2866_ = x_[i_6_];
-                    acc_[4u] = __fmaf_rn(wcol_[0u], t2866_, acc_[4u]);
-                    acc_[12u] = __fmaf_rn(wcol_[1u], t2866_, acc_[12u]);
-                }
-                if (5u < nb_) {
-                    unsigned i_7_ = (5u * k_) + c_17_;
-                    float t2889_ = x_[i_7_];
-                    acc_[5u] = __fmaf_rn(wcol_[0u], t2889_, acc_[5u]);
-                    acc_[13u] = __fmaf_rn(wcol_[1u], t2889_, acc_[13u]);
-                }
-                if (6u < nb_) {
-                    unsigned i_8_ = (6u * k_) + c_17_;
-                    float t2912_ = x_[i_8_];
-                    acc_[6u] = __fmaf_rn(wcol_[0u], t2912_, acc_[6u]);
-                    acc_[14u] = __fmaf_rn(wcol_[1u], t2912_, acc_[14u]);
-                }
-                if (7u < nb_) {
-                    unsigned i_9_ = (7u * k_) + c_17_;
-                    float t2935_ = x_[i_9_];
-                    acc_[7u] = __fmaf_rn(wcol_[0u], t2935_, acc_[7u]);
-                    acc_[15u] = __fmaf_rn(wcol_[1u], t2935_, acc_[15u]);
+                if (t4151_) {
+                    y_[g_2_] = s_;
                 }
             }
-        }
-        if (0u < nb_) {
-            float t2955_ = acc_[0u];
-            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2977_ == 32u) {
-                float t2982_ = __fadd_rn(t2955_, kf_shfl_xor(t2955_, 16u, kf_wn));
-                float t2985_ = __fadd_rn(t2982_, kf_shfl_xor(t2982_, 8u, kf_wn));
-                float t2988_ = __fadd_rn(t2985_, kf_shfl_xor(t2985_, 4u, kf_wn));
-                float t2991_ = __fadd_rn(t2988_, kf_shfl_xor(t2988_, 2u, kf_wn));
-                s_ = __fadd_rn(t2991_, kf_shfl_xor(t2991_, 1u, kf_wn));
-            } else {
-                float t2997_ = kf_shfl_down(t2955_, 16u, kf_wn);
-                bool t2999_ = (kf_lane_id() + 16u) < t2977_;
-                float t3000_ = __fadd_rn(t2955_, t2997_);
-                float t3001_ = t2999_ ? t3000_ : t2955_;
-                float t3003_ = kf_shfl_down(t3001_, 8u, kf_wn);
-                bool t3005_ = (kf_lane_id() + 8u) < t2977_;
-                float t3006_ = __fadd_rn(t3001_, t3003_);
-                float t3007_ = t3005_ ? t3006_ : t3001_;
-                float t3009_ = kf_shfl_down(t3007_, 4u, kf_wn);
-                bool t3011_ = (kf_lane_id() + 4u) < t2977_;
-                float t3012_ = __fadd_rn(t3007_, t3009_);
-                float t3013_ = t3011_ ? t3012_ : t3007_;
-                float t3015_ = kf_shfl_down(t3013_, 2u, kf_wn);
-                bool t3017_ = (kf_lane_id() + 2u) < t2977_;
-                float t3018_ = __fadd_rn(t3013_, t3015_);
-                float t3019_ = t3017_ ? t3018_ : t3013_;
-                float t3021_ = kf_shfl_down(t3019_, 1u, kf_wn);
-                bool t3023_ = (kf_lane_id() + 1u) < t2977_;
-                float t3024_ = __fadd_rn(t3019_, t3021_);
-                s_ = kf_shfl(t3023_ ? t3024_ : t3019_, 0u, kf_wn);
+            if (1u < nb_) {
+                float t4176_ = acc_[1u];
+                unsigned t4198_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                if (t4198_ == 32u) {
+                    float t4203_ = __fadd_rn(t4176_, kf_shfl_xor(t4176_, 16u, kf_wn));
+                    float t4206_ = __fadd_rn(t4203_, kf_shfl_xor(t4203_, 8u, kf_wn));
+                    float t4209_ = __fadd_rn(t4206_, kf_shfl_xor(t4206_, 4u, kf_wn));
+                    float t4212_ = __fadd_rn(t4209_, kf_shfl_xor(t4209_, 2u, kf_wn));
+                    s_2_ = __fadd_rn(t4212_, kf_shfl_xor(t4212_, 1u, kf_wn));
+                } else {
+                    float t4218_ = kf_shfl_down(t4176_, 16u, kf_wn);
+                    bool t4220_ = (kf_lane_id() + 16u) < t4198_;
+                    float t4221_ = __fadd_rn(t4176_, t4218_);
+                    float t4222_ = t4220_ ? t4221_ : t4176_;
+                    float t4224_ = kf_shfl_down(t4222_, 8u, kf_wn);
+                    bool t4226_ = (kf_lane_id() + 8u) < t4198_;
+                    float t4227_ = __fadd_rn(t4222_, t4224_);
+                    float t4228_ = t4226_ ? t4227_ : t4222_;
+                    float t4230_ = kf_shfl_down(t4228_, 4u, kf_wn);
+                    bool t4232_ = (kf_lane_id() + 4u) < t4198_;
+                    float t4233_ = __fadd_rn(t4228_, t4230_);
+                    float t4234_ = t4232_ ? t4233_ : t4228_;
+                    float t4236_ = kf_shfl_down(t4234_, 2u, kf_wn);
+                    bool t4238_ = (kf_lane_id() + 2u) < t4198_;
+                    float t4239_ = __fadd_rn(t4234_, t4236_);
+                    float t4240_ = t4238_ ? t4239_ : t4234_;
+                    float t4242_ = kf_shfl_down(t4240_, 1u, kf_wn);
+                    bool t4244_ = (kf_lane_id() + 1u) < t4198_;
+                    float t4245_ = __fadd_rn(t4240_, t4242_);
+                    s_2_ = kf_shfl(t4244_ ? t4245_ : t4240_, 0u, kf_wn);
+                }
+                bool t4250_ = lane_2_ == 0u;
+                bool t4251_ = t4250_;
+                if (t4250_) {
+                    t4251_ = g_2_ < m_;
+                }
+                if (t4251_) {
+                    y_[m_ + g_2_] = s_2_;
+                }
             }
-            bool t3029_ = lane_ == 0u;
-            bool t3030_ = t3029_;
-            if (t3029_) {
-                t3030_ = (g_ << 1u) < m_;
+            if (2u < nb_) {
+                float t4276_ = acc_[2u];
+                unsigned t4298_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                if (t4298_ == 32u) {
+                    float t4303_ = __fadd_rn(t4276_, kf_shfl_xor(t4276_, 16u, kf_wn));
+                    float t4306_ = __fadd_rn(t4303_, kf_shfl_xor(t4303_, 8u, kf_wn));
+                    float t4309_ = __fadd_rn(t4306_, kf_shfl_xor(t4306_, 4u, kf_wn));
+                    float t4312_ = __fadd_rn(t4309_, kf_shfl_xor(t4309_, 2u, kf_wn));
+                    s_3_ = __fadd_rn(t4312_, kf_shfl_xor(t4312_, 1u, kf_wn));
+                } else {
+                    float t4318_ = kf_shfl_down(t4276_, 16u, kf_wn);
+                    bool t4320_ = (kf_lane_id() + 16u) < t4298_;
+                    float t4321_ = __fadd_rn(t4276_, t4318_);
+                    float t4322_ = t4320_ ? t4321_ : t4276_;
+                    float t4324_ = kf_shfl_down(t4322_, 8u, kf_wn);
+                    bool t4326_ = (kf_lane_id() + 8u) < t4298_;
+                    float t4327_ = __fadd_rn(t4322_, t4324_);
+                    float t4328_ = t4326_ ? t4327_ : t4322_;
+                    float t4330_ = kf_shfl_down(t4328_, 4u, kf_wn);
+                    bool t4332_ = (kf_lane_id() + 4u) < t4298_;
+                    float t4333_ = __fadd_rn(t4328_, t4330_);
+                    float t4334_ = t4332_ ? t4333_ : t4328_;
+                    float t4336_ = kf_shfl_down(t4334_, 2u, kf_wn);
+                    bool t4338_ = (kf_lane_id() + 2u) < t4298_;
+                    float t4339_ = __fadd_rn(t4334_, t4336_);
+                    float t4340_ = t4338_ ? t4339_ : t4334_;
+                    float t4342_ = kf_shfl_down(t4340_, 1u, kf_wn);
+                    bool t4344_ = (kf_lane_id() + 1u) < t4298_;
+                    float t4345_ = __fadd_rn(t4340_, t4342_);
+                    s_3_ = kf_shfl(t4344_ ? t4345_ : t4340_, 0u, kf_wn);
+                }
+                bool t4350_ = lane_2_ == 0u;
+                bool t4351_ = t4350_;
+                if (t4350_) {
+                    t4351_ = g_2_ < m_;
+                }
+                if (t4351_) {
+                    y_[(m_ << 1u) + g_2_] = s_3_;
+                }
             }
-            if (t3030_) {
-                y_[g_ << 1u] = s_;
+            if (3u < nb_) {
+                float t4376_ = acc_[3u];
+                unsigned t4398_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                if (t4398_ == 32u) {
+                    float t4403_ = __fadd_rn(t4376_, kf_shfl_xor(t4376_, 16u, kf_wn));
+                    float t4406_ = __fadd_rn(t4403_, kf_shfl_xor(t4403_, 8u, kf_wn));
+                    float t4409_ = __fadd_rn(t4406_, kf_shfl_xor(t4406_, 4u, kf_wn));
+                    float t4412_ = __fadd_rn(t4409_, kf_shfl_xor(t4409_, 2u, kf_wn));
+                    s_4_ = __fadd_rn(t4412_, kf_shfl_xor(t4412_, 1u, kf_wn));
+                } else {
+                    float t4418_ = kf_shfl_down(t4376_, 16u, kf_wn);
+                    bool t4420_ = (kf_lane_id() + 16u) < t4398_;
+                    float t4421_ = __fadd_rn(t4376_, t4418_);
+                    float t4422_ = t4420_ ? t4421_ : t4376_;
+                    float t4424_ = kf_shfl_down(t4422_, 8u, kf_wn);
+                    bool t4426_ = (kf_lane_id() + 8u) < t4398_;
+                    float t4427_ = __fadd_rn(t4422_, t4424_);
+                    float t4428_ = t4426_ ? t4427_ : t4422_;
+                    float t4430_ = kf_shfl_down(t4428_, 4u, kf_wn);
+                    bool t4432_ = (kf_lane_id() + 4u) < t4398_;
+                    float t4433_ = __fadd_rn(t4428_, t4430_);
+                    float t4434_ = t4432_ ? t4433_ : t4428_;
+                    float t4436_ = kf_shfl_down(t4434_, 2u, kf_wn);
+                    bool t4438_ = (kf_lane_id() + 2u) < t4398_;
+                    float t4439_ = __fadd_rn(t4434_, t4436_);
+                    float t4440_ = t4438_ ? t4439_ : t4434_;
+                    float t4442_ = kf_shfl_down(t4440_, 1u, kf_wn);
+                    bool t4444_ = (kf_lane_id() + 1u) < t4398_;
+                    float t4445_ = __fadd_rn(t4440_, t4442_);
+                    s_4_ = kf_shfl(t4444_ ? t4445_ : t4440_, 0u, kf_wn);
+                }
+                bool t4450_ = lane_2_ == 0u;
+                bool t4451_ = t4450_;
+                if (t4450_) {
+                    t4451_ = g_2_ < m_;
+                }
+                if (t4451_) {
+                    y_[(3u * m_) + g_2_] = s_4_;
+                }
             }
-        }
-        if (1u < nb_) {
-            float t3055_ = acc_[1u];
-            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3077_ == 32u) {
-                float t3082_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 16u, kf_wn));
-                float t3085_ = __fadd_rn(t3082_, kf_shfl_xor(t3082_, 8u, kf_wn));
-                float t3088_ = __fadd_rn(t3085_, kf_shfl_xor(t3085_, 4u, kf_wn));
-                float t3091_ = __fadd_rn(t3088_, kf_shfl_xor(t3088_, 2u, kf_wn));
-                s_2_ = __fadd_rn(t3091_, kf_shfl_xor(t3091_, 1u, kf_wn));
-            } else {
-                float t3097_ = kf_shfl_down(t3055_, 16u, kf_wn);
-                bool t3099_ = (kf_lane_id() + 16u) < t3077_;
-                float t3100_ = __fadd_rn(t3055_, t3097_);
-                float t3101_ = t3099_ ? t3100_ : t3055_;
-                float t3103_ = kf_shfl_down(t3101_, 8u, kf_wn);
-                bool t3105_ = (kf_lane_id() + 8u) < t3077_;
-                float t3106_ = __fadd_rn(t3101_, t3103_);
-                float t3107_ = t3105_ ? t3106_ : t3101_;
-                float t3109_ = kf_shfl_down(t3107_, 4u, kf_wn);
-                bool t3111_ = (kf_lane_id() + 4u) < t3077_;
-                float t3112_ = __fadd_rn(t3107_, t3109_);
-                float t3113_ = t3111_ ? t3112_ : t3107_;
-                float t3115_ = kf_shfl_down(t3113_, 2u, kf_wn);
-                bool t3117_ = (kf_lane_id() + 2u) < t3077_;
-                float t3118_ = __fadd_rn(t3113_, t3115_);
-                float t3119_ = t3117_ ? t3118_ : t3113_;
-                float t3121_ = kf_shfl_down(t3119_, 1u, kf_wn);
-                bool t3123_ = (kf_lane_id() + 1u) < t3077_;
-                float t3124_ = __fadd_rn(t3119_, t3121_);
-                s_2_ = kf_shfl(t3123_ ? t3124_ : t3119_, 0u, kf_wn);
+            if (4u < nb_) {
+                float t4476_ = acc_[4u];
+                unsigned t4498_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                if (t4498_ == 32u) {
+                    float t4503_ = __fadd_rn(t4476_, kf_shfl_xor(t4476_, 16u, kf_wn));
+                    float t4506_ = __fadd_rn(t4503_, kf_shfl_xor(t4503_, 8u, kf_wn));
+                    float t4509_ = __fadd_rn(t4506_, kf_shfl_xor(t4506_, 4u, kf_wn));
+                    float t4512_ = __fadd_rn(t4509_, kf_shfl_xor(t4509_, 2u, kf_wn));
+                    s_5_ = __fadd_rn(t4512_, kf_shfl_xor(t4512_, 1u, kf_wn));
+                } else {
+                    float t4518_ = kf_shfl_down(t4476_, 16u, kf_wn);
+                    bool t4520_ = (kf_lane_id() + 16u) < t4498_;
+                    float t4521_ = __fadd_rn(t4476_, t4518_);
+                    float t4522_ = t4520_ ? t4521_ : t4476_;
+                    float t4524_ = kf_shfl_down(t4522_, 8u, kf_wn);
+                    bool t4526_ = (kf_lane_id() + 8u) < t4498_;
+                    float t4527_ = __fadd_rn(t4522_, t4524_);
+                    float t4528_ = t4526_ ? t4527_ : t4522_;
+                    float t4530_ = kf_shfl_down(t4528_, 4u, kf_wn);
+                    bool t4532_ = (kf_lane_id() + 4u) < t4498_;
+                    float t4533_ = __fadd_rn(t4528_, t4530_);
+                    float t4534_ = t4532_ ? t4533_ : t4528_;
+                    float t4536_ = kf_shfl_down(t4534_, 2u, kf_wn);
+                    bool t4538_ = (kf_lane_id() + 2u) < t4498_;
+                    float t4539_ = __fadd_rn(t4534_, t4536_);
+                    float t4540_ = t4538_ ? t4539_ : t4534_;
+                    float t4542_ = kf_shfl_down(t4540_, 1u, kf_wn);
+                    bool t4544_ = (kf_lane_id() + 1u) < t4498_;
+                    float t4545_ = __fadd_rn(t4540_, t4542_);
+                    s_5_ = kf_shfl(t4544_ ? t4545_ : t4540_, 0u, kf_wn);
+                }
+                bool t4550_ = lane_2_ == 0u;
+                bool t4551_ = t4550_;
+                if (t4550_) {
+                    t4551_ = g_2_ < m_;
+                }
+                if (t4551_) {
+                    y_[(m_ << 2u) + g_2_] = s_5_;
+                }
             }
-            bool t3129_ = lane_ == 0u;
-            bool t3130_ = t3129_;
-            if (t3129_) {
-                t3130_ = (g_ << 1u) < m_;
+            if (5u < nb_) {
+                float t4576_ = acc_[5u];
+                unsigned t4598_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                if (t4598_ == 32u) {
+                    float t4603_ = __fadd_rn(t4576_, kf_shfl_xor(t4576_, 16u, kf_wn));
+                    float t4606_ = __fadd_rn(t4603_, kf_shfl_xor(t4603_, 8u, kf_wn));
+                    float t4609_ = __fadd_rn(t4606_, kf_shfl_xor(t4606_, 4u, kf_wn));
+                    float t4612_ = __fadd_rn(t4609_, kf_shfl_xor(t4609_, 2u, kf_wn));
+                    s_6_ = __fadd_rn(t4612_, kf_shfl_xor(t4612_, 1u, kf_wn));
+                } else {
+                    float t4618_ = kf_shfl_down(t4576_, 16u, kf_wn);
+                    bool t4620_ = (kf_lane_id() + 16u) < t4598_;
+                    float t4621_ = __fadd_rn(t4576_, t4618_);
+                    float t4622_ = t4620_ ? t4621_ : t4576_;
+                    float t4624_ = kf_shfl_down(t4622_, 8u, kf_wn);
+                    bool t4626_ = (kf_lane_id() + 8u) < t4598_;
+                    float t4627_ = __fadd_rn(t4622_, t4624_);
+                    float t4628_ = t4626_ ? t4627_ : t4622_;
+                    float t4630_ = kf_shfl_down(t4628_, 4u, kf_wn);
+                    bool t4632_ = (kf_lane_id() + 4u) < t4598_;
+                    float t4633_ = __fadd_rn(t4628_, t4630_);
+                    float t4634_ = t4632_ ? t4633_ : t4628_;
+                    float t4636_ = kf_shfl_down(t4634_, 2u, kf_wn);
+                    bool t4638_ = (kf_lane_id() + 2u) < t4598_;
+                    float t4639_ = __fadd_rn(t4634_, t4636_);
+                    float t4640_ = t4638_ ? t4639_ : t4634_;
+                    float t4642_ = kf_shfl_down(t4640_, 1u, kf_wn);
+                    bool t4644_ = (kf_lane_id() + 1u) < t4598_;
+                    float t4645_ = __fadd_rn(t4640_, t4642_);
+                    s_6_ = kf_shfl(t4644_ ? t4645_ : t4640_, 0u, kf_wn);
+                }
+                bool t4650_ = lane_2_ == 0u;
+                bool t4651_ = t4650_;
+                if (t4650_) {
+                    t4651_ = g_2_ < m_;
+                }
+                if (t4651_) {
+                    y_[(5u * m_) + g_2_] = s_6_;
+                }
             }
-            if (t3130_) {
-                y_[m_ + (g_ << 1u)] = s_2_;
+            if (6u < nb_) {
+                float t4676_ = acc_[6u];
+                unsigned t4698_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                if (t4698_ == 32u) {
+                    float t4703_ = __fadd_rn(t4676_, kf_shfl_xor(t4676_, 16u, kf_wn));
+                    float t4706_ = __fadd_rn(t4703_, kf_shfl_xor(t4703_, 8u, kf_wn));
+                    float t4709_ = __fadd_rn(t4706_, kf_shfl_xor(t4706_, 4u, kf_wn));
+                    float t4712_ = __fadd_rn(t4709_, kf_shfl_xor(t4709_, 2u, kf_wn));
+                    s_7_ = __fadd_rn(t4712_, kf_shfl_xor(t4712_, 1u, kf_wn));
+                } else {
+                    float t4718_ = kf_shfl_down(t4676_, 16u, kf_wn);
+                    bool t4720_ = (kf_lane_id() + 16u) < t4698_;
+                    float t4721_ = __fadd_rn(t4676_, t4718_);
+                    float t4722_ = t4720_ ? t4721_ : t4676_;
+                    float t4724_ = kf_shfl_down(t4722_, 8u, kf_wn);
+                    bool t4726_ = (kf_lane_id() + 8u) < t4698_;
+                    float t4727_ = __fadd_rn(t4722_, t4724_);
+                    float t4728_ = t4726_ ? t4727_ : t4722_;
+                    float t4730_ = kf_shfl_down(t4728_, 4u, kf_wn);
+                    bool t4732_ = (kf_lane_id() + 4u) < t4698_;
+                    float t4733_ = __fadd_rn(t4728_, t4730_);
+                    float t4734_ = t4732_ ? t4733_ : t4728_;
+                    float t4736_ = kf_shfl_down(t4734_, 2u, kf_wn);
+                    bool t4738_ = (kf_lane_id() + 2u) < t4698_;
+                    float t4739_ = __fadd_rn(t4734_, t4736_);
+                    float t4740_ = t4738_ ? t4739_ : t4734_;
+                    float t4742_ = kf_shfl_down(t4740_, 1u, kf_wn);
+                    bool t4744_ = (kf_lane_id() + 1u) < t4698_;
+                    float t4745_ = __fadd_rn(t4740_, t4742_);
+                    s_7_ = kf_shfl(t4744_ ? t4745_ : t4740_, 0u, kf_wn);
+                }
+                bool t4750_ = lane_2_ == 0u;
+                bool t4751_ = t4750_;
+                if (t4750_) {
+                    t4751_ = g_2_ < m_;
+                }
+                if (t4751_) {
+                    y_[(6u * m_) + g_2_] = s_7_;
+                }
             }
-        }
-        if (2u < nb_) {
-            float t3155_ = acc_[2u];
-            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3177_ == 32u) {
-                float t3182_ = __fadd_rn(t3155_, kf_shfl_xor(t3155_, 16u, kf_wn));
-                float t3185_ = __fadd_rn(t3182_, kf_shfl_xor(t3182_, 8u, kf_wn));
-                float t3188_ = __fadd_rn(t3185_, kf_shfl_xor(t3185_, 4u, kf_wn));
-                float t3191_ = __fadd_rn(t3188_, kf_shfl_xor(t3188_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3191_, kf_shfl_xor(t3191_, 1u, kf_wn));
-            } else {
-                float t3197_ = kf_shfl_down(t3155_, 16u, kf_wn);
-                bool t3199_ = (kf_lane_id() + 16u) < t3177_;
-                float t3200_ = __fadd_rn(t3155_, t3197_);
-                float t3201_ = t3199_ ? t3200_ : t3155_;
-                float t3203_ = kf_shfl_down(t3201_, 8u, kf_wn);
-                bool t3205_ = (kf_lane_id() + 8u) < t3177_;
-                float t3206_ = __fadd_rn(t3201_, t3203_);
-                float t3207_ = t3205_ ? t3206_ : t3201_;
-                float t3209_ = kf_shfl_down(t3207_, 4u, kf_wn);
-                bool t3211_ = (kf_lane_id() + 4u) < t3177_;
-                float t3212_ = __fadd_rn(t3207_, t3209_);
-                float t3213_ = t3211_ ? t3212_ : t3207_;
-                float t3215_ = kf_shfl_down(t3213_, 2u, kf_wn);
-                bool t3217_ = (kf_lane_id() + 2u) < t3177_;
-                float t3218_ = __fadd_rn(t3213_, t3215_);
-                float t3219_ = t3217_ ? t3218_ : t3213_;
-                float t3221_ = kf_shfl_down(t3219_, 1u, kf_wn);
-                bool t3223_ = (kf_lane_id() + 1u) < t3177_;
-                float t3224_ = __fadd_rn(t3219_, t3221_);
-                s_3_ = kf_shfl(t3223_ ? t3224_ : t3219_, 0u, kf_wn);
-            }
-            bool t3229_ = lane_ == 0u;
-            bool t3230_ = t3229_;
-            if (t3229_) {
-                t3230_ = (g_ << 1u) < m_;
-            }
-            if (t3230_) {
-                y_[(m_ << 1u) + (g_ << 1u)] = s_3_;
-            }
-        }
-        if (3u < nb_) {
-            float t3255_ = acc_[3u];
-            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3277_ == 32u) {
-                float t3282_ = __fadd_rn(t3255_, kf_shfl_xor(t3255_, 16u, kf_wn));
-                float t3285_ = __fadd_rn(t3282_, kf_shfl_xor(t3282_, 8u, kf_wn));
-                float t3288_ = __fadd_rn(t3285_, kf_shfl_xor(t3285_, 4u, kf_wn));
-                float t3291_ = __fadd_rn(t3288_, kf_shfl_xor(t3288_, 2u, kf_wn));
-                s_4_ = __fadd_rn(t3291_, kf_shfl_xor(t3291_, 1u, kf_wn));
-            } else {
-                float t3297_ = kf_shfl_down(t3255_, 16u, kf_wn);
-                bool t3299_ = (kf_lane_id() + 16u) < t3277_;
-                float t3300_ = __fadd_rn(t3255_, t3297_);
-                float t3301_ = t3299_ ? t3300_ : t3255_;
-                float t3303_ = kf_shfl_down(t3301_, 8u, kf_wn);
-                bool t3305_ = (kf_lane_id() + 8u) < t3277_;
-                float t3306_ = __fadd_rn(t3301_, t3303_);
-                float t3307_ = t3305_ ? t3306_ : t3301_;
-                float t3309_ = kf_shfl_down(t3307_, 4u, kf_wn);
-                bool t3311_ = (kf_lane_id() + 4u) < t3277_;
-                float t3312_ = __fadd_rn(t3307_, t3309_);
-                float t3313_ = t3311_ ? t3312_ : t3307_;
-                float t3315_ = kf_shfl_down(t3313_, 2u, kf_wn);
-                bool t3317_ = (kf_lane_id() + 2u) < t3277_;
-                float t3318_ = __fadd_rn(t3313_, t3315_);
-                float t3319_ = t3317_ ? t3318_ : t3313_;
-                float t3321_ = kf_shfl_down(t3319_, 1u, kf_wn);
-                bool t3323_ = (kf_lane_id() + 1u) < t3277_;
-                float t3324_ = __fadd_rn(t3319_, t3321_);
-                s_4_ = kf_shfl(t3323_ ? t3324_ : t3319_, 0u, kf_wn);
-            }
-            bool t3329_ = lane_ == 0u;
-            bool t3330_ = t3329_;
-            if (t3329_) {
-                t3330_ = (g_ << 1u) < m_;
-            }
-            if (t3330_) {
-                y_[(3u * m_) + (g_ << 1u)] = s_4_;
-            }
-        }
-        if (4u < nb_) {
-            float t3355_ = acc_[4u];
-            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3377_ == 32u) {
-                float t3382_ = __fadd_rn(t3355_, kf_shfl_xor(t3355_, 16u, kf_wn));
-                float t3385_ = __fadd_rn(t3382_, kf_shfl_xor(t3382_, 8u, kf_wn));
-                float t3388_ = __fadd_rn(t3385_, kf_shfl_xor(t3385_, 4u, kf_wn));
-                float t3391_ = __fadd_rn(t3388_, kf_shfl_xor(t3388_, 2u, kf_wn));
-                s_5_ = __fadd_rn(t3391_, kf_shfl_xor(t3391_, 1u, kf_wn));
-            } else {
-                float t3397_ = kf_shfl_down(t3355_, 16u, kf_wn);
-                bool t3399_ = (kf_lane_id() + 16u) < t3377_;
-                float t3400_ = __fadd_rn(t3355_, t3397_);
-                float t3401_ = t3399_ ? t3400_ : t3355_;
-                float t3403_ = kf_shfl_down(t3401_, 8u, kf_wn);
-                bool t3405_ = (kf_lane_id() + 8u) < t3377_;
-                float t3406_ = __fadd_rn(t3401_, t3403_);
-                float t3407_ = t3405_ ? t3406_ : t3401_;
-                float t3409_ = kf_shfl_down(t3407_, 4u, kf_wn);
-                bool t3411_ = (kf_lane_id() + 4u) < t3377_;
-                float t3412_ = __fadd_rn(t3407_, t3409_);
-                float t3413_ = t3411_ ? t3412_ : t3407_;
-                float t3415_ = kf_shfl_down(t3413_, 2u, kf_wn);
-                bool t3417_ = (kf_lane_id() + 2u) < t3377_;
-                float t3418_ = __fadd_rn(t3413_, t3415_);
-                float t3419_ = t3417_ ? t3418_ : t3413_;
-                float t3421_ = kf_shfl_down(t3419_, 1u, kf_wn);
-                bool t3423_ = (kf_lane_id() + 1u) < t3377_;
-                float t3424_ = __fadd_rn(t3419_, t3421_);
-                s_5_ = kf_shfl(t3423_ ? t3424_ : t3419_, 0u, kf_wn);
-            }
-            bool t3429_ = lane_ == 0u;
-            bool t3430_ = t3429_;
-            if (t3429_) {
-                t3430_ = (g_ << 1u) < m_;
-            }
-            if (t3430_) {
-                y_[(m_ << 2u) + (g_ << 1u)] = s_5_;
-            }
-        }
-        if (5u < nb_) {
-            float t3455_ = acc_[5u];
-            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3477_ == 32u) {
-                float t3482_ = __fadd_rn(t3455_, kf_shfl_xor(t3455_, 16u, kf_wn));
-                float t3485_ = __fadd_rn(t3482_, kf_shfl_xor(t3482_, 8u, kf_wn));
-                float t3488_ = __fadd_rn(t3485_, kf_shfl_xor(t3485_, 4u, kf_wn));
-                float t3491_ = __fadd_rn(t3488_, kf_shfl_xor(t3488_, 2u, kf_wn));
-                s_6_ = __fadd_rn(t3491_, kf_shfl_xor(t3491_, 1u, kf_wn));
-            } else {
-                float t3497_ = kf_shfl_down(t3455_, 16u, kf_wn);
-                bool t3499_ = (kf_lane_id() + 16u) < t3477_;
-                float t3500_ = __fadd_rn(t3455_, t3497_);
-                float t3501_ = t3499_ ? t3500_ : t3455_;
-                float t3503_ = kf_shfl_down(t3501_, 8u, kf_wn);
-                bool t3505_ = (kf_lane_id() + 8u) < t3477_;
-                float t3506_ = __fadd_rn(t3501_, t3503_);
-                float t3507_ = t3505_ ? t3506_ : t3501_;
-                float t3509_ = kf_shfl_down(t3507_, 4u, kf_wn);
-                bool t3511_ = (kf_lane_id() + 4u) < t3477_;
-                float t3512_ = __fadd_rn(t3507_, t3509_);
-                float t3513_ = t3511_ ? t3512_ : t3507_;
-                float t3515_ = kf_shfl_down(t3513_, 2u, kf_wn);
-                bool t3517_ = (kf_lane_id() + 2u) < t3477_;
-                float t3518_ = __fadd_rn(t3513_, t3515_);
-                float t3519_ = t3517_ ? t3518_ : t3513_;
-                float t3521_ = kf_shfl_down(t3519_, 1u, kf_wn);
-                bool t3523_ = (kf_lane_id() + 1u) < t3477_;
-                float t3524_ = __fadd_rn(t3519_, t3521_);
-                s_6_ = kf_shfl(t3523_ ? t3524_ : t3519_, 0u, kf_wn);
-            }
-            bool t3529_ = lane_ == 0u;
-            bool t3530_ = t3529_;
-            if (t3529_) {
-                t3530_ = (g_ << 1u) < m_;
-            }
-            if (t3530_) {
-                y_[(5u * m_) + (g_ << 1u)] = s_6_;
-            }
-        }
-        if (6u < nb_) {
-            float t3555_ = acc_[6u];
-            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3577_ == 32u) {
-                float t3582_ = __fadd_rn(t3555_, kf_shfl_xor(t3555_, 16u, kf_wn));
-                float t3585_ = __fadd_rn(t3582_, kf_shfl_xor(t3582_, 8u, kf_wn));
-                float t3588_ = __fadd_rn(t3585_, kf_shfl_xor(t3585_, 4u, kf_wn));
-                float t3591_ = __fadd_rn(t3588_, kf_shfl_xor(t3588_, 2u, kf_wn));
-                s_7_ = __fadd_rn(t3591_, kf_shfl_xor(t3591_, 1u, kf_wn));
-            } else {
-                float t3597_ = kf_shfl_down(t3555_, 16u, kf_wn);
-                bool t3599_ = (kf_lane_id() + 16u) < t3577_;
-                float t3600_ = __fadd_rn(t3555_, t3597_);
-                float t3601_ = t3599_ ? t3600_ : t3555_;
-                float t3603_ = kf_shfl_down(t3601_, 8u, kf_wn);
-                bool t3605_ = (kf_lane_id() + 8u) < t3577_;
-                float t3606_ = __fadd_rn(t3601_, t3603_);
-                float t3607_ = t3605_ ? t3606_ : t3601_;
-                float t3609_ = kf_shfl_down(t3607_, 4u, kf_wn);
-                bool t3611_ = (kf_lane_id() + 4u) < t3577_;
-                float t3612_ = __fadd_rn(t3607_, t3609_);
-                float t3613_ = t3611_ ? t3612_ : t3607_;
-                float t3615_ = kf_shfl_down(t3613_, 2u, kf_wn);
-                bool t3617_ = (kf_lane_id() + 2u) < t3577_;
-                float t3618_ = __fadd_rn(t3613_, t3615_);
-                float t3619_ = t3617_ ? t3618_ : t3613_;
-                float t3621_ = kf_shfl_down(t3619_, 1u, kf_wn);
-                bool t3623_ = (kf_lane_id() + 1u) < t3577_;
-                float t3624_ = __fadd_rn(t3619_, t3621_);
-                s_7_ = kf_shfl(t3623_ ? t3624_ : t3619_, 0u, kf_wn);
-            }
-            bool t3629_ = lane_ == 0u;
-            bool t3630_ = t3629_;
-            if (t3629_) {
-                t3630_ = (g_ << 1u) < m_;
-            }
-            if (t3630_) {
-                y_[(6u * m_) + (g_ << 1u)] = s_7_;
-            }
-        }
-        if (7u < nb_) {
-            float t3655_ = acc_[7u];
-            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3677_ == 32u) {
-                float t3682_ = __fadd_rn(t3655_, kf_shfl_xor(t3655_, 16u, kf_wn));
-                float t3685_ = __fadd_rn(t3682_, kf_shfl_xor(t3682_, 8u, kf_wn));
-                float t3688_ = __fadd_rn(t3685_, kf_shfl_xor(t3685_, 4u, kf_wn));
-                float t3691_ = __fadd_rn(t3688_, kf_shfl_xor(t3688_, 2u, kf_wn));
-                s_8_ = __fadd_rn(t3691_, kf_shfl_xor(t3691_, 1u, kf_wn));
-            } else {
-                float t3697_ = kf_shfl_down(t3655_, 16u, kf_wn);
-                bool t3699_ = (kf_lane_id() + 16u) < t3677_;
-                float t3700_ = __fadd_rn(t3655_, t3697_);
-                float t3701_ = t3699_ ? t3700_ : t3655_;
-                float t3703_ = kf_shfl_down(t3701_, 8u, kf_wn);
-                bool t3705_ = (kf_lane_id() + 8u) < t3677_;
-                float t3706_ = __fadd_rn(t3701_, t3703_);
-                float t3707_ = t3705_ ? t3706_ : t3701_;
-                float t3709_ = kf_shfl_down(t3707_, 4u, kf_wn);
-                bool t3711_ = (kf_lane_id() + 4u) < t3677_;
-                float t3712_ = __fadd_rn(t3707_, t3709_);
-                float t3713_ = t3711_ ? t3712_ : t3707_;
-                float t3715_ = kf_shfl_down(t3713_, 2u, kf_wn);
-                bool t3717_ = (kf_lane_id() + 2u) < t3677_;
-                float t3718_ = __fadd_rn(t3713_, t3715_);
-                float t3719_ = t3717_ ? t3718_ : t3713_;
-                float t3721_ = kf_shfl_down(t3719_, 1u, kf_wn);
-                bool t3723_ = (kf_lane_id() + 1u) < t3677_;
-                float t3724_ = __fadd_rn(t3719_, t3721_);
-                s_8_ = kf_shfl(t3723_ ? t3724_ : t3719_, 0u, kf_wn);
-            }
-            bool t3729_ = lane_ == 0u;
-            bool t3730_ = t3729_;
-            if (t3729_) {
-                t3730_ = (g_ << 1u) < m_;
-            }
-            if (t3730_) {
-                y_[(7u * m_) + (g_ << 1u)] = s_8_;
-            }
-        }
-        if (0u < nb_) {
-            float t3755_ = acc_[8u];
-            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3777_ == 32u) {
-                float t3782_ = __fadd_rn(t3755_, kf_shfl_xor(t3755_, 16u, kf_wn));
-                float t3785_ = __fadd_rn(t3782_, kf_shfl_xor(t3782_, 8u, kf_wn));
-                float t3788_ = __fadd_rn(t3785_, kf_shfl_xor(t3785_, 4u, kf_wn));
-                float t3791_ = __fadd_rn(t3788_, kf_shfl_xor(t3788_, 2u, kf_wn));
-                s_9_ = __fadd_rn(t3791_, kf_shfl_xor(t3791_, 1u, kf_wn));
-            } else {
-                float t3797_ = kf_shfl_down(t3755_, 16u, kf_wn);
-                bool t3799_ = (kf_lane_id() + 16u) < t3777_;
-                float t3800_ = __fadd_rn(t3755_, t3797_);
-                float t3801_ = t3799_ ? t3800_ : t3755_;
-                float t3803_ = kf_shfl_down(t3801_, 8u, kf_wn);
-                bool t3805_ = (kf_lane_id() + 8u) < t3777_;
-                float t3806_ = __fadd_rn(t3801_, t3803_);
-                float t3807_ = t3805_ ? t3806_ : t3801_;
-                float t3809_ = kf_shfl_down(t3807_, 4u, kf_wn);
-                bool t3811_ = (kf_lane_id() + 4u) < t3777_;
-                float t3812_ = __fadd_rn(t3807_, t3809_);
-                float t3813_ = t3811_ ? t3812_ : t3807_;
-                float t3815_ = kf_shfl_down(t3813_, 2u, kf_wn);
-                bool t3817_ = (kf_lane_id() + 2u) < t3777_;
-                float t3818_ = __fadd_rn(t3813_, t3815_);
-                float t3819_ = t3817_ ? t3818_ : t3813_;
-                float t3821_ = kf_shfl_down(t3819_, 1u, kf_wn);
-                bool t3823_ = (kf_lane_id() + 1u) < t3777_;
-                float t3824_ = __fadd_rn(t3819_, t3821_);
-                s_9_ = kf_shfl(t3823_ ? t3824_ : t3819_, 0u, kf_wn);
-            }
-            bool t3829_ = lane_ == 0u;
-            bool t3830_ = t3829_;
-            if (t3829_) {
-                t3830_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t3830_) {
-                unsigned i_10_ = (g_ << 1u) + 1u;
-                y_[i_10_] = s_9_;
-            }
-        }
-        if (1u < nb_) {
-            float t3855_ = acc_[9u];
-            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3877_ == 32u) {
-                float t3882_ = __fadd_rn(t3855_, kf_shfl_xor(t3855_, 16u, kf_wn));
-                float t3885_ = __fadd_rn(t3882_, kf_shfl_xor(t3882_, 8u, kf_wn));
-                float t3888_ = __fadd_rn(t3885_, kf_shfl_xor(t3885_, 4u, kf_wn));
-                float t3891_ = __fadd_rn(t3888_, kf_shfl_xor(t3888_, 2u, kf_wn));
-                s_10_ = __fadd_rn(t3891_, kf_shfl_xor(t3891_, 1u, kf_wn));
-            } else {
-                float t3897_ = kf_shfl_down(t3855_, 16u, kf_wn);
-                bool t3899_ = (kf_lane_id() + 16u) < t3877_;
-                float t3900_ = __fadd_rn(t3855_, t3897_);
-                float t3901_ = t3899_ ? t3900_ : t3855_;
-                float t3903_ = kf_shfl_down(t3901_, 8u, kf_wn);
-                bool t3905_ = (kf_lane_id() + 8u) < t3877_;
-                float t3906_ = __fadd_rn(t3901_, t3903_);
-                float t3907_ = t3905_ ? t3906_ : t3901_;
-                float t3909_ = kf_shfl_down(t3907_, 4u, kf_wn);
-                bool t3911_ = (kf_lane_id() + 4u) < t3877_;
-                float t3912_ = __fadd_rn(t3907_, t3909_);
-                float t3913_ = t3911_ ? t3912_ : t3907_;
-                float t3915_ = kf_shfl_down(t3913_, 2u, kf_wn);
-                bool t3917_ = (kf_lane_id() + 2u) < t3877_;
-                float t3918_ = __fadd_rn(t3913_, t3915_);
-                float t3919_ = t3917_ ? t3918_ : t3913_;
-                float t3921_ = kf_shfl_down(t3919_, 1u, kf_wn);
-                bool t3923_ = (kf_lane_id() + 1u) < t3877_;
-                float t3924_ = __fadd_rn(t3919_, t3921_);
-                s_10_ = kf_shfl(t3923_ ? t3924_ : t3919_, 0u, kf_wn);
-            }
-            bool t3929_ = lane_ == 0u;
-            bool t3930_ = t3929_;
-            if (t3929_) {
-                t3930_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t3930_) {
-                unsigned i_11_ = (m_ + (g_ << 1u)) + 1u;
-                y_[i_11_] = s_10_;
-            }
-        }
-        if (2u < nb_) {
-            float t3955_ = acc_[10u];
-            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3977_ == 32u) {
-                float t3982_ = __fadd_rn(t3955_, kf_shfl_xor(t3955_, 16u, kf_wn));
-                float t3985_ = __fadd_rn(t3982_, kf_shfl_xor(t3982_, 8u, kf_wn));
-                float t3988_ = __fadd_rn(t3985_, kf_shfl_xor(t3985_, 4u, kf_wn));
-                float t3991_ = __fadd_rn(t3988_, kf_shfl_xor(t3988_, 2u, kf_wn));
-                s_11_ = __fadd_rn(t3991_, kf_shfl_xor(t3991_, 1u, kf_wn));
-            } else {
-                float t3997_ = kf_shfl_down(t3955_, 16u, kf_wn);
-                bool t3999_ = (kf_lane_id() + 16u) < t3977_;
-                float t4000_ = __fadd_rn(t3955_, t3997_);
-                float t4001_ = t3999_ ? t4000_ : t3955_;
-                float t4003_ = kf_shfl_down(t4001_, 8u, kf_wn);
-                bool t4005_ = (kf_lane_id() + 8u) < t3977_;
-                float t4006_ = __fadd_rn(t4001_, t4003_);
-                float t4007_ = t4005_ ? t4006_ : t4001_;
-                float t4009_ = kf_shfl_down(t4007_, 4u, kf_wn);
-                bool t4011_ = (kf_lane_id() + 4u) < t3977_;
-                float t4012_ = __fadd_rn(t4007_, t4009_);
-                float t4013_ = t4011_ ? t4012_ : t4007_;
-                float t4015_ = kf_shfl_down(t4013_, 2u, kf_wn);
-                bool t4017_ = (kf_lane_id() + 2u) < t3977_;
-                float t4018_ = __fadd_rn(t4013_, t4015_);
-                float t4019_ = t4017_ ? t4018_ : t4013_;
-                float t4021_ = kf_shfl_down(t4019_, 1u, kf_wn);
-                bool t4023_ = (kf_lane_id() + 1u) < t3977_;
-                float t4024_ = __fadd_rn(t4019_, t4021_);
-                s_11_ = kf_shfl(t4023_ ? t4024_ : t4019_, 0u, kf_wn);
-            }
-            bool t4029_ = lane_ == 0u;
-            bool t4030_ = t4029_;
-            if (t4029_) {
-                t4030_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4030_) {
-                unsigned i_12_ = ((m_ << 1u) + (g_ << 1u)) + 1u;
-                y_[i_12_] = s_11_;
-            }
-        }
-        if (3u < nb_) {
-            float t4055_ = acc_[11u];
-            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4077_ == 32u) {
-                float t4082_ = __fadd_rn(t4055_, kf_shfl_xor(t4055_, 16u, kf_wn));
-                float t4085_ = __fadd_rn(t4082_, kf_shfl_xor(t4082_, 8u, kf_wn));
-                float t4088_ = __fadd_rn(t4085_, kf_shfl_xor(t4085_, 4u, kf_wn));
-                float t4091_ = __fadd_rn(t4088_, kf_shfl_xor(t4088_, 2u, kf_wn));
-                s_12_ = __fadd_rn(t4091_, kf_shfl_xor(t4091_, 1u, kf_wn));
-            } else {
-                float t4097_ = kf_shfl_down(t4055_, 16u, kf_wn);
-                bool t4099_ = (kf_lane_id() + 16u) < t4077_;
-                float t4100_ = __fadd_rn(t4055_, t4097_);
-                float t4101_ = t4099_ ? t4100_ : t4055_;
-                float t4103_ = kf_shfl_down(t4101_, 8u, kf_wn);
-                bool t4105_ = (kf_lane_id() + 8u) < t4077_;
-                float t4106_ = __fadd_rn(t4101_, t4103_);
-                float t4107_ = t4105_ ? t4106_ : t4101_;
-                float t4109_ = kf_shfl_down(t4107_, 4u, kf_wn);
-                bool t4111_ = (kf_lane_id() + 4u) < t4077_;
-                float t4112_ = __fadd_rn(t4107_, t4109_);
-                float t4113_ = t4111_ ? t4112_ : t4107_;
-                float t4115_ = kf_shfl_down(t4113_, 2u, kf_wn);
-                bool t4117_ = (kf_lane_id() + 2u) < t4077_;
-                float t4118_ = __fadd_rn(t4113_, t4115_);
-                float t4119_ = t4117_ ? t4118_ : t4113_;
-                float t4121_ = kf_shfl_down(t4119_, 1u, kf_wn);
-                bool t4123_ = (kf_lane_id() + 1u) < t4077_;
-                float t4124_ = __fadd_rn(t4119_, t4121_);
-                s_12_ = kf_shfl(t4123_ ? t4124_ : t4119_, 0u, kf_wn);
-            }
-            bool t4129_ = lane_ == 0u;
-            bool t4130_ = t4129_;
-            if (t4129_) {
-                t4130_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4130_) {
-                unsigned i_13_ = ((3u * m_) + (g_ << 1u)) + 1u;
-                y_[i_13_] = s_12_;
-            }
-        }
-        if (4u < nb_) {
-            float t4155_ = acc_[12u];
-            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4177_ == 32u) {
-                float t4182_ = __fadd_rn(t4155_, kf_shfl_xor(t4155_, 16u, kf_wn));
-                float t4185_ = __fadd_rn(t4182_, kf_shfl_xor(t4182_, 8u, kf_wn));
-                float t4188_ = __fadd_rn(t4185_, kf_shfl_xor(t4185_, 4u, kf_wn));
-                float t4191_ = __fadd_rn(t4188_, kf_shfl_xor(t4188_, 2u, kf_wn));
-                s_13_ = __fadd_rn(t4191_, kf_shfl_xor(t4191_, 1u, kf_wn));
-            } else {
-                float t4197_ = kf_shfl_down(t4155_, 16u, kf_wn);
-                bool t4199_ = (kf_lane_id() + 16u) < t4177_;
-                float t4200_ = __fadd_rn(t4155_, t4197_);
-                float t4201_ = t4199_ ? t4200_ : t4155_;
-                float t4203_ = kf_shfl_down(t4201_, 8u, kf_wn);
-                bool t4205_ = (kf_lane_id() + 8u) < t4177_;
-                float t4206_ = __fadd_rn(t4201_, t4203_);
-                float t4207_ = t4205_ ? t4206_ : t4201_;
-                float t4209_ = kf_shfl_down(t4207_, 4u, kf_wn);
-                bool t4211_ = (kf_lane_id() + 4u) < t4177_;
-                float t4212_ = __fadd_rn(t4207_, t4209_);
-                float t4213_ = t4211_ ? t4212_ : t4207_;
-                float t4215_ = kf_shfl_down(t4213_, 2u, kf_wn);
-                bool t4217_ = (kf_lane_id() + 2u) < t4177_;
-                float t4218_ = __fadd_rn(t4213_, t4215_);
-                float t4219_ = t4217_ ? t4218_ : t4213_;
-                float t4221_ = kf_shfl_down(t4219_, 1u, kf_wn);
-                bool t4223_ = (kf_lane_id() + 1u) < t4177_;
-                float t4224_ = __fadd_rn(t4219_, t4221_);
-                s_13_ = kf_shfl(t4223_ ? t4224_ : t4219_, 0u, kf_wn);
-            }
-            bool t4229_ = lane_ == 0u;
-            bool t4230_ = t4229_;
-            if (t4229_) {
-                t4230_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4230_) {
-                unsigned i_14_ = ((m_ << 2u) + (g_ << 1u)) + 1u;
-                y_[i_14_] = s_13_;
-            }
-        }
-        if (5u < nb_) {
-            float t4255_ = acc_[13u];
-            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4277_ == 32u) {
-                float t4282_ = __fadd_rn(t4255_, kf_shfl_xor(t4255_, 16u, kf_wn));
-                float t4285_ = __fadd_rn(t4282_, kf_shfl_xor(t4282_, 8u, kf_wn));
-                float t4288_ = __fadd_rn(t4285_, kf_shfl_xor(t4285_, 4u, kf_wn));
-                float t4291_ = __fadd_rn(t4288_, kf_shfl_xor(t4288_, 2u, kf_wn));
-                s_14_ = __fadd_rn(t4291_, kf_shfl_xor(t4291_, 1u, kf_wn));
-            } else {
-                float t4297_ = kf_shfl_down(t4255_, 16u, kf_wn);
-                bool t4299_ = (kf_lane_id() + 16u) < t4277_;
-                float t4300_ = __fadd_rn(t4255_, t4297_);
-                float t4301_ = t4299_ ? t4300_ : t4255_;
-                float t4303_ = kf_shfl_down(t4301_, 8u, kf_wn);
-                bool t4305_ = (kf_lane_id() + 8u) < t4277_;
-                float t4306_ = __fadd_rn(t4301_, t4303_);
-                float t4307_ = t4305_ ? t4306_ : t4301_;
-                float t4309_ = kf_shfl_down(t4307_, 4u, kf_wn);
-                bool t4311_ = (kf_lane_id() + 4u) < t4277_;
-                float t4312_ = __fadd_rn(t4307_, t4309_);
-                float t4313_ = t4311_ ? t4312_ : t4307_;
-                float t4315_ = kf_shfl_down(t4313_, 2u, kf_wn);
-                bool t4317_ = (kf_lane_id() + 2u) < t4277_;
-                float t4318_ = __fadd_rn(t4313_, t4315_);
-                float t4319_ = t4317_ ? t4318_ : t4313_;
-                float t4321_ = kf_shfl_down(t4319_, 1u, kf_wn);
-                bool t4323_ = (kf_lane_id() + 1u) < t4277_;
-                float t4324_ = __fadd_rn(t4319_, t4321_);
-                s_14_ = kf_shfl(t4323_ ? t4324_ : t4319_, 0u, kf_wn);
-            }
-            bool t4329_ = lane_ == 0u;
-            bool t4330_ = t4329_;
-            if (t4329_) {
-                t4330_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4330_) {
-                unsigned i_15_ = ((5u * m_) + (g_ << 1u)) + 1u;
-                y_[i_15_] = s_14_;
-            }
-        }
-        if (6u < nb_) {
-            float t4355_ = acc_[14u];
-            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4377_ == 32u) {
-                float t4382_ = __fadd_rn(t4355_, kf_shfl_xor(t4355_, 16u, kf_wn));
-                float t4385_ = __fadd_rn(t4382_, kf_shfl_xor(t4382_, 8u, kf_wn));
-                float t4388_ = __fadd_rn(t4385_, kf_shfl_xor(t4385_, 4u, kf_wn));
-                float t4391_ = __fadd_rn(t4388_, kf_shfl_xor(t4388_, 2u, kf_wn));
-                s_15_ = __fadd_rn(t4391_, kf_shfl_xor(t4391_, 1u, kf_wn));
-            } else {
-                float t4397_ = kf_shfl_down(t4355_, 16u, kf_wn);
-                bool t4399_ = (kf_lane_id() + 16u) < t4377_;
-                float t4400_ = __fadd_rn(t4355_, t4397_);
-                float t4401_ = t4399_ ? t4400_ : t4355_;
-                float t4403_ = kf_shfl_down(t4401_, 8u, kf_wn);
-                bool t4405_ = (kf_lane_id() + 8u) < t4377_;
-                float t4406_ = __fadd_rn(t4401_, t4403_);
-                float t4407_ = t4405_ ? t4406_ : t4401_;
-                float t4409_ = kf_shfl_down(t4407_, 4u, kf_wn);
-                bool t4411_ = (kf_lane_id() + 4u) < t4377_;
-                float t4412_ = __fadd_rn(t4407_, t4409_);
-                float t4413_ = t4411_ ? t4412_ : t4407_;
-                float t4415_ = kf_shfl_down(t4413_, 2u, kf_wn);
-                bool t4417_ = (kf_lane_id() + 2u) < t4377_;
-                float t4418_ = __fadd_rn(t4413_, t4415_);
-                float t4419_ = t4417_ ? t4418_ : t4413_;
-                float t4421_ = kf_shfl_down(t4419_, 1u, kf_wn);
-                bool t4423_ = (kf_lane_id() + 1u) < t4377_;
-                float t4424_ = __fadd_rn(t4419_, t4421_);
-                s_15_ = kf_shfl(t4423_ ? t4424_ : t4419_, 0u, kf_wn);
-            }
-            bool t4429_ = lane_ == 0u;
-            bool t4430_ = t4429_;
-            if (t4429_) {
-                t4430_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4430_) {
-                unsigned i_16_ = ((6u * m_) + (g_ << 1u)) + 1u;
-                y_[i_16_] = s_15_;
-            }
-        }
-        if (7u < nb_) {
-            float t4455_ = acc_[15u];
-            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4477_ == 32u) {
-                float t4482_ = __fadd_rn(t4455_, kf_shfl_xor(t4455_, 16u, kf_wn));
-                float t4485_ = __fadd_rn(t4482_, kf_shfl_xor(t4482_, 8u, kf_wn));
-                float t4488_ = __fadd_rn(t4485_, kf_shfl_xor(t4485_, 4u, kf_wn));
-                float t4491_ = __fadd_rn(t4488_, kf_shfl_xor(t4488_, 2u, kf_wn));
-                s_16_ = __fadd_rn(t4491_, kf_shfl_xor(t4491_, 1u, kf_wn));
-            } else {
-                float t4497_ = kf_shfl_down(t4455_, 16u, kf_wn);
-                bool t4499_ = (kf_lane_id() + 16u) < t4477_;
-                float t4500_ = __fadd_rn(t4455_, t4497_);
-                float t4501_ = t4499_ ? t4500_ : t4455_;
-                float t4503_ = kf_shfl_down(t4501_, 8u, kf_wn);
-                bool t4505_ = (kf_lane_id() + 8u) < t4477_;
-                float t4506_ = __fadd_rn(t4501_, t4503_);
-                float t4507_ = t4505_ ? t4506_ : t4501_;
-                float t4509_ = kf_shfl_down(t4507_, 4u, kf_wn);
-                bool t4511_ = (kf_lane_id() + 4u) < t4477_;
-                float t4512_ = __fadd_rn(t4507_, t4509_);
-                float t4513_ = t4511_ ? t4512_ : t4507_;
-                float t4515_ = kf_shfl_down(t4513_, 2u, kf_wn);
-                bool t4517_ = (kf_lane_id() + 2u) < t4477_;
-                float t4518_ = __fadd_rn(t4513_, t4515_);
-                float t4519_ = t4517_ ? t4518_ : t4513_;
-                float t4521_ = kf_shfl_down(t4519_, 1u, kf_wn);
-                bool t4523_ = (kf_lane_id() + 1u) < t4477_;
-                float t4524_ = __fadd_rn(t4519_, t4521_);
-                s_16_ = kf_shfl(t4523_ ? t4524_ : t4519_, 0u, kf_wn);
-            }
-            bool t4529_ = lane_ == 0u;
-            bool t4530_ = t4529_;
-            if (t4529_) {
-                t4530_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4530_) {
-                unsigned i_17_ = ((7u * m_) + (g_ << 1u)) + 1u;
-                y_[i_17_] = s_16_;
+            if (7u < nb_) {
+                float t4776_ = acc_[7u];
+                unsigned t4798_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                if (t4798_ == 32u) {
+                    float t4803_ = __fadd_rn(t4776_, kf_shfl_xor(t4776_, 16u, kf_wn));
+                    float t4806_ = __fadd_rn(t4803_, kf_shfl_xor(t4803_, 8u, kf_wn));
+                    float t4809_ = __fadd_rn(t4806_, kf_shfl_xor(t4806_, 4u, kf_wn));
+                    float t4812_ = __fadd_rn(t4809_, kf_shfl_xor(t4809_, 2u, kf_wn));
+                    s_8_ = __fadd_rn(t4812_, kf_shfl_xor(t4812_, 1u, kf_wn));
+                } else {
+                    float t4818_ = kf_shfl_down(t4776_, 16u, kf_wn);
+                    bool t4820_ = (kf_lane_id() + 16u) < t4798_;
+                    float t4821_ = __fadd_rn(t4776_, t4818_);
+                    float t4822_ = t4820_ ? t4821_ : t4776_;
+                    float t4824_ = kf_shfl_down(t4822_, 8u, kf_wn);
+                    bool t4826_ = (kf_lane_id() + 8u) < t4798_;
+                    float t4827_ = __fadd_rn(t4822_, t4824_);
+                    float t4828_ = t4826_ ? t4827_ : t4822_;
+                    float t4830_ = kf_shfl_down(t4828_, 4u, kf_wn);
+                    bool t4832_ = (kf_lane_id() + 4u) < t4798_;
+                    float t4833_ = __fadd_rn(t4828_, t4830_);
+                    float t4834_ = t4832_ ? t4833_ : t4828_;
+                    float t4836_ = kf_shfl_down(t4834_, 2u, kf_wn);
+                    bool t4838_ = (kf_lane_id() + 2u) < t4798_;
+                    float t4839_ = __fadd_rn(t4834_, t4836_);
+                    float t4840_ = t4838_ ? t4839_ : t4834_;
+                    float t4842_ = kf_shfl_down(t4840_, 1u, kf_wn);
+                    bool t4844_ = (kf_lane_id() + 1u) < t4798_;
+                    float t4845_ = __fadd_rn(t4840_, t4842_);
+                    s_8_ = kf_shfl(t4844_ ? t4845_ : t4840_, 0u, kf_wn);
+                }
+                bool t4850_ = lane_2_ == 0u;
+                bool t4851_ = t4850_;
+                if (t4850_) {
+                    t4851_ = g_2_ < m_;
+                }
+                if (t4851_) {
+                    y_[(7u * m_) + g_2_] = s_8_;
+                }
             }
         }
     }
 }
 
-/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:312) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:563) */
+extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
-    unsigned row_[2];
-    float acc_[16];
-    kf_u32x4 wr_[4];
-    float wf_[16];
+    unsigned row_[1];
+    float acc_[8];
+    kf_u32x4 wr_[3];
+    float wf_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
@@ -4967,7 +7894,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     float xs_6_[8];
     float xs_7_[8];
     float xs_8_[8];
-    float wf_2_[16];
+    float wf_2_[8];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
@@ -4976,7 +7903,16 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     float xs_14_[8];
     float xs_15_[8];
     float xs_16_[8];
-    float wcol_[2];
+    float wf_3_[8];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
+    float xs_21_[8];
+    float xs_22_[8];
+    float xs_23_[8];
+    float xs_24_[8];
+    float wcol_[1];
     float s_;
     float s_2_;
     float s_3_;
@@ -4985,25 +7921,16 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     float s_6_;
     float s_7_;
     float s_8_;
-    float s_9_;
-    float s_10_;
-    float s_11_;
-    float s_12_;
-    float s_13_;
-    float s_14_;
-    float s_15_;
-    float s_16_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
     unsigned lane_ = kf_lane_id();
     unsigned nv_ = k_ >> 3u;
-    unsigned t33_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t41_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t44_ = gridDim.x << 3u;
-    for (unsigned g_ = t33_; g_ < t41_; g_ = g_ + t44_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
+    unsigned t1166_ = (blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t1177_ = gridDim.x << 2u;
+    for (unsigned g_ = t1166_; g_ < m_; g_ = g_ + t1177_) {
+        row_[0u] = min(g_, (m_ - 1u));
         acc_[0u] = 0.0f;
         acc_[1u] = 0.0f;
         acc_[2u] = 0.0f;
@@ -5012,75 +7939,49 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
         acc_[5u] = 0.0f;
         acc_[6u] = 0.0f;
         acc_[7u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[8u] = 0.0f;
-        acc_[9u] = 0.0f;
-        acc_[10u] = 0.0f;
-        acc_[11u] = 0.0f;
-        acc_[12u] = 0.0f;
-        acc_[13u] = 0.0f;
-        acc_[14u] = 0.0f;
-        acc_[15u] = 0.0f;
         if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 64u) {
+            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 96u) {
                 unsigned v_ = base_ + lane_;
-                kf_u32x4 t107_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t107_;
+                kf_u32x4 t1216_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                kf_u32x4 t_ = t1216_;
                 if (v_ < nv_) {
-                    unsigned t113_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t114_ = wv_[t113_];
-                    t_ = t114_;
+                    unsigned t1222_ = (row_[0u] * nv_) + v_;
+                    kf_u32x4 t1223_ = wv_[t1222_];
+                    t_ = t1223_;
                 }
                 wr_[0u] = t_;
-                kf_u32x4 t117_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t117_;
-                if (v_ < nv_) {
-                    unsigned t123_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t124_ = wv_[t123_];
-                    t_2_ = t124_;
+                unsigned v_2_ = (base_ + 32u) + lane_;
+                kf_u32x4 t1229_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                kf_u32x4 t_2_ = t1229_;
+                if (v_2_ < nv_) {
+                    unsigned t1235_ = (row_[0u] * nv_) + v_2_;
+                    kf_u32x4 t1236_ = wv_[t1235_];
+                    t_2_ = t1236_;
                 }
                 wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t130_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t130_;
-                if (v_2_ < nv_) {
-                    unsigned t136_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t137_ = wv_[t136_];
-                    t_3_ = t137_;
+                unsigned v_3_ = (base_ + 64u) + lane_;
+                kf_u32x4 t1242_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                kf_u32x4 t_3_ = t1242_;
+                if (v_3_ < nv_) {
+                    unsigned t1248_ = (row_[0u] * nv_) + v_3_;
+                    kf_u32x4 t1249_ = wv_[t1248_];
+                    t_3_ = t1249_;
                 }
                 wr_[2u] = t_3_;
-                kf_u32x4 t140_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t140_;
-                if (v_2_ < nv_) {
-                    unsigned t146_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t147_ = wv_[t146_];
-                    t_4_ = t147_;
-                }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = base_ + lane_;
-                if (v_3_ < nv_) {
-                    kf_u32x4 t157_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t157_);
-                    wf_[0u] = kf_bf16_to_f32(wb_.v[0]);
-                    wf_[1u] = kf_bf16_to_f32(wb_.v[1]);
-                    wf_[2u] = kf_bf16_to_f32(wb_.v[2]);
-                    wf_[3u] = kf_bf16_to_f32(wb_.v[3]);
-                    wf_[4u] = kf_bf16_to_f32(wb_.v[4]);
-                    wf_[5u] = kf_bf16_to_f32(wb_.v[5]);
-                    wf_[6u] = kf_bf16_to_f32(wb_.v[6]);
-                    wf_[7u] = kf_bf16_to_f32(wb_.v[7]);
-                    kf_u32x4 t211_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t211_);
-                    wf_[8u] = kf_bf16_to_f32(wb_2_.v[0]);
-                    wf_[9u] = kf_bf16_to_f32(wb_2_.v[1]);
-                    wf_[10u] = kf_bf16_to_f32(wb_2_.v[2]);
-                    wf_[11u] = kf_bf16_to_f32(wb_2_.v[3]);
-                    wf_[12u] = kf_bf16_to_f32(wb_2_.v[4]);
-                    wf_[13u] = kf_bf16_to_f32(wb_2_.v[5]);
-                    wf_[14u] = kf_bf16_to_f32(wb_2_.v[6]);
-                    wf_[15u] = kf_bf16_to_f32(wb_2_.v[7]);
+                unsigned v_4_ = base_ + lane_;
+                if (v_4_ < nv_) {
+                    kf_u32x4 t1259_ = wr_[0u];
+                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1259_);
+                    wf_[0u] = kf_bf16_to_f32(wb_2_.v[0]);
+                    wf_[1u] = kf_bf16_to_f32(wb_2_.v[1]);
+                    wf_[2u] = kf_bf16_to_f32(wb_2_.v[2]);
+                    wf_[3u] = kf_bf16_to_f32(wb_2_.v[3]);
+                    wf_[4u] = kf_bf16_to_f32(wb_2_.v[4]);
+                    wf_[5u] = kf_bf16_to_f32(wb_2_.v[5]);
+                    wf_[6u] = kf_bf16_to_f32(wb_2_.v[6]);
+                    wf_[7u] = kf_bf16_to_f32(wb_2_.v[7]);
                     if (0u < nb_) {
-                        kf_f16x8 a_ = xh8_[v_3_];
+                        kf_f16x8 a_ = xh8_[v_4_];
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -5090,11 +7991,10 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
                         acc_[0u] = __fmaf_rn(wf_[7u], xs_[7u], __fmaf_rn(wf_[6u], xs_[6u], __fmaf_rn(wf_[5u], xs_[5u], __fmaf_rn(wf_[4u], xs_[4u], __fmaf_rn(wf_[3u], xs_[3u], __fmaf_rn(wf_[2u], xs_[2u], __fmaf_rn(wf_[1u], xs_[1u], __fmaf_rn(wf_[0u], xs_[0u], acc_[0u]))))))));
-                        acc_[8u] = __fmaf_rn(wf_[15u], xs_[7u], __fmaf_rn(wf_[14u], xs_[6u], __fmaf_rn(wf_[13u], xs_[5u], __fmaf_rn(wf_[12u], xs_[4u], __fmaf_rn(wf_[11u], xs_[3u], __fmaf_rn(wf_[10u], xs_[2u], __fmaf_rn(wf_[9u], xs_[1u], __fmaf_rn(wf_[8u], xs_[0u], acc_[8u]))))))));
                     }
                     if (1u < nb_) {
-                        unsigned t443_ = nv_ + v_3_;
-                        kf_f16x8 a_2_ = xh8_[t443_];
+                        unsigned t1447_ = nv_ + v_4_;
+                        kf_f16x8 a_2_ = xh8_[t1447_];
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -5104,11 +8004,10 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
                         acc_[1u] = __fmaf_rn(wf_[7u], xs_2_[7u], __fmaf_rn(wf_[6u], xs_2_[6u], __fmaf_rn(wf_[5u], xs_2_[5u], __fmaf_rn(wf_[4u], xs_2_[4u], __fmaf_rn(wf_[3u], xs_2_[3u], __fmaf_rn(wf_[2u], xs_2_[2u], __fmaf_rn(wf_[1u], xs_2_[1u], __fmaf_rn(wf_[0u], xs_2_[0u], acc_[1u]))))))));
-                        acc_[9u] = __fmaf_rn(wf_[15u], xs_2_[7u], __fmaf_rn(wf_[14u], xs_2_[6u], __fmaf_rn(wf_[13u], xs_2_[5u], __fmaf_rn(wf_[12u], xs_2_[4u], __fmaf_rn(wf_[11u], xs_2_[3u], __fmaf_rn(wf_[10u], xs_2_[2u], __fmaf_rn(wf_[9u], xs_2_[1u], __fmaf_rn(wf_[8u], xs_2_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        unsigned t591_ = (nv_ << 1u) + v_3_;
-                        kf_f16x8 a_3_ = xh8_[t591_];
+                        unsigned t1551_ = (nv_ << 1u) + v_4_;
+                        kf_f16x8 a_3_ = xh8_[t1551_];
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -5118,11 +8017,10 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
                         acc_[2u] = __fmaf_rn(wf_[7u], xs_3_[7u], __fmaf_rn(wf_[6u], xs_3_[6u], __fmaf_rn(wf_[5u], xs_3_[5u], __fmaf_rn(wf_[4u], xs_3_[4u], __fmaf_rn(wf_[3u], xs_3_[3u], __fmaf_rn(wf_[2u], xs_3_[2u], __fmaf_rn(wf_[1u], xs_3_[1u], __fmaf_rn(wf_[0u], xs_3_[0u], acc_[2u]))))))));
-                        acc_[10u] = __fmaf_rn(wf_[15u], xs_3_[7u], __fmaf_rn(wf_[14u], xs_3_[6u], __fmaf_rn(wf_[13u], xs_3_[5u], __fmaf_rn(wf_[12u], xs_3_[4u], __fmaf_rn(wf_[11u], xs_3_[3u], __fmaf_rn(wf_[10u], xs_3_[2u], __fmaf_rn(wf_[9u], xs_3_[1u], __fmaf_rn(wf_[8u], xs_3_[0u], acc_[10u]))))))));
                     }
                     if (3u < nb_) {
-                        unsigned t739_ = (3u * nv_) + v_3_;
-                        kf_f16x8 a_4_ = xh8_[t739_];
+                        unsigned t1655_ = (3u * nv_) + v_4_;
+                        kf_f16x8 a_4_ = xh8_[t1655_];
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -5132,11 +8030,10 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
                         acc_[3u] = __fmaf_rn(wf_[7u], xs_4_[7u], __fmaf_rn(wf_[6u], xs_4_[6u], __fmaf_rn(wf_[5u], xs_4_[5u], __fmaf_rn(wf_[4u], xs_4_[4u], __fmaf_rn(wf_[3u], xs_4_[3u], __fmaf_rn(wf_[2u], xs_4_[2u], __fmaf_rn(wf_[1u], xs_4_[1u], __fmaf_rn(wf_[0u], xs_4_[0u], acc_[3u]))))))));
-                        acc_[11u] = __fmaf_rn(wf_[15u], xs_4_[7u], __fmaf_rn(wf_[14u], xs_4_[6u], __fmaf_rn(wf_[13u], xs_4_[5u], __fmaf_rn(wf_[12u], xs_4_[4u], __fmaf_rn(wf_[11u], xs_4_[3u], __fmaf_rn(wf_[10u], xs_4_[2u], __fmaf_rn(wf_[9u], xs_4_[1u], __fmaf_rn(wf_[8u], xs_4_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        unsigned t887_ = (nv_ << 2u) + v_3_;
-                        kf_f16x8 a_5_ = xh8_[t887_];
+                        unsigned t1759_ = (nv_ << 2u) + v_4_;
+                        kf_f16x8 a_5_ = xh8_[t1759_];
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -5146,11 +8043,10 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
                         acc_[4u] = __fmaf_rn(wf_[7u], xs_5_[7u], __fmaf_rn(wf_[6u], xs_5_[6u], __fmaf_rn(wf_[5u], xs_5_[5u], __fmaf_rn(wf_[4u], xs_5_[4u], __fmaf_rn(wf_[3u], xs_5_[3u], __fmaf_rn(wf_[2u], xs_5_[2u], __fmaf_rn(wf_[1u], xs_5_[1u], __fmaf_rn(wf_[0u], xs_5_[0u], acc_[4u]))))))));
-                        acc_[12u] = __fmaf_rn(wf_[15u], xs_5_[7u], __fmaf_rn(wf_[14u], xs_5_[6u], __fmaf_rn(wf_[13u], xs_5_[5u], __fmaf_rn(wf_[12u], xs_5_[4u], __fmaf_rn(wf_[11u], xs_5_[3u], __fmaf_rn(wf_[10u], xs_5_[2u], __fmaf_rn(wf_[9u], xs_5_[1u], __fmaf_rn(wf_[8u], xs_5_[0u], acc_[12u]))))))));
                     }
                     if (5u < nb_) {
-                        unsigned t1035_ = (5u * nv_) + v_3_;
-                        kf_f16x8 a_6_ = xh8_[t1035_];
+                        unsigned t1863_ = (5u * nv_) + v_4_;
+                        kf_f16x8 a_6_ = xh8_[t1863_];
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -5160,11 +8056,10 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
                         acc_[5u] = __fmaf_rn(wf_[7u], xs_6_[7u], __fmaf_rn(wf_[6u], xs_6_[6u], __fmaf_rn(wf_[5u], xs_6_[5u], __fmaf_rn(wf_[4u], xs_6_[4u], __fmaf_rn(wf_[3u], xs_6_[3u], __fmaf_rn(wf_[2u], xs_6_[2u], __fmaf_rn(wf_[1u], xs_6_[1u], __fmaf_rn(wf_[0u], xs_6_[0u], acc_[5u]))))))));
-                        acc_[13u] = __fmaf_rn(wf_[15u], xs_6_[7u], __fmaf_rn(wf_[14u], xs_6_[6u], __fmaf_rn(wf_[13u], xs_6_[5u], __fmaf_rn(wf_[12u], xs_6_[4u], __fmaf_rn(wf_[11u], xs_6_[3u], __fmaf_rn(wf_[10u], xs_6_[2u], __fmaf_rn(wf_[9u], xs_6_[1u], __fmaf_rn(wf_[8u], xs_6_[0u], acc_[13u]))))))));
                     }
                     if (6u < nb_) {
-                        unsigned t1183_ = (6u * nv_) + v_3_;
-                        kf_f16x8 a_7_ = xh8_[t1183_];
+                        unsigned t1967_ = (6u * nv_) + v_4_;
+                        kf_f16x8 a_7_ = xh8_[t1967_];
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -5174,11 +8069,10 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
                         acc_[6u] = __fmaf_rn(wf_[7u], xs_7_[7u], __fmaf_rn(wf_[6u], xs_7_[6u], __fmaf_rn(wf_[5u], xs_7_[5u], __fmaf_rn(wf_[4u], xs_7_[4u], __fmaf_rn(wf_[3u], xs_7_[3u], __fmaf_rn(wf_[2u], xs_7_[2u], __fmaf_rn(wf_[1u], xs_7_[1u], __fmaf_rn(wf_[0u], xs_7_[0u], acc_[6u]))))))));
-                        acc_[14u] = __fmaf_rn(wf_[15u], xs_7_[7u], __fmaf_rn(wf_[14u], xs_7_[6u], __fmaf_rn(wf_[13u], xs_7_[5u], __fmaf_rn(wf_[12u], xs_7_[4u], __fmaf_rn(wf_[11u], xs_7_[3u], __fmaf_rn(wf_[10u], xs_7_[2u], __fmaf_rn(wf_[9u], xs_7_[1u], __fmaf_rn(wf_[8u], xs_7_[0u], acc_[14u]))))))));
                     }
                     if (7u < nb_) {
-                        unsigned t1331_ = (7u * nv_) + v_3_;
-                        kf_f16x8 a_8_ = xh8_[t1331_];
+                        unsigned t2071_ = (7u * nv_) + v_4_;
+                        kf_f16x8 a_8_ = xh8_[t2071_];
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -5188,13 +8082,12 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
                         acc_[7u] = __fmaf_rn(wf_[7u], xs_8_[7u], __fmaf_rn(wf_[6u], xs_8_[6u], __fmaf_rn(wf_[5u], xs_8_[5u], __fmaf_rn(wf_[4u], xs_8_[4u], __fmaf_rn(wf_[3u], xs_8_[3u], __fmaf_rn(wf_[2u], xs_8_[2u], __fmaf_rn(wf_[1u], xs_8_[1u], __fmaf_rn(wf_[0u], xs_8_[0u], acc_[7u]))))))));
-                        acc_[15u] = __fmaf_rn(wf_[15u], xs_8_[7u], __fmaf_rn(wf_[14u], xs_8_[6u], __fmaf_rn(wf_[13u], xs_8_[5u], __fmaf_rn(wf_[12u], xs_8_[4u], __fmaf_rn(wf_[11u], xs_8_[3u], __fmaf_rn(wf_[10u], xs_8_[2u], __fmaf_rn(wf_[9u], xs_8_[1u], __fmaf_rn(wf_[8u], xs_8_[0u], acc_[15u]))))))));
                     }
                 }
-                unsigned v_4_ = (base_ + 32u) + lane_;
-                if (v_4_ < nv_) {
-                    kf_u32x4 t1453_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1453_);
+                unsigned v_5_ = (base_ + 32u) + lane_;
+                if (v_5_ < nv_) {
+                    kf_u32x4 t2149_ = wr_[1u];
+                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t2149_);
                     wf_2_[0u] = kf_bf16_to_f32(wb_3_.v[0]);
                     wf_2_[1u] = kf_bf16_to_f32(wb_3_.v[1]);
                     wf_2_[2u] = kf_bf16_to_f32(wb_3_.v[2]);
@@ -5203,18 +8096,8 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                     wf_2_[5u] = kf_bf16_to_f32(wb_3_.v[5]);
                     wf_2_[6u] = kf_bf16_to_f32(wb_3_.v[6]);
                     wf_2_[7u] = kf_bf16_to_f32(wb_3_.v[7]);
-                    kf_u32x4 t1507_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1507_);
-                    wf_2_[8u] = kf_bf16_to_f32(wb_4_.v[0]);
-                    wf_2_[9u] = kf_bf16_to_f32(wb_4_.v[1]);
-                    wf_2_[10u] = kf_bf16_to_f32(wb_4_.v[2]);
-                    wf_2_[11u] = kf_bf16_to_f32(wb_4_.v[3]);
-                    wf_2_[12u] = kf_bf16_to_f32(wb_4_.v[4]);
-                    wf_2_[13u] = kf_bf16_to_f32(wb_4_.v[5]);
-                    wf_2_[14u] = kf_bf16_to_f32(wb_4_.v[6]);
-                    wf_2_[15u] = kf_bf16_to_f32(wb_4_.v[7]);
                     if (0u < nb_) {
-                        kf_f16x8 a_9_ = xh8_[v_4_];
+                        kf_f16x8 a_9_ = xh8_[v_5_];
                         xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -5224,11 +8107,10 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
                         acc_[0u] = __fmaf_rn(wf_2_[7u], xs_9_[7u], __fmaf_rn(wf_2_[6u], xs_9_[6u], __fmaf_rn(wf_2_[5u], xs_9_[5u], __fmaf_rn(wf_2_[4u], xs_9_[4u], __fmaf_rn(wf_2_[3u], xs_9_[3u], __fmaf_rn(wf_2_[2u], xs_9_[2u], __fmaf_rn(wf_2_[1u], xs_9_[1u], __fmaf_rn(wf_2_[0u], xs_9_[0u], acc_[0u]))))))));
-                        acc_[8u] = __fmaf_rn(wf_2_[15u], xs_9_[7u], __fmaf_rn(wf_2_[14u], xs_9_[6u], __fmaf_rn(wf_2_[13u], xs_9_[5u], __fmaf_rn(wf_2_[12u], xs_9_[4u], __fmaf_rn(wf_2_[11u], xs_9_[3u], __fmaf_rn(wf_2_[10u], xs_9_[2u], __fmaf_rn(wf_2_[9u], xs_9_[1u], __fmaf_rn(wf_2_[8u], xs_9_[0u], acc_[8u]))))))));
                     }
                     if (1u < nb_) {
-                        unsigned t1739_ = nv_ + v_4_;
-                        kf_f16x8 a_10_ = xh8_[t1739_];
+                        unsigned t2337_ = nv_ + v_5_;
+                        kf_f16x8 a_10_ = xh8_[t2337_];
                         xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
@@ -5238,11 +8120,10 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
                         acc_[1u] = __fmaf_rn(wf_2_[7u], xs_10_[7u], __fmaf_rn(wf_2_[6u], xs_10_[6u], __fmaf_rn(wf_2_[5u], xs_10_[5u], __fmaf_rn(wf_2_[4u], xs_10_[4u], __fmaf_rn(wf_2_[3u], xs_10_[3u], __fmaf_rn(wf_2_[2u], xs_10_[2u], __fmaf_rn(wf_2_[1u], xs_10_[1u], __fmaf_rn(wf_2_[0u], xs_10_[0u], acc_[1u]))))))));
-                        acc_[9u] = __fmaf_rn(wf_2_[15u], xs_10_[7u], __fmaf_rn(wf_2_[14u], xs_10_[6u], __fmaf_rn(wf_2_[13u], xs_10_[5u], __fmaf_rn(wf_2_[12u], xs_10_[4u], __fmaf_rn(wf_2_[11u], xs_10_[3u], __fmaf_rn(wf_2_[10u], xs_10_[2u], __fmaf_rn(wf_2_[9u], xs_10_[1u], __fmaf_rn(wf_2_[8u], xs_10_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        unsigned t1887_ = (nv_ << 1u) + v_4_;
-                        kf_f16x8 a_11_ = xh8_[t1887_];
+                        unsigned t2441_ = (nv_ << 1u) + v_5_;
+                        kf_f16x8 a_11_ = xh8_[t2441_];
                         xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
@@ -5252,11 +8133,10 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
                         acc_[2u] = __fmaf_rn(wf_2_[7u], xs_11_[7u], __fmaf_rn(wf_2_[6u], xs_11_[6u], __fmaf_rn(wf_2_[5u], xs_11_[5u], __fmaf_rn(wf_2_[4u], xs_11_[4u], __fmaf_rn(wf_2_[3u], xs_11_[3u], __fmaf_rn(wf_2_[2u], xs_11_[2u], __fmaf_rn(wf_2_[1u], xs_11_[1u], __fmaf_rn(wf_2_[0u], xs_11_[0u], acc_[2u]))))))));
-                        acc_[10u] = __fmaf_rn(wf_2_[15u], xs_11_[7u], __fmaf_rn(wf_2_[14u], xs_11_[6u], __fmaf_rn(wf_2_[13u], xs_11_[5u], __fmaf_rn(wf_2_[12u], xs_11_[4u], __fmaf_rn(wf_2_[11u], xs_11_[3u], __fmaf_rn(wf_2_[10u], xs_11_[2u], __fmaf_rn(wf_2_[9u], xs_11_[1u], __fmaf_rn(wf_2_[8u], xs_11_[0u], acc_[10u]))))))));
                     }
                     if (3u < nb_) {
-                        unsigned t2035_ = (3u * nv_) + v_4_;
-                        kf_f16x8 a_12_ = xh8_[t2035_];
+                        unsigned t2545_ = (3u * nv_) + v_5_;
+                        kf_f16x8 a_12_ = xh8_[t2545_];
                         xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
@@ -5266,11 +8146,10 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
                         acc_[3u] = __fmaf_rn(wf_2_[7u], xs_12_[7u], __fmaf_rn(wf_2_[6u], xs_12_[6u], __fmaf_rn(wf_2_[5u], xs_12_[5u], __fmaf_rn(wf_2_[4u], xs_12_[4u], __fmaf_rn(wf_2_[3u], xs_12_[3u], __fmaf_rn(wf_2_[2u], xs_12_[2u], __fmaf_rn(wf_2_[1u], xs_12_[1u], __fmaf_rn(wf_2_[0u], xs_12_[0u], acc_[3u]))))))));
-                        acc_[11u] = __fmaf_rn(wf_2_[15u], xs_12_[7u], __fmaf_rn(wf_2_[14u], xs_12_[6u], __fmaf_rn(wf_2_[13u], xs_12_[5u], __fmaf_rn(wf_2_[12u], xs_12_[4u], __fmaf_rn(wf_2_[11u], xs_12_[3u], __fmaf_rn(wf_2_[10u], xs_12_[2u], __fmaf_rn(wf_2_[9u], xs_12_[1u], __fmaf_rn(wf_2_[8u], xs_12_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        unsigned t2183_ = (nv_ << 2u) + v_4_;
-                        kf_f16x8 a_13_ = xh8_[t2183_];
+                        unsigned t2649_ = (nv_ << 2u) + v_5_;
+                        kf_f16x8 a_13_ = xh8_[t2649_];
                         xs_13_[0u] = kf_f16_to_f32(a_13_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_13_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_13_.v[2]);
@@ -5280,11 +8159,10 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         xs_13_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_13_.v[7]);
                         acc_[4u] = __fmaf_rn(wf_2_[7u], xs_13_[7u], __fmaf_rn(wf_2_[6u], xs_13_[6u], __fmaf_rn(wf_2_[5u], xs_13_[5u], __fmaf_rn(wf_2_[4u], xs_13_[4u], __fmaf_rn(wf_2_[3u], xs_13_[3u], __fmaf_rn(wf_2_[2u], xs_13_[2u], __fmaf_rn(wf_2_[1u], xs_13_[1u], __fmaf_rn(wf_2_[0u], xs_13_[0u], acc_[4u]))))))));
-                        acc_[12u] = __fmaf_rn(wf_2_[15u], xs_13_[7u], __fmaf_rn(wf_2_[14u], xs_13_[6u], __fmaf_rn(wf_2_[13u], xs_13_[5u], __fmaf_rn(wf_2_[12u], xs_13_[4u], __fmaf_rn(wf_2_[11u], xs_13_[3u], __fmaf_rn(wf_2_[10u], xs_13_[2u], __fmaf_rn(wf_2_[9u], xs_13_[1u], __fmaf_rn(wf_2_[8u], xs_13_[0u], acc_[12u]))))))));
                     }
                     if (5u < nb_) {
-                        unsigned t2331_ = (5u * nv_) + v_4_;
-                        kf_f16x8 a_14_ = xh8_[t2331_];
+                        unsigned t2753_ = (5u * nv_) + v_5_;
+                        kf_f16x8 a_14_ = xh8_[t2753_];
                         xs_14_[0u] = kf_f16_to_f32(a_14_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_14_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_14_.v[2]);
@@ -5294,11 +8172,10 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         xs_14_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_14_.v[7]);
                         acc_[5u] = __fmaf_rn(wf_2_[7u], xs_14_[7u], __fmaf_rn(wf_2_[6u], xs_14_[6u], __fmaf_rn(wf_2_[5u], xs_14_[5u], __fmaf_rn(wf_2_[4u], xs_14_[4u], __fmaf_rn(wf_2_[3u], xs_14_[3u], __fmaf_rn(wf_2_[2u], xs_14_[2u], __fmaf_rn(wf_2_[1u], xs_14_[1u], __fmaf_rn(wf_2_[0u], xs_14_[0u], acc_[5u]))))))));
-                        acc_[13u] = __fmaf_rn(wf_2_[15u], xs_14_[7u], __fmaf_rn(wf_2_[14u], xs_14_[6u], __fmaf_rn(wf_2_[13u], xs_14_[5u], __fmaf_rn(wf_2_[12u], xs_14_[4u], __fmaf_rn(wf_2_[11u], xs_14_[3u], __fmaf_rn(wf_2_[10u], xs_14_[2u], __fmaf_rn(wf_2_[9u], xs_14_[1u], __fmaf_rn(wf_2_[8u], xs_14_[0u], acc_[13u]))))))));
                     }
                     if (6u < nb_) {
-                        unsigned t2479_ = (6u * nv_) + v_4_;
-                        kf_f16x8 a_15_ = xh8_[t2479_];
+                        unsigned t2857_ = (6u * nv_) + v_5_;
+                        kf_f16x8 a_15_ = xh8_[t2857_];
                         xs_15_[0u] = kf_f16_to_f32(a_15_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_15_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_15_.v[2]);
@@ -5308,11 +8185,10 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         xs_15_[6u] = kf_f16_to_f32(a_15_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_15_.v[7]);
                         acc_[6u] = __fmaf_rn(wf_2_[7u], xs_15_[7u], __fmaf_rn(wf_2_[6u], xs_15_[6u], __fmaf_rn(wf_2_[5u], xs_15_[5u], __fmaf_rn(wf_2_[4u], xs_15_[4u], __fmaf_rn(wf_2_[3u], xs_15_[3u], __fmaf_rn(wf_2_[2u], xs_15_[2u], __fmaf_rn(wf_2_[1u], xs_15_[1u], __fmaf_rn(wf_2_[0u], xs_15_[0u], acc_[6u]))))))));
-                        acc_[14u] = __fmaf_rn(wf_2_[15u], xs_15_[7u], __fmaf_rn(wf_2_[14u], xs_15_[6u], __fmaf_rn(wf_2_[13u], xs_15_[5u], __fmaf_rn(wf_2_[12u], xs_15_[4u], __fmaf_rn(wf_2_[11u], xs_15_[3u], __fmaf_rn(wf_2_[10u], xs_15_[2u], __fmaf_rn(wf_2_[9u], xs_15_[1u], __fmaf_rn(wf_2_[8u], xs_15_[0u], acc_[14u]))))))));
                     }
                     if (7u < nb_) {
-                        unsigned t2627_ = (7u * nv_) + v_4_;
-                        kf_f16x8 a_16_ = xh8_[t2627_];
+                        unsigned t2961_ = (7u * nv_) + v_5_;
+                        kf_f16x8 a_16_ = xh8_[t2961_];
                         xs_16_[0u] = kf_f16_to_f32(a_16_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_16_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_16_.v[2]);
@@ -5322,7 +8198,122 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                         xs_16_[6u] = kf_f16_to_f32(a_16_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_16_.v[7]);
                         acc_[7u] = __fmaf_rn(wf_2_[7u], xs_16_[7u], __fmaf_rn(wf_2_[6u], xs_16_[6u], __fmaf_rn(wf_2_[5u], xs_16_[5u], __fmaf_rn(wf_2_[4u], xs_16_[4u], __fmaf_rn(wf_2_[3u], xs_16_[3u], __fmaf_rn(wf_2_[2u], xs_16_[2u], __fmaf_rn(wf_2_[1u], xs_16_[1u], __fmaf_rn(wf_2_[0u], xs_16_[0u], acc_[7u]))))))));
-                        acc_[15u] = __fmaf_rn(wf_2_[15u], xs_16_[7u], __fmaf_rn(wf_2_[14u], xs_16_[6u], __fmaf_rn(wf_2_[13u], xs_16_[5u], __fmaf_rn(wf_2_[12u], xs_16_[4u], __fmaf_rn(wf_2_[11u], xs_16_[3u], __fmaf_rn(wf_2_[10u], xs_16_[2u], __fmaf_rn(wf_2_[9u], xs_16_[1u], __fmaf_rn(wf_2_[8u], xs_16_[0u], acc_[15u]))))))));
+                    }
+                }
+                unsigned v_6_ = (base_ + 64u) + lane_;
+                if (v_6_ < nv_) {
+                    kf_u32x4 t3039_ = wr_[2u];
+                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t3039_);
+                    wf_3_[0u] = kf_bf16_to_f32(wb_4_.v[0]);
+                    wf_3_[1u] = kf_bf16_to_f32(wb_4_.v[1]);
+                    wf_3_[2u] = kf_bf16_to_f32(wb_4_.v[2]);
+                    wf_3_[3u] = kf_bf16_to_f32(wb_4_.v[3]);
+                    wf_3_[4u] = kf_bf16_to_f32(wb_4_.v[4]);
+                    wf_3_[5u] = kf_bf16_to_f32(wb_4_.v[5]);
+                    wf_3_[6u] = kf_bf16_to_f32(wb_4_.v[6]);
+                    wf_3_[7u] = kf_bf16_to_f32(wb_4_.v[7]);
+                    if (0u < nb_) {
+                        kf_f16x8 a_17_ = xh8_[v_6_];
+                        xs_17_[0u] = kf_f16_to_f32(a_17_.v[0]);
+                        xs_17_[1u] = kf_f16_to_f32(a_17_.v[1]);
+                        xs_17_[2u] = kf_f16_to_f32(a_17_.v[2]);
+                        xs_17_[3u] = kf_f16_to_f32(a_17_.v[3]);
+                        xs_17_[4u] = kf_f16_to_f32(a_17_.v[4]);
+                        xs_17_[5u] = kf_f16_to_f32(a_17_.v[5]);
+                        xs_17_[6u] = kf_f16_to_f32(a_17_.v[6]);
+                        xs_17_[7u] = kf_f16_to_f32(a_17_.v[7]);
+                        acc_[0u] = __fmaf_rn(wf_3_[7u], xs_17_[7u], __fmaf_rn(wf_3_[6u], xs_17_[6u], __fmaf_rn(wf_3_[5u], xs_17_[5u], __fmaf_rn(wf_3_[4u], xs_17_[4u], __fmaf_rn(wf_3_[3u], xs_17_[3u], __fmaf_rn(wf_3_[2u], xs_17_[2u], __fmaf_rn(wf_3_[1u], xs_17_[1u], __fmaf_rn(wf_3_[0u], xs_17_[0u], acc_[0u]))))))));
+                    }
+                    if (1u < nb_) {
+                        unsigned t3227_ = nv_ + v_6_;
+                        kf_f16x8 a_18_ = xh8_[t3227_];
+                        xs_18_[0u] = kf_f16_to_f32(a_18_.v[0]);
+                        xs_18_[1u] = kf_f16_to_f32(a_18_.v[1]);
+                        xs_18_[2u] = kf_f16_to_f32(a_18_.v[2]);
+                        xs_18_[3u] = kf_f16_to_f32(a_18_.v[3]);
+                        xs_18_[4u] = kf_f16_to_f32(a_18_.v[4]);
+                        xs_18_[5u] = kf_f16_to_f32(a_18_.v[5]);
+                        xs_18_[6u] = kf_f16_to_f32(a_18_.v[6]);
+                        xs_18_[7u] = kf_f16_to_f32(a_18_.v[7]);
+                        acc_[1u] = __fmaf_rn(wf_3_[7u], xs_18_[7u], __fmaf_rn(wf_3_[6u], xs_18_[6u], __fmaf_rn(wf_3_[5u], xs_18_[5u], __fmaf_rn(wf_3_[4u], xs_18_[4u], __fmaf_rn(wf_3_[3u], xs_18_[3u], __fmaf_rn(wf_3_[2u], xs_18_[2u], __fmaf_rn(wf_3_[1u], xs_18_[1u], __fmaf_rn(wf_3_[0u], xs_18_[0u], acc_[1u]))))))));
+                    }
+                    if (2u < nb_) {
+                        unsigned t3331_ = (nv_ << 1u) + v_6_;
+                        kf_f16x8 a_19_ = xh8_[t3331_];
+                        xs_19_[0u] = kf_f16_to_f32(a_19_.v[0]);
+                        xs_19_[1u] = kf_f16_to_f32(a_19_.v[1]);
+                        xs_19_[2u] = kf_f16_to_f32(a_19_.v[2]);
+                        xs_19_[3u] = kf_f16_to_f32(a_19_.v[3]);
+                        xs_19_[4u] = kf_f16_to_f32(a_19_.v[4]);
+                        xs_19_[5u] = kf_f16_to_f32(a_19_.v[5]);
+                        xs_19_[6u] = kf_f16_to_f32(a_19_.v[6]);
+                        xs_19_[7u] = kf_f16_to_f32(a_19_.v[7]);
+                        acc_[2u] = __fmaf_rn(wf_3_[7u], xs_19_[7u], __fmaf_rn(wf_3_[6u], xs_19_[6u], __fmaf_rn(wf_3_[5u], xs_19_[5u], __fmaf_rn(wf_3_[4u], xs_19_[4u], __fmaf_rn(wf_3_[3u], xs_19_[3u], __fmaf_rn(wf_3_[2u], xs_19_[2u], __fmaf_rn(wf_3_[1u], xs_19_[1u], __fmaf_rn(wf_3_[0u], xs_19_[0u], acc_[2u]))))))));
+                    }
+                    if (3u < nb_) {
+                        unsigned t3435_ = (3u * nv_) + v_6_;
+                        kf_f16x8 a_20_ = xh8_[t3435_];
+                        xs_20_[0u] = kf_f16_to_f32(a_20_.v[0]);
+                        xs_20_[1u] = kf_f16_to_f32(a_20_.v[1]);
+                        xs_20_[2u] = kf_f16_to_f32(a_20_.v[2]);
+                        xs_20_[3u] = kf_f16_to_f32(a_20_.v[3]);
+                        xs_20_[4u] = kf_f16_to_f32(a_20_.v[4]);
+                        xs_20_[5u] = kf_f16_to_f32(a_20_.v[5]);
+                        xs_20_[6u] = kf_f16_to_f32(a_20_.v[6]);
+                        xs_20_[7u] = kf_f16_to_f32(a_20_.v[7]);
+                        acc_[3u] = __fmaf_rn(wf_3_[7u], xs_20_[7u], __fmaf_rn(wf_3_[6u], xs_20_[6u], __fmaf_rn(wf_3_[5u], xs_20_[5u], __fmaf_rn(wf_3_[4u], xs_20_[4u], __fmaf_rn(wf_3_[3u], xs_20_[3u], __fmaf_rn(wf_3_[2u], xs_20_[2u], __fmaf_rn(wf_3_[1u], xs_20_[1u], __fmaf_rn(wf_3_[0u], xs_20_[0u], acc_[3u]))))))));
+                    }
+                    if (4u < nb_) {
+                        unsigned t3539_ = (nv_ << 2u) + v_6_;
+                        kf_f16x8 a_21_ = xh8_[t3539_];
+                        xs_21_[0u] = kf_f16_to_f32(a_21_.v[0]);
+                        xs_21_[1u] = kf_f16_to_f32(a_21_.v[1]);
+                        xs_21_[2u] = kf_f16_to_f32(a_21_.v[2]);
+                        xs_21_[3u] = kf_f16_to_f32(a_21_.v[3]);
+                        xs_21_[4u] = kf_f16_to_f32(a_21_.v[4]);
+                        xs_21_[5u] = kf_f16_to_f32(a_21_.v[5]);
+                        xs_21_[6u] = kf_f16_to_f32(a_21_.v[6]);
+                        xs_21_[7u] = kf_f16_to_f32(a_21_.v[7]);
+                        acc_[4u] = __fmaf_rn(wf_3_[7u], xs_21_[7u], __fmaf_rn(wf_3_[6u], xs_21_[6u], __fmaf_rn(wf_3_[5u], xs_21_[5u], __fmaf_rn(wf_3_[4u], xs_21_[4u], __fmaf_rn(wf_3_[3u], xs_21_[3u], __fmaf_rn(wf_3_[2u], xs_21_[2u], __fmaf_rn(wf_3_[1u], xs_21_[1u], __fmaf_rn(wf_3_[0u], xs_21_[0u], acc_[4u]))))))));
+                    }
+                    if (5u < nb_) {
+                        unsigned t3643_ = (5u * nv_) + v_6_;
+                        kf_f16x8 a_22_ = xh8_[t3643_];
+                        xs_22_[0u] = kf_f16_to_f32(a_22_.v[0]);
+                        xs_22_[1u] = kf_f16_to_f32(a_22_.v[1]);
+                        xs_22_[2u] = kf_f16_to_f32(a_22_.v[2]);
+                        xs_22_[3u] = kf_f16_to_f32(a_22_.v[3]);
+                        xs_22_[4u] = kf_f16_to_f32(a_22_.v[4]);
+                        xs_22_[5u] = kf_f16_to_f32(a_22_.v[5]);
+                        xs_22_[6u] = kf_f16_to_f32(a_22_.v[6]);
+                        xs_22_[7u] = kf_f16_to_f32(a_22_.v[7]);
+                        acc_[5u] = __fmaf_rn(wf_3_[7u], xs_22_[7u], __fmaf_rn(wf_3_[6u], xs_22_[6u], __fmaf_rn(wf_3_[5u], xs_22_[5u], __fmaf_rn(wf_3_[4u], xs_22_[4u], __fmaf_rn(wf_3_[3u], xs_22_[3u], __fmaf_rn(wf_3_[2u], xs_22_[2u], __fmaf_rn(wf_3_[1u], xs_22_[1u], __fmaf_rn(wf_3_[0u], xs_22_[0u], acc_[5u]))))))));
+                    }
+                    if (6u < nb_) {
+                        unsigned t3747_ = (6u * nv_) + v_6_;
+                        kf_f16x8 a_23_ = xh8_[t3747_];
+                        xs_23_[0u] = kf_f16_to_f32(a_23_.v[0]);
+                        xs_23_[1u] = kf_f16_to_f32(a_23_.v[1]);
+                        xs_23_[2u] = kf_f16_to_f32(a_23_.v[2]);
+                        xs_23_[3u] = kf_f16_to_f32(a_23_.v[3]);
+                        xs_23_[4u] = kf_f16_to_f32(a_23_.v[4]);
+                        xs_23_[5u] = kf_f16_to_f32(a_23_.v[5]);
+                        xs_23_[6u] = kf_f16_to_f32(a_23_.v[6]);
+                        xs_23_[7u] = kf_f16_to_f32(a_23_.v[7]);
+                        acc_[6u] = __fmaf_rn(wf_3_[7u], xs_23_[7u], __fmaf_rn(wf_3_[6u], xs_23_[6u], __fmaf_rn(wf_3_[5u], xs_23_[5u], __fmaf_rn(wf_3_[4u], xs_23_[4u], __fmaf_rn(wf_3_[3u], xs_23_[3u], __fmaf_rn(wf_3_[2u], xs_23_[2u], __fmaf_rn(wf_3_[1u], xs_23_[1u], __fmaf_rn(wf_3_[0u], xs_23_[0u], acc_[6u]))))))));
+                    }
+                    if (7u < nb_) {
+                        unsigned t3851_ = (7u * nv_) + v_6_;
+                        kf_f16x8 a_24_ = xh8_[t3851_];
+                        xs_24_[0u] = kf_f16_to_f32(a_24_.v[0]);
+                        xs_24_[1u] = kf_f16_to_f32(a_24_.v[1]);
+                        xs_24_[2u] = kf_f16_to_f32(a_24_.v[2]);
+                        xs_24_[3u] = kf_f16_to_f32(a_24_.v[3]);
+                        xs_24_[4u] = kf_f16_to_f32(a_24_.v[4]);
+                        xs_24_[5u] = kf_f16_to_f32(a_24_.v[5]);
+                        xs_24_[6u] = kf_f16_to_f32(a_24_.v[6]);
+                        xs_24_[7u] = kf_f16_to_f32(a_24_.v[7]);
+                        acc_[7u] = __fmaf_rn(wf_3_[7u], xs_24_[7u], __fmaf_rn(wf_3_[6u], xs_24_[6u], __fmaf_rn(wf_3_[5u], xs_24_[5u], __fmaf_rn(wf_3_[4u], xs_24_[4u], __fmaf_rn(wf_3_[3u], xs_24_[3u], __fmaf_rn(wf_3_[2u], xs_24_[2u], __fmaf_rn(wf_3_[1u], xs_24_[1u], __fmaf_rn(wf_3_[0u], xs_24_[0u], acc_[7u]))))))));
                     }
                 }
             }
@@ -5331,717 +8322,370 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 unsigned i_ = (row_[0u] * k_) + c_;
                 unsigned short u_ = w16_[i_];
                 wcol_[0u] = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
-                unsigned i_2_ = (row_[1u] * k_) + c_;
-                unsigned short u_2_ = w16_[i_2_];
-                wcol_[1u] = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
                 if (0u < nb_) {
-                    float t2776_ = kf_f16_to_f32(x_[c_]);
-                    acc_[0u] = __fmaf_rn(wcol_[0u], t2776_, acc_[0u]);
-                    acc_[8u] = __fmaf_rn(wcol_[1u], t2776_, acc_[8u]);
+                    acc_[0u] = __fmaf_rn(wcol_[0u], kf_f16_to_f32(x_[c_]), acc_[0u]);
                 }
                 if (1u < nb_) {
-                    unsigned i_3_ = k_ + c_;
-                    float t2799_ = kf_f16_to_f32(x_[i_3_]);
-                    acc_[1u] = __fmaf_rn(wcol_[0u], t2799_, acc_[1u]);
-                    acc_[9u] = __fmaf_rn(wcol_[1u], t2799_, acc_[9u]);
+                    unsigned i_2_ = k_ + c_;
+                    acc_[1u] = __fmaf_rn(wcol_[0u], kf_f16_to_f32(x_[i_2_]), acc_[1u]);
                 }
                 if (2u < nb_) {
-                    unsigned i_4_ = (k_ << 1u) + c_;
-                    float t2822_ = kf_f16_to_f32(x_[i_4_]);
-                    acc_[2u] = __fmaf_rn(wcol_[0u], t2822_, acc_[2u]);
-                    acc_[10u] = __fmaf_rn(wcol_[1u], t2822_, acc_[10u]);
+                    unsigned i_3_ = (k_ << 1u) + c_;
+                    acc_[2u] = __fmaf_rn(wcol_[0u], kf_f16_to_f32(x_[i_3_]), acc_[2u]);
                 }
                 if (3u < nb_) {
-                    unsigned i_5_ = (3u * k_) + c_;
-                    float t2845_ = kf_f16_to_f32(x_[i_5_]);
-                    acc_[3u] = __fmaf_rn(wcol_[0u], t2845_, acc_[3u]);
-                    acc_[11u] = __fmaf_rn(wcol_[1u], t2845_, acc_[11u]);
+                    unsigned i_4_ = (3u * k_) + c_;
+                    acc_[3u] = __fmaf_rn(wcol_[0u], kf_f16_to_f32(x_[i_4_]), acc_[3u]);
                 }
                 if (4u < nb_) {
-                    unsigned i_6_ = (k_ << 2u) + c_;
-                    float t2868_ = kf_f16_to_f32(x_[i_6_]);
-                    acc_[4u] = __fmaf_rn(wcol_[0u], t2868_, acc_[4u]);
-                    acc_[12u] = __fmaf_rn(wcol_[1u], t2868_, acc_[12u]);
+                    unsigned i_5_ = (k_ << 2u) + c_;
+                    acc_[4u] = __fmaf_rn(wcol_[0u], kf_f16_to_f32(x_[i_5_]), acc_[4u]);
                 }
                 if (5u < nb_) {
-                    unsigned i_7_ = (5u * k_) + c_;
-                    float t2891_ = kf_f16_to_f32(x_[i_7_]);
-                    acc_[5u] = __fmaf_rn(wcol_[0u], t2891_, acc_[5u]);
-                    acc_[13u] = __fmaf_rn(wcol_[1u], t2891_, acc_[13u]);
+                    unsigned i_6_ = (5u * k_) + c_;
+                    acc_[5u] = __fmaf_rn(wcol_[0u], kf_f16_to_f32(x_[i_6_]), acc_[5u]);
                 }
                 if (6u < nb_) {
-                    unsigned i_8_ = (6u * k_) + c_;
-                    float t2914_ = kf_f16_to_f32(x_[i_8_]);
-                    acc_[6u] = __fmaf_rn(wcol_[0u], t2914_, acc_[6u]);
-                    acc_[14u] = __fmaf_rn(wcol_[1u], t2914_, acc_[14u]);
+                    unsigned i_7_ = (6u * k_) + c_;
+                    acc_[6u] = __fmaf_rn(wcol_[0u], kf_f16_to_f32(x_[i_7_]), acc_[6u]);
                 }
                 if (7u < nb_) {
-                    unsigned i_9_ = (7u * k_) + c_;
-                    float t2937_ = kf_f16_to_f32(x_[i_9_]);
-                    acc_[7u] = __fmaf_rn(wcol_[0u], t2937_, acc_[7u]);
-                    acc_[15u] = __fmaf_rn(wcol_[1u], t2937_, acc_[15u]);
+                    unsigned i_8_ = (7u * k_) + c_;
+                    acc_[7u] = __fmaf_rn(wcol_[0u], kf_f16_to_f32(x_[i_8_]), acc_[7u]);
                 }
             }
         }
         if (0u < nb_) {
-            float t2955_ = acc_[0u];
-            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2977_ == 32u) {
-                float t2982_ = __fadd_rn(t2955_, kf_shfl_xor(t2955_, 16u, kf_wn));
-                float t2985_ = __fadd_rn(t2982_, kf_shfl_xor(t2982_, 8u, kf_wn));
-                float t2988_ = __fadd_rn(t2985_, kf_shfl_xor(t2985_, 4u, kf_wn));
-                float t2991_ = __fadd_rn(t2988_, kf_shfl_xor(t2988_, 2u, kf_wn));
-                s_ = __fadd_rn(t2991_, kf_shfl_xor(t2991_, 1u, kf_wn));
+            float t4076_ = acc_[0u];
+            unsigned t4098_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4098_ == 32u) {
+                float t4103_ = __fadd_rn(t4076_, kf_shfl_xor(t4076_, 16u, kf_wn));
+                float t4106_ = __fadd_rn(t4103_, kf_shfl_xor(t4103_, 8u, kf_wn));
+                float t4109_ = __fadd_rn(t4106_, kf_shfl_xor(t4106_, 4u, kf_wn));
+                float t4112_ = __fadd_rn(t4109_, kf_shfl_xor(t4109_, 2u, kf_wn));
+                s_ = __fadd_rn(t4112_, kf_shfl_xor(t4112_, 1u, kf_wn));
             } else {
-                float t2997_ = kf_shfl_down(t2955_, 16u, kf_wn);
-                bool t2999_ = (kf_lane_id() + 16u) < t2977_;
-                float t3000_ = __fadd_rn(t2955_, t2997_);
-                float t3001_ = t2999_ ? t3000_ : t2955_;
-                float t3003_ = kf_shfl_down(t3001_, 8u, kf_wn);
-                bool t3005_ = (kf_lane_id() + 8u) < t2977_;
-                float t3006_ = __fadd_rn(t3001_, t3003_);
-                float t3007_ = t3005_ ? t3006_ : t3001_;
-                float t3009_ = kf_shfl_down(t3007_, 4u, kf_wn);
-                bool t3011_ = (kf_lane_id() + 4u) < t2977_;
-                float t3012_ = __fadd_rn(t3007_, t3009_);
-                float t3013_ = t3011_ ? t3012_ : t3007_;
-                float t3015_ = kf_shfl_down(t3013_, 2u, kf_wn);
-                bool t3017_ = (kf_lane_id() + 2u) < t2977_;
-                float t3018_ = __fadd_rn(t3013_, t3015_);
-                float t3019_ = t3017_ ? t3018_ : t3013_;
-                float t3021_ = kf_shfl_down(t3019_, 1u, kf_wn);
-                bool t3023_ = (kf_lane_id() + 1u) < t2977_;
-                float t3024_ = __fadd_rn(t3019_, t3021_);
-                s_ = kf_shfl(t3023_ ? t3024_ : t3019_, 0u, kf_wn);
+                float t4118_ = kf_shfl_down(t4076_, 16u, kf_wn);
+                bool t4120_ = (kf_lane_id() + 16u) < t4098_;
+                float t4121_ = __fadd_rn(t4076_, t4118_);
+                float t4122_ = t4120_ ? t4121_ : t4076_;
+                float t4124_ = kf_shfl_down(t4122_, 8u, kf_wn);
+                bool t4126_ = (kf_lane_id() + 8u) < t4098_;
+                float t4127_ = __fadd_rn(t4122_, t4124_);
+                float t4128_ = t4126_ ? t4127_ : t4122_;
+                float t4130_ = kf_shfl_down(t4128_, 4u, kf_wn);
+                bool t4132_ = (kf_lane_id() + 4u) < t4098_;
+                float t4133_ = __fadd_rn(t4128_, t4130_);
+                float t4134_ = t4132_ ? t4133_ : t4128_;
+                float t4136_ = kf_shfl_down(t4134_, 2u, kf_wn);
+                bool t4138_ = (kf_lane_id() + 2u) < t4098_;
+                float t4139_ = __fadd_rn(t4134_, t4136_);
+                float t4140_ = t4138_ ? t4139_ : t4134_;
+                float t4142_ = kf_shfl_down(t4140_, 1u, kf_wn);
+                bool t4144_ = (kf_lane_id() + 1u) < t4098_;
+                float t4145_ = __fadd_rn(t4140_, t4142_);
+                s_ = kf_shfl(t4144_ ? t4145_ : t4140_, 0u, kf_wn);
             }
-            bool t3029_ = lane_ == 0u;
-            bool t3030_ = t3029_;
-            if (t3029_) {
-                t3030_ = (g_ << 1u) < m_;
+            bool t4150_ = lane_ == 0u;
+            bool t4151_ = t4150_;
+            if (t4150_) {
+                t4151_ = g_ < m_;
             }
-            if (t3030_) {
-                y_[g_ << 1u] = kf_f16_from_f32(s_);
+            if (t4151_) {
+                y_[g_] = kf_f16_from_f32(s_);
             }
         }
         if (1u < nb_) {
-            float t3055_ = acc_[1u];
-            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3077_ == 32u) {
-                float t3082_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 16u, kf_wn));
-                float t3085_ = __fadd_rn(t3082_, kf_shfl_xor(t3082_, 8u, kf_wn));
-                float t3088_ = __fadd_rn(t3085_, kf_shfl_xor(t3085_, 4u, kf_wn));
-                float t3091_ = __fadd_rn(t3088_, kf_shfl_xor(t3088_, 2u, kf_wn));
-                s_2_ = __fadd_rn(t3091_, kf_shfl_xor(t3091_, 1u, kf_wn));
+            float t4176_ = acc_[1u];
+            unsigned t4198_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4198_ == 32u) {
+                float t4203_ = __fadd_rn(t4176_, kf_shfl_xor(t4176_, 16u, kf_wn));
+                float t4206_ = __fadd_rn(t4203_, kf_shfl_xor(t4203_, 8u, kf_wn));
+                float t4209_ = __fadd_rn(t4206_, kf_shfl_xor(t4206_, 4u, kf_wn));
+                float t4212_ = __fadd_rn(t4209_, kf_shfl_xor(t4209_, 2u, kf_wn));
+                s_2_ = __fadd_rn(t4212_, kf_shfl_xor(t4212_, 1u, kf_wn));
             } else {
-                float t3097_ = kf_shfl_down(t3055_, 16u, kf_wn);
-                bool t3099_ = (kf_lane_id() + 16u) < t3077_;
-                float t3100_ = __fadd_rn(t3055_, t3097_);
-                float t3101_ = t3099_ ? t3100_ : t3055_;
-                float t3103_ = kf_shfl_down(t3101_, 8u, kf_wn);
-                bool t3105_ = (kf_lane_id() + 8u) < t3077_;
-                float t3106_ = __fadd_rn(t3101_, t3103_);
-                float t3107_ = t3105_ ? t3106_ : t3101_;
-                float t3109_ = kf_shfl_down(t3107_, 4u, kf_wn);
-                bool t3111_ = (kf_lane_id() + 4u) < t3077_;
-                float t3112_ = __fadd_rn(t3107_, t3109_);
-                float t3113_ = t3111_ ? t3112_ : t3107_;
-                float t3115_ = kf_shfl_down(t3113_, 2u, kf_wn);
-                bool t3117_ = (kf_lane_id() + 2u) < t3077_;
-                float t3118_ = __fadd_rn(t3113_, t3115_);
-                float t3119_ = t3117_ ? t3118_ : t3113_;
-                float t3121_ = kf_shfl_down(t3119_, 1u, kf_wn);
-                bool t3123_ = (kf_lane_id() + 1u) < t3077_;
-                float t3124_ = __fadd_rn(t3119_, t3121_);
-                s_2_ = kf_shfl(t3123_ ? t3124_ : t3119_, 0u, kf_wn);
+                float t4218_ = kf_shfl_down(t4176_, 16u, kf_wn);
+                bool t4220_ = (kf_lane_id() + 16u) < t4198_;
+                float t4221_ = __fadd_rn(t4176_, t4218_);
+                float t4222_ = t4220_ ? t4221_ : t4176_;
+                float t4224_ = kf_shfl_down(t4222_, 8u, kf_wn);
+                bool t4226_ = (kf_lane_id() + 8u) < t4198_;
+                float t4227_ = __fadd_rn(t4222_, t4224_);
+                float t4228_ = t4226_ ? t4227_ : t4222_;
+                float t4230_ = kf_shfl_down(t4228_, 4u, kf_wn);
+                bool t4232_ = (kf_lane_id() + 4u) < t4198_;
+                float t4233_ = __fadd_rn(t4228_, t4230_);
+                float t4234_ = t4232_ ? t4233_ : t4228_;
+                float t4236_ = kf_shfl_down(t4234_, 2u, kf_wn);
+                bool t4238_ = (kf_lane_id() + 2u) < t4198_;
+                float t4239_ = __fadd_rn(t4234_, t4236_);
+                float t4240_ = t4238_ ? t4239_ : t4234_;
+                float t4242_ = kf_shfl_down(t4240_, 1u, kf_wn);
+                bool t4244_ = (kf_lane_id() + 1u) < t4198_;
+                float t4245_ = __fadd_rn(t4240_, t4242_);
+                s_2_ = kf_shfl(t4244_ ? t4245_ : t4240_, 0u, kf_wn);
             }
-            bool t3129_ = lane_ == 0u;
-            bool t3130_ = t3129_;
-            if (t3129_) {
-                t3130_ = (g_ << 1u) < m_;
+            bool t4250_ = lane_ == 0u;
+            bool t4251_ = t4250_;
+            if (t4250_) {
+                t4251_ = g_ < m_;
             }
-            if (t3130_) {
-                y_[m_ + (g_ << 1u)] = kf_f16_from_f32(s_2_);
+            if (t4251_) {
+                y_[m_ + g_] = kf_f16_from_f32(s_2_);
             }
         }
         if (2u < nb_) {
-            float t3155_ = acc_[2u];
-            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3177_ == 32u) {
-                float t3182_ = __fadd_rn(t3155_, kf_shfl_xor(t3155_, 16u, kf_wn));
-                float t3185_ = __fadd_rn(t3182_, kf_shfl_xor(t3182_, 8u, kf_wn));
-                float t3188_ = __fadd_rn(t3185_, kf_shfl_xor(t3185_, 4u, kf_wn));
-                float t3191_ = __fadd_rn(t3188_, kf_shfl_xor(t3188_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3191_, kf_shfl_xor(t3191_, 1u, kf_wn));
+            float t4276_ = acc_[2u];
+            unsigned t4298_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4298_ == 32u) {
+                float t4303_ = __fadd_rn(t4276_, kf_shfl_xor(t4276_, 16u, kf_wn));
+                float t4306_ = __fadd_rn(t4303_, kf_shfl_xor(t4303_, 8u, kf_wn));
+                float t4309_ = __fadd_rn(t4306_, kf_shfl_xor(t4306_, 4u, kf_wn));
+                float t4312_ = __fadd_rn(t4309_, kf_shfl_xor(t4309_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t4312_, kf_shfl_xor(t4312_, 1u, kf_wn));
             } else {
-                float t3197_ = kf_shfl_down(t3155_, 16u, kf_wn);
-                bool t3199_ = (kf_lane_id() + 16u) < t3177_;
-                float t3200_ = __fadd_rn(t3155_, t3197_);
-                float t3201_ = t3199_ ? t3200_ : t3155_;
-                float t3203_ = kf_shfl_down(t3201_, 8u, kf_wn);
-                bool t3205_ = (kf_lane_id() + 8u) < t3177_;
-                float t3206_ = __fadd_rn(t3201_, t3203_);
-                float t3207_ = t3205_ ? t3206_ : t3201_;
-                float t3209_ = kf_shfl_down(t3207_, 4u, kf_wn);
-                bool t3211_ = (kf_lane_id() + 4u) < t3177_;
-                float t3212_ = __fadd_rn(t3207_, t3209_);
-                float t3213_ = t3211_ ? t3212_ : t3207_;
-                float t3215_ = kf_shfl_down(t3213_, 2u, kf_wn);
-                bool t3217_ = (kf_lane_id() + 2u) < t3177_;
-                float t3218_ = __fadd_rn(t3213_, t3215_);
-                float t3219_ = t3217_ ? t3218_ : t3213_;
-                float t3221_ = kf_shfl_down(t3219_, 1u, kf_wn);
-                bool t3223_ = (kf_lane_id() + 1u) < t3177_;
-                float t3224_ = __fadd_rn(t3219_, t3221_);
-                s_3_ = kf_shfl(t3223_ ? t3224_ : t3219_, 0u, kf_wn);
+                float t4318_ = kf_shfl_down(t4276_, 16u, kf_wn);
+                bool t4320_ = (kf_lane_id() + 16u) < t4298_;
+                float t4321_ = __fadd_rn(t4276_, t4318_);
+                float t4322_ = t4320_ ? t4321_ : t4276_;
+                float t4324_ = kf_shfl_down(t4322_, 8u, kf_wn);
+                bool t4326_ = (kf_lane_id() + 8u) < t4298_;
+                float t4327_ = __fadd_rn(t4322_, t4324_);
+                float t4328_ = t4326_ ? t4327_ : t4322_;
+                float t4330_ = kf_shfl_down(t4328_, 4u, kf_wn);
+                bool t4332_ = (kf_lane_id() + 4u) < t4298_;
+                float t4333_ = __fadd_rn(t4328_, t4330_);
+                float t4334_ = t4332_ ? t4333_ : t4328_;
+                float t4336_ = kf_shfl_down(t4334_, 2u, kf_wn);
+                bool t4338_ = (kf_lane_id() + 2u) < t4298_;
+                float t4339_ = __fadd_rn(t4334_, t4336_);
+                float t4340_ = t4338_ ? t4339_ : t4334_;
+                float t4342_ = kf_shfl_down(t4340_, 1u, kf_wn);
+                bool t4344_ = (kf_lane_id() + 1u) < t4298_;
+                float t4345_ = __fadd_rn(t4340_, t4342_);
+                s_3_ = kf_shfl(t4344_ ? t4345_ : t4340_, 0u, kf_wn);
             }
-            bool t3229_ = lane_ == 0u;
-            bool t3230_ = t3229_;
-            if (t3229_) {
-                t3230_ = (g_ << 1u) < m_;
+            bool t4350_ = lane_ == 0u;
+            bool t4351_ = t4350_;
+            if (t4350_) {
+                t4351_ = g_ < m_;
             }
-            if (t3230_) {
-                y_[(m_ << 1u) + (g_ << 1u)] = kf_f16_from_f32(s_3_);
+            if (t4351_) {
+                y_[(m_ << 1u) + g_] = kf_f16_from_f32(s_3_);
             }
         }
         if (3u < nb_) {
-            float t3255_ = acc_[3u];
-            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3277_ == 32u) {
-                float t3282_ = __fadd_rn(t3255_, kf_shfl_xor(t3255_, 16u, kf_wn));
-                float t3285_ = __fadd_rn(t3282_, kf_shfl_xor(t3282_, 8u, kf_wn));
-                float t3288_ = __fadd_rn(t3285_, kf_shfl_xor(t3285_, 4u, kf_wn));
-                float t3291_ = __fadd_rn(t3288_, kf_shfl_xor(t3288_, 2u, kf_wn));
-                s_4_ = __fadd_rn(t3291_, kf_shfl_xor(t3291_, 1u, kf_wn));
+            float t4376_ = acc_[3u];
+            unsigned t4398_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4398_ == 32u) {
+                float t4403_ = __fadd_rn(t4376_, kf_shfl_xor(t4376_, 16u, kf_wn));
+                float t4406_ = __fadd_rn(t4403_, kf_shfl_xor(t4403_, 8u, kf_wn));
+                float t4409_ = __fadd_rn(t4406_, kf_shfl_xor(t4406_, 4u, kf_wn));
+                float t4412_ = __fadd_rn(t4409_, kf_shfl_xor(t4409_, 2u, kf_wn));
+                s_4_ = __fadd_rn(t4412_, kf_shfl_xor(t4412_, 1u, kf_wn));
             } else {
-                float t3297_ = kf_shfl_down(t3255_, 16u, kf_wn);
-                bool t3299_ = (kf_lane_id() + 16u) < t3277_;
-                float t3300_ = __fadd_rn(t3255_, t3297_);
-                float t3301_ = t3299_ ? t3300_ : t3255_;
-                float t3303_ = kf_shfl_down(t3301_, 8u, kf_wn);
-                bool t3305_ = (kf_lane_id() + 8u) < t3277_;
-                float t3306_ = __fadd_rn(t3301_, t3303_);
-                float t3307_ = t3305_ ? t3306_ : t3301_;
-                float t3309_ = kf_shfl_down(t3307_, 4u, kf_wn);
-                bool t3311_ = (kf_lane_id() + 4u) < t3277_;
-                float t3312_ = __fadd_rn(t3307_, t3309_);
-                float t3313_ = t3311_ ? t3312_ : t3307_;
-                float t3315_ = kf_shfl_down(t3313_, 2u, kf_wn);
-                bool t3317_ = (kf_lane_id() + 2u) < t3277_;
-                float t3318_ = __fadd_rn(t3313_, t3315_);
-                float t3319_ = t3317_ ? t3318_ : t3313_;
-                float t3321_ = kf_shfl_down(t3319_, 1u, kf_wn);
-                bool t3323_ = (kf_lane_id() + 1u) < t3277_;
-                float t3324_ = __fadd_rn(t3319_, t3321_);
-                s_4_ = kf_shfl(t3323_ ? t3324_ : t3319_, 0u, kf_wn);
+                float t4418_ = kf_shfl_down(t4376_, 16u, kf_wn);
+                bool t4420_ = (kf_lane_id() + 16u) < t4398_;
+                float t4421_ = __fadd_rn(t4376_, t4418_);
+                float t4422_ = t4420_ ? t4421_ : t4376_;
+                float t4424_ = kf_shfl_down(t4422_, 8u, kf_wn);
+                bool t4426_ = (kf_lane_id() + 8u) < t4398_;
+                float t4427_ = __fadd_rn(t4422_, t4424_);
+                float t4428_ = t4426_ ? t4427_ : t4422_;
+                float t4430_ = kf_shfl_down(t4428_, 4u, kf_wn);
+                bool t4432_ = (kf_lane_id() + 4u) < t4398_;
+                float t4433_ = __fadd_rn(t4428_, t4430_);
+                float t4434_ = t4432_ ? t4433_ : t4428_;
+                float t4436_ = kf_shfl_down(t4434_, 2u, kf_wn);
+                bool t4438_ = (kf_lane_id() + 2u) < t4398_;
+                float t4439_ = __fadd_rn(t4434_, t4436_);
+                float t4440_ = t4438_ ? t4439_ : t4434_;
+                float t4442_ = kf_shfl_down(t4440_, 1u, kf_wn);
+                bool t4444_ = (kf_lane_id() + 1u) < t4398_;
+                float t4445_ = __fadd_rn(t4440_, t4442_);
+                s_4_ = kf_shfl(t4444_ ? t4445_ : t4440_, 0u, kf_wn);
             }
-            bool t3329_ = lane_ == 0u;
-            bool t3330_ = t3329_;
-            if (t3329_) {
-                t3330_ = (g_ << 1u) < m_;
+            bool t4450_ = lane_ == 0u;
+            bool t4451_ = t4450_;
+            if (t4450_) {
+                t4451_ = g_ < m_;
             }
-            if (t3330_) {
-                y_[(3u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_4_);
+            if (t4451_) {
+                y_[(3u * m_) + g_] = kf_f16_from_f32(s_4_);
             }
         }
         if (4u < nb_) {
-            float t3355_ = acc_[4u];
-            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3377_ == 32u) {
-                float t3382_ = __fadd_rn(t3355_, kf_shfl_xor(t3355_, 16u, kf_wn));
-                float t3385_ = __fadd_rn(t3382_, kf_shfl_xor(t3382_, 8u, kf_wn));
-                float t3388_ = __fadd_rn(t3385_, kf_shfl_xor(t3385_, 4u, kf_wn));
-                float t3391_ = __fadd_rn(t3388_, kf_shfl_xor(t3388_, 2u, kf_wn));
-                s_5_ = __fadd_rn(t3391_, kf_shfl_xor(t3391_, 1u, kf_wn));
+            float t4476_ = acc_[4u];
+            unsigned t4498_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4498_ == 32u) {
+                float t4503_ = __fadd_rn(t4476_, kf_shfl_xor(t4476_, 16u, kf_wn));
+                float t4506_ = __fadd_rn(t4503_, kf_shfl_xor(t4503_, 8u, kf_wn));
+                float t4509_ = __fadd_rn(t4506_, kf_shfl_xor(t4506_, 4u, kf_wn));
+                float t4512_ = __fadd_rn(t4509_, kf_shfl_xor(t4509_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t4512_, kf_shfl_xor(t4512_, 1u, kf_wn));
             } else {
-                float t3397_ = kf_shfl_down(t3355_, 16u, kf_wn);
-                bool t3399_ = (kf_lane_id() + 16u) < t3377_;
-                float t3400_ = __fadd_rn(t3355_, t3397_);
-                float t3401_ = t3399_ ? t3400_ : t3355_;
-                float t3403_ = kf_shfl_down(t3401_, 8u, kf_wn);
-                bool t3405_ = (kf_lane_id() + 8u) < t3377_;
-                float t3406_ = __fadd_rn(t3401_, t3403_);
-                float t3407_ = t3405_ ? t3406_ : t3401_;
-                float t3409_ = kf_shfl_down(t3407_, 4u, kf_wn);
-                bool t3411_ = (kf_lane_id() + 4u) < t3377_;
-                float t3412_ = __fadd_rn(t3407_, t3409_);
-                float t3413_ = t3411_ ? t3412_ : t3407_;
-                float t3415_ = kf_shfl_down(t3413_, 2u, kf_wn);
-                bool t3417_ = (kf_lane_id() + 2u) < t3377_;
-                float t3418_ = __fadd_rn(t3413_, t3415_);
-                float t3419_ = t3417_ ? t3418_ : t3413_;
-                float t3421_ = kf_shfl_down(t3419_, 1u, kf_wn);
-                bool t3423_ = (kf_lane_id() + 1u) < t3377_;
-                float t3424_ = __fadd_rn(t3419_, t3421_);
-                s_5_ = kf_shfl(t3423_ ? t3424_ : t3419_, 0u, kf_wn);
+                float t4518_ = kf_shfl_down(t4476_, 16u, kf_wn);
+                bool t4520_ = (kf_lane_id() + 16u) < t4498_;
+                float t4521_ = __fadd_rn(t4476_, t4518_);
+                float t4522_ = t4520_ ? t4521_ : t4476_;
+                float t4524_ = kf_shfl_down(t4522_, 8u, kf_wn);
+                bool t4526_ = (kf_lane_id() + 8u) < t4498_;
+                float t4527_ = __fadd_rn(t4522_, t4524_);
+                float t4528_ = t4526_ ? t4527_ : t4522_;
+                float t4530_ = kf_shfl_down(t4528_, 4u, kf_wn);
+                bool t4532_ = (kf_lane_id() + 4u) < t4498_;
+                float t4533_ = __fadd_rn(t4528_, t4530_);
+                float t4534_ = t4532_ ? t4533_ : t4528_;
+                float t4536_ = kf_shfl_down(t4534_, 2u, kf_wn);
+                bool t4538_ = (kf_lane_id() + 2u) < t4498_;
+                float t4539_ = __fadd_rn(t4534_, t4536_);
+                float t4540_ = t4538_ ? t4539_ : t4534_;
+                float t4542_ = kf_shfl_down(t4540_, 1u, kf_wn);
+                bool t4544_ = (kf_lane_id() + 1u) < t4498_;
+                float t4545_ = __fadd_rn(t4540_, t4542_);
+                s_5_ = kf_shfl(t4544_ ? t4545_ : t4540_, 0u, kf_wn);
             }
-            bool t3429_ = lane_ == 0u;
-            bool t3430_ = t3429_;
-            if (t3429_) {
-                t3430_ = (g_ << 1u) < m_;
+            bool t4550_ = lane_ == 0u;
+            bool t4551_ = t4550_;
+            if (t4550_) {
+                t4551_ = g_ < m_;
             }
-            if (t3430_) {
-                y_[(m_ << 2u) + (g_ << 1u)] = kf_f16_from_f32(s_5_);
+            if (t4551_) {
+                y_[(m_ << 2u) + g_] = kf_f16_from_f32(s_5_);
             }
         }
         if (5u < nb_) {
-            float t3455_ = acc_[5u];
-            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3477_ == 32u) {
-                float t3482_ = __fadd_rn(t3455_, kf_shfl_xor(t3455_, 16u, kf_wn));
-                float t3485_ = __fadd_rn(t3482_, kf_shfl_xor(t3482_, 8u, kf_wn));
-                float t3488_ = __fadd_rn(t3485_, kf_shfl_xor(t3485_, 4u, kf_wn));
-                float t3491_ = __fadd_rn(t3488_, kf_shfl_xor(t3488_, 2u, kf_wn));
-                s_6_ = __fadd_rn(t3491_, kf_shfl_xor(t3491_, 1u, kf_wn));
+            float t4576_ = acc_[5u];
+            unsigned t4598_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4598_ == 32u) {
+                float t4603_ = __fadd_rn(t4576_, kf_shfl_xor(t4576_, 16u, kf_wn));
+                float t4606_ = __fadd_rn(t4603_, kf_shfl_xor(t4603_, 8u, kf_wn));
+                float t4609_ = __fadd_rn(t4606_, kf_shfl_xor(t4606_, 4u, kf_wn));
+                float t4612_ = __fadd_rn(t4609_, kf_shfl_xor(t4609_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t4612_, kf_shfl_xor(t4612_, 1u, kf_wn));
             } else {
-                float t3497_ = kf_shfl_down(t3455_, 16u, kf_wn);
-                bool t3499_ = (kf_lane_id() + 16u) < t3477_;
-                float t3500_ = __fadd_rn(t3455_, t3497_);
-                float t3501_ = t3499_ ? t3500_ : t3455_;
-                float t3503_ = kf_shfl_down(t3501_, 8u, kf_wn);
-                bool t3505_ = (kf_lane_id() + 8u) < t3477_;
-                float t3506_ = __fadd_rn(t3501_, t3503_);
-                float t3507_ = t3505_ ? t3506_ : t3501_;
-                float t3509_ = kf_shfl_down(t3507_, 4u, kf_wn);
-                bool t3511_ = (kf_lane_id() + 4u) < t3477_;
-                float t3512_ = __fadd_rn(t3507_, t3509_);
-                float t3513_ = t3511_ ? t3512_ : t3507_;
-                float t3515_ = kf_shfl_down(t3513_, 2u, kf_wn);
-                bool t3517_ = (kf_lane_id() + 2u) < t3477_;
-                float t3518_ = __fadd_rn(t3513_, t3515_);
-                float t3519_ = t3517_ ? t3518_ : t3513_;
-                float t3521_ = kf_shfl_down(t3519_, 1u, kf_wn);
-                bool t3523_ = (kf_lane_id() + 1u) < t3477_;
-                float t3524_ = __fadd_rn(t3519_, t3521_);
-                s_6_ = kf_shfl(t3523_ ? t3524_ : t3519_, 0u, kf_wn);
+                float t4618_ = kf_shfl_down(t4576_, 16u, kf_wn);
+                bool t4620_ = (kf_lane_id() + 16u) < t4598_;
+                float t4621_ = __fadd_rn(t4576_, t4618_);
+                float t4622_ = t4620_ ? t4621_ : t4576_;
+                float t4624_ = kf_shfl_down(t4622_, 8u, kf_wn);
+                bool t4626_ = (kf_lane_id() + 8u) < t4598_;
+                float t4627_ = __fadd_rn(t4622_, t4624_);
+                float t4628_ = t4626_ ? t4627_ : t4622_;
+                float t4630_ = kf_shfl_down(t4628_, 4u, kf_wn);
+                bool t4632_ = (kf_lane_id() + 4u) < t4598_;
+                float t4633_ = __fadd_rn(t4628_, t4630_);
+                float t4634_ = t4632_ ? t4633_ : t4628_;
+                float t4636_ = kf_shfl_down(t4634_, 2u, kf_wn);
+                bool t4638_ = (kf_lane_id() + 2u) < t4598_;
+                float t4639_ = __fadd_rn(t4634_, t4636_);
+                float t4640_ = t4638_ ? t4639_ : t4634_;
+                float t4642_ = kf_shfl_down(t4640_, 1u, kf_wn);
+                bool t4644_ = (kf_lane_id() + 1u) < t4598_;
+                float t4645_ = __fadd_rn(t4640_, t4642_);
+                s_6_ = kf_shfl(t4644_ ? t4645_ : t4640_, 0u, kf_wn);
             }
-            bool t3529_ = lane_ == 0u;
-            bool t3530_ = t3529_;
-            if (t3529_) {
-                t3530_ = (g_ << 1u) < m_;
+            bool t4650_ = lane_ == 0u;
+            bool t4651_ = t4650_;
+            if (t4650_) {
+                t4651_ = g_ < m_;
             }
-            if (t3530_) {
-                y_[(5u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_6_);
+            if (t4651_) {
+                y_[(5u * m_) + g_] = kf_f16_from_f32(s_6_);
             }
         }
         if (6u < nb_) {
-            float t3555_ = acc_[6u];
-            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3577_ == 32u) {
-                float t3582_ = __fadd_rn(t3555_, kf_shfl_xor(t3555_, 16u, kf_wn));
-                float t3585_ = __fadd_rn(t3582_, kf_shfl_xor(t3582_, 8u, kf_wn));
-                float t3588_ = __fadd_rn(t3585_, kf_shfl_xor(t3585_, 4u, kf_wn));
-                float t3591_ = __fadd_rn(t3588_, kf_shfl_xor(t3588_, 2u, kf_wn));
-                s_7_ = __fadd_rn(t3591_, kf_shfl_xor(t3591_, 1u, kf_wn));
+            float t4676_ = acc_[6u];
+            unsigned t4698_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4698_ == 32u) {
+                float t4703_ = __fadd_rn(t4676_, kf_shfl_xor(t4676_, 16u, kf_wn));
+                float t4706_ = __fadd_rn(t4703_, kf_shfl_xor(t4703_, 8u, kf_wn));
+                float t4709_ = __fadd_rn(t4706_, kf_shfl_xor(t4706_, 4u, kf_wn));
+                float t4712_ = __fadd_rn(t4709_, kf_shfl_xor(t4709_, 2u, kf_wn));
+                s_7_ = __fadd_rn(t4712_, kf_shfl_xor(t4712_, 1u, kf_wn));
             } else {
-                float t3597_ = kf_shfl_down(t3555_, 16u, kf_wn);
-                bool t3599_ = (kf_lane_id() + 16u) < t3577_;
-                float t3600_ = __fadd_rn(t3555_, t3597_);
-                float t3601_ = t3599_ ? t3600_ : t3555_;
-                float t3603_ = kf_shfl_down(t3601_, 8u, kf_wn);
-                bool t3605_ = (kf_lane_id() + 8u) < t3577_;
-                float t3606_ = __fadd_rn(t3601_, t3603_);
-                float t3607_ = t3605_ ? t3606_ : t3601_;
-                float t3609_ = kf_shfl_down(t3607_, 4u, kf_wn);
-                bool t3611_ = (kf_lane_id() + 4u) < t3577_;
-                float t3612_ = __fadd_rn(t3607_, t3609_);
-                float t3613_ = t3611_ ? t3612_ : t3607_;
-                float t3615_ = kf_shfl_down(t3613_, 2u, kf_wn);
-                bool t3617_ = (kf_lane_id() + 2u) < t3577_;
-                float t3618_ = __fadd_rn(t3613_, t3615_);
-                float t3619_ = t3617_ ? t3618_ : t3613_;
-                float t3621_ = kf_shfl_down(t3619_, 1u, kf_wn);
-                bool t3623_ = (kf_lane_id() + 1u) < t3577_;
-                float t3624_ = __fadd_rn(t3619_, t3621_);
-                s_7_ = kf_shfl(t3623_ ? t3624_ : t3619_, 0u, kf_wn);
+                float t4718_ = kf_shfl_down(t4676_, 16u, kf_wn);
+                bool t4720_ = (kf_lane_id() + 16u) < t4698_;
+                float t4721_ = __fadd_rn(t4676_, t4718_);
+                float t4722_ = t4720_ ? t4721_ : t4676_;
+                float t4724_ = kf_shfl_down(t4722_, 8u, kf_wn);
+                bool t4726_ = (kf_lane_id() + 8u) < t4698_;
+                float t4727_ = __fadd_rn(t4722_, t4724_);
+                float t4728_ = t4726_ ? t4727_ : t4722_;
+                float t4730_ = kf_shfl_down(t4728_, 4u, kf_wn);
+                bool t4732_ = (kf_lane_id() + 4u) < t4698_;
+                float t4733_ = __fadd_rn(t4728_, t4730_);
+                float t4734_ = t4732_ ? t4733_ : t4728_;
+                float t4736_ = kf_shfl_down(t4734_, 2u, kf_wn);
+                bool t4738_ = (kf_lane_id() + 2u) < t4698_;
+                float t4739_ = __fadd_rn(t4734_, t4736_);
+                float t4740_ = t4738_ ? t4739_ : t4734_;
+                float t4742_ = kf_shfl_down(t4740_, 1u, kf_wn);
+                bool t4744_ = (kf_lane_id() + 1u) < t4698_;
+                float t4745_ = __fadd_rn(t4740_, t4742_);
+                s_7_ = kf_shfl(t4744_ ? t4745_ : t4740_, 0u, kf_wn);
             }
-            bool t3629_ = lane_ == 0u;
-            bool t3630_ = t3629_;
-            if (t3629_) {
-                t3630_ = (g_ << 1u) < m_;
+            bool t4750_ = lane_ == 0u;
+            bool t4751_ = t4750_;
+            if (t4750_) {
+                t4751_ = g_ < m_;
             }
-            if (t3630_) {
-                y_[(6u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_7_);
+            if (t4751_) {
+                y_[(6u * m_) + g_] = kf_f16_from_f32(s_7_);
             }
         }
         if (7u < nb_) {
-            float t3655_ = acc_[7u];
-            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3677_ == 32u) {
-                float t3682_ = __fadd_rn(t3655_, kf_shfl_xor(t3655_, 16u, kf_wn));
-                float t3685_ = __fadd_rn(t3682_, kf_shfl_xor(t3682_, 8u, kf_wn));
-                float t3688_ = __fadd_rn(t3685_, kf_shfl_xor(t3685_, 4u, kf_wn));
-                float t3691_ = __fadd_rn(t3688_, kf_shfl_xor(t3688_, 2u, kf_wn));
-                s_8_ = __fadd_rn(t3691_, kf_shfl_xor(t3691_, 1u, kf_wn));
+            float t4776_ = acc_[7u];
+            unsigned t4798_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4798_ == 32u) {
+                float t4803_ = __fadd_rn(t4776_, kf_shfl_xor(t4776_, 16u, kf_wn));
+                float t4806_ = __fadd_rn(t4803_, kf_shfl_xor(t4803_, 8u, kf_wn));
+                float t4809_ = __fadd_rn(t4806_, kf_shfl_xor(t4806_, 4u, kf_wn));
+                float t4812_ = __fadd_rn(t4809_, kf_shfl_xor(t4809_, 2u, kf_wn));
+                s_8_ = __fadd_rn(t4812_, kf_shfl_xor(t4812_, 1u, kf_wn));
             } else {
-                float t3697_ = kf_shfl_down(t3655_, 16u, kf_wn);
-                bool t3699_ = (kf_lane_id() + 16u) < t3677_;
-                float t3700_ = __fadd_rn(t3655_, t3697_);
-                float t3701_ = t3699_ ? t3700_ : t3655_;
-                float t3703_ = kf_shfl_down(t3701_, 8u, kf_wn);
-                bool t3705_ = (kf_lane_id() + 8u) < t3677_;
-                float t3706_ = __fadd_rn(t3701_, t3703_);
-                float t3707_ = t3705_ ? t3706_ : t3701_;
-                float t3709_ = kf_shfl_down(t3707_, 4u, kf_wn);
-                bool t3711_ = (kf_lane_id() + 4u) < t3677_;
-                float t3712_ = __fadd_rn(t3707_, t3709_);
-                float t3713_ = t3711_ ? t3712_ : t3707_;
-                float t3715_ = kf_shfl_down(t3713_, 2u, kf_wn);
-                bool t3717_ = (kf_lane_id() + 2u) < t3677_;
-                float t3718_ = __fadd_rn(t3713_, t3715_);
-                float t3719_ = t3717_ ? t3718_ : t3713_;
-                float t3721_ = kf_shfl_down(t3719_, 1u, kf_wn);
-                bool t3723_ = (kf_lane_id() + 1u) < t3677_;
-                float t3724_ = __fadd_rn(t3719_, t3721_);
-                s_8_ = kf_shfl(t3723_ ? t3724_ : t3719_, 0u, kf_wn);
+                float t4818_ = kf_shfl_down(t4776_, 16u, kf_wn);
+                bool t4820_ = (kf_lane_id() + 16u) < t4798_;
+                float t4821_ = __fadd_rn(t4776_, t4818_);
+                float t4822_ = t4820_ ? t4821_ : t4776_;
+                float t4824_ = kf_shfl_down(t4822_, 8u, kf_wn);
+                bool t4826_ = (kf_lane_id() + 8u) < t4798_;
+                float t4827_ = __fadd_rn(t4822_, t4824_);
+                float t4828_ = t4826_ ? t4827_ : t4822_;
+                float t4830_ = kf_shfl_down(t4828_, 4u, kf_wn);
+                bool t4832_ = (kf_lane_id() + 4u) < t4798_;
+                float t4833_ = __fadd_rn(t4828_, t4830_);
+                float t4834_ = t4832_ ? t4833_ : t4828_;
+                float t4836_ = kf_shfl_down(t4834_, 2u, kf_wn);
+                bool t4838_ = (kf_lane_id() + 2u) < t4798_;
+                float t4839_ = __fadd_rn(t4834_, t4836_);
+                float t4840_ = t4838_ ? t4839_ : t4834_;
+                float t4842_ = kf_shfl_down(t4840_, 1u, kf_wn);
+                bool t4844_ = (kf_lane_id() + 1u) < t4798_;
+                float t4845_ = __fadd_rn(t4840_, t4842_);
+                s_8_ = kf_shfl(t4844_ ? t4845_ : t4840_, 0u, kf_wn);
             }
-            bool t3729_ = lane_ == 0u;
-            bool t3730_ = t3729_;
-            if (t3729_) {
-                t3730_ = (g_ << 1u) < m_;
+            bool t4850_ = lane_ == 0u;
+            bool t4851_ = t4850_;
+            if (t4850_) {
+                t4851_ = g_ < m_;
             }
-            if (t3730_) {
-                y_[(7u * m_) + (g_ << 1u)] = kf_f16_from_f32(s_8_);
-            }
-        }
-        if (0u < nb_) {
-            float t3755_ = acc_[8u];
-            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3777_ == 32u) {
-                float t3782_ = __fadd_rn(t3755_, kf_shfl_xor(t3755_, 16u, kf_wn));
-                float t3785_ = __fadd_rn(t3782_, kf_shfl_xor(t3782_, 8u, kf_wn));
-                float t3788_ = __fadd_rn(t3785_, kf_shfl_xor(t3785_, 4u, kf_wn));
-                float t3791_ = __fadd_rn(t3788_, kf_shfl_xor(t3788_, 2u, kf_wn));
-                s_9_ = __fadd_rn(t3791_, kf_shfl_xor(t3791_, 1u, kf_wn));
-            } else {
-                float t3797_ = kf_shfl_down(t3755_, 16u, kf_wn);
-                bool t3799_ = (kf_lane_id() + 16u) < t3777_;
-                float t3800_ = __fadd_rn(t3755_, t3797_);
-                float t3801_ = t3799_ ? t3800_ : t3755_;
-                float t3803_ = kf_shfl_down(t3801_, 8u, kf_wn);
-                bool t3805_ = (kf_lane_id() + 8u) < t3777_;
-                float t3806_ = __fadd_rn(t3801_, t3803_);
-                float t3807_ = t3805_ ? t3806_ : t3801_;
-                float t3809_ = kf_shfl_down(t3807_, 4u, kf_wn);
-                bool t3811_ = (kf_lane_id() + 4u) < t3777_;
-                float t3812_ = __fadd_rn(t3807_, t3809_);
-                float t3813_ = t3811_ ? t3812_ : t3807_;
-                float t3815_ = kf_shfl_down(t3813_, 2u, kf_wn);
-                bool t3817_ = (kf_lane_id() + 2u) < t3777_;
-                float t3818_ = __fadd_rn(t3813_, t3815_);
-                float t3819_ = t3817_ ? t3818_ : t3813_;
-                float t3821_ = kf_shfl_down(t3819_, 1u, kf_wn);
-                bool t3823_ = (kf_lane_id() + 1u) < t3777_;
-                float t3824_ = __fadd_rn(t3819_, t3821_);
-                s_9_ = kf_shfl(t3823_ ? t3824_ : t3819_, 0u, kf_wn);
-            }
-            bool t3829_ = lane_ == 0u;
-            bool t3830_ = t3829_;
-            if (t3829_) {
-                t3830_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t3830_) {
-                unsigned i_10_ = (g_ << 1u) + 1u;
-                y_[i_10_] = kf_f16_from_f32(s_9_);
-            }
-        }
-        if (1u < nb_) {
-            float t3855_ = acc_[9u];
-            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3877_ == 32u) {
-                float t3882_ = __fadd_rn(t3855_, kf_shfl_xor(t3855_, 16u, kf_wn));
-                float t3885_ = __fadd_rn(t3882_, kf_shfl_xor(t3882_, 8u, kf_wn));
-                float t3888_ = __fadd_rn(t3885_, kf_shfl_xor(t3885_, 4u, kf_wn));
-                float t3891_ = __fadd_rn(t3888_, kf_shfl_xor(t3888_, 2u, kf_wn));
-                s_10_ = __fadd_rn(t3891_, kf_shfl_xor(t3891_, 1u, kf_wn));
-            } else {
-                float t3897_ = kf_shfl_down(t3855_, 16u, kf_wn);
-                bool t3899_ = (kf_lane_id() + 16u) < t3877_;
-                float t3900_ = __fadd_rn(t3855_, t3897_);
-                float t3901_ = t3899_ ? t3900_ : t3855_;
-                float t3903_ = kf_shfl_down(t3901_, 8u, kf_wn);
-                bool t3905_ = (kf_lane_id() + 8u) < t3877_;
-                float t3906_ = __fadd_rn(t3901_, t3903_);
-                float t3907_ = t3905_ ? t3906_ : t3901_;
-                float t3909_ = kf_shfl_down(t3907_, 4u, kf_wn);
-                bool t3911_ = (kf_lane_id() + 4u) < t3877_;
-                float t3912_ = __fadd_rn(t3907_, t3909_);
-                float t3913_ = t3911_ ? t3912_ : t3907_;
-                float t3915_ = kf_shfl_down(t3913_, 2u, kf_wn);
-                bool t3917_ = (kf_lane_id() + 2u) < t3877_;
-                float t3918_ = __fadd_rn(t3913_, t3915_);
-                float t3919_ = t3917_ ? t3918_ : t3913_;
-                float t3921_ = kf_shfl_down(t3919_, 1u, kf_wn);
-                bool t3923_ = (kf_lane_id() + 1u) < t3877_;
-                float t3924_ = __fadd_rn(t3919_, t3921_);
-                s_10_ = kf_shfl(t3923_ ? t3924_ : t3919_, 0u, kf_wn);
-            }
-            bool t3929_ = lane_ == 0u;
-            bool t3930_ = t3929_;
-            if (t3929_) {
-                t3930_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t3930_) {
-                unsigned i_11_ = (m_ + (g_ << 1u)) + 1u;
-                y_[i_11_] = kf_f16_from_f32(s_10_);
-            }
-        }
-        if (2u < nb_) {
-            float t3955_ = acc_[10u];
-            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3977_ == 32u) {
-                float t3982_ = __fadd_rn(t3955_, kf_shfl_xor(t3955_, 16u, kf_wn));
-                float t3985_ = __fadd_rn(t3982_, kf_shfl_xor(t3982_, 8u, kf_wn));
-                float t3988_ = __fadd_rn(t3985_, kf_shfl_xor(t3985_, 4u, kf_wn));
-                float t3991_ = __fadd_rn(t3988_, kf_shfl_xor(t3988_, 2u, kf_wn));
-                s_11_ = __fadd_rn(t3991_, kf_shfl_xor(t3991_, 1u, kf_wn));
-            } else {
-                float t3997_ = kf_shfl_down(t3955_, 16u, kf_wn);
-                bool t3999_ = (kf_lane_id() + 16u) < t3977_;
-                float t4000_ = __fadd_rn(t3955_, t3997_);
-                float t4001_ = t3999_ ? t4000_ : t3955_;
-                float t4003_ = kf_shfl_down(t4001_, 8u, kf_wn);
-                bool t4005_ = (kf_lane_id() + 8u) < t3977_;
-                float t4006_ = __fadd_rn(t4001_, t4003_);
-                float t4007_ = t4005_ ? t4006_ : t4001_;
-                float t4009_ = kf_shfl_down(t4007_, 4u, kf_wn);
-                bool t4011_ = (kf_lane_id() + 4u) < t3977_;
-                float t4012_ = __fadd_rn(t4007_, t4009_);
-                float t4013_ = t4011_ ? t4012_ : t4007_;
-                float t4015_ = kf_shfl_down(t4013_, 2u, kf_wn);
-                bool t4017_ = (kf_lane_id() + 2u) < t3977_;
-                float t4018_ = __fadd_rn(t4013_, t4015_);
-                float t4019_ = t4017_ ? t4018_ : t4013_;
-                float t4021_ = kf_shfl_down(t4019_, 1u, kf_wn);
-                bool t4023_ = (kf_lane_id() + 1u) < t3977_;
-                float t4024_ = __fadd_rn(t4019_, t4021_);
-                s_11_ = kf_shfl(t4023_ ? t4024_ : t4019_, 0u, kf_wn);
-            }
-            bool t4029_ = lane_ == 0u;
-            bool t4030_ = t4029_;
-            if (t4029_) {
-                t4030_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4030_) {
-                unsigned i_12_ = ((m_ << 1u) + (g_ << 1u)) + 1u;
-                y_[i_12_] = kf_f16_from_f32(s_11_);
-            }
-        }
-        if (3u < nb_) {
-            float t4055_ = acc_[11u];
-            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4077_ == 32u) {
-                float t4082_ = __fadd_rn(t4055_, kf_shfl_xor(t4055_, 16u, kf_wn));
-                float t4085_ = __fadd_rn(t4082_, kf_shfl_xor(t4082_, 8u, kf_wn));
-                float t4088_ = __fadd_rn(t4085_, kf_shfl_xor(t4085_, 4u, kf_wn));
-                float t4091_ = __fadd_rn(t4088_, kf_shfl_xor(t4088_, 2u, kf_wn));
-                s_12_ = __fadd_rn(t4091_, kf_shfl_xor(t4091_, 1u, kf_wn));
-            } else {
-                float t4097_ = kf_shfl_down(t4055_, 16u, kf_wn);
-                bool t4099_ = (kf_lane_id() + 16u) < t4077_;
-                float t4100_ = __fadd_rn(t4055_, t4097_);
-                float t4101_ = t4099_ ? t4100_ : t4055_;
-                float t4103_ = kf_shfl_down(t4101_, 8u, kf_wn);
-                bool t4105_ = (kf_lane_id() + 8u) < t4077_;
-                float t4106_ = __fadd_rn(t4101_, t4103_);
-                float t4107_ = t4105_ ? t4106_ : t4101_;
-                float t4109_ = kf_shfl_down(t4107_, 4u, kf_wn);
-                bool t4111_ = (kf_lane_id() + 4u) < t4077_;
-                float t4112_ = __fadd_rn(t4107_, t4109_);
-                float t4113_ = t4111_ ? t4112_ : t4107_;
-                float t4115_ = kf_shfl_down(t4113_, 2u, kf_wn);
-                bool t4117_ = (kf_lane_id() + 2u) < t4077_;
-                float t4118_ = __fadd_rn(t4113_, t4115_);
-                float t4119_ = t4117_ ? t4118_ : t4113_;
-                float t4121_ = kf_shfl_down(t4119_, 1u, kf_wn);
-                bool t4123_ = (kf_lane_id() + 1u) < t4077_;
-                float t4124_ = __fadd_rn(t4119_, t4121_);
-                s_12_ = kf_shfl(t4123_ ? t4124_ : t4119_, 0u, kf_wn);
-            }
-            bool t4129_ = lane_ == 0u;
-            bool t4130_ = t4129_;
-            if (t4129_) {
-                t4130_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4130_) {
-                unsigned i_13_ = ((3u * m_) + (g_ << 1u)) + 1u;
-                y_[i_13_] = kf_f16_from_f32(s_12_);
-            }
-        }
-        if (4u < nb_) {
-            float t4155_ = acc_[12u];
-            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4177_ == 32u) {
-                float t4182_ = __fadd_rn(t4155_, kf_shfl_xor(t4155_, 16u, kf_wn));
-                float t4185_ = __fadd_rn(t4182_, kf_shfl_xor(t4182_, 8u, kf_wn));
-                float t4188_ = __fadd_rn(t4185_, kf_shfl_xor(t4185_, 4u, kf_wn));
-                float t4191_ = __fadd_rn(t4188_, kf_shfl_xor(t4188_, 2u, kf_wn));
-                s_13_ = __fadd_rn(t4191_, kf_shfl_xor(t4191_, 1u, kf_wn));
-            } else {
-                float t4197_ = kf_shfl_down(t4155_, 16u, kf_wn);
-                bool t4199_ = (kf_lane_id() + 16u) < t4177_;
-                float t4200_ = __fadd_rn(t4155_, t4197_);
-                float t4201_ = t4199_ ? t4200_ : t4155_;
-                float t4203_ = kf_shfl_down(t4201_, 8u, kf_wn);
-                bool t4205_ = (kf_lane_id() + 8u) < t4177_;
-                float t4206_ = __fadd_rn(t4201_, t4203_);
-                float t4207_ = t4205_ ? t4206_ : t4201_;
-                float t4209_ = kf_shfl_down(t4207_, 4u, kf_wn);
-                bool t4211_ = (kf_lane_id() + 4u) < t4177_;
-                float t4212_ = __fadd_rn(t4207_, t4209_);
-                float t4213_ = t4211_ ? t4212_ : t4207_;
-                float t4215_ = kf_shfl_down(t4213_, 2u, kf_wn);
-                bool t4217_ = (kf_lane_id() + 2u) < t4177_;
-                float t4218_ = __fadd_rn(t4213_, t4215_);
-                float t4219_ = t4217_ ? t4218_ : t4213_;
-                float t4221_ = kf_shfl_down(t4219_, 1u, kf_wn);
-                bool t4223_ = (kf_lane_id() + 1u) < t4177_;
-                float t4224_ = __fadd_rn(t4219_, t4221_);
-                s_13_ = kf_shfl(t4223_ ? t4224_ : t4219_, 0u, kf_wn);
-            }
-            bool t4229_ = lane_ == 0u;
-            bool t4230_ = t4229_;
-            if (t4229_) {
-                t4230_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4230_) {
-                unsigned i_14_ = ((m_ << 2u) + (g_ << 1u)) + 1u;
-                y_[i_14_] = kf_f16_from_f32(s_13_);
-            }
-        }
-        if (5u < nb_) {
-            float t4255_ = acc_[13u];
-            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4277_ == 32u) {
-                float t4282_ = __fadd_rn(t4255_, kf_shfl_xor(t4255_, 16u, kf_wn));
-                float t4285_ = __fadd_rn(t4282_, kf_shfl_xor(t4282_, 8u, kf_wn));
-                float t4288_ = __fadd_rn(t4285_, kf_shfl_xor(t4285_, 4u, kf_wn));
-                float t4291_ = __fadd_rn(t4288_, kf_shfl_xor(t4288_, 2u, kf_wn));
-                s_14_ = __fadd_rn(t4291_, kf_shfl_xor(t4291_, 1u, kf_wn));
-            } else {
-                float t4297_ = kf_shfl_down(t4255_, 16u, kf_wn);
-                bool t4299_ = (kf_lane_id() + 16u) < t4277_;
-                float t4300_ = __fadd_rn(t4255_, t4297_);
-                float t4301_ = t4299_ ? t4300_ : t4255_;
-                float t4303_ = kf_shfl_down(t4301_, 8u, kf_wn);
-                bool t4305_ = (kf_lane_id() + 8u) < t4277_;
-                float t4306_ = __fadd_rn(t4301_, t4303_);
-                float t4307_ = t4305_ ? t4306_ : t4301_;
-                float t4309_ = kf_shfl_down(t4307_, 4u, kf_wn);
-                bool t4311_ = (kf_lane_id() + 4u) < t4277_;
-                float t4312_ = __fadd_rn(t4307_, t4309_);
-                float t4313_ = t4311_ ? t4312_ : t4307_;
-                float t4315_ = kf_shfl_down(t4313_, 2u, kf_wn);
-                bool t4317_ = (kf_lane_id() + 2u) < t4277_;
-                float t4318_ = __fadd_rn(t4313_, t4315_);
-                float t4319_ = t4317_ ? t4318_ : t4313_;
-                float t4321_ = kf_shfl_down(t4319_, 1u, kf_wn);
-                bool t4323_ = (kf_lane_id() + 1u) < t4277_;
-                float t4324_ = __fadd_rn(t4319_, t4321_);
-                s_14_ = kf_shfl(t4323_ ? t4324_ : t4319_, 0u, kf_wn);
-            }
-            bool t4329_ = lane_ == 0u;
-            bool t4330_ = t4329_;
-            if (t4329_) {
-                t4330_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4330_) {
-                unsigned i_15_ = ((5u * m_) + (g_ << 1u)) + 1u;
-                y_[i_15_] = kf_f16_from_f32(s_14_);
-            }
-        }
-        if (6u < nb_) {
-            float t4355_ = acc_[14u];
-            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4377_ == 32u) {
-                float t4382_ = __fadd_rn(t4355_, kf_shfl_xor(t4355_, 16u, kf_wn));
-                float t4385_ = __fadd_rn(t4382_, kf_shfl_xor(t4382_, 8u, kf_wn));
-                float t4388_ = __fadd_rn(t4385_, kf_shfl_xor(t4385_, 4u, kf_wn));
-                float t4391_ = __fadd_rn(t4388_, kf_shfl_xor(t4388_, 2u, kf_wn));
-                s_15_ = __fadd_rn(t4391_, kf_shfl_xor(t4391_, 1u, kf_wn));
-            } else {
-                float t4397_ = kf_shfl_down(t4355_, 16u, kf_wn);
-                bool t4399_ = (kf_lane_id() + 16u) < t4377_;
-                float t4400_ = __fadd_rn(t4355_, t4397_);
-                float t4401_ = t4399_ ? t4400_ : t4355_;
-                float t4403_ = kf_shfl_down(t4401_, 8u, kf_wn);
-                bool t4405_ = (kf_lane_id() + 8u) < t4377_;
-                float t4406_ = __fadd_rn(t4401_, t4403_);
-                float t4407_ = t4405_ ? t4406_ : t4401_;
-                float t4409_ = kf_shfl_down(t4407_, 4u, kf_wn);
-                bool t4411_ = (kf_lane_id() + 4u) < t4377_;
-                float t4412_ = __fadd_rn(t4407_, t4409_);
-                float t4413_ = t4411_ ? t4412_ : t4407_;
-                float t4415_ = kf_shfl_down(t4413_, 2u, kf_wn);
-                bool t4417_ = (kf_lane_id() + 2u) < t4377_;
-                float t4418_ = __fadd_rn(t4413_, t4415_);
-                float t4419_ = t4417_ ? t4418_ : t4413_;
-                float t4421_ = kf_shfl_down(t4419_, 1u, kf_wn);
-                bool t4423_ = (kf_lane_id() + 1u) < t4377_;
-                float t4424_ = __fadd_rn(t4419_, t4421_);
-                s_15_ = kf_shfl(t4423_ ? t4424_ : t4419_, 0u, kf_wn);
-            }
-            bool t4429_ = lane_ == 0u;
-            bool t4430_ = t4429_;
-            if (t4429_) {
-                t4430_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4430_) {
-                unsigned i_16_ = ((6u * m_) + (g_ << 1u)) + 1u;
-                y_[i_16_] = kf_f16_from_f32(s_15_);
-            }
-        }
-        if (7u < nb_) {
-            float t4455_ = acc_[15u];
-            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4477_ == 32u) {
-                float t4482_ = __fadd_rn(t4455_, kf_shfl_xor(t4455_, 16u, kf_wn));
-                float t4485_ = __fadd_rn(t4482_, kf_shfl_xor(t4482_, 8u, kf_wn));
-                float t4488_ = __fadd_rn(t4485_, kf_shfl_xor(t4485_, 4u, kf_wn));
-                float t4491_ = __fadd_rn(t4488_, kf_shfl_xor(t4488_, 2u, kf_wn));
-                s_16_ = __fadd_rn(t4491_, kf_shfl_xor(t4491_, 1u, kf_wn));
-            } else {
-                float t4497_ = kf_shfl_down(t4455_, 16u, kf_wn);
-                bool t4499_ = (kf_lane_id() + 16u) < t4477_;
-                float t4500_ = __fadd_rn(t4455_, t4497_);
-                float t4501_ = t4499_ ? t4500_ : t4455_;
-                float t4503_ = kf_shfl_down(t4501_, 8u, kf_wn);
-                bool t4505_ = (kf_lane_id() + 8u) < t4477_;
-                float t4506_ = __fadd_rn(t4501_, t4503_);
-                float t4507_ = t4505_ ? t4506_ : t4501_;
-                float t4509_ = kf_shfl_down(t4507_, 4u, kf_wn);
-                bool t4511_ = (kf_lane_id() + 4u) < t4477_;
-                float t4512_ = __fadd_rn(t4507_, t4509_);
-                float t4513_ = t4511_ ? t4512_ : t4507_;
-                float t4515_ = kf_shfl_down(t4513_, 2u, kf_wn);
-                bool t4517_ = (kf_lane_id() + 2u) < t4477_;
-                float t4518_ = __fadd_rn(t4513_, t4515_);
-                float t4519_ = t4517_ ? t4518_ : t4513_;
-                float t4521_ = kf_shfl_down(t4519_, 1u, kf_wn);
-                bool t4523_ = (kf_lane_id() + 1u) < t4477_;
-                float t4524_ = __fadd_rn(t4519_, t4521_);
-                s_16_ = kf_shfl(t4523_ ? t4524_ : t4519_, 0u, kf_wn);
-            }
-            bool t4529_ = lane_ == 0u;
-            bool t4530_ = t4529_;
-            if (t4529_) {
-                t4530_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4530_) {
-                unsigned i_17_ = ((7u * m_) + (g_ << 1u)) + 1u;
-                y_[i_17_] = kf_f16_from_f32(s_16_);
+            if (t4851_) {
+                y_[(7u * m_) + g_] = kf_f16_from_f32(s_8_);
             }
         }
     }
 }
 
-/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:318) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:568) */
+extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
-    unsigned row_[2];
-    float acc_[16];
-    kf_u32x4 wr_[4];
-    float wf_[16];
+    unsigned row_[1];
+    float acc_[8];
+    kf_u32x4 wr_[3];
+    float wf_[8];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
@@ -6050,7 +8694,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
     float xs_6_[8];
     float xs_7_[8];
     float xs_8_[8];
-    float wf_2_[16];
+    float wf_2_[8];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
@@ -6059,7 +8703,16 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
     float xs_14_[8];
     float xs_15_[8];
     float xs_16_[8];
-    float wcol_[2];
+    float wf_3_[8];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
+    float xs_21_[8];
+    float xs_22_[8];
+    float xs_23_[8];
+    float xs_24_[8];
+    float wcol_[1];
     float s_;
     float s_2_;
     float s_3_;
@@ -6068,25 +8721,16 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
     float s_6_;
     float s_7_;
     float s_8_;
-    float s_9_;
-    float s_10_;
-    float s_11_;
-    float s_12_;
-    float s_13_;
-    float s_14_;
-    float s_15_;
-    float s_16_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f32x4* xf4_ = (const kf_f32x4*)x_;
     unsigned lane_ = kf_lane_id();
     unsigned nv_ = k_ >> 3u;
-    unsigned t33_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned t41_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-    unsigned t44_ = gridDim.x << 3u;
-    for (unsigned g_ = t33_; g_ < t41_; g_ = g_ + t44_) {
-        row_[0u] = min((g_ << 1u), (m_ - 1u));
+    unsigned t1166_ = (blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned t1177_ = gridDim.x << 2u;
+    for (unsigned g_ = t1166_; g_ < m_; g_ = g_ + t1177_) {
+        row_[0u] = min(g_, (m_ - 1u));
         acc_[0u] = 0.0f;
         acc_[1u] = 0.0f;
         acc_[2u] = 0.0f;
@@ -6095,78 +8739,52 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
         acc_[5u] = 0.0f;
         acc_[6u] = 0.0f;
         acc_[7u] = 0.0f;
-        row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-        acc_[8u] = 0.0f;
-        acc_[9u] = 0.0f;
-        acc_[10u] = 0.0f;
-        acc_[11u] = 0.0f;
-        acc_[12u] = 0.0f;
-        acc_[13u] = 0.0f;
-        acc_[14u] = 0.0f;
-        acc_[15u] = 0.0f;
         if ((k_ & 7u) == 0u) {
-            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 64u) {
+            for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 96u) {
                 unsigned v_ = base_ + lane_;
-                kf_u32x4 t107_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_ = t107_;
+                kf_u32x4 t1216_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                kf_u32x4 t_ = t1216_;
                 if (v_ < nv_) {
-                    unsigned t113_ = (row_[0u] * nv_) + v_;
-                    kf_u32x4 t114_ = wv_[t113_];
-                    t_ = t114_;
+                    unsigned t1222_ = (row_[0u] * nv_) + v_;
+                    kf_u32x4 t1223_ = wv_[t1222_];
+                    t_ = t1223_;
                 }
                 wr_[0u] = t_;
-                kf_u32x4 t117_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t117_;
-                if (v_ < nv_) {
-                    unsigned t123_ = (row_[1u] * nv_) + v_;
-                    kf_u32x4 t124_ = wv_[t123_];
-                    t_2_ = t124_;
+                unsigned v_2_ = (base_ + 32u) + lane_;
+                kf_u32x4 t1229_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                kf_u32x4 t_2_ = t1229_;
+                if (v_2_ < nv_) {
+                    unsigned t1235_ = (row_[0u] * nv_) + v_2_;
+                    kf_u32x4 t1236_ = wv_[t1235_];
+                    t_2_ = t1236_;
                 }
                 wr_[1u] = t_2_;
-                unsigned v_2_ = (base_ + 32u) + lane_;
-                kf_u32x4 t130_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t130_;
-                if (v_2_ < nv_) {
-                    unsigned t136_ = (row_[0u] * nv_) + v_2_;
-                    kf_u32x4 t137_ = wv_[t136_];
-                    t_3_ = t137_;
+                unsigned v_3_ = (base_ + 64u) + lane_;
+                kf_u32x4 t1242_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                kf_u32x4 t_3_ = t1242_;
+                if (v_3_ < nv_) {
+                    unsigned t1248_ = (row_[0u] * nv_) + v_3_;
+                    kf_u32x4 t1249_ = wv_[t1248_];
+                    t_3_ = t1249_;
                 }
                 wr_[2u] = t_3_;
-                kf_u32x4 t140_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t140_;
-                if (v_2_ < nv_) {
-                    unsigned t146_ = (row_[1u] * nv_) + v_2_;
-                    kf_u32x4 t147_ = wv_[t146_];
-                    t_4_ = t147_;
-                }
-                wr_[3u] = t_4_;
-                unsigned v_3_ = base_ + lane_;
-                if (v_3_ < nv_) {
-                    kf_u32x4 t157_ = wr_[0u];
-                    kf_bf16x8 wb_ = kf_bitcast<kf_bf16x8>(t157_);
-                    wf_[0u] = kf_bf16_to_f32(wb_.v[0]);
-                    wf_[1u] = kf_bf16_to_f32(wb_.v[1]);
-                    wf_[2u] = kf_bf16_to_f32(wb_.v[2]);
-                    wf_[3u] = kf_bf16_to_f32(wb_.v[3]);
-                    wf_[4u] = kf_bf16_to_f32(wb_.v[4]);
-                    wf_[5u] = kf_bf16_to_f32(wb_.v[5]);
-                    wf_[6u] = kf_bf16_to_f32(wb_.v[6]);
-                    wf_[7u] = kf_bf16_to_f32(wb_.v[7]);
-                    kf_u32x4 t211_ = wr_[1u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t211_);
-                    wf_[8u] = kf_bf16_to_f32(wb_2_.v[0]);
-                    wf_[9u] = kf_bf16_to_f32(wb_2_.v[1]);
-                    wf_[10u] = kf_bf16_to_f32(wb_2_.v[2]);
-                    wf_[11u] = kf_bf16_to_f32(wb_2_.v[3]);
-                    wf_[12u] = kf_bf16_to_f32(wb_2_.v[4]);
-                    wf_[13u] = kf_bf16_to_f32(wb_2_.v[5]);
-                    wf_[14u] = kf_bf16_to_f32(wb_2_.v[6]);
-                    wf_[15u] = kf_bf16_to_f32(wb_2_.v[7]);
+                unsigned v_4_ = base_ + lane_;
+                if (v_4_ < nv_) {
+                    kf_u32x4 t1259_ = wr_[0u];
+                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1259_);
+                    wf_[0u] = kf_bf16_to_f32(wb_2_.v[0]);
+                    wf_[1u] = kf_bf16_to_f32(wb_2_.v[1]);
+                    wf_[2u] = kf_bf16_to_f32(wb_2_.v[2]);
+                    wf_[3u] = kf_bf16_to_f32(wb_2_.v[3]);
+                    wf_[4u] = kf_bf16_to_f32(wb_2_.v[4]);
+                    wf_[5u] = kf_bf16_to_f32(wb_2_.v[5]);
+                    wf_[6u] = kf_bf16_to_f32(wb_2_.v[6]);
+                    wf_[7u] = kf_bf16_to_f32(wb_2_.v[7]);
                     if (0u < nb_) {
-                        unsigned t267_ = v_3_ << 1u;
-                        kf_f32x4 a_ = xf4_[t267_];
-                        unsigned t275_ = (v_3_ << 1u) + 1u;
-                        kf_f32x4 c_ = xf4_[t275_];
+                        unsigned t1315_ = v_4_ << 1u;
+                        kf_f32x4 a_ = xf4_[t1315_];
+                        unsigned t1323_ = (v_4_ << 1u) + 1u;
+                        kf_f32x4 c_ = xf4_[t1323_];
                         xs_[0u] = a_.v[0];
                         xs_[4u] = c_.v[0];
                         xs_[1u] = a_.v[1];
@@ -6176,13 +8794,12 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         xs_[3u] = a_.v[3];
                         xs_[7u] = c_.v[3];
                         acc_[0u] = __fmaf_rn(wf_[7u], xs_[7u], __fmaf_rn(wf_[6u], xs_[6u], __fmaf_rn(wf_[5u], xs_[5u], __fmaf_rn(wf_[4u], xs_[4u], __fmaf_rn(wf_[3u], xs_[3u], __fmaf_rn(wf_[2u], xs_[2u], __fmaf_rn(wf_[1u], xs_[1u], __fmaf_rn(wf_[0u], xs_[0u], acc_[0u]))))))));
-                        acc_[8u] = __fmaf_rn(wf_[15u], xs_[7u], __fmaf_rn(wf_[14u], xs_[6u], __fmaf_rn(wf_[13u], xs_[5u], __fmaf_rn(wf_[12u], xs_[4u], __fmaf_rn(wf_[11u], xs_[3u], __fmaf_rn(wf_[10u], xs_[2u], __fmaf_rn(wf_[9u], xs_[1u], __fmaf_rn(wf_[8u], xs_[0u], acc_[8u]))))))));
                     }
                     if (1u < nb_) {
-                        unsigned t415_ = (nv_ + v_3_) << 1u;
-                        kf_f32x4 a_2_ = xf4_[t415_];
-                        unsigned t423_ = ((nv_ + v_3_) << 1u) + 1u;
-                        kf_f32x4 c_2_ = xf4_[t423_];
+                        unsigned t1419_ = (nv_ + v_4_) << 1u;
+                        kf_f32x4 a_2_ = xf4_[t1419_];
+                        unsigned t1427_ = ((nv_ + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_2_ = xf4_[t1427_];
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = c_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -6192,13 +8809,12 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = c_2_.v[3];
                         acc_[1u] = __fmaf_rn(wf_[7u], xs_2_[7u], __fmaf_rn(wf_[6u], xs_2_[6u], __fmaf_rn(wf_[5u], xs_2_[5u], __fmaf_rn(wf_[4u], xs_2_[4u], __fmaf_rn(wf_[3u], xs_2_[3u], __fmaf_rn(wf_[2u], xs_2_[2u], __fmaf_rn(wf_[1u], xs_2_[1u], __fmaf_rn(wf_[0u], xs_2_[0u], acc_[1u]))))))));
-                        acc_[9u] = __fmaf_rn(wf_[15u], xs_2_[7u], __fmaf_rn(wf_[14u], xs_2_[6u], __fmaf_rn(wf_[13u], xs_2_[5u], __fmaf_rn(wf_[12u], xs_2_[4u], __fmaf_rn(wf_[11u], xs_2_[3u], __fmaf_rn(wf_[10u], xs_2_[2u], __fmaf_rn(wf_[9u], xs_2_[1u], __fmaf_rn(wf_[8u], xs_2_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        unsigned t563_ = ((nv_ << 1u) + v_3_) << 1u;
-                        kf_f32x4 a_3_ = xf4_[t563_];
-                        unsigned t571_ = (((nv_ << 1u) + v_3_) << 1u) + 1u;
-                        kf_f32x4 c_3_ = xf4_[t571_];
+                        unsigned t1523_ = ((nv_ << 1u) + v_4_) << 1u;
+                        kf_f32x4 a_3_ = xf4_[t1523_];
+                        unsigned t1531_ = (((nv_ << 1u) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_3_ = xf4_[t1531_];
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = c_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -6208,13 +8824,12 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = c_3_.v[3];
                         acc_[2u] = __fmaf_rn(wf_[7u], xs_3_[7u], __fmaf_rn(wf_[6u], xs_3_[6u], __fmaf_rn(wf_[5u], xs_3_[5u], __fmaf_rn(wf_[4u], xs_3_[4u], __fmaf_rn(wf_[3u], xs_3_[3u], __fmaf_rn(wf_[2u], xs_3_[2u], __fmaf_rn(wf_[1u], xs_3_[1u], __fmaf_rn(wf_[0u], xs_3_[0u], acc_[2u]))))))));
-                        acc_[10u] = __fmaf_rn(wf_[15u], xs_3_[7u], __fmaf_rn(wf_[14u], xs_3_[6u], __fmaf_rn(wf_[13u], xs_3_[5u], __fmaf_rn(wf_[12u], xs_3_[4u], __fmaf_rn(wf_[11u], xs_3_[3u], __fmaf_rn(wf_[10u], xs_3_[2u], __fmaf_rn(wf_[9u], xs_3_[1u], __fmaf_rn(wf_[8u], xs_3_[0u], acc_[10u]))))))));
                     }
                     if (3u < nb_) {
-                        unsigned t711_ = ((3u * nv_) + v_3_) << 1u;
-                        kf_f32x4 a_4_ = xf4_[t711_];
-                        unsigned t719_ = (((3u * nv_) + v_3_) << 1u) + 1u;
-                        kf_f32x4 c_4_ = xf4_[t719_];
+                        unsigned t1627_ = ((3u * nv_) + v_4_) << 1u;
+                        kf_f32x4 a_4_ = xf4_[t1627_];
+                        unsigned t1635_ = (((3u * nv_) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_4_ = xf4_[t1635_];
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = c_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -6224,13 +8839,12 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = c_4_.v[3];
                         acc_[3u] = __fmaf_rn(wf_[7u], xs_4_[7u], __fmaf_rn(wf_[6u], xs_4_[6u], __fmaf_rn(wf_[5u], xs_4_[5u], __fmaf_rn(wf_[4u], xs_4_[4u], __fmaf_rn(wf_[3u], xs_4_[3u], __fmaf_rn(wf_[2u], xs_4_[2u], __fmaf_rn(wf_[1u], xs_4_[1u], __fmaf_rn(wf_[0u], xs_4_[0u], acc_[3u]))))))));
-                        acc_[11u] = __fmaf_rn(wf_[15u], xs_4_[7u], __fmaf_rn(wf_[14u], xs_4_[6u], __fmaf_rn(wf_[13u], xs_4_[5u], __fmaf_rn(wf_[12u], xs_4_[4u], __fmaf_rn(wf_[11u], xs_4_[3u], __fmaf_rn(wf_[10u], xs_4_[2u], __fmaf_rn(wf_[9u], xs_4_[1u], __fmaf_rn(wf_[8u], xs_4_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        unsigned t859_ = ((nv_ << 2u) + v_3_) << 1u;
-                        kf_f32x4 a_5_ = xf4_[t859_];
-                        unsigned t867_ = (((nv_ << 2u) + v_3_) << 1u) + 1u;
-                        kf_f32x4 c_5_ = xf4_[t867_];
+                        unsigned t1731_ = ((nv_ << 2u) + v_4_) << 1u;
+                        kf_f32x4 a_5_ = xf4_[t1731_];
+                        unsigned t1739_ = (((nv_ << 2u) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_5_ = xf4_[t1739_];
                         xs_5_[0u] = a_5_.v[0];
                         xs_5_[4u] = c_5_.v[0];
                         xs_5_[1u] = a_5_.v[1];
@@ -6240,13 +8854,12 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = c_5_.v[3];
                         acc_[4u] = __fmaf_rn(wf_[7u], xs_5_[7u], __fmaf_rn(wf_[6u], xs_5_[6u], __fmaf_rn(wf_[5u], xs_5_[5u], __fmaf_rn(wf_[4u], xs_5_[4u], __fmaf_rn(wf_[3u], xs_5_[3u], __fmaf_rn(wf_[2u], xs_5_[2u], __fmaf_rn(wf_[1u], xs_5_[1u], __fmaf_rn(wf_[0u], xs_5_[0u], acc_[4u]))))))));
-                        acc_[12u] = __fmaf_rn(wf_[15u], xs_5_[7u], __fmaf_rn(wf_[14u], xs_5_[6u], __fmaf_rn(wf_[13u], xs_5_[5u], __fmaf_rn(wf_[12u], xs_5_[4u], __fmaf_rn(wf_[11u], xs_5_[3u], __fmaf_rn(wf_[10u], xs_5_[2u], __fmaf_rn(wf_[9u], xs_5_[1u], __fmaf_rn(wf_[8u], xs_5_[0u], acc_[12u]))))))));
                     }
                     if (5u < nb_) {
-                        unsigned t1007_ = ((5u * nv_) + v_3_) << 1u;
-                        kf_f32x4 a_6_ = xf4_[t1007_];
-                        unsigned t1015_ = (((5u * nv_) + v_3_) << 1u) + 1u;
-                        kf_f32x4 c_6_ = xf4_[t1015_];
+                        unsigned t1835_ = ((5u * nv_) + v_4_) << 1u;
+                        kf_f32x4 a_6_ = xf4_[t1835_];
+                        unsigned t1843_ = (((5u * nv_) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_6_ = xf4_[t1843_];
                         xs_6_[0u] = a_6_.v[0];
                         xs_6_[4u] = c_6_.v[0];
                         xs_6_[1u] = a_6_.v[1];
@@ -6256,13 +8869,12 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = c_6_.v[3];
                         acc_[5u] = __fmaf_rn(wf_[7u], xs_6_[7u], __fmaf_rn(wf_[6u], xs_6_[6u], __fmaf_rn(wf_[5u], xs_6_[5u], __fmaf_rn(wf_[4u], xs_6_[4u], __fmaf_rn(wf_[3u], xs_6_[3u], __fmaf_rn(wf_[2u], xs_6_[2u], __fmaf_rn(wf_[1u], xs_6_[1u], __fmaf_rn(wf_[0u], xs_6_[0u], acc_[5u]))))))));
-                        acc_[13u] = __fmaf_rn(wf_[15u], xs_6_[7u], __fmaf_rn(wf_[14u], xs_6_[6u], __fmaf_rn(wf_[13u], xs_6_[5u], __fmaf_rn(wf_[12u], xs_6_[4u], __fmaf_rn(wf_[11u], xs_6_[3u], __fmaf_rn(wf_[10u], xs_6_[2u], __fmaf_rn(wf_[9u], xs_6_[1u], __fmaf_rn(wf_[8u], xs_6_[0u], acc_[13u]))))))));
                     }
                     if (6u < nb_) {
-                        unsigned t1155_ = ((6u * nv_) + v_3_) << 1u;
-                        kf_f32x4 a_7_ = xf4_[t1155_];
-                        unsigned t1163_ = (((6u * nv_) + v_3_) << 1u) + 1u;
-                        kf_f32x4 c_7_ = xf4_[t1163_];
+                        unsigned t1939_ = ((6u * nv_) + v_4_) << 1u;
+                        kf_f32x4 a_7_ = xf4_[t1939_];
+                        unsigned t1947_ = (((6u * nv_) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_7_ = xf4_[t1947_];
                         xs_7_[0u] = a_7_.v[0];
                         xs_7_[4u] = c_7_.v[0];
                         xs_7_[1u] = a_7_.v[1];
@@ -6272,13 +8884,12 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         xs_7_[3u] = a_7_.v[3];
                         xs_7_[7u] = c_7_.v[3];
                         acc_[6u] = __fmaf_rn(wf_[7u], xs_7_[7u], __fmaf_rn(wf_[6u], xs_7_[6u], __fmaf_rn(wf_[5u], xs_7_[5u], __fmaf_rn(wf_[4u], xs_7_[4u], __fmaf_rn(wf_[3u], xs_7_[3u], __fmaf_rn(wf_[2u], xs_7_[2u], __fmaf_rn(wf_[1u], xs_7_[1u], __fmaf_rn(wf_[0u], xs_7_[0u], acc_[6u]))))))));
-                        acc_[14u] = __fmaf_rn(wf_[15u], xs_7_[7u], __fmaf_rn(wf_[14u], xs_7_[6u], __fmaf_rn(wf_[13u], xs_7_[5u], __fmaf_rn(wf_[12u], xs_7_[4u], __fmaf_rn(wf_[11u], xs_7_[3u], __fmaf_rn(wf_[10u], xs_7_[2u], __fmaf_rn(wf_[9u], xs_7_[1u], __fmaf_rn(wf_[8u], xs_7_[0u], acc_[14u]))))))));
                     }
                     if (7u < nb_) {
-                        unsigned t1303_ = ((7u * nv_) + v_3_) << 1u;
-                        kf_f32x4 a_8_ = xf4_[t1303_];
-                        unsigned t1311_ = (((7u * nv_) + v_3_) << 1u) + 1u;
-                        kf_f32x4 c_8_ = xf4_[t1311_];
+                        unsigned t2043_ = ((7u * nv_) + v_4_) << 1u;
+                        kf_f32x4 a_8_ = xf4_[t2043_];
+                        unsigned t2051_ = (((7u * nv_) + v_4_) << 1u) + 1u;
+                        kf_f32x4 c_8_ = xf4_[t2051_];
                         xs_8_[0u] = a_8_.v[0];
                         xs_8_[4u] = c_8_.v[0];
                         xs_8_[1u] = a_8_.v[1];
@@ -6288,13 +8899,12 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         xs_8_[3u] = a_8_.v[3];
                         xs_8_[7u] = c_8_.v[3];
                         acc_[7u] = __fmaf_rn(wf_[7u], xs_8_[7u], __fmaf_rn(wf_[6u], xs_8_[6u], __fmaf_rn(wf_[5u], xs_8_[5u], __fmaf_rn(wf_[4u], xs_8_[4u], __fmaf_rn(wf_[3u], xs_8_[3u], __fmaf_rn(wf_[2u], xs_8_[2u], __fmaf_rn(wf_[1u], xs_8_[1u], __fmaf_rn(wf_[0u], xs_8_[0u], acc_[7u]))))))));
-                        acc_[15u] = __fmaf_rn(wf_[15u], xs_8_[7u], __fmaf_rn(wf_[14u], xs_8_[6u], __fmaf_rn(wf_[13u], xs_8_[5u], __fmaf_rn(wf_[12u], xs_8_[4u], __fmaf_rn(wf_[11u], xs_8_[3u], __fmaf_rn(wf_[10u], xs_8_[2u], __fmaf_rn(wf_[9u], xs_8_[1u], __fmaf_rn(wf_[8u], xs_8_[0u], acc_[15u]))))))));
                     }
                 }
-                unsigned v_4_ = (base_ + 32u) + lane_;
-                if (v_4_ < nv_) {
-                    kf_u32x4 t1453_ = wr_[2u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1453_);
+                unsigned v_5_ = (base_ + 32u) + lane_;
+                if (v_5_ < nv_) {
+                    kf_u32x4 t2149_ = wr_[1u];
+                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t2149_);
                     wf_2_[0u] = kf_bf16_to_f32(wb_3_.v[0]);
                     wf_2_[1u] = kf_bf16_to_f32(wb_3_.v[1]);
                     wf_2_[2u] = kf_bf16_to_f32(wb_3_.v[2]);
@@ -6303,21 +8913,11 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                     wf_2_[5u] = kf_bf16_to_f32(wb_3_.v[5]);
                     wf_2_[6u] = kf_bf16_to_f32(wb_3_.v[6]);
                     wf_2_[7u] = kf_bf16_to_f32(wb_3_.v[7]);
-                    kf_u32x4 t1507_ = wr_[3u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1507_);
-                    wf_2_[8u] = kf_bf16_to_f32(wb_4_.v[0]);
-                    wf_2_[9u] = kf_bf16_to_f32(wb_4_.v[1]);
-                    wf_2_[10u] = kf_bf16_to_f32(wb_4_.v[2]);
-                    wf_2_[11u] = kf_bf16_to_f32(wb_4_.v[3]);
-                    wf_2_[12u] = kf_bf16_to_f32(wb_4_.v[4]);
-                    wf_2_[13u] = kf_bf16_to_f32(wb_4_.v[5]);
-                    wf_2_[14u] = kf_bf16_to_f32(wb_4_.v[6]);
-                    wf_2_[15u] = kf_bf16_to_f32(wb_4_.v[7]);
                     if (0u < nb_) {
-                        unsigned t1563_ = v_4_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t1563_];
-                        unsigned t1571_ = (v_4_ << 1u) + 1u;
-                        kf_f32x4 c_9_ = xf4_[t1571_];
+                        unsigned t2205_ = v_5_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t2205_];
+                        unsigned t2213_ = (v_5_ << 1u) + 1u;
+                        kf_f32x4 c_9_ = xf4_[t2213_];
                         xs_9_[0u] = a_9_.v[0];
                         xs_9_[4u] = c_9_.v[0];
                         xs_9_[1u] = a_9_.v[1];
@@ -6327,13 +8927,12 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         xs_9_[3u] = a_9_.v[3];
                         xs_9_[7u] = c_9_.v[3];
                         acc_[0u] = __fmaf_rn(wf_2_[7u], xs_9_[7u], __fmaf_rn(wf_2_[6u], xs_9_[6u], __fmaf_rn(wf_2_[5u], xs_9_[5u], __fmaf_rn(wf_2_[4u], xs_9_[4u], __fmaf_rn(wf_2_[3u], xs_9_[3u], __fmaf_rn(wf_2_[2u], xs_9_[2u], __fmaf_rn(wf_2_[1u], xs_9_[1u], __fmaf_rn(wf_2_[0u], xs_9_[0u], acc_[0u]))))))));
-                        acc_[8u] = __fmaf_rn(wf_2_[15u], xs_9_[7u], __fmaf_rn(wf_2_[14u], xs_9_[6u], __fmaf_rn(wf_2_[13u], xs_9_[5u], __fmaf_rn(wf_2_[12u], xs_9_[4u], __fmaf_rn(wf_2_[11u], xs_9_[3u], __fmaf_rn(wf_2_[10u], xs_9_[2u], __fmaf_rn(wf_2_[9u], xs_9_[1u], __fmaf_rn(wf_2_[8u], xs_9_[0u], acc_[8u]))))))));
                     }
                     if (1u < nb_) {
-                        unsigned t1711_ = (nv_ + v_4_) << 1u;
-                        kf_f32x4 a_10_ = xf4_[t1711_];
-                        unsigned t1719_ = ((nv_ + v_4_) << 1u) + 1u;
-                        kf_f32x4 c_10_ = xf4_[t1719_];
+                        unsigned t2309_ = (nv_ + v_5_) << 1u;
+                        kf_f32x4 a_10_ = xf4_[t2309_];
+                        unsigned t2317_ = ((nv_ + v_5_) << 1u) + 1u;
+                        kf_f32x4 c_10_ = xf4_[t2317_];
                         xs_10_[0u] = a_10_.v[0];
                         xs_10_[4u] = c_10_.v[0];
                         xs_10_[1u] = a_10_.v[1];
@@ -6343,13 +8942,12 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         xs_10_[3u] = a_10_.v[3];
                         xs_10_[7u] = c_10_.v[3];
                         acc_[1u] = __fmaf_rn(wf_2_[7u], xs_10_[7u], __fmaf_rn(wf_2_[6u], xs_10_[6u], __fmaf_rn(wf_2_[5u], xs_10_[5u], __fmaf_rn(wf_2_[4u], xs_10_[4u], __fmaf_rn(wf_2_[3u], xs_10_[3u], __fmaf_rn(wf_2_[2u], xs_10_[2u], __fmaf_rn(wf_2_[1u], xs_10_[1u], __fmaf_rn(wf_2_[0u], xs_10_[0u], acc_[1u]))))))));
-                        acc_[9u] = __fmaf_rn(wf_2_[15u], xs_10_[7u], __fmaf_rn(wf_2_[14u], xs_10_[6u], __fmaf_rn(wf_2_[13u], xs_10_[5u], __fmaf_rn(wf_2_[12u], xs_10_[4u], __fmaf_rn(wf_2_[11u], xs_10_[3u], __fmaf_rn(wf_2_[10u], xs_10_[2u], __fmaf_rn(wf_2_[9u], xs_10_[1u], __fmaf_rn(wf_2_[8u], xs_10_[0u], acc_[9u]))))))));
                     }
                     if (2u < nb_) {
-                        unsigned t1859_ = ((nv_ << 1u) + v_4_) << 1u;
-                        kf_f32x4 a_11_ = xf4_[t1859_];
-                        unsigned t1867_ = (((nv_ << 1u) + v_4_) << 1u) + 1u;
-                        kf_f32x4 c_11_ = xf4_[t1867_];
+                        unsigned t2413_ = ((nv_ << 1u) + v_5_) << 1u;
+                        kf_f32x4 a_11_ = xf4_[t2413_];
+                        unsigned t2421_ = (((nv_ << 1u) + v_5_) << 1u) + 1u;
+                        kf_f32x4 c_11_ = xf4_[t2421_];
                         xs_11_[0u] = a_11_.v[0];
                         xs_11_[4u] = c_11_.v[0];
                         xs_11_[1u] = a_11_.v[1];
@@ -6359,13 +8957,12 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         xs_11_[3u] = a_11_.v[3];
                         xs_11_[7u] = c_11_.v[3];
                         acc_[2u] = __fmaf_rn(wf_2_[7u], xs_11_[7u], __fmaf_rn(wf_2_[6u], xs_11_[6u], __fmaf_rn(wf_2_[5u], xs_11_[5u], __fmaf_rn(wf_2_[4u], xs_11_[4u], __fmaf_rn(wf_2_[3u], xs_11_[3u], __fmaf_rn(wf_2_[2u], xs_11_[2u], __fmaf_rn(wf_2_[1u], xs_11_[1u], __fmaf_rn(wf_2_[0u], xs_11_[0u], acc_[2u]))))))));
-                        acc_[10u] = __fmaf_rn(wf_2_[15u], xs_11_[7u], __fmaf_rn(wf_2_[14u], xs_11_[6u], __fmaf_rn(wf_2_[13u], xs_11_[5u], __fmaf_rn(wf_2_[12u], xs_11_[4u], __fmaf_rn(wf_2_[11u], xs_11_[3u], __fmaf_rn(wf_2_[10u], xs_11_[2u], __fmaf_rn(wf_2_[9u], xs_11_[1u], __fmaf_rn(wf_2_[8u], xs_11_[0u], acc_[10u]))))))));
                     }
                     if (3u < nb_) {
-                        unsigned t2007_ = ((3u * nv_) + v_4_) << 1u;
-                        kf_f32x4 a_12_ = xf4_[t2007_];
-                        unsigned t2015_ = (((3u * nv_) + v_4_) << 1u) + 1u;
-                        kf_f32x4 c_12_ = xf4_[t2015_];
+                        unsigned t2517_ = ((3u * nv_) + v_5_) << 1u;
+                        kf_f32x4 a_12_ = xf4_[t2517_];
+                        unsigned t2525_ = (((3u * nv_) + v_5_) << 1u) + 1u;
+                        kf_f32x4 c_12_ = xf4_[t2525_];
                         xs_12_[0u] = a_12_.v[0];
                         xs_12_[4u] = c_12_.v[0];
                         xs_12_[1u] = a_12_.v[1];
@@ -6375,13 +8972,12 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         xs_12_[3u] = a_12_.v[3];
                         xs_12_[7u] = c_12_.v[3];
                         acc_[3u] = __fmaf_rn(wf_2_[7u], xs_12_[7u], __fmaf_rn(wf_2_[6u], xs_12_[6u], __fmaf_rn(wf_2_[5u], xs_12_[5u], __fmaf_rn(wf_2_[4u], xs_12_[4u], __fmaf_rn(wf_2_[3u], xs_12_[3u], __fmaf_rn(wf_2_[2u], xs_12_[2u], __fmaf_rn(wf_2_[1u], xs_12_[1u], __fmaf_rn(wf_2_[0u], xs_12_[0u], acc_[3u]))))))));
-                        acc_[11u] = __fmaf_rn(wf_2_[15u], xs_12_[7u], __fmaf_rn(wf_2_[14u], xs_12_[6u], __fmaf_rn(wf_2_[13u], xs_12_[5u], __fmaf_rn(wf_2_[12u], xs_12_[4u], __fmaf_rn(wf_2_[11u], xs_12_[3u], __fmaf_rn(wf_2_[10u], xs_12_[2u], __fmaf_rn(wf_2_[9u], xs_12_[1u], __fmaf_rn(wf_2_[8u], xs_12_[0u], acc_[11u]))))))));
                     }
                     if (4u < nb_) {
-                        unsigned t2155_ = ((nv_ << 2u) + v_4_) << 1u;
-                        kf_f32x4 a_13_ = xf4_[t2155_];
-                        unsigned t2163_ = (((nv_ << 2u) + v_4_) << 1u) + 1u;
-                        kf_f32x4 c_13_ = xf4_[t2163_];
+                        unsigned t2621_ = ((nv_ << 2u) + v_5_) << 1u;
+                        kf_f32x4 a_13_ = xf4_[t2621_];
+                        unsigned t2629_ = (((nv_ << 2u) + v_5_) << 1u) + 1u;
+                        kf_f32x4 c_13_ = xf4_[t2629_];
                         xs_13_[0u] = a_13_.v[0];
                         xs_13_[4u] = c_13_.v[0];
                         xs_13_[1u] = a_13_.v[1];
@@ -6391,13 +8987,12 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         xs_13_[3u] = a_13_.v[3];
                         xs_13_[7u] = c_13_.v[3];
                         acc_[4u] = __fmaf_rn(wf_2_[7u], xs_13_[7u], __fmaf_rn(wf_2_[6u], xs_13_[6u], __fmaf_rn(wf_2_[5u], xs_13_[5u], __fmaf_rn(wf_2_[4u], xs_13_[4u], __fmaf_rn(wf_2_[3u], xs_13_[3u], __fmaf_rn(wf_2_[2u], xs_13_[2u], __fmaf_rn(wf_2_[1u], xs_13_[1u], __fmaf_rn(wf_2_[0u], xs_13_[0u], acc_[4u]))))))));
-                        acc_[12u] = __fmaf_rn(wf_2_[15u], xs_13_[7u], __fmaf_rn(wf_2_[14u], xs_13_[6u], __fmaf_rn(wf_2_[13u], xs_13_[5u], __fmaf_rn(wf_2_[12u], xs_13_[4u], __fmaf_rn(wf_2_[11u], xs_13_[3u], __fmaf_rn(wf_2_[10u], xs_13_[2u], __fmaf_rn(wf_2_[9u], xs_13_[1u], __fmaf_rn(wf_2_[8u], xs_13_[0u], acc_[12u]))))))));
                     }
                     if (5u < nb_) {
-                        unsigned t2303_ = ((5u * nv_) + v_4_) << 1u;
-                        kf_f32x4 a_14_ = xf4_[t2303_];
-                        unsigned t2311_ = (((5u * nv_) + v_4_) << 1u) + 1u;
-                        kf_f32x4 c_14_ = xf4_[t2311_];
+                        unsigned t2725_ = ((5u * nv_) + v_5_) << 1u;
+                        kf_f32x4 a_14_ = xf4_[t2725_];
+                        unsigned t2733_ = (((5u * nv_) + v_5_) << 1u) + 1u;
+                        kf_f32x4 c_14_ = xf4_[t2733_];
                         xs_14_[0u] = a_14_.v[0];
                         xs_14_[4u] = c_14_.v[0];
                         xs_14_[1u] = a_14_.v[1];
@@ -6407,13 +9002,12 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         xs_14_[3u] = a_14_.v[3];
                         xs_14_[7u] = c_14_.v[3];
                         acc_[5u] = __fmaf_rn(wf_2_[7u], xs_14_[7u], __fmaf_rn(wf_2_[6u], xs_14_[6u], __fmaf_rn(wf_2_[5u], xs_14_[5u], __fmaf_rn(wf_2_[4u], xs_14_[4u], __fmaf_rn(wf_2_[3u], xs_14_[3u], __fmaf_rn(wf_2_[2u], xs_14_[2u], __fmaf_rn(wf_2_[1u], xs_14_[1u], __fmaf_rn(wf_2_[0u], xs_14_[0u], acc_[5u]))))))));
-                        acc_[13u] = __fmaf_rn(wf_2_[15u], xs_14_[7u], __fmaf_rn(wf_2_[14u], xs_14_[6u], __fmaf_rn(wf_2_[13u], xs_14_[5u], __fmaf_rn(wf_2_[12u], xs_14_[4u], __fmaf_rn(wf_2_[11u], xs_14_[3u], __fmaf_rn(wf_2_[10u], xs_14_[2u], __fmaf_rn(wf_2_[9u], xs_14_[1u], __fmaf_rn(wf_2_[8u], xs_14_[0u], acc_[13u]))))))));
                     }
                     if (6u < nb_) {
-                        unsigned t2451_ = ((6u * nv_) + v_4_) << 1u;
-                        kf_f32x4 a_15_ = xf4_[t2451_];
-                        unsigned t2459_ = (((6u * nv_) + v_4_) << 1u) + 1u;
-                        kf_f32x4 c_15_ = xf4_[t2459_];
+                        unsigned t2829_ = ((6u * nv_) + v_5_) << 1u;
+                        kf_f32x4 a_15_ = xf4_[t2829_];
+                        unsigned t2837_ = (((6u * nv_) + v_5_) << 1u) + 1u;
+                        kf_f32x4 c_15_ = xf4_[t2837_];
                         xs_15_[0u] = a_15_.v[0];
                         xs_15_[4u] = c_15_.v[0];
                         xs_15_[1u] = a_15_.v[1];
@@ -6423,13 +9017,12 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         xs_15_[3u] = a_15_.v[3];
                         xs_15_[7u] = c_15_.v[3];
                         acc_[6u] = __fmaf_rn(wf_2_[7u], xs_15_[7u], __fmaf_rn(wf_2_[6u], xs_15_[6u], __fmaf_rn(wf_2_[5u], xs_15_[5u], __fmaf_rn(wf_2_[4u], xs_15_[4u], __fmaf_rn(wf_2_[3u], xs_15_[3u], __fmaf_rn(wf_2_[2u], xs_15_[2u], __fmaf_rn(wf_2_[1u], xs_15_[1u], __fmaf_rn(wf_2_[0u], xs_15_[0u], acc_[6u]))))))));
-                        acc_[14u] = __fmaf_rn(wf_2_[15u], xs_15_[7u], __fmaf_rn(wf_2_[14u], xs_15_[6u], __fmaf_rn(wf_2_[13u], xs_15_[5u], __fmaf_rn(wf_2_[12u], xs_15_[4u], __fmaf_rn(wf_2_[11u], xs_15_[3u], __fmaf_rn(wf_2_[10u], xs_15_[2u], __fmaf_rn(wf_2_[9u], xs_15_[1u], __fmaf_rn(wf_2_[8u], xs_15_[0u], acc_[14u]))))))));
                     }
                     if (7u < nb_) {
-                        unsigned t2599_ = ((7u * nv_) + v_4_) << 1u;
-                        kf_f32x4 a_16_ = xf4_[t2599_];
-                        unsigned t2607_ = (((7u * nv_) + v_4_) << 1u) + 1u;
-                        kf_f32x4 c_16_ = xf4_[t2607_];
+                        unsigned t2933_ = ((7u * nv_) + v_5_) << 1u;
+                        kf_f32x4 a_16_ = xf4_[t2933_];
+                        unsigned t2941_ = (((7u * nv_) + v_5_) << 1u) + 1u;
+                        kf_f32x4 c_16_ = xf4_[t2941_];
                         xs_16_[0u] = a_16_.v[0];
                         xs_16_[4u] = c_16_.v[0];
                         xs_16_[1u] = a_16_.v[1];
@@ -6439,713 +9032,498 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                         xs_16_[3u] = a_16_.v[3];
                         xs_16_[7u] = c_16_.v[3];
                         acc_[7u] = __fmaf_rn(wf_2_[7u], xs_16_[7u], __fmaf_rn(wf_2_[6u], xs_16_[6u], __fmaf_rn(wf_2_[5u], xs_16_[5u], __fmaf_rn(wf_2_[4u], xs_16_[4u], __fmaf_rn(wf_2_[3u], xs_16_[3u], __fmaf_rn(wf_2_[2u], xs_16_[2u], __fmaf_rn(wf_2_[1u], xs_16_[1u], __fmaf_rn(wf_2_[0u], xs_16_[0u], acc_[7u]))))))));
-                        acc_[15u] = __fmaf_rn(wf_2_[15u], xs_16_[7u], __fmaf_rn(wf_2_[14u], xs_16_[6u], __fmaf_rn(wf_2_[13u], xs_16_[5u], __fmaf_rn(wf_2_[12u], xs_16_[4u], __fmaf_rn(wf_2_[11u], xs_16_[3u], __fmaf_rn(wf_2_[10u], xs_16_[2u], __fmaf_rn(wf_2_[9u], xs_16_[1u], __fmaf_rn(wf_2_[8u], xs_16_[0u], acc_[15u]))))))));
+                    }
+                }
+                unsigned v_6_ = (base_ + 64u) + lane_;
+                if (v_6_ < nv_) {
+                    kf_u32x4 t3039_ = wr_[2u];
+                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t3039_);
+                    wf_3_[0u] = kf_bf16_to_f32(wb_4_.v[0]);
+                    wf_3_[1u] = kf_bf16_to_f32(wb_4_.v[1]);
+                    wf_3_[2u] = kf_bf16_to_f32(wb_4_.v[2]);
+                    wf_3_[3u] = kf_bf16_to_f32(wb_4_.v[3]);
+                    wf_3_[4u] = kf_bf16_to_f32(wb_4_.v[4]);
+                    wf_3_[5u] = kf_bf16_to_f32(wb_4_.v[5]);
+                    wf_3_[6u] = kf_bf16_to_f32(wb_4_.v[6]);
+                    wf_3_[7u] = kf_bf16_to_f32(wb_4_.v[7]);
+                    if (0u < nb_) {
+                        unsigned t3095_ = v_6_ << 1u;
+                        kf_f32x4 a_17_ = xf4_[t3095_];
+                        unsigned t3103_ = (v_6_ << 1u) + 1u;
+                        kf_f32x4 c_17_ = xf4_[t3103_];
+                        xs_17_[0u] = a_17_.v[0];
+                        xs_17_[4u] = c_17_.v[0];
+                        xs_17_[1u] = a_17_.v[1];
+                        xs_17_[5u] = c_17_.v[1];
+                        xs_17_[2u] = a_17_.v[2];
+                        xs_17_[6u] = c_17_.v[2];
+                        xs_17_[3u] = a_17_.v[3];
+                        xs_17_[7u] = c_17_.v[3];
+                        acc_[0u] = __fmaf_rn(wf_3_[7u], xs_17_[7u], __fmaf_rn(wf_3_[6u], xs_17_[6u], __fmaf_rn(wf_3_[5u], xs_17_[5u], __fmaf_rn(wf_3_[4u], xs_17_[4u], __fmaf_rn(wf_3_[3u], xs_17_[3u], __fmaf_rn(wf_3_[2u], xs_17_[2u], __fmaf_rn(wf_3_[1u], xs_17_[1u], __fmaf_rn(wf_3_[0u], xs_17_[0u], acc_[0u]))))))));
+                    }
+                    if (1u < nb_) {
+                        unsigned t3199_ = (nv_ + v_6_) << 1u;
+                        kf_f32x4 a_18_ = xf4_[t3199_];
+                        unsigned t3207_ = ((nv_ + v_6_) << 1u) + 1u;
+                        kf_f32x4 c_18_ = xf4_[t3207_];
+                        xs_18_[0u] = a_18_.v[0];
+                        xs_18_[4u] = c_18_.v[0];
+                        xs_18_[1u] = a_18_.v[1];
+                        xs_18_[5u] = c_18_.v[1];
+                        xs_18_[2u] = a_18_.v[2];
+                        xs_18_[6u] = c_18_.v[2];
+                        xs_18_[3u] = a_18_.v[3];
+                        xs_18_[7u] = c_18_.v[3];
+                        acc_[1u] = __fmaf_rn(wf_3_[7u], xs_18_[7u], __fmaf_rn(wf_3_[6u], xs_18_[6u], __fmaf_rn(wf_3_[5u], xs_18_[5u], __fmaf_rn(wf_3_[4u], xs_18_[4u], __fmaf_rn(wf_3_[3u], xs_18_[3u], __fmaf_rn(wf_3_[2u], xs_18_[2u], __fmaf_rn(wf_3_[1u], xs_18_[1u], __fmaf_rn(wf_3_[0u], xs_18_[0u], acc_[1u]))))))));
+                    }
+                    if (2u < nb_) {
+                        unsigned t3303_ = ((nv_ << 1u) + v_6_) << 1u;
+                        kf_f32x4 a_19_ = xf4_[t3303_];
+                        unsigned t3311_ = (((nv_ << 1u) + v_6_) << 1u) + 1u;
+                        kf_f32x4 c_19_ = xf4_[t3311_];
+                        xs_19_[0u] = a_19_.v[0];
+                        xs_19_[4u] = c_19_.v[0];
+                        xs_19_[1u] = a_19_.v[1];
+                        xs_19_[5u] = c_19_.v[1];
+                        xs_19_[2u] = a_19_.v[2];
+                        xs_19_[6u] = c_19_.v[2];
+                        xs_19_[3u] = a_19_.v[3];
+                        xs_19_[7u] = c_19_.v[3];
+                        acc_[2u] = __fmaf_rn(wf_3_[7u], xs_19_[7u], __fmaf_rn(wf_3_[6u], xs_19_[6u], __fmaf_rn(wf_3_[5u], xs_19_[5u], __fmaf_rn(wf_3_[4u], xs_19_[4u], __fmaf_rn(wf_3_[3u], xs_19_[3u], __fmaf_rn(wf_3_[2u], xs_19_[2u], __fmaf_rn(wf_3_[1u], xs_19_[1u], __fmaf_rn(wf_3_[0u], xs_19_[0u], acc_[2u]))))))));
+                    }
+                    if (3u < nb_) {
+                        unsigned t3407_ = ((3u * nv_) + v_6_) << 1u;
+                        kf_f32x4 a_20_ = xf4_[t3407_];
+                        unsigned t3415_ = (((3u * nv_) + v_6_) << 1u) + 1u;
+                        kf_f32x4 c_20_ = xf4_[t3415_];
+                        xs_20_[0u] = a_20_.v[0];
+                        xs_20_[4u] = c_20_.v[0];
+                        xs_20_[1u] = a_20_.v[1];
+                        xs_20_[5u] = c_20_.v[1];
+                        xs_20_[2u] = a_20_.v[2];
+                        xs_20_[6u] = c_20_.v[2];
+                        xs_20_[3u] = a_20_.v[3];
+                        xs_20_[7u] = c_20_.v[3];
+                        acc_[3u] = __fmaf_rn(wf_3_[7u], xs_20_[7u], __fmaf_rn(wf_3_[6u], xs_20_[6u], __fmaf_rn(wf_3_[5u], xs_20_[5u], __fmaf_rn(wf_3_[4u], xs_20_[4u], __fmaf_rn(wf_3_[3u], xs_20_[3u], __fmaf_rn(wf_3_[2u], xs_20_[2u], __fmaf_rn(wf_3_[1u], xs_20_[1u], __fmaf_rn(wf_3_[0u], xs_20_[0u], acc_[3u]))))))));
+                    }
+                    if (4u < nb_) {
+                        unsigned t3511_ = ((nv_ << 2u) + v_6_) << 1u;
+                        kf_f32x4 a_21_ = xf4_[t3511_];
+                        unsigned t3519_ = (((nv_ << 2u) + v_6_) << 1u) + 1u;
+                        kf_f32x4 c_21_ = xf4_[t3519_];
+                        xs_21_[0u] = a_21_.v[0];
+                        xs_21_[4u] = c_21_.v[0];
+                        xs_21_[1u] = a_21_.v[1];
+                        xs_21_[5u] = c_21_.v[1];
+                        xs_21_[2u] = a_21_.v[2];
+                        xs_21_[6u] = c_21_.v[2];
+                        xs_21_[3u] = a_21_.v[3];
+                        xs_21_[7u] = c_21_.v[3];
+                        acc_[4u] = __fmaf_rn(wf_3_[7u], xs_21_[7u], __fmaf_rn(wf_3_[6u], xs_21_[6u], __fmaf_rn(wf_3_[5u], xs_21_[5u], __fmaf_rn(wf_3_[4u], xs_21_[4u], __fmaf_rn(wf_3_[3u], xs_21_[3u], __fmaf_rn(wf_3_[2u], xs_21_[2u], __fmaf_rn(wf_3_[1u], xs_21_[1u], __fmaf_rn(wf_3_[0u], xs_21_[0u], acc_[4u]))))))));
+                    }
+                    if (5u < nb_) {
+                        unsigned t3615_ = ((5u * nv_) + v_6_) << 1u;
+                        kf_f32x4 a_22_ = xf4_[t3615_];
+                        unsigned t3623_ = (((5u * nv_) + v_6_) << 1u) + 1u;
+                        kf_f32x4 c_22_ = xf4_[t3623_];
+                        xs_22_[0u] = a_22_.v[0];
+                        xs_22_[4u] = c_22_.v[0];
+                        xs_22_[1u] = a_22_.v[1];
+                        xs_22_[5u] = c_22_.v[1];
+                        xs_22_[2u] = a_22_.v[2];
+                        xs_22_[6u] = c_22_.v[2];
+                        xs_22_[3u] = a_22_.v[3];
+                        xs_22_[7u] = c_22_.v[3];
+                        acc_[5u] = __fmaf_rn(wf_3_[7u], xs_22_[7u], __fmaf_rn(wf_3_[6u], xs_22_[6u], __fmaf_rn(wf_3_[5u], xs_22_[5u], __fmaf_rn(wf_3_[4u], xs_22_[4u], __fmaf_rn(wf_3_[3u], xs_22_[3u], __fmaf_rn(wf_3_[2u], xs_22_[2u], __fmaf_rn(wf_3_[1u], xs_22_[1u], __fmaf_rn(wf_3_[0u], xs_22_[0u], acc_[5u]))))))));
+                    }
+                    if (6u < nb_) {
+                        unsigned t3719_ = ((6u * nv_) + v_6_) << 1u;
+                        kf_f32x4 a_23_ = xf4_[t3719_];
+                        unsigned t3727_ = (((6u * nv_) + v_6_) << 1u) + 1u;
+                        kf_f32x4 c_23_ = xf4_[t3727_];
+                        xs_23_[0u] = a_23_.v[0];
+                        xs_23_[4u] = c_23_.v[0];
+                        xs_23_[1u] = a_23_.v[1];
+                        xs_23_[5u] = c_23_.v[1];
+                        xs_23_[2u] = a_23_.v[2];
+                        xs_23_[6u] = c_23_.v[2];
+                        xs_23_[3u] = a_23_.v[3];
+                        xs_23_[7u] = c_23_.v[3];
+                        acc_[6u] = __fmaf_rn(wf_3_[7u], xs_23_[7u], __fmaf_rn(wf_3_[6u], xs_23_[6u], __fmaf_rn(wf_3_[5u], xs_23_[5u], __fmaf_rn(wf_3_[4u], xs_23_[4u], __fmaf_rn(wf_3_[3u], xs_23_[3u], __fmaf_rn(wf_3_[2u], xs_23_[2u], __fmaf_rn(wf_3_[1u], xs_23_[1u], __fmaf_rn(wf_3_[0u], xs_23_[0u], acc_[6u]))))))));
+                    }
+                    if (7u < nb_) {
+                        unsigned t3823_ = ((7u * nv_) + v_6_) << 1u;
+                        kf_f32x4 a_24_ = xf4_[t3823_];
+                        unsigned t3831_ = (((7u * nv_) + v_6_) << 1u) + 1u;
+                        kf_f32x4 c_24_ = xf4_[t3831_];
+                        xs_24_[0u] = a_24_.v[0];
+                        xs_24_[4u] = c_24_.v[0];
+                        xs_24_[1u] = a_24_.v[1];
+                        xs_24_[5u] = c_24_.v[1];
+                        xs_24_[2u] = a_24_.v[2];
+                        xs_24_[6u] = c_24_.v[2];
+                        xs_24_[3u] = a_24_.v[3];
+                        xs_24_[7u] = c_24_.v[3];
+                        acc_[7u] = __fmaf_rn(wf_3_[7u], xs_24_[7u], __fmaf_rn(wf_3_[6u], xs_24_[6u], __fmaf_rn(wf_3_[5u], xs_24_[5u], __fmaf_rn(wf_3_[4u], xs_24_[4u], __fmaf_rn(wf_3_[3u], xs_24_[3u], __fmaf_rn(wf_3_[2u], xs_24_[2u], __fmaf_rn(wf_3_[1u], xs_24_[1u], __fmaf_rn(wf_3_[0u], xs_24_[0u], acc_[7u]))))))));
                     }
                 }
             }
         } else {
-            for (unsigned c_17_ = lane_; c_17_ < k_; c_17_ = c_17_ + 32u) {
-                unsigned i_ = (row_[0u] * k_) + c_17_;
+            for (unsigned c_25_ = lane_; c_25_ < k_; c_25_ = c_25_ + 32u) {
+                unsigned i_ = (row_[0u] * k_) + c_25_;
                 unsigned short u_ = w16_[i_];
                 wcol_[0u] = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_));
-                unsigned i_2_ = (row_[1u] * k_) + c_17_;
-                unsigned short u_2_ = w16_[i_2_];
-                wcol_[1u] = kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_));
                 if (0u < nb_) {
-                    float t2774_ = x_[c_17_];
-                    acc_[0u] = __fmaf_rn(wcol_[0u], t2774_, acc_[0u]);
-                    acc_[8u] = __fmaf_rn(wcol_[1u], t2774_, acc_[8u]);
+                    acc_[0u] = __fmaf_rn(wcol_[0u], x_[c_25_], acc_[0u]);
                 }
                 if (1u < nb_) {
-                    unsigned i_3_ = k_ + c_17_;
-                    float t2797_ = x_[i_3_];
-                    acc_[1u] = __fmaf_rn(wcol_[0u], t2797_, acc_[1u]);
-                    acc_[9u] = __fmaf_rn(wcol_[1u], t2797_, acc_[9u]);
+                    unsigned i_2_ = k_ + c_25_;
+                    acc_[1u] = __fmaf_rn(wcol_[0u], x_[i_2_], acc_[1u]);
                 }
                 if (2u < nb_) {
-                    unsigned i_4_ = (k_ << 1u) + c_17_;
-                    float t2820_ = x_[i_4_];
-                    acc_[2u] = __fmaf_rn(wcol_[0u], t2820_, acc_[2u]);
-                    acc_[10u] = __fmaf_rn(wcol_[1u], t2820_, acc_[10u]);
+                    unsigned i_3_ = (k_ << 1u) + c_25_;
+                    acc_[2u] = __fmaf_rn(wcol_[0u], x_[i_3_], acc_[2u]);
                 }
                 if (3u < nb_) {
-                    unsigned i_5_ = (3u * k_) + c_17_;
-                    float t2843_ = x_[i_5_];
-                    acc_[3u] = __fmaf_rn(wcol_[0u], t2843_, acc_[3u]);
-                    acc_[11u] = __fmaf_rn(wcol_[1u], t2843_, acc_[11u]);
+                    unsigned i_4_ = (3u * k_) + c_25_;
+                    acc_[3u] = __fmaf_rn(wcol_[0u], x_[i_4_], acc_[3u]);
                 }
                 if (4u < nb_) {
-                    unsigned i_6_ = (k_ << 2u) + c_17_;
-                    float t2866_ = x_[i_6_];
-                    acc_[4u] = __fmaf_rn(wcol_[0u], t2866_, acc_[4u]);
-                    acc_[12u] = __fmaf_rn(wcol_[1u], t2866_, acc_[12u]);
+                    unsigned i_5_ = (k_ << 2u) + c_25_;
+                    acc_[4u] = __fmaf_rn(wcol_[0u], x_[i_5_], acc_[4u]);
                 }
                 if (5u < nb_) {
-                    unsigned i_7_ = (5u * k_) + c_17_;
-                    float t2889_ = x_[i_7_];
-                    acc_[5u] = __fmaf_rn(wcol_[0u], t2889_, acc_[5u]);
-                    acc_[13u] = __fmaf_rn(wcol_[1u], t2889_, acc_[13u]);
+                    unsigned i_6_ = (5u * k_) + c_25_;
+                    acc_[5u] = __fmaf_rn(wcol_[0u], x_[i_6_], acc_[5u]);
                 }
                 if (6u < nb_) {
-                    unsigned i_8_ = (6u * k_) + c_17_;
-                    float t2912_ = x_[i_8_];
-                    acc_[6u] = __fmaf_rn(wcol_[0u], t2912_, acc_[6u]);
-                    acc_[14u] = __fmaf_rn(wcol_[1u], t2912_, acc_[14u]);
+                    unsigned i_7_ = (6u * k_) + c_25_;
+                    acc_[6u] = __fmaf_rn(wcol_[0u], x_[i_7_], acc_[6u]);
                 }
                 if (7u < nb_) {
-                    unsigned i_9_ = (7u * k_) + c_17_;
-                    float t2935_ = x_[i_9_];
-                    acc_[7u] = __fmaf_rn(wcol_[0u], t2935_, acc_[7u]);
-                    acc_[15u] = __fmaf_rn(wcol_[1u], t2935_, acc_[15u]);
+                    unsigned i_8_ = (7u * k_) + c_25_;
+                    acc_[7u] = __fmaf_rn(wcol_[0u], x_[i_8_], acc_[7u]);
                 }
             }
         }
         if (0u < nb_) {
-            float t2955_ = acc_[0u];
-            unsigned t2977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2977_ == 32u) {
-                float t2982_ = __fadd_rn(t2955_, kf_shfl_xor(t2955_, 16u, kf_wn));
-                float t2985_ = __fadd_rn(t2982_, kf_shfl_xor(t2982_, 8u, kf_wn));
-                float t2988_ = __fadd_rn(t2985_, kf_shfl_xor(t2985_, 4u, kf_wn));
-                float t2991_ = __fadd_rn(t2988_, kf_shfl_xor(t2988_, 2u, kf_wn));
-                s_ = __fadd_rn(t2991_, kf_shfl_xor(t2991_, 1u, kf_wn));
+            float t4076_ = acc_[0u];
+            unsigned t4098_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4098_ == 32u) {
+                float t4103_ = __fadd_rn(t4076_, kf_shfl_xor(t4076_, 16u, kf_wn));
+                float t4106_ = __fadd_rn(t4103_, kf_shfl_xor(t4103_, 8u, kf_wn));
+                float t4109_ = __fadd_rn(t4106_, kf_shfl_xor(t4106_, 4u, kf_wn));
+                float t4112_ = __fadd_rn(t4109_, kf_shfl_xor(t4109_, 2u, kf_wn));
+                s_ = __fadd_rn(t4112_, kf_shfl_xor(t4112_, 1u, kf_wn));
             } else {
-                float t2997_ = kf_shfl_down(t2955_, 16u, kf_wn);
-                bool t2999_ = (kf_lane_id() + 16u) < t2977_;
-                float t3000_ = __fadd_rn(t2955_, t2997_);
-                float t3001_ = t2999_ ? t3000_ : t2955_;
-                float t3003_ = kf_shfl_down(t3001_, 8u, kf_wn);
-                bool t3005_ = (kf_lane_id() + 8u) < t2977_;
-                float t3006_ = __fadd_rn(t3001_, t3003_);
-                float t3007_ = t3005_ ? t3006_ : t3001_;
-                float t3009_ = kf_shfl_down(t3007_, 4u, kf_wn);
-                bool t3011_ = (kf_lane_id() + 4u) < t2977_;
-                float t3012_ = __fadd_rn(t3007_, t3009_);
-                float t3013_ = t3011_ ? t3012_ : t3007_;
-                float t3015_ = kf_shfl_down(t3013_, 2u, kf_wn);
-                bool t3017_ = (kf_lane_id() + 2u) < t2977_;
-                float t3018_ = __fadd_rn(t3013_, t3015_);
-                float t3019_ = t3017_ ? t3018_ : t3013_;
-                float t3021_ = kf_shfl_down(t3019_, 1u, kf_wn);
-                bool t3023_ = (kf_lane_id() + 1u) < t2977_;
-                float t3024_ = __fadd_rn(t3019_, t3021_);
-                s_ = kf_shfl(t3023_ ? t3024_ : t3019_, 0u, kf_wn);
+                float t4118_ = kf_shfl_down(t4076_, 16u, kf_wn);
+                bool t4120_ = (kf_lane_id() + 16u) < t4098_;
+                float t4121_ = __fadd_rn(t4076_, t4118_);
+                float t4122_ = t4120_ ? t4121_ : t4076_;
+                float t4124_ = kf_shfl_down(t4122_, 8u, kf_wn);
+                bool t4126_ = (kf_lane_id() + 8u) < t4098_;
+                float t4127_ = __fadd_rn(t4122_, t4124_);
+                float t4128_ = t4126_ ? t4127_ : t4122_;
+                float t4130_ = kf_shfl_down(t4128_, 4u, kf_wn);
+                bool t4132_ = (kf_lane_id() + 4u) < t4098_;
+                float t4133_ = __fadd_rn(t4128_, t4130_);
+                float t4134_ = t4132_ ? t4133_ : t4128_;
+                float t4136_ = kf_shfl_down(t4134_, 2u, kf_wn);
+                bool t4138_ = (kf_lane_id() + 2u) < t4098_;
+                float t4139_ = __fadd_rn(t4134_, t4136_);
+                float t4140_ = t4138_ ? t4139_ : t4134_;
+                float t4142_ = kf_shfl_down(t4140_, 1u, kf_wn);
+                bool t4144_ = (kf_lane_id() + 1u) < t4098_;
+                float t4145_ = __fadd_rn(t4140_, t4142_);
+                s_ = kf_shfl(t4144_ ? t4145_ : t4140_, 0u, kf_wn);
             }
-            bool t3029_ = lane_ == 0u;
-            bool t3030_ = t3029_;
-            if (t3029_) {
-                t3030_ = (g_ << 1u) < m_;
+            bool t4150_ = lane_ == 0u;
+            bool t4151_ = t4150_;
+            if (t4150_) {
+                t4151_ = g_ < m_;
             }
-            if (t3030_) {
-                y_[g_ << 1u] = s_;
+            if (t4151_) {
+                y_[g_] = s_;
             }
         }
         if (1u < nb_) {
-            float t3055_ = acc_[1u];
-            unsigned t3077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3077_ == 32u) {
-                float t3082_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 16u, kf_wn));
-                float t3085_ = __fadd_rn(t3082_, kf_shfl_xor(t3082_, 8u, kf_wn));
-                float t3088_ = __fadd_rn(t3085_, kf_shfl_xor(t3085_, 4u, kf_wn));
-                float t3091_ = __fadd_rn(t3088_, kf_shfl_xor(t3088_, 2u, kf_wn));
-                s_2_ = __fadd_rn(t3091_, kf_shfl_xor(t3091_, 1u, kf_wn));
+            float t4176_ = acc_[1u];
+            unsigned t4198_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4198_ == 32u) {
+                float t4203_ = __fadd_rn(t4176_, kf_shfl_xor(t4176_, 16u, kf_wn));
+                float t4206_ = __fadd_rn(t4203_, kf_shfl_xor(t4203_, 8u, kf_wn));
+                float t4209_ = __fadd_rn(t4206_, kf_shfl_xor(t4206_, 4u, kf_wn));
+                float t4212_ = __fadd_rn(t4209_, kf_shfl_xor(t4209_, 2u, kf_wn));
+                s_2_ = __fadd_rn(t4212_, kf_shfl_xor(t4212_, 1u, kf_wn));
             } else {
-                float t3097_ = kf_shfl_down(t3055_, 16u, kf_wn);
-                bool t3099_ = (kf_lane_id() + 16u) < t3077_;
-                float t3100_ = __fadd_rn(t3055_, t3097_);
-                float t3101_ = t3099_ ? t3100_ : t3055_;
-                float t3103_ = kf_shfl_down(t3101_, 8u, kf_wn);
-                bool t3105_ = (kf_lane_id() + 8u) < t3077_;
-                float t3106_ = __fadd_rn(t3101_, t3103_);
-                float t3107_ = t3105_ ? t3106_ : t3101_;
-                float t3109_ = kf_shfl_down(t3107_, 4u, kf_wn);
-                bool t3111_ = (kf_lane_id() + 4u) < t3077_;
-                float t3112_ = __fadd_rn(t3107_, t3109_);
-                float t3113_ = t3111_ ? t3112_ : t3107_;
-                float t3115_ = kf_shfl_down(t3113_, 2u, kf_wn);
-                bool t3117_ = (kf_lane_id() + 2u) < t3077_;
-                float t3118_ = __fadd_rn(t3113_, t3115_);
-                float t3119_ = t3117_ ? t3118_ : t3113_;
-                float t3121_ = kf_shfl_down(t3119_, 1u, kf_wn);
-                bool t3123_ = (kf_lane_id() + 1u) < t3077_;
-                float t3124_ = __fadd_rn(t3119_, t3121_);
-                s_2_ = kf_shfl(t3123_ ? t3124_ : t3119_, 0u, kf_wn);
+                float t4218_ = kf_shfl_down(t4176_, 16u, kf_wn);
+                bool t4220_ = (kf_lane_id() + 16u) < t4198_;
+                float t4221_ = __fadd_rn(t4176_, t4218_);
+                float t4222_ = t4220_ ? t4221_ : t4176_;
+                float t4224_ = kf_shfl_down(t4222_, 8u, kf_wn);
+                bool t4226_ = (kf_lane_id() + 8u) < t4198_;
+                float t4227_ = __fadd_rn(t4222_, t4224_);
+                float t4228_ = t4226_ ? t4227_ : t4222_;
+                float t4230_ = kf_shfl_down(t4228_, 4u, kf_wn);
+                bool t4232_ = (kf_lane_id() + 4u) < t4198_;
+                float t4233_ = __fadd_rn(t4228_, t4230_);
+                float t4234_ = t4232_ ? t4233_ : t4228_;
+                float t4236_ = kf_shfl_down(t4234_, 2u, kf_wn);
+                bool t4238_ = (kf_lane_id() + 2u) < t4198_;
+                float t4239_ = __fadd_rn(t4234_, t4236_);
+                float t4240_ = t4238_ ? t4239_ : t4234_;
+                float t4242_ = kf_shfl_down(t4240_, 1u, kf_wn);
+                bool t4244_ = (kf_lane_id() + 1u) < t4198_;
+                float t4245_ = __fadd_rn(t4240_, t4242_);
+                s_2_ = kf_shfl(t4244_ ? t4245_ : t4240_, 0u, kf_wn);
             }
-            bool t3129_ = lane_ == 0u;
-            bool t3130_ = t3129_;
-            if (t3129_) {
-                t3130_ = (g_ << 1u) < m_;
+            bool t4250_ = lane_ == 0u;
+            bool t4251_ = t4250_;
+            if (t4250_) {
+                t4251_ = g_ < m_;
             }
-            if (t3130_) {
-                y_[m_ + (g_ << 1u)] = s_2_;
+            if (t4251_) {
+                y_[m_ + g_] = s_2_;
             }
         }
         if (2u < nb_) {
-            float t3155_ = acc_[2u];
-            unsigned t3177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3177_ == 32u) {
-                float t3182_ = __fadd_rn(t3155_, kf_shfl_xor(t3155_, 16u, kf_wn));
-                float t3185_ = __fadd_rn(t3182_, kf_shfl_xor(t3182_, 8u, kf_wn));
-                float t3188_ = __fadd_rn(t3185_, kf_shfl_xor(t3185_, 4u, kf_wn));
-                float t3191_ = __fadd_rn(t3188_, kf_shfl_xor(t3188_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3191_, kf_shfl_xor(t3191_, 1u, kf_wn));
+            float t4276_ = acc_[2u];
+            unsigned t4298_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4298_ == 32u) {
+                float t4303_ = __fadd_rn(t4276_, kf_shfl_xor(t4276_, 16u, kf_wn));
+                float t4306_ = __fadd_rn(t4303_, kf_shfl_xor(t4303_, 8u, kf_wn));
+                float t4309_ = __fadd_rn(t4306_, kf_shfl_xor(t4306_, 4u, kf_wn));
+                float t4312_ = __fadd_rn(t4309_, kf_shfl_xor(t4309_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t4312_, kf_shfl_xor(t4312_, 1u, kf_wn));
             } else {
-                float t3197_ = kf_shfl_down(t3155_, 16u, kf_wn);
-                bool t3199_ = (kf_lane_id() + 16u) < t3177_;
-                float t3200_ = __fadd_rn(t3155_, t3197_);
-                float t3201_ = t3199_ ? t3200_ : t3155_;
-                float t3203_ = kf_shfl_down(t3201_, 8u, kf_wn);
-                bool t3205_ = (kf_lane_id() + 8u) < t3177_;
-                float t3206_ = __fadd_rn(t3201_, t3203_);
-                float t3207_ = t3205_ ? t3206_ : t3201_;
-                float t3209_ = kf_shfl_down(t3207_, 4u, kf_wn);
-                bool t3211_ = (kf_lane_id() + 4u) < t3177_;
-                float t3212_ = __fadd_rn(t3207_, t3209_);
-                float t3213_ = t3211_ ? t3212_ : t3207_;
-                float t3215_ = kf_shfl_down(t3213_, 2u, kf_wn);
-                bool t3217_ = (kf_lane_id() + 2u) < t3177_;
-                float t3218_ = __fadd_rn(t3213_, t3215_);
-                float t3219_ = t3217_ ? t3218_ : t3213_;
-                float t3221_ = kf_shfl_down(t3219_, 1u, kf_wn);
-                bool t3223_ = (kf_lane_id() + 1u) < t3177_;
-                float t3224_ = __fadd_rn(t3219_, t3221_);
-                s_3_ = kf_shfl(t3223_ ? t3224_ : t3219_, 0u, kf_wn);
+                float t4318_ = kf_shfl_down(t4276_, 16u, kf_wn);
+                bool t4320_ = (kf_lane_id() + 16u) < t4298_;
+                float t4321_ = __fadd_rn(t4276_, t4318_);
+                float t4322_ = t4320_ ? t4321_ : t4276_;
+                float t4324_ = kf_shfl_down(t4322_, 8u, kf_wn);
+                bool t4326_ = (kf_lane_id() + 8u) < t4298_;
+                float t4327_ = __fadd_rn(t4322_, t4324_);
+                float t4328_ = t4326_ ? t4327_ : t4322_;
+                float t4330_ = kf_shfl_down(t4328_, 4u, kf_wn);
+                bool t4332_ = (kf_lane_id() + 4u) < t4298_;
+                float t4333_ = __fadd_rn(t4328_, t4330_);
+                float t4334_ = t4332_ ? t4333_ : t4328_;
+                float t4336_ = kf_shfl_down(t4334_, 2u, kf_wn);
+                bool t4338_ = (kf_lane_id() + 2u) < t4298_;
+                float t4339_ = __fadd_rn(t4334_, t4336_);
+                float t4340_ = t4338_ ? t4339_ : t4334_;
+                float t4342_ = kf_shfl_down(t4340_, 1u, kf_wn);
+                bool t4344_ = (kf_lane_id() + 1u) < t4298_;
+                float t4345_ = __fadd_rn(t4340_, t4342_);
+                s_3_ = kf_shfl(t4344_ ? t4345_ : t4340_, 0u, kf_wn);
             }
-            bool t3229_ = lane_ == 0u;
-            bool t3230_ = t3229_;
-            if (t3229_) {
-                t3230_ = (g_ << 1u) < m_;
+            bool t4350_ = lane_ == 0u;
+            bool t4351_ = t4350_;
+            if (t4350_) {
+                t4351_ = g_ < m_;
             }
-            if (t3230_) {
-                y_[(m_ << 1u) + (g_ << 1u)] = s_3_;
+            if (t4351_) {
+                y_[(m_ << 1u) + g_] = s_3_;
             }
         }
         if (3u < nb_) {
-            float t3255_ = acc_[3u];
-            unsigned t3277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3277_ == 32u) {
-                float t3282_ = __fadd_rn(t3255_, kf_shfl_xor(t3255_, 16u, kf_wn));
-                float t3285_ = __fadd_rn(t3282_, kf_shfl_xor(t3282_, 8u, kf_wn));
-                float t3288_ = __fadd_rn(t3285_, kf_shfl_xor(t3285_, 4u, kf_wn));
-                float t3291_ = __fadd_rn(t3288_, kf_shfl_xor(t3288_, 2u, kf_wn));
-                s_4_ = __fadd_rn(t3291_, kf_shfl_xor(t3291_, 1u, kf_wn));
+            float t4376_ = acc_[3u];
+            unsigned t4398_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4398_ == 32u) {
+                float t4403_ = __fadd_rn(t4376_, kf_shfl_xor(t4376_, 16u, kf_wn));
+                float t4406_ = __fadd_rn(t4403_, kf_shfl_xor(t4403_, 8u, kf_wn));
+                float t4409_ = __fadd_rn(t4406_, kf_shfl_xor(t4406_, 4u, kf_wn));
+                float t4412_ = __fadd_rn(t4409_, kf_shfl_xor(t4409_, 2u, kf_wn));
+                s_4_ = __fadd_rn(t4412_, kf_shfl_xor(t4412_, 1u, kf_wn));
             } else {
-                float t3297_ = kf_shfl_down(t3255_, 16u, kf_wn);
-                bool t3299_ = (kf_lane_id() + 16u) < t3277_;
-                float t3300_ = __fadd_rn(t3255_, t3297_);
-                float t3301_ = t3299_ ? t3300_ : t3255_;
-                float t3303_ = kf_shfl_down(t3301_, 8u, kf_wn);
-                bool t3305_ = (kf_lane_id() + 8u) < t3277_;
-                float t3306_ = __fadd_rn(t3301_, t3303_);
-                float t3307_ = t3305_ ? t3306_ : t3301_;
-                float t3309_ = kf_shfl_down(t3307_, 4u, kf_wn);
-                bool t3311_ = (kf_lane_id() + 4u) < t3277_;
-                float t3312_ = __fadd_rn(t3307_, t3309_);
-                float t3313_ = t3311_ ? t3312_ : t3307_;
-                float t3315_ = kf_shfl_down(t3313_, 2u, kf_wn);
-                bool t3317_ = (kf_lane_id() + 2u) < t3277_;
-                float t3318_ = __fadd_rn(t3313_, t3315_);
-                float t3319_ = t3317_ ? t3318_ : t3313_;
-                float t3321_ = kf_shfl_down(t3319_, 1u, kf_wn);
-                bool t3323_ = (kf_lane_id() + 1u) < t3277_;
-                float t3324_ = __fadd_rn(t3319_, t3321_);
-                s_4_ = kf_shfl(t3323_ ? t3324_ : t3319_, 0u, kf_wn);
+                float t4418_ = kf_shfl_down(t4376_, 16u, kf_wn);
+                bool t4420_ = (kf_lane_id() + 16u) < t4398_;
+                float t4421_ = __fadd_rn(t4376_, t4418_);
+                float t4422_ = t4420_ ? t4421_ : t4376_;
+                float t4424_ = kf_shfl_down(t4422_, 8u, kf_wn);
+                bool t4426_ = (kf_lane_id() + 8u) < t4398_;
+                float t4427_ = __fadd_rn(t4422_, t4424_);
+                float t4428_ = t4426_ ? t4427_ : t4422_;
+                float t4430_ = kf_shfl_down(t4428_, 4u, kf_wn);
+                bool t4432_ = (kf_lane_id() + 4u) < t4398_;
+                float t4433_ = __fadd_rn(t4428_, t4430_);
+                float t4434_ = t4432_ ? t4433_ : t4428_;
+                float t4436_ = kf_shfl_down(t4434_, 2u, kf_wn);
+                bool t4438_ = (kf_lane_id() + 2u) < t4398_;
+                float t4439_ = __fadd_rn(t4434_, t4436_);
+                float t4440_ = t4438_ ? t4439_ : t4434_;
+                float t4442_ = kf_shfl_down(t4440_, 1u, kf_wn);
+                bool t4444_ = (kf_lane_id() + 1u) < t4398_;
+                float t4445_ = __fadd_rn(t4440_, t4442_);
+                s_4_ = kf_shfl(t4444_ ? t4445_ : t4440_, 0u, kf_wn);
             }
-            bool t3329_ = lane_ == 0u;
-            bool t3330_ = t3329_;
-            if (t3329_) {
-                t3330_ = (g_ << 1u) < m_;
+            bool t4450_ = lane_ == 0u;
+            bool t4451_ = t4450_;
+            if (t4450_) {
+                t4451_ = g_ < m_;
             }
-            if (t3330_) {
-                y_[(3u * m_) + (g_ << 1u)] = s_4_;
+            if (t4451_) {
+                y_[(3u * m_) + g_] = s_4_;
             }
         }
         if (4u < nb_) {
-            float t3355_ = acc_[4u];
-            unsigned t3377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3377_ == 32u) {
-                float t3382_ = __fadd_rn(t3355_, kf_shfl_xor(t3355_, 16u, kf_wn));
-                float t3385_ = __fadd_rn(t3382_, kf_shfl_xor(t3382_, 8u, kf_wn));
-                float t3388_ = __fadd_rn(t3385_, kf_shfl_xor(t3385_, 4u, kf_wn));
-                float t3391_ = __fadd_rn(t3388_, kf_shfl_xor(t3388_, 2u, kf_wn));
-                s_5_ = __fadd_rn(t3391_, kf_shfl_xor(t3391_, 1u, kf_wn));
+            float t4476_ = acc_[4u];
+            unsigned t4498_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4498_ == 32u) {
+                float t4503_ = __fadd_rn(t4476_, kf_shfl_xor(t4476_, 16u, kf_wn));
+                float t4506_ = __fadd_rn(t4503_, kf_shfl_xor(t4503_, 8u, kf_wn));
+                float t4509_ = __fadd_rn(t4506_, kf_shfl_xor(t4506_, 4u, kf_wn));
+                float t4512_ = __fadd_rn(t4509_, kf_shfl_xor(t4509_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t4512_, kf_shfl_xor(t4512_, 1u, kf_wn));
             } else {
-                float t3397_ = kf_shfl_down(t3355_, 16u, kf_wn);
-                bool t3399_ = (kf_lane_id() + 16u) < t3377_;
-                float t3400_ = __fadd_rn(t3355_, t3397_);
-                float t3401_ = t3399_ ? t3400_ : t3355_;
-                float t3403_ = kf_shfl_down(t3401_, 8u, kf_wn);
-                bool t3405_ = (kf_lane_id() + 8u) < t3377_;
-                float t3406_ = __fadd_rn(t3401_, t3403_);
-                float t3407_ = t3405_ ? t3406_ : t3401_;
-                float t3409_ = kf_shfl_down(t3407_, 4u, kf_wn);
-                bool t3411_ = (kf_lane_id() + 4u) < t3377_;
-                float t3412_ = __fadd_rn(t3407_, t3409_);
-                float t3413_ = t3411_ ? t3412_ : t3407_;
-                float t3415_ = kf_shfl_down(t3413_, 2u, kf_wn);
-                bool t3417_ = (kf_lane_id() + 2u) < t3377_;
-                float t3418_ = __fadd_rn(t3413_, t3415_);
-                float t3419_ = t3417_ ? t3418_ : t3413_;
-                float t3421_ = kf_shfl_down(t3419_, 1u, kf_wn);
-                bool t3423_ = (kf_lane_id() + 1u) < t3377_;
-                float t3424_ = __fadd_rn(t3419_, t3421_);
-                s_5_ = kf_shfl(t3423_ ? t3424_ : t3419_, 0u, kf_wn);
+                float t4518_ = kf_shfl_down(t4476_, 16u, kf_wn);
+                bool t4520_ = (kf_lane_id() + 16u) < t4498_;
+                float t4521_ = __fadd_rn(t4476_, t4518_);
+                float t4522_ = t4520_ ? t4521_ : t4476_;
+                float t4524_ = kf_shfl_down(t4522_, 8u, kf_wn);
+                bool t4526_ = (kf_lane_id() + 8u) < t4498_;
+                float t4527_ = __fadd_rn(t4522_, t4524_);
+                float t4528_ = t4526_ ? t4527_ : t4522_;
+                float t4530_ = kf_shfl_down(t4528_, 4u, kf_wn);
+                bool t4532_ = (kf_lane_id() + 4u) < t4498_;
+                float t4533_ = __fadd_rn(t4528_, t4530_);
+                float t4534_ = t4532_ ? t4533_ : t4528_;
+                float t4536_ = kf_shfl_down(t4534_, 2u, kf_wn);
+                bool t4538_ = (kf_lane_id() + 2u) < t4498_;
+                float t4539_ = __fadd_rn(t4534_, t4536_);
+                float t4540_ = t4538_ ? t4539_ : t4534_;
+                float t4542_ = kf_shfl_down(t4540_, 1u, kf_wn);
+                bool t4544_ = (kf_lane_id() + 1u) < t4498_;
+                float t4545_ = __fadd_rn(t4540_, t4542_);
+                s_5_ = kf_shfl(t4544_ ? t4545_ : t4540_, 0u, kf_wn);
             }
-            bool t3429_ = lane_ == 0u;
-            bool t3430_ = t3429_;
-            if (t3429_) {
-                t3430_ = (g_ << 1u) < m_;
+            bool t4550_ = lane_ == 0u;
+            bool t4551_ = t4550_;
+            if (t4550_) {
+                t4551_ = g_ < m_;
             }
-            if (t3430_) {
-                y_[(m_ << 2u) + (g_ << 1u)] = s_5_;
+            if (t4551_) {
+                y_[(m_ << 2u) + g_] = s_5_;
             }
         }
         if (5u < nb_) {
-            float t3455_ = acc_[5u];
-            unsigned t3477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3477_ == 32u) {
-                float t3482_ = __fadd_rn(t3455_, kf_shfl_xor(t3455_, 16u, kf_wn));
-                float t3485_ = __fadd_rn(t3482_, kf_shfl_xor(t3482_, 8u, kf_wn));
-                float t3488_ = __fadd_rn(t3485_, kf_shfl_xor(t3485_, 4u, kf_wn));
-                float t3491_ = __fadd_rn(t3488_, kf_shfl_xor(t3488_, 2u, kf_wn));
-                s_6_ = __fadd_rn(t3491_, kf_shfl_xor(t3491_, 1u, kf_wn));
+            float t4576_ = acc_[5u];
+            unsigned t4598_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4598_ == 32u) {
+                float t4603_ = __fadd_rn(t4576_, kf_shfl_xor(t4576_, 16u, kf_wn));
+                float t4606_ = __fadd_rn(t4603_, kf_shfl_xor(t4603_, 8u, kf_wn));
+                float t4609_ = __fadd_rn(t4606_, kf_shfl_xor(t4606_, 4u, kf_wn));
+                float t4612_ = __fadd_rn(t4609_, kf_shfl_xor(t4609_, 2u, kf_wn));
+                s_6_ = __fadd_rn(t4612_, kf_shfl_xor(t4612_, 1u, kf_wn));
             } else {
-                float t3497_ = kf_shfl_down(t3455_, 16u, kf_wn);
-                bool t3499_ = (kf_lane_id() + 16u) < t3477_;
-                float t3500_ = __fadd_rn(t3455_, t3497_);
-                float t3501_ = t3499_ ? t3500_ : t3455_;
-                float t3503_ = kf_shfl_down(t3501_, 8u, kf_wn);
-                bool t3505_ = (kf_lane_id() + 8u) < t3477_;
-                float t3506_ = __fadd_rn(t3501_, t3503_);
-                float t3507_ = t3505_ ? t3506_ : t3501_;
-                float t3509_ = kf_shfl_down(t3507_, 4u, kf_wn);
-                bool t3511_ = (kf_lane_id() + 4u) < t3477_;
-                float t3512_ = __fadd_rn(t3507_, t3509_);
-                float t3513_ = t3511_ ? t3512_ : t3507_;
-                float t3515_ = kf_shfl_down(t3513_, 2u, kf_wn);
-                bool t3517_ = (kf_lane_id() + 2u) < t3477_;
-                float t3518_ = __fadd_rn(t3513_, t3515_);
-                float t3519_ = t3517_ ? t3518_ : t3513_;
-                float t3521_ = kf_shfl_down(t3519_, 1u, kf_wn);
-                bool t3523_ = (kf_lane_id() + 1u) < t3477_;
-                float t3524_ = __fadd_rn(t3519_, t3521_);
-                s_6_ = kf_shfl(t3523_ ? t3524_ : t3519_, 0u, kf_wn);
+                float t4618_ = kf_shfl_down(t4576_, 16u, kf_wn);
+                bool t4620_ = (kf_lane_id() + 16u) < t4598_;
+                float t4621_ = __fadd_rn(t4576_, t4618_);
+                float t4622_ = t4620_ ? t4621_ : t4576_;
+                float t4624_ = kf_shfl_down(t4622_, 8u, kf_wn);
+                bool t4626_ = (kf_lane_id() + 8u) < t4598_;
+                float t4627_ = __fadd_rn(t4622_, t4624_);
+                float t4628_ = t4626_ ? t4627_ : t4622_;
+                float t4630_ = kf_shfl_down(t4628_, 4u, kf_wn);
+                bool t4632_ = (kf_lane_id() + 4u) < t4598_;
+                float t4633_ = __fadd_rn(t4628_, t4630_);
+                float t4634_ = t4632_ ? t4633_ : t4628_;
+                float t4636_ = kf_shfl_down(t4634_, 2u, kf_wn);
+                bool t4638_ = (kf_lane_id() + 2u) < t4598_;
+                float t4639_ = __fadd_rn(t4634_, t4636_);
+                float t4640_ = t4638_ ? t4639_ : t4634_;
+                float t4642_ = kf_shfl_down(t4640_, 1u, kf_wn);
+                bool t4644_ = (kf_lane_id() + 1u) < t4598_;
+                float t4645_ = __fadd_rn(t4640_, t4642_);
+                s_6_ = kf_shfl(t4644_ ? t4645_ : t4640_, 0u, kf_wn);
             }
-            bool t3529_ = lane_ == 0u;
-            bool t3530_ = t3529_;
-            if (t3529_) {
-                t3530_ = (g_ << 1u) < m_;
+            bool t4650_ = lane_ == 0u;
+            bool t4651_ = t4650_;
+            if (t4650_) {
+                t4651_ = g_ < m_;
             }
-            if (t3530_) {
-                y_[(5u * m_) + (g_ << 1u)] = s_6_;
+            if (t4651_) {
+                y_[(5u * m_) + g_] = s_6_;
             }
         }
         if (6u < nb_) {
-            float t3555_ = acc_[6u];
-            unsigned t3577_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3577_ == 32u) {
-                float t3582_ = __fadd_rn(t3555_, kf_shfl_xor(t3555_, 16u, kf_wn));
-                float t3585_ = __fadd_rn(t3582_, kf_shfl_xor(t3582_, 8u, kf_wn));
-                float t3588_ = __fadd_rn(t3585_, kf_shfl_xor(t3585_, 4u, kf_wn));
-                float t3591_ = __fadd_rn(t3588_, kf_shfl_xor(t3588_, 2u, kf_wn));
-                s_7_ = __fadd_rn(t3591_, kf_shfl_xor(t3591_, 1u, kf_wn));
+            float t4676_ = acc_[6u];
+            unsigned t4698_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4698_ == 32u) {
+                float t4703_ = __fadd_rn(t4676_, kf_shfl_xor(t4676_, 16u, kf_wn));
+                float t4706_ = __fadd_rn(t4703_, kf_shfl_xor(t4703_, 8u, kf_wn));
+                float t4709_ = __fadd_rn(t4706_, kf_shfl_xor(t4706_, 4u, kf_wn));
+                float t4712_ = __fadd_rn(t4709_, kf_shfl_xor(t4709_, 2u, kf_wn));
+                s_7_ = __fadd_rn(t4712_, kf_shfl_xor(t4712_, 1u, kf_wn));
             } else {
-                float t3597_ = kf_shfl_down(t3555_, 16u, kf_wn);
-                bool t3599_ = (kf_lane_id() + 16u) < t3577_;
-                float t3600_ = __fadd_rn(t3555_, t3597_);
-                float t3601_ = t3599_ ? t3600_ : t3555_;
-                float t3603_ = kf_shfl_down(t3601_, 8u, kf_wn);
-                bool t3605_ = (kf_lane_id() + 8u) < t3577_;
-                float t3606_ = __fadd_rn(t3601_, t3603_);
-                float t3607_ = t3605_ ? t3606_ : t3601_;
-                float t3609_ = kf_shfl_down(t3607_, 4u, kf_wn);
-                bool t3611_ = (kf_lane_id() + 4u) < t3577_;
-                float t3612_ = __fadd_rn(t3607_, t3609_);
-                float t3613_ = t3611_ ? t3612_ : t3607_;
-                float t3615_ = kf_shfl_down(t3613_, 2u, kf_wn);
-                bool t3617_ = (kf_lane_id() + 2u) < t3577_;
-                float t3618_ = __fadd_rn(t3613_, t3615_);
-                float t3619_ = t3617_ ? t3618_ : t3613_;
-                float t3621_ = kf_shfl_down(t3619_, 1u, kf_wn);
-                bool t3623_ = (kf_lane_id() + 1u) < t3577_;
-                float t3624_ = __fadd_rn(t3619_, t3621_);
-                s_7_ = kf_shfl(t3623_ ? t3624_ : t3619_, 0u, kf_wn);
+                float t4718_ = kf_shfl_down(t4676_, 16u, kf_wn);
+                bool t4720_ = (kf_lane_id() + 16u) < t4698_;
+                float t4721_ = __fadd_rn(t4676_, t4718_);
+                float t4722_ = t4720_ ? t4721_ : t4676_;
+                float t4724_ = kf_shfl_down(t4722_, 8u, kf_wn);
+                bool t4726_ = (kf_lane_id() + 8u) < t4698_;
+                float t4727_ = __fadd_rn(t4722_, t4724_);
+                float t4728_ = t4726_ ? t4727_ : t4722_;
+                float t4730_ = kf_shfl_down(t4728_, 4u, kf_wn);
+                bool t4732_ = (kf_lane_id() + 4u) < t4698_;
+                float t4733_ = __fadd_rn(t4728_, t4730_);
+                float t4734_ = t4732_ ? t4733_ : t4728_;
+                float t4736_ = kf_shfl_down(t4734_, 2u, kf_wn);
+                bool t4738_ = (kf_lane_id() + 2u) < t4698_;
+                float t4739_ = __fadd_rn(t4734_, t4736_);
+                float t4740_ = t4738_ ? t4739_ : t4734_;
+                float t4742_ = kf_shfl_down(t4740_, 1u, kf_wn);
+                bool t4744_ = (kf_lane_id() + 1u) < t4698_;
+                float t4745_ = __fadd_rn(t4740_, t4742_);
+                s_7_ = kf_shfl(t4744_ ? t4745_ : t4740_, 0u, kf_wn);
             }
-            bool t3629_ = lane_ == 0u;
-            bool t3630_ = t3629_;
-            if (t3629_) {
-                t3630_ = (g_ << 1u) < m_;
+            bool t4750_ = lane_ == 0u;
+            bool t4751_ = t4750_;
+            if (t4750_) {
+                t4751_ = g_ < m_;
             }
-            if (t3630_) {
-                y_[(6u * m_) + (g_ << 1u)] = s_7_;
+            if (t4751_) {
+                y_[(6u * m_) + g_] = s_7_;
             }
         }
         if (7u < nb_) {
-            float t3655_ = acc_[7u];
-            unsigned t3677_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3677_ == 32u) {
-                float t3682_ = __fadd_rn(t3655_, kf_shfl_xor(t3655_, 16u, kf_wn));
-                float t3685_ = __fadd_rn(t3682_, kf_shfl_xor(t3682_, 8u, kf_wn));
-                float t3688_ = __fadd_rn(t3685_, kf_shfl_xor(t3685_, 4u, kf_wn));
-                float t3691_ = __fadd_rn(t3688_, kf_shfl_xor(t3688_, 2u, kf_wn));
-                s_8_ = __fadd_rn(t3691_, kf_shfl_xor(t3691_, 1u, kf_wn));
+            float t4776_ = acc_[7u];
+            unsigned t4798_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4798_ == 32u) {
+                float t4803_ = __fadd_rn(t4776_, kf_shfl_xor(t4776_, 16u, kf_wn));
+                float t4806_ = __fadd_rn(t4803_, kf_shfl_xor(t4803_, 8u, kf_wn));
+                float t4809_ = __fadd_rn(t4806_, kf_shfl_xor(t4806_, 4u, kf_wn));
+                float t4812_ = __fadd_rn(t4809_, kf_shfl_xor(t4809_, 2u, kf_wn));
+                s_8_ = __fadd_rn(t4812_, kf_shfl_xor(t4812_, 1u, kf_wn));
             } else {
-                float t3697_ = kf_shfl_down(t3655_, 16u, kf_wn);
-                bool t3699_ = (kf_lane_id() + 16u) < t3677_;
-                float t3700_ = __fadd_rn(t3655_, t3697_);
-                float t3701_ = t3699_ ? t3700_ : t3655_;
-                float t3703_ = kf_shfl_down(t3701_, 8u, kf_wn);
-                bool t3705_ = (kf_lane_id() + 8u) < t3677_;
-                float t3706_ = __fadd_rn(t3701_, t3703_);
-                float t3707_ = t3705_ ? t3706_ : t3701_;
-                float t3709_ = kf_shfl_down(t3707_, 4u, kf_wn);
-                bool t3711_ = (kf_lane_id() + 4u) < t3677_;
-                float t3712_ = __fadd_rn(t3707_, t3709_);
-                float t3713_ = t3711_ ? t3712_ : t3707_;
-                float t3715_ = kf_shfl_down(t3713_, 2u, kf_wn);
-                bool t3717_ = (kf_lane_id() + 2u) < t3677_;
-                float t3718_ = __fadd_rn(t3713_, t3715_);
-                float t3719_ = t3717_ ? t3718_ : t3713_;
-                float t3721_ = kf_shfl_down(t3719_, 1u, kf_wn);
-                bool t3723_ = (kf_lane_id() + 1u) < t3677_;
-                float t3724_ = __fadd_rn(t3719_, t3721_);
-                s_8_ = kf_shfl(t3723_ ? t3724_ : t3719_, 0u, kf_wn);
+                float t4818_ = kf_shfl_down(t4776_, 16u, kf_wn);
+                bool t4820_ = (kf_lane_id() + 16u) < t4798_;
+                float t4821_ = __fadd_rn(t4776_, t4818_);
+                float t4822_ = t4820_ ? t4821_ : t4776_;
+                float t4824_ = kf_shfl_down(t4822_, 8u, kf_wn);
+                bool t4826_ = (kf_lane_id() + 8u) < t4798_;
+                float t4827_ = __fadd_rn(t4822_, t4824_);
+                float t4828_ = t4826_ ? t4827_ : t4822_;
+                float t4830_ = kf_shfl_down(t4828_, 4u, kf_wn);
+                bool t4832_ = (kf_lane_id() + 4u) < t4798_;
+                float t4833_ = __fadd_rn(t4828_, t4830_);
+                float t4834_ = t4832_ ? t4833_ : t4828_;
+                float t4836_ = kf_shfl_down(t4834_, 2u, kf_wn);
+                bool t4838_ = (kf_lane_id() + 2u) < t4798_;
+                float t4839_ = __fadd_rn(t4834_, t4836_);
+                float t4840_ = t4838_ ? t4839_ : t4834_;
+                float t4842_ = kf_shfl_down(t4840_, 1u, kf_wn);
+                bool t4844_ = (kf_lane_id() + 1u) < t4798_;
+                float t4845_ = __fadd_rn(t4840_, t4842_);
+                s_8_ = kf_shfl(t4844_ ? t4845_ : t4840_, 0u, kf_wn);
             }
-            bool t3729_ = lane_ == 0u;
-            bool t3730_ = t3729_;
-            if (t3729_) {
-                t3730_ = (g_ << 1u) < m_;
+            bool t4850_ = lane_ == 0u;
+            bool t4851_ = t4850_;
+            if (t4850_) {
+                t4851_ = g_ < m_;
             }
-            if (t3730_) {
-                y_[(7u * m_) + (g_ << 1u)] = s_8_;
-            }
-        }
-        if (0u < nb_) {
-            float t3755_ = acc_[8u];
-            unsigned t3777_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3777_ == 32u) {
-                float t3782_ = __fadd_rn(t3755_, kf_shfl_xor(t3755_, 16u, kf_wn));
-                float t3785_ = __fadd_rn(t3782_, kf_shfl_xor(t3782_, 8u, kf_wn));
-                float t3788_ = __fadd_rn(t3785_, kf_shfl_xor(t3785_, 4u, kf_wn));
-                float t3791_ = __fadd_rn(t3788_, kf_shfl_xor(t3788_, 2u, kf_wn));
-                s_9_ = __fadd_rn(t3791_, kf_shfl_xor(t3791_, 1u, kf_wn));
-            } else {
-                float t3797_ = kf_shfl_down(t3755_, 16u, kf_wn);
-                bool t3799_ = (kf_lane_id() + 16u) < t3777_;
-                float t3800_ = __fadd_rn(t3755_, t3797_);
-                float t3801_ = t3799_ ? t3800_ : t3755_;
-                float t3803_ = kf_shfl_down(t3801_, 8u, kf_wn);
-                bool t3805_ = (kf_lane_id() + 8u) < t3777_;
-                float t3806_ = __fadd_rn(t3801_, t3803_);
-                float t3807_ = t3805_ ? t3806_ : t3801_;
-                float t3809_ = kf_shfl_down(t3807_, 4u, kf_wn);
-                bool t3811_ = (kf_lane_id() + 4u) < t3777_;
-                float t3812_ = __fadd_rn(t3807_, t3809_);
-                float t3813_ = t3811_ ? t3812_ : t3807_;
-                float t3815_ = kf_shfl_down(t3813_, 2u, kf_wn);
-                bool t3817_ = (kf_lane_id() + 2u) < t3777_;
-                float t3818_ = __fadd_rn(t3813_, t3815_);
-                float t3819_ = t3817_ ? t3818_ : t3813_;
-                float t3821_ = kf_shfl_down(t3819_, 1u, kf_wn);
-                bool t3823_ = (kf_lane_id() + 1u) < t3777_;
-                float t3824_ = __fadd_rn(t3819_, t3821_);
-                s_9_ = kf_shfl(t3823_ ? t3824_ : t3819_, 0u, kf_wn);
-            }
-            bool t3829_ = lane_ == 0u;
-            bool t3830_ = t3829_;
-            if (t3829_) {
-                t3830_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t3830_) {
-                unsigned i_10_ = (g_ << 1u) + 1u;
-                y_[i_10_] = s_9_;
-            }
-        }
-        if (1u < nb_) {
-            float t3855_ = acc_[9u];
-            unsigned t3877_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3877_ == 32u) {
-                float t3882_ = __fadd_rn(t3855_, kf_shfl_xor(t3855_, 16u, kf_wn));
-                float t3885_ = __fadd_rn(t3882_, kf_shfl_xor(t3882_, 8u, kf_wn));
-                float t3888_ = __fadd_rn(t3885_, kf_shfl_xor(t3885_, 4u, kf_wn));
-                float t3891_ = __fadd_rn(t3888_, kf_shfl_xor(t3888_, 2u, kf_wn));
-                s_10_ = __fadd_rn(t3891_, kf_shfl_xor(t3891_, 1u, kf_wn));
-            } else {
-                float t3897_ = kf_shfl_down(t3855_, 16u, kf_wn);
-                bool t3899_ = (kf_lane_id() + 16u) < t3877_;
-                float t3900_ = __fadd_rn(t3855_, t3897_);
-                float t3901_ = t3899_ ? t3900_ : t3855_;
-                float t3903_ = kf_shfl_down(t3901_, 8u, kf_wn);
-                bool t3905_ = (kf_lane_id() + 8u) < t3877_;
-                float t3906_ = __fadd_rn(t3901_, t3903_);
-                float t3907_ = t3905_ ? t3906_ : t3901_;
-                float t3909_ = kf_shfl_down(t3907_, 4u, kf_wn);
-                bool t3911_ = (kf_lane_id() + 4u) < t3877_;
-                float t3912_ = __fadd_rn(t3907_, t3909_);
-                float t3913_ = t3911_ ? t3912_ : t3907_;
-                float t3915_ = kf_shfl_down(t3913_, 2u, kf_wn);
-                bool t3917_ = (kf_lane_id() + 2u) < t3877_;
-                float t3918_ = __fadd_rn(t3913_, t3915_);
-                float t3919_ = t3917_ ? t3918_ : t3913_;
-                float t3921_ = kf_shfl_down(t3919_, 1u, kf_wn);
-                bool t3923_ = (kf_lane_id() + 1u) < t3877_;
-                float t3924_ = __fadd_rn(t3919_, t3921_);
-                s_10_ = kf_shfl(t3923_ ? t3924_ : t3919_, 0u, kf_wn);
-            }
-            bool t3929_ = lane_ == 0u;
-            bool t3930_ = t3929_;
-            if (t3929_) {
-                t3930_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t3930_) {
-                unsigned i_11_ = (m_ + (g_ << 1u)) + 1u;
-                y_[i_11_] = s_10_;
-            }
-        }
-        if (2u < nb_) {
-            float t3955_ = acc_[10u];
-            unsigned t3977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3977_ == 32u) {
-                float t3982_ = __fadd_rn(t3955_, kf_shfl_xor(t3955_, 16u, kf_wn));
-                float t3985_ = __fadd_rn(t3982_, kf_shfl_xor(t3982_, 8u, kf_wn));
-                float t3988_ = __fadd_rn(t3985_, kf_shfl_xor(t3985_, 4u, kf_wn));
-                float t3991_ = __fadd_rn(t3988_, kf_shfl_xor(t3988_, 2u, kf_wn));
-                s_11_ = __fadd_rn(t3991_, kf_shfl_xor(t3991_, 1u, kf_wn));
-            } else {
-                float t3997_ = kf_shfl_down(t3955_, 16u, kf_wn);
-                bool t3999_ = (kf_lane_id() + 16u) < t3977_;
-                float t4000_ = __fadd_rn(t3955_, t3997_);
-                float t4001_ = t3999_ ? t4000_ : t3955_;
-                float t4003_ = kf_shfl_down(t4001_, 8u, kf_wn);
-                bool t4005_ = (kf_lane_id() + 8u) < t3977_;
-                float t4006_ = __fadd_rn(t4001_, t4003_);
-                float t4007_ = t4005_ ? t4006_ : t4001_;
-                float t4009_ = kf_shfl_down(t4007_, 4u, kf_wn);
-                bool t4011_ = (kf_lane_id() + 4u) < t3977_;
-                float t4012_ = __fadd_rn(t4007_, t4009_);
-                float t4013_ = t4011_ ? t4012_ : t4007_;
-                float t4015_ = kf_shfl_down(t4013_, 2u, kf_wn);
-                bool t4017_ = (kf_lane_id() + 2u) < t3977_;
-                float t4018_ = __fadd_rn(t4013_, t4015_);
-                float t4019_ = t4017_ ? t4018_ : t4013_;
-                float t4021_ = kf_shfl_down(t4019_, 1u, kf_wn);
-                bool t4023_ = (kf_lane_id() + 1u) < t3977_;
-                float t4024_ = __fadd_rn(t4019_, t4021_);
-                s_11_ = kf_shfl(t4023_ ? t4024_ : t4019_, 0u, kf_wn);
-            }
-            bool t4029_ = lane_ == 0u;
-            bool t4030_ = t4029_;
-            if (t4029_) {
-                t4030_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4030_) {
-                unsigned i_12_ = ((m_ << 1u) + (g_ << 1u)) + 1u;
-                y_[i_12_] = s_11_;
-            }
-        }
-        if (3u < nb_) {
-            float t4055_ = acc_[11u];
-            unsigned t4077_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4077_ == 32u) {
-                float t4082_ = __fadd_rn(t4055_, kf_shfl_xor(t4055_, 16u, kf_wn));
-                float t4085_ = __fadd_rn(t4082_, kf_shfl_xor(t4082_, 8u, kf_wn));
-                float t4088_ = __fadd_rn(t4085_, kf_shfl_xor(t4085_, 4u, kf_wn));
-                float t4091_ = __fadd_rn(t4088_, kf_shfl_xor(t4088_, 2u, kf_wn));
-                s_12_ = __fadd_rn(t4091_, kf_shfl_xor(t4091_, 1u, kf_wn));
-            } else {
-                float t4097_ = kf_shfl_down(t4055_, 16u, kf_wn);
-                bool t4099_ = (kf_lane_id() + 16u) < t4077_;
-                float t4100_ = __fadd_rn(t4055_, t4097_);
-                float t4101_ = t4099_ ? t4100_ : t4055_;
-                float t4103_ = kf_shfl_down(t4101_, 8u, kf_wn);
-                bool t4105_ = (kf_lane_id() + 8u) < t4077_;
-                float t4106_ = __fadd_rn(t4101_, t4103_);
-                float t4107_ = t4105_ ? t4106_ : t4101_;
-                float t4109_ = kf_shfl_down(t4107_, 4u, kf_wn);
-                bool t4111_ = (kf_lane_id() + 4u) < t4077_;
-                float t4112_ = __fadd_rn(t4107_, t4109_);
-                float t4113_ = t4111_ ? t4112_ : t4107_;
-                float t4115_ = kf_shfl_down(t4113_, 2u, kf_wn);
-                bool t4117_ = (kf_lane_id() + 2u) < t4077_;
-                float t4118_ = __fadd_rn(t4113_, t4115_);
-                float t4119_ = t4117_ ? t4118_ : t4113_;
-                float t4121_ = kf_shfl_down(t4119_, 1u, kf_wn);
-                bool t4123_ = (kf_lane_id() + 1u) < t4077_;
-                float t4124_ = __fadd_rn(t4119_, t4121_);
-                s_12_ = kf_shfl(t4123_ ? t4124_ : t4119_, 0u, kf_wn);
-            }
-            bool t4129_ = lane_ == 0u;
-            bool t4130_ = t4129_;
-            if (t4129_) {
-                t4130_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4130_) {
-                unsigned i_13_ = ((3u * m_) + (g_ << 1u)) + 1u;
-                y_[i_13_] = s_12_;
-            }
-        }
-        if (4u < nb_) {
-            float t4155_ = acc_[12u];
-            unsigned t4177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4177_ == 32u) {
-                float t4182_ = __fadd_rn(t4155_, kf_shfl_xor(t4155_, 16u, kf_wn));
-                float t4185_ = __fadd_rn(t4182_, kf_shfl_xor(t4182_, 8u, kf_wn));
-                float t4188_ = __fadd_rn(t4185_, kf_shfl_xor(t4185_, 4u, kf_wn));
-                float t4191_ = __fadd_rn(t4188_, kf_shfl_xor(t4188_, 2u, kf_wn));
-                s_13_ = __fadd_rn(t4191_, kf_shfl_xor(t4191_, 1u, kf_wn));
-            } else {
-                float t4197_ = kf_shfl_down(t4155_, 16u, kf_wn);
-                bool t4199_ = (kf_lane_id() + 16u) < t4177_;
-                float t4200_ = __fadd_rn(t4155_, t4197_);
-                float t4201_ = t4199_ ? t4200_ : t4155_;
-                float t4203_ = kf_shfl_down(t4201_, 8u, kf_wn);
-                bool t4205_ = (kf_lane_id() + 8u) < t4177_;
-                float t4206_ = __fadd_rn(t4201_, t4203_);
-                float t4207_ = t4205_ ? t4206_ : t4201_;
-                float t4209_ = kf_shfl_down(t4207_, 4u, kf_wn);
-                bool t4211_ = (kf_lane_id() + 4u) < t4177_;
-                float t4212_ = __fadd_rn(t4207_, t4209_);
-                float t4213_ = t4211_ ? t4212_ : t4207_;
-                float t4215_ = kf_shfl_down(t4213_, 2u, kf_wn);
-                bool t4217_ = (kf_lane_id() + 2u) < t4177_;
-                float t4218_ = __fadd_rn(t4213_, t4215_);
-                float t4219_ = t4217_ ? t4218_ : t4213_;
-                float t4221_ = kf_shfl_down(t4219_, 1u, kf_wn);
-                bool t4223_ = (kf_lane_id() + 1u) < t4177_;
-                float t4224_ = __fadd_rn(t4219_, t4221_);
-                s_13_ = kf_shfl(t4223_ ? t4224_ : t4219_, 0u, kf_wn);
-            }
-            bool t4229_ = lane_ == 0u;
-            bool t4230_ = t4229_;
-            if (t4229_) {
-                t4230_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4230_) {
-                unsigned i_14_ = ((m_ << 2u) + (g_ << 1u)) + 1u;
-                y_[i_14_] = s_13_;
-            }
-        }
-        if (5u < nb_) {
-            float t4255_ = acc_[13u];
-            unsigned t4277_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4277_ == 32u) {
-                float t4282_ = __fadd_rn(t4255_, kf_shfl_xor(t4255_, 16u, kf_wn));
-                float t4285_ = __fadd_rn(t4282_, kf_shfl_xor(t4282_, 8u, kf_wn));
-                float t4288_ = __fadd_rn(t4285_, kf_shfl_xor(t4285_, 4u, kf_wn));
-                float t4291_ = __fadd_rn(t4288_, kf_shfl_xor(t4288_, 2u, kf_wn));
-                s_14_ = __fadd_rn(t4291_, kf_shfl_xor(t4291_, 1u, kf_wn));
-            } else {
-                float t4297_ = kf_shfl_down(t4255_, 16u, kf_wn);
-                bool t4299_ = (kf_lane_id() + 16u) < t4277_;
-                float t4300_ = __fadd_rn(t4255_, t4297_);
-                float t4301_ = t4299_ ? t4300_ : t4255_;
-                float t4303_ = kf_shfl_down(t4301_, 8u, kf_wn);
-                bool t4305_ = (kf_lane_id() + 8u) < t4277_;
-                float t4306_ = __fadd_rn(t4301_, t4303_);
-                float t4307_ = t4305_ ? t4306_ : t4301_;
-                float t4309_ = kf_shfl_down(t4307_, 4u, kf_wn);
-                bool t4311_ = (kf_lane_id() + 4u) < t4277_;
-                float t4312_ = __fadd_rn(t4307_, t4309_);
-                float t4313_ = t4311_ ? t4312_ : t4307_;
-                float t4315_ = kf_shfl_down(t4313_, 2u, kf_wn);
-                bool t4317_ = (kf_lane_id() + 2u) < t4277_;
-                float t4318_ = __fadd_rn(t4313_, t4315_);
-                float t4319_ = t4317_ ? t4318_ : t4313_;
-                float t4321_ = kf_shfl_down(t4319_, 1u, kf_wn);
-                bool t4323_ = (kf_lane_id() + 1u) < t4277_;
-                float t4324_ = __fadd_rn(t4319_, t4321_);
-                s_14_ = kf_shfl(t4323_ ? t4324_ : t4319_, 0u, kf_wn);
-            }
-            bool t4329_ = lane_ == 0u;
-            bool t4330_ = t4329_;
-            if (t4329_) {
-                t4330_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4330_) {
-                unsigned i_15_ = ((5u * m_) + (g_ << 1u)) + 1u;
-                y_[i_15_] = s_14_;
-            }
-        }
-        if (6u < nb_) {
-            float t4355_ = acc_[14u];
-            unsigned t4377_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4377_ == 32u) {
-                float t4382_ = __fadd_rn(t4355_, kf_shfl_xor(t4355_, 16u, kf_wn));
-                float t4385_ = __fadd_rn(t4382_, kf_shfl_xor(t4382_, 8u, kf_wn));
-                float t4388_ = __fadd_rn(t4385_, kf_shfl_xor(t4385_, 4u, kf_wn));
-                float t4391_ = __fadd_rn(t4388_, kf_shfl_xor(t4388_, 2u, kf_wn));
-                s_15_ = __fadd_rn(t4391_, kf_shfl_xor(t4391_, 1u, kf_wn));
-            } else {
-                float t4397_ = kf_shfl_down(t4355_, 16u, kf_wn);
-                bool t4399_ = (kf_lane_id() + 16u) < t4377_;
-                float t4400_ = __fadd_rn(t4355_, t4397_);
-                float t4401_ = t4399_ ? t4400_ : t4355_;
-                float t4403_ = kf_shfl_down(t4401_, 8u, kf_wn);
-                bool t4405_ = (kf_lane_id() + 8u) < t4377_;
-                float t4406_ = __fadd_rn(t4401_, t4403_);
-                float t4407_ = t4405_ ? t4406_ : t4401_;
-                float t4409_ = kf_shfl_down(t4407_, 4u, kf_wn);
-                bool t4411_ = (kf_lane_id() + 4u) < t4377_;
-                float t4412_ = __fadd_rn(t4407_, t4409_);
-                float t4413_ = t4411_ ? t4412_ : t4407_;
-                float t4415_ = kf_shfl_down(t4413_, 2u, kf_wn);
-                bool t4417_ = (kf_lane_id() + 2u) < t4377_;
-                float t4418_ = __fadd_rn(t4413_, t4415_);
-                float t4419_ = t4417_ ? t4418_ : t4413_;
-                float t4421_ = kf_shfl_down(t4419_, 1u, kf_wn);
-                bool t4423_ = (kf_lane_id() + 1u) < t4377_;
-                float t4424_ = __fadd_rn(t4419_, t4421_);
-                s_15_ = kf_shfl(t4423_ ? t4424_ : t4419_, 0u, kf_wn);
-            }
-            bool t4429_ = lane_ == 0u;
-            bool t4430_ = t4429_;
-            if (t4429_) {
-                t4430_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4430_) {
-                unsigned i_16_ = ((6u * m_) + (g_ << 1u)) + 1u;
-                y_[i_16_] = s_15_;
-            }
-        }
-        if (7u < nb_) {
-            float t4455_ = acc_[15u];
-            unsigned t4477_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4477_ == 32u) {
-                float t4482_ = __fadd_rn(t4455_, kf_shfl_xor(t4455_, 16u, kf_wn));
-                float t4485_ = __fadd_rn(t4482_, kf_shfl_xor(t4482_, 8u, kf_wn));
-                float t4488_ = __fadd_rn(t4485_, kf_shfl_xor(t4485_, 4u, kf_wn));
-                float t4491_ = __fadd_rn(t4488_, kf_shfl_xor(t4488_, 2u, kf_wn));
-                s_16_ = __fadd_rn(t4491_, kf_shfl_xor(t4491_, 1u, kf_wn));
-            } else {
-                float t4497_ = kf_shfl_down(t4455_, 16u, kf_wn);
-                bool t4499_ = (kf_lane_id() + 16u) < t4477_;
-                float t4500_ = __fadd_rn(t4455_, t4497_);
-                float t4501_ = t4499_ ? t4500_ : t4455_;
-                float t4503_ = kf_shfl_down(t4501_, 8u, kf_wn);
-                bool t4505_ = (kf_lane_id() + 8u) < t4477_;
-                float t4506_ = __fadd_rn(t4501_, t4503_);
-                float t4507_ = t4505_ ? t4506_ : t4501_;
-                float t4509_ = kf_shfl_down(t4507_, 4u, kf_wn);
-                bool t4511_ = (kf_lane_id() + 4u) < t4477_;
-                float t4512_ = __fadd_rn(t4507_, t4509_);
-                float t4513_ = t4511_ ? t4512_ : t4507_;
-                float t4515_ = kf_shfl_down(t4513_, 2u, kf_wn);
-                bool t4517_ = (kf_lane_id() + 2u) < t4477_;
-                float t4518_ = __fadd_rn(t4513_, t4515_);
-                float t4519_ = t4517_ ? t4518_ : t4513_;
-                float t4521_ = kf_shfl_down(t4519_, 1u, kf_wn);
-                bool t4523_ = (kf_lane_id() + 1u) < t4477_;
-                float t4524_ = __fadd_rn(t4519_, t4521_);
-                s_16_ = kf_shfl(t4523_ ? t4524_ : t4519_, 0u, kf_wn);
-            }
-            bool t4529_ = lane_ == 0u;
-            bool t4530_ = t4529_;
-            if (t4529_) {
-                t4530_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t4530_) {
-                unsigned i_17_ = ((7u * m_) + (g_ << 1u)) + 1u;
-                y_[i_17_] = s_16_;
+            if (t4851_) {
+                y_[(7u * m_) + g_] = s_8_;
             }
         }
     }

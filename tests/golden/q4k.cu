@@ -118,14 +118,68 @@ __device__ __forceinline__ int kf_dot4_uu(unsigned a, unsigned b, int c) { int r
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(4) kf_i8x4 { signed char v[4]; };
 struct __align__(4) kf_u8x4 { unsigned char v[4]; };
+struct __align__(8) kf_u32x2 { unsigned v[2]; };
 struct __align__(16) kf_u32x4 { unsigned v[4]; };
 struct __align__(4) kf_f16x2 { kf_f16 v[2]; };
 struct __align__(8) kf_f16x4 { kf_f16 v[4]; };
+struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 struct __align__(16) kf_f32x4 { float v[4]; };
 
-/* kernel q4k_gemv (q4k.kf:201) */
+/* A vector of 16-bit lanes as 32-bit words, a pair of lanes each (the low
+   lane in the low half), and an operation applied word by word */
+template <typename V> struct kf_words { unsigned w[sizeof(V) / 4]; };
+template <typename V> __device__ __forceinline__ kf_words<V> kf_to_words(V v) { kf_words<V> r; memcpy(&r, &v, sizeof v); return r; }
+template <typename V> __device__ __forceinline__ V kf_from_words(kf_words<V> r) { V v; memcpy(&v, &r, sizeof v); return v; }
+template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a)
+{
+    kf_words<V> x = kf_to_words(a);
+    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i]);
+    return kf_from_words<V>(x);
+}
+template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a, V b)
+{
+    kf_words<V> x = kf_to_words(a), y = kf_to_words(b);
+    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i], y.w[i]);
+    return kf_from_words<V>(x);
+}
+template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a, V b, V c)
+{
+    kf_words<V> x = kf_to_words(a), y = kf_to_words(b), z = kf_to_words(c);
+    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i], y.w[i], z.w[i]);
+    return kf_from_words<V>(x);
+}
+
+/* mma.sync: fragments as vectors, lane j = PTX's element j (aj, bj, cj, dj) */
+#define KF_MMA_F(name, ty) \
+template <typename A, typename B, typename C> __device__ __forceinline__ C name(A a, B b, C c) \
+{ \
+    kf_words<A> x = kf_to_words(a); kf_words<B> y = kf_to_words(b); C d; \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." ty "." ty ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" \
+                 : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3]) \
+                 : "r"(x.w[0]), "r"(x.w[1]), "r"(x.w[2]), "r"(x.w[3]), "r"(y.w[0]), "r"(y.w[1]), \
+                   "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3])); \
+    return d; \
+}
+#define KF_MMA_I(name, ta, tb) \
+template <typename A, typename B, typename C> __device__ __forceinline__ C name(A a, B b, C c) \
+{ \
+    kf_words<A> x = kf_to_words(a); kf_words<B> y = kf_to_words(b); C d; \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32." ta "." tb ".s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" \
+                 : "=r"(d.v[0]), "=r"(d.v[1]), "=r"(d.v[2]), "=r"(d.v[3]) \
+                 : "r"(x.w[0]), "r"(x.w[1]), "r"(x.w[2]), "r"(x.w[3]), "r"(y.w[0]), "r"(y.w[1]), \
+                   "r"(c.v[0]), "r"(c.v[1]), "r"(c.v[2]), "r"(c.v[3])); \
+    return d; \
+}
+KF_MMA_F(kf_mma_f16, "f16")
+KF_MMA_F(kf_mma_bf16, "bf16")
+KF_MMA_I(kf_mma_s8s8, "s8", "s8")
+KF_MMA_I(kf_mma_s8u8, "s8", "u8")
+KF_MMA_I(kf_mma_u8s8, "u8", "s8")
+KF_MMA_I(kf_mma_u8u8, "u8", "u8")
+
+/* kernel q4k_gemv_simt (q4k.kf:202) */
 extern "C" __global__ void __launch_bounds__(256)
-q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
+q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     __shared__ __align__(16) float part_[512];
     kf_f32x4 xs_[16];
@@ -536,7 +590,963 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     }
 }
 
-/* kernel q8_quantize_f32 (q4k.kf:313) */
+/* kernel q4k_gemv (q4k.kf:355) */
+extern "C" __global__ void __launch_bounds__(128)
+q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
+{
+    extern __shared__ __align__(16) unsigned tab_[];
+    kf_f32x4 v_[8];
+    kf_u32x4 qb_[8];
+    kf_u32x4 hb_[4];
+    const unsigned kf_wn = kf_warp_lanes();
+    const kf_u32x4* wq_ = (const kf_u32x4*)w_;
+    unsigned nbk_ = k_ >> 8u;
+    const kf_f32x4* x4_ = (const kf_f32x4*)x_;
+    unsigned n_ = nbk_ << 6u;
+    unsigned t15_ = blockDim.x << 3u;
+    for (unsigned e0_ = threadIdx.x; e0_ < n_; e0_ = e0_ + t15_) {
+        v_[0u] = x4_[min(e0_, (n_ - 1u))];
+        v_[1u] = x4_[min((e0_ + blockDim.x), (n_ - 1u))];
+        v_[2u] = x4_[min((e0_ + (blockDim.x << 1u)), (n_ - 1u))];
+        v_[3u] = x4_[min((e0_ + (3u * blockDim.x)), (n_ - 1u))];
+        v_[4u] = x4_[min((e0_ + (blockDim.x << 2u)), (n_ - 1u))];
+        v_[5u] = x4_[min((e0_ + (5u * blockDim.x)), (n_ - 1u))];
+        v_[6u] = x4_[min((e0_ + (6u * blockDim.x)), (n_ - 1u))];
+        v_[7u] = x4_[min((e0_ + (7u * blockDim.x)), (n_ - 1u))];
+        if (e0_ < n_) {
+            unsigned kb_ = e0_ >> 6u;
+            unsigned q_ = (e0_ >> 4u) & 3u;
+            unsigned s_ = e0_ & 15u;
+            kf_f16 t106_ = kf_f16_from_f32(v_[0u].v[0]);
+            kf_f16 t110_ = kf_f16_from_f32(v_[0u].v[1]);
+            kf_f16 t114_ = kf_f16_from_f32(v_[0u].v[2]);
+            kf_f16 t118_ = kf_f16_from_f32(v_[0u].v[3]);
+            kf_f16 t129_ = kf_f16_from_f32(__fsub_rn(v_[0u].v[0], kf_f16_to_f32(t106_)));
+            kf_f16 t136_ = kf_f16_from_f32(__fsub_rn(v_[0u].v[1], kf_f16_to_f32(t110_)));
+            kf_f16 t143_ = kf_f16_from_f32(__fsub_rn(v_[0u].v[2], kf_f16_to_f32(t114_)));
+            kf_f16 t150_ = kf_f16_from_f32(__fsub_rn(v_[0u].v[3], kf_f16_to_f32(t118_)));
+            unsigned at_ = ((((kb_ << 2u) + q_) << 1u) << 4u) + s_;
+            kf_f16x2 t166_ = kf_f16x2{{t106_, t114_}};
+            unsigned t167_ = kf_bitcast<unsigned>(t166_);
+            kf_f16x2 t171_ = kf_f16x2{{t110_, t118_}};
+            unsigned t172_ = kf_bitcast<unsigned>(t171_);
+            kf_u32x2 t174_ = kf_u32x2{{t167_, t172_}};
+            ((kf_u32x2*)tab_)[at_] = t174_;
+            unsigned t176_ = at_ + 16u;
+            kf_f16x2 t180_ = kf_f16x2{{t129_, t143_}};
+            unsigned t181_ = kf_bitcast<unsigned>(t180_);
+            kf_f16x2 t185_ = kf_f16x2{{t136_, t150_}};
+            unsigned t186_ = kf_bitcast<unsigned>(t185_);
+            kf_u32x2 t188_ = kf_u32x2{{t181_, t186_}};
+            ((kf_u32x2*)tab_)[t176_] = t188_;
+        }
+        unsigned e_ = e0_ + blockDim.x;
+        if (e_ < n_) {
+            unsigned kb_2_ = e_ >> 6u;
+            unsigned q_2_ = (e_ >> 4u) & 3u;
+            unsigned s_2_ = e_ & 15u;
+            kf_f16 t205_ = kf_f16_from_f32(v_[1u].v[0]);
+            kf_f16 t209_ = kf_f16_from_f32(v_[1u].v[1]);
+            kf_f16 t213_ = kf_f16_from_f32(v_[1u].v[2]);
+            kf_f16 t217_ = kf_f16_from_f32(v_[1u].v[3]);
+            kf_f16 t228_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[0], kf_f16_to_f32(t205_)));
+            kf_f16 t235_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[1], kf_f16_to_f32(t209_)));
+            kf_f16 t242_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[2], kf_f16_to_f32(t213_)));
+            kf_f16 t249_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[3], kf_f16_to_f32(t217_)));
+            unsigned at_2_ = ((((kb_2_ << 2u) + q_2_) << 1u) << 4u) + s_2_;
+            kf_f16x2 t265_ = kf_f16x2{{t205_, t213_}};
+            unsigned t266_ = kf_bitcast<unsigned>(t265_);
+            kf_f16x2 t270_ = kf_f16x2{{t209_, t217_}};
+            unsigned t271_ = kf_bitcast<unsigned>(t270_);
+            kf_u32x2 t273_ = kf_u32x2{{t266_, t271_}};
+            ((kf_u32x2*)tab_)[at_2_] = t273_;
+            unsigned t275_ = at_2_ + 16u;
+            kf_f16x2 t279_ = kf_f16x2{{t228_, t242_}};
+            unsigned t280_ = kf_bitcast<unsigned>(t279_);
+            kf_f16x2 t284_ = kf_f16x2{{t235_, t249_}};
+            unsigned t285_ = kf_bitcast<unsigned>(t284_);
+            kf_u32x2 t287_ = kf_u32x2{{t280_, t285_}};
+            ((kf_u32x2*)tab_)[t275_] = t287_;
+        }
+        unsigned e_2_ = e0_ + (blockDim.x << 1u);
+        if (e_2_ < n_) {
+            unsigned kb_3_ = e_2_ >> 6u;
+            unsigned q_3_ = (e_2_ >> 4u) & 3u;
+            unsigned s_3_ = e_2_ & 15u;
+            kf_f16 t304_ = kf_f16_from_f32(v_[2u].v[0]);
+            kf_f16 t308_ = kf_f16_from_f32(v_[2u].v[1]);
+            kf_f16 t312_ = kf_f16_from_f32(v_[2u].v[2]);
+            kf_f16 t316_ = kf_f16_from_f32(v_[2u].v[3]);
+            kf_f16 t327_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[0], kf_f16_to_f32(t304_)));
+            kf_f16 t334_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[1], kf_f16_to_f32(t308_)));
+            kf_f16 t341_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[2], kf_f16_to_f32(t312_)));
+            kf_f16 t348_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[3], kf_f16_to_f32(t316_)));
+            unsigned at_3_ = ((((kb_3_ << 2u) + q_3_) << 1u) << 4u) + s_3_;
+            kf_f16x2 t364_ = kf_f16x2{{t304_, t312_}};
+            unsigned t365_ = kf_bitcast<unsigned>(t364_);
+            kf_f16x2 t369_ = kf_f16x2{{t308_, t316_}};
+            unsigned t370_ = kf_bitcast<unsigned>(t369_);
+            kf_u32x2 t372_ = kf_u32x2{{t365_, t370_}};
+            ((kf_u32x2*)tab_)[at_3_] = t372_;
+            unsigned t374_ = at_3_ + 16u;
+            kf_f16x2 t378_ = kf_f16x2{{t327_, t341_}};
+            unsigned t379_ = kf_bitcast<unsigned>(t378_);
+            kf_f16x2 t383_ = kf_f16x2{{t334_, t348_}};
+            unsigned t384_ = kf_bitcast<unsigned>(t383_);
+            kf_u32x2 t386_ = kf_u32x2{{t379_, t384_}};
+            ((kf_u32x2*)tab_)[t374_] = t386_;
+        }
+        unsigned e_3_ = e0_ + (3u * blockDim.x);
+        if (e_3_ < n_) {
+            unsigned kb_4_ = e_3_ >> 6u;
+            unsigned q_4_ = (e_3_ >> 4u) & 3u;
+            unsigned s_4_ = e_3_ & 15u;
+            kf_f16 t403_ = kf_f16_from_f32(v_[3u].v[0]);
+            kf_f16 t407_ = kf_f16_from_f32(v_[3u].v[1]);
+            kf_f16 t411_ = kf_f16_from_f32(v_[3u].v[2]);
+            kf_f16 t415_ = kf_f16_from_f32(v_[3u].v[3]);
+            kf_f16 t426_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[0], kf_f16_to_f32(t403_)));
+            kf_f16 t433_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[1], kf_f16_to_f32(t407_)));
+            kf_f16 t440_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[2], kf_f16_to_f32(t411_)));
+            kf_f16 t447_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[3], kf_f16_to_f32(t415_)));
+            unsigned at_4_ = ((((kb_4_ << 2u) + q_4_) << 1u) << 4u) + s_4_;
+            kf_f16x2 t463_ = kf_f16x2{{t403_, t411_}};
+            unsigned t464_ = kf_bitcast<unsigned>(t463_);
+            kf_f16x2 t468_ = kf_f16x2{{t407_, t415_}};
+            unsigned t469_ = kf_bitcast<unsigned>(t468_);
+            kf_u32x2 t471_ = kf_u32x2{{t464_, t469_}};
+            ((kf_u32x2*)tab_)[at_4_] = t471_;
+            unsigned t473_ = at_4_ + 16u;
+            kf_f16x2 t477_ = kf_f16x2{{t426_, t440_}};
+            unsigned t478_ = kf_bitcast<unsigned>(t477_);
+            kf_f16x2 t482_ = kf_f16x2{{t433_, t447_}};
+            unsigned t483_ = kf_bitcast<unsigned>(t482_);
+            kf_u32x2 t485_ = kf_u32x2{{t478_, t483_}};
+            ((kf_u32x2*)tab_)[t473_] = t485_;
+        }
+        unsigned e_4_ = e0_ + (blockDim.x << 2u);
+        if (e_4_ < n_) {
+            unsigned kb_5_ = e_4_ >> 6u;
+            unsigned q_5_ = (e_4_ >> 4u) & 3u;
+            unsigned s_5_ = e_4_ & 15u;
+            kf_f16 t502_ = kf_f16_from_f32(v_[4u].v[0]);
+            kf_f16 t506_ = kf_f16_from_f32(v_[4u].v[1]);
+            kf_f16 t510_ = kf_f16_from_f32(v_[4u].v[2]);
+            kf_f16 t514_ = kf_f16_from_f32(v_[4u].v[3]);
+            kf_f16 t525_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[0], kf_f16_to_f32(t502_)));
+            kf_f16 t532_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[1], kf_f16_to_f32(t506_)));
+            kf_f16 t539_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[2], kf_f16_to_f32(t510_)));
+            kf_f16 t546_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[3], kf_f16_to_f32(t514_)));
+            unsigned at_5_ = ((((kb_5_ << 2u) + q_5_) << 1u) << 4u) + s_5_;
+            kf_f16x2 t562_ = kf_f16x2{{t502_, t510_}};
+            unsigned t563_ = kf_bitcast<unsigned>(t562_);
+            kf_f16x2 t567_ = kf_f16x2{{t506_, t514_}};
+            unsigned t568_ = kf_bitcast<unsigned>(t567_);
+            kf_u32x2 t570_ = kf_u32x2{{t563_, t568_}};
+            ((kf_u32x2*)tab_)[at_5_] = t570_;
+            unsigned t572_ = at_5_ + 16u;
+            kf_f16x2 t576_ = kf_f16x2{{t525_, t539_}};
+            unsigned t577_ = kf_bitcast<unsigned>(t576_);
+            kf_f16x2 t581_ = kf_f16x2{{t532_, t546_}};
+            unsigned t582_ = kf_bitcast<unsigned>(t581_);
+            kf_u32x2 t584_ = kf_u32x2{{t577_, t582_}};
+            ((kf_u32x2*)tab_)[t572_] = t584_;
+        }
+        unsigned e_5_ = e0_ + (5u * blockDim.x);
+        if (e_5_ < n_) {
+            unsigned kb_6_ = e_5_ >> 6u;
+            unsigned q_6_ = (e_5_ >> 4u) & 3u;
+            unsigned s_6_ = e_5_ & 15u;
+            kf_f16 t601_ = kf_f16_from_f32(v_[5u].v[0]);
+            kf_f16 t605_ = kf_f16_from_f32(v_[5u].v[1]);
+            kf_f16 t609_ = kf_f16_from_f32(v_[5u].v[2]);
+            kf_f16 t613_ = kf_f16_from_f32(v_[5u].v[3]);
+            kf_f16 t624_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[0], kf_f16_to_f32(t601_)));
+            kf_f16 t631_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[1], kf_f16_to_f32(t605_)));
+            kf_f16 t638_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[2], kf_f16_to_f32(t609_)));
+            kf_f16 t645_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[3], kf_f16_to_f32(t613_)));
+            unsigned at_6_ = ((((kb_6_ << 2u) + q_6_) << 1u) << 4u) + s_6_;
+            kf_f16x2 t661_ = kf_f16x2{{t601_, t609_}};
+            unsigned t662_ = kf_bitcast<unsigned>(t661_);
+            kf_f16x2 t666_ = kf_f16x2{{t605_, t613_}};
+            unsigned t667_ = kf_bitcast<unsigned>(t666_);
+            kf_u32x2 t669_ = kf_u32x2{{t662_, t667_}};
+            ((kf_u32x2*)tab_)[at_6_] = t669_;
+            unsigned t671_ = at_6_ + 16u;
+            kf_f16x2 t675_ = kf_f16x2{{t624_, t638_}};
+            unsigned t676_ = kf_bitcast<unsigned>(t675_);
+            kf_f16x2 t680_ = kf_f16x2{{t631_, t645_}};
+            unsigned t681_ = kf_bitcast<unsigned>(t680_);
+            kf_u32x2 t683_ = kf_u32x2{{t676_, t681_}};
+            ((kf_u32x2*)tab_)[t671_] = t683_;
+        }
+        unsigned e_6_ = e0_ + (6u * blockDim.x);
+        if (e_6_ < n_) {
+            unsigned kb_7_ = e_6_ >> 6u;
+            unsigned q_7_ = (e_6_ >> 4u) & 3u;
+            unsigned s_7_ = e_6_ & 15u;
+            kf_f16 t700_ = kf_f16_from_f32(v_[6u].v[0]);
+            kf_f16 t704_ = kf_f16_from_f32(v_[6u].v[1]);
+            kf_f16 t708_ = kf_f16_from_f32(v_[6u].v[2]);
+            kf_f16 t712_ = kf_f16_from_f32(v_[6u].v[3]);
+            kf_f16 t723_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[0], kf_f16_to_f32(t700_)));
+            kf_f16 t730_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[1], kf_f16_to_f32(t704_)));
+            kf_f16 t737_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[2], kf_f16_to_f32(t708_)));
+            kf_f16 t744_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[3], kf_f16_to_f32(t712_)));
+            unsigned at_7_ = ((((kb_7_ << 2u) + q_7_) << 1u) << 4u) + s_7_;
+            kf_f16x2 t760_ = kf_f16x2{{t700_, t708_}};
+            unsigned t761_ = kf_bitcast<unsigned>(t760_);
+            kf_f16x2 t765_ = kf_f16x2{{t704_, t712_}};
+            unsigned t766_ = kf_bitcast<unsigned>(t765_);
+            kf_u32x2 t768_ = kf_u32x2{{t761_, t766_}};
+            ((kf_u32x2*)tab_)[at_7_] = t768_;
+            unsigned t770_ = at_7_ + 16u;
+            kf_f16x2 t774_ = kf_f16x2{{t723_, t737_}};
+            unsigned t775_ = kf_bitcast<unsigned>(t774_);
+            kf_f16x2 t779_ = kf_f16x2{{t730_, t744_}};
+            unsigned t780_ = kf_bitcast<unsigned>(t779_);
+            kf_u32x2 t782_ = kf_u32x2{{t775_, t780_}};
+            ((kf_u32x2*)tab_)[t770_] = t782_;
+        }
+        unsigned e_7_ = e0_ + (7u * blockDim.x);
+        if (e_7_ < n_) {
+            unsigned kb_8_ = e_7_ >> 6u;
+            unsigned q_8_ = (e_7_ >> 4u) & 3u;
+            unsigned s_8_ = e_7_ & 15u;
+            kf_f16 t799_ = kf_f16_from_f32(v_[7u].v[0]);
+            kf_f16 t803_ = kf_f16_from_f32(v_[7u].v[1]);
+            kf_f16 t807_ = kf_f16_from_f32(v_[7u].v[2]);
+            kf_f16 t811_ = kf_f16_from_f32(v_[7u].v[3]);
+            kf_f16 t822_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[0], kf_f16_to_f32(t799_)));
+            kf_f16 t829_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[1], kf_f16_to_f32(t803_)));
+            kf_f16 t836_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[2], kf_f16_to_f32(t807_)));
+            kf_f16 t843_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[3], kf_f16_to_f32(t811_)));
+            unsigned at_8_ = ((((kb_8_ << 2u) + q_8_) << 1u) << 4u) + s_8_;
+            kf_f16x2 t859_ = kf_f16x2{{t799_, t807_}};
+            unsigned t860_ = kf_bitcast<unsigned>(t859_);
+            kf_f16x2 t864_ = kf_f16x2{{t803_, t811_}};
+            unsigned t865_ = kf_bitcast<unsigned>(t864_);
+            kf_u32x2 t867_ = kf_u32x2{{t860_, t865_}};
+            ((kf_u32x2*)tab_)[at_8_] = t867_;
+            unsigned t869_ = at_8_ + 16u;
+            kf_f16x2 t873_ = kf_f16x2{{t822_, t836_}};
+            unsigned t874_ = kf_bitcast<unsigned>(t873_);
+            kf_f16x2 t878_ = kf_f16x2{{t829_, t843_}};
+            unsigned t879_ = kf_bitcast<unsigned>(t878_);
+            kf_u32x2 t881_ = kf_u32x2{{t874_, t879_}};
+            ((kf_u32x2*)tab_)[t869_] = t881_;
+        }
+    }
+    if (threadIdx.x < 4u) {
+        tab_[(nbk_ << 8u) + threadIdx.x] = 0u;
+    }
+    unsigned t893_ = nbk_ << 3u;
+    for (unsigned e_8_ = threadIdx.x; e_8_ < t893_; e_8_ = e_8_ + blockDim.x) {
+        unsigned t900_ = e_8_ << 3u;
+        kf_f32x4 v_2_ = x4_[t900_];
+        float t911_ = __fadd_rn(0.0f, __fadd_rn(__fadd_rn(v_2_.v[0], v_2_.v[1]), __fadd_rn(v_2_.v[2], v_2_.v[3])));
+        unsigned t915_ = (e_8_ << 3u) + 1u;
+        kf_f32x4 v_3_ = x4_[t915_];
+        float t924_ = __fadd_rn(t911_, __fadd_rn(__fadd_rn(v_3_.v[0], v_3_.v[1]), __fadd_rn(v_3_.v[2], v_3_.v[3])));
+        unsigned t928_ = (e_8_ << 3u) + 2u;
+        kf_f32x4 v_4_ = x4_[t928_];
+        float t937_ = __fadd_rn(t924_, __fadd_rn(__fadd_rn(v_4_.v[0], v_4_.v[1]), __fadd_rn(v_4_.v[2], v_4_.v[3])));
+        unsigned t941_ = (e_8_ << 3u) + 3u;
+        kf_f32x4 v_5_ = x4_[t941_];
+        float t950_ = __fadd_rn(t937_, __fadd_rn(__fadd_rn(v_5_.v[0], v_5_.v[1]), __fadd_rn(v_5_.v[2], v_5_.v[3])));
+        unsigned t954_ = (e_8_ << 3u) + 4u;
+        kf_f32x4 v_6_ = x4_[t954_];
+        float t963_ = __fadd_rn(t950_, __fadd_rn(__fadd_rn(v_6_.v[0], v_6_.v[1]), __fadd_rn(v_6_.v[2], v_6_.v[3])));
+        unsigned t967_ = (e_8_ << 3u) + 5u;
+        kf_f32x4 v_7_ = x4_[t967_];
+        float t976_ = __fadd_rn(t963_, __fadd_rn(__fadd_rn(v_7_.v[0], v_7_.v[1]), __fadd_rn(v_7_.v[2], v_7_.v[3])));
+        unsigned t980_ = (e_8_ << 3u) + 6u;
+        kf_f32x4 v_8_ = x4_[t980_];
+        float t989_ = __fadd_rn(t976_, __fadd_rn(__fadd_rn(v_8_.v[0], v_8_.v[1]), __fadd_rn(v_8_.v[2], v_8_.v[3])));
+        unsigned t993_ = (e_8_ << 3u) + 7u;
+        kf_f32x4 v_9_ = x4_[t993_];
+        ((float*)tab_)[((nbk_ << 8u) + 4u) + e_8_] = __fadd_rn(t989_, __fadd_rn(__fadd_rn(v_9_.v[0], v_9_.v[1]), __fadd_rn(v_9_.v[2], v_9_.v[3])));
+    }
+    __syncthreads();
+    unsigned lane_ = kf_lane_id();
+    unsigned g_ = lane_ >> 2u;
+    unsigned q_9_ = lane_ & 3u;
+    unsigned ntiles_ = (m_ >> 4u) + (((m_ & 15u) != 0u) ? 1u : 0u);
+    unsigned wid_ = (blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned nw_ = gridDim.x << 2u;
+    if (wid_ >= ntiles_) {
+        return;
+    }
+    unsigned t1041_ = ntiles_ - wid_;
+    unsigned total_ = ((t1041_ / nw_) + (((t1041_ % nw_) != 0u) ? 1u : 0u)) * nbk_;
+    bool mine_ = (g_ >> 1u) == q_9_;
+    unsigned zero4_ = nbk_ << 6u;
+    float ya_ = 0.0f;
+    float yb_ = 0.0f;
+    unsigned lt_ = wid_;
+    unsigned lk_ = 0u;
+    unsigned ct_ = wid_;
+    unsigned ck_ = 0u;
+    unsigned t1067_ = total_ + 1u;
+    for (unsigned t0_ = 0u; t0_ < t1067_; t0_ = t0_ + 2u) {
+        if (t0_ < total_) {
+            unsigned row_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+            unsigned blk_ = ((row_ * nbk_) + lk_) * 9u;
+            hb_[0u] = wq_[blk_];
+            qb_[0u] = wq_[(blk_ + 1u) + (q_9_ << 1u)];
+            qb_[1u] = wq_[(blk_ + 2u) + (q_9_ << 1u)];
+            unsigned row_2_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+            unsigned blk_2_ = ((row_2_ * nbk_) + lk_) * 9u;
+            hb_[1u] = wq_[blk_2_];
+            qb_[2u] = wq_[(blk_2_ + 1u) + (q_9_ << 1u)];
+            qb_[3u] = wq_[(blk_2_ + 2u) + (q_9_ << 1u)];
+            unsigned t1131_ = lk_ + 1u;
+            lk_ = t1131_;
+            if (t1131_ == nbk_) {
+                lk_ = 0u;
+                lt_ = lt_ + nw_;
+            }
+        }
+        bool t1139_ = t0_ >= 1u;
+        bool t1140_ = t1139_;
+        if (t1139_) {
+            t1140_ = (t0_ - 1u) < total_;
+        }
+        if (t1140_) {
+            unsigned t1157_ = (((((ck_ << 2u) + q_9_) << 1u) + (g_ & 1u)) << 4u) >> 1u;
+            unsigned fb_ = mine_ ? t1157_ : zero4_;
+            unsigned fstep_ = mine_ ? 1u : 0u;
+            kf_f32x4 t1163_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 t1166_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_u32x4 blo_ = ((kf_u32x4*)tab_)[fb_];
+            unsigned t1174_ = fb_ + (fstep_ << 2u);
+            kf_u32x4 bhi_ = ((kf_u32x4*)tab_)[t1174_];
+            unsigned wa_ = qb_[4u].v[0];
+            unsigned wb_ = qb_[6u].v[0];
+            unsigned sa_ = wa_ >> 8u;
+            unsigned sb_ = wb_ >> 8u;
+            unsigned t1188_ = wa_ & 983055u;
+            unsigned t1190_ = wb_ & 983055u;
+            unsigned t1192_ = sa_ & 983055u;
+            unsigned t1194_ = sb_ & 983055u;
+            kf_u32x4 alo_ = kf_u32x4{{t1188_, t1190_, t1192_, t1194_}};
+            unsigned t1200_ = wa_ & 15728880u;
+            unsigned t1202_ = wb_ & 15728880u;
+            unsigned t1204_ = sa_ & 15728880u;
+            unsigned t1206_ = sb_ & 15728880u;
+            kf_u32x4 ahi_ = kf_u32x4{{t1200_, t1202_, t1204_, t1206_}};
+            unsigned t1211_ = blo_.v[0];
+            unsigned t1212_ = blo_.v[1];
+            kf_u32x2 bl_ = kf_u32x2{{t1211_, t1212_}};
+            unsigned t1215_ = bhi_.v[0];
+            unsigned t1216_ = bhi_.v[1];
+            kf_u32x2 bh_ = kf_u32x2{{t1215_, t1216_}};
+            kf_f16x8 t1219_ = kf_bitcast<kf_f16x8>(alo_);
+            kf_f16x4 t1220_ = kf_bitcast<kf_f16x4>(bl_);
+            kf_f32x4 t1221_ = kf_mma_f16(t1219_, t1220_, t1163_);
+            kf_f16x8 t1222_ = kf_bitcast<kf_f16x8>(ahi_);
+            kf_f16x4 t1223_ = kf_bitcast<kf_f16x4>(bh_);
+            kf_f32x4 t1224_ = kf_mma_f16(t1222_, t1223_, t1166_);
+            unsigned wa_2_ = qb_[4u].v[1];
+            unsigned wb_2_ = qb_[6u].v[1];
+            unsigned sa_2_ = wa_2_ >> 8u;
+            unsigned sb_2_ = wb_2_ >> 8u;
+            unsigned t1237_ = wa_2_ & 983055u;
+            unsigned t1239_ = wb_2_ & 983055u;
+            unsigned t1241_ = sa_2_ & 983055u;
+            unsigned t1243_ = sb_2_ & 983055u;
+            kf_u32x4 alo_2_ = kf_u32x4{{t1237_, t1239_, t1241_, t1243_}};
+            unsigned t1249_ = wa_2_ & 15728880u;
+            unsigned t1251_ = wb_2_ & 15728880u;
+            unsigned t1253_ = sa_2_ & 15728880u;
+            unsigned t1255_ = sb_2_ & 15728880u;
+            kf_u32x4 ahi_2_ = kf_u32x4{{t1249_, t1251_, t1253_, t1255_}};
+            unsigned t1260_ = blo_.v[2];
+            unsigned t1261_ = blo_.v[3];
+            kf_u32x2 bl_2_ = kf_u32x2{{t1260_, t1261_}};
+            unsigned t1264_ = bhi_.v[2];
+            unsigned t1265_ = bhi_.v[3];
+            kf_u32x2 bh_2_ = kf_u32x2{{t1264_, t1265_}};
+            kf_f16x8 t1268_ = kf_bitcast<kf_f16x8>(alo_2_);
+            kf_f16x4 t1269_ = kf_bitcast<kf_f16x4>(bl_2_);
+            kf_f32x4 t1270_ = kf_mma_f16(t1268_, t1269_, t1221_);
+            kf_f16x8 t1271_ = kf_bitcast<kf_f16x8>(ahi_2_);
+            kf_f16x4 t1272_ = kf_bitcast<kf_f16x4>(bh_2_);
+            kf_f32x4 t1273_ = kf_mma_f16(t1271_, t1272_, t1224_);
+            unsigned t1276_ = fb_ + fstep_;
+            kf_u32x4 blo_2_ = ((kf_u32x4*)tab_)[t1276_];
+            unsigned t1280_ = fb_ + (fstep_ * 5u);
+            kf_u32x4 bhi_2_ = ((kf_u32x4*)tab_)[t1280_];
+            unsigned wa_3_ = qb_[4u].v[2];
+            unsigned wb_3_ = qb_[6u].v[2];
+            unsigned sa_3_ = wa_3_ >> 8u;
+            unsigned sb_3_ = wb_3_ >> 8u;
+            unsigned t1294_ = wa_3_ & 983055u;
+            unsigned t1296_ = wb_3_ & 983055u;
+            unsigned t1298_ = sa_3_ & 983055u;
+            unsigned t1300_ = sb_3_ & 983055u;
+            kf_u32x4 alo_3_ = kf_u32x4{{t1294_, t1296_, t1298_, t1300_}};
+            unsigned t1306_ = wa_3_ & 15728880u;
+            unsigned t1308_ = wb_3_ & 15728880u;
+            unsigned t1310_ = sa_3_ & 15728880u;
+            unsigned t1312_ = sb_3_ & 15728880u;
+            kf_u32x4 ahi_3_ = kf_u32x4{{t1306_, t1308_, t1310_, t1312_}};
+            unsigned t1317_ = blo_2_.v[0];
+            unsigned t1318_ = blo_2_.v[1];
+            kf_u32x2 bl_3_ = kf_u32x2{{t1317_, t1318_}};
+            unsigned t1321_ = bhi_2_.v[0];
+            unsigned t1322_ = bhi_2_.v[1];
+            kf_u32x2 bh_3_ = kf_u32x2{{t1321_, t1322_}};
+            kf_f16x8 t1325_ = kf_bitcast<kf_f16x8>(alo_3_);
+            kf_f16x4 t1326_ = kf_bitcast<kf_f16x4>(bl_3_);
+            kf_f32x4 t1327_ = kf_mma_f16(t1325_, t1326_, t1270_);
+            kf_f16x8 t1328_ = kf_bitcast<kf_f16x8>(ahi_3_);
+            kf_f16x4 t1329_ = kf_bitcast<kf_f16x4>(bh_3_);
+            kf_f32x4 t1330_ = kf_mma_f16(t1328_, t1329_, t1273_);
+            unsigned wa_4_ = qb_[4u].v[3];
+            unsigned wb_4_ = qb_[6u].v[3];
+            unsigned sa_4_ = wa_4_ >> 8u;
+            unsigned sb_4_ = wb_4_ >> 8u;
+            unsigned t1343_ = wa_4_ & 983055u;
+            unsigned t1345_ = wb_4_ & 983055u;
+            unsigned t1347_ = sa_4_ & 983055u;
+            unsigned t1349_ = sb_4_ & 983055u;
+            kf_u32x4 alo_4_ = kf_u32x4{{t1343_, t1345_, t1347_, t1349_}};
+            unsigned t1355_ = wa_4_ & 15728880u;
+            unsigned t1357_ = wb_4_ & 15728880u;
+            unsigned t1359_ = sa_4_ & 15728880u;
+            unsigned t1361_ = sb_4_ & 15728880u;
+            kf_u32x4 ahi_4_ = kf_u32x4{{t1355_, t1357_, t1359_, t1361_}};
+            unsigned t1366_ = blo_2_.v[2];
+            unsigned t1367_ = blo_2_.v[3];
+            kf_u32x2 bl_4_ = kf_u32x2{{t1366_, t1367_}};
+            unsigned t1370_ = bhi_2_.v[2];
+            unsigned t1371_ = bhi_2_.v[3];
+            kf_u32x2 bh_4_ = kf_u32x2{{t1370_, t1371_}};
+            kf_f16x8 t1374_ = kf_bitcast<kf_f16x8>(alo_4_);
+            kf_f16x4 t1375_ = kf_bitcast<kf_f16x4>(bl_4_);
+            kf_f32x4 t1376_ = kf_mma_f16(t1374_, t1375_, t1327_);
+            kf_f16x8 t1377_ = kf_bitcast<kf_f16x8>(ahi_4_);
+            kf_f16x4 t1378_ = kf_bitcast<kf_f16x4>(bh_4_);
+            kf_f32x4 t1379_ = kf_mma_f16(t1377_, t1378_, t1330_);
+            unsigned t1382_ = fb_ + (fstep_ << 1u);
+            kf_u32x4 blo_3_ = ((kf_u32x4*)tab_)[t1382_];
+            unsigned t1386_ = fb_ + (fstep_ * 6u);
+            kf_u32x4 bhi_3_ = ((kf_u32x4*)tab_)[t1386_];
+            unsigned wa_5_ = qb_[5u].v[0];
+            unsigned wb_5_ = qb_[7u].v[0];
+            unsigned sa_5_ = wa_5_ >> 8u;
+            unsigned sb_5_ = wb_5_ >> 8u;
+            unsigned t1400_ = wa_5_ & 983055u;
+            unsigned t1402_ = wb_5_ & 983055u;
+            unsigned t1404_ = sa_5_ & 983055u;
+            unsigned t1406_ = sb_5_ & 983055u;
+            kf_u32x4 alo_5_ = kf_u32x4{{t1400_, t1402_, t1404_, t1406_}};
+            unsigned t1412_ = wa_5_ & 15728880u;
+            unsigned t1414_ = wb_5_ & 15728880u;
+            unsigned t1416_ = sa_5_ & 15728880u;
+            unsigned t1418_ = sb_5_ & 15728880u;
+            kf_u32x4 ahi_5_ = kf_u32x4{{t1412_, t1414_, t1416_, t1418_}};
+            unsigned t1423_ = blo_3_.v[0];
+            unsigned t1424_ = blo_3_.v[1];
+            kf_u32x2 bl_5_ = kf_u32x2{{t1423_, t1424_}};
+            unsigned t1427_ = bhi_3_.v[0];
+            unsigned t1428_ = bhi_3_.v[1];
+            kf_u32x2 bh_5_ = kf_u32x2{{t1427_, t1428_}};
+            kf_f16x8 t1431_ = kf_bitcast<kf_f16x8>(alo_5_);
+            kf_f16x4 t1432_ = kf_bitcast<kf_f16x4>(bl_5_);
+            kf_f32x4 t1433_ = kf_mma_f16(t1431_, t1432_, t1376_);
+            kf_f16x8 t1434_ = kf_bitcast<kf_f16x8>(ahi_5_);
+            kf_f16x4 t1435_ = kf_bitcast<kf_f16x4>(bh_5_);
+            kf_f32x4 t1436_ = kf_mma_f16(t1434_, t1435_, t1379_);
+            unsigned wa_6_ = qb_[5u].v[1];
+            unsigned wb_6_ = qb_[7u].v[1];
+            unsigned sa_6_ = wa_6_ >> 8u;
+            unsigned sb_6_ = wb_6_ >> 8u;
+            unsigned t1449_ = wa_6_ & 983055u;
+            unsigned t1451_ = wb_6_ & 983055u;
+            unsigned t1453_ = sa_6_ & 983055u;
+            unsigned t1455_ = sb_6_ & 983055u;
+            kf_u32x4 alo_6_ = kf_u32x4{{t1449_, t1451_, t1453_, t1455_}};
+            unsigned t1461_ = wa_6_ & 15728880u;
+            unsigned t1463_ = wb_6_ & 15728880u;
+            unsigned t1465_ = sa_6_ & 15728880u;
+            unsigned t1467_ = sb_6_ & 15728880u;
+            kf_u32x4 ahi_6_ = kf_u32x4{{t1461_, t1463_, t1465_, t1467_}};
+            unsigned t1472_ = blo_3_.v[2];
+            unsigned t1473_ = blo_3_.v[3];
+            kf_u32x2 bl_6_ = kf_u32x2{{t1472_, t1473_}};
+            unsigned t1476_ = bhi_3_.v[2];
+            unsigned t1477_ = bhi_3_.v[3];
+            kf_u32x2 bh_6_ = kf_u32x2{{t1476_, t1477_}};
+            kf_f16x8 t1480_ = kf_bitcast<kf_f16x8>(alo_6_);
+            kf_f16x4 t1481_ = kf_bitcast<kf_f16x4>(bl_6_);
+            kf_f32x4 t1482_ = kf_mma_f16(t1480_, t1481_, t1433_);
+            kf_f16x8 t1483_ = kf_bitcast<kf_f16x8>(ahi_6_);
+            kf_f16x4 t1484_ = kf_bitcast<kf_f16x4>(bh_6_);
+            kf_f32x4 t1485_ = kf_mma_f16(t1483_, t1484_, t1436_);
+            unsigned t1488_ = fb_ + (fstep_ * 3u);
+            kf_u32x4 blo_4_ = ((kf_u32x4*)tab_)[t1488_];
+            unsigned t1492_ = fb_ + (fstep_ * 7u);
+            kf_u32x4 bhi_4_ = ((kf_u32x4*)tab_)[t1492_];
+            unsigned wa_7_ = qb_[5u].v[2];
+            unsigned wb_7_ = qb_[7u].v[2];
+            unsigned sa_7_ = wa_7_ >> 8u;
+            unsigned sb_7_ = wb_7_ >> 8u;
+            unsigned t1506_ = wa_7_ & 983055u;
+            unsigned t1508_ = wb_7_ & 983055u;
+            unsigned t1510_ = sa_7_ & 983055u;
+            unsigned t1512_ = sb_7_ & 983055u;
+            kf_u32x4 alo_7_ = kf_u32x4{{t1506_, t1508_, t1510_, t1512_}};
+            unsigned t1518_ = wa_7_ & 15728880u;
+            unsigned t1520_ = wb_7_ & 15728880u;
+            unsigned t1522_ = sa_7_ & 15728880u;
+            unsigned t1524_ = sb_7_ & 15728880u;
+            kf_u32x4 ahi_7_ = kf_u32x4{{t1518_, t1520_, t1522_, t1524_}};
+            unsigned t1529_ = blo_4_.v[0];
+            unsigned t1530_ = blo_4_.v[1];
+            kf_u32x2 bl_7_ = kf_u32x2{{t1529_, t1530_}};
+            unsigned t1533_ = bhi_4_.v[0];
+            unsigned t1534_ = bhi_4_.v[1];
+            kf_u32x2 bh_7_ = kf_u32x2{{t1533_, t1534_}};
+            kf_f16x8 t1537_ = kf_bitcast<kf_f16x8>(alo_7_);
+            kf_f16x4 t1538_ = kf_bitcast<kf_f16x4>(bl_7_);
+            kf_f32x4 t1539_ = kf_mma_f16(t1537_, t1538_, t1482_);
+            kf_f16x8 t1540_ = kf_bitcast<kf_f16x8>(ahi_7_);
+            kf_f16x4 t1541_ = kf_bitcast<kf_f16x4>(bh_7_);
+            kf_f32x4 t1542_ = kf_mma_f16(t1540_, t1541_, t1485_);
+            unsigned wa_8_ = qb_[5u].v[3];
+            unsigned wb_8_ = qb_[7u].v[3];
+            unsigned sa_8_ = wa_8_ >> 8u;
+            unsigned sb_8_ = wb_8_ >> 8u;
+            unsigned t1555_ = wa_8_ & 983055u;
+            unsigned t1557_ = wb_8_ & 983055u;
+            unsigned t1559_ = sa_8_ & 983055u;
+            unsigned t1561_ = sb_8_ & 983055u;
+            kf_u32x4 alo_8_ = kf_u32x4{{t1555_, t1557_, t1559_, t1561_}};
+            unsigned t1567_ = wa_8_ & 15728880u;
+            unsigned t1569_ = wb_8_ & 15728880u;
+            unsigned t1571_ = sa_8_ & 15728880u;
+            unsigned t1573_ = sb_8_ & 15728880u;
+            kf_u32x4 ahi_8_ = kf_u32x4{{t1567_, t1569_, t1571_, t1573_}};
+            unsigned t1578_ = blo_4_.v[2];
+            unsigned t1579_ = blo_4_.v[3];
+            kf_u32x2 bl_8_ = kf_u32x2{{t1578_, t1579_}};
+            unsigned t1582_ = bhi_4_.v[2];
+            unsigned t1583_ = bhi_4_.v[3];
+            kf_u32x2 bh_8_ = kf_u32x2{{t1582_, t1583_}};
+            kf_f16x8 t1586_ = kf_bitcast<kf_f16x8>(alo_8_);
+            kf_f16x4 t1587_ = kf_bitcast<kf_f16x4>(bl_8_);
+            kf_f32x4 t1588_ = kf_mma_f16(t1586_, t1587_, t1539_);
+            kf_f16x8 t1589_ = kf_bitcast<kf_f16x8>(ahi_8_);
+            kf_f16x4 t1590_ = kf_bitcast<kf_f16x4>(bh_8_);
+            kf_f32x4 t1591_ = kf_mma_f16(t1589_, t1590_, t1542_);
+            kf_u32x4 h_ = hb_[2u];
+            unsigned t1597_ = h_.v[1] & 1061109567u;
+            unsigned t1607_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
+            unsigned sc_ = kf_shr_u32(((q_9_ < 2u) ? t1597_ : t1607_), ((q_9_ & 1u) << 4u));
+            unsigned t1648_ = h_.v[2] & 1061109567u;
+            unsigned t1659_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
+            unsigned mn_ = kf_shr_u32(((q_9_ < 2u) ? t1648_ : t1659_), ((q_9_ & 1u) << 4u));
+            unsigned t1668_ = h_.v[0];
+            kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t1668_);
+            float t1673_ = __fadd_rn(t1588_.v[0], t1588_.v[1]);
+            float t1681_ = __fadd_rn(t1591_.v[0], t1591_.v[1]);
+            unsigned v_10_ = (sc_ >> 8u) & 255u;
+            float t1696_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_10_ | 1258291200u), 8388608.0f), 1048576.0f);
+            unsigned v_11_ = sc_ & 255u;
+            float t_ = __fmaf_rn(t1696_, t1681_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_11_ | 1258291200u), 8388608.0f), 16777216.0f), t1673_));
+            unsigned v_12_ = (mn_ >> 8u) & 255u;
+            float t1716_ = __fsub_rn(kf_bitcast<float>(v_12_ | 1258291200u), 8388608.0f);
+            float t1729_ = ((float*)tab_)[((((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
+            unsigned v_13_ = mn_ & 255u;
+            float u_ = __fmaf_rn(t1716_, t1729_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_13_ | 1258291200u), 8388608.0f), ((float*)tab_)[(((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)]));
+            float part_ = __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_));
+            float t1757_ = __fadd_rn(ya_, part_);
+            ya_ = t1757_;
+            kf_u32x4 h_2_ = hb_[3u];
+            unsigned t1763_ = h_2_.v[1] & 1061109567u;
+            unsigned t1773_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+            unsigned sc_2_ = kf_shr_u32(((q_9_ < 2u) ? t1763_ : t1773_), ((q_9_ & 1u) << 4u));
+            unsigned t1814_ = h_2_.v[2] & 1061109567u;
+            unsigned t1825_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+            unsigned mn_2_ = kf_shr_u32(((q_9_ < 2u) ? t1814_ : t1825_), ((q_9_ & 1u) << 4u));
+            unsigned t1834_ = h_2_.v[0];
+            kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t1834_);
+            float t1842_ = __fadd_rn(t1588_.v[2], t1588_.v[3]);
+            float t1850_ = __fadd_rn(t1591_.v[2], t1591_.v[3]);
+            unsigned v_14_ = (sc_2_ >> 8u) & 255u;
+            float t1862_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_14_ | 1258291200u), 8388608.0f), 1048576.0f);
+            unsigned v_15_ = sc_2_ & 255u;
+            float t_2_ = __fmaf_rn(t1862_, t1850_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_15_ | 1258291200u), 8388608.0f), 16777216.0f), t1842_));
+            unsigned v_16_ = (mn_2_ >> 8u) & 255u;
+            float t1882_ = __fsub_rn(kf_bitcast<float>(v_16_ | 1258291200u), 8388608.0f);
+            float t1895_ = ((float*)tab_)[((((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
+            unsigned v_17_ = mn_2_ & 255u;
+            float u_2_ = __fmaf_rn(t1882_, t1895_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_17_ | 1258291200u), 8388608.0f), ((float*)tab_)[(((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)]));
+            float part_2_ = __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_2_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_));
+            float t1923_ = __fadd_rn(yb_, part_2_);
+            yb_ = t1923_;
+            unsigned t1925_ = ck_ + 1u;
+            ck_ = t1925_;
+            if (t1925_ == nbk_) {
+                float sa_9_ = __fadd_rn(t1757_, kf_shfl_xor(t1757_, 1u, kf_wn));
+                float sa2_ = __fadd_rn(sa_9_, kf_shfl_xor(sa_9_, 2u, kf_wn));
+                float sb_9_ = __fadd_rn(t1923_, kf_shfl_xor(t1923_, 1u, kf_wn));
+                float sb2_ = __fadd_rn(sb_9_, kf_shfl_xor(sb_9_, 2u, kf_wn));
+                bool t1940_ = q_9_ == 0u;
+                bool t1941_ = t1940_;
+                if (t1940_) {
+                    t1941_ = ((ct_ << 4u) + g_) < m_;
+                }
+                if (t1941_) {
+                    y_[(ct_ << 4u) + g_] = sa2_;
+                }
+                bool t1950_ = q_9_ == 0u;
+                bool t1951_ = t1950_;
+                if (t1950_) {
+                    t1951_ = (((ct_ << 4u) + g_) + 8u) < m_;
+                }
+                if (t1951_) {
+                    y_[((ct_ << 4u) + g_) + 8u] = sb2_;
+                }
+                ya_ = 0.0f;
+                yb_ = 0.0f;
+                ck_ = 0u;
+                ct_ = ct_ + nw_;
+            }
+        }
+        if ((t0_ + 1u) < total_) {
+            unsigned row_3_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+            unsigned blk_3_ = ((row_3_ * nbk_) + lk_) * 9u;
+            hb_[2u] = wq_[blk_3_];
+            qb_[4u] = wq_[(blk_3_ + 1u) + (q_9_ << 1u)];
+            qb_[5u] = wq_[(blk_3_ + 2u) + (q_9_ << 1u)];
+            unsigned row_4_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+            unsigned blk_4_ = ((row_4_ * nbk_) + lk_) * 9u;
+            hb_[3u] = wq_[blk_4_];
+            qb_[6u] = wq_[(blk_4_ + 1u) + (q_9_ << 1u)];
+            qb_[7u] = wq_[(blk_4_ + 2u) + (q_9_ << 1u)];
+            unsigned t2027_ = lk_ + 1u;
+            lk_ = t2027_;
+            if (t2027_ == nbk_) {
+                lk_ = 0u;
+                lt_ = lt_ + nw_;
+            }
+        }
+        bool t2035_ = (t0_ + 1u) >= 1u;
+        bool t2036_ = t2035_;
+        if (t2035_) {
+            t2036_ = ((t0_ + 1u) - 1u) < total_;
+        }
+        if (t2036_) {
+            unsigned t2053_ = (((((ck_ << 2u) + q_9_) << 1u) + (g_ & 1u)) << 4u) >> 1u;
+            unsigned fb_2_ = mine_ ? t2053_ : zero4_;
+            unsigned fstep_2_ = mine_ ? 1u : 0u;
+            kf_f32x4 t2059_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 t2062_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_u32x4 blo_5_ = ((kf_u32x4*)tab_)[fb_2_];
+            unsigned t2070_ = fb_2_ + (fstep_2_ << 2u);
+            kf_u32x4 bhi_5_ = ((kf_u32x4*)tab_)[t2070_];
+            unsigned wa_9_ = qb_[0u].v[0];
+            unsigned wb_9_ = qb_[2u].v[0];
+            unsigned sa_10_ = wa_9_ >> 8u;
+            unsigned sb_10_ = wb_9_ >> 8u;
+            unsigned t2084_ = wa_9_ & 983055u;
+            unsigned t2086_ = wb_9_ & 983055u;
+            unsigned t2088_ = sa_10_ & 983055u;
+            unsigned t2090_ = sb_10_ & 983055u;
+            kf_u32x4 alo_9_ = kf_u32x4{{t2084_, t2086_, t2088_, t2090_}};
+            unsigned t2096_ = wa_9_ & 15728880u;
+            unsigned t2098_ = wb_9_ & 15728880u;
+            unsigned t2100_ = sa_10_ & 15728880u;
+            unsigned t2102_ = sb_10_ & 15728880u;
+            kf_u32x4 ahi_9_ = kf_u32x4{{t2096_, t2098_, t2100_, t2102_}};
+            unsigned t2107_ = blo_5_.v[0];
+            unsigned t2108_ = blo_5_.v[1];
+            kf_u32x2 bl_9_ = kf_u32x2{{t2107_, t2108_}};
+            unsigned t2111_ = bhi_5_.v[0];
+            unsigned t2112_ = bhi_5_.v[1];
+            kf_u32x2 bh_9_ = kf_u32x2{{t2111_, t2112_}};
+            kf_f16x8 t2115_ = kf_bitcast<kf_f16x8>(alo_9_);
+            kf_f16x4 t2116_ = kf_bitcast<kf_f16x4>(bl_9_);
+            kf_f32x4 t2117_ = kf_mma_f16(t2115_, t2116_, t2059_);
+            kf_f16x8 t2118_ = kf_bitcast<kf_f16x8>(ahi_9_);
+            kf_f16x4 t2119_ = kf_bitcast<kf_f16x4>(bh_9_);
+            kf_f32x4 t2120_ = kf_mma_f16(t2118_, t2119_, t2062_);
+            unsigned wa_10_ = qb_[0u].v[1];
+            unsigned wb_10_ = qb_[2u].v[1];
+            unsigned sa_11_ = wa_10_ >> 8u;
+            unsigned sb_11_ = wb_10_ >> 8u;
+            unsigned t2133_ = wa_10_ & 983055u;
+            unsigned t2135_ = wb_10_ & 983055u;
+            unsigned t2137_ = sa_11_ & 983055u;
+            unsigned t2139_ = sb_11_ & 983055u;
+            kf_u32x4 alo_10_ = kf_u32x4{{t2133_, t2135_, t2137_, t2139_}};
+            unsigned t2145_ = wa_10_ & 15728880u;
+            unsigned t2147_ = wb_10_ & 15728880u;
+            unsigned t2149_ = sa_11_ & 15728880u;
+            unsigned t2151_ = sb_11_ & 15728880u;
+            kf_u32x4 ahi_10_ = kf_u32x4{{t2145_, t2147_, t2149_, t2151_}};
+            unsigned t2156_ = blo_5_.v[2];
+            unsigned t2157_ = blo_5_.v[3];
+            kf_u32x2 bl_10_ = kf_u32x2{{t2156_, t2157_}};
+            unsigned t2160_ = bhi_5_.v[2];
+            unsigned t2161_ = bhi_5_.v[3];
+            kf_u32x2 bh_10_ = kf_u32x2{{t2160_, t2161_}};
+            kf_f16x8 t2164_ = kf_bitcast<kf_f16x8>(alo_10_);
+            kf_f16x4 t2165_ = kf_bitcast<kf_f16x4>(bl_10_);
+            kf_f32x4 t2166_ = kf_mma_f16(t2164_, t2165_, t2117_);
+            kf_f16x8 t2167_ = kf_bitcast<kf_f16x8>(ahi_10_);
+            kf_f16x4 t2168_ = kf_bitcast<kf_f16x4>(bh_10_);
+            kf_f32x4 t2169_ = kf_mma_f16(t2167_, t2168_, t2120_);
+            unsigned t2172_ = fb_2_ + fstep_2_;
+            kf_u32x4 blo_6_ = ((kf_u32x4*)tab_)[t2172_];
+            unsigned t2176_ = fb_2_ + (fstep_2_ * 5u);
+            kf_u32x4 bhi_6_ = ((kf_u32x4*)tab_)[t2176_];
+            unsigned wa_11_ = qb_[0u].v[2];
+            unsigned wb_11_ = qb_[2u].v[2];
+            unsigned sa_12_ = wa_11_ >> 8u;
+            unsigned sb_12_ = wb_11_ >> 8u;
+            unsigned t2190_ = wa_11_ & 983055u;
+            unsigned t2192_ = wb_11_ & 983055u;
+            unsigned t2194_ = sa_12_ & 983055u;
+            unsigned t2196_ = sb_12_ & 983055u;
+            kf_u32x4 alo_11_ = kf_u32x4{{t2190_, t2192_, t2194_, t2196_}};
+            unsigned t2202_ = wa_11_ & 15728880u;
+            unsigned t2204_ = wb_11_ & 15728880u;
+            unsigned t2206_ = sa_12_ & 15728880u;
+            unsigned t2208_ = sb_12_ & 15728880u;
+            kf_u32x4 ahi_11_ = kf_u32x4{{t2202_, t2204_, t2206_, t2208_}};
+            unsigned t2213_ = blo_6_.v[0];
+            unsigned t2214_ = blo_6_.v[1];
+            kf_u32x2 bl_11_ = kf_u32x2{{t2213_, t2214_}};
+            unsigned t2217_ = bhi_6_.v[0];
+            unsigned t2218_ = bhi_6_.v[1];
+            kf_u32x2 bh_11_ = kf_u32x2{{t2217_, t2218_}};
+            kf_f16x8 t2221_ = kf_bitcast<kf_f16x8>(alo_11_);
+            kf_f16x4 t2222_ = kf_bitcast<kf_f16x4>(bl_11_);
+            kf_f32x4 t2223_ = kf_mma_f16(t2221_, t2222_, t2166_);
+            kf_f16x8 t2224_ = kf_bitcast<kf_f16x8>(ahi_11_);
+            kf_f16x4 t2225_ = kf_bitcast<kf_f16x4>(bh_11_);
+            kf_f32x4 t2226_ = kf_mma_f16(t2224_, t2225_, t2169_);
+            unsigned wa_12_ = qb_[0u].v[3];
+            unsigned wb_12_ = qb_[2u].v[3];
+            unsigned sa_13_ = wa_12_ >> 8u;
+            unsigned sb_13_ = wb_12_ >> 8u;
+            unsigned t2239_ = wa_12_ & 983055u;
+            unsigned t2241_ = wb_12_ & 983055u;
+            unsigned t2243_ = sa_13_ & 983055u;
+            unsigned t2245_ = sb_13_ & 983055u;
+            kf_u32x4 alo_12_ = kf_u32x4{{t2239_, t2241_, t2243_, t2245_}};
+            unsigned t2251_ = wa_12_ & 15728880u;
+            unsigned t2253_ = wb_12_ & 15728880u;
+            unsigned t2255_ = sa_13_ & 15728880u;
+            unsigned t2257_ = sb_13_ & 15728880u;
+            kf_u32x4 ahi_12_ = kf_u32x4{{t2251_, t2253_, t2255_, t2257_}};
+            unsigned t2262_ = blo_6_.v[2];
+            unsigned t2263_ = blo_6_.v[3];
+            kf_u32x2 bl_12_ = kf_u32x2{{t2262_, t2263_}};
+            unsigned t2266_ = bhi_6_.v[2];
+            unsigned t2267_ = bhi_6_.v[3];
+            kf_u32x2 bh_12_ = kf_u32x2{{t2266_, t2267_}};
+            kf_f16x8 t2270_ = kf_bitcast<kf_f16x8>(alo_12_);
+            kf_f16x4 t2271_ = kf_bitcast<kf_f16x4>(bl_12_);
+            kf_f32x4 t2272_ = kf_mma_f16(t2270_, t2271_, t2223_);
+            kf_f16x8 t2273_ = kf_bitcast<kf_f16x8>(ahi_12_);
+            kf_f16x4 t2274_ = kf_bitcast<kf_f16x4>(bh_12_);
+            kf_f32x4 t2275_ = kf_mma_f16(t2273_, t2274_, t2226_);
+            unsigned t2278_ = fb_2_ + (fstep_2_ << 1u);
+            kf_u32x4 blo_7_ = ((kf_u32x4*)tab_)[t2278_];
+            unsigned t2282_ = fb_2_ + (fstep_2_ * 6u);
+            kf_u32x4 bhi_7_ = ((kf_u32x4*)tab_)[t2282_];
+            unsigned wa_13_ = qb_[1u].v[0];
+            unsigned wb_13_ = qb_[3u].v[0];
+            unsigned sa_14_ = wa_13_ >> 8u;
+            unsigned sb_14_ = wb_13_ >> 8u;
+            unsigned t2296_ = wa_13_ & 983055u;
+            unsigned t2298_ = wb_13_ & 983055u;
+            unsigned t2300_ = sa_14_ & 983055u;
+            unsigned t2302_ = sb_14_ & 983055u;
+            kf_u32x4 alo_13_ = kf_u32x4{{t2296_, t2298_, t2300_, t2302_}};
+            unsigned t2308_ = wa_13_ & 15728880u;
+            unsigned t2310_ = wb_13_ & 15728880u;
+            unsigned t2312_ = sa_14_ & 15728880u;
+            unsigned t2314_ = sb_14_ & 15728880u;
+            kf_u32x4 ahi_13_ = kf_u32x4{{t2308_, t2310_, t2312_, t2314_}};
+            unsigned t2319_ = blo_7_.v[0];
+            unsigned t2320_ = blo_7_.v[1];
+            kf_u32x2 bl_13_ = kf_u32x2{{t2319_, t2320_}};
+            unsigned t2323_ = bhi_7_.v[0];
+            unsigned t2324_ = bhi_7_.v[1];
+            kf_u32x2 bh_13_ = kf_u32x2{{t2323_, t2324_}};
+            kf_f16x8 t2327_ = kf_bitcast<kf_f16x8>(alo_13_);
+            kf_f16x4 t2328_ = kf_bitcast<kf_f16x4>(bl_13_);
+            kf_f32x4 t2329_ = kf_mma_f16(t2327_, t2328_, t2272_);
+            kf_f16x8 t2330_ = kf_bitcast<kf_f16x8>(ahi_13_);
+            kf_f16x4 t2331_ = kf_bitcast<kf_f16x4>(bh_13_);
+            kf_f32x4 t2332_ = kf_mma_f16(t2330_, t2331_, t2275_);
+            unsigned wa_14_ = qb_[1u].v[1];
+            unsigned wb_14_ = qb_[3u].v[1];
+            unsigned sa_15_ = wa_14_ >> 8u;
+            unsigned sb_15_ = wb_14_ >> 8u;
+            unsigned t2345_ = wa_14_ & 983055u;
+            unsigned t2347_ = wb_14_ & 983055u;
+            unsigned t2349_ = sa_15_ & 983055u;
+            unsigned t2351_ = sb_15_ & 983055u;
+            kf_u32x4 alo_14_ = kf_u32x4{{t2345_, t2347_, t2349_, t2351_}};
+            unsigned t2357_ = wa_14_ & 15728880u;
+            unsigned t2359_ = wb_14_ & 15728880u;
+            unsigned t2361_ = sa_15_ & 15728880u;
+            unsigned t2363_ = sb_15_ & 15728880u;
+            kf_u32x4 ahi_14_ = kf_u32x4{{t2357_, t2359_, t2361_, t2363_}};
+            unsigned t2368_ = blo_7_.v[2];
+            unsigned t2369_ = blo_7_.v[3];
+            kf_u32x2 bl_14_ = kf_u32x2{{t2368_, t2369_}};
+            unsigned t2372_ = bhi_7_.v[2];
+            unsigned t2373_ = bhi_7_.v[3];
+            kf_u32x2 bh_14_ = kf_u32x2{{t2372_, t2373_}};
+            kf_f16x8 t2376_ = kf_bitcast<kf_f16x8>(alo_14_);
+            kf_f16x4 t2377_ = kf_bitcast<kf_f16x4>(bl_14_);
+            kf_f32x4 t2378_ = kf_mma_f16(t2376_, t2377_, t2329_);
+            kf_f16x8 t2379_ = kf_bitcast<kf_f16x8>(ahi_14_);
+            kf_f16x4 t2380_ = kf_bitcast<kf_f16x4>(bh_14_);
+            kf_f32x4 t2381_ = kf_mma_f16(t2379_, t2380_, t2332_);
+            unsigned t2384_ = fb_2_ + (fstep_2_ * 3u);
+            kf_u32x4 blo_8_ = ((kf_u32x4*)tab_)[t2384_];
+            unsigned t2388_ = fb_2_ + (fstep_2_ * 7u);
+            kf_u32x4 bhi_8_ = ((kf_u32x4*)tab_)[t2388_];
+            unsigned wa_15_ = qb_[1u].v[2];
+            unsigned wb_15_ = qb_[3u].v[2];
+            unsigned sa_16_ = wa_15_ >> 8u;
+            unsigned sb_16_ = wb_15_ >> 8u;
+            unsigned t2402_ = wa_15_ & 983055u;
+            unsigned t2404_ = wb_15_ & 983055u;
+            unsigned t2406_ = sa_16_ & 983055u;
+            unsigned t2408_ = sb_16_ & 983055u;
+            kf_u32x4 alo_15_ = kf_u32x4{{t2402_, t2404_, t2406_, t2408_}};
+            unsigned t2414_ = wa_15_ & 15728880u;
+            unsigned t2416_ = wb_15_ & 15728880u;
+            unsigned t2418_ = sa_16_ & 15728880u;
+            unsigned t2420_ = sb_16_ & 15728880u;
+            kf_u32x4 ahi_15_ = kf_u32x4{{t2414_, t2416_, t2418_, t2420_}};
+            unsigned t2425_ = blo_8_.v[0];
+            unsigned t2426_ = blo_8_.v[1];
+            kf_u32x2 bl_15_ = kf_u32x2{{t2425_, t2426_}};
+            unsigned t2429_ = bhi_8_.v[0];
+            unsigned t2430_ = bhi_8_.v[1];
+            kf_u32x2 bh_15_ = kf_u32x2{{t2429_, t2430_}};
+            kf_f16x8 t2433_ = kf_bitcast<kf_f16x8>(alo_15_);
+            kf_f16x4 t2434_ = kf_bitcast<kf_f16x4>(bl_15_);
+            kf_f32x4 t2435_ = kf_mma_f16(t2433_, t2434_, t2378_);
+            kf_f16x8 t2436_ = kf_bitcast<kf_f16x8>(ahi_15_);
+            kf_f16x4 t2437_ = kf_bitcast<kf_f16x4>(bh_15_);
+            kf_f32x4 t2438_ = kf_mma_f16(t2436_, t2437_, t2381_);
+            unsigned wa_16_ = qb_[1u].v[3];
+            unsigned wb_16_ = qb_[3u].v[3];
+            unsigned sa_17_ = wa_16_ >> 8u;
+            unsigned sb_17_ = wb_16_ >> 8u;
+            unsigned t2451_ = wa_16_ & 983055u;
+            unsigned t2453_ = wb_16_ & 983055u;
+            unsigned t2455_ = sa_17_ & 983055u;
+            unsigned t2457_ = sb_17_ & 983055u;
+            kf_u32x4 alo_16_ = kf_u32x4{{t2451_, t2453_, t2455_, t2457_}};
+            unsigned t2463_ = wa_16_ & 15728880u;
+            unsigned t2465_ = wb_16_ & 15728880u;
+            unsigned t2467_ = sa_17_ & 15728880u;
+            unsigned t2469_ = sb_17_ & 15728880u;
+            kf_u32x4 ahi_16_ = kf_u32x4{{t2463_, t2465_, t2467_, t2469_}};
+            unsigned t2474_ = blo_8_.v[2];
+            unsigned t2475_ = blo_8_.v[3];
+            kf_u32x2 bl_16_ = kf_u32x2{{t2474_, t2475_}};
+            unsigned t2478_ = bhi_8_.v[2];
+            unsigned t2479_ = bhi_8_.v[3];
+            kf_u32x2 bh_16_ = kf_u32x2{{t2478_, t2479_}};
+            kf_f16x8 t2482_ = kf_bitcast<kf_f16x8>(alo_16_);
+            kf_f16x4 t2483_ = kf_bitcast<kf_f16x4>(bl_16_);
+            kf_f32x4 t2484_ = kf_mma_f16(t2482_, t2483_, t2435_);
+            kf_f16x8 t2485_ = kf_bitcast<kf_f16x8>(ahi_16_);
+            kf_f16x4 t2486_ = kf_bitcast<kf_f16x4>(bh_16_);
+            kf_f32x4 t2487_ = kf_mma_f16(t2485_, t2486_, t2438_);
+            kf_u32x4 h_3_ = hb_[0u];
+            unsigned t2493_ = h_3_.v[1] & 1061109567u;
+            unsigned t2503_ = (h_3_.v[3] & 252645135u) | ((h_3_.v[1] >> 2u) & 808464432u);
+            unsigned sc_3_ = kf_shr_u32(((q_9_ < 2u) ? t2493_ : t2503_), ((q_9_ & 1u) << 4u));
+            unsigned t2544_ = h_3_.v[2] & 1061109567u;
+            unsigned t2555_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
+            unsigned mn_3_ = kf_shr_u32(((q_9_ < 2u) ? t2544_ : t2555_), ((q_9_ & 1u) << 4u));
+            unsigned t2564_ = h_3_.v[0];
+            kf_f16x2 dm_3_ = kf_bitcast<kf_f16x2>(t2564_);
+            float t2569_ = __fadd_rn(t2484_.v[0], t2484_.v[1]);
+            float t2577_ = __fadd_rn(t2487_.v[0], t2487_.v[1]);
+            unsigned v_18_ = (sc_3_ >> 8u) & 255u;
+            float t2592_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_18_ | 1258291200u), 8388608.0f), 1048576.0f);
+            unsigned v_19_ = sc_3_ & 255u;
+            float t_3_ = __fmaf_rn(t2592_, t2577_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_19_ | 1258291200u), 8388608.0f), 16777216.0f), t2569_));
+            unsigned v_20_ = (mn_3_ >> 8u) & 255u;
+            float t2612_ = __fsub_rn(kf_bitcast<float>(v_20_ | 1258291200u), 8388608.0f);
+            float t2625_ = ((float*)tab_)[((((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
+            unsigned v_21_ = mn_3_ & 255u;
+            float u_3_ = __fmaf_rn(t2612_, t2625_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_21_ | 1258291200u), 8388608.0f), ((float*)tab_)[(((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)]));
+            float part_3_ = __fmaf_rn(kf_f16_to_f32(dm_3_.v[0]), t_3_, __fmul_rn(-kf_f16_to_f32(dm_3_.v[1]), u_3_));
+            float t2653_ = __fadd_rn(ya_, part_3_);
+            ya_ = t2653_;
+            kf_u32x4 h_4_ = hb_[1u];
+            unsigned t2659_ = h_4_.v[1] & 1061109567u;
+            unsigned t2669_ = (h_4_.v[3] & 252645135u) | ((h_4_.v[1] >> 2u) & 808464432u);
+            unsigned sc_4_ = kf_shr_u32(((q_9_ < 2u) ? t2659_ : t2669_), ((q_9_ & 1u) << 4u));
+            unsigned t2710_ = h_4_.v[2] & 1061109567u;
+            unsigned t2721_ = ((h_4_.v[3] >> 4u) & 252645135u) | ((h_4_.v[2] >> 2u) & 808464432u);
+            unsigned mn_4_ = kf_shr_u32(((q_9_ < 2u) ? t2710_ : t2721_), ((q_9_ & 1u) << 4u));
+            unsigned t2730_ = h_4_.v[0];
+            kf_f16x2 dm_4_ = kf_bitcast<kf_f16x2>(t2730_);
+            float t2738_ = __fadd_rn(t2484_.v[2], t2484_.v[3]);
+            float t2746_ = __fadd_rn(t2487_.v[2], t2487_.v[3]);
+            unsigned v_22_ = (sc_4_ >> 8u) & 255u;
+            float t2758_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_22_ | 1258291200u), 8388608.0f), 1048576.0f);
+            unsigned v_23_ = sc_4_ & 255u;
+            float t_4_ = __fmaf_rn(t2758_, t2746_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_23_ | 1258291200u), 8388608.0f), 16777216.0f), t2738_));
+            unsigned v_24_ = (mn_4_ >> 8u) & 255u;
+            float t2778_ = __fsub_rn(kf_bitcast<float>(v_24_ | 1258291200u), 8388608.0f);
+            float t2791_ = ((float*)tab_)[((((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
+            unsigned v_25_ = mn_4_ & 255u;
+            float u_4_ = __fmaf_rn(t2778_, t2791_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_25_ | 1258291200u), 8388608.0f), ((float*)tab_)[(((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)]));
+            float part_4_ = __fmaf_rn(kf_f16_to_f32(dm_4_.v[0]), t_4_, __fmul_rn(-kf_f16_to_f32(dm_4_.v[1]), u_4_));
+            float t2819_ = __fadd_rn(yb_, part_4_);
+            yb_ = t2819_;
+            unsigned t2821_ = ck_ + 1u;
+            ck_ = t2821_;
+            if (t2821_ == nbk_) {
+                float sa_18_ = __fadd_rn(t2653_, kf_shfl_xor(t2653_, 1u, kf_wn));
+                float sa2_2_ = __fadd_rn(sa_18_, kf_shfl_xor(sa_18_, 2u, kf_wn));
+                float sb_18_ = __fadd_rn(t2819_, kf_shfl_xor(t2819_, 1u, kf_wn));
+                float sb2_2_ = __fadd_rn(sb_18_, kf_shfl_xor(sb_18_, 2u, kf_wn));
+                bool t2836_ = q_9_ == 0u;
+                bool t2837_ = t2836_;
+                if (t2836_) {
+                    t2837_ = ((ct_ << 4u) + g_) < m_;
+                }
+                if (t2837_) {
+                    y_[(ct_ << 4u) + g_] = sa2_2_;
+                }
+                bool t2846_ = q_9_ == 0u;
+                bool t2847_ = t2846_;
+                if (t2846_) {
+                    t2847_ = (((ct_ << 4u) + g_) + 8u) < m_;
+                }
+                if (t2847_) {
+                    y_[((ct_ << 4u) + g_) + 8u] = sb2_2_;
+                }
+                ya_ = 0.0f;
+                yb_ = 0.0f;
+                ck_ = 0u;
+                ct_ = ct_ + nw_;
+            }
+        }
+    }
+}
+
+/* kernel q8_quantize_f32 (q4k.kf:489) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
@@ -615,7 +1625,7 @@ q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_
     }
 }
 
-/* kernel q8_quantize_f16 (q4k.kf:329) */
+/* kernel q8_quantize_f16 (q4k.kf:505) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
@@ -699,7 +1709,7 @@ q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf
     }
 }
 
-/* kernel q4k_q8_gemv_f32 (q4k.kf:413) */
+/* kernel q4k_q8_gemv_f32 (q4k.kf:589) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -714,17 +1724,17 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
     const kf_u32x4* xq_2_ = (const kf_u32x4*)xq_;
     const kf_f16x4* xds_2_ = (const kf_f16x4*)xds_;
     unsigned lane_ = kf_lane_id();
-    unsigned r_ = lane_ >> 3u;
-    unsigned bl_ = (lane_ >> 2u) & 1u;
+    unsigned r_ = lane_ >> 4u;
+    unsigned bl_ = (lane_ >> 2u) & 3u;
     unsigned j_ = lane_ & 3u;
     unsigned nbk_ = k_ >> 8u;
-    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 2u;
+    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 1u;
     if (!(row0_ >= m_)) {
         row_[0u] = min((row0_ + r_), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min(((row0_ + 4u) + r_), (m_ - 1u));
+        row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
         acc_[1u] = 0.0f;
-        for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 2u) {
+        for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
             unsigned kb_ = kb0_ + bl_;
             bool valid_ = kb_ < nbk_;
             kf_u32x4 t72_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -1026,32 +2036,34 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
         float t761_ = __fadd_rn(v_9_, kf_shfl_xor(v_9_, 1u, kf_wn));
         float t767_ = __fadd_rn(t761_, kf_shfl_xor(t761_, 2u, kf_wn));
         float t773_ = __fadd_rn(t767_, kf_shfl_xor(t767_, 4u, kf_wn));
+        float t779_ = __fadd_rn(t773_, kf_shfl_xor(t773_, 8u, kf_wn));
         unsigned rr_ = row0_ + r_;
-        bool t793_ = (lane_ & 7u) == 0u;
+        bool t793_ = (lane_ & 15u) == 0u;
         bool t794_ = t793_;
         if (t793_) {
             t794_ = rr_ < m_;
         }
         if (t794_) {
-            y_[rr_] = t773_;
+            y_[rr_] = t779_;
         }
         float v_10_ = acc_[1u];
         float t814_ = __fadd_rn(v_10_, kf_shfl_xor(v_10_, 1u, kf_wn));
         float t820_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 2u, kf_wn));
         float t826_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 4u, kf_wn));
-        unsigned rr_2_ = (row0_ + 4u) + r_;
-        bool t846_ = (lane_ & 7u) == 0u;
+        float t832_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 8u, kf_wn));
+        unsigned rr_2_ = (row0_ + 2u) + r_;
+        bool t846_ = (lane_ & 15u) == 0u;
         bool t847_ = t846_;
         if (t846_) {
             t847_ = rr_2_ < m_;
         }
         if (t847_) {
-            y_[rr_2_] = t826_;
+            y_[rr_2_] = t832_;
         }
     }
 }
 
-/* kernel q4k_q8_gemv_f16 (q4k.kf:418) */
+/* kernel q4k_q8_gemv_f16 (q4k.kf:594) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1066,17 +2078,17 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
     const kf_u32x4* xq_2_ = (const kf_u32x4*)xq_;
     const kf_f16x4* xds_2_ = (const kf_f16x4*)xds_;
     unsigned lane_ = kf_lane_id();
-    unsigned r_ = lane_ >> 3u;
-    unsigned bl_ = (lane_ >> 2u) & 1u;
+    unsigned r_ = lane_ >> 4u;
+    unsigned bl_ = (lane_ >> 2u) & 3u;
     unsigned j_ = lane_ & 3u;
     unsigned nbk_ = k_ >> 8u;
-    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 2u;
+    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 1u;
     if (!(row0_ >= m_)) {
         row_[0u] = min((row0_ + r_), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min(((row0_ + 4u) + r_), (m_ - 1u));
+        row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
         acc_[1u] = 0.0f;
-        for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 2u) {
+        for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
             unsigned kb_ = kb0_ + bl_;
             bool valid_ = kb_ < nbk_;
             kf_u32x4 t72_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -1378,32 +2390,34 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
         float t761_ = __fadd_rn(v_9_, kf_shfl_xor(v_9_, 1u, kf_wn));
         float t767_ = __fadd_rn(t761_, kf_shfl_xor(t761_, 2u, kf_wn));
         float t773_ = __fadd_rn(t767_, kf_shfl_xor(t767_, 4u, kf_wn));
+        float t779_ = __fadd_rn(t773_, kf_shfl_xor(t773_, 8u, kf_wn));
         unsigned rr_ = row0_ + r_;
-        bool t793_ = (lane_ & 7u) == 0u;
+        bool t793_ = (lane_ & 15u) == 0u;
         bool t794_ = t793_;
         if (t793_) {
             t794_ = rr_ < m_;
         }
         if (t794_) {
-            y_[rr_] = kf_f16_from_f32(t773_);
+            y_[rr_] = kf_f16_from_f32(t779_);
         }
         float v_10_ = acc_[1u];
         float t814_ = __fadd_rn(v_10_, kf_shfl_xor(v_10_, 1u, kf_wn));
         float t820_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 2u, kf_wn));
         float t826_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 4u, kf_wn));
-        unsigned rr_2_ = (row0_ + 4u) + r_;
-        bool t846_ = (lane_ & 7u) == 0u;
+        float t832_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 8u, kf_wn));
+        unsigned rr_2_ = (row0_ + 2u) + r_;
+        bool t846_ = (lane_ & 15u) == 0u;
         bool t847_ = t846_;
         if (t846_) {
             t847_ = rr_2_ < m_;
         }
         if (t847_) {
-            y_[rr_2_] = kf_f16_from_f32(t826_);
+            y_[rr_2_] = kf_f16_from_f32(t832_);
         }
     }
 }
 
-/* kernel q4k_q8_gemv_f16_acc (q4k.kf:423) */
+/* kernel q4k_q8_gemv_f16_acc (q4k.kf:599) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1418,17 +2432,17 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
     const kf_u32x4* xq_2_ = (const kf_u32x4*)xq_;
     const kf_f16x4* xds_2_ = (const kf_f16x4*)xds_;
     unsigned lane_ = kf_lane_id();
-    unsigned r_ = lane_ >> 3u;
-    unsigned bl_ = (lane_ >> 2u) & 1u;
+    unsigned r_ = lane_ >> 4u;
+    unsigned bl_ = (lane_ >> 2u) & 3u;
     unsigned j_ = lane_ & 3u;
     unsigned nbk_ = k_ >> 8u;
-    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 2u;
+    unsigned row0_ = (((blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 1u;
     if (!(row0_ >= m_)) {
         row_[0u] = min((row0_ + r_), (m_ - 1u));
         acc_[0u] = 0.0f;
-        row_[1u] = min(((row0_ + 4u) + r_), (m_ - 1u));
+        row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
         acc_[1u] = 0.0f;
-        for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 2u) {
+        for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
             unsigned kb_ = kb0_ + bl_;
             bool valid_ = kb_ < nbk_;
             kf_u32x4 t72_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -1730,27 +2744,29 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
         float t761_ = __fadd_rn(v_9_, kf_shfl_xor(v_9_, 1u, kf_wn));
         float t767_ = __fadd_rn(t761_, kf_shfl_xor(t761_, 2u, kf_wn));
         float t773_ = __fadd_rn(t767_, kf_shfl_xor(t767_, 4u, kf_wn));
+        float t779_ = __fadd_rn(t773_, kf_shfl_xor(t773_, 8u, kf_wn));
         unsigned rr_ = row0_ + r_;
-        bool t793_ = (lane_ & 7u) == 0u;
+        bool t793_ = (lane_ & 15u) == 0u;
         bool t794_ = t793_;
         if (t793_) {
             t794_ = rr_ < m_;
         }
         if (t794_) {
-            y_[rr_] = kf_f16_from_f32(__fadd_rn(t773_, kf_f16_to_f32(y_[rr_])));
+            y_[rr_] = kf_f16_from_f32(__fadd_rn(t779_, kf_f16_to_f32(y_[rr_])));
         }
         float v_10_ = acc_[1u];
         float t814_ = __fadd_rn(v_10_, kf_shfl_xor(v_10_, 1u, kf_wn));
         float t820_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 2u, kf_wn));
         float t826_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 4u, kf_wn));
-        unsigned rr_2_ = (row0_ + 4u) + r_;
-        bool t846_ = (lane_ & 7u) == 0u;
+        float t832_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 8u, kf_wn));
+        unsigned rr_2_ = (row0_ + 2u) + r_;
+        bool t846_ = (lane_ & 15u) == 0u;
         bool t847_ = t846_;
         if (t846_) {
             t847_ = rr_2_ < m_;
         }
         if (t847_) {
-            y_[rr_2_] = kf_f16_from_f32(__fadd_rn(t826_, kf_f16_to_f32(y_[rr_2_])));
+            y_[rr_2_] = kf_f16_from_f32(__fadd_rn(t832_, kf_f16_to_f32(y_[rr_2_])));
         }
     }
 }

@@ -77,11 +77,79 @@ __device__ __forceinline__ T kf_shfl_down(T v, unsigned d, unsigned n)
 }
 
 /* vectors: 16-byte (size) aligned, lanes in v[] */
+struct __align__(8) kf_f16x4 { kf_f16 v[4]; };
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
+struct __align__(16) kf_f32x4 { float v[4]; };
 
-/* kernel sdpa_decode_split (sdpa.kf:63) */
+/* A vector of 16-bit lanes as 32-bit words, a pair of lanes each (the low
+   lane in the low half), and an operation applied word by word */
+template <typename V> struct kf_words { unsigned w[sizeof(V) / 4]; };
+template <typename V> __device__ __forceinline__ kf_words<V> kf_to_words(V v) { kf_words<V> r; memcpy(&r, &v, sizeof v); return r; }
+template <typename V> __device__ __forceinline__ V kf_from_words(kf_words<V> r) { V v; memcpy(&v, &r, sizeof v); return v; }
+template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a)
+{
+    kf_words<V> x = kf_to_words(a);
+    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i]);
+    return kf_from_words<V>(x);
+}
+template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a, V b)
+{
+    kf_words<V> x = kf_to_words(a), y = kf_to_words(b);
+    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i], y.w[i]);
+    return kf_from_words<V>(x);
+}
+template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a, V b, V c)
+{
+    kf_words<V> x = kf_to_words(a), y = kf_to_words(b), z = kf_to_words(c);
+    for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i], y.w[i], z.w[i]);
+    return kf_from_words<V>(x);
+}
+
+/* mma.sync: fragments as vectors, lane j = PTX's element j (aj, bj, cj, dj) */
+#define KF_MMA_F(name, ty) \
+template <typename A, typename B, typename C> __device__ __forceinline__ C name(A a, B b, C c) \
+{ \
+    kf_words<A> x = kf_to_words(a); kf_words<B> y = kf_to_words(b); C d; \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." ty "." ty ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" \
+                 : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3]) \
+                 : "r"(x.w[0]), "r"(x.w[1]), "r"(x.w[2]), "r"(x.w[3]), "r"(y.w[0]), "r"(y.w[1]), \
+                   "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3])); \
+    return d; \
+}
+#define KF_MMA_I(name, ta, tb) \
+template <typename A, typename B, typename C> __device__ __forceinline__ C name(A a, B b, C c) \
+{ \
+    kf_words<A> x = kf_to_words(a); kf_words<B> y = kf_to_words(b); C d; \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32." ta "." tb ".s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" \
+                 : "=r"(d.v[0]), "=r"(d.v[1]), "=r"(d.v[2]), "=r"(d.v[3]) \
+                 : "r"(x.w[0]), "r"(x.w[1]), "r"(x.w[2]), "r"(x.w[3]), "r"(y.w[0]), "r"(y.w[1]), \
+                   "r"(c.v[0]), "r"(c.v[1]), "r"(c.v[2]), "r"(c.v[3])); \
+    return d; \
+}
+KF_MMA_F(kf_mma_f16, "f16")
+KF_MMA_F(kf_mma_bf16, "bf16")
+KF_MMA_I(kf_mma_s8s8, "s8", "s8")
+KF_MMA_I(kf_mma_s8u8, "s8", "u8")
+KF_MMA_I(kf_mma_u8s8, "u8", "s8")
+KF_MMA_I(kf_mma_u8u8, "u8", "u8")
+
+/* ldmatrix: lane t gives the address of row t % 8 of matrix t / 8 (p, in shared memory) */
+template <typename V> __device__ __forceinline__ V kf_ldsm_x1(const void* p) { kf_words<V> r; asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r.w[0]) : "r"((unsigned)__cvta_generic_to_shared(p)) : "memory"); return kf_from_words<V>(r); }
+template <typename V> __device__ __forceinline__ V kf_ldsm_x2(const void* p) { kf_words<V> r; asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];" : "=r"(r.w[0]), "=r"(r.w[1]) : "r"((unsigned)__cvta_generic_to_shared(p)) : "memory"); return kf_from_words<V>(r); }
+template <typename V> __device__ __forceinline__ V kf_ldsm_x4(const void* p) { kf_words<V> r; asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r.w[0]), "=r"(r.w[1]), "=r"(r.w[2]), "=r"(r.w[3]) : "r"((unsigned)__cvta_generic_to_shared(p)) : "memory"); return kf_from_words<V>(r); }
+template <typename V> __device__ __forceinline__ V kf_ldsm_x1_trans(const void* p) { kf_words<V> r; asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];" : "=r"(r.w[0]) : "r"((unsigned)__cvta_generic_to_shared(p)) : "memory"); return kf_from_words<V>(r); }
+template <typename V> __device__ __forceinline__ V kf_ldsm_x2_trans(const void* p) { kf_words<V> r; asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];" : "=r"(r.w[0]), "=r"(r.w[1]) : "r"((unsigned)__cvta_generic_to_shared(p)) : "memory"); return kf_from_words<V>(r); }
+template <typename V> __device__ __forceinline__ V kf_ldsm_x4_trans(const void* p) { kf_words<V> r; asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r.w[0]), "=r"(r.w[1]), "=r"(r.w[2]), "=r"(r.w[3]) : "r"((unsigned)__cvta_generic_to_shared(p)) : "memory"); return kf_from_words<V>(r); }
+
+/* cp.async.cg: 16 bytes global -> shared (n bytes read, the rest zero-filled), in groups */
+__device__ __forceinline__ void kf_cp_async(void* s, const void* g) { asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(s)), "l"(__cvta_generic_to_global(g)) : "memory"); }
+__device__ __forceinline__ void kf_cp_async_n(void* s, const void* g, unsigned n) { asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"((unsigned)__cvta_generic_to_shared(s)), "l"(__cvta_generic_to_global(g)), "r"(n) : "memory"); }
+__device__ __forceinline__ void kf_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void kf_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
+
+/* kernel sdpa_decode_split_simt (sdpa.kf:88) */
 extern "C" __global__ void __launch_bounds__(128)
-sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
+sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
     __shared__ __align__(16) float sm_m_[16];
     __shared__ __align__(16) float sm_l_[16];
@@ -90,10 +158,10 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     float m_[4];
     float ls_[4];
     float acc_[32];
-    kf_f16x8 kr_[4];
-    kf_f16x8 vr_[4];
-    bool ok_[4];
-    float sc_[16];
+    kf_f16x8 kr_[2];
+    kf_f16x8 vr_[2];
+    bool ok_[2];
+    float sc_[8];
     const unsigned kf_wn = kf_warp_lanes();
     unsigned g_ = h_ / hkv_;
     unsigned groups_ = (g_ >> 2u) + (((g_ & 3u) != 0u) ? 1u : 0u);
@@ -197,7 +265,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     acc_[29u] = 0.0f;
     acc_[30u] = 0.0f;
     acc_[31u] = 0.0f;
-    for (unsigned base_ = p0_; base_ < p1_; base_ = base_ + 32u) {
+    for (unsigned base_ = p0_; base_ < p1_; base_ = base_ + 16u) {
         unsigned p_ = (base_ + (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u)) + sub_;
         ok_[0u] = p_ < p1_;
         kf_f16x8 t360_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
@@ -228,151 +296,65 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         }
         kr_[1u] = kt_2_;
         vr_[1u] = vt_2_;
-        unsigned p_3_ = (base_ + ((8u + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u)) + sub_;
-        ok_[2u] = p_3_ < p1_;
-        kf_f16x8 t434_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 kt_3_ = t434_;
-        kf_f16x8 t437_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 vt_3_ = t437_;
-        if (p_3_ < p1_) {
-            unsigned row_3_ = (((((bi_ * l_) + p_3_) * hkv_) + kvh_) << 4u) + dl_;
-            kf_f16x8 t447_ = k8_[row_3_];
-            kt_3_ = t447_;
-            kf_f16x8 t448_ = v8_[row_3_];
-            vt_3_ = t448_;
-        }
-        kr_[2u] = kt_3_;
-        vr_[2u] = vt_3_;
-        unsigned p_4_ = (base_ + ((12u + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u)) + sub_;
-        ok_[3u] = p_4_ < p1_;
-        kf_f16x8 t471_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 kt_4_ = t471_;
-        kf_f16x8 t474_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-        kf_f16x8 vt_4_ = t474_;
-        if (p_4_ < p1_) {
-            unsigned row_4_ = (((((bi_ * l_) + p_4_) * hkv_) + kvh_) << 4u) + dl_;
-            kf_f16x8 t484_ = k8_[row_4_];
-            kt_4_ = t484_;
-            kf_f16x8 t485_ = v8_[row_4_];
-            vt_4_ = t485_;
-        }
-        kr_[3u] = kt_4_;
-        vr_[3u] = vt_4_;
         kf_f16x8 kv_ = kr_[0u];
-        float t531_ = __fmaf_rn(qf_[7u], kf_f16_to_f32(kv_.v[7]), __fmaf_rn(qf_[6u], kf_f16_to_f32(kv_.v[6]), __fmaf_rn(qf_[5u], kf_f16_to_f32(kv_.v[5]), __fmaf_rn(qf_[4u], kf_f16_to_f32(kv_.v[4]), __fmaf_rn(qf_[3u], kf_f16_to_f32(kv_.v[3]), __fmaf_rn(qf_[2u], kf_f16_to_f32(kv_.v[2]), __fmaf_rn(qf_[1u], kf_f16_to_f32(kv_.v[1]), __fmaf_rn(qf_[0u], kf_f16_to_f32(kv_.v[0]), 0.0f))))))));
-        float t537_ = __fadd_rn(t531_, kf_shfl_xor(t531_, 8u, kf_wn));
-        float t541_ = __fadd_rn(t537_, kf_shfl_xor(t537_, 4u, kf_wn));
-        float t545_ = __fadd_rn(t541_, kf_shfl_xor(t541_, 2u, kf_wn));
-        float t549_ = __fadd_rn(t545_, kf_shfl_xor(t545_, 1u, kf_wn));
-        sc_[0u] = ok_[0u] ? t549_ : __uint_as_float(0xff800000u);
+        float t457_ = __fmaf_rn(qf_[7u], kf_f16_to_f32(kv_.v[7]), __fmaf_rn(qf_[6u], kf_f16_to_f32(kv_.v[6]), __fmaf_rn(qf_[5u], kf_f16_to_f32(kv_.v[5]), __fmaf_rn(qf_[4u], kf_f16_to_f32(kv_.v[4]), __fmaf_rn(qf_[3u], kf_f16_to_f32(kv_.v[3]), __fmaf_rn(qf_[2u], kf_f16_to_f32(kv_.v[2]), __fmaf_rn(qf_[1u], kf_f16_to_f32(kv_.v[1]), __fmaf_rn(qf_[0u], kf_f16_to_f32(kv_.v[0]), 0.0f))))))));
+        float t463_ = __fadd_rn(t457_, kf_shfl_xor(t457_, 8u, kf_wn));
+        float t467_ = __fadd_rn(t463_, kf_shfl_xor(t463_, 4u, kf_wn));
+        float t471_ = __fadd_rn(t467_, kf_shfl_xor(t467_, 2u, kf_wn));
+        float t475_ = __fadd_rn(t471_, kf_shfl_xor(t471_, 1u, kf_wn));
+        sc_[0u] = ok_[0u] ? t475_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_2_ = kr_[0u];
-        float t598_ = __fmaf_rn(qf_[15u], kf_f16_to_f32(kv_2_.v[7]), __fmaf_rn(qf_[14u], kf_f16_to_f32(kv_2_.v[6]), __fmaf_rn(qf_[13u], kf_f16_to_f32(kv_2_.v[5]), __fmaf_rn(qf_[12u], kf_f16_to_f32(kv_2_.v[4]), __fmaf_rn(qf_[11u], kf_f16_to_f32(kv_2_.v[3]), __fmaf_rn(qf_[10u], kf_f16_to_f32(kv_2_.v[2]), __fmaf_rn(qf_[9u], kf_f16_to_f32(kv_2_.v[1]), __fmaf_rn(qf_[8u], kf_f16_to_f32(kv_2_.v[0]), 0.0f))))))));
-        float t604_ = __fadd_rn(t598_, kf_shfl_xor(t598_, 8u, kf_wn));
-        float t608_ = __fadd_rn(t604_, kf_shfl_xor(t604_, 4u, kf_wn));
-        float t612_ = __fadd_rn(t608_, kf_shfl_xor(t608_, 2u, kf_wn));
-        float t616_ = __fadd_rn(t612_, kf_shfl_xor(t612_, 1u, kf_wn));
-        sc_[1u] = ok_[0u] ? t616_ : __uint_as_float(0xff800000u);
+        float t524_ = __fmaf_rn(qf_[15u], kf_f16_to_f32(kv_2_.v[7]), __fmaf_rn(qf_[14u], kf_f16_to_f32(kv_2_.v[6]), __fmaf_rn(qf_[13u], kf_f16_to_f32(kv_2_.v[5]), __fmaf_rn(qf_[12u], kf_f16_to_f32(kv_2_.v[4]), __fmaf_rn(qf_[11u], kf_f16_to_f32(kv_2_.v[3]), __fmaf_rn(qf_[10u], kf_f16_to_f32(kv_2_.v[2]), __fmaf_rn(qf_[9u], kf_f16_to_f32(kv_2_.v[1]), __fmaf_rn(qf_[8u], kf_f16_to_f32(kv_2_.v[0]), 0.0f))))))));
+        float t530_ = __fadd_rn(t524_, kf_shfl_xor(t524_, 8u, kf_wn));
+        float t534_ = __fadd_rn(t530_, kf_shfl_xor(t530_, 4u, kf_wn));
+        float t538_ = __fadd_rn(t534_, kf_shfl_xor(t534_, 2u, kf_wn));
+        float t542_ = __fadd_rn(t538_, kf_shfl_xor(t538_, 1u, kf_wn));
+        sc_[1u] = ok_[0u] ? t542_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_3_ = kr_[0u];
-        float t665_ = __fmaf_rn(qf_[23u], kf_f16_to_f32(kv_3_.v[7]), __fmaf_rn(qf_[22u], kf_f16_to_f32(kv_3_.v[6]), __fmaf_rn(qf_[21u], kf_f16_to_f32(kv_3_.v[5]), __fmaf_rn(qf_[20u], kf_f16_to_f32(kv_3_.v[4]), __fmaf_rn(qf_[19u], kf_f16_to_f32(kv_3_.v[3]), __fmaf_rn(qf_[18u], kf_f16_to_f32(kv_3_.v[2]), __fmaf_rn(qf_[17u], kf_f16_to_f32(kv_3_.v[1]), __fmaf_rn(qf_[16u], kf_f16_to_f32(kv_3_.v[0]), 0.0f))))))));
-        float t671_ = __fadd_rn(t665_, kf_shfl_xor(t665_, 8u, kf_wn));
-        float t675_ = __fadd_rn(t671_, kf_shfl_xor(t671_, 4u, kf_wn));
-        float t679_ = __fadd_rn(t675_, kf_shfl_xor(t675_, 2u, kf_wn));
-        float t683_ = __fadd_rn(t679_, kf_shfl_xor(t679_, 1u, kf_wn));
-        sc_[2u] = ok_[0u] ? t683_ : __uint_as_float(0xff800000u);
+        float t591_ = __fmaf_rn(qf_[23u], kf_f16_to_f32(kv_3_.v[7]), __fmaf_rn(qf_[22u], kf_f16_to_f32(kv_3_.v[6]), __fmaf_rn(qf_[21u], kf_f16_to_f32(kv_3_.v[5]), __fmaf_rn(qf_[20u], kf_f16_to_f32(kv_3_.v[4]), __fmaf_rn(qf_[19u], kf_f16_to_f32(kv_3_.v[3]), __fmaf_rn(qf_[18u], kf_f16_to_f32(kv_3_.v[2]), __fmaf_rn(qf_[17u], kf_f16_to_f32(kv_3_.v[1]), __fmaf_rn(qf_[16u], kf_f16_to_f32(kv_3_.v[0]), 0.0f))))))));
+        float t597_ = __fadd_rn(t591_, kf_shfl_xor(t591_, 8u, kf_wn));
+        float t601_ = __fadd_rn(t597_, kf_shfl_xor(t597_, 4u, kf_wn));
+        float t605_ = __fadd_rn(t601_, kf_shfl_xor(t601_, 2u, kf_wn));
+        float t609_ = __fadd_rn(t605_, kf_shfl_xor(t605_, 1u, kf_wn));
+        sc_[2u] = ok_[0u] ? t609_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_4_ = kr_[0u];
-        float t732_ = __fmaf_rn(qf_[31u], kf_f16_to_f32(kv_4_.v[7]), __fmaf_rn(qf_[30u], kf_f16_to_f32(kv_4_.v[6]), __fmaf_rn(qf_[29u], kf_f16_to_f32(kv_4_.v[5]), __fmaf_rn(qf_[28u], kf_f16_to_f32(kv_4_.v[4]), __fmaf_rn(qf_[27u], kf_f16_to_f32(kv_4_.v[3]), __fmaf_rn(qf_[26u], kf_f16_to_f32(kv_4_.v[2]), __fmaf_rn(qf_[25u], kf_f16_to_f32(kv_4_.v[1]), __fmaf_rn(qf_[24u], kf_f16_to_f32(kv_4_.v[0]), 0.0f))))))));
-        float t738_ = __fadd_rn(t732_, kf_shfl_xor(t732_, 8u, kf_wn));
-        float t742_ = __fadd_rn(t738_, kf_shfl_xor(t738_, 4u, kf_wn));
-        float t746_ = __fadd_rn(t742_, kf_shfl_xor(t742_, 2u, kf_wn));
-        float t750_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 1u, kf_wn));
-        sc_[3u] = ok_[0u] ? t750_ : __uint_as_float(0xff800000u);
+        float t658_ = __fmaf_rn(qf_[31u], kf_f16_to_f32(kv_4_.v[7]), __fmaf_rn(qf_[30u], kf_f16_to_f32(kv_4_.v[6]), __fmaf_rn(qf_[29u], kf_f16_to_f32(kv_4_.v[5]), __fmaf_rn(qf_[28u], kf_f16_to_f32(kv_4_.v[4]), __fmaf_rn(qf_[27u], kf_f16_to_f32(kv_4_.v[3]), __fmaf_rn(qf_[26u], kf_f16_to_f32(kv_4_.v[2]), __fmaf_rn(qf_[25u], kf_f16_to_f32(kv_4_.v[1]), __fmaf_rn(qf_[24u], kf_f16_to_f32(kv_4_.v[0]), 0.0f))))))));
+        float t664_ = __fadd_rn(t658_, kf_shfl_xor(t658_, 8u, kf_wn));
+        float t668_ = __fadd_rn(t664_, kf_shfl_xor(t664_, 4u, kf_wn));
+        float t672_ = __fadd_rn(t668_, kf_shfl_xor(t668_, 2u, kf_wn));
+        float t676_ = __fadd_rn(t672_, kf_shfl_xor(t672_, 1u, kf_wn));
+        sc_[3u] = ok_[0u] ? t676_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_5_ = kr_[1u];
-        float t799_ = __fmaf_rn(qf_[7u], kf_f16_to_f32(kv_5_.v[7]), __fmaf_rn(qf_[6u], kf_f16_to_f32(kv_5_.v[6]), __fmaf_rn(qf_[5u], kf_f16_to_f32(kv_5_.v[5]), __fmaf_rn(qf_[4u], kf_f16_to_f32(kv_5_.v[4]), __fmaf_rn(qf_[3u], kf_f16_to_f32(kv_5_.v[3]), __fmaf_rn(qf_[2u], kf_f16_to_f32(kv_5_.v[2]), __fmaf_rn(qf_[1u], kf_f16_to_f32(kv_5_.v[1]), __fmaf_rn(qf_[0u], kf_f16_to_f32(kv_5_.v[0]), 0.0f))))))));
-        float t805_ = __fadd_rn(t799_, kf_shfl_xor(t799_, 8u, kf_wn));
-        float t809_ = __fadd_rn(t805_, kf_shfl_xor(t805_, 4u, kf_wn));
-        float t813_ = __fadd_rn(t809_, kf_shfl_xor(t809_, 2u, kf_wn));
-        float t817_ = __fadd_rn(t813_, kf_shfl_xor(t813_, 1u, kf_wn));
-        sc_[4u] = ok_[1u] ? t817_ : __uint_as_float(0xff800000u);
+        float t725_ = __fmaf_rn(qf_[7u], kf_f16_to_f32(kv_5_.v[7]), __fmaf_rn(qf_[6u], kf_f16_to_f32(kv_5_.v[6]), __fmaf_rn(qf_[5u], kf_f16_to_f32(kv_5_.v[5]), __fmaf_rn(qf_[4u], kf_f16_to_f32(kv_5_.v[4]), __fmaf_rn(qf_[3u], kf_f16_to_f32(kv_5_.v[3]), __fmaf_rn(qf_[2u], kf_f16_to_f32(kv_5_.v[2]), __fmaf_rn(qf_[1u], kf_f16_to_f32(kv_5_.v[1]), __fmaf_rn(qf_[0u], kf_f16_to_f32(kv_5_.v[0]), 0.0f))))))));
+        float t731_ = __fadd_rn(t725_, kf_shfl_xor(t725_, 8u, kf_wn));
+        float t735_ = __fadd_rn(t731_, kf_shfl_xor(t731_, 4u, kf_wn));
+        float t739_ = __fadd_rn(t735_, kf_shfl_xor(t735_, 2u, kf_wn));
+        float t743_ = __fadd_rn(t739_, kf_shfl_xor(t739_, 1u, kf_wn));
+        sc_[4u] = ok_[1u] ? t743_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_6_ = kr_[1u];
-        float t866_ = __fmaf_rn(qf_[15u], kf_f16_to_f32(kv_6_.v[7]), __fmaf_rn(qf_[14u], kf_f16_to_f32(kv_6_.v[6]), __fmaf_rn(qf_[13u], kf_f16_to_f32(kv_6_.v[5]), __fmaf_rn(qf_[12u], kf_f16_to_f32(kv_6_.v[4]), __fmaf_rn(qf_[11u], kf_f16_to_f32(kv_6_.v[3]), __fmaf_rn(qf_[10u], kf_f16_to_f32(kv_6_.v[2]), __fmaf_rn(qf_[9u], kf_f16_to_f32(kv_6_.v[1]), __fmaf_rn(qf_[8u], kf_f16_to_f32(kv_6_.v[0]), 0.0f))))))));
-        float t872_ = __fadd_rn(t866_, kf_shfl_xor(t866_, 8u, kf_wn));
-        float t876_ = __fadd_rn(t872_, kf_shfl_xor(t872_, 4u, kf_wn));
-        float t880_ = __fadd_rn(t876_, kf_shfl_xor(t876_, 2u, kf_wn));
-        float t884_ = __fadd_rn(t880_, kf_shfl_xor(t880_, 1u, kf_wn));
-        sc_[5u] = ok_[1u] ? t884_ : __uint_as_float(0xff800000u);
+        float t792_ = __fmaf_rn(qf_[15u], kf_f16_to_f32(kv_6_.v[7]), __fmaf_rn(qf_[14u], kf_f16_to_f32(kv_6_.v[6]), __fmaf_rn(qf_[13u], kf_f16_to_f32(kv_6_.v[5]), __fmaf_rn(qf_[12u], kf_f16_to_f32(kv_6_.v[4]), __fmaf_rn(qf_[11u], kf_f16_to_f32(kv_6_.v[3]), __fmaf_rn(qf_[10u], kf_f16_to_f32(kv_6_.v[2]), __fmaf_rn(qf_[9u], kf_f16_to_f32(kv_6_.v[1]), __fmaf_rn(qf_[8u], kf_f16_to_f32(kv_6_.v[0]), 0.0f))))))));
+        float t798_ = __fadd_rn(t792_, kf_shfl_xor(t792_, 8u, kf_wn));
+        float t802_ = __fadd_rn(t798_, kf_shfl_xor(t798_, 4u, kf_wn));
+        float t806_ = __fadd_rn(t802_, kf_shfl_xor(t802_, 2u, kf_wn));
+        float t810_ = __fadd_rn(t806_, kf_shfl_xor(t806_, 1u, kf_wn));
+        sc_[5u] = ok_[1u] ? t810_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_7_ = kr_[1u];
-        float t933_ = __fmaf_rn(qf_[23u], kf_f16_to_f32(kv_7_.v[7]), __fmaf_rn(qf_[22u], kf_f16_to_f32(kv_7_.v[6]), __fmaf_rn(qf_[21u], kf_f16_to_f32(kv_7_.v[5]), __fmaf_rn(qf_[20u], kf_f16_to_f32(kv_7_.v[4]), __fmaf_rn(qf_[19u], kf_f16_to_f32(kv_7_.v[3]), __fmaf_rn(qf_[18u], kf_f16_to_f32(kv_7_.v[2]), __fmaf_rn(qf_[17u], kf_f16_to_f32(kv_7_.v[1]), __fmaf_rn(qf_[16u], kf_f16_to_f32(kv_7_.v[0]), 0.0f))))))));
-        float t939_ = __fadd_rn(t933_, kf_shfl_xor(t933_, 8u, kf_wn));
-        float t943_ = __fadd_rn(t939_, kf_shfl_xor(t939_, 4u, kf_wn));
-        float t947_ = __fadd_rn(t943_, kf_shfl_xor(t943_, 2u, kf_wn));
-        float t951_ = __fadd_rn(t947_, kf_shfl_xor(t947_, 1u, kf_wn));
-        sc_[6u] = ok_[1u] ? t951_ : __uint_as_float(0xff800000u);
+        float t859_ = __fmaf_rn(qf_[23u], kf_f16_to_f32(kv_7_.v[7]), __fmaf_rn(qf_[22u], kf_f16_to_f32(kv_7_.v[6]), __fmaf_rn(qf_[21u], kf_f16_to_f32(kv_7_.v[5]), __fmaf_rn(qf_[20u], kf_f16_to_f32(kv_7_.v[4]), __fmaf_rn(qf_[19u], kf_f16_to_f32(kv_7_.v[3]), __fmaf_rn(qf_[18u], kf_f16_to_f32(kv_7_.v[2]), __fmaf_rn(qf_[17u], kf_f16_to_f32(kv_7_.v[1]), __fmaf_rn(qf_[16u], kf_f16_to_f32(kv_7_.v[0]), 0.0f))))))));
+        float t865_ = __fadd_rn(t859_, kf_shfl_xor(t859_, 8u, kf_wn));
+        float t869_ = __fadd_rn(t865_, kf_shfl_xor(t865_, 4u, kf_wn));
+        float t873_ = __fadd_rn(t869_, kf_shfl_xor(t869_, 2u, kf_wn));
+        float t877_ = __fadd_rn(t873_, kf_shfl_xor(t873_, 1u, kf_wn));
+        sc_[6u] = ok_[1u] ? t877_ : __uint_as_float(0xff800000u);
         kf_f16x8 kv_8_ = kr_[1u];
-        float t1000_ = __fmaf_rn(qf_[31u], kf_f16_to_f32(kv_8_.v[7]), __fmaf_rn(qf_[30u], kf_f16_to_f32(kv_8_.v[6]), __fmaf_rn(qf_[29u], kf_f16_to_f32(kv_8_.v[5]), __fmaf_rn(qf_[28u], kf_f16_to_f32(kv_8_.v[4]), __fmaf_rn(qf_[27u], kf_f16_to_f32(kv_8_.v[3]), __fmaf_rn(qf_[26u], kf_f16_to_f32(kv_8_.v[2]), __fmaf_rn(qf_[25u], kf_f16_to_f32(kv_8_.v[1]), __fmaf_rn(qf_[24u], kf_f16_to_f32(kv_8_.v[0]), 0.0f))))))));
-        float t1006_ = __fadd_rn(t1000_, kf_shfl_xor(t1000_, 8u, kf_wn));
-        float t1010_ = __fadd_rn(t1006_, kf_shfl_xor(t1006_, 4u, kf_wn));
-        float t1014_ = __fadd_rn(t1010_, kf_shfl_xor(t1010_, 2u, kf_wn));
-        float t1018_ = __fadd_rn(t1014_, kf_shfl_xor(t1014_, 1u, kf_wn));
-        sc_[7u] = ok_[1u] ? t1018_ : __uint_as_float(0xff800000u);
-        kf_f16x8 kv_9_ = kr_[2u];
-        float t1067_ = __fmaf_rn(qf_[7u], kf_f16_to_f32(kv_9_.v[7]), __fmaf_rn(qf_[6u], kf_f16_to_f32(kv_9_.v[6]), __fmaf_rn(qf_[5u], kf_f16_to_f32(kv_9_.v[5]), __fmaf_rn(qf_[4u], kf_f16_to_f32(kv_9_.v[4]), __fmaf_rn(qf_[3u], kf_f16_to_f32(kv_9_.v[3]), __fmaf_rn(qf_[2u], kf_f16_to_f32(kv_9_.v[2]), __fmaf_rn(qf_[1u], kf_f16_to_f32(kv_9_.v[1]), __fmaf_rn(qf_[0u], kf_f16_to_f32(kv_9_.v[0]), 0.0f))))))));
-        float t1073_ = __fadd_rn(t1067_, kf_shfl_xor(t1067_, 8u, kf_wn));
-        float t1077_ = __fadd_rn(t1073_, kf_shfl_xor(t1073_, 4u, kf_wn));
-        float t1081_ = __fadd_rn(t1077_, kf_shfl_xor(t1077_, 2u, kf_wn));
-        float t1085_ = __fadd_rn(t1081_, kf_shfl_xor(t1081_, 1u, kf_wn));
-        sc_[8u] = ok_[2u] ? t1085_ : __uint_as_float(0xff800000u);
-        kf_f16x8 kv_10_ = kr_[2u];
-        float t1134_ = __fmaf_rn(qf_[15u], kf_f16_to_f32(kv_10_.v[7]), __fmaf_rn(qf_[14u], kf_f16_to_f32(kv_10_.v[6]), __fmaf_rn(qf_[13u], kf_f16_to_f32(kv_10_.v[5]), __fmaf_rn(qf_[12u], kf_f16_to_f32(kv_10_.v[4]), __fmaf_rn(qf_[11u], kf_f16_to_f32(kv_10_.v[3]), __fmaf_rn(qf_[10u], kf_f16_to_f32(kv_10_.v[2]), __fmaf_rn(qf_[9u], kf_f16_to_f32(kv_10_.v[1]), __fmaf_rn(qf_[8u], kf_f16_to_f32(kv_10_.v[0]), 0.0f))))))));
-        float t1140_ = __fadd_rn(t1134_, kf_shfl_xor(t1134_, 8u, kf_wn));
-        float t1144_ = __fadd_rn(t1140_, kf_shfl_xor(t1140_, 4u, kf_wn));
-        float t1148_ = __fadd_rn(t1144_, kf_shfl_xor(t1144_, 2u, kf_wn));
-        float t1152_ = __fadd_rn(t1148_, kf_shfl_xor(t1148_, 1u, kf_wn));
-        sc_[9u] = ok_[2u] ? t1152_ : __uint_as_float(0xff800000u);
-        kf_f16x8 kv_11_ = kr_[2u];
-        float t1201_ = __fmaf_rn(qf_[23u], kf_f16_to_f32(kv_11_.v[7]), __fmaf_rn(qf_[22u], kf_f16_to_f32(kv_11_.v[6]), __fmaf_rn(qf_[21u], kf_f16_to_f32(kv_11_.v[5]), __fmaf_rn(qf_[20u], kf_f16_to_f32(kv_11_.v[4]), __fmaf_rn(qf_[19u], kf_f16_to_f32(kv_11_.v[3]), __fmaf_rn(qf_[18u], kf_f16_to_f32(kv_11_.v[2]), __fmaf_rn(qf_[17u], kf_f16_to_f32(kv_11_.v[1]), __fmaf_rn(qf_[16u], kf_f16_to_f32(kv_11_.v[0]), 0.0f))))))));
-        float t1207_ = __fadd_rn(t1201_, kf_shfl_xor(t1201_, 8u, kf_wn));
-        float t1211_ = __fadd_rn(t1207_, kf_shfl_xor(t1207_, 4u, kf_wn));
-        float t1215_ = __fadd_rn(t1211_, kf_shfl_xor(t1211_, 2u, kf_wn));
-        float t1219_ = __fadd_rn(t1215_, kf_shfl_xor(t1215_, 1u, kf_wn));
-        sc_[10u] = ok_[2u] ? t1219_ : __uint_as_float(0xff800000u);
-        kf_f16x8 kv_12_ = kr_[2u];
-        float t1268_ = __fmaf_rn(qf_[31u], kf_f16_to_f32(kv_12_.v[7]), __fmaf_rn(qf_[30u], kf_f16_to_f32(kv_12_.v[6]), __fmaf_rn(qf_[29u], kf_f16_to_f32(kv_12_.v[5]), __fmaf_rn(qf_[28u], kf_f16_to_f32(kv_12_.v[4]), __fmaf_rn(qf_[27u], kf_f16_to_f32(kv_12_.v[3]), __fmaf_rn(qf_[26u], kf_f16_to_f32(kv_12_.v[2]), __fmaf_rn(qf_[25u], kf_f16_to_f32(kv_12_.v[1]), __fmaf_rn(qf_[24u], kf_f16_to_f32(kv_12_.v[0]), 0.0f))))))));
-        float t1274_ = __fadd_rn(t1268_, kf_shfl_xor(t1268_, 8u, kf_wn));
-        float t1278_ = __fadd_rn(t1274_, kf_shfl_xor(t1274_, 4u, kf_wn));
-        float t1282_ = __fadd_rn(t1278_, kf_shfl_xor(t1278_, 2u, kf_wn));
-        float t1286_ = __fadd_rn(t1282_, kf_shfl_xor(t1282_, 1u, kf_wn));
-        sc_[11u] = ok_[2u] ? t1286_ : __uint_as_float(0xff800000u);
-        kf_f16x8 kv_13_ = kr_[3u];
-        float t1335_ = __fmaf_rn(qf_[7u], kf_f16_to_f32(kv_13_.v[7]), __fmaf_rn(qf_[6u], kf_f16_to_f32(kv_13_.v[6]), __fmaf_rn(qf_[5u], kf_f16_to_f32(kv_13_.v[5]), __fmaf_rn(qf_[4u], kf_f16_to_f32(kv_13_.v[4]), __fmaf_rn(qf_[3u], kf_f16_to_f32(kv_13_.v[3]), __fmaf_rn(qf_[2u], kf_f16_to_f32(kv_13_.v[2]), __fmaf_rn(qf_[1u], kf_f16_to_f32(kv_13_.v[1]), __fmaf_rn(qf_[0u], kf_f16_to_f32(kv_13_.v[0]), 0.0f))))))));
-        float t1341_ = __fadd_rn(t1335_, kf_shfl_xor(t1335_, 8u, kf_wn));
-        float t1345_ = __fadd_rn(t1341_, kf_shfl_xor(t1341_, 4u, kf_wn));
-        float t1349_ = __fadd_rn(t1345_, kf_shfl_xor(t1345_, 2u, kf_wn));
-        float t1353_ = __fadd_rn(t1349_, kf_shfl_xor(t1349_, 1u, kf_wn));
-        sc_[12u] = ok_[3u] ? t1353_ : __uint_as_float(0xff800000u);
-        kf_f16x8 kv_14_ = kr_[3u];
-        float t1402_ = __fmaf_rn(qf_[15u], kf_f16_to_f32(kv_14_.v[7]), __fmaf_rn(qf_[14u], kf_f16_to_f32(kv_14_.v[6]), __fmaf_rn(qf_[13u], kf_f16_to_f32(kv_14_.v[5]), __fmaf_rn(qf_[12u], kf_f16_to_f32(kv_14_.v[4]), __fmaf_rn(qf_[11u], kf_f16_to_f32(kv_14_.v[3]), __fmaf_rn(qf_[10u], kf_f16_to_f32(kv_14_.v[2]), __fmaf_rn(qf_[9u], kf_f16_to_f32(kv_14_.v[1]), __fmaf_rn(qf_[8u], kf_f16_to_f32(kv_14_.v[0]), 0.0f))))))));
-        float t1408_ = __fadd_rn(t1402_, kf_shfl_xor(t1402_, 8u, kf_wn));
-        float t1412_ = __fadd_rn(t1408_, kf_shfl_xor(t1408_, 4u, kf_wn));
-        float t1416_ = __fadd_rn(t1412_, kf_shfl_xor(t1412_, 2u, kf_wn));
-        float t1420_ = __fadd_rn(t1416_, kf_shfl_xor(t1416_, 1u, kf_wn));
-        sc_[13u] = ok_[3u] ? t1420_ : __uint_as_float(0xff800000u);
-        kf_f16x8 kv_15_ = kr_[3u];
-        float t1469_ = __fmaf_rn(qf_[23u], kf_f16_to_f32(kv_15_.v[7]), __fmaf_rn(qf_[22u], kf_f16_to_f32(kv_15_.v[6]), __fmaf_rn(qf_[21u], kf_f16_to_f32(kv_15_.v[5]), __fmaf_rn(qf_[20u], kf_f16_to_f32(kv_15_.v[4]), __fmaf_rn(qf_[19u], kf_f16_to_f32(kv_15_.v[3]), __fmaf_rn(qf_[18u], kf_f16_to_f32(kv_15_.v[2]), __fmaf_rn(qf_[17u], kf_f16_to_f32(kv_15_.v[1]), __fmaf_rn(qf_[16u], kf_f16_to_f32(kv_15_.v[0]), 0.0f))))))));
-        float t1475_ = __fadd_rn(t1469_, kf_shfl_xor(t1469_, 8u, kf_wn));
-        float t1479_ = __fadd_rn(t1475_, kf_shfl_xor(t1475_, 4u, kf_wn));
-        float t1483_ = __fadd_rn(t1479_, kf_shfl_xor(t1479_, 2u, kf_wn));
-        float t1487_ = __fadd_rn(t1483_, kf_shfl_xor(t1483_, 1u, kf_wn));
-        sc_[14u] = ok_[3u] ? t1487_ : __uint_as_float(0xff800000u);
-        kf_f16x8 kv_16_ = kr_[3u];
-        float t1536_ = __fmaf_rn(qf_[31u], kf_f16_to_f32(kv_16_.v[7]), __fmaf_rn(qf_[30u], kf_f16_to_f32(kv_16_.v[6]), __fmaf_rn(qf_[29u], kf_f16_to_f32(kv_16_.v[5]), __fmaf_rn(qf_[28u], kf_f16_to_f32(kv_16_.v[4]), __fmaf_rn(qf_[27u], kf_f16_to_f32(kv_16_.v[3]), __fmaf_rn(qf_[26u], kf_f16_to_f32(kv_16_.v[2]), __fmaf_rn(qf_[25u], kf_f16_to_f32(kv_16_.v[1]), __fmaf_rn(qf_[24u], kf_f16_to_f32(kv_16_.v[0]), 0.0f))))))));
-        float t1542_ = __fadd_rn(t1536_, kf_shfl_xor(t1536_, 8u, kf_wn));
-        float t1546_ = __fadd_rn(t1542_, kf_shfl_xor(t1542_, 4u, kf_wn));
-        float t1550_ = __fadd_rn(t1546_, kf_shfl_xor(t1546_, 2u, kf_wn));
-        float t1554_ = __fadd_rn(t1550_, kf_shfl_xor(t1550_, 1u, kf_wn));
-        sc_[15u] = ok_[3u] ? t1554_ : __uint_as_float(0xff800000u);
-        float t1571_ = fmaxf(fmaxf(fmaxf(sc_[0u], sc_[4u]), sc_[8u]), sc_[12u]);
-        if (t1571_ > __fadd_rn(m_[0u], 8.0f)) {
-            float corr_ = kf_exp2_approx(__fsub_rn(m_[0u], t1571_));
+        float t926_ = __fmaf_rn(qf_[31u], kf_f16_to_f32(kv_8_.v[7]), __fmaf_rn(qf_[30u], kf_f16_to_f32(kv_8_.v[6]), __fmaf_rn(qf_[29u], kf_f16_to_f32(kv_8_.v[5]), __fmaf_rn(qf_[28u], kf_f16_to_f32(kv_8_.v[4]), __fmaf_rn(qf_[27u], kf_f16_to_f32(kv_8_.v[3]), __fmaf_rn(qf_[26u], kf_f16_to_f32(kv_8_.v[2]), __fmaf_rn(qf_[25u], kf_f16_to_f32(kv_8_.v[1]), __fmaf_rn(qf_[24u], kf_f16_to_f32(kv_8_.v[0]), 0.0f))))))));
+        float t932_ = __fadd_rn(t926_, kf_shfl_xor(t926_, 8u, kf_wn));
+        float t936_ = __fadd_rn(t932_, kf_shfl_xor(t932_, 4u, kf_wn));
+        float t940_ = __fadd_rn(t936_, kf_shfl_xor(t936_, 2u, kf_wn));
+        float t944_ = __fadd_rn(t940_, kf_shfl_xor(t940_, 1u, kf_wn));
+        sc_[7u] = ok_[1u] ? t944_ : __uint_as_float(0xff800000u);
+        float t955_ = fmaxf(sc_[0u], sc_[4u]);
+        if (t955_ > __fadd_rn(m_[0u], 8.0f)) {
+            float corr_ = kf_exp2_approx(__fsub_rn(m_[0u], t955_));
             ls_[0u] = __fmul_rn(ls_[0u], corr_);
             acc_[0u] = __fmul_rn(acc_[0u], corr_);
             acc_[1u] = __fmul_rn(acc_[1u], corr_);
@@ -382,11 +364,11 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
             acc_[5u] = __fmul_rn(acc_[5u], corr_);
             acc_[6u] = __fmul_rn(acc_[6u], corr_);
             acc_[7u] = __fmul_rn(acc_[7u], corr_);
-            m_[0u] = t1571_;
+            m_[0u] = t955_;
         }
-        bool t1612_ = m_[0u] == __uint_as_float(0xff800000u);
-        float t1615_ = m_[0u];
-        float ms_ = t1612_ ? 0.0f : t1615_;
+        bool t996_ = m_[0u] == __uint_as_float(0xff800000u);
+        float t999_ = m_[0u];
+        float ms_ = t996_ ? 0.0f : t999_;
         float pw_ = kf_exp2_approx(__fsub_rn(sc_[0u], ms_));
         kf_f16x8 vv_ = vr_[0u];
         ls_[0u] = __fadd_rn(ls_[0u], pw_);
@@ -409,31 +391,9 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         acc_[5u] = __fmaf_rn(pw_2_, kf_f16_to_f32(vv_2_.v[5]), acc_[5u]);
         acc_[6u] = __fmaf_rn(pw_2_, kf_f16_to_f32(vv_2_.v[6]), acc_[6u]);
         acc_[7u] = __fmaf_rn(pw_2_, kf_f16_to_f32(vv_2_.v[7]), acc_[7u]);
-        float pw_3_ = kf_exp2_approx(__fsub_rn(sc_[8u], ms_));
-        kf_f16x8 vv_3_ = vr_[2u];
-        ls_[0u] = __fadd_rn(ls_[0u], pw_3_);
-        acc_[0u] = __fmaf_rn(pw_3_, kf_f16_to_f32(vv_3_.v[0]), acc_[0u]);
-        acc_[1u] = __fmaf_rn(pw_3_, kf_f16_to_f32(vv_3_.v[1]), acc_[1u]);
-        acc_[2u] = __fmaf_rn(pw_3_, kf_f16_to_f32(vv_3_.v[2]), acc_[2u]);
-        acc_[3u] = __fmaf_rn(pw_3_, kf_f16_to_f32(vv_3_.v[3]), acc_[3u]);
-        acc_[4u] = __fmaf_rn(pw_3_, kf_f16_to_f32(vv_3_.v[4]), acc_[4u]);
-        acc_[5u] = __fmaf_rn(pw_3_, kf_f16_to_f32(vv_3_.v[5]), acc_[5u]);
-        acc_[6u] = __fmaf_rn(pw_3_, kf_f16_to_f32(vv_3_.v[6]), acc_[6u]);
-        acc_[7u] = __fmaf_rn(pw_3_, kf_f16_to_f32(vv_3_.v[7]), acc_[7u]);
-        float pw_4_ = kf_exp2_approx(__fsub_rn(sc_[12u], ms_));
-        kf_f16x8 vv_4_ = vr_[3u];
-        ls_[0u] = __fadd_rn(ls_[0u], pw_4_);
-        acc_[0u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[0]), acc_[0u]);
-        acc_[1u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[1]), acc_[1u]);
-        acc_[2u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[2]), acc_[2u]);
-        acc_[3u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[3]), acc_[3u]);
-        acc_[4u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[4]), acc_[4u]);
-        acc_[5u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[5]), acc_[5u]);
-        acc_[6u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[6]), acc_[6u]);
-        acc_[7u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[7]), acc_[7u]);
-        float t1856_ = fmaxf(fmaxf(fmaxf(sc_[1u], sc_[5u]), sc_[9u]), sc_[13u]);
-        if (t1856_ > __fadd_rn(m_[1u], 8.0f)) {
-            float corr_2_ = kf_exp2_approx(__fsub_rn(m_[1u], t1856_));
+        float t1120_ = fmaxf(sc_[1u], sc_[5u]);
+        if (t1120_ > __fadd_rn(m_[1u], 8.0f)) {
+            float corr_2_ = kf_exp2_approx(__fsub_rn(m_[1u], t1120_));
             ls_[1u] = __fmul_rn(ls_[1u], corr_2_);
             acc_[8u] = __fmul_rn(acc_[8u], corr_2_);
             acc_[9u] = __fmul_rn(acc_[9u], corr_2_);
@@ -443,58 +403,36 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
             acc_[13u] = __fmul_rn(acc_[13u], corr_2_);
             acc_[14u] = __fmul_rn(acc_[14u], corr_2_);
             acc_[15u] = __fmul_rn(acc_[15u], corr_2_);
-            m_[1u] = t1856_;
+            m_[1u] = t1120_;
         }
-        bool t1897_ = m_[1u] == __uint_as_float(0xff800000u);
-        float t1900_ = m_[1u];
-        float ms_2_ = t1897_ ? 0.0f : t1900_;
-        float pw_5_ = kf_exp2_approx(__fsub_rn(sc_[1u], ms_2_));
-        kf_f16x8 vv_5_ = vr_[0u];
-        ls_[1u] = __fadd_rn(ls_[1u], pw_5_);
-        acc_[8u] = __fmaf_rn(pw_5_, kf_f16_to_f32(vv_5_.v[0]), acc_[8u]);
-        acc_[9u] = __fmaf_rn(pw_5_, kf_f16_to_f32(vv_5_.v[1]), acc_[9u]);
-        acc_[10u] = __fmaf_rn(pw_5_, kf_f16_to_f32(vv_5_.v[2]), acc_[10u]);
-        acc_[11u] = __fmaf_rn(pw_5_, kf_f16_to_f32(vv_5_.v[3]), acc_[11u]);
-        acc_[12u] = __fmaf_rn(pw_5_, kf_f16_to_f32(vv_5_.v[4]), acc_[12u]);
-        acc_[13u] = __fmaf_rn(pw_5_, kf_f16_to_f32(vv_5_.v[5]), acc_[13u]);
-        acc_[14u] = __fmaf_rn(pw_5_, kf_f16_to_f32(vv_5_.v[6]), acc_[14u]);
-        acc_[15u] = __fmaf_rn(pw_5_, kf_f16_to_f32(vv_5_.v[7]), acc_[15u]);
-        float pw_6_ = kf_exp2_approx(__fsub_rn(sc_[5u], ms_2_));
-        kf_f16x8 vv_6_ = vr_[1u];
-        ls_[1u] = __fadd_rn(ls_[1u], pw_6_);
-        acc_[8u] = __fmaf_rn(pw_6_, kf_f16_to_f32(vv_6_.v[0]), acc_[8u]);
-        acc_[9u] = __fmaf_rn(pw_6_, kf_f16_to_f32(vv_6_.v[1]), acc_[9u]);
-        acc_[10u] = __fmaf_rn(pw_6_, kf_f16_to_f32(vv_6_.v[2]), acc_[10u]);
-        acc_[11u] = __fmaf_rn(pw_6_, kf_f16_to_f32(vv_6_.v[3]), acc_[11u]);
-        acc_[12u] = __fmaf_rn(pw_6_, kf_f16_to_f32(vv_6_.v[4]), acc_[12u]);
-        acc_[13u] = __fmaf_rn(pw_6_, kf_f16_to_f32(vv_6_.v[5]), acc_[13u]);
-        acc_[14u] = __fmaf_rn(pw_6_, kf_f16_to_f32(vv_6_.v[6]), acc_[14u]);
-        acc_[15u] = __fmaf_rn(pw_6_, kf_f16_to_f32(vv_6_.v[7]), acc_[15u]);
-        float pw_7_ = kf_exp2_approx(__fsub_rn(sc_[9u], ms_2_));
-        kf_f16x8 vv_7_ = vr_[2u];
-        ls_[1u] = __fadd_rn(ls_[1u], pw_7_);
-        acc_[8u] = __fmaf_rn(pw_7_, kf_f16_to_f32(vv_7_.v[0]), acc_[8u]);
-        acc_[9u] = __fmaf_rn(pw_7_, kf_f16_to_f32(vv_7_.v[1]), acc_[9u]);
-        acc_[10u] = __fmaf_rn(pw_7_, kf_f16_to_f32(vv_7_.v[2]), acc_[10u]);
-        acc_[11u] = __fmaf_rn(pw_7_, kf_f16_to_f32(vv_7_.v[3]), acc_[11u]);
-        acc_[12u] = __fmaf_rn(pw_7_, kf_f16_to_f32(vv_7_.v[4]), acc_[12u]);
-        acc_[13u] = __fmaf_rn(pw_7_, kf_f16_to_f32(vv_7_.v[5]), acc_[13u]);
-        acc_[14u] = __fmaf_rn(pw_7_, kf_f16_to_f32(vv_7_.v[6]), acc_[14u]);
-        acc_[15u] = __fmaf_rn(pw_7_, kf_f16_to_f32(vv_7_.v[7]), acc_[15u]);
-        float pw_8_ = kf_exp2_approx(__fsub_rn(sc_[13u], ms_2_));
-        kf_f16x8 vv_8_ = vr_[3u];
-        ls_[1u] = __fadd_rn(ls_[1u], pw_8_);
-        acc_[8u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[0]), acc_[8u]);
-        acc_[9u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[1]), acc_[9u]);
-        acc_[10u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[2]), acc_[10u]);
-        acc_[11u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[3]), acc_[11u]);
-        acc_[12u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[4]), acc_[12u]);
-        acc_[13u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[5]), acc_[13u]);
-        acc_[14u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[6]), acc_[14u]);
-        acc_[15u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[7]), acc_[15u]);
-        float t2141_ = fmaxf(fmaxf(fmaxf(sc_[2u], sc_[6u]), sc_[10u]), sc_[14u]);
-        if (t2141_ > __fadd_rn(m_[2u], 8.0f)) {
-            float corr_3_ = kf_exp2_approx(__fsub_rn(m_[2u], t2141_));
+        bool t1161_ = m_[1u] == __uint_as_float(0xff800000u);
+        float t1164_ = m_[1u];
+        float ms_2_ = t1161_ ? 0.0f : t1164_;
+        float pw_3_ = kf_exp2_approx(__fsub_rn(sc_[1u], ms_2_));
+        kf_f16x8 vv_3_ = vr_[0u];
+        ls_[1u] = __fadd_rn(ls_[1u], pw_3_);
+        acc_[8u] = __fmaf_rn(pw_3_, kf_f16_to_f32(vv_3_.v[0]), acc_[8u]);
+        acc_[9u] = __fmaf_rn(pw_3_, kf_f16_to_f32(vv_3_.v[1]), acc_[9u]);
+        acc_[10u] = __fmaf_rn(pw_3_, kf_f16_to_f32(vv_3_.v[2]), acc_[10u]);
+        acc_[11u] = __fmaf_rn(pw_3_, kf_f16_to_f32(vv_3_.v[3]), acc_[11u]);
+        acc_[12u] = __fmaf_rn(pw_3_, kf_f16_to_f32(vv_3_.v[4]), acc_[12u]);
+        acc_[13u] = __fmaf_rn(pw_3_, kf_f16_to_f32(vv_3_.v[5]), acc_[13u]);
+        acc_[14u] = __fmaf_rn(pw_3_, kf_f16_to_f32(vv_3_.v[6]), acc_[14u]);
+        acc_[15u] = __fmaf_rn(pw_3_, kf_f16_to_f32(vv_3_.v[7]), acc_[15u]);
+        float pw_4_ = kf_exp2_approx(__fsub_rn(sc_[5u], ms_2_));
+        kf_f16x8 vv_4_ = vr_[1u];
+        ls_[1u] = __fadd_rn(ls_[1u], pw_4_);
+        acc_[8u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[0]), acc_[8u]);
+        acc_[9u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[1]), acc_[9u]);
+        acc_[10u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[2]), acc_[10u]);
+        acc_[11u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[3]), acc_[11u]);
+        acc_[12u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[4]), acc_[12u]);
+        acc_[13u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[5]), acc_[13u]);
+        acc_[14u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[6]), acc_[14u]);
+        acc_[15u] = __fmaf_rn(pw_4_, kf_f16_to_f32(vv_4_.v[7]), acc_[15u]);
+        float t1285_ = fmaxf(sc_[2u], sc_[6u]);
+        if (t1285_ > __fadd_rn(m_[2u], 8.0f)) {
+            float corr_3_ = kf_exp2_approx(__fsub_rn(m_[2u], t1285_));
             ls_[2u] = __fmul_rn(ls_[2u], corr_3_);
             acc_[16u] = __fmul_rn(acc_[16u], corr_3_);
             acc_[17u] = __fmul_rn(acc_[17u], corr_3_);
@@ -504,58 +442,36 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
             acc_[21u] = __fmul_rn(acc_[21u], corr_3_);
             acc_[22u] = __fmul_rn(acc_[22u], corr_3_);
             acc_[23u] = __fmul_rn(acc_[23u], corr_3_);
-            m_[2u] = t2141_;
+            m_[2u] = t1285_;
         }
-        bool t2182_ = m_[2u] == __uint_as_float(0xff800000u);
-        float t2185_ = m_[2u];
-        float ms_3_ = t2182_ ? 0.0f : t2185_;
-        float pw_9_ = kf_exp2_approx(__fsub_rn(sc_[2u], ms_3_));
-        kf_f16x8 vv_9_ = vr_[0u];
-        ls_[2u] = __fadd_rn(ls_[2u], pw_9_);
-        acc_[16u] = __fmaf_rn(pw_9_, kf_f16_to_f32(vv_9_.v[0]), acc_[16u]);
-        acc_[17u] = __fmaf_rn(pw_9_, kf_f16_to_f32(vv_9_.v[1]), acc_[17u]);
-        acc_[18u] = __fmaf_rn(pw_9_, kf_f16_to_f32(vv_9_.v[2]), acc_[18u]);
-        acc_[19u] = __fmaf_rn(pw_9_, kf_f16_to_f32(vv_9_.v[3]), acc_[19u]);
-        acc_[20u] = __fmaf_rn(pw_9_, kf_f16_to_f32(vv_9_.v[4]), acc_[20u]);
-        acc_[21u] = __fmaf_rn(pw_9_, kf_f16_to_f32(vv_9_.v[5]), acc_[21u]);
-        acc_[22u] = __fmaf_rn(pw_9_, kf_f16_to_f32(vv_9_.v[6]), acc_[22u]);
-        acc_[23u] = __fmaf_rn(pw_9_, kf_f16_to_f32(vv_9_.v[7]), acc_[23u]);
-        float pw_10_ = kf_exp2_approx(__fsub_rn(sc_[6u], ms_3_));
-        kf_f16x8 vv_10_ = vr_[1u];
-        ls_[2u] = __fadd_rn(ls_[2u], pw_10_);
-        acc_[16u] = __fmaf_rn(pw_10_, kf_f16_to_f32(vv_10_.v[0]), acc_[16u]);
-        acc_[17u] = __fmaf_rn(pw_10_, kf_f16_to_f32(vv_10_.v[1]), acc_[17u]);
-        acc_[18u] = __fmaf_rn(pw_10_, kf_f16_to_f32(vv_10_.v[2]), acc_[18u]);
-        acc_[19u] = __fmaf_rn(pw_10_, kf_f16_to_f32(vv_10_.v[3]), acc_[19u]);
-        acc_[20u] = __fmaf_rn(pw_10_, kf_f16_to_f32(vv_10_.v[4]), acc_[20u]);
-        acc_[21u] = __fmaf_rn(pw_10_, kf_f16_to_f32(vv_10_.v[5]), acc_[21u]);
-        acc_[22u] = __fmaf_rn(pw_10_, kf_f16_to_f32(vv_10_.v[6]), acc_[22u]);
-        acc_[23u] = __fmaf_rn(pw_10_, kf_f16_to_f32(vv_10_.v[7]), acc_[23u]);
-        float pw_11_ = kf_exp2_approx(__fsub_rn(sc_[10u], ms_3_));
-        kf_f16x8 vv_11_ = vr_[2u];
-        ls_[2u] = __fadd_rn(ls_[2u], pw_11_);
-        acc_[16u] = __fmaf_rn(pw_11_, kf_f16_to_f32(vv_11_.v[0]), acc_[16u]);
-        acc_[17u] = __fmaf_rn(pw_11_, kf_f16_to_f32(vv_11_.v[1]), acc_[17u]);
-        acc_[18u] = __fmaf_rn(pw_11_, kf_f16_to_f32(vv_11_.v[2]), acc_[18u]);
-        acc_[19u] = __fmaf_rn(pw_11_, kf_f16_to_f32(vv_11_.v[3]), acc_[19u]);
-        acc_[20u] = __fmaf_rn(pw_11_, kf_f16_to_f32(vv_11_.v[4]), acc_[20u]);
-        acc_[21u] = __fmaf_rn(pw_11_, kf_f16_to_f32(vv_11_.v[5]), acc_[21u]);
-        acc_[22u] = __fmaf_rn(pw_11_, kf_f16_to_f32(vv_11_.v[6]), acc_[22u]);
-        acc_[23u] = __fmaf_rn(pw_11_, kf_f16_to_f32(vv_11_.v[7]), acc_[23u]);
-        float pw_12_ = kf_exp2_approx(__fsub_rn(sc_[14u], ms_3_));
-        kf_f16x8 vv_12_ = vr_[3u];
-        ls_[2u] = __fadd_rn(ls_[2u], pw_12_);
-        acc_[16u] = __fmaf_rn(pw_12_, kf_f16_to_f32(vv_12_.v[0]), acc_[16u]);
-        acc_[17u] = __fmaf_rn(pw_12_, kf_f16_to_f32(vv_12_.v[1]), acc_[17u]);
-        acc_[18u] = __fmaf_rn(pw_12_, kf_f16_to_f32(vv_12_.v[2]), acc_[18u]);
-        acc_[19u] = __fmaf_rn(pw_12_, kf_f16_to_f32(vv_12_.v[3]), acc_[19u]);
-        acc_[20u] = __fmaf_rn(pw_12_, kf_f16_to_f32(vv_12_.v[4]), acc_[20u]);
-        acc_[21u] = __fmaf_rn(pw_12_, kf_f16_to_f32(vv_12_.v[5]), acc_[21u]);
-        acc_[22u] = __fmaf_rn(pw_12_, kf_f16_to_f32(vv_12_.v[6]), acc_[22u]);
-        acc_[23u] = __fmaf_rn(pw_12_, kf_f16_to_f32(vv_12_.v[7]), acc_[23u]);
-        float t2426_ = fmaxf(fmaxf(fmaxf(sc_[3u], sc_[7u]), sc_[11u]), sc_[15u]);
-        if (t2426_ > __fadd_rn(m_[3u], 8.0f)) {
-            float corr_4_ = kf_exp2_approx(__fsub_rn(m_[3u], t2426_));
+        bool t1326_ = m_[2u] == __uint_as_float(0xff800000u);
+        float t1329_ = m_[2u];
+        float ms_3_ = t1326_ ? 0.0f : t1329_;
+        float pw_5_ = kf_exp2_approx(__fsub_rn(sc_[2u], ms_3_));
+        kf_f16x8 vv_5_ = vr_[0u];
+        ls_[2u] = __fadd_rn(ls_[2u], pw_5_);
+        acc_[16u] = __fmaf_rn(pw_5_, kf_f16_to_f32(vv_5_.v[0]), acc_[16u]);
+        acc_[17u] = __fmaf_rn(pw_5_, kf_f16_to_f32(vv_5_.v[1]), acc_[17u]);
+        acc_[18u] = __fmaf_rn(pw_5_, kf_f16_to_f32(vv_5_.v[2]), acc_[18u]);
+        acc_[19u] = __fmaf_rn(pw_5_, kf_f16_to_f32(vv_5_.v[3]), acc_[19u]);
+        acc_[20u] = __fmaf_rn(pw_5_, kf_f16_to_f32(vv_5_.v[4]), acc_[20u]);
+        acc_[21u] = __fmaf_rn(pw_5_, kf_f16_to_f32(vv_5_.v[5]), acc_[21u]);
+        acc_[22u] = __fmaf_rn(pw_5_, kf_f16_to_f32(vv_5_.v[6]), acc_[22u]);
+        acc_[23u] = __fmaf_rn(pw_5_, kf_f16_to_f32(vv_5_.v[7]), acc_[23u]);
+        float pw_6_ = kf_exp2_approx(__fsub_rn(sc_[6u], ms_3_));
+        kf_f16x8 vv_6_ = vr_[1u];
+        ls_[2u] = __fadd_rn(ls_[2u], pw_6_);
+        acc_[16u] = __fmaf_rn(pw_6_, kf_f16_to_f32(vv_6_.v[0]), acc_[16u]);
+        acc_[17u] = __fmaf_rn(pw_6_, kf_f16_to_f32(vv_6_.v[1]), acc_[17u]);
+        acc_[18u] = __fmaf_rn(pw_6_, kf_f16_to_f32(vv_6_.v[2]), acc_[18u]);
+        acc_[19u] = __fmaf_rn(pw_6_, kf_f16_to_f32(vv_6_.v[3]), acc_[19u]);
+        acc_[20u] = __fmaf_rn(pw_6_, kf_f16_to_f32(vv_6_.v[4]), acc_[20u]);
+        acc_[21u] = __fmaf_rn(pw_6_, kf_f16_to_f32(vv_6_.v[5]), acc_[21u]);
+        acc_[22u] = __fmaf_rn(pw_6_, kf_f16_to_f32(vv_6_.v[6]), acc_[22u]);
+        acc_[23u] = __fmaf_rn(pw_6_, kf_f16_to_f32(vv_6_.v[7]), acc_[23u]);
+        float t1450_ = fmaxf(sc_[3u], sc_[7u]);
+        if (t1450_ > __fadd_rn(m_[3u], 8.0f)) {
+            float corr_4_ = kf_exp2_approx(__fsub_rn(m_[3u], t1450_));
             ls_[3u] = __fmul_rn(ls_[3u], corr_4_);
             acc_[24u] = __fmul_rn(acc_[24u], corr_4_);
             acc_[25u] = __fmul_rn(acc_[25u], corr_4_);
@@ -565,55 +481,33 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
             acc_[29u] = __fmul_rn(acc_[29u], corr_4_);
             acc_[30u] = __fmul_rn(acc_[30u], corr_4_);
             acc_[31u] = __fmul_rn(acc_[31u], corr_4_);
-            m_[3u] = t2426_;
+            m_[3u] = t1450_;
         }
-        bool t2467_ = m_[3u] == __uint_as_float(0xff800000u);
-        float t2470_ = m_[3u];
-        float ms_4_ = t2467_ ? 0.0f : t2470_;
-        float pw_13_ = kf_exp2_approx(__fsub_rn(sc_[3u], ms_4_));
-        kf_f16x8 vv_13_ = vr_[0u];
-        ls_[3u] = __fadd_rn(ls_[3u], pw_13_);
-        acc_[24u] = __fmaf_rn(pw_13_, kf_f16_to_f32(vv_13_.v[0]), acc_[24u]);
-        acc_[25u] = __fmaf_rn(pw_13_, kf_f16_to_f32(vv_13_.v[1]), acc_[25u]);
-        acc_[26u] = __fmaf_rn(pw_13_, kf_f16_to_f32(vv_13_.v[2]), acc_[26u]);
-        acc_[27u] = __fmaf_rn(pw_13_, kf_f16_to_f32(vv_13_.v[3]), acc_[27u]);
-        acc_[28u] = __fmaf_rn(pw_13_, kf_f16_to_f32(vv_13_.v[4]), acc_[28u]);
-        acc_[29u] = __fmaf_rn(pw_13_, kf_f16_to_f32(vv_13_.v[5]), acc_[29u]);
-        acc_[30u] = __fmaf_rn(pw_13_, kf_f16_to_f32(vv_13_.v[6]), acc_[30u]);
-        acc_[31u] = __fmaf_rn(pw_13_, kf_f16_to_f32(vv_13_.v[7]), acc_[31u]);
-        float pw_14_ = kf_exp2_approx(__fsub_rn(sc_[7u], ms_4_));
-        kf_f16x8 vv_14_ = vr_[1u];
-        ls_[3u] = __fadd_rn(ls_[3u], pw_14_);
-        acc_[24u] = __fmaf_rn(pw_14_, kf_f16_to_f32(vv_14_.v[0]), acc_[24u]);
-        acc_[25u] = __fmaf_rn(pw_14_, kf_f16_to_f32(vv_14_.v[1]), acc_[25u]);
-        acc_[26u] = __fmaf_rn(pw_14_, kf_f16_to_f32(vv_14_.v[2]), acc_[26u]);
-        acc_[27u] = __fmaf_rn(pw_14_, kf_f16_to_f32(vv_14_.v[3]), acc_[27u]);
-        acc_[28u] = __fmaf_rn(pw_14_, kf_f16_to_f32(vv_14_.v[4]), acc_[28u]);
-        acc_[29u] = __fmaf_rn(pw_14_, kf_f16_to_f32(vv_14_.v[5]), acc_[29u]);
-        acc_[30u] = __fmaf_rn(pw_14_, kf_f16_to_f32(vv_14_.v[6]), acc_[30u]);
-        acc_[31u] = __fmaf_rn(pw_14_, kf_f16_to_f32(vv_14_.v[7]), acc_[31u]);
-        float pw_15_ = kf_exp2_approx(__fsub_rn(sc_[11u], ms_4_));
-        kf_f16x8 vv_15_ = vr_[2u];
-        ls_[3u] = __fadd_rn(ls_[3u], pw_15_);
-        acc_[24u] = __fmaf_rn(pw_15_, kf_f16_to_f32(vv_15_.v[0]), acc_[24u]);
-        acc_[25u] = __fmaf_rn(pw_15_, kf_f16_to_f32(vv_15_.v[1]), acc_[25u]);
-        acc_[26u] = __fmaf_rn(pw_15_, kf_f16_to_f32(vv_15_.v[2]), acc_[26u]);
-        acc_[27u] = __fmaf_rn(pw_15_, kf_f16_to_f32(vv_15_.v[3]), acc_[27u]);
-        acc_[28u] = __fmaf_rn(pw_15_, kf_f16_to_f32(vv_15_.v[4]), acc_[28u]);
-        acc_[29u] = __fmaf_rn(pw_15_, kf_f16_to_f32(vv_15_.v[5]), acc_[29u]);
-        acc_[30u] = __fmaf_rn(pw_15_, kf_f16_to_f32(vv_15_.v[6]), acc_[30u]);
-        acc_[31u] = __fmaf_rn(pw_15_, kf_f16_to_f32(vv_15_.v[7]), acc_[31u]);
-        float pw_16_ = kf_exp2_approx(__fsub_rn(sc_[15u], ms_4_));
-        kf_f16x8 vv_16_ = vr_[3u];
-        ls_[3u] = __fadd_rn(ls_[3u], pw_16_);
-        acc_[24u] = __fmaf_rn(pw_16_, kf_f16_to_f32(vv_16_.v[0]), acc_[24u]);
-        acc_[25u] = __fmaf_rn(pw_16_, kf_f16_to_f32(vv_16_.v[1]), acc_[25u]);
-        acc_[26u] = __fmaf_rn(pw_16_, kf_f16_to_f32(vv_16_.v[2]), acc_[26u]);
-        acc_[27u] = __fmaf_rn(pw_16_, kf_f16_to_f32(vv_16_.v[3]), acc_[27u]);
-        acc_[28u] = __fmaf_rn(pw_16_, kf_f16_to_f32(vv_16_.v[4]), acc_[28u]);
-        acc_[29u] = __fmaf_rn(pw_16_, kf_f16_to_f32(vv_16_.v[5]), acc_[29u]);
-        acc_[30u] = __fmaf_rn(pw_16_, kf_f16_to_f32(vv_16_.v[6]), acc_[30u]);
-        acc_[31u] = __fmaf_rn(pw_16_, kf_f16_to_f32(vv_16_.v[7]), acc_[31u]);
+        bool t1491_ = m_[3u] == __uint_as_float(0xff800000u);
+        float t1494_ = m_[3u];
+        float ms_4_ = t1491_ ? 0.0f : t1494_;
+        float pw_7_ = kf_exp2_approx(__fsub_rn(sc_[3u], ms_4_));
+        kf_f16x8 vv_7_ = vr_[0u];
+        ls_[3u] = __fadd_rn(ls_[3u], pw_7_);
+        acc_[24u] = __fmaf_rn(pw_7_, kf_f16_to_f32(vv_7_.v[0]), acc_[24u]);
+        acc_[25u] = __fmaf_rn(pw_7_, kf_f16_to_f32(vv_7_.v[1]), acc_[25u]);
+        acc_[26u] = __fmaf_rn(pw_7_, kf_f16_to_f32(vv_7_.v[2]), acc_[26u]);
+        acc_[27u] = __fmaf_rn(pw_7_, kf_f16_to_f32(vv_7_.v[3]), acc_[27u]);
+        acc_[28u] = __fmaf_rn(pw_7_, kf_f16_to_f32(vv_7_.v[4]), acc_[28u]);
+        acc_[29u] = __fmaf_rn(pw_7_, kf_f16_to_f32(vv_7_.v[5]), acc_[29u]);
+        acc_[30u] = __fmaf_rn(pw_7_, kf_f16_to_f32(vv_7_.v[6]), acc_[30u]);
+        acc_[31u] = __fmaf_rn(pw_7_, kf_f16_to_f32(vv_7_.v[7]), acc_[31u]);
+        float pw_8_ = kf_exp2_approx(__fsub_rn(sc_[7u], ms_4_));
+        kf_f16x8 vv_8_ = vr_[1u];
+        ls_[3u] = __fadd_rn(ls_[3u], pw_8_);
+        acc_[24u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[0]), acc_[24u]);
+        acc_[25u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[1]), acc_[25u]);
+        acc_[26u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[2]), acc_[26u]);
+        acc_[27u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[3]), acc_[27u]);
+        acc_[28u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[4]), acc_[28u]);
+        acc_[29u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[5]), acc_[29u]);
+        acc_[30u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[6]), acc_[30u]);
+        acc_[31u] = __fmaf_rn(pw_8_, kf_f16_to_f32(vv_8_.v[7]), acc_[31u]);
     }
     float mo_ = kf_shfl_xor(m_[0u], 16u, kf_wn);
     float lo_ = kf_shfl_xor(ls_[0u], 16u, kf_wn);
@@ -767,34 +661,670 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         unsigned gi_ = t_ >> 7u;
         unsigned d_ = t_ & 127u;
         if (gi_ < nh_) {
-            float t4050_ = fmaxf(fmaxf(fmaxf(fmaxf(__uint_as_float(0xff800000u), sm_m_[gi_]), sm_m_[4u + gi_]), sm_m_[8u + gi_]), sm_m_[12u + gi_]);
-            float a_5_ = kf_exp2_approx(__fsub_rn(sm_m_[gi_], t4050_));
-            float t4063_ = __fmaf_rn(sm_l_[gi_], a_5_, 0.0f);
-            float t4070_ = __fmaf_rn(sm_o_[(gi_ << 7u) + d_], a_5_, 0.0f);
-            float a_6_ = kf_exp2_approx(__fsub_rn(sm_m_[4u + gi_], t4050_));
-            float t4079_ = __fmaf_rn(sm_l_[4u + gi_], a_6_, t4063_);
-            float t4086_ = __fmaf_rn(sm_o_[((4u + gi_) << 7u) + d_], a_6_, t4070_);
-            float a_7_ = kf_exp2_approx(__fsub_rn(sm_m_[8u + gi_], t4050_));
-            float t4095_ = __fmaf_rn(sm_l_[8u + gi_], a_7_, t4079_);
-            float t4102_ = __fmaf_rn(sm_o_[((8u + gi_) << 7u) + d_], a_7_, t4086_);
-            float a_8_ = kf_exp2_approx(__fsub_rn(sm_m_[12u + gi_], t4050_));
-            float t4111_ = __fmaf_rn(sm_l_[12u + gi_], a_8_, t4095_);
-            float t4118_ = __fmaf_rn(sm_o_[((12u + gi_) << 7u) + d_], a_8_, t4102_);
+            float t2960_ = fmaxf(fmaxf(fmaxf(fmaxf(__uint_as_float(0xff800000u), sm_m_[gi_]), sm_m_[4u + gi_]), sm_m_[8u + gi_]), sm_m_[12u + gi_]);
+            float a_5_ = kf_exp2_approx(__fsub_rn(sm_m_[gi_], t2960_));
+            float t2973_ = __fmaf_rn(sm_l_[gi_], a_5_, 0.0f);
+            float t2980_ = __fmaf_rn(sm_o_[(gi_ << 7u) + d_], a_5_, 0.0f);
+            float a_6_ = kf_exp2_approx(__fsub_rn(sm_m_[4u + gi_], t2960_));
+            float t2989_ = __fmaf_rn(sm_l_[4u + gi_], a_6_, t2973_);
+            float t2996_ = __fmaf_rn(sm_o_[((4u + gi_) << 7u) + d_], a_6_, t2980_);
+            float a_7_ = kf_exp2_approx(__fsub_rn(sm_m_[8u + gi_], t2960_));
+            float t3005_ = __fmaf_rn(sm_l_[8u + gi_], a_7_, t2989_);
+            float t3012_ = __fmaf_rn(sm_o_[((8u + gi_) << 7u) + d_], a_7_, t2996_);
+            float a_8_ = kf_exp2_approx(__fsub_rn(sm_m_[12u + gi_], t2960_));
+            float t3021_ = __fmaf_rn(sm_l_[12u + gi_], a_8_, t3005_);
+            float t3028_ = __fmaf_rn(sm_o_[((12u + gi_) << 7u) + d_], a_8_, t3012_);
             unsigned slot_ = ((((bi_ * h_) + hq0_) + gi_) * ns_) + blockIdx.x;
-            po_[(slot_ << 7u) + d_] = __fdiv_rn(t4118_, t4111_);
+            po_[(slot_ << 7u) + d_] = __fdiv_rn(t3028_, t3021_);
             if (d_ == 0u) {
-                plse_[slot_] = __fadd_rn(t4050_, kf_log2_approx(t4111_));
+                plse_[slot_] = __fadd_rn(t2960_, kf_log2_approx(t3021_));
             }
         }
     }
 }
 
-/* kernel sdpa_decode_combine (sdpa.kf:222) */
+/* kernel sdpa_decode_split (sdpa.kf:280) */
+extern "C" __global__ void __launch_bounds__(64)
+sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
+{
+    extern __shared__ __align__(16) kf_f16 sm_[];
+    kf_f32x4 o_[8];
+    const unsigned kf_wn = kf_warp_lanes();
+    unsigned g_ = h_ / hkv_;
+    unsigned groups_ = (g_ >> 3u) + (((g_ & 7u) != 0u) ? 1u : 0u);
+    unsigned kvh_ = blockIdx.y / groups_;
+    unsigned hq0_ = (kvh_ * g_) + ((blockIdx.y % groups_) << 3u);
+    unsigned nh_ = min(8u, (g_ - ((blockIdx.y % groups_) << 3u)));
+    unsigned bi_ = blockIdx.z;
+    unsigned len_ = min(lens_[bi_], l_);
+    unsigned p0_ = blockIdx.x * split_;
+    if (p0_ >= len_) {
+        return;
+    }
+    unsigned p1_ = min((p0_ + split_), len_);
+    unsigned t44_ = p1_ - p0_;
+    unsigned nset_ = (t44_ >> 5u) + (((t44_ & 31u) != 0u) ? 1u : 0u);
+    unsigned lane_ = kf_lane_id();
+    unsigned w_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u;
+    unsigned gr_ = lane_ >> 2u;
+    unsigned qd_ = lane_ & 3u;
+    unsigned r8_ = lane_ & 7u;
+    unsigned mi_ = lane_ >> 3u;
+    for (unsigned c_ = threadIdx.x; c_ < 256u; c_ = c_ + 64u) {
+        unsigned row_ = c_ >> 4u;
+        unsigned part_ = c_ & 15u;
+        unsigned hq_ = hq0_ + min(row_, (nh_ - 1u));
+        kf_cp_async_n(&sm_[(row_ * 136u) + (part_ << 3u)], &q_[(((bi_ * h_) + hq_) << 7u) + (part_ << 3u)], (row_ < nh_) ? 16u : 0u);
+    }
+    if (0u < nset_) {
+        unsigned part_2_ = threadIdx.x & 15u;
+        unsigned tr0_ = threadIdx.x >> 4u;
+        unsigned dst0_ = (2176u + (tr0_ * 136u)) + (part_2_ << 3u);
+        unsigned src0_ = ((((((bi_ * l_) + p0_) + tr0_) * hkv_) + kvh_) << 7u) + (part_2_ << 3u);
+        unsigned safe_ = (((((bi_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_2_ << 3u);
+        bool ok_ = (p0_ + tr0_) < p1_;
+        unsigned n_ = ok_ ? 16u : 0u;
+        unsigned src_ = ok_ ? src0_ : safe_;
+        kf_cp_async_n(&sm_[dst0_], &kc_[src_], n_);
+        kf_cp_async_n(&sm_[dst0_ + 4352u], &vc_[src_], n_);
+        unsigned tr_ = tr0_ + 4u;
+        bool ok_2_ = (p0_ + tr_) < p1_;
+        unsigned n_2_ = ok_2_ ? 16u : 0u;
+        unsigned t178_ = src0_ + ((hkv_ << 2u) << 7u);
+        unsigned src_2_ = ok_2_ ? t178_ : safe_;
+        unsigned dst_ = dst0_ + 544u;
+        kf_cp_async_n(&sm_[dst_], &kc_[src_2_], n_2_);
+        kf_cp_async_n(&sm_[dst_ + 4352u], &vc_[src_2_], n_2_);
+        unsigned tr_2_ = tr0_ + 8u;
+        bool ok_3_ = (p0_ + tr_2_) < p1_;
+        unsigned n_3_ = ok_3_ ? 16u : 0u;
+        unsigned t195_ = src0_ + ((hkv_ << 3u) << 7u);
+        unsigned src_3_ = ok_3_ ? t195_ : safe_;
+        unsigned dst_2_ = dst0_ + 1088u;
+        kf_cp_async_n(&sm_[dst_2_], &kc_[src_3_], n_3_);
+        kf_cp_async_n(&sm_[dst_2_ + 4352u], &vc_[src_3_], n_3_);
+        unsigned tr_3_ = tr0_ + 12u;
+        bool ok_4_ = (p0_ + tr_3_) < p1_;
+        unsigned n_4_ = ok_4_ ? 16u : 0u;
+        unsigned t212_ = src0_ + ((12u * hkv_) << 7u);
+        unsigned src_4_ = ok_4_ ? t212_ : safe_;
+        unsigned dst_3_ = dst0_ + 1632u;
+        kf_cp_async_n(&sm_[dst_3_], &kc_[src_4_], n_4_);
+        kf_cp_async_n(&sm_[dst_3_ + 4352u], &vc_[src_4_], n_4_);
+        unsigned tr_4_ = tr0_ + 16u;
+        bool ok_5_ = (p0_ + tr_4_) < p1_;
+        unsigned n_5_ = ok_5_ ? 16u : 0u;
+        unsigned t229_ = src0_ + ((hkv_ << 4u) << 7u);
+        unsigned src_5_ = ok_5_ ? t229_ : safe_;
+        unsigned dst_4_ = dst0_ + 2176u;
+        kf_cp_async_n(&sm_[dst_4_], &kc_[src_5_], n_5_);
+        kf_cp_async_n(&sm_[dst_4_ + 4352u], &vc_[src_5_], n_5_);
+        unsigned tr_5_ = tr0_ + 20u;
+        bool ok_6_ = (p0_ + tr_5_) < p1_;
+        unsigned n_6_ = ok_6_ ? 16u : 0u;
+        unsigned t246_ = src0_ + ((20u * hkv_) << 7u);
+        unsigned src_6_ = ok_6_ ? t246_ : safe_;
+        unsigned dst_5_ = dst0_ + 2720u;
+        kf_cp_async_n(&sm_[dst_5_], &kc_[src_6_], n_6_);
+        kf_cp_async_n(&sm_[dst_5_ + 4352u], &vc_[src_6_], n_6_);
+        unsigned tr_6_ = tr0_ + 24u;
+        bool ok_7_ = (p0_ + tr_6_) < p1_;
+        unsigned n_7_ = ok_7_ ? 16u : 0u;
+        unsigned t263_ = src0_ + ((24u * hkv_) << 7u);
+        unsigned src_7_ = ok_7_ ? t263_ : safe_;
+        unsigned dst_6_ = dst0_ + 3264u;
+        kf_cp_async_n(&sm_[dst_6_], &kc_[src_7_], n_7_);
+        kf_cp_async_n(&sm_[dst_6_ + 4352u], &vc_[src_7_], n_7_);
+        unsigned tr_7_ = tr0_ + 28u;
+        bool ok_8_ = (p0_ + tr_7_) < p1_;
+        unsigned n_8_ = ok_8_ ? 16u : 0u;
+        unsigned t280_ = src0_ + ((28u * hkv_) << 7u);
+        unsigned src_8_ = ok_8_ ? t280_ : safe_;
+        unsigned dst_7_ = dst0_ + 3808u;
+        kf_cp_async_n(&sm_[dst_7_], &kc_[src_8_], n_8_);
+        kf_cp_async_n(&sm_[dst_7_ + 4352u], &vc_[src_8_], n_8_);
+    }
+    kf_cp_async_commit();
+    if (1u < nset_) {
+        unsigned part_3_ = threadIdx.x & 15u;
+        unsigned tr0_2_ = threadIdx.x >> 4u;
+        unsigned pb_ = p0_ + 32u;
+        unsigned dst0_2_ = (10880u + (tr0_2_ * 136u)) + (part_3_ << 3u);
+        unsigned src0_2_ = ((((((bi_ * l_) + pb_) + tr0_2_) * hkv_) + kvh_) << 7u) + (part_3_ << 3u);
+        unsigned safe_2_ = (((((bi_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_3_ << 3u);
+        bool ok_9_ = (pb_ + tr0_2_) < p1_;
+        unsigned n_9_ = ok_9_ ? 16u : 0u;
+        unsigned src_9_ = ok_9_ ? src0_2_ : safe_2_;
+        kf_cp_async_n(&sm_[dst0_2_], &kc_[src_9_], n_9_);
+        kf_cp_async_n(&sm_[dst0_2_ + 4352u], &vc_[src_9_], n_9_);
+        unsigned tr_8_ = tr0_2_ + 4u;
+        bool ok_10_ = (pb_ + tr_8_) < p1_;
+        unsigned n_10_ = ok_10_ ? 16u : 0u;
+        unsigned t361_ = src0_2_ + ((hkv_ << 2u) << 7u);
+        unsigned src_10_ = ok_10_ ? t361_ : safe_2_;
+        unsigned dst_8_ = dst0_2_ + 544u;
+        kf_cp_async_n(&sm_[dst_8_], &kc_[src_10_], n_10_);
+        kf_cp_async_n(&sm_[dst_8_ + 4352u], &vc_[src_10_], n_10_);
+        unsigned tr_9_ = tr0_2_ + 8u;
+        bool ok_11_ = (pb_ + tr_9_) < p1_;
+        unsigned n_11_ = ok_11_ ? 16u : 0u;
+        unsigned t378_ = src0_2_ + ((hkv_ << 3u) << 7u);
+        unsigned src_11_ = ok_11_ ? t378_ : safe_2_;
+        unsigned dst_9_ = dst0_2_ + 1088u;
+        kf_cp_async_n(&sm_[dst_9_], &kc_[src_11_], n_11_);
+        kf_cp_async_n(&sm_[dst_9_ + 4352u], &vc_[src_11_], n_11_);
+        unsigned tr_10_ = tr0_2_ + 12u;
+        bool ok_12_ = (pb_ + tr_10_) < p1_;
+        unsigned n_12_ = ok_12_ ? 16u : 0u;
+        unsigned t395_ = src0_2_ + ((12u * hkv_) << 7u);
+        unsigned src_12_ = ok_12_ ? t395_ : safe_2_;
+        unsigned dst_10_ = dst0_2_ + 1632u;
+        kf_cp_async_n(&sm_[dst_10_], &kc_[src_12_], n_12_);
+        kf_cp_async_n(&sm_[dst_10_ + 4352u], &vc_[src_12_], n_12_);
+        unsigned tr_11_ = tr0_2_ + 16u;
+        bool ok_13_ = (pb_ + tr_11_) < p1_;
+        unsigned n_13_ = ok_13_ ? 16u : 0u;
+        unsigned t412_ = src0_2_ + ((hkv_ << 4u) << 7u);
+        unsigned src_13_ = ok_13_ ? t412_ : safe_2_;
+        unsigned dst_11_ = dst0_2_ + 2176u;
+        kf_cp_async_n(&sm_[dst_11_], &kc_[src_13_], n_13_);
+        kf_cp_async_n(&sm_[dst_11_ + 4352u], &vc_[src_13_], n_13_);
+        unsigned tr_12_ = tr0_2_ + 20u;
+        bool ok_14_ = (pb_ + tr_12_) < p1_;
+        unsigned n_14_ = ok_14_ ? 16u : 0u;
+        unsigned t429_ = src0_2_ + ((20u * hkv_) << 7u);
+        unsigned src_14_ = ok_14_ ? t429_ : safe_2_;
+        unsigned dst_12_ = dst0_2_ + 2720u;
+        kf_cp_async_n(&sm_[dst_12_], &kc_[src_14_], n_14_);
+        kf_cp_async_n(&sm_[dst_12_ + 4352u], &vc_[src_14_], n_14_);
+        unsigned tr_13_ = tr0_2_ + 24u;
+        bool ok_15_ = (pb_ + tr_13_) < p1_;
+        unsigned n_15_ = ok_15_ ? 16u : 0u;
+        unsigned t446_ = src0_2_ + ((24u * hkv_) << 7u);
+        unsigned src_15_ = ok_15_ ? t446_ : safe_2_;
+        unsigned dst_13_ = dst0_2_ + 3264u;
+        kf_cp_async_n(&sm_[dst_13_], &kc_[src_15_], n_15_);
+        kf_cp_async_n(&sm_[dst_13_ + 4352u], &vc_[src_15_], n_15_);
+        unsigned tr_14_ = tr0_2_ + 28u;
+        bool ok_16_ = (pb_ + tr_14_) < p1_;
+        unsigned n_16_ = ok_16_ ? 16u : 0u;
+        unsigned t463_ = src0_2_ + ((28u * hkv_) << 7u);
+        unsigned src_16_ = ok_16_ ? t463_ : safe_2_;
+        unsigned dst_14_ = dst0_2_ + 3808u;
+        kf_cp_async_n(&sm_[dst_14_], &kc_[src_16_], n_16_);
+        kf_cp_async_n(&sm_[dst_14_ + 4352u], &vc_[src_16_], n_16_);
+    }
+    kf_cp_async_commit();
+    unsigned st_use_ = 0u;
+    unsigned st_fill_ = 2u;
+    float m_run_ = __uint_as_float(0xff800000u);
+    float l_run_ = 0.0f;
+    o_[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    o_[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    o_[2u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    o_[3u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    o_[4u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    o_[5u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    o_[6u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    o_[7u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+    for (unsigned it_ = 0u; it_ < nset_; it_ = it_ + 1u) {
+        kf_cp_async_wait<1>();
+        __syncthreads();
+        if (((it_ + 3u) - 1u) < nset_) {
+            unsigned set_ = (it_ + 3u) - 1u;
+            unsigned part_4_ = threadIdx.x & 15u;
+            unsigned tr0_3_ = threadIdx.x >> 4u;
+            unsigned pb_2_ = p0_ + (set_ << 5u);
+            unsigned dst0_3_ = (((16u + ((st_fill_ << 1u) << 5u)) * 136u) + (tr0_3_ * 136u)) + (part_4_ << 3u);
+            unsigned src0_3_ = ((((((bi_ * l_) + pb_2_) + tr0_3_) * hkv_) + kvh_) << 7u) + (part_4_ << 3u);
+            unsigned safe_3_ = (((((bi_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_4_ << 3u);
+            bool ok_17_ = (pb_2_ + tr0_3_) < p1_;
+            unsigned n_17_ = ok_17_ ? 16u : 0u;
+            unsigned src_17_ = ok_17_ ? src0_3_ : safe_3_;
+            kf_cp_async_n(&sm_[dst0_3_], &kc_[src_17_], n_17_);
+            kf_cp_async_n(&sm_[dst0_3_ + 4352u], &vc_[src_17_], n_17_);
+            unsigned tr_15_ = tr0_3_ + 4u;
+            bool ok_18_ = (pb_2_ + tr_15_) < p1_;
+            unsigned n_18_ = ok_18_ ? 16u : 0u;
+            unsigned t586_ = src0_3_ + ((hkv_ << 2u) << 7u);
+            unsigned src_18_ = ok_18_ ? t586_ : safe_3_;
+            unsigned dst_15_ = dst0_3_ + 544u;
+            kf_cp_async_n(&sm_[dst_15_], &kc_[src_18_], n_18_);
+            kf_cp_async_n(&sm_[dst_15_ + 4352u], &vc_[src_18_], n_18_);
+            unsigned tr_16_ = tr0_3_ + 8u;
+            bool ok_19_ = (pb_2_ + tr_16_) < p1_;
+            unsigned n_19_ = ok_19_ ? 16u : 0u;
+            unsigned t603_ = src0_3_ + ((hkv_ << 3u) << 7u);
+            unsigned src_19_ = ok_19_ ? t603_ : safe_3_;
+            unsigned dst_16_ = dst0_3_ + 1088u;
+            kf_cp_async_n(&sm_[dst_16_], &kc_[src_19_], n_19_);
+            kf_cp_async_n(&sm_[dst_16_ + 4352u], &vc_[src_19_], n_19_);
+            unsigned tr_17_ = tr0_3_ + 12u;
+            bool ok_20_ = (pb_2_ + tr_17_) < p1_;
+            unsigned n_20_ = ok_20_ ? 16u : 0u;
+            unsigned t620_ = src0_3_ + ((12u * hkv_) << 7u);
+            unsigned src_20_ = ok_20_ ? t620_ : safe_3_;
+            unsigned dst_17_ = dst0_3_ + 1632u;
+            kf_cp_async_n(&sm_[dst_17_], &kc_[src_20_], n_20_);
+            kf_cp_async_n(&sm_[dst_17_ + 4352u], &vc_[src_20_], n_20_);
+            unsigned tr_18_ = tr0_3_ + 16u;
+            bool ok_21_ = (pb_2_ + tr_18_) < p1_;
+            unsigned n_21_ = ok_21_ ? 16u : 0u;
+            unsigned t637_ = src0_3_ + ((hkv_ << 4u) << 7u);
+            unsigned src_21_ = ok_21_ ? t637_ : safe_3_;
+            unsigned dst_18_ = dst0_3_ + 2176u;
+            kf_cp_async_n(&sm_[dst_18_], &kc_[src_21_], n_21_);
+            kf_cp_async_n(&sm_[dst_18_ + 4352u], &vc_[src_21_], n_21_);
+            unsigned tr_19_ = tr0_3_ + 20u;
+            bool ok_22_ = (pb_2_ + tr_19_) < p1_;
+            unsigned n_22_ = ok_22_ ? 16u : 0u;
+            unsigned t654_ = src0_3_ + ((20u * hkv_) << 7u);
+            unsigned src_22_ = ok_22_ ? t654_ : safe_3_;
+            unsigned dst_19_ = dst0_3_ + 2720u;
+            kf_cp_async_n(&sm_[dst_19_], &kc_[src_22_], n_22_);
+            kf_cp_async_n(&sm_[dst_19_ + 4352u], &vc_[src_22_], n_22_);
+            unsigned tr_20_ = tr0_3_ + 24u;
+            bool ok_23_ = (pb_2_ + tr_20_) < p1_;
+            unsigned n_23_ = ok_23_ ? 16u : 0u;
+            unsigned t671_ = src0_3_ + ((24u * hkv_) << 7u);
+            unsigned src_23_ = ok_23_ ? t671_ : safe_3_;
+            unsigned dst_20_ = dst0_3_ + 3264u;
+            kf_cp_async_n(&sm_[dst_20_], &kc_[src_23_], n_23_);
+            kf_cp_async_n(&sm_[dst_20_ + 4352u], &vc_[src_23_], n_23_);
+            unsigned tr_21_ = tr0_3_ + 28u;
+            bool ok_24_ = (pb_2_ + tr_21_) < p1_;
+            unsigned n_24_ = ok_24_ ? 16u : 0u;
+            unsigned t688_ = src0_3_ + ((28u * hkv_) << 7u);
+            unsigned src_24_ = ok_24_ ? t688_ : safe_3_;
+            unsigned dst_21_ = dst0_3_ + 3808u;
+            kf_cp_async_n(&sm_[dst_21_], &kc_[src_24_], n_24_);
+            kf_cp_async_n(&sm_[dst_21_ + 4352u], &vc_[src_24_], n_24_);
+        }
+        kf_cp_async_commit();
+        bool t695_ = st_fill_ == 2u;
+        unsigned t698_ = st_fill_ + 1u;
+        st_fill_ = t695_ ? 0u : t698_;
+        unsigned kb_ = ((16u + ((st_use_ << 1u) << 5u)) * 136u) + ((w_ << 4u) * 136u);
+        unsigned vb_ = kb_ + 4352u;
+        bool t716_ = st_use_ == 2u;
+        unsigned t719_ = st_use_ + 1u;
+        st_use_ = t716_ ? 0u : t719_;
+        kf_f32x4 t722_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 t725_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        unsigned t740_ = ((r8_ + ((mi_ & 1u) << 3u)) * 136u) + ((mi_ >> 1u) << 3u);
+        kf_f16x8 qa0_ = kf_ldsm_x4<kf_f16x8>(&sm_[t740_]);
+        unsigned t757_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 16u) + ((mi_ >> 1u) << 3u);
+        kf_f16x8 qa1_ = kf_ldsm_x4<kf_f16x8>(&sm_[t757_]);
+        unsigned t773_ = ((kb_ + (r8_ * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+        kf_f16x8 k0_ = kf_ldsm_x4<kf_f16x8>(&sm_[t773_]);
+        unsigned t791_ = ((kb_ + ((8u + r8_) * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+        kf_f16x8 k1_ = kf_ldsm_x4<kf_f16x8>(&sm_[t791_]);
+        kf_f16 t793_ = k0_.v[0];
+        kf_f16 t794_ = k0_.v[1];
+        kf_f16 t795_ = k0_.v[2];
+        kf_f16 t796_ = k0_.v[3];
+        kf_f16x4 t800_ = kf_f16x4{{t793_, t794_, t795_, t796_}};
+        kf_f32x4 t801_ = kf_mma_f16(qa0_, t800_, t722_);
+        kf_f16 t802_ = k0_.v[4];
+        kf_f16 t803_ = k0_.v[5];
+        kf_f16 t804_ = k0_.v[6];
+        kf_f16 t805_ = k0_.v[7];
+        kf_f16x4 t809_ = kf_f16x4{{t802_, t803_, t804_, t805_}};
+        kf_f32x4 t810_ = kf_mma_f16(qa1_, t809_, t801_);
+        kf_f16 t811_ = k1_.v[0];
+        kf_f16 t812_ = k1_.v[1];
+        kf_f16 t813_ = k1_.v[2];
+        kf_f16 t814_ = k1_.v[3];
+        kf_f16x4 t818_ = kf_f16x4{{t811_, t812_, t813_, t814_}};
+        kf_f32x4 t819_ = kf_mma_f16(qa0_, t818_, t725_);
+        kf_f16 t820_ = k1_.v[4];
+        kf_f16 t821_ = k1_.v[5];
+        kf_f16 t822_ = k1_.v[6];
+        kf_f16 t823_ = k1_.v[7];
+        kf_f16x4 t827_ = kf_f16x4{{t820_, t821_, t822_, t823_}};
+        kf_f32x4 t828_ = kf_mma_f16(qa1_, t827_, t819_);
+        unsigned t842_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + ((mi_ >> 1u) << 3u);
+        kf_f16x8 qa0_2_ = kf_ldsm_x4<kf_f16x8>(&sm_[t842_]);
+        unsigned t859_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + 16u) + ((mi_ >> 1u) << 3u);
+        kf_f16x8 qa1_2_ = kf_ldsm_x4<kf_f16x8>(&sm_[t859_]);
+        unsigned t875_ = (((kb_ + (r8_ * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+        kf_f16x8 k0_2_ = kf_ldsm_x4<kf_f16x8>(&sm_[t875_]);
+        unsigned t893_ = (((kb_ + ((8u + r8_) * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+        kf_f16x8 k1_2_ = kf_ldsm_x4<kf_f16x8>(&sm_[t893_]);
+        kf_f16 t895_ = k0_2_.v[0];
+        kf_f16 t896_ = k0_2_.v[1];
+        kf_f16 t897_ = k0_2_.v[2];
+        kf_f16 t898_ = k0_2_.v[3];
+        kf_f16x4 t902_ = kf_f16x4{{t895_, t896_, t897_, t898_}};
+        kf_f32x4 t903_ = kf_mma_f16(qa0_2_, t902_, t810_);
+        kf_f16 t904_ = k0_2_.v[4];
+        kf_f16 t905_ = k0_2_.v[5];
+        kf_f16 t906_ = k0_2_.v[6];
+        kf_f16 t907_ = k0_2_.v[7];
+        kf_f16x4 t911_ = kf_f16x4{{t904_, t905_, t906_, t907_}};
+        kf_f32x4 t912_ = kf_mma_f16(qa1_2_, t911_, t903_);
+        kf_f16 t913_ = k1_2_.v[0];
+        kf_f16 t914_ = k1_2_.v[1];
+        kf_f16 t915_ = k1_2_.v[2];
+        kf_f16 t916_ = k1_2_.v[3];
+        kf_f16x4 t920_ = kf_f16x4{{t913_, t914_, t915_, t916_}};
+        kf_f32x4 t921_ = kf_mma_f16(qa0_2_, t920_, t828_);
+        kf_f16 t922_ = k1_2_.v[4];
+        kf_f16 t923_ = k1_2_.v[5];
+        kf_f16 t924_ = k1_2_.v[6];
+        kf_f16 t925_ = k1_2_.v[7];
+        kf_f16x4 t929_ = kf_f16x4{{t922_, t923_, t924_, t925_}};
+        kf_f32x4 t930_ = kf_mma_f16(qa1_2_, t929_, t921_);
+        unsigned t944_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + ((mi_ >> 1u) << 3u);
+        kf_f16x8 qa0_3_ = kf_ldsm_x4<kf_f16x8>(&sm_[t944_]);
+        unsigned t961_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + 16u) + ((mi_ >> 1u) << 3u);
+        kf_f16x8 qa1_3_ = kf_ldsm_x4<kf_f16x8>(&sm_[t961_]);
+        unsigned t977_ = (((kb_ + (r8_ * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+        kf_f16x8 k0_3_ = kf_ldsm_x4<kf_f16x8>(&sm_[t977_]);
+        unsigned t995_ = (((kb_ + ((8u + r8_) * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+        kf_f16x8 k1_3_ = kf_ldsm_x4<kf_f16x8>(&sm_[t995_]);
+        kf_f16 t997_ = k0_3_.v[0];
+        kf_f16 t998_ = k0_3_.v[1];
+        kf_f16 t999_ = k0_3_.v[2];
+        kf_f16 t1000_ = k0_3_.v[3];
+        kf_f16x4 t1004_ = kf_f16x4{{t997_, t998_, t999_, t1000_}};
+        kf_f32x4 t1005_ = kf_mma_f16(qa0_3_, t1004_, t912_);
+        kf_f16 t1006_ = k0_3_.v[4];
+        kf_f16 t1007_ = k0_3_.v[5];
+        kf_f16 t1008_ = k0_3_.v[6];
+        kf_f16 t1009_ = k0_3_.v[7];
+        kf_f16x4 t1013_ = kf_f16x4{{t1006_, t1007_, t1008_, t1009_}};
+        kf_f32x4 t1014_ = kf_mma_f16(qa1_3_, t1013_, t1005_);
+        kf_f16 t1015_ = k1_3_.v[0];
+        kf_f16 t1016_ = k1_3_.v[1];
+        kf_f16 t1017_ = k1_3_.v[2];
+        kf_f16 t1018_ = k1_3_.v[3];
+        kf_f16x4 t1022_ = kf_f16x4{{t1015_, t1016_, t1017_, t1018_}};
+        kf_f32x4 t1023_ = kf_mma_f16(qa0_3_, t1022_, t930_);
+        kf_f16 t1024_ = k1_3_.v[4];
+        kf_f16 t1025_ = k1_3_.v[5];
+        kf_f16 t1026_ = k1_3_.v[6];
+        kf_f16 t1027_ = k1_3_.v[7];
+        kf_f16x4 t1031_ = kf_f16x4{{t1024_, t1025_, t1026_, t1027_}};
+        kf_f32x4 t1032_ = kf_mma_f16(qa1_3_, t1031_, t1023_);
+        unsigned t1046_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + ((mi_ >> 1u) << 3u);
+        kf_f16x8 qa0_4_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1046_]);
+        unsigned t1063_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + 16u) + ((mi_ >> 1u) << 3u);
+        kf_f16x8 qa1_4_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1063_]);
+        unsigned t1079_ = (((kb_ + (r8_ * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+        kf_f16x8 k0_4_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1079_]);
+        unsigned t1097_ = (((kb_ + ((8u + r8_) * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+        kf_f16x8 k1_4_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1097_]);
+        kf_f16 t1099_ = k0_4_.v[0];
+        kf_f16 t1100_ = k0_4_.v[1];
+        kf_f16 t1101_ = k0_4_.v[2];
+        kf_f16 t1102_ = k0_4_.v[3];
+        kf_f16x4 t1106_ = kf_f16x4{{t1099_, t1100_, t1101_, t1102_}};
+        kf_f32x4 t1107_ = kf_mma_f16(qa0_4_, t1106_, t1014_);
+        kf_f16 t1108_ = k0_4_.v[4];
+        kf_f16 t1109_ = k0_4_.v[5];
+        kf_f16 t1110_ = k0_4_.v[6];
+        kf_f16 t1111_ = k0_4_.v[7];
+        kf_f16x4 t1115_ = kf_f16x4{{t1108_, t1109_, t1110_, t1111_}};
+        kf_f32x4 t1116_ = kf_mma_f16(qa1_4_, t1115_, t1107_);
+        kf_f16 t1117_ = k1_4_.v[0];
+        kf_f16 t1118_ = k1_4_.v[1];
+        kf_f16 t1119_ = k1_4_.v[2];
+        kf_f16 t1120_ = k1_4_.v[3];
+        kf_f16x4 t1124_ = kf_f16x4{{t1117_, t1118_, t1119_, t1120_}};
+        kf_f32x4 t1125_ = kf_mma_f16(qa0_4_, t1124_, t1032_);
+        kf_f16 t1126_ = k1_4_.v[4];
+        kf_f16 t1127_ = k1_4_.v[5];
+        kf_f16 t1128_ = k1_4_.v[6];
+        kf_f16 t1129_ = k1_4_.v[7];
+        kf_f16x4 t1133_ = kf_f16x4{{t1126_, t1127_, t1128_, t1129_}};
+        kf_f32x4 t1134_ = kf_mma_f16(qa1_4_, t1133_, t1125_);
+        unsigned pb_3_ = ((p0_ + (it_ << 5u)) + (w_ << 4u)) + (qd_ << 1u);
+        bool t1144_ = pb_3_ < p1_;
+        float t1147_ = __fmul_rn(t1116_.v[0], 0.12751743f);
+        float t1149_ = t1144_ ? t1147_ : __uint_as_float(0xff800000u);
+        bool t1152_ = (pb_3_ + 1u) < p1_;
+        float t1155_ = __fmul_rn(t1116_.v[1], 0.12751743f);
+        float t1157_ = t1152_ ? t1155_ : __uint_as_float(0xff800000u);
+        bool t1160_ = (pb_3_ + 8u) < p1_;
+        float t1163_ = __fmul_rn(t1134_.v[0], 0.12751743f);
+        float t1165_ = t1160_ ? t1163_ : __uint_as_float(0xff800000u);
+        bool t1168_ = (pb_3_ + 9u) < p1_;
+        float t1171_ = __fmul_rn(t1134_.v[1], 0.12751743f);
+        float t1173_ = t1168_ ? t1171_ : __uint_as_float(0xff800000u);
+        float t1185_ = fmaxf(fmaxf(t1149_, t1157_), fmaxf(t1165_, t1173_));
+        float t1189_ = fmaxf(t1185_, kf_shfl_xor(t1185_, 1u, kf_wn));
+        float t1192_ = fmaxf(t1189_, kf_shfl_xor(t1189_, 2u, kf_wn));
+        bool need_ = t1192_ > __fadd_rn(m_run_, 8.0f);
+        if (__any_sync(kf_warp_mask(kf_wn), need_) != 0) {
+            float mnew_ = need_ ? t1192_ : m_run_;
+            float t1199_ = kf_exp2_approx(__fsub_rn(m_run_, mnew_));
+            float corr_ = need_ ? t1199_ : 1.0f;
+            l_run_ = __fmul_rn(l_run_, corr_);
+            m_run_ = mnew_;
+            float ca_ = kf_shfl(corr_, qd_ << 3u, kf_wn);
+            float cb_ = kf_shfl(corr_, (qd_ << 3u) + 4u, kf_wn);
+            float t1215_ = __fmul_rn(o_[0u].v[0], ca_);
+            float t1219_ = __fmul_rn(o_[0u].v[1], cb_);
+            float t1223_ = __fmul_rn(o_[0u].v[2], ca_);
+            float t1227_ = __fmul_rn(o_[0u].v[3], cb_);
+            kf_f32x4 t1231_ = kf_f32x4{{t1215_, t1219_, t1223_, t1227_}};
+            o_[0u] = t1231_;
+            float t1236_ = __fmul_rn(o_[1u].v[0], ca_);
+            float t1240_ = __fmul_rn(o_[1u].v[1], cb_);
+            float t1244_ = __fmul_rn(o_[1u].v[2], ca_);
+            float t1248_ = __fmul_rn(o_[1u].v[3], cb_);
+            kf_f32x4 t1252_ = kf_f32x4{{t1236_, t1240_, t1244_, t1248_}};
+            o_[1u] = t1252_;
+            float t1257_ = __fmul_rn(o_[2u].v[0], ca_);
+            float t1261_ = __fmul_rn(o_[2u].v[1], cb_);
+            float t1265_ = __fmul_rn(o_[2u].v[2], ca_);
+            float t1269_ = __fmul_rn(o_[2u].v[3], cb_);
+            kf_f32x4 t1273_ = kf_f32x4{{t1257_, t1261_, t1265_, t1269_}};
+            o_[2u] = t1273_;
+            float t1278_ = __fmul_rn(o_[3u].v[0], ca_);
+            float t1282_ = __fmul_rn(o_[3u].v[1], cb_);
+            float t1286_ = __fmul_rn(o_[3u].v[2], ca_);
+            float t1290_ = __fmul_rn(o_[3u].v[3], cb_);
+            kf_f32x4 t1294_ = kf_f32x4{{t1278_, t1282_, t1286_, t1290_}};
+            o_[3u] = t1294_;
+            float t1299_ = __fmul_rn(o_[4u].v[0], ca_);
+            float t1303_ = __fmul_rn(o_[4u].v[1], cb_);
+            float t1307_ = __fmul_rn(o_[4u].v[2], ca_);
+            float t1311_ = __fmul_rn(o_[4u].v[3], cb_);
+            kf_f32x4 t1315_ = kf_f32x4{{t1299_, t1303_, t1307_, t1311_}};
+            o_[4u] = t1315_;
+            float t1320_ = __fmul_rn(o_[5u].v[0], ca_);
+            float t1324_ = __fmul_rn(o_[5u].v[1], cb_);
+            float t1328_ = __fmul_rn(o_[5u].v[2], ca_);
+            float t1332_ = __fmul_rn(o_[5u].v[3], cb_);
+            kf_f32x4 t1336_ = kf_f32x4{{t1320_, t1324_, t1328_, t1332_}};
+            o_[5u] = t1336_;
+            float t1341_ = __fmul_rn(o_[6u].v[0], ca_);
+            float t1345_ = __fmul_rn(o_[6u].v[1], cb_);
+            float t1349_ = __fmul_rn(o_[6u].v[2], ca_);
+            float t1353_ = __fmul_rn(o_[6u].v[3], cb_);
+            kf_f32x4 t1357_ = kf_f32x4{{t1341_, t1345_, t1349_, t1353_}};
+            o_[6u] = t1357_;
+            float t1362_ = __fmul_rn(o_[7u].v[0], ca_);
+            float t1366_ = __fmul_rn(o_[7u].v[1], cb_);
+            float t1370_ = __fmul_rn(o_[7u].v[2], ca_);
+            float t1374_ = __fmul_rn(o_[7u].v[3], cb_);
+            kf_f32x4 t1378_ = kf_f32x4{{t1362_, t1366_, t1370_, t1374_}};
+            o_[7u] = t1378_;
+        }
+        float ms_ = (m_run_ == __uint_as_float(0xff800000u)) ? 0.0f : m_run_;
+        float t1385_ = kf_exp2_approx(__fsub_rn(t1149_, ms_));
+        float t1388_ = kf_exp2_approx(__fsub_rn(t1157_, ms_));
+        float t1391_ = kf_exp2_approx(__fsub_rn(t1165_, ms_));
+        float t1394_ = kf_exp2_approx(__fsub_rn(t1173_, ms_));
+        l_run_ = __fadd_rn(l_run_, __fadd_rn(__fadd_rn(t1385_, t1388_), __fadd_rn(t1391_, t1394_)));
+        kf_f16 t1408_ = kf_f16_from_f32(t1385_);
+        kf_f16 t1410_ = kf_f16_from_f32(t1388_);
+        kf_f16 t1412_ = kf_f16_from_f32(t1391_);
+        kf_f16 t1414_ = kf_f16_from_f32(t1394_);
+        kf_f16x4 hi_ = kf_f16x4{{t1408_, t1410_, t1412_, t1414_}};
+        kf_f16 t1423_ = kf_f16_from_f32(__fsub_rn(t1385_, kf_f16_to_f32(t1408_)));
+        kf_f16 t1428_ = kf_f16_from_f32(__fsub_rn(t1388_, kf_f16_to_f32(t1410_)));
+        kf_f16 t1433_ = kf_f16_from_f32(__fsub_rn(t1391_, kf_f16_to_f32(t1412_)));
+        kf_f16 t1438_ = kf_f16_from_f32(__fsub_rn(t1394_, kf_f16_to_f32(t1414_)));
+        kf_f16x4 lo_ = kf_f16x4{{t1423_, t1428_, t1433_, t1438_}};
+        unsigned t1457_ = (vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + ((mi_ & 1u) << 3u);
+        kf_f16x8 va_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t1457_]);
+        kf_f32x4 t1461_ = o_[0u];
+        kf_f32x4 t1462_ = kf_mma_f16(va_, hi_, t1461_);
+        o_[0u] = t1462_;
+        kf_f32x4 t1465_ = o_[0u];
+        kf_f32x4 t1466_ = kf_mma_f16(va_, lo_, t1465_);
+        o_[0u] = t1466_;
+        unsigned t1481_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 16u) + ((mi_ & 1u) << 3u);
+        kf_f16x8 va_2_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t1481_]);
+        kf_f32x4 t1485_ = o_[1u];
+        kf_f32x4 t1486_ = kf_mma_f16(va_2_, hi_, t1485_);
+        o_[1u] = t1486_;
+        kf_f32x4 t1489_ = o_[1u];
+        kf_f32x4 t1490_ = kf_mma_f16(va_2_, lo_, t1489_);
+        o_[1u] = t1490_;
+        unsigned t1505_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 32u) + ((mi_ & 1u) << 3u);
+        kf_f16x8 va_3_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t1505_]);
+        kf_f32x4 t1509_ = o_[2u];
+        kf_f32x4 t1510_ = kf_mma_f16(va_3_, hi_, t1509_);
+        o_[2u] = t1510_;
+        kf_f32x4 t1513_ = o_[2u];
+        kf_f32x4 t1514_ = kf_mma_f16(va_3_, lo_, t1513_);
+        o_[2u] = t1514_;
+        unsigned t1529_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 48u) + ((mi_ & 1u) << 3u);
+        kf_f16x8 va_4_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t1529_]);
+        kf_f32x4 t1533_ = o_[3u];
+        kf_f32x4 t1534_ = kf_mma_f16(va_4_, hi_, t1533_);
+        o_[3u] = t1534_;
+        kf_f32x4 t1537_ = o_[3u];
+        kf_f32x4 t1538_ = kf_mma_f16(va_4_, lo_, t1537_);
+        o_[3u] = t1538_;
+        unsigned t1553_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 64u) + ((mi_ & 1u) << 3u);
+        kf_f16x8 va_5_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t1553_]);
+        kf_f32x4 t1557_ = o_[4u];
+        kf_f32x4 t1558_ = kf_mma_f16(va_5_, hi_, t1557_);
+        o_[4u] = t1558_;
+        kf_f32x4 t1561_ = o_[4u];
+        kf_f32x4 t1562_ = kf_mma_f16(va_5_, lo_, t1561_);
+        o_[4u] = t1562_;
+        unsigned t1577_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 80u) + ((mi_ & 1u) << 3u);
+        kf_f16x8 va_6_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t1577_]);
+        kf_f32x4 t1581_ = o_[5u];
+        kf_f32x4 t1582_ = kf_mma_f16(va_6_, hi_, t1581_);
+        o_[5u] = t1582_;
+        kf_f32x4 t1585_ = o_[5u];
+        kf_f32x4 t1586_ = kf_mma_f16(va_6_, lo_, t1585_);
+        o_[5u] = t1586_;
+        unsigned t1601_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 96u) + ((mi_ & 1u) << 3u);
+        kf_f16x8 va_7_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t1601_]);
+        kf_f32x4 t1605_ = o_[6u];
+        kf_f32x4 t1606_ = kf_mma_f16(va_7_, hi_, t1605_);
+        o_[6u] = t1606_;
+        kf_f32x4 t1609_ = o_[6u];
+        kf_f32x4 t1610_ = kf_mma_f16(va_7_, lo_, t1609_);
+        o_[6u] = t1610_;
+        unsigned t1625_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 112u) + ((mi_ & 1u) << 3u);
+        kf_f16x8 va_8_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t1625_]);
+        kf_f32x4 t1629_ = o_[7u];
+        kf_f32x4 t1630_ = kf_mma_f16(va_8_, hi_, t1629_);
+        o_[7u] = t1630_;
+        kf_f32x4 t1633_ = o_[7u];
+        kf_f32x4 t1634_ = kf_mma_f16(va_8_, lo_, t1633_);
+        o_[7u] = t1634_;
+    }
+    kf_cp_async_wait<0>();
+    __syncthreads();
+    float t1638_ = __fadd_rn(l_run_, kf_shfl_xor(l_run_, 1u, kf_wn));
+    l_run_ = t1638_;
+    float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
+    l_run_ = t1641_;
+    bool t1646_ = qd_ == 0u;
+    bool t1647_ = t1646_;
+    if (t1646_) {
+        t1647_ = gr_ < 8u;
+    }
+    if (t1647_) {
+        ((float*)sm_)[(w_ << 3u) + gr_] = m_run_;
+        ((float*)sm_)[(16u + (w_ << 3u)) + gr_] = t1641_;
+    }
+    if ((qd_ << 1u) < 8u) {
+        ((float*)sm_)[(32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + gr_] = o_[0u].v[0];
+        ((float*)sm_)[(32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + gr_] = o_[0u].v[1];
+        ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + gr_) + 8u] = o_[0u].v[2];
+        ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + gr_) + 8u] = o_[0u].v[3];
+    }
+    if ((qd_ << 1u) < 8u) {
+        ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 16u) + gr_] = o_[1u].v[0];
+        ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 16u) + gr_] = o_[1u].v[1];
+        ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 16u) + gr_) + 8u] = o_[1u].v[2];
+        ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 16u) + gr_) + 8u] = o_[1u].v[3];
+    }
+    if ((qd_ << 1u) < 8u) {
+        ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 32u) + gr_] = o_[2u].v[0];
+        ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 32u) + gr_] = o_[2u].v[1];
+        ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 32u) + gr_) + 8u] = o_[2u].v[2];
+        ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 32u) + gr_) + 8u] = o_[2u].v[3];
+    }
+    if ((qd_ << 1u) < 8u) {
+        ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 48u) + gr_] = o_[3u].v[0];
+        ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 48u) + gr_] = o_[3u].v[1];
+        ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 48u) + gr_) + 8u] = o_[3u].v[2];
+        ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 48u) + gr_) + 8u] = o_[3u].v[3];
+    }
+    if ((qd_ << 1u) < 8u) {
+        ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 64u) + gr_] = o_[4u].v[0];
+        ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 64u) + gr_] = o_[4u].v[1];
+        ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 64u) + gr_) + 8u] = o_[4u].v[2];
+        ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 64u) + gr_) + 8u] = o_[4u].v[3];
+    }
+    if ((qd_ << 1u) < 8u) {
+        ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 80u) + gr_] = o_[5u].v[0];
+        ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 80u) + gr_] = o_[5u].v[1];
+        ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 80u) + gr_) + 8u] = o_[5u].v[2];
+        ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 80u) + gr_) + 8u] = o_[5u].v[3];
+    }
+    if ((qd_ << 1u) < 8u) {
+        ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 96u) + gr_] = o_[6u].v[0];
+        ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 96u) + gr_] = o_[6u].v[1];
+        ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 96u) + gr_) + 8u] = o_[6u].v[2];
+        ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 96u) + gr_) + 8u] = o_[6u].v[3];
+    }
+    if ((qd_ << 1u) < 8u) {
+        ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 112u) + gr_] = o_[7u].v[0];
+        ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 112u) + gr_] = o_[7u].v[1];
+        ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 112u) + gr_) + 8u] = o_[7u].v[2];
+        ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 112u) + gr_) + 8u] = o_[7u].v[3];
+    }
+    __syncthreads();
+    unsigned ns_ = (l_ / split_) + (((l_ % split_) != 0u) ? 1u : 0u);
+    for (unsigned t_ = threadIdx.x; t_ < 1024u; t_ = t_ + 64u) {
+        unsigned gi_ = t_ >> 7u;
+        unsigned d_ = t_ & 127u;
+        if (gi_ < nh_) {
+            float t2262_ = fmaxf(fmaxf(__uint_as_float(0xff800000u), ((float*)sm_)[gi_]), ((float*)sm_)[8u + gi_]);
+            float a_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[gi_], t2262_));
+            float t2275_ = __fmaf_rn(((float*)sm_)[16u + gi_], a_, 0.0f);
+            float t2284_ = __fmaf_rn(((float*)sm_)[(32u + (gi_ << 7u)) + d_], a_, 0.0f);
+            float a_2_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[8u + gi_], t2262_));
+            float t2293_ = __fmaf_rn(((float*)sm_)[24u + gi_], a_2_, t2275_);
+            float t2302_ = __fmaf_rn(((float*)sm_)[(32u + ((8u + gi_) << 7u)) + d_], a_2_, t2284_);
+            unsigned slot_ = ((((bi_ * h_) + hq0_) + gi_) * ns_) + blockIdx.x;
+            po_[(slot_ << 7u) + d_] = __fdiv_rn(t2302_, t2293_);
+            if (d_ == 0u) {
+                plse_[slot_] = __fadd_rn(t2262_, kf_log2_approx(t2293_));
+            }
+        }
+    }
+}
+
+/* kernel sdpa_decode_combine (sdpa.kf:439) */
 extern "C" __global__ void __launch_bounds__(128)
 sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ plse_, const unsigned* __restrict__ lens_, kf_f16* __restrict__ o_, unsigned b_, unsigned h_, unsigned l_, unsigned split_)
 {
-    float lv_[8];
-    float pv_[8];
+    float lv_[32];
+    float pv_[32];
     unsigned hq_ = blockIdx.x;
     unsigned bi_ = blockIdx.y;
     unsigned d_ = threadIdx.x;
@@ -804,7 +1334,7 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
     float mx_ = __uint_as_float(0xff800000u);
     float lsum_ = 0.0f;
     float acc_ = 0.0f;
-    for (unsigned s0_ = 0u; s0_ < ns_; s0_ = s0_ + 8u) {
+    for (unsigned s0_ = 0u; s0_ < ns_; s0_ = s0_ + 32u) {
         float a_ = __uint_as_float(0xff800000u);
         float c_ = 0.0f;
         if (s0_ < ns_) {
@@ -869,51 +1399,363 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
         }
         lv_[7u] = a_8_;
         pv_[7u] = c_8_;
-        float t225_ = fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(mx_, lv_[0u]), lv_[1u]), lv_[2u]), lv_[3u]), lv_[4u]), lv_[5u]), lv_[6u]), lv_[7u]);
-        float corr_ = kf_exp2_approx(__fsub_rn(mx_, t225_));
-        float t228_ = __fmul_rn(lsum_, corr_);
-        lsum_ = t228_;
-        float t229_ = __fmul_rn(acc_, corr_);
-        acc_ = t229_;
-        float wgt_ = kf_exp2_approx(__fsub_rn(lv_[0u], t225_));
-        float t234_ = __fadd_rn(t228_, wgt_);
-        lsum_ = t234_;
-        float t237_ = __fmaf_rn(wgt_, pv_[0u], t229_);
-        acc_ = t237_;
-        float wgt_2_ = kf_exp2_approx(__fsub_rn(lv_[1u], t225_));
-        float t242_ = __fadd_rn(t234_, wgt_2_);
-        lsum_ = t242_;
-        float t245_ = __fmaf_rn(wgt_2_, pv_[1u], t237_);
-        acc_ = t245_;
-        float wgt_3_ = kf_exp2_approx(__fsub_rn(lv_[2u], t225_));
-        float t250_ = __fadd_rn(t242_, wgt_3_);
-        lsum_ = t250_;
-        float t253_ = __fmaf_rn(wgt_3_, pv_[2u], t245_);
-        acc_ = t253_;
-        float wgt_4_ = kf_exp2_approx(__fsub_rn(lv_[3u], t225_));
-        float t258_ = __fadd_rn(t250_, wgt_4_);
-        lsum_ = t258_;
-        float t261_ = __fmaf_rn(wgt_4_, pv_[3u], t253_);
-        acc_ = t261_;
-        float wgt_5_ = kf_exp2_approx(__fsub_rn(lv_[4u], t225_));
-        float t266_ = __fadd_rn(t258_, wgt_5_);
-        lsum_ = t266_;
-        float t269_ = __fmaf_rn(wgt_5_, pv_[4u], t261_);
-        acc_ = t269_;
-        float wgt_6_ = kf_exp2_approx(__fsub_rn(lv_[5u], t225_));
-        float t274_ = __fadd_rn(t266_, wgt_6_);
-        lsum_ = t274_;
-        float t277_ = __fmaf_rn(wgt_6_, pv_[5u], t269_);
-        acc_ = t277_;
-        float wgt_7_ = kf_exp2_approx(__fsub_rn(lv_[6u], t225_));
-        float t282_ = __fadd_rn(t274_, wgt_7_);
-        lsum_ = t282_;
-        float t285_ = __fmaf_rn(wgt_7_, pv_[6u], t277_);
-        acc_ = t285_;
-        float wgt_8_ = kf_exp2_approx(__fsub_rn(lv_[7u], t225_));
-        lsum_ = __fadd_rn(t282_, wgt_8_);
-        acc_ = __fmaf_rn(wgt_8_, pv_[7u], t285_);
-        mx_ = t225_;
+        float a_9_ = __uint_as_float(0xff800000u);
+        float c_9_ = 0.0f;
+        if ((s0_ + 8u) < ns_) {
+            a_9_ = plse_[(base_ + s0_) + 8u];
+            c_9_ = po_[(((base_ + s0_) + 8u) << 7u) + d_];
+        }
+        lv_[8u] = a_9_;
+        pv_[8u] = c_9_;
+        float a_10_ = __uint_as_float(0xff800000u);
+        float c_10_ = 0.0f;
+        if ((s0_ + 9u) < ns_) {
+            a_10_ = plse_[(base_ + s0_) + 9u];
+            c_10_ = po_[(((base_ + s0_) + 9u) << 7u) + d_];
+        }
+        lv_[9u] = a_10_;
+        pv_[9u] = c_10_;
+        float a_11_ = __uint_as_float(0xff800000u);
+        float c_11_ = 0.0f;
+        if ((s0_ + 10u) < ns_) {
+            a_11_ = plse_[(base_ + s0_) + 10u];
+            c_11_ = po_[(((base_ + s0_) + 10u) << 7u) + d_];
+        }
+        lv_[10u] = a_11_;
+        pv_[10u] = c_11_;
+        float a_12_ = __uint_as_float(0xff800000u);
+        float c_12_ = 0.0f;
+        if ((s0_ + 11u) < ns_) {
+            a_12_ = plse_[(base_ + s0_) + 11u];
+            c_12_ = po_[(((base_ + s0_) + 11u) << 7u) + d_];
+        }
+        lv_[11u] = a_12_;
+        pv_[11u] = c_12_;
+        float a_13_ = __uint_as_float(0xff800000u);
+        float c_13_ = 0.0f;
+        if ((s0_ + 12u) < ns_) {
+            a_13_ = plse_[(base_ + s0_) + 12u];
+            c_13_ = po_[(((base_ + s0_) + 12u) << 7u) + d_];
+        }
+        lv_[12u] = a_13_;
+        pv_[12u] = c_13_;
+        float a_14_ = __uint_as_float(0xff800000u);
+        float c_14_ = 0.0f;
+        if ((s0_ + 13u) < ns_) {
+            a_14_ = plse_[(base_ + s0_) + 13u];
+            c_14_ = po_[(((base_ + s0_) + 13u) << 7u) + d_];
+        }
+        lv_[13u] = a_14_;
+        pv_[13u] = c_14_;
+        float a_15_ = __uint_as_float(0xff800000u);
+        float c_15_ = 0.0f;
+        if ((s0_ + 14u) < ns_) {
+            a_15_ = plse_[(base_ + s0_) + 14u];
+            c_15_ = po_[(((base_ + s0_) + 14u) << 7u) + d_];
+        }
+        lv_[14u] = a_15_;
+        pv_[14u] = c_15_;
+        float a_16_ = __uint_as_float(0xff800000u);
+        float c_16_ = 0.0f;
+        if ((s0_ + 15u) < ns_) {
+            a_16_ = plse_[(base_ + s0_) + 15u];
+            c_16_ = po_[(((base_ + s0_) + 15u) << 7u) + d_];
+        }
+        lv_[15u] = a_16_;
+        pv_[15u] = c_16_;
+        float a_17_ = __uint_as_float(0xff800000u);
+        float c_17_ = 0.0f;
+        if ((s0_ + 16u) < ns_) {
+            a_17_ = plse_[(base_ + s0_) + 16u];
+            c_17_ = po_[(((base_ + s0_) + 16u) << 7u) + d_];
+        }
+        lv_[16u] = a_17_;
+        pv_[16u] = c_17_;
+        float a_18_ = __uint_as_float(0xff800000u);
+        float c_18_ = 0.0f;
+        if ((s0_ + 17u) < ns_) {
+            a_18_ = plse_[(base_ + s0_) + 17u];
+            c_18_ = po_[(((base_ + s0_) + 17u) << 7u) + d_];
+        }
+        lv_[17u] = a_18_;
+        pv_[17u] = c_18_;
+        float a_19_ = __uint_as_float(0xff800000u);
+        float c_19_ = 0.0f;
+        if ((s0_ + 18u) < ns_) {
+            a_19_ = plse_[(base_ + s0_) + 18u];
+            c_19_ = po_[(((base_ + s0_) + 18u) << 7u) + d_];
+        }
+        lv_[18u] = a_19_;
+        pv_[18u] = c_19_;
+        float a_20_ = __uint_as_float(0xff800000u);
+        float c_20_ = 0.0f;
+        if ((s0_ + 19u) < ns_) {
+            a_20_ = plse_[(base_ + s0_) + 19u];
+            c_20_ = po_[(((base_ + s0_) + 19u) << 7u) + d_];
+        }
+        lv_[19u] = a_20_;
+        pv_[19u] = c_20_;
+        float a_21_ = __uint_as_float(0xff800000u);
+        float c_21_ = 0.0f;
+        if ((s0_ + 20u) < ns_) {
+            a_21_ = plse_[(base_ + s0_) + 20u];
+            c_21_ = po_[(((base_ + s0_) + 20u) << 7u) + d_];
+        }
+        lv_[20u] = a_21_;
+        pv_[20u] = c_21_;
+        float a_22_ = __uint_as_float(0xff800000u);
+        float c_22_ = 0.0f;
+        if ((s0_ + 21u) < ns_) {
+            a_22_ = plse_[(base_ + s0_) + 21u];
+            c_22_ = po_[(((base_ + s0_) + 21u) << 7u) + d_];
+        }
+        lv_[21u] = a_22_;
+        pv_[21u] = c_22_;
+        float a_23_ = __uint_as_float(0xff800000u);
+        float c_23_ = 0.0f;
+        if ((s0_ + 22u) < ns_) {
+            a_23_ = plse_[(base_ + s0_) + 22u];
+            c_23_ = po_[(((base_ + s0_) + 22u) << 7u) + d_];
+        }
+        lv_[22u] = a_23_;
+        pv_[22u] = c_23_;
+        float a_24_ = __uint_as_float(0xff800000u);
+        float c_24_ = 0.0f;
+        if ((s0_ + 23u) < ns_) {
+            a_24_ = plse_[(base_ + s0_) + 23u];
+            c_24_ = po_[(((base_ + s0_) + 23u) << 7u) + d_];
+        }
+        lv_[23u] = a_24_;
+        pv_[23u] = c_24_;
+        float a_25_ = __uint_as_float(0xff800000u);
+        float c_25_ = 0.0f;
+        if ((s0_ + 24u) < ns_) {
+            a_25_ = plse_[(base_ + s0_) + 24u];
+            c_25_ = po_[(((base_ + s0_) + 24u) << 7u) + d_];
+        }
+        lv_[24u] = a_25_;
+        pv_[24u] = c_25_;
+        float a_26_ = __uint_as_float(0xff800000u);
+        float c_26_ = 0.0f;
+        if ((s0_ + 25u) < ns_) {
+            a_26_ = plse_[(base_ + s0_) + 25u];
+            c_26_ = po_[(((base_ + s0_) + 25u) << 7u) + d_];
+        }
+        lv_[25u] = a_26_;
+        pv_[25u] = c_26_;
+        float a_27_ = __uint_as_float(0xff800000u);
+        float c_27_ = 0.0f;
+        if ((s0_ + 26u) < ns_) {
+            a_27_ = plse_[(base_ + s0_) + 26u];
+            c_27_ = po_[(((base_ + s0_) + 26u) << 7u) + d_];
+        }
+        lv_[26u] = a_27_;
+        pv_[26u] = c_27_;
+        float a_28_ = __uint_as_float(0xff800000u);
+        float c_28_ = 0.0f;
+        if ((s0_ + 27u) < ns_) {
+            a_28_ = plse_[(base_ + s0_) + 27u];
+            c_28_ = po_[(((base_ + s0_) + 27u) << 7u) + d_];
+        }
+        lv_[27u] = a_28_;
+        pv_[27u] = c_28_;
+        float a_29_ = __uint_as_float(0xff800000u);
+        float c_29_ = 0.0f;
+        if ((s0_ + 28u) < ns_) {
+            a_29_ = plse_[(base_ + s0_) + 28u];
+            c_29_ = po_[(((base_ + s0_) + 28u) << 7u) + d_];
+        }
+        lv_[28u] = a_29_;
+        pv_[28u] = c_29_;
+        float a_30_ = __uint_as_float(0xff800000u);
+        float c_30_ = 0.0f;
+        if ((s0_ + 29u) < ns_) {
+            a_30_ = plse_[(base_ + s0_) + 29u];
+            c_30_ = po_[(((base_ + s0_) + 29u) << 7u) + d_];
+        }
+        lv_[29u] = a_30_;
+        pv_[29u] = c_30_;
+        float a_31_ = __uint_as_float(0xff800000u);
+        float c_31_ = 0.0f;
+        if ((s0_ + 30u) < ns_) {
+            a_31_ = plse_[(base_ + s0_) + 30u];
+            c_31_ = po_[(((base_ + s0_) + 30u) << 7u) + d_];
+        }
+        lv_[30u] = a_31_;
+        pv_[30u] = c_31_;
+        float a_32_ = __uint_as_float(0xff800000u);
+        float c_32_ = 0.0f;
+        if ((s0_ + 31u) < ns_) {
+            a_32_ = plse_[(base_ + s0_) + 31u];
+            c_32_ = po_[(((base_ + s0_) + 31u) << 7u) + d_];
+        }
+        lv_[31u] = a_32_;
+        pv_[31u] = c_32_;
+        float t777_ = fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(mx_, lv_[0u]), lv_[1u]), lv_[2u]), lv_[3u]), lv_[4u]), lv_[5u]), lv_[6u]), lv_[7u]), lv_[8u]), lv_[9u]), lv_[10u]), lv_[11u]), lv_[12u]), lv_[13u]), lv_[14u]), lv_[15u]), lv_[16u]), lv_[17u]), lv_[18u]), lv_[19u]), lv_[20u]), lv_[21u]), lv_[22u]), lv_[23u]), lv_[24u]), lv_[25u]), lv_[26u]), lv_[27u]), lv_[28u]), lv_[29u]), lv_[30u]), lv_[31u]);
+        float corr_ = kf_exp2_approx(__fsub_rn(mx_, t777_));
+        float t780_ = __fmul_rn(lsum_, corr_);
+        lsum_ = t780_;
+        float t781_ = __fmul_rn(acc_, corr_);
+        acc_ = t781_;
+        float wgt_ = kf_exp2_approx(__fsub_rn(lv_[0u], t777_));
+        float t786_ = __fadd_rn(t780_, wgt_);
+        lsum_ = t786_;
+        float t789_ = __fmaf_rn(wgt_, pv_[0u], t781_);
+        acc_ = t789_;
+        float wgt_2_ = kf_exp2_approx(__fsub_rn(lv_[1u], t777_));
+        float t794_ = __fadd_rn(t786_, wgt_2_);
+        lsum_ = t794_;
+        float t797_ = __fmaf_rn(wgt_2_, pv_[1u], t789_);
+        acc_ = t797_;
+        float wgt_3_ = kf_exp2_approx(__fsub_rn(lv_[2u], t777_));
+        float t802_ = __fadd_rn(t794_, wgt_3_);
+        lsum_ = t802_;
+        float t805_ = __fmaf_rn(wgt_3_, pv_[2u], t797_);
+        acc_ = t805_;
+        float wgt_4_ = kf_exp2_approx(__fsub_rn(lv_[3u], t777_));
+        float t810_ = __fadd_rn(t802_, wgt_4_);
+        lsum_ = t810_;
+        float t813_ = __fmaf_rn(wgt_4_, pv_[3u], t805_);
+        acc_ = t813_;
+        float wgt_5_ = kf_exp2_approx(__fsub_rn(lv_[4u], t777_));
+        float t818_ = __fadd_rn(t810_, wgt_5_);
+        lsum_ = t818_;
+        float t821_ = __fmaf_rn(wgt_5_, pv_[4u], t813_);
+        acc_ = t821_;
+        float wgt_6_ = kf_exp2_approx(__fsub_rn(lv_[5u], t777_));
+        float t826_ = __fadd_rn(t818_, wgt_6_);
+        lsum_ = t826_;
+        float t829_ = __fmaf_rn(wgt_6_, pv_[5u], t821_);
+        acc_ = t829_;
+        float wgt_7_ = kf_exp2_approx(__fsub_rn(lv_[6u], t777_));
+        float t834_ = __fadd_rn(t826_, wgt_7_);
+        lsum_ = t834_;
+        float t837_ = __fmaf_rn(wgt_7_, pv_[6u], t829_);
+        acc_ = t837_;
+        float wgt_8_ = kf_exp2_approx(__fsub_rn(lv_[7u], t777_));
+        float t842_ = __fadd_rn(t834_, wgt_8_);
+        lsum_ = t842_;
+        float t845_ = __fmaf_rn(wgt_8_, pv_[7u], t837_);
+        acc_ = t845_;
+        float wgt_9_ = kf_exp2_approx(__fsub_rn(lv_[8u], t777_));
+        float t850_ = __fadd_rn(t842_, wgt_9_);
+        lsum_ = t850_;
+        float t853_ = __fmaf_rn(wgt_9_, pv_[8u], t845_);
+        acc_ = t853_;
+        float wgt_10_ = kf_exp2_approx(__fsub_rn(lv_[9u], t777_));
+        float t858_ = __fadd_rn(t850_, wgt_10_);
+        lsum_ = t858_;
+        float t861_ = __fmaf_rn(wgt_10_, pv_[9u], t853_);
+        acc_ = t861_;
+        float wgt_11_ = kf_exp2_approx(__fsub_rn(lv_[10u], t777_));
+        float t866_ = __fadd_rn(t858_, wgt_11_);
+        lsum_ = t866_;
+        float t869_ = __fmaf_rn(wgt_11_, pv_[10u], t861_);
+        acc_ = t869_;
+        float wgt_12_ = kf_exp2_approx(__fsub_rn(lv_[11u], t777_));
+        float t874_ = __fadd_rn(t866_, wgt_12_);
+        lsum_ = t874_;
+        float t877_ = __fmaf_rn(wgt_12_, pv_[11u], t869_);
+        acc_ = t877_;
+        float wgt_13_ = kf_exp2_approx(__fsub_rn(lv_[12u], t777_));
+        float t882_ = __fadd_rn(t874_, wgt_13_);
+        lsum_ = t882_;
+        float t885_ = __fmaf_rn(wgt_13_, pv_[12u], t877_);
+        acc_ = t885_;
+        float wgt_14_ = kf_exp2_approx(__fsub_rn(lv_[13u], t777_));
+        float t890_ = __fadd_rn(t882_, wgt_14_);
+        lsum_ = t890_;
+        float t893_ = __fmaf_rn(wgt_14_, pv_[13u], t885_);
+        acc_ = t893_;
+        float wgt_15_ = kf_exp2_approx(__fsub_rn(lv_[14u], t777_));
+        float t898_ = __fadd_rn(t890_, wgt_15_);
+        lsum_ = t898_;
+        float t901_ = __fmaf_rn(wgt_15_, pv_[14u], t893_);
+        acc_ = t901_;
+        float wgt_16_ = kf_exp2_approx(__fsub_rn(lv_[15u], t777_));
+        float t906_ = __fadd_rn(t898_, wgt_16_);
+        lsum_ = t906_;
+        float t909_ = __fmaf_rn(wgt_16_, pv_[15u], t901_);
+        acc_ = t909_;
+        float wgt_17_ = kf_exp2_approx(__fsub_rn(lv_[16u], t777_));
+        float t914_ = __fadd_rn(t906_, wgt_17_);
+        lsum_ = t914_;
+        float t917_ = __fmaf_rn(wgt_17_, pv_[16u], t909_);
+        acc_ = t917_;
+        float wgt_18_ = kf_exp2_approx(__fsub_rn(lv_[17u], t777_));
+        float t922_ = __fadd_rn(t914_, wgt_18_);
+        lsum_ = t922_;
+        float t925_ = __fmaf_rn(wgt_18_, pv_[17u], t917_);
+        acc_ = t925_;
+        float wgt_19_ = kf_exp2_approx(__fsub_rn(lv_[18u], t777_));
+        float t930_ = __fadd_rn(t922_, wgt_19_);
+        lsum_ = t930_;
+        float t933_ = __fmaf_rn(wgt_19_, pv_[18u], t925_);
+        acc_ = t933_;
+        float wgt_20_ = kf_exp2_approx(__fsub_rn(lv_[19u], t777_));
+        float t938_ = __fadd_rn(t930_, wgt_20_);
+        lsum_ = t938_;
+        float t941_ = __fmaf_rn(wgt_20_, pv_[19u], t933_);
+        acc_ = t941_;
+        float wgt_21_ = kf_exp2_approx(__fsub_rn(lv_[20u], t777_));
+        float t946_ = __fadd_rn(t938_, wgt_21_);
+        lsum_ = t946_;
+        float t949_ = __fmaf_rn(wgt_21_, pv_[20u], t941_);
+        acc_ = t949_;
+        float wgt_22_ = kf_exp2_approx(__fsub_rn(lv_[21u], t777_));
+        float t954_ = __fadd_rn(t946_, wgt_22_);
+        lsum_ = t954_;
+        float t957_ = __fmaf_rn(wgt_22_, pv_[21u], t949_);
+        acc_ = t957_;
+        float wgt_23_ = kf_exp2_approx(__fsub_rn(lv_[22u], t777_));
+        float t962_ = __fadd_rn(t954_, wgt_23_);
+        lsum_ = t962_;
+        float t965_ = __fmaf_rn(wgt_23_, pv_[22u], t957_);
+        acc_ = t965_;
+        float wgt_24_ = kf_exp2_approx(__fsub_rn(lv_[23u], t777_));
+        float t970_ = __fadd_rn(t962_, wgt_24_);
+        lsum_ = t970_;
+        float t973_ = __fmaf_rn(wgt_24_, pv_[23u], t965_);
+        acc_ = t973_;
+        float wgt_25_ = kf_exp2_approx(__fsub_rn(lv_[24u], t777_));
+        float t978_ = __fadd_rn(t970_, wgt_25_);
+        lsum_ = t978_;
+        float t981_ = __fmaf_rn(wgt_25_, pv_[24u], t973_);
+        acc_ = t981_;
+        float wgt_26_ = kf_exp2_approx(__fsub_rn(lv_[25u], t777_));
+        float t986_ = __fadd_rn(t978_, wgt_26_);
+        lsum_ = t986_;
+        float t989_ = __fmaf_rn(wgt_26_, pv_[25u], t981_);
+        acc_ = t989_;
+        float wgt_27_ = kf_exp2_approx(__fsub_rn(lv_[26u], t777_));
+        float t994_ = __fadd_rn(t986_, wgt_27_);
+        lsum_ = t994_;
+        float t997_ = __fmaf_rn(wgt_27_, pv_[26u], t989_);
+        acc_ = t997_;
+        float wgt_28_ = kf_exp2_approx(__fsub_rn(lv_[27u], t777_));
+        float t1002_ = __fadd_rn(t994_, wgt_28_);
+        lsum_ = t1002_;
+        float t1005_ = __fmaf_rn(wgt_28_, pv_[27u], t997_);
+        acc_ = t1005_;
+        float wgt_29_ = kf_exp2_approx(__fsub_rn(lv_[28u], t777_));
+        float t1010_ = __fadd_rn(t1002_, wgt_29_);
+        lsum_ = t1010_;
+        float t1013_ = __fmaf_rn(wgt_29_, pv_[28u], t1005_);
+        acc_ = t1013_;
+        float wgt_30_ = kf_exp2_approx(__fsub_rn(lv_[29u], t777_));
+        float t1018_ = __fadd_rn(t1010_, wgt_30_);
+        lsum_ = t1018_;
+        float t1021_ = __fmaf_rn(wgt_30_, pv_[29u], t1013_);
+        acc_ = t1021_;
+        float wgt_31_ = kf_exp2_approx(__fsub_rn(lv_[30u], t777_));
+        float t1026_ = __fadd_rn(t1018_, wgt_31_);
+        lsum_ = t1026_;
+        float t1029_ = __fmaf_rn(wgt_31_, pv_[30u], t1021_);
+        acc_ = t1029_;
+        float wgt_32_ = kf_exp2_approx(__fsub_rn(lv_[31u], t777_));
+        lsum_ = __fadd_rn(t1026_, wgt_32_);
+        acc_ = __fmaf_rn(wgt_32_, pv_[31u], t1029_);
+        mx_ = t777_;
     }
     float r_ = 0.0f;
     if (ns_ > 0u) {
