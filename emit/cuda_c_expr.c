@@ -344,7 +344,13 @@ static const char *int_divrem(kf_cu *c, kf_op op, kf_scalar s, const char *a, co
         return kf_cu_str(c, "kf_%s_%s(%s, %s)", op == KF_OP_DIV ? "div" : "rem", kf_scalar_names[s], a, b);
     }
     if (s == KF_S_U32 || s == KF_S_U64) return kf_cu_str(c, "%s %s %s", a, sym, b);
-    /* 8/16-bit: promoted to int, no overflow; the narrowing wraps -128 / -1 */
+    /* 8/16-bit: in 32 bits, no overflow; the narrowing wraps -128 / -1. Signed
+     * ones through kf_div_n32/kf_rem_n32 (inline PTX: NVVM's narrowed signed
+     * division by a power of two lost a lane's sign extension) */
+    if (kf_scalar_class[s] == 'i') {
+        kf_cu_need(c, KF_CU_H_IDIV32);
+        return narrowed(c, s, kf_cu_str(c, "(unsigned)kf_%s_n32((int)%s, (int)%s)", op == KF_OP_DIV ? "div" : "rem", a, b));
+    }
     return narrowed(c, s, kf_cu_str(c, "(unsigned)(%s %s %s)", a, sym, b));
 }
 

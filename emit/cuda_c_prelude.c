@@ -140,17 +140,18 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "    return kf_bf16_from_f32(x < 0 ? -m : m);\n"
         "}\n",
     [KF_CU_H_F2I] =
-        "/* float -> integer: truncate, saturate, NaN -> 0. The __*_rz intrinsics\n"
-        "   (cvt.rzi) truncate and saturate, but NaN gives the most negative pattern\n"
-        "   of the destination (2^31 for unsigned, INT64_MIN for long long) */\n"
-        "__device__ __forceinline__ int kf_f32_to_i32(float x) { return x != x ? 0 : __float2int_rz(x); }\n"
-        "__device__ __forceinline__ unsigned kf_f32_to_u32(float x) { return x != x ? 0u : __float2uint_rz(x); }\n"
-        "__device__ __forceinline__ long long kf_f32_to_i64(float x) { return x != x ? 0ll : __float2ll_rz(x); }\n"
-        "__device__ __forceinline__ unsigned long long kf_f32_to_u64(float x) { return x != x ? 0ull : __float2ull_rz(x); }\n"
-        "__device__ __forceinline__ int kf_f64_to_i32(double x) { return x != x ? 0 : __double2int_rz(x); }\n"
-        "__device__ __forceinline__ unsigned kf_f64_to_u32(double x) { return x != x ? 0u : __double2uint_rz(x); }\n"
-        "__device__ __forceinline__ long long kf_f64_to_i64(double x) { return x != x ? 0ll : __double2ll_rz(x); }\n"
-        "__device__ __forceinline__ unsigned long long kf_f64_to_u64(double x) { return x != x ? 0ull : __double2ull_rz(x); }\n",
+        "/* float -> integer: truncate, saturate, NaN -> 0. cvt.rzi truncates and\n"
+        "   saturates, but NaN gives the most negative pattern of the destination (2^31\n"
+        "   for unsigned, INT64_MIN for long long). Inline PTX, not the __*_rz intrinsics:\n"
+        "   NVVM folds __float2ull_rz(-1.0f) to 2^64 - 1 (difftest seed 1 program 4595). */\n"
+        "__device__ __forceinline__ int kf_f32_to_i32(float x) { int r; asm(\"cvt.rzi.s32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x)); return x != x ? 0 : r; }\n"
+        "__device__ __forceinline__ unsigned kf_f32_to_u32(float x) { unsigned r; asm(\"cvt.rzi.u32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x)); return x != x ? 0u : r; }\n"
+        "__device__ __forceinline__ long long kf_f32_to_i64(float x) { long long r; asm(\"cvt.rzi.s64.f32 %0, %1;\" : \"=l\"(r) : \"f\"(x)); return x != x ? 0ll : r; }\n"
+        "__device__ __forceinline__ unsigned long long kf_f32_to_u64(float x) { unsigned long long r; asm(\"cvt.rzi.u64.f32 %0, %1;\" : \"=l\"(r) : \"f\"(x)); return x != x ? 0ull : r; }\n"
+        "__device__ __forceinline__ int kf_f64_to_i32(double x) { int r; asm(\"cvt.rzi.s32.f64 %0, %1;\" : \"=r\"(r) : \"d\"(x)); return x != x ? 0 : r; }\n"
+        "__device__ __forceinline__ unsigned kf_f64_to_u32(double x) { unsigned r; asm(\"cvt.rzi.u32.f64 %0, %1;\" : \"=r\"(r) : \"d\"(x)); return x != x ? 0u : r; }\n"
+        "__device__ __forceinline__ long long kf_f64_to_i64(double x) { long long r; asm(\"cvt.rzi.s64.f64 %0, %1;\" : \"=l\"(r) : \"d\"(x)); return x != x ? 0ll : r; }\n"
+        "__device__ __forceinline__ unsigned long long kf_f64_to_u64(double x) { unsigned long long r; asm(\"cvt.rzi.u64.f64 %0, %1;\" : \"=l\"(r) : \"d\"(x)); return x != x ? 0ull : r; }\n",
     [KF_CU_H_SAT] =
         "/* float -> 8/16-bit int: to 32 bits (truncates, saturates, NaN -> 0),\n"
         "   then saturate to the narrow range */\n"
@@ -175,7 +176,12 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
     [KF_CU_H_IDIV32] =
         "/* Signed division: INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0 */\n"
         "__device__ __forceinline__ int kf_div_i32(int a, int b) { return b == -1 ? (int)(0u - (unsigned)a) : a / b; }\n"
-        "__device__ __forceinline__ int kf_rem_i32(int a, int b) { return b == -1 ? 0 : a % b; }\n",
+        "__device__ __forceinline__ int kf_rem_i32(int a, int b) { return b == -1 ? 0 : a % b; }\n"
+        "/* i8/i16 division in 32 bits (no overflow there), as PTX: NVVM narrows a C division\n"
+        "   of sign-extended bytes by a power of two and drops the sign extension of the\n"
+        "   biased sum in some lanes (-2 / -16 gave -16: difftest seed 1 program 10530) */\n"
+        "__device__ __forceinline__ int kf_div_n32(int a, int b) { int r; asm(\"div.s32 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n"
+        "__device__ __forceinline__ int kf_rem_n32(int a, int b) { int r; asm(\"rem.s32 %0, %1, %2;\" : \"=r\"(r) : \"r\"(a), \"r\"(b)); return r; }\n",
     [KF_CU_H_IDIV64] =
         "__device__ __forceinline__ long long kf_div_i64(long long a, long long b) { return b == -1 ? (long long)(0ull - (unsigned long long)a) : a / b; }\n"
         "__device__ __forceinline__ long long kf_rem_i64(long long a, long long b) { return b == -1 ? 0 : a % b; }\n",
@@ -196,9 +202,11 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "    return (a % b != 0 && (a ^ b) >= 0) ? q + 1 : q;\n"
         "}\n",
     [KF_CU_H_ABS] =
-        "/* abs(INT_MIN) = INT_MIN */\n"
-        "__device__ __forceinline__ int kf_abs_i32(int a) { return a < 0 ? (int)(0u - (unsigned)a) : a; }\n"
-        "__device__ __forceinline__ long long kf_abs_i64(long long a) { return a < 0 ? (long long)(0ull - (unsigned long long)a) : a; }\n",
+        "/* abs(INT_MIN) = INT_MIN, as PTX abs.s32/abs.s64 define it. Not in C: NVVM takes\n"
+        "   a < 0 ? 0 - a : a for an abs that is never negative and sign-extends it as if\n"
+        "   non-negative ((long long)abs(INT_MIN) became +2^31: difftest seed 1 program 7291). */\n"
+        "__device__ __forceinline__ int kf_abs_i32(int a) { int r; asm(\"abs.s32 %0, %1;\" : \"=r\"(r) : \"r\"(a)); return r; }\n"
+        "__device__ __forceinline__ long long kf_abs_i64(long long a) { long long r; asm(\"abs.s64 %0, %1;\" : \"=l\"(r) : \"l\"(a)); return r; }\n",
     [KF_CU_H_APPROX] =
         "/* f32 math on the hardware approximations (bounds: see the table atop\n"
         "   kforge's emit/cuda_c_prelude.c), and abs as the bit operation it is:\n"
@@ -287,14 +295,20 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "__device__ __forceinline__ int kf_dot4_us(unsigned a, unsigned b, int c) { int r; asm(\"dp4a.u32.s32 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(c)); return r; }\n"
         "__device__ __forceinline__ int kf_dot4_uu(unsigned a, unsigned b, int c) { int r; asm(\"dp4a.u32.u32 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(c)); return r; }\n",
     [KF_CU_H_BITFIELD] =
-        "/* bfe / bfi / prmt as PTX defines them (positions and lengths 0..255) */\n"
-        "__device__ __forceinline__ unsigned kf_bfe_u32(unsigned x, unsigned p, unsigned l) { unsigned r; asm(\"bfe.u32 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
-        "__device__ __forceinline__ int kf_bfe_i32(int x, unsigned p, unsigned l) { int r; asm(\"bfe.s32 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
-        "__device__ __forceinline__ unsigned long long kf_bfe_u64(unsigned long long x, unsigned p, unsigned l) { unsigned long long r; asm(\"bfe.u64 %0, %1, %2, %3;\" : \"=l\"(r) : \"l\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
-        "__device__ __forceinline__ long long kf_bfe_i64(long long x, unsigned p, unsigned l) { long long r; asm(\"bfe.s64 %0, %1, %2, %3;\" : \"=l\"(r) : \"l\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
-        "__device__ __forceinline__ unsigned kf_bfi_u32(unsigned f, unsigned x, unsigned p, unsigned l) { unsigned r; asm(\"bfi.b32 %0, %1, %2, %3, %4;\" : \"=r\"(r) : \"r\"(f), \"r\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
+        "/* bfe / bfi / prmt as PTX defines them (positions and lengths 0..255). The position and\n"
+        "   length are first brought inside the value (the same field by the ISA definition):\n"
+        "   ptxas 13 miscompiles a known bfe.s32 position past 31 (-1 for every x) and a known\n"
+        "   bfi length of 32 or more (taken modulo 32). A signed bfe position stops at w - 1,\n"
+        "   whose field is the sign bit; the others stop at w, whose field is empty. */\n"
+        "__device__ __forceinline__ unsigned kf_bf_pos(unsigned p, unsigned cap) { p &= 255u; return p < cap ? p : cap; }\n"
+        "__device__ __forceinline__ unsigned kf_bf_len(unsigned l, unsigned w, unsigned p) { l &= 255u; return l < w - p ? l : w - p; }\n"
+        "__device__ __forceinline__ unsigned kf_bfe_u32(unsigned x, unsigned p, unsigned l) { unsigned r; p = kf_bf_pos(p, 32u); l = kf_bf_len(l, 32u, p); asm(\"bfe.u32 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
+        "__device__ __forceinline__ int kf_bfe_i32(int x, unsigned p, unsigned l) { int r; p = kf_bf_pos(p, 31u); l = kf_bf_len(l, 32u, p); asm(\"bfe.s32 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
+        "__device__ __forceinline__ unsigned long long kf_bfe_u64(unsigned long long x, unsigned p, unsigned l) { unsigned long long r; p = kf_bf_pos(p, 64u); l = kf_bf_len(l, 64u, p); asm(\"bfe.u64 %0, %1, %2, %3;\" : \"=l\"(r) : \"l\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
+        "__device__ __forceinline__ long long kf_bfe_i64(long long x, unsigned p, unsigned l) { long long r; p = kf_bf_pos(p, 63u); l = kf_bf_len(l, 64u, p); asm(\"bfe.s64 %0, %1, %2, %3;\" : \"=l\"(r) : \"l\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
+        "__device__ __forceinline__ unsigned kf_bfi_u32(unsigned f, unsigned x, unsigned p, unsigned l) { unsigned r; p = kf_bf_pos(p, 32u); l = kf_bf_len(l, 32u, p); asm(\"bfi.b32 %0, %1, %2, %3, %4;\" : \"=r\"(r) : \"r\"(f), \"r\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
         "__device__ __forceinline__ int kf_bfi_i32(int f, int x, unsigned p, unsigned l) { return (int)kf_bfi_u32((unsigned)f, (unsigned)x, p, l); }\n"
-        "__device__ __forceinline__ unsigned long long kf_bfi_u64(unsigned long long f, unsigned long long x, unsigned p, unsigned l) { unsigned long long r; asm(\"bfi.b64 %0, %1, %2, %3, %4;\" : \"=l\"(r) : \"l\"(f), \"l\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
+        "__device__ __forceinline__ unsigned long long kf_bfi_u64(unsigned long long f, unsigned long long x, unsigned p, unsigned l) { unsigned long long r; p = kf_bf_pos(p, 64u); l = kf_bf_len(l, 64u, p); asm(\"bfi.b64 %0, %1, %2, %3, %4;\" : \"=l\"(r) : \"l\"(f), \"l\"(x), \"r\"(p), \"r\"(l)); return r; }\n"
         "__device__ __forceinline__ long long kf_bfi_i64(long long f, long long x, unsigned p, unsigned l) { return (long long)kf_bfi_u64((unsigned long long)f, (unsigned long long)x, p, l); }\n"
         "__device__ __forceinline__ unsigned kf_prmt(unsigned a, unsigned b, unsigned s) { unsigned r; asm(\"prmt.b32 %0, %1, %2, %3;\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(s)); return r; }\n",
     [KF_CU_H_TYPES] = "",

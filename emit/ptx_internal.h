@@ -54,7 +54,13 @@
  * f16/bf16 min/max (a clamp's HMNMX2 result was read back as a u16 with
  * its upper half set: they compare in f32); abs.f32 (taken for never NaN:
  * it is and.b32); and cvt.rzi's NaN, the destination's most negative
- * pattern, is replaced by 0 (setp.nan). */
+ * pattern, is replaced by 0 (setp.nan). Found by the difftest's second H200
+ * run: 16-bit integer min/max (max.u16 then a setp.eq of the result became
+ * one VIMNMX.U16x2 whose halves share a predicate: they are done in 32
+ * bits), bfe/bfi with a known field past the value (bfe.s32 x, 33, 101 was
+ * -1: the field is brought inside first), and a sign-extended byte of a
+ * vector load converted u32 -> float (a signed I2F.S8: the u32 is converted
+ * as the sum of its halves). */
 
 /* Register classes. X(enum, prefix, decl type) */
 #define PTX_RCLASSES(X) \

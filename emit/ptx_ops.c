@@ -740,11 +740,58 @@ static void emit_lanes(ptx_cx *cx, const kf_ir_ins *in)
     }
 }
 
+/* Whether v is (a bitcast or a lane of) a sign extension of a narrower
+ * integer: an i8/i16 converted to a wider integer, or a signed bfe. */
+static bool sign_extended(const ptx_cx *cx, kf_val v)
+{
+    for (int hops = 0; hops < 8 && v < cx->k->nvals && cx->def1[v] >= 0; hops++) {
+        const kf_ir_ins *d = &cx->k->ins[cx->def1[v]];
+        if (d->op == KF_IR_BITCAST || d->op == KF_IR_EXTRACT) {
+            v = d->a[0];
+            continue;
+        }
+        if (d->op == KF_IR_INTRIN) return d->sub == KF_BI_BFE && is_signed_s((kf_scalar)d->type.scalar);
+        if (d->op != KF_IR_CVT) return false;
+        kf_scalar from = (kf_scalar)cx->k->vals[d->a[0]].type.scalar;
+        return is_signed_s(from) && kf_scalar_bytes[from] < kf_scalar_bytes[(kf_scalar)d->type.scalar];
+    }
+    return false;
+}
+
+/* u32 -> f16/f32/f64 of a sign-extended narrow value, as the sum of its
+ * halves (each exact, one rounding: the same result; to f16 through f32,
+ * which only rounds values that are infinite in f16). ptxas 13 turns
+ * `cvt.u32.s8 r, b; cvt.rn.f32.u32 f, r` (also to f16, through a u64, or
+ * from bfe.s32 r, w, 8, 8) for a byte of a vector load into I2F.S8 of the
+ * byte: a signed conversion, -2 instead of 4294967294 (difftest seed 1
+ * program 12521). */
+static void cvt_u32_halves(ptx_cx *cx, const char *d, kf_scalar ds, const char *a)
+{
+    bool f64 = ds == KF_S_F64;
+    preg hi = ptx_tmp(cx, PTX_RC_R), lo = ptx_tmp(cx, PTX_RC_R), fh = ptx_tmp(cx, f64 ? PTX_RC_FD : PTX_RC_F),
+         fl = ptx_tmp(cx, f64 ? PTX_RC_FD : PTX_RC_F);
+    const char *ft = f64 ? "f64" : "f32";
+    ptx_ins(cx, "shr.u32 %s, %s, 16", hi.s, a);
+    ptx_ins(cx, "and.b32 %s, %s, 65535", lo.s, a);
+    ptx_ins(cx, "cvt.rn.%s.u32 %s, %s", ft, fh.s, hi.s);
+    ptx_ins(cx, "cvt.rn.%s.u32 %s, %s", ft, fl.s, lo.s);
+    if (ds == KF_S_F16) {
+        preg f = ptx_tmp(cx, PTX_RC_F);
+        ptx_ins(cx, "fma.rn.f32 %s, %s, 0f47800000, %s", f.s, fh.s, fl.s);
+        ptx_ins(cx, "cvt.rn.f16.f32 %s, %s", d, f.s);
+    } else {
+        ptx_ins(cx, "fma.rn.%s %s, %s, %s, %s", ft, d, fh.s, f64 ? "0d40F0000000000000" : "0f47800000", fl.s);
+    }
+}
+
 static void emit_cvt(ptx_cx *cx, const kf_ir_ins *in)
 {
-    kf_scalar as = (kf_scalar)vtype(cx, in->a[0]).scalar;
-    for (uint32_t l = 0; l < nlanes(in->type); l++)
-        ptx_cvt_lane(cx, ptx_reg(cx, in->dst, l).s, (kf_scalar)in->type.scalar, ptx_reg(cx, in->a[0], l).s, as);
+    kf_scalar as = (kf_scalar)vtype(cx, in->a[0]).scalar, ds = (kf_scalar)in->type.scalar;
+    bool halves = as == KF_S_U32 && (ds == KF_S_F16 || ds == KF_S_F32 || ds == KF_S_F64) && sign_extended(cx, in->a[0]);
+    for (uint32_t l = 0; l < nlanes(in->type); l++) {
+        if (halves) cvt_u32_halves(cx, ptx_reg(cx, in->dst, l).s, ds, ptx_reg(cx, in->a[0], l).s);
+        else ptx_cvt_lane(cx, ptx_reg(cx, in->dst, l).s, ds, ptx_reg(cx, in->a[0], l).s, as);
+    }
 }
 
 /* ---- integer math -------------------------------------------------------------------- */
@@ -788,16 +835,45 @@ static void int_bitcount(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, 
     }
 }
 
-/* |a| wrapped (abs(INT_MIN) = INT_MIN). 16-bit registers use max(a, 0 - a):
- * ptxas widens abs.s16 without wrapping, as it does neg.s16 (int_neg). */
+/* An 8- or 16-bit operand (a %rs register, or an immediate) as a 32-bit
+ * one, extended by its type: 16-bit min/max are done in 32 bits. ptxas 13
+ * turns max.u16 x, 8192 then setp.eq.u16 of the result and 8192 into one
+ * VIMNMX.U16x2 whose two "which operand" predicates (low and high half)
+ * are written to the same P, so the high halves' tie decided the compare
+ * (difftest seed 1 program 3540: the branch not taken for x = 0). */
+static const char *widen16(ptx_cx *cx, kf_scalar s, const char *a, preg *w)
+{
+    if (a[0] != '%') return a;
+    *w = ptx_tmp(cx, PTX_RC_R);
+    ptx_ins(cx, "cvt.%s.%s %s, %s", is_signed_s(s) ? "s32" : "u32", is_signed_s(s) ? "s16" : "u16", w->s, a);
+    return w->s;
+}
+
+/* min, max or clamp (c non-NULL) of 8/16-bit integers in 32 bits (widen16),
+ * the result cut back to 16 (it is one of the operands: in range). */
+static void int_minmax16(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const char *a, const char *b,
+                         const char *c)
+{
+    const char *ar = is_signed_s(s) ? "s32" : "u32";
+    preg wa, wb, wc, t = ptx_tmp(cx, PTX_RC_R);
+    a = widen16(cx, s, a, &wa), b = widen16(cx, s, b, &wb);
+    ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ar, t.s, a, b);
+    if (c) ptx_ins(cx, "min.%s %s, %s, %s", ar, t.s, t.s, widen16(cx, s, c, &wc));
+    ptx_ins(cx, "cvt.u16.u32 %s, %s", d, t.s);
+}
+
+/* |a| wrapped (abs(INT_MIN) = INT_MIN). 16-bit registers: abs.s32 of the
+ * widened value, cut back to 16 bits (then normalized: abs(-128) is -128
+ * for i8): ptxas widens abs.s16 without wrapping, as it does neg.s16
+ * (int_neg), and a 16-bit max may become VIMNMX.x2 (int_minmax16). */
 static void int_abs(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
 {
     if (!is_signed_s(s)) {
         ptx_ins(cx, "mov.%s %s, %s", ptx_scalars[s].bits, d, a);
     } else if (kf_scalar_bytes[s] <= 2) {
-        preg n = ptx_tmp(cx, PTX_RC_RS);
-        ptx_ins(cx, "sub.u16 %s, 0, %s", n.s, a);
-        ptx_ins(cx, "max.s16 %s, %s, %s", d, a, n.s);
+        preg w, t = ptx_tmp(cx, PTX_RC_R);
+        ptx_ins(cx, "abs.s32 %s, %s", t.s, widen16(cx, s, a, &w));
+        ptx_ins(cx, "cvt.u16.u32 %s, %s", d, t.s);
         ptx_normalize(cx, d, s);
     } else {
         ptx_ins(cx, "abs.%s %s, %s", ptx_scalars[s].arith, d, a);
@@ -814,9 +890,14 @@ static void int_math(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, cons
         break;
     case KF_BI_MIN:
     case KF_BI_MAX:
-        ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ar, d, a, b);
+        if (kf_scalar_bytes[s] <= 2) int_minmax16(cx, bi, s, d, a, b, NULL);
+        else ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ar, d, a, b);
         break;
     case KF_BI_CLAMP: {
+        if (kf_scalar_bytes[s] <= 2) {
+            int_minmax16(cx, KF_BI_MAX, s, d, a, b, c);
+            break;
+        }
         preg t = ptx_tmp(cx, (ptx_rclass)ptx_scalars[s].rc);
         ptx_ins(cx, "max.%s %s, %s, %s", ar, t.s, a, b);
         ptx_ins(cx, "min.%s %s, %s, %s", ar, d, t.s, c);
@@ -1028,7 +1109,36 @@ static preg byte_word(ptx_cx *cx, kf_val v)
     return w;
 }
 
-/* dot4 (dp4a), bfe, bfi, prmt: one PTX instruction each. */
+/* A bfe/bfi position and length, pos & 0xff at most cap and len & 0xff at
+ * most width - pos: the same field by the PTX ISA's definition, but always
+ * inside the value. ptxas 13 miscompiles the others when it knows them:
+ * bfe.s32 x, 33, 101 became -1 for every x (the ISA: x's sign bit
+ * replicated), bfi.b32 with a length of 32 or more used it modulo 32. Run-
+ * time operands get the same and/min, which ptxas folds when it can. The
+ * cap is width - 1 for a signed bfe (a pos past the top gives the sign bit,
+ * as the field (width - 1, 1) does) and width otherwise (a field of 0 bits). */
+static void bitfield_range(ptx_cx *cx, const kf_ir_ins *in, int at, uint32_t width, uint32_t cap, preg *pos,
+                           preg *len)
+{
+    uint64_t p, l;
+    if (ptx_const_of(cx, in->a[at], &p) && ptx_const_of(cx, in->a[at + 1], &l)) {
+        p &= 0xff, l &= 0xff;
+        if (p > cap) p = cap;
+        if (l > width - p) l = width - p;
+        *pos = ptx_imm(KF_S_U32, p), *len = ptx_imm(KF_S_U32, l);
+        return;
+    }
+    preg t = ptx_tmp(cx, PTX_RC_R);
+    *pos = ptx_tmp(cx, PTX_RC_R), *len = ptx_tmp(cx, PTX_RC_R);
+    ptx_ins(cx, "and.b32 %s, %s, 255", pos->s, ptx_reg(cx, in->a[at], 0).s);
+    ptx_ins(cx, "min.u32 %s, %s, %u", pos->s, pos->s, cap);
+    ptx_ins(cx, "and.b32 %s, %s, 255", len->s, ptx_reg(cx, in->a[at + 1], 0).s);
+    ptx_ins(cx, "sub.u32 %s, %u, %s", t.s, width, pos->s);
+    ptx_ins(cx, "min.u32 %s, %s, %s", len->s, len->s, t.s);
+}
+
+/* dot4 (dp4a), bfe, bfi, prmt: one PTX instruction each (bfe and bfi after
+ * bitfield_range). */
 static void emit_intrin(ptx_cx *cx, const kf_ir_ins *in)
 {
     unsigned n, f;
@@ -1046,14 +1156,21 @@ static void emit_intrin(ptx_cx *cx, const kf_ir_ins *in)
         ptx_ins(cx, "dp4a.%s.%s %s, %s, %s, %s", ta, tb, d.s, a.s, b.s, ptx_reg(cx, in->a[2], 0).s);
         break;
     }
-    case KF_BI_BFE:
-        ptx_ins(cx, "bfe.%s %s, %s, %s, %s", ptx_scalars[s].arith, d.s, ptx_reg(cx, in->a[0], 0).s,
-                ptx_opnd(cx, in->a[1], 0).s, ptx_opnd(cx, in->a[2], 0).s);
+    case KF_BI_BFE: {
+        uint32_t w = 8u * kf_scalar_bytes[s];
+        preg p, l;
+        bitfield_range(cx, in, 1, w, kf_scalar_class[s] == 'i' ? w - 1 : w, &p, &l);
+        ptx_ins(cx, "bfe.%s %s, %s, %s, %s", ptx_scalars[s].arith, d.s, ptx_reg(cx, in->a[0], 0).s, p.s, l.s);
         break;
-    case KF_BI_BFI:
+    }
+    case KF_BI_BFI: {
+        uint32_t w = 8u * kf_scalar_bytes[s];
+        preg p, l;
+        bitfield_range(cx, in, 2, w, w, &p, &l);
         ptx_ins(cx, "bfi.%s %s, %s, %s, %s, %s", ptx_scalars[s].bits, d.s, ptx_reg(cx, in->a[0], 0).s,
-                ptx_reg(cx, in->a[1], 0).s, ptx_opnd(cx, in->a[2], 0).s, ptx_opnd(cx, in->a[3], 0).s);
+                ptx_reg(cx, in->a[1], 0).s, p.s, l.s);
         break;
+    }
     case KF_BI_PRMT:
         ptx_ins(cx, "prmt.b32 %s, %s, %s, %s", d.s, ptx_reg(cx, in->a[0], 0).s, ptx_reg(cx, in->a[1], 0).s,
                 ptx_opnd(cx, in->a[2], 0).s);

@@ -16,7 +16,13 @@
  *   - a setp.f32 of an abs.f32 result against an immediate <= 0: abs.f32 is
  *     taken for never NaN, so `setp.lt.f32 p, -1.0, |x|` (and |x| >= 0)
  *     fold to true for a NaN x too (kforge writes abs.f32 as and.b32; NVVM's
- *     libdevice compares |x| with positive bounds only, which is safe).
+ *     libdevice compares |x| with positive bounds only, which is safe);
+ *   - min/max .u16/.s16: `max.u16 m, x, 8192; setp.eq.u16 p, m, 8192`
+ *     became one VIMNMX.U16x2 writing both halves' predicates to one P, so
+ *     the high halves' tie decided p (kforge does them in 32 bits);
+ *   - bfe/bfi with immediate position and length reaching past the value:
+ *     bfe.s32 x, 33, 101 folded to -1 for every x (the ISA: x's sign
+ *     replicated), a bfi length of 32 or more taken modulo 32.
  * Header-only, used by tests/test_ptxas_kernels.c, test_nvrtc_kernels.c and
  * test_ptx_lowering.c (which checks that each pattern is caught). */
 #ifndef KF_PTX_HAZARDS_H
@@ -96,6 +102,17 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
         return "setp of an abs.f32 result against a value <= 0 (ptxas folds it as if never NaN)";
     if ((!strncmp(op, "min.", 4) || !strncmp(op, "max.", 4)) && (!strcmp(at, "f16") || !strcmp(at, "bf16")))
         return "scalar f16/bf16 min/max (ptxas loses the upper half of a clamp's HMNMX2 result)";
+    if ((!strncmp(op, "min.", 4) || !strncmp(op, "max.", 4)) && (!strcmp(at, "u16") || !strcmp(at, "s16")))
+        return "16-bit integer min/max (ptxas may merge it and a setp into a VIMNMX.x2 with one predicate)";
+    if (!strncmp(op, "bfe.", 4) || !strncmp(op, "bfi.", 4)) {
+        const char *c = strrchr(ins, ','), *b = c;
+        while (b && b > ins && *--b != ',') {}
+        char *e1, *e2;
+        unsigned long pos = b && *b == ',' ? strtoul(b + 1, &e1, 10) : 0, len = c ? strtoul(c + 1, &e2, 10) : 0;
+        if (b && *b == ',' && c && isdigit((unsigned char)b[1 + strspn(b + 1, " \t")]) &&
+            isdigit((unsigned char)c[1 + strspn(c + 1, " \t")]) && pos + len > strtoul(at + 1, NULL, 10))
+            return "bfe/bfi with an immediate field past the value (ptxas folds it wrongly)";
+    }
     if (!strncmp(op, "shl.", 4) || !strncmp(op, "shr.", 4)) {
         const char *c = strrchr(ins, ',');
         char *end;

@@ -37,14 +37,20 @@ __device__ __forceinline__ int kf_dot4_su(unsigned a, unsigned b, int c) { int r
 __device__ __forceinline__ int kf_dot4_us(unsigned a, unsigned b, int c) { int r; asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 __device__ __forceinline__ int kf_dot4_uu(unsigned a, unsigned b, int c) { int r; asm("dp4a.u32.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 
-/* bfe / bfi / prmt as PTX defines them (positions and lengths 0..255) */
-__device__ __forceinline__ unsigned kf_bfe_u32(unsigned x, unsigned p, unsigned l) { unsigned r; asm("bfe.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(p), "r"(l)); return r; }
-__device__ __forceinline__ int kf_bfe_i32(int x, unsigned p, unsigned l) { int r; asm("bfe.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(p), "r"(l)); return r; }
-__device__ __forceinline__ unsigned long long kf_bfe_u64(unsigned long long x, unsigned p, unsigned l) { unsigned long long r; asm("bfe.u64 %0, %1, %2, %3;" : "=l"(r) : "l"(x), "r"(p), "r"(l)); return r; }
-__device__ __forceinline__ long long kf_bfe_i64(long long x, unsigned p, unsigned l) { long long r; asm("bfe.s64 %0, %1, %2, %3;" : "=l"(r) : "l"(x), "r"(p), "r"(l)); return r; }
-__device__ __forceinline__ unsigned kf_bfi_u32(unsigned f, unsigned x, unsigned p, unsigned l) { unsigned r; asm("bfi.b32 %0, %1, %2, %3, %4;" : "=r"(r) : "r"(f), "r"(x), "r"(p), "r"(l)); return r; }
+/* bfe / bfi / prmt as PTX defines them (positions and lengths 0..255). The position and
+   length are first brought inside the value (the same field by the ISA definition):
+   ptxas 13 miscompiles a known bfe.s32 position past 31 (-1 for every x) and a known
+   bfi length of 32 or more (taken modulo 32). A signed bfe position stops at w - 1,
+   whose field is the sign bit; the others stop at w, whose field is empty. */
+__device__ __forceinline__ unsigned kf_bf_pos(unsigned p, unsigned cap) { p &= 255u; return p < cap ? p : cap; }
+__device__ __forceinline__ unsigned kf_bf_len(unsigned l, unsigned w, unsigned p) { l &= 255u; return l < w - p ? l : w - p; }
+__device__ __forceinline__ unsigned kf_bfe_u32(unsigned x, unsigned p, unsigned l) { unsigned r; p = kf_bf_pos(p, 32u); l = kf_bf_len(l, 32u, p); asm("bfe.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(p), "r"(l)); return r; }
+__device__ __forceinline__ int kf_bfe_i32(int x, unsigned p, unsigned l) { int r; p = kf_bf_pos(p, 31u); l = kf_bf_len(l, 32u, p); asm("bfe.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(p), "r"(l)); return r; }
+__device__ __forceinline__ unsigned long long kf_bfe_u64(unsigned long long x, unsigned p, unsigned l) { unsigned long long r; p = kf_bf_pos(p, 64u); l = kf_bf_len(l, 64u, p); asm("bfe.u64 %0, %1, %2, %3;" : "=l"(r) : "l"(x), "r"(p), "r"(l)); return r; }
+__device__ __forceinline__ long long kf_bfe_i64(long long x, unsigned p, unsigned l) { long long r; p = kf_bf_pos(p, 63u); l = kf_bf_len(l, 64u, p); asm("bfe.s64 %0, %1, %2, %3;" : "=l"(r) : "l"(x), "r"(p), "r"(l)); return r; }
+__device__ __forceinline__ unsigned kf_bfi_u32(unsigned f, unsigned x, unsigned p, unsigned l) { unsigned r; p = kf_bf_pos(p, 32u); l = kf_bf_len(l, 32u, p); asm("bfi.b32 %0, %1, %2, %3, %4;" : "=r"(r) : "r"(f), "r"(x), "r"(p), "r"(l)); return r; }
 __device__ __forceinline__ int kf_bfi_i32(int f, int x, unsigned p, unsigned l) { return (int)kf_bfi_u32((unsigned)f, (unsigned)x, p, l); }
-__device__ __forceinline__ unsigned long long kf_bfi_u64(unsigned long long f, unsigned long long x, unsigned p, unsigned l) { unsigned long long r; asm("bfi.b64 %0, %1, %2, %3, %4;" : "=l"(r) : "l"(f), "l"(x), "r"(p), "r"(l)); return r; }
+__device__ __forceinline__ unsigned long long kf_bfi_u64(unsigned long long f, unsigned long long x, unsigned p, unsigned l) { unsigned long long r; p = kf_bf_pos(p, 64u); l = kf_bf_len(l, 64u, p); asm("bfi.b64 %0, %1, %2, %3, %4;" : "=l"(r) : "l"(f), "l"(x), "r"(p), "r"(l)); return r; }
 __device__ __forceinline__ long long kf_bfi_i64(long long f, long long x, unsigned p, unsigned l) { return (long long)kf_bfi_u64((unsigned long long)f, (unsigned long long)x, p, l); }
 __device__ __forceinline__ unsigned kf_prmt(unsigned a, unsigned b, unsigned s) { unsigned r; asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(s)); return r; }
 

@@ -145,28 +145,31 @@ KF_MMA_I(kf_mma_s8u8, "s8", "u8")
 KF_MMA_I(kf_mma_u8s8, "u8", "s8")
 KF_MMA_I(kf_mma_u8u8, "u8", "u8")
 
-/* kernel gemv_f16_f16_f16 (gemv.kf:499) */
+/* kernel gemv_f16_f16_f16 (gemv.kf:501) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_u32x4 wb_[8];
-    kf_u32x4 xb_[8];
-    float acc_[2];
+    kf_u32x4 xb_[16];
+    float acc_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    unsigned row_[2];
-    float acc_2_[2];
-    kf_u32x4 wr_[4];
     float xs_5_[8];
     float xs_6_[8];
+    float xs_7_[8];
+    float xs_8_[8];
+    unsigned row_[1];
+    float acc_2_[1];
+    kf_u32x4 wr_[4];
+    float xs_9_[8];
+    float xs_10_[8];
+    float xs_11_[8];
+    float xs_12_[8];
     float s_;
     float s_2_;
     float s_3_;
-    float s_4_;
-    float s_5_;
-    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -175,51 +178,53 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
-        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
-        if (!(wid_ >= ngroups_)) {
-            unsigned t61_ = ngroups_ - wid_;
+        if (!(wid_ >= m_)) {
+            unsigned t61_ = m_ - wid_;
             unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
-            acc_[1u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t82_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+            unsigned t80_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
-                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
                     xb_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
-                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_[2u] = xv_[v_2_];
-                    unsigned t190_ = lk_ + 1u;
-                    lk_ = t190_;
-                    if (t190_ == steps_) {
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_[4u] = xv_[v_3_];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_[6u] = xv_[v_4_];
+                    unsigned t244_ = lk_ + 1u;
+                    lk_ = t244_;
+                    if (t244_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t198_ = t0_ >= 1u;
-                bool t199_ = t198_;
-                if (t198_) {
-                    t199_ = (t0_ - 1u) < total_;
+                bool t252_ = t0_ >= 1u;
+                bool t253_ = t252_;
+                if (t252_) {
+                    t253_ = (t0_ - 1u) < total_;
                 }
-                if (t199_) {
-                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
-                    if (v_3_ < nv_) {
-                        kf_u32x4 t236_ = xb_[4u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                if (t253_) {
+                    unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_5_ < nv_) {
+                        kf_u32x4 t290_ = xb_[8u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t290_);
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -228,17 +233,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t263_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t263_);
+                        kf_u32x4 t317_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t317_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
-                        kf_u32x4 t337_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t337_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
                     }
-                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
-                    if (v_4_ < nv_) {
-                        kf_u32x4 t441_ = xb_[6u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                    unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_6_ < nv_) {
+                        kf_u32x4 t421_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t421_);
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -247,129 +249,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t468_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t468_);
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                        kf_u32x4 t542_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t542_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                        kf_u32x4 t448_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t448_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
-                    unsigned t616_ = ck_ + 1u;
-                    ck_ = t616_;
-                    if (t616_ == steps_) {
-                        float t619_ = acc_[0u];
-                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t641_ == 32u) {
-                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
-                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
-                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
-                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
-                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
-                        } else {
-                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
-                            bool t663_ = (kf_lane_id() + 16u) < t641_;
-                            float t664_ = __fadd_rn(t619_, t661_);
-                            float t665_ = t663_ ? t664_ : t619_;
-                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
-                            bool t669_ = (kf_lane_id() + 8u) < t641_;
-                            float t670_ = __fadd_rn(t665_, t667_);
-                            float t671_ = t669_ ? t670_ : t665_;
-                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
-                            bool t675_ = (kf_lane_id() + 4u) < t641_;
-                            float t676_ = __fadd_rn(t671_, t673_);
-                            float t677_ = t675_ ? t676_ : t671_;
-                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
-                            bool t681_ = (kf_lane_id() + 2u) < t641_;
-                            float t682_ = __fadd_rn(t677_, t679_);
-                            float t683_ = t681_ ? t682_ : t677_;
-                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
-                            bool t687_ = (kf_lane_id() + 1u) < t641_;
-                            float t688_ = __fadd_rn(t683_, t685_);
-                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
-                        }
-                        bool t693_ = lane_ == 0u;
-                        bool t694_ = t693_;
-                        if (t693_) {
-                            t694_ = (cg_ << 1u) < m_;
-                        }
-                        if (t694_) {
-                            y_[cg_ << 1u] = kf_f16_from_f32(s_);
-                        }
-                        acc_[0u] = 0.0f;
-                        float t716_ = acc_[1u];
-                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t738_ == 32u) {
-                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
-                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
-                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
-                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
-                        } else {
-                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
-                            bool t760_ = (kf_lane_id() + 16u) < t738_;
-                            float t761_ = __fadd_rn(t716_, t758_);
-                            float t762_ = t760_ ? t761_ : t716_;
-                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
-                            bool t766_ = (kf_lane_id() + 8u) < t738_;
-                            float t767_ = __fadd_rn(t762_, t764_);
-                            float t768_ = t766_ ? t767_ : t762_;
-                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
-                            bool t772_ = (kf_lane_id() + 4u) < t738_;
-                            float t773_ = __fadd_rn(t768_, t770_);
-                            float t774_ = t772_ ? t773_ : t768_;
-                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
-                            bool t778_ = (kf_lane_id() + 2u) < t738_;
-                            float t779_ = __fadd_rn(t774_, t776_);
-                            float t780_ = t778_ ? t779_ : t774_;
-                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
-                            bool t784_ = (kf_lane_id() + 1u) < t738_;
-                            float t785_ = __fadd_rn(t780_, t782_);
-                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
-                        }
-                        bool t790_ = lane_ == 1u;
-                        bool t791_ = t790_;
-                        if (t790_) {
-                            t791_ = ((cg_ << 1u) + 1u) < m_;
-                        }
-                        if (t791_) {
-                            unsigned i_ = (cg_ << 1u) + 1u;
-                            y_[i_] = kf_f16_from_f32(s_2_);
-                        }
-                        acc_[1u] = 0.0f;
-                        ck_ = 0u;
-                        cg_ = cg_ + nw_;
-                    }
-                }
-                if ((t0_ + 1u) < total_) {
-                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
-                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
-                    xb_[4u] = xv_[v_5_];
-                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
-                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
-                    xb_[6u] = xv_[v_6_];
-                    unsigned t918_ = lk_ + 1u;
-                    lk_ = t918_;
-                    if (t918_ == steps_) {
-                        lk_ = 0u;
-                        lg_ = lg_ + nw_;
-                    }
-                }
-                bool t926_ = (t0_ + 1u) >= 1u;
-                bool t927_ = t926_;
-                if (t926_) {
-                    t927_ = ((t0_ + 1u) - 1u) < total_;
-                }
-                if (t927_) {
-                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t964_ = xb_[0u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        kf_u32x4 t552_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t552_);
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -378,17 +265,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t991_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t991_);
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1065_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1065_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                        kf_u32x4 t579_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t579_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
-                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t1169_ = xb_[2u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        kf_u32x4 t683_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t683_);
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -397,95 +281,192 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t1196_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1196_);
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1270_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1270_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                        kf_u32x4 t710_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t710_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1344_ = ck_ + 1u;
-                    ck_ = t1344_;
-                    if (t1344_ == steps_) {
-                        float t1347_ = acc_[0u];
-                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1369_ == 32u) {
-                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
-                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
-                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
-                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
-                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                    unsigned t784_ = ck_ + 1u;
+                    ck_ = t784_;
+                    if (t784_ == steps_) {
+                        float t787_ = acc_[0u];
+                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t809_ == 32u) {
+                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
+                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
+                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
+                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
+                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
                         } else {
-                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
-                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
-                            float t1392_ = __fadd_rn(t1347_, t1389_);
-                            float t1393_ = t1391_ ? t1392_ : t1347_;
-                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
-                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
-                            float t1398_ = __fadd_rn(t1393_, t1395_);
-                            float t1399_ = t1397_ ? t1398_ : t1393_;
-                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
-                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
-                            float t1404_ = __fadd_rn(t1399_, t1401_);
-                            float t1405_ = t1403_ ? t1404_ : t1399_;
-                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
-                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
-                            float t1410_ = __fadd_rn(t1405_, t1407_);
-                            float t1411_ = t1409_ ? t1410_ : t1405_;
-                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
-                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
-                            float t1416_ = __fadd_rn(t1411_, t1413_);
-                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
+                            bool t831_ = (kf_lane_id() + 16u) < t809_;
+                            float t832_ = __fadd_rn(t787_, t829_);
+                            float t833_ = t831_ ? t832_ : t787_;
+                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
+                            bool t837_ = (kf_lane_id() + 8u) < t809_;
+                            float t838_ = __fadd_rn(t833_, t835_);
+                            float t839_ = t837_ ? t838_ : t833_;
+                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
+                            bool t843_ = (kf_lane_id() + 4u) < t809_;
+                            float t844_ = __fadd_rn(t839_, t841_);
+                            float t845_ = t843_ ? t844_ : t839_;
+                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
+                            bool t849_ = (kf_lane_id() + 2u) < t809_;
+                            float t850_ = __fadd_rn(t845_, t847_);
+                            float t851_ = t849_ ? t850_ : t845_;
+                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
+                            bool t855_ = (kf_lane_id() + 1u) < t809_;
+                            float t856_ = __fadd_rn(t851_, t853_);
+                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
                         }
-                        bool t1421_ = lane_ == 0u;
-                        bool t1422_ = t1421_;
-                        if (t1421_) {
-                            t1422_ = (cg_ << 1u) < m_;
+                        bool t861_ = lane_ == 0u;
+                        bool t862_ = t861_;
+                        if (t861_) {
+                            t862_ = cg_ < m_;
                         }
-                        if (t1422_) {
-                            y_[cg_ << 1u] = kf_f16_from_f32(s_3_);
+                        if (t862_) {
+                            y_[cg_] = kf_f16_from_f32(s_);
                         }
                         acc_[0u] = 0.0f;
-                        float t1444_ = acc_[1u];
-                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1466_ == 32u) {
-                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
-                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
-                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
-                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
-                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
+                }
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_[8u] = xv_[v_9_];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_[10u] = xv_[v_10_];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_[12u] = xv_[v_11_];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_[14u] = xv_[v_12_];
+                    unsigned t1045_ = lk_ + 1u;
+                    lk_ = t1045_;
+                    if (t1045_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
+                }
+                bool t1053_ = (t0_ + 1u) >= 1u;
+                bool t1054_ = t1053_;
+                if (t1053_) {
+                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                }
+                if (t1054_) {
+                    unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_13_ < nv_) {
+                        kf_u32x4 t1091_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1091_);
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1118_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1118_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_14_ < nv_) {
+                        kf_u32x4 t1222_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1222_);
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1249_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1249_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                    if (v_15_ < nv_) {
+                        kf_u32x4 t1353_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1353_);
+                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t1380_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1380_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                    if (v_16_ < nv_) {
+                        kf_u32x4 t1484_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1484_);
+                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t1511_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1511_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                    }
+                    unsigned t1585_ = ck_ + 1u;
+                    ck_ = t1585_;
+                    if (t1585_ == steps_) {
+                        float t1588_ = acc_[0u];
+                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1610_ == 32u) {
+                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
+                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
+                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
+                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
                         } else {
-                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
-                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
-                            float t1489_ = __fadd_rn(t1444_, t1486_);
-                            float t1490_ = t1488_ ? t1489_ : t1444_;
-                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
-                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
-                            float t1495_ = __fadd_rn(t1490_, t1492_);
-                            float t1496_ = t1494_ ? t1495_ : t1490_;
-                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
-                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
-                            float t1501_ = __fadd_rn(t1496_, t1498_);
-                            float t1502_ = t1500_ ? t1501_ : t1496_;
-                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
-                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
-                            float t1507_ = __fadd_rn(t1502_, t1504_);
-                            float t1508_ = t1506_ ? t1507_ : t1502_;
-                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
-                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
-                            float t1513_ = __fadd_rn(t1508_, t1510_);
-                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
+                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
+                            float t1633_ = __fadd_rn(t1588_, t1630_);
+                            float t1634_ = t1632_ ? t1633_ : t1588_;
+                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
+                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
+                            float t1639_ = __fadd_rn(t1634_, t1636_);
+                            float t1640_ = t1638_ ? t1639_ : t1634_;
+                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
+                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
+                            float t1645_ = __fadd_rn(t1640_, t1642_);
+                            float t1646_ = t1644_ ? t1645_ : t1640_;
+                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
+                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
+                            float t1651_ = __fadd_rn(t1646_, t1648_);
+                            float t1652_ = t1650_ ? t1651_ : t1646_;
+                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
+                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
+                            float t1657_ = __fadd_rn(t1652_, t1654_);
+                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
                         }
-                        bool t1518_ = lane_ == 1u;
-                        bool t1519_ = t1518_;
-                        if (t1518_) {
-                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        bool t1662_ = lane_ == 0u;
+                        bool t1663_ = t1662_;
+                        if (t1662_) {
+                            t1663_ = cg_ < m_;
                         }
-                        if (t1519_) {
-                            unsigned i_2_ = (cg_ << 1u) + 1u;
-                            y_[i_2_] = kf_f16_from_f32(s_4_);
+                        if (t1663_) {
+                            y_[cg_] = kf_f16_from_f32(s_2_);
                         }
-                        acc_[1u] = 0.0f;
+                        acc_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -495,201 +476,185 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-        unsigned t1571_ = gridDim.x << 3u;
-        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
-            row_[0u] = min((g_ << 1u), (m_ - 1u));
+        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1715_ = gridDim.x << 3u;
+        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+            row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
-            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-            acc_2_[1u] = 0.0f;
             if ((k_ & 7u) == 0u) {
-                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
-                    unsigned v_9_ = base_ + lane_2_;
-                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1606_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
-                        kf_u32x4 t1613_ = wv_[t1612_];
-                        t_ = t1613_;
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
+                    unsigned v_17_ = base_ + lane_2_;
+                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1740_;
+                    if (v_17_ < nv_2_) {
+                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1747_ = wv_[t1746_];
+                        t_ = t1747_;
                     }
                     wr_[0u] = t_;
-                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1616_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
-                        kf_u32x4 t1623_ = wv_[t1622_];
-                        t_2_ = t1623_;
+                    unsigned v_18_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1753_;
+                    if (v_18_ < nv_2_) {
+                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1760_ = wv_[t1759_];
+                        t_2_ = t1760_;
                     }
                     wr_[1u] = t_2_;
-                    unsigned v_10_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1629_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
-                        kf_u32x4 t1636_ = wv_[t1635_];
-                        t_3_ = t1636_;
+                    unsigned v_19_ = (base_ + 64u) + lane_2_;
+                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1766_;
+                    if (v_19_ < nv_2_) {
+                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1773_ = wv_[t1772_];
+                        t_3_ = t1773_;
                     }
                     wr_[2u] = t_3_;
-                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1639_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
-                        kf_u32x4 t1646_ = wv_[t1645_];
-                        t_4_ = t1646_;
+                    unsigned v_20_ = (base_ + 96u) + lane_2_;
+                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1779_;
+                    if (v_20_ < nv_2_) {
+                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1786_ = wv_[t1785_];
+                        t_4_ = t1786_;
                     }
                     wr_[3u] = t_4_;
-                    unsigned v_11_ = base_ + lane_2_;
-                    if (v_11_ < nv_2_) {
-                        kf_f16x8 a_5_ = xh8_[v_11_];
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1702_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1702_);
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1776_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1776_);
-                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    unsigned v_21_ = base_ + lane_2_;
+                    if (v_21_ < nv_2_) {
+                        kf_f16x8 a_9_ = xh8_[v_21_];
+                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t1842_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1842_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_12_ = (base_ + 32u) + lane_2_;
-                    if (v_12_ < nv_2_) {
-                        kf_f16x8 a_6_ = xh8_[v_12_];
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1903_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t1903_);
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1977_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t1977_);
-                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    unsigned v_22_ = (base_ + 32u) + lane_2_;
+                    if (v_22_ < nv_2_) {
+                        kf_f16x8 a_10_ = xh8_[v_22_];
+                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
+                        kf_u32x4 t1969_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1969_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_23_ = (base_ + 64u) + lane_2_;
+                    if (v_23_ < nv_2_) {
+                        kf_f16x8 a_11_ = xh8_[v_23_];
+                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t2096_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2096_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_24_ = (base_ + 96u) + lane_2_;
+                    if (v_24_ < nv_2_) {
+                        kf_f16x8 a_12_ = xh8_[v_24_];
+                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t2223_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2223_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2058_ = kf_f16_to_f32(x_[c_]);
-                    unsigned i_3_ = (row_[0u] * k_) + c_;
-                    unsigned short u_ = w16_[i_3_];
-                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2058_, acc_2_[0u]);
-                    unsigned i_4_ = (row_[1u] * k_) + c_;
-                    unsigned short u_2_ = w16_[i_4_];
-                    acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t2058_, acc_2_[1u]);
+                    float t2304_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_];
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2304_, acc_2_[0u]);
                 }
             }
-            float t2090_ = acc_2_[0u];
-            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2112_ == 32u) {
-                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
-                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
-                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
-                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
-                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            float t2322_ = acc_2_[0u];
+            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2344_ == 32u) {
+                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
+                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
+                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
+                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
             } else {
-                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
-                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
-                float t2135_ = __fadd_rn(t2090_, t2132_);
-                float t2136_ = t2134_ ? t2135_ : t2090_;
-                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
-                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
-                float t2141_ = __fadd_rn(t2136_, t2138_);
-                float t2142_ = t2140_ ? t2141_ : t2136_;
-                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
-                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
-                float t2147_ = __fadd_rn(t2142_, t2144_);
-                float t2148_ = t2146_ ? t2147_ : t2142_;
-                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
-                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
-                float t2153_ = __fadd_rn(t2148_, t2150_);
-                float t2154_ = t2152_ ? t2153_ : t2148_;
-                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
-                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
-                float t2159_ = __fadd_rn(t2154_, t2156_);
-                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
+                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
+                float t2367_ = __fadd_rn(t2322_, t2364_);
+                float t2368_ = t2366_ ? t2367_ : t2322_;
+                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
+                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
+                float t2373_ = __fadd_rn(t2368_, t2370_);
+                float t2374_ = t2372_ ? t2373_ : t2368_;
+                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
+                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
+                float t2379_ = __fadd_rn(t2374_, t2376_);
+                float t2380_ = t2378_ ? t2379_ : t2374_;
+                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
+                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
+                float t2385_ = __fadd_rn(t2380_, t2382_);
+                float t2386_ = t2384_ ? t2385_ : t2380_;
+                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
+                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
+                float t2391_ = __fadd_rn(t2386_, t2388_);
+                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
             }
-            bool t2164_ = lane_2_ == 0u;
-            bool t2165_ = t2164_;
-            if (t2164_) {
-                t2165_ = (g_ << 1u) < m_;
+            bool t2396_ = lane_2_ == 0u;
+            bool t2397_ = t2396_;
+            if (t2396_) {
+                t2397_ = g_ < m_;
             }
-            if (t2165_) {
-                y_[g_ << 1u] = kf_f16_from_f32(s_5_);
-            }
-            float t2185_ = acc_2_[1u];
-            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2207_ == 32u) {
-                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
-                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
-                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
-                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
-                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
-            } else {
-                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
-                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
-                float t2230_ = __fadd_rn(t2185_, t2227_);
-                float t2231_ = t2229_ ? t2230_ : t2185_;
-                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
-                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
-                float t2236_ = __fadd_rn(t2231_, t2233_);
-                float t2237_ = t2235_ ? t2236_ : t2231_;
-                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
-                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
-                float t2242_ = __fadd_rn(t2237_, t2239_);
-                float t2243_ = t2241_ ? t2242_ : t2237_;
-                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
-                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
-                float t2248_ = __fadd_rn(t2243_, t2245_);
-                float t2249_ = t2247_ ? t2248_ : t2243_;
-                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
-                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
-                float t2254_ = __fadd_rn(t2249_, t2251_);
-                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
-            }
-            bool t2259_ = lane_2_ == 1u;
-            bool t2260_ = t2259_;
-            if (t2259_) {
-                t2260_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t2260_) {
-                unsigned i_5_ = (g_ << 1u) + 1u;
-                y_[i_5_] = kf_f16_from_f32(s_6_);
+            if (t2397_) {
+                y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f32 (gemv.kf:504) */
+/* kernel gemv_f16_f16_f32 (gemv.kf:506) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_u32x4 wb_[8];
-    kf_u32x4 xb_[8];
-    float acc_[2];
+    kf_u32x4 xb_[16];
+    float acc_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    unsigned row_[2];
-    float acc_2_[2];
-    kf_u32x4 wr_[4];
     float xs_5_[8];
     float xs_6_[8];
+    float xs_7_[8];
+    float xs_8_[8];
+    unsigned row_[1];
+    float acc_2_[1];
+    kf_u32x4 wr_[4];
+    float xs_9_[8];
+    float xs_10_[8];
+    float xs_11_[8];
+    float xs_12_[8];
     float s_;
     float s_2_;
     float s_3_;
-    float s_4_;
-    float s_5_;
-    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -698,51 +663,53 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
-        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
-        if (!(wid_ >= ngroups_)) {
-            unsigned t61_ = ngroups_ - wid_;
+        if (!(wid_ >= m_)) {
+            unsigned t61_ = m_ - wid_;
             unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
-            acc_[1u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t82_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+            unsigned t80_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
-                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
                     xb_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
-                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_[2u] = xv_[v_2_];
-                    unsigned t190_ = lk_ + 1u;
-                    lk_ = t190_;
-                    if (t190_ == steps_) {
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_[4u] = xv_[v_3_];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_[6u] = xv_[v_4_];
+                    unsigned t244_ = lk_ + 1u;
+                    lk_ = t244_;
+                    if (t244_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t198_ = t0_ >= 1u;
-                bool t199_ = t198_;
-                if (t198_) {
-                    t199_ = (t0_ - 1u) < total_;
+                bool t252_ = t0_ >= 1u;
+                bool t253_ = t252_;
+                if (t252_) {
+                    t253_ = (t0_ - 1u) < total_;
                 }
-                if (t199_) {
-                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
-                    if (v_3_ < nv_) {
-                        kf_u32x4 t236_ = xb_[4u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                if (t253_) {
+                    unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_5_ < nv_) {
+                        kf_u32x4 t290_ = xb_[8u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t290_);
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -751,17 +718,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t263_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t263_);
+                        kf_u32x4 t317_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t317_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
-                        kf_u32x4 t337_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t337_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
                     }
-                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
-                    if (v_4_ < nv_) {
-                        kf_u32x4 t441_ = xb_[6u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                    unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_6_ < nv_) {
+                        kf_u32x4 t421_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t421_);
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -770,129 +734,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t468_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t468_);
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                        kf_u32x4 t542_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t542_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                        kf_u32x4 t448_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t448_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
-                    unsigned t616_ = ck_ + 1u;
-                    ck_ = t616_;
-                    if (t616_ == steps_) {
-                        float t619_ = acc_[0u];
-                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t641_ == 32u) {
-                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
-                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
-                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
-                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
-                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
-                        } else {
-                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
-                            bool t663_ = (kf_lane_id() + 16u) < t641_;
-                            float t664_ = __fadd_rn(t619_, t661_);
-                            float t665_ = t663_ ? t664_ : t619_;
-                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
-                            bool t669_ = (kf_lane_id() + 8u) < t641_;
-                            float t670_ = __fadd_rn(t665_, t667_);
-                            float t671_ = t669_ ? t670_ : t665_;
-                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
-                            bool t675_ = (kf_lane_id() + 4u) < t641_;
-                            float t676_ = __fadd_rn(t671_, t673_);
-                            float t677_ = t675_ ? t676_ : t671_;
-                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
-                            bool t681_ = (kf_lane_id() + 2u) < t641_;
-                            float t682_ = __fadd_rn(t677_, t679_);
-                            float t683_ = t681_ ? t682_ : t677_;
-                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
-                            bool t687_ = (kf_lane_id() + 1u) < t641_;
-                            float t688_ = __fadd_rn(t683_, t685_);
-                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
-                        }
-                        bool t693_ = lane_ == 0u;
-                        bool t694_ = t693_;
-                        if (t693_) {
-                            t694_ = (cg_ << 1u) < m_;
-                        }
-                        if (t694_) {
-                            y_[cg_ << 1u] = s_;
-                        }
-                        acc_[0u] = 0.0f;
-                        float t716_ = acc_[1u];
-                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t738_ == 32u) {
-                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
-                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
-                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
-                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
-                        } else {
-                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
-                            bool t760_ = (kf_lane_id() + 16u) < t738_;
-                            float t761_ = __fadd_rn(t716_, t758_);
-                            float t762_ = t760_ ? t761_ : t716_;
-                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
-                            bool t766_ = (kf_lane_id() + 8u) < t738_;
-                            float t767_ = __fadd_rn(t762_, t764_);
-                            float t768_ = t766_ ? t767_ : t762_;
-                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
-                            bool t772_ = (kf_lane_id() + 4u) < t738_;
-                            float t773_ = __fadd_rn(t768_, t770_);
-                            float t774_ = t772_ ? t773_ : t768_;
-                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
-                            bool t778_ = (kf_lane_id() + 2u) < t738_;
-                            float t779_ = __fadd_rn(t774_, t776_);
-                            float t780_ = t778_ ? t779_ : t774_;
-                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
-                            bool t784_ = (kf_lane_id() + 1u) < t738_;
-                            float t785_ = __fadd_rn(t780_, t782_);
-                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
-                        }
-                        bool t790_ = lane_ == 1u;
-                        bool t791_ = t790_;
-                        if (t790_) {
-                            t791_ = ((cg_ << 1u) + 1u) < m_;
-                        }
-                        if (t791_) {
-                            unsigned i_ = (cg_ << 1u) + 1u;
-                            y_[i_] = s_2_;
-                        }
-                        acc_[1u] = 0.0f;
-                        ck_ = 0u;
-                        cg_ = cg_ + nw_;
-                    }
-                }
-                if ((t0_ + 1u) < total_) {
-                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
-                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
-                    xb_[4u] = xv_[v_5_];
-                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
-                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
-                    xb_[6u] = xv_[v_6_];
-                    unsigned t918_ = lk_ + 1u;
-                    lk_ = t918_;
-                    if (t918_ == steps_) {
-                        lk_ = 0u;
-                        lg_ = lg_ + nw_;
-                    }
-                }
-                bool t926_ = (t0_ + 1u) >= 1u;
-                bool t927_ = t926_;
-                if (t926_) {
-                    t927_ = ((t0_ + 1u) - 1u) < total_;
-                }
-                if (t927_) {
-                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t964_ = xb_[0u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        kf_u32x4 t552_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t552_);
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -901,17 +750,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t991_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t991_);
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1065_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1065_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                        kf_u32x4 t579_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t579_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
-                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t1169_ = xb_[2u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        kf_u32x4 t683_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t683_);
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -920,95 +766,192 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t1196_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1196_);
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1270_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1270_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                        kf_u32x4 t710_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t710_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1344_ = ck_ + 1u;
-                    ck_ = t1344_;
-                    if (t1344_ == steps_) {
-                        float t1347_ = acc_[0u];
-                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1369_ == 32u) {
-                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
-                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
-                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
-                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
-                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                    unsigned t784_ = ck_ + 1u;
+                    ck_ = t784_;
+                    if (t784_ == steps_) {
+                        float t787_ = acc_[0u];
+                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t809_ == 32u) {
+                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
+                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
+                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
+                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
+                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
                         } else {
-                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
-                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
-                            float t1392_ = __fadd_rn(t1347_, t1389_);
-                            float t1393_ = t1391_ ? t1392_ : t1347_;
-                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
-                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
-                            float t1398_ = __fadd_rn(t1393_, t1395_);
-                            float t1399_ = t1397_ ? t1398_ : t1393_;
-                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
-                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
-                            float t1404_ = __fadd_rn(t1399_, t1401_);
-                            float t1405_ = t1403_ ? t1404_ : t1399_;
-                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
-                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
-                            float t1410_ = __fadd_rn(t1405_, t1407_);
-                            float t1411_ = t1409_ ? t1410_ : t1405_;
-                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
-                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
-                            float t1416_ = __fadd_rn(t1411_, t1413_);
-                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
+                            bool t831_ = (kf_lane_id() + 16u) < t809_;
+                            float t832_ = __fadd_rn(t787_, t829_);
+                            float t833_ = t831_ ? t832_ : t787_;
+                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
+                            bool t837_ = (kf_lane_id() + 8u) < t809_;
+                            float t838_ = __fadd_rn(t833_, t835_);
+                            float t839_ = t837_ ? t838_ : t833_;
+                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
+                            bool t843_ = (kf_lane_id() + 4u) < t809_;
+                            float t844_ = __fadd_rn(t839_, t841_);
+                            float t845_ = t843_ ? t844_ : t839_;
+                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
+                            bool t849_ = (kf_lane_id() + 2u) < t809_;
+                            float t850_ = __fadd_rn(t845_, t847_);
+                            float t851_ = t849_ ? t850_ : t845_;
+                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
+                            bool t855_ = (kf_lane_id() + 1u) < t809_;
+                            float t856_ = __fadd_rn(t851_, t853_);
+                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
                         }
-                        bool t1421_ = lane_ == 0u;
-                        bool t1422_ = t1421_;
-                        if (t1421_) {
-                            t1422_ = (cg_ << 1u) < m_;
+                        bool t861_ = lane_ == 0u;
+                        bool t862_ = t861_;
+                        if (t861_) {
+                            t862_ = cg_ < m_;
                         }
-                        if (t1422_) {
-                            y_[cg_ << 1u] = s_3_;
+                        if (t862_) {
+                            y_[cg_] = s_;
                         }
                         acc_[0u] = 0.0f;
-                        float t1444_ = acc_[1u];
-                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1466_ == 32u) {
-                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
-                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
-                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
-                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
-                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
+                }
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_[8u] = xv_[v_9_];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_[10u] = xv_[v_10_];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_[12u] = xv_[v_11_];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_[14u] = xv_[v_12_];
+                    unsigned t1045_ = lk_ + 1u;
+                    lk_ = t1045_;
+                    if (t1045_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
+                }
+                bool t1053_ = (t0_ + 1u) >= 1u;
+                bool t1054_ = t1053_;
+                if (t1053_) {
+                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                }
+                if (t1054_) {
+                    unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_13_ < nv_) {
+                        kf_u32x4 t1091_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1091_);
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1118_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1118_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_14_ < nv_) {
+                        kf_u32x4 t1222_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1222_);
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1249_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1249_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                    if (v_15_ < nv_) {
+                        kf_u32x4 t1353_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1353_);
+                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t1380_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1380_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                    if (v_16_ < nv_) {
+                        kf_u32x4 t1484_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1484_);
+                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t1511_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1511_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                    }
+                    unsigned t1585_ = ck_ + 1u;
+                    ck_ = t1585_;
+                    if (t1585_ == steps_) {
+                        float t1588_ = acc_[0u];
+                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1610_ == 32u) {
+                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
+                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
+                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
+                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
                         } else {
-                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
-                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
-                            float t1489_ = __fadd_rn(t1444_, t1486_);
-                            float t1490_ = t1488_ ? t1489_ : t1444_;
-                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
-                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
-                            float t1495_ = __fadd_rn(t1490_, t1492_);
-                            float t1496_ = t1494_ ? t1495_ : t1490_;
-                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
-                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
-                            float t1501_ = __fadd_rn(t1496_, t1498_);
-                            float t1502_ = t1500_ ? t1501_ : t1496_;
-                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
-                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
-                            float t1507_ = __fadd_rn(t1502_, t1504_);
-                            float t1508_ = t1506_ ? t1507_ : t1502_;
-                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
-                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
-                            float t1513_ = __fadd_rn(t1508_, t1510_);
-                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
+                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
+                            float t1633_ = __fadd_rn(t1588_, t1630_);
+                            float t1634_ = t1632_ ? t1633_ : t1588_;
+                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
+                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
+                            float t1639_ = __fadd_rn(t1634_, t1636_);
+                            float t1640_ = t1638_ ? t1639_ : t1634_;
+                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
+                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
+                            float t1645_ = __fadd_rn(t1640_, t1642_);
+                            float t1646_ = t1644_ ? t1645_ : t1640_;
+                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
+                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
+                            float t1651_ = __fadd_rn(t1646_, t1648_);
+                            float t1652_ = t1650_ ? t1651_ : t1646_;
+                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
+                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
+                            float t1657_ = __fadd_rn(t1652_, t1654_);
+                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
                         }
-                        bool t1518_ = lane_ == 1u;
-                        bool t1519_ = t1518_;
-                        if (t1518_) {
-                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        bool t1662_ = lane_ == 0u;
+                        bool t1663_ = t1662_;
+                        if (t1662_) {
+                            t1663_ = cg_ < m_;
                         }
-                        if (t1519_) {
-                            unsigned i_2_ = (cg_ << 1u) + 1u;
-                            y_[i_2_] = s_4_;
+                        if (t1663_) {
+                            y_[cg_] = s_2_;
                         }
-                        acc_[1u] = 0.0f;
+                        acc_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -1018,201 +961,185 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-        unsigned t1571_ = gridDim.x << 3u;
-        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
-            row_[0u] = min((g_ << 1u), (m_ - 1u));
+        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1715_ = gridDim.x << 3u;
+        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+            row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
-            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-            acc_2_[1u] = 0.0f;
             if ((k_ & 7u) == 0u) {
-                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
-                    unsigned v_9_ = base_ + lane_2_;
-                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1606_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
-                        kf_u32x4 t1613_ = wv_[t1612_];
-                        t_ = t1613_;
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
+                    unsigned v_17_ = base_ + lane_2_;
+                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1740_;
+                    if (v_17_ < nv_2_) {
+                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1747_ = wv_[t1746_];
+                        t_ = t1747_;
                     }
                     wr_[0u] = t_;
-                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1616_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
-                        kf_u32x4 t1623_ = wv_[t1622_];
-                        t_2_ = t1623_;
+                    unsigned v_18_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1753_;
+                    if (v_18_ < nv_2_) {
+                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1760_ = wv_[t1759_];
+                        t_2_ = t1760_;
                     }
                     wr_[1u] = t_2_;
-                    unsigned v_10_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1629_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
-                        kf_u32x4 t1636_ = wv_[t1635_];
-                        t_3_ = t1636_;
+                    unsigned v_19_ = (base_ + 64u) + lane_2_;
+                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1766_;
+                    if (v_19_ < nv_2_) {
+                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1773_ = wv_[t1772_];
+                        t_3_ = t1773_;
                     }
                     wr_[2u] = t_3_;
-                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1639_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
-                        kf_u32x4 t1646_ = wv_[t1645_];
-                        t_4_ = t1646_;
+                    unsigned v_20_ = (base_ + 96u) + lane_2_;
+                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1779_;
+                    if (v_20_ < nv_2_) {
+                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1786_ = wv_[t1785_];
+                        t_4_ = t1786_;
                     }
                     wr_[3u] = t_4_;
-                    unsigned v_11_ = base_ + lane_2_;
-                    if (v_11_ < nv_2_) {
-                        kf_f16x8 a_5_ = xh8_[v_11_];
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1702_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1702_);
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1776_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1776_);
-                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    unsigned v_21_ = base_ + lane_2_;
+                    if (v_21_ < nv_2_) {
+                        kf_f16x8 a_9_ = xh8_[v_21_];
+                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t1842_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1842_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_12_ = (base_ + 32u) + lane_2_;
-                    if (v_12_ < nv_2_) {
-                        kf_f16x8 a_6_ = xh8_[v_12_];
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1903_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t1903_);
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1977_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t1977_);
-                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    unsigned v_22_ = (base_ + 32u) + lane_2_;
+                    if (v_22_ < nv_2_) {
+                        kf_f16x8 a_10_ = xh8_[v_22_];
+                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
+                        kf_u32x4 t1969_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1969_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_23_ = (base_ + 64u) + lane_2_;
+                    if (v_23_ < nv_2_) {
+                        kf_f16x8 a_11_ = xh8_[v_23_];
+                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t2096_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2096_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_24_ = (base_ + 96u) + lane_2_;
+                    if (v_24_ < nv_2_) {
+                        kf_f16x8 a_12_ = xh8_[v_24_];
+                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t2223_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2223_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2058_ = kf_f16_to_f32(x_[c_]);
-                    unsigned i_3_ = (row_[0u] * k_) + c_;
-                    unsigned short u_ = w16_[i_3_];
-                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2058_, acc_2_[0u]);
-                    unsigned i_4_ = (row_[1u] * k_) + c_;
-                    unsigned short u_2_ = w16_[i_4_];
-                    acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t2058_, acc_2_[1u]);
+                    float t2304_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_];
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2304_, acc_2_[0u]);
                 }
             }
-            float t2090_ = acc_2_[0u];
-            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2112_ == 32u) {
-                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
-                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
-                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
-                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
-                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            float t2322_ = acc_2_[0u];
+            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2344_ == 32u) {
+                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
+                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
+                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
+                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
             } else {
-                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
-                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
-                float t2135_ = __fadd_rn(t2090_, t2132_);
-                float t2136_ = t2134_ ? t2135_ : t2090_;
-                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
-                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
-                float t2141_ = __fadd_rn(t2136_, t2138_);
-                float t2142_ = t2140_ ? t2141_ : t2136_;
-                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
-                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
-                float t2147_ = __fadd_rn(t2142_, t2144_);
-                float t2148_ = t2146_ ? t2147_ : t2142_;
-                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
-                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
-                float t2153_ = __fadd_rn(t2148_, t2150_);
-                float t2154_ = t2152_ ? t2153_ : t2148_;
-                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
-                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
-                float t2159_ = __fadd_rn(t2154_, t2156_);
-                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
+                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
+                float t2367_ = __fadd_rn(t2322_, t2364_);
+                float t2368_ = t2366_ ? t2367_ : t2322_;
+                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
+                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
+                float t2373_ = __fadd_rn(t2368_, t2370_);
+                float t2374_ = t2372_ ? t2373_ : t2368_;
+                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
+                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
+                float t2379_ = __fadd_rn(t2374_, t2376_);
+                float t2380_ = t2378_ ? t2379_ : t2374_;
+                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
+                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
+                float t2385_ = __fadd_rn(t2380_, t2382_);
+                float t2386_ = t2384_ ? t2385_ : t2380_;
+                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
+                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
+                float t2391_ = __fadd_rn(t2386_, t2388_);
+                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
             }
-            bool t2164_ = lane_2_ == 0u;
-            bool t2165_ = t2164_;
-            if (t2164_) {
-                t2165_ = (g_ << 1u) < m_;
+            bool t2396_ = lane_2_ == 0u;
+            bool t2397_ = t2396_;
+            if (t2396_) {
+                t2397_ = g_ < m_;
             }
-            if (t2165_) {
-                y_[g_ << 1u] = s_5_;
-            }
-            float t2185_ = acc_2_[1u];
-            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2207_ == 32u) {
-                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
-                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
-                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
-                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
-                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
-            } else {
-                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
-                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
-                float t2230_ = __fadd_rn(t2185_, t2227_);
-                float t2231_ = t2229_ ? t2230_ : t2185_;
-                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
-                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
-                float t2236_ = __fadd_rn(t2231_, t2233_);
-                float t2237_ = t2235_ ? t2236_ : t2231_;
-                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
-                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
-                float t2242_ = __fadd_rn(t2237_, t2239_);
-                float t2243_ = t2241_ ? t2242_ : t2237_;
-                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
-                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
-                float t2248_ = __fadd_rn(t2243_, t2245_);
-                float t2249_ = t2247_ ? t2248_ : t2243_;
-                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
-                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
-                float t2254_ = __fadd_rn(t2249_, t2251_);
-                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
-            }
-            bool t2259_ = lane_2_ == 1u;
-            bool t2260_ = t2259_;
-            if (t2259_) {
-                t2260_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t2260_) {
-                unsigned i_5_ = (g_ << 1u) + 1u;
-                y_[i_5_] = s_6_;
+            if (t2397_) {
+                y_[g_] = s_3_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f16 (gemv.kf:509) */
+/* kernel gemv_f16_f32_f16 (gemv.kf:511) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_u32x4 wb_[8];
-    kf_u32x4 xb_[8];
-    float acc_[2];
+    kf_u32x4 xb_[16];
+    float acc_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    unsigned row_[2];
-    float acc_2_[2];
-    kf_u32x4 wr_[4];
     float xs_5_[8];
     float xs_6_[8];
+    float xs_7_[8];
+    float xs_8_[8];
+    unsigned row_[1];
+    float acc_2_[1];
+    kf_u32x4 wr_[4];
+    float xs_9_[8];
+    float xs_10_[8];
+    float xs_11_[8];
+    float xs_12_[8];
     float s_;
     float s_2_;
     float s_3_;
-    float s_4_;
-    float s_5_;
-    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -1222,55 +1149,59 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
         unsigned t24_ = nv_ << 1u;
-        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
-        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
-        if (!(wid_ >= ngroups_)) {
-            unsigned t61_ = ngroups_ - wid_;
+        if (!(wid_ >= m_)) {
+            unsigned t61_ = m_ - wid_;
             unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
-            acc_[1u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t82_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+            unsigned t80_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
-                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
                     xb_[0u] = xv_[min((v_ << 1u), (t24_ - 1u))];
                     xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
-                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_[2u] = xv_[min((v_2_ << 1u), (t24_ - 1u))];
                     xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned t190_ = lk_ + 1u;
-                    lk_ = t190_;
-                    if (t190_ == steps_) {
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t24_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t24_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t244_ = lk_ + 1u;
+                    lk_ = t244_;
+                    if (t244_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t198_ = t0_ >= 1u;
-                bool t199_ = t198_;
-                if (t198_) {
-                    t199_ = (t0_ - 1u) < total_;
+                bool t252_ = t0_ >= 1u;
+                bool t253_ = t252_;
+                if (t252_) {
+                    t253_ = (t0_ - 1u) < total_;
                 }
-                if (t199_) {
-                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
-                    if (v_3_ < nv_) {
-                        kf_u32x4 t214_ = xb_[4u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t214_);
-                        kf_u32x4 t217_ = xb_[5u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t217_);
+                if (t253_) {
+                    unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_5_ < nv_) {
+                        kf_u32x4 t268_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t268_);
+                        kf_u32x4 t271_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t271_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -1279,19 +1210,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t263_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t263_);
+                        kf_u32x4 t317_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t317_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
-                        kf_u32x4 t337_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t337_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
                     }
-                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
-                    if (v_4_ < nv_) {
-                        kf_u32x4 t419_ = xb_[6u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t419_);
-                        kf_u32x4 t422_ = xb_[7u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t422_);
+                    unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_6_ < nv_) {
+                        kf_u32x4 t399_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t399_);
+                        kf_u32x4 t402_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t402_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -1300,133 +1228,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t468_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t468_);
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                        kf_u32x4 t542_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t542_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                        kf_u32x4 t448_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t448_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
-                    unsigned t616_ = ck_ + 1u;
-                    ck_ = t616_;
-                    if (t616_ == steps_) {
-                        float t619_ = acc_[0u];
-                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t641_ == 32u) {
-                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
-                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
-                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
-                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
-                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
-                        } else {
-                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
-                            bool t663_ = (kf_lane_id() + 16u) < t641_;
-                            float t664_ = __fadd_rn(t619_, t661_);
-                            float t665_ = t663_ ? t664_ : t619_;
-                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
-                            bool t669_ = (kf_lane_id() + 8u) < t641_;
-                            float t670_ = __fadd_rn(t665_, t667_);
-                            float t671_ = t669_ ? t670_ : t665_;
-                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
-                            bool t675_ = (kf_lane_id() + 4u) < t641_;
-                            float t676_ = __fadd_rn(t671_, t673_);
-                            float t677_ = t675_ ? t676_ : t671_;
-                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
-                            bool t681_ = (kf_lane_id() + 2u) < t641_;
-                            float t682_ = __fadd_rn(t677_, t679_);
-                            float t683_ = t681_ ? t682_ : t677_;
-                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
-                            bool t687_ = (kf_lane_id() + 1u) < t641_;
-                            float t688_ = __fadd_rn(t683_, t685_);
-                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
-                        }
-                        bool t693_ = lane_ == 0u;
-                        bool t694_ = t693_;
-                        if (t693_) {
-                            t694_ = (cg_ << 1u) < m_;
-                        }
-                        if (t694_) {
-                            y_[cg_ << 1u] = kf_f16_from_f32(s_);
-                        }
-                        acc_[0u] = 0.0f;
-                        float t716_ = acc_[1u];
-                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t738_ == 32u) {
-                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
-                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
-                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
-                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
-                        } else {
-                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
-                            bool t760_ = (kf_lane_id() + 16u) < t738_;
-                            float t761_ = __fadd_rn(t716_, t758_);
-                            float t762_ = t760_ ? t761_ : t716_;
-                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
-                            bool t766_ = (kf_lane_id() + 8u) < t738_;
-                            float t767_ = __fadd_rn(t762_, t764_);
-                            float t768_ = t766_ ? t767_ : t762_;
-                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
-                            bool t772_ = (kf_lane_id() + 4u) < t738_;
-                            float t773_ = __fadd_rn(t768_, t770_);
-                            float t774_ = t772_ ? t773_ : t768_;
-                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
-                            bool t778_ = (kf_lane_id() + 2u) < t738_;
-                            float t779_ = __fadd_rn(t774_, t776_);
-                            float t780_ = t778_ ? t779_ : t774_;
-                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
-                            bool t784_ = (kf_lane_id() + 1u) < t738_;
-                            float t785_ = __fadd_rn(t780_, t782_);
-                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
-                        }
-                        bool t790_ = lane_ == 1u;
-                        bool t791_ = t790_;
-                        if (t790_) {
-                            t791_ = ((cg_ << 1u) + 1u) < m_;
-                        }
-                        if (t791_) {
-                            unsigned i_ = (cg_ << 1u) + 1u;
-                            y_[i_] = kf_f16_from_f32(s_2_);
-                        }
-                        acc_[1u] = 0.0f;
-                        ck_ = 0u;
-                        cg_ = cg_ + nw_;
-                    }
-                }
-                if ((t0_ + 1u) < total_) {
-                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
-                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
-                    xb_[4u] = xv_[min((v_5_ << 1u), (t24_ - 1u))];
-                    xb_[5u] = xv_[min(((v_5_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
-                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
-                    xb_[6u] = xv_[min((v_6_ << 1u), (t24_ - 1u))];
-                    xb_[7u] = xv_[min(((v_6_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned t918_ = lk_ + 1u;
-                    lk_ = t918_;
-                    if (t918_ == steps_) {
-                        lk_ = 0u;
-                        lg_ = lg_ + nw_;
-                    }
-                }
-                bool t926_ = (t0_ + 1u) >= 1u;
-                bool t927_ = t926_;
-                if (t926_) {
-                    t927_ = ((t0_ + 1u) - 1u) < total_;
-                }
-                if (t927_) {
-                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t942_ = xb_[0u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t942_);
-                        kf_u32x4 t945_ = xb_[1u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t945_);
+                        kf_u32x4 t530_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t530_);
+                        kf_u32x4 t533_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t533_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -1435,19 +1246,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t991_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t991_);
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1065_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1065_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                        kf_u32x4 t579_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t579_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
-                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t1147_ = xb_[2u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t1147_);
-                        kf_u32x4 t1150_ = xb_[3u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t1150_);
+                        kf_u32x4 t661_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t661_);
+                        kf_u32x4 t664_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t664_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -1456,95 +1264,204 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t1196_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1196_);
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1270_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1270_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                        kf_u32x4 t710_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t710_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1344_ = ck_ + 1u;
-                    ck_ = t1344_;
-                    if (t1344_ == steps_) {
-                        float t1347_ = acc_[0u];
-                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1369_ == 32u) {
-                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
-                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
-                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
-                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
-                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                    unsigned t784_ = ck_ + 1u;
+                    ck_ = t784_;
+                    if (t784_ == steps_) {
+                        float t787_ = acc_[0u];
+                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t809_ == 32u) {
+                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
+                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
+                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
+                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
+                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
                         } else {
-                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
-                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
-                            float t1392_ = __fadd_rn(t1347_, t1389_);
-                            float t1393_ = t1391_ ? t1392_ : t1347_;
-                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
-                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
-                            float t1398_ = __fadd_rn(t1393_, t1395_);
-                            float t1399_ = t1397_ ? t1398_ : t1393_;
-                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
-                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
-                            float t1404_ = __fadd_rn(t1399_, t1401_);
-                            float t1405_ = t1403_ ? t1404_ : t1399_;
-                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
-                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
-                            float t1410_ = __fadd_rn(t1405_, t1407_);
-                            float t1411_ = t1409_ ? t1410_ : t1405_;
-                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
-                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
-                            float t1416_ = __fadd_rn(t1411_, t1413_);
-                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
+                            bool t831_ = (kf_lane_id() + 16u) < t809_;
+                            float t832_ = __fadd_rn(t787_, t829_);
+                            float t833_ = t831_ ? t832_ : t787_;
+                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
+                            bool t837_ = (kf_lane_id() + 8u) < t809_;
+                            float t838_ = __fadd_rn(t833_, t835_);
+                            float t839_ = t837_ ? t838_ : t833_;
+                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
+                            bool t843_ = (kf_lane_id() + 4u) < t809_;
+                            float t844_ = __fadd_rn(t839_, t841_);
+                            float t845_ = t843_ ? t844_ : t839_;
+                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
+                            bool t849_ = (kf_lane_id() + 2u) < t809_;
+                            float t850_ = __fadd_rn(t845_, t847_);
+                            float t851_ = t849_ ? t850_ : t845_;
+                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
+                            bool t855_ = (kf_lane_id() + 1u) < t809_;
+                            float t856_ = __fadd_rn(t851_, t853_);
+                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
                         }
-                        bool t1421_ = lane_ == 0u;
-                        bool t1422_ = t1421_;
-                        if (t1421_) {
-                            t1422_ = (cg_ << 1u) < m_;
+                        bool t861_ = lane_ == 0u;
+                        bool t862_ = t861_;
+                        if (t861_) {
+                            t862_ = cg_ < m_;
                         }
-                        if (t1422_) {
-                            y_[cg_ << 1u] = kf_f16_from_f32(s_3_);
+                        if (t862_) {
+                            y_[cg_] = kf_f16_from_f32(s_);
                         }
                         acc_[0u] = 0.0f;
-                        float t1444_ = acc_[1u];
-                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1466_ == 32u) {
-                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
-                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
-                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
-                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
-                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
+                }
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t24_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t24_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t24_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t24_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t1045_ = lk_ + 1u;
+                    lk_ = t1045_;
+                    if (t1045_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
+                }
+                bool t1053_ = (t0_ + 1u) >= 1u;
+                bool t1054_ = t1053_;
+                if (t1053_) {
+                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                }
+                if (t1054_) {
+                    unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_13_ < nv_) {
+                        kf_u32x4 t1069_ = xb_[0u];
+                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t1069_);
+                        kf_u32x4 t1072_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t1072_);
+                        xs_5_[0u] = a_5_.v[0];
+                        xs_5_[4u] = b_5_.v[0];
+                        xs_5_[1u] = a_5_.v[1];
+                        xs_5_[5u] = b_5_.v[1];
+                        xs_5_[2u] = a_5_.v[2];
+                        xs_5_[6u] = b_5_.v[2];
+                        xs_5_[3u] = a_5_.v[3];
+                        xs_5_[7u] = b_5_.v[3];
+                        kf_u32x4 t1118_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1118_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_14_ < nv_) {
+                        kf_u32x4 t1200_ = xb_[2u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t1200_);
+                        kf_u32x4 t1203_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t1203_);
+                        xs_6_[0u] = a_6_.v[0];
+                        xs_6_[4u] = b_6_.v[0];
+                        xs_6_[1u] = a_6_.v[1];
+                        xs_6_[5u] = b_6_.v[1];
+                        xs_6_[2u] = a_6_.v[2];
+                        xs_6_[6u] = b_6_.v[2];
+                        xs_6_[3u] = a_6_.v[3];
+                        xs_6_[7u] = b_6_.v[3];
+                        kf_u32x4 t1249_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1249_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                    if (v_15_ < nv_) {
+                        kf_u32x4 t1331_ = xb_[4u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t1331_);
+                        kf_u32x4 t1334_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t1334_);
+                        xs_7_[0u] = a_7_.v[0];
+                        xs_7_[4u] = b_7_.v[0];
+                        xs_7_[1u] = a_7_.v[1];
+                        xs_7_[5u] = b_7_.v[1];
+                        xs_7_[2u] = a_7_.v[2];
+                        xs_7_[6u] = b_7_.v[2];
+                        xs_7_[3u] = a_7_.v[3];
+                        xs_7_[7u] = b_7_.v[3];
+                        kf_u32x4 t1380_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1380_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                    if (v_16_ < nv_) {
+                        kf_u32x4 t1462_ = xb_[6u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t1462_);
+                        kf_u32x4 t1465_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t1465_);
+                        xs_8_[0u] = a_8_.v[0];
+                        xs_8_[4u] = b_8_.v[0];
+                        xs_8_[1u] = a_8_.v[1];
+                        xs_8_[5u] = b_8_.v[1];
+                        xs_8_[2u] = a_8_.v[2];
+                        xs_8_[6u] = b_8_.v[2];
+                        xs_8_[3u] = a_8_.v[3];
+                        xs_8_[7u] = b_8_.v[3];
+                        kf_u32x4 t1511_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1511_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                    }
+                    unsigned t1585_ = ck_ + 1u;
+                    ck_ = t1585_;
+                    if (t1585_ == steps_) {
+                        float t1588_ = acc_[0u];
+                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1610_ == 32u) {
+                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
+                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
+                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
+                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
                         } else {
-                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
-                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
-                            float t1489_ = __fadd_rn(t1444_, t1486_);
-                            float t1490_ = t1488_ ? t1489_ : t1444_;
-                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
-                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
-                            float t1495_ = __fadd_rn(t1490_, t1492_);
-                            float t1496_ = t1494_ ? t1495_ : t1490_;
-                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
-                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
-                            float t1501_ = __fadd_rn(t1496_, t1498_);
-                            float t1502_ = t1500_ ? t1501_ : t1496_;
-                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
-                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
-                            float t1507_ = __fadd_rn(t1502_, t1504_);
-                            float t1508_ = t1506_ ? t1507_ : t1502_;
-                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
-                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
-                            float t1513_ = __fadd_rn(t1508_, t1510_);
-                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
+                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
+                            float t1633_ = __fadd_rn(t1588_, t1630_);
+                            float t1634_ = t1632_ ? t1633_ : t1588_;
+                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
+                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
+                            float t1639_ = __fadd_rn(t1634_, t1636_);
+                            float t1640_ = t1638_ ? t1639_ : t1634_;
+                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
+                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
+                            float t1645_ = __fadd_rn(t1640_, t1642_);
+                            float t1646_ = t1644_ ? t1645_ : t1640_;
+                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
+                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
+                            float t1651_ = __fadd_rn(t1646_, t1648_);
+                            float t1652_ = t1650_ ? t1651_ : t1646_;
+                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
+                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
+                            float t1657_ = __fadd_rn(t1652_, t1654_);
+                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
                         }
-                        bool t1518_ = lane_ == 1u;
-                        bool t1519_ = t1518_;
-                        if (t1518_) {
-                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        bool t1662_ = lane_ == 0u;
+                        bool t1663_ = t1662_;
+                        if (t1662_) {
+                            t1663_ = cg_ < m_;
                         }
-                        if (t1519_) {
-                            unsigned i_2_ = (cg_ << 1u) + 1u;
-                            y_[i_2_] = kf_f16_from_f32(s_4_);
+                        if (t1663_) {
+                            y_[cg_] = kf_f16_from_f32(s_2_);
                         }
-                        acc_[1u] = 0.0f;
+                        acc_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -1554,207 +1471,197 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-        unsigned t1571_ = gridDim.x << 3u;
-        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
-            row_[0u] = min((g_ << 1u), (m_ - 1u));
+        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1715_ = gridDim.x << 3u;
+        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+            row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
-            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-            acc_2_[1u] = 0.0f;
             if ((k_ & 7u) == 0u) {
-                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
-                    unsigned v_9_ = base_ + lane_2_;
-                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1606_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
-                        kf_u32x4 t1613_ = wv_[t1612_];
-                        t_ = t1613_;
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
+                    unsigned v_17_ = base_ + lane_2_;
+                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1740_;
+                    if (v_17_ < nv_2_) {
+                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1747_ = wv_[t1746_];
+                        t_ = t1747_;
                     }
                     wr_[0u] = t_;
-                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1616_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
-                        kf_u32x4 t1623_ = wv_[t1622_];
-                        t_2_ = t1623_;
+                    unsigned v_18_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1753_;
+                    if (v_18_ < nv_2_) {
+                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1760_ = wv_[t1759_];
+                        t_2_ = t1760_;
                     }
                     wr_[1u] = t_2_;
-                    unsigned v_10_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1629_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
-                        kf_u32x4 t1636_ = wv_[t1635_];
-                        t_3_ = t1636_;
+                    unsigned v_19_ = (base_ + 64u) + lane_2_;
+                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1766_;
+                    if (v_19_ < nv_2_) {
+                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1773_ = wv_[t1772_];
+                        t_3_ = t1773_;
                     }
                     wr_[2u] = t_3_;
-                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1639_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
-                        kf_u32x4 t1646_ = wv_[t1645_];
-                        t_4_ = t1646_;
+                    unsigned v_20_ = (base_ + 96u) + lane_2_;
+                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1779_;
+                    if (v_20_ < nv_2_) {
+                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1786_ = wv_[t1785_];
+                        t_4_ = t1786_;
                     }
                     wr_[3u] = t_4_;
-                    unsigned v_11_ = base_ + lane_2_;
-                    if (v_11_ < nv_2_) {
-                        unsigned t1653_ = v_11_ << 1u;
-                        kf_f32x4 a_5_ = xf4_[t1653_];
-                        unsigned t1658_ = (v_11_ << 1u) + 1u;
-                        kf_f32x4 b_5_ = xf4_[t1658_];
-                        xs_5_[0u] = a_5_.v[0];
-                        xs_5_[4u] = b_5_.v[0];
-                        xs_5_[1u] = a_5_.v[1];
-                        xs_5_[5u] = b_5_.v[1];
-                        xs_5_[2u] = a_5_.v[2];
-                        xs_5_[6u] = b_5_.v[2];
-                        xs_5_[3u] = a_5_.v[3];
-                        xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t1702_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1702_);
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1776_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1776_);
-                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    unsigned v_21_ = base_ + lane_2_;
+                    if (v_21_ < nv_2_) {
+                        unsigned t1793_ = v_21_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t1793_];
+                        unsigned t1798_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t1798_];
+                        xs_9_[0u] = a_9_.v[0];
+                        xs_9_[4u] = b_9_.v[0];
+                        xs_9_[1u] = a_9_.v[1];
+                        xs_9_[5u] = b_9_.v[1];
+                        xs_9_[2u] = a_9_.v[2];
+                        xs_9_[6u] = b_9_.v[2];
+                        xs_9_[3u] = a_9_.v[3];
+                        xs_9_[7u] = b_9_.v[3];
+                        kf_u32x4 t1842_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1842_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_12_ = (base_ + 32u) + lane_2_;
-                    if (v_12_ < nv_2_) {
-                        unsigned t1854_ = v_12_ << 1u;
-                        kf_f32x4 a_6_ = xf4_[t1854_];
-                        unsigned t1859_ = (v_12_ << 1u) + 1u;
-                        kf_f32x4 b_6_ = xf4_[t1859_];
-                        xs_6_[0u] = a_6_.v[0];
-                        xs_6_[4u] = b_6_.v[0];
-                        xs_6_[1u] = a_6_.v[1];
-                        xs_6_[5u] = b_6_.v[1];
-                        xs_6_[2u] = a_6_.v[2];
-                        xs_6_[6u] = b_6_.v[2];
-                        xs_6_[3u] = a_6_.v[3];
-                        xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t1903_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t1903_);
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1977_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t1977_);
-                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    unsigned v_22_ = (base_ + 32u) + lane_2_;
+                    if (v_22_ < nv_2_) {
+                        unsigned t1920_ = v_22_ << 1u;
+                        kf_f32x4 a_10_ = xf4_[t1920_];
+                        unsigned t1925_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t1925_];
+                        xs_10_[0u] = a_10_.v[0];
+                        xs_10_[4u] = b_10_.v[0];
+                        xs_10_[1u] = a_10_.v[1];
+                        xs_10_[5u] = b_10_.v[1];
+                        xs_10_[2u] = a_10_.v[2];
+                        xs_10_[6u] = b_10_.v[2];
+                        xs_10_[3u] = a_10_.v[3];
+                        xs_10_[7u] = b_10_.v[3];
+                        kf_u32x4 t1969_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1969_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_23_ = (base_ + 64u) + lane_2_;
+                    if (v_23_ < nv_2_) {
+                        unsigned t2047_ = v_23_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t2047_];
+                        unsigned t2052_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t2052_];
+                        xs_11_[0u] = a_11_.v[0];
+                        xs_11_[4u] = b_11_.v[0];
+                        xs_11_[1u] = a_11_.v[1];
+                        xs_11_[5u] = b_11_.v[1];
+                        xs_11_[2u] = a_11_.v[2];
+                        xs_11_[6u] = b_11_.v[2];
+                        xs_11_[3u] = a_11_.v[3];
+                        xs_11_[7u] = b_11_.v[3];
+                        kf_u32x4 t2096_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2096_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_24_ = (base_ + 96u) + lane_2_;
+                    if (v_24_ < nv_2_) {
+                        unsigned t2174_ = v_24_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t2174_];
+                        unsigned t2179_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t2179_];
+                        xs_12_[0u] = a_12_.v[0];
+                        xs_12_[4u] = b_12_.v[0];
+                        xs_12_[1u] = a_12_.v[1];
+                        xs_12_[5u] = b_12_.v[1];
+                        xs_12_[2u] = a_12_.v[2];
+                        xs_12_[6u] = b_12_.v[2];
+                        xs_12_[3u] = a_12_.v[3];
+                        xs_12_[7u] = b_12_.v[3];
+                        kf_u32x4 t2223_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2223_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2056_ = x_[c_];
-                    unsigned i_3_ = (row_[0u] * k_) + c_;
-                    unsigned short u_ = w16_[i_3_];
-                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2056_, acc_2_[0u]);
-                    unsigned i_4_ = (row_[1u] * k_) + c_;
-                    unsigned short u_2_ = w16_[i_4_];
-                    acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t2056_, acc_2_[1u]);
+                    float t2302_ = x_[c_];
+                    unsigned i_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_];
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2302_, acc_2_[0u]);
                 }
             }
-            float t2090_ = acc_2_[0u];
-            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2112_ == 32u) {
-                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
-                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
-                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
-                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
-                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            float t2322_ = acc_2_[0u];
+            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2344_ == 32u) {
+                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
+                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
+                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
+                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
             } else {
-                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
-                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
-                float t2135_ = __fadd_rn(t2090_, t2132_);
-                float t2136_ = t2134_ ? t2135_ : t2090_;
-                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
-                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
-                float t2141_ = __fadd_rn(t2136_, t2138_);
-                float t2142_ = t2140_ ? t2141_ : t2136_;
-                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
-                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
-                float t2147_ = __fadd_rn(t2142_, t2144_);
-                float t2148_ = t2146_ ? t2147_ : t2142_;
-                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
-                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
-                float t2153_ = __fadd_rn(t2148_, t2150_);
-                float t2154_ = t2152_ ? t2153_ : t2148_;
-                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
-                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
-                float t2159_ = __fadd_rn(t2154_, t2156_);
-                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
+                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
+                float t2367_ = __fadd_rn(t2322_, t2364_);
+                float t2368_ = t2366_ ? t2367_ : t2322_;
+                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
+                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
+                float t2373_ = __fadd_rn(t2368_, t2370_);
+                float t2374_ = t2372_ ? t2373_ : t2368_;
+                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
+                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
+                float t2379_ = __fadd_rn(t2374_, t2376_);
+                float t2380_ = t2378_ ? t2379_ : t2374_;
+                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
+                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
+                float t2385_ = __fadd_rn(t2380_, t2382_);
+                float t2386_ = t2384_ ? t2385_ : t2380_;
+                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
+                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
+                float t2391_ = __fadd_rn(t2386_, t2388_);
+                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
             }
-            bool t2164_ = lane_2_ == 0u;
-            bool t2165_ = t2164_;
-            if (t2164_) {
-                t2165_ = (g_ << 1u) < m_;
+            bool t2396_ = lane_2_ == 0u;
+            bool t2397_ = t2396_;
+            if (t2396_) {
+                t2397_ = g_ < m_;
             }
-            if (t2165_) {
-                y_[g_ << 1u] = kf_f16_from_f32(s_5_);
-            }
-            float t2185_ = acc_2_[1u];
-            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2207_ == 32u) {
-                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
-                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
-                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
-                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
-                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
-            } else {
-                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
-                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
-                float t2230_ = __fadd_rn(t2185_, t2227_);
-                float t2231_ = t2229_ ? t2230_ : t2185_;
-                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
-                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
-                float t2236_ = __fadd_rn(t2231_, t2233_);
-                float t2237_ = t2235_ ? t2236_ : t2231_;
-                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
-                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
-                float t2242_ = __fadd_rn(t2237_, t2239_);
-                float t2243_ = t2241_ ? t2242_ : t2237_;
-                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
-                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
-                float t2248_ = __fadd_rn(t2243_, t2245_);
-                float t2249_ = t2247_ ? t2248_ : t2243_;
-                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
-                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
-                float t2254_ = __fadd_rn(t2249_, t2251_);
-                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
-            }
-            bool t2259_ = lane_2_ == 1u;
-            bool t2260_ = t2259_;
-            if (t2259_) {
-                t2260_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t2260_) {
-                unsigned i_5_ = (g_ << 1u) + 1u;
-                y_[i_5_] = kf_f16_from_f32(s_6_);
+            if (t2397_) {
+                y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f32 (gemv.kf:514) */
+/* kernel gemv_f16_f32_f32 (gemv.kf:516) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_u32x4 wb_[8];
-    kf_u32x4 xb_[8];
-    float acc_[2];
+    kf_u32x4 xb_[16];
+    float acc_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    unsigned row_[2];
-    float acc_2_[2];
-    kf_u32x4 wr_[4];
     float xs_5_[8];
     float xs_6_[8];
+    float xs_7_[8];
+    float xs_8_[8];
+    unsigned row_[1];
+    float acc_2_[1];
+    kf_u32x4 wr_[4];
+    float xs_9_[8];
+    float xs_10_[8];
+    float xs_11_[8];
+    float xs_12_[8];
     float s_;
     float s_2_;
     float s_3_;
-    float s_4_;
-    float s_5_;
-    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -1764,55 +1671,59 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
         unsigned t24_ = nv_ << 1u;
-        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
-        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
-        if (!(wid_ >= ngroups_)) {
-            unsigned t61_ = ngroups_ - wid_;
+        if (!(wid_ >= m_)) {
+            unsigned t61_ = m_ - wid_;
             unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
-            acc_[1u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t82_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+            unsigned t80_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
-                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
                     xb_[0u] = xv_[min((v_ << 1u), (t24_ - 1u))];
                     xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
-                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_[2u] = xv_[min((v_2_ << 1u), (t24_ - 1u))];
                     xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned t190_ = lk_ + 1u;
-                    lk_ = t190_;
-                    if (t190_ == steps_) {
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t24_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t24_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t244_ = lk_ + 1u;
+                    lk_ = t244_;
+                    if (t244_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t198_ = t0_ >= 1u;
-                bool t199_ = t198_;
-                if (t198_) {
-                    t199_ = (t0_ - 1u) < total_;
+                bool t252_ = t0_ >= 1u;
+                bool t253_ = t252_;
+                if (t252_) {
+                    t253_ = (t0_ - 1u) < total_;
                 }
-                if (t199_) {
-                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
-                    if (v_3_ < nv_) {
-                        kf_u32x4 t214_ = xb_[4u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t214_);
-                        kf_u32x4 t217_ = xb_[5u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t217_);
+                if (t253_) {
+                    unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_5_ < nv_) {
+                        kf_u32x4 t268_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t268_);
+                        kf_u32x4 t271_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t271_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -1821,19 +1732,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t263_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t263_);
+                        kf_u32x4 t317_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t317_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
-                        kf_u32x4 t337_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t337_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
                     }
-                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
-                    if (v_4_ < nv_) {
-                        kf_u32x4 t419_ = xb_[6u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t419_);
-                        kf_u32x4 t422_ = xb_[7u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t422_);
+                    unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_6_ < nv_) {
+                        kf_u32x4 t399_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t399_);
+                        kf_u32x4 t402_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t402_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -1842,133 +1750,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t468_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t468_);
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                        kf_u32x4 t542_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t542_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                        kf_u32x4 t448_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t448_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
-                    unsigned t616_ = ck_ + 1u;
-                    ck_ = t616_;
-                    if (t616_ == steps_) {
-                        float t619_ = acc_[0u];
-                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t641_ == 32u) {
-                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
-                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
-                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
-                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
-                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
-                        } else {
-                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
-                            bool t663_ = (kf_lane_id() + 16u) < t641_;
-                            float t664_ = __fadd_rn(t619_, t661_);
-                            float t665_ = t663_ ? t664_ : t619_;
-                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
-                            bool t669_ = (kf_lane_id() + 8u) < t641_;
-                            float t670_ = __fadd_rn(t665_, t667_);
-                            float t671_ = t669_ ? t670_ : t665_;
-                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
-                            bool t675_ = (kf_lane_id() + 4u) < t641_;
-                            float t676_ = __fadd_rn(t671_, t673_);
-                            float t677_ = t675_ ? t676_ : t671_;
-                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
-                            bool t681_ = (kf_lane_id() + 2u) < t641_;
-                            float t682_ = __fadd_rn(t677_, t679_);
-                            float t683_ = t681_ ? t682_ : t677_;
-                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
-                            bool t687_ = (kf_lane_id() + 1u) < t641_;
-                            float t688_ = __fadd_rn(t683_, t685_);
-                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
-                        }
-                        bool t693_ = lane_ == 0u;
-                        bool t694_ = t693_;
-                        if (t693_) {
-                            t694_ = (cg_ << 1u) < m_;
-                        }
-                        if (t694_) {
-                            y_[cg_ << 1u] = s_;
-                        }
-                        acc_[0u] = 0.0f;
-                        float t716_ = acc_[1u];
-                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t738_ == 32u) {
-                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
-                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
-                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
-                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
-                        } else {
-                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
-                            bool t760_ = (kf_lane_id() + 16u) < t738_;
-                            float t761_ = __fadd_rn(t716_, t758_);
-                            float t762_ = t760_ ? t761_ : t716_;
-                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
-                            bool t766_ = (kf_lane_id() + 8u) < t738_;
-                            float t767_ = __fadd_rn(t762_, t764_);
-                            float t768_ = t766_ ? t767_ : t762_;
-                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
-                            bool t772_ = (kf_lane_id() + 4u) < t738_;
-                            float t773_ = __fadd_rn(t768_, t770_);
-                            float t774_ = t772_ ? t773_ : t768_;
-                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
-                            bool t778_ = (kf_lane_id() + 2u) < t738_;
-                            float t779_ = __fadd_rn(t774_, t776_);
-                            float t780_ = t778_ ? t779_ : t774_;
-                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
-                            bool t784_ = (kf_lane_id() + 1u) < t738_;
-                            float t785_ = __fadd_rn(t780_, t782_);
-                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
-                        }
-                        bool t790_ = lane_ == 1u;
-                        bool t791_ = t790_;
-                        if (t790_) {
-                            t791_ = ((cg_ << 1u) + 1u) < m_;
-                        }
-                        if (t791_) {
-                            unsigned i_ = (cg_ << 1u) + 1u;
-                            y_[i_] = s_2_;
-                        }
-                        acc_[1u] = 0.0f;
-                        ck_ = 0u;
-                        cg_ = cg_ + nw_;
-                    }
-                }
-                if ((t0_ + 1u) < total_) {
-                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
-                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
-                    xb_[4u] = xv_[min((v_5_ << 1u), (t24_ - 1u))];
-                    xb_[5u] = xv_[min(((v_5_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
-                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
-                    xb_[6u] = xv_[min((v_6_ << 1u), (t24_ - 1u))];
-                    xb_[7u] = xv_[min(((v_6_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned t918_ = lk_ + 1u;
-                    lk_ = t918_;
-                    if (t918_ == steps_) {
-                        lk_ = 0u;
-                        lg_ = lg_ + nw_;
-                    }
-                }
-                bool t926_ = (t0_ + 1u) >= 1u;
-                bool t927_ = t926_;
-                if (t926_) {
-                    t927_ = ((t0_ + 1u) - 1u) < total_;
-                }
-                if (t927_) {
-                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t942_ = xb_[0u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t942_);
-                        kf_u32x4 t945_ = xb_[1u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t945_);
+                        kf_u32x4 t530_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t530_);
+                        kf_u32x4 t533_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t533_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -1977,19 +1768,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t991_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t991_);
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1065_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1065_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                        kf_u32x4 t579_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t579_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
-                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t1147_ = xb_[2u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t1147_);
-                        kf_u32x4 t1150_ = xb_[3u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t1150_);
+                        kf_u32x4 t661_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t661_);
+                        kf_u32x4 t664_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t664_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -1998,95 +1786,204 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t1196_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1196_);
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1270_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1270_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                        kf_u32x4 t710_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t710_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1344_ = ck_ + 1u;
-                    ck_ = t1344_;
-                    if (t1344_ == steps_) {
-                        float t1347_ = acc_[0u];
-                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1369_ == 32u) {
-                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
-                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
-                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
-                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
-                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                    unsigned t784_ = ck_ + 1u;
+                    ck_ = t784_;
+                    if (t784_ == steps_) {
+                        float t787_ = acc_[0u];
+                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t809_ == 32u) {
+                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
+                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
+                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
+                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
+                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
                         } else {
-                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
-                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
-                            float t1392_ = __fadd_rn(t1347_, t1389_);
-                            float t1393_ = t1391_ ? t1392_ : t1347_;
-                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
-                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
-                            float t1398_ = __fadd_rn(t1393_, t1395_);
-                            float t1399_ = t1397_ ? t1398_ : t1393_;
-                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
-                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
-                            float t1404_ = __fadd_rn(t1399_, t1401_);
-                            float t1405_ = t1403_ ? t1404_ : t1399_;
-                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
-                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
-                            float t1410_ = __fadd_rn(t1405_, t1407_);
-                            float t1411_ = t1409_ ? t1410_ : t1405_;
-                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
-                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
-                            float t1416_ = __fadd_rn(t1411_, t1413_);
-                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
+                            bool t831_ = (kf_lane_id() + 16u) < t809_;
+                            float t832_ = __fadd_rn(t787_, t829_);
+                            float t833_ = t831_ ? t832_ : t787_;
+                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
+                            bool t837_ = (kf_lane_id() + 8u) < t809_;
+                            float t838_ = __fadd_rn(t833_, t835_);
+                            float t839_ = t837_ ? t838_ : t833_;
+                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
+                            bool t843_ = (kf_lane_id() + 4u) < t809_;
+                            float t844_ = __fadd_rn(t839_, t841_);
+                            float t845_ = t843_ ? t844_ : t839_;
+                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
+                            bool t849_ = (kf_lane_id() + 2u) < t809_;
+                            float t850_ = __fadd_rn(t845_, t847_);
+                            float t851_ = t849_ ? t850_ : t845_;
+                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
+                            bool t855_ = (kf_lane_id() + 1u) < t809_;
+                            float t856_ = __fadd_rn(t851_, t853_);
+                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
                         }
-                        bool t1421_ = lane_ == 0u;
-                        bool t1422_ = t1421_;
-                        if (t1421_) {
-                            t1422_ = (cg_ << 1u) < m_;
+                        bool t861_ = lane_ == 0u;
+                        bool t862_ = t861_;
+                        if (t861_) {
+                            t862_ = cg_ < m_;
                         }
-                        if (t1422_) {
-                            y_[cg_ << 1u] = s_3_;
+                        if (t862_) {
+                            y_[cg_] = s_;
                         }
                         acc_[0u] = 0.0f;
-                        float t1444_ = acc_[1u];
-                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1466_ == 32u) {
-                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
-                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
-                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
-                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
-                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
+                }
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t24_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t24_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t24_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t24_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t1045_ = lk_ + 1u;
+                    lk_ = t1045_;
+                    if (t1045_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
+                }
+                bool t1053_ = (t0_ + 1u) >= 1u;
+                bool t1054_ = t1053_;
+                if (t1053_) {
+                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                }
+                if (t1054_) {
+                    unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_13_ < nv_) {
+                        kf_u32x4 t1069_ = xb_[0u];
+                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t1069_);
+                        kf_u32x4 t1072_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t1072_);
+                        xs_5_[0u] = a_5_.v[0];
+                        xs_5_[4u] = b_5_.v[0];
+                        xs_5_[1u] = a_5_.v[1];
+                        xs_5_[5u] = b_5_.v[1];
+                        xs_5_[2u] = a_5_.v[2];
+                        xs_5_[6u] = b_5_.v[2];
+                        xs_5_[3u] = a_5_.v[3];
+                        xs_5_[7u] = b_5_.v[3];
+                        kf_u32x4 t1118_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1118_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_14_ < nv_) {
+                        kf_u32x4 t1200_ = xb_[2u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t1200_);
+                        kf_u32x4 t1203_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t1203_);
+                        xs_6_[0u] = a_6_.v[0];
+                        xs_6_[4u] = b_6_.v[0];
+                        xs_6_[1u] = a_6_.v[1];
+                        xs_6_[5u] = b_6_.v[1];
+                        xs_6_[2u] = a_6_.v[2];
+                        xs_6_[6u] = b_6_.v[2];
+                        xs_6_[3u] = a_6_.v[3];
+                        xs_6_[7u] = b_6_.v[3];
+                        kf_u32x4 t1249_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1249_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                    if (v_15_ < nv_) {
+                        kf_u32x4 t1331_ = xb_[4u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t1331_);
+                        kf_u32x4 t1334_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t1334_);
+                        xs_7_[0u] = a_7_.v[0];
+                        xs_7_[4u] = b_7_.v[0];
+                        xs_7_[1u] = a_7_.v[1];
+                        xs_7_[5u] = b_7_.v[1];
+                        xs_7_[2u] = a_7_.v[2];
+                        xs_7_[6u] = b_7_.v[2];
+                        xs_7_[3u] = a_7_.v[3];
+                        xs_7_[7u] = b_7_.v[3];
+                        kf_u32x4 t1380_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1380_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                    if (v_16_ < nv_) {
+                        kf_u32x4 t1462_ = xb_[6u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t1462_);
+                        kf_u32x4 t1465_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t1465_);
+                        xs_8_[0u] = a_8_.v[0];
+                        xs_8_[4u] = b_8_.v[0];
+                        xs_8_[1u] = a_8_.v[1];
+                        xs_8_[5u] = b_8_.v[1];
+                        xs_8_[2u] = a_8_.v[2];
+                        xs_8_[6u] = b_8_.v[2];
+                        xs_8_[3u] = a_8_.v[3];
+                        xs_8_[7u] = b_8_.v[3];
+                        kf_u32x4 t1511_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1511_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                    }
+                    unsigned t1585_ = ck_ + 1u;
+                    ck_ = t1585_;
+                    if (t1585_ == steps_) {
+                        float t1588_ = acc_[0u];
+                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1610_ == 32u) {
+                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
+                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
+                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
+                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
                         } else {
-                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
-                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
-                            float t1489_ = __fadd_rn(t1444_, t1486_);
-                            float t1490_ = t1488_ ? t1489_ : t1444_;
-                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
-                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
-                            float t1495_ = __fadd_rn(t1490_, t1492_);
-                            float t1496_ = t1494_ ? t1495_ : t1490_;
-                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
-                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
-                            float t1501_ = __fadd_rn(t1496_, t1498_);
-                            float t1502_ = t1500_ ? t1501_ : t1496_;
-                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
-                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
-                            float t1507_ = __fadd_rn(t1502_, t1504_);
-                            float t1508_ = t1506_ ? t1507_ : t1502_;
-                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
-                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
-                            float t1513_ = __fadd_rn(t1508_, t1510_);
-                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
+                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
+                            float t1633_ = __fadd_rn(t1588_, t1630_);
+                            float t1634_ = t1632_ ? t1633_ : t1588_;
+                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
+                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
+                            float t1639_ = __fadd_rn(t1634_, t1636_);
+                            float t1640_ = t1638_ ? t1639_ : t1634_;
+                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
+                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
+                            float t1645_ = __fadd_rn(t1640_, t1642_);
+                            float t1646_ = t1644_ ? t1645_ : t1640_;
+                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
+                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
+                            float t1651_ = __fadd_rn(t1646_, t1648_);
+                            float t1652_ = t1650_ ? t1651_ : t1646_;
+                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
+                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
+                            float t1657_ = __fadd_rn(t1652_, t1654_);
+                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
                         }
-                        bool t1518_ = lane_ == 1u;
-                        bool t1519_ = t1518_;
-                        if (t1518_) {
-                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        bool t1662_ = lane_ == 0u;
+                        bool t1663_ = t1662_;
+                        if (t1662_) {
+                            t1663_ = cg_ < m_;
                         }
-                        if (t1519_) {
-                            unsigned i_2_ = (cg_ << 1u) + 1u;
-                            y_[i_2_] = s_4_;
+                        if (t1663_) {
+                            y_[cg_] = s_2_;
                         }
-                        acc_[1u] = 0.0f;
+                        acc_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -2096,207 +1993,197 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-        unsigned t1571_ = gridDim.x << 3u;
-        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
-            row_[0u] = min((g_ << 1u), (m_ - 1u));
+        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1715_ = gridDim.x << 3u;
+        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+            row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
-            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-            acc_2_[1u] = 0.0f;
             if ((k_ & 7u) == 0u) {
-                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
-                    unsigned v_9_ = base_ + lane_2_;
-                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1606_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
-                        kf_u32x4 t1613_ = wv_[t1612_];
-                        t_ = t1613_;
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
+                    unsigned v_17_ = base_ + lane_2_;
+                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1740_;
+                    if (v_17_ < nv_2_) {
+                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1747_ = wv_[t1746_];
+                        t_ = t1747_;
                     }
                     wr_[0u] = t_;
-                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1616_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
-                        kf_u32x4 t1623_ = wv_[t1622_];
-                        t_2_ = t1623_;
+                    unsigned v_18_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1753_;
+                    if (v_18_ < nv_2_) {
+                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1760_ = wv_[t1759_];
+                        t_2_ = t1760_;
                     }
                     wr_[1u] = t_2_;
-                    unsigned v_10_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1629_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
-                        kf_u32x4 t1636_ = wv_[t1635_];
-                        t_3_ = t1636_;
+                    unsigned v_19_ = (base_ + 64u) + lane_2_;
+                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1766_;
+                    if (v_19_ < nv_2_) {
+                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1773_ = wv_[t1772_];
+                        t_3_ = t1773_;
                     }
                     wr_[2u] = t_3_;
-                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1639_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
-                        kf_u32x4 t1646_ = wv_[t1645_];
-                        t_4_ = t1646_;
+                    unsigned v_20_ = (base_ + 96u) + lane_2_;
+                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1779_;
+                    if (v_20_ < nv_2_) {
+                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1786_ = wv_[t1785_];
+                        t_4_ = t1786_;
                     }
                     wr_[3u] = t_4_;
-                    unsigned v_11_ = base_ + lane_2_;
-                    if (v_11_ < nv_2_) {
-                        unsigned t1653_ = v_11_ << 1u;
-                        kf_f32x4 a_5_ = xf4_[t1653_];
-                        unsigned t1658_ = (v_11_ << 1u) + 1u;
-                        kf_f32x4 b_5_ = xf4_[t1658_];
-                        xs_5_[0u] = a_5_.v[0];
-                        xs_5_[4u] = b_5_.v[0];
-                        xs_5_[1u] = a_5_.v[1];
-                        xs_5_[5u] = b_5_.v[1];
-                        xs_5_[2u] = a_5_.v[2];
-                        xs_5_[6u] = b_5_.v[2];
-                        xs_5_[3u] = a_5_.v[3];
-                        xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t1702_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1702_);
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1776_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1776_);
-                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    unsigned v_21_ = base_ + lane_2_;
+                    if (v_21_ < nv_2_) {
+                        unsigned t1793_ = v_21_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t1793_];
+                        unsigned t1798_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t1798_];
+                        xs_9_[0u] = a_9_.v[0];
+                        xs_9_[4u] = b_9_.v[0];
+                        xs_9_[1u] = a_9_.v[1];
+                        xs_9_[5u] = b_9_.v[1];
+                        xs_9_[2u] = a_9_.v[2];
+                        xs_9_[6u] = b_9_.v[2];
+                        xs_9_[3u] = a_9_.v[3];
+                        xs_9_[7u] = b_9_.v[3];
+                        kf_u32x4 t1842_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1842_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_12_ = (base_ + 32u) + lane_2_;
-                    if (v_12_ < nv_2_) {
-                        unsigned t1854_ = v_12_ << 1u;
-                        kf_f32x4 a_6_ = xf4_[t1854_];
-                        unsigned t1859_ = (v_12_ << 1u) + 1u;
-                        kf_f32x4 b_6_ = xf4_[t1859_];
-                        xs_6_[0u] = a_6_.v[0];
-                        xs_6_[4u] = b_6_.v[0];
-                        xs_6_[1u] = a_6_.v[1];
-                        xs_6_[5u] = b_6_.v[1];
-                        xs_6_[2u] = a_6_.v[2];
-                        xs_6_[6u] = b_6_.v[2];
-                        xs_6_[3u] = a_6_.v[3];
-                        xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t1903_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t1903_);
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1977_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t1977_);
-                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    unsigned v_22_ = (base_ + 32u) + lane_2_;
+                    if (v_22_ < nv_2_) {
+                        unsigned t1920_ = v_22_ << 1u;
+                        kf_f32x4 a_10_ = xf4_[t1920_];
+                        unsigned t1925_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t1925_];
+                        xs_10_[0u] = a_10_.v[0];
+                        xs_10_[4u] = b_10_.v[0];
+                        xs_10_[1u] = a_10_.v[1];
+                        xs_10_[5u] = b_10_.v[1];
+                        xs_10_[2u] = a_10_.v[2];
+                        xs_10_[6u] = b_10_.v[2];
+                        xs_10_[3u] = a_10_.v[3];
+                        xs_10_[7u] = b_10_.v[3];
+                        kf_u32x4 t1969_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1969_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_23_ = (base_ + 64u) + lane_2_;
+                    if (v_23_ < nv_2_) {
+                        unsigned t2047_ = v_23_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t2047_];
+                        unsigned t2052_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t2052_];
+                        xs_11_[0u] = a_11_.v[0];
+                        xs_11_[4u] = b_11_.v[0];
+                        xs_11_[1u] = a_11_.v[1];
+                        xs_11_[5u] = b_11_.v[1];
+                        xs_11_[2u] = a_11_.v[2];
+                        xs_11_[6u] = b_11_.v[2];
+                        xs_11_[3u] = a_11_.v[3];
+                        xs_11_[7u] = b_11_.v[3];
+                        kf_u32x4 t2096_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2096_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_24_ = (base_ + 96u) + lane_2_;
+                    if (v_24_ < nv_2_) {
+                        unsigned t2174_ = v_24_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t2174_];
+                        unsigned t2179_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t2179_];
+                        xs_12_[0u] = a_12_.v[0];
+                        xs_12_[4u] = b_12_.v[0];
+                        xs_12_[1u] = a_12_.v[1];
+                        xs_12_[5u] = b_12_.v[1];
+                        xs_12_[2u] = a_12_.v[2];
+                        xs_12_[6u] = b_12_.v[2];
+                        xs_12_[3u] = a_12_.v[3];
+                        xs_12_[7u] = b_12_.v[3];
+                        kf_u32x4 t2223_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2223_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2056_ = x_[c_];
-                    unsigned i_3_ = (row_[0u] * k_) + c_;
-                    unsigned short u_ = w16_[i_3_];
-                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2056_, acc_2_[0u]);
-                    unsigned i_4_ = (row_[1u] * k_) + c_;
-                    unsigned short u_2_ = w16_[i_4_];
-                    acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t2056_, acc_2_[1u]);
+                    float t2302_ = x_[c_];
+                    unsigned i_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_];
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2302_, acc_2_[0u]);
                 }
             }
-            float t2090_ = acc_2_[0u];
-            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2112_ == 32u) {
-                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
-                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
-                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
-                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
-                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            float t2322_ = acc_2_[0u];
+            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2344_ == 32u) {
+                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
+                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
+                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
+                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
             } else {
-                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
-                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
-                float t2135_ = __fadd_rn(t2090_, t2132_);
-                float t2136_ = t2134_ ? t2135_ : t2090_;
-                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
-                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
-                float t2141_ = __fadd_rn(t2136_, t2138_);
-                float t2142_ = t2140_ ? t2141_ : t2136_;
-                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
-                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
-                float t2147_ = __fadd_rn(t2142_, t2144_);
-                float t2148_ = t2146_ ? t2147_ : t2142_;
-                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
-                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
-                float t2153_ = __fadd_rn(t2148_, t2150_);
-                float t2154_ = t2152_ ? t2153_ : t2148_;
-                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
-                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
-                float t2159_ = __fadd_rn(t2154_, t2156_);
-                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
+                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
+                float t2367_ = __fadd_rn(t2322_, t2364_);
+                float t2368_ = t2366_ ? t2367_ : t2322_;
+                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
+                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
+                float t2373_ = __fadd_rn(t2368_, t2370_);
+                float t2374_ = t2372_ ? t2373_ : t2368_;
+                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
+                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
+                float t2379_ = __fadd_rn(t2374_, t2376_);
+                float t2380_ = t2378_ ? t2379_ : t2374_;
+                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
+                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
+                float t2385_ = __fadd_rn(t2380_, t2382_);
+                float t2386_ = t2384_ ? t2385_ : t2380_;
+                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
+                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
+                float t2391_ = __fadd_rn(t2386_, t2388_);
+                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
             }
-            bool t2164_ = lane_2_ == 0u;
-            bool t2165_ = t2164_;
-            if (t2164_) {
-                t2165_ = (g_ << 1u) < m_;
+            bool t2396_ = lane_2_ == 0u;
+            bool t2397_ = t2396_;
+            if (t2396_) {
+                t2397_ = g_ < m_;
             }
-            if (t2165_) {
-                y_[g_ << 1u] = s_5_;
-            }
-            float t2185_ = acc_2_[1u];
-            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2207_ == 32u) {
-                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
-                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
-                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
-                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
-                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
-            } else {
-                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
-                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
-                float t2230_ = __fadd_rn(t2185_, t2227_);
-                float t2231_ = t2229_ ? t2230_ : t2185_;
-                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
-                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
-                float t2236_ = __fadd_rn(t2231_, t2233_);
-                float t2237_ = t2235_ ? t2236_ : t2231_;
-                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
-                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
-                float t2242_ = __fadd_rn(t2237_, t2239_);
-                float t2243_ = t2241_ ? t2242_ : t2237_;
-                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
-                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
-                float t2248_ = __fadd_rn(t2243_, t2245_);
-                float t2249_ = t2247_ ? t2248_ : t2243_;
-                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
-                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
-                float t2254_ = __fadd_rn(t2249_, t2251_);
-                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
-            }
-            bool t2259_ = lane_2_ == 1u;
-            bool t2260_ = t2259_;
-            if (t2259_) {
-                t2260_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t2260_) {
-                unsigned i_5_ = (g_ << 1u) + 1u;
-                y_[i_5_] = s_6_;
+            if (t2397_) {
+                y_[g_] = s_3_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16 (gemv.kf:519) */
+/* kernel gemv_bf16_f16_f16 (gemv.kf:521) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_u32x4 wb_[8];
-    kf_u32x4 xb_[8];
-    float acc_[2];
+    kf_u32x4 xb_[16];
+    float acc_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    unsigned row_[2];
-    float acc_2_[2];
-    kf_u32x4 wr_[4];
     float xs_5_[8];
     float xs_6_[8];
+    float xs_7_[8];
+    float xs_8_[8];
+    unsigned row_[1];
+    float acc_2_[1];
+    kf_u32x4 wr_[4];
+    float xs_9_[8];
+    float xs_10_[8];
+    float xs_11_[8];
+    float xs_12_[8];
     float s_;
     float s_2_;
     float s_3_;
-    float s_4_;
-    float s_5_;
-    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -2305,51 +2192,53 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
-        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
-        if (!(wid_ >= ngroups_)) {
-            unsigned t61_ = ngroups_ - wid_;
+        if (!(wid_ >= m_)) {
+            unsigned t61_ = m_ - wid_;
             unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
-            acc_[1u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t82_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+            unsigned t80_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
-                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
                     xb_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
-                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_[2u] = xv_[v_2_];
-                    unsigned t190_ = lk_ + 1u;
-                    lk_ = t190_;
-                    if (t190_ == steps_) {
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_[4u] = xv_[v_3_];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_[6u] = xv_[v_4_];
+                    unsigned t244_ = lk_ + 1u;
+                    lk_ = t244_;
+                    if (t244_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t198_ = t0_ >= 1u;
-                bool t199_ = t198_;
-                if (t198_) {
-                    t199_ = (t0_ - 1u) < total_;
+                bool t252_ = t0_ >= 1u;
+                bool t253_ = t252_;
+                if (t252_) {
+                    t253_ = (t0_ - 1u) < total_;
                 }
-                if (t199_) {
-                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
-                    if (v_3_ < nv_) {
-                        kf_u32x4 t236_ = xb_[4u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                if (t253_) {
+                    unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_5_ < nv_) {
+                        kf_u32x4 t290_ = xb_[8u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t290_);
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2358,17 +2247,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t266_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t266_);
+                        kf_u32x4 t320_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t320_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
-                        kf_u32x4 t340_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t340_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_[0u], acc_[1u]))))))));
                     }
-                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
-                    if (v_4_ < nv_) {
-                        kf_u32x4 t441_ = xb_[6u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                    unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_6_ < nv_) {
+                        kf_u32x4 t421_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t421_);
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2377,129 +2263,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t471_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t471_);
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                        kf_u32x4 t545_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t545_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                        kf_u32x4 t451_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t451_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
-                    unsigned t616_ = ck_ + 1u;
-                    ck_ = t616_;
-                    if (t616_ == steps_) {
-                        float t619_ = acc_[0u];
-                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t641_ == 32u) {
-                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
-                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
-                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
-                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
-                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
-                        } else {
-                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
-                            bool t663_ = (kf_lane_id() + 16u) < t641_;
-                            float t664_ = __fadd_rn(t619_, t661_);
-                            float t665_ = t663_ ? t664_ : t619_;
-                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
-                            bool t669_ = (kf_lane_id() + 8u) < t641_;
-                            float t670_ = __fadd_rn(t665_, t667_);
-                            float t671_ = t669_ ? t670_ : t665_;
-                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
-                            bool t675_ = (kf_lane_id() + 4u) < t641_;
-                            float t676_ = __fadd_rn(t671_, t673_);
-                            float t677_ = t675_ ? t676_ : t671_;
-                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
-                            bool t681_ = (kf_lane_id() + 2u) < t641_;
-                            float t682_ = __fadd_rn(t677_, t679_);
-                            float t683_ = t681_ ? t682_ : t677_;
-                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
-                            bool t687_ = (kf_lane_id() + 1u) < t641_;
-                            float t688_ = __fadd_rn(t683_, t685_);
-                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
-                        }
-                        bool t693_ = lane_ == 0u;
-                        bool t694_ = t693_;
-                        if (t693_) {
-                            t694_ = (cg_ << 1u) < m_;
-                        }
-                        if (t694_) {
-                            y_[cg_ << 1u] = kf_f16_from_f32(s_);
-                        }
-                        acc_[0u] = 0.0f;
-                        float t716_ = acc_[1u];
-                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t738_ == 32u) {
-                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
-                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
-                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
-                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
-                        } else {
-                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
-                            bool t760_ = (kf_lane_id() + 16u) < t738_;
-                            float t761_ = __fadd_rn(t716_, t758_);
-                            float t762_ = t760_ ? t761_ : t716_;
-                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
-                            bool t766_ = (kf_lane_id() + 8u) < t738_;
-                            float t767_ = __fadd_rn(t762_, t764_);
-                            float t768_ = t766_ ? t767_ : t762_;
-                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
-                            bool t772_ = (kf_lane_id() + 4u) < t738_;
-                            float t773_ = __fadd_rn(t768_, t770_);
-                            float t774_ = t772_ ? t773_ : t768_;
-                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
-                            bool t778_ = (kf_lane_id() + 2u) < t738_;
-                            float t779_ = __fadd_rn(t774_, t776_);
-                            float t780_ = t778_ ? t779_ : t774_;
-                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
-                            bool t784_ = (kf_lane_id() + 1u) < t738_;
-                            float t785_ = __fadd_rn(t780_, t782_);
-                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
-                        }
-                        bool t790_ = lane_ == 1u;
-                        bool t791_ = t790_;
-                        if (t790_) {
-                            t791_ = ((cg_ << 1u) + 1u) < m_;
-                        }
-                        if (t791_) {
-                            unsigned i_ = (cg_ << 1u) + 1u;
-                            y_[i_] = kf_f16_from_f32(s_2_);
-                        }
-                        acc_[1u] = 0.0f;
-                        ck_ = 0u;
-                        cg_ = cg_ + nw_;
-                    }
-                }
-                if ((t0_ + 1u) < total_) {
-                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
-                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
-                    xb_[4u] = xv_[v_5_];
-                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
-                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
-                    xb_[6u] = xv_[v_6_];
-                    unsigned t918_ = lk_ + 1u;
-                    lk_ = t918_;
-                    if (t918_ == steps_) {
-                        lk_ = 0u;
-                        lg_ = lg_ + nw_;
-                    }
-                }
-                bool t926_ = (t0_ + 1u) >= 1u;
-                bool t927_ = t926_;
-                if (t926_) {
-                    t927_ = ((t0_ + 1u) - 1u) < total_;
-                }
-                if (t927_) {
-                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t964_ = xb_[0u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        kf_u32x4 t552_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t552_);
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2508,17 +2279,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t994_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t994_);
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1068_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1068_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                        kf_u32x4 t582_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t582_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
-                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t1169_ = xb_[2u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        kf_u32x4 t683_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t683_);
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2527,95 +2295,192 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t1199_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1199_);
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1273_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1273_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                        kf_u32x4 t713_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t713_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1344_ = ck_ + 1u;
-                    ck_ = t1344_;
-                    if (t1344_ == steps_) {
-                        float t1347_ = acc_[0u];
-                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1369_ == 32u) {
-                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
-                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
-                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
-                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
-                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                    unsigned t784_ = ck_ + 1u;
+                    ck_ = t784_;
+                    if (t784_ == steps_) {
+                        float t787_ = acc_[0u];
+                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t809_ == 32u) {
+                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
+                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
+                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
+                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
+                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
                         } else {
-                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
-                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
-                            float t1392_ = __fadd_rn(t1347_, t1389_);
-                            float t1393_ = t1391_ ? t1392_ : t1347_;
-                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
-                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
-                            float t1398_ = __fadd_rn(t1393_, t1395_);
-                            float t1399_ = t1397_ ? t1398_ : t1393_;
-                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
-                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
-                            float t1404_ = __fadd_rn(t1399_, t1401_);
-                            float t1405_ = t1403_ ? t1404_ : t1399_;
-                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
-                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
-                            float t1410_ = __fadd_rn(t1405_, t1407_);
-                            float t1411_ = t1409_ ? t1410_ : t1405_;
-                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
-                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
-                            float t1416_ = __fadd_rn(t1411_, t1413_);
-                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
+                            bool t831_ = (kf_lane_id() + 16u) < t809_;
+                            float t832_ = __fadd_rn(t787_, t829_);
+                            float t833_ = t831_ ? t832_ : t787_;
+                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
+                            bool t837_ = (kf_lane_id() + 8u) < t809_;
+                            float t838_ = __fadd_rn(t833_, t835_);
+                            float t839_ = t837_ ? t838_ : t833_;
+                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
+                            bool t843_ = (kf_lane_id() + 4u) < t809_;
+                            float t844_ = __fadd_rn(t839_, t841_);
+                            float t845_ = t843_ ? t844_ : t839_;
+                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
+                            bool t849_ = (kf_lane_id() + 2u) < t809_;
+                            float t850_ = __fadd_rn(t845_, t847_);
+                            float t851_ = t849_ ? t850_ : t845_;
+                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
+                            bool t855_ = (kf_lane_id() + 1u) < t809_;
+                            float t856_ = __fadd_rn(t851_, t853_);
+                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
                         }
-                        bool t1421_ = lane_ == 0u;
-                        bool t1422_ = t1421_;
-                        if (t1421_) {
-                            t1422_ = (cg_ << 1u) < m_;
+                        bool t861_ = lane_ == 0u;
+                        bool t862_ = t861_;
+                        if (t861_) {
+                            t862_ = cg_ < m_;
                         }
-                        if (t1422_) {
-                            y_[cg_ << 1u] = kf_f16_from_f32(s_3_);
+                        if (t862_) {
+                            y_[cg_] = kf_f16_from_f32(s_);
                         }
                         acc_[0u] = 0.0f;
-                        float t1444_ = acc_[1u];
-                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1466_ == 32u) {
-                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
-                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
-                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
-                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
-                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
+                }
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_[8u] = xv_[v_9_];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_[10u] = xv_[v_10_];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_[12u] = xv_[v_11_];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_[14u] = xv_[v_12_];
+                    unsigned t1045_ = lk_ + 1u;
+                    lk_ = t1045_;
+                    if (t1045_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
+                }
+                bool t1053_ = (t0_ + 1u) >= 1u;
+                bool t1054_ = t1053_;
+                if (t1053_) {
+                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                }
+                if (t1054_) {
+                    unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_13_ < nv_) {
+                        kf_u32x4 t1091_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1091_);
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1121_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1121_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_14_ < nv_) {
+                        kf_u32x4 t1222_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1222_);
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1252_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1252_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                    if (v_15_ < nv_) {
+                        kf_u32x4 t1353_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1353_);
+                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t1383_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1383_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                    if (v_16_ < nv_) {
+                        kf_u32x4 t1484_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1484_);
+                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t1514_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1514_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                    }
+                    unsigned t1585_ = ck_ + 1u;
+                    ck_ = t1585_;
+                    if (t1585_ == steps_) {
+                        float t1588_ = acc_[0u];
+                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1610_ == 32u) {
+                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
+                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
+                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
+                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
                         } else {
-                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
-                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
-                            float t1489_ = __fadd_rn(t1444_, t1486_);
-                            float t1490_ = t1488_ ? t1489_ : t1444_;
-                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
-                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
-                            float t1495_ = __fadd_rn(t1490_, t1492_);
-                            float t1496_ = t1494_ ? t1495_ : t1490_;
-                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
-                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
-                            float t1501_ = __fadd_rn(t1496_, t1498_);
-                            float t1502_ = t1500_ ? t1501_ : t1496_;
-                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
-                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
-                            float t1507_ = __fadd_rn(t1502_, t1504_);
-                            float t1508_ = t1506_ ? t1507_ : t1502_;
-                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
-                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
-                            float t1513_ = __fadd_rn(t1508_, t1510_);
-                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
+                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
+                            float t1633_ = __fadd_rn(t1588_, t1630_);
+                            float t1634_ = t1632_ ? t1633_ : t1588_;
+                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
+                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
+                            float t1639_ = __fadd_rn(t1634_, t1636_);
+                            float t1640_ = t1638_ ? t1639_ : t1634_;
+                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
+                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
+                            float t1645_ = __fadd_rn(t1640_, t1642_);
+                            float t1646_ = t1644_ ? t1645_ : t1640_;
+                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
+                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
+                            float t1651_ = __fadd_rn(t1646_, t1648_);
+                            float t1652_ = t1650_ ? t1651_ : t1646_;
+                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
+                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
+                            float t1657_ = __fadd_rn(t1652_, t1654_);
+                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
                         }
-                        bool t1518_ = lane_ == 1u;
-                        bool t1519_ = t1518_;
-                        if (t1518_) {
-                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        bool t1662_ = lane_ == 0u;
+                        bool t1663_ = t1662_;
+                        if (t1662_) {
+                            t1663_ = cg_ < m_;
                         }
-                        if (t1519_) {
-                            unsigned i_2_ = (cg_ << 1u) + 1u;
-                            y_[i_2_] = kf_f16_from_f32(s_4_);
+                        if (t1663_) {
+                            y_[cg_] = kf_f16_from_f32(s_2_);
                         }
-                        acc_[1u] = 0.0f;
+                        acc_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -2625,201 +2490,185 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-        unsigned t1571_ = gridDim.x << 3u;
-        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
-            row_[0u] = min((g_ << 1u), (m_ - 1u));
+        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1715_ = gridDim.x << 3u;
+        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+            row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
-            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-            acc_2_[1u] = 0.0f;
             if ((k_ & 7u) == 0u) {
-                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
-                    unsigned v_9_ = base_ + lane_2_;
-                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1606_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
-                        kf_u32x4 t1613_ = wv_[t1612_];
-                        t_ = t1613_;
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
+                    unsigned v_17_ = base_ + lane_2_;
+                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1740_;
+                    if (v_17_ < nv_2_) {
+                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1747_ = wv_[t1746_];
+                        t_ = t1747_;
                     }
                     wr_[0u] = t_;
-                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1616_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
-                        kf_u32x4 t1623_ = wv_[t1622_];
-                        t_2_ = t1623_;
+                    unsigned v_18_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1753_;
+                    if (v_18_ < nv_2_) {
+                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1760_ = wv_[t1759_];
+                        t_2_ = t1760_;
                     }
                     wr_[1u] = t_2_;
-                    unsigned v_10_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1629_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
-                        kf_u32x4 t1636_ = wv_[t1635_];
-                        t_3_ = t1636_;
+                    unsigned v_19_ = (base_ + 64u) + lane_2_;
+                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1766_;
+                    if (v_19_ < nv_2_) {
+                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1773_ = wv_[t1772_];
+                        t_3_ = t1773_;
                     }
                     wr_[2u] = t_3_;
-                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1639_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
-                        kf_u32x4 t1646_ = wv_[t1645_];
-                        t_4_ = t1646_;
+                    unsigned v_20_ = (base_ + 96u) + lane_2_;
+                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1779_;
+                    if (v_20_ < nv_2_) {
+                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1786_ = wv_[t1785_];
+                        t_4_ = t1786_;
                     }
                     wr_[3u] = t_4_;
-                    unsigned v_11_ = base_ + lane_2_;
-                    if (v_11_ < nv_2_) {
-                        kf_f16x8 a_5_ = xh8_[v_11_];
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1705_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1705_);
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1779_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1779_);
-                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    unsigned v_21_ = base_ + lane_2_;
+                    if (v_21_ < nv_2_) {
+                        kf_f16x8 a_9_ = xh8_[v_21_];
+                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t1845_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1845_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_12_ = (base_ + 32u) + lane_2_;
-                    if (v_12_ < nv_2_) {
-                        kf_f16x8 a_6_ = xh8_[v_12_];
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1906_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1906_);
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1980_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t1980_);
-                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    unsigned v_22_ = (base_ + 32u) + lane_2_;
+                    if (v_22_ < nv_2_) {
+                        kf_f16x8 a_10_ = xh8_[v_22_];
+                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
+                        kf_u32x4 t1972_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1972_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_23_ = (base_ + 64u) + lane_2_;
+                    if (v_23_ < nv_2_) {
+                        kf_f16x8 a_11_ = xh8_[v_23_];
+                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t2099_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2099_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_24_ = (base_ + 96u) + lane_2_;
+                    if (v_24_ < nv_2_) {
+                        kf_f16x8 a_12_ = xh8_[v_24_];
+                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t2226_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2226_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2058_ = kf_f16_to_f32(x_[c_]);
-                    unsigned i_3_ = (row_[0u] * k_) + c_;
-                    unsigned short u_ = w16_[i_3_];
-                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2058_, acc_2_[0u]);
-                    unsigned i_4_ = (row_[1u] * k_) + c_;
-                    unsigned short u_2_ = w16_[i_4_];
-                    acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t2058_, acc_2_[1u]);
+                    float t2304_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_];
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2304_, acc_2_[0u]);
                 }
             }
-            float t2090_ = acc_2_[0u];
-            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2112_ == 32u) {
-                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
-                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
-                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
-                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
-                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            float t2322_ = acc_2_[0u];
+            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2344_ == 32u) {
+                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
+                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
+                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
+                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
             } else {
-                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
-                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
-                float t2135_ = __fadd_rn(t2090_, t2132_);
-                float t2136_ = t2134_ ? t2135_ : t2090_;
-                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
-                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
-                float t2141_ = __fadd_rn(t2136_, t2138_);
-                float t2142_ = t2140_ ? t2141_ : t2136_;
-                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
-                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
-                float t2147_ = __fadd_rn(t2142_, t2144_);
-                float t2148_ = t2146_ ? t2147_ : t2142_;
-                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
-                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
-                float t2153_ = __fadd_rn(t2148_, t2150_);
-                float t2154_ = t2152_ ? t2153_ : t2148_;
-                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
-                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
-                float t2159_ = __fadd_rn(t2154_, t2156_);
-                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
+                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
+                float t2367_ = __fadd_rn(t2322_, t2364_);
+                float t2368_ = t2366_ ? t2367_ : t2322_;
+                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
+                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
+                float t2373_ = __fadd_rn(t2368_, t2370_);
+                float t2374_ = t2372_ ? t2373_ : t2368_;
+                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
+                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
+                float t2379_ = __fadd_rn(t2374_, t2376_);
+                float t2380_ = t2378_ ? t2379_ : t2374_;
+                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
+                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
+                float t2385_ = __fadd_rn(t2380_, t2382_);
+                float t2386_ = t2384_ ? t2385_ : t2380_;
+                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
+                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
+                float t2391_ = __fadd_rn(t2386_, t2388_);
+                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
             }
-            bool t2164_ = lane_2_ == 0u;
-            bool t2165_ = t2164_;
-            if (t2164_) {
-                t2165_ = (g_ << 1u) < m_;
+            bool t2396_ = lane_2_ == 0u;
+            bool t2397_ = t2396_;
+            if (t2396_) {
+                t2397_ = g_ < m_;
             }
-            if (t2165_) {
-                y_[g_ << 1u] = kf_f16_from_f32(s_5_);
-            }
-            float t2185_ = acc_2_[1u];
-            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2207_ == 32u) {
-                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
-                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
-                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
-                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
-                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
-            } else {
-                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
-                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
-                float t2230_ = __fadd_rn(t2185_, t2227_);
-                float t2231_ = t2229_ ? t2230_ : t2185_;
-                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
-                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
-                float t2236_ = __fadd_rn(t2231_, t2233_);
-                float t2237_ = t2235_ ? t2236_ : t2231_;
-                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
-                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
-                float t2242_ = __fadd_rn(t2237_, t2239_);
-                float t2243_ = t2241_ ? t2242_ : t2237_;
-                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
-                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
-                float t2248_ = __fadd_rn(t2243_, t2245_);
-                float t2249_ = t2247_ ? t2248_ : t2243_;
-                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
-                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
-                float t2254_ = __fadd_rn(t2249_, t2251_);
-                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
-            }
-            bool t2259_ = lane_2_ == 1u;
-            bool t2260_ = t2259_;
-            if (t2259_) {
-                t2260_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t2260_) {
-                unsigned i_5_ = (g_ << 1u) + 1u;
-                y_[i_5_] = kf_f16_from_f32(s_6_);
+            if (t2397_) {
+                y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f32 (gemv.kf:524) */
+/* kernel gemv_bf16_f16_f32 (gemv.kf:526) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_u32x4 wb_[8];
-    kf_u32x4 xb_[8];
-    float acc_[2];
+    kf_u32x4 xb_[16];
+    float acc_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    unsigned row_[2];
-    float acc_2_[2];
-    kf_u32x4 wr_[4];
     float xs_5_[8];
     float xs_6_[8];
+    float xs_7_[8];
+    float xs_8_[8];
+    unsigned row_[1];
+    float acc_2_[1];
+    kf_u32x4 wr_[4];
+    float xs_9_[8];
+    float xs_10_[8];
+    float xs_11_[8];
+    float xs_12_[8];
     float s_;
     float s_2_;
     float s_3_;
-    float s_4_;
-    float s_5_;
-    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -2828,51 +2677,53 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
-        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
-        if (!(wid_ >= ngroups_)) {
-            unsigned t61_ = ngroups_ - wid_;
+        if (!(wid_ >= m_)) {
+            unsigned t61_ = m_ - wid_;
             unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
-            acc_[1u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t82_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+            unsigned t80_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
-                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
                     xb_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
-                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_[2u] = xv_[v_2_];
-                    unsigned t190_ = lk_ + 1u;
-                    lk_ = t190_;
-                    if (t190_ == steps_) {
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_[4u] = xv_[v_3_];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_[6u] = xv_[v_4_];
+                    unsigned t244_ = lk_ + 1u;
+                    lk_ = t244_;
+                    if (t244_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t198_ = t0_ >= 1u;
-                bool t199_ = t198_;
-                if (t198_) {
-                    t199_ = (t0_ - 1u) < total_;
+                bool t252_ = t0_ >= 1u;
+                bool t253_ = t252_;
+                if (t252_) {
+                    t253_ = (t0_ - 1u) < total_;
                 }
-                if (t199_) {
-                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
-                    if (v_3_ < nv_) {
-                        kf_u32x4 t236_ = xb_[4u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                if (t253_) {
+                    unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_5_ < nv_) {
+                        kf_u32x4 t290_ = xb_[8u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t290_);
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2881,17 +2732,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t266_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t266_);
+                        kf_u32x4 t320_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t320_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
-                        kf_u32x4 t340_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t340_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_[0u], acc_[1u]))))))));
                     }
-                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
-                    if (v_4_ < nv_) {
-                        kf_u32x4 t441_ = xb_[6u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                    unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_6_ < nv_) {
+                        kf_u32x4 t421_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t421_);
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2900,129 +2748,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t471_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t471_);
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                        kf_u32x4 t545_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t545_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                        kf_u32x4 t451_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t451_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
-                    unsigned t616_ = ck_ + 1u;
-                    ck_ = t616_;
-                    if (t616_ == steps_) {
-                        float t619_ = acc_[0u];
-                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t641_ == 32u) {
-                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
-                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
-                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
-                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
-                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
-                        } else {
-                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
-                            bool t663_ = (kf_lane_id() + 16u) < t641_;
-                            float t664_ = __fadd_rn(t619_, t661_);
-                            float t665_ = t663_ ? t664_ : t619_;
-                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
-                            bool t669_ = (kf_lane_id() + 8u) < t641_;
-                            float t670_ = __fadd_rn(t665_, t667_);
-                            float t671_ = t669_ ? t670_ : t665_;
-                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
-                            bool t675_ = (kf_lane_id() + 4u) < t641_;
-                            float t676_ = __fadd_rn(t671_, t673_);
-                            float t677_ = t675_ ? t676_ : t671_;
-                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
-                            bool t681_ = (kf_lane_id() + 2u) < t641_;
-                            float t682_ = __fadd_rn(t677_, t679_);
-                            float t683_ = t681_ ? t682_ : t677_;
-                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
-                            bool t687_ = (kf_lane_id() + 1u) < t641_;
-                            float t688_ = __fadd_rn(t683_, t685_);
-                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
-                        }
-                        bool t693_ = lane_ == 0u;
-                        bool t694_ = t693_;
-                        if (t693_) {
-                            t694_ = (cg_ << 1u) < m_;
-                        }
-                        if (t694_) {
-                            y_[cg_ << 1u] = s_;
-                        }
-                        acc_[0u] = 0.0f;
-                        float t716_ = acc_[1u];
-                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t738_ == 32u) {
-                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
-                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
-                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
-                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
-                        } else {
-                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
-                            bool t760_ = (kf_lane_id() + 16u) < t738_;
-                            float t761_ = __fadd_rn(t716_, t758_);
-                            float t762_ = t760_ ? t761_ : t716_;
-                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
-                            bool t766_ = (kf_lane_id() + 8u) < t738_;
-                            float t767_ = __fadd_rn(t762_, t764_);
-                            float t768_ = t766_ ? t767_ : t762_;
-                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
-                            bool t772_ = (kf_lane_id() + 4u) < t738_;
-                            float t773_ = __fadd_rn(t768_, t770_);
-                            float t774_ = t772_ ? t773_ : t768_;
-                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
-                            bool t778_ = (kf_lane_id() + 2u) < t738_;
-                            float t779_ = __fadd_rn(t774_, t776_);
-                            float t780_ = t778_ ? t779_ : t774_;
-                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
-                            bool t784_ = (kf_lane_id() + 1u) < t738_;
-                            float t785_ = __fadd_rn(t780_, t782_);
-                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
-                        }
-                        bool t790_ = lane_ == 1u;
-                        bool t791_ = t790_;
-                        if (t790_) {
-                            t791_ = ((cg_ << 1u) + 1u) < m_;
-                        }
-                        if (t791_) {
-                            unsigned i_ = (cg_ << 1u) + 1u;
-                            y_[i_] = s_2_;
-                        }
-                        acc_[1u] = 0.0f;
-                        ck_ = 0u;
-                        cg_ = cg_ + nw_;
-                    }
-                }
-                if ((t0_ + 1u) < total_) {
-                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
-                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
-                    xb_[4u] = xv_[v_5_];
-                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
-                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
-                    xb_[6u] = xv_[v_6_];
-                    unsigned t918_ = lk_ + 1u;
-                    lk_ = t918_;
-                    if (t918_ == steps_) {
-                        lk_ = 0u;
-                        lg_ = lg_ + nw_;
-                    }
-                }
-                bool t926_ = (t0_ + 1u) >= 1u;
-                bool t927_ = t926_;
-                if (t926_) {
-                    t927_ = ((t0_ + 1u) - 1u) < total_;
-                }
-                if (t927_) {
-                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t964_ = xb_[0u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        kf_u32x4 t552_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t552_);
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -3031,17 +2764,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t994_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t994_);
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1068_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1068_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                        kf_u32x4 t582_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t582_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
-                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t1169_ = xb_[2u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        kf_u32x4 t683_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t683_);
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -3050,95 +2780,192 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t1199_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1199_);
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1273_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1273_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                        kf_u32x4 t713_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t713_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1344_ = ck_ + 1u;
-                    ck_ = t1344_;
-                    if (t1344_ == steps_) {
-                        float t1347_ = acc_[0u];
-                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1369_ == 32u) {
-                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
-                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
-                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
-                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
-                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                    unsigned t784_ = ck_ + 1u;
+                    ck_ = t784_;
+                    if (t784_ == steps_) {
+                        float t787_ = acc_[0u];
+                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t809_ == 32u) {
+                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
+                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
+                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
+                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
+                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
                         } else {
-                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
-                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
-                            float t1392_ = __fadd_rn(t1347_, t1389_);
-                            float t1393_ = t1391_ ? t1392_ : t1347_;
-                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
-                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
-                            float t1398_ = __fadd_rn(t1393_, t1395_);
-                            float t1399_ = t1397_ ? t1398_ : t1393_;
-                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
-                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
-                            float t1404_ = __fadd_rn(t1399_, t1401_);
-                            float t1405_ = t1403_ ? t1404_ : t1399_;
-                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
-                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
-                            float t1410_ = __fadd_rn(t1405_, t1407_);
-                            float t1411_ = t1409_ ? t1410_ : t1405_;
-                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
-                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
-                            float t1416_ = __fadd_rn(t1411_, t1413_);
-                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
+                            bool t831_ = (kf_lane_id() + 16u) < t809_;
+                            float t832_ = __fadd_rn(t787_, t829_);
+                            float t833_ = t831_ ? t832_ : t787_;
+                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
+                            bool t837_ = (kf_lane_id() + 8u) < t809_;
+                            float t838_ = __fadd_rn(t833_, t835_);
+                            float t839_ = t837_ ? t838_ : t833_;
+                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
+                            bool t843_ = (kf_lane_id() + 4u) < t809_;
+                            float t844_ = __fadd_rn(t839_, t841_);
+                            float t845_ = t843_ ? t844_ : t839_;
+                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
+                            bool t849_ = (kf_lane_id() + 2u) < t809_;
+                            float t850_ = __fadd_rn(t845_, t847_);
+                            float t851_ = t849_ ? t850_ : t845_;
+                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
+                            bool t855_ = (kf_lane_id() + 1u) < t809_;
+                            float t856_ = __fadd_rn(t851_, t853_);
+                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
                         }
-                        bool t1421_ = lane_ == 0u;
-                        bool t1422_ = t1421_;
-                        if (t1421_) {
-                            t1422_ = (cg_ << 1u) < m_;
+                        bool t861_ = lane_ == 0u;
+                        bool t862_ = t861_;
+                        if (t861_) {
+                            t862_ = cg_ < m_;
                         }
-                        if (t1422_) {
-                            y_[cg_ << 1u] = s_3_;
+                        if (t862_) {
+                            y_[cg_] = s_;
                         }
                         acc_[0u] = 0.0f;
-                        float t1444_ = acc_[1u];
-                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1466_ == 32u) {
-                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
-                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
-                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
-                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
-                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
+                }
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_[8u] = xv_[v_9_];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_[10u] = xv_[v_10_];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_[12u] = xv_[v_11_];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_[14u] = xv_[v_12_];
+                    unsigned t1045_ = lk_ + 1u;
+                    lk_ = t1045_;
+                    if (t1045_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
+                }
+                bool t1053_ = (t0_ + 1u) >= 1u;
+                bool t1054_ = t1053_;
+                if (t1053_) {
+                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                }
+                if (t1054_) {
+                    unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_13_ < nv_) {
+                        kf_u32x4 t1091_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1091_);
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1121_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1121_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_14_ < nv_) {
+                        kf_u32x4 t1222_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1222_);
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1252_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1252_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                    if (v_15_ < nv_) {
+                        kf_u32x4 t1353_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1353_);
+                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t1383_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1383_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                    if (v_16_ < nv_) {
+                        kf_u32x4 t1484_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1484_);
+                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t1514_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1514_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                    }
+                    unsigned t1585_ = ck_ + 1u;
+                    ck_ = t1585_;
+                    if (t1585_ == steps_) {
+                        float t1588_ = acc_[0u];
+                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1610_ == 32u) {
+                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
+                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
+                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
+                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
                         } else {
-                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
-                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
-                            float t1489_ = __fadd_rn(t1444_, t1486_);
-                            float t1490_ = t1488_ ? t1489_ : t1444_;
-                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
-                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
-                            float t1495_ = __fadd_rn(t1490_, t1492_);
-                            float t1496_ = t1494_ ? t1495_ : t1490_;
-                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
-                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
-                            float t1501_ = __fadd_rn(t1496_, t1498_);
-                            float t1502_ = t1500_ ? t1501_ : t1496_;
-                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
-                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
-                            float t1507_ = __fadd_rn(t1502_, t1504_);
-                            float t1508_ = t1506_ ? t1507_ : t1502_;
-                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
-                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
-                            float t1513_ = __fadd_rn(t1508_, t1510_);
-                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
+                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
+                            float t1633_ = __fadd_rn(t1588_, t1630_);
+                            float t1634_ = t1632_ ? t1633_ : t1588_;
+                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
+                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
+                            float t1639_ = __fadd_rn(t1634_, t1636_);
+                            float t1640_ = t1638_ ? t1639_ : t1634_;
+                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
+                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
+                            float t1645_ = __fadd_rn(t1640_, t1642_);
+                            float t1646_ = t1644_ ? t1645_ : t1640_;
+                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
+                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
+                            float t1651_ = __fadd_rn(t1646_, t1648_);
+                            float t1652_ = t1650_ ? t1651_ : t1646_;
+                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
+                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
+                            float t1657_ = __fadd_rn(t1652_, t1654_);
+                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
                         }
-                        bool t1518_ = lane_ == 1u;
-                        bool t1519_ = t1518_;
-                        if (t1518_) {
-                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        bool t1662_ = lane_ == 0u;
+                        bool t1663_ = t1662_;
+                        if (t1662_) {
+                            t1663_ = cg_ < m_;
                         }
-                        if (t1519_) {
-                            unsigned i_2_ = (cg_ << 1u) + 1u;
-                            y_[i_2_] = s_4_;
+                        if (t1663_) {
+                            y_[cg_] = s_2_;
                         }
-                        acc_[1u] = 0.0f;
+                        acc_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -3148,201 +2975,185 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-        unsigned t1571_ = gridDim.x << 3u;
-        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
-            row_[0u] = min((g_ << 1u), (m_ - 1u));
+        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1715_ = gridDim.x << 3u;
+        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+            row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
-            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-            acc_2_[1u] = 0.0f;
             if ((k_ & 7u) == 0u) {
-                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
-                    unsigned v_9_ = base_ + lane_2_;
-                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1606_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
-                        kf_u32x4 t1613_ = wv_[t1612_];
-                        t_ = t1613_;
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
+                    unsigned v_17_ = base_ + lane_2_;
+                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1740_;
+                    if (v_17_ < nv_2_) {
+                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1747_ = wv_[t1746_];
+                        t_ = t1747_;
                     }
                     wr_[0u] = t_;
-                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1616_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
-                        kf_u32x4 t1623_ = wv_[t1622_];
-                        t_2_ = t1623_;
+                    unsigned v_18_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1753_;
+                    if (v_18_ < nv_2_) {
+                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1760_ = wv_[t1759_];
+                        t_2_ = t1760_;
                     }
                     wr_[1u] = t_2_;
-                    unsigned v_10_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1629_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
-                        kf_u32x4 t1636_ = wv_[t1635_];
-                        t_3_ = t1636_;
+                    unsigned v_19_ = (base_ + 64u) + lane_2_;
+                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1766_;
+                    if (v_19_ < nv_2_) {
+                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1773_ = wv_[t1772_];
+                        t_3_ = t1773_;
                     }
                     wr_[2u] = t_3_;
-                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1639_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
-                        kf_u32x4 t1646_ = wv_[t1645_];
-                        t_4_ = t1646_;
+                    unsigned v_20_ = (base_ + 96u) + lane_2_;
+                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1779_;
+                    if (v_20_ < nv_2_) {
+                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1786_ = wv_[t1785_];
+                        t_4_ = t1786_;
                     }
                     wr_[3u] = t_4_;
-                    unsigned v_11_ = base_ + lane_2_;
-                    if (v_11_ < nv_2_) {
-                        kf_f16x8 a_5_ = xh8_[v_11_];
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1705_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1705_);
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1779_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1779_);
-                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    unsigned v_21_ = base_ + lane_2_;
+                    if (v_21_ < nv_2_) {
+                        kf_f16x8 a_9_ = xh8_[v_21_];
+                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t1845_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1845_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_12_ = (base_ + 32u) + lane_2_;
-                    if (v_12_ < nv_2_) {
-                        kf_f16x8 a_6_ = xh8_[v_12_];
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1906_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1906_);
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1980_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t1980_);
-                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    unsigned v_22_ = (base_ + 32u) + lane_2_;
+                    if (v_22_ < nv_2_) {
+                        kf_f16x8 a_10_ = xh8_[v_22_];
+                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
+                        kf_u32x4 t1972_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1972_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_23_ = (base_ + 64u) + lane_2_;
+                    if (v_23_ < nv_2_) {
+                        kf_f16x8 a_11_ = xh8_[v_23_];
+                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t2099_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2099_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_24_ = (base_ + 96u) + lane_2_;
+                    if (v_24_ < nv_2_) {
+                        kf_f16x8 a_12_ = xh8_[v_24_];
+                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t2226_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2226_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2058_ = kf_f16_to_f32(x_[c_]);
-                    unsigned i_3_ = (row_[0u] * k_) + c_;
-                    unsigned short u_ = w16_[i_3_];
-                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2058_, acc_2_[0u]);
-                    unsigned i_4_ = (row_[1u] * k_) + c_;
-                    unsigned short u_2_ = w16_[i_4_];
-                    acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t2058_, acc_2_[1u]);
+                    float t2304_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_];
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2304_, acc_2_[0u]);
                 }
             }
-            float t2090_ = acc_2_[0u];
-            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2112_ == 32u) {
-                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
-                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
-                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
-                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
-                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            float t2322_ = acc_2_[0u];
+            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2344_ == 32u) {
+                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
+                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
+                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
+                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
             } else {
-                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
-                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
-                float t2135_ = __fadd_rn(t2090_, t2132_);
-                float t2136_ = t2134_ ? t2135_ : t2090_;
-                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
-                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
-                float t2141_ = __fadd_rn(t2136_, t2138_);
-                float t2142_ = t2140_ ? t2141_ : t2136_;
-                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
-                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
-                float t2147_ = __fadd_rn(t2142_, t2144_);
-                float t2148_ = t2146_ ? t2147_ : t2142_;
-                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
-                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
-                float t2153_ = __fadd_rn(t2148_, t2150_);
-                float t2154_ = t2152_ ? t2153_ : t2148_;
-                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
-                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
-                float t2159_ = __fadd_rn(t2154_, t2156_);
-                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
+                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
+                float t2367_ = __fadd_rn(t2322_, t2364_);
+                float t2368_ = t2366_ ? t2367_ : t2322_;
+                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
+                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
+                float t2373_ = __fadd_rn(t2368_, t2370_);
+                float t2374_ = t2372_ ? t2373_ : t2368_;
+                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
+                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
+                float t2379_ = __fadd_rn(t2374_, t2376_);
+                float t2380_ = t2378_ ? t2379_ : t2374_;
+                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
+                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
+                float t2385_ = __fadd_rn(t2380_, t2382_);
+                float t2386_ = t2384_ ? t2385_ : t2380_;
+                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
+                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
+                float t2391_ = __fadd_rn(t2386_, t2388_);
+                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
             }
-            bool t2164_ = lane_2_ == 0u;
-            bool t2165_ = t2164_;
-            if (t2164_) {
-                t2165_ = (g_ << 1u) < m_;
+            bool t2396_ = lane_2_ == 0u;
+            bool t2397_ = t2396_;
+            if (t2396_) {
+                t2397_ = g_ < m_;
             }
-            if (t2165_) {
-                y_[g_ << 1u] = s_5_;
-            }
-            float t2185_ = acc_2_[1u];
-            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2207_ == 32u) {
-                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
-                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
-                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
-                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
-                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
-            } else {
-                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
-                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
-                float t2230_ = __fadd_rn(t2185_, t2227_);
-                float t2231_ = t2229_ ? t2230_ : t2185_;
-                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
-                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
-                float t2236_ = __fadd_rn(t2231_, t2233_);
-                float t2237_ = t2235_ ? t2236_ : t2231_;
-                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
-                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
-                float t2242_ = __fadd_rn(t2237_, t2239_);
-                float t2243_ = t2241_ ? t2242_ : t2237_;
-                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
-                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
-                float t2248_ = __fadd_rn(t2243_, t2245_);
-                float t2249_ = t2247_ ? t2248_ : t2243_;
-                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
-                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
-                float t2254_ = __fadd_rn(t2249_, t2251_);
-                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
-            }
-            bool t2259_ = lane_2_ == 1u;
-            bool t2260_ = t2259_;
-            if (t2259_) {
-                t2260_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t2260_) {
-                unsigned i_5_ = (g_ << 1u) + 1u;
-                y_[i_5_] = s_6_;
+            if (t2397_) {
+                y_[g_] = s_3_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f16 (gemv.kf:529) */
+/* kernel gemv_bf16_f32_f16 (gemv.kf:531) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_u32x4 wb_[8];
-    kf_u32x4 xb_[8];
-    float acc_[2];
+    kf_u32x4 xb_[16];
+    float acc_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    unsigned row_[2];
-    float acc_2_[2];
-    kf_u32x4 wr_[4];
     float xs_5_[8];
     float xs_6_[8];
+    float xs_7_[8];
+    float xs_8_[8];
+    unsigned row_[1];
+    float acc_2_[1];
+    kf_u32x4 wr_[4];
+    float xs_9_[8];
+    float xs_10_[8];
+    float xs_11_[8];
+    float xs_12_[8];
     float s_;
     float s_2_;
     float s_3_;
-    float s_4_;
-    float s_5_;
-    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -3352,55 +3163,59 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
         unsigned t24_ = nv_ << 1u;
-        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
-        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
-        if (!(wid_ >= ngroups_)) {
-            unsigned t61_ = ngroups_ - wid_;
+        if (!(wid_ >= m_)) {
+            unsigned t61_ = m_ - wid_;
             unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
-            acc_[1u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t82_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+            unsigned t80_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
-                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
                     xb_[0u] = xv_[min((v_ << 1u), (t24_ - 1u))];
                     xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
-                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_[2u] = xv_[min((v_2_ << 1u), (t24_ - 1u))];
                     xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned t190_ = lk_ + 1u;
-                    lk_ = t190_;
-                    if (t190_ == steps_) {
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t24_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t24_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t244_ = lk_ + 1u;
+                    lk_ = t244_;
+                    if (t244_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t198_ = t0_ >= 1u;
-                bool t199_ = t198_;
-                if (t198_) {
-                    t199_ = (t0_ - 1u) < total_;
+                bool t252_ = t0_ >= 1u;
+                bool t253_ = t252_;
+                if (t252_) {
+                    t253_ = (t0_ - 1u) < total_;
                 }
-                if (t199_) {
-                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
-                    if (v_3_ < nv_) {
-                        kf_u32x4 t214_ = xb_[4u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t214_);
-                        kf_u32x4 t217_ = xb_[5u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t217_);
+                if (t253_) {
+                    unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_5_ < nv_) {
+                        kf_u32x4 t268_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t268_);
+                        kf_u32x4 t271_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t271_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -3409,19 +3224,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t266_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t266_);
+                        kf_u32x4 t320_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t320_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
-                        kf_u32x4 t340_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t340_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_[0u], acc_[1u]))))))));
                     }
-                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
-                    if (v_4_ < nv_) {
-                        kf_u32x4 t419_ = xb_[6u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t419_);
-                        kf_u32x4 t422_ = xb_[7u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t422_);
+                    unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_6_ < nv_) {
+                        kf_u32x4 t399_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t399_);
+                        kf_u32x4 t402_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t402_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -3430,133 +3242,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t471_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t471_);
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                        kf_u32x4 t545_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t545_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                        kf_u32x4 t451_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t451_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
-                    unsigned t616_ = ck_ + 1u;
-                    ck_ = t616_;
-                    if (t616_ == steps_) {
-                        float t619_ = acc_[0u];
-                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t641_ == 32u) {
-                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
-                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
-                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
-                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
-                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
-                        } else {
-                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
-                            bool t663_ = (kf_lane_id() + 16u) < t641_;
-                            float t664_ = __fadd_rn(t619_, t661_);
-                            float t665_ = t663_ ? t664_ : t619_;
-                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
-                            bool t669_ = (kf_lane_id() + 8u) < t641_;
-                            float t670_ = __fadd_rn(t665_, t667_);
-                            float t671_ = t669_ ? t670_ : t665_;
-                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
-                            bool t675_ = (kf_lane_id() + 4u) < t641_;
-                            float t676_ = __fadd_rn(t671_, t673_);
-                            float t677_ = t675_ ? t676_ : t671_;
-                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
-                            bool t681_ = (kf_lane_id() + 2u) < t641_;
-                            float t682_ = __fadd_rn(t677_, t679_);
-                            float t683_ = t681_ ? t682_ : t677_;
-                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
-                            bool t687_ = (kf_lane_id() + 1u) < t641_;
-                            float t688_ = __fadd_rn(t683_, t685_);
-                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
-                        }
-                        bool t693_ = lane_ == 0u;
-                        bool t694_ = t693_;
-                        if (t693_) {
-                            t694_ = (cg_ << 1u) < m_;
-                        }
-                        if (t694_) {
-                            y_[cg_ << 1u] = kf_f16_from_f32(s_);
-                        }
-                        acc_[0u] = 0.0f;
-                        float t716_ = acc_[1u];
-                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t738_ == 32u) {
-                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
-                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
-                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
-                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
-                        } else {
-                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
-                            bool t760_ = (kf_lane_id() + 16u) < t738_;
-                            float t761_ = __fadd_rn(t716_, t758_);
-                            float t762_ = t760_ ? t761_ : t716_;
-                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
-                            bool t766_ = (kf_lane_id() + 8u) < t738_;
-                            float t767_ = __fadd_rn(t762_, t764_);
-                            float t768_ = t766_ ? t767_ : t762_;
-                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
-                            bool t772_ = (kf_lane_id() + 4u) < t738_;
-                            float t773_ = __fadd_rn(t768_, t770_);
-                            float t774_ = t772_ ? t773_ : t768_;
-                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
-                            bool t778_ = (kf_lane_id() + 2u) < t738_;
-                            float t779_ = __fadd_rn(t774_, t776_);
-                            float t780_ = t778_ ? t779_ : t774_;
-                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
-                            bool t784_ = (kf_lane_id() + 1u) < t738_;
-                            float t785_ = __fadd_rn(t780_, t782_);
-                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
-                        }
-                        bool t790_ = lane_ == 1u;
-                        bool t791_ = t790_;
-                        if (t790_) {
-                            t791_ = ((cg_ << 1u) + 1u) < m_;
-                        }
-                        if (t791_) {
-                            unsigned i_ = (cg_ << 1u) + 1u;
-                            y_[i_] = kf_f16_from_f32(s_2_);
-                        }
-                        acc_[1u] = 0.0f;
-                        ck_ = 0u;
-                        cg_ = cg_ + nw_;
-                    }
-                }
-                if ((t0_ + 1u) < total_) {
-                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
-                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
-                    xb_[4u] = xv_[min((v_5_ << 1u), (t24_ - 1u))];
-                    xb_[5u] = xv_[min(((v_5_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
-                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
-                    xb_[6u] = xv_[min((v_6_ << 1u), (t24_ - 1u))];
-                    xb_[7u] = xv_[min(((v_6_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned t918_ = lk_ + 1u;
-                    lk_ = t918_;
-                    if (t918_ == steps_) {
-                        lk_ = 0u;
-                        lg_ = lg_ + nw_;
-                    }
-                }
-                bool t926_ = (t0_ + 1u) >= 1u;
-                bool t927_ = t926_;
-                if (t926_) {
-                    t927_ = ((t0_ + 1u) - 1u) < total_;
-                }
-                if (t927_) {
-                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t942_ = xb_[0u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t942_);
-                        kf_u32x4 t945_ = xb_[1u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t945_);
+                        kf_u32x4 t530_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t530_);
+                        kf_u32x4 t533_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t533_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -3565,19 +3260,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t994_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t994_);
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1068_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1068_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                        kf_u32x4 t582_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t582_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
-                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t1147_ = xb_[2u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t1147_);
-                        kf_u32x4 t1150_ = xb_[3u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t1150_);
+                        kf_u32x4 t661_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t661_);
+                        kf_u32x4 t664_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t664_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -3586,95 +3278,204 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t1199_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1199_);
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1273_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1273_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                        kf_u32x4 t713_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t713_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1344_ = ck_ + 1u;
-                    ck_ = t1344_;
-                    if (t1344_ == steps_) {
-                        float t1347_ = acc_[0u];
-                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1369_ == 32u) {
-                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
-                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
-                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
-                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
-                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                    unsigned t784_ = ck_ + 1u;
+                    ck_ = t784_;
+                    if (t784_ == steps_) {
+                        float t787_ = acc_[0u];
+                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t809_ == 32u) {
+                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
+                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
+                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
+                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
+                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
                         } else {
-                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
-                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
-                            float t1392_ = __fadd_rn(t1347_, t1389_);
-                            float t1393_ = t1391_ ? t1392_ : t1347_;
-                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
-                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
-                            float t1398_ = __fadd_rn(t1393_, t1395_);
-                            float t1399_ = t1397_ ? t1398_ : t1393_;
-                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
-                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
-                            float t1404_ = __fadd_rn(t1399_, t1401_);
-                            float t1405_ = t1403_ ? t1404_ : t1399_;
-                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
-                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
-                            float t1410_ = __fadd_rn(t1405_, t1407_);
-                            float t1411_ = t1409_ ? t1410_ : t1405_;
-                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
-                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
-                            float t1416_ = __fadd_rn(t1411_, t1413_);
-                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
+                            bool t831_ = (kf_lane_id() + 16u) < t809_;
+                            float t832_ = __fadd_rn(t787_, t829_);
+                            float t833_ = t831_ ? t832_ : t787_;
+                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
+                            bool t837_ = (kf_lane_id() + 8u) < t809_;
+                            float t838_ = __fadd_rn(t833_, t835_);
+                            float t839_ = t837_ ? t838_ : t833_;
+                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
+                            bool t843_ = (kf_lane_id() + 4u) < t809_;
+                            float t844_ = __fadd_rn(t839_, t841_);
+                            float t845_ = t843_ ? t844_ : t839_;
+                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
+                            bool t849_ = (kf_lane_id() + 2u) < t809_;
+                            float t850_ = __fadd_rn(t845_, t847_);
+                            float t851_ = t849_ ? t850_ : t845_;
+                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
+                            bool t855_ = (kf_lane_id() + 1u) < t809_;
+                            float t856_ = __fadd_rn(t851_, t853_);
+                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
                         }
-                        bool t1421_ = lane_ == 0u;
-                        bool t1422_ = t1421_;
-                        if (t1421_) {
-                            t1422_ = (cg_ << 1u) < m_;
+                        bool t861_ = lane_ == 0u;
+                        bool t862_ = t861_;
+                        if (t861_) {
+                            t862_ = cg_ < m_;
                         }
-                        if (t1422_) {
-                            y_[cg_ << 1u] = kf_f16_from_f32(s_3_);
+                        if (t862_) {
+                            y_[cg_] = kf_f16_from_f32(s_);
                         }
                         acc_[0u] = 0.0f;
-                        float t1444_ = acc_[1u];
-                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1466_ == 32u) {
-                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
-                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
-                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
-                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
-                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
+                }
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t24_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t24_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t24_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t24_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t1045_ = lk_ + 1u;
+                    lk_ = t1045_;
+                    if (t1045_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
+                }
+                bool t1053_ = (t0_ + 1u) >= 1u;
+                bool t1054_ = t1053_;
+                if (t1053_) {
+                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                }
+                if (t1054_) {
+                    unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_13_ < nv_) {
+                        kf_u32x4 t1069_ = xb_[0u];
+                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t1069_);
+                        kf_u32x4 t1072_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t1072_);
+                        xs_5_[0u] = a_5_.v[0];
+                        xs_5_[4u] = b_5_.v[0];
+                        xs_5_[1u] = a_5_.v[1];
+                        xs_5_[5u] = b_5_.v[1];
+                        xs_5_[2u] = a_5_.v[2];
+                        xs_5_[6u] = b_5_.v[2];
+                        xs_5_[3u] = a_5_.v[3];
+                        xs_5_[7u] = b_5_.v[3];
+                        kf_u32x4 t1121_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1121_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_14_ < nv_) {
+                        kf_u32x4 t1200_ = xb_[2u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t1200_);
+                        kf_u32x4 t1203_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t1203_);
+                        xs_6_[0u] = a_6_.v[0];
+                        xs_6_[4u] = b_6_.v[0];
+                        xs_6_[1u] = a_6_.v[1];
+                        xs_6_[5u] = b_6_.v[1];
+                        xs_6_[2u] = a_6_.v[2];
+                        xs_6_[6u] = b_6_.v[2];
+                        xs_6_[3u] = a_6_.v[3];
+                        xs_6_[7u] = b_6_.v[3];
+                        kf_u32x4 t1252_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1252_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                    if (v_15_ < nv_) {
+                        kf_u32x4 t1331_ = xb_[4u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t1331_);
+                        kf_u32x4 t1334_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t1334_);
+                        xs_7_[0u] = a_7_.v[0];
+                        xs_7_[4u] = b_7_.v[0];
+                        xs_7_[1u] = a_7_.v[1];
+                        xs_7_[5u] = b_7_.v[1];
+                        xs_7_[2u] = a_7_.v[2];
+                        xs_7_[6u] = b_7_.v[2];
+                        xs_7_[3u] = a_7_.v[3];
+                        xs_7_[7u] = b_7_.v[3];
+                        kf_u32x4 t1383_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1383_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                    if (v_16_ < nv_) {
+                        kf_u32x4 t1462_ = xb_[6u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t1462_);
+                        kf_u32x4 t1465_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t1465_);
+                        xs_8_[0u] = a_8_.v[0];
+                        xs_8_[4u] = b_8_.v[0];
+                        xs_8_[1u] = a_8_.v[1];
+                        xs_8_[5u] = b_8_.v[1];
+                        xs_8_[2u] = a_8_.v[2];
+                        xs_8_[6u] = b_8_.v[2];
+                        xs_8_[3u] = a_8_.v[3];
+                        xs_8_[7u] = b_8_.v[3];
+                        kf_u32x4 t1514_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1514_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                    }
+                    unsigned t1585_ = ck_ + 1u;
+                    ck_ = t1585_;
+                    if (t1585_ == steps_) {
+                        float t1588_ = acc_[0u];
+                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1610_ == 32u) {
+                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
+                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
+                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
+                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
                         } else {
-                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
-                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
-                            float t1489_ = __fadd_rn(t1444_, t1486_);
-                            float t1490_ = t1488_ ? t1489_ : t1444_;
-                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
-                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
-                            float t1495_ = __fadd_rn(t1490_, t1492_);
-                            float t1496_ = t1494_ ? t1495_ : t1490_;
-                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
-                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
-                            float t1501_ = __fadd_rn(t1496_, t1498_);
-                            float t1502_ = t1500_ ? t1501_ : t1496_;
-                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
-                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
-                            float t1507_ = __fadd_rn(t1502_, t1504_);
-                            float t1508_ = t1506_ ? t1507_ : t1502_;
-                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
-                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
-                            float t1513_ = __fadd_rn(t1508_, t1510_);
-                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
+                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
+                            float t1633_ = __fadd_rn(t1588_, t1630_);
+                            float t1634_ = t1632_ ? t1633_ : t1588_;
+                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
+                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
+                            float t1639_ = __fadd_rn(t1634_, t1636_);
+                            float t1640_ = t1638_ ? t1639_ : t1634_;
+                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
+                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
+                            float t1645_ = __fadd_rn(t1640_, t1642_);
+                            float t1646_ = t1644_ ? t1645_ : t1640_;
+                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
+                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
+                            float t1651_ = __fadd_rn(t1646_, t1648_);
+                            float t1652_ = t1650_ ? t1651_ : t1646_;
+                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
+                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
+                            float t1657_ = __fadd_rn(t1652_, t1654_);
+                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
                         }
-                        bool t1518_ = lane_ == 1u;
-                        bool t1519_ = t1518_;
-                        if (t1518_) {
-                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        bool t1662_ = lane_ == 0u;
+                        bool t1663_ = t1662_;
+                        if (t1662_) {
+                            t1663_ = cg_ < m_;
                         }
-                        if (t1519_) {
-                            unsigned i_2_ = (cg_ << 1u) + 1u;
-                            y_[i_2_] = kf_f16_from_f32(s_4_);
+                        if (t1663_) {
+                            y_[cg_] = kf_f16_from_f32(s_2_);
                         }
-                        acc_[1u] = 0.0f;
+                        acc_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -3684,207 +3485,197 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-        unsigned t1571_ = gridDim.x << 3u;
-        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
-            row_[0u] = min((g_ << 1u), (m_ - 1u));
+        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1715_ = gridDim.x << 3u;
+        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+            row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
-            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-            acc_2_[1u] = 0.0f;
             if ((k_ & 7u) == 0u) {
-                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
-                    unsigned v_9_ = base_ + lane_2_;
-                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1606_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
-                        kf_u32x4 t1613_ = wv_[t1612_];
-                        t_ = t1613_;
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
+                    unsigned v_17_ = base_ + lane_2_;
+                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1740_;
+                    if (v_17_ < nv_2_) {
+                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1747_ = wv_[t1746_];
+                        t_ = t1747_;
                     }
                     wr_[0u] = t_;
-                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1616_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
-                        kf_u32x4 t1623_ = wv_[t1622_];
-                        t_2_ = t1623_;
+                    unsigned v_18_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1753_;
+                    if (v_18_ < nv_2_) {
+                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1760_ = wv_[t1759_];
+                        t_2_ = t1760_;
                     }
                     wr_[1u] = t_2_;
-                    unsigned v_10_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1629_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
-                        kf_u32x4 t1636_ = wv_[t1635_];
-                        t_3_ = t1636_;
+                    unsigned v_19_ = (base_ + 64u) + lane_2_;
+                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1766_;
+                    if (v_19_ < nv_2_) {
+                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1773_ = wv_[t1772_];
+                        t_3_ = t1773_;
                     }
                     wr_[2u] = t_3_;
-                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1639_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
-                        kf_u32x4 t1646_ = wv_[t1645_];
-                        t_4_ = t1646_;
+                    unsigned v_20_ = (base_ + 96u) + lane_2_;
+                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1779_;
+                    if (v_20_ < nv_2_) {
+                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1786_ = wv_[t1785_];
+                        t_4_ = t1786_;
                     }
                     wr_[3u] = t_4_;
-                    unsigned v_11_ = base_ + lane_2_;
-                    if (v_11_ < nv_2_) {
-                        unsigned t1653_ = v_11_ << 1u;
-                        kf_f32x4 a_5_ = xf4_[t1653_];
-                        unsigned t1658_ = (v_11_ << 1u) + 1u;
-                        kf_f32x4 b_5_ = xf4_[t1658_];
-                        xs_5_[0u] = a_5_.v[0];
-                        xs_5_[4u] = b_5_.v[0];
-                        xs_5_[1u] = a_5_.v[1];
-                        xs_5_[5u] = b_5_.v[1];
-                        xs_5_[2u] = a_5_.v[2];
-                        xs_5_[6u] = b_5_.v[2];
-                        xs_5_[3u] = a_5_.v[3];
-                        xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t1705_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1705_);
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1779_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1779_);
-                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    unsigned v_21_ = base_ + lane_2_;
+                    if (v_21_ < nv_2_) {
+                        unsigned t1793_ = v_21_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t1793_];
+                        unsigned t1798_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t1798_];
+                        xs_9_[0u] = a_9_.v[0];
+                        xs_9_[4u] = b_9_.v[0];
+                        xs_9_[1u] = a_9_.v[1];
+                        xs_9_[5u] = b_9_.v[1];
+                        xs_9_[2u] = a_9_.v[2];
+                        xs_9_[6u] = b_9_.v[2];
+                        xs_9_[3u] = a_9_.v[3];
+                        xs_9_[7u] = b_9_.v[3];
+                        kf_u32x4 t1845_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1845_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_12_ = (base_ + 32u) + lane_2_;
-                    if (v_12_ < nv_2_) {
-                        unsigned t1854_ = v_12_ << 1u;
-                        kf_f32x4 a_6_ = xf4_[t1854_];
-                        unsigned t1859_ = (v_12_ << 1u) + 1u;
-                        kf_f32x4 b_6_ = xf4_[t1859_];
-                        xs_6_[0u] = a_6_.v[0];
-                        xs_6_[4u] = b_6_.v[0];
-                        xs_6_[1u] = a_6_.v[1];
-                        xs_6_[5u] = b_6_.v[1];
-                        xs_6_[2u] = a_6_.v[2];
-                        xs_6_[6u] = b_6_.v[2];
-                        xs_6_[3u] = a_6_.v[3];
-                        xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t1906_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1906_);
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1980_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t1980_);
-                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    unsigned v_22_ = (base_ + 32u) + lane_2_;
+                    if (v_22_ < nv_2_) {
+                        unsigned t1920_ = v_22_ << 1u;
+                        kf_f32x4 a_10_ = xf4_[t1920_];
+                        unsigned t1925_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t1925_];
+                        xs_10_[0u] = a_10_.v[0];
+                        xs_10_[4u] = b_10_.v[0];
+                        xs_10_[1u] = a_10_.v[1];
+                        xs_10_[5u] = b_10_.v[1];
+                        xs_10_[2u] = a_10_.v[2];
+                        xs_10_[6u] = b_10_.v[2];
+                        xs_10_[3u] = a_10_.v[3];
+                        xs_10_[7u] = b_10_.v[3];
+                        kf_u32x4 t1972_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1972_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_23_ = (base_ + 64u) + lane_2_;
+                    if (v_23_ < nv_2_) {
+                        unsigned t2047_ = v_23_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t2047_];
+                        unsigned t2052_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t2052_];
+                        xs_11_[0u] = a_11_.v[0];
+                        xs_11_[4u] = b_11_.v[0];
+                        xs_11_[1u] = a_11_.v[1];
+                        xs_11_[5u] = b_11_.v[1];
+                        xs_11_[2u] = a_11_.v[2];
+                        xs_11_[6u] = b_11_.v[2];
+                        xs_11_[3u] = a_11_.v[3];
+                        xs_11_[7u] = b_11_.v[3];
+                        kf_u32x4 t2099_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2099_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_24_ = (base_ + 96u) + lane_2_;
+                    if (v_24_ < nv_2_) {
+                        unsigned t2174_ = v_24_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t2174_];
+                        unsigned t2179_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t2179_];
+                        xs_12_[0u] = a_12_.v[0];
+                        xs_12_[4u] = b_12_.v[0];
+                        xs_12_[1u] = a_12_.v[1];
+                        xs_12_[5u] = b_12_.v[1];
+                        xs_12_[2u] = a_12_.v[2];
+                        xs_12_[6u] = b_12_.v[2];
+                        xs_12_[3u] = a_12_.v[3];
+                        xs_12_[7u] = b_12_.v[3];
+                        kf_u32x4 t2226_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2226_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2056_ = x_[c_];
-                    unsigned i_3_ = (row_[0u] * k_) + c_;
-                    unsigned short u_ = w16_[i_3_];
-                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2056_, acc_2_[0u]);
-                    unsigned i_4_ = (row_[1u] * k_) + c_;
-                    unsigned short u_2_ = w16_[i_4_];
-                    acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t2056_, acc_2_[1u]);
+                    float t2302_ = x_[c_];
+                    unsigned i_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_];
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2302_, acc_2_[0u]);
                 }
             }
-            float t2090_ = acc_2_[0u];
-            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2112_ == 32u) {
-                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
-                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
-                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
-                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
-                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            float t2322_ = acc_2_[0u];
+            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2344_ == 32u) {
+                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
+                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
+                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
+                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
             } else {
-                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
-                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
-                float t2135_ = __fadd_rn(t2090_, t2132_);
-                float t2136_ = t2134_ ? t2135_ : t2090_;
-                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
-                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
-                float t2141_ = __fadd_rn(t2136_, t2138_);
-                float t2142_ = t2140_ ? t2141_ : t2136_;
-                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
-                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
-                float t2147_ = __fadd_rn(t2142_, t2144_);
-                float t2148_ = t2146_ ? t2147_ : t2142_;
-                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
-                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
-                float t2153_ = __fadd_rn(t2148_, t2150_);
-                float t2154_ = t2152_ ? t2153_ : t2148_;
-                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
-                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
-                float t2159_ = __fadd_rn(t2154_, t2156_);
-                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
+                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
+                float t2367_ = __fadd_rn(t2322_, t2364_);
+                float t2368_ = t2366_ ? t2367_ : t2322_;
+                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
+                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
+                float t2373_ = __fadd_rn(t2368_, t2370_);
+                float t2374_ = t2372_ ? t2373_ : t2368_;
+                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
+                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
+                float t2379_ = __fadd_rn(t2374_, t2376_);
+                float t2380_ = t2378_ ? t2379_ : t2374_;
+                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
+                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
+                float t2385_ = __fadd_rn(t2380_, t2382_);
+                float t2386_ = t2384_ ? t2385_ : t2380_;
+                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
+                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
+                float t2391_ = __fadd_rn(t2386_, t2388_);
+                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
             }
-            bool t2164_ = lane_2_ == 0u;
-            bool t2165_ = t2164_;
-            if (t2164_) {
-                t2165_ = (g_ << 1u) < m_;
+            bool t2396_ = lane_2_ == 0u;
+            bool t2397_ = t2396_;
+            if (t2396_) {
+                t2397_ = g_ < m_;
             }
-            if (t2165_) {
-                y_[g_ << 1u] = kf_f16_from_f32(s_5_);
-            }
-            float t2185_ = acc_2_[1u];
-            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2207_ == 32u) {
-                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
-                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
-                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
-                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
-                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
-            } else {
-                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
-                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
-                float t2230_ = __fadd_rn(t2185_, t2227_);
-                float t2231_ = t2229_ ? t2230_ : t2185_;
-                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
-                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
-                float t2236_ = __fadd_rn(t2231_, t2233_);
-                float t2237_ = t2235_ ? t2236_ : t2231_;
-                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
-                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
-                float t2242_ = __fadd_rn(t2237_, t2239_);
-                float t2243_ = t2241_ ? t2242_ : t2237_;
-                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
-                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
-                float t2248_ = __fadd_rn(t2243_, t2245_);
-                float t2249_ = t2247_ ? t2248_ : t2243_;
-                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
-                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
-                float t2254_ = __fadd_rn(t2249_, t2251_);
-                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
-            }
-            bool t2259_ = lane_2_ == 1u;
-            bool t2260_ = t2259_;
-            if (t2259_) {
-                t2260_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t2260_) {
-                unsigned i_5_ = (g_ << 1u) + 1u;
-                y_[i_5_] = kf_f16_from_f32(s_6_);
+            if (t2397_) {
+                y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f32 (gemv.kf:534) */
+/* kernel gemv_bf16_f32_f32 (gemv.kf:536) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_u32x4 wb_[8];
-    kf_u32x4 xb_[8];
-    float acc_[2];
+    kf_u32x4 xb_[16];
+    float acc_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    unsigned row_[2];
-    float acc_2_[2];
-    kf_u32x4 wr_[4];
     float xs_5_[8];
     float xs_6_[8];
+    float xs_7_[8];
+    float xs_8_[8];
+    unsigned row_[1];
+    float acc_2_[1];
+    kf_u32x4 wr_[4];
+    float xs_9_[8];
+    float xs_10_[8];
+    float xs_11_[8];
+    float xs_12_[8];
     float s_;
     float s_2_;
     float s_3_;
-    float s_4_;
-    float s_5_;
-    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -3894,55 +3685,59 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
         unsigned t24_ = nv_ << 1u;
-        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
-        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
-        if (!(wid_ >= ngroups_)) {
-            unsigned t61_ = ngroups_ - wid_;
+        if (!(wid_ >= m_)) {
+            unsigned t61_ = m_ - wid_;
             unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
-            acc_[1u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t82_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+            unsigned t80_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
-                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
                     xb_[0u] = xv_[min((v_ << 1u), (t24_ - 1u))];
                     xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
-                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_[2u] = xv_[min((v_2_ << 1u), (t24_ - 1u))];
                     xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned t190_ = lk_ + 1u;
-                    lk_ = t190_;
-                    if (t190_ == steps_) {
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t24_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t24_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t244_ = lk_ + 1u;
+                    lk_ = t244_;
+                    if (t244_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t198_ = t0_ >= 1u;
-                bool t199_ = t198_;
-                if (t198_) {
-                    t199_ = (t0_ - 1u) < total_;
+                bool t252_ = t0_ >= 1u;
+                bool t253_ = t252_;
+                if (t252_) {
+                    t253_ = (t0_ - 1u) < total_;
                 }
-                if (t199_) {
-                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
-                    if (v_3_ < nv_) {
-                        kf_u32x4 t214_ = xb_[4u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t214_);
-                        kf_u32x4 t217_ = xb_[5u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t217_);
+                if (t253_) {
+                    unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_5_ < nv_) {
+                        kf_u32x4 t268_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t268_);
+                        kf_u32x4 t271_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t271_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -3951,19 +3746,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t266_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t266_);
+                        kf_u32x4 t320_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t320_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
-                        kf_u32x4 t340_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t340_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_[0u], acc_[1u]))))))));
                     }
-                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
-                    if (v_4_ < nv_) {
-                        kf_u32x4 t419_ = xb_[6u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t419_);
-                        kf_u32x4 t422_ = xb_[7u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t422_);
+                    unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_6_ < nv_) {
+                        kf_u32x4 t399_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t399_);
+                        kf_u32x4 t402_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t402_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -3972,133 +3764,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t471_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t471_);
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                        kf_u32x4 t545_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t545_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                        kf_u32x4 t451_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t451_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
-                    unsigned t616_ = ck_ + 1u;
-                    ck_ = t616_;
-                    if (t616_ == steps_) {
-                        float t619_ = acc_[0u];
-                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t641_ == 32u) {
-                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
-                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
-                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
-                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
-                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
-                        } else {
-                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
-                            bool t663_ = (kf_lane_id() + 16u) < t641_;
-                            float t664_ = __fadd_rn(t619_, t661_);
-                            float t665_ = t663_ ? t664_ : t619_;
-                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
-                            bool t669_ = (kf_lane_id() + 8u) < t641_;
-                            float t670_ = __fadd_rn(t665_, t667_);
-                            float t671_ = t669_ ? t670_ : t665_;
-                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
-                            bool t675_ = (kf_lane_id() + 4u) < t641_;
-                            float t676_ = __fadd_rn(t671_, t673_);
-                            float t677_ = t675_ ? t676_ : t671_;
-                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
-                            bool t681_ = (kf_lane_id() + 2u) < t641_;
-                            float t682_ = __fadd_rn(t677_, t679_);
-                            float t683_ = t681_ ? t682_ : t677_;
-                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
-                            bool t687_ = (kf_lane_id() + 1u) < t641_;
-                            float t688_ = __fadd_rn(t683_, t685_);
-                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
-                        }
-                        bool t693_ = lane_ == 0u;
-                        bool t694_ = t693_;
-                        if (t693_) {
-                            t694_ = (cg_ << 1u) < m_;
-                        }
-                        if (t694_) {
-                            y_[cg_ << 1u] = s_;
-                        }
-                        acc_[0u] = 0.0f;
-                        float t716_ = acc_[1u];
-                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t738_ == 32u) {
-                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
-                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
-                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
-                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
-                        } else {
-                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
-                            bool t760_ = (kf_lane_id() + 16u) < t738_;
-                            float t761_ = __fadd_rn(t716_, t758_);
-                            float t762_ = t760_ ? t761_ : t716_;
-                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
-                            bool t766_ = (kf_lane_id() + 8u) < t738_;
-                            float t767_ = __fadd_rn(t762_, t764_);
-                            float t768_ = t766_ ? t767_ : t762_;
-                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
-                            bool t772_ = (kf_lane_id() + 4u) < t738_;
-                            float t773_ = __fadd_rn(t768_, t770_);
-                            float t774_ = t772_ ? t773_ : t768_;
-                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
-                            bool t778_ = (kf_lane_id() + 2u) < t738_;
-                            float t779_ = __fadd_rn(t774_, t776_);
-                            float t780_ = t778_ ? t779_ : t774_;
-                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
-                            bool t784_ = (kf_lane_id() + 1u) < t738_;
-                            float t785_ = __fadd_rn(t780_, t782_);
-                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
-                        }
-                        bool t790_ = lane_ == 1u;
-                        bool t791_ = t790_;
-                        if (t790_) {
-                            t791_ = ((cg_ << 1u) + 1u) < m_;
-                        }
-                        if (t791_) {
-                            unsigned i_ = (cg_ << 1u) + 1u;
-                            y_[i_] = s_2_;
-                        }
-                        acc_[1u] = 0.0f;
-                        ck_ = 0u;
-                        cg_ = cg_ + nw_;
-                    }
-                }
-                if ((t0_ + 1u) < total_) {
-                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
-                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
-                    xb_[4u] = xv_[min((v_5_ << 1u), (t24_ - 1u))];
-                    xb_[5u] = xv_[min(((v_5_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
-                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
-                    xb_[6u] = xv_[min((v_6_ << 1u), (t24_ - 1u))];
-                    xb_[7u] = xv_[min(((v_6_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned t918_ = lk_ + 1u;
-                    lk_ = t918_;
-                    if (t918_ == steps_) {
-                        lk_ = 0u;
-                        lg_ = lg_ + nw_;
-                    }
-                }
-                bool t926_ = (t0_ + 1u) >= 1u;
-                bool t927_ = t926_;
-                if (t926_) {
-                    t927_ = ((t0_ + 1u) - 1u) < total_;
-                }
-                if (t927_) {
-                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t942_ = xb_[0u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t942_);
-                        kf_u32x4 t945_ = xb_[1u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t945_);
+                        kf_u32x4 t530_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t530_);
+                        kf_u32x4 t533_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t533_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -4107,19 +3782,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t994_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t994_);
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1068_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1068_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                        kf_u32x4 t582_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t582_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
-                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t1147_ = xb_[2u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t1147_);
-                        kf_u32x4 t1150_ = xb_[3u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t1150_);
+                        kf_u32x4 t661_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t661_);
+                        kf_u32x4 t664_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t664_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -4128,154 +3800,96 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t1199_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1199_);
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1273_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1273_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                        kf_u32x4 t713_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t713_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1344_ = ck_ + 1u;
-                    ck_ = t1344_;
-                    if (t1344_ == steps_) {
-                        float t1347_ = acc_[0u];
-                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1369_ == 32u) {
-                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
-                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
-                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
-                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
-                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                    unsigned t784_ = ck_ + 1u;
+                    ck_ = t784_;
+                    if (t784_ == steps_) {
+                        float t787_ = acc_[0u];
+                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t809_ == 32u) {
+                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
+                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
+                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
+                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
+                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
                         } else {
-                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
-                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
-                            float t1392_ = __fadd_rn(t1347_, t1389_);
-                            float t1393_ = t1391_ ? t1392_ : t1347_;
-                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
-                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
-                            float t1398_ = __fadd_rn(t1393_, t1395_);
-                            float t1399_ = t1397_ ? t1398_ : t1393_;
-                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
-                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
-                            float t1404_ = __fadd_rn(t1399_, t1401_);
-                            float t1405_ = t1403_ ? t1404_ : t1399_;
-                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
-                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
-                            float t1410_ = __fadd_rn(t1405_, t1407_);
-                            float t1411_ = t1409_ ? t1410_ : t1405_;
-                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
-                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
-                            float t1416_ = __fadd_rn(t1411_, t1413_);
-                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
+                            bool t831_ = (kf_lane_id() + 16u) < t809_;
+                            float t832_ = __fadd_rn(t787_, t829_);
+                            float t833_ = t831_ ? t832_ : t787_;
+                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
+                            bool t837_ = (kf_lane_id() + 8u) < t809_;
+                            float t838_ = __fadd_rn(t833_, t835_);
+                            float t839_ = t837_ ? t838_ : t833_;
+                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
+                            bool t843_ = (kf_lane_id() + 4u) < t809_;
+                            float t844_ = __fadd_rn(t839_, t841_);
+                            float t845_ = t843_ ? t844_ : t839_;
+                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
+                            bool t849_ = (kf_lane_id() + 2u) < t809_;
+                            float t850_ = __fadd_rn(t845_, t847_);
+                            float t851_ = t849_ ? t850_ : t845_;
+                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
+                            bool t855_ = (kf_lane_id() + 1u) < t809_;
+                            float t856_ = __fadd_rn(t851_, t853_);
+                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
                         }
-                        bool t1421_ = lane_ == 0u;
-                        bool t1422_ = t1421_;
-                        if (t1421_) {
-                            t1422_ = (cg_ << 1u) < m_;
+                        bool t861_ = lane_ == 0u;
+                        bool t862_ = t861_;
+                        if (t861_) {
+                            t862_ = cg_ < m_;
                         }
-                        if (t1422_) {
-                            y_[cg_ << 1u] = s_3_;
+                        if (t862_) {
+                            y_[cg_] = s_;
                         }
                         acc_[0u] = 0.0f;
-                        float t1444_ = acc_[1u];
-                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1466_ == 32u) {
-                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
-                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
-                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
-                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
-                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
-                        } else {
-                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
-                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
-                            float t1489_ = __fadd_rn(t1444_, t1486_);
-                            float t1490_ = t1488_ ? t1489_ : t1444_;
-                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
-                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
-                            float t1495_ = __fadd_rn(t1490_, t1492_);
-                            float t1496_ = t1494_ ? t1495_ : t1490_;
-                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
-                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
-                            float t1501_ = __fadd_rn(t1496_, t1498_);
-                            float t1502_ = t1500_ ? t1501_ : t1496_;
-                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
-                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
-                            float t1507_ = __fadd_rn(t1502_, t1504_);
-                            float t1508_ = t1506_ ? t1507_ : t1502_;
-                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
-                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
-                            float t1513_ = __fadd_rn(t1508_, t1510_);
-                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
-                        }
-                        bool t1518_ = lane_ == 1u;
-                        bool t1519_ = t1518_;
-                        if (t1518_) {
-                            t1519_ = ((cg_ << 1u) + 1u) < m_;
-                        }
-                        if (t1519_) {
-                            unsigned i_2_ = (cg_ << 1u) + 1u;
-                            y_[i_2_] = s_4_;
-                        }
-                        acc_[1u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-            }
-        }
-    } else {
-        unsigned lane_2_ = kf_lane_id();
-        unsigned nv_2_ = k_ >> 3u;
-        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-        unsigned t1571_ = gridDim.x << 3u;
-        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
-            row_[0u] = min((g_ << 1u), (m_ - 1u));
-            acc_2_[0u] = 0.0f;
-            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-            acc_2_[1u] = 0.0f;
-            if ((k_ & 7u) == 0u) {
-                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
-                    unsigned v_9_ = base_ + lane_2_;
-                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1606_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
-                        kf_u32x4 t1613_ = wv_[t1612_];
-                        t_ = t1613_;
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t24_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t24_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t24_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t24_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t24_ - 1u))];
+                    unsigned t1045_ = lk_ + 1u;
+                    lk_ = t1045_;
+                    if (t1045_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
                     }
-                    wr_[0u] = t_;
-                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1616_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
-                        kf_u32x4 t1623_ = wv_[t1622_];
-                        t_2_ = t1623_;
-                    }
-                    wr_[1u] = t_2_;
-                    unsigned v_10_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1629_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
-                        kf_u32x4 t1636_ = wv_[t1635_];
-                        t_3_ = t1636_;
-                    }
-                    wr_[2u] = t_3_;
-                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1639_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
-                        kf_u32x4 t1646_ = wv_[t1645_];
-                        t_4_ = t1646_;
-                    }
-                    wr_[3u] = t_4_;
-                    unsigned v_11_ = base_ + lane_2_;
-                    if (v_11_ < nv_2_) {
-                        unsigned t1653_ = v_11_ << 1u;
-                        kf_f32x4 a_5_ = xf4_[t1653_];
-                        unsigned t1658_ = (v_11_ << 1u) + 1u;
-                        kf_f32x4 b_5_ = xf4_[t1658_];
+                }
+                bool t1053_ = (t0_ + 1u) >= 1u;
+                bool t1054_ = t1053_;
+                if (t1053_) {
+                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                }
+                if (t1054_) {
+                    unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_13_ < nv_) {
+                        kf_u32x4 t1069_ = xb_[0u];
+                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t1069_);
+                        kf_u32x4 t1072_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t1072_);
                         xs_5_[0u] = a_5_.v[0];
                         xs_5_[4u] = b_5_.v[0];
                         xs_5_[1u] = a_5_.v[1];
@@ -4284,19 +3898,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_5_[6u] = b_5_.v[2];
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t1705_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1705_);
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1779_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1779_);
-                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                        kf_u32x4 t1121_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1121_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
-                    unsigned v_12_ = (base_ + 32u) + lane_2_;
-                    if (v_12_ < nv_2_) {
-                        unsigned t1854_ = v_12_ << 1u;
-                        kf_f32x4 a_6_ = xf4_[t1854_];
-                        unsigned t1859_ = (v_12_ << 1u) + 1u;
-                        kf_f32x4 b_6_ = xf4_[t1859_];
+                    unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_14_ < nv_) {
+                        kf_u32x4 t1200_ = xb_[2u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t1200_);
+                        kf_u32x4 t1203_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t1203_);
                         xs_6_[0u] = a_6_.v[0];
                         xs_6_[4u] = b_6_.v[0];
                         xs_6_[1u] = a_6_.v[1];
@@ -4305,128 +3916,288 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_6_[6u] = b_6_.v[2];
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t1906_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1906_);
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1980_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t1980_);
-                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                        kf_u32x4 t1252_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1252_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                    if (v_15_ < nv_) {
+                        kf_u32x4 t1331_ = xb_[4u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t1331_);
+                        kf_u32x4 t1334_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t1334_);
+                        xs_7_[0u] = a_7_.v[0];
+                        xs_7_[4u] = b_7_.v[0];
+                        xs_7_[1u] = a_7_.v[1];
+                        xs_7_[5u] = b_7_.v[1];
+                        xs_7_[2u] = a_7_.v[2];
+                        xs_7_[6u] = b_7_.v[2];
+                        xs_7_[3u] = a_7_.v[3];
+                        xs_7_[7u] = b_7_.v[3];
+                        kf_u32x4 t1383_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1383_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                    if (v_16_ < nv_) {
+                        kf_u32x4 t1462_ = xb_[6u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t1462_);
+                        kf_u32x4 t1465_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t1465_);
+                        xs_8_[0u] = a_8_.v[0];
+                        xs_8_[4u] = b_8_.v[0];
+                        xs_8_[1u] = a_8_.v[1];
+                        xs_8_[5u] = b_8_.v[1];
+                        xs_8_[2u] = a_8_.v[2];
+                        xs_8_[6u] = b_8_.v[2];
+                        xs_8_[3u] = a_8_.v[3];
+                        xs_8_[7u] = b_8_.v[3];
+                        kf_u32x4 t1514_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1514_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                    }
+                    unsigned t1585_ = ck_ + 1u;
+                    ck_ = t1585_;
+                    if (t1585_ == steps_) {
+                        float t1588_ = acc_[0u];
+                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1610_ == 32u) {
+                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
+                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
+                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
+                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
+                        } else {
+                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
+                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
+                            float t1633_ = __fadd_rn(t1588_, t1630_);
+                            float t1634_ = t1632_ ? t1633_ : t1588_;
+                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
+                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
+                            float t1639_ = __fadd_rn(t1634_, t1636_);
+                            float t1640_ = t1638_ ? t1639_ : t1634_;
+                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
+                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
+                            float t1645_ = __fadd_rn(t1640_, t1642_);
+                            float t1646_ = t1644_ ? t1645_ : t1640_;
+                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
+                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
+                            float t1651_ = __fadd_rn(t1646_, t1648_);
+                            float t1652_ = t1650_ ? t1651_ : t1646_;
+                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
+                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
+                            float t1657_ = __fadd_rn(t1652_, t1654_);
+                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
+                        }
+                        bool t1662_ = lane_ == 0u;
+                        bool t1663_ = t1662_;
+                        if (t1662_) {
+                            t1663_ = cg_ < m_;
+                        }
+                        if (t1663_) {
+                            y_[cg_] = s_2_;
+                        }
+                        acc_[0u] = 0.0f;
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
+                }
+            }
+        }
+    } else {
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1715_ = gridDim.x << 3u;
+        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+            row_[0u] = min(g_, (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
+                    unsigned v_17_ = base_ + lane_2_;
+                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1740_;
+                    if (v_17_ < nv_2_) {
+                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1747_ = wv_[t1746_];
+                        t_ = t1747_;
+                    }
+                    wr_[0u] = t_;
+                    unsigned v_18_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1753_;
+                    if (v_18_ < nv_2_) {
+                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1760_ = wv_[t1759_];
+                        t_2_ = t1760_;
+                    }
+                    wr_[1u] = t_2_;
+                    unsigned v_19_ = (base_ + 64u) + lane_2_;
+                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1766_;
+                    if (v_19_ < nv_2_) {
+                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1773_ = wv_[t1772_];
+                        t_3_ = t1773_;
+                    }
+                    wr_[2u] = t_3_;
+                    unsigned v_20_ = (base_ + 96u) + lane_2_;
+                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1779_;
+                    if (v_20_ < nv_2_) {
+                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1786_ = wv_[t1785_];
+                        t_4_ = t1786_;
+                    }
+                    wr_[3u] = t_4_;
+                    unsigned v_21_ = base_ + lane_2_;
+                    if (v_21_ < nv_2_) {
+                        unsigned t1793_ = v_21_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t1793_];
+                        unsigned t1798_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t1798_];
+                        xs_9_[0u] = a_9_.v[0];
+                        xs_9_[4u] = b_9_.v[0];
+                        xs_9_[1u] = a_9_.v[1];
+                        xs_9_[5u] = b_9_.v[1];
+                        xs_9_[2u] = a_9_.v[2];
+                        xs_9_[6u] = b_9_.v[2];
+                        xs_9_[3u] = a_9_.v[3];
+                        xs_9_[7u] = b_9_.v[3];
+                        kf_u32x4 t1845_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1845_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_22_ = (base_ + 32u) + lane_2_;
+                    if (v_22_ < nv_2_) {
+                        unsigned t1920_ = v_22_ << 1u;
+                        kf_f32x4 a_10_ = xf4_[t1920_];
+                        unsigned t1925_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t1925_];
+                        xs_10_[0u] = a_10_.v[0];
+                        xs_10_[4u] = b_10_.v[0];
+                        xs_10_[1u] = a_10_.v[1];
+                        xs_10_[5u] = b_10_.v[1];
+                        xs_10_[2u] = a_10_.v[2];
+                        xs_10_[6u] = b_10_.v[2];
+                        xs_10_[3u] = a_10_.v[3];
+                        xs_10_[7u] = b_10_.v[3];
+                        kf_u32x4 t1972_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1972_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_23_ = (base_ + 64u) + lane_2_;
+                    if (v_23_ < nv_2_) {
+                        unsigned t2047_ = v_23_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t2047_];
+                        unsigned t2052_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t2052_];
+                        xs_11_[0u] = a_11_.v[0];
+                        xs_11_[4u] = b_11_.v[0];
+                        xs_11_[1u] = a_11_.v[1];
+                        xs_11_[5u] = b_11_.v[1];
+                        xs_11_[2u] = a_11_.v[2];
+                        xs_11_[6u] = b_11_.v[2];
+                        xs_11_[3u] = a_11_.v[3];
+                        xs_11_[7u] = b_11_.v[3];
+                        kf_u32x4 t2099_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2099_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_24_ = (base_ + 96u) + lane_2_;
+                    if (v_24_ < nv_2_) {
+                        unsigned t2174_ = v_24_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t2174_];
+                        unsigned t2179_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t2179_];
+                        xs_12_[0u] = a_12_.v[0];
+                        xs_12_[4u] = b_12_.v[0];
+                        xs_12_[1u] = a_12_.v[1];
+                        xs_12_[5u] = b_12_.v[1];
+                        xs_12_[2u] = a_12_.v[2];
+                        xs_12_[6u] = b_12_.v[2];
+                        xs_12_[3u] = a_12_.v[3];
+                        xs_12_[7u] = b_12_.v[3];
+                        kf_u32x4 t2226_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2226_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2056_ = x_[c_];
-                    unsigned i_3_ = (row_[0u] * k_) + c_;
-                    unsigned short u_ = w16_[i_3_];
-                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2056_, acc_2_[0u]);
-                    unsigned i_4_ = (row_[1u] * k_) + c_;
-                    unsigned short u_2_ = w16_[i_4_];
-                    acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t2056_, acc_2_[1u]);
+                    float t2302_ = x_[c_];
+                    unsigned i_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_];
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2302_, acc_2_[0u]);
                 }
             }
-            float t2090_ = acc_2_[0u];
-            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2112_ == 32u) {
-                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
-                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
-                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
-                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
-                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            float t2322_ = acc_2_[0u];
+            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2344_ == 32u) {
+                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
+                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
+                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
+                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
             } else {
-                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
-                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
-                float t2135_ = __fadd_rn(t2090_, t2132_);
-                float t2136_ = t2134_ ? t2135_ : t2090_;
-                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
-                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
-                float t2141_ = __fadd_rn(t2136_, t2138_);
-                float t2142_ = t2140_ ? t2141_ : t2136_;
-                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
-                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
-                float t2147_ = __fadd_rn(t2142_, t2144_);
-                float t2148_ = t2146_ ? t2147_ : t2142_;
-                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
-                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
-                float t2153_ = __fadd_rn(t2148_, t2150_);
-                float t2154_ = t2152_ ? t2153_ : t2148_;
-                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
-                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
-                float t2159_ = __fadd_rn(t2154_, t2156_);
-                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
+                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
+                float t2367_ = __fadd_rn(t2322_, t2364_);
+                float t2368_ = t2366_ ? t2367_ : t2322_;
+                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
+                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
+                float t2373_ = __fadd_rn(t2368_, t2370_);
+                float t2374_ = t2372_ ? t2373_ : t2368_;
+                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
+                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
+                float t2379_ = __fadd_rn(t2374_, t2376_);
+                float t2380_ = t2378_ ? t2379_ : t2374_;
+                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
+                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
+                float t2385_ = __fadd_rn(t2380_, t2382_);
+                float t2386_ = t2384_ ? t2385_ : t2380_;
+                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
+                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
+                float t2391_ = __fadd_rn(t2386_, t2388_);
+                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
             }
-            bool t2164_ = lane_2_ == 0u;
-            bool t2165_ = t2164_;
-            if (t2164_) {
-                t2165_ = (g_ << 1u) < m_;
+            bool t2396_ = lane_2_ == 0u;
+            bool t2397_ = t2396_;
+            if (t2396_) {
+                t2397_ = g_ < m_;
             }
-            if (t2165_) {
-                y_[g_ << 1u] = s_5_;
-            }
-            float t2185_ = acc_2_[1u];
-            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2207_ == 32u) {
-                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
-                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
-                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
-                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
-                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
-            } else {
-                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
-                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
-                float t2230_ = __fadd_rn(t2185_, t2227_);
-                float t2231_ = t2229_ ? t2230_ : t2185_;
-                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
-                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
-                float t2236_ = __fadd_rn(t2231_, t2233_);
-                float t2237_ = t2235_ ? t2236_ : t2231_;
-                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
-                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
-                float t2242_ = __fadd_rn(t2237_, t2239_);
-                float t2243_ = t2241_ ? t2242_ : t2237_;
-                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
-                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
-                float t2248_ = __fadd_rn(t2243_, t2245_);
-                float t2249_ = t2247_ ? t2248_ : t2243_;
-                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
-                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
-                float t2254_ = __fadd_rn(t2249_, t2251_);
-                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
-            }
-            bool t2259_ = lane_2_ == 1u;
-            bool t2260_ = t2259_;
-            if (t2259_) {
-                t2260_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t2260_) {
-                unsigned i_5_ = (g_ << 1u) + 1u;
-                y_[i_5_] = s_6_;
+            if (t2397_) {
+                y_[g_] = s_3_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f16_acc (gemv.kf:541) */
+/* kernel gemv_f16_f16_f16_acc (gemv.kf:543) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_u32x4 wb_[8];
-    kf_u32x4 xb_[8];
-    float acc_[2];
+    kf_u32x4 xb_[16];
+    float acc_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    unsigned row_[2];
-    float acc_2_[2];
-    kf_u32x4 wr_[4];
     float xs_5_[8];
     float xs_6_[8];
+    float xs_7_[8];
+    float xs_8_[8];
+    unsigned row_[1];
+    float acc_2_[1];
+    kf_u32x4 wr_[4];
+    float xs_9_[8];
+    float xs_10_[8];
+    float xs_11_[8];
+    float xs_12_[8];
     float s_;
     float s_2_;
     float s_3_;
-    float s_4_;
-    float s_5_;
-    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -4435,51 +4206,53 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
-        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
-        if (!(wid_ >= ngroups_)) {
-            unsigned t61_ = ngroups_ - wid_;
+        if (!(wid_ >= m_)) {
+            unsigned t61_ = m_ - wid_;
             unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
-            acc_[1u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t82_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+            unsigned t80_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
-                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
                     xb_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
-                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_[2u] = xv_[v_2_];
-                    unsigned t190_ = lk_ + 1u;
-                    lk_ = t190_;
-                    if (t190_ == steps_) {
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_[4u] = xv_[v_3_];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_[6u] = xv_[v_4_];
+                    unsigned t244_ = lk_ + 1u;
+                    lk_ = t244_;
+                    if (t244_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t198_ = t0_ >= 1u;
-                bool t199_ = t198_;
-                if (t198_) {
-                    t199_ = (t0_ - 1u) < total_;
+                bool t252_ = t0_ >= 1u;
+                bool t253_ = t252_;
+                if (t252_) {
+                    t253_ = (t0_ - 1u) < total_;
                 }
-                if (t199_) {
-                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
-                    if (v_3_ < nv_) {
-                        kf_u32x4 t236_ = xb_[4u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                if (t253_) {
+                    unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_5_ < nv_) {
+                        kf_u32x4 t290_ = xb_[8u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t290_);
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -4488,17 +4261,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t263_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t263_);
+                        kf_u32x4 t317_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t317_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
-                        kf_u32x4 t337_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t337_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_[0u], acc_[1u]))))))));
                     }
-                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
-                    if (v_4_ < nv_) {
-                        kf_u32x4 t441_ = xb_[6u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                    unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_6_ < nv_) {
+                        kf_u32x4 t421_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t421_);
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -4507,130 +4277,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t468_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t468_);
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                        kf_u32x4 t542_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t542_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                        kf_u32x4 t448_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t448_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
-                    unsigned t616_ = ck_ + 1u;
-                    ck_ = t616_;
-                    if (t616_ == steps_) {
-                        float t619_ = acc_[0u];
-                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t641_ == 32u) {
-                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
-                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
-                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
-                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
-                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
-                        } else {
-                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
-                            bool t663_ = (kf_lane_id() + 16u) < t641_;
-                            float t664_ = __fadd_rn(t619_, t661_);
-                            float t665_ = t663_ ? t664_ : t619_;
-                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
-                            bool t669_ = (kf_lane_id() + 8u) < t641_;
-                            float t670_ = __fadd_rn(t665_, t667_);
-                            float t671_ = t669_ ? t670_ : t665_;
-                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
-                            bool t675_ = (kf_lane_id() + 4u) < t641_;
-                            float t676_ = __fadd_rn(t671_, t673_);
-                            float t677_ = t675_ ? t676_ : t671_;
-                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
-                            bool t681_ = (kf_lane_id() + 2u) < t641_;
-                            float t682_ = __fadd_rn(t677_, t679_);
-                            float t683_ = t681_ ? t682_ : t677_;
-                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
-                            bool t687_ = (kf_lane_id() + 1u) < t641_;
-                            float t688_ = __fadd_rn(t683_, t685_);
-                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
-                        }
-                        bool t693_ = lane_ == 0u;
-                        bool t694_ = t693_;
-                        if (t693_) {
-                            t694_ = (cg_ << 1u) < m_;
-                        }
-                        if (t694_) {
-                            unsigned t701_ = cg_ << 1u;
-                            y_[t701_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[t701_])));
-                        }
-                        acc_[0u] = 0.0f;
-                        float t716_ = acc_[1u];
-                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t738_ == 32u) {
-                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
-                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
-                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
-                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
-                        } else {
-                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
-                            bool t760_ = (kf_lane_id() + 16u) < t738_;
-                            float t761_ = __fadd_rn(t716_, t758_);
-                            float t762_ = t760_ ? t761_ : t716_;
-                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
-                            bool t766_ = (kf_lane_id() + 8u) < t738_;
-                            float t767_ = __fadd_rn(t762_, t764_);
-                            float t768_ = t766_ ? t767_ : t762_;
-                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
-                            bool t772_ = (kf_lane_id() + 4u) < t738_;
-                            float t773_ = __fadd_rn(t768_, t770_);
-                            float t774_ = t772_ ? t773_ : t768_;
-                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
-                            bool t778_ = (kf_lane_id() + 2u) < t738_;
-                            float t779_ = __fadd_rn(t774_, t776_);
-                            float t780_ = t778_ ? t779_ : t774_;
-                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
-                            bool t784_ = (kf_lane_id() + 1u) < t738_;
-                            float t785_ = __fadd_rn(t780_, t782_);
-                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
-                        }
-                        bool t790_ = lane_ == 1u;
-                        bool t791_ = t790_;
-                        if (t790_) {
-                            t791_ = ((cg_ << 1u) + 1u) < m_;
-                        }
-                        if (t791_) {
-                            unsigned i_ = (cg_ << 1u) + 1u;
-                            y_[i_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[i_])));
-                        }
-                        acc_[1u] = 0.0f;
-                        ck_ = 0u;
-                        cg_ = cg_ + nw_;
-                    }
-                }
-                if ((t0_ + 1u) < total_) {
-                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
-                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
-                    xb_[4u] = xv_[v_5_];
-                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
-                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
-                    xb_[6u] = xv_[v_6_];
-                    unsigned t918_ = lk_ + 1u;
-                    lk_ = t918_;
-                    if (t918_ == steps_) {
-                        lk_ = 0u;
-                        lg_ = lg_ + nw_;
-                    }
-                }
-                bool t926_ = (t0_ + 1u) >= 1u;
-                bool t927_ = t926_;
-                if (t926_) {
-                    t927_ = ((t0_ + 1u) - 1u) < total_;
-                }
-                if (t927_) {
-                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t964_ = xb_[0u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        kf_u32x4 t552_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t552_);
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -4639,17 +4293,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t991_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t991_);
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1065_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1065_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                        kf_u32x4 t579_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t579_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
-                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t1169_ = xb_[2u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        kf_u32x4 t683_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t683_);
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -4658,96 +4309,192 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t1196_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1196_);
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1270_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1270_);
-                        acc_[1u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                        kf_u32x4 t710_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t710_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1344_ = ck_ + 1u;
-                    ck_ = t1344_;
-                    if (t1344_ == steps_) {
-                        float t1347_ = acc_[0u];
-                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1369_ == 32u) {
-                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
-                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
-                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
-                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
-                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                    unsigned t784_ = ck_ + 1u;
+                    ck_ = t784_;
+                    if (t784_ == steps_) {
+                        float t787_ = acc_[0u];
+                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t809_ == 32u) {
+                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
+                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
+                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
+                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
+                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
                         } else {
-                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
-                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
-                            float t1392_ = __fadd_rn(t1347_, t1389_);
-                            float t1393_ = t1391_ ? t1392_ : t1347_;
-                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
-                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
-                            float t1398_ = __fadd_rn(t1393_, t1395_);
-                            float t1399_ = t1397_ ? t1398_ : t1393_;
-                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
-                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
-                            float t1404_ = __fadd_rn(t1399_, t1401_);
-                            float t1405_ = t1403_ ? t1404_ : t1399_;
-                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
-                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
-                            float t1410_ = __fadd_rn(t1405_, t1407_);
-                            float t1411_ = t1409_ ? t1410_ : t1405_;
-                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
-                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
-                            float t1416_ = __fadd_rn(t1411_, t1413_);
-                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
+                            bool t831_ = (kf_lane_id() + 16u) < t809_;
+                            float t832_ = __fadd_rn(t787_, t829_);
+                            float t833_ = t831_ ? t832_ : t787_;
+                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
+                            bool t837_ = (kf_lane_id() + 8u) < t809_;
+                            float t838_ = __fadd_rn(t833_, t835_);
+                            float t839_ = t837_ ? t838_ : t833_;
+                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
+                            bool t843_ = (kf_lane_id() + 4u) < t809_;
+                            float t844_ = __fadd_rn(t839_, t841_);
+                            float t845_ = t843_ ? t844_ : t839_;
+                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
+                            bool t849_ = (kf_lane_id() + 2u) < t809_;
+                            float t850_ = __fadd_rn(t845_, t847_);
+                            float t851_ = t849_ ? t850_ : t845_;
+                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
+                            bool t855_ = (kf_lane_id() + 1u) < t809_;
+                            float t856_ = __fadd_rn(t851_, t853_);
+                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
                         }
-                        bool t1421_ = lane_ == 0u;
-                        bool t1422_ = t1421_;
-                        if (t1421_) {
-                            t1422_ = (cg_ << 1u) < m_;
+                        bool t861_ = lane_ == 0u;
+                        bool t862_ = t861_;
+                        if (t861_) {
+                            t862_ = cg_ < m_;
                         }
-                        if (t1422_) {
-                            unsigned t1429_ = cg_ << 1u;
-                            y_[t1429_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[t1429_])));
+                        if (t862_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[cg_])));
                         }
                         acc_[0u] = 0.0f;
-                        float t1444_ = acc_[1u];
-                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1466_ == 32u) {
-                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
-                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
-                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
-                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
-                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
+                }
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_[8u] = xv_[v_9_];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_[10u] = xv_[v_10_];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_[12u] = xv_[v_11_];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_[14u] = xv_[v_12_];
+                    unsigned t1045_ = lk_ + 1u;
+                    lk_ = t1045_;
+                    if (t1045_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
+                }
+                bool t1053_ = (t0_ + 1u) >= 1u;
+                bool t1054_ = t1053_;
+                if (t1053_) {
+                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                }
+                if (t1054_) {
+                    unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_13_ < nv_) {
+                        kf_u32x4 t1091_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1091_);
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1118_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1118_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_14_ < nv_) {
+                        kf_u32x4 t1222_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1222_);
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1249_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1249_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                    if (v_15_ < nv_) {
+                        kf_u32x4 t1353_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1353_);
+                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t1380_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1380_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                    if (v_16_ < nv_) {
+                        kf_u32x4 t1484_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1484_);
+                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t1511_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1511_);
+                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                    }
+                    unsigned t1585_ = ck_ + 1u;
+                    ck_ = t1585_;
+                    if (t1585_ == steps_) {
+                        float t1588_ = acc_[0u];
+                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1610_ == 32u) {
+                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
+                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
+                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
+                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
                         } else {
-                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
-                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
-                            float t1489_ = __fadd_rn(t1444_, t1486_);
-                            float t1490_ = t1488_ ? t1489_ : t1444_;
-                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
-                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
-                            float t1495_ = __fadd_rn(t1490_, t1492_);
-                            float t1496_ = t1494_ ? t1495_ : t1490_;
-                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
-                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
-                            float t1501_ = __fadd_rn(t1496_, t1498_);
-                            float t1502_ = t1500_ ? t1501_ : t1496_;
-                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
-                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
-                            float t1507_ = __fadd_rn(t1502_, t1504_);
-                            float t1508_ = t1506_ ? t1507_ : t1502_;
-                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
-                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
-                            float t1513_ = __fadd_rn(t1508_, t1510_);
-                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
+                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
+                            float t1633_ = __fadd_rn(t1588_, t1630_);
+                            float t1634_ = t1632_ ? t1633_ : t1588_;
+                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
+                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
+                            float t1639_ = __fadd_rn(t1634_, t1636_);
+                            float t1640_ = t1638_ ? t1639_ : t1634_;
+                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
+                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
+                            float t1645_ = __fadd_rn(t1640_, t1642_);
+                            float t1646_ = t1644_ ? t1645_ : t1640_;
+                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
+                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
+                            float t1651_ = __fadd_rn(t1646_, t1648_);
+                            float t1652_ = t1650_ ? t1651_ : t1646_;
+                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
+                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
+                            float t1657_ = __fadd_rn(t1652_, t1654_);
+                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
                         }
-                        bool t1518_ = lane_ == 1u;
-                        bool t1519_ = t1518_;
-                        if (t1518_) {
-                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        bool t1662_ = lane_ == 0u;
+                        bool t1663_ = t1662_;
+                        if (t1662_) {
+                            t1663_ = cg_ < m_;
                         }
-                        if (t1519_) {
-                            unsigned i_2_ = (cg_ << 1u) + 1u;
-                            y_[i_2_] = kf_f16_from_f32(__fadd_rn(s_4_, kf_f16_to_f32(y_[i_2_])));
+                        if (t1663_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[cg_])));
                         }
-                        acc_[1u] = 0.0f;
+                        acc_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -4757,202 +4504,185 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-        unsigned t1571_ = gridDim.x << 3u;
-        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
-            row_[0u] = min((g_ << 1u), (m_ - 1u));
+        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1715_ = gridDim.x << 3u;
+        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+            row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
-            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-            acc_2_[1u] = 0.0f;
             if ((k_ & 7u) == 0u) {
-                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
-                    unsigned v_9_ = base_ + lane_2_;
-                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1606_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
-                        kf_u32x4 t1613_ = wv_[t1612_];
-                        t_ = t1613_;
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
+                    unsigned v_17_ = base_ + lane_2_;
+                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1740_;
+                    if (v_17_ < nv_2_) {
+                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1747_ = wv_[t1746_];
+                        t_ = t1747_;
                     }
                     wr_[0u] = t_;
-                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1616_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
-                        kf_u32x4 t1623_ = wv_[t1622_];
-                        t_2_ = t1623_;
+                    unsigned v_18_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1753_;
+                    if (v_18_ < nv_2_) {
+                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1760_ = wv_[t1759_];
+                        t_2_ = t1760_;
                     }
                     wr_[1u] = t_2_;
-                    unsigned v_10_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1629_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
-                        kf_u32x4 t1636_ = wv_[t1635_];
-                        t_3_ = t1636_;
+                    unsigned v_19_ = (base_ + 64u) + lane_2_;
+                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1766_;
+                    if (v_19_ < nv_2_) {
+                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1773_ = wv_[t1772_];
+                        t_3_ = t1773_;
                     }
                     wr_[2u] = t_3_;
-                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1639_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
-                        kf_u32x4 t1646_ = wv_[t1645_];
-                        t_4_ = t1646_;
+                    unsigned v_20_ = (base_ + 96u) + lane_2_;
+                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1779_;
+                    if (v_20_ < nv_2_) {
+                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1786_ = wv_[t1785_];
+                        t_4_ = t1786_;
                     }
                     wr_[3u] = t_4_;
-                    unsigned v_11_ = base_ + lane_2_;
-                    if (v_11_ < nv_2_) {
-                        kf_f16x8 a_5_ = xh8_[v_11_];
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1702_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1702_);
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1776_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1776_);
-                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    unsigned v_21_ = base_ + lane_2_;
+                    if (v_21_ < nv_2_) {
+                        kf_f16x8 a_9_ = xh8_[v_21_];
+                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t1842_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1842_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_12_ = (base_ + 32u) + lane_2_;
-                    if (v_12_ < nv_2_) {
-                        kf_f16x8 a_6_ = xh8_[v_12_];
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1903_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t1903_);
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1977_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t1977_);
-                        acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    unsigned v_22_ = (base_ + 32u) + lane_2_;
+                    if (v_22_ < nv_2_) {
+                        kf_f16x8 a_10_ = xh8_[v_22_];
+                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
+                        kf_u32x4 t1969_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1969_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_23_ = (base_ + 64u) + lane_2_;
+                    if (v_23_ < nv_2_) {
+                        kf_f16x8 a_11_ = xh8_[v_23_];
+                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t2096_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2096_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_24_ = (base_ + 96u) + lane_2_;
+                    if (v_24_ < nv_2_) {
+                        kf_f16x8 a_12_ = xh8_[v_24_];
+                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t2223_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2223_);
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2058_ = kf_f16_to_f32(x_[c_]);
-                    unsigned i_3_ = (row_[0u] * k_) + c_;
-                    unsigned short u_ = w16_[i_3_];
-                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2058_, acc_2_[0u]);
-                    unsigned i_4_ = (row_[1u] * k_) + c_;
-                    unsigned short u_2_ = w16_[i_4_];
-                    acc_2_[1u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_2_)), t2058_, acc_2_[1u]);
+                    float t2304_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_];
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2304_, acc_2_[0u]);
                 }
             }
-            float t2090_ = acc_2_[0u];
-            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2112_ == 32u) {
-                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
-                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
-                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
-                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
-                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            float t2322_ = acc_2_[0u];
+            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2344_ == 32u) {
+                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
+                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
+                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
+                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
             } else {
-                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
-                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
-                float t2135_ = __fadd_rn(t2090_, t2132_);
-                float t2136_ = t2134_ ? t2135_ : t2090_;
-                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
-                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
-                float t2141_ = __fadd_rn(t2136_, t2138_);
-                float t2142_ = t2140_ ? t2141_ : t2136_;
-                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
-                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
-                float t2147_ = __fadd_rn(t2142_, t2144_);
-                float t2148_ = t2146_ ? t2147_ : t2142_;
-                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
-                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
-                float t2153_ = __fadd_rn(t2148_, t2150_);
-                float t2154_ = t2152_ ? t2153_ : t2148_;
-                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
-                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
-                float t2159_ = __fadd_rn(t2154_, t2156_);
-                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
+                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
+                float t2367_ = __fadd_rn(t2322_, t2364_);
+                float t2368_ = t2366_ ? t2367_ : t2322_;
+                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
+                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
+                float t2373_ = __fadd_rn(t2368_, t2370_);
+                float t2374_ = t2372_ ? t2373_ : t2368_;
+                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
+                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
+                float t2379_ = __fadd_rn(t2374_, t2376_);
+                float t2380_ = t2378_ ? t2379_ : t2374_;
+                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
+                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
+                float t2385_ = __fadd_rn(t2380_, t2382_);
+                float t2386_ = t2384_ ? t2385_ : t2380_;
+                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
+                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
+                float t2391_ = __fadd_rn(t2386_, t2388_);
+                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
             }
-            bool t2164_ = lane_2_ == 0u;
-            bool t2165_ = t2164_;
-            if (t2164_) {
-                t2165_ = (g_ << 1u) < m_;
+            bool t2396_ = lane_2_ == 0u;
+            bool t2397_ = t2396_;
+            if (t2396_) {
+                t2397_ = g_ < m_;
             }
-            if (t2165_) {
-                unsigned t2172_ = g_ << 1u;
-                y_[t2172_] = kf_f16_from_f32(__fadd_rn(s_5_, kf_f16_to_f32(y_[t2172_])));
-            }
-            float t2185_ = acc_2_[1u];
-            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2207_ == 32u) {
-                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
-                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
-                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
-                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
-                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
-            } else {
-                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
-                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
-                float t2230_ = __fadd_rn(t2185_, t2227_);
-                float t2231_ = t2229_ ? t2230_ : t2185_;
-                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
-                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
-                float t2236_ = __fadd_rn(t2231_, t2233_);
-                float t2237_ = t2235_ ? t2236_ : t2231_;
-                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
-                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
-                float t2242_ = __fadd_rn(t2237_, t2239_);
-                float t2243_ = t2241_ ? t2242_ : t2237_;
-                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
-                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
-                float t2248_ = __fadd_rn(t2243_, t2245_);
-                float t2249_ = t2247_ ? t2248_ : t2243_;
-                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
-                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
-                float t2254_ = __fadd_rn(t2249_, t2251_);
-                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
-            }
-            bool t2259_ = lane_2_ == 1u;
-            bool t2260_ = t2259_;
-            if (t2259_) {
-                t2260_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t2260_) {
-                unsigned i_5_ = (g_ << 1u) + 1u;
-                y_[i_5_] = kf_f16_from_f32(__fadd_rn(s_6_, kf_f16_to_f32(y_[i_5_])));
+            if (t2397_) {
+                y_[g_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16_acc (gemv.kf:546) */
+/* kernel gemv_bf16_f16_f16_acc (gemv.kf:548) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_u32x4 wb_[8];
-    kf_u32x4 xb_[8];
-    float acc_[2];
+    kf_u32x4 xb_[16];
+    float acc_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
     float xs_4_[8];
-    unsigned row_[2];
-    float acc_2_[2];
-    kf_u32x4 wr_[4];
     float xs_5_[8];
     float xs_6_[8];
+    float xs_7_[8];
+    float xs_8_[8];
+    unsigned row_[1];
+    float acc_2_[1];
+    kf_u32x4 wr_[4];
+    float xs_9_[8];
+    float xs_10_[8];
+    float xs_11_[8];
+    float xs_12_[8];
     float s_;
     float s_2_;
     float s_3_;
-    float s_4_;
-    float s_5_;
-    float s_6_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -4961,51 +4691,53 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned steps_ = (nv_ >> 6u) + (((nv_ & 63u) != 0u) ? 1u : 0u);
-        unsigned ngroups_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
+        unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
-        if (!(wid_ >= ngroups_)) {
-            unsigned t61_ = ngroups_ - wid_;
+        if (!(wid_ >= m_)) {
+            unsigned t61_ = m_ - wid_;
             unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
-            acc_[1u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t82_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t82_; t0_ = t0_ + 2u) {
+            unsigned t80_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
-                    unsigned v_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min((lg_ << 1u), (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    unsigned row_3_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_];
                     xb_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_2_];
-                    unsigned row_5_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_2_];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_[2u] = xv_[v_2_];
-                    unsigned t190_ = lk_ + 1u;
-                    lk_ = t190_;
-                    if (t190_ == steps_) {
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_[4u] = xv_[v_3_];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_[6u] = xv_[v_4_];
+                    unsigned t244_ = lk_ + 1u;
+                    lk_ = t244_;
+                    if (t244_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t198_ = t0_ >= 1u;
-                bool t199_ = t198_;
-                if (t198_) {
-                    t199_ = (t0_ - 1u) < total_;
+                bool t252_ = t0_ >= 1u;
+                bool t253_ = t252_;
+                if (t252_) {
+                    t253_ = (t0_ - 1u) < total_;
                 }
-                if (t199_) {
-                    unsigned v_3_ = ((ck_ << 5u) << 1u) + lane_;
-                    if (v_3_ < nv_) {
-                        kf_u32x4 t236_ = xb_[4u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t236_);
+                if (t253_) {
+                    unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_5_ < nv_) {
+                        kf_u32x4 t290_ = xb_[8u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t290_);
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -5014,17 +4746,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t266_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t266_);
+                        kf_u32x4 t320_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t320_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
-                        kf_u32x4 t340_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t340_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_[0u], acc_[1u]))))))));
                     }
-                    unsigned v_4_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
-                    if (v_4_ < nv_) {
-                        kf_u32x4 t441_ = xb_[6u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t441_);
+                    unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_6_ < nv_) {
+                        kf_u32x4 t421_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t421_);
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -5033,130 +4762,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t471_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t471_);
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_2_[0u], acc_[0u]))))))));
-                        kf_u32x4 t545_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t545_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_2_[0u], acc_[1u]))))))));
+                        kf_u32x4 t451_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t451_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
-                    unsigned t616_ = ck_ + 1u;
-                    ck_ = t616_;
-                    if (t616_ == steps_) {
-                        float t619_ = acc_[0u];
-                        unsigned t641_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t641_ == 32u) {
-                            float t646_ = __fadd_rn(t619_, kf_shfl_xor(t619_, 16u, kf_wn));
-                            float t649_ = __fadd_rn(t646_, kf_shfl_xor(t646_, 8u, kf_wn));
-                            float t652_ = __fadd_rn(t649_, kf_shfl_xor(t649_, 4u, kf_wn));
-                            float t655_ = __fadd_rn(t652_, kf_shfl_xor(t652_, 2u, kf_wn));
-                            s_ = __fadd_rn(t655_, kf_shfl_xor(t655_, 1u, kf_wn));
-                        } else {
-                            float t661_ = kf_shfl_down(t619_, 16u, kf_wn);
-                            bool t663_ = (kf_lane_id() + 16u) < t641_;
-                            float t664_ = __fadd_rn(t619_, t661_);
-                            float t665_ = t663_ ? t664_ : t619_;
-                            float t667_ = kf_shfl_down(t665_, 8u, kf_wn);
-                            bool t669_ = (kf_lane_id() + 8u) < t641_;
-                            float t670_ = __fadd_rn(t665_, t667_);
-                            float t671_ = t669_ ? t670_ : t665_;
-                            float t673_ = kf_shfl_down(t671_, 4u, kf_wn);
-                            bool t675_ = (kf_lane_id() + 4u) < t641_;
-                            float t676_ = __fadd_rn(t671_, t673_);
-                            float t677_ = t675_ ? t676_ : t671_;
-                            float t679_ = kf_shfl_down(t677_, 2u, kf_wn);
-                            bool t681_ = (kf_lane_id() + 2u) < t641_;
-                            float t682_ = __fadd_rn(t677_, t679_);
-                            float t683_ = t681_ ? t682_ : t677_;
-                            float t685_ = kf_shfl_down(t683_, 1u, kf_wn);
-                            bool t687_ = (kf_lane_id() + 1u) < t641_;
-                            float t688_ = __fadd_rn(t683_, t685_);
-                            s_ = kf_shfl(t687_ ? t688_ : t683_, 0u, kf_wn);
-                        }
-                        bool t693_ = lane_ == 0u;
-                        bool t694_ = t693_;
-                        if (t693_) {
-                            t694_ = (cg_ << 1u) < m_;
-                        }
-                        if (t694_) {
-                            unsigned t701_ = cg_ << 1u;
-                            y_[t701_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[t701_])));
-                        }
-                        acc_[0u] = 0.0f;
-                        float t716_ = acc_[1u];
-                        unsigned t738_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t738_ == 32u) {
-                            float t743_ = __fadd_rn(t716_, kf_shfl_xor(t716_, 16u, kf_wn));
-                            float t746_ = __fadd_rn(t743_, kf_shfl_xor(t743_, 8u, kf_wn));
-                            float t749_ = __fadd_rn(t746_, kf_shfl_xor(t746_, 4u, kf_wn));
-                            float t752_ = __fadd_rn(t749_, kf_shfl_xor(t749_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t752_, kf_shfl_xor(t752_, 1u, kf_wn));
-                        } else {
-                            float t758_ = kf_shfl_down(t716_, 16u, kf_wn);
-                            bool t760_ = (kf_lane_id() + 16u) < t738_;
-                            float t761_ = __fadd_rn(t716_, t758_);
-                            float t762_ = t760_ ? t761_ : t716_;
-                            float t764_ = kf_shfl_down(t762_, 8u, kf_wn);
-                            bool t766_ = (kf_lane_id() + 8u) < t738_;
-                            float t767_ = __fadd_rn(t762_, t764_);
-                            float t768_ = t766_ ? t767_ : t762_;
-                            float t770_ = kf_shfl_down(t768_, 4u, kf_wn);
-                            bool t772_ = (kf_lane_id() + 4u) < t738_;
-                            float t773_ = __fadd_rn(t768_, t770_);
-                            float t774_ = t772_ ? t773_ : t768_;
-                            float t776_ = kf_shfl_down(t774_, 2u, kf_wn);
-                            bool t778_ = (kf_lane_id() + 2u) < t738_;
-                            float t779_ = __fadd_rn(t774_, t776_);
-                            float t780_ = t778_ ? t779_ : t774_;
-                            float t782_ = kf_shfl_down(t780_, 1u, kf_wn);
-                            bool t784_ = (kf_lane_id() + 1u) < t738_;
-                            float t785_ = __fadd_rn(t780_, t782_);
-                            s_2_ = kf_shfl(t784_ ? t785_ : t780_, 0u, kf_wn);
-                        }
-                        bool t790_ = lane_ == 1u;
-                        bool t791_ = t790_;
-                        if (t790_) {
-                            t791_ = ((cg_ << 1u) + 1u) < m_;
-                        }
-                        if (t791_) {
-                            unsigned i_ = (cg_ << 1u) + 1u;
-                            y_[i_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[i_])));
-                        }
-                        acc_[1u] = 0.0f;
-                        ck_ = 0u;
-                        cg_ = cg_ + nw_;
-                    }
-                }
-                if ((t0_ + 1u) < total_) {
-                    unsigned v_5_ = min((((lk_ << 5u) << 1u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_5_];
-                    unsigned row_7_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_5_];
-                    xb_[4u] = xv_[v_5_];
-                    unsigned v_6_ = min(((((lk_ << 5u) << 1u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min((lg_ << 1u), (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_6_];
-                    unsigned row_9_ = min(((lg_ << 1u) + 1u), (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_6_];
-                    xb_[6u] = xv_[v_6_];
-                    unsigned t918_ = lk_ + 1u;
-                    lk_ = t918_;
-                    if (t918_ == steps_) {
-                        lk_ = 0u;
-                        lg_ = lg_ + nw_;
-                    }
-                }
-                bool t926_ = (t0_ + 1u) >= 1u;
-                bool t927_ = t926_;
-                if (t926_) {
-                    t927_ = ((t0_ + 1u) - 1u) < total_;
-                }
-                if (t927_) {
-                    unsigned v_7_ = ((ck_ << 5u) << 1u) + lane_;
+                    unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t964_ = xb_[0u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t964_);
+                        kf_u32x4 t552_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t552_);
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -5165,17 +4778,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t994_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t994_);
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_3_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1068_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1068_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_3_[0u], acc_[1u]))))))));
+                        kf_u32x4 t582_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t582_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
-                    unsigned v_8_ = (((ck_ << 5u) << 1u) + 32u) + lane_;
+                    unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t1169_ = xb_[2u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1169_);
+                        kf_u32x4 t683_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t683_);
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -5184,96 +4794,192 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t1199_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1199_);
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_4_[0u], acc_[0u]))))))));
-                        kf_u32x4 t1273_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1273_);
-                        acc_[1u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_4_[0u], acc_[1u]))))))));
+                        kf_u32x4 t713_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t713_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1344_ = ck_ + 1u;
-                    ck_ = t1344_;
-                    if (t1344_ == steps_) {
-                        float t1347_ = acc_[0u];
-                        unsigned t1369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1369_ == 32u) {
-                            float t1374_ = __fadd_rn(t1347_, kf_shfl_xor(t1347_, 16u, kf_wn));
-                            float t1377_ = __fadd_rn(t1374_, kf_shfl_xor(t1374_, 8u, kf_wn));
-                            float t1380_ = __fadd_rn(t1377_, kf_shfl_xor(t1377_, 4u, kf_wn));
-                            float t1383_ = __fadd_rn(t1380_, kf_shfl_xor(t1380_, 2u, kf_wn));
-                            s_3_ = __fadd_rn(t1383_, kf_shfl_xor(t1383_, 1u, kf_wn));
+                    unsigned t784_ = ck_ + 1u;
+                    ck_ = t784_;
+                    if (t784_ == steps_) {
+                        float t787_ = acc_[0u];
+                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t809_ == 32u) {
+                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
+                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
+                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
+                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
+                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
                         } else {
-                            float t1389_ = kf_shfl_down(t1347_, 16u, kf_wn);
-                            bool t1391_ = (kf_lane_id() + 16u) < t1369_;
-                            float t1392_ = __fadd_rn(t1347_, t1389_);
-                            float t1393_ = t1391_ ? t1392_ : t1347_;
-                            float t1395_ = kf_shfl_down(t1393_, 8u, kf_wn);
-                            bool t1397_ = (kf_lane_id() + 8u) < t1369_;
-                            float t1398_ = __fadd_rn(t1393_, t1395_);
-                            float t1399_ = t1397_ ? t1398_ : t1393_;
-                            float t1401_ = kf_shfl_down(t1399_, 4u, kf_wn);
-                            bool t1403_ = (kf_lane_id() + 4u) < t1369_;
-                            float t1404_ = __fadd_rn(t1399_, t1401_);
-                            float t1405_ = t1403_ ? t1404_ : t1399_;
-                            float t1407_ = kf_shfl_down(t1405_, 2u, kf_wn);
-                            bool t1409_ = (kf_lane_id() + 2u) < t1369_;
-                            float t1410_ = __fadd_rn(t1405_, t1407_);
-                            float t1411_ = t1409_ ? t1410_ : t1405_;
-                            float t1413_ = kf_shfl_down(t1411_, 1u, kf_wn);
-                            bool t1415_ = (kf_lane_id() + 1u) < t1369_;
-                            float t1416_ = __fadd_rn(t1411_, t1413_);
-                            s_3_ = kf_shfl(t1415_ ? t1416_ : t1411_, 0u, kf_wn);
+                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
+                            bool t831_ = (kf_lane_id() + 16u) < t809_;
+                            float t832_ = __fadd_rn(t787_, t829_);
+                            float t833_ = t831_ ? t832_ : t787_;
+                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
+                            bool t837_ = (kf_lane_id() + 8u) < t809_;
+                            float t838_ = __fadd_rn(t833_, t835_);
+                            float t839_ = t837_ ? t838_ : t833_;
+                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
+                            bool t843_ = (kf_lane_id() + 4u) < t809_;
+                            float t844_ = __fadd_rn(t839_, t841_);
+                            float t845_ = t843_ ? t844_ : t839_;
+                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
+                            bool t849_ = (kf_lane_id() + 2u) < t809_;
+                            float t850_ = __fadd_rn(t845_, t847_);
+                            float t851_ = t849_ ? t850_ : t845_;
+                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
+                            bool t855_ = (kf_lane_id() + 1u) < t809_;
+                            float t856_ = __fadd_rn(t851_, t853_);
+                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
                         }
-                        bool t1421_ = lane_ == 0u;
-                        bool t1422_ = t1421_;
-                        if (t1421_) {
-                            t1422_ = (cg_ << 1u) < m_;
+                        bool t861_ = lane_ == 0u;
+                        bool t862_ = t861_;
+                        if (t861_) {
+                            t862_ = cg_ < m_;
                         }
-                        if (t1422_) {
-                            unsigned t1429_ = cg_ << 1u;
-                            y_[t1429_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[t1429_])));
+                        if (t862_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[cg_])));
                         }
                         acc_[0u] = 0.0f;
-                        float t1444_ = acc_[1u];
-                        unsigned t1466_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1466_ == 32u) {
-                            float t1471_ = __fadd_rn(t1444_, kf_shfl_xor(t1444_, 16u, kf_wn));
-                            float t1474_ = __fadd_rn(t1471_, kf_shfl_xor(t1471_, 8u, kf_wn));
-                            float t1477_ = __fadd_rn(t1474_, kf_shfl_xor(t1474_, 4u, kf_wn));
-                            float t1480_ = __fadd_rn(t1477_, kf_shfl_xor(t1477_, 2u, kf_wn));
-                            s_4_ = __fadd_rn(t1480_, kf_shfl_xor(t1480_, 1u, kf_wn));
+                        ck_ = 0u;
+                        cg_ = cg_ + nw_;
+                    }
+                }
+                if ((t0_ + 1u) < total_) {
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_[8u] = xv_[v_9_];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_[10u] = xv_[v_10_];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_[12u] = xv_[v_11_];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_[14u] = xv_[v_12_];
+                    unsigned t1045_ = lk_ + 1u;
+                    lk_ = t1045_;
+                    if (t1045_ == steps_) {
+                        lk_ = 0u;
+                        lg_ = lg_ + nw_;
+                    }
+                }
+                bool t1053_ = (t0_ + 1u) >= 1u;
+                bool t1054_ = t1053_;
+                if (t1053_) {
+                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                }
+                if (t1054_) {
+                    unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_13_ < nv_) {
+                        kf_u32x4 t1091_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1091_);
+                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                        kf_u32x4 t1121_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1121_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_14_ < nv_) {
+                        kf_u32x4 t1222_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1222_);
+                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t1252_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1252_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                    if (v_15_ < nv_) {
+                        kf_u32x4 t1353_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1353_);
+                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t1383_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1383_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                    }
+                    unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                    if (v_16_ < nv_) {
+                        kf_u32x4 t1484_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1484_);
+                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t1514_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1514_);
+                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                    }
+                    unsigned t1585_ = ck_ + 1u;
+                    ck_ = t1585_;
+                    if (t1585_ == steps_) {
+                        float t1588_ = acc_[0u];
+                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1610_ == 32u) {
+                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
+                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
+                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
+                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
                         } else {
-                            float t1486_ = kf_shfl_down(t1444_, 16u, kf_wn);
-                            bool t1488_ = (kf_lane_id() + 16u) < t1466_;
-                            float t1489_ = __fadd_rn(t1444_, t1486_);
-                            float t1490_ = t1488_ ? t1489_ : t1444_;
-                            float t1492_ = kf_shfl_down(t1490_, 8u, kf_wn);
-                            bool t1494_ = (kf_lane_id() + 8u) < t1466_;
-                            float t1495_ = __fadd_rn(t1490_, t1492_);
-                            float t1496_ = t1494_ ? t1495_ : t1490_;
-                            float t1498_ = kf_shfl_down(t1496_, 4u, kf_wn);
-                            bool t1500_ = (kf_lane_id() + 4u) < t1466_;
-                            float t1501_ = __fadd_rn(t1496_, t1498_);
-                            float t1502_ = t1500_ ? t1501_ : t1496_;
-                            float t1504_ = kf_shfl_down(t1502_, 2u, kf_wn);
-                            bool t1506_ = (kf_lane_id() + 2u) < t1466_;
-                            float t1507_ = __fadd_rn(t1502_, t1504_);
-                            float t1508_ = t1506_ ? t1507_ : t1502_;
-                            float t1510_ = kf_shfl_down(t1508_, 1u, kf_wn);
-                            bool t1512_ = (kf_lane_id() + 1u) < t1466_;
-                            float t1513_ = __fadd_rn(t1508_, t1510_);
-                            s_4_ = kf_shfl(t1512_ ? t1513_ : t1508_, 0u, kf_wn);
+                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
+                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
+                            float t1633_ = __fadd_rn(t1588_, t1630_);
+                            float t1634_ = t1632_ ? t1633_ : t1588_;
+                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
+                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
+                            float t1639_ = __fadd_rn(t1634_, t1636_);
+                            float t1640_ = t1638_ ? t1639_ : t1634_;
+                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
+                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
+                            float t1645_ = __fadd_rn(t1640_, t1642_);
+                            float t1646_ = t1644_ ? t1645_ : t1640_;
+                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
+                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
+                            float t1651_ = __fadd_rn(t1646_, t1648_);
+                            float t1652_ = t1650_ ? t1651_ : t1646_;
+                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
+                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
+                            float t1657_ = __fadd_rn(t1652_, t1654_);
+                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
                         }
-                        bool t1518_ = lane_ == 1u;
-                        bool t1519_ = t1518_;
-                        if (t1518_) {
-                            t1519_ = ((cg_ << 1u) + 1u) < m_;
+                        bool t1662_ = lane_ == 0u;
+                        bool t1663_ = t1662_;
+                        if (t1662_) {
+                            t1663_ = cg_ < m_;
                         }
-                        if (t1519_) {
-                            unsigned i_2_ = (cg_ << 1u) + 1u;
-                            y_[i_2_] = kf_f16_from_f32(__fadd_rn(s_4_, kf_f16_to_f32(y_[i_2_])));
+                        if (t1663_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[cg_])));
                         }
-                        acc_[1u] = 0.0f;
+                        acc_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -5283,181 +4989,161 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1560_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1568_ = (m_ >> 1u) + (((m_ & 1u) != 0u) ? 1u : 0u);
-        unsigned t1571_ = gridDim.x << 3u;
-        for (unsigned g_ = t1560_; g_ < t1568_; g_ = g_ + t1571_) {
-            row_[0u] = min((g_ << 1u), (m_ - 1u));
+        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1715_ = gridDim.x << 3u;
+        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+            row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
-            row_[1u] = min(((g_ << 1u) + 1u), (m_ - 1u));
-            acc_2_[1u] = 0.0f;
             if ((k_ & 7u) == 0u) {
-                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 64u) {
-                    unsigned v_9_ = base_ + lane_2_;
-                    kf_u32x4 t1606_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1606_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1612_ = (row_[0u] * nv_2_) + v_9_;
-                        kf_u32x4 t1613_ = wv_[t1612_];
-                        t_ = t1613_;
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
+                    unsigned v_17_ = base_ + lane_2_;
+                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1740_;
+                    if (v_17_ < nv_2_) {
+                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1747_ = wv_[t1746_];
+                        t_ = t1747_;
                     }
                     wr_[0u] = t_;
-                    kf_u32x4 t1616_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1616_;
-                    if (v_9_ < nv_2_) {
-                        unsigned t1622_ = (row_[1u] * nv_2_) + v_9_;
-                        kf_u32x4 t1623_ = wv_[t1622_];
-                        t_2_ = t1623_;
+                    unsigned v_18_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1753_;
+                    if (v_18_ < nv_2_) {
+                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1760_ = wv_[t1759_];
+                        t_2_ = t1760_;
                     }
                     wr_[1u] = t_2_;
-                    unsigned v_10_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1629_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1629_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1635_ = (row_[0u] * nv_2_) + v_10_;
-                        kf_u32x4 t1636_ = wv_[t1635_];
-                        t_3_ = t1636_;
+                    unsigned v_19_ = (base_ + 64u) + lane_2_;
+                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1766_;
+                    if (v_19_ < nv_2_) {
+                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1773_ = wv_[t1772_];
+                        t_3_ = t1773_;
                     }
                     wr_[2u] = t_3_;
-                    kf_u32x4 t1639_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1639_;
-                    if (v_10_ < nv_2_) {
-                        unsigned t1645_ = (row_[1u] * nv_2_) + v_10_;
-                        kf_u32x4 t1646_ = wv_[t1645_];
-                        t_4_ = t1646_;
+                    unsigned v_20_ = (base_ + 96u) + lane_2_;
+                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1779_;
+                    if (v_20_ < nv_2_) {
+                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1786_ = wv_[t1785_];
+                        t_4_ = t1786_;
                     }
                     wr_[3u] = t_4_;
-                    unsigned v_11_ = base_ + lane_2_;
-                    if (v_11_ < nv_2_) {
-                        kf_f16x8 a_5_ = xh8_[v_11_];
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1705_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1705_);
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1779_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1779_);
-                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_5_[0u], acc_2_[1u]))))))));
+                    unsigned v_21_ = base_ + lane_2_;
+                    if (v_21_ < nv_2_) {
+                        kf_f16x8 a_9_ = xh8_[v_21_];
+                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t1845_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1845_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_12_ = (base_ + 32u) + lane_2_;
-                    if (v_12_ < nv_2_) {
-                        kf_f16x8 a_6_ = xh8_[v_12_];
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1906_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t1906_);
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
-                        kf_u32x4 t1980_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t1980_);
-                        acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_6_[0u], acc_2_[1u]))))))));
+                    unsigned v_22_ = (base_ + 32u) + lane_2_;
+                    if (v_22_ < nv_2_) {
+                        kf_f16x8 a_10_ = xh8_[v_22_];
+                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
+                        kf_u32x4 t1972_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1972_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_23_ = (base_ + 64u) + lane_2_;
+                    if (v_23_ < nv_2_) {
+                        kf_f16x8 a_11_ = xh8_[v_23_];
+                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t2099_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2099_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_24_ = (base_ + 96u) + lane_2_;
+                    if (v_24_ < nv_2_) {
+                        kf_f16x8 a_12_ = xh8_[v_24_];
+                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t2226_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2226_);
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2058_ = kf_f16_to_f32(x_[c_]);
-                    unsigned i_3_ = (row_[0u] * k_) + c_;
-                    unsigned short u_ = w16_[i_3_];
-                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2058_, acc_2_[0u]);
-                    unsigned i_4_ = (row_[1u] * k_) + c_;
-                    unsigned short u_2_ = w16_[i_4_];
-                    acc_2_[1u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_2_)), t2058_, acc_2_[1u]);
+                    float t2304_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_];
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2304_, acc_2_[0u]);
                 }
             }
-            float t2090_ = acc_2_[0u];
-            unsigned t2112_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2112_ == 32u) {
-                float t2117_ = __fadd_rn(t2090_, kf_shfl_xor(t2090_, 16u, kf_wn));
-                float t2120_ = __fadd_rn(t2117_, kf_shfl_xor(t2117_, 8u, kf_wn));
-                float t2123_ = __fadd_rn(t2120_, kf_shfl_xor(t2120_, 4u, kf_wn));
-                float t2126_ = __fadd_rn(t2123_, kf_shfl_xor(t2123_, 2u, kf_wn));
-                s_5_ = __fadd_rn(t2126_, kf_shfl_xor(t2126_, 1u, kf_wn));
+            float t2322_ = acc_2_[0u];
+            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2344_ == 32u) {
+                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
+                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
+                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
+                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
             } else {
-                float t2132_ = kf_shfl_down(t2090_, 16u, kf_wn);
-                bool t2134_ = (kf_lane_id() + 16u) < t2112_;
-                float t2135_ = __fadd_rn(t2090_, t2132_);
-                float t2136_ = t2134_ ? t2135_ : t2090_;
-                float t2138_ = kf_shfl_down(t2136_, 8u, kf_wn);
-                bool t2140_ = (kf_lane_id() + 8u) < t2112_;
-                float t2141_ = __fadd_rn(t2136_, t2138_);
-                float t2142_ = t2140_ ? t2141_ : t2136_;
-                float t2144_ = kf_shfl_down(t2142_, 4u, kf_wn);
-                bool t2146_ = (kf_lane_id() + 4u) < t2112_;
-                float t2147_ = __fadd_rn(t2142_, t2144_);
-                float t2148_ = t2146_ ? t2147_ : t2142_;
-                float t2150_ = kf_shfl_down(t2148_, 2u, kf_wn);
-                bool t2152_ = (kf_lane_id() + 2u) < t2112_;
-                float t2153_ = __fadd_rn(t2148_, t2150_);
-                float t2154_ = t2152_ ? t2153_ : t2148_;
-                float t2156_ = kf_shfl_down(t2154_, 1u, kf_wn);
-                bool t2158_ = (kf_lane_id() + 1u) < t2112_;
-                float t2159_ = __fadd_rn(t2154_, t2156_);
-                s_5_ = kf_shfl(t2158_ ? t2159_ : t2154_, 0u, kf_wn);
+                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
+                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
+                float t2367_ = __fadd_rn(t2322_, t2364_);
+                float t2368_ = t2366_ ? t2367_ : t2322_;
+                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
+                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
+                float t2373_ = __fadd_rn(t2368_, t2370_);
+                float t2374_ = t2372_ ? t2373_ : t2368_;
+                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
+                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
+                float t2379_ = __fadd_rn(t2374_, t2376_);
+                float t2380_ = t2378_ ? t2379_ : t2374_;
+                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
+                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
+                float t2385_ = __fadd_rn(t2380_, t2382_);
+                float t2386_ = t2384_ ? t2385_ : t2380_;
+                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
+                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
+                float t2391_ = __fadd_rn(t2386_, t2388_);
+                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
             }
-            bool t2164_ = lane_2_ == 0u;
-            bool t2165_ = t2164_;
-            if (t2164_) {
-                t2165_ = (g_ << 1u) < m_;
+            bool t2396_ = lane_2_ == 0u;
+            bool t2397_ = t2396_;
+            if (t2396_) {
+                t2397_ = g_ < m_;
             }
-            if (t2165_) {
-                unsigned t2172_ = g_ << 1u;
-                y_[t2172_] = kf_f16_from_f32(__fadd_rn(s_5_, kf_f16_to_f32(y_[t2172_])));
-            }
-            float t2185_ = acc_2_[1u];
-            unsigned t2207_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2207_ == 32u) {
-                float t2212_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 16u, kf_wn));
-                float t2215_ = __fadd_rn(t2212_, kf_shfl_xor(t2212_, 8u, kf_wn));
-                float t2218_ = __fadd_rn(t2215_, kf_shfl_xor(t2215_, 4u, kf_wn));
-                float t2221_ = __fadd_rn(t2218_, kf_shfl_xor(t2218_, 2u, kf_wn));
-                s_6_ = __fadd_rn(t2221_, kf_shfl_xor(t2221_, 1u, kf_wn));
-            } else {
-                float t2227_ = kf_shfl_down(t2185_, 16u, kf_wn);
-                bool t2229_ = (kf_lane_id() + 16u) < t2207_;
-                float t2230_ = __fadd_rn(t2185_, t2227_);
-                float t2231_ = t2229_ ? t2230_ : t2185_;
-                float t2233_ = kf_shfl_down(t2231_, 8u, kf_wn);
-                bool t2235_ = (kf_lane_id() + 8u) < t2207_;
-                float t2236_ = __fadd_rn(t2231_, t2233_);
-                float t2237_ = t2235_ ? t2236_ : t2231_;
-                float t2239_ = kf_shfl_down(t2237_, 4u, kf_wn);
-                bool t2241_ = (kf_lane_id() + 4u) < t2207_;
-                float t2242_ = __fadd_rn(t2237_, t2239_);
-                float t2243_ = t2241_ ? t2242_ : t2237_;
-                float t2245_ = kf_shfl_down(t2243_, 2u, kf_wn);
-                bool t2247_ = (kf_lane_id() + 2u) < t2207_;
-                float t2248_ = __fadd_rn(t2243_, t2245_);
-                float t2249_ = t2247_ ? t2248_ : t2243_;
-                float t2251_ = kf_shfl_down(t2249_, 1u, kf_wn);
-                bool t2253_ = (kf_lane_id() + 1u) < t2207_;
-                float t2254_ = __fadd_rn(t2249_, t2251_);
-                s_6_ = kf_shfl(t2253_ ? t2254_ : t2249_, 0u, kf_wn);
-            }
-            bool t2259_ = lane_2_ == 1u;
-            bool t2260_ = t2259_;
-            if (t2259_) {
-                t2260_ = ((g_ << 1u) + 1u) < m_;
-            }
-            if (t2260_) {
-                unsigned i_5_ = (g_ << 1u) + 1u;
-                y_[i_5_] = kf_f16_from_f32(__fadd_rn(s_6_, kf_f16_to_f32(y_[i_5_])));
+            if (t2397_) {
+                y_[g_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_batch_f16_f16_f16 (gemv.kf:553) */
+/* kernel gemv_batch_f16_f16_f16 (gemv.kf:555) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -6600,7 +6286,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
     }
 }
 
-/* kernel gemv_batch_f16_f32_f32 (gemv.kf:558) */
+/* kernel gemv_batch_f16_f32_f32 (gemv.kf:560) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -7878,7 +7564,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
     }
 }
 
-/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:563) */
+/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:565) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -8678,7 +8364,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     }
 }
 
-/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:568) */
+/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:570) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {

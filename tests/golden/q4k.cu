@@ -29,17 +29,18 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
     return h;
 }
 
-/* float -> integer: truncate, saturate, NaN -> 0. The __*_rz intrinsics
-   (cvt.rzi) truncate and saturate, but NaN gives the most negative pattern
-   of the destination (2^31 for unsigned, INT64_MIN for long long) */
-__device__ __forceinline__ int kf_f32_to_i32(float x) { return x != x ? 0 : __float2int_rz(x); }
-__device__ __forceinline__ unsigned kf_f32_to_u32(float x) { return x != x ? 0u : __float2uint_rz(x); }
-__device__ __forceinline__ long long kf_f32_to_i64(float x) { return x != x ? 0ll : __float2ll_rz(x); }
-__device__ __forceinline__ unsigned long long kf_f32_to_u64(float x) { return x != x ? 0ull : __float2ull_rz(x); }
-__device__ __forceinline__ int kf_f64_to_i32(double x) { return x != x ? 0 : __double2int_rz(x); }
-__device__ __forceinline__ unsigned kf_f64_to_u32(double x) { return x != x ? 0u : __double2uint_rz(x); }
-__device__ __forceinline__ long long kf_f64_to_i64(double x) { return x != x ? 0ll : __double2ll_rz(x); }
-__device__ __forceinline__ unsigned long long kf_f64_to_u64(double x) { return x != x ? 0ull : __double2ull_rz(x); }
+/* float -> integer: truncate, saturate, NaN -> 0. cvt.rzi truncates and
+   saturates, but NaN gives the most negative pattern of the destination (2^31
+   for unsigned, INT64_MIN for long long). Inline PTX, not the __*_rz intrinsics:
+   NVVM folds __float2ull_rz(-1.0f) to 2^64 - 1 (difftest seed 1 program 4595). */
+__device__ __forceinline__ int kf_f32_to_i32(float x) { int r; asm("cvt.rzi.s32.f32 %0, %1;" : "=r"(r) : "f"(x)); return x != x ? 0 : r; }
+__device__ __forceinline__ unsigned kf_f32_to_u32(float x) { unsigned r; asm("cvt.rzi.u32.f32 %0, %1;" : "=r"(r) : "f"(x)); return x != x ? 0u : r; }
+__device__ __forceinline__ long long kf_f32_to_i64(float x) { long long r; asm("cvt.rzi.s64.f32 %0, %1;" : "=l"(r) : "f"(x)); return x != x ? 0ll : r; }
+__device__ __forceinline__ unsigned long long kf_f32_to_u64(float x) { unsigned long long r; asm("cvt.rzi.u64.f32 %0, %1;" : "=l"(r) : "f"(x)); return x != x ? 0ull : r; }
+__device__ __forceinline__ int kf_f64_to_i32(double x) { int r; asm("cvt.rzi.s32.f64 %0, %1;" : "=r"(r) : "d"(x)); return x != x ? 0 : r; }
+__device__ __forceinline__ unsigned kf_f64_to_u32(double x) { unsigned r; asm("cvt.rzi.u32.f64 %0, %1;" : "=r"(r) : "d"(x)); return x != x ? 0u : r; }
+__device__ __forceinline__ long long kf_f64_to_i64(double x) { long long r; asm("cvt.rzi.s64.f64 %0, %1;" : "=l"(r) : "d"(x)); return x != x ? 0ll : r; }
+__device__ __forceinline__ unsigned long long kf_f64_to_u64(double x) { unsigned long long r; asm("cvt.rzi.u64.f64 %0, %1;" : "=l"(r) : "d"(x)); return x != x ? 0ull : r; }
 
 /* float -> 8/16-bit int: to 32 bits (truncates, saturates, NaN -> 0),
    then saturate to the narrow range */
@@ -591,7 +592,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
 }
 
 /* kernel q4k_gemv (q4k.kf:355) */
-extern "C" __global__ void __launch_bounds__(128)
+extern "C" __global__ void __launch_bounds__(256)
 q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     extern __shared__ __align__(16) unsigned tab_[];
@@ -872,8 +873,8 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     unsigned g_ = lane_ >> 2u;
     unsigned q_9_ = lane_ & 3u;
     unsigned ntiles_ = (m_ >> 4u) + (((m_ & 15u) != 0u) ? 1u : 0u);
-    unsigned wid_ = (blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned nw_ = gridDim.x << 2u;
+    unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned nw_ = gridDim.x << 3u;
     if (wid_ >= ntiles_) {
         return;
     }

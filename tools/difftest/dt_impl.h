@@ -259,6 +259,7 @@ typedef struct {
     const dt_param *buf; /* buffers */
     int64_t lo;          /* loop variables: the smallest value */
     uint32_t wbytes;     /* shared arrays: bytes from the start written by exchanges (readable through any view) */
+    bool exchanged;      /* shared arrays: an exchange was generated (in any scope, never reset) */
 } dt_sym;
 
 enum { DT_MAX_SYMS = 256 };

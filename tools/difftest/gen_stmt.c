@@ -306,7 +306,7 @@ static bool gen_view(dt_gen *g, list *l)
     s->type = (kf_type){KF_TK_BUFFER, u.scalar, u.lanes, 0, 0};
     s->a[0] = name_ref(g, kf_arena_printf(&g->p->arena, "(%s as &[%s])", from->name, dt_type_name(u)), s->type, DT_V_UNI);
     append(l, s);
-    dt_push(g, (dt_sym){s->text, u, DT_K_VIEW, DT_V_UNI, false, len, from->buf, 0, 0});
+    dt_push(g, (dt_sym){s->text, u, DT_K_VIEW, DT_V_UNI, false, len, from->buf, 0, 0, false});
     return true;
 }
 
@@ -335,7 +335,7 @@ static void gen_let(dt_gen *g, list *l)
     s->type = t;
     s->text = fresh(g);
     append(l, s);
-    dt_push(g, (dt_sym){s->text, t, DT_K_LET, s->a[0]->var, false, 0, NULL, 0, 0});
+    dt_push(g, (dt_sym){s->text, t, DT_K_LET, s->a[0]->var, false, 0, NULL, 0, 0, false});
 }
 
 /* var x: T [= e]; with a variance class it keeps. */
@@ -351,7 +351,7 @@ static void gen_var(dt_gen *g, list *l)
     if (dt_chance(g->r, 85)) s->a[0] = dt_expr(g, t, cls, 3, true);
     if (s->a[0] && !(s->a[0]->flags & DT_F_UNTYPED) && dt_chance(g->r, 40)) s->flags = 0;
     append(l, s);
-    dt_push(g, (dt_sym){s->text, t, DT_K_VAR, cls, false, 0, NULL, 0, 0});
+    dt_push(g, (dt_sym){s->text, t, DT_K_VAR, cls, false, 0, NULL, 0, 0, false});
 }
 
 /* An assignment to a var, a component of a vector var, a local-array element
@@ -568,7 +568,7 @@ static void gen_for(dt_gen *g, list *l, int size)
     loop_state ls = loop_enter(g, bv);
     uint32_t mark = g->nsyms;
     uint8_t start_var = dt_max(s->a[0]->var, s->a[2] ? s->a[2]->var : DT_V_UNI);
-    dt_push(g, (dt_sym){s->text, t, DT_K_LOOP, start_var, false, lo >= 0 ? (uint32_t)hi_excl : 0, NULL, lo, 0});
+    dt_push(g, (dt_sym){s->text, t, DT_K_LOOP, start_var, false, lo >= 0 ? (uint32_t)hi_excl : 0, NULL, lo, 0, false});
     loop_body(g, s, size);
     g->nsyms = mark;
     loop_leave(g, ls);
@@ -589,7 +589,7 @@ static void gen_unroll(dt_gen *g, list *l, int size)
     s->text = fresh(g);
     loop_state ls = loop_enter(g, DT_V_UNI);
     uint32_t mark = g->nsyms;
-    dt_push(g, (dt_sym){s->text, s->type, DT_K_LOOP, DT_V_UNI, false, (uint32_t)n, NULL, 0, 0});
+    dt_push(g, (dt_sym){s->text, s->type, DT_K_LOOP, DT_V_UNI, false, (uint32_t)n, NULL, 0, 0, false});
     g->unrolls++;
     loop_body(g, s, size > 3 ? 3 : size);
     g->unrolls--;
@@ -623,11 +623,11 @@ static void gen_array(dt_gen *g, list *l)
     s->text = fresh(g);
     s->aux = fresh(g);
     uint32_t mark = g->nsyms;
-    dt_push(g, (dt_sym){s->aux, kf_type_scalar(KF_S_I32), DT_K_LOOP, DT_V_UNI, false, (uint32_t)s->n, NULL, 0, 0});
+    dt_push(g, (dt_sym){s->aux, kf_type_scalar(KF_S_I32), DT_K_LOOP, DT_V_UNI, false, (uint32_t)s->n, NULL, 0, 0, false});
     s->a[0] = dt_expr(g, s->type, DT_V_THREAD, 3, true);
     g->nsyms = mark;
     append(l, s);
-    dt_push(g, (dt_sym){s->text, s->type, DT_K_ARRAY, DT_V_THREAD, false, (uint32_t)s->n, NULL, 0, 0});
+    dt_push(g, (dt_sym){s->text, s->type, DT_K_ARRAY, DT_V_THREAD, false, (uint32_t)s->n, NULL, 0, 0, false});
 }
 
 static bool block_level(const dt_gen *g) { return (g->collective & DT_C_BARRIER) && dt_eff(g) <= DT_V_BLOCK; }
@@ -649,7 +649,7 @@ static void gen_exchange(dt_gen *g, list *l)
         g->p->shared_bytes += bytes;
         d->text = fresh(g);
         append(l, d);
-        dt_push(g, (dt_sym){d->text, d->type, DT_K_SHARED, DT_V_BLOCK, false, (uint32_t)d->n, NULL, 0, 0});
+        dt_push(g, (dt_sym){d->text, d->type, DT_K_SHARED, DT_V_BLOCK, false, (uint32_t)d->n, NULL, 0, 0, false});
         sh = &g->syms[g->nsyms - 1];
     }
     dt_node *s = stmt(g, DT_S_EXCHANGE);
@@ -665,12 +665,16 @@ static void gen_exchange(dt_gen *g, list *l)
     s->type = u;
     s->aux = fresh(g);
     /* in a fn the array (its own, shared by every call site) may still be read from an earlier call */
-    if (sh->readable || g->loops || g->fn || dt_chance(g->r, 30)) s->flags |= DT_F_LEAD;
+    /* an earlier exchange, even in a scope already left (its readable mark
+     * is gone), may have been read or written through another view: the
+     * last test keeps the random stream of every other program unchanged */
+    if (sh->readable || g->loops || g->fn || dt_chance(g->r, 30) || sh->exchanged) s->flags |= DT_F_LEAD;
+    sh->exchanged = true;
     if (g->fn) s->a[1] = name_ref(g, "((thread_id.z * block_dim.y + thread_id.y) * block_dim.x + thread_id.x)",
                                   kf_type_scalar(KF_S_U32), DT_V_THREAD);   /* dt_tb is the kernel's */
     if (s->a[1]) s->a[1]->flags |= DT_F_FIXED;
     uint32_t mark = g->nsyms;
-    dt_push(g, (dt_sym){s->aux, kf_type_scalar(KF_S_U32), DT_K_LOOP, DT_V_THREAD, false, (uint32_t)s->n, NULL, 0, 0});
+    dt_push(g, (dt_sym){s->aux, kf_type_scalar(KF_S_U32), DT_K_LOOP, DT_V_THREAD, false, (uint32_t)s->n, NULL, 0, 0, false});
     uint8_t ctrl = g->ctrl;   /* each thread runs its own number of iterations */
     g->ctrl = DT_V_THREAD;
     g->in_exchange = true;
@@ -867,13 +871,13 @@ static void gen_fn(dt_gen *g0, dt_fn *f)
     g.collective = f->collective;
     f->ret = dt_chance(g.r, 20) ? kf_type_void() : dt_pick_type(g.r, true);
     for (uint32_t i = 0; i < p->nconsts; i++)
-        dt_push(&g, (dt_sym){p->consts[i].name, p->consts[i].type, DT_K_CONST, DT_V_UNI, false, 0, NULL, 0, 0});
+        dt_push(&g, (dt_sym){p->consts[i].name, p->consts[i].type, DT_K_CONST, DT_V_UNI, false, 0, NULL, 0, 0, false});
     uint32_t nvals = dt_below(g.r, 4);
     for (uint32_t i = 0; i < nvals; i++) {
         dt_fparam *fp = &f->params[f->nparams++];
         fp->name = fresh(&g);
         fp->type = dt_pick_type(g.r, true);
-        dt_push(&g, (dt_sym){fp->name, fp->type, DT_K_PARAM, DT_V_THREAD, false, 0, NULL, 0, 0});
+        dt_push(&g, (dt_sym){fp->name, fp->type, DT_K_PARAM, DT_V_THREAD, false, 0, NULL, 0, 0, false});
     }
     if (dt_chance(g.r, 25)) {   /* p: shared T[], read (or exchanged through) as the caller's first elements */
         dt_fparam *fp = &f->params[f->nparams++];
@@ -881,7 +885,7 @@ static void gen_fn(dt_gen *g0, dt_fn *f)
         fp->type = dt_pick_type(g.r, false);
         fp->shared_len = (uint32_t)dt_range(g.r, 1, 16);
         dt_push(&g, (dt_sym){fp->name, fp->type, DT_K_SHARED, DT_V_BLOCK, true, fp->shared_len, NULL, 0,
-                             fp->shared_len * kf_type_elem_bytes(fp->type)});
+                             fp->shared_len * kf_type_elem_bytes(fp->type), false});
     }
     for (uint32_t i = 0; i < p->nparams && f->nparams < DT_MAX_FPARAMS - 2; i++) {
         const dt_param *bp = &p->params[i];
@@ -892,7 +896,7 @@ static void gen_fn(dt_gen *g0, dt_fn *f)
         fp->name = fresh(&g);
         fp->type = bp->type;
         fp->buf = bp;
-        dt_push(&g, (dt_sym){fp->name, kf_type_elem(bp->type), out ? DT_K_OUTBUF : DT_K_INBUF, DT_V_UNI, false, 0, bp, 0, 0});
+        dt_push(&g, (dt_sym){fp->name, kf_type_elem(bp->type), out ? DT_K_OUTBUF : DT_K_INBUF, DT_V_UNI, false, 0, bp, 0, 0, false});
         if (out) {   /* and its base slot, a u32 parameter */
             f->out = bp;
             f->base = fresh(&g);
@@ -1133,7 +1137,7 @@ static void make_dynamic_shared(dt_gen *g, list *l)
     d->text = fresh(g);
     d->flags |= DT_F_FIXED;
     append(l, d);
-    dt_push(g, (dt_sym){d->text, t, DT_K_SHARED, DT_V_BLOCK, false, bytes / esz, NULL, 0, 0});
+    dt_push(g, (dt_sym){d->text, t, DT_K_SHARED, DT_V_BLOCK, false, bytes / esz, NULL, 0, 0, false});
 }
 
 /* let dt_tb / dt_gt / dt_<out>: the thread's place and its own slots. */
@@ -1165,8 +1169,8 @@ static void prologue(dt_gen *g, list *l)
         s->a[0]->flags |= DT_F_FIXED;
         append(l, s);
     }
-    dt_push(g, (dt_sym){"dt_tb", u, DT_K_LET, DT_V_THREAD, false, 0, NULL, 0, 0});
-    dt_push(g, (dt_sym){"dt_gt", u, DT_K_LET, DT_V_THREAD, false, 0, NULL, 0, 0});
+    dt_push(g, (dt_sym){"dt_tb", u, DT_K_LET, DT_V_THREAD, false, 0, NULL, 0, 0, false});
+    dt_push(g, (dt_sym){"dt_gt", u, DT_K_LET, DT_V_THREAD, false, 0, NULL, 0, 0, false});
 }
 
 const char *const kf_dt_avoid_names[KF_DT_NAVOID] = {
@@ -1208,12 +1212,12 @@ kf_dt_prog *dt_build(uint64_t seed, uint64_t index, unsigned avoid)
     kname[n] = 0;
     p->kname = kf_arena_strdup(&p->arena, kname);
     for (uint32_t i = 0; i < p->nconsts; i++)
-        dt_push(&g, (dt_sym){p->consts[i].name, p->consts[i].type, DT_K_CONST, DT_V_UNI, false, 0, NULL, 0, 0});
+        dt_push(&g, (dt_sym){p->consts[i].name, p->consts[i].type, DT_K_CONST, DT_V_UNI, false, 0, NULL, 0, 0, false});
     for (uint32_t i = 0; i < p->nparams; i++) {
         const dt_param *pa = &p->params[i];
         dt_symkind k = pa->role == DT_R_IN ? DT_K_INBUF : pa->role == DT_R_SCALAR ? DT_K_PARAM : DT_K_OUTBUF;
         dt_push(&g, (dt_sym){pa->name, k == DT_K_PARAM ? pa->type : kf_type_elem(pa->type), (uint8_t)k, DT_V_UNI, false,
-                             0, k == DT_K_PARAM ? NULL : pa, 0, 0});
+                             0, k == DT_K_PARAM ? NULL : pa, 0, 0, false});
     }
     list l = {&p->body};
     prologue(&g, &l);

@@ -255,6 +255,22 @@ static void sdpa_shape_get(ref_ctx *r, sdpa_shape *s, bool kv)
 
 static size_t sdpa_len(const sdpa_shape *s, size_t b) { return s->lens[b] < s->l ? s->lens[b] : s->l; }
 
+/* A KV cache [b, l, hkv, d] of f16 whose valid rows (position < the
+ * sequence's length) are uniform in [-1, 1) and whose rows past it are NaN:
+ * a kernel that lets a position past lens touch its result fails (ctx: the
+ * sdpa_shape, lens read). */
+static void make_cache_nan_tail(void *dst, size_t count, uint64_t *rng, const void *ctx)
+{
+    const sdpa_shape *s = ctx;
+    uint16_t *c = dst;
+    size_t row = s->hkv * s->d;
+    for (size_t i = 0; i < count; i++) {
+        size_t b = i / (s->l * row), p = i / row % s->l;
+        double v = ldexp((double)(kf_fill_splitmix64(rng) >> 53), -10) - 1.0;
+        c[i] = p < sdpa_len(s, b) ? kf_ref_f16_bits(v) : 0x7e00;
+    }
+}
+
 /* Softmax attention of query q over cache positions [p0, p1) of kv head kvh
  * of sequence b: po (d values) = sum_p e^(z_p)·V_p / sum_p e^(z_p) with
  * z_p = q·K_p / sqrt(d); returns log2(sum_p e^(z_p)). */
@@ -288,8 +304,10 @@ static void ref_sdpa_split(ref_ctx *r)
     sdpa_shape s;
     sdpa_shape_get(r, &s, true);
     size_t nq, nk, nv, npo, npl, ns = (s.l + s.split - 1) / s.split, g = s.h / s.hkv;
-    uint16_t *q = in_buf(r, "q", KF_S_F16, 1, &nq), *kc = in_buf(r, "kc", KF_S_F16, 1, &nk);
-    uint16_t *vc = in_buf(r, "vc", KF_S_F16, 1, &nv);
+    size_t ncache = s.b * s.l * s.hkv * s.d;
+    uint16_t *q = in_buf(r, "q", KF_S_F16, 1, &nq);
+    uint16_t *kc = in_made(r, "kc", KF_S_F16, 1, ncache, make_cache_nan_tail, &s, &nk);
+    uint16_t *vc = in_made(r, "vc", KF_S_F16, 1, ncache, make_cache_nan_tail, &s, &nv);
     float *po = in_buf(r, "po", KF_S_F32, 1, &npo), *plse = in_buf(r, "plse", KF_S_F32, 1, &npl);
     double *o = malloc(s.d * sizeof *o);
     bool fits = nq >= s.b * s.h * s.d && nk >= s.b * s.l * s.hkv * s.d && nv >= nk && npl >= s.b * s.h * ns &&

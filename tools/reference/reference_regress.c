@@ -332,9 +332,76 @@ static void ref_regress_tie_fold(ref_ctx *r)
     free(x);
 }
 
+/* ---- narrow min/max compares and sign-extended bytes to float ------------------- */
+
+static void ref_regress_narrow_minmax(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nh, ns, nb, nv, no, nf;
+    uint16_t *h = in_buf(r, "h", KF_S_U16, 1, &nh);
+    int16_t *s = in_buf(r, "s", KF_S_I16, 1, &ns);
+    int8_t *b = in_buf(r, "b", KF_S_I8, 1, &nb);
+    int8_t *v = in_buf(r, "v", KF_S_I8, 4, &nv);
+    uint32_t *o = in_buf(r, "o", KF_S_U32, 1, &no);
+    float *f = in_buf(r, "f", KF_S_F32, 1, &nf);
+    for (size_t i = 0; i < n && i < nh && i < ns && i < nb && i < nv && 4 * i + 3 < no && 3 * i + 2 < nf; i++) {
+        o[4 * i] = h[i] <= 8192 ? 1 : 2;
+        o[4 * i + 1] = s[i] >= -7 ? 1 : 2;
+        o[4 * i + 2] = b[i] <= 1 ? 1 : 2;
+        o[4 * i + 3] = s[i] >= 0 || s[i] == INT16_MIN ? 1 : 2;   /* abs wraps: abs(-32768) is -32768 */
+        uint32_t u[3];
+        for (int l = 0; l < 3; l++) u[l] = (uint32_t)(int32_t)v[4 * i + l];   /* sign-extended, then unsigned */
+        f[3 * i] = (float)u[0];
+        f[3 * i + 1] = (float)u[1];
+        f[3 * i + 2] = u[2] > 65519 ? INFINITY : kf_ref_rf16((double)u[2]);   /* f16: past 65519 rounds to inf */
+    }
+    out_free(r, "o", KF_S_U32, o, no);
+    out_free(r, "f", KF_S_F32, f, nf);
+    free(h), free(s), free(b), free(v);
+}
+
+/* ---- NVVM folds: abs(INT_MIN) widened, negative floats to unsigned --------------- */
+
+static void ref_regress_nvvm_fold(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, nw, nf, nq;
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx);
+    int32_t *w = in_buf(r, "w", KF_S_I32, 1, &nw);
+    float *f = in_buf(r, "f", KF_S_F32, 1, &nf);
+    uint64_t *q = in_buf(r, "q", KF_S_U64, 1, &nq);
+    for (size_t i = 0; i < n && i < nx && i < nw && 2 * i + 1 < nf && 2 * i + 1 < nq; i++) {
+        bool top = w[i] < 0;                       /* w & INT_MIN is INT_MIN, whose abs is itself */
+        f[2 * i] = top ? -2147483648.0f : 0.0f;    /* exact in bf16 */
+        f[2 * i + 1] = top ? -9223372036854775808.0f : 0.0f;
+        q[2 * i] = 0;                              /* -1.0 or 0.0 to u64: saturated at 0 */
+        q[2 * i + 1] = 0;                          /* -3.0 or -2.0 to u32 */
+    }
+    out_free(r, "f", KF_S_F32, f, nf);
+    out_free(r, "q", KF_S_U64, q, nq);
+    free(x), free(w);
+}
+
+/* ---- i8 lanes divided by a negative power of two ---------------------------------- */
+
+static void ref_regress_narrow_div(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nv, no;
+    int8_t *v = in_buf(r, "v", KF_S_I8, 16, &nv);
+    int8_t *o = in_buf(r, "o", KF_S_I8, 16, &no);
+    for (size_t i = 0; i < n && i < nv && i < no; i++)
+        for (size_t l = 0; l < 16; l++) {
+            int q = v[16 * i + l] / -16;                 /* C truncates toward zero, as the contract */
+            o[16 * i + l] = (int8_t)(uint8_t)(unsigned)(-q);   /* times bitcast(-1 as i16) lanes: -1 */
+        }
+    out_free(r, "o", KF_S_I8, o, 16 * no);
+    free(v);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
     {"regress_bitcast_bytes", ref_regress_bitcast_bytes}, {"regress_half_int", ref_regress_half_int}, \
     {"regress_difftest1", ref_regress_difftest1}, {"regress_zero_sign", ref_regress_zero_sign}, \
-    {"regress_tie_fold", ref_regress_tie_fold},
+    {"regress_tie_fold", ref_regress_tie_fold}, {"regress_bitfield_range", ref_regress_bitfield_range}, \
+    {"regress_narrow_minmax", ref_regress_narrow_minmax}, \
+    {"regress_nvvm_fold", ref_regress_nvvm_fold}, \
+    {"regress_narrow_div", ref_regress_narrow_div},

@@ -273,6 +273,39 @@ static uint64_t ref_bfi(uint64_t f, uint64_t x, int w, unsigned pos, unsigned le
     return ((x & ~mask) | ((f << pos) & mask)) & wmask;
 }
 
+/* regress.kf regress_bitfield_range (registered with the regression
+ * references): fields reaching past the value, folded wrongly by ptxas 13. */
+static void ref_regress_bitfield_range(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, ny, no, nq;
+    unsigned p = (unsigned)in_num(r, "p"), l = (unsigned)in_num(r, "l");
+    uint32_t *x = in_buf(r, "x", KF_S_I32, 1, &nx);
+    uint64_t *y = in_buf(r, "y", KF_S_I64, 1, &ny);
+    uint32_t *o = in_buf(r, "o", KF_S_I32, 1, &no);
+    uint64_t *q = in_buf(r, "q", KF_S_I64, 1, &nq);
+    const uint64_t f = 0x5a5a5a5a5a5a5a5aull;
+    for (size_t i = 0; i < n && i < nx && i < ny && 8 * i + 7 < no && 4 * i + 3 < nq; i++) {
+        uint32_t a = x[i];
+        uint64_t c = y[i];
+        o[8 * i] = (uint32_t)ref_bfe(a, 32, true, 33, 101);
+        o[8 * i + 1] = (uint32_t)ref_bfe(a, 32, false, 33, 101);
+        o[8 * i + 2] = (uint32_t)ref_bfe(a, 32, true, 3, 40);
+        o[8 * i + 3] = (uint32_t)ref_bfi(a, 0x5a5a5a5au, 32, 3, 40);
+        o[8 * i + 4] = (uint32_t)ref_bfi(a, 0x5a5a5a5au, 32, 1, 33);
+        o[8 * i + 5] = (uint32_t)ref_bfe(a, 32, true, 65, 255);
+        o[8 * i + 6] = (uint32_t)ref_bfe(a, 32, true, p, l);
+        o[8 * i + 7] = (uint32_t)ref_bfi(a, 0x5a5a5a5au, 32, p - 31, l - 69);
+        q[4 * i] = ref_bfe(c, 64, true, 65, 63);
+        q[4 * i + 1] = ref_bfe(c, 64, false, 70, 200);
+        q[4 * i + 2] = ref_bfi(c, f, 64, 3, 100);
+        q[4 * i + 3] = ref_bfi(c, f, 64, 1, 65);
+    }
+    out_free(r, "o", KF_S_I32, o, no);
+    out_free(r, "q", KF_S_I64, q, nq);
+    free(x);
+    free(y);
+}
+
 static void ref_fields(ref_ctx *r)
 {
     size_t n = (size_t)in_num(r, "n"), np, n32, n64, no32, no64;
