@@ -483,6 +483,7 @@ static const char *int_to_half(kf_cu *c, kf_scalar from, kf_scalar to, const cha
     if (from == KF_S_BOOL || sbits(from) <= 16) /* exact in f32: one rounding */
         return kf_cu_str(c, "kf_%s_from_f32((float)%s)", tn, a);
     kf_cu_need(c, to == KF_S_F16 ? KF_CU_H_F16_NARROW : KF_CU_H_BF16_NARROW);
+    if (sclass(from) == 'i' && sbits(from) == 32) return kf_cu_str(c, "kf_i32_to_%s(%s)", tn, a);
     if (sclass(from) == 'i') return kf_cu_str(c, "kf_i64_to_%s((long long)%s)", tn, a);
     return kf_cu_str(c, "kf_u64_to_%s((unsigned long long)%s)", tn, a);
 }

@@ -159,9 +159,9 @@ static void test_unknown_bench_name_lists_the_benches(void **state)
 }
 
 /* The issue-8 targets (and issue 4's four kernels, issue 10's decode
- * layers) with their shapes,
- * read from kernels/bench and compiled and bound with no device: the
- * byte count each line shows is the bench file's formula evaluated. */
+ * layers, issue 11's tensor-core GEMV) with their shapes, read from
+ * kernels/bench and compiled and bound with no device: the byte count each
+ * line shows is the bench file's formula evaluated. */
 static void test_library_bench_files_hold_the_issue_targets(void **state)
 {
     no_driver();
@@ -187,6 +187,8 @@ static void test_library_bench_files_hold_the_issue_targets(void **state)
         "silu_mul gemv_f16_f16_f16_acc\n",
         "decode_layer_q4k_l4096  default  bytes 140941836  target 0.80  steps: add_rmsnorm q8_quantize_f16 "
         "q4k_q8_gemv_f16 rope_qkv_neox",
+        "tc_gemv_f16_b8_14336x4096  default  bytes 117735424  flops 939524096  target 0.85  steps: tc_gemv_f16\n",
+        "tc_gemv_f16_b16_14336x4096  default  bytes 118030336  flops 1879048192  target 0.85  steps: tc_gemv_f16\n",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) assert_true(has(r.out, want[i]));
     done(&r);
@@ -196,6 +198,14 @@ static void test_library_bench_files_hold_the_issue_targets(void **state)
     assert_true(has(r.out, "sdpa_split_only_b1_l8192  -D SPEC=true  bytes 34091012  steps: sdpa_decode_split\n"));
     assert_true(has(r.out, "sdpa_decode_b4_l8192_simt  default  bytes 138510352  steps: sdpa_decode_split_simt sdpa_decode_combine"));
     assert_int_equal(count_of(r.out, "sdpa_decode_b1_l8192 "), 8);
+    done(&r);
+    r = kforge("bench", "--list", "--variants", "tc_gemv*", NULL);   /* issue 11: the tensor-core GEMV's knobs */
+    assert_int_equal(r.status, 0);
+    assert_true(has(r.out, "tc_gemv_f16_b16_4096x14336  -D TG_WARPS=16  bytes 118030336  flops 1879048192  steps: "
+                           "tc_gemv_f16\n"));
+    assert_true(has(r.out, "tc_gemv_q4k_b16_128256x4096  default  bytes 303783936  flops 16810770432  steps: "
+                           "tc_gemv_q4k_f32\n"));
+    assert_int_equal(count_of(r.out, "tc_gemv_f16_b16_14336x4096 "), 8);
     done(&r);
 }
 

@@ -7,7 +7,9 @@
  * (every mode, the bench and its targets, a failing graph instantiation
  * reported naming the driver call), --tp 2 and 4 over CPU devices against
  * one device and the reference, --tp on two mock GPUs through the mock NCCL
- * (its errors, and no NCCL at all), and usage errors. */
+ * (its errors, and no NCCL at all), the profile's table (its rows add up
+ * to the step, a GEMV's bytes are its matrix's), and usage errors. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -143,13 +145,15 @@ static void mock_driver_runs_the_modes_and_the_bench(void **state)
     assert_true(has(&r, "tokens: 0 0"));
     done(&r);
     r = decode("--small", "--backend", "ptx", "--weights", "q4k", "--bench", "--warmup", "1", "--runs", "2", "--json",
-               tmp("bench.json"), NULL);
+               tmp("bench.json"), "--profile", NULL);
     if (r.status != 0) fail_msg("%s%s", r.out, r.err);
     assert_true(has(&r, "device: Mock GPU; backend ptx; copy bandwidth"));
     assert_true(has(&r, "floor: "));
     assert_true(has(&r, "graph mode x floor"));
+    assert_true(has(&r, "launches timed alone in step order (device events, a busy kernel ahead), median of 2 steps"));
+    assert_true(has(&r, "\nstep                   (every launch)              25 "));
     assert_true(has(&r, "allocations over the timed steps (re-targets, launches)       0.000 <= 0     met"));
-    assert_non_null(strstr(r.out, "       34\n"));   /* launches, q4k: 1 + 14 per layer + 5 */
+    assert_non_null(strstr(r.out, "       25\n"));   /* launches, q4k as f16: 1 + 10 per layer + 4 */
     done(&r);
     char *json = slurp(tmp("bench.json"));
     assert_non_null(strstr(json, "\"mode\": \"graph\""));
@@ -166,15 +170,17 @@ static void mock_driver_runs_the_modes_and_the_bench(void **state)
 
 /* --tp N on N CPU devices: the same tokens as one device and logits within
  * the reference's tolerance of both (the split sums f32 parts in another
- * order, nothing else), eagerly and replayed; TP 4 needs KV heads that split. */
+ * order, nothing else), eagerly and replayed; TP 4 needs KV heads that split;
+ * q4k at TP 2 (8 heads: each rank's 256 query columns whole Q4_K blocks). */
 static void tensor_parallel_cpu_steps_match_one_device_and_the_reference(void **state)
 {
     static const struct {
-        const char *tp, *mode, *heads, *kv;
-    } runs[] = {{"2", "sync", "4", "2"}, {"4", "graph", "8", "4"}};
+        const char *tp, *mode, *heads, *kv, *weights;
+    } runs[] = {{"2", "sync", "4", "2", "f16"}, {"4", "graph", "8", "4", "f16"}, {"2", "async", "8", "2", "q4k"}};
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         result r = decode("--small", "--layers", "1", "--heads", runs[i].heads, "--kv-heads", runs[i].kv, "--backend",
-                          "cpu", "--tp", runs[i].tp, "--mode", runs[i].mode, "--steps", "2", "--check", NULL);
+                          "cpu", "--tp", runs[i].tp, "--mode", runs[i].mode, "--steps", "2", "--weights",
+                          runs[i].weights, "--check", NULL);
         char want[96];
         snprintf(want, sizeof want, "check --tp %s against --tp 1 and the reference: 2 steps, 0 failed", runs[i].tp);
         if (r.status != 0 || !has(&r, want)) fail_msg("run %zu: status %d:\n%s%s", i, r.status, r.out, r.err);
@@ -246,6 +252,78 @@ static void tensor_parallel_on_the_mock_driver_uses_nccl(void **state)
     unsetenv("KF_LIBCUDA");
 }
 
+/* One profile row: kernel, shape, launches, us/step, share %, us/launch,
+ * MB/launch; false when the line is not a row. */
+typedef struct {
+    char kernel[32], shape[64];
+    unsigned n;
+    double us, share, us_launch, mb;
+} prow;
+
+static bool prow_parse(const char *line, prow *p)
+{
+    char shape[3][16] = {{0}};
+    int got = sscanf(line, "%31s %15s %15s %15s", p->kernel, shape[0], shape[1], shape[2]);
+    if (got < 2) return false;
+    /* the shape label has one to three words; the numbers follow it */
+    for (int w = 1; w <= 3; w++) {
+        const char *s = line;
+        for (int k = 0; k <= w; k++) s += strspn(s, " "), s += strcspn(s, " ");
+        if (sscanf(s, "%u %lf %lf%% %lf %lf", &p->n, &p->us, &p->share, &p->us_launch, &p->mb) == 5) {
+            snprintf(p->shape, sizeof p->shape, "%s%s%s%s%s", shape[0], w > 1 ? " " : "", w > 1 ? shape[1] : "",
+                     w > 2 ? " " : "", w > 2 ? shape[2] : "");
+            return true;
+        }
+    }
+    return false;
+}
+
+/* --profile on the CPU device: one row per kernel and shape whose launches,
+ * times and shares add up to the step's row; the QKV GEMV's bytes are its
+ * matrix, x and y; the q4k step's GEMV inputs come from their producers
+ * in 8 bits (no q8_quantize launch). */
+static void profile_rows_add_up_to_the_step(void **state)
+{
+    static const char *const weights[2] = {"f16", "q4k"};
+    static const unsigned launches[2] = {15, 15};   /* 1 + 10 per layer + 4 */
+    for (int w = 0; w < 2; w++) {
+        result r = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--profile",
+                          "--warmup", "0", "--runs", "1", NULL);
+        if (r.status != 0) fail_msg("%s%s", r.out, r.err);
+        assert_true(has(&r, "(the interpreter's wall clock), median of 1 steps"));
+        prow p, step;
+        memset(&step, 0, sizeof step);
+        unsigned n = 0, rows = 0;
+        double us = 0, share = 0, qkv_mb = -1;
+        unsigned fused = 0;   /* q4k: the 8-bit GEMV inputs' producers, 3 + 1 + 1 launches; no q8_quantize */
+        for (const char *line = strstr(r.out, "\nkernel "); line && *line; line += strcspn(line + 1, "\n") + 1) {
+            if (!prow_parse(line + 1, &p)) continue;
+            if (!strcmp(p.kernel, "step")) {
+                step = p;
+                continue;
+            }
+            rows++, n += p.n, us += p.us, share += p.share;
+            assert_true(fabs(p.us_launch * p.n - p.us) <= 0.01 * p.n + 1e-9);
+            if (!strcmp(p.shape, w ? "512x256 narrow" : "512x256") && strstr(p.kernel, "gemv") && !strstr(p.kernel, "f32"))
+                qkv_mb = p.mb;   /* q4k: fewer rows than DC_NARROW_ROWS, the narrow build */
+            if (!strcmp(p.kernel, "rmsnorm_q8") || !strcmp(p.kernel, "sdpa_combine_q8") || !strcmp(p.kernel, "silu_mul_q8"))
+                fused += p.n;
+            assert_null(strstr(p.kernel, "q8_quantize"));
+        }
+        assert_int_equal(step.n, launches[w]);
+        assert_int_equal(n, launches[w]);
+        assert_true(rows >= 10);
+        assert_true(fabs(us - step.us) <= 0.01 * rows);
+        assert_true(fabs(share - 100.0) <= 0.05 * rows);
+        assert_true(fabs(step.share - 100.0) < 1e-9);
+        /* QKV: (4 + 2·2)·64 = 512 rows of 256: f16 262144 + x 512 + y 1024 bytes;
+         * q4k 512·144 + xq 256 + xds 32 + y 1024 */
+        assert_true(fabs(qkv_mb - (w ? 0.07504 : 0.26368)) < 6e-5);
+        assert_int_equal(fused, w ? 5 : 0);
+        done(&r);
+    }
+}
+
 static void bad_options_are_usage_errors(void **state)
 {
     static const struct {
@@ -260,11 +338,14 @@ static void bad_options_are_usage_errors(void **state)
         {{"--small", "-D", "gemv.NOPE=1"}, "there is no constant 'NOPE'"},
         {{"-D", "nofile.X=1"}, "'nofile' is not a kernel file of the step"},
         {{"--steps", "0"}, "--steps must be at least 1"},
+        {{"--profile", "--check"}, "--bench or --profile and --check are separate runs"},
+        {{"--profile", "--runs", "0"}, "--runs must be at least 1"},
         {{"--frobnicate"}, "unknown argument '--frobnicate'"},
         {{"--small", "--tp", "4"}, "--tp 4: the KV heads (2) do not split over 4 devices"},
         {{"--small", "--tp", "3"}, "--tp 3: the heads (4) do not split over 3 devices"},
-        {{"--small", "--tp", "2", "--weights", "q4k"}, "--tp 2 takes random f16 weights: drop --weights q4k"},
+        {{"--small", "--tp", "2", "--weights", "q4k"}, "--tp 2 with q4k weights: each device's heads x head dim (128)"},
         {{"--small", "--tp", "2", "--save", "x.kfd"}, "--save writes a one-device model: drop --tp"},
+        {{"--small", "--tp", "2", "--profile"}, "--profile times one device's launches: drop --tp"},
         {{"--small", "--tp", "2", "--ffn", "40"}, "each device's FFN share (20) must be a multiple of 8"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -286,6 +367,7 @@ int main(void)
         cmocka_unit_test(mock_driver_runs_the_modes_and_the_bench),
         cmocka_unit_test(tensor_parallel_cpu_steps_match_one_device_and_the_reference),
         cmocka_unit_test(tensor_parallel_on_the_mock_driver_uses_nccl),
+        cmocka_unit_test(profile_rows_add_up_to_the_step),
         cmocka_unit_test(bad_options_are_usage_errors),
     };
     setenv("KFORGE", DECODE, 1);

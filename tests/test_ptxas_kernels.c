@@ -11,7 +11,8 @@
  *   - with cuobjdump (optional: skipped without it), the SASS of packed half
  *     math has the packed instructions (HADD2, HMUL2, HFMA2, HMNMX2 and
  *     their .BF16_V2 forms) and a separate * and + stay two instructions;
- *     and the tensor-core builtins are HMMA/IMMA, LDSM and LDGSTS. */
+ *     and the tensor-core builtins are HMMA/IMMA, LDSM and LDGSTS; the
+ *     tensor-core GEMV's weights are 16-byte loads feeding HMMA/IMMA. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -360,6 +361,25 @@ static void test_tensor_cores_in_sass(void **st)
     free(src);
 }
 
+/* kernels/tc_gemv.kf on sm_90: the weights stream in as 16-byte loads
+ * (LDG.E.128) straight into the HMMA (f16, bf16) and IMMA (Q4_K nibbles as
+ * u8 times 8-bit X) fragments, and nothing goes through local memory. */
+static void test_tc_gemv_is_tensor_cores_fed_by_16_byte_loads(void **st)
+{
+    static const char *const insns[] = {"HMMA.16816.F32 ", "HMMA.16816.F32.BF16 ", "IMMA.16832.U8.S8 ",
+                                        "LDG.E.128.CONSTANT "};
+    char *src;
+    size_t len;
+    kf_error err = {0};
+    assert_int_equal(kf_read_file(KF_SOURCE_DIR "/kernels/tc_gemv.kf", &src, &len, &err), KF_OK);
+    char *sass = sass_of(src, 90);
+    free(src);
+    if (!sass) skip();
+    for (size_t i = 0; i < sizeof insns / sizeof *insns; i++) assert_sass_has(sass, insns[i], 90);
+    if (strstr(sass, "STL") || strstr(sass, "LDL")) fail_msg("tc_gemv.kf uses local memory (STL/LDL in its SASS)");
+    free(sass);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -376,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_packed_half_math_is_packed_in_sass),
         cmocka_unit_test(test_separate_mul_add_is_not_contracted_in_sass),
         cmocka_unit_test(test_tensor_cores_in_sass),
+        cmocka_unit_test(test_tc_gemv_is_tensor_cores_fed_by_16_byte_loads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

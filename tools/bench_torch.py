@@ -12,7 +12,8 @@ bytes), so `x copy` compares with kforge's row of the same name; the ratio
 of the medians (tools/bench_join.py) compares the two directly.
 
 Also cuBLAS GEMMs (torch.matmul, f16 and bf16, 4096^3, 8192^3 and decode-like
-skinny shapes) for issue 11, reported in TFLOP/s.
+skinny shapes) for issue 11, reported in TFLOP/s, and F.linear at the
+tensor-core GEMV's shapes and batches (tc_gemv_f16_b<B>_<M>x<K>).
 
 With --decode it runs instead the peer of kforge-decode --bench (issue 10): the
 decode step of the same Llama-style f16 model (random weights; fused QKV and
@@ -143,8 +144,7 @@ def add_rmsnorm():
     return fn, 8 * 8192 * 8192 + 2 * 8192, 0
 
 
-def gemv(dtype, nb=1):
-    m, k = 14336, 4096
+def gemv(dtype, nb=1, m=14336, k=4096):
     w, x = rnd(m, k, dtype=dtype), rnd(nb, k, dtype=dtype)
     return (lambda: F.linear(x, w)), 2 * m * k + 2 * nb * k + 2 * nb * m, 2 * nb * m * k
 
@@ -205,6 +205,9 @@ def cases(compile_ok):
     yield "gemv_f16_14336x4096", "torch", lambda: gemv(torch.float16)
     yield "gemv_bf16_14336x4096", "torch", lambda: gemv(torch.bfloat16)
     yield "gemv_batch8_f16_14336x4096", "torch", lambda: gemv(torch.float16, 8)
+    for m, k in ((4096, 4096), (14336, 4096), (4096, 14336), (128256, 4096)):
+        for nb in (1, 8, 16):
+            yield f"tc_gemv_f16_b{nb}_{m}x{k}", "torch", (lambda nb=nb, m=m, k=k: gemv(torch.float16, nb, m, k))
     yield "sdpa_decode_b1_l8192", "torch", lambda: sdpa(1, 8192)
     yield "sdpa_decode_b4_l8192", "torch", lambda: sdpa(4, 8192)
     yield "sdpa_decode_b1_l32768", "torch", lambda: sdpa(1, 32768)
@@ -436,7 +439,7 @@ def main():
     ap.add_argument("--budget", type=float, default=200.0, help="ms of timed passes per row (adaptive runs)")
     ap.add_argument("--runs", type=int, default=0, help="fixed number of timed passes")
     ap.add_argument("--no-flush", action="store_true", help="leave the L2 warm between passes")
-    ap.add_argument("--only", default="*", help="shell pattern over bench names")
+    ap.add_argument("--only", default="*", help="shell patterns over bench names (several: space-separated)")
     ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile rows")
     ap.add_argument("--json", help="also write the results as JSON to this file")
     ap.add_argument("--decode", action="store_true", help="time the decode step of kforge-decode's model instead")
@@ -461,7 +464,7 @@ def main():
           f"{'x copy':>7s} {'TFLOP/s':>8s} {'runs':>5s}")
     rows, failed = [], 0
     for name, peer, make in cases(not a.no_compile):
-        if not fnmatch.fnmatch(name, a.only):
+        if not any(fnmatch.fnmatch(name, p) for p in a.only.split() or ["*"]):
             continue
         row, fn = {"bench": name, "peer": peer}, None
         try:

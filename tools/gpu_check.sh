@@ -7,43 +7,61 @@
 #   tools/gpu_check.sh [run] [BUILD]     on the GPU machine (carry BUILD), from the repo root:
 #       1. nvidia-smi and `kforge devices`
 #       2. ctest, every label (unit, golden, ptxas, nvrtc, gpu) but difftest (and but
-#          the install test, which needs a C toolchain, and pytest, step 3c)
-#       3. `kforge test`: every golden case on every backend (cpu, cuda, ptx), the raw
-#          kernels of kernels/raw/ on their GPU path among them
-#       3b. raw: `kforge run` of kernels/raw/axpy.ptx and wmma_gemm.cu (twice: the
+#          the install test, which needs a C toolchain, and pytest, step 4c)
+#       3. sass: the tensor cores in the machine code (issue 11): the ptxas test's
+#          SASS checks (tensor.kf: HMMA, IMMA, LDSM, LDGSTS on sm_80/90; tc_gemv.kf:
+#          HMMA/IMMA fed by LDG.E.128), read from step 2's log, or the test binary
+#          run alone when step 2 is skipped; a SASS check that skips is a failure
+#       4. `kforge test`: every golden case on every backend (cpu, cuda, ptx), the raw
+#          kernels of kernels/raw/ on their GPU path among them; the summary also
+#          counts the tensor cases (mma, ldmatrix, cp_async, gemm, tc_gemv:
+#          $tensor_cases below) that passed on the GPU paths
+#       4b. raw: `kforge run` of kernels/raw/axpy.ptx and wmma_gemm.cu (twice: the
 #          second from the cache), outputs checked
-#       3c. python: the Python package's pytest (with PyTorch: tensors in place on
+#       4c. python: the Python package's pytest (with PyTorch: tensors in place on
 #          its stream), or test_torch.py alone where pytest is missing
-#       4. kforge-difftest: random programs on cpu, cuda and ptx, compared (failures
+#       5. kforge-difftest: random programs on cpu, cuda and ptx, compared (failures
 #          shrunk and saved under $OUT/difftest)
-#       5. `kforge bench`: every library bench (kernels/bench) on both paths, then
-#          tools/bench_torch.py, the PyTorch/cuBLAS peer on the same shapes (if
-#          torch imports), both with --json (about 2-3 minutes together)
-#       6. compute-sanitizer --tool memcheck over the golden cases (both GPU paths)
-#       7. kforge-decode (issue 10): --check against the C reference at the small
+#       6. `kforge bench`: every library bench (kernels/bench, gemm and tc_gemv
+#          included) on both paths, then tools/bench_torch.py, the PyTorch/cuBLAS
+#          peer on the same shapes (if torch imports), both with --json (about 3
+#          minutes together)
+#       7. compute-sanitizer --tool memcheck over the golden cases (both GPU paths)
+#       8. kforge-decode (issue 10): --check against the C reference at the small
 #          shape on cuda and ptx (f16 and q4k), cuda against ptx at the Llama-3-8B
 #          shape (3 steps, f16 and q4k), and --bench at that shape (context 4096)
 #          for f16 (with the PyTorch peer, --torch) and q4k in all modes (about
 #          2 minutes; its tables close the summary)
+#       9. racecheck: compute-sanitizer --tool racecheck over the tensor cases (the
+#          shared-memory pipelines of gemm and the tensor features), cuda and ptx
+#      10. variants: only with GPU_CHECK_VARIANTS=1, `kforge bench --variants` of
+#          the tensor-core benches (gemm, tc_gemv: their -D knobs), ptx path
 #   and ends with a summary: the steps, the kforge bench table, and both benches
 #   joined by name (tools/bench_join.py: x copy of each, speedup over the peer).
 #   Logs go to $OUT (the device tool's folder) when set, else to a temporary
 #   directory (bench.json and bench_torch.json among them). BUILD defaults to ./build.
 #
-# Environment: GPU_CHECK_SKIP="sanitizer torch decode ..." skips steps by name;
+# Environment: GPU_CHECK_SKIP="sanitizer torch decode ..." skips steps by name
+# (devices is never skipped; torch is the peer half of bench);
 # GPU_CHECK_STEP_TIMEOUT (seconds, default 240) bounds each step and
 # GPU_CHECK_BUDGET (default 560) the whole run, so it fits one 10-minute
 # device call; a step with no time left is reported as skipped.
 # The difftest step: GPU_CHECK_DIFFTEST_COUNT programs (default 5000; 10000
-# fits a call of its own: GPU_CHECK_SKIP="ctest test raw python bench sanitizer torch"),
-# bounded by GPU_CHECK_DIFFTEST_TIMEOUT (default 300 s); GPU_CHECK_DIFFTEST_AVOID
-# names known bugs to steer around (kforge-difftest --avoid list; default none).
-# GPU_CHECK_BENCH_BUDGET (ms, default 150) is the device time each bench row
-# spends on timed passes (the number of passes adapts to the kernel's time).
+# fits a call of its own: GPU_CHECK_SKIP="ctest sass test raw python bench
+# sanitizer decode racecheck"), bounded by GPU_CHECK_DIFFTEST_TIMEOUT (default 300 s);
+# GPU_CHECK_DIFFTEST_AVOID names known bugs to steer around (kforge-difftest
+# --avoid list; default none). GPU_CHECK_BENCH_BUDGET (ms, default 150) is
+# the device time each bench row spends on timed passes (the number of passes
+# adapts to the kernel's time). GPU_CHECK_BENCH="NAME|PATTERN ..." restricts
+# the bench step (kforge bench names or shell patterns, and the peer to the
+# same patterns), e.g. "gemm* tc_gemv*" for the tensor cores alone.
 #
 # Typical use from the device tool (one call):
 #   locally:  tools/gpu_check.sh prepare build
 #   device:   run(command="tools/gpu_check.sh run build", carry=["build"])
+# The tensor cores alone (issue 11), in a call of their own:
+#   run(command="GPU_CHECK_SKIP='difftest decode' GPU_CHECK_BENCH='gemm* tc_gemv*' tools/gpu_check.sh run build",
+#       carry=["build"])
 set -u
 
 mode=run
@@ -76,7 +94,13 @@ bench_budget=${GPU_CHECK_BENCH_BUDGET:-150}   # ms of timed passes per bench row
 budget=${GPU_CHECK_BUDGET:-560}
 t_start=$(date +%s)
 skip=" ${GPU_CHECK_SKIP:-} "
+read -r -a bench_names <<<"${GPU_CHECK_BENCH:-}"   # no globbing: patterns go to kforge bench as they are
 summary=()
+# The tensor-core cases (issue 11): the mma, ldmatrix and cp_async features and
+# the kernels built on them; racecheck runs over these, and the test step counts them.
+tensor_cases=(kernels/cases/feature_mma*.case kernels/cases/feature_ldmatrix*.case
+              kernels/cases/feature_cp_async*.case kernels/cases/gemm_*.case kernels/cases/tc_gemv_*.case)
+tensor_re='(feature_(mma|ldmatrix|cp_async)|gemm_|tc_gemv_)[^ ]*'
 
 note() { summary+=("$(printf '%-12s %-6s %s' "$1" "$2" "$3")"); }
 left() { echo $((budget - ($(date +%s) - t_start))); }
@@ -129,11 +153,34 @@ if ! skipped ctest; then
     note ctest "$([ $rc = 0 ] && echo ok || echo FAIL)" "$line; 'skipped:' lines: $gpu_skips"
 fi
 
+if ! skipped sass; then
+    echo "== sass (the tensor cores in the machine code: the ptxas test's SASS checks)"
+    sass_log="$logs/ctest.log"
+    if ! grep -q 'test_tensor_cores_in_sass' "$sass_log" 2>/dev/null; then
+        sass_log="$logs/sass.log"
+        run_step "$sass_log" bash -c 'cd "$1/tests" && ./test_ptxas_kernels' _ "$build"
+    fi
+    verdict=ok
+    detail=""
+    for t in test_tensor_cores_in_sass test_tc_gemv_is_tensor_cores_fed_by_16_byte_loads; do
+        if grep -qE "\[ +OK +\] $t\$" "$sass_log"; then
+            detail+="$t ok; "
+        else   # failed, or skipped (no cuobjdump): the check did not hold here
+            verdict=FAIL
+            detail+="$t $(grep -oE "\[ *(SKIPPED|FAILED|ERROR) *\] $t" "$sass_log" | head -1 | grep -oE 'SKIPPED|FAILED|ERROR' || echo 'not run'); "
+        fi
+    done
+    grep -E "SASS has no|skipped: no cuobjdump|uses local memory" "$sass_log" | head -5
+    note sass "$verdict" "${detail%; }"
+fi
+
 if ! skipped test; then
     echo "== kforge test (every case, every backend)"
     run_step "$logs/test.log" "$kforge" test
     rc=$?
-    note test "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(tail -n 1 "$logs/test.log"); skipped backends: $(grep -c '^skipped:' "$logs/test.log")"
+    tc_pass=$(grep -cE "^PASS $tensor_re \[(cuda|ptx)\]" "$logs/test.log")
+    tc_fail=$(grep -cE "^FAIL $tensor_re \[(cuda|ptx)\]" "$logs/test.log")
+    note test "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(tail -n 1 "$logs/test.log"); skipped backends: $(grep -c '^skipped:' "$logs/test.log"); tensor cases on cuda/ptx: $tc_pass passed, $tc_fail failed"
 fi
 
 if ! skipped raw; then
@@ -181,8 +228,8 @@ if ! skipped difftest; then
 fi
 
 if ! skipped bench; then
-    echo "== kforge bench (kernels/bench/*.bench, both GPU paths)"
-    run_step "$logs/bench.txt" "$kforge" bench --budget "$bench_budget" --json="$logs/bench.json"
+    echo "== kforge bench (kernels/bench/*.bench${GPU_CHECK_BENCH:+: $GPU_CHECK_BENCH}, both GPU paths)"
+    run_step "$logs/bench.txt" "$kforge" bench --budget "$bench_budget" --json="$logs/bench.json" "${bench_names[@]}"
     rc=$?
     met=$(grep -E '^[^ ]+ +(cuda|ptx) ' "$logs/bench.txt" | grep -c ' met (')
     missed=$(grep -cE 'MISSED|SPILLS' "$logs/bench.txt")
@@ -193,7 +240,8 @@ if ! skipped bench; then
         :
     elif python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
         echo "== PyTorch peer (tools/bench_torch.py)"
-        run_step "$logs/bench_torch.txt" env PYTHONUNBUFFERED=1 python3 "$root/tools/bench_torch.py" --budget "$bench_budget" --json "$logs/bench_torch.json"
+        run_step "$logs/bench_torch.txt" env PYTHONUNBUFFERED=1 python3 "$root/tools/bench_torch.py" --budget "$bench_budget" \
+            --only "${GPU_CHECK_BENCH:-*}" --json "$logs/bench_torch.json"
         rc=$?
         note torch "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -m1 '^device:' "$logs/bench_torch.txt" | cut -c9-90); $(grep -c ' ERROR: ' "$logs/bench_torch.txt") peer errors"
     else
@@ -242,6 +290,33 @@ if ! skipped decode; then
         "checks passed $passed of 6; graph mode x floor: f16 ${f16:-?}, q4k ${q4k:-?}; $dmissed bench(es) missed a target; $dskip run(s) skipped"
 fi
 
+if ! skipped racecheck; then
+    echo "== compute-sanitizer racecheck over the tensor cases (cuda, ptx)"
+    if command -v compute-sanitizer >/dev/null; then
+        verdict=ok
+        detail=""
+        for be in cuda ptx; do
+            run_step "$logs/racecheck_$be.log" compute-sanitizer --tool racecheck --error-exitcode 9 \
+                "$kforge" test --backend "$be" "${tensor_cases[@]}"
+            [ $? = 0 ] || verdict=FAIL
+            sum=$(grep -oE 'RACECHECK SUMMARY: .*' "$logs/racecheck_$be.log" | tail -1)
+            detail+="$be: ${sum:-no racecheck summary}, $(grep -E '^[0-9]+ passed' "$logs/racecheck_$be.log" | tail -1); "
+        done
+        note racecheck "$verdict" "${detail%; }"
+    else
+        note racecheck skip "compute-sanitizer not found"
+    fi
+fi
+
+if [ "${GPU_CHECK_VARIANTS:-0}" != 1 ]; then
+    note variants skip "opt-in: GPU_CHECK_VARIANTS=1"
+elif ! skipped variants; then
+    echo "== kforge bench --variants: the tensor-core kernels' -D knobs (gemm, tc_gemv), ptx path"
+    run_step "$logs/variants.txt" "$kforge" bench --variants --backend ptx --budget "$bench_budget" 'gemm*' 'tc_gemv*'
+    rc=$?
+    note variants "$([ $rc = 3 ] && echo FAIL || echo ok)" "$(grep -c '^best ' "$logs/variants.txt") benches swept; the best of each in $logs/variants.txt"
+fi
+
 {
     echo
     echo "== gpu_check summary (logs in $logs; $(( $(date +%s) - t_start ))s)"
@@ -252,6 +327,7 @@ fi
     elif [ -f "$logs/bench_torch.txt" ]; then
         echo; echo "-- torch peer"; cat "$logs/bench_torch.txt"
     fi
+    if [ -f "$logs/variants.txt" ]; then echo; echo "-- the best variant of each tensor-core bench"; grep '^best ' "$logs/variants.txt"; fi
     for w in f16 q4k; do
         [ -f "$logs/decode_bench_$w.log" ] || continue
         echo; echo "-- kforge-decode --bench ($w)"; grep -vE '^kforge-decode: warning' "$logs/decode_bench_$w.log"

@@ -15,12 +15,13 @@
 # compiles its module and fills its inputs; the timed passes are ~0.1 s).
 #
 # A thin wrapper: the variants live beside the kernels, as `variant` lines of
-# kernels/bench/{gemv,q4k,sdpa,rope,silu_mul,add_rmsnorm}.bench, and
+# kernels/bench/{gemv,tc_gemv,q4k,sdpa,rope,silu_mul,add_rmsnorm}.bench, and
 # `kforge bench --variants` times each (event-timed passes, L2 flushed, copy
 # bandwidth of the same run) on the PTX path, prints one row per variant and
 # the best variant of each bench. FILTER selects benches whose name contains
 # it. Knobs: gemv.kf NWARPS ROWS UNROLL GRID_MAX PIPE BROWS BUNROLL TCB
-# TB_UNROLL TB_GRID BNWARPS; q4k.kf
+# TB_UNROLL TB_GRID BNWARPS; tc_gemv.kf TG_WARPS TG_TILES TG_UNROLL (f16)
+# TQ_WARPS TQ_TILES (Q4_K); q4k.kf
 # TQ_WARPS TQ_GRID (tensor cores), F32_WARPS F32_LOG_BL F32_ROWS F32_UNROLL (SIMT), Q8_WARPS Q8_LOG_BL Q8_RSTEPS;
 # sdpa.kf TWARPS TSTAGES TGQ SPEC (tensor cores), CUNROLL (combine), SWARPS CHUNK (SIMT) and the
 # split argument; rope.kf HPT BLOCK;
@@ -37,6 +38,6 @@ if [ "$filter" = misses ]; then
 elif [ -n "$filter" ]; then
     names=("*$filter*")
 else
-    names=('gemv*' 'q4k*' 'sdpa*' 'rope*' 'silu_mul*' 'add_rmsnorm*')
+    names=('gemv*' 'tc_gemv*' 'q4k*' 'sdpa*' 'rope*' 'silu_mul*' 'add_rmsnorm*')
 fi
 exec "$build/kforge" bench --variants --backend ptx "${names[@]}" "$@"

@@ -6,7 +6,8 @@
 #  2. the communicator tests on the real NCCL: test_runtime_comm (CPU) and
 #     kforge-decode --check at the small shape, --tp 2 (and 4 with 4 GPUs), on
 #     cuda and ptx, in sync, async and graph modes: every step against --tp 1
-#     and the independent reference;
+#     and the independent reference; q4k too (16 heads, FFN 1024: whole blocks
+#     per rank), graph mode;
 #  3. the Llama-3-70B width (hidden 8192, 64 heads, 8 KV heads, FFN 28672,
 #     vocabulary 128256) with 8 layers (so --tp 1 fits one GPU), --check of
 #     --tp 2 and 4 against --tp 1, graph mode, 3 steps;
@@ -60,6 +61,11 @@ if step small "--check at the small shape, cuda and ptx, every mode, against --t
         run 1 "small_tp${tp}_${be}_${mode}.log" "$decode" --small --heads 8 --kv-heads 4 --tp "$tp" \
             --backend "$be" --mode "$mode" --steps 4 --check
     done; done; done
+    for tp in $tps; do for be in cuda ptx; do   # q4k: each rank's query columns and FFN share whole blocks
+        echo "-- --tp $tp --backend $be --weights q4k --mode graph"
+        run 1 "small_q4k_tp${tp}_${be}.log" "$decode" --small --heads 16 --kv-heads 4 --ffn 1024 --weights q4k \
+            --tp "$tp" --backend "$be" --mode graph --steps 4 --check
+    done; done
 fi
 
 if step wide "--check at the 70B width (8 layers), graph mode, against --tp 1"; then

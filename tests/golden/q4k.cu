@@ -32,15 +32,18 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
 /* float -> integer: truncate, saturate, NaN -> 0. cvt.rzi truncates and
    saturates, but NaN gives the most negative pattern of the destination (2^31
    for unsigned, INT64_MIN for long long). Inline PTX, not the __*_rz intrinsics:
-   NVVM folds __float2ull_rz(-1.0f) to 2^64 - 1 (difftest seed 1 program 4595). */
+   NVVM folds __float2ull_rz(-1.0f) to 2^64 - 1 (difftest seed 1 program 4595),
+   and so does the H200 driver's JIT with cvt.rzi.u64.f32 of a select of -1.0:
+   an unsigned result is 0 unless x >= 0 (also false for NaN) by a compare
+   of our own. */
 __device__ __forceinline__ int kf_f32_to_i32(float x) { int r; asm("cvt.rzi.s32.f32 %0, %1;" : "=r"(r) : "f"(x)); return x != x ? 0 : r; }
-__device__ __forceinline__ unsigned kf_f32_to_u32(float x) { unsigned r; asm("cvt.rzi.u32.f32 %0, %1;" : "=r"(r) : "f"(x)); return x != x ? 0u : r; }
+__device__ __forceinline__ unsigned kf_f32_to_u32(float x) { unsigned r; asm("cvt.rzi.u32.f32 %0, %1;" : "=r"(r) : "f"(x)); return x >= 0.0f ? r : 0u; }
 __device__ __forceinline__ long long kf_f32_to_i64(float x) { long long r; asm("cvt.rzi.s64.f32 %0, %1;" : "=l"(r) : "f"(x)); return x != x ? 0ll : r; }
-__device__ __forceinline__ unsigned long long kf_f32_to_u64(float x) { unsigned long long r; asm("cvt.rzi.u64.f32 %0, %1;" : "=l"(r) : "f"(x)); return x != x ? 0ull : r; }
+__device__ __forceinline__ unsigned long long kf_f32_to_u64(float x) { unsigned long long r; asm("cvt.rzi.u64.f32 %0, %1;" : "=l"(r) : "f"(x)); return x >= 0.0f ? r : 0ull; }
 __device__ __forceinline__ int kf_f64_to_i32(double x) { int r; asm("cvt.rzi.s32.f64 %0, %1;" : "=r"(r) : "d"(x)); return x != x ? 0 : r; }
-__device__ __forceinline__ unsigned kf_f64_to_u32(double x) { unsigned r; asm("cvt.rzi.u32.f64 %0, %1;" : "=r"(r) : "d"(x)); return x != x ? 0u : r; }
+__device__ __forceinline__ unsigned kf_f64_to_u32(double x) { unsigned r; asm("cvt.rzi.u32.f64 %0, %1;" : "=r"(r) : "d"(x)); return x >= 0.0 ? r : 0u; }
 __device__ __forceinline__ long long kf_f64_to_i64(double x) { long long r; asm("cvt.rzi.s64.f64 %0, %1;" : "=l"(r) : "d"(x)); return x != x ? 0ll : r; }
-__device__ __forceinline__ unsigned long long kf_f64_to_u64(double x) { unsigned long long r; asm("cvt.rzi.u64.f64 %0, %1;" : "=l"(r) : "d"(x)); return x != x ? 0ull : r; }
+__device__ __forceinline__ unsigned long long kf_f64_to_u64(double x) { unsigned long long r; asm("cvt.rzi.u64.f64 %0, %1;" : "=l"(r) : "d"(x)); return x >= 0.0 ? r : 0ull; }
 
 /* float -> 8/16-bit int: to 32 bits (truncates, saturates, NaN -> 0),
    then saturate to the narrow range */

@@ -10,11 +10,12 @@
  * updates and one graph launch), median of HOST_RUNS, over the step's
  * launches. Allocations (kf_rt_alloc_count) over the timed steps must be 0.
  *
- * The floor is every byte the step's kernels must move (dc_step_bytes: the
- * weights once, quantized bytes for q4k; the KV cache read at the attention
- * length of the timed steps and the new rows written; every activation read
- * and written) divided by the device's copy bandwidth, measured in this run
- * (1 GiB device-to-device, read + written, median of 20).
+ * The floor is every byte the step's kernels must move (dc_step_bytes, the
+ * sum of each launch's bytes: the weights once, quantized bytes for q4k; the
+ * KV cache read at the attention length of the timed steps and the new rows
+ * written; every activation read and written) divided by the device's copy
+ * bandwidth, measured in this run (1 GiB device-to-device, read + written,
+ * median of 20).
  *
  * PyTorch (--torch): tools/bench_torch.py --decode runs the same f16 model
  * step (F.linear for the fused QKV, output, gate/up, down and vocabulary
@@ -28,47 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum { HOST_RUNS = 7 };
 
-static const char *const mode_names[3] = {"sync", "async", "graph"};
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* ---- the floor --------------------------------------------------------------------------- */
-
-/* A GEMV's activation bytes: x in, y out (twice for the _acc forms); for
- * q4k the 8-bit quantization of x (x read, xq and xds written and read). */
-static double gemv_act(dc_wtype wt, double rows, double cols, double ybytes, bool acc)
-{
-    double y = rows * ybytes * (acc ? 2 : 1);
-    return wt == DC_Q4K ? 2 * cols + 2 * (cols + cols / 8) + y : 2 * cols + y;
-}
-
-dc_bytes dc_step_bytes(const dc_shape *sh, dc_wtype wt, uint64_t len, uint32_t split)
-{
-    double h = sh->hidden, d = sh->head_dim, hq = (double)sh->heads * d, kvr = (double)sh->kv_heads * d;
-    double nqkv = hq + 2 * kvr, ffn = sh->ffn, ns = (double)((len + split - 1) / split);
-    double partials = sh->heads * ns * (d + 1) * 4;
-    dc_bytes b = {0, 0, 0};
-    double layer_w = 4 * h + dc_matrix_bytes(wt, (uint64_t)nqkv, sh->hidden) + dc_matrix_bytes(wt, sh->hidden, (uint64_t)hq) +
-                     dc_matrix_bytes(wt, 2ull * sh->ffn, sh->hidden) + dc_matrix_bytes(wt, sh->hidden, sh->ffn);
-    b.weights = sh->layers * layer_w + 2 * h + dc_matrix_bytes(wt, sh->vocab, sh->hidden) + 2 * h;   /* + the embedding row */
-    b.kv = sh->layers * (2 * (double)len * kvr * 2 + 2 * kvr * 2);
-    double layer_a = 2 * 8 * h                                            /* two add_rmsnorm: x read and written, res, y */
-                     + gemv_act(wt, nqkv, h, 2, false) + 2 * nqkv + 2 * hq + 4   /* QKV, RoPE (q out; k, v in kv) */
-                     + 2 * hq + partials + 4 + partials + 2 * hq + 4             /* split, combine */
-                     + gemv_act(wt, h, hq, 2, true) + gemv_act(wt, 2 * ffn, h, 2, false) + 6 * ffn +
-                     gemv_act(wt, h, ffn, 2, true);
-    b.act = sh->layers * layer_a + 8 * h + gemv_act(wt, sh->vocab, h, 4, false) + 4.0 * sh->vocab + 4 + 2 * h + 4 + 8;
-    return b;
-}
 
 /* ---- timing ---------------------------------------------------------------------------------- */
 
@@ -78,12 +41,6 @@ typedef struct {
     bool done;
 } mode_result;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Host microseconds to issue one step, median over HOST_RUNS quiet starts. */
 static kf_status host_cost(dc_model *m, dc_mode mode, uint32_t s0, double *us, kf_error *err)
 {
@@ -91,13 +48,12 @@ static kf_status host_cost(dc_model *m, dc_mode mode, uint32_t s0, double *us, k
     kf_status st = KF_OK;
     for (int r = 0; r < HOST_RUNS && st == KF_OK; r++) {
         st = kf_device_sync(m->dev, err);
-        double t0 = now_ms();
+        double t0 = dc_now_ms();
         if (st == KF_OK) st = dc_model_step(m, s0 + (uint32_t)r, mode, err);
-        t[r] = (now_ms() - t0) * 1e3;
+        t[r] = (dc_now_ms() - t0) * 1e3;
     }
     if (st == KF_OK) st = kf_device_sync(m->dev, err);
-    qsort(t, HOST_RUNS, sizeof t[0], cmp_double);
-    *us = t[HOST_RUNS / 2];
+    *us = dc_median(t, HOST_RUNS);
     return st;
 }
 
@@ -110,14 +66,14 @@ static kf_status time_mode(dc_model *m, dc_mode mode, const dc_bench_opts *o, mo
     if (st != KF_OK) return st;
     kf_error probe = {0};
     bool events = kf_device_timer_start(m->dev, &probe) == KF_OK;
-    double t0 = now_ms();
+    double t0 = dc_now_ms();
     uint64_t a0 = kf_rt_alloc_count();
     for (uint32_t s = o->warmup; s < o->warmup + o->runs && st == KF_OK; s++) st = dc_model_step(m, s, mode, err);
     r->allocs = kf_rt_alloc_count() - a0;
     float ms = 0;
     if (st == KF_OK && events) st = kf_device_timer_stop(m->dev, &ms, err);
     if (st == KF_OK && !events) st = kf_device_sync(m->dev, err);
-    r->ms = (events ? ms : now_ms() - t0) / o->runs;
+    r->ms = (events ? ms : dc_now_ms() - t0) / o->runs;
     r->launches = m->nplan;
     if (st == KF_OK) st = host_cost(m, mode, o->warmup + o->runs, &r->host_us, err);
     r->host_us /= m->nplan;
@@ -195,7 +151,7 @@ static void print_table(const dc_config *c, const mode_result *r, const peer_res
     printf("%-14s %10s %10s %8s %15s %9s\n", "mode", "ms/step", "tokens/s", "x floor", "host us/launch", "launches");
     for (int i = 0; i < 3; i++)
         if (r[i].done)
-            printf("%-14s %10.4f %10.1f %8.3f %15.3f %9.0f\n", mode_names[i], r[i].ms, 1e3 / r[i].ms, r[i].ms / floor_ms,
+            printf("%-14s %10.4f %10.1f %8.3f %15.3f %9.0f\n", dc_mode_names[i], r[i].ms, 1e3 / r[i].ms, r[i].ms / floor_ms,
                    r[i].host_us, r[i].launches);
     if (p->ran) {
         printf("%-14s %10.4f %10.1f %8.3f %15s %9s\n", "torch eager", p->eager_ms, 1e3 / p->eager_ms,
@@ -223,7 +179,7 @@ static void json_write(FILE *f, const dc_config *c, kf_backend b, const kf_devic
         if (r[i].done)
             fprintf(f, "%s{\"mode\": \"%s\", \"ms_per_step\": %.6f, \"tokens_per_s\": %.2f, \"x_floor\": %.4f, "
                        "\"host_us_per_launch\": %.4f, \"launches\": %.0f, \"allocs\": %llu}",
-                    k++ ? ", " : "", mode_names[i], r[i].ms, 1e3 / r[i].ms, r[i].ms / floor_ms, r[i].host_us,
+                    k++ ? ", " : "", dc_mode_names[i], r[i].ms, 1e3 / r[i].ms, r[i].ms / floor_ms, r[i].host_us,
                     r[i].launches, (unsigned long long)r[i].allocs);
     fprintf(f, "], \"torch\": ");
     if (p->ran)
@@ -238,7 +194,8 @@ kf_status dc_copy_bandwidth(kf_device *dev, double *gbps, kf_error *err)
 {
     kf_device_props dp;
     kf_device_props_get(dev, &dp);
-    kf_bench_dev bd = {.dev = dev, .backend = dp.backend, .flush_bytes = 2 * (size_t)(dp.l2_bytes ? dp.l2_bytes : 32 << 20)};
+    size_t l2 = dp.l2_bytes ? dp.l2_bytes : dp.backend == KF_BACKEND_CPU ? 1u << 20 : 32u << 20;   /* CPU: 32 MB copies */
+    kf_bench_dev bd = {.dev = dev, .backend = dp.backend, .flush_bytes = 2 * l2};
     return kf_bench_copy_bandwidth(&bd, 20, gbps, err);
 }
 
@@ -256,7 +213,7 @@ int dc_bench(const dc_config *c, kf_backend b, const dc_bench_opts *o)
     if (st == KF_OK) kf_device_props_get(m.dev, &dp);
     for (int i = 0; i < 3 && st == KF_OK; i++) st = time_mode(&m, (dc_mode)i, o, &r[i], &err);
     uint64_t len = c->context + o->warmup + (o->runs + 1) / 2;   /* the timed steps' mean attention length */
-    dc_bytes by = dc_step_bytes(&c->sh, c->wt, len, m.split);
+    dc_bytes by = m.launch ? dc_step_bytes(&m, len) : (dc_bytes){0, 0, 0};
     uint32_t split = m.split;
     dc_model_close(&m);
     if (st != KF_OK) {

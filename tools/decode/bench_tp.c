@@ -24,18 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum { WARM = 20, ITERS = 200, NSIZES = 3 };
 
-static const char *const mode_names[3] = {"sync", "async", "graph"};
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 typedef struct {
     dc_model *m;
@@ -48,7 +39,7 @@ static kf_status span_start(span *sp, kf_error *err)
     kf_status st = dc_model_sync(sp->m, err);
     for (uint32_t r = 0; sp->events && r < sp->m->c->tp && st == KF_OK; r++)
         st = kf_device_timer_start(sp->m->ranks[r].dev, err);
-    sp->t0 = now_ms();
+    sp->t0 = dc_now_ms();
     return st;
 }
 
@@ -64,7 +55,7 @@ static kf_status span_stop(span *sp, double *ms, kf_error *err)
     }
     if (!sp->events && st == KF_OK) {
         st = dc_model_sync(sp->m, err);
-        *ms = now_ms() - sp->t0;
+        *ms = dc_now_ms() - sp->t0;
     }
     return st;
 }
@@ -188,7 +179,7 @@ static void json_tp(FILE *f, const dc_config *c, const char *dev, const coll_res
     fprintf(f, "], \"modes\": [");
     for (int i = 0; i < 3; i++)
         fprintf(f, "%s{\"mode\": \"%s\", \"ms_per_step\": %.6f, \"tokens_per_s\": %.2f, \"x_floor\": %.4f}",
-                i ? ", " : "", mode_names[i], sr->ms[i], 1e3 / sr->ms[i], sr->ms[i] / floor_ms);
+                i ? ", " : "", dc_mode_names[i], sr->ms[i], 1e3 / sr->ms[i], sr->ms[i] / floor_ms);
     fprintf(f, "], \"targets\": [");
 }
 
@@ -221,7 +212,7 @@ int dc_bench_tp(const dc_config *c, kf_backend b, const dc_bench_opts *o)
     if (st == KF_OK) st = measure(&m, o, cr, &gather_us, &sr, &copy, &err);
     if (st == KF_OK) kf_device_props_get(m.dev, &dp);
     uint64_t len = c->context + o->warmup + (o->runs + 1) / 2;
-    dc_bytes by = st == KF_OK ? dc_step_bytes(&m.ranks[0].sh, c->wt, len, m.split) : (dc_bytes){0, 0, 0};
+    dc_bytes by = st == KF_OK ? dc_step_bytes(&m.ranks[0], len) : (dc_bytes){0, 0, 0};
     int nccl = st == KF_OK ? kf_comm_nccl_version(m.comm) : 0;
     dc_model_close(&m);
     if (st != KF_OK) {
@@ -238,7 +229,7 @@ int dc_bench_tp(const dc_config *c, kf_backend b, const dc_bench_opts *o)
            "all-gather %.2f us = %.4f ms\n", (by.weights + by.kv + by.act) / 1e9, bw_ms, 2 * c->sh.layers, ar_us,
            gather_us, floor_ms);
     printf("%-8s %10s %10s %8s\n", "mode", "ms/step", "tokens/s", "x floor");
-    for (int i = 0; i < 3; i++) printf("%-8s %10.4f %10.1f %8.3f\n", mode_names[i], sr.ms[i], 1e3 / sr.ms[i], sr.ms[i] / floor_ms);
+    for (int i = 0; i < 3; i++) printf("%-8s %10.4f %10.1f %8.3f\n", dc_mode_names[i], sr.ms[i], 1e3 / sr.ms[i], sr.ms[i] / floor_ms);
     FILE *json = o->json ? fopen(o->json, "w") : NULL;
     if (o->json && !json) fprintf(stderr, "kforge decode: error: cannot write %s\n", o->json);
     if (json) json_tp(json, c, dp.name, cr, gather_us, &sr, floor_ms, bw_ms, copy);

@@ -197,7 +197,9 @@ int dc_check_cross(const dc_config *c, dc_mode mode)
     uint32_t *tokens = calloc(c->steps + 1, sizeof *tokens);
     kf_status st = la && lb && tokens ? dc_model_open(&a, c, KF_BACKEND_CUDA, mode == DC_GRAPH, &err)
                                       : kf_error_set(&err, KF_ERR_NOMEM, "out of memory");
-    if (st == KF_OK) st = dc_model_open(&b, c, KF_BACKEND_PTX, mode == DC_GRAPH, &err);
+    dc_config cb = *c;   /* the ptx path at the split the cuda path chose: the same sums */
+    cb.split = a.split;
+    if (st == KF_OK) st = dc_model_open(&b, &cb, KF_BACKEND_PTX, mode == DC_GRAPH, &err);
     for (; s < c->steps && st == KF_OK; s++) {
         st = cross_step(&a, &b, s, mode, la, lb, &tokens[s], &tb, &err);
         if (st != KF_OK) break;

@@ -16,15 +16,23 @@
  *             the collectives between), model.c building each rank's part
  *   bench_tp.c  --tp N --bench: the all-reduce against NCCL's own, the step
  *             against a GPU's floor plus its collectives
+ *   profile.c --profile: each launch of a step timed alone, summed by kernel
+ *             and shape, with its bytes and its ratio to the copy bandwidth
+ *   tune.c    a launch timed alone (the busy kernel ahead), and sdpa's split
+ *             chosen by timing candidates on the device
  *
- * One step (the issue's list), per layer: add+RMSNorm -> fused QKV GEMV ->
+ * One step (the issue's list), per layer: RMSNorm -> fused QKV GEMV ->
  * RoPE on q and k, k and v appended to the layer's cache at the position ->
  * sdpa_decode (split + combine) -> output GEMV (+ residual, the _acc form) ->
- * add+RMSNorm -> fused gate/up GEMV -> silu_mul -> down GEMV (+ residual);
+ * RMSNorm -> fused gate/up GEMV -> silu_mul -> down GEMV (+ residual);
  * then the final norm, the vocabulary GEMV, argmax, and the chosen token
  * embedded as the next step's input. The residual adds are the _acc GEMVs',
- * so add_rmsnorm adds a zero vector. Q4_K weights quantize the GEMV's input
- * to 8 bits first (q8_quantize_f16, then q4k_q8_gemv), as llama.cpp does. */
+ * so the norms are plain rmsnorm. Q4_K weights take 8-bit inputs (the
+ * q4k x q8 GEMV, as llama.cpp's mmvq): the norms and silu·up write them
+ * directly (decode.kf's rmsnorm_q8, silu_mul_q8, and sdpa_combine_q8 for the
+ * attention output). A --tp rank builds its part with the same functions at
+ * its shape; its output and down GEMVs write an f32 partial sum instead of
+ * adding into x (the residual add follows the all-reduce: add_f32_f16). */
 #ifndef KF_DECODE_H
 #define KF_DECODE_H
 
@@ -38,12 +46,21 @@ typedef struct {
 typedef enum { DC_F16 = 0, DC_Q4K = 1 } dc_wtype;
 typedef enum { DC_SYNC, DC_ASYNC, DC_GRAPH } dc_mode;
 
-/* The kernel files a step uses (kernels/NAME.kf) and the program's own. */
+/* The kernel modules a step uses: the name -D FILE.NAME=VALUE knows it by,
+ * and its file (kernels/NAME.kf, and the program's own). q4k_narrow is
+ * q4k.kf again, built with more lanes per row (Q8_LOG_BL, default
+ * DC_NARROW_LOG_BL; q4k's -D apply to it too), for the matrices with few
+ * rows. */
 #define DC_MODULES(X) \
-    X(GEMV, "gemv") X(Q4K, "q4k") X(SDPA, "sdpa") X(ROPE, "rope") X(SILU, "silu_mul") \
-    X(NORM, "add_rmsnorm") X(EMBED, "embed") X(ARGMAX, "argmax") X(OWN, "decode")
+    X(GEMV, "gemv", "kernels/gemv.kf") X(Q4K, "q4k", "kernels/q4k.kf") \
+    X(Q4KN, "q4k_narrow", "kernels/q4k.kf") X(SDPA, "sdpa", "kernels/sdpa.kf") \
+    X(ROPE, "rope", "kernels/rope.kf") X(SILU, "silu_mul", "kernels/silu_mul.kf") \
+    X(NORM, "rmsnorm", "kernels/rmsnorm.kf") X(EMBED, "embed", "kernels/embed.kf") \
+    X(ARGMAX, "argmax", "kernels/argmax.kf") X(OWN, "decode", "tools/decode/decode.kf")
+#define DC_NARROW_LOG_BL "3"     /* q4k_narrow: 32 lanes per row (q4k.kf's default Q8_LOG_BL 2: 16) */
+#define DC_NARROW_ROWS 16384u    /* q4k matrices with fewer rows use q4k_narrow */
 enum {
-#define X(e, n) DC_MOD_##e,
+#define X(e, n, f) DC_MOD_##e,
     DC_MODULES(X)
 #undef X
     DC_NMOD
@@ -77,6 +94,24 @@ typedef struct {
     kf_buffer *attn_norm, *wqkv, *wo, *ffn_norm, *wgu, *wdown, *kc, *vc;
 } dc_layer;
 
+/* Bytes one launch moves (its share of the floor): weights (norm weights
+ * and the embedding row too), activations, KV cache rows written; and the
+ * parts that grow with the attention length len: kv_pos·len bytes of cache
+ * read, part·cdiv(len, split) bytes of sdpa partials. A collective's entry
+ * (tensor parallelism) moves none: its time is measured apart (bench_tp.c). */
+typedef struct {
+    double weights, act, kv, kv_pos, part;
+} dc_cost;
+
+/* What a launch of the step is, for the profile: its kernel (or the
+ * collective's name), a label of its shape ("6144x4096" rows x columns,
+ * "4096" elements, ...), its bytes. */
+typedef struct {
+    const char *kernel;
+    char shape[40];
+    dc_cost cost;
+} dc_launch;
+
 /* One collective of a step split over devices: this rank's buffers. */
 typedef struct {
     bool gather;                /* all-gather (the vocabulary), else an all-reduce (sum) */
@@ -98,9 +133,10 @@ typedef struct dc_model {
     uint32_t split;             /* sdpa split in use */
     kf_buffer *embed, *out_norm, *lm_head;
     dc_layer *layer;
-    kf_buffer *x, *zero, *xn, *qkv, *q, *attn, *po, *plse, *gu, *g, *u, *h, *logits;
+    kf_buffer *x, *xn, *qkv, *q, *attn, *po, *plse, *gu, *g, *u, *h, *logits;
     kf_buffer *pos, *pos_rope, *pos_lens, *tokens, **tok, *xq, *xds;
     kf_plan **plan;             /* every launch of a step, in order */
+    dc_launch *launch;          /* and what each is */
     uint32_t nplan, plan_cap;
     kf_plan *pos_plan, *argmax_plan, *embed_plan;
     int argmax_idx, embed_ids;  /* the re-bound parameters */
@@ -115,6 +151,8 @@ typedef struct dc_model {
     kf_comm *comm;
     kf_graph **graphs;          /* each rank's recorded step (graph mode) */
     kf_buffer **send, **recv;   /* scratch: one collective's buffers over the ranks */
+    kf_plan *busy;              /* decode.kf's busy kernel (CUDA devices; NULL on the CPU) */
+    kf_buffer *sink;            /* its never-written output */
 } dc_model;
 
 /* Model dimensions checked (every kernel's constraints), a message in err. */
@@ -136,6 +174,34 @@ void dc_model_close(dc_model *m);
 kf_status dc_model_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err);
 /* Waits for every device of the model. */
 kf_status dc_model_sync(dc_model *m, kf_error *err);
+/* Re-targets the plans for step s without launching (the profile launches
+ * them one by one); a --tp model's every rank. */
+kf_status dc_model_retarget(dc_model *m, uint32_t s, kf_error *err);
+/* Standalone plans (the caller destroys them) of layer 0's attention at
+ * `split`: sdpa_decode_split and the step's combine. */
+kf_status dc_attention_plans(dc_model *m, uint32_t split, kf_plan **ps, kf_plan **pc, kf_error *err);
+/* sdpa's split guessed for the context and the shape sh (a rank's heads):
+ * about two blocks per SM (132 when the device does not say), at least 16
+ * positions. */
+uint32_t dc_split_guess(const dc_config *c, const dc_shape *sh, const kf_device *dev);
+
+/* tune.c. The busy kernel's plan (m->busy) on a CUDA device. */
+kf_status dc_busy_create(dc_model *m, kf_error *err);
+/* Launch p timed alone: busy queued ahead of it on a CUDA device (so the
+ * start event waits on the device, not on the host), then p TIMED; *us. */
+kf_status dc_launch_alone(dc_model *m, kf_plan *p, double *us, kf_error *err);
+/* The host's monotonic clock in ms (the benches' wall clock). */
+double dc_now_ms(void);
+/* "sync", "async", "graph": dc_mode's names. */
+extern const char *const dc_mode_names[3];
+/* The median of t[0..n) (sorted in place). */
+double dc_median(double *t, uint32_t n);
+/* The least split dc_split_tune tries around guess (the partials' room). */
+uint32_t dc_split_least(uint32_t guess);
+/* m->split: each candidate around the guess (guess/4 .. 4·guess, at least
+ * 16) timed on a CUDA device, split + combine alone at the first step's
+ * length, median of a few; the fastest kept. The CPU device keeps the guess. */
+kf_status dc_split_tune(dc_model *m, kf_error *err);
 /* After step s (synced): its logits (vocab f32) and chosen token. */
 kf_status dc_model_logits(dc_model *m, float *logits, kf_error *err);
 kf_status dc_model_token(dc_model *m, uint32_t s, uint32_t *token, kf_error *err);
@@ -152,15 +218,17 @@ kf_status dc_model_force_token(dc_model *m, uint32_t s, uint32_t t, kf_error *er
  * vocabulary rows' logits are all-gathered, and every rank takes the same
  * argmax and embeds the same token. The random weights are the very values
  * of the one-device model (decode.kf's fill is counter based: a slice is
- * filled from its global indices). f16 weights only.
+ * filled from its global indices; Q4_K by whole blocks, so a rank's share
+ * of the output and down matrices' columns must be whole blocks). --profile times one
+ * device's launches and is refused with --tp > 1 (main.c).
  *
  * dc_tp_check: the shape splits over c->tp devices (KF_ERR_USAGE naming the
  * dimension and the fix). */
 kf_status dc_tp_check(const dc_config *c, kf_error *err);
-/* One rank's model (model.c): device `rank` of backend b, its part. */
-kf_status dc_rank_open(dc_model *m, const dc_config *c, kf_backend b, uint32_t rank, kf_error *err);
-/* Step s's position and token slots re-targeted on a rank's plans. */
-kf_status dc_rank_retarget(dc_model *m, uint32_t s, kf_error *err);
+/* One rank's model (model.c): device `rank` of backend b, its part. split:
+ * sdpa's split (0: c->split, else guessed and timed on the device, as rank
+ * 0 does; the other ranks take rank 0's, so every rank runs the same). */
+kf_status dc_rank_open(dc_model *m, const dc_config *c, kf_backend b, uint32_t rank, uint32_t split, kf_error *err);
 kf_status dc_tp_open(dc_model *m, const dc_config *c, kf_backend b, bool graph, kf_error *err);
 kf_status dc_tp_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err);
 void dc_tp_close(dc_model *m);
@@ -219,6 +287,7 @@ int dc_check_tp(const dc_config *c, kf_backend b, dc_mode mode);
 typedef struct {
     uint32_t warmup, runs;      /* steps: not timed, timed (per mode) */
     bool torch;                 /* run tools/bench_torch.py --decode in the same call */
+    uint32_t profile;           /* --profile: steps timed launch by launch (0: no profile) */
     const char *json;           /* also write the results here */
 } dc_bench_opts;
 int dc_bench(const dc_config *c, kf_backend b, const dc_bench_opts *o);
@@ -227,12 +296,18 @@ int dc_bench_tp(const dc_config *c, kf_backend b, const dc_bench_opts *o);
 /* The copy bandwidth of dev in GB/s (kforge bench's measurement: 1 GiB
  * device-to-device, read + written, median of 20). */
 kf_status dc_copy_bandwidth(kf_device *dev, double *gbps, kf_error *err);
+/* --profile (profile.c): o->profile steps, each launch timed alone in step
+ * order; prints the table. Returns the exit status. One device: c->tp > 1
+ * is a usage error. */
+int dc_profile(const dc_config *c, kf_backend b, const dc_bench_opts *o);
 
-/* Bytes every kernel of one step moves at attention length len (the floor). */
+/* Bytes the step's launches move at attention length len (the floor), by
+ * kind; dc_launch_bytes: launch i's. */
 typedef struct {
     double weights, kv, act;
 } dc_bytes;
-dc_bytes dc_step_bytes(const dc_shape *sh, dc_wtype wt, uint64_t len, uint32_t split);
+dc_bytes dc_step_bytes(const dc_model *m, uint64_t len);
+dc_bytes dc_launch_bytes(const dc_model *m, uint32_t i, uint64_t len);
 
 /* Prints "kforge-decode: error: ..." for err. */
 void dc_print_error(const kf_error *err);

@@ -13,6 +13,7 @@
 
 static const char usage[] =
     "kforge-decode [MODEL] [RUN] [--check[=ref|cross]] [--bench [--warmup N] [--runs N] [--torch] [--json PATH]]\n"
+    "              [--profile]\n"
     "  MODEL: [--small] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N] [--ffn N] [--layers N] [--vocab N]\n"
     "         [--weights f16|q4k] [--seed N] | --model FILE;  [--save FILE]\n"
     "  RUN:   [--context N] [--steps N] [--token ID] [--backend cpu|cuda|ptx] [--mode sync|async|graph]\n"
@@ -23,9 +24,13 @@ static const char usage[] =
     "  4 heads, 2 KV heads, head dim 64, FFN 512, 2 layers, vocabulary 512, context 40. --seed seeds the\n"
     "  random weights and the cache's context (with --model, the context only). --check: with the\n"
     "  reference up to 100M parameters, else (ref|cross to choose) cuda against ptx. --bench: 3 + 20\n"
-    "  steps per mode; --torch adds tools/bench_torch.py --decode (f16). --tp N: the model split over N\n"
-    "  devices (GPUs 0..N-1 with NCCL; cpu: N CPU devices), f16; --check then compares it with --tp 1 and\n"
-    "  the reference; --bench adds the all-reduce against NCCL's own and the floor with the all-reduces";
+    "  steps per mode; --torch adds tools/bench_torch.py --decode (f16). --profile: after --warmup steps,\n"
+    "  5 steps (--runs N: N) with each launch timed alone, summed by kernel and shape (with --bench: after it;\n"
+    "  one device: not with --tp). --tp N: the model split over N devices (GPUs 0..N-1 with NCCL; cpu: N CPU\n"
+    "  devices), f16 or q4k; --check then compares it with --tp 1 and the reference; --bench adds the all-reduce\n"
+    "  against NCCL's own and the floor with the all-reduces";
+
+enum { PROFILE_STEPS = 5 };
 
 static const dc_shape llama3_8b = {4096, 32, 8, 128, 14336, 32, 128256, 1e-5f, 500000.0f};
 static const dc_shape small_shape = {256, 4, 2, 64, 512, 2, 512, 1e-5f, 500000.0f};
@@ -35,7 +40,7 @@ typedef struct {
     dc_mode mode;
     kf_backend backend;
     int check;                  /* 0 none, 1 reference, 2 cross, 3 chosen by size */
-    bool bench, small, shape_given, weights_given, context_given, steps_given;
+    bool bench, profile, small, shape_given, weights_given, context_given, steps_given, runs_given;
     dc_bench_opts bo;
     const char *save;
     char *kernels_dir;
@@ -73,6 +78,7 @@ static uint32_t *number_field(options *o, const char *opt)
             o->shape_given |= i < 7;
             o->context_given |= fields[i] == &o->c.context;
             o->steps_given |= fields[i] == &o->c.steps;
+            o->runs_given |= fields[i] == &o->bo.runs;
             return fields[i];
         }
     return NULL;
@@ -82,12 +88,12 @@ static uint32_t *number_field(options *o, const char *opt)
 static int define(options *o, char *v)
 {
     static const char *const names[DC_NMOD] = {
-#define X(e, n) n,
+#define X(e, n, f) n,
         DC_MODULES(X)
 #undef X
     };
     char *dot = strchr(v, '.'), *eq = strchr(v, '=');
-    if (!dot || !eq || eq < dot || o->c.ndefs == 32) return bad("-D '%s': expected FILE.NAME=VALUE (FILE: gemv, q4k, sdpa, rope, silu_mul, add_rmsnorm, embed, argmax or decode)%s", v, "");
+    if (!dot || !eq || eq < dot || o->c.ndefs == 32) return bad("-D '%s': expected FILE.NAME=VALUE (FILE: gemv, q4k, q4k_narrow, sdpa, rope, silu_mul, rmsnorm, embed, argmax or decode)%s", v, "");
     *dot = *eq = 0;
     for (int i = 0; i < DC_NMOD; i++)
         if (!strcmp(v, names[i])) {
@@ -131,8 +137,10 @@ static int parse(int argc, char **argv, options *o)
                                         "--kernels", "-D"};
     for (int i = 0; i < argc;) {
         const char *a = argv[i];
-        if (!strcmp(a, "--check") || !strcmp(a, "--bench") || !strcmp(a, "--small") || !strcmp(a, "--torch")) {
+        if (!strcmp(a, "--check") || !strcmp(a, "--bench") || !strcmp(a, "--small") || !strcmp(a, "--torch") ||
+            !strcmp(a, "--profile")) {
             if (a[2] == 'c') o->check = 3;
+            else if (a[2] == 'p') o->profile = true;
             else if (a[2] == 'b') o->bench = true;
             else if (a[2] == 's') o->small = true;
             else o->bo.torch = true;
@@ -166,11 +174,16 @@ static int settle(options *o, const dc_shape *given)
     if (o->c.model && (o->shape_given || o->small || o->weights_given))
         return bad("--model %s gives the shape and the weight type: drop --small, --weights and the sizes%s", o->c.model, "");
     if (!o->c.steps) return bad("--steps must be at least 1%s%s", "", "");
-    if (o->bench && o->check) return bad("--bench and --check are separate runs%s%s", "", "");
-    if (o->save && (o->bench || o->check)) return bad("--save goes with a plain run, not --bench or --check%s%s", "", "");
+    if (o->profile) o->bo.profile = o->runs_given ? o->bo.runs : PROFILE_STEPS;
+    bool timed = o->bench || o->profile;
+    if (timed && o->check) return bad("--bench or --profile and --check are separate runs%s%s", "", "");
+    if (o->save && (timed || o->check))
+        return bad("--save goes with a plain run, not --bench, --profile or --check%s%s", "", "");
     if (o->save && o->c.tp > 1) return bad("--save writes a one-device model: drop --tp%s%s", "", "");
     if (o->c.tp > 1 && o->check == 2) return bad("--check=cross compares cuda with ptx on one device: drop --tp%s%s", "", "");
-    if (o->bench && !o->bo.runs) return bad("--runs must be at least 1%s%s", "", "");
+    if (o->profile && o->c.tp > 1)
+        return bad("--profile times one device's launches: drop --tp (or profile --tp 1)%s%s", "", "");
+    if (timed && !o->bo.runs) return bad("--runs must be at least 1%s%s", "", "");
     return KF_EXIT_OK;
 }
 
@@ -204,6 +217,17 @@ static int run(options *o)
     return kf_cli_exit_for(st);
 }
 
+/* --bench and --profile, each on its own model (one 16 GB model at a time);
+ * the status is the bench's unless the profile could not run. */
+static int bench_and_profile(options *o)
+{
+    int rc = o->bench ? dc_bench(&o->c, o->backend, &o->bo) : KF_EXIT_OK;
+    if (!o->bo.profile || (rc != KF_EXIT_OK && rc != KF_EXIT_FAIL)) return rc;
+    fflush(stdout);
+    int rp = dc_profile(&o->c, o->backend, &o->bo);
+    return rp != KF_EXIT_OK ? rp : rc;
+}
+
 static void banner(const options *o)
 {
     const dc_shape *sh = &o->c.sh;
@@ -220,7 +244,7 @@ static void banner(const options *o)
 int main(int argc, char **argv)
 {
     if (kf_cli_help(argc - 1, argv + 1, usage)) return KF_EXIT_OK;
-    options o = {.mode = DC_GRAPH, .backend = KF_BACKEND_CUDA, .bo = {3, 20, false, NULL}};
+    options o = {.mode = DC_GRAPH, .backend = KF_BACKEND_CUDA, .bo = {3, 20, false, 0, NULL}};
     o.c = (dc_config){.seed = 1, .token = 1, .src_dir = getenv("KF_SOURCE_DIR")};
     if (!o.c.src_dir) o.c.src_dir = KF_DECODE_SOURCE_DIR;
     dc_shape given;
@@ -245,13 +269,14 @@ int main(int argc, char **argv)
         free(file);
         return bad("%s%s", err.msg, "");
     }
-    o.c.max_steps = o.bench ? o.bo.warmup + o.bo.runs + 8 : o.c.steps;
+    bool timed = o.bench || o.bo.profile;
+    o.c.max_steps = timed ? o.bo.warmup + (o.bo.runs > o.bo.profile ? o.bo.runs : o.bo.profile) + 8 : o.c.steps;
     banner(&o);
     if (o.check == 3) o.check = dc_params(&o.c.sh) <= 100000000ull ? 1 : 2;
     rc = o.check && o.c.tp > 1 ? dc_check_tp(&o.c, o.backend, o.mode)
        : o.check == 1 ? dc_check_reference(&o.c, o.backend, o.mode)
        : o.check == 2 ? dc_check_cross(&o.c, o.mode)
-       : o.bench      ? dc_bench(&o.c, o.backend, &o.bo)
+       : timed        ? bench_and_profile(&o)
                       : run(&o);
     free(file);
     fflush(stdout);

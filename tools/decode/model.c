@@ -9,25 +9,31 @@
  * else moves, so graph mode records the step once and each replay updates
  * three kernel nodes.
  *
- * Launches per step: 1 + 10 per layer + 4 (f16), 1 + 14 per layer + 5
- * (q4k: four q8_quantize more per layer and one for the vocabulary GEMV).
+ * Launches per step: 1 + 10 per layer + 4, f16 and q4k alike: q4k's GEMV
+ * inputs are written in 8 bits by their producers (decode.kf's rmsnorm_q8,
+ * sdpa_combine_q8, silu_mul_q8), with no q8_quantize launch. Each plan
+ * carries what it is and the bytes it moves (dc_launch), from which the
+ * floor and the profile's rows are made.
  *
  * A rank of a --tp N model (tp.c drives them) is the same model at its
- * shape (m->sh: heads, KV heads, FFN and vocabulary divided by N), with
- * the output and down GEMVs writing an f32 partial sum that a collective
- * (a NULL entry of m->plan, its buffers in m->coll) all-reduces before
- * add_f32_f16 adds it to x, and the vocabulary GEMV writing its rows' slot
- * of the logits, all-gathered; its random weights are its slices of the
- * one-device model's (rank_weights). */
+ * shape (m->sh: heads, KV heads, FFN and vocabulary divided by N), built by
+ * the same functions, with the output and down GEMVs writing an f32 partial
+ * sum (not added into x: each rank holds the whole residual) that a
+ * collective (a NULL entry of m->plan, its buffers in m->coll) all-reduces
+ * before add_f32_f16 adds it to x, and the vocabulary GEMV writing its
+ * rows' slot of the logits, all-gathered: 1 + 12 launches per layer + 4,
+ * and 2 collectives per layer + 1. Its random weights are its slices of the
+ * one-device model's (rank_weights; Q4_K by whole blocks). */
 #include "decode.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const module_names[DC_NMOD] = {
-#define X(e, n) n,
+static const char *const module_files[DC_NMOD] = {
+#define X(e, n, f) f,
     DC_MODULES(X)
 #undef X
 };
@@ -63,7 +69,7 @@ kf_status dc_shape_check(const dc_shape *sh, dc_wtype wt, kf_error *err)
     else if (wt == DC_Q4K && (sh->hidden % 256 || sh->ffn % 256 || hd % 256))
         why = "q4k weights need hidden, FFN and heads x head dim multiples of 256 (Q4_K blocks)";
     else if (sh->hidden > 8192)
-        why = "hidden must be at most 8192 (add_rmsnorm holds a row in registers)";
+        why = "hidden must be at most 8192 (rmsnorm holds a row in registers)";
     else if (dc_matrix_bytes(DC_F16, sh->vocab, sh->hidden) / 2 > UINT32_MAX || 2ull * sh->ffn * sh->hidden > UINT32_MAX)
         why = "a matrix must have fewer than 2^32 elements";
     if (why)
@@ -97,15 +103,23 @@ static kf_pipeline *pipe_of(dc_model *m, int mod, const char *kernel)
     return NULL;
 }
 
-/* Appends pl (NULL: a collective) to the step's launches. */
-static kf_status push(dc_model *m, kf_plan *pl, kf_error *err)
+/* Appends pl (NULL: a collective) to the step's launches, as `kernel`
+ * (dc_launch: no bytes yet); pl is destroyed when it cannot be kept. */
+static kf_status push(dc_model *m, kf_plan *pl, const char *kernel, kf_error *err)
 {
     if (m->nplan == m->plan_cap) {
         uint32_t cap = m->plan_cap ? 2 * m->plan_cap : 256;
         kf_plan **np = realloc(m->plan, cap * sizeof *np);
-        if (!np) return kf_error_set(err, KF_ERR_NOMEM, "out of memory for %u plans", cap);
-        m->plan = np, m->plan_cap = cap;
+        if (np) m->plan = np;
+        dc_launch *nl = np ? realloc(m->launch, cap * sizeof *nl) : NULL;
+        if (nl) m->launch = nl;
+        if (!np || !nl) {
+            kf_plan_destroy(pl);
+            return kf_error_set(err, KF_ERR_NOMEM, "out of memory for %u plans", cap);
+        }
+        m->plan_cap = cap;
     }
+    m->launch[m->nplan] = (dc_launch){.kernel = kernel};
     m->plan[m->nplan++] = pl;
     return KF_OK;
 }
@@ -116,26 +130,43 @@ static kf_status plan(dc_model *m, int mod, const char *kernel, const kf_arg *a,
                       kf_error *err)
 {
     kf_pipeline *p = pipe_of(m, mod, kernel);
-    if (!p) return kf_error_set(err, KF_ERR_USAGE, "kernels/%s.kf has no kernel '%s'", module_names[mod], kernel);
+    if (!p) return kf_error_set(err, KF_ERR_USAGE, "%s has no kernel '%s'", module_files[mod], kernel);
     kf_plan *pl;
     kf_status st = kf_plan_create(p, a, n, NULL, &pl, err);
     if (st != KF_OK || out) {
         if (out) *out = st == KF_OK ? pl : NULL;
         return st;
     }
-    st = push(m, pl, err);
-    if (st != KF_OK) kf_plan_destroy(pl);
-    return st;
+    return push(m, pl, kernel, err);
 }
 
-/* A collective as the step's next "launch": plan NULL, its buffers in m->coll. */
+/* A collective as the step's next "launch": plan NULL, its buffers in
+ * m->coll, its dc_launch named after it with no bytes. */
 static kf_status coll(dc_model *m, bool gather, kf_buffer *send, kf_buffer *recv, size_t count, kf_error *err)
 {
     dc_coll *nc = realloc(m->coll, (m->ncoll + 1) * sizeof *nc);
     if (!nc) return kf_error_set(err, KF_ERR_NOMEM, "out of memory for the step's collectives");
     m->coll = nc;
     m->coll[m->ncoll++] = (dc_coll){gather, send, recv, count};
-    return push(m, NULL, err);
+    kf_status st = push(m, NULL, gather ? "all_gather" : "all_reduce", err);
+    if (st == KF_OK) snprintf(m->launch[m->nplan - 1].shape, sizeof m->launch[0].shape, "%zu", count);
+    return st;
+}
+
+/* A plan kept as the step's next launch, with its shape label (printf-style)
+ * and the bytes it moves. */
+static kf_status step_plan(dc_model *m, int mod, const char *kernel, const kf_arg *a, uint32_t n, dc_cost cost,
+                           kf_error *err, const char *fmt, ...)
+{
+    kf_status st = plan(m, mod, kernel, a, n, NULL, err);
+    if (st != KF_OK) return st;
+    dc_launch *l = &m->launch[m->nplan - 1];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(l->shape, sizeof l->shape, fmt, ap);
+    va_end(ap);
+    l->cost = cost;
+    return KF_OK;
 }
 
 /* Runs a plan made for the purpose once, queued, and drops it. */
@@ -150,15 +181,31 @@ static kf_status once(dc_model *m, int mod, const char *kernel, const kf_arg *a,
 
 /* ---- kernels --------------------------------------------------------------------------- */
 
-/* The -D list of module mod: the user's for it, and sdpa's head dimension. */
+/* d into defs, replacing a define of the same name. */
+static bool define_set(kf_cli_defines *defs, kf_define d)
+{
+    for (size_t i = 0; i < defs->len; i++)
+        if (!strcmp(defs->data[i].name, d.name)) {
+            defs->data[i] = d;
+            return true;
+        }
+    return KF_VEC_PUSH(defs, d);
+}
+
+/* The -D list of module mod: the head dimension of sdpa (D) and of
+ * decode.kf's combine (CD); q4k_narrow's lanes per row and q4k's -D; then
+ * the user's for mod, which win. */
 static bool module_defines(const dc_config *c, int mod, kf_cli_defines *defs, char *dval)
 {
-    for (uint32_t i = 0; i < c->ndefs; i++)
-        if (c->defs[i].module == mod && !KF_VEC_PUSH(defs, c->defs[i].def)) return false;
-    if (mod != DC_MOD_SDPA) return true;
+    bool ok = true;
     snprintf(dval, 16, "%u", c->sh.head_dim);
-    kf_define d = {"D", dval};
-    return KF_VEC_PUSH(defs, d);
+    if (mod == DC_MOD_SDPA || mod == DC_MOD_OWN) ok = define_set(defs, (kf_define){mod == DC_MOD_SDPA ? "D" : "CD", dval});
+    if (mod == DC_MOD_Q4KN) ok = define_set(defs, (kf_define){"Q8_LOG_BL", DC_NARROW_LOG_BL});
+    for (uint32_t i = 0; i < c->ndefs && ok; i++)
+        if (mod == DC_MOD_Q4KN && c->defs[i].module == DC_MOD_Q4K) ok = define_set(defs, c->defs[i].def);
+    for (uint32_t i = 0; i < c->ndefs && ok; i++)
+        if (c->defs[i].module == mod) ok = define_set(defs, c->defs[i].def);
+    return ok;
 }
 
 /* Compiles every kernel file (before any device is opened: a bad -D or
@@ -168,8 +215,7 @@ static kf_status compile_modules(dc_model *m, kf_error *err)
     for (int i = 0; i < DC_NMOD; i++) {
         char path[4200], dval[16];
         kf_cli_defines defs = {0};
-        if (i == DC_MOD_OWN) snprintf(path, sizeof path, "%s/tools/decode/decode.kf", m->c->src_dir);
-        else snprintf(path, sizeof path, "%s/kernels/%s.kf", m->c->src_dir, module_names[i]);
+        snprintf(path, sizeof path, "%s/%s", m->c->src_dir, module_files[i]);
         bool ok = module_defines(m->c, i, &defs, dval);
         int rc = ok ? kf_cli_compile("decode", path, &defs, KF_OPT_DEFAULT, &m->mod[i]) : KF_EXIT_RUNTIME;
         KF_VEC_FREE(&defs);
@@ -259,6 +305,23 @@ static kf_status fill_part(dc_model *m, kf_buffer *b, uint32_t seed, float scale
     return once(m, DC_MOD_OWN, "fill_f16", a, 8, err);
 }
 
+/* A matrix's fill unit: an f16 element, or a u32 word of Q4_K blocks (36 a
+ * block of 256 columns); units(wt, k): a row of k columns'. */
+static uint64_t unit_bytes(dc_wtype wt) { return wt == DC_Q4K ? 4 : 2; }
+static uint64_t units(dc_wtype wt, uint64_t k) { return wt == DC_Q4K ? k / 256 * 36 : k; }
+
+/* Matrix b of k columns (of the global matrix: the scale) at random, its
+ * units those of the global matrix at base + (i / cols)·ld + i % cols: f16
+ * uniform with standard deviation 1/sqrt(k), or Q4_K blocks with about that. */
+static kf_status fill_matrix(dc_model *m, kf_buffer *b, uint32_t seed, uint64_t k, uint64_t cols, uint64_t ld,
+                             uint64_t base, kf_error *err)
+{
+    if (m->c->wt == DC_F16) return fill_part(m, b, seed, (float)sqrt(3.0 / (double)k), 0.0f, cols, ld, base, err);
+    kf_arg a[7] = {B(b), U((uint32_t)(kf_buffer_bytes(b) / 4)), U((uint32_t)cols), U((uint32_t)ld), U((uint32_t)base),
+                   U(seed), F((float)(1.0 / (258.0 * sqrt((double)k))))};
+    return once(m, DC_MOD_OWN, "fill_q4k", a, 7, err);
+}
+
 /* x = offset + scale·u on the device: a whole tensor. */
 static kf_status fill_f16(dc_model *m, kf_buffer *b, uint32_t seed, float scale, float offset, kf_error *err)
 {
@@ -275,42 +338,42 @@ static kf_status fill_tensor(void *ctx, kf_buffer *b, dc_tensor_kind kind, uint6
     dc_model *m = fc->m;
     uint32_t seed = m->c->seed * 1000003u + fc->n++;
     if (kind != DC_T_MATRIX) return fill_f16(m, b, seed, kind == DC_T_NORM ? 0.1f : 1.0f, kind == DC_T_NORM ? 1.0f : 0.0f, err);
-    if (m->c->wt == DC_F16) return fill_f16(m, b, seed, (float)sqrt(3.0 / (double)cols), 0.0f, err);
-    kf_arg a[4] = {B(b), U((uint32_t)(kf_buffer_bytes(b) / 4)), U(seed), F((float)(1.0 / (258.0 * sqrt((double)cols))))};
-    return once(m, DC_MOD_OWN, "fill_q4k", a, 4, err);
+    uint64_t n = kf_buffer_bytes(b) / unit_bytes(m->c->wt);
+    return fill_matrix(m, b, seed, cols, n, n, 0, err);
 }
 
 /* ---- a rank's part of the random model ------------------------------------------------------ */
 
-/* n elements of b from element `at` = the global tensor's from `base` (a run of whole rows). */
+/* n units of matrix b from unit `at` = the global matrix's from `base` (a
+ * run of whole rows). */
 static kf_status fill_rows(dc_model *m, kf_buffer *b, uint64_t at, uint64_t n, uint64_t base, uint32_t seed,
-                           float scale, kf_error *err)
+                           uint64_t k, kf_error *err)
 {
     kf_buffer *v;
-    kf_status st = kf_buffer_view(b, (size_t)at, (size_t)n, &v, err);
-    if (st == KF_OK) st = fill_part(m, v, seed, scale, 0.0f, n, n, base, err);
+    uint64_t ub = unit_bytes(m->c->wt) / (m->c->wt == DC_F16 ? 2 : 1);   /* the buffer's elements per unit */
+    kf_status st = kf_buffer_view(b, (size_t)(at * ub), (size_t)(n * ub), &v, err);
+    if (st == KF_OK) st = fill_matrix(m, v, seed, k, n, n, base, err);
     kf_buffer_destroy(v);
     return st;
 }
-
-static float mat_scale(uint64_t cols) { return (float)sqrt(3.0 / (double)cols); }
 
 /* Layer l's matrices: the rank's rows of Wqkv and Wgate_up, its columns of
  * Wo and Wdown, seeds and scales as fill_tensor gives the whole ones. */
 static kf_status rank_layer(dc_model *m, dc_layer *L, uint32_t seed, kf_error *err)
 {
     const dc_shape *g = &m->c->sh, *sh = &m->sh;
+    dc_wtype w = m->c->wt;
     uint64_t H = g->hidden, d = g->head_dim, r = m->rank, q = sh->heads * d, kq = sh->kv_heads * d;
-    uint64_t Q = g->heads * d, KV = g->kv_heads * d, f = sh->ffn, F = g->ffn;
+    uint64_t Q = g->heads * d, KV = g->kv_heads * d, f = sh->ffn, F = g->ffn, uh = units(w, H);
     kf_status st = fill_f16(m, L->attn_norm, seed, 0.1f, 1.0f, err);
-    if (st == KF_OK) st = fill_rows(m, L->wqkv, 0, q * H, r * q * H, seed + 1, mat_scale(H), err);
-    if (st == KF_OK) st = fill_rows(m, L->wqkv, q * H, kq * H, (Q + r * kq) * H, seed + 1, mat_scale(H), err);
-    if (st == KF_OK) st = fill_rows(m, L->wqkv, (q + kq) * H, kq * H, (Q + KV + r * kq) * H, seed + 1, mat_scale(H), err);
-    if (st == KF_OK) st = fill_part(m, L->wo, seed + 2, mat_scale(Q), 0.0f, q, Q, r * q, err);
+    if (st == KF_OK) st = fill_rows(m, L->wqkv, 0, q * uh, r * q * uh, seed + 1, H, err);
+    if (st == KF_OK) st = fill_rows(m, L->wqkv, q * uh, kq * uh, (Q + r * kq) * uh, seed + 1, H, err);
+    if (st == KF_OK) st = fill_rows(m, L->wqkv, (q + kq) * uh, kq * uh, (Q + KV + r * kq) * uh, seed + 1, H, err);
+    if (st == KF_OK) st = fill_matrix(m, L->wo, seed + 2, Q, units(w, q), units(w, Q), r * units(w, q), err);
     if (st == KF_OK) st = fill_f16(m, L->ffn_norm, seed + 3, 0.1f, 1.0f, err);
-    if (st == KF_OK) st = fill_rows(m, L->wgu, 0, f * H, r * f * H, seed + 4, mat_scale(H), err);
-    if (st == KF_OK) st = fill_rows(m, L->wgu, f * H, f * H, (F + r * f) * H, seed + 4, mat_scale(H), err);
-    return st == KF_OK ? fill_part(m, L->wdown, seed + 5, mat_scale(F), 0.0f, f, F, r * f, err) : st;
+    if (st == KF_OK) st = fill_rows(m, L->wgu, 0, f * uh, r * f * uh, seed + 4, H, err);
+    if (st == KF_OK) st = fill_rows(m, L->wgu, f * uh, f * uh, (F + r * f) * uh, seed + 4, H, err);
+    return st == KF_OK ? fill_matrix(m, L->wdown, seed + 5, F, units(w, f), units(w, F), r * units(w, f), err) : st;
 }
 
 /* The rank's part of the one-device model's random tensors (fill_tensor's
@@ -324,8 +387,8 @@ static kf_status rank_weights(dc_model *m, kf_error *err)
     for (uint32_t l = 0; l < g->layers && st == KF_OK; l++) st = rank_layer(m, &m->layer[l], seed + 1 + 6 * l, err);
     uint32_t next = seed + 1 + 6 * g->layers;
     if (st == KF_OK) st = fill_f16(m, m->out_norm, next, 0.1f, 1.0f, err);
-    if (st == KF_OK) st = fill_rows(m, m->lm_head, 0, (uint64_t)m->sh.vocab * g->hidden,
-                                    (uint64_t)r * m->sh.vocab * g->hidden, next + 1, mat_scale(g->hidden), err);
+    uint64_t vr = (uint64_t)m->sh.vocab * units(m->c->wt, g->hidden);   /* the rank's vocabulary rows' units */
+    if (st == KF_OK) st = fill_rows(m, m->lm_head, 0, vr, r * vr, next + 1, g->hidden, err);
     for (uint32_t l = 0; l < g->layers && st == KF_OK; l++) {
         st = fill_part(m, m->layer[l].kc, m->c->seed * 7919u + 2 * l, 1.0f, 0.0f, kq, KV, r * kq, err);
         if (st == KF_OK) st = fill_part(m, m->layer[l].vc, m->c->seed * 7919u + 2 * l + 1, 1.0f, 0.0f, kq, KV, r * kq, err);
@@ -358,11 +421,11 @@ static kf_status tp_buffers(dc_model *m, kf_error *err)
 static kf_status activation_buffers(dc_model *m, kf_error *err)
 {
     const dc_shape *sh = &m->sh;
-    uint64_t hd = (uint64_t)sh->heads * sh->head_dim, ns = (m->cap + m->split - 1) / m->split;
+    uint32_t ps = m->c->split ? m->split : dc_split_least(m->split);   /* partials for the least split tried */
+    uint64_t hd = (uint64_t)sh->heads * sh->head_dim, ns = (m->cap + ps - 1) / ps;
     uint64_t kmax = sh->hidden > sh->ffn ? sh->hidden : sh->ffn;
     kmax = kmax > hd ? kmax : hd;
     kf_status st = buf(m, KF_S_F16, 1, sh->hidden, &m->x, err);
-    if (st == KF_OK) st = buf(m, KF_S_F16, 1, sh->hidden, &m->zero, err);
     if (st == KF_OK) st = buf(m, KF_S_F16, 1, sh->hidden, &m->xn, err);
     if (st == KF_OK) st = buf(m, KF_S_F16, 1, qkv_rows(sh), &m->qkv, err);
     if (st == KF_OK) st = buf(m, KF_S_F16, 1, hd, &m->q, err);
@@ -390,40 +453,102 @@ static kf_status activation_buffers(dc_model *m, kf_error *err)
 /* ---- the step's plans --------------------------------------------------------------------------- */
 
 /* y (+)= W·x, W rows x cols; ymode 0: f16 y, 1: f16 y += (the residual), 2: f32 y.
- * f16: one gemv; q4k: x quantized to 8 bits, then the q4k x q8 GEMV. */
+ * f16: one gemv over x. q4k: the q4k x q8 GEMV over x's 8-bit form in xq,
+ * xds, which x's producer wrote (rmsnorm_q8, sdpa_combine_q8, silu_mul_q8). */
 static kf_status matvec(dc_model *m, kf_buffer *w, kf_buffer *x, kf_buffer *y, uint64_t rows, uint64_t cols, int ymode,
                         kf_error *err)
 {
     static const char *const f16k[3] = {"gemv_f16_f16_f16", "gemv_f16_f16_f16_acc", "gemv_f16_f16_f32"};
     static const char *const q4kk[3] = {"q4k_q8_gemv_f16", "q4k_q8_gemv_f16_acc", "q4k_q8_gemv_f32"};
+    double yb = (double)rows * (ymode == 2 ? 4 : 2) * (ymode == 1 ? 2 : 1), k = (double)cols;
+    dc_cost c = {(double)dc_matrix_bytes(m->c->wt, rows, cols), 0, 0, 0, 0};
     if (m->c->wt == DC_F16) {
         kf_arg a[5] = {B(w), B(x), B(y), U((uint32_t)rows), U((uint32_t)cols)};
-        return plan(m, DC_MOD_GEMV, f16k[ymode], a, 5, NULL, err);
+        c.act = 2 * k + yb;
+        return step_plan(m, DC_MOD_GEMV, f16k[ymode], a, 5, c, err, "%llux%llu", (unsigned long long)rows,
+                         (unsigned long long)cols);
     }
-    kf_arg q[4] = {B(x), B(m->xq), B(m->xds), U((uint32_t)cols)};
     kf_arg a[6] = {B(w), B(m->xq), B(m->xds), B(y), U((uint32_t)rows), U((uint32_t)cols)};
-    kf_status st = plan(m, DC_MOD_Q4K, "q8_quantize_f16", q, 4, NULL, err);
-    return st == KF_OK ? plan(m, DC_MOD_Q4K, q4kk[ymode], a, 6, NULL, err) : st;
+    bool narrow = rows < DC_NARROW_ROWS;
+    c.act = k + k / 8 + yb;
+    return step_plan(m, narrow ? DC_MOD_Q4KN : DC_MOD_Q4K, q4kk[ymode], a, 6, c, err, "%llux%llu%s",
+                     (unsigned long long)rows, (unsigned long long)cols, narrow ? " narrow" : "");
 }
 
-/* xn = rmsnorm(x + 0)·w (the residual adds are the GEMVs'). */
+/* The input of the next GEMV: rmsnorm(x)·w, into xn (f16) or, for q4k,
+ * straight into the 8-bit xq, xds (the residual adds are the GEMVs'). */
 static kf_status norm(dc_model *m, kf_buffer *w, kf_error *err)
 {
-    kf_arg a[7] = {B(m->x), B(m->zero), B(w), B(m->xn), U(1), U(m->sh.hidden), F(m->sh.eps)};
-    return plan(m, DC_MOD_NORM, "add_rmsnorm", a, 7, NULL, err);
+    const dc_shape *sh = &m->sh;
+    double h = sh->hidden;
+    if (m->c->wt == DC_F16) {
+        kf_arg a[6] = {B(m->x), B(w), B(m->xn), U(1), U(sh->hidden), F(sh->eps)};
+        return step_plan(m, DC_MOD_NORM, "rmsnorm", a, 6, (dc_cost){2 * h, 4 * h, 0, 0, 0}, err, "%u", sh->hidden);
+    }
+    kf_arg a[6] = {B(m->x), B(w), B(m->xq), B(m->xds), U(sh->hidden), F(sh->eps)};
+    return step_plan(m, DC_MOD_OWN, "rmsnorm_q8", a, 6, (dc_cost){2 * h, 3 * h + h / 8, 0, 0, 0}, err, "%u",
+                     sh->hidden);
+}
+
+/* h = silu(g)·u, the down projection's input (q4k: its 8-bit form). */
+static kf_status silu(dc_model *m, kf_error *err)
+{
+    uint32_t n = m->sh.ffn;
+    if (m->c->wt == DC_F16) {
+        kf_arg a[4] = {B(m->g), B(m->u), B(m->h), U(n)};
+        return step_plan(m, DC_MOD_SILU, "silu_mul", a, 4, (dc_cost){0, 6.0 * n, 0, 0, 0}, err, "%u", n);
+    }
+    kf_arg a[5] = {B(m->g), B(m->u), B(m->xq), B(m->xds), U(n)};
+    return step_plan(m, DC_MOD_OWN, "silu_mul_q8", a, 5, (dc_cost){0, 5.0 * n + n / 8.0, 0, 0, 0}, err, "%u", n);
+}
+
+/* The arguments of layer L's attention at `split`: sdpa_decode_split's (s)
+ * and the step's combine's (c, its module in *cmod; the kernel returned):
+ * sdpa_decode_combine, or for q4k sdpa_combine_q8, which writes the output
+ * projection's 8-bit input directly. */
+static const char *attn_args(dc_model *m, dc_layer *L, uint32_t split, kf_arg s[11], kf_arg c[8], int *cmod)
+{
+    const dc_shape *sh = &m->sh;
+    kf_arg sa[11] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), U(1), U(sh->heads),
+                     U(sh->kv_heads), U(m->cap), U(split)};
+    kf_arg ca[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->attn), U(1), U(sh->heads), U(m->cap), U(split)};
+    kf_arg cq[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->xq), B(m->xds), U(sh->heads), U(m->cap), U(split)};
+    bool q8 = m->c->wt == DC_Q4K;
+    memcpy(s, sa, sizeof sa);
+    memcpy(c, q8 ? cq : ca, sizeof ca);
+    *cmod = q8 ? DC_MOD_OWN : DC_MOD_SDPA;
+    return q8 ? "sdpa_combine_q8" : "sdpa_decode_combine";
+}
+
+kf_status dc_attention_plans(dc_model *m, uint32_t split, kf_plan **ps, kf_plan **pc, kf_error *err)
+{
+    kf_arg s[11], c[8];
+    int cmod;
+    const char *ck = attn_args(m, &m->layer[0], split, s, c, &cmod);
+    *pc = NULL;
+    kf_status st = plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, 11, ps, err);
+    return st == KF_OK ? plan(m, cmod, ck, c, 8, pc, err) : st;
 }
 
 static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
 {
     const dc_shape *sh = &m->sh;
+    double d = sh->head_dim, hq = sh->heads * d, kvr = sh->kv_heads * d, nqkv = hq + 2 * kvr;
+    double part = sh->heads * (d + 1) * 4;   /* one split's partials: po and plse */
     kf_arg r[11] = {B(m->qkv), B(m->pos_rope), B(m->q), B(L->kc), B(L->vc), U(1), U(sh->heads), U(sh->kv_heads),
                     U(m->cap), U(sh->head_dim), F(sh->theta)};
-    kf_arg s[11] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), U(1), U(sh->heads),
-                    U(sh->kv_heads), U(m->cap), U(m->split)};
-    kf_arg c[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->attn), U(1), U(sh->heads), U(m->cap), U(m->split)};
-    kf_status st = plan(m, DC_MOD_ROPE, "rope_qkv_neox", r, 11, NULL, err);
-    if (st == KF_OK) st = plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, 11, NULL, err);
-    return st == KF_OK ? plan(m, DC_MOD_SDPA, "sdpa_decode_combine", c, 8, NULL, err) : st;
+    kf_arg s[11], c[8];
+    int cmod;
+    const char *ck = attn_args(m, L, m->split, s, c, &cmod);
+    double cact = cmod == DC_MOD_OWN ? hq + hq / 8 + 4 : 2 * hq + 4;
+    kf_status st = step_plan(m, DC_MOD_ROPE, "rope_qkv_neox", r, 11, (dc_cost){0, 2 * nqkv + 2 * hq + 4, 4 * kvr, 0, 0},
+                             err, "%ux%u", sh->heads + 2 * sh->kv_heads, sh->head_dim);
+    if (st == KF_OK)
+        st = step_plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, 11, (dc_cost){0, 2 * hq + 4, 0, 4 * kvr, part}, err,
+                       "%ux%u/%u split %u", sh->heads, sh->head_dim, sh->kv_heads, m->split);
+    return st == KF_OK ? step_plan(m, cmod, ck, c, 8, (dc_cost){0, cact, 0, 0, part}, err, "%ux%u split %u", sh->heads,
+                                   sh->head_dim, m->split)
+                       : st;
 }
 
 /* x += W·a (the output and down projections). Over several devices each
@@ -435,7 +560,10 @@ static kf_status residual(dc_model *m, kf_buffer *w, kf_buffer *a, uint64_t cols
     kf_arg ad[3] = {B(m->x), B(m->part), U(m->sh.hidden)};
     kf_status st = matvec(m, w, a, m->part, m->sh.hidden, cols, 2, err);
     if (st == KF_OK) st = coll(m, false, m->part, m->part, m->sh.hidden, err);
-    return st == KF_OK ? plan(m, DC_MOD_OWN, "add_f32_f16", ad, 3, NULL, err) : st;
+    double h = m->sh.hidden;
+    return st == KF_OK ? step_plan(m, DC_MOD_OWN, "add_f32_f16", ad, 3, (dc_cost){0, 8 * h, 0, 0, 0}, err, "%u",
+                                   m->sh.hidden)
+                       : st;
 }
 
 /* logits = W·xn; over several devices each rank's rows, all-gathered. */
@@ -450,14 +578,13 @@ static kf_status layer_plans(dc_model *m, dc_layer *L, kf_error *err)
 {
     const dc_shape *sh = &m->sh;
     uint64_t hd = (uint64_t)sh->heads * sh->head_dim;
-    kf_arg sm[4] = {B(m->g), B(m->u), B(m->h), U(sh->ffn)};
     kf_status st = norm(m, L->attn_norm, err);
     if (st == KF_OK) st = matvec(m, L->wqkv, m->xn, m->qkv, qkv_rows(sh), sh->hidden, 0, err);
     if (st == KF_OK) st = attention(m, L, err);
     if (st == KF_OK) st = residual(m, L->wo, m->attn, hd, err);
     if (st == KF_OK) st = norm(m, L->ffn_norm, err);
     if (st == KF_OK) st = matvec(m, L->wgu, m->xn, m->gu, 2ull * sh->ffn, sh->hidden, 0, err);
-    if (st == KF_OK) st = plan(m, DC_MOD_SILU, "silu_mul", sm, 4, NULL, err);
+    if (st == KF_OK) st = silu(m, err);
     return st == KF_OK ? residual(m, L->wdown, m->h, sh->ffn, err) : st;
 }
 
@@ -465,22 +592,42 @@ static kf_status layer_plans(dc_model *m, dc_layer *L, kf_error *err)
 static kf_status step_plans(dc_model *m, kf_error *err)
 {
     const dc_shape *sh = &m->sh;
+    double h = sh->hidden;
+    uint32_t vocab = m->c->sh.vocab;   /* argmax and embed: the whole vocabulary on every rank */
     kf_arg p[2] = {B(m->pos), U(m->c->context)};
-    kf_arg am[4] = {B(m->logits), B(m->tok[1]), U(1), U(m->c->sh.vocab)};
-    kf_arg em[6] = {B(m->embed), B(m->tok[1]), B(m->x), U(1), U(sh->hidden), U(m->c->sh.vocab)};
-    kf_status st = plan(m, DC_MOD_OWN, "decode_pos", p, 2, NULL, err);
+    kf_arg am[4] = {B(m->logits), B(m->tok[1]), U(1), U(vocab)};
+    kf_arg em[6] = {B(m->embed), B(m->tok[1]), B(m->x), U(1), U(sh->hidden), U(vocab)};
+    kf_status st = step_plan(m, DC_MOD_OWN, "decode_pos", p, 2, (dc_cost){0, 8, 0, 0, 0}, err, "2");
     if (st == KF_OK) m->pos_plan = m->plan[m->nplan - 1];
     for (uint32_t l = 0; l < sh->layers && st == KF_OK; l++) st = layer_plans(m, &m->layer[l], err);
     if (st == KF_OK) st = norm(m, m->out_norm, err);
     if (st == KF_OK) st = vocab_plans(m, err);
-    if (st == KF_OK) st = plan(m, DC_MOD_ARGMAX, "argmax", am, 4, NULL, err);
+    if (st == KF_OK)
+        st = step_plan(m, DC_MOD_ARGMAX, "argmax", am, 4, (dc_cost){0, 4.0 * vocab + 4, 0, 0, 0}, err, "%u", vocab);
     if (st == KF_OK) m->argmax_plan = m->plan[m->nplan - 1];
-    if (st == KF_OK) st = plan(m, DC_MOD_EMBED, "embed", em, 6, NULL, err);
+    if (st == KF_OK) st = step_plan(m, DC_MOD_EMBED, "embed", em, 6, (dc_cost){2 * h, 2 * h + 4, 0, 0, 0}, err, "%u", sh->hidden);
     if (st != KF_OK) return st;
     m->embed_plan = m->plan[m->nplan - 1];
     m->argmax_idx = kf_pipeline_param_index(pipe_of(m, DC_MOD_ARGMAX, "argmax"), "idx");
     m->embed_ids = kf_pipeline_param_index(pipe_of(m, DC_MOD_EMBED, "embed"), "ids");
     return KF_OK;
+}
+
+dc_bytes dc_launch_bytes(const dc_model *m, uint32_t i, uint64_t len)
+{
+    const dc_cost *c = &m->launch[i].cost;
+    double ns = (double)((len + m->split - 1) / m->split);
+    return (dc_bytes){c->weights, c->kv + c->kv_pos * (double)len, c->act + c->part * ns};
+}
+
+dc_bytes dc_step_bytes(const dc_model *m, uint64_t len)
+{
+    dc_bytes t = {0, 0, 0};
+    for (uint32_t i = 0; i < m->nplan; i++) {
+        dc_bytes b = dc_launch_bytes(m, i, len);
+        t.weights += b.weights, t.kv += b.kv, t.act += b.act;
+    }
+    return t;
 }
 
 /* tokens[0] = the input token, embedded into x (the first step's input). */
@@ -501,11 +648,8 @@ static kf_status record(dc_model *m, kf_error *err)
     return st == KF_OK ? kf_graph_end(m->dev, &m->graph, err) : st;
 }
 
-/* sdpa's split for the context: about two blocks per SM (132 when the
- * device does not say), at least 16 positions. */
-static uint32_t split_for(const dc_config *c, const dc_shape *sh, const kf_device *dev)
+uint32_t dc_split_guess(const dc_config *c, const dc_shape *sh, const kf_device *dev)
 {
-    if (c->split) return c->split;
     kf_device_props dp;
     kf_device_props_get(dev, &dp);
     uint64_t sms = dp.sm_count ? dp.sm_count : 132, groups = (sh->heads / sh->kv_heads + 3) / 4;
@@ -515,7 +659,7 @@ static uint32_t split_for(const dc_config *c, const dc_shape *sh, const kf_devic
     return split;
 }
 
-kf_status dc_rank_open(dc_model *m, const dc_config *c, kf_backend b, uint32_t rank, kf_error *err)
+kf_status dc_rank_open(dc_model *m, const dc_config *c, kf_backend b, uint32_t rank, uint32_t split, kf_error *err)
 {
     uint32_t tp = c->tp > 1 ? c->tp : 1;
     memset(m, 0, sizeof *m);
@@ -529,11 +673,13 @@ kf_status dc_rank_open(dc_model *m, const dc_config *c, kf_backend b, uint32_t r
     if (st == KF_OK) st = compile_modules(m, err);
     if (st == KF_OK) st = kf_device_open(b, (int)rank, &m->dev, err);
     if (st != KF_OK) return st;
-    m->split = split_for(c, &m->sh, m->dev);
+    m->split = split ? split : c->split ? c->split : dc_split_guess(c, &m->sh, m->dev);
     st = build_modules(m, err);
     if (st == KF_OK) st = weight_buffers(m, err);
     if (st == KF_OK) st = activation_buffers(m, err);
     if (st == KF_OK) st = weights_make(m, err);
+    if (st == KF_OK) st = dc_busy_create(m, err);
+    if (st == KF_OK && !split && !c->split) st = dc_split_tune(m, err);
     if (st == KF_OK) st = step_plans(m, err);
     return st == KF_OK ? first_input(m, err) : st;
 }
@@ -541,14 +687,19 @@ kf_status dc_rank_open(dc_model *m, const dc_config *c, kf_backend b, uint32_t r
 kf_status dc_model_open(dc_model *m, const dc_config *c, kf_backend b, bool graph, kf_error *err)
 {
     if (c->tp > 1) return dc_tp_open(m, c, b, graph, err);
-    kf_status st = dc_rank_open(m, c, b, 0, err);
+    kf_status st = dc_rank_open(m, c, b, 0, 0, err);
     return st == KF_OK && graph ? record(m, err) : st;
 }
 
 /* ---- steps ----------------------------------------------------------------------------------------- */
 
-kf_status dc_rank_retarget(dc_model *m, uint32_t s, kf_error *err)
+kf_status dc_model_retarget(dc_model *m, uint32_t s, kf_error *err)
 {
+    if (m->ranks) {
+        kf_status st = KF_OK;
+        for (uint32_t r = 0; r < m->c->tp && st == KF_OK; r++) st = dc_model_retarget(&m->ranks[r], s, err);
+        return st;
+    }
     if (s >= m->c->max_steps)
         return kf_error_set(err, KF_ERR_USAGE, "step %u is past the %u steps the model was made for", s, m->c->max_steps);
     kf_value p = U(m->c->context + s).value;
@@ -560,7 +711,7 @@ kf_status dc_rank_retarget(dc_model *m, uint32_t s, kf_error *err)
 kf_status dc_model_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err)
 {
     if (m->ranks) return dc_tp_step(m, s, mode, err);
-    kf_status st = dc_rank_retarget(m, s, err);
+    kf_status st = dc_model_retarget(m, s, err);
     if (st != KF_OK) return st;
     if (mode == DC_GRAPH) {
         if (!m->graph) return kf_error_set(err, KF_ERR_USAGE, "graph mode needs the step recorded (a bug)");
@@ -610,14 +761,17 @@ void dc_model_close(dc_model *m)
         return;
     }
     kf_graph_destroy(m->graph);
+    kf_plan_destroy(m->busy);
+    kf_buffer_destroy(m->sink);
     for (uint32_t i = 0; i < m->nplan; i++) kf_plan_destroy(m->plan[i]);
     free(m->plan);
     free(m->coll);
+    free(m->launch);
     for (uint32_t s = 0; m->tok && s <= m->c->max_steps; s++) kf_buffer_destroy(m->tok[s]);
     free(m->tok);
     kf_buffer *views[] = {m->g, m->u, m->pos_rope, m->pos_lens, m->lpart};
     for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) kf_buffer_destroy(views[i]);
-    kf_buffer *act[] = {m->x, m->zero, m->xn, m->qkv, m->q, m->attn, m->po, m->plse, m->gu, m->h, m->logits,
+    kf_buffer *act[] = {m->x, m->xn, m->qkv, m->q, m->attn, m->po, m->plse, m->gu, m->h, m->logits,
                         m->pos, m->tokens, m->xq, m->xds, m->embed, m->out_norm, m->lm_head, m->part};
     for (size_t i = 0; i < sizeof act / sizeof act[0]; i++) kf_buffer_destroy(act[i]);
     for (uint32_t l = 0; m->layer && l < m->sh.layers; l++) {

@@ -27,9 +27,7 @@ kf_status dc_tp_check(const dc_config *c, kf_error *err)
     uint32_t n = c->tp, v[5] = {c->sh.heads, c->sh.kv_heads, c->sh.ffn, c->sh.vocab, 8 * n};
     static const char *const names[4] = {"heads", "KV heads", "FFN size", "vocabulary"};
     if (n <= 1) return KF_OK;
-    if (c->wt != DC_F16 || c->model)
-        return kf_error_set(err, KF_ERR_USAGE, "--tp %u takes random f16 weights: drop %s", n,
-                            c->model ? "--model" : "--weights q4k");
+    if (c->model) return kf_error_set(err, KF_ERR_USAGE, "--tp %u takes random weights: drop --model", n);
     for (int i = 0; i < 4; i++)
         if (v[i] % n)
             return kf_error_set(err, KF_ERR_USAGE, "--tp %u: the %s (%u) do not split over %u devices: give a --tp "
@@ -38,6 +36,11 @@ kf_status dc_tp_check(const dc_config *c, kf_error *err)
     if ((c->sh.ffn / n) % 8)
         return kf_error_set(err, KF_ERR_USAGE, "--tp %u: each device's FFN share (%u) must be a multiple of 8 "
                             "(16-byte vectors)", n, c->sh.ffn / n);
+    uint32_t hd = c->sh.heads / n * c->sh.head_dim;
+    if (c->wt == DC_Q4K && (hd % 256 || (c->sh.ffn / n) % 256))
+        return kf_error_set(err, KF_ERR_USAGE, "--tp %u with q4k weights: each device's heads x head dim (%u) and FFN "
+                            "share (%u) must be multiples of 256 (the output and down matrices split by whole Q4_K "
+                            "blocks): give more heads or a smaller --tp", n, hd, c->sh.ffn / n);
     return KF_OK;
 }
 
@@ -111,7 +114,7 @@ kf_status dc_tp_open(dc_model *m, const dc_config *c, kf_backend b, bool graph, 
     kf_device **devs = calloc(c->tp, sizeof *devs);
     if (!m->ranks || !m->send || !m->recv || !devs) st = kf_error_set(err, KF_ERR_NOMEM, "out of memory for %u ranks", c->tp);
     for (uint32_t r = 0; r < c->tp && st == KF_OK; r++) {
-        st = dc_rank_open(&m->ranks[r], c, b, r, err);
+        st = dc_rank_open(&m->ranks[r], c, b, r, r ? m->ranks[0].split : 0, err);
         devs[r] = m->ranks[r].dev;
     }
     if (st == KF_OK) st = kf_comm_create(devs, c->tp, &m->comm, err);
@@ -126,8 +129,7 @@ kf_status dc_tp_open(dc_model *m, const dc_config *c, kf_backend b, bool graph, 
 
 kf_status dc_tp_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err)
 {
-    kf_status st = KF_OK;
-    for (uint32_t r = 0; r < m->c->tp && st == KF_OK; r++) st = dc_rank_retarget(&m->ranks[r], s, err);
+    kf_status st = dc_model_retarget(m, s, err);
     if (st != KF_OK) return st;
     if (mode == DC_GRAPH) {
         if (!m->graphs) return kf_error_set(err, KF_ERR_USAGE, "graph mode needs the step recorded (a bug)");

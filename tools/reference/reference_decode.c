@@ -1,5 +1,5 @@
-/* Reference outputs of the decode-step kernels (kernels/gemv.kf, q4k.kf,
- * sdpa.kf, rope.kf, silu_mul.kf, add_rmsnorm.kf, embed.kf, argmax.kf),
+/* Reference outputs of the decode-step kernels (kernels/gemv.kf, tc_gemv.kf,
+ * q4k.kf, sdpa.kf, rope.kf, silu_mul.kf, add_rmsnorm.kf, embed.kf, argmax.kf),
  * included by reference.c. Each function states in plain C what the kernel
  * must compute, in double precision with one final rounding to the output
  * type, from the definitions (the Q4_K layout as llama.cpp documents it,
@@ -10,7 +10,8 @@
  *
  * Made inputs. Some inputs cannot come from the shared generators: Q4_K
  * weights (random bits would make d and dmin NaN or huge), token ids below
- * the vocabulary, sequence lengths, positions near 1M, logits with ties. A
+ * the vocabulary, sequence lengths, positions near 1M, logits with ties,
+ * 8-bit activation scales of the size q8_quantize gives (make_q8_ds). A
  * case names such an input `arg NAME=@inputs/<case>.<NAME>.npy`; the
  * reference makes it from a splitmix64 stream seeded with the FNV-1a hash of
  * the file's base name, writes it (and with --check compares it) like an
@@ -100,6 +101,19 @@ static void make_q4k(void *dst, size_t count, uint64_t *rng, const void *ctx)
         }
 }
 
+/* xds of 8-bit activations as q8_quantize makes them from |x| < 1 (f16 pairs):
+ * d = amax / 127 in [2^-10, 2^-7), s (the block's sum of x) in [-8, 8). */
+static void make_q8_ds(void *dst, size_t count, uint64_t *rng, const void *ctx)
+{
+    (void)ctx;
+    uint16_t *h = dst;
+    for (size_t i = 0; i + 1 < count; i += 2) {
+        uint64_t v = kf_fill_splitmix64(rng);
+        h[i] = kf_ref_f16_bits(ldexp(1.0 + (double)(v & 1023) / 1024, -10 + (int)((v >> 10) % 3)));
+        h[i + 1] = kf_ref_f16_bits(((double)(v >> 32) / 4294967296.0 - 0.5) * 16);
+    }
+}
+
 /* f32 logits with many ties: values k/4 for k uniform in [-8, 8]. */
 static void make_ties(void *dst, size_t count, uint64_t *rng, const void *ctx)
 {
@@ -159,6 +173,30 @@ static void ref_gemv(ref_ctx *r)
     free(y);
 }
 
+/* tc_gemv_f16 / _f16_f32 / _f16_acc / _bf16 (kernels/tc_gemv.kf): Y[b, i] =
+ * sum_k W[i, k]·X[b, k] (+ Y[b, i] for _acc) for b < nb, exact in double, one
+ * rounding to Y's type (f16, f32, or bf16 for the bf16 form, whose W and X
+ * are bf16 too). */
+static void ref_tc_gemv(ref_ctx *r)
+{
+    bool bf = name_has(r, "bf16"), yf = name_has(r, "_f32"), acc = name_has(r, "_acc");
+    kf_scalar hs = bf ? KF_S_BF16 : KF_S_F16, ys = yf ? KF_S_F32 : hs;
+    size_t m = (size_t)in_num(r, "m"), k = (size_t)in_num(r, "k"), nb = (size_t)in_num(r, "nb"), nw, nx, ny;
+    void *w = in_buf(r, "w", hs, 1, &nw), *x = in_buf(r, "x", hs, 1, &nx), *y = in_buf(r, "y", ys, 1, &ny);
+    for (size_t b = 0; b < nb && nw >= m * k && nx >= nb * k && ny >= nb * m; b++)
+        for (size_t i = 0; i < m; i++) {
+            size_t o = b * m + i;
+            double s = acc ? elem(y, o, 0) : 0;
+            for (size_t c = 0; c < k; c++) s += elem(w, i * k + c, bf) * elem(x, b * k + c, bf);
+            if (yf) ((float *)y)[o] = (float)s;
+            else ((uint16_t *)y)[o] = bf ? bf16_bits(s) : kf_ref_f16_bits(s);
+        }
+    out_buf(r, "y", ys, y, ny);
+    free(w);
+    free(x);
+    free(y);
+}
+
 /* ---- q4k.kf ------------------------------------------------------------------------ */
 
 static uint8_t *q4k_weights(ref_ctx *r, size_t m, size_t k, size_t *nw)
@@ -211,19 +249,23 @@ static void ref_q8_quantize(ref_ctx *r)
     free(xds);
 }
 
-/* q4k_q8_gemv_f32 / _f16 / _f16_acc. */
+/* q4k_q8_gemv_f32 / _f16 / _f16_acc, and the batched tensor-core forms
+ * tc_gemv_q4k_f32 / _f16 / _f16_acc (kernels/tc_gemv.kf): nb rows of 8-bit X
+ * (xq [nb, k], xds [nb, k/32]) give Y[b, i] = the row-i product with row b. */
 static void ref_q4k_q8_gemv(ref_ctx *r)
 {
     bool yf = name_has(r, "_f32"), acc = name_has(r, "_acc");
     size_t m = (size_t)in_num(r, "m"), k = (size_t)in_num(r, "k"), nw, nq, nd, ny;
+    size_t nb = kf_case_arg(r->c, "nb") ? (size_t)in_num(r, "nb") : 1;
     uint8_t *w = q4k_weights(r, m, k, &nw);
     int8_t *xq = in_buf(r, "xq", KF_S_I8, 1, &nq);
-    uint16_t *xds = in_buf(r, "xds", KF_S_F16, 2, &nd);
+    uint16_t *xds = in_made(r, "xds", KF_S_F16, 2, nb * k / 32, make_q8_ds, NULL, &nd);
     void *y = in_buf(r, "y", yf ? KF_S_F32 : KF_S_F16, 1, &ny);
-    for (size_t i = 0; i < m && i < ny && nq >= k && nd * 32 >= k; i++) {
-        double s = kf_ref_q4k_q8_row(w + i * (k / 256) * 144, k / 256, xq, xds);
-        put(y, i, s + (acc ? elem(y, i, 0) : 0), yf);
-    }
+    for (size_t b = 0; b < nb && nq >= nb * k && nd * 32 >= nb * k && ny >= nb * m; b++)
+        for (size_t i = 0; i < m; i++) {
+            double s = kf_ref_q4k_q8_row(w + i * (k / 256) * 144, k / 256, xq + b * k, xds + b * (k / 32) * 2);
+            put(y, b * m + i, s + (acc ? elem(y, b * m + i, 0) : 0), yf);
+        }
     out_buf(r, "y", yf ? KF_S_F32 : KF_S_F16, y, ny);
     free(w);
     free(xq);
@@ -494,6 +536,7 @@ static void ref_argmax(ref_ctx *r)
 
 #define KF_REFERENCE_DECODE \
     {"gemv", ref_gemv}, {"q4k_gemv", ref_q4k_gemv}, {"q8_quantize", ref_q8_quantize}, \
-    {"q4k_q8_gemv", ref_q4k_q8_gemv}, {"sdpa_split", ref_sdpa_split}, {"sdpa_combine", ref_sdpa_combine}, \
+    {"q4k_q8_gemv", ref_q4k_q8_gemv}, {"tc_gemv", ref_tc_gemv}, {"sdpa_split", ref_sdpa_split}, \
+    {"sdpa_combine", ref_sdpa_combine}, \
     {"rope", ref_rope}, {"rope_qkv", ref_rope_qkv}, {"silu_mul", ref_silu_mul}, \
     {"add_rmsnorm", ref_add_rmsnorm}, {"embed", ref_embed}, {"argmax", ref_argmax},
