@@ -648,6 +648,59 @@ KF_API uint32_t kf_graph_size(const kf_graph *g);
 KF_API void kf_graph_destroy(kf_graph *g);
 
 /* ======================================================================
+ * Communicators and collectives (tensor parallelism over devices)
+ * ====================================================================== */
+
+/* A communicator over n devices of this process, all of one backend, rank i
+ * being devs[i] (the devices must outlive it). Over several CUDA devices
+ * it is one NCCL communicator per device made with ncclCommInitAll (NCCL is
+ * loaded then, with dlopen: its absence is KF_ERR_DEVICE saying so); one
+ * CUDA device needs no NCCL. Over CPU devices the collectives are host
+ * loops. A device listed twice is a usage error. Destroy it after the
+ * graphs that hold its collectives and before its devices. */
+typedef struct kf_comm kf_comm;
+KF_API kf_status kf_comm_create(kf_device *const *devs, uint32_t n, kf_comm **out, kf_error *err);
+KF_API void kf_comm_destroy(kf_comm *c);
+KF_API uint32_t kf_comm_size(const kf_comm *c);
+/* NCCL's version (as ncclGetVersion: 22803 is 2.28.3) when the communicator
+ * uses it, else 0. */
+KF_API int kf_comm_nccl_version(const kf_comm *c);
+
+/* Collectives, in stream order on every rank's device (the work queued on
+ * each device before the call is complete before it reads, and work queued
+ * after it sees its result). bufs[i] (send[i], recv[i]) is on rank i's
+ * device; all have one element type. mode: ASYNC queues it, SYNC waits for
+ * every device (TIMED is refused: time a region with the device timers).
+ *
+ * kf_comm_all_reduce: bufs[i][0..count) = the sum over the ranks, in place;
+ * f32 or f16 elements. The CPU device adds in f32 in rank order, then
+ * rounds once (every rank gets the same bits); NCCL's order is its own.
+ *
+ * kf_comm_all_gather: recv[i][r·count .. (r+1)·count) = send[r][0..count) for
+ * every rank r and i; any element type; send[i] may be the view of recv[i]
+ * at rank i's slot (in place).
+ *
+ * While the devices record graphs (kf_graph_begin on every rank's device)
+ * a collective is recorded, as a launch is, into each device's graph (CUDA:
+ * NCCL's work is captured on each stream); a graph holding one is replayed
+ * with kf_comm_graph_launch. If only some of the devices record, the call
+ * is refused and their recordings abandoned. Errors name the rank and the
+ * argument; nothing is queued then. */
+KF_API kf_status kf_comm_all_reduce(kf_comm *c, kf_buffer *const *bufs, size_t count, kf_dispatch_mode mode,
+                                    kf_error *err);
+KF_API kf_status kf_comm_all_gather(kf_comm *c, kf_buffer *const *send, kf_buffer *const *recv, size_t count,
+                                    kf_dispatch_mode mode, kf_error *err);
+/* Replays graphs[i] (recorded on rank i's device) on every rank: CUDA
+ * launches each graph on its device's stream (NCCL joins them on the
+ * devices); the CPU devices replay theirs in lockstep, each up to its next
+ * collective, which then runs over all ranks (the graphs must hold the
+ * same collectives in the same order, else KF_ERR_USAGE naming the node).
+ * mode: ASYNC or SYNC. kf_graph_launch refuses a CPU graph that holds a
+ * collective over several devices. */
+KF_API kf_status kf_comm_graph_launch(kf_comm *c, kf_graph *const *graphs, kf_dispatch_mode mode,
+                                      kf_error *err);
+
+/* ======================================================================
  * The compiled-code cache (process memory + disk)
  * ====================================================================== */
 /* Room for the cache directory's path and its NUL. */

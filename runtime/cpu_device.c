@@ -88,12 +88,11 @@ static kf_status cpu_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_
 
 static kf_status cpu_sync(kf_device *dev, kf_error *err) { return KF_OK; }
 
-/* A graph on the CPU is its recorded plans, run in order as they are now
- * (so a re-targeted plan needs no update); a fault names the launch. */
-static kf_status cpu_graph_launch(kf_graph *g, kf_dispatch_mode mode, float *ms, kf_error *err)
+/* Nodes [from, to) of a graph, all plan launches, run in order as they are
+ * now (so a re-targeted plan needs no update); a fault names the launch. */
+static kf_status cpu_graph_run(kf_graph *g, uint32_t from, uint32_t to, kf_error *err)
 {
-    double t0 = now_ms();
-    for (uint32_t i = 0; i < g->n; i++) {
+    for (uint32_t i = from; i < to; i++) {
         kf_status st = cpu_launch(g->nodes[i].plan, KF_DISPATCH_ASYNC, NULL, err);
         if (st != KF_OK && !err) return st;
         if (st != KF_OK) {
@@ -102,6 +101,25 @@ static kf_status cpu_graph_launch(kf_graph *g, kf_dispatch_mode mode, float *ms,
             return kf_error_set_at(err, st, err->loc, "graph launch %u (kernel '%s'): %s", i,
                                    g->nodes[i].plan->p->name, msg);
         }
+    }
+    return KF_OK;
+}
+
+/* A graph on the CPU is its recorded plans; a collective over several
+ * devices needs the other ranks' graphs (kf_comm_graph_launch), and one
+ * over this device alone has nothing to do but an all-gather's copy. */
+static kf_status cpu_graph_launch(kf_graph *g, kf_dispatch_mode mode, float *ms, kf_error *err)
+{
+    double t0 = now_ms();
+    uint32_t from = 0;
+    for (uint32_t i = 0; i < g->n; i++)   /* refused before anything runs */
+        if (!g->nodes[i].plan && kf_comm_size(g->nodes[i].coll.comm) > 1) return kf_rt_coll_solo(&g->nodes[i].coll, err);
+    for (uint32_t i = 0; i <= g->n; i++) {
+        if (i < g->n && g->nodes[i].plan) continue;
+        kf_status st = cpu_graph_run(g, from, i, err);
+        if (st == KF_OK && i < g->n) st = kf_rt_coll_solo(&g->nodes[i].coll, err);
+        if (st != KF_OK) return st;
+        from = i + 1;
     }
     if (ms) *ms = (float)(now_ms() - t0);
     return KF_OK;
@@ -132,6 +150,7 @@ static const kf_device_ops cpu_ops = {
     .copy = cpu_copy,
     .bench_bare = NULL,
     .graph_launch = cpu_graph_launch,
+    .graph_run = cpu_graph_run,
 };
 
 /* Limits mirror a CUDA device so a launch valid here is valid there: an

@@ -68,6 +68,10 @@ cleanup:
     return st;
 }
 
+void *kf_cuda_stream(kf_device *dev) { return ((cuda_dev *)dev->impl)->stream; }
+kf_status kf_cuda_use(kf_device *dev, kf_error *err) { return use(dev, err); }
+void kf_cuda_forget_current(void) { current = NULL; }
+
 /* ---- open / close ------------------------------------------------------------- */
 static void cuda_close(kf_device *dev)
 {
@@ -750,6 +754,8 @@ static kf_status cuda_graph_record(kf_graph *g, kf_plan *plan, kf_error *err)
         kf_rt_free(cg->nodes);
         cg->nodes = nodes, cg->cap = cap;
     }
+    cg->nodes[g->n] = NULL;   /* a collective: NCCL's nodes are its own */
+    if (!plan) return KF_OK;
     kf_status st = cuda_launch(plan, KF_DISPATCH_ASYNC, NULL, err);
     return st == KF_OK ? last_node(g->dev->impl, &cg->nodes[g->n], err) : st;
 }
@@ -767,16 +773,20 @@ static void cuda_graph_abort(kf_graph *g)
 }
 
 /* The captured graph holds the recorded nodes, each a kernel node of its
- * launch's function and grid. */
+ * launch's function and grid; with collectives, NCCL's nodes besides
+ * (as many as it makes). */
 static kf_status graph_check_nodes(kf_graph *g, cuda_graph *cg, kf_error *err)
 {
     size_t n = 0;
+    uint32_t launches = 0;
     kf_status st = KF_OK;
+    for (uint32_t i = 0; i < g->n; i++) launches += g->nodes[i].plan != NULL;
     CU_CHECK(GraphGetNodes(cg->graph, NULL, &n));
-    if (n != g->n)
-        return kf_error_set(err, KF_ERR_DEVICE, "the captured graph holds %zu nodes for %u launches", n, g->n);
+    if (launches == g->n ? n != g->n : n < launches)
+        return kf_error_set(err, KF_ERR_DEVICE, "the captured graph holds %zu nodes for %u launches", n, launches);
     for (uint32_t i = 0; i < g->n; i++) {
         const kf_plan *pl = g->nodes[i].plan;
+        if (!pl) continue;
         CUDA_KERNEL_NODE_PARAMS kp = {0};
         CU_CHECK(GraphKernelNodeGetParams(cg->nodes[i], &kp));
         if (kp.gridDimX != pl->grid[0] || kp.gridDimY != pl->grid[1] || kp.gridDimZ != pl->grid[2] ||

@@ -26,4 +26,13 @@ kf_status kf_plan_bench_bare(kf_plan *plan, uint32_t n, double *us_per_launch, k
  * prove a path allocates nothing. */
 uint64_t kf_rt_alloc_count(void);
 
+/* Benchmark reference, as nccl-tests measures NCCL: n in-place sum
+ * all-reduces of bufs[i][0..count) straight through ncclAllReduce (one
+ * ncclGroupStart/End per all-reduce, nothing of kforge in between), timed
+ * with each rank's device events from before the first to after the last;
+ * *us: the slowest rank's microseconds per all-reduce. A communicator over
+ * several GPUs only (KF_ERR_USAGE otherwise: there is no NCCL to compare). */
+kf_status kf_comm_bench_bare(kf_comm *c, kf_buffer *const *bufs, size_t count, uint32_t n, double *us,
+                             kf_error *err);
+
 #endif

@@ -17,11 +17,23 @@
 #include <stdio.h>
 #include <string.h>
 
-/* "launch N (kernel 'K')" for the last launch recorded, or "before any launch". */
+void kf_rt_node_name(const kf_graph *g, uint32_t i, char *out, size_t n)
+{
+    const kf_graph_node *nd = &g->nodes[i];
+    if (nd->plan) snprintf(out, n, "launch %u (kernel '%.100s')", i, nd->plan->p->name);
+    else snprintf(out, n, "collective %u (%s)", i, nd->coll.kind == KF_COLL_ALL_REDUCE ? "all_reduce" : "all_gather");
+}
+
+/* "after launch N (kernel 'K')" for the last node recorded, or "before any launch". */
 static void last_launch(const kf_graph *g, char *out, size_t n)
 {
-    if (!g->n) snprintf(out, n, "before any launch");
-    else snprintf(out, n, "after launch %u (kernel '%.100s')", g->n - 1, g->nodes[g->n - 1].plan->p->name);
+    char name[160];
+    if (!g->n) {
+        snprintf(out, n, "before any launch");
+        return;
+    }
+    kf_rt_node_name(g, g->n - 1, name, sizeof name);
+    snprintf(out, n, "after %s", name);
 }
 
 static void graph_free(kf_graph *g)
@@ -94,7 +106,21 @@ kf_status kf_rt_rec_launch(kf_plan *plan, kf_dispatch_mode mode, kf_error *err)
         snprintf(msg, sizeof msg, "launch %u (kernel '%.100s'): %.660s", g->n, plan->p->name, err ? err->msg : "failed");
         return abandon(dev, st, msg, err);
     }
-    g->nodes[g->n++] = (kf_graph_node){plan, plan->gen};
+    g->nodes[g->n++] = (kf_graph_node){plan, plan->gen, {0}};
+    return KF_OK;
+}
+
+kf_status kf_rt_rec_coll(kf_device *dev, const kf_coll *c, kf_error *err)
+{
+    kf_graph *g = dev->rec;
+    kf_status st = grow(g, err);
+    if (st == KF_OK && dev->ops->graph_record) st = dev->ops->graph_record(g, NULL, err);
+    if (st != KF_OK) {
+        char msg[800];
+        snprintf(msg, sizeof msg, "collective %u: %.700s", g->n, err ? err->msg : "failed");
+        return abandon(dev, st, msg, err);
+    }
+    g->nodes[g->n++] = (kf_graph_node){NULL, 0, *c};
     return KF_OK;
 }
 
@@ -147,7 +173,7 @@ static kf_status update_nodes(kf_graph *g, kf_error *err)
     const kf_device_ops *ops = g->dev->ops;
     for (uint32_t i = 0; i < g->n; i++) {
         kf_graph_node *nd = &g->nodes[i];
-        if (nd->gen == nd->plan->gen) continue;
+        if (!nd->plan || nd->gen == nd->plan->gen) continue;
         if (nd->plan->empty)
             return kf_error_set(err, KF_ERR_USAGE, "launch %u (kernel '%s') of the graph launches nothing now "
                                 "(a grid dimension is 0)", i, nd->plan->p->name);

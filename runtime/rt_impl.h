@@ -55,6 +55,8 @@ typedef struct {
     kf_status (*graph_update)(kf_graph *g, uint32_t i, kf_error *err);
     kf_status (*graph_launch)(kf_graph *g, kf_dispatch_mode mode, float *ms, kf_error *err);
     void (*graph_destroy)(kf_graph *g);
+    /* CPU only (NULL elsewhere): runs nodes [from, to) of g, all plan launches. */
+    kf_status (*graph_run)(kf_graph *g, uint32_t from, uint32_t to, kf_error *err);
 } kf_device_ops;
 
 struct kf_device {
@@ -108,11 +110,22 @@ struct kf_plan {
     void *extra;             /* backend launch data (ops->plan_extra bytes) */
 };
 
+/* One collective as one rank sees it (runtime/comm.c). */
+typedef enum { KF_COLL_ALL_REDUCE, KF_COLL_ALL_GATHER } kf_coll_kind;
+typedef struct {
+    kf_comm *comm;
+    kf_coll_kind kind;
+    uint32_t rank;
+    kf_buffer *send, *recv;  /* the same buffer for an all-reduce */
+    size_t count;            /* elements per rank */
+} kf_coll;
+
 /* One recorded launch of a graph: the plan, and its gen when the graph
- * last gave the device its arguments. */
+ * last gave the device its arguments; or (plan NULL) a collective. */
 typedef struct {
     kf_plan *plan;
     uint64_t gen;
+    kf_coll coll;
 } kf_graph_node;
 
 struct kf_graph {
@@ -156,5 +169,21 @@ kf_status kf_rt_rec_refuse(kf_device *dev, const char *what, kf_error *err);
 void kf_rt_rec_abandon(kf_device *dev, const char *why);
 /* Records a launch of plan on its recording device (kf_plan_launch). */
 kf_status kf_rt_rec_launch(kf_plan *plan, kf_dispatch_mode mode, kf_error *err);
+/* Records collective c as the next node of its rank's recording device
+ * (the backend's work, if any, already queued on the capturing stream). */
+kf_status kf_rt_rec_coll(kf_device *dev, const kf_coll *c, kf_error *err);
+/* A collective node replayed by a graph launched alone: KF_OK after an
+ * all-gather's copy when its communicator has one rank, else KF_ERR_USAGE
+ * naming kf_comm_graph_launch. */
+kf_status kf_rt_coll_solo(const kf_coll *c, kf_error *err);
+/* "launch N (kernel 'K')" or "collective N (all_reduce)": node i of g. */
+void kf_rt_node_name(const kf_graph *g, uint32_t i, char *out, size_t n);
+
+/* The CUDA device's stream (a CUstream) and its context made current on
+ * this thread (runtime/cuda_device.c); kf_cuda_forget_current after a
+ * library (NCCL) may have changed the thread's current context. */
+void *kf_cuda_stream(kf_device *dev);
+kf_status kf_cuda_use(kf_device *dev, kf_error *err);
+void kf_cuda_forget_current(void);
 
 #endif

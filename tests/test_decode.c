@@ -5,7 +5,9 @@
  * reduction broken with -D), the model file saved and loaded back (and a
  * truncated or foreign file refused), the CUDA path on the mock driver
  * (every mode, the bench and its targets, a failing graph instantiation
- * reported naming the driver call), the profile's table (its rows add up
+ * reported naming the driver call), --tp 2 and 4 over CPU devices against
+ * one device and the reference, --tp on two mock GPUs through the mock NCCL
+ * (its errors, and no NCCL at all), the profile's table (its rows add up
  * to the step, a GEMV's bytes are its matrix's), and usage errors. */
 #include <math.h>
 #include <setjmp.h>
@@ -17,6 +19,7 @@
 
 #define DECODE KF_BINARY_DIR "/kforge-decode"
 #define MOCK KF_BINARY_DIR "/tests/libkf_mockcuda.so"
+#define MOCKNCCL KF_BINARY_DIR "/tests/libkf_mocknccl.so"
 
 /* Runs kforge-decode ($KFORGE is pointed at it) with the arguments. */
 #define decode(...) kforge(__VA_ARGS__)
@@ -34,6 +37,17 @@ static char *tokens_of(const result *r)
     const char *t = strstr(r->out, "tokens:");
     if (!t) return strdup("(none)");
     return strndup(t, strcspn(t, "\n"));
+}
+
+/* a and b chose the same tokens; both results freed. */
+static void same_tokens_done(result *a, result *b)
+{
+    char *ta = tokens_of(a), *tb = tokens_of(b);
+    assert_string_equal(ta, tb);
+    free(ta);
+    free(tb);
+    done(a);
+    done(b);
 }
 
 static void check_against_reference(const char *weights, const char *mode, const char *steps)
@@ -90,12 +104,7 @@ static void saved_model_loads_back_with_the_same_tokens(void **state)
     result b = decode("--model", path, "--seed", "7", "--backend", "cpu", "--steps", "2", "--context", "40", NULL);
     if (b.status != 0) fail_msg("%s%s", b.out, b.err);
     assert_true(has(&b, "q4k weights (" ));
-    char *ta = tokens_of(&a), *tb = tokens_of(&b);
-    assert_string_equal(ta, tb);
-    free(ta);
-    free(tb);
-    done(&a);
-    done(&b);
+    same_tokens_done(&a, &b);
     /* a truncated copy and a file of something else are refused, exit 2 */
     char *data;
     size_t len;
@@ -156,6 +165,90 @@ static void mock_driver_runs_the_modes_and_the_bench(void **state)
     assert_int_equal(r.status, 3);
     assert_true(has(&r, "cuGraphInstantiateWithFlags failed: CUDA_ERROR_UNKNOWN (999): mock: injected fault"));
     done(&r);
+    unsetenv("KF_LIBCUDA");
+}
+
+/* --tp N on N CPU devices: the same tokens as one device and logits within
+ * the reference's tolerance of both (the split sums f32 parts in another
+ * order, nothing else), eagerly and replayed; TP 4 needs KV heads that split;
+ * q4k at TP 2 (8 heads: each rank's 256 query columns whole Q4_K blocks). */
+static void tensor_parallel_cpu_steps_match_one_device_and_the_reference(void **state)
+{
+    static const struct {
+        const char *tp, *mode, *heads, *kv, *weights;
+    } runs[] = {{"2", "sync", "4", "2", "f16"}, {"4", "graph", "8", "4", "f16"}, {"2", "async", "8", "2", "q4k"}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        result r = decode("--small", "--layers", "1", "--heads", runs[i].heads, "--kv-heads", runs[i].kv, "--backend",
+                          "cpu", "--tp", runs[i].tp, "--mode", runs[i].mode, "--steps", "2", "--weights",
+                          runs[i].weights, "--check", NULL);
+        char want[96];
+        snprintf(want, sizeof want, "check --tp %s against --tp 1 and the reference: 2 steps, 0 failed", runs[i].tp);
+        if (r.status != 0 || !has(&r, want)) fail_msg("run %zu: status %d:\n%s%s", i, r.status, r.out, r.err);
+        assert_true(has(&r, "step 1: position 41, token "));
+        assert_true(has(&r, "(--tp 1 "));
+        assert_true(has(&r, "(reference "));
+        done(&r);
+    }
+    result a = decode("--small", "--backend", "cpu", "--steps", "2", "--mode", "async", NULL);
+    result b = decode("--small", "--backend", "cpu", "--steps", "2", "--mode", "async", "--tp", "2", NULL);
+    assert_int_equal(a.status, 0);
+    assert_int_equal(b.status, 0);
+    assert_true(has(&b, "29 launches each and 5 collectives on each of 2 devices"));   /* + 2 adds per layer */
+    same_tokens_done(&a, &b);
+}
+
+/* --tp on two GPUs of the mock driver with the mock NCCL: every mode runs
+ * through NCCL (graph mode captures it on both streams); no NCCL, a failing
+ * NCCL call or too few GPUs is an error naming it, exit 3; one GPU needs no NCCL. */
+static void tensor_parallel_on_the_mock_driver_uses_nccl(void **state)
+{
+    setenv("KF_LIBCUDA", MOCK, 1);
+    setenv("KF_LIBNCCL", MOCKNCCL, 1);
+    setenv("MOCKCUDA_DEVICES", "2", 1);
+    static const char *const modes[3] = {"sync", "async", "graph"};
+    for (int i = 0; i < 3; i++) {
+        result r = decode("--small", "--backend", i == 1 ? "ptx" : "cuda", "--tp", "2", "--mode", modes[i], "--steps",
+                          "2", NULL);
+        if (r.status != 0) fail_msg("%s: %s%s", modes[i], r.out, r.err);
+        assert_true(has(&r, "tokens: 0 0"));
+        assert_true(has(&r, "5 collectives on each of 2 devices"));
+        done(&r);
+    }
+    /* the bench: kforge's all-reduce against NCCL's own (kf_comm_bench_bare), the floor, the targets */
+    result bn = decode("--small", "--backend", "cuda", "--tp", "2", "--bench", "--warmup", "1", "--runs", "2", "--json",
+                       tmp("tp.json"), NULL);
+    if (bn.status != 0 && bn.status != 1) fail_msg("bench: %s%s", bn.out, bn.err);
+    assert_true(has(&bn, "devices: 2 x Mock GPU; backend cuda; NCCL 22803"));
+    assert_true(has(&bn, "all-reduce f16 [8192]                  16384"));
+    assert_true(has(&bn, "floor per GPU: "));
+    assert_true(has(&bn, "allocations over the timed steps                              0.000 <= 0     met"));
+    done(&bn);
+    char *json = slurp(tmp("tp.json"));
+    assert_non_null(strstr(json, "\"tp\": 2"));
+    assert_non_null(strstr(json, "\"nccl_us\": "));
+    assert_null(strstr(json, "\"nccl_us\": -1"));
+    free(json);
+    setenv("MOCKNCCL_FAIL", "ncclAllReduce:3", 1);
+    result r = decode("--small", "--backend", "cuda", "--tp", "2", "--mode", "async", "--steps", "1", NULL);
+    unsetenv("MOCKNCCL_FAIL");
+    assert_int_equal(r.status, 3);
+    assert_true(has(&r, "ncclAllReduce failed: ncclSystemError (2): unhandled system error; mock nccl: injected fault"));
+    done(&r);
+    r = decode("--small", "--heads", "8", "--kv-heads", "4", "--backend", "cuda", "--tp", "4", "--steps", "1", NULL);
+    assert_int_equal(r.status, 3);
+    assert_true(has(&r, "GPU 2 does not exist"));
+    done(&r);
+    setenv("KF_LIBNCCL", "/nonexistent/libnccl.so.2", 1);
+    r = decode("--small", "--backend", "cuda", "--tp", "2", "--steps", "1", NULL);
+    assert_int_equal(r.status, 3);
+    assert_true(has(&r, "no NCCL: cannot load libnccl.so.2 (/nonexistent/libnccl.so.2"));
+    assert_true(has(&r, "one GPU (--tp 1) and the cpu backend work without"));
+    done(&r);
+    r = decode("--small", "--backend", "cuda", "--tp", "1", "--steps", "1", NULL);
+    assert_int_equal(r.status, 0);
+    done(&r);
+    unsetenv("KF_LIBNCCL");
+    unsetenv("MOCKCUDA_DEVICES");
     unsetenv("KF_LIBCUDA");
 }
 
@@ -248,6 +341,12 @@ static void bad_options_are_usage_errors(void **state)
         {{"--profile", "--check"}, "--bench or --profile and --check are separate runs"},
         {{"--profile", "--runs", "0"}, "--runs must be at least 1"},
         {{"--frobnicate"}, "unknown argument '--frobnicate'"},
+        {{"--small", "--tp", "4"}, "--tp 4: the KV heads (2) do not split over 4 devices"},
+        {{"--small", "--tp", "3"}, "--tp 3: the heads (4) do not split over 3 devices"},
+        {{"--small", "--tp", "2", "--weights", "q4k"}, "--tp 2 with q4k weights: each device's heads x head dim (128)"},
+        {{"--small", "--tp", "2", "--save", "x.kfd"}, "--save writes a one-device model: drop --tp"},
+        {{"--small", "--tp", "2", "--profile"}, "--profile times one device's launches: drop --tp"},
+        {{"--small", "--tp", "2", "--ffn", "40"}, "each device's FFN share (20) must be a multiple of 8"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *const *a = cases[i].a;
@@ -266,6 +365,8 @@ int main(void)
         cmocka_unit_test(every_mode_chooses_the_same_tokens),
         cmocka_unit_test(saved_model_loads_back_with_the_same_tokens),
         cmocka_unit_test(mock_driver_runs_the_modes_and_the_bench),
+        cmocka_unit_test(tensor_parallel_cpu_steps_match_one_device_and_the_reference),
+        cmocka_unit_test(tensor_parallel_on_the_mock_driver_uses_nccl),
         cmocka_unit_test(profile_rows_add_up_to_the_step),
         cmocka_unit_test(bad_options_are_usage_errors),
     };

@@ -26,10 +26,19 @@ replayed), each timed with CUDA events over --steps steps after 3 warm-up
 steps. It prints `decode-peer: eager X ms`, `decode-peer: graph X ms` (or why
 the capture failed) and `decode-peer: copy X GB/s`, which kforge-decode reads.
 
+With --decode --tp N (issue 12) the same model runs tensor parallel over GPUs
+0..N-1, as kforge-decode --tp N splits it: one process per GPU (spawned here,
+torch.distributed with the NCCL backend), each with its heads' rows of the
+fused QKV, its share of gate/up and of the vocabulary rows, the matching
+columns of the output and down matrices, dist.all_reduce after each of those
+two and dist.all_gather of the logits; eager and, if it captures, under a
+torch CUDA graph, the slowest rank's events. It prints `decode-peer: tp N
+eager X ms` and `decode-peer: tp N graph X ms`.
+
     python3 tools/bench_torch.py [--budget MS] [--runs N] [--no-flush]
                                  [--only PATTERN] [--no-compile] [--json PATH]
     python3 tools/bench_torch.py --decode [--hidden N --heads N --kv-heads N --head-dim N --ffn N
-                                 --layers N --vocab N] [--context N] [--steps N] [--json PATH]
+                                 --layers N --vocab N] [--context N] [--steps N] [--tp N] [--json PATH]
 """
 import argparse
 import fnmatch
@@ -223,9 +232,10 @@ def cases(compile_ok):
 class DecodeModel:
     """kforge-decode's model in torch f16: the same shapes and the same step."""
 
-    def __init__(self, a):
-        self.h, self.nh, self.nkv, self.d = a.hidden, a.heads, a.kv_heads, a.head_dim
-        self.ffn, self.eps, self.cap = a.ffn, 1e-5, a.context + a.steps + 8
+    def __init__(self, a, tp=1):
+        """tp > 1: this rank's share (heads, KV heads, FFN and vocabulary rows divided by tp)."""
+        self.h, self.nh, self.nkv, self.d = a.hidden, a.heads // tp, a.kv_heads // tp, a.head_dim
+        self.ffn, self.eps, self.cap = a.ffn // tp, 1e-5, a.context + a.steps + 8
         torch.manual_seed(1)
 
         def mat(rows, cols):
@@ -240,7 +250,7 @@ class DecodeModel:
                             wgu=mat(2 * self.ffn, self.h), wd=mat(self.h, self.ffn),
                             kc=rnd(1, self.nkv, self.cap, self.d), vc=rnd(1, self.nkv, self.cap, self.d))
                        for _ in range(a.layers)]
-        self.out_norm, self.lm_head = norm(), mat(a.vocab, self.h)
+        self.out_norm, self.lm_head = norm(), mat(a.vocab // tp, self.h)
         half = self.d // 2
         self.inv = 1.0 / (500000.0 ** (torch.arange(0, half, device="cuda", dtype=torch.float64) * 2.0 / self.d))
 
@@ -260,11 +270,37 @@ class DecodeModel:
             ly["kc"][:, :, pos:pos + 1] = self.rope(k.view(1, self.nkv, 1, self.d), pos)
             ly["vc"][:, :, pos:pos + 1] = v.view(1, self.nkv, 1, self.d)
             o = F.scaled_dot_product_attention(q, ly["kc"][:, :, :pos + 1], ly["vc"][:, :, :pos + 1], enable_gqa=True)
-            x = x + F.linear(o.reshape(1, self.nh * self.d), ly["wo"])
+            x = x + self.reduce(F.linear(o.reshape(1, self.nh * self.d), ly["wo"]))
             g, u = F.linear(F.rms_norm(x, (self.h,), ly["fn"], self.eps), ly["wgu"]).chunk(2, -1)
-            x = x + F.linear(F.silu(g) * u, ly["wd"])
-        logits = F.linear(F.rms_norm(x, (self.h,), self.out_norm, self.eps), self.lm_head).float()
+            x = x + self.reduce(F.linear(F.silu(g) * u, ly["wd"]))
+        logits = self.gather(F.linear(F.rms_norm(x, (self.h,), self.out_norm, self.eps), self.lm_head).float())
         return torch.argmax(logits, dim=-1)
+
+    def reduce(self, t):
+        """The sum of the ranks' partial outputs (one GPU: the output)."""
+        return t
+
+    def gather(self, logits):
+        return logits
+
+
+class TPDecodeModel(DecodeModel):
+    """A rank's share of DecodeModel over torch.distributed (NCCL)."""
+
+    def __init__(self, a, tp):
+        super().__init__(a, tp)
+        self.tp = tp
+
+    def reduce(self, t):
+        import torch.distributed as dist
+        dist.all_reduce(t)
+        return t
+
+    def gather(self, logits):
+        import torch.distributed as dist
+        parts = [torch.empty_like(logits) for _ in range(self.tp)]
+        dist.all_gather(parts, logits)
+        return torch.cat(parts, dim=-1)
 
 
 def events_ms(fn, n):
@@ -278,7 +314,86 @@ def events_ms(fn, n):
     return s.elapsed_time(e) / n
 
 
+def slowest(ms):
+    """The largest of the ranks' times (every rank calls it)."""
+    import torch.distributed as dist
+    t = torch.tensor([ms], device="cuda")
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return t.item()
+
+
+def tp_worker(rank, a, port, q):
+    import torch.distributed as dist
+    torch.cuda.set_device(rank)
+    where = f"tcp://127.0.0.1:{port}"
+    try:
+        dist.init_process_group("nccl", init_method=where, rank=rank, world_size=a.tp,
+                                device_id=torch.device("cuda", rank))
+    except TypeError:  # torch before 2.3 has no device_id
+        dist.init_process_group("nccl", init_method=where, rank=rank, world_size=a.tp)
+    res = {}
+    try:
+        m = TPDecodeModel(a, a.tp)
+        tok = torch.ones(1, dtype=torch.long, device="cuda")
+        with torch.no_grad():
+            for i in range(3):
+                tok = m.step(tok, a.context + i)
+            state = {"tok": tok}
+
+            def eager(i):
+                state["tok"] = m.step(state["tok"], a.context + i)
+            dist.barrier()
+            res["eager_ms"] = slowest(events_ms(eager, a.steps))
+            try:
+                static = tok.clone()
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    for _ in range(3):
+                        static.copy_(m.step(static, a.context))
+                torch.cuda.current_stream().wait_stream(side)
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g):
+                    static.copy_(m.step(static, a.context))
+                dist.barrier()
+                res["graph_ms"] = slowest(events_ms(lambda i: g.replay(), a.steps))
+            except Exception as e:  # reported; the eager figure stands
+                res["graph_error"] = f"{type(e).__name__}: {e}".splitlines()[0][:200]
+    finally:
+        if rank == 0:
+            q.put(res)
+        dist.destroy_process_group()
+
+
+def decode_tp_main(a):
+    import socket
+    import torch.multiprocessing as mp
+    if torch.cuda.device_count() < a.tp:
+        print(f"decode-peer: tp {a.tp} needs {a.tp} GPUs, {torch.cuda.device_count()} here", flush=True)
+        return 1
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ctx = mp.get_context("spawn")
+    q = ctx.SimpleQueue()
+    mp.spawn(tp_worker, args=(a, port, q), nprocs=a.tp, join=True)
+    res = q.get() if not q.empty() else {}
+    if "eager_ms" in res:
+        print(f"decode-peer: tp {a.tp} eager {res['eager_ms']:.4f} ms per step ({1e3 / res['eager_ms']:.1f} tokens/s)")
+    if "graph_ms" in res:
+        print(f"decode-peer: tp {a.tp} graph {res['graph_ms']:.4f} ms per step ({1e3 / res['graph_ms']:.1f} tokens/s)")
+    if "graph_error" in res:
+        print(f"decode-peer: tp {a.tp} graph capture failed: {res['graph_error']}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "tp": a.tp,
+                       "decode": dict(res, context=a.context, steps=a.steps)}, f, indent=1)
+    return 0 if "eager_ms" in res else 1
+
+
 def decode_main(a):
+    if a.tp > 1:
+        return decode_tp_main(a)
     torch.backends.cuda.matmul.allow_tf32 = False
     copy = copy_bandwidth()
     print(f"decode-peer: copy {copy:.1f} GB/s")
@@ -329,7 +444,7 @@ def main():
     ap.add_argument("--json", help="also write the results as JSON to this file")
     ap.add_argument("--decode", action="store_true", help="time the decode step of kforge-decode's model instead")
     for name, default in (("hidden", 4096), ("heads", 32), ("kv-heads", 8), ("head-dim", 128), ("ffn", 14336),
-                          ("layers", 32), ("vocab", 128256), ("context", 4096), ("steps", 20)):
+                          ("layers", 32), ("vocab", 128256), ("context", 4096), ("steps", 20), ("tp", 1)):
         ap.add_argument("--" + name, type=int, default=default, help=f"--decode: (default {default})")
     a = ap.parse_args()
     if a.decode:

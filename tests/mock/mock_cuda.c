@@ -9,12 +9,15 @@
  * checked end to end; every launch is recorded for mock_last_launch(),
  * and mock_live_modules() counts modules loaded and not unloaded. Stream
  * capture and graphs (cuStreamBeginCapture .. cuGraphLaunch, below) record
- * and replay launches, so a graph of saxpy launches computes too. Every
+ * and replay launches, so a graph of saxpy launches computes too; several
+ * streams may capture at once, and mock_capture_other adds the mock NCCL's
+ * nodes. Every
  * function reports 40 registers and no local memory, except an entry whose
  * name holds "spill": 48 local bytes, as a kernel that spills.
  * This exercises the CUDA backend's host side in CI; the GPU tests
  * (tests/test_gpu_*.c) cover the real driver.
  *
+ * $MOCKCUDA_DEVICES=N shows N GPUs (all one host memory).
  * Fault injection: every entry point below (driver and NVRTC) counts its
  * calls (mock_calls) and fails when told to: mock_fail(API, N) makes the
  * Nth call of API from now on return an injected error, once, or every
@@ -203,10 +206,18 @@ CUresult cuGetErrorString(CUresult r, const char **s)
     return OK;
 }
 
+/* One GPU, or $MOCKCUDA_DEVICES of them (1..8: the communicator tests). */
+static int device_count(void)
+{
+    const char *e = getenv("MOCKCUDA_DEVICES");
+    int n = e ? atoi(e) : 1;
+    return n >= 1 && n <= 8 ? n : 1;
+}
+
 CUresult cuDeviceGetCount(int *n)
 {
     FAULT(cuDeviceGetCount);
-    *n = 1;
+    *n = device_count();
     return OK;
 }
 
@@ -214,7 +225,7 @@ CUresult cuDeviceGet(int *d, int ordinal)
 {
     FAULT(cuDeviceGet);
     *d = ordinal;
-    return ordinal == 0 ? OK : INVALID_DEVICE;
+    return ordinal >= 0 && ordinal < device_count() ? OK : INVALID_DEVICE;
 }
 
 CUresult cuDeviceGetName(char *name, int len, int dev)
@@ -300,21 +311,39 @@ typedef struct {
     int n, cap;
 } mock_graph;
 
-static void *capturing;       /* the stream being captured, or NULL */
-static mock_graph *captured;  /* what it has captured so far */
-static int capture_broken;    /* an unsupported call invalidated the capture */
+/* One capture per stream (several GPUs record at once for a communicator). */
+typedef struct {
+    void *stream;             /* the stream being captured, or NULL: a free slot */
+    mock_graph *g;            /* what it has captured so far */
+    int broken;               /* an unsupported call invalidated the capture */
+} mock_capture;
+
+static mock_capture captures[8];
 static int graph_launches;
 
+static mock_capture *capture_of(void *stream)
+{
+    for (int i = 0; stream && i < 8; i++)
+        if (captures[i].stream == stream) return &captures[i];
+    return NULL;
+}
+
 /* For tests: whether a capture is going on, and graph launches so far. */
-int mock_capturing(void) { return capturing != NULL; }
+int mock_capturing(void)
+{
+    for (int i = 0; i < 8; i++)
+        if (captures[i].stream) return 1;
+    return 0;
+}
 int mock_graph_launches(void) { return graph_launches; }
 
 /* A call on the capturing stream that a capture cannot hold (a wait, a
  * copy to or from the host): it invalidates the capture, as the driver does. */
 static int unsupported_in_capture(void *stream)
 {
-    if (!capturing || stream != capturing) return 0;
-    capture_broken = 1;
+    mock_capture *c = capture_of(stream);
+    if (!c) return 0;
+    c->broken = 1;
     return 1;
 }
 
@@ -516,6 +545,7 @@ static void run_saxpy(const unsigned char args[24], unsigned threads)
 static void run_node(const mock_node *nd)
 {
     const mock_func *f = nd->func;
+    if (!f) return;   /* mock_capture_other's */
     last = (mock_launch){{nd->grid[0], nd->grid[1], nd->grid[2]}, {nd->block[0], nd->block[1], nd->block[2]},
                          nd->shared, "", last.nlaunches + 1};
     snprintf(last.name, sizeof last.name, "%s", f->name);
@@ -533,17 +563,30 @@ static void node_set(mock_node *nd, void *fn, const unsigned g[3], const unsigne
     if (params && !strcmp(((mock_func *)fn)->name, "saxpy")) saxpy_pack(params, nd->args);
 }
 
-/* A launch on the capturing stream becomes a node of the capture. */
-static CUresult capture_launch(mock_node *nd)
+/* A launch on a capturing stream becomes a node of its capture. */
+static CUresult capture_launch(mock_capture *c, mock_node *nd)
 {
-    if (capture_broken) return CAPTURE_INVALIDATED;
-    if (captured->n == captured->cap) {
-        captured->cap = captured->cap ? 2 * captured->cap : 16;
-        captured->nodes = realloc(captured->nodes, (size_t)captured->cap * sizeof *captured->nodes);
+    if (c->broken) return CAPTURE_INVALIDATED;
+    mock_graph *g = c->g;
+    if (g->n == g->cap) {
+        g->cap = g->cap ? 2 * g->cap : 16;
+        g->nodes = realloc(g->nodes, (size_t)g->cap * sizeof *g->nodes);
     }
-    captured->nodes[captured->n] = malloc(sizeof *nd);
-    *captured->nodes[captured->n++] = *nd;
+    g->nodes[g->n] = malloc(sizeof *nd);
+    *g->nodes[g->n++] = *nd;
     return OK;
+}
+
+/* For the mock NCCL: a node that is not a kernel (func NULL: a replay skips
+ * it) on stream's capture, as NCCL's captured work adds nodes of its own;
+ * 0 when the stream is not capturing. */
+int mock_capture_other(void *stream)
+{
+    mock_capture *c = capture_of(stream);
+    if (!c) return 0;
+    mock_node nd = {0};
+    capture_launch(c, &nd);
+    return 1;
 }
 
 CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
@@ -555,7 +598,8 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
     if ((int)shared > (f->dyn_limit > 49152 ? f->dyn_limit : 49152)) return INVALID_VALUE;
     mock_node nd = {0};
     node_set(&nd, fn, (unsigned[3]){gx, gy, gz}, (unsigned[3]){bx, by, bz}, shared, params);
-    if (capturing && stream == capturing) return capture_launch(&nd);
+    mock_capture *c = capture_of(stream);
+    if (c) return capture_launch(c, &nd);
     run_node(&nd);
     return OK;
 }
@@ -593,20 +637,23 @@ static void graph_free(mock_graph *g)
 CUresult cuStreamBeginCapture_v2(void *stream, int mode)
 {
     FAULT(cuStreamBeginCapture_v2);
-    if (capturing) return ILLEGAL_STATE;
-    capturing = stream;
-    captured = calloc(1, sizeof *captured);
-    capture_broken = 0;
+    mock_capture *c = capture_of(stream);
+    if (c) return ILLEGAL_STATE;
+    for (int i = 0; i < 8 && !c; i++)
+        if (!captures[i].stream) c = &captures[i];
+    if (!c) return ILLEGAL_STATE;
+    *c = (mock_capture){stream, calloc(1, sizeof(mock_graph)), 0};
     return OK;
 }
 
 CUresult cuStreamEndCapture(void *stream, void **graph)
 {
     *graph = NULL;
-    if (!capturing || stream != capturing) return ILLEGAL_STATE;
-    mock_graph *g = captured;
-    int broken = capture_broken;
-    capturing = NULL, captured = NULL, capture_broken = 0;
+    mock_capture *c = capture_of(stream);
+    if (!c) return ILLEGAL_STATE;
+    mock_graph *g = c->g;
+    int broken = c->broken;
+    *c = (mock_capture){0};
     if (fault(API_cuStreamEndCapture) || broken) {
         graph_free(g);
         return broken ? CAPTURE_INVALIDATED : INJECTED;
@@ -621,8 +668,10 @@ CUresult cuStreamGetCaptureInfo_v3(void *stream, int *status, unsigned long long
                                    const void **edges, size_t *n)
 {
     FAULT(cuStreamGetCaptureInfo_v3);
-    bool on = capturing && stream == capturing;
-    *status = !on ? 0 : capture_broken ? 2 : 1;
+    mock_capture *c = capture_of(stream);
+    bool on = c != NULL;
+    mock_graph *captured = on ? c->g : NULL;
+    *status = !on ? 0 : c->broken ? 2 : 1;
     if (id) *id = on ? 1 : 0;
     if (graph) *graph = on ? captured : NULL;
     if (edges) *edges = NULL;
@@ -685,7 +734,7 @@ CUresult cuGraphLaunch(void *exec, void *stream)
     FAULT(cuGraphLaunch);
     mock_exec *x = exec;
     if (sticky) return sticky;
-    if (capturing && stream == capturing) return CAPTURE_UNSUPPORTED;
+    if (capture_of(stream)) return CAPTURE_UNSUPPORTED;
     graph_launches++;
     for (int i = 0; i < x->n; i++) run_node(&x->nodes[i]);
     return OK;

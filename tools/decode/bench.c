@@ -29,18 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum { HOST_RUNS = 7 };
 
-static const char *const mode_names[3] = {"sync", "async", "graph"};
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* ---- timing ---------------------------------------------------------------------------------- */
 
@@ -57,9 +48,9 @@ static kf_status host_cost(dc_model *m, dc_mode mode, uint32_t s0, double *us, k
     kf_status st = KF_OK;
     for (int r = 0; r < HOST_RUNS && st == KF_OK; r++) {
         st = kf_device_sync(m->dev, err);
-        double t0 = now_ms();
+        double t0 = dc_now_ms();
         if (st == KF_OK) st = dc_model_step(m, s0 + (uint32_t)r, mode, err);
-        t[r] = (now_ms() - t0) * 1e3;
+        t[r] = (dc_now_ms() - t0) * 1e3;
     }
     if (st == KF_OK) st = kf_device_sync(m->dev, err);
     *us = dc_median(t, HOST_RUNS);
@@ -75,14 +66,14 @@ static kf_status time_mode(dc_model *m, dc_mode mode, const dc_bench_opts *o, mo
     if (st != KF_OK) return st;
     kf_error probe = {0};
     bool events = kf_device_timer_start(m->dev, &probe) == KF_OK;
-    double t0 = now_ms();
+    double t0 = dc_now_ms();
     uint64_t a0 = kf_rt_alloc_count();
     for (uint32_t s = o->warmup; s < o->warmup + o->runs && st == KF_OK; s++) st = dc_model_step(m, s, mode, err);
     r->allocs = kf_rt_alloc_count() - a0;
     float ms = 0;
     if (st == KF_OK && events) st = kf_device_timer_stop(m->dev, &ms, err);
     if (st == KF_OK && !events) st = kf_device_sync(m->dev, err);
-    r->ms = (events ? ms : now_ms() - t0) / o->runs;
+    r->ms = (events ? ms : dc_now_ms() - t0) / o->runs;
     r->launches = m->nplan;
     if (st == KF_OK) st = host_cost(m, mode, o->warmup + o->runs, &r->host_us, err);
     r->host_us /= m->nplan;
@@ -160,7 +151,7 @@ static void print_table(const dc_config *c, const mode_result *r, const peer_res
     printf("%-14s %10s %10s %8s %15s %9s\n", "mode", "ms/step", "tokens/s", "x floor", "host us/launch", "launches");
     for (int i = 0; i < 3; i++)
         if (r[i].done)
-            printf("%-14s %10.4f %10.1f %8.3f %15.3f %9.0f\n", mode_names[i], r[i].ms, 1e3 / r[i].ms, r[i].ms / floor_ms,
+            printf("%-14s %10.4f %10.1f %8.3f %15.3f %9.0f\n", dc_mode_names[i], r[i].ms, 1e3 / r[i].ms, r[i].ms / floor_ms,
                    r[i].host_us, r[i].launches);
     if (p->ran) {
         printf("%-14s %10.4f %10.1f %8.3f %15s %9s\n", "torch eager", p->eager_ms, 1e3 / p->eager_ms,
@@ -188,7 +179,7 @@ static void json_write(FILE *f, const dc_config *c, kf_backend b, const kf_devic
         if (r[i].done)
             fprintf(f, "%s{\"mode\": \"%s\", \"ms_per_step\": %.6f, \"tokens_per_s\": %.2f, \"x_floor\": %.4f, "
                        "\"host_us_per_launch\": %.4f, \"launches\": %.0f, \"allocs\": %llu}",
-                    k++ ? ", " : "", mode_names[i], r[i].ms, 1e3 / r[i].ms, r[i].ms / floor_ms, r[i].host_us,
+                    k++ ? ", " : "", dc_mode_names[i], r[i].ms, 1e3 / r[i].ms, r[i].ms / floor_ms, r[i].host_us,
                     r[i].launches, (unsigned long long)r[i].allocs);
     fprintf(f, "], \"torch\": ");
     if (p->ran)
@@ -199,17 +190,18 @@ static void json_write(FILE *f, const dc_config *c, kf_backend b, const kf_devic
     fprintf(f, ", \"targets\": [");
 }
 
-kf_status dc_copy_bandwidth(dc_model *m, double *gbps, kf_error *err)
+kf_status dc_copy_bandwidth(kf_device *dev, double *gbps, kf_error *err)
 {
     kf_device_props dp;
-    kf_device_props_get(m->dev, &dp);
+    kf_device_props_get(dev, &dp);
     size_t l2 = dp.l2_bytes ? dp.l2_bytes : dp.backend == KF_BACKEND_CPU ? 1u << 20 : 32u << 20;   /* CPU: 32 MB copies */
-    kf_bench_dev bd = {.dev = m->dev, .backend = dp.backend, .flush_bytes = 2 * l2};
+    kf_bench_dev bd = {.dev = dev, .backend = dp.backend, .flush_bytes = 2 * l2};
     return kf_bench_copy_bandwidth(&bd, 20, gbps, err);
 }
 
 int dc_bench(const dc_config *c, kf_backend b, const dc_bench_opts *o)
 {
+    if (c->tp > 1) return dc_bench_tp(c, b, o);
     dc_model m = {0};
     kf_error err = {0};
     mode_result r[3] = {{0}};
@@ -217,7 +209,7 @@ int dc_bench(const dc_config *c, kf_backend b, const dc_bench_opts *o)
     double copy = 0;
     kf_device_props dp = {0};
     kf_status st = dc_model_open(&m, c, b, true, &err);
-    if (st == KF_OK) st = dc_copy_bandwidth(&m, &copy, &err);
+    if (st == KF_OK) st = dc_copy_bandwidth(m.dev, &copy, &err);
     if (st == KF_OK) kf_device_props_get(m.dev, &dp);
     for (int i = 0; i < 3 && st == KF_OK; i++) st = time_mode(&m, (dc_mode)i, o, &r[i], &err);
     uint64_t len = c->context + o->warmup + (o->runs + 1) / 2;   /* the timed steps' mean attention length */

@@ -12,6 +12,13 @@
  *     given the first side's token, so that both go on from the same input.
  * The reference always takes the device's token.
  *
+ * --tp N is checked against the one-device model run in lockstep (the same
+ * weights: every logit, its token, as above) and against the reference. The
+ * two differ only in the order of f32 sums: a projection split over ranks
+ * adds N partial f32 sums (the all-reduce, in rank order on the CPU) where
+ * one device adds one, so an f16 residual may round one ulp the other way;
+ * that is the reference's own tolerance, which holds it (measured below).
+ *
  * With the reference, the k and v rows each step wrote into the caches are
  * compared too (same tolerance), and the reference then takes the device's
  * rows, so every step is checked from the same state.
@@ -142,7 +149,7 @@ int dc_check_reference(const dc_config *c, kf_backend b, dc_mode mode)
     if (st == KF_OK) st = dc_ref_create(&m, &r, &err);
     for (; s < c->steps && st == KF_OK; s++) {
         st = dc_model_step(&m, s, mode, &err);
-        if (st == KF_OK) st = kf_device_sync(m.dev, &err);
+        if (st == KF_OK) st = dc_model_sync(&m, &err);
         if (st == KF_OK) st = dc_model_logits(&m, got, &err);
         if (st == KF_OK) st = dc_model_token(&m, s, &tokens[s], &err);
         if (st != KF_OK) break;
@@ -166,14 +173,15 @@ int dc_check_reference(const dc_config *c, kf_backend b, dc_mode mode)
     return rc;
 }
 
-/* One lockstep step of the cuda (a) and ptx (b) models. */
+/* One lockstep step of two models: the cuda (a) and ptx (b) paths, or one
+ * device (a) and --tp N (b). */
 static kf_status cross_step(dc_model *a, dc_model *b, uint32_t s, dc_mode mode, float *la, float *lb, uint32_t *ta,
                             uint32_t *tb, kf_error *err)
 {
     kf_status st = dc_model_step(a, s, mode, err);
     if (st == KF_OK) st = dc_model_step(b, s, mode, err);
-    if (st == KF_OK) st = kf_device_sync(a->dev, err);
-    if (st == KF_OK) st = kf_device_sync(b->dev, err);
+    if (st == KF_OK) st = dc_model_sync(a, err);
+    if (st == KF_OK) st = dc_model_sync(b, err);
     if (st == KF_OK) st = dc_model_logits(a, la, err);
     if (st == KF_OK) st = dc_model_logits(b, lb, err);
     if (st == KF_OK) st = dc_model_token(a, s, ta, err);
@@ -206,6 +214,60 @@ int dc_check_cross(const dc_config *c, dc_mode mode)
     int rc = st == KF_OK ? finish(s, failed, tokens, "ptx path against the cuda path") : kf_cli_exit_for(st);
     free(la);
     free(lb);
+    free(tokens);
+    return rc;
+}
+
+/* Step s (input token `in`) of --tp N (t: lt, tt) against one device (a:
+ * la) and, with r, the reference (want), which then takes a's cache rows; a
+ * near tie with one device gives a the split model's token. Returns the
+ * steps failed. */
+static uint32_t tp_verdicts(const dc_config *c, dc_model *a, dc_ref *r, uint32_t s, uint32_t in, const float *la,
+                            const float *lt, uint32_t tt, float *want, kf_status *st, kf_error *err)
+{
+    verdict v = compare(c, lt, tt, la);
+    report(s, c->context + s, tt, &v, "--tp 1");
+    uint32_t failed = v.why != NULL;
+    if (r) {
+        double rd, rt;
+        dc_ref_step(r, in, c->context + s, want);
+        verdict w = compare(c, lt, tt, want);
+        report(s, c->context + s, tt, &w, "reference");
+        *st = check_rows(c, a, r, c->context + s, &rd, &rt, err);
+        failed |= w.why != NULL;
+    }
+    if (*st == KF_OK && v.tie) *st = dc_model_force_token(a, s, tt, err);
+    return failed;
+}
+
+int dc_check_tp(const dc_config *c, kf_backend b, dc_mode mode)
+{
+    dc_config one = *c;
+    one.tp = 1;
+    dc_model a = {0}, t = {0};
+    dc_ref *r = NULL;
+    kf_error err = {0};
+    uint32_t n = c->sh.vocab, failed = 0, s = 0, ta = 0;
+    float *la = malloc(n * sizeof *la), *lt = malloc(n * sizeof *lt), *want = malloc(n * sizeof *want);
+    uint32_t *tokens = calloc(c->steps + 1, sizeof *tokens);
+    kf_status st = la && lt && want && tokens ? dc_model_open(&a, &one, b, mode == DC_GRAPH, &err)
+                                              : kf_error_set(&err, KF_ERR_NOMEM, "out of memory");
+    if (st == KF_OK) st = dc_model_open(&t, c, b, mode == DC_GRAPH, &err);
+    if (st == KF_OK && dc_params(&c->sh) <= 100000000ull) st = dc_ref_create(&a, &r, &err);
+    for (; s < c->steps && st == KF_OK; s++) {
+        st = cross_step(&a, &t, s, mode, la, lt, &ta, &tokens[s], &err);
+        if (st == KF_OK) failed += tp_verdicts(c, &a, r, s, s ? tokens[s - 1] : c->token, la, lt, tokens[s], want, &st, &err);
+    }
+    if (st != KF_OK) dc_print_error(&err);
+    dc_ref_destroy(r);
+    dc_model_close(&t);
+    dc_model_close(&a);
+    char what[96];
+    snprintf(what, sizeof what, "--tp %u against --tp 1%s", c->tp, dc_params(&c->sh) <= 100000000ull ? " and the reference" : "");
+    int rc = st == KF_OK ? finish(s, failed, tokens, what) : kf_cli_exit_for(st);
+    free(la);
+    free(lt);
+    free(want);
     free(tokens);
     return rc;
 }

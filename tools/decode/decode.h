@@ -12,21 +12,27 @@
  *             cuda and ptx paths against each other
  *   bench.c   --bench: ms per step, tokens/s, host cost per launch, the
  *             bandwidth floor and the ratio to it, the PyTorch peer
+ *   tp.c      --tp N: the step split over N devices (a rank model per device,
+ *             the collectives between), model.c building each rank's part
+ *   bench_tp.c  --tp N --bench: the all-reduce against NCCL's own, the step
+ *             against a GPU's floor plus its collectives
  *   profile.c --profile: each launch of a step timed alone, summed by kernel
  *             and shape, with its bytes and its ratio to the copy bandwidth
  *   tune.c    a launch timed alone (the busy kernel ahead), and sdpa's split
  *             chosen by timing candidates on the device
  *
- * One step (the issue's list), per layer: add+RMSNorm -> fused QKV GEMV ->
+ * One step (the issue's list), per layer: RMSNorm -> fused QKV GEMV ->
  * RoPE on q and k, k and v appended to the layer's cache at the position ->
  * sdpa_decode (split + combine) -> output GEMV (+ residual, the _acc form) ->
- * add+RMSNorm -> fused gate/up GEMV -> silu_mul -> down GEMV (+ residual);
+ * RMSNorm -> fused gate/up GEMV -> silu_mul -> down GEMV (+ residual);
  * then the final norm, the vocabulary GEMV, argmax, and the chosen token
  * embedded as the next step's input. The residual adds are the _acc GEMVs',
  * so the norms are plain rmsnorm. Q4_K weights take 8-bit inputs (the
  * q4k x q8 GEMV, as llama.cpp's mmvq): the norms and silu·up write them
- * directly (decode.kf's rmsnorm_q8, silu_mul_q8), the attention output goes
- * through q8_quantize_f16. */
+ * directly (decode.kf's rmsnorm_q8, silu_mul_q8, and sdpa_combine_q8 for the
+ * attention output). A --tp rank builds its part with the same functions at
+ * its shape; its output and down GEMVs write an f32 partial sum instead of
+ * adding into x (the residual add follows the all-reduce: add_f32_f16). */
 #ifndef KF_DECODE_H
 #define KF_DECODE_H
 
@@ -78,6 +84,7 @@ typedef struct {
     uint32_t max_steps;         /* the most steps any run of this model takes (cache and token room) */
     uint32_t token;             /* the input token of the first step */
     uint32_t split;             /* sdpa positions per split block; 0: chosen for the context */
+    uint32_t tp;                /* devices the model is split over (--tp; 0 and 1: one) */
     const char *src_dir;        /* the checkout: kernels/ and tools/decode/decode.kf */
     dc_define defs[32];
     uint32_t ndefs;
@@ -90,23 +97,36 @@ typedef struct {
 /* Bytes one launch moves (its share of the floor): weights (norm weights
  * and the embedding row too), activations, KV cache rows written; and the
  * parts that grow with the attention length len: kv_pos·len bytes of cache
- * read, part·cdiv(len, split) bytes of sdpa partials. */
+ * read, part·cdiv(len, split) bytes of sdpa partials. A collective's entry
+ * (tensor parallelism) moves none: its time is measured apart (bench_tp.c). */
 typedef struct {
     double weights, act, kv, kv_pos, part;
 } dc_cost;
 
-/* What a launch of the step is, for the profile: its kernel, a label of
- * its shape ("6144x4096" rows x columns, "4096" elements, ...), its bytes. */
+/* What a launch of the step is, for the profile: its kernel (or the
+ * collective's name), a label of its shape ("6144x4096" rows x columns,
+ * "4096" elements, ...), its bytes. */
 typedef struct {
     const char *kernel;
     char shape[40];
     dc_cost cost;
 } dc_launch;
 
-/* A model on a device with everything one step needs, made once. */
+/* One collective of a step split over devices: this rank's buffers. */
 typedef struct {
+    bool gather;                /* all-gather (the vocabulary), else an all-reduce (sum) */
+    kf_buffer *send, *recv;
+    size_t count;               /* elements per rank */
+} dc_coll;
+
+/* A model on a device with everything one step needs, made once; or, with
+ * --tp N > 1, the driver of N such models (ranks), one per device, each
+ * holding its part of every layer (tp.c). */
+typedef struct dc_model {
     const dc_config *c;
-    kf_device *dev;
+    dc_shape sh;                /* this rank's: heads, KV heads, FFN and vocabulary divided by tp */
+    uint32_t rank;
+    kf_device *dev;             /* the driver: rank 0's */
     kf_module *mod[DC_NMOD];
     kf_pipeline **pipe[DC_NMOD];
     uint32_t cap;               /* cache rows: context + max_steps */
@@ -121,6 +141,16 @@ typedef struct {
     kf_plan *pos_plan, *argmax_plan, *embed_plan;
     int argmax_idx, embed_ids;  /* the re-bound parameters */
     kf_graph *graph;            /* the step, recorded (graph mode) */
+    /* tensor parallelism: a rank's */
+    kf_buffer *part;            /* f32 [hidden]: this rank's share of an output or down projection */
+    kf_buffer *lpart;           /* the view of logits this rank's vocabulary rows fill */
+    dc_coll *coll;              /* the step's collectives in order; plan[i] NULL marks each */
+    uint32_t ncoll;
+    /* the driver's */
+    struct dc_model *ranks;     /* tp models, or NULL (one device) */
+    kf_comm *comm;
+    kf_graph **graphs;          /* each rank's recorded step (graph mode) */
+    kf_buffer **send, **recv;   /* scratch: one collective's buffers over the ranks */
     kf_plan *busy;              /* decode.kf's busy kernel (CUDA devices; NULL on the CPU) */
     kf_buffer *sink;            /* its never-written output */
 } dc_model;
@@ -140,23 +170,30 @@ kf_status dc_model_open(dc_model *m, const dc_config *c, kf_backend b, bool grap
 void dc_model_close(dc_model *m);
 /* Runs step s (position context + s; s < max_steps) in mode `mode` (graph
  * needs the recording). Async and graph leave it queued; the next read or
- * kf_device_sync waits for it. */
+ * dc_model_sync waits for it. */
 kf_status dc_model_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err);
+/* Waits for every device of the model. */
+kf_status dc_model_sync(dc_model *m, kf_error *err);
 /* Re-targets the plans for step s without launching (the profile launches
- * them one by one). */
+ * them one by one); a --tp model's every rank. */
 kf_status dc_model_retarget(dc_model *m, uint32_t s, kf_error *err);
 /* Standalone plans (the caller destroys them) of layer 0's attention at
  * `split`: sdpa_decode_split and the step's combine. */
 kf_status dc_attention_plans(dc_model *m, uint32_t split, kf_plan **ps, kf_plan **pc, kf_error *err);
-/* sdpa's split guessed for the context: about two blocks per SM (132 when
- * the device does not say), at least 16 positions. */
-uint32_t dc_split_guess(const dc_config *c, const kf_device *dev);
+/* sdpa's split guessed for the context and the shape sh (a rank's heads):
+ * about two blocks per SM (132 when the device does not say), at least 16
+ * positions. */
+uint32_t dc_split_guess(const dc_config *c, const dc_shape *sh, const kf_device *dev);
 
 /* tune.c. The busy kernel's plan (m->busy) on a CUDA device. */
 kf_status dc_busy_create(dc_model *m, kf_error *err);
 /* Launch p timed alone: busy queued ahead of it on a CUDA device (so the
  * start event waits on the device, not on the host), then p TIMED; *us. */
 kf_status dc_launch_alone(dc_model *m, kf_plan *p, double *us, kf_error *err);
+/* The host's monotonic clock in ms (the benches' wall clock). */
+double dc_now_ms(void);
+/* "sync", "async", "graph": dc_mode's names. */
+extern const char *const dc_mode_names[3];
 /* The median of t[0..n) (sorted in place). */
 double dc_median(double *t, uint32_t n);
 /* The least split dc_split_tune tries around guess (the partials' room). */
@@ -165,12 +202,36 @@ uint32_t dc_split_least(uint32_t guess);
  * 16) timed on a CUDA device, split + combine alone at the first step's
  * length, median of a few; the fastest kept. The CPU device keeps the guess. */
 kf_status dc_split_tune(dc_model *m, kf_error *err);
-
 /* After step s (synced): its logits (vocab f32) and chosen token. */
 kf_status dc_model_logits(dc_model *m, float *logits, kf_error *err);
 kf_status dc_model_token(dc_model *m, uint32_t s, uint32_t *token, kf_error *err);
 /* Makes token t the input of step s + 1 (replacing the one step s chose). */
 kf_status dc_model_force_token(dc_model *m, uint32_t s, uint32_t t, kf_error *err);
+
+/* Tensor parallelism (tp.c), Megatron-style over c->tp devices: each rank
+ * holds the rows of the fused QKV (its query heads, its KV heads' k and v),
+ * gate/up (its share of the FFN) and vocabulary matrices, and the columns
+ * of the output and down matrices that meet them, its heads' KV cache, and
+ * a whole copy of the embedding, the norms and the residual x. Each output
+ * and down projection is a partial sum in f32 on every rank, all-reduced
+ * and added to x (one f16 rounding, as the one-device _acc GEMV); the
+ * vocabulary rows' logits are all-gathered, and every rank takes the same
+ * argmax and embeds the same token. The random weights are the very values
+ * of the one-device model (decode.kf's fill is counter based: a slice is
+ * filled from its global indices; Q4_K by whole blocks, so a rank's share
+ * of the output and down matrices' columns must be whole blocks). --profile times one
+ * device's launches and is refused with --tp > 1 (main.c).
+ *
+ * dc_tp_check: the shape splits over c->tp devices (KF_ERR_USAGE naming the
+ * dimension and the fix). */
+kf_status dc_tp_check(const dc_config *c, kf_error *err);
+/* One rank's model (model.c): device `rank` of backend b, its part. split:
+ * sdpa's split (0: c->split, else guessed and timed on the device, as rank
+ * 0 does; the other ranks take rank 0's, so every rank runs the same). */
+kf_status dc_rank_open(dc_model *m, const dc_config *c, kf_backend b, uint32_t rank, uint32_t split, kf_error *err);
+kf_status dc_tp_open(dc_model *m, const dc_config *c, kf_backend b, bool graph, kf_error *err);
+kf_status dc_tp_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err);
+void dc_tp_close(dc_model *m);
 
 /* The model file (file.c). Format:
  *   bytes 0..7    "KFDECOD1"
@@ -218,6 +279,9 @@ void dc_ref_destroy(dc_ref *r);
  * Returns the exit status (printing a line per step). */
 int dc_check_reference(const dc_config *c, kf_backend b, dc_mode mode);
 int dc_check_cross(const dc_config *c, dc_mode mode);
+/* --tp N --check: the split model against the one-device model run in
+ * lockstep (same weights) and, up to 100M parameters, the reference. */
+int dc_check_tp(const dc_config *c, kf_backend b, dc_mode mode);
 
 /* --bench (bench.c). */
 typedef struct {
@@ -227,8 +291,14 @@ typedef struct {
     const char *json;           /* also write the results here */
 } dc_bench_opts;
 int dc_bench(const dc_config *c, kf_backend b, const dc_bench_opts *o);
+/* --tp N --bench (bench_tp.c), which dc_bench hands it. */
+int dc_bench_tp(const dc_config *c, kf_backend b, const dc_bench_opts *o);
+/* The copy bandwidth of dev in GB/s (kforge bench's measurement: 1 GiB
+ * device-to-device, read + written, median of 20). */
+kf_status dc_copy_bandwidth(kf_device *dev, double *gbps, kf_error *err);
 /* --profile (profile.c): o->profile steps, each launch timed alone in step
- * order; prints the table. Returns the exit status. */
+ * order; prints the table. Returns the exit status. One device: c->tp > 1
+ * is a usage error. */
 int dc_profile(const dc_config *c, kf_backend b, const dc_bench_opts *o);
 
 /* Bytes the step's launches move at attention length len (the floor), by
@@ -238,8 +308,6 @@ typedef struct {
 } dc_bytes;
 dc_bytes dc_step_bytes(const dc_model *m, uint64_t len);
 dc_bytes dc_launch_bytes(const dc_model *m, uint32_t i, uint64_t len);
-/* The device's copy bandwidth (GB/s, read + written), as kforge bench measures it. */
-kf_status dc_copy_bandwidth(dc_model *m, double *gbps, kf_error *err);
 
 /* Prints "kforge-decode: error: ..." for err. */
 void dc_print_error(const kf_error *err);

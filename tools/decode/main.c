@@ -17,7 +17,7 @@ static const char usage[] =
     "  MODEL: [--small] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N] [--ffn N] [--layers N] [--vocab N]\n"
     "         [--weights f16|q4k] [--seed N] | --model FILE;  [--save FILE]\n"
     "  RUN:   [--context N] [--steps N] [--token ID] [--backend cpu|cuda|ptx] [--mode sync|async|graph]\n"
-    "         [--split N] [-D FILE.NAME=VALUE]... [--kernels CHECKOUT]  (FILE: a kernel file, e.g.\n"
+    "         [--split N] [--tp N] [-D FILE.NAME=VALUE]... [--kernels CHECKOUT]  (FILE: a kernel file, e.g.\n"
     "         -D gemv.UNROLL=8; CHECKOUT: where kernels/ is, default $KF_SOURCE_DIR or the build's)\n"
     "  defaults: Llama-3-8B (hidden 4096, 32 heads, 8 KV heads, head dim 128, FFN 14336, 32 layers,\n"
     "  vocabulary 128256), f16, seed 1, context 4096, 8 steps, token 1, cuda, graph; --small: hidden 256,\n"
@@ -25,7 +25,10 @@ static const char usage[] =
     "  random weights and the cache's context (with --model, the context only). --check: with the\n"
     "  reference up to 100M parameters, else (ref|cross to choose) cuda against ptx. --bench: 3 + 20\n"
     "  steps per mode; --torch adds tools/bench_torch.py --decode (f16). --profile: after --warmup steps,\n"
-    "  5 steps (--runs N: N) with each launch timed alone, summed by kernel and shape (with --bench: after it)";
+    "  5 steps (--runs N: N) with each launch timed alone, summed by kernel and shape (with --bench: after it;\n"
+    "  one device: not with --tp). --tp N: the model split over N devices (GPUs 0..N-1 with NCCL; cpu: N CPU\n"
+    "  devices), f16 or q4k; --check then compares it with --tp 1 and the reference; --bench adds the all-reduce\n"
+    "  against NCCL's own and the floor with the all-reduces";
 
 enum { PROFILE_STEPS = 5 };
 
@@ -66,10 +69,10 @@ static uint32_t *number_field(options *o, const char *opt)
 {
     static const char *const names[] = {"--hidden", "--heads", "--kv-heads", "--head-dim", "--ffn", "--layers",
                                         "--vocab", "--seed", "--context", "--steps", "--token", "--split",
-                                        "--warmup", "--runs"};
+                                        "--warmup", "--runs", "--tp"};
     uint32_t *fields[] = {&o->c.sh.hidden, &o->c.sh.heads, &o->c.sh.kv_heads, &o->c.sh.head_dim, &o->c.sh.ffn,
                           &o->c.sh.layers, &o->c.sh.vocab, &o->c.seed, &o->c.context, &o->c.steps, &o->c.token,
-                          &o->c.split, &o->bo.warmup, &o->bo.runs};
+                          &o->c.split, &o->bo.warmup, &o->bo.runs, &o->c.tp};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(opt, names[i])) {
             o->shape_given |= i < 7;
@@ -130,7 +133,7 @@ static int parse(int argc, char **argv, options *o)
 {
     static const char *const vopts[] = {"--hidden", "--heads", "--kv-heads", "--head-dim", "--ffn", "--layers",
                                         "--vocab", "--seed", "--context", "--steps", "--token", "--split", "--warmup",
-                                        "--runs", "--weights", "--mode", "--backend", "--model", "--save", "--json",
+                                        "--runs", "--tp", "--weights", "--mode", "--backend", "--model", "--save", "--json",
                                         "--kernels", "-D"};
     for (int i = 0; i < argc;) {
         const char *a = argv[i];
@@ -176,6 +179,10 @@ static int settle(options *o, const dc_shape *given)
     if (timed && o->check) return bad("--bench or --profile and --check are separate runs%s%s", "", "");
     if (o->save && (timed || o->check))
         return bad("--save goes with a plain run, not --bench, --profile or --check%s%s", "", "");
+    if (o->save && o->c.tp > 1) return bad("--save writes a one-device model: drop --tp%s%s", "", "");
+    if (o->c.tp > 1 && o->check == 2) return bad("--check=cross compares cuda with ptx on one device: drop --tp%s%s", "", "");
+    if (o->profile && o->c.tp > 1)
+        return bad("--profile times one device's launches: drop --tp (or profile --tp 1)%s%s", "", "");
     if (timed && !o->bo.runs) return bad("--runs must be at least 1%s%s", "", "");
     return KF_EXIT_OK;
 }
@@ -192,15 +199,16 @@ static int run(options *o)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (uint32_t s = 0; s < o->c.steps && st == KF_OK; s++) st = dc_model_step(&m, s, o->mode, &err);
-    if (st == KF_OK) st = kf_device_sync(m.dev, &err);
+    if (st == KF_OK) st = dc_model_sync(&m, &err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     for (uint32_t s = 0; s < o->c.steps && st == KF_OK; s++) st = dc_model_token(&m, s, &tokens[s], &err);
     if (st == KF_OK) {
         double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
         printf("tokens:");
         for (uint32_t s = 0; s < o->c.steps; s++) printf(" %u", tokens[s]);
-        printf("\n%u steps in %.3f ms (%.3f ms per step, %u launches each, wall clock)\n", o->c.steps, ms,
-               ms / o->c.steps, m.nplan);
+        printf("\n%u steps in %.3f ms (%.3f ms per step, %u launches each", o->c.steps, ms, ms / o->c.steps, m.nplan);
+        if (m.ranks) printf(" and %u collectives on each of %u devices", m.ncoll, o->c.tp);
+        printf(", wall clock)\n");
     } else {
         dc_print_error(&err);
     }
@@ -225,10 +233,12 @@ static void banner(const options *o)
     const dc_shape *sh = &o->c.sh;
     static const char *const modes[] = {"sync", "async", "graph"};
     printf("kforge-decode: hidden %u, %u heads (%u KV), head dim %u, FFN %u, %u layers, vocabulary %u (%.3g B "
-           "parameters), %s weights (%s), context %u, %s backend, %s mode\n",
+           "parameters), %s weights (%s), context %u, %s backend, %s mode",
            sh->hidden, sh->heads, sh->kv_heads, sh->head_dim, sh->ffn, sh->layers, sh->vocab, dc_params(sh) / 1e9,
            o->c.wt == DC_Q4K ? "q4k" : "f16", o->c.model ? o->c.model : "random", o->c.context,
            kf_cli_backend_name(o->backend), modes[o->mode]);
+    if (o->c.tp > 1) printf(", tensor parallel over %u devices", o->c.tp);
+    printf("\n");
 }
 
 int main(int argc, char **argv)
@@ -255,7 +265,7 @@ int main(int argc, char **argv)
         o.c.model_data = file;
     }
     kf_error err = {0};
-    if (dc_shape_check(&o.c.sh, o.c.wt, &err) != KF_OK) {
+    if (dc_shape_check(&o.c.sh, o.c.wt, &err) != KF_OK || dc_tp_check(&o.c, &err) != KF_OK) {
         free(file);
         return bad("%s%s", err.msg, "");
     }
@@ -263,7 +273,8 @@ int main(int argc, char **argv)
     o.c.max_steps = timed ? o.bo.warmup + (o.bo.runs > o.bo.profile ? o.bo.runs : o.bo.profile) + 8 : o.c.steps;
     banner(&o);
     if (o.check == 3) o.check = dc_params(&o.c.sh) <= 100000000ull ? 1 : 2;
-    rc = o.check == 1 ? dc_check_reference(&o.c, o.backend, o.mode)
+    rc = o.check && o.c.tp > 1 ? dc_check_tp(&o.c, o.backend, o.mode)
+       : o.check == 1 ? dc_check_reference(&o.c, o.backend, o.mode)
        : o.check == 2 ? dc_check_cross(&o.c, o.mode)
        : timed        ? bench_and_profile(&o)
                       : run(&o);

@@ -13,7 +13,17 @@
  * inputs are written in 8 bits by their producers (decode.kf's rmsnorm_q8,
  * sdpa_combine_q8, silu_mul_q8), with no q8_quantize launch. Each plan
  * carries what it is and the bytes it moves (dc_launch), from which the
- * floor and the profile's rows are made. */
+ * floor and the profile's rows are made.
+ *
+ * A rank of a --tp N model (tp.c drives them) is the same model at its
+ * shape (m->sh: heads, KV heads, FFN and vocabulary divided by N), built by
+ * the same functions, with the output and down GEMVs writing an f32 partial
+ * sum (not added into x: each rank holds the whole residual) that a
+ * collective (a NULL entry of m->plan, its buffers in m->coll) all-reduces
+ * before add_f32_f16 adds it to x, and the vocabulary GEMV writing its
+ * rows' slot of the logits, all-gathered: 1 + 12 launches per layer + 4,
+ * and 2 collectives per layer + 1. Its random weights are its slices of the
+ * one-device model's (rank_weights; Q4_K by whole blocks). */
 #include "decode.h"
 
 #include <math.h>
@@ -93,19 +103,10 @@ static kf_pipeline *pipe_of(dc_model *m, int mod, const char *kernel)
     return NULL;
 }
 
-/* A plan of kernel `kernel` of module mod; kept as the step's next launch
- * unless out is given (then the caller owns it). */
-static kf_status plan(dc_model *m, int mod, const char *kernel, const kf_arg *a, uint32_t n, kf_plan **out,
-                      kf_error *err)
+/* Appends pl (NULL: a collective) to the step's launches, as `kernel`
+ * (dc_launch: no bytes yet); pl is destroyed when it cannot be kept. */
+static kf_status push(dc_model *m, kf_plan *pl, const char *kernel, kf_error *err)
 {
-    kf_pipeline *p = pipe_of(m, mod, kernel);
-    if (!p) return kf_error_set(err, KF_ERR_USAGE, "%s has no kernel '%s'", module_files[mod], kernel);
-    kf_plan *pl;
-    kf_status st = kf_plan_create(p, a, n, NULL, &pl, err);
-    if (st != KF_OK || out) {
-        if (out) *out = st == KF_OK ? pl : NULL;
-        return st;
-    }
     if (m->nplan == m->plan_cap) {
         uint32_t cap = m->plan_cap ? 2 * m->plan_cap : 256;
         kf_plan **np = realloc(m->plan, cap * sizeof *np);
@@ -121,6 +122,35 @@ static kf_status plan(dc_model *m, int mod, const char *kernel, const kf_arg *a,
     m->launch[m->nplan] = (dc_launch){.kernel = kernel};
     m->plan[m->nplan++] = pl;
     return KF_OK;
+}
+
+/* A plan of kernel `kernel` of module mod; kept as the step's next launch
+ * unless out is given (then the caller owns it). */
+static kf_status plan(dc_model *m, int mod, const char *kernel, const kf_arg *a, uint32_t n, kf_plan **out,
+                      kf_error *err)
+{
+    kf_pipeline *p = pipe_of(m, mod, kernel);
+    if (!p) return kf_error_set(err, KF_ERR_USAGE, "%s has no kernel '%s'", module_files[mod], kernel);
+    kf_plan *pl;
+    kf_status st = kf_plan_create(p, a, n, NULL, &pl, err);
+    if (st != KF_OK || out) {
+        if (out) *out = st == KF_OK ? pl : NULL;
+        return st;
+    }
+    return push(m, pl, kernel, err);
+}
+
+/* A collective as the step's next "launch": plan NULL, its buffers in
+ * m->coll, its dc_launch named after it with no bytes. */
+static kf_status coll(dc_model *m, bool gather, kf_buffer *send, kf_buffer *recv, size_t count, kf_error *err)
+{
+    dc_coll *nc = realloc(m->coll, (m->ncoll + 1) * sizeof *nc);
+    if (!nc) return kf_error_set(err, KF_ERR_NOMEM, "out of memory for the step's collectives");
+    m->coll = nc;
+    m->coll[m->ncoll++] = (dc_coll){gather, send, recv, count};
+    kf_status st = push(m, NULL, gather ? "all_gather" : "all_reduce", err);
+    if (st == KF_OK) snprintf(m->launch[m->nplan - 1].shape, sizeof m->launch[0].shape, "%zu", count);
+    return st;
 }
 
 /* A plan kept as the step's next launch, with its shape label (printf-style)
@@ -223,9 +253,9 @@ static kf_status matrix(dc_model *m, uint64_t rows, uint64_t cols, kf_buffer **o
 
 static kf_status weight_buffers(dc_model *m, kf_error *err)
 {
-    const dc_shape *sh = &m->c->sh;
+    const dc_shape *sh = &m->sh;
     uint64_t hd = (uint64_t)sh->heads * sh->head_dim, kv = (uint64_t)m->cap * sh->kv_heads * sh->head_dim;
-    kf_status st = buf(m, KF_S_F16, 1, (uint64_t)sh->vocab * sh->hidden, &m->embed, err);
+    kf_status st = buf(m, KF_S_F16, 1, (uint64_t)m->c->sh.vocab * sh->hidden, &m->embed, err);
     if (st == KF_OK) st = buf(m, KF_S_F16, 1, sh->hidden, &m->out_norm, err);
     if (st == KF_OK) st = matrix(m, sh->vocab, sh->hidden, &m->lm_head, err);
     m->layer = calloc(sh->layers, sizeof *m->layer);
@@ -246,7 +276,7 @@ static kf_status weight_buffers(dc_model *m, kf_error *err)
 
 kf_status dc_model_tensors(dc_model *m, dc_tensor_fn f, void *ctx, kf_error *err)
 {
-    const dc_shape *sh = &m->c->sh;
+    const dc_shape *sh = &m->sh;
     uint64_t hd = (uint64_t)sh->heads * sh->head_dim;
     kf_status st = f(ctx, m->embed, DC_T_EMBED, sh->hidden, err);
     for (uint32_t l = 0; l < sh->layers && st == KF_OK; l++) {
@@ -264,12 +294,39 @@ typedef struct {
     uint32_t n;                 /* tensors made so far: the seed's offset */
 } fill_ctx;
 
-/* x = offset + scale·u on the device (decode.kf's fill_f16). */
+/* b's n elements = those of a global tensor at base + (i / cols)·ld + i % cols
+ * (decode.kf's fill_f16: offset + scale·u of the global index). */
+static kf_status fill_part(dc_model *m, kf_buffer *b, uint32_t seed, float scale, float offset, uint64_t cols,
+                           uint64_t ld, uint64_t base, kf_error *err)
+{
+    size_t n = kf_buffer_bytes(b) / 2;
+    kf_arg a[8] = {B(b), U((uint32_t)n), U((uint32_t)cols), U((uint32_t)ld), U((uint32_t)base), U(seed), F(scale),
+                   F(offset)};
+    return once(m, DC_MOD_OWN, "fill_f16", a, 8, err);
+}
+
+/* A matrix's fill unit: an f16 element, or a u32 word of Q4_K blocks (36 a
+ * block of 256 columns); units(wt, k): a row of k columns'. */
+static uint64_t unit_bytes(dc_wtype wt) { return wt == DC_Q4K ? 4 : 2; }
+static uint64_t units(dc_wtype wt, uint64_t k) { return wt == DC_Q4K ? k / 256 * 36 : k; }
+
+/* Matrix b of k columns (of the global matrix: the scale) at random, its
+ * units those of the global matrix at base + (i / cols)·ld + i % cols: f16
+ * uniform with standard deviation 1/sqrt(k), or Q4_K blocks with about that. */
+static kf_status fill_matrix(dc_model *m, kf_buffer *b, uint32_t seed, uint64_t k, uint64_t cols, uint64_t ld,
+                             uint64_t base, kf_error *err)
+{
+    if (m->c->wt == DC_F16) return fill_part(m, b, seed, (float)sqrt(3.0 / (double)k), 0.0f, cols, ld, base, err);
+    kf_arg a[7] = {B(b), U((uint32_t)(kf_buffer_bytes(b) / 4)), U((uint32_t)cols), U((uint32_t)ld), U((uint32_t)base),
+                   U(seed), F((float)(1.0 / (258.0 * sqrt((double)k))))};
+    return once(m, DC_MOD_OWN, "fill_q4k", a, 7, err);
+}
+
+/* x = offset + scale·u on the device: a whole tensor. */
 static kf_status fill_f16(dc_model *m, kf_buffer *b, uint32_t seed, float scale, float offset, kf_error *err)
 {
     size_t n = kf_buffer_bytes(b) / 2;
-    kf_arg a[5] = {B(b), U((uint32_t)n), U(seed), F(scale), F(offset)};
-    return once(m, DC_MOD_OWN, "fill_f16", a, 5, err);
+    return fill_part(m, b, seed, scale, offset, n, n, 0, err);
 }
 
 /* A tensor of the file order made at random: norms 1 ± 0.1, the embedding
@@ -281,9 +338,62 @@ static kf_status fill_tensor(void *ctx, kf_buffer *b, dc_tensor_kind kind, uint6
     dc_model *m = fc->m;
     uint32_t seed = m->c->seed * 1000003u + fc->n++;
     if (kind != DC_T_MATRIX) return fill_f16(m, b, seed, kind == DC_T_NORM ? 0.1f : 1.0f, kind == DC_T_NORM ? 1.0f : 0.0f, err);
-    if (m->c->wt == DC_F16) return fill_f16(m, b, seed, (float)sqrt(3.0 / (double)cols), 0.0f, err);
-    kf_arg a[4] = {B(b), U((uint32_t)(kf_buffer_bytes(b) / 4)), U(seed), F((float)(1.0 / (258.0 * sqrt((double)cols))))};
-    return once(m, DC_MOD_OWN, "fill_q4k", a, 4, err);
+    uint64_t n = kf_buffer_bytes(b) / unit_bytes(m->c->wt);
+    return fill_matrix(m, b, seed, cols, n, n, 0, err);
+}
+
+/* ---- a rank's part of the random model ------------------------------------------------------ */
+
+/* n units of matrix b from unit `at` = the global matrix's from `base` (a
+ * run of whole rows). */
+static kf_status fill_rows(dc_model *m, kf_buffer *b, uint64_t at, uint64_t n, uint64_t base, uint32_t seed,
+                           uint64_t k, kf_error *err)
+{
+    kf_buffer *v;
+    uint64_t ub = unit_bytes(m->c->wt) / (m->c->wt == DC_F16 ? 2 : 1);   /* the buffer's elements per unit */
+    kf_status st = kf_buffer_view(b, (size_t)(at * ub), (size_t)(n * ub), &v, err);
+    if (st == KF_OK) st = fill_matrix(m, v, seed, k, n, n, base, err);
+    kf_buffer_destroy(v);
+    return st;
+}
+
+/* Layer l's matrices: the rank's rows of Wqkv and Wgate_up, its columns of
+ * Wo and Wdown, seeds and scales as fill_tensor gives the whole ones. */
+static kf_status rank_layer(dc_model *m, dc_layer *L, uint32_t seed, kf_error *err)
+{
+    const dc_shape *g = &m->c->sh, *sh = &m->sh;
+    dc_wtype w = m->c->wt;
+    uint64_t H = g->hidden, d = g->head_dim, r = m->rank, q = sh->heads * d, kq = sh->kv_heads * d;
+    uint64_t Q = g->heads * d, KV = g->kv_heads * d, f = sh->ffn, F = g->ffn, uh = units(w, H);
+    kf_status st = fill_f16(m, L->attn_norm, seed, 0.1f, 1.0f, err);
+    if (st == KF_OK) st = fill_rows(m, L->wqkv, 0, q * uh, r * q * uh, seed + 1, H, err);
+    if (st == KF_OK) st = fill_rows(m, L->wqkv, q * uh, kq * uh, (Q + r * kq) * uh, seed + 1, H, err);
+    if (st == KF_OK) st = fill_rows(m, L->wqkv, (q + kq) * uh, kq * uh, (Q + KV + r * kq) * uh, seed + 1, H, err);
+    if (st == KF_OK) st = fill_matrix(m, L->wo, seed + 2, Q, units(w, q), units(w, Q), r * units(w, q), err);
+    if (st == KF_OK) st = fill_f16(m, L->ffn_norm, seed + 3, 0.1f, 1.0f, err);
+    if (st == KF_OK) st = fill_rows(m, L->wgu, 0, f * uh, r * f * uh, seed + 4, H, err);
+    if (st == KF_OK) st = fill_rows(m, L->wgu, f * uh, f * uh, (F + r * f) * uh, seed + 4, H, err);
+    return st == KF_OK ? fill_matrix(m, L->wdown, seed + 5, F, units(w, f), units(w, F), r * units(w, f), err) : st;
+}
+
+/* The rank's part of the one-device model's random tensors (fill_tensor's
+ * order and seeds) and of its caches (weights_make's), its KV heads' columns. */
+static kf_status rank_weights(dc_model *m, kf_error *err)
+{
+    const dc_shape *g = &m->c->sh;
+    uint32_t seed = m->c->seed * 1000003u, r = m->rank;
+    uint64_t kq = (uint64_t)m->sh.kv_heads * g->head_dim, KV = (uint64_t)g->kv_heads * g->head_dim;
+    kf_status st = fill_f16(m, m->embed, seed, 1.0f, 0.0f, err);
+    for (uint32_t l = 0; l < g->layers && st == KF_OK; l++) st = rank_layer(m, &m->layer[l], seed + 1 + 6 * l, err);
+    uint32_t next = seed + 1 + 6 * g->layers;
+    if (st == KF_OK) st = fill_f16(m, m->out_norm, next, 0.1f, 1.0f, err);
+    uint64_t vr = (uint64_t)m->sh.vocab * units(m->c->wt, g->hidden);   /* the rank's vocabulary rows' units */
+    if (st == KF_OK) st = fill_rows(m, m->lm_head, 0, vr, r * vr, next + 1, g->hidden, err);
+    for (uint32_t l = 0; l < g->layers && st == KF_OK; l++) {
+        st = fill_part(m, m->layer[l].kc, m->c->seed * 7919u + 2 * l, 1.0f, 0.0f, kq, KV, r * kq, err);
+        if (st == KF_OK) st = fill_part(m, m->layer[l].vc, m->c->seed * 7919u + 2 * l + 1, 1.0f, 0.0f, kq, KV, r * kq, err);
+    }
+    return st == KF_OK ? kf_device_sync(m->dev, err) : st;
 }
 
 /* Random weights, and the caches' first `context` rows (random too: every
@@ -291,17 +401,26 @@ static kf_status fill_tensor(void *ctx, kf_buffer *b, dc_tensor_kind kind, uint6
 static kf_status weights_make(dc_model *m, kf_error *err)
 {
     fill_ctx fc = {m, 0};
+    if (m->c->tp > 1) return rank_weights(m, err);
     kf_status st = m->c->model ? dc_file_load(m, err) : dc_model_tensors(m, fill_tensor, &fc, err);
-    for (uint32_t l = 0; l < m->c->sh.layers && st == KF_OK; l++) {
+    for (uint32_t l = 0; l < m->sh.layers && st == KF_OK; l++) {
         st = fill_f16(m, m->layer[l].kc, m->c->seed * 7919u + 2 * l, 1.0f, 0.0f, err);
         if (st == KF_OK) st = fill_f16(m, m->layer[l].vc, m->c->seed * 7919u + 2 * l + 1, 1.0f, 0.0f, err);
     }
     return st == KF_OK ? kf_device_sync(m->dev, err) : st;
 }
 
+/* A rank's: the f32 partial sums of a projection, its slot of the logits. */
+static kf_status tp_buffers(dc_model *m, kf_error *err)
+{
+    kf_status st = buf(m, KF_S_F32, 1, m->sh.hidden, &m->part, err);
+    if (st == KF_OK) st = kf_buffer_view(m->logits, (size_t)m->rank * m->sh.vocab, m->sh.vocab, &m->lpart, err);
+    return st;
+}
+
 static kf_status activation_buffers(dc_model *m, kf_error *err)
 {
-    const dc_shape *sh = &m->c->sh;
+    const dc_shape *sh = &m->sh;
     uint32_t ps = m->c->split ? m->split : dc_split_least(m->split);   /* partials for the least split tried */
     uint64_t hd = (uint64_t)sh->heads * sh->head_dim, ns = (m->cap + ps - 1) / ps;
     uint64_t kmax = sh->hidden > sh->ffn ? sh->hidden : sh->ffn;
@@ -317,7 +436,8 @@ static kf_status activation_buffers(dc_model *m, kf_error *err)
     if (st == KF_OK) st = kf_buffer_view(m->gu, 0, sh->ffn, &m->g, err);
     if (st == KF_OK) st = kf_buffer_view(m->gu, sh->ffn, sh->ffn, &m->u, err);
     if (st == KF_OK) st = buf(m, KF_S_F16, 1, sh->ffn, &m->h, err);
-    if (st == KF_OK) st = buf(m, KF_S_F32, 1, sh->vocab, &m->logits, err);
+    if (st == KF_OK) st = buf(m, KF_S_F32, 1, m->c->sh.vocab, &m->logits, err);
+    if (st == KF_OK && m->c->tp > 1) st = tp_buffers(m, err);
     if (st == KF_OK) st = buf(m, KF_S_U32, 1, 2, &m->pos, err);
     if (st == KF_OK) st = kf_buffer_view(m->pos, 0, 1, &m->pos_rope, err);
     if (st == KF_OK) st = kf_buffer_view(m->pos, 1, 1, &m->pos_lens, err);
@@ -359,7 +479,7 @@ static kf_status matvec(dc_model *m, kf_buffer *w, kf_buffer *x, kf_buffer *y, u
  * straight into the 8-bit xq, xds (the residual adds are the GEMVs'). */
 static kf_status norm(dc_model *m, kf_buffer *w, kf_error *err)
 {
-    const dc_shape *sh = &m->c->sh;
+    const dc_shape *sh = &m->sh;
     double h = sh->hidden;
     if (m->c->wt == DC_F16) {
         kf_arg a[6] = {B(m->x), B(w), B(m->xn), U(1), U(sh->hidden), F(sh->eps)};
@@ -373,7 +493,7 @@ static kf_status norm(dc_model *m, kf_buffer *w, kf_error *err)
 /* h = silu(g)·u, the down projection's input (q4k: its 8-bit form). */
 static kf_status silu(dc_model *m, kf_error *err)
 {
-    uint32_t n = m->c->sh.ffn;
+    uint32_t n = m->sh.ffn;
     if (m->c->wt == DC_F16) {
         kf_arg a[4] = {B(m->g), B(m->u), B(m->h), U(n)};
         return step_plan(m, DC_MOD_SILU, "silu_mul", a, 4, (dc_cost){0, 6.0 * n, 0, 0, 0}, err, "%u", n);
@@ -388,7 +508,7 @@ static kf_status silu(dc_model *m, kf_error *err)
  * projection's 8-bit input directly. */
 static const char *attn_args(dc_model *m, dc_layer *L, uint32_t split, kf_arg s[11], kf_arg c[8], int *cmod)
 {
-    const dc_shape *sh = &m->c->sh;
+    const dc_shape *sh = &m->sh;
     kf_arg sa[11] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), U(1), U(sh->heads),
                      U(sh->kv_heads), U(m->cap), U(split)};
     kf_arg ca[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->attn), U(1), U(sh->heads), U(m->cap), U(split)};
@@ -412,7 +532,7 @@ kf_status dc_attention_plans(dc_model *m, uint32_t split, kf_plan **ps, kf_plan 
 
 static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
 {
-    const dc_shape *sh = &m->c->sh;
+    const dc_shape *sh = &m->sh;
     double d = sh->head_dim, hq = sh->heads * d, kvr = sh->kv_heads * d, nqkv = hq + 2 * kvr;
     double part = sh->heads * (d + 1) * 4;   /* one split's partials: po and plse */
     kf_arg r[11] = {B(m->qkv), B(m->pos_rope), B(m->q), B(L->kc), B(L->vc), U(1), U(sh->heads), U(sh->kv_heads),
@@ -431,36 +551,59 @@ static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
                        : st;
 }
 
+/* x += W·a (the output and down projections). Over several devices each
+ * rank's share is an f32 partial sum, all-reduced, then added to x with one
+ * f16 rounding, as the one-device _acc GEMV adds its f32 sum. */
+static kf_status residual(dc_model *m, kf_buffer *w, kf_buffer *a, uint64_t cols, kf_error *err)
+{
+    if (m->c->tp <= 1) return matvec(m, w, a, m->x, m->sh.hidden, cols, 1, err);
+    kf_arg ad[3] = {B(m->x), B(m->part), U(m->sh.hidden)};
+    kf_status st = matvec(m, w, a, m->part, m->sh.hidden, cols, 2, err);
+    if (st == KF_OK) st = coll(m, false, m->part, m->part, m->sh.hidden, err);
+    double h = m->sh.hidden;
+    return st == KF_OK ? step_plan(m, DC_MOD_OWN, "add_f32_f16", ad, 3, (dc_cost){0, 8 * h, 0, 0, 0}, err, "%u",
+                                   m->sh.hidden)
+                       : st;
+}
+
+/* logits = W·xn; over several devices each rank's rows, all-gathered. */
+static kf_status vocab_plans(dc_model *m, kf_error *err)
+{
+    if (m->c->tp <= 1) return matvec(m, m->lm_head, m->xn, m->logits, m->sh.vocab, m->sh.hidden, 2, err);
+    kf_status st = matvec(m, m->lm_head, m->xn, m->lpart, m->sh.vocab, m->sh.hidden, 2, err);
+    return st == KF_OK ? coll(m, true, m->lpart, m->logits, m->sh.vocab, err) : st;
+}
+
 static kf_status layer_plans(dc_model *m, dc_layer *L, kf_error *err)
 {
-    const dc_shape *sh = &m->c->sh;
+    const dc_shape *sh = &m->sh;
     uint64_t hd = (uint64_t)sh->heads * sh->head_dim;
     kf_status st = norm(m, L->attn_norm, err);
     if (st == KF_OK) st = matvec(m, L->wqkv, m->xn, m->qkv, qkv_rows(sh), sh->hidden, 0, err);
     if (st == KF_OK) st = attention(m, L, err);
-    if (st == KF_OK) st = matvec(m, L->wo, m->attn, m->x, sh->hidden, hd, 1, err);
+    if (st == KF_OK) st = residual(m, L->wo, m->attn, hd, err);
     if (st == KF_OK) st = norm(m, L->ffn_norm, err);
     if (st == KF_OK) st = matvec(m, L->wgu, m->xn, m->gu, 2ull * sh->ffn, sh->hidden, 0, err);
     if (st == KF_OK) st = silu(m, err);
-    return st == KF_OK ? matvec(m, L->wdown, m->h, m->x, sh->hidden, sh->ffn, 1, err) : st;
+    return st == KF_OK ? residual(m, L->wdown, m->h, sh->ffn, err) : st;
 }
 
 /* Every launch of step 0, in order; the three re-targeted plans remembered. */
 static kf_status step_plans(dc_model *m, kf_error *err)
 {
-    const dc_shape *sh = &m->c->sh;
+    const dc_shape *sh = &m->sh;
     double h = sh->hidden;
+    uint32_t vocab = m->c->sh.vocab;   /* argmax and embed: the whole vocabulary on every rank */
     kf_arg p[2] = {B(m->pos), U(m->c->context)};
-    kf_arg am[4] = {B(m->logits), B(m->tok[1]), U(1), U(sh->vocab)};
-    kf_arg em[6] = {B(m->embed), B(m->tok[1]), B(m->x), U(1), U(sh->hidden), U(sh->vocab)};
+    kf_arg am[4] = {B(m->logits), B(m->tok[1]), U(1), U(vocab)};
+    kf_arg em[6] = {B(m->embed), B(m->tok[1]), B(m->x), U(1), U(sh->hidden), U(vocab)};
     kf_status st = step_plan(m, DC_MOD_OWN, "decode_pos", p, 2, (dc_cost){0, 8, 0, 0, 0}, err, "2");
     if (st == KF_OK) m->pos_plan = m->plan[m->nplan - 1];
     for (uint32_t l = 0; l < sh->layers && st == KF_OK; l++) st = layer_plans(m, &m->layer[l], err);
     if (st == KF_OK) st = norm(m, m->out_norm, err);
-    if (st == KF_OK) st = matvec(m, m->lm_head, m->xn, m->logits, sh->vocab, sh->hidden, 2, err);
+    if (st == KF_OK) st = vocab_plans(m, err);
     if (st == KF_OK)
-        st = step_plan(m, DC_MOD_ARGMAX, "argmax", am, 4, (dc_cost){0, 4.0 * sh->vocab + 4, 0, 0, 0}, err, "%u",
-                       sh->vocab);
+        st = step_plan(m, DC_MOD_ARGMAX, "argmax", am, 4, (dc_cost){0, 4.0 * vocab + 4, 0, 0, 0}, err, "%u", vocab);
     if (st == KF_OK) m->argmax_plan = m->plan[m->nplan - 1];
     if (st == KF_OK) st = step_plan(m, DC_MOD_EMBED, "embed", em, 6, (dc_cost){2 * h, 2 * h + 4, 0, 0, 0}, err, "%u", sh->hidden);
     if (st != KF_OK) return st;
@@ -505,43 +648,58 @@ static kf_status record(dc_model *m, kf_error *err)
     return st == KF_OK ? kf_graph_end(m->dev, &m->graph, err) : st;
 }
 
-uint32_t dc_split_guess(const dc_config *c, const kf_device *dev)
+uint32_t dc_split_guess(const dc_config *c, const dc_shape *sh, const kf_device *dev)
 {
     kf_device_props dp;
     kf_device_props_get(dev, &dp);
-    uint64_t sms = dp.sm_count ? dp.sm_count : 132, groups = (c->sh.heads / c->sh.kv_heads + 3) / 4;
-    uint64_t want = ((uint64_t)c->context * c->sh.kv_heads * groups + 2 * sms - 1) / (2 * sms);
+    uint64_t sms = dp.sm_count ? dp.sm_count : 132, groups = (sh->heads / sh->kv_heads + 3) / 4;
+    uint64_t want = ((uint64_t)c->context * sh->kv_heads * groups + 2 * sms - 1) / (2 * sms);
     uint32_t split = 16;
     while (split < want && split < 4096) split *= 2;
     return split;
 }
 
-kf_status dc_model_open(dc_model *m, const dc_config *c, kf_backend b, bool graph, kf_error *err)
+kf_status dc_rank_open(dc_model *m, const dc_config *c, kf_backend b, uint32_t rank, uint32_t split, kf_error *err)
 {
+    uint32_t tp = c->tp > 1 ? c->tp : 1;
     memset(m, 0, sizeof *m);
     m->c = c;
+    m->rank = rank;
+    m->sh = c->sh;
+    m->sh.heads /= tp, m->sh.kv_heads /= tp, m->sh.ffn /= tp, m->sh.vocab /= tp;
     m->cap = c->context + c->max_steps;
     kf_status st = dc_shape_check(&c->sh, c->wt, err);
+    if (st == KF_OK) st = dc_tp_check(c, err);
     if (st == KF_OK) st = compile_modules(m, err);
-    if (st == KF_OK) st = kf_device_open(b, 0, &m->dev, err);
+    if (st == KF_OK) st = kf_device_open(b, (int)rank, &m->dev, err);
     if (st != KF_OK) return st;
-    m->split = c->split ? c->split : dc_split_guess(c, m->dev);
+    m->split = split ? split : c->split ? c->split : dc_split_guess(c, &m->sh, m->dev);
     st = build_modules(m, err);
     if (st == KF_OK) st = weight_buffers(m, err);
     if (st == KF_OK) st = activation_buffers(m, err);
     if (st == KF_OK) st = weights_make(m, err);
     if (st == KF_OK) st = dc_busy_create(m, err);
-    if (st == KF_OK && !c->split) st = dc_split_tune(m, err);
+    if (st == KF_OK && !split && !c->split) st = dc_split_tune(m, err);
     if (st == KF_OK) st = step_plans(m, err);
-    if (st == KF_OK) st = first_input(m, err);
-    if (st == KF_OK && graph) st = record(m, err);
-    return st;
+    return st == KF_OK ? first_input(m, err) : st;
+}
+
+kf_status dc_model_open(dc_model *m, const dc_config *c, kf_backend b, bool graph, kf_error *err)
+{
+    if (c->tp > 1) return dc_tp_open(m, c, b, graph, err);
+    kf_status st = dc_rank_open(m, c, b, 0, 0, err);
+    return st == KF_OK && graph ? record(m, err) : st;
 }
 
 /* ---- steps ----------------------------------------------------------------------------------------- */
 
 kf_status dc_model_retarget(dc_model *m, uint32_t s, kf_error *err)
 {
+    if (m->ranks) {
+        kf_status st = KF_OK;
+        for (uint32_t r = 0; r < m->c->tp && st == KF_OK; r++) st = dc_model_retarget(&m->ranks[r], s, err);
+        return st;
+    }
     if (s >= m->c->max_steps)
         return kf_error_set(err, KF_ERR_USAGE, "step %u is past the %u steps the model was made for", s, m->c->max_steps);
     kf_value p = U(m->c->context + s).value;
@@ -552,6 +710,7 @@ kf_status dc_model_retarget(dc_model *m, uint32_t s, kf_error *err)
 
 kf_status dc_model_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err)
 {
+    if (m->ranks) return dc_tp_step(m, s, mode, err);
     kf_status st = dc_model_retarget(m, s, err);
     if (st != KF_OK) return st;
     if (mode == DC_GRAPH) {
@@ -563,18 +722,32 @@ kf_status dc_model_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err)
     return st;
 }
 
+kf_status dc_model_sync(dc_model *m, kf_error *err)
+{
+    kf_status st = KF_OK;
+    for (uint32_t r = 0; m->ranks && r < m->c->tp && st == KF_OK; r++) st = kf_device_sync(m->ranks[r].dev, err);
+    return m->ranks ? st : kf_device_sync(m->dev, err);
+}
+
 kf_status dc_model_logits(dc_model *m, float *logits, kf_error *err)
 {
+    if (m->ranks) m = &m->ranks[0];
     return kf_buffer_download(m->logits, logits, (size_t)m->c->sh.vocab * 4, err);
 }
 
 kf_status dc_model_token(dc_model *m, uint32_t s, uint32_t *token, kf_error *err)
 {
+    if (m->ranks) m = &m->ranks[0];
     return kf_buffer_download(m->tok[s + 1], token, 4, err);
 }
 
 kf_status dc_model_force_token(dc_model *m, uint32_t s, uint32_t t, kf_error *err)
 {
+    if (m->ranks) {
+        kf_status st = KF_OK;
+        for (uint32_t r = 0; r < m->c->tp && st == KF_OK; r++) st = dc_model_force_token(&m->ranks[r], s, t, err);
+        return st;
+    }
     kf_status st = kf_buffer_upload(m->tok[s + 1], &t, 4, err);
     if (st == KF_OK) st = kf_plan_set_buffer(m->embed_plan, (uint32_t)m->embed_ids, m->tok[s + 1], err);
     return st == KF_OK ? kf_plan_launch(m->embed_plan, KF_DISPATCH_SYNC, NULL, err) : st;
@@ -583,20 +756,25 @@ kf_status dc_model_force_token(dc_model *m, uint32_t s, uint32_t t, kf_error *er
 void dc_model_close(dc_model *m)
 {
     if (!m->c) return;
+    if (m->ranks || m->comm) {
+        dc_tp_close(m);
+        return;
+    }
     kf_graph_destroy(m->graph);
     kf_plan_destroy(m->busy);
     kf_buffer_destroy(m->sink);
     for (uint32_t i = 0; i < m->nplan; i++) kf_plan_destroy(m->plan[i]);
     free(m->plan);
+    free(m->coll);
     free(m->launch);
     for (uint32_t s = 0; m->tok && s <= m->c->max_steps; s++) kf_buffer_destroy(m->tok[s]);
     free(m->tok);
-    kf_buffer *views[] = {m->g, m->u, m->pos_rope, m->pos_lens};
+    kf_buffer *views[] = {m->g, m->u, m->pos_rope, m->pos_lens, m->lpart};
     for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) kf_buffer_destroy(views[i]);
     kf_buffer *act[] = {m->x, m->xn, m->qkv, m->q, m->attn, m->po, m->plse, m->gu, m->h, m->logits,
-                        m->pos, m->tokens, m->xq, m->xds, m->embed, m->out_norm, m->lm_head};
+                        m->pos, m->tokens, m->xq, m->xds, m->embed, m->out_norm, m->lm_head, m->part};
     for (size_t i = 0; i < sizeof act / sizeof act[0]; i++) kf_buffer_destroy(act[i]);
-    for (uint32_t l = 0; m->layer && l < m->c->sh.layers; l++) {
+    for (uint32_t l = 0; m->layer && l < m->sh.layers; l++) {
         dc_layer *L = &m->layer[l];
         kf_buffer *t[8] = {L->attn_norm, L->wqkv, L->wo, L->ffn_norm, L->wgu, L->wdown, L->kc, L->vc};
         for (int i = 0; i < 8; i++) kf_buffer_destroy(t[i]);

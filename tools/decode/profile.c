@@ -99,8 +99,10 @@ int dc_profile(const dc_config *c, kf_backend b, const dc_bench_opts *o)
     kf_error err = {0};
     double copy = 0, *us = NULL;
     kf_device_props dp = {0};
-    kf_status st = dc_model_open(&m, c, b, false, &err);
-    if (st == KF_OK) st = dc_copy_bandwidth(&m, &copy, &err);
+    kf_status st = c->tp > 1 ? kf_error_set(&err, KF_ERR_USAGE, "--profile times one device's launches: drop --tp %u",
+                                            c->tp)
+                             : dc_model_open(&m, c, b, false, &err);
+    if (st == KF_OK) st = dc_copy_bandwidth(m.dev, &copy, &err);
     if (st == KF_OK) {
         kf_device_props_get(m.dev, &dp);
         us = calloc((size_t)o->profile * m.nplan, sizeof *us);

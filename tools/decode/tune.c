@@ -1,5 +1,6 @@
 /* Timing single launches on the device (decode.h), for --profile and for
- * choosing sdpa's split.
+ * choosing sdpa's split; and the timing helpers the benches share (the
+ * median, the host clock, the modes' names).
  *
  * A launch timed alone: KF_DISPATCH_TIMED records the device's start event,
  * launches and records the end event. On an idle GPU the start event fires
@@ -20,6 +21,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum {
     BUSY_ROUNDS = 8192,        /* dependent hash rounds: about 60-90 us on an H200 */
@@ -48,6 +50,15 @@ kf_status dc_launch_alone(dc_model *m, kf_plan *p, double *us, kf_error *err)
     if (st == KF_OK) st = kf_plan_launch(p, KF_DISPATCH_TIMED, &ms, err);
     *us = (double)ms * 1e3;
     return st;
+}
+
+const char *const dc_mode_names[3] = {"sync", "async", "graph"};
+
+double dc_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 uint32_t dc_split_least(uint32_t guess) { return guess / 4 > 16 ? guess / 4 : 16; }
