@@ -16,22 +16,25 @@ static void cpu_close(kf_device *dev) { (void)dev; }
 
 static kf_status cpu_alloc(kf_device *dev, size_t bytes, uint64_t *addr, kf_error *err)
 {
+    (void)dev;
     void *p = kf_rt_alloc(bytes);
     if (!p) return kf_error_set(err, KF_ERR_NOMEM, "out of host memory allocating %zu bytes", bytes);
     *addr = (uint64_t)(uintptr_t)p;
     return KF_OK;
 }
 
-static void cpu_free(kf_device *dev, uint64_t addr) { kf_rt_free((void *)(uintptr_t)addr); }
+static void cpu_free(kf_device *dev, uint64_t addr) { (void)dev; kf_rt_free((void *)(uintptr_t)addr); }
 
 static kf_status cpu_upload(kf_device *dev, uint64_t addr, const void *src, size_t bytes, kf_error *err)
 {
+    (void)err; (void)dev;
     memcpy((void *)(uintptr_t)addr, src, bytes);
     return KF_OK;
 }
 
 static kf_status cpu_download(kf_device *dev, uint64_t addr, void *dst, size_t bytes, kf_error *err)
 {
+    (void)dev; (void)err;
     memcpy(dst, (const void *)(uintptr_t)addr, bytes);
     return KF_OK;
 }
@@ -39,6 +42,7 @@ static kf_status cpu_download(kf_device *dev, uint64_t addr, void *dst, size_t b
 /* The interpreter reads core IR directly: nothing to compile. */
 static kf_status cpu_pipeline_create(kf_pipeline *p, const kf_module *m, kf_error *err)
 {
+    (void)m; (void)err;
     uint32_t shared = 0;   /* each static array from a 16-byte boundary, as the interpreter lays them out */
     for (uint32_t i = 0; i < p->k->narrays; i++)
         if (p->k->arrays[i].type.flags & KF_TF_SHARED)
@@ -77,6 +81,7 @@ static double now_ms(void)
 
 static kf_status cpu_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_error *err)
 {
+    (void)mode;
     kf_interp_launch l = {.dyn_shared = plan->dyn_shared};
     memcpy(l.grid, plan->grid, sizeof l.grid);
     memcpy(l.block, plan->block, sizeof l.block);
@@ -86,7 +91,7 @@ static kf_status cpu_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_
     return st;
 }
 
-static kf_status cpu_sync(kf_device *dev, kf_error *err) { return KF_OK; }
+static kf_status cpu_sync(kf_device *dev, kf_error *err) { (void)dev; (void)err; return KF_OK; }
 
 /* Nodes [from, to) of a graph, all plan launches, run in order as they are
  * now (so a re-targeted plan needs no update); a fault names the launch. */
@@ -110,6 +115,7 @@ static kf_status cpu_graph_run(kf_graph *g, uint32_t from, uint32_t to, kf_error
  * over this device alone has nothing to do but an all-gather's copy. */
 static kf_status cpu_graph_launch(kf_graph *g, kf_dispatch_mode mode, float *ms, kf_error *err)
 {
+    (void)mode;
     double t0 = now_ms();
     uint32_t from = 0;
     for (uint32_t i = 0; i < g->n; i++)   /* refused before anything runs */
@@ -128,6 +134,8 @@ static kf_status cpu_graph_launch(kf_graph *g, kf_dispatch_mode mode, float *ms,
 static kf_status cpu_copy(kf_device *dev, uint64_t dst, uint64_t src, size_t bytes, kf_dispatch_mode mode,
                           float *ms, kf_error *err)
 {
+    (void)mode; (void)dev;
+    (void)err;
     double t0 = now_ms();
     memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
     if (ms) *ms = (float)(now_ms() - t0);
@@ -158,6 +166,7 @@ static const kf_device_ops cpu_ops = {
  * with it: the runtime opts in as it does on a GPU). */
 kf_status kf_cpu_open(kf_device *dev, kf_error *err)
 {
+    (void)err;
     kf_device_props *dp = &dev->props;
     dev->ops = &cpu_ops;
     snprintf(dp->name, sizeof dp->name, "cpu (kforge interpreter)");

@@ -146,7 +146,7 @@ static int targets(const dc_config *c, const mode_result *r, const peer_result *
     return missed;
 }
 
-static void print_table(const dc_config *c, const mode_result *r, const peer_result *p, double floor_ms)
+static void print_table(const mode_result *r, const peer_result *p, double floor_ms)
 {
     printf("%-14s %10s %10s %8s %15s %9s\n", "mode", "ms/step", "tokens/s", "x floor", "host us/launch", "launches");
     for (int i = 0; i < 3; i++)
@@ -228,7 +228,7 @@ int dc_bench(const dc_config *c, kf_backend b, const dc_bench_opts *o)
            split, by.act / 1e9, floor_ms);
     if (o->torch && c->wt == DC_F16) run_peer(c, o, &p);
     if (o->torch && c->wt != DC_F16) printf("PyTorch peer: runs the f16 model only (not run for q4k weights)\n");
-    print_table(c, r, &p, floor_ms);
+    print_table(r, &p, floor_ms);
     FILE *json = o->json ? fopen(o->json, "w") : NULL;
     if (o->json && !json) fprintf(stderr, "kforge decode: error: cannot write %s\n", o->json);
     if (json) json_write(json, c, b, &dp, copy, &by, floor_ms, r, &p);
