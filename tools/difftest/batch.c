@@ -295,17 +295,31 @@ static kf_module *build_all(batch *b, const target *t, bool *sel, kf_pipeline **
     kf_pipeline **kp = calloc(b->n + 1, sizeof *kp);
     kf_module *m = NULL;
     kf_error e = {0};
+    char why[1024] = "";
     dt_say(b->fd, "C %s", kf_dt_backend_names[t->be]);
     for (int attempt = 0; attempt < 8; attempt++) {
         kf_status st = compile_sel(b, sel, t->level, &m, map, first, &nk, &e);
         if (st == KF_OK && m) st = build(t, m, t->dev ? kp : NULL, &e);
-        if (st == KF_OK || !m) break;
+        if (st != KF_OK) snprintf(why, sizeof why, "%s", e.msg);
+        if (st == KF_OK || !m) {
+            if (st != KF_OK) kf_module_free(m), m = NULL;
+            break;
+        }
         bool blamed = attempt < 6 && blame(b, t, m, &e, map, first, nk, sel);
         kf_error_clear(&e);
         kf_module_free(m);
         m = NULL;
         if (!blamed) bisect(b, t, sel, 0, b->n);   /* then once more without the failing ones */
     }
+    /* Every program builds alone but the batch never did: each is reported
+     * as a compile failure with the batch's error, never silently dropped
+     * (its back end would otherwise count fewer programs run). */
+    for (uint32_t i = 0; i < b->n && !m; i++)
+        if (sel[i]) {
+            dt_say(b->fd, "S %llu %s compile the batch of %u programs failed to build as a whole: %.400s",
+                   (unsigned long long)index_of(b, i), kf_dt_backend_names[t->be], b->n, why);
+            sel[i] = false;
+        }
     for (uint32_t j = 0; m && t->dev && j < nk; j++) ps[map[j]] = kp[j];
     for (uint32_t i = 0; i < b->n; i++)
         if (sel[i] && m && !t->dev) dt_say(b->fd, "S %llu %s ok", (unsigned long long)index_of(b, i), kf_dt_backend_names[t->be]);
