@@ -46,11 +46,11 @@ __device__ __forceinline__ T kf_shfl_down(T v, unsigned d, unsigned n)
 struct __align__(16) kf_f32x4 { float v[4]; };
 
 /* kernel argmax (argmax.kf:28) */
-extern "C" __global__ void __launch_bounds__(1024)
+extern "C" __global__ void __launch_bounds__(512)
 argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_, unsigned cols_)
 {
-    __shared__ __align__(16) float sv_[32];
-    __shared__ __align__(16) unsigned si_[32];
+    __shared__ __align__(16) float sv_[16];
+    __shared__ __align__(16) unsigned si_[16];
     kf_f32x4 v_[4];
     const unsigned kf_wn = kf_warp_lanes();
     unsigned tid_ = threadIdx.x;
@@ -61,7 +61,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
         const kf_f32x4* x4_ = (const kf_f32x4*)x_;
         unsigned base4_ = base_ >> 2u;
         unsigned n4_ = cols_ >> 2u;
-        for (unsigned c0_ = tid_; c0_ < n4_; c0_ = c0_ + 4096u) {
+        for (unsigned c0_ = tid_; c0_ < n4_; c0_ = c0_ + 2048u) {
             kf_f32x4 t25_ = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
             kf_f32x4 t_ = t25_;
             if (c0_ < n4_) {
@@ -72,24 +72,24 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             v_[0u] = t_;
             kf_f32x4 t36_ = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
             kf_f32x4 t_2_ = t36_;
-            if ((c0_ + 1024u) < n4_) {
-                unsigned t43_ = (base4_ + c0_) + 1024u;
+            if ((c0_ + 512u) < n4_) {
+                unsigned t43_ = (base4_ + c0_) + 512u;
                 kf_f32x4 t44_ = x4_[t43_];
                 t_2_ = t44_;
             }
             v_[1u] = t_2_;
             kf_f32x4 t47_ = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
             kf_f32x4 t_3_ = t47_;
-            if ((c0_ + 2048u) < n4_) {
-                unsigned t54_ = (base4_ + c0_) + 2048u;
+            if ((c0_ + 1024u) < n4_) {
+                unsigned t54_ = (base4_ + c0_) + 1024u;
                 kf_f32x4 t55_ = x4_[t54_];
                 t_3_ = t55_;
             }
             v_[2u] = t_3_;
             kf_f32x4 t58_ = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
             kf_f32x4 t_4_ = t58_;
-            if ((c0_ + 3072u) < n4_) {
-                unsigned t65_ = (base4_ + c0_) + 3072u;
+            if ((c0_ + 1536u) < n4_) {
+                unsigned t65_ = (base4_ + c0_) + 1536u;
                 kf_f32x4 t66_ = x4_[t65_];
                 t_4_ = t66_;
             }
@@ -158,7 +158,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bv_ = t178_;
                 unsigned t179_ = take_4_ ? i_3_ : t157_;
                 bi_ = t179_;
-                unsigned t183_ = (c0_ + 1024u) << 2u;
+                unsigned t183_ = (c0_ + 512u) << 2u;
                 bool t187_ = t179_ == 4294967295u;
                 bool t191_ = v_[1u].v[0] >= t178_;
                 bool t195_ = v_[1u].v[0] > t178_;
@@ -168,7 +168,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bv_ = t200_;
                 unsigned t201_ = take_5_ ? t183_ : t179_;
                 bi_ = t201_;
-                unsigned i_4_ = ((c0_ + 1024u) << 2u) + 1u;
+                unsigned i_4_ = ((c0_ + 512u) << 2u) + 1u;
                 bool t209_ = t201_ == 4294967295u;
                 bool t213_ = v_[1u].v[1] >= t200_;
                 bool t217_ = v_[1u].v[1] > t200_;
@@ -178,7 +178,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bv_ = t222_;
                 unsigned t223_ = take_6_ ? i_4_ : t201_;
                 bi_ = t223_;
-                unsigned i_5_ = ((c0_ + 1024u) << 2u) + 2u;
+                unsigned i_5_ = ((c0_ + 512u) << 2u) + 2u;
                 bool t231_ = t223_ == 4294967295u;
                 bool t235_ = v_[1u].v[2] >= t222_;
                 bool t239_ = v_[1u].v[2] > t222_;
@@ -188,7 +188,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bv_ = t244_;
                 unsigned t245_ = take_7_ ? i_5_ : t223_;
                 bi_ = t245_;
-                unsigned i_6_ = ((c0_ + 1024u) << 2u) + 3u;
+                unsigned i_6_ = ((c0_ + 512u) << 2u) + 3u;
                 bool t253_ = t245_ == 4294967295u;
                 bool t257_ = v_[1u].v[3] >= t244_;
                 bool t261_ = v_[1u].v[3] > t244_;
@@ -198,7 +198,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bv_ = t266_;
                 unsigned t267_ = take_8_ ? i_6_ : t245_;
                 bi_ = t267_;
-                unsigned t271_ = (c0_ + 2048u) << 2u;
+                unsigned t271_ = (c0_ + 1024u) << 2u;
                 bool t275_ = t267_ == 4294967295u;
                 bool t279_ = v_[2u].v[0] >= t266_;
                 bool t283_ = v_[2u].v[0] > t266_;
@@ -208,7 +208,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bv_ = t288_;
                 unsigned t289_ = take_9_ ? t271_ : t267_;
                 bi_ = t289_;
-                unsigned i_7_ = ((c0_ + 2048u) << 2u) + 1u;
+                unsigned i_7_ = ((c0_ + 1024u) << 2u) + 1u;
                 bool t297_ = t289_ == 4294967295u;
                 bool t301_ = v_[2u].v[1] >= t288_;
                 bool t305_ = v_[2u].v[1] > t288_;
@@ -218,7 +218,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bv_ = t310_;
                 unsigned t311_ = take_10_ ? i_7_ : t289_;
                 bi_ = t311_;
-                unsigned i_8_ = ((c0_ + 2048u) << 2u) + 2u;
+                unsigned i_8_ = ((c0_ + 1024u) << 2u) + 2u;
                 bool t319_ = t311_ == 4294967295u;
                 bool t323_ = v_[2u].v[2] >= t310_;
                 bool t327_ = v_[2u].v[2] > t310_;
@@ -228,7 +228,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bv_ = t332_;
                 unsigned t333_ = take_11_ ? i_8_ : t311_;
                 bi_ = t333_;
-                unsigned i_9_ = ((c0_ + 2048u) << 2u) + 3u;
+                unsigned i_9_ = ((c0_ + 1024u) << 2u) + 3u;
                 bool t341_ = t333_ == 4294967295u;
                 bool t345_ = v_[2u].v[3] >= t332_;
                 bool t349_ = v_[2u].v[3] > t332_;
@@ -238,7 +238,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bv_ = t354_;
                 unsigned t355_ = take_12_ ? i_9_ : t333_;
                 bi_ = t355_;
-                unsigned t359_ = (c0_ + 3072u) << 2u;
+                unsigned t359_ = (c0_ + 1536u) << 2u;
                 bool t363_ = t355_ == 4294967295u;
                 bool t367_ = v_[3u].v[0] >= t354_;
                 bool t371_ = v_[3u].v[0] > t354_;
@@ -248,7 +248,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bv_ = t376_;
                 unsigned t377_ = take_13_ ? t359_ : t355_;
                 bi_ = t377_;
-                unsigned i_10_ = ((c0_ + 3072u) << 2u) + 1u;
+                unsigned i_10_ = ((c0_ + 1536u) << 2u) + 1u;
                 bool t385_ = t377_ == 4294967295u;
                 bool t389_ = v_[3u].v[1] >= t376_;
                 bool t393_ = v_[3u].v[1] > t376_;
@@ -258,7 +258,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bv_ = t398_;
                 unsigned t399_ = take_14_ ? i_10_ : t377_;
                 bi_ = t399_;
-                unsigned i_11_ = ((c0_ + 3072u) << 2u) + 2u;
+                unsigned i_11_ = ((c0_ + 1536u) << 2u) + 2u;
                 bool t407_ = t399_ == 4294967295u;
                 bool t411_ = v_[3u].v[2] >= t398_;
                 bool t415_ = v_[3u].v[2] > t398_;
@@ -268,7 +268,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
                 bv_ = t420_;
                 unsigned t421_ = take_15_ ? i_11_ : t399_;
                 bi_ = t421_;
-                unsigned i_12_ = ((c0_ + 3072u) << 2u) + 3u;
+                unsigned i_12_ = ((c0_ + 1536u) << 2u) + 3u;
                 bool t429_ = t421_ == 4294967295u;
                 bool t433_ = v_[3u].v[3] >= t420_;
                 bool t437_ = v_[3u].v[3] > t420_;
@@ -279,7 +279,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             }
         }
     } else {
-        for (unsigned c_ = tid_; c_ < cols_; c_ = c_ + 1024u) {
+        for (unsigned c_ = tid_; c_ < cols_; c_ = c_ + 512u) {
             float v_2_ = x_[base_ + c_];
             bool t450_ = v_2_ > bv_;
             bool t451_ = t450_;
@@ -622,262 +622,6 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
         if (t740_) {
             bv_ = sv_[15u];
             bi_ = si_[15u];
-        }
-        float v_18_ = sv_[16u];
-        unsigned i_28_ = si_[16u];
-        bool t753_ = v_18_ > bv_;
-        bool t754_ = t753_;
-        if (!t753_) {
-            bool t756_ = v_18_ == bv_;
-            bool t757_ = t756_;
-            if (t756_) {
-                t757_ = i_28_ < bi_;
-            }
-            t754_ = t757_;
-        }
-        if (t754_) {
-            bv_ = sv_[16u];
-            bi_ = si_[16u];
-        }
-        float v_19_ = sv_[17u];
-        unsigned i_29_ = si_[17u];
-        bool t767_ = v_19_ > bv_;
-        bool t768_ = t767_;
-        if (!t767_) {
-            bool t770_ = v_19_ == bv_;
-            bool t771_ = t770_;
-            if (t770_) {
-                t771_ = i_29_ < bi_;
-            }
-            t768_ = t771_;
-        }
-        if (t768_) {
-            bv_ = sv_[17u];
-            bi_ = si_[17u];
-        }
-        float v_20_ = sv_[18u];
-        unsigned i_30_ = si_[18u];
-        bool t781_ = v_20_ > bv_;
-        bool t782_ = t781_;
-        if (!t781_) {
-            bool t784_ = v_20_ == bv_;
-            bool t785_ = t784_;
-            if (t784_) {
-                t785_ = i_30_ < bi_;
-            }
-            t782_ = t785_;
-        }
-        if (t782_) {
-            bv_ = sv_[18u];
-            bi_ = si_[18u];
-        }
-        float v_21_ = sv_[19u];
-        unsigned i_31_ = si_[19u];
-        bool t795_ = v_21_ > bv_;
-        bool t796_ = t795_;
-        if (!t795_) {
-            bool t798_ = v_21_ == bv_;
-            bool t799_ = t798_;
-            if (t798_) {
-                t799_ = i_31_ < bi_;
-            }
-            t796_ = t799_;
-        }
-        if (t796_) {
-            bv_ = sv_[19u];
-            bi_ = si_[19u];
-        }
-        float v_22_ = sv_[20u];
-        unsigned i_32_ = si_[20u];
-        bool t809_ = v_22_ > bv_;
-        bool t810_ = t809_;
-        if (!t809_) {
-            bool t812_ = v_22_ == bv_;
-            bool t813_ = t812_;
-            if (t812_) {
-                t813_ = i_32_ < bi_;
-            }
-            t810_ = t813_;
-        }
-        if (t810_) {
-            bv_ = sv_[20u];
-            bi_ = si_[20u];
-        }
-        float v_23_ = sv_[21u];
-        unsigned i_33_ = si_[21u];
-        bool t823_ = v_23_ > bv_;
-        bool t824_ = t823_;
-        if (!t823_) {
-            bool t826_ = v_23_ == bv_;
-            bool t827_ = t826_;
-            if (t826_) {
-                t827_ = i_33_ < bi_;
-            }
-            t824_ = t827_;
-        }
-        if (t824_) {
-            bv_ = sv_[21u];
-            bi_ = si_[21u];
-        }
-        float v_24_ = sv_[22u];
-        unsigned i_34_ = si_[22u];
-        bool t837_ = v_24_ > bv_;
-        bool t838_ = t837_;
-        if (!t837_) {
-            bool t840_ = v_24_ == bv_;
-            bool t841_ = t840_;
-            if (t840_) {
-                t841_ = i_34_ < bi_;
-            }
-            t838_ = t841_;
-        }
-        if (t838_) {
-            bv_ = sv_[22u];
-            bi_ = si_[22u];
-        }
-        float v_25_ = sv_[23u];
-        unsigned i_35_ = si_[23u];
-        bool t851_ = v_25_ > bv_;
-        bool t852_ = t851_;
-        if (!t851_) {
-            bool t854_ = v_25_ == bv_;
-            bool t855_ = t854_;
-            if (t854_) {
-                t855_ = i_35_ < bi_;
-            }
-            t852_ = t855_;
-        }
-        if (t852_) {
-            bv_ = sv_[23u];
-            bi_ = si_[23u];
-        }
-        float v_26_ = sv_[24u];
-        unsigned i_36_ = si_[24u];
-        bool t865_ = v_26_ > bv_;
-        bool t866_ = t865_;
-        if (!t865_) {
-            bool t868_ = v_26_ == bv_;
-            bool t869_ = t868_;
-            if (t868_) {
-                t869_ = i_36_ < bi_;
-            }
-            t866_ = t869_;
-        }
-        if (t866_) {
-            bv_ = sv_[24u];
-            bi_ = si_[24u];
-        }
-        float v_27_ = sv_[25u];
-        unsigned i_37_ = si_[25u];
-        bool t879_ = v_27_ > bv_;
-        bool t880_ = t879_;
-        if (!t879_) {
-            bool t882_ = v_27_ == bv_;
-            bool t883_ = t882_;
-            if (t882_) {
-                t883_ = i_37_ < bi_;
-            }
-            t880_ = t883_;
-        }
-        if (t880_) {
-            bv_ = sv_[25u];
-            bi_ = si_[25u];
-        }
-        float v_28_ = sv_[26u];
-        unsigned i_38_ = si_[26u];
-        bool t893_ = v_28_ > bv_;
-        bool t894_ = t893_;
-        if (!t893_) {
-            bool t896_ = v_28_ == bv_;
-            bool t897_ = t896_;
-            if (t896_) {
-                t897_ = i_38_ < bi_;
-            }
-            t894_ = t897_;
-        }
-        if (t894_) {
-            bv_ = sv_[26u];
-            bi_ = si_[26u];
-        }
-        float v_29_ = sv_[27u];
-        unsigned i_39_ = si_[27u];
-        bool t907_ = v_29_ > bv_;
-        bool t908_ = t907_;
-        if (!t907_) {
-            bool t910_ = v_29_ == bv_;
-            bool t911_ = t910_;
-            if (t910_) {
-                t911_ = i_39_ < bi_;
-            }
-            t908_ = t911_;
-        }
-        if (t908_) {
-            bv_ = sv_[27u];
-            bi_ = si_[27u];
-        }
-        float v_30_ = sv_[28u];
-        unsigned i_40_ = si_[28u];
-        bool t921_ = v_30_ > bv_;
-        bool t922_ = t921_;
-        if (!t921_) {
-            bool t924_ = v_30_ == bv_;
-            bool t925_ = t924_;
-            if (t924_) {
-                t925_ = i_40_ < bi_;
-            }
-            t922_ = t925_;
-        }
-        if (t922_) {
-            bv_ = sv_[28u];
-            bi_ = si_[28u];
-        }
-        float v_31_ = sv_[29u];
-        unsigned i_41_ = si_[29u];
-        bool t935_ = v_31_ > bv_;
-        bool t936_ = t935_;
-        if (!t935_) {
-            bool t938_ = v_31_ == bv_;
-            bool t939_ = t938_;
-            if (t938_) {
-                t939_ = i_41_ < bi_;
-            }
-            t936_ = t939_;
-        }
-        if (t936_) {
-            bv_ = sv_[29u];
-            bi_ = si_[29u];
-        }
-        float v_32_ = sv_[30u];
-        unsigned i_42_ = si_[30u];
-        bool t949_ = v_32_ > bv_;
-        bool t950_ = t949_;
-        if (!t949_) {
-            bool t952_ = v_32_ == bv_;
-            bool t953_ = t952_;
-            if (t952_) {
-                t953_ = i_42_ < bi_;
-            }
-            t950_ = t953_;
-        }
-        if (t950_) {
-            bv_ = sv_[30u];
-            bi_ = si_[30u];
-        }
-        float v_33_ = sv_[31u];
-        unsigned i_43_ = si_[31u];
-        bool t963_ = v_33_ > bv_;
-        bool t964_ = t963_;
-        if (!t963_) {
-            bool t966_ = v_33_ == bv_;
-            bool t967_ = t966_;
-            if (t966_) {
-                t967_ = i_43_ < bi_;
-            }
-            t964_ = t967_;
-        }
-        if (t964_) {
-            bv_ = sv_[31u];
-            bi_ = si_[31u];
         }
         idx_[blockIdx.x] = (bi_ == 4294967295u) ? 0u : bi_;
     }
