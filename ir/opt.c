@@ -863,12 +863,13 @@ kf_status kf_opt_kernel_stats(kf_arena *arena, kf_ir_kernel *k, kf_opt_stats *st
     kf_ir_value *vals = NULL;
     if (!oom && !skip) {
         ins = kf_arena_calloc(arena, code.ins.len ? code.ins.len : 1, sizeof *ins);
-        vals = kf_arena_calloc(arena, code.vals.len, sizeof *vals);
+        vals = kf_arena_calloc(arena, code.vals.len ? code.vals.len : 1, sizeof *vals);
         oom = !ins || !vals;
     }
     if (!oom && !skip) {
-        memcpy(ins, code.ins.data, code.ins.len * sizeof *ins);
-        memcpy(vals, code.vals.data, code.vals.len * sizeof *vals);
+        /* a kernel optimised to nothing has no tables (data NULL): no memcpy from NULL */
+        if (code.ins.len) memcpy(ins, code.ins.data, code.ins.len * sizeof *ins);
+        if (code.vals.len) memcpy(vals, code.vals.data, code.vals.len * sizeof *vals);
         k->ins = ins, k->nins = (uint32_t)code.ins.len;
         k->vals = vals, k->nvals = (uint32_t)code.vals.len;
         if (!kf_ir_link(k)) kf_unreachable("the optimiser broke the nesting of control markers");

@@ -719,13 +719,17 @@ static void unknown_ops_are_opaque(void **state)
 
 /* Found by fuzz_compile once the optimiser ran under it: a kernel with no
  * instructions, or one with no loop (no per-loop table), sized its tables
- * from NULL pointers (UBSan). Both compile, and the empty one stays empty. */
+ * from NULL pointers (UBSan); and later one whose only statement is a value
+ * (`2;`), optimised to no instruction, was copied from NULL. All compile,
+ * and the empty ones stay empty. */
 static void empty_kernels_and_loopless_kernels_compile(void **state)
 {
-    kf_module *m = compile_at("kernel e() {}\nkernel f(y: &mut [u32]) { y[0] = 1; }\n", KF_OPT_DEFAULT);
-    assert_int_equal(m->nkernels, 2);
+    kf_module *m = compile_at("kernel e() {}\nkernel f(y: &mut [u32]) { y[0] = 1; }\nkernel g() {\n    2;\n}\n",
+                              KF_OPT_DEFAULT);
+    assert_int_equal(m->nkernels, 3);
     assert_true(m->kernels[0].nins <= 1);
     assert_true(kf_ir_linked(&m->kernels[1]));
+    assert_true(m->kernels[2].nins <= 1);
     kf_module_free(m);
 }
 
