@@ -1,4 +1,4 @@
-/* The parser's entry point, the first pass of a compilation (api/compile.c
+/* The parser's entry point, the first pass of a compilation (runtime/api_compile.c
  * runs it, then the passes of ir/passes.h). grammar/ builds the AST of
  * ir/ast.h and reports on its diagnostics list; it uses nothing else of
  * ir/ and nothing above it. */

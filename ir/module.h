@@ -1,5 +1,5 @@
 /* The compiled module behind the public kf_module handle (include/kforge.h):
- * what kf_compile (api/compile.c) returns, with its arena, typed AST,
+ * what kf_compile (runtime/api_compile.c) returns, with its arena, typed AST,
  * kernels in core IR and diagnostics. The runtime reads it (its cache keys
  * builds on file, source and options), the emitters and the CLI too. */
 #ifndef KF_MODULE_H

@@ -1,4 +1,4 @@
-/* The passes of ir/, in the order api/compile.c runs them after the parser
+/* The passes of ir/, in the order runtime/api_compile.c runs them after the parser
  * (grammar/parse.h): sema -> lower -> opt. Private to the library and its
  * tests, which call them one at a time; users get them all through
  * kf_compile. Each takes the pass context (ir/ast.h): the compilation's

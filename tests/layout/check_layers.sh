@@ -3,11 +3,11 @@
 # the pipeline (README.md, Layout; DESIGN.md section 1), so no cycle can
 # hide in the build:
 #
-#   grammar -> ir -> emit -> runtime -> api -> tools
+#   grammar -> ir -> emit -> runtime -> api (runtime/api_*.c) -> tools
 #
 # grammar/ builds ir's AST: of ir/ it includes ast.h, types.h and base.h
 # only; ir/ includes nothing of grammar/ (the driver that runs the parser,
-# then ir's passes, is api/compile.c). include/kforge.h, the public header,
+# then ir's passes, is runtime/api_compile.c). include/kforge.h, the public header,
 # includes no kforge header, and python/ has no C. Every #include "..." of
 # the library's folders is resolved against its file and checked. Prints
 # one line per violation and "layers: ok (N includes)" when there are none.
@@ -30,6 +30,12 @@ allowed() {
 }
 
 for dir in include ir grammar emit runtime api; do
+    # the api layer: runtime/api_*.c (the public API's own code, above the rest of runtime/)
+    src=$dir find_args=(-name '*.[chy]' -o -name '*.re')
+    case $dir in
+    runtime) find_args=('(' -name '*.[chy]' -o -name '*.re' ')' ! -name 'api_*') ;;
+    api) src=runtime find_args=(-name 'api_*.[chy]') ;;
+    esac
     ok=" $(allowed $dir) "
     while IFS= read -r f; do
         while IFS= read -r inc; do
@@ -42,7 +48,7 @@ for dir in include ir grammar emit runtime api; do
             echo "layers: $f includes \"$inc\" ($rel): $dir/ may include only: $(allowed $dir)"
             fail=1
         done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
-    done < <(find "$dir" -name '*.[chy]' -o -name '*.re' | sort)
+    done < <(find "$src" "${find_args[@]}" | sort)
 done
 if grep -E '^[[:space:]]*#[[:space:]]*include' include/kforge.h | grep -vqE '<std(bool|def|int)\.h>'; then
     echo "layers: include/kforge.h includes more than <stdbool.h>, <stddef.h>, <stdint.h>"
