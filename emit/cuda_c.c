@@ -573,8 +573,14 @@ static void write_declarations(kw *w)
         const kf_ir_array *ar = &k->arrays[a];
         if (!w->aread[a]) continue;   /* never read: its stores were dropped */
         kf_type et = kf_type_vector((kf_scalar)ar->type.scalar, ar->type.lanes);
-        if (ar->type.flags & KF_TF_DYN)   /* the launch's dynamic bytes */
-            wline(w, ar->loc, "extern __shared__ __align__(%u) %s %s[];", KF_SHARED_ALIGN, kf_cu_type(w->c, et), w->anames[a]);
+        if (ar->type.flags & KF_TF_DYN) {   /* the launch's dynamic bytes */
+            /* One extern name of one type for the whole module: CUDA-C takes
+             * every `extern __shared__` array of a name as one entity, so two
+             * kernels whose dynamic arrays share a name but not a type would
+             * not compile (difftest seed 4, programs 2430..2499 batched). */
+            wline(w, ar->loc, "extern __shared__ __align__(%u) unsigned char kf_dyn_shared[];", KF_SHARED_ALIGN);
+            wline(w, ar->loc, "%s *const %s = (%s *)kf_dyn_shared;", kf_cu_type(w->c, et), w->anames[a], kf_cu_type(w->c, et));
+        }
         else if (ar->type.flags & KF_TF_SHARED)
             wline(w, ar->loc, "__shared__ __align__(%u) %s %s[%u];", KF_SHARED_ALIGN, kf_cu_type(w->c, et), w->anames[a],
                   ar->type.len);

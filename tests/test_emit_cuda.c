@@ -750,7 +750,8 @@ static void shared_arrays_align_16_and_views_cast(void **state)
     char *t = emit_src("kernel k(o: &mut [f32x4], i: u32) {\n    shared s: u8[3];\n    shared d: f32[];\n"
                        "    s[0] = 1;\n    d[i] = s[0] as f32;\n    o[0] = (d as shared f32x4[])[i];\n}\n", 90);
     assert_has(t, "__shared__ __align__(16) unsigned char s_[3];");
-    assert_has(t, "extern __shared__ __align__(16) float d_[];");
+    assert_has(t, "extern __shared__ __align__(16) unsigned char kf_dyn_shared[];");
+    assert_has(t, "float *const d_ = (float *)kf_dyn_shared;");
     assert_has(t, "((kf_f32x4*)d_)[i_]");
     free(t);
 }

@@ -127,7 +127,8 @@ template <int N> __device__ __forceinline__ void kf_cp_async_wait() { asm volati
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf_f16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
-    extern __shared__ __align__(16) unsigned short s_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
     kf_u16x8 fa_2_[4];
@@ -3110,7 +3111,8 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf_f16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
-    extern __shared__ __align__(16) unsigned short s_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
     kf_u16x8 fa_2_[4];
@@ -6093,7 +6095,8 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf_bf16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
-    extern __shared__ __align__(16) unsigned short s_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
     kf_u16x8 fa_2_[4];
@@ -9076,7 +9079,8 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf_bf16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
-    extern __shared__ __align__(16) unsigned short s_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
     kf_u16x8 fa_2_[4];
@@ -12059,7 +12063,8 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_f32_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, float* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
-    extern __shared__ __align__(16) unsigned short s_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
     kf_u16x8 fa_2_[4];
@@ -14817,7 +14822,8 @@ gemm_f16_f32_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, fl
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_f32_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, float* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
-    extern __shared__ __align__(16) unsigned short s_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
     kf_u16x8 fa_2_[4];
@@ -17575,7 +17581,8 @@ gemm_f16_f32_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, fl
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, kf_f16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
-    extern __shared__ __align__(16) unsigned short s_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
     kf_u16x8 fa_2_[4];
@@ -20558,7 +20565,8 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, kf_f16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
-    extern __shared__ __align__(16) unsigned short s_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
     kf_u16x8 fa_2_[4];
@@ -23541,7 +23549,8 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, kf_bf16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
-    extern __shared__ __align__(16) unsigned short s_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
     kf_u16x8 fa_2_[4];
@@ -26524,7 +26533,8 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, kf_bf16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
-    extern __shared__ __align__(16) unsigned short s_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
     kf_u16x8 fa_2_[4];
@@ -29507,7 +29517,8 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_f32_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, float* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
-    extern __shared__ __align__(16) unsigned short s_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
     kf_u16x8 fa_2_[4];
@@ -32265,7 +32276,8 @@ gemm_bf16_f32_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_f32_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, float* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
-    extern __shared__ __align__(16) unsigned short s_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
     kf_u16x8 fa_2_[4];

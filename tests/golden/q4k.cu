@@ -598,7 +598,8 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
 extern "C" __global__ void __launch_bounds__(256)
 q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    extern __shared__ __align__(16) unsigned tab_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    unsigned *const tab_ = (unsigned *)kf_dyn_shared;
     kf_f32x4 v_[8];
     kf_u32x4 qb_[8];
     kf_u32x4 hb_[4];

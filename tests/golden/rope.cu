@@ -41,7 +41,8 @@ struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 extern "C" __global__ void __launch_bounds__(256)
 rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t_, unsigned h_, unsigned d_, float theta_)
 {
-    extern __shared__ __align__(16) double tab_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    double *const tab_ = (double *)kf_dyn_shared;
     unsigned base_[2];
     kf_f16x8 vu_[2];
     kf_f16x8 vv_[2];
@@ -258,7 +259,8 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
 extern "C" __global__ void __launch_bounds__(256)
 rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t_, unsigned h_, unsigned d_, float theta_)
 {
-    extern __shared__ __align__(16) double tab_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    double *const tab_ = (double *)kf_dyn_shared;
     unsigned base_[2];
     kf_f16x8 vu_[2];
     kf_f16x8 vv_[2];
@@ -439,7 +441,8 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
 extern "C" __global__ void __launch_bounds__(256)
 rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_, kf_f16* __restrict__ q_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, unsigned t_, unsigned h_, unsigned hkv_, unsigned l_, unsigned d_, float theta_)
 {
-    extern __shared__ __align__(16) double tab_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    double *const tab_ = (double *)kf_dyn_shared;
     kf_f16x8 vu_[2];
     kf_f16x8 vv_[2];
     const kf_f16x8* src8_ = (const kf_f16x8*)qkv_;
@@ -688,7 +691,8 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
 extern "C" __global__ void __launch_bounds__(256)
 rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_, kf_f16* __restrict__ q_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, unsigned t_, unsigned h_, unsigned hkv_, unsigned l_, unsigned d_, float theta_)
 {
-    extern __shared__ __align__(16) double tab_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    double *const tab_ = (double *)kf_dyn_shared;
     kf_f16x8 vu_[2];
     kf_f16x8 vv_[2];
     const kf_f16x8* src8_ = (const kf_f16x8*)qkv_;

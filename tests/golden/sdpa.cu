@@ -687,7 +687,8 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
 extern "C" __global__ void __launch_bounds__(64)
 sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
-    extern __shared__ __align__(16) kf_f16 sm_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    kf_f16 *const sm_ = (kf_f16 *)kf_dyn_shared;
     kf_f32x4 o_[8];
     const unsigned kf_wn = kf_warp_lanes();
     unsigned g_ = h_ / hkv_;

@@ -19,6 +19,12 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
     return h;
 }
 
+/* 8/16-bit integer results are computed in 32 bits and narrowed by a cast
+   of kf_narrow(x), which hides x from NVVM: narrowed back to 16 bits, a
+   negation or abs becomes neg.s16/abs.s16, which ptxas 13 widens without
+   wrapping (-(short)-32768 read as +32768) */
+__device__ __forceinline__ unsigned kf_narrow(unsigned x) { unsigned r; asm("mov.b32 %0, %1;" : "=r"(r) : "r"(x)); return r; }
+
 __device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
 
 /* Warp operations over the n lanes of this warp that exist (a block that
@@ -69,7 +75,8 @@ struct __align__(16) kf_f32x4 { float v[4]; };
 extern "C" __global__ void __launch_bounds__(128)
 row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __restrict__ maxs_, unsigned rows_, unsigned cols_)
 {
-    extern __shared__ __align__(16) float row_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    float *const row_ = (float *)kf_dyn_shared;
     __shared__ __align__(16) float part_[4];
     __shared__ __align__(16) float slots_[4];
     float w_;
@@ -214,7 +221,8 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
 extern "C" __global__ void __launch_bounds__(64)
 views(const kf_f16x8* __restrict__ x_, kf_f16* __restrict__ o16_, unsigned* __restrict__ o32_, unsigned char* __restrict__ o8_, unsigned n_)
 {
-    extern __shared__ __align__(16) kf_f16 tile_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    kf_f16 *const tile_ = (kf_f16 *)kf_dyn_shared;
     unsigned t8_ = n_ >> 3u;
     for (unsigned i_ = threadIdx.x; i_ < t8_; i_ = i_ + 64u) {
         ((kf_f16x8*)tile_)[i_] = x_[i_];
@@ -235,7 +243,8 @@ extern "C" __global__ void __launch_bounds__(32)
 both(unsigned* __restrict__ o_, unsigned n_)
 {
     __shared__ __align__(16) unsigned fixed_[3];
-    extern __shared__ __align__(16) unsigned dyn_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    unsigned *const dyn_ = (unsigned *)kf_dyn_shared;
     unsigned n_2_ = 3u;
     unsigned v_ = 100u;
     for (unsigned i_ = threadIdx.x; i_ < n_2_; i_ = i_ + 32u) {
@@ -259,7 +268,8 @@ both(unsigned* __restrict__ o_, unsigned n_)
 extern "C" __global__ void __launch_bounds__(1)
 dyn_oob(float* __restrict__ o_, unsigned k_)
 {
-    extern __shared__ __align__(16) float d_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    float *const d_ = (float *)kf_dyn_shared;
     d_[0u] = 1.0f;
     o_[0u] = d_[k_];
 }
@@ -287,5 +297,20 @@ view_race(float* __restrict__ o_)
     }
     if (threadIdx.x == 1u) {
         o_[0u] = s_[1u];
+    }
+}
+
+/* kernel same_name (shared.kf:137) */
+extern "C" __global__ void __launch_bounds__(64)
+same_name(const short* __restrict__ x_, short* __restrict__ o_, unsigned n_)
+{
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    short *const dyn_ = (short *)kf_dyn_shared;
+    for (unsigned i_ = threadIdx.x; i_ < n_; i_ = i_ + 64u) {
+        dyn_[i_] = x_[i_];
+    }
+    __syncthreads();
+    for (unsigned i_2_ = threadIdx.x; i_2_ < n_; i_2_ = i_2_ + 64u) {
+        o_[i_2_] = (short)kf_narrow((unsigned)dyn_[(n_ - 1u) - i_2_] * (unsigned)(short)3);
     }
 }

@@ -409,7 +409,8 @@ ldsm_f16(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, const flo
 extern "C" __global__ void __launch_bounds__(32)
 cp_stream(const kf_f16* __restrict__ x_, kf_f16* __restrict__ out_, unsigned n_)
 {
-    extern __shared__ __align__(16) kf_f16 tile_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    kf_f16 *const tile_ = (kf_f16 *)kf_dyn_shared;
     unsigned chunks_ = (n_ >> 8u) + (((n_ & 255u) != 0u) ? 1u : 0u);
     for (unsigned s_ = 0u; s_ < 2u; s_ = s_ + 1u) {
         if (s_ < chunks_) {

@@ -286,6 +286,17 @@ static bool blame(batch *b, const target *t, const kf_module *m, const kf_error 
     return any;
 }
 
+/* The batch's error for its report: the message and, from the compiler's
+ * log, the first line that says "error" (NVRTC names the emitted line and
+ * the clash, e.g. `declaration is incompatible with previous "dyn_"`). */
+static void batch_error(char *why, size_t n, const kf_error *e)
+{
+    const char *at = e->log ? strstr(e->log, "error") : NULL;
+    while (at && at > e->log && at[-1] != '\n') at--;
+    int len = at ? (int)strcspn(at, "\n") : 0;
+    snprintf(why, n, "%.300s%s%.*s", e->msg, at ? ": " : "", len > 400 ? 400 : len, at ? at : "");
+}
+
 /* The programs built for t (sel), with their pipelines (ps, by batch index)
  * for the GPU paths. A failed build is blamed on the programs whose lines
  * its errors name, or bisected, and built again without them. */
@@ -300,7 +311,7 @@ static kf_module *build_all(batch *b, const target *t, bool *sel, kf_pipeline **
     for (int attempt = 0; attempt < 8; attempt++) {
         kf_status st = compile_sel(b, sel, t->level, &m, map, first, &nk, &e);
         if (st == KF_OK && m) st = build(t, m, t->dev ? kp : NULL, &e);
-        if (st != KF_OK) snprintf(why, sizeof why, "%s", e.msg);
+        if (st != KF_OK) batch_error(why, sizeof why, &e);
         if (st == KF_OK || !m) {
             if (st != KF_OK) kf_module_free(m), m = NULL;
             break;
@@ -316,7 +327,7 @@ static kf_module *build_all(batch *b, const target *t, bool *sel, kf_pipeline **
      * (its back end would otherwise count fewer programs run). */
     for (uint32_t i = 0; i < b->n && !m; i++)
         if (sel[i]) {
-            dt_say(b->fd, "S %llu %s compile the batch of %u programs failed to build as a whole: %.400s",
+            dt_say(b->fd, "S %llu %s compile the batch of %u programs failed to build as a whole: %.700s",
                    (unsigned long long)index_of(b, i), kf_dt_backend_names[t->be], b->n, why);
             sel[i] = false;
         }

@@ -460,7 +460,17 @@ static void ref_both(ref_ctx *r)
     free(dyn);
 }
 
+static void ref_same_name(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no;
+    int16_t *x = in_buf(r, "x", KF_S_I16, 1, &nx);
+    int16_t *o = in_buf(r, "o", KF_S_I16, 1, &no);
+    for (size_t i = 0; i < n && i < no; i++) o[i] = (int16_t)(uint16_t)((uint32_t)(uint16_t)x[n - 1 - i] * 3u);
+    out_free(r, "o", KF_S_I16, o, no);
+    free(x);
+}
+
 #define KF_REFERENCE_SECTION8 \
     {"packed_f16", ref_packed_f16}, {"fma_ties", ref_fma_ties}, {"packed_bf16", ref_packed_bf16}, {"packed_x8", ref_packed_x8}, \
     {"dots", ref_dots}, {"bytes", ref_bytes}, {"fields", ref_fields}, {"permute", ref_permute}, \
-    {"recip", ref_recip}, {"row_reduce", ref_row_reduce}, {"views", ref_views}, {"both", ref_both},
+    {"recip", ref_recip}, {"row_reduce", ref_row_reduce}, {"views", ref_views}, {"both", ref_both}, {"same_name", ref_same_name},
