@@ -16,6 +16,9 @@
 #          kernels of kernels/raw/ on their GPU path among them; the summary also
 #          counts the tensor cases (mma, ldmatrix, cp_async, gemm, tc_gemv:
 #          $tensor_cases below) that passed on the GPU paths
+#       4a. test_O0: the golden cases on the GPU paths at -O0 (the optimiser off;
+#          step 4 builds at the default level), and the interpreter at -O1 bit
+#          for bit against -O0 (--same-as-O0)
 #       4b. raw: `kforge run` of kernels/raw/axpy.ptx and wmma_gemm.cu (twice: the
 #          second from the cache), outputs checked
 #       4c. python: the Python package's pytest (with PyTorch: tensors in place on
@@ -47,7 +50,7 @@
 # GPU_CHECK_BUDGET (default 560) the whole run, so it fits one 10-minute
 # device call; a step with no time left is reported as skipped.
 # The difftest step: GPU_CHECK_DIFFTEST_COUNT programs (default 5000; 10000
-# fits a call of its own: GPU_CHECK_SKIP="ctest sass test raw python bench
+# fits a call of its own: GPU_CHECK_SKIP="ctest sass test test_O0 raw python bench
 # sanitizer decode racecheck"), bounded by GPU_CHECK_DIFFTEST_TIMEOUT (default 300 s);
 # GPU_CHECK_DIFFTEST_AVOID names known bugs to steer around (kforge-difftest
 # --avoid list; default none). GPU_CHECK_BENCH_BUDGET (ms, default 150) is
@@ -181,6 +184,13 @@ if ! skipped test; then
     tc_pass=$(grep -cE "^PASS $tensor_re \[(cuda|ptx)\]" "$logs/test.log")
     tc_fail=$(grep -cE "^FAIL $tensor_re \[(cuda|ptx)\]" "$logs/test.log")
     note test "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(tail -n 1 "$logs/test.log"); skipped backends: $(grep -c '^skipped:' "$logs/test.log"); tensor cases on cuda/ptx: $tc_pass passed, $tc_fail failed"
+fi
+
+if ! skipped test_O0; then
+    echo "== kforge test at -O0 on the GPU paths, and cpu -O1 bit for bit against -O0"
+    run_step "$logs/test_O0.log" bash -c '"$1" test -O0 --backend cuda --backend ptx && "$1" test --backend cpu --same-as-O0' _ "$kforge"
+    rc=$?
+    note test_O0 "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -E '^[0-9]+ passed' "$logs/test_O0.log" | tr '\n' ' ')"
 fi
 
 if ! skipped raw; then
